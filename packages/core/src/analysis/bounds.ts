@@ -1,0 +1,145 @@
+import type { Expr, SpecialName } from "../ir/expr.js";
+import type { LaunchConfig } from "../ir/stmt.js";
+
+/** A closed integer interval; infinite ends are ±Infinity. */
+export interface Interval {
+  readonly min: number;
+  readonly max: number;
+}
+
+const ANY: Interval = { min: -Infinity, max: Infinity };
+
+/**
+ * What is known about variables while analysing an expression: closed ranges of loop and let
+ * variables by `Var.id`, and the launch (which bounds `%tid`, `%ctaid`, ...).
+ */
+export interface RangeEnv {
+  readonly vars: ReadonlyMap<number, Interval>;
+  readonly launch?: LaunchConfig;
+}
+
+function specialRange(name: SpecialName, launch?: LaunchConfig): Interval {
+  if (!launch) return { min: 0, max: Infinity };
+  const axis = "xyz".indexOf(name[name.length - 1]!);
+  const block = launch.block[axis]!;
+  const grid = launch.grid[axis]!;
+  if (name.startsWith("tid")) return { min: 0, max: block - 1 };
+  if (name.startsWith("ctaid")) return { min: 0, max: grid - 1 };
+  if (name.startsWith("ntid")) return { min: block, max: block };
+  return { min: grid, max: grid };
+}
+
+const mulI = (a: Interval, b: Interval): Interval => {
+  const c = [a.min * b.min, a.min * b.max, a.max * b.min, a.max * b.max].map((v) =>
+    Number.isNaN(v) ? 0 : v,
+  );
+  return { min: Math.min(...c), max: Math.max(...c) };
+};
+
+/**
+ * Conservative integer range of `e` (int32 arithmetic assumed not to overflow). Returns
+ * (-∞, ∞) for anything it cannot bound, so callers treat an infinite end as "unknown".
+ */
+export function exprRange(e: Expr, env: RangeEnv): Interval {
+  switch (e.kind) {
+    case "IntImm": {
+      const v = Number(e.value);
+      return { min: v, max: v };
+    }
+    case "Var":
+      return env.vars.get(e.id) ?? ANY;
+    case "Special":
+      return specialRange(e.name, env.launch);
+    case "Cast":
+      return exprRange(e.value, env);
+    case "Compare":
+    case "Logical":
+    case "Not":
+      return { min: 0, max: 1 };
+    case "IfThenElse": {
+      const t = exprRange(e.t, env);
+      const f = exprRange(e.f, env);
+      return { min: Math.min(t.min, f.min), max: Math.max(t.max, f.max) };
+    }
+    case "Binary": {
+      const a = exprRange(e.a, env);
+      const b = exprRange(e.b, env);
+      switch (e.op) {
+        case "add":
+          return { min: a.min + b.min, max: a.max + b.max };
+        case "sub":
+          return { min: a.min - b.max, max: a.max - b.min };
+        case "mul":
+          return mulI(a, b);
+        case "min":
+          return { min: Math.min(a.min, b.min), max: Math.min(a.max, b.max) };
+        case "max":
+          return { min: Math.max(a.min, b.min), max: Math.max(a.max, b.max) };
+        case "div":
+        case "floordiv":
+          if (b.min > 0 && a.min >= 0) return { min: Math.floor(a.min / b.max), max: Math.floor(a.max / b.min) };
+          return ANY;
+        case "mod":
+        case "floormod":
+          if (b.min > 0 && a.min >= 0) return { min: 0, max: Math.min(a.max, b.max - 1) };
+          if (b.min > 0 && e.op === "floormod") return { min: 0, max: b.max - 1 };
+          return ANY;
+        case "bitand":
+          if (a.min >= 0 && b.min >= 0) return { min: 0, max: Math.min(a.max, b.max) };
+          return ANY;
+        default:
+          return ANY;
+      }
+    }
+    default:
+      return ANY;
+  }
+}
+
+function gcd(a: number, b: number): number {
+  a = Math.abs(a);
+  b = Math.abs(b);
+  while (b) [a, b] = [b, a % b];
+  return a;
+}
+
+/**
+ * The largest d known to divide `e` for every value of its variables (0 means `e` is always 0).
+ * Used to prove alignment of view offsets: an offset divisible by 8 float16 elements is 16-byte
+ * aligned relative to its buffer.
+ */
+export function knownDivisor(e: Expr): number {
+  switch (e.kind) {
+    case "IntImm":
+      return Math.abs(Number(e.value));
+    case "Binary": {
+      const a = knownDivisor(e.a);
+      const b = knownDivisor(e.b);
+      switch (e.op) {
+        case "add":
+        case "sub":
+          return gcd(a, b);
+        case "mul":
+          return a === 0 || b === 0 ? 0 : a * b;
+        case "shl": {
+          const s = e.b.kind === "IntImm" ? Number(e.b.value) : undefined;
+          return s !== undefined && s < 31 ? a * 2 ** s : 1;
+        }
+        case "floormod":
+        case "mod":
+          return e.b.kind === "IntImm" ? gcd(a, b) : 1;
+        case "min":
+        case "max":
+          return gcd(a, b);
+        default:
+          return 1;
+      }
+    }
+    case "IfThenElse":
+      return gcd(knownDivisor(e.t), knownDivisor(e.f));
+    case "Cast":
+      return knownDivisor(e.value);
+    default:
+      return 1;
+  }
+}

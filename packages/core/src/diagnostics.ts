@@ -1,0 +1,77 @@
+import { readFileSync } from "node:fs";
+import { codeFrameColumns } from "@babel/code-frame";
+import { formatSpan, type Span } from "./span.js";
+import { CATALOG, type DiagnosticCode } from "./catalog.js";
+
+/** A secondary message attached to a diagnostic, optionally with its own span. */
+export interface Note {
+  readonly message: string;
+  readonly span?: Span;
+}
+
+/**
+ * The one error type for anything wrong with a user's kernel: a stable code from the catalog
+ * (`TX1201`), a one-line message naming the rule, the author's source span, and notes.
+ * `rule` is the catalog's short rule name (e.g. `cp-async/cg-chunk-16`).
+ */
+export class TirxError extends Error {
+  readonly code: DiagnosticCode;
+  readonly rule: string;
+  readonly span: Span | undefined;
+  readonly notes: readonly Note[];
+
+  constructor(code: DiagnosticCode, message: string, span?: Span, notes: readonly Note[] = []) {
+    const entry = CATALOG[code];
+    super(`${code} [${entry.rule}] ${message}${span ? ` (at ${formatSpan(span)})` : ""}`);
+    this.name = "TirxError";
+    this.code = code;
+    this.rule = entry.rule;
+    this.span = span;
+    this.notes = notes;
+  }
+
+  /** The message without code, rule and location. */
+  get text(): string {
+    const m = /^\S+ \[[^\]]+\] (.*?)(?: \(at [^)]*\))?$/s.exec(this.message);
+    return m ? m[1]! : this.message;
+  }
+
+  /** Multi-line rendering with a code frame of the author's line, as a terminal shows it. */
+  render(opts: { color?: boolean } = {}): string {
+    return renderDiagnostic(this, opts);
+  }
+}
+
+/** True for a TirxError (also one from another copy of this package). */
+export function isTirxError(e: unknown): e is TirxError {
+  return e instanceof TirxError || (e instanceof Error && e.name === "TirxError" && "code" in e);
+}
+
+function frame(span: Span, color: boolean): string | undefined {
+  let source: string;
+  try {
+    source = readFileSync(span.file, "utf8");
+  } catch {
+    return undefined;
+  }
+  const loc = {
+    start: { line: span.line, column: span.col },
+    ...(span.length ? { end: { line: span.line, column: span.col + span.length } } : {}),
+  };
+  return codeFrameColumns(source, loc, { highlightCode: color, linesAbove: 1, linesBelow: 1 });
+}
+
+/** Render `err` as `file:line:col: error TXnnnn [rule]: message`, a code frame, and notes. */
+export function renderDiagnostic(err: TirxError, opts: { color?: boolean } = {}): string {
+  const color = opts.color ?? false;
+  const where = err.span ? `${formatSpan(err.span)}: ` : "";
+  const lines = [`${where}error ${err.code} [${err.rule}]: ${err.text}`];
+  if (err.span) {
+    const f = frame(err.span, color);
+    if (f) lines.push(f);
+  }
+  for (const n of err.notes) {
+    lines.push(`  note: ${n.message}${n.span ? ` (${formatSpan(n.span)})` : ""}`);
+  }
+  return lines.join("\n");
+}

@@ -1,0 +1,75 @@
+/**
+ * Scalar data types of tirx-ts, named as in TVM (`"float16"`, `"int32"`, ...).
+ * `bool` is one byte in memory (as in CUDA C++) and a predicate in registers.
+ */
+export type DType =
+  | "bool"
+  | "int8"
+  | "int16"
+  | "int32"
+  | "int64"
+  | "uint8"
+  | "uint16"
+  | "uint32"
+  | "uint64"
+  | "float16"
+  | "bfloat16"
+  | "float32"
+  | "float64";
+
+/** The family of a dtype: how its bits are read. */
+export type DTypeKind = "bool" | "int" | "uint" | "float";
+
+interface DTypeInfo {
+  readonly kind: DTypeKind;
+  /** Width in bits of one element in registers (bool: 1). */
+  readonly bits: number;
+  /** Bytes of one element in memory (bool: 1). */
+  readonly bytes: number;
+}
+
+const TABLE: Record<DType, DTypeInfo> = {
+  bool: { kind: "bool", bits: 1, bytes: 1 },
+  int8: { kind: "int", bits: 8, bytes: 1 },
+  int16: { kind: "int", bits: 16, bytes: 2 },
+  int32: { kind: "int", bits: 32, bytes: 4 },
+  int64: { kind: "int", bits: 64, bytes: 8 },
+  uint8: { kind: "uint", bits: 8, bytes: 1 },
+  uint16: { kind: "uint", bits: 16, bytes: 2 },
+  uint32: { kind: "uint", bits: 32, bytes: 4 },
+  uint64: { kind: "uint", bits: 64, bytes: 8 },
+  float16: { kind: "float", bits: 16, bytes: 2 },
+  bfloat16: { kind: "float", bits: 16, bytes: 2 },
+  float32: { kind: "float", bits: 32, bytes: 4 },
+  float64: { kind: "float", bits: 64, bytes: 8 },
+};
+
+/** Every dtype name, in a stable order. */
+export const DTYPES: readonly DType[] = Object.keys(TABLE) as DType[];
+
+/** True when `name` is a dtype name. */
+export function isDType(name: unknown): name is DType {
+  return typeof name === "string" && Object.prototype.hasOwnProperty.call(TABLE, name);
+}
+
+/** Register width in bits (bool: 1). */
+export function dtypeBits(dt: DType): number {
+  return TABLE[dt].bits;
+}
+
+/** Storage size of one element in bytes (bool: 1). */
+export function dtypeBytes(dt: DType): number {
+  return TABLE[dt].bytes;
+}
+
+/** `"bool" | "int" | "uint" | "float"`. */
+export function dtypeKind(dt: DType): DTypeKind {
+  return TABLE[dt].kind;
+}
+
+export const isFloat = (dt: DType): boolean => TABLE[dt].kind === "float";
+export const isInt = (dt: DType): boolean => TABLE[dt].kind === "int" || TABLE[dt].kind === "uint";
+export const isSigned = (dt: DType): boolean => TABLE[dt].kind === "int";
+export const isBool = (dt: DType): boolean => dt === "bool";
+/** 64-bit integers: their constants are carried as bigint. */
+export const isWideInt = (dt: DType): boolean => dt === "int64" || dt === "uint64";

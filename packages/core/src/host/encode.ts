@@ -1,0 +1,180 @@
+import { getFloat16, setFloat16 } from "@petamoriken/float16";
+import { dtypeBytes, type DType } from "../dtype.js";
+
+/**
+ * Host-side element encoding shared by every runtime: little-endian bytes with each dtype's
+ * exact bits. float16 uses IEEE binary16 with round-to-nearest-even (@petamoriken/float16);
+ * bfloat16 keeps the top 16 bits of the float32 after round-to-nearest-even; integers wrap;
+ * bool is one byte, 0 or 1.
+ */
+
+const scratch = new DataView(new ArrayBuffer(8));
+
+/** float32 bits → bfloat16 bits, round to nearest even (NaN stays a quiet NaN). */
+export function float32ToBfloat16Bits(x: number): number {
+  scratch.setFloat32(0, x, true);
+  const u = scratch.getUint32(0, true);
+  if ((u & 0x7f800000) === 0x7f800000 && (u & 0x007fffff) !== 0) return ((u >>> 16) | 0x40) & 0xffff;
+  const rounded = u + 0x7fff + ((u >>> 16) & 1);
+  return (rounded >>> 16) & 0xffff;
+}
+
+/** bfloat16 bits → number. */
+export function bfloat16BitsToNumber(bits: number): number {
+  scratch.setUint32(0, (bits & 0xffff) << 16, true);
+  return scratch.getFloat32(0, true);
+}
+
+/** Write one element of `dtype` at byte `off` of `dv`. Numbers for 64-bit ints are truncated toward zero. */
+export function writeElement(dv: DataView, off: number, dtype: DType, v: number | bigint | boolean): void {
+  switch (dtype) {
+    case "bool":
+      dv.setUint8(off, v ? 1 : 0);
+      return;
+    case "int8":
+      dv.setInt8(off, Number(v));
+      return;
+    case "uint8":
+      dv.setUint8(off, Number(v));
+      return;
+    case "int16":
+      dv.setInt16(off, Number(v), true);
+      return;
+    case "uint16":
+      dv.setUint16(off, Number(v), true);
+      return;
+    case "int32":
+      dv.setInt32(off, Number(v), true);
+      return;
+    case "uint32":
+      dv.setUint32(off, Number(v), true);
+      return;
+    case "int64":
+      dv.setBigInt64(off, typeof v === "bigint" ? v : BigInt(Math.trunc(Number(v))), true);
+      return;
+    case "uint64":
+      dv.setBigUint64(off, BigInt.asUintN(64, typeof v === "bigint" ? v : BigInt(Math.trunc(Number(v)))), true);
+      return;
+    case "float16":
+      setFloat16(dv, off, Number(v), true);
+      return;
+    case "bfloat16":
+      dv.setUint16(off, float32ToBfloat16Bits(Number(v)), true);
+      return;
+    case "float32":
+      dv.setFloat32(off, Number(v), true);
+      return;
+    case "float64":
+      dv.setFloat64(off, Number(v), true);
+      return;
+  }
+}
+
+/** Read one element of `dtype` at byte `off`: bigint for 64-bit ints, boolean for bool, else number. */
+export function readElement(dv: DataView, off: number, dtype: DType): number | bigint | boolean {
+  switch (dtype) {
+    case "bool":
+      return dv.getUint8(off) !== 0;
+    case "int8":
+      return dv.getInt8(off);
+    case "uint8":
+      return dv.getUint8(off);
+    case "int16":
+      return dv.getInt16(off, true);
+    case "uint16":
+      return dv.getUint16(off, true);
+    case "int32":
+      return dv.getInt32(off, true);
+    case "uint32":
+      return dv.getUint32(off, true);
+    case "int64":
+      return dv.getBigInt64(off, true);
+    case "uint64":
+      return dv.getBigUint64(off, true);
+    case "float16":
+      return getFloat16(dv, off, true);
+    case "bfloat16":
+      return bfloat16BitsToNumber(dv.getUint16(off, true));
+    case "float32":
+      return dv.getFloat32(off, true);
+    case "float64":
+      return dv.getFloat64(off, true);
+  }
+}
+
+/** Host values accepted for a tensor: a typed array, a plain array, or raw bytes. */
+export type HostData = ArrayLike<number | bigint | boolean> | Uint8Array;
+
+/**
+ * Encode `data` (one value per element, row-major) as the bytes of a `dtype` tensor of `count`
+ * elements. A Uint8Array is taken as raw bytes only when `dtype` is not uint8/int8/bool and
+ * its length is count × element bytes.
+ * @throws RangeError when the element count does not match.
+ */
+export function encodeHost(data: HostData, dtype: DType, count: number): Uint8Array {
+  const eb = dtypeBytes(dtype);
+  if (data instanceof Uint8Array && eb > 1 && data.length === count * eb) {
+    return new Uint8Array(data);
+  }
+  if (data.length !== count) {
+    throw new RangeError(`expected ${count} elements of ${dtype}, got ${data.length}`);
+  }
+  const out = new Uint8Array(count * eb);
+  const dv = new DataView(out.buffer);
+  for (let i = 0; i < count; i++) writeElement(dv, i * eb, dtype, data[i]!);
+  return out;
+}
+
+/** The JS array type `toArray()` returns for each dtype. */
+export type HostArray =
+  | Float32Array
+  | Float64Array
+  | Int8Array
+  | Int16Array
+  | Int32Array
+  | Uint8Array
+  | Uint16Array
+  | Uint32Array
+  | BigInt64Array
+  | BigUint64Array
+  | number[];
+
+/**
+ * Decode tensor bytes into a host array: float16 and bfloat16 widen exactly to Float32Array,
+ * bool decodes to Uint8Array of 0/1, 64-bit ints to BigInt64Array/BigUint64Array.
+ */
+export function decodeHost(bytes: Uint8Array, dtype: DType): HostArray {
+  const eb = dtypeBytes(dtype);
+  const n = bytes.length / eb;
+  const buf = bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength);
+  switch (dtype) {
+    case "bool":
+    case "uint8":
+      return new Uint8Array(buf);
+    case "int8":
+      return new Int8Array(buf);
+    case "int16":
+      return new Int16Array(buf);
+    case "uint16":
+      return new Uint16Array(buf);
+    case "int32":
+      return new Int32Array(buf);
+    case "uint32":
+      return new Uint32Array(buf);
+    case "int64":
+      return new BigInt64Array(buf);
+    case "uint64":
+      return new BigUint64Array(buf);
+    case "float32":
+      return new Float32Array(buf);
+    case "float64":
+      return new Float64Array(buf);
+    case "float16":
+    case "bfloat16": {
+      const out = new Float32Array(n);
+      const dv = new DataView(buf);
+      for (let i = 0; i < n; i++) out[i] = readElement(dv, i * 2, dtype) as number;
+      return out;
+    }
+  }
+}

@@ -1,0 +1,129 @@
+import { isFloat, isWideInt, type DType } from "../dtype.js";
+import { TirxError } from "../diagnostics.js";
+import type { Span } from "../span.js";
+import {
+  constInt,
+  intImm,
+  type BinaryOp,
+  type CompareOp,
+  type Expr,
+  type IntImm,
+} from "./expr.js";
+
+/**
+ * Smart constructors for expressions: they check operand dtypes (TX1007) and fold integer
+ * constants, so that view offsets built from static strides stay small and analysable.
+ */
+
+function sp(span?: Span): { span?: Span } {
+  return span ? { span } : {};
+}
+
+function fold(op: BinaryOp, a: number, b: number): number | undefined {
+  switch (op) {
+    case "add":
+      return a + b;
+    case "sub":
+      return a - b;
+    case "mul":
+      return a * b;
+    case "div":
+      return b === 0 ? undefined : Math.trunc(a / b);
+    case "mod":
+      return b === 0 ? undefined : a % b;
+    case "floordiv":
+      return b === 0 ? undefined : Math.floor(a / b);
+    case "floormod":
+      return b === 0 ? undefined : a - Math.floor(a / b) * b;
+    case "min":
+      return Math.min(a, b);
+    case "max":
+      return Math.max(a, b);
+    default:
+      return undefined;
+  }
+}
+
+/** `a op b`; both operands must have the same dtype. Folds int32 constants. */
+export function binary(op: BinaryOp, a: Expr, b: Expr, span?: Span): Expr {
+  if (a.dtype !== b.dtype) {
+    throw new TirxError(
+      "TX1007",
+      `operands of ${op} have dtypes ${a.dtype} and ${b.dtype}; cast one of them explicitly`,
+      span ?? a.span ?? b.span,
+    );
+  }
+  const ca = constInt(a);
+  const cb = constInt(b);
+  if (ca !== undefined && cb !== undefined && !isWideInt(a.dtype) && !isFloat(a.dtype)) {
+    const v = fold(op, ca, cb);
+    if (v !== undefined && Number.isSafeInteger(v) && Math.abs(v) < 2 ** 31) {
+      return intImm(v, a.dtype, span);
+    }
+  }
+  if (!isFloat(a.dtype)) {
+    if (op === "add" && ca === 0) return b;
+    if ((op === "add" || op === "sub") && cb === 0) return a;
+    if (op === "mul" && (ca === 0 || cb === 0)) return intImm(0, a.dtype, span);
+    if (op === "mul" && ca === 1) return b;
+    if ((op === "mul" || op === "div" || op === "floordiv") && cb === 1) return a;
+  }
+  return { kind: "Binary", op, a, b, dtype: a.dtype, ...sp(span) };
+}
+
+/** `a cmp b` as a bool. */
+export function compare(op: CompareOp, a: Expr, b: Expr, span?: Span): Expr {
+  if (a.dtype !== b.dtype) {
+    throw new TirxError(
+      "TX1007",
+      `operands of ${op} have dtypes ${a.dtype} and ${b.dtype}; cast one of them explicitly`,
+      span ?? a.span ?? b.span,
+    );
+  }
+  return { kind: "Compare", op, a, b, dtype: "bool", ...sp(span) };
+}
+
+/** Logical and/or of two bools. */
+export function logical(op: "and" | "or", a: Expr, b: Expr, span?: Span): Expr {
+  for (const x of [a, b]) {
+    if (x.dtype !== "bool") {
+      throw new TirxError("TX1007", `logical ${op} needs bool operands, got ${x.dtype}`, span);
+    }
+  }
+  return { kind: "Logical", op, a, b, dtype: "bool", ...sp(span) };
+}
+
+/** Logical not of a bool. */
+export function not(a: Expr, span?: Span): Expr {
+  if (a.dtype !== "bool") throw new TirxError("TX1007", `not needs a bool, got ${a.dtype}`, span);
+  return { kind: "Not", a, dtype: "bool", ...sp(span) };
+}
+
+/** Value conversion to `dtype`; a no-op when the dtype already matches. */
+export function cast(dtype: DType, value: Expr, span?: Span): Expr {
+  if (value.dtype === dtype) return value;
+  const c = constInt(value);
+  if (c !== undefined && !isFloat(dtype) && dtype !== "bool" && !isWideInt(dtype)) {
+    if (dtype === "int32" && c >= -(2 ** 31) && c < 2 ** 31) return intImm(c, dtype, span);
+    if (dtype === "uint32" && c >= 0 && c < 2 ** 32) return intImm(c, dtype, span);
+  }
+  return { kind: "Cast", value, dtype, ...sp(span) };
+}
+
+/** `cond ? t : f`; `t` and `f` share a dtype, `cond` is bool. */
+export function ifThenElse(cond: Expr, t: Expr, f: Expr, span?: Span): Expr {
+  if (cond.dtype !== "bool") {
+    throw new TirxError("TX1007", `if_then_else condition must be bool, got ${cond.dtype}`, span);
+  }
+  if (t.dtype !== f.dtype) {
+    throw new TirxError(
+      "TX1007",
+      `if_then_else arms have dtypes ${t.dtype} and ${f.dtype}; cast one of them explicitly`,
+      span,
+    );
+  }
+  return { kind: "IfThenElse", cond, t, f, dtype: t.dtype, ...sp(span) };
+}
+
+/** int32 constant. */
+export const i32 = (v: number, span?: Span): IntImm => intImm(v, "int32", span);

@@ -1,0 +1,184 @@
+import type { DType } from "../dtype.js";
+import type { Span } from "../span.js";
+import type { Buffer } from "./buffer.js";
+
+/**
+ * Expressions: immutable plain data, discriminated by `kind`, in the manner of TVM TIR's
+ * `PrimExpr`. Every node has a dtype; `span` points at the author's source when known.
+ */
+export type Expr =
+  | IntImm
+  | FloatImm
+  | Var
+  | Special
+  | Binary
+  | Compare
+  | Logical
+  | Not
+  | Cast
+  | IfThenElse
+  | BufferLoad
+  | BufferPtr
+  | CallExpr;
+
+interface ExprBase {
+  readonly dtype: DType;
+  readonly span?: Span;
+}
+
+/** Integer or bool constant. 64-bit values may be bigint to keep every bit. */
+export interface IntImm extends ExprBase {
+  readonly kind: "IntImm";
+  readonly value: number | bigint;
+}
+
+/** Floating-point constant. */
+export interface FloatImm extends ExprBase {
+  readonly kind: "FloatImm";
+  readonly value: number;
+}
+
+/** A variable; identity is `id` (names need not be unique). */
+export interface Var extends ExprBase {
+  readonly kind: "Var";
+  readonly name: string;
+  readonly id: number;
+}
+
+/** Hardware index registers of PTX (`%tid.x`, `%ctaid.y`, `%ntid.z`, ...). int32. */
+export type SpecialName =
+  | "tid.x"
+  | "tid.y"
+  | "tid.z"
+  | "ctaid.x"
+  | "ctaid.y"
+  | "ctaid.z"
+  | "ntid.x"
+  | "ntid.y"
+  | "ntid.z"
+  | "nctaid.x"
+  | "nctaid.y"
+  | "nctaid.z";
+
+/** Read of a PTX special register. Legal only inside `device_entry`. */
+export interface Special extends ExprBase {
+  readonly kind: "Special";
+  readonly name: SpecialName;
+}
+
+/**
+ * Arithmetic and bitwise operators. `div`/`mod` truncate toward zero (C semantics); `floordiv`
+ * and `floormod` round toward negative infinity (Python/TIR semantics). Operands share `dtype`.
+ */
+export type BinaryOp =
+  | "add"
+  | "sub"
+  | "mul"
+  | "div"
+  | "mod"
+  | "floordiv"
+  | "floormod"
+  | "min"
+  | "max"
+  | "bitand"
+  | "bitor"
+  | "bitxor"
+  | "shl"
+  | "shr";
+
+export interface Binary extends ExprBase {
+  readonly kind: "Binary";
+  readonly op: BinaryOp;
+  readonly a: Expr;
+  readonly b: Expr;
+}
+
+export type CompareOp = "eq" | "ne" | "lt" | "le" | "gt" | "ge";
+
+/** Comparison of two operands of one dtype; result dtype is bool. */
+export interface Compare extends ExprBase {
+  readonly kind: "Compare";
+  readonly op: CompareOp;
+  readonly a: Expr;
+  readonly b: Expr;
+}
+
+/** Short-circuit-free logical and/or of two bools. */
+export interface Logical extends ExprBase {
+  readonly kind: "Logical";
+  readonly op: "and" | "or";
+  readonly a: Expr;
+  readonly b: Expr;
+}
+
+export interface Not extends ExprBase {
+  readonly kind: "Not";
+  readonly a: Expr;
+}
+
+/** Value conversion (not a bit reinterpretation) to `dtype`. Float to int truncates. */
+export interface Cast extends ExprBase {
+  readonly kind: "Cast";
+  readonly value: Expr;
+}
+
+/** `cond ? t : f` with both arms evaluated (TIR `if_then_else` / PTX `selp`). */
+export interface IfThenElse extends ExprBase {
+  readonly kind: "IfThenElse";
+  readonly cond: Expr;
+  readonly t: Expr;
+  readonly f: Expr;
+}
+
+/** Load of one element at `offset` (elements from the buffer's start). */
+export interface BufferLoad extends ExprBase {
+  readonly kind: "BufferLoad";
+  readonly buffer: Buffer;
+  readonly offset: Expr;
+}
+
+/**
+ * Address of the element at `offset` of `buffer`, in the buffer's state space: a 32-bit
+ * shared-window address for shared buffers (dtype uint32), a 64-bit generic-to-global address
+ * for global buffers (dtype uint64). Used as an operand of intrinsics such as mbarrier calls.
+ */
+export interface BufferPtr extends ExprBase {
+  readonly kind: "BufferPtr";
+  readonly buffer: Buffer;
+  readonly offset: Expr;
+}
+
+/** Value-returning intrinsic (for example `mbarrier.try_wait.parity`). */
+export interface CallExpr extends ExprBase {
+  readonly kind: "CallExpr";
+  readonly op: string;
+  readonly args: readonly Expr[];
+}
+
+let nextVarId = 1;
+
+/** A fresh variable. */
+export function mkVar(name: string, dtype: DType, span?: Span): Var {
+  return { kind: "Var", name, dtype, id: nextVarId++, ...(span ? { span } : {}) };
+}
+
+/** Integer constant of `dtype` (default int32). */
+export function intImm(value: number | bigint, dtype: DType = "int32", span?: Span): IntImm {
+  return { kind: "IntImm", value, dtype, ...(span ? { span } : {}) };
+}
+
+/** Bool constant. */
+export function boolImm(value: boolean, span?: Span): IntImm {
+  return intImm(value ? 1 : 0, "bool", span);
+}
+
+/** Floating-point constant of `dtype` (default float32). */
+export function floatImm(value: number, dtype: DType = "float32", span?: Span): FloatImm {
+  return { kind: "FloatImm", value, dtype, ...(span ? { span } : {}) };
+}
+
+/** Constant value of an IntImm as a number, or undefined when `e` is not an integer constant. */
+export function constInt(e: Expr): number | undefined {
+  if (e.kind !== "IntImm") return undefined;
+  return typeof e.value === "bigint" ? Number(e.value) : e.value;
+}

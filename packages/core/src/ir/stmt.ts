@@ -1,0 +1,130 @@
+import type { DType } from "../dtype.js";
+import type { Span } from "../span.js";
+import type { Buffer, View } from "./buffer.js";
+import type { Expr, Var } from "./expr.js";
+
+/**
+ * Statements: immutable plain data, discriminated by `kind`. `Let` and `Alloc` are flat: they
+ * define their variable or buffer for the statements that follow them in the enclosing `Seq`
+ * (and everything nested in those), which is what a builder that traces straight-line code
+ * records.
+ */
+export type Stmt =
+  | Seq
+  | For
+  | While
+  | If
+  | Let
+  | Store
+  | Alloc
+  | Call
+  | TileApply
+  | DeviceEntry;
+
+interface StmtBase {
+  readonly span?: Span;
+}
+
+export interface Seq extends StmtBase {
+  readonly kind: "Seq";
+  readonly stmts: readonly Stmt[];
+}
+
+/** `for (var = min; var < min + extent; var++)`. `unroll` asks codegen to unroll it fully. */
+export interface For extends StmtBase {
+  readonly kind: "For";
+  readonly var: Var;
+  readonly min: Expr;
+  readonly extent: Expr;
+  readonly annotation: "serial" | "unroll";
+  readonly body: Stmt;
+}
+
+/** `while (cond) body`; used for spin loops such as mbarrier waits. */
+export interface While extends StmtBase {
+  readonly kind: "While";
+  readonly cond: Expr;
+  readonly body: Stmt;
+}
+
+export interface If extends StmtBase {
+  readonly kind: "If";
+  readonly cond: Expr;
+  readonly then: Stmt;
+  readonly else?: Stmt;
+}
+
+/** Binds `var` to `value` for the rest of the enclosing sequence. */
+export interface Let extends StmtBase {
+  readonly kind: "Let";
+  readonly var: Var;
+  readonly value: Expr;
+}
+
+/** Store of one element of `dtype` at `offset` (in elements of `dtype`) of `buffer`. */
+export interface Store extends StmtBase {
+  readonly kind: "Store";
+  readonly buffer: Buffer;
+  readonly dtype: DType;
+  readonly offset: Expr;
+  readonly value: Expr;
+}
+
+/** Allocation of a shared or local buffer for the rest of the enclosing sequence. */
+export interface Alloc extends StmtBase {
+  readonly kind: "Alloc";
+  readonly buffer: Buffer;
+}
+
+/**
+ * An intrinsic with no result, named by its PTX spelling or TIRx name, e.g.
+ * `cp.async.commit_group`, `cp.async.wait_group` (args: [n]), `bar.sync` (args: [id]).
+ * The catalog of intrinsics and their operand types lives in `intrinsics.ts`.
+ */
+export interface Call extends StmtBase {
+  readonly kind: "Call";
+  readonly op: string;
+  readonly args: readonly Expr[];
+}
+
+/** A parameter value of a tile pattern: a runtime expression, a static number or string, or a view. */
+export type TileParam = Expr | View | number | string | boolean;
+
+/**
+ * `T.cuda.tile.apply(T.ptx[opcode], dst, src, params)`: one tile-pattern instruction applied at
+ * every repeat index of its operand views. Parameters are kept as the author gave them (unknown
+ * keys included) so that the verifier can refuse them with the author's span.
+ */
+export interface TileApply extends StmtBase {
+  readonly kind: "TileApply";
+  readonly opcode: string;
+  readonly dst: View;
+  readonly src: View;
+  readonly params: Readonly<Record<string, TileParam>>;
+}
+
+/** Launch configuration of a kernel: 3-D grid of CTAs and 3-D CTA of threads. */
+export interface LaunchConfig {
+  readonly grid: readonly [number, number, number];
+  readonly block: readonly [number, number, number];
+  /** Bytes of dynamic shared memory (`shared.dyn` buffers); 0 when none. */
+  readonly dynamicSharedBytes: number;
+}
+
+/** The device part of a function: everything in `body` runs on every thread of the launch. */
+export interface DeviceEntry extends StmtBase {
+  readonly kind: "DeviceEntry";
+  readonly launch: LaunchConfig;
+  readonly body: Stmt;
+}
+
+/** Sequence of `stmts`, flattening nested sequences. */
+export function seq(stmts: readonly Stmt[], span?: Span): Stmt {
+  const flat: Stmt[] = [];
+  for (const s of stmts) {
+    if (s.kind === "Seq") flat.push(...s.stmts);
+    else flat.push(s);
+  }
+  if (flat.length === 1 && !span) return flat[0]!;
+  return { kind: "Seq", stmts: flat, ...(span ? { span } : {}) };
+}

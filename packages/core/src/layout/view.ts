@@ -1,0 +1,154 @@
+import { dtypeBytes, type DType } from "../dtype.js";
+import { TirxError } from "../diagnostics.js";
+import { binary, cast } from "../ir/arith.js";
+import { rowMajorStrides, type Buffer, type View } from "../ir/buffer.js";
+import { constInt, intImm, type Expr } from "../ir/expr.js";
+import type { Span } from "../span.js";
+
+/** A static slice `start:stop:step` of one axis (stop exclusive). */
+export interface Slice {
+  readonly kind: "Slice";
+  readonly start?: number;
+  readonly stop?: number;
+  readonly step?: number;
+}
+
+/** One index of `sub`: a runtime or constant index (drops the axis), a slice, or `"..."`. */
+export type SubIndex = Expr | number | Slice | ":" | "...";
+
+/** The whole buffer as a row-major view. */
+export function viewOf(buffer: Buffer, span?: Span): View {
+  return {
+    kind: "View",
+    buffer,
+    dtype: buffer.dtype,
+    offset: intImm(0),
+    shape: [...buffer.shape],
+    strides: rowMajorStrides(buffer.shape),
+    axes: buffer.shape.map(() => ""),
+    ...(span ? { span } : {}),
+  };
+}
+
+function asIndex(i: Expr | number, span?: Span): Expr {
+  if (typeof i === "number") {
+    if (!Number.isInteger(i)) throw new TirxError("TX1002", `index ${i} is not an integer`, span);
+    return intImm(i);
+  }
+  if (i.dtype === "int32") return i;
+  if (i.dtype === "bool" || i.dtype === "float16" || i.dtype.startsWith("float") || i.dtype === "bfloat16") {
+    throw new TirxError("TX1002", `an index must be an integer, got ${i.dtype}`, span);
+  }
+  return cast("int32", i, span);
+}
+
+/**
+ * Zero-copy sub-view: `sub(view, [tid, ":"])` keeps axis 1 whole and fixes axis 0 at `tid`.
+ * Integer and runtime indices drop their axis; slices keep it. Constant indices are checked.
+ * @throws TirxError TX1004 (too many indices), TX1005 (constant index out of range), TX1013 (slice).
+ */
+export function subView(view: View, index: readonly SubIndex[], span?: Span): View {
+  const ell = index.indexOf("...");
+  let items = [...index];
+  if (ell >= 0) {
+    const fill = view.shape.length - (items.length - 1);
+    items = [...items.slice(0, ell), ...new Array<SubIndex>(Math.max(fill, 0)).fill(":"), ...items.slice(ell + 1)];
+  }
+  if (items.length > view.shape.length) {
+    throw new TirxError(
+      "TX1004",
+      `${items.length} indices for a view of rank ${view.shape.length} (shape [${view.shape.join(", ")}])`,
+      span,
+    );
+  }
+  while (items.length < view.shape.length) items.push(":");
+  let offset = view.offset;
+  const shape: number[] = [];
+  const strides: number[] = [];
+  const axes: string[] = [];
+  items.forEach((it, k) => {
+    const len = view.shape[k]!;
+    const stride = view.strides[k]!;
+    if (it === ":" || (typeof it === "object" && it.kind === "Slice")) {
+      const sl: Slice = it === ":" ? { kind: "Slice" } : it;
+      const step = sl.step ?? 1;
+      const start = sl.start ?? 0;
+      const stop = sl.stop ?? len;
+      if (!Number.isInteger(step) || step <= 0 || start < 0 || stop > len || start >= stop) {
+        throw new TirxError(
+          "TX1013",
+          `slice ${start}:${stop}:${step} of axis ${k} (length ${len}) is empty or out of range`,
+          span,
+        );
+      }
+      offset = binary("add", offset, intImm(start * stride), span);
+      shape.push(Math.ceil((stop - start) / step));
+      strides.push(stride * step);
+      axes.push(view.axes[k] ?? "");
+    } else if (it === "...") {
+      throw new TirxError("TX1004", `"..." may appear at most once`, span);
+    } else {
+      const e = asIndex(it, span);
+      const c = constInt(e);
+      if (c !== undefined && (c < 0 || c >= len)) {
+        throw new TirxError("TX1005", `index ${c} is outside axis ${k} of length ${len}`, span);
+      }
+      offset = binary("add", offset, binary("mul", e, intImm(stride), span), span);
+    }
+  });
+  return { ...view, offset, shape, strides, axes, ...(span ? { span } : {}) };
+}
+
+/**
+ * Element offset (in elements of the view's dtype) of `indices` in `view`; the rank must match.
+ * @throws TirxError TX1004, TX1005.
+ */
+export function elementOffset(view: View, indices: readonly (Expr | number)[], span?: Span): Expr {
+  if (indices.length !== view.shape.length) {
+    throw new TirxError(
+      "TX1004",
+      `${indices.length} indices for a view of rank ${view.shape.length} (shape [${view.shape.join(", ")}])`,
+      span,
+    );
+  }
+  return subView(view, indices, span).offset;
+}
+
+/**
+ * Reinterpret the bytes of a view as `dtype` (e.g. float16 bytes as uint32): the final axis must
+ * be contiguous and hold a whole number of new elements; other strides must be whole too.
+ * @throws TirxError TX1014.
+ */
+export function reinterpret(view: View, dtype: DType, span?: Span): View {
+  const from = dtypeBytes(view.dtype);
+  const to = dtypeBytes(dtype);
+  if (from === to) return { ...view, dtype };
+  const rank = view.shape.length;
+  const last = rank - 1;
+  const bad = (why: string): never => {
+    throw new TirxError("TX1014", `cannot view ${view.dtype} bytes as ${dtype}: ${why}`, span);
+  };
+  if (rank === 0) bad("a scalar view has no final axis");
+  if (view.strides[last] !== 1 && view.shape[last] !== 1) bad("the final axis is not contiguous");
+  const lastBytes = view.shape[last]! * from;
+  if (lastBytes % to !== 0) bad(`the final axis has ${lastBytes} bytes, not a multiple of ${to}`);
+  const strides = view.strides.map((s, k) => {
+    if (k === last) return 1;
+    if ((s * from) % to !== 0) bad(`axis ${k} steps ${s * from} bytes, not a multiple of ${to}`);
+    return (s * from) / to;
+  });
+  const shape = view.shape.map((n, k) => (k === last ? lastBytes / to : n));
+  let offset: Expr;
+  if (to > from) {
+    const c = constInt(view.offset);
+    if (c !== undefined) {
+      if ((c * from) % to !== 0) bad(`the view starts at byte ${c * from}, not a multiple of ${to}`);
+      offset = intImm((c * from) / to);
+    } else {
+      offset = binary("floordiv", binary("mul", view.offset, intImm(from)), intImm(to));
+    }
+  } else {
+    offset = binary("mul", view.offset, intImm(from / to));
+  }
+  return { ...view, dtype, shape, strides, offset, ...(span ? { span } : {}) };
+}

@@ -1,0 +1,136 @@
+import { dtypeBytes } from "../dtype.js";
+import { TirxError } from "../diagnostics.js";
+import type { DiagnosticCode } from "../catalog.js";
+import { binary } from "../ir/arith.js";
+import { numel, type Buffer, type View } from "../ir/buffer.js";
+import { intImm, type Expr } from "../ir/expr.js";
+import type { LaunchConfig, TileApply, TileParam } from "../ir/stmt.js";
+import { exprRange, knownDivisor, type RangeEnv } from "../analysis/bounds.js";
+import { didYouMean } from "../suggest.js";
+import type { Span } from "../span.js";
+import { isExpr, isView } from "../visit.js";
+
+/** What a tile-pattern contract needs to know about the place of a `tile.apply`. */
+export interface PatternContext {
+  readonly launch: LaunchConfig;
+  readonly env: RangeEnv;
+}
+
+/** One operand of a tile pattern, in bytes: origin plus strides of the group and repeat axes. */
+export interface AtomSide {
+  readonly view: View;
+  readonly buffer: Buffer;
+  /** Byte offset of the view's origin from the buffer's start (int32). */
+  readonly baseBytes: Expr;
+  /** Byte strides of the (warp, lane) group axes; empty at thread scope. */
+  readonly groupStridesBytes: readonly number[];
+  /** Byte strides of the repeat axes (row-major repeat order). */
+  readonly repeatStridesBytes: readonly number[];
+}
+
+/** Number of threads of one CTA. */
+export function ctaThreads(launch: LaunchConfig): number {
+  return launch.block[0] * launch.block[1] * launch.block[2];
+}
+
+/** Refuse parameters outside `allowed`, suggesting the nearest known name. */
+export function checkParamNames(
+  s: TileApply,
+  allowed: readonly string[],
+  code: DiagnosticCode,
+  what: string,
+): void {
+  for (const key of Object.keys(s.params)) {
+    if (allowed.includes(key)) continue;
+    const guess = didYouMean(key, allowed);
+    throw new TirxError(
+      code,
+      `unknown parameter "${key}" of ${what}${guess ? `; did you mean "${guess}"?` : ""} (parameters: ${allowed.join(", ")}; qualifiers belong in the opcode)`,
+      s.span,
+    );
+  }
+}
+
+/** The runtime expression parameter `key`, checked against the accepted dtypes. */
+export function exprParam(
+  s: TileApply,
+  key: string,
+  dtypes: readonly string[],
+  code: DiagnosticCode,
+): Expr | undefined {
+  const p: TileParam | undefined = s.params[key];
+  if (p === undefined) return undefined;
+  if (typeof p === "boolean" && dtypes.includes("bool")) return intImm(p ? 1 : 0, "bool");
+  if (typeof p === "number" && Number.isInteger(p) && !dtypes.includes("bool")) {
+    return intImm(p, dtypes[0] as "uint32");
+  }
+  if (!isExpr(p) || isView(p) || !dtypes.includes(p.dtype)) {
+    const got = typeof p === "object" ? (isView(p) ? "a view" : p.dtype) : typeof p;
+    throw new TirxError(
+      code,
+      `${key} must be a runtime ${dtypes.join(" or ")} expression, got ${got}`,
+      s.span,
+    );
+  }
+  return p;
+}
+
+/** Byte origin and per-axis byte strides of a view. */
+export function sideOf(view: View, groupAxes: number, span?: Span): AtomSide {
+  const eb = dtypeBytes(view.dtype);
+  const bytes = view.strides.map((s) => s * eb);
+  return {
+    view,
+    buffer: view.buffer,
+    baseBytes: binary("mul", view.offset, intImm(eb), span),
+    groupStridesBytes: bytes.slice(0, groupAxes),
+    repeatStridesBytes: bytes.slice(groupAxes, view.shape.length - 1),
+  };
+}
+
+/** gcd of the byte offsets an atom of `side` can start at (relative to its buffer). */
+export function atomAlignment(side: AtomSide): number {
+  let g = knownDivisor(side.baseBytes);
+  const gcd = (a: number, b: number): number => (b === 0 ? Math.abs(a) : gcd(b, a % b));
+  for (const s of [...side.groupStridesBytes, ...side.repeatStridesBytes]) g = gcd(g, s);
+  // Relative alignment is capped by the alignment of the buffer itself.
+  return g === 0 ? side.buffer.align : gcd(g, side.buffer.align);
+}
+
+/**
+ * Element range [min, max] a view touches, when the analysis can bound it; undefined otherwise.
+ * Group axes are covered by their full extents.
+ */
+export function viewElementRange(view: View, env: RangeEnv): { min: number; max: number } | undefined {
+  const r = exprRange(view.offset, env);
+  if (!Number.isFinite(r.min) || !Number.isFinite(r.max)) return undefined;
+  let lo = r.min;
+  let hi = r.max;
+  view.shape.forEach((n, k) => {
+    const span = (n - 1) * view.strides[k]!;
+    if (span >= 0) hi += span;
+    else lo += span;
+  });
+  return { min: lo, max: hi };
+}
+
+/** Refuse a view that provably reaches outside its buffer. */
+export function checkViewBounds(
+  view: View,
+  env: RangeEnv,
+  code: DiagnosticCode,
+  what: string,
+  span?: Span,
+): void {
+  const r = viewElementRange(view, env);
+  if (!r) return;
+  const eb = dtypeBytes(view.dtype);
+  const limit = (numel(view.buffer.shape) * dtypeBytes(view.buffer.dtype)) / eb;
+  if (r.min < 0 || r.max >= limit) {
+    throw new TirxError(
+      code,
+      `${what} view of "${view.buffer.name}" reaches elements ${r.min}..${r.max}, but the buffer holds ${limit} ${view.dtype} elements`,
+      span,
+    );
+  }
+}

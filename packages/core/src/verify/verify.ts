@@ -1,0 +1,209 @@
+import { dtypeBytes } from "../dtype.js";
+import { TirxError } from "../diagnostics.js";
+import { numel, type Buffer } from "../ir/buffer.js";
+import { constInt, type Expr } from "../ir/expr.js";
+import type { PrimFunc } from "../ir/func.js";
+import type { DeviceEntry, LaunchConfig, Stmt, TileApply } from "../ir/stmt.js";
+import { exprRange, type Interval, type RangeEnv } from "../analysis/bounds.js";
+import { planCpAsync, type CpAsyncPlan } from "../patterns/cp-async.js";
+import { INTRINSICS } from "../intrinsics.js";
+import { exprChildren, stmtExprs } from "../visit.js";
+import type { Span } from "../span.js";
+
+/** The verified plan of every `tile.apply` of a function, by statement. */
+export type TilePlan = CpAsyncPlan;
+
+/**
+ * A function that passed the verifier, with everything later stages need: the launch, the plan
+ * of every tile pattern, the lowest PTX ISA version and sm target its features need, and its
+ * static shared memory in bytes.
+ */
+export interface VerifiedFunc {
+  readonly fn: PrimFunc;
+  readonly entry: DeviceEntry;
+  readonly launch: LaunchConfig;
+  readonly plans: ReadonlyMap<TileApply, TilePlan>;
+  readonly ptxVersion: readonly [number, number];
+  readonly minSm: number;
+  readonly staticSharedBytes: number;
+}
+
+/** Static shared memory a CTA may use without opting in (bytes). */
+export const STATIC_SHARED_LIMIT = 48 * 1024;
+
+function maxVersion(a: readonly [number, number], b: readonly [number, number]): readonly [number, number] {
+  return a[0] > b[0] || (a[0] === b[0] && a[1] >= b[1]) ? a : b;
+}
+
+function checkLaunch(l: LaunchConfig, span?: Span): void {
+  const all = [...l.grid, ...l.block];
+  if (all.some((n) => !Number.isInteger(n) || n <= 0)) {
+    throw new TirxError("TX2007", `grid (${l.grid.join(", ")}) and block (${l.block.join(", ")}) must be positive integers`, span);
+  }
+  const threads = l.block[0] * l.block[1] * l.block[2];
+  if (threads > 1024 || l.block[2] > 64) {
+    throw new TirxError("TX2007", `a CTA has at most 1024 threads (block z at most 64); got block (${l.block.join(", ")})`, span);
+  }
+  if (l.grid[0] >= 2 ** 31 || l.grid[1] > 65535 || l.grid[2] > 65535) {
+    throw new TirxError("TX2007", `grid (${l.grid.join(", ")}) exceeds CUDA limits (x < 2^31, y and z ≤ 65535)`, span);
+  }
+}
+
+/**
+ * Check well-formedness and every instruction contract of `fn`.
+ * Well-formedness: one `device_entry`; variables and buffers used only where defined; thread
+ * indices only inside the device entry; constant-bounded accesses inside their buffers; launch
+ * and shared memory within CUDA limits. Contracts: see `patterns/`.
+ * @throws TirxError with the author's span; never any other exception for IR the DSL builds.
+ */
+export function verify(fn: PrimFunc): VerifiedFunc {
+  const tops = fn.body.kind === "Seq" ? fn.body.stmts : [fn.body];
+  const entries = tops.filter((s): s is DeviceEntry => s.kind === "DeviceEntry");
+  if (entries.length !== 1) {
+    throw new TirxError("TX2004", `kernel "${fn.name}" has ${entries.length} T.device_entry calls; it needs exactly one`, fn.span);
+  }
+  const stray = tops.find((s) => s.kind !== "DeviceEntry");
+  if (stray) {
+    throw new TirxError("TX2004", "statements before T.device_entry would run on the host, which tirx-ts does not support; call T.device_entry first", stray.span);
+  }
+  const entry = entries[0]!;
+  checkLaunch(entry.launch, entry.span);
+  const plans = new Map<TileApply, TilePlan>();
+  let ptxVersion: readonly [number, number] = [7, 0];
+  let minSm = 75;
+  let sharedBytes = 0;
+  const vars = new Set<number>();
+  const buffers = new Set<number>();
+  const ranges = new Map<number, Interval>();
+  for (const p of fn.params) {
+    if (p.kind === "buffer") buffers.add(p.buffer.id);
+    else vars.add(p.var.id);
+  }
+  const env: RangeEnv = { vars: ranges, launch: entry.launch };
+
+  const checkAccess = (buffer: Buffer, offset: Expr, dtype: string, span?: Span): void => {
+    if (!buffers.has(buffer.id)) {
+      throw new TirxError("TX2001", `buffer "${buffer.name}" is used outside the scope that allocates it`, span);
+    }
+    const r = exprRange(offset, env);
+    const limit = (numel(buffer.shape) * dtypeBytes(buffer.dtype)) / dtypeBytes(dtype as never);
+    if ((Number.isFinite(r.min) && r.min < 0) || (Number.isFinite(r.max) && r.max >= limit)) {
+      throw new TirxError(
+        "TX2006",
+        `access to "${buffer.name}" at elements ${r.min}..${r.max}, but it holds ${limit} elements (shape [${buffer.shape.join(", ")}])`,
+        span,
+      );
+    }
+  };
+
+  const checkExpr = (e: Expr, span?: Span): void => {
+    const where = e.span ?? span;
+    if (e.kind === "Var" && !vars.has(e.id)) {
+      throw new TirxError("TX2001", `variable "${e.name}" is used outside the scope that defines it`, where);
+    }
+    if (e.kind === "BufferLoad") checkAccess(e.buffer, e.offset, e.dtype, where);
+    if (e.kind === "BufferPtr" && !buffers.has(e.buffer.id)) {
+      throw new TirxError("TX2001", `buffer "${e.buffer.name}" is used outside the scope that allocates it`, where);
+    }
+    for (const c of exprChildren(e)) checkExpr(c, where);
+  };
+
+  const visit = (s: Stmt): void => {
+    if (s.kind !== "Seq" && s.kind !== "DeviceEntry") {
+      for (const e of stmtExprs(s)) checkExpr(e, s.span);
+    }
+    switch (s.kind) {
+      case "Seq": {
+        const saved = { vars: new Set(vars), buffers: new Set(buffers) };
+        for (const c of s.stmts) visit(c);
+        vars.clear();
+        saved.vars.forEach((v) => vars.add(v));
+        buffers.clear();
+        saved.buffers.forEach((b) => buffers.add(b));
+        return;
+      }
+      case "DeviceEntry":
+        visit(s.body);
+        return;
+      case "For": {
+        const lo = exprRange(s.min, env);
+        const n = exprRange(s.extent, env);
+        vars.add(s.var.id);
+        ranges.set(s.var.id, { min: lo.min, max: lo.max + n.max - 1 });
+        visit(s.body);
+        vars.delete(s.var.id);
+        return;
+      }
+      case "While":
+        visit(s.body);
+        return;
+      case "If":
+        visit(s.then);
+        if (s.else) visit(s.else);
+        return;
+      case "Let":
+        vars.add(s.var.id);
+        ranges.set(s.var.id, exprRange(s.value, env));
+        return;
+      case "Store":
+        if (s.value.dtype !== s.dtype) {
+          throw new TirxError("TX2005", `storing a ${s.value.dtype} value into ${s.dtype} elements of "${s.buffer.name}"; cast it explicitly`, s.span);
+        }
+        checkAccess(s.buffer, s.offset, s.dtype, s.span);
+        return;
+      case "Alloc": {
+        const b = s.buffer;
+        if (b.scope === "global") {
+          throw new TirxError("TX2009", `"${b.name}": kernels allocate shared or local buffers; global tensors are parameters`, s.span);
+        }
+        buffers.add(b.id);
+        if (b.scope === "shared") {
+          sharedBytes = Math.ceil(sharedBytes / b.align) * b.align + numel(b.shape) * dtypeBytes(b.dtype);
+          if (sharedBytes > STATIC_SHARED_LIMIT) {
+            throw new TirxError("TX2008", `static shared memory reaches ${sharedBytes} bytes; a CTA may have ${STATIC_SHARED_LIMIT} without dynamic shared memory`, s.span);
+          }
+        }
+        return;
+      }
+      case "Call": {
+        const info = INTRINSICS[s.op];
+        if (!info) throw new TirxError("TX2010", `unknown intrinsic "${s.op}"`, s.span);
+        if (s.args.length !== info.args.length) {
+          throw new TirxError("TX2010", `${s.op} takes ${info.args.length} operands, got ${s.args.length}`, s.span);
+        }
+        info.args.forEach((a, i) => {
+          const e = s.args[i]!;
+          if (a.kind === "static") {
+            const c = constInt(e);
+            if (c === undefined || c < a.min || c > a.max) {
+              const code = s.op.startsWith("cp.async.wait") ? "TX3022" : "TX2010";
+              throw new TirxError(code, `${a.name} of ${s.op} must be a static integer in ${a.min}..${a.max}, got ${c ?? "a runtime value"}`, s.span);
+            }
+          } else if (!a.dtypes.includes(e.dtype)) {
+            throw new TirxError("TX2010", `${a.name} of ${s.op} must be ${a.dtypes.join(" or ")}, got ${e.dtype}`, s.span);
+          }
+        });
+        ptxVersion = maxVersion(ptxVersion, info.ptx);
+        minSm = Math.max(minSm, info.sm);
+        return;
+      }
+      case "TileApply": {
+        for (const v of [s.dst, s.src]) {
+          if (!buffers.has(v.buffer.id)) {
+            throw new TirxError("TX2001", `buffer "${v.buffer.name}" is used outside the scope that allocates it`, s.span);
+          }
+        }
+        if (s.opcode.startsWith("cp.async.")) {
+          const plan = planCpAsync(s, { launch: entry.launch, env });
+          plans.set(s, plan);
+          ptxVersion = maxVersion(ptxVersion, plan.ptxVersion);
+          minSm = Math.max(minSm, 80);
+          return;
+        }
+        throw new TirxError("TX3001", `no tile pattern for opcode "${s.opcode}"`, s.span);
+      }
+    }
+  };
+  visit(entry.body);
+  return { fn, entry, launch: entry.launch, plans, ptxVersion, minSm, staticSharedBytes: sharedBytes };
+}
