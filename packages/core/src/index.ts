@@ -18,3 +18,5 @@ export * from "./patterns/common.js";
 export * from "./patterns/cp-async.js";
 export * from "./verify/verify.js";
 export * from "./host/encode.js";
+export * from "./runtime/tensor.js";
+export * from "./runtime/args.js";

@@ -1,0 +1,52 @@
+import { TirxError } from "../diagnostics.js";
+import type { PrimFunc } from "../ir/func.js";
+import type { DeviceLike, DeviceTensor } from "./tensor.js";
+
+/** A launch argument: a device tensor for a tensor parameter, a number/bigint/boolean for a scalar. */
+export type KernelArg = DeviceTensor | number | bigint | boolean;
+
+/** True when `a` looks like a DeviceTensor. */
+export function isDeviceTensor(a: unknown): a is DeviceTensor {
+  return typeof a === "object" && a !== null && "device" in a && "shape" in a && "dtype" in a;
+}
+
+/**
+ * Check launch arguments against `fn`'s parameters before anything runs: count, kind, dtype,
+ * shape, and that every tensor lives on one device. Returns that device (undefined when the
+ * kernel takes no tensors).
+ * @throws TirxError TX5001 (count), TX5002 (dtype), TX5003 (shape), TX5004 (device), TX5005 (kind).
+ */
+export function checkArgs(fn: PrimFunc, args: readonly KernelArg[]): DeviceLike | undefined {
+  if (args.length !== fn.params.length) {
+    throw new TirxError(
+      "TX5001",
+      `kernel "${fn.name}" takes ${fn.params.length} arguments (${fn.params.map((p) => p.name).join(", ")}), got ${args.length}`,
+      fn.span,
+    );
+  }
+  let device: DeviceLike | undefined;
+  fn.params.forEach((p, i) => {
+    const a = args[i];
+    if (p.kind === "buffer") {
+      if (!isDeviceTensor(a)) {
+        throw new TirxError("TX5005", `argument ${i} ("${p.name}") must be a tensor, got ${typeof a}`, fn.span);
+      }
+      if (a.dtype !== p.buffer.dtype) {
+        throw new TirxError("TX5002", `argument ${i} ("${p.name}") has dtype ${a.dtype}, expected ${p.buffer.dtype}`, fn.span);
+      }
+      if (a.shape.length !== p.buffer.shape.length || a.shape.some((n, k) => n !== p.buffer.shape[k])) {
+        throw new TirxError("TX5003", `argument ${i} ("${p.name}") has shape [${a.shape.join(", ")}], expected [${p.buffer.shape.join(", ")}]`, fn.span);
+      }
+      if (device && (device.kind !== a.device.kind || device !== a.device)) {
+        throw new TirxError("TX5004", `argument ${i} ("${p.name}") lives on ${a.device.name}, but earlier tensors live on ${device.name}`, fn.span);
+      }
+      device = a.device;
+    } else {
+      const ok = typeof a === "number" || typeof a === "bigint" || typeof a === "boolean";
+      if (!ok) {
+        throw new TirxError("TX5005", `argument ${i} ("${p.name}") is a ${p.var.dtype} scalar; pass a number`, fn.span);
+      }
+    }
+  });
+  return device;
+}

@@ -1,0 +1,27 @@
+import type { DType } from "../dtype.js";
+import type { HostArray } from "../host/encode.js";
+
+/** A place kernels run: a CUDA GPU or the simulated device. */
+export interface DeviceLike {
+  readonly kind: "cuda" | "sim";
+  /** Human-readable name, e.g. "NVIDIA H200" or "sim". */
+  readonly name: string;
+}
+
+/**
+ * A tensor living on a device, as every runtime exposes it. Shapes are in elements,
+ * row-major, contiguous. `toArray()` copies to the host (float16/bfloat16 widen to Float32Array).
+ */
+export interface DeviceTensor {
+  readonly device: DeviceLike;
+  readonly shape: readonly number[];
+  readonly dtype: DType;
+  /** Size in bytes. */
+  readonly nbytes: number;
+  /** Copy the contents to the host as one value per element. */
+  toArray(): HostArray;
+  /** Copy the raw little-endian bytes to the host. */
+  toBytes(): Uint8Array;
+  /** Free the device memory now; later use throws. */
+  dispose(): void;
+}
