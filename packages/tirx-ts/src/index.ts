@@ -1,1 +1,21 @@
-export {};
+export { T, PrimExpr, TileView, printFunc } from "@tirx-ts/dsl";
+export {
+  TirxError,
+  isTirxError,
+  renderDiagnostic,
+  verify,
+  structuralEqual,
+  structuralHash,
+  type DType,
+  type PrimFunc,
+  type DeviceLike,
+  type DeviceTensor,
+  type KernelArg,
+} from "@tirx-ts/core";
+export { emitPtx, compileToPtx, type PtxModule } from "@tirx-ts/codegen-ptx";
+export { cuda, cudaAvailable, CudaError, CudaUnavailableError } from "@tirx-ts/runtime-cuda";
+export { sim } from "@tirx-ts/runtime-sim";
+export { compile, type Compiled, type CompileOptions, type LaunchResult } from "./compile.js";
+export { tensor, type TensorOptions } from "./tensor.js";
+export { device } from "./device.js";
+export { isMain } from "./main.js";

@@ -1,0 +1,112 @@
+import { dtypeBits, dtypeKind, isFloat, writeElement, type DType } from "@tirx-ts/core";
+
+/**
+ * How each dtype lives in PTX registers and memory. Registers are typed by class, as nvcc and
+ * tinygrad name them: `%p` pred, `%rs` 8/16-bit integers, `%h` float16/bfloat16 bits, `%r` 32-bit
+ * integers, `%rd` 64-bit integers and addresses, `%f` float32, `%fd` float64.
+ * 8-bit integers have no PTX register type of their own, so they live in 16-bit `%rs` registers,
+ * always sign-extended (int8) or zero-extended (uint8) from their low byte.
+ */
+export type RegClass = "p" | "rs" | "h" | "r" | "rd" | "f" | "fd";
+
+/** Declaration type of each register class, in the order the entry declares them. */
+export const REG_DECL: Readonly<Record<RegClass, string>> = {
+  p: ".pred",
+  rs: ".b16",
+  h: ".b16",
+  r: ".b32",
+  rd: ".b64",
+  f: ".f32",
+  fd: ".f64",
+};
+
+export function regClass(dt: DType): RegClass {
+  if (dt === "bool") return "p";
+  if (dt === "float16" || dt === "bfloat16") return "h";
+  if (dt === "float32") return "f";
+  if (dt === "float64") return "fd";
+  const bits = dtypeBits(dt);
+  return bits <= 16 ? "rs" : bits === 32 ? "r" : "rd";
+}
+
+const INT_SUFFIX = (dt: DType): string => `${dtypeKind(dt) === "int" ? "s" : "u"}${dtypeBits(dt)}`;
+
+/** Type suffix of ld/st/ld.param: bool is one byte; 16-bit floats move as raw `.b16` bits. */
+export function memType(dt: DType): string {
+  if (dt === "bool") return "u8";
+  if (dt === "float16" || dt === "bfloat16") return "b16";
+  if (isFloat(dt)) return `f${dtypeBits(dt)}`;
+  return INT_SUFFIX(dt);
+}
+
+/** Type suffix of arithmetic and setp: 8-bit integers compute in their 16-bit registers. */
+export function opType(dt: DType): string {
+  if (isFloat(dt)) return `f${dtypeBits(dt)}`;
+  if (dt === "bool") return "u16";
+  const bits = Math.max(16, dtypeBits(dt));
+  return `${dtypeKind(dt) === "int" ? "s" : "u"}${bits}`;
+}
+
+/** Type suffix of cvt: the exact source/destination format (`.s8` reads the low byte). */
+export function cvtType(dt: DType): string {
+  if (dt === "float16") return "f16";
+  if (dt === "bfloat16") return "bf16";
+  if (isFloat(dt)) return `f${dtypeBits(dt)}`;
+  return INT_SUFFIX(dt);
+}
+
+/** Untyped suffix of the register width (`mov`, `selp` on raw bits). */
+export function bitType(dt: DType): string {
+  const cls = regClass(dt);
+  if (cls === "p") return "pred";
+  if (cls === "f") return "f32";
+  if (cls === "fd") return "f64";
+  return { rs: "b16", h: "b16", r: "b32", rd: "b64" }[cls];
+}
+
+/** Kernel parameter type: tensors are `.u64` pointers; bool travels as one byte. */
+export function paramType(dt: DType): string {
+  return memType(dt);
+}
+
+/** Width in bytes of one element in memory. */
+export function elemBytes(dt: DType): number {
+  return dt === "bool" ? 1 : dtypeBits(dt) / 8;
+}
+
+const scratch = new DataView(new ArrayBuffer(8));
+
+/** Hex digits of the IEEE bits of `v` as `dt` (rounded to nearest even, as the host encodes). */
+export function floatBits(v: number, dt: DType): string {
+  writeElement(scratch, 0, dt, v);
+  const bytes = dtypeBits(dt) / 8;
+  let hex = "";
+  for (let i = bytes - 1; i >= 0; i--) hex += scratch.getUint8(i).toString(16).padStart(2, "0");
+  return hex.toUpperCase();
+}
+
+/**
+ * PTX immediate for a float constant: `0fXXXXXXXX` (f32), `0dXXXXXXXXXXXXXXXX` (f64), or the raw
+ * `0xXXXX` bits of a 16-bit float (usable only with `.b16` moves).
+ */
+export function floatImmediate(v: number, dt: DType): string {
+  if (dt === "float32") return `0f${floatBits(v, dt)}`;
+  if (dt === "float64") return `0d${floatBits(v, dt)}`;
+  return `0x${floatBits(v, dt)}`;
+}
+
+/**
+ * PTX immediate for an integer constant of `dt`, wrapped to the dtype's width as a store would.
+ * Values that do not fit a signed 64-bit literal are written in hex.
+ */
+export function intImmediate(v: number | bigint, dt: DType): string {
+  if (dt === "bool") return BigInt(v) !== 0n ? "1" : "0";
+  const bits = BigInt(dtypeBits(dt));
+  const signed = dtypeKind(dt) === "int";
+  const x = signed ? BigInt.asIntN(Number(bits), BigInt(v)) : BigInt.asUintN(Number(bits), BigInt(v));
+  if (x >= 2n ** 63n) return `0x${x.toString(16).toUpperCase()}`;
+  return x.toString();
+}
+
+/** True when an operand string is a register (as opposed to an immediate). */
+export const isReg = (op: string): boolean => op.startsWith("%") || op.startsWith("!%");

@@ -1,0 +1,73 @@
+import { mkVar, TirxError, type Expr } from "@tirx-ts/core";
+import { builder } from "./builder.js";
+import { PrimExpr, toExpr, type ExprLike } from "./expr.js";
+import { callerSpan } from "./span.js";
+
+function* loop(start: ExprLike, stop: ExprLike | undefined, annotation: "serial" | "unroll"): Generator<PrimExpr> {
+  const span = callerSpan();
+  const b = builder(annotation === "serial" ? "T.range" : "T.unroll", span);
+  const [lo, hi] = stop === undefined ? [0, start] : [start, stop];
+  const min = toExpr(lo, "int32", span);
+  const end = toExpr(hi, "int32", span);
+  if (min.dtype !== "int32" || end.dtype !== "int32") {
+    throw new TirxError("TX2005", `loop bounds must be int32, got ${min.dtype} and ${end.dtype}`, span);
+  }
+  const extent: Expr =
+    min.kind === "IntImm" && end.kind === "IntImm"
+      ? { kind: "IntImm", value: Number(end.value) - Number(min.value), dtype: "int32" }
+      : { kind: "Binary", op: "sub", a: end, b: min, dtype: "int32" };
+  const v = mkVar("i", "int32", span);
+  const depth = b.depth;
+  b.open();
+  try {
+    yield new PrimExpr(v);
+  } finally {
+    if (b.depth !== depth + 1) throw new Error("tirx-ts internal: loop body left frames open");
+    const body = b.close();
+    b.emit({ kind: "For", var: v, min, extent, annotation, body, ...(span ? { span } : {}) });
+  }
+}
+
+/**
+ * A serial loop, traced once: `for (const j of T.range(32)) { ... }` or `T.range(lo, hi)`.
+ * The body's statements are recorded once with `j` as the loop variable.
+ */
+export function range(start: ExprLike, stop?: ExprLike): Iterable<PrimExpr> {
+  return loop(start, stop, "serial");
+}
+
+/** Like `range`, asking code generation to unroll the loop fully (constant bounds). */
+export function unroll(start: ExprLike, stop?: ExprLike): Iterable<PrimExpr> {
+  return loop(start, stop, "unroll");
+}
+
+/** `if (cond) { then } else { otherwise }`, with both bodies traced once. */
+export function if_(cond: ExprLike, then: () => void, otherwise?: () => void): void {
+  const span = callerSpan();
+  const b = builder("T.if_", span);
+  const c = toExpr(cond, "bool", span);
+  if (c.dtype !== "bool") throw new TirxError("TX2005", `if condition must be bool, got ${c.dtype}`, span);
+  const t = b.block(then);
+  const e = otherwise ? b.block(otherwise) : undefined;
+  b.emit({ kind: "If", cond: c, then: t, ...(e ? { else: e } : {}), ...(span ? { span } : {}) });
+}
+
+/** `while (cond()) { body }`; `cond` is traced once. */
+export function while_(cond: () => ExprLike, body: () => void): void {
+  const span = callerSpan();
+  const b = builder("T.while_", span);
+  const c = toExpr(cond(), "bool", span);
+  if (c.dtype !== "bool") throw new TirxError("TX2005", `while condition must be bool, got ${c.dtype}`, span);
+  const s = b.block(body);
+  b.emit({ kind: "While", cond: c, body: s, ...(span ? { span } : {}) });
+}
+
+/** Bind `value` to a named variable (TIR LetStmt): later uses read the variable. */
+export function let_(name: string, value: ExprLike): PrimExpr {
+  const span = callerSpan();
+  const b = builder("T.let_", span);
+  const e = toExpr(value, undefined, span);
+  const v = mkVar(name, e.dtype, span);
+  b.emit({ kind: "Let", var: v, value: e, ...(span ? { span } : {}) });
+  return new PrimExpr(v);
+}

@@ -1,0 +1,167 @@
+import {
+  binary,
+  boolImm,
+  cast,
+  compare,
+  floatImm,
+  ifThenElse,
+  intImm,
+  isFloat,
+  logical,
+  not,
+  TirxError,
+  type BinaryOp,
+  type CompareOp,
+  type DType,
+  type Expr,
+  type Span,
+} from "@tirx-ts/core";
+import { callerSpan } from "./span.js";
+
+/** Anything usable where an expression is expected: a PrimExpr, or a JS literal. */
+export type ExprLike = PrimExpr | number | bigint | boolean;
+
+/**
+ * A traced expression. TypeScript has no operator overloading, so arithmetic is spelled with
+ * methods: `tid.mul(32).add(j)`, `tid.lt(n)`. JS number literals take the other operand's dtype
+ * (as TVMScript's literals do).
+ */
+export class PrimExpr {
+  constructor(readonly expr: Expr) {}
+
+  get dtype(): DType {
+    return this.expr.dtype;
+  }
+
+  add(b: ExprLike): PrimExpr {
+    return bin("add", this, b);
+  }
+  sub(b: ExprLike): PrimExpr {
+    return bin("sub", this, b);
+  }
+  mul(b: ExprLike): PrimExpr {
+    return bin("mul", this, b);
+  }
+  /** C division: truncates toward zero for integers. */
+  div(b: ExprLike): PrimExpr {
+    return bin("div", this, b);
+  }
+  /** C remainder: sign of the dividend. */
+  mod(b: ExprLike): PrimExpr {
+    return bin("mod", this, b);
+  }
+  /** Python `//`: rounds toward negative infinity. */
+  floordiv(b: ExprLike): PrimExpr {
+    return bin("floordiv", this, b);
+  }
+  /** Python `%`: sign of the divisor. */
+  floormod(b: ExprLike): PrimExpr {
+    return bin("floormod", this, b);
+  }
+  min(b: ExprLike): PrimExpr {
+    return bin("min", this, b);
+  }
+  max(b: ExprLike): PrimExpr {
+    return bin("max", this, b);
+  }
+  bitand(b: ExprLike): PrimExpr {
+    return bin("bitand", this, b);
+  }
+  bitor(b: ExprLike): PrimExpr {
+    return bin("bitor", this, b);
+  }
+  bitxor(b: ExprLike): PrimExpr {
+    return bin("bitxor", this, b);
+  }
+  shl(b: ExprLike): PrimExpr {
+    return bin("shl", this, b);
+  }
+  shr(b: ExprLike): PrimExpr {
+    return bin("shr", this, b);
+  }
+  eq(b: ExprLike): PrimExpr {
+    return cmp("eq", this, b);
+  }
+  ne(b: ExprLike): PrimExpr {
+    return cmp("ne", this, b);
+  }
+  lt(b: ExprLike): PrimExpr {
+    return cmp("lt", this, b);
+  }
+  le(b: ExprLike): PrimExpr {
+    return cmp("le", this, b);
+  }
+  gt(b: ExprLike): PrimExpr {
+    return cmp("gt", this, b);
+  }
+  ge(b: ExprLike): PrimExpr {
+    return cmp("ge", this, b);
+  }
+  and(b: ExprLike): PrimExpr {
+    const span = callerSpan();
+    return new PrimExpr(logical("and", this.expr, toExpr(b, "bool", span), span));
+  }
+  or(b: ExprLike): PrimExpr {
+    const span = callerSpan();
+    return new PrimExpr(logical("or", this.expr, toExpr(b, "bool", span), span));
+  }
+  not(): PrimExpr {
+    return new PrimExpr(not(this.expr, callerSpan()));
+  }
+  /** Value conversion to `dtype` (PTX cvt semantics). */
+  cast(dtype: DType): PrimExpr {
+    return new PrimExpr(cast(dtype, this.expr, callerSpan()));
+  }
+}
+
+/** Convert a literal or PrimExpr to IR; literals take `like` as their dtype when given. */
+export function toExpr(x: ExprLike, like?: DType, span?: Span): Expr {
+  if (x instanceof PrimExpr) return x.expr;
+  if (typeof x === "boolean") return boolImm(x, span);
+  if (typeof x === "bigint") return intImm(x, like && !isFloat(like) ? like : "int64", span);
+  if (typeof x === "number") {
+    if (like && isFloat(like)) return floatImm(x, like, span);
+    if (Number.isInteger(x)) {
+      if (like === "bool") return boolImm(x !== 0, span);
+      return intImm(x, like ?? "int32", span);
+    }
+    return floatImm(x, like ?? "float32", span);
+  }
+  throw new TirxError("TX1002", `expected an expression or a number, got ${describe(x)}`, span);
+}
+
+/** Short description of a JS value for error messages. */
+export function describe(x: unknown): string {
+  if (x === null) return "null";
+  if (Array.isArray(x)) return "an array";
+  if (typeof x === "object") return (x as { constructor?: { name?: string } }).constructor?.name ?? "an object";
+  return typeof x;
+}
+
+function dtypeOf(x: ExprLike): DType | undefined {
+  return x instanceof PrimExpr ? x.dtype : undefined;
+}
+
+function bin(op: BinaryOp, a: ExprLike, b: ExprLike): PrimExpr {
+  const span = callerSpan();
+  const like = dtypeOf(a) ?? dtypeOf(b);
+  return new PrimExpr(binary(op, toExpr(a, like, span), toExpr(b, like, span), span));
+}
+
+function cmp(op: CompareOp, a: ExprLike, b: ExprLike): PrimExpr {
+  const span = callerSpan();
+  const like = dtypeOf(a) ?? dtypeOf(b);
+  return new PrimExpr(compare(op, toExpr(a, like, span), toExpr(b, like, span), span));
+}
+
+/** `a op b` as a free function (T.add and friends). */
+export const freeBinary = bin;
+/** `a cmp b` as a free function. */
+export const freeCompare = cmp;
+
+/** `cond ? t : f` with both arms evaluated (TIR `if_then_else`). */
+export function if_then_else(cond: ExprLike, t: ExprLike, f: ExprLike): PrimExpr {
+  const span = callerSpan();
+  const like = dtypeOf(t) ?? dtypeOf(f);
+  return new PrimExpr(ifThenElse(toExpr(cond, "bool", span), toExpr(t, like, span), toExpr(f, like, span), span));
+}

@@ -1,0 +1,188 @@
+import {
+  TirxError,
+  decodeHost,
+  dtypeBytes,
+  encodeHost,
+  isDType,
+  numel,
+  type DType,
+  type DeviceTensor,
+  type HostArray,
+  type HostData,
+} from "@tirx-ts/core";
+import { cuda, type CudaDevice } from "./device.js";
+import { driver, type CuHandle } from "./driver.js";
+
+interface Allocation {
+  readonly device: CudaDevice;
+  readonly ptr: CuHandle;
+}
+
+/** Frees device memory of tensors that were garbage-collected without `dispose()`. */
+const registry = new FinalizationRegistry<Allocation>((a) => {
+  try {
+    a.device.activate();
+    driver().memFree(a.ptr);
+  } catch {
+    // nothing useful can be done with an error here
+  }
+});
+
+/**
+ * A contiguous, row-major tensor in CUDA device memory (cuMemAlloc). Owns its memory: free it
+ * with `dispose()`; a FinalizationRegistry frees it as a safety net when the tensor is collected.
+ * Any use after `dispose()` throws.
+ */
+export class CudaTensor implements DeviceTensor {
+  readonly device: CudaDevice;
+  readonly shape: readonly number[];
+  readonly dtype: DType;
+  /** Size in bytes. */
+  readonly nbytes: number;
+  #ptr: CuHandle;
+  #disposed = false;
+
+  private constructor(device: CudaDevice, shape: readonly number[], dtype: DType) {
+    checkShape(shape, dtype);
+    this.device = device;
+    this.shape = Object.freeze([...shape]);
+    this.dtype = dtype;
+    this.nbytes = numel(shape) * dtypeBytes(dtype);
+    device.activate();
+    // cuMemAlloc refuses 0 bytes: an empty tensor has no allocation (pointer 0).
+    this.#ptr = this.nbytes > 0 ? driver().memAlloc(this.nbytes) : 0n;
+    if (this.#ptr !== 0n) registry.register(this, { device, ptr: this.#ptr }, this);
+  }
+
+  /** @internal Uninitialised tensor; use `cudaEmpty`. */
+  static allocate(shape: readonly number[], dtype: DType, device: CudaDevice): CudaTensor {
+    return new CudaTensor(device, shape, dtype);
+  }
+
+  /** The CUdeviceptr of the first element (0n for an empty tensor). @throws Error after dispose(). */
+  get ptr(): CuHandle {
+    this.#live();
+    return this.#ptr;
+  }
+
+  /** True once `dispose()` ran. */
+  get disposed(): boolean {
+    return this.#disposed;
+  }
+
+  /** Copy the raw little-endian bytes to the host (cuMemcpyDtoH, synchronous). */
+  toBytes(): Uint8Array {
+    this.#live();
+    const out = new Uint8Array(this.nbytes);
+    if (this.nbytes > 0) {
+      this.device.activate();
+      driver().memcpyDtoH(out, this.#ptr);
+    }
+    return out;
+  }
+
+  /** Copy to the host as one value per element (float16/bfloat16 widen to Float32Array, bool → Uint8Array 0/1). */
+  toArray(): HostArray {
+    return decodeHost(this.toBytes(), this.dtype);
+  }
+
+  /**
+   * Overwrite the contents from the host: one value per element, or raw bytes (a Uint8Array of
+   * exactly `nbytes` for dtypes wider than one byte). Synchronous (cuMemcpyHtoD).
+   * @throws TirxError TX5007 when the data does not fit the shape and dtype.
+   */
+  copyFrom(data: HostData): this {
+    this.#live();
+    const bytes = encodeFor(data, this.shape, this.dtype);
+    if (bytes.length > 0) {
+      this.device.activate();
+      driver().memcpyHtoD(this.#ptr, bytes);
+    }
+    return this;
+  }
+
+  /** Set every byte to zero (cuMemsetD8). */
+  zero(): this {
+    this.#live();
+    if (this.nbytes > 0) {
+      this.device.activate();
+      driver().memsetD8(this.#ptr, 0, this.nbytes);
+    }
+    return this;
+  }
+
+  /** Free the device memory now (cuMemFree); later use throws. Calling it twice is harmless. */
+  dispose(): void {
+    if (this.#disposed) return;
+    this.#disposed = true;
+    registry.unregister(this);
+    if (this.#ptr !== 0n) {
+      const ptr = this.#ptr;
+      this.#ptr = 0n;
+      this.device.activate();
+      driver().memFree(ptr);
+    }
+  }
+
+  toString(): string {
+    return `CudaTensor(${this.dtype}[${this.shape.join(", ")}] on ${this.device.name})`;
+  }
+
+  #live(): void {
+    if (this.#disposed) {
+      throw new Error(`${this.dtype}[${this.shape.join(", ")}] CUDA tensor used after dispose()`);
+    }
+  }
+}
+
+function checkShape(shape: readonly number[], dtype: DType): void {
+  if (!isDType(dtype)) throw new TirxError("TX5007", `unknown dtype ${String(dtype)}`);
+  if (!Array.isArray(shape) || shape.some((n) => !Number.isSafeInteger(n) || n < 0)) {
+    throw new TirxError("TX5007", `tensor shape must be non-negative integers, got [${String(shape)}]`);
+  }
+}
+
+function encodeFor(data: HostData, shape: readonly number[], dtype: DType): Uint8Array {
+  try {
+    return encodeHost(data, dtype, numel(shape));
+  } catch (e) {
+    throw new TirxError("TX5007", `host data does not fit ${dtype}[${shape.join(", ")}]: ${(e as Error).message}`);
+  }
+}
+
+/** Options of the tensor constructors; `device` defaults to `cuda(0)`. */
+export interface CudaTensorOptions {
+  readonly shape: readonly number[];
+  readonly dtype: DType;
+  readonly device?: CudaDevice;
+}
+
+/**
+ * A new device tensor holding `data` (one value per element, row-major, or raw bytes).
+ * @example cudaTensor([1, 2, 3, 4], { shape: [2, 2], dtype: "float16" })
+ * @throws TirxError TX5007 when the data does not fit; CudaError when allocation fails.
+ */
+export function cudaTensor(data: HostData, opts: CudaTensorOptions): CudaTensor {
+  checkShape(opts.shape, opts.dtype);
+  const bytes = encodeFor(data, opts.shape, opts.dtype);
+  const t = CudaTensor.allocate(opts.shape, opts.dtype, opts.device ?? cuda(0));
+  if (bytes.length > 0) {
+    try {
+      driver().memcpyHtoD(t.ptr, bytes);
+    } catch (e) {
+      t.dispose();
+      throw e;
+    }
+  }
+  return t;
+}
+
+/** A new device tensor with uninitialised contents. */
+export function cudaEmpty(shape: readonly number[], dtype: DType, device: CudaDevice = cuda(0)): CudaTensor {
+  return CudaTensor.allocate(shape, dtype, device);
+}
+
+/** A new device tensor with every byte zero (all elements 0 / false / +0.0). */
+export function cudaZeros(shape: readonly number[], dtype: DType, device: CudaDevice = cuda(0)): CudaTensor {
+  return CudaTensor.allocate(shape, dtype, device).zero();
+}

@@ -1,0 +1,88 @@
+import { parseArgs } from "node:util";
+import { resolve } from "node:path";
+import { pathToFileURL } from "node:url";
+import { existsSync } from "node:fs";
+import { isTirxError, renderDiagnostic, verify, type PrimFunc, type TirxError } from "@tirx-ts/core";
+import { emitPtx } from "@tirx-ts/codegen-ptx";
+import { printFunc } from "@tirx-ts/dsl";
+
+const USAGE = `usage: tirx build <file.ts> [--kernel NAME] [--emit ptx|ir] [--arch sm_80|sm_90]
+
+  Prints the PTX (default) or the IR of the kernels that <file.ts> exports.
+  --kernel NAME   only the kernel named NAME (its T.function name or export name)
+  --emit ptx|ir   what to print (default ptx)
+  --arch SM       PTX target (default sm_80; bulk copies need sm_90)`;
+
+function isPrimFunc(x: unknown): x is PrimFunc {
+  return typeof x === "object" && x !== null && (x as { kind?: unknown }).kind === "PrimFunc";
+}
+
+/** The `tirx` command line. Returns the exit code: 0 ok, 1 kernel errors, 2 usage. */
+export async function main(argv: readonly string[]): Promise<number> {
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args: [...argv],
+      allowPositionals: true,
+      options: {
+        kernel: { type: "string" },
+        emit: { type: "string", default: "ptx" },
+        arch: { type: "string", default: "sm_80" },
+        help: { type: "boolean", short: "h" },
+      },
+    });
+  } catch (e) {
+    process.stderr.write(`tirx: ${(e as Error).message}\n${USAGE}\n`);
+    return 2;
+  }
+  const { values, positionals } = parsed;
+  if (values.help) {
+    process.stdout.write(USAGE + "\n");
+    return 0;
+  }
+  const [cmd, file, ...rest] = positionals;
+  if (cmd !== "build" || !file || rest.length > 0) {
+    process.stderr.write(`${USAGE}\n`);
+    return 2;
+  }
+  if (values.emit !== "ptx" && values.emit !== "ir") {
+    process.stderr.write(`tirx: --emit must be "ptx" or "ir", got "${values.emit}"\n`);
+    return 2;
+  }
+  const path = resolve(file);
+  if (!existsSync(path)) {
+    process.stderr.write(`tirx: no such file: ${file}\n`);
+    return 2;
+  }
+  try {
+    const { tsImport } = await import("tsx/esm/api");
+    const mod = (await tsImport(pathToFileURL(path).href, import.meta.url)) as Record<string, unknown>;
+    let kernels = Object.entries(mod).filter((e): e is [string, PrimFunc] => isPrimFunc(e[1]));
+    if (values.kernel) {
+      kernels = kernels.filter(([k, f]) => k === values.kernel || f.name === values.kernel);
+    }
+    if (kernels.length === 0) {
+      process.stderr.write(
+        values.kernel
+          ? `tirx: ${file} exports no kernel named "${values.kernel}"\n`
+          : `tirx: ${file} exports no kernels (export the result of T.function)\n`,
+      );
+      return 1;
+    }
+    const seen = new Set<PrimFunc>();
+    for (const [, fn] of kernels) {
+      if (seen.has(fn)) continue;
+      seen.add(fn);
+      const vf = verify(fn);
+      if (values.emit === "ir") process.stdout.write(printFunc(fn));
+      else process.stdout.write(emitPtx(vf, { arch: values.arch! }).text);
+    }
+    return 0;
+  } catch (e) {
+    if (isTirxError(e)) {
+      process.stderr.write(renderDiagnostic(e as TirxError, { color: process.stderr.isTTY }) + "\n");
+      return 1;
+    }
+    throw e;
+  }
+}

@@ -1,0 +1,55 @@
+import { checkArgs, verify, type KernelArg, type PrimFunc, type TirxError, type VerifiedFunc } from "@tirx-ts/core";
+import { emitPtx, type PtxModule } from "@tirx-ts/codegen-ptx";
+import { loadModule, type CudaDevice } from "@tirx-ts/runtime-cuda";
+import { runSim } from "@tirx-ts/runtime-sim";
+import { device as defaultDevice } from "./device.js";
+
+/** Options of `compile`. */
+export interface CompileOptions {
+  /** Only "cuda": the kernel is compiled to PTX; it also runs on the simulated device. */
+  readonly target: "cuda";
+  /** PTX target, default "sm_80" (bulk copies need "sm_90"). */
+  readonly arch?: string;
+  /** Simulator hazard reports: "throw" (default) stops at the first, "collect" gathers them. */
+  readonly hazards?: "throw" | "collect";
+}
+
+/** What one launch returned: hazard reports from the simulator (always empty on a GPU). */
+export interface LaunchResult {
+  readonly device: "cuda" | "sim";
+  readonly reports: readonly TirxError[];
+}
+
+/** A compiled kernel: call it with device tensors (and numbers for scalars) in parameter order. */
+export interface Compiled {
+  (...args: KernelArg[]): LaunchResult;
+  /** The PTX module text. */
+  readonly ptx: string;
+  /** The PTX module with its entry name, version, target and launch. */
+  readonly module: PtxModule;
+  /** The verified IR. */
+  readonly verified: VerifiedFunc;
+}
+
+/**
+ * Verify `fn`, generate its PTX, and return a callable that launches it where its tensors live:
+ * on the GPU through the CUDA driver, or on the simulated device. Arguments are checked
+ * (count, dtype, shape, device) before anything runs; a GPU launch synchronizes before returning.
+ * @throws TirxError from the verifier (TX1xxx–TX4xxx) or for bad arguments (TX5xxx); CudaError.
+ */
+export function compile(fn: PrimFunc, opts: CompileOptions = { target: "cuda" }): Compiled {
+  const verified = verify(fn);
+  const module = emitPtx(verified, opts.arch ? { arch: opts.arch } : {});
+  const run = (...args: KernelArg[]): LaunchResult => {
+    const dev = checkArgs(fn, args) ?? defaultDevice();
+    if (dev.kind === "sim") {
+      const { reports } = runSim(verified, args, { hazards: opts.hazards ?? "throw" });
+      return { device: "sim", reports };
+    }
+    const cudaDev = dev as CudaDevice;
+    loadModule(cudaDev, module.text).getKernel(module.entry).launch(fn.params, args, module.launch);
+    cudaDev.synchronize();
+    return { device: "cuda", reports: [] };
+  };
+  return Object.assign(run, { ptx: module.text, module, verified });
+}

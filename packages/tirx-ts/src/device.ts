@@ -1,0 +1,34 @@
+import type { DeviceLike } from "@tirx-ts/core";
+import { cuda, cudaAvailable } from "@tirx-ts/runtime-cuda";
+import { sim } from "@tirx-ts/runtime-sim";
+
+let chosen: DeviceLike | undefined;
+
+/**
+ * The default device: `cuda(0)` when the CUDA driver (libcuda.so.1) loads and reports a GPU,
+ * otherwise the simulated device `sim()`. Says once on stderr which it picked and why.
+ * Set `TIRX_DEVICE=sim` or `TIRX_DEVICE=cuda` to force one (cuda then throws if unavailable).
+ */
+export function device(): DeviceLike {
+  if (chosen) return chosen;
+  const forced = process.env["TIRX_DEVICE"];
+  let why: string;
+  if (forced === "sim") {
+    chosen = sim();
+    why = "TIRX_DEVICE=sim";
+  } else if (forced === "cuda") {
+    chosen = cuda(0);
+    why = "TIRX_DEVICE=cuda";
+  } else {
+    const probe = cudaAvailable();
+    if (probe.ok) {
+      chosen = cuda(0);
+      why = "the CUDA driver loaded";
+    } else {
+      chosen = sim();
+      why = `no CUDA driver: ${probe.reason}`;
+    }
+  }
+  process.stderr.write(`tirx-ts: running on ${chosen.kind === "sim" ? "the simulated device (sim)" : chosen.name} (${why})\n`);
+  return chosen;
+}

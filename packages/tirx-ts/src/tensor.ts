@@ -1,0 +1,43 @@
+import { TirxError, type DType, type DeviceLike, type DeviceTensor, type HostData } from "@tirx-ts/core";
+import { cudaEmpty, cudaTensor, cudaZeros, type CudaDevice } from "@tirx-ts/runtime-cuda";
+import { simEmpty, simTensor, simZeros } from "@tirx-ts/runtime-sim";
+import { device as defaultDevice } from "./device.js";
+
+/** Options of `tensor`: shape in elements (row-major), dtype, and device (default: `device()`). */
+export interface TensorOptions {
+  readonly shape: readonly number[];
+  readonly dtype: DType;
+  readonly device?: DeviceLike;
+}
+
+function check(data: HostData, opts: TensorOptions): void {
+  const n = opts.shape.reduce((a, b) => a * b, 1);
+  if (!(data instanceof Uint8Array && data.length !== n) && data.length !== n) {
+    throw new TirxError("TX5007", `tensor of shape [${opts.shape.join(", ")}] needs ${n} elements, got ${data.length}`);
+  }
+}
+
+/**
+ * A device tensor holding `data` (one value per element, row-major; float16/bfloat16 are rounded
+ * to nearest even). On `opts.device`, or the default device.
+ * @throws TirxError TX5007 when the element count does not match the shape.
+ */
+export function tensor(data: HostData, opts: TensorOptions): DeviceTensor {
+  const dev = opts.device ?? defaultDevice();
+  try {
+    return dev.kind === "sim"
+      ? simTensor(data, { shape: opts.shape, dtype: opts.dtype })
+      : cudaTensor(data, { shape: opts.shape, dtype: opts.dtype, device: dev as CudaDevice });
+  } catch (e) {
+    if (e instanceof RangeError) check(data, opts);
+    throw e;
+  }
+}
+
+/** A zero-filled device tensor. */
+tensor.zeros = (shape: readonly number[], dtype: DType, dev: DeviceLike = defaultDevice()): DeviceTensor =>
+  dev.kind === "sim" ? simZeros(shape, dtype) : cudaZeros(shape, dtype, dev as CudaDevice);
+
+/** A device tensor with unspecified contents (the simulator poisons them). */
+tensor.empty = (shape: readonly number[], dtype: DType, dev: DeviceLike = defaultDevice()): DeviceTensor =>
+  dev.kind === "sim" ? simEmpty(shape, dtype) : cudaEmpty(shape, dtype, dev as CudaDevice);

@@ -1,0 +1,93 @@
+import { describe, expect, test } from "vitest";
+import { T } from "@tirx-ts/dsl";
+import { TirxError, verify, type PrimFunc } from "@tirx-ts/core";
+
+function codeOf(build: () => PrimFunc): string {
+  try {
+    verify(build());
+  } catch (e) {
+    if (e instanceof TirxError) return e.code;
+    throw e;
+  }
+  return "verified";
+}
+
+const launch = (block = 32) => T.cuda.LaunchConfig({ grid: 1, block });
+
+describe("well-formedness", () => {
+  test("a kernel without device_entry is refused (TX2004)", () => {
+    expect(codeOf(() => T.function("k", { A: T.Tensor([4], "int32") }, () => {}))).toBe("TX2004");
+  });
+
+  test("thread indices before device_entry are refused (TX2002)", () => {
+    expect(() =>
+      T.function("k", {}, () => {
+        T.cuda.thread_idx("x");
+      }),
+    ).toThrow(expect.objectContaining({ code: "TX2002" }));
+  });
+
+  test("a variable used after its loop is refused (TX2001)", () => {
+    expect(
+      codeOf(() =>
+        T.function("k", { A: T.Tensor([32], "int32") }, ({ A }) => {
+          T.device_entry({ launch: launch() });
+          let leaked = undefined as unknown as Parameters<typeof A.set>[1];
+          for (const i of T.range(4)) leaked = i;
+          A.set([0], leaked);
+        }),
+      ),
+    ).toBe("TX2001");
+  });
+
+  test("a constant out-of-bounds store is refused (TX2006); the thread range is bounded by the launch", () => {
+    const k = (n: number) => () =>
+      T.function("k", { A: T.Tensor([32], "int32") }, ({ A }) => {
+        T.device_entry({ launch: launch(n) });
+        const tid = T.cuda.thread_idx("x");
+        A.set([tid], tid);
+      });
+    expect(codeOf(k(32))).toBe("verified");
+    expect(codeOf(k(64))).toBe("TX2006");
+  });
+
+  test("storing a value of another dtype needs a cast (TX2005)", () => {
+    expect(
+      codeOf(() =>
+        T.function("k", { A: T.Tensor([32], "float32") }, ({ A }) => {
+          T.device_entry({ launch: launch() });
+          A.set([0], T.cuda.thread_idx("x"));
+        }),
+      ),
+    ).toBe("TX2005");
+  });
+
+  test("launch limits (TX2007) and shared capacity (TX2008)", () => {
+    expect(
+      codeOf(() =>
+        T.function("k", {}, () => {
+          T.device_entry({ launch: T.cuda.LaunchConfig({ grid: 1, block: 2048 }) });
+        }),
+      ),
+    ).toBe("TX2007");
+    expect(
+      codeOf(() =>
+        T.function("k", {}, () => {
+          T.device_entry({ launch: launch() });
+          T.alloc_shared([64 * 1024], "float32");
+        }),
+      ),
+    ).toBe("TX2008");
+  });
+
+  test("wait_group takes a static 0..7 (TX3022)", () => {
+    expect(
+      codeOf(() =>
+        T.function("k", {}, () => {
+          T.device_entry({ launch: launch() });
+          T.ptx.cp.async_.wait_group(8);
+        }),
+      ),
+    ).toBe("TX3022");
+  });
+});
