@@ -5,7 +5,7 @@ import { execFileSync } from "node:child_process";
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { T, compile, device, isMain, tensor } from "tirx-ts";
+import { T, compile, device, isMain, tensor, type DeviceLike, type ExampleResult } from "tirx-ts";
 
 export const copy_async = T.function(
   "copy_async",
@@ -44,13 +44,12 @@ function assemble(ptx: string, arch: string): string {
   }
 }
 
-function main(): number {
+/**
+ * Run the kernel on `dev` and check `b == x` for x = arange(4096) % 97 as float16.
+ * Returns the output bytes too, so tests can compare devices bit for bit.
+ */
+export function runExample(dev: DeviceLike = device()): ExampleResult {
   const run = compile(copy_async, { target: "cuda" });
-  console.log("cp.async lines of the generated PTX:");
-  for (const line of run.ptx.split("\n")) if (line.includes("cp.async")) console.log(line);
-  for (const arch of ["sm_80", "sm_90"]) console.log(assemble(run.ptx, arch));
-
-  const dev = device();
   const x = Float32Array.from({ length: 4096 }, (_, i) => i % 97);
   const a = tensor(x, { shape: [128, 32], dtype: "float16", device: dev });
   const b = tensor.zeros([128, 32], "float16", dev);
@@ -58,11 +57,26 @@ function main(): number {
   const out = b.toArray();
   let equal = 0;
   for (let i = 0; i < x.length; i++) if (out[i] === x[i]) equal++;
-  const where = dev.kind === "sim" ? "the simulated device" : dev.name;
-  console.log(`ran on ${where}: ${equal} of ${x.length} elements match`);
+  const bytes = b.toBytes();
   a.dispose();
   b.dispose();
-  return equal === x.length ? 0 : 1;
+  return {
+    ok: equal === x.length,
+    outputs: [bytes],
+    summary: `${equal} of ${x.length} elements match`,
+  };
+}
+
+function main(): number {
+  const run = compile(copy_async, { target: "cuda" });
+  console.log("cp.async lines of the generated PTX:");
+  for (const line of run.ptx.split("\n")) if (line.includes("cp.async")) console.log(line);
+  for (const arch of ["sm_80", "sm_90"]) console.log(assemble(run.ptx, arch));
+  const dev = device();
+  const result = runExample(dev);
+  const where = dev.kind === "sim" ? "the simulated device" : dev.name;
+  console.log(`ran on ${where}: ${result.summary}`);
+  return result.ok ? 0 : 1;
 }
 
 if (isMain(import.meta.url)) process.exitCode = main();

@@ -1,1 +1,20 @@
-export {};
+/**
+ * @tirx-ts/codegen-ptx: verified tirx-ts functions to PTX module text.
+ *
+ * Layout: `ops.ts` maps IR operators to PTX templates; `lower/` holds small passes (16-bit float
+ * promotion, storage layout); `emit/` turns statements and expressions into instructions;
+ * `patterns/` holds one emitter per tile pattern; `render.ts` assembles the module text.
+ */
+export { emitPtx, compileToPtx, type PtxModule, type PtxOptions } from "./module.js";
+export {
+  ARCHS,
+  DEFAULT_ARCH,
+  FEATURES,
+  maxVersion,
+  formatVersion,
+  resolveArch,
+  type Arch,
+  type Feature,
+  type PtxVersion,
+} from "./target.js";
+export { upcastHalf } from "./lower/upcast-half.js";

@@ -103,7 +103,9 @@ export function intImmediate(v: number | bigint, dt: DType): string {
   if (dt === "bool") return BigInt(v) !== 0n ? "1" : "0";
   const bits = BigInt(dtypeBits(dt));
   const signed = dtypeKind(dt) === "int";
-  const x = signed ? BigInt.asIntN(Number(bits), BigInt(v)) : BigInt.asUintN(Number(bits), BigInt(v));
+  const x = signed
+    ? BigInt.asIntN(Number(bits), BigInt(v))
+    : BigInt.asUintN(Number(bits), BigInt(v));
   if (x >= 2n ** 63n) return `0x${x.toString(16).toUpperCase()}`;
   return x.toString();
 }

@@ -6,21 +6,48 @@
  *   TX5xxx  launch arguments and targets      TX6xxx  simulated-device hazards
  */
 export const CATALOG = {
-  TX1001: { rule: "dsl/outside-function", title: "T.* statements are recorded only inside a T.function body" },
-  TX1002: { rule: "dsl/bad-argument", title: "an argument of a T.* call has the wrong type or value" },
+  TX1001: {
+    rule: "dsl/outside-function",
+    title: "T.* statements are recorded only inside a T.function body",
+  },
+  TX1002: {
+    rule: "dsl/bad-argument",
+    title: "an argument of a T.* call has the wrong type or value",
+  },
   TX1003: { rule: "dsl/bad-dtype", title: "unknown dtype name" },
   TX1004: { rule: "dsl/index-rank", title: "the number of indices must equal the rank" },
   TX1005: { rule: "dsl/index-bounds", title: "a constant index lies outside its axis" },
-  TX1006: { rule: "dsl/device-entry", title: "T.device_entry must be called once, before any other statement" },
+  TX1006: {
+    rule: "dsl/device-entry",
+    title: "T.device_entry must be called once, before any other statement",
+  },
   TX1007: { rule: "dsl/dtype-mismatch", title: "operands of an operator must have the same dtype" },
   TX1010: { rule: "layout/rearrange-syntax", title: "malformed einops pattern" },
-  TX1011: { rule: "layout/rearrange-size", title: "axis sizes of an einops pattern must multiply to the axis length" },
-  TX1012: { rule: "layout/rearrange-merge", title: "grouped output axes must be mergeable without a copy" },
+  TX1011: {
+    rule: "layout/rearrange-size",
+    title: "axis sizes of an einops pattern must multiply to the axis length",
+  },
+  TX1012: {
+    rule: "layout/rearrange-merge",
+    title: "grouped output axes must be mergeable without a copy",
+  },
   TX1013: { rule: "layout/slice", title: "a slice must lie inside its axis with a positive step" },
-  TX1014: { rule: "layout/reinterpret", title: "a reinterpreting view needs a contiguous final axis of whole elements" },
-  TX2001: { rule: "wf/undefined-var", title: "a variable is used outside the scope that defines it" },
-  TX2002: { rule: "wf/thread-index-scope", title: "thread and block indices exist only inside T.device_entry" },
-  TX2003: { rule: "wf/static-shape", title: "shapes, launch extents and loop bounds that size storage must be static" },
+  TX1014: {
+    rule: "layout/reinterpret",
+    title: "a reinterpreting view needs a contiguous final axis of whole elements",
+  },
+  TX2001: {
+    rule: "wf/undefined-var",
+    title: "a variable is used outside the scope that defines it",
+  },
+  TX2002: {
+    rule: "wf/thread-index-scope",
+    title: "thread and block indices exist only inside T.device_entry",
+  },
+  TX2003: {
+    rule: "wf/static-shape",
+    title: "shapes, launch extents and loop bounds that size storage must be static",
+  },
   TX2004: { rule: "wf/device-entry", title: "a kernel needs exactly one T.device_entry" },
   TX2005: { rule: "wf/dtype", title: "an operand has the wrong dtype" },
   TX2006: { rule: "wf/bounds", title: "a buffer access lies outside the buffer" },
@@ -28,58 +55,171 @@ export const CATALOG = {
   TX2008: { rule: "wf/shared-capacity", title: "shared memory use exceeds what a CTA may have" },
   TX2009: { rule: "wf/scope", title: "the buffer's state space does not allow this access" },
   TX2010: { rule: "wf/intrinsic", title: "unknown intrinsic or wrong operands" },
-  TX3001: { rule: "cp-async/opcode", title: "opcode must be cp.async.{ca|cg}.shared{::cta}.global with known qualifiers" },
-  TX3002: { rule: "cp-async/state-space", title: "cp.async copies from .global to .shared (or .shared::cta) only" },
-  TX3003: { rule: "cp-async/prefetch-once", title: "at most one .L2::64B/128B/256B prefetch qualifier" },
-  TX3004: { rule: "cp-async/unknown-param", title: "only chunk_bytes, scope, src_size, ignore_src, cache_policy and pred are parameters" },
-  TX3005: { rule: "cp-async/chunk-bytes-required", title: "chunk_bytes is required and never inferred from the layout" },
+  TX3001: {
+    rule: "cp-async/opcode",
+    title: "opcode must be cp.async.{ca|cg}.shared{::cta}.global with known qualifiers",
+  },
+  TX3002: {
+    rule: "cp-async/state-space",
+    title: "cp.async copies from .global to .shared (or .shared::cta) only",
+  },
+  TX3003: {
+    rule: "cp-async/prefetch-once",
+    title: "at most one .L2::64B/128B/256B prefetch qualifier",
+  },
+  TX3004: {
+    rule: "cp-async/unknown-param",
+    title: "only chunk_bytes, scope, src_size, ignore_src, cache_policy and pred are parameters",
+  },
+  TX3005: {
+    rule: "cp-async/chunk-bytes-required",
+    title: "chunk_bytes is required and never inferred from the layout",
+  },
   TX3006: { rule: "cp-async/chunk-bytes", title: "chunk_bytes must be the constant 4, 8 or 16" },
   TX3007: { rule: "cp-async/cg-16", title: ".cg copies exactly 16 bytes" },
-  TX3008: { rule: "cp-async/scope", title: "scope must be \"thread\" or \"cta\"" },
-  TX3009: { rule: "cp-async/group-axes", title: "CTA scope needs explicit (warp, lane) group axes in front of both operands" },
-  TX3010: { rule: "cp-async/group-extent", title: "group axes must match the launch: warp = threads / 32, lane = 32" },
-  TX3011: { rule: "cp-async/direction", title: "destination must be shared memory and source global memory (operand order dst, src)" },
-  TX3012: { rule: "cp-async/atom-size", title: "the final axis must occupy exactly chunk_bytes bytes on both sides" },
-  TX3013: { rule: "cp-async/atom-contiguous", title: "the final axis must be contiguous on both sides" },
-  TX3014: { rule: "cp-async/atom-aligned", title: "every atom must be aligned to chunk_bytes on both sides" },
-  TX3015: { rule: "cp-async/whole-elements", title: "an atom must hold whole elements on both sides" },
-  TX3016: { rule: "cp-async/shapes-agree", title: "group and repeat shapes of dst and src must agree" },
-  TX3017: { rule: "cp-async/src-bounds", title: "the source view must lie within its tensor, even with zero fill" },
-  TX3018: { rule: "cp-async/fill-exclusive", title: "src_size and ignore_src are alternatives; give at most one" },
+  TX3008: { rule: "cp-async/scope", title: 'scope must be "thread" or "cta"' },
+  TX3009: {
+    rule: "cp-async/group-axes",
+    title: "CTA scope needs explicit (warp, lane) group axes in front of both operands",
+  },
+  TX3010: {
+    rule: "cp-async/group-extent",
+    title: "group axes must match the launch: warp = threads / 32, lane = 32",
+  },
+  TX3011: {
+    rule: "cp-async/direction",
+    title: "destination must be shared memory and source global memory (operand order dst, src)",
+  },
+  TX3012: {
+    rule: "cp-async/atom-size",
+    title: "the final axis must occupy exactly chunk_bytes bytes on both sides",
+  },
+  TX3013: {
+    rule: "cp-async/atom-contiguous",
+    title: "the final axis must be contiguous on both sides",
+  },
+  TX3014: {
+    rule: "cp-async/atom-aligned",
+    title: "every atom must be aligned to chunk_bytes on both sides",
+  },
+  TX3015: {
+    rule: "cp-async/whole-elements",
+    title: "an atom must hold whole elements on both sides",
+  },
+  TX3016: {
+    rule: "cp-async/shapes-agree",
+    title: "group and repeat shapes of dst and src must agree",
+  },
+  TX3017: {
+    rule: "cp-async/src-bounds",
+    title: "the source view must lie within its tensor, even with zero fill",
+  },
+  TX3018: {
+    rule: "cp-async/fill-exclusive",
+    title: "src_size and ignore_src are alternatives; give at most one",
+  },
   TX3019: { rule: "cp-async/src-size-range", title: "src_size must lie in 0..chunk_bytes" },
-  TX3020: { rule: "cp-async/cache-policy", title: "cache_policy is required exactly when the opcode has .L2::cache_hint" },
+  TX3020: {
+    rule: "cp-async/cache-policy",
+    title: "cache_policy is required exactly when the opcode has .L2::cache_hint",
+  },
   TX3021: { rule: "cp-async/operand-type", title: "runtime operand has the wrong type" },
   TX3022: { rule: "cp-async/wait-group", title: "wait_group takes a static integer 0..7" },
   TX3023: { rule: "cp-async/target", title: "cp.async needs sm_80 or newer" },
-  TX3024: { rule: "cp-async/dst-bounds", title: "the destination view must lie within its shared buffer" },
-  TX4001: { rule: "bulk/opcode", title: "opcode must be a cp.async.bulk form this toolchain supports" },
+  TX3024: {
+    rule: "cp-async/dst-bounds",
+    title: "the destination view must lie within its shared buffer",
+  },
+  TX4001: {
+    rule: "bulk/opcode",
+    title: "opcode must be a cp.async.bulk form this toolchain supports",
+  },
   TX4002: { rule: "bulk/unknown-param", title: "unknown parameter of cp.async.bulk" },
   TX4003: { rule: "bulk/chunk-bytes", title: "chunk_bytes must be a positive multiple of 16" },
-  TX4004: { rule: "bulk/contiguous", title: "a bulk copy moves one contiguous, 16-byte aligned region on both sides" },
-  TX4005: { rule: "bulk/direction", title: "the state spaces of the operands do not match the opcode" },
-  TX4006: { rule: "bulk/mbarrier", title: "global to shared bulk copies complete on an mbarrier in shared memory" },
-  TX4007: { rule: "bulk/target", title: "cp.async.bulk, mbarrier transaction counts and async-proxy fences need sm_90" },
-  TX4008: { rule: "bulk/expect-tx", title: "bytes announced with expect_tx must equal the bytes the bulk copies complete" },
-  TX4009: { rule: "bulk/ignore-oob", title: ".ignore_oob needs PTX 9.2; this toolchain supports PTX up to 9.0" },
-  TX4010: { rule: "bulk/shapes-agree", title: "dst and src of a bulk copy must have the same bytes" },
-  TX4011: { rule: "mbarrier/object", title: "an mbarrier is an 8-byte aligned uint64 in shared memory" },
+  TX4004: {
+    rule: "bulk/contiguous",
+    title: "a bulk copy moves one contiguous, 16-byte aligned region on both sides",
+  },
+  TX4005: {
+    rule: "bulk/direction",
+    title: "the state spaces of the operands do not match the opcode",
+  },
+  TX4006: {
+    rule: "bulk/mbarrier",
+    title: "global to shared bulk copies complete on an mbarrier in shared memory",
+  },
+  TX4007: {
+    rule: "bulk/target",
+    title: "cp.async.bulk, mbarrier transaction counts and async-proxy fences need sm_90",
+  },
+  TX4008: {
+    rule: "bulk/expect-tx",
+    title: "bytes announced with expect_tx must equal the bytes the bulk copies complete",
+  },
+  TX4009: {
+    rule: "bulk/ignore-oob",
+    title: ".ignore_oob needs PTX 9.2; this toolchain supports PTX up to 9.0",
+  },
+  TX4010: {
+    rule: "bulk/shapes-agree",
+    title: "dst and src of a bulk copy must have the same bytes",
+  },
+  TX4011: {
+    rule: "mbarrier/object",
+    title: "an mbarrier is an 8-byte aligned uint64 in shared memory",
+  },
   TX4012: { rule: "mbarrier/count", title: "mbarrier arrival count must lie in [1, 2^20 - 1]" },
+  TX4013: { rule: "bulk/bounds", title: "a bulk copy's views must lie within their buffers" },
+  TX4014: {
+    rule: "bulk/scope",
+    title: 'a bulk copy is issued by one thread: scope must be "thread"',
+  },
   TX5001: { rule: "launch/arg-count", title: "wrong number of kernel arguments" },
   TX5002: { rule: "launch/arg-dtype", title: "a tensor argument has the wrong dtype" },
   TX5003: { rule: "launch/arg-shape", title: "a tensor argument has the wrong shape" },
-  TX5004: { rule: "launch/arg-device", title: "tensor arguments must live on the device the kernel runs on" },
-  TX5005: { rule: "launch/arg-kind", title: "a scalar parameter needs a number, a tensor parameter a tensor" },
+  TX5004: {
+    rule: "launch/arg-device",
+    title: "tensor arguments must live on the device the kernel runs on",
+  },
+  TX5005: {
+    rule: "launch/arg-kind",
+    title: "a scalar parameter needs a number, a tensor parameter a tensor",
+  },
   TX5006: { rule: "target/arch", title: "unknown or unsupported target architecture" },
-  TX5007: { rule: "runtime/tensor-data", title: "host data does not fit the tensor's shape and dtype" },
-  TX6001: { rule: "hazard/async-pending", title: "shared bytes accessed while a cp.async targeting them is not yet waited for" },
-  TX6002: { rule: "hazard/global-write-pending-read", title: "global bytes written while a pending async copy reads them" },
-  TX6003: { rule: "hazard/unsynchronized", title: "a thread read bytes another thread wrote with no cta_sync between" },
-  TX6004: { rule: "hazard/uninitialized-shared", title: "shared memory read before anything wrote it" },
+  TX5007: {
+    rule: "runtime/tensor-data",
+    title: "host data does not fit the tensor's shape and dtype",
+  },
+  TX6001: {
+    rule: "hazard/async-pending",
+    title: "shared bytes accessed while a cp.async targeting them is not yet waited for",
+  },
+  TX6002: {
+    rule: "hazard/global-write-pending-read",
+    title: "global bytes written while a pending async copy reads them",
+  },
+  TX6003: {
+    rule: "hazard/unsynchronized",
+    title: "a thread read bytes another thread wrote with no cta_sync between",
+  },
+  TX6004: {
+    rule: "hazard/uninitialized-shared",
+    title: "shared memory read before anything wrote it",
+  },
   TX6005: { rule: "hazard/out-of-bounds", title: "access outside the buffer" },
   TX6006: { rule: "hazard/deadlock", title: "a wait can never complete" },
-  TX6007: { rule: "hazard/bulk-pending", title: "bulk-copy destination read before its mbarrier phase completed" },
-  TX6008: { rule: "hazard/async-overlap", title: "two async copies in one group write the same bytes" },
-  TX6009: { rule: "hazard/barrier-divergence", title: "not every thread of the CTA reached the same cta_sync" },
+  TX6007: {
+    rule: "hazard/bulk-pending",
+    title: "bulk-copy destination read before its mbarrier phase completed",
+  },
+  TX6008: {
+    rule: "hazard/async-overlap",
+    title: "two async copies in one group write the same bytes",
+  },
+  TX6009: {
+    rule: "hazard/barrier-divergence",
+    title: "not every thread of the CTA reached the same cta_sync",
+  },
 } as const satisfies Record<string, { rule: string; title: string }>;
 
 /** A stable diagnostic code such as `"TX3007"`. */

@@ -88,3 +88,27 @@ export function structuralHash(node: unknown): string {
   go(node);
   return (h1 >>> 0).toString(16).padStart(8, "0") + (h2 >>> 0).toString(16).padStart(8, "0");
 }
+
+/**
+ * Equality of two expressions of one scope: variables and buffers must be the same objects
+ * (by id); spans are ignored. `bar[s]` and `bar[t]` differ even though they are structurally equal.
+ */
+export function exactEqual(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (typeof a !== "object" || typeof b !== "object" || a === null || b === null) return false;
+  if (Array.isArray(a) || Array.isArray(b)) {
+    return (
+      Array.isArray(a) &&
+      Array.isArray(b) &&
+      a.length === b.length &&
+      a.every((x, i) => exactEqual(x, b[i]))
+    );
+  }
+  const x = a as Record<string, unknown> & { kind?: unknown; id?: unknown };
+  const y = b as Record<string, unknown> & { kind?: unknown; id?: unknown };
+  if (x.kind !== y.kind) return false;
+  if (isBinding(x)) return x.id === y.id;
+  const keys = new Set([...Object.keys(x), ...Object.keys(y)]);
+  for (const k of keys) if (k !== "span" && !exactEqual(x[k], y[k])) return false;
+  return true;
+}

@@ -16,6 +16,8 @@ export * from "./equal.js";
 export * from "./intrinsics.js";
 export * from "./patterns/common.js";
 export * from "./patterns/cp-async.js";
+export * from "./patterns/cp-async-bulk.js";
+export * from "./patterns/mbarrier.js";
 export * from "./verify/verify.js";
 export * from "./host/encode.js";
 export * from "./runtime/tensor.js";

@@ -4,7 +4,9 @@ import { decodeHost, encodeHost, float32ToBfloat16Bits, bfloat16BitsToNumber } f
 describe("host encoding", () => {
   test("float16 rounds to nearest even and round-trips exactly representable values", () => {
     const bytes = encodeHost([1, 2049, 65504, -0.5], "float16", 4);
-    expect(Array.from(decodeHost(bytes, "float16"))).toEqual([1, 2048, 65504, -0.5]);
+    expect(Array.from(decodeHost(bytes, "float16") as Float32Array)).toEqual([
+      1, 2048, 65504, -0.5,
+    ]);
   });
 
   test("bfloat16 keeps 8 significant bits, ties to even", () => {
@@ -15,7 +17,9 @@ describe("host encoding", () => {
   });
 
   test("integers wrap and 64-bit values keep every bit", () => {
-    expect(Array.from(decodeHost(encodeHost([256, -1], "uint8", 2), "uint8"))).toEqual([0, 255]);
+    expect(
+      Array.from(decodeHost(encodeHost([256, -1], "uint8", 2), "uint8") as Uint8Array),
+    ).toEqual([0, 255]);
     const big = 0x1234_5678_9abc_def0n;
     expect(decodeHost(encodeHost([big], "uint64", 1), "uint64")[0]).toBe(big);
   });

@@ -73,7 +73,10 @@ describe("sub views", () => {
   });
 
   test("static slices keep the axis, scale the stride by the step", () => {
-    const v: View = subView(A(), [{ kind: "Slice", start: 2, stop: 10, step: 2 }, { kind: "Slice", start: 8 }]);
+    const v: View = subView(A(), [
+      { kind: "Slice", start: 2, stop: 10, step: 2 },
+      { kind: "Slice", start: 8 },
+    ]);
     expect(v.shape).toEqual([4, 24]);
     expect(v.strides).toEqual([64, 1]);
     expect(constInt(v.offset)).toBe(2 * 32 + 8);

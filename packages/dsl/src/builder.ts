@@ -69,7 +69,11 @@ let current: Builder | undefined;
 /** The active builder; T.* statements outside a T.function body are an error. */
 export function builder(what: string, span?: Span): Builder {
   if (!current) {
-    throw new TirxError("TX1001", `${what} records a statement, so it must be called inside a T.function body`, span);
+    throw new TirxError(
+      "TX1001",
+      `${what} records a statement, so it must be called inside a T.function body`,
+      span,
+    );
   }
   return current;
 }

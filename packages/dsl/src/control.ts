@@ -3,14 +3,22 @@ import { builder } from "./builder.js";
 import { PrimExpr, toExpr, type ExprLike } from "./expr.js";
 import { callerSpan } from "./span.js";
 
-function* loop(start: ExprLike, stop: ExprLike | undefined, annotation: "serial" | "unroll"): Generator<PrimExpr> {
+function* loop(
+  start: ExprLike,
+  stop: ExprLike | undefined,
+  annotation: "serial" | "unroll",
+): Generator<PrimExpr> {
   const span = callerSpan();
   const b = builder(annotation === "serial" ? "T.range" : "T.unroll", span);
   const [lo, hi] = stop === undefined ? [0, start] : [start, stop];
   const min = toExpr(lo, "int32", span);
   const end = toExpr(hi, "int32", span);
   if (min.dtype !== "int32" || end.dtype !== "int32") {
-    throw new TirxError("TX2005", `loop bounds must be int32, got ${min.dtype} and ${end.dtype}`, span);
+    throw new TirxError(
+      "TX2005",
+      `loop bounds must be int32, got ${min.dtype} and ${end.dtype}`,
+      span,
+    );
   }
   const extent: Expr =
     min.kind === "IntImm" && end.kind === "IntImm"
@@ -46,7 +54,8 @@ export function if_(cond: ExprLike, then: () => void, otherwise?: () => void): v
   const span = callerSpan();
   const b = builder("T.if_", span);
   const c = toExpr(cond, "bool", span);
-  if (c.dtype !== "bool") throw new TirxError("TX2005", `if condition must be bool, got ${c.dtype}`, span);
+  if (c.dtype !== "bool")
+    throw new TirxError("TX2005", `if condition must be bool, got ${c.dtype}`, span);
   const t = b.block(then);
   const e = otherwise ? b.block(otherwise) : undefined;
   b.emit({ kind: "If", cond: c, then: t, ...(e ? { else: e } : {}), ...(span ? { span } : {}) });
@@ -57,7 +66,8 @@ export function while_(cond: () => ExprLike, body: () => void): void {
   const span = callerSpan();
   const b = builder("T.while_", span);
   const c = toExpr(cond(), "bool", span);
-  if (c.dtype !== "bool") throw new TirxError("TX2005", `while condition must be bool, got ${c.dtype}`, span);
+  if (c.dtype !== "bool")
+    throw new TirxError("TX2005", `while condition must be bool, got ${c.dtype}`, span);
   const s = b.block(body);
   b.emit({ kind: "While", cond: c, body: s, ...(span ? { span } : {}) });
 }

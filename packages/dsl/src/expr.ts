@@ -134,7 +134,8 @@ export function toExpr(x: ExprLike, like?: DType, span?: Span): Expr {
 export function describe(x: unknown): string {
   if (x === null) return "null";
   if (Array.isArray(x)) return "an array";
-  if (typeof x === "object") return (x as { constructor?: { name?: string } }).constructor?.name ?? "an object";
+  if (typeof x === "object")
+    return (x as { constructor?: { name?: string } }).constructor?.name ?? "an object";
   return typeof x;
 }
 
@@ -163,5 +164,7 @@ export const freeCompare = cmp;
 export function if_then_else(cond: ExprLike, t: ExprLike, f: ExprLike): PrimExpr {
   const span = callerSpan();
   const like = dtypeOf(t) ?? dtypeOf(f);
-  return new PrimExpr(ifThenElse(toExpr(cond, "bool", span), toExpr(t, like, span), toExpr(f, like, span), span));
+  return new PrimExpr(
+    ifThenElse(toExpr(cond, "bool", span), toExpr(t, like, span), toExpr(f, like, span), span),
+  );
 }

@@ -40,7 +40,11 @@ export function function_<P extends Record<string, ParamType>>(
 ): PrimFunc {
   const span = callerSpan();
   if (typeof name !== "string" || !/^[A-Za-z_][A-Za-z0-9_]*$/.test(name)) {
-    throw new TirxError("TX1002", `kernel name must be an identifier, got ${JSON.stringify(name)}`, span);
+    throw new TirxError(
+      "TX1002",
+      `kernel name must be an identifier, got ${JSON.stringify(name)}`,
+      span,
+    );
   }
   const irParams: Param[] = [];
   const handles: Record<string, TileView | PrimExpr> = {};
@@ -58,7 +62,11 @@ export function function_<P extends Record<string, ParamType>>(
       irParams.push({ kind: "buffer", name: pname, buffer: buf });
       handles[pname] = new TileView(viewOf(buf, span));
     } else {
-      throw new TirxError("TX1002", `parameter "${pname}" must be T.Tensor(...), T.Scalar(...) or a dtype such as T.int32, got ${describe(t)}`, span);
+      throw new TirxError(
+        "TX1002",
+        `parameter "${pname}" must be T.Tensor(...), T.Scalar(...) or a dtype such as T.int32, got ${describe(t)}`,
+        span,
+      );
     }
   }
   const b = new Builder();
@@ -81,26 +89,55 @@ export function device_entry(opts: { launch: LaunchConfig }): void {
   const span = callerSpan();
   const b = builder("T.device_entry", span);
   if (b.deviceEntered) throw new TirxError("TX1006", "T.device_entry is called twice", span);
-  if (b.depth !== 1) throw new TirxError("TX1006", "T.device_entry must be called at the top of the function body, not inside a loop or branch", span);
+  if (b.depth !== 1)
+    throw new TirxError(
+      "TX1006",
+      "T.device_entry must be called at the top of the function body, not inside a loop or branch",
+      span,
+    );
   if (!opts || typeof opts !== "object" || !opts.launch) {
-    throw new TirxError("TX1002", "T.device_entry needs { launch: T.cuda.LaunchConfig({ grid, block }) }", span);
+    throw new TirxError(
+      "TX1002",
+      "T.device_entry needs { launch: T.cuda.LaunchConfig({ grid, block }) }",
+      span,
+    );
   }
   b.emit({ kind: "DeviceEntry", launch: opts.launch, body: seq([]), ...(span ? { span } : {}) });
   b.openDevice();
 }
 
-function alloc(scope: Scope, shape: readonly number[], dtype: DType, align: number | undefined, what: string): TileView {
+function alloc(
+  scope: Scope,
+  shape: readonly number[],
+  dtype: DType,
+  align: number | undefined,
+  what: string,
+): TileView {
   const span = callerSpan();
   const b = builder(what, span);
   if (!isDType(dtype)) throw new TirxError("TX1003", `unknown dtype "${String(dtype)}"`, span);
-  if (!Array.isArray(shape) || shape.length === 0 || shape.some((n) => !Number.isInteger(n) || n <= 0)) {
-    throw new TirxError("TX2003", `${what} needs a static shape of positive integers, got ${JSON.stringify(shape)}`, span);
+  if (
+    !Array.isArray(shape) ||
+    shape.length === 0 ||
+    shape.some((n) => !Number.isInteger(n) || n <= 0)
+  ) {
+    throw new TirxError(
+      "TX2003",
+      `${what} needs a static shape of positive integers, got ${JSON.stringify(shape)}`,
+      span,
+    );
   }
-  if (align !== undefined && (!Number.isInteger(align) || align <= 0 || (align & (align - 1)) !== 0)) {
+  if (
+    align !== undefined &&
+    (!Number.isInteger(align) || align <= 0 || (align & (align - 1)) !== 0)
+  ) {
     throw new TirxError("TX1002", `align must be a power of two, got ${align}`, span);
   }
   const name = scope === "local" ? "local" : "smem";
-  const buf = mkBuffer(name, shape, dtype, scope, { ...(align ? { align } : {}), ...(span ? { span } : {}) });
+  const buf = mkBuffer(name, shape, dtype, scope, {
+    ...(align ? { align } : {}),
+    ...(span ? { span } : {}),
+  });
   b.emit({ kind: "Alloc", buffer: buf, ...(span ? { span } : {}) });
   return new TileView(viewOf(buf, span));
 }
@@ -116,7 +153,11 @@ export function alloc_shared(
   opts: { layout?: "default"; align?: number; dynamic?: boolean } = {},
 ): TileView {
   if (opts.layout !== undefined && opts.layout !== "default") {
-    throw new TirxError("TX1002", `layout "${String(opts.layout)}" is not supported; use "default" (row-major)`, callerSpan());
+    throw new TirxError(
+      "TX1002",
+      `layout "${String(opts.layout)}" is not supported; use "default" (row-major)`,
+      callerSpan(),
+    );
   }
   return alloc(opts.dynamic ? "shared.dyn" : "shared", shape, dtype, opts.align, "T.alloc_shared");
 }

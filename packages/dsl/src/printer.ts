@@ -37,7 +37,11 @@ export function printFunc(fn: PrimFunc): string {
   const e = (x: Expr): string => {
     switch (x.kind) {
       case "IntImm":
-        return x.dtype === "int32" ? String(x.value) : x.dtype === "bool" ? String(x.value !== 0 && x.value !== 0n) : `T.${x.dtype}(${x.value})`;
+        return x.dtype === "int32"
+          ? String(x.value)
+          : x.dtype === "bool"
+            ? String(x.value !== 0 && x.value !== 0n)
+            : `T.${x.dtype}(${x.value})`;
       case "FloatImm":
         return `T.${x.dtype}(${x.value})`;
       case "Var":
@@ -67,7 +71,11 @@ export function printFunc(fn: PrimFunc): string {
   const view = (w: View): string =>
     `view(${buf(w.buffer)}, ${w.dtype}, offset=${e(w.offset)}, shape=[${w.shape.join(", ")}], strides=[${w.strides.join(", ")}])`;
   const param = (p: TileParam): string =>
-    typeof p === "object" ? ((p as { kind: string }).kind === "View" ? view(p as View) : e(p as Expr)) : JSON.stringify(p);
+    typeof p === "object"
+      ? (p as { kind: string }).kind === "View"
+        ? view(p as View)
+        : e(p as Expr)
+      : JSON.stringify(p);
   const lines: string[] = [];
   const s = (x: Stmt, ind: string): void => {
     switch (x.kind) {
@@ -76,12 +84,16 @@ export function printFunc(fn: PrimFunc): string {
         return;
       case "DeviceEntry": {
         const l = x.launch;
-        lines.push(`${ind}T.device_entry({ grid: [${l.grid.join(", ")}], block: [${l.block.join(", ")}], dynamic_shared_bytes: ${l.dynamicSharedBytes} });`);
+        lines.push(
+          `${ind}T.device_entry({ grid: [${l.grid.join(", ")}], block: [${l.block.join(", ")}], dynamic_shared_bytes: ${l.dynamicSharedBytes} });`,
+        );
         s(x.body, ind);
         return;
       }
       case "For":
-        lines.push(`${ind}for (const ${v(x.var)} of T.${x.annotation === "unroll" ? "unroll" : "range"}(${e(x.min)}, ${e(x.min)} + ${e(x.extent)})) {`);
+        lines.push(
+          `${ind}for (const ${v(x.var)} of T.${x.annotation === "unroll" ? "unroll" : "range"}(${e(x.min)}, ${e(x.min)} + ${e(x.extent)})) {`,
+        );
         s(x.body, ind + "  ");
         lines.push(`${ind}}`);
         return;
@@ -106,7 +118,9 @@ export function printFunc(fn: PrimFunc): string {
         lines.push(`${ind}${buf(x.buffer)}.flat<${x.dtype}>[${e(x.offset)}] = ${e(x.value)};`);
         return;
       case "Alloc":
-        lines.push(`${ind}const ${buf(x.buffer)} = T.alloc_${x.buffer.scope === "local" ? "local" : "shared"}([${x.buffer.shape.join(", ")}], "${x.buffer.dtype}"); // ${x.buffer.scope}, align ${x.buffer.align}`);
+        lines.push(
+          `${ind}const ${buf(x.buffer)} = T.alloc_${x.buffer.scope === "local" ? "local" : "shared"}([${x.buffer.shape.join(", ")}], "${x.buffer.dtype}"); // ${x.buffer.scope}, align ${x.buffer.align}`,
+        );
         return;
       case "Call":
         lines.push(`${ind}T.call("${x.op}"${x.args.map((a) => ", " + e(a)).join("")});`);
@@ -122,7 +136,9 @@ export function printFunc(fn: PrimFunc): string {
     }
   };
   const params = fn.params.map((p) =>
-    p.kind === "buffer" ? `${buf(p.buffer)}: T.Tensor([${p.buffer.shape.join(", ")}], "${p.buffer.dtype}")` : `${v(p.var)}: T.${p.var.dtype}`,
+    p.kind === "buffer"
+      ? `${buf(p.buffer)}: T.Tensor([${p.buffer.shape.join(", ")}], "${p.buffer.dtype}")`
+      : `${v(p.var)}: T.${p.var.dtype}`,
   );
   lines.push(`T.function("${fn.name}", { ${params.join(", ")} }, () => {`);
   s(fn.body, "  ");

@@ -1,7 +1,8 @@
-import { intImm, TirxError, type Expr } from "@tirx-ts/core";
+import { intImm, numel, TirxError, type Expr } from "@tirx-ts/core";
 import { builder } from "./builder.js";
-import { PrimExpr, type ExprLike } from "./expr.js";
+import { describe, PrimExpr, toExpr, type ExprLike } from "./expr.js";
 import { callerSpan } from "./span.js";
+import { TileView } from "./view.js";
 
 /** An instruction named by its PTX opcode, e.g. `T.ptx["cp.async.cg.shared.global"]`. */
 export class PtxOp {
@@ -16,7 +17,11 @@ function call(op: string, args: Expr[]): void {
 function staticInt(n: ExprLike, what: string): Expr {
   const span = callerSpan();
   if (typeof n !== "number" || !Number.isInteger(n)) {
-    throw new TirxError("TX3022", `${what} takes a static integer, got ${n instanceof PrimExpr ? "a runtime expression" : String(n)}`, span);
+    throw new TirxError(
+      "TX3022",
+      `${what} takes a static integer, got ${n instanceof PrimExpr ? "a runtime expression" : String(n)}`,
+      span,
+    );
   }
   return intImm(n);
 }
@@ -37,17 +42,117 @@ const async_ = {
   },
 };
 
-const namespace = { cp: { async_ } };
+/** An mbarrier operand: a one-element view of a shared uint64 buffer, or its `.ptr()`. */
+export type MbarrierRef = TileView | PrimExpr;
+
+function mbarPtr(ref: MbarrierRef): Expr {
+  const span = callerSpan();
+  if (ref instanceof PrimExpr) return ref.expr;
+  if (ref instanceof TileView) {
+    if (numel(ref.shape) !== 1) {
+      throw new TirxError(
+        "TX4011",
+        `an mbarrier operand is one uint64 element; this view has shape [${ref.shape.join(", ")}] (use bars.sub(i))`,
+        span,
+      );
+    }
+    return {
+      kind: "BufferPtr",
+      buffer: ref.buffer,
+      offset: ref.view.offset,
+      dtype: "uint32",
+      ...(span ? { span } : {}),
+    };
+  }
+  throw new TirxError(
+    "TX4011",
+    `an mbarrier operand must be a view of a shared uint64 element or its ptr(), got ${describe(ref)}`,
+    span,
+  );
+}
+
+function u32(x: ExprLike): Expr {
+  return toExpr(x, "uint32", callerSpan());
+}
+
+/** `mbarrier.arrive` (count 1); `.expect_tx(bar, bytes)` also adds transaction bytes (PTX ISA, mbarrier.arrive). */
+const arrive = Object.assign((bar: MbarrierRef): void => call("mbarrier.arrive", [mbarPtr(bar)]), {
+  /** `mbarrier.arrive.expect_tx`: add `bytes` (uint32) to the phase's tx-count, then arrive. sm_90. */
+  expect_tx(bar: MbarrierRef, bytes: ExprLike): void {
+    call("mbarrier.arrive.expect_tx", [mbarPtr(bar), u32(bytes)]);
+  },
+});
+
+/** `T.ptx.mbarrier`: split arrive/wait barriers in shared memory (PTX ISA, mbarrier). */
+const mbarrier = {
+  /** `mbarrier.init`: set the arrival count (static or runtime, 1..2^20-1) of the phase. */
+  init(bar: MbarrierRef, count: ExprLike): void {
+    call("mbarrier.init", [mbarPtr(bar), u32(count)]);
+  },
+  arrive,
+  /**
+   * Wait until the phase with parity `phase` (0 or 1) of `bar` completed: a loop around
+   * `mbarrier.try_wait.parity`, which may return false spuriously. sm_90.
+   */
+  try_wait(bar: MbarrierRef, phase: ExprLike): void {
+    const span = callerSpan();
+    const test: Expr = {
+      kind: "CallExpr",
+      op: "mbarrier.try_wait.parity",
+      args: [mbarPtr(bar), u32(phase)],
+      dtype: "bool",
+      ...(span ? { span } : {}),
+    };
+    builder("T.ptx.mbarrier.try_wait", span).emit({
+      kind: "While",
+      cond: { kind: "Not", a: test, dtype: "bool", ...(span ? { span } : {}) },
+      body: { kind: "Seq", stmts: [] },
+      ...(span ? { span } : {}),
+    });
+  },
+};
+
+/** `T.ptx.fence`: proxy and mbarrier-init fences. sm_90. */
+const fence = {
+  /** `fence.proxy.async.shared::cta`: order generic-proxy shared accesses before async-proxy (bulk) ones. */
+  proxy_async(): void {
+    call("fence.proxy.async.shared::cta", []);
+  },
+  /** `fence.mbarrier_init.release.cluster`: make mbarrier.init visible to the async proxy. */
+  mbarrier_init(): void {
+    call("fence.mbarrier_init.release.cluster", []);
+  },
+};
+
+/** `T.ptx.cp.async_.bulk`: the bulk async-group operations of shared → global bulk copies. */
+const bulk = {
+  /** `cp.async.bulk.commit_group`. */
+  commit_group(): void {
+    call("cp.async.bulk.commit_group", []);
+  },
+  /** `cp.async.bulk.wait_group n`: wait until at most n bulk groups are pending. */
+  wait_group(n: number): void {
+    call("cp.async.bulk.wait_group", [staticInt(n, "cp.async.bulk.wait_group")]);
+  },
+  /** `cp.async.bulk.wait_group.read n`: wait until the sources of all but n groups were read. */
+  wait_group_read(n: number): void {
+    call("cp.async.bulk.wait_group.read", [staticInt(n, "cp.async.bulk.wait_group.read")]);
+  },
+};
+
+const namespace = { cp: { async_: { ...async_, bulk } }, mbarrier, fence };
 
 /**
  * `T.ptx`: index with an opcode string for tile patterns (`T.ptx["cp.async.ca.shared.global"]`),
  * or use its namespaces for plain instructions (`T.ptx.cp.async_.commit_group()`).
  */
-export const ptx: typeof namespace & Record<string, PtxOp> = new Proxy(namespace as typeof namespace & Record<string, PtxOp>, {
-  get(target, key) {
-    if (typeof key === "string" && key in target) return (target as Record<string, unknown>)[key];
-    if (typeof key === "string") return new PtxOp(key);
-    return undefined;
+export const ptx: typeof namespace & Record<string, PtxOp> = new Proxy(
+  namespace as typeof namespace & Record<string, PtxOp>,
+  {
+    get(target, key) {
+      if (typeof key === "string" && key in target) return (target as Record<string, unknown>)[key];
+      if (typeof key === "string") return new PtxOp(key);
+      return undefined;
+    },
   },
-});
-
+);

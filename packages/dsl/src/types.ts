@@ -23,14 +23,19 @@ export function Tensor(shape: readonly number[], dtype: DType): TensorType {
   const span = callerSpan();
   if (!isDType(dtype)) throw new TirxError("TX1003", `unknown dtype "${String(dtype)}"`, span);
   if (!Array.isArray(shape) || shape.some((n) => !Number.isInteger(n) || n <= 0)) {
-    throw new TirxError("TX2003", `tensor shape must be a list of positive integers, got ${JSON.stringify(shape)}`, span);
+    throw new TirxError(
+      "TX2003",
+      `tensor shape must be a list of positive integers, got ${JSON.stringify(shape)}`,
+      span,
+    );
   }
   return { kind: "TensorType", shape: [...shape], dtype };
 }
 
 /** A scalar parameter of `dtype`. */
 export function Scalar(dtype: DType): ScalarType {
-  if (!isDType(dtype)) throw new TirxError("TX1003", `unknown dtype "${String(dtype)}"`, callerSpan());
+  if (!isDType(dtype))
+    throw new TirxError("TX1003", `unknown dtype "${String(dtype)}"`, callerSpan());
   return { kind: "ScalarType", dtype };
 }
 
@@ -48,11 +53,20 @@ export function dtypeFn(dtype: DType): DTypeFn {
   const f = (value: ExprLike): PrimExpr => {
     const span = callerSpan();
     if (value instanceof PrimExpr) return value.cast(dtype);
-    if (typeof value === "number" && !isFloat(dtype) && dtype !== "bool" && !Number.isInteger(value)) {
+    if (
+      typeof value === "number" &&
+      !isFloat(dtype) &&
+      dtype !== "bool" &&
+      !Number.isInteger(value)
+    ) {
       throw new TirxError("TX1002", `${dtype}(${value}): not an integer`, span);
     }
     if (typeof value !== "number" && typeof value !== "bigint" && typeof value !== "boolean") {
-      throw new TirxError("TX1002", `${dtype}(...) takes a number or an expression, got ${describe(value)}`, span);
+      throw new TirxError(
+        "TX1002",
+        `${dtype}(...) takes a number or an expression, got ${describe(value)}`,
+        span,
+      );
     }
     return new PrimExpr(toExpr(value, dtype, span));
   };

@@ -24,7 +24,12 @@ function parseIndex(i: Index, span?: Span): SubIndex {
   if (typeof i === "string") {
     if (i === ":" || i === "...") return i;
     const m = /^\s*(-?\d*)\s*:\s*(-?\d*)\s*(?::\s*(\d*)\s*)?$/.exec(i);
-    if (!m) throw new TirxError("TX1013", `cannot read "${i}" as a slice (use ":", "a:b" or "a:b:step")`, span);
+    if (!m)
+      throw new TirxError(
+        "TX1013",
+        `cannot read "${i}" as a slice (use ":", "a:b" or "a:b:step")`,
+        span,
+      );
     return {
       kind: "Slice",
       ...(m[1] ? { start: Number(m[1]) } : {}),
@@ -32,12 +37,21 @@ function parseIndex(i: Index, span?: Span): SubIndex {
       ...(m[3] ? { step: Number(m[3]) } : {}),
     };
   }
-  if (typeof i === "object" && i !== null && !(i instanceof PrimExpr) && (i as Slice).kind === "Slice") {
+  if (
+    typeof i === "object" &&
+    i !== null &&
+    !(i instanceof PrimExpr) &&
+    (i as Slice).kind === "Slice"
+  ) {
     return i as Slice;
   }
   if (typeof i === "number") return i;
   if (i instanceof PrimExpr) return i.expr;
-  throw new TirxError("TX1002", `an index must be an expression, a number or a slice, got ${describe(i)}`, span);
+  throw new TirxError(
+    "TX1002",
+    `an index must be an expression, a number or a slice, got ${describe(i)}`,
+    span,
+  );
 }
 
 /**
@@ -75,7 +89,13 @@ export class TileView {
    */
   sub(...index: Index[]): TileView {
     const span = callerSpan();
-    return new TileView(subView(this.view, index.map((i) => parseIndex(i, span)), span));
+    return new TileView(
+      subView(
+        this.view,
+        index.map((i) => parseIndex(i, span)),
+        span,
+      ),
+    );
   }
 
   /**
@@ -90,7 +110,11 @@ export class TileView {
 
   private offset(indices: readonly ExprLike[], span?: Span): Expr {
     if (!Array.isArray(indices)) {
-      throw new TirxError("TX1002", `indices must be an array such as [i, j], got ${describe(indices)}`, span);
+      throw new TirxError(
+        "TX1002",
+        `indices must be an array such as [i, j], got ${describe(indices)}`,
+        span,
+      );
     }
     return elementOffset(
       this.view,
@@ -103,7 +127,13 @@ export class TileView {
   get(indices: readonly ExprLike[]): PrimExpr {
     const span = callerSpan();
     const offset = this.offset(indices, span);
-    return new PrimExpr({ kind: "BufferLoad", buffer: this.buffer, offset, dtype: this.dtype, ...(span ? { span } : {}) });
+    return new PrimExpr({
+      kind: "BufferLoad",
+      buffer: this.buffer,
+      offset,
+      dtype: this.dtype,
+      ...(span ? { span } : {}),
+    });
   }
 
   /** Store one element: `B.set([tid, j], value)` (TIRx `B[tid, j] = value`). */
@@ -126,6 +156,12 @@ export class TileView {
     const span = callerSpan();
     const offset = this.offset(indices, span);
     const dtype = this.buffer.scope === "global" ? "uint64" : "uint32";
-    return new PrimExpr({ kind: "BufferPtr", buffer: this.buffer, offset, dtype, ...(span ? { span } : {}) });
+    return new PrimExpr({
+      kind: "BufferPtr",
+      buffer: this.buffer,
+      offset,
+      dtype,
+      ...(span ? { span } : {}),
+    });
   }
 }

@@ -90,22 +90,35 @@ export function packArgs(
     const a = args[i];
     const off = i * ARG_SLOT_BYTES;
     if (p.kind === "buffer") {
-      if (!isDeviceTensor(a)) throw new TirxError("TX5005", `argument ${i} ("${p.name}") must be a tensor, got ${typeof a}`);
+      if (!isDeviceTensor(a))
+        throw new TirxError(
+          "TX5005",
+          `argument ${i} ("${p.name}") must be a tensor, got ${typeof a}`,
+        );
       view.setBigUint64(off, pointerOf(a, i), true);
       return;
     }
     if (typeof a !== "number" && typeof a !== "bigint" && typeof a !== "boolean") {
-      throw new TirxError("TX5005", `argument ${i} ("${p.name}") is a ${p.var.dtype} scalar; pass a number`);
+      throw new TirxError(
+        "TX5005",
+        `argument ${i} ("${p.name}") is a ${p.var.dtype} scalar; pass a number`,
+      );
     }
     const dt = p.var.dtype;
     const range = INT_RANGE[dt];
     if (range && typeof a !== "boolean") {
       if (typeof a === "number" && !Number.isInteger(a)) {
-        throw new TirxError("TX5005", `argument ${i} ("${p.name}") is a ${dt} scalar; ${a} is not an integer`);
+        throw new TirxError(
+          "TX5005",
+          `argument ${i} ("${p.name}") is a ${dt} scalar; ${a} is not an integer`,
+        );
       }
       const v = BigInt(a);
       if (v < range[0] || v > range[1]) {
-        throw new TirxError("TX5005", `argument ${i} ("${p.name}") is a ${dt} scalar; ${a} is outside [${range[0]}, ${range[1]}]`);
+        throw new TirxError(
+          "TX5005",
+          `argument ${i} ("${p.name}") is a ${dt} scalar; ${a} is outside [${range[0]}, ${range[1]}]`,
+        );
       }
     }
     view.setBigUint64(off, 0n, true); // clear the slot so unused high bytes are deterministic

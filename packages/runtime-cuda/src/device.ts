@@ -33,8 +33,14 @@ export class CudaDevice implements DeviceLike {
       d.deviceAttribute(CU_DEVICE_ATTRIBUTE.COMPUTE_CAPABILITY_MAJOR, this.#dev),
       d.deviceAttribute(CU_DEVICE_ATTRIBUTE.COMPUTE_CAPABILITY_MINOR, this.#dev),
     ];
-    this.maxSharedOptin = d.deviceAttribute(CU_DEVICE_ATTRIBUTE.MAX_SHARED_MEMORY_PER_BLOCK_OPTIN, this.#dev);
-    this.maxSharedDefault = d.deviceAttribute(CU_DEVICE_ATTRIBUTE.MAX_SHARED_MEMORY_PER_BLOCK, this.#dev);
+    this.maxSharedOptin = d.deviceAttribute(
+      CU_DEVICE_ATTRIBUTE.MAX_SHARED_MEMORY_PER_BLOCK_OPTIN,
+      this.#dev,
+    );
+    this.maxSharedDefault = d.deviceAttribute(
+      CU_DEVICE_ATTRIBUTE.MAX_SHARED_MEMORY_PER_BLOCK,
+      this.#dev,
+    );
     this.context = d.primaryCtxRetain(this.#dev);
     current = undefined;
     this.activate();
@@ -80,7 +86,8 @@ const devices = new Map<number, CudaDevice>();
  *   CUDA_ERROR_NO_DEVICE when there is no GPU.
  */
 export function cuda(ordinal = 0): CudaDevice {
-  if (!Number.isInteger(ordinal) || ordinal < 0) throw new RangeError(`CUDA device ordinal must be a non-negative integer, got ${ordinal}`);
+  if (!Number.isInteger(ordinal) || ordinal < 0)
+    throw new RangeError(`CUDA device ordinal must be a non-negative integer, got ${ordinal}`);
   let dev = devices.get(ordinal);
   if (!dev) {
     dev = new CudaDevice(ordinal);

@@ -55,10 +55,16 @@ const SIGNATURES = {
   cuDeviceGetName: [["cuDeviceGetName"], ["void *", "int", "int"]],
   cuDeviceGetAttribute: [["cuDeviceGetAttribute"], ["void *", "int", "int"]],
   cuDevicePrimaryCtxRetain: [["cuDevicePrimaryCtxRetain"], ["void *", "int"]],
-  cuDevicePrimaryCtxRelease: [["cuDevicePrimaryCtxRelease_v2", "cuDevicePrimaryCtxRelease"], ["int"]],
+  cuDevicePrimaryCtxRelease: [
+    ["cuDevicePrimaryCtxRelease_v2", "cuDevicePrimaryCtxRelease"],
+    ["int"],
+  ],
   cuCtxSetCurrent: [["cuCtxSetCurrent"], ["void *"]],
   cuCtxSynchronize: [["cuCtxSynchronize"], []],
-  cuModuleLoadDataEx: [["cuModuleLoadDataEx"], ["void *", "void *", "uint32_t", "void *", "void *"]],
+  cuModuleLoadDataEx: [
+    ["cuModuleLoadDataEx"],
+    ["void *", "void *", "uint32_t", "void *", "void *"],
+  ],
   cuModuleUnload: [["cuModuleUnload"], ["void *"]],
   cuModuleGetFunction: [["cuModuleGetFunction"], ["void *", "void *", "const char *"]],
   cuFuncSetAttribute: [["cuFuncSetAttribute"], ["void *", "int", "int"]],
@@ -70,12 +76,27 @@ const SIGNATURES = {
   cuMemsetD8: [["cuMemsetD8_v2"], ["uint64_t", "uint8_t", "size_t"]],
   cuLaunchKernel: [
     ["cuLaunchKernel"],
-    ["void *", "uint32_t", "uint32_t", "uint32_t", "uint32_t", "uint32_t", "uint32_t", "uint32_t", "void *", "void *", "void *"],
+    [
+      "void *",
+      "uint32_t",
+      "uint32_t",
+      "uint32_t",
+      "uint32_t",
+      "uint32_t",
+      "uint32_t",
+      "uint32_t",
+      "void *",
+      "void *",
+      "void *",
+    ],
   ],
   cuEventCreate: [["cuEventCreate"], ["void *", "uint32_t"]],
   cuEventRecord: [["cuEventRecord"], ["void *", "void *"]],
   cuEventSynchronize: [["cuEventSynchronize"], ["void *"]],
-  cuEventElapsedTime: [["cuEventElapsedTime_v2", "cuEventElapsedTime"], ["void *", "void *", "void *"]],
+  cuEventElapsedTime: [
+    ["cuEventElapsedTime_v2", "cuEventElapsedTime"],
+    ["void *", "void *", "void *"],
+  ],
   cuEventDestroy: [["cuEventDestroy_v2", "cuEventDestroy"], ["void *"]],
   cuGetErrorName: [["cuGetErrorName"], ["int", "void *"]],
   cuGetErrorString: [["cuGetErrorString"], ["int", "void *"]],
@@ -92,7 +113,10 @@ function loadKoffi(library: string): Koffi {
     koffiModule = createRequire(import.meta.url)("koffi") as Koffi;
     return koffiModule;
   } catch (e) {
-    throw new CudaUnavailableError(library, `the koffi FFI module failed to load (${(e as Error).message})`);
+    throw new CudaUnavailableError(
+      library,
+      `the koffi FFI module failed to load (${(e as Error).message})`,
+    );
   }
 }
 
@@ -135,14 +159,16 @@ export class CudaDriver {
   /** The driver's name for a CUresult (cuGetErrorName), falling back to cuda.h's table. */
   errorName(code: number): string {
     const out = new BigUint64Array(1);
-    if (this.#raw.cuGetErrorName(code, out) === 0 && out[0] !== 0n) return this.#k.decode.string(out[0]!);
+    if (this.#raw.cuGetErrorName(code, out) === 0 && out[0] !== 0n)
+      return this.#k.decode.string(out[0]!);
     return cuResultName(code);
   }
 
   /** The driver's description of a CUresult (cuGetErrorString), or undefined. */
   errorString(code: number): string | undefined {
     const out = new BigUint64Array(1);
-    if (this.#raw.cuGetErrorString(code, out) === 0 && out[0] !== 0n) return this.#k.decode.string(out[0]!);
+    if (this.#raw.cuGetErrorString(code, out) === 0 && out[0] !== 0n)
+      return this.#k.decode.string(out[0]!);
     return undefined;
   }
 
@@ -191,13 +217,14 @@ export class CudaDriver {
   }
 
   /**
-   * JIT-load a PTX module (cuModuleLoadDataEx) with INFO and ERROR log buffers of
+   * Load a module image (cuModuleLoadDataEx): PTX text (JIT-compiled) or cubin/fatbin bytes with INFO and ERROR log buffers of
    * `JIT_LOG_BYTES` each. The image is passed NUL-terminated. On failure the CudaError's
    * message and `log` hold the JIT error log (falling back to the info log).
    */
-  moduleLoadData(ptx: string): { module: CuHandle; infoLog: string } {
+  moduleLoadData(ptx: string | Uint8Array): { module: CuHandle; infoLog: string } {
     const k = this.#k;
-    const image = Buffer.from(ptx + "\0", "utf8");
+    // PTX text must end with NUL; a cubin or fatbin (bytes) is passed as it is.
+    const image = typeof ptx === "string" ? Buffer.from(ptx + "\0", "utf8") : ptx;
     const info = k.alloc("uint8_t", JIT_LOG_BYTES) as bigint;
     const error = k.alloc("uint8_t", JIT_LOG_BYTES) as bigint;
     try {
@@ -210,7 +237,12 @@ export class CudaDriver {
         CU_JIT.ERROR_LOG_BUFFER_SIZE_BYTES,
       ]);
       // Size options carry the integer itself in the pointer slot; the driver writes back the bytes used.
-      const values = new BigUint64Array([info, BigInt(JIT_LOG_BYTES), error, BigInt(JIT_LOG_BYTES)]);
+      const values = new BigUint64Array([
+        info,
+        BigInt(JIT_LOG_BYTES),
+        error,
+        BigInt(JIT_LOG_BYTES),
+      ]);
       const out = new BigUint64Array(1);
       const code = this.#raw.cuModuleLoadDataEx(out, image, options.length, options, values);
       const infoLog = readLog(k, info, values[1]!);
@@ -231,7 +263,9 @@ export class CudaDriver {
   }
 
   moduleGetFunction(mod: CuHandle, name: string): CuHandle {
-    this.check("cuModuleGetFunction", this.#raw.cuModuleGetFunction(this.#u64, mod, name), { context: `entry "${name}"` });
+    this.check("cuModuleGetFunction", this.#raw.cuModuleGetFunction(this.#u64, mod, name), {
+      context: `entry "${name}"`,
+    });
     return this.#u64[0]!;
   }
 
@@ -281,7 +315,19 @@ export class CudaDriver {
     kernelParams: CuHandle,
     context?: string,
   ): void {
-    const code = this.#raw.cuLaunchKernel(fn, grid[0], grid[1], grid[2], block[0], block[1], block[2], sharedBytes, stream, kernelParams, null);
+    const code = this.#raw.cuLaunchKernel(
+      fn,
+      grid[0],
+      grid[1],
+      grid[2],
+      block[0],
+      block[1],
+      block[2],
+      sharedBytes,
+      stream,
+      kernelParams,
+      null,
+    );
     if (code !== 0) this.check("cuLaunchKernel", code, context ? { context } : {});
   }
 
@@ -337,7 +383,10 @@ export function driver(): CudaDriver {
     throw new CudaUnavailableError(library, (e as Error).message);
   }
   const raw = {} as Raw;
-  for (const [name, [symbols, args]] of Object.entries(SIGNATURES) as [RawName, readonly [readonly string[], readonly string[]]][]) {
+  for (const [name, [symbols, args]] of Object.entries(SIGNATURES) as [
+    RawName,
+    readonly [readonly string[], readonly string[]],
+  ][]) {
     raw[name] = bindFirst(lib, library, symbols, args);
   }
   const d = new CudaDriver(library, k, raw);
@@ -346,7 +395,12 @@ export function driver(): CudaDriver {
   return d;
 }
 
-function bindFirst(lib: ReturnType<Koffi["load"]>, library: string, symbols: readonly string[], args: readonly string[]): Fn {
+function bindFirst(
+  lib: ReturnType<Koffi["load"]>,
+  library: string,
+  symbols: readonly string[],
+  args: readonly string[],
+): Fn {
   for (const s of symbols) {
     try {
       return lib.func(s, "int", [...args]) as Fn;
@@ -354,7 +408,10 @@ function bindFirst(lib: ReturnType<Koffi["load"]>, library: string, symbols: rea
       // try the next exported name
     }
   }
-  throw new CudaUnavailableError(library, `the library does not export ${symbols.join(" or ")} (driver too old?)`);
+  throw new CudaUnavailableError(
+    library,
+    `the library does not export ${symbols.join(" or ")} (driver too old?)`,
+  );
 }
 
 /**

@@ -124,7 +124,13 @@ export class CudaError extends Error {
   readonly call: string;
   readonly log: string | undefined;
 
-  constructor(call: string, code: number, errorName: string, description?: string, opts: { log?: string; context?: string } = {}) {
+  constructor(
+    call: string,
+    code: number,
+    errorName: string,
+    description?: string,
+    opts: { log?: string; context?: string } = {},
+  ) {
     const what = opts.context ? ` (${opts.context})` : "";
     const desc = description ? `: ${description}` : "";
     const log = opts.log ? `\n${opts.log}` : "";

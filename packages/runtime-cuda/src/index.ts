@@ -1,1 +1,40 @@
-export {};
+/**
+ * @tirx-ts/runtime-cuda: run tirx-ts kernels on NVIDIA GPUs from Node.js through the CUDA driver
+ * API (libcuda.so.1, bound with koffi; nothing to compile at install).
+ *
+ * - `cuda(ordinal)` gives a `CudaDevice` (primary context retained and current).
+ * - `cudaTensor` / `cudaEmpty` / `cudaZeros` allocate `CudaTensor`s (sizes in bytes, shapes in elements).
+ * - `compileCuda(fn)` verifies a PrimFunc, emits PTX and returns a callable that launches it.
+ * - `loadModule(device, ptx).getKernel(name).launch(params, args, launch)` is the lower level.
+ * - `timeLaunches(fn, { warmup, iters })` times queued work with CUDA events (µs).
+ *
+ * Driver failures throw `CudaError` (driver error name, code, call; JIT log for bad PTX); a
+ * machine without libcuda.so.1 throws `CudaUnavailableError`; `cudaAvailable()` never throws.
+ * `TIRX_LIBCUDA` overrides the library path.
+ */
+export { CudaError, CudaUnavailableError, CU_RESULT_NAMES, cuResultName } from "./errors.js";
+export {
+  CudaDriver,
+  CU_DEVICE_ATTRIBUTE,
+  CU_FUNC_ATTRIBUTE,
+  CU_JIT,
+  JIT_LOG_BYTES,
+  LIBCUDA,
+  cudaAvailable,
+  driver,
+  libraryPath,
+  type CuHandle,
+} from "./driver.js";
+export { CudaDevice, cuda } from "./device.js";
+export { CudaTensor, cudaTensor, cudaEmpty, cudaZeros, type CudaTensorOptions } from "./tensor.js";
+export { CudaModule, loadModule, ptxHash } from "./module.js";
+export { ARG_SLOT_BYTES, argLayout, packArgs, ptxParamType, type ArgSlot } from "./args.js";
+export {
+  CudaKernel,
+  DEFAULT_SHARED_BYTES,
+  median,
+  timeLaunches,
+  type LaunchTimes,
+  type TimeOptions,
+} from "./launch.js";
+export { compileCuda, type CudaCompileOptions, type CudaCompiled } from "./compile.js";

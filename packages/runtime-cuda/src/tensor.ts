@@ -138,7 +138,10 @@ export class CudaTensor implements DeviceTensor {
 function checkShape(shape: readonly number[], dtype: DType): void {
   if (!isDType(dtype)) throw new TirxError("TX5007", `unknown dtype ${String(dtype)}`);
   if (!Array.isArray(shape) || shape.some((n) => !Number.isSafeInteger(n) || n < 0)) {
-    throw new TirxError("TX5007", `tensor shape must be non-negative integers, got [${String(shape)}]`);
+    throw new TirxError(
+      "TX5007",
+      `tensor shape must be non-negative integers, got [${String(shape)}]`,
+    );
   }
 }
 
@@ -146,7 +149,10 @@ function encodeFor(data: HostData, shape: readonly number[], dtype: DType): Uint
   try {
     return encodeHost(data, dtype, numel(shape));
   } catch (e) {
-    throw new TirxError("TX5007", `host data does not fit ${dtype}[${shape.join(", ")}]: ${(e as Error).message}`);
+    throw new TirxError(
+      "TX5007",
+      `host data does not fit ${dtype}[${shape.join(", ")}]: ${(e as Error).message}`,
+    );
   }
 }
 
@@ -178,11 +184,19 @@ export function cudaTensor(data: HostData, opts: CudaTensorOptions): CudaTensor 
 }
 
 /** A new device tensor with uninitialised contents. */
-export function cudaEmpty(shape: readonly number[], dtype: DType, device: CudaDevice = cuda(0)): CudaTensor {
+export function cudaEmpty(
+  shape: readonly number[],
+  dtype: DType,
+  device: CudaDevice = cuda(0),
+): CudaTensor {
   return CudaTensor.allocate(shape, dtype, device);
 }
 
 /** A new device tensor with every byte zero (all elements 0 / false / +0.0). */
-export function cudaZeros(shape: readonly number[], dtype: DType, device: CudaDevice = cuda(0)): CudaTensor {
+export function cudaZeros(
+  shape: readonly number[],
+  dtype: DType,
+  device: CudaDevice = cuda(0),
+): CudaTensor {
   return CudaTensor.allocate(shape, dtype, device).zero();
 }

@@ -1,1 +1,10 @@
-export {};
+/**
+ * @tirx-ts/runtime-sim: a simulated CUDA device. Runs verified tirx-ts kernels on the CPU with the
+ * GPU's numerics and the PTX ISA's cp.async semantics, and reports async-copy and synchronisation
+ * hazards as TirxErrors pointing at the author's source.
+ */
+export { sim, type SimDevice } from "./device.js";
+export { SimTensor, simTensor, simZeros, simEmpty, POISON_BYTE } from "./tensor.js";
+export { runSim, type SimOptions, type SimResult } from "./run.js";
+export type { HazardMode } from "./exec/machine.js";
+export { MAX_WHILE_ITERATIONS } from "./compile/stmt.js";

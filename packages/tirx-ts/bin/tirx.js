@@ -3,7 +3,9 @@
 import("../dist/cli.js").then(
   (m) => m.main(process.argv.slice(2)).then((code) => process.exit(code)),
   (e) => {
-    console.error(`tirx: cannot start (${e.message}). Run "npm run build" in the tirx-ts repository first.`);
+    console.error(
+      `tirx: cannot start (${e.message}). Run "npm run build" in the tirx-ts repository first.`,
+    );
     process.exit(2);
   },
 );

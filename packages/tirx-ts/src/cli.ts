@@ -2,7 +2,13 @@ import { parseArgs } from "node:util";
 import { resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import { existsSync } from "node:fs";
-import { isTirxError, renderDiagnostic, verify, type PrimFunc, type TirxError } from "@tirx-ts/core";
+import {
+  isTirxError,
+  renderDiagnostic,
+  verify,
+  type PrimFunc,
+  type TirxError,
+} from "@tirx-ts/core";
 import { emitPtx } from "@tirx-ts/codegen-ptx";
 import { printFunc } from "@tirx-ts/dsl";
 
@@ -56,7 +62,10 @@ export async function main(argv: readonly string[]): Promise<number> {
   }
   try {
     const { tsImport } = await import("tsx/esm/api");
-    const mod = (await tsImport(pathToFileURL(path).href, import.meta.url)) as Record<string, unknown>;
+    const mod = (await tsImport(pathToFileURL(path).href, import.meta.url)) as Record<
+      string,
+      unknown
+    >;
     let kernels = Object.entries(mod).filter((e): e is [string, PrimFunc] => isPrimFunc(e[1]));
     if (values.kernel) {
       kernels = kernels.filter(([k, f]) => k === values.kernel || f.name === values.kernel);
@@ -80,7 +89,9 @@ export async function main(argv: readonly string[]): Promise<number> {
     return 0;
   } catch (e) {
     if (isTirxError(e)) {
-      process.stderr.write(renderDiagnostic(e as TirxError, { color: process.stderr.isTTY }) + "\n");
+      process.stderr.write(
+        renderDiagnostic(e as TirxError, { color: process.stderr.isTTY }) + "\n",
+      );
       return 1;
     }
     throw e;

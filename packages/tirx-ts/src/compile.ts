@@ -1,6 +1,13 @@
-import { checkArgs, verify, type KernelArg, type PrimFunc, type TirxError, type VerifiedFunc } from "@tirx-ts/core";
+import {
+  checkArgs,
+  verify,
+  type KernelArg,
+  type PrimFunc,
+  type TirxError,
+  type VerifiedFunc,
+} from "@tirx-ts/core";
 import { emitPtx, type PtxModule } from "@tirx-ts/codegen-ptx";
-import { loadModule, type CudaDevice } from "@tirx-ts/runtime-cuda";
+import { compileCuda, type CudaCompiled } from "@tirx-ts/runtime-cuda";
 import { runSim } from "@tirx-ts/runtime-sim";
 import { device as defaultDevice } from "./device.js";
 
@@ -29,6 +36,8 @@ export interface Compiled {
   readonly module: PtxModule;
   /** The verified IR. */
   readonly verified: VerifiedFunc;
+  /** Launch without waiting for the GPU (for timing with events); on the simulator, runs it. */
+  launchAsync(...args: KernelArg[]): void;
 }
 
 /**
@@ -40,16 +49,23 @@ export interface Compiled {
 export function compile(fn: PrimFunc, opts: CompileOptions = { target: "cuda" }): Compiled {
   const verified = verify(fn);
   const module = emitPtx(verified, opts.arch ? { arch: opts.arch } : {});
-  const run = (...args: KernelArg[]): LaunchResult => {
+  let onCuda: CudaCompiled | undefined;
+  const launch = (args: KernelArg[], wait: boolean): LaunchResult => {
     const dev = checkArgs(fn, args) ?? defaultDevice();
     if (dev.kind === "sim") {
       const { reports } = runSim(verified, args, { hazards: opts.hazards ?? "throw" });
       return { device: "sim", reports };
     }
-    const cudaDev = dev as CudaDevice;
-    loadModule(cudaDev, module.text).getKernel(module.entry).launch(fn.params, args, module.launch);
-    cudaDev.synchronize();
+    onCuda ??= compileCuda(fn, { module });
+    if (wait) onCuda(...args);
+    else onCuda.launchAsync(...args);
     return { device: "cuda", reports: [] };
   };
-  return Object.assign(run, { ptx: module.text, module, verified });
+  const run = (...args: KernelArg[]): LaunchResult => launch(args, true);
+  return Object.assign(run, {
+    ptx: module.text,
+    module,
+    verified,
+    launchAsync: (...args: KernelArg[]): void => void launch(args, false),
+  });
 }

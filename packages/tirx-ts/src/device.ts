@@ -29,6 +29,8 @@ export function device(): DeviceLike {
       why = `no CUDA driver: ${probe.reason}`;
     }
   }
-  process.stderr.write(`tirx-ts: running on ${chosen.kind === "sim" ? "the simulated device (sim)" : chosen.name} (${why})\n`);
+  process.stderr.write(
+    `tirx-ts: running on ${chosen.kind === "sim" ? "the simulated device (sim)" : chosen.name} (${why})\n`,
+  );
   return chosen;
 }

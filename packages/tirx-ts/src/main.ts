@@ -14,3 +14,13 @@ export function isMain(importMetaUrl: string): boolean {
     return false;
   }
 }
+
+/**
+ * What a runnable example reports: whether its numeric check passed, the raw bytes of its
+ * outputs (so devices can be compared bit for bit), and a one-line summary.
+ */
+export interface ExampleResult {
+  readonly ok: boolean;
+  readonly outputs: readonly Uint8Array[];
+  readonly summary: string;
+}

@@ -1,4 +1,10 @@
-import { TirxError, type DType, type DeviceLike, type DeviceTensor, type HostData } from "@tirx-ts/core";
+import {
+  TirxError,
+  type DType,
+  type DeviceLike,
+  type DeviceTensor,
+  type HostData,
+} from "@tirx-ts/core";
 import { cudaEmpty, cudaTensor, cudaZeros, type CudaDevice } from "@tirx-ts/runtime-cuda";
 import { simEmpty, simTensor, simZeros } from "@tirx-ts/runtime-sim";
 import { device as defaultDevice } from "./device.js";
@@ -13,7 +19,10 @@ export interface TensorOptions {
 function check(data: HostData, opts: TensorOptions): void {
   const n = opts.shape.reduce((a, b) => a * b, 1);
   if (!(data instanceof Uint8Array && data.length !== n) && data.length !== n) {
-    throw new TirxError("TX5007", `tensor of shape [${opts.shape.join(", ")}] needs ${n} elements, got ${data.length}`);
+    throw new TirxError(
+      "TX5007",
+      `tensor of shape [${opts.shape.join(", ")}] needs ${n} elements, got ${data.length}`,
+    );
   }
 }
 
@@ -35,9 +44,17 @@ export function tensor(data: HostData, opts: TensorOptions): DeviceTensor {
 }
 
 /** A zero-filled device tensor. */
-tensor.zeros = (shape: readonly number[], dtype: DType, dev: DeviceLike = defaultDevice()): DeviceTensor =>
+tensor.zeros = (
+  shape: readonly number[],
+  dtype: DType,
+  dev: DeviceLike = defaultDevice(),
+): DeviceTensor =>
   dev.kind === "sim" ? simZeros(shape, dtype) : cudaZeros(shape, dtype, dev as CudaDevice);
 
 /** A device tensor with unspecified contents (the simulator poisons them). */
-tensor.empty = (shape: readonly number[], dtype: DType, dev: DeviceLike = defaultDevice()): DeviceTensor =>
+tensor.empty = (
+  shape: readonly number[],
+  dtype: DType,
+  dev: DeviceLike = defaultDevice(),
+): DeviceTensor =>
   dev.kind === "sim" ? simEmpty(shape, dtype) : cudaEmpty(shape, dtype, dev as CudaDevice);

@@ -77,7 +77,8 @@ export function exprRange(e: Expr, env: RangeEnv): Interval {
           return { min: Math.max(a.min, b.min), max: Math.max(a.max, b.max) };
         case "div":
         case "floordiv":
-          if (b.min > 0 && a.min >= 0) return { min: Math.floor(a.min / b.max), max: Math.floor(a.max / b.min) };
+          if (b.min > 0 && a.min >= 0)
+            return { min: Math.floor(a.min / b.max), max: Math.floor(a.max / b.min) };
           return ANY;
         case "mod":
         case "floormod":
@@ -142,4 +143,55 @@ export function knownDivisor(e: Expr): number {
     default:
       return 1;
   }
+}
+
+/** `e` as `var + c` (or `c + var`, `var - c`), when it has that form. */
+function asVarPlusConst(e: Expr): { id: number; c: number } | undefined {
+  if (e.kind === "Var") return { id: e.id, c: 0 };
+  if (e.kind === "Binary" && (e.op === "add" || e.op === "sub")) {
+    const k = e.b.kind === "IntImm" ? Number(e.b.value) : undefined;
+    if (e.a.kind === "Var" && k !== undefined) return { id: e.a.id, c: e.op === "add" ? k : -k };
+    const k2 = e.a.kind === "IntImm" ? Number(e.a.value) : undefined;
+    if (e.op === "add" && e.b.kind === "Var" && k2 !== undefined) return { id: e.b.id, c: k2 };
+  }
+  return undefined;
+}
+
+/**
+ * Ranges of variables where `cond` holds: narrows `v + c < n`, `<=`, `>`, `>=`, `==` against
+ * a bounded other side, and both sides of `&&`. Used so that a guarded access such as
+ * `if (k + 1 < n) A[k + 1]` is checked against the range the guard allows.
+ */
+export function refineRanges(cond: Expr, env: RangeEnv): Map<number, Interval> {
+  const out = new Map(env.vars);
+  const apply = (c: Expr): void => {
+    if (c.kind === "Logical" && c.op === "and") {
+      apply(c.a);
+      apply(c.b);
+      return;
+    }
+    if (c.kind !== "Compare") return;
+    const sides: [Expr, Expr, string][] = [
+      [c.a, c.b, c.op],
+      [c.b, c.a, { lt: "gt", le: "ge", gt: "lt", ge: "le", eq: "eq", ne: "ne" }[c.op]],
+    ];
+    for (const [lhs, rhs, op] of sides) {
+      const v = asVarPlusConst(lhs);
+      if (!v) continue;
+      const r = exprRange(rhs, { ...env, vars: out });
+      const cur = out.get(v.id) ?? ANY;
+      let { min, max } = cur;
+      if (op === "lt") max = Math.min(max, r.max - 1 - v.c);
+      else if (op === "le") max = Math.min(max, r.max - v.c);
+      else if (op === "gt") min = Math.max(min, r.min + 1 - v.c);
+      else if (op === "ge") min = Math.max(min, r.min - v.c);
+      else if (op === "eq") {
+        min = Math.max(min, r.min - v.c);
+        max = Math.min(max, r.max - v.c);
+      }
+      out.set(v.id, { min, max });
+    }
+  };
+  apply(cond);
+  return out;
 }

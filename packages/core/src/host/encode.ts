@@ -14,7 +14,8 @@ const scratch = new DataView(new ArrayBuffer(8));
 export function float32ToBfloat16Bits(x: number): number {
   scratch.setFloat32(0, x, true);
   const u = scratch.getUint32(0, true);
-  if ((u & 0x7f800000) === 0x7f800000 && (u & 0x007fffff) !== 0) return ((u >>> 16) | 0x40) & 0xffff;
+  if ((u & 0x7f800000) === 0x7f800000 && (u & 0x007fffff) !== 0)
+    return ((u >>> 16) | 0x40) & 0xffff;
   const rounded = u + 0x7fff + ((u >>> 16) & 1);
   return (rounded >>> 16) & 0xffff;
 }
@@ -26,7 +27,12 @@ export function bfloat16BitsToNumber(bits: number): number {
 }
 
 /** Write one element of `dtype` at byte `off` of `dv`. Numbers for 64-bit ints are truncated toward zero. */
-export function writeElement(dv: DataView, off: number, dtype: DType, v: number | bigint | boolean): void {
+export function writeElement(
+  dv: DataView,
+  off: number,
+  dtype: DType,
+  v: number | bigint | boolean,
+): void {
   switch (dtype) {
     case "bool":
       dv.setUint8(off, v ? 1 : 0);
@@ -53,7 +59,11 @@ export function writeElement(dv: DataView, off: number, dtype: DType, v: number 
       dv.setBigInt64(off, typeof v === "bigint" ? v : BigInt(Math.trunc(Number(v))), true);
       return;
     case "uint64":
-      dv.setBigUint64(off, BigInt.asUintN(64, typeof v === "bigint" ? v : BigInt(Math.trunc(Number(v)))), true);
+      dv.setBigUint64(
+        off,
+        BigInt.asUintN(64, typeof v === "bigint" ? v : BigInt(Math.trunc(Number(v)))),
+        true,
+      );
       return;
     case "float16":
       setFloat16(dv, off, Number(v), true);

@@ -1,14 +1,7 @@
 import { isFloat, isWideInt, type DType } from "../dtype.js";
 import { TirxError } from "../diagnostics.js";
 import type { Span } from "../span.js";
-import {
-  constInt,
-  intImm,
-  type BinaryOp,
-  type CompareOp,
-  type Expr,
-  type IntImm,
-} from "./expr.js";
+import { constInt, intImm, type BinaryOp, type CompareOp, type Expr, type IntImm } from "./expr.js";
 
 /**
  * Smart constructors for expressions: they check operand dtypes (TX1007) and fold integer
@@ -51,6 +44,20 @@ export function binary(op: BinaryOp, a: Expr, b: Expr, span?: Span): Expr {
       "TX1007",
       `operands of ${op} have dtypes ${a.dtype} and ${b.dtype}; cast one of them explicitly`,
       span ?? a.span ?? b.span,
+    );
+  }
+  if (isFloat(a.dtype) && ["bitand", "bitor", "bitxor", "shl", "shr"].includes(op)) {
+    throw new TirxError(
+      "TX1007",
+      `${op} is not defined on ${a.dtype}; bit operations need integer operands`,
+      span ?? a.span,
+    );
+  }
+  if (a.dtype === "bool" && op !== "bitand" && op !== "bitor" && op !== "bitxor") {
+    throw new TirxError(
+      "TX1007",
+      `${op} is not defined on bool; cast to an integer first`,
+      span ?? a.span,
     );
   }
   const ca = constInt(a);

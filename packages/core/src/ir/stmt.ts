@@ -9,17 +9,7 @@ import type { Expr, Var } from "./expr.js";
  * (and everything nested in those), which is what a builder that traces straight-line code
  * records.
  */
-export type Stmt =
-  | Seq
-  | For
-  | While
-  | If
-  | Let
-  | Store
-  | Alloc
-  | Call
-  | TileApply
-  | DeviceEntry;
+export type Stmt = Seq | For | While | If | Let | Store | Alloc | Call | TileApply | DeviceEntry;
 
 interface StmtBase {
   readonly span?: Span;

@@ -64,10 +64,18 @@ export function rearrange(
   for (const k of Object.keys(sizes)) {
     const v = sizes[k]!;
     if (!Number.isInteger(v) || v <= 0) {
-      throw new TirxError("TX1011", `size of axis "${k}" must be a positive integer, got ${v}`, span);
+      throw new TirxError(
+        "TX1011",
+        `size of axis "${k}" must be a positive integer, got ${v}`,
+        span,
+      );
     }
     if (!lhs.some((g) => g.includes(k))) {
-      throw new TirxError("TX1010", `size given for "${k}", which the input side does not name`, span);
+      throw new TirxError(
+        "TX1010",
+        `size given for "${k}", which the input side does not name`,
+        span,
+      );
     }
   }
   // Split every input axis into its named factors.
@@ -132,7 +140,8 @@ export function rearrange(
       }
     }
     for (const n of group) size *= axis.get(n)!.size;
-    const last = [...group].reverse().find((n) => axis.get(n)!.size > 1) ?? group[group.length - 1]!;
+    const last =
+      [...group].reverse().find((n) => axis.get(n)!.size > 1) ?? group[group.length - 1]!;
     shape.push(size);
     strides.push(axis.get(last)!.stride);
     names.push(group.length === 1 ? group[0]! : `(${group.join(" ")})`);

@@ -36,7 +36,12 @@ function asIndex(i: Expr | number, span?: Span): Expr {
     return intImm(i);
   }
   if (i.dtype === "int32") return i;
-  if (i.dtype === "bool" || i.dtype === "float16" || i.dtype.startsWith("float") || i.dtype === "bfloat16") {
+  if (
+    i.dtype === "bool" ||
+    i.dtype === "float16" ||
+    i.dtype.startsWith("float") ||
+    i.dtype === "bfloat16"
+  ) {
     throw new TirxError("TX1002", `an index must be an integer, got ${i.dtype}`, span);
   }
   return cast("int32", i, span);
@@ -52,7 +57,11 @@ export function subView(view: View, index: readonly SubIndex[], span?: Span): Vi
   let items = [...index];
   if (ell >= 0) {
     const fill = view.shape.length - (items.length - 1);
-    items = [...items.slice(0, ell), ...new Array<SubIndex>(Math.max(fill, 0)).fill(":"), ...items.slice(ell + 1)];
+    items = [
+      ...items.slice(0, ell),
+      ...new Array<SubIndex>(Math.max(fill, 0)).fill(":"),
+      ...items.slice(ell + 1),
+    ];
   }
   if (items.length > view.shape.length) {
     throw new TirxError(
@@ -142,7 +151,8 @@ export function reinterpret(view: View, dtype: DType, span?: Span): View {
   if (to > from) {
     const c = constInt(view.offset);
     if (c !== undefined) {
-      if ((c * from) % to !== 0) bad(`the view starts at byte ${c * from}, not a multiple of ${to}`);
+      if ((c * from) % to !== 0)
+        bad(`the view starts at byte ${c * from}, not a multiple of ${to}`);
       offset = intImm((c * from) / to);
     } else {
       offset = binary("floordiv", binary("mul", view.offset, intImm(from)), intImm(to));

@@ -101,7 +101,10 @@ export function atomAlignment(side: AtomSide): number {
  * Element range [min, max] a view touches, when the analysis can bound it; undefined otherwise.
  * Group axes are covered by their full extents.
  */
-export function viewElementRange(view: View, env: RangeEnv): { min: number; max: number } | undefined {
+export function viewElementRange(
+  view: View,
+  env: RangeEnv,
+): { min: number; max: number } | undefined {
   const r = exprRange(view.offset, env);
   if (!Number.isFinite(r.min) || !Number.isFinite(r.max)) return undefined;
   let lo = r.min;

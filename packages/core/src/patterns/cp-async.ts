@@ -51,7 +51,14 @@ export interface CpAsyncPlan {
 }
 
 /** Parameters of the cp.async tile pattern (seed: "Call parameters"). */
-export const CP_ASYNC_PARAMS = ["chunk_bytes", "scope", "src_size", "ignore_src", "cache_policy", "pred"] as const;
+export const CP_ASYNC_PARAMS = [
+  "chunk_bytes",
+  "scope",
+  "src_size",
+  "ignore_src",
+  "cache_policy",
+  "pred",
+] as const;
 
 const L2_QUALIFIERS = ["L2::cache_hint", "L2::64B", "L2::128B", "L2::256B"];
 
@@ -65,11 +72,15 @@ export function parseCpAsyncOpcode(opcode: string, span?: TileApply["span"]): Cp
   const fail = (code: "TX3001" | "TX3002" | "TX3003", why: string): never => {
     throw new TirxError(code, `opcode "${opcode}": ${why}`, span);
   };
-  if (parts[0] !== "cp" || parts[1] !== "async") fail("TX3001", `expected it to start with "cp.async"`);
+  if (parts[0] !== "cp" || parts[1] !== "async")
+    fail("TX3001", `expected it to start with "cp.async"`);
   const cache = parts[2];
   if (cache !== "ca" && cache !== "cg") {
     const g = cache !== undefined ? didYouMean(cache, ["ca", "cg"]) : undefined;
-    fail("TX3001", `cache operator must be .ca or .cg, got ".${cache ?? ""}"${g ? `; did you mean ".${g}"?` : ""}`);
+    fail(
+      "TX3001",
+      `cache operator must be .ca or .cg, got ".${cache ?? ""}"${g ? `; did you mean ".${g}"?` : ""}`,
+    );
   }
   const dst = parts[3];
   const src = parts[4];
@@ -85,7 +96,10 @@ export function parseCpAsyncOpcode(opcode: string, span?: TileApply["span"]): Cp
   }
   if (src !== "global") {
     const g = src !== undefined ? didYouMean(src, ["global"]) : undefined;
-    fail("TX3002", `source state space must be .global, got ".${src ?? ""}"${g && g !== src ? `; did you mean ".global"?` : ""}`);
+    fail(
+      "TX3002",
+      `source state space must be .global, got ".${src ?? ""}"${g && g !== src ? `; did you mean ".global"?` : ""}`,
+    );
   }
   const qualifiers = parts.slice(5);
   let cacheHint = false;
@@ -95,11 +109,15 @@ export function parseCpAsyncOpcode(opcode: string, span?: TileApply["span"]): Cp
       if (cacheHint) fail("TX3001", "`.L2::cache_hint` appears twice");
       cacheHint = true;
     } else if (q === "L2::64B" || q === "L2::128B" || q === "L2::256B") {
-      if (prefetch !== undefined) fail("TX3003", `two prefetch sizes (.L2::${prefetch}B and .${q})`);
+      if (prefetch !== undefined)
+        fail("TX3003", `two prefetch sizes (.L2::${prefetch}B and .${q})`);
       prefetch = Number(q.slice(4, -1)) as 64 | 128 | 256;
     } else {
       const g = didYouMean(q, L2_QUALIFIERS);
-      fail("TX3001", `unknown qualifier ".${q}"${g ? `; did you mean ".${g}"?` : ""} (allowed: ${L2_QUALIFIERS.map((x) => "." + x).join(", ")})`);
+      fail(
+        "TX3001",
+        `unknown qualifier ".${q}"${g ? `; did you mean ".${g}"?` : ""} (allowed: ${L2_QUALIFIERS.map((x) => "." + x).join(", ")})`,
+      );
     }
   }
   return {
@@ -148,26 +166,44 @@ export function planCpAsync(s: TileApply, ctx: PatternContext): CpAsyncPlan {
   checkParamNames(s, CP_ASYNC_PARAMS, "TX3004", "cp.async");
   const chunkParam = s.params["chunk_bytes"];
   if (chunkParam === undefined) {
-    throw new TirxError("TX3005", "chunk_bytes is required (4, 8 or 16); it is never inferred from the layout", s.span);
+    throw new TirxError(
+      "TX3005",
+      "chunk_bytes is required (4, 8 or 16); it is never inferred from the layout",
+      s.span,
+    );
   }
   if (typeof chunkParam !== "number" || ![4, 8, 16].includes(chunkParam)) {
     const shown = typeof chunkParam === "number" ? String(chunkParam) : "a runtime value";
-    throw new TirxError("TX3006", `chunk_bytes must be the constant 4, 8 or 16, got ${shown}`, s.span);
+    throw new TirxError(
+      "TX3006",
+      `chunk_bytes must be the constant 4, 8 or 16, got ${shown}`,
+      s.span,
+    );
   }
   const chunk = chunkParam as 4 | 8 | 16;
   if (opcode.cache === "cg" && chunk !== 16) {
-    throw new TirxError("TX3007", `.cg copies exactly 16 bytes, but chunk_bytes is ${chunk}; use .ca for 4 or 8 bytes`, s.span);
+    throw new TirxError(
+      "TX3007",
+      `.cg copies exactly 16 bytes, but chunk_bytes is ${chunk}; use .ca for 4 or 8 bytes`,
+      s.span,
+    );
   }
   const scopeParam = s.params["scope"] ?? "thread";
   if (scopeParam !== "thread" && scopeParam !== "cta") {
-    throw new TirxError("TX3008", `scope must be "thread" or "cta", got ${JSON.stringify(typeof scopeParam === "object" ? "an expression" : scopeParam)}`, s.span);
+    throw new TirxError(
+      "TX3008",
+      `scope must be "thread" or "cta", got ${JSON.stringify(typeof scopeParam === "object" ? "an expression" : scopeParam)}`,
+      s.span,
+    );
   }
   const scope = scopeParam;
   const { dst, src } = s;
   const dstShared = dst.buffer.scope === "shared" || dst.buffer.scope === "shared.dyn";
   const srcGlobal = src.buffer.scope === "global";
   if (!dstShared || !srcGlobal) {
-    const swapped = dst.buffer.scope === "global" && (src.buffer.scope === "shared" || src.buffer.scope === "shared.dyn");
+    const swapped =
+      dst.buffer.scope === "global" &&
+      (src.buffer.scope === "shared" || src.buffer.scope === "shared.dyn");
     throw new TirxError(
       "TX3011",
       swapped
@@ -177,19 +213,30 @@ export function planCpAsync(s: TileApply, ctx: PatternContext): CpAsyncPlan {
     );
   }
   const groupAxes = scope === "cta" ? 2 : 0;
-  for (const [side, v] of [["dst", dst], ["src", src]] as const) {
+  for (const [side, v] of [
+    ["dst", dst],
+    ["src", src],
+  ] as const) {
     if (scope === "cta") {
       const threads = ctaThreads(ctx.launch);
       const warps = threads / 32;
       if (threads % 32 !== 0) {
-        throw new TirxError("TX3010", `CTA scope needs whole warps, but the CTA has ${threads} threads`, s.span);
+        throw new TirxError(
+          "TX3010",
+          `CTA scope needs whole warps, but the CTA has ${threads} threads`,
+          s.span,
+        );
       }
       if (v.shape.length < 3 || v.shape[1] !== 32) {
         throw new TirxError(
           "TX3009",
           `at CTA scope ${side} must have shape (warp, lane, *repeat, element) with leading group axes (${warps}, 32) for ${threads} threads; got shape (${v.shape.join(", ")}), which has no lane axis of 32`,
           s.span,
-          [{ message: `split the thread axis, e.g. rearrange("(w t) (r v) -> w t r v", { w: ${warps}, t: 32, ... })` }],
+          [
+            {
+              message: `split the thread axis, e.g. rearrange("(w t) (r v) -> w t r v", { w: ${warps}, t: 32, ... })`,
+            },
+          ],
         );
       }
       if (v.shape[0] !== warps) {
@@ -200,7 +247,11 @@ export function planCpAsync(s: TileApply, ctx: PatternContext): CpAsyncPlan {
         );
       }
     } else if (v.shape.length < 1) {
-      throw new TirxError("TX3012", `${side} is a scalar view; it needs a final element axis`, s.span);
+      throw new TirxError(
+        "TX3012",
+        `${side} is a scalar view; it needs a final element axis`,
+        s.span,
+      );
     }
     checkAtom(v, side, chunk, s);
   }
@@ -215,7 +266,10 @@ export function planCpAsync(s: TileApply, ctx: PatternContext): CpAsyncPlan {
   }
   const dSide = sideOf(dst, groupAxes, s.span);
   const sSide = sideOf(src, groupAxes, s.span);
-  for (const [side, a] of [["dst", dSide], ["src", sSide]] as const) {
+  for (const [side, a] of [
+    ["dst", dSide],
+    ["src", sSide],
+  ] as const) {
     const align = atomAlignment(a);
     if (align % chunk !== 0) {
       throw new TirxError(
@@ -232,7 +286,11 @@ export function planCpAsync(s: TileApply, ctx: PatternContext): CpAsyncPlan {
   const cachePolicy = exprParam(s, "cache_policy", ["uint64"], "TX3021");
   const pred = exprParam(s, "pred", ["bool"], "TX3021");
   if (srcSize && ignoreSrc) {
-    throw new TirxError("TX3018", "src_size and ignore_src are alternative zero-fill forms; give at most one", s.span);
+    throw new TirxError(
+      "TX3018",
+      "src_size and ignore_src are alternative zero-fill forms; give at most one",
+      s.span,
+    );
   }
   if (srcSize) {
     const c = constInt(srcSize);
@@ -241,7 +299,11 @@ export function planCpAsync(s: TileApply, ctx: PatternContext): CpAsyncPlan {
     }
   }
   if (opcode.cacheHint && !cachePolicy) {
-    throw new TirxError("TX3020", "the opcode has .L2::cache_hint but no cache_policy operand was given", s.span);
+    throw new TirxError(
+      "TX3020",
+      "the opcode has .L2::cache_hint but no cache_policy operand was given",
+      s.span,
+    );
   }
   if (!opcode.cacheHint && cachePolicy) {
     throw new TirxError("TX3020", "cache_policy needs .L2::cache_hint in the opcode", s.span);

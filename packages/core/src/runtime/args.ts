@@ -29,22 +29,45 @@ export function checkArgs(fn: PrimFunc, args: readonly KernelArg[]): DeviceLike 
     const a = args[i];
     if (p.kind === "buffer") {
       if (!isDeviceTensor(a)) {
-        throw new TirxError("TX5005", `argument ${i} ("${p.name}") must be a tensor, got ${typeof a}`, fn.span);
+        throw new TirxError(
+          "TX5005",
+          `argument ${i} ("${p.name}") must be a tensor, got ${typeof a}`,
+          fn.span,
+        );
       }
       if (a.dtype !== p.buffer.dtype) {
-        throw new TirxError("TX5002", `argument ${i} ("${p.name}") has dtype ${a.dtype}, expected ${p.buffer.dtype}`, fn.span);
+        throw new TirxError(
+          "TX5002",
+          `argument ${i} ("${p.name}") has dtype ${a.dtype}, expected ${p.buffer.dtype}`,
+          fn.span,
+        );
       }
-      if (a.shape.length !== p.buffer.shape.length || a.shape.some((n, k) => n !== p.buffer.shape[k])) {
-        throw new TirxError("TX5003", `argument ${i} ("${p.name}") has shape [${a.shape.join(", ")}], expected [${p.buffer.shape.join(", ")}]`, fn.span);
+      if (
+        a.shape.length !== p.buffer.shape.length ||
+        a.shape.some((n, k) => n !== p.buffer.shape[k])
+      ) {
+        throw new TirxError(
+          "TX5003",
+          `argument ${i} ("${p.name}") has shape [${a.shape.join(", ")}], expected [${p.buffer.shape.join(", ")}]`,
+          fn.span,
+        );
       }
       if (device && (device.kind !== a.device.kind || device !== a.device)) {
-        throw new TirxError("TX5004", `argument ${i} ("${p.name}") lives on ${a.device.name}, but earlier tensors live on ${device.name}`, fn.span);
+        throw new TirxError(
+          "TX5004",
+          `argument ${i} ("${p.name}") lives on ${a.device.name}, but earlier tensors live on ${device.name}`,
+          fn.span,
+        );
       }
       device = a.device;
     } else {
       const ok = typeof a === "number" || typeof a === "bigint" || typeof a === "boolean";
       if (!ok) {
-        throw new TirxError("TX5005", `argument ${i} ("${p.name}") is a ${p.var.dtype} scalar; pass a number`, fn.span);
+        throw new TirxError(
+          "TX5005",
+          `argument ${i} ("${p.name}") is a ${p.var.dtype} scalar; pass a number`,
+          fn.span,
+        );
       }
     }
   });

@@ -4,14 +4,17 @@ import { numel, type Buffer } from "../ir/buffer.js";
 import { constInt, type Expr } from "../ir/expr.js";
 import type { PrimFunc } from "../ir/func.js";
 import type { DeviceEntry, LaunchConfig, Stmt, TileApply } from "../ir/stmt.js";
-import { exprRange, type Interval, type RangeEnv } from "../analysis/bounds.js";
+import { exprRange, refineRanges, type Interval, type RangeEnv } from "../analysis/bounds.js";
 import { planCpAsync, type CpAsyncPlan } from "../patterns/cp-async.js";
-import { INTRINSICS } from "../intrinsics.js";
+import { planBulkCopy, type BulkCopyPlan } from "../patterns/cp-async-bulk.js";
+import { checkMbarrierOperand } from "../patterns/mbarrier.js";
+import { checkExpectTx } from "./expect-tx.js";
+import { INTRINSICS, VALUE_INTRINSICS, takesMbarrier, type IntrinsicInfo } from "../intrinsics.js";
 import { exprChildren, stmtExprs } from "../visit.js";
 import type { Span } from "../span.js";
 
 /** The verified plan of every `tile.apply` of a function, by statement. */
-export type TilePlan = CpAsyncPlan;
+export type TilePlan = CpAsyncPlan | BulkCopyPlan;
 
 /**
  * A function that passed the verifier, with everything later stages need: the launch, the plan
@@ -31,21 +34,36 @@ export interface VerifiedFunc {
 /** Static shared memory a CTA may use without opting in (bytes). */
 export const STATIC_SHARED_LIMIT = 48 * 1024;
 
-function maxVersion(a: readonly [number, number], b: readonly [number, number]): readonly [number, number] {
+function maxVersion(
+  a: readonly [number, number],
+  b: readonly [number, number],
+): readonly [number, number] {
   return a[0] > b[0] || (a[0] === b[0] && a[1] >= b[1]) ? a : b;
 }
 
 function checkLaunch(l: LaunchConfig, span?: Span): void {
   const all = [...l.grid, ...l.block];
   if (all.some((n) => !Number.isInteger(n) || n <= 0)) {
-    throw new TirxError("TX2007", `grid (${l.grid.join(", ")}) and block (${l.block.join(", ")}) must be positive integers`, span);
+    throw new TirxError(
+      "TX2007",
+      `grid (${l.grid.join(", ")}) and block (${l.block.join(", ")}) must be positive integers`,
+      span,
+    );
   }
   const threads = l.block[0] * l.block[1] * l.block[2];
   if (threads > 1024 || l.block[2] > 64) {
-    throw new TirxError("TX2007", `a CTA has at most 1024 threads (block z at most 64); got block (${l.block.join(", ")})`, span);
+    throw new TirxError(
+      "TX2007",
+      `a CTA has at most 1024 threads (block z at most 64); got block (${l.block.join(", ")})`,
+      span,
+    );
   }
   if (l.grid[0] >= 2 ** 31 || l.grid[1] > 65535 || l.grid[2] > 65535) {
-    throw new TirxError("TX2007", `grid (${l.grid.join(", ")}) exceeds CUDA limits (x < 2^31, y and z ≤ 65535)`, span);
+    throw new TirxError(
+      "TX2007",
+      `grid (${l.grid.join(", ")}) exceeds CUDA limits (x < 2^31, y and z ≤ 65535)`,
+      span,
+    );
   }
 }
 
@@ -60,11 +78,19 @@ export function verify(fn: PrimFunc): VerifiedFunc {
   const tops = fn.body.kind === "Seq" ? fn.body.stmts : [fn.body];
   const entries = tops.filter((s): s is DeviceEntry => s.kind === "DeviceEntry");
   if (entries.length !== 1) {
-    throw new TirxError("TX2004", `kernel "${fn.name}" has ${entries.length} T.device_entry calls; it needs exactly one`, fn.span);
+    throw new TirxError(
+      "TX2004",
+      `kernel "${fn.name}" has ${entries.length} T.device_entry calls; it needs exactly one`,
+      fn.span,
+    );
   }
   const stray = tops.find((s) => s.kind !== "DeviceEntry");
   if (stray) {
-    throw new TirxError("TX2004", "statements before T.device_entry would run on the host, which tirx-ts does not support; call T.device_entry first", stray.span);
+    throw new TirxError(
+      "TX2004",
+      "statements before T.device_entry would run on the host, which tirx-ts does not support; call T.device_entry first",
+      stray.span,
+    );
   }
   const entry = entries[0]!;
   checkLaunch(entry.launch, entry.span);
@@ -72,6 +98,54 @@ export function verify(fn: PrimFunc): VerifiedFunc {
   let ptxVersion: readonly [number, number] = [7, 0];
   let minSm = 75;
   let sharedBytes = 0;
+  let dynamicBytes = 0;
+  // The target check itself (and its errors) lives in codegen's feature table; here only the
+  // lowest PTX version and sm the features need are accumulated.
+  const need = (info: Pick<IntrinsicInfo, "ptx" | "sm">): void => {
+    ptxVersion = maxVersion(ptxVersion, info.ptx);
+    minSm = Math.max(minSm, info.sm);
+  };
+  const checkCallArgs = (
+    op: string,
+    info: IntrinsicInfo,
+    args: readonly Expr[],
+    span?: Span,
+  ): void => {
+    if (args.length !== info.args.length) {
+      throw new TirxError(
+        "TX2010",
+        `${op} takes ${info.args.length} operands, got ${args.length}`,
+        span,
+      );
+    }
+    info.args.forEach((a, i) => {
+      const e = args[i]!;
+      if (a.kind === "static") {
+        const c = constInt(e);
+        if (c === undefined || c < a.min || c > a.max) {
+          const code = op.startsWith("cp.async") && op.includes("wait") ? "TX3022" : "TX2010";
+          throw new TirxError(
+            code,
+            `${a.name} of ${op} must be a static integer in ${a.min}..${a.max}, got ${c ?? "a runtime value"}`,
+            span,
+          );
+        }
+      } else if (!a.dtypes.includes(e.dtype)) {
+        throw new TirxError(
+          "TX2010",
+          `${a.name} of ${op} must be ${a.dtypes.join(" or ")}, got ${e.dtype}`,
+          span,
+        );
+      }
+    });
+    if (takesMbarrier(op)) checkMbarrierOperand(args[0]!, span);
+    if (op === "mbarrier.init") {
+      const c = constInt(args[1]!);
+      if (c !== undefined && (c < 1 || c > 2 ** 20 - 1)) {
+        throw new TirxError("TX4012", `mbarrier.init count ${c} is outside [1, 2^20 - 1]`, span);
+      }
+    }
+  };
   const vars = new Set<number>();
   const buffers = new Set<number>();
   const ranges = new Map<number, Interval>();
@@ -83,7 +157,11 @@ export function verify(fn: PrimFunc): VerifiedFunc {
 
   const checkAccess = (buffer: Buffer, offset: Expr, dtype: string, span?: Span): void => {
     if (!buffers.has(buffer.id)) {
-      throw new TirxError("TX2001", `buffer "${buffer.name}" is used outside the scope that allocates it`, span);
+      throw new TirxError(
+        "TX2001",
+        `buffer "${buffer.name}" is used outside the scope that allocates it`,
+        span,
+      );
     }
     const r = exprRange(offset, env);
     const limit = (numel(buffer.shape) * dtypeBytes(buffer.dtype)) / dtypeBytes(dtype as never);
@@ -99,11 +177,25 @@ export function verify(fn: PrimFunc): VerifiedFunc {
   const checkExpr = (e: Expr, span?: Span): void => {
     const where = e.span ?? span;
     if (e.kind === "Var" && !vars.has(e.id)) {
-      throw new TirxError("TX2001", `variable "${e.name}" is used outside the scope that defines it`, where);
+      throw new TirxError(
+        "TX2001",
+        `variable "${e.name}" is used outside the scope that defines it`,
+        where,
+      );
     }
     if (e.kind === "BufferLoad") checkAccess(e.buffer, e.offset, e.dtype, where);
     if (e.kind === "BufferPtr" && !buffers.has(e.buffer.id)) {
-      throw new TirxError("TX2001", `buffer "${e.buffer.name}" is used outside the scope that allocates it`, where);
+      throw new TirxError(
+        "TX2001",
+        `buffer "${e.buffer.name}" is used outside the scope that allocates it`,
+        where,
+      );
+    }
+    if (e.kind === "CallExpr") {
+      const info = VALUE_INTRINSICS[e.op];
+      if (!info) throw new TirxError("TX2010", `unknown intrinsic "${e.op}"`, where);
+      checkCallArgs(e.op, info, e.args, where);
+      need(info);
     }
     for (const c of exprChildren(e)) checkExpr(c, where);
   };
@@ -137,30 +229,60 @@ export function verify(fn: PrimFunc): VerifiedFunc {
       case "While":
         visit(s.body);
         return;
-      case "If":
+      case "If": {
+        // Inside the then-branch the guard holds: narrow the ranges it constrains.
+        const saved = new Map(ranges);
+        for (const [k, v] of refineRanges(s.cond, env)) ranges.set(k, v);
         visit(s.then);
+        ranges.clear();
+        saved.forEach((v, k) => ranges.set(k, v));
         if (s.else) visit(s.else);
         return;
+      }
       case "Let":
         vars.add(s.var.id);
         ranges.set(s.var.id, exprRange(s.value, env));
         return;
       case "Store":
         if (s.value.dtype !== s.dtype) {
-          throw new TirxError("TX2005", `storing a ${s.value.dtype} value into ${s.dtype} elements of "${s.buffer.name}"; cast it explicitly`, s.span);
+          throw new TirxError(
+            "TX2005",
+            `storing a ${s.value.dtype} value into ${s.dtype} elements of "${s.buffer.name}"; cast it explicitly`,
+            s.span,
+          );
         }
         checkAccess(s.buffer, s.offset, s.dtype, s.span);
         return;
       case "Alloc": {
         const b = s.buffer;
         if (b.scope === "global") {
-          throw new TirxError("TX2009", `"${b.name}": kernels allocate shared or local buffers; global tensors are parameters`, s.span);
+          throw new TirxError(
+            "TX2009",
+            `"${b.name}": kernels allocate shared or local buffers; global tensors are parameters`,
+            s.span,
+          );
         }
         buffers.add(b.id);
+        if (b.scope === "shared.dyn") {
+          dynamicBytes =
+            Math.ceil(dynamicBytes / b.align) * b.align + numel(b.shape) * dtypeBytes(b.dtype);
+          if (dynamicBytes > entry.launch.dynamicSharedBytes) {
+            throw new TirxError(
+              "TX2008",
+              `dynamic shared buffers need ${dynamicBytes} bytes, but the launch gives dynamic_shared_bytes ${entry.launch.dynamicSharedBytes}`,
+              s.span,
+            );
+          }
+        }
         if (b.scope === "shared") {
-          sharedBytes = Math.ceil(sharedBytes / b.align) * b.align + numel(b.shape) * dtypeBytes(b.dtype);
+          sharedBytes =
+            Math.ceil(sharedBytes / b.align) * b.align + numel(b.shape) * dtypeBytes(b.dtype);
           if (sharedBytes > STATIC_SHARED_LIMIT) {
-            throw new TirxError("TX2008", `static shared memory reaches ${sharedBytes} bytes; a CTA may have ${STATIC_SHARED_LIMIT} without dynamic shared memory`, s.span);
+            throw new TirxError(
+              "TX2008",
+              `static shared memory reaches ${sharedBytes} bytes; a CTA may have ${STATIC_SHARED_LIMIT} without dynamic shared memory`,
+              s.span,
+            );
           }
         }
         return;
@@ -168,36 +290,30 @@ export function verify(fn: PrimFunc): VerifiedFunc {
       case "Call": {
         const info = INTRINSICS[s.op];
         if (!info) throw new TirxError("TX2010", `unknown intrinsic "${s.op}"`, s.span);
-        if (s.args.length !== info.args.length) {
-          throw new TirxError("TX2010", `${s.op} takes ${info.args.length} operands, got ${s.args.length}`, s.span);
-        }
-        info.args.forEach((a, i) => {
-          const e = s.args[i]!;
-          if (a.kind === "static") {
-            const c = constInt(e);
-            if (c === undefined || c < a.min || c > a.max) {
-              const code = s.op.startsWith("cp.async.wait") ? "TX3022" : "TX2010";
-              throw new TirxError(code, `${a.name} of ${s.op} must be a static integer in ${a.min}..${a.max}, got ${c ?? "a runtime value"}`, s.span);
-            }
-          } else if (!a.dtypes.includes(e.dtype)) {
-            throw new TirxError("TX2010", `${a.name} of ${s.op} must be ${a.dtypes.join(" or ")}, got ${e.dtype}`, s.span);
-          }
-        });
-        ptxVersion = maxVersion(ptxVersion, info.ptx);
-        minSm = Math.max(minSm, info.sm);
+        checkCallArgs(s.op, info, s.args, s.span);
+        need(info);
         return;
       }
       case "TileApply": {
         for (const v of [s.dst, s.src]) {
           if (!buffers.has(v.buffer.id)) {
-            throw new TirxError("TX2001", `buffer "${v.buffer.name}" is used outside the scope that allocates it`, s.span);
+            throw new TirxError(
+              "TX2001",
+              `buffer "${v.buffer.name}" is used outside the scope that allocates it`,
+              s.span,
+            );
           }
+        }
+        if (s.opcode.startsWith("cp.async.bulk")) {
+          const plan = planBulkCopy(s, { launch: entry.launch, env });
+          plans.set(s, plan);
+          need({ ptx: plan.ptxVersion, sm: 90 });
+          return;
         }
         if (s.opcode.startsWith("cp.async.")) {
           const plan = planCpAsync(s, { launch: entry.launch, env });
           plans.set(s, plan);
-          ptxVersion = maxVersion(ptxVersion, plan.ptxVersion);
-          minSm = Math.max(minSm, 80);
+          need({ ptx: plan.ptxVersion, sm: 80 });
           return;
         }
         throw new TirxError("TX3001", `no tile pattern for opcode "${s.opcode}"`, s.span);
@@ -205,5 +321,14 @@ export function verify(fn: PrimFunc): VerifiedFunc {
     }
   };
   visit(entry.body);
-  return { fn, entry, launch: entry.launch, plans, ptxVersion, minSm, staticSharedBytes: sharedBytes };
+  checkExpectTx(entry.body, plans);
+  return {
+    fn,
+    entry,
+    launch: entry.launch,
+    plans,
+    ptxVersion,
+    minSm,
+    staticSharedBytes: sharedBytes,
+  };
 }

@@ -71,7 +71,13 @@ export function f16Value(bits: number): number {
       const e = (b >> 10) & 0x1f;
       const m = b & 0x3ff;
       f16Table[b] =
-        e === 0 ? s * m * 2 ** -24 : e === 31 ? (m ? NaN : s * Infinity) : s * (1 + m / 1024) * 2 ** (e - 15);
+        e === 0
+          ? s * m * 2 ** -24
+          : e === 31
+            ? m
+              ? NaN
+              : s * Infinity
+            : s * (1 + m / 1024) * 2 ** (e - 15);
     }
   }
   return f16Table[bits & 0xffff]!;

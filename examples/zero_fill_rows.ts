@@ -1,0 +1,66 @@
+// The seed's partial-rows example: each thread copies one 16-byte uint8 row with cp.async, and
+// rows at or past `valid_rows` are zero-filled through src_size (copy a prefix of 0 bytes) rather
+// than skipped: zero fill writes zeros, predication would leave shared memory untouched.
+// Run: npx tsx examples/zero_fill_rows.ts
+import { T, compile, device, isMain, tensor, type DeviceLike, type ExampleResult } from "tirx-ts";
+
+const ROWS = 64;
+
+export const zero_fill_rows = T.function(
+  "zero_fill_rows",
+  { A: T.Tensor([ROWS, 16], "uint8"), B: T.Tensor([ROWS, 16], "uint8"), valid_rows: T.int32 },
+  ({ A, B, valid_rows }) => {
+    T.device_entry({ launch: T.cuda.LaunchConfig({ grid: 1, block: ROWS }) });
+    const tid = T.cuda.thread_idx("x");
+    const shared = T.alloc_shared([ROWS, 16], "uint8");
+    T.cuda.tile.apply(
+      T.ptx["cp.async.cg.shared.global.L2::128B"],
+      shared.sub(tid, ":"),
+      A.sub(tid, ":"),
+      {
+        chunk_bytes: 16,
+        src_size: T.if_then_else(tid.lt(valid_rows), T.uint32(16), T.uint32(0)),
+      },
+    );
+    T.ptx.cp.async_.commit_group();
+    T.ptx.cp.async_.wait_group(0);
+    // Each thread reads back only its own row: its wait_group made it visible to itself.
+    for (const j of T.range(16)) B.set([tid, j], shared.get([tid, j]));
+  },
+);
+
+/** Run with valid_rows = 37: rows 0..36 equal A, rows 37..63 are zeros (B starts as 0xFF). */
+export function runExample(dev: DeviceLike = device(), validRows = 37): ExampleResult {
+  const run = compile(zero_fill_rows, { target: "cuda" });
+  const x = Uint8Array.from({ length: ROWS * 16 }, (_, i) => 1 + ((i * 13) % 255));
+  const a = tensor(x, { shape: [ROWS, 16], dtype: "uint8", device: dev });
+  const b = tensor(new Uint8Array(ROWS * 16).fill(0xff), {
+    shape: [ROWS, 16],
+    dtype: "uint8",
+    device: dev,
+  });
+  run(a, b, validRows);
+  const out = b.toArray();
+  let good = 0;
+  for (let i = 0; i < x.length; i++) {
+    const expected = Math.floor(i / 16) < validRows ? x[i] : 0;
+    if (out[i] === expected) good++;
+  }
+  const bytes = b.toBytes();
+  a.dispose();
+  b.dispose();
+  return {
+    ok: good === x.length,
+    outputs: [bytes],
+    summary: `${good} of ${x.length} bytes as expected (${validRows} rows copied, ${ROWS - validRows} zero-filled)`,
+  };
+}
+
+if (isMain(import.meta.url)) {
+  const dev = device();
+  const r = runExample(dev);
+  console.log(
+    `zero_fill_rows on ${dev.kind === "sim" ? "the simulated device" : dev.name}: ${r.summary}`,
+  );
+  process.exitCode = r.ok ? 0 : 1;
+}

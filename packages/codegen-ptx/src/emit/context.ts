@@ -1,0 +1,159 @@
+import {
+  TirxError,
+  type Buffer,
+  type DType,
+  type SpecialName,
+  type VerifiedFunc,
+} from "@tirx-ts/core";
+import { Registers } from "../regs.js";
+import { DYN_SMEM, type StoragePlan } from "../lower/storage.js";
+
+/** The base address of a buffer: a 64-bit register for global/local, 32-bit for shared. */
+export interface BufferBase {
+  readonly space: "global" | "shared" | "local";
+  readonly reg: string;
+}
+
+/** Per-thread CTA coordinates used by CTA-scope tile patterns. */
+export interface ThreadIds {
+  /** Linear thread id L = tid.x + tid.y*ntid.x + tid.z*ntid.x*ntid.y. */
+  readonly linear: string;
+  /** L / 32. */
+  readonly warp: string;
+  /** L % 32. */
+  readonly lane: string;
+}
+
+/**
+ * The state of emitting one entry: registers, the body lines, and a prologue that computes
+ * values every later instruction may use (parameters, special registers, buffer bases). Values
+ * are placed in the prologue the first time something asks for them, so that a use inside a
+ * branch never reads a register that another path would have set.
+ */
+export class EmitContext {
+  readonly regs = new Registers();
+  readonly prologue: string[] = [];
+  readonly body: string[] = [];
+  /** Operand (register or immediate) of every variable in scope, by `Var.id`. */
+  readonly env = new Map<number, string>();
+  private readonly bases = new Map<number, BufferBase>();
+  private readonly specials = new Map<SpecialName, string>();
+  private ids: ThreadIds | undefined;
+  private labels = 0;
+
+  constructor(
+    readonly vf: VerifiedFunc,
+    readonly storage: StoragePlan,
+  ) {}
+
+  /** Append one instruction to the body. */
+  ins(line: string): void {
+    this.body.push(`\t${line};`);
+  }
+
+  /** Append one instruction to the prologue. */
+  pro(line: string): void {
+    this.prologue.push(`\t${line};`);
+  }
+
+  comment(text: string): void {
+    this.body.push(`\t// ${text}`);
+  }
+
+  label(name: string): void {
+    this.body.push(`${name}:`);
+  }
+
+  /** Fresh labels sharing one number, e.g. `("loop", "loop_end")` → `$L__loop3`, `$L__loop_end3`. */
+  newLabels<const H extends readonly string[]>(...hints: H): { [K in keyof H]: string } {
+    const n = ++this.labels;
+    return hints.map((h) => `$L__${h}${n}`) as { [K in keyof H]: string };
+  }
+
+  /** A fresh register for `dt`. */
+  reg(dt: DType): string {
+    return this.regs.of(dt);
+  }
+
+  /** `%tid.x` and friends, read once into the prologue. */
+  special(name: SpecialName): string {
+    let r = this.specials.get(name);
+    if (!r) {
+      r = this.regs.fresh("r");
+      this.pro(`mov.u32 ${r}, %${name}`);
+      this.specials.set(name, r);
+    }
+    return r;
+  }
+
+  /**
+   * Linear thread id, warp and lane at CTA scope. ntid is the launch's static block, so the
+   * products are constants; with a 1-D block L is just tid.x.
+   */
+  threadIds(): ThreadIds {
+    if (this.ids) return this.ids;
+    const [bx, by, bz] = this.vf.launch.block;
+    let linear = this.special("tid.x");
+    if (by > 1) {
+      const l = this.regs.fresh("r");
+      this.pro(`mad.lo.s32 ${l}, ${this.special("tid.y")}, ${bx}, ${linear}`);
+      linear = l;
+    }
+    if (bz > 1) {
+      const l = this.regs.fresh("r");
+      this.pro(`mad.lo.s32 ${l}, ${this.special("tid.z")}, ${bx * by}, ${linear}`);
+      linear = l;
+    }
+    const warp = this.regs.fresh("r");
+    const lane = this.regs.fresh("r");
+    this.pro(`shr.u32 ${warp}, ${linear}, 5`);
+    this.pro(`and.b32 ${lane}, ${linear}, 31`);
+    this.ids = { linear, warp, lane };
+    return this.ids;
+  }
+
+  /** Record the cvta'd base of a tensor parameter. */
+  setParamBase(buffer: Buffer, reg: string): void {
+    this.bases.set(buffer.id, { space: "global", reg });
+  }
+
+  /**
+   * Base address of `buffer`: a parameter's global address, a shared array's 32-bit shared
+   * address (`mov.u32 %r, smem`), a dynamic buffer's place in `dyn_smem`, or a local array's
+   * 64-bit local address.
+   * @throws TirxError TX2001 for a buffer that is neither a parameter nor allocated.
+   */
+  bufferBase(buffer: Buffer): BufferBase {
+    const known = this.bases.get(buffer.id);
+    if (known) return known;
+    const st = this.storage.buffers.get(buffer.id);
+    if (!st) {
+      throw new TirxError(
+        "TX2001",
+        `buffer "${buffer.name}" is neither a parameter nor allocated in the kernel`,
+        buffer.span,
+      );
+    }
+    let base: BufferBase;
+    if (st.kind === "dynamic") {
+      const r = this.regs.fresh("r");
+      this.pro(`mov.u32 ${r}, ${DYN_SMEM}`);
+      let reg = r;
+      if (st.offset !== 0) {
+        reg = this.regs.fresh("r");
+        this.pro(`add.s32 ${reg}, ${r}, ${st.offset}`);
+      }
+      base = { space: "shared", reg };
+    } else if (st.space === "shared") {
+      const r = this.regs.fresh("r");
+      this.pro(`mov.u32 ${r}, ${st.symbol}`);
+      base = { space: "shared", reg: r };
+    } else {
+      const r = this.regs.fresh("rd");
+      this.pro(`mov.u64 ${r}, ${st.symbol}`);
+      base = { space: "local", reg: r };
+    }
+    this.bases.set(buffer.id, base);
+    return base;
+  }
+}

@@ -1,0 +1,192 @@
+import {
+  TirxError,
+  dtypeBits,
+  type Binary,
+  type Compare,
+  type DType,
+  type Expr,
+  type IfThenElse,
+} from "@tirx-ts/core";
+import { BINARY, binarySupports, setp } from "../ops.js";
+import { upcastHalf } from "../lower/upcast-half.js";
+import {
+  bitType,
+  cvtType,
+  elemBytes,
+  floatImmediate,
+  intImmediate,
+  isReg,
+  memType,
+} from "../types.js";
+import { elementRef } from "./address.js";
+import { emitCast } from "./cast.js";
+import type { EmitContext } from "./context.js";
+
+/** Operators whose 8-bit results may leave their byte and need re-extending. */
+const WRAPS = new Set(["add", "sub", "mul", "div", "mod", "floordiv", "floormod", "shl", "shr"]);
+
+/**
+ * Expression emission: each expression becomes instructions in the context's body and an
+ * operand (a register, or an immediate where PTX takes one). Both arms of `if_then_else` are
+ * evaluated, as TIR defines it.
+ */
+export class ExprEmitter {
+  constructor(readonly ctx: EmitContext) {}
+
+  /** Lower (`upcastHalf`) then emit `e`; the operand holds its value. */
+  value(e: Expr): string {
+    return this.emit(upcastHalf(e));
+  }
+
+  /** The value of `e` in a register (immediates are moved into one). */
+  register(e: Expr): string {
+    return this.toReg(this.value(e), e.dtype);
+  }
+
+  /** `op` in a register of `dt`'s class. */
+  toReg(op: string, dt: DType): string {
+    if (isReg(op)) return op;
+    const r = this.ctx.reg(dt);
+    this.ctx.ins(`mov.${bitType(dt)} ${r}, ${op}`);
+    return r;
+  }
+
+  /** Emit an already lowered expression. */
+  emit(e: Expr): string {
+    const ctx = this.ctx;
+    switch (e.kind) {
+      case "IntImm":
+        // Predicates have no immediate form in most positions, so bools live in registers.
+        return e.dtype === "bool"
+          ? this.toReg(intImmediate(e.value, "bool"), "bool")
+          : intImmediate(e.value, e.dtype);
+      case "FloatImm": {
+        const imm = floatImmediate(e.value, e.dtype);
+        // 16-bit float immediates exist only as raw bits of a .b16 move.
+        return e.dtype === "float16" || e.dtype === "bfloat16" ? this.toReg(imm, e.dtype) : imm;
+      }
+      case "Var": {
+        const op = ctx.env.get(e.id);
+        if (op === undefined) {
+          throw new TirxError(
+            "TX2001",
+            `variable "${e.name}" is used outside the scope that defines it`,
+            e.span,
+          );
+        }
+        return op;
+      }
+      case "Special":
+        return ctx.special(e.name);
+      case "Binary":
+        return this.binary(e);
+      case "Compare":
+        return this.compare(e);
+      case "Logical": {
+        const a = this.emit(e.a);
+        const b = this.emit(e.b);
+        const d = ctx.reg("bool");
+        ctx.ins(`${e.op}.pred ${d}, ${a}, ${b}`);
+        return d;
+      }
+      case "Not": {
+        const a = this.emit(e.a);
+        const d = ctx.reg("bool");
+        ctx.ins(`not.pred ${d}, ${a}`);
+        return d;
+      }
+      case "Cast":
+        return emitCast(ctx, this.emit(e.value), e.value.dtype, e.dtype);
+      case "IfThenElse":
+        return this.select(e);
+      case "BufferLoad": {
+        const { space, ref } = elementRef(ctx, this, e.buffer, e.offset, elemBytes(e.dtype));
+        if (e.dtype === "bool") {
+          const byte = ctx.regs.fresh("rs");
+          ctx.ins(`ld.${space}.u8 ${byte}, ${ref}`);
+          const d = ctx.reg("bool");
+          ctx.ins(`setp.ne.u16 ${d}, ${byte}, 0`);
+          return d;
+        }
+        const d = ctx.reg(e.dtype);
+        ctx.ins(`ld.${space}.${memType(e.dtype)} ${d}, ${ref}`);
+        return d;
+      }
+      case "BufferPtr": {
+        const at = elementRef(ctx, this, e.buffer, e.offset, elemBytes(e.buffer.dtype));
+        const wide = at.space !== "shared";
+        let d = at.reg;
+        if (at.disp !== 0) {
+          d = ctx.reg(wide ? "uint64" : "uint32");
+          ctx.ins(`add.${wide ? "s64" : "s32"} ${d}, ${at.reg}, ${at.disp}`);
+        }
+        return emitCast(ctx, d, wide ? "uint64" : "uint32", e.dtype);
+      }
+      case "CallExpr":
+        throw new TirxError(
+          "TX2010",
+          `value intrinsic "${e.op}" is not supported by the PTX code generator yet`,
+          e.span,
+        );
+    }
+  }
+
+  private binary(e: Binary): string {
+    const ctx = this.ctx;
+    if (!binarySupports(e.op, e.dtype)) {
+      throw new TirxError("TX2005", `operator ${e.op} is not defined on ${e.dtype}`, e.span);
+    }
+    const a = this.emit(e.a);
+    let b = this.emit(e.b);
+    if ((e.op === "shl" || e.op === "shr") && isReg(b) && dtypeBits(e.dtype) !== 32) {
+      // PTX shift amounts are always .u32.
+      const r = ctx.regs.fresh("r");
+      ctx.ins(`cvt.u32.${cvtType(e.dtype)} ${r}, ${b}`);
+      b = r;
+    }
+    const d = ctx.reg(e.dtype);
+    const scratch = { of: (t: DType): string => ctx.reg(t) };
+    for (const line of BINARY[e.op](d, a, b, e.dtype, scratch)) ctx.ins(line);
+    if (dtypeBits(e.dtype) === 8 && WRAPS.has(e.op)) {
+      // Keep the 16-bit register equal to the extended low byte (see types.ts).
+      const t = cvtType(e.dtype);
+      ctx.ins(`cvt.${t[0]}16.${t} ${d}, ${d}`);
+    }
+    return d;
+  }
+
+  private compare(e: Compare): string {
+    const ctx = this.ctx;
+    let a = this.emit(e.a);
+    let b = this.emit(e.b);
+    let dt = e.a.dtype;
+    if (dt === "bool") {
+      // Predicates have no ordering compare: compare them as 0/1 integers.
+      a = emitCast(ctx, a, "bool", "uint16");
+      b = emitCast(ctx, b, "bool", "uint16");
+      dt = "uint16";
+    }
+    const d = ctx.reg("bool");
+    ctx.ins(`${setp(e.op, dt)} ${d}, ${a}, ${b}`);
+    return d;
+  }
+
+  private select(e: IfThenElse): string {
+    const ctx = this.ctx;
+    const c = this.emit(e.cond);
+    const t = this.emit(e.t);
+    const f = this.emit(e.f);
+    const d = ctx.reg(e.dtype);
+    if (e.dtype === "bool") {
+      // selp has no .pred form: d = (c & t) | (!c & f).
+      const [x, nc, y] = [ctx.reg("bool"), ctx.reg("bool"), ctx.reg("bool")];
+      ctx.ins(`and.pred ${x}, ${c}, ${t}`);
+      ctx.ins(`not.pred ${nc}, ${c}`);
+      ctx.ins(`and.pred ${y}, ${nc}, ${f}`);
+      ctx.ins(`or.pred ${d}, ${x}, ${y}`);
+      return d;
+    }
+    ctx.ins(`selp.${bitType(e.dtype)} ${d}, ${t}, ${f}, ${c}`);
+    return d;
+  }
+}

@@ -1,0 +1,75 @@
+import {
+  verify,
+  type LaunchConfig,
+  type Param,
+  type PrimFunc,
+  type VerifiedFunc,
+} from "@tirx-ts/core";
+import { emitEntry } from "./emit/entry.js";
+import { renderModule } from "./render.js";
+import { DEFAULT_ARCH, ptxVersionFor, resolveArch } from "./target.js";
+
+/** Options of {@link emitPtx} and {@link compileToPtx}. */
+export interface PtxOptions {
+  /** Target architecture: `sm_80` (default), `sm_86`, `sm_87`, `sm_89`, `sm_90` or `sm_90a`. */
+  readonly arch?: string;
+}
+
+/** A PTX module holding one kernel, with what a runtime needs to launch it. */
+export interface PtxModule {
+  /** The module text, ready for ptxas or `cuModuleLoadDataEx` (append a NUL for the driver). */
+  readonly text: string;
+  /** Name of the `.visible .entry` (the function name as a PTX identifier). */
+  readonly entry: string;
+  /** `.version`, e.g. `"7.0"`. */
+  readonly version: string;
+  /** `.target`, e.g. `"sm_80"`. */
+  readonly target: string;
+  /** Static shared memory of one CTA in bytes. */
+  readonly staticSharedBytes: number;
+  /** Dynamic shared memory to pass at launch, in bytes. */
+  readonly dynamicSharedBytes: number;
+  readonly launch: LaunchConfig;
+  /** Kernel parameters in `.param` order: tensors as `.u64` pointers, scalars by value. */
+  readonly params: readonly Param[];
+}
+
+/**
+ * Emit the PTX module of a verified function.
+ *
+ * `.version` is the lowest PTX ISA covering both the features used (`vf.ptxVersion`: cp.async
+ * 7.0, `.L2::` qualifiers 7.4, ignore-src 7.5) and the target (sm_80 7.0, sm_86 7.1, sm_87 7.4,
+ * sm_89 and sm_90 7.8, sm_90a 8.0); `.address_size` is 64. Rules: DESIGN.md "Compilation",
+ * the seed's "Code generation", PTX ISA "cp.async".
+ *
+ * @example
+ * const mod = emitPtx(verify(fn), { arch: "sm_90" });
+ * mod.text; // ".version 7.8\n.target sm_90\n..."
+ * @throws TirxError TX5006 (unknown or unsupported arch), TX3023 (cp.async on a target below
+ *   sm_80, naming the instruction and the author's span), TX2010 (value intrinsics such as
+ *   `CallExpr`, not lowered yet), TX2005 (an operator on a dtype it is not defined for).
+ */
+export function emitPtx(vf: VerifiedFunc, opts: PtxOptions = {}): PtxModule {
+  const arch = resolveArch(opts.arch ?? DEFAULT_ARCH, vf);
+  const version = ptxVersionFor(vf, arch);
+  const entry = emitEntry(vf);
+  const text = renderModule({ version, target: arch.name, launch: vf.launch }, entry);
+  return {
+    text,
+    entry: entry.name,
+    version,
+    target: arch.name,
+    staticSharedBytes: vf.staticSharedBytes,
+    dynamicSharedBytes: Math.max(vf.launch.dynamicSharedBytes, entry.storage.dynamicBytes),
+    launch: vf.launch,
+    params: vf.fn.params,
+  };
+}
+
+/**
+ * `verify(fn)` then {@link emitPtx}.
+ * @throws TirxError from the verifier (TX1xxx–TX4xxx) or from {@link emitPtx}.
+ */
+export function compileToPtx(fn: PrimFunc, opts: PtxOptions = {}): PtxModule {
+  return emitPtx(verify(fn), opts);
+}

@@ -1,0 +1,163 @@
+import {
+  TirxError,
+  stmtExprs,
+  walkExpr,
+  walkStmt,
+  type DiagnosticCode,
+  type Stmt,
+  type VerifiedFunc,
+} from "@tirx-ts/core";
+
+/** A PTX ISA version as `[major, minor]`. */
+export type PtxVersion = readonly [number, number];
+
+/** A compilation target: its `.target` name, sm number and the lowest PTX ISA that names it. */
+export interface Arch {
+  readonly name: string;
+  readonly sm: number;
+  readonly minPtx: PtxVersion;
+}
+
+/**
+ * Targets codegen accepts, with the lowest `.version` that knows each (PTX ISA "Release notes";
+ * checked with ptxas 13.0). sm_80 is the floor: everything below lacks cp.async.
+ */
+export const ARCHS: readonly Arch[] = [
+  { name: "sm_80", sm: 80, minPtx: [7, 0] },
+  { name: "sm_86", sm: 86, minPtx: [7, 1] },
+  { name: "sm_87", sm: 87, minPtx: [7, 4] },
+  { name: "sm_89", sm: 89, minPtx: [7, 8] },
+  { name: "sm_90", sm: 90, minPtx: [7, 8] },
+  { name: "sm_90a", sm: 90, minPtx: [8, 0] },
+];
+
+/** The default target (DESIGN.md "Compilation"). */
+export const DEFAULT_ARCH = "sm_80";
+
+/**
+ * A hardware feature gated on the sm target, recognised by the PTX spelling of an instruction
+ * (a `tile.apply` opcode, a `Call` op or a value intrinsic's op).
+ */
+export interface Feature {
+  readonly name: string;
+  readonly minSm: number;
+  readonly code: DiagnosticCode;
+  /** Where the rule comes from. */
+  readonly source: string;
+  readonly matches: (instruction: string) => boolean;
+}
+
+const SM90_INTRINSICS = [
+  "mbarrier.arrive.expect_tx",
+  "mbarrier.try_wait",
+  "fence.proxy.async",
+  "fence.mbarrier_init",
+];
+
+/**
+ * Features by minimum sm, checked in program order. The first entry that matches an instruction
+ * decides its error, so the narrower spellings come first.
+ */
+export const FEATURES: readonly Feature[] = [
+  {
+    name: "cp.async.bulk",
+    minSm: 90,
+    code: "TX4007",
+    source: "PTX ISA, cp.async.bulk: requires sm_90 or higher",
+    matches: (op) => op.startsWith("cp.async.bulk"),
+  },
+  {
+    name: "mbarrier transaction counts and async-proxy fences",
+    minSm: 90,
+    code: "TX4007",
+    source: "PTX ISA, mbarrier / fence.proxy.async: require sm_90 or higher",
+    matches: (op) => SM90_INTRINSICS.some((p) => op.startsWith(p)),
+  },
+  {
+    name: "cp.async",
+    minSm: 80,
+    code: "TX3023",
+    source: "PTX ISA, cp.async: requires sm_80 or higher",
+    matches: (op) => op.startsWith("cp.async."),
+  },
+];
+
+/** The instruction spellings a statement uses directly (opcode, intrinsic, value intrinsics). */
+function instructionsOf(s: Stmt): string[] {
+  const out: string[] = [];
+  if (s.kind === "TileApply") out.push(s.opcode);
+  if (s.kind === "Call") out.push(s.op);
+  for (const e of stmtExprs(s)) {
+    walkExpr(e, (x) => {
+      if (x.kind === "CallExpr") out.push(x.op);
+    });
+  }
+  return out;
+}
+
+const fmt = (v: PtxVersion): string => `${v[0]}.${v[1]}`;
+
+/** The later of two PTX versions. */
+export function maxVersion(a: PtxVersion, b: PtxVersion): PtxVersion {
+  return a[0] > b[0] || (a[0] === b[0] && a[1] >= b[1]) ? a : b;
+}
+
+/** `"7.0"`-style text of a version. */
+export const formatVersion = fmt;
+
+/**
+ * Resolve `arch` for `vf`: the first statement (in program order) using a feature newer than the
+ * target gets that feature's error, naming the instruction, the target and the author's span;
+ * otherwise an arch outside {@link ARCHS} is refused.
+ * @throws TirxError TX3023 (cp.async below sm_80), the code of any later feature, TX5006 (unknown
+ *   or unsupported arch, or a function needing a newer sm than asked).
+ */
+export function resolveArch(arch: string, vf: VerifiedFunc): Arch {
+  const accepted = ARCHS.map((a) => a.name).join(", ");
+  const m = /^sm_(\d+)a?$/.exec(arch);
+  if (!m) {
+    throw new TirxError(
+      "TX5006",
+      `unknown target "${arch}"; accepted targets: ${accepted}`,
+      vf.fn.span,
+    );
+  }
+  const sm = Number(m[1]);
+  // A feature error says more than "unsupported arch", so it comes first.
+  walkStmt(vf.entry.body, (s) => {
+    for (const instr of instructionsOf(s)) {
+      const f = FEATURES.find((x) => x.matches(instr));
+      if (f && sm < f.minSm) {
+        throw new TirxError(
+          f.code,
+          `${instr} needs sm_${f.minSm} or newer, but the target is ${arch}`,
+          s.span ?? vf.fn.span,
+        );
+      }
+    }
+  });
+  const found = ARCHS.find((a) => a.name === arch);
+  if (!found) {
+    throw new TirxError(
+      "TX5006",
+      `unsupported target "${arch}"; accepted targets: ${accepted}`,
+      vf.fn.span,
+    );
+  }
+  if (vf.minSm > found.sm) {
+    throw new TirxError(
+      "TX5006",
+      `kernel "${vf.fn.name}" needs sm_${vf.minSm} or newer, but the target is ${arch}`,
+      vf.fn.span,
+    );
+  }
+  return found;
+}
+
+/**
+ * The `.version` of a module: the lowest PTX ISA covering the features used (`vf.ptxVersion`:
+ * cp.async 7.0, L2 qualifiers 7.4, ignore-src 7.5) and the target (sm_86 needs 7.1, ...).
+ */
+export function ptxVersionFor(vf: VerifiedFunc, arch: Arch): string {
+  return fmt(maxVersion(vf.ptxVersion, arch.minPtx));
+}

@@ -1,0 +1,36 @@
+// Every module a test produces goes through ptxas: for its own target, and for sm_80 and sm_90
+// where the target allows (a module for sm_86 cannot be assembled for sm_80; sm_90a only for itself).
+import type { PrimFunc } from "@tirx-ts/core";
+import { compileToPtx, type PtxModule, type PtxOptions } from "@tirx-ts/codegen-ptx";
+import { assemblePtx } from "../../../../test/util/ptxas.js";
+
+const smOf = (arch: string): number => Number(/^sm_(\d+)/.exec(arch)![1]);
+
+/** The -arch values a module for `target` must assemble for. */
+export function archsFor(target: string): string[] {
+  if (target.endsWith("a")) return [target];
+  const out = new Set<string>();
+  if (smOf(target) <= 80) out.add("sm_80");
+  out.add(target);
+  if (smOf(target) <= 90) out.add("sm_90");
+  return [...out];
+}
+
+/** Assemble `mod` for every arch of {@link archsFor}; throws with ptxas's message on refusal. */
+export function assemble(mod: PtxModule): PtxModule {
+  for (const arch of archsFor(mod.target)) assemblePtx(mod.text, arch);
+  return mod;
+}
+
+/** `compileToPtx` then {@link assemble}. */
+export function build(fn: PrimFunc, opts?: PtxOptions): PtxModule {
+  return assemble(compileToPtx(fn, opts));
+}
+
+/** Number of lines of `text` whose instruction (after an optional guard) starts with `prefix`. */
+export function count(text: string, prefix: string): number {
+  return text
+    .split("\n")
+    .map((l) => l.trim().replace(/^@!?%p\d+\s+/, ""))
+    .filter((l) => l.startsWith(prefix)).length;
+}

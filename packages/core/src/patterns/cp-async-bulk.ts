@@ -1,0 +1,235 @@
+import { dtypeBytes } from "../dtype.js";
+import { TirxError } from "../diagnostics.js";
+import { numel, type View } from "../ir/buffer.js";
+import type { Expr } from "../ir/expr.js";
+import type { TileApply } from "../ir/stmt.js";
+import { didYouMean } from "../suggest.js";
+import { isExpr, isView } from "../visit.js";
+import {
+  atomAlignment,
+  checkParamNames,
+  checkViewBounds,
+  exprParam,
+  sideOf,
+  type AtomSide,
+  type PatternContext,
+} from "./common.js";
+import { checkMbarrierOperand } from "./mbarrier.js";
+
+/** Parsed cp.async.bulk opcode: the two directions this toolchain supports. */
+export interface BulkOpcode {
+  /** "g2s": global → shared::cta, completes on an mbarrier; "s2g": shared::cta → global, bulk async-group. */
+  readonly direction: "g2s" | "s2g";
+  /** Destination spelling for g2s: `.shared::cta` (PTX 8.6) or `.shared::cluster` (PTX 8.0). */
+  readonly dstSpace: "shared::cta" | "shared::cluster" | "global";
+  readonly cacheHint: boolean;
+}
+
+/**
+ * The verified form of one cp.async.bulk `tile.apply`: one bulk copy of `chunkBytes` per repeat
+ * index, issued by every thread that executes it (guard it with an `if` to elect one thread).
+ * Address of repeat r: `base + Σ r_k * repeat[k]` bytes on each side.
+ */
+export interface BulkCopyPlan {
+  readonly kind: "cp.async.bulk";
+  readonly opcode: BulkOpcode;
+  readonly chunkBytes: number;
+  readonly repeatShape: readonly number[];
+  readonly dst: AtomSide;
+  readonly src: AtomSide;
+  /** Shared address of the mbarrier the g2s copy completes on (BufferPtr, uint32). */
+  readonly mbar?: Expr;
+  readonly cachePolicy?: Expr;
+  readonly pred?: Expr;
+  /** Bytes all repeats of one execution complete (chunkBytes × repeat count). */
+  readonly totalBytes: number;
+  readonly ptxVersion: readonly [number, number];
+}
+
+const G2S_PARAMS = ["chunk_bytes", "mbar", "cache_policy", "pred", "scope"] as const;
+const S2G_PARAMS = ["chunk_bytes", "cache_policy", "pred", "scope"] as const;
+const COMPLETION = "mbarrier::complete_tx::bytes";
+
+/**
+ * Parse `cp.async.bulk.{shared::cta|shared::cluster}.global.mbarrier::complete_tx::bytes{.L2::cache_hint}`
+ * or `cp.async.bulk.global.shared::cta.bulk_group{.L2::cache_hint}`.
+ * @throws TirxError TX4001 (form), TX4009 (.ignore_oob needs PTX 9.2). Source: PTX ISA "cp.async.bulk".
+ */
+export function parseBulkOpcode(opcode: string, span?: TileApply["span"]): BulkOpcode {
+  const parts = opcode.split(".");
+  const fail = (why: string): never => {
+    throw new TirxError("TX4001", `opcode "${opcode}": ${why}`, span);
+  };
+  if (parts.slice(0, 3).join(".") !== "cp.async.bulk")
+    fail(`expected it to start with "cp.async.bulk"`);
+  const [dst, src, completion, ...quals] = parts.slice(3);
+  let cacheHint = false;
+  for (const q of quals) {
+    if (q === "ignore_oob") {
+      throw new TirxError(
+        "TX4009",
+        `opcode "${opcode}": .ignore_oob needs PTX ISA 9.2, but this toolchain (CUDA 13.0 ptxas) accepts PTX up to 9.0`,
+        span,
+      );
+    }
+    if (q !== "L2::cache_hint" || cacheHint) {
+      const g = didYouMean(q, ["L2::cache_hint"]);
+      fail(`unknown or repeated qualifier ".${q}"${g && g !== q ? `; did you mean ".${g}"?` : ""}`);
+    }
+    cacheHint = true;
+  }
+  if ((dst === "shared::cta" || dst === "shared::cluster") && src === "global") {
+    if (completion !== COMPLETION) {
+      fail(`global → shared bulk copies complete with .${COMPLETION}, got ".${completion ?? ""}"`);
+    }
+    return { direction: "g2s", dstSpace: dst, cacheHint };
+  }
+  if (dst === "global" && src === "shared::cta") {
+    if (completion !== "bulk_group")
+      fail(`shared → global bulk copies complete with .bulk_group, got ".${completion ?? ""}"`);
+    return { direction: "s2g", dstSpace: "global", cacheHint };
+  }
+  return fail(
+    "supported forms are cp.async.bulk.shared::cta.global.mbarrier::complete_tx::bytes (or .shared::cluster) and cp.async.bulk.global.shared::cta.bulk_group, each with optional .L2::cache_hint",
+  );
+}
+
+function checkSide(view: View, side: string, chunk: number, s: TileApply): void {
+  const eb = dtypeBytes(view.dtype);
+  const last = view.shape.length - 1;
+  if (
+    last < 0 ||
+    view.shape[last]! * eb !== chunk ||
+    (view.shape[last]! > 1 && view.strides[last] !== 1)
+  ) {
+    throw new TirxError(
+      "TX4004",
+      `the final axis of ${side} must be ${chunk} contiguous bytes (chunk_bytes); got ${last < 0 ? "a scalar view" : `${view.shape[last]} × ${eb} bytes with stride ${view.strides[last]}`}`,
+      s.span,
+    );
+  }
+}
+
+/**
+ * Check a cp.async.bulk `tile.apply` and return its plan.
+ * @throws TirxError TX4001–TX4014. Sources: PTX ISA "cp.async.bulk" (size a multiple of 16,
+ *   16-byte aligned addresses), "mbarrier" (object in shared memory, 8-byte aligned).
+ */
+export function planBulkCopy(s: TileApply, ctx: PatternContext): BulkCopyPlan {
+  const opcode = parseBulkOpcode(s.opcode, s.span);
+  checkParamNames(
+    s,
+    opcode.direction === "g2s" ? G2S_PARAMS : S2G_PARAMS,
+    "TX4002",
+    `${s.opcode.split(".").slice(0, 5).join(".")}`,
+  );
+  const scope = s.params["scope"] ?? "thread";
+  if (scope !== "thread") {
+    throw new TirxError(
+      "TX4014",
+      `a bulk copy is issued by each thread that executes it; scope must be "thread", got ${JSON.stringify(scope)}. Guard it with T.if_ to elect one thread`,
+      s.span,
+    );
+  }
+  const chunk = s.params["chunk_bytes"];
+  if (typeof chunk !== "number" || !Number.isInteger(chunk) || chunk <= 0 || chunk % 16 !== 0) {
+    throw new TirxError(
+      "TX4003",
+      `chunk_bytes must be a positive constant multiple of 16, got ${typeof chunk === "number" ? chunk : "a runtime value or nothing"}`,
+      s.span,
+    );
+  }
+  const { dst, src } = s;
+  const shared = (v: View) => v.buffer.scope === "shared" || v.buffer.scope === "shared.dyn";
+  const global = (v: View) => v.buffer.scope === "global";
+  if (opcode.direction === "g2s" ? !(shared(dst) && global(src)) : !(global(dst) && shared(src))) {
+    throw new TirxError(
+      "TX4005",
+      `"${s.opcode}" copies ${opcode.direction === "g2s" ? "global → shared" : "shared → global"}, but dst "${dst.buffer.name}" is ${dst.buffer.scope} and src "${src.buffer.name}" is ${src.buffer.scope} (operand order is dst, src)`,
+      s.span,
+    );
+  }
+  checkSide(dst, "dst", chunk, s);
+  checkSide(src, "src", chunk, s);
+  const dh = dst.shape.slice(0, -1);
+  const sh = src.shape.slice(0, -1);
+  if (dh.length !== sh.length || dh.some((n, i) => n !== sh[i])) {
+    throw new TirxError(
+      "TX4010",
+      `repeat shapes disagree: dst (${dh.join(", ")}) vs src (${sh.join(", ")})`,
+      s.span,
+    );
+  }
+  const dSide = sideOf(dst, 0, s.span);
+  const sSide = sideOf(src, 0, s.span);
+  for (const [side, a] of [
+    ["dst", dSide],
+    ["src", sSide],
+  ] as const) {
+    const align = atomAlignment(a);
+    if (align % 16 !== 0) {
+      throw new TirxError(
+        "TX4004",
+        `${side} "${a.buffer.name}" is only provably ${align}-byte aligned; bulk copies need 16-byte aligned addresses`,
+        s.span,
+      );
+    }
+  }
+  checkViewBounds(src, ctx.env, "TX4013", "the source", s.span);
+  checkViewBounds(dst, ctx.env, "TX4013", "the destination", s.span);
+  let mbar: Expr | undefined;
+  if (opcode.direction === "g2s") {
+    const m = s.params["mbar"];
+    if (m === undefined)
+      throw new TirxError(
+        "TX4006",
+        "a global → shared bulk copy needs mbar: the mbarrier it completes on",
+        s.span,
+      );
+    if (isView(m)) {
+      if (numel(m.shape) !== 1)
+        throw new TirxError(
+          "TX4011",
+          "mbar must be one mbarrier object (a single uint64 element)",
+          s.span,
+        );
+      mbar = { kind: "BufferPtr", buffer: m.buffer, offset: m.offset, dtype: "uint32" };
+    } else if (typeof m === "object" && isExpr(m)) {
+      mbar = m;
+    } else {
+      throw new TirxError(
+        "TX4006",
+        "mbar must be an mbarrier object in shared memory (bars.ptr([i]) or a one-element view)",
+        s.span,
+      );
+    }
+    checkMbarrierOperand(mbar, s.span);
+  }
+  const cachePolicy = exprParam(s, "cache_policy", ["uint64"], "TX4002");
+  const pred = exprParam(s, "pred", ["bool"], "TX4002");
+  if (opcode.cacheHint !== (cachePolicy !== undefined)) {
+    throw new TirxError(
+      "TX4002",
+      opcode.cacheHint
+        ? "the opcode has .L2::cache_hint but no cache_policy was given"
+        : "cache_policy needs .L2::cache_hint in the opcode",
+      s.span,
+    );
+  }
+  const repeatShape = dst.shape.slice(0, -1);
+  const ptxVersion: [number, number] =
+    opcode.dstSpace === "shared::cta" && opcode.direction === "g2s" ? [8, 6] : [8, 0];
+  return {
+    kind: "cp.async.bulk",
+    opcode,
+    chunkBytes: chunk,
+    repeatShape,
+    dst: dSide,
+    src: sSide,
+    ...(mbar ? { mbar } : {}),
+    ...(cachePolicy ? { cachePolicy } : {}),
+    ...(pred ? { pred } : {}),
+    totalBytes: chunk * numel(repeatShape),
+    ptxVersion,
+  };
+}

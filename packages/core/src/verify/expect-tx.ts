@@ -1,0 +1,61 @@
+import { TirxError } from "../diagnostics.js";
+import { constInt, type Expr } from "../ir/expr.js";
+import type { Stmt, TileApply } from "../ir/stmt.js";
+import { exactEqual } from "../equal.js";
+import type { BulkCopyPlan } from "../patterns/cp-async-bulk.js";
+import type { CpAsyncPlan } from "../patterns/cp-async.js";
+import { stmtChildren } from "../visit.js";
+
+/**
+ * Within each block of statements, the bytes announced with `mbarrier.arrive.expect_tx` on a
+ * barrier must equal the bytes that the block's unpredicated global → shared bulk copies
+ * complete on the same barrier, where both are static (PTX ISA, "mbarrier": a phase completes
+ * when pending arrivals and the tx-count both reach zero; too few bytes never complete it, too
+ * many complete it early).
+ * @throws TirxError TX4008 at the expect_tx, with a note at the first copy.
+ */
+export function checkExpectTx(
+  root: Stmt,
+  plans: ReadonlyMap<TileApply, CpAsyncPlan | BulkCopyPlan>,
+): void {
+  const visit = (s: Stmt): void => {
+    if (s.kind === "Seq") checkBlock(s.stmts, plans);
+    for (const c of stmtChildren(s)) visit(c);
+  };
+  visit(root);
+}
+
+function checkBlock(
+  stmts: readonly Stmt[],
+  plans: ReadonlyMap<TileApply, CpAsyncPlan | BulkCopyPlan>,
+): void {
+  const expects: { mbar: Expr; bytes: number | undefined; stmt: Stmt }[] = [];
+  const copies: { mbar: Expr; bytes: number | undefined; stmt: TileApply }[] = [];
+  for (const s of stmts) {
+    if (s.kind === "Call" && s.op === "mbarrier.arrive.expect_tx") {
+      expects.push({ mbar: s.args[0]!, bytes: constInt(s.args[1]!), stmt: s });
+    } else if (s.kind === "TileApply") {
+      const p = plans.get(s);
+      if (p?.kind === "cp.async.bulk" && p.mbar) {
+        copies.push({ mbar: p.mbar, bytes: p.pred ? undefined : p.totalBytes, stmt: s });
+      }
+    }
+  }
+  for (const e of expects) {
+    const mine = copies.filter((c) => exactEqual(c.mbar, e.mbar));
+    if (mine.length === 0 || e.bytes === undefined || mine.some((c) => c.bytes === undefined))
+      continue;
+    const total = mine.reduce((a, c) => a + c.bytes!, 0);
+    if (total !== e.bytes) {
+      throw new TirxError(
+        "TX4008",
+        `expect_tx announces ${e.bytes} bytes, but the bulk copies on this mbarrier complete ${total} bytes; the phase would ${total < e.bytes ? "never complete" : "complete before all bytes land"}`,
+        e.stmt.span,
+        mine.map((c) => ({
+          message: `bulk copy of ${c.bytes} bytes on this mbarrier`,
+          ...(c.stmt.span ? { span: c.stmt.span } : {}),
+        })),
+      );
+    }
+  }
+}

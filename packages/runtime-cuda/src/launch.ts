@@ -1,0 +1,197 @@
+import {
+  TirxError,
+  type DeviceTensor,
+  type KernelArg,
+  type LaunchConfig,
+  type Param,
+} from "@tirx-ts/core";
+import { ARG_SLOT_BYTES, packArgs } from "./args.js";
+import { cuda, CudaDevice } from "./device.js";
+import { CU_FUNC_ATTRIBUTE, driver, koffi, type CuHandle } from "./driver.js";
+import { CudaTensor } from "./tensor.js";
+
+/** Shared memory a CTA gets without opting in (CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES needed above it), bytes. */
+export const DEFAULT_SHARED_BYTES = 48 * 1024;
+
+/**
+ * The argument buffer of one kernel, built once and patched per launch: `ARG_SLOT_BYTES` per
+ * parameter of values, followed by the `kernelParams` array of pointers to each value. It lives in
+ * memory from `koffi.alloc`, which never moves, so the pointers stay valid.
+ */
+class ArgBuffer {
+  readonly params: readonly Param[];
+  readonly values: DataView;
+  /** Address of the kernelParams array (0n for a kernel without parameters). */
+  readonly kernelParams: CuHandle;
+  readonly #block: bigint;
+
+  constructor(params: readonly Param[]) {
+    this.params = params;
+    const n = params.length;
+    const k = koffi();
+    const bytes = Math.max(1, n) * ARG_SLOT_BYTES * 2;
+    this.#block = k.alloc("uint8_t", bytes) as bigint;
+    const all = k.view(this.#block, bytes);
+    this.values = new DataView(all, 0, n * ARG_SLOT_BYTES);
+    const pointers = new DataView(all, n * ARG_SLOT_BYTES);
+    for (let i = 0; i < n; i++)
+      pointers.setBigUint64(i * 8, this.#block + BigInt(i * ARG_SLOT_BYTES), true);
+    this.kernelParams = n > 0 ? this.#block + BigInt(n * ARG_SLOT_BYTES) : 0n;
+  }
+
+  free(): void {
+    koffi().free(this.#block);
+  }
+}
+
+function sameParams(a: readonly Param[], b: readonly Param[]): boolean {
+  return a === b || (a.length === b.length && a.every((p, i) => p === b[i]));
+}
+
+/** The device pointer of a tensor argument for a launch on `device`. @throws TirxError TX5004 otherwise. */
+function pointerOn(device: CudaDevice): (t: DeviceTensor, i: number) => bigint {
+  return (t, i) => {
+    if (!(t instanceof CudaTensor) || t.device !== device) {
+      throw new TirxError(
+        "TX5004",
+        `argument ${i} lives on ${t.device.name} (${t.device.kind}), but the kernel runs on ${device.name} (cuda:${device.ordinal})`,
+      );
+    }
+    return t.ptr;
+  };
+}
+
+/**
+ * One `.entry` of a loaded module (a CUfunction). `launch` packs the arguments into the kernel's
+ * reusable argument buffer and queues it on the default stream; it does not wait.
+ */
+export class CudaKernel {
+  readonly device: CudaDevice;
+  readonly name: string;
+  /** The CUfunction. */
+  readonly handle: CuHandle;
+  /** Static shared memory of the entry, in bytes, as the code generator reported it. */
+  readonly staticSharedBytes: number;
+  #args: ArgBuffer | undefined;
+  #dynamicLimit = 0;
+
+  /** @internal use `CudaModule.getKernel`. */
+  constructor(device: CudaDevice, name: string, handle: CuHandle, staticSharedBytes = 0) {
+    this.device = device;
+    this.name = name;
+    this.handle = handle;
+    this.staticSharedBytes = staticSharedBytes;
+  }
+
+  /**
+   * Queue one launch (cuLaunchKernel, default stream). Tensors are passed as `.u64` device
+   * pointers, scalars as their dtype (see `packArgs`). When static + dynamic shared memory
+   * exceeds 48 KiB the kernel first opts in with CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES.
+   * Errors of the kernel itself surface at the next synchronization.
+   * @throws TirxError TX5004 (tensor on another device), TX5005 (bad scalar),
+   *   TX2008 (shared memory above the device's opt-in limit); CudaError from the driver.
+   */
+  launch(params: readonly Param[], args: readonly KernelArg[], launch: LaunchConfig): void {
+    const dev = this.device;
+    dev.activate();
+    if (!this.#args || !sameParams(this.#args.params, params)) {
+      this.#args?.free();
+      this.#args = new ArgBuffer(params);
+    }
+    const buf = this.#args;
+    packArgs(params, args, buf.values, pointerOn(dev));
+    const dynamic = launch.dynamicSharedBytes;
+    const shared = this.staticSharedBytes + dynamic;
+    if (shared > DEFAULT_SHARED_BYTES) {
+      if (shared > dev.maxSharedOptin) {
+        throw new TirxError(
+          "TX2008",
+          `kernel "${this.name}" needs ${shared} bytes of shared memory (${this.staticSharedBytes} static + ${dynamic} dynamic); ${dev.name} allows ${dev.maxSharedOptin} per CTA`,
+        );
+      }
+      if (dynamic > this.#dynamicLimit) {
+        driver().funcSetAttribute(
+          this.handle,
+          CU_FUNC_ATTRIBUTE.MAX_DYNAMIC_SHARED_SIZE_BYTES,
+          dynamic,
+        );
+        this.#dynamicLimit = dynamic;
+      }
+    }
+    driver().launchKernel(
+      this.handle,
+      launch.grid,
+      launch.block,
+      dynamic,
+      0n,
+      buf.kernelParams,
+      `kernel "${this.name}"`,
+    );
+  }
+}
+
+/** Options of `timeLaunches`. */
+export interface TimeOptions {
+  /** Untimed calls first (default 3). */
+  readonly warmup?: number;
+  /** Timed calls (default 20). */
+  readonly iters?: number;
+  /** The device whose default stream is timed (default `cuda(0)`). */
+  readonly device?: CudaDevice;
+}
+
+/** Timings of `timeLaunches`, in microseconds. */
+export interface LaunchTimes {
+  readonly medianUs: number;
+  readonly minUs: number;
+  readonly samplesUs: readonly number[];
+}
+
+/**
+ * Time `fn` (which should only queue work, e.g. `CudaKernel.launch` or a compiled kernel's
+ * `launchAsync`) with CUDA events on the default stream: one start/end event pair per
+ * iteration, all read after one final synchronization. Resolution is about 0.5 µs.
+ * @returns median, minimum and every sample, in µs.
+ * @throws CudaError from the driver; RangeError when `iters` < 1.
+ */
+export function timeLaunches(fn: () => void, opts: TimeOptions = {}): LaunchTimes {
+  const warmup = opts.warmup ?? 3;
+  const iters = opts.iters ?? 20;
+  if (!Number.isInteger(iters) || iters < 1)
+    throw new RangeError(`iters must be a positive integer, got ${iters}`);
+  const dev = opts.device ?? cuda(0);
+  const d = driver();
+  dev.activate();
+  for (let i = 0; i < warmup; i++) fn();
+  dev.synchronize();
+  const events: CuHandle[] = [];
+  try {
+    for (let i = 0; i < 2 * iters; i++) events.push(d.eventCreate(0));
+    for (let i = 0; i < iters; i++) {
+      dev.activate();
+      d.eventRecord(events[2 * i]!, 0n);
+      fn();
+      d.eventRecord(events[2 * i + 1]!, 0n);
+    }
+    d.eventSynchronize(events[2 * iters - 1]!);
+    const samplesUs: number[] = [];
+    for (let i = 0; i < iters; i++)
+      samplesUs.push(d.eventElapsedMs(events[2 * i]!, events[2 * i + 1]!) * 1000);
+    return { medianUs: median(samplesUs), minUs: Math.min(...samplesUs), samplesUs };
+  } finally {
+    for (const e of events) {
+      try {
+        d.eventDestroy(e);
+      } catch {
+        // keep the first error
+      }
+    }
+  }
+}
+
+/** Median of a non-empty list (mean of the two middle values for even lengths). */
+export function median(xs: readonly number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = s.length >> 1;
+  return s.length % 2 === 1 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
+}

@@ -1,0 +1,88 @@
+import { createHash } from "node:crypto";
+import type { CudaDevice } from "./device.js";
+import { driver, type CuHandle } from "./driver.js";
+import { CudaKernel } from "./launch.js";
+
+/** Loaded modules per device, keyed by the SHA-256 of their PTX text. */
+const cache = new WeakMap<CudaDevice, Map<string, CudaModule>>();
+
+/** SHA-256 (hex) of a PTX text: the module cache key. */
+export function ptxHash(ptx: string | Uint8Array): string {
+  return createHash("sha256").update(ptx).digest("hex");
+}
+
+/** A PTX module JIT-compiled and loaded on one device (a CUmodule). */
+export class CudaModule {
+  readonly device: CudaDevice;
+  /** The CUmodule. */
+  readonly handle: CuHandle;
+  /** SHA-256 of the PTX text. */
+  readonly hash: string;
+  /** The JIT's informational log (often empty). */
+  readonly infoLog: string;
+  readonly #kernels = new Map<string, CudaKernel>();
+  #unloaded = false;
+
+  /** @internal use `loadModule`. */
+  constructor(device: CudaDevice, handle: CuHandle, hash: string, infoLog: string) {
+    this.device = device;
+    this.handle = handle;
+    this.hash = hash;
+    this.infoLog = infoLog;
+  }
+
+  /**
+   * The `.entry` named `name` (cuModuleGetFunction), memoised. `staticSharedBytes` (the entry's
+   * static `.shared` bytes, from the code generator) decides when a launch must opt in to more
+   * than 48 KiB of shared memory.
+   * @throws CudaError CUDA_ERROR_NOT_FOUND when the module has no such entry.
+   */
+  getKernel(name: string, opts: { staticSharedBytes?: number } = {}): CudaKernel {
+    if (this.#unloaded)
+      throw new Error(`CUDA module ${this.hash.slice(0, 12)} used after unload()`);
+    let k = this.#kernels.get(name);
+    if (!k) {
+      this.device.activate();
+      k = new CudaKernel(
+        this.device,
+        name,
+        driver().moduleGetFunction(this.handle, name),
+        opts.staticSharedBytes ?? 0,
+      );
+      this.#kernels.set(name, k);
+    }
+    return k;
+  }
+
+  /** Unload the module (cuModuleUnload) and drop it from the cache; its kernels become invalid. */
+  unload(): void {
+    if (this.#unloaded) return;
+    this.#unloaded = true;
+    cache.get(this.device)?.delete(this.hash);
+    this.device.activate();
+    driver().moduleUnload(this.handle);
+  }
+}
+
+/**
+ * Load `ptx` on `device` (cuModuleLoadDataEx), memoised by its SHA-256: PTX text is JIT-compiled
+ * for the device; bytes are a cubin or fatbin built ahead (e.g. by nvcc -cubin).
+ * @throws CudaError (e.g. CUDA_ERROR_INVALID_PTX, CUDA_ERROR_UNSUPPORTED_PTX_VERSION) whose
+ *   message and `log` carry the JIT's error log.
+ */
+export function loadModule(device: CudaDevice, ptx: string | Uint8Array): CudaModule {
+  let perDevice = cache.get(device);
+  if (!perDevice) {
+    perDevice = new Map();
+    cache.set(device, perDevice);
+  }
+  const hash = ptxHash(ptx);
+  let mod = perDevice.get(hash);
+  if (!mod) {
+    device.activate();
+    const { module, infoLog } = driver().moduleLoadData(ptx);
+    mod = new CudaModule(device, module, hash, infoLog);
+    perDevice.set(hash, mod);
+  }
+  return mod;
+}

@@ -1,0 +1,167 @@
+import { dtypeBytes, TirxError, type Buffer, type DType, type Span } from "@tirx-ts/core";
+import { codecOf, type BigCodec, type NumCodec } from "../numeric/codec.js";
+import {
+  checkGlobalRead,
+  checkGlobalWrite,
+  checkSharedRead,
+  checkSharedWrite,
+  reportOob,
+} from "../exec/hazards.js";
+import type { Machine, Placed } from "../exec/machine.js";
+import type { Layout } from "./layout.js";
+
+export type NumFn = (t: number) => number;
+export type BigFn = (t: number) => bigint;
+/** A compiled per-thread effect. */
+export type ThreadFn = (t: number) => void;
+
+/**
+ * Loads and stores of one element, compiled per state space into closures that take the thread
+ * index: bounds (TX6005) and hazard checks, then the dtype's codec on the memory's DataView.
+ * An access that reports in "collect" mode reads as the codec's zero / is dropped when out of
+ * bounds, and proceeds otherwise.
+ */
+interface Where {
+  readonly space: "global" | "shared" | "local";
+  /** Tensor parameter index (global). */
+  readonly param: number;
+  readonly placed: Placed;
+}
+
+function where(layout: Layout, buffer: Buffer, span?: Span): Where {
+  const p = layout.params.get(buffer.id);
+  if (p !== undefined) {
+    const size = dtypeBytes(buffer.dtype) * buffer.shape.reduce((a, b) => a * b, 1);
+    return {
+      space: "global",
+      param: p,
+      placed: { name: buffer.name, span: buffer.span, base: 0, size },
+    };
+  }
+  const s = layout.shared.get(buffer.id);
+  if (s) return { space: "shared", param: -1, placed: s };
+  const l = layout.local.get(buffer.id);
+  if (l) return { space: "local", param: -1, placed: l };
+  throw new TirxError(
+    "TX2001",
+    `buffer "${buffer.name}" is neither a parameter nor allocated in the kernel`,
+    span,
+  );
+}
+
+/** A load of one `dtype` element at element offset `off` of `buffer`. */
+export function compileLoad(
+  m: Machine,
+  layout: Layout,
+  buffer: Buffer,
+  dtype: DType,
+  off: NumFn,
+  site: number,
+): NumFn | BigFn {
+  const w = where(layout, buffer, m.sites[site]);
+  const codec = codecOf(dtype);
+  const eb = dtypeBytes(dtype);
+  const { base, size, name, span } = w.placed;
+  const zero = codec.wide ? 0n : 0;
+  const oob = (t: number, rel: number): void =>
+    reportOob(m, w.space, name, span, rel, eb, size, t, site, "reads");
+  const load = codec.load as (dv: DataView, a: number) => number;
+  if (w.space === "shared") {
+    const dv = m.sdv;
+    const placed = w.placed;
+    return (t) => {
+      const rel = off(t) * eb;
+      if (!(rel >= 0 && rel + eb <= size)) {
+        oob(t, rel);
+        return zero as number;
+      }
+      checkSharedRead(m, placed, base + rel, eb, t, site);
+      return load(dv, base + rel);
+    };
+  }
+  if (w.space === "local") {
+    const dv = m.ldv;
+    const stride = m.localStride;
+    return (t) => {
+      const rel = off(t) * eb;
+      if (!(rel >= 0 && rel + eb <= size)) {
+        oob(t, rel);
+        return zero as number;
+      }
+      return load(dv, t * stride + base + rel);
+    };
+  }
+  const globals = m.globals;
+  const k = w.param;
+  return (t) => {
+    const rel = off(t) * eb;
+    if (!(rel >= 0 && rel + eb <= size)) {
+      oob(t, rel);
+      return zero as number;
+    }
+    const gm = globals[k]!;
+    if (gm.meta.writer) checkGlobalRead(m, gm, rel, eb, t, site);
+    return load(gm.dv, rel);
+  };
+}
+
+/** A store of one `dtype` element (`value` already of that dtype) at element offset `off`. */
+export function compileStore(
+  m: Machine,
+  layout: Layout,
+  buffer: Buffer,
+  dtype: DType,
+  off: NumFn,
+  value: NumFn | BigFn,
+  site: number,
+): ThreadFn {
+  const w = where(layout, buffer, m.sites[site]);
+  const codec = codecOf(dtype);
+  const eb = dtypeBytes(dtype);
+  const { base, size, name, span } = w.placed;
+  const oob = (t: number, rel: number): void =>
+    reportOob(m, w.space, name, span, rel, eb, size, t, site, "writes");
+  // One shape for both codecs: the value closure and the codec agree on number vs bigint.
+  const store = (codec as NumCodec | BigCodec).store as (
+    dv: DataView,
+    a: number,
+    v: number,
+  ) => void;
+  const val = value as NumFn;
+  if (w.space === "shared") {
+    const dv = m.sdv;
+    const placed = w.placed;
+    return (t) => {
+      const rel = off(t) * eb;
+      const v = val(t);
+      if (!(rel >= 0 && rel + eb <= size)) return oob(t, rel);
+      checkSharedWrite(m, placed, base + rel, eb, t, site);
+      store(dv, base + rel, v);
+    };
+  }
+  if (w.space === "local") {
+    const dv = m.ldv;
+    const stride = m.localStride;
+    return (t) => {
+      const rel = off(t) * eb;
+      const v = val(t);
+      if (!(rel >= 0 && rel + eb <= size)) return oob(t, rel);
+      store(dv, t * stride + base + rel, v);
+    };
+  }
+  const globals = m.globals;
+  const k = w.param;
+  return (t) => {
+    const rel = off(t) * eb;
+    const v = val(t);
+    if (!(rel >= 0 && rel + eb <= size)) return oob(t, rel);
+    const gm = globals[k]!;
+    checkGlobalWrite(m, gm, rel, eb, t, site);
+    store(gm.dv, rel, v);
+  };
+}
+
+/** Where `buffer` lives, for address operands (BufferPtr) and tile patterns. */
+export function placementOf(layout: Layout, buffer: Buffer, span?: Span): Where {
+  return where(layout, buffer, span);
+}

@@ -1,0 +1,98 @@
+import { TirxError, type CpAsyncPlan, type TileApply } from "@tirx-ts/core";
+import { reportOob } from "../exec/hazards.js";
+import { placementOf } from "./access.js";
+import type { ExprCompiler } from "./expr.js";
+import type { Exec } from "./stmt.js";
+
+/** Σ r_k * strides[k] over every repeat index in row-major order. */
+function repeatOffsets(shape: readonly number[], strides: readonly number[]): Int32Array {
+  let offs = [0];
+  shape.forEach((n, k) => {
+    const next: number[] = [];
+    for (const o of offs) for (let r = 0; r < n; r++) next.push(o + r * strides[k]!);
+    offs = next;
+  });
+  return Int32Array.from(offs);
+}
+
+/**
+ * A cp.async `tile.apply` (seed: cp.async tile pattern): every active thread issues one copy per
+ * repeat index, at the atom addresses of the verified plan. At CTA scope the thread with linear
+ * index L adds `(L / 32) * group[0] + (L % 32) * group[1]` bytes on each side. `pred` false
+ * issues nothing; `ignore_src` true copies 0 bytes; `src_size` (as uint32, clamped to chunk_bytes
+ * where PTX leaves larger values undefined) copies that prefix; the rest of the chunk is zeros.
+ */
+export function compileCpAsync(ec: ExprCompiler, s: TileApply, plan: CpAsyncPlan): Exec {
+  const m = ec.m;
+  const site = m.site(s.span);
+  const dst = placementOf(ec.layout, plan.dst.buffer, s.span);
+  const src = placementOf(ec.layout, plan.src.buffer, s.span);
+  if (dst.space !== "shared" || src.space !== "global") {
+    throw new TirxError(
+      "TX3011",
+      "cp.async copies from a global tensor parameter to shared memory",
+      s.span,
+    );
+  }
+  const chunk = plan.chunkBytes;
+  const dBase = ec.num(plan.dst.baseBytes, s.span);
+  const sBase = ec.num(plan.src.baseBytes, s.span);
+  const cta = plan.scope === "cta";
+  const [dw, dl] = cta ? [plan.dst.groupStridesBytes[0]!, plan.dst.groupStridesBytes[1]!] : [0, 0];
+  const [sw, sl] = cta ? [plan.src.groupStridesBytes[0]!, plan.src.groupStridesBytes[1]!] : [0, 0];
+  const dRep = repeatOffsets(plan.repeatShape, plan.dst.repeatStridesBytes);
+  const sRep = repeatOffsets(plan.repeatShape, plan.src.repeatStridesBytes);
+  const pred = plan.pred ? ec.num(plan.pred, s.span) : undefined;
+  const ignore = plan.ignoreSrc ? ec.num(plan.ignoreSrc, s.span) : undefined;
+  const size = plan.srcSize ? ec.num(plan.srcSize, s.span) : undefined;
+  const dPlaced = dst.placed;
+  const sPlaced = src.placed;
+  const k = src.param;
+  const au = m.async;
+  return (lanes, n) => {
+    for (let i = 0; i < n; i++) {
+      const t = lanes[i]!;
+      if (pred && !pred(t)) continue;
+      let len: number = chunk;
+      if (ignore && ignore(t)) len = 0;
+      else if (size) len = Math.min(size(t) >>> 0, chunk);
+      const d0 = dBase(t) + (t >> 5) * dw + (t & 31) * dl;
+      const s0 = sBase(t) + (t >> 5) * sw + (t & 31) * sl;
+      for (let r = 0; r < dRep.length; r++) {
+        const d = d0 + dRep[r]!;
+        const sb = s0 + sRep[r]!;
+        if (!(d >= 0 && d + chunk <= dPlaced.size)) {
+          reportOob(
+            m,
+            "shared",
+            dPlaced.name,
+            dPlaced.span,
+            d,
+            chunk,
+            dPlaced.size,
+            t,
+            site,
+            "cp.async writes",
+          );
+          continue;
+        }
+        if (!(sb >= 0 && sb + chunk <= sPlaced.size)) {
+          reportOob(
+            m,
+            "global",
+            sPlaced.name,
+            sPlaced.span,
+            sb,
+            chunk,
+            sPlaced.size,
+            t,
+            site,
+            "cp.async reads",
+          );
+          continue;
+        }
+        au.issue(m, t, dPlaced.base + d, dPlaced, k, sb, len, chunk, site);
+      }
+    }
+  };
+}

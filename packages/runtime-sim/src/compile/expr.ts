@@ -1,0 +1,269 @@
+import { dtypeBytes, isWideInt, TirxError, type Expr, type Span } from "@tirx-ts/core";
+import { bigBinary, compareOp, numBinary } from "../numeric/ops.js";
+import { conversion, hostScalar } from "../numeric/cast.js";
+import type { Machine } from "../exec/machine.js";
+import { compileLoad, placementOf, type BigFn, type NumFn } from "./access.js";
+import type { Layout } from "./layout.js";
+
+/**
+ * Expressions compiled once into closures of the thread index: `(t) => value`. Values of
+ * int64/uint64 are bigints (BigFn), all others numbers (NumFn; bool is 0/1). Every node is
+ * specialised at compile time on its dtype and operator, so running a kernel never dispatches on
+ * node kinds. `IfThenElse` evaluates only the selected arm (both arms are pure apart from the
+ * hazard checks of loads, which must not fire for the arm a guard rules out).
+ */
+export class ExprCompiler {
+  constructor(
+    readonly m: Machine,
+    readonly layout: Layout,
+  ) {}
+
+  /** Compile `e` (not int64/uint64). `span` locates loads that carry no span of their own. */
+  num(e: Expr, span?: Span): NumFn {
+    if (isWideInt(e.dtype)) {
+      throw new TirxError(
+        "TX2005",
+        `internal: ${e.dtype} expression where a 32-bit value is needed`,
+        e.span ?? span,
+      );
+    }
+    return this.#num(e, e.span ?? span);
+  }
+
+  /** Compile an int64/uint64 expression. */
+  big(e: Expr, span?: Span): BigFn {
+    if (!isWideInt(e.dtype)) return this.#toBig(this.num(e, span));
+    return this.#big(e, e.span ?? span);
+  }
+
+  /** Compile an index or byte count: 64-bit values are narrowed to numbers. */
+  index(e: Expr, span?: Span): NumFn {
+    if (!isWideInt(e.dtype)) return this.num(e, span);
+    const f = this.big(e, span);
+    return (t) => Number(f(t));
+  }
+
+  /** Compile either kind. */
+  any(e: Expr, span?: Span): NumFn | BigFn {
+    return isWideInt(e.dtype) ? this.big(e, span) : this.num(e, span);
+  }
+
+  #toBig(f: NumFn): BigFn {
+    return (t) => BigInt(f(t));
+  }
+
+  #num(e: Expr, span?: Span): NumFn {
+    const m = this.m;
+    const T = m.threads;
+    switch (e.kind) {
+      case "IntImm":
+      case "FloatImm": {
+        const c = hostScalar(e.value, e.dtype) as number;
+        return () => c;
+      }
+      case "Var": {
+        const s = this.layout.slots.get(e.id);
+        if (!s)
+          throw new TirxError(
+            "TX2001",
+            `variable "${e.name}" is used outside the scope that defines it`,
+            span,
+          );
+        const regs = m.num;
+        const base = s.slot * T;
+        return (t) => regs[base + t]!;
+      }
+      case "Special":
+        return this.#special(e.name);
+      case "Binary": {
+        const a = this.num(e.a, span);
+        const b = this.num(e.b, span);
+        if (e.dtype === "int32") {
+          if (e.op === "add")
+            return e.b.kind === "IntImm"
+              ? (
+                  (c) => (t: number) =>
+                    (a(t) + c) | 0
+                )(hostScalar(e.b.value, "int32") as number)
+              : (t) => (a(t) + b(t)) | 0;
+          if (e.op === "sub") return (t) => (a(t) - b(t)) | 0;
+          if (e.op === "mul")
+            return e.b.kind === "IntImm"
+              ? (
+                  (c) => (t: number) =>
+                    Math.imul(a(t), c)
+                )(hostScalar(e.b.value, "int32") as number)
+              : (t) => Math.imul(a(t), b(t));
+        }
+        const op = numBinary(e.op, e.dtype, span);
+        return (t) => op(a(t), b(t));
+      }
+      case "Compare": {
+        const cmp = compareOp(e.op);
+        if (isWideInt(e.a.dtype)) {
+          const a = this.big(e.a, span);
+          const b = this.big(e.b, span);
+          return (t) => cmp(a(t), b(t));
+        }
+        const a = this.num(e.a, span);
+        const b = this.num(e.b, span);
+        return (t) => cmp(a(t), b(t));
+      }
+      case "Logical": {
+        const a = this.num(e.a, span);
+        const b = this.num(e.b, span);
+        return e.op === "and" ? (t) => a(t) & b(t) : (t) => a(t) | b(t);
+      }
+      case "Not": {
+        const a = this.num(e.a, span);
+        return (t) => (a(t) ? 0 : 1);
+      }
+      case "Cast": {
+        const conv = conversion(e.value.dtype, e.dtype);
+        if (conv.kind === "bn") {
+          const f = this.big(e.value, span);
+          return (t) => conv.f(f(t));
+        }
+        const f = this.num(e.value, span);
+        const g = (conv as { f: (x: number) => number }).f;
+        return (t) => g(f(t));
+      }
+      case "IfThenElse": {
+        const c = this.num(e.cond, span);
+        const a = this.num(e.t, span);
+        const b = this.num(e.f, span);
+        return (t) => (c(t) ? a(t) : b(t));
+      }
+      case "BufferLoad":
+        return compileLoad(
+          m,
+          this.layout,
+          e.buffer,
+          e.dtype,
+          this.index(e.offset, span),
+          m.site(span),
+        ) as NumFn;
+      case "BufferPtr": {
+        const w = placementOf(this.layout, e.buffer, span);
+        const off = this.index(e.offset, span);
+        const eb = dtypeBytes(e.buffer.dtype);
+        const base = w.space === "shared" ? w.placed.base : w.space === "local" ? w.placed.base : 0;
+        return (t) => base + off(t) * eb;
+      }
+      case "CallExpr":
+        return () => {
+          throw new TirxError(
+            "TX2010",
+            `intrinsic "${e.op}" is not supported by the simulator`,
+            span,
+          );
+        };
+    }
+  }
+
+  #big(e: Expr, span?: Span): BigFn {
+    const m = this.m;
+    switch (e.kind) {
+      case "IntImm":
+      case "FloatImm": {
+        const c = hostScalar(e.value, e.dtype) as bigint;
+        return () => c;
+      }
+      case "Var": {
+        const s = this.layout.slots.get(e.id);
+        if (!s)
+          throw new TirxError(
+            "TX2001",
+            `variable "${e.name}" is used outside the scope that defines it`,
+            span,
+          );
+        const regs = m.big;
+        const base = s.slot * m.threads;
+        return (t) => regs[base + t]!;
+      }
+      case "Binary": {
+        const a = this.big(e.a, span);
+        const b = this.big(e.b, span);
+        const op = bigBinary(e.op, e.dtype);
+        return (t) => op(a(t), b(t));
+      }
+      case "Cast": {
+        const conv = conversion(e.value.dtype, e.dtype);
+        if (conv.kind === "bb") {
+          const f = this.big(e.value, span);
+          return (t) => conv.f(f(t));
+        }
+        const f = this.num(e.value, span);
+        const g = (conv as { f: (x: number) => bigint }).f;
+        return (t) => g(f(t));
+      }
+      case "IfThenElse": {
+        const c = this.num(e.cond, span);
+        const a = this.big(e.t, span);
+        const b = this.big(e.f, span);
+        return (t) => (c(t) ? a(t) : b(t));
+      }
+      case "BufferLoad":
+        return compileLoad(
+          m,
+          this.layout,
+          e.buffer,
+          e.dtype,
+          this.index(e.offset, span),
+          m.site(span),
+        ) as BigFn;
+      case "BufferPtr": {
+        // A generic address for global tensors: parameter k's memory starts at (k + 1) << 40.
+        const w = placementOf(this.layout, e.buffer, span);
+        const off = this.index(e.offset, span);
+        const eb = dtypeBytes(e.buffer.dtype);
+        const base = w.space === "global" ? (w.param + 1) * 2 ** 40 : w.placed.base;
+        return (t) => BigInt(base + off(t) * eb);
+      }
+      case "CallExpr":
+        return () => {
+          throw new TirxError(
+            "TX2010",
+            `intrinsic "${e.op}" is not supported by the simulator`,
+            span,
+          );
+        };
+      default: {
+        const f = this.#num(e, span);
+        return (t) => BigInt(f(t));
+      }
+    }
+  }
+
+  #special(name: string): NumFn {
+    const m = this.m;
+    switch (name) {
+      case "tid.x":
+        return (
+          (a) => (t: number) =>
+            a[t]!
+        )(m.tidx);
+      case "tid.y":
+        return (
+          (a) => (t: number) =>
+            a[t]!
+        )(m.tidy);
+      case "tid.z":
+        return (
+          (a) => (t: number) =>
+            a[t]!
+        )(m.tidz);
+      case "ctaid.x":
+        return () => m.cx;
+      case "ctaid.y":
+        return () => m.cy;
+      case "ctaid.z":
+        return () => m.cz;
+      default: {
+        const axis = "xyz".indexOf(name[name.length - 1]!);
+        const c = name.startsWith("ntid") ? m.block[axis]! : m.grid[axis]!;
+        return () => c;
+      }
+    }
+  }
+}

@@ -1,0 +1,244 @@
+import {
+  constInt,
+  isWideInt,
+  TirxError,
+  type Stmt,
+  type Span,
+  type VerifiedFunc,
+} from "@tirx-ts/core";
+import { bigWrapper, intWrapper } from "../numeric/int.js";
+import { compileStore, type BigFn, type NumFn } from "./access.js";
+import { compileCpAsync } from "./cp-async.js";
+import type { ExprCompiler } from "./expr.js";
+
+/**
+ * A compiled statement: runs for the active threads `lanes[0..n)` of the CTA in lockstep. Control
+ * flow splits the lane list (each If/For/While node owns its scratch lane arrays, which is safe
+ * because the IR has no recursion); a barrier is an ordinary statement that must see every thread.
+ */
+export type Exec = (lanes: Int32Array, n: number) => void;
+
+const nothing: Exec = () => {};
+
+/** Spin loops longer than this are reported as TX6006 and cut off. */
+export const MAX_WHILE_ITERATIONS = 1 << 24;
+
+/** Compile statement `s` of `vf`. */
+export function compileStmt(ec: ExprCompiler, vf: VerifiedFunc, s: Stmt): Exec {
+  const m = ec.m;
+  const T = m.threads;
+  switch (s.kind) {
+    case "Seq": {
+      const parts = s.stmts.map((c) => compileStmt(ec, vf, c)).filter((e) => e !== nothing);
+      if (parts.length === 1) return parts[0]!;
+      return (lanes, n) => {
+        for (let i = 0; i < parts.length; i++) parts[i]!(lanes, n);
+      };
+    }
+    case "DeviceEntry":
+      return compileStmt(ec, vf, s.body);
+    case "Alloc":
+      return nothing;
+    case "Let": {
+      const set = setter(ec, s.var.id);
+      const v = ec.any(s.value, s.span);
+      return (lanes, n) => {
+        for (let i = 0; i < n; i++) {
+          const t = lanes[i]!;
+          set(t, v(t));
+        }
+      };
+    }
+    case "Store": {
+      const st = compileStore(
+        m,
+        ec.layout,
+        s.buffer,
+        s.dtype,
+        ec.index(s.offset, s.span),
+        ec.any(s.value, s.span),
+        m.site(s.span),
+      );
+      return (lanes, n) => {
+        for (let i = 0; i < n; i++) st(lanes[i]!);
+      };
+    }
+    case "If": {
+      const cond = ec.num(s.cond, s.span);
+      const then = compileStmt(ec, vf, s.then);
+      const other = s.else ? compileStmt(ec, vf, s.else) : nothing;
+      const yes = new Int32Array(T);
+      const no = new Int32Array(T);
+      return (lanes, n) => {
+        let a = 0;
+        let b = 0;
+        for (let i = 0; i < n; i++) {
+          const t = lanes[i]!;
+          if (cond(t)) yes[a++] = t;
+          else no[b++] = t;
+        }
+        if (a > 0) then(yes, a);
+        if (b > 0) other(no, b);
+      };
+    }
+    case "For":
+      return compileFor(ec, vf, s);
+    case "While": {
+      const cond = ec.num(s.cond, s.span);
+      const body = compileStmt(ec, vf, s.body);
+      const live = new Int32Array(T);
+      const site = m.site(s.span);
+      return (lanes, n) => {
+        live.set(lanes.subarray(0, n));
+        for (let iter = 0; ; iter++) {
+          let k = 0;
+          for (let i = 0; i < n; i++) if (cond(live[i]!)) live[k++] = live[i]!;
+          n = k;
+          if (n === 0) return;
+          if (iter === MAX_WHILE_ITERATIONS) {
+            m.hazard(
+              "TX6006",
+              `a while loop of CTA ${m.cta()} ran ${MAX_WHILE_ITERATIONS} iterations; its condition never becomes false`,
+              site,
+            );
+            return;
+          }
+          body(live, n);
+        }
+      };
+    }
+    case "Call":
+      return compileCall(
+        ec,
+        s.op,
+        s.args.map((a) => constInt(a) ?? 0),
+        s.span,
+      );
+    case "TileApply": {
+      const plan = vf.plans.get(s);
+      if (!plan)
+        throw new TirxError(
+          "TX2010",
+          `tile.apply "${s.opcode}" has no verified plan; run it through verify() first`,
+          s.span,
+        );
+      if (plan.kind !== "cp.async") return unsupported(`tile pattern "${s.opcode}"`, s.span);
+      return compileCpAsync(ec, s, plan);
+    }
+  }
+}
+
+/** A register write of variable `id` for thread t. */
+function setter(ec: ExprCompiler, id: number): (t: number, v: number | bigint) => void {
+  const slot = ec.layout.slots.get(id)!;
+  const T = ec.m.threads;
+  const base = slot.slot * T;
+  if (slot.wide) {
+    const regs = ec.m.big;
+    return (t, v) => void (regs[base + t] = v as bigint);
+  }
+  const regs = ec.m.num;
+  return (t, v) => void (regs[base + t] = v as number);
+}
+
+function compileFor(ec: ExprCompiler, vf: VerifiedFunc, s: Extract<Stmt, { kind: "For" }>): Exec {
+  const T = ec.m.threads;
+  const wide = isWideInt(s.var.dtype);
+  const lo = wide ? undefined : ec.num(s.min, s.span);
+  const loBig = wide ? ec.big(s.min, s.span) : undefined;
+  const ext = ec.index(s.extent, s.span);
+  const body = compileStmt(ec, vf, s.body);
+  const slot = ec.layout.slots.get(s.var.id)!;
+  const base = slot.slot * T;
+  const start = new Float64Array(T);
+  const startBig: bigint[] = new Array<bigint>(T).fill(0n);
+  const count = new Float64Array(T);
+  const sub = new Int32Array(T);
+  const num = ec.m.num;
+  const big = ec.m.big;
+  const wrapN = wide
+    ? undefined
+    : s.var.dtype === "int32"
+      ? (x: number) => x | 0
+      : intWrapper(s.var.dtype);
+  const wrapB = wide ? bigWrapper(s.var.dtype) : undefined;
+  return (lanes, n) => {
+    let most = 0;
+    let uniform = true;
+    for (let i = 0; i < n; i++) {
+      const t = lanes[i]!;
+      if (loBig) startBig[t] = loBig(t);
+      else start[t] = lo!(t);
+      const c = ext(t);
+      count[t] = c;
+      if (i > 0 && c !== count[lanes[0]!]) uniform = false;
+      if (c > most) most = c;
+    }
+    for (let k = 0; k < most; k++) {
+      let active = lanes;
+      let a = n;
+      if (!uniform) {
+        a = 0;
+        for (let i = 0; i < n; i++) if (k < count[lanes[i]!]!) sub[a++] = lanes[i]!;
+        active = sub;
+      }
+      for (let i = 0; i < a; i++) {
+        const t = active[i]!;
+        if (wrapB) big[base + t] = wrapB(startBig[t]! + BigInt(k));
+        else num[base + t] = wrapN!(start[t]! + k);
+      }
+      body(active, a);
+    }
+  };
+}
+
+function compileCall(ec: ExprCompiler, op: string, args: readonly number[], span?: Span): Exec {
+  const m = ec.m;
+  const au = m.async;
+  const T = m.threads;
+  switch (op) {
+    case "cp.async.commit_group":
+      return (lanes, n) => {
+        for (let i = 0; i < n; i++) au.commit(lanes[i]!);
+      };
+    case "cp.async.wait_group": {
+      const keep = args[0]!;
+      return (lanes, n) => {
+        for (let i = 0; i < n; i++) au.wait(m, lanes[i]!, keep);
+      };
+    }
+    case "cp.async.wait_all":
+      return (lanes, n) => {
+        for (let i = 0; i < n; i++) {
+          au.commit(lanes[i]!);
+          au.wait(m, lanes[i]!, 0);
+        }
+      };
+    case "bar.sync": {
+      const site = m.site(span);
+      const seen = new Uint8Array(T);
+      return (lanes, n) => {
+        if (n !== T) {
+          seen.fill(0);
+          for (let i = 0; i < n; i++) seen[lanes[i]!] = 1;
+          const missing = seen.indexOf(0);
+          m.hazard(
+            "TX6009",
+            `cta_sync reached by ${n} of the ${T} threads of CTA ${m.cta()}; thread ${m.thread(missing)} does not reach it, so the barrier never releases`,
+            site,
+          );
+        }
+        m.epoch++;
+      };
+    }
+    default:
+      return unsupported(`intrinsic "${op}"`, span);
+  }
+}
+
+/** A statement the simulator cannot run: TX2010 when (and only if) a thread reaches it. */
+function unsupported(what: string, span?: Span): Exec {
+  return () => {
+    throw new TirxError("TX2010", `${what} is not supported by the simulator`, span);
+  };
+}

@@ -1,0 +1,198 @@
+import {
+  TirxError,
+  type DiagnosticCode,
+  type LaunchConfig,
+  type Note,
+  type Span,
+} from "@tirx-ts/core";
+import type { SimTensor, GlobalMeta } from "../tensor.js";
+import type { AsyncUnit } from "./async-copy.js";
+import { POISON_BYTE } from "../tensor.js";
+
+/** How hazards are handled: the first one throws, or all are collected and the run continues. */
+export type HazardMode = "throw" | "collect";
+
+/** A kernel parameter's tensor during one launch. */
+export interface GlobalMem {
+  /** Parameter index. */
+  readonly index: number;
+  readonly name: string;
+  readonly span: Span | undefined;
+  readonly bytes: Uint8Array;
+  readonly dv: DataView;
+  readonly meta: GlobalMeta;
+}
+
+/** Where a shared or local buffer lives: byte base in its memory and size in bytes. */
+export interface Placed {
+  readonly name: string;
+  readonly span: Span | undefined;
+  readonly base: number;
+  readonly size: number;
+}
+
+/** Thread bits of a packed writer entry: `site << THREAD_BITS | thread`. */
+export const THREAD_BITS = 10;
+export const THREAD_MASK = (1 << THREAD_BITS) - 1;
+
+/** Barrier epochs are unique across launches, so bookkeeping kept in tensors never goes stale. */
+let nextEpoch = 1;
+
+/**
+ * The state of the simulated SM while it runs one kernel: the threads of the current CTA (all
+ * executed in lockstep, statement by statement), their registers, the CTA's shared memory and
+ * each thread's local memory, plus per-byte hazard metadata in typed arrays. One Machine is made
+ * per compiled kernel and reused by every CTA and every launch.
+ */
+export class Machine {
+  readonly threads: number;
+  readonly block: readonly [number, number, number];
+  readonly grid: readonly [number, number, number];
+  readonly tidx: Int32Array;
+  readonly tidy: Int32Array;
+  readonly tidz: Int32Array;
+  /** Every thread of a CTA, as the lane list the outermost statement runs with. */
+  readonly allLanes: Int32Array;
+  cx = 0;
+  cy = 0;
+  cz = 0;
+  /** Registers of number-valued variables: slot * threads + thread. */
+  readonly num: Float64Array;
+  /** Registers of int64/uint64 variables: slot * threads + thread. */
+  readonly big: bigint[];
+  readonly shared: Uint8Array;
+  readonly sdv: DataView;
+  /** Per shared byte: last writer (`site << 10 | thread`), -1 when never written since launch. */
+  readonly shWriter: Int32Array;
+  /** Per shared byte: barrier epoch of the last write. */
+  readonly shEpoch: Int32Array;
+  /** Per shared byte: number of issued, not yet completed cp.async writing it. */
+  readonly shPending: Int32Array;
+  /** Per shared byte: commit batch of the last cp.async issued to it (for TX6008). */
+  readonly shBatch: Int32Array;
+  readonly localStride: number;
+  readonly local: Uint8Array;
+  readonly ldv: DataView;
+  /** Tensors of the current launch, by parameter index (refilled in place by each launch). */
+  readonly globals: GlobalMem[] = [];
+  /** Current barrier epoch: advanced at every CTA start and every bar.sync. */
+  epoch = 0;
+  /** Source spans of the statements and loads that can report, by site index. */
+  readonly sites: (Span | undefined)[] = [];
+  mode: HazardMode = "throw";
+  reports: TirxError[] = [];
+  readonly #seen = new Set<string>();
+
+  /** The cp.async unit of the CTA's threads. */
+  readonly async: AsyncUnit;
+
+  constructor(
+    launch: LaunchConfig,
+    slots: { num: number; big: number },
+    sharedBytes: number,
+    localStride: number,
+    makeAsync: (threads: number) => AsyncUnit,
+  ) {
+    const [bx, by, bz] = launch.block;
+    this.block = launch.block;
+    this.grid = launch.grid;
+    const n = bx * by * bz;
+    this.threads = n;
+    this.tidx = new Int32Array(n);
+    this.tidy = new Int32Array(n);
+    this.tidz = new Int32Array(n);
+    this.allLanes = new Int32Array(n);
+    for (let t = 0; t < n; t++) {
+      this.tidx[t] = t % bx;
+      this.tidy[t] = Math.floor(t / bx) % by;
+      this.tidz[t] = Math.floor(t / (bx * by));
+      this.allLanes[t] = t;
+    }
+    this.num = new Float64Array(Math.max(slots.num, 1) * n);
+    this.big = new Array<bigint>(slots.big * n).fill(0n);
+    this.shared = new Uint8Array(sharedBytes);
+    this.sdv = new DataView(this.shared.buffer);
+    this.shWriter = new Int32Array(sharedBytes);
+    this.shEpoch = new Int32Array(sharedBytes);
+    this.shPending = new Int32Array(sharedBytes);
+    this.shBatch = new Int32Array(sharedBytes);
+    this.localStride = localStride;
+    this.local = new Uint8Array(localStride * n);
+    this.ldv = new DataView(this.local.buffer);
+    this.async = makeAsync(n);
+  }
+
+  /** Register a source site; returns its index (< 2^21, packed into writer entries). */
+  site(span: Span | undefined): number {
+    this.sites.push(span);
+    return this.sites.length - 1;
+  }
+
+  /** Prepare a launch: tensors by parameter, hazard mode, a fresh epoch range. */
+  beginLaunch(
+    tensors: readonly (SimTensor | undefined)[],
+    names: readonly { name: string; span?: Span }[],
+    mode: HazardMode,
+  ): void {
+    this.globals.length = 0;
+    tensors.forEach((t, i) => {
+      if (!t) return;
+      const bytes = t.storage;
+      const dv = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+      this.globals[i] = {
+        index: i,
+        name: names[i]!.name,
+        span: names[i]!.span,
+        bytes,
+        dv,
+        meta: t.meta,
+      };
+    });
+    this.mode = mode;
+    this.reports = [];
+    this.#seen.clear();
+    this.epoch = nextEpoch;
+  }
+
+  endLaunch(): void {
+    nextEpoch = this.epoch + 1;
+  }
+
+  /** Start CTA (x, y, z): shared memory poisoned and never written, local memory zero. */
+  beginCta(x: number, y: number, z: number): void {
+    this.cx = x;
+    this.cy = y;
+    this.cz = z;
+    this.shared.fill(POISON_BYTE);
+    this.shWriter.fill(-1);
+    this.shPending.fill(0);
+    this.shBatch.fill(0);
+    this.local.fill(0);
+    this.async.reset();
+    this.epoch++;
+  }
+
+  /** `(x, y, z)` of thread `t` of the current CTA, for messages. */
+  thread(t: number): string {
+    return `(${this.tidx[t]}, ${this.tidy[t]}, ${this.tidz[t]})`;
+  }
+
+  cta(): string {
+    return `(${this.cx}, ${this.cy}, ${this.cz})`;
+  }
+
+  /**
+   * Report a hazard at `site`: throws in "throw" mode; in "collect" mode keeps the first report
+   * of each (code, site, note site) and continues.
+   */
+  hazard(code: DiagnosticCode, message: string, site: number, notes: readonly Note[] = []): void {
+    const span = this.sites[site];
+    const err = new TirxError(code, message, span, notes);
+    if (this.mode === "throw") throw err;
+    const ns = notes[0]?.span;
+    const key = `${code}@${site}@${ns ? `${ns.file}:${ns.line}:${ns.col}` : ""}`;
+    if (this.#seen.has(key)) return;
+    this.#seen.add(key);
+    this.reports.push(err);
+  }
+}

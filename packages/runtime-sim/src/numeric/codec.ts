@@ -1,0 +1,99 @@
+import type { DType } from "@tirx-ts/core";
+import { bf16Bits, bf16Value, f16Bits, f16Value } from "./float.js";
+
+/**
+ * Element encodings in memory: little-endian bytes with each dtype's exact bits. Stores of NaN
+ * write the canonical NaN of PTX arithmetic (0x7fff..., all mantissa bits set).
+ */
+export interface NumCodec {
+  readonly wide: false;
+  load(dv: DataView, addr: number): number;
+  store(dv: DataView, addr: number, v: number): void;
+}
+
+export interface BigCodec {
+  readonly wide: true;
+  load(dv: DataView, addr: number): bigint;
+  store(dv: DataView, addr: number, v: bigint): void;
+}
+
+export type Codec = NumCodec | BigCodec;
+
+const num = (
+  load: (dv: DataView, a: number) => number,
+  store: (dv: DataView, a: number, v: number) => void,
+): NumCodec => ({ wide: false, load, store });
+
+/** The codec of `dt`. */
+export function codecOf(dt: DType): Codec {
+  switch (dt) {
+    case "bool":
+      return num(
+        (dv, a) => (dv.getUint8(a) !== 0 ? 1 : 0),
+        (dv, a, v) => dv.setUint8(a, v ? 1 : 0),
+      );
+    case "int8":
+      return num(
+        (dv, a) => dv.getInt8(a),
+        (dv, a, v) => dv.setInt8(a, v),
+      );
+    case "uint8":
+      return num(
+        (dv, a) => dv.getUint8(a),
+        (dv, a, v) => dv.setUint8(a, v),
+      );
+    case "int16":
+      return num(
+        (dv, a) => dv.getInt16(a, true),
+        (dv, a, v) => dv.setInt16(a, v, true),
+      );
+    case "uint16":
+      return num(
+        (dv, a) => dv.getUint16(a, true),
+        (dv, a, v) => dv.setUint16(a, v, true),
+      );
+    case "int32":
+      return num(
+        (dv, a) => dv.getInt32(a, true),
+        (dv, a, v) => dv.setInt32(a, v, true),
+      );
+    case "uint32":
+      return num(
+        (dv, a) => dv.getUint32(a, true),
+        (dv, a, v) => dv.setUint32(a, v, true),
+      );
+    case "float16":
+      return num(
+        (dv, a) => f16Value(dv.getUint16(a, true)),
+        (dv, a, v) => dv.setUint16(a, f16Bits(v), true),
+      );
+    case "bfloat16":
+      return num(
+        (dv, a) => bf16Value(dv.getUint16(a, true)),
+        (dv, a, v) => dv.setUint16(a, bf16Bits(v), true),
+      );
+    case "float32":
+      return num(
+        (dv, a) => dv.getFloat32(a, true),
+        (dv, a, v) => (v !== v ? dv.setUint32(a, 0x7fffffff, true) : dv.setFloat32(a, v, true)),
+      );
+    case "float64":
+      return num(
+        (dv, a) => dv.getFloat64(a, true),
+        (dv, a, v) =>
+          v !== v ? dv.setBigUint64(a, 0x7fffffffffffffffn, true) : dv.setFloat64(a, v, true),
+      );
+    case "int64":
+      return {
+        wide: true,
+        load: (dv, a) => dv.getBigInt64(a, true),
+        store: (dv, a, v) => dv.setBigInt64(a, v, true),
+      };
+    case "uint64":
+      return {
+        wide: true,
+        load: (dv, a) => dv.getBigUint64(a, true),
+        store: (dv, a, v) => dv.setBigUint64(a, v, true),
+      };
+  }
+}

@@ -1,0 +1,136 @@
+import {
+  decodeHost,
+  dtypeBytes,
+  encodeHost,
+  numel,
+  TirxError,
+  type DeviceTensor,
+  type DType,
+  type HostArray,
+  type HostData,
+} from "@tirx-ts/core";
+import { sim, type SimDevice } from "./device.js";
+
+/** The byte a `simEmpty` tensor and a CTA's shared memory start as (0xff: NaN in every float). */
+export const POISON_BYTE = 0xff;
+
+/**
+ * Per-byte bookkeeping the simulator keeps with a tensor between launches: which thread last wrote
+ * a byte (site << 10 | thread) and in which barrier epoch, and how many pending cp.async read it.
+ * Epochs are unique across launches, so stale entries never match a later launch.
+ * @internal
+ */
+export interface GlobalMeta {
+  writer?: Int32Array;
+  epoch?: Int32Array;
+  pendingReads?: Int32Array;
+}
+
+/**
+ * A tensor in the simulated device's global memory: row-major, contiguous, little-endian bytes
+ * with each dtype's exact bits (float16 and bfloat16 as their 16-bit patterns).
+ */
+export class SimTensor implements DeviceTensor {
+  readonly device: SimDevice = sim();
+  readonly shape: readonly number[];
+  readonly dtype: DType;
+  /** Size in bytes. */
+  readonly nbytes: number;
+  #storage: Uint8Array | undefined;
+  /** @internal */
+  readonly meta: GlobalMeta = {};
+
+  /** Wrap `storage` (taken, not copied) as a tensor of `shape` and `dtype`. */
+  constructor(storage: Uint8Array, shape: readonly number[], dtype: DType) {
+    this.shape = Object.freeze([...shape]);
+    this.dtype = dtype;
+    this.nbytes = numel(shape) * dtypeBytes(dtype);
+    if (storage.length !== this.nbytes) {
+      throw new TirxError(
+        "TX5007",
+        `${storage.length} bytes for a [${shape.join(", ")}] ${dtype} tensor of ${this.nbytes} bytes`,
+      );
+    }
+    this.#storage = storage;
+  }
+
+  /**
+   * The device memory itself (a live view: kernels see writes to it, and it sees theirs).
+   * @throws Error after `dispose()`.
+   */
+  get storage(): Uint8Array {
+    if (!this.#storage)
+      throw new Error(`sim tensor [${this.shape.join(", ")}] ${this.dtype} used after dispose()`);
+    return this.#storage;
+  }
+
+  /** One value per element; float16/bfloat16 widen exactly to Float32Array, 64-bit ints to BigInt64Array/BigUint64Array. */
+  toArray(): HostArray {
+    return decodeHost(this.storage, this.dtype);
+  }
+
+  /** A copy of the raw little-endian bytes. */
+  toBytes(): Uint8Array {
+    return new Uint8Array(this.storage);
+  }
+
+  /** Release the memory; later use throws. Idempotent. */
+  dispose(): void {
+    this.#storage = undefined;
+    delete this.meta.writer;
+    delete this.meta.epoch;
+    delete this.meta.pendingReads;
+  }
+}
+
+function checkShape(shape: readonly number[]): void {
+  if (!Array.isArray(shape) || shape.some((n) => !Number.isInteger(n) || n < 0)) {
+    throw new TirxError(
+      "TX5007",
+      `tensor shape must be a list of non-negative integers, got [${String(shape)}]`,
+    );
+  }
+}
+
+/**
+ * A sim tensor holding `data` (one value per element, row-major; or raw bytes when `data` is a
+ * Uint8Array of exactly shape × element bytes and the dtype is wider than one byte). Values are
+ * encoded with core's `encodeHost` (float16/bfloat16 round to nearest even, integers wrap).
+ * @example simTensor(new Float32Array(4096).map((_, i) => i % 97), { shape: [128, 32], dtype: "float16" })
+ * @throws TirxError TX5007 when the element count does not match the shape.
+ */
+export function simTensor(
+  data: HostData,
+  opts: { shape: readonly number[]; dtype: DType },
+): SimTensor {
+  checkShape(opts.shape);
+  let bytes: Uint8Array;
+  try {
+    bytes = encodeHost(data, opts.dtype, numel(opts.shape));
+  } catch (e) {
+    if (e instanceof RangeError) {
+      throw new TirxError("TX5007", `${e.message} for shape [${opts.shape.join(", ")}]`);
+    }
+    throw e;
+  }
+  return new SimTensor(bytes, opts.shape, opts.dtype);
+}
+
+/** A sim tensor of zeros (all bytes 0). */
+export function simZeros(shape: readonly number[], dtype: DType): SimTensor {
+  checkShape(shape);
+  return new SimTensor(new Uint8Array(numel(shape) * dtypeBytes(dtype)), shape, dtype);
+}
+
+/**
+ * A sim tensor with unspecified contents: every byte is `POISON_BYTE` (0xff, NaN in float
+ * dtypes, -1 in signed integers), so results that depend on it stand out.
+ */
+export function simEmpty(shape: readonly number[], dtype: DType): SimTensor {
+  checkShape(shape);
+  return new SimTensor(
+    new Uint8Array(numel(shape) * dtypeBytes(dtype)).fill(POISON_BYTE),
+    shape,
+    dtype,
+  );
+}

@@ -1,0 +1,34 @@
+// On a GPU: every example passes its check on the GPU, and the GPU's output bytes equal the
+// simulated device's bit for bit.
+import { readdirSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+import { describe, expect, test } from "vitest";
+import { cuda, cudaAvailable, sim, type ExampleResult } from "tirx-ts";
+
+const probe = cudaAvailable();
+if (!probe.ok) console.log(`test/gpu/examples: skipped, no CUDA driver (${probe.reason})`);
+
+const dir = fileURLToPath(new URL("../../examples/", import.meta.url));
+const examples = readdirSync(dir).filter((f) => f.endsWith(".ts"));
+
+describe.skipIf(!probe.ok)("examples on the GPU, bit for bit against the simulator", () => {
+  test.each(examples)("%s", async (file) => {
+    const mod = (await import(`${dir}${file}`)) as { runExample: (d: unknown) => ExampleResult };
+    const gpu = mod.runExample(cuda(0));
+    console.log(`${file} on ${cuda(0).name}: ${gpu.summary}`);
+    expect(gpu.ok, gpu.summary).toBe(true);
+    const simulated = mod.runExample(sim());
+    expect(gpu.outputs.length).toBe(simulated.outputs.length);
+    gpu.outputs.forEach((bytes, i) => {
+      const other = simulated.outputs[i]!;
+      expect(bytes.length).toBe(other.length);
+      const firstDiff = bytes.findIndex((v, k) => v !== other[k]);
+      expect(firstDiff, `${file} output ${i} differs from the simulator at byte ${firstDiff}`).toBe(
+        -1,
+      );
+    });
+    console.log(
+      `${file}: GPU output equals simulator output bit for bit (${gpu.outputs.map((o) => o.length).join(", ")} bytes)`,
+    );
+  });
+});
