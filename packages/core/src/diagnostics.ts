@@ -1,4 +1,5 @@
 import { readFileSync } from "node:fs";
+import { relative } from "node:path";
 import { codeFrameColumns } from "@babel/code-frame";
 import { formatSpan, type Span } from "./span.js";
 import { CATALOG, type DiagnosticCode } from "./catalog.js";
@@ -37,7 +38,7 @@ export class TirxError extends Error {
   }
 
   /** Multi-line rendering with a code frame of the author's line, as a terminal shows it. */
-  render(opts: { color?: boolean } = {}): string {
+  render(opts: { color?: boolean; cwd?: string } = {}): string {
     return renderDiagnostic(this, opts);
   }
 }
@@ -62,16 +63,23 @@ function frame(span: Span, color: boolean): string | undefined {
 }
 
 /** Render `err` as `file:line:col: error TXnnnn [rule]: message`, a code frame, and notes. */
-export function renderDiagnostic(err: TirxError, opts: { color?: boolean } = {}): string {
+export function renderDiagnostic(
+  err: TirxError,
+  opts: { color?: boolean; cwd?: string } = {},
+): string {
   const color = opts.color ?? false;
-  const where = err.span ? `${formatSpan(err.span)}: ` : "";
+  const show = (span: Span): string => {
+    const file = opts.cwd ? relative(opts.cwd, span.file) : span.file;
+    return formatSpan({ ...span, file: file.startsWith("..") ? span.file : file });
+  };
+  const where = err.span ? `${show(err.span)}: ` : "";
   const lines = [`${where}error ${err.code} [${err.rule}]: ${err.text}`];
   if (err.span) {
     const f = frame(err.span, color);
     if (f) lines.push(f);
   }
   for (const n of err.notes) {
-    lines.push(`  note: ${n.message}${n.span ? ` (${formatSpan(n.span)})` : ""}`);
+    lines.push(`  note: ${n.message}${n.span ? ` (${show(n.span)})` : ""}`);
   }
   return lines.join("\n");
 }

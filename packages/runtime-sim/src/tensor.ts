@@ -16,7 +16,8 @@ export const POISON_BYTE = 0xff;
 
 /**
  * Per-byte bookkeeping the simulator keeps with a tensor between launches: which thread last wrote
- * a byte (site << 10 | thread) and in which barrier epoch, and how many pending cp.async read it.
+ * a byte (site << 10 | thread) and in which barrier epoch, how many pending async copies (cp.async,
+ * global → shared bulk) read it, and how many pending shared → global bulk copies write it.
  * Epochs are unique across launches, so stale entries never match a later launch.
  * @internal
  */
@@ -24,6 +25,8 @@ export interface GlobalMeta {
   writer?: Int32Array;
   epoch?: Int32Array;
   pendingReads?: Int32Array;
+  /** Per byte: pending shared → global bulk copies (bulk_group) that will write it. */
+  bulkWrites?: Int32Array;
 }
 
 /**
@@ -80,6 +83,7 @@ export class SimTensor implements DeviceTensor {
     delete this.meta.writer;
     delete this.meta.epoch;
     delete this.meta.pendingReads;
+    delete this.meta.bulkWrites;
   }
 }
 

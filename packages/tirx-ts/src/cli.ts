@@ -90,7 +90,8 @@ export async function main(argv: readonly string[]): Promise<number> {
   } catch (e) {
     if (isTirxError(e)) {
       process.stderr.write(
-        renderDiagnostic(e as TirxError, { color: process.stderr.isTTY }) + "\n",
+        renderDiagnostic(e as TirxError, { color: process.stderr.isTTY, cwd: process.cwd() }) +
+          "\n",
       );
       return 1;
     }

@@ -26,7 +26,7 @@ export function device(): DeviceLike {
       why = "the CUDA driver loaded";
     } else {
       chosen = sim();
-      why = `no CUDA driver: ${probe.reason}`;
+      why = `no CUDA driver was found (${probe.reason})`;
     }
   }
   process.stderr.write(

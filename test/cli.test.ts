@@ -1,0 +1,57 @@
+// The `tirx` command as a user runs it (from the built package; `npm test` builds first).
+import { spawnSync } from "node:child_process";
+import { fileURLToPath } from "node:url";
+import { describe, expect, test } from "vitest";
+import { assemblePtx } from "./util/ptxas.js";
+import { lineOf } from "./kernels/seed.js";
+
+const root = fileURLToPath(new URL("..", import.meta.url));
+const bin = fileURLToPath(new URL("../packages/tirx-ts/bin/tirx.js", import.meta.url));
+
+function tirx(...args: string[]) {
+  const r = spawnSync(process.execPath, [bin, ...args], { cwd: root, encoding: "utf8" });
+  return { code: r.status, out: r.stdout, err: r.stderr };
+}
+const count = (text: string, re: RegExp) => text.split("\n").filter((l) => re.test(l)).length;
+
+describe("tirx build", () => {
+  test("prints the seed kernel's PTX, which ptxas assembles for sm_80 and sm_90", () => {
+    const { code, out, err } = tirx("build", "examples/copy_async.ts", "--emit", "ptx");
+    expect(err).toBe("");
+    expect(code).toBe(0);
+    expect(count(out, /^\s*cp\.async\.cg\.shared\.global \[[^\]]+\], \[[^\]]+\], 16;$/)).toBe(4);
+    expect(count(out, /^\s*cp\.async\.commit_group;$/)).toBe(1);
+    expect(count(out, /^\s*cp\.async\.wait_group 0;$/)).toBe(1);
+    expect(count(out, /^\s*bar\.sync 0;$/)).toBe(1);
+    assemblePtx(out, "sm_80");
+    assemblePtx(out, "sm_90");
+  });
+
+  test("--arch sm_90 sets the target; --emit ir prints the IR; --kernel selects", () => {
+    expect(tirx("build", "examples/copy_async.ts", "--arch", "sm_90").out).toContain(
+      ".target sm_90",
+    );
+    const ir = tirx("build", "examples/copy_async.ts", "--emit", "ir", "--kernel", "copy_async");
+    expect(ir.code).toBe(0);
+    expect(ir.out).toContain('T.function("copy_async"');
+    expect(tirx("build", "examples/copy_async.ts", "--kernel", "nope").code).toBe(1);
+  });
+
+  test("a contract violation exits 1 with the code, the rule and a code frame of the author's line", async () => {
+    const { code, err } = tirx("build", "test/fixtures/bad_chunk.ts");
+    const line = await lineOf(
+      fileURLToPath(new URL("./fixtures/bad_chunk.ts", import.meta.url)),
+      "// BAD",
+    );
+    expect(code).toBe(1);
+    expect(err).toContain(`test/fixtures/bad_chunk.ts:${line}:`);
+    expect(err).toContain("error TX3007 [cp-async/cg-16]");
+    expect(err).toMatch(new RegExp(`^> +${line} \\| .*// BAD$`, "m"));
+  });
+
+  test("usage errors exit 2", () => {
+    expect(tirx().code).toBe(2);
+    expect(tirx("build", "no/such/file.ts").code).toBe(2);
+    expect(tirx("build", "examples/copy_async.ts", "--emit", "sass").code).toBe(2);
+  });
+});
