@@ -1,9 +1,10 @@
 /**
  * @tirx-ts/codegen-ptx: verified tirx-ts functions to PTX module text.
  *
- * Layout: `ops.ts` maps IR operators to PTX templates; `lower/` holds small passes (16-bit float
- * promotion, storage layout); `emit/` turns statements and expressions into instructions;
- * `patterns/` holds one emitter per tile pattern; `render.ts` assembles the module text.
+ * Layout: `ops.ts` maps IR operators to PTX templates and `intrinsics.ts` intrinsics to theirs;
+ * `lower/` holds small passes (16-bit float promotion, storage layout); `emit/` turns statements
+ * and expressions into instructions; `patterns/` holds one emitter per tile pattern (cp.async,
+ * cp.async.bulk); `render.ts` assembles the module text.
  */
 export { emitPtx, compileToPtx, type PtxModule, type PtxOptions } from "./module.js";
 export {

@@ -38,16 +38,18 @@ export interface PtxModule {
  * Emit the PTX module of a verified function.
  *
  * `.version` is the lowest PTX ISA covering both the features used (`vf.ptxVersion`: cp.async
- * 7.0, `.L2::` qualifiers 7.4, ignore-src 7.5) and the target (sm_80 7.0, sm_86 7.1, sm_87 7.4,
- * sm_89 and sm_90 7.8, sm_90a 8.0); `.address_size` is 64. Rules: DESIGN.md "Compilation",
- * the seed's "Code generation", PTX ISA "cp.async".
+ * 7.0, `.L2::` qualifiers 7.4, ignore-src 7.5, `mbarrier.*.shared::cta` 7.8, cp.async.bulk 8.0,
+ * bulk destination `.shared::cta` 8.6) and the target (sm_80 7.0, sm_86 7.1, sm_87 7.4, sm_89 and
+ * sm_90 7.8, sm_90a 8.0); `.address_size` is 64. Rules: DESIGN.md "Compilation", the seed's
+ * "Code generation", PTX ISA "cp.async", "cp.async.bulk", "mbarrier".
  *
  * @example
  * const mod = emitPtx(verify(fn), { arch: "sm_90" });
  * mod.text; // ".version 7.8\n.target sm_90\n..."
  * @throws TirxError TX5006 (unknown or unsupported arch), TX3023 (cp.async on a target below
- *   sm_80, naming the instruction and the author's span), TX2010 (value intrinsics such as
- *   `CallExpr`, not lowered yet), TX2005 (an operator on a dtype it is not defined for).
+ *   sm_80) and TX4007 (cp.async.bulk, expect_tx, try_wait or async-proxy fences below sm_90),
+ *   both naming the instruction, the target and the author's span; TX2010 (an intrinsic without
+ *   a lowering), TX2005 (an operator on a dtype it is not defined for).
  */
 export function emitPtx(vf: VerifiedFunc, opts: PtxOptions = {}): PtxModule {
   const arch = resolveArch(opts.arch ?? DEFAULT_ARCH, vf);

@@ -150,15 +150,3 @@ export function setp(op: CompareOp, dt: DType): string {
   const name = op === "ne" && family(dt) === "float" ? "neu" : op;
   return `setp.${name}.${opType(dt)}`;
 }
-
-/**
- * Statement intrinsics, one PTX instruction each (no commit, wait or barrier is ever added).
- * Static operands arrive as integer immediates (PTX ISA "cp.async.commit_group",
- * "cp.async.wait_group", "bar.sync").
- */
-export const INTRINSIC_PTX: Readonly<Record<string, (args: readonly string[]) => string>> = {
-  "cp.async.commit_group": () => "cp.async.commit_group",
-  "cp.async.wait_group": ([n]) => `cp.async.wait_group ${n}`,
-  "cp.async.wait_all": () => "cp.async.wait_all",
-  "bar.sync": ([id]) => `bar.sync ${id}`,
-};

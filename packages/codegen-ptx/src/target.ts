@@ -156,7 +156,8 @@ export function resolveArch(arch: string, vf: VerifiedFunc): Arch {
 
 /**
  * The `.version` of a module: the lowest PTX ISA covering the features used (`vf.ptxVersion`:
- * cp.async 7.0, L2 qualifiers 7.4, ignore-src 7.5) and the target (sm_86 needs 7.1, ...).
+ * cp.async 7.0, L2 qualifiers 7.4, ignore-src 7.5, mbarrier `::cta` spellings 7.8, cp.async.bulk
+ * 8.0, bulk destination `.shared::cta` 8.6) and the target (sm_86 needs 7.1, ...).
  */
 export function ptxVersionFor(vf: VerifiedFunc, arch: Arch): string {
   return fmt(maxVersion(vf.ptxVersion, arch.minPtx));

@@ -24,8 +24,8 @@ describe("seed kernel copy_async", () => {
       {
       	.reg .pred %p<2>;
       	.reg .b16 %h<2>;
-      	.reg .b32 %r<16>;
-      	.reg .b64 %rd<9>;
+      	.reg .b32 %r<14>;
+      	.reg .b64 %rd<8>;
       	.shared .align 16 .b8 smem_shared[8192];
 
       	ld.param.u64 %rd1, [copy_async_param_0];
@@ -58,11 +58,8 @@ describe("seed kernel copy_async", () => {
       	add.s32 %r12, %r11, %r10;
       	mad.lo.s32 %r13, %r12, 2, %r1;
       	ld.shared.b16 %h1, [%r13];
-      	mul.lo.s32 %r14, %r2, 32;
-      	add.s32 %r15, %r14, %r10;
-      	mul.wide.s32 %rd7, %r15, 2;
-      	add.s64 %rd8, %rd4, %rd7;
-      	st.global.b16 [%rd8], %h1;
+      	mad.wide.s32 %rd7, %r12, 2, %rd4;
+      	st.global.b16 [%rd7], %h1;
       	add.s32 %r10, %r10, 1;
       	bra $L__loop1;
       $L__loop_end1:

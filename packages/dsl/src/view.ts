@@ -1,4 +1,7 @@
 import {
+  constInt,
+  divisorOf,
+  dtypeBytes,
   elementOffset,
   isDType,
   rearrange,
@@ -105,6 +108,20 @@ export class TileView {
   view_as(dtype: DType): TileView {
     const span = callerSpan();
     if (!isDType(dtype)) throw new TirxError("TX1003", `unknown dtype "${String(dtype)}"`, span);
+    // A runtime origin must provably start on a whole `dtype` element: viewing it as a wider
+    // type divides the byte offset, which would otherwise silently round down.
+    const from = dtypeBytes(this.dtype);
+    const to = dtypeBytes(dtype);
+    if (to > from && constInt(this.view.offset) === undefined) {
+      const d = divisorOf(this.view.offset) * from;
+      if (d % to !== 0) {
+        throw new TirxError(
+          "TX1014",
+          `cannot view ${this.dtype} bytes as ${dtype}: the view starts at a runtime byte offset that is only provably a multiple of ${d}, not of ${to}`,
+          span,
+        );
+      }
+    }
     return new TileView(reinterpret(this.view, dtype, span));
   }
 

@@ -3,7 +3,7 @@ import { AsyncUnit } from "./exec/async-copy.js";
 import { Machine, type HazardMode } from "./exec/machine.js";
 import { ExprCompiler } from "./compile/expr.js";
 import { layoutOf } from "./compile/layout.js";
-import { compileStmt, type Exec } from "./compile/stmt.js";
+import { compileRoot, type Exec } from "./compile/stmt.js";
 import { hostScalar } from "./numeric/cast.js";
 import { sim } from "./device.js";
 import { SimTensor } from "./tensor.js";
@@ -49,7 +49,7 @@ function compile(vf: VerifiedFunc): Compiled {
     (n) => new AsyncUnit(n),
   );
   const ec = new ExprCompiler(m, layout);
-  const body = compileStmt(ec, vf, vf.entry.body);
+  const body = compileRoot(ec, vf, vf.entry.body);
   const scalars = vf.fn.params.flatMap((p, index) => {
     if (p.kind !== "scalar") return [];
     const s = layout.slots.get(p.var.id)!;
@@ -62,16 +62,25 @@ function compile(vf: VerifiedFunc): Compiled {
 
 /**
  * Run a verified kernel on the simulated device: every CTA of the grid in turn (x fastest), the
- * threads of a CTA in lockstep statement by statement, with GPU numerics and the cp.async group
- * semantics of the PTX ISA. Tensor arguments are updated in place. The kernel is compiled into
- * closures once per VerifiedFunc and cached.
+ * threads of a CTA in lockstep statement by statement, with GPU numerics, the cp.async group
+ * semantics of the PTX ISA, mbarriers and cp.async.bulk (see exec/bulk.ts for the timing model).
+ * Tensor arguments are updated in place. The kernel is compiled into closures once per
+ * VerifiedFunc and cached. A kernel with mbarrier wait loops runs under a scheduler: a wait that
+ * fails yields, divergent branches of an `if` take turns, and bulk copies in flight land when
+ * every thread is blocked.
  *
  * Hazards (TirxError, span = the offending access, a note with the other access): TX6001 shared
  * bytes accessed while a cp.async targeting them is pending; TX6002 global bytes written while a
  * pending cp.async reads them; TX6003 a read of another thread's write (same CTA) with no
- * cta_sync between; TX6004 a read of never-written shared memory; TX6005 out of bounds; TX6006 a
- * spin loop that never ends; TX6008 two cp.async of one group writing the same bytes; TX6009 a
- * cta_sync not reached by every thread of the CTA.
+ * cta_sync between (also an mbarrier used by another thread than its initialiser without one);
+ * TX6004 a read of never-written shared memory (also an mbarrier used before mbarrier.init);
+ * TX6005 out of bounds (also a load in the arm of an if_then_else that is not selected); TX6006
+ * an mbarrier wait that can never complete (every thread blocked, no bulk copy in flight), or a
+ * spin loop that never ends; TX6007 shared bytes of a global → shared bulk copy accessed before
+ * the thread observed its mbarrier phase, shared bytes written before a pending shared → global
+ * bulk copy read them, global bytes accessed that a pending shared → global bulk copy writes;
+ * TX6008 two cp.async of one group writing the same bytes; TX6009 a cta_sync not reached by
+ * every thread of the CTA.
  * @throws TirxError TX5001-TX5005 from core's checkArgs; TX5004 when a tensor is not a sim
  *   tensor; TX2010 for an intrinsic the simulator does not support; the first hazard in "throw" mode.
  * @example const { reports } = runSim(verify(fn), [a, b], { hazards: "collect" });
@@ -120,11 +129,13 @@ export function runSim(
           m.beginCta(x, y, z);
           body(m.allLanes, T);
           m.async.dropAll(m);
+          m.bulk.finishCta(m);
         }
       }
     }
   } finally {
     m.async.dropAll(m);
+    m.bulk.dropAll(m);
     m.endLaunch();
   }
   return { reports: m.reports };

@@ -2,6 +2,7 @@ import { constInt, dtypeBits, type Buffer, type Expr } from "@tirx-ts/core";
 import { cvtType } from "../types.js";
 import type { EmitContext } from "./context.js";
 import type { ExprEmitter } from "./expr.js";
+import { exprKey } from "./key.js";
 
 /** `[reg]`, `[reg+16]` or `[reg+-16]` (nvcc's spelling of a negative displacement). */
 export function memRef(reg: string, offset: number): string {
@@ -38,10 +39,26 @@ export interface ElementRef {
   readonly ref: string;
 }
 
+/** Peel constant factors off `e`: `(x * 2048) * 4` is `x` scaled by 8192. */
+function peelScale(e: Expr, scale: number): { e: Expr; scale: number } {
+  while (e.kind === "Binary" && e.op === "mul") {
+    const cb = constInt(e.b);
+    const ca = constInt(e.a);
+    const c = cb ?? ca;
+    const next = c === undefined || c <= 0 ? undefined : scale * c;
+    if (next === undefined || Math.abs(next) >= 2 ** 31) break;
+    e = cb !== undefined ? e.a : e.b;
+    scale = next;
+  }
+  return { e, scale };
+}
+
 /**
  * Address of element `offset` (counted in `elemBytes`-byte elements) of `buffer`, as a memory
- * operand, with its state space. Shared addresses are 32-bit (`mad.lo.s32`); global and local
- * ones 64-bit (`mul.wide` of the 32-bit index, added to the base).
+ * operand, with its state space. Constant addends become the displacement and constant factors
+ * fold into the element size. Shared addresses are 32-bit (`mad.lo.s32`); global and local ones
+ * 64-bit (`mad.wide` of the 32-bit index onto the base). An address already computed in an
+ * enclosing scope is reused.
  */
 export function elementRef(
   ctx: EmitContext,
@@ -51,7 +68,7 @@ export function elementRef(
   elemBytes: number,
 ): ElementRef {
   const base = ctx.bufferBase(buffer);
-  const { dyn, c } = splitConst(offset);
+  const { dyn: whole, c } = splitConst(offset);
   const disp = c * elemBytes;
   const at = (reg: string): ElementRef => ({
     space: base.space,
@@ -59,25 +76,30 @@ export function elementRef(
     disp,
     ref: memRef(reg, disp),
   });
-  if (!dyn) return at(base.reg);
-  const idx = ex.emit(dyn);
-  if (base.space === "shared") {
-    const i32 = dtypeBits(dyn.dtype) === 64 ? narrow(ctx, idx) : to32(ctx, idx, dyn);
-    const r = ctx.regs.fresh("r");
-    ctx.ins(`mad.lo.s32 ${r}, ${i32}, ${elemBytes}, ${base.reg}`);
-    return at(r);
-  }
-  const wide = ctx.regs.fresh("rd");
-  if (dtypeBits(dyn.dtype) === 64) {
-    ctx.ins(`mul.lo.s64 ${wide}, ${idx}, ${elemBytes}`);
-  } else {
-    const unsigned = dyn.dtype.startsWith("u");
-    const i32 = to32(ctx, idx, dyn, !unsigned);
-    ctx.ins(`mul.wide.${unsigned ? "u" : "s"}32 ${wide}, ${i32}, ${elemBytes}`);
-  }
-  const addr = ctx.regs.fresh("rd");
-  ctx.ins(`add.s64 ${addr}, ${base.reg}, ${wide}`);
-  return at(addr);
+  if (!whole) return at(base.reg);
+  const { e: dyn, scale } = peelScale(whole, elemBytes);
+  const k = exprKey(dyn);
+  const key = k === undefined ? undefined : `addr ${buffer.id} ${scale} ${k}`;
+  return at(
+    ctx.memo(key, () => {
+      const idx = ex.emit(dyn);
+      if (base.space === "shared") {
+        const i32 = dtypeBits(dyn.dtype) === 64 ? narrow(ctx, idx) : to32(ctx, idx, dyn);
+        const r = ctx.regs.fresh("r");
+        ctx.ins(`mad.lo.s32 ${r}, ${i32}, ${scale}, ${base.reg}`);
+        return r;
+      }
+      const addr = ctx.regs.fresh("rd");
+      if (dtypeBits(dyn.dtype) === 64) {
+        ctx.ins(`mad.lo.s64 ${addr}, ${idx}, ${scale}, ${base.reg}`);
+      } else {
+        const unsigned = dyn.dtype.startsWith("u");
+        const i32 = to32(ctx, idx, dyn, !unsigned);
+        ctx.ins(`mad.wide.${unsigned ? "u" : "s"}32 ${addr}, ${i32}, ${scale}, ${base.reg}`);
+      }
+      return addr;
+    }),
+  );
 }
 
 function narrow(ctx: EmitContext, op: string): string {

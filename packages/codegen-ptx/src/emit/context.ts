@@ -1,6 +1,8 @@
 import {
   TirxError,
   type Buffer,
+  type Interval,
+  type RangeEnv,
   type DType,
   type SpecialName,
   type VerifiedFunc,
@@ -40,6 +42,10 @@ export class EmitContext {
   private readonly specials = new Map<SpecialName, string>();
   private ids: ThreadIds | undefined;
   private labels = 0;
+  /** Values already computed, by key, innermost scope last (see {@link memo}). */
+  private readonly scopes: Map<string, string>[] = [new Map()];
+  /** Ranges of the loop and let variables in scope, by `Var.id` (for lowering choices). */
+  readonly ranges = new Map<number, Interval>();
 
   constructor(
     readonly vf: VerifiedFunc,
@@ -68,6 +74,38 @@ export class EmitContext {
   newLabels<const H extends readonly string[]>(...hints: H): { [K in keyof H]: string } {
     const n = ++this.labels;
     return hints.map((h) => `$L__${h}${n}`) as { [K in keyof H]: string };
+  }
+
+  /**
+   * The operand computed for `key` earlier in this scope or an enclosing one, else `compute()`,
+   * remembered in the current scope. A scope is a region whose entry dominates its body and whose
+   * registers nothing overwrites: each branch arm, loop body and unrolled copy opens one, so a
+   * register set on one path is never read on another. A `key` of undefined is never reused.
+   */
+  memo(key: string | undefined, compute: () => string): string {
+    if (key === undefined) return compute();
+    for (let i = this.scopes.length - 1; i >= 0; i--) {
+      const hit = this.scopes[i]!.get(key);
+      if (hit !== undefined) return hit;
+    }
+    const op = compute();
+    this.scopes[this.scopes.length - 1]!.set(key, op);
+    return op;
+  }
+
+  /** Run `f` in a new {@link memo} scope. */
+  scoped(f: () => void): void {
+    this.scopes.push(new Map());
+    try {
+      f();
+    } finally {
+      this.scopes.pop();
+    }
+  }
+
+  /** What range analysis knows here: variable ranges and the launch. */
+  rangeEnv(): RangeEnv {
+    return { vars: this.ranges, launch: this.vf.launch };
   }
 
   /** A fresh register for `dt`. */

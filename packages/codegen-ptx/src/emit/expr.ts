@@ -1,6 +1,10 @@
 import {
   TirxError,
+  constInt,
   dtypeBits,
+  dtypeKind,
+  exprRange,
+  isFloat,
   type Binary,
   type Compare,
   type DType,
@@ -20,6 +24,8 @@ import {
 } from "../types.js";
 import { elementRef } from "./address.js";
 import { emitCast } from "./cast.js";
+import { exprKey } from "./key.js";
+import { prepareValueIntrinsic } from "./intrinsic.js";
 import type { EmitContext } from "./context.js";
 
 /** Operators whose 8-bit results may leave their byte and need re-extending. */
@@ -51,8 +57,17 @@ export class ExprEmitter {
     return r;
   }
 
-  /** Emit an already lowered expression. */
+  /**
+   * Emit an already lowered expression. A compound expression without loads or calls that was
+   * already computed in an enclosing scope is not computed again (see `EmitContext.memo`).
+   */
   emit(e: Expr): string {
+    if (e.kind === "IntImm" || e.kind === "FloatImm" || e.kind === "Var" || e.kind === "Special")
+      return this.node(e);
+    return this.ctx.memo(exprKey(e), () => this.node(e));
+  }
+
+  private node(e: Expr): string {
     const ctx = this.ctx;
     switch (e.kind) {
       case "IntImm":
@@ -123,11 +138,7 @@ export class ExprEmitter {
         return emitCast(ctx, d, wide ? "uint64" : "uint32", e.dtype);
       }
       case "CallExpr":
-        throw new TirxError(
-          "TX2010",
-          `value intrinsic "${e.op}" is not supported by the PTX code generator yet`,
-          e.span,
-        );
+        return prepareValueIntrinsic(this, e).issue();
     }
   }
 
@@ -138,6 +149,7 @@ export class ExprEmitter {
     }
     const a = this.emit(e.a);
     let b = this.emit(e.b);
+    const op = this.truncates(e) ? (e.op === "floordiv" ? "div" : "mod") : e.op;
     if ((e.op === "shl" || e.op === "shr") && isReg(b) && dtypeBits(e.dtype) !== 32) {
       // PTX shift amounts are always .u32.
       const r = ctx.regs.fresh("r");
@@ -146,13 +158,25 @@ export class ExprEmitter {
     }
     const d = ctx.reg(e.dtype);
     const scratch = { of: (t: DType): string => ctx.reg(t) };
-    for (const line of BINARY[e.op](d, a, b, e.dtype, scratch)) ctx.ins(line);
+    for (const line of BINARY[op](d, a, b, e.dtype, scratch)) ctx.ins(line);
     if (dtypeBits(e.dtype) === 8 && WRAPS.has(e.op)) {
       // Keep the 16-bit register equal to the extended low byte (see types.ts).
       const t = cvtType(e.dtype);
       ctx.ins(`cvt.${t[0]}16.${t} ${d}, ${d}`);
     }
     return d;
+  }
+
+  /**
+   * Signed floor division and modulo by a positive constant equal the truncating `div`/`rem` when
+   * the dividend is provably non-negative (a loop counter, a thread index): one instruction
+   * instead of a sign fix-up.
+   */
+  private truncates(e: Binary): boolean {
+    if (e.op !== "floordiv" && e.op !== "floormod") return false;
+    if (isFloat(e.dtype) || dtypeKind(e.dtype) !== "int") return false;
+    const c = constInt(e.b);
+    return c !== undefined && c > 0 && exprRange(e.a, this.ctx.rangeEnv()).min >= 0;
   }
 
   private compare(e: Compare): string {

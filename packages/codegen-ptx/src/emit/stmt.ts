@@ -1,10 +1,36 @@
-import { TirxError, constInt, type For, type If, type Stmt, type While } from "@tirx-ts/core";
-import { INTRINSIC_PTX, setp } from "../ops.js";
+import {
+  TirxError,
+  constInt,
+  exprRange,
+  walkExpr,
+  type Expr,
+  type For,
+  type If,
+  type Stmt,
+  type While,
+} from "@tirx-ts/core";
+import { setp } from "../ops.js";
 import { emitCpAsync } from "../patterns/cp-async.js";
+import { emitBulkCopy } from "../patterns/cp-async-bulk.js";
 import { bitType, elemBytes, intImmediate, memType, opType } from "../types.js";
 import { elementRef } from "./address.js";
 import type { EmitContext } from "./context.js";
 import { ExprEmitter } from "./expr.js";
+import { emitIntrinsic, prepareValueIntrinsic } from "./intrinsic.js";
+
+/** True when `e` reads memory (a value that may change between two tests of a loop). */
+function hasLoad(e: Expr): boolean {
+  let found = false;
+  walkExpr(e, (x) => {
+    if (x.kind === "BufferLoad" || x.kind === "CallExpr") found = true;
+  });
+  return found;
+}
+
+/** True for a statement that emits nothing (an empty sequence, possibly nested). */
+function isEmpty(s: Stmt): boolean {
+  return s.kind === "Seq" && s.stmts.every(isEmpty);
+}
 
 /**
  * Statement emission: structured control flow becomes labels and branches, stores become
@@ -37,6 +63,7 @@ export class StmtEmitter {
         return this.branch(s);
       case "Let":
         ctx.env.set(s.var.id, this.ex.value(s.value));
+        ctx.ranges.set(s.var.id, exprRange(s.value, ctx.rangeEnv()));
         return;
       case "Store": {
         if (s.value.dtype !== s.dtype) {
@@ -61,19 +88,8 @@ export class StmtEmitter {
         // Storage is declared once at the top of the entry (lower/storage.ts).
         ctx.bufferBase(s.buffer);
         return;
-      case "Call": {
-        const render = INTRINSIC_PTX[s.op];
-        if (!render)
-          throw new TirxError("TX2010", `intrinsic "${s.op}" has no PTX lowering`, s.span);
-        const args = s.args.map((a) => {
-          const c = constInt(a);
-          if (c === undefined)
-            throw new TirxError("TX2010", `operands of ${s.op} must be static integers`, s.span);
-          return String(c);
-        });
-        ctx.ins(render(args));
-        return;
-      }
+      case "Call":
+        return emitIntrinsic(this.ex, s);
       case "TileApply": {
         const plan = ctx.vf.plans.get(s);
         if (!plan)
@@ -83,11 +99,7 @@ export class StmtEmitter {
             s.span,
           );
         if (plan.kind === "cp.async") return emitCpAsync(ctx, this.ex, plan);
-        throw new TirxError(
-          "TX2010",
-          `"${s.opcode}" is not supported by the PTX code generator yet`,
-          s.span,
-        );
+        return emitBulkCopy(ctx, this.ex, plan);
       }
       case "DeviceEntry":
         throw new TirxError("TX2004", "T.device_entry may not be nested", s.span);
@@ -106,7 +118,7 @@ export class StmtEmitter {
     if (s.annotation === "unroll" && lo !== undefined && n !== undefined) {
       for (let k = 0; k < n; k++) {
         ctx.env.set(s.var.id, intImmediate(lo + k, s.var.dtype));
-        this.emit(s.body);
+        ctx.scoped(() => this.emit(s.body));
       }
       ctx.env.delete(s.var.id);
       return;
@@ -128,22 +140,50 @@ export class StmtEmitter {
     ctx.ins(`${setp("ge", dt)} ${done}, ${i}, ${end}`);
     ctx.ins(`@${done} bra ${exit}`);
     ctx.env.set(s.var.id, i);
-    this.emit(s.body);
+    const first = exprRange(s.min, ctx.rangeEnv());
+    const count = exprRange(s.extent, ctx.rangeEnv());
+    ctx.ranges.set(s.var.id, { min: first.min, max: first.max + count.max - 1 });
+    ctx.scoped(() => this.emit(s.body));
+    ctx.ranges.delete(s.var.id);
     ctx.env.delete(s.var.id);
     ctx.ins(`add.${opType(dt)} ${i}, ${i}, 1`);
     ctx.ins(`bra ${head}`);
     ctx.label(exit);
   }
 
+  /**
+   * `while (cond) body`. The condition is tested at the head; a negated condition branches on the
+   * operand itself. A condition that is a value intrinsic (or its negation, as in the spin loop
+   * `while (!mbarrier.try_wait.parity(bar, phase)) {}`) has its operands computed once, before the
+   * head: they hold no load, and nothing in the loop can change a variable. An empty body makes
+   * the loop one test and one backward branch:
+   *
+   *     $L__while1:
+   *     mbarrier.try_wait.parity.shared::cta.b64 %p1, [%r3], 0;
+   *     @!%p1 bra $L__while1;
+   */
   private whileLoop(s: While): void {
     const ctx = this.ctx;
+    const negated = s.cond.kind === "Not";
+    const test = s.cond.kind === "Not" ? s.cond.a : s.cond;
+    const call = test.kind === "CallExpr" && !test.args.some(hasLoad) ? test : undefined;
+    const prepared = call && prepareValueIntrinsic(this.ex, call);
     const [head, exit] = ctx.newLabels("while", "while_end");
-    ctx.label(head);
-    const c = this.ex.value(s.cond);
-    ctx.ins(`@!${c} bra ${exit}`);
-    this.emit(s.body);
-    ctx.ins(`bra ${head}`);
-    ctx.label(exit);
+    ctx.scoped(() => {
+      ctx.label(head);
+      const c = prepared ? prepared.issue() : this.ex.value(test);
+      // The branch that leaves the loop is taken when the condition is false.
+      const leave = negated ? `@${c}` : `@!${c}`;
+      const stay = negated ? `@!${c}` : `@${c}`;
+      if (isEmpty(s.body)) {
+        ctx.ins(`${stay} bra ${head}`);
+        return;
+      }
+      ctx.ins(`${leave} bra ${exit}`);
+      this.emit(s.body);
+      ctx.ins(`bra ${head}`);
+      ctx.label(exit);
+    });
   }
 
   private branch(s: If): void {
@@ -158,11 +198,12 @@ export class StmtEmitter {
     const c = this.ex.value(s.cond);
     const [elseLabel, exit] = ctx.newLabels("else", "endif");
     ctx.ins(`@!${c} bra ${s.else ? elseLabel : exit}`);
-    this.emit(s.then);
+    ctx.scoped(() => this.emit(s.then));
     if (s.else) {
+      const otherwise = s.else;
       ctx.ins(`bra ${exit}`);
       ctx.label(elseLabel);
-      this.emit(s.else);
+      ctx.scoped(() => this.emit(otherwise));
     }
     ctx.label(exit);
   }

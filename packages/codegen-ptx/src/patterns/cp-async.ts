@@ -4,17 +4,7 @@ import { memRef } from "../emit/address.js";
 import type { EmitContext } from "../emit/context.js";
 import type { ExprEmitter } from "../emit/expr.js";
 import { isReg } from "../types.js";
-
-/** Row-major list of every repeat index of `shape` (one empty index for a scalar repeat). */
-function repeatIndices(shape: readonly number[]): number[][] {
-  let out: number[][] = [[]];
-  for (const n of shape) {
-    const next: number[][] = [];
-    for (const prefix of out) for (let i = 0; i < n; i++) next.push([...prefix, i]);
-    out = next;
-  }
-  return out;
-}
+import { repeatIndices } from "./repeat.js";
 
 const dot = (idx: readonly number[], strides: readonly number[]): number =>
   idx.reduce((acc, i, k) => acc + i * strides[k]!, 0);

@@ -129,6 +129,33 @@ export function parseCpAsyncOpcode(opcode: string, span?: TileApply["span"]): Cp
   };
 }
 
+/**
+ * Refuse an opcode qualifier passed as a parameter (`{ "L2::128B": true }`, `{ cg: true }`),
+ * showing the opcode it belongs in. Seed: "Opcode qualifiers are written in T.ptx[opcode]".
+ */
+function checkQualifierParams(s: TileApply): void {
+  for (const key of Object.keys(s.params)) {
+    if ((CP_ASYNC_PARAMS as readonly string[]).includes(key)) continue;
+    const bare = key.replace(/^\./, "");
+    const q =
+      bare === "ca" || bare === "cg"
+        ? bare
+        : L2_QUALIFIERS.find(
+            (x) => x.toLowerCase() === bare.toLowerCase() || x.slice(4).toLowerCase() === bare.toLowerCase(),
+          );
+    if (q === undefined) continue;
+    const fixed =
+      q === "ca" || q === "cg"
+        ? s.opcode.replace(/^cp\.async\.c[ag]\b/, `cp.async.${q}`)
+        : `${s.opcode}.${q}`;
+    throw new TirxError(
+      "TX3004",
+      `"${key}" is an opcode qualifier, not a parameter of cp.async; write it in the opcode: T.ptx["${fixed}"]`,
+      s.span,
+    );
+  }
+}
+
 function checkAtom(view: View, side: string, chunk: number, s: TileApply): void {
   const eb = dtypeBytes(view.dtype);
   const last = view.shape.length - 1;
@@ -163,6 +190,7 @@ function checkAtom(view: View, side: string, chunk: number, s: TileApply): void 
  */
 export function planCpAsync(s: TileApply, ctx: PatternContext): CpAsyncPlan {
   const opcode = parseCpAsyncOpcode(s.opcode, s.span);
+  checkQualifierParams(s);
   checkParamNames(s, CP_ASYNC_PARAMS, "TX3004", "cp.async");
   const chunkParam = s.params["chunk_bytes"];
   if (chunkParam === undefined) {
@@ -173,7 +201,14 @@ export function planCpAsync(s: TileApply, ctx: PatternContext): CpAsyncPlan {
     );
   }
   if (typeof chunkParam !== "number" || ![4, 8, 16].includes(chunkParam)) {
-    const shown = typeof chunkParam === "number" ? String(chunkParam) : "a runtime value";
+    const shown =
+      typeof chunkParam === "number" || typeof chunkParam === "boolean"
+        ? String(chunkParam)
+        : typeof chunkParam === "string"
+          ? JSON.stringify(chunkParam)
+          : chunkParam.kind === "IntImm"
+            ? `a ${chunkParam.dtype} constant`
+            : "a runtime value";
     throw new TirxError(
       "TX3006",
       `chunk_bytes must be the constant 4, 8 or 16, got ${shown}`,
@@ -297,6 +332,14 @@ export function planCpAsync(s: TileApply, ctx: PatternContext): CpAsyncPlan {
     if (c !== undefined && (c < 0 || c > chunk)) {
       throw new TirxError("TX3019", `src_size ${c} is outside 0..${chunk} (chunk_bytes)`, s.span);
     }
+  }
+  const policyConst = cachePolicy?.kind === "IntImm" ? BigInt(cachePolicy.value) : undefined;
+  if (policyConst !== undefined && (policyConst < 0n || policyConst >= 1n << 64n)) {
+    throw new TirxError(
+      "TX3021",
+      `cache_policy ${policyConst} does not fit in a uint64 (0..2^64-1)`,
+      s.span,
+    );
   }
   if (opcode.cacheHint && !cachePolicy) {
     throw new TirxError(

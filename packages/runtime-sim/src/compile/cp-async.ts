@@ -5,7 +5,7 @@ import type { ExprCompiler } from "./expr.js";
 import type { Exec } from "./stmt.js";
 
 /** Σ r_k * strides[k] over every repeat index in row-major order. */
-function repeatOffsets(shape: readonly number[], strides: readonly number[]): Int32Array {
+export function repeatOffsets(shape: readonly number[], strides: readonly number[]): Int32Array {
   let offs = [0];
   shape.forEach((n, k) => {
     const next: number[] = [];

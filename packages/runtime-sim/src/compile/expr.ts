@@ -2,6 +2,7 @@ import { dtypeBytes, isWideInt, TirxError, type Expr, type Span } from "@tirx-ts
 import { bigBinary, compareOp, numBinary } from "../numeric/ops.js";
 import { conversion, hostScalar } from "../numeric/cast.js";
 import type { Machine } from "../exec/machine.js";
+import type { BarBuffer } from "../exec/bulk.js";
 import { compileLoad, placementOf, type BigFn, type NumFn } from "./access.js";
 import type { Layout } from "./layout.js";
 
@@ -9,8 +10,10 @@ import type { Layout } from "./layout.js";
  * Expressions compiled once into closures of the thread index: `(t) => value`. Values of
  * int64/uint64 are bigints (BigFn), all others numbers (NumFn; bool is 0/1). Every node is
  * specialised at compile time on its dtype and operator, so running a kernel never dispatches on
- * node kinds. `IfThenElse` evaluates only the selected arm (both arms are pure apart from the
- * hazard checks of loads, which must not fire for the arm a guard rules out).
+ * node kinds. `IfThenElse` evaluates both arms, as the GPU does (codegen emits selp, so the
+ * loads of both arms execute): an out-of-bounds load in the arm not selected is reported
+ * (TX6005); other hazards of that arm's discarded value are not (Machine.speculative).
+ * `mbarrier.try_wait.parity` is a non-blocking test of the barrier's phase (see BulkUnit).
  */
 export class ExprCompiler {
   constructor(
@@ -132,7 +135,25 @@ export class ExprCompiler {
         const c = this.num(e.cond, span);
         const a = this.num(e.t, span);
         const b = this.num(e.f, span);
-        return (t) => (c(t) ? a(t) : b(t));
+        return (t) => {
+          if (c(t)) {
+            const x = a(t);
+            m.speculative++;
+            try {
+              b(t);
+            } finally {
+              m.speculative--;
+            }
+            return x;
+          }
+          m.speculative++;
+          try {
+            a(t);
+          } finally {
+            m.speculative--;
+          }
+          return b(t);
+        };
       }
       case "BufferLoad":
         return compileLoad(
@@ -151,14 +172,43 @@ export class ExprCompiler {
         return (t) => base + off(t) * eb;
       }
       case "CallExpr":
-        return () => {
-          throw new TirxError(
-            "TX2010",
-            `intrinsic "${e.op}" is not supported by the simulator`,
-            span,
-          );
-        };
+        return this.#call(e, span);
     }
+  }
+
+  /** A value intrinsic: `mbarrier.try_wait.parity(bar, parity)` (0/1). */
+  #call(e: Extract<Expr, { kind: "CallExpr" }>, span?: Span): NumFn {
+    const m = this.m;
+    if (e.op === "mbarrier.try_wait.parity") {
+      const site = m.site(e.span ?? span);
+      const { addr, bb } = this.bar(e.args[0]!, span);
+      const parity = this.num(e.args[1]!, span);
+      const bu = m.bulk;
+      return (t) => bu.tryWait(m, t, addr(t), parity(t), bb, site);
+    }
+    return () => {
+      throw new TirxError("TX2010", `intrinsic "${e.op}" is not supported by the simulator`, span);
+    };
+  }
+
+  /** An mbarrier operand (the BufferPtr of a shared uint64 element): its shared byte address. */
+  bar(e: Expr, span?: Span): { addr: NumFn; bb: BarBuffer } {
+    if (e.kind !== "BufferPtr") {
+      throw new TirxError(
+        "TX4011",
+        "an mbarrier operand must be the address of an mbarrier object: bars.ptr([i]) of a shared uint64 buffer",
+        e.span ?? span,
+      );
+    }
+    const w = placementOf(this.layout, e.buffer, span);
+    if (w.space !== "shared") {
+      throw new TirxError(
+        "TX4011",
+        `mbarrier objects live in shared memory; "${e.buffer.name}" is not shared`,
+        e.span ?? span,
+      );
+    }
+    return { addr: this.num(e, span), bb: { name: e.buffer.name, placed: w.placed } };
   }
 
   #big(e: Expr, span?: Span): BigFn {
@@ -201,7 +251,25 @@ export class ExprCompiler {
         const c = this.num(e.cond, span);
         const a = this.big(e.t, span);
         const b = this.big(e.f, span);
-        return (t) => (c(t) ? a(t) : b(t));
+        return (t) => {
+          if (c(t)) {
+            const x = a(t);
+            m.speculative++;
+            try {
+              b(t);
+            } finally {
+              m.speculative--;
+            }
+            return x;
+          }
+          m.speculative++;
+          try {
+            a(t);
+          } finally {
+            m.speculative--;
+          }
+          return b(t);
+        };
       }
       case "BufferLoad":
         return compileLoad(

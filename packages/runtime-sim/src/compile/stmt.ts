@@ -1,7 +1,10 @@
 import {
   constInt,
   isWideInt,
+  stmtChildren,
   TirxError,
+  walkExpr,
+  type Expr,
   type Stmt,
   type Span,
   type VerifiedFunc,
@@ -9,6 +12,7 @@ import {
 import { bigWrapper, intWrapper } from "../numeric/int.js";
 import { compileStore, type BigFn, type NumFn } from "./access.js";
 import { compileCpAsync } from "./cp-async.js";
+import { compileBulkCopy } from "./bulk.js";
 import type { ExprCompiler } from "./expr.js";
 
 /**
@@ -108,12 +112,7 @@ export function compileStmt(ec: ExprCompiler, vf: VerifiedFunc, s: Stmt): Exec {
       };
     }
     case "Call":
-      return compileCall(
-        ec,
-        s.op,
-        s.args.map((a) => constInt(a) ?? 0),
-        s.span,
-      );
+      return compileCall(ec, s.op, s.args, s.span);
     case "TileApply": {
       const plan = vf.plans.get(s);
       if (!plan)
@@ -122,6 +121,7 @@ export function compileStmt(ec: ExprCompiler, vf: VerifiedFunc, s: Stmt): Exec {
           `tile.apply "${s.opcode}" has no verified plan; run it through verify() first`,
           s.span,
         );
+      if (plan.kind === "cp.async.bulk") return compileBulkCopy(ec, s, plan);
       if (plan.kind !== "cp.async") return unsupported(`tile pattern "${s.opcode}"`, s.span);
       return compileCpAsync(ec, s, plan);
     }
@@ -192,10 +192,12 @@ function compileFor(ec: ExprCompiler, vf: VerifiedFunc, s: Extract<Stmt, { kind:
   };
 }
 
-function compileCall(ec: ExprCompiler, op: string, args: readonly number[], span?: Span): Exec {
+function compileCall(ec: ExprCompiler, op: string, exprs: readonly Expr[], span?: Span): Exec {
   const m = ec.m;
   const au = m.async;
+  const bu = m.bulk;
   const T = m.threads;
+  const args = exprs.map((a) => constInt(a) ?? 0);
   switch (op) {
     case "cp.async.commit_group":
       return (lanes, n) => {
@@ -229,8 +231,46 @@ function compileCall(ec: ExprCompiler, op: string, args: readonly number[], span
           );
         }
         m.epoch++;
+        bu.barSync();
       };
     }
+    case "mbarrier.init":
+    case "mbarrier.arrive":
+    case "mbarrier.arrive.expect_tx": {
+      const site = m.site(span);
+      const { addr, bb } = ec.bar(exprs[0]!, span);
+      const val = exprs[1] ? ec.num(exprs[1], span) : undefined;
+      if (op === "mbarrier.init") {
+        return (lanes, n) => {
+          for (let i = 0; i < n; i++) {
+            const t = lanes[i]!;
+            bu.init(m, t, addr(t), val!(t) >>> 0, bb, site);
+          }
+        };
+      }
+      return (lanes, n) => {
+        for (let i = 0; i < n; i++) {
+          const t = lanes[i]!;
+          bu.arrive(m, t, addr(t), val ? val(t) >>> 0 : 0, bb, site);
+        }
+      };
+    }
+    case "cp.async.bulk.commit_group":
+      return (lanes, n) => {
+        for (let i = 0; i < n; i++) bu.commit(lanes[i]!);
+      };
+    case "cp.async.bulk.wait_group":
+    case "cp.async.bulk.wait_group.read": {
+      const keep = args[0]!;
+      const readOnly = op.endsWith(".read");
+      return (lanes, n) => {
+        for (let i = 0; i < n; i++) bu.wait(m, lanes[i]!, keep, readOnly);
+      };
+    }
+    // Fences order proxies; the simulator's accesses are sequentially consistent.
+    case "fence.proxy.async.shared::cta":
+    case "fence.mbarrier_init.release.cluster":
+      return nothing;
     default:
       return unsupported(`intrinsic "${op}"`, span);
   }
@@ -240,5 +280,221 @@ function compileCall(ec: ExprCompiler, op: string, args: readonly number[], span
 function unsupported(what: string, span?: Span): Exec {
   return () => {
     throw new TirxError("TX2010", `${what} is not supported by the simulator`, span);
+  };
+}
+
+// ------------------------------------------------------------------ blocking statements
+
+/**
+ * A statement that can block (it contains an mbarrier wait loop), compiled into a generator over
+ * its lanes: it yields when its lanes cannot proceed. Such statements are rare and short, so the
+ * generator cost stays out of the ordinary (closure) path.
+ */
+export type GenExec = (lanes: Int32Array, n: number) => Generator<void, void, void>;
+
+const blocking = new WeakMap<Stmt, boolean>();
+
+function hasTryWait(e: Expr): boolean {
+  let hit = false;
+  walkExpr(e, (x) => {
+    if (x.kind === "CallExpr" && x.op === "mbarrier.try_wait.parity") hit = true;
+  });
+  return hit;
+}
+
+/** A `while` whose condition tests an mbarrier (T.ptx.mbarrier.try_wait). */
+function isWaitLoop(s: Stmt): s is Extract<Stmt, { kind: "While" }> {
+  return s.kind === "While" && hasTryWait(s.cond);
+}
+
+/** True when `s` contains an mbarrier wait loop. */
+export function blocks(s: Stmt): boolean {
+  let b = blocking.get(s);
+  if (b === undefined) {
+    b = isWaitLoop(s) || stmtChildren(s).some(blocks);
+    blocking.set(s, b);
+  }
+  return b;
+}
+
+function isEmpty(s: Stmt): boolean {
+  return s.kind === "Seq" && s.stmts.every(isEmpty);
+}
+
+/** Compile a blocking statement (blocks(s)) into a generator. */
+function compileGen(ec: ExprCompiler, vf: VerifiedFunc, s: Stmt): GenExec {
+  const m = ec.m;
+  const bu = m.bulk;
+  const T = m.threads;
+  const part = (c: Stmt): GenExec => {
+    if (blocks(c)) return compileGen(ec, vf, c);
+    const e = compileStmt(ec, vf, c);
+    return function* (lanes, n) {
+      e(lanes, n);
+    };
+  };
+  switch (s.kind) {
+    case "DeviceEntry":
+      return compileGen(ec, vf, s.body);
+    case "Seq": {
+      const parts = s.stmts.map((c) =>
+        blocks(c) ? { g: compileGen(ec, vf, c) } : { e: compileStmt(ec, vf, c) },
+      );
+      return function* (lanes, n) {
+        for (let i = 0; i < parts.length; i++) {
+          const p = parts[i]!;
+          if (p.g) yield* p.g(lanes, n);
+          else p.e!(lanes, n);
+        }
+      };
+    }
+    case "If": {
+      // Divergent arms run interleaved: each runs until it blocks, then the other gets a turn.
+      // The If blocks (yields) only after a round in which neither arm made progress.
+      const cond = ec.num(s.cond, s.span);
+      const then = part(s.then);
+      const other = s.else ? part(s.else) : undefined;
+      const yes = new Int32Array(T);
+      const no = new Int32Array(T);
+      return function* (lanes, n) {
+        let a = 0;
+        let b = 0;
+        for (let i = 0; i < n; i++) {
+          const t = lanes[i]!;
+          if (cond(t)) yes[a++] = t;
+          else no[b++] = t;
+        }
+        if (b === 0 || !other) {
+          if (a > 0) yield* then(yes, a);
+          return;
+        }
+        if (a === 0) {
+          yield* other(no, b);
+          return;
+        }
+        const ga = then(yes, a);
+        const gb = other(no, b);
+        let da = false;
+        let db = false;
+        for (;;) {
+          const p0 = bu.progress;
+          if (!da) da = ga.next().done === true;
+          if (!db) db = gb.next().done === true;
+          if (da && db) return;
+          if (bu.progress === p0) yield;
+        }
+      };
+    }
+    case "For": {
+      const wide = isWideInt(s.var.dtype);
+      const lo = wide ? undefined : ec.num(s.min, s.span);
+      const loBig = wide ? ec.big(s.min, s.span) : undefined;
+      const ext = ec.index(s.extent, s.span);
+      const body = compileGen(ec, vf, s.body);
+      const slot = ec.layout.slots.get(s.var.id)!;
+      const base = slot.slot * T;
+      const start = new Float64Array(T);
+      const startBig: bigint[] = new Array<bigint>(T).fill(0n);
+      const count = new Float64Array(T);
+      const sub = new Int32Array(T);
+      const num = m.num;
+      const big = m.big;
+      const wrapN = wide
+        ? undefined
+        : s.var.dtype === "int32"
+          ? (x: number) => x | 0
+          : intWrapper(s.var.dtype);
+      const wrapB = wide ? bigWrapper(s.var.dtype) : undefined;
+      return function* (lanes, n) {
+        let most = 0;
+        for (let i = 0; i < n; i++) {
+          const t = lanes[i]!;
+          if (loBig) startBig[t] = loBig(t);
+          else start[t] = lo!(t);
+          const c = ext(t);
+          count[t] = c;
+          if (c > most) most = c;
+        }
+        for (let k = 0; k < most; k++) {
+          let a = 0;
+          for (let i = 0; i < n; i++) if (k < count[lanes[i]!]!) sub[a++] = lanes[i]!;
+          for (let i = 0; i < a; i++) {
+            const t = sub[i]!;
+            if (wrapB) big[base + t] = wrapB(startBig[t]! + BigInt(k));
+            else num[base + t] = wrapN!(start[t]! + k);
+          }
+          yield* body(sub, a);
+        }
+      };
+    }
+    case "While": {
+      // A wait loop yields after every iteration whose lanes still wait (a scheduling point);
+      // a loop that merely contains one runs its body's generator.
+      const cond = ec.num(s.cond, s.span);
+      const wait = isWaitLoop(s);
+      const pure = wait && isEmpty(s.body);
+      const body = pure ? undefined : part(s.body);
+      const live = new Int32Array(T);
+      const site = m.site(s.span);
+      return function* (lanes, n) {
+        live.set(lanes.subarray(0, n));
+        for (let iter = 0; ; iter++) {
+          let k = 0;
+          bu.lastSlot = -1;
+          for (let i = 0; i < n; i++) if (cond(live[i]!)) live[k++] = live[i]!;
+          if (wait && k < n) bu.progress++;
+          n = k;
+          if (n === 0) return;
+          if (iter === MAX_WHILE_ITERATIONS) {
+            m.hazard(
+              "TX6006",
+              `a while loop of CTA ${m.cta()} ran ${MAX_WHILE_ITERATIONS} iterations; its condition never becomes false`,
+              site,
+            );
+            return;
+          }
+          if (body) yield* body(live, n);
+          if (wait) {
+            if (!pure) bu.busy = true;
+            bu.blocked.push({
+              site,
+              thread: live[0]!,
+              slot: bu.lastSlot,
+              parity: bu.lastParity,
+            });
+            yield;
+          }
+        }
+      };
+    }
+    default:
+      return part(s);
+  }
+}
+
+/**
+ * The body of a CTA. Without mbarrier waits it is the plain closure. With them, a scheduler
+ * drives the generator: when every thread is blocked (a round that changed nothing), the bulk
+ * copies in flight land (BulkUnit.landAll) and the waits are retried; when nothing is in flight
+ * either, TX6006 names the wait loop, and the CTA is abandoned.
+ */
+export function compileRoot(ec: ExprCompiler, vf: VerifiedFunc, s: Stmt): Exec {
+  if (!blocks(s)) return compileStmt(ec, vf, s);
+  const g = compileGen(ec, vf, s);
+  const m = ec.m;
+  const bu = m.bulk;
+  return (lanes, n) => {
+    const it = g(lanes, n);
+    for (;;) {
+      const p0 = bu.progress;
+      bu.blocked.length = 0;
+      bu.busy = false;
+      if (it.next().done) return;
+      if (bu.progress !== p0) continue;
+      if (bu.landAll(m)) continue;
+      if (bu.busy) continue;
+      bu.reportDeadlock(m);
+      return;
+    }
   };
 }

@@ -1,5 +1,6 @@
 import { THREAD_BITS, type Machine, type Placed } from "./machine.js";
 import { checkGlobalRead } from "./hazards.js";
+import { checkAsyncWrite } from "./bulk.js";
 
 /**
  * cp.async groups per thread, as the PTX ISA defines them ("cp.async", "cp.async.commit_group",
@@ -82,6 +83,7 @@ export class AsyncUnit {
   ): void {
     const gm = m.globals[tens]!;
     if (len > 0) checkGlobalRead(m, gm, src, len, t, site);
+    checkAsyncWrite(m, buf, dst, chunk, t, site, "issues a cp.async to");
     const pend = m.shPending;
     const batch = this.#batch[t]!;
     for (let i = 0; i < chunk; i++) {
@@ -168,6 +170,7 @@ export class AsyncUnit {
       m.shPending[dst + i]!--;
       m.shWriter[dst + i] = writer;
       m.shEpoch[dst + i] = epoch;
+      m.shBulk[dst + i] = 0;
     }
     if (len > 0) {
       const pr = gm.meta.pendingReads!;

@@ -1,12 +1,13 @@
 import type { Note } from "@tirx-ts/core";
 import { THREAD_BITS, THREAD_MASK, type GlobalMem, type Machine, type Placed } from "./machine.js";
+import { checkGlobalBulkWrite, reportS2gSource } from "./bulk.js";
 
 /**
  * Per-byte hazard checks of ordinary loads and stores. Each fast path is a loop over the bytes
  * of one element reading typed arrays; the report (slow) path builds the message and notes.
  * Codes: TX6001 pending cp.async target, TX6002 global write under a pending cp.async read,
  * TX6003 read of another thread's write in the same barrier epoch, TX6004 never-written shared,
- * TX6005 out of bounds.
+ * TX6005 out of bounds, TX6007 bulk-copy bytes accessed too early (see BulkUnit).
  */
 
 function writerNote(m: Machine, w: number, what: string): Note {
@@ -28,24 +29,40 @@ export function checkSharedRead(
   const pend = m.shPending;
   const wr = m.shWriter;
   const ep = m.shEpoch;
+  const bk = m.shBulk;
   const epoch = m.epoch;
+  // The guard of a bulk copy this thread passed already (bytes of one copy come in runs).
+  let passed = 0;
   for (let i = 0; i < n; i++) {
     const b = a + i;
     const w = wr[b]!;
-    if (pend[b] !== 0 || w < 0 || (ep[b] === epoch && (w & THREAD_MASK) !== t)) {
-      reportSharedRead(m, buf, b, t, site);
-      return;
+    const g = bk[b]!;
+    if (
+      pend[b] !== 0 ||
+      w < 0 ||
+      (g !== 0 && g !== passed) ||
+      (ep[b] === epoch && (w & THREAD_MASK) !== t)
+    ) {
+      if (reportSharedRead(m, buf, b, t, site)) return;
+      passed = g;
     }
   }
 }
 
-function reportSharedRead(m: Machine, buf: Placed, b: number, t: number, site: number): void {
-  const who = `thread ${m.thread(t)} of CTA ${m.cta()}`;
-  const at = `shared "${buf.name}" byte ${b - buf.base}`;
+/** The slow path of a shared read of byte `b`: reports and returns true, or finds it fine. */
+function reportSharedRead(m: Machine, buf: Placed, b: number, t: number, site: number): boolean {
   if (m.shPending[b] !== 0) {
     pendingAccess(m, buf, b, t, site, "reads");
-    return;
+    return true;
   }
+  const g = m.shBulk[b]!;
+  if (g !== 0) {
+    if (!m.bulk.guardFails(g, t)) return false;
+    m.bulk.reportGuard(m, buf, b, g, t, site, "reads");
+    return true;
+  }
+  const who = `thread ${m.thread(t)} of CTA ${m.cta()}`;
+  const at = `shared "${buf.name}" byte ${b - buf.base}`;
   const w = m.shWriter[b]!;
   if (w < 0) {
     const notes = buf.span
@@ -57,7 +74,7 @@ function reportSharedRead(m: Machine, buf: Placed, b: number, t: number, site: n
         ]
       : [];
     m.hazard("TX6004", `${who} reads ${at}, which nothing has written since launch`, site, notes);
-    return;
+    return true;
   }
   m.hazard(
     "TX6003",
@@ -65,6 +82,7 @@ function reportSharedRead(m: Machine, buf: Placed, b: number, t: number, site: n
     site,
     [writerNote(m, w, "wrote it")],
   );
+  return true;
 }
 
 function pendingAccess(
@@ -102,10 +120,23 @@ export function checkSharedWrite(
   site: number,
 ): void {
   const pend = m.shPending;
+  const s2g = m.shS2g;
+  const bk = m.shBulk;
   for (let i = 0; i < n; i++) {
-    if (pend[a + i] !== 0) {
-      pendingAccess(m, buf, a + i, t, site, "writes");
-      break;
+    const b = a + i;
+    if (pend[b] !== 0 || s2g[b] !== 0 || bk[b] !== 0) {
+      if (pend[b] !== 0) {
+        pendingAccess(m, buf, b, t, site, "writes");
+        break;
+      }
+      if (s2g[b] !== 0) {
+        reportS2gSource(m, buf, b, t, site, "writes");
+        break;
+      }
+      if (m.bulk.guardFails(bk[b]!, t)) {
+        m.bulk.reportGuard(m, buf, b, bk[b]!, t, site, "writes");
+        break;
+      }
     }
   }
   const w = (site << THREAD_BITS) | t;
@@ -113,6 +144,7 @@ export function checkSharedWrite(
   for (let i = 0; i < n; i++) {
     m.shWriter[a + i] = w;
     m.shEpoch[a + i] = epoch;
+    bk[a + i] = 0;
   }
 }
 
@@ -127,6 +159,7 @@ export function checkGlobalRead(
 ): void {
   const wr = gm.meta.writer;
   if (!wr) return;
+  if (gm.meta.bulkWrites) checkGlobalBulkWrite(m, gm, a, n, t, site, "reads");
   const ep = gm.meta.epoch!;
   const epoch = m.epoch;
   for (let i = 0; i < n; i++) {
@@ -158,18 +191,18 @@ export function checkGlobalWrite(
   if (pr) {
     for (let i = 0; i < n; i++) {
       if (pr[a + i] !== 0) {
-        const other = m.async.findBySrc(gm.index, a + i);
+        const other = m.async.findBySrc(gm.index, a + i) ?? m.bulk.findBySrc(gm.index, a + i);
         const notes = other
           ? [
               {
-                message: `the cp.async (thread ${m.thread(other.thread)}) reading it is issued here`,
+                message: `the async copy (thread ${m.thread(other.thread)}) reading it is issued here`,
                 span: m.sites[other.site],
               },
             ]
           : [];
         m.hazard(
           "TX6002",
-          `thread ${m.thread(t)} of CTA ${m.cta()} writes global "${gm.name}" byte ${a + i} while a cp.async that reads it is still pending`,
+          `thread ${m.thread(t)} of CTA ${m.cta()} writes global "${gm.name}" byte ${a + i} while an async copy (cp.async or bulk) that reads it is still pending`,
           site,
           notes,
         );
@@ -177,6 +210,7 @@ export function checkGlobalWrite(
       }
     }
   }
+  if (meta.bulkWrites) checkGlobalBulkWrite(m, gm, a, n, t, site, "writes");
   if (!meta.writer) {
     meta.writer = new Int32Array(gm.bytes.length).fill(-1);
     meta.epoch = new Int32Array(gm.bytes.length);

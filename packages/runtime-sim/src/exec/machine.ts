@@ -7,6 +7,7 @@ import {
 } from "@tirx-ts/core";
 import type { SimTensor, GlobalMeta } from "../tensor.js";
 import type { AsyncUnit } from "./async-copy.js";
+import { BulkUnit } from "./bulk.js";
 import { POISON_BYTE } from "../tensor.js";
 
 /** How hazards are handled: the first one throws, or all are collected and the run continues. */
@@ -70,6 +71,13 @@ export class Machine {
   readonly shPending: Int32Array;
   /** Per shared byte: commit batch of the last cp.async issued to it (for TX6008). */
   readonly shBatch: Int32Array;
+  /**
+   * Per shared byte: 1 + id of the global → shared bulk copy that last wrote it and still guards
+   * it (see BulkUnit), 0 when none.
+   */
+  readonly shBulk: Int32Array;
+  /** Per shared byte: number of pending shared → global bulk copies that have not read it yet. */
+  readonly shS2g: Int32Array;
   readonly localStride: number;
   readonly local: Uint8Array;
   readonly ldv: DataView;
@@ -85,6 +93,13 @@ export class Machine {
 
   /** The cp.async unit of the CTA's threads. */
   readonly async: AsyncUnit;
+  /** mbarriers and bulk copies of the CTA. */
+  readonly bulk: BulkUnit;
+  /**
+   * > 0 while evaluating the arm of an IfThenElse that is not selected: its loads execute (PTX
+   * selp) so out-of-bounds reports (TX6005) stand, other hazards of the discarded value do not.
+   */
+  speculative = 0;
 
   constructor(
     launch: LaunchConfig,
@@ -116,10 +131,13 @@ export class Machine {
     this.shEpoch = new Int32Array(sharedBytes);
     this.shPending = new Int32Array(sharedBytes);
     this.shBatch = new Int32Array(sharedBytes);
+    this.shBulk = new Int32Array(sharedBytes);
+    this.shS2g = new Int32Array(sharedBytes);
     this.localStride = localStride;
     this.local = new Uint8Array(localStride * n);
     this.ldv = new DataView(this.local.buffer);
     this.async = makeAsync(n);
+    this.bulk = new BulkUnit(n);
   }
 
   /** Register a source site; returns its index (< 2^21, packed into writer entries). */
@@ -167,8 +185,11 @@ export class Machine {
     this.shWriter.fill(-1);
     this.shPending.fill(0);
     this.shBatch.fill(0);
+    this.shBulk.fill(0);
+    this.shS2g.fill(0);
     this.local.fill(0);
     this.async.reset();
+    this.bulk.reset();
     this.epoch++;
   }
 
@@ -186,6 +207,7 @@ export class Machine {
    * of each (code, site, note site) and continues.
    */
   hazard(code: DiagnosticCode, message: string, site: number, notes: readonly Note[] = []): void {
+    if (this.speculative > 0 && code !== "TX6005") return;
     const span = this.sites[site];
     const err = new TirxError(code, message, span, notes);
     if (this.mode === "throw") throw err;

@@ -1,0 +1,55 @@
+// All benchmarks in one command: `npm run bench` (or `tsx -C source bench/run.ts [--out-dir DIR]`).
+// The simulator benchmark runs everywhere; the bulk-copy bandwidth benchmark needs an sm_90 GPU
+// and says so where there is none. Each writes its table, with date, GPU and command, to
+// DIR/<name>-<date>.md (default DIR: bench/results).
+import { spawnSync } from "node:child_process";
+import { mkdirSync, writeFileSync } from "node:fs";
+import { cpus } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { parseArgs } from "node:util";
+
+const { values } = parseArgs({
+  options: { "out-dir": { type: "string" }, gib: { type: "string", default: "1" } },
+});
+const here = fileURLToPath(new URL(".", import.meta.url));
+const outDir = values["out-dir"] ?? join(here, "results");
+mkdirSync(outDir, { recursive: true });
+const day = new Date().toISOString().slice(0, 10);
+const tsx = fileURLToPath(new URL("../node_modules/tsx/dist/cli.mjs", import.meta.url));
+
+function run(name: string, args: string[]): { code: number; out: string } {
+  console.log(`\n== ${name}: tsx -C source ${args.join(" ")}`);
+  const r = spawnSync(process.execPath, [tsx, "-C", "source", ...args], {
+    encoding: "utf8",
+    stdio: ["ignore", "pipe", "inherit"],
+  });
+  process.stdout.write(r.stdout);
+  return { code: r.status ?? 1, out: r.stdout };
+}
+
+const sim = run("simulator speed", [join(here, "sim-speed.ts")]);
+writeFileSync(
+  join(outDir, `sim-speed-${day}.md`),
+  [
+    "# simulator speed",
+    "",
+    `- date: ${new Date().toISOString()}`,
+    `- machine: ${cpus().length} × ${cpus()[0]?.model ?? "unknown CPU"}, Node ${process.version}`,
+    "- command: tsx -C source bench/sim-speed.ts",
+    "",
+    "```",
+    sim.out.trimEnd(),
+    "```",
+    "",
+  ].join("\n"),
+);
+const bulkOut = join(outDir, `bulk-copy-${day}.md`);
+const bulk = run("bulk-copy bandwidth", [
+  join(here, "bulk-copy.ts"),
+  "--gib",
+  values.gib!,
+  "--out",
+  bulkOut,
+]);
+process.exitCode = sim.code || bulk.code ? 1 : 0;

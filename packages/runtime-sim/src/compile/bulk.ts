@@ -1,0 +1,86 @@
+import { TirxError, type BulkCopyPlan, type TileApply } from "@tirx-ts/core";
+import { reportOob } from "../exec/hazards.js";
+import { placementOf } from "./access.js";
+import { repeatOffsets } from "./cp-async.js";
+import type { ExprCompiler } from "./expr.js";
+import type { Exec } from "./stmt.js";
+
+/**
+ * A cp.async.bulk `tile.apply` (PTX ISA, "cp.async.bulk"): every active thread whose `pred`
+ * holds issues one bulk copy of `chunkBytes` per repeat index, at `base + Σ r_k * stride_k` bytes
+ * on each side. Global → shared copies complete on the mbarrier `mbar` (complete_tx of the chunk
+ * when they land); shared → global copies join the thread's bulk async-group. Timing and hazards:
+ * see BulkUnit.
+ */
+export function compileBulkCopy(ec: ExprCompiler, s: TileApply, plan: BulkCopyPlan): Exec {
+  const m = ec.m;
+  const site = m.site(s.span);
+  const g2s = plan.opcode.direction === "g2s";
+  const dst = placementOf(ec.layout, plan.dst.buffer, s.span);
+  const src = placementOf(ec.layout, plan.src.buffer, s.span);
+  const [sh, gl] = g2s ? [dst, src] : [src, dst];
+  if (sh.space !== "shared" || gl.space !== "global") {
+    throw new TirxError(
+      "TX4005",
+      `"${s.opcode}" copies ${g2s ? "global → shared" : "shared → global"} between a global tensor parameter and shared memory`,
+      s.span,
+    );
+  }
+  const chunk = plan.chunkBytes;
+  const dBase = ec.num(plan.dst.baseBytes, s.span);
+  const sBase = ec.num(plan.src.baseBytes, s.span);
+  const dRep = repeatOffsets(plan.repeatShape, plan.dst.repeatStridesBytes);
+  const sRep = repeatOffsets(plan.repeatShape, plan.src.repeatStridesBytes);
+  const pred = plan.pred ? ec.num(plan.pred, s.span) : undefined;
+  const bar = g2s ? ec.bar(plan.mbar!, s.span) : undefined;
+  const dPlaced = dst.placed;
+  const sPlaced = src.placed;
+  const k = gl.param;
+  const bu = m.bulk;
+  const shBase = sh.placed.base;
+  return (lanes, n) => {
+    for (let i = 0; i < n; i++) {
+      const t = lanes[i]!;
+      if (pred && !pred(t)) continue;
+      const d0 = dBase(t);
+      const s0 = sBase(t);
+      const mb = bar ? bar.addr(t) : 0;
+      for (let r = 0; r < dRep.length; r++) {
+        const d = d0 + dRep[r]!;
+        const sb = s0 + sRep[r]!;
+        if (!(d >= 0 && d + chunk <= dPlaced.size)) {
+          reportOob(
+            m,
+            g2s ? "shared" : "global",
+            dPlaced.name,
+            dPlaced.span,
+            d,
+            chunk,
+            dPlaced.size,
+            t,
+            site,
+            "cp.async.bulk writes",
+          );
+          continue;
+        }
+        if (!(sb >= 0 && sb + chunk <= sPlaced.size)) {
+          reportOob(
+            m,
+            g2s ? "global" : "shared",
+            sPlaced.name,
+            sPlaced.span,
+            sb,
+            chunk,
+            sPlaced.size,
+            t,
+            site,
+            "cp.async.bulk reads",
+          );
+          continue;
+        }
+        if (g2s) bu.issueG2s(m, t, shBase + d, dPlaced, k, sb, chunk, mb, bar!.bb, site);
+        else bu.issueS2g(m, t, shBase + sb, sPlaced, k, d, chunk, site);
+      }
+    }
+  };
+}
