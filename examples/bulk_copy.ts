@@ -14,8 +14,8 @@ export const bulk_copy = T.function(
   ({ A, B }) => {
     T.device_entry({ launch: T.cuda.LaunchConfig({ grid: 1, block: 128 }) });
     const tid = T.cuda.thread_idx("x");
-    const tile = T.alloc_shared([ROWS, COLS], "float32");
-    const bar = T.alloc_shared([1], "uint64");
+    const tile = T.alloc_shared([ROWS, COLS], "float32", { name: "tile" });
+    const bar = T.alloc_shared([1], "uint64", { name: "bar" });
     const leader = tid.eq(0);
     T.if_(leader, () => {
       T.ptx.mbarrier.init(bar.sub(0), 1);

@@ -21,7 +21,7 @@ export interface PipelineConfig {
   readonly elements: number;
   /** Bytes of one tile (one bulk copy); a multiple of 16. */
   readonly tileBytes: number;
-  /** Shared-memory stages per CTA (>= 1), one mbarrier each. */
+  /** Shared-memory stages per CTA (>= 2: a stage is refilled once the next one is in use), one mbarrier each. */
   readonly stages: number;
   /** CTAs; each takes tiles cta, cta + grid, cta + 2·grid, ... */
   readonly grid: number;
@@ -29,13 +29,16 @@ export interface PipelineConfig {
 
 /**
  * Build the pipelined copy kernel for `cfg`.
- * @throws Error when the tensor does not split into whole tiles per CTA.
+ * @throws Error when the tensor does not split into whole tiles per CTA, or stages < 2.
  */
 export function makeBulkPipeline(cfg: PipelineConfig): PrimFunc {
   const { elements, tileBytes, stages, grid } = cfg;
   const tileElems = tileBytes / 4;
   const tiles = elements / tileElems;
   const perCta = tiles / grid;
+  if (!Number.isInteger(stages) || stages < 2) {
+    throw new Error(`bulk_pipeline: needs at least 2 stages, got ${stages}`);
+  }
   if (
     !Number.isInteger(tileElems) ||
     !Number.isInteger(tiles) ||
@@ -55,8 +58,8 @@ export function makeBulkPipeline(cfg: PipelineConfig): PrimFunc {
       T.device_entry({ launch: T.cuda.LaunchConfig({ grid, block: 32 }) });
       const tid = T.cuda.thread_idx("x");
       const cta = T.cuda.block_idx("x");
-      const buf = T.alloc_shared([stages, tileElems], "float32");
-      const bars = T.alloc_shared([stages], "uint64");
+      const buf = T.alloc_shared([stages, tileElems], "float32", { name: "buf" });
+      const bars = T.alloc_shared([stages], "uint64", { name: "bars" });
       // Tile k of this CTA is row cta + k * grid of A and B.
       const loadTile = (k: ReturnType<typeof T.int32>, s: ReturnType<typeof T.int32>) => {
         T.ptx.mbarrier.arrive.expect_tx(bars.sub(s), tileBytes);

@@ -13,7 +13,7 @@ export const copy_async = T.function(
   ({ A, B }) => {
     T.device_entry({ launch: T.cuda.LaunchConfig({ grid: 1, block: 128 }) });
     const tid = T.cuda.thread_idx("x");
-    const shared = T.alloc_shared([128, 32], "float16", { layout: "default" });
+    const shared = T.alloc_shared([128, 32], "float16", { layout: "default", name: "shared" });
     const src = A.rearrange("(w t) (r v) -> w t r v", { w: 4, t: 32, v: 8 });
     const dst = shared.rearrange("(w t) (r v) -> w t r v", { w: 4, t: 32, v: 8 });
     T.cuda.tile.apply(T.ptx["cp.async.cg.shared.global"], dst, src, {

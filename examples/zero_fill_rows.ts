@@ -12,7 +12,7 @@ export const zero_fill_rows = T.function(
   ({ A, B, valid_rows }) => {
     T.device_entry({ launch: T.cuda.LaunchConfig({ grid: 1, block: ROWS }) });
     const tid = T.cuda.thread_idx("x");
-    const shared = T.alloc_shared([ROWS, 16], "uint8");
+    const shared = T.alloc_shared([ROWS, 16], "uint8", { name: "shared" });
     T.cuda.tile.apply(
       T.ptx["cp.async.cg.shared.global.L2::128B"],
       shared.sub(tid, ":"),

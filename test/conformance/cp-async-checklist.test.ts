@@ -23,7 +23,7 @@ import { assemblePtx } from "../util/ptxas.js";
 const FILE = fileURLToPath(import.meta.url);
 const SOURCE = readFileSync(FILE, "utf8").split("\n");
 const lineOf = (marker: string): number =>
-  SOURCE.findIndex((l) => l.trimEnd().endsWith(marker) && l.includes("T.")) + 1;
+  SOURCE.findIndex((l) => l.trimEnd().endsWith(marker) && /T\.|view_as/.test(l)) + 1;
 const APPLY_LINE = lineOf("// CHECK-APPLY");
 const SENTINEL = 0xa5;
 const POLICY = 0x14f0000000000000n;
@@ -774,6 +774,22 @@ describe("## Operands", () => {
         "TX3014",
         /src atoms.*2-byte aligned/,
       );
+    });
+  });
+
+  describe("(fix) a reinterpreting view of a runtime offset keeps its alignment, and is refused when it cannot hold", () => {
+    test("view_as(uint32) of a float16 row at runtime offset tid*16+1 is TX1014 at the view_as line (it used to round down silently)", () => {
+      const e = rejection({
+        adtype: "float16",
+        sdtype: "uint16",
+        chunk: 4,
+        views: (h) => [
+          h.S.sub(h.tid, "1:3").view_as("uint32"), // CHECK-VIEW-AS
+          h.A.sub(h.tid, "0:2"),
+        ],
+      });
+      expect(e.code).toBe("TX1014");
+      expect(e.span?.line).toBe(lineOf("// CHECK-VIEW-AS"));
     });
   });
 

@@ -112,6 +112,7 @@ function alloc(
   dtype: DType,
   align: number | undefined,
   what: string,
+  name?: string,
 ): TileView {
   const span = callerSpan();
   const b = builder(what, span);
@@ -133,7 +134,14 @@ function alloc(
   ) {
     throw new TirxError("TX1002", `align must be a power of two, got ${align}`, span);
   }
-  const name = scope === "local" ? "local" : "smem";
+  if (name !== undefined && !/^[A-Za-z_][A-Za-z0-9_]*$/.test(name)) {
+    throw new TirxError(
+      "TX1002",
+      `buffer name must be an identifier, got ${JSON.stringify(name)}`,
+      span,
+    );
+  }
+  name ??= scope === "local" ? "local" : "smem";
   const buf = mkBuffer(name, shape, dtype, scope, {
     ...(align ? { align } : {}),
     ...(span ? { span } : {}),
@@ -144,13 +152,14 @@ function alloc(
 
 /**
  * Allocate a static shared-memory tile for the CTA (TIRx `T.alloc_shared`); 16-byte aligned by default.
- * `layout: "default"` is row-major, the only layout so far.
+ * `layout: "default"` is row-major, the only layout so far; `name` names the buffer in
+ * diagnostics, printed IR and PTX (default "smem"); `dynamic` puts it in dynamic shared memory.
  * @throws TirxError TX1003, TX2003, and TX1002 for an unknown layout.
  */
 export function alloc_shared(
   shape: readonly number[],
   dtype: DType,
-  opts: { layout?: "default"; align?: number; dynamic?: boolean } = {},
+  opts: { layout?: "default"; align?: number; dynamic?: boolean; name?: string } = {},
 ): TileView {
   if (opts.layout !== undefined && opts.layout !== "default") {
     throw new TirxError(
@@ -159,10 +168,21 @@ export function alloc_shared(
       callerSpan(),
     );
   }
-  return alloc(opts.dynamic ? "shared.dyn" : "shared", shape, dtype, opts.align, "T.alloc_shared");
+  return alloc(
+    opts.dynamic ? "shared.dyn" : "shared",
+    shape,
+    dtype,
+    opts.align,
+    "T.alloc_shared",
+    opts.name,
+  );
 }
 
 /** Allocate per-thread local storage (registers or local memory). */
-export function alloc_local(shape: readonly number[], dtype: DType): TileView {
-  return alloc("local", shape, dtype, undefined, "T.alloc_local");
+export function alloc_local(
+  shape: readonly number[],
+  dtype: DType,
+  opts: { name?: string } = {},
+): TileView {
+  return alloc("local", shape, dtype, undefined, "T.alloc_local", opts.name);
 }

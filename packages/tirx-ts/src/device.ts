@@ -26,11 +26,10 @@ export function device(): DeviceLike {
       why = "the CUDA driver loaded";
     } else {
       chosen = sim();
-      why = `no CUDA driver was found (${probe.reason})`;
+      why = `no CUDA driver was found (${probe.reason.replace(/^CUDA is unavailable: /, "")})`;
     }
   }
-  process.stderr.write(
-    `tirx-ts: running on ${chosen.kind === "sim" ? "the simulated device (sim)" : chosen.name} (${why})\n`,
-  );
+  const where = chosen.kind === "sim" ? "the simulated device" : `${chosen.name} (cuda:0)`;
+  process.stderr.write(`tirx-ts: running on ${where}; ${why}\n`);
   return chosen;
 }

@@ -141,7 +141,9 @@ function checkQualifierParams(s: TileApply): void {
       bare === "ca" || bare === "cg"
         ? bare
         : L2_QUALIFIERS.find(
-            (x) => x.toLowerCase() === bare.toLowerCase() || x.slice(4).toLowerCase() === bare.toLowerCase(),
+            (x) =>
+              x.toLowerCase() === bare.toLowerCase() ||
+              x.slice(4).toLowerCase() === bare.toLowerCase(),
           );
     if (q === undefined) continue;
     const fixed =
