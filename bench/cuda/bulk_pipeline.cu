@@ -81,6 +81,9 @@ __device__ void pipeline(const float* __restrict__ a, float* __restrict__ b, int
     pipeline<TB, ST>(a, b, per_cta);                                                          \
   }
 
+INSTANCE(4096, 8)
+INSTANCE(8192, 2)
 INSTANCE(8192, 3)
 INSTANCE(8192, 4)
+INSTANCE(8192, 5)
 INSTANCE(16384, 2)
