@@ -2,7 +2,17 @@
 // cp.async.bulk that completes on an mbarrier (transaction bytes), every thread waits on the
 // barrier's phase, then thread 0 writes the tile back out with a shared → global bulk copy.
 // Needs sm_90. Run: npx tsx examples/bulk_copy.ts
-import { T, compile, device, isMain, tensor, type DeviceLike, type ExampleResult } from "tirx-ts";
+import {
+  T,
+  checkOutput,
+  compile,
+  device,
+  isMain,
+  runAsMain,
+  tensor,
+  type DeviceLike,
+  type ExampleResult,
+} from "tirx-ts";
 
 const ROWS = 64;
 const COLS = 64;
@@ -48,24 +58,7 @@ export function runExample(dev: DeviceLike = device()): ExampleResult {
   const a = tensor(x, { shape: [ROWS, COLS], dtype: "float32", device: dev });
   const b = tensor.zeros([ROWS, COLS], "float32", dev);
   run(a, b);
-  const out = b.toArray();
-  let equal = 0;
-  for (let i = 0; i < x.length; i++) if (out[i] === x[i]) equal++;
-  const bytes = b.toBytes();
-  a.dispose();
-  b.dispose();
-  return {
-    ok: equal === x.length,
-    outputs: [bytes],
-    summary: `${equal} of ${x.length} elements match`,
-  };
+  return checkOutput(b, x, [a]);
 }
 
-if (isMain(import.meta.url)) {
-  const dev = device();
-  const r = runExample(dev);
-  console.log(
-    `bulk_copy on ${dev.kind === "sim" ? "the simulated device" : dev.name}: ${r.summary}`,
-  );
-  process.exitCode = r.ok ? 0 : 1;
-}
+if (isMain(import.meta.url)) runAsMain("bulk_copy", runExample);

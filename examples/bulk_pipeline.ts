@@ -6,9 +6,11 @@
 // Run: npx tsx examples/bulk_pipeline.ts     (bench/bulk-copy.ts runs it on >= 1 GiB)
 import {
   T,
+  checkOutput,
   compile,
   device,
   isMain,
+  runAsMain,
   tensor,
   type DeviceLike,
   type ExampleResult,
@@ -108,24 +110,7 @@ export function runExample(
   const a = tensor(x, { shape: [rows, cols], dtype: "float32", device: dev });
   const b = tensor.zeros([rows, cols], "float32", dev);
   run(a, b);
-  const out = b.toArray();
-  let equal = 0;
-  for (let i = 0; i < x.length; i++) if (out[i] === x[i]) equal++;
-  const bytes = b.toBytes();
-  a.dispose();
-  b.dispose();
-  return {
-    ok: equal === x.length,
-    outputs: [bytes],
-    summary: `${equal} of ${x.length} elements match`,
-  };
+  return checkOutput(b, x, [a]);
 }
 
-if (isMain(import.meta.url)) {
-  const dev = device();
-  const r = runExample(dev);
-  console.log(
-    `bulk_pipeline on ${dev.kind === "sim" ? "the simulated device" : dev.name}: ${r.summary}`,
-  );
-  process.exitCode = r.ok ? 0 : 1;
-}
+if (isMain(import.meta.url)) runAsMain("bulk_pipeline", (dev) => runExample(dev));

@@ -5,7 +5,16 @@ import { execFileSync } from "node:child_process";
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { T, compile, device, isMain, tensor, type DeviceLike, type ExampleResult } from "tirx-ts";
+import {
+  T,
+  checkOutput,
+  compile,
+  device,
+  isMain,
+  tensor,
+  type DeviceLike,
+  type ExampleResult,
+} from "tirx-ts";
 
 export const copy_async = T.function(
   "copy_async",
@@ -54,17 +63,7 @@ export function runExample(dev: DeviceLike = device()): ExampleResult {
   const a = tensor(x, { shape: [128, 32], dtype: "float16", device: dev });
   const b = tensor.zeros([128, 32], "float16", dev);
   run(a, b);
-  const out = b.toArray();
-  let equal = 0;
-  for (let i = 0; i < x.length; i++) if (out[i] === x[i]) equal++;
-  const bytes = b.toBytes();
-  a.dispose();
-  b.dispose();
-  return {
-    ok: equal === x.length,
-    outputs: [bytes],
-    summary: `${equal} of ${x.length} elements match`,
-  };
+  return checkOutput(b, x, [a]);
 }
 
 function main(): number {

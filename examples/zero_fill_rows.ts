@@ -2,7 +2,17 @@
 // rows at or past `valid_rows` are zero-filled through src_size (copy a prefix of 0 bytes) rather
 // than skipped: zero fill writes zeros, predication would leave shared memory untouched.
 // Run: npx tsx examples/zero_fill_rows.ts
-import { T, compile, device, isMain, tensor, type DeviceLike, type ExampleResult } from "tirx-ts";
+import {
+  T,
+  checkOutput,
+  compile,
+  device,
+  isMain,
+  runAsMain,
+  tensor,
+  type DeviceLike,
+  type ExampleResult,
+} from "tirx-ts";
 
 const ROWS = 64;
 
@@ -40,27 +50,12 @@ export function runExample(dev: DeviceLike = device(), validRows = 37): ExampleR
     device: dev,
   });
   run(a, b, validRows);
-  const out = b.toArray();
-  let good = 0;
-  for (let i = 0; i < x.length; i++) {
-    const expected = Math.floor(i / 16) < validRows ? x[i] : 0;
-    if (out[i] === expected) good++;
-  }
-  const bytes = b.toBytes();
-  a.dispose();
-  b.dispose();
+  const expected = x.map((v, i) => (Math.floor(i / 16) < validRows ? v : 0));
+  const r = checkOutput(b, expected, [a], "bytes");
   return {
-    ok: good === x.length,
-    outputs: [bytes],
-    summary: `${good} of ${x.length} bytes as expected (${validRows} rows copied, ${ROWS - validRows} zero-filled)`,
+    ...r,
+    summary: `${r.summary} (${validRows} rows copied, ${ROWS - validRows} zero-filled)`,
   };
 }
 
-if (isMain(import.meta.url)) {
-  const dev = device();
-  const r = runExample(dev);
-  console.log(
-    `zero_fill_rows on ${dev.kind === "sim" ? "the simulated device" : dev.name}: ${r.summary}`,
-  );
-  process.exitCode = r.ok ? 0 : 1;
-}
+if (isMain(import.meta.url)) runAsMain("zero_fill_rows", (dev) => runExample(dev));

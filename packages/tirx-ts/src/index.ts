@@ -18,4 +18,4 @@ export { sim } from "@tirx-ts/runtime-sim";
 export { compile, type Compiled, type CompileOptions, type LaunchResult } from "./compile.js";
 export { tensor, type TensorOptions } from "./tensor.js";
 export { device } from "./device.js";
-export { isMain, type ExampleResult } from "./main.js";
+export { isMain, checkOutput, runAsMain, type ExampleResult } from "./main.js";

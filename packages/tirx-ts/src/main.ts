@@ -1,5 +1,7 @@
 import { pathToFileURL } from "node:url";
 import { realpathSync } from "node:fs";
+import type { DeviceLike, DeviceTensor } from "@tirx-ts/core";
+import { device } from "./device.js";
 
 /**
  * True when the module with `importMetaUrl` is the program's entry point (`tsx file.ts`), so an
@@ -23,4 +25,39 @@ export interface ExampleResult {
   readonly ok: boolean;
   readonly outputs: readonly Uint8Array[];
   readonly summary: string;
+}
+
+/**
+ * Compare `out` with `expected` element by element (exact equality, after the tensor's dtype
+ * rounding), then free `out` and every tensor in `free`. Returns the example's result, with
+ * `out`'s raw bytes for bit-for-bit comparisons between devices.
+ */
+export function checkOutput(
+  out: DeviceTensor,
+  expected: ArrayLike<number>,
+  free: readonly DeviceTensor[] = [],
+  unit = "elements",
+): ExampleResult {
+  const got = out.toArray() as ArrayLike<number>;
+  let equal = 0;
+  for (let i = 0; i < expected.length; i++) if (got[i] === expected[i]) equal++;
+  const bytes = out.toBytes();
+  for (const t of [out, ...free]) t.dispose();
+  return {
+    ok: equal === expected.length && got.length === expected.length,
+    outputs: [bytes],
+    summary: `${equal} of ${expected.length} ${unit} match`,
+  };
+}
+
+/**
+ * The body of an example run as a program: run it on the default device, print
+ * `<name> on <device>: <summary>`, and set the exit code (1 when the check failed).
+ */
+export function runAsMain(name: string, runExample: (dev: DeviceLike) => ExampleResult): void {
+  const dev = device();
+  const r = runExample(dev);
+  const where = dev.kind === "sim" ? "the simulated device" : dev.name;
+  console.log(`${name} on ${where}: ${r.summary}`);
+  process.exitCode = r.ok ? 0 : 1;
 }
