@@ -220,8 +220,8 @@ describe("bulk examples", () => {
       makeBulkPipeline({ elements: 1 << 16, tileBytes: 4096, stages: 2, grid: 4 }),
     ],
     [
-      "bulk_pipeline 1 stage",
-      makeBulkPipeline({ elements: 1 << 14, tileBytes: 16384, stages: 1, grid: 1 }),
+      "bulk_pipeline with more stages than tiles per CTA",
+      makeBulkPipeline({ elements: 1 << 12, tileBytes: 4096, stages: 3, grid: 2 }),
     ],
   ];
 
