@@ -2,17 +2,16 @@
 // - random legal configurations (dtypes of both sides with equal bytes, reinterpreting views via
 //   view_as, views from sub and rearrange, chunk 4/8/16, thread or CTA scope with matching
 //   launches, qualifiers in either order, every operand form) verify, compile, and run on the
-//   simulated device to the bytes the seed's rules predict; every 20th is assembled by ptxas;
+//   simulated device to the bytes the seed's rules predict; every distinct module is assembled by ptxas;
 // - mutations of legal configurations that break one rule raise a TirxError and never any other
 //   exception; random garbage parameter values raise nothing but TirxError.
 import fc from "fast-check";
 import { describe, expect, test } from "vitest";
 import { T, compile, sim, tensor, TirxError, verify, type DType, type PrimFunc } from "tirx-ts";
-import { assemblePtx } from "../util/ptxas.js";
+import { assembleAll } from "./ptxas-pool.js";
 
 const SEED = 0x7c0a5f;
 const RUNS = 2000;
-const PTXAS_EVERY = 20;
 const SENTINEL = 0xa5;
 const POLICY = 0x14f0000000000000n;
 console.log(`cp-async property tests: fast-check seed ${SEED}, ${RUNS} runs each way`);
@@ -259,12 +258,13 @@ function expected(c: Config, input: Uint8Array): Uint8Array {
 const params = { seed: SEED, numRuns: RUNS, endOnFailure: true } as const;
 
 describe("cp.async property tests (fast-check)", () => {
-  test(`${RUNS} random legal configurations verify, compile and simulate to the expected bytes; every ${PTXAS_EVERY}th is assembled by ptxas (sm_80 / sm_90 alternately)`, () => {
+  test(`${RUNS} random legal configurations verify, compile and simulate to the expected bytes; every distinct PTX module is assembled by ptxas for sm_80 and sm_90`, async () => {
     let n = 0;
+    const modules = new Set<string>();
     fc.assert(
       fc.property(legalConfig, (c) => {
         const run = compile(build(c));
-        if (n % PTXAS_EVERY === 0) assemblePtx(run.ptx, (n / PTXAS_EVERY) % 2 ? "sm_90" : "sm_80");
+        modules.add(run.ptx);
         n++;
         const input = inputOf(c);
         const a = tensor(input, {
@@ -287,7 +287,15 @@ describe("cp.async property tests (fast-check)", () => {
       params,
     );
     expect(n).toBe(RUNS);
-  }, 180_000);
+    const jobs = [...modules].flatMap((text, i) =>
+      ["sm_80", "sm_90"].map((arch) => ({ name: `case ${i}`, text, arch })),
+    );
+    const failures = await assembleAll(jobs);
+    expect(failures.slice(0, 3)).toEqual([]);
+    console.log(
+      `cp-async property: ${modules.size} distinct PTX modules assembled for sm_80 and sm_90`,
+    );
+  }, 300_000);
 
   const QUALIFIER_LIKE = ["L2::cache_hint", "L2::64B", "L2::128B", "L2::256B"];
   const mutation: fc.Arbitrary<(c: Config) => Mutation | undefined> = fc.oneof(

@@ -63,7 +63,7 @@ function compile(vf: VerifiedFunc): Compiled {
 /**
  * Run a verified kernel on the simulated device: every CTA of the grid in turn (x fastest), the
  * threads of a CTA in lockstep statement by statement, with GPU numerics, the cp.async group
- * semantics of the PTX ISA, mbarriers and cp.async.bulk (see exec/bulk.ts for the timing model).
+ * semantics of the PTX ISA, mbarriers and cp.async.bulk (see exec/mbarrier.ts and exec/bulk.ts for the timing model).
  * Tensor arguments are updated in place. The kernel is compiled into closures once per
  * VerifiedFunc and cached. A kernel with mbarrier wait loops runs under a scheduler: a wait that
  * fails yields, divergent branches of an `if` take turns, and bulk copies in flight land when

@@ -10,7 +10,7 @@ import type { Exec } from "./stmt.js";
  * holds issues one bulk copy of `chunkBytes` per repeat index, at `base + Σ r_k * stride_k` bytes
  * on each side. Global → shared copies complete on the mbarrier `mbar` (complete_tx of the chunk
  * when they land); shared → global copies join the thread's bulk async-group. Timing and hazards:
- * see BulkUnit.
+ * see BulkUnit and Mbarriers.
  */
 export function compileBulkCopy(ec: ExprCompiler, s: TileApply, plan: BulkCopyPlan): Exec {
   const m = ec.m;

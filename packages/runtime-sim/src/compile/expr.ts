@@ -2,7 +2,7 @@ import { dtypeBytes, isWideInt, TirxError, type Expr, type Span } from "@tirx-ts
 import { bigBinary, compareOp, numBinary } from "../numeric/ops.js";
 import { conversion, hostScalar } from "../numeric/cast.js";
 import type { Machine } from "../exec/machine.js";
-import type { BarBuffer } from "../exec/bulk.js";
+import type { BarBuffer } from "../exec/mbarrier.js";
 import { compileLoad, placementOf, type BigFn, type NumFn } from "./access.js";
 import type { Layout } from "./layout.js";
 
@@ -13,7 +13,7 @@ import type { Layout } from "./layout.js";
  * node kinds. `IfThenElse` evaluates both arms, as the GPU does (codegen emits selp, so the
  * loads of both arms execute): an out-of-bounds load in the arm not selected is reported
  * (TX6005); other hazards of that arm's discarded value are not (Machine.speculative).
- * `mbarrier.try_wait.parity` is a non-blocking test of the barrier's phase (see BulkUnit).
+ * `mbarrier.try_wait.parity` is a non-blocking test of the barrier's phase (see Mbarriers).
  */
 export class ExprCompiler {
   constructor(
@@ -65,15 +65,8 @@ export class ExprCompiler {
         return () => c;
       }
       case "Var": {
-        const s = this.layout.slots.get(e.id);
-        if (!s)
-          throw new TirxError(
-            "TX2001",
-            `variable "${e.name}" is used outside the scope that defines it`,
-            span,
-          );
         const regs = m.num;
-        const base = s.slot * T;
+        const base = this.#slot(e, span) * T;
         return (t) => regs[base + t]!;
       }
       case "Special":
@@ -121,49 +114,12 @@ export class ExprCompiler {
         const a = this.num(e.a, span);
         return (t) => (a(t) ? 0 : 1);
       }
-      case "Cast": {
-        const conv = conversion(e.value.dtype, e.dtype);
-        if (conv.kind === "bn") {
-          const f = this.big(e.value, span);
-          return (t) => conv.f(f(t));
-        }
-        const f = this.num(e.value, span);
-        const g = (conv as { f: (x: number) => number }).f;
-        return (t) => g(f(t));
-      }
-      case "IfThenElse": {
-        const c = this.num(e.cond, span);
-        const a = this.num(e.t, span);
-        const b = this.num(e.f, span);
-        return (t) => {
-          if (c(t)) {
-            const x = a(t);
-            m.speculative++;
-            try {
-              b(t);
-            } finally {
-              m.speculative--;
-            }
-            return x;
-          }
-          m.speculative++;
-          try {
-            a(t);
-          } finally {
-            m.speculative--;
-          }
-          return b(t);
-        };
-      }
+      case "Cast":
+        return this.#cast(e, span) as NumFn;
+      case "IfThenElse":
+        return this.#select(this.num(e.cond, span), this.num(e.t, span), this.num(e.f, span));
       case "BufferLoad":
-        return compileLoad(
-          m,
-          this.layout,
-          e.buffer,
-          e.dtype,
-          this.index(e.offset, span),
-          m.site(span),
-        ) as NumFn;
+        return this.#load(e, span) as NumFn;
       case "BufferPtr": {
         const w = placementOf(this.layout, e.buffer, span);
         const off = this.index(e.offset, span);
@@ -183,12 +139,10 @@ export class ExprCompiler {
       const site = m.site(e.span ?? span);
       const { addr, bb } = this.bar(e.args[0]!, span);
       const parity = this.num(e.args[1]!, span);
-      const bu = m.bulk;
-      return (t) => bu.tryWait(m, t, addr(t), parity(t), bb, site);
+      const bars = m.bars;
+      return (t) => bars.tryWait(m, t, addr(t), parity(t), bb, site);
     }
-    return () => {
-      throw new TirxError("TX2010", `intrinsic "${e.op}" is not supported by the simulator`, span);
-    };
+    return unsupported(e.op, span);
   }
 
   /** An mbarrier operand (the BufferPtr of a shared uint64 element): its shared byte address. */
@@ -220,15 +174,8 @@ export class ExprCompiler {
         return () => c;
       }
       case "Var": {
-        const s = this.layout.slots.get(e.id);
-        if (!s)
-          throw new TirxError(
-            "TX2001",
-            `variable "${e.name}" is used outside the scope that defines it`,
-            span,
-          );
         const regs = m.big;
-        const base = s.slot * m.threads;
+        const base = this.#slot(e, span) * m.threads;
         return (t) => regs[base + t]!;
       }
       case "Binary": {
@@ -237,49 +184,12 @@ export class ExprCompiler {
         const op = bigBinary(e.op, e.dtype);
         return (t) => op(a(t), b(t));
       }
-      case "Cast": {
-        const conv = conversion(e.value.dtype, e.dtype);
-        if (conv.kind === "bb") {
-          const f = this.big(e.value, span);
-          return (t) => conv.f(f(t));
-        }
-        const f = this.num(e.value, span);
-        const g = (conv as { f: (x: number) => bigint }).f;
-        return (t) => g(f(t));
-      }
-      case "IfThenElse": {
-        const c = this.num(e.cond, span);
-        const a = this.big(e.t, span);
-        const b = this.big(e.f, span);
-        return (t) => {
-          if (c(t)) {
-            const x = a(t);
-            m.speculative++;
-            try {
-              b(t);
-            } finally {
-              m.speculative--;
-            }
-            return x;
-          }
-          m.speculative++;
-          try {
-            a(t);
-          } finally {
-            m.speculative--;
-          }
-          return b(t);
-        };
-      }
+      case "Cast":
+        return this.#cast(e, span) as BigFn;
+      case "IfThenElse":
+        return this.#select(this.num(e.cond, span), this.big(e.t, span), this.big(e.f, span));
       case "BufferLoad":
-        return compileLoad(
-          m,
-          this.layout,
-          e.buffer,
-          e.dtype,
-          this.index(e.offset, span),
-          m.site(span),
-        ) as BigFn;
+        return this.#load(e, span) as BigFn;
       case "BufferPtr": {
         // A generic address for global tensors: parameter k's memory starts at (k + 1) << 40.
         const w = placementOf(this.layout, e.buffer, span);
@@ -289,18 +199,64 @@ export class ExprCompiler {
         return (t) => BigInt(base + off(t) * eb);
       }
       case "CallExpr":
-        return () => {
-          throw new TirxError(
-            "TX2010",
-            `intrinsic "${e.op}" is not supported by the simulator`,
-            span,
-          );
-        };
+        return unsupported(e.op, span);
       default: {
         const f = this.#num(e, span);
         return (t) => BigInt(f(t));
       }
     }
+  }
+
+  /** The register slot of variable `e`. */
+  #slot(e: Extract<Expr, { kind: "Var" }>, span?: Span): number {
+    const s = this.layout.slots.get(e.id);
+    if (!s)
+      throw new TirxError(
+        "TX2001",
+        `variable "${e.name}" is used outside the scope that defines it`,
+        span,
+      );
+    return s.slot;
+  }
+
+  /** A Cast: its operand compiled as its own kind (number or bigint), then converted. */
+  #cast(e: Extract<Expr, { kind: "Cast" }>, span?: Span): (t: number) => number | bigint {
+    const g = conversion(e.value.dtype, e.dtype).f as (x: number | bigint) => number | bigint;
+    const f = this.any(e.value, span);
+    return (t) => g(f(t));
+  }
+
+  /**
+   * IfThenElse: both arms are evaluated, as with PTX selp; the arm not selected runs
+   * speculatively (only its out-of-bounds reports stand).
+   */
+  #select<V>(c: NumFn, a: (t: number) => V, b: (t: number) => V): (t: number) => V {
+    const m = this.m;
+    return (t) => {
+      if (c(t)) {
+        const x = a(t);
+        m.speculative++;
+        try {
+          b(t);
+        } finally {
+          m.speculative--;
+        }
+        return x;
+      }
+      m.speculative++;
+      try {
+        a(t);
+      } finally {
+        m.speculative--;
+      }
+      return b(t);
+    };
+  }
+
+  #load(e: Extract<Expr, { kind: "BufferLoad" }>, span?: Span): NumFn | BigFn {
+    const m = this.m;
+    const off = this.index(e.offset, span);
+    return compileLoad(m, this.layout, e.buffer, e.dtype, off, m.site(span));
   }
 
   #special(name: string): NumFn {
@@ -334,4 +290,11 @@ export class ExprCompiler {
       }
     }
   }
+}
+
+/** An intrinsic the simulator cannot evaluate: TX2010 when (and only if) a thread reaches it. */
+function unsupported(op: string, span?: Span): () => never {
+  return () => {
+    throw new TirxError("TX2010", `intrinsic "${op}" is not supported by the simulator`, span);
+  };
 }

@@ -141,28 +141,53 @@ function setter(ec: ExprCompiler, id: number): (t: number, v: number | bigint) =
   return (t, v) => void (regs[base + t] = v as number);
 }
 
-function compileFor(ec: ExprCompiler, vf: VerifiedFunc, s: Extract<Stmt, { kind: "For" }>): Exec {
-  const T = ec.m.threads;
-  const wide = isWideInt(s.var.dtype);
-  const lo = wide ? undefined : ec.num(s.min, s.span);
-  const loBig = wide ? ec.big(s.min, s.span) : undefined;
-  const ext = ec.index(s.extent, s.span);
-  const body = compileStmt(ec, vf, s.body);
-  const slot = ec.layout.slots.get(s.var.id)!;
-  const base = slot.slot * T;
-  const start = new Float64Array(T);
-  const startBig: bigint[] = new Array<bigint>(T).fill(0n);
-  const count = new Float64Array(T);
-  const sub = new Int32Array(T);
-  const num = ec.m.num;
-  const big = ec.m.big;
-  const wrapN = wide
-    ? undefined
-    : s.var.dtype === "int32"
-      ? (x: number) => x | 0
-      : intWrapper(s.var.dtype);
-  const wrapB = wide ? bigWrapper(s.var.dtype) : undefined;
-  return (lanes, n) => {
+/**
+ * The loop variable of a For: each thread's start and trip count (evaluated when the loop is
+ * entered) and the variable's register, written at every iteration.
+ */
+class LoopVar {
+  /** After `enter`: whether every lane has the same trip count. */
+  uniform = true;
+  readonly #lo: NumFn | undefined;
+  readonly #loBig: BigFn | undefined;
+  readonly #ext: NumFn;
+  readonly #base: number;
+  readonly #start: Float64Array;
+  readonly #startBig: bigint[];
+  readonly #count: Float64Array;
+  readonly #num: Float64Array;
+  readonly #big: bigint[];
+  readonly #wrapN: ((x: number) => number) | undefined;
+  readonly #wrapB: ((x: bigint) => bigint) | undefined;
+
+  constructor(ec: ExprCompiler, s: Extract<Stmt, { kind: "For" }>) {
+    const T = ec.m.threads;
+    const wide = isWideInt(s.var.dtype);
+    this.#lo = wide ? undefined : ec.num(s.min, s.span);
+    this.#loBig = wide ? ec.big(s.min, s.span) : undefined;
+    this.#ext = ec.index(s.extent, s.span);
+    this.#base = ec.layout.slots.get(s.var.id)!.slot * T;
+    this.#start = new Float64Array(T);
+    this.#startBig = new Array<bigint>(T).fill(0n);
+    this.#count = new Float64Array(T);
+    this.#num = ec.m.num;
+    this.#big = ec.m.big;
+    this.#wrapN = wide
+      ? undefined
+      : s.var.dtype === "int32"
+        ? (x: number) => x | 0
+        : intWrapper(s.var.dtype);
+    this.#wrapB = wide ? bigWrapper(s.var.dtype) : undefined;
+  }
+
+  /** Evaluate start and trip count for `lanes[0..n)`; returns the largest trip count. */
+  enter(lanes: Int32Array, n: number): number {
+    const lo = this.#lo;
+    const loBig = this.#loBig;
+    const ext = this.#ext;
+    const start = this.#start;
+    const startBig = this.#startBig;
+    const count = this.#count;
     let most = 0;
     let uniform = true;
     for (let i = 0; i < n; i++) {
@@ -174,19 +199,55 @@ function compileFor(ec: ExprCompiler, vf: VerifiedFunc, s: Extract<Stmt, { kind:
       if (i > 0 && c !== count[lanes[0]!]) uniform = false;
       if (c > most) most = c;
     }
+    this.uniform = uniform;
+    return most;
+  }
+
+  /** The lanes of `lanes[0..n)` that run iteration `k`, into `sub`; returns how many. */
+  running(lanes: Int32Array, n: number, k: number, sub: Int32Array): number {
+    const count = this.#count;
+    let a = 0;
+    for (let i = 0; i < n; i++) if (k < count[lanes[i]!]!) sub[a++] = lanes[i]!;
+    return a;
+  }
+
+  /** Set the variable to start + k for `active[0..a)`. */
+  set(active: Int32Array, a: number, k: number): void {
+    const base = this.#base;
+    const wrapB = this.#wrapB;
+    if (wrapB) {
+      const big = this.#big;
+      const startBig = this.#startBig;
+      for (let i = 0; i < a; i++) {
+        const t = active[i]!;
+        big[base + t] = wrapB(startBig[t]! + BigInt(k));
+      }
+    } else {
+      const num = this.#num;
+      const start = this.#start;
+      const wrapN = this.#wrapN!;
+      for (let i = 0; i < a; i++) {
+        const t = active[i]!;
+        num[base + t] = wrapN(start[t]! + k);
+      }
+    }
+  }
+}
+
+function compileFor(ec: ExprCompiler, vf: VerifiedFunc, s: Extract<Stmt, { kind: "For" }>): Exec {
+  const v = new LoopVar(ec, s);
+  const body = compileStmt(ec, vf, s.body);
+  const sub = new Int32Array(ec.m.threads);
+  return (lanes, n) => {
+    const most = v.enter(lanes, n);
     for (let k = 0; k < most; k++) {
       let active = lanes;
       let a = n;
-      if (!uniform) {
-        a = 0;
-        for (let i = 0; i < n; i++) if (k < count[lanes[i]!]!) sub[a++] = lanes[i]!;
+      if (!v.uniform) {
+        a = v.running(lanes, n, k, sub);
         active = sub;
       }
-      for (let i = 0; i < a; i++) {
-        const t = active[i]!;
-        if (wrapB) big[base + t] = wrapB(startBig[t]! + BigInt(k));
-        else num[base + t] = wrapN!(start[t]! + k);
-      }
+      v.set(active, a, k);
       body(active, a);
     }
   };
@@ -196,6 +257,7 @@ function compileCall(ec: ExprCompiler, op: string, exprs: readonly Expr[], span?
   const m = ec.m;
   const au = m.async;
   const bu = m.bulk;
+  const bars = m.bars;
   const T = m.threads;
   const args = exprs.map((a) => constInt(a) ?? 0);
   switch (op) {
@@ -231,7 +293,7 @@ function compileCall(ec: ExprCompiler, op: string, exprs: readonly Expr[], span?
           );
         }
         m.epoch++;
-        bu.barSync();
+        bars.barSync();
       };
     }
     case "mbarrier.init":
@@ -244,14 +306,14 @@ function compileCall(ec: ExprCompiler, op: string, exprs: readonly Expr[], span?
         return (lanes, n) => {
           for (let i = 0; i < n; i++) {
             const t = lanes[i]!;
-            bu.init(m, t, addr(t), val!(t) >>> 0, bb, site);
+            bars.init(m, t, addr(t), val!(t) >>> 0, bb, site);
           }
         };
       }
       return (lanes, n) => {
         for (let i = 0; i < n; i++) {
           const t = lanes[i]!;
-          bu.arrive(m, t, addr(t), val ? val(t) >>> 0 : 0, bb, site);
+          bars.arrive(m, t, addr(t), val ? val(t) >>> 0 : 0, bb, site);
         }
       };
     }
@@ -324,7 +386,7 @@ function isEmpty(s: Stmt): boolean {
 /** Compile a blocking statement (blocks(s)) into a generator. */
 function compileGen(ec: ExprCompiler, vf: VerifiedFunc, s: Stmt): GenExec {
   const m = ec.m;
-  const bu = m.bulk;
+  const bars = m.bars;
   const T = m.threads;
   const part = (c: Stmt): GenExec => {
     if (blocks(c)) return compileGen(ec, vf, c);
@@ -377,52 +439,24 @@ function compileGen(ec: ExprCompiler, vf: VerifiedFunc, s: Stmt): GenExec {
         let da = false;
         let db = false;
         for (;;) {
-          const p0 = bu.progress;
+          const p0 = bars.progress;
           if (!da) da = ga.next().done === true;
           if (!db) db = gb.next().done === true;
           if (da && db) return;
-          if (bu.progress === p0) yield;
+          if (bars.progress === p0) yield;
         }
       };
     }
     case "For": {
-      const wide = isWideInt(s.var.dtype);
-      const lo = wide ? undefined : ec.num(s.min, s.span);
-      const loBig = wide ? ec.big(s.min, s.span) : undefined;
-      const ext = ec.index(s.extent, s.span);
+      // Always through `sub`: the body may be suspended while the caller reuses `lanes`.
+      const v = new LoopVar(ec, s);
       const body = compileGen(ec, vf, s.body);
-      const slot = ec.layout.slots.get(s.var.id)!;
-      const base = slot.slot * T;
-      const start = new Float64Array(T);
-      const startBig: bigint[] = new Array<bigint>(T).fill(0n);
-      const count = new Float64Array(T);
       const sub = new Int32Array(T);
-      const num = m.num;
-      const big = m.big;
-      const wrapN = wide
-        ? undefined
-        : s.var.dtype === "int32"
-          ? (x: number) => x | 0
-          : intWrapper(s.var.dtype);
-      const wrapB = wide ? bigWrapper(s.var.dtype) : undefined;
       return function* (lanes, n) {
-        let most = 0;
-        for (let i = 0; i < n; i++) {
-          const t = lanes[i]!;
-          if (loBig) startBig[t] = loBig(t);
-          else start[t] = lo!(t);
-          const c = ext(t);
-          count[t] = c;
-          if (c > most) most = c;
-        }
+        const most = v.enter(lanes, n);
         for (let k = 0; k < most; k++) {
-          let a = 0;
-          for (let i = 0; i < n; i++) if (k < count[lanes[i]!]!) sub[a++] = lanes[i]!;
-          for (let i = 0; i < a; i++) {
-            const t = sub[i]!;
-            if (wrapB) big[base + t] = wrapB(startBig[t]! + BigInt(k));
-            else num[base + t] = wrapN!(start[t]! + k);
-          }
+          const a = v.running(lanes, n, k, sub);
+          v.set(sub, a, k);
           yield* body(sub, a);
         }
       };
@@ -440,9 +474,9 @@ function compileGen(ec: ExprCompiler, vf: VerifiedFunc, s: Stmt): GenExec {
         live.set(lanes.subarray(0, n));
         for (let iter = 0; ; iter++) {
           let k = 0;
-          bu.lastSlot = -1;
+          bars.lastSlot = -1;
           for (let i = 0; i < n; i++) if (cond(live[i]!)) live[k++] = live[i]!;
-          if (wait && k < n) bu.progress++;
+          if (wait && k < n) bars.progress++;
           n = k;
           if (n === 0) return;
           if (iter === MAX_WHILE_ITERATIONS) {
@@ -455,12 +489,12 @@ function compileGen(ec: ExprCompiler, vf: VerifiedFunc, s: Stmt): GenExec {
           }
           if (body) yield* body(live, n);
           if (wait) {
-            if (!pure) bu.busy = true;
-            bu.blocked.push({
+            if (!pure) bars.busy = true;
+            bars.blocked.push({
               site,
               thread: live[0]!,
-              slot: bu.lastSlot,
-              parity: bu.lastParity,
+              slot: bars.lastSlot,
+              parity: bars.lastParity,
             });
             yield;
           }
@@ -482,18 +516,19 @@ export function compileRoot(ec: ExprCompiler, vf: VerifiedFunc, s: Stmt): Exec {
   if (!blocks(s)) return compileStmt(ec, vf, s);
   const g = compileGen(ec, vf, s);
   const m = ec.m;
+  const bars = m.bars;
   const bu = m.bulk;
   return (lanes, n) => {
     const it = g(lanes, n);
     for (;;) {
-      const p0 = bu.progress;
-      bu.blocked.length = 0;
-      bu.busy = false;
+      const p0 = bars.progress;
+      bars.blocked.length = 0;
+      bars.busy = false;
       if (it.next().done) return;
-      if (bu.progress !== p0) continue;
+      if (bars.progress !== p0) continue;
       if (bu.landAll(m)) continue;
-      if (bu.busy) continue;
-      bu.reportDeadlock(m);
+      if (bars.busy) continue;
+      bars.reportDeadlock(m);
       return;
     }
   };

@@ -1,6 +1,5 @@
 import { THREAD_BITS, type Machine, type Placed } from "./machine.js";
-import { checkGlobalRead } from "./hazards.js";
-import { checkAsyncWrite } from "./bulk.js";
+import { checkAsyncWrite, checkGlobalRead, issuedNotes } from "./hazards.js";
 
 /**
  * cp.async groups per thread, as the PTX ISA defines them ("cp.async", "cp.async.commit_group",
@@ -89,15 +88,7 @@ export class AsyncUnit {
     for (let i = 0; i < chunk; i++) {
       const b = dst + i;
       if (pend[b] !== 0) {
-        const other = this.findByDst(b);
-        const notes = other
-          ? [
-              {
-                message: `the other cp.async (thread ${m.thread(other.thread)}) is issued here`,
-                span: m.sites[other.site],
-              },
-            ]
-          : [];
+        const notes = issuedNotes(m, this.findByDst(b), "the other cp.async");
         if (m.shBatch[b] === batch) {
           m.hazard(
             "TX6008",

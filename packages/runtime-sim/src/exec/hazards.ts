@@ -1,6 +1,5 @@
 import type { Note } from "@tirx-ts/core";
 import { THREAD_BITS, THREAD_MASK, type GlobalMem, type Machine, type Placed } from "./machine.js";
-import { checkGlobalBulkWrite, reportS2gSource } from "./bulk.js";
 
 /**
  * Per-byte hazard checks of ordinary loads and stores. Each fast path is a loop over the bytes
@@ -15,6 +14,26 @@ function writerNote(m: Machine, w: number, what: string): Note {
     message: `thread ${m.thread(w & THREAD_MASK)} ${what} here`,
     span: m.sites[w >> THREAD_BITS],
   };
+}
+
+/**
+ * The note "`copy` (thread …)`role` is issued here" for the other copy of a report, when one was
+ * found.
+ */
+export function issuedNotes(
+  m: Machine,
+  other: { thread: number; site: number } | undefined,
+  copy: string,
+  role = "",
+): Note[] {
+  return other
+    ? [
+        {
+          message: `${copy} (thread ${m.thread(other.thread)})${role} is issued here`,
+          span: m.sites[other.site],
+        },
+      ]
+    : [];
 }
 
 /** A shared load of `n` bytes at absolute shared byte `a` by thread `t`. */
@@ -93,20 +112,11 @@ function pendingAccess(
   site: number,
   verb: string,
 ): void {
-  const other = m.async.findByDst(b);
-  const notes = other
-    ? [
-        {
-          message: `the cp.async (thread ${m.thread(other.thread)}) is issued here`,
-          span: m.sites[other.site],
-        },
-      ]
-    : [];
   m.hazard(
     "TX6001",
     `thread ${m.thread(t)} of CTA ${m.cta()} ${verb} shared "${buf.name}" byte ${b - buf.base} while a cp.async targeting it has not been waited for (cp.async.wait_group)`,
     site,
-    notes,
+    issuedNotes(m, m.async.findByDst(b), "the cp.async"),
   );
 }
 
@@ -129,14 +139,7 @@ export function checkSharedWrite(
         pendingAccess(m, buf, b, t, site, "writes");
         break;
       }
-      if (s2g[b] !== 0) {
-        reportS2gSource(m, buf, b, t, site, "writes");
-        break;
-      }
-      if (m.bulk.guardFails(bk[b]!, t)) {
-        m.bulk.reportGuard(m, buf, b, bk[b]!, t, site, "writes");
-        break;
-      }
+      if (reportBulkWrite(m, buf, b, t, site, "writes")) break;
     }
   }
   const w = (site << THREAD_BITS) | t;
@@ -191,37 +194,148 @@ export function checkGlobalWrite(
   if (pr) {
     for (let i = 0; i < n; i++) {
       if (pr[a + i] !== 0) {
-        const other = m.async.findBySrc(gm.index, a + i) ?? m.bulk.findBySrc(gm.index, a + i);
-        const notes = other
-          ? [
-              {
-                message: `the async copy (thread ${m.thread(other.thread)}) reading it is issued here`,
-                span: m.sites[other.site],
-              },
-            ]
-          : [];
         m.hazard(
           "TX6002",
           `thread ${m.thread(t)} of CTA ${m.cta()} writes global "${gm.name}" byte ${a + i} while an async copy (cp.async or bulk) that reads it is still pending`,
           site,
-          notes,
+          pendingReaderNotes(m, gm, a + i),
         );
         break;
       }
     }
   }
   if (meta.bulkWrites) checkGlobalBulkWrite(m, gm, a, n, t, site, "writes");
-  if (!meta.writer) {
-    meta.writer = new Int32Array(gm.bytes.length).fill(-1);
-    meta.epoch = new Int32Array(gm.bytes.length);
-  }
-  const wr = meta.writer;
+  trackWriters(gm);
+  const wr = meta.writer!;
   const ep = meta.epoch!;
   const w = (site << THREAD_BITS) | t;
   const epoch = m.epoch;
   for (let i = 0; i < n; i++) {
     wr[a + i] = w;
     ep[a + i] = epoch;
+  }
+}
+
+// ---------------------------------------------------------------- asynchronous copies
+
+/**
+ * An asynchronous write of shared bytes [a, a + n) by thread `t` (cp.async or bulk copy issue):
+ * TX6007 when a pending shared → global bulk copy has not read them yet, or when they are the
+ * destination of a global → shared bulk copy in flight or not yet observed by `t`.
+ */
+export function checkAsyncWrite(
+  m: Machine,
+  buf: Placed,
+  a: number,
+  n: number,
+  t: number,
+  site: number,
+  verb: string,
+): void {
+  const s2g = m.shS2g;
+  const bk = m.shBulk;
+  for (let i = 0; i < n; i++) {
+    const b = a + i;
+    if ((s2g[b] !== 0 || bk[b] !== 0) && reportBulkWrite(m, buf, b, t, site, verb)) return;
+  }
+}
+
+/**
+ * The slow path of a write of shared byte `b` that a bulk copy touches: TX6007 (returns true)
+ * when a pending shared → global copy has not read it, or when a global → shared copy guards it
+ * from thread `t`; false when the write is fine.
+ */
+function reportBulkWrite(
+  m: Machine,
+  buf: Placed,
+  b: number,
+  t: number,
+  site: number,
+  verb: string,
+): boolean {
+  if (m.shS2g[b] !== 0) {
+    reportS2gSource(m, buf, b, t, site, verb);
+    return true;
+  }
+  const g = m.shBulk[b]!;
+  if (g !== 0 && m.bulk.guardFails(g, t)) {
+    m.bulk.reportGuard(m, buf, b, g, t, site, verb);
+    return true;
+  }
+  return false;
+}
+
+/** TX6007: shared byte `b` is the source of a shared → global bulk copy that has not read it. */
+function reportS2gSource(
+  m: Machine,
+  buf: Placed,
+  b: number,
+  t: number,
+  site: number,
+  verb: string,
+): void {
+  m.hazard(
+    "TX6007",
+    `thread ${m.thread(t)} of CTA ${m.cta()} ${verb} shared "${buf.name}" byte ${b - buf.base}, which a pending shared → global bulk copy has not read yet; wait with T.ptx.cp.async_.bulk.wait_group_read first`,
+    site,
+    issuedNotes(m, m.bulk.findS2g(b), "the bulk copy", " reading it"),
+  );
+}
+
+/** TX6007: an access of global bytes [a, a + n) that a pending shared → global bulk copy writes. */
+export function checkGlobalBulkWrite(
+  m: Machine,
+  gm: GlobalMem,
+  a: number,
+  n: number,
+  t: number,
+  site: number,
+  verb: string,
+): void {
+  const bw = gm.meta.bulkWrites;
+  if (!bw) return;
+  for (let i = 0; i < n; i++) {
+    if (bw[a + i] !== 0) {
+      m.hazard(
+        "TX6007",
+        `thread ${m.thread(t)} of CTA ${m.cta()} ${verb} global "${gm.name}" byte ${a + i}, which a pending shared → global bulk copy writes; wait with T.ptx.cp.async_.bulk.wait_group first`,
+        site,
+        issuedNotes(m, m.bulk.findS2g(a + i, gm.index), "the bulk copy", " writing it"),
+      );
+      return;
+    }
+  }
+}
+
+/** TX6002: global byte `b` is read by a pending async copy (cp.async or bulk). */
+export function globalPendingRead(
+  m: Machine,
+  gm: GlobalMem,
+  b: number,
+  t: number,
+  site: number,
+  verb: string,
+): void {
+  m.hazard(
+    "TX6002",
+    `thread ${m.thread(t)} of CTA ${m.cta()} ${verb} global "${gm.name}" byte ${b} while a pending async copy reads it`,
+    site,
+    pendingReaderNotes(m, gm, b),
+  );
+}
+
+/** The note on the pending async copy (cp.async or bulk) that reads global byte `b`. */
+function pendingReaderNotes(m: Machine, gm: GlobalMem, b: number): Note[] {
+  const other = m.async.findBySrc(gm.index, b) ?? m.bulk.findBySrc(gm.index, b);
+  return issuedNotes(m, other, "the async copy", " reading it");
+}
+
+/** Start keeping per-byte writers of `gm` (at its first tracked write). */
+export function trackWriters(gm: GlobalMem): void {
+  const meta = gm.meta;
+  if (!meta.writer) {
+    meta.writer = new Int32Array(gm.bytes.length).fill(-1);
+    meta.epoch = new Int32Array(gm.bytes.length);
   }
 }
 

@@ -8,6 +8,7 @@ import {
 import type { SimTensor, GlobalMeta } from "../tensor.js";
 import type { AsyncUnit } from "./async-copy.js";
 import { BulkUnit } from "./bulk.js";
+import { Mbarriers } from "./mbarrier.js";
 import { POISON_BYTE } from "../tensor.js";
 
 /** How hazards are handled: the first one throws, or all are collected and the run continues. */
@@ -93,7 +94,9 @@ export class Machine {
 
   /** The cp.async unit of the CTA's threads. */
   readonly async: AsyncUnit;
-  /** mbarriers and bulk copies of the CTA. */
+  /** mbarriers of the CTA, and the scheduling state of its wait loops. */
+  readonly bars: Mbarriers;
+  /** Bulk copies of the CTA. */
   readonly bulk: BulkUnit;
   /**
    * > 0 while evaluating the arm of an IfThenElse that is not selected: its loads execute (PTX
@@ -137,7 +140,8 @@ export class Machine {
     this.local = new Uint8Array(localStride * n);
     this.ldv = new DataView(this.local.buffer);
     this.async = makeAsync(n);
-    this.bulk = new BulkUnit(n);
+    this.bars = new Mbarriers(n);
+    this.bulk = new BulkUnit(n, this.bars);
   }
 
   /** Register a source site; returns its index (< 2^21, packed into writer entries). */
@@ -189,6 +193,7 @@ export class Machine {
     this.shS2g.fill(0);
     this.local.fill(0);
     this.async.reset();
+    this.bars.reset();
     this.bulk.reset();
     this.epoch++;
   }

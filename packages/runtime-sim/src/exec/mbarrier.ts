@@ -1,0 +1,319 @@
+import type { Note } from "@tirx-ts/core";
+import { THREAD_BITS, THREAD_MASK, type Machine, type Placed } from "./machine.js";
+import { reportOob } from "./hazards.js";
+
+/** An mbarrier operand as compiled: its buffer (for messages and bounds). */
+export interface BarBuffer {
+  readonly name: string;
+  readonly placed: Placed;
+}
+
+/** A wait loop that could not proceed in the current scheduling round (for TX6006). */
+interface Blocked {
+  readonly site: number;
+  readonly thread: number;
+  readonly slot: number;
+  readonly parity: number;
+}
+
+/** The state of one mbarrier object of the running CTA. */
+interface Bar {
+  readonly addr: number;
+  bb: BarBuffer;
+  count: number;
+  pending: number;
+  /** May go negative: complete_tx before expect_tx is legal. */
+  tx: number;
+  /** Completed phases since CTA start (absolute). */
+  phase: number;
+  /** `phase` at the last init (parity is counted from there). */
+  base: number;
+  initSite: number;
+  /** What the threads arriving on it had observed (max per slot), cumulative. */
+  readonly acc: number[];
+  /** `acc` as of its last completed phase: what observing that completion teaches. */
+  readonly rel: number[];
+}
+
+/**
+ * The mbarriers of the CTA that is running (PTX ISA: "mbarrier"), and the scheduling state of
+ * its wait loops.
+ *
+ * mbarrier objects are 8-byte elements of a shared uint64 buffer; their state is kept here, keyed
+ * by shared byte address: arrival count (init), pending arrivals, tx-count (it may go negative:
+ * complete_tx before expect_tx is legal) and the number of completed phases since the CTA started
+ * (phases are numbered absolutely, so a re-init never makes old observations look new; the
+ * current parity is counted from the last init). A phase completes when pending arrivals reach 0
+ * and tx-count is 0; pending then resets to the count. `try_wait.parity(P)` is true iff the
+ * current phase's parity differs from P. `mbarrier.init` writes the object's 8 bytes (so a use by
+ * another thread with no cta_sync after it is TX6003, and a use before any init is TX6004).
+ * Ordinary loads and stores of an mbarrier's bytes are not checked (PTX leaves the object's
+ * contents opaque; the simulator keeps the state on the side and ignores them).
+ *
+ * What each thread observed is tracked per slot like a vector clock: a successful try_wait
+ * observes the completed phase, a cta_sync shares every thread's observations, and an arrival
+ * carries the arriving thread's observations to whoever observes that phase's completion. The
+ * bulk copy engine (BulkUnit) guards landed bytes with these observations.
+ */
+export class Mbarriers {
+  readonly threads: number;
+  /** Bumped by every change that can let a wait proceed (mbarrier state, copy issue or landing, a wait loop left). */
+  progress = 0;
+  /** Set by a wait loop with a body (it does work while waiting, so it is never "stuck"). */
+  busy = false;
+  /** Wait loops blocked in the current round. */
+  readonly blocked: Blocked[] = [];
+  /** Barrier slot and parity of the last try_wait that returned false. */
+  lastSlot = -1;
+  lastParity = 0;
+
+  readonly #slotOf = new Map<number, number>();
+  readonly #bars: Bar[] = [];
+  /** Per slot, per thread: completed phases this thread has observed (absolute). */
+  #obs: Int32Array;
+
+  constructor(threads: number) {
+    this.threads = threads;
+    this.#obs = new Int32Array(threads * 4);
+  }
+
+  /** Forget everything (CTA start). */
+  reset(): void {
+    this.#slotOf.clear();
+    this.#bars.length = 0;
+    this.blocked.length = 0;
+    this.busy = false;
+    this.lastSlot = -1;
+  }
+
+  /** The slot of the mbarrier at `addr`, after bounds, init and visibility checks; -1 if unusable. */
+  use(m: Machine, t: number, addr: number, bb: BarBuffer, site: number, verb: string): number {
+    if (!inBar(m, t, addr, bb, site, verb)) return -1;
+    const slot = this.#slotOf.get(addr);
+    if (slot === undefined) {
+      const p = bb.placed;
+      const notes = p.span
+        ? [{ message: `"${p.name}" is allocated here; mbarriers need mbarrier.init`, span: p.span }]
+        : [];
+      m.hazard(
+        "TX6004",
+        `thread ${m.thread(t)} of CTA ${m.cta()} ${verb} mbarrier ${labelOf(bb, addr)}, which no mbarrier.init of this CTA has initialised`,
+        site,
+        notes,
+      );
+      return -1;
+    }
+    const w = m.shWriter[addr]!;
+    if (m.shEpoch[addr] === m.epoch && (w & THREAD_MASK) !== t) {
+      m.hazard(
+        "TX6003",
+        `thread ${m.thread(t)} of CTA ${m.cta()} ${verb} mbarrier ${labelOf(bb, addr)}, which thread ${m.thread(w & THREAD_MASK)} initialised with no cta_sync in between`,
+        site,
+        [
+          {
+            message: `thread ${m.thread(w & THREAD_MASK)} initialises it here`,
+            span: m.sites[w >> THREAD_BITS],
+          },
+        ],
+      );
+    }
+    return slot;
+  }
+
+  /** `"bars"[i]`, for messages. */
+  label(slot: number): string {
+    const b = this.#bars[slot]!;
+    return labelOf(b.bb, b.addr);
+  }
+
+  /** Completed phases (absolute) of the mbarrier in `slot`. */
+  phase(slot: number): number {
+    return this.#bars[slot]!.phase;
+  }
+
+  /** Completed phases (absolute) of the mbarrier in `slot` that thread `t` has observed. */
+  observed(slot: number, t: number): number {
+    return this.#obs[slot * this.threads + t]!;
+  }
+
+  /** `mbarrier.init(bar, count)` by thread `t`. */
+  init(m: Machine, t: number, addr: number, count: number, bb: BarBuffer, site: number): void {
+    if (!inBar(m, t, addr, bb, site, "initialises")) return;
+    let slot = this.#slotOf.get(addr);
+    if (slot === undefined) {
+      slot = this.#bars.length;
+      this.#slotOf.set(addr, slot);
+      this.#bars.push({
+        addr,
+        bb,
+        count: 0,
+        pending: 0,
+        tx: 0,
+        phase: 0,
+        base: 0,
+        initSite: site,
+        acc: [],
+        rel: [],
+      });
+      const need = (slot + 1) * this.threads;
+      if (this.#obs.length < need) {
+        const o = new Int32Array(need * 2);
+        o.set(this.#obs);
+        this.#obs = o;
+      }
+      this.#obs.fill(0, slot * this.threads, need);
+    }
+    const b = this.#bars[slot]!;
+    b.bb = bb;
+    b.count = count;
+    b.pending = count;
+    b.tx = 0;
+    b.base = b.phase;
+    b.initSite = site;
+    // The init writes the object: later uses by other threads need a cta_sync after it.
+    const w = (site << THREAD_BITS) | t;
+    for (let i = 0; i < 8; i++) {
+      m.shWriter[addr + i] = w;
+      m.shEpoch[addr + i] = m.epoch;
+      m.shBulk[addr + i] = 0;
+    }
+    m.sdv.setBigUint64(addr, BigInt(count >>> 0), true);
+    this.progress++;
+  }
+
+  /** `mbarrier.arrive` (txBytes 0) or `mbarrier.arrive.expect_tx(bar, txBytes)` by thread `t`. */
+  arrive(m: Machine, t: number, addr: number, txBytes: number, bb: BarBuffer, site: number): void {
+    const slot = this.use(m, t, addr, bb, site, "arrives on");
+    if (slot < 0) return;
+    // The arrival carries what this thread observed to whoever observes the phase's completion
+    // (a consumer's arrive on an "empty" barrier tells the producer the consumer saw "full").
+    const b = this.#bars[slot]!;
+    const acc = b.acc;
+    const n = this.threads;
+    for (let s = 0; s < this.#bars.length; s++) {
+      const o = this.#obs[s * n + t]!;
+      if (o > (acc[s] ?? 0)) acc[s] = o;
+    }
+    b.tx += txBytes;
+    b.pending--;
+    this.progress++;
+    this.#maybeComplete(b);
+  }
+
+  /** complete_tx(bytes) on the mbarrier in `slot` (a bulk copy landed). */
+  completeTx(slot: number, bytes: number): void {
+    const b = this.#bars[slot]!;
+    b.tx -= bytes;
+    this.progress++;
+    this.#maybeComplete(b);
+  }
+
+  #maybeComplete(b: Bar): void {
+    if (b.pending <= 0 && b.tx === 0) {
+      b.phase++;
+      b.pending = b.count;
+      const { acc, rel } = b;
+      for (let s = 0; s < acc.length; s++) if ((acc[s] ?? 0) > (rel[s] ?? 0)) rel[s] = acc[s]!;
+    }
+  }
+
+  /** `mbarrier.try_wait.parity(bar, parity)` by thread `t`: 1 when that phase completed. */
+  tryWait(
+    m: Machine,
+    t: number,
+    addr: number,
+    parity: number,
+    bb: BarBuffer,
+    site: number,
+  ): number {
+    const slot = this.use(m, t, addr, bb, site, "waits on");
+    if (slot < 0) return 1;
+    const b = this.#bars[slot]!;
+    const phase = b.phase;
+    if (((phase - b.base) & 1) !== (parity & 1)) {
+      const n = this.threads;
+      const obs = this.#obs;
+      if (obs[slot * n + t]! < phase) obs[slot * n + t] = phase;
+      const rel = b.rel;
+      for (let s = 0; s < rel.length; s++) {
+        const r = rel[s] ?? 0;
+        if (obs[s * n + t]! < r) obs[s * n + t] = r;
+      }
+      return 1;
+    }
+    this.lastSlot = slot;
+    this.lastParity = parity & 1;
+    return 0;
+  }
+
+  /** cta_sync: every thread now knows what any thread observed. */
+  barSync(): void {
+    const n = this.threads;
+    const obs = this.#obs;
+    for (let s = 0; s < this.#bars.length; s++) {
+      let most = 0;
+      for (let t = 0; t < n; t++) if (obs[s * n + t]! > most) most = obs[s * n + t]!;
+      obs.fill(most, s * n, (s + 1) * n);
+    }
+  }
+
+  /** TX6006: every thread is blocked and nothing is in flight. */
+  reportDeadlock(m: Machine): void {
+    const b = this.blocked[0];
+    if (!b) return;
+    const notes: Note[] = [];
+    const state = (bar: Bar): string => {
+      const parts = [`${bar.pending} of ${bar.count} arrivals still pending`];
+      if (bar.tx > 0) parts.push(`tx-count ${bar.tx} bytes still expected`);
+      else if (bar.tx < 0)
+        parts.push(`${-bar.tx} bytes completed beyond those announced with expect_tx`);
+      else parts.push("tx-count 0");
+      return `phase ${bar.phase - bar.base} has ${parts.join(", ")}`;
+    };
+    const seen = new Set<string>();
+    for (const x of this.blocked) {
+      const key = `${x.site}/${x.slot}`;
+      if (seen.has(key)) continue;
+      seen.add(key);
+      if (x.slot < 0) continue;
+      const bar = this.label(x.slot);
+      if (x !== b) {
+        notes.push({
+          message: `thread ${m.thread(x.thread)} is also blocked here, waiting on mbarrier ${bar} (parity ${x.parity})`,
+          span: m.sites[x.site],
+        });
+      }
+      const xb = this.#bars[x.slot]!;
+      notes.push({
+        message: `mbarrier ${bar} is initialised here with count ${xb.count}; its ${state(xb)}`,
+        span: m.sites[xb.initSite],
+      });
+    }
+    const bar = b.slot >= 0 ? `mbarrier ${this.label(b.slot)}` : "an mbarrier";
+    m.hazard(
+      "TX6006",
+      `thread ${m.thread(b.thread)} of CTA ${m.cta()} waits forever on ${bar} (phase parity ${b.parity}): every thread of the CTA is blocked and no bulk copy is in flight to complete the phase`,
+      b.site,
+      notes,
+    );
+  }
+}
+
+function labelOf(bb: BarBuffer, addr: number): string {
+  return `"${bb.name}"[${(addr - bb.placed.base) / 8}]`;
+}
+
+/** True when the 8 bytes at `addr` lie in the mbarrier buffer; TX6005 otherwise. */
+function inBar(
+  m: Machine,
+  t: number,
+  addr: number,
+  bb: BarBuffer,
+  site: number,
+  verb: string,
+): boolean {
+  const p = bb.placed;
+  if (addr >= p.base && addr + 8 <= p.base + p.size) return true;
+  reportOob(m, "shared", p.name, p.span, addr - p.base, 8, p.size, t, site, verb);
+  return false;
+}
