@@ -3,7 +3,8 @@ import { AsyncUnit } from "./exec/async-copy.js";
 import { Machine, type HazardMode } from "./exec/machine.js";
 import { ExprCompiler } from "./compile/expr.js";
 import { layoutOf } from "./compile/layout.js";
-import { compileRoot, type Exec } from "./compile/stmt.js";
+import type { Exec } from "./compile/stmt.js";
+import { compileRoot } from "./compile/blocking.js";
 import { hostScalar } from "./numeric/cast.js";
 import { sim } from "./device.js";
 import { SimTensor } from "./tensor.js";
@@ -63,7 +64,8 @@ function compile(vf: VerifiedFunc): Compiled {
 /**
  * Run a verified kernel on the simulated device: every CTA of the grid in turn (x fastest), the
  * threads of a CTA in lockstep statement by statement, with GPU numerics, the cp.async group
- * semantics of the PTX ISA, mbarriers and cp.async.bulk (see exec/mbarrier.ts and exec/bulk.ts for the timing model).
+ * semantics of the PTX ISA, mbarriers and cp.async.bulk (see exec/mbarrier.ts and exec/bulk.ts
+ * for the timing model).
  * Tensor arguments are updated in place. The kernel is compiled into closures once per
  * VerifiedFunc and cached. A kernel with mbarrier wait loops runs under a scheduler: a wait that
  * fails yields, divergent branches of an `if` take turns, and bulk copies in flight land when

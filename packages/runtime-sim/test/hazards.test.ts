@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { T } from "@tirx-ts/dsl";
 import { simTensor, simZeros } from "@tirx-ts/runtime-sim";
+import type { TirxError } from "@tirx-ts/core";
 import { lineOf, simCollect, simThrows } from "./helpers.js";
 
 // Each buggy kernel marks the offending line with `// @<code>` and the other access with `// @other`.
@@ -11,6 +12,12 @@ const f16 = (rows: number, cols = 8) =>
     { shape: [rows, cols], dtype: "float16" },
   );
 const cp = T.ptx["cp.async.ca.shared.global"]!;
+
+/** `e` is a `code` report on the line marked `at`, its first note (if `other`) on the line marked `other`. */
+function expectReport(e: TirxError, code: string, at: string, other?: string): void {
+  expect([e.code, e.span?.line]).toEqual([code, lineOf(here, at)]);
+  if (other !== undefined) expect(e.notes[0]?.span?.line).toBe(lineOf(here, other));
+}
 
 describe("hazard reports: code, offending line, note with the other line", () => {
   it("TX6001: reading shared bytes before the cp.async that targets them was waited for", () => {
@@ -28,9 +35,7 @@ describe("hazard reports: code, offending line, note with the other line", () =>
       },
     );
     const e = simThrows(k, [f16(32), simZeros([32, 8], "float16")]);
-    expect(e.code).toBe("TX6001");
-    expect(e.span?.line).toBe(lineOf(here, "// @TX6001"));
-    expect(e.notes[0]?.span?.line).toBe(lineOf(here, "// @other6001"));
+    expectReport(e, "TX6001", "// @TX6001", "// @other6001");
   });
 
   it("TX6001: writing shared bytes a pending cp.async targets", () => {
@@ -43,7 +48,7 @@ describe("hazard reports: code, offending line, note with the other line", () =>
       T.ptx.cp.async_.wait_all();
     });
     const e = simThrows(k, [f16(32)]);
-    expect([e.code, e.span?.line]).toEqual(["TX6001", lineOf(here, "// @W6001")]);
+    expectReport(e, "TX6001", "// @W6001");
   });
 
   it("TX6002: writing global bytes a pending cp.async reads", () => {
@@ -57,8 +62,7 @@ describe("hazard reports: code, offending line, note with the other line", () =>
       T.ptx.cp.async_.wait_group(0);
     });
     const e = simThrows(k, [f16(32)]);
-    expect([e.code, e.span?.line]).toEqual(["TX6002", lineOf(here, "// @TX6002")]);
-    expect(e.notes[0]?.span?.line).toBe(lineOf(here, "// @other6002"));
+    expectReport(e, "TX6002", "// @TX6002", "// @other6002");
   });
 
   it("TX6003: reading another thread's shared store with no cta_sync between", () => {
@@ -70,8 +74,7 @@ describe("hazard reports: code, offending line, note with the other line", () =>
       B.set([tid], s.get([tid.add(1).floormod(64)])); // @TX6003
     });
     const e = simThrows(k, [simZeros([64], "int32")]);
-    expect([e.code, e.span?.line]).toEqual(["TX6003", lineOf(here, "// @TX6003")]);
-    expect(e.notes[0]?.span?.line).toBe(lineOf(here, "// @other6003"));
+    expectReport(e, "TX6003", "// @TX6003", "// @other6003");
   });
 
   it("TX6003: reading another thread's completed cp.async without a barrier (seed without cta_sync)", () => {
@@ -95,8 +98,7 @@ describe("hazard reports: code, offending line, note with the other line", () =>
       },
     );
     const e = simThrows(k, [simZeros([128, 32], "float16"), simZeros([128, 32], "float16")]);
-    expect([e.code, e.span?.line]).toEqual(["TX6003", lineOf(here, "// @mirror")]);
-    expect(e.notes[0]?.span?.line).toBe(lineOf(here, "// @copy"));
+    expectReport(e, "TX6003", "// @mirror", "// @copy");
   });
 
   it("TX6003: global memory races within one CTA are reported, across CTAs not", () => {
@@ -126,7 +128,7 @@ describe("hazard reports: code, offending line, note with the other line", () =>
       },
     );
     const e = simThrows(k2, [simZeros([64], "int32"), simZeros([64], "int32")]);
-    expect([e.code, e.span?.line]).toEqual(["TX6003", lineOf(here, "// @G2")]);
+    expectReport(e, "TX6003", "// @G2");
   });
 
   it("TX6004: reading shared memory nothing wrote", () => {
@@ -139,8 +141,7 @@ describe("hazard reports: code, offending line, note with the other line", () =>
       B.set([tid], s.get([tid.add(32)])); // @TX6004
     });
     const e = simThrows(k, [simZeros([32], "float32")]);
-    expect([e.code, e.span?.line]).toEqual(["TX6004", lineOf(here, "// @TX6004")]);
-    expect(e.notes[0]?.span?.line).toBe(lineOf(here, "// @alloc"));
+    expectReport(e, "TX6004", "// @TX6004", "// @alloc");
   });
 
   it("TX6005: an out-of-bounds access the verifier cannot see (runtime index)", () => {
@@ -149,7 +150,7 @@ describe("hazard reports: code, offending line, note with the other line", () =>
       A.set([n], 7); // @TX6005
     });
     const e = simThrows(k, [simZeros([16], "int32"), 16]);
-    expect([e.code, e.span?.line]).toEqual(["TX6005", lineOf(here, "// @TX6005")]);
+    expectReport(e, "TX6005", "// @TX6005");
     const a = simZeros([16], "int32");
     expect(simCollect(k, [a, 15])).toEqual([]);
     expect(a.toArray()[15]).toBe(7);
@@ -165,8 +166,7 @@ describe("hazard reports: code, offending line, note with the other line", () =>
       T.ptx.cp.async_.wait_all();
     });
     const e = simThrows(k, [f16(64)]);
-    expect([e.code, e.span?.line]).toEqual(["TX6008", lineOf(here, "// @TX6008")]);
-    expect(e.notes[0]?.span?.line).toBe(lineOf(here, "// @first"));
+    expectReport(e, "TX6008", "// @TX6008", "// @first");
   });
 
   it("TX6009: a cta_sync that only some threads reach", () => {
@@ -179,7 +179,7 @@ describe("hazard reports: code, offending line, note with the other line", () =>
       B.set([tid], tid);
     });
     const e = simThrows(k, [simZeros([64], "int32")]);
-    expect([e.code, e.span?.line]).toEqual(["TX6009", lineOf(here, "// @TX6009")]);
+    expectReport(e, "TX6009", "// @TX6009");
     expect(e.message).toMatch(/32 of the 64 threads/);
   });
 

@@ -1,5 +1,5 @@
 import { TirxError, type BulkCopyPlan, type TileApply } from "@tirx-ts/core";
-import { reportOob } from "../exec/hazards.js";
+import { checkBounds } from "../exec/hazards.js";
 import { placementOf } from "./access.js";
 import { repeatOffsets } from "./cp-async.js";
 import type { ExprCompiler } from "./expr.js";
@@ -34,6 +34,8 @@ export function compileBulkCopy(ec: ExprCompiler, s: TileApply, plan: BulkCopyPl
   const pred = plan.pred ? ec.num(plan.pred, s.span) : undefined;
   const bar = g2s ? ec.bar(plan.mbar!, s.span) : undefined;
   const dPlaced = dst.placed;
+  const dSpace = g2s ? "shared" : "global";
+  const sSpace = g2s ? "global" : "shared";
   const sPlaced = src.placed;
   const k = gl.param;
   const bu = m.bulk;
@@ -48,36 +50,8 @@ export function compileBulkCopy(ec: ExprCompiler, s: TileApply, plan: BulkCopyPl
       for (let r = 0; r < dRep.length; r++) {
         const d = d0 + dRep[r]!;
         const sb = s0 + sRep[r]!;
-        if (!(d >= 0 && d + chunk <= dPlaced.size)) {
-          reportOob(
-            m,
-            g2s ? "shared" : "global",
-            dPlaced.name,
-            dPlaced.span,
-            d,
-            chunk,
-            dPlaced.size,
-            t,
-            site,
-            "cp.async.bulk writes",
-          );
-          continue;
-        }
-        if (!(sb >= 0 && sb + chunk <= sPlaced.size)) {
-          reportOob(
-            m,
-            g2s ? "global" : "shared",
-            sPlaced.name,
-            sPlaced.span,
-            sb,
-            chunk,
-            sPlaced.size,
-            t,
-            site,
-            "cp.async.bulk reads",
-          );
-          continue;
-        }
+        if (!checkBounds(m, dSpace, dPlaced, d, chunk, t, site, "cp.async.bulk writes")) continue;
+        if (!checkBounds(m, sSpace, sPlaced, sb, chunk, t, site, "cp.async.bulk reads")) continue;
         if (g2s) bu.issueG2s(m, t, shBase + d, dPlaced, k, sb, chunk, mb, bar!.bb, site);
         else bu.issueS2g(m, t, shBase + sb, sPlaced, k, d, chunk, site);
       }

@@ -1,5 +1,5 @@
 import { TirxError, type CpAsyncPlan, type TileApply } from "@tirx-ts/core";
-import { reportOob } from "../exec/hazards.js";
+import { checkBounds } from "../exec/hazards.js";
 import { placementOf } from "./access.js";
 import type { ExprCompiler } from "./expr.js";
 import type { Exec } from "./stmt.js";
@@ -61,36 +61,8 @@ export function compileCpAsync(ec: ExprCompiler, s: TileApply, plan: CpAsyncPlan
       for (let r = 0; r < dRep.length; r++) {
         const d = d0 + dRep[r]!;
         const sb = s0 + sRep[r]!;
-        if (!(d >= 0 && d + chunk <= dPlaced.size)) {
-          reportOob(
-            m,
-            "shared",
-            dPlaced.name,
-            dPlaced.span,
-            d,
-            chunk,
-            dPlaced.size,
-            t,
-            site,
-            "cp.async writes",
-          );
-          continue;
-        }
-        if (!(sb >= 0 && sb + chunk <= sPlaced.size)) {
-          reportOob(
-            m,
-            "global",
-            sPlaced.name,
-            sPlaced.span,
-            sb,
-            chunk,
-            sPlaced.size,
-            t,
-            site,
-            "cp.async reads",
-          );
-          continue;
-        }
+        if (!checkBounds(m, "shared", dPlaced, d, chunk, t, site, "cp.async writes")) continue;
+        if (!checkBounds(m, "global", sPlaced, sb, chunk, t, site, "cp.async reads")) continue;
         au.issue(m, t, dPlaced.base + d, dPlaced, k, sb, len, chunk, site);
       }
     }

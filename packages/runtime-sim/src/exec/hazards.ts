@@ -2,8 +2,9 @@ import type { Note } from "@tirx-ts/core";
 import { THREAD_BITS, THREAD_MASK, type GlobalMem, type Machine, type Placed } from "./machine.js";
 
 /**
- * Per-byte hazard checks of ordinary loads and stores. Each fast path is a loop over the bytes
- * of one element reading typed arrays; the report (slow) path builds the message and notes.
+ * Per-byte hazard checks of ordinary loads and stores, and of the bytes asynchronous copies
+ * (cp.async, bulk) write. Each fast path is a loop over the bytes of one access reading typed
+ * arrays; the report (slow) path builds the message and notes.
  * Codes: TX6001 pending cp.async target, TX6002 global write under a pending cp.async read,
  * TX6003 read of another thread's write in the same barrier epoch, TX6004 never-written shared,
  * TX6005 out of bounds, TX6007 bulk-copy bytes accessed too early (see BulkUnit).
@@ -337,6 +338,22 @@ export function trackWriters(gm: GlobalMem): void {
     meta.writer = new Int32Array(gm.bytes.length).fill(-1);
     meta.epoch = new Int32Array(gm.bytes.length);
   }
+}
+
+/** True when `n` bytes at byte `rel` of buffer `p` lie inside it; otherwise TX6005, false. */
+export function checkBounds(
+  m: Machine,
+  space: string,
+  p: Placed,
+  rel: number,
+  n: number,
+  t: number,
+  site: number,
+  verb: string,
+): boolean {
+  if (rel >= 0 && rel + n <= p.size) return true;
+  reportOob(m, space, p.name, p.span, rel, n, p.size, t, site, verb);
+  return false;
 }
 
 /** TX6005: an access of `n` bytes at byte `rel` of a buffer of `size` bytes. */

@@ -1,6 +1,6 @@
 import type { Note } from "@tirx-ts/core";
 import { THREAD_BITS, THREAD_MASK, type Machine, type Placed } from "./machine.js";
-import { reportOob } from "./hazards.js";
+import { checkBounds } from "./hazards.js";
 
 /** An mbarrier operand as compiled: its buffer (for messages and bounds). */
 export interface BarBuffer {
@@ -312,8 +312,5 @@ function inBar(
   site: number,
   verb: string,
 ): boolean {
-  const p = bb.placed;
-  if (addr >= p.base && addr + 8 <= p.base + p.size) return true;
-  reportOob(m, "shared", p.name, p.span, addr - p.base, 8, p.size, t, site, verb);
-  return false;
+  return checkBounds(m, "shared", bb.placed, addr - bb.placed.base, 8, t, site, verb);
 }

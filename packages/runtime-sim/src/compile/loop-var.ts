@@ -1,0 +1,97 @@
+import { isWideInt, type Stmt } from "@tirx-ts/core";
+import { bigWrapper, intWrapper } from "../numeric/int.js";
+import type { BigFn, NumFn } from "./access.js";
+import type { ExprCompiler } from "./expr.js";
+
+/**
+ * The loop variable of a For: each thread's start and trip count (evaluated when the loop is
+ * entered) and the variable's register, written at every iteration.
+ */
+export class LoopVar {
+  /** After `enter`: whether every lane has the same trip count. */
+  uniform = true;
+  readonly #lo: NumFn | undefined;
+  readonly #loBig: BigFn | undefined;
+  readonly #ext: NumFn;
+  readonly #base: number;
+  readonly #start: Float64Array;
+  readonly #startBig: bigint[];
+  readonly #count: Float64Array;
+  readonly #num: Float64Array;
+  readonly #big: bigint[];
+  readonly #wrapN: ((x: number) => number) | undefined;
+  readonly #wrapB: ((x: bigint) => bigint) | undefined;
+
+  constructor(ec: ExprCompiler, s: Extract<Stmt, { kind: "For" }>) {
+    const T = ec.m.threads;
+    const wide = isWideInt(s.var.dtype);
+    this.#lo = wide ? undefined : ec.num(s.min, s.span);
+    this.#loBig = wide ? ec.big(s.min, s.span) : undefined;
+    this.#ext = ec.index(s.extent, s.span);
+    this.#base = ec.layout.slots.get(s.var.id)!.slot * T;
+    this.#start = new Float64Array(T);
+    this.#startBig = new Array<bigint>(T).fill(0n);
+    this.#count = new Float64Array(T);
+    this.#num = ec.m.num;
+    this.#big = ec.m.big;
+    this.#wrapN = wide
+      ? undefined
+      : s.var.dtype === "int32"
+        ? (x: number) => x | 0
+        : intWrapper(s.var.dtype);
+    this.#wrapB = wide ? bigWrapper(s.var.dtype) : undefined;
+  }
+
+  /** Evaluate start and trip count for `lanes[0..n)`; returns the largest trip count. */
+  enter(lanes: Int32Array, n: number): number {
+    const lo = this.#lo;
+    const loBig = this.#loBig;
+    const ext = this.#ext;
+    const start = this.#start;
+    const startBig = this.#startBig;
+    const count = this.#count;
+    let most = 0;
+    let uniform = true;
+    for (let i = 0; i < n; i++) {
+      const t = lanes[i]!;
+      if (loBig) startBig[t] = loBig(t);
+      else start[t] = lo!(t);
+      const c = ext(t);
+      count[t] = c;
+      if (i > 0 && c !== count[lanes[0]!]) uniform = false;
+      if (c > most) most = c;
+    }
+    this.uniform = uniform;
+    return most;
+  }
+
+  /** The lanes of `lanes[0..n)` that run iteration `k`, into `sub`; returns how many. */
+  running(lanes: Int32Array, n: number, k: number, sub: Int32Array): number {
+    const count = this.#count;
+    let a = 0;
+    for (let i = 0; i < n; i++) if (k < count[lanes[i]!]!) sub[a++] = lanes[i]!;
+    return a;
+  }
+
+  /** Set the variable to start + k for `active[0..a)`. */
+  set(active: Int32Array, a: number, k: number): void {
+    const base = this.#base;
+    const wrapB = this.#wrapB;
+    if (wrapB) {
+      const big = this.#big;
+      const startBig = this.#startBig;
+      for (let i = 0; i < a; i++) {
+        const t = active[i]!;
+        big[base + t] = wrapB(startBig[t]! + BigInt(k));
+      }
+    } else {
+      const num = this.#num;
+      const start = this.#start;
+      const wrapN = this.#wrapN!;
+      for (let i = 0; i < a; i++) {
+        const t = active[i]!;
+        num[base + t] = wrapN(start[t]! + k);
+      }
+    }
+  }
+}
