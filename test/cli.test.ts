@@ -1,5 +1,8 @@
 // The `tirx` command as a user runs it (from the built package; `npm test` builds first).
 import { spawnSync } from "node:child_process";
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, test } from "vitest";
 import { assemblePtx } from "./util/ptxas.js";
@@ -47,6 +50,17 @@ describe("tirx build", () => {
     expect(err).toContain(`test/fixtures/bad_chunk.ts:${line}:`);
     expect(err).toContain("error TX3007 [cp-async/cg-16]");
     expect(err).toMatch(new RegExp(`^> +${line} \\| .*// BAD$`, "m"));
+  });
+
+  test("a file that does not parse exits 1 with its location, not a stack trace", () => {
+    const dir = mkdtempSync(join(tmpdir(), "tirx-cli-"));
+    const file = join(dir, "broken.ts");
+    writeFileSync(file, "export const x = ;\n");
+    const { code, err } = tirx("build", file);
+    expect(code).toBe(1);
+    expect(err).toContain("error: cannot load the file");
+    expect(err).toContain(':1:17: ERROR: Unexpected ";"');
+    expect(err).not.toContain("    at ");
   });
 
   test("usage errors exit 2", () => {

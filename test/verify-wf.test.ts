@@ -90,4 +90,37 @@ describe("well-formedness", () => {
       ),
     ).toBe("TX3022");
   });
+
+  test("tensors over 2^31 - 1 bytes are refused (TX2011): offsets are 32-bit", () => {
+    const k = (rows: number) => () =>
+      T.function("k", { A: T.Tensor([rows, 65536], "float16") }, ({ A }) => {
+        T.device_entry({ launch: launch() });
+        A.set([0, 0], T.float16(1));
+      });
+    expect(codeOf(k(16383))).toBe("verified");
+    expect(codeOf(k(65536))).toBe("TX2011");
+  });
+
+  test("T.unroll needs a constant trip count of at most 4096 (TX2012)", () => {
+    const k = (bound: (n: ReturnType<typeof T.int32>) => number | ReturnType<typeof T.int32>) => () =>
+      T.function("k", { A: T.Tensor([8], "int32"), n: T.int32 }, ({ A, n }) => {
+        T.device_entry({ launch: launch() });
+        for (const i of T.unroll(bound(n))) A.set([i.floormod(8)], i);
+      });
+    expect(codeOf(k(() => 4096))).toBe("verified");
+    expect(codeOf(k(() => 4097))).toBe("TX2012");
+    expect(codeOf(k((n) => n))).toBe("TX2012");
+  });
+
+  test("a tile pattern repeating more than 4096 times per thread is refused (TX2012)", () => {
+    const k = (rows: number) => () =>
+      T.function("k", { A: T.Tensor([rows, 4], "uint8") }, ({ A }) => {
+        T.device_entry({ launch: launch(1) });
+        const s = T.alloc_shared([rows, 4], "uint8");
+        T.cuda.tile.apply(T.ptx["cp.async.ca.shared.global"], s, A, { chunk_bytes: 4 });
+      });
+    expect(codeOf(k(4096))).toBe("verified");
+    expect(codeOf(k(4097))).toBe("TX2012");
+  });
 });
+

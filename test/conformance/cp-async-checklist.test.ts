@@ -1,4 +1,4 @@
-// Issue 4: every line of ../shared/conformance/cp-async.md, as named tests. Each line has a
+// Issue 4: every line of the cp.async conformance checklist, as named tests. Each line has a
 // legal input at the rule's edge that is accepted (verified, compiled, and where it matters
 // assembled by ptxas and simulated) and an illegal/edge one that is rejected with a TirxError of
 // the specific code at the author's tile.apply line (marked CHECK-APPLY below), or, for runtime

@@ -3,7 +3,7 @@ import { accessSync, constants, mkdtempSync, rmSync, writeFileSync } from "node:
 import { tmpdir } from "node:os";
 import { delimiter, join } from "node:path";
 
-/** Where CUDA installs ptxas on every development and CI machine (DESIGN.md "Compilation"). */
+/** Where CUDA installs ptxas on every development and CI machine (the CUDA 13.0 toolchain). */
 const DEFAULT_PTXAS = "/usr/local/bin/ptxas";
 
 function executable(path: string): boolean {

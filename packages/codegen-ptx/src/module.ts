@@ -1,5 +1,9 @@
 import {
+  checkPrimFunc,
+  showValue,
+  TirxError,
   verify,
+  type Span,
   type LaunchConfig,
   type Param,
   type PrimFunc,
@@ -40,7 +44,7 @@ export interface PtxModule {
  * `.version` is the lowest PTX ISA covering both the features used (`vf.ptxVersion`: cp.async
  * 7.0, `.L2::` qualifiers 7.4, ignore-src 7.5, `mbarrier.*.shared::cta` 7.8, cp.async.bulk 8.0,
  * bulk destination `.shared::cta` 8.6) and the target (sm_80 7.0, sm_86 7.1, sm_87 7.4, sm_89 and
- * sm_90 7.8, sm_90a 8.0); `.address_size` is 64. Rules: DESIGN.md "Compilation", the seed's
+ * sm_90 7.8, sm_90a 8.0); `.address_size` is 64. Rules: TIRx's cp.async tile pattern,
  * "Code generation", PTX ISA "cp.async", "cp.async.bulk", "mbarrier".
  *
  * @example
@@ -52,6 +56,10 @@ export interface PtxModule {
  *   a lowering), TX2005 (an operator on a dtype it is not defined for).
  */
 export function emitPtx(vf: VerifiedFunc, opts: PtxOptions = {}): PtxModule {
+  if (typeof vf !== "object" || vf === null || typeof vf.fn !== "object" || !vf.entry) {
+    throw new TirxError("TX1002", `emitPtx needs the result of verify(fn), got ${showValue(vf)}`);
+  }
+  checkPtxOptions(opts, vf.fn.span);
   const arch = resolveArch(opts.arch ?? DEFAULT_ARCH, vf);
   const version = ptxVersionFor(vf, arch);
   const entry = emitEntry(vf);
@@ -73,5 +81,21 @@ export function emitPtx(vf: VerifiedFunc, opts: PtxOptions = {}): PtxModule {
  * @throws TirxError from the verifier (TX1xxx–TX4xxx) or from {@link emitPtx}.
  */
 export function compileToPtx(fn: PrimFunc, opts: PtxOptions = {}): PtxModule {
+  checkPrimFunc(fn, "compileToPtx", (fn as Partial<PrimFunc> | null | undefined)?.span);
+  checkPtxOptions(opts, fn.span);
   return emitPtx(verify(fn), opts);
+}
+
+function checkPtxOptions(opts: unknown, span?: Span): asserts opts is PtxOptions {
+  if (typeof opts !== "object" || opts === null || Array.isArray(opts)) {
+    throw new TirxError(
+      "TX1002",
+      `PTX options must be an object like { arch: "sm_90" }, got ${showValue(opts)}`,
+      span,
+    );
+  }
+  const arch: unknown = (opts as PtxOptions).arch;
+  if (arch !== undefined && typeof arch !== "string") {
+    throw new TirxError("TX5006", `arch must be a string such as "sm_90", got ${showValue(arch)}`, span);
+  }
 }

@@ -40,7 +40,7 @@ export function renderModule(h: ModuleHeader, e: EntryParts): string {
       out.push(`\t.${st.space} .align ${st.align} .b8 ${st.symbol}[${Math.max(st.bytes, 1)}];`);
   }
   out.push("");
-  out.push(...e.lines);
+  for (const line of e.lines) out.push(line); // no spread: a body can exceed the argument limit
   out.push("}");
   return out.join("\n") + "\n";
 }

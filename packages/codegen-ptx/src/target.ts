@@ -31,7 +31,7 @@ export const ARCHS: readonly Arch[] = [
   { name: "sm_90a", sm: 90, minPtx: [8, 0] },
 ];
 
-/** The default target (DESIGN.md "Compilation"). */
+/** The default target: the oldest with cp.async (PTX ISA, cp.async: sm_80). */
 export const DEFAULT_ARCH = "sm_80";
 
 /**
@@ -119,7 +119,6 @@ export function resolveArch(arch: string, vf: VerifiedFunc): Arch {
     throw new TirxError(
       "TX5006",
       `unknown target "${arch}"; accepted targets: ${accepted}`,
-      vf.fn.span,
     );
   }
   const sm = Number(m[1]);
@@ -132,6 +131,7 @@ export function resolveArch(arch: string, vf: VerifiedFunc): Arch {
           f.code,
           `${instr} needs sm_${f.minSm} or newer, but the target is ${arch}`,
           s.span ?? vf.fn.span,
+          [{ message: `compile with { target: "cuda", arch: "sm_${f.minSm}" } (command line: --arch sm_${f.minSm})` }],
         );
       }
     }
@@ -141,7 +141,6 @@ export function resolveArch(arch: string, vf: VerifiedFunc): Arch {
     throw new TirxError(
       "TX5006",
       `unsupported target "${arch}"; accepted targets: ${accepted}`,
-      vf.fn.span,
     );
   }
   if (vf.minSm > found.sm) {

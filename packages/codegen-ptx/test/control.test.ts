@@ -71,14 +71,21 @@ describe("loops", () => {
     for (const k of [0, 1, 2, 3]) expect(mod.text).toContain(`cvt.rn.f32.s32 %f${k + 1}, ${k};`);
   });
 
-  it("unroll with a runtime extent stays a loop; a constant empty loop emits nothing", () => {
+  it("unroll needs a constant trip count (TX2012); a constant empty loop emits nothing", () => {
     const C = tensor("c", [8], "int32");
     const n = mkVar("n", "int32");
     const j = mkVar("j", "int32");
     const k = mkVar("k", "int32");
+    expect(() =>
+      build(
+        kernel("runtime_unroll", [C, n], launch(1), [
+          loop(j, n, [store(C, [binary("floormod", j, i32(8))], j)], "unroll"),
+        ]),
+      ),
+    ).toThrow(expect.objectContaining({ code: "TX2012" }));
     const mod = build(
       kernel("fallback", [C, n], launch(1), [
-        loop(j, n, [store(C, [binary("floormod", j, i32(8))], j)], "unroll"),
+        loop(j, n, [store(C, [binary("floormod", j, i32(8))], j)]),
         loop(k, i32(0), [store(C, [k], k)]),
       ]),
     );

@@ -67,9 +67,13 @@ export function dtypeKind(dt: DType): DTypeKind {
   return TABLE[dt].kind;
 }
 
+/** float16, bfloat16, float32, float64. */
 export const isFloat = (dt: DType): boolean => TABLE[dt].kind === "float";
+/** Signed or unsigned integers (not bool). */
 export const isInt = (dt: DType): boolean => TABLE[dt].kind === "int" || TABLE[dt].kind === "uint";
+/** Signed integers int8..int64. */
 export const isSigned = (dt: DType): boolean => TABLE[dt].kind === "int";
+/** The predicate type (one byte in memory). */
 export const isBool = (dt: DType): boolean => dt === "bool";
 /** 64-bit integers: their constants are carried as bigint. */
 export const isWideInt = (dt: DType): boolean => dt === "int64" || dt === "uint64";

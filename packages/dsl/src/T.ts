@@ -20,7 +20,7 @@ function slice(start?: number, stop?: number, step?: number) {
 
 /**
  * The `T` namespace: TIRx script names in TypeScript. Statements are recorded while a
- * `T.function` body runs; see DESIGN.md "The user's view".
+ * `T.function` body runs; see the README for a complete kernel.
  */
 export const T = {
   function: function_,

@@ -7,8 +7,10 @@ import {
   ifThenElse,
   intImm,
   isFloat,
+  isDType,
   logical,
   not,
+  showValue,
   TirxError,
   type BinaryOp,
   type CompareOp,
@@ -110,7 +112,9 @@ export class PrimExpr {
   }
   /** Value conversion to `dtype` (PTX cvt semantics). */
   cast(dtype: DType): PrimExpr {
-    return new PrimExpr(cast(dtype, this.expr, callerSpan()));
+    const span = callerSpan();
+    checkDType(dtype, "cast", span);
+    return new PrimExpr(cast(dtype, this.expr, span));
   }
 }
 
@@ -118,25 +122,57 @@ export class PrimExpr {
 export function toExpr(x: ExprLike, like?: DType, span?: Span): Expr {
   if (x instanceof PrimExpr) return x.expr;
   if (typeof x === "boolean") return boolImm(x, span);
-  if (typeof x === "bigint") return intImm(x, like && !isFloat(like) ? like : "int64", span);
+  if (typeof x === "bigint") {
+    if (x < -(2n ** 63n) || x >= 2n ** 64n) {
+      throw new TirxError("TX1002", `integer ${show(x)} does not fit in 64 bits`, span);
+    }
+    return intImm(x, like && !isFloat(like) && like !== "bool" ? like : "int64", span);
+  }
   if (typeof x === "number") {
     if (like && isFloat(like)) return floatImm(x, like, span);
     if (Number.isInteger(x)) {
       if (like === "bool") return boolImm(x !== 0, span);
+      if (!Number.isSafeInteger(x)) {
+        throw new TirxError(
+          "TX1002",
+          `integer ${show(x)} is beyond 2^53 and not exact as a number; write it as a bigint (${show(x)}n)`,
+          span,
+        );
+      }
       return intImm(x, like ?? "int32", span);
     }
     return floatImm(x, like ?? "float32", span);
   }
-  throw new TirxError("TX1002", `expected an expression or a number, got ${describe(x)}`, span);
+  throw new TirxError("TX1002", `expected an expression or a number, got ${show(x)}`, span);
 }
 
-/** Short description of a JS value for error messages. */
-export function describe(x: unknown): string {
-  if (x === null) return "null";
-  if (Array.isArray(x)) return "an array";
-  if (typeof x === "object")
-    return (x as { constructor?: { name?: string } }).constructor?.name ?? "an object";
-  return typeof x;
+/**
+ * A short rendering of any value for error messages (`5n`, `Symbol(x)`, `[1, 2]`,
+ * `an int32 expression`); never throws.
+ */
+export function show(x: unknown): string {
+  return showValue(x, (o) => {
+    if (o instanceof PrimExpr) return `an expression of dtype ${String(o.dtype)}`;
+    const v = o as { view?: { kind?: unknown; shape?: unknown; dtype?: unknown } };
+    if (o.constructor?.name === "TileView" && v.view?.kind === "View") {
+      return `a ${String(v.view.dtype)} view of shape ${showValue(v.view.shape)}`;
+    }
+    return undefined;
+  });
+}
+
+/** Throw TX1003 unless `dtype` names a dtype. */
+export function checkDType(dtype: unknown, what: string, span?: Span): asserts dtype is DType {
+  if (!isDType(dtype)) {
+    throw new TirxError("TX1003", `${what}: unknown dtype ${show(dtype)}`, span);
+  }
+}
+
+/** Throw TX1002 unless `f` is a function. */
+export function checkFunction(f: unknown, what: string, span?: Span): asserts f is () => unknown {
+  if (typeof f !== "function") {
+    throw new TirxError("TX1002", `${what}, got ${show(f)}`, span);
+  }
 }
 
 function dtypeOf(x: ExprLike): DType | undefined {

@@ -13,7 +13,9 @@ import {
   type Stmt,
 } from "@tirx-ts/core";
 import { Builder, builder, withBuilder } from "./builder.js";
-import { describe, PrimExpr } from "./expr.js";
+import { checkDType, checkFunction, PrimExpr, show } from "./expr.js";
+import { checkIdent, checkOptInt, checkOptions, checkShape, isPlainObject } from "./check.js";
+import { checkLaunchConfig } from "./cuda.js";
 import { callerSpan } from "./span.js";
 import type { DTypeFn, ScalarType, TensorType } from "./types.js";
 import { TileView } from "./view.js";
@@ -39,35 +41,52 @@ export function function_<P extends Record<string, ParamType>>(
   body: (args: ParamHandles<P>) => void,
 ): PrimFunc {
   const span = callerSpan();
-  if (typeof name !== "string" || !/^[A-Za-z_][A-Za-z0-9_]*$/.test(name)) {
+  checkIdent(name, "the kernel name of T.function", span);
+  if (!isPlainObject(params)) {
     throw new TirxError(
       "TX1002",
-      `kernel name must be an identifier, got ${JSON.stringify(name)}`,
+      `T.function needs its parameters as an object such as { A: T.Tensor([128], "float32") }, got ${show(params)}`,
       span,
     );
   }
+  checkFunction(body, "T.function needs a body function as its third argument", span);
   const irParams: Param[] = [];
   const handles: Record<string, TileView | PrimExpr> = {};
-  for (const [pname, t] of Object.entries(params)) {
+  for (const pname of Reflect.ownKeys(params)) {
+    checkIdent(pname, "a parameter name of T.function", span);
+    const t: unknown = Object.getOwnPropertyDescriptor(params, pname)?.value;
+    let handle: TileView | PrimExpr;
     if (typeof t === "function" && isDType((t as DTypeFn).dtype)) {
       const v = mkVar(pname, (t as DTypeFn).dtype, span);
       irParams.push({ kind: "scalar", name: pname, var: v });
-      handles[pname] = new PrimExpr(v);
-    } else if (t && typeof t === "object" && t.kind === "ScalarType") {
-      const v = mkVar(pname, t.dtype, span);
+      handle = new PrimExpr(v);
+    } else if (isParamType(t, "ScalarType")) {
+      const dtype: unknown = t.dtype;
+      checkDType(dtype, `parameter "${pname}"`, span);
+      const v = mkVar(pname, dtype, span);
       irParams.push({ kind: "scalar", name: pname, var: v });
-      handles[pname] = new PrimExpr(v);
-    } else if (t && typeof t === "object" && t.kind === "TensorType") {
-      const buf = mkBuffer(pname, t.shape, t.dtype, "global", span ? { span } : {});
+      handle = new PrimExpr(v);
+    } else if (isParamType(t, "TensorType")) {
+      const dtype: unknown = t.dtype;
+      checkDType(dtype, `parameter "${pname}"`, span);
+      const shape = checkShape(t.shape, `parameter "${pname}"`, span, false);
+      const buf = mkBuffer(pname, shape, dtype, "global", span ? { span } : {});
       irParams.push({ kind: "buffer", name: pname, buffer: buf });
-      handles[pname] = new TileView(viewOf(buf, span));
+      handle = new TileView(viewOf(buf, span));
     } else {
       throw new TirxError(
         "TX1002",
-        `parameter "${pname}" must be T.Tensor(...), T.Scalar(...) or a dtype such as T.int32, got ${describe(t)}`,
+        `parameter "${pname}" must be T.Tensor(...), T.Scalar(...) or a dtype such as T.int32, got ${show(t)}`,
         span,
       );
     }
+    // defineProperty: a parameter named like an Object.prototype member stays a plain field.
+    Object.defineProperty(handles, pname, {
+      value: handle,
+      enumerable: true,
+      writable: true,
+      configurable: true,
+    });
   }
   const b = new Builder();
   withBuilder(b, () => body(handles as ParamHandles<P>));
@@ -95,55 +114,48 @@ export function device_entry(opts: { launch: LaunchConfig }): void {
       "T.device_entry must be called at the top of the function body, not inside a loop or branch",
       span,
     );
-  if (!opts || typeof opts !== "object" || !opts.launch) {
+  if (!isPlainObject(opts) || opts.launch === undefined) {
     throw new TirxError(
       "TX1002",
-      "T.device_entry needs { launch: T.cuda.LaunchConfig({ grid, block }) }",
+      `T.device_entry needs { launch: T.cuda.LaunchConfig({ grid, block }) }, got ${show(opts)}`,
       span,
     );
   }
-  b.emit({ kind: "DeviceEntry", launch: opts.launch, body: seq([]), ...(span ? { span } : {}) });
+  checkOptions(opts, ["launch"], "T.device_entry", span);
+  const launch = checkLaunchConfig(opts.launch, span);
+  b.emit({ kind: "DeviceEntry", launch, body: seq([]), ...(span ? { span } : {}) });
   b.openDevice();
 }
 
 function alloc(
   scope: Scope,
-  shape: readonly number[],
-  dtype: DType,
-  align: number | undefined,
+  shape: unknown,
+  dtype: unknown,
+  align: unknown,
   what: string,
-  name?: string,
+  name?: unknown,
 ): TileView {
   const span = callerSpan();
   const b = builder(what, span);
-  if (!isDType(dtype)) throw new TirxError("TX1003", `unknown dtype "${String(dtype)}"`, span);
-  if (
-    !Array.isArray(shape) ||
-    shape.length === 0 ||
-    shape.some((n) => !Number.isInteger(n) || n <= 0)
-  ) {
-    throw new TirxError(
-      "TX2003",
-      `${what} needs a static shape of positive integers, got ${JSON.stringify(shape)}`,
-      span,
-    );
-  }
+  checkDType(dtype, what, span);
+  const dims = checkShape(shape, what, span, true);
   if (
     align !== undefined &&
-    (!Number.isInteger(align) || align <= 0 || (align & (align - 1)) !== 0)
+    (typeof align !== "number" ||
+      !Number.isSafeInteger(align) ||
+      align <= 0 ||
+      align > 2 ** 30 ||
+      (align & (align - 1)) !== 0)
   ) {
-    throw new TirxError("TX1002", `align must be a power of two, got ${align}`, span);
+    throw new TirxError("TX1002", `${what}: align must be a power of two, got ${show(align)}`, span);
   }
-  if (name !== undefined && !/^[A-Za-z_][A-Za-z0-9_]*$/.test(name)) {
-    throw new TirxError(
-      "TX1002",
-      `buffer name must be an identifier, got ${JSON.stringify(name)}`,
-      span,
-    );
+  let bufName = scope === "local" ? "local" : "smem";
+  if (name !== undefined) {
+    checkIdent(name, `${what}: the buffer name`, span);
+    bufName = name;
   }
-  name ??= scope === "local" ? "local" : "smem";
-  const buf = mkBuffer(name, shape, dtype, scope, {
-    ...(align ? { align } : {}),
+  const buf = mkBuffer(bufName, dims, dtype, scope, {
+    ...(typeof align === "number" ? { align } : {}),
     ...(span ? { span } : {}),
   });
   b.emit({ kind: "Alloc", buffer: buf, ...(span ? { span } : {}) });
@@ -161,20 +173,30 @@ export function alloc_shared(
   dtype: DType,
   opts: { layout?: "default"; align?: number; dynamic?: boolean; name?: string } = {},
 ): TileView {
-  if (opts.layout !== undefined && opts.layout !== "default") {
+  const span = callerSpan();
+  const o = checkOptions(opts, ["layout", "align", "dynamic", "name"], "T.alloc_shared", span);
+  if (o.layout !== undefined && o.layout !== "default") {
     throw new TirxError(
       "TX1002",
-      `layout "${String(opts.layout)}" is not supported; use "default" (row-major)`,
-      callerSpan(),
+      `layout ${show(o.layout)} is not supported; use "default" (row-major)`,
+      span,
     );
   }
+  if (o.dynamic !== undefined && typeof o.dynamic !== "boolean") {
+    throw new TirxError(
+      "TX1002",
+      `T.alloc_shared: dynamic must be true or false, got ${show(o.dynamic)}`,
+      span,
+    );
+  }
+  checkOptInt(o.align, "T.alloc_shared: align", 1, span);
   return alloc(
-    opts.dynamic ? "shared.dyn" : "shared",
+    o.dynamic ? "shared.dyn" : "shared",
     shape,
     dtype,
-    opts.align,
+    o.align,
     "T.alloc_shared",
-    opts.name,
+    o.name,
   );
 }
 
@@ -184,5 +206,13 @@ export function alloc_local(
   dtype: DType,
   opts: { name?: string } = {},
 ): TileView {
-  return alloc("local", shape, dtype, undefined, "T.alloc_local", opts.name);
+  const o = checkOptions(opts, ["name"], "T.alloc_local", callerSpan());
+  return alloc("local", shape, dtype, undefined, "T.alloc_local", o.name);
+}
+
+function isParamType<K extends "TensorType" | "ScalarType">(
+  t: unknown,
+  kind: K,
+): t is { kind: K; dtype?: unknown; shape?: unknown } {
+  return typeof t === "object" && t !== null && (t as { kind?: unknown }).kind === kind;
 }

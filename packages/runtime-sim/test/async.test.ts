@@ -66,6 +66,17 @@ describe("cp.async operands (seed: 'Predication is different from zero fill')", 
     got.forEach((row, r) => expect(row).toEqual(src[r]!.map((v, j) => (j < 2 * r ? v : 0))));
   });
 
+  it("a runtime src_size above chunk_bytes is reported (TX6010), as PTX leaves it undefined", () => {
+    const a = rows(8);
+    const b = simZeros([8, 16], "uint8");
+    const reports = simCollect(
+      zeroFillKernel((tid) => ({ src_size: tid.add(12).cast("uint32") })),
+      [a, b],
+    );
+    expect(reports.map((r) => r.code)).toEqual(["TX6010"]);
+    expect(reports[0]!.message).toContain("src_size 17, larger than chunk_bytes 16");
+  });
+
   it("ignore_src true zero-fills the whole chunk", () => {
     const got = runFill((tid) => ({ ignore_src: tid.floormod(2).eq(0) }));
     got.forEach((row, r) => expect(row).toEqual(r % 2 === 0 ? new Array(16).fill(0) : src[r]));

@@ -12,12 +12,15 @@ import {
 import { emitPtx } from "@tirx-ts/codegen-ptx";
 import { printFunc } from "@tirx-ts/dsl";
 
-const USAGE = `usage: tirx build <file.ts> [--kernel NAME] [--emit ptx|ir] [--arch sm_80|sm_90]
+const USAGE = `usage: tirx build <file.ts> [--kernel NAME] [--emit ptx|ir] [--arch SM]
 
   Prints the PTX (default) or the IR of the kernels that <file.ts> exports.
   --kernel NAME   only the kernel named NAME (its T.function name or export name)
   --emit ptx|ir   what to print (default ptx)
-  --arch SM       PTX target (default sm_80; bulk copies need sm_90)`;
+  --arch SM       PTX target: sm_80 (default), sm_86, sm_87, sm_89, sm_90, sm_90a;
+                  cp.async.bulk, mbarrier transaction counts and async-proxy fences need sm_90
+
+  Set TIRX_DEBUG=1 for the stack of an error raised while the file loads.`;
 
 function isPrimFunc(x: unknown): x is PrimFunc {
   return typeof x === "object" && x !== null && (x as { kind?: unknown }).kind === "PrimFunc";
@@ -60,12 +63,27 @@ export async function main(argv: readonly string[]): Promise<number> {
     process.stderr.write(`tirx: no such file: ${file}\n`);
     return 2;
   }
+  let mod: Record<string, unknown>;
   try {
     const { tsImport } = await import("tsx/esm/api");
-    const mod = (await tsImport(pathToFileURL(path).href, import.meta.url)) as Record<
-      string,
-      unknown
-    >;
+    mod = (await tsImport(pathToFileURL(path).href, import.meta.url)) as Record<string, unknown>;
+  } catch (e) {
+    if (isTirxError(e)) return report(e as TirxError);
+    // A syntax error or an exception of the author's own code while the file loads.
+    const err = e as Error & {
+      errors?: { text: string; location?: { line: number; column: number } }[];
+    };
+    const first = err.errors?.[0];
+    const where = first?.location
+      ? `${file}:${first.location.line}:${first.location.column + 1}: `
+      : `${file}: `;
+    process.stderr.write(
+      `${where}error: cannot load the file: ${first?.text ?? err.message ?? String(e)}\n`,
+    );
+    if (process.env["TIRX_DEBUG"]) process.stderr.write(`${err.stack ?? ""}\n`);
+    return 1;
+  }
+  try {
     let kernels = Object.entries(mod).filter((e): e is [string, PrimFunc] => isPrimFunc(e[1]));
     if (values.kernel) {
       kernels = kernels.filter(([k, f]) => k === values.kernel || f.name === values.kernel);
@@ -88,13 +106,15 @@ export async function main(argv: readonly string[]): Promise<number> {
     }
     return 0;
   } catch (e) {
-    if (isTirxError(e)) {
-      process.stderr.write(
-        renderDiagnostic(e as TirxError, { color: process.stderr.isTTY, cwd: process.cwd() }) +
-          "\n",
-      );
-      return 1;
-    }
+    if (isTirxError(e)) return report(e as TirxError);
     throw e;
   }
+}
+
+/** Print a diagnostic with its code frame; the exit code for kernel errors. */
+function report(e: TirxError): number {
+  process.stderr.write(
+    renderDiagnostic(e, { color: process.stderr.isTTY, cwd: process.cwd() }) + "\n",
+  );
+  return 1;
 }

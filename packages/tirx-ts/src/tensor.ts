@@ -1,5 +1,7 @@
 import {
   TirxError,
+  checkTensorSpec,
+  showValue,
   type DType,
   type DeviceLike,
   type DeviceTensor,
@@ -29,9 +31,27 @@ function check(data: HostData, opts: TensorOptions): void {
 /**
  * A device tensor holding `data` (one value per element, row-major; float16/bfloat16 are rounded
  * to nearest even). On `opts.device`, or the default device.
- * @throws TirxError TX5007 when the element count does not match the shape.
+ * @throws TirxError TX1003 (dtype), TX5007 (shape, size over 2^31 - 1 bytes, or an element
+ *   count that does not match the shape).
  */
 export function tensor(data: HostData, opts: TensorOptions): DeviceTensor {
+  if (typeof opts !== "object" || opts === null) {
+    throw new TirxError(
+      "TX5007",
+      `tensor(data, { shape, dtype, device? }) needs its options, got ${showValue(opts)}`,
+    );
+  }
+  const n = checkTensorSpec(opts.shape, opts.dtype);
+  if (
+    typeof data !== "object" ||
+    data === null ||
+    typeof (data as { length?: unknown }).length !== "number"
+  ) {
+    throw new TirxError(
+      "TX5007",
+      `tensor data must be a typed array or an array of ${n} numbers, got ${showValue(data)}`,
+    );
+  }
   const dev = opts.device ?? defaultDevice();
   try {
     return dev.kind === "sim"
@@ -48,13 +68,17 @@ tensor.zeros = (
   shape: readonly number[],
   dtype: DType,
   dev: DeviceLike = defaultDevice(),
-): DeviceTensor =>
-  dev.kind === "sim" ? simZeros(shape, dtype) : cudaZeros(shape, dtype, dev as CudaDevice);
+): DeviceTensor => {
+  checkTensorSpec(shape, dtype);
+  return dev.kind === "sim" ? simZeros(shape, dtype) : cudaZeros(shape, dtype, dev as CudaDevice);
+};
 
 /** A device tensor with unspecified contents (the simulator poisons them). */
 tensor.empty = (
   shape: readonly number[],
   dtype: DType,
   dev: DeviceLike = defaultDevice(),
-): DeviceTensor =>
-  dev.kind === "sim" ? simEmpty(shape, dtype) : cudaEmpty(shape, dtype, dev as CudaDevice);
+): DeviceTensor => {
+  checkTensorSpec(shape, dtype);
+  return dev.kind === "sim" ? simEmpty(shape, dtype) : cudaEmpty(shape, dtype, dev as CudaDevice);
+};

@@ -1,4 +1,5 @@
 import { TirxError } from "../diagnostics.js";
+import { showValue } from "../show.js";
 import type { View } from "../ir/buffer.js";
 import type { Span } from "../span.js";
 
@@ -61,12 +62,15 @@ export function rearrange(
       span,
     );
   }
+  // Own properties only: an axis named "constructor" must not find Object.prototype's.
+  const own = (k: string): number | undefined =>
+    Object.prototype.hasOwnProperty.call(sizes, k) ? sizes[k] : undefined;
   for (const k of Object.keys(sizes)) {
-    const v = sizes[k]!;
-    if (!Number.isInteger(v) || v <= 0) {
+    const v: unknown = sizes[k];
+    if (typeof v !== "number" || !Number.isSafeInteger(v) || v <= 0) {
       throw new TirxError(
         "TX1011",
-        `size of axis "${k}" must be a positive integer, got ${v}`,
+        `size of axis "${k}" must be a positive integer, got ${showValue(v)}`,
         span,
       );
     }
@@ -83,7 +87,7 @@ export function rearrange(
   lhs.forEach((group, i) => {
     const len = view.shape[i]!;
     const stride = view.strides[i]!;
-    const known = group.map((n) => sizes[n]);
+    const known = group.map((n) => own(n));
     const unknown = known.filter((k) => k === undefined).length;
     if (unknown > 1) {
       throw new TirxError(

@@ -7,6 +7,7 @@ import { intImm, type Expr } from "../ir/expr.js";
 import type { LaunchConfig, TileApply, TileParam } from "../ir/stmt.js";
 import { exprRange, knownDivisor, type RangeEnv } from "../analysis/bounds.js";
 import { didYouMean } from "../suggest.js";
+import { MAX_UNROLL } from "../limits.js";
 import type { Span } from "../span.js";
 import { isExpr, isView } from "../visit.js";
 
@@ -172,6 +173,21 @@ export function checkViewBounds(
     throw new TirxError(
       code,
       `${what} view of "${view.buffer.name}" reaches elements ${r.min}..${r.max}, but the buffer holds ${limit} ${view.dtype} elements`,
+      span,
+    );
+  }
+}
+
+/**
+ * A tile pattern emits one instruction per repeat index, fully unrolled: refuse more than
+ * MAX_UNROLL of them. @throws TirxError TX2012.
+ */
+export function checkRepeatCount(repeatShape: readonly number[], what: string, span?: Span): void {
+  const n = numel(repeatShape);
+  if (n > MAX_UNROLL) {
+    throw new TirxError(
+      "TX2012",
+      `${what} repeats ${n} times per thread (repeat shape (${repeatShape.join(", ")})); code generation unrolls repeats, at most ${MAX_UNROLL}: give each thread less, or loop with T.range around smaller tiles`,
       span,
     );
   }

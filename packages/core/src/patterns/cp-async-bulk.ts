@@ -1,5 +1,6 @@
 import { dtypeBytes } from "../dtype.js";
 import { TirxError } from "../diagnostics.js";
+import { showValue } from "../show.js";
 import { numel, type View } from "../ir/buffer.js";
 import type { Expr } from "../ir/expr.js";
 import type { TileApply } from "../ir/stmt.js";
@@ -8,6 +9,7 @@ import { isExpr, isView } from "../visit.js";
 import {
   atomAlignment,
   checkParamNames,
+  checkRepeatCount,
   checkViewBounds,
   exprParam,
   sideOf,
@@ -127,7 +129,7 @@ export function planBulkCopy(s: TileApply, ctx: PatternContext): BulkCopyPlan {
   if (scope !== "thread") {
     throw new TirxError(
       "TX4014",
-      `a bulk copy is issued by each thread that executes it; scope must be "thread", got ${JSON.stringify(scope)}. Guard it with T.if_ to elect one thread`,
+      `a bulk copy is issued by each thread that executes it; scope must be "thread", got ${showValue(scope)}. Guard it with T.if_ to elect one thread`,
       s.span,
     );
   }
@@ -217,6 +219,7 @@ export function planBulkCopy(s: TileApply, ctx: PatternContext): BulkCopyPlan {
     );
   }
   const repeatShape = dst.shape.slice(0, -1);
+  checkRepeatCount(repeatShape, "this bulk copy", s.span);
   const ptxVersion: [number, number] =
     opcode.dstSpace === "shared::cta" && opcode.direction === "g2s" ? [8, 6] : [8, 0];
   return {

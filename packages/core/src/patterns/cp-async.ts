@@ -1,5 +1,6 @@
 import { dtypeBytes } from "../dtype.js";
 import { TirxError } from "../diagnostics.js";
+import { showValue } from "../show.js";
 import type { View } from "../ir/buffer.js";
 import { constInt, type Expr } from "../ir/expr.js";
 import type { TileApply } from "../ir/stmt.js";
@@ -7,6 +8,7 @@ import { didYouMean } from "../suggest.js";
 import {
   atomAlignment,
   checkParamNames,
+  checkRepeatCount,
   checkViewBounds,
   ctaThreads,
   exprParam,
@@ -207,7 +209,7 @@ export function planCpAsync(s: TileApply, ctx: PatternContext): CpAsyncPlan {
       typeof chunkParam === "number" || typeof chunkParam === "boolean"
         ? String(chunkParam)
         : typeof chunkParam === "string"
-          ? JSON.stringify(chunkParam)
+          ? showValue(chunkParam)
           : chunkParam.kind === "IntImm"
             ? `a ${chunkParam.dtype} constant`
             : "a runtime value";
@@ -229,7 +231,7 @@ export function planCpAsync(s: TileApply, ctx: PatternContext): CpAsyncPlan {
   if (scopeParam !== "thread" && scopeParam !== "cta") {
     throw new TirxError(
       "TX3008",
-      `scope must be "thread" or "cta", got ${JSON.stringify(typeof scopeParam === "object" ? "an expression" : scopeParam)}`,
+      `scope must be "thread" or "cta", got ${typeof scopeParam === "object" ? "an expression" : showValue(scopeParam)}`,
       s.span,
     );
   }
@@ -301,6 +303,8 @@ export function planCpAsync(s: TileApply, ctx: PatternContext): CpAsyncPlan {
       s.span,
     );
   }
+  const repeatShape = dst.shape.slice(groupAxes, -1);
+  checkRepeatCount(repeatShape, "this cp.async", s.span);
   const dSide = sideOf(dst, groupAxes, s.span);
   const sSide = sideOf(src, groupAxes, s.span);
   for (const [side, a] of [
@@ -360,7 +364,7 @@ export function planCpAsync(s: TileApply, ctx: PatternContext): CpAsyncPlan {
     opcode,
     chunkBytes: chunk,
     scope,
-    repeatShape: dst.shape.slice(groupAxes, -1),
+    repeatShape,
     dst: dSide,
     src: sSide,
     ...(srcSize ? { srcSize } : {}),

@@ -1,4 +1,8 @@
 import { TirxError } from "../diagnostics.js";
+import { DTYPES, dtypeBytes, isDType } from "../dtype.js";
+import { MAX_TENSOR_BYTES } from "../limits.js";
+import { didYouMean } from "../suggest.js";
+import { showValue } from "../show.js";
 import type { PrimFunc } from "../ir/func.js";
 import type { DeviceLike, DeviceTensor } from "./tensor.js";
 
@@ -72,4 +76,38 @@ export function checkArgs(fn: PrimFunc, args: readonly KernelArg[]): DeviceLike 
     }
   });
   return device;
+}
+
+/**
+ * Check a tensor's shape and dtype before anything is allocated: a known dtype, a shape of
+ * non-negative integers, and at most MAX_TENSOR_BYTES bytes (kernels address tensors with
+ * 32-bit offsets). Returns the element count.
+ * @throws TirxError TX1003 (dtype), TX5007 (shape or size).
+ */
+export function checkTensorSpec(shape: unknown, dtype: unknown): number {
+  if (!isDType(dtype)) {
+    const guess = typeof dtype === "string" ? didYouMean(dtype, DTYPES) : undefined;
+    throw new TirxError(
+      "TX1003",
+      `unknown dtype ${showValue(dtype)}${guess ? `; did you mean "${guess}"?` : ""}`,
+    );
+  }
+  if (
+    !Array.isArray(shape) ||
+    shape.some((n) => typeof n !== "number" || !Number.isInteger(n) || n < 0)
+  ) {
+    throw new TirxError(
+      "TX5007",
+      `a tensor shape is a list of non-negative integers, got ${showValue(shape)}`,
+    );
+  }
+  const count = (shape as number[]).reduce((a, b) => a * b, 1);
+  const bytes = count * dtypeBytes(dtype);
+  if (bytes > MAX_TENSOR_BYTES) {
+    throw new TirxError(
+      "TX5007",
+      `a tensor of shape [${shape.join(", ")}] ${dtype} has ${bytes} bytes; at most ${MAX_TENSOR_BYTES} (kernels address tensors with 32-bit offsets)`,
+    );
+  }
+  return count;
 }

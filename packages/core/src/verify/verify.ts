@@ -12,6 +12,9 @@ import { checkExpectTx } from "./expect-tx.js";
 import { INTRINSICS, VALUE_INTRINSICS, takesMbarrier, type IntrinsicInfo } from "../intrinsics.js";
 import { exprChildren, stmtExprs } from "../visit.js";
 import type { Span } from "../span.js";
+import { checkPrimFunc } from "../show.js";
+import { didYouMean } from "../suggest.js";
+import { MAX_TENSOR_BYTES, MAX_UNROLL, STATIC_SHARED_LIMIT } from "../limits.js";
 
 /** The verified plan of every `tile.apply` of a function, by statement. */
 export type TilePlan = CpAsyncPlan | BulkCopyPlan;
@@ -31,8 +34,6 @@ export interface VerifiedFunc {
   readonly staticSharedBytes: number;
 }
 
-/** Static shared memory a CTA may use without opting in (bytes). */
-export const STATIC_SHARED_LIMIT = 48 * 1024;
 
 function maxVersion(
   a: readonly [number, number],
@@ -75,6 +76,7 @@ function checkLaunch(l: LaunchConfig, span?: Span): void {
  * @throws TirxError with the author's span; never any other exception for IR the DSL builds.
  */
 export function verify(fn: PrimFunc): VerifiedFunc {
+  checkPrimFunc(fn, "verify", (fn as Partial<PrimFunc> | null | undefined)?.span);
   const tops = fn.body.kind === "Seq" ? fn.body.stmts : [fn.body];
   const entries = tops.filter((s): s is DeviceEntry => s.kind === "DeviceEntry");
   if (entries.length !== 1) {
@@ -150,8 +152,17 @@ export function verify(fn: PrimFunc): VerifiedFunc {
   const buffers = new Set<number>();
   const ranges = new Map<number, Interval>();
   for (const p of fn.params) {
-    if (p.kind === "buffer") buffers.add(p.buffer.id);
-    else vars.add(p.var.id);
+    if (p.kind === "buffer") {
+      buffers.add(p.buffer.id);
+      const bytes = numel(p.buffer.shape) * dtypeBytes(p.buffer.dtype);
+      if (bytes > MAX_TENSOR_BYTES) {
+        throw new TirxError(
+          "TX2011",
+          `tensor "${p.name}" has ${bytes} bytes; tirx-ts addresses tensors with 32-bit offsets, so a tensor holds at most ${MAX_TENSOR_BYTES} bytes (split it, or pass several tensors)`,
+          p.buffer.span ?? fn.span,
+        );
+      }
+    } else vars.add(p.var.id);
   }
   const env: RangeEnv = { vars: ranges, launch: entry.launch };
 
@@ -220,6 +231,18 @@ export function verify(fn: PrimFunc): VerifiedFunc {
         visit(s.body);
         return;
       case "For": {
+        if (s.annotation === "unroll") {
+          const n = constInt(s.extent);
+          if (n === undefined || n > MAX_UNROLL) {
+            throw new TirxError(
+              "TX2012",
+              n === undefined
+                ? "T.unroll needs a constant trip count; use T.range for a runtime bound"
+                : `T.unroll of ${n} iterations would emit ${n} copies of the body; at most ${MAX_UNROLL} (use T.range)`,
+              s.span,
+            );
+          }
+        }
         const lo = exprRange(s.min, env);
         const n = exprRange(s.extent, env);
         vars.add(s.var.id);
@@ -318,7 +341,13 @@ export function verify(fn: PrimFunc): VerifiedFunc {
           need({ ptx: plan.ptxVersion, sm: 80 });
           return;
         }
-        throw new TirxError("TX3001", `no tile pattern for opcode "${s.opcode}"`, s.span);
+        const known = ["cp.async.cg.shared.global", "cp.async.ca.shared.global", "cp.async.bulk.shared::cta.global.mbarrier::complete_tx::bytes", "cp.async.bulk.global.shared::cta.bulk_group"];
+        const guess = didYouMean(s.opcode, known);
+        throw new TirxError(
+          "TX3001",
+          `no tile pattern for opcode "${s.opcode}"${guess ? `; did you mean "${guess}"?` : ""} (tile patterns: cp.async.{ca|cg}.shared.global…, cp.async.bulk…)`,
+          s.span,
+        );
       }
     }
   };

@@ -19,8 +19,8 @@ export function repeatOffsets(shape: readonly number[], strides: readonly number
  * A cp.async `tile.apply` (seed: cp.async tile pattern): every active thread issues one copy per
  * repeat index, at the atom addresses of the verified plan. At CTA scope the thread with linear
  * index L adds `(L / 32) * group[0] + (L % 32) * group[1]` bytes on each side. `pred` false
- * issues nothing; `ignore_src` true copies 0 bytes; `src_size` (as uint32, clamped to chunk_bytes
- * where PTX leaves larger values undefined) copies that prefix; the rest of the chunk is zeros.
+ * issues nothing; `ignore_src` true copies 0 bytes; `src_size` (as uint32) copies that prefix and
+ * the rest of the chunk is zeros; a src_size above chunk_bytes, undefined in PTX, is TX6010.
  */
 export function compileCpAsync(ec: ExprCompiler, s: TileApply, plan: CpAsyncPlan): Exec {
   const m = ec.m;
@@ -55,7 +55,17 @@ export function compileCpAsync(ec: ExprCompiler, s: TileApply, plan: CpAsyncPlan
       if (pred && !pred(t)) continue;
       let len: number = chunk;
       if (ignore && ignore(t)) len = 0;
-      else if (size) len = Math.min(size(t) >>> 0, chunk);
+      else if (size) {
+        len = size(t) >>> 0;
+        if (len > chunk) {
+          m.hazard(
+            "TX6010",
+            `thread ${m.thread(t)} of CTA ${m.cta()} issues cp.async with src_size ${len}, larger than chunk_bytes ${chunk}: undefined behaviour in PTX (cp.async)`,
+            site,
+          );
+          len = chunk; // in collect mode, go on as if the whole chunk were copied
+        }
+      }
       const d0 = dBase(t) + (t >> 5) * dw + (t & 31) * dl;
       const s0 = sBase(t) + (t >> 5) * sw + (t & 31) * sl;
       for (let r = 0; r < dRep.length; r++) {
