@@ -96,6 +96,10 @@ function checkPtxOptions(opts: unknown, span?: Span): asserts opts is PtxOptions
   }
   const arch: unknown = (opts as PtxOptions).arch;
   if (arch !== undefined && typeof arch !== "string") {
-    throw new TirxError("TX5006", `arch must be a string such as "sm_90", got ${showValue(arch)}`, span);
+    throw new TirxError(
+      "TX5006",
+      `arch must be a string such as "sm_90", got ${showValue(arch)}`,
+      span,
+    );
   }
 }

@@ -55,8 +55,14 @@ export const CATALOG = {
   TX2008: { rule: "wf/shared-capacity", title: "shared memory use exceeds what a CTA may have" },
   TX2009: { rule: "wf/scope", title: "the buffer's state space does not allow this access" },
   TX2010: { rule: "wf/intrinsic", title: "unknown intrinsic or wrong operands" },
-  TX2011: { rule: "wf/index-width", title: "tensors are addressed with 32-bit offsets: at most 2^31 - 1 bytes each" },
-  TX2012: { rule: "wf/unroll", title: "fully unrolled code needs constant trip counts of at most 4096" },
+  TX2011: {
+    rule: "wf/index-width",
+    title: "tensors are addressed with 32-bit offsets: at most 2^31 - 1 bytes each",
+  },
+  TX2012: {
+    rule: "wf/unroll",
+    title: "fully unrolled code needs constant trip counts of at most 4096",
+  },
   TX3001: {
     rule: "cp-async/opcode",
     title: "opcode must be cp.async.{ca|cg}.shared{::cta}.global with known qualifiers",

@@ -1,21 +1,26 @@
-import { DTYPES, type DType } from "@tirx-ts/core";
+import { DTYPES, logical, not, type DType, type Slice } from "@tirx-ts/core";
 import * as control from "./control.js";
 import * as cuda from "./cuda.js";
-import { freeBinary, freeCompare, if_then_else, type ExprLike, type PrimExpr } from "./expr.js";
+import { freeBinary, freeCompare, if_then_else, PrimExpr, toExpr, type ExprLike } from "./expr.js";
 import { alloc_local, alloc_shared, device_entry, function_ } from "./function.js";
 import { ptx } from "./ptx.js";
 import { dtypeFn, Scalar, Tensor, type DTypeFn } from "./types.js";
+import { callerSpan } from "./span.js";
+import { checkSlice } from "./view.js";
 
 const dtypes = Object.fromEntries(DTYPES.map((d) => [d, dtypeFn(d)])) as Record<DType, DTypeFn>;
 
-/** A static slice for `sub`: `T.slice(0, 8)` is `0:8`. */
-function slice(start?: number, stop?: number, step?: number) {
-  return {
-    kind: "Slice" as const,
-    ...(start !== undefined ? { start } : {}),
-    ...(stop !== undefined ? { stop } : {}),
-    ...(step !== undefined ? { step } : {}),
-  };
+/**
+ * A static slice for `sub`: `T.slice(0, 8)` is `0:8`, `T.slice(0, 8, 2)` is `0:8:2`.
+ * @throws TirxError TX1013 for a bound that is not an integer or a step that is not positive.
+ */
+function slice(start?: number, stop?: number, step?: number): Slice {
+  return checkSlice({ start, stop, step }, callerSpan());
+}
+
+function freeLogical(op: "and" | "or", a: ExprLike, b: ExprLike): PrimExpr {
+  const span = callerSpan();
+  return new PrimExpr(logical(op, toExpr(a, "bool", span), toExpr(b, "bool", span), span));
 }
 
 /**
@@ -43,7 +48,31 @@ export const T = {
   floormod: (a: ExprLike, b: ExprLike): PrimExpr => freeBinary("floormod", a, b),
   min: (a: ExprLike, b: ExprLike): PrimExpr => freeBinary("min", a, b),
   max: (a: ExprLike, b: ExprLike): PrimExpr => freeBinary("max", a, b),
+  /** C division `a / b`: truncates toward zero for integers. */
+  div: (a: ExprLike, b: ExprLike): PrimExpr => freeBinary("div", a, b),
+  /** C remainder `a % b`: takes the sign of the dividend. */
+  mod: (a: ExprLike, b: ExprLike): PrimExpr => freeBinary("mod", a, b),
+  /** `a < b` (bool). */
   lt: (a: ExprLike, b: ExprLike): PrimExpr => freeCompare("lt", a, b),
+  /** `a <= b` (bool). */
+  le: (a: ExprLike, b: ExprLike): PrimExpr => freeCompare("le", a, b),
+  /** `a > b` (bool). */
+  gt: (a: ExprLike, b: ExprLike): PrimExpr => freeCompare("gt", a, b),
+  /** `a >= b` (bool). */
+  ge: (a: ExprLike, b: ExprLike): PrimExpr => freeCompare("ge", a, b),
+  /** `a == b` (bool). */
+  eq: (a: ExprLike, b: ExprLike): PrimExpr => freeCompare("eq", a, b),
+  /** `a != b` (bool). */
+  ne: (a: ExprLike, b: ExprLike): PrimExpr => freeCompare("ne", a, b),
+  /** Logical `a && b` of two bools (both sides are evaluated). */
+  and: (a: ExprLike, b: ExprLike): PrimExpr => freeLogical("and", a, b),
+  /** Logical `a || b` of two bools (both sides are evaluated). */
+  or: (a: ExprLike, b: ExprLike): PrimExpr => freeLogical("or", a, b),
+  /** Logical `!a` of a bool. */
+  not: (a: ExprLike): PrimExpr => {
+    const span = callerSpan();
+    return new PrimExpr(not(toExpr(a, "bool", span), span));
+  },
   cuda: {
     LaunchConfig: cuda.LaunchConfig,
     thread_idx: cuda.thread_idx,

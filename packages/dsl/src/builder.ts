@@ -38,7 +38,12 @@ export class Builder {
 
   close(): Stmt {
     const f = this.frames.pop();
-    if (!f || f.kind !== "block") throw new Error("tirx-ts internal: unbalanced builder frames");
+    if (!f || f.kind !== "block") {
+      throw new TirxError(
+        "TX1002",
+        "a T.range/T.unroll loop was closed outside the block that opened it; iterate loops with for-of",
+      );
+    }
     return seq(f.stmts);
   }
 
@@ -54,7 +59,12 @@ export class Builder {
     while (this.frames.length > 1) {
       const f = this.frames.pop()!;
       if (f.kind === "device") device = seq(f.stmts);
-      else throw new Error("tirx-ts internal: a loop or block was left open");
+      else {
+        throw new TirxError(
+          "TX1002",
+          "a T.range/T.unroll loop was left open when the T.function body returned; iterate loops with for-of to the end",
+        );
+      }
     }
     return { top: this.frames[0]!.stmts, device };
   }

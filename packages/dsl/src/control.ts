@@ -1,6 +1,7 @@
-import { mkVar, TirxError, type Expr } from "@tirx-ts/core";
+import { constInt, mkVar, TirxError, type Expr } from "@tirx-ts/core";
 import { builder } from "./builder.js";
-import { PrimExpr, toExpr, type ExprLike } from "./expr.js";
+import { checkFunction, PrimExpr, toExpr, type ExprLike } from "./expr.js";
+import { checkIdent } from "./check.js";
 import { callerSpan } from "./span.js";
 
 function* loop(
@@ -20,6 +21,12 @@ function* loop(
       span,
     );
   }
+  for (const e of [min, end]) {
+    const c = constInt(e);
+    if (c !== undefined && (c < -(2 ** 31) || c >= 2 ** 31)) {
+      throw new TirxError("TX1002", `loop bound ${c} does not fit in int32`, span);
+    }
+  }
   const extent: Expr =
     min.kind === "IntImm" && end.kind === "IntImm"
       ? { kind: "IntImm", value: Number(end.value) - Number(min.value), dtype: "int32" }
@@ -30,7 +37,13 @@ function* loop(
   try {
     yield new PrimExpr(v);
   } finally {
-    if (b.depth !== depth + 1) throw new Error("tirx-ts internal: loop body left frames open");
+    if (b.depth !== depth + 1) {
+      throw new TirxError(
+        "TX1002",
+        "a T.range/T.unroll loop was interleaved with another open block; iterate loops with for-of",
+        span,
+      );
+    }
     const body = b.close();
     b.emit({ kind: "For", var: v, min, extent, annotation, body, ...(span ? { span } : {}) });
   }
@@ -56,6 +69,10 @@ export function if_(cond: ExprLike, then: () => void, otherwise?: () => void): v
   const c = toExpr(cond, "bool", span);
   if (c.dtype !== "bool")
     throw new TirxError("TX2005", `if condition must be bool, got ${c.dtype}`, span);
+  checkFunction(then, "T.if_ needs a function for the then-branch", span);
+  if (otherwise !== undefined) {
+    checkFunction(otherwise, "T.if_ needs a function (or nothing) for the else-branch", span);
+  }
   const t = b.block(then);
   const e = otherwise ? b.block(otherwise) : undefined;
   b.emit({ kind: "If", cond: c, then: t, ...(e ? { else: e } : {}), ...(span ? { span } : {}) });
@@ -65,6 +82,12 @@ export function if_(cond: ExprLike, then: () => void, otherwise?: () => void): v
 export function while_(cond: () => ExprLike, body: () => void): void {
   const span = callerSpan();
   const b = builder("T.while_", span);
+  checkFunction(
+    cond,
+    "T.while_ needs a function returning the condition, such as () => i.lt(n)",
+    span,
+  );
+  checkFunction(body, "T.while_ needs a function for the loop body", span);
   const c = toExpr(cond(), "bool", span);
   if (c.dtype !== "bool")
     throw new TirxError("TX2005", `while condition must be bool, got ${c.dtype}`, span);
@@ -76,6 +99,7 @@ export function while_(cond: () => ExprLike, body: () => void): void {
 export function let_(name: string, value: ExprLike): PrimExpr {
   const span = callerSpan();
   const b = builder("T.let_", span);
+  checkIdent(name, "the variable name of T.let_", span);
   const e = toExpr(value, undefined, span);
   const v = mkVar(name, e.dtype, span);
   b.emit({ kind: "Let", var: v, value: e, ...(span ? { span } : {}) });

@@ -3,11 +3,13 @@ import {
   mkVar,
   TirxError,
   type LaunchConfig,
+  type Span,
   type SpecialName,
   type TileParam,
 } from "@tirx-ts/core";
 import { builder } from "./builder.js";
-import { describe, PrimExpr } from "./expr.js";
+import { PrimExpr, show } from "./expr.js";
+import { checkOptInt, checkOptions, isPlainObject } from "./check.js";
 import { PtxOp } from "./ptx.js";
 import { callerSpan } from "./span.js";
 import { TileView } from "./view.js";
@@ -15,13 +17,20 @@ import { TileView } from "./view.js";
 type Dim3 =
   number | readonly [number] | readonly [number, number] | readonly [number, number, number];
 
-function dim3(d: Dim3, what: string): [number, number, number] {
-  const a = typeof d === "number" ? [d] : [...d];
-  if (a.length < 1 || a.length > 3 || a.some((n) => !Number.isInteger(n) || n <= 0)) {
+const MAX_EXTENT = 2 ** 31 - 1;
+
+function dim3(d: unknown, what: string, span?: Span): [number, number, number] {
+  const a: unknown[] =
+    typeof d === "number" ? [d] : Array.isArray(d) ? Array.from(d as unknown[]) : [];
+  if (
+    a.length < 1 ||
+    a.length > 3 ||
+    a.some((n) => typeof n !== "number" || !Number.isSafeInteger(n) || n <= 0 || n > MAX_EXTENT)
+  ) {
     throw new TirxError(
       "TX2007",
-      `${what} must be a positive integer or up to 3 of them, got ${JSON.stringify(d)}`,
-      callerSpan(),
+      `${what} must be a positive integer or a list of up to 3 of them, got ${show(d)}`,
+      span,
     );
   }
   while (a.length < 3) a.push(1);
@@ -31,16 +40,68 @@ function dim3(d: Dim3, what: string): [number, number, number] {
 /**
  * Launch configuration: `T.cuda.LaunchConfig({ grid: 1, block: 128 })`; grid in CTAs, block in
  * threads, each up to 3-D; `dynamic_shared_bytes` for `shared.dyn` buffers.
+ * @throws TirxError TX2007 for extents that are not positive integers, TX1002 for other options.
  */
 export function LaunchConfig(cfg: {
   grid: Dim3;
   block: Dim3;
   dynamic_shared_bytes?: number;
 }): LaunchConfig {
+  const span = callerSpan();
+  if (!isPlainObject(cfg)) {
+    throw new TirxError(
+      "TX2007",
+      `T.cuda.LaunchConfig needs { grid, block }, e.g. { grid: 1, block: 128 }, got ${show(cfg)}`,
+      span,
+    );
+  }
+  const o = checkOptions(
+    cfg,
+    ["grid", "block", "dynamic_shared_bytes"],
+    "T.cuda.LaunchConfig",
+    span,
+  );
+  checkOptInt(o.dynamic_shared_bytes, "dynamic_shared_bytes", 0, span);
   return {
-    grid: dim3(cfg.grid, "grid"),
-    block: dim3(cfg.block, "block"),
-    dynamicSharedBytes: cfg.dynamic_shared_bytes ?? 0,
+    grid: dim3(o.grid, "grid", span),
+    block: dim3(o.block, "block", span),
+    dynamicSharedBytes: o.dynamic_shared_bytes ?? 0,
+  };
+}
+
+/**
+ * Check a launch given to T.device_entry: what T.cuda.LaunchConfig returns (a copy is kept, so
+ * later changes to the object do not reach the kernel).
+ * @throws TirxError TX2007.
+ */
+export function checkLaunchConfig(l: unknown, span?: Span): LaunchConfig {
+  const c = l as Partial<Record<keyof LaunchConfig, unknown>> | null;
+  const dims = (d: unknown): d is [number, number, number] =>
+    Array.isArray(d) &&
+    d.length === 3 &&
+    [0, 1, 2].every((i) => {
+      const n: unknown = d[i];
+      return typeof n === "number" && Number.isSafeInteger(n) && n > 0 && n <= MAX_EXTENT;
+    });
+  if (
+    typeof c !== "object" ||
+    c === null ||
+    !dims(c.grid) ||
+    !dims(c.block) ||
+    typeof c.dynamicSharedBytes !== "number" ||
+    !Number.isSafeInteger(c.dynamicSharedBytes) ||
+    c.dynamicSharedBytes < 0
+  ) {
+    throw new TirxError(
+      "TX2007",
+      `launch must be T.cuda.LaunchConfig({ grid, block }), got ${show(l)}`,
+      span,
+    );
+  }
+  return {
+    grid: [c.grid[0], c.grid[1], c.grid[2]],
+    block: [c.block[0], c.block[1], c.block[2]],
+    dynamicSharedBytes: c.dynamicSharedBytes,
   };
 }
 
@@ -48,11 +109,7 @@ function special(kind: "tid" | "ctaid" | "ntid" | "nctaid", axis: string, label:
   const span = callerSpan();
   const b = builder(label, span);
   if (axis !== "x" && axis !== "y" && axis !== "z") {
-    throw new TirxError(
-      "TX1002",
-      `${label} takes "x", "y" or "z", got ${JSON.stringify(axis)}`,
-      span,
-    );
+    throw new TirxError("TX1002", `${label} takes "x", "y" or "z", got ${show(axis)}`, span);
   }
   if (!b.deviceEntered) {
     throw new TirxError(
@@ -102,15 +159,15 @@ export function cta_sync(): void {
   });
 }
 
-function toParam(key: string, v: unknown): TileParam {
+function toParam(key: string, v: unknown, span?: Span): TileParam {
   if (v instanceof PrimExpr) return v.expr;
   if (v instanceof TileView) return v.view;
   if (typeof v === "number" || typeof v === "string" || typeof v === "boolean") return v;
   if (typeof v === "bigint") return { kind: "IntImm", value: v, dtype: "uint64" };
   throw new TirxError(
     "TX1002",
-    `parameter ${key} must be an expression, a view or a constant, got ${describe(v)}`,
-    callerSpan(),
+    `tile.apply parameter ${key} must be an expression, a view or a constant, got ${show(v)}`,
+    span,
   );
 }
 
@@ -130,7 +187,7 @@ export const tile = {
     if (!(op instanceof PtxOp)) {
       throw new TirxError(
         "TX1002",
-        `the first operand of tile.apply is an opcode such as T.ptx["cp.async.cg.shared.global"], got ${describe(op)}`,
+        `the first operand of tile.apply is an opcode such as T.ptx["cp.async.cg.shared.global"], got ${show(op)}`,
         span,
       );
     }
@@ -141,21 +198,36 @@ export const tile = {
       if (!(v instanceof TileView)) {
         throw new TirxError(
           "TX1002",
-          `${name} of tile.apply must be a tensor or view, got ${describe(v)}`,
+          `${name} of tile.apply must be a tensor or view, got ${show(v)}`,
           span,
         );
       }
     }
-    if (typeof params !== "object" || params === null) {
+    if (!isPlainObject(params)) {
       throw new TirxError(
         "TX1002",
-        `tile.apply parameters must be an object like { chunk_bytes: 16 }`,
+        `tile.apply parameters must be an object like { chunk_bytes: 16 }, got ${show(params)}`,
         span,
       );
     }
     const p: Record<string, TileParam> = {};
-    for (const [k, v] of Object.entries(params))
-      if (v !== undefined && v !== null) p[k] = toParam(k, v);
+    for (const k of Reflect.ownKeys(params)) {
+      if (typeof k !== "string") {
+        throw new TirxError(
+          "TX1002",
+          `tile.apply parameter names are strings, got ${show(k)}`,
+          span,
+        );
+      }
+      const v: unknown = Object.getOwnPropertyDescriptor(params, k)?.value;
+      if (v === undefined || v === null) continue;
+      Object.defineProperty(p, k, {
+        value: toParam(k, v, span),
+        enumerable: true,
+        writable: true,
+        configurable: true,
+      });
+    }
     b.emit({
       kind: "TileApply",
       opcode: op.opcode,

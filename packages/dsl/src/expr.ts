@@ -141,7 +141,14 @@ export function toExpr(x: ExprLike, like?: DType, span?: Span): Expr {
       }
       return intImm(x, like ?? "int32", span);
     }
-    return floatImm(x, like ?? "float32", span);
+    if (like !== undefined) {
+      throw new TirxError(
+        "TX1007",
+        `${show(x)} is not an integer, but is used as ${like}; write an integer, or cast the other operand to a float dtype`,
+        span,
+      );
+    }
+    return floatImm(x, "float32", span);
   }
   throw new TirxError("TX1002", `expected an expression or a number, got ${show(x)}`, span);
 }
@@ -169,7 +176,7 @@ export function checkDType(dtype: unknown, what: string, span?: Span): asserts d
 }
 
 /** Throw TX1002 unless `f` is a function. */
-export function checkFunction(f: unknown, what: string, span?: Span): asserts f is () => unknown {
+export function checkFunction(f: unknown, what: string, span?: Span): void {
   if (typeof f !== "function") {
     throw new TirxError("TX1002", `${what}, got ${show(f)}`, span);
   }

@@ -10,6 +10,7 @@ import {
   type Param,
   type PrimFunc,
   type Scope,
+  type Span,
   type Stmt,
 } from "@tirx-ts/core";
 import { Builder, builder, withBuilder } from "./builder.js";
@@ -133,9 +134,9 @@ function alloc(
   dtype: unknown,
   align: unknown,
   what: string,
-  name?: unknown,
+  name: unknown,
+  span: Span | undefined,
 ): TileView {
-  const span = callerSpan();
   const b = builder(what, span);
   checkDType(dtype, what, span);
   const dims = checkShape(shape, what, span, true);
@@ -147,7 +148,11 @@ function alloc(
       align > 2 ** 30 ||
       (align & (align - 1)) !== 0)
   ) {
-    throw new TirxError("TX1002", `${what}: align must be a power of two, got ${show(align)}`, span);
+    throw new TirxError(
+      "TX1002",
+      `${what}: align must be a power of two, got ${show(align)}`,
+      span,
+    );
   }
   let bufName = scope === "local" ? "local" : "smem";
   if (name !== undefined) {
@@ -197,6 +202,7 @@ export function alloc_shared(
     o.align,
     "T.alloc_shared",
     o.name,
+    span,
   );
 }
 
@@ -206,8 +212,9 @@ export function alloc_local(
   dtype: DType,
   opts: { name?: string } = {},
 ): TileView {
-  const o = checkOptions(opts, ["name"], "T.alloc_local", callerSpan());
-  return alloc("local", shape, dtype, undefined, "T.alloc_local", o.name);
+  const span = callerSpan();
+  const o = checkOptions(opts, ["name"], "T.alloc_local", span);
+  return alloc("local", shape, dtype, undefined, "T.alloc_local", o.name, span);
 }
 
 function isParamType<K extends "TensorType" | "ScalarType">(

@@ -1,6 +1,6 @@
-import { intImm, numel, TirxError, type Expr } from "@tirx-ts/core";
+import { didYouMean, intImm, numel, TirxError, type Expr } from "@tirx-ts/core";
 import { builder } from "./builder.js";
-import { describe, PrimExpr, toExpr, type ExprLike } from "./expr.js";
+import { PrimExpr, show, toExpr, type ExprLike } from "./expr.js";
 import { callerSpan } from "./span.js";
 import { TileView } from "./view.js";
 
@@ -14,12 +14,12 @@ function call(op: string, args: Expr[]): void {
   builder(`T.ptx.${op}`, span).emit({ kind: "Call", op, args, ...(span ? { span } : {}) });
 }
 
-function staticInt(n: ExprLike, what: string): Expr {
+function staticInt(n: unknown, what: string): Expr {
   const span = callerSpan();
-  if (typeof n !== "number" || !Number.isInteger(n)) {
+  if (typeof n !== "number" || !Number.isSafeInteger(n)) {
     throw new TirxError(
       "TX3022",
-      `${what} takes a static integer, got ${n instanceof PrimExpr ? "a runtime expression" : String(n)}`,
+      `${what} takes a static integer, got ${n instanceof PrimExpr ? "a runtime expression" : show(n)}`,
       span,
     );
   }
@@ -66,7 +66,7 @@ function mbarPtr(ref: MbarrierRef): Expr {
   }
   throw new TirxError(
     "TX4011",
-    `an mbarrier operand must be a view of a shared uint64 element or its ptr(), got ${describe(ref)}`,
+    `an mbarrier operand must be a view of a shared uint64 element or its ptr(), got ${show(ref)}`,
     span,
   );
 }
@@ -140,19 +140,78 @@ const bulk = {
   },
 };
 
-const namespace = { cp: { async_: { ...async_, bulk } }, mbarrier, fence };
+/**
+ * Names a JS runtime or test framework may probe on any object (thenables, JSON, matchers,
+ * pretty-printers); reading them from a T.ptx namespace gives undefined instead of an error.
+ */
+const PROTOCOL = new Set([
+  "then",
+  "toJSON",
+  "asymmetricMatch",
+  "nodeType",
+  "tagName",
+  "$$typeof",
+  "@@__IMMUTABLE_ITERABLE__@@",
+  "@@__IMMUTABLE_RECORD__@@",
+  "_isMockFunction",
+]);
+
+/** A namespace whose unknown members are errors with a "did you mean" over its members. */
+function strict<N extends object>(path: string, target: N): N {
+  return new Proxy(target, {
+    get(t, key, receiver) {
+      if (typeof key !== "string" || key in t || PROTOCOL.has(key)) {
+        return Reflect.get(t, key, receiver) as unknown;
+      }
+      throw unknownMember(path, key, Object.keys(t));
+    },
+  });
+}
+
+function unknownMember(path: string, key: string, members: readonly string[]): TirxError {
+  const guess = didYouMean(key, members);
+  return new TirxError(
+    "TX1002",
+    `${path} has no member ${show(key)}${guess ? `; did you mean ${path}.${guess}?` : ""} (members: ${members.join(", ")})`,
+    callerSpan(),
+  );
+}
+
+/** `T.ptx.cp.async_` (also spelled `T.ptx.cp.async`). */
+const cpAsync = strict("T.ptx.cp.async_", {
+  ...async_,
+  bulk: strict("T.ptx.cp.async_.bulk", bulk),
+});
+
+/** The cp.async group operations; TIRx spells it `async_` (a Python keyword), TypeScript allows both. */
+export interface CpNamespace {
+  readonly async_: typeof cpAsync;
+  readonly async: typeof cpAsync;
+}
+
+const namespace = {
+  cp: strict<CpNamespace>("T.ptx.cp", { async_: cpAsync, async: cpAsync }),
+  mbarrier: strict("T.ptx.mbarrier", {
+    ...mbarrier,
+    arrive: strict("T.ptx.mbarrier.arrive", arrive),
+  }),
+  fence: strict("T.ptx.fence", fence),
+};
 
 /**
  * `T.ptx`: index with an opcode string for tile patterns (`T.ptx["cp.async.ca.shared.global"]`),
- * or use its namespaces for plain instructions (`T.ptx.cp.async_.commit_group()`).
+ * or use its namespaces for plain instructions (`T.ptx.cp.async_.commit_group()`). Only dotted
+ * names are opcodes; any other unknown member is an error (TX1002) with a "did you mean".
  */
 export const ptx: typeof namespace & Record<string, PtxOp> = new Proxy(
   namespace as typeof namespace & Record<string, PtxOp>,
   {
-    get(target, key) {
-      if (typeof key === "string" && key in target) return (target as Record<string, unknown>)[key];
-      if (typeof key === "string") return new PtxOp(key);
-      return undefined;
+    get(target, key, receiver) {
+      if (typeof key !== "string" || key in target || PROTOCOL.has(key)) {
+        return Reflect.get(target, key, receiver) as unknown;
+      }
+      if (key.includes(".")) return new PtxOp(key);
+      throw unknownMember("T.ptx", key, Object.keys(target));
     },
   },
 );

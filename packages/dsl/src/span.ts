@@ -1,12 +1,13 @@
 import { fileURLToPath } from "node:url";
 import type { Span } from "@tirx-ts/core";
 
-const OWN_FILES = /[\\/](packages[\\/]dsl[\\/](src|dist)|node_modules[\\/]@tirx-ts[\\/]dsl)[\\/]/;
+const OWN_FILES =
+  /[\\/]packages[\\/](dsl|core|codegen-ptx|runtime-sim|runtime-cuda|tirx-ts)[\\/](src|dist)[\\/]/;
 const FRAME = /\(?((?:file:\/\/)?[^\s()]+?):(\d+):(\d+)\)?$/;
 
 /**
- * The author's source position of the current T.* call: the first stack frame outside this
- * package. Node maps positions through source maps under tsx and vitest, so these are the
+ * The author's source position of the current T.* (or `compile`) call: the first stack frame
+ * outside the tirx-ts packages. Node maps positions through source maps under tsx and vitest, so these are the
  * lines of the author's .ts file.
  */
 export function callerSpan(): Span | undefined {

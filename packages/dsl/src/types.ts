@@ -1,5 +1,6 @@
-import { isDType, isFloat, TirxError, type DType } from "@tirx-ts/core";
-import { PrimExpr, describe, toExpr, type ExprLike } from "./expr.js";
+import { isFloat, TirxError, type DType } from "@tirx-ts/core";
+import { checkDType, PrimExpr, show, toExpr, type ExprLike } from "./expr.js";
+import { checkShape } from "./check.js";
 import { callerSpan } from "./span.js";
 
 /** Parameter type of a global tensor: `T.Tensor([128, 32], "float16")`. */
@@ -21,21 +22,13 @@ export interface ScalarType {
  */
 export function Tensor(shape: readonly number[], dtype: DType): TensorType {
   const span = callerSpan();
-  if (!isDType(dtype)) throw new TirxError("TX1003", `unknown dtype "${String(dtype)}"`, span);
-  if (!Array.isArray(shape) || shape.some((n) => !Number.isInteger(n) || n <= 0)) {
-    throw new TirxError(
-      "TX2003",
-      `tensor shape must be a list of positive integers, got ${JSON.stringify(shape)}`,
-      span,
-    );
-  }
-  return { kind: "TensorType", shape: [...shape], dtype };
+  checkDType(dtype, "T.Tensor", span);
+  return { kind: "TensorType", shape: checkShape(shape, "T.Tensor", span, false), dtype };
 }
 
 /** A scalar parameter of `dtype`. */
 export function Scalar(dtype: DType): ScalarType {
-  if (!isDType(dtype))
-    throw new TirxError("TX1003", `unknown dtype "${String(dtype)}"`, callerSpan());
+  checkDType(dtype, "T.Scalar", callerSpan());
   return { kind: "ScalarType", dtype };
 }
 
@@ -59,12 +52,12 @@ export function dtypeFn(dtype: DType): DTypeFn {
       dtype !== "bool" &&
       !Number.isInteger(value)
     ) {
-      throw new TirxError("TX1002", `${dtype}(${value}): not an integer`, span);
+      throw new TirxError("TX1002", `T.${dtype}(${show(value)}): not an integer`, span);
     }
     if (typeof value !== "number" && typeof value !== "bigint" && typeof value !== "boolean") {
       throw new TirxError(
         "TX1002",
-        `${dtype}(...) takes a number or an expression, got ${describe(value)}`,
+        `T.${dtype}(...) takes a number or an expression, got ${show(value)}`,
         span,
       );
     }

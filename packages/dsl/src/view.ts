@@ -3,7 +3,6 @@ import {
   divisorOf,
   dtypeBytes,
   elementOffset,
-  isDType,
   rearrange,
   reinterpret,
   subView,
@@ -17,44 +16,67 @@ import {
   type View,
 } from "@tirx-ts/core";
 import { builder } from "./builder.js";
-import { describe, PrimExpr, toExpr, type ExprLike } from "./expr.js";
+import { checkDType, PrimExpr, show, toExpr, type ExprLike } from "./expr.js";
+import { isPlainObject } from "./check.js";
 import { callerSpan } from "./span.js";
 
 /** One index of `sub`: an expression or number (drops the axis), `":"`, `"a:b"`, `"a:b:s"`, `T.slice`, `"..."`. */
 export type Index = ExprLike | Slice | string;
 
-function parseIndex(i: Index, span?: Span): SubIndex {
+function parseIndex(i: unknown, span?: Span): SubIndex {
   if (typeof i === "string") {
     if (i === ":" || i === "...") return i;
     const m = /^\s*(-?\d*)\s*:\s*(-?\d*)\s*(?::\s*(\d*)\s*)?$/.exec(i);
     if (!m)
       throw new TirxError(
         "TX1013",
-        `cannot read "${i}" as a slice (use ":", "a:b" or "a:b:step")`,
+        `cannot read ${show(i)} as a slice (use ":", "a:b" or "a:b:step")`,
         span,
       );
-    return {
-      kind: "Slice",
-      ...(m[1] ? { start: Number(m[1]) } : {}),
-      ...(m[2] ? { stop: Number(m[2]) } : {}),
-      ...(m[3] ? { step: Number(m[3]) } : {}),
-    };
+    return checkSlice(
+      {
+        kind: "Slice",
+        ...(m[1] ? { start: Number(m[1]) } : {}),
+        ...(m[2] ? { stop: Number(m[2]) } : {}),
+        ...(m[3] ? { step: Number(m[3]) } : {}),
+      },
+      span,
+    );
   }
-  if (
-    typeof i === "object" &&
-    i !== null &&
-    !(i instanceof PrimExpr) &&
-    (i as Slice).kind === "Slice"
-  ) {
-    return i as Slice;
-  }
-  if (typeof i === "number") return i;
   if (i instanceof PrimExpr) return i.expr;
+  if (isPlainObject(i) && i.kind === "Slice") return checkSlice(i, span);
+  if (typeof i === "number") {
+    if (!Number.isSafeInteger(i)) {
+      throw new TirxError("TX1002", `an index must be an integer, got ${show(i)}`, span);
+    }
+    return i;
+  }
+  if (typeof i === "bigint" && i >= BigInt(-(2 ** 31)) && i < 2n ** 31n) return Number(i);
   throw new TirxError(
     "TX1002",
-    `an index must be an expression, a number or a slice, got ${describe(i)}`,
+    `an index must be an expression, an integer or a slice, got ${show(i)}`,
     span,
   );
+}
+
+/** A slice object with integer (or absent) start, stop and a positive step. */
+export function checkSlice(s: Record<string, unknown>, span?: Span): Slice {
+  const { start, stop, step } = s;
+  const ok = (x: unknown): x is number | undefined =>
+    x === undefined || (typeof x === "number" && Number.isSafeInteger(x));
+  if (!ok(start) || !ok(stop) || !ok(step) || (step !== undefined && step <= 0)) {
+    throw new TirxError(
+      "TX1013",
+      `a slice takes integer start and stop and a positive integer step, got ${show(s)}`,
+      span,
+    );
+  }
+  return {
+    kind: "Slice",
+    ...(start !== undefined ? { start } : {}),
+    ...(stop !== undefined ? { stop } : {}),
+    ...(step !== undefined ? { step } : {}),
+  };
 }
 
 /**
@@ -83,7 +105,34 @@ export class TileView {
    * @throws TirxError TX1010–TX1012.
    */
   rearrange(pattern: string, sizes: Readonly<Record<string, number>> = {}): TileView {
-    return new TileView(rearrange(this.view, pattern, sizes, callerSpan()));
+    const span = callerSpan();
+    if (typeof pattern !== "string") {
+      throw new TirxError(
+        "TX1010",
+        `rearrange needs an einops pattern such as "(w t) v -> w t v", got ${show(pattern)}`,
+        span,
+      );
+    }
+    if (!isPlainObject(sizes)) {
+      throw new TirxError(
+        "TX1011",
+        `rearrange sizes must be an object such as { w: 4 }, got ${show(sizes)}`,
+        span,
+      );
+    }
+    const known: Record<string, number> = {};
+    for (const k of Reflect.ownKeys(sizes)) {
+      const v: unknown = Object.getOwnPropertyDescriptor(sizes, k)?.value;
+      if (typeof k !== "string" || typeof v !== "number" || !Number.isSafeInteger(v) || v <= 0) {
+        throw new TirxError(
+          "TX1011",
+          `size of axis ${show(k)} must be a positive integer, got ${show(v)}`,
+          span,
+        );
+      }
+      Object.defineProperty(known, k, { value: v, enumerable: true });
+    }
+    return new TileView(rearrange(this.view, pattern, known, span));
   }
 
   /**
@@ -95,7 +144,7 @@ export class TileView {
     return new TileView(
       subView(
         this.view,
-        index.map((i) => parseIndex(i, span)),
+        Array.from(index, (i) => parseIndex(i, span)),
         span,
       ),
     );
@@ -107,7 +156,7 @@ export class TileView {
    */
   view_as(dtype: DType): TileView {
     const span = callerSpan();
-    if (!isDType(dtype)) throw new TirxError("TX1003", `unknown dtype "${String(dtype)}"`, span);
+    checkDType(dtype, "view_as", span);
     // A runtime origin must provably start on a whole `dtype` element: viewing it as a wider
     // type divides the byte offset, which would otherwise silently round down.
     const from = dtypeBytes(this.dtype);
@@ -129,13 +178,18 @@ export class TileView {
     if (!Array.isArray(indices)) {
       throw new TirxError(
         "TX1002",
-        `indices must be an array such as [i, j], got ${describe(indices)}`,
+        `indices must be an array such as [i, j], got ${show(indices)}`,
         span,
       );
     }
     return elementOffset(
       this.view,
-      indices.map((i) => toExpr(i, "int32", span)),
+      Array.from(indices as readonly unknown[], (i) => {
+        if (typeof i === "number" && !Number.isInteger(i)) {
+          throw new TirxError("TX1002", `an index must be an integer, got ${show(i)}`, span);
+        }
+        return toExpr(i as ExprLike, "int32", span);
+      }),
       span,
     );
   }

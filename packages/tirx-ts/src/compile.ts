@@ -1,5 +1,10 @@
 import {
   checkArgs,
+  checkPrimFunc,
+  didYouMean,
+  showValue,
+  TirxError as TirxErrorClass,
+  type Span,
   verify,
   type KernelArg,
   type PrimFunc,
@@ -7,6 +12,7 @@ import {
   type VerifiedFunc,
 } from "@tirx-ts/core";
 import { emitPtx, type PtxModule } from "@tirx-ts/codegen-ptx";
+import { callerSpan } from "@tirx-ts/dsl";
 import { compileCuda, type CudaCompiled } from "@tirx-ts/runtime-cuda";
 import { runSim } from "@tirx-ts/runtime-sim";
 import { device as defaultDevice } from "./device.js";
@@ -47,6 +53,7 @@ export interface Compiled {
  * @throws TirxError from the verifier (TX1xxx–TX4xxx) or for bad arguments (TX5xxx); CudaError.
  */
 export function compile(fn: PrimFunc, opts: CompileOptions = { target: "cuda" }): Compiled {
+  checkCompileArgs(fn, opts, callerSpan());
   const verified = verify(fn);
   const module = emitPtx(verified, opts.arch ? { arch: opts.arch } : {});
   let onCuda: CudaCompiled | undefined;
@@ -68,4 +75,34 @@ export function compile(fn: PrimFunc, opts: CompileOptions = { target: "cuda" })
     verified,
     launchAsync: (...args: KernelArg[]): void => void launch(args, false),
   });
+}
+
+const OPTIONS = ["target", "arch", "hazards"] as const;
+
+/** `compile`'s own argument checks: a PrimFunc and an options object with known fields. */
+function checkCompileArgs(fn: unknown, opts: unknown, span?: Span): void {
+  checkPrimFunc(fn, "compile", span);
+  const bad = (message: string, code: "TX1002" | "TX5006" = "TX1002"): never => {
+    throw new TirxErrorClass(code, message, span);
+  };
+  if (typeof opts !== "object" || opts === null || Array.isArray(opts)) {
+    bad(`compile options must be an object like { target: "cuda" }, got ${showValue(opts)}`);
+  }
+  const o = opts as Record<string, unknown>;
+  for (const k of Reflect.ownKeys(o)) {
+    if (typeof k === "string" && (OPTIONS as readonly string[]).includes(k)) continue;
+    const guess = typeof k === "string" ? didYouMean(k, OPTIONS) : undefined;
+    bad(
+      `compile has no option ${showValue(k)}${guess ? `; did you mean "${guess}"?` : ""} (options: ${OPTIONS.join(", ")})`,
+    );
+  }
+  if (o.target !== undefined && o.target !== "cuda") {
+    bad(`compile supports target "cuda" only, got ${showValue(o.target)}`, "TX5006");
+  }
+  if (o.arch !== undefined && typeof o.arch !== "string") {
+    bad(`arch must be a string such as "sm_90", got ${showValue(o.arch)}`, "TX5006");
+  }
+  if (o.hazards !== undefined && o.hazards !== "throw" && o.hazards !== "collect") {
+    bad(`hazards must be "throw" or "collect", got ${showValue(o.hazards)}`);
+  }
 }

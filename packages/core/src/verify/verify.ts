@@ -34,7 +34,6 @@ export interface VerifiedFunc {
   readonly staticSharedBytes: number;
 }
 
-
 function maxVersion(
   a: readonly [number, number],
   b: readonly [number, number],
@@ -341,7 +340,12 @@ export function verify(fn: PrimFunc): VerifiedFunc {
           need({ ptx: plan.ptxVersion, sm: 80 });
           return;
         }
-        const known = ["cp.async.cg.shared.global", "cp.async.ca.shared.global", "cp.async.bulk.shared::cta.global.mbarrier::complete_tx::bytes", "cp.async.bulk.global.shared::cta.bulk_group"];
+        const known = [
+          "cp.async.cg.shared.global",
+          "cp.async.ca.shared.global",
+          "cp.async.bulk.shared::cta.global.mbarrier::complete_tx::bytes",
+          "cp.async.bulk.global.shared::cta.bulk_group",
+        ];
         const guess = didYouMean(s.opcode, known);
         throw new TirxError(
           "TX3001",
