@@ -102,11 +102,12 @@ describe("well-formedness", () => {
   });
 
   test("T.unroll needs a constant trip count of at most 4096 (TX2012)", () => {
-    const k = (bound: (n: ReturnType<typeof T.int32>) => number | ReturnType<typeof T.int32>) => () =>
-      T.function("k", { A: T.Tensor([8], "int32"), n: T.int32 }, ({ A, n }) => {
-        T.device_entry({ launch: launch() });
-        for (const i of T.unroll(bound(n))) A.set([i.floormod(8)], i);
-      });
+    const k =
+      (bound: (n: ReturnType<typeof T.int32>) => number | ReturnType<typeof T.int32>) => () =>
+        T.function("k", { A: T.Tensor([8], "int32"), n: T.int32 }, ({ A, n }) => {
+          T.device_entry({ launch: launch() });
+          for (const i of T.unroll(bound(n))) A.set([i.floormod(8)], i);
+        });
     expect(codeOf(k(() => 4096))).toBe("verified");
     expect(codeOf(k(() => 4097))).toBe("TX2012");
     expect(codeOf(k((n) => n))).toBe("TX2012");
@@ -123,4 +124,3 @@ describe("well-formedness", () => {
     expect(codeOf(k(4097))).toBe("TX2012");
   });
 });
-

@@ -116,10 +116,7 @@ export function resolveArch(arch: string, vf: VerifiedFunc): Arch {
   const accepted = ARCHS.map((a) => a.name).join(", ");
   const m = /^sm_(\d+)a?$/.exec(arch);
   if (!m) {
-    throw new TirxError(
-      "TX5006",
-      `unknown target "${arch}"; accepted targets: ${accepted}`,
-    );
+    throw new TirxError("TX5006", `unknown target "${arch}"; accepted targets: ${accepted}`);
   }
   const sm = Number(m[1]);
   // A feature error says more than "unsupported arch", so it comes first.
@@ -131,17 +128,18 @@ export function resolveArch(arch: string, vf: VerifiedFunc): Arch {
           f.code,
           `${instr} needs sm_${f.minSm} or newer, but the target is ${arch}`,
           s.span ?? vf.fn.span,
-          [{ message: `compile with { target: "cuda", arch: "sm_${f.minSm}" } (command line: --arch sm_${f.minSm})` }],
+          [
+            {
+              message: `compile with { target: "cuda", arch: "sm_${f.minSm}" } (command line: --arch sm_${f.minSm})`,
+            },
+          ],
         );
       }
     }
   });
   const found = ARCHS.find((a) => a.name === arch);
   if (!found) {
-    throw new TirxError(
-      "TX5006",
-      `unsupported target "${arch}"; accepted targets: ${accepted}`,
-    );
+    throw new TirxError("TX5006", `unsupported target "${arch}"; accepted targets: ${accepted}`);
   }
   if (vf.minSm > found.sm) {
     throw new TirxError(
