@@ -1,6 +1,6 @@
 import { describe, expect, test } from "vitest";
 import { T } from "@tirx-ts/dsl";
-import { TirxError, verify, type PrimFunc } from "@tirx-ts/core";
+import { mkBuffer, TirxError, verify, type PrimFunc } from "@tirx-ts/core";
 
 function codeOf(build: () => PrimFunc): string {
   try {
@@ -122,5 +122,16 @@ describe("well-formedness", () => {
       });
     expect(codeOf(k(4096))).toBe("verified");
     expect(codeOf(k(4097))).toBe("TX2012");
+  });
+
+  test("an allocation in global memory is refused (TX2009): global tensors are parameters", () => {
+    const fn = T.function("k", {}, () => {
+      T.device_entry({ launch: launch() });
+    });
+    const entry = fn.body.kind === "DeviceEntry" ? fn.body : undefined;
+    if (!entry) throw new Error("unexpected IR");
+    const buf = mkBuffer("g", [4], "float32", "global");
+    const bad: PrimFunc = { ...fn, body: { ...entry, body: { kind: "Alloc", buffer: buf } } };
+    expect(codeOf(() => bad)).toBe("TX2009");
   });
 });
