@@ -1,6 +1,7 @@
 import { describe, expect, test } from "vitest";
 import {
   constInt,
+  knownDivisor,
   mkBuffer,
   mkVar,
   rearrange,
@@ -94,6 +95,15 @@ describe("reinterpreting views", () => {
     const v = reinterpret(A(), "uint32");
     expect(v.shape).toEqual([128, 16]);
     expect(v.strides).toEqual([16, 1]);
+  });
+
+  test("a runtime origin must provably start on a whole wider element", () => {
+    const tid = mkVar("tid", "int32");
+    const rowOf = (pitch: number) =>
+      subView(rearrange(A(), "r (c k) -> (r c) k", { k: pitch }), [tid, ":"]);
+    expect(reinterpret(rowOf(8), "uint32").shape).toEqual([4]);
+    expect(knownDivisor(reinterpret(rowOf(8), "uint32").offset)).toBe(4);
+    expect(code(() => reinterpret(rowOf(1), "uint32"))).toBe("TX1014");
   });
 
   test("an odd final axis cannot be seen as wider words", () => {

@@ -1,7 +1,4 @@
 import {
-  constInt,
-  divisorOf,
-  dtypeBytes,
   elementOffset,
   rearrange,
   reinterpret,
@@ -157,20 +154,6 @@ export class TileView {
   view_as(dtype: DType): TileView {
     const span = callerSpan();
     checkDType(dtype, "view_as", span);
-    // A runtime origin must provably start on a whole `dtype` element: viewing it as a wider
-    // type divides the byte offset, which would otherwise silently round down.
-    const from = dtypeBytes(this.dtype);
-    const to = dtypeBytes(dtype);
-    if (to > from && constInt(this.view.offset) === undefined) {
-      const d = divisorOf(this.view.offset) * from;
-      if (d % to !== 0) {
-        throw new TirxError(
-          "TX1014",
-          `cannot view ${this.dtype} bytes as ${dtype}: the view starts at a runtime byte offset that is only provably a multiple of ${d}, not of ${to}`,
-          span,
-        );
-      }
-    }
     return new TileView(reinterpret(this.view, dtype, span));
   }
 

@@ -126,6 +126,14 @@ export function knownDivisor(e: Expr): number {
           const s = e.b.kind === "IntImm" ? Number(e.b.value) : undefined;
           return s !== undefined && s < 31 ? a * 2 ** s : 1;
         }
+        case "floordiv":
+        case "div": {
+          // An exact division by a constant keeps the quotient of the divisors:
+          // floordiv(x * 2, 4) (float16 offsets seen as uint32) divides by d / 4 when 4 | d.
+          const c = e.b.kind === "IntImm" ? Math.abs(Number(e.b.value)) : 0;
+          if (c > 0 && a === 0) return 0;
+          return c > 0 && a % c === 0 ? a / c : 1;
+        }
         case "floormod":
         case "mod":
           return e.b.kind === "IntImm" ? gcd(a, b) : 1;

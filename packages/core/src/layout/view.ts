@@ -3,6 +3,7 @@ import { TirxError } from "../diagnostics.js";
 import { binary, cast } from "../ir/arith.js";
 import { rowMajorStrides, type Buffer, type View } from "../ir/buffer.js";
 import { constInt, intImm, type Expr } from "../ir/expr.js";
+import { knownDivisor } from "../analysis/bounds.js";
 import type { Span } from "../span.js";
 
 /** A static slice `start:stop:step` of one axis (stop exclusive). */
@@ -155,6 +156,14 @@ export function reinterpret(view: View, dtype: DType, span?: Span): View {
         bad(`the view starts at byte ${c * from}, not a multiple of ${to}`);
       offset = intImm((c * from) / to);
     } else {
+      // The byte offset is divided below: it must provably start on a whole `dtype` element,
+      // or the view would silently round down.
+      const d = knownDivisor(view.offset) * from;
+      if (d % to !== 0) {
+        bad(
+          `the view starts at a runtime byte offset that is only provably a multiple of ${d}, not of ${to}`,
+        );
+      }
       offset = binary("floordiv", binary("mul", view.offset, intImm(from)), intImm(to));
     }
   } else {

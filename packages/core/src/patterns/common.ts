@@ -91,45 +91,9 @@ export function sideOf(view: View, groupAxes: number, span?: Span): AtomSide {
 
 const gcd = (a: number, b: number): number => (b === 0 ? Math.abs(a) : gcd(b, a % b));
 
-/**
- * A number that provably divides every value of the integer expression `e` (0: `e` is 0).
- * Like the analysis's `knownDivisor`, but it also sees through an exact division by a constant:
- * `floordiv(x * 2, 4)` (what viewing float16 bytes as uint32 makes of a runtime offset `x`)
- * divides by `d / 4` when `d`, the divisor of `x * 2`, is a multiple of 4.
- */
-export function divisorOf(e: Expr): number {
-  if (e.kind === "Binary") {
-    const a = divisorOf(e.a);
-    const b = divisorOf(e.b);
-    switch (e.op) {
-      case "add":
-      case "sub":
-      case "min":
-      case "max":
-        return gcd(a, b);
-      case "mul":
-        return a === 0 || b === 0 ? 0 : a * b;
-      case "floordiv":
-      case "div": {
-        const c = e.b.kind === "IntImm" ? Math.abs(Number(e.b.value)) : 0;
-        if (c > 0 && a === 0) return 0;
-        return c > 0 && a % c === 0 ? a / c : 1;
-      }
-      case "floormod":
-      case "mod":
-        return e.b.kind === "IntImm" ? gcd(a, b) : 1;
-      default:
-        return knownDivisor(e);
-    }
-  }
-  if (e.kind === "IfThenElse") return gcd(divisorOf(e.t), divisorOf(e.f));
-  if (e.kind === "Cast") return divisorOf(e.value);
-  return knownDivisor(e);
-}
-
 /** gcd of the byte offsets an atom of `side` can start at (relative to its buffer). */
 export function atomAlignment(side: AtomSide): number {
-  let g = divisorOf(side.baseBytes);
+  let g = knownDivisor(side.baseBytes);
   for (const s of [...side.groupStridesBytes, ...side.repeatStridesBytes]) g = gcd(g, s);
   // Relative alignment is capped by the alignment of the buffer itself.
   return g === 0 ? side.buffer.align : gcd(g, side.buffer.align);
