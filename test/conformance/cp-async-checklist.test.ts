@@ -18,6 +18,7 @@ import {
   type PrimFunc,
   type TileView,
 } from "tirx-ts";
+import { dtypeBytes } from "@tirx-ts/core";
 import { assemblePtx } from "../util/ptxas.js";
 
 const FILE = fileURLToPath(import.meta.url);
@@ -28,17 +29,7 @@ const APPLY_LINE = lineOf("// CHECK-APPLY");
 const SENTINEL = 0xa5;
 const POLICY = 0x14f0000000000000n;
 
-const BYTES: Partial<Record<DType, number>> = {
-  uint8: 1,
-  uint16: 2,
-  float16: 2,
-  uint32: 4,
-  int32: 4,
-  float32: 4,
-  float64: 8,
-  uint64: 8,
-};
-const eb = (d: DType): number => BYTES[d]!;
+const eb = dtypeBytes;
 
 interface H {
   A: TileView;

@@ -8,6 +8,7 @@
 import fc from "fast-check";
 import { describe, expect, test } from "vitest";
 import { T, compile, sim, tensor, TirxError, verify, type DType, type PrimFunc } from "tirx-ts";
+import { dtypeBytes } from "@tirx-ts/core";
 import { assembleAll } from "./ptxas-pool.js";
 
 const SEED = 0x7c0a5f;
@@ -16,22 +17,21 @@ const SENTINEL = 0xa5;
 const POLICY = 0x14f0000000000000n;
 console.log(`cp-async property tests: fast-check seed ${SEED}, ${RUNS} runs each way`);
 
-const EB: Partial<Record<DType, number>> = {
-  uint8: 1,
-  int8: 1,
-  uint16: 2,
-  int16: 2,
-  float16: 2,
-  bfloat16: 2,
-  uint32: 4,
-  int32: 4,
-  float32: 4,
-  uint64: 8,
-  int64: 8,
-  float64: 8,
-};
-const eb = (d: DType): number => EB[d]!;
-const ALL_DTYPES = Object.keys(EB) as DType[];
+const eb = dtypeBytes;
+const ALL_DTYPES: DType[] = [
+  "uint8",
+  "int8",
+  "uint16",
+  "int16",
+  "float16",
+  "bfloat16",
+  "uint32",
+  "int32",
+  "float32",
+  "uint64",
+  "int64",
+  "float64",
+];
 const SHARED_DTYPES: DType[] = ["uint8", "uint16", "uint32", "uint64"];
 
 interface Config {

@@ -4,6 +4,7 @@
 // test/conformance/cp-async-matrix.test.ts (verifier, ptxas, simulator) and
 // test/gpu/cp-async-matrix.test.ts (the same cells on a GPU, bit for bit against the simulator).
 import { T, compile, tensor, type DType, type DeviceLike, type PrimFunc } from "tirx-ts";
+import { dtypeBytes } from "@tirx-ts/core";
 
 export type Chunk = 4 | 8 | 16;
 export type PredForm = "none" | "true" | "false";
@@ -81,21 +82,7 @@ export function dtypesOf(c: Cell, index = 0): { src: DType; dst: DType } {
   return { src: s[index % s.length]!, dst: d[(index >> 1) % d.length]! };
 }
 
-const BYTES: Record<string, number> = {
-  uint8: 1,
-  int8: 1,
-  uint16: 2,
-  int16: 2,
-  float16: 2,
-  bfloat16: 2,
-  uint32: 4,
-  int32: 4,
-  float32: 4,
-  uint64: 8,
-  int64: 8,
-  float64: 8,
-};
-const bytesOf = (d: DType): number => BYTES[d]!;
+const bytesOf = dtypeBytes;
 
 /** Row bytes per thread. */
 export const rowBytes = (c: Cell): number => REPEATS * c.chunk;

@@ -18,16 +18,6 @@ export interface TensorOptions {
   readonly device?: DeviceLike;
 }
 
-function check(data: HostData, opts: TensorOptions): void {
-  const n = opts.shape.reduce((a, b) => a * b, 1);
-  if (!(data instanceof Uint8Array && data.length !== n) && data.length !== n) {
-    throw new TirxError(
-      "TX5007",
-      `tensor of shape [${opts.shape.join(", ")}] needs ${n} elements, got ${data.length}`,
-    );
-  }
-}
-
 /**
  * A device tensor holding `data` (one value per element, row-major; float16/bfloat16 are rounded
  * to nearest even). On `opts.device`, or the default device.
@@ -53,14 +43,10 @@ export function tensor(data: HostData, opts: TensorOptions): DeviceTensor {
     );
   }
   const dev = opts.device ?? defaultDevice();
-  try {
-    return dev.kind === "sim"
-      ? simTensor(data, { shape: opts.shape, dtype: opts.dtype })
-      : cudaTensor(data, { shape: opts.shape, dtype: opts.dtype, device: dev as CudaDevice });
-  } catch (e) {
-    if (e instanceof RangeError) check(data, opts);
-    throw e;
-  }
+  // Each runtime checks that the data fits the shape (TX5007).
+  return dev.kind === "sim"
+    ? simTensor(data, { shape: opts.shape, dtype: opts.dtype })
+    : cudaTensor(data, { shape: opts.shape, dtype: opts.dtype, device: dev as CudaDevice });
 }
 
 /** A zero-filled device tensor. */
