@@ -1,4 +1,5 @@
 import {
+  findOp,
   TirxError,
   stmtExprs,
   walkExpr,
@@ -47,16 +48,9 @@ export interface Feature {
   readonly matches: (instruction: string) => boolean;
 }
 
-const SM90_INTRINSICS = [
-  "mbarrier.arrive.expect_tx",
-  "mbarrier.try_wait",
-  "fence.proxy.async",
-  "fence.mbarrier_init",
-];
-
 /**
- * Features by minimum sm, checked in program order. The first entry that matches an instruction
- * decides its error, so the narrower spellings come first.
+ * Tile patterns gated on the sm target, recognised by their opcode family, checked in program
+ * order. Ops (intrinsic calls) carry their own target in the op table (`OpDef.sm`, `archCode`).
  */
 export const FEATURES: readonly Feature[] = [
   {
@@ -67,13 +61,6 @@ export const FEATURES: readonly Feature[] = [
     matches: (op) => op.startsWith("cp.async.bulk"),
   },
   {
-    name: "mbarrier transaction counts and async-proxy fences",
-    minSm: 90,
-    code: "TX4007",
-    source: "PTX ISA, mbarrier / fence.proxy.async: require sm_90 or higher",
-    matches: (op) => SM90_INTRINSICS.some((p) => op.startsWith(p)),
-  },
-  {
     name: "cp.async",
     minSm: 80,
     code: "TX3023",
@@ -82,14 +69,21 @@ export const FEATURES: readonly Feature[] = [
   },
 ];
 
-/** The instruction spellings a statement uses directly (opcode, intrinsic, value intrinsics). */
-function instructionsOf(s: Stmt): string[] {
-  const out: string[] = [];
-  if (s.kind === "TileApply") out.push(s.opcode);
-  if (s.kind === "Call") out.push(s.op);
+/** The target requirement of each instruction a statement uses directly. */
+function requirementsOf(s: Stmt): { instr: string; minSm: number; code: DiagnosticCode }[] {
+  const out: { instr: string; minSm: number; code: DiagnosticCode }[] = [];
+  if (s.kind === "TileApply") {
+    const f = FEATURES.find((x) => x.matches(s.opcode));
+    if (f) out.push({ instr: s.opcode, minSm: f.minSm, code: f.code });
+  }
+  const addOp = (name: string): void => {
+    const op = findOp(name);
+    if (op) out.push({ instr: name, minSm: op.sm, code: op.archCode ?? "TX5006" });
+  };
+  if (s.kind === "Call") addOp(s.op);
   for (const e of stmtExprs(s)) {
     walkExpr(e, (x) => {
-      if (x.kind === "CallExpr") out.push(x.op);
+      if (x.kind === "CallExpr") addOp(x.op);
     });
   }
   return out;
@@ -121,9 +115,9 @@ export function resolveArch(arch: string, vf: VerifiedFunc): Arch {
   const sm = Number(m[1]);
   // A feature error says more than "unsupported arch", so it comes first.
   walkStmt(vf.entry.body, (s) => {
-    for (const instr of instructionsOf(s)) {
-      const f = FEATURES.find((x) => x.matches(instr));
-      if (f && sm < f.minSm) {
+    for (const f of requirementsOf(s)) {
+      const instr = f.instr;
+      if (sm < f.minSm) {
         throw new TirxError(
           f.code,
           `${instr} needs sm_${f.minSm} or newer, but the target is ${arch}`,

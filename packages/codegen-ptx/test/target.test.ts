@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import {
+  findOp,
   i32,
   isTirxError,
   mkVar,
@@ -145,10 +146,12 @@ describe("target errors", () => {
     expect(first("cp.async.bulk.shared::cta.global.mbarrier::complete_tx::bytes")?.code).toBe(
       "TX4007",
     );
-    expect(first("cp.async.bulk.commit_group")?.code).toBe("TX4007");
-    expect(first("fence.proxy.async.shared::cta")?.code).toBe("TX4007");
     expect(first("cp.async.ca.shared.global")?.code).toBe("TX3023");
-    expect(first("bar.sync")).toBeUndefined();
+    // Ops carry their target in the op table.
+    expect(findOp("cp.async.bulk.commit_group")).toMatchObject({ sm: 90, archCode: "TX4007" });
+    expect(findOp("fence.proxy.async.shared::cta")).toMatchObject({ sm: 90, archCode: "TX4007" });
+    expect(findOp("cp.async.commit_group")).toMatchObject({ sm: 80, archCode: "TX3023" });
+    expect(findOp("bar.sync")?.archCode).toBeUndefined();
   });
 
   it("a kernel without cp.async still needs an accepted arch", () => {

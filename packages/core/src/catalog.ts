@@ -232,6 +232,11 @@ export const CATALOG = {
     rule: "hazard/src-size-range",
     title: "a runtime src_size larger than chunk_bytes (undefined behaviour in PTX)",
   },
+  TX6011: {
+    rule: "hazard/warp-collective",
+    title:
+      "a warp collective's member mask names a lane that does not execute it, or executing lanes pass different masks",
+  },
 } as const satisfies Record<string, { rule: string; title: string }>;
 
 /** A stable diagnostic code such as `"TX3007"`. */

@@ -1,5 +1,13 @@
-import { TirxError, constInt, type Call, type CallExpr, type Expr, type Span } from "@tirx-ts/core";
-import { INTRINSIC_PTX, VALUE_INTRINSIC_PTX, type OperandForm } from "../intrinsics.js";
+import {
+  constInt,
+  opOf,
+  type Call,
+  type CallExpr,
+  type DType,
+  type Expr,
+  type LowerCtx,
+  type OpDef,
+} from "@tirx-ts/core";
 import { elemBytes } from "../types.js";
 import { elementRef, memRef } from "./address.js";
 import type { ExprEmitter } from "./expr.js";
@@ -16,53 +24,73 @@ export function mbarOperand(ex: ExprEmitter, e: Expr): string {
   return memRef(ex.register(e), 0);
 }
 
-/** The PTX operands of an intrinsic's arguments, per the forms of its table entry. */
+/** An op call's operands as PTX text, per its record's operand kinds, and their state spaces. */
 function operands(
   ex: ExprEmitter,
-  op: string,
-  forms: readonly OperandForm[],
+  op: OpDef,
   args: readonly Expr[],
-  span?: Span,
-): string[] {
-  if (args.length !== forms.length) {
-    throw new TirxError("TX2010", `${op} takes ${forms.length} operands, got ${args.length}`, span);
-  }
-  return forms.map((form, i) => {
+): { ops: string[]; spaces: ("global" | "shared")[]; dts: DType[] } {
+  const spaces: ("global" | "shared")[] = [];
+  const dts: DType[] = [];
+  const ops = op.operands.map((spec, i) => {
     const a = args[i]!;
-    if (form === "mbar") return mbarOperand(ex, a);
-    if (form === "b32") return ex.value(a);
-    const c = constInt(a);
-    if (c === undefined)
-      throw new TirxError("TX2010", `operand ${i + 1} of ${op} must be a static integer`, span);
-    return String(c);
+    dts.push(a.dtype);
+    spaces.push("global");
+    switch (spec.kind) {
+      case "static":
+        return String(constInt(a));
+      case "mbarrier":
+        spaces[i] = "shared";
+        return mbarOperand(ex, a);
+      case "address": {
+        if (a.kind !== "BufferPtr") return memRef(ex.register(a), 0);
+        dts[i] = a.buffer.dtype;
+        const at = elementRef(ex.ctx, ex, a.buffer, a.offset, elemBytes(a.buffer.dtype));
+        spaces[i] = at.space === "shared" ? "shared" : "global";
+        return at.ref;
+      }
+      case "value":
+        return ex.value(a);
+    }
   });
+  return { ops, spaces, dts };
+}
+
+/** The code generator as an op lowering sees it. */
+function lowerCtx(ex: ExprEmitter, spaces: readonly ("global" | "shared")[]): LowerCtx {
+  const ctx = ex.ctx;
+  return {
+    ins: (line) => ctx.ins(line),
+    tmp: (dt) => ctx.reg(dt),
+    label: (name) => ctx.label(name),
+    newLabel: (hint) => ctx.newLabels(hint)[0],
+    space: (i) => spaces[i] ?? "global",
+    toReg: (op, dt) => ex.toReg(op, dt),
+  };
 }
 
 /**
- * Emit a statement intrinsic as its one instruction.
- * @throws TirxError TX2010 for an intrinsic without a lowering or with wrong operands.
+ * Emit a statement op through its record's lowering. The verifier checked its operands.
+ * @throws TirxError TX2010 for an op that is not in the table.
  */
 export function emitIntrinsic(ex: ExprEmitter, s: Call): void {
-  const low = INTRINSIC_PTX[s.op];
-  if (!low) throw new TirxError("TX2010", `intrinsic "${s.op}" has no PTX lowering`, s.span);
-  ex.ctx.ins(low.ptx(operands(ex, s.op, low.operands, s.args, s.span)));
+  const op = opOf(s.op, "stmt", s.span);
+  const { ops, spaces, dts } = operands(ex, op, s.args);
+  op.lower(lowerCtx(ex, spaces), "", ops, dts, undefined);
 }
 
 /**
- * A value intrinsic split in two: `prepare` computes the operands (so that a spin loop can do it
- * once, before its label), `issue` emits the instruction and returns its result register.
- * @throws TirxError TX2010 for an intrinsic without a lowering or with wrong operands.
+ * A value op split in two: `prepare` computes the operands (so that a spin loop can do it once,
+ * before its label), `issue` emits the instructions and returns the result register.
+ * @throws TirxError TX2010 for an op that is not in the table.
  */
 export function prepareValueIntrinsic(ex: ExprEmitter, e: CallExpr): { issue(): string } {
-  const low = VALUE_INTRINSIC_PTX[e.op];
-  if (!low) {
-    throw new TirxError("TX2010", `value intrinsic "${e.op}" has no PTX lowering`, e.span);
-  }
-  const ops = operands(ex, e.op, low.operands, e.args, e.span);
+  const op = opOf(e.op, "value", e.span);
+  const { ops, spaces, dts } = operands(ex, op, e.args);
   return {
     issue(): string {
       const d = ex.ctx.reg(e.dtype);
-      ex.ctx.ins(low.ptx(d, ops));
+      op.lower(lowerCtx(ex, spaces), d, ops, dts, e.dtype);
       return d;
     },
   };

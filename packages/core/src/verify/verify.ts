@@ -7,9 +7,8 @@ import type { DeviceEntry, LaunchConfig, Stmt, TileApply } from "../ir/stmt.js";
 import { exprRange, refineRanges, type Interval, type RangeEnv } from "../analysis/bounds.js";
 import { planCpAsync, type CpAsyncPlan } from "../patterns/cp-async.js";
 import { planBulkCopy, type BulkCopyPlan } from "../patterns/cp-async-bulk.js";
-import { checkMbarrierOperand } from "../patterns/mbarrier.js";
 import { checkExpectTx } from "./expect-tx.js";
-import { INTRINSICS, VALUE_INTRINSICS, takesMbarrier, type IntrinsicInfo } from "../intrinsics.js";
+import { checkOpCall, opOf, type PtxVersion } from "../ops/index.js";
 import { exprChildren, stmtExprs } from "../visit.js";
 import type { Span } from "../span.js";
 import { checkPrimFunc } from "../show.js";
@@ -102,50 +101,9 @@ export function verify(fn: PrimFunc): VerifiedFunc {
   let dynamicBytes = 0;
   // The target check itself (and its errors) lives in codegen's feature table; here only the
   // lowest PTX version and sm the features need are accumulated.
-  const need = (info: Pick<IntrinsicInfo, "ptx" | "sm">): void => {
+  const need = (info: { readonly ptx: PtxVersion; readonly sm: number }): void => {
     ptxVersion = maxVersion(ptxVersion, info.ptx);
     minSm = Math.max(minSm, info.sm);
-  };
-  const checkCallArgs = (
-    op: string,
-    info: IntrinsicInfo,
-    args: readonly Expr[],
-    span?: Span,
-  ): void => {
-    if (args.length !== info.args.length) {
-      throw new TirxError(
-        "TX2010",
-        `${op} takes ${info.args.length} operands, got ${args.length}`,
-        span,
-      );
-    }
-    info.args.forEach((a, i) => {
-      const e = args[i]!;
-      if (a.kind === "static") {
-        const c = constInt(e);
-        if (c === undefined || c < a.min || c > a.max) {
-          const code = op.startsWith("cp.async") && op.includes("wait") ? "TX3022" : "TX2010";
-          throw new TirxError(
-            code,
-            `${a.name} of ${op} must be a static integer in ${a.min}..${a.max}, got ${c ?? "a runtime value"}`,
-            span,
-          );
-        }
-      } else if (!a.dtypes.includes(e.dtype)) {
-        throw new TirxError(
-          "TX2010",
-          `${a.name} of ${op} must be ${a.dtypes.join(" or ")}, got ${e.dtype}`,
-          span,
-        );
-      }
-    });
-    if (takesMbarrier(op)) checkMbarrierOperand(args[0]!, span);
-    if (op === "mbarrier.init") {
-      const c = constInt(args[1]!);
-      if (c !== undefined && (c < 1 || c > 2 ** 20 - 1)) {
-        throw new TirxError("TX4012", `mbarrier.init count ${c} is outside [1, 2^20 - 1]`, span);
-      }
-    }
   };
   const vars = new Set<number>();
   const buffers = new Set<number>();
@@ -204,10 +162,16 @@ export function verify(fn: PrimFunc): VerifiedFunc {
       );
     }
     if (e.kind === "CallExpr") {
-      const info = VALUE_INTRINSICS[e.op];
-      if (!info) throw new TirxError("TX2010", `unknown intrinsic "${e.op}"`, where);
-      checkCallArgs(e.op, info, e.args, where);
-      need(info);
+      const op = opOf(e.op, "value", where);
+      const rt = checkOpCall(op, e.args, where);
+      if (rt !== e.dtype) {
+        throw new TirxError(
+          "TX2005",
+          `${op.surface} gives ${rt}, but the call says ${e.dtype}`,
+          where,
+        );
+      }
+      need(op);
     }
     for (const c of exprChildren(e)) checkExpr(c, where);
   };
@@ -312,10 +276,9 @@ export function verify(fn: PrimFunc): VerifiedFunc {
         return;
       }
       case "Call": {
-        const info = INTRINSICS[s.op];
-        if (!info) throw new TirxError("TX2010", `unknown intrinsic "${s.op}"`, s.span);
-        checkCallArgs(s.op, info, s.args, s.span);
-        need(info);
+        const op = opOf(s.op, "stmt", s.span);
+        checkOpCall(op, s.args, s.span);
+        need(op);
         return;
       }
       case "TileApply": {

@@ -1,4 +1,11 @@
-import { stmtChildren, walkExpr, type Expr, type Stmt, type VerifiedFunc } from "@tirx-ts/core";
+import {
+  findOp,
+  stmtChildren,
+  walkExpr,
+  type Expr,
+  type Stmt,
+  type VerifiedFunc,
+} from "@tirx-ts/core";
 import type { ExprCompiler } from "./expr.js";
 import { LoopVar } from "./loop-var.js";
 import { compileStmt, MAX_WHILE_ITERATIONS, reportSpin, type Exec } from "./stmt.js";
@@ -15,7 +22,10 @@ const blocking = new WeakMap<Stmt, boolean>();
 function hasTryWait(e: Expr): boolean {
   let hit = false;
   walkExpr(e, (x) => {
-    if (x.kind === "CallExpr" && x.op === "mbarrier.try_wait.parity") hit = true;
+    if (x.kind !== "CallExpr") return;
+    const fx = findOp(x.op)?.sim;
+    if (fx?.kind === "machine" && fx.effect.unit === "mbarrier" && fx.effect.action === "try_wait")
+      hit = true;
   });
   return hit;
 }
@@ -69,12 +79,13 @@ function compileGen(ec: ExprCompiler, vf: VerifiedFunc, s: Stmt): GenExec {
     case "If": {
       // Divergent arms run interleaved: each runs until it blocks, then the other gets a turn.
       // The If blocks (yields) only after a round in which neither arm made progress.
-      const cond = ec.num(s.cond, s.span);
+      const { value: cond, runs } = ec.collect(() => ec.num(s.cond, s.span));
       const then = part(s.then);
       const other = s.else ? part(s.else) : undefined;
       const yes = new Int32Array(T);
       const no = new Int32Array(T);
       return function* (lanes, n) {
+        for (let r = 0; r < runs.length; r++) runs[r]!(lanes, n);
         let a = 0;
         let b = 0;
         for (let i = 0; i < n; i++) {
@@ -120,7 +131,7 @@ function compileGen(ec: ExprCompiler, vf: VerifiedFunc, s: Stmt): GenExec {
     case "While": {
       // A wait loop yields after every iteration whose lanes still wait (a scheduling point);
       // a loop that merely contains one runs its body's generator.
-      const cond = ec.num(s.cond, s.span);
+      const { value: cond, runs } = ec.collect(() => ec.num(s.cond, s.span));
       const wait = isWaitLoop(s);
       const pure = wait && isEmpty(s.body);
       const body = pure ? undefined : part(s.body);
@@ -131,6 +142,7 @@ function compileGen(ec: ExprCompiler, vf: VerifiedFunc, s: Stmt): GenExec {
         for (let iter = 0; ; iter++) {
           let k = 0;
           bars.lastSlot = -1;
+          for (let r = 0; r < runs.length; r++) runs[r]!(live, n);
           for (let i = 0; i < n; i++) if (cond(live[i]!)) live[k++] = live[i]!;
           if (wait && k < n) bars.progress++;
           n = k;

@@ -1,4 +1,14 @@
-import { dtypeBytes, isWideInt, TirxError, type Expr, type Span } from "@tirx-ts/core";
+import {
+  dtypeBytes,
+  invariant,
+  isWideInt,
+  opOf,
+  TirxError,
+  type Expr,
+  type SimValue,
+  type Span,
+} from "@tirx-ts/core";
+import { Collective, type CollectiveRun } from "./collective.js";
 import { bigBinary, compareOp, numBinary } from "../numeric/ops.js";
 import { conversion, hostScalar } from "../numeric/cast.js";
 import type { Machine } from "../exec/machine.js";
@@ -128,21 +138,76 @@ export class ExprCompiler {
         return (t) => base + off(t) * eb;
       }
       case "CallExpr":
-        return this.#call(e, span);
+        return this.#call(e, span) as NumFn;
     }
   }
 
-  /** A value intrinsic: `mbarrier.try_wait.parity(bar, parity)` (0/1). */
-  #call(e: Extract<Expr, { kind: "CallExpr" }>, span?: Span): NumFn {
-    const m = this.m;
-    if (e.op === "mbarrier.try_wait.parity") {
-      const site = m.site(e.span ?? span);
-      const { addr, bb } = this.bar(e.args[0]!, span);
-      const parity = this.num(e.args[1]!, span);
-      const bars = m.bars;
-      return (t) => bars.tryWait(m, t, addr(t), parity(t), bb, site);
+  /**
+   * Compile `f`'s expressions, collecting the warp collectives they contain; a statement runs the
+   * returned `runs` over its lanes before its own closure (see Collective).
+   */
+  collect<R>(f: () => R): { value: R; runs: CollectiveRun[] } {
+    const saved = this.#runs;
+    const runs: CollectiveRun[] = [];
+    this.#runs = runs;
+    try {
+      return { value: f(), runs };
+    } finally {
+      this.#runs = saved;
     }
-    return unsupported(e.op, span);
+  }
+  #runs: CollectiveRun[] | undefined;
+
+  /**
+   * An op call, by its record's simulator semantics: a per-thread function of the operands, a
+   * warp collective, or an action of the machine (`mbarrier.try_wait.parity`, 0/1).
+   */
+  #call(e: Extract<Expr, { kind: "CallExpr" }>, span?: Span): (t: number) => SimValue {
+    const m = this.m;
+    const op = opOf(e.op, "value", e.span ?? span);
+    const sem = op.sim;
+    if (sem.kind === "machine") {
+      if (sem.effect.unit === "mbarrier" && sem.effect.action === "try_wait") {
+        const site = m.site(e.span ?? span);
+        const { addr, bb } = this.bar(e.args[0]!, span);
+        const parity = this.num(e.args[1]!, span);
+        const bars = m.bars;
+        return (t) => bars.tryWait(m, t, addr(t), parity(t), bb, site);
+      }
+      return unsupported(e.op, span);
+    }
+    const args = e.args.map((a) => this.any(a, span) as (t: number) => SimValue);
+    const dts = e.args.map((a) => a.dtype);
+    if (sem.kind === "warp") {
+      invariant(this.#runs, `warp collective ${e.op} compiled outside a statement`);
+      const c = new Collective(m, op, dts, e.dtype, args, m.site(e.span ?? span));
+      this.#runs.push(c.run);
+      const r = c.results;
+      return (t) => r[t]!;
+    }
+    const fn = sem.make(dts, e.dtype);
+    switch (args.length) {
+      case 0:
+        return () => fn();
+      case 1: {
+        const [a] = args as [(t: number) => SimValue];
+        return (t) => fn(a(t));
+      }
+      case 2: {
+        const [a, b] = args as [(t: number) => SimValue, (t: number) => SimValue];
+        return (t) => fn(a(t), b(t));
+      }
+      case 3: {
+        const [a, b, c] = args as [
+          (t: number) => SimValue,
+          (t: number) => SimValue,
+          (t: number) => SimValue,
+        ];
+        return (t) => fn(a(t), b(t), c(t));
+      }
+      default:
+        return (t) => fn(...args.map((a) => a(t)));
+    }
   }
 
   /** An mbarrier operand (the BufferPtr of a shared uint64 element): its shared byte address. */
@@ -199,7 +264,7 @@ export class ExprCompiler {
         return (t) => BigInt(base + off(t) * eb);
       }
       case "CallExpr":
-        return unsupported(e.op, span);
+        return this.#call(e, span) as BigFn;
       default: {
         const f = this.#num(e, span);
         return (t) => BigInt(f(t));

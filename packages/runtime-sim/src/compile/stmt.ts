@@ -1,6 +1,9 @@
 import {
   constInt,
+  invariant,
+  opOf,
   TirxError,
+  type SimValue,
   type Expr,
   type Stmt,
   type Span,
@@ -11,6 +14,7 @@ import { LoopVar } from "./loop-var.js";
 import { compileCpAsync } from "./cp-async.js";
 import { compileBulkCopy } from "./bulk.js";
 import type { ExprCompiler } from "./expr.js";
+import { Collective, withCollectives } from "./collective.js";
 import type { Machine } from "../exec/machine.js";
 
 /**
@@ -52,35 +56,37 @@ export function compileStmt(ec: ExprCompiler, vf: VerifiedFunc, s: Stmt): Exec {
       return nothing;
     case "Let": {
       const set = setter(ec, s.var.id);
-      const v = ec.any(s.value, s.span);
-      return (lanes, n) => {
+      const { value: v, runs } = ec.collect(() => ec.any(s.value, s.span));
+      return withCollectives(runs, (lanes, n) => {
         for (let i = 0; i < n; i++) {
           const t = lanes[i]!;
           set(t, v(t));
         }
-      };
+      });
     }
     case "Store": {
-      const st = compileStore(
-        m,
-        ec.layout,
-        s.buffer,
-        s.dtype,
-        ec.index(s.offset, s.span),
-        ec.any(s.value, s.span),
-        m.site(s.span),
+      const { value: st, runs } = ec.collect(() =>
+        compileStore(
+          m,
+          ec.layout,
+          s.buffer,
+          s.dtype,
+          ec.index(s.offset, s.span),
+          ec.any(s.value, s.span),
+          m.site(s.span),
+        ),
       );
-      return (lanes, n) => {
+      return withCollectives(runs, (lanes, n) => {
         for (let i = 0; i < n; i++) st(lanes[i]!);
-      };
+      });
     }
     case "If": {
-      const cond = ec.num(s.cond, s.span);
+      const { value: cond, runs } = ec.collect(() => ec.num(s.cond, s.span));
       const then = compileStmt(ec, vf, s.then);
       const other = s.else ? compileStmt(ec, vf, s.else) : nothing;
       const yes = new Int32Array(T);
       const no = new Int32Array(T);
-      return (lanes, n) => {
+      return withCollectives(runs, (lanes, n) => {
         let a = 0;
         let b = 0;
         for (let i = 0; i < n; i++) {
@@ -90,18 +96,19 @@ export function compileStmt(ec: ExprCompiler, vf: VerifiedFunc, s: Stmt): Exec {
         }
         if (a > 0) then(yes, a);
         if (b > 0) other(no, b);
-      };
+      });
     }
     case "For":
       return compileFor(ec, vf, s);
     case "While": {
-      const cond = ec.num(s.cond, s.span);
+      const { value: cond, runs } = ec.collect(() => ec.num(s.cond, s.span));
       const body = compileStmt(ec, vf, s.body);
       const live = new Int32Array(T);
       const site = m.site(s.span);
       return (lanes, n) => {
         live.set(lanes.subarray(0, n));
         for (let iter = 0; ; iter++) {
+          for (let r = 0; r < runs.length; r++) runs[r]!(live, n);
           let k = 0;
           for (let i = 0; i < n; i++) if (cond(live[i]!)) live[k++] = live[i]!;
           n = k;
@@ -111,8 +118,10 @@ export function compileStmt(ec: ExprCompiler, vf: VerifiedFunc, s: Stmt): Exec {
         }
       };
     }
-    case "Call":
-      return compileCall(ec, s.op, s.args, s.span);
+    case "Call": {
+      const { value, runs } = ec.collect(() => compileCall(ec, s.op, s.args, s.span));
+      return withCollectives(runs, value);
+    }
     case "TileApply": {
       const plan = vf.plans.get(s);
       if (!plan)
@@ -142,7 +151,8 @@ function setter(ec: ExprCompiler, id: number): (t: number, v: number | bigint) =
 }
 
 function compileFor(ec: ExprCompiler, vf: VerifiedFunc, s: Extract<Stmt, { kind: "For" }>): Exec {
-  const v = new LoopVar(ec, s);
+  const { value: v, runs } = ec.collect(() => new LoopVar(ec, s));
+  invariant(runs.length === 0, "loop bounds hold no warp collective (the verifier refuses them)");
   const body = compileStmt(ec, vf, s.body);
   const sub = new Int32Array(ec.m.threads);
   return (lanes, n) => {
@@ -160,32 +170,53 @@ function compileFor(ec: ExprCompiler, vf: VerifiedFunc, s: Extract<Stmt, { kind:
   };
 }
 
-function compileCall(ec: ExprCompiler, op: string, exprs: readonly Expr[], span?: Span): Exec {
+/**
+ * A statement op, by its record's simulator semantics: an action of one of the machine's units
+ * (cp.async and bulk groups, mbarriers, barriers, fences) or a warp collective without a result.
+ */
+function compileCall(ec: ExprCompiler, name: string, exprs: readonly Expr[], span?: Span): Exec {
   const m = ec.m;
+  const op = opOf(name, "stmt", span);
+  const sem = op.sim;
+  if (sem.kind === "warp") {
+    const c = new Collective(
+      m,
+      op,
+      exprs.map((a) => a.dtype),
+      undefined,
+      exprs.map((a) => ec.any(a, span) as (t: number) => SimValue),
+      m.site(span),
+    );
+    return c.run;
+  }
+  if (sem.kind !== "machine") return unsupported(`op "${name}"`, span);
   const au = m.async;
   const bu = m.bulk;
   const bars = m.bars;
   const T = m.threads;
   const args = exprs.map((a) => constInt(a) ?? 0);
-  switch (op) {
-    case "cp.async.commit_group":
-      return (lanes, n) => {
-        for (let i = 0; i < n; i++) au.commit(lanes[i]!);
-      };
-    case "cp.async.wait_group": {
-      const keep = args[0]!;
-      return (lanes, n) => {
-        for (let i = 0; i < n; i++) au.wait(m, lanes[i]!, keep);
-      };
-    }
-    case "cp.async.wait_all":
+  const fx = sem.effect;
+  switch (fx.unit) {
+    case "cp.async":
+      if (fx.action === "commit") {
+        return (lanes, n) => {
+          for (let i = 0; i < n; i++) au.commit(lanes[i]!);
+        };
+      }
+      if (fx.action === "wait") {
+        const keep = args[0]!;
+        return (lanes, n) => {
+          for (let i = 0; i < n; i++) au.wait(m, lanes[i]!, keep);
+        };
+      }
       return (lanes, n) => {
         for (let i = 0; i < n; i++) {
           au.commit(lanes[i]!);
           au.wait(m, lanes[i]!, 0);
         }
       };
-    case "bar.sync": {
+    case "barrier": {
+      if (fx.action !== "cta") break;
       const site = m.site(span);
       const seen = new Uint8Array(T);
       return (lanes, n) => {
@@ -203,13 +234,12 @@ function compileCall(ec: ExprCompiler, op: string, exprs: readonly Expr[], span?
         bars.barSync();
       };
     }
-    case "mbarrier.init":
-    case "mbarrier.arrive":
-    case "mbarrier.arrive.expect_tx": {
+    case "mbarrier": {
+      if (fx.action === "try_wait") break;
       const site = m.site(span);
       const { addr, bb } = ec.bar(exprs[0]!, span);
       const val = exprs[1] ? ec.num(exprs[1], span) : undefined;
-      if (op === "mbarrier.init") {
+      if (fx.action === "init") {
         return (lanes, n) => {
           for (let i = 0; i < n; i++) {
             const t = lanes[i]!;
@@ -224,25 +254,25 @@ function compileCall(ec: ExprCompiler, op: string, exprs: readonly Expr[], span?
         }
       };
     }
-    case "cp.async.bulk.commit_group":
-      return (lanes, n) => {
-        for (let i = 0; i < n; i++) bu.commit(lanes[i]!);
-      };
-    case "cp.async.bulk.wait_group":
-    case "cp.async.bulk.wait_group.read": {
-      const keep = args[0]!;
-      const readOnly = op.endsWith(".read");
-      return (lanes, n) => {
-        for (let i = 0; i < n; i++) bu.wait(m, lanes[i]!, keep, readOnly);
-      };
-    }
+    case "bulk":
+      if (fx.action === "commit") {
+        return (lanes, n) => {
+          for (let i = 0; i < n; i++) bu.commit(lanes[i]!);
+        };
+      } else {
+        const keep = args[0]!;
+        const readOnly = fx.action === "wait_read";
+        return (lanes, n) => {
+          for (let i = 0; i < n; i++) bu.wait(m, lanes[i]!, keep, readOnly);
+        };
+      }
     // Fences order proxies; the simulator's accesses are sequentially consistent.
-    case "fence.proxy.async.shared::cta":
-    case "fence.mbarrier_init.release.cluster":
+    case "fence":
       return nothing;
     default:
-      return unsupported(`intrinsic "${op}"`, span);
+      break;
   }
+  return unsupported(`op "${name}"`, span);
 }
 
 /** A statement the simulator cannot run: TX2010 when (and only if) a thread reaches it. */

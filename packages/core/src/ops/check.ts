@@ -1,0 +1,68 @@
+import { TirxError } from "../diagnostics.js";
+import { constInt, type Expr } from "../ir/expr.js";
+import { checkMbarrierOperand } from "../patterns/mbarrier.js";
+import type { Span } from "../span.js";
+import type { DType } from "../dtype.js";
+import type { OpDef } from "./op.js";
+
+/**
+ * Check a call of `op` against its record: operand count, static operand ranges, operand dtypes,
+ * mbarrier and address operands, the type rule, then the op's own checks.
+ * @returns the result dtype (undefined for statements).
+ * @throws TirxError TX2010 (operand count, static range; or the operand's own code such as
+ *   TX3022), TX2005 (dtypes), TX4011 (mbarrier operand), or the op's own codes.
+ */
+export function checkOpCall(op: OpDef, args: readonly Expr[], span?: Span): DType | undefined {
+  if (args.length !== op.operands.length) {
+    throw new TirxError(
+      "TX2010",
+      `${op.surface} takes ${op.operands.length} operands, got ${args.length}`,
+      span,
+    );
+  }
+  op.operands.forEach((spec, i) => {
+    const e = args[i]!;
+    switch (spec.kind) {
+      case "static": {
+        const c = constInt(e);
+        if (c === undefined || c < spec.min || c > spec.max) {
+          throw new TirxError(
+            spec.code ?? "TX2010",
+            `${spec.name} of ${op.name} must be a static integer in ${spec.min}..${spec.max}, got ${c ?? "a runtime value"}`,
+            span,
+          );
+        }
+        return;
+      }
+      case "value":
+        if (spec.dtypes && !spec.dtypes.includes(e.dtype)) {
+          throw new TirxError(
+            "TX2010",
+            `${spec.name} of ${op.name} must be ${spec.dtypes.join(" or ")}, got ${e.dtype}`,
+            span,
+          );
+        }
+        return;
+      case "mbarrier":
+        checkMbarrierOperand(e, span);
+        return;
+      case "address":
+        if (e.kind !== "BufferPtr" || e.buffer.scope === "local") {
+          throw new TirxError(
+            "TX2009",
+            `${spec.name} of ${op.surface} must be the address of a global or shared element (buf.ptr([i]))`,
+            e.span ?? span,
+          );
+        }
+        return;
+    }
+  });
+  const rt = op.result(
+    args.map((a, i) =>
+      op.operands[i]!.kind === "address" && a.kind === "BufferPtr" ? a.buffer.dtype : a.dtype,
+    ),
+    span,
+  );
+  op.check?.(args, span);
+  return rt;
+}

@@ -1,0 +1,174 @@
+import type { DiagnosticCode } from "../catalog.js";
+import type { DType } from "../dtype.js";
+import type { Expr } from "../ir/expr.js";
+import type { Span } from "../span.js";
+
+/** A PTX ISA version as `[major, minor]`. */
+export type PtxVersion = readonly [number, number];
+
+/** The families of the op table, one folder or file each under `core/src/ops/`. */
+export type OpFamily =
+  | "arith"
+  | "math"
+  | "warp"
+  | "cta"
+  | "atomic"
+  | "memory"
+  | "sync"
+  | "cp-async"
+  | "bulk"
+  | "mbarrier"
+  | "fence";
+
+/**
+ * One operand of an op.
+ * - `static`: a compile-time integer in `[min, max]`, emitted as an immediate;
+ * - `value`: a runtime value; `dtypes` limits it (otherwise the op's type rule decides);
+ * - `mbarrier`: the shared-memory address of an mbarrier object (`bars.ptr([i])`), emitted as a
+ *   memory operand `[%r+disp]`;
+ * - `address`: the address of an element of a global or shared buffer (`buf.ptr([i])`), emitted
+ *   as a memory operand in that buffer's state space.
+ */
+export type OperandSpec =
+  | {
+      readonly kind: "static";
+      readonly name: string;
+      readonly min: number;
+      readonly max: number;
+      /** The code of an out-of-range value (default TX2010). */
+      readonly code?: DiagnosticCode;
+    }
+  | { readonly kind: "value"; readonly name: string; readonly dtypes?: readonly DType[] }
+  | { readonly kind: "mbarrier"; readonly name: string }
+  | { readonly kind: "address"; readonly name: string };
+
+/**
+ * What a lowering can ask of the code generator: append an instruction (no `;`), a scratch
+ * register of a dtype's class, fresh labels.
+ */
+export interface LowerCtx {
+  ins(line: string): void;
+  tmp(dt: DType): string;
+  label(name: string): void;
+  newLabel(hint: string): string;
+  /** The PTX state space of an `address` operand (`global`, `shared`), by operand index. */
+  space(operand: number): "global" | "shared";
+  /** `op` (a register or immediate) in a register of `dt`'s class. */
+  toReg(op: string, dt: DType): string;
+}
+
+/**
+ * The PTX lowering of an op, in the manner of tinygrad's `asm_for_op`: `d` is the result register
+ * (empty for statements), `ops` the operands as PTX text (immediates, registers or memory
+ * operands per {@link OperandSpec}), `dts` the operand dtypes and `rt` the result dtype.
+ */
+export type Lowering = (
+  c: LowerCtx,
+  d: string,
+  ops: readonly string[],
+  dts: readonly DType[],
+  rt: DType | undefined,
+) => void;
+
+/** A simulator value: numbers for every dtype but int64/uint64, which are bigints; bool is 0/1. */
+export type SimValue = number | bigint;
+
+/** A pure per-thread function of the operand values. */
+export type ThreadFn = (...args: SimValue[]) => SimValue;
+
+/**
+ * A warp collective as the simulator runs it: once per warp for the lanes that execute it,
+ * with every operand evaluated for every executing lane.
+ */
+export interface WarpCall {
+  /** Lanes (0..31) that execute the instruction, ascending. */
+  readonly lanes: readonly number[];
+  /** Operand `i` of `lane` (an executing lane). */
+  arg(i: number, lane: number): SimValue;
+  /** Set the result of `lane`. */
+  set(lane: number, v: SimValue): void;
+  /** Report a hazard (TX6011: a lane named in the mask does not execute, and friends). */
+  hazard(message: string): void;
+  /** The warp's index in its CTA. */
+  readonly warp: number;
+}
+
+/**
+ * An action of the simulated machine's hardware units, for ops with state (async copies,
+ * barriers, memory). The simulator implements each action once; ops say which they perform.
+ */
+export type MachineAction =
+  | { readonly unit: "cp.async"; readonly action: "commit" | "wait" | "wait_all" }
+  | { readonly unit: "bulk"; readonly action: "commit" | "wait" | "wait_read" }
+  | { readonly unit: "mbarrier"; readonly action: "init" | "arrive" | "try_wait" }
+  | { readonly unit: "barrier"; readonly action: "cta" | "named" | "warp" }
+  | { readonly unit: "fence"; readonly action: "proxy_async" | "mbarrier_init" }
+  | { readonly unit: "atomic"; readonly action: AtomicAction; readonly returns: boolean };
+
+/** The read-modify-write of an atom/red op (PTX ISA, atom). */
+export type AtomicAction = "add" | "min" | "max" | "cas" | "exch" | "and" | "or" | "xor";
+
+/** Simulator semantics of an op. */
+export type SimSemantics =
+  | {
+      readonly kind: "thread";
+      /** The per-thread function for these operand dtypes and result dtype. */
+      make(dts: readonly DType[], rt: DType): ThreadFn;
+    }
+  | {
+      readonly kind: "warp";
+      /** Build the per-warp runner for these operand dtypes and result dtype. */
+      make(dts: readonly DType[], rt: DType | undefined): (w: WarpCall) => void;
+    }
+  | { readonly kind: "machine"; readonly effect: MachineAction };
+
+/** The documented error bound of an approximate op, checked by the differential test. */
+export interface ApproxBound {
+  /** Maximum error in units in the last place of the result dtype, against the exact result. */
+  readonly ulp: number;
+  /** Or, where a relative or absolute bound is the documented one: `|got - exact| <= abs + rel*|exact|`. */
+  readonly abs?: number;
+  readonly rel?: number;
+  /** Where the bound comes from (e.g. "CUDA C Programming Guide, Table 'Intrinsic functions'"). */
+  readonly source: string;
+  /** The input domain the bound holds on, in words (e.g. "|x| < 100"). */
+  readonly domain?: string;
+}
+
+/**
+ * One op: every fact about it in one record, read by the DSL (surface), the verifier
+ * (operands, type rule, target and version contract, extra checks), the code generator
+ * (lowering) and the simulator (semantics). Models: TVM's op registry with attributes
+ * (`register_codegen`), tinygrad's `asm_for_op`.
+ */
+export interface OpDef {
+  /** IR name, as in `CallExpr.op` / `Call.op`: the PTX spelling or the TIRx name. */
+  readonly name: string;
+  readonly family: OpFamily;
+  /** The `T` spelling, for messages and docs (e.g. `T.exp`, `T.ptx.cp.async_.commit_group`). */
+  readonly surface: string;
+  /** `value` ops are expressions (`CallExpr`); `stmt` ops are statements (`Call`). */
+  readonly form: "value" | "stmt";
+  readonly operands: readonly OperandSpec[];
+  /**
+   * Result dtype for these operand dtypes (value ops), or undefined for statements.
+   * @throws TirxError TX2005 for operand dtypes the op does not accept.
+   */
+  result(dts: readonly DType[], span?: Span): DType | undefined;
+  /** The dtypes the op accepts, as operand-dtype lists, for the differential test and docs. */
+  readonly signatures: readonly (readonly DType[])[];
+  /** Lowest sm target and PTX ISA version, and the rule's source. */
+  readonly sm: number;
+  readonly ptx: PtxVersion;
+  readonly source: string;
+  /** The code of a target below `sm` (default TX5006): TX3023 for cp.async, TX4007 for sm_90 ops. */
+  readonly archCode?: DiagnosticCode;
+  /** Checks beyond operands and dtypes (static ranges of runtime-constant operands, ...). */
+  check?(args: readonly Expr[], span?: Span): void;
+  readonly lower: Lowering;
+  readonly sim: SimSemantics;
+  /** Set for approximate ops; exact ops match IEEE (or the exact result rounded once) bit for bit. */
+  readonly approx?: ApproxBound;
+  /** True when the op reads or writes memory or synchronizes (never folded, hoisted or merged). */
+  readonly effects?: boolean;
+}
