@@ -7,3 +7,4 @@ export type { ParamType, ParamHandles } from "./function.js";
 export { printFunc } from "./printer.js";
 export { callerSpan } from "./span.js";
 export { show } from "./expr.js";
+export { callValueOp, callStmtOp } from "./op-call.js";

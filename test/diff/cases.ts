@@ -1,0 +1,237 @@
+// The cases of the differential test: every operator, conversion and per-thread op of the op
+// table × every dtype it accepts, each as a kernel `Y[i] = op(X0[i], X1[i], ...)` over random and
+// edge inputs, with an independent reference (reference.ts).
+import {
+  allOps,
+  DTYPES,
+  isFloat,
+  isTirxError,
+  type ApproxBound,
+  type DType,
+  type PrimFunc,
+} from "@tirx-ts/core";
+import { T, callValueOp, type PrimExpr, type TileView } from "@tirx-ts/dsl";
+import { compileToPtx, type PtxModule } from "@tirx-ts/codegen-ptx";
+import { decode, edges, encode, prng, random, type Value } from "./values.js";
+import { fma, refBinary, refCast, refCompare } from "./reference.js";
+
+/** One op × dtype of the differential test. */
+export interface DiffCase {
+  /** `add.float32`, `cast.float32.int8`, `tirx.exp.float16` ... */
+  readonly id: string;
+  /** The op's family, for the counts in the report. */
+  readonly family: string;
+  readonly operands: readonly DType[];
+  readonly result: DType;
+  readonly fn: PrimFunc;
+  readonly module: PtxModule;
+  /** Operand values, one array per operand, all of length `n`. */
+  readonly inputs: readonly (readonly Value[])[];
+  readonly n: number;
+  /** Raw bytes of each operand tensor. */
+  readonly bytes: readonly Uint8Array[];
+  /** The reference result, "unspecified" where PTX leaves it machine-specific, or undefined for an approximate op without one. */
+  reference(i: number): Value | "unspecified" | undefined;
+  /** Set for approximate ops: the op's documented bound. */
+  readonly approx?: ApproxBound;
+}
+
+const BINARY = [
+  "add",
+  "sub",
+  "mul",
+  "div",
+  "mod",
+  "floordiv",
+  "floormod",
+  "min",
+  "max",
+  "bitand",
+  "bitor",
+  "bitxor",
+  "shl",
+  "shr",
+] as const;
+const COMPARE = ["eq", "ne", "lt", "le", "gt", "ge"] as const;
+const RANDOM = 2048;
+
+/** Inputs: every combination of edge values (up to 3 operands), then seeded random tuples. */
+function operandValues(dts: readonly DType[], seed: number): Value[][] {
+  const rnd = prng(seed);
+  const cols: Value[][] = dts.map(() => []);
+  const es = dts.map(edges);
+  const combos = es.reduce((n, e) => n * e.length, 1);
+  if (combos <= 2048) {
+    for (let k = 0; k < combos; k++) {
+      let r = k;
+      dts.forEach((_, j) => {
+        const e = es[j]!;
+        cols[j]!.push(e[r % e.length]!);
+        r = Math.floor(r / e.length);
+      });
+    }
+  } else {
+    dts.forEach((_, j) => es[j]!.forEach((v) => cols[j]!.push(v)));
+    const longest = Math.max(...cols.map((c) => c.length));
+    dts.forEach((dt, j) => {
+      while (cols[j]!.length < longest) cols[j]!.push(random(dt, rnd));
+    });
+  }
+  for (let k = 0; k < RANDOM; k++) dts.forEach((dt, j) => cols[j]!.push(random(dt, rnd)));
+  // Values exactly as the tensors hold them (edge values such as 257 round in bfloat16).
+  return cols.map((col, j) => decode(encode(col, dts[j]!), dts[j]!));
+}
+
+let seed = 1;
+
+/** Build the kernel for `body`, or undefined when the op refuses these dtypes (a TirxError). */
+function kernel(
+  id: string,
+  dts: readonly DType[],
+  rt: DType,
+  n: number,
+  body: (xs: PrimExpr[]) => PrimExpr,
+): { fn: PrimFunc; module: PtxModule } | undefined {
+  const params: Record<string, ReturnType<typeof T.Tensor>> = {};
+  dts.forEach((dt, j) => (params[`X${j}`] = T.Tensor([n], dt)));
+  params["Y"] = T.Tensor([n], rt);
+  const block = 256;
+  try {
+    const fn = T.function(`diff_${id.replace(/[^A-Za-z0-9]/g, "_")}`, params, (p) => {
+      T.device_entry({ launch: T.cuda.LaunchConfig({ grid: Math.ceil(n / block), block }) });
+      const i = T.let_("i", T.cuda.block_idx("x").mul(block).add(T.cuda.thread_idx("x")));
+      T.if_(i.lt(n), () => {
+        const xs = dts.map((_, j) => (p[`X${j}`] as TileView).get([i]));
+        (p["Y"] as TileView).set([i], body(xs));
+      });
+    });
+    const arch = "sm_90";
+    return { fn, module: compileToPtx(fn, { arch }) };
+  } catch (e) {
+    if (isTirxError(e) && (e.code === "TX2005" || e.code === "TX1007")) return undefined;
+    throw e;
+  }
+}
+
+function makeCase(
+  family: string,
+  id: string,
+  dts: readonly DType[],
+  rt: DType,
+  body: (xs: PrimExpr[]) => PrimExpr,
+  ref: (args: Value[]) => Value | "unspecified" | undefined,
+  approx?: ApproxBound,
+): DiffCase | undefined {
+  const inputs = operandValues(dts, seed++);
+  const n = inputs[0]?.length ?? RANDOM;
+  const k = kernel(id, dts, rt, n, body);
+  if (!k) return undefined;
+  return {
+    id,
+    family,
+    operands: dts,
+    result: rt,
+    fn: k.fn,
+    module: k.module,
+    inputs,
+    n,
+    bytes: inputs.map((vals, j) => encode(vals, dts[j]!)),
+    reference: (i) => ref(inputs.map((c) => c[i]!)),
+    ...(approx ? { approx } : {}),
+  };
+}
+
+/** Every case of the differential test, in a stable order. */
+export function diffCases(): DiffCase[] {
+  seed = 1;
+  const out: DiffCase[] = [];
+  const push = (c: DiffCase | undefined): void => void (c && out.push(c));
+  for (const op of BINARY) {
+    for (const dt of DTYPES) {
+      push(
+        makeCase(
+          "arith",
+          `${op}.${dt}`,
+          [dt, dt],
+          dt,
+          ([a, b]) => (a as unknown as Record<string, (x: PrimExpr) => PrimExpr>)[op]!(b!),
+          ([a, b]) => refBinary(op, dt, a!, b!),
+        ),
+      );
+    }
+  }
+  for (const op of COMPARE) {
+    for (const dt of DTYPES) {
+      push(
+        makeCase(
+          "compare",
+          `${op}.${dt}`,
+          [dt, dt],
+          "bool",
+          ([a, b]) => (a as unknown as Record<string, (x: PrimExpr) => PrimExpr>)[op]!(b!),
+          ([a, b]) => refCompare(op, a!, b!),
+        ),
+      );
+    }
+  }
+  for (const from of DTYPES) {
+    for (const to of DTYPES) {
+      if (from === to) continue;
+      push(
+        makeCase(
+          "cast",
+          `cast.${from}.${to}`,
+          [from],
+          to,
+          ([a]) => a!.cast(to),
+          ([a]) => refCast(a!, from, to),
+        ),
+      );
+    }
+  }
+  for (const op of allOps()) {
+    if (op.form !== "value" || op.sim.kind !== "thread") continue;
+    for (const dts of op.signatures) {
+      const rt = op.result(dts);
+      if (!rt) continue;
+      const exact = EXACT_REFERENCES[op.name];
+      push(
+        makeCase(
+          op.family,
+          `${op.name}.${dts.join(".")}`,
+          dts,
+          rt,
+          (xs) => callValueOp(op.name, xs),
+          (args) => (exact ? exact(args, rt) : approxReference(op.name, args, rt)),
+          op.approx,
+        ),
+      );
+    }
+  }
+  return out;
+}
+
+/** Exact references of per-thread ops that are not operators (by op name). */
+const EXACT_REFERENCES: Record<string, (args: Value[], rt: DType) => Value> = {
+  fma: ([a, b, c], rt) => fma(Number(a), Number(b), Number(c), rt),
+};
+
+/** A float64 reference of an approximate op, for its bound; undefined when none is known here. */
+function approxReference(name: string, args: Value[], rt: DType): Value | undefined {
+  const x = Number(args[0]);
+  const f: Record<string, (x: number) => number> = {
+    exp: Math.exp,
+    exp2: (v) => 2 ** v,
+    log: Math.log,
+    log2: Math.log2,
+    sqrt: Math.sqrt,
+    rsqrt: (v) => 1 / Math.sqrt(v),
+    tanh: Math.tanh,
+    sin: Math.sin,
+    cos: Math.cos,
+  };
+  const short = name.replace(/^(tirx|T)\./, "").replace(/\.(approx|fast)$/, "");
+  const g = f[short];
+  if (!g || !isFloat(rt)) return undefined;
+  return g(x);
+}

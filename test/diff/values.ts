@@ -1,0 +1,296 @@
+// Operand values for the differential test: edge values of each dtype plus seeded random ones,
+// as raw little-endian bytes so signed zeros, subnormals and NaN reach the kernel exactly.
+import { dtypeBytes, dtypeKind, type DType } from "@tirx-ts/core";
+import { getFloat16, setFloat16 } from "@petamoriken/float16";
+
+/** A small seeded PRNG (mulberry32), so every run of the test sees the same inputs. */
+export function prng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 2 ** 32;
+  };
+}
+
+/** A value of a dtype as a test case holds it: a number, or a bigint for 64-bit integers. */
+export type Value = number | bigint;
+
+const bf16 = (x: number): number => {
+  const f = new Float32Array([x]);
+  const u = new Uint32Array(f.buffer)[0]!;
+  return u >>> 16;
+};
+
+/** Edge values of `dt`: signed zeros, subnormals, extremes, infinities, NaN, integer limits. */
+export function edges(dt: DType): Value[] {
+  switch (dt) {
+    case "bool":
+      return [0, 1];
+    case "float16":
+      return [
+        0,
+        -0,
+        2 ** -24,
+        -(2 ** -24),
+        2 ** -14,
+        1,
+        -1,
+        0.5,
+        -57,
+        65504,
+        -65504,
+        Infinity,
+        -Infinity,
+        NaN,
+        3,
+        2048,
+        2049,
+      ];
+    case "bfloat16":
+      return [
+        0,
+        -0,
+        2 ** -133,
+        2 ** -126,
+        1,
+        -1,
+        0.5,
+        -57,
+        3.3895313892515355e38,
+        -3.3895313892515355e38,
+        Infinity,
+        -Infinity,
+        NaN,
+        3,
+        256,
+        257,
+      ];
+    case "float32":
+      return [
+        0,
+        -0,
+        2 ** -149,
+        -(2 ** -149),
+        2 ** -126,
+        1,
+        -1,
+        0.5,
+        -0.5,
+        3,
+        2 ** 24,
+        2 ** 24 + 2,
+        -288148.25,
+        Math.fround(-0.025021079927682877),
+        213733.015625,
+        Math.fround(-0.0005346030229702592),
+        3.4028234663852886e38,
+        -3.4028234663852886e38,
+        Infinity,
+        -Infinity,
+        NaN,
+      ];
+    case "float64":
+      return [
+        0,
+        -0,
+        5e-324,
+        -5e-324,
+        2.2250738585072014e-308,
+        1,
+        -1,
+        0.5,
+        3,
+        2 ** 53,
+        2 ** 53 + 2,
+        1e300,
+        -1e300,
+        1.7976931348623157e308,
+        Infinity,
+        -Infinity,
+        NaN,
+      ];
+    default: {
+      const bits = dtypeBytes(dt) * 8;
+      const signed = dtypeKind(dt) === "int";
+      const lo = signed ? -(2n ** BigInt(bits - 1)) : 0n;
+      const hi = signed ? 2n ** BigInt(bits - 1) - 1n : 2n ** BigInt(bits) - 1n;
+      const set = new Set<bigint>([
+        0n,
+        1n,
+        2n,
+        3n,
+        7n,
+        31n,
+        32n,
+        33n,
+        63n,
+        64n,
+        lo,
+        lo + 1n,
+        hi,
+        hi - 1n,
+      ]);
+      if (signed) for (const v of [-1n, -2n, -3n, -7n, -32n]) set.add(v);
+      const vals = [...set].filter((v) => v >= lo && v <= hi);
+      return bits === 64 ? vals : vals.map(Number);
+    }
+  }
+}
+
+/** A random value of `dt`: random bit patterns for floats (every class), uniform for integers. */
+export function random(dt: DType, rnd: () => number): Value {
+  const u32 = (): number => Math.floor(rnd() * 2 ** 32);
+  switch (dt) {
+    case "bool":
+      return rnd() < 0.5 ? 0 : 1;
+    case "float32": {
+      // Half the time a "nice" magnitude, so results are rarely all inf/0.
+      if (rnd() < 0.5) return Math.fround((rnd() - 0.5) * 2 ** Math.floor(rnd() * 40 - 20));
+      const f = new Float32Array(new Uint32Array([u32()]).buffer)[0]!;
+      return f;
+    }
+    case "float16": {
+      if (rnd() < 0.5) return getF16(setF16((rnd() - 0.5) * 2 ** Math.floor(rnd() * 20 - 10)));
+      return getF16(u32() & 0xffff);
+    }
+    case "bfloat16": {
+      if (rnd() < 0.5) return getBf16(bf16((rnd() - 0.5) * 2 ** Math.floor(rnd() * 40 - 20)));
+      return getBf16(u32() & 0xffff);
+    }
+    case "float64": {
+      if (rnd() < 0.5) return (rnd() - 0.5) * 2 ** Math.floor(rnd() * 80 - 40);
+      const b = new Uint32Array([u32(), u32()]);
+      return new Float64Array(b.buffer)[0]!;
+    }
+    default: {
+      const bits = dtypeBytes(dt) * 8;
+      const signed = dtypeKind(dt) === "int";
+      if (bits === 64) {
+        const v = (BigInt(u32()) << 32n) | BigInt(u32());
+        return signed ? BigInt.asIntN(64, v) : v;
+      }
+      const v = u32() % 2 ** bits;
+      return signed && v >= 2 ** (bits - 1) ? v - 2 ** bits : v;
+    }
+  }
+}
+
+function setF16(x: number): number {
+  const dv = new DataView(new ArrayBuffer(2));
+  setFloat16(dv, 0, x, true);
+  return dv.getUint16(0, true);
+}
+function getF16(bits: number): number {
+  const dv = new DataView(new ArrayBuffer(2));
+  dv.setUint16(0, bits, true);
+  return getFloat16(dv, 0, true);
+}
+function getBf16(bits: number): number {
+  return new Float32Array(new Uint32Array([bits << 16]).buffer)[0]!;
+}
+
+/** Little-endian bytes of `values` as `dt` (16-bit floats: the values are already representable). */
+export function encode(values: readonly Value[], dt: DType): Uint8Array {
+  const eb = dtypeBytes(dt);
+  const out = new Uint8Array(values.length * eb);
+  const dv = new DataView(out.buffer);
+  values.forEach((v, i) => {
+    const o = i * eb;
+    switch (dt) {
+      case "bool":
+        dv.setUint8(o, v ? 1 : 0);
+        return;
+      case "float16":
+        setFloat16(dv, o, Number(v), true);
+        return;
+      case "bfloat16":
+        dv.setUint16(o, bf16(Number(v)), true);
+        return;
+      case "float32":
+        dv.setFloat32(o, Number(v), true);
+        return;
+      case "float64":
+        dv.setFloat64(o, Number(v), true);
+        return;
+      case "int8":
+        dv.setInt8(o, Number(v));
+        return;
+      case "uint8":
+        dv.setUint8(o, Number(v));
+        return;
+      case "int16":
+        dv.setInt16(o, Number(v), true);
+        return;
+      case "uint16":
+        dv.setUint16(o, Number(v), true);
+        return;
+      case "int32":
+        dv.setInt32(o, Number(v), true);
+        return;
+      case "uint32":
+        dv.setUint32(o, Number(v), true);
+        return;
+      case "int64":
+        dv.setBigInt64(o, BigInt(v), true);
+        return;
+      case "uint64":
+        dv.setBigUint64(o, BigInt(v), true);
+        return;
+    }
+  });
+  return out;
+}
+
+/** The values of little-endian `bytes` of `dt` (16-bit floats widened exactly). */
+export function decode(bytes: Uint8Array, dt: DType): Value[] {
+  const eb = dtypeBytes(dt);
+  const dv = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const out: Value[] = [];
+  for (let o = 0; o < bytes.length; o += eb) {
+    switch (dt) {
+      case "bool":
+        out.push(dv.getUint8(o));
+        break;
+      case "float16":
+        out.push(getFloat16(dv, o, true));
+        break;
+      case "bfloat16":
+        out.push(getBf16(dv.getUint16(o, true)));
+        break;
+      case "float32":
+        out.push(dv.getFloat32(o, true));
+        break;
+      case "float64":
+        out.push(dv.getFloat64(o, true));
+        break;
+      case "int8":
+        out.push(dv.getInt8(o));
+        break;
+      case "uint8":
+        out.push(dv.getUint8(o));
+        break;
+      case "int16":
+        out.push(dv.getInt16(o, true));
+        break;
+      case "uint16":
+        out.push(dv.getUint16(o, true));
+        break;
+      case "int32":
+        out.push(dv.getInt32(o, true));
+        break;
+      case "uint32":
+        out.push(dv.getUint32(o, true));
+        break;
+      case "int64":
+        out.push(dv.getBigInt64(o, true));
+        break;
+      case "uint64":
+        out.push(dv.getBigUint64(o, true));
+        break;
+    }
+  }
+  return out;
+}
