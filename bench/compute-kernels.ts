@@ -130,7 +130,11 @@ export function checkBenchKernel<S>(entry: ComputeKernelEntry<S>, k: BenchKernel
   }
 }
 
-function entry<S>(
+/**
+ * A benchmark's hook: `build(sizes)` imports `example` (relative to the repository root) if it
+ * exists and checks what its `makeBenchKernel(sizes)` returns against `tensors`.
+ */
+export function benchKernelEntry<S>(
   name: string,
   example: string,
   hand: string,
@@ -165,7 +169,7 @@ function entry<S>(
 }
 
 /** vector_add: C = A + B; A, B, C float32 [n]. Hand-written: bench/cuda/vector_add.cu. */
-export const vectorAdd = entry<VectorAddSizes>(
+export const vectorAdd = benchKernelEntry<VectorAddSizes>(
   "vector_add",
   "examples/vector_add.ts",
   "bench/cuda/vector_add.cu",
@@ -180,7 +184,7 @@ export const vectorAdd = entry<VectorAddSizes>(
  * softmax: Y = softmax(X) along each row, float32 math; X, Y float16 [rows, cols].
  * Hand-written: bench/cuda/softmax_rows.cu (one CTA per row, two warp-shuffle reductions).
  */
-export const softmax = entry<RowSizes>(
+export const softmax = benchKernelEntry<RowSizes>(
   "softmax",
   "examples/softmax.ts",
   "bench/cuda/softmax_rows.cu",
@@ -194,7 +198,7 @@ export const softmax = entry<RowSizes>(
  * reduce_rows: Y[r] = sum of X[r, :]; X float32 [rows, cols], Y float32 [rows].
  * Hand-written: bench/cuda/reduce_rows.cu (one warp per row, shuffle reduction).
  */
-export const reduceRows = entry<RowSizes>(
+export const reduceRows = benchKernelEntry<RowSizes>(
   "reduce_rows",
   "examples/reduce_rows.ts",
   "bench/cuda/reduce_rows.cu",
@@ -209,7 +213,7 @@ export const reduceRows = entry<RowSizes>(
  * Hand-written: bench/cuda/gemm_cp_async.cu (64×64 CTA tile, K-tile 32, 256 threads, 4×4 per
  * thread, two cp.async stages, FFMA).
  */
-export const gemmSimt = entry<GemmSizes>(
+export const gemmSimt = benchKernelEntry<GemmSizes>(
   "gemm_simt",
   "examples/gemm_simt.ts",
   "bench/cuda/gemm_cp_async.cu",
@@ -219,6 +223,14 @@ export const gemmSimt = entry<GemmSizes>(
     { name: "C", dtype: "float32", shape: (s) => [s.m, s.n], role: "output" },
   ],
 );
+
+/** The sizes bench/compute.ts runs at. */
+export const benchSizes = {
+  vector_add: { n: 1 << 26 } as VectorAddSizes,
+  softmax: { rows: 8192, cols: 8192 } as RowSizes,
+  reduce_rows: { rows: 8192, cols: 8192 } as RowSizes,
+  gemm_simt: { m: 2048, n: 2048, k: 2048 } as GemmSizes,
+} as const;
 
 /** Every benchmark's tirx-ts hook, in the order bench/compute.ts runs them. */
 export const computeKernels = [vectorAdd, softmax, reduceRows, gemmSimt] as const;

@@ -45,10 +45,8 @@ import {
   repoPath,
   softmax,
   vectorAdd,
+  benchSizes,
   type BenchKernel,
-  type GemmSizes,
-  type RowSizes,
-  type VectorAddSizes,
 } from "./compute-kernels.js";
 
 const { values } = parseArgs({
@@ -61,9 +59,11 @@ const { values } = parseArgs({
 const iters = Number(values.iters);
 if (!Number.isInteger(iters) || iters < 20) throw new Error(`--iters must be an integer ≥ 20`);
 
-const VEC: VectorAddSizes = { n: 1 << 26 };
-const ROWS: RowSizes = { rows: 8192, cols: 8192 };
-const GEMM: GemmSizes = { m: 2048, n: 2048, k: 2048 };
+const VEC = benchSizes.vector_add;
+const ROWS = benchSizes.softmax;
+if (benchSizes.reduce_rows.rows !== ROWS.rows || benchSizes.reduce_rows.cols !== ROWS.cols)
+  throw new Error("softmax and reduce_rows share one matrix shape here");
+const GEMM = benchSizes.gemm_simt;
 /** Columns of a row in bench/cuda/softmax_rows.cu (a compile-time constant there). */
 const SOFTMAX_COLS = 8192;
 
@@ -80,13 +80,12 @@ interface Tirx {
   readonly mod: PtxModule;
 }
 const tirx = new Map<string, Tirx>();
-const sizesOf = { vector_add: VEC, softmax: ROWS, reduce_rows: ROWS, gemm_simt: GEMM } as const;
 const tirxNotes: string[] = [];
 for (const e of computeKernels) {
   try {
     // Each entry's sizes type matches its name in sizesOf.
     const k = await (e.build as (s: unknown) => Promise<BenchKernel | undefined>)(
-      sizesOf[e.name as keyof typeof sizesOf],
+      benchSizes[e.name as keyof typeof benchSizes],
     );
     if (!k) {
       tirxNotes.push(`${e.name}: tirx-ts kernel: not built yet (${e.example} missing)`);
@@ -356,7 +355,7 @@ function buildCublas(): string | undefined {
   // torch's pip wheels carry cuBLAS (headers and library) when the toolkit lacks it.
   const py = spawnSync(
     "python3",
-    ["-c", "import nvidia.cublas, os; print(os.path.dirname(nvidia.cublas.__file__))"],
+    ["-c", "import nvidia.cublas; print(list(nvidia.cublas.__path__)[0])"],
     { encoding: "utf8" },
   );
   const dir = py.status === 0 ? py.stdout.trim() : "";
@@ -391,10 +390,17 @@ function buildCublas(): string | undefined {
 }
 {
   const exe = buildCublas();
-  if (exe) {
-    const out = execFileSync(exe, [String(GEMM.m), String(GEMM.n), String(GEMM.k), "50"], {
-      encoding: "utf8",
-    });
+  let out: string | undefined;
+  try {
+    if (exe)
+      out = execFileSync(exe, [String(GEMM.m), String(GEMM.n), String(GEMM.k), "50"], {
+        encoding: "utf8",
+        stdio: ["ignore", "pipe", "inherit"],
+      });
+  } catch (e) {
+    verdict("gemm cuBLAS", false, `cublas_gemm failed: ${(e as Error).message}`);
+  }
+  if (out !== undefined) {
     const j = JSON.parse(out.trim().split("\n").pop()!) as {
       median_us: number;
       max_rel_err: number;
@@ -422,11 +428,16 @@ if (values["no-peers"]) {
   console.log("peers: skipped (python3 cannot import torch and triton)");
   summaries.push("peers: skipped (python3 cannot import torch and triton)");
 } else {
-  const out = execFileSync("python3", [repoPath("bench/peers.py")], {
-    encoding: "utf8",
-    stdio: ["ignore", "pipe", "inherit"],
-    timeout: 600_000,
-  });
+  let out = "";
+  try {
+    out = execFileSync("python3", [repoPath("bench/peers.py")], {
+      encoding: "utf8",
+      stdio: ["ignore", "pipe", "inherit"],
+      timeout: 600_000,
+    });
+  } catch (e) {
+    verdict("peers", false, `bench/peers.py failed: ${(e as Error).message}`);
+  }
   for (const line of out.split("\n")) {
     if (!line.startsWith("{")) continue;
     const p = JSON.parse(line) as PeerLine;
@@ -717,10 +728,13 @@ for (const r of rows) {
   const gbps = r.traffic !== undefined ? r.traffic / (r.us * 1e3) : undefined;
   const mc = memcpyUs.get(r.bench);
   const xMemcpy = r.traffic !== undefined && mc !== undefined ? mc / r.us : undefined;
-  const hu = handUs.get(r.bench);
+  // GEMM rows of another size (torch.matmul 4096³) get no ratios.
+  const sameSize = r.flops === undefined || r.flops === 2 * GEMM.m * GEMM.n * GEMM.k;
+  const hu = sameSize ? handUs.get(r.bench) : undefined;
   const xHand = hu !== undefined && !r.variant.startsWith("cudaMemcpy") ? hu / r.us : undefined;
   const tflops = r.flops !== undefined ? r.flops / (r.us * 1e6) : undefined;
-  const xCublas = r.flops !== undefined && cublasUs !== undefined ? cublasUs / r.us : undefined;
+  const xCublas =
+    r.flops !== undefined && sameSize && cublasUs !== undefined ? cublasUs / r.us : undefined;
   say(
     `| ${r.bench} | ${r.variant} | ${r.us.toFixed(1)} | ${fmt(gbps, 0)} | ${fmt(xMemcpy, 3)} | ${fmt(xHand, 3)} | ${fmt(tflops, 2)} | ${fmt(xCublas, 3)} | ${r.check} |`,
   );
@@ -730,7 +744,12 @@ for (const n of tirxNotes) say(`- ${n}`);
 for (const e of computeKernels) {
   const r = rows.find((x) => x.bench === e.name && x.variant.startsWith("tirx-ts"));
   if (!r) continue;
-  const parts = [`${(handUs.get(e.name)! / r.us).toFixed(3)}× the fastest hand-written kernel`];
+  const hu = handUs.get(e.name);
+  const parts = [
+    hu === undefined
+      ? "not compared with a hand-written kernel (none passed its check)"
+      : `${(hu / r.us).toFixed(3)}× the fastest hand-written kernel`,
+  ];
   const mc = memcpyUs.get(e.name);
   if (mc !== undefined) parts.push(`${(mc / r.us).toFixed(3)}× the cudaMemcpy roofline`);
   if (r.flops !== undefined) parts.push(`${(r.flops / (r.us * 1e6)).toFixed(2)} TFLOP/s`);
