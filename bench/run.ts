@@ -1,6 +1,6 @@
 // All benchmarks in one command: `npm run bench` (or `tsx -C source bench/run.ts [--out-dir DIR]`).
-// The simulator benchmark runs everywhere; the bulk-copy bandwidth benchmark needs an sm_90 GPU
-// and says so where there is none. Each writes its table, with date, GPU and command, to
+// The simulator benchmark runs everywhere; the bulk-copy bandwidth and compute benchmarks need an
+// sm_90 GPU (and nvcc) and say so where there is none. Each writes its table, with date, GPU and command, to
 // DIR/<name>-<date>.md (default DIR: bench/results).
 import { spawnSync } from "node:child_process";
 import { mkdirSync, writeFileSync } from "node:fs";
@@ -52,4 +52,9 @@ const bulk = run("bulk-copy bandwidth", [
   "--out",
   bulkOut,
 ]);
-process.exitCode = sim.code || bulk.code ? 1 : 0;
+const compute = run("compute (vector_add, softmax, reduce_rows, gemm)", [
+  join(here, "compute.ts"),
+  "--out",
+  join(outDir, `compute-${day}.md`),
+]);
+process.exitCode = sim.code || bulk.code || compute.code ? 1 : 0;
