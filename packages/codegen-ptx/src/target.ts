@@ -86,6 +86,7 @@ export const FEATURES: readonly Feature[] = [
 function instructionsOf(s: Stmt): string[] {
   const out: string[] = [];
   if (s.kind === "TileApply") out.push(s.opcode);
+  if (s.kind === "TileOp") out.push(s.source.opcode);
   if (s.kind === "Call") out.push(s.op);
   for (const e of stmtExprs(s)) {
     walkExpr(e, (x) => {

@@ -1,4 +1,5 @@
 import {
+  InvariantError,
   constInt,
   TirxError,
   type Expr,
@@ -113,18 +114,16 @@ export function compileStmt(ec: ExprCompiler, vf: VerifiedFunc, s: Stmt): Exec {
     }
     case "Call":
       return compileCall(ec, s.op, s.args, s.span);
-    case "TileApply": {
-      const plan = vf.plans.get(s);
-      if (!plan)
-        throw new TirxError(
-          "TX2010",
-          `tile.apply "${s.opcode}" has no verified plan; run it through verify() first`,
-          s.span,
-        );
-      if (plan.kind === "cp.async.bulk") return compileBulkCopy(ec, s, plan);
-      if (plan.kind !== "cp.async") return unsupported(`tile pattern "${s.opcode}"`, s.span);
-      return compileCpAsync(ec, s, plan);
+    case "TileOp": {
+      const plan = s.plan;
+      if (plan.kind === "cp.async.bulk") return compileBulkCopy(ec, s.source, plan);
+      if (plan.kind !== "cp.async") return unsupported(`tile pattern "${s.source.opcode}"`, s.span);
+      return compileCpAsync(ec, s.source, plan);
     }
+    case "TileApply":
+      throw new InvariantError(
+        `tile.apply "${s.opcode}" reached the simulator; it runs lower-tile after verify`,
+      );
   }
 }
 
