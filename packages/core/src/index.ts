@@ -27,3 +27,4 @@ export * from "./runtime/args.js";
 export * from "./invariant.js";
 export * from "./analysis/depth.js";
 export * from "./transform/index.js";
+export * from "./ir/literal.js";
