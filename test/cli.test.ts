@@ -68,4 +68,19 @@ describe("tirx build", () => {
     expect(tirx("build", "no/such/file.ts").code).toBe(2);
     expect(tirx("build", "examples/copy_async.ts", "--emit", "sass").code).toBe(2);
   });
+
+  test("--emit ir --after PASS prints that stage; an unknown pass is a usage error", () => {
+    const tiles = tirx("build", "examples/copy_async.ts", "--emit", "ir", "--after", "lower-tile");
+    expect(tiles.code).toBe(0);
+    expect(tiles.out).toMatch(/^\/\/ IR of "copy_async" after lower-tile$/m);
+    expect(count(tiles.out, /\/\/ TileOp: cp\.async, chunk 16 bytes/)).toBe(1);
+    const storage = tirx("build", "examples/copy_async.ts", "--emit", "ir", "--after", "storage");
+    expect(storage.out).toMatch(/^\/\/ shared: \.shared smem_shared \(8192 bytes/m);
+    const bad = tirx("build", "examples/copy_async.ts", "--emit", "ir", "--after", "unrol");
+    expect(bad.code).toBe(2);
+    expect(bad.err).toContain(
+      'unknown pass "unrol"; --after takes one of: verify, lower-tile, unroll, simplify, upcast-half, storage',
+    );
+    expect(tirx("build", "examples/copy_async.ts", "--after", "unroll").code).toBe(2);
+  });
 });

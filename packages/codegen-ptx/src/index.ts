@@ -6,7 +6,8 @@
  * and expressions into instructions; `patterns/` holds one emitter per tile pattern (cp.async,
  * cp.async.bulk); `render.ts` assembles the module text.
  */
-export { emitPtx, compileToPtx, type PtxModule, type PtxOptions } from "./module.js";
+export { emitPtx, compileToPtx, PTX_PASSES, type PtxModule, type PtxOptions } from "./module.js";
+export { storagePass } from "./lower/storage-pass.js";
 export {
   ARCHS,
   DEFAULT_ARCH,

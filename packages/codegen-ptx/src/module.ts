@@ -1,4 +1,6 @@
 import {
+  DEFAULT_PASSES,
+  runPipeline,
   checkPrimFunc,
   showValue,
   TirxError,
@@ -7,8 +9,10 @@ import {
   type LaunchConfig,
   type Param,
   type PrimFunc,
+  type Pass,
   type VerifiedFunc,
 } from "@tirx-ts/core";
+import { storagePass } from "./lower/storage-pass.js";
 import { emitEntry } from "./emit/entry.js";
 import { renderModule } from "./render.js";
 import { DEFAULT_ARCH, ptxVersionFor, resolveArch } from "./target.js";
@@ -39,7 +43,13 @@ export interface PtxModule {
 }
 
 /**
- * Emit the PTX module of a verified function.
+ * The stages `emitPtx` runs after `verify`, in order: lower-tile → unroll → simplify →
+ * upcast-half → storage. `--emit ir --after NAME` names one of them.
+ */
+export const PTX_PASSES: readonly Pass[] = [...DEFAULT_PASSES, storagePass];
+
+/**
+ * Emit the PTX module of a verified function: run {@link PTX_PASSES}, then emit.
  *
  * `.version` is the lowest PTX ISA covering both the features used (`vf.ptxVersion`: cp.async
  * 7.0, `.L2::` qualifiers 7.4, ignore-src 7.5, `mbarrier.*.shared::cta` 7.8, cp.async.bulk 8.0,
@@ -62,7 +72,7 @@ export function emitPtx(vf: VerifiedFunc, opts: PtxOptions = {}): PtxModule {
   checkPtxOptions(opts, vf.fn.span);
   const arch = resolveArch(opts.arch ?? DEFAULT_ARCH, vf);
   const version = ptxVersionFor(vf, arch);
-  const entry = emitEntry(vf);
+  const entry = emitEntry(runPipeline(vf, PTX_PASSES));
   const text = renderModule({ version, target: arch.name, launch: vf.launch }, entry);
   return {
     text,

@@ -72,10 +72,9 @@ export const FEATURES: readonly Feature[] = [
 /** The target requirement of each instruction a statement uses directly. */
 function requirementsOf(s: Stmt): { instr: string; minSm: number; code: DiagnosticCode }[] {
   const out: { instr: string; minSm: number; code: DiagnosticCode }[] = [];
-  if (s.kind === "TileApply") {
-    const f = FEATURES.find((x) => x.matches(s.opcode));
-    if (f) out.push({ instr: s.opcode, minSm: f.minSm, code: f.code });
-  }
+  const opcode = s.kind === "TileApply" ? s.opcode : s.kind === "TileOp" ? s.source.opcode : "";
+  const f = opcode ? FEATURES.find((x) => x.matches(opcode)) : undefined;
+  if (f) out.push({ instr: opcode, minSm: f.minSm, code: f.code });
   const addOp = (name: string): void => {
     const op = findOp(name);
     if (op) out.push({ instr: name, minSm: op.sm, code: op.archCode ?? "TX5006" });

@@ -68,7 +68,12 @@ describe("loops", () => {
     expect(labels(mod.text)).toEqual([]);
     expect(count(mod.text, "bra")).toBe(0);
     expect(count(mod.text, "st.global.f32")).toBe(4);
-    for (const k of [0, 1, 2, 3]) expect(mod.text).toContain(`cvt.rn.f32.s32 %f${k + 1}, ${k};`);
+    // The unroll pass substitutes j = 0..3 and simplify folds each cast: float32 0, 1, 2, 3
+    // stored as immediates at byte offsets 0, 4, 8, 12, with no cvt left.
+    expect(count(mod.text, "cvt.rn")).toBe(0);
+    ["0f00000000", "0f3F800000", "0f40000000", "0f40400000"].forEach((bits, k) =>
+      expect(mod.text).toContain(`st.global.f32 [%rd3${k ? `+${4 * k}` : ""}], ${bits};`),
+    );
   });
 
   it("unroll needs a constant trip count (TX2012); a constant empty loop emits nothing", () => {

@@ -36,6 +36,10 @@ export const CATALOG = {
     rule: "layout/reinterpret",
     title: "a reinterpreting view needs a contiguous final axis of whole elements",
   },
+  TX1015: {
+    rule: "dsl/literal-range",
+    title: "a literal must be representable in its dtype (integers exactly, 16-bit floats finite)",
+  },
   TX2001: {
     rule: "wf/undefined-var",
     title: "a variable is used outside the scope that defines it",
@@ -62,6 +66,10 @@ export const CATALOG = {
   TX2012: {
     rule: "wf/unroll",
     title: "fully unrolled code needs constant trip counts of at most 4096",
+  },
+  TX2013: {
+    rule: "wf/expr-depth",
+    title: "expressions and statements nest at most 2048 deep",
   },
   TX3001: {
     rule: "cp-async/opcode",

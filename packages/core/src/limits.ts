@@ -6,3 +6,9 @@ export const MAX_UNROLL = 4096;
 
 /** Static shared memory a CTA may use without opting in (bytes; CUDA programming guide). */
 export const STATIC_SHARED_LIMIT = 48 * 1024;
+
+/**
+ * Deepest nesting of expressions and statements a function may have (TX2013). Every walker
+ * behind the front doors (verify, compileToPtx, the simulator, printFunc) may then recurse.
+ */
+export const MAX_EXPR_DEPTH = 2048;

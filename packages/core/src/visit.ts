@@ -1,6 +1,7 @@
 import type { View } from "./ir/buffer.js";
 import type { Expr } from "./ir/expr.js";
 import type { Stmt, TileParam } from "./ir/stmt.js";
+import type { TilePlan } from "./verify/verify.js";
 
 /** The direct sub-expressions of `e`, in evaluation order. */
 export function exprChildren(e: Expr): readonly Expr[] {
@@ -25,10 +26,18 @@ export function exprChildren(e: Expr): readonly Expr[] {
   }
 }
 
-/** Calls `fn` on `e` and every sub-expression, parents first. */
+/**
+ * Calls `fn` on `e` and every sub-expression, parents first (a shared sub-expression is visited
+ * once per use). Iterative: any depth is safe.
+ */
 export function walkExpr(e: Expr, fn: (e: Expr) => void): void {
-  fn(e);
-  for (const c of exprChildren(e)) walkExpr(c, fn);
+  const stack: Expr[] = [e];
+  while (stack.length > 0) {
+    const x = stack.pop()!;
+    fn(x);
+    const cs = exprChildren(x);
+    for (let i = cs.length - 1; i >= 0; i--) stack.push(cs[i]!);
+  }
 }
 
 /** True when `p` is a View (as opposed to an expression or static value). */
@@ -56,6 +65,8 @@ export function stmtExprs(s: Stmt): readonly Expr[] {
       return [s.offset, s.value];
     case "Call":
       return s.args;
+    case "TileOp":
+      return planExprs(s.plan);
     case "TileApply": {
       const out: Expr[] = [s.dst.offset, s.src.offset];
       for (const p of Object.values(s.params)) {
@@ -85,8 +96,27 @@ export function stmtChildren(s: Stmt): readonly Stmt[] {
   }
 }
 
-/** Calls `fn` on `s` and every nested statement, parents first. */
+/** Calls `fn` on `s` and every nested statement, parents first. Iterative: any depth is safe. */
 export function walkStmt(s: Stmt, fn: (s: Stmt) => void): void {
-  fn(s);
-  for (const c of stmtChildren(s)) walkStmt(c, fn);
+  const stack: Stmt[] = [s];
+  while (stack.length > 0) {
+    const x = stack.pop()!;
+    fn(x);
+    const cs = stmtChildren(x);
+    for (let i = cs.length - 1; i >= 0; i--) stack.push(cs[i]!);
+  }
+}
+
+/**
+ * The runtime expressions of a verified tile plan, in a fixed order: each side's view offset and
+ * byte base, then the optional operands (src_size, ignore_src, mbar, cache_policy, pred).
+ */
+export function planExprs(p: TilePlan): readonly Expr[] {
+  const out: Expr[] = [p.dst.view.offset, p.dst.baseBytes, p.src.view.offset, p.src.baseBytes];
+  if (p.kind === "cp.async") {
+    for (const e of [p.srcSize, p.ignoreSrc, p.cachePolicy, p.pred]) if (e) out.push(e);
+  } else {
+    for (const e of [p.mbar, p.cachePolicy, p.pred]) if (e) out.push(e);
+  }
+  return out;
 }

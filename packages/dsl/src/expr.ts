@@ -19,6 +19,7 @@ import {
   type Span,
 } from "@tirx-ts/core";
 import { callerSpan } from "./span.js";
+import { tracked } from "./depth.js";
 
 /** Anything usable where an expression is expected: a PrimExpr, or a JS literal. */
 export type ExprLike = PrimExpr | number | bigint | boolean;
@@ -101,20 +102,21 @@ export class PrimExpr {
   }
   and(b: ExprLike): PrimExpr {
     const span = callerSpan();
-    return new PrimExpr(logical("and", this.expr, toExpr(b, "bool", span), span));
+    return new PrimExpr(tracked(logical("and", this.expr, toExpr(b, "bool", span), span), span));
   }
   or(b: ExprLike): PrimExpr {
     const span = callerSpan();
-    return new PrimExpr(logical("or", this.expr, toExpr(b, "bool", span), span));
+    return new PrimExpr(tracked(logical("or", this.expr, toExpr(b, "bool", span), span), span));
   }
   not(): PrimExpr {
-    return new PrimExpr(not(this.expr, callerSpan()));
+    const span = callerSpan();
+    return new PrimExpr(tracked(not(this.expr, span), span));
   }
   /** Value conversion to `dtype` (PTX cvt semantics). */
   cast(dtype: DType): PrimExpr {
     const span = callerSpan();
     checkDType(dtype, "cast", span);
-    return new PrimExpr(cast(dtype, this.expr, span));
+    return new PrimExpr(tracked(cast(dtype, this.expr, span), span));
   }
 }
 
@@ -189,13 +191,17 @@ function dtypeOf(x: ExprLike): DType | undefined {
 function bin(op: BinaryOp, a: ExprLike, b: ExprLike): PrimExpr {
   const span = callerSpan();
   const like = dtypeOf(a) ?? dtypeOf(b);
-  return new PrimExpr(binary(op, toExpr(a, like, span), toExpr(b, like, span), span));
+  return new PrimExpr(
+    tracked(binary(op, toExpr(a, like, span), toExpr(b, like, span), span), span),
+  );
 }
 
 function cmp(op: CompareOp, a: ExprLike, b: ExprLike): PrimExpr {
   const span = callerSpan();
   const like = dtypeOf(a) ?? dtypeOf(b);
-  return new PrimExpr(compare(op, toExpr(a, like, span), toExpr(b, like, span), span));
+  return new PrimExpr(
+    tracked(compare(op, toExpr(a, like, span), toExpr(b, like, span), span), span),
+  );
 }
 
 /** `a op b` as a free function (T.add and friends). */
@@ -208,6 +214,9 @@ export function if_then_else(cond: ExprLike, t: ExprLike, f: ExprLike): PrimExpr
   const span = callerSpan();
   const like = dtypeOf(t) ?? dtypeOf(f);
   return new PrimExpr(
-    ifThenElse(toExpr(cond, "bool", span), toExpr(t, like, span), toExpr(f, like, span), span),
+    tracked(
+      ifThenElse(toExpr(cond, "bool", span), toExpr(t, like, span), toExpr(f, like, span), span),
+      span,
+    ),
   );
 }

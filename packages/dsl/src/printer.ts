@@ -1,4 +1,13 @@
-import type { Buffer, Expr, PrimFunc, Stmt, TileParam, Var, View } from "@tirx-ts/core";
+import {
+  checkDepth,
+  type Buffer,
+  type Expr,
+  type PrimFunc,
+  type Stmt,
+  type TileParam,
+  type Var,
+  type View,
+} from "@tirx-ts/core";
 
 const BIN: Record<string, string> = {
   add: "+",
@@ -16,9 +25,13 @@ const CMP: Record<string, string> = { eq: "==", ne: "!=", lt: "<", le: "<=", gt:
 
 /**
  * Print a PrimFunc as readable TIRx-like script text (for `tirx build --emit ir` and
- * diagnostics). Variables and buffers get unique names (`i`, `i_1`, ...).
+ * diagnostics). Variables and buffers get unique names (`i`, `i_1`, ...). A `TileOp` (after the
+ * lower-tile pass) prints as a comment with its plan's kind, chunk and repeat shape, then the
+ * tile.apply it came from.
+ * @throws TirxError TX2013 when `fn` nests deeper than MAX_EXPR_DEPTH (checked before printing).
  */
 export function printFunc(fn: PrimFunc): string {
+  checkDepth(fn);
   const names = new Map<number, string>();
   const used = new Map<string, number>();
   const nameOf = (kind: "v" | "b", id: number, base: string): string => {
@@ -124,6 +137,12 @@ export function printFunc(fn: PrimFunc): string {
         return;
       case "Call":
         lines.push(`${ind}T.call("${x.op}"${x.args.map((a) => ", " + e(a)).join("")});`);
+        return;
+      case "TileOp":
+        lines.push(
+          `${ind}// TileOp: ${x.plan.kind}, chunk ${x.plan.chunkBytes} bytes, repeat [${x.plan.repeatShape.join(", ")}], base bytes dst ${e(x.plan.dst.baseBytes)}, src ${e(x.plan.src.baseBytes)}`,
+        );
+        s(x.source, ind);
         return;
       case "TileApply": {
         const ps = Object.entries(x.params).map(([k, p]) => `${k}: ${param(p)}`);

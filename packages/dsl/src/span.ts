@@ -5,12 +5,11 @@ const OWN_FILES =
   /[\\/]packages[\\/](dsl|core|codegen-ptx|runtime-sim|runtime-cuda|tirx-ts)[\\/](src|dist)[\\/]/;
 const FRAME = /\(?((?:file:\/\/)?[^\s()]+?):(\d+):(\d+)\)?$/;
 
-/**
- * The author's source position of the current T.* (or `compile`) call: the first stack frame
- * outside the tirx-ts packages. Node maps positions through source maps under tsx and vitest, so these are the
- * lines of the author's .ts file.
- */
-export function callerSpan(): Span | undefined {
+const foreign = (file: string): boolean =>
+  !(OWN_FILES.test(file) || file.startsWith("node:") || file.includes("node_modules"));
+
+/** The author's span, from a formatted stack (positions mapped through source maps). */
+function spanFromText(): Span | undefined {
   const saved = Error.stackTraceLimit;
   Error.stackTraceLimit = 30;
   const stack = new Error().stack ?? "";
@@ -20,8 +19,69 @@ export function callerSpan(): Span | undefined {
     if (!m) continue;
     let file = m[1]!;
     if (file.startsWith("file://")) file = fileURLToPath(file);
-    if (OWN_FILES.test(file) || file.startsWith("node:") || file.includes("node_modules")) continue;
+    if (!foreign(file)) continue;
     return { file, line: Number(m[2]), col: Number(m[3]) };
   }
   return undefined;
+}
+
+const paths = new Map<string, string>();
+
+/** `file` as a path (file URLs converted once per distinct URL). */
+function pathOf(file: string): string {
+  if (!file.startsWith("file://")) return file;
+  let p = paths.get(file);
+  if (p === undefined) {
+    p = fileURLToPath(file);
+    if (paths.size < 10_000) paths.set(file, p);
+  }
+  return p;
+}
+
+/**
+ * The first foreign frame as raw V8 call-site data (generated positions, not source-mapped):
+ * cheap, because no stack text is formatted and no source map consulted.
+ */
+function rawSite(): string | undefined {
+  const savedPrepare = Error.prepareStackTrace;
+  const savedLimit = Error.stackTraceLimit;
+  // Builder calls reach the author within a few frames; deeper paths take the slow path.
+  Error.stackTraceLimit = 8;
+  Error.prepareStackTrace = (_e, sites) => sites;
+  const holder: { stack?: NodeJS.CallSite[] } = {};
+  Error.captureStackTrace(holder, rawSite);
+  const sites = holder.stack;
+  Error.prepareStackTrace = savedPrepare;
+  Error.stackTraceLimit = savedLimit;
+  if (!Array.isArray(sites)) return undefined;
+  // The key is the whole chain of positions up to the first foreign frame, so that two call
+  // paths never share an entry even if a file name looked foreign in one and not the other.
+  const parts: string[] = [];
+  for (const s of sites) {
+    const file = pathOf(s.getFileName() ?? "");
+    parts.push(`${file}:${s.getLineNumber()}:${s.getColumnNumber()}`);
+    if (file && foreign(file)) return parts.join("|");
+  }
+  return undefined;
+}
+
+/** Spans by raw call site: mapping positions is the slow part of a span, and it is a function of the site. */
+const cache = new Map<string, Span | undefined>();
+const CACHE_LIMIT = 10_000;
+
+/**
+ * The author's source position of the current T.* (or `compile`) call: the first stack frame
+ * outside the tirx-ts packages. Node maps positions through source maps under tsx and vitest, so
+ * these are the lines of the author's .ts file. Mapping costs tens of microseconds, so the result
+ * is cached by the raw (unmapped) call site: a builder loop calling `.add` 200,000 times from one
+ * line maps it once.
+ */
+export function callerSpan(): Span | undefined {
+  const key = rawSite();
+  if (key === undefined) return spanFromText();
+  if (cache.has(key)) return cache.get(key);
+  const span = spanFromText();
+  if (cache.size >= CACHE_LIMIT) cache.clear();
+  cache.set(key, span);
+  return span;
 }

@@ -1,4 +1,11 @@
-import { checkArgs, TirxError, type KernelArg, type VerifiedFunc } from "@tirx-ts/core";
+import {
+  checkArgs,
+  DEFAULT_PASSES,
+  runPipeline,
+  TirxError,
+  type KernelArg,
+  type VerifiedFunc,
+} from "@tirx-ts/core";
 import { AsyncUnit } from "./exec/async-copy.js";
 import { Machine, type HazardMode } from "./exec/machine.js";
 import { ExprCompiler } from "./compile/expr.js";
@@ -41,6 +48,13 @@ const cache = new WeakMap<VerifiedFunc, Compiled>();
 function compile(vf: VerifiedFunc): Compiled {
   const hit = cache.get(vf);
   if (hit) return hit;
+  const original = vf;
+  // The stages code generation runs after verify, except upcast-half: the simulator rounds
+  // 16-bit results once from the exact value (numeric/float.ts), so it needs no float32 detour.
+  vf = runPipeline(
+    vf,
+    DEFAULT_PASSES.filter((p) => p.name !== "upcast-half"),
+  );
   const layout = layoutOf(vf);
   const m = new Machine(
     vf.launch,
@@ -57,7 +71,7 @@ function compile(vf: VerifiedFunc): Compiled {
     return [{ index, slot: s.slot, wide: s.wide, dtype: p.var.dtype }];
   });
   const c = { m, body, scalars };
-  cache.set(vf, c);
+  cache.set(original, c);
   return c;
 }
 

@@ -5,18 +5,24 @@ import { existsSync } from "node:fs";
 import {
   isTirxError,
   renderDiagnostic,
+  runPipeline,
   verify,
   type PrimFunc,
   type TirxError,
 } from "@tirx-ts/core";
-import { emitPtx } from "@tirx-ts/codegen-ptx";
+import { emitPtx, PTX_PASSES } from "@tirx-ts/codegen-ptx";
 import { printFunc } from "@tirx-ts/dsl";
 
-const USAGE = `usage: tirx build <file.ts> [--kernel NAME] [--emit ptx|ir] [--arch SM]
+/** Stage names `--after` accepts: the verifier, then every pass `emitPtx` runs. */
+const STAGES = ["verify", ...PTX_PASSES.map((p) => p.name)];
+
+const USAGE = `usage: tirx build <file.ts> [--kernel NAME] [--emit ptx|ir [--after PASS]] [--arch SM]
 
   Prints the PTX (default) or the IR of the kernels that <file.ts> exports.
   --kernel NAME   only the kernel named NAME (its T.function name or export name)
   --emit ptx|ir   what to print (default ptx)
+  --after PASS    with --emit ir: the IR after that stage, one of
+                  ${STAGES.join(", ")} (default: as written)
   --arch SM       PTX target: sm_80 (default), sm_86, sm_87, sm_89, sm_90, sm_90a;
                   cp.async.bulk, mbarrier transaction counts and async-proxy fences need sm_90
 
@@ -36,6 +42,7 @@ export async function main(argv: readonly string[]): Promise<number> {
       options: {
         kernel: { type: "string" },
         emit: { type: "string", default: "ptx" },
+        after: { type: "string" },
         arch: { type: "string", default: "sm_80" },
         help: { type: "boolean", short: "h" },
       },
@@ -56,6 +63,14 @@ export async function main(argv: readonly string[]): Promise<number> {
   }
   if (values.emit !== "ptx" && values.emit !== "ir") {
     process.stderr.write(`tirx: --emit must be "ptx" or "ir", got "${values.emit}"\n`);
+    return 2;
+  }
+  if (values.after !== undefined && (values.emit !== "ir" || !STAGES.includes(values.after))) {
+    process.stderr.write(
+      values.emit !== "ir"
+        ? `tirx: --after needs --emit ir\n${USAGE}\n`
+        : `tirx: unknown pass "${values.after}"; --after takes one of: ${STAGES.join(", ")}\n${USAGE}\n`,
+    );
     return 2;
   }
   const path = resolve(file);
@@ -101,7 +116,22 @@ export async function main(argv: readonly string[]): Promise<number> {
       if (seen.has(fn)) continue;
       seen.add(fn);
       const vf = verify(fn);
-      if (values.emit === "ir") process.stdout.write(printFunc(fn));
+      if (values.emit === "ir" && values.after !== undefined) {
+        const after = values.after;
+        const notes: string[] = [];
+        const out =
+          after === "verify"
+            ? vf
+            : runPipeline(vf, PTX_PASSES, {
+                after,
+                onStage: (name, cur, pass) => {
+                  if (name === after && pass.notes) notes.push(...pass.notes(cur));
+                },
+              });
+        process.stdout.write(`// IR of "${fn.name}" after ${after}\n`);
+        for (const n of notes) process.stdout.write(`// ${n}\n`);
+        process.stdout.write(printFunc(out.fn));
+      } else if (values.emit === "ir") process.stdout.write(printFunc(fn));
       else process.stdout.write(emitPtx(vf, { arch: values.arch! }).text);
     }
     return 0;

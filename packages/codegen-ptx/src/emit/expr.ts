@@ -12,7 +12,6 @@ import {
   type IfThenElse,
 } from "@tirx-ts/core";
 import { BINARY, binarySupports, setp } from "../ops.js";
-import { upcastHalf } from "../lower/upcast-half.js";
 import {
   bitType,
   cvtType,
@@ -39,9 +38,12 @@ const WRAPS = new Set(["add", "sub", "mul", "div", "mod", "floordiv", "floormod"
 export class ExprEmitter {
   constructor(readonly ctx: EmitContext) {}
 
-  /** Lower (`upcastHalf`) then emit `e`; the operand holds its value. */
+  /**
+   * Emit `e`; the operand holds its value. 16-bit float arithmetic must already go through
+   * float32 (the `upcast-half` pass, which `emitPtx` runs).
+   */
   value(e: Expr): string {
-    return this.emit(upcastHalf(e));
+    return this.emit(e);
   }
 
   /** The value of `e` in a register (immediates are moved into one). */

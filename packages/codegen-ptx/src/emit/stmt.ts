@@ -1,4 +1,5 @@
 import {
+  InternalError,
   TirxError,
   constInt,
   exprRange,
@@ -49,7 +50,9 @@ export class StmtEmitter {
     // The author's line as a comment maps PTX back to the kernel; the file's base name keeps the
     // text the same on every checkout.
     if (s.span && s.kind !== "Seq" && s.kind !== "Alloc" && s.kind !== "Let") {
-      ctx.comment(`${s.kind} at ${s.span.file.split(/[\\/]/).pop()}:${s.span.line}:${s.span.col}`);
+      // A TileOp is the tile.apply the author wrote.
+      const what = s.kind === "TileOp" ? "TileApply" : s.kind;
+      ctx.comment(`${what} at ${s.span.file.split(/[\\/]/).pop()}:${s.span.line}:${s.span.col}`);
     }
     switch (s.kind) {
       case "Seq":
@@ -90,25 +93,22 @@ export class StmtEmitter {
         return;
       case "Call":
         return emitIntrinsic(this.ex, s);
-      case "TileApply": {
-        const plan = ctx.vf.plans.get(s);
-        if (!plan)
-          throw new TirxError(
-            "TX3001",
-            `no verified plan for "${s.opcode}"; run verify() first`,
-            s.span,
-          );
-        if (plan.kind === "cp.async") return emitCpAsync(ctx, this.ex, plan);
-        return emitBulkCopy(ctx, this.ex, plan);
-      }
+      case "TileOp":
+        if (s.plan.kind === "cp.async") return emitCpAsync(ctx, this.ex, s.plan);
+        return emitBulkCopy(ctx, this.ex, s.plan);
+      case "TileApply":
+        throw new InternalError(
+          `tile.apply "${s.opcode}" reached code generation; emitPtx runs lower-tile after verify`,
+        );
       case "DeviceEntry":
         throw new TirxError("TX2004", "T.device_entry may not be nested", s.span);
     }
   }
 
   /**
-   * `unroll` with a constant extent repeats the body with the variable bound to each constant;
-   * otherwise (or for `serial`) a counted loop with the bound evaluated once before it.
+   * A counted loop with the bound evaluated once before it. The `unroll` pass has already
+   * replaced `unroll` loops with constant bounds by copies; the repetition below is a fallback
+   * for IR that did not go through it.
    */
   private loop(s: For): void {
     const ctx = this.ctx;

@@ -1,4 +1,4 @@
-import { isFloat, isWideInt, type DType } from "../dtype.js";
+import { dtypeBits, isFloat, isSigned, isWideInt, type DType } from "../dtype.js";
 import { TirxError } from "../diagnostics.js";
 import type { Span } from "../span.js";
 import { constInt, intImm, type BinaryOp, type CompareOp, type Expr, type IntImm } from "./expr.js";
@@ -37,7 +37,13 @@ function fold(op: BinaryOp, a: number, b: number): number | undefined {
   }
 }
 
-/** `a op b`; both operands must have the same dtype. Folds int32 constants. */
+function fits(v: number, dt: DType): boolean {
+  if (dt === "bool") return v === 0 || v === 1;
+  const bits = dtypeBits(dt);
+  return isSigned(dt) ? v >= -(2 ** (bits - 1)) && v < 2 ** (bits - 1) : v >= 0 && v < 2 ** bits;
+}
+
+/** `a op b`; both operands must have the same dtype. Folds integer constants the dtype holds. */
 export function binary(op: BinaryOp, a: Expr, b: Expr, span?: Span): Expr {
   if (a.dtype !== b.dtype) {
     throw new TirxError(
@@ -64,7 +70,8 @@ export function binary(op: BinaryOp, a: Expr, b: Expr, span?: Span): Expr {
   const cb = constInt(b);
   if (ca !== undefined && cb !== undefined && !isWideInt(a.dtype) && !isFloat(a.dtype)) {
     const v = fold(op, ca, cb);
-    if (v !== undefined && Number.isSafeInteger(v) && Math.abs(v) < 2 ** 31) {
+    // Fold only results the dtype holds; others wrap, which the simplify pass folds exactly.
+    if (v !== undefined && Number.isSafeInteger(v) && fits(v, a.dtype)) {
       return intImm(v, a.dtype, span);
     }
   }

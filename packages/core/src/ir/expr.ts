@@ -1,6 +1,7 @@
 import type { DType } from "../dtype.js";
 import type { Span } from "../span.js";
 import type { Buffer } from "./buffer.js";
+import { checkLiteral } from "./literal.js";
 
 /**
  * Expressions: immutable plain data, discriminated by `kind`, in the manner of TVM TIR's
@@ -162,8 +163,12 @@ export function mkVar(name: string, dtype: DType, span?: Span): Var {
   return { kind: "Var", name, dtype, id: nextVarId++, ...(span ? { span } : {}) };
 }
 
-/** Integer constant of `dtype` (default int32). */
+/**
+ * Integer constant of `dtype` (default int32).
+ * @throws TirxError TX1015 when `value` is outside `dtype`'s range (see `checkLiteral`).
+ */
 export function intImm(value: number | bigint, dtype: DType = "int32", span?: Span): IntImm {
+  checkLiteral(value, dtype, span);
   return { kind: "IntImm", value, dtype, ...(span ? { span } : {}) };
 }
 
@@ -172,8 +177,12 @@ export function boolImm(value: boolean, span?: Span): IntImm {
   return intImm(value ? 1 : 0, "bool", span);
 }
 
-/** Floating-point constant of `dtype` (default float32). */
+/**
+ * Floating-point constant of `dtype` (default float32).
+ * @throws TirxError TX1015 for a finite float16/bfloat16 literal that rounds to infinity.
+ */
 export function floatImm(value: number, dtype: DType = "float32", span?: Span): FloatImm {
+  checkLiteral(value, dtype, span);
   return { kind: "FloatImm", value, dtype, ...(span ? { span } : {}) };
 }
 

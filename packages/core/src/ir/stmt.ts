@@ -2,6 +2,7 @@ import type { DType } from "../dtype.js";
 import type { Span } from "../span.js";
 import type { Buffer, View } from "./buffer.js";
 import type { Expr, Var } from "./expr.js";
+import type { TilePlan } from "../verify/verify.js";
 
 /**
  * Statements: immutable plain data, discriminated by `kind`. `Let` and `Alloc` are flat: they
@@ -9,7 +10,8 @@ import type { Expr, Var } from "./expr.js";
  * (and everything nested in those), which is what a builder that traces straight-line code
  * records.
  */
-export type Stmt = Seq | For | While | If | Let | Store | Alloc | Call | TileApply | DeviceEntry;
+export type Stmt =
+  Seq | For | While | If | Let | Store | Alloc | Call | TileApply | TileOp | DeviceEntry;
 
 interface StmtBase {
   readonly span?: Span;
@@ -91,6 +93,18 @@ export interface TileApply extends StmtBase {
   readonly dst: View;
   readonly src: View;
   readonly params: Readonly<Record<string, TileParam>>;
+}
+
+/**
+ * A verified `tile.apply` lowered to an instruction node (pass `lower-tile`): it carries the
+ * verifier's plan (atom addresses, repeat shape, parameters as expressions), so later passes
+ * and code generators need no side table keyed by node identity. `source` is the statement the
+ * author wrote, kept for diagnostics.
+ */
+export interface TileOp extends StmtBase {
+  readonly kind: "TileOp";
+  readonly plan: TilePlan;
+  readonly source: TileApply;
 }
 
 /** Launch configuration of a kernel: 3-D grid of CTAs and 3-D CTA of threads. */

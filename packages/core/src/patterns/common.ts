@@ -63,7 +63,10 @@ export function exprParam(
   if (p === undefined) return undefined;
   if (typeof p === "boolean" && dtypes.includes("bool")) return intImm(p ? 1 : 0, "bool");
   if (typeof p === "number" && Number.isInteger(p) && !dtypes.includes("bool")) {
-    return intImm(p, dtypes[0] as "uint32");
+    // A negative literal takes the signed dtype when one is accepted, so that the parameter's
+    // own range rule (e.g. TX3019) reports it rather than the literal check.
+    const dt = p < 0 && dtypes.includes("int32") ? "int32" : (dtypes[0] as "uint32");
+    return intImm(p, dt, s.span);
   }
   if (!isExpr(p) || isView(p) || !dtypes.includes(p.dtype)) {
     const got = typeof p === "object" ? (isView(p) ? "a view" : p.dtype) : typeof p;

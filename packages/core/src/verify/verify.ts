@@ -12,6 +12,7 @@ import { checkOpCall, opOf, type PtxVersion } from "../ops/index.js";
 import { exprChildren, stmtExprs } from "../visit.js";
 import type { Span } from "../span.js";
 import { checkPrimFunc } from "../show.js";
+import { checkDepth } from "../analysis/depth.js";
 import { didYouMean } from "../suggest.js";
 import { MAX_TENSOR_BYTES, MAX_UNROLL, STATIC_SHARED_LIMIT } from "../limits.js";
 
@@ -27,6 +28,10 @@ export interface VerifiedFunc {
   readonly fn: PrimFunc;
   readonly entry: DeviceEntry;
   readonly launch: LaunchConfig;
+  /**
+   * The plan of every `tile.apply` still in `fn`, by node. The `lower-tile` pass moves each plan
+   * into a `TileOp` node and empties this map; later stages read `TileOp.plan`.
+   */
   readonly plans: ReadonlyMap<TileApply, TilePlan>;
   readonly ptxVersion: readonly [number, number];
   readonly minSm: number;
@@ -75,6 +80,8 @@ function checkLaunch(l: LaunchConfig, span?: Span): void {
  */
 export function verify(fn: PrimFunc): VerifiedFunc {
   checkPrimFunc(fn, "verify", (fn as Partial<PrimFunc> | null | undefined)?.span);
+  // Before any recursive walker sees the tree (TX2013).
+  checkDepth(fn);
   const tops = fn.body.kind === "Seq" ? fn.body.stmts : [fn.body];
   const entries = tops.filter((s): s is DeviceEntry => s.kind === "DeviceEntry");
   if (entries.length !== 1) {

@@ -1,4 +1,5 @@
 import {
+  InternalError,
   constInt,
   invariant,
   opOf,
@@ -122,18 +123,16 @@ export function compileStmt(ec: ExprCompiler, vf: VerifiedFunc, s: Stmt): Exec {
       const { value, runs } = ec.collect(() => compileCall(ec, s.op, s.args, s.span));
       return withCollectives(runs, value);
     }
-    case "TileApply": {
-      const plan = vf.plans.get(s);
-      if (!plan)
-        throw new TirxError(
-          "TX2010",
-          `tile.apply "${s.opcode}" has no verified plan; run it through verify() first`,
-          s.span,
-        );
-      if (plan.kind === "cp.async.bulk") return compileBulkCopy(ec, s, plan);
-      if (plan.kind !== "cp.async") return unsupported(`tile pattern "${s.opcode}"`, s.span);
-      return compileCpAsync(ec, s, plan);
+    case "TileOp": {
+      const plan = s.plan;
+      if (plan.kind === "cp.async.bulk") return compileBulkCopy(ec, s.source, plan);
+      if (plan.kind !== "cp.async") return unsupported(`tile pattern "${s.source.opcode}"`, s.span);
+      return compileCpAsync(ec, s.source, plan);
     }
+    case "TileApply":
+      throw new InternalError(
+        `tile.apply "${s.opcode}" reached the simulator; it runs lower-tile after verify`,
+      );
   }
 }
 

@@ -1,0 +1,71 @@
+import { TirxError } from "../diagnostics.js";
+import type { Expr } from "../ir/expr.js";
+import type { PrimFunc } from "../ir/func.js";
+import type { Stmt } from "../ir/stmt.js";
+import { MAX_EXPR_DEPTH } from "../limits.js";
+import { exprChildren, stmtChildren, stmtExprs } from "../visit.js";
+
+type Node = Expr | Stmt;
+
+const STMT_KINDS = new Set([
+  "Seq",
+  "For",
+  "While",
+  "If",
+  "Let",
+  "Store",
+  "Alloc",
+  "Call",
+  "TileApply",
+  "TileOp",
+  "DeviceEntry",
+]);
+
+function children(n: Node): readonly Node[] {
+  if (!STMT_KINDS.has(n.kind)) return exprChildren(n as Expr);
+  const s = n as Stmt;
+  return [...stmtExprs(s), ...stmtChildren(s)];
+}
+
+/**
+ * Nesting depth of `node` (a PrimFunc body, statement or expression): statements and
+ * expressions each count one level; a leaf is 1. Iterative and linear in the number of distinct
+ * nodes (shared sub-trees are measured once), so it is safe on any input.
+ * @throws TirxError TX2013 (wf/expr-depth) when the depth passes `limit` (default
+ *   MAX_EXPR_DEPTH), at the span of the node where it does (for a chain `x.add(1).add(1)…`, the
+ *   author's line of the add that crosses the limit).
+ */
+export function checkDepth(node: PrimFunc | Node, limit: number = MAX_EXPR_DEPTH): number {
+  const root: Node = node.kind === "PrimFunc" ? node.body : node;
+  const height = new Map<Node, number>();
+  // Post-order without recursion: a node is pushed, then its children; it is finished when it is
+  // met again with every child measured.
+  const stack: Node[] = [root];
+  const expanded = new Set<Node>();
+  while (stack.length > 0) {
+    const n = stack[stack.length - 1]!;
+    if (height.has(n)) {
+      stack.pop();
+      continue;
+    }
+    const cs = children(n);
+    if (!expanded.has(n)) {
+      expanded.add(n);
+      for (const c of cs) if (!height.has(c)) stack.push(c);
+      continue;
+    }
+    stack.pop();
+    let h = 0;
+    for (const c of cs) h = Math.max(h, height.get(c) ?? 0);
+    h += 1;
+    if (h > limit) {
+      throw new TirxError(
+        "TX2013",
+        `this ${n.kind} nests ${limit + 1} levels of expressions and statements; at most ${limit} are allowed (split long chains with T.let_ into named steps)`,
+        n.span,
+      );
+    }
+    height.set(n, h);
+  }
+  return height.get(root) ?? 1;
+}

@@ -1,0 +1,47 @@
+import { dtypeBits, isFloat, isSigned, type DType } from "../dtype.js";
+import { TirxError } from "../diagnostics.js";
+import type { Span } from "../span.js";
+
+/** Largest finite float16 and bfloat16, and the magnitude from which rounding gives infinity. */
+const HALF_LIMITS: Partial<Record<DType, { max: number; inf: number }>> = {
+  // IEEE binary16: max 65504 = (2 - 2^-10)·2^15; values ≥ (2 - 2^-11)·2^15 round to inf.
+  float16: { max: 65504, inf: (2 - 2 ** -11) * 2 ** 15 },
+  // bfloat16: max (2 - 2^-7)·2^127; values ≥ (2 - 2^-8)·2^127 round to inf.
+  bfloat16: { max: (2 - 2 ** -7) * 2 ** 127, inf: (2 - 2 ** -8) * 2 ** 127 },
+};
+
+/**
+ * Refuse a literal that `dtype` cannot hold, as TVM's IntImm range check does: an integer outside
+ * the dtype's range (bool takes 0 and 1), or a finite float16/bfloat16 literal that would round
+ * to infinity. Explicit ±Infinity and NaN are kept.
+ * @throws TirxError TX1015 (dsl/literal-range) at `span`, the author's line.
+ */
+export function checkLiteral(value: number | bigint, dtype: DType, span?: Span): void {
+  if (isFloat(dtype)) {
+    const lim = HALF_LIMITS[dtype];
+    if (lim && typeof value === "number" && Number.isFinite(value) && Math.abs(value) >= lim.inf) {
+      throw new TirxError(
+        "TX1015",
+        `${value} does not fit ${dtype}: its largest finite value is ${lim.max} (the literal would round to ${value < 0 ? "-" : ""}Infinity)`,
+        span,
+      );
+    }
+    return;
+  }
+  if (typeof value === "number" && !Number.isInteger(value)) return;
+  const v = BigInt(value);
+  const bits = BigInt(dtype === "bool" ? 1 : dtypeBits(dtype));
+  const [lo, hi] =
+    dtype === "bool"
+      ? [0n, 1n]
+      : isSigned(dtype)
+        ? [-(1n << (bits - 1n)), (1n << (bits - 1n)) - 1n]
+        : [0n, (1n << bits) - 1n];
+  if (v < lo || v > hi) {
+    throw new TirxError(
+      "TX1015",
+      `${value} does not fit ${dtype} (range ${lo}..${hi}); it would be silently wrapped — write a value in range, or cast explicitly`,
+      span,
+    );
+  }
+}

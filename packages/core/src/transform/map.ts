@@ -1,0 +1,225 @@
+import type { View } from "../ir/buffer.js";
+import type { Expr } from "../ir/expr.js";
+import type { Stmt, TileApply, TileParam } from "../ir/stmt.js";
+import type { TilePlan } from "../verify/verify.js";
+import type { AtomSide } from "../patterns/common.js";
+import { exprChildren, isExpr, isView } from "../visit.js";
+
+/**
+ * Copy-on-write rewriting of IR, in the manner of TVM's `StmtExprMutator`: children are
+ * rewritten first, and a node is rebuilt only when one of its children changed; otherwise the
+ * very same object comes back, so `mapStmt(s, {}) === s` and passes that change nothing allocate
+ * nothing. Expressions are rewritten iteratively (any depth is safe) and a sub-expression shared
+ * by several parents is rewritten once and stays shared.
+ */
+
+/** A rewrite of one expression whose children were already rewritten; return `e` to keep it. */
+export type ExprRewrite = (e: Expr) => Expr;
+
+/** A rewrite of one statement whose children were already rewritten; return `s` to keep it. */
+export type StmtRewrite = (s: Stmt) => Stmt;
+
+/** `e` with its direct children replaced by `cs` (in `exprChildren` order); `e` if none changed. */
+export function withExprChildren(e: Expr, cs: readonly Expr[]): Expr {
+  const old = exprChildren(e);
+  if (old.length === cs.length && old.every((c, i) => c === cs[i])) return e;
+  switch (e.kind) {
+    case "Binary":
+    case "Compare":
+    case "Logical":
+      return { ...e, a: cs[0]!, b: cs[1]! };
+    case "Not":
+      return { ...e, a: cs[0]! };
+    case "Cast":
+      return { ...e, value: cs[0]! };
+    case "IfThenElse":
+      return { ...e, cond: cs[0]!, t: cs[1]!, f: cs[2]! };
+    case "BufferLoad":
+    case "BufferPtr":
+      return { ...e, offset: cs[0]! };
+    case "CallExpr":
+      return { ...e, args: [...cs] };
+    default:
+      return e;
+  }
+}
+
+/**
+ * Rewrite `e` bottom-up: `f` sees every node after its children were rewritten. `memo` (shared
+ * by callers that rewrite many expressions with one context-free `f`) maps an original node to
+ * its result.
+ */
+export function mapExpr(e: Expr, f: ExprRewrite, memo: Map<Expr, Expr> = new Map()): Expr {
+  const done = memo.get(e);
+  if (done) return done;
+  // Frames of an explicit post-order walk: the node and how many children are already pushed.
+  const nodes: Expr[] = [e];
+  const expanded: boolean[] = [false];
+  while (nodes.length > 0) {
+    const top = nodes.length - 1;
+    const n = nodes[top]!;
+    if (memo.has(n)) {
+      nodes.pop();
+      expanded.pop();
+      continue;
+    }
+    const cs = exprChildren(n);
+    if (!expanded[top]) {
+      expanded[top] = true;
+      for (let i = cs.length - 1; i >= 0; i--) {
+        if (!memo.has(cs[i]!)) {
+          nodes.push(cs[i]!);
+          expanded.push(false);
+        }
+      }
+      continue;
+    }
+    nodes.pop();
+    expanded.pop();
+    memo.set(
+      n,
+      f(
+        withExprChildren(
+          n,
+          cs.map((c) => memo.get(c)!),
+        ),
+      ),
+    );
+  }
+  return memo.get(e)!;
+}
+
+/** Rewrites of {@link mapStmt}: `expr` for every expression, `stmt` for every statement. */
+export interface StmtRewrites {
+  readonly expr?: ExprRewrite;
+  readonly stmt?: StmtRewrite;
+}
+
+/** `v` with its offset rewritten. */
+function mapView(v: View, ex: (e: Expr) => Expr): View {
+  const offset = ex(v.offset);
+  return offset === v.offset ? v : { ...v, offset };
+}
+
+function mapSide(s: AtomSide, ex: (e: Expr) => Expr): AtomSide {
+  const view = mapView(s.view, ex);
+  const baseBytes = ex(s.baseBytes);
+  return view === s.view && baseBytes === s.baseBytes ? s : { ...s, view, baseBytes };
+}
+
+function mapOptional<T extends object, K extends keyof T>(
+  o: T,
+  keys: readonly K[],
+  ex: (e: Expr) => Expr,
+): Partial<T> {
+  const out: Partial<T> = {};
+  for (const k of keys) {
+    const v = o[k] as unknown as Expr | undefined;
+    if (v === undefined) continue;
+    const w = ex(v);
+    if (w !== v) (out as Record<K, unknown>)[k] = w;
+  }
+  return out;
+}
+
+/** `p` with every runtime expression rewritten (see `planExprs`); `p` if none changed. */
+export function mapPlan(p: TilePlan, ex: (e: Expr) => Expr): TilePlan {
+  const dst = mapSide(p.dst, ex);
+  const src = mapSide(p.src, ex);
+  const changed =
+    p.kind === "cp.async"
+      ? mapOptional(p, ["srcSize", "ignoreSrc", "cachePolicy", "pred"], ex)
+      : mapOptional(p, ["mbar", "cachePolicy", "pred"], ex);
+  if (dst === p.dst && src === p.src && Object.keys(changed).length === 0) return p;
+  return { ...p, dst, src, ...changed } as TilePlan;
+}
+
+function mapTileApply(s: TileApply, ex: (e: Expr) => Expr): TileApply {
+  const dst = mapView(s.dst, ex);
+  const src = mapView(s.src, ex);
+  let params = s.params;
+  for (const [k, p] of Object.entries(s.params)) {
+    let q: TileParam = p;
+    if (isView(p)) q = mapView(p, ex);
+    else if (isExpr(p)) q = ex(p);
+    if (q !== p) params = { ...params, [k]: q };
+  }
+  return dst === s.dst && src === s.src && params === s.params ? s : { ...s, dst, src, params };
+}
+
+/**
+ * Rewrite `s` bottom-up: nested statements first, then this statement's expressions (through
+ * `rw.expr`, with one memo for the whole call), then `rw.stmt` on the rebuilt statement. A
+ * `stmt` rewrite may return a `Seq` to replace one statement by several; enclosing sequences
+ * flatten it. Recursion follows statement nesting only, which the front doors bound (TX2013).
+ */
+export function mapStmt(s: Stmt, rw: StmtRewrites, memo: Map<Expr, Expr> = new Map()): Stmt {
+  const ex = rw.expr ? (e: Expr): Expr => mapExpr(e, rw.expr!, memo) : (e: Expr): Expr => e;
+  const go = (x: Stmt): Stmt => {
+    const y = rebuild(x);
+    return rw.stmt ? rw.stmt(y) : y;
+  };
+  const rebuild = (x: Stmt): Stmt => {
+    switch (x.kind) {
+      case "Seq": {
+        let changed = false;
+        const out: Stmt[] = [];
+        for (const c of x.stmts) {
+          const d = go(c);
+          if (d !== c) changed = true;
+          if (d.kind === "Seq" && d !== c && !d.span) out.push(...d.stmts);
+          else out.push(d);
+        }
+        return changed ? { ...x, stmts: out } : x;
+      }
+      case "For": {
+        const min = ex(x.min);
+        const extent = ex(x.extent);
+        const body = go(x.body);
+        return min === x.min && extent === x.extent && body === x.body
+          ? x
+          : { ...x, min, extent, body };
+      }
+      case "While": {
+        const cond = ex(x.cond);
+        const body = go(x.body);
+        return cond === x.cond && body === x.body ? x : { ...x, cond, body };
+      }
+      case "If": {
+        const cond = ex(x.cond);
+        const then = go(x.then);
+        const other = x.else ? go(x.else) : undefined;
+        return cond === x.cond && then === x.then && other === x.else
+          ? x
+          : { ...x, cond, then, ...(other ? { else: other } : {}) };
+      }
+      case "Let": {
+        const value = ex(x.value);
+        return value === x.value ? x : { ...x, value };
+      }
+      case "Store": {
+        const offset = ex(x.offset);
+        const value = ex(x.value);
+        return offset === x.offset && value === x.value ? x : { ...x, offset, value };
+      }
+      case "Call": {
+        const args = x.args.map(ex);
+        return args.every((a, i) => a === x.args[i]) ? x : { ...x, args };
+      }
+      case "TileApply":
+        return mapTileApply(x, ex);
+      case "TileOp": {
+        const plan = mapPlan(x.plan, ex);
+        const source = mapTileApply(x.source, ex);
+        return plan === x.plan && source === x.source ? x : { ...x, plan, source };
+      }
+      case "DeviceEntry": {
+        const body = go(x.body);
+        return body === x.body ? x : { ...x, body };
+      }
+      case "Alloc":
+        return x;
+    }
+  };
+  return go(s);
+}

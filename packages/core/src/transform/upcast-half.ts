@@ -1,0 +1,77 @@
+import type { DType } from "../dtype.js";
+import type { BinaryOp, Expr } from "../ir/expr.js";
+import { mapExpr, mapStmt } from "./map.js";
+import { entryPass, type Pass } from "./pass.js";
+
+/**
+ * float16/bfloat16 arithmetic through float32, as tinygrad's PTX renderer does: sm_80 has no
+ * scalar bf16 arithmetic, and f32 results rounded once back to 16 bits equal the correctly rounded
+ * 16-bit results for add, sub, mul, div (f32 carries more than 2*11+2 bits), and exactly for min,
+ * max and comparisons. Conversions that PTX lacks at sm_80 (anything between bfloat16 and a type
+ * other than float32; float16 to or from bool) are routed through float32 too.
+ */
+
+const HALF = (dt: DType): boolean => dt === "float16" || dt === "bfloat16";
+
+/** Arithmetic operators computed in float32 for 16-bit floats (bit operators stay refused). */
+const PROMOTED: ReadonlySet<BinaryOp> = new Set([
+  "add",
+  "sub",
+  "mul",
+  "div",
+  "mod",
+  "floordiv",
+  "floormod",
+  "min",
+  "max",
+]);
+
+const toF32 = (e: Expr): Expr =>
+  e.dtype === "float32" ? e : { kind: "Cast", value: e, dtype: "float32" };
+
+/** True when one `cvt` (or a bit trick of the cast emitter) converts `from` to `to` at sm_80. */
+export function directCast(from: DType, to: DType): boolean {
+  if (from === "bfloat16") return to === "float32";
+  if (to === "bfloat16") return from === "float32" || from === "bool";
+  if (from === "float16") return to !== "bool";
+  return true;
+}
+
+/** One node, whose children are already rewritten. */
+function upcastNode(e: Expr): Expr {
+  switch (e.kind) {
+    case "Binary":
+      if (HALF(e.dtype) && PROMOTED.has(e.op)) {
+        const wide: Expr = {
+          kind: "Binary",
+          op: e.op,
+          a: toF32(e.a),
+          b: toF32(e.b),
+          dtype: "float32",
+        };
+        return { kind: "Cast", value: wide, dtype: e.dtype };
+      }
+      return e;
+    case "Compare":
+      return HALF(e.a.dtype) ? { ...e, a: toF32(e.a), b: toF32(e.b) } : e;
+    case "Cast":
+      return directCast(e.value.dtype, e.dtype) ? e : { ...e, value: toF32(e.value) };
+    default:
+      return e;
+  }
+}
+
+/**
+ * Rewrite `e` so that no arithmetic, comparison or unsupported conversion has a 16-bit float.
+ * Idempotent; iterative (any depth).
+ */
+export function upcastHalf(e: Expr): Expr {
+  return mapExpr(e, upcastNode);
+}
+
+/** The `upcast-half` pass: {@link upcastHalf} on every expression of the device entry. */
+export const upcastHalfPass: Pass = entryPass(
+  "upcast-half",
+  "float16/bfloat16 arithmetic, comparisons and unsupported casts → through float32",
+  (body) => mapStmt(body, { expr: upcastNode }),
+);
