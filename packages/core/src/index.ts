@@ -24,3 +24,5 @@ export * from "./limits.js";
 export * from "./host/encode.js";
 export * from "./runtime/tensor.js";
 export * from "./runtime/args.js";
+export * from "./analysis/symbolic.js";
+export * from "./runtime/grid.js";
