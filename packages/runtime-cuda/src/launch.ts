@@ -88,10 +88,15 @@ export class CudaKernel {
    * pointers, scalars as their dtype (see `packArgs`). When static + dynamic shared memory
    * exceeds 48 KiB the kernel first opts in with CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES.
    * Errors of the kernel itself surface at the next synchronization.
+   * The grid is this launch's, runtime extents already evaluated (core's `launchGrid`).
    * @throws TirxError TX5004 (tensor on another device), TX5005 (bad scalar),
    *   TX2008 (shared memory above the device's opt-in limit); CudaError from the driver.
    */
-  launch(params: readonly Param[], args: readonly KernelArg[], launch: LaunchConfig): void {
+  launch(
+    params: readonly Param[],
+    args: readonly KernelArg[],
+    launch: Omit<LaunchConfig, "grid"> & { readonly grid: readonly [number, number, number] },
+  ): void {
     const dev = this.device;
     dev.activate();
     if (!this.#args || !sameParams(this.#args.params, params)) {
