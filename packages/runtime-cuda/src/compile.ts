@@ -1,4 +1,4 @@
-import { TirxError, checkArgs, launchGrid, type KernelArg, type PrimFunc } from "@tirx-ts/core";
+import { TirxError, checkArgs, type KernelArg, type PrimFunc } from "@tirx-ts/core";
 import { compileToPtx, type PtxModule } from "@tirx-ts/codegen-ptx";
 import { cuda, CudaDevice } from "./device.js";
 import type { CudaKernel } from "./launch.js";
@@ -66,7 +66,6 @@ export function compileCuda(fn: PrimFunc, opts: CudaCompileOptions = {}): CudaCo
 
   const enqueue = (args: readonly KernelArg[]): CudaDevice => {
     const argDevice = checkArgs(fn, args);
-    const grid = launchGrid(fn, launch, args);
     let device: CudaDevice;
     if (opts.device) device = opts.device;
     else if (argDevice === undefined) device = cuda(0);
@@ -84,7 +83,7 @@ export function compileCuda(fn: PrimFunc, opts: CudaCompileOptions = {}): CudaCo
         fn.span,
       );
     }
-    kernel(device).launch(mod.params, args, { ...launch, grid });
+    kernel(device).launch(mod.params, args, launch);
     return device;
   };
 

@@ -88,7 +88,7 @@ export function evalHostInt(e: Expr, values: ReadonlyMap<number, number>, kernel
  * (x ≤ 2^31 - 1, y and z ≤ 65535), naming the kernel and the value.
  */
 export function launchGrid(
-  fn: PrimFunc,
+  fn: Pick<PrimFunc, "name" | "params" | "span">,
   launch: LaunchConfig,
   args: readonly KernelArg[],
 ): [number, number, number] {

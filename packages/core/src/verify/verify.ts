@@ -1,7 +1,7 @@
 import { dtypeBytes } from "../dtype.js";
 import { TirxError } from "../diagnostics.js";
 import { isStaticShape, numel, showShape, staticShape, type Buffer } from "../ir/buffer.js";
-import { constInt, type Expr } from "../ir/expr.js";
+import { constInt, intImm, type Expr } from "../ir/expr.js";
 import type { PrimFunc } from "../ir/func.js";
 import type { DeviceEntry, LaunchConfig, Stmt, TileApply } from "../ir/stmt.js";
 import { exprRange, refineRanges, type Interval } from "../analysis/bounds.js";
@@ -332,14 +332,10 @@ export function verify(fn: PrimFunc): VerifiedFunc {
         vars.add(s.var.id);
         ranges.set(s.var.id, { min: lo.min, max: lo.max + n.max - 1 });
         // A runtime trip count such as T.range(n) bounds the loop variable symbolically.
-        const last = symMax(
-          binary("sub", binary("add", s.min, s.extent), {
-            kind: "IntImm",
-            value: 1,
-            dtype: "int32",
-          }),
-          env,
-        );
+        const last =
+          s.min.dtype === "int32" && s.extent.dtype === "int32"
+            ? symMax(binary("sub", binary("add", s.min, s.extent), intImm(1)), env)
+            : undefined;
         const mark = facts.length;
         if (last) facts.push({ expr: s.var, max: last });
         visit(s.body);
