@@ -131,6 +131,8 @@ export function refineFacts(cond: Expr, env: SymEnv): Fact[] {
       [c.b, c.a, flip[c.op]],
     ] as const) {
       if (op !== "lt" && op !== "le" && op !== "eq") continue;
+      // A load may read another value by the time the guarded code runs: no fact about it.
+      if (readsMemory(lhs)) continue;
       const m = symMax(rhs, { ...env, facts: [...env.facts, ...out] });
       if (!m) continue;
       const max = op === "lt" ? addPoly(m, constPoly(1), -1) : m;
@@ -141,6 +143,26 @@ export function refineFacts(cond: Expr, env: SymEnv): Fact[] {
   };
   apply(cond);
   return out;
+}
+
+function readsMemory(e: Expr): boolean {
+  switch (e.kind) {
+    case "BufferLoad":
+    case "CallExpr":
+      return true;
+    case "Binary":
+    case "Compare":
+    case "Logical":
+      return readsMemory(e.a) || readsMemory(e.b);
+    case "Not":
+      return readsMemory(e.a);
+    case "Cast":
+      return readsMemory(e.value);
+    case "IfThenElse":
+      return readsMemory(e.cond) || readsMemory(e.t) || readsMemory(e.f);
+    default:
+      return false;
+  }
 }
 
 function asVarPlusConst(e: Expr): { v: Var; c: number } | undefined {
