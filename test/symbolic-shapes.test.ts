@@ -92,6 +92,19 @@ const loops = (): PrimFunc =>
     },
   );
 
+/** G[c] = %nctaid.x * 100 + c over a runtime grid of n CTAs; U[u] = u for u in unroll(1, 8, 3). */
+const gridDimKernel = (): PrimFunc =>
+  T.function(
+    "k",
+    { n: T.int32, G: T.Tensor(["n"], "int32"), U: T.Tensor([8], "int32") },
+    ({ n, G, U }) => {
+      T.device_entry({ launch: T.cuda.LaunchConfig({ grid: [n], block: 1 }) });
+      const c = T.cuda.block_idx("x");
+      T.if_(c.lt(n), () => G.set([c], T.cuda.grid_dim("x").mul(100).add(c)));
+      for (const u of T.unroll(1, 8, 3)) U.set([u], u);
+    },
+  );
+
 describe("DSL", () => {
   test("a dim names the int32 scalar parameter, declared before or after the tensor", () => {
     const f = T.function("k", { A: T.Tensor(["n", 4], "float32"), n: T.int32 }, ({ A, n }) => {
@@ -244,7 +257,14 @@ describe("PTX", () => {
   });
 
   test("ptxas assembles every kernel here for sm_80 and sm_90", async () => {
-    const kernels = [vectorAdd("lt"), rowKernel(64), rowKernel("cols"), strided(), loops()];
+    const kernels = [
+      vectorAdd("lt"),
+      rowKernel(64),
+      rowKernel("cols"),
+      strided(),
+      loops(),
+      gridDimKernel(),
+    ];
     const jobs = kernels.flatMap((k) =>
       ["sm_80", "sm_90"].map((arch) => ({ name: k.name, arch, text: compileToPtx(k).text })),
     );
@@ -382,5 +402,42 @@ describe("symbolic bounds soundness", () => {
       },
     );
     expect(errorOf(() => verify(f)).code).toBe("TX2006");
+  });
+});
+
+describe("static tensors", () => {
+  const guarded = (bound: number): PrimFunc =>
+    T.function("k", { A: T.Tensor([1000], "float32") }, ({ A }) => {
+      T.device_entry({ launch: T.cuda.LaunchConfig({ grid: 4, block: 256 }) });
+      const i = T.cuda.block_idx("x").mul(256).add(T.cuda.thread_idx("x"));
+      T.if_(i.lt(bound), () => A.set([i], 0));
+    });
+
+  test("a guard on a whole index expression proves a static access", () => {
+    expect(() => verify(guarded(1000))).not.toThrow();
+  });
+
+  test("a guard too loose is TX2006 with a note on guarding and symbolic dims", () => {
+    const e = errorOf(() => verify(guarded(1001)));
+    expect(e.code).toBe("TX2006");
+    expect(e.text).toContain("elements 0..1023");
+    expect(e.notes[0]!.message).toContain('T.Tensor(["n"]');
+  });
+});
+
+describe("runtime grid on the simulator", () => {
+  test("%nctaid reads the launch's grid; T.unroll takes a step too", () => {
+    const f = gridDimKernel();
+    const vf = verify(f);
+    for (const n of [1, 3, 6]) {
+      const g = simZeros([n], "int32");
+      const u = simZeros([8], "int32");
+      runSim(vf, [n, g, u]);
+      expect(Array.from(g.toArray() as Int32Array)).toEqual(
+        Array.from({ length: n }, (_, c) => n * 100 + c),
+      );
+      expect(Array.from(u.toArray() as Int32Array)).toEqual([0, 1, 0, 0, 4, 0, 0, 7]);
+    }
+    expect(compileToPtx(f).text).toContain("%nctaid.x");
   });
 });

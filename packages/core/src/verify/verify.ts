@@ -262,11 +262,23 @@ export function verify(fn: PrimFunc): VerifiedFunc {
     const limit =
       (numel(staticShape(buffer, "a buffer access", span)) * dtypeBytes(buffer.dtype)) /
       dtypeBytes(dtype as never);
-    if ((Number.isFinite(r.min) && r.min < 0) || (Number.isFinite(r.max) && r.max >= limit)) {
+    const low = Number.isFinite(r.min) && r.min < 0;
+    const high = Number.isFinite(r.max) && r.max >= limit;
+    // A guard on a whole index expression (`T.if_(i.lt(1024), ...)` with i = ctaid * 256 + tid)
+    // bounds it as a fact, which the variable ranges above cannot express.
+    const scale = dtypeBytes(buffer.dtype) / dtypeBytes(dtype as never);
+    if (low || (high && !provablyBelowNumel(buffer, offset, scale, env))) {
       throw new TirxError(
         "TX2006",
         `access to "${buffer.name}" at elements ${r.min}..${r.max}, but it holds ${limit} elements (shape [${buffer.shape.join(", ")}])`,
         span,
+        high && !low
+          ? [
+              {
+                message: `guard the access, e.g. T.if_(i.lt(${limit}), () => ...); for a length known only at launch declare the dim from a scalar parameter, { n: T.int32, ${buffer.name}: T.Tensor(["n"], ...) }, and guard with T.if_(i.lt(n), ...)`,
+              },
+            ]
+          : [],
       );
     }
   };
