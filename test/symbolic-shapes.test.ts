@@ -441,3 +441,15 @@ describe("runtime grid on the simulator", () => {
     expect(compileToPtx(f).text).toContain("%nctaid.x");
   });
 });
+
+describe("32-bit offsets", () => {
+  test("a tensor with symbolic dims above 2^31 - 1 bytes is refused at launch (TX2011)", () => {
+    const f = T.function("k", { n: T.int32, A: T.Tensor(["n", 4], "float32") }, () => {
+      T.device_entry({ launch: T.cuda.LaunchConfig({ grid: 1, block: 1 }) });
+    });
+    const big = { device: { kind: "sim", name: "sim" }, shape: [2 ** 27, 4], dtype: "float32" };
+    const e = errorOf(() => checkArgs(f, [2 ** 27, big as unknown as DeviceTensor]));
+    expect(e.code).toBe("TX2011");
+    expect(e.text).toContain(`${2 ** 31} bytes`);
+  });
+});

@@ -34,10 +34,14 @@ export type ParamHandles<P extends Record<string, ParamType>> = {
 
 /**
  * Define a kernel (TIRx `@T.function`): traces `body` once and returns the PrimFunc.
- * Parameters are passed in declaration order at launch.
+ * Parameters are passed in declaration order at launch. A tensor dim given as a string names an
+ * int32 scalar parameter (declared before or after the tensor): a symbolic dim, checked against
+ * the tensor passed at launch.
  * @example
  * const k = T.function("k", { A: T.Tensor([128], "float32") }, ({ A }) => { ... });
- * @throws TirxError for malformed declarations or statements (TX1xxx).
+ * const v = T.function("v", { n: T.int32, A: T.Tensor(["n"], "float32") }, ({ n, A }) => { ... });
+ * @throws TirxError for malformed declarations or statements (TX1xxx); TX2003 for a dim that
+ * names no int32 scalar parameter.
  */
 export function function_<P extends Record<string, ParamType>>(
   name: string,

@@ -4,7 +4,7 @@ import { MAX_TENSOR_BYTES } from "../limits.js";
 import { didYouMean } from "../suggest.js";
 import { showValue } from "../show.js";
 import type { PrimFunc } from "../ir/func.js";
-import { showShape } from "../ir/buffer.js";
+import { isStaticShape, showShape } from "../ir/buffer.js";
 import type { DeviceLike, DeviceTensor } from "./tensor.js";
 
 /** A launch argument: a device tensor for a tensor parameter, a number/bigint/boolean for a scalar. */
@@ -21,7 +21,8 @@ export function isDeviceTensor(a: unknown): a is DeviceTensor {
  * kernel takes no tensors).
  * A symbolic dim (`T.Tensor(["n"], ...)`) must equal the scalar argument it names.
  * @throws TirxError TX5001 (count), TX5002 (dtype), TX5003 (shape), TX5004 (device), TX5005 (kind),
- * TX5008 (a tensor extent differs from its dim's scalar argument).
+ * TX5008 (a tensor extent differs from its dim's scalar argument), TX2011 (a tensor with symbolic
+ * dims larger than 2^31 - 1 bytes).
  */
 export function checkArgs(fn: PrimFunc, args: readonly KernelArg[]): DeviceLike | undefined {
   if (args.length !== fn.params.length) {
@@ -59,6 +60,17 @@ export function checkArgs(fn: PrimFunc, args: readonly KernelArg[]): DeviceLike 
           `argument ${i} ("${p.name}") has shape [${a.shape.join(", ")}], expected ${showShape(want)}`,
           fn.span,
         );
+      }
+      if (!isStaticShape(want)) {
+        // The verifier checks a static tensor's size (TX2011); a symbolic one's is known now.
+        const bytes = a.shape.reduce((x, y) => x * y, 1) * dtypeBytes(a.dtype);
+        if (bytes > MAX_TENSOR_BYTES) {
+          throw new TirxError(
+            "TX2011",
+            `argument ${i} ("${p.name}") has ${bytes} bytes; tirx-ts addresses tensors with 32-bit offsets, so a tensor holds at most ${MAX_TENSOR_BYTES} bytes`,
+            fn.span,
+          );
+        }
       }
       want.forEach((d, k) => {
         if (typeof d === "number") return;
