@@ -53,7 +53,8 @@ function gridDim3(d: unknown, span?: Span): [GridExtent, GridExtent, GridExtent]
     }
     return constInt(g.expr) ?? g.expr;
   });
-  const statics = out.filter((g): g is number => typeof g === "number" || typeof g !== "object");
+  // Everything that is not a runtime expression must be a valid static extent.
+  const statics = out.filter((g) => !isGridExpr(g));
   if (a.length < 1 || a.length > 3) dim3(d, "grid", span);
   if (statics.length > 0) dim3(statics, "grid", span);
   while (out.length < 3) out.push(1);
