@@ -206,6 +206,14 @@ export const CATALOG = {
     rule: "runtime/tensor-data",
     title: "host data does not fit the tensor's shape and dtype",
   },
+  TX5008: {
+    rule: "launch/symbolic-dim",
+    title: "a tensor's extent differs from the scalar argument that names its dim",
+  },
+  TX5009: {
+    rule: "launch/runtime-grid",
+    title: "a runtime grid extent must be positive and within CUDA limits",
+  },
   TX6001: {
     rule: "hazard/async-pending",
     title: "shared bytes accessed while a cp.async targeting them is not yet waited for",

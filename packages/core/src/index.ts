@@ -29,3 +29,5 @@ export * from "./invariant.js";
 export * from "./analysis/depth.js";
 export * from "./transform/index.js";
 export * from "./ir/literal.js";
+export * from "./analysis/symbolic.js";
+export * from "./runtime/grid.js";

@@ -1,7 +1,15 @@
 import { DTYPES, logical, not, type DType, type Slice } from "@tirx-ts/core";
 import * as control from "./control.js";
 import * as cuda from "./cuda.js";
-import { freeBinary, freeCompare, if_then_else, PrimExpr, toExpr, type ExprLike } from "./expr.js";
+import {
+  ceildiv,
+  freeBinary,
+  freeCompare,
+  if_then_else,
+  PrimExpr,
+  toExpr,
+  type ExprLike,
+} from "./expr.js";
 import { alloc_local, alloc_shared, device_entry, function_ } from "./function.js";
 import { ptx } from "./ptx.js";
 import { dtypeFn, Scalar, Tensor, type DTypeFn } from "./types.js";
@@ -35,11 +43,14 @@ export const T = {
   alloc_shared,
   alloc_local,
   range: control.range,
+  serial: control.serial,
+  grid: control.grid,
   unroll: control.unroll,
   if_: control.if_,
   while_: control.while_,
   let_: control.let_,
   if_then_else,
+  ceildiv,
   slice,
   add: (a: ExprLike, b: ExprLike): PrimExpr => freeBinary("add", a, b),
   sub: (a: ExprLike, b: ExprLike): PrimExpr => freeBinary("sub", a, b),

@@ -1,65 +1,182 @@
-import { constInt, mkVar, TirxError, type Expr } from "@tirx-ts/core";
+import {
+  binary,
+  constInt,
+  intImm,
+  mkVar,
+  TirxError,
+  type Expr,
+  type Span,
+  type Var,
+} from "@tirx-ts/core";
 import { builder } from "./builder.js";
-import { checkFunction, PrimExpr, toExpr, type ExprLike } from "./expr.js";
+import { checkFunction, PrimExpr, show, toExpr, type ExprLike } from "./expr.js";
 import { checkIdent } from "./check.js";
 import { callerSpan } from "./span.js";
+
+interface LoopHead {
+  readonly var: Var;
+  readonly min: Expr;
+  readonly extent: Expr;
+  /** What the body sees: the loop variable, or `start + var * step` for a stepped range. */
+  readonly index: PrimExpr;
+}
+
+function intBound(x: ExprLike, what: string, span?: Span): Expr {
+  const e = toExpr(x, "int32", span);
+  if (e.dtype !== "int32") {
+    throw new TirxError("TX2005", `loop bounds must be int32, got ${e.dtype} for ${what}`, span);
+  }
+  const c = constInt(e);
+  if (c !== undefined && (c < -(2 ** 31) || c >= 2 ** 31)) {
+    throw new TirxError("TX1002", `loop bound ${c} does not fit in int32`, span);
+  }
+  return e;
+}
+
+/**
+ * The loop `for (x = start; x < stop; x += step)` normalized to a unit-stride IR loop
+ * `for (k = 0; k < ceildiv(stop - start, step); k++)` with `x = start + k * step`, so every
+ * reader of `For` (verifier ranges, codegen, simulator) sees only unit steps.
+ */
+function loopHead(
+  start: ExprLike,
+  stop: ExprLike | undefined,
+  step: unknown,
+  span?: Span,
+): LoopHead {
+  const [lo, hi] = stop === undefined ? [0, start] : [start, stop];
+  const min = intBound(lo, "start", span);
+  const end = intBound(hi, "stop", span);
+  if (
+    step !== undefined &&
+    (typeof step !== "number" || !Number.isSafeInteger(step) || step <= 0 || step >= 2 ** 31)
+  ) {
+    throw new TirxError(
+      "TX1002",
+      `a loop step must be a static positive integer, got ${show(step)}`,
+      span,
+    );
+  }
+  const v = mkVar("i", "int32", span);
+  if (step === undefined || step === 1) {
+    const extent: Expr =
+      min.kind === "IntImm" && end.kind === "IntImm"
+        ? { kind: "IntImm", value: Number(end.value) - Number(min.value), dtype: "int32" }
+        : { kind: "Binary", op: "sub", a: end, b: min, dtype: "int32" };
+    return { var: v, min, extent, index: new PrimExpr(v) };
+  }
+  const a = constInt(min);
+  const b = constInt(end);
+  const extent =
+    a !== undefined && b !== undefined
+      ? intImm(Math.max(0, Math.ceil((b - a) / step)))
+      : binary(
+          "floordiv",
+          binary("add", binary("sub", end, min, span), intImm(step - 1), span),
+          intImm(step),
+          span,
+        );
+  const index = binary("add", min, binary("mul", v, intImm(step), span), span);
+  return { var: v, min: intImm(0), extent, index: new PrimExpr(index) };
+}
 
 function* loop(
   start: ExprLike,
   stop: ExprLike | undefined,
+  step: unknown,
   annotation: "serial" | "unroll",
+  label: string,
 ): Generator<PrimExpr> {
   const span = callerSpan();
-  const b = builder(annotation === "serial" ? "T.range" : "T.unroll", span);
-  const [lo, hi] = stop === undefined ? [0, start] : [start, stop];
-  const min = toExpr(lo, "int32", span);
-  const end = toExpr(hi, "int32", span);
-  if (min.dtype !== "int32" || end.dtype !== "int32") {
-    throw new TirxError(
-      "TX2005",
-      `loop bounds must be int32, got ${min.dtype} and ${end.dtype}`,
-      span,
-    );
-  }
-  for (const e of [min, end]) {
-    const c = constInt(e);
-    if (c !== undefined && (c < -(2 ** 31) || c >= 2 ** 31)) {
-      throw new TirxError("TX1002", `loop bound ${c} does not fit in int32`, span);
-    }
-  }
-  const extent: Expr =
-    min.kind === "IntImm" && end.kind === "IntImm"
-      ? { kind: "IntImm", value: Number(end.value) - Number(min.value), dtype: "int32" }
-      : { kind: "Binary", op: "sub", a: end, b: min, dtype: "int32" };
-  const v = mkVar("i", "int32", span);
+  const b = builder(label, span);
+  const head = loopHead(start, stop, step, span);
   const depth = b.depth;
   b.open();
   try {
-    yield new PrimExpr(v);
+    yield head.index;
   } finally {
     if (b.depth !== depth + 1) {
       throw new TirxError(
         "TX1002",
-        "a T.range/T.unroll loop was interleaved with another open block; iterate loops with for-of",
+        `a ${label} loop was interleaved with another open block; iterate loops with for-of`,
         span,
       );
     }
     const body = b.close();
-    b.emit({ kind: "For", var: v, min, extent, annotation, body, ...(span ? { span } : {}) });
+    b.emit({
+      kind: "For",
+      var: head.var,
+      min: head.min,
+      extent: head.extent,
+      annotation,
+      body,
+      ...(span ? { span } : {}),
+    });
   }
 }
 
 /**
- * A serial loop, traced once: `for (const j of T.range(32)) { ... }` or `T.range(lo, hi)`.
- * The body's statements are recorded once with `j` as the loop variable.
+ * A serial loop, traced once: `for (const j of T.range(32)) { ... }`, `T.range(lo, hi)`, or
+ * `T.range(lo, hi, step)` with a static positive step (Python `range`; the index the body sees
+ * is `lo + k * step`). Bounds are int32 and may be runtime values. The body's statements are
+ * recorded once.
+ * @throws TirxError TX2005 (bounds not int32), TX1002 (step not a static positive integer).
  */
-export function range(start: ExprLike, stop?: ExprLike): Iterable<PrimExpr> {
-  return loop(start, stop, "serial");
+export function range(start: ExprLike, stop?: ExprLike, step?: number): Iterable<PrimExpr> {
+  return loop(start, stop, step, "serial", "T.range");
+}
+
+/** `T.serial(...)`: the TIRx name of `T.range` (same arguments, same loop). */
+export function serial(start: ExprLike, stop?: ExprLike, step?: number): Iterable<PrimExpr> {
+  return loop(start, stop, step, "serial", "T.serial");
 }
 
 /** Like `range`, asking code generation to unroll the loop fully (constant bounds). */
-export function unroll(start: ExprLike, stop?: ExprLike): Iterable<PrimExpr> {
-  return loop(start, stop, "unroll");
+export function unroll(start: ExprLike, stop?: ExprLike, step?: number): Iterable<PrimExpr> {
+  return loop(start, stop, step, "unroll", "T.unroll");
+}
+
+function* nest(extents: readonly ExprLike[], span?: Span): Generator<PrimExpr[]> {
+  const b = builder("T.grid", span);
+  if (extents.length === 0) {
+    throw new TirxError("TX1002", "T.grid needs at least one extent, such as T.grid(4, 8)", span);
+  }
+  const heads = extents.map((x) => loopHead(x, undefined, undefined, span));
+  const depth = b.depth;
+  for (let k = 0; k < heads.length; k++) b.open();
+  try {
+    yield heads.map((h) => h.index);
+  } finally {
+    if (b.depth !== depth + heads.length) {
+      throw new TirxError(
+        "TX1002",
+        "a T.grid loop nest was interleaved with another open block; iterate loops with for-of",
+        span,
+      );
+    }
+    for (let k = heads.length - 1; k >= 0; k--) {
+      const h = heads[k]!;
+      const body = b.close();
+      b.emit({
+        kind: "For",
+        var: h.var,
+        min: h.min,
+        extent: h.extent,
+        annotation: "serial",
+        body,
+        ...(span ? { span } : {}),
+      });
+    }
+  }
+}
+
+/**
+ * Nested serial loops, outermost first (TIRx `T.grid`): `for (const [i, j] of T.grid(4, 8))`
+ * runs `j` fastest. Each extent is an int32, static or runtime.
+ * @throws TirxError TX1002 (no extents), TX2005 (an extent not int32).
+ */
+export function grid(...extents: ExprLike[]): Iterable<PrimExpr[]> {
+  return nest(extents, callerSpan());
 }
 
 /** `if (cond) { then } else { otherwise }`, with both bodies traced once. */

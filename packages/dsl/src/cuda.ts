@@ -1,7 +1,10 @@
 import {
+  constInt,
   intImm,
   mkVar,
   TirxError,
+  type Expr,
+  type GridExtent,
   type LaunchConfig,
   type Span,
   type SpecialName,
@@ -16,6 +19,47 @@ import { TileView } from "./view.js";
 
 type Dim3 =
   number | readonly [number] | readonly [number, number] | readonly [number, number, number];
+
+/** A grid extent as written: a number, or an int32 expression of scalar parameters. */
+type GridDim = number | PrimExpr;
+type GridDim3 =
+  GridDim | readonly [GridDim] | readonly [GridDim, GridDim] | readonly [GridDim, GridDim, GridDim];
+
+function isGridExpr(e: unknown): e is Expr {
+  return (
+    typeof e === "object" &&
+    e !== null &&
+    (e as { dtype?: unknown }).dtype === "int32" &&
+    typeof (e as { kind?: unknown }).kind === "string"
+  );
+}
+
+/** Grid extents: numbers stay static, int32 expressions (constants folded) become runtime extents. */
+function gridDim3(d: unknown, span?: Span): [GridExtent, GridExtent, GridExtent] {
+  const a: unknown[] =
+    typeof d === "number" || d instanceof PrimExpr
+      ? [d]
+      : Array.isArray(d)
+        ? Array.from(d as unknown[])
+        : [];
+  const out: GridExtent[] = a.map((g) => {
+    if (!(g instanceof PrimExpr)) return g as number;
+    if (g.expr.dtype !== "int32") {
+      throw new TirxError(
+        "TX2007",
+        `a runtime grid extent must be an int32 expression of scalar parameters, got ${g.expr.dtype}`,
+        span,
+      );
+    }
+    return constInt(g.expr) ?? g.expr;
+  });
+  // Everything that is not a runtime expression must be a valid static extent.
+  const statics = out.filter((g) => !isGridExpr(g));
+  if (a.length < 1 || a.length > 3) dim3(d, "grid", span);
+  if (statics.length > 0) dim3(statics, "grid", span);
+  while (out.length < 3) out.push(1);
+  return out as [GridExtent, GridExtent, GridExtent];
+}
 
 const MAX_EXTENT = 2 ** 31 - 1;
 
@@ -39,11 +83,14 @@ function dim3(d: unknown, what: string, span?: Span): [number, number, number] {
 
 /**
  * Launch configuration: `T.cuda.LaunchConfig({ grid: 1, block: 128 })`; grid in CTAs, block in
- * threads, each up to 3-D; `dynamic_shared_bytes` for `shared.dyn` buffers.
+ * threads, each up to 3-D; `dynamic_shared_bytes` for `shared.dyn` buffers. A grid extent may be
+ * an int32 expression of scalar parameters, `{ grid: [T.ceildiv(n, 256)], block: 256 }`: the host
+ * evaluates it at each launch and refuses values below 1 or above the CUDA limit (TX5009).
+ * The block is static.
  * @throws TirxError TX2007 for extents that are not positive integers, TX1002 for other options.
  */
 export function LaunchConfig(cfg: {
-  grid: Dim3;
+  grid: GridDim3;
   block: Dim3;
   dynamic_shared_bytes?: number;
 }): LaunchConfig {
@@ -63,7 +110,7 @@ export function LaunchConfig(cfg: {
   );
   checkOptInt(o.dynamic_shared_bytes, "dynamic_shared_bytes", 0, span);
   return {
-    grid: dim3(o.grid, "grid", span),
+    grid: gridDim3(o.grid, span),
     block: dim3(o.block, "block", span),
     dynamicSharedBytes: o.dynamic_shared_bytes ?? 0,
   };
@@ -76,18 +123,19 @@ export function LaunchConfig(cfg: {
  */
 export function checkLaunchConfig(l: unknown, span?: Span): LaunchConfig {
   const c = l as Partial<Record<keyof LaunchConfig, unknown>> | null;
-  const dims = (d: unknown): d is [number, number, number] =>
+  const dims = (d: unknown, runtime: boolean): d is [number, number, number] =>
     Array.isArray(d) &&
     d.length === 3 &&
     [0, 1, 2].every((i) => {
       const n: unknown = d[i];
+      if (runtime && isGridExpr(n)) return true;
       return typeof n === "number" && Number.isSafeInteger(n) && n > 0 && n <= MAX_EXTENT;
     });
   if (
     typeof c !== "object" ||
     c === null ||
-    !dims(c.grid) ||
-    !dims(c.block) ||
+    !dims(c.grid, true) ||
+    !dims(c.block, false) ||
     typeof c.dynamicSharedBytes !== "number" ||
     !Number.isSafeInteger(c.dynamicSharedBytes) ||
     c.dynamicSharedBytes < 0
@@ -99,7 +147,7 @@ export function checkLaunchConfig(l: unknown, span?: Span): LaunchConfig {
     );
   }
   return {
-    grid: [c.grid[0], c.grid[1], c.grid[2]],
+    grid: [c.grid[0], c.grid[1], c.grid[2]] as [GridExtent, GridExtent, GridExtent],
     block: [c.block[0], c.block[1], c.block[2]],
     dynamicSharedBytes: c.dynamicSharedBytes,
   };

@@ -220,3 +220,30 @@ export function if_then_else(cond: ExprLike, t: ExprLike, f: ExprLike): PrimExpr
     ),
   );
 }
+
+/**
+ * `⌈a / b⌉` for a non-negative integer `a` and a positive `b` (TIR `ceildiv`), as
+ * `floordiv(a + b - 1, b)`; constants fold. Typical use: a grid covering `n` elements,
+ * `T.cuda.LaunchConfig({ grid: [T.ceildiv(n, 256)], block: 256 })`.
+ * @throws TirxError TX1007 for float or mismatched operands, TX1002 for a constant b ≤ 0.
+ */
+export function ceildiv(a: ExprLike, b: ExprLike): PrimExpr {
+  const span = callerSpan();
+  const like = dtypeOf(a) ?? dtypeOf(b) ?? "int32";
+  const x = toExpr(a, like, span);
+  const y = toExpr(b, like, span);
+  if (isFloat(x.dtype) || x.dtype === "bool") {
+    throw new TirxError("TX1007", `T.ceildiv needs integer operands, got ${x.dtype}`, span);
+  }
+  if (y.kind === "IntImm" && Number(y.value) <= 0) {
+    throw new TirxError(
+      "TX1002",
+      `T.ceildiv divides by a positive integer, got ${String(y.value)}`,
+      span,
+    );
+  }
+  const one = toExpr(1, y.dtype, span);
+  return new PrimExpr(
+    binary("floordiv", binary("sub", binary("add", x, y, span), one, span), y, span),
+  );
+}

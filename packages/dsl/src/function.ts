@@ -1,5 +1,6 @@
 import {
   isDType,
+  isStaticShape,
   mkBuffer,
   mkVar,
   seq,
@@ -12,6 +13,8 @@ import {
   type Scope,
   type Span,
   type Stmt,
+  type Dim,
+  type Var,
 } from "@tirx-ts/core";
 import { Builder, builder, withBuilder } from "./builder.js";
 import { checkDType, checkFunction, PrimExpr, show } from "./expr.js";
@@ -31,10 +34,14 @@ export type ParamHandles<P extends Record<string, ParamType>> = {
 
 /**
  * Define a kernel (TIRx `@T.function`): traces `body` once and returns the PrimFunc.
- * Parameters are passed in declaration order at launch.
+ * Parameters are passed in declaration order at launch. A tensor dim given as a string names an
+ * int32 scalar parameter (declared before or after the tensor): a symbolic dim, checked against
+ * the tensor passed at launch.
  * @example
  * const k = T.function("k", { A: T.Tensor([128], "float32") }, ({ A }) => { ... });
- * @throws TirxError for malformed declarations or statements (TX1xxx).
+ * const v = T.function("v", { n: T.int32, A: T.Tensor(["n"], "float32") }, ({ n, A }) => { ... });
+ * @throws TirxError for malformed declarations or statements (TX1xxx); TX2003 for a dim that
+ * names no int32 scalar parameter.
  */
 export function function_<P extends Record<string, ParamType>>(
   name: string,
@@ -53,27 +60,66 @@ export function function_<P extends Record<string, ParamType>>(
   checkFunction(body, "T.function needs a body function as its third argument", span);
   const irParams: Param[] = [];
   const handles: Record<string, TileView | PrimExpr> = {};
-  for (const pname of Reflect.ownKeys(params)) {
+  // Symbolic dims name scalar parameters, which may be declared after the tensor: bind scalars first.
+  const scalarVars = new Map<string, Var>();
+  const keys = Reflect.ownKeys(params);
+  for (const pname of keys) {
+    const t: unknown = Object.getOwnPropertyDescriptor(params, pname)?.value;
+    if (typeof pname !== "string") continue;
+    if (typeof t === "function" && isDType((t as DTypeFn).dtype)) {
+      scalarVars.set(pname, mkVar(pname, (t as DTypeFn).dtype, span));
+    } else if (isParamType(t, "ScalarType") && isDType(t.dtype)) {
+      scalarVars.set(pname, mkVar(pname, t.dtype, span));
+    }
+  }
+  const resolveDim = (d: unknown, pname: string): unknown => {
+    if (typeof d !== "string") return d;
+    const v = scalarVars.get(d);
+    if (!v || v.dtype !== "int32") {
+      const names = [...scalarVars].filter(([, x]) => x.dtype === "int32").map(([k]) => k);
+      throw new TirxError(
+        "TX2003",
+        `dim "${d}" of parameter "${pname}" must name an int32 scalar parameter of this kernel${v ? `, but "${d}" is ${v.dtype}` : ""}`,
+        span,
+        [
+          {
+            message: names.length
+              ? `int32 scalar parameters: ${names.join(", ")}`
+              : `declare it, e.g. { ${d}: T.int32, ${pname}: T.Tensor(["${d}"], ...) }`,
+          },
+        ],
+      );
+    }
+    return v;
+  };
+  for (const pname of keys) {
     checkIdent(pname, "a parameter name of T.function", span);
     const t: unknown = Object.getOwnPropertyDescriptor(params, pname)?.value;
     let handle: TileView | PrimExpr;
     if (typeof t === "function" && isDType((t as DTypeFn).dtype)) {
-      const v = mkVar(pname, (t as DTypeFn).dtype, span);
+      const v = scalarVars.get(pname) ?? mkVar(pname, (t as DTypeFn).dtype, span);
       irParams.push({ kind: "scalar", name: pname, var: v });
       handle = new PrimExpr(v);
     } else if (isParamType(t, "ScalarType")) {
       const dtype: unknown = t.dtype;
       checkDType(dtype, `parameter "${pname}"`, span);
-      const v = mkVar(pname, dtype, span);
+      const v = scalarVars.get(pname) ?? mkVar(pname, dtype, span);
       irParams.push({ kind: "scalar", name: pname, var: v });
       handle = new PrimExpr(v);
     } else if (isParamType(t, "TensorType")) {
       const dtype: unknown = t.dtype;
       checkDType(dtype, `parameter "${pname}"`, span);
-      const shape = checkShape(t.shape, `parameter "${pname}"`, span, false);
+      const dims = Array.isArray(t.shape)
+        ? Array.from(t.shape as unknown[], (d) => resolveDim(d, pname))
+        : t.shape;
+      const statics = Array.isArray(dims)
+        ? dims.filter((d) => typeof d !== "object" || d === null)
+        : dims;
+      checkShape(statics, `parameter "${pname}"`, span, false);
+      const shape = dims as Dim[];
       const buf = mkBuffer(pname, shape, dtype, "global", span ? { span } : {});
       irParams.push({ kind: "buffer", name: pname, buffer: buf });
-      handle = new TileView(viewOf(buf, span));
+      handle = isStaticShape(shape) ? new TileView(viewOf(buf, span)) : new TileView(buf);
     } else {
       throw new TirxError(
         "TX1002",

@@ -98,7 +98,7 @@ export function printFunc(fn: PrimFunc): string {
       case "DeviceEntry": {
         const l = x.launch;
         lines.push(
-          `${ind}T.device_entry({ grid: [${l.grid.join(", ")}], block: [${l.block.join(", ")}], dynamic_shared_bytes: ${l.dynamicSharedBytes} });`,
+          `${ind}T.device_entry({ grid: [${l.grid.map((g) => (typeof g === "number" ? String(g) : e(g))).join(", ")}], block: [${l.block.join(", ")}], dynamic_shared_bytes: ${l.dynamicSharedBytes} });`,
         );
         s(x.body, ind);
         return;
@@ -156,7 +156,7 @@ export function printFunc(fn: PrimFunc): string {
   };
   const params = fn.params.map((p) =>
     p.kind === "buffer"
-      ? `${buf(p.buffer)}: T.Tensor([${p.buffer.shape.join(", ")}], "${p.buffer.dtype}")`
+      ? `${buf(p.buffer)}: T.Tensor([${p.buffer.shape.map((d) => (typeof d === "number" ? String(d) : JSON.stringify(v(d)))).join(", ")}], "${p.buffer.dtype}")`
       : `${v(p.var)}: T.${p.var.dtype}`,
   );
   lines.push(`T.function("${fn.name}", { ${params.join(", ")} }, () => {`);

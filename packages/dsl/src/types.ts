@@ -3,10 +3,13 @@ import { checkDType, PrimExpr, show, toExpr, type ExprLike } from "./expr.js";
 import { checkShape } from "./check.js";
 import { callerSpan } from "./span.js";
 
-/** Parameter type of a global tensor: `T.Tensor([128, 32], "float16")`. */
+/**
+ * Parameter type of a global tensor: `T.Tensor([128, 32], "float16")`. A string dim names an
+ * int32 scalar parameter of the same kernel (a symbolic dim): `T.Tensor(["n", 64], "float32")`.
+ */
 export interface TensorType {
   readonly kind: "TensorType";
-  readonly shape: readonly number[];
+  readonly shape: readonly (number | string)[];
   readonly dtype: DType;
 }
 
@@ -17,12 +20,30 @@ export interface ScalarType {
 }
 
 /**
- * A global tensor parameter of static shape (elements, row-major) and dtype.
- * @throws TirxError TX1003 (dtype), TX2003 (shape not static positive integers).
+ * A global tensor parameter (elements, row-major) of `dtype`. Each dim is a positive integer,
+ * or the name of an int32 scalar parameter of the same `T.function` (TVMScript's
+ * `n = T.int32(); A = T.match_buffer(a, (n,))`): the tensor passed at launch must have that
+ * many elements along the axis (TX5008). Row-major strides after a symbolic dim are runtime values.
+ * @example
+ * T.function("vector_add", { n: T.int32, A: T.Tensor(["n"], "float32") }, ({ n, A }) => { ... });
+ * @throws TirxError TX1003 (dtype), TX2003 (a dim neither a positive integer nor a name).
  */
-export function Tensor(shape: readonly number[], dtype: DType): TensorType {
+export function Tensor(shape: readonly (number | string)[], dtype: DType): TensorType {
   const span = callerSpan();
   checkDType(dtype, "T.Tensor", span);
+  if (Array.isArray(shape) && shape.some((d) => typeof d === "string")) {
+    const bad = shape.find((d) => typeof d === "string" && !/^[A-Za-z_$][\w$]*$/.test(d));
+    if (bad !== undefined) {
+      throw new TirxError(
+        "TX2003",
+        `T.Tensor: a symbolic dim names an int32 scalar parameter, got ${show(bad)}`,
+        span,
+      );
+    }
+    const numeric = shape.filter((d): d is number => typeof d !== "string");
+    if (numeric.length > 0) checkShape(numeric, "T.Tensor", span, false);
+    return { kind: "TensorType", shape: [...shape], dtype };
+  }
   return { kind: "TensorType", shape: checkShape(shape, "T.Tensor", span, false), dtype };
 }
 

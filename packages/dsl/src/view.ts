@@ -1,5 +1,8 @@
 import {
+  bufferOffset,
   elementOffset,
+  subBuffer,
+  viewOf,
   rearrange,
   reinterpret,
   subView,
@@ -81,20 +84,34 @@ export function checkSlice(s: Record<string, unknown>, span?: Span): Slice {
  * allocations, and everything `rearrange`, `sub` and `view` make from them.
  */
 export class TileView {
-  constructor(readonly view: View) {}
+  /**
+   * `source` is a view, or a whole global tensor with symbolic dims (`T.Tensor(["n"], ...)`),
+   * which can be indexed and sub-viewed but has no static view until its symbolic axes are indexed.
+   */
+  constructor(private readonly source: View | Buffer) {}
+
+  /**
+   * The static view; tile operations, rearrange and view_as read it.
+   * @throws TirxError TX2003 for a tensor with symbolic dims (index its symbolic axes with `sub` first).
+   */
+  get view(): View {
+    if (this.source.kind === "View") return this.source;
+    return viewOf(this.source, callerSpan());
+  }
 
   /** The underlying buffer (storage). */
   get buffer(): Buffer {
-    return this.view.buffer;
+    return this.source.kind === "View" ? this.source.buffer : this.source;
   }
+  /** The static shape in elements. @throws TirxError TX2003 for a tensor with symbolic dims. */
   get shape(): readonly number[] {
     return this.view.shape;
   }
   get dtype(): DType {
-    return this.view.dtype;
+    return this.source.dtype;
   }
   get name(): string {
-    return this.view.buffer.name;
+    return this.buffer.name;
   }
 
   /**
@@ -138,13 +155,9 @@ export class TileView {
    */
   sub(...index: Index[]): TileView {
     const span = callerSpan();
-    return new TileView(
-      subView(
-        this.view,
-        Array.from(index, (i) => parseIndex(i, span)),
-        span,
-      ),
-    );
+    const items = Array.from(index, (i) => parseIndex(i, span));
+    if (this.source.kind === "Buffer") return new TileView(subBuffer(this.source, items, span));
+    return new TileView(subView(this.source, items, span));
   }
 
   /**
@@ -165,16 +178,14 @@ export class TileView {
         span,
       );
     }
-    return elementOffset(
-      this.view,
-      Array.from(indices as readonly unknown[], (i) => {
-        if (typeof i === "number" && !Number.isInteger(i)) {
-          throw new TirxError("TX1002", `an index must be an integer, got ${show(i)}`, span);
-        }
-        return toExpr(i as ExprLike, "int32", span);
-      }),
-      span,
-    );
+    const items = Array.from(indices as readonly unknown[], (i) => {
+      if (typeof i === "number" && !Number.isInteger(i)) {
+        throw new TirxError("TX1002", `an index must be an integer, got ${show(i)}`, span);
+      }
+      return toExpr(i as ExprLike, "int32", span);
+    });
+    if (this.source.kind === "Buffer") return bufferOffset(this.source, items, span);
+    return elementOffset(this.source, items, span);
   }
 
   /** Load one element: `shared.get([tid, j])` (TIRx `shared[tid, j]`). */
@@ -206,7 +217,7 @@ export class TileView {
   }
 
   /** Address of an element in this buffer's state space (an operand for mbarrier and similar intrinsics). */
-  ptr(indices: readonly ExprLike[] = this.shape.map(() => 0)): PrimExpr {
+  ptr(indices: readonly ExprLike[] = this.source.shape.map(() => 0)): PrimExpr {
     const span = callerSpan();
     const offset = this.offset(indices, span);
     const dtype = this.buffer.scope === "global" ? "uint64" : "uint32";

@@ -1,4 +1,5 @@
 import {
+  launchGrid,
   TirxError,
   type DeviceTensor,
   type KernelArg,
@@ -88,7 +89,8 @@ export class CudaKernel {
    * pointers, scalars as their dtype (see `packArgs`). When static + dynamic shared memory
    * exceeds 48 KiB the kernel first opts in with CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES.
    * Errors of the kernel itself surface at the next synchronization.
-   * @throws TirxError TX5004 (tensor on another device), TX5005 (bad scalar),
+   * Runtime grid extents are evaluated from the scalar arguments (core's `launchGrid`).
+   * @throws TirxError TX5004 (tensor on another device), TX5005 (bad scalar), TX5009 (grid),
    *   TX2008 (shared memory above the device's opt-in limit); CudaError from the driver.
    */
   launch(params: readonly Param[], args: readonly KernelArg[], launch: LaunchConfig): void {
@@ -99,6 +101,7 @@ export class CudaKernel {
       this.#args = new ArgBuffer(params);
     }
     const buf = this.#args;
+    const grid = launchGrid({ name: this.name, params }, launch, args);
     packArgs(params, args, buf.values, pointerOn(dev));
     const dynamic = launch.dynamicSharedBytes;
     const shared = this.staticSharedBytes + dynamic;
@@ -120,7 +123,7 @@ export class CudaKernel {
     }
     driver().launchKernel(
       this.handle,
-      launch.grid,
+      grid,
       launch.block,
       dynamic,
       0n,

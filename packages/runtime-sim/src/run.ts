@@ -1,5 +1,6 @@
 import {
   checkArgs,
+  launchGrid,
   DEFAULT_PASSES,
   runPipeline,
   TirxError,
@@ -97,7 +98,8 @@ function compile(vf: VerifiedFunc): Compiled {
  * bulk copy read them, global bytes accessed that a pending shared → global bulk copy writes;
  * TX6008 two cp.async of one group writing the same bytes; TX6009 a cta_sync not reached by
  * every thread of the CTA.
- * @throws TirxError TX5001-TX5005 from core's checkArgs; TX5004 when a tensor is not a sim
+ * @throws TirxError TX5001-TX5005 and TX5008 from core's checkArgs; TX5009 for a runtime grid
+ *   extent out of range; TX5004 when a tensor is not a sim
  *   tensor; TX2010 for an intrinsic the simulator does not support; the first hazard in "throw" mode.
  * @example const { reports } = runSim(verify(fn), [a, b], { hazards: "collect" });
  */
@@ -137,7 +139,8 @@ export function runSim(
     if (s.wide) m.big.fill(v as bigint, s.slot * T, (s.slot + 1) * T);
     else m.num.fill(v as number, s.slot * T, (s.slot + 1) * T);
   }
-  const [gx, gy, gz] = vf.launch.grid;
+  const [gx, gy, gz] = launchGrid(vf.fn, vf.launch, args);
+  m.grid = [gx, gy, gz];
   try {
     for (let z = 0; z < gz; z++) {
       for (let y = 0; y < gy; y++) {

@@ -1,4 +1,4 @@
-import { numel, walkStmt, type Buffer, type Stmt } from "@tirx-ts/core";
+import { numel, staticShape, walkStmt, type Buffer, type Stmt } from "@tirx-ts/core";
 import { elemBytes } from "../types.js";
 
 /** Name of the module-scope dynamic shared memory array (`shared.dyn` buffers live in it). */
@@ -52,7 +52,8 @@ export function planStorage(body: Stmt): StoragePlan {
   walkStmt(body, (s) => {
     if (s.kind !== "Alloc" || buffers.has(s.buffer.id)) return;
     const b = s.buffer;
-    const bytes = numel(b.shape) * elemBytes(b.dtype);
+    const bytes =
+      numel(staticShape(b, "a shared or local allocation", s.span)) * elemBytes(b.dtype);
     const align = Math.max(16, b.align);
     if (b.scope === "shared.dyn") {
       dyn = Math.ceil(dyn / b.align) * b.align;

@@ -22,11 +22,13 @@ function specialRange(name: SpecialName, launch?: LaunchConfig): Interval {
   if (!launch) return { min: 0, max: Infinity };
   const axis = "xyz".indexOf(name[name.length - 1]!);
   const block = launch.block[axis]!;
-  const grid = launch.grid[axis]!;
+  const g = launch.grid[axis]!;
+  // A runtime grid extent is checked at launch to be at least 1; its maximum is unknown here.
+  const grid = typeof g === "number" ? g : Infinity;
   if (name.startsWith("tid")) return { min: 0, max: block - 1 };
   if (name.startsWith("ctaid")) return { min: 0, max: grid - 1 };
   if (name.startsWith("ntid")) return { min: block, max: block };
-  return { min: grid, max: grid };
+  return { min: typeof g === "number" ? g : 1, max: grid };
 }
 
 const mulI = (a: Interval, b: Interval): Interval => {

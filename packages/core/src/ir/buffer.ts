@@ -1,12 +1,21 @@
 import type { DType } from "../dtype.js";
+import { TirxError } from "../diagnostics.js";
 import type { Span } from "../span.js";
-import type { Expr } from "./expr.js";
+import type { Expr, Var } from "./expr.js";
 
 /** PTX state spaces a buffer can live in. `shared.dyn` is dynamic (extern) shared memory. */
 export type Scope = "global" | "shared" | "shared.dyn" | "local";
 
 /**
- * A multi-dimensional array in one state space. Shapes are static, in elements, row-major.
+ * One extent of a buffer, in elements: a static number, or an int32 scalar parameter of the
+ * kernel (a symbolic dim, TVMScript's `n = T.int32()` in `T.match_buffer(a, (n,))`), whose value
+ * is the launch argument and is checked against the tensor's shape at launch.
+ */
+export type Dim = number | Var;
+
+/**
+ * A multi-dimensional array in one state space, in elements, row-major. Shared and local
+ * buffers have static shapes; a global tensor parameter may have symbolic dims (`Dim`).
  * Identity is `id`; two buffers with equal fields are still different storage.
  */
 export interface Buffer {
@@ -14,7 +23,7 @@ export interface Buffer {
   readonly name: string;
   readonly id: number;
   readonly dtype: DType;
-  readonly shape: readonly number[];
+  readonly shape: readonly Dim[];
   readonly scope: Scope;
   /** Alignment of the first element in bytes (shared allocations: 16 unless asked otherwise). */
   readonly align: number;
@@ -44,7 +53,7 @@ let nextBufferId = 1;
 /** A fresh buffer. */
 export function mkBuffer(
   name: string,
-  shape: readonly number[],
+  shape: readonly Dim[],
   dtype: DType,
   scope: Scope,
   opts: { align?: number; span?: Span } = {},
@@ -75,4 +84,35 @@ export function rowMajorStrides(shape: readonly number[]): number[] {
 /** Number of elements of `shape`. */
 export function numel(shape: readonly number[]): number {
   return shape.reduce((a, b) => a * b, 1);
+}
+
+/** True when every dim of `shape` is a static number. */
+export function isStaticShape(shape: readonly Dim[]): shape is readonly number[] {
+  return shape.every((d) => typeof d === "number");
+}
+
+/** `[2, n, 64]` as text, for messages. */
+export function showShape(shape: readonly Dim[]): string {
+  return `[${shape.map((d) => (typeof d === "number" ? String(d) : d.name)).join(", ")}]`;
+}
+
+/**
+ * The static shape of `buffer`, for readers that size storage or tile it (allocations, views,
+ * rearrange, tile patterns).
+ * @throws TirxError TX2003 when a dim is symbolic, naming `what` needs it static.
+ */
+export function staticShape(buffer: Buffer, what: string, span?: Span): readonly number[] {
+  const shape = buffer.shape;
+  if (isStaticShape(shape)) return shape;
+  throw new TirxError(
+    "TX2003",
+    `${what} needs a static shape, but "${buffer.name}" has the symbolic shape ${showShape(shape)}`,
+    span ?? buffer.span,
+    [
+      {
+        message:
+          'a symbolic tensor can be indexed (A.get([i]), A.set([i], v)) or sub-viewed with its symbolic axes indexed (A.sub(row, ":")); tile operations need a static view',
+      },
+    ],
+  );
 }

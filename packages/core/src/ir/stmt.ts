@@ -107,9 +107,18 @@ export interface TileOp extends StmtBase {
   readonly source: TileApply;
 }
 
-/** Launch configuration of a kernel: 3-D grid of CTAs and 3-D CTA of threads. */
+/**
+ * One grid extent in CTAs: a static number, or an int32 expression of the kernel's scalar
+ * parameters (`T.ceildiv(n, 256)`), evaluated on the host at each launch.
+ */
+export type GridExtent = number | Expr;
+
+/**
+ * Launch configuration of a kernel: 3-D grid of CTAs (static or runtime extents) and 3-D CTA
+ * of threads (static).
+ */
 export interface LaunchConfig {
-  readonly grid: readonly [number, number, number];
+  readonly grid: readonly [GridExtent, GridExtent, GridExtent];
   readonly block: readonly [number, number, number];
   /** Bytes of dynamic shared memory (`shared.dyn` buffers); 0 when none. */
   readonly dynamicSharedBytes: number;

@@ -1,7 +1,7 @@
 import { dtypeBytes, type DType } from "../dtype.js";
 import { TirxError } from "../diagnostics.js";
 import { binary, cast } from "../ir/arith.js";
-import { rowMajorStrides, type Buffer, type View } from "../ir/buffer.js";
+import { rowMajorStrides, showShape, staticShape, type Buffer, type View } from "../ir/buffer.js";
 import { constInt, intImm, type Expr } from "../ir/expr.js";
 import { knownDivisor } from "../analysis/bounds.js";
 import type { Span } from "../span.js";
@@ -17,16 +17,20 @@ export interface Slice {
 /** One index of `sub`: a runtime or constant index (drops the axis), a slice, or `"..."`. */
 export type SubIndex = Expr | number | Slice | ":" | "...";
 
-/** The whole buffer as a row-major view. */
+/**
+ * The whole buffer as a row-major view.
+ * @throws TirxError TX2003 when the buffer has a symbolic dim (see `subBuffer`, `bufferOffset`).
+ */
 export function viewOf(buffer: Buffer, span?: Span): View {
+  const shape = staticShape(buffer, "a view of the whole tensor", span);
   return {
     kind: "View",
     buffer,
     dtype: buffer.dtype,
     offset: intImm(0),
-    shape: [...buffer.shape],
-    strides: rowMajorStrides(buffer.shape),
-    axes: buffer.shape.map(() => ""),
+    shape: [...shape],
+    strides: rowMajorStrides(shape),
+    axes: shape.map(() => ""),
     ...(span ? { span } : {}),
   };
 }
@@ -170,4 +174,119 @@ export function reinterpret(view: View, dtype: DType, span?: Span): View {
     offset = binary("mul", view.offset, intImm(from / to));
   }
   return { ...view, dtype, shape, strides, offset, ...(span ? { span } : {}) };
+}
+
+/**
+ * Row-major strides of `buffer` in elements, as int32 expressions: products of the later dims,
+ * so a stride after a symbolic dim is a runtime value (`[n, m]` has strides `[m, 1]`).
+ */
+export function rowMajorStrideExprs(buffer: Buffer, span?: Span): Expr[] {
+  const strides = new Array<Expr>(buffer.shape.length);
+  let s: Expr = intImm(1);
+  for (let k = buffer.shape.length - 1; k >= 0; k--) {
+    strides[k] = s;
+    const d = buffer.shape[k]!;
+    s = binary("mul", s, typeof d === "number" ? intImm(d) : d, span);
+  }
+  return strides;
+}
+
+/**
+ * Sub-view of a whole buffer whose shape may be symbolic (a tensor `T.Tensor(["n", 64], ...)`):
+ * indices drop their axis (constant indices are checked against static dims); slices and `":"`
+ * keep it and need a static length and a static stride, so the result is an ordinary static
+ * `View` (`A.sub(row, ":")` of `[rows, 64]` is a 64-element row at offset `row * 64`).
+ * @throws TirxError TX1004 (rank), TX1005 (constant index), TX1013 (slice), TX2003 (a kept axis
+ * whose length or stride is symbolic).
+ */
+export function subBuffer(buffer: Buffer, index: readonly SubIndex[], span?: Span): View {
+  const rank = buffer.shape.length;
+  const ell = index.indexOf("...");
+  let items = [...index];
+  if (ell >= 0) {
+    const fill = rank - (items.length - 1);
+    items = [
+      ...items.slice(0, ell),
+      ...new Array<SubIndex>(Math.max(fill, 0)).fill(":"),
+      ...items.slice(ell + 1),
+    ];
+  }
+  if (items.length > rank) {
+    throw new TirxError(
+      "TX1004",
+      `${items.length} indices for a tensor of rank ${rank} (shape ${showShape(buffer.shape)})`,
+      span,
+    );
+  }
+  while (items.length < rank) items.push(":");
+  const strides = rowMajorStrideExprs(buffer, span);
+  let offset: Expr = intImm(0);
+  const shape: number[] = [];
+  const kept: number[] = [];
+  items.forEach((it, k) => {
+    const dim = buffer.shape[k]!;
+    const stride = strides[k]!;
+    if (it === "...") throw new TirxError("TX1004", `"..." may appear at most once`, span);
+    if (it === ":" || (typeof it === "object" && it.kind === "Slice")) {
+      const s = constInt(stride);
+      if (typeof dim !== "number" || s === undefined) {
+        throw new TirxError(
+          "TX2003",
+          `axis ${k} of "${buffer.name}" (shape ${showShape(buffer.shape)}) has a symbolic ${typeof dim !== "number" ? "length" : "stride"}; index it instead of slicing it, so the view keeps only static axes`,
+          span,
+        );
+      }
+      const sl: Slice = it === ":" ? { kind: "Slice" } : it;
+      const step = sl.step ?? 1;
+      const start = sl.start ?? 0;
+      const stop = sl.stop ?? dim;
+      if (!Number.isInteger(step) || step <= 0 || start < 0 || stop > dim || start >= stop) {
+        throw new TirxError(
+          "TX1013",
+          `slice ${start}:${stop}:${step} of axis ${k} (length ${dim}) is empty or out of range`,
+          span,
+        );
+      }
+      offset = binary("add", offset, intImm(start * s), span);
+      shape.push(Math.ceil((stop - start) / step));
+      kept.push(s * step);
+    } else {
+      const e = asIndex(it, span);
+      const c = constInt(e);
+      if (typeof dim === "number" && c !== undefined && (c < 0 || c >= dim)) {
+        throw new TirxError("TX1005", `index ${c} is outside axis ${k} of length ${dim}`, span);
+      }
+      offset = binary("add", offset, binary("mul", e, stride, span), span);
+    }
+  });
+  return {
+    kind: "View",
+    buffer,
+    dtype: buffer.dtype,
+    offset,
+    shape,
+    strides: kept,
+    axes: shape.map(() => ""),
+    ...(span ? { span } : {}),
+  };
+}
+
+/**
+ * Element offset of `indices` (one per axis) in a whole buffer whose shape may be symbolic:
+ * `Σ i_k * stride_k` with runtime strides where a later dim is symbolic.
+ * @throws TirxError TX1004 (rank), TX1005 (constant index outside a static dim).
+ */
+export function bufferOffset(
+  buffer: Buffer,
+  indices: readonly (Expr | number)[],
+  span?: Span,
+): Expr {
+  if (indices.length !== buffer.shape.length) {
+    throw new TirxError(
+      "TX1004",
+      `${indices.length} indices for a tensor of rank ${buffer.shape.length} (shape ${showShape(buffer.shape)})`,
+      span,
+    );
+  }
+  return subBuffer(buffer, indices, span).offset;
 }

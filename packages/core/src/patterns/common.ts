@@ -2,7 +2,7 @@ import { dtypeBytes } from "../dtype.js";
 import { TirxError } from "../diagnostics.js";
 import type { DiagnosticCode } from "../catalog.js";
 import { binary } from "../ir/arith.js";
-import { numel, type Buffer, type View } from "../ir/buffer.js";
+import { numel, staticShape, type Buffer, type View } from "../ir/buffer.js";
 import { intImm, type Expr } from "../ir/expr.js";
 import type { LaunchConfig, TileApply, TileParam } from "../ir/stmt.js";
 import { exprRange, knownDivisor, type RangeEnv } from "../analysis/bounds.js";
@@ -131,11 +131,13 @@ export function checkViewBounds(
   span?: Span,
 ): void {
   // Code under a guard no value satisfies never runs: nothing there can go out of bounds.
+  // Tile operands must come from static tensors: their bounds are proved numerically.
+  const shape = staticShape(view.buffer, `a ${what} operand`, span);
   if ([...env.vars.values()].some((v) => v.min > v.max)) return;
   const r = viewElementRange(view, env);
   if (!r) return;
   const eb = dtypeBytes(view.dtype);
-  const limit = (numel(view.buffer.shape) * dtypeBytes(view.buffer.dtype)) / eb;
+  const limit = (numel(shape) * dtypeBytes(view.buffer.dtype)) / eb;
   if (r.min < 0 || r.max >= limit) {
     throw new TirxError(
       code,

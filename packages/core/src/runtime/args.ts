@@ -4,6 +4,7 @@ import { MAX_TENSOR_BYTES } from "../limits.js";
 import { didYouMean } from "../suggest.js";
 import { showValue } from "../show.js";
 import type { PrimFunc } from "../ir/func.js";
+import { isStaticShape, showShape } from "../ir/buffer.js";
 import type { DeviceLike, DeviceTensor } from "./tensor.js";
 
 /** A launch argument: a device tensor for a tensor parameter, a number/bigint/boolean for a scalar. */
@@ -18,7 +19,10 @@ export function isDeviceTensor(a: unknown): a is DeviceTensor {
  * Check launch arguments against `fn`'s parameters before anything runs: count, kind, dtype,
  * shape, and that every tensor lives on one device. Returns that device (undefined when the
  * kernel takes no tensors).
- * @throws TirxError TX5001 (count), TX5002 (dtype), TX5003 (shape), TX5004 (device), TX5005 (kind).
+ * A symbolic dim (`T.Tensor(["n"], ...)`) must equal the scalar argument it names.
+ * @throws TirxError TX5001 (count), TX5002 (dtype), TX5003 (shape), TX5004 (device), TX5005 (kind),
+ * TX5008 (a tensor extent differs from its dim's scalar argument), TX2011 (a tensor with symbolic
+ * dims larger than 2^31 - 1 bytes).
  */
 export function checkArgs(fn: PrimFunc, args: readonly KernelArg[]): DeviceLike | undefined {
   if (args.length !== fn.params.length) {
@@ -46,16 +50,41 @@ export function checkArgs(fn: PrimFunc, args: readonly KernelArg[]): DeviceLike 
           fn.span,
         );
       }
+      const want = p.buffer.shape;
       if (
-        a.shape.length !== p.buffer.shape.length ||
-        a.shape.some((n, k) => n !== p.buffer.shape[k])
+        a.shape.length !== want.length ||
+        a.shape.some((n, k) => typeof want[k] === "number" && n !== want[k])
       ) {
         throw new TirxError(
           "TX5003",
-          `argument ${i} ("${p.name}") has shape [${a.shape.join(", ")}], expected [${p.buffer.shape.join(", ")}]`,
+          `argument ${i} ("${p.name}") has shape [${a.shape.join(", ")}], expected ${showShape(want)}`,
           fn.span,
         );
       }
+      if (!isStaticShape(want)) {
+        // The verifier checks a static tensor's size (TX2011); a symbolic one's is known now.
+        const bytes = a.shape.reduce((x, y) => x * y, 1) * dtypeBytes(a.dtype);
+        if (bytes > MAX_TENSOR_BYTES) {
+          throw new TirxError(
+            "TX2011",
+            `argument ${i} ("${p.name}") has ${bytes} bytes; tirx-ts addresses tensors with 32-bit offsets, so a tensor holds at most ${MAX_TENSOR_BYTES} bytes`,
+            fn.span,
+          );
+        }
+      }
+      want.forEach((d, k) => {
+        if (typeof d === "number") return;
+        const j = fn.params.findIndex((q) => q.kind === "scalar" && q.var.id === d.id);
+        const v = args[j];
+        const n = typeof v === "bigint" ? Number(v) : v;
+        if (n !== a.shape[k]) {
+          throw new TirxError(
+            "TX5008",
+            `argument ${i} ("${p.name}") has ${a.shape[k]} elements along axis ${k}, but its dim "${d.name}" (argument ${j}) is ${showValue(v)}`,
+            fn.span,
+          );
+        }
+      });
       if (device && (device.kind !== a.device.kind || device !== a.device)) {
         throw new TirxError(
           "TX5004",

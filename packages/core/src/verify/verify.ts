@@ -1,10 +1,18 @@
 import { dtypeBytes } from "../dtype.js";
 import { TirxError } from "../diagnostics.js";
-import { numel, type Buffer } from "../ir/buffer.js";
-import { constInt, type Expr } from "../ir/expr.js";
+import { isStaticShape, numel, showShape, staticShape, type Buffer } from "../ir/buffer.js";
+import { constInt, intImm, type Expr } from "../ir/expr.js";
 import type { PrimFunc } from "../ir/func.js";
 import type { DeviceEntry, LaunchConfig, Stmt, TileApply } from "../ir/stmt.js";
-import { exprRange, refineRanges, type Interval, type RangeEnv } from "../analysis/bounds.js";
+import { exprRange, refineRanges, type Interval } from "../analysis/bounds.js";
+import {
+  provablyBelowNumel,
+  refineFacts,
+  symMax,
+  type Fact,
+  type SymEnv,
+} from "../analysis/symbolic.js";
+import { binary } from "../ir/arith.js";
 import { planCpAsync, type CpAsyncPlan } from "../patterns/cp-async.js";
 import { planBulkCopy, type BulkCopyPlan } from "../patterns/cp-async-bulk.js";
 import { checkExpectTx } from "./expect-tx.js";
@@ -45,12 +53,47 @@ function maxVersion(
   return a[0] > b[0] || (a[0] === b[0] && a[1] >= b[1]) ? a : b;
 }
 
+const showExtent = (g: number | Expr): string => (typeof g === "number" ? String(g) : "runtime");
+
+/**
+ * A runtime grid extent is an int32 expression of scalar parameters only (the host evaluates
+ * it at launch): no thread indices, loads or intrinsics.
+ */
+function checkGridExpr(e: Expr, scalars: ReadonlySet<number>, span?: Span): void {
+  if (e.dtype !== "int32") {
+    throw new TirxError("TX2007", `a runtime grid extent must be int32, got ${e.dtype}`, span);
+  }
+  const walk = (x: Expr): void => {
+    if (x.kind === "Var" && !scalars.has(x.id)) {
+      throw new TirxError(
+        "TX2007",
+        `a runtime grid extent may use only the kernel's scalar parameters; "${x.name}" is not one`,
+        span,
+      );
+    }
+    if (
+      x.kind === "Special" ||
+      x.kind === "BufferLoad" ||
+      x.kind === "BufferPtr" ||
+      x.kind === "CallExpr"
+    ) {
+      throw new TirxError(
+        "TX2007",
+        "a runtime grid extent is computed on the host from scalar parameters; it cannot read thread indices, buffers or intrinsics",
+        span,
+      );
+    }
+    for (const c of exprChildren(x)) walk(c);
+  };
+  walk(e);
+}
+
 function checkLaunch(l: LaunchConfig, span?: Span): void {
-  const all = [...l.grid, ...l.block];
+  const all = [...l.grid.filter((g): g is number => typeof g === "number"), ...l.block];
   if (all.some((n) => !Number.isInteger(n) || n <= 0)) {
     throw new TirxError(
       "TX2007",
-      `grid (${l.grid.join(", ")}) and block (${l.block.join(", ")}) must be positive integers`,
+      `grid (${l.grid.map(showExtent).join(", ")}) and block (${l.block.join(", ")}) must be positive integers`,
       span,
     );
   }
@@ -62,10 +105,11 @@ function checkLaunch(l: LaunchConfig, span?: Span): void {
       span,
     );
   }
-  if (l.grid[0] >= 2 ** 31 || l.grid[1] > 65535 || l.grid[2] > 65535) {
+  const [gx, gy, gz] = l.grid.map((g) => (typeof g === "number" ? g : 0));
+  if (gx! >= 2 ** 31 || gy! > 65535 || gz! > 65535) {
     throw new TirxError(
       "TX2007",
-      `grid (${l.grid.join(", ")}) exceeds CUDA limits (x < 2^31, y and z ≤ 65535)`,
+      `grid (${l.grid.map(showExtent).join(", ")}) exceeds CUDA limits (x < 2^31, y and z ≤ 65535)`,
       span,
     );
   }
@@ -115,10 +159,29 @@ export function verify(fn: PrimFunc): VerifiedFunc {
   const vars = new Set<number>();
   const buffers = new Set<number>();
   const ranges = new Map<number, Interval>();
+  const dims = new Set<number>();
+  const scalars = new Set<number>();
+  for (const p of fn.params) if (p.kind === "scalar") scalars.add(p.var.id);
   for (const p of fn.params) {
-    if (p.kind === "buffer") {
+    if (p.kind === "buffer" && !isStaticShape(p.buffer.shape)) {
       buffers.add(p.buffer.id);
-      const bytes = numel(p.buffer.shape) * dtypeBytes(p.buffer.dtype);
+      for (const d of p.buffer.shape) {
+        if (typeof d === "number") continue;
+        if (!scalars.has(d.id) || d.dtype !== "int32") {
+          throw new TirxError(
+            "TX2001",
+            `dim "${d.name}" of tensor "${p.name}" must be an int32 scalar parameter of the kernel`,
+            p.buffer.span ?? fn.span,
+          );
+        }
+        dims.add(d.id);
+        // A dim equals a tensor extent (checked at launch), so it is a non-negative int32.
+        ranges.set(d.id, { min: 0, max: 2 ** 31 - 1 });
+      }
+      // Its byte size is checked when the tensor is made (TX5007) and against the dims at launch.
+    } else if (p.kind === "buffer") {
+      buffers.add(p.buffer.id);
+      const bytes = numel(staticShape(p.buffer, "a tensor parameter")) * dtypeBytes(p.buffer.dtype);
       if (bytes > MAX_TENSOR_BYTES) {
         throw new TirxError(
           "TX2011",
@@ -128,7 +191,10 @@ export function verify(fn: PrimFunc): VerifiedFunc {
       }
     } else vars.add(p.var.id);
   }
-  const env: RangeEnv = { vars: ranges, launch: entry.launch };
+  for (const g of entry.launch.grid)
+    if (typeof g !== "number") checkGridExpr(g, scalars, entry.span);
+  const facts: Fact[] = [];
+  const env: SymEnv = { vars: ranges, launch: entry.launch, dims, facts };
 
   const checkAccess = (buffer: Buffer, offset: Expr, dtype: string, span?: Span): void => {
     if (!buffers.has(buffer.id)) {
@@ -141,12 +207,43 @@ export function verify(fn: PrimFunc): VerifiedFunc {
     // Code under a guard no value satisfies never runs: nothing there can go out of bounds.
     if ([...ranges.values()].some((v) => v.min > v.max)) return;
     const r = exprRange(offset, env);
-    const limit = (numel(buffer.shape) * dtypeBytes(buffer.dtype)) / dtypeBytes(dtype as never);
-    if ((Number.isFinite(r.min) && r.min < 0) || (Number.isFinite(r.max) && r.max >= limit)) {
+    if (!isStaticShape(buffer.shape)) {
+      const scale = dtypeBytes(buffer.dtype) / dtypeBytes(dtype as never);
+      if (r.min >= 0 && provablyBelowNumel(buffer, offset, scale, env)) return;
+      const names = buffer.shape.filter((d) => typeof d !== "number").map((d) => d.name);
+      throw new TirxError(
+        "TX2006",
+        r.min < 0
+          ? `access to "${buffer.name}" (shape ${showShape(buffer.shape)}) may be at a negative element (from ${r.min})`
+          : `access to "${buffer.name}" (shape ${showShape(buffer.shape)}) is not provably inside the tensor for every ${names.join(", ")}`,
+        span,
+        [
+          {
+            message: `guard the access with the dim it must stay below, e.g. T.if_(i.lt(${names[0] ?? "n"}), () => ...), or bound each index by its axis with a loop such as T.range(${names[0] ?? "n"})`,
+          },
+        ],
+      );
+    }
+    const limit =
+      (numel(staticShape(buffer, "a buffer access", span)) * dtypeBytes(buffer.dtype)) /
+      dtypeBytes(dtype as never);
+    const low = Number.isFinite(r.min) && r.min < 0;
+    const high = Number.isFinite(r.max) && r.max >= limit;
+    // A guard on a whole index expression (`T.if_(i.lt(1024), ...)` with i = ctaid * 256 + tid)
+    // bounds it as a fact, which the variable ranges above cannot express.
+    const scale = dtypeBytes(buffer.dtype) / dtypeBytes(dtype as never);
+    if (low || (high && !provablyBelowNumel(buffer, offset, scale, env))) {
       throw new TirxError(
         "TX2006",
         `access to "${buffer.name}" at elements ${r.min}..${r.max}, but it holds ${limit} elements (shape [${buffer.shape.join(", ")}])`,
         span,
+        high && !low
+          ? [
+              {
+                message: `guard the access, e.g. T.if_(i.lt(${limit}), () => ...); for a length known only at launch declare the dim from a scalar parameter, { n: T.int32, ${buffer.name}: T.Tensor(["n"], ...) }, and guard with T.if_(i.lt(n), ...)`,
+              },
+            ]
+          : [],
       );
     }
   };
@@ -217,7 +314,15 @@ export function verify(fn: PrimFunc): VerifiedFunc {
         const n = exprRange(s.extent, env);
         vars.add(s.var.id);
         ranges.set(s.var.id, { min: lo.min, max: lo.max + n.max - 1 });
+        // A runtime trip count such as T.range(n) bounds the loop variable symbolically.
+        const last =
+          s.min.dtype === "int32" && s.extent.dtype === "int32"
+            ? symMax(binary("sub", binary("add", s.min, s.extent), intImm(1)), env)
+            : undefined;
+        const mark = facts.length;
+        if (last) facts.push({ expr: s.var, max: last });
         visit(s.body);
+        facts.length = mark;
         vars.delete(s.var.id);
         return;
       }
@@ -227,17 +332,24 @@ export function verify(fn: PrimFunc): VerifiedFunc {
       case "If": {
         // Inside the then-branch the guard holds: narrow the ranges it constrains.
         const saved = new Map(ranges);
+        const mark = facts.length;
+        const learnt = refineFacts(s.cond, env);
         for (const [k, v] of refineRanges(s.cond, env)) ranges.set(k, v);
+        facts.push(...learnt);
         visit(s.then);
+        facts.length = mark;
         ranges.clear();
         saved.forEach((v, k) => ranges.set(k, v));
         if (s.else) visit(s.else);
         return;
       }
-      case "Let":
+      case "Let": {
         vars.add(s.var.id);
         ranges.set(s.var.id, exprRange(s.value, env));
+        const m = symMax(s.value, env);
+        if (m) facts.push({ expr: s.var, max: m });
         return;
+      }
       case "Store":
         if (s.value.dtype !== s.dtype) {
           throw new TirxError(
@@ -260,7 +372,8 @@ export function verify(fn: PrimFunc): VerifiedFunc {
         buffers.add(b.id);
         if (b.scope === "shared.dyn") {
           dynamicBytes =
-            Math.ceil(dynamicBytes / b.align) * b.align + numel(b.shape) * dtypeBytes(b.dtype);
+            Math.ceil(dynamicBytes / b.align) * b.align +
+            numel(staticShape(b, "a shared allocation", s.span)) * dtypeBytes(b.dtype);
           if (dynamicBytes > entry.launch.dynamicSharedBytes) {
             throw new TirxError(
               "TX2008",
@@ -271,7 +384,8 @@ export function verify(fn: PrimFunc): VerifiedFunc {
         }
         if (b.scope === "shared") {
           sharedBytes =
-            Math.ceil(sharedBytes / b.align) * b.align + numel(b.shape) * dtypeBytes(b.dtype);
+            Math.ceil(sharedBytes / b.align) * b.align +
+            numel(staticShape(b, "a shared allocation", s.span)) * dtypeBytes(b.dtype);
           if (sharedBytes > STATIC_SHARED_LIMIT) {
             throw new TirxError(
               "TX2008",

@@ -1,4 +1,12 @@
-import { dtypeBytes, TirxError, type Buffer, type DType, type Span } from "@tirx-ts/core";
+import {
+  dtypeBytes,
+  isStaticShape,
+  numel,
+  TirxError,
+  type Buffer,
+  type DType,
+  type Span,
+} from "@tirx-ts/core";
 import { codecOf, type BigCodec, type NumCodec } from "../numeric/codec.js";
 import {
   checkGlobalRead,
@@ -31,7 +39,9 @@ interface Where {
 function where(layout: Layout, buffer: Buffer, span?: Span): Where {
   const p = layout.params.get(buffer.id);
   if (p !== undefined) {
-    const size = dtypeBytes(buffer.dtype) * buffer.shape.reduce((a, b) => a * b, 1);
+    // A tensor with symbolic dims has its size only at launch: accesses read the argument's.
+    const shape = buffer.shape;
+    const size = isStaticShape(shape) ? dtypeBytes(buffer.dtype) * numel(shape) : 0;
     return {
       space: "global",
       param: p,
@@ -95,11 +105,11 @@ export function compileLoad(
   const k = w.param;
   return (t) => {
     const rel = off(t) * eb;
-    if (!(rel >= 0 && rel + eb <= size)) {
-      oob(t, rel);
+    const gm = globals[k]!;
+    if (!(rel >= 0 && rel + eb <= gm.dv.byteLength)) {
+      reportOob(m, w.space, name, span, rel, eb, gm.dv.byteLength, t, site, "reads");
       return zero as number;
     }
-    const gm = globals[k]!;
     if (gm.meta.writer) checkGlobalRead(m, gm, rel, eb, t, site);
     return load(gm.dv, rel);
   };
@@ -154,8 +164,10 @@ export function compileStore(
   return (t) => {
     const rel = off(t) * eb;
     const v = val(t);
-    if (!(rel >= 0 && rel + eb <= size)) return oob(t, rel);
     const gm = globals[k]!;
+    if (!(rel >= 0 && rel + eb <= gm.dv.byteLength)) {
+      return reportOob(m, w.space, name, span, rel, eb, gm.dv.byteLength, t, site, "writes");
+    }
     checkGlobalWrite(m, gm, rel, eb, t, site);
     store(gm.dv, rel, v);
   };

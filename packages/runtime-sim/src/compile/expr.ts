@@ -350,7 +350,8 @@ export class ExprCompiler {
         return () => m.cz;
       default: {
         const axis = "xyz".indexOf(name[name.length - 1]!);
-        const c = name.startsWith("ntid") ? m.block[axis]! : m.grid[axis]!;
+        if (name.startsWith("nctaid")) return () => m.grid[axis]!;
+        const c = m.block[axis]!;
         return () => c;
       }
     }

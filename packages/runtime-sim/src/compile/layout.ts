@@ -2,6 +2,7 @@ import {
   dtypeBytes,
   isWideInt,
   numel,
+  staticShape,
   stmtExprs,
   walkExpr,
   walkStmt,
@@ -55,7 +56,7 @@ export function layoutOf(vf: VerifiedFunc): Layout {
     name: b.name,
     span: b.span,
     base,
-    size: numel(b.shape) * dtypeBytes(b.dtype),
+    size: numel(staticShape(b, "a shared or local allocation", b.span)) * dtypeBytes(b.dtype),
   });
   walkStmt(vf.entry.body, (s) => {
     if (s.kind === "Alloc") {

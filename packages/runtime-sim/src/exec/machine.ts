@@ -49,7 +49,8 @@ let nextEpoch = 1;
 export class Machine {
   readonly threads: number;
   readonly block: readonly [number, number, number];
-  readonly grid: readonly [number, number, number];
+  /** The grid of the current launch (runtime extents evaluated from its scalar arguments). */
+  grid: readonly [number, number, number] = [1, 1, 1];
   readonly tidx: Int32Array;
   readonly tidy: Int32Array;
   readonly tidz: Int32Array;
@@ -113,7 +114,6 @@ export class Machine {
   ) {
     const [bx, by, bz] = launch.block;
     this.block = launch.block;
-    this.grid = launch.grid;
     const n = bx * by * bz;
     this.threads = n;
     this.tidx = new Int32Array(n);
