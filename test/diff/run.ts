@@ -78,3 +78,8 @@ export function showMismatches(c: DiffCase, bad: readonly Mismatch[], k = 5): st
     )
     .join("\n");
 }
+
+/** A value for messages: -0 spelled out. */
+function show(v: Value | undefined): string {
+  return Object.is(v, -0) ? "-0" : String(v);
+}

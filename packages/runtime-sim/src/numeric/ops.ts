@@ -142,10 +142,17 @@ export function bigBinary(op: BinaryOp, dt: DType): BigOp {
       return (a, b) => w(a | b);
     case "bitxor":
       return (a, b) => w(a ^ b);
+    // The amount is the low 32 bits as unsigned (the emitter's cvt.u32 of a 64-bit operand).
     case "shl":
-      return (a, b) => (b < 0n || b >= 64n ? 0n : w(a << b));
+      return (a, b) => {
+        const n = BigInt.asUintN(32, b);
+        return n >= 64n ? 0n : w(a << n);
+      };
     case "shr":
-      return (a, b) => (b < 0n || b >= 64n ? (a < 0n ? -1n : 0n) : w(a >> b));
+      return (a, b) => {
+        const n = BigInt.asUintN(32, b);
+        return n >= 64n ? (a < 0n ? -1n : 0n) : w(a >> n);
+      };
   }
 }
 
