@@ -9,6 +9,15 @@ import { TileView } from "./view.js";
 const FULL = 0xffffffff;
 
 /**
+ * A warp collective or atomic bound to a variable where the author wrote it, so it executes
+ * there, once, with the lanes that reach that line (an expression would be evaluated where it
+ * is used, possibly under another guard, or twice).
+ */
+function bound(name: string, op: string, args: readonly unknown[], span?: Span): PrimExpr {
+  return let_(name, callValueOp(op, args, span));
+}
+
+/**
  * `__shfl_sync(mask, value, srcLane, width = 32)`: `value` of lane `srcLane` of this lane's group
  * of `width` lanes (PTX ISA, shfl.sync.idx). `mask` (uint32) names the lanes taking part; each
  * of them must execute the call. 8/16/64-bit values and bools are moved too.
@@ -21,7 +30,7 @@ export function __shfl_sync(
   srcLane: ExprLike,
   width = 32,
 ): PrimExpr {
-  return callValueOp("shfl.sync.idx", [mask, value, srcLane, width], callerSpan());
+  return bound("shfl", "shfl.sync.idx", [mask, value, srcLane, width], callerSpan());
 }
 
 /** `__shfl_up_sync(mask, value, delta, width = 32)`: the value of lane `lane - delta` of the group, or the lane's own below the group start (PTX ISA, shfl.sync.up). */
@@ -31,7 +40,7 @@ export function __shfl_up_sync(
   delta: ExprLike,
   width = 32,
 ): PrimExpr {
-  return callValueOp("shfl.sync.up", [mask, value, delta, width], callerSpan());
+  return bound("shfl", "shfl.sync.up", [mask, value, delta, width], callerSpan());
 }
 
 /** `__shfl_down_sync(mask, value, delta, width = 32)`: the value of lane `lane + delta`, or the lane's own past the group end (PTX ISA, shfl.sync.down). */
@@ -41,7 +50,7 @@ export function __shfl_down_sync(
   delta: ExprLike,
   width = 32,
 ): PrimExpr {
-  return callValueOp("shfl.sync.down", [mask, value, delta, width], callerSpan());
+  return bound("shfl", "shfl.sync.down", [mask, value, delta, width], callerSpan());
 }
 
 /** `__shfl_xor_sync(mask, value, laneMask, width = 32)`: the value of lane `lane ^ laneMask` (PTX ISA, shfl.sync.bfly). */
@@ -51,7 +60,7 @@ export function __shfl_xor_sync(
   laneMask: ExprLike,
   width = 32,
 ): PrimExpr {
-  return callValueOp("shfl.sync.bfly", [mask, value, laneMask, width], callerSpan());
+  return bound("shfl", "shfl.sync.bfly", [mask, value, laneMask, width], callerSpan());
 }
 
 function reduceKind(op: unknown, span?: Span): ReduceKind {
@@ -73,22 +82,23 @@ function reduceKind(op: unknown, span?: Span): ReduceKind {
  */
 export function warp_reduce(value: ExprLike, op: ReduceKind, width = 32): PrimExpr {
   const span = callerSpan();
-  return callValueOp(`warp_${reduceKind(op, span)}`, [value, width], span);
+  const kind = reduceKind(op, span);
+  return bound(`warp_${kind}`, `warp_${kind}`, [value, width], span);
 }
 
 /** TIRx `warp_sum(value, width = 32)` = `warp_reduce(value, "sum", width)`. */
 export function warp_sum(value: ExprLike, width = 32): PrimExpr {
-  return callValueOp("warp_sum", [value, width], callerSpan());
+  return bound("warp_sum", "warp_sum", [value, width], callerSpan());
 }
 
 /** TIRx `warp_max(value, width = 32)` = `warp_reduce(value, "max", width)`. */
 export function warp_max(value: ExprLike, width = 32): PrimExpr {
-  return callValueOp("warp_max", [value, width], callerSpan());
+  return bound("warp_max", "warp_max", [value, width], callerSpan());
 }
 
 /** TIRx `warp_min(value, width = 32)` = `warp_reduce(value, "min", width)`. */
 export function warp_min(value: ExprLike, width = 32): PrimExpr {
-  return callValueOp("warp_min", [value, width], callerSpan());
+  return bound("warp_min", "warp_min", [value, width], callerSpan());
 }
 
 /** The linear thread index in the CTA (x fastest), as int32. */
@@ -162,14 +172,13 @@ export function cta_reduce(
       span,
     );
   }
-  const warp = callValueOp(`warp_${kind}`, [v, 32], span);
+  const warp = bound("cta_partial", `warp_${kind}`, [v, 32], span);
   if (num_warps === 1) return warp;
   const flat =
     scratch.shape.length === 1 ? scratch : scratch.rearrange(flatPattern(scratch.shape.length));
   const tid = let_("cta_tid", linearTid());
   const lane = tid.bitand(31);
-  const partial = let_("cta_partial", warp);
-  if_(lane.eq(0), () => flat.set([tid.shr(5)], partial));
+  if_(lane.eq(0), () => flat.set([tid.shr(5)], warp));
   cta_sync();
   if_(tid.shr(5).eq(0), () => {
     const r = let_(
@@ -200,7 +209,7 @@ export const cta_min = (value: ExprLike, num_warps: number, scratch: TileView): 
 
 /** `__activemask()`: the uint32 mask of the lanes executing together (PTX ISA, activemask). */
 export function __activemask(): PrimExpr {
-  return callValueOp("activemask", [], callerSpan());
+  return bound("activemask", "activemask", [], callerSpan());
 }
 
 /** `__syncwarp(mask = 0xffffffff)`: the lanes of `mask` meet (PTX ISA, bar.warp.sync). */
@@ -210,17 +219,17 @@ export function __syncwarp(mask: ExprLike = FULL): void {
 
 /** `__all_sync(mask, predicate)`: true when `predicate` (bool) holds in every lane of `mask` (PTX ISA, vote.sync.all). */
 export function __all_sync(mask: ExprLike, predicate: ExprLike): PrimExpr {
-  return callValueOp("vote.sync.all", [mask, predicate], callerSpan());
+  return bound("vote", "vote.sync.all", [mask, predicate], callerSpan());
 }
 
 /** `__any_sync(mask, predicate)`: true when `predicate` holds in some lane of `mask` (vote.sync.any). */
 export function __any_sync(mask: ExprLike, predicate: ExprLike): PrimExpr {
-  return callValueOp("vote.sync.any", [mask, predicate], callerSpan());
+  return bound("vote", "vote.sync.any", [mask, predicate], callerSpan());
 }
 
 /** `__ballot_sync(mask, predicate)`: uint32 with bit l set when lane l of `mask` has `predicate` (vote.sync.ballot). */
 export function __ballot_sync(mask: ExprLike, predicate: ExprLike): PrimExpr {
-  return callValueOp("vote.sync.ballot", [mask, predicate], callerSpan());
+  return bound("vote", "vote.sync.ballot", [mask, predicate], callerSpan());
 }
 
 /**
@@ -244,7 +253,7 @@ function atomicArgs(ptr: PrimExpr, values: readonly ExprLike[], span?: Span): un
 
 function atom(kind: string, ptr: PrimExpr, values: readonly ExprLike[]): PrimExpr {
   const span = callerSpan();
-  return callValueOp(atomicName(true, kind), atomicArgs(ptr, values, span), span);
+  return bound("old", atomicName(true, kind), atomicArgs(ptr, values, span), span);
 }
 
 function red(kind: string, ptr: PrimExpr, value: ExprLike): void {
