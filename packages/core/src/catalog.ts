@@ -71,6 +71,19 @@ export const CATALOG = {
     rule: "wf/expr-depth",
     title: "expressions and statements nest at most 2048 deep",
   },
+  TX2014: {
+    rule: "sync/named-barrier",
+    title: "a named barrier's thread count must be a multiple of 32 within the CTA's threads",
+  },
+  TX2015: {
+    rule: "cta/reduce-scratch",
+    title:
+      "cta_reduce needs whole warps, num_warps matching the launch and shared scratch of num_warps elements of the value's dtype",
+  },
+  TX2016: {
+    rule: "wf/collective-in-loop-bound",
+    title: "a warp collective cannot be a loop bound; compute it into a variable first",
+  },
   TX3001: {
     rule: "cp-async/opcode",
     title: "opcode must be cp.async.{ca|cg}.shared{::cta}.global with known qualifiers",
@@ -252,6 +265,11 @@ export const CATALOG = {
     rule: "hazard/warp-collective",
     title:
       "a warp collective's member mask names a lane that does not execute it, or executing lanes pass different masks",
+  },
+  TX6012: {
+    rule: "hazard/named-barrier-count",
+    title:
+      "a named barrier (bar.sync id, count) reached by a number of threads other than its count",
   },
 } as const satisfies Record<string, { rule: string; title: string }>;
 

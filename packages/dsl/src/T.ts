@@ -1,6 +1,7 @@
 import { DTYPES, logical, not, type DType, type Slice } from "@tirx-ts/core";
 import * as control from "./control.js";
 import * as cuda from "./cuda.js";
+import * as warp from "./warp.js";
 import {
   ceildiv,
   freeBinary,
@@ -92,6 +93,7 @@ export const T = {
     grid_dim: cuda.grid_dim,
     cta_sync: cuda.cta_sync,
     tile: cuda.tile,
+    ...warp,
   },
   ptx,
   ...dtypes,

@@ -3,14 +3,20 @@ import { CP_ASYNC_OPS } from "./cp-async.js";
 import { BULK_OPS } from "./bulk.js";
 import { MBARRIER_OPS } from "./mbarrier.js";
 import { SYNC_OPS } from "./sync.js";
+import { WARP_OPS } from "./warp/index.js";
+import { CTA_OPS } from "./cta.js";
+import { ATOMIC_OPS } from "./atomic.js";
 
 /**
  * The op table: every family registers its records here, once, when core loads. Adding an op
  * means one record in its family's file plus its tests.
  */
 registerOps([...SYNC_OPS, ...CP_ASYNC_OPS, ...BULK_OPS, ...MBARRIER_OPS]);
+registerOps([...WARP_OPS, ...CTA_OPS, ...ATOMIC_OPS]);
 
 export * from "./op.js";
 export * from "./registry.js";
 export * from "./define.js";
 export * from "./check.js";
+export * from "./warp/index.js";
+export { atomicName, atomicSurface, atomicPacking } from "./atomic.js";

@@ -1,6 +1,7 @@
 import type { DiagnosticCode } from "../catalog.js";
 import type { DType } from "../dtype.js";
 import type { Expr } from "../ir/expr.js";
+import type { LaunchConfig } from "../ir/stmt.js";
 import type { Span } from "../span.js";
 
 /** A PTX ISA version as `[major, minor]`. */
@@ -91,6 +92,12 @@ export interface WarpCall {
   hazard(message: string): void;
   /** The warp's index in its CTA. */
   readonly warp: number;
+  /**
+   * Bit mask of the lanes of this warp that exist in the CTA (all 32 but in a last, partial
+   * warp). Lanes outside it count as exited: a member mask may name them (PTX ISA, shfl.sync:
+   * "all non-exited threads named in membermask").
+   */
+  readonly present: number;
 }
 
 /**
@@ -165,6 +172,8 @@ export interface OpDef {
   readonly archCode?: DiagnosticCode;
   /** Checks beyond operands and dtypes (static ranges of runtime-constant operands, ...). */
   check?(args: readonly Expr[], span?: Span): void;
+  /** Checks against the kernel's launch (the verifier runs them; e.g. a named barrier's count). */
+  checkLaunch?(args: readonly Expr[], launch: LaunchConfig, span?: Span): void;
   readonly lower: Lowering;
   readonly sim: SimSemantics;
   /** Set for approximate ops; exact ops match IEEE (or the exact result rounded once) bit for bit. */

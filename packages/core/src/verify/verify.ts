@@ -16,8 +16,8 @@ import { binary } from "../ir/arith.js";
 import { planCpAsync, type CpAsyncPlan } from "../patterns/cp-async.js";
 import { planBulkCopy, type BulkCopyPlan } from "../patterns/cp-async-bulk.js";
 import { checkExpectTx } from "./expect-tx.js";
-import { checkOpCall, opOf, type PtxVersion } from "../ops/index.js";
-import { exprChildren, stmtExprs } from "../visit.js";
+import { checkOpCall, findOp, opOf, type PtxVersion } from "../ops/index.js";
+import { exprChildren, stmtExprs, walkExpr } from "../visit.js";
 import type { Span } from "../span.js";
 import { checkPrimFunc } from "../show.js";
 import { checkDepth } from "../analysis/depth.js";
@@ -310,6 +310,19 @@ export function verify(fn: PrimFunc): VerifiedFunc {
             );
           }
         }
+        // The simulator runs a statement's collectives once per statement; a loop bound is
+        // evaluated outside any statement, and on the GPU per lane (PTX ISA, shfl.sync).
+        for (const b of [s.min, s.extent]) {
+          walkExpr(b, (x) => {
+            if (x.kind === "CallExpr" && findOp(x.op)?.sim.kind === "warp") {
+              throw new TirxError(
+                "TX2016",
+                `${findOp(x.op)!.surface} is a warp collective and cannot be a loop bound; compute it into a variable with T.let_ before the loop`,
+                x.span ?? s.span,
+              );
+            }
+          });
+        }
         const lo = exprRange(s.min, env);
         const n = exprRange(s.extent, env);
         vars.add(s.var.id);
@@ -399,6 +412,7 @@ export function verify(fn: PrimFunc): VerifiedFunc {
       case "Call": {
         const op = opOf(s.op, "stmt", s.span);
         checkOpCall(op, s.args, s.span);
+        op.checkLaunch?.(s.args, entry.launch, s.span);
         need(op);
         return;
       }

@@ -41,6 +41,10 @@ export class Collective {
       get warp() {
         return warp;
       },
+      get present() {
+        const n = Math.min(32, m.threads - (warp << 5));
+        return n >= 32 ? 0xffffffff : 2 ** n - 1;
+      },
     };
     this.run = (lanes, n) => {
       lanesOf.length = 0;

@@ -9,6 +9,7 @@ import {
   type Span,
 } from "@tirx-ts/core";
 import { Collective, type CollectiveRun } from "./collective.js";
+import { compileAtomic } from "./atomic.js";
 import { bigBinary, compareOp, numBinary } from "../numeric/ops.js";
 import { conversion, hostScalar } from "../numeric/cast.js";
 import type { Machine } from "../exec/machine.js";
@@ -174,6 +175,7 @@ export class ExprCompiler {
         const bars = m.bars;
         return (t) => bars.tryWait(m, t, addr(t), parity(t), bb, site);
       }
+      if (sem.effect.unit === "atomic") return compileAtomic(this, op, e.args, e.span ?? span);
       return unsupported(e.op, span);
     }
     const args = e.args.map((a) => this.any(a, span) as (t: number) => SimValue);

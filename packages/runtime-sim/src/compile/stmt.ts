@@ -16,6 +16,7 @@ import { compileCpAsync } from "./cp-async.js";
 import { compileBulkCopy } from "./bulk.js";
 import type { ExprCompiler } from "./expr.js";
 import { Collective, withCollectives } from "./collective.js";
+import { compileAtomic } from "./atomic.js";
 import type { Machine } from "../exec/machine.js";
 
 /**
@@ -214,7 +215,14 @@ function compileCall(ec: ExprCompiler, name: string, exprs: readonly Expr[], spa
           au.wait(m, lanes[i]!, 0);
         }
       };
+    case "atomic": {
+      const f = compileAtomic(ec, op, exprs, span);
+      return (lanes, n) => {
+        for (let i = 0; i < n; i++) f(lanes[i]!);
+      };
+    }
     case "barrier": {
+      if (fx.action === "named") return namedBarrier(m, args[0]!, args[1]!, m.site(span));
       if (fx.action !== "cta") break;
       const site = m.site(span);
       const seen = new Uint8Array(T);
@@ -272,6 +280,25 @@ function compileCall(ec: ExprCompiler, name: string, exprs: readonly Expr[], spa
       break;
   }
   return unsupported(`op "${name}"`, span);
+}
+
+/**
+ * `bar.sync id, count` (PTX ISA, bar.sync): the threads that reach it in lockstep must be exactly
+ * `count`; fewer never release it, more release it early for some (TX6012). Like cta_sync it
+ * orders memory: the simulator starts a new barrier epoch for the whole CTA, so it does not
+ * report races between threads that did not take part (a known over-approximation).
+ */
+function namedBarrier(m: Machine, id: number, count: number, site: number): Exec {
+  return (_lanes, n) => {
+    if (n !== count) {
+      m.hazard(
+        "TX6012",
+        `bar_sync(${id}, ${count}) in CTA ${m.cta()} is reached by ${n} threads, but its count is ${count}; ${n < count ? "it never releases" : "threads beyond the count pass it before the others arrive"}`,
+        site,
+      );
+    }
+    m.epoch++;
+  };
 }
 
 /** A statement the simulator cannot run: TX2010 when (and only if) a thread reaches it. */

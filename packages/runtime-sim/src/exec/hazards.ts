@@ -152,6 +152,51 @@ export function checkSharedWrite(
   }
 }
 
+/**
+ * The bytes [a, a + n) an atomic of thread `t` reads and writes, against per-byte `writer` and
+ * `epochs` (shared memory's, or a global tensor's): TX6004 for never-written shared bytes, TX6003
+ * when another thread wrote them with a plain store in the current barrier epoch. Writes by
+ * atomics (sites in `m.atomicSites`) are not races: atomics serialize.
+ */
+export function checkAtomicAccess(
+  m: Machine,
+  space: "shared" | "global",
+  name: string,
+  writer: Int32Array,
+  epochs: Int32Array,
+  a: number,
+  n: number,
+  t: number,
+  site: number,
+): void {
+  const epoch = m.epoch;
+  for (let i = 0; i < n; i++) {
+    const w = writer[a + i]!;
+    if (w < 0) {
+      if (space === "global") continue;
+      m.hazard(
+        "TX6004",
+        `thread ${m.thread(t)} of CTA ${m.cta()} atomically updates shared "${name}", which nothing has written since launch`,
+        site,
+      );
+      return;
+    }
+    if (
+      epochs[a + i] === epoch &&
+      (w & THREAD_MASK) !== t &&
+      !m.atomicSites.has(w >> THREAD_BITS)
+    ) {
+      m.hazard(
+        "TX6003",
+        `thread ${m.thread(t)} of CTA ${m.cta()} atomically updates ${space} "${name}", which thread ${m.thread(w & THREAD_MASK)} wrote with a plain store and no cta_sync in between`,
+        site,
+        [writerNote(m, w, "wrote it")],
+      );
+      return;
+    }
+  }
+}
+
 /** A global read of `n` bytes at byte `a` of `gm` by thread `t` (same-CTA races only). */
 export function checkGlobalRead(
   m: Machine,

@@ -89,6 +89,8 @@ export class Machine {
   epoch = 0;
   /** Source spans of the statements and loads that can report, by site index. */
   readonly sites: (Span | undefined)[] = [];
+  /** Sites of atomics: their writes never race with each other (see compileAtomic). */
+  readonly atomicSites = new Set<number>();
   mode: HazardMode = "throw";
   reports: TirxError[] = [];
   readonly #seen = new Set<string>();

@@ -1,0 +1,11 @@
+import type { OpDef } from "../op.js";
+import { SHFL_OPS } from "./shfl.js";
+import { REDUCE_OPS } from "./reduce.js";
+import { VOTE_OPS } from "./vote.js";
+
+/** The warp family: shuffles, warp reductions, votes, the active mask and __syncwarp. */
+export const WARP_OPS: readonly OpDef[] = [...SHFL_OPS, ...REDUCE_OPS, ...VOTE_OPS];
+
+export { SHFL_DTYPES } from "./shfl.js";
+export { REDUCE_DTYPES, combine, type ReduceKind } from "./reduce.js";
+export { shflSource, shflC, type ShflMode } from "./lanes.js";

@@ -1,0 +1,296 @@
+import { atomicName, numel, TirxError, type ReduceKind, type Span } from "@tirx-ts/core";
+import { callStmtOp, callValueOp } from "./op-call.js";
+import { if_, let_ } from "./control.js";
+import { cta_sync } from "./cuda.js";
+import { PrimExpr, show, toExpr, type ExprLike } from "./expr.js";
+import { callerSpan } from "./span.js";
+import { TileView } from "./view.js";
+
+const FULL = 0xffffffff;
+
+/**
+ * A warp collective or atomic bound to a variable where the author wrote it, so it executes
+ * there, once, with the lanes that reach that line (an expression would be evaluated where it
+ * is used, possibly under another guard, or twice).
+ */
+function bound(name: string, op: string, args: readonly unknown[], span?: Span): PrimExpr {
+  return let_(name, callValueOp(op, args, span));
+}
+
+/**
+ * `__shfl_sync(mask, value, srcLane, width = 32)`: `value` of lane `srcLane` of this lane's group
+ * of `width` lanes (PTX ISA, shfl.sync.idx). `mask` (uint32) names the lanes taking part; each
+ * of them must execute the call. 8/16/64-bit values and bools are moved too.
+ * @throws TirxError TX2010 for a width that is not a static power of two in 1..32, TX2005 for a
+ *   value dtype a shuffle cannot move.
+ */
+export function __shfl_sync(
+  mask: ExprLike,
+  value: ExprLike,
+  srcLane: ExprLike,
+  width = 32,
+): PrimExpr {
+  return bound("shfl", "shfl.sync.idx", [mask, value, srcLane, width], callerSpan());
+}
+
+/** `__shfl_up_sync(mask, value, delta, width = 32)`: the value of lane `lane - delta` of the group, or the lane's own below the group start (PTX ISA, shfl.sync.up). */
+export function __shfl_up_sync(
+  mask: ExprLike,
+  value: ExprLike,
+  delta: ExprLike,
+  width = 32,
+): PrimExpr {
+  return bound("shfl", "shfl.sync.up", [mask, value, delta, width], callerSpan());
+}
+
+/** `__shfl_down_sync(mask, value, delta, width = 32)`: the value of lane `lane + delta`, or the lane's own past the group end (PTX ISA, shfl.sync.down). */
+export function __shfl_down_sync(
+  mask: ExprLike,
+  value: ExprLike,
+  delta: ExprLike,
+  width = 32,
+): PrimExpr {
+  return bound("shfl", "shfl.sync.down", [mask, value, delta, width], callerSpan());
+}
+
+/** `__shfl_xor_sync(mask, value, laneMask, width = 32)`: the value of lane `lane ^ laneMask` (PTX ISA, shfl.sync.bfly). */
+export function __shfl_xor_sync(
+  mask: ExprLike,
+  value: ExprLike,
+  laneMask: ExprLike,
+  width = 32,
+): PrimExpr {
+  return bound("shfl", "shfl.sync.bfly", [mask, value, laneMask, width], callerSpan());
+}
+
+function reduceKind(op: unknown, span?: Span): ReduceKind {
+  if (op === "sum" || op === "max" || op === "min") return op;
+  throw new TirxError(
+    "TX2010",
+    `reduction op must be "sum", "max" or "min", got ${show(op)}`,
+    span,
+  );
+}
+
+/**
+ * TIRx `warp_reduce(value, op, width = 32)`: the `op` ("sum" | "max" | "min") of `value` over
+ * each group of `width` adjacent lanes, in every lane of the group. Emitted as log2(width) steps
+ * `v = v op __shfl_xor_sync(0xffffffff, v, m)`, m = width/2 .. 1, so every lane of the warp must
+ * execute it. Dtypes: float32, float64, int32, uint32, int64, uint64.
+ * @throws TirxError TX2010 for an unknown op or a width that is not a static power of two in
+ *   2..32; TX2005 for other dtypes.
+ */
+export function warp_reduce(value: ExprLike, op: ReduceKind, width = 32): PrimExpr {
+  const span = callerSpan();
+  const kind = reduceKind(op, span);
+  return bound(`warp_${kind}`, `warp_${kind}`, [value, width], span);
+}
+
+/** TIRx `warp_sum(value, width = 32)` = `warp_reduce(value, "sum", width)`. */
+export function warp_sum(value: ExprLike, width = 32): PrimExpr {
+  return bound("warp_sum", "warp_sum", [value, width], callerSpan());
+}
+
+/** TIRx `warp_max(value, width = 32)` = `warp_reduce(value, "max", width)`. */
+export function warp_max(value: ExprLike, width = 32): PrimExpr {
+  return bound("warp_max", "warp_max", [value, width], callerSpan());
+}
+
+/** TIRx `warp_min(value, width = 32)` = `warp_reduce(value, "min", width)`. */
+export function warp_min(value: ExprLike, width = 32): PrimExpr {
+  return bound("warp_min", "warp_min", [value, width], callerSpan());
+}
+
+/** The linear thread index in the CTA (x fastest), as int32. */
+function linearTid(): PrimExpr {
+  const s = (name: "tid.x" | "tid.y" | "tid.z" | "ntid.x" | "ntid.y") =>
+    new PrimExpr({ kind: "Special", name, dtype: "int32" });
+  return s("tid.x").add(
+    s("tid.y")
+      .add(s("tid.z").mul(s("ntid.y")))
+      .mul(s("ntid.x")),
+  );
+}
+
+/**
+ * TIRx `cta_reduce(value, op, num_warps, scratch)`: the `op` of `value` over every thread of the
+ * CTA, returned to every thread. All threads of the CTA must call it (it holds cta_syncs).
+ * The statements, in order (GPU and simulator combine in the same order, so float sums agree
+ * bit for bit):
+ *   1. `w = warp_reduce(value, op, 32)` in every warp;
+ *   2. lane 0 of warp i stores `scratch[i] = w`;
+ *   3. `cta_sync`;
+ *   4. warp 0: `r = warp_reduce(scratch[lane % num_warps], op, num_warps)`; lane 0 stores
+ *      `scratch[0] = r`;
+ *   5. `cta_sync`;
+ *   6. every thread reads `scratch[0]`.
+ * With `num_warps == 1` it is `warp_reduce(value, op, 32)` and `scratch` is not touched.
+ * Reusing `scratch` for another reduction needs a cta_sync after this result is read (step 2 of
+ * the next one writes `scratch[0]`).
+ * @param num_warps the CTA's warps: a power of two in 1..32, equal to threads / 32.
+ * @param scratch a shared buffer of at least `num_warps` elements of `value`'s dtype.
+ * @throws TirxError TX2015 (scratch or num_warps), and the errors of warp_reduce.
+ */
+export function cta_reduce(
+  value: ExprLike,
+  op: ReduceKind,
+  num_warps: number,
+  scratch: TileView,
+): PrimExpr {
+  const span = callerSpan();
+  const kind = reduceKind(op, span);
+  const v = value instanceof PrimExpr ? value : new PrimExpr(toExpr(value, undefined, span));
+  if (
+    typeof num_warps !== "number" ||
+    !Number.isSafeInteger(num_warps) ||
+    num_warps < 1 ||
+    num_warps > 32 ||
+    (num_warps & (num_warps - 1)) !== 0
+  ) {
+    throw new TirxError(
+      "TX2015",
+      `num_warps of T.cuda.cta_reduce must be a static power of two in 1..32, got ${show(num_warps)}`,
+      span,
+    );
+  }
+  if (!(scratch instanceof TileView)) {
+    throw new TirxError(
+      "TX2015",
+      `scratch of T.cuda.cta_reduce must be a shared buffer (T.alloc_shared), got ${show(scratch)}`,
+      span,
+    );
+  }
+  const scope = scratch.buffer.scope;
+  if (
+    (scope !== "shared" && scope !== "shared.dyn") ||
+    scratch.dtype !== v.dtype ||
+    numel(scratch.shape) < num_warps
+  ) {
+    throw new TirxError(
+      "TX2015",
+      `scratch of T.cuda.cta_reduce must be a shared buffer of at least ${num_warps} ${v.dtype} elements, got ${scope} "${scratch.name}" of ${numel(scratch.shape)} ${scratch.dtype}`,
+      span,
+    );
+  }
+  const warp = bound("cta_partial", `warp_${kind}`, [v, 32], span);
+  if (num_warps === 1) return warp;
+  const flat =
+    scratch.shape.length === 1 ? scratch : scratch.rearrange(flatPattern(scratch.shape.length));
+  const tid = let_("cta_tid", linearTid());
+  const lane = tid.bitand(31);
+  if_(lane.eq(0), () => flat.set([tid.shr(5)], warp));
+  cta_sync();
+  if_(tid.shr(5).eq(0), () => {
+    const r = let_(
+      "cta_total",
+      callValueOp(`warp_${kind}`, [flat.get([lane.bitand(num_warps - 1)]), num_warps], span),
+    );
+    if_(lane.eq(0), () => flat.set([0], r));
+  });
+  cta_sync();
+  return let_("cta_result", flat.get([0]));
+}
+
+/** An einops pattern flattening `n` axes into one. */
+function flatPattern(n: number): string {
+  const axes = Array.from({ length: n }, (_, i) => `a${i}`).join(" ");
+  return `${axes} -> (${axes})`;
+}
+
+/** TIRx `cta_sum(value, num_warps, scratch)` = `cta_reduce(value, "sum", num_warps, scratch)`. */
+export const cta_sum = (value: ExprLike, num_warps: number, scratch: TileView): PrimExpr =>
+  cta_reduce(value, "sum", num_warps, scratch);
+/** TIRx `cta_max(value, num_warps, scratch)`. */
+export const cta_max = (value: ExprLike, num_warps: number, scratch: TileView): PrimExpr =>
+  cta_reduce(value, "max", num_warps, scratch);
+/** TIRx `cta_min(value, num_warps, scratch)`. */
+export const cta_min = (value: ExprLike, num_warps: number, scratch: TileView): PrimExpr =>
+  cta_reduce(value, "min", num_warps, scratch);
+
+/** `__activemask()`: the uint32 mask of the lanes executing together (PTX ISA, activemask). */
+export function __activemask(): PrimExpr {
+  return bound("activemask", "activemask", [], callerSpan());
+}
+
+/** `__syncwarp(mask = 0xffffffff)`: the lanes of `mask` meet (PTX ISA, bar.warp.sync). */
+export function __syncwarp(mask: ExprLike = FULL): void {
+  callStmtOp("bar.warp.sync", [mask], callerSpan());
+}
+
+/** `__all_sync(mask, predicate)`: true when `predicate` (bool) holds in every lane of `mask` (PTX ISA, vote.sync.all). */
+export function __all_sync(mask: ExprLike, predicate: ExprLike): PrimExpr {
+  return bound("vote", "vote.sync.all", [mask, predicate], callerSpan());
+}
+
+/** `__any_sync(mask, predicate)`: true when `predicate` holds in some lane of `mask` (vote.sync.any). */
+export function __any_sync(mask: ExprLike, predicate: ExprLike): PrimExpr {
+  return bound("vote", "vote.sync.any", [mask, predicate], callerSpan());
+}
+
+/** `__ballot_sync(mask, predicate)`: uint32 with bit l set when lane l of `mask` has `predicate` (vote.sync.ballot). */
+export function __ballot_sync(mask: ExprLike, predicate: ExprLike): PrimExpr {
+  return bound("vote", "vote.sync.ballot", [mask, predicate], callerSpan());
+}
+
+/**
+ * Named barrier `bar.sync id, count`: waits until `count` threads (a multiple of 32, at most the
+ * CTA's threads) arrived at barrier `id` (0..15; id 0 is the one cta_sync uses).
+ * @throws TirxError TX2010 (id), TX2014 (count).
+ */
+export function bar_sync(id: number, count: number): void {
+  callStmtOp("bar.sync.named", [id, count], callerSpan());
+}
+
+/** Value operands of an atomic in the addressed element's dtype (JS literals included). */
+function atomicArgs(ptr: PrimExpr, values: readonly ExprLike[], span?: Span): unknown[] {
+  const e = ptr instanceof PrimExpr ? ptr.expr : undefined;
+  const dt = e?.kind === "BufferPtr" ? e.buffer.dtype : undefined;
+  return [
+    ptr,
+    ...values.map((v) => (v instanceof PrimExpr ? v : new PrimExpr(toExpr(v, dt, span)))),
+  ];
+}
+
+function atom(kind: string, ptr: PrimExpr, values: readonly ExprLike[]): PrimExpr {
+  const span = callerSpan();
+  return bound("old", atomicName(true, kind), atomicArgs(ptr, values, span), span);
+}
+
+function red(kind: string, ptr: PrimExpr, value: ExprLike): void {
+  const span = callerSpan();
+  callStmtOp(atomicName(false, kind), atomicArgs(ptr, [value], span), span);
+}
+
+/**
+ * Atomics on a global or shared element `ptr` (`buf.ptr([i])`), returning the old value (PTX ISA,
+ * atom; relaxed, GPU scope). Element dtypes: add int32/uint32/uint64/float32; min/max
+ * int32/uint32/uint64; cas/exch int32/uint32/float32/uint64. `*_f16x2` / `*_bf16x2` add packed
+ * pairs: the element is a uint32 holding two halves (low 16 bits at the lower address).
+ * @throws TirxError TX2009 (ptr not a global/shared element), TX2005 (dtypes).
+ */
+export const atomic_add = (ptr: PrimExpr, value: ExprLike): PrimExpr => atom("add", ptr, [value]);
+/** `atom.min`: see {@link atomic_add}. */
+export const atomic_min = (ptr: PrimExpr, value: ExprLike): PrimExpr => atom("min", ptr, [value]);
+/** `atom.max`: see {@link atomic_add}. */
+export const atomic_max = (ptr: PrimExpr, value: ExprLike): PrimExpr => atom("max", ptr, [value]);
+/** `atom.exch`: stores `value`, returns the old value. */
+export const atomic_exch = (ptr: PrimExpr, value: ExprLike): PrimExpr => atom("exch", ptr, [value]);
+/** TIRx `atomic_cas(ptr, old_val, new_val)`: stores `new_val` when the element's bits equal `old_val`'s; returns the old value. */
+export const atomic_cas = (ptr: PrimExpr, old_val: ExprLike, new_val: ExprLike): PrimExpr =>
+  atom("cas", ptr, [old_val, new_val]);
+/** `atom.add.noftz.f16x2` on a uint32 element holding two float16 (sm_60+). */
+export const atomic_add_f16x2 = (ptr: PrimExpr, value: ExprLike): PrimExpr =>
+  atom("f16x2", ptr, [value]);
+/** `atom.add.noftz.bf16x2` on a uint32 element holding two bfloat16 (sm_90+). */
+export const atomic_add_bf16x2 = (ptr: PrimExpr, value: ExprLike): PrimExpr =>
+  atom("bf16x2", ptr, [value]);
+/** `red.add` (no result): see {@link atomic_add}. */
+export const red_add = (ptr: PrimExpr, value: ExprLike): void => red("add", ptr, value);
+/** `red.min` (no result). */
+export const red_min = (ptr: PrimExpr, value: ExprLike): void => red("min", ptr, value);
+/** `red.max` (no result). */
+export const red_max = (ptr: PrimExpr, value: ExprLike): void => red("max", ptr, value);
+/** `red.add.noftz.f16x2` (no result). */
+export const red_add_f16x2 = (ptr: PrimExpr, value: ExprLike): void => red("f16x2", ptr, value);
+/** `red.add.noftz.bf16x2` (no result, sm_90+). */
+export const red_add_bf16x2 = (ptr: PrimExpr, value: ExprLike): void => red("bf16x2", ptr, value);

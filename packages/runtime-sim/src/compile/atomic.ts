@@ -1,0 +1,154 @@
+import {
+  atomicPacking,
+  dtypeBytes,
+  invariant,
+  TirxError,
+  type AtomicAction,
+  type DType,
+  type Expr,
+  type OpDef,
+  type SimValue,
+  type Span,
+} from "@tirx-ts/core";
+import { codecOf, type NumCodec } from "../numeric/codec.js";
+import { bf16Bits, bf16Value, f16Bits, f16Value, roundBf16, roundF16 } from "../numeric/float.js";
+import {
+  checkAtomicAccess,
+  checkGlobalWrite,
+  checkSharedWrite,
+  reportOob,
+} from "../exec/hazards.js";
+import { placementOf } from "./access.js";
+import type { ExprCompiler } from "./expr.js";
+
+const scratch = new DataView(new ArrayBuffer(8));
+
+/** The bits of a float32 value (for `atom.cas.b32`, which compares bit patterns). */
+function f32Bits(x: number): number {
+  scratch.setFloat32(0, x, true);
+  return scratch.getUint32(0, true);
+}
+
+/** One half of a packed pair: add two 16-bit float bit patterns, rounded once (`.rn`, no FTZ). */
+function addHalf(kind: "f16x2" | "bf16x2", a: number, b: number): number {
+  return kind === "f16x2"
+    ? f16Bits(roundF16(f16Value(a) + f16Value(b)))
+    : bf16Bits(roundBf16(bf16Value(a) + bf16Value(b)));
+}
+
+/**
+ * The read-modify-write of an atomic on an element of `dt`: the new value from the old one and
+ * the operands, or undefined when nothing is written (a failed CAS). As the PTX instruction
+ * computes it: `add.f32` rounded once, integer adds wrapping, CAS comparing bit patterns.
+ */
+function rmwOf(
+  action: AtomicAction,
+  dt: DType,
+  packed: "f16x2" | "bf16x2" | undefined,
+): (old: SimValue, a: SimValue, b: SimValue) => SimValue | undefined {
+  if (packed) {
+    return (old, a) => {
+      const o = old as number;
+      const v = a as number;
+      const lo = addHalf(packed, o & 0xffff, v & 0xffff);
+      const hi = addHalf(packed, o >>> 16, v >>> 16);
+      return ((hi << 16) | lo) >>> 0;
+    };
+  }
+  const wide = dt === "uint64";
+  switch (action) {
+    case "add":
+      if (wide) return (o, a) => BigInt.asUintN(64, (o as bigint) + (a as bigint));
+      if (dt === "float32") return (o, a) => Math.fround((o as number) + (a as number));
+      if (dt === "int32") return (o, a) => ((o as number) + (a as number)) | 0;
+      return (o, a) => ((o as number) + (a as number)) >>> 0;
+    case "min":
+      return (o, a) => (a < o ? a : o);
+    case "max":
+      return (o, a) => (a > o ? a : o);
+    case "exch":
+      return (_o, a) => a;
+    case "cas":
+      if (dt === "float32")
+        return (o, c, v) => (f32Bits(o as number) === f32Bits(c as number) ? v : undefined);
+      return (o, c, v) => (o === c ? v : undefined);
+    default:
+      invariant(false, `atomic ${action} has no simulator semantics`);
+  }
+}
+
+/**
+ * An atomic (`atom` with a result, `red` without) by thread t on the element `exprs[0]` points
+ * at: bounds (TX6005), then the race checks of an atomic (another thread's plain write with no
+ * barrier between is TX6003; never-written shared memory TX6004; other atomics never race), then
+ * the read-modify-write. Threads run a statement in lane order, so a statement's atomics apply in
+ * thread order within a warp and warp order within the CTA.
+ * @returns per thread, the old value of the element.
+ */
+export function compileAtomic(
+  ec: ExprCompiler,
+  op: OpDef,
+  exprs: readonly Expr[],
+  span?: Span,
+): (t: number) => SimValue {
+  const m = ec.m;
+  invariant(
+    op.sim.kind === "machine" && op.sim.effect.unit === "atomic",
+    `${op.name} is not an atomic`,
+  );
+  const action = op.sim.effect.action;
+  const ptr = exprs[0]!;
+  if (ptr.kind !== "BufferPtr") {
+    throw new TirxError(
+      "TX2009",
+      `the address of ${op.surface} must be buf.ptr([i]) of a global or shared buffer`,
+      span,
+    );
+  }
+  const w = placementOf(ec.layout, ptr.buffer, span);
+  const dt = ptr.buffer.dtype;
+  const eb = dtypeBytes(dt);
+  const off = ec.index(ptr.offset, span);
+  const vals = exprs.slice(1).map((e) => ec.any(e, span) as (t: number) => SimValue);
+  const a = vals[0]!;
+  const b = vals[1] ?? a;
+  const site = m.site(span);
+  m.atomicSites.add(site);
+  const codec = codecOf(dt) as unknown as NumCodec;
+  const rmw = rmwOf(action, dt, atomicPacking(op.name));
+  const zero: SimValue = dt === "uint64" ? 0n : 0;
+  const { base, size, name, span: declared } = w.placed;
+  const apply = (dv: DataView, at: number, t: number): SimValue => {
+    const old = codec.load(dv, at) as SimValue;
+    const nv = rmw(old, a(t), b(t));
+    if (nv !== undefined) codec.store(dv, at, nv as number);
+    return old;
+  };
+  if (w.space === "shared") {
+    const placed = w.placed;
+    return (t) => {
+      const rel = off(t) * eb;
+      if (!(rel >= 0 && rel + eb <= size)) {
+        reportOob(m, "shared", name, declared, rel, eb, size, t, site, "atomically updates");
+        return zero;
+      }
+      checkAtomicAccess(m, "shared", name, m.shWriter, m.shEpoch, base + rel, eb, t, site);
+      checkSharedWrite(m, placed, base + rel, eb, t, site);
+      return apply(m.sdv, base + rel, t);
+    };
+  }
+  invariant(w.space === "global", "the verifier refuses atomics on local buffers");
+  const k = w.param;
+  return (t) => {
+    const rel = off(t) * eb;
+    if (!(rel >= 0 && rel + eb <= size)) {
+      reportOob(m, "global", name, declared, rel, eb, size, t, site, "atomically updates");
+      return zero;
+    }
+    const gm = m.globals[k]!;
+    const wr = gm.meta.writer;
+    if (wr) checkAtomicAccess(m, "global", gm.name, wr, gm.meta.epoch!, rel, eb, t, site);
+    checkGlobalWrite(m, gm, rel, eb, t, site);
+    return apply(gm.dv, rel, t);
+  };
+}
