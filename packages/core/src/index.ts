@@ -25,3 +25,7 @@ export * from "./limits.js";
 export * from "./host/encode.js";
 export * from "./runtime/tensor.js";
 export * from "./runtime/args.js";
+export * from "./numeric/float.js";
+export * from "./numeric/int.js";
+export * from "./numeric/float-rem.js";
+export * from "./numeric/dyadic.js";

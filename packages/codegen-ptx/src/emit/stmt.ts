@@ -2,6 +2,7 @@ import {
   TirxError,
   constInt,
   exprRange,
+  setp,
   walkExpr,
   type Expr,
   type For,
@@ -9,7 +10,6 @@ import {
   type Stmt,
   type While,
 } from "@tirx-ts/core";
-import { setp } from "../ops.js";
 import { emitCpAsync } from "../patterns/cp-async.js";
 import { emitBulkCopy } from "../patterns/cp-async-bulk.js";
 import { bitType, elemBytes, intImmediate, memType, opType } from "../types.js";

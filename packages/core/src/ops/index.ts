@@ -3,14 +3,17 @@ import { CP_ASYNC_OPS } from "./cp-async.js";
 import { BULK_OPS } from "./bulk.js";
 import { MBARRIER_OPS } from "./mbarrier.js";
 import { SYNC_OPS } from "./sync.js";
+import { ARITH_OPS } from "./arith/index.js";
 
 /**
  * The op table: every family registers its records here, once, when core loads. Adding an op
  * means one record in its family's file plus its tests.
  */
-registerOps([...SYNC_OPS, ...CP_ASYNC_OPS, ...BULK_OPS, ...MBARRIER_OPS]);
+registerOps([...SYNC_OPS, ...CP_ASYNC_OPS, ...BULK_OPS, ...MBARRIER_OPS, ...ARITH_OPS]);
 
 export * from "./op.js";
 export * from "./registry.js";
 export * from "./define.js";
 export * from "./check.js";
+export * from "./ptx-type.js";
+export * from "./arith/index.js";
