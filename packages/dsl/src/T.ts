@@ -4,6 +4,7 @@ import * as cuda from "./cuda.js";
 import { freeBinary, freeCompare, if_then_else, PrimExpr, toExpr, type ExprLike } from "./expr.js";
 import { alloc_local, alloc_shared, device_entry, function_ } from "./function.js";
 import { ptx } from "./ptx.js";
+import { math } from "./math.js";
 import { dtypeFn, Scalar, Tensor, type DTypeFn } from "./types.js";
 import { callerSpan } from "./span.js";
 import { checkSlice } from "./view.js";
@@ -83,5 +84,6 @@ export const T = {
     tile: cuda.tile,
   },
   ptx,
+  ...math,
   ...dtypes,
 };

@@ -1,4 +1,4 @@
-import type { BinaryOp, DType, Expr } from "@tirx-ts/core";
+import { findOp, type BinaryOp, type DType, type Expr } from "@tirx-ts/core";
 
 /**
  * float16/bfloat16 arithmetic through float32, as tinygrad's PTX renderer does: sm_80 has no
@@ -77,8 +77,20 @@ export function upcastHalf(e: Expr): Expr {
       const offset = upcastHalf(e.offset);
       return offset === e.offset ? e : { ...e, offset };
     }
-    case "CallExpr":
-      return { ...e, args: e.args.map(upcastHalf) };
+    case "CallExpr": {
+      const args = e.args.map(upcastHalf);
+      // Float math/arith ops on 16-bit operands compute in float32 and round back once.
+      const fam = findOp(e.op)?.family;
+      if ((fam === "math" || fam === "arith") && args.some((a) => HALF(a.dtype))) {
+        const wide: Expr = {
+          ...e,
+          args: args.map(toF32),
+          dtype: HALF(e.dtype) ? "float32" : e.dtype,
+        };
+        return HALF(e.dtype) ? { kind: "Cast", value: wide, dtype: e.dtype } : wide;
+      }
+      return { ...e, args };
+    }
     default:
       return e;
   }

@@ -4,12 +4,20 @@ import { BULK_OPS } from "./bulk.js";
 import { MBARRIER_OPS } from "./mbarrier.js";
 import { SYNC_OPS } from "./sync.js";
 import { ARITH_OPS } from "./arith/index.js";
+import { MATH_OPS } from "./math/index.js";
 
 /**
  * The op table: every family registers its records here, once, when core loads. Adding an op
  * means one record in its family's file plus its tests.
  */
-registerOps([...SYNC_OPS, ...CP_ASYNC_OPS, ...BULK_OPS, ...MBARRIER_OPS, ...ARITH_OPS]);
+registerOps([
+  ...SYNC_OPS,
+  ...CP_ASYNC_OPS,
+  ...BULK_OPS,
+  ...MBARRIER_OPS,
+  ...ARITH_OPS,
+  ...MATH_OPS,
+]);
 
 export * from "./op.js";
 export * from "./registry.js";
@@ -17,3 +25,4 @@ export * from "./define.js";
 export * from "./check.js";
 export * from "./ptx-type.js";
 export * from "./arith/index.js";
+export { MATH_OPS, rint } from "./math/index.js";
