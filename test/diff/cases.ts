@@ -13,7 +13,7 @@ import {
 import { T, callValueOp, type PrimExpr, type TileView } from "@tirx-ts/dsl";
 import { compileToPtx, type PtxModule } from "@tirx-ts/codegen-ptx";
 import { decode, edges, encode, prng, random, type Value } from "./values.js";
-import { fma, refBinary, refCast, refCompare } from "./reference.js";
+import { fma, refBinary, refCast, refCompare, roundTo, wrap } from "./reference.js";
 
 /** One op × dtype of the differential test. */
 export interface DiffCase {
@@ -190,6 +190,7 @@ export function diffCases(): DiffCase[] {
     }
   }
   for (const op of allOps()) {
+    // Operators (Binary/Compare nodes) are covered above; here every other per-thread op.
     if (op.form !== "value" || op.sim.kind !== "thread") continue;
     for (const dts of op.signatures) {
       const rt = op.result(dts);
@@ -214,7 +215,28 @@ export function diffCases(): DiffCase[] {
 /** Exact references of per-thread ops that are not operators (by op name). */
 const EXACT_REFERENCES: Record<string, (args: Value[], rt: DType) => Value> = {
   fma: ([a, b, c], rt) => fma(Number(a), Number(b), Number(c), rt),
+  // float64's sqrt is correctly rounded (IEEE 754), and rounding it again to a format of at most
+  // 24 bits is innocuous (53 ≥ 2·24 + 2).
+  sqrt: ([a], rt) => roundTo(Math.sqrt(Number(a)), rt),
+  abs: ([a], rt) =>
+    isFloat(rt)
+      ? Math.abs(Number(a))
+      : Number(wrap(BigInt(a!) < 0n ? -BigInt(a!) : BigInt(a!), rt)),
+  floor: ([a]) => Math.floor(Number(a)),
+  ceil: ([a]) => Math.ceil(Number(a)),
+  round: ([a]) => roundHalfEven(Number(a)),
+  isnan: ([a]) => (Number.isNaN(Number(a)) ? 1 : 0),
+  isinf: ([a]) => (Math.abs(Number(a)) === Infinity ? 1 : 0),
 };
+
+/** Round to the nearest integer, ties to even, keeping the sign of zero (PTX cvt.rni). */
+function roundHalfEven(x: number): number {
+  if (!Number.isFinite(x)) return x;
+  const f = Math.floor(x);
+  const d = x - f;
+  const r = d > 0.5 || (d === 0.5 && f % 2 !== 0) ? f + 1 : f;
+  return r === 0 ? (x < 0 || Object.is(x, -0) ? -0 : 0) : r;
+}
 
 /** A float64 reference of an approximate op, for its bound; undefined when none is known here. */
 function approxReference(name: string, args: Value[], rt: DType): Value | undefined {

@@ -1,13 +1,14 @@
-import { dtypeBits, dtypeKind, isFloat, writeElement, type DType } from "@tirx-ts/core";
+import {
+  dtypeBits,
+  dtypeKind,
+  isFloat,
+  writeElement,
+  type DType,
+  type RegClass,
+} from "@tirx-ts/core";
 
-/**
- * How each dtype lives in PTX registers and memory. Registers are typed by class, as nvcc and
- * tinygrad name them: `%p` pred, `%rs` 8/16-bit integers, `%h` float16/bfloat16 bits, `%r` 32-bit
- * integers, `%rd` 64-bit integers and addresses, `%f` float32, `%fd` float64.
- * 8-bit integers have no PTX register type of their own, so they live in 16-bit `%rs` registers,
- * always sign-extended (int8) or zero-extended (uint8) from their low byte.
- */
-export type RegClass = "p" | "rs" | "h" | "r" | "rd" | "f" | "fd";
+/** Register classes and PTX type suffixes live in core (ops/ptx-type.ts) for the op lowerings. */
+export { bitType, cvtType, opType, regClass, type RegClass } from "@tirx-ts/core";
 
 /** Declaration type of each register class, in the order the entry declares them. */
 export const REG_DECL: Readonly<Record<RegClass, string>> = {
@@ -20,48 +21,12 @@ export const REG_DECL: Readonly<Record<RegClass, string>> = {
   fd: ".f64",
 };
 
-export function regClass(dt: DType): RegClass {
-  if (dt === "bool") return "p";
-  if (dt === "float16" || dt === "bfloat16") return "h";
-  if (dt === "float32") return "f";
-  if (dt === "float64") return "fd";
-  const bits = dtypeBits(dt);
-  return bits <= 16 ? "rs" : bits === 32 ? "r" : "rd";
-}
-
-const INT_SUFFIX = (dt: DType): string => `${dtypeKind(dt) === "int" ? "s" : "u"}${dtypeBits(dt)}`;
-
 /** Type suffix of ld/st/ld.param: bool is one byte; 16-bit floats move as raw `.b16` bits. */
 export function memType(dt: DType): string {
   if (dt === "bool") return "u8";
   if (dt === "float16" || dt === "bfloat16") return "b16";
   if (isFloat(dt)) return `f${dtypeBits(dt)}`;
-  return INT_SUFFIX(dt);
-}
-
-/** Type suffix of arithmetic and setp: 8-bit integers compute in their 16-bit registers. */
-export function opType(dt: DType): string {
-  if (isFloat(dt)) return `f${dtypeBits(dt)}`;
-  if (dt === "bool") return "u16";
-  const bits = Math.max(16, dtypeBits(dt));
-  return `${dtypeKind(dt) === "int" ? "s" : "u"}${bits}`;
-}
-
-/** Type suffix of cvt: the exact source/destination format (`.s8` reads the low byte). */
-export function cvtType(dt: DType): string {
-  if (dt === "float16") return "f16";
-  if (dt === "bfloat16") return "bf16";
-  if (isFloat(dt)) return `f${dtypeBits(dt)}`;
-  return INT_SUFFIX(dt);
-}
-
-/** Untyped suffix of the register width (`mov`, `selp` on raw bits). */
-export function bitType(dt: DType): string {
-  const cls = regClass(dt);
-  if (cls === "p") return "pred";
-  if (cls === "f") return "f32";
-  if (cls === "fd") return "f64";
-  return { rs: "b16", h: "b16", r: "b32", rd: "b64" }[cls];
+  return `${dtypeKind(dt) === "int" ? "s" : "u"}${dtypeBits(dt)}`;
 }
 
 /** Kernel parameter type: tensors are `.u64` pointers; bool travels as one byte. */

@@ -1,8 +1,16 @@
-// The multi-instruction templates of ops.ts, run on a tiny interpreter of the instructions they
+// The multi-instruction lowerings of the arith op records, run on a tiny interpreter of the instructions they
 // use, against the definitions: floor division and modulo round toward negative infinity.
 import { describe, expect, it } from "vitest";
-import { binary, cast, compare, floatImm, mkVar, type BinaryOp, type Expr } from "@tirx-ts/core";
-import { BINARY } from "../src/ops.js";
+import {
+  binary,
+  binaryOp,
+  cast,
+  compare,
+  floatImm,
+  mkVar,
+  type BinaryOp,
+  type Expr,
+} from "@tirx-ts/core";
 import { upcastHalf } from "../src/lower/upcast-half.js";
 
 /** Run template lines over int32 registers (the instructions floordiv/floormod use). */
@@ -12,7 +20,21 @@ function run(op: BinaryOp, a: number, b: number): number {
     ["%b", b],
   ]);
   let n = 0;
-  const lines = BINARY[op]("%d", "%a", "%b", "int32", { of: (dt) => `%t${dt}${n++}` });
+  const lines: string[] = [];
+  binaryOp(op).lower(
+    {
+      ins: (l) => lines.push(l),
+      tmp: (dt) => `%t${dt}${n++}`,
+      label: () => {},
+      newLabel: (h) => h,
+      space: () => "global",
+      toReg: (x) => x,
+    },
+    "%d",
+    ["%a", "%b"],
+    ["int32", "int32"],
+    "int32",
+  );
   const val = (x: string): number => (x.startsWith("%") ? (regs.get(x) as number) : Number(x));
   for (const line of lines) {
     const [ins, rest] = [line.slice(0, line.indexOf(" ")), line.slice(line.indexOf(" ") + 1)];

@@ -31,3 +31,7 @@ export * from "./transform/index.js";
 export * from "./ir/literal.js";
 export * from "./analysis/symbolic.js";
 export * from "./runtime/grid.js";
+export * from "./numeric/float.js";
+export * from "./numeric/int.js";
+export * from "./numeric/float-rem.js";
+export * from "./numeric/dyadic.js";

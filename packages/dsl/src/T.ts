@@ -13,6 +13,7 @@ import {
 } from "./expr.js";
 import { alloc_local, alloc_shared, device_entry, function_ } from "./function.js";
 import { ptx } from "./ptx.js";
+import { math } from "./math.js";
 import { dtypeFn, Scalar, Tensor, type DTypeFn } from "./types.js";
 import { callerSpan } from "./span.js";
 import { checkSlice } from "./view.js";
@@ -96,5 +97,6 @@ export const T = {
     ...warp,
   },
   ptx,
+  ...math,
   ...dtypes,
 };

@@ -10,8 +10,9 @@ import {
   type DType,
   type Expr,
   type IfThenElse,
+  binaryOp,
+  compareOpDef,
 } from "@tirx-ts/core";
-import { BINARY, binarySupports, setp } from "../ops.js";
 import {
   bitType,
   cvtType,
@@ -24,7 +25,7 @@ import {
 import { elementRef } from "./address.js";
 import { emitCast } from "./cast.js";
 import { exprKey } from "./key.js";
-import { prepareValueIntrinsic } from "./intrinsic.js";
+import { lowerCtx, prepareValueIntrinsic } from "./intrinsic.js";
 import type { EmitContext } from "./context.js";
 
 /** Operators whose 8-bit results may leave their byte and need re-extending. */
@@ -146,9 +147,7 @@ export class ExprEmitter {
 
   private binary(e: Binary): string {
     const ctx = this.ctx;
-    if (!binarySupports(e.op, e.dtype)) {
-      throw new TirxError("TX2005", `operator ${e.op} is not defined on ${e.dtype}`, e.span);
-    }
+    binaryOp(e.op).result([e.dtype, e.dtype], e.span); // TX2005 for dtypes the operator lacks
     const a = this.emit(e.a);
     let b = this.emit(e.b);
     const op = this.truncates(e) ? (e.op === "floordiv" ? "div" : "mod") : e.op;
@@ -159,8 +158,7 @@ export class ExprEmitter {
       b = r;
     }
     const d = ctx.reg(e.dtype);
-    const scratch = { of: (t: DType): string => ctx.reg(t) };
-    for (const line of BINARY[op](d, a, b, e.dtype, scratch)) ctx.ins(line);
+    binaryOp(op).lower(lowerCtx(this, []), d, [a, b], [e.dtype, e.dtype], e.dtype);
     if (dtypeBits(e.dtype) === 8 && WRAPS.has(e.op)) {
       // Keep the 16-bit register equal to the extended low byte (see types.ts).
       const t = cvtType(e.dtype);
@@ -193,7 +191,7 @@ export class ExprEmitter {
       dt = "uint16";
     }
     const d = ctx.reg("bool");
-    ctx.ins(`${setp(e.op, dt)} ${d}, ${a}, ${b}`);
+    compareOpDef(e.op).lower(lowerCtx(this, []), d, [a, b], [dt, dt], "bool");
     return d;
   }
 

@@ -57,7 +57,7 @@ function operands(
 }
 
 /** The code generator as an op lowering sees it. */
-function lowerCtx(ex: ExprEmitter, spaces: readonly ("global" | "shared")[]): LowerCtx {
+export function lowerCtx(ex: ExprEmitter, spaces: readonly ("global" | "shared")[]): LowerCtx {
   const ctx = ex.ctx;
   return {
     ins: (line) => ctx.ins(line),

@@ -3,6 +3,7 @@ import {
   TirxError,
   constInt,
   exprRange,
+  setp,
   walkExpr,
   type Expr,
   type For,
@@ -10,7 +11,6 @@ import {
   type Stmt,
   type While,
 } from "@tirx-ts/core";
-import { setp } from "../ops.js";
 import { emitCpAsync } from "../patterns/cp-async.js";
 import { emitBulkCopy } from "../patterns/cp-async-bulk.js";
 import { bitType, elemBytes, intImmediate, memType, opType } from "../types.js";

@@ -6,13 +6,24 @@ import { SYNC_OPS } from "./sync.js";
 import { WARP_OPS } from "./warp/index.js";
 import { CTA_OPS } from "./cta.js";
 import { ATOMIC_OPS } from "./atomic.js";
+import { ARITH_OPS } from "./arith/index.js";
+import { MATH_OPS } from "./math/index.js";
 
 /**
  * The op table: every family registers its records here, once, when core loads. Adding an op
  * means one record in its family's file plus its tests.
  */
-registerOps([...SYNC_OPS, ...CP_ASYNC_OPS, ...BULK_OPS, ...MBARRIER_OPS]);
-registerOps([...WARP_OPS, ...CTA_OPS, ...ATOMIC_OPS]);
+registerOps([
+  ...SYNC_OPS,
+  ...CP_ASYNC_OPS,
+  ...BULK_OPS,
+  ...MBARRIER_OPS,
+  ...ARITH_OPS,
+  ...MATH_OPS,
+  ...WARP_OPS,
+  ...CTA_OPS,
+  ...ATOMIC_OPS,
+]);
 
 export * from "./op.js";
 export * from "./registry.js";
@@ -20,3 +31,6 @@ export * from "./define.js";
 export * from "./check.js";
 export * from "./warp/index.js";
 export { atomicName, atomicSurface, atomicPacking } from "./atomic.js";
+export * from "./ptx-type.js";
+export * from "./arith/index.js";
+export { MATH_OPS, rint } from "./math/index.js";

@@ -154,8 +154,11 @@ export interface OpDef {
   readonly family: OpFamily;
   /** The `T` spelling, for messages and docs (e.g. `T.exp`, `T.ptx.cp.async_.commit_group`). */
   readonly surface: string;
-  /** `value` ops are expressions (`CallExpr`); `stmt` ops are statements (`Call`). */
-  readonly form: "value" | "stmt";
+  /**
+   * `value` ops are expressions (`CallExpr`); `stmt` ops are statements (`Call`); `operator`
+   * records describe the `Binary`/`Compare` IR nodes of the same name and are never called.
+   */
+  readonly form: "value" | "stmt" | "operator";
   readonly operands: readonly OperandSpec[];
   /**
    * Result dtype for these operand dtypes (value ops), or undefined for statements.

@@ -1,6 +1,7 @@
 import type { DType } from "../dtype.js";
 import type { BinaryOp, Expr } from "../ir/expr.js";
 import { mapExpr, mapStmt } from "./map.js";
+import { findOp } from "../ops/registry.js";
 import { entryPass, type Pass } from "./pass.js";
 
 /**
@@ -56,6 +57,19 @@ function upcastNode(e: Expr): Expr {
       return HALF(e.a.dtype) ? { ...e, a: toF32(e.a), b: toF32(e.b) } : e;
     case "Cast":
       return directCast(e.value.dtype, e.dtype) ? e : { ...e, value: toF32(e.value) };
+    case "CallExpr": {
+      // Float math/arith ops on 16-bit operands compute in float32 and round back once.
+      const fam = findOp(e.op)?.family;
+      if ((fam === "math" || fam === "arith") && e.args.some((a) => HALF(a.dtype))) {
+        const wide: Expr = {
+          ...e,
+          args: e.args.map(toF32),
+          dtype: HALF(e.dtype) ? "float32" : e.dtype,
+        };
+        return HALF(e.dtype) ? { kind: "Cast", value: wide, dtype: e.dtype } : wide;
+      }
+      return e;
+    }
     default:
       return e;
   }

@@ -1,16 +1,21 @@
 import {
+  binaryOp,
+  compareOpDef,
   dtypeBytes,
   invariant,
   isWideInt,
   opOf,
   TirxError,
   type Expr,
+  type BinaryOp,
+  type DType,
+  type SimSemantics,
   type SimValue,
   type Span,
+  type ThreadFn,
 } from "@tirx-ts/core";
 import { Collective, type CollectiveRun } from "./collective.js";
 import { compileAtomic } from "./atomic.js";
-import { bigBinary, compareOp, numBinary } from "../numeric/ops.js";
 import { conversion, hostScalar } from "../numeric/cast.js";
 import type { Machine } from "../exec/machine.js";
 import type { BarBuffer } from "../exec/mbarrier.js";
@@ -102,19 +107,21 @@ export class ExprCompiler {
                 )(hostScalar(e.b.value, "int32") as number)
               : (t) => Math.imul(a(t), b(t));
         }
-        const op = numBinary(e.op, e.dtype, span);
+        const op = binaryFn(e.op, e.dtype, span) as (x: number, y: number) => number;
         return (t) => op(a(t), b(t));
       }
       case "Compare": {
-        const cmp = compareOp(e.op);
+        const cmp = compareOpDef(e.op).sim as Extract<SimSemantics, { kind: "thread" }>;
+        const dts = [e.a.dtype, e.a.dtype];
+        const f = cmp.make(dts, "bool") as (x: SimValue, y: SimValue) => number;
         if (isWideInt(e.a.dtype)) {
           const a = this.big(e.a, span);
           const b = this.big(e.b, span);
-          return (t) => cmp(a(t), b(t));
+          return (t) => f(a(t), b(t));
         }
         const a = this.num(e.a, span);
         const b = this.num(e.b, span);
-        return (t) => cmp(a(t), b(t));
+        return (t) => f(a(t), b(t));
       }
       case "Logical": {
         const a = this.num(e.a, span);
@@ -248,7 +255,7 @@ export class ExprCompiler {
       case "Binary": {
         const a = this.big(e.a, span);
         const b = this.big(e.b, span);
-        const op = bigBinary(e.op, e.dtype);
+        const op = binaryFn(e.op, e.dtype, span) as (x: bigint, y: bigint) => bigint;
         return (t) => op(a(t), b(t));
       }
       case "Cast":
@@ -358,6 +365,18 @@ export class ExprCompiler {
       }
     }
   }
+}
+
+/**
+ * The simulator function of binary operator `op` on `dt`, from its op-table record.
+ * @throws TirxError TX2005 for a dtype the operator is not defined on.
+ */
+function binaryFn(op: BinaryOp, dt: DType, span?: Span): ThreadFn {
+  const rec = binaryOp(op);
+  rec.result([dt, dt], span);
+  const sem = rec.sim;
+  invariant(sem.kind === "thread", `binary operator ${op} has no per-thread semantics`);
+  return sem.make([dt, dt], dt);
 }
 
 /** An intrinsic the simulator cannot evaluate: TX2010 when (and only if) a thread reaches it. */

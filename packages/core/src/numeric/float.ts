@@ -1,0 +1,132 @@
+/**
+ * Floating-point formats narrower than float64, as the GPU rounds them: every result is rounded
+ * once, to nearest with ties to even (PTX `.rn`), from the exact float64 value. float64 holds
+ * the exact result of +, -, *, / of two float16/bfloat16/float32 operands closely enough that a
+ * single rounding from it is correct (53 ≥ 2p + 2 bits for p ≤ 24).
+ * NaN results are written as the canonical NaN of PTX (all exponent and mantissa bits set).
+ */
+
+const f32 = new Float32Array(1);
+const u32 = new Uint32Array(f32.buffer);
+
+/** floor(log2(a)) for a finite a > 0, exact (Math.log2 may be off by one near powers of two). */
+function exponentOf(a: number): number {
+  let e = Math.floor(Math.log2(a));
+  if (2 ** e > a) e--;
+  else if (2 ** (e + 1) <= a) e++;
+  return e;
+}
+
+/**
+ * Round `x` to a binary format with `p` significand bits (implicit bit included), smallest normal
+ * exponent `emin` and largest finite value `maxFinite`; overflow rounds to ±Infinity.
+ */
+export function roundToFormat(x: number, p: number, emin: number, maxFinite: number): number {
+  if (x !== x || x === 0 || x === Infinity || x === -Infinity) return x;
+  const a = Math.abs(x);
+  const e = Math.max(exponentOf(a), emin);
+  const q = 2 ** (e - (p - 1));
+  const m = a / q;
+  const f = Math.floor(m);
+  const d = m - f;
+  const r = d > 0.5 || (d === 0.5 && f % 2 === 1) ? f + 1 : f;
+  let y = r * q;
+  if (y > maxFinite) y = Infinity;
+  return x < 0 ? -y : y;
+}
+
+const F16_MAX = 65504;
+const BF16_MAX = (2 - 2 ** -7) * 2 ** 127;
+
+/** Round to the nearest float16 value (RNE), as `cvt.rn.f16.f32` and `add.rn.f16` do. */
+export function roundF16(x: number): number {
+  return roundToFormat(x, 11, -14, F16_MAX);
+}
+
+/** Round to the nearest bfloat16 value (RNE), as `cvt.rn.bf16.f32` does. */
+export function roundBf16(x: number): number {
+  return roundToFormat(x, 8, -126, BF16_MAX);
+}
+
+/** float16 bits of `x`, rounding to nearest even first; NaN → 0x7fff. */
+export function f16Bits(x: number): number {
+  if (x !== x) return 0x7fff;
+  const y = roundF16(x);
+  const sign = y < 0 || (y === 0 && 1 / y < 0) ? 0x8000 : 0;
+  const a = Math.abs(y);
+  if (a === Infinity) return sign | 0x7c00;
+  if (a < 2 ** -14) return sign | (a * 2 ** 24);
+  const e = exponentOf(a);
+  return sign | ((e + 15) << 10) | ((a / 2 ** e - 1) * 1024);
+}
+
+let f16Table: Float64Array | undefined;
+
+/** Value of float16 bits (exact). */
+export function f16Value(bits: number): number {
+  if (!f16Table) {
+    f16Table = new Float64Array(65536);
+    for (let b = 0; b < 65536; b++) {
+      const s = b & 0x8000 ? -1 : 1;
+      const e = (b >> 10) & 0x1f;
+      const m = b & 0x3ff;
+      f16Table[b] =
+        e === 0
+          ? s * m * 2 ** -24
+          : e === 31
+            ? m
+              ? NaN
+              : s * Infinity
+            : s * (1 + m / 1024) * 2 ** (e - 15);
+    }
+  }
+  return f16Table[bits & 0xffff]!;
+}
+
+/** bfloat16 bits of `x`, rounding to nearest even first; NaN → 0x7fff. */
+export function bf16Bits(x: number): number {
+  if (x !== x) return 0x7fff;
+  f32[0] = roundBf16(x);
+  return u32[0]! >>> 16;
+}
+
+/** Value of bfloat16 bits (exact). */
+export function bf16Value(bits: number): number {
+  u32[0] = (bits & 0xffff) << 16;
+  return f32[0]!;
+}
+
+/** The rounding function that makes a float64 value a value of float dtype `dt`. */
+export function floatRounder(dt: string): (x: number) => number {
+  switch (dt) {
+    case "float16":
+      return roundF16;
+    case "bfloat16":
+      return roundBf16;
+    case "float32":
+      return Math.fround;
+    default:
+      return (x) => x;
+  }
+}
+
+/**
+ * A 64-bit integer as a value of float dtype `dt`, rounded once (RNE) as `cvt.rn.f*.s64` does.
+ * Number(bigint) is already correctly rounded to float64; for narrower formats the low bits are
+ * folded into a sticky bit first so the double rounding through float64 cannot go wrong.
+ */
+export function bigToFloat(v: bigint, dt: string): number {
+  if (dt === "float64") return Number(v);
+  const neg = v < 0n;
+  let a = neg ? -v : v;
+  const bits = a.toString(2).length;
+  let scale = 1;
+  if (bits > 53) {
+    const k = bits - 53;
+    const sticky = (a & ((1n << BigInt(k)) - 1n)) !== 0n;
+    a = (a >> BigInt(k)) | (sticky ? 1n : 0n);
+    scale = 2 ** k;
+  }
+  const x = Number(a) * scale;
+  return floatRounder(dt)(neg ? -x : x);
+}

@@ -1,0 +1,16 @@
+import type { OpDef } from "../op.js";
+import { BINARY_OPS } from "./binary.js";
+import { COMPARE_OPS } from "./compare.js";
+import { FMA } from "./fma.js";
+
+/** The arith family: binary operators, comparisons (looked up by the IR node's `op`), fma. */
+export const ARITH_OPS: readonly OpDef[] = [
+  ...Object.values(BINARY_OPS),
+  ...Object.values(COMPARE_OPS),
+  FMA,
+];
+
+export { arithFamily, binaryOp, BINARY_OPS, type ArithFamily } from "./binary.js";
+export { compareOpDef, COMPARE_OPS, setp } from "./compare.js";
+export { exactFma, FMA } from "./fma.js";
+export { lowerFloatRem, type FloatRemKind } from "./float-rem-ptx.js";

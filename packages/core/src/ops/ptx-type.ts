@@ -1,0 +1,47 @@
+import { dtypeBits, dtypeKind, isFloat, type DType } from "../dtype.js";
+
+/**
+ * How each dtype lives in PTX registers, for op lowerings and the code generator alike. Registers
+ * are typed by class, as nvcc and tinygrad name them: `%p` pred, `%rs` 8/16-bit integers, `%h`
+ * float16/bfloat16 bits, `%r` 32-bit integers, `%rd` 64-bit integers and addresses, `%f` float32,
+ * `%fd` float64. 8-bit integers live in 16-bit `%rs` registers, sign- or zero-extended from their
+ * low byte (PTX ISA, "Fundamental Types": no 8-bit register type).
+ */
+export type RegClass = "p" | "rs" | "h" | "r" | "rd" | "f" | "fd";
+
+/** The register class of `dt`. */
+export function regClass(dt: DType): RegClass {
+  if (dt === "bool") return "p";
+  if (dt === "float16" || dt === "bfloat16") return "h";
+  if (dt === "float32") return "f";
+  if (dt === "float64") return "fd";
+  const bits = dtypeBits(dt);
+  return bits <= 16 ? "rs" : bits === 32 ? "r" : "rd";
+}
+
+const INT_SUFFIX = (dt: DType): string => `${dtypeKind(dt) === "int" ? "s" : "u"}${dtypeBits(dt)}`;
+
+/** Type suffix of arithmetic and setp: 8-bit integers compute in their 16-bit registers. */
+export function opType(dt: DType): string {
+  if (isFloat(dt)) return `f${dtypeBits(dt)}`;
+  if (dt === "bool") return "u16";
+  const bits = Math.max(16, dtypeBits(dt));
+  return `${dtypeKind(dt) === "int" ? "s" : "u"}${bits}`;
+}
+
+/** Type suffix of cvt: the exact source/destination format (`.s8` reads the low byte). */
+export function cvtType(dt: DType): string {
+  if (dt === "float16") return "f16";
+  if (dt === "bfloat16") return "bf16";
+  if (isFloat(dt)) return `f${dtypeBits(dt)}`;
+  return INT_SUFFIX(dt);
+}
+
+/** Untyped suffix of the register width (`mov`, `selp` on raw bits). */
+export function bitType(dt: DType): string {
+  const cls = regClass(dt);
+  if (cls === "p") return "pred";
+  if (cls === "f") return "f32";
+  if (cls === "fd") return "f64";
+  return { rs: "b16", h: "b16", r: "b32", rd: "b64" }[cls];
+}
