@@ -36,6 +36,7 @@ export const T = {
   alloc_local,
   range: control.range,
   unroll: control.unroll,
+  vectorized: control.vectorized,
   if_: control.if_,
   while_: control.while_,
   let_: control.let_,

@@ -1,4 +1,4 @@
-import { constInt, mkVar, TirxError, type Expr } from "@tirx-ts/core";
+import { constInt, mkVar, TirxError, type Expr, type ForAnnotation } from "@tirx-ts/core";
 import { builder } from "./builder.js";
 import { checkFunction, PrimExpr, toExpr, type ExprLike } from "./expr.js";
 import { checkIdent } from "./check.js";
@@ -7,10 +7,11 @@ import { callerSpan } from "./span.js";
 function* loop(
   start: ExprLike,
   stop: ExprLike | undefined,
-  annotation: "serial" | "unroll",
+  annotation: ForAnnotation,
 ): Generator<PrimExpr> {
   const span = callerSpan();
-  const b = builder(annotation === "serial" ? "T.range" : "T.unroll", span);
+  const what = annotation === "serial" ? "T.range" : `T.${annotation}`;
+  const b = builder(what, span);
   const [lo, hi] = stop === undefined ? [0, start] : [start, stop];
   const min = toExpr(lo, "int32", span);
   const end = toExpr(hi, "int32", span);
@@ -40,7 +41,7 @@ function* loop(
     if (b.depth !== depth + 1) {
       throw new TirxError(
         "TX1002",
-        "a T.range/T.unroll loop was interleaved with another open block; iterate loops with for-of",
+        `a ${what} loop was interleaved with another open block; iterate loops with for-of`,
         span,
       );
     }
@@ -60,6 +61,18 @@ export function range(start: ExprLike, stop?: ExprLike): Iterable<PrimExpr> {
 /** Like `range`, asking code generation to unroll the loop fully (constant bounds). */
 export function unroll(start: ExprLike, stop?: ExprLike): Iterable<PrimExpr> {
   return loop(start, stop, "unroll");
+}
+
+/**
+ * A loop whose accesses at contiguous elements `base + v` become vector loads and stores (TIRx
+ * `T.vectorized`): `for (const v of T.vectorized(4)) B.set([i, v], A.get([i, v]))` copies four
+ * float32 with one `ld.global.v4.f32` and one `st.global.v4.f32` when the base is provably
+ * aligned to the vector's bytes (16 here). Needs a constant trip count (TX2012). It means what
+ * the serial loop means: where codegen cannot prove alignment or contiguity, or the body is more
+ * than stores of element-wise values, it unrolls the loop instead and says why in a PTX comment.
+ */
+export function vectorized(start: ExprLike, stop?: ExprLike): Iterable<PrimExpr> {
+  return loop(start, stop, "vectorized");
 }
 
 /** `if (cond) { then } else { otherwise }`, with both bodies traced once. */

@@ -9,17 +9,36 @@ export function memRef(reg: string, offset: number): string {
   return offset === 0 ? `[${reg}]` : `[${reg}+${offset}]`;
 }
 
-/** Split `e` into a runtime part and a constant addend, so constants become displacements. */
-function splitConst(e: Expr): { dyn?: Expr; c: number } {
-  const whole = constInt(e);
-  if (whole !== undefined) return { c: whole };
-  if (e.kind === "Binary" && e.op === "add") {
-    const b = constInt(e.b);
-    if (b !== undefined) return { dyn: e.a, c: b };
-    const a = constInt(e.a);
-    if (a !== undefined) return { dyn: e.b, c: a };
-  }
-  return { dyn: e, c: 0 };
+/**
+ * Split `e` into a runtime part and a constant addend, so constants become displacements: the
+ * terms of a chain of additions (and subtractions of a constant) that are constants here (after
+ * unrolling) are summed, the others added up in their order.
+ */
+function splitConst(ctx: EmitContext, e: Expr): { dyn?: Expr; c: number } {
+  const terms: Expr[] = [];
+  let c = 0n;
+  const visit = (x: Expr, sign: 1n | -1n): void => {
+    const k = ctx.staticInt(x);
+    if (k !== undefined) c += sign * k;
+    else if (x.kind === "Binary" && x.op === "add" && sign === 1n) {
+      visit(x.a, 1n);
+      visit(x.b, 1n);
+    } else if (
+      x.kind === "Binary" &&
+      x.op === "sub" &&
+      sign === 1n &&
+      ctx.staticInt(x.b) !== undefined
+    ) {
+      visit(x.a, 1n);
+      c -= ctx.staticInt(x.b)!;
+    } else terms.push(x);
+  };
+  visit(e, 1n);
+  const dyn = terms.reduce<Expr | undefined>(
+    (acc, t) => (acc ? { kind: "Binary", op: "add", a: acc, b: t, dtype: e.dtype } : t),
+    undefined,
+  );
+  return dyn ? { dyn, c: Number(c) } : { c: Number(c) };
 }
 
 /** A 32-bit register (or immediate) holding the integer `op` of `e`'s dtype. */
@@ -68,7 +87,7 @@ export function elementRef(
   elemBytes: number,
 ): ElementRef {
   const base = ctx.bufferBase(buffer);
-  const { dyn: whole, c } = splitConst(offset);
+  const { dyn: whole, c } = splitConst(ctx, offset);
   const disp = c * elemBytes;
   const at = (reg: string): ElementRef => ({
     space: base.space,
@@ -82,7 +101,7 @@ export function elementRef(
   const key = k === undefined ? undefined : `addr ${buffer.id} ${scale} ${k}`;
   return at(
     ctx.memo(key, () => {
-      const idx = ex.emit(dyn);
+      const idx = ex.toReg(ex.emit(dyn), dyn.dtype); // an identity fold may leave an immediate
       if (base.space === "shared") {
         const i32 = dtypeBits(dyn.dtype) === 64 ? narrow(ctx, idx) : to32(ctx, idx, dyn);
         const r = ctx.regs.fresh("r");

@@ -25,6 +25,8 @@ import {
 import { elementRef } from "./address.js";
 import { emitCast } from "./cast.js";
 import { exprKey } from "./key.js";
+import { foldBinary, foldCompare } from "./immediate.js";
+import { elementReg } from "./register-array.js";
 import { prepareValueIntrinsic } from "./intrinsic.js";
 import type { EmitContext } from "./context.js";
 
@@ -47,6 +49,18 @@ export class ExprEmitter {
   /** The value of `e` in a register (immediates are moved into one). */
   register(e: Expr): string {
     return this.toReg(this.value(e), e.dtype);
+  }
+
+  /**
+   * Emit `e` into register `d` (a register-array element): an arithmetic result is computed into
+   * `d` directly when it is not remembered for reuse (it reads memory or a register array), else
+   * moved there.
+   */
+  into(e: Expr, d: string): void {
+    const x = upcastHalf(e);
+    if (x.kind === "Binary" && exprKey(x) === undefined && this.binary(x, d) === d) return;
+    const v = this.emit(x);
+    if (v !== d) this.ctx.ins(`mov.${bitType(e.dtype)} ${d}, ${v}`);
   }
 
   /** `op` in a register of `dt`'s class. */
@@ -115,6 +129,10 @@ export class ExprEmitter {
       case "IfThenElse":
         return this.select(e);
       case "BufferLoad": {
+        const lane = ctx.laneValue(e);
+        if (lane !== undefined) return lane;
+        const regs = e.dtype === e.buffer.dtype ? ctx.elementRegs(e.buffer) : undefined;
+        if (regs) return elementReg(ctx, regs, e.buffer, e.offset, e.span);
         const { space, ref } = elementRef(ctx, this, e.buffer, e.offset, elemBytes(e.dtype));
         if (e.dtype === "bool") {
           const byte = ctx.regs.fresh("rs");
@@ -142,13 +160,18 @@ export class ExprEmitter {
     }
   }
 
-  private binary(e: Binary): string {
+  /** `e` into `dest` (a fresh register when absent), or the operand it folds to. */
+  private binary(e: Binary, dest?: string): string {
     const ctx = this.ctx;
     if (!binarySupports(e.op, e.dtype)) {
       throw new TirxError("TX2005", `operator ${e.op} is not defined on ${e.dtype}`, e.span);
     }
-    const a = this.emit(e.a);
+    let a = this.emit(e.a);
     let b = this.emit(e.b);
+    const folded = foldBinary(e.op, a, b, e.dtype);
+    if (folded !== undefined) return folded;
+    // Never an instruction with two immediates (PTX wants a register for at least one).
+    if (!isReg(a) && !isReg(b)) a = this.toReg(a, e.dtype);
     const op = this.truncates(e) ? (e.op === "floordiv" ? "div" : "mod") : e.op;
     if ((e.op === "shl" || e.op === "shr") && isReg(b) && dtypeBits(e.dtype) !== 32) {
       // PTX shift amounts are always .u32.
@@ -156,7 +179,7 @@ export class ExprEmitter {
       ctx.ins(`cvt.u32.${cvtType(e.dtype)} ${r}, ${b}`);
       b = r;
     }
-    const d = ctx.reg(e.dtype);
+    const d = dest ?? ctx.reg(e.dtype);
     const scratch = { of: (t: DType): string => ctx.reg(t) };
     for (const line of BINARY[op](d, a, b, e.dtype, scratch)) ctx.ins(line);
     if (dtypeBits(e.dtype) === 8 && WRAPS.has(e.op)) {
@@ -190,6 +213,9 @@ export class ExprEmitter {
       b = emitCast(ctx, b, "bool", "uint16");
       dt = "uint16";
     }
+    const known = foldCompare(e.op, a, b, dt);
+    if (known !== undefined) return this.toReg(known ? "1" : "0", "bool");
+    if (!isReg(a) && !isReg(b)) a = this.toReg(a, dt);
     const d = ctx.reg("bool");
     ctx.ins(`${setp(e.op, dt)} ${d}, ${a}, ${b}`);
     return d;

@@ -14,6 +14,7 @@ import { emitCpAsync } from "../patterns/cp-async.js";
 import { emitBulkCopy } from "../patterns/cp-async-bulk.js";
 import { bitType, elemBytes, intImmediate, memType, opType } from "../types.js";
 import { elementRef } from "./address.js";
+import { elementReg } from "./register-array.js";
 import type { EmitContext } from "./context.js";
 import { ExprEmitter } from "./expr.js";
 import { emitIntrinsic, prepareValueIntrinsic } from "./intrinsic.js";
@@ -61,10 +62,20 @@ export class StmtEmitter {
         return this.whileLoop(s);
       case "If":
         return this.branch(s);
-      case "Let":
-        ctx.env.set(s.var.id, this.ex.value(s.value));
+      case "Let": {
+        // A let of a constant (after unrolling) stays an immediate, so indices built from it
+        // are constants too; a register-array element is copied, as the element may change.
+        const c = ctx.staticInt(s.value);
+        let v = c !== undefined ? intImmediate(c, s.var.dtype) : this.ex.value(s.value);
+        if (ctx.mutable.has(v)) {
+          const r = ctx.reg(s.var.dtype);
+          ctx.ins(`mov.${bitType(s.var.dtype)} ${r}, ${v}`);
+          v = r;
+        }
+        ctx.env.set(s.var.id, v);
         ctx.ranges.set(s.var.id, exprRange(s.value, ctx.rangeEnv()));
         return;
+      }
       case "Store": {
         if (s.value.dtype !== s.dtype) {
           throw new TirxError(
@@ -73,6 +84,8 @@ export class StmtEmitter {
             s.span,
           );
         }
+        const regs = ctx.elementRegs(s.buffer);
+        if (regs) return this.ex.into(s.value, elementReg(ctx, regs, s.buffer, s.offset, s.span));
         let v = this.ex.value(s.value);
         const { space, ref } = elementRef(ctx, this.ex, s.buffer, s.offset, elemBytes(s.dtype));
         if (s.dtype === "bool") {
@@ -84,10 +97,21 @@ export class StmtEmitter {
         ctx.ins(`st.${space}.${memType(s.dtype)} ${ref}, ${v}`);
         return;
       }
-      case "Alloc":
+      case "Alloc": {
         // Storage is declared once at the top of the entry (lower/storage.ts).
+        const st = ctx.storage.buffers.get(s.buffer.id);
+        const regs = ctx.elementRegs(s.buffer);
+        if (regs) {
+          const range = regs.length > 1 ? `${regs[0]}..${regs[regs.length - 1]}` : regs[0];
+          ctx.comment(
+            `"${s.buffer.name}": ${regs.length} x ${s.buffer.dtype} in registers ${range}`,
+          );
+          return;
+        }
+        if (st?.kind === "static" && st.why) ctx.comment(`${st.symbol} stays in .local: ${st.why}`);
         ctx.bufferBase(s.buffer);
         return;
+      }
       case "Call":
         return emitIntrinsic(this.ex, s);
       case "TileApply": {
