@@ -4,6 +4,7 @@ import * as cuda from "./cuda.js";
 import { freeBinary, freeCompare, if_then_else, PrimExpr, toExpr, type ExprLike } from "./expr.js";
 import { alloc_local, alloc_shared, device_entry, function_ } from "./function.js";
 import { ptx } from "./ptx.js";
+import { local_scalar } from "./local-scalar.js";
 import { dtypeFn, Scalar, Tensor, type DTypeFn } from "./types.js";
 import { callerSpan } from "./span.js";
 import { checkSlice } from "./view.js";
@@ -34,6 +35,7 @@ export const T = {
   device_entry,
   alloc_shared,
   alloc_local,
+  local_scalar,
   range: control.range,
   unroll: control.unroll,
   vectorized: control.vectorized,

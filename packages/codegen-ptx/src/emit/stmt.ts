@@ -15,6 +15,7 @@ import { emitBulkCopy } from "../patterns/cp-async-bulk.js";
 import { bitType, elemBytes, intImmediate, memType, opType } from "../types.js";
 import { elementRef } from "./address.js";
 import { elementReg } from "./register-array.js";
+import { emitVectorized, where } from "./vectorize.js";
 import type { EmitContext } from "./context.js";
 import { ExprEmitter } from "./expr.js";
 import { emitIntrinsic, prepareValueIntrinsic } from "./intrinsic.js";
@@ -131,6 +132,8 @@ export class StmtEmitter {
   }
 
   /**
+   * `vectorized` with a constant extent becomes vector accesses where `emitVectorized` can prove
+   * them, else it is unrolled with a comment saying why.
    * `unroll` with a constant extent repeats the body with the variable bound to each constant;
    * otherwise (or for `serial`) a counted loop with the bound evaluated once before it.
    */
@@ -139,7 +142,12 @@ export class StmtEmitter {
     const lo = constInt(s.min);
     const n = constInt(s.extent);
     if (lo !== undefined && n !== undefined && n <= 0) return;
-    if (s.annotation === "unroll" && lo !== undefined && n !== undefined) {
+    if (s.annotation === "vectorized" && lo !== undefined && n !== undefined) {
+      const why = emitVectorized(ctx, this.ex, s, lo, n);
+      if (why === undefined) return;
+      ctx.comment(`T.vectorized at ${where(s)} is unrolled: ${why}`);
+    }
+    if (s.annotation !== "serial" && lo !== undefined && n !== undefined) {
       for (let k = 0; k < n; k++) {
         ctx.env.set(s.var.id, intImmediate(lo + k, s.var.dtype));
         ctx.scoped(() => this.emit(s.body));
