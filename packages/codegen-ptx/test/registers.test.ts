@@ -37,8 +37,8 @@ describe("local arrays with constant indices live in registers", () => {
       .maxntid 32, 1, 1
       {
       	.reg .pred %p<2>;
-      	.reg .b32 %r<21>;
-      	.reg .b64 %rd<19>;
+      	.reg .b32 %r<6>;
+      	.reg .b64 %rd<10>;
       	.reg .f32 %f<17>;
 
       	ld.param.u64 %rd1, [accumulate_param_0];
@@ -78,34 +78,19 @@ describe("local arrays with constant indices live in registers", () => {
       	mul.rn.f32 %f7, %f5, %f6;
       	add.rn.f32 %f1, %f1, %f7;
       	// Store at registers.ts:27:17
-      	mul.lo.s32 %r6, %r2, 64;
-      	mul.lo.s32 %r7, %r1, 2;
-      	add.s32 %r8, %r6, %r7;
-      	mad.wide.s32 %rd9, %r8, 4, %rd2;
-      	ld.global.f32 %f8, [%rd9];
-      	mad.wide.s32 %rd10, %r2, 8, %rd4;
-      	ld.global.f32 %f9, [%rd10+4];
+      	ld.global.f32 %f8, [%rd7];
+      	ld.global.f32 %f9, [%rd8+4];
       	mul.rn.f32 %f10, %f8, %f9;
       	add.rn.f32 %f2, %f2, %f10;
       	// For at registers.ts:26:22
       	// Store at registers.ts:27:17
-      	mul.lo.s32 %r9, %r2, 64;
-      	mul.lo.s32 %r10, %r1, 2;
-      	add.s32 %r11, %r9, %r10;
-      	mad.wide.s32 %rd11, %r11, 4, %rd2;
-      	ld.global.f32 %f11, [%rd11+4];
-      	mad.wide.s32 %rd12, %r2, 8, %rd4;
-      	ld.global.f32 %f12, [%rd12];
+      	ld.global.f32 %f11, [%rd7+4];
+      	ld.global.f32 %f12, [%rd8];
       	mul.rn.f32 %f13, %f11, %f12;
       	add.rn.f32 %f3, %f3, %f13;
       	// Store at registers.ts:27:17
-      	mul.lo.s32 %r12, %r2, 64;
-      	mul.lo.s32 %r13, %r1, 2;
-      	add.s32 %r14, %r12, %r13;
-      	mad.wide.s32 %rd13, %r14, 4, %rd2;
-      	ld.global.f32 %f14, [%rd13+4];
-      	mad.wide.s32 %rd14, %r2, 8, %rd4;
-      	ld.global.f32 %f15, [%rd14+4];
+      	ld.global.f32 %f14, [%rd7+4];
+      	ld.global.f32 %f15, [%rd8+4];
       	mul.rn.f32 %f16, %f14, %f15;
       	add.rn.f32 %f4, %f4, %f16;
       	add.s32 %r2, %r2, 1;
@@ -114,24 +99,15 @@ describe("local arrays with constant indices live in registers", () => {
       	// For at registers.ts:31:18
       	// For at registers.ts:32:20
       	// Store at registers.ts:32:40
-      	mul.lo.s32 %r15, %r1, 2;
-      	mad.wide.s32 %rd15, %r15, 8, %rd6;
-      	st.global.f32 [%rd15], %f1;
+      	mad.wide.s32 %rd9, %r1, 16, %rd6;
+      	st.global.f32 [%rd9], %f1;
       	// Store at registers.ts:32:40
-      	mul.lo.s32 %r16, %r1, 2;
-      	mad.wide.s32 %rd16, %r16, 8, %rd6;
-      	st.global.f32 [%rd16+4], %f2;
+      	st.global.f32 [%rd9+4], %f2;
       	// For at registers.ts:32:20
       	// Store at registers.ts:32:40
-      	mul.lo.s32 %r17, %r1, 2;
-      	add.s32 %r18, %r17, 1;
-      	mad.wide.s32 %rd17, %r18, 8, %rd6;
-      	st.global.f32 [%rd17], %f3;
+      	st.global.f32 [%rd9+8], %f3;
       	// Store at registers.ts:32:40
-      	mul.lo.s32 %r19, %r1, 2;
-      	add.s32 %r20, %r19, 1;
-      	mad.wide.s32 %rd18, %r20, 8, %rd6;
-      	st.global.f32 [%rd18+4], %f4;
+      	st.global.f32 [%rd9+12], %f4;
       	ret;
       }
       "

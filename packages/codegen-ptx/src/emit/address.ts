@@ -10,34 +10,51 @@ export function memRef(reg: string, offset: number): string {
 }
 
 /**
- * Split `e` into a runtime part and a constant addend, so constants become displacements: the
- * terms of a chain of additions (and subtractions of a constant) that are constants here (after
- * unrolling) are summed, the others added up in their order.
+ * Split `e` into a runtime part and a constant addend, so constants become displacements: terms
+ * of additions (subtractions of a constant, products with a constant distributed over them) that
+ * are constants here (after unrolling) are summed; the others are added up in their order, each
+ * times its constant factor. `(tid * 2 + 1) * 2 + 1` is `tid * 4` plus 3.
  */
 function splitConst(ctx: EmitContext, e: Expr): { dyn?: Expr; c: number } {
-  const terms: Expr[] = [];
+  const terms: { x: Expr; f: bigint }[] = [];
   let c = 0n;
-  const visit = (x: Expr, sign: 1n | -1n): void => {
+  const visit = (x: Expr, f: bigint): void => {
     const k = ctx.staticInt(x);
-    if (k !== undefined) c += sign * k;
-    else if (x.kind === "Binary" && x.op === "add" && sign === 1n) {
-      visit(x.a, 1n);
-      visit(x.b, 1n);
-    } else if (
-      x.kind === "Binary" &&
-      x.op === "sub" &&
-      sign === 1n &&
-      ctx.staticInt(x.b) !== undefined
-    ) {
-      visit(x.a, 1n);
-      c -= ctx.staticInt(x.b)!;
-    } else terms.push(x);
+    if (k !== undefined) {
+      c += f * k;
+      return;
+    }
+    if (x.kind === "Binary" && x.op === "add") {
+      visit(x.a, f);
+      visit(x.b, f);
+      return;
+    }
+    const kb = x.kind === "Binary" ? ctx.staticInt(x.b) : undefined;
+    const ka = x.kind === "Binary" ? ctx.staticInt(x.a) : undefined;
+    if (x.kind === "Binary" && x.op === "sub" && kb !== undefined) {
+      visit(x.a, f);
+      c -= f * kb;
+    } else if (x.kind === "Binary" && x.op === "mul" && (kb ?? ka) !== undefined) {
+      visit(kb !== undefined ? x.a : x.b, f * (kb ?? ka)!);
+    } else terms.push({ x, f });
   };
   visit(e, 1n);
-  const dyn = terms.reduce<Expr | undefined>(
-    (acc, t) => (acc ? { kind: "Binary", op: "add", a: acc, b: t, dtype: e.dtype } : t),
-    undefined,
-  );
+  const dyn = terms
+    .map(({ x, f }): Expr =>
+      f === 1n
+        ? x
+        : {
+            kind: "Binary",
+            op: "mul",
+            a: x,
+            b: { kind: "IntImm", value: Number(f), dtype: e.dtype },
+            dtype: e.dtype,
+          },
+    )
+    .reduce<Expr | undefined>(
+      (acc, t) => (acc ? { kind: "Binary", op: "add", a: acc, b: t, dtype: e.dtype } : t),
+      undefined,
+    );
   return dyn ? { dyn, c: Number(c) } : { c: Number(c) };
 }
 

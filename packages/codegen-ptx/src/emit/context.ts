@@ -37,6 +37,13 @@ export interface ThreadIds {
   readonly lane: string;
 }
 
+/** A region of {@link EmitContext.memo}: its remembered values and the variables bound in it. */
+interface Scope {
+  readonly values: Map<string, string>;
+  readonly transparent: boolean;
+  readonly bound: Set<number>;
+}
+
 /**
  * The state of emitting one entry: registers, the body lines, and a prologue that computes
  * values every later instruction may use (parameters, special registers, buffer bases). Values
@@ -54,7 +61,7 @@ export class EmitContext {
   private ids: ThreadIds | undefined;
   private labels = 0;
   /** Values already computed, by key, innermost scope last (see {@link memo}). */
-  private readonly scopes: Map<string, string>[] = [new Map()];
+  private readonly scopes: Scope[] = [{ values: new Map(), transparent: false, bound: new Set() }];
   /** Ranges of the loop and let variables in scope, by `Var.id` (for lowering choices). */
   readonly ranges = new Map<number, Interval>();
   /** Element registers of each register array, by `Buffer.id` (see `lower/register-arrays.ts`). */
@@ -98,27 +105,43 @@ export class EmitContext {
    * The operand computed for `key` earlier in this scope or an enclosing one, else `compute()`,
    * remembered in the current scope. A scope is a region whose entry dominates its body and whose
    * registers nothing overwrites: each branch arm, loop body and unrolled copy opens one, so a
-   * register set on one path is never read on another. A `key` of undefined is never reused.
+   * register set on one path is never read on another. An unrolled copy is straight-line code of
+   * the scope around it, so a value that uses no variable bound in the copy is remembered there
+   * (the address `tid * 4` computed in the first copy serves the others). A `key` of undefined is
+   * never reused.
    */
   memo(key: string | undefined, compute: () => string): string {
     if (key === undefined) return compute();
     for (let i = this.scopes.length - 1; i >= 0; i--) {
-      const hit = this.scopes[i]!.get(key);
+      const hit = this.scopes[i]!.values.get(key);
       if (hit !== undefined) return hit;
     }
     const op = compute();
-    this.scopes[this.scopes.length - 1]!.set(key, op);
+    const vars = [...key.matchAll(/\bv(\d+)\b/g)].map((m) => Number(m[1]));
+    let i = this.scopes.length - 1;
+    while (i > 0 && this.scopes[i]!.transparent && !vars.some((v) => this.scopes[i]!.bound.has(v)))
+      i--;
+    this.scopes[i]!.values.set(key, op);
     return op;
   }
 
-  /** Run `f` in a new {@link memo} scope. */
-  scoped(f: () => void): void {
-    this.scopes.push(new Map());
+  /**
+   * Run `f` in a new {@link memo} scope; `transparent` for an unrolled copy (straight-line code
+   * of the enclosing scope).
+   */
+  scoped(f: () => void, transparent = false): void {
+    this.scopes.push({ values: new Map(), transparent, bound: new Set() });
     try {
       f();
     } finally {
       this.scopes.pop();
     }
+  }
+
+  /** Bind variable `id` to operand `op` in the current scope. */
+  bind(id: number, op: string): void {
+    this.env.set(id, op);
+    this.scopes[this.scopes.length - 1]!.bound.add(id);
   }
 
   /** What range analysis knows here: variable ranges and the launch. */

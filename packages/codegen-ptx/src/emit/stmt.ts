@@ -73,7 +73,7 @@ export class StmtEmitter {
           ctx.ins(`mov.${bitType(s.var.dtype)} ${r}, ${v}`);
           v = r;
         }
-        ctx.env.set(s.var.id, v);
+        ctx.bind(s.var.id, v);
         ctx.ranges.set(s.var.id, exprRange(s.value, ctx.rangeEnv()));
         return;
       }
@@ -149,8 +149,10 @@ export class StmtEmitter {
     }
     if (s.annotation !== "serial" && lo !== undefined && n !== undefined) {
       for (let k = 0; k < n; k++) {
-        ctx.env.set(s.var.id, intImmediate(lo + k, s.var.dtype));
-        ctx.scoped(() => this.emit(s.body));
+        ctx.scoped(() => {
+          ctx.bind(s.var.id, intImmediate(lo + k, s.var.dtype));
+          this.emit(s.body);
+        }, true);
       }
       ctx.env.delete(s.var.id);
       return;
@@ -171,11 +173,13 @@ export class StmtEmitter {
     ctx.label(head);
     ctx.ins(`${setp("ge", dt)} ${done}, ${i}, ${end}`);
     ctx.ins(`@${done} bra ${exit}`);
-    ctx.env.set(s.var.id, i);
     const first = exprRange(s.min, ctx.rangeEnv());
     const count = exprRange(s.extent, ctx.rangeEnv());
     ctx.ranges.set(s.var.id, { min: first.min, max: first.max + count.max - 1 });
-    ctx.scoped(() => this.emit(s.body));
+    ctx.scoped(() => {
+      ctx.bind(s.var.id, i);
+      this.emit(s.body);
+    });
     ctx.ranges.delete(s.var.id);
     ctx.env.delete(s.var.id);
     ctx.ins(`add.${opType(dt)} ${i}, ${i}, 1`);

@@ -235,14 +235,14 @@ export function emitVectorized(
   for (const { store, group: g } of storeGroups) {
     const values: string[] = [];
     for (let k = 0; k < n; k++) {
-      ctx.env.set(v, intImmediate(lo + k, s.var.dtype));
       for (const [key, regs] of lanesOf) ctx.lanes.set(key, regs[k]!);
       ctx.scoped(() => {
+        ctx.bind(v, intImmediate(lo + k, s.var.dtype));
         const regs = ctx.elementRegs(store.buffer);
         if (regs)
           ex.into(store.value, elementReg(ctx, regs, store.buffer, store.offset, store.span));
         else values.push(ex.toReg(ex.value(store.value), store.dtype));
-      });
+      }, true);
       ctx.lanes.clear();
     }
     ctx.env.delete(v);
