@@ -14,6 +14,7 @@ import {
 import { alloc_local, alloc_shared, device_entry, function_ } from "./function.js";
 import { ptx } from "./ptx.js";
 import { math } from "./math.js";
+import { local_scalar } from "./local-scalar.js";
 import { dtypeFn, Scalar, Tensor, type DTypeFn } from "./types.js";
 import { callerSpan } from "./span.js";
 import { checkSlice } from "./view.js";
@@ -44,10 +45,12 @@ export const T = {
   device_entry,
   alloc_shared,
   alloc_local,
+  local_scalar,
   range: control.range,
   serial: control.serial,
   grid: control.grid,
   unroll: control.unroll,
+  vectorized: control.vectorized,
   if_: control.if_,
   while_: control.while_,
   let_: control.let_,

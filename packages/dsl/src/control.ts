@@ -7,6 +7,7 @@ import {
   type Expr,
   type Span,
   type Var,
+  type ForAnnotation,
 } from "@tirx-ts/core";
 import { builder } from "./builder.js";
 import { checkFunction, PrimExpr, show, toExpr, type ExprLike } from "./expr.js";
@@ -84,7 +85,7 @@ function* loop(
   start: ExprLike,
   stop: ExprLike | undefined,
   step: unknown,
-  annotation: "serial" | "unroll",
+  annotation: ForAnnotation,
   label: string,
 ): Generator<PrimExpr> {
   const span = callerSpan();
@@ -177,6 +178,18 @@ function* nest(extents: readonly ExprLike[], span?: Span): Generator<PrimExpr[]>
  */
 export function grid(...extents: ExprLike[]): Iterable<PrimExpr[]> {
   return nest(extents, callerSpan());
+}
+
+/**
+ * A loop whose accesses at contiguous elements `base + v` become vector loads and stores (TIRx
+ * `T.vectorized`): `for (const v of T.vectorized(4)) B.set([i, v], A.get([i, v]))` copies four
+ * float32 with one `ld.global.v4.f32` and one `st.global.v4.f32` when the base is provably
+ * aligned to the vector's bytes (16 here). Needs a constant trip count (TX2012). It means what
+ * the serial loop means: where codegen cannot prove alignment or contiguity, or the body is more
+ * than stores of element-wise values, it unrolls the loop instead and says why in a PTX comment.
+ */
+export function vectorized(start: ExprLike, stop?: ExprLike): Iterable<PrimExpr> {
+  return loop(start, stop, 1, "vectorized", "T.vectorized");
 }
 
 /** `if (cond) { then } else { otherwise }`, with both bodies traced once. */

@@ -1,6 +1,7 @@
 export { T } from "./T.js";
 export { PrimExpr, type ExprLike } from "./expr.js";
 export { TileView, type Index } from "./view.js";
+export { LocalScalar } from "./local-scalar.js";
 export { PtxOp } from "./ptx.js";
 export type { TensorType, ScalarType, DTypeFn } from "./types.js";
 export type { ParamType, ParamHandles } from "./function.js";

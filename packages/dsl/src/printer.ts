@@ -105,7 +105,7 @@ export function printFunc(fn: PrimFunc): string {
       }
       case "For":
         lines.push(
-          `${ind}for (const ${v(x.var)} of T.${x.annotation === "unroll" ? "unroll" : "range"}(${e(x.min)}, ${e(x.min)} + ${e(x.extent)})) {`,
+          `${ind}for (const ${v(x.var)} of T.${x.annotation === "serial" ? "range" : x.annotation}(${e(x.min)}, ${e(x.min)} + ${e(x.extent)})) {`,
         );
         s(x.body, ind + "  ");
         lines.push(`${ind}}`);

@@ -9,17 +9,53 @@ export function memRef(reg: string, offset: number): string {
   return offset === 0 ? `[${reg}]` : `[${reg}+${offset}]`;
 }
 
-/** Split `e` into a runtime part and a constant addend, so constants become displacements. */
-function splitConst(e: Expr): { dyn?: Expr; c: number } {
-  const whole = constInt(e);
-  if (whole !== undefined) return { c: whole };
-  if (e.kind === "Binary" && e.op === "add") {
-    const b = constInt(e.b);
-    if (b !== undefined) return { dyn: e.a, c: b };
-    const a = constInt(e.a);
-    if (a !== undefined) return { dyn: e.b, c: a };
-  }
-  return { dyn: e, c: 0 };
+/**
+ * Split `e` into a runtime part and a constant addend, so constants become displacements: terms
+ * of additions (subtractions of a constant, products with a constant distributed over them) that
+ * are constants here (after unrolling) are summed; the others are added up in their order, each
+ * times its constant factor. `(tid * 2 + 1) * 2 + 1` is `tid * 4` plus 3.
+ */
+function splitConst(ctx: EmitContext, e: Expr): { dyn?: Expr; c: number } {
+  const terms: { x: Expr; f: bigint }[] = [];
+  let c = 0n;
+  const visit = (x: Expr, f: bigint): void => {
+    const k = ctx.staticInt(x);
+    if (k !== undefined) {
+      c += f * k;
+      return;
+    }
+    if (x.kind === "Binary" && x.op === "add") {
+      visit(x.a, f);
+      visit(x.b, f);
+      return;
+    }
+    const kb = x.kind === "Binary" ? ctx.staticInt(x.b) : undefined;
+    const ka = x.kind === "Binary" ? ctx.staticInt(x.a) : undefined;
+    if (x.kind === "Binary" && x.op === "sub" && kb !== undefined) {
+      visit(x.a, f);
+      c -= f * kb;
+    } else if (x.kind === "Binary" && x.op === "mul" && (kb ?? ka) !== undefined) {
+      visit(kb !== undefined ? x.a : x.b, f * (kb ?? ka)!);
+    } else terms.push({ x, f });
+  };
+  visit(e, 1n);
+  const dyn = terms
+    .map(({ x, f }): Expr =>
+      f === 1n
+        ? x
+        : {
+            kind: "Binary",
+            op: "mul",
+            a: x,
+            b: { kind: "IntImm", value: Number(f), dtype: e.dtype },
+            dtype: e.dtype,
+          },
+    )
+    .reduce<Expr | undefined>(
+      (acc, t) => (acc ? { kind: "Binary", op: "add", a: acc, b: t, dtype: e.dtype } : t),
+      undefined,
+    );
+  return dyn ? { dyn, c: Number(c) } : { c: Number(c) };
 }
 
 /** A 32-bit register (or immediate) holding the integer `op` of `e`'s dtype. */
@@ -68,7 +104,7 @@ export function elementRef(
   elemBytes: number,
 ): ElementRef {
   const base = ctx.bufferBase(buffer);
-  const { dyn: whole, c } = splitConst(offset);
+  const { dyn: whole, c } = splitConst(ctx, offset);
   const disp = c * elemBytes;
   const at = (reg: string): ElementRef => ({
     space: base.space,
@@ -82,7 +118,7 @@ export function elementRef(
   const key = k === undefined ? undefined : `addr ${buffer.id} ${scale} ${k}`;
   return at(
     ctx.memo(key, () => {
-      const idx = ex.emit(dyn);
+      const idx = ex.toReg(ex.emit(dyn), dyn.dtype); // an identity fold may leave an immediate
       if (base.space === "shared") {
         const i32 = dtypeBits(dyn.dtype) === 64 ? narrow(ctx, idx) : to32(ctx, idx, dyn);
         const r = ctx.regs.fresh("r");

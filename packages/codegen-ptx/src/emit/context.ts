@@ -1,13 +1,24 @@
 import {
+  invariant,
   TirxError,
   type Buffer,
+  type BufferLoad,
   type Interval,
   type RangeEnv,
   type DType,
+  type Expr,
   type SpecialName,
   type VerifiedFunc,
 } from "@tirx-ts/core";
 import { Registers } from "../regs.js";
+import { evalInt } from "../lower/fold.js";
+import { exprKey } from "./key.js";
+
+/** The key of an access to `buffer` as `dtype` at `offset` (undefined when it reads memory). */
+export function laneKey(buffer: Buffer, dtype: DType, offset: Expr): string | undefined {
+  const k = exprKey(offset);
+  return k === undefined ? undefined : `${buffer.id}:${dtype}:${k}`;
+}
 import { DYN_SMEM, type StoragePlan } from "../lower/storage.js";
 
 /** The base address of a buffer: a 64-bit register for global/local, 32-bit for shared. */
@@ -24,6 +35,13 @@ export interface ThreadIds {
   readonly warp: string;
   /** L % 32. */
   readonly lane: string;
+}
+
+/** A region of {@link EmitContext.memo}: its remembered values and the variables bound in it. */
+interface Scope {
+  readonly values: Map<string, string>;
+  readonly transparent: boolean;
+  readonly bound: Set<number>;
 }
 
 /**
@@ -43,9 +61,16 @@ export class EmitContext {
   private ids: ThreadIds | undefined;
   private labels = 0;
   /** Values already computed, by key, innermost scope last (see {@link memo}). */
-  private readonly scopes: Map<string, string>[] = [new Map()];
+  private readonly scopes: Scope[] = [{ values: new Map(), transparent: false, bound: new Set() }];
   /** Ranges of the loop and let variables in scope, by `Var.id` (for lowering choices). */
   readonly ranges = new Map<number, Interval>();
+  /** Element registers of each register array, by `Buffer.id` (see `lower/register-arrays.ts`). */
+  private readonly regArrays = new Map<number, readonly string[]>();
+  /**
+   * Registers whose value changes after they are read: register-array elements. An operand
+   * taken from one is copied before a variable is bound to it.
+   */
+  readonly mutable = new Set<string>();
 
   constructor(
     readonly vf: VerifiedFunc,
@@ -80,22 +105,32 @@ export class EmitContext {
    * The operand computed for `key` earlier in this scope or an enclosing one, else `compute()`,
    * remembered in the current scope. A scope is a region whose entry dominates its body and whose
    * registers nothing overwrites: each branch arm, loop body and unrolled copy opens one, so a
-   * register set on one path is never read on another. A `key` of undefined is never reused.
+   * register set on one path is never read on another. An unrolled copy is straight-line code of
+   * the scope around it, so a value that uses no variable bound in the copy is remembered there
+   * (the address `tid * 4` computed in the first copy serves the others). A `key` of undefined is
+   * never reused.
    */
   memo(key: string | undefined, compute: () => string): string {
     if (key === undefined) return compute();
     for (let i = this.scopes.length - 1; i >= 0; i--) {
-      const hit = this.scopes[i]!.get(key);
+      const hit = this.scopes[i]!.values.get(key);
       if (hit !== undefined) return hit;
     }
     const op = compute();
-    this.scopes[this.scopes.length - 1]!.set(key, op);
+    const vars = [...key.matchAll(/\bv(\d+)\b/g)].map((m) => Number(m[1]));
+    let i = this.scopes.length - 1;
+    while (i > 0 && this.scopes[i]!.transparent && !vars.some((v) => this.scopes[i]!.bound.has(v)))
+      i--;
+    this.scopes[i]!.values.set(key, op);
     return op;
   }
 
-  /** Run `f` in a new {@link memo} scope. */
-  scoped(f: () => void): void {
-    this.scopes.push(new Map());
+  /**
+   * Run `f` in a new {@link memo} scope; `transparent` for an unrolled copy (straight-line code
+   * of the enclosing scope).
+   */
+  scoped(f: () => void, transparent = false): void {
+    this.scopes.push({ values: new Map(), transparent, bound: new Set() });
     try {
       f();
     } finally {
@@ -103,9 +138,57 @@ export class EmitContext {
     }
   }
 
+  /** Bind variable `id` to operand `op` in the current scope. */
+  bind(id: number, op: string): void {
+    this.env.set(id, op);
+    this.scopes[this.scopes.length - 1]!.bound.add(id);
+  }
+
   /** What range analysis knows here: variable ranges and the launch. */
   rangeEnv(): RangeEnv {
     return { vars: this.ranges, launch: this.vf.launch };
+  }
+
+  /**
+   * The element registers of a local array that lives in registers, in row-major element order,
+   * or undefined for any other buffer. They are allocated once per kernel, so every path, loop
+   * iteration and unrolled copy reads and writes the same registers (PTX virtual registers are
+   * mutable; no renaming across loop back edges).
+   */
+  elementRegs(buffer: Buffer): readonly string[] | undefined {
+    const st = this.storage.buffers.get(buffer.id);
+    if (st?.kind !== "registers") return undefined;
+    let regs = this.regArrays.get(buffer.id);
+    if (!regs) {
+      regs = Array.from({ length: st.count }, () => this.reg(buffer.dtype));
+      regs.forEach((r) => this.mutable.add(r));
+      this.regArrays.set(buffer.id, regs);
+    }
+    return regs;
+  }
+
+  /**
+   * The value of integer expression `e` when every variable in it is bound to an immediate here
+   * (an unrolled loop's iteration, a let of such a value), else undefined.
+   */
+  staticInt(e: Expr): bigint | undefined {
+    return evalInt(e, (id) => {
+      const op = this.env.get(id);
+      return op !== undefined && /^(-?\d+|0x[0-9A-Fa-f]+)$/.test(op) ? BigInt(op) : undefined;
+    });
+  }
+
+  /**
+   * Values of the loads of one lane of a vectorized loop, by {@link laneKey}: the lane's register
+   * of the vector load that already read them. Empty outside a vectorized loop.
+   */
+  readonly lanes = new Map<string, string>();
+
+  /** The register already holding load `e` in the current lane of a vectorized loop, if any. */
+  laneValue(e: BufferLoad): string | undefined {
+    if (this.lanes.size === 0) return undefined;
+    const k = laneKey(e.buffer, e.dtype, e.offset);
+    return k === undefined ? undefined : this.lanes.get(k);
   }
 
   /** A fresh register for `dt`. */
@@ -172,6 +255,7 @@ export class EmitContext {
         buffer.span,
       );
     }
+    invariant(st.kind !== "registers", () => `register array "${buffer.name}" has no address`);
     let base: BufferBase;
     if (st.kind === "dynamic") {
       const r = this.regs.fresh("r");

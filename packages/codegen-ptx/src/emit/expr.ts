@@ -25,8 +25,13 @@ import {
 import { elementRef } from "./address.js";
 import { emitCast } from "./cast.js";
 import { exprKey } from "./key.js";
+import { foldBinary, foldCompare } from "./immediate.js";
+import { elementReg } from "./register-array.js";
 import { lowerCtx, prepareValueIntrinsic } from "./intrinsic.js";
 import type { EmitContext } from "./context.js";
+
+/** Operators lowered to one instruction, which may write an operand's register in place. */
+const IN_PLACE = new Set(["add", "sub", "mul", "min", "max", "bitand", "bitor", "bitxor"]);
 
 /** Operators whose 8-bit results may leave their byte and need re-extending. */
 const WRAPS = new Set(["add", "sub", "mul", "div", "mod", "floordiv", "floormod", "shl", "shr"]);
@@ -50,6 +55,18 @@ export class ExprEmitter {
   /** The value of `e` in a register (immediates are moved into one). */
   register(e: Expr): string {
     return this.toReg(this.value(e), e.dtype);
+  }
+
+  /**
+   * Emit `e` into register `d` (a register-array element): an arithmetic result is computed into
+   * `d` directly when it is not remembered for reuse (it reads memory or a register array), else
+   * moved there.
+   */
+  into(e: Expr, d: string): void {
+    const x = e;
+    if (x.kind === "Binary" && exprKey(x) === undefined && this.binary(x, d) === d) return;
+    const v = this.emit(x);
+    if (v !== d) this.ctx.ins(`mov.${bitType(e.dtype)} ${d}, ${v}`);
   }
 
   /** `op` in a register of `dt`'s class. */
@@ -118,6 +135,10 @@ export class ExprEmitter {
       case "IfThenElse":
         return this.select(e);
       case "BufferLoad": {
+        const lane = ctx.laneValue(e);
+        if (lane !== undefined) return lane;
+        const regs = e.dtype === e.buffer.dtype ? ctx.elementRegs(e.buffer) : undefined;
+        if (regs) return elementReg(ctx, regs, e.buffer, e.offset, e.span);
         const { space, ref } = elementRef(ctx, this, e.buffer, e.offset, elemBytes(e.dtype));
         if (e.dtype === "bool") {
           const byte = ctx.regs.fresh("rs");
@@ -145,11 +166,16 @@ export class ExprEmitter {
     }
   }
 
-  private binary(e: Binary): string {
+  /** `e` into `dest` (a fresh register when absent), or the operand it folds to. */
+  private binary(e: Binary, dest?: string): string {
     const ctx = this.ctx;
     binaryOp(e.op).result([e.dtype, e.dtype], e.span); // TX2005 for dtypes the operator lacks
-    const a = this.emit(e.a);
+    let a = this.emit(e.a);
     let b = this.emit(e.b);
+    const folded = foldBinary(e.op, a, b, e.dtype);
+    if (folded !== undefined) return folded;
+    // Never an instruction with two immediates (PTX wants a register for at least one).
+    if (!isReg(a) && !isReg(b)) a = this.toReg(a, e.dtype);
     const op = this.truncates(e) ? (e.op === "floordiv" ? "div" : "mod") : e.op;
     if ((e.op === "shl" || e.op === "shr") && isReg(b) && dtypeBits(e.dtype) !== 32) {
       // PTX shift amounts are always .u32.
@@ -157,12 +183,18 @@ export class ExprEmitter {
       ctx.ins(`cvt.u32.${cvtType(e.dtype)} ${r}, ${b}`);
       b = r;
     }
-    const d = ctx.reg(e.dtype);
+    // Writing straight into a register-array element is safe for one-instruction operators only:
+    // a longer lowering may write its destination before it last reads an operand.
+    const d = dest && IN_PLACE.has(op) ? dest : ctx.reg(e.dtype);
     binaryOp(op).lower(lowerCtx(this, []), d, [a, b], [e.dtype, e.dtype], e.dtype);
     if (dtypeBits(e.dtype) === 8 && WRAPS.has(e.op)) {
       // Keep the 16-bit register equal to the extended low byte (see types.ts).
       const t = cvtType(e.dtype);
       ctx.ins(`cvt.${t[0]}16.${t} ${d}, ${d}`);
+    }
+    if (dest && d !== dest) {
+      ctx.ins(`mov.${bitType(e.dtype)} ${dest}, ${d}`);
+      return dest;
     }
     return d;
   }
@@ -190,6 +222,9 @@ export class ExprEmitter {
       b = emitCast(ctx, b, "bool", "uint16");
       dt = "uint16";
     }
+    const known = foldCompare(e.op, a, b, dt);
+    if (known !== undefined) return this.toReg(known ? "1" : "0", "bool");
+    if (!isReg(a) && !isReg(b)) a = this.toReg(a, dt);
     const d = ctx.reg("bool");
     compareOpDef(e.op).lower(lowerCtx(this, []), d, [a, b], [dt, dt], "bool");
     return d;

@@ -15,6 +15,8 @@ import { emitCpAsync } from "../patterns/cp-async.js";
 import { emitBulkCopy } from "../patterns/cp-async-bulk.js";
 import { bitType, elemBytes, intImmediate, memType, opType } from "../types.js";
 import { elementRef } from "./address.js";
+import { elementReg } from "./register-array.js";
+import { emitVectorized, where } from "./vectorize.js";
 import type { EmitContext } from "./context.js";
 import { ExprEmitter } from "./expr.js";
 import { emitIntrinsic, prepareValueIntrinsic } from "./intrinsic.js";
@@ -64,10 +66,20 @@ export class StmtEmitter {
         return this.whileLoop(s);
       case "If":
         return this.branch(s);
-      case "Let":
-        ctx.env.set(s.var.id, this.ex.value(s.value));
+      case "Let": {
+        // A let of a constant (after unrolling) stays an immediate, so indices built from it
+        // are constants too; a register-array element is copied, as the element may change.
+        const c = ctx.staticInt(s.value);
+        let v = c !== undefined ? intImmediate(c, s.var.dtype) : this.ex.value(s.value);
+        if (ctx.mutable.has(v)) {
+          const r = ctx.reg(s.var.dtype);
+          ctx.ins(`mov.${bitType(s.var.dtype)} ${r}, ${v}`);
+          v = r;
+        }
+        ctx.bind(s.var.id, v);
         ctx.ranges.set(s.var.id, exprRange(s.value, ctx.rangeEnv()));
         return;
+      }
       case "Store": {
         if (s.value.dtype !== s.dtype) {
           throw new TirxError(
@@ -76,6 +88,8 @@ export class StmtEmitter {
             s.span,
           );
         }
+        const regs = ctx.elementRegs(s.buffer);
+        if (regs) return this.ex.into(s.value, elementReg(ctx, regs, s.buffer, s.offset, s.span));
         let v = this.ex.value(s.value);
         const { space, ref } = elementRef(ctx, this.ex, s.buffer, s.offset, elemBytes(s.dtype));
         if (s.dtype === "bool") {
@@ -87,10 +101,21 @@ export class StmtEmitter {
         ctx.ins(`st.${space}.${memType(s.dtype)} ${ref}, ${v}`);
         return;
       }
-      case "Alloc":
+      case "Alloc": {
         // Storage is declared once at the top of the entry (lower/storage.ts).
+        const st = ctx.storage.buffers.get(s.buffer.id);
+        const regs = ctx.elementRegs(s.buffer);
+        if (regs) {
+          const range = regs.length > 1 ? `${regs[0]}..${regs[regs.length - 1]}` : regs[0];
+          ctx.comment(
+            `"${s.buffer.name}": ${regs.length} x ${s.buffer.dtype} in registers ${range}`,
+          );
+          return;
+        }
+        if (st?.kind === "static" && st.why) ctx.comment(`${st.symbol} stays in .local: ${st.why}`);
         ctx.bufferBase(s.buffer);
         return;
+      }
       case "Call":
         return emitIntrinsic(this.ex, s);
       case "TileOp":
@@ -106,19 +131,28 @@ export class StmtEmitter {
   }
 
   /**
-   * A counted loop with the bound evaluated once before it. The `unroll` pass has already
-   * replaced `unroll` loops with constant bounds by copies; the repetition below is a fallback
-   * for IR that did not go through it.
+   * `vectorized` with a constant extent becomes vector accesses where `emitVectorized` can prove
+   * them, else it is unrolled with a comment saying why. The `unroll` pass has already replaced
+   * `unroll` loops with constant bounds by copies; the repetition below is a fallback for IR that
+   * did not go through it. Otherwise (or for `serial`) a counted loop with the bound evaluated
+   * once before it.
    */
   private loop(s: For): void {
     const ctx = this.ctx;
     const lo = constInt(s.min);
     const n = constInt(s.extent);
     if (lo !== undefined && n !== undefined && n <= 0) return;
-    if (s.annotation === "unroll" && lo !== undefined && n !== undefined) {
+    if (s.annotation === "vectorized" && lo !== undefined && n !== undefined) {
+      const why = emitVectorized(ctx, this.ex, s, lo, n);
+      if (why === undefined) return;
+      ctx.comment(`T.vectorized at ${where(s)} is unrolled: ${why}`);
+    }
+    if (s.annotation !== "serial" && lo !== undefined && n !== undefined) {
       for (let k = 0; k < n; k++) {
-        ctx.env.set(s.var.id, intImmediate(lo + k, s.var.dtype));
-        ctx.scoped(() => this.emit(s.body));
+        ctx.scoped(() => {
+          ctx.bind(s.var.id, intImmediate(lo + k, s.var.dtype));
+          this.emit(s.body);
+        }, true);
       }
       ctx.env.delete(s.var.id);
       return;
@@ -139,11 +173,13 @@ export class StmtEmitter {
     ctx.label(head);
     ctx.ins(`${setp("ge", dt)} ${done}, ${i}, ${end}`);
     ctx.ins(`@${done} bra ${exit}`);
-    ctx.env.set(s.var.id, i);
     const first = exprRange(s.min, ctx.rangeEnv());
     const count = exprRange(s.extent, ctx.rangeEnv());
     ctx.ranges.set(s.var.id, { min: first.min, max: first.max + count.max - 1 });
-    ctx.scoped(() => this.emit(s.body));
+    ctx.scoped(() => {
+      ctx.bind(s.var.id, i);
+      this.emit(s.body);
+    });
     ctx.ranges.delete(s.var.id);
     ctx.env.delete(s.var.id);
     ctx.ins(`add.${opType(dt)} ${i}, ${i}, 1`);

@@ -22,7 +22,9 @@ export const storagePass: Pass = {
       lines.push(
         st.kind === "static"
           ? `${name}: .${st.space} ${st.symbol} (${st.bytes} bytes, align ${st.align})`
-          : `${name}: dyn_smem[${st.offset}, ${st.offset + st.bytes})`,
+          : st.kind === "registers"
+            ? `${name}: ${st.count} registers`
+            : `${name}: dyn_smem[${st.offset}, ${st.offset + st.bytes})`,
       );
     }
     if (plan.dynamicBytes > 0)

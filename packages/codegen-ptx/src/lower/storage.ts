@@ -1,5 +1,6 @@
 import { numel, staticShape, walkStmt, type Buffer, type Stmt } from "@tirx-ts/core";
 import { elemBytes } from "../types.js";
+import { planRegisterArrays } from "./register-arrays.js";
 
 /** Name of the module-scope dynamic shared memory array (`shared.dyn` buffers live in it). */
 export const DYN_SMEM = "dyn_smem";
@@ -13,9 +14,13 @@ export type Storage =
       readonly symbol: string;
       readonly bytes: number;
       readonly align: number;
+      /** For a `.local` array: why it is not kept in registers (a PTX comment says so). */
+      readonly why?: string;
     }
   /** A byte range of the extern `dyn_smem` array. */
-  | { readonly kind: "dynamic"; readonly offset: number; readonly bytes: number };
+  | { readonly kind: "dynamic"; readonly offset: number; readonly bytes: number }
+  /** A local array every access of which has a constant element index: one register per element. */
+  | { readonly kind: "registers"; readonly count: number };
 
 /** The storage plan of a kernel: every `Alloc`'d buffer by id, and the dynamic shared layout. */
 export interface StoragePlan {
@@ -33,15 +38,18 @@ export function ptxIdent(name: string): string {
 }
 
 /**
- * Assign storage to every `Alloc` under `body`. Each allocation gets its own array even inside a
- * loop (a PTX array is declared once per entry); `shared.dyn` buffers are packed in program
- * order into `dyn_smem`, each aligned to its buffer's alignment.
+ * Assign storage to every `Alloc` under `body`. Local arrays whose every element index is a
+ * constant once unrolled loops are unrolled live in registers (see `register-arrays.ts`); other
+ * allocations get their own array even inside a loop (a PTX array is declared once per entry);
+ * `shared.dyn` buffers are packed in program order into `dyn_smem`, each aligned to its buffer's
+ * alignment.
  */
 export function planStorage(body: Stmt): StoragePlan {
   const buffers = new Map<number, Storage>();
   const taken = new Set<string>([DYN_SMEM]);
   let dyn = 0;
   let dynAlign = 16;
+  const inRegisters = planRegisterArrays(body);
   const symbolFor = (b: Buffer): string => {
     const base = `${b.scope === "local" ? "lmem" : "smem"}_${ptxIdent(b.name)}`;
     let name = base;
@@ -60,8 +68,15 @@ export function planStorage(body: Stmt): StoragePlan {
       buffers.set(b.id, { kind: "dynamic", offset: dyn, bytes });
       dyn += bytes;
       dynAlign = Math.max(dynAlign, b.align);
+    } else if (b.scope === "local" && inRegisters.get(b.id) === undefined) {
+      buffers.set(b.id, {
+        kind: "registers",
+        count: numel(staticShape(b, "a local array", b.span)),
+      });
     } else if (b.scope === "shared" || b.scope === "local") {
-      buffers.set(b.id, { kind: "static", space: b.scope, symbol: symbolFor(b), bytes, align });
+      const why = inRegisters.get(b.id);
+      const st = { kind: "static", space: b.scope, symbol: symbolFor(b), bytes, align } as const;
+      buffers.set(b.id, why === undefined ? st : { ...st, why });
     }
   });
   return { buffers, dynamicBytes: dyn, dynamicAlign: dynAlign };

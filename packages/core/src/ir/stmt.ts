@@ -22,13 +22,20 @@ export interface Seq extends StmtBase {
   readonly stmts: readonly Stmt[];
 }
 
-/** `for (var = min; var < min + extent; var++)`. `unroll` asks codegen to unroll it fully. */
+/** How codegen treats a `For`: all three run the iterations in order. */
+export type ForAnnotation = "serial" | "unroll" | "vectorized";
+
+/**
+ * `for (var = min; var < min + extent; var++)`. `unroll` asks codegen to unroll it fully;
+ * `vectorized` (TIRx `T.vectorized`) asks it to turn the body's contiguous accesses `base + var`
+ * into vector loads and stores (a constant trip count; codegen unrolls what it cannot vectorize).
+ */
 export interface For extends StmtBase {
   readonly kind: "For";
   readonly var: Var;
   readonly min: Expr;
   readonly extent: Expr;
-  readonly annotation: "serial" | "unroll";
+  readonly annotation: ForAnnotation;
   readonly body: Stmt;
 }
 

@@ -298,14 +298,15 @@ export function verify(fn: PrimFunc): VerifiedFunc {
         visit(s.body);
         return;
       case "For": {
-        if (s.annotation === "unroll") {
+        if (s.annotation === "unroll" || s.annotation === "vectorized") {
           const n = constInt(s.extent);
+          const what = s.annotation === "unroll" ? "T.unroll" : "T.vectorized";
           if (n === undefined || n > MAX_UNROLL) {
             throw new TirxError(
               "TX2012",
               n === undefined
-                ? "T.unroll needs a constant trip count; use T.range for a runtime bound"
-                : `T.unroll of ${n} iterations would emit ${n} copies of the body; at most ${MAX_UNROLL} (use T.range)`,
+                ? `${what} needs a constant trip count; use T.range for a runtime bound`
+                : `${what} of ${n} iterations would emit ${n} copies of the body; at most ${MAX_UNROLL} (use T.range)`,
               s.span,
             );
           }

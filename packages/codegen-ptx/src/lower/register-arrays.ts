@@ -1,0 +1,89 @@
+import {
+  isView,
+  numel,
+  stmtExprs,
+  walkExpr,
+  walkStmt,
+  type Buffer,
+  type Span,
+  type Stmt,
+} from "@tirx-ts/core";
+import { staticShape } from "@tirx-ts/core";
+import { isStaticInt } from "./fold.js";
+
+/**
+ * The most elements a local array may have to live in registers. A thread has at most 255
+ * registers (PTX ISA "Maximum number of registers per thread"); a larger array would only spill.
+ */
+export const MAX_REGISTER_ARRAY = 128;
+
+const where = (span?: Span): string =>
+  span ? ` at ${span.file.split(/[\\/]/).pop()}:${span.line}:${span.col}` : "";
+
+/**
+ * Which local arrays can live in registers, as nvcc does for arrays indexed by constants after
+ * unrolling: every load and store of the array must have an element index built from constants,
+ * variables of loops that codegen unrolls (`T.unroll`, `T.vectorized` with constant bounds) and
+ * lets of such values, must read the array's own dtype, and the array's address must never be
+ * taken (no `BufferPtr`, no tile-pattern view). Returns, for each local array that stays in
+ * `.local`, the reason (for a PTX comment); arrays not in the map live in registers.
+ */
+export function planRegisterArrays(body: Stmt): Map<number, string> {
+  const known = new Set<number>();
+  const memory = new Map<number, string>();
+  const locals = new Map<number, Buffer>();
+  const keep = (b: Buffer, why: string): void => {
+    if (b.scope === "local" && !memory.has(b.id)) memory.set(b.id, why);
+  };
+  walkStmt(body, (s) => {
+    switch (s.kind) {
+      case "Alloc":
+        if (s.buffer.scope !== "local") return;
+        locals.set(s.buffer.id, s.buffer);
+        if (numel(staticShape(s.buffer, "a local array", s.span)) > MAX_REGISTER_ARRAY) {
+          keep(s.buffer, `it has more than ${MAX_REGISTER_ARRAY} elements`);
+        }
+        return;
+      case "For":
+        if (
+          s.annotation !== "serial" &&
+          isStaticInt(s.min, new Set()) &&
+          isStaticInt(s.extent, new Set())
+        ) {
+          known.add(s.var.id);
+        }
+        break;
+      case "Let":
+        if (isStaticInt(s.value, known)) known.add(s.var.id);
+        break;
+      case "Store":
+        if (s.dtype !== s.buffer.dtype) keep(s.buffer, `a store${where(s.span)} reinterprets it`);
+        else if (!isStaticInt(s.offset, known)) {
+          keep(
+            s.buffer,
+            `the index of the store${where(s.span)} is not a constant after unrolling`,
+          );
+        }
+        break;
+      case "TileApply":
+        for (const v of [s.dst, s.src, ...Object.values(s.params).filter(isView)]) {
+          keep(v.buffer, `a tile pattern${where(s.span)} uses it`);
+        }
+        break;
+      default:
+        break;
+    }
+    for (const e of stmtExprs(s)) {
+      walkExpr(e, (x) => {
+        const at = where(x.span ?? s.span);
+        if (x.kind === "BufferPtr") keep(x.buffer, `its address is taken${at}`);
+        if (x.kind !== "BufferLoad") return;
+        if (x.dtype !== x.buffer.dtype) keep(x.buffer, `a load${at} reinterprets it`);
+        else if (!isStaticInt(x.offset, known)) {
+          keep(x.buffer, `the index of the load${at} is not a constant after unrolling`);
+        }
+      });
+    }
+  });
+  return memory;
+}
