@@ -114,9 +114,17 @@ export function checkBenchKernel<S>(entry: ComputeKernelEntry<S>, k: BenchKernel
         `${where}: tensor parameter ${i} ("${p.name}") is ${p.buffer.dtype}, expected ${t.dtype} (${t.name})`,
       );
     }
-    if (p.buffer.shape.length !== want.length || p.buffer.shape.some((n, d) => n !== want[d])) {
+    // A symbolic dim names a scalar parameter: its value in `scalars` must be the size.
+    const dimValue = (n: (typeof p.buffer.shape)[number]): number | undefined =>
+      typeof n === "number"
+        ? n
+        : k.scalars?.[scalars.findIndex((q) => q.kind === "scalar" && q.var.id === n.id)];
+    if (
+      p.buffer.shape.length !== want.length ||
+      p.buffer.shape.some((n, d) => dimValue(n) !== want[d])
+    ) {
       throw new Error(
-        `${where}: tensor parameter ${i} ("${p.name}") has shape [${p.buffer.shape.join(", ")}], expected [${want.join(", ")}] (${t.name})`,
+        `${where}: tensor parameter ${i} ("${p.name}") has shape [${p.buffer.shape.map((n) => (typeof n === "number" ? n : n.name)).join(", ")}], expected [${want.join(", ")}] (${t.name})`,
       );
     }
   });

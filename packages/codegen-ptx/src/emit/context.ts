@@ -62,6 +62,8 @@ export class EmitContext {
   private labels = 0;
   /** Values already computed, by key, innermost scope last (see {@link memo}). */
   private readonly scopes: Scope[] = [{ values: new Map(), transparent: false, bound: new Set() }];
+  /** The value of every let-bound variable, by `Var.id` (for divisibility proofs). */
+  readonly letValues = new Map<number, Expr>();
   /** Ranges of the loop and let variables in scope, by `Var.id` (for lowering choices). */
   readonly ranges = new Map<number, Interval>();
   /** Element registers of each register array, by `Buffer.id` (see `lower/register-arrays.ts`). */

@@ -67,6 +67,7 @@ export class StmtEmitter {
       case "If":
         return this.branch(s);
       case "Let": {
+        ctx.letValues.set(s.var.id, s.value);
         // A let of a constant (after unrolling) stays an immediate, so indices built from it
         // are constants too; a register-array element is copied, as the element may change.
         const c = ctx.staticInt(s.value);

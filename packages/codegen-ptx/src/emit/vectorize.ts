@@ -72,6 +72,11 @@ function bindStatics(ctx: EmitContext, e: Expr): Expr {
   if (c !== undefined) return { kind: "IntImm", value: Number(c), dtype: e.dtype };
   if (e.kind === "Binary") return { ...e, a: bindStatics(ctx, e.a), b: bindStatics(ctx, e.b) };
   if (e.kind === "Cast") return { ...e, value: bindStatics(ctx, e.value) };
+  // A let-bound variable divides like its value (lets are immutable).
+  if (e.kind === "Var") {
+    const v = ctx.letValues.get(e.id);
+    if (v) return bindStatics(ctx, v);
+  }
   return e;
 }
 
