@@ -12,6 +12,7 @@ import {
 } from "./expr.js";
 import { alloc_local, alloc_shared, device_entry, function_ } from "./function.js";
 import { ptx } from "./ptx.js";
+import { call_op, call_value, raw } from "./raw.js";
 import { dtypeFn, Scalar, Tensor, type DTypeFn } from "./types.js";
 import { callerSpan } from "./span.js";
 import { checkSlice } from "./view.js";
@@ -94,5 +95,8 @@ export const T = {
     tile: cuda.tile,
   },
   ptx,
+  raw,
+  call_op,
+  call_value,
   ...dtypes,
 };
