@@ -122,7 +122,7 @@ const testKernels: PrimFunc[] = [
   symbolic,
   dynamic,
   seedKernel(),
-  seedKernel({ chunk_bytes: 8 }),
+  seedKernel({ opcode: "cp.async.ca.shared.global" }),
   simSeed,
   rowCopyKernel(1024),
   oneTile(),
