@@ -52,7 +52,7 @@ function importInNode(file: string): Record<string, PrimFunc> {
   }) as Record<string, PrimFunc>;
 }
 
-const outDir = fileURLToPath(new URL("./.printed/", import.meta.url));
+const outDir = fileURLToPath(new URL("./.printed/property/", import.meta.url));
 afterAll(() => rmSync(`${outDir}property.mjs`, { force: true }));
 
 const N = 16;

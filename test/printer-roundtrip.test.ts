@@ -26,7 +26,7 @@ import { seedKernel } from "./kernels/seed.js";
 const examplesDir = fileURLToPath(new URL("../examples/", import.meta.url));
 // Gitignored and prettier-ignored: generated modules live inside the repository so that
 // `tirx-ts` resolves from them.
-const outDir = fileURLToPath(new URL("./.printed/", import.meta.url));
+const outDir = fileURLToPath(new URL("./.printed/roundtrip/", import.meta.url));
 
 function isPrimFunc(x: unknown): x is PrimFunc {
   return typeof x === "object" && x !== null && (x as { kind?: unknown }).kind === "PrimFunc";
@@ -210,5 +210,39 @@ describe("printFunc round-trips through the T builder", () => {
       );
       "
     `);
+  });
+});
+
+describe("the builder forms the printer writes", () => {
+  const build = (body: (A: ReturnType<typeof T.alloc_shared>) => void) =>
+    T.function("k", { A: T.Tensor([8], "int32") }, ({ A }) => {
+      T.device_entry({ launch: T.cuda.LaunchConfig({ grid: 1, block: 1 }) });
+      body(A);
+    });
+  const codeOf = (f: () => unknown): string | undefined => {
+    try {
+      f();
+    } catch (e) {
+      return (e as { code?: string }).code;
+    }
+    return undefined;
+  };
+  test("T.raw keeps what the method spellings fold", () => {
+    const k = build((A) => {
+      A.flat().set([0], T.raw.binary("add", A.flat().get([1]), 0));
+      A.flat().set([1], T.raw.cast("int32", T.int32(3)));
+    });
+    const body = (k.body as { body: { stmts: { value: { kind: string } }[] } }).body.stmts;
+    expect(body.map((s) => s.value.kind)).toEqual(["Binary", "Cast"]);
+  });
+  test("flat, as_strided and T.raw refuse malformed operands", () => {
+    expect(codeOf(() => build((A) => A.flat().get([0, 1] as never)))).toBe("TX1004");
+    expect(codeOf(() => build((A) => A.as_strided({ shape: [0], strides: [1] })))).toBe("TX1002");
+    expect(codeOf(() => build((A) => A.as_strided({ shape: [2, 2], strides: [1] })))).toBe(
+      "TX1002",
+    );
+    expect(codeOf(() => build(() => T.raw.binary("pow" as never, 1, 2)))).toBe("TX1002");
+    expect(codeOf(() => build((A) => T.raw.binary("add", A.flat().get([0]), 1.5)))).toBe("TX1007");
+    expect(codeOf(() => build(() => T.call_op("no.such.op")))).toBe("TX2010");
   });
 });

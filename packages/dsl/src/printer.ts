@@ -295,6 +295,10 @@ function printKernel(fn: PrimFunc, exportName: string): string {
         return;
       }
       case "TileOp":
+        // The plan is the verifier's, made again from the tile.apply when the module is loaded.
+        out(
+          `// TileOp: ${x.plan.kind}, chunk ${x.plan.chunkBytes} bytes, repeat [${x.plan.repeatShape.join(", ")}]`,
+        );
         s(x.source, ind);
         return;
       case "TileApply": {
