@@ -232,7 +232,8 @@ describe("the builder forms the printer writes", () => {
       A.flat().set([0], T.raw.binary("add", A.flat().get([1]), 0));
       A.flat().set([1], T.raw.cast("int32", T.int32(3)));
     });
-    const body = (k.body as { body: { stmts: { value: { kind: string } }[] } }).body.stmts;
+    const body = (k.body as unknown as { body: { stmts: { value: { kind: string } }[] } }).body
+      .stmts;
     expect(body.map((s) => s.value.kind)).toEqual(["Binary", "Cast"]);
   });
   test("flat, as_strided and T.raw refuse malformed operands", () => {
