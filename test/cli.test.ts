@@ -1,6 +1,6 @@
 // The `tirx` command as a user runs it (from the built package; `npm test` builds first).
 import { spawnSync } from "node:child_process";
-import { mkdtempSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -36,7 +36,7 @@ describe("tirx build", () => {
     );
     const ir = tirx("build", "examples/copy_async.ts", "--emit", "ir", "--kernel", "copy_async");
     expect(ir.code).toBe(0);
-    expect(ir.out).toContain('T.function("copy_async"');
+    expect(ir.out).toMatch(/export const copy_async = T\.function\(\s*"copy_async"/);
     expect(tirx("build", "examples/copy_async.ts", "--kernel", "nope").code).toBe(1);
   });
 
@@ -82,5 +82,37 @@ describe("tirx build", () => {
       'unknown pass "unrol"; --after takes one of: verify, lower-tile, unroll, simplify, upcast-half, storage',
     );
     expect(tirx("build", "examples/copy_async.ts", "--after", "unroll").code).toBe(2);
+  });
+
+  test("the printed IR is a T module: built again, it gives the same PTX instructions", () => {
+    // Inside the repository (so that `tirx-ts` resolves), in a gitignored folder.
+    const dir = join(root, "test", ".printed", "cli");
+    mkdirSync(dir, { recursive: true });
+    const instructions = (ptx: string): string[] =>
+      ptx
+        .split("\n")
+        .map((l) => l.replace(/\/\/.*$/, "").trim())
+        .filter((l) => l !== "");
+    const original = tirx("build", "examples/copy_async.ts", "--emit", "ptx");
+    expect(original.code).toBe(0);
+    expect(instructions(original.out).filter((l) => l.startsWith("cp.async")).length).toBe(6);
+    try {
+      for (const after of [
+        [],
+        ["--after", "verify"],
+        ["--after", "lower-tile"],
+        ["--after", "storage"],
+      ]) {
+        const ir = tirx("build", "examples/copy_async.ts", "--emit", "ir", ...after);
+        expect(ir.code, ir.err).toBe(0);
+        const file = join(dir, `cli_copy_async_${after[1] ?? "written"}.ts`);
+        writeFileSync(file, ir.out);
+        const again = tirx("build", file, "--emit", "ptx");
+        expect(again.err).toBe("");
+        expect(instructions(again.out)).toEqual(instructions(original.out));
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

@@ -145,7 +145,7 @@ describe("T.vectorized loops become vector loads and stores", () => {
     }
     expect(isTirxError(err) && err.code).toBe("TX2012");
     expect((err as Error).message).toMatch(/T\.vectorized needs a constant trip count/);
-    expect(printFunc(fn(4))).toContain("T.vectorized(0, 0 + 4)");
+    expect(printFunc(fn(4))).toContain("T.vectorized(4)");
   });
 
   it("the verifier bounds-checks every lane (TX2006)", () => {

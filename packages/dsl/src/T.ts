@@ -15,6 +15,7 @@ import { alloc_local, alloc_shared, device_entry, function_ } from "./function.j
 import { ptx } from "./ptx.js";
 import { math } from "./math.js";
 import { local_scalar } from "./local-scalar.js";
+import { call_op, call_value, raw } from "./raw.js";
 import { dtypeFn, Scalar, Tensor, type DTypeFn } from "./types.js";
 import { callerSpan } from "./span.js";
 import { checkSlice } from "./view.js";
@@ -101,5 +102,8 @@ export const T = {
   },
   ptx,
   ...math,
+  raw,
+  call_op,
+  call_value,
   ...dtypes,
 };

@@ -1,5 +1,10 @@
 import {
+  binary,
+  cast,
   checkDepth,
+  constInt,
+  exactEqual,
+  findOp,
   type Buffer,
   type Expr,
   type PrimFunc,
@@ -9,158 +14,375 @@ import {
   type View,
 } from "@tirx-ts/core";
 
-const BIN: Record<string, string> = {
-  add: "+",
-  sub: "-",
-  mul: "*",
-  div: "/",
-  mod: "%",
-  bitand: "&",
-  bitor: "|",
-  bitxor: "^",
-  shl: "<<",
-  shr: ">>",
-};
-const CMP: Record<string, string> = { eq: "==", ne: "!=", lt: "<", le: "<=", gt: ">", ge: ">=" };
-
 /**
- * Print a PrimFunc as readable TIRx-like script text (for `tirx build --emit ir` and
- * diagnostics). Variables and buffers get unique names (`i`, `i_1`, ...). A `TileOp` (after the
- * lower-tile pass) prints as a comment with its plan's kind, chunk and repeat shape, then the
- * tile.apply it came from.
- * @throws TirxError TX2013 when `fn` nests deeper than MAX_EXPR_DEPTH (checked before printing).
+ * The IR printer: a PrimFunc as a TypeScript module in `T` builder syntax, which, run (with tsx
+ * or any TypeScript loader that resolves `tirx-ts`), rebuilds a PrimFunc structurally equal to
+ * the printed one (`structuralEqual`: equal up to variable and buffer renaming and spans).
+ *
+ * How each node prints, and why the spelling rebuilds it exactly:
+ * - accesses go through the flat view `A.flat(dtype?).get([offset])` / `.set` / `.ptr`, since
+ *   the IR holds flat element offsets;
+ * - operators print as methods (`a.add(b)`, `a.lt(b)`, `c.and(d)`, `x.cast("float32")`) when the
+ *   method's folding leaves the node as it is, and as `T.raw.binary` / `T.raw.cast` otherwise;
+ *   constants print bare (`5`, `2.5`, `7n`, `true`) where the receiver's dtype is theirs, and as
+ *   `T.<dtype>(v)` elsewhere;
+ * - loops print as `T.range` / `T.unroll` when the extent has the builder's `hi - lo` form, as
+ *   `T.raw.loop(min, extent, annotation)` otherwise;
+ * - op-table calls print as `T.call_op(name, ...)` / `T.call_value(name, ...)` (zero-operand
+ *   ops as their surface, `bar.sync 0` as `T.cuda.cta_sync()`);
+ * - tile operands print as `A.as_strided({ dtype, offset, shape, strides, axes })`; a `TileOp`
+ *   prints as its source `tile.apply`, which the verifier plans again.
  */
-export function printFunc(fn: PrimFunc): string {
-  checkDepth(fn);
-  const names = new Map<number, string>();
-  const used = new Map<string, number>();
-  const nameOf = (kind: "v" | "b", id: number, base: string): string => {
-    const key = kind === "v" ? id : -id;
-    let n = names.get(key);
-    if (!n) {
-      const k = used.get(base) ?? 0;
-      used.set(base, k + 1);
-      n = k === 0 ? base : `${base}_${k}`;
-      names.set(key, n);
-    }
+
+const RESERVED = new Set(
+  (
+    "T break case catch class const continue debugger default delete do else enum export extends " +
+    "false finally for function if import in instanceof new null return super switch this throw " +
+    "true try typeof var void while with yield let static implements interface package private " +
+    "protected public await async of undefined NaN Infinity arguments eval"
+  ).split(" "),
+);
+
+const IDENT = /^[A-Za-z_$][\w$]*$/;
+
+function jsIdent(name: string): string {
+  let n = name.replace(/[^\w$]/g, "_");
+  if (!/^[A-Za-z_$]/.test(n)) n = `_${n}`;
+  return RESERVED.has(n) ? `${n}_` : n;
+}
+
+function num(v: number): string {
+  if (Object.is(v, -0)) return "-0";
+  if (Number.isNaN(v)) return "NaN";
+  if (v === Infinity) return "Infinity";
+  if (v === -Infinity) return "-Infinity";
+  return String(v);
+}
+
+/** A 3-D extent without its trailing 1s (`[4, 1, 1]` → `4`), as LaunchConfig takes it. */
+function dim3(d: readonly string[]): string {
+  const n = d.length - [...d].reverse().findIndex((x) => x !== "1");
+  const kept = d.slice(0, n > d.length ? 1 : Math.max(n, 1));
+  return kept.length === 1 ? kept[0]! : `[${kept.join(", ")}]`;
+}
+
+const SPECIAL_FN = { tid: "thread_idx", ctaid: "block_idx", ntid: "block_dim", nctaid: "grid_dim" };
+
+/** Print one kernel as `export const <exportName> = T.function(...)` (no import line). */
+function printKernel(fn: PrimFunc, exportName: string): string {
+  const names = new Map<object, string>();
+  const used = new Set<string>(["T"]);
+  const fresh = (base: string): string => {
+    const b = jsIdent(base);
+    let n = b;
+    for (let k = 1; used.has(n); k++) n = `${b}_${k}`;
+    used.add(n);
     return n;
   };
-  const v = (x: Var): string => nameOf("v", x.id, x.name);
-  const buf = (b: Buffer): string => nameOf("b", b.id, b.name);
+  const bind = (x: Var | Buffer): string => {
+    const n = fresh(x.name);
+    names.set(x, n);
+    return n;
+  };
+  const ref = (x: Var | Buffer): string => {
+    const n = names.get(x);
+    if (n !== undefined) return n;
+    // A binding met by reference before its definition (not valid IR); print its name so the
+    // module fails to load where it is used rather than printing something else.
+    return bind(x);
+  };
+
+  /** A constant as a bare JS literal, valid where the literal takes the dtype `like`. */
+  const bare = (x: Expr, like: string | undefined): string | undefined => {
+    if (like === undefined || x.dtype !== like) return undefined;
+    if (x.kind === "IntImm") {
+      if (x.dtype === "bool") return x.value === 0 || x.value === 0n ? "false" : "true";
+      return typeof x.value === "bigint" ? `${x.value}n` : num(x.value);
+    }
+    if (x.kind === "FloatImm") return num(x.value);
+    return undefined;
+  };
+  /** `x` where a literal would take the dtype `like` (a method's operand). */
+  const arg = (x: Expr, like: string | undefined): string => bare(x, like) ?? e(x);
+  /** `x` as a JS expression whose value is a PrimExpr. */
   const e = (x: Expr): string => {
     switch (x.kind) {
       case "IntImm":
-        return x.dtype === "int32"
-          ? String(x.value)
-          : x.dtype === "bool"
-            ? String(x.value !== 0 && x.value !== 0n)
-            : `T.${x.dtype}(${x.value})`;
       case "FloatImm":
-        return `T.${x.dtype}(${x.value})`;
+        return `T.${x.dtype}(${bare(x, x.dtype)!})`;
       case "Var":
-        return v(x);
+        return ref(x);
       case "Special":
-        return `%${x.name}`;
-      case "Binary":
-        return BIN[x.op] ? `(${e(x.a)} ${BIN[x.op]} ${e(x.b)})` : `T.${x.op}(${e(x.a)}, ${e(x.b)})`;
+        return `T.raw.special(${JSON.stringify(x.name)})`;
+      case "Binary": {
+        let kept = false;
+        try {
+          const r = binary(x.op, x.a, x.b);
+          kept = r.kind === "Binary" && r.op === x.op && r.a === x.a && r.b === x.b;
+        } catch {
+          kept = false;
+        }
+        return kept
+          ? `${e(x.a)}.${x.op}(${arg(x.b, x.a.dtype)})`
+          : `T.raw.binary("${x.op}", ${e(x.a)}, ${arg(x.b, x.a.dtype)})`;
+      }
       case "Compare":
-        return `(${e(x.a)} ${CMP[x.op]} ${e(x.b)})`;
+        return `${e(x.a)}.${x.op}(${arg(x.b, x.a.dtype)})`;
       case "Logical":
-        return `(${e(x.a)} ${x.op === "and" ? "&&" : "||"} ${e(x.b)})`;
+        return `${e(x.a)}.${x.op}(${arg(x.b, "bool")})`;
       case "Not":
-        return `!${e(x.a)}`;
-      case "Cast":
-        return `T.${x.dtype}(${e(x.value)})`;
+        return `${e(x.a)}.not()`;
+      case "Cast": {
+        let kept = false;
+        try {
+          const r = cast(x.dtype, x.value);
+          kept = r.kind === "Cast" && r.value === x.value;
+        } catch {
+          kept = false;
+        }
+        return kept
+          ? `${e(x.value)}.cast("${x.dtype}")`
+          : `T.raw.cast("${x.dtype}", ${e(x.value)})`;
+      }
       case "IfThenElse":
-        return `T.if_then_else(${e(x.cond)}, ${e(x.t)}, ${e(x.f)})`;
+        return `T.if_then_else(${arg(x.cond, "bool")}, ${e(x.t)}, ${arg(x.f, x.t.dtype)})`;
       case "BufferLoad":
-        return `${buf(x.buffer)}.flat<${x.dtype}>[${e(x.offset)}]`;
+        return `${flat(x.buffer, x.dtype)}.get([${arg(x.offset, "int32")}])`;
       case "BufferPtr":
-        return `&${buf(x.buffer)}.flat[${e(x.offset)}]`;
+        return `${flat(x.buffer, x.buffer.dtype)}.ptr([${arg(x.offset, "int32")}])`;
       case "CallExpr":
-        return `T.call("${x.op}", ${x.args.map(e).join(", ")}): ${x.dtype}`;
+        return `T.call_value(${JSON.stringify(x.op)}${opArgs(x.op, x.args)})`;
     }
   };
-  const view = (w: View): string =>
-    `view(${buf(w.buffer)}, ${w.dtype}, offset=${e(w.offset)}, shape=[${w.shape.join(", ")}], strides=[${w.strides.join(", ")}])`;
-  const param = (p: TileParam): string =>
-    typeof p === "object"
-      ? (p as { kind: string }).kind === "View"
-        ? view(p as View)
-        : e(p as Expr)
-      : JSON.stringify(p);
+  const flat = (b: Buffer, dtype: string): string =>
+    `${ref(b)}.flat(${dtype === b.dtype ? "" : JSON.stringify(dtype)})`;
+  /** Operands of an op-table call: static operands as JS integers, the rest as expressions. */
+  const opArgs = (name: string, args: readonly Expr[]): string => {
+    const op = findOp(name);
+    return args
+      .map((a, i) => {
+        const c = constInt(a);
+        return op?.operands[i]?.kind === "static" && c !== undefined ? `, ${c}` : `, ${e(a)}`;
+      })
+      .join("");
+  };
+  const view = (w: View): string => {
+    const fields = [
+      ...(w.dtype !== w.buffer.dtype ? [`dtype: "${w.dtype}"`] : []),
+      `offset: ${arg(w.offset, "int32")}`,
+      `shape: [${w.shape.join(", ")}]`,
+      `strides: [${w.strides.join(", ")}]`,
+      ...(w.axes.some((a) => a !== "") ? [`axes: ${JSON.stringify(w.axes)}`] : []),
+    ];
+    return `${ref(w.buffer)}.as_strided({ ${fields.join(", ")} })`;
+  };
+  const param = (p: TileParam): string => {
+    if (typeof p !== "object") return JSON.stringify(p);
+    return p.kind === "View" ? view(p) : e(p);
+  };
+
   const lines: string[] = [];
+  const block = (x: Stmt, ind: string): void => {
+    if (x.kind === "Seq") x.stmts.forEach((c) => s(c, ind));
+    else s(x, ind);
+  };
   const s = (x: Stmt, ind: string): void => {
+    const out = (l: string): void => {
+      lines.push(ind + l);
+    };
     switch (x.kind) {
       case "Seq":
-        x.stmts.forEach((c) => s(c, ind));
+        block(x, ind);
         return;
       case "DeviceEntry": {
         const l = x.launch;
-        lines.push(
-          `${ind}T.device_entry({ grid: [${l.grid.map((g) => (typeof g === "number" ? String(g) : e(g))).join(", ")}], block: [${l.block.join(", ")}], dynamic_shared_bytes: ${l.dynamicSharedBytes} });`,
+        const grid = l.grid.map((g) => (typeof g === "number" ? String(g) : e(g)));
+        const dyn = l.dynamicSharedBytes ? `, dynamic_shared_bytes: ${l.dynamicSharedBytes}` : "";
+        out(
+          `T.device_entry({ launch: T.cuda.LaunchConfig({ grid: ${dim3(grid)}, block: ${dim3(l.block.map(String))}${dyn} }) });`,
         );
-        s(x.body, ind);
+        block(x.body, ind);
         return;
       }
-      case "For":
-        lines.push(
-          `${ind}for (const ${v(x.var)} of T.${x.annotation === "serial" ? "range" : x.annotation}(${e(x.min)}, ${e(x.min)} + ${e(x.extent)})) {`,
-        );
-        s(x.body, ind + "  ");
-        lines.push(`${ind}}`);
+      case "For": {
+        const fn = { serial: "T.range", unroll: "T.unroll", vectorized: "T.vectorized" }[
+          x.annotation
+        ];
+        const lo = constInt(x.min);
+        const ext = x.extent;
+        let head: string;
+        if (
+          x.min.kind === "IntImm" &&
+          x.min.dtype === "int32" &&
+          ext.kind === "IntImm" &&
+          ext.dtype === "int32" &&
+          typeof ext.value === "number"
+        ) {
+          const hi = lo! + ext.value;
+          head = lo === 0 ? `${fn}(${hi})` : `${fn}(${lo}, ${hi})`;
+        } else if (
+          ext.kind === "Binary" &&
+          ext.op === "sub" &&
+          exactEqual(ext.b, x.min) &&
+          !(ext.a.kind === "IntImm" && x.min.kind === "IntImm") &&
+          ext.a.dtype === "int32" &&
+          x.min.dtype === "int32"
+        ) {
+          head =
+            lo === 0 && x.min.kind === "IntImm"
+              ? `${fn}(${arg(ext.a, "int32")})`
+              : `${fn}(${arg(x.min, "int32")}, ${arg(ext.a, "int32")})`;
+        } else {
+          head = `T.raw.loop(${arg(x.min, "int32")}, ${arg(ext, "int32")}, "${x.annotation}")`;
+        }
+        out(`for (const ${bind(x.var)} of ${head}) {`);
+        block(x.body, ind + "  ");
+        out("}");
         return;
+      }
       case "While":
-        lines.push(`${ind}while (${e(x.cond)}) {`);
-        s(x.body, ind + "  ");
-        lines.push(`${ind}}`);
+        out(`T.while_(() => ${arg(x.cond, "bool")}, () => {`);
+        block(x.body, ind + "  ");
+        out("});");
         return;
       case "If":
-        lines.push(`${ind}if (${e(x.cond)}) {`);
-        s(x.then, ind + "  ");
+        out(`T.if_(${arg(x.cond, "bool")}, () => {`);
+        block(x.then, ind + "  ");
         if (x.else) {
-          lines.push(`${ind}} else {`);
-          s(x.else, ind + "  ");
+          out("}, () => {");
+          block(x.else, ind + "  ");
         }
-        lines.push(`${ind}}`);
+        out("});");
         return;
-      case "Let":
-        lines.push(`${ind}const ${v(x.var)}: ${x.var.dtype} = ${e(x.value)};`);
+      case "Let": {
+        const v = x.value;
+        if (v.kind === "Special" && x.var.dtype === "int32") {
+          const [k, axis] = v.name.split(".") as [keyof typeof SPECIAL_FN, string];
+          out(`const ${bind(x.var)} = T.cuda.${SPECIAL_FN[k]}("${axis}");`);
+          return;
+        }
+        const value = e(v);
+        const label = IDENT.test(x.var.name) ? x.var.name : jsIdent(x.var.name);
+        out(`const ${bind(x.var)} = T.let_(${JSON.stringify(label)}, ${value});`);
         return;
+      }
       case "Store":
-        lines.push(`${ind}${buf(x.buffer)}.flat<${x.dtype}>[${e(x.offset)}] = ${e(x.value)};`);
-        return;
-      case "Alloc":
-        lines.push(
-          `${ind}const ${buf(x.buffer)} = T.alloc_${x.buffer.scope === "local" ? "local" : "shared"}([${x.buffer.shape.join(", ")}], "${x.buffer.dtype}"); // ${x.buffer.scope}, align ${x.buffer.align}`,
+        out(
+          `${flat(x.buffer, x.dtype)}.set([${arg(x.offset, "int32")}], ${arg(x.value, x.dtype)});`,
         );
         return;
-      case "Call":
-        lines.push(`${ind}T.call("${x.op}"${x.args.map((a) => ", " + e(a)).join("")});`);
+      case "Alloc": {
+        const b = x.buffer;
+        const label = IDENT.test(b.name) ? b.name : jsIdent(b.name);
+        const opts = [`name: ${JSON.stringify(label)}`];
+        if (b.scope !== "local") {
+          if (b.align !== 16) opts.push(`align: ${b.align}`);
+          if (b.scope === "shared.dyn") opts.push("dynamic: true");
+        }
+        const fn = b.scope === "local" ? "T.alloc_local" : "T.alloc_shared";
+        out(
+          `const ${bind(b)} = ${fn}([${b.shape.map((d) => (typeof d === "number" ? String(d) : ref(d))).join(", ")}], "${b.dtype}", { ${opts.join(", ")} });`,
+        );
         return;
+      }
+      case "Call": {
+        const op = findOp(x.op);
+        if (x.op === "bar.sync" && x.args.length === 1 && constInt(x.args[0]!) === 0) {
+          out("T.cuda.cta_sync();");
+        } else if (op && op.operands.length === 0 && x.args.length === 0) {
+          out(`${op.surface}();`);
+        } else {
+          out(`T.call_op(${JSON.stringify(x.op)}${opArgs(x.op, x.args)});`);
+        }
+        return;
+      }
       case "TileOp":
-        lines.push(
-          `${ind}// TileOp: ${x.plan.kind}, chunk ${x.plan.chunkBytes} bytes, repeat [${x.plan.repeatShape.join(", ")}], base bytes dst ${e(x.plan.dst.baseBytes)}, src ${e(x.plan.src.baseBytes)}`,
+        // The plan is the verifier's, made again from the tile.apply when the module is loaded.
+        out(
+          `// TileOp: ${x.plan.kind}, chunk ${x.plan.chunkBytes} bytes, repeat [${x.plan.repeatShape.join(", ")}]`,
         );
         s(x.source, ind);
         return;
       case "TileApply": {
-        const ps = Object.entries(x.params).map(([k, p]) => `${k}: ${param(p)}`);
-        lines.push(`${ind}T.cuda.tile.apply(T.ptx["${x.opcode}"],`);
-        lines.push(`${ind}  ${view(x.dst)},`);
-        lines.push(`${ind}  ${view(x.src)},`);
-        lines.push(`${ind}  { ${ps.join(", ")} });`);
+        const ps = Object.entries(x.params).map(([k, p]) => `${JSON.stringify(k)}: ${param(p)}`);
+        out(
+          `T.cuda.tile.apply(T.ptx[${JSON.stringify(x.opcode)}], ${view(x.dst)}, ${view(x.src)}, { ${ps.join(", ")} });`,
+        );
         return;
       }
     }
   };
-  const params = fn.params.map((p) =>
-    p.kind === "buffer"
-      ? `${buf(p.buffer)}: T.Tensor([${p.buffer.shape.map((d) => (typeof d === "number" ? String(d) : JSON.stringify(v(d)))).join(", ")}], "${p.buffer.dtype}")`
-      : `${v(p.var)}: T.${p.var.dtype}`,
+
+  // Parameters first, so that their JS names are their own.
+  const keys: string[] = [];
+  const decls: string[] = [];
+  for (const p of fn.params) {
+    const jsName = p.kind === "buffer" ? bind(p.buffer) : bind(p.var);
+    const key = IDENT.test(p.name) ? p.name : JSON.stringify(p.name);
+    keys.push(jsName === p.name ? jsName : `${key}: ${jsName}`);
+    if (p.kind === "scalar") {
+      decls.push(`${key}: T.${p.var.dtype}`);
+      continue;
+    }
+    const dims = p.buffer.shape.map((d) => {
+      if (typeof d === "number") return String(d);
+      const owner = fn.params.find((q) => q.kind === "scalar" && q.var.id === d.id);
+      return JSON.stringify(owner?.name ?? d.name);
+    });
+    decls.push(`${key}: T.Tensor([${dims.join(", ")}], "${p.buffer.dtype}")`);
+  }
+  block(fn.body, "  ");
+  return (
+    `export const ${exportName} = T.function(${JSON.stringify(fn.name)}, { ${decls.join(", ")} }, ({ ${keys.join(", ")} }) => {\n` +
+    lines.join("\n") +
+    (lines.length ? "\n" : "") +
+    "});\n"
   );
-  lines.push(`T.function("${fn.name}", { ${params.join(", ")} }, () => {`);
-  s(fn.body, "  ");
-  lines.push("});");
-  return lines.join("\n") + "\n";
+}
+
+/**
+ * `fn` as a complete TypeScript module in `T` builder syntax (unformatted; see
+ * {@link printFuncAsync}): `import { T } from "tirx-ts";` and
+ * `export const <name> = T.function("<name>", { params }, ({ ... }) => { ... });`. Importing
+ * the module rebuilds a PrimFunc `structuralEqual` to `fn` (for IR the builder can make, and
+ * after every pass of the PTX pipeline: TileOps print as their source tile.apply).
+ * @throws TirxError TX2013 when `fn` nests deeper than MAX_EXPR_DEPTH (checked before printing).
+ */
+export function printFunc(fn: PrimFunc): string {
+  return printModule([fn]);
+}
+
+/**
+ * Several kernels as one module: one import line, then one export per kernel, named after the
+ * kernel (`_1`, `_2`, ... appended to repeated or reserved names).
+ * @throws TirxError TX2013 as {@link printFunc}.
+ */
+export function printModule(fns: readonly PrimFunc[]): string {
+  const exports = new Set<string>();
+  const parts = ['import { T } from "tirx-ts";\n'];
+  for (const fn of fns) {
+    checkDepth(fn);
+    const base = jsIdent(fn.name);
+    let name = base;
+    for (let k = 1; exports.has(name); k++) name = `${base}_${k}`;
+    exports.add(name);
+    parts.push(printKernel(fn, name));
+  }
+  return parts.join("\n");
+}
+
+/** Format TypeScript text with prettier (the repository's width of 100). */
+async function format(text: string): Promise<string> {
+  const prettier = await import("prettier");
+  return prettier.format(text, { parser: "typescript", printWidth: 100 });
+}
+
+/** {@link printFunc}, formatted with prettier. */
+export async function printFuncAsync(fn: PrimFunc): Promise<string> {
+  return format(printFunc(fn));
+}
+
+/** {@link printModule}, formatted with prettier. */
+export async function printModuleAsync(fns: readonly PrimFunc[]): Promise<string> {
+  return format(printModule(fns));
 }

@@ -19,6 +19,7 @@ import { builder } from "./builder.js";
 import { checkDType, PrimExpr, show, toExpr, type ExprLike } from "./expr.js";
 import { isPlainObject } from "./check.js";
 import { callerSpan } from "./span.js";
+import { FlatView } from "./flat.js";
 
 /** One index of `sub`: an expression or number (drops the axis), `":"`, `"a:b"`, `"a:b:s"`, `T.slice`, `"..."`. */
 export type Index = ExprLike | Slice | string;
@@ -168,6 +169,68 @@ export class TileView {
     const span = callerSpan();
     checkDType(dtype, "view_as", span);
     return new TileView(reinterpret(this.view, dtype, span));
+  }
+
+  /**
+   * The buffer addressed by flat element offset, in elements of `dtype` (default the buffer's):
+   * `A.flat().get([k])` loads element `k` from the buffer's start, whatever this view's shape.
+   * The printed IR uses it for every access. @throws TirxError TX1003 (dtype).
+   */
+  flat(dtype: DType = this.buffer.dtype): FlatView {
+    checkDType(dtype, "flat", callerSpan());
+    return new FlatView(this.buffer, dtype);
+  }
+
+  /**
+   * A view of this view's buffer given by its fields (the printed form of a `View`): element
+   * `(i0, ..., in)` is element `offset + Σ ik * strides[k]` of the buffer, counted in elements
+   * of `dtype` (default the buffer's); `axes` names axes for diagnostics. Extents are checked by
+   * the verifier where the view is used.
+   * @throws TirxError TX1003 (dtype), TX1002 (shape/strides/axes not integer lists of one rank).
+   */
+  as_strided(opts: {
+    dtype?: DType;
+    offset?: ExprLike;
+    shape: readonly number[];
+    strides: readonly number[];
+    axes?: readonly string[];
+  }): TileView {
+    const span = callerSpan();
+    if (!isPlainObject(opts)) {
+      throw new TirxError("TX1002", `as_strided needs { shape, strides }, got ${show(opts)}`, span);
+    }
+    const dtype: unknown = opts.dtype ?? this.buffer.dtype;
+    checkDType(dtype, "as_strided", span);
+    const ints = (x: unknown, min: number): x is number[] =>
+      Array.isArray(x) &&
+      x.every((n) => typeof n === "number" && Number.isSafeInteger(n) && n >= min);
+    const { shape, strides } = opts;
+    const axes = opts.axes ?? shape.map(() => "");
+    if (
+      !ints(shape, 1) ||
+      !ints(strides, Number.MIN_SAFE_INTEGER) ||
+      strides.length !== shape.length ||
+      !Array.isArray(axes) ||
+      axes.length !== shape.length ||
+      !axes.every((a) => typeof a === "string")
+    ) {
+      throw new TirxError(
+        "TX1002",
+        `as_strided: shape (positive integers), strides (integers) and axes (strings) must be lists of one rank, got ${show(opts)}`,
+        span,
+      );
+    }
+    const offset = toExpr(opts.offset ?? 0, "int32", span);
+    return new TileView({
+      kind: "View",
+      buffer: this.buffer,
+      dtype,
+      offset,
+      shape: [...shape],
+      strides: [...strides],
+      axes: [...axes],
+      ...(span ? { span } : {}),
+    });
   }
 
   private offset(indices: readonly ExprLike[], span?: Span): Expr {

@@ -40,19 +40,18 @@ function errCode(f: () => unknown): string {
 describe("T namespace", () => {
   test("the seed kernel prints as script text", () => {
     expect(printFunc(seed())).toMatchInlineSnapshot(`
-      "T.function("copy_async", { A: T.Tensor([128, 32], "float16"), B: T.Tensor([128, 32], "float16") }, () => {
-        T.device_entry({ grid: [1, 1, 1], block: [128, 1, 1], dynamic_shared_bytes: 0 });
-        const threadIdx_x: int32 = %tid.x;
-        const smem = T.alloc_shared([128, 32], "float16"); // shared, align 16
-        T.cuda.tile.apply(T.ptx["cp.async.cg.shared.global"],
-          view(smem, float16, offset=0, shape=[4, 32, 4, 8], strides=[1024, 32, 8, 1]),
-          view(A, float16, offset=0, shape=[4, 32, 4, 8], strides=[1024, 32, 8, 1]),
-          { chunk_bytes: 16, scope: "cta" });
-        T.call("cp.async.commit_group");
-        T.call("cp.async.wait_group", 0);
-        T.call("bar.sync", 0);
-        for (const i of T.range(0, 0 + 32)) {
-          B.flat<float16>[((threadIdx_x * 32) + i)] = smem.flat<float16>[((threadIdx_x * 32) + i)];
+      "import { T } from "tirx-ts";
+
+      export const copy_async = T.function("copy_async", { A: T.Tensor([128, 32], "float16"), B: T.Tensor([128, 32], "float16") }, ({ A, B }) => {
+        T.device_entry({ launch: T.cuda.LaunchConfig({ grid: 1, block: 128 }) });
+        const threadIdx_x = T.cuda.thread_idx("x");
+        const smem = T.alloc_shared([128, 32], "float16", { name: "smem" });
+        T.cuda.tile.apply(T.ptx["cp.async.cg.shared.global"], smem.as_strided({ offset: 0, shape: [4, 32, 4, 8], strides: [1024, 32, 8, 1], axes: ["w","t","r","v"] }), A.as_strided({ offset: 0, shape: [4, 32, 4, 8], strides: [1024, 32, 8, 1], axes: ["w","t","r","v"] }), { "chunk_bytes": 16, "scope": "cta" });
+        T.ptx.cp.async_.commit_group();
+        T.call_op("cp.async.wait_group", 0);
+        T.cuda.cta_sync();
+        for (const i of T.range(32)) {
+          B.flat().set([threadIdx_x.mul(32).add(i)], smem.flat().get([threadIdx_x.mul(32).add(i)]));
         }
       });
       "

@@ -11,14 +11,15 @@ import {
   type TirxError,
 } from "@tirx-ts/core";
 import { emitPtx, PTX_PASSES } from "@tirx-ts/codegen-ptx";
-import { printFunc } from "@tirx-ts/dsl";
+import { printModuleAsync } from "@tirx-ts/dsl";
 
 /** Stage names `--after` accepts: the verifier, then every pass `emitPtx` runs. */
 const STAGES = ["verify", ...PTX_PASSES.map((p) => p.name)];
 
 const USAGE = `usage: tirx build <file.ts> [--kernel NAME] [--emit ptx|ir [--after PASS]] [--arch SM]
 
-  Prints the PTX (default) or the IR of the kernels that <file.ts> exports.
+  Prints the PTX (default) or the IR of the kernels that <file.ts> exports. The IR is a
+  TypeScript module in T syntax: saved to a file, \`tirx build\` accepts it again.
   --kernel NAME   only the kernel named NAME (its T.function name or export name)
   --emit ptx|ir   what to print (default ptx)
   --after PASS    with --emit ir: the IR after that stage, one of
@@ -112,6 +113,10 @@ export async function main(argv: readonly string[]): Promise<number> {
       return 1;
     }
     const seen = new Set<PrimFunc>();
+    // --emit ir prints one TypeScript module in T syntax (one import, one export per kernel)
+    // that `tirx build` accepts again.
+    const irs: PrimFunc[] = [];
+    const headers: string[] = [];
     for (const [, fn] of kernels) {
       if (seen.has(fn)) continue;
       seen.add(fn);
@@ -128,11 +133,14 @@ export async function main(argv: readonly string[]): Promise<number> {
                   if (name === after && pass.notes) notes.push(...pass.notes(cur));
                 },
               });
-        process.stdout.write(`// IR of "${fn.name}" after ${after}\n`);
-        for (const n of notes) process.stdout.write(`// ${n}\n`);
-        process.stdout.write(printFunc(out.fn));
-      } else if (values.emit === "ir") process.stdout.write(printFunc(fn));
+        headers.push(`// IR of "${fn.name}" after ${after}`, ...notes.map((n) => `// ${n}`));
+        irs.push(out.fn);
+      } else if (values.emit === "ir") irs.push(fn);
       else process.stdout.write(emitPtx(vf, { arch: values.arch! }).text);
+    }
+    if (irs.length > 0) {
+      const text = await printModuleAsync(irs);
+      process.stdout.write(headers.map((h) => h + "\n").join("") + text);
     }
     return 0;
   } catch (e) {
