@@ -1,4 +1,5 @@
 import type { DType } from "../dtype.js";
+import { freshBufferId } from "./ids.js";
 import { TirxError } from "../diagnostics.js";
 import type { Span } from "../span.js";
 import type { Expr, Var } from "./expr.js";
@@ -48,7 +49,6 @@ export interface View {
   readonly span?: Span;
 }
 
-let nextBufferId = 1;
 
 /** A fresh buffer. */
 export function mkBuffer(
@@ -61,7 +61,7 @@ export function mkBuffer(
   return {
     kind: "Buffer",
     name,
-    id: nextBufferId++,
+    id: freshBufferId(),
     dtype,
     shape: [...shape],
     scope,

@@ -1,4 +1,5 @@
 import type { DType } from "../dtype.js";
+import { freshVarId } from "./ids.js";
 import type { Span } from "../span.js";
 import type { Buffer } from "./buffer.js";
 import { checkLiteral } from "./literal.js";
@@ -156,11 +157,10 @@ export interface CallExpr extends ExprBase {
   readonly args: readonly Expr[];
 }
 
-let nextVarId = 1;
 
 /** A fresh variable. */
 export function mkVar(name: string, dtype: DType, span?: Span): Var {
-  return { kind: "Var", name, dtype, id: nextVarId++, ...(span ? { span } : {}) };
+  return { kind: "Var", name, dtype, id: freshVarId(), ...(span ? { span } : {}) };
 }
 
 /**
