@@ -1,4 +1,4 @@
-export { T, PrimExpr, TileView, printFunc } from "@tirx-ts/dsl";
+export { T, PrimExpr, TileView, printFunc, type ExprLike } from "@tirx-ts/dsl";
 export {
   TirxError,
   isTirxError,
