@@ -288,6 +288,14 @@ export function sameValue(got: Value, want: Value): boolean {
   return BigInt(got) === BigInt(want);
 }
 
+/** One unit in the last place of `dt` at the magnitude of finite `v` (the subnormal ulp below the normal range). */
+export function ulpOf(v: number, dt: DType): number {
+  const f = FORMATS[dt]!;
+  const a = Math.abs(v);
+  const e = a === 0 ? f.emin : Math.max(Math.floor(Math.log2(a)), f.emin);
+  return 2 ** (e - (f.p - 1));
+}
+
 /** Units in the last place of `dt` between two finite floats (∞ when only one is finite or NaN). */
 export function ulpDistance(got: number, want: number, dt: DType): number {
   if (got !== got || want !== want) return got !== got && want !== want ? 0 : Infinity;

@@ -1,9 +1,9 @@
 // Running a differential case on a device, and judging its outputs against the reference.
 import { compile, tensor } from "tirx-ts";
-import { dtypeBytes, type DeviceLike } from "@tirx-ts/core";
+import { dtypeBytes, type ApproxBound, type DType, type DeviceLike } from "@tirx-ts/core";
 import type { DiffCase } from "./cases.js";
 import { decode, type Value } from "./values.js";
-import { sameValue, ulpDistance } from "./reference.js";
+import { roundTo, sameValue, ulpDistance, ulpOf } from "./reference.js";
 
 /** The output bytes of `c` on `dev`, the output first poisoned so unwritten elements show. */
 export function runCase(c: DiffCase, dev: DeviceLike): Uint8Array {
@@ -55,17 +55,34 @@ export function judge(c: DiffCase, out: Uint8Array): { checked: number; bad: Mis
     if (c.approx) {
       const w = Number(want);
       const g = Number(got[i]);
-      const ulp = ulpDistance(g, w, c.result);
-      const abs = Math.abs(g - w);
-      const ok =
-        ulp <= c.approx.ulp ||
-        (c.approx.abs !== undefined && abs <= c.approx.abs + (c.approx.rel ?? 0) * Math.abs(w));
-      if (!ok) bad.push({ i, args, got: got[i]!, want, ulp });
+      if (!withinBound(c.approx, c.result, Number(args[0]), g, w)) {
+        bad.push({ i, args, got: got[i]!, want, ulp: ulpDistance(g, w, c.result) });
+      }
     } else if (!sameValue(got[i]!, want)) {
       bad.push({ i, args, got: got[i]!, want });
     }
   }
   return { checked, bad };
+}
+
+/**
+ * `g` against the exact value `w` of an approximate op at operand `x`. Outside the bound's
+ * `inDomain`: only no NaN where `w` is not NaN. Inside: NaN exactly where `w` is NaN, infinities where the exact value
+ * rounds to one, else |g - w| ≤ max(ulp·ulp(w) (+ floor(ulpPerUnit·|x|) ulp), abs + rel·|w|), in
+ * float32 ulps for `viaFloat32` bounds plus half an ulp of a 16-bit result's format.
+ */
+export function withinBound(b: ApproxBound, rt: DType, x: number, g: number, w: number): boolean {
+  // Outside the domain: no NaN where the exact function is defined (an infinity may stand for
+  // a flushed subnormal operand, e.g. rsqrt.approx.ftz of -2^-149 is -inf, not NaN).
+  if (b.inDomain && !b.inDomain(x)) return g === g || w !== w;
+  if (w !== w || g !== g) return w !== w && g !== g;
+  const wr = roundTo(w, rt);
+  if (!Number.isFinite(g) || !Number.isFinite(wr)) return g === wr || g === w;
+  const wide: DType = b.viaFloat32 && (rt === "float16" || rt === "bfloat16") ? "float32" : rt;
+  const ulps = b.ulp + (b.ulpPerUnit ? Math.floor(b.ulpPerUnit * Math.abs(x)) : 0);
+  let allowed = Math.max(ulps * ulpOf(w, wide), (b.abs ?? 0) + (b.rel ?? 0) * Math.abs(w));
+  if (wide !== rt) allowed += 0.5 * Math.max(ulpOf(w, rt), ulpOf(g, rt));
+  return Math.abs(g - w) <= allowed;
 }
 
 /** A few mismatches, readable. */

@@ -35,3 +35,4 @@ export * from "./numeric/float.js";
 export * from "./numeric/int.js";
 export * from "./numeric/float-rem.js";
 export * from "./numeric/dyadic.js";
+export * from "./numeric/fma32.js";

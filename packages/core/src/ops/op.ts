@@ -140,6 +140,19 @@ export interface ApproxBound {
   readonly source: string;
   /** The input domain the bound holds on, in words (e.g. "|x| < 100"). */
   readonly domain?: string;
+  /**
+   * The same domain, machine-checkable, on the first operand's value. Outside it the bound is not
+   * claimed; the differential test then requires only that the result is NaN exactly where the
+   * exact result is NaN.
+   */
+  readonly inDomain?: (x: number) => boolean;
+  /** The ulp bound grows with |x| (CUDA's `__expf`): `ulp + floor(ulpPerUnit·|x|)`. */
+  readonly ulpPerUnit?: number;
+  /**
+   * The bound is on the float32 result; a 16-bit result is that value rounded once more, so it
+   * may be off by a further half ulp of its format. Always true for the float32-computed math ops.
+   */
+  readonly viaFloat32?: boolean;
 }
 
 /**

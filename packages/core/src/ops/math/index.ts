@@ -6,6 +6,7 @@ import { intWrapper } from "../../numeric/int.js";
 import { badDtypes, valueArg } from "../define.js";
 import type { LowerCtx, OpDef, ThreadFn } from "../op.js";
 import { opType } from "../ptx-type.js";
+import { TRANSCENDENTAL_OPS } from "./transcendental.js";
 
 const FLOATS: readonly DType[] = ["float16", "bfloat16", "float32", "float64"];
 
@@ -88,8 +89,8 @@ const cvtTo =
 
 /**
  * The exact math ops (IEEE 754 results, bit for bit on simulator and GPU): sqrt (correctly
- * rounded), abs, floor, ceil, round (half to even, TIR `round`), isnan, isinf. The transcendental
- * ops (exp, log, sin, ...) are not in the table yet.
+ * rounded), abs, floor, ceil, round (half to even, TIR `round`), isnan, isinf; then the
+ * transcendental ops (`transcendental.ts`), accurate and `.approx`.
  */
 export const MATH_OPS: readonly OpDef[] = [
   unary({
@@ -150,4 +151,5 @@ export const MATH_OPS: readonly OpDef[] = [
     lower: (c, d, a, dt) => c.ins(`testp.infinite.${opType(dt)} ${d}, ${a}`),
     sem: (x) => (x === Infinity || x === -Infinity ? 1 : 0),
   }),
+  ...TRANSCENDENTAL_OPS,
 ];
