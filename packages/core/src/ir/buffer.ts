@@ -49,7 +49,6 @@ export interface View {
   readonly span?: Span;
 }
 
-
 /** A fresh buffer. */
 export function mkBuffer(
   name: string,

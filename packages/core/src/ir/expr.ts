@@ -157,7 +157,6 @@ export interface CallExpr extends ExprBase {
   readonly args: readonly Expr[];
 }
 
-
 /** A fresh variable. */
 export function mkVar(name: string, dtype: DType, span?: Span): Var {
   return { kind: "Var", name, dtype, id: freshVarId(), ...(span ? { span } : {}) };
