@@ -1,5 +1,5 @@
 // On a GPU: every example passes its check on the GPU, and the GPU's output bytes equal the
-// simulated device's bit for bit.
+// simulated device's bit for bit (examples with approximate ops: both pass their float64 check).
 import { readdirSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { describe, expect, test } from "vitest";
@@ -19,6 +19,18 @@ describe.skipIf(!probe.ok)("examples on the GPU, bit for bit against the simulat
     expect(gpu.ok, gpu.summary).toBe(true);
     const simulated = mod.runExample(sim());
     expect(gpu.outputs.length).toBe(simulated.outputs.length);
+    if (gpu.approximate) {
+      // Approximate ops: both devices pass the example's float64 check instead.
+      expect(simulated.ok, simulated.summary).toBe(true);
+      const differ = gpu.outputs.reduce(
+        (n, b, i) => n + b.filter((v, k) => v !== simulated.outputs[i]![k]).length,
+        0,
+      );
+      console.log(
+        `${file}: GPU and simulator both pass the float64 check; ${differ} output bytes differ (${gpu.approximate})`,
+      );
+      return;
+    }
     gpu.outputs.forEach((bytes, i) => {
       const other = simulated.outputs[i]!;
       expect(bytes.length).toBe(other.length);

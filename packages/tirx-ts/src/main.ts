@@ -25,6 +25,12 @@ export interface ExampleResult {
   readonly ok: boolean;
   readonly outputs: readonly Uint8Array[];
   readonly summary: string;
+  /**
+   * Set when the example uses an approximate op (a `.approx` instruction whose bits the simulator
+   * cannot reproduce): why devices may differ. Both are then held to the example's own check
+   * against a float64 reference instead of to each other bit for bit.
+   */
+  readonly approximate?: string;
 }
 
 /**
