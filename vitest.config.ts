@@ -5,6 +5,7 @@ export default defineConfig({
   ssr: { resolve: { conditions: ["source"] } },
   test: {
     include: ["packages/*/test/**/*.test.ts", "test/**/*.test.ts"],
+    setupFiles: ["test/util/ptxas-setup.ts"],
     testTimeout: 60_000,
     hookTimeout: 60_000,
   },

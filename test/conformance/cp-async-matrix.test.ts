@@ -89,7 +89,7 @@ describe("cp.async matrix: 432 cells", () => {
       }
     });
 
-    test("each assembles with ptxas for sm_80 and sm_90 (576 ptxas runs, 3 at a time)", async () => {
+    test("each assembles with ptxas for sm_80 and sm_90 (576 modules in merged batches)", async () => {
       const jobs = legal.flatMap(({ cell, index }) => {
         const text = compiled.get(index)!.ptx;
         return ["sm_80", "sm_90"].map((arch) => ({ name: cellName(cell), text, arch }));

@@ -2,7 +2,7 @@
 // where the target allows (a module for sm_86 cannot be assembled for sm_80; sm_90a only for itself).
 import type { PrimFunc } from "@tirx-ts/core";
 import { compileToPtx, type PtxModule, type PtxOptions } from "@tirx-ts/codegen-ptx";
-import { assemblePtx } from "../../../../test/util/ptxas.js";
+import { assembleLater } from "../../../../test/util/ptxas-deferred.js";
 
 const smOf = (arch: string): number => Number(/^sm_(\d+)/.exec(arch)![1]);
 
@@ -16,9 +16,13 @@ export function archsFor(target: string): string[] {
   return [...out];
 }
 
-/** Assemble `mod` for every arch of {@link archsFor}; throws with ptxas's message on refusal. */
+/**
+ * Queue `mod` for ptxas for every arch of {@link archsFor}; the test file fails with ptxas's
+ * message if any is refused (assembled in merged batches after the file's tests: see
+ * test/util/ptxas-deferred.ts).
+ */
 export function assemble(mod: PtxModule): PtxModule {
-  for (const arch of archsFor(mod.target)) assemblePtx(mod.text, arch);
+  for (const arch of archsFor(mod.target)) assembleLater(mod.text, arch, mod.entry);
   return mod;
 }
 
