@@ -1,5 +1,7 @@
 import {
   findOp,
+  TILE_OPS,
+  tileOpOf,
   TirxError,
   stmtExprs,
   walkExpr,
@@ -49,25 +51,17 @@ export interface Feature {
 }
 
 /**
- * Tile patterns gated on the sm target, recognised by their opcode family, checked in program
- * order. Ops (intrinsic calls) carry their own target in the op table (`OpDef.sm`, `archCode`).
+ * Tile patterns gated on the sm target, from core's tile-op table (`TILE_OPS`), most specific
+ * family first. Ops (intrinsic calls) carry their own target in the op table (`OpDef.sm`,
+ * `archCode`).
  */
-export const FEATURES: readonly Feature[] = [
-  {
-    name: "cp.async.bulk",
-    minSm: 90,
-    code: "TX4007",
-    source: "PTX ISA, cp.async.bulk: requires sm_90 or higher",
-    matches: (op) => op.startsWith("cp.async.bulk"),
-  },
-  {
-    name: "cp.async",
-    minSm: 80,
-    code: "TX3023",
-    source: "PTX ISA, cp.async: requires sm_80 or higher",
-    matches: (op) => op.startsWith("cp.async."),
-  },
-];
+export const FEATURES: readonly Feature[] = TILE_OPS.map((op) => ({
+  name: op.family,
+  minSm: op.sm,
+  code: op.archCode,
+  source: op.source,
+  matches: (opcode: string) => tileOpOf(opcode) === op,
+}));
 
 /** The target requirement of each instruction a statement uses directly. */
 function requirementsOf(s: Stmt): { instr: string; minSm: number; code: DiagnosticCode }[] {

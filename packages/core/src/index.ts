@@ -20,6 +20,7 @@ export * from "./patterns/common.js";
 export * from "./patterns/cp-async.js";
 export * from "./patterns/cp-async-bulk.js";
 export * from "./patterns/mbarrier.js";
+export * from "./patterns/tile-ops.js";
 export * from "./verify/verify.js";
 export * from "./limits.js";
 export * from "./host/encode.js";

@@ -13,8 +13,9 @@ import {
   type SymEnv,
 } from "../analysis/symbolic.js";
 import { binary } from "../ir/arith.js";
-import { planCpAsync, type CpAsyncPlan } from "../patterns/cp-async.js";
-import { planBulkCopy, type BulkCopyPlan } from "../patterns/cp-async-bulk.js";
+import { type CpAsyncPlan } from "../patterns/cp-async.js";
+import { TILE_OPS, tileOpOf } from "../patterns/tile-ops.js";
+import { type BulkCopyPlan } from "../patterns/cp-async-bulk.js";
 import { checkExpectTx } from "./expect-tx.js";
 import { checkOpCall, findOp, opOf, type PtxVersion } from "../ops/index.js";
 import { exprChildren, stmtExprs, walkExpr } from "../visit.js";
@@ -427,24 +428,14 @@ export function verify(fn: PrimFunc): VerifiedFunc {
             );
           }
         }
-        if (s.opcode.startsWith("cp.async.bulk")) {
-          const plan = planBulkCopy(s, { launch: entry.launch, env });
+        const op = tileOpOf(s.opcode);
+        if (op) {
+          const plan = op.plan(s, { launch: entry.launch, env });
           plans.set(s, plan);
-          need({ ptx: plan.ptxVersion, sm: 90 });
+          need({ ptx: plan.ptxVersion, sm: op.sm });
           return;
         }
-        if (s.opcode.startsWith("cp.async.")) {
-          const plan = planCpAsync(s, { launch: entry.launch, env });
-          plans.set(s, plan);
-          need({ ptx: plan.ptxVersion, sm: 80 });
-          return;
-        }
-        const known = [
-          "cp.async.cg.shared.global",
-          "cp.async.ca.shared.global",
-          "cp.async.bulk.shared::cta.global.mbarrier::complete_tx::bytes",
-          "cp.async.bulk.global.shared::cta.bulk_group",
-        ];
+        const known = TILE_OPS.flatMap((o) => o.examples);
         const guess = didYouMean(s.opcode, known);
         throw new TirxError(
           "TX3001",

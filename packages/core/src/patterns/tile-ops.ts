@@ -1,0 +1,56 @@
+import type { DiagnosticCode } from "../catalog.js";
+import type { TileApply } from "../ir/stmt.js";
+import type { PatternContext } from "./common.js";
+import { planCpAsync, type CpAsyncPlan } from "./cp-async.js";
+import { planBulkCopy, type BulkCopyPlan } from "./cp-async-bulk.js";
+
+/**
+ * The tile instructions of `T.cuda.tile.apply`, one record each: the opcode family, its target
+ * contract, and the contract checker that turns a verified application into its plan. An opcode
+ * is parsed once into its dot-separated tokens; the family is the leading tokens it must have
+ * (`cp.async.bulk.*` before `cp.async.*`), and the family's own parser checks the qualifiers.
+ */
+export interface TileOpDef {
+  /** The family, as PTX spells its leading tokens. */
+  readonly family: "cp.async" | "cp.async.bulk";
+  /** Opcodes of the family, for "did you mean" suggestions. */
+  readonly examples: readonly string[];
+  readonly sm: number;
+  /** The code of a target below `sm`. */
+  readonly archCode: DiagnosticCode;
+  /** Where the target rule comes from. */
+  readonly source: string;
+  /** Check the operand and parameter contract; the verified plan. */
+  plan(s: TileApply, ctx: PatternContext): CpAsyncPlan | BulkCopyPlan;
+}
+
+export const TILE_OPS: readonly TileOpDef[] = [
+  {
+    family: "cp.async.bulk",
+    examples: [
+      "cp.async.bulk.shared::cta.global.mbarrier::complete_tx::bytes",
+      "cp.async.bulk.global.shared::cta.bulk_group",
+    ],
+    sm: 90,
+    archCode: "TX4007",
+    source: "PTX ISA, cp.async.bulk: requires sm_90 or higher",
+    plan: planBulkCopy,
+  },
+  {
+    family: "cp.async",
+    examples: ["cp.async.cg.shared.global", "cp.async.ca.shared.global"],
+    sm: 80,
+    archCode: "TX3023",
+    source: "PTX ISA, cp.async: requires sm_80 or higher",
+    plan: planCpAsync,
+  },
+];
+
+/** The tile op whose family `opcode` belongs to, or undefined (tokens compared, most specific first). */
+export function tileOpOf(opcode: string): TileOpDef | undefined {
+  const tokens = opcode.split(".");
+  return TILE_OPS.find((op) => {
+    const head = op.family.split(".");
+    return tokens.length > head.length && head.every((t, i) => tokens[i] === t);
+  });
+}
