@@ -1,4 +1,4 @@
-import { didYouMean, intImm, numel, TirxError, type Expr } from "@tirx-ts/core";
+import { checkOpCall, didYouMean, intImm, numel, opOf, TirxError, type Expr } from "@tirx-ts/core";
 import { builder } from "./builder.js";
 import { PrimExpr, show, toExpr, type ExprLike } from "./expr.js";
 import { callerSpan } from "./span.js";
@@ -9,9 +9,13 @@ export class PtxOp {
   constructor(readonly opcode: string) {}
 }
 
+/** Record a call of statement op `op` of the op table, checked against its record at the author's line. */
 function call(op: string, args: Expr[]): void {
   const span = callerSpan();
-  builder(`T.ptx.${op}`, span).emit({ kind: "Call", op, args, ...(span ? { span } : {}) });
+  const def = opOf(op, "stmt", span);
+  const b = builder(def.surface, span);
+  checkOpCall(def, args, span);
+  b.emit({ kind: "Call", op, args, ...(span ? { span } : {}) });
 }
 
 function staticInt(n: unknown, what: string): Expr {
