@@ -13,6 +13,7 @@ import {
 import { T, callValueOp, type PrimExpr, type TileView } from "@tirx-ts/dsl";
 import { compileToPtx, type PtxModule } from "@tirx-ts/codegen-ptx";
 import { decode, edges, encode, prng, random, type Value } from "./values.js";
+import { warpCases } from "./warp-cases.js";
 import { fma, refBinary, refCast, refCompare, roundTo, wrap } from "./reference.js";
 
 /** One op × dtype of the differential test. */
@@ -32,6 +33,8 @@ export interface DiffCase {
   readonly bytes: readonly Uint8Array[];
   /** The reference result, "unspecified" where PTX leaves it machine-specific, or undefined for an approximate op without one. */
   reference(i: number): Value | "unspecified" | undefined;
+  /** The output tensor's bytes before the run (default: poisoned with 0xa5). */
+  readonly initial?: Uint8Array;
   /** Set for approximate ops: the op's documented bound. */
   readonly approx?: ApproxBound;
 }
@@ -143,6 +146,11 @@ function makeCase(
 
 /** Every case of the differential test, in a stable order. */
 export function diffCases(): DiffCase[] {
+  return [...threadCases(), ...warpCases()];
+}
+
+/** Cases of operators, conversions and per-thread ops. */
+function threadCases(): DiffCase[] {
   seed = 1;
   const out: DiffCase[] = [];
   const push = (c: DiffCase | undefined): void => void (c && out.push(c));

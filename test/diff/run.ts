@@ -17,8 +17,11 @@ export function runCase(c: DiffCase, dev: DeviceLike): Uint8Array {
   );
   // Poison: 0xa5 in every byte (1 for bool, which holds only 0 or 1).
   const eb = dtypeBytes(c.result);
-  const poison = new Uint8Array(c.n * eb).fill(0xa5);
-  const y = tensor(eb === 1 ? Array.from(poison, () => (c.result === "bool" ? 1 : 0xa5)) : poison, {
+  const poison = c.initial ?? new Uint8Array(c.n * eb).fill(0xa5);
+  const oneByte = c.initial
+    ? Array.from(poison)
+    : Array.from(poison, () => (c.result === "bool" ? 1 : 0xa5));
+  const y = tensor(eb === 1 ? oneByte : poison, {
     shape: [c.n],
     dtype: c.result,
     device: dev,

@@ -1,0 +1,239 @@
+// Differential cases of the warp and atomic families: every shuffle mode × width × dtype, warp
+// reductions × width × dtype, votes, activemask, and atomics (atom/red) on global memory, each
+// with a reference computed here per warp from the PTX ISA's definitions (shfl.sync pseudo-code,
+// butterfly reductions, vote) — independent of the simulator's code.
+import { allOps, dtypeBytes, isFloat, type DType, type PrimFunc } from "@tirx-ts/core";
+import { T, callStmtOp, callValueOp, type PrimExpr, type TileView } from "@tirx-ts/dsl";
+import { compileToPtx } from "@tirx-ts/codegen-ptx";
+import type { DiffCase } from "./cases.js";
+import { decode, encode, prng, random, type Value } from "./values.js";
+import { roundTo, wrap } from "./reference.js";
+
+const BLOCK = 128;
+const CTAS = 16;
+const N = BLOCK * CTAS;
+const FULL = 0xffffffff;
+
+function build(
+  id: string,
+  dts: readonly DType[],
+  rt: DType,
+  body: (xs: PrimExpr[], out: TileView, i: PrimExpr) => void,
+): { fn: PrimFunc; module: ReturnType<typeof compileToPtx> } {
+  const params: Record<string, ReturnType<typeof T.Tensor>> = {};
+  dts.forEach((dt, j) => (params[`X${j}`] = T.Tensor([N], dt)));
+  params["Y"] = T.Tensor([N], rt);
+  const fn = T.function(`diff_${id.replace(/[^A-Za-z0-9]/g, "_")}`, params, (p) => {
+    T.device_entry({ launch: T.cuda.LaunchConfig({ grid: CTAS, block: BLOCK }) });
+    const i = T.cuda.block_idx("x").mul(BLOCK).add(T.cuda.thread_idx("x"));
+    body(
+      dts.map((_, j) => (p[`X${j}`] as TileView).get([i])),
+      p["Y"] as TileView,
+      i,
+    );
+  });
+  return { fn, module: compileToPtx(fn, { arch: "sm_90" }) };
+}
+
+function makeCase(
+  family: string,
+  id: string,
+  dts: readonly DType[],
+  rt: DType,
+  inputs: Value[][],
+  want: Value[],
+  body: (xs: PrimExpr[], out: TileView, i: PrimExpr) => void,
+): DiffCase {
+  const cols = inputs.map((c, j) => decode(encode(c, dts[j]!), dts[j]!));
+  const k = build(id, dts, rt, body);
+  return {
+    id,
+    family,
+    operands: dts,
+    result: rt,
+    fn: k.fn,
+    module: k.module,
+    inputs: cols,
+    n: N,
+    bytes: cols.map((c, j) => encode(c, dts[j]!)),
+    reference: (i) => want[i],
+  };
+}
+
+/** PTX ISA, shfl.sync: the source lane of `lane` (or the lane itself), for b and packed c. */
+function shflSource(mode: string, lane: number, b: number, width: number): number {
+  const segmask = 32 - width;
+  const cval = mode === "up" ? 0 : 31;
+  const bval = b & 31;
+  const maxLane = (lane & segmask) | (cval & ~segmask);
+  const minLane = lane & segmask;
+  let j: number;
+  let ok: boolean;
+  if (mode === "up") {
+    j = lane - bval;
+    ok = j >= maxLane;
+  } else if (mode === "down") {
+    j = lane + bval;
+    ok = j <= maxLane;
+  } else if (mode === "bfly") {
+    j = lane ^ bval;
+    ok = j <= maxLane;
+  } else {
+    j = minLane | (bval & ~segmask);
+    ok = j <= maxLane;
+  }
+  return ok ? j : lane;
+}
+
+/** `op` of two values of `dt` as the butterfly combines them (float32 rounds each step). */
+function combine(kind: string, dt: DType, a: Value, b: Value): Value {
+  if (isFloat(dt)) {
+    const x = Number(a);
+    const y = Number(b);
+    const r =
+      kind === "sum"
+        ? x + y
+        : kind === "max"
+          ? x !== x
+            ? y
+            : y !== y
+              ? x
+              : Math.max(x, y)
+          : x !== x
+            ? y
+            : y !== y
+              ? x
+              : Math.min(x, y);
+    return dt === "float32" ? roundTo(r, "float32") : r;
+  }
+  const x = BigInt(a);
+  const y = BigInt(b);
+  const r = kind === "sum" ? wrap(x + y, dt) : kind === "max" ? (x > y ? x : y) : x < y ? x : y;
+  return dtypeBytes(dt) === 8 ? r : Number(r);
+}
+
+/** Every warp and atomic case. */
+export function warpCases(): DiffCase[] {
+  const out: DiffCase[] = [];
+  let seed = 1000;
+  for (const op of allOps()) {
+    if (op.sim.kind !== "warp" || op.form !== "value") continue;
+    const rnd = prng(seed++);
+    if (op.name.startsWith("shfl.sync.")) {
+      const mode = op.name.split(".")[2]!;
+      for (const sig of op.signatures) {
+        const vt = sig[1]!;
+        for (const width of [32, 16, 4]) {
+          const vals = Array.from({ length: N }, () => random(vt, rnd));
+          const lanes = Array.from({ length: N }, () => Math.floor(rnd() * 40));
+          const want = vals.map((_, i) => {
+            const base = i & ~31;
+            return decode(
+              encode([vals[base + shflSource(mode, i & 31, lanes[i]!, width)]!], vt),
+              vt,
+            )[0]!;
+          });
+          out.push(
+            makeCase(
+              "warp",
+              `${op.name}.${vt}.w${width}`,
+              [vt, "int32"],
+              vt,
+              [vals, lanes],
+              want,
+              ([v, l], y, i) => y.set([i], callValueOp(op.name, [FULL, v!, l!, width])),
+            ),
+          );
+        }
+      }
+    } else if (op.name.startsWith("warp_")) {
+      const kind = op.name.slice(5);
+      for (const sig of op.signatures) {
+        const vt = sig[0]!;
+        for (const width of [32, 8, 2]) {
+          // Floats: small integers and halves, so sums stay exact whatever the order, plus one
+          // random float32 set per width where the butterfly order decides the rounding.
+          const vals = Array.from({ length: N }, () => random(vt, rnd));
+          const cols = decode(encode(vals, vt), vt);
+          const cur = [...cols];
+          for (let m = width / 2; m >= 1; m /= 2) {
+            const prev = [...cur];
+            for (let i = 0; i < N; i++) cur[i] = combine(kind, vt, prev[i]!, prev[i ^ m]!);
+          }
+          out.push(
+            makeCase("warp", `${op.name}.${vt}.w${width}`, [vt], vt, [cols], cur, ([v], y, i) =>
+              y.set([i], callValueOp(op.name, [v!, width])),
+            ),
+          );
+        }
+      }
+    } else if (op.name.startsWith("vote.sync.")) {
+      const kind = op.name.split(".")[2]!;
+      const rt = op.result(op.signatures[0]!)!;
+      for (const density of [0, 0.03, 0.5, 0.97, 1]) {
+        const preds = Array.from({ length: N }, () => (rnd() < density ? 1 : 0));
+        const want = preds.map((_, i) => {
+          const w = preds.slice(i & ~31, (i & ~31) + 32);
+          if (kind === "all") return w.every((p) => p) ? 1 : 0;
+          if (kind === "any") return w.some((p) => p) ? 1 : 0;
+          return w.reduce<number>((acc, p, k) => acc + (p ? 2 ** k : 0), 0);
+        });
+        out.push(
+          makeCase("warp", `${op.name}.p${density}`, ["bool"], rt, [preds], want, ([p], y, i) =>
+            y.set([i], callValueOp(op.name, [FULL, p!])),
+          ),
+        );
+      }
+    } else if (op.name === "activemask") {
+      const rt = op.result([])!;
+      out.push(
+        makeCase(
+          "warp",
+          "activemask",
+          ["int32"],
+          rt,
+          [Array(N).fill(0)],
+          Array(N).fill(FULL),
+          (_, y, i) => y.set([i], callValueOp("activemask", [])),
+        ),
+      );
+    }
+  }
+  // Atomics on global memory: every thread combines its value into slot i % 64 of Y, which
+  // starts at 0 (add) or at the slot's first value (min, max; idempotent). Integer and
+  // integral-float values keep every order exact. `atom` returns the old value (unused here);
+  // `red` returns nothing.
+  for (const op of allOps("atomic")) {
+    const action = op.name.split(".")[1]!;
+    if (!["add", "min", "max"].includes(action) || op.name.includes("x2")) continue;
+    for (const sig of op.signatures) {
+      const vt = sig[1]!;
+      const rnd = prng(seed++);
+      const small = (): Value =>
+        vt === "float32"
+          ? Math.floor(rnd() * 200) - 100
+          : vt === "uint64"
+            ? BigInt(Math.floor(rnd() * 1e6))
+            : vt === "uint32"
+              ? Math.floor(rnd() * 1e6)
+              : Math.floor(rnd() * 2e6) - 1e6;
+      const vals = Array.from({ length: N }, small);
+      const zero: Value = vt === "uint64" ? 0n : 0;
+      const initial: Value[] = Array.from({ length: N }, (_, i) =>
+        action !== "add" && i < 64 ? vals[i]! : zero,
+      );
+      const want = [...initial];
+      for (let i = 0; i < N; i++) {
+        const sl = i % 64;
+        want[sl] = combine(action === "add" ? "sum" : action, vt, want[sl]!, vals[i]!);
+      }
+      const c = makeCase("atomic", `${op.name}.${vt}`, [vt], vt, [vals], want, ([v], y, i) => {
+        const ptr = y.ptr([i.floormod(64)]);
+        if (op.form === "value") T.let_("old", callValueOp(op.name, [ptr, v!]));
+        else callStmtOp(op.name, [ptr, v!]);
+      });
+      out.push({ ...c, initial: encode(initial, vt) });
+    }
+  }
+  return out;
+}
