@@ -105,7 +105,7 @@ export function makeBenchKernel(sizes: { rows: number; cols: number }): { fn: Pr
 }
 
 /** Threads per row in the benchmark (the fastest of 128, 256 and 512 on an H200). */
-export const BENCH_THREADS = 256;
+export const BENCH_THREADS = 512;
 
 /**
  * Run at 32 × 2048 on `dev` and compare with a float64 softmax of the same float16 inputs: every
