@@ -83,6 +83,7 @@ export function makeGemm(m: number, n: number, k: number): PrimFunc {
       for (const e of T.unroll(16)) acc.set([e], T.float32(0));
       const a = T.alloc_local([32], "float16", { name: "a" });
       const b = T.alloc_local([4], "float16", { name: "b" });
+      const bf = T.alloc_local([4], "float32", { name: "bf" });
       copyTile(0, 0);
       T.ptx.cp.async_.commit_group();
       for (const kt of T.range(kTiles)) {
@@ -101,11 +102,12 @@ export function makeGemm(m: number, n: number, k: number): PrimFunc {
             for (const v of T.vectorized(4)) {
               b.set([v], Bs.get([s, kk.mul(8).add(kq), tx.mul(4).add(v)]));
             }
+            for (const j of T.unroll(4)) bf.set([j], b.get([j]).cast("float32"));
             for (const i of T.unroll(4)) {
               const av = T.let_("av", a.get([i.mul(8).add(kq)]).cast("float32"));
               for (const j of T.unroll(4)) {
                 const e = i.mul(4).add(j);
-                acc.set([e], T.fma(av, b.get([j]).cast("float32"), acc.get([e])));
+                acc.set([e], T.fma(av, bf.get([j]), acc.get([e])));
               }
             }
           }
