@@ -2,6 +2,7 @@ import {
   binaryOp,
   compareOpDef,
   dtypeBytes,
+  InternalError,
   invariant,
   isWideInt,
   opOf,
@@ -40,11 +41,7 @@ export class ExprCompiler {
   /** Compile `e` (not int64/uint64). `span` locates loads that carry no span of their own. */
   num(e: Expr, span?: Span): NumFn {
     if (isWideInt(e.dtype)) {
-      throw new TirxError(
-        "TX2005",
-        `internal: ${e.dtype} expression where a 32-bit value is needed`,
-        e.span ?? span,
-      );
+      throw new InternalError(`${e.dtype} expression where a 32-bit value is needed`);
     }
     return this.#num(e, e.span ?? span);
   }
