@@ -3,6 +3,8 @@
 // edge inputs, with an independent reference (reference.ts).
 import {
   allOps,
+  BINARY_OPERATORS,
+  COMPARE_OPERATORS,
   DTYPES,
   isFloat,
   isTirxError,
@@ -39,23 +41,6 @@ export interface DiffCase {
   readonly approx?: ApproxBound;
 }
 
-const BINARY = [
-  "add",
-  "sub",
-  "mul",
-  "div",
-  "mod",
-  "floordiv",
-  "floormod",
-  "min",
-  "max",
-  "bitand",
-  "bitor",
-  "bitxor",
-  "shl",
-  "shr",
-] as const;
-const COMPARE = ["eq", "ne", "lt", "le", "gt", "ge"] as const;
 const RANDOM = 2048;
 
 /** Inputs: every combination of edge values (up to 3 operands), then seeded random tuples. */
@@ -154,7 +139,7 @@ function threadCases(): DiffCase[] {
   seed = 1;
   const out: DiffCase[] = [];
   const push = (c: DiffCase | undefined): void => void (c && out.push(c));
-  for (const op of BINARY) {
+  for (const op of BINARY_OPERATORS) {
     for (const dt of DTYPES) {
       push(
         makeCase(
@@ -168,7 +153,7 @@ function threadCases(): DiffCase[] {
       );
     }
   }
-  for (const op of COMPARE) {
+  for (const op of COMPARE_OPERATORS) {
     for (const dt of DTYPES) {
       push(
         makeCase(

@@ -1,4 +1,5 @@
 import {
+  BINARY_OPERATORS,
   mkVar,
   TirxError,
   type BinaryOp,
@@ -11,23 +12,6 @@ import { checkDType, PrimExpr, show, toExpr, type ExprLike } from "./expr.js";
 import { callStmtOp, callValueOp } from "./op-call.js";
 import { callerSpan } from "./span.js";
 import { tracked } from "./depth.js";
-
-const BINARY_OPS: readonly BinaryOp[] = [
-  "add",
-  "sub",
-  "mul",
-  "div",
-  "mod",
-  "floordiv",
-  "floormod",
-  "min",
-  "max",
-  "bitand",
-  "bitor",
-  "bitxor",
-  "shl",
-  "shr",
-];
 
 const SPECIALS: readonly SpecialName[] = (["tid", "ctaid", "ntid", "nctaid"] as const).flatMap(
   (k) => (["x", "y", "z"] as const).map((a) => `${k}.${a}` as SpecialName),
@@ -46,7 +30,7 @@ export const raw = {
    */
   binary(op: BinaryOp, a: ExprLike, b: ExprLike): PrimExpr {
     const span = callerSpan();
-    if (!BINARY_OPS.includes(op)) {
+    if (!BINARY_OPERATORS.includes(op)) {
       throw new TirxError("TX1002", `T.raw.binary: unknown operator ${show(op)}`, span);
     }
     const like = a instanceof PrimExpr ? a.dtype : b instanceof PrimExpr ? b.dtype : undefined;

@@ -1,28 +1,14 @@
 import { TirxError } from "../diagnostics.js";
 import type { Expr } from "../ir/expr.js";
 import type { PrimFunc } from "../ir/func.js";
-import type { Stmt } from "../ir/stmt.js";
+import { isStmt, type Stmt } from "../ir/stmt.js";
 import { MAX_EXPR_DEPTH } from "../limits.js";
 import { exprChildren, stmtChildren, stmtExprs } from "../visit.js";
 
 type Node = Expr | Stmt;
 
-const STMT_KINDS = new Set([
-  "Seq",
-  "For",
-  "While",
-  "If",
-  "Let",
-  "Store",
-  "Alloc",
-  "Call",
-  "TileApply",
-  "TileOp",
-  "DeviceEntry",
-]);
-
 function children(n: Node): readonly Node[] {
-  if (!STMT_KINDS.has(n.kind)) return exprChildren(n as Expr);
+  if (!isStmt(n)) return exprChildren(n);
   const s = n as Stmt;
   return [...stmtExprs(s), ...stmtChildren(s)];
 }

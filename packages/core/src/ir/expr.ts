@@ -88,6 +88,24 @@ export type BinaryOp =
   | "shl"
   | "shr";
 
+/** Every binary operator, in a stable order. */
+export const BINARY_OPERATORS: readonly BinaryOp[] = [
+  "add",
+  "sub",
+  "mul",
+  "div",
+  "mod",
+  "floordiv",
+  "floormod",
+  "min",
+  "max",
+  "bitand",
+  "bitor",
+  "bitxor",
+  "shl",
+  "shr",
+];
+
 export interface Binary extends ExprBase {
   readonly kind: "Binary";
   readonly op: BinaryOp;
@@ -96,6 +114,9 @@ export interface Binary extends ExprBase {
 }
 
 export type CompareOp = "eq" | "ne" | "lt" | "le" | "gt" | "ge";
+
+/** Every comparison operator, in a stable order. */
+export const COMPARE_OPERATORS: readonly CompareOp[] = ["eq", "ne", "lt", "le", "gt", "ge"];
 
 /** Comparison of two operands of one dtype; result dtype is bool. */
 export interface Compare extends ExprBase {

@@ -13,6 +13,26 @@ import type { TilePlan } from "../verify/verify.js";
 export type Stmt =
   Seq | For | While | If | Let | Store | Alloc | Call | TileApply | TileOp | DeviceEntry;
 
+/** Every statement kind. */
+export const STMT_KINDS: ReadonlySet<Stmt["kind"]> = new Set<Stmt["kind"]>([
+  "Seq",
+  "For",
+  "While",
+  "If",
+  "Let",
+  "Store",
+  "Alloc",
+  "Call",
+  "TileApply",
+  "TileOp",
+  "DeviceEntry",
+]);
+
+/** True when `node` (a statement or an expression) is a statement. */
+export function isStmt(node: { readonly kind: string }): node is Stmt {
+  return (STMT_KINDS as ReadonlySet<string>).has(node.kind);
+}
+
 interface StmtBase {
   readonly span?: Span;
 }

@@ -1,5 +1,5 @@
 import type { Expr } from "../ir/expr.js";
-import type { Stmt } from "../ir/stmt.js";
+import { isStmt, type Stmt } from "../ir/stmt.js";
 import { mapExpr, mapStmt } from "./map.js";
 
 /**
@@ -24,21 +24,3 @@ export function substitute<T extends Expr | Stmt>(node: T, map: ReadonlyMap<numb
   return mapExpr(node as Expr, expr) as T;
 }
 
-const STMTS = new Set([
-  "Seq",
-  "For",
-  "While",
-  "If",
-  "Let",
-  "Store",
-  "Alloc",
-  "Call",
-  "TileApply",
-  "TileOp",
-  "DeviceEntry",
-]);
-
-/** True when `n` is a statement (as opposed to an expression). */
-export function isStmt(n: Expr | Stmt): n is Stmt {
-  return STMTS.has(n.kind);
-}
