@@ -23,4 +23,3 @@ export function substitute<T extends Expr | Stmt>(node: T, map: ReadonlyMap<numb
   }
   return mapExpr(node as Expr, expr) as T;
 }
-
