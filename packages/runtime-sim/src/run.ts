@@ -147,6 +147,7 @@ export function runSim(
         for (let x = 0; x < gx; x++) {
           m.beginCta(x, y, z);
           body(m.allLanes, T);
+          m.async.reportPending(m);
           m.async.dropAll(m);
           m.bulk.finishCta(m);
         }
