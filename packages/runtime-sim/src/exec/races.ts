@@ -171,7 +171,7 @@ export class RaceTracker {
     let hit: RaceHit | undefined;
     for (let b = a; b < a + n; b++) {
       const w = wr[b]!;
-      if (hit === undefined && w >= 0 && (w & THREAD_MASK) !== t) {
+      if (hit === undefined && w >= 0 && (w & THREAD_MASK) !== t && wc[b] !== 0) {
         if (!this.ordered(w & THREAD_MASK, wc[b]!, t)) hit = { other: w, clock: wc[b]! };
       }
       const r = r1[b]!;
@@ -259,11 +259,13 @@ export class RaceTracker {
     isAtomic: (site: number) => boolean,
   ): RaceHit | undefined {
     const base = this.ctaBase;
+    const lb = this.launchBase;
     for (let b = a; b < a + n; b++) {
       const w = writer[b]!;
       if (w < 0) continue;
       const c = clocks[b]!;
-      if (c >= base && (w & THREAD_MASK) === t) continue;
+      // Fast paths: an earlier launch, or this thread's own write in this CTA.
+      if (c < lb || (c >= base && (w & THREAD_MASK) === t)) continue;
       if (this.ordered(w & THREAD_MASK, c, t)) continue;
       if (atomic && isAtomic(w >> THREAD_BITS)) continue;
       return { other: w, clock: c };
