@@ -28,16 +28,20 @@
  * relation, not on the order the simulator happened to run the threads in: of two unordered
  * accesses, the later one finds the earlier one's record.
  *
+ * New access paths (ldmatrix / stmatrix reads and writes, TMA tiles) plug in through onRead /
+ * onWrite (record false at an async issue, recordWrite at its completion, recordAsyncProxyWrite
+ * for async-proxy writes guarded elsewhere) and unfenced (async-proxy reads of shared memory).
+ *
+ * Known limits: two reader slots per byte, so with three or more concurrent readers a write can
+ * miss a race with a reader that was neither the first nor the latest one; global reads are not
+ * recorded (no write-after-read on global memory); clocks are int32 and grow by one per release
+ * event per thread, so a process must stay below 2^31 of them.
+ *
  * Costs: typed arrays only; an access costs a few array reads per byte; cta_sync is O(threads);
  * named barriers and partial-warp collectives O(participants × threads); mbarrier arrive and
  * successful try_wait O(threads) once K exists.
  */
 import { THREAD_BITS, THREAD_MASK } from "./machine.js";
-
-/** Kinds of access, for messages and the atomics rule. */
-export const ACCESS_PLAIN = 0;
-export const ACCESS_ATOMIC = 1;
-export const ACCESS_ASYNC = 2;
 
 /** Clocks start above 0 (0 marks "ordered before everything") and never repeat in a process. */
 let nextClock = 1;
