@@ -374,7 +374,7 @@ describe("atomics", () => {
     expect((P.toArray() as Uint32Array)[0]!.toString(16)).toBe("50004c00");
   });
 
-  it("atomics never race with each other; a plain store racing an atomic is TX6003", () => {
+  it("atomics never race with each other; a plain store racing an atomic is TX6014", () => {
     const k = (plain: boolean) =>
       T.function("race", { H: T.Tensor([1], "int32") }, ({ H }) => {
         T.device_entry({ launch: T.cuda.LaunchConfig({ grid: 1, block: 64 }) });
@@ -384,7 +384,7 @@ describe("atomics", () => {
       });
     expect(hazards(k(false), [simZeros([1], "int32")])).toEqual([]);
     expect(hazards(k(true), [simZeros([1], "int32")])[0]).toMatch(
-      /^TX6003 .*atomically updates global "H", which thread \(3, 0, 0\) wrote with a plain store/,
+      /^TX6014 .*atomically updates global "H" bytes 0..3, which thread \(3, 0, 0\) wrote with no synchronization/,
     );
   });
 });

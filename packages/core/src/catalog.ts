@@ -271,6 +271,28 @@ export const CATALOG = {
     title:
       "a named barrier (bar.sync id, count) reached by a number of threads other than its count",
   },
+  TX6013: {
+    rule: "hazard/write-after-read",
+    title: "a thread wrote bytes another thread read with no synchronization ordering the two",
+  },
+  TX6014: {
+    rule: "hazard/write-after-write",
+    title: "two threads (or two CTAs) wrote the same bytes with no synchronization ordering them",
+  },
+  TX6015: {
+    rule: "hazard/proxy-fence",
+    title:
+      "shared bytes written by the generic proxy are read by the async proxy with no fence.proxy.async after the write",
+  },
+  TX6016: {
+    rule: "hazard/mbarrier-init-fence",
+    title:
+      "an mbarrier is used by the async proxy with no fence.mbarrier_init after its mbarrier.init",
+  },
+  TX6017: {
+    rule: "hazard/exit-pending",
+    title: "a CTA exits with async copies not waited for or mbarrier transactions incomplete",
+  },
 } as const satisfies Record<string, { rule: string; title: string }>;
 
 /** A stable diagnostic code such as `"TX3007"`. */

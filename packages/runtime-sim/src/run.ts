@@ -88,8 +88,10 @@ function compile(vf: VerifiedFunc): Compiled {
  *
  * Hazards (TirxError, span = the offending access, a note with the other access): TX6001 shared
  * bytes accessed while a cp.async targeting them is pending; TX6002 global bytes written while a
- * pending cp.async reads them; TX6003 a read of another thread's write (same CTA) with no
- * cta_sync between (also an mbarrier used by another thread than its initialiser without one);
+ * pending cp.async reads them; TX6003 a read of another thread's write not ordered before it by
+ * happens-before (cta_sync, named barriers, warp collectives, mbarrier phases; see
+ * exec/races.ts), or of a global write by another CTA of the launch (also an mbarrier used by
+ * another thread than its initialiser without ordering);
  * TX6004 a read of never-written shared memory (also an mbarrier used before mbarrier.init);
  * TX6005 out of bounds (also a load in the arm of an if_then_else that is not selected); TX6006
  * an mbarrier wait that can never complete (every thread blocked, no bulk copy in flight), or a
@@ -97,7 +99,12 @@ function compile(vf: VerifiedFunc): Compiled {
  * the thread observed its mbarrier phase, shared bytes written before a pending shared → global
  * bulk copy read them, global bytes accessed that a pending shared → global bulk copy writes;
  * TX6008 two cp.async of one group writing the same bytes; TX6009 a cta_sync not reached by
- * every thread of the CTA.
+ * every thread of the CTA; TX6013 a write (store, atomic, cp.async or bulk-copy issue) after
+ * another thread's unordered read; TX6014 a write after another thread's (or another CTA's)
+ * unordered write (atomics do not race with atomics); TX6015 a bulk copy reading shared bytes a
+ * generic-proxy write left without fence.proxy.async; TX6016 a bulk copy completing on an
+ * mbarrier whose init had no fence.mbarrier_init; TX6017 a CTA exiting with cp.async or bulk
+ * copies not waited for, or an mbarrier phase with transaction bytes outstanding.
  * @throws TirxError TX5001-TX5005 and TX5008 from core's checkArgs; TX5009 for a runtime grid
  *   extent out of range; TX5004 when a tensor is not a sim
  *   tensor; TX2010 for an intrinsic the simulator does not support; the first hazard in "throw" mode.
@@ -147,6 +154,7 @@ export function runSim(
         for (let x = 0; x < gx; x++) {
           m.beginCta(x, y, z);
           body(m.allLanes, T);
+          m.async.reportPending(m);
           m.async.dropAll(m);
           m.bulk.finishCta(m);
         }

@@ -109,6 +109,7 @@ describe("commit groups and wait_group N (PTX ISA cp.async.wait_group)", () => {
         if (emptyLast) T.ptx.cp.async_.commit_group();
         T.ptx.cp.async_.wait_group(wait);
         for (const j of T.range(4)) B.set([j], s.get([read, j])); // @read
+        T.ptx.cp.async_.wait_all(); // nothing may be left pending at exit (TX6017)
       },
     );
   }
@@ -161,8 +162,10 @@ describe("commit groups and wait_group N (PTX ISA cp.async.wait_group)", () => {
         },
       );
     const a4 = () => simTensor([1, 2, 3, 4], { shape: [4], dtype: "float32" });
+    // The uncommitted copy is still pending when the CTA exits: TX6017 as well.
     expect(simCollect(k(false), [a4(), simZeros([4], "float32")]).map((r) => r.code)).toEqual([
       "TX6001",
+      "TX6017",
     ]);
     const b = simZeros([4], "float32");
     expect(runSim(verify(k(true)), [a4(), b]).reports).toEqual([]);

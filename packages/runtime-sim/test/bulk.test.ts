@@ -165,7 +165,8 @@ describe("mbarrier waits and deadlocks", () => {
       "warp_specialized",
       { A: T.Tensor([tiles, 32], "float32"), B: T.Tensor([tiles, 32], "float32") },
       ({ A, B }) => {
-        T.device_entry({ launch: T.cuda.LaunchConfig({ grid: 2, block: 64 }) });
+        // One CTA: a second one would write the same B elements (TX6014, CTAs are unordered).
+        T.device_entry({ launch: T.cuda.LaunchConfig({ grid: 1, block: 64 }) });
         const tid = T.cuda.thread_idx("x");
         const buf = T.alloc_shared([2, 32], "float32");
         const full = T.alloc_shared([2], "uint64");
@@ -344,6 +345,7 @@ describe("bulk-copy hazards", () => {
         const s = T.alloc_shared([64], "float32");
         const bar = T.alloc_shared([1], "uint64");
         T.ptx.mbarrier.init(bar.sub(0), 1);
+        T.ptx.fence.mbarrier_init();
         T.ptx.mbarrier.arrive.expect_tx(bar.sub(0), T.min(on, 1).mul(256));
         T.cuda.tile.apply(load, s, A, { chunk_bytes: 256, mbar: bar.sub(0), pred: on.ne(0) });
         T.ptx.mbarrier.try_wait(bar.sub(0), 0);

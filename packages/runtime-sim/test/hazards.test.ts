@@ -101,7 +101,7 @@ describe("hazard reports: code, offending line, note with the other line", () =>
     expectReport(e, "TX6003", "// @mirror", "// @copy");
   });
 
-  it("TX6003: global memory races within one CTA are reported, across CTAs not", () => {
+  it("TX6003: global memory races within one CTA and across CTAs are reported", () => {
     const k = T.function(
       "global_race",
       { B: T.Tensor([64], "int32"), C: T.Tensor([64], "int32") },
@@ -113,9 +113,15 @@ describe("hazard reports: code, offending line, note with the other line", () =>
         C.set([tid], B.get([T.sub(63, g.mul(32).add(tid))])); // @G6003
       },
     );
-    // Each CTA reads only bytes the other CTA wrote: no report (CTAs are not ordered by cta_sync).
+    // CTA 1 reads bytes CTA 0 wrote: CTAs of one launch are not ordered, so it is a race.
     const reports = simCollect(k, [simZeros([64], "int32"), simZeros([64], "int32")]);
-    expect(reports).toEqual([]);
+    expect(reports.map((r) => [r.code, r.span?.line])).toEqual([
+      ["TX6003", lineOf(here, "// @G6003")],
+      ["TX6014", lineOf(here, "// @G6003")],
+    ]);
+    expect(reports[0]!.message).toMatch(
+      /CTA \(1, 0, 0\) reads .* which thread \(\d+, 0, 0\) of CTA \(0, 0, 0\) wrote/,
+    );
     const k2 = T.function(
       "global_race2",
       { B: T.Tensor([64], "int32"), C: T.Tensor([64], "int32") },
@@ -197,15 +203,19 @@ describe("hazard reports: code, offending line, note with the other line", () =>
         B.set([tid], s.get([tid, 0])); // @C1
         B.set([tid], u.get([tid])); // @C2
         T.ptx.cp.async_.wait_group(0);
-        B.set([tid], s.get([tid, 1]));
+        B.set([tid], s.get([tid, 1])); // @C3
       },
     );
     const b = simZeros([32], "float16");
     const reports = simCollect(k, [f16(32), b]);
+    // Both CTAs write the same B elements: CTA 1's first store races with CTA 0's last (TX6014);
+    // its later stores follow its own first one (only the last writer of a byte is kept).
     expect(reports.map((r) => [r.code, r.span?.line])).toEqual([
       ["TX6001", lineOf(here, "// @C1")],
       ["TX6004", lineOf(here, "// @C2")],
+      ["TX6014", lineOf(here, "// @C1")],
     ]);
+    expect(reports[2]!.notes[0]?.span?.line).toBe(lineOf(here, "// @C3"));
     expect(Array.from(b.toArray() as Float32Array)).toEqual(
       Array.from({ length: 32 }, (_, i) => i * 8 + 1),
     );

@@ -132,8 +132,8 @@ export function compileAtomic(
         reportOob(m, "shared", name, declared, rel, eb, size, t, site, "atomically updates");
         return zero;
       }
-      checkAtomicAccess(m, "shared", name, m.shWriter, m.shEpoch, base + rel, eb, t, site);
-      checkSharedWrite(m, placed, base + rel, eb, t, site);
+      checkAtomicAccess(m, name, base + rel, eb, t, site);
+      checkSharedWrite(m, placed, base + rel, eb, t, site, true);
       return apply(m.sdv, base + rel, t);
     };
   }
@@ -146,9 +146,7 @@ export function compileAtomic(
       return zero;
     }
     const gm = m.globals[k]!;
-    const wr = gm.meta.writer;
-    if (wr) checkAtomicAccess(m, "global", gm.name, wr, gm.meta.epoch!, rel, eb, t, site);
-    checkGlobalWrite(m, gm, rel, eb, t, site);
+    checkGlobalWrite(m, gm, rel, eb, t, site, true);
     return apply(gm.dv, rel, t);
   };
 }

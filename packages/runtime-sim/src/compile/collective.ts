@@ -57,6 +57,7 @@ export class Collective {
         warp = w;
         base = w << 5;
         runWarp(call);
+        m.races.onWarpSync(w, lanesOf[w]!, Math.min(32, m.threads - base));
       }
     };
   }

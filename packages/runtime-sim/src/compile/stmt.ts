@@ -238,6 +238,7 @@ function compileCall(ec: ExprCompiler, name: string, exprs: readonly Expr[], spa
           );
         }
         m.epoch++;
+        m.races.onBarrier();
         bars.barSync();
       };
     }
@@ -273,9 +274,18 @@ function compileCall(ec: ExprCompiler, name: string, exprs: readonly Expr[], spa
           for (let i = 0; i < n; i++) bu.wait(m, lanes[i]!, keep, readOnly);
         };
       }
-    // Fences order proxies; the simulator's accesses are sequentially consistent.
-    case "fence":
-      return nothing;
+    // Fences order proxies: recorded per thread for the proxy rules (TX6015, TX6016).
+    case "fence": {
+      const races = m.races;
+      if (fx.action === "proxy_async") {
+        return (lanes, n) => {
+          for (let i = 0; i < n; i++) races.onProxyFence(lanes[i]!);
+        };
+      }
+      return (lanes, n) => {
+        for (let i = 0; i < n; i++) races.onInitFence(lanes[i]!);
+      };
+    }
     default:
       break;
   }
@@ -285,11 +295,10 @@ function compileCall(ec: ExprCompiler, name: string, exprs: readonly Expr[], spa
 /**
  * `bar.sync id, count` (PTX ISA, bar.sync): the threads that reach it in lockstep must be exactly
  * `count`; fewer never release it, more release it early for some (TX6012). Like cta_sync it
- * orders memory: the simulator starts a new barrier epoch for the whole CTA, so it does not
- * report races between threads that did not take part (a known over-approximation).
+ * orders memory among the threads that take part (RaceTracker.onGroupSync).
  */
 function namedBarrier(m: Machine, id: number, count: number, site: number): Exec {
-  return (_lanes, n) => {
+  return (lanes, n) => {
     if (n !== count) {
       m.hazard(
         "TX6012",
@@ -298,6 +307,7 @@ function namedBarrier(m: Machine, id: number, count: number, site: number): Exec
       );
     }
     m.epoch++;
+    m.races.onGroupSync(lanes, n);
   };
 }
 

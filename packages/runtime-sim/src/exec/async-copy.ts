@@ -1,4 +1,4 @@
-import { THREAD_BITS, type Machine, type Placed } from "./machine.js";
+import type { Machine, Placed } from "./machine.js";
 import { checkAsyncWrite, checkGlobalRead, issuedNotes } from "./hazards.js";
 
 /**
@@ -155,12 +155,10 @@ export class AsyncUnit {
     const g = gm.bytes;
     for (let i = 0; i < len; i++) sh[dst + i] = g[src + i]!;
     for (let i = len; i < chunk; i++) sh[dst + i] = 0;
-    const writer = (this.#site[id]! << THREAD_BITS) | t;
-    const epoch = m.epoch;
+    // The write becomes thread t's own write as of its wait (cp.async is a generic-proxy write).
+    m.races.recordWrite(t, this.#site[id]!, dst, chunk);
     for (let i = 0; i < chunk; i++) {
       m.shPending[dst + i]!--;
-      m.shWriter[dst + i] = writer;
-      m.shEpoch[dst + i] = epoch;
       m.shBulk[dst + i] = 0;
     }
     if (len > 0) {
@@ -168,6 +166,20 @@ export class AsyncUnit {
       for (let i = 0; i < len; i++) pr[src + i]!--;
     }
     this.#free.push(id);
+  }
+
+  /** TX6017 for each thread that has cp.async copies not waited for (CTA exit). */
+  reportPending(m: Machine): void {
+    if (m.bars.deadlocked) return;
+    for (let t = 0; t < this.#pending.length; t++) {
+      const list = this.#pending[t]!;
+      if (list.length === 0) continue;
+      m.hazard(
+        "TX6017",
+        `thread ${m.thread(t)} of CTA ${m.cta()} exits with ${list.length} cp.async copies not waited for (cp.async.wait_group / wait_all)`,
+        this.#site[list[0]!]!,
+      );
+    }
   }
 
   /** Drop every copy still in flight (CTA end, or a hazard thrown mid-launch). */

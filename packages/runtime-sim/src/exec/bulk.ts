@@ -1,4 +1,4 @@
-import { THREAD_BITS, type Machine, type Placed } from "./machine.js";
+import { THREAD_BITS, THREAD_MASK, type Machine, type Placed } from "./machine.js";
 import {
   checkAsyncWrite,
   checkGlobalBulkWrite,
@@ -6,6 +6,7 @@ import {
   checkSharedRead,
   globalPendingRead,
   issuedNotes,
+  reportRace,
   trackWriters,
 } from "./hazards.js";
 import type { BarBuffer, Mbarriers } from "./mbarrier.js";
@@ -92,6 +93,7 @@ export class BulkUnit {
   ): void {
     const slot = this.#bars.use(m, t, bar, bb, site, "completes a bulk copy on");
     if (slot < 0) return;
+    this.#bars.checkInitFence(m, slot, t, site, "issues a bulk copy completing on");
     const gm = m.globals[tens]!;
     checkGlobalRead(m, gm, src, len, t, site);
     checkAsyncWrite(m, buf, dst, len, t, site, "issues a bulk copy to");
@@ -116,10 +118,9 @@ export class BulkUnit {
       m.shared.set(gm.bytes.subarray(src, src + len), dst);
       const pr = gm.meta.pendingReads!;
       for (let i = 0; i < len; i++) pr[src + i]!--;
-      // Bytes written by the async proxy: visibility is the mbarrier's business (epoch -1 never
-      // matches, so the cta_sync rule does not apply while the guard stands).
-      m.shWriter.fill((c.site << THREAD_BITS) | c.thread, dst, dst + len);
-      m.shEpoch.fill(-1, dst, dst + len);
+      // Bytes written by the async proxy: visibility is the mbarrier's business (the guard), so
+      // they count as ordered for the race rules while the guard stands.
+      m.races.recordAsyncProxyWrite(c.thread, c.site, dst, len);
       c.phase = this.#bars.phase(c.slot);
       this.#bars.completeTx(c.slot, len);
     }
@@ -180,6 +181,18 @@ export class BulkUnit {
   ): void {
     // The copy reads its source as thread t would (races, uninitialised bytes, pending copies).
     checkSharedRead(m, buf, src, len, t, site);
+    // The async proxy reads them: generic-proxy writes need a fence.proxy.async by their writer.
+    const b = m.races.unfenced(src, len);
+    if (b >= 0) {
+      const w = m.shWriter[b]!;
+      const u = m.thread(w & THREAD_MASK);
+      m.hazard(
+        "TX6015",
+        `thread ${m.thread(t)} of CTA ${m.cta()} issues a bulk copy (async proxy) reading shared "${buf.name}" byte ${b - buf.base}, which thread ${u} wrote through the generic proxy with no fence.proxy.async (T.ptx.fence.proxy_async) after the write`,
+        site,
+        [{ message: `thread ${u} writes it here`, span: m.sites[w >> THREAD_BITS] }],
+      );
+    }
     const gm = m.globals[tens]!;
     const meta = gm.meta;
     const pr = meta.pendingReads;
@@ -238,9 +251,22 @@ export class BulkUnit {
     gm.bytes.set(c.data!, c.dst);
     const meta = gm.meta;
     const bw = meta.bulkWrites!;
+    const hit = m.races.checkGlobal(
+      meta.writer!,
+      meta.epoch!,
+      c.dst,
+      c.len,
+      t,
+      false,
+      m.isAtomicSite,
+    );
+    if (hit) {
+      const at = `global "${gm.name}" bytes ${c.dst}..${c.dst + c.len - 1}`;
+      reportRace(m, "TX6014", t, c.site, "writes (bulk copy)", at, hit, "wrote");
+    }
     const w = (c.site << THREAD_BITS) | t;
     meta.writer!.fill(w, c.dst, c.dst + c.len);
-    meta.epoch!.fill(m.epoch, c.dst, c.dst + c.len);
+    meta.epoch!.fill(m.races.clock[t]!, c.dst, c.dst + c.len);
     for (let i = 0; i < c.len; i++) bw[c.dst + i]!--;
   }
 
@@ -266,12 +292,28 @@ export class BulkUnit {
   finishCta(m: Machine): void {
     for (let t = 0; t < this.threads; t++) {
       const list = this.#s2g[t]!;
+      if (list.length > 0 && !this.#bars.deadlocked) {
+        m.hazard(
+          "TX6017",
+          `thread ${m.thread(t)} of CTA ${m.cta()} exits with ${list.length} shared → global bulk copies not waited for (T.ptx.cp.async_.bulk.wait_group); the CTA's shared memory may be gone before they read it`,
+          list[0]!.site,
+        );
+      }
       for (let i = this.#read[t]!; i < list.length; i++) this.#readSource(m, list[i]!);
       for (const c of list) this.#writeDest(m, t, c);
       list.length = 0;
       this.#ends[t]!.length = 0;
       this.#read[t] = 0;
     }
+    for (const id of this.#bars.deadlocked ? [] : this.#inflight) {
+      const c = this.#g2s[id]!;
+      m.hazard(
+        "TX6017",
+        `thread ${m.thread(c.thread)} of CTA ${m.cta()} exits while its global → shared bulk copy is still in flight (no thread waited for its mbarrier phase)`,
+        c.site,
+      );
+    }
+    this.#bars.reportIncomplete(m);
     this.#dropInflight(m);
   }
 

@@ -1,21 +1,16 @@
 import type { Note } from "@tirx-ts/core";
 import { THREAD_BITS, THREAD_MASK, type GlobalMem, type Machine, type Placed } from "./machine.js";
+import type { RaceHit } from "./races.js";
 
 /**
  * Per-byte hazard checks of ordinary loads and stores, and of the bytes asynchronous copies
  * (cp.async, bulk) write. Each fast path is a loop over the bytes of one access reading typed
  * arrays; the report (slow) path builds the message and notes.
  * Codes: TX6001 pending cp.async target, TX6002 global write under a pending cp.async read,
- * TX6003 read of another thread's write in the same barrier epoch, TX6004 never-written shared,
- * TX6005 out of bounds, TX6007 bulk-copy bytes accessed too early (see BulkUnit).
+ * TX6003 read of another thread's write not ordered before it (see RaceTracker), TX6004
+ * never-written shared, TX6005 out of bounds, TX6007 bulk-copy bytes accessed too early (see
+ * BulkUnit), TX6013 write after an unordered read, TX6014 write after an unordered write.
  */
-
-function writerNote(m: Machine, w: number, what: string): Note {
-  return {
-    message: `thread ${m.thread(w & THREAD_MASK)} ${what} here`,
-    span: m.sites[w >> THREAD_BITS],
-  };
-}
 
 /**
  * The note "`copy` (thread …)`role` is issued here" for the other copy of a report, when one was
@@ -48,25 +43,20 @@ export function checkSharedRead(
 ): void {
   const pend = m.shPending;
   const wr = m.shWriter;
-  const ep = m.shEpoch;
   const bk = m.shBulk;
-  const epoch = m.epoch;
   // The guard of a bulk copy this thread passed already (bytes of one copy come in runs).
   let passed = 0;
   for (let i = 0; i < n; i++) {
     const b = a + i;
-    const w = wr[b]!;
     const g = bk[b]!;
-    if (
-      pend[b] !== 0 ||
-      w < 0 ||
-      (g !== 0 && g !== passed) ||
-      (ep[b] === epoch && (w & THREAD_MASK) !== t)
-    ) {
+    if (pend[b] !== 0 || wr[b]! < 0 || (g !== 0 && g !== passed)) {
       if (reportSharedRead(m, buf, b, t, site)) return;
       passed = g;
     }
   }
+  if (m.speculative > 0) return;
+  const hit = m.races.onRead(t, site, a, n);
+  if (hit) reportRace(m, "TX6003", t, site, "reads", sharedAt(buf, a, n), hit, "wrote");
 }
 
 /** The slow path of a shared read of byte `b`: reports and returns true, or finds it fine. */
@@ -96,13 +86,56 @@ function reportSharedRead(m: Machine, buf: Placed, b: number, t: number, site: n
     m.hazard("TX6004", `${who} reads ${at}, which nothing has written since launch`, site, notes);
     return true;
   }
+  return false;
+}
+
+/** `shared "buf" bytes i..j` of the absolute range [a, a + n), for messages. */
+function sharedAt(buf: Placed, a: number, n: number): string {
+  return `shared "${buf.name}" bytes ${a - buf.base}..${a - buf.base + n - 1}`;
+}
+
+/**
+ * Report a race between thread `t`'s access at `site` (`verb` `at`) and the earlier access
+ * `hit` (its thread `otherVerb` them): TX6003 read-after-write, TX6013 write-after-read, TX6014
+ * write-after-write. The note points at the other access; a thread of another CTA is named with
+ * its CTA.
+ */
+export function reportRace(
+  m: Machine,
+  code: "TX6003" | "TX6013" | "TX6014",
+  t: number,
+  site: number,
+  verb: string,
+  at: string,
+  hit: RaceHit,
+  otherVerb: string,
+): void {
+  const u = hit.other & THREAD_MASK;
+  const cta = m.races.otherCta(hit.clock) ? m.races.ctaOf(hit.clock) : undefined;
+  const other = cta !== undefined ? `thread ${m.thread(u)} of CTA ${cta}` : `thread ${m.thread(u)}`;
+  const why =
+    cta !== undefined
+      ? "; CTAs of one launch are not ordered with each other (only atomics may meet)"
+      : " with no synchronization ordering the two (cta_sync, a named barrier, an mbarrier phase, a warp collective)";
   m.hazard(
-    "TX6003",
-    `${who} reads ${at}, which thread ${m.thread(w & THREAD_MASK)} wrote with no cta_sync in between`,
+    code,
+    `thread ${m.thread(t)} of CTA ${m.cta()} ${verb} ${at}, which ${other} ${otherVerb}${why}`,
     site,
-    [writerNote(m, w, "wrote it")],
+    [{ message: `${other} ${otherVerb} it here`, span: m.sites[hit.other >> THREAD_BITS] }],
   );
-  return true;
+}
+
+/** Report a write's race found by RaceTracker.onWrite. */
+function reportWriteRace(
+  m: Machine,
+  t: number,
+  site: number,
+  verb: string,
+  at: string,
+  hit: RaceHit & { read: boolean },
+): void {
+  if (hit.read) reportRace(m, "TX6013", t, site, verb, at, hit, "read");
+  else reportRace(m, "TX6014", t, site, verb, at, hit, "wrote");
 }
 
 function pendingAccess(
@@ -121,7 +154,10 @@ function pendingAccess(
   );
 }
 
-/** A shared store of `n` bytes at absolute shared byte `a` by thread `t`; records the writer. */
+/**
+ * A shared store of `n` bytes at absolute shared byte `a` by thread `t` (an atomic's write when
+ * `atomic`); records the writer. Races with earlier unordered reads (TX6013) and writes (TX6014).
+ */
 export function checkSharedWrite(
   m: Machine,
   buf: Placed,
@@ -129,6 +165,7 @@ export function checkSharedWrite(
   n: number,
   t: number,
   site: number,
+  atomic = false,
 ): void {
   const pend = m.shPending;
   const s2g = m.shS2g;
@@ -143,37 +180,28 @@ export function checkSharedWrite(
       if (reportBulkWrite(m, buf, b, t, site, "writes")) break;
     }
   }
-  const w = (site << THREAD_BITS) | t;
-  const epoch = m.epoch;
-  for (let i = 0; i < n; i++) {
-    m.shWriter[a + i] = w;
-    m.shEpoch[a + i] = epoch;
-    bk[a + i] = 0;
-  }
+  const hit = m.races.onWrite(t, site, a, n, atomic, m.isAtomicSite);
+  if (hit)
+    reportWriteRace(m, t, site, atomic ? "atomically updates" : "writes", sharedAt(buf, a, n), hit);
+  bk.fill(0, a, a + n);
 }
 
 /**
- * The bytes [a, a + n) an atomic of thread `t` reads and writes, against per-byte `writer` and
- * `epochs` (shared memory's, or a global tensor's): TX6004 for never-written shared bytes, TX6003
- * when another thread wrote them with a plain store in the current barrier epoch. Writes by
- * atomics (sites in `m.atomicSites`) are not races: atomics serialize.
+ * The shared bytes [a, a + n) an atomic of thread `t` reads: TX6004 when never written. Races
+ * with plain accesses are checked by checkSharedWrite / checkGlobalWrite with `atomic` set
+ * (atomics never race with each other).
  */
 export function checkAtomicAccess(
   m: Machine,
-  space: "shared" | "global",
   name: string,
-  writer: Int32Array,
-  epochs: Int32Array,
   a: number,
   n: number,
   t: number,
   site: number,
 ): void {
-  const epoch = m.epoch;
+  const writer = m.shWriter;
   for (let i = 0; i < n; i++) {
-    const w = writer[a + i]!;
-    if (w < 0) {
-      if (space === "global") continue;
+    if (writer[a + i]! < 0) {
       m.hazard(
         "TX6004",
         `thread ${m.thread(t)} of CTA ${m.cta()} atomically updates shared "${name}", which nothing has written since launch`,
@@ -181,23 +209,13 @@ export function checkAtomicAccess(
       );
       return;
     }
-    if (
-      epochs[a + i] === epoch &&
-      (w & THREAD_MASK) !== t &&
-      !m.atomicSites.has(w >> THREAD_BITS)
-    ) {
-      m.hazard(
-        "TX6003",
-        `thread ${m.thread(t)} of CTA ${m.cta()} atomically updates ${space} "${name}", which thread ${m.thread(w & THREAD_MASK)} wrote with a plain store and no cta_sync in between`,
-        site,
-        [writerNote(m, w, "wrote it")],
-      );
-      return;
-    }
   }
 }
 
-/** A global read of `n` bytes at byte `a` of `gm` by thread `t` (same-CTA races only). */
+/**
+ * A global read of `n` bytes at byte `a` of `gm` by thread `t`: TX6003 when a write by another
+ * thread of the CTA is not ordered before it, or by any thread of another CTA of this launch.
+ */
 export function checkGlobalRead(
   m: Machine,
   gm: GlobalMem,
@@ -209,24 +227,20 @@ export function checkGlobalRead(
   const wr = gm.meta.writer;
   if (!wr) return;
   if (gm.meta.bulkWrites) checkGlobalBulkWrite(m, gm, a, n, t, site, "reads");
-  const ep = gm.meta.epoch!;
-  const epoch = m.epoch;
-  for (let i = 0; i < n; i++) {
-    const b = a + i;
-    if (ep[b] === epoch && (wr[b]! & THREAD_MASK) !== t) {
-      const w = wr[b]!;
-      m.hazard(
-        "TX6003",
-        `thread ${m.thread(t)} of CTA ${m.cta()} reads global "${gm.name}" byte ${b}, which thread ${m.thread(w & THREAD_MASK)} of the same CTA wrote with no cta_sync in between`,
-        site,
-        [writerNote(m, w, "wrote it")],
-      );
-      return;
-    }
-  }
+  if (m.speculative > 0) return;
+  const hit = m.races.checkGlobal(wr, gm.meta.epoch!, a, n, t, false, m.isAtomicSite);
+  if (hit) reportRace(m, "TX6003", t, site, "reads", globalAt(gm, a, n), hit, "wrote");
 }
 
-/** A global store of `n` bytes at byte `a` of `gm` by thread `t`; records the writer. */
+function globalAt(gm: GlobalMem, a: number, n: number): string {
+  return `global "${gm.name}" bytes ${a}..${a + n - 1}`;
+}
+
+/**
+ * A global store of `n` bytes at byte `a` of `gm` by thread `t` (an atomic's write when
+ * `atomic`); records the writer. TX6014 when an earlier write by another thread of the CTA is not
+ * ordered before it, or by a thread of another CTA (atomics do not race with atomics).
+ */
 export function checkGlobalWrite(
   m: Machine,
   gm: GlobalMem,
@@ -234,6 +248,7 @@ export function checkGlobalWrite(
   n: number,
   t: number,
   site: number,
+  atomic = false,
 ): void {
   const meta = gm.meta;
   const pr = meta.pendingReads;
@@ -254,12 +269,13 @@ export function checkGlobalWrite(
   trackWriters(gm);
   const wr = meta.writer!;
   const ep = meta.epoch!;
-  const w = (site << THREAD_BITS) | t;
-  const epoch = m.epoch;
-  for (let i = 0; i < n; i++) {
-    wr[a + i] = w;
-    ep[a + i] = epoch;
+  const hit = m.races.checkGlobal(wr, ep, a, n, t, atomic, m.isAtomicSite);
+  if (hit) {
+    const verb = atomic ? "atomically updates" : "writes";
+    reportRace(m, "TX6014", t, site, verb, globalAt(gm, a, n), hit, "wrote");
   }
+  wr.fill((site << THREAD_BITS) | t, a, a + n);
+  ep.fill(m.races.clock[t]!, a, a + n);
 }
 
 // ---------------------------------------------------------------- asynchronous copies
@@ -284,6 +300,9 @@ export function checkAsyncWrite(
     const b = a + i;
     if ((s2g[b] !== 0 || bk[b] !== 0) && reportBulkWrite(m, buf, b, t, site, verb)) return;
   }
+  // The copy writes at some point before it completes: it races with unordered earlier accesses.
+  const hit = m.races.onWrite(t, site, a, n, false, m.isAtomicSite, false);
+  if (hit) reportWriteRace(m, t, site, verb, sharedAt(buf, a, n), hit);
 }
 
 /**

@@ -10,6 +10,7 @@ import type { AsyncUnit } from "./async-copy.js";
 import { BulkUnit } from "./bulk.js";
 import { Mbarriers } from "./mbarrier.js";
 import { POISON_BYTE } from "../tensor.js";
+import { RaceTracker } from "./races.js";
 
 /** How hazards are handled: the first one throws, or all are collected and the run continues. */
 export type HazardMode = "throw" | "collect";
@@ -65,9 +66,11 @@ export class Machine {
   readonly big: bigint[];
   readonly shared: Uint8Array;
   readonly sdv: DataView;
-  /** Per shared byte: last writer (`site << 10 | thread`), -1 when never written since launch. */
+  /** Happens-before race tracking (read/write records, clocks); see RaceTracker. */
+  readonly races: RaceTracker;
+  /** Per shared byte: last writer (`site << 10 | thread`), -1 when never written in this CTA. */
   readonly shWriter: Int32Array;
-  /** Per shared byte: barrier epoch of the last write. */
+  /** Per shared byte: clock of the last write (see RaceTracker). */
   readonly shEpoch: Int32Array;
   /** Per shared byte: number of issued, not yet completed cp.async writing it. */
   readonly shPending: Int32Array;
@@ -91,6 +94,8 @@ export class Machine {
   readonly sites: (Span | undefined)[] = [];
   /** Sites of atomics: their writes never race with each other (see compileAtomic). */
   readonly atomicSites = new Set<number>();
+  /** True for the site of an atomic (races between atomics are not races). */
+  readonly isAtomicSite = (site: number): boolean => this.atomicSites.has(site);
   mode: HazardMode = "throw";
   reports: TirxError[] = [];
   readonly #seen = new Set<string>();
@@ -132,8 +137,9 @@ export class Machine {
     this.big = new Array<bigint>(slots.big * n).fill(0n);
     this.shared = new Uint8Array(sharedBytes);
     this.sdv = new DataView(this.shared.buffer);
-    this.shWriter = new Int32Array(sharedBytes);
-    this.shEpoch = new Int32Array(sharedBytes);
+    this.races = new RaceTracker(n, sharedBytes);
+    this.shWriter = this.races.wr;
+    this.shEpoch = this.races.wc;
     this.shPending = new Int32Array(sharedBytes);
     this.shBatch = new Int32Array(sharedBytes);
     this.shBulk = new Int32Array(sharedBytes);
@@ -142,7 +148,7 @@ export class Machine {
     this.local = new Uint8Array(localStride * n);
     this.ldv = new DataView(this.local.buffer);
     this.async = makeAsync(n);
-    this.bars = new Mbarriers(n);
+    this.bars = new Mbarriers(n, this.races);
     this.bulk = new BulkUnit(n, this.bars);
   }
 
@@ -176,10 +182,12 @@ export class Machine {
     this.reports = [];
     this.#seen.clear();
     this.epoch = nextEpoch;
+    this.races.beginLaunch();
   }
 
   endLaunch(): void {
     nextEpoch = this.epoch + 1;
+    this.races.endCta();
   }
 
   /** Start CTA (x, y, z): shared memory poisoned and never written, local memory zero. */
@@ -188,7 +196,7 @@ export class Machine {
     this.cy = y;
     this.cz = z;
     this.shared.fill(POISON_BYTE);
-    this.shWriter.fill(-1);
+    this.races.beginCta(this.cta());
     this.shPending.fill(0);
     this.shBatch.fill(0);
     this.shBulk.fill(0);

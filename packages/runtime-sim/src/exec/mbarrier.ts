@@ -1,6 +1,7 @@
 import type { Note } from "@tirx-ts/core";
 import { THREAD_BITS, THREAD_MASK, type Machine, type Placed } from "./machine.js";
 import { checkBounds } from "./hazards.js";
+import type { RaceTracker } from "./races.js";
 
 /** An mbarrier operand as compiled: its buffer (for messages and bounds). */
 export interface BarBuffer {
@@ -29,6 +30,9 @@ interface Bar {
   /** `phase` at the last init (parity is counted from there). */
   base: number;
   initSite: number;
+  /** Thread of the last init and its clock then (for the fence.mbarrier_init rule, TX6016). */
+  initThread: number;
+  initClock: number;
   /** What the threads arriving on it had observed (max per slot), cumulative. */
   readonly acc: number[];
   /** `acc` as of its last completed phase: what observing that completion teaches. */
@@ -59,6 +63,8 @@ export class Mbarriers {
   readonly threads: number;
   /** Bumped by every change that can let a wait proceed (mbarrier state, copy issue or landing, a wait loop left). */
   progress = 0;
+  /** Set when the CTA was abandoned as deadlocked (TX6006): no exit reports (TX6017) then. */
+  deadlocked = false;
   /** Set by a wait loop with a body (it does work while waiting, so it is never "stuck"). */
   busy = false;
   /** Wait loops blocked in the current round. */
@@ -72,8 +78,11 @@ export class Mbarriers {
   /** Per slot, per thread: completed phases this thread has observed (absolute). */
   #obs: Int32Array;
 
-  constructor(threads: number) {
+  readonly #races: RaceTracker;
+
+  constructor(threads: number, races: RaceTracker) {
     this.threads = threads;
+    this.#races = races;
     this.#obs = new Int32Array(threads * 4);
   }
 
@@ -83,6 +92,7 @@ export class Mbarriers {
     this.#bars.length = 0;
     this.blocked.length = 0;
     this.busy = false;
+    this.deadlocked = false;
     this.lastSlot = -1;
   }
 
@@ -104,7 +114,7 @@ export class Mbarriers {
       return -1;
     }
     const w = m.shWriter[addr]!;
-    if (m.shEpoch[addr] === m.epoch && (w & THREAD_MASK) !== t) {
+    if (w >= 0 && !this.#races.ordered(w & THREAD_MASK, m.shEpoch[addr]!, t)) {
       m.hazard(
         "TX6003",
         `thread ${m.thread(t)} of CTA ${m.cta()} ${verb} mbarrier ${labelOf(bb, addr)}, which thread ${m.thread(w & THREAD_MASK)} initialised with no cta_sync in between`,
@@ -118,6 +128,43 @@ export class Mbarriers {
       );
     }
     return slot;
+  }
+
+  /**
+   * TX6016 unless the mbarrier in `slot` was made visible to the async proxy: its initialising
+   * thread ran fence.mbarrier_init after the init (PTX ISA, mbarrier.init / fence.mbarrier_init).
+   */
+  checkInitFence(m: Machine, slot: number, t: number, site: number, use: string): void {
+    const b = this.#bars[slot]!;
+    if (this.#races.initFence[b.initThread]! >= b.initClock) return;
+    m.hazard(
+      "TX6016",
+      `thread ${m.thread(t)} of CTA ${m.cta()} ${use} mbarrier ${labelOf(b.bb, b.addr)}, but thread ${m.thread(b.initThread)} initialised it with no fence.mbarrier_init (T.ptx.fence.mbarrier_init) after the init, so the async proxy may not see the initialised object`,
+      site,
+      [
+        {
+          message: `thread ${m.thread(b.initThread)} initialises it here`,
+          span: m.sites[b.initSite],
+        },
+      ],
+    );
+  }
+
+  /** TX6017 for each mbarrier whose current phase still expects transaction bytes (CTA exit). */
+  reportIncomplete(m: Machine): void {
+    if (this.deadlocked) return;
+    for (const b of this.#bars) {
+      if (b.tx === 0) continue;
+      const what =
+        b.tx > 0
+          ? `${b.tx} transaction bytes announced with expect_tx never arrived`
+          : `${-b.tx} bytes completed beyond those announced with expect_tx`;
+      m.hazard(
+        "TX6017",
+        `CTA ${m.cta()} exits while mbarrier ${labelOf(b.bb, b.addr)} has an incomplete phase: ${what}`,
+        b.initSite,
+      );
+    }
   }
 
   /** `"bars"[i]`, for messages. */
@@ -152,6 +199,8 @@ export class Mbarriers {
         phase: 0,
         base: 0,
         initSite: site,
+        initThread: t,
+        initClock: 0,
         acc: [],
         rel: [],
       });
@@ -170,13 +219,11 @@ export class Mbarriers {
     b.tx = 0;
     b.base = b.phase;
     b.initSite = site;
+    b.initThread = t;
+    b.initClock = this.#races.clock[t]!;
     // The init writes the object: later uses by other threads need a cta_sync after it.
-    const w = (site << THREAD_BITS) | t;
-    for (let i = 0; i < 8; i++) {
-      m.shWriter[addr + i] = w;
-      m.shEpoch[addr + i] = m.epoch;
-      m.shBulk[addr + i] = 0;
-    }
+    this.#races.recordWrite(t, site, addr, 8);
+    m.shBulk.fill(0, addr, addr + 8);
     m.sdv.setBigUint64(addr, BigInt(count >>> 0), true);
     this.progress++;
   }
@@ -194,10 +241,11 @@ export class Mbarriers {
       const o = this.#obs[s * n + t]!;
       if (o > (acc[s] ?? 0)) acc[s] = o;
     }
+    this.#races.onArrive(slot, t);
     b.tx += txBytes;
     b.pending--;
     this.progress++;
-    this.#maybeComplete(b);
+    this.#maybeComplete(b, slot);
   }
 
   /** complete_tx(bytes) on the mbarrier in `slot` (a bulk copy landed). */
@@ -205,12 +253,13 @@ export class Mbarriers {
     const b = this.#bars[slot]!;
     b.tx -= bytes;
     this.progress++;
-    this.#maybeComplete(b);
+    this.#maybeComplete(b, slot);
   }
 
-  #maybeComplete(b: Bar): void {
+  #maybeComplete(b: Bar, slot: number): void {
     if (b.pending <= 0 && b.tx === 0) {
       b.phase++;
+      this.#races.onPhaseComplete(slot);
       b.pending = b.count;
       const { acc, rel } = b;
       for (let s = 0; s < acc.length; s++) if ((acc[s] ?? 0) > (rel[s] ?? 0)) rel[s] = acc[s]!;
@@ -239,6 +288,7 @@ export class Mbarriers {
         const r = rel[s] ?? 0;
         if (obs[s * n + t]! < r) obs[s * n + t] = r;
       }
+      this.#races.onWaitSuccess(slot, t);
       return 1;
     }
     this.lastSlot = slot;
@@ -261,6 +311,7 @@ export class Mbarriers {
   reportDeadlock(m: Machine): void {
     const b = this.blocked[0];
     if (!b) return;
+    this.deadlocked = true;
     const notes: Note[] = [];
     const state = (bar: Bar): string => {
       const parts = [`${bar.pending} of ${bar.count} arrivals still pending`];

@@ -1,0 +1,399 @@
+/**
+ * Happens-before race tracking of one simulated CTA (and, for global memory, of every CTA of a
+ * launch): read-after-write, write-after-read and write-after-write between threads.
+ *
+ * Model (a FastTrack-style epoch scheme, sized for the simulator's hot path):
+ * - every thread `t` has a clock `clock[t]`; an access is stamped `(t, clock[t])`. A thread's
+ *   clock advances at each of its release events (cta_sync, named barrier, warp collective,
+ *   mbarrier arrive, proxy fences), so a stamp names a segment of that thread's program order;
+ * - access `(u, c)` happens before thread `t`'s current point when: `u === t` (program order, same
+ *   CTA); or `c <= floor[u]` (a cta_sync after the access: PTX ISA, bar.sync "memory ordering");
+ *   or `u` and `t` are lanes of one warp and `c <= wfloor[u]` (a warp collective that every lane
+ *   of the warp executed after the access); or `K[t][u] >= c` (what `t` acquired from `u` through
+ *   named barriers, partial-warp collectives and mbarrier phases: an arrival releases the
+ *   arriver's knowledge into the mbarrier, the phase completion freezes it, a successful try_wait
+ *   acquires it — PTX ISA, mbarrier "memory ordering"). K is a threads × threads matrix allocated
+ *   the first time a fine-grained synchronization runs;
+ * - clocks never go back: each CTA starts at `ctaBase`, above every clock of earlier CTAs, so a
+ *   stamp below `ctaBase` and at or above `launchBase` comes from another CTA of the same launch,
+ *   with which there is no happens-before at all (only atomics among themselves do not race);
+ *   a stamp below `launchBase` comes from an earlier launch (ordered). Stamp 0 means "ordered
+ *   before everything" (bytes written by the async proxy, whose visibility the bulk-copy guard
+ *   checks instead).
+ *
+ * Per shared byte it keeps the last writer (packed `site << THREAD_BITS | thread`, -1 when never
+ * written in this CTA) with its clock, and two readers of the current phase (the first one, and
+ * the latest one that was concurrent with it), so a write that races with any reader other than
+ * itself is found whichever thread wrote. A report therefore depends only on the happens-before
+ * relation, not on the order the simulator happened to run the threads in: of two unordered
+ * accesses, the later one finds the earlier one's record.
+ *
+ * New access paths (ldmatrix / stmatrix reads and writes, TMA tiles) plug in through onRead /
+ * onWrite (record false at an async issue, recordWrite at its completion, recordAsyncProxyWrite
+ * for async-proxy writes guarded elsewhere) and unfenced (async-proxy reads of shared memory).
+ *
+ * Known limits: two reader slots per byte, so with three or more concurrent readers a write can
+ * miss a race with a reader that was neither the first nor the latest one; global reads are not
+ * recorded (no write-after-read on global memory); clocks are int32 and grow by one per release
+ * event per thread, so a process must stay below 2^31 of them.
+ *
+ * Costs: typed arrays only; an access costs a few array reads per byte; cta_sync is O(threads);
+ * named barriers and partial-warp collectives O(participants × threads); mbarrier arrive and
+ * successful try_wait O(threads) once K exists.
+ */
+import { THREAD_BITS, THREAD_MASK } from "./machine.js";
+
+/** Clocks start above 0 (0 marks "ordered before everything") and never repeat in a process. */
+let nextClock = 1;
+
+/** The other access of a race, as found by a check. */
+export interface RaceHit {
+  /** Packed `site << THREAD_BITS | thread` of the earlier access. */
+  readonly other: number;
+  /** Its clock (tells same CTA from another CTA of the launch). */
+  readonly clock: number;
+}
+
+export class RaceTracker {
+  readonly threads: number;
+  /** Per thread: current clock. */
+  readonly clock: Int32Array;
+  /** Per thread: its clock at its last cta_sync (accesses at or below are ordered for all). */
+  readonly floor: Int32Array;
+  /** Per thread: its clock at its last collective executed by the whole warp. */
+  readonly wfloor: Int32Array;
+  /** Per thread: its clock at its last fence.proxy.async. */
+  readonly proxyFence: Int32Array;
+  /** Per thread: its clock at its last fence.mbarrier_init. */
+  readonly initFence: Int32Array;
+  /** threads × threads: K[t * threads + u] = highest clock of u that t acquired. */
+  K: Int32Array | null = null;
+  /** Per mbarrier slot: knowledge released by arrivals (acc) and frozen at phase completion (rel). */
+  readonly #acc: Int32Array[] = [];
+  readonly #rel: Int32Array[] = [];
+  readonly #join: Int32Array;
+  /** First clock of the current CTA and of the current launch. */
+  ctaBase = 0;
+  launchBase = 0;
+  /** ctaBase of each CTA run in this launch, and its label, for messages. */
+  readonly #ctaStarts: number[] = [];
+  readonly #ctaLabels: string[] = [];
+
+  // Per shared byte.
+  /** Last writer: packed `site << THREAD_BITS | thread`, -1 when never written in this CTA. */
+  readonly wr: Int32Array;
+  /** Clock of the last write. */
+  readonly wc: Int32Array;
+  readonly r1: Int32Array;
+  readonly c1: Int32Array;
+  readonly r2: Int32Array;
+  readonly c2: Int32Array;
+
+  constructor(threads: number, sharedBytes: number) {
+    this.threads = threads;
+    this.clock = new Int32Array(threads);
+    this.floor = new Int32Array(threads);
+    this.wfloor = new Int32Array(threads);
+    this.proxyFence = new Int32Array(threads);
+    this.initFence = new Int32Array(threads);
+    this.#join = new Int32Array(threads);
+    this.wr = new Int32Array(sharedBytes);
+    this.wc = new Int32Array(sharedBytes);
+    this.r1 = new Int32Array(sharedBytes);
+    this.c1 = new Int32Array(sharedBytes);
+    this.r2 = new Int32Array(sharedBytes);
+    this.c2 = new Int32Array(sharedBytes);
+  }
+
+  beginLaunch(): void {
+    this.launchBase = nextClock;
+    this.#ctaStarts.length = 0;
+    this.#ctaLabels.length = 0;
+  }
+
+  /** A new CTA: clocks above every earlier one, shared-memory records cleared. */
+  beginCta(label: string): void {
+    this.endCta();
+    const base = nextClock;
+    this.ctaBase = base;
+    this.clock.fill(base + 1);
+    this.floor.fill(0);
+    this.wfloor.fill(0);
+    this.proxyFence.fill(0);
+    this.initFence.fill(0);
+    this.#ctaStarts.push(base);
+    this.#ctaLabels.push(label);
+    this.wr.fill(-1);
+    this.r1.fill(-1);
+    this.r2.fill(-1);
+    this.resetBars();
+  }
+
+  /** The CTA (or launch) ended: later CTAs get clocks above every clock it used. */
+  endCta(): void {
+    let most = this.ctaBase + 1;
+    const c = this.clock;
+    for (let t = 0; t < c.length; t++) if (c[t]! > most) most = c[t]!;
+    if (most + 1 > nextClock) nextClock = most + 1;
+  }
+
+  /** The label of the CTA an access with clock `c` ran in (for messages). */
+  ctaOf(c: number): string | undefined {
+    const s = this.#ctaStarts;
+    for (let i = s.length - 1; i >= 0; i--) if (c >= s[i]!) return this.#ctaLabels[i];
+    return undefined;
+  }
+
+  /** True when `c` was stamped by another CTA of the current launch. */
+  otherCta(c: number): boolean {
+    return c < this.ctaBase && c >= this.launchBase;
+  }
+
+  /** Does access `(u, c)` happen before thread `t`'s current point? */
+  ordered(u: number, c: number, t: number): boolean {
+    if (c < this.ctaBase) return c < this.launchBase;
+    if (u === t) return true;
+    if (c <= this.floor[u]!) return true;
+    if (u >> 5 === t >> 5 && c <= this.wfloor[u]!) return true;
+    const K = this.K;
+    return K !== null && K[t * this.threads + u]! >= c;
+  }
+
+  // ---------------------------------------------------------------- shared-memory accesses
+
+  /**
+   * A read of shared bytes [a, a + n) by thread `t` at `site`: returns the first unordered
+   * earlier write (read-after-write), or undefined; records the read.
+   */
+  onRead(t: number, site: number, a: number, n: number): RaceHit | undefined {
+    const wr = this.wr;
+    const wc = this.wc;
+    const r1 = this.r1;
+    const c1 = this.c1;
+    const me = (site << THREAD_BITS) | t;
+    const now = this.clock[t]!;
+    let hit: RaceHit | undefined;
+    for (let b = a; b < a + n; b++) {
+      const w = wr[b]!;
+      if (hit === undefined && w >= 0 && (w & THREAD_MASK) !== t && wc[b] !== 0) {
+        if (!this.ordered(w & THREAD_MASK, wc[b]!, t)) hit = { other: w, clock: wc[b]! };
+      }
+      const r = r1[b]!;
+      if (r < 0 || (r & THREAD_MASK) === t || this.ordered(r & THREAD_MASK, c1[b]!, t)) {
+        r1[b] = me;
+        c1[b] = now;
+      } else {
+        this.r2[b] = me;
+        this.c2[b] = now;
+      }
+    }
+    return hit;
+  }
+
+  /**
+   * A write of shared bytes [a, a + n) by thread `t`: the first unordered earlier access, as
+   * `{ other, clock, read }` (read: write-after-read, else write-after-write); `atomic` writes do
+   * not race with earlier atomic writes (`isAtomic` of the earlier site). With `record` false only
+   * checks (an async copy's issue: its write lands later, see recordWrite).
+   */
+  onWrite(
+    t: number,
+    site: number,
+    a: number,
+    n: number,
+    atomic: boolean,
+    isAtomic: (site: number) => boolean,
+    record = true,
+  ): (RaceHit & { read: boolean }) | undefined {
+    const wr = this.wr;
+    const wc = this.wc;
+    let hit: (RaceHit & { read: boolean }) | undefined;
+    for (let b = a; b < a + n && hit === undefined; b++) {
+      const w = wr[b]!;
+      if (w >= 0 && (w & THREAD_MASK) !== t && !this.ordered(w & THREAD_MASK, wc[b]!, t)) {
+        if (!(atomic && isAtomic(w >> THREAD_BITS))) hit = { other: w, clock: wc[b]!, read: false };
+      }
+      if (hit !== undefined) break;
+      const r = this.r1[b]!;
+      if (r >= 0 && (r & THREAD_MASK) !== t && !this.ordered(r & THREAD_MASK, this.c1[b]!, t)) {
+        hit = { other: r, clock: this.c1[b]!, read: true };
+        break;
+      }
+      const r2 = this.r2[b]!;
+      if (r2 >= 0 && (r2 & THREAD_MASK) !== t && !this.ordered(r2 & THREAD_MASK, this.c2[b]!, t)) {
+        hit = { other: r2, clock: this.c2[b]!, read: true };
+      }
+    }
+    if (record) this.recordWrite(t, site, a, n);
+    return hit;
+  }
+
+  /** Record thread `t`'s write of [a, a + n) at `site` as of now (readers of the phase end). */
+  recordWrite(t: number, site: number, a: number, n: number): void {
+    const w = (site << THREAD_BITS) | t;
+    const now = this.clock[t]!;
+    this.wr.fill(w, a, a + n);
+    this.wc.fill(now, a, a + n);
+    this.r1.fill(-1, a, a + n);
+    this.r2.fill(-1, a, a + n);
+  }
+
+  /** Bytes written by the async proxy (a landed bulk copy): ordered for every thread. */
+  recordAsyncProxyWrite(t: number, site: number, a: number, n: number): void {
+    this.wr.fill((site << THREAD_BITS) | t, a, a + n);
+    this.wc.fill(0, a, a + n);
+    this.r1.fill(-1, a, a + n);
+    this.r2.fill(-1, a, a + n);
+  }
+
+  // ---------------------------------------------------------------- global memory
+
+  /**
+   * An access of global bytes [a, a + n) of a tensor with per-byte `writer`/`clocks` by thread
+   * `t`: the first earlier write not ordered before it (same CTA without synchronization, or any
+   * other CTA of this launch); atomics do not race with atomics.
+   */
+  checkGlobal(
+    writer: Int32Array,
+    clocks: Int32Array,
+    a: number,
+    n: number,
+    t: number,
+    atomic: boolean,
+    isAtomic: (site: number) => boolean,
+  ): RaceHit | undefined {
+    const base = this.ctaBase;
+    const lb = this.launchBase;
+    for (let b = a; b < a + n; b++) {
+      const w = writer[b]!;
+      if (w < 0) continue;
+      const c = clocks[b]!;
+      // Fast paths: an earlier launch, or this thread's own write in this CTA.
+      if (c < lb || (c >= base && (w & THREAD_MASK) === t)) continue;
+      if (this.ordered(w & THREAD_MASK, c, t)) continue;
+      if (atomic && isAtomic(w >> THREAD_BITS)) continue;
+      return { other: w, clock: c };
+    }
+    return undefined;
+  }
+
+  // ---------------------------------------------------------------- synchronization
+
+  /** cta_sync: everything every thread did so far happens before everything after. */
+  onBarrier(): void {
+    const c = this.clock;
+    for (let t = 0; t < c.length; t++) {
+      this.floor[t] = c[t]!;
+      c[t]!++;
+    }
+  }
+
+  #matrix(): Int32Array {
+    return (this.K ??= new Int32Array(this.threads * this.threads));
+  }
+
+  /**
+   * The threads `lanes[0..n)` (plus `offset`) synchronize with each other only (a named barrier,
+   * or a warp collective of some lanes): each acquires what any of them knew and did.
+   */
+  onGroupSync(lanes: ArrayLike<number>, n: number, offset = 0): void {
+    const K = this.#matrix();
+    const T = this.threads;
+    const j = this.#join;
+    j.fill(0);
+    for (let i = 0; i < n; i++) {
+      const p = lanes[i]! + offset;
+      const row = p * T;
+      for (let u = 0; u < T; u++) if (K[row + u]! > j[u]!) j[u] = K[row + u]!;
+    }
+    for (let i = 0; i < n; i++) {
+      const p = lanes[i]! + offset;
+      if (this.clock[p]! > j[p]!) j[p] = this.clock[p]!;
+    }
+    for (let i = 0; i < n; i++) {
+      const p = lanes[i]! + offset;
+      K.set(j, p * T);
+      this.clock[p]!++;
+    }
+  }
+
+  /**
+   * A warp collective executed by lanes `lanes` (lane numbers) of warp `warp`, `present` lanes in
+   * the warp: lanes that execute a collective together are ordered by it.
+   */
+  onWarpSync(warp: number, lanes: readonly number[], present: number): void {
+    const base = warp << 5;
+    if (lanes.length === present && this.K === null) {
+      for (let i = 0; i < lanes.length; i++) {
+        const p = base + lanes[i]!;
+        this.wfloor[p] = this.clock[p]!;
+        this.clock[p]!++;
+      }
+      return;
+    }
+    this.onGroupSync(lanes, lanes.length, base);
+  }
+
+  /** `mbarrier.arrive` by `t` on the mbarrier in `slot`: releases what `t` knows and did. */
+  onArrive(slot: number, t: number): void {
+    const T = this.threads;
+    const acc = (this.#acc[slot] ??= new Int32Array(T));
+    const K = this.#matrix();
+    const row = t * T;
+    for (let u = 0; u < T; u++) if (K[row + u]! > acc[u]!) acc[u] = K[row + u]!;
+    if (this.clock[t]! > acc[t]!) acc[t] = this.clock[t]!;
+    this.clock[t]!++;
+  }
+
+  /** The current phase of the mbarrier in `slot` completed: its releases become acquirable. */
+  onPhaseComplete(slot: number): void {
+    const acc = this.#acc[slot];
+    if (!acc) return;
+    const rel = (this.#rel[slot] ??= new Int32Array(this.threads));
+    rel.set(acc);
+  }
+
+  /** A successful try_wait by `t` on the mbarrier in `slot`. */
+  onWaitSuccess(slot: number, t: number): void {
+    const rel = this.#rel[slot];
+    if (!rel) return;
+    const K = this.#matrix();
+    const T = this.threads;
+    const row = t * T;
+    for (let u = 0; u < T; u++) if (rel[u]! > K[row + u]!) K[row + u] = rel[u]!;
+  }
+
+  /** Forget mbarrier knowledge (CTA start; stale clocks would be harmless, this keeps it tidy). */
+  resetBars(): void {
+    for (const a of this.#acc) a?.fill(0);
+    for (const r of this.#rel) r?.fill(0);
+  }
+
+  /** fence.proxy.async by `t`: its earlier generic-proxy writes are visible to the async proxy. */
+  onProxyFence(t: number): void {
+    this.proxyFence[t] = this.clock[t]!;
+    this.clock[t]!++;
+  }
+
+  /** fence.mbarrier_init by `t`: its earlier mbarrier.init are visible to the async proxy. */
+  onInitFence(t: number): void {
+    this.initFence[t] = this.clock[t]!;
+    this.clock[t]!++;
+  }
+
+  /**
+   * The first shared byte of [a, a + n) whose last write was a generic-proxy write not followed by
+   * a fence.proxy.async of its writer (-1 when none).
+   */
+  unfenced(a: number, n: number): number {
+    const wr = this.wr;
+    const wc = this.wc;
+    for (let b = a; b < a + n; b++) {
+      const w = wr[b]!;
+      if (w < 0) continue;
+      const c = wc[b]!;
+      if (c >= this.ctaBase && c > this.proxyFence[w & THREAD_MASK]!) return b;
+    }
+    return -1;
+  }
+}

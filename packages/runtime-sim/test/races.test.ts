@@ -1,0 +1,330 @@
+import { describe, expect, it } from "vitest";
+import type { TirxError } from "@tirx-ts/core";
+import { T } from "@tirx-ts/dsl";
+import { simTensor, simZeros } from "@tirx-ts/runtime-sim";
+import { lineOf, simCollect, simThrows } from "./helpers.js";
+
+/**
+ * Happens-before race reports (RaceTracker): one test per kind, each asserting the code, the
+ * offending line and the note at the other access's line; the four bugs of issue 9.
+ */
+const here = import.meta.url;
+const cp = T.ptx["cp.async.cg.shared.global"]!;
+const load = T.ptx["cp.async.bulk.shared::cta.global.mbarrier::complete_tx::bytes"]!;
+const store = T.ptx["cp.async.bulk.global.shared::cta.bulk_group"]!;
+
+function expectBoth(e: TirxError, code: string, at: string, other: string): void {
+  expect([e.code, e.span?.line]).toEqual([code, lineOf(here, at)]);
+  expect(e.notes[0]?.span?.line).toBe(lineOf(here, other));
+}
+
+const f32 = (n: number) =>
+  simTensor(
+    Float32Array.from({ length: n }, (_, i) => i + 0.5),
+    { shape: [n], dtype: "float32" },
+  );
+
+describe("issue 9's four bugs, each reported with both lines", () => {
+  const twoWriters = (second: "cp" | "store") =>
+    T.function(
+      "two_writers",
+      { A: T.Tensor([2, 4], "float32"), B: T.Tensor([4], "float32") },
+      ({ A, B }) => {
+        T.device_entry({ launch: T.cuda.LaunchConfig({ grid: 1, block: 32 }) });
+        const tid = T.cuda.thread_idx("x");
+        const s = T.alloc_shared([4], "float32");
+        T.if_(tid.eq(0), () => {
+          T.cuda.tile.apply(cp, s, A.sub(0, ":"), { chunk_bytes: 16 }); // @a-first
+          T.ptx.cp.async_.wait_all();
+        });
+        T.if_(tid.eq(1), () => {
+          if (second === "cp") {
+            T.cuda.tile.apply(cp, s, A.sub(1, ":"), { chunk_bytes: 16 }); // @a-second-cp
+            T.ptx.cp.async_.wait_all();
+          } else {
+            for (const j of T.range(4)) s.set([j], 0); // @a-second-store
+          }
+        });
+        T.cuda.cta_sync();
+        T.if_(tid.lt(4), () => B.set([tid], s.get([tid])));
+      },
+    );
+
+  it("(a) two threads write the same 16 shared bytes in one barrier phase: TX6014", () => {
+    const args = () => [
+      simTensor(
+        Float32Array.from({ length: 8 }, (_, i) => i),
+        { shape: [2, 4], dtype: "float32" },
+      ),
+      simZeros([4], "float32"),
+    ];
+    expectBoth(simThrows(twoWriters("cp"), args()), "TX6014", "// @a-second-cp", "// @a-first");
+    const e = simThrows(twoWriters("store"), args());
+    expectBoth(e, "TX6014", "// @a-second-store", "// @a-first");
+    expect(e.message).toMatch(/thread \(1, 0, 0\) .* which thread \(0, 0, 0\) wrote/);
+  });
+
+  const doubleBuffer = (trailingSync: boolean) =>
+    T.function(
+      "double_buffer",
+      { A: T.Tensor([4, 32, 4], "float32"), B: T.Tensor([4, 32], "float32") },
+      ({ A, B }) => {
+        T.device_entry({ launch: T.cuda.LaunchConfig({ grid: 1, block: 32 }) });
+        const tid = T.cuda.thread_idx("x");
+        const s = T.alloc_shared([2, 32, 4], "float32");
+        T.cuda.tile.apply(cp, s.sub(0, tid, ":"), A.sub(0, tid, ":"), { chunk_bytes: 16 });
+        T.ptx.cp.async_.commit_group();
+        for (const k of T.range(4)) {
+          T.if_(k.lt(3), () => {
+            const next = k.add(1);
+            // @b-prefetch
+            T.cuda.tile.apply(cp, s.sub(next.floormod(2), tid, ":"), A.sub(next, tid, ":"), {
+              chunk_bytes: 16,
+            });
+          });
+          T.ptx.cp.async_.commit_group();
+          T.ptx.cp.async_.wait_group(1);
+          T.cuda.cta_sync();
+          B.set([k, tid], s.get([k.floormod(2), T.sub(31, tid), 0])); // @b-consume
+          if (trailingSync) T.cuda.cta_sync();
+        }
+        T.ptx.cp.async_.wait_all();
+      },
+    );
+
+  it("(b) a double-buffered loop without the trailing cta_sync: write-after-read, TX6013", () => {
+    const a = () =>
+      simTensor(
+        Float32Array.from({ length: 512 }, (_, i) => i),
+        { shape: [4, 32, 4], dtype: "float32" },
+      );
+    const b = simZeros([4, 32], "float32");
+    expect(simCollect(doubleBuffer(true), [a(), b])).toEqual([]);
+    expect((b.toArray() as Float32Array)[33]).toBe(128 + 30 * 4);
+    const e = simThrows(doubleBuffer(false), [a(), simZeros([4, 32], "float32")]);
+    expectBoth(e, "TX6013", "// @b-prefetch", "// @b-consume");
+    expect(e.message).toMatch(/issues a cp.async to shared "smem" bytes .* which thread .* read/);
+  });
+
+  const unfencedStore = (fence: boolean) =>
+    T.function("unfenced", { B: T.Tensor([32], "int32") }, ({ B }) => {
+      T.device_entry({ launch: T.cuda.LaunchConfig({ grid: 1, block: 32 }) });
+      const tid = T.cuda.thread_idx("x");
+      const s = T.alloc_shared([32], "int32");
+      s.set([tid], tid); // @c-write
+      if (fence) T.ptx.fence.proxy_async();
+      T.cuda.cta_sync();
+      T.if_(tid.eq(0), () => {
+        T.cuda.tile.apply(store, B, s, { chunk_bytes: 128 }); // @c-bulk
+        T.ptx.cp.async_.bulk.commit_group();
+        T.ptx.cp.async_.bulk.wait_group(0);
+      });
+    });
+
+  it("(c) generic shared stores then a bulk store with no fence.proxy.async: TX6015", () => {
+    const b = simZeros([32], "int32");
+    expect(simCollect(unfencedStore(true), [b])).toEqual([]);
+    expect(Array.from(b.toArray() as Int32Array)).toEqual(Array.from({ length: 32 }, (_, i) => i));
+    const e = simThrows(unfencedStore(false), [simZeros([32], "int32")]);
+    expectBoth(e, "TX6015", "// @c-bulk", "// @c-write");
+  });
+
+  const unfencedInit = (fence: boolean) =>
+    T.function(
+      "unfenced_init",
+      { A: T.Tensor([32], "float32"), B: T.Tensor([32], "float32") },
+      ({ A, B }) => {
+        T.device_entry({ launch: T.cuda.LaunchConfig({ grid: 1, block: 32 }) });
+        const tid = T.cuda.thread_idx("x");
+        const s = T.alloc_shared([32], "float32");
+        const bar = T.alloc_shared([1], "uint64");
+        T.if_(tid.eq(0), () => {
+          T.ptx.mbarrier.init(bar.sub(0), 1); // @d-init
+          if (fence) T.ptx.fence.mbarrier_init();
+        });
+        T.cuda.cta_sync();
+        T.if_(tid.eq(0), () => {
+          T.ptx.mbarrier.arrive.expect_tx(bar.sub(0), 128);
+          T.cuda.tile.apply(load, s, A, { chunk_bytes: 128, mbar: bar.sub(0) }); // @d-load
+        });
+        T.ptx.mbarrier.try_wait(bar.sub(0), 0);
+        B.set([tid], s.get([tid]));
+      },
+    );
+
+  it("(d) bulk loads on an mbarrier whose init had no fence.mbarrier_init: TX6016", () => {
+    const b = simZeros([32], "float32");
+    expect(simCollect(unfencedInit(true), [f32(32), b])).toEqual([]);
+    expect((b.toArray() as Float32Array)[7]).toBe(7.5);
+    const e = simThrows(unfencedInit(false), [f32(32), simZeros([32], "float32")]);
+    expectBoth(e, "TX6016", "// @d-load", "// @d-init");
+  });
+});
+
+describe("one test per kind of race, with both lines", () => {
+  it("read-after-write in shared memory (TX6003)", () => {
+    const k = T.function("raw", { B: T.Tensor([32], "int32") }, ({ B }) => {
+      T.device_entry({ launch: T.cuda.LaunchConfig({ grid: 1, block: 32 }) });
+      const tid = T.cuda.thread_idx("x");
+      const s = T.alloc_shared([32], "int32");
+      s.set([tid], tid); // @raw-w
+      B.set([tid], s.get([T.sub(31, tid)])); // @raw-r
+    });
+    expectBoth(simThrows(k, [simZeros([32], "int32")]), "TX6003", "// @raw-r", "// @raw-w");
+  });
+
+  it("write-after-read in shared memory (TX6013), whichever thread runs first", () => {
+    for (const reader of [0, 5]) {
+      const k = T.function("war", { B: T.Tensor([32], "int32") }, ({ B }) => {
+        T.device_entry({ launch: T.cuda.LaunchConfig({ grid: 1, block: 32 }) });
+        const tid = T.cuda.thread_idx("x");
+        const s = T.alloc_shared([32], "int32");
+        s.set([tid], tid);
+        T.cuda.cta_sync();
+        T.if_(tid.eq(reader), () => B.set([0], s.get([3]))); // @war-r
+        T.if_(tid.eq(3), () => s.set([3], 7)); // @war-w
+      });
+      expectBoth(simThrows(k, [simZeros([32], "int32")]), "TX6013", "// @war-w", "// @war-r");
+    }
+  });
+
+  it("write-after-write in shared memory (TX6014) and a cta_sync between them is clean", () => {
+    const k = (sync: boolean) =>
+      T.function("waw", { B: T.Tensor([32], "int32") }, ({ B }) => {
+        T.device_entry({ launch: T.cuda.LaunchConfig({ grid: 1, block: 32 }) });
+        const tid = T.cuda.thread_idx("x");
+        const s = T.alloc_shared([32], "int32");
+        s.set([tid], tid); // @waw-1
+        if (sync) T.cuda.cta_sync();
+        T.if_(tid.eq(9), () => s.set([4], 0)); // @waw-2
+        T.cuda.cta_sync();
+        B.set([tid], s.get([tid]));
+      });
+    expect(simCollect(k(true), [simZeros([32], "int32")])).toEqual([]);
+    expectBoth(simThrows(k(false), [simZeros([32], "int32")]), "TX6014", "// @waw-2", "// @waw-1");
+  });
+
+  it("global write-after-write between threads of a CTA and between CTAs (TX6014)", () => {
+    const k = (grid: number, other: number) =>
+      T.function("gwaw", { B: T.Tensor([64], "int32") }, ({ B }) => {
+        T.device_entry({ launch: T.cuda.LaunchConfig({ grid, block: 32 }) });
+        const tid = T.cuda.thread_idx("x");
+        T.if_(tid.eq(0), () => B.set([0], 1)); // @gwaw-1
+        T.if_(tid.eq(other), () => B.set([0], 2)); // @gwaw-2
+      });
+    const e = simThrows(k(1, 7), [simZeros([64], "int32")]);
+    expectBoth(e, "TX6014", "// @gwaw-2", "// @gwaw-1");
+    // Two CTAs: thread 0 of CTA 1 writes what thread 0 of CTA 0 wrote (no happens-before).
+    const r = simCollect(k(2, 0), [simZeros([64], "int32")]);
+    expect(r.map((x) => [x.code, x.span?.line, x.notes[0]?.span?.line])).toEqual([
+      ["TX6014", lineOf(here, "// @gwaw-1"), lineOf(here, "// @gwaw-2")],
+    ]);
+    expect(r[0]!.message).toMatch(
+      /CTA \(1, 0, 0\) writes .* thread \(0, 0, 0\) of CTA \(0, 0, 0\)/,
+    );
+  });
+
+  it("a named barrier orders the threads that take part only", () => {
+    const k = (reader: number) =>
+      T.function("named", { B: T.Tensor([128], "int32") }, ({ B }) => {
+        T.device_entry({ launch: T.cuda.LaunchConfig({ grid: 1, block: 128 }) });
+        const tid = T.cuda.thread_idx("x");
+        const s = T.alloc_shared([128], "int32");
+        s.set([tid], tid); // @named-w
+        T.if_(tid.lt(64), () => {
+          T.cuda.bar_sync(1, 64);
+          B.set([tid], s.get([T.sub(reader, tid)])); // @named-r
+        });
+      });
+    // Threads 0..63 read what threads 0..63 wrote: ordered by bar.sync 1, 64.
+    expect(simCollect(k(63), [simZeros([128], "int32")])).toEqual([]);
+    // Threads 0..63 read what threads 64..127 wrote: they did not take part.
+    const e = simThrows(k(127), [simZeros([128], "int32")]);
+    expectBoth(e, "TX6003", "// @named-r", "// @named-w");
+  });
+
+  it("a warp collective orders the lanes that execute it, not other warps", () => {
+    const k = (cross: boolean) =>
+      T.function("warp_order", { B: T.Tensor([64], "int32") }, ({ B }) => {
+        T.device_entry({ launch: T.cuda.LaunchConfig({ grid: 1, block: 64 }) });
+        const tid = T.cuda.thread_idx("x");
+        const s = T.alloc_shared([64], "int32");
+        s.set([tid], tid); // @warp-w
+        T.cuda.__syncwarp();
+        const mirror = cross
+          ? T.sub(63, tid)
+          : tid
+              .floordiv(32)
+              .mul(32)
+              .add(T.sub(31, tid.floormod(32)));
+        B.set([tid], s.get([mirror])); // @warp-r
+      });
+    expect(simCollect(k(false), [simZeros([64], "int32")])).toEqual([]);
+    const e = simThrows(k(true), [simZeros([64], "int32")]);
+    expectBoth(e, "TX6003", "// @warp-r", "// @warp-w");
+  });
+
+  it("an mbarrier phase orders the arrivers' writes before the waiters' reads", () => {
+    const k = (wait: boolean) =>
+      T.function("mbar_order", { B: T.Tensor([64], "int32") }, ({ B }) => {
+        T.device_entry({ launch: T.cuda.LaunchConfig({ grid: 1, block: 64 }) });
+        const tid = T.cuda.thread_idx("x");
+        const s = T.alloc_shared([32], "int32");
+        const bar = T.alloc_shared([1], "uint64");
+        T.if_(tid.eq(0), () => T.ptx.mbarrier.init(bar.sub(0), 32));
+        T.cuda.cta_sync();
+        T.if_(
+          tid.lt(32),
+          () => {
+            s.set([tid], tid); // @mb-w
+            T.ptx.mbarrier.arrive(bar.sub(0));
+          },
+          () => {
+            if (wait) T.ptx.mbarrier.try_wait(bar.sub(0), 0);
+            B.set([tid], s.get([tid.floormod(32)])); // @mb-r
+          },
+        );
+      });
+    expect(simCollect(k(true), [simZeros([64], "int32")])).toEqual([]);
+    const e = simThrows(k(false), [simZeros([64], "int32")]);
+    expectBoth(e, "TX6003", "// @mb-r", "// @mb-w");
+  });
+});
+
+describe("leftovers at CTA exit (TX6017)", () => {
+  it("cp.async never waited for", () => {
+    const k = T.function("left_cp", { A: T.Tensor([4], "float32") }, ({ A }) => {
+      T.device_entry({ launch: T.cuda.LaunchConfig({ grid: 1, block: 1 }) });
+      const s = T.alloc_shared([4], "float32");
+      T.cuda.tile.apply(cp, s, A, { chunk_bytes: 16 }); // @left-cp
+      T.ptx.cp.async_.commit_group();
+    });
+    const e = simThrows(k, [f32(4)]);
+    expect([e.code, e.span?.line]).toEqual(["TX6017", lineOf(here, "// @left-cp")]);
+  });
+
+  it("a shared → global bulk copy never waited for", () => {
+    const k = T.function("left_bulk", { B: T.Tensor([32], "float32") }, ({ B }) => {
+      T.device_entry({ launch: T.cuda.LaunchConfig({ grid: 1, block: 1 }) });
+      const s = T.alloc_shared([32], "float32");
+      for (const i of T.range(32)) s.set([i], 1);
+      T.ptx.fence.proxy_async();
+      T.cuda.tile.apply(store, B, s, { chunk_bytes: 128 }); // @left-bulk
+      T.ptx.cp.async_.bulk.commit_group();
+    });
+    const e = simThrows(k, [simZeros([32], "float32")]);
+    expect([e.code, e.span?.line]).toEqual(["TX6017", lineOf(here, "// @left-bulk")]);
+  });
+
+  it("an mbarrier whose expected transaction bytes never arrive", () => {
+    const k = T.function("left_tx", { B: T.Tensor([1], "float32") }, () => {
+      T.device_entry({ launch: T.cuda.LaunchConfig({ grid: 1, block: 1 }) });
+      const bar = T.alloc_shared([1], "uint64");
+      T.ptx.mbarrier.init(bar.sub(0), 1); // @left-init
+      T.ptx.mbarrier.arrive.expect_tx(bar.sub(0), 64);
+    });
+    const e = simThrows(k, [simZeros([1], "float32")]);
+    expect([e.code, e.span?.line]).toEqual(["TX6017", lineOf(here, "// @left-init")]);
+    expect(e.message).toMatch(/64 transaction bytes/);
+  });
+});

@@ -1,0 +1,177 @@
+// Mutation test of the simulator's hazard analysis (issue 9): every correct kernel (the examples,
+// the simulator's test kernels, the codegen bulk kernels that synchronize) runs clean; then each
+// synchronization statement is removed in turn (cp.async wait_group / wait_all, cta_sync and
+// named barriers, fences, mbarrier arrivals, try_wait loops, bulk wait_group) and the mutant must
+// be reported — unless the removal is listed in BENIGN with the reason it cannot make the kernel
+// racy. A listed removal must stay unreported, so the list cannot go stale.
+import { describe, expect, it } from "vitest";
+import {
+  findOp,
+  isTirxError,
+  mapStmt,
+  seq,
+  stmtChildren,
+  verify,
+  walkExpr,
+  type KernelArg,
+  type PrimFunc,
+  type Stmt,
+} from "@tirx-ts/core";
+import { runSim, simTensor } from "@tirx-ts/runtime-sim";
+import { copy_async } from "../examples/copy_async.js";
+import { bulk_copy } from "../examples/bulk_copy.js";
+import { makeBulkPipeline } from "../examples/bulk_pipeline.js";
+import { makeGemm } from "../examples/gemm_simt.js";
+import { makeReduceRows } from "../examples/reduce_rows.js";
+import { vector_add } from "../examples/vector_add.js";
+import { zero_fill_rows } from "../examples/zero_fill_rows.js";
+import { rowCopyKernel, seedKernel } from "../packages/runtime-sim/test/kernels.js";
+import { initArrive } from "../packages/codegen-ptx/test/util/bulk-kernels.js";
+
+interface Case {
+  readonly fn: PrimFunc;
+  /** Values of scalar parameters and of symbolic dims, by name. */
+  readonly scalars?: Record<string, number>;
+}
+
+const CASES: readonly Case[] = [
+  { fn: copy_async },
+  { fn: bulk_copy },
+  { fn: makeBulkPipeline({ elements: 4096, tileBytes: 1024, stages: 2, grid: 2 }) },
+  { fn: makeBulkPipeline({ elements: 6144, tileBytes: 512, stages: 3, grid: 1 }) },
+  // Three K-tiles, so a prefetch refills a stage other warps read one iteration before.
+  { fn: makeGemm(64, 64, 96) },
+  { fn: makeReduceRows(8, 512) },
+  { fn: vector_add, scalars: { n: 77 } },
+  { fn: zero_fill_rows, scalars: { valid_rows: 5 } },
+  { fn: seedKernel },
+  { fn: rowCopyKernel(256, 64) },
+  // Not here: codegen's oneTile (threads 1..31 wait on an mbarrier thread 0 initialised with no
+  // cta_sync after the init: TX6003, a real race kept for its PTX snapshots), mbarrierOps and
+  // storeOnly (instruction coverage only; they read uninitialised shared memory).
+  { fn: initArrive() },
+];
+
+/**
+ * Removals that cannot make the kernel racy, keyed `kernel/op#k` (k-th sync statement of that op
+ * in the kernel, in program order), with the reason.
+ */
+const BENIGN: Record<string, string> = {
+  "copy_async/bar.sync#0":
+    "each thread copies row tid and reads back only row tid: no bytes cross threads",
+  "init_arrive/mbarrier.arrive#0": "nothing waits on the mbarrier: the arrival orders no access",
+};
+
+/** Deterministic contents for every tensor parameter; scalars and symbolic dims from `c`. */
+function argsOf(c: Case): KernelArg[] {
+  const s = c.scalars ?? {};
+  return c.fn.params.map((p) => {
+    if (p.kind === "scalar") return s[p.name] ?? 0;
+    const shape = p.buffer.shape.map((d) => (typeof d === "number" ? d : s[d.name]!));
+    const n = shape.reduce((a, b) => a * b, 1);
+    const dt = p.buffer.dtype;
+    const int = dt.startsWith("int") || dt.startsWith("uint");
+    const data = Array.from({ length: n }, (_, i) => (int ? (i * 7 + 3) % 100 : (i % 61) * 0.5));
+    return simTensor(data, { shape, dtype: dt });
+  });
+}
+
+/** The op name of a synchronization statement, or undefined. */
+function syncOf(s: Stmt): string | undefined {
+  if (s.kind === "While") {
+    let wait: string | undefined;
+    walkExpr(s.cond, (x) => {
+      if (x.kind !== "CallExpr") return;
+      const fx = findOp(x.op)?.sim;
+      if (fx?.kind === "machine" && fx.effect.unit === "mbarrier") wait = x.op;
+    });
+    return wait;
+  }
+  if (s.kind !== "Call") return undefined;
+  const fx = findOp(s.op)?.sim;
+  if (fx?.kind === "warp") return s.op;
+  if (fx?.kind !== "machine") return undefined;
+  const { unit, action } = fx.effect as { unit: string; action: string };
+  if (unit === "barrier" || unit === "fence") return s.op;
+  if (unit === "cp.async" && action !== "commit") return s.op;
+  if (unit === "bulk" && action !== "commit") return s.op;
+  if (unit === "mbarrier" && action !== "init") return s.op;
+  return undefined;
+}
+
+/**
+ * The reports a removal must produce, by op, decided from what the removed statement guarantees
+ * (not from the simulator): a barrier or mbarrier ordering removed leaves a race (TX6003 RAW,
+ * TX6013 WAR, TX6014 WAW), a touch of bytes still in flight (TX6001, TX6007), a use of an
+ * mbarrier before its init is ordered (TX6003) or a wait that never completes (TX6006); a wait for
+ * copies removed leaves them in flight (TX6001, TX6002, TX6007) or pending at exit (TX6017); a
+ * fence removed breaks its proxy rule (TX6015, TX6016).
+ */
+const EXPECTED: Record<string, readonly string[]> = {
+  "bar.sync": ["TX6003", "TX6013", "TX6014", "TX6001", "TX6007"],
+  "bar.sync.named": ["TX6003", "TX6013", "TX6014", "TX6001", "TX6007"],
+  "mbarrier.arrive": ["TX6006"],
+  "mbarrier.arrive.expect_tx": ["TX6006", "TX6017"],
+  "mbarrier.try_wait.parity": ["TX6003", "TX6007", "TX6013", "TX6014", "TX6006"],
+  "cp.async.wait_group": ["TX6001", "TX6017"],
+  "cp.async.wait_all": ["TX6001", "TX6017"],
+  "cp.async.bulk.wait_group": ["TX6007", "TX6017"],
+  "cp.async.bulk.wait_group.read": ["TX6007", "TX6017"],
+  "fence.proxy.async.shared::cta": ["TX6015"],
+  "fence.mbarrier_init.release.cluster": ["TX6016"],
+};
+
+function syncStmts(body: Stmt): Stmt[] {
+  const out: Stmt[] = [];
+  const walk = (s: Stmt): void => {
+    if (syncOf(s)) out.push(s);
+    for (const c of stmtChildren(s)) walk(c);
+  };
+  walk(body);
+  return out;
+}
+
+/** The first report of running `fn`, or none; a TirxError thrown by verify counts too. */
+function reportsOf(fn: PrimFunc, args: readonly KernelArg[]): string[] {
+  try {
+    return runSim(verify(fn), args).reports.map((r) => r.message);
+  } catch (e) {
+    if (isTirxError(e)) return [e.message];
+    throw e;
+  }
+}
+
+describe("mutation: removing a synchronization is reported", () => {
+  for (const c of CASES) {
+    it(`${c.fn.name}: clean as written, every sync removal reported or benign`, () => {
+      expect(reportsOf(c.fn, argsOf(c))).toEqual([]);
+      const targets = syncStmts(c.fn.body);
+      // vector_add and reduce_rows have no synchronization statement (only clean runs matter).
+      const none = c.fn.name === "vector_add" || c.fn.name === "reduce_rows";
+      expect(targets.length > 0).toBe(!none);
+      const count = new Map<string, number>();
+      const missed: string[] = [];
+      const wrong: string[] = [];
+      const stale: string[] = [];
+      for (const target of targets) {
+        const op = syncOf(target)!;
+        const k = count.get(op) ?? 0;
+        count.set(op, k + 1);
+        const key = `${c.fn.name}/${op}#${k}`;
+        const body = mapStmt(c.fn.body, { stmt: (s) => (s === target ? seq([]) : s) });
+        const reports = reportsOf({ ...c.fn, body }, argsOf(c));
+        if (key in BENIGN) {
+          if (reports.length > 0) stale.push(`${key}: ${reports[0]}`);
+        } else if (reports.length === 0) {
+          missed.push(`${key} (line ${target.span?.line})`);
+        } else {
+          const code = reports[0]!.slice(0, 6);
+          if (!(EXPECTED[op] ?? []).includes(code)) wrong.push(`${key}: ${reports[0]}`);
+        }
+      }
+      expect(missed, "removals neither reported nor listed as benign").toEqual([]);
+      expect(stale, "listed as benign but reported").toEqual([]);
+      expect(wrong, "reported, but not as what the removal breaks").toEqual([]);
+    });
+  }
+});
