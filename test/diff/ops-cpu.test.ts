@@ -6,11 +6,17 @@ import { sim } from "tirx-ts";
 import { diffCases } from "./cases.js";
 import { judge, runCase, showMismatches } from "./run.js";
 import { assembleMerged } from "../util/ptx-merge.js";
+import { ISSUE_CASES, runIssueCases } from "./float-rem-cases.js";
 
 const cases = diffCases();
 const dev = sim();
 
 describe("differential test on the CPU: simulator against the reference", () => {
+  it("the issue's three float32 division-family cases give the exact values", () => {
+    const got = runIssueCases(dev);
+    ISSUE_CASES.forEach((c, i) => expect(got[i]).toBe(Math.fround(c.want)));
+  });
+
   it("covers every op family", () => {
     const counts = new Map<string, number>();
     for (const c of cases) counts.set(c.family, (counts.get(c.family) ?? 0) + 1);

@@ -9,6 +9,7 @@ import { cuda, cudaAvailable, sim } from "tirx-ts";
 import { diffCases } from "../diff/cases.js";
 import { judge, runCase, showMismatches } from "../diff/run.js";
 import { decode, type Value } from "../diff/values.js";
+import { ISSUE_CASES, runIssueCases } from "../diff/float-rem-cases.js";
 
 const show = (v: Value | "unspecified" | "none"): string => (Object.is(v, -0) ? "-0" : String(v));
 const hex = (b: Uint8Array): string =>
@@ -33,6 +34,14 @@ describe.skipIf(!probe.ok)("ops differential: GPU against the simulator and the 
       `ops differential on ${gpu.name}: ${cases.length} op × dtype cases (${[...counts].map(([f, k]) => `${f} ${k.cases} cases/${k.elements} elements`).join("; ")})`,
     );
     expect(cases.length).toBeGreaterThan(300);
+  });
+
+  it("the issue's three float32 division-family cases give the exact values on the GPU", () => {
+    const got = runIssueCases(cuda(0));
+    ISSUE_CASES.forEach((c, i) => {
+      console.log(`${c.op}(${c.a}, ${c.b}) on ${cuda(0).name}: ${got[i]} (exact: ${c.want})`);
+      expect(got[i]).toBe(Math.fround(c.want));
+    });
   });
 
   it.each(cases.map((c) => [c.id, c] as const))("%s", (_, c) => {
