@@ -52,6 +52,11 @@ export class BulkUnit {
   readonly #ends: number[][];
   /** Per thread: how many of its `#s2g` entries (oldest first) have read their source. */
   readonly #read: Int32Array;
+  /**
+   * True once the running CTA issued a bulk copy: until then no shared byte is guarded (shBulk,
+   * shS2g all 0) and the per-thread lists are empty, so CTA start and end skip them.
+   */
+  active = false;
 
   constructor(threads: number, bars: Mbarriers) {
     this.threads = threads;
@@ -63,6 +68,8 @@ export class BulkUnit {
 
   /** Forget everything (CTA start). */
   reset(): void {
+    if (!this.active) return;
+    this.active = false;
     this.#g2s.length = 0;
     this.#inflight = [];
     for (let t = 0; t < this.threads; t++) {
@@ -92,6 +99,7 @@ export class BulkUnit {
   ): void {
     const slot = this.#bars.use(m, t, bar, bb, site, "completes a bulk copy on");
     if (slot < 0) return;
+    this.active = true;
     const gm = m.globals[tens]!;
     checkGlobalRead(m, gm, src, len, t, site);
     checkAsyncWrite(m, buf, dst, len, t, site, "issues a bulk copy to");
@@ -99,7 +107,7 @@ export class BulkUnit {
     this.#g2s.push({ dst, tens, src, len, slot, site, thread: t, phase: -1 });
     this.#inflight.push(id);
     m.shBulk.fill(id + 1, dst, dst + len);
-    const pr = (gm.meta.pendingReads ??= new Int32Array(gm.bytes.length));
+    const pr = (gm.meta.pendingReads ??= gm.pool.pendingReads(gm.bytes.length));
     for (let i = 0; i < len; i++) pr[src + i]!++;
     this.#bars.progress++;
   }
@@ -178,6 +186,7 @@ export class BulkUnit {
     len: number,
     site: number,
   ): void {
+    this.active = true;
     // The copy reads its source as thread t would (races, uninitialised bytes, pending copies).
     checkSharedRead(m, buf, src, len, t, site);
     const gm = m.globals[tens]!;
@@ -193,7 +202,7 @@ export class BulkUnit {
     }
     checkGlobalBulkWrite(m, gm, dst, len, t, site, "issues a bulk copy that writes");
     trackWriters(gm);
-    const bw = (meta.bulkWrites ??= new Int32Array(gm.bytes.length));
+    const bw = (meta.bulkWrites ??= gm.pool.bulkWrites(gm.bytes.length));
     for (let i = 0; i < len; i++) bw[dst + i]!++;
     const s2g = m.shS2g;
     for (let i = 0; i < len; i++) s2g[src + i]!++;
@@ -264,6 +273,7 @@ export class BulkUnit {
 
   /** CTA end: pending shared → global copies complete; copies to shared are dropped. */
   finishCta(m: Machine): void {
+    if (!this.active) return;
     for (let t = 0; t < this.threads; t++) {
       const list = this.#s2g[t]!;
       for (let i = this.#read[t]!; i < list.length; i++) this.#readSource(m, list[i]!);
@@ -277,6 +287,7 @@ export class BulkUnit {
 
   /** A launch stopped (a hazard thrown, or a deadlock): undo every pending count on tensors. */
   dropAll(m: Machine): void {
+    if (!this.active) return;
     for (let t = 0; t < this.threads; t++) {
       for (const c of this.#s2g[t]!) {
         const bw = m.globals[c.tens]?.meta.bulkWrites;

@@ -380,8 +380,9 @@ function pendingReaderNotes(m: Machine, gm: GlobalMem, b: number): Note[] {
 export function trackWriters(gm: GlobalMem): void {
   const meta = gm.meta;
   if (!meta.writer) {
-    meta.writer = new Int32Array(gm.bytes.length).fill(-1);
-    meta.epoch = new Int32Array(gm.bytes.length);
+    const { writer, epoch } = gm.pool.writers(gm.bytes.length);
+    meta.writer = writer;
+    meta.epoch = epoch;
   }
 }
 

@@ -11,8 +11,12 @@ import { BulkUnit } from "./bulk.js";
 import { Mbarriers } from "./mbarrier.js";
 import { POISON_BYTE } from "../tensor.js";
 
-/** How hazards are handled: the first one throws, or all are collected and the run continues. */
-export type HazardMode = "throw" | "collect";
+/**
+ * How hazards are handled: the first one throws, or all are collected and the run continues, or
+ * (`"off"`) hazard tracking is skipped where it costs time (bounds are still checked, TX6005, and
+ * so are deadlocks and runtime contracts); for measuring the cost of tracking.
+ */
+export type HazardMode = "throw" | "collect" | "off";
 
 /** A kernel parameter's tensor during one launch. */
 export interface GlobalMem {
@@ -22,7 +26,43 @@ export interface GlobalMem {
   readonly span: Span | undefined;
   readonly bytes: Uint8Array;
   readonly dv: DataView;
+  /** Per-byte shadow state, its arrays taken from `pool` at first use. */
   readonly meta: GlobalMeta;
+  readonly pool: ShadowPool;
+}
+
+/**
+ * Per-byte shadow arrays of one tensor parameter, kept by the Machine and reused by every launch
+ * (grown when a larger tensor comes), so a launch allocates nothing proportional to tensor bytes.
+ * `writer`/`epoch` need no reset (epochs are unique across launches); `pendingReads` and
+ * `bulkWrites` are counts that every launch leaves at 0 (AsyncUnit/BulkUnit.dropAll).
+ */
+export class ShadowPool {
+  #writer = new Int32Array(0);
+  #epoch = new Int32Array(0);
+  #pendingReads = new Int32Array(0);
+  #bulkWrites = new Int32Array(0);
+
+  /** Writer and epoch arrays of `n` bytes. */
+  writers(n: number): { writer: Int32Array; epoch: Int32Array } {
+    if (this.#writer.length < n) {
+      this.#writer = new Int32Array(n);
+      this.#epoch = new Int32Array(n);
+    }
+    return { writer: this.#writer.subarray(0, n), epoch: this.#epoch.subarray(0, n) };
+  }
+
+  /** Pending-read counts of `n` bytes (all 0). */
+  pendingReads(n: number): Int32Array {
+    if (this.#pendingReads.length < n) this.#pendingReads = new Int32Array(n);
+    return this.#pendingReads.subarray(0, n);
+  }
+
+  /** Pending bulk-write counts of `n` bytes (all 0). */
+  bulkWrites(n: number): Int32Array {
+    if (this.#bulkWrites.length < n) this.#bulkWrites = new Int32Array(n);
+    return this.#bulkWrites.subarray(0, n);
+  }
 }
 
 /** Where a shared or local buffer lives: byte base in its memory and size in bytes. */
@@ -85,6 +125,10 @@ export class Machine {
   readonly ldv: DataView;
   /** Tensors of the current launch, by parameter index (refilled in place by each launch). */
   readonly globals: GlobalMem[] = [];
+  /** Shadow arrays by parameter index, reused across launches. */
+  readonly #pools: ShadowPool[] = [];
+  /** False in hazard mode "off": loads and stores skip their hazard bookkeeping. */
+  track = true;
   /** Current barrier epoch: advanced at every CTA start and every bar.sync. */
   epoch = 0;
   /** Source spans of the statements and loads that can report, by site index. */
@@ -159,20 +203,29 @@ export class Machine {
     mode: HazardMode,
   ): void {
     this.globals.length = 0;
+    // One meta per distinct tensor: a tensor passed twice shares its shadow state.
+    const metas = new Map<Uint8Array, { meta: GlobalMeta; pool: ShadowPool }>();
     tensors.forEach((t, i) => {
       if (!t) return;
       const bytes = t.storage;
       const dv = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+      let sh = metas.get(bytes);
+      if (!sh) {
+        sh = { meta: {}, pool: (this.#pools[i] ??= new ShadowPool()) };
+        metas.set(bytes, sh);
+      }
       this.globals[i] = {
         index: i,
         name: names[i]!.name,
         span: names[i]!.span,
         bytes,
         dv,
-        meta: t.meta,
+        meta: sh.meta,
+        pool: sh.pool,
       };
     });
     this.mode = mode;
+    this.track = mode !== "off";
     this.reports = [];
     this.#seen.clear();
     this.epoch = nextEpoch;
@@ -191,8 +244,11 @@ export class Machine {
     this.shWriter.fill(-1);
     this.shPending.fill(0);
     this.shBatch.fill(0);
-    this.shBulk.fill(0);
-    this.shS2g.fill(0);
+    // Only bulk copies set these; BulkUnit.active says whether the last CTA issued any.
+    if (this.bulk.active) {
+      this.shBulk.fill(0);
+      this.shS2g.fill(0);
+    }
     this.local.fill(0);
     this.async.reset();
     this.bars.reset();
