@@ -23,6 +23,8 @@ export interface SimOptions {
    * `"throw"` (default): the first hazard throws its TirxError and the launch stops.
    * `"collect"`: every hazard is recorded (the first of each code at each pair of source sites)
    * and the launch runs to the end.
+   * `"off"`: like "collect", but the per-byte bookkeeping of races and pending copies is skipped
+   * (only bounds, deadlocks and runtime contracts report); for measuring what tracking costs.
    */
   readonly hazards?: HazardMode;
 }
@@ -98,6 +100,10 @@ function compile(vf: VerifiedFunc): Compiled {
  * bulk copy read them, global bytes accessed that a pending shared → global bulk copy writes;
  * TX6008 two cp.async of one group writing the same bytes; TX6009 a cta_sync not reached by
  * every thread of the CTA.
+ * Runtime contracts (the verifier's static range checks, applied to runtime values at their
+ * line): TX6010 src_size above chunk_bytes; TX6020 an mbarrier.init count outside
+ * [1, 2^20 - 1]; TX6021 a cp.async / bulk-copy address not aligned to its chunk (16 bytes for
+ * bulk); TX6022 bulk copies completing more bytes on an mbarrier phase than expect_tx announced.
  * @throws TirxError TX5001-TX5005 and TX5008 from core's checkArgs; TX5009 for a runtime grid
  *   extent out of range; TX5004 when a tensor is not a sim
  *   tensor; TX2010 for an intrinsic the simulator does not support; the first hazard in "throw" mode.

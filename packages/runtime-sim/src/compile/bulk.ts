@@ -1,7 +1,7 @@
 import { TirxError, type BulkCopyPlan, type TileApply } from "@tirx-ts/core";
 import { checkBounds } from "../exec/hazards.js";
 import { placementOf } from "./access.js";
-import { repeatOffsets } from "./cp-async.js";
+import { misaligned, repeatOffsets } from "./cp-async.js";
 import type { ExprCompiler } from "./expr.js";
 import type { Exec } from "./stmt.js";
 
@@ -52,6 +52,11 @@ export function compileBulkCopy(ec: ExprCompiler, s: TileApply, plan: BulkCopyPl
         const sb = s0 + sRep[r]!;
         if (!checkBounds(m, dSpace, dPlaced, d, chunk, t, site, "cp.async.bulk writes")) continue;
         if (!checkBounds(m, sSpace, sPlaced, sb, chunk, t, site, "cp.async.bulk reads")) continue;
+        const [shb, glb] = g2s ? [shBase + d, sb] : [shBase + sb, d];
+        if ((shb | glb) & 15) {
+          misaligned(m, t, site, "bulk copy", shb, glb, 16);
+          continue;
+        }
         if (g2s) bu.issueG2s(m, t, shBase + d, dPlaced, k, sb, chunk, mb, bar!.bb, site);
         else bu.issueS2g(m, t, shBase + sb, sPlaced, k, d, chunk, site);
       }

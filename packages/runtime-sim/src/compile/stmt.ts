@@ -28,6 +28,9 @@ export type Exec = (lanes: Int32Array, n: number) => void;
 
 const nothing: Exec = () => {};
 
+/** The largest mbarrier arrival count (PTX ISA, mbarrier: counts lie in [1, 2^20 - 1]). */
+const MAX_MBARRIER_COUNT = 2 ** 20 - 1;
+
 /** Spin loops longer than this are reported as TX6006 and cut off. */
 export const MAX_WHILE_ITERATIONS = 1 << 24;
 
@@ -247,10 +250,22 @@ function compileCall(ec: ExprCompiler, name: string, exprs: readonly Expr[], spa
       const { addr, bb } = ec.bar(exprs[0]!, span);
       const val = exprs[1] ? ec.num(exprs[1], span) : undefined;
       if (fx.action === "init") {
+        // The verifier checks a static count (TX4012); a runtime one is checked here (TX6020).
+        const signed = exprs[1]!.dtype === "int32";
         return (lanes, n) => {
           for (let i = 0; i < n; i++) {
             const t = lanes[i]!;
-            bars.init(m, t, addr(t), val!(t) >>> 0, bb, site);
+            const raw = val!(t);
+            const count = signed ? raw : raw >>> 0;
+            if (!(count >= 1 && count <= MAX_MBARRIER_COUNT)) {
+              m.hazard(
+                "TX6020",
+                `thread ${m.thread(t)} of CTA ${m.cta()} initialises an mbarrier with count ${count}, outside [1, 2^20 - 1] (PTX ISA, mbarrier.init)`,
+                site,
+              );
+              continue;
+            }
+            bars.init(m, t, addr(t), count, bb, site);
           }
         };
       }

@@ -129,7 +129,7 @@ export class BulkUnit {
       m.shWriter.fill((c.site << THREAD_BITS) | c.thread, dst, dst + len);
       m.shEpoch.fill(-1, dst, dst + len);
       c.phase = this.#bars.phase(c.slot);
-      this.#bars.completeTx(c.slot, len);
+      this.#bars.completeTx(m, c.slot, len, c.thread, c.site);
     }
     return true;
   }

@@ -29,6 +29,8 @@ interface Bar {
   /** `phase` at the last init (parity is counted from there). */
   base: number;
   initSite: number;
+  /** Site of the last expect_tx on it (-1 when none), for TX6022 notes. */
+  txSite: number;
   /** What the threads arriving on it had observed (max per slot), cumulative. */
   readonly acc: number[];
   /** `acc` as of its last completed phase: what observing that completion teaches. */
@@ -152,6 +154,7 @@ export class Mbarriers {
         phase: 0,
         base: 0,
         initSite: site,
+        txSite: -1,
         acc: [],
         rel: [],
       });
@@ -195,17 +198,38 @@ export class Mbarriers {
       if (o > (acc[s] ?? 0)) acc[s] = o;
     }
     b.tx += txBytes;
+    if (txBytes !== 0) b.txSite = site;
     b.pending--;
     this.progress++;
+    if (b.pending <= 0 && b.tx < 0) this.#overTx(m, b, t, site);
     this.#maybeComplete(b);
   }
 
-  /** complete_tx(bytes) on the mbarrier in `slot` (a bulk copy landed). */
-  completeTx(slot: number, bytes: number): void {
+  /**
+   * complete_tx(bytes) on the mbarrier in `slot`: a bulk copy issued by thread `t` at `site`
+   * landed. TX6022 when every arrival of the phase is in and the bytes completed exceed those
+   * announced with expect_tx (the runtime form of the verifier's TX4008): the phase can never
+   * complete with tx-count 0.
+   */
+  completeTx(m: Machine, slot: number, bytes: number, t: number, site: number): void {
     const b = this.#bars[slot]!;
     b.tx -= bytes;
     this.progress++;
+    if (b.pending <= 0 && b.tx < 0) this.#overTx(m, b, t, site);
     this.#maybeComplete(b);
+  }
+
+  #overTx(m: Machine, b: Bar, t: number, site: number): void {
+    const notes: Note[] = [];
+    if (b.txSite >= 0) {
+      notes.push({ message: "the bytes are announced here (expect_tx)", span: m.sites[b.txSite] });
+    }
+    m.hazard(
+      "TX6022",
+      `mbarrier ${labelOf(b.bb, b.addr)} in CTA ${m.cta()}: bulk copies completed ${-b.tx} bytes more than expect_tx announced for phase ${b.phase - b.base} (thread ${m.thread(t)}); the phase cannot complete (PTX ISA, mbarrier: tx-count)`,
+      site,
+      notes,
+    );
   }
 
   #maybeComplete(b: Bar): void {
