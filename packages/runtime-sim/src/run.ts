@@ -16,6 +16,7 @@ import { compileRoot } from "./compile/blocking.js";
 import { hostScalar } from "./numeric/cast.js";
 import { sim } from "./device.js";
 import { SimTensor } from "./tensor.js";
+import { Tracer, type TraceEvent } from "./exec/trace.js";
 
 /** Options of `runSim`. */
 export interface SimOptions {
@@ -27,12 +28,16 @@ export interface SimOptions {
    * (only bounds, deadlocks and runtime contracts report); for measuring what tracking costs.
    */
   readonly hazards?: HazardMode;
+  /** Record a trace of the launch (SimResult.trace; see Tracer). */
+  readonly trace?: boolean;
 }
 
 /** What a simulated launch reports. */
 export interface SimResult {
   /** Hazards found, in the order they happened (always empty in "throw" mode). */
   readonly reports: readonly TirxError[];
+  /** The launch's trace events (Chrome / Perfetto `traceEvents`), when `trace` was set. */
+  readonly trace?: readonly TraceEvent[];
 }
 
 interface Compiled {
@@ -147,12 +152,15 @@ export function runSim(
   }
   const [gx, gy, gz] = launchGrid(vf.fn, vf.launch, args);
   m.grid = [gx, gy, gz];
+  const tracer = opts.trace ? new Tracer(T) : undefined;
+  m.tracer = tracer;
   try {
     for (let z = 0; z < gz; z++) {
       for (let y = 0; y < gy; y++) {
         for (let x = 0; x < gx; x++) {
           m.beginCta(x, y, z);
           body(m.allLanes, T);
+          tracer?.endCta();
           m.async.dropAll(m);
           m.bulk.finishCta(m);
         }
@@ -162,6 +170,7 @@ export function runSim(
     m.async.dropAll(m);
     m.bulk.dropAll(m);
     m.endLaunch();
+    m.tracer = undefined;
   }
-  return { reports: m.reports };
+  return tracer ? { reports: m.reports, trace: tracer.events } : { reports: m.reports };
 }

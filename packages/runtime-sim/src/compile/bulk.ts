@@ -4,6 +4,7 @@ import { placementOf } from "./access.js";
 import { misaligned, repeatOffsets } from "./cp-async.js";
 import type { ExprCompiler } from "./expr.js";
 import type { Exec } from "./stmt.js";
+import { Tracer } from "../exec/trace.js";
 
 /**
  * A cp.async.bulk `tile.apply` (PTX ISA, "cp.async.bulk"): every active thread whose `pred`
@@ -40,7 +41,9 @@ export function compileBulkCopy(ec: ExprCompiler, s: TileApply, plan: BulkCopyPl
   const k = gl.param;
   const bu = m.bulk;
   const shBase = sh.placed.base;
+  const what = g2s ? "cp.async.bulk global → shared" : "cp.async.bulk shared → global";
   return (lanes, n) => {
+    m.tracer?.bulkIssue(Tracer.warpsOf(lanes, n), what);
     for (let i = 0; i < n; i++) {
       const t = lanes[i]!;
       if (pred && !pred(t)) continue;

@@ -4,6 +4,7 @@ import { placementOf } from "./access.js";
 import type { ExprCompiler } from "./expr.js";
 import type { Exec } from "./stmt.js";
 import type { Machine } from "../exec/machine.js";
+import { Tracer } from "../exec/trace.js";
 
 /**
  * TX6021: a runtime cp.async or bulk-copy address not aligned to `align` bytes (PTX ISA,
@@ -76,6 +77,7 @@ export function compileCpAsync(ec: ExprCompiler, s: TileApply, plan: CpAsyncPlan
   const k = src.param;
   const au = m.async;
   return (lanes, n) => {
+    m.tracer?.cpAsyncIssue(Tracer.warpsOf(lanes, n));
     for (let i = 0; i < n; i++) {
       const t = lanes[i]!;
       if (pred && !pred(t)) continue;

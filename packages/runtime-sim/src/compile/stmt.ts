@@ -18,6 +18,7 @@ import type { ExprCompiler } from "./expr.js";
 import { Collective, withCollectives } from "./collective.js";
 import { compileAtomic } from "./atomic.js";
 import type { Machine } from "../exec/machine.js";
+import { Tracer } from "../exec/trace.js";
 
 /**
  * A compiled statement: runs for the active threads `lanes[0..n)` of the CTA in lockstep. Control
@@ -52,7 +53,10 @@ export function compileStmt(ec: ExprCompiler, vf: VerifiedFunc, s: Stmt): Exec {
       const parts = s.stmts.map((c) => compileStmt(ec, vf, c)).filter((e) => e !== nothing);
       if (parts.length === 1) return parts[0]!;
       return (lanes, n) => {
-        for (let i = 0; i < parts.length; i++) parts[i]!(lanes, n);
+        for (let i = 0; i < parts.length; i++) {
+          if (m.tracer) m.tracer.clock++;
+          parts[i]!(lanes, n);
+        }
       };
     }
     case "DeviceEntry":
@@ -158,6 +162,7 @@ function compileFor(ec: ExprCompiler, vf: VerifiedFunc, s: Extract<Stmt, { kind:
   invariant(runs.length === 0, "loop bounds hold no warp collective (the verifier refuses them)");
   const body = compileStmt(ec, vf, s.body);
   const sub = new Int32Array(ec.m.threads);
+  const m = ec.m;
   return (lanes, n) => {
     const most = v.enter(lanes, n);
     for (let k = 0; k < most; k++) {
@@ -168,6 +173,7 @@ function compileFor(ec: ExprCompiler, vf: VerifiedFunc, s: Extract<Stmt, { kind:
         active = sub;
       }
       v.set(active, a, k);
+      if (m.tracer) m.tracer.clock++;
       body(active, a);
     }
   };
@@ -204,18 +210,24 @@ function compileCall(ec: ExprCompiler, name: string, exprs: readonly Expr[], spa
       if (fx.action === "commit") {
         return (lanes, n) => {
           for (let i = 0; i < n; i++) au.commit(lanes[i]!);
+          m.tracer?.cpAsyncCommit(Tracer.warpsOf(lanes, n));
         };
       }
       if (fx.action === "wait") {
         const keep = args[0]!;
         return (lanes, n) => {
           for (let i = 0; i < n; i++) au.wait(m, lanes[i]!, keep);
+          m.tracer?.cpAsyncWait(Tracer.warpsOf(lanes, n), keep);
         };
       }
       return (lanes, n) => {
         for (let i = 0; i < n; i++) {
           au.commit(lanes[i]!);
           au.wait(m, lanes[i]!, 0);
+        }
+        if (m.tracer) {
+          m.tracer.cpAsyncCommit(Tracer.warpsOf(lanes, n));
+          m.tracer.cpAsyncWait(Tracer.warpsOf(lanes, n), 0);
         }
       };
     case "atomic": {
@@ -242,6 +254,7 @@ function compileCall(ec: ExprCompiler, name: string, exprs: readonly Expr[], spa
         }
         m.epoch++;
         bars.barSync();
+        m.tracer?.barrier(Tracer.warpsOf(lanes, n), "cta_sync");
       };
     }
     case "mbarrier": {
@@ -280,12 +293,15 @@ function compileCall(ec: ExprCompiler, name: string, exprs: readonly Expr[], spa
       if (fx.action === "commit") {
         return (lanes, n) => {
           for (let i = 0; i < n; i++) bu.commit(lanes[i]!);
+          m.tracer?.bulkIssue(Tracer.warpsOf(lanes, n), "cp.async.bulk.commit_group");
         };
       } else {
         const keep = args[0]!;
         const readOnly = fx.action === "wait_read";
+        const what = `cp.async.bulk.wait_group${readOnly ? ".read" : ""} ${keep}`;
         return (lanes, n) => {
           for (let i = 0; i < n; i++) bu.wait(m, lanes[i]!, keep, readOnly);
+          m.tracer?.bulkIssue(Tracer.warpsOf(lanes, n), what);
         };
       }
     // Fences order proxies; the simulator's accesses are sequentially consistent.
@@ -304,7 +320,8 @@ function compileCall(ec: ExprCompiler, name: string, exprs: readonly Expr[], spa
  * report races between threads that did not take part (a known over-approximation).
  */
 function namedBarrier(m: Machine, id: number, count: number, site: number): Exec {
-  return (_lanes, n) => {
+  return (lanes, n) => {
+    m.tracer?.barrier(Tracer.warpsOf(lanes, n), `bar_sync(${id}, ${count})`);
     if (n !== count) {
       m.hazard(
         "TX6012",

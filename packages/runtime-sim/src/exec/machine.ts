@@ -10,6 +10,7 @@ import type { AsyncUnit } from "./async-copy.js";
 import { BulkUnit } from "./bulk.js";
 import { Mbarriers } from "./mbarrier.js";
 import { POISON_BYTE } from "../tensor.js";
+import type { Tracer } from "./trace.js";
 
 /**
  * How hazards are handled: the first one throws, or all are collected and the run continues, or
@@ -127,6 +128,8 @@ export class Machine {
   readonly globals: GlobalMem[] = [];
   /** Shadow arrays by parameter index, reused across launches. */
   readonly #pools: ShadowPool[] = [];
+  /** The trace of the current launch, when one is recorded (runSim option `trace`). */
+  tracer: Tracer | undefined = undefined;
   /** False in hazard mode "off": loads and stores skip their hazard bookkeeping. */
   track = true;
   /** Current barrier epoch: advanced at every CTA start and every bar.sync. */
@@ -254,6 +257,7 @@ export class Machine {
     this.bars.reset();
     this.bulk.reset();
     this.epoch++;
+    this.tracer?.beginCta(x + this.grid[0] * (y + this.grid[1] * z));
   }
 
   /** `(x, y, z)` of thread `t` of the current CTA, for messages. */

@@ -182,6 +182,7 @@ export class Mbarriers {
     }
     m.sdv.setBigUint64(addr, BigInt(count >>> 0), true);
     this.progress++;
+    m.tracer?.mbarrierInit(labelOf(bb, addr), t >> 5, count);
   }
 
   /** `mbarrier.arrive` (txBytes 0) or `mbarrier.arrive.expect_tx(bar, txBytes)` by thread `t`. */
@@ -202,7 +203,7 @@ export class Mbarriers {
     b.pending--;
     this.progress++;
     if (b.pending <= 0 && b.tx < 0) this.#overTx(m, b, t, site);
-    this.#maybeComplete(b);
+    this.#maybeComplete(m, b, t);
   }
 
   /**
@@ -216,7 +217,7 @@ export class Mbarriers {
     b.tx -= bytes;
     this.progress++;
     if (b.pending <= 0 && b.tx < 0) this.#overTx(m, b, t, site);
-    this.#maybeComplete(b);
+    this.#maybeComplete(m, b, t);
   }
 
   #overTx(m: Machine, b: Bar, t: number, site: number): void {
@@ -232,8 +233,9 @@ export class Mbarriers {
     );
   }
 
-  #maybeComplete(b: Bar): void {
+  #maybeComplete(m: Machine, b: Bar, t: number): void {
     if (b.pending <= 0 && b.tx === 0) {
+      m.tracer?.mbarrierPhase(labelOf(b.bb, b.addr), b.phase - b.base, t >> 5);
       b.phase++;
       b.pending = b.count;
       const { acc, rel } = b;
@@ -263,8 +265,10 @@ export class Mbarriers {
         const r = rel[s] ?? 0;
         if (obs[s * n + t]! < r) obs[s * n + t] = r;
       }
+      m.tracer?.tryWait(labelOf(bb, addr), t >> 5, true);
       return 1;
     }
+    m.tracer?.tryWait(labelOf(bb, addr), t >> 5, false);
     this.lastSlot = slot;
     this.lastParity = parity & 1;
     return 0;
