@@ -17,6 +17,7 @@ import { hostScalar } from "./numeric/cast.js";
 import { sim } from "./device.js";
 import { SimTensor } from "./tensor.js";
 import { Tracer, type TraceEvent } from "./exec/trace.js";
+import { seedOf } from "./compile/schedule.js";
 
 /** Options of `runSim`. */
 export interface SimOptions {
@@ -28,6 +29,12 @@ export interface SimOptions {
    * (only bounds, deadlocks and runtime contracts report); for measuring what tracking costs.
    */
   readonly hazards?: HazardMode;
+  /**
+   * The schedule (compile/schedule.ts): 0 is lockstep; another seed runs each stretch of
+   * statements between barriers warp by warp in a seeded order. Default: TIRX_SIM_SEED when set,
+   * else 0. Every hazard report carries the seed as its last note.
+   */
+  readonly simSeed?: number;
   /** Record a trace of the launch (SimResult.trace; see Tracer). */
   readonly trace?: boolean;
 }
@@ -153,6 +160,8 @@ export function runSim(
   const [gx, gy, gz] = launchGrid(vf.fn, vf.launch, args);
   m.grid = [gx, gy, gz];
   const tracer = opts.trace ? new Tracer(T) : undefined;
+  m.seed = seedOf(opts.simSeed);
+  m.rng = m.seed;
   m.tracer = tracer;
   try {
     for (let z = 0; z < gz; z++) {

@@ -19,6 +19,7 @@ import { Collective, withCollectives } from "./collective.js";
 import { compileAtomic } from "./atomic.js";
 import type { Machine } from "../exec/machine.js";
 import { Tracer } from "../exec/trace.js";
+import { syncFree, warpByWarp } from "./schedule.js";
 
 /**
  * A compiled statement: runs for the active threads `lanes[0..n)` of the CTA in lockstep. Control
@@ -50,12 +51,34 @@ export function compileStmt(ec: ExprCompiler, vf: VerifiedFunc, s: Stmt): Exec {
   const T = m.threads;
   switch (s.kind) {
     case "Seq": {
-      const parts = s.stmts.map((c) => compileStmt(ec, vf, c)).filter((e) => e !== nothing);
-      if (parts.length === 1) return parts[0]!;
+      // Consecutive statements with no barrier form a stretch that a varied schedule runs warp
+      // by warp (compile/schedule.ts); a stretch counts its own statements on the trace clock.
+      const units: Exec[] = [];
+      const stretch: boolean[] = [];
+      let run: Exec[] = [];
+      const flush = (): void => {
+        if (run.length > 0) {
+          units.push(warpByWarp(m, run));
+          stretch.push(true);
+        }
+        run = [];
+      };
+      for (const c of s.stmts) {
+        const e = compileStmt(ec, vf, c);
+        if (e === nothing) continue;
+        if (syncFree(c)) run.push(e);
+        else {
+          flush();
+          units.push(e);
+          stretch.push(false);
+        }
+      }
+      flush();
+      if (units.length === 1) return units[0]!;
       return (lanes, n) => {
-        for (let i = 0; i < parts.length; i++) {
-          if (m.tracer) m.tracer.clock++;
-          parts[i]!(lanes, n);
+        for (let i = 0; i < units.length; i++) {
+          if (m.tracer && !stretch[i]) m.tracer.clock++;
+          units[i]!(lanes, n);
         }
       };
     }

@@ -130,6 +130,15 @@ export class Machine {
   readonly #pools: ShadowPool[] = [];
   /** The trace of the current launch, when one is recorded (runSim option `trace`). */
   tracer: Tracer | undefined = undefined;
+  /**
+   * The schedule of the current launch (runSim option `simSeed`, or TIRX_SIM_SEED): 0 runs the
+   * threads of a CTA in lockstep, warps in ascending order; any other seed runs each stretch of
+   * statements with no barrier in it warp by warp, in an order drawn from `rng` (see
+   * compile/schedule.ts).
+   */
+  seed = 0;
+  /** State of the schedule's PRNG (xorshift32), reseeded by every launch. */
+  rng = 0;
   /** False in hazard mode "off": loads and stores skip their hazard bookkeeping. */
   track = true;
   /** Current barrier epoch: advanced at every CTA start and every bar.sync. */
@@ -276,7 +285,13 @@ export class Machine {
   hazard(code: DiagnosticCode, message: string, site: number, notes: readonly Note[] = []): void {
     if (this.speculative > 0 && code !== "TX6005") return;
     const span = this.sites[site];
-    const err = new TirxError(code, message, span, notes);
+    const all = [
+      ...notes,
+      {
+        message: `schedule seed ${this.seed}${this.seed === 0 ? " (lockstep)" : ""}; replay it with TIRX_SIM_SEED=${this.seed} or the simSeed option`,
+      },
+    ];
+    const err = new TirxError(code, message, span, all);
     if (this.mode === "throw") throw err;
     const ns = notes[0]?.span;
     const key = `${code}@${site}@${ns ? `${ns.file}:${ns.line}:${ns.col}` : ""}`;
