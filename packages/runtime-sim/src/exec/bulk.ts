@@ -236,8 +236,13 @@ export class BulkUnit {
     this.#bars.progress++;
   }
 
+  /** Buffers for the source bytes of shared → global copies, by length, reused (no per-copy allocation). */
+  readonly #spare = new Map<number, Uint8Array[]>();
+
   #readSource(m: Machine, c: S2gCopy): void {
-    c.data = m.shared.slice(c.src, c.src + c.len);
+    const data = this.#spare.get(c.len)?.pop() ?? new Uint8Array(c.len);
+    data.set(m.shared.subarray(c.src, c.src + c.len));
+    c.data = data;
     const s2g = m.shS2g;
     for (let i = 0; i < c.len; i++) s2g[c.src + i]!--;
   }
@@ -245,6 +250,9 @@ export class BulkUnit {
   #writeDest(m: Machine, t: number, c: S2gCopy): void {
     const gm = m.globals[c.tens]!;
     gm.bytes.set(c.data!, c.dst);
+    let spare = this.#spare.get(c.len);
+    if (!spare) this.#spare.set(c.len, (spare = []));
+    spare.push(c.data!);
     const meta = gm.meta;
     const bw = meta.bulkWrites!;
     const w = (c.site << THREAD_BITS) | t;
