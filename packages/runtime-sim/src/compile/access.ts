@@ -15,7 +15,7 @@ import {
   checkSharedWrite,
   reportOob,
 } from "../exec/hazards.js";
-import type { Machine, Placed } from "../exec/machine.js";
+import { beforeGlobalWrite, type Machine, type Placed } from "../exec/machine.js";
 import type { Layout } from "./layout.js";
 
 export type NumFn = (t: number) => number;
@@ -168,7 +168,10 @@ export function compileStore(
     if (!(rel >= 0 && rel + eb <= gm.dv.byteLength)) {
       return reportOob(m, w.space, name, span, rel, eb, gm.dv.byteLength, t, site, "writes");
     }
-    if (m.track) checkGlobalWrite(m, gm, rel, eb, t, site);
+    if (m.track) {
+      beforeGlobalWrite(m, gm);
+      checkGlobalWrite(m, gm, rel, eb, t, site);
+    }
     store(gm.dv, rel, v);
   };
 }

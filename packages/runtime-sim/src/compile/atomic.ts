@@ -20,6 +20,7 @@ import {
 } from "../exec/hazards.js";
 import { placementOf } from "./access.js";
 import type { ExprCompiler } from "./expr.js";
+import { beforeGlobalWrite } from "../exec/machine.js";
 
 const scratch = new DataView(new ArrayBuffer(8));
 
@@ -148,6 +149,7 @@ export function compileAtomic(
     const gm = m.globals[k]!;
     const wr = gm.meta.writer;
     if (wr) checkAtomicAccess(m, "global", gm.name, wr, gm.meta.epoch!, rel, eb, t, site);
+    beforeGlobalWrite(m, gm);
     checkGlobalWrite(m, gm, rel, eb, t, site);
     return apply(gm.dv, rel, t);
   };

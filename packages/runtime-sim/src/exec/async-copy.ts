@@ -127,10 +127,9 @@ export class AsyncUnit {
         pend[i]!++;
         sb[i] = batch;
       }
-      if (len > 0) {
-        const pr = (gm.meta.pendingReads ??= gm.pool.pendingReads(gm.bytes.length));
-        for (let i = src, e = src + len; i < e; i++) pr[i]!++;
-      }
+      // Per-byte pending reads only once the tensor has them (see pendingReadsOf).
+      const pr = gm.meta.pendingReads;
+      if (pr) for (let i = src, e = src + len; i < e; i++) pr[i]!++;
     }
     const id = this.#alloc();
     this.#dst[id] = dst;
@@ -191,10 +190,8 @@ export class AsyncUnit {
         ep[i] = epoch;
         bk[i] = 0;
       }
-      if (len > 0) {
-        const pr = gm.meta.pendingReads!;
-        for (let i = src, e = src + len; i < e; i++) pr[i]!--;
-      }
+      const pr = gm.meta.pendingReads;
+      if (pr) for (let i = src, e = src + len; i < e; i++) pr[i]!--;
     }
     this.#next[id] = this.#free;
     this.#free = id;
@@ -216,6 +213,21 @@ export class AsyncUnit {
     this.#free = -1;
     this.#top = 0;
     this.#live = 0;
+  }
+
+  /** Copies in flight in the CTA. */
+  get live(): number {
+    return this.#live;
+  }
+
+  /** Call `f(tens, src, len)` for every copy in flight (tensor index, source byte, bytes read). */
+  forEachRead(f: (tens: number, src: number, len: number) => void): void {
+    if (this.#live === 0) return;
+    for (let t = 0; t < this.#head.length; t++) {
+      for (let id = this.#head[t]!; id >= 0; id = this.#next[id]!) {
+        f(this.#tens[id]!, this.#src[id]!, this.#len[id]!);
+      }
+    }
   }
 
   /** An in-flight copy writing shared byte `b`, for notes. */

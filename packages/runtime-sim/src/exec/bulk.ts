@@ -9,6 +9,7 @@ import {
   trackWriters,
 } from "./hazards.js";
 import type { BarBuffer, Mbarriers } from "./mbarrier.js";
+import { firstPendingRead } from "./machine.js";
 
 /**
  * Hopper bulk copies (PTX ISA: "cp.async.bulk", "cp.async.bulk.commit_group",
@@ -107,8 +108,8 @@ export class BulkUnit {
     this.#g2s.push({ dst, tens, src, len, slot, site, thread: t, phase: -1 });
     this.#inflight.push(id);
     m.shBulk.fill(id + 1, dst, dst + len);
-    const pr = (gm.meta.pendingReads ??= gm.pool.pendingReads(gm.bytes.length));
-    for (let i = 0; i < len; i++) pr[src + i]!++;
+    const pr = gm.meta.pendingReads;
+    if (pr) for (let i = src, e = src + len; i < e; i++) pr[i]!++;
     this.#bars.progress++;
   }
 
@@ -122,8 +123,8 @@ export class BulkUnit {
       const { dst, src, len } = c;
       const gm = m.globals[c.tens]!;
       m.shared.set(gm.bytes.subarray(src, src + len), dst);
-      const pr = gm.meta.pendingReads!;
-      for (let i = 0; i < len; i++) pr[src + i]!--;
+      const pr = gm.meta.pendingReads;
+      if (pr) for (let i = src, e = src + len; i < e; i++) pr[i]!--;
       // Bytes written by the async proxy: visibility is the mbarrier's business (epoch -1 never
       // matches, so the cta_sync rule does not apply while the guard stands).
       m.shWriter.fill((c.site << THREAD_BITS) | c.thread, dst, dst + len);
@@ -164,6 +165,19 @@ export class BulkUnit {
     );
   }
 
+  /** Global → shared copies in flight. */
+  get inflight(): number {
+    return this.#inflight.length;
+  }
+
+  /** Call `f(tens, src, len)` for every global → shared copy in flight. */
+  forEachRead(f: (tens: number, src: number, len: number) => void): void {
+    for (const id of this.#inflight) {
+      const c = this.#g2s[id]!;
+      f(c.tens, c.src, c.len);
+    }
+  }
+
   /** An in-flight bulk copy reading byte `b` of tensor `tens`, for notes. */
   findBySrc(tens: number, b: number): { thread: number; site: number } | undefined {
     for (const id of this.#inflight) {
@@ -191,15 +205,8 @@ export class BulkUnit {
     checkSharedRead(m, buf, src, len, t, site);
     const gm = m.globals[tens]!;
     const meta = gm.meta;
-    const pr = meta.pendingReads;
-    if (pr) {
-      for (let i = 0; i < len; i++) {
-        if (pr[dst + i] !== 0) {
-          globalPendingRead(m, gm, dst + i, t, site, "issues a bulk copy that writes");
-          break;
-        }
-      }
-    }
+    const hit = firstPendingRead(m, gm, dst, len);
+    if (hit >= 0) globalPendingRead(m, gm, hit, t, site, "issues a bulk copy that writes");
     checkGlobalBulkWrite(m, gm, dst, len, t, site, "issues a bulk copy that writes");
     trackWriters(gm);
     const bw = (meta.bulkWrites ??= gm.pool.bulkWrites(gm.bytes.length));

@@ -74,6 +74,44 @@ export interface Placed {
   readonly size: number;
 }
 
+/**
+ * The per-byte counts of pending async reads (cp.async and global → shared bulk copies) of
+ * `gm`'s tensor. Copies count per byte only into tensors that have the array; it is made at the
+ * first thread write to the tensor while copies are in flight (from the copies in flight then),
+ * so a launch whose copies read tensors it never writes counts nothing per byte.
+ */
+export function pendingReadsOf(m: Machine, gm: GlobalMem): Int32Array {
+  let pr = gm.meta.pendingReads;
+  if (pr) return pr;
+  const made = gm.pool.pendingReads(gm.bytes.length);
+  const add = (tens: number, src: number, len: number): void => {
+    if (m.globals[tens]?.meta !== gm.meta) return;
+    for (let i = src, e = src + len; i < e; i++) made[i]!++;
+  };
+  m.async.forEachRead(add);
+  m.bulk.forEachRead(add);
+  gm.meta.pendingReads = pr = made;
+  return pr;
+}
+
+/** Materialise `gm`'s pending-read counts when async copies are in flight (before a thread write). */
+export function beforeGlobalWrite(m: Machine, gm: GlobalMem): void {
+  if (!gm.meta.pendingReads && (m.async.live > 0 || m.bulk.inflight > 0)) pendingReadsOf(m, gm);
+}
+
+/** The first byte of [a, a + n) of `gm` that a pending async copy reads, or -1. */
+export function firstPendingRead(m: Machine, gm: GlobalMem, a: number, n: number): number {
+  let hit = -1;
+  const find = (tens: number, src: number, len: number): void => {
+    if (m.globals[tens]?.meta !== gm.meta) return;
+    const lo = Math.max(a, src);
+    if (lo < Math.min(a + n, src + len) && (hit < 0 || lo < hit)) hit = lo;
+  };
+  m.async.forEachRead(find);
+  m.bulk.forEachRead(find);
+  return hit;
+}
+
 /** Thread bits of a packed writer entry: `site << THREAD_BITS | thread`. */
 export const THREAD_BITS = 10;
 export const THREAD_MASK = (1 << THREAD_BITS) - 1;
