@@ -5,7 +5,7 @@
 // sources into this process; "new" is this tree's. Each case: first launch (verify + compile +
 // run) and warm launches (median, min and max of WARM runs, fresh tensors each run), with hazard
 // tracking on, and for this tree also with hazards "off".
-// Run: npx tsx -C source bench/sim-speed.ts [--baseline DIR] [--warm 7]
+// Run: node --expose-gc node_modules/tsx/dist/cli.mjs -C source bench/sim-speed.ts [--baseline DIR] [--warm 7]
 // Make a baseline: git archive <commit> | tar -x -C DIR && (cd DIR && npm ci --ignore-scripts)
 // Exits 1 when a first launch exceeds its limit or a result is wrong.
 import { existsSync } from "node:fs";
@@ -138,32 +138,40 @@ if (values.baseline) {
 libs.push(await load(here, "new"));
 
 const ms = (x: number) => x.toFixed(1);
+const gc = (globalThis as { gc?: () => void }).gc;
 let failed = false;
 console.log(
   `| case | sim | hazards | first launch ms | warm median ms | warm min–max ms | speed-up (warm median) |`,
 );
 console.log(`| --- | --- | --- | ---: | ---: | ---: | ---: |`);
 for (const c of cases) {
-  let oldWarm: number | undefined;
-  let onWarm: number | undefined;
-  for (const lib of libs) {
-    const modes = lib.offMode ? ["throw", "off"] : ["throw"];
-    for (const mode of modes) {
-      const r = measure(lib, c, mode === "throw" ? undefined : mode);
-      if (lib.label === "old") oldWarm = r.median;
-      if (lib.label === "new" && mode === "throw") onWarm = r.median;
-      const pass = r.ok && r.cold < c.limitMs;
-      failed ||= !pass;
-      const up =
-        lib.label === "new" && mode === "throw" && oldWarm !== undefined
-          ? `${(oldWarm / r.median).toFixed(1)}×`
-          : lib.label === "new" && mode === "off" && onWarm !== undefined
-            ? `tracking costs ${(onWarm / r.median).toFixed(2)}×`
-            : "";
-      console.log(
-        `| ${c.name} | ${lib.label} | ${mode === "throw" ? "on" : "off"} | ${ms(r.cold)} | ${ms(r.median)} | ${ms(r.min)}–${ms(r.max)} | ${up}${r.ok ? "" : " WRONG RESULT"}${r.cold < c.limitMs ? "" : ` over ${c.limitMs} ms`} |`,
-      );
+  // This tree first, then the baseline, so neither runs while the other's garbage is collected
+  // (with --expose-gc, a full collection between them).
+  const rows: { lib: Lib; mode: string; r: Row }[] = [];
+  for (const lib of [...libs].reverse()) {
+    for (const mode of lib.offMode ? ["throw", "off"] : ["throw"]) {
+      gc?.();
+      rows.push({ lib, mode, r: measure(lib, c, mode === "throw" ? undefined : mode) });
     }
+  }
+  // Print old, then new with tracking on, then off.
+  const rank = (x: { lib: Lib; mode: string }) =>
+    (x.lib.label === "old" ? 0 : 2) + (x.mode === "off" ? 1 : 0);
+  rows.sort((x, y) => rank(x) - rank(y));
+  const oldWarm = rows.find((x) => x.lib.label === "old")?.r.median;
+  const onWarm = rows.find((x) => x.lib.label === "new" && x.mode === "throw")!.r.median;
+  for (const { lib, mode, r } of rows) {
+    const pass = r.ok && r.cold < c.limitMs;
+    failed ||= !pass;
+    const up =
+      lib.label === "new" && mode === "throw" && oldWarm !== undefined
+        ? `${(oldWarm / r.median).toFixed(1)}×`
+        : lib.label === "new" && mode === "off"
+          ? `tracking costs ${(onWarm / r.median).toFixed(2)}×`
+          : "";
+    console.log(
+      `| ${c.name} | ${lib.label} | ${mode === "throw" ? "on" : "off"} | ${ms(r.cold)} | ${ms(r.median)} | ${ms(r.min)}–${ms(r.max)} | ${up}${r.ok ? "" : " WRONG RESULT"}${r.cold < c.limitMs ? "" : ` over ${c.limitMs} ms`} |`,
+    );
   }
 }
 process.exitCode = failed ? 1 : 0;
