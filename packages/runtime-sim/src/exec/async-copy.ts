@@ -242,15 +242,6 @@ export class AsyncUnit {
     );
   }
 
-  /** Per thread, its uncompleted copies as (thread, site, group, dst, chunk), for traces and leftovers. */
-  pendingOf(t: number): { site: number; dst: number; chunk: number }[] {
-    const out: { site: number; dst: number; chunk: number }[] = [];
-    for (let id = this.#head[t]!; id >= 0; id = this.#next[id]!) {
-      out.push({ site: this.#site[id]!, dst: this.#dst[id]!, chunk: this.#chunk[id]! });
-    }
-    return out;
-  }
-
   #find(hit: (id: number) => boolean): { thread: number; site: number } | undefined {
     for (let t = 0; t < this.#head.length; t++) {
       for (let id = this.#head[t]!; id >= 0; id = this.#next[id]!) {
