@@ -3,6 +3,7 @@ import { verify } from "@tirx-ts/core";
 import { T } from "@tirx-ts/dsl";
 import { runSim, simTensor, simZeros } from "@tirx-ts/runtime-sim";
 import { rowCopyKernel, seedKernel } from "./kernels.js";
+import { lineOf } from "./helpers.js";
 
 // hazards: "off" skips the per-byte bookkeeping (for measuring its cost) but computes the same.
 describe('hazards: "off"', () => {
@@ -43,5 +44,42 @@ describe('hazards: "off"', () => {
       expect(runSim(rc, [a, b], { hazards }).reports).toEqual([]);
       expect(Buffer.from(b.toBytes()).equals(Buffer.from(a.toBytes()))).toBe(true);
     }
+  });
+});
+
+describe("shadow counts made at first need", () => {
+  const store = T.ptx["cp.async.bulk.global.shared::cta.bulk_group"]!;
+  /** Thread 0 stores the same shared tile to B twice; `wait` completes the first before the second. */
+  const twice = (wait: boolean) =>
+    T.function(`store_twice_${wait}`, { B: T.Tensor([64], "float32") }, ({ B }) => {
+      T.device_entry({ launch: T.cuda.LaunchConfig({ grid: 1, block: 32 }) });
+      const tid = T.cuda.thread_idx("x");
+      const s = T.alloc_shared([64], "float32");
+      s.set([tid], T.float32(1));
+      s.set([tid.add(32)], T.float32(2));
+      T.ptx.fence.proxy_async();
+      T.cuda.cta_sync();
+      T.if_(tid.eq(0), () => {
+        T.cuda.tile.apply(store, B, s, { chunk_bytes: 256 });
+        T.ptx.cp.async_.bulk.commit_group();
+        if (wait) T.ptx.cp.async_.bulk.wait_group(0);
+        // @second
+        T.cuda.tile.apply(store, B, s, { chunk_bytes: 256 });
+        T.ptx.cp.async_.bulk.commit_group();
+        T.ptx.cp.async_.bulk.wait_group(0);
+      });
+    });
+
+  it("a bulk store over bytes a pending bulk store writes is TX6007 at the second store", () => {
+    const r = runSim(verify(twice(false)), [simZeros([64], "float32")], { hazards: "collect" });
+    expect(r.reports.map((e) => e.code)).toEqual(["TX6007"]);
+    expect(r.reports[0]!.message).toContain("pending shared → global bulk copy writes");
+    expect(r.reports[0]!.span?.line).toBe(lineOf(import.meta.url, "// @second"));
+  });
+
+  it("no report once the first store completed", () => {
+    const b = simZeros([64], "float32");
+    expect(runSim(verify(twice(true)), [b], { hazards: "collect" }).reports).toEqual([]);
+    expect(Array.from(b.toArray() as Float32Array).slice(30, 34)).toEqual([1, 1, 2, 2]);
   });
 });

@@ -1,4 +1,4 @@
-import { THREAD_BITS, type Machine, type Placed } from "./machine.js";
+import { beforeGlobalRead, THREAD_BITS, type Machine, type Placed } from "./machine.js";
 import { checkAsyncWrite, checkGlobalRead, issuedNotes } from "./hazards.js";
 
 /**
@@ -96,7 +96,10 @@ export class AsyncUnit {
   ): void {
     const gm = m.globals[tens]!;
     if (m.track) {
-      if (len > 0) checkGlobalRead(m, gm, src, len, t, site);
+      if (len > 0) {
+        beforeGlobalRead(m, gm);
+        checkGlobalRead(m, gm, src, len, t, site);
+      }
       if (m.bulk.active) checkAsyncWrite(m, buf, dst, chunk, t, site, "issues a cp.async to");
       const pend = m.shPending;
       const batch = this.#batch[t]!;

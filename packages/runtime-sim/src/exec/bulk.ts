@@ -9,7 +9,7 @@ import {
   trackWriters,
 } from "./hazards.js";
 import type { BarBuffer, Mbarriers } from "./mbarrier.js";
-import { firstPendingRead } from "./machine.js";
+import { beforeGlobalRead, bulkWritesOf, firstPendingRead, type GlobalMem } from "./machine.js";
 
 /**
  * Hopper bulk copies (PTX ISA: "cp.async.bulk", "cp.async.bulk.commit_group",
@@ -102,6 +102,7 @@ export class BulkUnit {
     if (slot < 0) return;
     this.active = true;
     const gm = m.globals[tens]!;
+    beforeGlobalRead(m, gm);
     checkGlobalRead(m, gm, src, len, t, site);
     checkAsyncWrite(m, buf, dst, len, t, site, "issues a bulk copy to");
     const id = this.#g2s.length;
@@ -165,6 +166,29 @@ export class BulkUnit {
     );
   }
 
+  /** Shared → global copies not yet written (issued, not completed by wait_group or CTA end). */
+  #s2gLive = 0;
+
+  /** Shared → global copies issued and not yet written. */
+  get s2gLive(): number {
+    return this.#s2gLive;
+  }
+
+  /** Call `f(tens, dst, len)` for every shared → global copy not yet written. */
+  forEachWrite(f: (tens: number, dst: number, len: number) => void): void {
+    if (this.#s2gLive === 0) return;
+    for (const list of this.#s2g) for (const c of list) f(c.tens, c.dst, c.len);
+  }
+
+  /** True when a shared → global copy not yet written writes a byte of [a, a + n) of `gm`. */
+  overlapsS2g(m: Machine, gm: GlobalMem, a: number, n: number): boolean {
+    let hit = false;
+    this.forEachWrite((tens, dst, len) => {
+      if (m.globals[tens]?.meta === gm.meta && dst < a + n && a < dst + len) hit = true;
+    });
+    return hit;
+  }
+
   /** Global → shared copies in flight. */
   get inflight(): number {
     return this.#inflight.length;
@@ -207,10 +231,15 @@ export class BulkUnit {
     const meta = gm.meta;
     const hit = firstPendingRead(m, gm, dst, len);
     if (hit >= 0) globalPendingRead(m, gm, hit, t, site, "issues a bulk copy that writes");
-    checkGlobalBulkWrite(m, gm, dst, len, t, site, "issues a bulk copy that writes");
+    // Pending bulk stores writing these bytes: found by interval; per-byte counts are made then.
+    if (this.#s2gLive > 0 && this.overlapsS2g(m, gm, dst, len)) {
+      bulkWritesOf(m, gm);
+      checkGlobalBulkWrite(m, gm, dst, len, t, site, "issues a bulk copy that writes");
+    }
     trackWriters(gm);
-    const bw = (meta.bulkWrites ??= gm.pool.bulkWrites(gm.bytes.length));
-    for (let i = 0; i < len; i++) bw[dst + i]!++;
+    const bw = meta.bulkWrites;
+    if (bw) for (let i = dst, e = dst + len; i < e; i++) bw[i]!++;
+    this.#s2gLive++;
     const s2g = m.shS2g;
     for (let i = 0; i < len; i++) s2g[src + i]!++;
     this.#s2g[t]!.push({ src, tens, dst, len, site, data: undefined });
@@ -261,11 +290,12 @@ export class BulkUnit {
     if (!spare) this.#spare.set(c.len, (spare = []));
     spare.push(c.data!);
     const meta = gm.meta;
-    const bw = meta.bulkWrites!;
+    const bw = meta.bulkWrites;
+    this.#s2gLive--;
     const w = (c.site << THREAD_BITS) | t;
     meta.writer!.fill(w, c.dst, c.dst + c.len);
     meta.epoch!.fill(m.epoch, c.dst, c.dst + c.len);
-    for (let i = 0; i < c.len; i++) bw[c.dst + i]!--;
+    if (bw) for (let i = c.dst, e = c.dst + c.len; i < e; i++) bw[i]!--;
   }
 
   /** A pending shared → global copy reading shared byte `b` (`global` false) or writing byte `b` of tensor `tens`. */
@@ -312,6 +342,7 @@ export class BulkUnit {
       this.#ends[t]!.length = 0;
       this.#read[t] = 0;
     }
+    this.#s2gLive = 0;
     this.#dropInflight(m);
   }
 

@@ -97,6 +97,31 @@ export function pendingReadsOf(m: Machine, gm: GlobalMem): Int32Array {
 /** Materialise `gm`'s pending-read counts when async copies are in flight (before a thread write). */
 export function beforeGlobalWrite(m: Machine, gm: GlobalMem): void {
   if (!gm.meta.pendingReads && (m.async.live > 0 || m.bulk.inflight > 0)) pendingReadsOf(m, gm);
+  beforeGlobalRead(m, gm);
+}
+
+/**
+ * Materialise `gm`'s pending bulk-write counts when shared → global bulk copies are pending
+ * (before a thread or a copy reads or writes the tensor; see bulkWritesOf).
+ */
+export function beforeGlobalRead(m: Machine, gm: GlobalMem): void {
+  if (!gm.meta.bulkWrites && m.bulk.s2gLive > 0) bulkWritesOf(m, gm);
+}
+
+/**
+ * The per-byte counts of pending shared → global bulk copies writing `gm`'s tensor, made at first
+ * need from the copies pending then (bulk stores count per byte only into tensors that have it).
+ */
+export function bulkWritesOf(m: Machine, gm: GlobalMem): Int32Array {
+  let bw = gm.meta.bulkWrites;
+  if (bw) return bw;
+  const made = gm.pool.bulkWrites(gm.bytes.length);
+  m.bulk.forEachWrite((tens, dst, len) => {
+    if (m.globals[tens]?.meta !== gm.meta) return;
+    for (let i = dst, e = dst + len; i < e; i++) made[i]!++;
+  });
+  gm.meta.bulkWrites = bw = made;
+  return bw;
 }
 
 /** The first byte of [a, a + n) of `gm` that a pending async copy reads, or -1. */
