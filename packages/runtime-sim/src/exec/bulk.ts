@@ -102,9 +102,11 @@ export class BulkUnit {
     if (slot < 0) return;
     this.active = true;
     const gm = m.globals[tens]!;
-    beforeGlobalRead(m, gm);
-    checkGlobalRead(m, gm, src, len, t, site);
-    checkAsyncWrite(m, buf, dst, len, t, site, "issues a bulk copy to");
+    if (m.track) {
+      beforeGlobalRead(m, gm);
+      checkGlobalRead(m, gm, src, len, t, site);
+      checkAsyncWrite(m, buf, dst, len, t, site, "issues a bulk copy to");
+    }
     const id = this.#g2s.length;
     this.#g2s.push({ dst, tens, src, len, slot, site, thread: t, phase: -1 });
     this.#inflight.push(id);
@@ -226,7 +228,7 @@ export class BulkUnit {
   ): void {
     this.active = true;
     // The copy reads its source as thread t would (races, uninitialised bytes, pending copies).
-    checkSharedRead(m, buf, src, len, t, site);
+    if (m.track) checkSharedRead(m, buf, src, len, t, site);
     const gm = m.globals[tens]!;
     const meta = gm.meta;
     const hit = firstPendingRead(m, gm, dst, len);
