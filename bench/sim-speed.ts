@@ -1,65 +1,177 @@
-// Simulator speed: the seed kernel (limit 100 ms) and a 1024 x 1024 float32 row copy through
-// shared memory over 1024 CTAs of 256 threads (limit 10 s on a 2-core machine).
-// Run: npx tsx -C source bench/sim-speed.ts      Exits 1 when a limit is exceeded.
-import { verify, type KernelArg, type PrimFunc } from "@tirx-ts/core";
-import { runSim, simTensor, simZeros } from "@tirx-ts/runtime-sim";
-import { rowCopyKernel, seedKernel } from "../packages/runtime-sim/test/kernels.js";
+// Simulator speed, old and new side by side in one run: the seed kernel, a 1024 x 1024 float32
+// row copy through shared memory (1024 CTAs x 256 threads, cp.async) and examples/bulk_pipeline
+// at 4 MiB (32 CTAs, bulk copies and mbarriers). "old" is the simulator of a baseline checkout
+// (a directory holding the tree of an earlier commit with its node_modules), loaded from its
+// sources into this process; "new" is this tree's. Each case: first launch (verify + compile +
+// run) and warm launches (median, min and max of WARM runs, fresh tensors each run), with hazard
+// tracking on, and for this tree also with hazards "off".
+// Run: node --expose-gc node_modules/tsx/dist/cli.mjs -C source bench/sim-speed.ts [--baseline DIR] [--warm 7]
+// Make a baseline: git archive <commit> | tar -x -C DIR && (cd DIR && npm ci --ignore-scripts)
+// Exits 1 when a first launch exceeds its limit or a result is wrong.
+import { existsSync } from "node:fs";
+import { join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { parseArgs } from "node:util";
+
+const { values } = parseArgs({
+  options: { baseline: { type: "string" }, warm: { type: "string", default: "7" } },
+});
+const WARM = Number(values.warm);
+const here = resolve(fileURLToPath(new URL("..", import.meta.url)));
+
+/** The parts of one simulator tree the benchmark uses (typed loosely: two copies of the packages). */
+interface Lib {
+  readonly label: string;
+  readonly offMode: boolean;
+  verify(fn: unknown): unknown;
+  runSim(vf: unknown, args: unknown[], opts?: { hazards?: string }): unknown;
+  simTensor(data: Float32Array, o: { shape: number[]; dtype: string }): unknown;
+  simZeros(shape: number[], dtype: string): unknown;
+  seedKernel: unknown;
+  rowCopyKernel(n: number): unknown;
+  makeBulkPipeline(cfg: object): unknown;
+}
+
+async function load(root: string, label: string): Promise<Lib> {
+  const imp = (p: string) => import(join(root, p)) as Promise<Record<string, never>>;
+  const core = await imp("packages/core/src/index.ts");
+  const simMod = await imp("packages/runtime-sim/src/index.ts");
+  const kernels = await imp("packages/runtime-sim/test/kernels.ts");
+  const pipe = await imp("examples/bulk_pipeline.ts");
+  return {
+    label,
+    offMode: root === here,
+    verify: core.verify,
+    runSim: simMod.runSim,
+    simTensor: simMod.simTensor,
+    simZeros: simMod.simZeros,
+    seedKernel: kernels.seedKernel,
+    rowCopyKernel: kernels.rowCopyKernel,
+    makeBulkPipeline: pipe.makeBulkPipeline,
+  };
+}
 
 interface Case {
   name: string;
-  fn: PrimFunc;
-  args: () => KernelArg[];
-  check: (args: KernelArg[]) => boolean;
+  fn: (lib: Lib) => unknown;
+  shape: number[];
+  dtype: string;
+  data: Float32Array;
   limitMs: number;
 }
 
-const x = Float32Array.from({ length: 4096 }, (_, i) => i % 97);
 const n = 1024;
-const big = Float32Array.from({ length: n * n }, (_, i) => (i % 4099) * 0.5);
-const same = (args: KernelArg[]): boolean => {
-  const [a, b] = args as unknown as [{ toBytes(): Uint8Array }, { toBytes(): Uint8Array }];
-  return Buffer.from(a.toBytes()).equals(b.toBytes());
-};
-
+const pipeCfg = { elements: 1 << 20, tileBytes: 8192, stages: 3, grid: 32 };
 const cases: Case[] = [
   {
     name: "seed copy_async (128x32 f16, 1 CTA x 128 threads)",
-    fn: seedKernel,
-    args: () => [
-      simTensor(x, { shape: [128, 32], dtype: "float16" }),
-      simZeros([128, 32], "float16"),
-    ],
-    check: same,
+    fn: (l) => l.seedKernel,
+    shape: [128, 32],
+    dtype: "float16",
+    data: Float32Array.from({ length: 4096 }, (_, i) => i % 97),
     limitMs: 100,
   },
   {
     name: "row copy (1024x1024 f32, 1024 CTAs x 256 threads)",
-    fn: rowCopyKernel(n),
-    args: () => [simTensor(big, { shape: [n, n], dtype: "float32" }), simZeros([n, n], "float32")],
-    check: same,
+    fn: (l) => l.rowCopyKernel(n),
+    shape: [n, n],
+    dtype: "float32",
+    data: Float32Array.from({ length: n * n }, (_, i) => (i % 4099) * 0.5),
+    limitMs: 10_000,
+  },
+  {
+    name: "bulk_pipeline (4 MiB f32, 32 CTAs x 32 threads, 8 KiB tiles x 3 stages)",
+    fn: (l) => l.makeBulkPipeline(pipeCfg),
+    shape: [pipeCfg.elements / 2048, 2048],
+    dtype: "float32",
+    data: Float32Array.from({ length: pipeCfg.elements }, (_, i) => (i % 65521) * 0.25 - 1000),
     limitMs: 10_000,
   },
 ];
 
-let failed = false;
-for (const c of cases) {
-  // First launch: verify + compile + run, cold JIT.
-  let args = c.args();
+interface Row {
+  cold: number;
+  median: number;
+  min: number;
+  max: number;
+  ok: boolean;
+}
+
+function measure(lib: Lib, c: Case, hazards?: string): Row {
+  const fn = c.fn(lib);
+  const args = () => [
+    lib.simTensor(c.data, { shape: c.shape, dtype: c.dtype }),
+    lib.simZeros(c.shape, c.dtype),
+  ];
+  const opts = hazards ? { hazards } : {};
+  const same = (a: unknown[]): boolean => {
+    const [x, y] = a as [{ toBytes(): Uint8Array }, { toBytes(): Uint8Array }];
+    return Buffer.from(x.toBytes()).equals(y.toBytes());
+  };
+  let a = args();
   let t0 = performance.now();
-  runSim(verify(c.fn), args);
+  lib.runSim(lib.verify(fn), a, opts);
   const cold = performance.now() - t0;
-  const okCold = c.check(args);
-  const vf = verify(c.fn);
-  runSim(vf, c.args());
-  args = c.args();
-  t0 = performance.now();
-  runSim(vf, args);
-  const warm = performance.now() - t0;
-  const ok = okCold && c.check(args);
-  const pass = ok && cold < c.limitMs;
-  failed ||= !pass;
-  console.log(
-    `${pass ? "ok  " : "FAIL"} ${c.name}: first launch ${cold.toFixed(1)} ms, warm ${warm.toFixed(1)} ms (limit ${c.limitMs} ms)${ok ? "" : ", WRONG RESULT"}`,
-  );
+  let ok = same(a);
+  const vf = lib.verify(fn);
+  const times: number[] = [];
+  for (let i = 0; i < WARM; i++) {
+    a = args();
+    t0 = performance.now();
+    lib.runSim(vf, a, opts);
+    times.push(performance.now() - t0);
+    ok &&= same(a);
+  }
+  times.sort((x, y) => x - y);
+  return { cold, median: times[times.length >> 1]!, min: times[0]!, max: times.at(-1)!, ok };
+}
+
+const libs: Lib[] = [];
+if (values.baseline) {
+  const dir = resolve(values.baseline);
+  if (!existsSync(join(dir, "node_modules"))) {
+    console.error(`--baseline ${dir}: no node_modules there (run npm ci --ignore-scripts in it)`);
+    process.exit(2);
+  }
+  libs.push(await load(dir, "old"));
+}
+libs.push(await load(here, "new"));
+
+const ms = (x: number) => x.toFixed(1);
+const gc = (globalThis as { gc?: () => void }).gc;
+let failed = false;
+console.log(
+  `| case | sim | hazards | first launch ms | warm median ms | warm min–max ms | speed-up (warm median) |`,
+);
+console.log(`| --- | --- | --- | ---: | ---: | ---: | ---: |`);
+for (const c of cases) {
+  // This tree first, then the baseline, so neither runs while the other's garbage is collected
+  // (with --expose-gc, a full collection between them).
+  const rows: { lib: Lib; mode: string; r: Row }[] = [];
+  for (const lib of [...libs].reverse()) {
+    for (const mode of lib.offMode ? ["throw", "off"] : ["throw"]) {
+      gc?.();
+      rows.push({ lib, mode, r: measure(lib, c, mode === "throw" ? undefined : mode) });
+    }
+  }
+  // Print old, then new with tracking on, then off.
+  const rank = (x: { lib: Lib; mode: string }) =>
+    (x.lib.label === "old" ? 0 : 2) + (x.mode === "off" ? 1 : 0);
+  rows.sort((x, y) => rank(x) - rank(y));
+  const oldWarm = rows.find((x) => x.lib.label === "old")?.r.median;
+  const onWarm = rows.find((x) => x.lib.label === "new" && x.mode === "throw")!.r.median;
+  for (const { lib, mode, r } of rows) {
+    const pass = r.ok && r.cold < c.limitMs;
+    failed ||= !pass;
+    const up =
+      lib.label === "new" && mode === "throw" && oldWarm !== undefined
+        ? `${(oldWarm / r.median).toFixed(1)}×`
+        : lib.label === "new" && mode === "off"
+          ? `tracking costs ${(onWarm / r.median).toFixed(2)}×`
+          : "";
+    console.log(
+      `| ${c.name} | ${lib.label} | ${mode === "throw" ? "on" : "off"} | ${ms(r.cold)} | ${ms(r.median)} | ${ms(r.min)}–${ms(r.max)} | ${up}${r.ok ? "" : " WRONG RESULT"}${r.cold < c.limitMs ? "" : ` over ${c.limitMs} ms`} |`,
+    );
+  }
 }
 process.exitCode = failed ? 1 : 0;

@@ -293,6 +293,18 @@ export const CATALOG = {
     rule: "hazard/exit-pending",
     title: "a CTA exits with async copies not waited for or mbarrier transactions incomplete",
   },
+  TX6020: {
+    rule: "contract/mbarrier-count",
+    title: "a runtime mbarrier.init count outside [1, 2^20 - 1]",
+  },
+  TX6021: {
+    rule: "contract/async-alignment",
+    title: "a runtime cp.async or bulk-copy address not aligned to its chunk (16 bytes for bulk)",
+  },
+  TX6022: {
+    rule: "contract/expect-tx",
+    title: "bulk copies completed more bytes on an mbarrier phase than expect_tx announced",
+  },
 } as const satisfies Record<string, { rule: string; title: string }>;
 
 /** A stable diagnostic code such as `"TX3007"`. */

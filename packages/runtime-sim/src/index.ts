@@ -8,3 +8,4 @@ export { SimTensor, simTensor, simZeros, simEmpty, POISON_BYTE } from "./tensor.
 export { runSim, type SimOptions, type SimResult } from "./run.js";
 export type { HazardMode } from "./exec/machine.js";
 export { MAX_WHILE_ITERATIONS } from "./compile/stmt.js";
+export type { TraceEvent } from "./exec/trace.js";

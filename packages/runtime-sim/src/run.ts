@@ -16,6 +16,8 @@ import { compileRoot } from "./compile/blocking.js";
 import { hostScalar } from "./numeric/cast.js";
 import { sim } from "./device.js";
 import { SimTensor } from "./tensor.js";
+import { Tracer, type TraceEvent } from "./exec/trace.js";
+import { seedOf } from "./compile/schedule.js";
 
 /** Options of `runSim`. */
 export interface SimOptions {
@@ -23,14 +25,26 @@ export interface SimOptions {
    * `"throw"` (default): the first hazard throws its TirxError and the launch stops.
    * `"collect"`: every hazard is recorded (the first of each code at each pair of source sites)
    * and the launch runs to the end.
+   * `"off"`: like "collect", but the per-byte bookkeeping of races and pending copies is skipped
+   * (only bounds, deadlocks and runtime contracts report); for measuring what tracking costs.
    */
   readonly hazards?: HazardMode;
+  /**
+   * The schedule (compile/schedule.ts): 0 is lockstep; another seed runs each stretch of
+   * statements between barriers warp by warp in a seeded order. Default: TIRX_SIM_SEED when set,
+   * else 0. Every hazard report carries the seed as its last note.
+   */
+  readonly simSeed?: number;
+  /** Record a trace of the launch (SimResult.trace; see Tracer). */
+  readonly trace?: boolean;
 }
 
 /** What a simulated launch reports. */
 export interface SimResult {
   /** Hazards found, in the order they happened (always empty in "throw" mode). */
   readonly reports: readonly TirxError[];
+  /** The launch's trace events (Chrome / Perfetto `traceEvents`), when `trace` was set. */
+  readonly trace?: readonly TraceEvent[];
 }
 
 interface Compiled {
@@ -105,6 +119,10 @@ function compile(vf: VerifiedFunc): Compiled {
  * generic-proxy write left without fence.proxy.async; TX6016 a bulk copy completing on an
  * mbarrier whose init had no fence.mbarrier_init; TX6017 a CTA exiting with cp.async or bulk
  * copies not waited for, or an mbarrier phase with transaction bytes outstanding.
+ * Runtime contracts (the verifier's static range checks, applied to runtime values at their
+ * line): TX6010 src_size above chunk_bytes; TX6020 an mbarrier.init count outside
+ * [1, 2^20 - 1]; TX6021 a cp.async / bulk-copy address not aligned to its chunk (16 bytes for
+ * bulk); TX6022 bulk copies completing more bytes on an mbarrier phase than expect_tx announced.
  * @throws TirxError TX5001-TX5005 and TX5008 from core's checkArgs; TX5009 for a runtime grid
  *   extent out of range; TX5004 when a tensor is not a sim
  *   tensor; TX2010 for an intrinsic the simulator does not support; the first hazard in "throw" mode.
@@ -148,6 +166,10 @@ export function runSim(
   }
   const [gx, gy, gz] = launchGrid(vf.fn, vf.launch, args);
   m.grid = [gx, gy, gz];
+  const tracer = opts.trace ? new Tracer(T) : undefined;
+  m.seed = seedOf(opts.simSeed);
+  m.rng = m.seed;
+  m.tracer = tracer;
   try {
     for (let z = 0; z < gz; z++) {
       for (let y = 0; y < gy; y++) {
@@ -155,6 +177,8 @@ export function runSim(
           m.beginCta(x, y, z);
           body(m.allLanes, T);
           m.async.reportPending(m);
+          m.bars.reportIncomplete(m);
+          tracer?.endCta();
           m.async.dropAll(m);
           m.bulk.finishCta(m);
         }
@@ -164,6 +188,7 @@ export function runSim(
     m.async.dropAll(m);
     m.bulk.dropAll(m);
     m.endLaunch();
+    m.tracer = undefined;
   }
-  return { reports: m.reports };
+  return tracer ? { reports: m.reports, trace: tracer.events } : { reports: m.reports };
 }

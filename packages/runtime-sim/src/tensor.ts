@@ -15,10 +15,12 @@ import { sim, type SimDevice } from "./device.js";
 export const POISON_BYTE = 0xff;
 
 /**
- * Per-byte bookkeeping the simulator keeps with a tensor between launches: which thread last wrote
+ * Per-byte bookkeeping the simulator keeps for a tensor during a launch: which thread last wrote
  * a byte (site << 10 | thread) and in which barrier epoch, how many pending async copies (cp.async,
  * global → shared bulk) read it, and how many pending shared → global bulk copies write it.
- * Epochs are unique across launches, so stale entries never match a later launch.
+ * The arrays come from the Machine's pool (exec/machine.ts, ShadowPool) and are reused by later
+ * launches: epochs are unique across launches, so stale entries never match, and the pending
+ * counts are back to 0 at the end of every launch. Each field is set at its first use.
  * @internal
  */
 export interface GlobalMeta {
@@ -40,8 +42,6 @@ export class SimTensor implements DeviceTensor {
   /** Size in bytes. */
   readonly nbytes: number;
   #storage: Uint8Array | undefined;
-  /** @internal */
-  readonly meta: GlobalMeta = {};
 
   /** Wrap `storage` (taken, not copied) as a tensor of `shape` and `dtype`. */
   constructor(storage: Uint8Array, shape: readonly number[], dtype: DType) {
@@ -80,10 +80,6 @@ export class SimTensor implements DeviceTensor {
   /** Release the memory; later use throws. Idempotent. */
   dispose(): void {
     this.#storage = undefined;
-    delete this.meta.writer;
-    delete this.meta.epoch;
-    delete this.meta.pendingReads;
-    delete this.meta.bulkWrites;
   }
 }
 

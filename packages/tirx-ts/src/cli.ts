@@ -1,7 +1,7 @@
 import { parseArgs } from "node:util";
 import { resolve } from "node:path";
 import { pathToFileURL } from "node:url";
-import { existsSync } from "node:fs";
+import { existsSync, writeFileSync } from "node:fs";
 import {
   isTirxError,
   renderDiagnostic,
@@ -12,11 +12,13 @@ import {
 } from "@tirx-ts/core";
 import { emitPtx, PTX_PASSES } from "@tirx-ts/codegen-ptx";
 import { printModuleAsync } from "@tirx-ts/dsl";
+import { traceKernel } from "./trace.js";
 
 /** Stage names `--after` accepts: the verifier, then every pass `emitPtx` runs. */
 const STAGES = ["verify", ...PTX_PASSES.map((p) => p.name)];
 
 const USAGE = `usage: tirx build <file.ts> [--kernel NAME] [--emit ptx|ir [--after PASS]] [--arch SM]
+       tirx trace <file.ts> --kernel NAME [--out trace.json] [--args n=64,k=2]
 
   Prints the PTX (default) or the IR of the kernels that <file.ts> exports. The IR is a
   TypeScript module in T syntax: saved to a file, \`tirx build\` accepts it again.
@@ -26,6 +28,13 @@ const USAGE = `usage: tirx build <file.ts> [--kernel NAME] [--emit ptx|ir [--aft
                   ${STAGES.join(", ")} (default: as written)
   --arch SM       PTX target: sm_80 (default), sm_86, sm_87, sm_89, sm_90, sm_90a;
                   cp.async.bulk, mbarrier transaction counts and async-proxy fences need sm_90
+
+  trace runs the kernel on the simulator and writes a Chrome / Perfetto trace (JSON; open it in
+  ui.perfetto.dev): per CTA and warp, cp.async groups, waits, barrier and mbarrier phases, on a
+  logical clock (statements executed). Tensors hold the pattern i % 251; scalars are 1 unless
+  --args sets them (a symbolic dim takes the scalar of its name).
+  --out FILE      where to write the trace (default: stdout)
+  --args LIST     scalar arguments, name=value separated by commas
 
   Set TIRX_DEBUG=1 for the stack of an error raised while the file loads.`;
 
@@ -45,6 +54,8 @@ export async function main(argv: readonly string[]): Promise<number> {
         emit: { type: "string", default: "ptx" },
         after: { type: "string" },
         arch: { type: "string", default: "sm_80" },
+        out: { type: "string" },
+        args: { type: "string" },
         help: { type: "boolean", short: "h" },
       },
     });
@@ -58,9 +69,18 @@ export async function main(argv: readonly string[]): Promise<number> {
     return 0;
   }
   const [cmd, file, ...rest] = positionals;
-  if (cmd !== "build" || !file || rest.length > 0) {
+  if ((cmd !== "build" && cmd !== "trace") || !file || rest.length > 0) {
     process.stderr.write(`${USAGE}\n`);
     return 2;
+  }
+  let scalars: Record<string, number> = {};
+  if (cmd === "trace") {
+    const parsedArgs = parseScalars(values.args ?? "");
+    if (typeof parsedArgs === "string") {
+      process.stderr.write(`tirx: --args: ${parsedArgs}\n`);
+      return 2;
+    }
+    scalars = parsedArgs;
   }
   if (values.emit !== "ptx" && values.emit !== "ir") {
     process.stderr.write(`tirx: --emit must be "ptx" or "ir", got "${values.emit}"\n`);
@@ -112,6 +132,19 @@ export async function main(argv: readonly string[]): Promise<number> {
       );
       return 1;
     }
+    if (cmd === "trace") {
+      const fns = [...new Set(kernels.map(([, f]) => f))];
+      if (fns.length !== 1) {
+        process.stderr.write(
+          `tirx: ${file} exports ${fns.length} kernels; name one with --kernel (${fns.map((f) => f.name).join(", ")})\n`,
+        );
+        return 2;
+      }
+      const json = JSON.stringify(traceKernel(fns[0]!, scalars));
+      if (values.out) writeFileSync(values.out, json + "\n");
+      else process.stdout.write(json + "\n");
+      return 0;
+    }
     const seen = new Set<PrimFunc>();
     // --emit ir prints one TypeScript module in T syntax (one import, one export per kernel)
     // that `tirx build` accepts again.
@@ -147,6 +180,17 @@ export async function main(argv: readonly string[]): Promise<number> {
     if (isTirxError(e)) return report(e as TirxError);
     throw e;
   }
+}
+
+/** `n=64,k=2` as numbers by name, or the reason it is malformed. */
+function parseScalars(text: string): Record<string, number> | string {
+  const out: Record<string, number> = {};
+  for (const part of text.split(",").filter((p) => p.trim() !== "")) {
+    const m = /^\s*([A-Za-z_$][\w$]*)\s*=\s*(-?(?:\d+\.?\d*|\.\d+)(?:e[+-]?\d+)?)\s*$/i.exec(part);
+    if (!m) return `expected name=number, got "${part}"`;
+    out[m[1]!] = Number(m[2]);
+  }
+  return out;
 }
 
 /** Print a diagnostic with its code frame; the exit code for kernel errors. */

@@ -15,7 +15,7 @@ import {
   checkSharedWrite,
   reportOob,
 } from "../exec/hazards.js";
-import type { Machine, Placed } from "../exec/machine.js";
+import { beforeGlobalRead, beforeGlobalWrite, type Machine, type Placed } from "../exec/machine.js";
 import type { Layout } from "./layout.js";
 
 export type NumFn = (t: number) => number;
@@ -85,7 +85,7 @@ export function compileLoad(
         oob(t, rel);
         return zero as number;
       }
-      checkSharedRead(m, placed, base + rel, eb, t, site);
+      if (m.track) checkSharedRead(m, placed, base + rel, eb, t, site);
       return load(dv, base + rel);
     };
   }
@@ -110,7 +110,10 @@ export function compileLoad(
       reportOob(m, w.space, name, span, rel, eb, gm.dv.byteLength, t, site, "reads");
       return zero as number;
     }
-    if (gm.meta.writer) checkGlobalRead(m, gm, rel, eb, t, site);
+    if (m.track) {
+      beforeGlobalRead(m, gm);
+      if (gm.meta.writer) checkGlobalRead(m, gm, rel, eb, t, site);
+    }
     return load(gm.dv, rel);
   };
 }
@@ -145,7 +148,7 @@ export function compileStore(
       const rel = off(t) * eb;
       const v = val(t);
       if (!(rel >= 0 && rel + eb <= size)) return oob(t, rel);
-      checkSharedWrite(m, placed, base + rel, eb, t, site);
+      if (m.track) checkSharedWrite(m, placed, base + rel, eb, t, site);
       store(dv, base + rel, v);
     };
   }
@@ -168,7 +171,10 @@ export function compileStore(
     if (!(rel >= 0 && rel + eb <= gm.dv.byteLength)) {
       return reportOob(m, w.space, name, span, rel, eb, gm.dv.byteLength, t, site, "writes");
     }
-    checkGlobalWrite(m, gm, rel, eb, t, site);
+    if (m.track) {
+      beforeGlobalWrite(m, gm);
+      checkGlobalWrite(m, gm, rel, eb, t, site);
+    }
     store(gm.dv, rel, v);
   };
 }

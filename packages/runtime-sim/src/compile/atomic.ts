@@ -20,6 +20,7 @@ import {
 } from "../exec/hazards.js";
 import { placementOf } from "./access.js";
 import type { ExprCompiler } from "./expr.js";
+import { beforeGlobalWrite } from "../exec/machine.js";
 
 const scratch = new DataView(new ArrayBuffer(8));
 
@@ -146,6 +147,7 @@ export function compileAtomic(
       return zero;
     }
     const gm = m.globals[k]!;
+    beforeGlobalWrite(m, gm);
     checkGlobalWrite(m, gm, rel, eb, t, site, true);
     return apply(gm.dv, rel, t);
   };

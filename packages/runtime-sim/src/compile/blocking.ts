@@ -70,6 +70,7 @@ function compileGen(ec: ExprCompiler, vf: VerifiedFunc, s: Stmt): GenExec {
       );
       return function* (lanes, n) {
         for (let i = 0; i < parts.length; i++) {
+          if (m.tracer) m.tracer.clock++;
           const p = parts[i]!;
           if (p.g) yield* p.g(lanes, n);
           else p.e!(lanes, n);

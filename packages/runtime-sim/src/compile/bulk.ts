@@ -1,9 +1,10 @@
 import { TirxError, type BulkCopyPlan, type TileApply } from "@tirx-ts/core";
 import { checkBounds } from "../exec/hazards.js";
 import { placementOf } from "./access.js";
-import { repeatOffsets } from "./cp-async.js";
+import { misaligned, repeatOffsets } from "./cp-async.js";
 import type { ExprCompiler } from "./expr.js";
 import type { Exec } from "./stmt.js";
+import { Tracer } from "../exec/trace.js";
 
 /**
  * A cp.async.bulk `tile.apply` (PTX ISA, "cp.async.bulk"): every active thread whose `pred`
@@ -40,7 +41,9 @@ export function compileBulkCopy(ec: ExprCompiler, s: TileApply, plan: BulkCopyPl
   const k = gl.param;
   const bu = m.bulk;
   const shBase = sh.placed.base;
+  const what = g2s ? "cp.async.bulk global → shared" : "cp.async.bulk shared → global";
   return (lanes, n) => {
+    m.tracer?.bulkIssue(Tracer.warpsOf(lanes, n), what);
     for (let i = 0; i < n; i++) {
       const t = lanes[i]!;
       if (pred && !pred(t)) continue;
@@ -52,6 +55,11 @@ export function compileBulkCopy(ec: ExprCompiler, s: TileApply, plan: BulkCopyPl
         const sb = s0 + sRep[r]!;
         if (!checkBounds(m, dSpace, dPlaced, d, chunk, t, site, "cp.async.bulk writes")) continue;
         if (!checkBounds(m, sSpace, sPlaced, sb, chunk, t, site, "cp.async.bulk reads")) continue;
+        const [shb, glb] = g2s ? [shBase + d, sb] : [shBase + sb, d];
+        if ((shb | glb) & 15) {
+          misaligned(m, t, site, "bulk copy", shb, glb, 16);
+          continue;
+        }
         if (g2s) bu.issueG2s(m, t, shBase + d, dPlaced, k, sb, chunk, mb, bar!.bb, site);
         else bu.issueS2g(m, t, shBase + sb, sPlaced, k, d, chunk, site);
       }

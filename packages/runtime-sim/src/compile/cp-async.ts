@@ -3,6 +3,33 @@ import { checkBounds } from "../exec/hazards.js";
 import { placementOf } from "./access.js";
 import type { ExprCompiler } from "./expr.js";
 import type { Exec } from "./stmt.js";
+import type { Machine } from "../exec/machine.js";
+import { Tracer } from "../exec/trace.js";
+
+/**
+ * TX6021: a runtime cp.async or bulk-copy address not aligned to `align` bytes (PTX ISA,
+ * cp.async: "the source and destination addresses must be aligned to cp-size"; cp.async.bulk:
+ * 16 bytes). The verifier proves alignment where it can (TX3014, TX4004); this checks the
+ * addresses each thread computes. Tensors start 256-byte aligned, so a global byte offset stands
+ * for its address. The copy is skipped.
+ */
+export function misaligned(
+  m: Machine,
+  t: number,
+  site: number,
+  what: string,
+  sharedByte: number,
+  globalByte: number,
+  align: number,
+): void {
+  const side =
+    sharedByte % align !== 0 ? `shared byte ${sharedByte}` : `global byte offset ${globalByte}`;
+  m.hazard(
+    "TX6021",
+    `thread ${m.thread(t)} of CTA ${m.cta()} issues a ${what} at ${side}, which is not ${align}-byte aligned`,
+    site,
+  );
+}
 
 /** Σ r_k * strides[k] over every repeat index in row-major order. */
 export function repeatOffsets(shape: readonly number[], strides: readonly number[]): Int32Array {
@@ -50,6 +77,7 @@ export function compileCpAsync(ec: ExprCompiler, s: TileApply, plan: CpAsyncPlan
   const k = src.param;
   const au = m.async;
   return (lanes, n) => {
+    m.tracer?.cpAsyncIssue(Tracer.warpsOf(lanes, n));
     for (let i = 0; i < n; i++) {
       const t = lanes[i]!;
       if (pred && !pred(t)) continue;
@@ -73,6 +101,10 @@ export function compileCpAsync(ec: ExprCompiler, s: TileApply, plan: CpAsyncPlan
         const sb = s0 + sRep[r]!;
         if (!checkBounds(m, "shared", dPlaced, d, chunk, t, site, "cp.async writes")) continue;
         if (!checkBounds(m, "global", sPlaced, sb, chunk, t, site, "cp.async reads")) continue;
+        if (((dPlaced.base + d) | sb) & (chunk - 1)) {
+          misaligned(m, t, site, "cp.async", dPlaced.base + d, sb, chunk);
+          continue;
+        }
         au.issue(m, t, dPlaced.base + d, dPlaced, k, sb, len, chunk, site);
       }
     }

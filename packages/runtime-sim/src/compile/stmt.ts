@@ -18,6 +18,8 @@ import type { ExprCompiler } from "./expr.js";
 import { Collective, withCollectives } from "./collective.js";
 import { compileAtomic } from "./atomic.js";
 import type { Machine } from "../exec/machine.js";
+import { Tracer } from "../exec/trace.js";
+import { syncFree, warpByWarp } from "./schedule.js";
 
 /**
  * A compiled statement: runs for the active threads `lanes[0..n)` of the CTA in lockstep. Control
@@ -27,6 +29,9 @@ import type { Machine } from "../exec/machine.js";
 export type Exec = (lanes: Int32Array, n: number) => void;
 
 const nothing: Exec = () => {};
+
+/** The largest mbarrier arrival count (PTX ISA, mbarrier: counts lie in [1, 2^20 - 1]). */
+const MAX_MBARRIER_COUNT = 2 ** 20 - 1;
 
 /** Spin loops longer than this are reported as TX6006 and cut off. */
 export const MAX_WHILE_ITERATIONS = 1 << 24;
@@ -46,10 +51,35 @@ export function compileStmt(ec: ExprCompiler, vf: VerifiedFunc, s: Stmt): Exec {
   const T = m.threads;
   switch (s.kind) {
     case "Seq": {
-      const parts = s.stmts.map((c) => compileStmt(ec, vf, c)).filter((e) => e !== nothing);
-      if (parts.length === 1) return parts[0]!;
+      // Consecutive statements with no barrier form a stretch that a varied schedule runs warp
+      // by warp (compile/schedule.ts); a stretch counts its own statements on the trace clock.
+      const units: Exec[] = [];
+      const stretch: boolean[] = [];
+      let run: Exec[] = [];
+      const flush = (): void => {
+        if (run.length > 0) {
+          units.push(warpByWarp(m, run));
+          stretch.push(true);
+        }
+        run = [];
+      };
+      for (const c of s.stmts) {
+        const e = compileStmt(ec, vf, c);
+        if (e === nothing) continue;
+        if (syncFree(c)) run.push(e);
+        else {
+          flush();
+          units.push(e);
+          stretch.push(false);
+        }
+      }
+      flush();
+      if (units.length === 1) return units[0]!;
       return (lanes, n) => {
-        for (let i = 0; i < parts.length; i++) parts[i]!(lanes, n);
+        for (let i = 0; i < units.length; i++) {
+          if (m.tracer && !stretch[i]) m.tracer.clock++;
+          units[i]!(lanes, n);
+        }
       };
     }
     case "DeviceEntry":
@@ -155,6 +185,7 @@ function compileFor(ec: ExprCompiler, vf: VerifiedFunc, s: Extract<Stmt, { kind:
   invariant(runs.length === 0, "loop bounds hold no warp collective (the verifier refuses them)");
   const body = compileStmt(ec, vf, s.body);
   const sub = new Int32Array(ec.m.threads);
+  const m = ec.m;
   return (lanes, n) => {
     const most = v.enter(lanes, n);
     for (let k = 0; k < most; k++) {
@@ -165,6 +196,7 @@ function compileFor(ec: ExprCompiler, vf: VerifiedFunc, s: Extract<Stmt, { kind:
         active = sub;
       }
       v.set(active, a, k);
+      if (m.tracer) m.tracer.clock++;
       body(active, a);
     }
   };
@@ -201,18 +233,24 @@ function compileCall(ec: ExprCompiler, name: string, exprs: readonly Expr[], spa
       if (fx.action === "commit") {
         return (lanes, n) => {
           for (let i = 0; i < n; i++) au.commit(lanes[i]!);
+          m.tracer?.cpAsyncCommit(Tracer.warpsOf(lanes, n));
         };
       }
       if (fx.action === "wait") {
         const keep = args[0]!;
         return (lanes, n) => {
           for (let i = 0; i < n; i++) au.wait(m, lanes[i]!, keep);
+          m.tracer?.cpAsyncWait(Tracer.warpsOf(lanes, n), keep);
         };
       }
       return (lanes, n) => {
         for (let i = 0; i < n; i++) {
           au.commit(lanes[i]!);
           au.wait(m, lanes[i]!, 0);
+        }
+        if (m.tracer) {
+          m.tracer.cpAsyncCommit(Tracer.warpsOf(lanes, n));
+          m.tracer.cpAsyncWait(Tracer.warpsOf(lanes, n), 0);
         }
       };
     case "atomic": {
@@ -240,6 +278,7 @@ function compileCall(ec: ExprCompiler, name: string, exprs: readonly Expr[], spa
         m.epoch++;
         m.races.onBarrier();
         bars.barSync();
+        m.tracer?.barrier(Tracer.warpsOf(lanes, n), "cta_sync");
       };
     }
     case "mbarrier": {
@@ -248,10 +287,22 @@ function compileCall(ec: ExprCompiler, name: string, exprs: readonly Expr[], spa
       const { addr, bb } = ec.bar(exprs[0]!, span);
       const val = exprs[1] ? ec.num(exprs[1], span) : undefined;
       if (fx.action === "init") {
+        // The verifier checks a static count (TX4012); a runtime one is checked here (TX6020).
+        const signed = exprs[1]!.dtype === "int32";
         return (lanes, n) => {
           for (let i = 0; i < n; i++) {
             const t = lanes[i]!;
-            bars.init(m, t, addr(t), val!(t) >>> 0, bb, site);
+            const raw = val!(t);
+            const count = signed ? raw : raw >>> 0;
+            if (!(count >= 1 && count <= MAX_MBARRIER_COUNT)) {
+              m.hazard(
+                "TX6020",
+                `thread ${m.thread(t)} of CTA ${m.cta()} initialises an mbarrier with count ${count}, outside [1, 2^20 - 1] (PTX ISA, mbarrier.init)`,
+                site,
+              );
+              continue;
+            }
+            bars.init(m, t, addr(t), count, bb, site);
           }
         };
       }
@@ -266,12 +317,15 @@ function compileCall(ec: ExprCompiler, name: string, exprs: readonly Expr[], spa
       if (fx.action === "commit") {
         return (lanes, n) => {
           for (let i = 0; i < n; i++) bu.commit(lanes[i]!);
+          m.tracer?.bulkIssue(Tracer.warpsOf(lanes, n), "cp.async.bulk.commit_group");
         };
       } else {
         const keep = args[0]!;
         const readOnly = fx.action === "wait_read";
+        const what = `cp.async.bulk.wait_group${readOnly ? ".read" : ""} ${keep}`;
         return (lanes, n) => {
           for (let i = 0; i < n; i++) bu.wait(m, lanes[i]!, keep, readOnly);
+          m.tracer?.bulkIssue(Tracer.warpsOf(lanes, n), what);
         };
       }
     // Fences order proxies: recorded per thread for the proxy rules (TX6015, TX6016).
@@ -299,6 +353,7 @@ function compileCall(ec: ExprCompiler, name: string, exprs: readonly Expr[], spa
  */
 function namedBarrier(m: Machine, id: number, count: number, site: number): Exec {
   return (lanes, n) => {
+    m.tracer?.barrier(Tracer.warpsOf(lanes, n), `bar_sync(${id}, ${count})`);
     if (n !== count) {
       m.hazard(
         "TX6012",

@@ -1,4 +1,4 @@
-import type { Machine, Placed } from "./machine.js";
+import { beforeGlobalRead, type Machine, type Placed } from "./machine.js";
 import { checkAsyncWrite, checkGlobalRead, issuedNotes } from "./hazards.js";
 
 /**
@@ -11,43 +11,55 @@ import { checkAsyncWrite, checkGlobalRead, issuedNotes } from "./hazards.js";
  */
 export class AsyncUnit {
   #cap = 64;
-  // Copies in flight, struct of arrays; ids are recycled through `#free`.
+  // Copies in flight, struct of arrays; ids are recycled through a free list (`#next` links).
   #dst: Int32Array = new Int32Array(this.#cap);
   #tens: Int32Array = new Int32Array(this.#cap);
   #src: Int32Array = new Int32Array(this.#cap);
   #len: Int32Array = new Int32Array(this.#cap);
   #chunk: Int32Array = new Int32Array(this.#cap);
   #site: Int32Array = new Int32Array(this.#cap);
+  /** The thread's group number the copy belongs to (its commit count when it was issued). */
+  #group: Int32Array = new Int32Array(this.#cap);
+  /** Next copy of the same thread in issue order, or next free id; -1 ends a list. */
+  #next: Int32Array = new Int32Array(this.#cap);
   #top = 0;
-  readonly #free: number[] = [];
-  /** Per thread: ids of its issued, uncompleted copies in issue order. */
-  readonly #pending: number[][];
-  /** Per thread: for each committed, uncompleted group, how many `#pending` entries end it. */
-  readonly #ends: number[][];
-  /** Per thread: id of its current uncommitted batch (unique within a launch). */
+  #free = -1;
+  /** Per thread: first and last of its issued, uncompleted copies (a list in issue order), -1 when none. */
+  readonly #head: Int32Array;
+  readonly #tail: Int32Array;
+  /** Per thread: commit_group count since CTA start (the number of the uncommitted group). */
+  readonly #commits: Int32Array;
+  /** Per thread: id of its current uncommitted batch (unique within a launch, for TX6008). */
   readonly #batch: Int32Array;
   #nextBatch = 1;
+  /** Copies in flight in the CTA. */
+  #live = 0;
 
   constructor(threads: number) {
-    this.#pending = Array.from({ length: threads }, () => []);
-    this.#ends = Array.from({ length: threads }, () => []);
+    this.#head = new Int32Array(threads).fill(-1);
+    this.#tail = new Int32Array(threads).fill(-1);
+    this.#commits = new Int32Array(threads);
     this.#batch = new Int32Array(threads);
   }
 
   /** Forget every copy (CTA start). */
   reset(): void {
-    for (let t = 0; t < this.#batch.length; t++) {
-      this.#pending[t]!.length = 0;
-      this.#ends[t]!.length = 0;
-      this.#batch[t] = this.#nextBatch++;
-    }
+    this.#head.fill(-1);
+    this.#tail.fill(-1);
+    this.#commits.fill(0);
+    const b = this.#batch;
+    for (let t = 0; t < b.length; t++) b[t] = this.#nextBatch++;
     this.#top = 0;
-    this.#free.length = 0;
+    this.#free = -1;
+    this.#live = 0;
   }
 
   #alloc(): number {
-    const id = this.#free.pop();
-    if (id !== undefined) return id;
+    const id = this.#free;
+    if (id >= 0) {
+      this.#free = this.#next[id]!;
+      return id;
+    }
     if (this.#top === this.#cap) {
       this.#cap *= 2;
       const grow = (a: Int32Array): Int32Array => {
@@ -61,6 +73,8 @@ export class AsyncUnit {
       this.#len = grow(this.#len);
       this.#chunk = grow(this.#chunk);
       this.#site = grow(this.#site);
+      this.#group = grow(this.#group);
+      this.#next = grow(this.#next);
     }
     return this.#top++;
   }
@@ -81,40 +95,44 @@ export class AsyncUnit {
     site: number,
   ): void {
     const gm = m.globals[tens]!;
-    if (len > 0) checkGlobalRead(m, gm, src, len, t, site);
-    checkAsyncWrite(m, buf, dst, chunk, t, site, "issues a cp.async to");
-    const pend = m.shPending;
-    const batch = this.#batch[t]!;
-    for (let i = 0; i < chunk; i++) {
-      const b = dst + i;
-      if (pend[b] !== 0) {
-        const notes = issuedNotes(m, this.findByDst(b), "the other cp.async");
-        if (m.shBatch[b] === batch) {
-          m.hazard(
-            "TX6008",
-            `thread ${m.thread(t)} of CTA ${m.cta()} issues two cp.async in one commit group that both write shared "${buf.name}" byte ${b - buf.base}; their order is undefined`,
-            site,
-            notes,
-          );
-        } else {
-          m.hazard(
-            "TX6001",
-            `thread ${m.thread(t)} of CTA ${m.cta()} issues a cp.async to shared "${buf.name}" byte ${b - buf.base}, which an earlier cp.async still targets (not yet waited for)`,
-            site,
-            notes,
-          );
-        }
-        break;
+    if (m.track) {
+      if (len > 0) {
+        beforeGlobalRead(m, gm);
+        checkGlobalRead(m, gm, src, len, t, site);
       }
-    }
-    for (let i = 0; i < chunk; i++) {
-      pend[dst + i]!++;
-      m.shBatch[dst + i] = batch;
-    }
-    if (len > 0) {
-      const meta = gm.meta;
-      const pr = (meta.pendingReads ??= new Int32Array(gm.bytes.length));
-      for (let i = 0; i < len; i++) pr[src + i]!++;
+      checkAsyncWrite(m, buf, dst, chunk, t, site, "issues a cp.async to");
+      const pend = m.shPending;
+      const batch = this.#batch[t]!;
+      const sb = m.shBatch;
+      for (let i = 0; i < chunk; i++) {
+        const b = dst + i;
+        if (pend[b] !== 0) {
+          const notes = issuedNotes(m, this.findByDst(b), "the other cp.async");
+          if (sb[b] === batch) {
+            m.hazard(
+              "TX6008",
+              `thread ${m.thread(t)} of CTA ${m.cta()} issues two cp.async in one commit group that both write shared "${buf.name}" byte ${b - buf.base}; their order is undefined`,
+              site,
+              notes,
+            );
+          } else {
+            m.hazard(
+              "TX6001",
+              `thread ${m.thread(t)} of CTA ${m.cta()} issues a cp.async to shared "${buf.name}" byte ${b - buf.base}, which an earlier cp.async still targets (not yet waited for)`,
+              site,
+              notes,
+            );
+          }
+          break;
+        }
+      }
+      for (let i = dst, e = dst + chunk; i < e; i++) {
+        pend[i]!++;
+        sb[i] = batch;
+      }
+      // Per-byte pending reads only once the tensor has them (see pendingReadsOf).
+      const pr = gm.meta.pendingReads;
+      if (pr) for (let i = src, e = src + len; i < e; i++) pr[i]!++;
     }
     const id = this.#alloc();
     this.#dst[id] = dst;
@@ -123,26 +141,33 @@ export class AsyncUnit {
     this.#len[id] = len;
     this.#chunk[id] = chunk;
     this.#site[id] = site;
-    this.#pending[t]!.push(id);
+    this.#group[id] = this.#commits[t]!;
+    this.#next[id] = -1;
+    const tail = this.#tail[t]!;
+    if (tail < 0) this.#head[t] = id;
+    else this.#next[tail] = id;
+    this.#tail[t] = id;
+    this.#live++;
   }
 
   /** `cp.async.commit_group` by thread `t`: its uncommitted copies (maybe none) become a group. */
   commit(t: number): void {
-    this.#ends[t]!.push(this.#pending[t]!.length);
+    this.#commits[t]!++;
     this.#batch[t] = this.#nextBatch++;
   }
 
   /** `cp.async.wait_group n` by thread `t`: complete all but its `n` most recent groups. */
   wait(m: Machine, t: number, n: number): void {
-    const ends = this.#ends[t]!;
-    const g = ends.length;
-    if (g <= n) return;
-    const k = ends[g - n - 1]!;
-    const pending = this.#pending[t]!;
-    for (let i = 0; i < k; i++) this.#complete(m, t, pending[i]!);
-    pending.splice(0, k);
-    ends.splice(0, g - n);
-    for (let i = 0; i < ends.length; i++) ends[i]! -= k;
+    // Committed groups are numbered 0 .. commits - 1; complete those up to commits - 1 - n.
+    const last = this.#commits[t]! - 1 - n;
+    let id = this.#head[t]!;
+    while (id >= 0 && this.#group[id]! <= last) {
+      const next = this.#next[id]!;
+      this.#complete(m, t, id);
+      id = next;
+    }
+    this.#head[t] = id;
+    if (id < 0) this.#tail[t] = -1;
   }
 
   #complete(m: Machine, t: number, id: number): void {
@@ -155,46 +180,69 @@ export class AsyncUnit {
     const g = gm.bytes;
     for (let i = 0; i < len; i++) sh[dst + i] = g[src + i]!;
     for (let i = len; i < chunk; i++) sh[dst + i] = 0;
-    // The write becomes thread t's own write as of its wait (cp.async is a generic-proxy write).
-    m.races.recordWrite(t, this.#site[id]!, dst, chunk);
-    for (let i = 0; i < chunk; i++) {
-      m.shPending[dst + i]!--;
-      m.shBulk[dst + i] = 0;
+    if (m.track) {
+      // The write becomes thread t's own write as of its wait (cp.async is a generic-proxy write).
+      m.races.recordWrite(t, this.#site[id]!, dst, chunk);
+      const pend = m.shPending;
+      const bk = m.shBulk;
+      for (let i = dst, e = dst + chunk; i < e; i++) {
+        pend[i]!--;
+        bk[i] = 0;
+      }
+      const pr = gm.meta.pendingReads;
+      if (pr) for (let i = src, e = src + len; i < e; i++) pr[i]!--;
     }
-    if (len > 0) {
-      const pr = gm.meta.pendingReads!;
-      for (let i = 0; i < len; i++) pr[src + i]!--;
-    }
-    this.#free.push(id);
+    this.#next[id] = this.#free;
+    this.#free = id;
+    this.#live--;
   }
 
   /** TX6017 for each thread that has cp.async copies not waited for (CTA exit). */
   reportPending(m: Machine): void {
     if (m.bars.deadlocked) return;
-    for (let t = 0; t < this.#pending.length; t++) {
-      const list = this.#pending[t]!;
-      if (list.length === 0) continue;
+    for (let t = 0; t < this.#head.length; t++) {
+      const first = this.#head[t]!;
+      if (first < 0) continue;
+      let count = 0;
+      for (let id = first; id >= 0; id = this.#next[id]!) count++;
       m.hazard(
         "TX6017",
-        `thread ${m.thread(t)} of CTA ${m.cta()} exits with ${list.length} cp.async copies not waited for (cp.async.wait_group / wait_all)`,
-        this.#site[list[0]!]!,
+        `thread ${m.thread(t)} of CTA ${m.cta()} exits with ${count} cp.async copies not waited for (cp.async.wait_group / wait_all)`,
+        this.#site[first]!,
       );
     }
   }
 
   /** Drop every copy still in flight (CTA end, or a hazard thrown mid-launch). */
   dropAll(m: Machine): void {
-    for (let t = 0; t < this.#pending.length; t++) {
-      for (const id of this.#pending[t]!) {
+    if (this.#live === 0) return;
+    for (let t = 0; t < this.#head.length; t++) {
+      for (let id = this.#head[t]!; id >= 0; id = this.#next[id]!) {
         const len = this.#len[id]!;
         const pr = m.globals[this.#tens[id]!]?.meta.pendingReads;
-        if (pr) for (let i = 0; i < len; i++) pr[this.#src[id]! + i]!--;
+        if (pr && m.track) for (let i = 0; i < len; i++) pr[this.#src[id]! + i]!--;
       }
-      this.#pending[t]!.length = 0;
-      this.#ends[t]!.length = 0;
     }
-    this.#free.length = 0;
+    this.#head.fill(-1);
+    this.#tail.fill(-1);
+    this.#free = -1;
     this.#top = 0;
+    this.#live = 0;
+  }
+
+  /** Copies in flight in the CTA. */
+  get live(): number {
+    return this.#live;
+  }
+
+  /** Call `f(tens, src, len)` for every copy in flight (tensor index, source byte, bytes read). */
+  forEachRead(f: (tens: number, src: number, len: number) => void): void {
+    if (this.#live === 0) return;
+    for (let t = 0; t < this.#head.length; t++) {
+      for (let id = this.#head[t]!; id >= 0; id = this.#next[id]!) {
+        f(this.#tens[id]!, this.#src[id]!, this.#len[id]!);
+      }
+    }
   }
 
   /** An in-flight copy writing shared byte `b`, for notes. */
@@ -210,8 +258,10 @@ export class AsyncUnit {
   }
 
   #find(hit: (id: number) => boolean): { thread: number; site: number } | undefined {
-    for (let t = 0; t < this.#pending.length; t++) {
-      for (const id of this.#pending[t]!) if (hit(id)) return { thread: t, site: this.#site[id]! };
+    for (let t = 0; t < this.#head.length; t++) {
+      for (let id = this.#head[t]!; id >= 0; id = this.#next[id]!) {
+        if (hit(id)) return { thread: t, site: this.#site[id]! };
+      }
     }
     return undefined;
   }

@@ -10,6 +10,7 @@ import {
   trackWriters,
 } from "./hazards.js";
 import type { BarBuffer, Mbarriers } from "./mbarrier.js";
+import { beforeGlobalRead, bulkWritesOf, firstPendingRead, type GlobalMem } from "./machine.js";
 
 /**
  * Hopper bulk copies (PTX ISA: "cp.async.bulk", "cp.async.bulk.commit_group",
@@ -53,6 +54,11 @@ export class BulkUnit {
   readonly #ends: number[][];
   /** Per thread: how many of its `#s2g` entries (oldest first) have read their source. */
   readonly #read: Int32Array;
+  /**
+   * True once the running CTA issued a bulk copy: until then no shared byte is guarded (shBulk,
+   * shS2g all 0) and the per-thread lists are empty, so CTA start and end skip them.
+   */
+  active = false;
 
   constructor(threads: number, bars: Mbarriers) {
     this.threads = threads;
@@ -64,6 +70,8 @@ export class BulkUnit {
 
   /** Forget everything (CTA start). */
   reset(): void {
+    if (!this.active) return;
+    this.active = false;
     this.#g2s.length = 0;
     this.#inflight = [];
     for (let t = 0; t < this.threads; t++) {
@@ -94,15 +102,19 @@ export class BulkUnit {
     const slot = this.#bars.use(m, t, bar, bb, site, "completes a bulk copy on");
     if (slot < 0) return;
     this.#bars.checkInitFence(m, slot, t, site, "issues a bulk copy completing on");
+    this.active = true;
     const gm = m.globals[tens]!;
-    checkGlobalRead(m, gm, src, len, t, site);
-    checkAsyncWrite(m, buf, dst, len, t, site, "issues a bulk copy to");
+    if (m.track) {
+      beforeGlobalRead(m, gm);
+      checkGlobalRead(m, gm, src, len, t, site);
+      checkAsyncWrite(m, buf, dst, len, t, site, "issues a bulk copy to");
+    }
     const id = this.#g2s.length;
     this.#g2s.push({ dst, tens, src, len, slot, site, thread: t, phase: -1 });
     this.#inflight.push(id);
     m.shBulk.fill(id + 1, dst, dst + len);
-    const pr = (gm.meta.pendingReads ??= new Int32Array(gm.bytes.length));
-    for (let i = 0; i < len; i++) pr[src + i]!++;
+    const pr = gm.meta.pendingReads;
+    if (pr) for (let i = src, e = src + len; i < e; i++) pr[i]!++;
     this.#bars.progress++;
   }
 
@@ -116,13 +128,13 @@ export class BulkUnit {
       const { dst, src, len } = c;
       const gm = m.globals[c.tens]!;
       m.shared.set(gm.bytes.subarray(src, src + len), dst);
-      const pr = gm.meta.pendingReads!;
-      for (let i = 0; i < len; i++) pr[src + i]!--;
+      const pr = gm.meta.pendingReads;
+      if (pr) for (let i = src, e = src + len; i < e; i++) pr[i]!--;
       // Bytes written by the async proxy: visibility is the mbarrier's business (the guard), so
       // they count as ordered for the race rules while the guard stands.
       m.races.recordAsyncProxyWrite(c.thread, c.site, dst, len);
       c.phase = this.#bars.phase(c.slot);
-      this.#bars.completeTx(c.slot, len);
+      this.#bars.completeTx(m, c.slot, len, c.thread, c.site);
     }
     return true;
   }
@@ -157,6 +169,42 @@ export class BulkUnit {
     );
   }
 
+  /** Shared → global copies not yet written (issued, not completed by wait_group or CTA end). */
+  #s2gLive = 0;
+
+  /** Shared → global copies issued and not yet written. */
+  get s2gLive(): number {
+    return this.#s2gLive;
+  }
+
+  /** Call `f(tens, dst, len)` for every shared → global copy not yet written. */
+  forEachWrite(f: (tens: number, dst: number, len: number) => void): void {
+    if (this.#s2gLive === 0) return;
+    for (const list of this.#s2g) for (const c of list) f(c.tens, c.dst, c.len);
+  }
+
+  /** True when a shared → global copy not yet written writes a byte of [a, a + n) of `gm`. */
+  overlapsS2g(m: Machine, gm: GlobalMem, a: number, n: number): boolean {
+    let hit = false;
+    this.forEachWrite((tens, dst, len) => {
+      if (m.globals[tens]?.meta === gm.meta && dst < a + n && a < dst + len) hit = true;
+    });
+    return hit;
+  }
+
+  /** Global → shared copies in flight. */
+  get inflight(): number {
+    return this.#inflight.length;
+  }
+
+  /** Call `f(tens, src, len)` for every global → shared copy in flight. */
+  forEachRead(f: (tens: number, src: number, len: number) => void): void {
+    for (const id of this.#inflight) {
+      const c = this.#g2s[id]!;
+      f(c.tens, c.src, c.len);
+    }
+  }
+
   /** An in-flight bulk copy reading byte `b` of tensor `tens`, for notes. */
   findBySrc(tens: number, b: number): { thread: number; site: number } | undefined {
     for (const id of this.#inflight) {
@@ -179,35 +227,36 @@ export class BulkUnit {
     len: number,
     site: number,
   ): void {
+    this.active = true;
     // The copy reads its source as thread t would (races, uninitialised bytes, pending copies).
-    checkSharedRead(m, buf, src, len, t, site);
-    // The async proxy reads them: generic-proxy writes need a fence.proxy.async by their writer.
-    const b = m.races.unfenced(src, len);
-    if (b >= 0) {
-      const w = m.shWriter[b]!;
-      const u = m.thread(w & THREAD_MASK);
-      m.hazard(
-        "TX6015",
-        `thread ${m.thread(t)} of CTA ${m.cta()} issues a bulk copy (async proxy) reading shared "${buf.name}" byte ${b - buf.base}, which thread ${u} wrote through the generic proxy with no fence.proxy.async (T.ptx.fence.proxy_async) after the write`,
-        site,
-        [{ message: `thread ${u} writes it here`, span: m.sites[w >> THREAD_BITS] }],
-      );
+    if (m.track) {
+      checkSharedRead(m, buf, src, len, t, site);
+      // The async proxy reads them: generic-proxy writes need a fence.proxy.async by their writer.
+      const b = m.races.unfenced(src, len);
+      if (b >= 0) {
+        const w = m.shWriter[b]!;
+        const u = m.thread(w & THREAD_MASK);
+        m.hazard(
+          "TX6015",
+          `thread ${m.thread(t)} of CTA ${m.cta()} issues a bulk copy (async proxy) reading shared "${buf.name}" byte ${b - buf.base}, which thread ${u} wrote through the generic proxy with no fence.proxy.async (T.ptx.fence.proxy_async) after the write`,
+          site,
+          [{ message: `thread ${u} writes it here`, span: m.sites[w >> THREAD_BITS] }],
+        );
+      }
     }
     const gm = m.globals[tens]!;
     const meta = gm.meta;
-    const pr = meta.pendingReads;
-    if (pr) {
-      for (let i = 0; i < len; i++) {
-        if (pr[dst + i] !== 0) {
-          globalPendingRead(m, gm, dst + i, t, site, "issues a bulk copy that writes");
-          break;
-        }
-      }
+    const hit = firstPendingRead(m, gm, dst, len);
+    if (hit >= 0) globalPendingRead(m, gm, hit, t, site, "issues a bulk copy that writes");
+    // Pending bulk stores writing these bytes: found by interval; per-byte counts are made then.
+    if (this.#s2gLive > 0 && this.overlapsS2g(m, gm, dst, len)) {
+      bulkWritesOf(m, gm);
+      checkGlobalBulkWrite(m, gm, dst, len, t, site, "issues a bulk copy that writes");
     }
-    checkGlobalBulkWrite(m, gm, dst, len, t, site, "issues a bulk copy that writes");
     trackWriters(gm);
-    const bw = (meta.bulkWrites ??= new Int32Array(gm.bytes.length));
-    for (let i = 0; i < len; i++) bw[dst + i]!++;
+    const bw = meta.bulkWrites;
+    if (bw) for (let i = dst, e = dst + len; i < e; i++) bw[i]!++;
+    this.#s2gLive++;
     const s2g = m.shS2g;
     for (let i = 0; i < len; i++) s2g[src + i]!++;
     this.#s2g[t]!.push({ src, tens, dst, len, site, data: undefined });
@@ -240,8 +289,13 @@ export class BulkUnit {
     this.#bars.progress++;
   }
 
+  /** Buffers for the source bytes of shared → global copies, by length, reused (no per-copy allocation). */
+  readonly #spare = new Map<number, Uint8Array[]>();
+
   #readSource(m: Machine, c: S2gCopy): void {
-    c.data = m.shared.slice(c.src, c.src + c.len);
+    const data = this.#spare.get(c.len)?.pop() ?? new Uint8Array(c.len);
+    data.set(m.shared.subarray(c.src, c.src + c.len));
+    c.data = data;
     const s2g = m.shS2g;
     for (let i = 0; i < c.len; i++) s2g[c.src + i]!--;
   }
@@ -249,8 +303,12 @@ export class BulkUnit {
   #writeDest(m: Machine, t: number, c: S2gCopy): void {
     const gm = m.globals[c.tens]!;
     gm.bytes.set(c.data!, c.dst);
+    let spare = this.#spare.get(c.len);
+    if (!spare) this.#spare.set(c.len, (spare = []));
+    spare.push(c.data!);
     const meta = gm.meta;
-    const bw = meta.bulkWrites!;
+    const bw = meta.bulkWrites;
+    this.#s2gLive--;
     const hit = m.races.checkGlobal(
       meta.writer!,
       meta.epoch!,
@@ -267,7 +325,7 @@ export class BulkUnit {
     const w = (c.site << THREAD_BITS) | t;
     meta.writer!.fill(w, c.dst, c.dst + c.len);
     meta.epoch!.fill(m.races.clock[t]!, c.dst, c.dst + c.len);
-    for (let i = 0; i < c.len; i++) bw[c.dst + i]!--;
+    if (bw) for (let i = c.dst, e = c.dst + c.len; i < e; i++) bw[i]!--;
   }
 
   /** A pending shared → global copy reading shared byte `b` (`global` false) or writing byte `b` of tensor `tens`. */
@@ -290,6 +348,7 @@ export class BulkUnit {
 
   /** CTA end: pending shared → global copies complete; copies to shared are dropped. */
   finishCta(m: Machine): void {
+    if (!this.active) return;
     for (let t = 0; t < this.threads; t++) {
       const list = this.#s2g[t]!;
       if (list.length > 0 && !this.#bars.deadlocked) {
@@ -313,12 +372,12 @@ export class BulkUnit {
         c.site,
       );
     }
-    this.#bars.reportIncomplete(m);
     this.#dropInflight(m);
   }
 
   /** A launch stopped (a hazard thrown, or a deadlock): undo every pending count on tensors. */
   dropAll(m: Machine): void {
+    if (!this.active) return;
     for (let t = 0; t < this.threads; t++) {
       for (const c of this.#s2g[t]!) {
         const bw = m.globals[c.tens]?.meta.bulkWrites;
@@ -328,6 +387,7 @@ export class BulkUnit {
       this.#ends[t]!.length = 0;
       this.#read[t] = 0;
     }
+    this.#s2gLive = 0;
     this.#dropInflight(m);
   }
 

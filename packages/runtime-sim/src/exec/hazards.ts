@@ -294,11 +294,14 @@ export function checkAsyncWrite(
   site: number,
   verb: string,
 ): void {
-  const s2g = m.shS2g;
-  const bk = m.shBulk;
-  for (let i = 0; i < n; i++) {
-    const b = a + i;
-    if ((s2g[b] !== 0 || bk[b] !== 0) && reportBulkWrite(m, buf, b, t, site, verb)) return;
+  if (m.bulk.active) {
+    // Only a CTA with bulk copies has bytes they guard.
+    const s2g = m.shS2g;
+    const bk = m.shBulk;
+    for (let i = 0; i < n; i++) {
+      const b = a + i;
+      if ((s2g[b] !== 0 || bk[b] !== 0) && reportBulkWrite(m, buf, b, t, site, verb)) return;
+    }
   }
   // The copy writes at some point before it completes: it races with unordered earlier accesses.
   const hit = m.races.onWrite(t, site, a, n, false, m.isAtomicSite, false);
@@ -399,8 +402,9 @@ function pendingReaderNotes(m: Machine, gm: GlobalMem, b: number): Note[] {
 export function trackWriters(gm: GlobalMem): void {
   const meta = gm.meta;
   if (!meta.writer) {
-    meta.writer = new Int32Array(gm.bytes.length).fill(-1);
-    meta.epoch = new Int32Array(gm.bytes.length);
+    const { writer, epoch } = gm.pool.writers(gm.bytes.length);
+    meta.writer = writer;
+    meta.epoch = epoch;
   }
 }
 

@@ -11,9 +11,14 @@ import { BulkUnit } from "./bulk.js";
 import { Mbarriers } from "./mbarrier.js";
 import { POISON_BYTE } from "../tensor.js";
 import { RaceTracker } from "./races.js";
+import type { Tracer } from "./trace.js";
 
-/** How hazards are handled: the first one throws, or all are collected and the run continues. */
-export type HazardMode = "throw" | "collect";
+/**
+ * How hazards are handled: the first one throws, or all are collected and the run continues, or
+ * (`"off"`) hazard tracking is skipped where it costs time (bounds are still checked, TX6005, and
+ * so are deadlocks and runtime contracts); for measuring the cost of tracking.
+ */
+export type HazardMode = "throw" | "collect" | "off";
 
 /** A kernel parameter's tensor during one launch. */
 export interface GlobalMem {
@@ -23,7 +28,43 @@ export interface GlobalMem {
   readonly span: Span | undefined;
   readonly bytes: Uint8Array;
   readonly dv: DataView;
+  /** Per-byte shadow state, its arrays taken from `pool` at first use. */
   readonly meta: GlobalMeta;
+  readonly pool: ShadowPool;
+}
+
+/**
+ * Per-byte shadow arrays of one tensor parameter, kept by the Machine and reused by every launch
+ * (grown when a larger tensor comes), so a launch allocates nothing proportional to tensor bytes.
+ * `writer`/`epoch` need no reset (epochs are unique across launches); `pendingReads` and
+ * `bulkWrites` are counts that every launch leaves at 0 (AsyncUnit/BulkUnit.dropAll).
+ */
+export class ShadowPool {
+  #writer = new Int32Array(0);
+  #epoch = new Int32Array(0);
+  #pendingReads = new Int32Array(0);
+  #bulkWrites = new Int32Array(0);
+
+  /** Writer and epoch arrays of `n` bytes. */
+  writers(n: number): { writer: Int32Array; epoch: Int32Array } {
+    if (this.#writer.length < n) {
+      this.#writer = new Int32Array(n);
+      this.#epoch = new Int32Array(n);
+    }
+    return { writer: this.#writer.subarray(0, n), epoch: this.#epoch.subarray(0, n) };
+  }
+
+  /** Pending-read counts of `n` bytes (all 0). */
+  pendingReads(n: number): Int32Array {
+    if (this.#pendingReads.length < n) this.#pendingReads = new Int32Array(n);
+    return this.#pendingReads.subarray(0, n);
+  }
+
+  /** Pending bulk-write counts of `n` bytes (all 0). */
+  bulkWrites(n: number): Int32Array {
+    if (this.#bulkWrites.length < n) this.#bulkWrites = new Int32Array(n);
+    return this.#bulkWrites.subarray(0, n);
+  }
 }
 
 /** Where a shared or local buffer lives: byte base in its memory and size in bytes. */
@@ -32,6 +73,69 @@ export interface Placed {
   readonly span: Span | undefined;
   readonly base: number;
   readonly size: number;
+}
+
+/**
+ * The per-byte counts of pending async reads (cp.async and global → shared bulk copies) of
+ * `gm`'s tensor. Copies count per byte only into tensors that have the array; it is made at the
+ * first thread write to the tensor while copies are in flight (from the copies in flight then),
+ * so a launch whose copies read tensors it never writes counts nothing per byte.
+ */
+export function pendingReadsOf(m: Machine, gm: GlobalMem): Int32Array {
+  let pr = gm.meta.pendingReads;
+  if (pr) return pr;
+  const made = gm.pool.pendingReads(gm.bytes.length);
+  const add = (tens: number, src: number, len: number): void => {
+    if (m.globals[tens]?.meta !== gm.meta) return;
+    for (let i = src, e = src + len; i < e; i++) made[i]!++;
+  };
+  m.async.forEachRead(add);
+  m.bulk.forEachRead(add);
+  gm.meta.pendingReads = pr = made;
+  return pr;
+}
+
+/** Materialise `gm`'s pending-read counts when async copies are in flight (before a thread write). */
+export function beforeGlobalWrite(m: Machine, gm: GlobalMem): void {
+  if (!gm.meta.pendingReads && (m.async.live > 0 || m.bulk.inflight > 0)) pendingReadsOf(m, gm);
+  beforeGlobalRead(m, gm);
+}
+
+/**
+ * Materialise `gm`'s pending bulk-write counts when shared → global bulk copies are pending
+ * (before a thread or a copy reads or writes the tensor; see bulkWritesOf).
+ */
+export function beforeGlobalRead(m: Machine, gm: GlobalMem): void {
+  if (!gm.meta.bulkWrites && m.bulk.s2gLive > 0) bulkWritesOf(m, gm);
+}
+
+/**
+ * The per-byte counts of pending shared → global bulk copies writing `gm`'s tensor, made at first
+ * need from the copies pending then (bulk stores count per byte only into tensors that have it).
+ */
+export function bulkWritesOf(m: Machine, gm: GlobalMem): Int32Array {
+  let bw = gm.meta.bulkWrites;
+  if (bw) return bw;
+  const made = gm.pool.bulkWrites(gm.bytes.length);
+  m.bulk.forEachWrite((tens, dst, len) => {
+    if (m.globals[tens]?.meta !== gm.meta) return;
+    for (let i = dst, e = dst + len; i < e; i++) made[i]!++;
+  });
+  gm.meta.bulkWrites = bw = made;
+  return bw;
+}
+
+/** The first byte of [a, a + n) of `gm` that a pending async copy reads, or -1. */
+export function firstPendingRead(m: Machine, gm: GlobalMem, a: number, n: number): number {
+  let hit = -1;
+  const find = (tens: number, src: number, len: number): void => {
+    if (m.globals[tens]?.meta !== gm.meta) return;
+    const lo = Math.max(a, src);
+    if (lo < Math.min(a + n, src + len) && (hit < 0 || lo < hit)) hit = lo;
+  };
+  m.async.forEachRead(find);
+  m.bulk.forEachRead(find);
+  return hit;
 }
 
 /** Thread bits of a packed writer entry: `site << THREAD_BITS | thread`. */
@@ -88,6 +192,21 @@ export class Machine {
   readonly ldv: DataView;
   /** Tensors of the current launch, by parameter index (refilled in place by each launch). */
   readonly globals: GlobalMem[] = [];
+  /** Shadow arrays by parameter index, reused across launches. */
+  readonly #pools: ShadowPool[] = [];
+  /** The trace of the current launch, when one is recorded (runSim option `trace`). */
+  tracer: Tracer | undefined = undefined;
+  /**
+   * The schedule of the current launch (runSim option `simSeed`, or TIRX_SIM_SEED): 0 runs the
+   * threads of a CTA in lockstep, warps in ascending order; any other seed runs each stretch of
+   * statements with no barrier in it warp by warp, in an order drawn from `rng` (see
+   * compile/schedule.ts).
+   */
+  seed = 0;
+  /** State of the schedule's PRNG (xorshift32), reseeded by every launch. */
+  rng = 0;
+  /** False in hazard mode "off": loads and stores skip their hazard bookkeeping. */
+  track = true;
   /** Current barrier epoch: advanced at every CTA start and every bar.sync. */
   epoch = 0;
   /** Source spans of the statements and loads that can report, by site index. */
@@ -165,20 +284,29 @@ export class Machine {
     mode: HazardMode,
   ): void {
     this.globals.length = 0;
+    // One meta per distinct tensor: a tensor passed twice shares its shadow state.
+    const metas = new Map<Uint8Array, { meta: GlobalMeta; pool: ShadowPool }>();
     tensors.forEach((t, i) => {
       if (!t) return;
       const bytes = t.storage;
       const dv = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+      let sh = metas.get(bytes);
+      if (!sh) {
+        sh = { meta: {}, pool: (this.#pools[i] ??= new ShadowPool()) };
+        metas.set(bytes, sh);
+      }
       this.globals[i] = {
         index: i,
         name: names[i]!.name,
         span: names[i]!.span,
         bytes,
         dv,
-        meta: t.meta,
+        meta: sh.meta,
+        pool: sh.pool,
       };
     });
     this.mode = mode;
+    this.track = mode !== "off";
     this.reports = [];
     this.#seen.clear();
     this.epoch = nextEpoch;
@@ -199,13 +327,17 @@ export class Machine {
     this.races.beginCta(this.cta());
     this.shPending.fill(0);
     this.shBatch.fill(0);
-    this.shBulk.fill(0);
-    this.shS2g.fill(0);
+    // Only bulk copies set these; BulkUnit.active says whether the last CTA issued any.
+    if (this.bulk.active) {
+      this.shBulk.fill(0);
+      this.shS2g.fill(0);
+    }
     this.local.fill(0);
     this.async.reset();
     this.bars.reset();
     this.bulk.reset();
     this.epoch++;
+    this.tracer?.beginCta(x + this.grid[0] * (y + this.grid[1] * z));
   }
 
   /** `(x, y, z)` of thread `t` of the current CTA, for messages. */
@@ -224,7 +356,13 @@ export class Machine {
   hazard(code: DiagnosticCode, message: string, site: number, notes: readonly Note[] = []): void {
     if (this.speculative > 0 && code !== "TX6005") return;
     const span = this.sites[site];
-    const err = new TirxError(code, message, span, notes);
+    const all = [
+      ...notes,
+      {
+        message: `schedule seed ${this.seed}${this.seed === 0 ? " (lockstep)" : ""}; replay it with TIRX_SIM_SEED=${this.seed} or the simSeed option`,
+      },
+    ];
+    const err = new TirxError(code, message, span, all);
     if (this.mode === "throw") throw err;
     const ns = notes[0]?.span;
     const key = `${code}@${site}@${ns ? `${ns.file}:${ns.line}:${ns.col}` : ""}`;

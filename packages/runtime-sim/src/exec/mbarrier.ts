@@ -33,6 +33,8 @@ interface Bar {
   /** Thread of the last init and its clock then (for the fence.mbarrier_init rule, TX6016). */
   initThread: number;
   initClock: number;
+  /** Site of the last expect_tx on it (-1 when none), for TX6022 notes. */
+  txSite: number;
   /** What the threads arriving on it had observed (max per slot), cumulative. */
   readonly acc: number[];
   /** `acc` as of its last completed phase: what observing that completion teaches. */
@@ -201,6 +203,7 @@ export class Mbarriers {
         initSite: site,
         initThread: t,
         initClock: 0,
+        txSite: -1,
         acc: [],
         rel: [],
       });
@@ -226,6 +229,7 @@ export class Mbarriers {
     m.shBulk.fill(0, addr, addr + 8);
     m.sdv.setBigUint64(addr, BigInt(count >>> 0), true);
     this.progress++;
+    m.tracer?.mbarrierInit(labelOf(bb, addr), t >> 5, count);
   }
 
   /** `mbarrier.arrive` (txBytes 0) or `mbarrier.arrive.expect_tx(bar, txBytes)` by thread `t`. */
@@ -243,21 +247,43 @@ export class Mbarriers {
     }
     this.#races.onArrive(slot, t);
     b.tx += txBytes;
+    if (txBytes !== 0) b.txSite = site;
     b.pending--;
     this.progress++;
-    this.#maybeComplete(b, slot);
+    if (b.pending <= 0 && b.tx < 0) this.#overTx(m, b, t, site);
+    this.#maybeComplete(m, b, slot, t);
   }
 
-  /** complete_tx(bytes) on the mbarrier in `slot` (a bulk copy landed). */
-  completeTx(slot: number, bytes: number): void {
+  /**
+   * complete_tx(bytes) on the mbarrier in `slot`: a bulk copy issued by thread `t` at `site`
+   * landed. TX6022 when every arrival of the phase is in and the bytes completed exceed those
+   * announced with expect_tx (the runtime form of the verifier's TX4008): the phase can never
+   * complete with tx-count 0.
+   */
+  completeTx(m: Machine, slot: number, bytes: number, t: number, site: number): void {
     const b = this.#bars[slot]!;
     b.tx -= bytes;
     this.progress++;
-    this.#maybeComplete(b, slot);
+    if (b.pending <= 0 && b.tx < 0) this.#overTx(m, b, t, site);
+    this.#maybeComplete(m, b, slot, t);
   }
 
-  #maybeComplete(b: Bar, slot: number): void {
+  #overTx(m: Machine, b: Bar, t: number, site: number): void {
+    const notes: Note[] = [];
+    if (b.txSite >= 0) {
+      notes.push({ message: "the bytes are announced here (expect_tx)", span: m.sites[b.txSite] });
+    }
+    m.hazard(
+      "TX6022",
+      `mbarrier ${labelOf(b.bb, b.addr)} in CTA ${m.cta()}: bulk copies completed ${-b.tx} bytes more than expect_tx announced for phase ${b.phase - b.base} (thread ${m.thread(t)}); the phase cannot complete (PTX ISA, mbarrier: tx-count)`,
+      site,
+      notes,
+    );
+  }
+
+  #maybeComplete(m: Machine, b: Bar, slot: number, t: number): void {
     if (b.pending <= 0 && b.tx === 0) {
+      m.tracer?.mbarrierPhase(labelOf(b.bb, b.addr), b.phase - b.base, t >> 5);
       b.phase++;
       this.#races.onPhaseComplete(slot);
       b.pending = b.count;
@@ -289,8 +315,10 @@ export class Mbarriers {
         if (obs[s * n + t]! < r) obs[s * n + t] = r;
       }
       this.#races.onWaitSuccess(slot, t);
+      m.tracer?.tryWait(labelOf(bb, addr), t >> 5, true);
       return 1;
     }
+    m.tracer?.tryWait(labelOf(bb, addr), t >> 5, false);
     this.lastSlot = slot;
     this.lastParity = parity & 1;
     return 0;

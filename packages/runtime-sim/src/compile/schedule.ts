@@ -1,0 +1,118 @@
+import { findOp, stmtChildren, walkExpr, type Stmt } from "@tirx-ts/core";
+import type { Machine } from "../exec/machine.js";
+import type { Exec } from "./stmt.js";
+
+/**
+ * Varied schedules (runSim option `simSeed`, env TIRX_SIM_SEED). With seed 0 every statement
+ * runs for all active threads of a CTA before the next one starts (lockstep, the default). With
+ * another seed, each maximal stretch of consecutive statements of a block that contains no
+ * barrier (`cta_sync`, `bar_sync`) and no `while` loop (a spin loop may wait for another warp) runs
+ * warp by warp: the first warp in a seeded random order runs the whole stretch, then the next,
+ * and so on. So a warp may run ahead of the others up to the next barrier, and the order of
+ * writes, atomics and mbarrier arrivals of different warps varies with the seed. What does not
+ * vary: lanes of one warp stay in lockstep and in ascending order; loops whose body holds a
+ * barrier run iteration by iteration for all threads; wait loops (mbarrier try_wait) keep the
+ * scheduler of compile/blocking.ts.
+ */
+
+/** The seed of a launch: the option, else TIRX_SIM_SEED, else 0. */
+export function seedOf(option: number | undefined): number {
+  if (option !== undefined) return option >>> 0;
+  const env = process.env["TIRX_SIM_SEED"];
+  if (env !== undefined && /^\d+$/.test(env.trim())) return Number(env.trim()) >>> 0;
+  return 0;
+}
+
+/** Next value of the launch's xorshift32 generator. */
+export function nextRandom(m: Machine): number {
+  let x = m.rng | 0 || 0x9e3779b9;
+  x ^= x << 13;
+  x ^= x >>> 17;
+  x ^= x << 5;
+  m.rng = x;
+  return x >>> 0;
+}
+
+const syncFreeCache = new WeakMap<Stmt, boolean>();
+
+/** True when `s` can run for one warp at a time: no barrier, no while loop, anywhere inside. */
+export function syncFree(s: Stmt): boolean {
+  let v = syncFreeCache.get(s);
+  if (v !== undefined) return v;
+  v = true;
+  if (s.kind === "While") v = false;
+  else if (s.kind === "Call") {
+    const fx = findOp(s.op)?.sim;
+    if (fx?.kind === "machine" && fx.effect.unit === "barrier") v = false;
+  }
+  if (v) {
+    for (const e of exprsOf(s)) {
+      walkExpr(e, (x) => {
+        if (x.kind !== "CallExpr") return;
+        const fx = findOp(x.op)?.sim;
+        if (fx?.kind === "machine" && fx.effect.unit === "mbarrier") v = false;
+      });
+    }
+  }
+  if (v) v = stmtChildren(s).every(syncFree);
+  syncFreeCache.set(s, v);
+  return v;
+}
+
+function exprsOf(s: Stmt) {
+  switch (s.kind) {
+    case "Let":
+      return [s.value];
+    case "Store":
+      return [s.offset, s.value];
+    case "If":
+      return [s.cond];
+    case "Call":
+      return s.args;
+    default:
+      return [];
+  }
+}
+
+/**
+ * A stretch of sync-free statements: in lockstep with seed 0, else warp by warp in a seeded
+ * order (each warp's lanes keep their order).
+ */
+export function warpByWarp(m: Machine, parts: readonly Exec[]): Exec {
+  const T = m.threads;
+  const starts = new Int32Array(Math.ceil(T / 32) + 1);
+  const order = new Int32Array(Math.ceil(T / 32));
+  const sorted = new Int32Array(T);
+  return (lanes, n) => {
+    if (m.seed === 0) {
+      for (let i = 0; i < parts.length; i++) {
+        if (m.tracer) m.tracer.clock++;
+        parts[i]!(lanes, n);
+      }
+      return;
+    }
+    // Group the lanes by warp (lane lists are ascending, but do not rely on it).
+    sorted.set(lanes.subarray(0, n));
+    const view = sorted.subarray(0, n).sort();
+    let w = 0;
+    for (let i = 0; i < n; i++) {
+      if (i === 0 || view[i]! >> 5 !== view[i - 1]! >> 5) starts[w++] = i;
+    }
+    starts[w] = n;
+    for (let i = 0; i < w; i++) order[i] = i;
+    for (let i = w - 1; i > 0; i--) {
+      const j = nextRandom(m) % (i + 1);
+      const x = order[i]!;
+      order[i] = order[j]!;
+      order[j] = x;
+    }
+    for (let k = 0; k < w; k++) {
+      const g = order[k]!;
+      const sub = view.slice(starts[g]!, starts[g + 1]!);
+      for (let i = 0; i < parts.length; i++) {
+        if (m.tracer) m.tracer.clock++;
+        parts[i]!(sub, sub.length);
+      }
+    }
+  };
+}
