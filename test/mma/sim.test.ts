@@ -226,3 +226,140 @@ describe("mma.sync", () => {
     expect(Array.from(hd.toArray() as ArrayLike<number>)).toEqual(want);
   });
 });
+
+/**
+ * ldmatrix / stmatrix reference from the PTX ISA's words: matrix j's row r is at the address of
+ * lane 8j + r; a lane receives elements [lane / 4][2·(lane % 4) + h] of each matrix (with
+ * .trans: [2·(lane % 4) + h][lane / 4]), h = 0, 1, in register j.
+ */
+function ldmatrixRef(
+  S: number[][],
+  num: number,
+  trans: boolean,
+  rowOf: (j: number, r: number) => number,
+): number[][] {
+  return Array.from({ length: 32 }, (_, l) => {
+    const out: number[] = [];
+    for (let j = 0; j < num; j++) {
+      for (let h = 0; h < 2; h++) {
+        const [r, c] = trans
+          ? [2 * (l % 4) + h, Math.floor(l / 4)]
+          : [Math.floor(l / 4), 2 * (l % 4) + h];
+        out.push(S[rowOf(j, r)]![c]!);
+      }
+    }
+    return out;
+  });
+}
+
+describe("ldmatrix and stmatrix", () => {
+  // Shared S is 40 rows × 8 halves; lane l points at row perm(l) (a scrambled row order).
+  const perm = (l: number): number => (l * 7 + 3) % 40;
+  const ldKernel = (num: 1 | 2 | 4, trans: boolean, store: boolean): PrimFunc =>
+    T.function(
+      "ldm",
+      {
+        X: T.Tensor([320], "float16"),
+        Y: T.Tensor([32 * 2 * num], "float16"),
+        Z: T.Tensor([320], "float16"),
+      },
+      (p) => {
+        T.device_entry({ launch: T.cuda.LaunchConfig({ grid: 1, block: 32 }) });
+        const l = T.cuda.thread_idx("x");
+        const S = T.alloc_shared([40, 8], "float16", { name: "S" });
+        for (const r of T.unroll(2)) {
+          const row = l.add(r.mul(32));
+          T.if_(row.lt(40), () => {
+            for (const c of T.unroll(8)) S.set([row, c], p.X.get([row.mul(8).add(c)]));
+          });
+        }
+        T.cuda.cta_sync();
+        const f = T.alloc_local([2 * num], "float16", { name: "f" });
+        const addr = S.ptr([l.mul(7).add(3).floormod(40), 0]);
+        T.ptx.ldmatrix(trans, num, ".b16", f, 0, addr);
+        for (let i = 0; i < 2 * num; i++) p.Y.set([l.mul(2 * num).add(i)], f.get([i]));
+        if (store) {
+          T.cuda.cta_sync();
+          for (const r of T.unroll(2)) {
+            const row = l.add(r.mul(32));
+            T.if_(row.lt(40), () => {
+              for (const c of T.unroll(8)) S.set([row, c], T.float16(0));
+            });
+          }
+          T.cuda.cta_sync();
+          T.ptx.stmatrix(trans, num, ".b16", f, 0, addr);
+          T.cuda.cta_sync();
+          for (const r of T.unroll(2)) {
+            const row = l.add(r.mul(32));
+            T.if_(row.lt(40), () => {
+              for (const c of T.unroll(8)) p.Z.set([row.mul(8).add(c)], S.get([row, c]));
+            });
+          }
+        }
+      },
+    );
+  for (const num of [1, 2, 4] as const) {
+    for (const trans of [false, true]) {
+      it(`x${num}${trans ? ".trans" : ""} distributes rows as the ISA says; stmatrix undoes it`, () => {
+        const x = Array.from({ length: 320 }, (_, i) => i);
+        const y = simZeros([64 * num], "float16");
+        const z = simZeros([320], "float16");
+        const r = runSim(
+          verify(ldKernel(num, trans, true)),
+          [simTensor(x, { shape: [320], dtype: "float16" }), y, z],
+          {
+            hazards: "collect",
+          },
+        );
+        expect(r.reports).toEqual([]);
+        const S = Array.from({ length: 40 }, (_, i) => x.slice(8 * i, 8 * i + 8));
+        expect(Array.from(y.toArray() as ArrayLike<number>)).toEqual(
+          ldmatrixRef(S, num, trans, (j, rr) => perm(8 * j + rr)).flat(),
+        );
+        // stmatrix writes back exactly the rows the addressed lanes name; others stay 0.
+        const rows = new Set(Array.from({ length: 8 * num }, (_, l) => perm(l)));
+        expect(Array.from(z.toArray() as ArrayLike<number>)).toEqual(
+          x.map((v, i) => (rows.has(Math.floor(i / 8)) ? v : 0)),
+        );
+      });
+    }
+  }
+});
+
+describe("hazards", () => {
+  it("TX6011 when only some lanes of a warp execute mma.sync; TX6013 for a misaligned row", () => {
+    const k = T.function("h", { Y: T.Tensor([64], "float32") }, (p) => {
+      T.device_entry({ launch: T.cuda.LaunchConfig({ grid: 1, block: 64 }) });
+      const t = T.cuda.thread_idx("x");
+      const a = T.alloc_local([8], "float16", { name: "a" });
+      const b = T.alloc_local([4], "float16", { name: "b" });
+      const c = T.alloc_local([4], "float32", { name: "c" });
+      for (let i = 0; i < 8; i++) a.set([i], T.float16(1));
+      for (let i = 0; i < 4; i++) b.set([i], T.float16(1));
+      for (let i = 0; i < 4; i++) c.set([i], T.float32(0));
+      // Warp 0 fully, warp 1 only lanes 32..47.
+      T.if_(t.lt(48), () =>
+        T.ptx.mma("m16n8k16", "row", "col", "fp16", "fp16", "fp32", a, 0, b, 0, c, 0),
+      );
+      const S = T.alloc_shared([64, 8], "float16", { name: "S" });
+      // Lane 3 of each warp points 2 bytes into its row.
+      T.ptx.ldmatrix(
+        false,
+        1,
+        ".b16",
+        a,
+        0,
+        S.ptr([t.floormod(32), t.floormod(32).eq(3).cast("int32")]),
+      );
+      p.Y.set([t], c.get([0]));
+    });
+    const y = simZeros([64], "float32");
+    const r = runSim(verify(k), [y], { hazards: "collect" });
+    const codes = r.reports.map((e) => `${e.code}: ${e.message}`);
+    expect(codes.filter((s) => s.startsWith("TX6011"))).toHaveLength(1);
+    expect(codes.find((s) => s.startsWith("TX6011"))).toMatch(/warp 1 .*16 of the warp's lanes/);
+    expect(codes.filter((s) => s.startsWith("TX6013")).length).toBeGreaterThan(0);
+    // Warp 0 ran it: 16 ones · ones = 16.
+    expect((y.toArray() as Float32Array)[0]).toBe(16);
+  });
+});

@@ -48,7 +48,13 @@ export function fragmentOperand(
   const writes = spec.access !== "read";
   const after: string[] = [];
   const vec: string[] = [];
-  if (bits === 32) {
+  if (bits === 32 && spec.b32 && b.dtype === "float32" && !writes) {
+    for (let k = 0; k < spec.count; k++) {
+      const r = ctx.reg("uint32");
+      ctx.ins(`mov.b32 ${r}, ${el(k)}`);
+      vec.push(r);
+    }
+  } else if (bits === 32) {
     for (let k = 0; k < spec.count; k++) vec.push(el(k));
   } else if (bits === 16) {
     for (let k = 0; k < spec.count; k += 2) {

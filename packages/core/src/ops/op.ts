@@ -55,6 +55,8 @@ export type OperandSpec =
       /** The element dtypes accepted (all of one bit width). */
       readonly dtypes: readonly DType[];
       readonly access: "read" | "write" | "readwrite";
+      /** The instruction takes `.b32` registers (float32 elements move through them: tf32). */
+      readonly b32?: boolean;
     };
 
 /**

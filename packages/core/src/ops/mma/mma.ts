@@ -100,6 +100,7 @@ function mmaOp(v: MmaVariant): OpDef {
     count,
     dtypes: [dt],
     access,
+    ...(v.ab === "tf32" && access === "read" ? { b32: true } : {}),
   });
   const integer = v.cd === "s32";
   const conv = v.ab === "tf32" ? tf32 : (x: number): number => x;
