@@ -232,13 +232,36 @@ export const gemmSimt = benchKernelEntry<GemmSizes>(
   ],
 );
 
+/**
+ * gemm_mma: C = A · B on tensor cores; A float16 [m, k], B float16 [k, n], C float32 [m, n].
+ * Hand-written: bench/cuda/gemm_mma.cu (128×128 CTA tile, K-tile 32, 256 threads, warp tile
+ * 64×32, ldmatrix + mma.sync.m16n8k16, three cp.async stages).
+ */
+export const gemmMma = benchKernelEntry<GemmSizes>(
+  "gemm_mma",
+  "examples/gemm_mma.ts",
+  "bench/cuda/gemm_mma.cu",
+  [
+    { name: "A", dtype: "float16", shape: (s) => [s.m, s.k], role: "input" },
+    { name: "B", dtype: "float16", shape: (s) => [s.k, s.n], role: "input" },
+    { name: "C", dtype: "float32", shape: (s) => [s.m, s.n], role: "output" },
+  ],
+);
+
 /** The sizes bench/compute.ts runs at. */
 export const benchSizes = {
   vector_add: { n: 1 << 26 } as VectorAddSizes,
   softmax: { rows: 8192, cols: 8192 } as RowSizes,
   reduce_rows: { rows: 8192, cols: 8192 } as RowSizes,
   gemm_simt: { m: 2048, n: 2048, k: 2048 } as GemmSizes,
+  gemm_mma: { m: 4096, n: 4096, k: 4096 } as GemmSizes,
 } as const;
 
+/** gemm_mma also runs at these sizes (the 4096³ and 8192³). */
+export const gemmMmaSizes: readonly GemmSizes[] = [
+  { m: 4096, n: 4096, k: 4096 },
+  { m: 8192, n: 8192, k: 8192 },
+];
+
 /** Every benchmark's tirx-ts hook, in the order bench/compute.ts runs them. */
-export const computeKernels = [vectorAdd, softmax, reduceRows, gemmSimt] as const;
+export const computeKernels = [vectorAdd, softmax, reduceRows, gemmSimt, gemmMma] as const;

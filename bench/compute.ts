@@ -41,6 +41,8 @@ import {
 import {
   computeKernels,
   gemmSimt,
+  gemmMma,
+  gemmMmaSizes,
   reduceRows,
   repoPath,
   softmax,
@@ -388,8 +390,9 @@ function buildCublas(): string | undefined {
   summaries.push(`cuBLAS: skipped (cublas_gemm.cu did not build here)`);
   return undefined;
 }
+const cublasExe = buildCublas();
 {
-  const exe = buildCublas();
+  const exe = cublasExe;
   let out: string | undefined;
   try {
     if (exe)
@@ -688,6 +691,106 @@ const handGemm = nvccCubin(gemmSimt.hand);
   const t = ours(gemmSimt.name);
   if (t) contenders.push({ k: t, args: [A, B, Cd] });
   bench(gemmSimt.name, contenders, [Cd], check, { flops: 2 * M * N * K });
+  for (const x of [A, B, Cd]) x.dispose();
+}
+// ---- gemm_mma (tensor cores) at 4096³ and 8192³: tirx-ts, the hand kernel, cuBLAS ----
+const handMma = nvccCubin(gemmMma.hand);
+for (const size of gemmMmaSizes) {
+  const { m: M, n: N, k: K } = size;
+  const label = `${gemmMma.name} ${M}x${N}x${K}`;
+  const a = randomF16(M * K, 6, 1);
+  const b = randomF16(K * N, 7, 1);
+  const A = upload(a.bits, [M, K], "float16");
+  const B = upload(b.bits, [K, N], "float16");
+  const Cd = cudaEmpty([M, N], "float32", dev);
+  // 16 sampled rows; the bound is mma's (2^-20 of Σ|a·b| per element, see examples/gemm_mma.ts).
+  const sample = Array.from({ length: 16 }, (_, j) => (j * 997 + 5) % M);
+  const refRows = sample.map((i) => {
+    const ref = new Float64Array(N);
+    const mag = new Float64Array(N);
+    for (let k = 0; k < K; k++) {
+      const av = a.values[i * K + k]!;
+      const o = k * N;
+      for (let j = 0; j < N; j++) {
+        ref[j]! += av * b.values[o + j]!;
+        mag[j]! += Math.abs(av * b.values[o + j]!);
+      }
+    }
+    return { ref, mag };
+  });
+  const check = () => {
+    const c = asF32(Cd);
+    let worst = 0;
+    sample.forEach((i, s) => {
+      const { ref, mag } = refRows[s]!;
+      for (let j = 0; j < N; j++) {
+        const e = Math.abs(c[i * N + j]! - ref[j]!) / (mag[j]! * 2 ** -20);
+        worst = Math.max(worst, Number.isNaN(e) ? Infinity : e);
+      }
+    });
+    return {
+      ok: worst <= 1,
+      detail: `worst err ${worst.toFixed(3)} of 2^-20·Σ|a·b| over ${sample.length} rows`,
+    };
+  };
+  const params = [
+    bufParam("A", "float16"),
+    bufParam("B", "float16"),
+    bufParam("C", "float32"),
+    i32Param("M"),
+    i32Param("N"),
+    i32Param("K"),
+  ];
+  const contenders: Contender[] = [
+    { k: hand(handMma, "gemm_mma", params, [N / 128, M / 128, 1], 256), args: [A, B, Cd, M, N, K] },
+  ];
+  const built = await gemmMma.build(size);
+  if (built) {
+    const mod = compileToPtx(built.fn, { arch: "sm_90" });
+    const k = loadModule(dev, mod.text).getKernel(mod.entry, {
+      staticSharedBytes: mod.staticSharedBytes,
+    });
+    contenders.push({
+      k: {
+        label: `tirx-ts ${mod.entry}`,
+        launch: (args) =>
+          k.launch(
+            built.fn.params.map((p) =>
+              p.kind === "buffer" ? bufParam(p.buffer.name, p.buffer.dtype) : i32Param(p.var.name),
+            ),
+            args,
+            {
+              grid: mod.launch.grid,
+              block: mod.launch.block,
+              dynamicSharedBytes: mod.dynamicSharedBytes,
+            },
+          ),
+      },
+      args: [A, B, Cd],
+    });
+  }
+  bench(label, contenders, [Cd], check, { flops: 2 * M * N * K });
+  if (cublasExe) {
+    try {
+      const out = execFileSync(cublasExe, [String(M), String(N), String(K), "20"], {
+        encoding: "utf8",
+        stdio: ["ignore", "pipe", "inherit"],
+      });
+      const j = JSON.parse(out.trim().split("\n").pop()!) as {
+        median_us: number;
+        max_rel_err: number;
+      };
+      rows.push({
+        bench: label,
+        variant: "cuBLAS cublasGemmEx (fp16 in, fp32 compute/out, tensor cores)",
+        us: j.median_us,
+        flops: 2 * M * N * K,
+        check: `rel err ${j.max_rel_err.toExponential(1)}`,
+      });
+    } catch (e) {
+      verdict(`${label} cuBLAS`, false, `cublas_gemm failed: ${(e as Error).message}`);
+    }
+  }
   for (const x of [A, B, Cd]) x.dispose();
 }
 scratch?.src.dispose();

@@ -4,6 +4,7 @@
  *   TX1xxx  builder and layout (DSL use)      TX2xxx  well-formedness
  *   TX3xxx  cp.async tile pattern             TX4xxx  bulk copies and mbarriers
  *   TX5xxx  launch arguments and targets      TX6xxx  simulated-device hazards
+ *   TX7xxx  tensor cores (ldmatrix, stmatrix, mma fragments)
  */
 export const CATALOG = {
   TX1001: {
@@ -293,6 +294,11 @@ export const CATALOG = {
     rule: "hazard/exit-pending",
     title: "a CTA exits with async copies not waited for or mbarrier transactions incomplete",
   },
+  TX6018: {
+    rule: "hazard/matrix-row-address",
+    title:
+      "an ldmatrix/stmatrix row address is not 16-byte aligned or its 16-byte row leaves the shared buffer",
+  },
   TX6020: {
     rule: "contract/mbarrier-count",
     title: "a runtime mbarrier.init count outside [1, 2^20 - 1]",
@@ -304,6 +310,24 @@ export const CATALOG = {
   TX6022: {
     rule: "contract/expect-tx",
     title: "bulk copies completed more bytes on an mbarrier phase than expect_tx announced",
+  },
+  TX7001: {
+    rule: "mma/fragment-operand",
+    title:
+      "a fragment operand must be an element of a local register array of the fragment's dtype with room for the whole fragment",
+  },
+  TX7002: {
+    rule: "mma/matrix-address",
+    title:
+      "an ldmatrix/stmatrix address must be an element of a shared buffer, 16-byte aligned (each row of 8 b16 elements)",
+  },
+  TX7003: {
+    rule: "mma/target",
+    title: "ldmatrix needs sm_75, mma.sync m16n8k16/m16n8k8/m16n8k32 sm_80, stmatrix sm_90",
+  },
+  TX7004: {
+    rule: "mma/variant",
+    title: "unsupported tensor-core instruction variant (shape, layouts, dtypes, matrix count)",
   },
 } as const satisfies Record<string, { rule: string; title: string }>;
 

@@ -3,6 +3,7 @@ import { builder } from "./builder.js";
 import { PrimExpr, show, toExpr, type ExprLike } from "./expr.js";
 import { callerSpan } from "./span.js";
 import { TileView } from "./view.js";
+import { ldmatrix, mma, stmatrix } from "./mma.js";
 
 /** An instruction named by its PTX opcode, e.g. `T.ptx["cp.async.cg.shared.global"]`. */
 export class PtxOp {
@@ -200,6 +201,9 @@ const namespace = {
     arrive: strict("T.ptx.mbarrier.arrive", arrive),
   }),
   fence: strict("T.ptx.fence", fence),
+  ldmatrix,
+  stmatrix,
+  mma,
 };
 
 /**

@@ -11,6 +11,7 @@ import {
 import { elemBytes } from "../types.js";
 import { elementRef, memRef } from "./address.js";
 import type { ExprEmitter } from "./expr.js";
+import { fragmentOperand } from "./fragment.js";
 
 /**
  * The memory operand of an mbarrier object: a `BufferPtr` into a shared uint64 buffer (offset in
@@ -29,8 +30,9 @@ function operands(
   ex: ExprEmitter,
   op: OpDef,
   args: readonly Expr[],
-): { ops: string[]; spaces: ("global" | "shared")[]; dts: DType[] } {
+): { ops: string[]; spaces: ("global" | "shared")[]; dts: DType[]; after: string[] } {
   const spaces: ("global" | "shared")[] = [];
+  const after: string[] = [];
   const dts: DType[] = [];
   const ops = op.operands.map((spec, i) => {
     const a = args[i]!;
@@ -51,9 +53,15 @@ function operands(
       }
       case "value":
         return ex.value(a);
+      case "fragment": {
+        if (a.kind === "BufferPtr") dts[i] = a.buffer.dtype;
+        const f = fragmentOperand(ex.ctx, spec, a, op.surface, a.span);
+        after.push(...f.after);
+        return f.text;
+      }
     }
   });
-  return { ops, spaces, dts };
+  return { ops, spaces, dts, after };
 }
 
 /** The code generator as an op lowering sees it. */
@@ -75,8 +83,9 @@ export function lowerCtx(ex: ExprEmitter, spaces: readonly ("global" | "shared")
  */
 export function emitIntrinsic(ex: ExprEmitter, s: Call): void {
   const op = opOf(s.op, "stmt", s.span);
-  const { ops, spaces, dts } = operands(ex, op, s.args);
+  const { ops, spaces, dts, after } = operands(ex, op, s.args);
   op.lower(lowerCtx(ex, spaces), "", ops, dts, undefined);
+  for (const line of after) ex.ctx.ins(line);
 }
 
 /**

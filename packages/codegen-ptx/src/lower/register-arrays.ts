@@ -4,7 +4,9 @@ import {
   stmtExprs,
   walkExpr,
   walkStmt,
+  findOp,
   type Buffer,
+  type Expr,
   type Span,
   type Stmt,
 } from "@tirx-ts/core";
@@ -73,7 +75,19 @@ export function planRegisterArrays(body: Stmt): Map<number, string> {
       default:
         break;
     }
+    // Fragment operands of warp-level matrix instructions name register-array elements by
+    // address (frag.ptr([i])) without taking the address: codegen passes the registers.
+    const fragments = fragmentArgs(s);
     for (const e of stmtExprs(s)) {
+      if (fragments.has(e)) {
+        if (e.kind === "BufferPtr" && !isStaticInt(e.offset, known)) {
+          keep(
+            e.buffer,
+            `the fragment offset${where(e.span ?? s.span)} is not a constant after unrolling`,
+          );
+        }
+        continue;
+      }
       walkExpr(e, (x) => {
         const at = where(x.span ?? s.span);
         if (x.kind === "BufferPtr") keep(x.buffer, `its address is taken${at}`);
@@ -86,4 +100,17 @@ export function planRegisterArrays(body: Stmt): Map<number, string> {
     }
   });
   return memory;
+}
+
+/** The arguments of a statement op that are fragment operands (op table kind `fragment`). */
+function fragmentArgs(s: Stmt): Set<Expr> {
+  const out = new Set<Expr>();
+  if (s.kind !== "Call") return out;
+  const op = findOp(s.op);
+  op?.operands.forEach((spec, i) => {
+    const a = s.args[i];
+    if (spec.kind === "fragment" && a?.kind === "BufferPtr" && a.buffer.scope === "local")
+      out.add(a);
+  });
+  return out;
 }

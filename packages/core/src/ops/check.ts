@@ -3,7 +3,8 @@ import { constInt, type Expr } from "../ir/expr.js";
 import { checkMbarrierOperand } from "../patterns/mbarrier.js";
 import type { Span } from "../span.js";
 import type { DType } from "../dtype.js";
-import type { OpDef } from "./op.js";
+import type { OpDef, OperandSpec } from "./op.js";
+import { numel } from "../ir/buffer.js";
 
 /**
  * Check a call of `op` against its record: operand count, static operand ranges, operand dtypes,
@@ -55,6 +56,9 @@ export function checkOpCall(op: OpDef, args: readonly Expr[], span?: Span): DTyp
           );
         }
         return;
+      case "fragment":
+        checkFragmentOperand(op, spec, e, span);
+        return;
     }
   });
   const rt = op.result(
@@ -65,4 +69,43 @@ export function checkOpCall(op: OpDef, args: readonly Expr[], span?: Span): DTyp
   );
   op.check?.(args, span);
   return rt;
+}
+
+/**
+ * TX7001 unless `e` is `frag.ptr([i])` of a local array whose dtype the fragment accepts, with
+ * `spec.count` elements from `i` on when `i` is a constant (a runtime index is checked by codegen,
+ * which needs it constant after unrolling, and by the simulator's bounds checks).
+ */
+function checkFragmentOperand(
+  op: OpDef,
+  spec: Extract<OperandSpec, { kind: "fragment" }>,
+  e: Expr,
+  span?: Span,
+): void {
+  const at = e.span ?? span;
+  if (e.kind !== "BufferPtr" || e.buffer.scope !== "local") {
+    throw new TirxError(
+      "TX7001",
+      `${spec.name} of ${op.surface} must be an element of a register array (T.alloc_local), got ${e.kind === "BufferPtr" ? `a ${e.buffer.scope} buffer` : "a value"}`,
+      at,
+    );
+  }
+  const b = e.buffer;
+  if (!spec.dtypes.includes(b.dtype)) {
+    throw new TirxError(
+      "TX7001",
+      `${spec.name} of ${op.surface} holds ${spec.dtypes.join(" or ")} elements; "${b.name}" is ${b.dtype}`,
+      at,
+    );
+  }
+  const i = constInt(e.offset);
+  if (i === undefined || !b.shape.every((d) => typeof d === "number")) return;
+  const n = numel(b.shape as number[]);
+  if (i < 0 || i + spec.count > n) {
+    throw new TirxError(
+      "TX7001",
+      `${spec.name} of ${op.surface} spans ${spec.count} elements from ${i}, but "${b.name}" holds ${n}`,
+      at,
+    );
+  }
 }

@@ -8,6 +8,7 @@ import { CTA_OPS } from "./cta.js";
 import { ATOMIC_OPS } from "./atomic.js";
 import { ARITH_OPS } from "./arith/index.js";
 import { MATH_OPS } from "./math/index.js";
+import { MMA_OPS } from "./mma/index.js";
 
 /**
  * The op table: every family registers its records here, once, when core loads. Adding an op
@@ -23,6 +24,7 @@ registerOps([
   ...WARP_OPS,
   ...CTA_OPS,
   ...ATOMIC_OPS,
+  ...MMA_OPS,
 ]);
 
 export * from "./op.js";
@@ -34,3 +36,4 @@ export { atomicName, atomicSurface, atomicPacking } from "./atomic.js";
 export * from "./ptx-type.js";
 export * from "./arith/index.js";
 export { MATH_OPS, rint } from "./math/index.js";
+export * from "./mma/index.js";

@@ -19,7 +19,8 @@ export type OpFamily =
   | "cp-async"
   | "bulk"
   | "mbarrier"
-  | "fence";
+  | "fence"
+  | "mma";
 
 /**
  * One operand of an op.
@@ -28,7 +29,11 @@ export type OpFamily =
  * - `mbarrier`: the shared-memory address of an mbarrier object (`bars.ptr([i])`), emitted as a
  *   memory operand `[%r+disp]`;
  * - `address`: the address of an element of a global or shared buffer (`buf.ptr([i])`), emitted
- *   as a memory operand in that buffer's state space.
+ *   as a memory operand in that buffer's state space;
+ * - `fragment`: `count` consecutive elements of a local register array (`frag.ptr([i])`), the
+ *   fragment of a warp-level matrix instruction; emitted as a vector of 32-bit registers
+ *   `{%r1, %r2, ...}` (16- and 8-bit elements packed, first element in the low bits), read
+ *   and/or written per `access`.
  */
 export type OperandSpec =
   | {
@@ -41,7 +46,18 @@ export type OperandSpec =
     }
   | { readonly kind: "value"; readonly name: string; readonly dtypes?: readonly DType[] }
   | { readonly kind: "mbarrier"; readonly name: string }
-  | { readonly kind: "address"; readonly name: string };
+  | { readonly kind: "address"; readonly name: string }
+  | {
+      readonly kind: "fragment";
+      readonly name: string;
+      /** Number of elements of the register array the fragment spans. */
+      readonly count: number;
+      /** The element dtypes accepted (all of one bit width). */
+      readonly dtypes: readonly DType[];
+      readonly access: "read" | "write" | "readwrite";
+      /** The instruction takes `.b32` registers (float32 elements move through them: tf32). */
+      readonly b32?: boolean;
+    };
 
 /**
  * What a lowering can ask of the code generator: append an instruction (no `;`), a scratch
@@ -101,6 +117,35 @@ export interface WarpCall {
 }
 
 /**
+ * A warp-level matrix instruction (ldmatrix, stmatrix, mma.sync) as the simulator runs it: once
+ * per warp, after the simulator checked that all 32 lanes execute it (`.sync.aligned`).
+ * Fragment operands are read and written per lane as raw bytes (little-endian, element 0 first:
+ * the packing of a 32-bit register) or as element values; `address` operands give each lane's
+ * shared bytes, bounds- and hazard-checked.
+ */
+export interface FragmentCall {
+  /** The warp's index in its CTA. */
+  readonly warp: number;
+  /** Report a hazard (TX6011, TX6018) at the instruction. */
+  hazard(code: "TX6011" | "TX6018", message: string): void;
+  /** The bytes of fragment operand `i` of `lane` (a copy). */
+  bytes(i: number, lane: number): Uint8Array;
+  /** Overwrite fragment operand `i` of `lane` with `b` (its whole byte length). */
+  setBytes(i: number, lane: number, b: Uint8Array): void;
+  /** The element values of fragment operand `i` of `lane`. */
+  values(i: number, lane: number): SimValue[];
+  /** Store element values (rounded/wrapped once to the element dtype) into fragment `i`. */
+  setValues(i: number, lane: number, v: readonly SimValue[]): void;
+  /**
+   * `n` bytes of shared memory at the address operand `i` of `lane`; undefined after a reported
+   * hazard (misaligned or out of the buffer: TX6018).
+   */
+  loadShared(i: number, lane: number, n: number): Uint8Array | undefined;
+  /** Store `b` at the address operand `i` of `lane` (same checks as loadShared). */
+  storeShared(i: number, lane: number, b: Uint8Array): void;
+}
+
+/**
  * An action of the simulated machine's hardware units, for ops with state (async copies,
  * barriers, memory). The simulator implements each action once; ops say which they perform.
  */
@@ -127,7 +172,12 @@ export type SimSemantics =
       /** Build the per-warp runner for these operand dtypes and result dtype. */
       make(dts: readonly DType[], rt: DType | undefined): (w: WarpCall) => void;
     }
-  | { readonly kind: "machine"; readonly effect: MachineAction };
+  | { readonly kind: "machine"; readonly effect: MachineAction }
+  | {
+      readonly kind: "fragment";
+      /** The per-warp runner (every one of the 32 lanes executes; the simulator checked). */
+      make(dts: readonly DType[]): (w: FragmentCall) => void;
+    };
 
 /** The documented error bound of an approximate op, checked by the differential test. */
 export interface ApproxBound {

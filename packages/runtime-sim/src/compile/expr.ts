@@ -191,6 +191,7 @@ export class ExprCompiler {
       const r = c.results;
       return (t) => r[t]!;
     }
+    if (sem.kind === "fragment") return unsupported(e.op, span); // statement ops only
     const fn = sem.make(dts, e.dtype);
     switch (args.length) {
       case 0:

@@ -17,6 +17,7 @@ import { compileBulkCopy } from "./bulk.js";
 import type { ExprCompiler } from "./expr.js";
 import { Collective, withCollectives } from "./collective.js";
 import { compileAtomic } from "./atomic.js";
+import { compileFragmentCall } from "./fragment.js";
 import type { Machine } from "../exec/machine.js";
 import { Tracer } from "../exec/trace.js";
 import { syncFree, warpByWarp } from "./schedule.js";
@@ -221,6 +222,7 @@ function compileCall(ec: ExprCompiler, name: string, exprs: readonly Expr[], spa
     );
     return c.run;
   }
+  if (sem.kind === "fragment") return compileFragmentCall(ec, op, exprs, span);
   if (sem.kind !== "machine") return unsupported(`op "${name}"`, span);
   const au = m.async;
   const bu = m.bulk;

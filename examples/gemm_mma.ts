@@ -1,0 +1,244 @@
+// A float16 GEMM on tensor cores: C (M × N, float32) = A (M × K) · B (K × N), A and B float16
+// row-major, float32 accumulation in mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32.
+// The design (bench/cuda/gemm_mma.cu is the same kernel in CUDA C++ with inline PTX):
+//   - a 128 × 128 tile of C per CTA of 256 threads (8 warps as 2 × 4, each warp 64 × 32 of C:
+//     4 m16 × 4 n8 mma tiles, 64 float32 accumulators per lane in registers);
+//   - K in tiles of 32; each K-tile of A (128 × 32) and B (32 × 128) goes to shared memory with
+//     two 16-byte cp.async per thread each, STAGES (3) deep: tiles kt + 1 .. kt + STAGES - 1 are
+//     in flight while tile kt is multiplied (one commit per iteration, cp.async.wait_group
+//     STAGES - 2, then a CTA barrier, which also frees the stage the next prefetch overwrites);
+//   - per k16 step a warp loads its A fragments with ldmatrix.x4 (lane l gives the address of
+//     row l % 16, columns 8 · (l / 16)), its B fragments with ldmatrix.x4.trans from the
+//     row-major K × N tile (two n8 tiles per instruction), and issues 16 mma.sync;
+//   - C is stored from the accumulators as float32 pairs.
+// Shared tiles are not swizzled (plain row-major), so ldmatrix rows of A conflict on banks.
+// M and N are multiples of 128, K of 32 (no tail path). Run: npx tsx examples/gemm_mma.ts
+import {
+  T,
+  compile,
+  device,
+  isMain,
+  runAsMain,
+  tensor,
+  type DeviceLike,
+  type ExampleResult,
+  type ExprLike,
+} from "tirx-ts";
+import type { PrimFunc } from "@tirx-ts/core";
+
+const BM = 128;
+const BN = 128;
+const BK = 32;
+const THREADS = 256;
+/** Warp tile: 64 rows (4 m16 tiles) × 32 columns (4 n8 tiles). */
+const WM = 64;
+const WN = 32;
+
+/**
+ * The kernel for C (m × n) = A (m × k) · B (k × n) with a `stages`-deep cp.async pipeline.
+ * @throws Error unless m and n are multiples of 128, k of 32 and 3 ≤ stages ≤ 8 (the
+ *   cp.async.wait_group count is 0..7; shared memory is 16 KiB per stage).
+ */
+export function makeGemm(m: number, n: number, k: number, stages = 3): PrimFunc {
+  if (m % BM || n % BN || k % BK) {
+    throw new Error(`gemm_mma needs m, n multiples of ${BM} and k a multiple of ${BK}`);
+  }
+  if (stages < 3 || stages > 8) throw new Error(`gemm_mma needs 3..8 stages, got ${stages}`);
+  const kTiles = k / BK;
+  return T.function(
+    "gemm_mma",
+    {
+      A: T.Tensor([m, k], "float16"),
+      B: T.Tensor([k, n], "float16"),
+      C: T.Tensor([m, n], "float32"),
+    },
+    ({ A, B, C }) => {
+      T.device_entry({ launch: T.cuda.LaunchConfig({ grid: [n / BN, m / BM], block: THREADS }) });
+      const tid = T.cuda.thread_idx("x");
+      const lane = T.let_("lane", tid.floormod(32));
+      const warp = T.let_("warp", tid.floordiv(32));
+      const wm = T.let_("wm", warp.floordiv(BN / WN).mul(WM));
+      const wn = T.let_("wn", warp.floormod(BN / WN).mul(WN));
+      const m0 = T.let_("m0", T.cuda.block_idx("y").mul(BM));
+      const n0 = T.let_("n0", T.cuda.block_idx("x").mul(BN));
+      const As = T.alloc_shared([stages, BM, BK], "float16", { name: "As" });
+      const Bs = T.alloc_shared([stages, BK, BN], "float16", { name: "Bs" });
+      const copyTile = (kt: ExprLike, stage: ExprLike): void => {
+        const cp = T.ptx["cp.async.cg.shared.global"];
+        const opts = { chunk_bytes: 16 } as const;
+        for (const i of T.unroll(2)) {
+          const c = T.let_("c", tid.add(i.mul(THREADS)));
+          const aRow = c.floordiv(BK / 8);
+          const aChunk = c.floormod(BK / 8);
+          T.cuda.tile.apply(
+            cp,
+            As.sub(stage, aRow).rearrange("(c v) -> c v", { v: 8 }).sub(aChunk),
+            A.sub(m0.add(aRow))
+              .rearrange("(c v) -> c v", { v: 8 })
+              .sub(T.mul(kt, BK / 8).add(aChunk)),
+            opts,
+          );
+          const bRow = c.floordiv(BN / 8);
+          const bChunk = c.floormod(BN / 8);
+          T.cuda.tile.apply(
+            cp,
+            Bs.sub(stage, bRow).rearrange("(c v) -> c v", { v: 8 }).sub(bChunk),
+            B.sub(T.mul(kt, BK).add(bRow))
+              .rearrange("(c v) -> c v", { v: 8 })
+              .sub(n0.floordiv(8).add(bChunk)),
+            opts,
+          );
+        }
+      };
+      const acc = T.alloc_local([64], "float32", { name: "acc" });
+      for (const e of T.unroll(64)) acc.set([e], T.float32(0));
+      const a = T.alloc_local([32], "float16", { name: "a" });
+      const b = T.alloc_local([16], "float16", { name: "b" });
+      for (let s = 0; s < stages - 1; s++) {
+        if (s < kTiles) copyTile(s, s);
+        T.ptx.cp.async_.commit_group();
+      }
+      for (const kt of T.range(kTiles)) {
+        T.ptx.cp.async_.wait_group(stages - 2);
+        T.cuda.cta_sync();
+        const next = T.let_("next", kt.add(stages - 1));
+        T.if_(next.lt(kTiles), () => copyTile(next, next.floormod(stages)));
+        T.ptx.cp.async_.commit_group();
+        const s = T.let_("s", kt.floormod(stages));
+        for (const kk of T.unroll(BK / 16)) {
+          for (const i of T.unroll(WM / 16)) {
+            T.ptx.ldmatrix(
+              false,
+              4,
+              ".b16",
+              a,
+              i.mul(8),
+              As.ptr([
+                s,
+                wm.add(i.mul(16)).add(lane.floormod(16)),
+                kk.mul(16).add(lane.floordiv(16).mul(8)),
+              ]),
+            );
+          }
+          for (const jj of T.unroll(WN / 16)) {
+            T.ptx.ldmatrix(
+              true,
+              4,
+              ".b16",
+              b,
+              jj.mul(8),
+              Bs.ptr([
+                s,
+                kk.mul(16).add(lane.floormod(16)),
+                wn.add(jj.mul(16)).add(lane.floordiv(16).mul(8)),
+              ]),
+            );
+          }
+          for (const i of T.unroll(WM / 16)) {
+            for (const j of T.unroll(WN / 8)) {
+              T.ptx.mma(
+                "m16n8k16",
+                "row",
+                "col",
+                "fp16",
+                "fp16",
+                "fp32",
+                a,
+                i.mul(8),
+                b,
+                j.mul(4),
+                acc,
+                i
+                  .mul(WN / 8)
+                  .add(j)
+                  .mul(4),
+              );
+            }
+          }
+        }
+      }
+      const g = T.let_("g", lane.floordiv(4));
+      const t = T.let_("t", lane.floormod(4));
+      for (const i of T.unroll(WM / 16)) {
+        for (const j of T.unroll(WN / 8)) {
+          for (const h of T.unroll(2)) {
+            for (const v of T.vectorized(2)) {
+              C.set(
+                [
+                  m0.add(wm).add(i.mul(16)).add(h.mul(8)).add(g),
+                  n0.add(wn).add(j.mul(8)).add(t.mul(2)).add(v),
+                ],
+                acc.get([
+                  i
+                    .mul(WN / 8)
+                    .add(j)
+                    .mul(4)
+                    .add(h.mul(2))
+                    .add(v),
+                ]),
+              );
+            }
+          }
+        }
+      }
+    },
+  );
+}
+
+/** The example's size (the simulator runs it: one CTA, two K-tiles). */
+export const gemm_mma = makeGemm(128, 128, 64);
+
+/** The benchmark's kernel (bench/compute-kernels.ts). */
+export function makeBenchKernel(sizes: { m: number; n: number; k: number }): { fn: PrimFunc } {
+  return { fn: makeGemm(sizes.m, sizes.n, sizes.k) };
+}
+
+/**
+ * Run at 128 × 128 × 64 on `dev` and compare with a float64 product. Tolerance: every element
+ * within 2^-20 · Σ_k |a·b| of the float64 result (mma's accumulation order and internal
+ * precision are unspecified; see MMA_F32_BOUND in core's mma ops: each of the K / 16 mma calls
+ * may be off by 2^-21 of its addends' magnitude sum, and the float32 accumulator adds one
+ * rounding per call).
+ */
+export function runExample(dev: DeviceLike = device()): ExampleResult {
+  const [m, n, k] = [128, 128, 64];
+  const run = compile(gemm_mma, { target: "cuda" });
+  let seed = 11;
+  const rnd = (): number => ((seed = (seed * 1103515245 + 12345) >>> 0) / 2 ** 32) * 2 - 1;
+  const ha = tensor(Float32Array.from({ length: m * k }, rnd), {
+    shape: [m, k],
+    dtype: "float16",
+    device: dev,
+  });
+  const hb = tensor(Float32Array.from({ length: k * n }, rnd), {
+    shape: [k, n],
+    dtype: "float16",
+    device: dev,
+  });
+  const c = tensor.zeros([m, n], "float32", dev);
+  run(ha, hb, c);
+  const a = ha.toArray() as Float32Array;
+  const b = hb.toArray() as Float32Array;
+  const got = c.toArray() as Float32Array;
+  let worst = 0;
+  for (let r = 0; r < m; r++) {
+    for (let q = 0; q < n; q++) {
+      let s = 0;
+      let mag = 0;
+      for (let p = 0; p < k; p++) {
+        s += a[r * k + p]! * b[p * n + q]!;
+        mag += Math.abs(a[r * k + p]! * b[p * n + q]!);
+      }
+      worst = Math.max(worst, Math.abs(got[r * n + q]! - s) / (mag * 2 ** -20));
+    }
+  }
+  const bytes = c.toBytes();
+  for (const x of [ha, hb, c]) x.dispose();
+  return {
+    ok: worst <= 1,
+    outputs: [bytes],
+    summary: `worst error ${worst.toFixed(3)} of the bound 2^-20 · Σ|a·b| against float64`,
+  };
+}
+
+if (isMain(import.meta.url)) runAsMain("gemm_mma", runExample);

@@ -1,0 +1,10 @@
+import type { OpDef } from "../op.js";
+import { MATRIX_MOVE_OPS } from "./ldmatrix.js";
+import { MMA_SYNC_OPS } from "./mma.js";
+
+/** The tensor-core family: ldmatrix, stmatrix and mma.sync, with fragments in register arrays. */
+export const MMA_OPS: readonly OpDef[] = [...MATRIX_MOVE_OPS, ...MMA_SYNC_OPS];
+
+export * from "./layout.js";
+export * from "./ldmatrix.js";
+export * from "./mma.js";
