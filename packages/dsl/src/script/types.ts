@@ -92,7 +92,7 @@ export type Script<X> = X extends PrimExpr
     : X extends FlatView
       ? Flat<DType>
       : X extends (...a: infer A) => infer R
-        ? (...a: { [K in keyof A]: Script<A[K]> }) => Script<R>
+        ? ((...a: { [K in keyof A]: Script<A[K]> }) => Script<R>) & { [K in keyof X]: Script<X[K]> }
         : X extends Iterable<infer E>
           ? Iterable<Script<E>>
           : X extends object
