@@ -101,7 +101,11 @@ function printKernel(fn: PrimFunc, exportName: string, dtypes: Set<string>): str
       case "Compare":
         return `(${e(x.a)} ${COMPARE[x.op]} ${arg(x.b, x.a.dtype)})`;
       case "Logical":
-        return `(${e(x.a)} ${x.op === "and" ? "&&" : "||"} ${arg(x.b, "bool")})`;
+        // prettier rebalances `a && (b && c)` into `a && b && c`: a right operand with the same
+        // operator prints as a call so that the tree stays as it is.
+        return x.b.kind === "Logical" && x.b.op === x.op
+          ? `T.${x.op}(${e(x.a)}, ${e(x.b)})`
+          : `(${e(x.a)} ${x.op === "and" ? "&&" : "||"} ${arg(x.b, "bool")})`;
       case "Not":
         return `!${e(x.a)}`;
       case "Cast": {
@@ -280,9 +284,11 @@ function printKernel(fn: PrimFunc, exportName: string, dtypes: Set<string>): str
     }
   };
 
+  // Bind every parameter first: a symbolic dim names a scalar declared after its tensor.
+  const jsNames = fn.params.map((p) => (p.kind === "buffer" ? bind(p.buffer) : bind(p.var)));
   const decls: string[] = [];
-  for (const p of fn.params) {
-    const jsName = p.kind === "buffer" ? bind(p.buffer) : bind(p.var);
+  for (const [k, p] of fn.params.entries()) {
+    const jsName = jsNames[k]!;
     if (p.kind === "scalar") {
       dtypes.add(p.var.dtype);
       decls.push(`${jsName}: ${p.var.dtype}`);

@@ -1,0 +1,64 @@
+// Script printer round trip: printScript(f) (prettier-formatted script-mode TypeScript) parsed
+// back with parseScript is structurally equal to f, for every example kernel, the test kernels,
+// and 1000 random valid IR functions (the generator of printer-property.test.ts; 250 of them
+// formatted).
+import { readdirSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+import { describe, expect, test } from "vitest";
+import fc from "fast-check";
+import { parseScript, printScriptModule, printScriptModuleText } from "@tirx-ts/dsl";
+import { structuralEqual, verify, type PrimFunc } from "@tirx-ts/core";
+import { build } from "./util/random-ir.js";
+import { seedKernel } from "./kernels/seed.js";
+
+const examplesDir = fileURLToPath(new URL("../examples/", import.meta.url));
+
+const isPrimFunc = (x: unknown): x is PrimFunc =>
+  typeof x === "object" && x !== null && (x as { kind?: unknown }).kind === "PrimFunc";
+
+/**
+ * Print `fns` as one module (formatted with prettier unless `raw`), parse it back, and name the
+ * kernels that did not come back equal.
+ */
+async function roundTrip(
+  fns: readonly PrimFunc[],
+  raw = false,
+): Promise<{ bad: string[]; text: string }> {
+  const text = raw ? printScriptModuleText(fns) : await printScriptModule(fns);
+  const back = parseScript(text, "roundtrip.ts");
+  expect(back.length).toBe(fns.length);
+  const bad = fns.filter((f, i) => !structuralEqual(f, back[i]!)).map((f) => f.name);
+  return { bad, text };
+}
+
+describe("printScript → parseScript", () => {
+  test("every example kernel and the seed test kernel", async () => {
+    const fns: PrimFunc[] = [seedKernel()];
+    for (const f of readdirSync(examplesDir).filter((x) => x.endsWith(".ts"))) {
+      const mod = (await import(`${examplesDir}${f}`)) as Record<string, unknown>;
+      fns.push(...Object.values(mod).filter(isPrimFunc));
+    }
+    expect(fns.length).toBeGreaterThanOrEqual(8);
+    const { bad } = await roundTrip(fns);
+    expect(bad).toEqual([]);
+  });
+
+  test("1000 random valid functions", async () => {
+    const tapes = fc.sample(fc.array(fc.nat({ max: 1 << 16 }), { minLength: 8, maxLength: 400 }), {
+      numRuns: 1000,
+      seed: 20240611,
+    });
+    const fns = tapes.map((t, i) => build(t, i));
+    for (const fn of fns) verify(fn);
+    // prettier takes ~5 ms a kernel here, so 250 go through it and all 1000 unformatted: what
+    // prettier may change (it rebalances `a && (b && c)`) is met within the first 250.
+    const formatted = await roundTrip(fns.slice(0, 250));
+    expect(formatted.bad).toEqual([]);
+    const { bad, text } = await roundTrip(fns, true);
+    expect(bad).toEqual([]);
+    // The generator reaches the spellings the script printer must get exactly right.
+    for (const needle of ["T.raw.binary", "T.raw.cast", "while (", "T.unroll", " ? ", "} else {"]) {
+      expect(text).toContain(needle);
+    }
+  });
+});
