@@ -260,7 +260,7 @@ export class Lowerer {
       throw this.error(
         "TX1023",
         e.right,
-        `a ${dtype} element cannot store a ${bad} value`,
+        `a ${dtype} element cannot store a value of dtype ${bad}`,
         `convert it explicitly: T.${dtype}(...)`,
       );
     }
