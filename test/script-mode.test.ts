@@ -46,7 +46,7 @@ describe("script-mode errors", () => {
 
   test("unsupported syntax is TX1020 at the node, saying what to write instead", () => {
     const cases: [string, RegExp, RegExp][] = [
-      ["  let x = 1;", /let or var/, /const/],
+      ["  let x = 1;", /let of a value/, /local_scalar/],
       ["  A[0] = n ** 2;", /operator \*\*/, /multiply/],
       ["  for (let i = 0; i <= n; i++) {}", /i < bound/, /i < b/],
       ["  return;", /ReturnStatement/, /for, if and while/],

@@ -8,6 +8,7 @@ import {
 import type * as TsMorph from "ts-morph";
 import { PrimExpr, freeBinary, freeCompare, if_then_else, type ExprLike } from "../expr.js";
 import { FlatView } from "../flat.js";
+import { LocalScalar } from "../local-scalar.js";
 import { withSpan } from "../span.js";
 import { TileView } from "../view.js";
 import { T } from "../T.js";
@@ -173,17 +174,20 @@ export class Lowerer {
 
   declare(list: TsMorph.ts.VariableDeclarationList, scope: Scope): void {
     const ts = this.ts;
-    if (!(list.flags & ts.NodeFlags.Const)) {
-      throw this.unsupported(
-        list,
-        "let or var declarations",
-        "bind values with const; a mutable scalar is an element of T.alloc_local([1], dtype)",
-      );
-    }
+    const isConst = (list.flags & ts.NodeFlags.Const) !== 0;
+    const mutable = (list.flags & ts.NodeFlags.Let) !== 0;
     for (const d of list.declarations) {
-      if (!d.initializer)
-        throw this.unsupported(d, "a const without a value", "write const x = ...;");
+      if (!d.initializer || (!isConst && !mutable)) {
+        throw this.unsupported(d, "a declaration without a value, or var", "write const x = ...;");
+      }
       const value = this.expr(d.initializer, scope);
+      if (mutable && !(value instanceof LocalScalar)) {
+        throw this.unsupported(
+          d,
+          "let of a value",
+          'bind values with const; a mutable scalar is let x = T.local_scalar("float32", 0)',
+        );
+      }
       this.bindName(d.name, value, scope);
     }
   }
@@ -227,11 +231,22 @@ export class Lowerer {
   /** `A[i][j] = v` or `A[i][j] op= v`: a store (of `A[i][j] op v`). */
   assign(e: TsMorph.ts.BinaryExpression, op: string | undefined, scope: Scope): void {
     const ts = this.ts;
+    if (ts.isIdentifier(e.left)) {
+      // `acc = v` / `acc += v` on a `let acc = T.local_scalar(...)`: LocalScalar.set.
+      const s = scope.get(e.left.text)?.value;
+      if (s instanceof LocalScalar) {
+        let value = this.checkValue(this.expr(e.right, scope), e.right);
+        if (op !== undefined) value = this.binaryOp(op, s, value, e, e.left, e.right);
+        this.checkStore(s.dtype, value, e.right);
+        withSpan(this.span(e), () => s.set(value as ExprLike));
+        return;
+      }
+    }
     if (!ts.isElementAccessExpression(e.left)) {
       throw this.unsupported(
         e.left,
         "assignment to a name",
-        "names are const; store into an element (acc[0] = ...) of T.alloc_local([1], dtype)",
+        'names are const; a mutable scalar is let x = T.local_scalar("float32", 0)',
       );
     }
     const target = this.place(e.left, scope);
@@ -247,7 +262,13 @@ export class Lowerer {
       const old = withSpan(this.span(e.left), () => target.load());
       value = this.binaryOp(op, old, value, e, e.left, e.right);
     }
-    const dtype = target.dtype;
+    this.checkStore(target.dtype, value, e.right);
+    this.checkValue(value, e.right);
+    withSpan(this.span(e), () => target.store(value as ExprLike));
+  }
+
+  /** TX1023 unless `value` has the element dtype `dtype` (a literal takes it). */
+  checkStore(dtype: string, value: unknown, n: Node): void {
     const bad =
       value instanceof PrimExpr
         ? value.dtype !== dtype
@@ -259,13 +280,11 @@ export class Lowerer {
     if (bad !== undefined) {
       throw this.error(
         "TX1023",
-        e.right,
+        n,
         `a ${dtype} element cannot store a value of dtype ${bad}`,
         `convert it explicitly: T.${dtype}(...)`,
       );
     }
-    this.checkValue(value, e.right);
-    withSpan(this.span(e), () => target.store(value as ExprLike));
   }
 
   /** The element an access chain names, or undefined when its base is not a tensor. */
@@ -525,6 +544,8 @@ export class Lowerer {
     if (n.text === "undefined") return undefined;
     if (n.text === "NaN") return NaN;
     if (n.text === "Infinity") return Infinity;
+    // JS's Math, for module constants such as Math.fround(Math.LOG2E); calls on expressions fail.
+    if (n.text === "Math") return Math;
     const m = this.moduleConst(n.text);
     if (m) return m.value;
     throw this.error(
