@@ -10,6 +10,8 @@ import { parseScript, printScriptModule, printScriptModuleText } from "@tirx-ts/
 import { structuralEqual, verify, type PrimFunc } from "@tirx-ts/core";
 import { build } from "./util/random-ir.js";
 import { seedKernel } from "./kernels/seed.js";
+import * as registers from "./kernels/registers.js";
+import { rowCopyKernel, seedKernel as simSeed } from "../packages/runtime-sim/test/kernels.js";
 
 const examplesDir = fileURLToPath(new URL("../examples/", import.meta.url));
 
@@ -32,8 +34,20 @@ async function roundTrip(
 }
 
 describe("printScript → parseScript", () => {
-  test("every example kernel and the seed test kernel", async () => {
-    const fns: PrimFunc[] = [seedKernel()];
+  test("every example kernel and the test kernels", async () => {
+    const fns: PrimFunc[] = [
+      seedKernel(),
+      seedKernel({ block: 256 }),
+      simSeed,
+      rowCopyKernel(1024),
+      registers.accumulate(8),
+      registers.gemmTile(16),
+      registers.runtimeIndex(),
+      registers.localScalar(8),
+      registers.vectorCopy("float16"),
+      registers.misalignedCopy(),
+      registers.vectorAxpy(),
+    ];
     for (const f of readdirSync(examplesDir).filter((x) => x.endsWith(".ts"))) {
       const mod = (await import(`${examplesDir}${f}`)) as Record<string, unknown>;
       fns.push(...Object.values(mod).filter(isPrimFunc));
