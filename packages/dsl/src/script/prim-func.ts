@@ -99,6 +99,9 @@ function lowerCall(
   return withSpan(low.span(fn), () =>
     function_(name, params, (handles) => {
       const scope = new Scope();
+      // The namespace the kernel is handed to (`T` or `script`, however it was imported) is `T`.
+      const ns = (call.expression as TsMorph.ts.PropertyAccessExpression).expression;
+      if (ts.isIdentifier(ns)) scope.set(ns.text, T);
       for (const k of names) scope.set(k, (handles as Record<string, unknown>)[k]);
       if (ts.isBlock(fn.body)) low.block(fn.body.statements, scope);
       else low.exprStmt(fn.body, scope);
