@@ -7,7 +7,15 @@ import { fileURLToPath } from "node:url";
 import { describe, expect, test } from "vitest";
 import fc from "fast-check";
 import { parseScript, printScriptModule, printScriptModuleText } from "@tirx-ts/dsl";
-import { structuralEqual, verify, type PrimFunc } from "@tirx-ts/core";
+import {
+  mapStmt,
+  runPipeline,
+  structuralEqual,
+  verify,
+  type PrimFunc,
+  type Stmt,
+} from "@tirx-ts/core";
+import { PTX_PASSES } from "@tirx-ts/codegen-ptx";
 import { build } from "./util/random-ir.js";
 import { seedKernel } from "./kernels/seed.js";
 import * as registers from "./kernels/registers.js";
@@ -54,6 +62,28 @@ describe("printScript → parseScript", () => {
     }
     expect(fns.length).toBeGreaterThanOrEqual(8);
     const { bad } = await roundTrip(fns);
+    expect(bad).toEqual([]);
+  });
+
+  test("every example kernel after every pass of the PTX pipeline", async () => {
+    const fns: PrimFunc[] = [];
+    for (const f of readdirSync(examplesDir).filter((x) => x.endsWith(".ts"))) {
+      const mod = (await import(`${examplesDir}${f}`)) as Record<string, unknown>;
+      for (const fn of Object.values(mod).filter(isPrimFunc)) {
+        const vf = verify(fn);
+        for (const p of PTX_PASSES) {
+          const after = runPipeline(vf, PTX_PASSES, { after: p.name }).fn;
+          // A TileOp prints as the tile.apply it came from, which the verifier plans again.
+          const body = mapStmt(after.body, {
+            stmt: (s: Stmt): Stmt => (s.kind === "TileOp" ? s.source : s),
+          });
+          fns.push({ ...after, name: `${fn.name}_${p.name.replace(/\W/g, "_")}`, body });
+        }
+      }
+    }
+    expect(fns.length).toBeGreaterThanOrEqual(8 * PTX_PASSES.length);
+    // Unformatted: the unrolled stages are large, and the kernels as written went through prettier.
+    const { bad } = await roundTrip(fns, true);
     expect(bad).toEqual([]);
   });
 
