@@ -9,7 +9,8 @@ import { copy_async } from "../examples/copy_async.js";
 
 const dir = fileURLToPath(new URL("./.printed/script/", import.meta.url));
 
-const HEAD = 'import { script as T, type Tensor, type int32, type int64 } from "tirx-ts";\n';
+const HEAD =
+  'import { script as T, type Tensor, type int32, type int64, type float16 } from "tirx-ts";\n';
 
 /** The error parsing `body` as the body of a kernel over A (float16) and n (int32) throws. */
 function errorOf(body: string, name = "k"): TirxError {
@@ -42,6 +43,13 @@ describe("script-mode errors", () => {
         5 | });
         note: convert it explicitly: T.float16(...)"
     `);
+  });
+
+  test("a const annotated with a dtype must hold that dtype (TX1023)", () => {
+    const e = errorOf("  const h: float16 = T.int64(n);", "const");
+    expect(e.code).toBe("TX1023");
+    expect(e.text).toBe("const h: float16 cannot hold a value of dtype int64");
+    expect(e.span).toMatchObject({ line: 3, col: 22 });
   });
 
   test("unsupported syntax is TX1020 at the node, saying what to write instead", () => {

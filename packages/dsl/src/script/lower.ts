@@ -1,4 +1,5 @@
 import {
+  isDType,
   TirxError,
   type BinaryOp,
   type CompareOp,
@@ -181,6 +182,16 @@ export class Lowerer {
         throw this.unsupported(d, "a declaration without a value, or var", "write const x = ...;");
       }
       const value = this.expr(d.initializer, scope);
+      // `const x: float16 = ...`: the annotation is a dtype the value must have.
+      const t = d.type;
+      if (
+        t &&
+        ts.isTypeReferenceNode(t) &&
+        ts.isIdentifier(t.typeName) &&
+        isDType(t.typeName.text)
+      ) {
+        this.checkStore(t.typeName.text, value, d.initializer, `const ${d.name.getText(this.sf)}`);
+      }
       if (mutable && !(value instanceof LocalScalar)) {
         throw this.unsupported(
           d,
@@ -268,7 +279,7 @@ export class Lowerer {
   }
 
   /** TX1023 unless `value` has the element dtype `dtype` (a literal takes it). */
-  checkStore(dtype: string, value: unknown, n: Node): void {
+  checkStore(dtype: string, value: unknown, n: Node, what?: string): void {
     const bad =
       value instanceof PrimExpr
         ? value.dtype !== dtype
@@ -281,7 +292,9 @@ export class Lowerer {
       throw this.error(
         "TX1023",
         n,
-        `a ${dtype} element cannot store a value of dtype ${bad}`,
+        what
+          ? `${what}: ${dtype} cannot hold a value of dtype ${bad}`
+          : `a ${dtype} element cannot store a value of dtype ${bad}`,
         `convert it explicitly: T.${dtype}(...)`,
       );
     }
