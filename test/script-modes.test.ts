@@ -27,7 +27,11 @@ const kernels = async (file: string): Promise<[string, PrimFunc][]> =>
 
 describe("script mode and builder mode agree", () => {
   test("every builder example has a script twin", () => {
-    expect(scripts.sort()).toEqual(readdirSync(dir).filter((f) => f.endsWith(".ts")).sort());
+    expect(scripts.sort()).toEqual(
+      readdirSync(dir)
+        .filter((f) => f.endsWith(".ts"))
+        .sort(),
+    );
   });
   test.each(scripts)("%s", async (f) => {
     const script = await kernels(`${dir}script/${f}`);
