@@ -41,6 +41,26 @@ export const CATALOG = {
     rule: "dsl/literal-range",
     title: "a literal must be representable in its dtype (integers exactly, 16-bit floats finite)",
   },
+  TX1020: {
+    rule: "script/unsupported-syntax",
+    title: "script mode accepts only the kernel subset of TypeScript",
+  },
+  TX1021: {
+    rule: "script/source",
+    title: "a T.prim_func kernel's source must be found and parse",
+  },
+  TX1022: {
+    rule: "script/annotation",
+    title: "a script kernel parameter needs a Tensor<shape, dtype> or dtype annotation",
+  },
+  TX1023: {
+    rule: "script/store-dtype",
+    title: "a stored value must have the element dtype (cast it explicitly)",
+  },
+  TX1024: {
+    rule: "script/unknown-name",
+    title: "a name in a script kernel must be a parameter, a local, T, or a module constant",
+  },
   TX2001: {
     rule: "wf/undefined-var",
     title: "a variable is used outside the scope that defines it",

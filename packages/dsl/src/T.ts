@@ -19,6 +19,7 @@ import { call_op, call_value, raw } from "./raw.js";
 import { dtypeFn, Scalar, Tensor, type DTypeFn } from "./types.js";
 import { callerSpan } from "./span.js";
 import { checkSlice } from "./view.js";
+import { prim_func } from "./script/prim-func.js";
 
 const dtypes = Object.fromEntries(DTYPES.map((d) => [d, dtypeFn(d)])) as Record<DType, DTypeFn>;
 
@@ -41,6 +42,7 @@ function freeLogical(op: "and" | "or", a: ExprLike, b: ExprLike): PrimExpr {
  */
 export const T = {
   function: function_,
+  prim_func,
   Tensor,
   Scalar,
   device_entry,

@@ -10,3 +10,7 @@ export { printFunc, printFuncAsync, printModule, printModuleAsync } from "./prin
 export { callerSpan } from "./span.js";
 export { show } from "./expr.js";
 export { callValueOp, callStmtOp } from "./op-call.js";
+export { script } from "./script/script.js";
+export { parseScript } from "./script/prim-func.js";
+export type * from "./script/types.js";
+export { printScript, printScriptModule, printScriptModuleText } from "./script/print.js";

@@ -34,7 +34,7 @@ import {
  *   prints as its source `tile.apply`, which the verifier plans again.
  */
 
-const RESERVED = new Set(
+export const RESERVED = new Set(
   (
     "T break case catch class const continue debugger default delete do else enum export extends " +
     "false finally for function if import in instanceof new null return super switch this throw " +
@@ -43,15 +43,15 @@ const RESERVED = new Set(
   ).split(" "),
 );
 
-const IDENT = /^[A-Za-z_$][\w$]*$/;
+export const IDENT = /^[A-Za-z_$][\w$]*$/;
 
-function jsIdent(name: string): string {
+export function jsIdent(name: string): string {
   let n = name.replace(/[^\w$]/g, "_");
   if (!/^[A-Za-z_$]/.test(n)) n = `_${n}`;
   return RESERVED.has(n) ? `${n}_` : n;
 }
 
-function num(v: number): string {
+export function num(v: number): string {
   if (Object.is(v, -0)) return "-0";
   if (Number.isNaN(v)) return "NaN";
   if (v === Infinity) return "Infinity";
@@ -60,13 +60,18 @@ function num(v: number): string {
 }
 
 /** A 3-D extent without its trailing 1s (`[4, 1, 1]` → `4`), as LaunchConfig takes it. */
-function dim3(d: readonly string[]): string {
+export function dim3(d: readonly string[]): string {
   const n = d.length - [...d].reverse().findIndex((x) => x !== "1");
   const kept = d.slice(0, n > d.length ? 1 : Math.max(n, 1));
   return kept.length === 1 ? kept[0]! : `[${kept.join(", ")}]`;
 }
 
-const SPECIAL_FN = { tid: "thread_idx", ctaid: "block_idx", ntid: "block_dim", nctaid: "grid_dim" };
+export const SPECIAL_FN = {
+  tid: "thread_idx",
+  ctaid: "block_idx",
+  ntid: "block_dim",
+  nctaid: "grid_dim",
+};
 
 /** Print one kernel as `export const <exportName> = T.function(...)` (no import line). */
 function printKernel(fn: PrimFunc, exportName: string): string {
@@ -372,7 +377,7 @@ export function printModule(fns: readonly PrimFunc[]): string {
 }
 
 /** Format TypeScript text with prettier (the repository's width of 100). */
-async function format(text: string): Promise<string> {
+export async function format(text: string): Promise<string> {
   const prettier = await import("prettier");
   return prettier.format(text, { parser: "typescript", printWidth: 100 });
 }

@@ -77,6 +77,7 @@ const CACHE_LIMIT = 10_000;
  * line maps it once.
  */
 export function callerSpan(): Span | undefined {
+  if (spanOverride !== undefined) return spanOverride;
   const key = rawSite();
   if (key === undefined) return spanFromText();
   if (cache.has(key)) return cache.get(key);
@@ -84,4 +85,20 @@ export function callerSpan(): Span | undefined {
   if (cache.size >= CACHE_LIMIT) cache.clear();
   cache.set(key, span);
   return span;
+}
+
+let spanOverride: Span | undefined;
+
+/**
+ * Run `fn` with `span` as what every `callerSpan()` returns: script mode lowers a syntax node
+ * through the builder, and the node, not a stack frame, is the author's position.
+ */
+export function withSpan<R>(span: Span, fn: () => R): R {
+  const saved = spanOverride;
+  spanOverride = span;
+  try {
+    return fn();
+  } finally {
+    spanOverride = saved;
+  }
 }

@@ -11,19 +11,19 @@ import {
   type TirxError,
 } from "@tirx-ts/core";
 import { emitPtx, PTX_PASSES } from "@tirx-ts/codegen-ptx";
-import { printModuleAsync } from "@tirx-ts/dsl";
+import { printModuleAsync, printScriptModule } from "@tirx-ts/dsl";
 import { traceKernel } from "./trace.js";
 
 /** Stage names `--after` accepts: the verifier, then every pass `emitPtx` runs. */
 const STAGES = ["verify", ...PTX_PASSES.map((p) => p.name)];
 
-const USAGE = `usage: tirx build <file.ts> [--kernel NAME] [--emit ptx|ir [--after PASS]] [--arch SM]
+const USAGE = `usage: tirx build <file.ts> [--kernel NAME] [--emit ptx|ir|script [--after PASS]] [--arch SM]
        tirx trace <file.ts> --kernel NAME [--out trace.json] [--args n=64,k=2]
 
   Prints the PTX (default) or the IR of the kernels that <file.ts> exports. The IR is a
   TypeScript module in T syntax: saved to a file, \`tirx build\` accepts it again.
   --kernel NAME   only the kernel named NAME (its T.function name or export name)
-  --emit ptx|ir   what to print (default ptx)
+  --emit ptx|ir|script  what to print (default ptx); script: script-mode TypeScript (T.prim_func)
   --after PASS    with --emit ir: the IR after that stage, one of
                   ${STAGES.join(", ")} (default: as written)
   --arch SM       PTX target: sm_80 (default), sm_86, sm_87, sm_89, sm_90, sm_90a;
@@ -82,13 +82,13 @@ export async function main(argv: readonly string[]): Promise<number> {
     }
     scalars = parsedArgs;
   }
-  if (values.emit !== "ptx" && values.emit !== "ir") {
-    process.stderr.write(`tirx: --emit must be "ptx" or "ir", got "${values.emit}"\n`);
+  if (values.emit !== "ptx" && values.emit !== "ir" && values.emit !== "script") {
+    process.stderr.write(`tirx: --emit must be "ptx", "ir" or "script", got "${values.emit}"\n`);
     return 2;
   }
-  if (values.after !== undefined && (values.emit !== "ir" || !STAGES.includes(values.after))) {
+  if (values.after !== undefined && (values.emit === "ptx" || !STAGES.includes(values.after))) {
     process.stderr.write(
-      values.emit !== "ir"
+      values.emit === "ptx"
         ? `tirx: --after needs --emit ir\n${USAGE}\n`
         : `tirx: unknown pass "${values.after}"; --after takes one of: ${STAGES.join(", ")}\n${USAGE}\n`,
     );
@@ -154,7 +154,7 @@ export async function main(argv: readonly string[]): Promise<number> {
       if (seen.has(fn)) continue;
       seen.add(fn);
       const vf = verify(fn);
-      if (values.emit === "ir" && values.after !== undefined) {
+      if (values.emit !== "ptx" && values.after !== undefined) {
         const after = values.after;
         const notes: string[] = [];
         const out =
@@ -168,11 +168,11 @@ export async function main(argv: readonly string[]): Promise<number> {
               });
         headers.push(`// IR of "${fn.name}" after ${after}`, ...notes.map((n) => `// ${n}`));
         irs.push(out.fn);
-      } else if (values.emit === "ir") irs.push(fn);
+      } else if (values.emit !== "ptx") irs.push(fn);
       else process.stdout.write(emitPtx(vf, { arch: values.arch! }).text);
     }
     if (irs.length > 0) {
-      const text = await printModuleAsync(irs);
+      const text = await (values.emit === "script" ? printScriptModule : printModuleAsync)(irs);
       process.stdout.write(headers.map((h) => h + "\n").join("") + text);
     }
     return 0;

@@ -1,4 +1,23 @@
 export { T, PrimExpr, TileView, printFunc, type ExprLike } from "@tirx-ts/dsl";
+export { script, parseScript, printScript, printScriptModule } from "@tirx-ts/dsl";
+export type {
+  Tensor,
+  Tile,
+  ScriptT,
+  bool,
+  int8,
+  int16,
+  int32,
+  int64,
+  uint8,
+  uint16,
+  uint32,
+  uint64,
+  float16,
+  bfloat16,
+  float32,
+  float64,
+} from "@tirx-ts/dsl";
 export {
   TirxError,
   isTirxError,

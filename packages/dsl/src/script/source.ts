@@ -1,0 +1,124 @@
+import { statSync } from "node:fs";
+import { createRequire } from "node:module";
+import { TirxError, type Span } from "@tirx-ts/core";
+import type * as TsMorph from "ts-morph";
+
+type Ts = typeof TsMorph.ts;
+
+let morph: typeof TsMorph | undefined;
+let project: TsMorph.Project | undefined;
+
+/**
+ * ts-morph, loaded on the first script-mode kernel (builder-only programs never pay for it),
+ * and the one Project every kernel of every file is parsed into.
+ */
+export function tsMorph(): { ts: Ts; project: TsMorph.Project } {
+  if (!morph) morph = createRequire(import.meta.url)("ts-morph") as typeof TsMorph;
+  if (!project) {
+    project = new morph.Project({
+      skipAddingFilesFromTsConfig: true,
+      skipFileDependencyResolution: true,
+      skipLoadingLibFiles: true,
+      compilerOptions: { allowJs: true, noLib: true },
+    });
+  }
+  return { ts: morph.ts, project };
+}
+
+interface Parsed {
+  readonly stamp: string;
+  readonly sf: TsMorph.ts.SourceFile;
+}
+
+const files = new Map<string, Parsed>();
+
+/** `file` parsed (once per version on disk: its mtime and size are checked on every call). */
+export function sourceFileAt(file: string, span?: Span): TsMorph.ts.SourceFile {
+  let stamp: string;
+  try {
+    const st = statSync(file);
+    stamp = `${st.mtimeMs}:${st.size}`;
+  } catch {
+    throw new TirxError(
+      "TX1021",
+      `T.prim_func: cannot read the kernel's source file ${file}`,
+      span,
+      [
+        {
+          message: "script mode parses the file that calls T.prim_func; run it from its .ts source",
+        },
+      ],
+    );
+  }
+  const hit = files.get(file);
+  if (hit && hit.stamp === stamp) return hit.sf;
+  const { project } = tsMorph();
+  const existing = project.getSourceFile(file);
+  const sf = existing
+    ? (existing.refreshFromFileSystemSync(), existing)
+    : project.addSourceFileAtPath(file);
+  const parsed = { stamp, sf: sf.compilerNode };
+  files.set(file, parsed);
+  sites.clear();
+  return parsed.sf;
+}
+
+/** `text` parsed as the in-memory file `file` (replacing an earlier text of that name). */
+export function sourceFileOf(text: string, file: string): TsMorph.ts.SourceFile {
+  const { project } = tsMorph();
+  files.delete(file);
+  return project.createSourceFile(file, text, { overwrite: true }).compilerNode;
+}
+
+/** Every `<x>.prim_func(...)` call of `sf`, in source order. */
+export function primFuncCalls(sf: TsMorph.ts.SourceFile): TsMorph.ts.CallExpression[] {
+  const { ts } = tsMorph();
+  const out: TsMorph.ts.CallExpression[] = [];
+  const visit = (n: TsMorph.ts.Node): void => {
+    if (
+      ts.isCallExpression(n) &&
+      ts.isPropertyAccessExpression(n.expression) &&
+      n.expression.name.text === "prim_func"
+    ) {
+      out.push(n);
+    }
+    ts.forEachChild(n, visit);
+  };
+  visit(sf);
+  return out;
+}
+
+const sites = new Map<string, TsMorph.ts.CallExpression>();
+
+/**
+ * The `T.prim_func(...)` call at the author's `site` (file:line:col of a stack frame): the call
+ * whose `prim_func` name is at that position, else the one whose callee spans that line.
+ * @throws TirxError TX1021 when the file has no such call.
+ */
+export function callAt(site: Span): { sf: TsMorph.ts.SourceFile; call: TsMorph.ts.CallExpression } {
+  const sf = sourceFileAt(site.file, site);
+  const key = `${site.file}:${site.line}:${site.col}`;
+  const cached = sites.get(key);
+  if (cached) return { sf, call: cached };
+  const calls = primFuncCalls(sf);
+  const line = (pos: number): number => sf.getLineAndCharacterOfPosition(pos).line + 1;
+  const exact = calls.find((c) => {
+    const p = sf.getLineAndCharacterOfPosition(
+      (c.expression as TsMorph.ts.PropertyAccessExpression).name.getStart(sf),
+    );
+    return p.line + 1 === site.line && p.character + 1 === site.col;
+  });
+  const call =
+    exact ??
+    calls.find((c) => line(c.getStart(sf)) <= site.line && site.line <= line(c.expression.end));
+  if (!call) {
+    throw new TirxError(
+      "TX1021",
+      `T.prim_func: no T.prim_func(...) call found at ${site.file}:${site.line}`,
+      site,
+      [{ message: "call T.prim_func directly with the kernel function written in place" }],
+    );
+  }
+  sites.set(key, call);
+  return { sf, call };
+}

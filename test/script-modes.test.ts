@@ -1,0 +1,50 @@
+// Both modes agree: every kernel of examples/script/ (script mode, parsed with ts-morph) builds
+// IR structurally equal to its builder-mode twin in examples/, and the same PTX module text.
+import { readdirSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+import { describe, expect, test } from "vitest";
+import { structuralEqual, verify, type PrimFunc } from "@tirx-ts/core";
+import { emitPtx } from "@tirx-ts/codegen-ptx";
+
+const dir = fileURLToPath(new URL("../examples/", import.meta.url));
+const scripts = readdirSync(`${dir}script/`).filter((f) => f.endsWith(".ts"));
+
+const isPrimFunc = (x: unknown): x is PrimFunc =>
+  typeof x === "object" && x !== null && (x as { kind?: unknown }).kind === "PrimFunc";
+
+/** PTX text without `//` comments and the lines they leave empty. */
+const stripComments = (ptx: string): string =>
+  ptx
+    .split("\n")
+    .map((l) => l.replace(/\s*\/\/.*$/, ""))
+    .filter((l) => l.trim() !== "")
+    .join("\n");
+
+const kernels = async (file: string): Promise<[string, PrimFunc][]> =>
+  Object.entries((await import(file)) as Record<string, unknown>).filter(
+    (e): e is [string, PrimFunc] => isPrimFunc(e[1]),
+  );
+
+describe("script mode and builder mode agree", () => {
+  test("every builder example has a script twin", () => {
+    expect(scripts.sort()).toEqual(
+      readdirSync(dir)
+        .filter((f) => f.endsWith(".ts"))
+        .sort(),
+    );
+  });
+  test.each(scripts)("%s", async (f) => {
+    const script = await kernels(`${dir}script/${f}`);
+    const builder = new Map(await kernels(`${dir}${f}`));
+    expect(script.length).toBeGreaterThan(0);
+    for (const [name, fn] of script) {
+      const twin = builder.get(name);
+      expect(twin, `examples/${f} exports ${name}`).toBeDefined();
+      expect(structuralEqual(fn, twin!)).toBe(true);
+      const arch = JSON.stringify(fn).includes("cp.async.bulk") ? "sm_90" : "sm_80";
+      // Comments name each statement's source line, which differs between the two files.
+      const ptx = (k: PrimFunc): string => stripComments(emitPtx(verify(k), { arch }).text);
+      expect(ptx(fn)).toBe(ptx(twin!));
+    }
+  });
+});
