@@ -19,3 +19,7 @@ export { compile, type Compiled, type CompileOptions, type LaunchResult } from "
 export { tensor, type TensorOptions } from "./tensor.js";
 export { device } from "./device.js";
 export { isMain, checkOutput, runAsMain, type ExampleResult } from "./main.js";
+export { installUncaughtHandler } from "./uncaught.js";
+
+import { installUncaughtHandler } from "./uncaught.js";
+installUncaughtHandler();
