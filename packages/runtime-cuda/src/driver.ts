@@ -98,6 +98,23 @@ const SIGNATURES = {
     ["void *", "void *", "void *"],
   ],
   cuEventDestroy: [["cuEventDestroy_v2", "cuEventDestroy"], ["void *"]],
+  cuEventQuery: [["cuEventQuery"], ["void *"]],
+  cuStreamCreate: [["cuStreamCreate"], ["void *", "uint32_t"]],
+  cuStreamDestroy: [["cuStreamDestroy_v2", "cuStreamDestroy"], ["void *"]],
+  cuStreamSynchronize: [["cuStreamSynchronize"], ["void *"]],
+  cuStreamQuery: [["cuStreamQuery"], ["void *"]],
+  cuStreamBeginCapture: [
+    ["cuStreamBeginCapture_v2", "cuStreamBeginCapture"],
+    ["void *", "int"],
+  ],
+  cuStreamEndCapture: [["cuStreamEndCapture"], ["void *", "void *"]],
+  cuGraphInstantiateWithFlags: [["cuGraphInstantiateWithFlags"], ["void *", "void *", "uint64_t"]],
+  cuGraphLaunch: [["cuGraphLaunch"], ["void *", "void *"]],
+  cuGraphGetNodes: [["cuGraphGetNodes"], ["void *", "void *", "void *"]],
+  cuGraphExecDestroy: [["cuGraphExecDestroy"], ["void *"]],
+  cuGraphDestroy: [["cuGraphDestroy"], ["void *"]],
+  cuMemGetInfo: [["cuMemGetInfo_v2"], ["void *", "void *"]],
+  cuDriverGetVersion: [["cuDriverGetVersion"], ["void *"]],
   cuGetErrorName: [["cuGetErrorName"], ["int", "void *"]],
   cuGetErrorString: [["cuGetErrorString"], ["int", "void *"]],
 } as const satisfies Record<string, readonly [readonly string[], readonly string[]]>;
@@ -354,7 +371,98 @@ export class CudaDriver {
   eventDestroy(ev: CuHandle): void {
     this.check("cuEventDestroy", this.#raw.cuEventDestroy(ev));
   }
+
+  /** Whether all work captured by the event has completed (cuEventQuery; CUDA_ERROR_NOT_READY is false). */
+  eventQuery(ev: CuHandle): boolean {
+    const code = this.#raw.cuEventQuery(ev);
+    if (code === CUDA_ERROR_NOT_READY) return false;
+    this.check("cuEventQuery", code);
+    return true;
+  }
+
+  /** A new stream (cuStreamCreate); flags 1 = CU_STREAM_NON_BLOCKING (no implicit sync with stream 0). */
+  streamCreate(flags = 0): CuHandle {
+    this.check("cuStreamCreate", this.#raw.cuStreamCreate(this.#u64, flags));
+    return this.#u64[0]!;
+  }
+
+  streamDestroy(stream: CuHandle): void {
+    this.check("cuStreamDestroy", this.#raw.cuStreamDestroy(stream));
+  }
+
+  streamSynchronize(stream: CuHandle, context?: string): void {
+    this.check(
+      "cuStreamSynchronize",
+      this.#raw.cuStreamSynchronize(stream),
+      context ? { context } : {},
+    );
+  }
+
+  /** Whether all work queued on the stream has completed (CUDA_ERROR_NOT_READY is false). */
+  streamQuery(stream: CuHandle): boolean {
+    const code = this.#raw.cuStreamQuery(stream);
+    if (code === CUDA_ERROR_NOT_READY) return false;
+    this.check("cuStreamQuery", code);
+    return true;
+  }
+
+  /** Start capturing `stream` into a graph (mode: CU_STREAM_CAPTURE_MODE_*, default 1 = thread-local). */
+  streamBeginCapture(stream: CuHandle, mode = 1): void {
+    this.check("cuStreamBeginCapture", this.#raw.cuStreamBeginCapture(stream, mode));
+  }
+
+  /** End capture; the captured CUgraph. */
+  streamEndCapture(stream: CuHandle): CuHandle {
+    this.check("cuStreamEndCapture", this.#raw.cuStreamEndCapture(stream, this.#u64));
+    return this.#u64[0]!;
+  }
+
+  /** An executable graph (CUgraphExec) of `graph` (cuGraphInstantiateWithFlags, flags 0). */
+  graphInstantiate(graph: CuHandle): CuHandle {
+    this.check(
+      "cuGraphInstantiateWithFlags",
+      this.#raw.cuGraphInstantiateWithFlags(this.#u64, graph, 0n),
+    );
+    return this.#u64[0]!;
+  }
+
+  graphLaunch(exec: CuHandle, stream: CuHandle): void {
+    const code = this.#raw.cuGraphLaunch(exec, stream);
+    if (code !== 0) this.check("cuGraphLaunch", code);
+  }
+
+  /** Number of nodes of a graph (cuGraphGetNodes with a NULL node array). */
+  graphNodeCount(graph: CuHandle): number {
+    const n = new BigUint64Array(1);
+    this.check("cuGraphGetNodes", this.#raw.cuGraphGetNodes(graph, null, n));
+    return Number(n[0]!);
+  }
+
+  graphExecDestroy(exec: CuHandle): void {
+    this.check("cuGraphExecDestroy", this.#raw.cuGraphExecDestroy(exec));
+  }
+
+  graphDestroy(graph: CuHandle): void {
+    this.check("cuGraphDestroy", this.#raw.cuGraphDestroy(graph));
+  }
+
+  /** Free and total device memory of the current context's device, bytes (cuMemGetInfo). */
+  memGetInfo(): { free: number; total: number } {
+    const f = new BigUint64Array(1);
+    const t = new BigUint64Array(1);
+    this.check("cuMemGetInfo", this.#raw.cuMemGetInfo(f, t));
+    return { free: Number(f[0]!), total: Number(t[0]!) };
+  }
+
+  /** The driver's CUDA version as major * 1000 + minor * 10 (cuDriverGetVersion), e.g. 13000. */
+  driverVersion(): number {
+    this.check("cuDriverGetVersion", this.#raw.cuDriverGetVersion(this.#i32));
+    return this.#i32[0]!;
+  }
 }
+
+/** CUresult CUDA_ERROR_NOT_READY: queued work has not completed yet (cuda.h). */
+export const CUDA_ERROR_NOT_READY = 600;
 
 /** The text of a JIT log buffer: at most `used` bytes (as the driver reported), up to the first NUL. */
 function readLog(k: Koffi, ptr: bigint, used: bigint): string {

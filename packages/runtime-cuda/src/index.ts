@@ -20,6 +20,7 @@ export {
   CU_JIT,
   JIT_LOG_BYTES,
   LIBCUDA,
+  CUDA_ERROR_NOT_READY,
   cudaAvailable,
   driver,
   libraryPath,
@@ -38,3 +39,6 @@ export {
   type TimeOptions,
 } from "./launch.js";
 export { compileCuda, type CudaCompileOptions, type CudaCompiled } from "./compile.js";
+export { CudaStream, CudaEvent, currentStream } from "./stream.js";
+export { CudaGraph, captureGraph } from "./graph.js";
+export { archForDevice } from "./arch.js";

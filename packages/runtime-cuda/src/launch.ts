@@ -10,24 +10,36 @@ import { ARG_SLOT_BYTES, packArgs } from "./args.js";
 import { cuda, CudaDevice } from "./device.js";
 import { CU_FUNC_ATTRIBUTE, driver, koffi, type CuHandle } from "./driver.js";
 import { CudaTensor } from "./tensor.js";
+import { currentStream, type CudaStream } from "./stream.js";
 
 /** Shared memory a CTA gets without opting in (CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES needed above it), bytes. */
 export const DEFAULT_SHARED_BYTES = 48 * 1024;
 
+/** How a parameter is written into its slot: a tensor pointer, or a scalar dtype. */
+const TENSOR = 0;
+const SCALAR = 1;
+
 /**
- * The argument buffer of one kernel, built once and patched per launch: `ARG_SLOT_BYTES` per
- * parameter of values, followed by the `kernelParams` array of pointers to each value. It lives in
- * memory from `koffi.alloc`, which never moves, so the pointers stay valid.
+ * The argument buffer and packer of one kernel, built once: `ARG_SLOT_BYTES` per parameter of
+ * values, followed by the `kernelParams` array of pointers to each value. It lives in memory
+ * from `koffi.alloc`, which never moves, so the pointers stay valid. `pack` writes a launch's
+ * arguments with one pass over precomputed slot kinds and allocates nothing for tensors and
+ * number scalars (the common case); a scalar that needs a range check goes through `packArgs`.
  */
-class ArgBuffer {
+class ArgPacker {
   readonly params: readonly Param[];
   readonly values: DataView;
   /** Address of the kernelParams array (0n for a kernel without parameters). */
   readonly kernelParams: CuHandle;
   readonly #block: bigint;
+  readonly #kinds: Uint8Array;
+  readonly #device: CudaDevice;
+  readonly #pointerOf: (t: DeviceTensor, i: number) => bigint;
 
-  constructor(params: readonly Param[]) {
+  constructor(params: readonly Param[], device: CudaDevice) {
     this.params = params;
+    this.#device = device;
+    this.#pointerOf = pointerOn(device);
     const n = params.length;
     const k = koffi();
     const bytes = Math.max(1, n) * ARG_SLOT_BYTES * 2;
@@ -38,6 +50,24 @@ class ArgBuffer {
     for (let i = 0; i < n; i++)
       pointers.setBigUint64(i * 8, this.#block + BigInt(i * ARG_SLOT_BYTES), true);
     this.kernelParams = n > 0 ? this.#block + BigInt(n * ARG_SLOT_BYTES) : 0n;
+    this.#kinds = Uint8Array.from(params, (p) => (p.kind === "buffer" ? TENSOR : SCALAR));
+  }
+
+  /** Write `args` (count and kinds checked by the caller) into the buffer. */
+  pack(args: readonly KernelArg[]): void {
+    const kinds = this.#kinds;
+    const view = this.values;
+    const dev = this.#device;
+    for (let i = 0; i < kinds.length; i++) {
+      const a = args[i];
+      if (kinds[i] === TENSOR && a instanceof CudaTensor && a.device === dev) {
+        view.setBigUint64(i * ARG_SLOT_BYTES, a.ptr, true);
+        continue;
+      }
+      // Scalars, and tensors on another device (an error): the checked general path.
+      packArgs(this.params, args, view, this.#pointerOf);
+      return;
+    }
   }
 
   free(): void {
@@ -64,7 +94,7 @@ function pointerOn(device: CudaDevice): (t: DeviceTensor, i: number) => bigint {
 
 /**
  * One `.entry` of a loaded module (a CUfunction). `launch` packs the arguments into the kernel's
- * reusable argument buffer and queues it on the default stream; it does not wait.
+ * reusable argument buffer and queues it on a stream; it does not wait.
  */
 export class CudaKernel {
   readonly device: CudaDevice;
@@ -73,8 +103,11 @@ export class CudaKernel {
   readonly handle: CuHandle;
   /** Static shared memory of the entry, in bytes, as the code generator reported it. */
   readonly staticSharedBytes: number;
-  #args: ArgBuffer | undefined;
+  #args: ArgPacker | undefined;
   #dynamicLimit = 0;
+  #launch: LaunchConfig | undefined;
+  #staticGrid: readonly [number, number, number] | undefined;
+  readonly #context: string;
 
   /** @internal use `CudaModule.getKernel`. */
   constructor(device: CudaDevice, name: string, handle: CuHandle, staticSharedBytes = 0) {
@@ -82,27 +115,55 @@ export class CudaKernel {
     this.name = name;
     this.handle = handle;
     this.staticSharedBytes = staticSharedBytes;
+    this.#context = `kernel "${name}"`;
   }
 
   /**
-   * Queue one launch (cuLaunchKernel, default stream). Tensors are passed as `.u64` device
-   * pointers, scalars as their dtype (see `packArgs`). When static + dynamic shared memory
-   * exceeds 48 KiB the kernel first opts in with CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES.
-   * Errors of the kernel itself surface at the next synchronization.
-   * Runtime grid extents are evaluated from the scalar arguments (core's `launchGrid`).
+   * Queue one launch (cuLaunchKernel) on `stream` (default: the current stream of
+   * `CudaStream.use`, else the default stream). Tensors are passed as `.u64` device pointers,
+   * scalars as their dtype (see `packArgs`). When static + dynamic shared memory exceeds 48 KiB
+   * the kernel first opts in with CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES. Errors of the
+   * kernel itself surface at the next synchronization. Runtime grid extents are evaluated from
+   * the scalar arguments (core's `launchGrid`); a static grid is computed once. A repeated launch
+   * with the same parameters and launch configuration allocates nothing for tensor arguments.
    * @throws TirxError TX5004 (tensor on another device), TX5005 (bad scalar), TX5009 (grid),
    *   TX2008 (shared memory above the device's opt-in limit); CudaError from the driver.
    */
-  launch(params: readonly Param[], args: readonly KernelArg[], launch: LaunchConfig): void {
+  launch(
+    params: readonly Param[],
+    args: readonly KernelArg[],
+    launch: LaunchConfig,
+    stream: CudaStream | null = currentStream(),
+  ): void {
     const dev = this.device;
     dev.activate();
-    if (!this.#args || !sameParams(this.#args.params, params)) {
-      this.#args?.free();
-      this.#args = new ArgBuffer(params);
+    let buf = this.#args;
+    if (!buf || !sameParams(buf.params, params)) {
+      buf?.free();
+      buf = this.#args = new ArgPacker(params, dev);
     }
-    const buf = this.#args;
-    const grid = launchGrid({ name: this.name, params }, launch, args);
-    packArgs(params, args, buf.values, pointerOn(dev));
+    if (launch !== this.#launch) this.#prepare(launch);
+    const grid = this.#staticGrid ?? launchGrid({ name: this.name, params }, launch, args);
+    buf.pack(args);
+    driver().launchKernel(
+      this.handle,
+      grid,
+      launch.block,
+      launch.dynamicSharedBytes,
+      stream === null ? 0n : stream.handle,
+      buf.kernelParams,
+      this.#context,
+    );
+  }
+
+  /** Per launch configuration, once: the static grid and the shared-memory opt-in. */
+  #prepare(launch: LaunchConfig): void {
+    const g = launch.grid;
+    this.#staticGrid =
+      typeof g[0] === "number" && typeof g[1] === "number" && typeof g[2] === "number"
+        ? [g[0], g[1], g[2]]
+        : undefined;
+    const dev = this.device;
     const dynamic = launch.dynamicSharedBytes;
     const shared = this.staticSharedBytes + dynamic;
     if (shared > DEFAULT_SHARED_BYTES) {
@@ -121,15 +182,7 @@ export class CudaKernel {
         this.#dynamicLimit = dynamic;
       }
     }
-    driver().launchKernel(
-      this.handle,
-      grid,
-      launch.block,
-      dynamic,
-      0n,
-      buf.kernelParams,
-      `kernel "${this.name}"`,
-    );
+    this.#launch = launch;
   }
 }
 
