@@ -6,6 +6,16 @@ import { CudaKernel } from "./launch.js";
 /** Loaded modules per device, keyed by the SHA-256 of their PTX text. */
 const cache = new WeakMap<CudaDevice, Map<string, CudaModule>>();
 
+/** Unloads modules that were garbage-collected without `unload()`. */
+const registry = new FinalizationRegistry<{ device: CudaDevice; handle: CuHandle }>((m) => {
+  try {
+    m.device.activate();
+    driver().moduleUnload(m.handle);
+  } catch {
+    // nothing useful can be done with an error here
+  }
+});
+
 /** SHA-256 (hex) of a PTX text: the module cache key. */
 export function ptxHash(ptx: string | Uint8Array): string {
   return createHash("sha256").update(ptx).digest("hex");
@@ -29,6 +39,12 @@ export class CudaModule {
     this.handle = handle;
     this.hash = hash;
     this.infoLog = infoLog;
+    registry.register(this, { device, handle }, this);
+  }
+
+  /** `using m = loadModule(...)`: the same as `unload()`. */
+  [Symbol.dispose](): void {
+    this.unload();
   }
 
   /**
@@ -58,6 +74,7 @@ export class CudaModule {
   unload(): void {
     if (this.#unloaded) return;
     this.#unloaded = true;
+    registry.unregister(this);
     cache.get(this.device)?.delete(this.hash);
     this.device.activate();
     driver().moduleUnload(this.handle);

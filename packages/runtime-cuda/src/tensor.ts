@@ -112,6 +112,11 @@ export class CudaTensor implements DeviceTensor {
   }
 
   /** Free the device memory now (cuMemFree); later use throws. Calling it twice is harmless. */
+  /** `using t = cudaZeros(...)`: the same as `dispose()`. */
+  [Symbol.dispose](): void {
+    this.dispose();
+  }
+
   dispose(): void {
     if (this.#disposed) return;
     this.#disposed = true;

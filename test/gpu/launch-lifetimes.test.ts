@@ -1,0 +1,93 @@
+// Real-GPU tests of streams, events, CUDA graphs, the device-default arch, and lifetimes (leaks);
+// skipped (with the reason printed) where there is no driver.
+import { describe, expect, it } from "vitest";
+import { T } from "@tirx-ts/dsl";
+import {
+  CudaEvent,
+  CudaStream,
+  archForDevice,
+  captureGraph,
+  cuda,
+  cudaAvailable,
+  cudaEmpty,
+  cudaZeros,
+  driver,
+  loadModule,
+} from "@tirx-ts/runtime-cuda";
+import { compileToPtx } from "@tirx-ts/codegen-ptx";
+import { compile } from "tirx-ts";
+
+const available = cudaAvailable();
+if (!available.ok) console.log(`test/gpu/launch-lifetimes: skipped, ${available.reason}`);
+
+const N = 256;
+const inc = T.function("gpu_inc", { A: T.Tensor([N], "float32") }, ({ A }) => {
+  T.device_entry({ launch: T.cuda.LaunchConfig({ grid: 1, block: N }) });
+  const tid = T.cuda.thread_idx("x");
+  A.set([tid], A.get([tid]).add(1));
+});
+const first = (t: { toArray(): unknown }): number => (t.toArray() as Float32Array)[0]!;
+
+describe.skipIf(!available.ok)("launch path, streams, graphs and lifetimes on the GPU", () => {
+  it("defaults the arch to the GPU's compute capability", () => {
+    const dev = cuda(0);
+    const [major, minor] = dev.computeCapability;
+    if (major * 10 + minor <= 90) expect(archForDevice(dev)).toBe(`sm_${major}${minor}`);
+  });
+
+  it("launches on a user stream; done() resolves after the work; events time it", async () => {
+    const run = compile(inc, { target: "cuda" });
+    const a = cudaZeros([N], "float32", cuda(0));
+    const s = new CudaStream(cuda(0));
+    const start = new CudaEvent().record(s);
+    for (let i = 0; i < 50; i++) run.launchOn(s, a);
+    const end = new CudaEvent().record(s);
+    await s.done();
+    expect(s.query()).toBe(true);
+    await end.done();
+    expect(end.elapsedMsSince(start)).toBeGreaterThanOrEqual(0);
+    expect(first(a)).toBe(50);
+    s.use(() => run.launchAsync(a));
+    s.synchronize();
+    expect(first(a)).toBe(51);
+    for (const x of [start, end, s, a]) x[Symbol.dispose]();
+  });
+
+  it("captures 100 launches into a graph and replays them", () => {
+    const run = compile(inc, { target: "cuda" });
+    const a = cudaZeros([N], "float32", cuda(0));
+    const g = captureGraph(() => {
+      for (let i = 0; i < 100; i++) run.launchAsync(a);
+    });
+    expect(g.nodeCount).toBe(100);
+    expect(first(a)).toBe(0); // captured, not run
+    g.launch();
+    g.launch();
+    cuda(0).synchronize();
+    expect(first(a)).toBe(200);
+    g.dispose();
+    a.dispose();
+  });
+
+  it("10k alloc/free and 1k module load/dispose cycles leave device memory flat", () => {
+    const dev = cuda(0);
+    const d = driver();
+    dev.synchronize();
+    const freeBefore = d.memGetInfo().free;
+    for (let i = 0; i < 10_000; i++) {
+      const t = cudaEmpty([1024], "float32", dev);
+      t[Symbol.dispose]();
+    }
+    const ptx = compileToPtx(inc, { arch: archForDevice(dev) });
+    for (let i = 0; i < 1000; i++) {
+      // A distinct module text each time, so that every cycle loads and unloads a module.
+      const mod = loadModule(dev, `${ptx.text}\n// cycle ${i}\n`);
+      mod.getKernel(ptx.entry);
+      mod.unload();
+    }
+    dev.synchronize();
+    const freeAfter = d.memGetInfo().free;
+    // The driver allocates in 2 MiB pages; allow one page of slack.
+    expect(freeBefore - freeAfter).toBeLessThanOrEqual(2 * 1024 * 1024);
+  });
+});
