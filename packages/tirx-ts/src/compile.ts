@@ -22,6 +22,7 @@ import {
 } from "@tirx-ts/runtime-cuda";
 import { runSim } from "@tirx-ts/runtime-sim";
 import { device as defaultDevice } from "./device.js";
+import { CompileCache } from "./cache.js";
 
 /** Options of `compile`. */
 export interface CompileOptions {
@@ -68,6 +69,20 @@ export interface Compiled {
  */
 export function compile(fn: PrimFunc, opts: CompileOptions = { target: "cuda" }): Compiled {
   checkCompileArgs(fn, opts, callerSpan());
+  if (process.env["TIRX_CACHE"] === "off") return compileUncached(fn, opts);
+  return COMPILED.get(fn, `${opts.arch ?? ""}|${opts.hazards ?? "throw"}`, () =>
+    compileUncached(fn, opts),
+  );
+}
+
+/**
+ * Compilations in this process, keyed by the IR's structural hash, its spans and the options:
+ * compiling an equal kernel again (a loop, a second import) returns the same `Compiled`, with its
+ * loaded CUDA modules and argument packers. `TIRX_CACHE=off` disables it.
+ */
+export const COMPILED = new CompileCache<Compiled>();
+
+function compileUncached(fn: PrimFunc, opts: CompileOptions): Compiled {
   const verified = verify(fn);
   const module = emitPtx(verified, opts.arch ? { arch: opts.arch } : {});
   // One CUDA compilation per device arch (the default arch follows the GPU).
