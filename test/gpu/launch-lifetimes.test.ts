@@ -13,7 +13,11 @@ import {
   cudaZeros,
   driver,
   loadModule,
+  moduleLoadStats,
 } from "@tirx-ts/runtime-cuda";
+import { mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { compileToPtx } from "@tirx-ts/codegen-ptx";
 import { compile } from "tirx-ts";
 
@@ -69,6 +73,28 @@ describe.skipIf(!available.ok)("launch path, streams, graphs and lifetimes on th
     a.dispose();
   });
 
+  it("a module in the disk cache loads without JIT in at most 5 ms", () => {
+    const dev = cuda(0);
+    const dir = mkdtempSync(join(tmpdir(), "tirx-bincache-"));
+    process.env["TIRX_CACHE_DIR"] = dir;
+    try {
+      const text = `${compileToPtx(inc, { arch: archForDevice(dev) }).text}\n// ${dir}\n`;
+      const before = { ...moduleLoadStats };
+      loadModule(dev, text).unload(); // compiled and stored
+      expect(moduleLoadStats.compiled).toBe(before.compiled + 1);
+      expect(readdirSync(dir).filter((f) => f.endsWith(".cubin")).length).toBe(1);
+      const t0 = performance.now();
+      const again = loadModule(dev, text); // a process that starts later does the same
+      const ms = performance.now() - t0;
+      expect(moduleLoadStats.fromDiskCache).toBe(before.fromDiskCache + 1);
+      expect(ms).toBeLessThanOrEqual(5);
+      again.unload();
+    } finally {
+      delete process.env["TIRX_CACHE_DIR"];
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it("10k alloc/free and 1k module load/dispose cycles leave device memory flat", () => {
     const dev = cuda(0);
     const d = driver();
@@ -79,12 +105,14 @@ describe.skipIf(!available.ok)("launch path, streams, graphs and lifetimes on th
       t[Symbol.dispose]();
     }
     const ptx = compileToPtx(inc, { arch: archForDevice(dev) });
+    process.env["TIRX_CACHE"] = "off"; // 1000 distinct modules: keep them out of the disk cache
     for (let i = 0; i < 1000; i++) {
       // A distinct module text each time, so that every cycle loads and unloads a module.
       const mod = loadModule(dev, `${ptx.text}\n// cycle ${i}\n`);
       mod.getKernel(ptx.entry);
       mod.unload();
     }
+    delete process.env["TIRX_CACHE"];
     dev.synchronize();
     const freeAfter = d.memGetInfo().free;
     // The driver allocates in 2 MiB pages; allow one page of slack.

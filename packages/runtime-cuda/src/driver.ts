@@ -115,6 +115,16 @@ const SIGNATURES = {
   cuGraphDestroy: [["cuGraphDestroy"], ["void *"]],
   cuMemGetInfo: [["cuMemGetInfo_v2"], ["void *", "void *"]],
   cuDriverGetVersion: [["cuDriverGetVersion"], ["void *"]],
+  cuLinkCreate: [
+    ["cuLinkCreate_v2", "cuLinkCreate"],
+    ["uint32_t", "void *", "void *", "void *"],
+  ],
+  cuLinkAddData: [
+    ["cuLinkAddData_v2", "cuLinkAddData"],
+    ["void *", "int", "void *", "size_t", "const char *", "uint32_t", "void *", "void *"],
+  ],
+  cuLinkComplete: [["cuLinkComplete"], ["void *", "void *", "void *"]],
+  cuLinkDestroy: [["cuLinkDestroy"], ["void *"]],
   cuGetErrorName: [["cuGetErrorName"], ["int", "void *"]],
   cuGetErrorString: [["cuGetErrorString"], ["int", "void *"]],
 } as const satisfies Record<string, readonly [readonly string[], readonly string[]]>;
@@ -446,6 +456,40 @@ export class CudaDriver {
     this.check("cuGraphDestroy", this.#raw.cuGraphDestroy(graph));
   }
 
+  /**
+   * Compile PTX text to a cubin for the current context's device with the driver's linker
+   * (cuLinkCreate, cuLinkAddData with CU_JIT_INPUT_PTX, cuLinkComplete), returning a copy of the
+   * cubin bytes (the linker owns its output until cuLinkDestroy).
+   */
+  linkPtxToCubin(ptx: string, name = "tirx.ptx"): Uint8Array {
+    const state = new BigUint64Array(1);
+    this.check("cuLinkCreate", this.#raw.cuLinkCreate(0, null, null, state));
+    const link = state[0]!;
+    try {
+      const image = Buffer.from(ptx + "\0", "utf8");
+      this.check(
+        "cuLinkAddData",
+        this.#raw.cuLinkAddData(
+          link,
+          CU_JIT_INPUT_PTX,
+          image,
+          image.byteLength,
+          name,
+          0,
+          null,
+          null,
+        ),
+      );
+      const out = new BigUint64Array(1);
+      const size = new BigUint64Array(1);
+      this.check("cuLinkComplete", this.#raw.cuLinkComplete(link, out, size));
+      const n = Number(size[0]!);
+      return new Uint8Array(this.#k.view(out[0]!, n)).slice(0, n);
+    } finally {
+      this.#raw.cuLinkDestroy(link);
+    }
+  }
+
   /** Free and total device memory of the current context's device, bytes (cuMemGetInfo). */
   memGetInfo(): { free: number; total: number } {
     const f = new BigUint64Array(1);
@@ -460,6 +504,9 @@ export class CudaDriver {
     return this.#i32[0]!;
   }
 }
+
+/** CUjitInputType CU_JIT_INPUT_PTX (cuda.h). */
+const CU_JIT_INPUT_PTX = 1;
 
 /** CUresult CUDA_ERROR_NOT_READY: queued work has not completed yet (cuda.h). */
 export const CUDA_ERROR_NOT_READY = 600;

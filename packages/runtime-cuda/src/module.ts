@@ -2,6 +2,7 @@ import { createHash } from "node:crypto";
 import type { CudaDevice } from "./device.js";
 import { driver, type CuHandle } from "./driver.js";
 import { CudaKernel } from "./launch.js";
+import { binaryCacheDir, binaryKey, forgetBinary, readBinary, writeBinary } from "./disk-cache.js";
 
 /** Loaded modules per device, keyed by the SHA-256 of their PTX text. */
 const cache = new WeakMap<CudaDevice, Map<string, CudaModule>>();
@@ -97,9 +98,53 @@ export function loadModule(device: CudaDevice, ptx: string | Uint8Array): CudaMo
   let mod = perDevice.get(hash);
   if (!mod) {
     device.activate();
-    const { module, infoLog } = driver().moduleLoadData(ptx);
+    const { module, infoLog } = loadImage(device, ptx, hash);
     mod = new CudaModule(device, module, hash, infoLog);
     perDevice.set(hash, mod);
   }
   return mod;
+}
+
+/** Module loads in this process, by where the image came from (tests and benchmarks read it). */
+export const moduleLoadStats = { fromDiskCache: 0, compiled: 0, uncached: 0 };
+
+/**
+ * Load PTX through the on-disk binary cache: a cached cubin for (PTX hash, device arch, driver
+ * version) loads without JIT; otherwise the driver's linker compiles the PTX to a cubin, which is
+ * stored and loaded. Binary images, a disabled cache (`TIRX_CACHE=off`) and PTX the linker
+ * refuses go straight to cuModuleLoadDataEx (whose error carries the JIT log).
+ */
+function loadImage(
+  device: CudaDevice,
+  ptx: string | Uint8Array,
+  hash: string,
+): { module: CuHandle; infoLog: string } {
+  const d = driver();
+  const dir = binaryCacheDir();
+  if (typeof ptx !== "string" || !dir) {
+    moduleLoadStats.uncached++;
+    return d.moduleLoadData(ptx);
+  }
+  const key = binaryKey(hash, device.arch, d.driverVersion());
+  const cached = readBinary(key, dir);
+  if (cached) {
+    try {
+      const r = d.moduleLoadData(cached);
+      moduleLoadStats.fromDiskCache++;
+      return r;
+    } catch {
+      forgetBinary(key, dir); // stale or damaged: compile again
+    }
+  }
+  let cubin: Uint8Array;
+  try {
+    cubin = d.linkPtxToCubin(ptx);
+  } catch {
+    moduleLoadStats.uncached++;
+    return d.moduleLoadData(ptx);
+  }
+  const r = d.moduleLoadData(cubin);
+  writeBinary(key, cubin, dir);
+  moduleLoadStats.compiled++;
+  return r;
 }
