@@ -118,4 +118,48 @@ describe.skipIf(!available.ok)("launch path, streams, graphs and lifetimes on th
     // The driver allocates in 2 MiB pages; allow one page of slack.
     expect(freeBefore - freeAfter).toBeLessThanOrEqual(2 * 1024 * 1024);
   });
+
+  // Last: it loses and resets the context.
+  it("a faulting kernel names itself and says the context is lost; device.reset() recovers", () => {
+    const dev = cuda(0);
+    const old = cudaZeros([N], "float32", dev);
+    // Stores to address 0: CUDA_ERROR_ILLEGAL_ADDRESS at the next synchronization.
+    const FAULT = `.version 7.0
+.target sm_80
+.address_size 64
+.visible .entry null_store(.param .u64 p)
+{
+  .reg .u64 %rd<2>;
+  .reg .u32 %r<2>;
+  mov.u64 %rd1, 0;
+  mov.u32 %r1, 1;
+  st.global.u32 [%rd1], %r1;
+  ret;
+}
+`;
+    const k = loadModule(dev, FAULT).getKernel("null_store");
+    k.launch([], [], { grid: [1, 1, 1], block: [1, 1, 1], dynamicSharedBytes: 0 });
+    let err: unknown;
+    try {
+      dev.synchronize();
+    } catch (e) {
+      err = e;
+    }
+    expect(String(err)).toMatch(/CUDA_ERROR_ILLEGAL_ADDRESS|CUDA_ERROR_LAUNCH_FAILED/);
+    expect(String(err)).toContain('the last kernel queued on it was "null_store"');
+    expect(String(err)).toContain("is lost");
+    expect(String(err)).toContain("device.reset()");
+    expect(dev.lost?.kernel).toBe("null_store");
+    // Later calls fail at once with the same explanation.
+    expect(() => cudaZeros([N], "float32", dev)).toThrow(/is lost.*device\.reset\(\)/s);
+    dev.reset();
+    expect(dev.lost).toBeUndefined();
+    const run = compile(inc, { target: "cuda" });
+    const a = cudaZeros([N], "float32", dev);
+    run(a);
+    expect(first(a)).toBe(1);
+    expect(() => old.toArray()).toThrow(/allocated before cuda:0 was reset/);
+    old.dispose(); // harmless
+    a.dispose();
+  });
 });

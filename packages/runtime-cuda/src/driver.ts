@@ -1,5 +1,13 @@
 import { createRequire } from "node:module";
-import { CudaError, CudaUnavailableError, cuResultName } from "./errors.js";
+import { CONTEXT_LOST_CODES, CudaError, CudaUnavailableError, cuResultName } from "./errors.js";
+
+/** Called when a call returns a context-losing code; returns text added to the error's message. */
+let contextLostHook: ((code: number) => string | undefined) | undefined;
+
+/** @internal device.ts marks the current device lost and explains what to do. */
+export function onContextLost(hook: (code: number) => string | undefined): void {
+  contextLostHook = hook;
+}
 
 export { CudaError, CudaUnavailableError, cuResultName, CU_RESULT_NAMES } from "./errors.js";
 
@@ -59,6 +67,7 @@ const SIGNATURES = {
     ["cuDevicePrimaryCtxRelease_v2", "cuDevicePrimaryCtxRelease"],
     ["int"],
   ],
+  cuDevicePrimaryCtxReset: [["cuDevicePrimaryCtxReset_v2", "cuDevicePrimaryCtxReset"], ["int"]],
   cuCtxSetCurrent: [["cuCtxSetCurrent"], ["void *"]],
   cuCtxSynchronize: [["cuCtxSynchronize"], []],
   cuModuleLoadDataEx: [
@@ -180,7 +189,15 @@ export class CudaDriver {
   /** Throw a CudaError for `code` from `call` unless it is CUDA_SUCCESS. */
   check(call: string, code: number, opts: { log?: string; context?: string } = {}): void {
     if (code === 0) return;
-    throw new CudaError(call, code, this.errorName(code), this.errorString(code), opts);
+    const lost = CONTEXT_LOST_CODES.has(code) ? contextLostHook?.(code) : undefined;
+    const description = this.errorString(code);
+    throw new CudaError(
+      call,
+      code,
+      this.errorName(code),
+      lost ? `${description ?? ""}. ${lost}` : description,
+      opts,
+    );
   }
 
   /** The driver's name for a CUresult (cuGetErrorName), falling back to cuda.h's table. */
@@ -233,6 +250,11 @@ export class CudaDriver {
 
   primaryCtxRelease(dev: number): void {
     this.check("cuDevicePrimaryCtxRelease", this.#raw.cuDevicePrimaryCtxRelease(dev));
+  }
+
+  /** Destroy every allocation and module of the device's primary context and reset its state. */
+  primaryCtxReset(dev: number): void {
+    this.check("cuDevicePrimaryCtxReset", this.#raw.cuDevicePrimaryCtxReset(dev));
   }
 
   ctxSetCurrent(ctx: CuHandle): void {

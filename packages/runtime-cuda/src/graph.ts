@@ -1,6 +1,6 @@
 import { cuda, type CudaDevice } from "./device.js";
 import { driver, type CuHandle } from "./driver.js";
-import { CudaStream, currentStream } from "./stream.js";
+import { CudaStream, currentStream, live } from "./stream.js";
 
 const registry = new FinalizationRegistry<() => void>((destroy) => {
   try {
@@ -24,6 +24,7 @@ export class CudaGraph implements Disposable {
   /** Number of captured nodes (kernel launches and other operations). */
   readonly nodeCount: number;
   #destroyed = false;
+  #generation = 0;
 
   /** @internal use `captureGraph`. */
   constructor(device: CudaDevice, graph: CuHandle, exec: CuHandle) {
@@ -31,9 +32,11 @@ export class CudaGraph implements Disposable {
     this.graph = graph;
     this.exec = exec;
     this.nodeCount = driver().graphNodeCount(graph);
+    const gen = (this.#generation = device.generation);
     registry.register(
       this,
       () => {
+        if (!live(device, gen)) return;
         driver().graphExecDestroy(exec);
         driver().graphDestroy(graph);
       },
@@ -51,6 +54,7 @@ export class CudaGraph implements Disposable {
     if (this.#destroyed) return;
     this.#destroyed = true;
     registry.unregister(this);
+    if (!live(this.device, this.#generation)) return;
     this.device.activate();
     driver().graphExecDestroy(this.exec);
     driver().graphDestroy(this.graph);

@@ -103,6 +103,8 @@ export class CudaKernel {
   readonly handle: CuHandle;
   /** Static shared memory of the entry, in bytes, as the code generator reported it. */
   readonly staticSharedBytes: number;
+  /** The device's generation when the kernel was loaded (it does not survive `device.reset()`). */
+  readonly generation: number;
   #args: ArgPacker | undefined;
   #dynamicLimit = 0;
   #launch: LaunchConfig | undefined;
@@ -116,6 +118,7 @@ export class CudaKernel {
     this.handle = handle;
     this.staticSharedBytes = staticSharedBytes;
     this.#context = `kernel "${name}"`;
+    this.generation = device.generation;
   }
 
   /**
@@ -137,6 +140,12 @@ export class CudaKernel {
   ): void {
     const dev = this.device;
     dev.activate();
+    if (this.generation !== dev.generation) {
+      throw new Error(
+        `kernel "${this.name}" was loaded before cuda:${dev.ordinal} was reset; load its module again`,
+      );
+    }
+    dev.lastKernel = this.name;
     let buf = this.#args;
     if (!buf || !sameParams(buf.params, params)) {
       buf?.free();

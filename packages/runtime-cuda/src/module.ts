@@ -8,7 +8,12 @@ import { binaryCacheDir, binaryKey, forgetBinary, readBinary, writeBinary } from
 const cache = new WeakMap<CudaDevice, Map<string, CudaModule>>();
 
 /** Unloads modules that were garbage-collected without `unload()`. */
-const registry = new FinalizationRegistry<{ device: CudaDevice; handle: CuHandle }>((m) => {
+const registry = new FinalizationRegistry<{
+  device: CudaDevice;
+  handle: CuHandle;
+  generation: number;
+}>((m) => {
+  if (m.generation !== m.device.generation || m.device.lost) return;
   try {
     m.device.activate();
     driver().moduleUnload(m.handle);
@@ -31,6 +36,8 @@ export class CudaModule {
   readonly hash: string;
   /** The JIT's informational log (often empty). */
   readonly infoLog: string;
+  /** The device's generation when loaded (a module does not survive `device.reset()`). */
+  readonly generation: number;
   readonly #kernels = new Map<string, CudaKernel>();
   #unloaded = false;
 
@@ -40,7 +47,8 @@ export class CudaModule {
     this.handle = handle;
     this.hash = hash;
     this.infoLog = infoLog;
-    registry.register(this, { device, handle }, this);
+    this.generation = device.generation;
+    registry.register(this, { device, handle, generation: this.generation }, this);
   }
 
   /** `using m = loadModule(...)`: the same as `unload()`. */
@@ -76,7 +84,8 @@ export class CudaModule {
     if (this.#unloaded) return;
     this.#unloaded = true;
     registry.unregister(this);
-    cache.get(this.device)?.delete(this.hash);
+    if (cache.get(this.device)?.get(this.hash) === this) cache.get(this.device)!.delete(this.hash);
+    if (this.generation !== this.device.generation || this.device.lost) return; // already gone
     this.device.activate();
     driver().moduleUnload(this.handle);
   }
@@ -96,7 +105,7 @@ export function loadModule(device: CudaDevice, ptx: string | Uint8Array): CudaMo
   }
   const hash = ptxHash(ptx);
   let mod = perDevice.get(hash);
-  if (!mod) {
+  if (!mod || mod.generation !== device.generation) {
     device.activate();
     const { module, infoLog } = loadImage(device, ptx, hash);
     mod = new CudaModule(device, module, hash, infoLog);

@@ -10,6 +10,11 @@ const registry = new FinalizationRegistry<() => void>((destroy) => {
   }
 });
 
+/** Whether handles made in `generation` still exist (no reset since, context not lost). */
+export function live(device: CudaDevice, generation: number): boolean {
+  return device.generation === generation && device.lost === undefined;
+}
+
 /**
  * Resolve once `ready()` is true, polling with a growing delay (from 0 up to 1 ms), so that
  * awaiting GPU work never blocks the event loop.
@@ -41,6 +46,7 @@ export class CudaEvent implements Disposable {
   /** The CUevent. */
   readonly handle: CuHandle;
   #destroyed = false;
+  #generation = 0;
 
   /** @param timing false creates the event with CU_EVENT_DISABLE_TIMING (cheaper to record). */
   constructor(device: CudaDevice = cuda(0), timing = true) {
@@ -48,7 +54,8 @@ export class CudaEvent implements Disposable {
     device.activate();
     this.handle = driver().eventCreate(timing ? 0 : 2);
     const h = this.handle;
-    registry.register(this, () => driver().eventDestroy(h), this);
+    const gen = (this.#generation = device.generation);
+    registry.register(this, () => live(device, gen) && driver().eventDestroy(h), this);
   }
 
   /** Record the event on `stream` (default: the current stream). */
@@ -81,7 +88,7 @@ export class CudaEvent implements Disposable {
     if (this.#destroyed) return;
     this.#destroyed = true;
     registry.unregister(this);
-    driver().eventDestroy(this.handle);
+    if (live(this.device, this.#generation)) driver().eventDestroy(this.handle);
   }
 
   [Symbol.dispose](): void {
@@ -99,6 +106,7 @@ export class CudaStream implements Disposable {
   /** The CUstream. */
   readonly handle: CuHandle;
   #destroyed = false;
+  #generation = 0;
 
   /** @param blocking true: synchronizes with the legacy default stream (flags 0); default false. */
   constructor(device: CudaDevice = cuda(0), blocking = false) {
@@ -106,7 +114,8 @@ export class CudaStream implements Disposable {
     device.activate();
     this.handle = driver().streamCreate(blocking ? 0 : 1);
     const h = this.handle;
-    registry.register(this, () => driver().streamDestroy(h), this);
+    const gen = (this.#generation = device.generation);
+    registry.register(this, () => live(device, gen) && driver().streamDestroy(h), this);
   }
 
   /** Block until every launch queued on the stream has completed. @throws CudaError of a failed kernel. */
@@ -141,6 +150,7 @@ export class CudaStream implements Disposable {
     if (this.#destroyed) return;
     this.#destroyed = true;
     registry.unregister(this);
+    if (!live(this.device, this.#generation)) return;
     this.device.activate();
     driver().streamDestroy(this.handle);
   }
