@@ -23,6 +23,7 @@ import {
 import { runSim } from "@tirx-ts/runtime-sim";
 import { device as defaultDevice } from "./device.js";
 import { CompileCache } from "./cache.js";
+import { fastArgCheck } from "./fast-args.js";
 
 /** Options of `compile`. */
 export interface CompileOptions {
@@ -87,7 +88,10 @@ function compileUncached(fn: PrimFunc, opts: CompileOptions): Compiled {
   const module = emitPtx(verified, opts.arch ? { arch: opts.arch } : {});
   // One CUDA compilation per device arch (the default arch follows the GPU).
   const onCuda = new Map<string, CudaCompiled>();
+  let lastDevice: CudaDevice | undefined;
+  let lastCompiled: CudaCompiled | undefined;
   const cudaFor = (dev: CudaDevice): CudaCompiled => {
+    if (dev === lastDevice) return lastCompiled!;
     const arch = opts.arch ?? archForDevice(dev);
     let c = onCuda.get(arch);
     if (!c) {
@@ -95,12 +99,17 @@ function compileUncached(fn: PrimFunc, opts: CompileOptions): Compiled {
       c = compileCuda(fn, { module: m });
       onCuda.set(arch, c);
     }
+    lastDevice = dev;
+    lastCompiled = c;
     return c;
   };
+  const quickCheck = fastArgCheck(fn);
   const SIM: LaunchResult = { device: "sim", reports: [] };
   const CUDA: LaunchResult = Object.freeze({ device: "cuda", reports: Object.freeze([]) });
   const launch = (args: KernelArg[], wait: boolean, stream?: CudaStream | null): LaunchResult => {
-    const dev = checkArgs(fn, args) ?? defaultDevice();
+    let checked = quickCheck(args);
+    if (checked === null) checked = checkArgs(fn, args);
+    const dev = checked ?? defaultDevice();
     if (dev.kind === "sim") {
       const { reports } = runSim(verified, args, { hazards: opts.hazards ?? "throw" });
       return reports.length === 0 ? SIM : { device: "sim", reports };
