@@ -8,7 +8,7 @@ import {
 } from "@tirx-ts/core";
 import { ARG_SLOT_BYTES, packArgs } from "./args.js";
 import { cuda, CudaDevice } from "./device.js";
-import { CU_FUNC_ATTRIBUTE, driver, koffi, type CuHandle } from "./driver.js";
+import { CU_FUNC_ATTRIBUTE, driver, koffi, type CudaDriver, type CuHandle } from "./driver.js";
 import { CudaTensor } from "./tensor.js";
 import { currentStream, type CudaStream } from "./stream.js";
 
@@ -110,6 +110,8 @@ export class CudaKernel {
   #launch: LaunchConfig | undefined;
   #staticGrid: readonly [number, number, number] | undefined;
   readonly #context: string;
+  /** The binding that loaded the kernel (not looked up per launch). */
+  readonly #driver: CudaDriver;
 
   /** @internal use `CudaModule.getKernel`. */
   constructor(device: CudaDevice, name: string, handle: CuHandle, staticSharedBytes = 0) {
@@ -118,6 +120,7 @@ export class CudaKernel {
     this.handle = handle;
     this.staticSharedBytes = staticSharedBytes;
     this.#context = `kernel "${name}"`;
+    this.#driver = driver();
     this.generation = device.generation;
   }
 
@@ -154,7 +157,7 @@ export class CudaKernel {
     if (launch !== this.#launch) this.#prepare(launch);
     const grid = this.#staticGrid ?? launchGrid({ name: this.name, params }, launch, args);
     buf.pack(args);
-    driver().launchKernel(
+    this.#driver.launchKernel(
       this.handle,
       grid,
       launch.block,
