@@ -13,6 +13,7 @@ import {
   cudaZeros,
   driver,
   loadModule,
+  loadedModuleCount,
   moduleLoadStats,
 } from "@tirx-ts/runtime-cuda";
 import { mkdtempSync, readdirSync, rmSync } from "node:fs";
@@ -95,7 +96,7 @@ describe.skipIf(!available.ok)("launch path, streams, graphs and lifetimes on th
     }
   });
 
-  it("10k alloc/free and 1k module load/dispose cycles leave device memory flat", () => {
+  it("10k alloc/free and 1k module load/dispose cycles leave device memory and the module count flat", () => {
     const dev = cuda(0);
     const d = driver();
     dev.synchronize();
@@ -105,6 +106,7 @@ describe.skipIf(!available.ok)("launch path, streams, graphs and lifetimes on th
       t[Symbol.dispose]();
     }
     const ptx = compileToPtx(inc, { arch: archForDevice(dev) });
+    const modulesBefore = loadedModuleCount();
     process.env["TIRX_CACHE"] = "off"; // 1000 distinct modules: keep them out of the disk cache
     for (let i = 0; i < 1000; i++) {
       // A distinct module text each time, so that every cycle loads and unloads a module.
@@ -113,6 +115,7 @@ describe.skipIf(!available.ok)("launch path, streams, graphs and lifetimes on th
       mod.unload();
     }
     delete process.env["TIRX_CACHE"];
+    expect(loadedModuleCount()).toBe(modulesBefore);
     dev.synchronize();
     const freeAfter = d.memGetInfo().free;
     // The driver allocates in 2 MiB pages; allow one page of slack.

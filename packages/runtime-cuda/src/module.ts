@@ -13,6 +13,7 @@ const registry = new FinalizationRegistry<{
   handle: CuHandle;
   generation: number;
 }>((m) => {
+  loaded--;
   if (m.generation !== m.device.generation || m.device.lost) return;
   try {
     m.device.activate();
@@ -49,6 +50,7 @@ export class CudaModule {
     this.infoLog = infoLog;
     this.generation = device.generation;
     registry.register(this, { device, handle, generation: this.generation }, this);
+    loaded++;
   }
 
   /** `using m = loadModule(...)`: the same as `unload()`. */
@@ -84,6 +86,7 @@ export class CudaModule {
     if (this.#unloaded) return;
     this.#unloaded = true;
     registry.unregister(this);
+    loaded--;
     if (cache.get(this.device)?.get(this.hash) === this) cache.get(this.device)!.delete(this.hash);
     if (this.generation !== this.device.generation || this.device.lost) return; // already gone
     this.device.activate();
@@ -112,6 +115,13 @@ export function loadModule(device: CudaDevice, ptx: string | Uint8Array): CudaMo
     perDevice.set(hash, mod);
   }
   return mod;
+}
+
+let loaded = 0;
+
+/** CUDA modules loaded in this process and not yet unloaded (explicitly or by the collector). */
+export function loadedModuleCount(): number {
+  return loaded;
 }
 
 /** Module loads in this process, by where the image came from (tests and benchmarks read it). */
