@@ -2,16 +2,20 @@
 // the CLI always loads it: bundled by esbuild and imported natively, with `tirx-ts` from the built
 // package); one spawns the real command, as a user runs it (`npm test` builds first).
 import { spawnSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
-import { describe, expect, test } from "vitest";
+import { afterAll, describe, expect, test } from "vitest";
 import { main } from "../packages/tirx-ts/src/cli.js";
 import { assemblePtx } from "./util/ptxas.js";
 import { lineOf } from "./kernels/seed.js";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
+// The CLI's bundle cache goes to a folder of this test run, not the user's ~/.cache.
+const cacheDir = mkdtempSync(join(tmpdir(), "tirx-cli-test-cache-"));
+process.env["TIRX_CACHE_DIR"] = cacheDir;
+afterAll(() => rmSync(cacheDir, { recursive: true, force: true }));
 const bin = fileURLToPath(new URL("../packages/tirx-ts/bin/tirx.js", import.meta.url));
 
 /** Run the CLI in-process, from the repository root; paths are relative to it. */
@@ -128,6 +132,38 @@ describe("tirx build", () => {
       expect(err).not.toContain("%0A");
     } finally {
       rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  test("a kernel file and the files it imports are bundled again when they change (the bundle cache)", async () => {
+    const dir = join(root, "test", ".printed", "cli-cache");
+    const cache = mkdtempSync(join(tmpdir(), "tirx-cli-cache-"));
+    mkdirSync(dir, { recursive: true });
+    process.env["TIRX_CACHE_DIR"] = cache;
+    const kernel = (name: string) => `import { T } from "tirx-ts";
+import { BLOCK } from "./block.js";
+export const k = T.function("${name}", { A: T.Tensor([BLOCK], "float32") }, ({ A }) => {
+  T.device_entry({ launch: T.cuda.LaunchConfig({ grid: 1, block: BLOCK }) });
+  A.set([T.cuda.thread_idx("x")], T.float32(0));
+});
+`;
+    try {
+      writeFileSync(join(dir, "block.ts"), "export const BLOCK: number = 32;\n");
+      writeFileSync(join(dir, "k.ts"), kernel("first"));
+      const a = await tirx("build", join(dir, "k.ts"));
+      expect(a.code, a.err).toBe(0);
+      expect(a.out).toContain(".entry first(");
+      expect(readdirSync(join(cache, "bundles")).length).toBe(1);
+      writeFileSync(join(dir, "k.ts"), kernel("second_name"));
+      const b = await tirx("build", join(dir, "k.ts"));
+      expect(b.out).toContain(".entry second_name(");
+      writeFileSync(join(dir, "block.ts"), "export const BLOCK: number = 64;\n");
+      const c = await tirx("build", join(dir, "k.ts"));
+      expect(c.out).toContain(".maxntid 64, 1, 1");
+    } finally {
+      process.env["TIRX_CACHE_DIR"] = cacheDir;
+      rmSync(dir, { recursive: true, force: true });
+      rmSync(cache, { recursive: true, force: true });
     }
   });
 
