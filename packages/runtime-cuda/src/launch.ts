@@ -15,18 +15,39 @@ import { currentStream, type CudaStream } from "./stream.js";
 /** Shared memory a CTA gets without opting in (CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES needed above it), bytes. */
 export const DEFAULT_SHARED_BYTES = 48 * 1024;
 
-/** How a parameter is written into its slot: a tensor pointer, or a scalar dtype. */
+/** How a parameter is written into its slot: a tensor pointer, a common scalar, or the general path. */
 const TENSOR = 0;
-const SCALAR = 1;
+const OTHER = 1;
+const I32 = 2;
+const U32 = 3;
+const F32 = 4;
+const F64 = 5;
+
+function slotKind(p: Param): number {
+  if (p.kind === "buffer") return TENSOR;
+  switch (p.var.dtype) {
+    case "int32":
+      return I32;
+    case "uint32":
+      return U32;
+    case "float32":
+      return F32;
+    case "float64":
+      return F64;
+    default:
+      return OTHER;
+  }
+}
 
 /**
  * The argument buffer and packer of one kernel, built once: `ARG_SLOT_BYTES` per parameter of
  * values, followed by the `kernelParams` array of pointers to each value. It lives in memory
  * from `koffi.alloc`, which never moves, so the pointers stay valid. `pack` writes a launch's
  * arguments with one pass over precomputed slot kinds and allocates nothing for tensors and
- * number scalars (the common case); a scalar that needs a range check goes through `packArgs`.
+ * int32/uint32/float32/float64 number scalars (the common case); anything else goes through
+ * `packArgs`. @internal exported for tests.
  */
-class ArgPacker {
+export class ArgPacker {
   readonly params: readonly Param[];
   readonly values: DataView;
   /** Address of the kernelParams array (0n for a kernel without parameters). */
@@ -50,7 +71,7 @@ class ArgPacker {
     for (let i = 0; i < n; i++)
       pointers.setBigUint64(i * 8, this.#block + BigInt(i * ARG_SLOT_BYTES), true);
     this.kernelParams = n > 0 ? this.#block + BigInt(n * ARG_SLOT_BYTES) : 0n;
-    this.#kinds = Uint8Array.from(params, (p) => (p.kind === "buffer" ? TENSOR : SCALAR));
+    this.#kinds = Uint8Array.from(params, slotKind);
   }
 
   /** Write `args` (count and kinds checked by the caller) into the buffer. */
@@ -60,11 +81,36 @@ class ArgPacker {
     const dev = this.#device;
     for (let i = 0; i < kinds.length; i++) {
       const a = args[i];
-      if (kinds[i] === TENSOR && a instanceof CudaTensor && a.device === dev) {
-        view.setBigUint64(i * ARG_SLOT_BYTES, a.ptr, true);
-        continue;
+      const off = i * ARG_SLOT_BYTES;
+      const kind = kinds[i];
+      if (kind === TENSOR) {
+        if (a instanceof CudaTensor && a.device === dev) {
+          view.setBigUint64(off, a.ptr, true);
+          continue;
+        }
+      } else if (typeof a === "number") {
+        // The high bytes of a slot are cleared so that they are deterministic (as packArgs does).
+        if (kind === I32 && Number.isInteger(a) && a >= -2147483648 && a <= 2147483647) {
+          view.setInt32(off, a, true);
+          view.setInt32(off + 4, 0, true);
+          continue;
+        }
+        if (kind === U32 && Number.isInteger(a) && a >= 0 && a <= 4294967295) {
+          view.setUint32(off, a, true);
+          view.setInt32(off + 4, 0, true);
+          continue;
+        }
+        if (kind === F32) {
+          view.setFloat32(off, a, true);
+          view.setInt32(off + 4, 0, true);
+          continue;
+        }
+        if (kind === F64) {
+          view.setFloat64(off, a, true);
+          continue;
+        }
       }
-      // Scalars, and tensors on another device (an error): the checked general path.
+      // Anything else (other dtypes, bigints, booleans, and every error): the checked path.
       packArgs(this.params, args, view, this.#pointerOf);
       return;
     }
