@@ -11,7 +11,7 @@
 import { execFileSync, spawnSync } from "node:child_process";
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { cpus, tmpdir } from "node:os";
-import { dirname, join } from "node:path";
+import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { T } from "@tirx-ts/dsl";
@@ -63,22 +63,9 @@ let cNote = "";
 try {
   const dir = mkdtempSync(join(tmpdir(), "tirx-launch-"));
   const exe = join(dir, "launch_overhead");
-  // libcuda.so (unversioned) may exist only among the toolkit's stubs; the program still loads
-  // the driver's libcuda.so.1 at run time.
-  const nvcc = execFileSync("which", ["nvcc"], { encoding: "utf8" }).trim();
-  const stubs = join(dirname(dirname(nvcc)), "lib64", "stubs");
-  const src = join(here, "cuda", "launch_overhead.c");
-  const errors: string[] = [];
-  let built = false;
-  for (const extra of [[], [`-L${stubs}`]]) {
-    const r = spawnSync("nvcc", ["-O2", "-o", exe, src, ...extra, "-lcuda"], { encoding: "utf8" });
-    if (r.status === 0) {
-      built = true;
-      break;
-    }
-    errors.push((r.stderr || r.error?.message || "").trim().split("\n").slice(-1).join(""));
-  }
-  if (!built) throw new Error(`nvcc could not build launch_overhead.c: ${errors.join(" | ")}`);
+  execFileSync("nvcc", ["-O2", "-o", exe, join(here, "cuda", "launch_overhead.c"), "-ldl"], {
+    stdio: ["ignore", "pipe", "pipe"],
+  });
   const ptxFile = join(dir, "k.ptx");
   writeFileSync(ptxFile, ptx.text);
   const r = spawnSync(exe, [ptxFile, ptx.entry, String(N * 4), "1", String(N), String(iters)], {

@@ -1,23 +1,67 @@
 // Launch overhead of the CUDA driver API from C, the reference for bench/launch.ts: the same PTX
 // entry (one .u64 tensor parameter), launched with cuLaunchKernel on the default stream.
-// Build: nvcc -O2 -o launch_overhead launch_overhead.c -lcuda
+// The driver is opened with dlopen("libcuda.so.1"), as koffi does for tirx-ts, so the program
+// builds without the toolkit's link stub. Build: nvcc -O2 -o launch_overhead launch_overhead.c -ldl
 // Usage: launch_overhead <file.ptx> <entry> <tensor bytes> <grid> <block> <iters>
 // Prints one JSON line: queued_us (host time per cuLaunchKernel, launches in batches of 256 with
 // a synchronize between batches, not timed), launch_sync_us (cuLaunchKernel + cuCtxSynchronize).
 #include <cuda.h>
+#include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
 
-#define CHECK(x)                                                              \
-  do {                                                                        \
-    CUresult r_ = (x);                                                        \
-    if (r_ != CUDA_SUCCESS) {                                                 \
-      const char* n_ = 0;                                                     \
-      cuGetErrorName(r_, &n_);                                                \
-      fprintf(stderr, "%s failed: %s\n", #x, n_ ? n_ : "?");                  \
-      exit(1);                                                                \
-    }                                                                         \
+// Driver entry points, looked up by their exported (versioned) names.
+static CUresult (*pInit)(unsigned);
+static CUresult (*pDeviceGet)(CUdevice*, int);
+static CUresult (*pPrimaryCtxRetain)(CUcontext*, CUdevice);
+static CUresult (*pCtxSetCurrent)(CUcontext);
+static CUresult (*pModuleLoadData)(CUmodule*, const void*);
+static CUresult (*pModuleGetFunction)(CUfunction*, CUmodule, const char*);
+static CUresult (*pMemAlloc)(CUdeviceptr*, size_t);
+static CUresult (*pMemsetD8)(CUdeviceptr, unsigned char, size_t);
+static CUresult (*pLaunchKernel)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned,
+                                 unsigned, unsigned, CUstream, void**, void**);
+static CUresult (*pCtxSynchronize)(void);
+static CUresult (*pGetErrorName)(CUresult, const char**);
+
+static void* sym(void* lib, const char* name) {
+  void* p = dlsym(lib, name);
+  if (!p) {
+    fprintf(stderr, "libcuda.so.1 does not export %s\n", name);
+    exit(1);
+  }
+  return p;
+}
+
+static void load_driver(void) {
+  void* lib = dlopen("libcuda.so.1", RTLD_NOW);
+  if (!lib) {
+    fprintf(stderr, "cannot load libcuda.so.1: %s\n", dlerror());
+    exit(1);
+  }
+  *(void**)&pInit = sym(lib, "cuInit");
+  *(void**)&pDeviceGet = sym(lib, "cuDeviceGet");
+  *(void**)&pPrimaryCtxRetain = sym(lib, "cuDevicePrimaryCtxRetain");
+  *(void**)&pCtxSetCurrent = sym(lib, "cuCtxSetCurrent");
+  *(void**)&pModuleLoadData = sym(lib, "cuModuleLoadData");
+  *(void**)&pModuleGetFunction = sym(lib, "cuModuleGetFunction");
+  *(void**)&pMemAlloc = sym(lib, "cuMemAlloc_v2");
+  *(void**)&pMemsetD8 = sym(lib, "cuMemsetD8_v2");
+  *(void**)&pLaunchKernel = sym(lib, "cuLaunchKernel");
+  *(void**)&pCtxSynchronize = sym(lib, "cuCtxSynchronize");
+  *(void**)&pGetErrorName = sym(lib, "cuGetErrorName");
+}
+
+#define CHECK(x)                                             \
+  do {                                                       \
+    CUresult r_ = (x);                                       \
+    if (r_ != CUDA_SUCCESS) {                                \
+      const char* n_ = 0;                                    \
+      pGetErrorName(r_, &n_);                                \
+      fprintf(stderr, "%s failed: %s\n", #x, n_ ? n_ : "?"); \
+      exit(1);                                               \
+    }                                                        \
   } while (0)
 
 static double now_us(void) {
@@ -52,18 +96,19 @@ int main(int argc, char** argv) {
   CUmodule mod;
   CUfunction fn;
   CUdeviceptr a;
-  CHECK(cuInit(0));
-  CHECK(cuDeviceGet(&dev, 0));
-  CHECK(cuDevicePrimaryCtxRetain(&ctx, dev));
-  CHECK(cuCtxSetCurrent(ctx));
-  CHECK(cuModuleLoadData(&mod, read_file(argv[1])));
-  CHECK(cuModuleGetFunction(&fn, mod, argv[2]));
-  CHECK(cuMemAlloc(&a, bytes));
-  CHECK(cuMemsetD8(a, 0, bytes));
+  load_driver();
+  CHECK(pInit(0));
+  CHECK(pDeviceGet(&dev, 0));
+  CHECK(pPrimaryCtxRetain(&ctx, dev));
+  CHECK(pCtxSetCurrent(ctx));
+  CHECK(pModuleLoadData(&mod, read_file(argv[1])));
+  CHECK(pModuleGetFunction(&fn, mod, argv[2]));
+  CHECK(pMemAlloc(&a, bytes));
+  CHECK(pMemsetD8(a, 0, bytes));
   void* params[] = {&a};
   for (int i = 0; i < 100; i++)
-    CHECK(cuLaunchKernel(fn, grid, 1, 1, block, 1, 1, 0, 0, params, 0));
-  CHECK(cuCtxSynchronize());
+    CHECK(pLaunchKernel(fn, grid, 1, 1, block, 1, 1, 0, 0, params, 0));
+  CHECK(pCtxSynchronize());
   // Queued launches: batches of 256 (well under the launch queue depth), timed per batch.
   double queued = 0;
   int done = 0;
@@ -71,16 +116,16 @@ int main(int argc, char** argv) {
     int n = iters - done < 256 ? iters - done : 256;
     double t0 = now_us();
     for (int i = 0; i < n; i++)
-      CHECK(cuLaunchKernel(fn, grid, 1, 1, block, 1, 1, 0, 0, params, 0));
+      CHECK(pLaunchKernel(fn, grid, 1, 1, block, 1, 1, 0, 0, params, 0));
     queued += now_us() - t0;
-    CHECK(cuCtxSynchronize());
+    CHECK(pCtxSynchronize());
     done += n;
   }
   double t0 = now_us();
   int sync_iters = iters < 2000 ? iters : 2000;
   for (int i = 0; i < sync_iters; i++) {
-    CHECK(cuLaunchKernel(fn, grid, 1, 1, block, 1, 1, 0, 0, params, 0));
-    CHECK(cuCtxSynchronize());
+    CHECK(pLaunchKernel(fn, grid, 1, 1, block, 1, 1, 0, 0, params, 0));
+    CHECK(pCtxSynchronize());
   }
   double sync_us = (now_us() - t0) / sync_iters;
   printf("{\"queued_us\": %.4f, \"launch_sync_us\": %.4f}\n", queued / iters, sync_us);
