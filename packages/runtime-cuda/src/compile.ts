@@ -63,7 +63,7 @@ export function compileCuda(fn: PrimFunc, opts: CudaCompileOptions = {}): CudaCo
 
   const kernel = (device: CudaDevice = opts.device ?? cuda(0)): CudaKernel => {
     let k = kernels.get(device);
-    if (!k || k.generation !== device.generation) {
+    if (!k || k.generation !== device.generation || k.module?.unloaded) {
       k = loadModule(device, mod.text).getKernel(mod.entry, {
         staticSharedBytes: mod.staticSharedBytes,
       });

@@ -11,6 +11,7 @@ import { cuda, CudaDevice } from "./device.js";
 import { CU_FUNC_ATTRIBUTE, driver, koffi, type CudaDriver, type CuHandle } from "./driver.js";
 import { CudaTensor } from "./tensor.js";
 import { currentStream, type CudaStream } from "./stream.js";
+import type { CudaModule } from "./module.js";
 
 /** Shared memory a CTA gets without opting in (CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES needed above it), bytes. */
 export const DEFAULT_SHARED_BYTES = 48 * 1024;
@@ -159,8 +160,18 @@ export class CudaKernel {
   /** The binding that loaded the kernel (not looked up per launch). */
   readonly #driver: CudaDriver;
 
+  /** The module the kernel belongs to (kept alive by the kernel). */
+  readonly module: CudaModule | undefined;
+
   /** @internal use `CudaModule.getKernel`. */
-  constructor(device: CudaDevice, name: string, handle: CuHandle, staticSharedBytes = 0) {
+  constructor(
+    device: CudaDevice,
+    name: string,
+    handle: CuHandle,
+    staticSharedBytes = 0,
+    module?: CudaModule,
+  ) {
+    this.module = module;
     this.device = device;
     this.name = name;
     this.handle = handle;

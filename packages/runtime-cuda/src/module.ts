@@ -5,7 +5,11 @@ import { CudaKernel } from "./launch.js";
 import { binaryCacheDir, binaryKey, forgetBinary, readBinary, writeBinary } from "./disk-cache.js";
 
 /** Loaded modules per device, keyed by the SHA-256 of their PTX text. */
-const cache = new WeakMap<CudaDevice, Map<string, CudaModule>>();
+/**
+ * Loaded modules by device and PTX hash, held weakly: a module nobody references (no kernel of
+ * it is held either: a kernel keeps its module alive) is unloaded by the collector.
+ */
+const cache = new WeakMap<CudaDevice, Map<string, WeakRef<CudaModule>>>();
 
 /** Unloads modules that were garbage-collected without `unload()`. */
 const registry = new FinalizationRegistry<{
@@ -75,6 +79,7 @@ export class CudaModule {
         name,
         driver().moduleGetFunction(this.handle, name),
         opts.staticSharedBytes ?? 0,
+        this,
       );
       this.#kernels.set(name, k);
     }
@@ -82,12 +87,18 @@ export class CudaModule {
   }
 
   /** Unload the module (cuModuleUnload) and drop it from the cache; its kernels become invalid. */
+  /** True once `unload()` ran. */
+  get unloaded(): boolean {
+    return this.#unloaded;
+  }
+
   unload(): void {
     if (this.#unloaded) return;
     this.#unloaded = true;
     registry.unregister(this);
     loaded--;
-    if (cache.get(this.device)?.get(this.hash) === this) cache.get(this.device)!.delete(this.hash);
+    if (cache.get(this.device)?.get(this.hash)?.deref() === this)
+      cache.get(this.device)!.delete(this.hash);
     if (this.generation !== this.device.generation || this.device.lost) return; // already gone
     this.device.activate();
     driver().moduleUnload(this.handle);
@@ -107,12 +118,12 @@ export function loadModule(device: CudaDevice, ptx: string | Uint8Array): CudaMo
     cache.set(device, perDevice);
   }
   const hash = ptxHash(ptx);
-  let mod = perDevice.get(hash);
-  if (!mod || mod.generation !== device.generation) {
+  let mod = perDevice.get(hash)?.deref();
+  if (!mod || mod.generation !== device.generation || mod.unloaded) {
     device.activate();
     const { module, infoLog } = loadImage(device, ptx, hash);
     mod = new CudaModule(device, module, hash, infoLog);
-    perDevice.set(hash, mod);
+    perDevice.set(hash, new WeakRef(mod));
   }
   return mod;
 }
