@@ -57,4 +57,9 @@ const compute = run("compute (vector_add, softmax, reduce_rows, gemm)", [
   "--out",
   join(outDir, `compute-${day}.md`),
 ]);
-process.exitCode = sim.code || bulk.code || compute.code ? 1 : 0;
+const launch = run("launch overhead and CUDA graphs", [
+  join(here, "launch.ts"),
+  "--out",
+  join(outDir, `launch-${day}.md`),
+]);
+process.exitCode = sim.code || bulk.code || compute.code || launch.code ? 1 : 0;

@@ -1,25 +1,45 @@
-// The `tirx` command as a user runs it (from the built package; `npm test` builds first).
+// The `tirx` command. Most cases run `main` in-process (the kernel file itself is loaded the way
+// the CLI always loads it: bundled by esbuild and imported natively, with `tirx-ts` from the built
+// package); one spawns the real command, as a user runs it (`npm test` builds first).
 import { spawnSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
-import { describe, expect, test } from "vitest";
+import { afterAll, describe, expect, test } from "vitest";
+import { main } from "../packages/tirx-ts/src/cli.js";
 import { assemblePtx } from "./util/ptxas.js";
 import { lineOf } from "./kernels/seed.js";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
+// The CLI's bundle cache goes to a folder of this test run, not the user's ~/.cache.
+const cacheDir = mkdtempSync(join(tmpdir(), "tirx-cli-test-cache-"));
+process.env["TIRX_CACHE_DIR"] = cacheDir;
+afterAll(() => rmSync(cacheDir, { recursive: true, force: true }));
 const bin = fileURLToPath(new URL("../packages/tirx-ts/bin/tirx.js", import.meta.url));
 
-function tirx(...args: string[]) {
-  const r = spawnSync(process.execPath, [bin, ...args], { cwd: root, encoding: "utf8" });
-  return { code: r.status, out: r.stdout, err: r.stderr };
+/** Run the CLI in-process, from the repository root; paths are relative to it. */
+async function tirx(...args: string[]) {
+  let out = "";
+  let err = "";
+  const cwd = process.cwd();
+  process.chdir(root);
+  try {
+    const code = await main(args, {
+      out: (t) => void (out += t),
+      err: (t) => void (err += t),
+      color: false,
+    });
+    return { code, out, err };
+  } finally {
+    process.chdir(cwd);
+  }
 }
 const count = (text: string, re: RegExp) => text.split("\n").filter((l) => re.test(l)).length;
 
 describe("tirx build", () => {
-  test("prints the seed kernel's PTX, which ptxas assembles for sm_80 and sm_90", () => {
-    const { code, out, err } = tirx("build", "examples/copy_async.ts", "--emit", "ptx");
+  test("prints the seed kernel's PTX, which ptxas assembles for sm_80 and sm_90", async () => {
+    const { code, out, err } = await tirx("build", "examples/copy_async.ts", "--emit", "ptx");
     expect(err).toBe("");
     expect(code).toBe(0);
     expect(count(out, /^\s*cp\.async\.cg\.shared\.global \[[^\]]+\], \[[^\]]+\], 16;$/)).toBe(4);
@@ -30,18 +50,25 @@ describe("tirx build", () => {
     assemblePtx(out, "sm_90");
   });
 
-  test("--arch sm_90 sets the target; --emit ir prints the IR; --kernel selects", () => {
-    expect(tirx("build", "examples/copy_async.ts", "--arch", "sm_90").out).toContain(
+  test("--arch sm_90 sets the target; --emit ir prints the IR; --kernel selects", async () => {
+    expect((await tirx("build", "examples/copy_async.ts", "--arch", "sm_90")).out).toContain(
       ".target sm_90",
     );
-    const ir = tirx("build", "examples/copy_async.ts", "--emit", "ir", "--kernel", "copy_async");
+    const ir = await tirx(
+      "build",
+      "examples/copy_async.ts",
+      "--emit",
+      "ir",
+      "--kernel",
+      "copy_async",
+    );
     expect(ir.code).toBe(0);
-    expect(ir.out).toMatch(/export const copy_async = T\.function\(\s*"copy_async"/);
-    expect(tirx("build", "examples/copy_async.ts", "--kernel", "nope").code).toBe(1);
+    expect(ir.out).toMatch(/export const copy_async = T\.prim_func\(function copy_async\(/);
+    expect((await tirx("build", "examples/copy_async.ts", "--kernel", "nope")).code).toBe(1);
   });
 
   test("a contract violation exits 1 with the code, the rule and a code frame of the author's line", async () => {
-    const { code, err } = tirx("build", "test/fixtures/bad_chunk.ts");
+    const { code, err } = await tirx("build", "test/fixtures/bad_chunk.ts");
     const line = await lineOf(
       fileURLToPath(new URL("./fixtures/bad_chunk.ts", import.meta.url)),
       "// BAD",
@@ -52,39 +79,139 @@ describe("tirx build", () => {
     expect(err).toMatch(new RegExp(`^> +${line} \\| .*// BAD$`, "m"));
   });
 
-  test("a file that does not parse exits 1 with its location, not a stack trace", () => {
+  test("a file that does not parse exits 1 with its location and a code frame, not a stack trace", async () => {
     const dir = mkdtempSync(join(tmpdir(), "tirx-cli-"));
     const file = join(dir, "broken.ts");
-    writeFileSync(file, "export const x = ;\n");
-    const { code, err } = tirx("build", file);
+    writeFileSync(file, "// a comment\nexport const x = ;\n");
+    const { code, err } = await tirx("build", file);
+    rmSync(dir, { recursive: true, force: true });
     expect(code).toBe(1);
-    expect(err).toContain("error: cannot load the file");
-    expect(err).toContain(':1:17: ERROR: Unexpected ";"');
+    expect(err).toContain(`${file}:2:18: error: cannot load the file: Unexpected ";"`);
+    expect(err).toMatch(/^> +2 \| export const x = ;$/m);
     expect(err).not.toContain("    at ");
   });
 
-  test("usage errors exit 2", () => {
-    expect(tirx().code).toBe(2);
-    expect(tirx("build", "no/such/file.ts").code).toBe(2);
-    expect(tirx("build", "examples/copy_async.ts", "--emit", "sass").code).toBe(2);
+  test("usage errors exit 2; kernel errors exit 1", async () => {
+    expect((await tirx()).code).toBe(2);
+    expect((await tirx("build", "no/such/file.ts")).code).toBe(2);
+    expect((await tirx("build", "examples/copy_async.ts", "--emit", "sass")).code).toBe(2);
+    expect((await tirx("build", "examples/copy_async.ts", "--bogus")).code).toBe(2);
+    // An arch that is not a target at all is a usage error...
+    const arch = await tirx("build", "examples/copy_async.ts", "--arch", "sm_70");
+    expect(arch.code).toBe(2);
+    expect(arch.err).toContain('unknown --arch "sm_70"; accepted: sm_80,');
+    // ...one the kernel is too new for is the kernel's error (TX5006 and friends).
+    const bulk = await tirx("build", "examples/bulk_copy.ts", "--arch", "sm_80");
+    expect(bulk.code).toBe(1);
+    expect(bulk.err).toMatch(/error TX\d{4} .*needs sm_90/);
   });
 
-  test("--emit ir --after PASS prints that stage; an unknown pass is a usage error", () => {
-    const tiles = tirx("build", "examples/copy_async.ts", "--emit", "ir", "--after", "lower-tile");
+  test('a kernel file in a package without "type": "module" gets its own file:line:col, code frame, and loads once', async () => {
+    // Inside the repository (so that `tirx-ts` resolves), in a gitignored folder.
+    const dir = join(root, "test", ".printed", "cli-cjs");
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(join(dir, "package.json"), '{ "type": "commonjs" }\n');
+    const file = join(dir, "bad_cjs.ts");
+    const body = readFileSync(join(root, "test", "fixtures", "bad_chunk.ts"), "utf8");
+    writeFileSync(
+      file,
+      body.replace(
+        'import { T } from "tirx-ts";',
+        'import { T } from "tirx-ts";\n(globalThis as { __tirxLoads?: number }).__tirxLoads =\n  ((globalThis as { __tirxLoads?: number }).__tirxLoads ?? 0) + 1;',
+      ),
+    );
+    try {
+      const line = await lineOf(file, "// BAD");
+      const g = globalThis as { __tirxLoads?: number };
+      const before = g.__tirxLoads ?? 0;
+      const { code, err } = await tirx("build", file);
+      expect(g.__tirxLoads).toBe(before + 1);
+      expect(code).toBe(1);
+      expect(err).toContain(`${relative(root, file)}:${line}:15: error TX3007`);
+      expect(err).toMatch(new RegExp(`^> +${line} \\| .*// BAD$`, "m"));
+      expect(err).not.toContain("%0A");
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  test("a kernel file and the files it imports are bundled again when they change (the bundle cache)", async () => {
+    const dir = join(root, "test", ".printed", "cli-cache");
+    const cache = mkdtempSync(join(tmpdir(), "tirx-cli-cache-"));
+    mkdirSync(dir, { recursive: true });
+    process.env["TIRX_CACHE_DIR"] = cache;
+    const kernel = (name: string) => `import { T } from "tirx-ts";
+import { BLOCK } from "./block.js";
+export const k = T.function("${name}", { A: T.Tensor([BLOCK], "float32") }, ({ A }) => {
+  T.device_entry({ launch: T.cuda.LaunchConfig({ grid: 1, block: BLOCK }) });
+  A.set([T.cuda.thread_idx("x")], T.float32(0));
+});
+`;
+    try {
+      writeFileSync(join(dir, "block.ts"), "export const BLOCK: number = 32;\n");
+      writeFileSync(join(dir, "k.ts"), kernel("first"));
+      const a = await tirx("build", join(dir, "k.ts"));
+      expect(a.code, a.err).toBe(0);
+      expect(a.out).toContain(".entry first(");
+      expect(readdirSync(join(cache, "bundles")).length).toBe(1);
+      writeFileSync(join(dir, "k.ts"), kernel("second_name"));
+      const b = await tirx("build", join(dir, "k.ts"));
+      expect(b.out).toContain(".entry second_name(");
+      writeFileSync(join(dir, "block.ts"), "export const BLOCK: number = 64;\n");
+      const c = await tirx("build", join(dir, "k.ts"));
+      expect(c.out).toContain(".maxntid 64, 1, 1");
+    } finally {
+      process.env["TIRX_CACHE_DIR"] = cacheDir;
+      rmSync(dir, { recursive: true, force: true });
+      rmSync(cache, { recursive: true, force: true });
+    }
+  });
+
+  test("the installed command: --version, and exit codes through the process", () => {
+    const run = (...args: string[]) =>
+      spawnSync(process.execPath, [bin, ...args], { cwd: root, encoding: "utf8" });
+    const v = run("--version");
+    expect(v.status).toBe(0);
+    const pkg = JSON.parse(
+      readFileSync(join(root, "packages", "tirx-ts", "package.json"), "utf8"),
+    ) as { version: string };
+    expect(v.stdout).toBe(`tirx-ts ${pkg.version}\n`);
+    expect(run("build").status).toBe(2);
+    const bad = run("build", "test/fixtures/bad_chunk.ts");
+    expect(bad.status).toBe(1);
+    expect(bad.stderr).toContain("error TX3007 [cp-async/cg-16]");
+  });
+
+  test("--emit ir --after PASS prints that stage; an unknown pass is a usage error", async () => {
+    const tiles = await tirx(
+      "build",
+      "examples/copy_async.ts",
+      "--emit",
+      "ir",
+      "--after",
+      "lower-tile",
+    );
     expect(tiles.code).toBe(0);
     expect(tiles.out).toMatch(/^\/\/ IR of "copy_async" after lower-tile$/m);
     expect(count(tiles.out, /\/\/ TileOp: cp\.async, chunk 16 bytes/)).toBe(1);
-    const storage = tirx("build", "examples/copy_async.ts", "--emit", "ir", "--after", "storage");
+    const storage = await tirx(
+      "build",
+      "examples/copy_async.ts",
+      "--emit",
+      "ir",
+      "--after",
+      "storage",
+    );
     expect(storage.out).toMatch(/^\/\/ shared: \.shared smem_shared \(8192 bytes/m);
-    const bad = tirx("build", "examples/copy_async.ts", "--emit", "ir", "--after", "unrol");
+    const bad = await tirx("build", "examples/copy_async.ts", "--emit", "ir", "--after", "unrol");
     expect(bad.code).toBe(2);
     expect(bad.err).toContain(
       'unknown pass "unrol"; --after takes one of: verify, lower-tile, unroll, simplify, upcast-half, storage',
     );
-    expect(tirx("build", "examples/copy_async.ts", "--after", "unroll").code).toBe(2);
+    expect((await tirx("build", "examples/copy_async.ts", "--after", "unroll")).code).toBe(2);
   });
 
-  test("the printed IR is a T module: built again, it gives the same PTX instructions", () => {
+  test("the printed IR is a T module: built again, it gives the same PTX instructions", async () => {
     // Inside the repository (so that `tirx-ts` resolves), in a gitignored folder.
     const dir = join(root, "test", ".printed", "cli");
     mkdirSync(dir, { recursive: true });
@@ -93,7 +220,7 @@ describe("tirx build", () => {
         .split("\n")
         .map((l) => l.replace(/\/\/.*$/, "").trim())
         .filter((l) => l !== "");
-    const original = tirx("build", "examples/copy_async.ts", "--emit", "ptx");
+    const original = await tirx("build", "examples/copy_async.ts", "--emit", "ptx");
     expect(original.code).toBe(0);
     expect(instructions(original.out).filter((l) => l.startsWith("cp.async")).length).toBe(6);
     try {
@@ -103,11 +230,11 @@ describe("tirx build", () => {
         ["--after", "lower-tile"],
         ["--after", "storage"],
       ]) {
-        const ir = tirx("build", "examples/copy_async.ts", "--emit", "ir", ...after);
+        const ir = await tirx("build", "examples/copy_async.ts", "--emit", "ir", ...after);
         expect(ir.code, ir.err).toBe(0);
         const file = join(dir, `cli_copy_async_${after[1] ?? "written"}.ts`);
         writeFileSync(file, ir.out);
-        const again = tirx("build", file, "--emit", "ptx");
+        const again = await tirx("build", file, "--emit", "ptx");
         expect(again.err).toBe("");
         expect(instructions(again.out)).toEqual(instructions(original.out));
       }

@@ -9,7 +9,7 @@ import fc from "fast-check";
 import { describe, expect, test } from "vitest";
 import { T, compile, sim, tensor, TirxError, verify, type DType, type PrimFunc } from "tirx-ts";
 import { dtypeBytes } from "@tirx-ts/core";
-import { assembleAll } from "./ptxas-pool.js";
+import { assembleAll, type PtxFailure } from "./ptxas-pool.js";
 
 const SEED = 0x7c0a5f;
 const RUNS = 2000;
@@ -226,10 +226,12 @@ function build(c: Config, m?: Mutation): PrimFunc {
 }
 
 function inputOf(c: Config): Uint8Array {
-  return Uint8Array.from({ length: c.block * rowBytes(c) }, (_, i) => {
+  const out = new Uint8Array(c.block * rowBytes(c));
+  for (let i = 0; i < out.length; i++) {
     const v = 1 + ((i * 29 + c.chunk) % 250);
-    return v === SENTINEL ? 3 : v;
-  });
+    out[i] = v === SENTINEL ? 3 : v;
+  }
+  return out;
 }
 
 function expected(c: Config, input: Uint8Array): Uint8Array {
@@ -261,10 +263,30 @@ describe("cp.async property tests (fast-check)", () => {
   test(`${RUNS} random legal configurations verify, compile and simulate to the expected bytes; every distinct PTX module is assembled by ptxas for sm_80 and sm_90`, async () => {
     let n = 0;
     const modules = new Set<string>();
-    fc.assert(
-      fc.property(legalConfig, (c) => {
+    // ptxas runs while the simulator works: every 64 new modules go to the pool at once (one
+    // process per batch and arch), and the property yields to the event loop so they start.
+    const pending: Promise<PtxFailure[]>[] = [];
+    let batch: string[] = [];
+    const flush = (): void => {
+      if (batch.length === 0) return;
+      const first = modules.size - batch.length;
+      const jobs = batch.flatMap((text, i) =>
+        ["sm_80", "sm_90"].map((arch) => ({ name: `case ${first + i}`, text, arch })),
+      );
+      pending.push(assembleAll(jobs, 1));
+      batch = [];
+    };
+    await fc.assert(
+      fc.asyncProperty(legalConfig, async (c) => {
         const run = compile(build(c));
-        modules.add(run.ptx);
+        if (!modules.has(run.ptx)) {
+          modules.add(run.ptx);
+          batch.push(run.ptx);
+          if (batch.length >= 64) {
+            flush();
+            await new Promise((r) => setImmediate(r));
+          }
+        }
         n++;
         const input = inputOf(c);
         const a = tensor(input, {
@@ -287,10 +309,8 @@ describe("cp.async property tests (fast-check)", () => {
       params,
     );
     expect(n).toBe(RUNS);
-    const jobs = [...modules].flatMap((text, i) =>
-      ["sm_80", "sm_90"].map((arch) => ({ name: `case ${i}`, text, arch })),
-    );
-    const failures = await assembleAll(jobs);
+    flush();
+    const failures = (await Promise.all(pending)).flat();
     expect(failures.slice(0, 3)).toEqual([]);
     console.log(
       `cp-async property: ${modules.size} distinct PTX modules assembled for sm_80 and sm_90`,

@@ -3,6 +3,7 @@ import { compileToPtx, type PtxModule } from "@tirx-ts/codegen-ptx";
 import { cuda, CudaDevice } from "./device.js";
 import type { CudaKernel } from "./launch.js";
 import { loadModule } from "./module.js";
+import type { CudaStream } from "./stream.js";
 
 /** Options of `compileCuda`. */
 export interface CudaCompileOptions {
@@ -35,6 +36,13 @@ export interface CudaCompiled {
   readonly module: PtxModule;
   /** Check the arguments and queue the launch without waiting (for `timeLaunches`). */
   launchAsync(...args: KernelArg[]): void;
+  /** Queue one launch on `stream` (null: the default stream) without waiting. */
+  launchOn(stream: CudaStream | null, ...args: KernelArg[]): void;
+  /**
+   * @internal Queue one launch on `device` and the current stream, with arguments the caller
+   * has already checked (core's `checkArgs`): the fast path of tirx-ts's `compile`.
+   */
+  enqueueChecked(device: CudaDevice, args: readonly KernelArg[]): void;
   /** The loaded kernel on `device` (loading the module on first use). */
   kernel(device?: CudaDevice): CudaKernel;
 }
@@ -55,7 +63,7 @@ export function compileCuda(fn: PrimFunc, opts: CudaCompileOptions = {}): CudaCo
 
   const kernel = (device: CudaDevice = opts.device ?? cuda(0)): CudaKernel => {
     let k = kernels.get(device);
-    if (!k) {
+    if (!k || k.generation !== device.generation || k.module?.unloaded) {
       k = loadModule(device, mod.text).getKernel(mod.entry, {
         staticSharedBytes: mod.staticSharedBytes,
       });
@@ -64,7 +72,7 @@ export function compileCuda(fn: PrimFunc, opts: CudaCompileOptions = {}): CudaCo
     return k;
   };
 
-  const enqueue = (args: readonly KernelArg[]): CudaDevice => {
+  const enqueue = (args: readonly KernelArg[], stream?: CudaStream | null): CudaDevice => {
     const argDevice = checkArgs(fn, args);
     let device: CudaDevice;
     if (opts.device) device = opts.device;
@@ -83,7 +91,7 @@ export function compileCuda(fn: PrimFunc, opts: CudaCompileOptions = {}): CudaCo
         fn.span,
       );
     }
-    kernel(device).launch(mod.params, args, launch);
+    kernel(device).launch(mod.params, args, launch, stream);
     return device;
   };
 
@@ -97,6 +105,12 @@ export function compileCuda(fn: PrimFunc, opts: CudaCompileOptions = {}): CudaCo
     module: mod,
     launchAsync: (...args: KernelArg[]): void => {
       enqueue(args);
+    },
+    launchOn: (stream: CudaStream | null, ...args: KernelArg[]): void => {
+      enqueue(args, stream);
+    },
+    enqueueChecked: (device: CudaDevice, args: readonly KernelArg[]): void => {
+      kernel(device).launch(mod.params, args, launch);
     },
     kernel,
   });

@@ -1,5 +1,6 @@
 import type { DeviceLike } from "@tirx-ts/core";
-import { CU_DEVICE_ATTRIBUTE, driver, type CuHandle } from "./driver.js";
+import { CU_DEVICE_ATTRIBUTE, driver, onContextLost, type CuHandle } from "./driver.js";
+import { CudaError } from "./errors.js";
 
 /** The device whose primary context is current on this thread, as far as this package set it. */
 let current: CudaDevice | undefined;
@@ -20,7 +21,13 @@ export class CudaDevice implements DeviceLike {
   /** Shared memory per CTA without opting in, in bytes (48 KiB on every current GPU). */
   readonly maxSharedDefault: number;
   /** The retained primary context (CUcontext). */
-  readonly context: CuHandle;
+  /** The retained primary context (a new handle after `reset()`). */
+  context: CuHandle;
+  /** Incremented by `reset()`: tensors, modules and kernels of an older generation are gone. */
+  generation = 0;
+  /** The name of the kernel queued last (what a fault most likely came from). */
+  lastKernel: string | undefined;
+  #lost: { code: number; name: string; kernel: string | undefined } | undefined;
   readonly #dev: number;
 
   /** @internal use `cuda(ordinal)`. */
@@ -55,7 +62,18 @@ export class CudaDevice implements DeviceLike {
    * Make this device's primary context current on the calling thread (cuCtxSetCurrent), unless
    * this package already did so last. Every operation of this package calls it first.
    */
+  /** Why the context is lost (a kernel faulted), or undefined while it is usable. */
+  get lost():
+    { readonly code: number; readonly name: string; readonly kernel?: string } | undefined {
+    return this.#lost;
+  }
+
+  /**
+   * Make this device's context current. @throws CudaError when the context was lost to a fault,
+   * without calling the driver: say which kernel and how to recover.
+   */
   activate(): void {
+    if (this.#lost) throw this.#lostError();
     if (current === this) return;
     driver().ctxSetCurrent(this.context);
     current = this;
@@ -71,12 +89,50 @@ export class CudaDevice implements DeviceLike {
     driver().ctxSynchronize(context);
   }
 
+  /** @internal Mark the context lost (a call returned a sticky error); the text for the error. */
+  markLost(code: number): string {
+    this.#lost ??= { code, name: driver().errorName(code), kernel: this.lastKernel };
+    return this.#lostText();
+  }
+
+  #lostText(): string {
+    const l = this.#lost!;
+    const kernel = l.kernel ? `; the last kernel queued on it was "${l.kernel}"` : "";
+    return `The CUDA context of cuda:${this.ordinal} (${this.name}) is lost (${l.name})${kernel}. Every later launch, copy and allocation on this device fails: call device.reset() to reset it (its tensors, modules, streams and graphs are gone), then allocate again`;
+  }
+
+  #lostError(): CudaError {
+    const l = this.#lost!;
+    return new CudaError("(context lost)", l.code, l.name, this.#lostText());
+  }
+
+  /**
+   * Reset the device's primary context (cuDevicePrimaryCtxReset) after a fault, so that it can
+   * be used again in this process. Every tensor, module, stream, event and graph made before is
+   * gone: using a tensor from before throws an error that says so.
+   * @throws CudaError from the driver.
+   */
+  reset(): void {
+    const d = driver();
+    d.primaryCtxReset(this.#dev);
+    this.context = d.primaryCtxRetain(this.#dev);
+    d.primaryCtxRelease(this.#dev); // keep one retain, as before the reset
+    this.generation++;
+    this.#lost = undefined;
+    this.lastKernel = undefined;
+    current = undefined;
+    this.activate();
+  }
+
   toString(): string {
     return `cuda:${this.ordinal} (${this.name}, ${this.arch})`;
   }
 }
 
 const devices = new Map<number, CudaDevice>();
+
+// A sticky error marks the device that was current when it happened.
+onContextLost((code) => current?.markLost(code));
 
 /**
  * The CUDA device `ordinal` (default 0), memoised: its primary context is retained on first use

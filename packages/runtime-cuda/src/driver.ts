@@ -1,5 +1,13 @@
 import { createRequire } from "node:module";
-import { CudaError, CudaUnavailableError, cuResultName } from "./errors.js";
+import { CONTEXT_LOST_CODES, CudaError, CudaUnavailableError, cuResultName } from "./errors.js";
+
+/** Called when a call returns a context-losing code; returns text added to the error's message. */
+let contextLostHook: ((code: number) => string | undefined) | undefined;
+
+/** @internal device.ts marks the current device lost and explains what to do. */
+export function onContextLost(hook: (code: number) => string | undefined): void {
+  contextLostHook = hook;
+}
 
 export { CudaError, CudaUnavailableError, cuResultName, CU_RESULT_NAMES } from "./errors.js";
 
@@ -59,6 +67,7 @@ const SIGNATURES = {
     ["cuDevicePrimaryCtxRelease_v2", "cuDevicePrimaryCtxRelease"],
     ["int"],
   ],
+  cuDevicePrimaryCtxReset: [["cuDevicePrimaryCtxReset_v2", "cuDevicePrimaryCtxReset"], ["int"]],
   cuCtxSetCurrent: [["cuCtxSetCurrent"], ["void *"]],
   cuCtxSynchronize: [["cuCtxSynchronize"], []],
   cuModuleLoadDataEx: [
@@ -98,6 +107,33 @@ const SIGNATURES = {
     ["void *", "void *", "void *"],
   ],
   cuEventDestroy: [["cuEventDestroy_v2", "cuEventDestroy"], ["void *"]],
+  cuEventQuery: [["cuEventQuery"], ["void *"]],
+  cuStreamCreate: [["cuStreamCreate"], ["void *", "uint32_t"]],
+  cuStreamDestroy: [["cuStreamDestroy_v2", "cuStreamDestroy"], ["void *"]],
+  cuStreamSynchronize: [["cuStreamSynchronize"], ["void *"]],
+  cuStreamQuery: [["cuStreamQuery"], ["void *"]],
+  cuStreamBeginCapture: [
+    ["cuStreamBeginCapture_v2", "cuStreamBeginCapture"],
+    ["void *", "int"],
+  ],
+  cuStreamEndCapture: [["cuStreamEndCapture"], ["void *", "void *"]],
+  cuGraphInstantiateWithFlags: [["cuGraphInstantiateWithFlags"], ["void *", "void *", "uint64_t"]],
+  cuGraphLaunch: [["cuGraphLaunch"], ["void *", "void *"]],
+  cuGraphGetNodes: [["cuGraphGetNodes"], ["void *", "void *", "void *"]],
+  cuGraphExecDestroy: [["cuGraphExecDestroy"], ["void *"]],
+  cuGraphDestroy: [["cuGraphDestroy"], ["void *"]],
+  cuMemGetInfo: [["cuMemGetInfo_v2"], ["void *", "void *"]],
+  cuDriverGetVersion: [["cuDriverGetVersion"], ["void *"]],
+  cuLinkCreate: [
+    ["cuLinkCreate_v2", "cuLinkCreate"],
+    ["uint32_t", "void *", "void *", "void *"],
+  ],
+  cuLinkAddData: [
+    ["cuLinkAddData_v2", "cuLinkAddData"],
+    ["void *", "int", "void *", "size_t", "const char *", "uint32_t", "void *", "void *"],
+  ],
+  cuLinkComplete: [["cuLinkComplete"], ["void *", "void *", "void *"]],
+  cuLinkDestroy: [["cuLinkDestroy"], ["void *"]],
   cuGetErrorName: [["cuGetErrorName"], ["int", "void *"]],
   cuGetErrorString: [["cuGetErrorString"], ["int", "void *"]],
 } as const satisfies Record<string, readonly [readonly string[], readonly string[]]>;
@@ -153,7 +189,15 @@ export class CudaDriver {
   /** Throw a CudaError for `code` from `call` unless it is CUDA_SUCCESS. */
   check(call: string, code: number, opts: { log?: string; context?: string } = {}): void {
     if (code === 0) return;
-    throw new CudaError(call, code, this.errorName(code), this.errorString(code), opts);
+    const lost = CONTEXT_LOST_CODES.has(code) ? contextLostHook?.(code) : undefined;
+    const description = this.errorString(code);
+    throw new CudaError(
+      call,
+      code,
+      this.errorName(code),
+      lost ? `${description ?? ""}. ${lost}` : description,
+      opts,
+    );
   }
 
   /** The driver's name for a CUresult (cuGetErrorName), falling back to cuda.h's table. */
@@ -206,6 +250,11 @@ export class CudaDriver {
 
   primaryCtxRelease(dev: number): void {
     this.check("cuDevicePrimaryCtxRelease", this.#raw.cuDevicePrimaryCtxRelease(dev));
+  }
+
+  /** Destroy every allocation and module of the device's primary context and reset its state. */
+  primaryCtxReset(dev: number): void {
+    this.check("cuDevicePrimaryCtxReset", this.#raw.cuDevicePrimaryCtxReset(dev));
   }
 
   ctxSetCurrent(ctx: CuHandle): void {
@@ -354,7 +403,135 @@ export class CudaDriver {
   eventDestroy(ev: CuHandle): void {
     this.check("cuEventDestroy", this.#raw.cuEventDestroy(ev));
   }
+
+  /** Whether all work captured by the event has completed (cuEventQuery; CUDA_ERROR_NOT_READY is false). */
+  eventQuery(ev: CuHandle): boolean {
+    const code = this.#raw.cuEventQuery(ev);
+    if (code === CUDA_ERROR_NOT_READY) return false;
+    this.check("cuEventQuery", code);
+    return true;
+  }
+
+  /** A new stream (cuStreamCreate); flags 1 = CU_STREAM_NON_BLOCKING (no implicit sync with stream 0). */
+  streamCreate(flags = 0): CuHandle {
+    this.check("cuStreamCreate", this.#raw.cuStreamCreate(this.#u64, flags));
+    return this.#u64[0]!;
+  }
+
+  streamDestroy(stream: CuHandle): void {
+    this.check("cuStreamDestroy", this.#raw.cuStreamDestroy(stream));
+  }
+
+  streamSynchronize(stream: CuHandle, context?: string): void {
+    this.check(
+      "cuStreamSynchronize",
+      this.#raw.cuStreamSynchronize(stream),
+      context ? { context } : {},
+    );
+  }
+
+  /** Whether all work queued on the stream has completed (CUDA_ERROR_NOT_READY is false). */
+  streamQuery(stream: CuHandle): boolean {
+    const code = this.#raw.cuStreamQuery(stream);
+    if (code === CUDA_ERROR_NOT_READY) return false;
+    this.check("cuStreamQuery", code);
+    return true;
+  }
+
+  /** Start capturing `stream` into a graph (mode: CU_STREAM_CAPTURE_MODE_*, default 1 = thread-local). */
+  streamBeginCapture(stream: CuHandle, mode = 1): void {
+    this.check("cuStreamBeginCapture", this.#raw.cuStreamBeginCapture(stream, mode));
+  }
+
+  /** End capture; the captured CUgraph. */
+  streamEndCapture(stream: CuHandle): CuHandle {
+    this.check("cuStreamEndCapture", this.#raw.cuStreamEndCapture(stream, this.#u64));
+    return this.#u64[0]!;
+  }
+
+  /** An executable graph (CUgraphExec) of `graph` (cuGraphInstantiateWithFlags, flags 0). */
+  graphInstantiate(graph: CuHandle): CuHandle {
+    this.check(
+      "cuGraphInstantiateWithFlags",
+      this.#raw.cuGraphInstantiateWithFlags(this.#u64, graph, 0n),
+    );
+    return this.#u64[0]!;
+  }
+
+  graphLaunch(exec: CuHandle, stream: CuHandle): void {
+    const code = this.#raw.cuGraphLaunch(exec, stream);
+    if (code !== 0) this.check("cuGraphLaunch", code);
+  }
+
+  /** Number of nodes of a graph (cuGraphGetNodes with a NULL node array). */
+  graphNodeCount(graph: CuHandle): number {
+    const n = new BigUint64Array(1);
+    this.check("cuGraphGetNodes", this.#raw.cuGraphGetNodes(graph, null, n));
+    return Number(n[0]!);
+  }
+
+  graphExecDestroy(exec: CuHandle): void {
+    this.check("cuGraphExecDestroy", this.#raw.cuGraphExecDestroy(exec));
+  }
+
+  graphDestroy(graph: CuHandle): void {
+    this.check("cuGraphDestroy", this.#raw.cuGraphDestroy(graph));
+  }
+
+  /**
+   * Compile PTX text to a cubin for the current context's device with the driver's linker
+   * (cuLinkCreate, cuLinkAddData with CU_JIT_INPUT_PTX, cuLinkComplete), returning a copy of the
+   * cubin bytes (the linker owns its output until cuLinkDestroy).
+   */
+  linkPtxToCubin(ptx: string, name = "tirx.ptx"): Uint8Array {
+    const state = new BigUint64Array(1);
+    this.check("cuLinkCreate", this.#raw.cuLinkCreate(0, null, null, state));
+    const link = state[0]!;
+    try {
+      const image = Buffer.from(ptx + "\0", "utf8");
+      this.check(
+        "cuLinkAddData",
+        this.#raw.cuLinkAddData(
+          link,
+          CU_JIT_INPUT_PTX,
+          image,
+          image.byteLength,
+          name,
+          0,
+          null,
+          null,
+        ),
+      );
+      const out = new BigUint64Array(1);
+      const size = new BigUint64Array(1);
+      this.check("cuLinkComplete", this.#raw.cuLinkComplete(link, out, size));
+      const n = Number(size[0]!);
+      return new Uint8Array(this.#k.view(out[0]!, n)).slice(0, n);
+    } finally {
+      this.#raw.cuLinkDestroy(link);
+    }
+  }
+
+  /** Free and total device memory of the current context's device, bytes (cuMemGetInfo). */
+  memGetInfo(): { free: number; total: number } {
+    const f = new BigUint64Array(1);
+    const t = new BigUint64Array(1);
+    this.check("cuMemGetInfo", this.#raw.cuMemGetInfo(f, t));
+    return { free: Number(f[0]!), total: Number(t[0]!) };
+  }
+
+  /** The driver's CUDA version as major * 1000 + minor * 10 (cuDriverGetVersion), e.g. 13000. */
+  driverVersion(): number {
+    this.check("cuDriverGetVersion", this.#raw.cuDriverGetVersion(this.#i32));
+    return this.#i32[0]!;
+  }
 }
+
+/** CUjitInputType CU_JIT_INPUT_PTX (cuda.h). */
+const CU_JIT_INPUT_PTX = 1;
+
+/** CUresult CUDA_ERROR_NOT_READY: queued work has not completed yet (cuda.h). */
+export const CUDA_ERROR_NOT_READY = 600;
 
 /** The text of a JIT log buffer: at most `used` bytes (as the driver reported), up to the first NUL. */
 function readLog(k: Koffi, ptr: bigint, used: bigint): string {

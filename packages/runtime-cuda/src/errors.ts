@@ -143,6 +143,21 @@ export class CudaError extends Error {
   }
 }
 
+/**
+ * CUresults after which the context is unusable ("sticky" errors: a kernel faulted, CUDA C
+ * Programming Guide, "Error Checking"; cuda.h): every later call in the process returns the same
+ * code until the primary context is reset.
+ */
+export const CONTEXT_LOST_CODES: ReadonlySet<number> = new Set([
+  700, // CUDA_ERROR_ILLEGAL_ADDRESS
+  714, // CUDA_ERROR_HARDWARE_STACK_ERROR
+  715, // CUDA_ERROR_ILLEGAL_INSTRUCTION
+  716, // CUDA_ERROR_MISALIGNED_ADDRESS
+  717, // CUDA_ERROR_INVALID_ADDRESS_SPACE
+  718, // CUDA_ERROR_INVALID_PC
+  719, // CUDA_ERROR_LAUNCH_FAILED
+]);
+
 /** libcuda.so.1 (or a symbol it must export) could not be loaded: no NVIDIA driver on this machine. */
 export class CudaUnavailableError extends Error {
   /** The library path that was tried. */

@@ -20,6 +20,7 @@ export {
   CU_JIT,
   JIT_LOG_BYTES,
   LIBCUDA,
+  CUDA_ERROR_NOT_READY,
   cudaAvailable,
   driver,
   libraryPath,
@@ -27,7 +28,8 @@ export {
 } from "./driver.js";
 export { CudaDevice, cuda } from "./device.js";
 export { CudaTensor, cudaTensor, cudaEmpty, cudaZeros, type CudaTensorOptions } from "./tensor.js";
-export { CudaModule, loadModule, ptxHash } from "./module.js";
+export { CudaModule, loadModule, loadedModuleCount, moduleLoadStats, ptxHash } from "./module.js";
+export { binaryCacheDir, binaryKey, forgetBinary, readBinary, writeBinary } from "./disk-cache.js";
 export { ARG_SLOT_BYTES, argLayout, packArgs, ptxParamType, type ArgSlot } from "./args.js";
 export {
   CudaKernel,
@@ -38,3 +40,6 @@ export {
   type TimeOptions,
 } from "./launch.js";
 export { compileCuda, type CudaCompileOptions, type CudaCompiled } from "./compile.js";
+export { CudaStream, CudaEvent, currentStream } from "./stream.js";
+export { CudaGraph, captureGraph } from "./graph.js";
+export { archForDevice } from "./arch.js";

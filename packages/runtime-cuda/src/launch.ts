@@ -8,26 +8,60 @@ import {
 } from "@tirx-ts/core";
 import { ARG_SLOT_BYTES, packArgs } from "./args.js";
 import { cuda, CudaDevice } from "./device.js";
-import { CU_FUNC_ATTRIBUTE, driver, koffi, type CuHandle } from "./driver.js";
+import { CU_FUNC_ATTRIBUTE, driver, koffi, type CudaDriver, type CuHandle } from "./driver.js";
 import { CudaTensor } from "./tensor.js";
+import { currentStream, type CudaStream } from "./stream.js";
+import type { CudaModule } from "./module.js";
 
 /** Shared memory a CTA gets without opting in (CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES needed above it), bytes. */
 export const DEFAULT_SHARED_BYTES = 48 * 1024;
 
+/** How a parameter is written into its slot: a tensor pointer, a common scalar, or the general path. */
+const TENSOR = 0;
+const OTHER = 1;
+const I32 = 2;
+const U32 = 3;
+const F32 = 4;
+const F64 = 5;
+
+function slotKind(p: Param): number {
+  if (p.kind === "buffer") return TENSOR;
+  switch (p.var.dtype) {
+    case "int32":
+      return I32;
+    case "uint32":
+      return U32;
+    case "float32":
+      return F32;
+    case "float64":
+      return F64;
+    default:
+      return OTHER;
+  }
+}
+
 /**
- * The argument buffer of one kernel, built once and patched per launch: `ARG_SLOT_BYTES` per
- * parameter of values, followed by the `kernelParams` array of pointers to each value. It lives in
- * memory from `koffi.alloc`, which never moves, so the pointers stay valid.
+ * The argument buffer and packer of one kernel, built once: `ARG_SLOT_BYTES` per parameter of
+ * values, followed by the `kernelParams` array of pointers to each value. It lives in memory
+ * from `koffi.alloc`, which never moves, so the pointers stay valid. `pack` writes a launch's
+ * arguments with one pass over precomputed slot kinds and allocates nothing for tensors and
+ * int32/uint32/float32/float64 number scalars (the common case); anything else goes through
+ * `packArgs`. @internal exported for tests.
  */
-class ArgBuffer {
+export class ArgPacker {
   readonly params: readonly Param[];
   readonly values: DataView;
   /** Address of the kernelParams array (0n for a kernel without parameters). */
   readonly kernelParams: CuHandle;
   readonly #block: bigint;
+  readonly #kinds: Uint8Array;
+  readonly #device: CudaDevice;
+  readonly #pointerOf: (t: DeviceTensor, i: number) => bigint;
 
-  constructor(params: readonly Param[]) {
+  constructor(params: readonly Param[], device: CudaDevice) {
     this.params = params;
+    this.#device = device;
+    this.#pointerOf = pointerOn(device);
     const n = params.length;
     const k = koffi();
     const bytes = Math.max(1, n) * ARG_SLOT_BYTES * 2;
@@ -38,6 +72,49 @@ class ArgBuffer {
     for (let i = 0; i < n; i++)
       pointers.setBigUint64(i * 8, this.#block + BigInt(i * ARG_SLOT_BYTES), true);
     this.kernelParams = n > 0 ? this.#block + BigInt(n * ARG_SLOT_BYTES) : 0n;
+    this.#kinds = Uint8Array.from(params, slotKind);
+  }
+
+  /** Write `args` (count and kinds checked by the caller) into the buffer. */
+  pack(args: readonly KernelArg[]): void {
+    const kinds = this.#kinds;
+    const view = this.values;
+    const dev = this.#device;
+    for (let i = 0; i < kinds.length; i++) {
+      const a = args[i];
+      const off = i * ARG_SLOT_BYTES;
+      const kind = kinds[i];
+      if (kind === TENSOR) {
+        if (a instanceof CudaTensor && a.device === dev) {
+          view.setBigUint64(off, a.ptr, true);
+          continue;
+        }
+      } else if (typeof a === "number") {
+        // The high bytes of a slot are cleared so that they are deterministic (as packArgs does).
+        if (kind === I32 && Number.isInteger(a) && a >= -2147483648 && a <= 2147483647) {
+          view.setInt32(off, a, true);
+          view.setInt32(off + 4, 0, true);
+          continue;
+        }
+        if (kind === U32 && Number.isInteger(a) && a >= 0 && a <= 4294967295) {
+          view.setUint32(off, a, true);
+          view.setInt32(off + 4, 0, true);
+          continue;
+        }
+        if (kind === F32) {
+          view.setFloat32(off, a, true);
+          view.setInt32(off + 4, 0, true);
+          continue;
+        }
+        if (kind === F64) {
+          view.setFloat64(off, a, true);
+          continue;
+        }
+      }
+      // Anything else (other dtypes, bigints, booleans, and every error): the checked path.
+      packArgs(this.params, args, view, this.#pointerOf);
+      return;
+    }
   }
 
   free(): void {
@@ -64,7 +141,7 @@ function pointerOn(device: CudaDevice): (t: DeviceTensor, i: number) => bigint {
 
 /**
  * One `.entry` of a loaded module (a CUfunction). `launch` packs the arguments into the kernel's
- * reusable argument buffer and queues it on the default stream; it does not wait.
+ * reusable argument buffer and queues it on a stream; it does not wait.
  */
 export class CudaKernel {
   readonly device: CudaDevice;
@@ -73,36 +150,89 @@ export class CudaKernel {
   readonly handle: CuHandle;
   /** Static shared memory of the entry, in bytes, as the code generator reported it. */
   readonly staticSharedBytes: number;
-  #args: ArgBuffer | undefined;
+  /** The device's generation when the kernel was loaded (it does not survive `device.reset()`). */
+  readonly generation: number;
+  #args: ArgPacker | undefined;
   #dynamicLimit = 0;
+  #launch: LaunchConfig | undefined;
+  #staticGrid: readonly [number, number, number] | undefined;
+  readonly #context: string;
+  /** The binding that loaded the kernel (not looked up per launch). */
+  readonly #driver: CudaDriver;
+
+  /** The module the kernel belongs to (kept alive by the kernel). */
+  readonly module: CudaModule | undefined;
 
   /** @internal use `CudaModule.getKernel`. */
-  constructor(device: CudaDevice, name: string, handle: CuHandle, staticSharedBytes = 0) {
+  constructor(
+    device: CudaDevice,
+    name: string,
+    handle: CuHandle,
+    staticSharedBytes = 0,
+    module?: CudaModule,
+  ) {
+    this.module = module;
     this.device = device;
     this.name = name;
     this.handle = handle;
     this.staticSharedBytes = staticSharedBytes;
+    this.#context = `kernel "${name}"`;
+    this.#driver = driver();
+    this.generation = device.generation;
   }
 
   /**
-   * Queue one launch (cuLaunchKernel, default stream). Tensors are passed as `.u64` device
-   * pointers, scalars as their dtype (see `packArgs`). When static + dynamic shared memory
-   * exceeds 48 KiB the kernel first opts in with CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES.
-   * Errors of the kernel itself surface at the next synchronization.
-   * Runtime grid extents are evaluated from the scalar arguments (core's `launchGrid`).
+   * Queue one launch (cuLaunchKernel) on `stream` (default: the current stream of
+   * `CudaStream.use`, else the default stream). Tensors are passed as `.u64` device pointers,
+   * scalars as their dtype (see `packArgs`). When static + dynamic shared memory exceeds 48 KiB
+   * the kernel first opts in with CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES. Errors of the
+   * kernel itself surface at the next synchronization. Runtime grid extents are evaluated from
+   * the scalar arguments (core's `launchGrid`); a static grid is computed once. A repeated launch
+   * with the same parameters and launch configuration allocates nothing for tensor arguments.
    * @throws TirxError TX5004 (tensor on another device), TX5005 (bad scalar), TX5009 (grid),
    *   TX2008 (shared memory above the device's opt-in limit); CudaError from the driver.
    */
-  launch(params: readonly Param[], args: readonly KernelArg[], launch: LaunchConfig): void {
+  launch(
+    params: readonly Param[],
+    args: readonly KernelArg[],
+    launch: LaunchConfig,
+    stream: CudaStream | null = currentStream(),
+  ): void {
     const dev = this.device;
     dev.activate();
-    if (!this.#args || !sameParams(this.#args.params, params)) {
-      this.#args?.free();
-      this.#args = new ArgBuffer(params);
+    if (this.generation !== dev.generation) {
+      throw new Error(
+        `kernel "${this.name}" was loaded before cuda:${dev.ordinal} was reset; load its module again`,
+      );
     }
-    const buf = this.#args;
-    const grid = launchGrid({ name: this.name, params }, launch, args);
-    packArgs(params, args, buf.values, pointerOn(dev));
+    dev.lastKernel = this.name;
+    let buf = this.#args;
+    if (!buf || !sameParams(buf.params, params)) {
+      buf?.free();
+      buf = this.#args = new ArgPacker(params, dev);
+    }
+    if (launch !== this.#launch) this.#prepare(launch);
+    const grid = this.#staticGrid ?? launchGrid({ name: this.name, params }, launch, args);
+    buf.pack(args);
+    this.#driver.launchKernel(
+      this.handle,
+      grid,
+      launch.block,
+      launch.dynamicSharedBytes,
+      stream === null ? 0n : stream.handle,
+      buf.kernelParams,
+      this.#context,
+    );
+  }
+
+  /** Per launch configuration, once: the static grid and the shared-memory opt-in. */
+  #prepare(launch: LaunchConfig): void {
+    const g = launch.grid;
+    this.#staticGrid =
+      typeof g[0] === "number" && typeof g[1] === "number" && typeof g[2] === "number"
+        ? [g[0], g[1], g[2]]
+        : undefined;
+    const dev = this.device;
     const dynamic = launch.dynamicSharedBytes;
     const shared = this.staticSharedBytes + dynamic;
     if (shared > DEFAULT_SHARED_BYTES) {
@@ -121,15 +251,7 @@ export class CudaKernel {
         this.#dynamicLimit = dynamic;
       }
     }
-    driver().launchKernel(
-      this.handle,
-      grid,
-      launch.block,
-      dynamic,
-      0n,
-      buf.kernelParams,
-      `kernel "${this.name}"`,
-    );
+    this.#launch = launch;
   }
 }
 

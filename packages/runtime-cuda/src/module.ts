@@ -2,9 +2,30 @@ import { createHash } from "node:crypto";
 import type { CudaDevice } from "./device.js";
 import { driver, type CuHandle } from "./driver.js";
 import { CudaKernel } from "./launch.js";
+import { binaryCacheDir, binaryKey, forgetBinary, readBinary, writeBinary } from "./disk-cache.js";
 
 /** Loaded modules per device, keyed by the SHA-256 of their PTX text. */
-const cache = new WeakMap<CudaDevice, Map<string, CudaModule>>();
+/**
+ * Loaded modules by device and PTX hash, held weakly: a module nobody references (no kernel of
+ * it is held either: a kernel keeps its module alive) is unloaded by the collector.
+ */
+const cache = new WeakMap<CudaDevice, Map<string, WeakRef<CudaModule>>>();
+
+/** Unloads modules that were garbage-collected without `unload()`. */
+const registry = new FinalizationRegistry<{
+  device: CudaDevice;
+  handle: CuHandle;
+  generation: number;
+}>((m) => {
+  loaded--;
+  if (m.generation !== m.device.generation || m.device.lost) return;
+  try {
+    m.device.activate();
+    driver().moduleUnload(m.handle);
+  } catch {
+    // nothing useful can be done with an error here
+  }
+});
 
 /** SHA-256 (hex) of a PTX text: the module cache key. */
 export function ptxHash(ptx: string | Uint8Array): string {
@@ -20,6 +41,8 @@ export class CudaModule {
   readonly hash: string;
   /** The JIT's informational log (often empty). */
   readonly infoLog: string;
+  /** The device's generation when loaded (a module does not survive `device.reset()`). */
+  readonly generation: number;
   readonly #kernels = new Map<string, CudaKernel>();
   #unloaded = false;
 
@@ -29,6 +52,14 @@ export class CudaModule {
     this.handle = handle;
     this.hash = hash;
     this.infoLog = infoLog;
+    this.generation = device.generation;
+    registry.register(this, { device, handle, generation: this.generation }, this);
+    loaded++;
+  }
+
+  /** `using m = loadModule(...)`: the same as `unload()`. */
+  [Symbol.dispose](): void {
+    this.unload();
   }
 
   /**
@@ -48,6 +79,7 @@ export class CudaModule {
         name,
         driver().moduleGetFunction(this.handle, name),
         opts.staticSharedBytes ?? 0,
+        this,
       );
       this.#kernels.set(name, k);
     }
@@ -55,10 +87,19 @@ export class CudaModule {
   }
 
   /** Unload the module (cuModuleUnload) and drop it from the cache; its kernels become invalid. */
+  /** True once `unload()` ran. */
+  get unloaded(): boolean {
+    return this.#unloaded;
+  }
+
   unload(): void {
     if (this.#unloaded) return;
     this.#unloaded = true;
-    cache.get(this.device)?.delete(this.hash);
+    registry.unregister(this);
+    loaded--;
+    if (cache.get(this.device)?.get(this.hash)?.deref() === this)
+      cache.get(this.device)!.delete(this.hash);
+    if (this.generation !== this.device.generation || this.device.lost) return; // already gone
     this.device.activate();
     driver().moduleUnload(this.handle);
   }
@@ -77,12 +118,63 @@ export function loadModule(device: CudaDevice, ptx: string | Uint8Array): CudaMo
     cache.set(device, perDevice);
   }
   const hash = ptxHash(ptx);
-  let mod = perDevice.get(hash);
-  if (!mod) {
+  let mod = perDevice.get(hash)?.deref();
+  if (!mod || mod.generation !== device.generation || mod.unloaded) {
     device.activate();
-    const { module, infoLog } = driver().moduleLoadData(ptx);
+    const { module, infoLog } = loadImage(device, ptx, hash);
     mod = new CudaModule(device, module, hash, infoLog);
-    perDevice.set(hash, mod);
+    perDevice.set(hash, new WeakRef(mod));
   }
   return mod;
+}
+
+let loaded = 0;
+
+/** CUDA modules loaded in this process and not yet unloaded (explicitly or by the collector). */
+export function loadedModuleCount(): number {
+  return loaded;
+}
+
+/** Module loads in this process, by where the image came from (tests and benchmarks read it). */
+export const moduleLoadStats = { fromDiskCache: 0, compiled: 0, uncached: 0 };
+
+/**
+ * Load PTX through the on-disk binary cache: a cached cubin for (PTX hash, device arch, driver
+ * version) loads without JIT; otherwise the driver's linker compiles the PTX to a cubin, which is
+ * stored and loaded. Binary images, a disabled cache (`TIRX_CACHE=off`) and PTX the linker
+ * refuses go straight to cuModuleLoadDataEx (whose error carries the JIT log).
+ */
+function loadImage(
+  device: CudaDevice,
+  ptx: string | Uint8Array,
+  hash: string,
+): { module: CuHandle; infoLog: string } {
+  const d = driver();
+  const dir = binaryCacheDir();
+  if (typeof ptx !== "string" || !dir) {
+    moduleLoadStats.uncached++;
+    return d.moduleLoadData(ptx);
+  }
+  const key = binaryKey(hash, device.arch, d.driverVersion());
+  const cached = readBinary(key, dir);
+  if (cached) {
+    try {
+      const r = d.moduleLoadData(cached);
+      moduleLoadStats.fromDiskCache++;
+      return r;
+    } catch {
+      forgetBinary(key, dir); // stale or damaged: compile again
+    }
+  }
+  let cubin: Uint8Array;
+  try {
+    cubin = d.linkPtxToCubin(ptx);
+  } catch {
+    moduleLoadStats.uncached++;
+    return d.moduleLoadData(ptx);
+  }
+  const r = d.moduleLoadData(cubin);
+  writeBinary(key, cubin, dir);
+  moduleLoadStats.compiled++;
+  return r;
 }

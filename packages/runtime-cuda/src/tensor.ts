@@ -16,10 +16,13 @@ import { driver, type CuHandle } from "./driver.js";
 interface Allocation {
   readonly device: CudaDevice;
   readonly ptr: CuHandle;
+  readonly generation: number;
 }
 
 /** Frees device memory of tensors that were garbage-collected without `dispose()`. */
 const registry = new FinalizationRegistry<Allocation>((a) => {
+  // After device.reset() the memory is already gone; the device may also be lost.
+  if (a.generation !== a.device.generation || a.device.lost) return;
   try {
     a.device.activate();
     driver().memFree(a.ptr);
@@ -41,6 +44,7 @@ export class CudaTensor implements DeviceTensor {
   readonly nbytes: number;
   #ptr: CuHandle;
   #disposed = false;
+  readonly #generation: number;
 
   private constructor(device: CudaDevice, shape: readonly number[], dtype: DType) {
     checkShape(shape, dtype);
@@ -49,9 +53,11 @@ export class CudaTensor implements DeviceTensor {
     this.dtype = dtype;
     this.nbytes = numel(shape) * dtypeBytes(dtype);
     device.activate();
+    this.#generation = device.generation;
     // cuMemAlloc refuses 0 bytes: an empty tensor has no allocation (pointer 0).
     this.#ptr = this.nbytes > 0 ? driver().memAlloc(this.nbytes) : 0n;
-    if (this.#ptr !== 0n) registry.register(this, { device, ptr: this.#ptr }, this);
+    if (this.#ptr !== 0n)
+      registry.register(this, { device, ptr: this.#ptr, generation: this.#generation }, this);
   }
 
   /** @internal Uninitialised tensor; use `cudaEmpty`. */
@@ -111,6 +117,11 @@ export class CudaTensor implements DeviceTensor {
     return this;
   }
 
+  /** `using t = cudaZeros(...)`: the same as `dispose()`. */
+  [Symbol.dispose](): void {
+    this.dispose();
+  }
+
   /** Free the device memory now (cuMemFree); later use throws. Calling it twice is harmless. */
   dispose(): void {
     if (this.#disposed) return;
@@ -119,6 +130,8 @@ export class CudaTensor implements DeviceTensor {
     if (this.#ptr !== 0n) {
       const ptr = this.#ptr;
       this.#ptr = 0n;
+      // Memory from before device.reset() is already freed; a lost context frees it on reset.
+      if (this.#generation !== this.device.generation || this.device.lost) return;
       this.device.activate();
       driver().memFree(ptr);
     }
@@ -131,6 +144,11 @@ export class CudaTensor implements DeviceTensor {
   #live(): void {
     if (this.#disposed) {
       throw new Error(`${this.dtype}[${this.shape.join(", ")}] CUDA tensor used after dispose()`);
+    }
+    if (this.#generation !== this.device.generation) {
+      throw new Error(
+        `${this.dtype}[${this.shape.join(", ")}] CUDA tensor was allocated before cuda:${this.device.ordinal} was reset (device.reset()); its memory is gone: allocate it again`,
+      );
     }
   }
 }

@@ -1,7 +1,7 @@
 import { parseArgs } from "node:util";
 import { resolve } from "node:path";
-import { pathToFileURL } from "node:url";
-import { existsSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { codeFrameColumns } from "@babel/code-frame";
 import {
   isTirxError,
   renderDiagnostic,
@@ -10,8 +10,9 @@ import {
   type PrimFunc,
   type TirxError,
 } from "@tirx-ts/core";
-import { emitPtx, PTX_PASSES } from "@tirx-ts/codegen-ptx";
-import { printModuleAsync, printScriptModule } from "@tirx-ts/dsl";
+import { ARCHS, DEFAULT_ARCH, emitPtx, PTX_PASSES } from "@tirx-ts/codegen-ptx";
+import { printScriptModule } from "@tirx-ts/dsl";
+import { LoadError, loadKernelFile } from "./load.js";
 import { traceKernel } from "./trace.js";
 
 /** Stage names `--after` accepts: the verifier, then every pass `emitPtx` runs. */
@@ -19,11 +20,13 @@ const STAGES = ["verify", ...PTX_PASSES.map((p) => p.name)];
 
 const USAGE = `usage: tirx build <file.ts> [--kernel NAME] [--emit ptx|ir|script [--after PASS]] [--arch SM]
        tirx trace <file.ts> --kernel NAME [--out trace.json] [--args n=64,k=2]
+       tirx --version
 
-  Prints the PTX (default) or the IR of the kernels that <file.ts> exports. The IR is a
-  TypeScript module in T syntax: saved to a file, \`tirx build\` accepts it again.
+  build prints the PTX (default) or the IR of the kernels that <file.ts> exports. The IR is a
+  script-mode TypeScript module (T.prim_func, formatted with prettier): saved to a file,
+  \`tirx build\` accepts it again. --emit script is the same.
   --kernel NAME   only the kernel named NAME (its T.function name or export name)
-  --emit ptx|ir|script  what to print (default ptx); script: script-mode TypeScript (T.prim_func)
+  --emit ptx|ir|script  what to print (default ptx)
   --after PASS    with --emit ir: the IR after that stage, one of
                   ${STAGES.join(", ")} (default: as written)
   --arch SM       PTX target: sm_80 (default), sm_86, sm_87, sm_89, sm_90, sm_90a;
@@ -36,14 +39,43 @@ const USAGE = `usage: tirx build <file.ts> [--kernel NAME] [--emit ptx|ir|script
   --out FILE      where to write the trace (default: stdout)
   --args LIST     scalar arguments, name=value separated by commas
 
+  Exit codes: 0 ok; 1 the kernel file does not load or a kernel has errors (a kernel needing a
+  newer --arch than given included); 2 usage errors (unknown option, command, --emit, --after,
+  --arch or --args, a missing file, trace of a file with several kernels and no --kernel).
   Set TIRX_DEBUG=1 for the stack of an error raised while the file loads.`;
+
+/** The package version, from tirx-ts's package.json. */
+export function version(): string {
+  const pkg = JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")) as {
+    version: string;
+  };
+  return pkg.version;
+}
+
+/** Where the CLI writes: stdout and stderr (a test passes its own). */
+export interface CliIO {
+  readonly out: (text: string) => void;
+  readonly err: (text: string) => void;
+  /** Whether to color diagnostics (default: stderr is a terminal). */
+  readonly color?: boolean;
+}
+
+const PROCESS_IO: CliIO = {
+  out: (t) => void process.stdout.write(t),
+  err: (t) => void process.stderr.write(t),
+};
 
 function isPrimFunc(x: unknown): x is PrimFunc {
   return typeof x === "object" && x !== null && (x as { kind?: unknown }).kind === "PrimFunc";
 }
 
-/** The `tirx` command line. Returns the exit code: 0 ok, 1 kernel errors, 2 usage. */
-export async function main(argv: readonly string[]): Promise<number> {
+/**
+ * The `tirx` command line. Returns the exit code: 0 ok, 1 kernel errors (including a file that
+ * does not load and a kernel needing a newer arch than `--arch`), 2 usage errors (including an
+ * `--arch` outside the accepted targets and a missing file).
+ */
+export async function main(argv: readonly string[], io: CliIO = PROCESS_IO): Promise<number> {
+  const color = io.color ?? (io === PROCESS_IO && process.stderr.isTTY);
   let parsed;
   try {
     parsed = parseArgs({
@@ -53,70 +85,95 @@ export async function main(argv: readonly string[]): Promise<number> {
         kernel: { type: "string" },
         emit: { type: "string", default: "ptx" },
         after: { type: "string" },
-        arch: { type: "string", default: "sm_80" },
+        arch: { type: "string", default: DEFAULT_ARCH },
         out: { type: "string" },
         args: { type: "string" },
         help: { type: "boolean", short: "h" },
+        version: { type: "boolean", short: "v" },
       },
     });
   } catch (e) {
-    process.stderr.write(`tirx: ${(e as Error).message}\n${USAGE}\n`);
+    io.err(`tirx: ${(e as Error).message}\n${USAGE}\n`);
     return 2;
   }
   const { values, positionals } = parsed;
+  if (values.version) {
+    io.out(`tirx-ts ${version()}\n`);
+    return 0;
+  }
   if (values.help) {
-    process.stdout.write(USAGE + "\n");
+    io.out(USAGE + "\n");
     return 0;
   }
   const [cmd, file, ...rest] = positionals;
   if ((cmd !== "build" && cmd !== "trace") || !file || rest.length > 0) {
-    process.stderr.write(`${USAGE}\n`);
+    io.err(`${USAGE}\n`);
     return 2;
   }
   let scalars: Record<string, number> = {};
   if (cmd === "trace") {
     const parsedArgs = parseScalars(values.args ?? "");
     if (typeof parsedArgs === "string") {
-      process.stderr.write(`tirx: --args: ${parsedArgs}\n`);
+      io.err(`tirx: --args: ${parsedArgs}\n`);
       return 2;
     }
     scalars = parsedArgs;
   }
   if (values.emit !== "ptx" && values.emit !== "ir" && values.emit !== "script") {
-    process.stderr.write(`tirx: --emit must be "ptx", "ir" or "script", got "${values.emit}"\n`);
+    io.err(`tirx: --emit must be "ptx", "ir" or "script", got "${values.emit}"\n`);
     return 2;
   }
   if (values.after !== undefined && (values.emit === "ptx" || !STAGES.includes(values.after))) {
-    process.stderr.write(
+    io.err(
       values.emit === "ptx"
         ? `tirx: --after needs --emit ir\n${USAGE}\n`
         : `tirx: unknown pass "${values.after}"; --after takes one of: ${STAGES.join(", ")}\n${USAGE}\n`,
     );
     return 2;
   }
-  const path = resolve(file);
-  if (!existsSync(path)) {
-    process.stderr.write(`tirx: no such file: ${file}\n`);
+  const arch = values.arch!;
+  if (!ARCHS.some((a) => a.name === arch)) {
+    io.err(`tirx: unknown --arch "${arch}"; accepted: ${ARCHS.map((a) => a.name).join(", ")}\n`);
     return 2;
   }
+  const path = resolve(file);
+  if (!existsSync(path)) {
+    io.err(`tirx: no such file: ${file}\n`);
+    return 2;
+  }
+  const report = (e: TirxError): number => {
+    io.err(renderDiagnostic(e, { color, cwd: process.cwd() }) + "\n");
+    return 1;
+  };
   let mod: Record<string, unknown>;
   try {
-    const { tsImport } = await import("tsx/esm/api");
-    mod = (await tsImport(pathToFileURL(path).href, import.meta.url)) as Record<string, unknown>;
+    mod = await loadKernelFile(path);
   } catch (e) {
     if (isTirxError(e)) return report(e as TirxError);
+    if (!(e instanceof LoadError)) throw e;
     // A syntax error or an exception of the author's own code while the file loads.
-    const err = e as Error & {
-      errors?: { text: string; location?: { line: number; column: number } }[];
-    };
-    const first = err.errors?.[0];
-    const where = first?.location
-      ? `${file}:${first.location.line}:${first.location.column + 1}: `
-      : `${file}: `;
-    process.stderr.write(
-      `${where}error: cannot load the file: ${first?.text ?? err.message ?? String(e)}\n`,
-    );
-    if (process.env["TIRX_DEBUG"]) process.stderr.write(`${err.stack ?? ""}\n`);
+    const loc = e.location;
+    const where = loc ? `${file}:${loc.line}:${loc.col}: ` : `${file}: `;
+    let text = `${where}error: cannot load the file: ${e.message}\n`;
+    if (loc) {
+      try {
+        const source = readFileSync(loc.file, "utf8");
+        const f = codeFrameColumns(
+          source,
+          { start: { line: loc.line, column: loc.col } },
+          {
+            highlightCode: color,
+            linesAbove: 1,
+            linesBelow: 1,
+          },
+        );
+        text += f + "\n";
+      } catch {
+        // no frame when the file cannot be read again
+      }
+    }
+    io.err(text);
+    if (process.env["TIRX_DEBUG"] && e.thrown instanceof Error) io.err(`${e.thrown.stack ?? ""}\n`);
     return 1;
   }
   try {
@@ -125,7 +182,7 @@ export async function main(argv: readonly string[]): Promise<number> {
       kernels = kernels.filter(([k, f]) => k === values.kernel || f.name === values.kernel);
     }
     if (kernels.length === 0) {
-      process.stderr.write(
+      io.err(
         values.kernel
           ? `tirx: ${file} exports no kernel named "${values.kernel}"\n`
           : `tirx: ${file} exports no kernels (export the result of T.function)\n`,
@@ -135,19 +192,19 @@ export async function main(argv: readonly string[]): Promise<number> {
     if (cmd === "trace") {
       const fns = [...new Set(kernels.map(([, f]) => f))];
       if (fns.length !== 1) {
-        process.stderr.write(
+        io.err(
           `tirx: ${file} exports ${fns.length} kernels; name one with --kernel (${fns.map((f) => f.name).join(", ")})\n`,
         );
         return 2;
       }
       const json = JSON.stringify(traceKernel(fns[0]!, scalars));
       if (values.out) writeFileSync(values.out, json + "\n");
-      else process.stdout.write(json + "\n");
+      else io.out(json + "\n");
       return 0;
     }
     const seen = new Set<PrimFunc>();
-    // --emit ir prints one TypeScript module in T syntax (one import, one export per kernel)
-    // that `tirx build` accepts again.
+    // --emit ir (and script) prints one script-mode TypeScript module (one import, one
+    // T.prim_func per kernel) that `tirx build` accepts again.
     const irs: PrimFunc[] = [];
     const headers: string[] = [];
     for (const [, fn] of kernels) {
@@ -169,11 +226,11 @@ export async function main(argv: readonly string[]): Promise<number> {
         headers.push(`// IR of "${fn.name}" after ${after}`, ...notes.map((n) => `// ${n}`));
         irs.push(out.fn);
       } else if (values.emit !== "ptx") irs.push(fn);
-      else process.stdout.write(emitPtx(vf, { arch: values.arch! }).text);
+      else io.out(emitPtx(vf, { arch }).text);
     }
     if (irs.length > 0) {
-      const text = await (values.emit === "script" ? printScriptModule : printModuleAsync)(irs);
-      process.stdout.write(headers.map((h) => h + "\n").join("") + text);
+      const text = await printScriptModule(irs);
+      io.out(headers.map((h) => h + "\n").join("") + text);
     }
     return 0;
   } catch (e) {
@@ -191,12 +248,4 @@ function parseScalars(text: string): Record<string, number> | string {
     out[m[1]!] = Number(m[2]);
   }
   return out;
-}
-
-/** Print a diagnostic with its code frame; the exit code for kernel errors. */
-function report(e: TirxError): number {
-  process.stderr.write(
-    renderDiagnostic(e, { color: process.stderr.isTTY, cwd: process.cwd() }) + "\n",
-  );
-  return 1;
 }

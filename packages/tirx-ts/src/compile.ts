@@ -13,15 +13,26 @@ import {
 } from "@tirx-ts/core";
 import { emitPtx, type PtxModule } from "@tirx-ts/codegen-ptx";
 import { callerSpan } from "@tirx-ts/dsl";
-import { compileCuda, type CudaCompiled } from "@tirx-ts/runtime-cuda";
+import {
+  archForDevice,
+  compileCuda,
+  type CudaCompiled,
+  type CudaDevice,
+  type CudaStream,
+} from "@tirx-ts/runtime-cuda";
 import { runSim } from "@tirx-ts/runtime-sim";
 import { device as defaultDevice } from "./device.js";
+import { CompileCache } from "./cache.js";
+import { fastArgCheck } from "./fast-args.js";
 
 /** Options of `compile`. */
 export interface CompileOptions {
   /** Only "cuda": the kernel is compiled to PTX; it also runs on the simulated device. */
   readonly target: "cuda";
-  /** PTX target, default "sm_80" (bulk copies need "sm_90"). */
+  /**
+   * PTX target. Default: on a GPU, the GPU's own compute capability (`sm_90` on an H200); the
+   * `ptx` property and the simulator use "sm_80" (bulk copies need "sm_90").
+   */
   readonly arch?: string;
   /** Simulator hazard reports: "throw" (default) stops at the first, "collect" gathers them. */
   readonly hazards?: "throw" | "collect";
@@ -42,8 +53,13 @@ export interface Compiled {
   readonly module: PtxModule;
   /** The verified IR. */
   readonly verified: VerifiedFunc;
-  /** Launch without waiting for the GPU (for timing with events); on the simulator, runs it. */
+  /**
+   * Launch without waiting for the GPU, on the current stream (`stream.use(...)`, or inside
+   * `captureGraph`); on the simulator, runs it.
+   */
   launchAsync(...args: KernelArg[]): void;
+  /** Launch on `stream` without waiting (the default stream for null); on the simulator, runs it. */
+  launchOn(stream: CudaStream | null, ...args: KernelArg[]): void;
 }
 
 /**
@@ -54,19 +70,59 @@ export interface Compiled {
  */
 export function compile(fn: PrimFunc, opts: CompileOptions = { target: "cuda" }): Compiled {
   checkCompileArgs(fn, opts, callerSpan());
+  if (process.env["TIRX_CACHE"] === "off") return compileUncached(fn, opts);
+  return COMPILED.get(fn, `${opts.arch ?? ""}|${opts.hazards ?? "throw"}`, () =>
+    compileUncached(fn, opts),
+  );
+}
+
+/**
+ * Compilations in this process, keyed by the IR's structural hash, its spans and the options:
+ * compiling an equal kernel again (a loop, a second import) returns the same `Compiled`, with its
+ * loaded CUDA modules and argument packers. `TIRX_CACHE=off` disables it.
+ */
+export const COMPILED = new CompileCache<Compiled>();
+
+function compileUncached(fn: PrimFunc, opts: CompileOptions): Compiled {
   const verified = verify(fn);
   const module = emitPtx(verified, opts.arch ? { arch: opts.arch } : {});
-  let onCuda: CudaCompiled | undefined;
-  const launch = (args: KernelArg[], wait: boolean): LaunchResult => {
-    const dev = checkArgs(fn, args) ?? defaultDevice();
+  // One CUDA compilation per device arch (the default arch follows the GPU).
+  const onCuda = new Map<string, CudaCompiled>();
+  let lastDevice: CudaDevice | undefined;
+  let lastCompiled: CudaCompiled | undefined;
+  const cudaFor = (dev: CudaDevice): CudaCompiled => {
+    if (dev === lastDevice) return lastCompiled!;
+    const arch = opts.arch ?? archForDevice(dev);
+    let c = onCuda.get(arch);
+    if (!c) {
+      const m = arch === module.target ? module : emitPtx(verified, { arch });
+      c = compileCuda(fn, { module: m });
+      onCuda.set(arch, c);
+    }
+    lastDevice = dev;
+    lastCompiled = c;
+    return c;
+  };
+  const quickCheck = fastArgCheck(fn);
+  const SIM: LaunchResult = { device: "sim", reports: [] };
+  const CUDA: LaunchResult = Object.freeze({ device: "cuda", reports: Object.freeze([]) });
+  const launch = (args: KernelArg[], wait: boolean, stream?: CudaStream | null): LaunchResult => {
+    let checked = quickCheck(args);
+    if (checked === null) checked = checkArgs(fn, args);
+    const dev = checked ?? defaultDevice();
     if (dev.kind === "sim") {
       const { reports } = runSim(verified, args, { hazards: opts.hazards ?? "throw" });
-      return { device: "sim", reports };
+      return reports.length === 0 ? SIM : { device: "sim", reports };
     }
-    onCuda ??= compileCuda(fn, { module });
-    if (wait) onCuda(...args);
-    else onCuda.launchAsync(...args);
-    return { device: "cuda", reports: [] };
+    const cudaDev = dev as CudaDevice;
+    const c = cudaFor(cudaDev);
+    if (stream !== undefined) c.launchOn(stream, ...args);
+    else c.enqueueChecked(cudaDev, args);
+    if (wait) {
+      if (stream) stream.synchronize();
+      else cudaDev.synchronize(`after kernel "${fn.name}"`);
+    }
+    return CUDA;
   };
   const run = (...args: KernelArg[]): LaunchResult => launch(args, true);
   return Object.assign(run, {
@@ -74,6 +130,8 @@ export function compile(fn: PrimFunc, opts: CompileOptions = { target: "cuda" })
     module,
     verified,
     launchAsync: (...args: KernelArg[]): void => void launch(args, false),
+    launchOn: (stream: CudaStream | null, ...args: KernelArg[]): void =>
+      void launch(args, false, stream),
   });
 }
 

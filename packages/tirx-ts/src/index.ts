@@ -32,9 +32,22 @@ export {
   type KernelArg,
 } from "@tirx-ts/core";
 export { emitPtx, compileToPtx, type PtxModule } from "@tirx-ts/codegen-ptx";
-export { cuda, cudaAvailable, CudaError, CudaUnavailableError } from "@tirx-ts/runtime-cuda";
+export {
+  cuda,
+  cudaAvailable,
+  CudaError,
+  CudaUnavailableError,
+  CudaStream,
+  CudaEvent,
+  CudaGraph,
+  captureGraph,
+} from "@tirx-ts/runtime-cuda";
 export { sim } from "@tirx-ts/runtime-sim";
 export { compile, type Compiled, type CompileOptions, type LaunchResult } from "./compile.js";
 export { tensor, type TensorOptions } from "./tensor.js";
 export { device } from "./device.js";
 export { isMain, checkOutput, runAsMain, type ExampleResult } from "./main.js";
+export { installUncaughtHandler } from "./uncaught.js";
+
+import { installUncaughtHandler } from "./uncaught.js";
+installUncaughtHandler();

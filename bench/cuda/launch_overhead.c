@@ -1,0 +1,133 @@
+// Launch overhead of the CUDA driver API from C, the reference for bench/launch.ts: the same PTX
+// entry (one .u64 tensor parameter), launched with cuLaunchKernel on the default stream.
+// The driver is opened with dlopen("libcuda.so.1"), as koffi does for tirx-ts, so the program
+// builds without the toolkit's link stub. Build: nvcc -O2 -o launch_overhead launch_overhead.c -ldl
+// Usage: launch_overhead <file.ptx> <entry> <tensor bytes> <grid> <block> <iters>
+// Prints one JSON line: queued_us (host time per cuLaunchKernel, launches in batches of 256 with
+// a synchronize between batches, not timed), launch_sync_us (cuLaunchKernel + cuCtxSynchronize).
+#include <cuda.h>
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+// Driver entry points, looked up by their exported (versioned) names.
+static CUresult (*pInit)(unsigned);
+static CUresult (*pDeviceGet)(CUdevice*, int);
+static CUresult (*pPrimaryCtxRetain)(CUcontext*, CUdevice);
+static CUresult (*pCtxSetCurrent)(CUcontext);
+static CUresult (*pModuleLoadData)(CUmodule*, const void*);
+static CUresult (*pModuleGetFunction)(CUfunction*, CUmodule, const char*);
+static CUresult (*pMemAlloc)(CUdeviceptr*, size_t);
+static CUresult (*pMemsetD8)(CUdeviceptr, unsigned char, size_t);
+static CUresult (*pLaunchKernel)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned,
+                                 unsigned, unsigned, CUstream, void**, void**);
+static CUresult (*pCtxSynchronize)(void);
+static CUresult (*pGetErrorName)(CUresult, const char**);
+
+static void* sym(void* lib, const char* name) {
+  void* p = dlsym(lib, name);
+  if (!p) {
+    fprintf(stderr, "libcuda.so.1 does not export %s\n", name);
+    exit(1);
+  }
+  return p;
+}
+
+static void load_driver(void) {
+  void* lib = dlopen("libcuda.so.1", RTLD_NOW);
+  if (!lib) {
+    fprintf(stderr, "cannot load libcuda.so.1: %s\n", dlerror());
+    exit(1);
+  }
+  *(void**)&pInit = sym(lib, "cuInit");
+  *(void**)&pDeviceGet = sym(lib, "cuDeviceGet");
+  *(void**)&pPrimaryCtxRetain = sym(lib, "cuDevicePrimaryCtxRetain");
+  *(void**)&pCtxSetCurrent = sym(lib, "cuCtxSetCurrent");
+  *(void**)&pModuleLoadData = sym(lib, "cuModuleLoadData");
+  *(void**)&pModuleGetFunction = sym(lib, "cuModuleGetFunction");
+  *(void**)&pMemAlloc = sym(lib, "cuMemAlloc_v2");
+  *(void**)&pMemsetD8 = sym(lib, "cuMemsetD8_v2");
+  *(void**)&pLaunchKernel = sym(lib, "cuLaunchKernel");
+  *(void**)&pCtxSynchronize = sym(lib, "cuCtxSynchronize");
+  *(void**)&pGetErrorName = sym(lib, "cuGetErrorName");
+}
+
+#define CHECK(x)                                             \
+  do {                                                       \
+    CUresult r_ = (x);                                       \
+    if (r_ != CUDA_SUCCESS) {                                \
+      const char* n_ = 0;                                    \
+      pGetErrorName(r_, &n_);                                \
+      fprintf(stderr, "%s failed: %s\n", #x, n_ ? n_ : "?"); \
+      exit(1);                                               \
+    }                                                        \
+  } while (0)
+
+static double now_us(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return t.tv_sec * 1e6 + t.tv_nsec / 1e3;
+}
+
+static char* read_file(const char* path) {
+  FILE* f = fopen(path, "rb");
+  if (!f) { perror(path); exit(1); }
+  fseek(f, 0, SEEK_END);
+  long n = ftell(f);
+  fseek(f, 0, SEEK_SET);
+  char* s = malloc(n + 1);
+  if (fread(s, 1, n, f) != (size_t)n) { perror(path); exit(1); }
+  s[n] = 0;
+  fclose(f);
+  return s;
+}
+
+int main(int argc, char** argv) {
+  if (argc != 7) {
+    fprintf(stderr, "usage: %s <file.ptx> <entry> <bytes> <grid> <block> <iters>\n", argv[0]);
+    return 2;
+  }
+  size_t bytes = strtoull(argv[3], 0, 10);
+  unsigned grid = atoi(argv[4]), block = atoi(argv[5]);
+  int iters = atoi(argv[6]);
+  CUdevice dev;
+  CUcontext ctx;
+  CUmodule mod;
+  CUfunction fn;
+  CUdeviceptr a;
+  load_driver();
+  CHECK(pInit(0));
+  CHECK(pDeviceGet(&dev, 0));
+  CHECK(pPrimaryCtxRetain(&ctx, dev));
+  CHECK(pCtxSetCurrent(ctx));
+  CHECK(pModuleLoadData(&mod, read_file(argv[1])));
+  CHECK(pModuleGetFunction(&fn, mod, argv[2]));
+  CHECK(pMemAlloc(&a, bytes));
+  CHECK(pMemsetD8(a, 0, bytes));
+  void* params[] = {&a};
+  for (int i = 0; i < 100; i++)
+    CHECK(pLaunchKernel(fn, grid, 1, 1, block, 1, 1, 0, 0, params, 0));
+  CHECK(pCtxSynchronize());
+  // Queued launches: batches of 256 (well under the launch queue depth), timed per batch.
+  double queued = 0;
+  int done = 0;
+  while (done < iters) {
+    int n = iters - done < 256 ? iters - done : 256;
+    double t0 = now_us();
+    for (int i = 0; i < n; i++)
+      CHECK(pLaunchKernel(fn, grid, 1, 1, block, 1, 1, 0, 0, params, 0));
+    queued += now_us() - t0;
+    CHECK(pCtxSynchronize());
+    done += n;
+  }
+  double t0 = now_us();
+  int sync_iters = iters < 2000 ? iters : 2000;
+  for (int i = 0; i < sync_iters; i++) {
+    CHECK(pLaunchKernel(fn, grid, 1, 1, block, 1, 1, 0, 0, params, 0));
+    CHECK(pCtxSynchronize());
+  }
+  double sync_us = (now_us() - t0) / sync_iters;
+  printf("{\"queued_us\": %.4f, \"launch_sync_us\": %.4f}\n", queued / iters, sync_us);
+  return 0;
+}

@@ -1,0 +1,150 @@
+// Launch overhead on the GPU, side by side in one run (issue 13, item 1):
+//   queued launch: host time per `launchAsync` (tirx-ts) and per cuLaunchKernel (C, the same PTX
+//     entry: bench/cuda/launch_overhead.c, built here with nvcc), launches in batches of 256 with
+//     an untimed synchronize between batches;
+//   launch + synchronize: one launch and cuCtxSynchronize per iteration;
+//   CUDA graph: 100 launches captured once (captureGraph), replayed; time per kernel, from the
+//     first replay to the end of the last one.
+// The kernel is tiny (256 threads, A[tid] += 1 on float32), so times are launch overheads.
+// Targets: queued ≤ 1.0× C and ≤ 3 µs; graph ≤ 1.5 µs per kernel.
+// Usage: tsx -C source bench/launch.ts [--iters 20000] [--out results.md]
+import { execFileSync, spawnSync } from "node:child_process";
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { cpus, tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { parseArgs } from "node:util";
+import { T } from "@tirx-ts/dsl";
+import { compileToPtx } from "@tirx-ts/codegen-ptx";
+import {
+  archForDevice,
+  captureGraph,
+  cuda,
+  cudaAvailable,
+  cudaZeros,
+  median,
+} from "@tirx-ts/runtime-cuda";
+import { compile } from "tirx-ts";
+
+const { values } = parseArgs({
+  options: { iters: { type: "string", default: "20000" }, out: { type: "string" } },
+});
+const iters = Number(values.iters);
+const here = fileURLToPath(new URL(".", import.meta.url));
+const N = 256;
+
+const inc = T.function("launch_inc", { A: T.Tensor([N], "float32") }, ({ A }) => {
+  T.device_entry({ launch: T.cuda.LaunchConfig({ grid: 1, block: N }) });
+  const tid = T.cuda.thread_idx("x");
+  A.set([tid], A.get([tid]).add(1));
+});
+
+const probe = cudaAvailable();
+if (!probe.ok) {
+  console.log(`launch benchmark skipped: ${probe.reason}`);
+  process.exit(0);
+}
+const dev = cuda(0);
+const arch = archForDevice(dev);
+const ptx = compileToPtx(inc, { arch });
+const run = compile(inc, { target: "cuda" });
+const a = cudaZeros([N], "float32", dev);
+
+const lines: string[] = [];
+const say = (s: string): void => {
+  console.log(s);
+  lines.push(s);
+};
+
+// --- C reference ---
+type CResult = { queued_us: number; launch_sync_us: number };
+let c: CResult | undefined;
+let cNote = "";
+try {
+  const dir = mkdtempSync(join(tmpdir(), "tirx-launch-"));
+  const exe = join(dir, "launch_overhead");
+  execFileSync("nvcc", ["-O2", "-o", exe, join(here, "cuda", "launch_overhead.c"), "-ldl"], {
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  const ptxFile = join(dir, "k.ptx");
+  writeFileSync(ptxFile, ptx.text);
+  const r = spawnSync(exe, [ptxFile, ptx.entry, String(N * 4), "1", String(N), String(iters)], {
+    encoding: "utf8",
+  });
+  if (r.status !== 0) throw new Error(r.stderr || `exit ${r.status}`);
+  c = JSON.parse(r.stdout.trim()) as CResult;
+} catch (e) {
+  cNote = `C reference unavailable: ${(e as Error).message.split("\n")[0]}`;
+}
+
+// --- tirx-ts ---
+const nowUs = (): number => performance.now() * 1000;
+for (let i = 0; i < 200; i++) run.launchAsync(a);
+dev.synchronize();
+// Queued launches, in rounds; each round's per-launch time, the median reported.
+const rounds: number[] = [];
+for (let round = 0; round < 5; round++) {
+  let queued = 0;
+  let done = 0;
+  const per = Math.ceil(iters / 5);
+  while (done < per) {
+    const n = Math.min(256, per - done);
+    const t0 = nowUs();
+    for (let i = 0; i < n; i++) run.launchAsync(a);
+    queued += nowUs() - t0;
+    dev.synchronize();
+    done += n;
+  }
+  rounds.push(queued / per);
+}
+const queuedUs = median(rounds);
+const syncIters = Math.min(iters, 2000);
+let t0 = nowUs();
+for (let i = 0; i < syncIters; i++) run(a);
+const syncUs = (nowUs() - t0) / syncIters;
+
+// CUDA graph of 100 launches.
+const before = (a.toArray() as Float32Array)[0]!;
+const graph = captureGraph(() => {
+  for (let i = 0; i < 100; i++) run.launchAsync(a);
+}, dev);
+for (let i = 0; i < 10; i++) graph.launch();
+dev.synchronize();
+const replays = 200;
+t0 = nowUs();
+for (let i = 0; i < replays; i++) graph.launch();
+dev.synchronize();
+const graphUs = (nowUs() - t0) / (replays * 100);
+const after = (a.toArray() as Float32Array)[0]!;
+const graphOk = after - before === 100 * (replays + 10) && graph.nodeCount === 100;
+graph.dispose();
+a.dispose();
+
+const ratio = (x: number, y: number | undefined): string =>
+  y === undefined ? "n/a" : `${(x / y).toFixed(2)}×`;
+say(`# launch overhead`);
+say("");
+say(`- date: ${new Date().toISOString()}`);
+say(
+  `- GPU: ${dev.name} (${arch}); host: ${cpus().length} × ${cpus()[0]?.model ?? "?"}, Node ${process.version}`,
+);
+say(`- kernel: launch_inc, grid 1, block ${N}, one float32 tensor; ${iters} queued launches`);
+say("- command: tsx -C source bench/launch.ts");
+if (cNote) say(`- ${cNote}`);
+say("");
+say("| measure | tirx-ts | C (cuLaunchKernel) | tirx-ts / C | target |");
+say("|---|---|---|---|---|");
+say(
+  `| queued launch, µs | ${queuedUs.toFixed(2)} | ${c?.queued_us.toFixed(2) ?? "n/a"} | ${ratio(queuedUs, c?.queued_us)} | ≤ 1.0× and ≤ 3 µs |`,
+);
+say(
+  `| launch + synchronize, µs | ${syncUs.toFixed(2)} | ${c?.launch_sync_us.toFixed(2) ?? "n/a"} | ${ratio(syncUs, c?.launch_sync_us)} | |`,
+);
+say(`| CUDA graph of 100, µs per kernel | ${graphUs.toFixed(2)} | | | ≤ 1.5 µs |`);
+say("");
+say(
+  `graph replay result check (A[0] grew by 100 per replay, 100 nodes): ${graphOk ? "ok" : "FAILED"}`,
+);
+say(`queued rounds (µs): ${rounds.map((r) => r.toFixed(2)).join(", ")}`);
+if (values.out) writeFileSync(values.out, lines.join("\n") + "\n");
+process.exitCode = graphOk ? 0 : 1;

@@ -1,0 +1,74 @@
+import { createHash } from "node:crypto";
+import { structuralEqual, structuralHash, type PrimFunc } from "@tirx-ts/core";
+
+/**
+ * A fingerprint of every source span in `fn` (file:line:col:length, in visiting order): two
+ * functions that are structurally equal and have the same fingerprint report every diagnostic
+ * and hazard at the same places, so one compilation can serve both.
+ */
+export function spanFingerprint(fn: PrimFunc): string {
+  const h = createHash("sha1");
+  const seen = new Set<object>();
+  const stack: unknown[] = [fn];
+  while (stack.length > 0) {
+    const x = stack.pop();
+    if (x === null || typeof x !== "object" || seen.has(x)) continue;
+    seen.add(x);
+    if (Array.isArray(x)) {
+      for (let i = x.length - 1; i >= 0; i--) stack.push(x[i]);
+      continue;
+    }
+    const o = x as Record<string, unknown>;
+    const span = o["span"] as { file?: string; line?: number; col?: number; length?: number };
+    if (span && typeof span === "object")
+      h.update(`${span.file}:${span.line}:${span.col}:${span.length ?? ""};`);
+    else h.update(".");
+    for (const k of Object.keys(o)) if (k !== "span") stack.push(o[k]);
+  }
+  return h.digest("hex");
+}
+
+/**
+ * An in-process cache of compilations keyed by the structural hash of the IR, its span
+ * fingerprint and the options (`key`), with a structural-equality check on a hit (hashes can
+ * collide). Identity hits (the same PrimFunc object) skip both walks.
+ */
+export class CompileCache<V> {
+  readonly #byFn = new WeakMap<PrimFunc, Map<string, V>>();
+  readonly #byHash = new Map<string, { fn: PrimFunc; value: V }[]>();
+  readonly #limit: number;
+
+  constructor(limit = 1024) {
+    this.#limit = limit;
+  }
+
+  get(fn: PrimFunc, options: string, make: () => V): V {
+    const own = this.#byFn.get(fn)?.get(options);
+    if (own !== undefined) return own;
+    const key = `${structuralHash(fn)}|${spanFingerprint(fn)}|${options}`;
+    const bucket = this.#byHash.get(key);
+    const hit = bucket?.find((e) => structuralEqual(e.fn, fn));
+    const value = hit ? hit.value : make();
+    if (!hit) {
+      if (this.#byHash.size >= this.#limit) this.#byHash.clear();
+      const b = this.#byHash.get(key) ?? [];
+      b.push({ fn, value });
+      this.#byHash.set(key, b);
+    }
+    let perFn = this.#byFn.get(fn);
+    if (!perFn) this.#byFn.set(fn, (perFn = new Map()));
+    perFn.set(options, value);
+    return value;
+  }
+
+  /** Forget everything (tests). */
+  clear(): void {
+    this.#byHash.clear();
+  }
+
+  get size(): number {
+    let n = 0;
+    for (const b of this.#byHash.values()) n += b.length;
+    return n;
+  }
+}

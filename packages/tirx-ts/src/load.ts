@@ -1,0 +1,262 @@
+import { createRequire, isBuiltin } from "node:module";
+import { createHash } from "node:crypto";
+import { mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { homedir, tmpdir } from "node:os";
+import { basename, dirname, join, relative, resolve as resolvePath } from "node:path";
+import { pathToFileURL } from "node:url";
+
+/** Why a kernel file could not be loaded: a syntax error (with its location) or a thrown error. */
+export class LoadError extends Error {
+  /** Where the problem is, when known: 1-based line and column in `file`. */
+  readonly location: { file: string; line: number; col: number; lineText?: string } | undefined;
+  /** The error the file's own code threw while it loaded, if that is what happened. */
+  readonly thrown: unknown;
+
+  constructor(message: string, location?: LoadError["location"], thrown?: unknown) {
+    super(message);
+    this.name = "LoadError";
+    this.location = location;
+    this.thrown = thrown;
+  }
+}
+
+interface Message {
+  text: string;
+  location?: { file: string; line: number; column: number; lineText: string } | null;
+}
+
+/**
+ * Load a TypeScript (or JavaScript) kernel file once and return its exports. The file and the
+ * relative files it imports are transformed and bundled by esbuild into one ES module in a
+ * temporary folder; every package import (`tirx-ts`, ...) is resolved from the kernel file's own
+ * folder to an absolute URL, so the kernel shares the already-loaded tirx-ts packages with the
+ * caller and nothing loads twice. The output is always an ES module, whatever the `"type"` of the
+ * kernel file's package. Stack positions map back to the kernel file through an inline source
+ * map (Node's source-map support is on only while the module evaluates), so spans recorded by
+ * `T.*` calls name the author's `file:line:col`. `import.meta.url`, `.filename` and `.dirname`
+ * are those of the kernel file.
+ * @throws LoadError for a file that does not parse or whose top-level code throws a non-tirx
+ *   error; a TirxError thrown by the file's own `T.*` calls is rethrown as is.
+ */
+export async function loadKernelFile(path: string): Promise<Record<string, unknown>> {
+  const file = resolvePath(path);
+  const cached = readBundleCache(file);
+  return importBundle(file, cached ?? (await bundle(file)));
+}
+
+/** The bundled module text (with its inline source map) of a kernel file. */
+async function bundle(file: string): Promise<string> {
+  const url = pathToFileURL(file).href;
+  const esbuild = await import("esbuild");
+  const externals: External[] = [];
+  let result;
+  try {
+    result = await esbuild.build({
+      entryPoints: [file],
+      bundle: true,
+      write: false,
+      format: "esm",
+      platform: "node",
+      target: "node20",
+      outdir: dirname(file),
+      metafile: true,
+      sourcemap: "external",
+      sourcesContent: false,
+      logLevel: "silent",
+      define: {
+        "import.meta.url": JSON.stringify(url),
+        "import.meta.filename": JSON.stringify(file),
+        "import.meta.dirname": JSON.stringify(dirname(file)),
+      },
+      plugins: [
+        {
+          name: "tirx-packages",
+          setup(build) {
+            // Bare specifiers: packages are loaded by Node, resolved from the importing file.
+            build.onResolve({ filter: /^[^./]/ }, (args) => {
+              if (args.path.startsWith("/")) return undefined;
+              if (isBuiltin(args.path)) return { path: args.path, external: true };
+              const importer = args.importer || file;
+              const target = resolveFrom(importer, args.path);
+              externals.push({ importer, spec: args.path, resolved: target ?? "" });
+              // Not resolvable by require (an import-only package): leave it to Node.
+              return target !== undefined
+                ? { path: pathToFileURL(target).href, external: true }
+                : { path: args.path, external: true };
+            });
+          },
+        },
+      ],
+    });
+  } catch (e) {
+    const first = (e as { errors?: Message[] }).errors?.[0];
+    const loc = first?.location;
+    throw new LoadError(
+      first?.text ?? (e as Error).message,
+      loc
+        ? {
+            file: resolvePath(loc.file),
+            line: loc.line,
+            col: loc.column + 1,
+            lineText: loc.lineText,
+          }
+        : undefined,
+    );
+  }
+  const js = result.outputFiles.find((f) => f.path.endsWith(".js"));
+  const map = result.outputFiles.find((f) => f.path.endsWith(".js.map"));
+  if (!js) throw new LoadError("esbuild produced no output");
+  let text = js.text.replace(/\/\/# sourceMappingURL=.*\s*$/, "");
+  if (map) {
+    // Absolute source paths; made relative to the written module when it is written.
+    const m = JSON.parse(map.text) as { sources: string[] };
+    m.sources = m.sources.map((s) => resolvePath(dirname(js.path), s));
+    text += `\n${MAP_PREFIX}${Buffer.from(JSON.stringify(m)).toString("base64")}\n`;
+  }
+  const inputs = Object.keys(result.metafile?.inputs ?? {}).map((p) => resolvePath(p));
+  writeBundleCache(file, inputs, externals, text);
+  return text;
+}
+
+const MAP_PREFIX = "//# sourceMappingURL=data:application/json;base64,";
+
+/** Write the bundle next to nothing of the user's (a temporary folder) and import it once. */
+async function importBundle(file: string, bundled: string): Promise<Record<string, unknown>> {
+  const dir = mkdtempSync(join(tmpdir(), "tirx-load-"));
+  try {
+    const out = join(dir, basename(file).replace(/\.[cm]?[jt]sx?$/, "") + ".mjs");
+    let text = bundled;
+    const at = text.lastIndexOf(MAP_PREFIX);
+    if (at >= 0) {
+      // Sources relative to the written module, so that mapped frames name the kernel file.
+      const m = JSON.parse(
+        Buffer.from(text.slice(at + MAP_PREFIX.length).trim(), "base64").toString("utf8"),
+      ) as { sources: string[] };
+      m.sources = m.sources.map((s) => relative(dir, s));
+      text = `${text.slice(0, at)}${MAP_PREFIX}${Buffer.from(JSON.stringify(m)).toString("base64")}\n`;
+    }
+    writeFileSync(out, text);
+    const mapping = process.sourceMapsEnabled;
+    process.setSourceMapsEnabled(true);
+    try {
+      return (await import(/* @vite-ignore */ pathToFileURL(out).href)) as Record<string, unknown>;
+    } catch (e) {
+      if (e instanceof Error && e.name === "TirxError") throw e;
+      throw new LoadError(e instanceof Error ? e.message : String(e), locationIn(e, file), e);
+    } finally {
+      process.setSourceMapsEnabled(mapping);
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** The first stack frame of `e` in `file`, if any. */
+function locationIn(e: unknown, file: string): LoadError["location"] {
+  const stack = e instanceof Error ? (e.stack ?? "") : "";
+  const url = pathToFileURL(file).href;
+  for (const line of stack.split("\n")) {
+    for (const name of [url, file]) {
+      const i = line.indexOf(name + ":");
+      if (i < 0) continue;
+      const m = /^:(\d+):(\d+)/.exec(line.slice(i + name.length));
+      if (m) return { file, line: Number(m[1]), col: Number(m[2]) };
+    }
+  }
+  return undefined;
+}
+
+/** Where bundles of kernel files are kept between runs (undefined: TIRX_CACHE=off). */
+function bundleCacheDir(): string | undefined {
+  if (process.env["TIRX_CACHE"] === "off") return undefined;
+  const own = process.env["TIRX_CACHE_DIR"];
+  const xdg = process.env["XDG_CACHE_HOME"];
+  const base = own
+    ? own
+    : join(xdg && xdg.startsWith("/") ? xdg : join(homedir(), ".cache"), "tirx-ts");
+  return join(base, "bundles");
+}
+
+/** A package import of the bundle and the file it resolved to ("" when it did not resolve). */
+interface External {
+  readonly importer: string;
+  readonly spec: string;
+  readonly resolved: string;
+}
+
+/** Resolve a package import as Node's require would from `importer` (with this process's conditions). */
+function resolveFrom(importer: string, spec: string): string | undefined {
+  try {
+    return createRequire(importer).resolve(spec);
+  } catch {
+    return undefined;
+  }
+}
+
+interface BundleEntry {
+  readonly key: string;
+  readonly externals: readonly External[];
+  readonly inputs: readonly { path: string; sha256: string }[];
+  readonly text: string;
+}
+
+/** What a cached bundle depends on besides its inputs: the file, and this tool's versions. */
+function bundleKey(file: string): string {
+  return createHash("sha256")
+    .update(`${file}\0${process.version}\0${BUNDLE_FORMAT}`)
+    .digest("hex")
+    .slice(0, 32);
+}
+
+/** Bump when the bundle's shape changes. */
+const BUNDLE_FORMAT = 2;
+
+/**
+ * The cached bundle of `file` when every input file (the kernel file and the relative files it
+ * imports) still has the contents it had when bundled (SHA-256); else undefined.
+ */
+function readBundleCache(file: string): string | undefined {
+  const dir = bundleCacheDir();
+  if (!dir) return undefined;
+  const key = bundleKey(file);
+  try {
+    const e = JSON.parse(readFileSync(join(dir, `${key}.json`), "utf8")) as BundleEntry;
+    if (e.key !== key) return undefined;
+    for (const i of e.inputs) if (contentHash(i.path) !== i.sha256) return undefined;
+    // Package imports must resolve as they did (another process may use other conditions).
+    for (const x of e.externals)
+      if ((resolveFrom(x.importer, x.spec) ?? "") !== x.resolved) return undefined;
+    return e.text;
+  } catch {
+    return undefined;
+  }
+}
+
+function contentHash(path: string): string {
+  return createHash("sha256").update(readFileSync(path)).digest("hex");
+}
+
+function writeBundleCache(
+  file: string,
+  inputs: readonly string[],
+  externals: readonly External[],
+  text: string,
+): void {
+  const dir = bundleCacheDir();
+  if (!dir) return;
+  try {
+    const key = bundleKey(file);
+    const entry: BundleEntry = {
+      key,
+      externals,
+      inputs: inputs.map((p) => ({ path: p, sha256: contentHash(p) })),
+      text,
+    };
+    mkdirSync(dir, { recursive: true });
+    const tmp = join(dir, `${key}.${process.pid}.tmp`);
+    writeFileSync(tmp, JSON.stringify(entry));
+    renameSync(tmp, join(dir, `${key}.json`));
+  } catch {
+    // a cache that cannot be written is no cache
+  }
+}
