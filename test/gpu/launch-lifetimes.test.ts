@@ -123,14 +123,14 @@ describe.skipIf(!available.ok)("launch path, streams, graphs and lifetimes on th
   });
 
   // Last: it loses and resets the context.
-  it("a faulting kernel names itself and says the context is lost; device.reset() recovers", () => {
+  it("a faulting kernel names itself and says the context is lost; reset() of a sticky fault says to restart", () => {
     const dev = cuda(0);
     const old = cudaZeros([N], "float32", dev);
     // Stores to address 0: CUDA_ERROR_ILLEGAL_ADDRESS at the next synchronization.
     const FAULT = `.version 7.0
 .target sm_80
 .address_size 64
-.visible .entry null_store(.param .u64 p)
+.visible .entry null_store()
 {
   .reg .u64 %rd<2>;
   .reg .u32 %r<2>;
@@ -155,14 +155,9 @@ describe.skipIf(!available.ok)("launch path, streams, graphs and lifetimes on th
     expect(dev.lost?.kernel).toBe("null_store");
     // Later calls fail at once with the same explanation.
     expect(() => cudaZeros([N], "float32", dev)).toThrow(/is lost.*device\.reset\(\)/s);
-    dev.reset();
-    expect(dev.lost).toBeUndefined();
-    const run = compile(inc, { target: "cuda" });
-    const a = cudaZeros([N], "float32", dev);
-    run(a);
-    expect(first(a)).toBe(1);
-    expect(() => old.toArray()).toThrow(/allocated before cuda:0 was reset/);
+    // An illegal address is sticky on this driver (580 on an H200): the reset cannot bring the
+    // context back in this process, and says so.
+    expect(() => dev.reset()).toThrow(/cannot be reset in this process.*restart the process/s);
     old.dispose(); // harmless
-    a.dispose();
   });
 });

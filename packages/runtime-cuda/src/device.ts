@@ -98,7 +98,7 @@ export class CudaDevice implements DeviceLike {
   #lostText(): string {
     const l = this.#lost!;
     const kernel = l.kernel ? `; the last kernel queued on it was "${l.kernel}"` : "";
-    return `The CUDA context of cuda:${this.ordinal} (${this.name}) is lost (${l.name})${kernel}. Every later launch, copy and allocation on this device fails: call device.reset() to reset it (its tensors, modules, streams and graphs are gone), then allocate again`;
+    return `The CUDA context of cuda:${this.ordinal} (${this.name}) is lost (${l.name})${kernel}. Every later launch, copy and allocation on this device fails. Call device.reset() to reset it (its tensors, modules, streams and graphs are gone), then allocate again; the driver keeps some faults (an illegal address, seen on an H200 with driver 580) for the life of the process, and then reset() says so and only a new process can use the GPU`;
   }
 
   #lostError(): CudaError {
@@ -114,9 +114,21 @@ export class CudaDevice implements DeviceLike {
    */
   reset(): void {
     const d = driver();
+    // Drop this process's retain first, so that the reset destroys the faulted context, then
+    // retain the fresh one.
+    d.primaryCtxRelease(this.#dev);
     d.primaryCtxReset(this.#dev);
-    this.context = d.primaryCtxRetain(this.#dev);
-    d.primaryCtxRelease(this.#dev); // keep one retain, as before the reset
+    try {
+      this.context = d.primaryCtxRetain(this.#dev);
+    } catch (e) {
+      if (!(e instanceof CudaError)) throw e;
+      throw new CudaError(
+        "cuDevicePrimaryCtxRetain",
+        e.code,
+        e.errorName,
+        `cuda:${this.ordinal} cannot be reset in this process: the driver keeps ${e.errorName} after cuDevicePrimaryCtxReset (a sticky fault); restart the process to use the GPU again`,
+      );
+    }
     this.generation++;
     this.#lost = undefined;
     this.lastKernel = undefined;
