@@ -13,6 +13,14 @@ import {
   type Var,
   type View,
 } from "@tirx-ts/core";
+import {
+  bareLiteral,
+  flatText,
+  opArgsText,
+  PrintNames,
+  tileParamText,
+  viewText,
+} from "./print-names.js";
 
 /**
  * The IR printer: a PrimFunc as a TypeScript module in `T` builder syntax, which, run (with tsx
@@ -75,38 +83,8 @@ export const SPECIAL_FN = {
 
 /** Print one kernel as `export const <exportName> = T.function(...)` (no import line). */
 function printKernel(fn: PrimFunc, exportName: string): string {
-  const names = new Map<object, string>();
-  const used = new Set<string>(["T"]);
-  const fresh = (base: string): string => {
-    const b = jsIdent(base);
-    let n = b;
-    for (let k = 1; used.has(n); k++) n = `${b}_${k}`;
-    used.add(n);
-    return n;
-  };
-  const bind = (x: Var | Buffer): string => {
-    const n = fresh(x.name);
-    names.set(x, n);
-    return n;
-  };
-  const ref = (x: Var | Buffer): string => {
-    const n = names.get(x);
-    if (n !== undefined) return n;
-    // A binding met by reference before its definition (not valid IR); print its name so the
-    // module fails to load where it is used rather than printing something else.
-    return bind(x);
-  };
-
-  /** A constant as a bare JS literal, valid where the literal takes the dtype `like`. */
-  const bare = (x: Expr, like: string | undefined): string | undefined => {
-    if (like === undefined || x.dtype !== like) return undefined;
-    if (x.kind === "IntImm") {
-      if (x.dtype === "bool") return x.value === 0 || x.value === 0n ? "false" : "true";
-      return typeof x.value === "bigint" ? `${x.value}n` : num(x.value);
-    }
-    if (x.kind === "FloatImm") return num(x.value);
-    return undefined;
-  };
+  const { bind, ref } = new PrintNames(["T"], jsIdent);
+  const bare = (x: Expr, like: string | undefined): string | undefined => bareLiteral(x, like, num);
   /** `x` where a literal would take the dtype `like` (a method's operand). */
   const arg = (x: Expr, like: string | undefined): string => bare(x, like) ?? e(x);
   /** `x` as a JS expression whose value is a PrimExpr. */
@@ -159,32 +137,15 @@ function printKernel(fn: PrimFunc, exportName: string): string {
         return `T.call_value(${JSON.stringify(x.op)}${opArgs(x.op, x.args)})`;
     }
   };
-  const flat = (b: Buffer, dtype: string): string =>
-    `${ref(b)}.flat(${dtype === b.dtype ? "" : JSON.stringify(dtype)})`;
-  /** Operands of an op-table call: static operands as JS integers, the rest as expressions. */
-  const opArgs = (name: string, args: readonly Expr[]): string => {
-    const op = findOp(name);
-    return args
-      .map((a, i) => {
-        const c = constInt(a);
-        return op?.operands[i]?.kind === "static" && c !== undefined ? `, ${c}` : `, ${e(a)}`;
-      })
-      .join("");
+  const pieces = {
+    ref,
+    e: (x: Expr): string => e(x),
+    arg: (x: Expr, like?: string) => arg(x, like),
   };
-  const view = (w: View): string => {
-    const fields = [
-      ...(w.dtype !== w.buffer.dtype ? [`dtype: "${w.dtype}"`] : []),
-      `offset: ${arg(w.offset, "int32")}`,
-      `shape: [${w.shape.join(", ")}]`,
-      `strides: [${w.strides.join(", ")}]`,
-      ...(w.axes.some((a) => a !== "") ? [`axes: ${JSON.stringify(w.axes)}`] : []),
-    ];
-    return `${ref(w.buffer)}.as_strided({ ${fields.join(", ")} })`;
-  };
-  const param = (p: TileParam): string => {
-    if (typeof p !== "object") return JSON.stringify(p);
-    return p.kind === "View" ? view(p) : e(p);
-  };
+  const flat = (b: Buffer, dtype: string): string => flatText(pieces, b, dtype);
+  const opArgs = (name: string, args: readonly Expr[]): string => opArgsText(pieces, name, args);
+  const view = (w: View): string => viewText(pieces, w);
+  const param = (p: TileParam): string => tileParamText(pieces, p);
 
   const lines: string[] = [];
   const block = (x: Stmt, ind: string): void => {
