@@ -1,5 +1,11 @@
+// What the builder-syntax printer (printer.ts) and the script-syntax printer (script/print.ts)
+// spell alike: identifiers and names, literals, flat views, op operands, views, allocations,
+// statement op calls and tile instructions.
 import {
   constInt,
+  type Call,
+  type TileApply,
+  type TileOp,
   findOp,
   type Buffer,
   type Expr,
@@ -7,6 +13,32 @@ import {
   type Var,
   type View,
 } from "@tirx-ts/core";
+
+/** Words a printed identifier may not be (JS keywords and globals the module uses). */
+export const RESERVED = new Set(
+  (
+    "T break case catch class const continue debugger default delete do else enum export extends " +
+    "false finally for function if import in instanceof new null return super switch this throw " +
+    "true try typeof var void while with yield let static implements interface package private " +
+    "protected public await async of undefined NaN Infinity arguments eval"
+  ).split(" "),
+);
+
+export const IDENT = /^[A-Za-z_$][\w$]*$/;
+
+export function jsIdent(name: string): string {
+  let n = name.replace(/[^\w$]/g, "_");
+  if (!/^[A-Za-z_$]/.test(n)) n = `_${n}`;
+  return RESERVED.has(n) ? `${n}_` : n;
+}
+
+export function num(v: number): string {
+  if (Object.is(v, -0)) return "-0";
+  if (Number.isNaN(v)) return "NaN";
+  if (v === Infinity) return "Infinity";
+  if (v === -Infinity) return "-Infinity";
+  return String(v);
+}
 
 /**
  * The JS names of the variables and buffers of one printed kernel, each unique, shared by the
@@ -101,4 +133,43 @@ export function viewText(p: PieceSpellings, w: View): string {
 export function tileParamText(p: PieceSpellings, param: TileParam): string {
   if (typeof param !== "object") return JSON.stringify(param);
   return param.kind === "View" ? viewText(p, param) : p.e(param);
+}
+
+/** `const a = T.alloc_shared([...], "dtype", { name, align?, dynamic? });` of an allocation. */
+export function allocLine(p: PieceSpellings, b: Buffer, jsName: string): string {
+  const label = IDENT.test(b.name) ? b.name : jsIdent(b.name);
+  const opts = [`name: ${JSON.stringify(label)}`];
+  if (b.scope !== "local") {
+    if (b.align !== 16) opts.push(`align: ${b.align}`);
+    if (b.scope === "shared.dyn") opts.push("dynamic: true");
+  }
+  const fn = b.scope === "local" ? "T.alloc_local" : "T.alloc_shared";
+  const dims = b.shape.map((d) => (typeof d === "number" ? String(d) : p.ref(d))).join(", ");
+  return `const ${jsName} = ${fn}([${dims}], "${b.dtype}", { ${opts.join(", ")} });`;
+}
+
+/**
+ * A statement op call: `bar.sync 0` as `T.cuda.cta_sync();`, an op without operands as its
+ * surface, anything else as `T.call_op(name, ...)`.
+ */
+export function callLine(p: PieceSpellings, x: Call): string {
+  const op = findOp(x.op);
+  if (x.op === "bar.sync" && x.args.length === 1 && constInt(x.args[0]!) === 0) {
+    return "T.cuda.cta_sync();";
+  }
+  if (op && op.operands.length === 0 && x.args.length === 0) return `${op.surface}();`;
+  return `T.call_op(${JSON.stringify(x.op)}${opArgsText(p, x.op, x.args)});`;
+}
+
+/** The comment a `TileOp` prints above its source `tile.apply` (the verifier plans it again). */
+export function tileOpComment(x: TileOp): string {
+  return `// TileOp: ${x.plan.kind}, chunk ${x.plan.chunkBytes} bytes, repeat [${x.plan.repeatShape.join(", ")}]`;
+}
+
+/** `T.cuda.tile.apply(T.ptx["opcode"], dst, src, { params });`. */
+export function tileApplyLine(p: PieceSpellings, x: TileApply): string {
+  const ps = Object.entries(x.params).map(
+    ([k, v]) => `${JSON.stringify(k)}: ${tileParamText(p, v)}`,
+  );
+  return `T.cuda.tile.apply(T.ptx[${JSON.stringify(x.opcode)}], ${viewText(p, x.dst)}, ${viewText(p, x.src)}, { ${ps.join(", ")} });`;
 }

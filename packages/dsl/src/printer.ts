@@ -4,21 +4,25 @@ import {
   checkDepth,
   constInt,
   exactEqual,
-  findOp,
   type Buffer,
   type Expr,
   type PrimFunc,
   type Stmt,
-  type TileParam,
   type Var,
   type View,
 } from "@tirx-ts/core";
 import {
+  allocLine,
   bareLiteral,
+  callLine,
   flatText,
+  IDENT,
+  jsIdent,
+  num,
   opArgsText,
   PrintNames,
-  tileParamText,
+  tileApplyLine,
+  tileOpComment,
   viewText,
 } from "./print-names.js";
 
@@ -42,30 +46,7 @@ import {
  *   prints as its source `tile.apply`, which the verifier plans again.
  */
 
-export const RESERVED = new Set(
-  (
-    "T break case catch class const continue debugger default delete do else enum export extends " +
-    "false finally for function if import in instanceof new null return super switch this throw " +
-    "true try typeof var void while with yield let static implements interface package private " +
-    "protected public await async of undefined NaN Infinity arguments eval"
-  ).split(" "),
-);
-
-export const IDENT = /^[A-Za-z_$][\w$]*$/;
-
-export function jsIdent(name: string): string {
-  let n = name.replace(/[^\w$]/g, "_");
-  if (!/^[A-Za-z_$]/.test(n)) n = `_${n}`;
-  return RESERVED.has(n) ? `${n}_` : n;
-}
-
-export function num(v: number): string {
-  if (Object.is(v, -0)) return "-0";
-  if (Number.isNaN(v)) return "NaN";
-  if (v === Infinity) return "Infinity";
-  if (v === -Infinity) return "-Infinity";
-  return String(v);
-}
+export { IDENT, jsIdent, num, RESERVED } from "./print-names.js";
 
 /** A 3-D extent without its trailing 1s (`[4, 1, 1]` → `4`), as LaunchConfig takes it. */
 export function dim3(d: readonly string[]): string {
@@ -145,7 +126,6 @@ function printKernel(fn: PrimFunc, exportName: string): string {
   const flat = (b: Buffer, dtype: string): string => flatText(pieces, b, dtype);
   const opArgs = (name: string, args: readonly Expr[]): string => opArgsText(pieces, name, args);
   const view = (w: View): string => viewText(pieces, w);
-  const param = (p: TileParam): string => tileParamText(pieces, p);
 
   const lines: string[] = [];
   const block = (x: Stmt, ind: string): void => {
@@ -237,45 +217,20 @@ function printKernel(fn: PrimFunc, exportName: string): string {
           `${flat(x.buffer, x.dtype)}.set([${arg(x.offset, "int32")}], ${arg(x.value, x.dtype)});`,
         );
         return;
-      case "Alloc": {
-        const b = x.buffer;
-        const label = IDENT.test(b.name) ? b.name : jsIdent(b.name);
-        const opts = [`name: ${JSON.stringify(label)}`];
-        if (b.scope !== "local") {
-          if (b.align !== 16) opts.push(`align: ${b.align}`);
-          if (b.scope === "shared.dyn") opts.push("dynamic: true");
-        }
-        const fn = b.scope === "local" ? "T.alloc_local" : "T.alloc_shared";
-        out(
-          `const ${bind(b)} = ${fn}([${b.shape.map((d) => (typeof d === "number" ? String(d) : ref(d))).join(", ")}], "${b.dtype}", { ${opts.join(", ")} });`,
-        );
+      case "Alloc":
+        out(allocLine(pieces, x.buffer, bind(x.buffer)));
         return;
-      }
-      case "Call": {
-        const op = findOp(x.op);
-        if (x.op === "bar.sync" && x.args.length === 1 && constInt(x.args[0]!) === 0) {
-          out("T.cuda.cta_sync();");
-        } else if (op && op.operands.length === 0 && x.args.length === 0) {
-          out(`${op.surface}();`);
-        } else {
-          out(`T.call_op(${JSON.stringify(x.op)}${opArgs(x.op, x.args)});`);
-        }
+      case "Call":
+        out(callLine(pieces, x));
         return;
-      }
       case "TileOp":
         // The plan is the verifier's, made again from the tile.apply when the module is loaded.
-        out(
-          `// TileOp: ${x.plan.kind}, chunk ${x.plan.chunkBytes} bytes, repeat [${x.plan.repeatShape.join(", ")}]`,
-        );
+        out(tileOpComment(x));
         s(x.source, ind);
         return;
-      case "TileApply": {
-        const ps = Object.entries(x.params).map(([k, p]) => `${JSON.stringify(k)}: ${param(p)}`);
-        out(
-          `T.cuda.tile.apply(T.ptx[${JSON.stringify(x.opcode)}], ${view(x.dst)}, ${view(x.src)}, { ${ps.join(", ")} });`,
-        );
+      case "TileApply":
+        out(tileApplyLine(pieces, x));
         return;
-      }
     }
   };
 

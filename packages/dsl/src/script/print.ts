@@ -4,22 +4,23 @@ import {
   checkDepth,
   constInt,
   exactEqual,
-  findOp,
   type BinaryOp,
   type Buffer,
   type Expr,
   type PrimFunc,
   type Stmt,
-  type TileParam,
   type Var,
   type View,
 } from "@tirx-ts/core";
 import {
+  allocLine,
   bareLiteral,
+  callLine,
   flatText,
   opArgsText,
   PrintNames,
-  tileParamText,
+  tileApplyLine,
+  tileOpComment,
   viewText,
 } from "../print-names.js";
 import { dim3, format, IDENT, jsIdent, num, SPECIAL_FN } from "../printer.js";
@@ -119,7 +120,6 @@ function printKernel(fn: PrimFunc, exportName: string, dtypes: Set<string>): str
   const flat = (b: Buffer, dtype: string): string => flatText(pieces, b, dtype);
   const opArgs = (name: string, args: readonly Expr[]): string => opArgsText(pieces, name, args);
   const view = (w: View): string => viewText(pieces, w);
-  const param = (p: TileParam): string => tileParamText(pieces, p);
 
   const lines: string[] = [];
   const block = (x: Stmt): void => {
@@ -212,44 +212,20 @@ function printKernel(fn: PrimFunc, exportName: string, dtypes: Set<string>): str
       case "Store":
         out(`${flat(x.buffer, x.dtype)}[${arg(x.offset, "int32")}] = ${arg(x.value, x.dtype)};`);
         return;
-      case "Alloc": {
-        const b = x.buffer;
-        const label = IDENT.test(b.name) ? b.name : jsIdent(b.name);
-        const opts = [`name: ${JSON.stringify(label)}`];
-        if (b.scope !== "local") {
-          if (b.align !== 16) opts.push(`align: ${b.align}`);
-          if (b.scope === "shared.dyn") opts.push("dynamic: true");
-        }
-        const fn = b.scope === "local" ? "T.alloc_local" : "T.alloc_shared";
-        out(
-          `const ${bind(b)} = ${fn}([${b.shape.map((d) => (typeof d === "number" ? String(d) : ref(d))).join(", ")}], "${b.dtype}", { ${opts.join(", ")} });`,
-        );
+      case "Alloc":
+        out(allocLine(pieces, x.buffer, bind(x.buffer)));
         return;
-      }
-      case "Call": {
-        const op = findOp(x.op);
-        if (x.op === "bar.sync" && x.args.length === 1 && constInt(x.args[0]!) === 0) {
-          out("T.cuda.cta_sync();");
-        } else if (op && op.operands.length === 0 && x.args.length === 0) {
-          out(`${op.surface}();`);
-        } else {
-          out(`T.call_op(${JSON.stringify(x.op)}${opArgs(x.op, x.args)});`);
-        }
+      case "Call":
+        out(callLine(pieces, x));
         return;
-      }
       case "TileOp":
-        out(
-          `// TileOp: ${x.plan.kind}, chunk ${x.plan.chunkBytes} bytes, repeat [${x.plan.repeatShape.join(", ")}]`,
-        );
+        // The plan is the verifier's, made again from the tile.apply when the module is loaded.
+        out(tileOpComment(x));
         s(x.source);
         return;
-      case "TileApply": {
-        const ps = Object.entries(x.params).map(([k, p]) => `${JSON.stringify(k)}: ${param(p)}`);
-        out(
-          `T.cuda.tile.apply(T.ptx[${JSON.stringify(x.opcode)}], ${view(x.dst)}, ${view(x.src)}, { ${ps.join(", ")} });`,
-        );
+      case "TileApply":
+        out(tileApplyLine(pieces, x));
         return;
-      }
     }
   };
 
