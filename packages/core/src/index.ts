@@ -34,6 +34,7 @@ export * from "./analysis/symbolic.js";
 export * from "./runtime/grid.js";
 export * from "./numeric/float.js";
 export * from "./numeric/int.js";
+export * from "./numeric/int-fold.js";
 export * from "./numeric/float-rem.js";
 export * from "./numeric/dyadic.js";
 export * from "./numeric/fma32.js";

@@ -3,6 +3,7 @@ import { exprRange, refineRanges, type Interval, type RangeEnv } from "../analys
 import type { BinaryOp, CompareOp, Expr } from "../ir/expr.js";
 import type { Stmt } from "../ir/stmt.js";
 import { exprChildren } from "../visit.js";
+import { compareInt, foldInt } from "../numeric/int-fold.js";
 import { mapExpr, mapPlan } from "./map.js";
 import { entryPass, type Pass } from "./pass.js";
 
@@ -46,48 +47,6 @@ function mkInt(v: bigint, dt: DType): Expr {
   return { kind: "IntImm", value, dtype: dt };
 }
 
-const floorDiv = (a: bigint, b: bigint): bigint => {
-  const q = a / b;
-  return a % b !== 0n && a < 0n !== b < 0n ? q - 1n : q;
-};
-
-/** `a op b` at `dt`'s width, or undefined where folding could differ from the hardware. */
-function foldInt(op: BinaryOp, a: bigint, b: bigint, dt: DType): bigint | undefined {
-  const n = BigInt(bits(dt));
-  const min = isSigned(dt) ? -(1n << (n - 1n)) : 0n;
-  switch (op) {
-    case "add":
-      return a + b;
-    case "sub":
-      return a - b;
-    case "mul":
-      return a * b;
-    case "div":
-    case "mod":
-    case "floordiv":
-    case "floormod":
-      if (b === 0n || (a === min && b === -1n && isSigned(dt))) return undefined;
-      if (op === "div") return a / b;
-      if (op === "mod") return a % b;
-      if (op === "floordiv") return floorDiv(a, b);
-      return a - floorDiv(a, b) * b;
-    case "min":
-      return a < b ? a : b;
-    case "max":
-      return a > b ? a : b;
-    case "bitand":
-      return a & b;
-    case "bitor":
-      return a | b;
-    case "bitxor":
-      return a ^ b;
-    case "shl":
-      return b >= 0n && b < n ? a << b : undefined;
-    case "shr":
-      return b >= 0n && b < n ? a >> b : undefined;
-  }
-}
-
 function foldFloat(op: BinaryOp, a: number, b: number, dt: DType): number | undefined {
   const limit = dt === "float32" ? 2 ** 24 : dt === "float64" ? 2 ** 53 : 0;
   const ok = (v: number): boolean =>
@@ -106,23 +65,6 @@ function foldFloat(op: BinaryOp, a: number, b: number, dt: DType): number | unde
               ? Math.max(a, b)
               : undefined;
   return r !== undefined && ok(r) ? r : undefined;
-}
-
-function foldCompare(op: CompareOp, a: bigint, b: bigint): boolean {
-  switch (op) {
-    case "eq":
-      return a === b;
-    case "ne":
-      return a !== b;
-    case "lt":
-      return a < b;
-    case "le":
-      return a <= b;
-    case "gt":
-      return a > b;
-    case "ge":
-      return a >= b;
-  }
 }
 
 const boolConst = (v: boolean): Expr => ({ kind: "IntImm", value: v ? 1 : 0, dtype: "bool" });
@@ -297,7 +239,9 @@ function simplifyNode(e: Expr, canon: Canon, env: RangeEnv): Expr {
         const a = intConst(e.a);
         const b = intConst(e.b);
         if (a !== undefined && b !== undefined) {
-          const v = foldInt(e.op, a, b, dt);
+          // Shifts by the width or more stay as written (PTX clamps them; the code shows it).
+          const wide = (e.op === "shl" || e.op === "shr") && (b < 0n || b >= BigInt(bits(dt)));
+          const v = wide ? undefined : foldInt(e.op, a, b, dt);
           if (v !== undefined) return mkInt(v, dt);
         }
         if (isAffineOp(e)) {
@@ -324,7 +268,7 @@ function simplifyNode(e: Expr, canon: Canon, env: RangeEnv): Expr {
     case "Compare": {
       const a = intConst(e.a);
       const b = intConst(e.b);
-      if (a !== undefined && b !== undefined) return boolConst(foldCompare(e.op, a, b));
+      if (a !== undefined && b !== undefined) return boolConst(compareInt(e.op, a, b));
       return e;
     }
     case "Logical": {
