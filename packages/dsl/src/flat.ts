@@ -1,6 +1,6 @@
 import { TirxError, type Buffer, type DType, type Expr, type Span } from "@tirx-ts/core";
-import { builder } from "./builder.js";
 import { PrimExpr, show, toExpr, type ExprLike } from "./expr.js";
+import { loadAt, ptrAt, storeAt } from "./element.js";
 import { callerSpan } from "./span.js";
 
 /**
@@ -39,28 +39,14 @@ export class FlatView {
   get(index: readonly ExprLike[]): PrimExpr {
     const span = callerSpan();
     const offset = this.at(index, "get", span);
-    return new PrimExpr({
-      kind: "BufferLoad",
-      buffer: this.buffer,
-      offset,
-      dtype: this.dtype,
-      ...(span ? { span } : {}),
-    });
+    return loadAt(this.buffer, this.dtype, offset, span);
   }
 
   /** Store `value` (converted like a literal to `this.dtype`) at element `[k]`. */
   set(index: readonly ExprLike[], value: ExprLike): void {
     const span = callerSpan();
-    const b = builder("set", span);
     const offset = this.at(index, "set", span);
-    b.emit({
-      kind: "Store",
-      buffer: this.buffer,
-      dtype: this.dtype,
-      offset,
-      value: toExpr(value, this.dtype, span),
-      ...(span ? { span } : {}),
-    });
+    storeAt(this.buffer, this.dtype, offset, value, span);
   }
 
   /**
@@ -70,12 +56,6 @@ export class FlatView {
   ptr(index: readonly ExprLike[]): PrimExpr {
     const span = callerSpan();
     const offset = this.at(index, "ptr", span);
-    return new PrimExpr({
-      kind: "BufferPtr",
-      buffer: this.buffer,
-      offset,
-      dtype: this.buffer.scope === "global" ? "uint64" : "uint32",
-      ...(span ? { span } : {}),
-    });
+    return ptrAt(this.buffer, offset, span);
   }
 }

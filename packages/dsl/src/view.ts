@@ -15,8 +15,8 @@ import {
   type SubIndex,
   type View,
 } from "@tirx-ts/core";
-import { builder } from "./builder.js";
 import { checkDType, PrimExpr, show, toExpr, type ExprLike } from "./expr.js";
+import { loadAt, ptrAt, storeAt } from "./element.js";
 import { isPlainObject } from "./check.js";
 import { callerSpan } from "./span.js";
 import { FlatView } from "./flat.js";
@@ -255,41 +255,20 @@ export class TileView {
   get(indices: readonly ExprLike[]): PrimExpr {
     const span = callerSpan();
     const offset = this.offset(indices, span);
-    return new PrimExpr({
-      kind: "BufferLoad",
-      buffer: this.buffer,
-      offset,
-      dtype: this.dtype,
-      ...(span ? { span } : {}),
-    });
+    return loadAt(this.buffer, this.dtype, offset, span);
   }
 
   /** Store one element: `B.set([tid, j], value)` (TIRx `B[tid, j] = value`). */
   set(indices: readonly ExprLike[], value: ExprLike): void {
     const span = callerSpan();
-    const b = builder("set", span);
     const offset = this.offset(indices, span);
-    b.emit({
-      kind: "Store",
-      buffer: this.buffer,
-      dtype: this.dtype,
-      offset,
-      value: toExpr(value, this.dtype, span),
-      ...(span ? { span } : {}),
-    });
+    storeAt(this.buffer, this.dtype, offset, value, span);
   }
 
   /** Address of an element in this buffer's state space (an operand for mbarrier and similar intrinsics). */
   ptr(indices: readonly ExprLike[] = this.source.shape.map(() => 0)): PrimExpr {
     const span = callerSpan();
     const offset = this.offset(indices, span);
-    const dtype = this.buffer.scope === "global" ? "uint64" : "uint32";
-    return new PrimExpr({
-      kind: "BufferPtr",
-      buffer: this.buffer,
-      offset,
-      dtype,
-      ...(span ? { span } : {}),
-    });
+    return ptrAt(this.buffer, offset, span);
   }
 }

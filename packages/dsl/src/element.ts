@@ -1,0 +1,41 @@
+import type { Buffer, DType, Expr, Span } from "@tirx-ts/core";
+import { builder } from "./builder.js";
+import { PrimExpr, toExpr, type ExprLike } from "./expr.js";
+
+/** Element accesses at a flat element offset, shared by `TileView` and `FlatView`. */
+
+/** A load of the `dtype` element at `offset` of `buffer`. */
+export function loadAt(buffer: Buffer, dtype: DType, offset: Expr, span?: Span): PrimExpr {
+  return new PrimExpr({ kind: "BufferLoad", buffer, offset, dtype, ...(span ? { span } : {}) });
+}
+
+/**
+ * Record a store of `value` (converted like a literal to `dtype`) at `offset` of `buffer`.
+ * @throws TirxError TX1001 outside a kernel body.
+ */
+export function storeAt(
+  buffer: Buffer,
+  dtype: DType,
+  offset: Expr,
+  value: ExprLike,
+  span?: Span,
+): void {
+  const b = builder("set", span);
+  b.emit({
+    kind: "Store",
+    buffer,
+    dtype,
+    offset,
+    value: toExpr(value, dtype, span),
+    ...(span ? { span } : {}),
+  });
+}
+
+/**
+ * The address of the element at `offset` in `buffer`'s state space: a uint32 shared-window
+ * address for shared buffers, a uint64 generic address for global ones.
+ */
+export function ptrAt(buffer: Buffer, offset: Expr, span?: Span): PrimExpr {
+  const dtype = buffer.scope === "global" ? "uint64" : "uint32";
+  return new PrimExpr({ kind: "BufferPtr", buffer, offset, dtype, ...(span ? { span } : {}) });
+}
