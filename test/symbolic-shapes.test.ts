@@ -445,14 +445,20 @@ describe("runtime grid on the simulator", () => {
   });
 });
 
-describe("32-bit offsets", () => {
-  test("a tensor with symbolic dims above 2^31 - 1 bytes is refused at launch (TX2011)", () => {
-    const f = T.function("k", { n: T.int32, A: T.Tensor(["n", 4], "float32") }, () => {
+describe("tensor size limit", () => {
+  test("a tensor with symbolic dims above 2^48 bytes is refused at launch (TX2011)", () => {
+    const f = T.function("k", { n: T.int32, A: T.Tensor(["n", 65536], "float32") }, () => {
       T.device_entry({ launch: T.cuda.LaunchConfig({ grid: 1, block: 1 }) });
     });
-    const big = { device: { kind: "sim", name: "sim" }, shape: [2 ** 27, 4], dtype: "float32" };
-    const e = errorOf(() => checkArgs(f, [2 ** 27, big as unknown as DeviceTensor]));
+    const t = (n: number) =>
+      ({
+        device: { kind: "sim", name: "sim" },
+        shape: [n, 65536],
+        dtype: "float32",
+      }) as unknown as DeviceTensor;
+    expect(() => checkArgs(f, [2 ** 30, t(2 ** 30)])).not.toThrow(); // 2^48 bytes
+    const e = errorOf(() => checkArgs(f, [2 ** 30 + 1, t(2 ** 30 + 1)]));
     expect(e.code).toBe("TX2011");
-    expect(e.text).toContain(`${2 ** 31} bytes`);
+    expect(e.text).toContain(`${(2 ** 30 + 1) * 2 ** 18} bytes`);
   });
 });

@@ -91,14 +91,15 @@ describe("well-formedness", () => {
     ).toBe("TX3022");
   });
 
-  test("tensors over 2^31 - 1 bytes are refused (TX2011): offsets are 32-bit", () => {
+  test("tensors over 2^48 bytes are refused (TX2011); over 2^31 - 1 they verify", () => {
     const k = (rows: number) => () =>
-      T.function("k", { A: T.Tensor([rows, 65536], "float16") }, ({ A }) => {
+      T.function("k", { A: T.Tensor([rows, 16384, 65536], "float16") }, ({ A }) => {
         T.device_entry({ launch: launch() });
-        A.set([0, 0], T.float16(1));
+        A.set([0, 0, 0], T.float16(1));
       });
-    expect(codeOf(k(16383))).toBe("verified");
-    expect(codeOf(k(65536))).toBe("TX2011");
+    expect(codeOf(k(1))).toBe("verified"); // 2^31 bytes
+    expect(codeOf(k(2 ** 17))).toBe("verified"); // 2^48 bytes
+    expect(codeOf(k(2 ** 17 + 1))).toBe("TX2011");
   });
 
   test("T.unroll needs a constant trip count of at most 4096 (TX2012)", () => {

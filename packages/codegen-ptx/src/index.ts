@@ -20,3 +20,4 @@ export {
   type PtxVersion,
 } from "./target.js";
 export { upcastHalf } from "./lower/upcast-half.js";
+export { INDEX32_MAX_BYTES, indexBits, widenIndex } from "./emit/index-width.js";

@@ -21,6 +21,12 @@ import { DEFAULT_ARCH, ptxVersionFor, resolveArch } from "./target.js";
 export interface PtxOptions {
   /** Target architecture: `sm_80` (default), `sm_86`, `sm_87`, `sm_89`, `sm_90` or `sm_90a`. */
   readonly arch?: string;
+  /**
+   * Address tensors with symbolic dims with 64-bit offsets (default false: 32-bit, correct for
+   * tensors of at most 2^31 − 1 bytes). The runtimes choose it at launch from the actual sizes;
+   * tensors of static shape get 64-bit offsets exactly when they exceed 2^31 − 1 bytes.
+   */
+  readonly wideSymbolic?: boolean;
 }
 
 /** A PTX module holding one kernel, with what a runtime needs to launch it. */
@@ -40,6 +46,8 @@ export interface PtxModule {
   readonly launch: LaunchConfig;
   /** Kernel parameters in `.param` order: tensors as `.u64` pointers, scalars by value. */
   readonly params: readonly Param[];
+  /** Whether tensors with symbolic dims are addressed with 64-bit offsets (`wideSymbolic`). */
+  readonly wideSymbolic: boolean;
 }
 
 /**
@@ -72,7 +80,8 @@ export function emitPtx(vf: VerifiedFunc, opts: PtxOptions = {}): PtxModule {
   checkPtxOptions(opts, vf.fn.span);
   const arch = resolveArch(opts.arch ?? DEFAULT_ARCH, vf);
   const version = ptxVersionFor(vf, arch);
-  const entry = emitEntry(runPipeline(vf, PTX_PASSES));
+  const wideSymbolic = opts.wideSymbolic === true;
+  const entry = emitEntry(runPipeline(vf, PTX_PASSES), wideSymbolic);
   const text = renderModule({ version, target: arch.name, launch: vf.launch }, entry);
   return {
     text,
@@ -83,6 +92,7 @@ export function emitPtx(vf: VerifiedFunc, opts: PtxOptions = {}): PtxModule {
     dynamicSharedBytes: Math.max(vf.launch.dynamicSharedBytes, entry.storage.dynamicBytes),
     launch: vf.launch,
     params: vf.fn.params,
+    wideSymbolic,
   };
 }
 
@@ -111,5 +121,9 @@ function checkPtxOptions(opts: unknown, span?: Span): asserts opts is PtxOptions
       `arch must be a string such as "sm_90", got ${showValue(arch)}`,
       span,
     );
+  }
+  const wide: unknown = (opts as PtxOptions).wideSymbolic;
+  if (wide !== undefined && typeof wide !== "boolean") {
+    throw new TirxError("TX1002", `wideSymbolic must be a boolean, got ${showValue(wide)}`, span);
   }
 }

@@ -82,7 +82,7 @@ export const CATALOG = {
   TX2010: { rule: "wf/intrinsic", title: "unknown intrinsic or wrong operands" },
   TX2011: {
     rule: "wf/index-width",
-    title: "tensors are addressed with 32-bit offsets: at most 2^31 - 1 bytes each",
+    title: "a tensor holds at most 2^48 bytes (the GPU's address space)",
   },
   TX2012: {
     rule: "wf/unroll",

@@ -1,5 +1,13 @@
-import { TirxError, checkArgs, type KernelArg, type PrimFunc } from "@tirx-ts/core";
-import { compileToPtx, type PtxModule } from "@tirx-ts/codegen-ptx";
+import {
+  TirxError,
+  checkArgs,
+  dtypeBytes,
+  isStaticShape,
+  type DeviceTensor,
+  type KernelArg,
+  type PrimFunc,
+} from "@tirx-ts/core";
+import { compileToPtx, INDEX32_MAX_BYTES, type PtxModule } from "@tirx-ts/codegen-ptx";
 import { cuda, CudaDevice } from "./device.js";
 import type { CudaKernel } from "./launch.js";
 import { loadModule } from "./module.js";
@@ -50,6 +58,10 @@ export interface CudaCompiled {
 /**
  * Verify `fn` and emit PTX (`compileToPtx` of @tirx-ts/codegen-ptx) now; JIT-load the module on
  * the first call, once per device (modules are cached by the hash of their text).
+ *
+ * Index width: a kernel with symbolic tensor dims is compiled with 32-bit offsets for them. A
+ * launch whose symbolic tensors include one of more than 2^31 − 1 bytes uses a second module,
+ * emitted on first need with `wideSymbolic: true` (64-bit offsets) and cached beside the first.
  * @example
  *   const run = compileCuda(copy_async);
  *   run(a, b); // a, b: CudaTensor on cuda(0)
@@ -61,15 +73,40 @@ export function compileCuda(fn: PrimFunc, opts: CudaCompileOptions = {}): CudaCo
   // The module's dynamic shared bytes cover both the launch's request and dyn buffers it declares.
   const launch = { ...mod.launch, dynamicSharedBytes: mod.dynamicSharedBytes };
 
-  const kernel = (device: CudaDevice = opts.device ?? cuda(0)): CudaKernel => {
-    let k = kernels.get(device);
+  const load = (
+    m: PtxModule,
+    cache: Map<CudaDevice, CudaKernel>,
+    device: CudaDevice,
+  ): CudaKernel => {
+    let k = cache.get(device);
     if (!k || k.generation !== device.generation || k.module?.unloaded) {
-      k = loadModule(device, mod.text).getKernel(mod.entry, {
-        staticSharedBytes: mod.staticSharedBytes,
+      k = loadModule(device, m.text).getKernel(m.entry, {
+        staticSharedBytes: m.staticSharedBytes,
       });
-      kernels.set(device, k);
+      cache.set(device, k);
     }
     return k;
+  };
+  const kernel = (device: CudaDevice = opts.device ?? cuda(0)): CudaKernel =>
+    load(mod, kernels, device);
+
+  // Tensor parameters with symbolic dims, and the 64-bit-offset module for large ones.
+  const symbolic = fn.params.flatMap((p, i) =>
+    p.kind === "buffer" && !isStaticShape(p.buffer.shape) ? [i] : [],
+  );
+  let wideMod: PtxModule | undefined;
+  const wideKernels = new Map<CudaDevice, CudaKernel>();
+  const kernelFor = (device: CudaDevice, args: readonly KernelArg[]): CudaKernel => {
+    for (const i of symbolic) {
+      const t = args[i] as DeviceTensor;
+      let bytes = dtypeBytes(t.dtype);
+      for (const n of t.shape) bytes *= n;
+      if (bytes > INDEX32_MAX_BYTES) {
+        wideMod ??= compileToPtx(fn, { arch: mod.target, wideSymbolic: true });
+        return load(wideMod, wideKernels, device);
+      }
+    }
+    return kernel(device);
   };
 
   const enqueue = (args: readonly KernelArg[], stream?: CudaStream | null): CudaDevice => {
@@ -91,7 +128,7 @@ export function compileCuda(fn: PrimFunc, opts: CudaCompileOptions = {}): CudaCo
         fn.span,
       );
     }
-    kernel(device).launch(mod.params, args, launch, stream);
+    kernelFor(device, args).launch(mod.params, args, launch, stream);
     return device;
   };
 
@@ -110,7 +147,7 @@ export function compileCuda(fn: PrimFunc, opts: CudaCompileOptions = {}): CudaCo
       enqueue(args, stream);
     },
     enqueueChecked: (device: CudaDevice, args: readonly KernelArg[]): void => {
-      kernel(device).launch(mod.params, args, launch);
+      kernelFor(device, args).launch(mod.params, args, launch);
     },
     kernel,
   });

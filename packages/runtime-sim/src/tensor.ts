@@ -2,6 +2,7 @@ import {
   decodeHost,
   dtypeBytes,
   encodeHost,
+  MAX_SIM_TENSOR_BYTES,
   numel,
   TirxError,
   type DeviceTensor,
@@ -83,11 +84,19 @@ export class SimTensor implements DeviceTensor {
   }
 }
 
-function checkShape(shape: readonly number[]): void {
+function checkShape(shape: readonly number[], dtype: DType): void {
   if (!Array.isArray(shape) || shape.some((n) => !Number.isInteger(n) || n < 0)) {
     throw new TirxError(
       "TX5007",
       `tensor shape must be a list of non-negative integers, got [${String(shape)}]`,
+    );
+  }
+  // One ArrayBuffer per tensor, and the interpreter's offsets are 32-bit: refuse, never wrap.
+  const bytes = numel(shape) * dtypeBytes(dtype);
+  if (bytes > MAX_SIM_TENSOR_BYTES) {
+    throw new TirxError(
+      "TX5007",
+      `a simulated tensor of shape [${shape.join(", ")}] ${dtype} has ${bytes} bytes; the simulator holds at most ${MAX_SIM_TENSOR_BYTES} bytes per tensor (run it on a GPU)`,
     );
   }
 }
@@ -97,13 +106,14 @@ function checkShape(shape: readonly number[]): void {
  * Uint8Array of exactly shape × element bytes and the dtype is wider than one byte). Values are
  * encoded with core's `encodeHost` (float16/bfloat16 round to nearest even, integers wrap).
  * @example simTensor(new Float32Array(4096).map((_, i) => i % 97), { shape: [128, 32], dtype: "float16" })
- * @throws TirxError TX5007 when the element count does not match the shape.
+ * @throws TirxError TX5007 when the element count does not match the shape, or the tensor has
+ *   more than MAX_SIM_TENSOR_BYTES (2^31 − 1) bytes.
  */
 export function simTensor(
   data: HostData,
   opts: { shape: readonly number[]; dtype: DType },
 ): SimTensor {
-  checkShape(opts.shape);
+  checkShape(opts.shape, opts.dtype);
   let bytes: Uint8Array;
   try {
     bytes = encodeHost(data, opts.dtype, numel(opts.shape));
@@ -118,7 +128,7 @@ export function simTensor(
 
 /** A sim tensor of zeros (all bytes 0). */
 export function simZeros(shape: readonly number[], dtype: DType): SimTensor {
-  checkShape(shape);
+  checkShape(shape, dtype);
   return new SimTensor(new Uint8Array(numel(shape) * dtypeBytes(dtype)), shape, dtype);
 }
 
@@ -127,7 +137,7 @@ export function simZeros(shape: readonly number[], dtype: DType): SimTensor {
  * dtypes, -1 in signed integers), so results that depend on it stand out.
  */
 export function simEmpty(shape: readonly number[], dtype: DType): SimTensor {
-  checkShape(shape);
+  checkShape(shape, dtype);
   return new SimTensor(
     new Uint8Array(numel(shape) * dtypeBytes(dtype)).fill(POISON_BYTE),
     shape,

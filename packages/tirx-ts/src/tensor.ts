@@ -1,6 +1,8 @@
 import {
   TirxError,
   checkTensorSpec,
+  MAX_SIM_TENSOR_BYTES,
+  MAX_TENSOR_BYTES,
   showValue,
   type DType,
   type DeviceLike,
@@ -21,7 +23,7 @@ export interface TensorOptions {
 /**
  * A device tensor holding `data` (one value per element, row-major; float16/bfloat16 are rounded
  * to nearest even). On `opts.device`, or the default device.
- * @throws TirxError TX1003 (dtype), TX5007 (shape, size over 2^31 - 1 bytes, or an element
+ * @throws TirxError TX1003 (dtype), TX5007 (shape, size over 2^48 bytes, or 2^31 − 1 on the simulator, or an element
  *   count that does not match the shape).
  */
 export function tensor(data: HostData, opts: TensorOptions): DeviceTensor {
@@ -31,7 +33,8 @@ export function tensor(data: HostData, opts: TensorOptions): DeviceTensor {
       `tensor(data, { shape, dtype, device? }) needs its options, got ${showValue(opts)}`,
     );
   }
-  const n = checkTensorSpec(opts.shape, opts.dtype);
+  const dev = opts.device ?? defaultDevice();
+  const n = checkTensorSpec(opts.shape, opts.dtype, maxBytes(dev));
   if (
     typeof data !== "object" ||
     data === null ||
@@ -42,7 +45,6 @@ export function tensor(data: HostData, opts: TensorOptions): DeviceTensor {
       `tensor data must be a typed array or an array of ${n} numbers, got ${showValue(data)}`,
     );
   }
-  const dev = opts.device ?? defaultDevice();
   // Each runtime checks that the data fits the shape (TX5007).
   return dev.kind === "sim"
     ? simTensor(data, { shape: opts.shape, dtype: opts.dtype })
@@ -55,7 +57,7 @@ tensor.zeros = (
   dtype: DType,
   dev: DeviceLike = defaultDevice(),
 ): DeviceTensor => {
-  checkTensorSpec(shape, dtype);
+  checkTensorSpec(shape, dtype, maxBytes(dev));
   return dev.kind === "sim" ? simZeros(shape, dtype) : cudaZeros(shape, dtype, dev as CudaDevice);
 };
 
@@ -65,6 +67,11 @@ tensor.empty = (
   dtype: DType,
   dev: DeviceLike = defaultDevice(),
 ): DeviceTensor => {
-  checkTensorSpec(shape, dtype);
+  checkTensorSpec(shape, dtype, maxBytes(dev));
   return dev.kind === "sim" ? simEmpty(shape, dtype) : cudaEmpty(shape, dtype, dev as CudaDevice);
 };
+
+/** Largest tensor on `dev`: 2^48 bytes on a GPU, 2^31 − 1 on the simulator. */
+function maxBytes(dev: DeviceLike): number {
+  return dev.kind === "sim" ? MAX_SIM_TENSOR_BYTES : MAX_TENSOR_BYTES;
+}

@@ -2,6 +2,7 @@ import { constInt, dtypeBits, type Buffer, type Expr } from "@tirx-ts/core";
 import { cvtType } from "../types.js";
 import type { EmitContext } from "./context.js";
 import type { ExprEmitter } from "./expr.js";
+import { indexBits, widenIndex } from "./index-width.js";
 import { exprKey } from "./key.js";
 
 /** `[reg]`, `[reg+16]` or `[reg+-16]` (nvcc's spelling of a negative displacement). */
@@ -93,8 +94,10 @@ function peelScale(e: Expr, scale: number): { e: Expr; scale: number } {
  * Address of element `offset` (counted in `elemBytes`-byte elements) of `buffer`, as a memory
  * operand, with its state space. Constant addends become the displacement and constant factors
  * fold into the element size. Shared addresses are 32-bit (`mad.lo.s32`); global and local ones
- * 64-bit (`mad.wide` of the 32-bit index onto the base). An address already computed in an
- * enclosing scope is reused.
+ * 64-bit (`mad.wide` of the 32-bit index onto the base). A global tensor addressed with 64-bit
+ * offsets ({@link indexBits}) has its whole index widened to int64 first (`mad.lo.s64`), and a
+ * displacement outside the signed 32-bit range of a PTX address operand is added to the register.
+ * An address already computed in an enclosing scope is reused.
  */
 export function elementRef(
   ctx: EmitContext,
@@ -104,14 +107,18 @@ export function elementRef(
   elemBytes: number,
 ): ElementRef {
   const base = ctx.bufferBase(buffer);
-  const { dyn: whole, c } = splitConst(ctx, offset);
-  const disp = c * elemBytes;
-  const at = (reg: string): ElementRef => ({
-    space: base.space,
-    reg,
-    disp,
-    ref: memRef(reg, disp),
-  });
+  const wide = base.space === "global" && indexBits(buffer, ctx.wideSymbolic) === 64;
+  const { dyn: whole, c } = splitConst(ctx, wide ? widenIndex(offset) : offset);
+  const at = (reg: string): ElementRef => {
+    let disp = c * elemBytes;
+    if (disp < -(2 ** 31) || disp >= 2 ** 31) {
+      const r = ctx.regs.fresh("rd");
+      ctx.ins(`add.s64 ${r}, ${reg}, ${disp}`);
+      reg = r;
+      disp = 0;
+    }
+    return { space: base.space, reg, disp, ref: memRef(reg, disp) };
+  };
   if (!whole) return at(base.reg);
   const { e: dyn, scale } = peelScale(whole, elemBytes);
   const k = exprKey(dyn);

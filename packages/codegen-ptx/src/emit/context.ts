@@ -74,9 +74,14 @@ export class EmitContext {
    */
   readonly mutable = new Set<string>();
 
+  /**
+   * @param wideSymbolic address tensors with symbolic dims with 64-bit offsets (see
+   *   `index-width.ts`).
+   */
   constructor(
     readonly vf: VerifiedFunc,
     readonly storage: StoragePlan,
+    readonly wideSymbolic = false,
   ) {}
 
   /** Append one instruction to the body. */

@@ -21,10 +21,10 @@ export interface EntryParts {
  * `cvta.to.global.u64`; a bool parameter is a byte, turned into a predicate with `setp`), then
  * the device body, then `ret`.
  */
-export function emitEntry(vf: VerifiedFunc): EntryParts {
+export function emitEntry(vf: VerifiedFunc, wideSymbolic = false): EntryParts {
   const name = ptxIdent(vf.fn.name);
   const storage = planStorage(vf.entry.body);
-  const ctx = new EmitContext(vf, storage);
+  const ctx = new EmitContext(vf, storage, wideSymbolic);
   const params = vf.fn.params.map((p, i) => {
     const pname = `${name}_param_${i}`;
     if (p.kind === "buffer") {

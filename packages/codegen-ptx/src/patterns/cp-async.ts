@@ -1,6 +1,7 @@
 import type { CpAsyncPlan, Expr } from "@tirx-ts/core";
 import { constInt } from "@tirx-ts/core";
 import { memRef } from "../emit/address.js";
+import { indexBits, widenIndex } from "../emit/index-width.js";
 import type { EmitContext } from "../emit/context.js";
 import type { ExprEmitter } from "../emit/expr.js";
 import { isReg } from "../types.js";
@@ -39,6 +40,35 @@ function threadOffset(
 }
 
 /**
+ * {@link threadOffset} in 64 bits, for a global tensor addressed with 64-bit offsets: the base
+ * offset widened to int64, the warp and lane terms added with `mad.wide.s32`.
+ */
+function threadOffset64(
+  ctx: EmitContext,
+  ex: ExprEmitter,
+  base: Expr,
+  group: readonly number[],
+): string {
+  let off = ex.value(widenIndex(base));
+  if (group.length === 0) return off;
+  const { warp, lane } = ctx.threadIds();
+  for (const [coord, stride] of [
+    [warp, group[0]!],
+    [lane, group[1]!],
+  ] as const) {
+    if (stride === 0) continue;
+    const r = ctx.regs.fresh("rd");
+    ctx.ins(
+      off === "0"
+        ? `mul.wide.s32 ${r}, ${coord}, ${stride}`
+        : `mad.wide.s32 ${r}, ${coord}, ${stride}, ${isReg(off) ? off : ex.toReg(off, "int64")}`,
+    );
+    off = r;
+  }
+  return off;
+}
+
+/**
  * Emit one verified cp.async `tile.apply` (seed "Code generation"; PTX ISA "cp.async"):
  * the per-thread atom addresses once, then one `cp.async` per repeat index, fully unrolled in
  * row-major repeat order, with each repeat's constant byte offset as the address displacement.
@@ -62,14 +92,27 @@ export function emitCpAsync(ctx: EmitContext, ex: ExprEmitter, plan: CpAsyncPlan
   } else {
     dDisp = Number(dOff);
   }
-  const sOff = threadOffset(ctx, ex, src.baseBytes, src.groupStridesBytes);
+  // A source over 2^31 - 1 bytes gets its byte offset in 64 bits (index-width.ts).
+  const src64 = srcBase.space === "global" && indexBits(src.buffer, ctx.wideSymbolic) === 64;
+  const sOff = (src64 ? threadOffset64 : threadOffset)(
+    ctx,
+    ex,
+    src.baseBytes,
+    src.groupStridesBytes,
+  );
   let sAddr = srcBase.reg;
   let sDisp = 0;
-  if (isReg(sOff)) {
+  if (isReg(sOff) && src64) {
+    sAddr = ctx.regs.fresh("rd");
+    ctx.ins(`add.s64 ${sAddr}, ${srcBase.reg}, ${sOff}`);
+  } else if (isReg(sOff)) {
     const wide = ctx.regs.fresh("rd");
     ctx.ins(`cvt.s64.s32 ${wide}, ${sOff}`);
     sAddr = ctx.regs.fresh("rd");
     ctx.ins(`add.s64 ${sAddr}, ${srcBase.reg}, ${wide}`);
+  } else if (Math.abs(Number(sOff)) >= 2 ** 31) {
+    sAddr = ctx.regs.fresh("rd");
+    ctx.ins(`add.s64 ${sAddr}, ${srcBase.reg}, ${sOff}`);
   } else {
     sDisp = Number(sOff);
   }

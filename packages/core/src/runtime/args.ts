@@ -67,7 +67,7 @@ export function checkArgs(fn: PrimFunc, args: readonly KernelArg[]): DeviceLike 
         if (bytes > MAX_TENSOR_BYTES) {
           throw new TirxError(
             "TX2011",
-            `argument ${i} ("${p.name}") has ${bytes} bytes; tirx-ts addresses tensors with 32-bit offsets, so a tensor holds at most ${MAX_TENSOR_BYTES} bytes`,
+            `argument ${i} ("${p.name}") has ${bytes} bytes; a tensor holds at most ${MAX_TENSOR_BYTES} bytes (2^48, the GPU's address space)`,
             fn.span,
           );
         }
@@ -109,11 +109,15 @@ export function checkArgs(fn: PrimFunc, args: readonly KernelArg[]): DeviceLike 
 
 /**
  * Check a tensor's shape and dtype before anything is allocated: a known dtype, a shape of
- * non-negative integers, and at most MAX_TENSOR_BYTES bytes (kernels address tensors with
- * 32-bit offsets). Returns the element count.
+ * non-negative integers, and at most `maxBytes` bytes (default MAX_TENSOR_BYTES, 2^48; a
+ * simulated device passes MAX_SIM_TENSOR_BYTES). Returns the element count.
  * @throws TirxError TX1003 (dtype), TX5007 (shape or size).
  */
-export function checkTensorSpec(shape: unknown, dtype: unknown): number {
+export function checkTensorSpec(
+  shape: unknown,
+  dtype: unknown,
+  maxBytes: number = MAX_TENSOR_BYTES,
+): number {
   if (!isDType(dtype)) {
     const guess = typeof dtype === "string" ? didYouMean(dtype, DTYPES) : undefined;
     throw new TirxError(
@@ -132,10 +136,14 @@ export function checkTensorSpec(shape: unknown, dtype: unknown): number {
   }
   const count = (shape as number[]).reduce((a, b) => a * b, 1);
   const bytes = count * dtypeBytes(dtype);
-  if (bytes > MAX_TENSOR_BYTES) {
+  if (bytes > maxBytes) {
+    const where =
+      maxBytes === MAX_TENSOR_BYTES
+        ? "the GPU's address space"
+        : "a simulated device keeps each tensor in one ArrayBuffer";
     throw new TirxError(
       "TX5007",
-      `a tensor of shape [${shape.join(", ")}] ${dtype} has ${bytes} bytes; at most ${MAX_TENSOR_BYTES} (kernels address tensors with 32-bit offsets)`,
+      `a tensor of shape [${shape.join(", ")}] ${dtype} has ${bytes} bytes; at most ${maxBytes} (${where})`,
     );
   }
   return count;

@@ -186,7 +186,7 @@ export function verify(fn: PrimFunc): VerifiedFunc {
       if (bytes > MAX_TENSOR_BYTES) {
         throw new TirxError(
           "TX2011",
-          `tensor "${p.name}" has ${bytes} bytes; tirx-ts addresses tensors with 32-bit offsets, so a tensor holds at most ${MAX_TENSOR_BYTES} bytes (split it, or pass several tensors)`,
+          `tensor "${p.name}" has ${bytes} bytes; a tensor holds at most ${MAX_TENSOR_BYTES} bytes (2^48, the GPU's address space)`,
           p.buffer.span ?? fn.span,
         );
       }
