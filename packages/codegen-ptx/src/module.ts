@@ -15,6 +15,7 @@ import {
 import { storagePass } from "./lower/storage-pass.js";
 import { emitEntry } from "./emit/entry.js";
 import { renderModule } from "./render.js";
+import type { BoundsSite } from "./emit/bounds-check.js";
 import { DEFAULT_ARCH, ptxVersionFor, resolveArch } from "./target.js";
 
 /** Options of {@link emitPtx} and {@link compileToPtx}. */
@@ -27,6 +28,13 @@ export interface PtxOptions {
    * tensors of static shape get 64-bit offsets exactly when they exceed 2^31 − 1 bytes.
    */
   readonly wideSymbolic?: boolean;
+  /**
+   * Guard every plain load and store whose index the verifier could not bound (data-dependent,
+   * or built from a scalar parameter) on a tensor of static shape: an out-of-range access is
+   * skipped (a load reads 0) and the first one is recorded in the module's `tirx_oob` global
+   * for the runtime to report (see `boundsSites`). Default false.
+   */
+  readonly checkBounds?: boolean;
 }
 
 /** A PTX module holding one kernel, with what a runtime needs to launch it. */
@@ -48,6 +56,8 @@ export interface PtxModule {
   readonly params: readonly Param[];
   /** Whether tensors with symbolic dims are addressed with 64-bit offsets (`wideSymbolic`). */
   readonly wideSymbolic: boolean;
+  /** The guarded accesses by site id (`checkBounds`); empty when nothing is guarded. */
+  readonly boundsSites: readonly BoundsSite[];
 }
 
 /**
@@ -81,7 +91,7 @@ export function emitPtx(vf: VerifiedFunc, opts: PtxOptions = {}): PtxModule {
   const arch = resolveArch(opts.arch ?? DEFAULT_ARCH, vf);
   const version = ptxVersionFor(vf, arch);
   const wideSymbolic = opts.wideSymbolic === true;
-  const entry = emitEntry(runPipeline(vf, PTX_PASSES), wideSymbolic);
+  const entry = emitEntry(runPipeline(vf, PTX_PASSES), wideSymbolic, opts.checkBounds === true);
   const text = renderModule({ version, target: arch.name, launch: vf.launch }, entry);
   return {
     text,
@@ -93,6 +103,7 @@ export function emitPtx(vf: VerifiedFunc, opts: PtxOptions = {}): PtxModule {
     launch: vf.launch,
     params: vf.fn.params,
     wideSymbolic,
+    boundsSites: entry.boundsSites,
   };
 }
 
@@ -122,8 +133,10 @@ function checkPtxOptions(opts: unknown, span?: Span): asserts opts is PtxOptions
       span,
     );
   }
-  const wide: unknown = (opts as PtxOptions).wideSymbolic;
-  if (wide !== undefined && typeof wide !== "boolean") {
-    throw new TirxError("TX1002", `wideSymbolic must be a boolean, got ${showValue(wide)}`, span);
+  for (const k of ["wideSymbolic", "checkBounds"] as const) {
+    const v: unknown = (opts as PtxOptions)[k];
+    if (v !== undefined && typeof v !== "boolean") {
+      throw new TirxError("TX1002", `${k} must be a boolean, got ${showValue(v)}`, span);
+    }
   }
 }

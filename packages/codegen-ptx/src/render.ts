@@ -1,6 +1,7 @@
 import type { LaunchConfig } from "@tirx-ts/core";
 import { DYN_SMEM } from "./lower/storage.js";
 import type { EntryParts } from "./emit/entry.js";
+import { OOB_RECORD, OOB_RECORD_BYTES } from "./emit/bounds-check.js";
 
 /** Header facts of a module. */
 export interface ModuleHeader {
@@ -11,6 +12,7 @@ export interface ModuleHeader {
 
 /**
  * Module text: header (`.version`, `.target`, `.address_size 64`), the module-scope
+ * record of out-of-range accesses under `checkBounds` (`.global tirx_oob`), the
  * `.extern .shared` array when `shared.dyn` buffers exist (PTX allows it only at module scope),
  * then the entry with `.maxntid` from the launch, register declarations, `.shared`/`.local`
  * arrays and the instructions.
@@ -26,6 +28,9 @@ export function renderModule(h: ModuleHeader, e: EntryParts): string {
     ".address_size 64",
     "",
   ];
+  if (e.boundsSites.length > 0) {
+    out.push(`.visible .global .align 8 .u32 ${OOB_RECORD}[${OOB_RECORD_BYTES / 4}];`, "");
+  }
   if (e.storage.dynamicBytes > 0) {
     out.push(`.extern .shared .align ${e.storage.dynamicAlign} .b8 ${DYN_SMEM}[];`, "");
   }

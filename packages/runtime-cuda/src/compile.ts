@@ -11,6 +11,7 @@ import { compileToPtx, INDEX32_MAX_BYTES, type PtxModule } from "@tirx-ts/codege
 import { cuda, CudaDevice } from "./device.js";
 import type { CudaKernel } from "./launch.js";
 import { loadModule } from "./module.js";
+import { takeBoundsReport } from "./bounds.js";
 import type { CudaStream } from "./stream.js";
 
 /** Options of `compileCuda`. */
@@ -24,6 +25,12 @@ export interface CudaCompileOptions {
   readonly device?: CudaDevice;
   /** An already generated module for `fn` (skips verification and code generation). */
   readonly module?: PtxModule;
+  /**
+   * Guard indices the verifier could not bound (codegen-ptx's `checkBounds`): a synchronous
+   * call throws the first out-of-range access as TirxError TX6005 naming the thread, CTA and
+   * source line, as the simulator does. Default false.
+   */
+  readonly checkBounds?: boolean;
 }
 
 /**
@@ -38,6 +45,12 @@ export interface CudaCompiled {
    */
   (...args: KernelArg[]): void;
   readonly fn: PrimFunc;
+  /**
+   * For a `checkBounds` kernel, after its launches on `device` have completed: throw the first
+   * out-of-range access recorded since the last check (and clear it). A no-op otherwise.
+   * @throws TirxError TX6005.
+   */
+  checkBoundsRecord(device: CudaDevice): void;
   /** The PTX module text. */
   readonly ptx: string;
   /** Everything the code generator produced (entry name, version, target, shared bytes, launch, params). */
@@ -68,7 +81,9 @@ export interface CudaCompiled {
  * @throws TirxError from the verifier (any code) at compile time.
  */
 export function compileCuda(fn: PrimFunc, opts: CudaCompileOptions = {}): CudaCompiled {
-  const mod = opts.module ?? compileToPtx(fn, { arch: opts.arch ?? "sm_80" });
+  const mod =
+    opts.module ??
+    compileToPtx(fn, { arch: opts.arch ?? "sm_80", checkBounds: opts.checkBounds === true });
   const kernels = new Map<CudaDevice, CudaKernel>();
   // The module's dynamic shared bytes cover both the launch's request and dyn buffers it declares.
   const launch = { ...mod.launch, dynamicSharedBytes: mod.dynamicSharedBytes };
@@ -102,7 +117,11 @@ export function compileCuda(fn: PrimFunc, opts: CudaCompileOptions = {}): CudaCo
       let bytes = dtypeBytes(t.dtype);
       for (const n of t.shape) bytes *= n;
       if (bytes > INDEX32_MAX_BYTES) {
-        wideMod ??= compileToPtx(fn, { arch: mod.target, wideSymbolic: true });
+        wideMod ??= compileToPtx(fn, {
+          arch: mod.target,
+          wideSymbolic: true,
+          checkBounds: mod.boundsSites.length > 0,
+        });
         return load(wideMod, wideKernels, device);
       }
     }
@@ -132,8 +151,22 @@ export function compileCuda(fn: PrimFunc, opts: CudaCompileOptions = {}): CudaCo
     return device;
   };
 
+  const checkBoundsRecord = (device: CudaDevice): void => {
+    for (const [m, cache] of [
+      [mod, kernels],
+      [wideMod, wideKernels],
+    ] as const) {
+      const k = m && cache.get(device);
+      if (!m || !k || k.generation !== device.generation) continue;
+      const report = takeBoundsReport(k, m);
+      if (report) throw report;
+    }
+  };
+
   const run = (...args: KernelArg[]): void => {
-    enqueue(args).synchronize(`after kernel "${fn.name}"`);
+    const device = enqueue(args);
+    device.synchronize(`after kernel "${fn.name}"`);
+    if (mod.boundsSites.length > 0) checkBoundsRecord(device);
   };
 
   return Object.assign(run, {
@@ -150,5 +183,6 @@ export function compileCuda(fn: PrimFunc, opts: CudaCompileOptions = {}): CudaCo
       kernelFor(device, args).launch(mod.params, args, launch);
     },
     kernel,
+    checkBoundsRecord,
   });
 }

@@ -77,6 +77,10 @@ const SIGNATURES = {
   cuModuleUnload: [["cuModuleUnload"], ["void *"]],
   cuModuleGetFunction: [["cuModuleGetFunction"], ["void *", "void *", "const char *"]],
   cuFuncSetAttribute: [["cuFuncSetAttribute"], ["void *", "int", "int"]],
+  cuModuleGetGlobal: [
+    ["cuModuleGetGlobal_v2", "cuModuleGetGlobal"],
+    ["void *", "void *", "void *", "const char *"],
+  ],
   cuMemAlloc: [["cuMemAlloc_v2"], ["void *", "size_t"]],
   cuMemFree: [["cuMemFree_v2"], ["uint64_t"]],
   cuMemcpyHtoD: [["cuMemcpyHtoD_v2"], ["uint64_t", "void *", "size_t"]],
@@ -316,6 +320,15 @@ export class CudaDriver {
       context: `entry "${name}"`,
     });
     return this.#u64[0]!;
+  }
+
+  /** Address and size in bytes of module-scope variable `name` (cuModuleGetGlobal). */
+  moduleGetGlobal(mod: CuHandle, name: string): { ptr: CuHandle; bytes: number } {
+    const size = new BigUint64Array(1);
+    this.check("cuModuleGetGlobal_v2", this.#raw.cuModuleGetGlobal(this.#u64, size, mod, name), {
+      context: `global "${name}"`,
+    });
+    return { ptr: this.#u64[0]!, bytes: Number(size[0]!) };
   }
 
   funcSetAttribute(fn: CuHandle, attr: number, value: number): void {

@@ -36,6 +36,15 @@ export interface CompileOptions {
   readonly arch?: string;
   /** Simulator hazard reports: "throw" (default) stops at the first, "collect" gathers them. */
   readonly hazards?: "throw" | "collect";
+  /**
+   * Guard, on the GPU, every load and store whose index the verifier could not bound (a
+   * data-dependent gather index `A[idx[i]]`, or one built from a scalar parameter): the access
+   * is skipped when out of range (a load reads 0), and the launch's first such access is thrown
+   * after the kernel completes as TirxError TX6005 naming the thread, CTA and source line, as
+   * the simulator reports it. Checked by the synchronous call (`run(...)`), not by `launchAsync`
+   * or `launchOn`. Default false (the simulator always checks).
+   */
+  readonly checkBounds?: boolean;
 }
 
 /** What one launch returned: hazard reports from the simulator (always empty on a GPU). */
@@ -71,9 +80,8 @@ export interface Compiled {
 export function compile(fn: PrimFunc, opts: CompileOptions = { target: "cuda" }): Compiled {
   checkCompileArgs(fn, opts, callerSpan());
   if (process.env["TIRX_CACHE"] === "off") return compileUncached(fn, opts);
-  return COMPILED.get(fn, `${opts.arch ?? ""}|${opts.hazards ?? "throw"}`, () =>
-    compileUncached(fn, opts),
-  );
+  const key = `${opts.arch ?? ""}|${opts.hazards ?? "throw"}|${opts.checkBounds === true}`;
+  return COMPILED.get(fn, key, () => compileUncached(fn, opts));
 }
 
 /**
@@ -85,7 +93,8 @@ export const COMPILED = new CompileCache<Compiled>();
 
 function compileUncached(fn: PrimFunc, opts: CompileOptions): Compiled {
   const verified = verify(fn);
-  const module = emitPtx(verified, opts.arch ? { arch: opts.arch } : {});
+  const checkBounds = opts.checkBounds === true;
+  const module = emitPtx(verified, { ...(opts.arch ? { arch: opts.arch } : {}), checkBounds });
   // One CUDA compilation per device arch (the default arch follows the GPU).
   const onCuda = new Map<string, CudaCompiled>();
   let lastDevice: CudaDevice | undefined;
@@ -95,7 +104,7 @@ function compileUncached(fn: PrimFunc, opts: CompileOptions): Compiled {
     const arch = opts.arch ?? archForDevice(dev);
     let c = onCuda.get(arch);
     if (!c) {
-      const m = arch === module.target ? module : emitPtx(verified, { arch });
+      const m = arch === module.target ? module : emitPtx(verified, { arch, checkBounds });
       c = compileCuda(fn, { module: m });
       onCuda.set(arch, c);
     }
@@ -121,6 +130,7 @@ function compileUncached(fn: PrimFunc, opts: CompileOptions): Compiled {
     if (wait) {
       if (stream) stream.synchronize();
       else cudaDev.synchronize(`after kernel "${fn.name}"`);
+      if (checkBounds) c.checkBoundsRecord(cudaDev);
     }
     return CUDA;
   };
@@ -135,7 +145,7 @@ function compileUncached(fn: PrimFunc, opts: CompileOptions): Compiled {
   });
 }
 
-const OPTIONS = ["target", "arch", "hazards"] as const;
+const OPTIONS = ["target", "arch", "hazards", "checkBounds"] as const;
 
 /** `compile`'s own argument checks: a PrimFunc and an options object with known fields. */
 function checkCompileArgs(fn: unknown, opts: unknown, span?: Span): void {
@@ -159,6 +169,9 @@ function checkCompileArgs(fn: unknown, opts: unknown, span?: Span): void {
   }
   if (o.arch !== undefined && typeof o.arch !== "string") {
     bad(`arch must be a string such as "sm_90", got ${showValue(o.arch)}`, "TX5006");
+  }
+  if (o.checkBounds !== undefined && typeof o.checkBounds !== "boolean") {
+    bad(`checkBounds must be true or false, got ${showValue(o.checkBounds)}`);
   }
   if (o.hazards !== undefined && o.hazards !== "throw" && o.hazards !== "collect") {
     bad(`hazards must be "throw" or "collect", got ${showValue(o.hazards)}`);

@@ -1,7 +1,8 @@
-import { constInt, dtypeBits, type Buffer, type Expr } from "@tirx-ts/core";
+import { constInt, dtypeBits, type Buffer, type Expr, type Span } from "@tirx-ts/core";
 import { cvtType } from "../types.js";
 import type { EmitContext } from "./context.js";
 import type { ExprEmitter } from "./expr.js";
+import { emitGuard, needsGuard } from "./bounds-check.js";
 import { indexBits, widenIndex } from "./index-width.js";
 import { exprKey } from "./key.js";
 
@@ -74,6 +75,11 @@ export interface ElementRef {
   readonly reg: string;
   readonly disp: number;
   readonly ref: string;
+  /**
+   * Under `checkBounds`, for an access the verifier could not bound: a predicate true when the
+   * access is inside the buffer. Predicate the access on it (see `bounds-check.ts`).
+   */
+  readonly guard?: string;
 }
 
 /** Peel constant factors off `e`: `(x * 2048) * 4` is `x` scaled by 8192. */
@@ -97,7 +103,9 @@ function peelScale(e: Expr, scale: number): { e: Expr; scale: number } {
  * 64-bit (`mad.wide` of the 32-bit index onto the base). A global tensor addressed with 64-bit
  * offsets ({@link indexBits}) has its whole index widened to int64 first (`mad.lo.s64`), and a
  * displacement outside the signed 32-bit range of a PTX address operand is added to the register.
- * An address already computed in an enclosing scope is reused.
+ * An address already computed in an enclosing scope is reused. With `check` (a plain load or
+ * store) under `checkBounds`, an index the verifier could not bound gets a guard
+ * (`ElementRef.guard`).
  */
 export function elementRef(
   ctx: EmitContext,
@@ -105,6 +113,7 @@ export function elementRef(
   buffer: Buffer,
   offset: Expr,
   elemBytes: number,
+  check?: { readonly verb: "reads" | "writes"; readonly span?: Span },
 ): ElementRef {
   const base = ctx.bufferBase(buffer);
   const wide = base.space === "global" && indexBits(buffer, ctx.wideSymbolic) === 64;
@@ -121,6 +130,35 @@ export function elementRef(
   };
   if (!whole) return at(base.reg);
   const { e: dyn, scale } = peelScale(whole, elemBytes);
+  if (check && needsGuard(ctx, buffer, offset)) {
+    // The byte offset from the buffer's start, in 64 bits, for both the guard and the address.
+    const idx = ex.toReg(ex.emit(dyn), dyn.dtype);
+    const rel = ctx.regs.fresh("rd");
+    const disp = c * elemBytes;
+    if (dtypeBits(dyn.dtype) === 64) {
+      ctx.ins(`mad.lo.s64 ${rel}, ${idx}, ${scale}, ${disp}`);
+    } else {
+      const unsigned = dyn.dtype.startsWith("u");
+      const i32 = to32(ctx, idx, dyn, !unsigned);
+      ctx.ins(`mad.wide.${unsigned ? "u" : "s"}32 ${rel}, ${i32}, ${scale}, ${disp}`);
+    }
+    let reg: string;
+    if (base.space === "shared") {
+      const r = narrow(ctx, rel);
+      reg = ctx.regs.fresh("r");
+      ctx.ins(`add.s32 ${reg}, ${base.reg}, ${r}`);
+    } else {
+      reg = ctx.regs.fresh("rd");
+      ctx.ins(`add.s64 ${reg}, ${base.reg}, ${rel}`);
+    }
+    const guard = emitGuard(ctx, buffer, rel, {
+      space: base.space,
+      verb: check.verb,
+      accessBytes: elemBytes,
+      ...(check.span ? { span: check.span } : {}),
+    });
+    return { space: base.space, reg, disp: 0, ref: memRef(reg, 0), guard };
+  }
   const k = exprKey(dyn);
   const key = k === undefined ? undefined : `addr ${buffer.id} ${scale} ${k}`;
   return at(

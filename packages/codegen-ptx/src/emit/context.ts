@@ -20,6 +20,7 @@ export function laneKey(buffer: Buffer, dtype: DType, offset: Expr): string | un
   return k === undefined ? undefined : `${buffer.id}:${dtype}:${k}`;
 }
 import { DYN_SMEM, type StoragePlan } from "../lower/storage.js";
+import type { BoundsSite } from "./bounds-check.js";
 
 /** The base address of a buffer: a 64-bit register for global/local, 32-bit for shared. */
 export interface BufferBase {
@@ -82,7 +83,12 @@ export class EmitContext {
     readonly vf: VerifiedFunc,
     readonly storage: StoragePlan,
     readonly wideSymbolic = false,
+    /** Guard accesses the verifier could not bound (`checkBounds`; see `bounds-check.ts`). */
+    readonly checkBounds = false,
   ) {}
+
+  /** The guarded accesses so far, by site id (see `bounds-check.ts`). */
+  readonly boundsSites: BoundsSite[] = [];
 
   /** Append one instruction to the body. */
   ins(line: string): void {

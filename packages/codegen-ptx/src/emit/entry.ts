@@ -1,6 +1,7 @@
 import type { VerifiedFunc } from "@tirx-ts/core";
 import { planStorage, ptxIdent, type StoragePlan } from "../lower/storage.js";
 import { memType, paramType } from "../types.js";
+import type { BoundsSite } from "./bounds-check.js";
 import { EmitContext } from "./context.js";
 import { StmtEmitter } from "./stmt.js";
 
@@ -14,6 +15,8 @@ export interface EntryParts {
   readonly storage: StoragePlan;
   /** Prologue and body instructions, labels included. */
   readonly lines: readonly string[];
+  /** Accesses guarded under `checkBounds`, by site id (the record is declared when non-empty). */
+  readonly boundsSites: readonly BoundsSite[];
 }
 
 /**
@@ -21,10 +24,10 @@ export interface EntryParts {
  * `cvta.to.global.u64`; a bool parameter is a byte, turned into a predicate with `setp`), then
  * the device body, then `ret`.
  */
-export function emitEntry(vf: VerifiedFunc, wideSymbolic = false): EntryParts {
+export function emitEntry(vf: VerifiedFunc, wideSymbolic = false, checkBounds = false): EntryParts {
   const name = ptxIdent(vf.fn.name);
   const storage = planStorage(vf.entry.body);
-  const ctx = new EmitContext(vf, storage, wideSymbolic);
+  const ctx = new EmitContext(vf, storage, wideSymbolic, checkBounds);
   const params = vf.fn.params.map((p, i) => {
     const pname = `${name}_param_${i}`;
     if (p.kind === "buffer") {
@@ -57,5 +60,6 @@ export function emitEntry(vf: VerifiedFunc, wideSymbolic = false): EntryParts {
     registers: ctx.regs.declarations(),
     storage,
     lines: [...ctx.prologue, ...ctx.body],
+    boundsSites: ctx.boundsSites,
   };
 }

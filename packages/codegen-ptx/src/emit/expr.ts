@@ -139,16 +139,30 @@ export class ExprEmitter {
         if (lane !== undefined) return lane;
         const regs = e.dtype === e.buffer.dtype ? ctx.elementRegs(e.buffer) : undefined;
         if (regs) return elementReg(ctx, regs, e.buffer, e.offset, e.span);
-        const { space, ref } = elementRef(ctx, this, e.buffer, e.offset, elemBytes(e.dtype));
+        const { space, ref, guard } = elementRef(
+          ctx,
+          this,
+          e.buffer,
+          e.offset,
+          elemBytes(e.dtype),
+          {
+            verb: "reads",
+            ...(e.span ? { span: e.span } : {}),
+          },
+        );
+        // A guarded load that is out of range is skipped and reads as 0.
+        const at = guard ? `@${guard} ` : "";
         if (e.dtype === "bool") {
           const byte = ctx.regs.fresh("rs");
-          ctx.ins(`ld.${space}.u8 ${byte}, ${ref}`);
+          if (guard) ctx.ins(`mov.b16 ${byte}, 0`);
+          ctx.ins(`${at}ld.${space}.u8 ${byte}, ${ref}`);
           const d = ctx.reg("bool");
           ctx.ins(`setp.ne.u16 ${d}, ${byte}, 0`);
           return d;
         }
         const d = ctx.reg(e.dtype);
-        ctx.ins(`ld.${space}.${memType(e.dtype)} ${d}, ${ref}`);
+        if (guard) ctx.ins(`mov.b${elemBytes(e.dtype) * 8} ${d}, 0`);
+        ctx.ins(`${at}ld.${space}.${memType(e.dtype)} ${d}, ${ref}`);
         return d;
       }
       case "BufferPtr": {

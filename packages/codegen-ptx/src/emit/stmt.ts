@@ -92,14 +92,22 @@ export class StmtEmitter {
         const regs = ctx.elementRegs(s.buffer);
         if (regs) return this.ex.into(s.value, elementReg(ctx, regs, s.buffer, s.offset, s.span));
         let v = this.ex.value(s.value);
-        const { space, ref } = elementRef(ctx, this.ex, s.buffer, s.offset, elemBytes(s.dtype));
+        const { space, ref, guard } = elementRef(
+          ctx,
+          this.ex,
+          s.buffer,
+          s.offset,
+          elemBytes(s.dtype),
+          { verb: "writes", ...(s.span ? { span: s.span } : {}) },
+        );
         if (s.dtype === "bool") {
           // bool is one byte in memory: 1 or 0.
           const byte = ctx.regs.fresh("rs");
           ctx.ins(`selp.u16 ${byte}, 1, 0, ${v}`);
           v = byte;
         }
-        ctx.ins(`st.${space}.${memType(s.dtype)} ${ref}, ${v}`);
+        // A guarded store that is out of range is skipped.
+        ctx.ins(`${guard ? `@${guard} ` : ""}st.${space}.${memType(s.dtype)} ${ref}, ${v}`);
         return;
       }
       case "Alloc": {

@@ -1,0 +1,74 @@
+// Real-GPU test of compile(fn, { checkBounds: true }): a gather with one index out of range
+// reports TX6005 with the same message, line and note as the simulator, skips the access (the
+// load reads 0) and leaves the context usable. Skipped (with the reason printed) where there is
+// no driver.
+import { describe, expect, it } from "vitest";
+import { T } from "@tirx-ts/dsl";
+import { TirxError, verify } from "@tirx-ts/core";
+import { cuda, cudaAvailable, cudaTensor, cudaZeros } from "@tirx-ts/runtime-cuda";
+import { runSim, simTensor, simZeros } from "@tirx-ts/runtime-sim";
+import { compile } from "tirx-ts";
+
+const available = cudaAvailable();
+if (!available.ok) console.log(`test/gpu/check-bounds: skipped, ${available.reason}`);
+
+const N = 1024;
+const M = 64;
+const gather = T.function(
+  "gpu_gather",
+  { A: T.Tensor([N], "float32"), idx: T.Tensor([M], "int32"), B: T.Tensor([M], "float32") },
+  ({ A, idx, B }) => {
+    T.device_entry({ launch: T.cuda.LaunchConfig({ grid: 1, block: M }) });
+    const t = T.cuda.thread_idx("x");
+    B.set([t], A.get([idx.get([t])]));
+  },
+);
+
+const a = Float32Array.from({ length: N }, (_, i) => i + 0.5);
+const indices = (bad: number, at: number): number[] =>
+  Array.from({ length: M }, (_, i) => (i === at ? bad : (i * 7) % N));
+
+function errorOf(f: () => unknown): TirxError {
+  try {
+    f();
+  } catch (e) {
+    if (e instanceof TirxError) return e;
+    throw e;
+  }
+  throw new Error("expected a TirxError");
+}
+
+describe.skipIf(!available.ok)("checkBounds on the GPU", () => {
+  it("reports an out-of-range gather index as the simulator does, and skips the access", () => {
+    const dev = cuda(0);
+    const run = compile(gather, { target: "cuda", checkBounds: true });
+    expect(run.ptx).toContain("tirx_oob");
+    const idx = indices(5000, 37);
+    using A = cudaTensor(a, { shape: [N], dtype: "float32", device: dev });
+    using I = cudaTensor(idx, { shape: [M], dtype: "int32", device: dev });
+    using B = cudaZeros([M], "float32", dev);
+    const gpu = errorOf(() => run(A, I, B));
+    const sim = errorOf(() =>
+      runSim(verify(gather), [
+        simTensor(a, { shape: [N], dtype: "float32" }),
+        simTensor(idx, { shape: [M], dtype: "int32" }),
+        simZeros([M], "float32"),
+      ]),
+    );
+    expect(gpu.code).toBe("TX6005");
+    expect(gpu.message).toBe(sim.message);
+    expect(gpu.message).toContain("thread (37, 0, 0) of CTA (0, 0, 0) reads global");
+    expect(gpu.span?.line).toBe(sim.span?.line);
+    expect(gpu.notes[0]).toEqual(sim.notes[0]);
+    const b = Array.from(B.toArray() as Float32Array);
+    expect(b).toEqual(idx.map((j, i) => (i === 37 ? 0 : a[j]!)));
+
+    // The record was cleared and the context survives: an in-range launch runs and reports nothing.
+    using J = cudaTensor(indices(1, 37), { shape: [M], dtype: "int32", device: dev });
+    run(A, J, B);
+    expect((B.toArray() as Float32Array)[37]).toBe(1.5);
+    // A negative index is out of range too.
+    using K = cudaTensor(indices(-3, 5), { shape: [M], dtype: "int32", device: dev });
+    expect(errorOf(() => run(A, K, B)).message).toContain("thread (5, 0, 0)");
+  });
+});
