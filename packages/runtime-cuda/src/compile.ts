@@ -64,6 +64,12 @@ export interface CudaCompiled {
    * has already checked (core's `checkArgs`): the fast path of tirx-ts's `compile`.
    */
   enqueueChecked(device: CudaDevice, args: readonly KernelArg[]): void;
+  /**
+   * @internal A launch function for `device` with everything resolved but the arguments (see
+   * `CudaKernel.launcher`), for arguments the caller has checked; it reloads the module after a
+   * `device.reset()` or an unload. Tensor parameters must all have static shapes.
+   */
+  launcher(device: CudaDevice): (args: readonly KernelArg[], stream?: CudaStream | null) => void;
   /** The loaded kernel on `device` (loading the module on first use). */
   kernel(device?: CudaDevice): CudaKernel;
 }
@@ -151,6 +157,20 @@ export function compileCuda(fn: PrimFunc, opts: CudaCompileOptions = {}): CudaCo
     return device;
   };
 
+  const launcher = (
+    device: CudaDevice,
+  ): ((args: readonly KernelArg[], stream?: CudaStream | null) => void) => {
+    let k = kernel(device);
+    let bound = k.launcher(mod.params, launch);
+    return (args, stream) => {
+      if (k.generation !== device.generation || k.module?.unloaded) {
+        k = kernel(device);
+        bound = k.launcher(mod.params, launch);
+      }
+      bound(args, stream);
+    };
+  };
+
   const checkBoundsRecord = (device: CudaDevice): void => {
     for (const [m, cache] of [
       [mod, kernels],
@@ -183,6 +203,7 @@ export function compileCuda(fn: PrimFunc, opts: CudaCompileOptions = {}): CudaCo
       kernelFor(device, args).launch(mod.params, args, launch);
     },
     kernel,
+    launcher,
     checkBoundsRecord,
   });
 }

@@ -368,6 +368,15 @@ export class CudaDriver {
    * array of pointers, one per kernel parameter, each to that argument's value (0n when the
    * kernel takes no parameters).
    */
+  /**
+   * The koffi function of cuLaunchKernel itself, unchecked: (CUfunction, gridX, gridY, gridZ,
+   * blockX, blockY, blockZ, sharedBytes, CUstream, kernelParams, extra) → CUresult, handles and
+   * pointers as bigint (0n for NULL). For launch fast paths, which check the result themselves.
+   */
+  get cuLaunchKernel(): Fn {
+    return this.#raw.cuLaunchKernel;
+  }
+
   launchKernel(
     fn: CuHandle,
     grid: readonly [number, number, number],
@@ -388,7 +397,7 @@ export class CudaDriver {
       sharedBytes,
       stream,
       kernelParams,
-      null,
+      0n,
     );
     if (code !== 0) this.check("cuLaunchKernel", code, context ? { context } : {});
   }

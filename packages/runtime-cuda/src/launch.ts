@@ -139,6 +139,12 @@ function pointerOn(device: CudaDevice): (t: DeviceTensor, i: number) => bigint {
   };
 }
 
+/** A launch function of {@link CudaKernel.launcher}, with the parameters and launch it is for. */
+export type BoundLaunch = ((args: readonly KernelArg[], stream?: CudaStream | null) => void) & {
+  readonly params: readonly Param[];
+  readonly launch: LaunchConfig;
+};
+
 /**
  * One `.entry` of a loaded module (a CUfunction). `launch` packs the arguments into the kernel's
  * reusable argument buffer and queues it on a stream; it does not wait.
@@ -153,6 +159,7 @@ export class CudaKernel {
   /** The device's generation when the kernel was loaded (it does not survive `device.reset()`). */
   readonly generation: number;
   #args: ArgPacker | undefined;
+  #launcher: BoundLaunch | undefined;
   #dynamicLimit = 0;
   #launch: LaunchConfig | undefined;
   #staticGrid: readonly [number, number, number] | undefined;
@@ -198,31 +205,64 @@ export class CudaKernel {
     launch: LaunchConfig,
     stream: CudaStream | null = currentStream(),
   ): void {
+    let l = this.#launcher;
+    if (!l || l.launch !== launch || !sameParams(l.params, params)) {
+      l = this.#launcher = this.launcher(params, launch);
+    }
+    l(args, stream);
+  }
+
+  /**
+   * A launch function for fixed `params` and `launch` (what {@link launch} runs, with its
+   * per-configuration work done here, once): the argument packer, the static grid, the
+   * shared-memory opt-in and the block are resolved now, so a call only packs the arguments and
+   * calls cuLaunchKernel. Used by the launch fast paths of `compileCuda` and tirx-ts's `compile`.
+   * The packer lives as long as the kernel. Same errors as {@link launch}.
+   */
+  launcher(params: readonly Param[], launch: LaunchConfig): BoundLaunch {
     const dev = this.device;
     dev.activate();
-    if (this.generation !== dev.generation) {
-      throw new Error(
-        `kernel "${this.name}" was loaded before cuda:${dev.ordinal} was reset; load its module again`,
-      );
-    }
-    dev.lastKernel = this.name;
+    this.#prepare(launch);
     let buf = this.#args;
     if (!buf || !sameParams(buf.params, params)) {
-      buf?.free();
       buf = this.#args = new ArgPacker(params, dev);
     }
-    if (launch !== this.#launch) this.#prepare(launch);
-    const grid = this.#staticGrid ?? launchGrid({ name: this.name, params }, launch, args);
-    buf.pack(args);
-    this.#driver.launchKernel(
-      this.handle,
-      grid,
-      launch.block,
-      launch.dynamicSharedBytes,
-      stream === null ? 0n : stream.handle,
-      buf.kernelParams,
-      this.#context,
-    );
+    const packer = buf;
+    const staticGrid = this.#staticGrid;
+    const [bx, by, bz] = launch.block;
+    const shared = launch.dynamicSharedBytes;
+    const handle = this.handle;
+    const kernelParams = packer.kernelParams;
+    const call = this.#driver.cuLaunchKernel;
+    const name = this.name;
+    const generation = this.generation;
+    const fn = { name, params };
+    const run = (args: readonly KernelArg[], stream: CudaStream | null = currentStream()): void => {
+      if (generation !== dev.generation) {
+        throw new Error(
+          `kernel "${name}" was loaded before cuda:${dev.ordinal} was reset; load its module again`,
+        );
+      }
+      dev.activate();
+      dev.lastKernel = name;
+      const grid = staticGrid ?? launchGrid(fn, launch, args);
+      packer.pack(args);
+      const code = call(
+        handle,
+        grid[0],
+        grid[1],
+        grid[2],
+        bx,
+        by,
+        bz,
+        shared,
+        stream === null ? 0n : stream.handle,
+        kernelParams,
+        0n,
+      );
+      if (code !== 0) this.#driver.check("cuLaunchKernel", code, { context: this.#context });
+    };
+    return Object.assign(run, { params, launch });
   }
 
   /** Per launch configuration, once: the static grid and the shared-memory opt-in. */

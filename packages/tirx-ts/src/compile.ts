@@ -2,6 +2,8 @@ import {
   checkArgs,
   checkPrimFunc,
   didYouMean,
+  isStaticShape,
+  type DeviceLike,
   showValue,
   TirxError as TirxErrorClass,
   type Span,
@@ -134,12 +136,27 @@ function compileUncached(fn: PrimFunc, opts: CompileOptions): Compiled {
     }
     return CUDA;
   };
+  // The fast path of a queued launch: after the first CUDA launch whose arguments pass the
+  // quick check, launches with arguments of the same kinds on the same device go straight to
+  // the kernel's bound launch function (no dispatch, no lookups).
+  let fastDevice: DeviceLike | undefined;
+  let fastLaunch: ((args: readonly KernelArg[]) => void) | undefined;
+  const symbolic = fn.params.some((p) => p.kind === "buffer" && !isStaticShape(p.buffer.shape));
+  const launchAsync = (...args: KernelArg[]): void => {
+    const checked = quickCheck(args);
+    if (checked !== undefined && checked === fastDevice) return fastLaunch!(args);
+    launch(args, false);
+    if (checked && checked.kind === "cuda" && !symbolic) {
+      fastLaunch = cudaFor(checked as CudaDevice).launcher(checked as CudaDevice);
+      fastDevice = checked;
+    }
+  };
   const run = (...args: KernelArg[]): LaunchResult => launch(args, true);
   return Object.assign(run, {
     ptx: module.text,
     module,
     verified,
-    launchAsync: (...args: KernelArg[]): void => void launch(args, false),
+    launchAsync,
     launchOn: (stream: CudaStream | null, ...args: KernelArg[]): void =>
       void launch(args, false, stream),
   });

@@ -1,0 +1,86 @@
+// A stand-in for libcuda.so.1 that does no work, for measuring the JavaScript side of a launch
+// without a GPU (bench/launch-cpu.ts): every entry point the binding resolves returns
+// CUDA_SUCCESS at once, writing plausible values to its outputs (one device, sm_90, non-zero
+// handles). Nothing is launched, copied or allocated on a device.
+// Build: gcc -O2 -shared -fPIC -o stub_libcuda.so stub_libcuda.c
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef int CUresult;
+static uint64_t next_handle = 0x1000;
+static uint64_t handle(void) { return next_handle += 0x100; }
+
+CUresult cuInit(unsigned f) { (void)f; return 0; }
+CUresult cuDeviceGetCount(int *n) { *n = 1; return 0; }
+CUresult cuDeviceGet(int *d, int o) { *d = o; return 0; }
+CUresult cuDeviceGetName(char *name, int len, int d) { (void)d; strncpy(name, "stub GPU", (size_t)len); return 0; }
+CUresult cuDeviceGetAttribute(int *v, int attr, int d) {
+  (void)d;
+  switch (attr) {
+    case 75: *v = 9; break;          // compute capability major
+    case 76: *v = 0; break;          // minor
+    case 8: *v = 49152; break;       // shared per block
+    case 97: *v = 232448; break;     // shared per block, opt-in
+    case 16: *v = 132; break;        // SMs
+    default: *v = 1;
+  }
+  return 0;
+}
+CUresult cuDevicePrimaryCtxRetain(uint64_t *ctx, int d) { (void)d; *ctx = 0xc0; return 0; }
+CUresult cuDevicePrimaryCtxRelease_v2(int d) { (void)d; return 0; }
+CUresult cuDevicePrimaryCtxReset_v2(int d) { (void)d; return 0; }
+CUresult cuCtxSetCurrent(void *c) { (void)c; return 0; }
+CUresult cuCtxSynchronize(void) { return 0; }
+CUresult cuModuleLoadDataEx(uint64_t *m, const void *img, unsigned n, void *o, void *v) {
+  (void)img; (void)n; (void)o; (void)v; *m = handle(); return 0;
+}
+CUresult cuModuleUnload(void *m) { (void)m; return 0; }
+CUresult cuModuleGetFunction(uint64_t *f, void *m, const char *name) { (void)m; (void)name; *f = handle(); return 0; }
+CUresult cuModuleGetGlobal_v2(uint64_t *p, size_t *b, void *m, const char *name) {
+  (void)m; (void)name; *p = handle(); if (b) *b = 40; return 0;
+}
+CUresult cuFuncSetAttribute(void *f, int a, int v) { (void)f; (void)a; (void)v; return 0; }
+CUresult cuMemAlloc_v2(uint64_t *p, size_t bytes) { (void)bytes; *p = handle() << 20; return 0; }
+CUresult cuMemFree_v2(uint64_t p) { (void)p; return 0; }
+CUresult cuMemcpyHtoD_v2(uint64_t d, const void *s, size_t n) { (void)d; (void)s; (void)n; return 0; }
+CUresult cuMemcpyDtoH_v2(void *d, uint64_t s, size_t n) { (void)s; memset(d, 0, n); return 0; }
+CUresult cuMemcpyDtoD_v2(uint64_t d, uint64_t s, size_t n) { (void)d; (void)s; (void)n; return 0; }
+CUresult cuMemsetD8_v2(uint64_t d, unsigned char v, size_t n) { (void)d; (void)v; (void)n; return 0; }
+volatile uint64_t launches = 0;
+CUresult cuLaunchKernel(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
+                        unsigned bz, unsigned shmem, void *stream, void **params, void **extra) {
+  (void)f; (void)gx; (void)gy; (void)gz; (void)bx; (void)by; (void)bz; (void)shmem; (void)stream;
+  (void)params; (void)extra;
+  launches++;
+  return 0;
+}
+CUresult cuEventCreate(uint64_t *e, unsigned f) { (void)f; *e = handle(); return 0; }
+CUresult cuEventRecord(void *e, void *s) { (void)e; (void)s; return 0; }
+CUresult cuEventSynchronize(void *e) { (void)e; return 0; }
+CUresult cuEventElapsedTime_v2(float *ms, void *a, void *b) { (void)a; (void)b; *ms = 0.001f; return 0; }
+CUresult cuEventDestroy_v2(void *e) { (void)e; return 0; }
+CUresult cuEventQuery(void *e) { (void)e; return 0; }
+CUresult cuStreamCreate(uint64_t *s, unsigned f) { (void)f; *s = handle(); return 0; }
+CUresult cuStreamDestroy_v2(void *s) { (void)s; return 0; }
+CUresult cuStreamSynchronize(void *s) { (void)s; return 0; }
+CUresult cuStreamQuery(void *s) { (void)s; return 0; }
+CUresult cuStreamBeginCapture_v2(void *s, int m) { (void)s; (void)m; return 0; }
+CUresult cuStreamEndCapture(void *s, uint64_t *g) { (void)s; *g = handle(); return 0; }
+CUresult cuGraphInstantiateWithFlags(uint64_t *e, void *g, uint64_t f) { (void)g; (void)f; *e = handle(); return 0; }
+CUresult cuGraphLaunch(void *e, void *s) { (void)e; (void)s; return 0; }
+CUresult cuGraphGetNodes(void *g, void *nodes, size_t *n) { (void)g; (void)nodes; *n = 0; return 0; }
+CUresult cuGraphExecDestroy(void *e) { (void)e; return 0; }
+CUresult cuGraphDestroy(void *g) { (void)g; return 0; }
+CUresult cuMemGetInfo_v2(size_t *f, size_t *t) { *f = (size_t)1 << 37; *t = (size_t)1 << 37; return 0; }
+CUresult cuDriverGetVersion(int *v) { *v = 13000; return 0; }
+CUresult cuLinkCreate_v2(unsigned n, void *o, void *v, uint64_t *s) { (void)n; (void)o; (void)v; *s = handle(); return 0; }
+CUresult cuLinkAddData_v2(void *s, int t, void *d, size_t n, const char *name, unsigned k, void *o, void *v) {
+  (void)s; (void)t; (void)d; (void)n; (void)name; (void)k; (void)o; (void)v; return 0;
+}
+static char cubin[16];
+CUresult cuLinkComplete(void *s, void **out, size_t *n) { (void)s; *out = cubin; *n = sizeof cubin; return 0; }
+CUresult cuLinkDestroy(void *s) { (void)s; return 0; }
+CUresult cuGetErrorName(int c, const char **s) { (void)c; *s = "CUDA_ERROR_STUB"; return 0; }
+CUresult cuGetErrorString(int c, const char **s) { (void)c; *s = "stub"; return 0; }

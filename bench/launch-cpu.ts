@@ -1,0 +1,76 @@
+// The JavaScript side of a launch, measured without a GPU: the binding is pointed (TIRX_LIBCUDA)
+// at bench/cuda/stub_libcuda.c, a libcuda stand-in whose entry points return at once, so every
+// nanosecond measured here is tirx-ts + koffi, not the driver. Layers, from the bottom:
+//   ffi: the koffi call of cuLaunchKernel alone (CudaDriver.launchKernel);
+//   kernel: CudaKernel.launch (activate, argument packing, stream lookup, the call);
+//   launchAsync: tirx-ts's compiled kernel (argument check, device dispatch, all of the above).
+// Usage: tsx -C source bench/launch-cpu.ts [--iters 200000]
+import { execFileSync } from "node:child_process";
+import { mkdtempSync } from "node:fs";
+import { cpus, tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { parseArgs } from "node:util";
+
+const { values } = parseArgs({ options: { iters: { type: "string", default: "200000" } } });
+const iters = Number(values.iters);
+if (!process.env["TIRX_LIBCUDA"]) {
+  const here = fileURLToPath(new URL(".", import.meta.url));
+  const lib = join(mkdtempSync(join(tmpdir(), "tirx-stub-")), "stub_libcuda.so");
+  execFileSync("gcc", ["-O2", "-shared", "-fPIC", "-o", lib, join(here, "cuda", "stub_libcuda.c")]);
+  process.env["TIRX_LIBCUDA"] = lib;
+}
+process.env["TIRX_CACHE"] = "off";
+
+const { T } = await import("@tirx-ts/dsl");
+const { cuda, cudaZeros, driver, median } = await import("@tirx-ts/runtime-cuda");
+const { compile } = await import("tirx-ts");
+
+const N = 256;
+const inc = T.function("launch_inc", { A: T.Tensor([N], "float32") }, ({ A }) => {
+  T.device_entry({ launch: T.cuda.LaunchConfig({ grid: 1, block: N }) });
+  const tid = T.cuda.thread_idx("x");
+  A.set([tid], A.get([tid]).add(1));
+});
+const dev = cuda(0);
+const run = compile(inc, { target: "cuda" });
+const a = cudaZeros([N], "float32", dev);
+run.launchAsync(a);
+const { compileCuda } = await import("@tirx-ts/runtime-cuda");
+const cc = compileCuda(inc, { module: run.module });
+const k = cc.kernel(dev);
+const launchCfg = { ...run.module.launch, dynamicSharedBytes: run.module.dynamicSharedBytes };
+const d = driver();
+
+/**
+ * Nanoseconds per call of `f`: the fastest of 20 rounds of `iters / 20` calls (the minimum, as
+ * other processes on a shared machine only ever add time), and the median.
+ */
+function nsPer(f: () => void): { min: number; median: number } {
+  for (let i = 0; i < 20000; i++) f();
+  const per = Math.ceil(iters / 20);
+  const rounds: number[] = [];
+  for (let r = 0; r < 20; r++) {
+    const t0 = process.hrtime.bigint();
+    for (let i = 0; i < per; i++) f();
+    rounds.push(Number(process.hrtime.bigint() - t0) / per);
+  }
+  return { min: Math.round(Math.min(...rounds)), median: Math.round(median(rounds)) };
+}
+
+const grid = [1, 1, 1] as const;
+const block = [N, 1, 1] as const;
+const ffi = nsPer(() => d.launchKernel(k.handle, grid, block, 0, 0n, 0n));
+const kern = nsPer(() => k.launch(run.module.params, [a], launchCfg));
+const args = [a];
+const top = nsPer(() => run.launchAsync(...args));
+console.log(
+  JSON.stringify({
+    host: `${cpus().length} × ${cpus()[0]?.model ?? "?"}`,
+    node: process.version,
+    iters,
+    ffi_ns: ffi,
+    kernel_launch_ns: kern,
+    launchAsync_ns: top,
+  }),
+);
