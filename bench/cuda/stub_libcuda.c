@@ -48,12 +48,37 @@ CUresult cuMemcpyHtoD_v2(uint64_t d, const void *s, size_t n) { (void)d; (void)s
 CUresult cuMemcpyDtoH_v2(void *d, uint64_t s, size_t n) { (void)s; memset(d, 0, n); return 0; }
 CUresult cuMemcpyDtoD_v2(uint64_t d, uint64_t s, size_t n) { (void)d; (void)s; (void)n; return 0; }
 CUresult cuMemsetD8_v2(uint64_t d, unsigned char v, size_t n) { (void)d; (void)v; (void)n; return 0; }
-volatile uint64_t launches = 0;
+// The last launch, for tests of the launch path: count, function, grid x/y/z, block x/y/z,
+// shared bytes, stream, the first 8 bytes of the first kernel parameter, and which entry point.
+static uint64_t last[12];
+void stub_last_launch(uint64_t out[12]) { memcpy(out, last, sizeof last); }
+static void record(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
+                   unsigned bz, unsigned shmem, void *stream, void **params, uint64_t ex) {
+  last[0]++;
+  last[1] = (uint64_t)f;
+  last[2] = gx; last[3] = gy; last[4] = gz; last[5] = bx; last[6] = by; last[7] = bz;
+  last[8] = shmem;
+  last[9] = (uint64_t)stream;
+  last[10] = params ? *(uint64_t *)params[0] : 0;
+  last[11] = ex;
+}
 CUresult cuLaunchKernel(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
                         unsigned bz, unsigned shmem, void *stream, void **params, void **extra) {
-  (void)f; (void)gx; (void)gy; (void)gz; (void)bx; (void)by; (void)bz; (void)shmem; (void)stream;
-  (void)params; (void)extra;
-  launches++;
+  (void)extra;
+  record(f, gx, gy, gz, bx, by, bz, shmem, stream, params, 0);
+  return 0;
+}
+typedef struct {
+  unsigned gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes;
+  void *hStream;
+  void *attrs;
+  unsigned numAttrs;
+} CUlaunchConfig;
+CUresult cuLaunchKernelEx(const CUlaunchConfig *c, void *f, void **params, void **extra) {
+  (void)extra;
+  if (c->attrs || c->numAttrs) return 1; // CUDA_ERROR_INVALID_VALUE: none are passed
+  record(f, c->gridDimX, c->gridDimY, c->gridDimZ, c->blockDimX, c->blockDimY, c->blockDimZ,
+         c->sharedMemBytes, c->hStream, params, 1);
   return 0;
 }
 CUresult cuEventCreate(uint64_t *e, unsigned f) { (void)f; *e = handle(); return 0; }

@@ -182,12 +182,24 @@ export class CudaDriver {
   readonly #i32 = new Int32Array(1);
   readonly #u64 = new BigUint64Array(1);
   readonly #f32 = new Float32Array(1);
+  readonly #launchEx: Fn | undefined;
 
   /** @internal use `driver()`. */
-  constructor(library: string, k: Koffi, raw: Raw) {
+  constructor(library: string, k: Koffi, raw: Raw, launchEx?: Fn) {
     this.library = library;
     this.#k = k;
     this.#raw = raw;
+    this.#launchEx = launchEx;
+  }
+
+  /**
+   * The koffi function of cuLaunchKernelEx (CUDA 12.0), unchecked: (const CUlaunchConfig *,
+   * CUfunction, kernelParams, extra) → CUresult; undefined when the driver does not export it.
+   * Four arguments instead of cuLaunchKernel's eleven: the grid, block, shared bytes and stream
+   * live in a CUlaunchConfig the caller keeps (see `CudaKernel.launcher`).
+   */
+  get cuLaunchKernelEx(): Fn | undefined {
+    return this.#launchEx;
   }
 
   /** Throw a CudaError for `code` from `call` unless it is CUDA_SUCCESS. */
@@ -588,7 +600,13 @@ export function driver(): CudaDriver {
   ][]) {
     raw[name] = bindFirst(lib, library, symbols, args);
   }
-  const d = new CudaDriver(library, k, raw);
+  let launchEx: Fn | undefined;
+  try {
+    launchEx = lib.func("cuLaunchKernelEx", "int", ["void *", "void *", "void *", "void *"]) as Fn;
+  } catch {
+    launchEx = undefined; // a driver before CUDA 12.0
+  }
+  const d = new CudaDriver(library, k, raw, launchEx);
   d.init();
   drivers.set(library, d);
   return d;

@@ -139,6 +139,31 @@ function pointerOn(device: CudaDevice): (t: DeviceTensor, i: number) => bigint {
   };
 }
 
+/**
+ * A CUlaunchConfig (cuda.h, CUDA 12.0) for `launch` in memory that never moves: gridDimX/Y/Z,
+ * blockDimX/Y/Z and sharedMemBytes as u32 at bytes 0–24, hStream at 32, attrs (NULL) at 40,
+ * numAttrs (0) at 48; 56 bytes. A runtime grid is written per launch by the caller.
+ */
+function launchConfigBlock(launch: LaunchConfig): { address: bigint; view: DataView } {
+  const k = koffi();
+  const address = k.alloc("uint8_t", 56) as bigint;
+  const view = new DataView(k.view(address, 56));
+  const g = launch.grid;
+  const fields = [
+    typeof g[0] === "number" ? g[0] : 0,
+    typeof g[1] === "number" ? g[1] : 1,
+    typeof g[2] === "number" ? g[2] : 1,
+    ...launch.block,
+    launch.dynamicSharedBytes,
+  ];
+  fields.forEach((v, i) => view.setUint32(4 * i, v, true));
+  view.setUint32(28, 0, true);
+  view.setBigUint64(32, 0n, true);
+  view.setBigUint64(40, 0n, true);
+  view.setBigUint64(48, 0n, true);
+  return { address, view };
+}
+
 /** A launch function of {@link CudaKernel.launcher}, with the parameters and launch it is for. */
 export type BoundLaunch = ((args: readonly KernelArg[], stream?: CudaStream | null) => void) & {
   readonly params: readonly Param[];
@@ -218,8 +243,16 @@ export class CudaKernel {
    * shared-memory opt-in and the block are resolved now, so a call only packs the arguments and
    * calls cuLaunchKernel. Used by the launch fast paths of `compileCuda` and tirx-ts's `compile`.
    * The packer lives as long as the kernel. Same errors as {@link launch}.
+   *
+   * `opts.ex` (default: `TIRX_LAUNCH=ex` in the environment) launches with cuLaunchKernelEx and a
+   * CUlaunchConfig kept beside the packer, four FFI arguments instead of eleven; ignored when the
+   * driver lacks it (before CUDA 12.0).
    */
-  launcher(params: readonly Param[], launch: LaunchConfig): BoundLaunch {
+  launcher(
+    params: readonly Param[],
+    launch: LaunchConfig,
+    opts: { readonly ex?: boolean } = {},
+  ): BoundLaunch {
     const dev = this.device;
     dev.activate();
     this.#prepare(launch);
@@ -237,6 +270,39 @@ export class CudaKernel {
     const name = this.name;
     const generation = this.generation;
     const fn = { name, params };
+    const ex =
+      (opts.ex ?? process.env["TIRX_LAUNCH"] === "ex") ? this.#driver.cuLaunchKernelEx : undefined;
+    if (ex) {
+      const config = launchConfigBlock(launch);
+      let lastStream = 0n;
+      const run = (
+        args: readonly KernelArg[],
+        stream: CudaStream | null = currentStream(),
+      ): void => {
+        if (generation !== dev.generation) {
+          throw new Error(
+            `kernel "${name}" was loaded before cuda:${dev.ordinal} was reset; load its module again`,
+          );
+        }
+        dev.activate();
+        dev.lastKernel = name;
+        if (!staticGrid) {
+          const grid = launchGrid(fn, launch, args);
+          config.view.setUint32(0, grid[0], true);
+          config.view.setUint32(4, grid[1], true);
+          config.view.setUint32(8, grid[2], true);
+        }
+        const s = stream === null ? 0n : stream.handle;
+        if (s !== lastStream) {
+          config.view.setBigUint64(32, s, true);
+          lastStream = s;
+        }
+        packer.pack(args);
+        const code = ex(config.address, handle, kernelParams, 0n);
+        if (code !== 0) this.#driver.check("cuLaunchKernelEx", code, { context: this.#context });
+      };
+      return Object.assign(run, { params, launch });
+    }
     const run = (args: readonly KernelArg[], stream: CudaStream | null = currentStream()): void => {
       if (generation !== dev.generation) {
         throw new Error(
