@@ -3,6 +3,7 @@
 // nanosecond measured here is tirx-ts + koffi, not the driver. Layers, from the bottom:
 //   ffi: the koffi call of cuLaunchKernel alone (CudaDriver.launchKernel);
 //   kernel: CudaKernel.launch (activate, argument packing, stream lookup, the call);
+//   bound / bound_ex: CudaKernel.launcher's function through cuLaunchKernel / cuLaunchKernelEx;
 //   launchAsync: tirx-ts's compiled kernel (argument check, device dispatch, all of the above).
 // Usage: tsx -C source bench/launch-cpu.ts [--iters 200000]
 import { execFileSync } from "node:child_process";
@@ -62,6 +63,10 @@ const grid = [1, 1, 1] as const;
 const block = [N, 1, 1] as const;
 const ffi = nsPer(() => d.launchKernel(k.handle, grid, block, 0, 0n, 0n));
 const kern = nsPer(() => k.launch(run.module.params, [a], launchCfg));
+const classic = k.launcher(run.module.params, launchCfg, { ex: false });
+const ex = k.launcher(run.module.params, launchCfg, { ex: true });
+const bound = nsPer(() => classic([a]));
+const boundEx = nsPer(() => ex([a]));
 const args = [a];
 const top = nsPer(() => run.launchAsync(...args));
 console.log(
@@ -71,6 +76,8 @@ console.log(
     iters,
     ffi_ns: ffi,
     kernel_launch_ns: kern,
+    bound_ns: bound,
+    bound_ex_ns: boundEx,
     launchAsync_ns: top,
   }),
 );

@@ -19,6 +19,7 @@ import { compileToPtx } from "@tirx-ts/codegen-ptx";
 import {
   archForDevice,
   captureGraph,
+  compileCuda,
   cuda,
   cudaAvailable,
   cudaZeros,
@@ -57,7 +58,7 @@ const say = (s: string): void => {
 };
 
 // --- C reference ---
-type CResult = { queued_us: number; launch_sync_us: number };
+type CResult = { queued_us: number; launch_sync_us: number; queued_ex_us: number };
 let c: CResult | undefined;
 let cNote = "";
 try {
@@ -98,6 +99,38 @@ for (let round = 0; round < 5; round++) {
   rounds.push(queued / per);
 }
 const queuedUs = median(rounds);
+
+/** Host µs per queued call of `launchOne`: median of 5 rounds, batches of 256 as above. */
+function queuedPer(launchOne: () => void): number {
+  for (let i = 0; i < 200; i++) launchOne();
+  dev.synchronize();
+  const rs: number[] = [];
+  for (let round = 0; round < 5; round++) {
+    let queued = 0;
+    let done = 0;
+    const per = Math.ceil(iters / 5);
+    while (done < per) {
+      const n = Math.min(256, per - done);
+      const t0 = nowUs();
+      for (let i = 0; i < n; i++) launchOne();
+      queued += nowUs() - t0;
+      dev.synchronize();
+      done += n;
+    }
+    rs.push(queued / per);
+  }
+  return median(rs);
+}
+// The two driver entry points behind the bound launch function (CudaKernel.launcher), same
+// kernel and buffer: cuLaunchKernel (11 FFI arguments) and cuLaunchKernelEx (4, TIRX_LAUNCH=ex).
+const kernelParams = run.module.params;
+const boundCfg = { ...run.module.launch, dynamicSharedBytes: run.module.dynamicSharedBytes };
+const k0 = compileCuda(inc, { module: run.module }).kernel(dev);
+const argsA = [a];
+const classicL = k0.launcher(kernelParams, boundCfg, { ex: false });
+const exL = k0.launcher(kernelParams, boundCfg, { ex: true });
+const classicUs = queuedPer(() => classicL(argsA));
+const exUs = queuedPer(() => exL(argsA));
 const syncIters = Math.min(iters, 2000);
 let t0 = nowUs();
 for (let i = 0; i < syncIters; i++) run(a);
@@ -129,13 +162,21 @@ say(
   `- GPU: ${dev.name} (${arch}); host: ${cpus().length} × ${cpus()[0]?.model ?? "?"}, Node ${process.version}`,
 );
 say(`- kernel: launch_inc, grid 1, block ${N}, one float32 tensor; ${iters} queued launches`);
-say("- command: tsx -C source bench/launch.ts");
+say(
+  `- command: tsx -C source bench/launch.ts (launchAsync through ${process.env["TIRX_LAUNCH"] === "ex" ? "cuLaunchKernelEx, TIRX_LAUNCH=ex" : "cuLaunchKernel"})`,
+);
 if (cNote) say(`- ${cNote}`);
 say("");
 say("| measure | tirx-ts | C (cuLaunchKernel) | tirx-ts / C | target |");
 say("|---|---|---|---|---|");
 say(
   `| queued launch, µs | ${queuedUs.toFixed(2)} | ${c?.queued_us.toFixed(2) ?? "n/a"} | ${ratio(queuedUs, c?.queued_us)} | ≤ 1.0× and ≤ 3 µs |`,
+);
+say(
+  `| queued, bound launcher via cuLaunchKernel, µs | ${classicUs.toFixed(2)} | ${c?.queued_us.toFixed(2) ?? "n/a"} | ${ratio(classicUs, c?.queued_us)} | |`,
+);
+say(
+  `| queued, bound launcher via cuLaunchKernelEx, µs (C column: C through cuLaunchKernelEx) | ${exUs.toFixed(2)} | ${c?.queued_ex_us.toFixed(2) ?? "n/a"} | ${ratio(exUs, c?.queued_ex_us)} | |`,
 );
 say(
   `| launch + synchronize, µs | ${syncUs.toFixed(2)} | ${c?.launch_sync_us.toFixed(2) ?? "n/a"} | ${ratio(syncUs, c?.launch_sync_us)} | |`,

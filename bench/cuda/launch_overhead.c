@@ -4,7 +4,8 @@
 // builds without the toolkit's link stub. Build: nvcc -O2 -o launch_overhead launch_overhead.c -ldl
 // Usage: launch_overhead <file.ptx> <entry> <tensor bytes> <grid> <block> <iters>
 // Prints one JSON line: queued_us (host time per cuLaunchKernel, launches in batches of 256 with
-// a synchronize between batches, not timed), launch_sync_us (cuLaunchKernel + cuCtxSynchronize).
+// a synchronize between batches, not timed), launch_sync_us (cuLaunchKernel + cuCtxSynchronize),
+// queued_ex_us (as queued_us, through cuLaunchKernelEx).
 #include <cuda.h>
 #include <dlfcn.h>
 #include <stdio.h>
@@ -23,6 +24,7 @@ static CUresult (*pMemsetD8)(CUdeviceptr, unsigned char, size_t);
 static CUresult (*pLaunchKernel)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned,
                                  unsigned, unsigned, CUstream, void**, void**);
 static CUresult (*pCtxSynchronize)(void);
+static CUresult (*pLaunchKernelEx)(const CUlaunchConfig*, CUfunction, void**, void**);
 static CUresult (*pGetErrorName)(CUresult, const char**);
 
 static void* sym(void* lib, const char* name) {
@@ -50,6 +52,7 @@ static void load_driver(void) {
   *(void**)&pMemsetD8 = sym(lib, "cuMemsetD8_v2");
   *(void**)&pLaunchKernel = sym(lib, "cuLaunchKernel");
   *(void**)&pCtxSynchronize = sym(lib, "cuCtxSynchronize");
+  *(void**)&pLaunchKernelEx = sym(lib, "cuLaunchKernelEx");
   *(void**)&pGetErrorName = sym(lib, "cuGetErrorName");
 }
 
@@ -128,6 +131,21 @@ int main(int argc, char** argv) {
     CHECK(pCtxSynchronize());
   }
   double sync_us = (now_us() - t0) / sync_iters;
-  printf("{\"queued_us\": %.4f, \"launch_sync_us\": %.4f}\n", queued / iters, sync_us);
+  // The same queued launches through cuLaunchKernelEx (CUDA 12.0), one CUlaunchConfig.
+  CUlaunchConfig cfg = {0};
+  cfg.gridDimX = grid, cfg.gridDimY = 1, cfg.gridDimZ = 1;
+  cfg.blockDimX = block, cfg.blockDimY = 1, cfg.blockDimZ = 1;
+  double queued_ex = 0;
+  done = 0;
+  while (done < iters) {
+    int n = iters - done < 256 ? iters - done : 256;
+    double t1 = now_us();
+    for (int i = 0; i < n; i++) CHECK(pLaunchKernelEx(&cfg, fn, params, 0));
+    queued_ex += now_us() - t1;
+    CHECK(pCtxSynchronize());
+    done += n;
+  }
+  printf("{\"queued_us\": %.4f, \"launch_sync_us\": %.4f, \"queued_ex_us\": %.4f}\n",
+         queued / iters, sync_us, queued_ex / iters);
   return 0;
 }

@@ -36,6 +36,7 @@ CUresult cuCtxSynchronize(void) { return 0; }
 CUresult cuModuleLoadDataEx(uint64_t *m, const void *img, unsigned n, void *o, void *v) {
   (void)img; (void)n; (void)o; (void)v; *m = handle(); return 0;
 }
+CUresult cuModuleLoadData(uint64_t *m, const void *img) { (void)img; *m = handle(); return 0; }
 CUresult cuModuleUnload(void *m) { (void)m; return 0; }
 CUresult cuModuleGetFunction(uint64_t *f, void *m, const char *name) { (void)m; (void)name; *f = handle(); return 0; }
 CUresult cuModuleGetGlobal_v2(uint64_t *p, size_t *b, void *m, const char *name) {
