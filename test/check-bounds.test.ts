@@ -57,6 +57,34 @@ const scatter = T.function(
   },
 );
 
+/** A histogram whose bins are data: the atomics' addresses are guarded. */
+const histogram = T.function(
+  "histogram",
+  { A: T.Tensor([64], "int32"), H: T.Tensor([16], "uint32"), Old: T.Tensor([64], "uint32") },
+  ({ A, H, Old }) => {
+    T.device_entry({ launch: T.cuda.LaunchConfig({ grid: 1, block: 64 }) });
+    const t = T.cuda.thread_idx("x");
+    const bin = T.let_("bin", A.get([t]));
+    T.cuda.red_add(H.ptr([bin]), 1);
+    Old.set([t], T.cuda.atomic_add(H.ptr([bin.add(1)]), 2));
+  },
+);
+
+/** A gather from a tensor over 2^31 - 1 bytes: the guard's byte offset is the 64-bit one. */
+const wideGather = T.function(
+  "wide_gather",
+  {
+    A: T.Tensor([2 ** 29 + 8], "float32"),
+    idx: T.Tensor([64], "int32"),
+    B: T.Tensor([64], "float32"),
+  },
+  ({ A, idx, B }) => {
+    T.device_entry({ launch: T.cuda.LaunchConfig({ grid: 1, block: 64 }) });
+    const t = T.cuda.thread_idx("x");
+    B.set([t], A.get([idx.get([t]).mul(2).add(3)]));
+  },
+);
+
 describe("guards", () => {
   test("a gather's data-dependent load is guarded; proven accesses are not", () => {
     expect(body(ptx(gather))).toMatchInlineSnapshot(`
@@ -119,6 +147,59 @@ describe("guards", () => {
     expect(m.boundsSites.every((s) => s.span?.line !== undefined)).toBe(true);
   });
 
+  test("atomics on data-dependent addresses are branched around when out of range", () => {
+    const m = ptx(histogram);
+    ptx(histogram, true, "sm_90");
+    expect(
+      body(m)
+        .split("\n")
+        .filter((l) => /bra|skip|red|atom|mov.b32/.test(l)),
+    ).toMatchInlineSnapshot(`
+      [
+        "	@%p1 bra $L__in_bounds1;",
+        "	atom.global.cas.b32 %r3, [tirx_oob], 0, 1;",
+        "	@!%p1 bra $L__skip2;",
+        "	mov.b32 %r9, 1;",
+        "	red.global.add.u32 [%rd9], %r9;",
+        "$L__skip2:",
+        "	@%p3 bra $L__in_bounds3;",
+        "	atom.global.cas.b32 %r10, [tirx_oob], 0, 1;",
+        "	mov.b32 %r11, 0;",
+        "	@!%p3 bra $L__skip4;",
+        "	mov.b32 %r12, 2;",
+        "	atom.global.add.u32 %r11, [%rd11], %r12;",
+        "$L__skip4:",
+      ]
+    `);
+    expect(m.boundsSites.map((s) => `${s.verb} ${s.buffer}`)).toEqual([
+      "atomically updates H",
+      "atomically updates H",
+    ]);
+  });
+
+  test("a guard on a tensor over 2^31 - 1 bytes checks the 64-bit byte offset", () => {
+    const m = ptx(wideGather);
+    expect(
+      body(m)
+        .split("\n")
+        .filter((l) => /s64|u64|wide/.test(l)),
+    ).toMatchInlineSnapshot(`
+      [
+        "	cvta.to.global.u64 %rd2, %rd1;",
+        "	cvta.to.global.u64 %rd4, %rd3;",
+        "	cvta.to.global.u64 %rd6, %rd5;",
+        "	mad.wide.s32 %rd7, %r1, 4, %rd4;",
+        "	cvt.s64.s32 %rd8, %r2;",
+        "	mad.lo.s64 %rd9, %rd8, 8, 12;",
+        "	add.s64 %rd10, %rd2, %rd9;",
+        "	setp.lt.u64 %p1, %rd9, 2147483677;",
+        "	@%p2 st.global.u64 [tirx_oob+32], %rd9;",
+        "	mad.wide.s32 %rd11, %r1, 4, %rd6;",
+      ]
+    `);
+    expect(m.boundsSites[0]?.bufferBytes).toBe((2 ** 29 + 8) * 4);
+  });
+
   test("checkBounds must be a boolean", () => {
     expect(() => compileToPtx(gather, { checkBounds: "yes" as never })).toThrow(
       /checkBounds must be a boolean/,
@@ -164,6 +245,25 @@ describe("reports", () => {
     expect(gpu.message).toBe(sim.message);
     expect(gpu.span?.line).toBe(sim.span?.line);
     expect(gpu.notes[0]).toEqual(sim.notes[0]); // "A" is declared here
+  });
+
+  test("an atomic out of range reads as the simulator's report", () => {
+    const m = compileToPtx(histogram, { checkBounds: true });
+    const a = simTensor(
+      Array.from({ length: 64 }, (_, i) => (i === 9 ? 40 : i % 8)),
+      { shape: [64], dtype: "int32" },
+    );
+    let sim: TirxError | undefined;
+    try {
+      runSim(verify(histogram), [a, simZeros([16], "uint32"), simZeros([64], "uint32")]);
+    } catch (e) {
+      if (e instanceof TirxError) sim = e;
+      else throw e;
+    }
+    const gpu = boundsReport(m, record(0, 9, 40n * 4n))!;
+    expect(sim).toBeDefined();
+    expect(gpu.message).toBe(sim!.message);
+    expect(gpu.span?.line).toBe(sim!.span?.line);
   });
 
   test("a clear flag is no report", () => {

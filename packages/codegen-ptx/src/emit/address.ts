@@ -2,7 +2,7 @@ import { constInt, dtypeBits, type Buffer, type Expr, type Span } from "@tirx-ts
 import { cvtType } from "../types.js";
 import type { EmitContext } from "./context.js";
 import type { ExprEmitter } from "./expr.js";
-import { emitGuard, needsGuard } from "./bounds-check.js";
+import { emitGuard, needsGuard, type BoundsSite } from "./bounds-check.js";
 import { indexBits, widenIndex } from "./index-width.js";
 import { exprKey } from "./key.js";
 
@@ -113,7 +113,7 @@ export function elementRef(
   buffer: Buffer,
   offset: Expr,
   elemBytes: number,
-  check?: { readonly verb: "reads" | "writes"; readonly span?: Span },
+  check?: { readonly verb: BoundsSite["verb"]; readonly span?: Span },
 ): ElementRef {
   const base = ctx.bufferBase(buffer);
   const wide = base.space === "global" && indexBits(buffer, ctx.wideSymbolic) === 64;

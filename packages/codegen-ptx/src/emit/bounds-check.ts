@@ -26,7 +26,7 @@ export interface BoundsSite {
   /** The buffer's name. */
   readonly buffer: string;
   readonly space: "global" | "shared" | "local";
-  readonly verb: "reads" | "writes";
+  readonly verb: "reads" | "writes" | "atomically updates";
   /** Bytes one access touches. */
   readonly accessBytes: number;
   /** The buffer's size, bytes. */

@@ -1,5 +1,6 @@
 import {
   constInt,
+  dtypeBits,
   opOf,
   type Call,
   type CallExpr,
@@ -7,6 +8,7 @@ import {
   type Expr,
   type LowerCtx,
   type OpDef,
+  type Span,
 } from "@tirx-ts/core";
 import { elemBytes } from "../types.js";
 import { elementRef, memRef } from "./address.js";
@@ -30,10 +32,18 @@ function operands(
   ex: ExprEmitter,
   op: OpDef,
   args: readonly Expr[],
-): { ops: string[]; spaces: ("global" | "shared")[]; dts: DType[]; after: string[] } {
+  span?: Span,
+): {
+  ops: string[];
+  spaces: ("global" | "shared")[];
+  dts: DType[];
+  after: string[];
+  guard?: string;
+} {
   const spaces: ("global" | "shared")[] = [];
   const after: string[] = [];
   const dts: DType[] = [];
+  let guard: string | undefined;
   const ops = op.operands.map((spec, i) => {
     const a = args[i]!;
     dts.push(a.dtype);
@@ -47,8 +57,14 @@ function operands(
       case "address": {
         if (a.kind !== "BufferPtr") return memRef(ex.register(a), 0);
         dts[i] = a.buffer.dtype;
-        const at = elementRef(ex.ctx, ex, a.buffer, a.offset, elemBytes(a.buffer.dtype));
+        // An atomic's address is guarded under checkBounds like a load or store.
+        const check =
+          op.family === "atomic"
+            ? { verb: "atomically updates" as const, ...(span ? { span } : {}) }
+            : undefined;
+        const at = elementRef(ex.ctx, ex, a.buffer, a.offset, elemBytes(a.buffer.dtype), check);
         spaces[i] = at.space === "shared" ? "shared" : "global";
+        guard ??= at.guard;
         return at.ref;
       }
       case "value":
@@ -61,7 +77,7 @@ function operands(
       }
     }
   });
-  return { ops, spaces, dts, after };
+  return guard ? { ops, spaces, dts, after, guard } : { ops, spaces, dts, after };
 }
 
 /** The code generator as an op lowering sees it. */
@@ -83,9 +99,12 @@ export function lowerCtx(ex: ExprEmitter, spaces: readonly ("global" | "shared")
  */
 export function emitIntrinsic(ex: ExprEmitter, s: Call): void {
   const op = opOf(s.op, "stmt", s.span);
-  const { ops, spaces, dts, after } = operands(ex, op, s.args);
+  const { ops, spaces, dts, after, guard } = operands(ex, op, s.args, s.span);
+  // A guarded op whose address is out of range is branched around.
+  const skip = guard ? skipUnless(ex, guard) : undefined;
   op.lower(lowerCtx(ex, spaces), "", ops, dts, undefined);
   for (const line of after) ex.ctx.ins(line);
+  if (skip) ex.ctx.label(skip);
 }
 
 /**
@@ -95,12 +114,26 @@ export function emitIntrinsic(ex: ExprEmitter, s: Call): void {
  */
 export function prepareValueIntrinsic(ex: ExprEmitter, e: CallExpr): { issue(): string } {
   const op = opOf(e.op, "value", e.span);
-  const { ops, spaces, dts } = operands(ex, op, e.args);
+  const { ops, spaces, dts, guard } = operands(ex, op, e.args, e.span);
   return {
     issue(): string {
       const d = ex.ctx.reg(e.dtype);
+      let skip: string | undefined;
+      if (guard) {
+        // Skipped when out of range: the result reads as 0.
+        ex.ctx.ins(`mov.b${dtypeBits(e.dtype)} ${d}, 0`);
+        skip = skipUnless(ex, guard);
+      }
       op.lower(lowerCtx(ex, spaces), d, ops, dts, e.dtype);
+      if (skip) ex.ctx.label(skip);
       return d;
     },
   };
+}
+
+/** `@!guard bra` to a fresh label, returned for the caller to place after the guarded code. */
+function skipUnless(ex: ExprEmitter, guard: string): string {
+  const [skip] = ex.ctx.newLabels("skip");
+  ex.ctx.ins(`@!${guard} bra ${skip}`);
+  return skip;
 }
