@@ -254,6 +254,11 @@ export class CudaKernel {
     opts: { readonly ex?: boolean } = {},
   ): BoundLaunch {
     const dev = this.device;
+    const stale = (): Error =>
+      new Error(
+        `kernel "${this.name}" was loaded before cuda:${dev.ordinal} was reset; load its module again`,
+      );
+    if (this.generation !== dev.generation) throw stale();
     dev.activate();
     this.#prepare(launch);
     let buf = this.#args;
@@ -279,11 +284,7 @@ export class CudaKernel {
         args: readonly KernelArg[],
         stream: CudaStream | null = currentStream(),
       ): void => {
-        if (generation !== dev.generation) {
-          throw new Error(
-            `kernel "${name}" was loaded before cuda:${dev.ordinal} was reset; load its module again`,
-          );
-        }
+        if (generation !== dev.generation) throw stale();
         dev.activate();
         dev.lastKernel = name;
         if (!staticGrid) {
@@ -304,11 +305,7 @@ export class CudaKernel {
       return Object.assign(run, { params, launch });
     }
     const run = (args: readonly KernelArg[], stream: CudaStream | null = currentStream()): void => {
-      if (generation !== dev.generation) {
-        throw new Error(
-          `kernel "${name}" was loaded before cuda:${dev.ordinal} was reset; load its module again`,
-        );
-      }
+      if (generation !== dev.generation) throw stale();
       dev.activate();
       dev.lastKernel = name;
       const grid = staticGrid ?? launchGrid(fn, launch, args);
