@@ -135,3 +135,28 @@ describe("launch routes reach cuLaunchKernel with the same launch", () => {
     expect(lastLaunch().arg0).toBe(b.ptr);
   });
 });
+
+describe("after device.reset()", () => {
+  test("compiled kernels reload their module (fast path included); a stale CudaKernel says so", () => {
+    const dev = rt.cuda(0);
+    const run = tirx.compile(inc, { target: "cuda" });
+    const c = rt.compileCuda(inc, { device: dev });
+    const old = c.kernel(dev);
+    const a = rt.cudaZeros([256], "float32", dev);
+    run.launchAsync(a);
+    run.launchAsync(a); // the fast path is bound now
+    const before = lastLaunch();
+    dev.reset();
+    expect(() => old.launch(c.module.params, [a], { ...c.module.launch })).toThrow(
+      /was loaded before cuda:0 was reset/,
+    );
+    const b = rt.cudaZeros([256], "float32", dev);
+    run.launchAsync(b);
+    const after = lastLaunch();
+    expect(after.count).toBe(before.count + 1);
+    expect(after.arg0).toBe(b.ptr);
+    expect(after.fn).not.toBe(before.fn); // a new CUfunction from the reloaded module
+    run.launchAsync(b);
+    expect(lastLaunch().fn).toBe(after.fn);
+  });
+});

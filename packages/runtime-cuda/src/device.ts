@@ -98,7 +98,7 @@ export class CudaDevice implements DeviceLike {
   #lostText(): string {
     const l = this.#lost!;
     const kernel = l.kernel ? `; the last kernel queued on it was "${l.kernel}"` : "";
-    return `The CUDA context of cuda:${this.ordinal} (${this.name}) is lost (${l.name})${kernel}. Every later launch, copy and allocation on this device fails. Call device.reset() to reset it (its tensors, modules, streams and graphs are gone), then allocate again; the driver keeps some faults (an illegal address, seen on an H200 with driver 580) for the life of the process, and then reset() says so and only a new process can use the GPU`;
+    return `The CUDA context of cuda:${this.ordinal} (${this.name}) is lost (${l.name})${kernel}. Every later launch, copy and allocation on this device fails. Call device.reset() to reset it (its tensors, modules, streams and graphs are gone), then allocate again; the driver keeps some faults (an illegal address, seen on an H200 with driver 580) for the life of the process, and then reset() says so and only a new process can use the GPU (CUDA documents CUDA_ERROR_ILLEGAL_ADDRESS as needing a restart). To find an out-of-range access without a fault, compile the kernel with { checkBounds: true }, or run it on the simulator`;
   }
 
   #lostError(): CudaError {
