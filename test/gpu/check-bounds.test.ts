@@ -24,6 +24,19 @@ const gather = T.function(
   },
 );
 
+/** A histogram whose bins are data: both atomics are guarded. */
+const histogram = T.function(
+  "gpu_histogram",
+  { A: T.Tensor([M], "int32"), H: T.Tensor([16], "uint32"), Old: T.Tensor([M], "uint32") },
+  ({ A, H, Old }) => {
+    T.device_entry({ launch: T.cuda.LaunchConfig({ grid: 1, block: M }) });
+    const t = T.cuda.thread_idx("x");
+    const bin = T.let_("bin", A.get([t]));
+    T.cuda.red_add(H.ptr([bin]), 1);
+    Old.set([t], T.cuda.atomic_add(H.ptr([bin.add(1)]), 2));
+  },
+);
+
 const a = Float32Array.from({ length: N }, (_, i) => i + 0.5);
 const indices = (bad: number, at: number): number[] =>
   Array.from({ length: M }, (_, i) => (i === at ? bad : (i * 7) % N));
@@ -70,5 +83,36 @@ describe.skipIf(!available.ok)("checkBounds on the GPU", () => {
     // A negative index is out of range too.
     using K = cudaTensor(indices(-3, 5), { shape: [M], dtype: "int32", device: dev });
     expect(errorOf(() => run(A, K, B)).message).toContain("thread (5, 0, 0)");
+  });
+
+  it("reports an out-of-range atomic as the simulator does; the other atomics happen", () => {
+    const dev = cuda(0);
+    const run = compile(histogram, { target: "cuda", checkBounds: true });
+    const bins = Array.from({ length: M }, (_, i) => (i === 9 ? 40 : i % 8));
+    using A = cudaTensor(bins, { shape: [M], dtype: "int32", device: dev });
+    using H = cudaZeros([16], "uint32", dev);
+    using Old = cudaZeros([M], "uint32", dev);
+    const gpu = errorOf(() => run(A, H, Old));
+    const sim = errorOf(() =>
+      runSim(verify(histogram), [
+        simTensor(bins, { shape: [M], dtype: "int32" }),
+        simZeros([16], "uint32"),
+        simZeros([M], "uint32"),
+      ]),
+    );
+    expect(gpu.code).toBe("TX6005");
+    expect(gpu.message).toBe(sim.message);
+    expect(gpu.message).toContain(
+      'thread (9, 0, 0) of CTA (0, 0, 0) atomically updates global "H"',
+    );
+    expect(gpu.span?.line).toBe(sim.span?.line);
+    const want = new Array<number>(16).fill(0);
+    bins.forEach((b, i) => {
+      if (i === 9) return;
+      want[b]! += 1;
+      want[b + 1]! += 2;
+    });
+    expect(Array.from(H.toArray() as Uint32Array)).toEqual(want);
+    expect((Old.toArray() as Uint32Array)[9]).toBe(0); // the skipped atomic read 0
   });
 });
