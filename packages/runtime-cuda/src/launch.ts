@@ -122,6 +122,16 @@ export class ArgPacker {
   }
 }
 
+/** Equal launch configurations (grid extents compared by identity: numbers or IR nodes). */
+function sameLaunch(a: LaunchConfig, b: LaunchConfig): boolean {
+  return (
+    a === b ||
+    (a.dynamicSharedBytes === b.dynamicSharedBytes &&
+      a.grid.every((g, i) => g === b.grid[i]) &&
+      a.block.every((x, i) => x === b.block[i]))
+  );
+}
+
 function sameParams(a: readonly Param[], b: readonly Param[]): boolean {
   return a === b || (a.length === b.length && a.every((p, i) => p === b[i]));
 }
@@ -231,7 +241,7 @@ export class CudaKernel {
     stream: CudaStream | null = currentStream(),
   ): void {
     let l = this.#launcher;
-    if (!l || l.launch !== launch || !sameParams(l.params, params)) {
+    if (!l || !sameLaunch(l.launch, launch) || !sameParams(l.params, params)) {
       l = this.#launcher = this.launcher(params, launch);
     }
     l(args, stream);
