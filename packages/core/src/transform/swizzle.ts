@@ -16,9 +16,23 @@ import type { Span } from "../span.js";
 import { mapStmt } from "./map.js";
 import { entryPass, type Pass } from "./pass.js";
 
-/** The additive terms of `e` (`a + b + c` → [a, b, c]). */
+/**
+ * The additive terms of `e`, with constant factors distributed over sums:
+ * `(a + 16) * 32 + b` → [a * 32, 512, b], so that whole-period steps separate from the rest.
+ */
 function addends(e: Expr): Expr[] {
   if (e.kind === "Binary" && e.op === "add") return [...addends(e.a), ...addends(e.b)];
+  if (e.kind === "Binary" && e.op === "mul") {
+    const cb = constInt(e.b);
+    const ca = constInt(e.a);
+    const c = cb ?? ca;
+    const x = cb !== undefined ? e.a : e.b;
+    if (c !== undefined && x.kind === "Binary" && (x.op === "add" || x.op === "mul")) {
+      const k = intImm(c, e.dtype);
+      const parts = addends(x);
+      if (parts.length > 1) return parts.map((t) => binary("mul", t, k));
+    }
+  }
   return [e];
 }
 
