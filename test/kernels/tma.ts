@@ -8,7 +8,9 @@ const LOAD_3D = "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::c
 /**
  * 2-D tiled load: CTA (bx, by) loads the [BR, BC] box at (by·BR, bx·BC) of A [R, C] with one TMA
  * copy (thread 0), every thread waits on the mbarrier, then copies the raw tile, OOB fill and
- * swizzle included, to B [gy·BR, gx·BC] at the same place (B[by·BR + i, bx·BC + j] = tile[i, j]).
+ * to B [gy·BR, gx·BC] at the same place (B[by·BR + i, bx·BC + j] = tile[i, j]). With a swizzle the
+ * tile is allocated with the matching layout (T.swizzle_mode), so its logical reads undo the
+ * swizzle TMA wrote: B is the plain box either way.
  */
 export function tmaLoad2d(opts: {
   name: string;
@@ -31,7 +33,11 @@ export function tmaLoad2d(opts: {
       const tid = T.cuda.thread_idx("x");
       const bx = T.cuda.block_idx("x");
       const by = T.cuda.block_idx("y");
-      const tile = T.alloc_shared([br, bc], dt, { name: "tile", align: 1024 });
+      const tile = T.alloc_shared([br, bc], dt, {
+        name: "tile",
+        align: 1024,
+        ...(swz === "none" ? {} : { layout: T.swizzle_mode(swz) }),
+      });
       const bar = T.alloc_shared([1], "uint64", { name: "bar" });
       const map = T.tensormap_encode_tiled(A, { box: [br, bc], swizzle: swz });
       T.if_(tid.eq(0), () => {

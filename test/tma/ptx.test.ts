@@ -84,7 +84,7 @@ describe("TMA PTX", () => {
     const k = oneCopy(
       "tma_forms",
       ({ A, tile, bar }) => {
-        const map = T.tensormap_encode_tiled(A as never, { box: [32, 64], swizzle: "128B" });
+        const map = T.tensormap_encode_tiled(A as never, { box: [32, 64] });
         const pol = T.uint64(0);
         const c = [T.int32(0), T.int32(32)];
         T.cuda.tile.apply(

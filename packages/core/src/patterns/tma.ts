@@ -3,6 +3,7 @@ import { TirxError } from "../diagnostics.js";
 import { isStaticShape, numel, rowMajorStrides, type View } from "../ir/buffer.js";
 import { constInt, type Expr } from "../ir/expr.js";
 import type { TileApply } from "../ir/stmt.js";
+import { showSwizzle, swizzleModeOf } from "../layout/swizzle.js";
 import { SWIZZLE_BYTES, isTensorMap, tmaTileShape, type TensorMap } from "../ir/tensor-map.js";
 import type { Span } from "../span.js";
 import { didYouMean } from "../suggest.js";
@@ -294,6 +295,30 @@ function mbarParam(s: TileApply): Expr {
   return e;
 }
 
+const MODE_OF: Readonly<Record<TensorMap["swizzle"], number>> = {
+  none: 0,
+  "32B": 1,
+  "64B": 2,
+  "128B": 3,
+};
+
+/**
+ * The map's swizzle must be the shared buffer's layout: TMA writes (or reads) the box at
+ * physically swizzled addresses, and the kernel's accesses to the buffer go through its layout.
+ * @throws TirxError TX4020. Source: CUDA Driver API, CUtensorMapSwizzle; CuTe Swizzle<B, 4, 3>.
+ */
+function checkSwizzleAgrees(tile: View, m: TensorMap, s: TileApply): void {
+  const layout = tile.buffer.layout;
+  const mode = layout ? swizzleModeOf(layout) : 0;
+  if (mode === MODE_OF[m.swizzle]) return;
+  const has = layout ? showSwizzle(layout) : "no swizzle (row-major)";
+  throw new TirxError(
+    "TX4020",
+    `tensor map "${m.name}" has swizzle ${m.swizzle}, but shared "${tile.buffer.name}" has ${has}; allocate it with { layout: ${m.swizzle === "none" ? "none" : `T.swizzle_mode("${m.swizzle}")`} } or encode the map with the buffer's mode`,
+    s.span,
+  );
+}
+
 const LOAD_PARAMS = ["tensor_map", "coords", "mbar", "cta_mask", "cache_policy", "pred"] as const;
 const OTHER_PARAMS = ["tensor_map", "coords", "cache_policy", "pred"] as const;
 
@@ -355,6 +380,7 @@ export function planTmaCopy(s: TileApply, ctx: PatternContext): TmaPlan {
   if (tile) {
     checkTile(tile, m, s, g2s ? "destination" : "source");
     boxBytes = numel(tile.shape) * dtypeBytes(m.dtype);
+    checkSwizzleAgrees(tile, m, s);
     const need = tmaSharedAlign(m);
     // Only the origin matters: the tile is one dense box.
     const got = originAlignment(sideOf(tile, 0, s.span));
