@@ -4,6 +4,7 @@ import { PrimExpr, show, toExpr, type ExprLike } from "./expr.js";
 import { callerSpan } from "./span.js";
 import { TileView } from "./view.js";
 import { ldmatrix, mma, stmatrix } from "./mma.js";
+import { barrierCluster } from "./cluster.js";
 
 /** An instruction named by its PTX opcode, e.g. `T.ptx["cp.async.cg.shared.global"]`. */
 export class PtxOp {
@@ -201,6 +202,7 @@ const namespace = {
     arrive: strict("T.ptx.mbarrier.arrive", arrive),
   }),
   fence: strict("T.ptx.fence", fence),
+  barrier: strict("T.ptx.barrier", { cluster: strict("T.ptx.barrier.cluster", barrierCluster) }),
   ldmatrix,
   stmatrix,
   mma,
