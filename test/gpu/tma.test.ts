@@ -6,7 +6,7 @@ import { describe, expect, it } from "vitest";
 import { encodeHost } from "@tirx-ts/core";
 import { compileCuda, cudaAvailable, cudaTensor, cudaZeros } from "@tirx-ts/runtime-cuda";
 import { TMA_CASES, type TmaCase } from "../tma/cases.js";
-import { simCase } from "../tma/sim.test.js";
+import { simCase } from "../tma/sim-run.js";
 
 const available = cudaAvailable();
 if (!available.ok) console.log(`test/gpu/tma: skipped, ${available.reason}`);

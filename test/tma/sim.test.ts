@@ -5,23 +5,8 @@ import { describe, expect, it } from "vitest";
 import { isTirxError, verify, type PrimFunc } from "@tirx-ts/core";
 import { T } from "@tirx-ts/dsl";
 import { runSim, simTensor, simZeros } from "@tirx-ts/runtime-sim";
-import { TMA_CASES, type TmaCase } from "./cases.js";
-
-/** Run a case on the simulator; the output as numbers and raw bytes, and the reports. */
-export function simCase(c: TmaCase): {
-  out: number[];
-  bytes: Uint8Array;
-  reports: readonly unknown[];
-} {
-  const ins = c.inputs.map((i) => simTensor(i.data, { shape: i.shape, dtype: i.dtype }));
-  const o = simZeros(c.out.shape, c.out.dtype);
-  const r = runSim(verify(c.fn), [...ins, o], { hazards: "collect" });
-  return {
-    out: Array.from(o.toArray() as ArrayLike<number>),
-    bytes: o.toBytes(),
-    reports: r.reports,
-  };
-}
+import { TMA_CASES } from "./cases.js";
+import { simCase } from "./sim-run.js";
 
 const LOAD = "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes";
 
