@@ -173,4 +173,21 @@ describe("TMA PTX", () => {
       barrier.cluster.wait;"
     `);
   });
+
+  it("emits mapa and the remote mbarrier arrive of a cluster", () => {
+    const k = T.function("remote", { B: T.Tensor([1], "int32") }, ({ B }) => {
+      T.device_entry({
+        launch: T.cuda.LaunchConfig({ grid: 2, block: 32, cluster: [2, 1, 1] }),
+      });
+      const bars = T.alloc_shared([2], "uint64", { name: "bars" });
+      const peer = T.cuda.cluster_ctarank().bitxor(1);
+      T.ptx.mbarrier.arrive_remote(T.ptx.mapa(bars.ptr([1]), peer));
+      B.set([0], T.int32(0));
+    });
+    expect(lines(build(k).text, "mapa", "mbarrier", "cluster_ctarank")).toMatchInlineSnapshot(`
+      "mov.u32 %r3, %cluster_ctarank;
+      mapa.shared::cluster.u32 %r5, %r2, %r4;
+      mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%r5];"
+    `);
+  });
 });
