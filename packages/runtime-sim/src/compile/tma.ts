@@ -98,7 +98,7 @@ export function compileTmaCopy(ec: ExprCompiler, s: TileApply, plan: TmaPlan): E
   const dir = plan.opcode.direction;
   const coords = plan.coords.map((c) => ec.num(c, s.span));
   const pred = plan.pred ? ec.num(plan.pred, s.span) : undefined;
-  if (dir === "prefetch") {
+  if (dir === "prefetch" || dir === "descriptor") {
     return (lanes, n) => {
       for (let i = 0; i < n; i++) {
         const t = lanes[i]!;
