@@ -11,6 +11,7 @@ import { isExpr, isExprList, isView } from "../visit.js";
 import { knownDivisor } from "../analysis/bounds.js";
 import {
   checkParamNames,
+  checkViewBounds,
   exprParam,
   sideOf,
   type AtomSide,
@@ -341,7 +342,8 @@ const DESCRIPTOR_PARAMS = ["tensor_map", "pred"] as const;
  * prefetches; parameters: `tensor_map` (from `T.tensormap_encode_tiled`), `coords` (one int32
  * per axis, outermost first), `mbar` (loads), `cta_mask` (uint16, multicast), `cache_policy`
  * (uint64, `.L2::cache_hint`), `pred` (bool).
- * @throws TirxError TX4015–TX4024, TX4005 (state spaces), TX4006/TX4011 (mbarrier), TX4002
+ * @throws TirxError TX4015–TX4024, TX4005 (state spaces), TX4006/TX4011 (mbarrier), TX4013 (the
+ *   shared tile outside its buffer), TX4002
  *   (unknown parameter, cache hint). Sources: PTX ISA "cp.async.bulk.tensor" (shared address
  *   128-byte aligned; multicast), "Tensor-map"; CUDA Driver API cuTensorMapEncodeTiled.
  */
@@ -398,6 +400,7 @@ export function planTmaCopy(s: TileApply, ctx: PatternContext): TmaPlan {
   let boxBytes = 0;
   if (tile) {
     checkTile(tile, m, s, g2s ? "destination" : "source");
+    checkViewBounds(tile, ctx.env, "TX4013", "the shared tile", s.span);
     boxBytes = numel(tile.shape) * dtypeBytes(m.dtype);
     checkSwizzleAgrees(tile, m, s);
     const need = tmaSharedAlign(m);
