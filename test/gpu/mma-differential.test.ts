@@ -35,3 +35,46 @@ describe.skipIf(!probe.ok)("tensor-core differential: GPU, simulator, reference"
     }
   });
 });
+
+describe.skipIf(!probe.ok)("examples/gemm_mma.ts on the GPU at a shape with tails", () => {
+  it("200 × 136 × 72 (no dimension a multiple of its tile) matches float64 within 2^-20 · Σ|a·b|", async () => {
+    const { makeGemm } = await import("../../examples/gemm_mma.js");
+    const { compile, tensor } = await import("tirx-ts");
+    const [m, n, k] = [200, 136, 72];
+    const dev = cuda(0);
+    let seed = 5;
+    const rnd = (): number => ((seed = (seed * 1103515245 + 12345) >>> 0) / 2 ** 32) * 2 - 1;
+    const a = tensor(Float32Array.from({ length: m * k }, rnd), {
+      shape: [m, k],
+      dtype: "float16",
+      device: dev,
+    });
+    const b = tensor(Float32Array.from({ length: k * n }, rnd), {
+      shape: [k, n],
+      dtype: "float16",
+      device: dev,
+    });
+    const c = tensor.zeros([m, n], "float32", dev);
+    compile(makeGemm(m, n, k), { target: "cuda" })(a, b, c);
+    const av = a.toArray() as Float32Array;
+    const bv = b.toArray() as Float32Array;
+    const got = c.toArray() as Float32Array;
+    let worst = 0;
+    for (let i = 0; i < m; i++) {
+      for (let j = 0; j < n; j++) {
+        let s = 0;
+        let mag = 0;
+        for (let q = 0; q < k; q++) {
+          s += av[i * k + q]! * bv[q * n + j]!;
+          mag += Math.abs(av[i * k + q]! * bv[q * n + j]!);
+        }
+        worst = Math.max(worst, Math.abs(got[i * n + j]! - s) / (mag * 2 ** -20));
+      }
+    }
+    console.log(
+      `gemm_mma ${m}×${n}×${k} on ${dev.name}: worst error ${worst.toFixed(3)} of 2^-20·Σ|a·b|`,
+    );
+    for (const x of [a, b, c]) x.dispose();
+    expect(worst).toBeLessThanOrEqual(1);
+  });
+});
