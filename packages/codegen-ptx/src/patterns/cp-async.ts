@@ -8,6 +8,7 @@ import {
   type SwizzleLayout,
 } from "@tirx-ts/core";
 import { memRef } from "../emit/address.js";
+import { exprKey } from "../emit/key.js";
 import type { EmitContext } from "../emit/context.js";
 import type { ExprEmitter } from "../emit/expr.js";
 import { isReg } from "../types.js";
@@ -84,12 +85,17 @@ export function emitCpAsync(ctx: EmitContext, ex: ExprEmitter, plan: CpAsyncPlan
   // the XOR, so the XOR is loop-invariant) and adds the others after it.
   const swz = dst.buffer.layout;
   const split = swz ? splitAtPeriod(swz, dst.baseBytes, 1) : undefined;
-  const dOff = threadOffset(
-    ctx,
-    ex,
-    split ? (split.rest ?? intImm(0)) : dst.baseBytes,
-    dst.groupStridesBytes,
-  );
+  const dRest = split ? (split.rest ?? intImm(0)) : dst.baseBytes;
+  // A swizzled destination's per-thread offset and its swizzle are memoized by expression, so
+  // a main loop reuses what the prologue computed for the same thread-invariant rest.
+  const restKey = swz ? exprKey(dRest) : undefined;
+  const keyOf = (what: string): string | undefined =>
+    restKey === undefined
+      ? undefined
+      : `${what} ${swz!.perElement},${swz!.swizzleLen},${swz!.atomLen},${swz!.swizzleInner} ${dst.groupStridesBytes.join(",")} ${restKey}`;
+  const dOff = swz
+    ? ctx.memo(keyOf("cp.async dst"), () => threadOffset(ctx, ex, dRest, dst.groupStridesBytes))
+    : threadOffset(ctx, ex, dRest, dst.groupStridesBytes);
   // The period-multiple part of a swizzled destination's base, added to the buffer's address.
   let passBase: { reg: string; disp: number } | undefined;
   const baseOf = (): { reg: string; disp: number } => {
@@ -130,7 +136,9 @@ export function emitCpAsync(ctx: EmitContext, ex: ExprEmitter, plan: CpAsyncPlan
   };
   let swzBaseMemo: { reg: string; disp: number } | undefined;
   const swzBase = (): { reg: string; disp: number } =>
-    (swzBaseMemo ??= at(swizzleReg(ctx, swz!, dOff)));
+    (swzBaseMemo ??= at(
+      ctx.memo(keyOf("cp.async dst swizzled"), () => swizzleReg(ctx, swz!, dOff)),
+    ));
   const dBase = swz ? { reg: dstBase.reg, disp: 0 } : at(dOff);
   const sOff = threadOffset(ctx, ex, src.baseBytes, src.groupStridesBytes);
   let sAddr = srcBase.reg;
