@@ -153,4 +153,21 @@ describe("swizzled shared tiles", () => {
       });
     expect(code(() => verify(fn()))).toBe(`TX7005@${lineOf("// SPLIT-LD")}`);
   });
+
+  it("refuses a bulk copy into a swizzled tile: cp.async.bulk moves bytes linearly (TX3025)", () => {
+    const fn = (): PrimFunc =>
+      T.function("bad", { A: T.Tensor([8, 64], "float16") }, ({ A }) => {
+        T.device_entry({ launch: T.cuda.LaunchConfig({ grid: 1, block: 32 }) });
+        const S = T.alloc_shared([8, 64], "float16", { layout: T.swizzle_mode("128B") });
+        const bar = T.alloc_shared([1], "uint64");
+        T.ptx.mbarrier.init(bar.sub(0), 1);
+        T.cuda.tile.apply(
+          T.ptx["cp.async.bulk.shared::cta.global.mbarrier::complete_tx::bytes"],
+          S,
+          A,
+          { chunk_bytes: 128, mbar: bar.sub(0) },
+        );
+      });
+    expect(code(() => verify(fn()))).toMatch(/^TX3025@/);
+  });
 });
