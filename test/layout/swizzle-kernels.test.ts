@@ -74,15 +74,22 @@ function copyThrough(layout: "default" | ReturnType<typeof T.swizzle_mode>): Pri
 const input = (n: number): number[] => Array.from({ length: n }, (_, i) => i);
 
 describe("swizzled shared tiles", () => {
-  it("a cp.async round trip through a 128B-swizzled tile is the identity (simulator, PTX)", () => {
-    const fn = copyThrough(T.swizzle_mode("128B"));
-    const a = simTensor(input(2048), { shape: [32, 64], dtype: "float16" });
-    const b = simZeros([32, 64], "float16");
-    const r = runSim(verify(fn), [a, b], { hazards: "collect" });
-    expect(r.reports).toEqual([]);
-    expect(Array.from(b.toArray() as ArrayLike<number>)).toEqual(input(2048));
-    for (const arch of ["sm_80", "sm_90"]) assembleLater(compileToPtx(fn, { arch }).text, arch);
-  });
+  it.each([
+    ["the 128B swizzle", T.swizzle_mode("128B")],
+    ["an outer swizzle (swizzle_inner = false)", T.SwizzleLayout(3, 3, 3, false)],
+    ["a 32B swizzle", T.swizzle_mode("32B")],
+  ])(
+    "a cp.async round trip through a tile with %s is the identity (simulator, PTX)",
+    (_, layout) => {
+      const fn = copyThrough(layout);
+      const a = simTensor(input(2048), { shape: [32, 64], dtype: "float16" });
+      const b = simZeros([32, 64], "float16");
+      const r = runSim(verify(fn), [a, b], { hazards: "collect" });
+      expect(r.reports).toEqual([]);
+      expect(Array.from(b.toArray() as ArrayLike<number>)).toEqual(input(2048));
+      for (const arch of ["sm_80", "sm_90"]) assembleLater(compileToPtx(fn, { arch }).text, arch);
+    },
+  );
 
   it("element offsets land where TMA's 128B swizzle puts them, with a stage step passed through", () => {
     const e = mkVar("e", "int32");
