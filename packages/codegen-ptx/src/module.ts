@@ -8,6 +8,7 @@ import {
   type Span,
   type LaunchConfig,
   type Param,
+  type TensorMap,
   type PrimFunc,
   type Pass,
   type VerifiedFunc,
@@ -58,6 +59,11 @@ export interface PtxModule {
   readonly wideSymbolic: boolean;
   /** The guarded accesses by site id (`checkBounds`); empty when nothing is guarded. */
   readonly boundsSites: readonly BoundsSite[];
+  /**
+   * Tensor maps the runtime encodes at each launch (from the argument of `map.buffer`'s
+   * parameter) and passes as 128-byte parameters after `params`, in this order.
+   */
+  readonly tensorMaps: readonly TensorMap[];
 }
 
 /**
@@ -104,6 +110,7 @@ export function emitPtx(vf: VerifiedFunc, opts: PtxOptions = {}): PtxModule {
     params: vf.fn.params,
     wideSymbolic,
     boundsSites: entry.boundsSites,
+    tensorMaps: entry.tensorMaps,
   };
 }
 

@@ -20,6 +20,9 @@ import { dtypeFn, Scalar, Tensor, type DTypeFn } from "./types.js";
 import { callerSpan } from "./span.js";
 import { checkSlice } from "./view.js";
 import { prim_func } from "./script/prim-func.js";
+import { tensormap_encode_tiled } from "./tma.js";
+import * as clusterOps from "./cluster.js";
+import { SwizzleLayout, SwizzleMode, swizzle_mode } from "./swizzle.js";
 
 const dtypes = Object.fromEntries(DTYPES.map((d) => [d, dtypeFn(d)])) as Record<DType, DTypeFn>;
 
@@ -48,6 +51,9 @@ export const T = {
   device_entry,
   alloc_shared,
   alloc_local,
+  SwizzleLayout,
+  SwizzleMode,
+  swizzle_mode,
   local_scalar,
   range: control.range,
   serial: control.serial,
@@ -100,8 +106,16 @@ export const T = {
     grid_dim: cuda.grid_dim,
     cta_sync: cuda.cta_sync,
     tile: cuda.tile,
+    tensormap_encode_tiled,
+    cluster_ctarank: clusterOps.cluster_ctarank,
+    cluster_nctarank: clusterOps.cluster_nctarank,
+    cluster_cta_idx: clusterOps.cluster_cta_idx,
+    cluster_dim: clusterOps.cluster_dim,
+    cluster_idx: clusterOps.cluster_idx,
+    cluster_grid_dim: clusterOps.cluster_grid_dim,
     ...warp,
   },
+  tensormap_encode_tiled,
   ptx,
   ...math,
   raw,

@@ -3,6 +3,8 @@
 // statement op calls and tile instructions.
 import {
   constInt,
+  dtypeBytes,
+  swizzlePeriodBytes,
   type Call,
   type TileApply,
   type TileOp,
@@ -10,6 +12,7 @@ import {
   type Buffer,
   type Expr,
   type TileParam,
+  type TensorMap,
   type Var,
   type View,
 } from "@tirx-ts/core";
@@ -97,8 +100,34 @@ export function bareLiteral(
 /** The printers' spellings of shared pieces, over a kernel's names and expression printer. */
 export interface PieceSpellings {
   readonly ref: (x: Var | Buffer) => string;
+  /** The name a tensor map is declared under (printed inline when absent). */
+  readonly mapRef?: (m: TensorMap) => string;
   readonly e: (x: Expr) => string;
   readonly arg: (x: Expr, like: string | undefined) => string;
+}
+
+/**
+ * Tensor maps of a printed kernel, declared once each (`const A_tmap = T.tensormap_encode_tiled(...)`)
+ * so that every use refers to the same map, as in the IR. `decls` lists the declarations in
+ * first-use order; the printers put them after `T.device_entry`.
+ */
+export class TensorMapNames {
+  readonly #names = new Map<number, string>();
+  readonly decls: string[] = [];
+  constructor(
+    private readonly fresh: (base: string) => string,
+    private readonly pieces: () => PieceSpellings,
+  ) {}
+
+  ref = (m: TensorMap): string => {
+    let n = this.#names.get(m.id);
+    if (n === undefined) {
+      n = this.fresh(m.name);
+      this.#names.set(m.id, n);
+      this.decls.push(`const ${n} = ${tensorMapText(this.pieces(), m)};`);
+    }
+    return n;
+  };
 }
 
 /** `A.flat()` / `A.flat("uint32")`: the 1-D view of a buffer that flat offsets index. */
@@ -132,7 +161,23 @@ export function viewText(p: PieceSpellings, w: View): string {
 /** A tile parameter: a JSON value, a view or an expression. */
 export function tileParamText(p: PieceSpellings, param: TileParam): string {
   if (typeof param !== "object") return JSON.stringify(param);
-  return param.kind === "View" ? viewText(p, param) : p.e(param);
+  if (Array.isArray(param)) return `[${(param as readonly Expr[]).map((e) => p.e(e)).join(", ")}]`;
+  const x = param as Exclude<TileParam, readonly Expr[] | number | string | boolean>;
+  if (x.kind === "View") return viewText(p, x);
+  if (x.kind === "TensorMap") return p.mapRef ? p.mapRef(x) : tensorMapText(p, x);
+  return p.e(x);
+}
+
+/** `T.tensormap_encode_tiled(A, { box, ... })` of a tensor map (fields at their defaults left out). */
+export function tensorMapText(p: PieceSpellings, m: TensorMap): string {
+  const opts = [`box: [${m.box.join(", ")}]`];
+  if (m.elementStrides.some((e) => e !== 1))
+    opts.push(`element_strides: [${m.elementStrides.join(", ")}]`);
+  if (m.swizzle !== "none") opts.push(`swizzle: ${JSON.stringify(m.swizzle)}`);
+  if (m.l2Promotion !== "none") opts.push(`l2_promotion: ${JSON.stringify(m.l2Promotion)}`);
+  if (m.oobFill !== "none") opts.push(`oob_fill: ${JSON.stringify(m.oobFill)}`);
+  if (m.name !== `${m.buffer.name}_tmap`) opts.push(`name: ${JSON.stringify(m.name)}`);
+  return `T.tensormap_encode_tiled(${p.ref(m.buffer)}, { ${opts.join(", ")} })`;
 }
 
 /** `const a = T.alloc_shared([...], "dtype", { name, align?, dynamic? });` of an allocation. */
@@ -140,7 +185,14 @@ export function allocLine(p: PieceSpellings, b: Buffer, jsName: string): string 
   const label = IDENT.test(b.name) ? b.name : jsIdent(b.name);
   const opts = [`name: ${JSON.stringify(label)}`];
   if (b.scope !== "local") {
-    if (b.align !== 16) opts.push(`align: ${b.align}`);
+    const l = b.layout;
+    if (l) {
+      // Printed in elements of the dtype, which T.alloc_shared turns back into the same bytes.
+      const m = l.perElement - Math.log2(dtypeBytes(b.dtype));
+      const inner = l.swizzleInner ? "" : ", false";
+      opts.push(`layout: T.SwizzleLayout(${m}, ${l.swizzleLen}, ${l.atomLen}${inner})`);
+    }
+    if (b.align !== 16 && !(l && b.align === swizzlePeriodBytes(l))) opts.push(`align: ${b.align}`);
     if (b.scope === "shared.dyn") opts.push("dynamic: true");
   }
   const fn = b.scope === "local" ? "T.alloc_local" : "T.alloc_shared";
@@ -163,6 +215,8 @@ export function callLine(p: PieceSpellings, x: Call): string {
 
 /** The comment a `TileOp` prints above its source `tile.apply` (the verifier plans it again). */
 export function tileOpComment(x: TileOp): string {
+  if (x.plan.kind === "cp.async.bulk.tensor")
+    return `// TileOp: ${x.plan.kind}, box ${x.plan.boxBytes} bytes`;
   return `// TileOp: ${x.plan.kind}, chunk ${x.plan.chunkBytes} bytes, repeat [${x.plan.repeatShape.join(", ")}]`;
 }
 

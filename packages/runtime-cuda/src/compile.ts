@@ -12,7 +12,8 @@ import { cuda, CudaDevice } from "./device.js";
 import type { CudaKernel } from "./launch.js";
 import { loadModule } from "./module.js";
 import { takeBoundsReport } from "./bounds.js";
-import type { CudaStream } from "./stream.js";
+import { currentStream, type CudaStream } from "./stream.js";
+import { ExtendedLauncher } from "./tma.js";
 
 /** Options of `compileCuda`. */
 export interface CudaCompileOptions {
@@ -134,6 +135,22 @@ export function compileCuda(fn: PrimFunc, opts: CudaCompileOptions = {}): CudaCo
     return kernel(device);
   };
 
+  // Tensor maps and cluster dims need cuLaunchKernelEx and extra parameters (tma.ts).
+  // (A module made by hand may predate tensorMaps.)
+  const extended = (mod.tensorMaps?.length ?? 0) > 0 || mod.launch.cluster !== undefined;
+  const launchers = new Map<CudaKernel, ExtendedLauncher>();
+  const launchOn = (
+    device: CudaDevice,
+    args: readonly KernelArg[],
+    stream?: CudaStream | null,
+  ): void => {
+    const k = kernelFor(device, args);
+    if (!extended) return k.launch(mod.params, args, launch, stream);
+    let l = launchers.get(k);
+    if (!l) launchers.set(k, (l = new ExtendedLauncher(mod.params, mod.tensorMaps ?? [])));
+    l.launch(k, device, args, launch, stream === undefined ? currentStream() : stream);
+  };
+
   const enqueue = (args: readonly KernelArg[], stream?: CudaStream | null): CudaDevice => {
     const argDevice = checkArgs(fn, args);
     let device: CudaDevice;
@@ -153,13 +170,15 @@ export function compileCuda(fn: PrimFunc, opts: CudaCompileOptions = {}): CudaCo
         fn.span,
       );
     }
-    kernelFor(device, args).launch(mod.params, args, launch, stream);
+    launchOn(device, args, stream);
     return device;
   };
 
   const launcher = (
     device: CudaDevice,
   ): ((args: readonly KernelArg[], stream?: CudaStream | null) => void) => {
+    // Tensor maps and clusters go through cuLaunchKernelEx with per-launch encoding.
+    if (extended) return (args, stream) => launchOn(device, args, stream);
     let k = kernel(device);
     let bound = k.launcher(mod.params, launch);
     return (args, stream) => {
@@ -200,7 +219,7 @@ export function compileCuda(fn: PrimFunc, opts: CudaCompileOptions = {}): CudaCo
       enqueue(args, stream);
     },
     enqueueChecked: (device: CudaDevice, args: readonly KernelArg[]): void => {
-      kernelFor(device, args).launch(mod.params, args, launch);
+      launchOn(device, args, currentStream());
     },
     kernel,
     launcher,

@@ -44,3 +44,10 @@ export { CudaStream, CudaEvent, currentStream } from "./stream.js";
 export { CudaGraph, captureGraph } from "./graph.js";
 export { archForDevice } from "./arch.js";
 export { boundsReport, takeBoundsReport } from "./bounds.js";
+export {
+  ExtendedLauncher,
+  TENSOR_MAP_BYTES,
+  encodeTensorMap,
+  tensorMapArgs,
+  type TensorMapArgs,
+} from "./tma.js";

@@ -1,7 +1,15 @@
 import type { CpAsyncPlan, Expr } from "@tirx-ts/core";
-import { constInt } from "@tirx-ts/core";
+import {
+  applySwizzle,
+  constInt,
+  intImm,
+  splitAtPeriod,
+  swizzlePeriodBytes,
+  type SwizzleLayout,
+} from "@tirx-ts/core";
 import { memRef } from "../emit/address.js";
 import { indexBits, widenIndex } from "../emit/index-width.js";
+import { exprKey } from "../emit/key.js";
 import type { EmitContext } from "../emit/context.js";
 import type { ExprEmitter } from "../emit/expr.js";
 import { isReg } from "../types.js";
@@ -69,6 +77,26 @@ function threadOffset64(
 }
 
 /**
+ * `reg` (a 32-bit logical byte offset, or a constant) swizzled by `l`, as a register or constant:
+ * `x ^ ((x >> S) & mask)` (or `x ^ ((x & mask) << S)`).
+ */
+function swizzleReg(ctx: EmitContext, l: SwizzleLayout, x: string): string {
+  if (!isReg(x)) return String(applySwizzle(l, Number(x)));
+  const mask = (2 ** l.swizzleLen - 1) * 2 ** l.perElement;
+  const t = ctx.regs.fresh("r");
+  const y = ctx.regs.fresh("r");
+  if (l.swizzleInner) {
+    ctx.ins(`shr.u32 ${t}, ${x}, ${l.atomLen}`);
+    ctx.ins(`and.b32 ${t}, ${t}, ${mask}`);
+  } else {
+    ctx.ins(`and.b32 ${t}, ${x}, ${mask}`);
+    ctx.ins(`shl.b32 ${t}, ${t}, ${l.atomLen}`);
+  }
+  ctx.ins(`xor.b32 ${y}, ${x}, ${t}`);
+  return y;
+}
+
+/**
  * Emit one verified cp.async `tile.apply` (seed "Code generation"; PTX ISA "cp.async"):
  * the per-thread atom addresses once, then one `cp.async` per repeat index, fully unrolled in
  * row-major repeat order, with each repeat's constant byte offset as the address displacement.
@@ -82,16 +110,66 @@ export function emitCpAsync(ctx: EmitContext, ex: ExprEmitter, plan: CpAsyncPlan
   const dstBase = ctx.bufferBase(dst.buffer);
   const srcBase = ctx.bufferBase(src.buffer);
 
-  // A constant per-thread offset folds into the displacement instead of an add.
-  const dOff = threadOffset(ctx, ex, dst.baseBytes, dst.groupStridesBytes);
-  let dAddr = dstBase.reg;
-  let dDisp = 0;
-  if (isReg(dOff)) {
-    dAddr = ctx.regs.fresh("r");
-    ctx.ins(`add.s32 ${dAddr}, ${dstBase.reg}, ${dOff}`);
-  } else {
-    dDisp = Number(dOff);
-  }
+  // A constant per-thread offset folds into the displacement instead of an add. A swizzled
+  // destination swizzles only the terms below the swizzle's period (a stage index stays outside
+  // the XOR, so the XOR is loop-invariant) and adds the others after it.
+  const swz = dst.buffer.layout;
+  const split = swz ? splitAtPeriod(swz, dst.baseBytes, 1) : undefined;
+  const dRest = split ? (split.rest ?? intImm(0)) : dst.baseBytes;
+  // A swizzled destination's per-thread offset and its swizzle are memoized by expression, so
+  // a main loop reuses what the prologue computed for the same thread-invariant rest.
+  const restKey = swz ? exprKey(dRest) : undefined;
+  const keyOf = (what: string): string | undefined =>
+    restKey === undefined
+      ? undefined
+      : `${what} ${swz!.perElement},${swz!.swizzleLen},${swz!.atomLen},${swz!.swizzleInner} ${dst.groupStridesBytes.join(",")} ${restKey}`;
+  const dOff = swz
+    ? ctx.memo(keyOf("cp.async dst"), () => threadOffset(ctx, ex, dRest, dst.groupStridesBytes))
+    : threadOffset(ctx, ex, dRest, dst.groupStridesBytes);
+  // The period-multiple part of a swizzled destination's base, added to the buffer's address.
+  let passBase: { reg: string; disp: number } | undefined;
+  const baseOf = (): { reg: string; disp: number } => {
+    if (passBase) return passBase;
+    if (!split?.pass) return (passBase = { reg: dstBase.reg, disp: 0 });
+    const v = ex.value(split.pass);
+    if (!isReg(v)) return (passBase = { reg: dstBase.reg, disp: Number(v) });
+    const reg = ctx.regs.fresh("r");
+    ctx.ins(`add.s32 ${reg}, ${dstBase.reg}, ${v}`);
+    return (passBase = { reg, disp: 0 });
+  };
+  const at = (off: string): { reg: string; disp: number } => {
+    const b = baseOf();
+    if (!isReg(off)) return { reg: b.reg, disp: b.disp + Number(off) };
+    const reg = ctx.regs.fresh("r");
+    ctx.ins(`add.s32 ${reg}, ${b.reg}, ${off}`);
+    return { reg, disp: b.disp };
+  };
+  // A swizzled destination swizzles each atom's logical offset; repeat steps that are multiples
+  // of the swizzle's period pass through it and stay displacements (swz(x + kP) = swz(x) + kP).
+  const period = swz ? swizzlePeriodBytes(swz) : 0;
+  const dstRef = (rep: number): string => {
+    if (!swz) {
+      const { reg, disp } = dBase;
+      return memRef(reg, disp + rep);
+    }
+    const whole = rep - (((rep % period) + period) % period);
+    const part = rep - whole;
+    let off = dOff;
+    if (part !== 0) {
+      if (isReg(dOff)) {
+        off = ctx.regs.fresh("r");
+        ctx.ins(`add.s32 ${off}, ${dOff}, ${part}`);
+      } else off = String(Number(dOff) + part);
+    }
+    const { reg, disp } = part === 0 ? swzBase() : at(swizzleReg(ctx, swz, off));
+    return memRef(reg, disp + whole);
+  };
+  let swzBaseMemo: { reg: string; disp: number } | undefined;
+  const swzBase = (): { reg: string; disp: number } =>
+    (swzBaseMemo ??= at(
+      ctx.memo(keyOf("cp.async dst swizzled"), () => swizzleReg(ctx, swz!, dOff)),
+    ));
+  const dBase = swz ? { reg: dstBase.reg, disp: 0 } : at(dOff);
   // A source over 2^31 - 1 bytes gets its byte offset in 64 bits (index-width.ts).
   const src64 = srcBase.space === "global" && indexBits(src.buffer, ctx.wideSymbolic) === 64;
   const sOff = (src64 ? threadOffset64 : threadOffset)(
@@ -128,7 +206,7 @@ export function emitCpAsync(ctx: EmitContext, ex: ExprEmitter, plan: CpAsyncPlan
 
   const name = `cp.async.${opcode.cache}.${opcode.dstSpace}.global${opcode.qualifiers.map((q) => `.${q}`).join("")}`;
   for (const idx of repeatIndices(plan.repeatShape)) {
-    const d = memRef(dAddr, dDisp + dot(idx, dst.repeatStridesBytes));
+    const d = dstRef(dot(idx, dst.repeatStridesBytes));
     const s = memRef(sAddr, sDisp + dot(idx, src.repeatStridesBytes));
     ctx.ins(`${guard}${name} ${d}, ${s}, ${operands}`);
   }

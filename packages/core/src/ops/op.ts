@@ -20,7 +20,8 @@ export type OpFamily =
   | "bulk"
   | "mbarrier"
   | "fence"
-  | "mma";
+  | "mma"
+  | "cluster";
 
 /**
  * One operand of an op.
@@ -155,7 +156,11 @@ export type MachineAction =
   | { readonly unit: "mbarrier"; readonly action: "init" | "arrive" | "try_wait" }
   | { readonly unit: "barrier"; readonly action: "cta" | "named" | "warp" }
   | { readonly unit: "fence"; readonly action: "proxy_async" | "mbarrier_init" }
-  | { readonly unit: "atomic"; readonly action: AtomicAction; readonly returns: boolean };
+  | { readonly unit: "atomic"; readonly action: AtomicAction; readonly returns: boolean }
+  | {
+      readonly unit: "cluster";
+      readonly action: "register" | "arrive" | "wait" | "mapa" | "remote_arrive";
+    };
 
 /** The read-modify-write of an atom/red op (PTX ISA, atom). */
 export type AtomicAction = "add" | "min" | "max" | "cas" | "exch" | "and" | "or" | "xor";

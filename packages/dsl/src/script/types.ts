@@ -1,4 +1,4 @@
-import type { DType, LaunchConfig, PrimFunc } from "@tirx-ts/core";
+import type { DType, LaunchConfig, PrimFunc, SwizzleLayout } from "@tirx-ts/core";
 import type { PrimExpr } from "../expr.js";
 import type { FlatView } from "../flat.js";
 import type { TileView } from "../view.js";
@@ -103,6 +103,8 @@ type Overridden =
   | "prim_func"
   | "alloc_shared"
   | "alloc_local"
+  | "SwizzleLayout"
+  | "swizzle_mode"
   | "range"
   | "serial"
   | "unroll"
@@ -125,8 +127,15 @@ export type ScriptT = Omit<Script<typeof BuilderT>, Overridden> & {
   alloc_shared<const S extends readonly number[], D extends DType>(
     shape: S,
     dtype: D,
-    opts?: { layout?: "default"; align?: number; dynamic?: boolean; name?: string },
+    opts?: { layout?: "default" | SwizzleLayout; align?: number; dynamic?: boolean; name?: string },
   ): Tensor<S, D>;
+  SwizzleLayout(
+    per_element: number,
+    swizzle_len: number,
+    atom_len: number,
+    swizzle_inner?: boolean,
+  ): SwizzleLayout;
+  swizzle_mode(mode: 1 | 2 | 3 | "32B" | "64B" | "128B"): SwizzleLayout;
   alloc_local<const S extends readonly number[], D extends DType>(
     shape: S,
     dtype: D,
@@ -144,6 +153,7 @@ export type ScriptT = Omit<Script<typeof BuilderT>, Overridden> & {
       grid: number | readonly number[];
       block: number | readonly number[];
       dynamic_shared_bytes?: number;
+      cluster?: number | readonly number[];
     }): LaunchConfig;
   };
 };

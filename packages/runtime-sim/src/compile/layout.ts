@@ -15,7 +15,7 @@ import type { Placed } from "../exec/machine.js";
 /**
  * Where every buffer and variable of a kernel lives in the simulator: tensor parameters by index,
  * static shared buffers packed in allocation order with their alignment (as the verifier counts
- * them), dynamic shared buffers all at one 16-byte aligned base after them (they alias, like
+ * them), dynamic shared buffers all at one base after them, aligned like codegen's dyn_smem (they alias, like
  * `extern __shared__` arrays), local buffers in each thread's own local memory, and a register
  * slot per variable (number-valued and 64-bit separately).
  */
@@ -77,7 +77,9 @@ export function layoutOf(vf: VerifiedFunc): Layout {
     if (s.kind === "Let") addVar(s.var);
     for (const e of stmtExprs(s)) walkExpr(e, (x) => x.kind === "Var" && addVar(x));
   });
-  const dynBase = alignUp(sharedEnd, 16);
+  // Aligned as codegen aligns dyn_smem: to the largest alignment a dynamic buffer asks for (a
+  // swizzled tile's period), so shared-window addresses (and their banks) match the GPU's.
+  const dynBase = alignUp(sharedEnd, Math.max(16, ...dyn.map((b) => b.align)));
   const dynBytes = vf.launch.dynamicSharedBytes;
   for (const b of dyn) {
     const p = place(b, dynBase);

@@ -1,3 +1,4 @@
+import type { AccessLog } from "./access-log.js";
 import {
   TirxError,
   type DiagnosticCode,
@@ -156,6 +157,8 @@ export class Machine {
   readonly block: readonly [number, number, number];
   /** The grid of the current launch (runtime extents evaluated from its scalar arguments). */
   grid: readonly [number, number, number] = [1, 1, 1];
+  /** CTAs per cluster of the current launch (1, 1, 1 without a cluster launch). */
+  cluster: readonly [number, number, number] = [1, 1, 1];
   readonly tidx: Int32Array;
   readonly tidy: Int32Array;
   readonly tidz: Int32Array;
@@ -196,6 +199,12 @@ export class Machine {
   readonly #pools: ShadowPool[] = [];
   /** The trace of the current launch, when one is recorded (runSim option `trace`). */
   tracer: Tracer | undefined = undefined;
+  /** Per-site shared access log of the launch (SimOptions.accesses), or undefined. */
+  accesses: AccessLog | undefined = undefined;
+  /** True in CTA (0, 0, 0). */
+  firstCta(): boolean {
+    return this.cx === 0 && this.cy === 0 && this.cz === 0;
+  }
   /**
    * The schedule of the current launch (runSim option `simSeed`, or TIRX_SIM_SEED): 0 runs the
    * threads of a CTA in lockstep, warps in ascending order; any other seed runs each stretch of
