@@ -17,7 +17,7 @@ export const POISON_BYTE = 0xff;
 /**
  * Per-byte bookkeeping the simulator keeps for a tensor during a launch: which thread last wrote
  * a byte (site << 10 | thread) and in which barrier epoch, how many pending async copies (cp.async,
- * global → shared bulk) read it, and how many pending shared → global bulk copies write it.
+ * global → shared bulk) read it (pending shared → global bulk copies are found by interval).
  * The arrays come from the Machine's pool (exec/machine.ts, ShadowPool) and are reused by later
  * launches: epochs are unique across launches, so stale entries never match, and the pending
  * counts are back to 0 at the end of every launch. Each field is set at its first use.
@@ -27,8 +27,6 @@ export interface GlobalMeta {
   writer?: Int32Array;
   epoch?: Int32Array;
   pendingReads?: Int32Array;
-  /** Per byte: pending shared → global bulk copies (bulk_group) that will write it. */
-  bulkWrites?: Int32Array;
 }
 
 /**

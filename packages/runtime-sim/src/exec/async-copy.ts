@@ -1,4 +1,4 @@
-import { beforeGlobalRead, type Machine, type Placed } from "./machine.js";
+import type { Machine, Placed } from "./machine.js";
 import { checkAsyncWrite, checkGlobalRead, issuedNotes } from "./hazards.js";
 
 /**
@@ -96,10 +96,7 @@ export class AsyncUnit {
   ): void {
     const gm = m.globals[tens]!;
     if (m.track) {
-      if (len > 0) {
-        beforeGlobalRead(m, gm);
-        checkGlobalRead(m, gm, src, len, t, site);
-      }
+      if (len > 0) checkGlobalRead(m, gm, src, len, t, site);
       checkAsyncWrite(m, buf, dst, chunk, t, site, "issues a cp.async to");
       const pend = m.shPending;
       const batch = this.#batch[t]!;
@@ -126,6 +123,7 @@ export class AsyncUnit {
           break;
         }
       }
+      m.races.touch(dst, chunk, true);
       for (let i = dst, e = dst + chunk; i < e; i++) {
         pend[i]!++;
         sb[i] = batch;

@@ -1,6 +1,6 @@
 import type { Note } from "@tirx-ts/core";
 import { THREAD_BITS, THREAD_MASK, type GlobalMem, type Machine, type Placed } from "./machine.js";
-import type { RaceHit } from "./races.js";
+import { UNIFORM_MIN, type RaceHit } from "./races.js";
 
 /**
  * Per-byte hazard checks of ordinary loads and stores, and of the bytes asynchronous copies
@@ -46,7 +46,9 @@ export function checkSharedRead(
   const bk = m.shBulk;
   // The guard of a bulk copy this thread passed already (bytes of one copy come in runs).
   let passed = 0;
-  for (let i = 0; i < n; i++) {
+  // Over a range whose shadow state is uniform (a landed bulk copy) the first byte decides.
+  const k = n >= UNIFORM_MIN && m.races.uniform(a, n) ? 1 : n;
+  for (let i = 0; i < k; i++) {
     const b = a + i;
     const g = bk[b]!;
     if (pend[b] !== 0 || wr[b]! < 0 || (g !== 0 && g !== passed)) {
@@ -168,16 +170,16 @@ export function checkSharedWrite(
   atomic = false,
 ): void {
   const pend = m.shPending;
-  const s2g = m.shS2g;
+  const s2g = m.bulk.firstUnread(a, n);
   const bk = m.shBulk;
   for (let i = 0; i < n; i++) {
     const b = a + i;
-    if (pend[b] !== 0 || s2g[b] !== 0 || bk[b] !== 0) {
+    if (pend[b] !== 0 || b === s2g || bk[b] !== 0) {
       if (pend[b] !== 0) {
         pendingAccess(m, buf, b, t, site, "writes");
         break;
       }
-      if (reportBulkWrite(m, buf, b, t, site, "writes")) break;
+      if (reportBulkWrite(m, buf, b, b === s2g, t, site, "writes")) break;
     }
   }
   const hit = m.races.onWrite(t, site, a, n, atomic, m.isAtomicSite);
@@ -226,7 +228,7 @@ export function checkGlobalRead(
 ): void {
   const wr = gm.meta.writer;
   if (!wr) return;
-  if (gm.meta.bulkWrites) checkGlobalBulkWrite(m, gm, a, n, t, site, "reads");
+  checkGlobalBulkWrite(m, gm, a, n, t, site, "reads");
   if (m.speculative > 0) return;
   const hit = m.races.checkGlobal(wr, gm.meta.epoch!, a, n, t, false, m.isAtomicSite);
   if (hit) reportRace(m, "TX6003", t, site, "reads", globalAt(gm, a, n), hit, "wrote");
@@ -265,7 +267,7 @@ export function checkGlobalWrite(
       }
     }
   }
-  if (meta.bulkWrites) checkGlobalBulkWrite(m, gm, a, n, t, site, "writes");
+  checkGlobalBulkWrite(m, gm, a, n, t, site, "writes");
   trackWriters(gm);
   const wr = meta.writer!;
   const ep = meta.epoch!;
@@ -296,12 +298,19 @@ export function checkAsyncWrite(
 ): void {
   if (m.bulk.active) {
     // Only a CTA with bulk copies has bytes they guard.
-    const s2g = m.shS2g;
+    const s2g = m.bulk.firstUnread(a, n);
     const bk = m.shBulk;
-    for (let i = 0; i < n; i++) {
+    const k = n >= UNIFORM_MIN && m.races.uniform(a, n) ? 1 : n;
+    let passed = 0;
+    for (let i = 0; i < k; i++) {
       const b = a + i;
-      if ((s2g[b] !== 0 || bk[b] !== 0) && reportBulkWrite(m, buf, b, t, site, verb)) return;
+      if (b === s2g || (bk[b] !== 0 && bk[b] !== passed)) {
+        if (reportBulkWrite(m, buf, b, b === s2g, t, site, verb)) return;
+        passed = bk[b]!;
+      }
     }
+    // A uniform range: the first byte stood for every byte but the scanned bytes' bulk sources.
+    if (k === 1 && s2g > a && reportBulkWrite(m, buf, s2g, true, t, site, verb)) return;
   }
   // The copy writes at some point before it completes: it races with unordered earlier accesses.
   const hit = m.races.onWrite(t, site, a, n, false, m.isAtomicSite, false);
@@ -317,11 +326,12 @@ function reportBulkWrite(
   m: Machine,
   buf: Placed,
   b: number,
+  s2g: boolean,
   t: number,
   site: number,
   verb: string,
 ): boolean {
-  if (m.shS2g[b] !== 0) {
+  if (s2g) {
     reportS2gSource(m, buf, b, t, site, verb);
     return true;
   }
@@ -360,19 +370,14 @@ export function checkGlobalBulkWrite(
   site: number,
   verb: string,
 ): void {
-  const bw = gm.meta.bulkWrites;
-  if (!bw) return;
-  for (let i = 0; i < n; i++) {
-    if (bw[a + i] !== 0) {
-      m.hazard(
-        "TX6007",
-        `thread ${m.thread(t)} of CTA ${m.cta()} ${verb} global "${gm.name}" byte ${a + i}, which a pending shared → global bulk copy writes; wait with T.ptx.cp.async_.bulk.wait_group first`,
-        site,
-        issuedNotes(m, m.bulk.findS2g(a + i, gm.index), "the bulk copy", " writing it"),
-      );
-      return;
-    }
-  }
+  const b = m.bulk.firstBulkWrite(m, gm, a, n);
+  if (b < 0) return;
+  m.hazard(
+    "TX6007",
+    `thread ${m.thread(t)} of CTA ${m.cta()} ${verb} global "${gm.name}" byte ${b}, which a pending shared → global bulk copy writes; wait with T.ptx.cp.async_.bulk.wait_group first`,
+    site,
+    issuedNotes(m, m.bulk.findS2g(b, gm.index), "the bulk copy", " writing it"),
+  );
 }
 
 /** TX6002: global byte `b` is read by a pending async copy (cp.async or bulk). */

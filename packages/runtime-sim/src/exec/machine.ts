@@ -36,14 +36,13 @@ export interface GlobalMem {
 /**
  * Per-byte shadow arrays of one tensor parameter, kept by the Machine and reused by every launch
  * (grown when a larger tensor comes), so a launch allocates nothing proportional to tensor bytes.
- * `writer`/`epoch` need no reset (epochs are unique across launches); `pendingReads` and
- * `bulkWrites` are counts that every launch leaves at 0 (AsyncUnit/BulkUnit.dropAll).
+ * `writer`/`epoch` need no reset (epochs are unique across launches);
+ * `pendingReads` are counts that every launch leaves at 0 (AsyncUnit/BulkUnit.dropAll).
  */
 export class ShadowPool {
   #writer = new Int32Array(0);
   #epoch = new Int32Array(0);
   #pendingReads = new Int32Array(0);
-  #bulkWrites = new Int32Array(0);
 
   /** Writer and epoch arrays of `n` bytes. */
   writers(n: number): { writer: Int32Array; epoch: Int32Array } {
@@ -58,12 +57,6 @@ export class ShadowPool {
   pendingReads(n: number): Int32Array {
     if (this.#pendingReads.length < n) this.#pendingReads = new Int32Array(n);
     return this.#pendingReads.subarray(0, n);
-  }
-
-  /** Pending bulk-write counts of `n` bytes (all 0). */
-  bulkWrites(n: number): Int32Array {
-    if (this.#bulkWrites.length < n) this.#bulkWrites = new Int32Array(n);
-    return this.#bulkWrites.subarray(0, n);
   }
 }
 
@@ -98,31 +91,6 @@ export function pendingReadsOf(m: Machine, gm: GlobalMem): Int32Array {
 /** Materialise `gm`'s pending-read counts when async copies are in flight (before a thread write). */
 export function beforeGlobalWrite(m: Machine, gm: GlobalMem): void {
   if (!gm.meta.pendingReads && (m.async.live > 0 || m.bulk.inflight > 0)) pendingReadsOf(m, gm);
-  beforeGlobalRead(m, gm);
-}
-
-/**
- * Materialise `gm`'s pending bulk-write counts when shared → global bulk copies are pending
- * (before a thread or a copy reads or writes the tensor; see bulkWritesOf).
- */
-export function beforeGlobalRead(m: Machine, gm: GlobalMem): void {
-  if (!gm.meta.bulkWrites && m.bulk.s2gLive > 0) bulkWritesOf(m, gm);
-}
-
-/**
- * The per-byte counts of pending shared → global bulk copies writing `gm`'s tensor, made at first
- * need from the copies pending then (bulk stores count per byte only into tensors that have it).
- */
-export function bulkWritesOf(m: Machine, gm: GlobalMem): Int32Array {
-  let bw = gm.meta.bulkWrites;
-  if (bw) return bw;
-  const made = gm.pool.bulkWrites(gm.bytes.length);
-  m.bulk.forEachWrite((tens, dst, len) => {
-    if (m.globals[tens]?.meta !== gm.meta) return;
-    for (let i = dst, e = dst + len; i < e; i++) made[i]!++;
-  });
-  gm.meta.bulkWrites = bw = made;
-  return bw;
 }
 
 /** The first byte of [a, a + n) of `gm` that a pending async copy reads, or -1. */
@@ -185,8 +153,6 @@ export class Machine {
    * it (see BulkUnit), 0 when none.
    */
   readonly shBulk: Int32Array;
-  /** Per shared byte: number of pending shared → global bulk copies that have not read it yet. */
-  readonly shS2g: Int32Array;
   readonly localStride: number;
   readonly local: Uint8Array;
   readonly ldv: DataView;
@@ -262,7 +228,6 @@ export class Machine {
     this.shPending = new Int32Array(sharedBytes);
     this.shBatch = new Int32Array(sharedBytes);
     this.shBulk = new Int32Array(sharedBytes);
-    this.shS2g = new Int32Array(sharedBytes);
     this.localStride = localStride;
     this.local = new Uint8Array(localStride * n);
     this.ldv = new DataView(this.local.buffer);
@@ -328,10 +293,7 @@ export class Machine {
     this.shPending.fill(0);
     this.shBatch.fill(0);
     // Only bulk copies set these; BulkUnit.active says whether the last CTA issued any.
-    if (this.bulk.active) {
-      this.shBulk.fill(0);
-      this.shS2g.fill(0);
-    }
+    if (this.bulk.active) this.shBulk.fill(0);
     this.local.fill(0);
     this.async.reset();
     this.bars.reset();

@@ -32,6 +32,10 @@
  * onWrite (record false at an async issue, recordWrite at its completion, recordAsyncProxyWrite
  * for async-proxy writes guarded elsewhere) and unfenced (async-proxy reads of shared memory).
  *
+ * Uniform ranges (markUniform): the bytes of a landed bulk copy carry one record each until a
+ * smaller access changes part of them, so checks of the whole range read its first byte and
+ * records are written with native fills; bulk copies cost O(1) JS work per copy, not per byte.
+ *
  * Known limits: two reader slots per byte, so with three or more concurrent readers a write can
  * miss a race with a reader that was neither the first nor the latest one; global reads are not
  * recorded (no write-after-read on global memory); clocks are int32 and grow by one per release
@@ -42,6 +46,12 @@
  * successful try_wait O(threads) once K exists.
  */
 import { THREAD_BITS, THREAD_MASK } from "./machine.js";
+
+/**
+ * Ranges of at least this many bytes can be registered as uniform (see RaceTracker.uniform):
+ * landed bulk copies; per-element accesses never are.
+ */
+export const UNIFORM_MIN = 64;
 
 /** Clocks start above 0 (0 marks "ordered before everything") and never repeat in a process. */
 let nextClock = 1;
@@ -89,6 +99,47 @@ export class RaceTracker {
   readonly r2: Int32Array;
   readonly c2: Int32Array;
 
+  /**
+   * Shared byte ranges `[start, end)` (flat pairs) over which every per-byte shadow array of the
+   * CTA (the race records here, the Machine's pending cp.async counts and bulk guards) holds one
+   * value, so a check of the whole range needs to look at its first byte only (interval shadow
+   * state for bulk copies). A range is registered by markUniform; any mutation that does not
+   * write the same value to exactly that range removes it (touch).
+   */
+  readonly #uni: number[] = [];
+
+  /** True when [a, a + n) lies inside a uniform range. */
+  uniform(a: number, n: number): boolean {
+    const u = this.#uni;
+    for (let i = 0; i < u.length; i += 2) if (u[i]! <= a && a + n <= u[i + 1]!) return true;
+    return false;
+  }
+
+  /** Register [a, a + n) as uniform (the caller checked every shadow array is constant there). */
+  markUniform(a: number, n: number): void {
+    this.touch(a, n, true);
+    const u = this.#uni;
+    for (let i = 0; i < u.length; i += 2) if (u[i] === a && u[i + 1] === a + n) return;
+    u.push(a, a + n);
+  }
+
+  /**
+   * Shadow bytes [a, a + n) change: uniform ranges that overlap them are dropped, except (with
+   * `exact`, for a mutation writing one value per array over the whole range) the range equal
+   * to them.
+   */
+  touch(a: number, n: number, exact = false): void {
+    const u = this.#uni;
+    if (u.length === 0) return;
+    const e = a + n;
+    for (let i = u.length - 2; i >= 0; i -= 2) {
+      const s = u[i]!;
+      const f = u[i + 1]!;
+      if (f <= a || e <= s || (exact && s === a && f === e)) continue;
+      u.splice(i, 2);
+    }
+  }
+
   constructor(threads: number, sharedBytes: number) {
     this.threads = threads;
     this.clock = new Int32Array(threads);
@@ -126,6 +177,7 @@ export class RaceTracker {
     this.wr.fill(-1);
     this.r1.fill(-1);
     this.r2.fill(-1);
+    this.#uni.length = 0;
     this.resetBars();
   }
 
@@ -173,6 +225,23 @@ export class RaceTracker {
     const me = (site << THREAD_BITS) | t;
     const now = this.clock[t]!;
     let hit: RaceHit | undefined;
+    if (n >= UNIFORM_MIN && this.uniform(a, n)) {
+      // Every byte holds the same records: one decision, recorded by fills (still uniform).
+      const w = wr[a]!;
+      if (w >= 0 && (w & THREAD_MASK) !== t && wc[a] !== 0) {
+        if (!this.ordered(w & THREAD_MASK, wc[a]!, t)) hit = { other: w, clock: wc[a]! };
+      }
+      const r = r1[a]!;
+      if (r < 0 || (r & THREAD_MASK) === t || this.ordered(r & THREAD_MASK, c1[a]!, t)) {
+        r1.fill(me, a, a + n);
+        c1.fill(now, a, a + n);
+      } else {
+        this.r2.fill(me, a, a + n);
+        this.c2.fill(now, a, a + n);
+      }
+      return hit;
+    }
+    this.touch(a, n);
     for (let b = a; b < a + n; b++) {
       const w = wr[b]!;
       if (hit === undefined && w >= 0 && (w & THREAD_MASK) !== t && wc[b] !== 0) {
@@ -208,7 +277,9 @@ export class RaceTracker {
     const wr = this.wr;
     const wc = this.wc;
     let hit: (RaceHit & { read: boolean }) | undefined;
-    for (let b = a; b < a + n && hit === undefined; b++) {
+    // Over a uniform range the first byte decides.
+    const end = n >= UNIFORM_MIN && this.uniform(a, n) ? a + 1 : a + n;
+    for (let b = a; b < end && hit === undefined; b++) {
       const w = wr[b]!;
       if (w >= 0 && (w & THREAD_MASK) !== t && !this.ordered(w & THREAD_MASK, wc[b]!, t)) {
         if (!(atomic && isAtomic(w >> THREAD_BITS))) hit = { other: w, clock: wc[b]!, read: false };
@@ -232,6 +303,21 @@ export class RaceTracker {
   recordWrite(t: number, site: number, a: number, n: number): void {
     const w = (site << THREAD_BITS) | t;
     const now = this.clock[t]!;
+    this.touch(a, n, true);
+    if (n <= 32) {
+      // Small ranges: a loop beats four calls of fill.
+      const wr = this.wr;
+      const wc = this.wc;
+      const r1 = this.r1;
+      const r2 = this.r2;
+      for (let b = a, e = a + n; b < e; b++) {
+        wr[b] = w;
+        wc[b] = now;
+        r1[b] = -1;
+        r2[b] = -1;
+      }
+      return;
+    }
     this.wr.fill(w, a, a + n);
     this.wc.fill(now, a, a + n);
     this.r1.fill(-1, a, a + n);
@@ -240,6 +326,7 @@ export class RaceTracker {
 
   /** Bytes written by the async proxy (a landed bulk copy): ordered for every thread. */
   recordAsyncProxyWrite(t: number, site: number, a: number, n: number): void {
+    this.touch(a, n, true);
     this.wr.fill((site << THREAD_BITS) | t, a, a + n);
     this.wc.fill(0, a, a + n);
     this.r1.fill(-1, a, a + n);
@@ -264,10 +351,17 @@ export class RaceTracker {
   ): RaceHit | undefined {
     const base = this.ctaBase;
     const lb = this.launchBase;
+    // The outcome depends only on (writer, clock): a run of equal records (a bulk copy's bytes)
+    // is decided by its first byte.
+    let pw = -2;
+    let pc = 0;
     for (let b = a; b < a + n; b++) {
       const w = writer[b]!;
       if (w < 0) continue;
       const c = clocks[b]!;
+      if (w === pw && c === pc) continue;
+      pw = w;
+      pc = c;
       // Fast paths: an earlier launch, or this thread's own write in this CTA.
       if (c < lb || (c >= base && (w & THREAD_MASK) === t)) continue;
       if (this.ordered(w & THREAD_MASK, c, t)) continue;
@@ -388,7 +482,8 @@ export class RaceTracker {
   unfenced(a: number, n: number): number {
     const wr = this.wr;
     const wc = this.wc;
-    for (let b = a; b < a + n; b++) {
+    const end = n >= UNIFORM_MIN && this.uniform(a, n) ? a + 1 : a + n;
+    for (let b = a; b < end; b++) {
       const w = wr[b]!;
       if (w < 0) continue;
       const c = wc[b]!;
