@@ -185,7 +185,7 @@ export function checkSharedWrite(
   const hit = m.races.onWrite(t, site, a, n, atomic, m.isAtomicSite);
   if (hit)
     reportWriteRace(m, t, site, atomic ? "atomically updates" : "writes", sharedAt(buf, a, n), hit);
-  bk.fill(0, a, a + n);
+  for (let b = a, e = a + n; b < e; b++) bk[b] = 0;
 }
 
 /**
@@ -276,8 +276,18 @@ export function checkGlobalWrite(
     const verb = atomic ? "atomically updates" : "writes";
     reportRace(m, "TX6014", t, site, verb, globalAt(gm, a, n), hit, "wrote");
   }
-  wr.fill((site << THREAD_BITS) | t, a, a + n);
-  ep.fill(m.races.clock[t]!, a, a + n);
+  const w = (site << THREAD_BITS) | t;
+  const now = m.races.clock[t]!;
+  if (n <= 32) {
+    // Element-sized ranges: a loop beats two calls of fill.
+    for (let b = a, e = a + n; b < e; b++) {
+      wr[b] = w;
+      ep[b] = now;
+    }
+  } else {
+    wr.fill(w, a, a + n);
+    ep.fill(now, a, a + n);
+  }
 }
 
 // ---------------------------------------------------------------- asynchronous copies

@@ -171,6 +171,8 @@ export class Machine {
   seed = 0;
   /** State of the schedule's PRNG (xorshift32), reseeded by every launch. */
   rng = 0;
+  /** True when the kernel has bulk copies (shared memory starts as one uniform shadow range). */
+  hasBulk = false;
   /** False in hazard mode "off": loads and stores skip their hazard bookkeeping. */
   track = true;
   /** Current barrier epoch: advanced at every CTA start and every bar.sync. */
@@ -294,6 +296,7 @@ export class Machine {
     this.shBatch.fill(0);
     // Only bulk copies set these; BulkUnit.active says whether the last CTA issued any.
     if (this.bulk.active) this.shBulk.fill(0);
+    if (this.hasBulk) this.races.allUniform();
     this.local.fill(0);
     this.async.reset();
     this.bars.reset();

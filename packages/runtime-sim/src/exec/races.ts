@@ -53,6 +53,9 @@ import { THREAD_BITS, THREAD_MASK } from "./machine.js";
  */
 export const UNIFORM_MIN = 64;
 
+/** Most uniform ranges kept at once. */
+const MAX_UNIFORM = 16;
+
 /** Clocks start above 0 (0 marks "ordered before everything") and never repeat in a process. */
 let nextClock = 1;
 
@@ -124,9 +127,10 @@ export class RaceTracker {
   }
 
   /**
-   * Shadow bytes [a, a + n) change: uniform ranges that overlap them are dropped, except (with
-   * `exact`, for a mutation writing one value per array over the whole range) the range equal
-   * to them.
+   * Shadow bytes [a, a + n) change: a uniform range that overlaps them keeps its parts outside
+   * them; with `exact` (a mutation writing one value per array over all of [a, a + n)) also its
+   * part inside. Parts below UNIFORM_MIN bytes are dropped, and at most MAX_UNIFORM ranges are
+   * kept (the newest), so this costs O(1) per access.
    */
   touch(a: number, n: number, exact = false): void {
     const u = this.#uni;
@@ -135,9 +139,26 @@ export class RaceTracker {
     for (let i = u.length - 2; i >= 0; i -= 2) {
       const s = u[i]!;
       const f = u[i + 1]!;
-      if (f <= a || e <= s || (exact && s === a && f === e)) continue;
+      if (f <= a || e <= s || (exact && a <= s && f <= e)) continue;
       u.splice(i, 2);
+      if (a - s >= UNIFORM_MIN) u.push(s, a);
+      if (f - e >= UNIFORM_MIN) u.push(e, f);
+      if (exact) {
+        const lo = s > a ? s : a;
+        const hi = f < e ? f : e;
+        if (hi - lo >= UNIFORM_MIN) u.push(lo, hi);
+      }
     }
+    if (u.length > 2 * MAX_UNIFORM) u.splice(0, u.length - 2 * MAX_UNIFORM);
+  }
+
+  /**
+   * A CTA starts: every shared byte holds the never-written records, so all of shared memory
+   * is one uniform range (for kernels with bulk copies; see `uniform`).
+   */
+  allUniform(): void {
+    this.#uni.length = 0;
+    if (this.wr.length >= UNIFORM_MIN) this.#uni.push(0, this.wr.length);
   }
 
   constructor(threads: number, sharedBytes: number) {
@@ -242,13 +263,29 @@ export class RaceTracker {
       return hit;
     }
     this.touch(a, n);
+    // A byte with the same records as the one before it gets the same outcome (the bytes of one
+    // write come in runs): only its recording is repeated.
+    let pw = -2;
+    let pwc = 0;
+    let pr = -2;
+    let pc = 0;
+    let first = true;
     for (let b = a; b < a + n; b++) {
       const w = wr[b]!;
-      if (hit === undefined && w >= 0 && (w & THREAD_MASK) !== t && wc[b] !== 0) {
-        if (!this.ordered(w & THREAD_MASK, wc[b]!, t)) hit = { other: w, clock: wc[b]! };
-      }
+      const cw = wc[b]!;
       const r = r1[b]!;
-      if (r < 0 || (r & THREAD_MASK) === t || this.ordered(r & THREAD_MASK, c1[b]!, t)) {
+      const cr = c1[b]!;
+      if (w !== pw || cw !== pwc || r !== pr || cr !== pc) {
+        pw = w;
+        pwc = cw;
+        pr = r;
+        pc = cr;
+        if (hit === undefined && w >= 0 && (w & THREAD_MASK) !== t && cw !== 0) {
+          if (!this.ordered(w & THREAD_MASK, cw, t)) hit = { other: w, clock: cw };
+        }
+        first = r < 0 || (r & THREAD_MASK) === t || this.ordered(r & THREAD_MASK, cr, t);
+      }
+      if (first) {
         r1[b] = me;
         c1[b] = now;
       } else {
