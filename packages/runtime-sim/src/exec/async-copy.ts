@@ -123,7 +123,7 @@ export class AsyncUnit {
           break;
         }
       }
-      m.races.touch(dst, chunk, true);
+      m.races.materialise(dst, chunk);
       for (let i = dst, e = dst + chunk; i < e; i++) {
         pend[i]!++;
         sb[i] = batch;

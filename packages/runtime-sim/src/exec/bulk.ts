@@ -10,7 +10,6 @@ import {
   trackWriters,
 } from "./hazards.js";
 import type { BarBuffer, Mbarriers } from "./mbarrier.js";
-import { UNIFORM_MIN } from "./races.js";
 import { firstPendingRead, type GlobalMem } from "./machine.js";
 
 /**
@@ -117,8 +116,12 @@ export class BulkUnit {
     const id = this.#g2s.length;
     this.#g2s.push({ dst, tens, src, len, slot, site, thread: t, phase: -1 });
     this.#inflight.push(id);
-    m.shBulk.fill(id + 1, dst, dst + len);
-    m.races.touch(dst, len, true);
+    const u = m.races.uniformAt(dst, len);
+    if (u !== undefined) m.races.isolate(u, dst, len).bk = id + 1;
+    else {
+      m.races.materialise(dst, len);
+      m.shBulk.fill(id + 1, dst, dst + len);
+    }
     const pr = gm.meta.pendingReads;
     if (pr) for (let i = src, e = src + len; i < e; i++) pr[i]!++;
     this.#bars.progress++;
@@ -139,20 +142,6 @@ export class BulkUnit {
       // Bytes written by the async proxy: visibility is the mbarrier's business (the guard), so
       // they count as ordered for the race rules while the guard stands.
       m.races.recordAsyncProxyWrite(c.thread, c.site, dst, len);
-      // Every shadow array is constant over the copy's bytes when no cp.async is pending and
-      // its guard still covers all of them: later checks of the whole range look at one byte.
-      if (m.async.live === 0 && len >= UNIFORM_MIN) {
-        const bk = m.shBulk;
-        const g = id + 1;
-        let all = true;
-        for (let i = dst, e = dst + len; i < e; i++) {
-          if (bk[i] !== g) {
-            all = false;
-            break;
-          }
-        }
-        if (all) m.races.markUniform(dst, len);
-      }
       c.phase = this.#bars.phase(c.slot);
       this.#bars.completeTx(m, c.slot, len, c.thread, c.site);
     }
@@ -286,6 +275,7 @@ export class BulkUnit {
       // The async proxy reads them: generic-proxy writes need a fence.proxy.async by their writer.
       const b = m.races.unfenced(src, len);
       if (b >= 0) {
+        m.races.materialise(b, 1);
         const w = m.shWriter[b]!;
         const u = m.thread(w & THREAD_MASK);
         m.hazard(

@@ -1,6 +1,6 @@
 import type { Note } from "@tirx-ts/core";
 import { THREAD_BITS, THREAD_MASK, type GlobalMem, type Machine, type Placed } from "./machine.js";
-import { UNIFORM_MIN, type RaceHit } from "./races.js";
+import type { RaceHit } from "./races.js";
 
 /**
  * Per-byte hazard checks of ordinary loads and stores, and of the bytes asynchronous copies
@@ -42,18 +42,22 @@ export function checkSharedRead(
   site: number,
 ): void {
   const pend = m.shPending;
-  const wr = m.shWriter;
-  const bk = m.shBulk;
-  // The guard of a bulk copy this thread passed already (bytes of one copy come in runs).
-  let passed = 0;
-  // Over a range whose shadow state is uniform (a landed bulk copy) the first byte decides.
-  const k = n >= UNIFORM_MIN && m.races.uniform(a, n) ? 1 : n;
-  for (let i = 0; i < k; i++) {
-    const b = a + i;
-    const g = bk[b]!;
-    if (pend[b] !== 0 || wr[b]! < 0 || (g !== 0 && g !== passed)) {
-      if (reportSharedRead(m, buf, b, t, site)) return;
-      passed = g;
+  const u = m.races.uniformAt(a, n);
+  // A lazy uniform range (a bulk copy's bytes, no cp.async pending there): its entry stands for
+  // every byte; only a report needs the bytes themselves.
+  if (u === undefined || u.wr < 0 || (u.bk !== 0 && m.bulk.guardFails(u.bk, t))) {
+    m.races.materialise(a, n);
+    const wr = m.shWriter;
+    const bk = m.shBulk;
+    // The guard of a bulk copy this thread passed already (bytes of one copy come in runs).
+    let passed = 0;
+    for (let i = 0; i < n; i++) {
+      const b = a + i;
+      const g = bk[b]!;
+      if (pend[b] !== 0 || wr[b]! < 0 || (g !== 0 && g !== passed)) {
+        if (reportSharedRead(m, buf, b, t, site)) return;
+        passed = g;
+      }
     }
   }
   if (m.speculative > 0) return;
@@ -169,6 +173,7 @@ export function checkSharedWrite(
   site: number,
   atomic = false,
 ): void {
+  m.races.materialise(a, n);
   const pend = m.shPending;
   const s2g = m.bulk.firstUnread(a, n);
   const bk = m.shBulk;
@@ -201,6 +206,7 @@ export function checkAtomicAccess(
   t: number,
   site: number,
 ): void {
+  m.races.materialise(a, n);
   const writer = m.shWriter;
   for (let i = 0; i < n; i++) {
     if (writer[a + i]! < 0) {
@@ -309,18 +315,22 @@ export function checkAsyncWrite(
   if (m.bulk.active) {
     // Only a CTA with bulk copies has bytes they guard.
     const s2g = m.bulk.firstUnread(a, n);
-    const bk = m.shBulk;
-    const k = n >= UNIFORM_MIN && m.races.uniform(a, n) ? 1 : n;
-    let passed = 0;
-    for (let i = 0; i < k; i++) {
-      const b = a + i;
-      if (b === s2g || (bk[b] !== 0 && bk[b] !== passed)) {
-        if (reportBulkWrite(m, buf, b, b === s2g, t, site, verb)) return;
-        passed = bk[b]!;
+    const u = m.races.uniformAt(a, n);
+    if (u !== undefined && !(u.bk !== 0 && m.bulk.guardFails(u.bk, t))) {
+      // A lazy uniform range whose guard lets `t` write: only a bulk source can stop it.
+      if (s2g >= 0 && reportBulkWrite(m, buf, s2g, true, t, site, verb)) return;
+    } else {
+      m.races.materialise(a, n);
+      const bk = m.shBulk;
+      let passed = 0;
+      for (let i = 0; i < n; i++) {
+        const b = a + i;
+        if (b === s2g || (bk[b] !== 0 && bk[b] !== passed)) {
+          if (reportBulkWrite(m, buf, b, b === s2g, t, site, verb)) return;
+          passed = bk[b]!;
+        }
       }
     }
-    // A uniform range: the first byte stood for every byte but the scanned bytes' bulk sources.
-    if (k === 1 && s2g > a && reportBulkWrite(m, buf, s2g, true, t, site, verb)) return;
   }
   // The copy writes at some point before it completes: it races with unordered earlier accesses.
   const hit = m.races.onWrite(t, site, a, n, false, m.isAtomicSite, false);

@@ -229,7 +229,7 @@ export class Machine {
     this.shEpoch = this.races.wc;
     this.shPending = new Int32Array(sharedBytes);
     this.shBatch = new Int32Array(sharedBytes);
-    this.shBulk = new Int32Array(sharedBytes);
+    this.shBulk = this.races.bk;
     this.localStride = localStride;
     this.local = new Uint8Array(localStride * n);
     this.ldv = new DataView(this.local.buffer);
@@ -295,7 +295,6 @@ export class Machine {
     this.shPending.fill(0);
     this.shBatch.fill(0);
     // Only bulk copies set these; BulkUnit.active says whether the last CTA issued any.
-    if (this.bulk.active) this.shBulk.fill(0);
     if (this.hasBulk) this.races.allUniform();
     this.local.fill(0);
     this.async.reset();

@@ -32,9 +32,9 @@
  * onWrite (record false at an async issue, recordWrite at its completion, recordAsyncProxyWrite
  * for async-proxy writes guarded elsewhere) and unfenced (async-proxy reads of shared memory).
  *
- * Uniform ranges (markUniform): the bytes of a landed bulk copy carry one record each until a
- * smaller access changes part of them, so checks of the whole range read its first byte and
- * records are written with native fills; bulk copies cost O(1) JS work per copy, not per byte.
+ * Lazy uniform ranges (interval shadow state, see `uniformAt`): the bytes of a bulk copy share
+ * one entry of records until a smaller access needs them per byte, so a bulk copy costs O(1)
+ * shadow work, not O(bytes).
  *
  * Known limits: two reader slots per byte, so with three or more concurrent readers a write can
  * miss a race with a reader that was neither the first nor the latest one; global reads are not
@@ -48,13 +48,27 @@
 import { THREAD_BITS, THREAD_MASK } from "./machine.js";
 
 /**
- * Ranges of at least this many bytes can be registered as uniform (see RaceTracker.uniform):
- * landed bulk copies; per-element accesses never are.
+ * Lazy uniform ranges (see RaceTracker.uniformAt) are at least this many bytes: bulk copies;
+ * per-element accesses never are.
  */
 export const UNIFORM_MIN = 64;
 
 /** Most uniform ranges kept at once. */
 const MAX_UNIFORM = 16;
+
+/** A lazy uniform range of shared memory and the values of its bytes (see RaceTracker). */
+export interface Uniform {
+  s: number;
+  f: number;
+  wr: number;
+  wc: number;
+  r1: number;
+  c1: number;
+  r2: number;
+  c2: number;
+  /** Bulk guard (the Machine's shBulk). */
+  bk: number;
+}
 
 /** Clocks start above 0 (0 marks "ordered before everything") and never repeat in a process. */
 let nextClock = 1;
@@ -101,64 +115,106 @@ export class RaceTracker {
   readonly c1: Int32Array;
   readonly r2: Int32Array;
   readonly c2: Int32Array;
+  /** Bulk guard per byte (Machine.shBulk; see BulkUnit). */
+  readonly bk: Int32Array;
 
   /**
-   * Shared byte ranges `[start, end)` (flat pairs) over which every per-byte shadow array of the
-   * CTA (the race records here, the Machine's pending cp.async counts and bulk guards) holds one
-   * value, so a check of the whole range needs to look at its first byte only (interval shadow
-   * state for bulk copies). A range is registered by markUniform; any mutation that does not
-   * write the same value to exactly that range removes it (touch).
+   * Lazy uniform ranges of shared memory (interval shadow state): over `[s, f)` of an entry,
+   * every byte's race records and bulk guard are the entry's values, and the per-byte arrays
+   * there are stale. Bulk copies (kilobytes each) are checked and recorded on their entry in
+   * O(1); an access that needs bytes calls `materialise`, which writes the entry's values into
+   * the arrays over the bytes it overlaps and keeps the parts outside. Entries never overlap,
+   * never cover a byte with a pending cp.async (an issue materialises its bytes), and are at
+   * least UNIFORM_MIN bytes long; at most MAX_UNIFORM are kept (older ones are materialised).
    */
-  readonly #uni: number[] = [];
+  readonly #uni: Uniform[] = [];
 
-  /** True when [a, a + n) lies inside a uniform range. */
-  uniform(a: number, n: number): boolean {
-    const u = this.#uni;
-    for (let i = 0; i < u.length; i += 2) if (u[i]! <= a && a + n <= u[i + 1]!) return true;
-    return false;
-  }
-
-  /** Register [a, a + n) as uniform (the caller checked every shadow array is constant there). */
-  markUniform(a: number, n: number): void {
-    this.touch(a, n, true);
-    const u = this.#uni;
-    for (let i = 0; i < u.length; i += 2) if (u[i] === a && u[i + 1] === a + n) return;
-    u.push(a, a + n);
-  }
-
-  /**
-   * Shadow bytes [a, a + n) change: a uniform range that overlaps them keeps its parts outside
-   * them; with `exact` (a mutation writing one value per array over all of [a, a + n)) also its
-   * part inside. Parts below UNIFORM_MIN bytes are dropped, and at most MAX_UNIFORM ranges are
-   * kept (the newest), so this costs O(1) per access.
-   */
-  touch(a: number, n: number, exact = false): void {
-    const u = this.#uni;
-    if (u.length === 0) return;
-    const e = a + n;
-    for (let i = u.length - 2; i >= 0; i -= 2) {
-      const s = u[i]!;
-      const f = u[i + 1]!;
-      if (f <= a || e <= s || (exact && a <= s && f <= e)) continue;
-      u.splice(i, 2);
-      if (a - s >= UNIFORM_MIN) u.push(s, a);
-      if (f - e >= UNIFORM_MIN) u.push(e, f);
-      if (exact) {
-        const lo = s > a ? s : a;
-        const hi = f < e ? f : e;
-        if (hi - lo >= UNIFORM_MIN) u.push(lo, hi);
-      }
+  /** The entry holding all of [a, a + n), when n >= UNIFORM_MIN and one does. */
+  uniformAt(a: number, n: number): Uniform | undefined {
+    if (n < UNIFORM_MIN) return undefined;
+    const list = this.#uni;
+    for (let i = 0; i < list.length; i++) {
+      const u = list[i]!;
+      if (u.s <= a && a + n <= u.f) return u;
     }
-    if (u.length > 2 * MAX_UNIFORM) u.splice(0, u.length - 2 * MAX_UNIFORM);
+    return undefined;
+  }
+
+  /** Write `u`'s values into the per-byte arrays over [lo, hi). */
+  #fillFrom(u: Uniform, lo: number, hi: number): void {
+    if (lo >= hi) return;
+    this.wr.fill(u.wr, lo, hi);
+    this.wc.fill(u.wc, lo, hi);
+    this.r1.fill(u.r1, lo, hi);
+    this.c1.fill(u.c1, lo, hi);
+    this.r2.fill(u.r2, lo, hi);
+    this.c2.fill(u.c2, lo, hi);
+    this.bk.fill(u.bk, lo, hi);
+  }
+
+  /** Cut `u` down to [lo, hi) (inside it), keeping or materialising the parts outside. */
+  #cut(u: Uniform, lo: number, hi: number, keep: boolean): void {
+    const list = this.#uni;
+    if (u.s < lo) {
+      if (keep && lo - u.s >= UNIFORM_MIN) list.push({ ...u, f: lo });
+      else this.#fillFrom(u, u.s, lo);
+    }
+    if (hi < u.f) {
+      if (keep && u.f - hi >= UNIFORM_MIN) list.push({ ...u, s: hi });
+      else this.#fillFrom(u, hi, u.f);
+    }
+    u.s = lo;
+    u.f = hi;
+  }
+
+  /**
+   * Make the per-byte arrays hold the truth over [a, a + n): entries overlapping it are
+   * materialised there and keep their parts outside. Cheap when there are no entries (kernels
+   * without bulk copies never have any).
+   */
+  materialise(a: number, n: number): void {
+    const list = this.#uni;
+    if (list.length === 0) return;
+    const e = a + n;
+    for (let i = list.length - 1; i >= 0; i--) {
+      const u = list[i]!;
+      if (u.f <= a || e <= u.s) continue;
+      list.splice(i, 1);
+      const lo = u.s > a ? u.s : a;
+      const hi = u.f < e ? u.f : e;
+      this.#cut(u, lo, hi, true);
+      this.#fillFrom(u, lo, hi);
+    }
+  }
+
+  /**
+   * The entry for exactly [a, a + n), split out of the entry `u` that holds it (its values
+   * stand for the bytes); the caller then changes its values (a uniform write of the range).
+   */
+  isolate(u: Uniform, a: number, n: number): Uniform {
+    this.#cut(u, a, a + n, true);
+    this.#trim();
+    return u;
+  }
+
+  #trim(): void {
+    const list = this.#uni;
+    while (list.length > MAX_UNIFORM) {
+      const u = list.shift()!;
+      this.#fillFrom(u, u.s, u.f);
+    }
   }
 
   /**
    * A CTA starts: every shared byte holds the never-written records, so all of shared memory
-   * is one uniform range (for kernels with bulk copies; see `uniform`).
+   * is one entry (for kernels with bulk copies).
    */
   allUniform(): void {
     this.#uni.length = 0;
-    if (this.wr.length >= UNIFORM_MIN) this.#uni.push(0, this.wr.length);
+    const n = this.wr.length;
+    if (n >= UNIFORM_MIN) {
+      this.#uni.push({ s: 0, f: n, wr: -1, wc: 0, r1: -1, c1: 0, r2: -1, c2: 0, bk: 0 });
+    }
   }
 
   constructor(threads: number, sharedBytes: number) {
@@ -175,6 +231,7 @@ export class RaceTracker {
     this.c1 = new Int32Array(sharedBytes);
     this.r2 = new Int32Array(sharedBytes);
     this.c2 = new Int32Array(sharedBytes);
+    this.bk = new Int32Array(sharedBytes);
   }
 
   beginLaunch(): void {
@@ -198,6 +255,7 @@ export class RaceTracker {
     this.wr.fill(-1);
     this.r1.fill(-1);
     this.r2.fill(-1);
+    this.bk.fill(0);
     this.#uni.length = 0;
     this.resetBars();
   }
@@ -246,23 +304,26 @@ export class RaceTracker {
     const me = (site << THREAD_BITS) | t;
     const now = this.clock[t]!;
     let hit: RaceHit | undefined;
-    if (n >= UNIFORM_MIN && this.uniform(a, n)) {
-      // Every byte holds the same records: one decision, recorded by fills (still uniform).
-      const w = wr[a]!;
-      if (w >= 0 && (w & THREAD_MASK) !== t && wc[a] !== 0) {
-        if (!this.ordered(w & THREAD_MASK, wc[a]!, t)) hit = { other: w, clock: wc[a]! };
+    const u = this.uniformAt(a, n);
+    if (u !== undefined) {
+      // Every byte holds the same records: one decision, recorded on the range's own entry.
+      const w = u.wr;
+      if (w >= 0 && (w & THREAD_MASK) !== t && u.wc !== 0) {
+        if (!this.ordered(w & THREAD_MASK, u.wc, t)) hit = { other: w, clock: u.wc };
       }
-      const r = r1[a]!;
-      if (r < 0 || (r & THREAD_MASK) === t || this.ordered(r & THREAD_MASK, c1[a]!, t)) {
-        r1.fill(me, a, a + n);
-        c1.fill(now, a, a + n);
+      const r = u.r1;
+      const first = r < 0 || (r & THREAD_MASK) === t || this.ordered(r & THREAD_MASK, u.c1, t);
+      const v = this.isolate(u, a, n);
+      if (first) {
+        v.r1 = me;
+        v.c1 = now;
       } else {
-        this.r2.fill(me, a, a + n);
-        this.c2.fill(now, a, a + n);
+        v.r2 = me;
+        v.c2 = now;
       }
       return hit;
     }
-    this.touch(a, n);
+    this.materialise(a, n);
     // A byte with the same records as the one before it gets the same outcome (the bytes of one
     // write come in runs): only its recording is repeated.
     let pw = -2;
@@ -314,9 +375,26 @@ export class RaceTracker {
     const wr = this.wr;
     const wc = this.wc;
     let hit: (RaceHit & { read: boolean }) | undefined;
-    // Over a uniform range the first byte decides.
-    const end = n >= UNIFORM_MIN && this.uniform(a, n) ? a + 1 : a + n;
-    for (let b = a; b < end && hit === undefined; b++) {
+    const u = this.uniformAt(a, n);
+    if (u !== undefined) {
+      // Over a uniform range its entry decides.
+      const w = u.wr;
+      if (w >= 0 && (w & THREAD_MASK) !== t && !this.ordered(w & THREAD_MASK, u.wc, t)) {
+        if (!(atomic && isAtomic(w >> THREAD_BITS))) hit = { other: w, clock: u.wc, read: false };
+      }
+      const r = u.r1;
+      if (!hit && r >= 0 && (r & THREAD_MASK) !== t && !this.ordered(r & THREAD_MASK, u.c1, t)) {
+        hit = { other: r, clock: u.c1, read: true };
+      }
+      const r2 = u.r2;
+      if (!hit && r2 >= 0 && (r2 & THREAD_MASK) !== t && !this.ordered(r2 & THREAD_MASK, u.c2, t)) {
+        hit = { other: r2, clock: u.c2, read: true };
+      }
+      if (record) this.recordWrite(t, site, a, n);
+      return hit;
+    }
+    this.materialise(a, n);
+    for (let b = a; b < a + n && hit === undefined; b++) {
       const w = wr[b]!;
       if (w >= 0 && (w & THREAD_MASK) !== t && !this.ordered(w & THREAD_MASK, wc[b]!, t)) {
         if (!(atomic && isAtomic(w >> THREAD_BITS))) hit = { other: w, clock: wc[b]!, read: false };
@@ -340,7 +418,16 @@ export class RaceTracker {
   recordWrite(t: number, site: number, a: number, n: number): void {
     const w = (site << THREAD_BITS) | t;
     const now = this.clock[t]!;
-    this.touch(a, n, true);
+    const u = this.uniformAt(a, n);
+    if (u !== undefined) {
+      const v = this.isolate(u, a, n);
+      v.wr = w;
+      v.wc = now;
+      v.r1 = -1;
+      v.r2 = -1;
+      return;
+    }
+    this.materialise(a, n);
     if (n <= 32) {
       // Small ranges: a loop beats four calls of fill.
       const wr = this.wr;
@@ -363,7 +450,16 @@ export class RaceTracker {
 
   /** Bytes written by the async proxy (a landed bulk copy): ordered for every thread. */
   recordAsyncProxyWrite(t: number, site: number, a: number, n: number): void {
-    this.touch(a, n, true);
+    const u = this.uniformAt(a, n);
+    if (u !== undefined) {
+      const v = this.isolate(u, a, n);
+      v.wr = (site << THREAD_BITS) | t;
+      v.wc = 0;
+      v.r1 = -1;
+      v.r2 = -1;
+      return;
+    }
+    this.materialise(a, n);
     this.wr.fill((site << THREAD_BITS) | t, a, a + n);
     this.wc.fill(0, a, a + n);
     this.r1.fill(-1, a, a + n);
@@ -517,10 +613,15 @@ export class RaceTracker {
    * a fence.proxy.async of its writer (-1 when none).
    */
   unfenced(a: number, n: number): number {
+    const u = this.uniformAt(a, n);
+    if (u !== undefined) {
+      const w = u.wr;
+      return w >= 0 && u.wc >= this.ctaBase && u.wc > this.proxyFence[w & THREAD_MASK]! ? a : -1;
+    }
+    this.materialise(a, n);
     const wr = this.wr;
     const wc = this.wc;
-    const end = n >= UNIFORM_MIN && this.uniform(a, n) ? a + 1 : a + n;
-    for (let b = a; b < end; b++) {
+    for (let b = a; b < a + n; b++) {
       const w = wr[b]!;
       if (w < 0) continue;
       const c = wc[b]!;
