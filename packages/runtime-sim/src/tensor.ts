@@ -12,6 +12,8 @@ import {
 import { sim, type SimDevice } from "./device.js";
 
 /** The byte a `simEmpty` tensor and a CTA's shared memory start as (0xff: NaN in every float). */
+import type { GlobalEntry } from "./exec/global-shadow.js";
+
 export const POISON_BYTE = 0xff;
 
 /**
@@ -27,6 +29,8 @@ export interface GlobalMeta {
   writer?: Int32Array;
   epoch?: Int32Array;
   pendingReads?: Int32Array;
+  /** Lazy uniform ranges of `writer`/`epoch` (exec/global-shadow.ts). */
+  lazy?: GlobalEntry[];
 }
 
 /**

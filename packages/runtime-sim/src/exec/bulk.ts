@@ -10,6 +10,7 @@ import {
   trackWriters,
 } from "./hazards.js";
 import type { BarBuffer, Mbarriers } from "./mbarrier.js";
+import { checkGlobalWriters, recordGlobalWrite } from "./global-shadow.js";
 import { firstPendingRead, type GlobalMem } from "./machine.js";
 
 /**
@@ -342,22 +343,12 @@ export class BulkUnit {
     spare.push(c.data!);
     const meta = gm.meta;
     this.#s2gLive--;
-    const hit = m.races.checkGlobal(
-      meta.writer!,
-      meta.epoch!,
-      c.dst,
-      c.len,
-      t,
-      false,
-      m.isAtomicSite,
-    );
+    const hit = checkGlobalWriters(m.races, meta, c.dst, c.len, t, false, m.isAtomicSite);
     if (hit) {
       const at = `global "${gm.name}" bytes ${c.dst}..${c.dst + c.len - 1}`;
       reportRace(m, "TX6014", t, c.site, "writes (bulk copy)", at, hit, "wrote");
     }
-    const w = (c.site << THREAD_BITS) | t;
-    meta.writer!.fill(w, c.dst, c.dst + c.len);
-    meta.epoch!.fill(m.races.clock[t]!, c.dst, c.dst + c.len);
+    recordGlobalWrite(meta, c.dst, c.len, (c.site << THREAD_BITS) | t, m.races.clock[t]!);
   }
 
   /** A pending shared → global copy reading shared byte `b` (`global` false) or writing byte `b` of tensor `tens`. */

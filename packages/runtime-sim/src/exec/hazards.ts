@@ -1,6 +1,12 @@
 import type { Note } from "@tirx-ts/core";
 import { THREAD_BITS, THREAD_MASK, type GlobalMem, type Machine, type Placed } from "./machine.js";
-import type { RaceHit } from "./races.js";
+import { UNIFORM_MIN, type RaceHit } from "./races.js";
+import {
+  checkGlobalWriters,
+  materialiseGlobal,
+  recordGlobalWrite,
+  startWriters,
+} from "./global-shadow.js";
 
 /**
  * Per-byte hazard checks of ordinary loads and stores, and of the bytes asynchronous copies
@@ -236,7 +242,7 @@ export function checkGlobalRead(
   if (!wr) return;
   checkGlobalBulkWrite(m, gm, a, n, t, site, "reads");
   if (m.speculative > 0) return;
-  const hit = m.races.checkGlobal(wr, gm.meta.epoch!, a, n, t, false, m.isAtomicSite);
+  const hit = checkGlobalWriters(m.races, gm.meta, a, n, t, false, m.isAtomicSite);
   if (hit) reportRace(m, "TX6003", t, site, "reads", globalAt(gm, a, n), hit, "wrote");
 }
 
@@ -275,25 +281,38 @@ export function checkGlobalWrite(
   }
   checkGlobalBulkWrite(m, gm, a, n, t, site, "writes");
   trackWriters(gm);
+  const w = (site << THREAD_BITS) | t;
+  const now = m.races.clock[t]!;
+  if (n >= UNIFORM_MIN) {
+    const hit = checkGlobalWriters(m.races, meta, a, n, t, atomic, m.isAtomicSite);
+    if (hit) reportGlobalWrite(m, gm, a, n, t, site, atomic, hit);
+    recordGlobalWrite(meta, a, n, w, now);
+    return;
+  }
+  // An element: its bytes per byte (materialised once), then recorded by a loop.
+  materialiseGlobal(meta, a, n);
   const wr = meta.writer!;
   const ep = meta.epoch!;
   const hit = m.races.checkGlobal(wr, ep, a, n, t, atomic, m.isAtomicSite);
-  if (hit) {
-    const verb = atomic ? "atomically updates" : "writes";
-    reportRace(m, "TX6014", t, site, verb, globalAt(gm, a, n), hit, "wrote");
+  if (hit) reportGlobalWrite(m, gm, a, n, t, site, atomic, hit);
+  for (let b = a, e = a + n; b < e; b++) {
+    wr[b] = w;
+    ep[b] = now;
   }
-  const w = (site << THREAD_BITS) | t;
-  const now = m.races.clock[t]!;
-  if (n <= 32) {
-    // Element-sized ranges: a loop beats two calls of fill.
-    for (let b = a, e = a + n; b < e; b++) {
-      wr[b] = w;
-      ep[b] = now;
-    }
-  } else {
-    wr.fill(w, a, a + n);
-    ep.fill(now, a, a + n);
-  }
+}
+
+function reportGlobalWrite(
+  m: Machine,
+  gm: GlobalMem,
+  a: number,
+  n: number,
+  t: number,
+  site: number,
+  atomic: boolean,
+  hit: RaceHit,
+): void {
+  const verb = atomic ? "atomically updates" : "writes";
+  reportRace(m, "TX6014", t, site, verb, globalAt(gm, a, n), hit, "wrote");
 }
 
 // ---------------------------------------------------------------- asynchronous copies
@@ -428,8 +447,7 @@ export function trackWriters(gm: GlobalMem): void {
   const meta = gm.meta;
   if (!meta.writer) {
     const { writer, epoch } = gm.pool.writers(gm.bytes.length);
-    meta.writer = writer;
-    meta.epoch = epoch;
+    startWriters(meta, writer, epoch);
   }
 }
 

@@ -53,6 +53,9 @@ import { THREAD_BITS, THREAD_MASK } from "./machine.js";
  */
 export const UNIFORM_MIN = 64;
 
+/** Bytes materialised around an access of a lazy uniform range (a power of two). */
+const SHARED_BLOCK = 1024;
+
 /** Most uniform ranges kept at once. */
 const MAX_UNIFORM = 16;
 
@@ -175,7 +178,9 @@ export class RaceTracker {
   materialise(a: number, n: number): void {
     const list = this.#uni;
     if (list.length === 0) return;
-    const e = a + n;
+    // The block around the bytes, so that a sweep of element accesses fills each block once.
+    const e = (a + n + SHARED_BLOCK - 1) & ~(SHARED_BLOCK - 1);
+    a &= ~(SHARED_BLOCK - 1);
     for (let i = list.length - 1; i >= 0; i--) {
       const u = list[i]!;
       if (u.f <= a || e <= u.s) continue;
@@ -502,6 +507,22 @@ export class RaceTracker {
       return { other: w, clock: c };
     }
     return undefined;
+  }
+
+  /** checkGlobal for bytes that all hold the one record (`w`, `c`). */
+  checkGlobalRecord(
+    w: number,
+    c: number,
+    t: number,
+    atomic: boolean,
+    isAtomic: (site: number) => boolean,
+  ): RaceHit | undefined {
+    if (w < 0 || c < this.launchBase || (c >= this.ctaBase && (w & THREAD_MASK) === t)) {
+      return undefined;
+    }
+    if (this.ordered(w & THREAD_MASK, c, t)) return undefined;
+    if (atomic && isAtomic(w >> THREAD_BITS)) return undefined;
+    return { other: w, clock: c };
   }
 
   // ---------------------------------------------------------------- synchronization

@@ -1,0 +1,140 @@
+import type { GlobalMeta } from "../tensor.js";
+import type { RaceHit, RaceTracker } from "./races.js";
+import { UNIFORM_MIN } from "./races.js";
+
+/**
+ * Lazy uniform ranges of a tensor's per-byte writer records (interval shadow state for global
+ * memory, like RaceTracker's for shared memory): over `[s, f)` of an entry every byte's last
+ * writer is `w` (packed `site << THREAD_BITS | thread`, -1 for "no write in this launch") with
+ * clock `c`, and the per-byte arrays there are stale. A launch starts with one entry over the
+ * whole tensor (its arrays come from a pool and keep older launches' records), a bulk copy's
+ * write replaces its bytes' entries by one, and an element access materialises the block of
+ * GLOBAL_BLOCK bytes around it (so a sweep of element accesses fills each block once).
+ * Entries never overlap and are kept sorted by start (binary search); at most MAX_ENTRIES.
+ */
+export interface GlobalEntry {
+  s: number;
+  f: number;
+  w: number;
+  c: number;
+}
+
+/** Bytes materialised around an element access (a power of two). */
+const GLOBAL_BLOCK = 4096;
+/** Most entries kept (then the lowest is materialised). */
+const MAX_ENTRIES = 4096;
+
+/** Start tracking writers of a tensor for this launch (per-byte arrays from the pool). */
+export function startWriters(meta: GlobalMeta, writer: Int32Array, epoch: Int32Array): void {
+  meta.writer = writer;
+  meta.epoch = epoch;
+  meta.lazy = [{ s: 0, f: writer.length, w: -1, c: 0 }];
+}
+
+function fillFrom(meta: GlobalMeta, u: GlobalEntry, lo: number, hi: number): void {
+  if (lo >= hi) return;
+  meta.writer!.fill(u.w, lo, hi);
+  meta.epoch!.fill(u.c, lo, hi);
+}
+
+/** Index of the first entry (sorted by start) that ends after `a`. */
+function firstAfter(list: readonly GlobalEntry[], a: number): number {
+  let lo = 0;
+  let hi = list.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (list[mid]!.f <= a) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+/**
+ * Remove the entries' parts inside [a, e): parts outside stay entries (or are materialised when
+ * shorter than UNIFORM_MIN); with `fill` the parts inside are materialised. Returns the index
+ * where an entry starting at `a` belongs.
+ */
+function clear(meta: GlobalMeta, a: number, e: number, fill: boolean): number {
+  const list = meta.lazy!;
+  const i = firstAfter(list, a);
+  let j = i;
+  while (j < list.length && list[j]!.s < e) j++;
+  if (i === j) return i;
+  const keep: GlobalEntry[] = [];
+  for (let k = i; k < j; k++) {
+    const u = list[k]!;
+    const lo = u.s > a ? u.s : a;
+    const hi = u.f < e ? u.f : e;
+    if (u.s < lo) {
+      if (lo - u.s >= UNIFORM_MIN) keep.push({ s: u.s, f: lo, w: u.w, c: u.c });
+      else fillFrom(meta, u, u.s, lo);
+    }
+    if (fill) fillFrom(meta, u, lo, hi);
+    if (hi < u.f) {
+      if (u.f - hi >= UNIFORM_MIN) keep.push({ s: hi, f: u.f, w: u.w, c: u.c });
+      else fillFrom(meta, u, hi, u.f);
+    }
+  }
+  list.splice(i, j - i, ...keep);
+  // A kept left part precedes position `a`.
+  return keep.length > 0 && keep[0]!.s < a ? i + 1 : i;
+}
+
+/** Make the per-byte arrays hold the truth over the blocks around [a, a + n). */
+export function materialiseGlobal(meta: GlobalMeta, a: number, n: number): void {
+  const list = meta.lazy;
+  if (!list || list.length === 0) return;
+  const A = a & ~(GLOBAL_BLOCK - 1);
+  const E = (a + n + GLOBAL_BLOCK - 1) & ~(GLOBAL_BLOCK - 1);
+  clear(meta, A, E, true);
+}
+
+/**
+ * The first write to [a, a + n) of the tensor not ordered before thread `t`'s access (see
+ * RaceTracker.checkGlobal); over an entry its one record decides.
+ */
+export function checkGlobalWriters(
+  races: RaceTracker,
+  meta: GlobalMeta,
+  a: number,
+  n: number,
+  t: number,
+  atomic: boolean,
+  isAtomic: (site: number) => boolean,
+): RaceHit | undefined {
+  const list = meta.lazy!;
+  const i = firstAfter(list, a);
+  const u = list[i];
+  if (u !== undefined && u.s <= a && a + n <= u.f) {
+    return races.checkGlobalRecord(u.w, u.c, t, atomic, isAtomic);
+  }
+  materialiseGlobal(meta, a, n);
+  return races.checkGlobal(meta.writer!, meta.epoch!, a, n, t, atomic, isAtomic);
+}
+
+/** Record writer `w` at clock `c` for bytes [a, a + n). */
+export function recordGlobalWrite(
+  meta: GlobalMeta,
+  a: number,
+  n: number,
+  w: number,
+  c: number,
+): void {
+  const list = meta.lazy!;
+  if (n >= UNIFORM_MIN) {
+    const at = clear(meta, a, a + n, false);
+    list.splice(at, 0, { s: a, f: a + n, w, c });
+    if (list.length > MAX_ENTRIES) {
+      const u = list.shift()!;
+      fillFrom(meta, u, u.s, u.f);
+    }
+    return;
+  }
+  materialiseGlobal(meta, a, n);
+  const wr = meta.writer!;
+  const ep = meta.epoch!;
+  for (let b = a, e = a + n; b < e; b++) {
+    wr[b] = w;
+    ep[b] = c;
+  }
+}
