@@ -1,4 +1,4 @@
-import type { Machine, Placed } from "./machine.js";
+import { THREAD_BITS, type Machine, type Placed } from "./machine.js";
 import { checkAsyncWrite, checkGlobalRead, issuedNotes } from "./hazards.js";
 
 /**
@@ -179,11 +179,21 @@ export class AsyncUnit {
     for (let i = 0; i < len; i++) sh[dst + i] = g[src + i]!;
     for (let i = len; i < chunk; i++) sh[dst + i] = 0;
     if (m.track) {
-      // The write becomes thread t's own write as of its wait (cp.async is a generic-proxy write).
-      m.races.recordWrite(t, this.#site[id]!, dst, chunk);
+      // The write becomes thread t's own write as of its wait (cp.async is a generic-proxy write):
+      // RaceTracker.recordWrite's records, the pending count and the bulk guard in one loop over
+      // the chunk's bytes (materialised first, so any lazy uniform range is cut around them).
+      const races = m.races;
+      races.materialise(dst, chunk);
+      const w = (this.#site[id]! << THREAD_BITS) | t;
+      const now = races.clock[t]!;
+      const { wr, wc, r1, r2 } = races;
       const pend = m.shPending;
       const bk = m.shBulk;
       for (let i = dst, e = dst + chunk; i < e; i++) {
+        wr[i] = w;
+        wc[i] = now;
+        r1[i] = -1;
+        r2[i] = -1;
         pend[i]!--;
         bk[i] = 0;
       }
