@@ -31,6 +31,16 @@ export interface GlobalMeta {
   pendingReads?: Int32Array;
   /** Lazy uniform ranges of `writer`/`epoch` (exec/global-shadow.ts). */
   lazy?: GlobalEntry[];
+  /**
+   * True when the kernel may write this tensor (through any parameter it is passed as): only
+   * then are reads recorded, for write-after-read (exec/global-shadow.ts).
+   */
+  recordReads?: boolean;
+  /** Per byte: two reader slots (packed reader and clock), like shared memory's (RaceTracker). */
+  r1?: Int32Array;
+  c1?: Int32Array;
+  r2?: Int32Array;
+  c2?: Int32Array;
 }
 
 /**

@@ -110,7 +110,8 @@ export function compileLoad(
       reportOob(m, w.space, name, span, rel, eb, gm.dv.byteLength, t, site, "reads");
       return zero as number;
     }
-    if (m.track && gm.meta.writer) checkGlobalRead(m, gm, rel, eb, t, site);
+    if (m.track && (gm.meta.writer || gm.meta.recordReads))
+      checkGlobalRead(m, gm, rel, eb, t, site);
     return load(gm.dv, rel);
   };
 }

@@ -3,6 +3,7 @@ import {
   checkAsyncWrite,
   checkGlobalBulkWrite,
   checkGlobalRead,
+  checkReads,
   checkSharedRead,
   globalPendingRead,
   issuedNotes,
@@ -347,7 +348,7 @@ export class BulkUnit {
     if (hit) {
       const at = `global "${gm.name}" bytes ${c.dst}..${c.dst + c.len - 1}`;
       reportRace(m, "TX6014", t, c.site, "writes (bulk copy)", at, hit, "wrote");
-    }
+    } else checkReads(m, gm, c.dst, c.len, t, c.site, "writes (bulk copy)");
     recordGlobalWrite(meta, c.dst, c.len, (c.site << THREAD_BITS) | t, m.races.clock[t]!);
   }
 

@@ -1,6 +1,7 @@
 import type { GlobalMeta } from "../tensor.js";
 import type { RaceHit, RaceTracker } from "./races.js";
 import { UNIFORM_MIN } from "./races.js";
+import { THREAD_BITS, THREAD_MASK } from "./machine.js";
 
 /**
  * Lazy uniform ranges of a tensor's per-byte writer records (interval shadow state for global
@@ -137,4 +138,76 @@ export function recordGlobalWrite(
     wr[b] = w;
     ep[b] = c;
   }
+}
+
+/** Attach the tensor's reader slots (pool arrays; stale records count as ordered). */
+export function startReaders(meta: GlobalMeta, slots: Int32Array[]): void {
+  [meta.r1, meta.c1, meta.r2, meta.c2] = slots;
+}
+
+/**
+ * Record thread `t`'s read of [a, a + n) at `site` (tensors the kernel may write): the first
+ * slot keeps a reader unordered with the next one, the second the latest such reader (the
+ * two-slot scheme of RaceTracker.onRead).
+ */
+export function recordGlobalRead(
+  races: RaceTracker,
+  meta: GlobalMeta,
+  a: number,
+  n: number,
+  t: number,
+  site: number,
+): void {
+  const r1 = meta.r1!;
+  const c1 = meta.c1!;
+  const r2 = meta.r2!;
+  const c2 = meta.c2!;
+  const me = (site << THREAD_BITS) | t;
+  const now = races.clock[t]!;
+  let pr = -2;
+  let pc = 0;
+  let first = true;
+  for (let b = a, e = a + n; b < e; b++) {
+    const r = r1[b]!;
+    const c = c1[b]!;
+    if (r !== pr || c !== pc) {
+      pr = r;
+      pc = c;
+      first = r < 0 || races.ordered(r & THREAD_MASK, c, t);
+    }
+    if (first) {
+      r1[b] = me;
+      c1[b] = now;
+    } else {
+      r2[b] = me;
+      c2[b] = now;
+    }
+  }
+}
+
+/** The first recorded read of [a, a + n) not ordered before thread `t`'s write, or undefined. */
+export function checkGlobalReaders(
+  races: RaceTracker,
+  meta: GlobalMeta,
+  a: number,
+  n: number,
+  t: number,
+): RaceHit | undefined {
+  const r1 = meta.r1;
+  if (!r1) return undefined;
+  const c1 = meta.c1!;
+  const r2 = meta.r2!;
+  const c2 = meta.c2!;
+  const lb = races.launchBase;
+  for (let b = a, e = a + n; b < e; b++) {
+    const r = r1[b]!;
+    if (r >= 0 && c1[b]! >= lb && !races.ordered(r & THREAD_MASK, c1[b]!, t)) {
+      return { other: r, clock: c1[b]! };
+    }
+    const q = r2[b]!;
+    if (q >= 0 && c2[b]! >= lb && !races.ordered(q & THREAD_MASK, c2[b]!, t)) {
+      return { other: q, clock: c2[b]! };
+    }
+  }
+  return undefined;
 }

@@ -2,9 +2,12 @@ import type { Note } from "@tirx-ts/core";
 import { THREAD_BITS, THREAD_MASK, type GlobalMem, type Machine, type Placed } from "./machine.js";
 import { UNIFORM_MIN, type RaceHit } from "./races.js";
 import {
+  checkGlobalReaders,
   checkGlobalWriters,
   materialiseGlobal,
+  recordGlobalRead,
   recordGlobalWrite,
+  startReaders,
   startWriters,
 } from "./global-shadow.js";
 
@@ -238,12 +241,16 @@ export function checkGlobalRead(
   t: number,
   site: number,
 ): void {
-  const wr = gm.meta.writer;
-  if (!wr) return;
+  const meta = gm.meta;
+  if (!meta.writer) {
+    if (!meta.recordReads) return;
+    trackWriters(gm);
+  }
   checkGlobalBulkWrite(m, gm, a, n, t, site, "reads");
   if (m.speculative > 0) return;
-  const hit = checkGlobalWriters(m.races, gm.meta, a, n, t, false, m.isAtomicSite);
+  const hit = checkGlobalWriters(m.races, meta, a, n, t, false, m.isAtomicSite);
   if (hit) reportRace(m, "TX6003", t, site, "reads", globalAt(gm, a, n), hit, "wrote");
+  if (meta.recordReads) recordGlobalRead(m.races, meta, a, n, t, site);
 }
 
 function globalAt(gm: GlobalMem, a: number, n: number): string {
@@ -286,6 +293,7 @@ export function checkGlobalWrite(
   if (n >= UNIFORM_MIN) {
     const hit = checkGlobalWriters(m.races, meta, a, n, t, atomic, m.isAtomicSite);
     if (hit) reportGlobalWrite(m, gm, a, n, t, site, atomic, hit);
+    else checkReads(m, gm, a, n, t, site, atomic ? "atomically updates" : "writes");
     recordGlobalWrite(meta, a, n, w, now);
     return;
   }
@@ -295,10 +303,28 @@ export function checkGlobalWrite(
   const ep = meta.epoch!;
   const hit = m.races.checkGlobal(wr, ep, a, n, t, atomic, m.isAtomicSite);
   if (hit) reportGlobalWrite(m, gm, a, n, t, site, atomic, hit);
+  else checkReads(m, gm, a, n, t, site, atomic ? "atomically updates" : "writes");
   for (let b = a, e = a + n; b < e; b++) {
     wr[b] = w;
     ep[b] = now;
   }
+}
+
+/**
+ * TX6013: a write (`verb`) of global bytes [a, a + n) by thread `t` after a recorded read not
+ * ordered before it (another thread of the CTA without synchronization, or another CTA).
+ */
+export function checkReads(
+  m: Machine,
+  gm: GlobalMem,
+  a: number,
+  n: number,
+  t: number,
+  site: number,
+  verb: string,
+): void {
+  const hit = checkGlobalReaders(m.races, gm.meta, a, n, t);
+  if (hit) reportRace(m, "TX6013", t, site, verb, globalAt(gm, a, n), hit, "read");
 }
 
 function reportGlobalWrite(
@@ -448,6 +474,7 @@ export function trackWriters(gm: GlobalMem): void {
   if (!meta.writer) {
     const { writer, epoch } = gm.pool.writers(gm.bytes.length);
     startWriters(meta, writer, epoch);
+    if (meta.recordReads) startReaders(meta, gm.pool.readers(gm.bytes.length));
   }
 }
 

@@ -53,6 +53,19 @@ export class ShadowPool {
     return { writer: this.#writer.subarray(0, n), epoch: this.#epoch.subarray(0, n) };
   }
 
+  #readers: Int32Array[] = [];
+
+  /**
+   * Reader slots of `n` bytes (r1, c1, r2, c2). Stale records of earlier launches carry clocks
+   * below the launch's first clock, so they count as ordered and need no reset.
+   */
+  readers(n: number): Int32Array[] {
+    if ((this.#readers[0]?.length ?? -1) < n) {
+      this.#readers = [0, 1, 2, 3].map(() => new Int32Array(n).fill(-1));
+    }
+    return this.#readers.map((a) => a.subarray(0, n));
+  }
+
   /** Pending-read counts of `n` bytes (all 0). */
   pendingReads(n: number): Int32Array {
     if (this.#pendingReads.length < n) this.#pendingReads = new Int32Array(n);
@@ -245,6 +258,9 @@ export class Machine {
   }
 
   /** Prepare a launch: tensors by parameter, hazard mode, a fresh epoch range. */
+  /** Parameters the kernel may write (compile/written.ts); reads of their tensors are recorded. */
+  written: ReadonlySet<number> = new Set();
+
   beginLaunch(
     tensors: readonly (SimTensor | undefined)[],
     names: readonly { name: string; span?: Span }[],
@@ -262,6 +278,7 @@ export class Machine {
         sh = { meta: {}, pool: (this.#pools[i] ??= new ShadowPool()) };
         metas.set(bytes, sh);
       }
+      if (this.written.has(i)) sh.meta.recordReads = true;
       this.globals[i] = {
         index: i,
         name: names[i]!.name,

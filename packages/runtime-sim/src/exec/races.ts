@@ -36,10 +36,14 @@
  * one entry of records until a smaller access needs them per byte, so a bulk copy costs O(1)
  * shadow work, not O(bytes).
  *
- * Known limits: two reader slots per byte, so with three or more concurrent readers a write can
- * miss a race with a reader that was neither the first nor the latest one; global reads are not
- * recorded (no write-after-read on global memory); clocks are int32 and grow by one per release
- * event per thread, so a process must stay below 2^31 of them.
+ * Global reads of tensors the kernel may write are recorded in two reader slots per byte too
+ * (exec/global-shadow.ts), so a write after another thread's or another CTA's unordered read is
+ * TX6013 on global memory as well.
+ *
+ * Known limits: two reader slots per byte (shared and global), so with three or more concurrent
+ * readers a write can miss a race with a reader that was neither the first nor the latest one;
+ * clocks are int32 and grow by one per release event per thread, so a process must stay below
+ * 2^31 of them.
  *
  * Costs: typed arrays only; an access costs a few array reads per byte; cta_sync is O(threads);
  * named barriers and partial-warp collectives O(participants × threads); mbarrier arrive and
