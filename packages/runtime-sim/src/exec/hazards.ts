@@ -286,8 +286,8 @@ export function checkGlobalWrite(
       }
     }
   }
-  checkGlobalBulkWrite(m, gm, a, n, t, site, "writes");
-  trackWriters(gm);
+  if (m.bulk.s2gLive > 0) checkGlobalBulkWrite(m, gm, a, n, t, site, "writes");
+  if (!meta.writer) trackWriters(gm);
   const w = (site << THREAD_BITS) | t;
   const now = m.races.clock[t]!;
   if (n >= UNIFORM_MIN) {
@@ -303,7 +303,7 @@ export function checkGlobalWrite(
   const ep = meta.epoch!;
   const hit = m.races.checkGlobal(wr, ep, a, n, t, atomic, m.isAtomicSite);
   if (hit) reportGlobalWrite(m, gm, a, n, t, site, atomic, hit);
-  else checkReads(m, gm, a, n, t, site, atomic ? "atomically updates" : "writes");
+  else if (meta.r1) checkReads(m, gm, a, n, t, site, atomic ? "atomically updates" : "writes");
   for (let b = a, e = a + n; b < e; b++) {
     wr[b] = w;
     ep[b] = now;
