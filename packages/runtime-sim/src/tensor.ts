@@ -41,6 +41,9 @@ export interface GlobalMeta {
   c1?: Int32Array;
   r2?: Int32Array;
   c2?: Int32Array;
+  /** The bytes [readLo, readHi) hold every read recorded in this launch (empty: none). */
+  readLo?: number;
+  readHi?: number;
 }
 
 /**

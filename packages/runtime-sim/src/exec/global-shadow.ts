@@ -143,6 +143,8 @@ export function recordGlobalWrite(
 /** Attach the tensor's reader slots (pool arrays; stale records count as ordered). */
 export function startReaders(meta: GlobalMeta, slots: Int32Array[]): void {
   [meta.r1, meta.c1, meta.r2, meta.c2] = slots;
+  meta.readLo = 0;
+  meta.readHi = 0;
 }
 
 /**
@@ -164,6 +166,13 @@ export function recordGlobalRead(
   const c2 = meta.c2!;
   const me = (site << THREAD_BITS) | t;
   const now = races.clock[t]!;
+  if (meta.readHi === 0) {
+    meta.readLo = a;
+    meta.readHi = a + n;
+  } else {
+    if (a < meta.readLo!) meta.readLo = a;
+    if (a + n > meta.readHi!) meta.readHi = a + n;
+  }
   let pr = -2;
   let pc = 0;
   let first = true;
@@ -195,11 +204,15 @@ export function checkGlobalReaders(
 ): RaceHit | undefined {
   const r1 = meta.r1;
   if (!r1) return undefined;
+  // Only bytes inside the span of this launch's recorded reads can hold a record of it.
+  const lo = a > meta.readLo! ? a : meta.readLo!;
+  const hi = a + n < meta.readHi! ? a + n : meta.readHi!;
+  if (lo >= hi) return undefined;
   const c1 = meta.c1!;
   const r2 = meta.r2!;
   const c2 = meta.c2!;
   const lb = races.launchBase;
-  for (let b = a, e = a + n; b < e; b++) {
+  for (let b = lo; b < hi; b++) {
     const r = r1[b]!;
     if (r >= 0 && c1[b]! >= lb && !races.ordered(r & THREAD_MASK, c1[b]!, t)) {
       return { other: r, clock: c1[b]! };
