@@ -41,6 +41,11 @@ export interface GlobalMeta {
   c1?: Int32Array;
   r2?: Int32Array;
   c2?: Int32Array;
+  /**
+   * Readers pushed out of the second slot while concurrent with the reader that took it, by byte
+   * (flat `[packed, clock, ...]`), so write-after-read stays complete with many readers.
+   */
+  more?: Map<number, number[]>;
   /** The bytes [readLo, readHi) hold every read recorded in this launch (empty: none). */
   readLo?: number;
   readHi?: number;

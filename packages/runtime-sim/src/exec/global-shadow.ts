@@ -149,8 +149,9 @@ export function startReaders(meta: GlobalMeta, slots: Int32Array[]): void {
 
 /**
  * Record thread `t`'s read of [a, a + n) at `site` (tensors the kernel may write): the first
- * slot keeps a reader unordered with the next one, the second the latest such reader (the
- * two-slot scheme of RaceTracker.onRead).
+ * slot keeps a reader unordered with the next one, the second the latest such reader, and a
+ * reader pushed out of the second slot while concurrent with the new one goes to the byte's
+ * overflow list (the scheme of RaceTracker.onRead; the lists live for the launch).
  */
 export function recordGlobalRead(
   races: RaceTracker,
@@ -188,6 +189,14 @@ export function recordGlobalRead(
       r1[b] = me;
       c1[b] = now;
     } else {
+      // The second slot's reader, when concurrent with this one, moves to the overflow list.
+      const q = r2[b]!;
+      if (q >= 0 && c2[b]! >= races.launchBase && !races.ordered(q & THREAD_MASK, c2[b]!, t)) {
+        const more = (meta.more ??= new Map());
+        const list = more.get(b);
+        if (list) list.push(q, c2[b]!);
+        else more.set(b, [q, c2[b]!]);
+      }
       r2[b] = me;
       c2[b] = now;
     }
@@ -220,6 +229,14 @@ export function checkGlobalReaders(
     const q = r2[b]!;
     if (q >= 0 && c2[b]! >= lb && !races.ordered(q & THREAD_MASK, c2[b]!, t)) {
       return { other: q, clock: c2[b]! };
+    }
+    const list = meta.more?.get(b);
+    if (list) {
+      for (let i = 0; i < list.length; i += 2) {
+        if (!races.ordered(list[i]! & THREAD_MASK, list[i + 1]!, t)) {
+          return { other: list[i]!, clock: list[i + 1]! };
+        }
+      }
     }
   }
   return undefined;

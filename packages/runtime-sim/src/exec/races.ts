@@ -40,10 +40,13 @@
  * (exec/global-shadow.ts), so a write after another thread's or another CTA's unordered read is
  * TX6013 on global memory as well.
  *
- * Known limits: two reader slots per byte (shared and global), so with three or more concurrent
- * readers a write can miss a race with a reader that was neither the first nor the latest one;
- * clocks are int32 and grow by one per release event per thread, so a process must stay below
- * 2^31 of them.
+ * Readers: two slots per byte (the first reader, and the latest one concurrent with it); a
+ * reader that a new concurrent reader would push out of the second slot moves to an overflow
+ * list of the byte, so a write is checked against every reader not ordered before a later one of
+ * its slot (complete write-after-read); cta_sync clears the lists.
+ *
+ * Known limits: clocks are int32 and grow by one per release event per thread, so a process
+ * must stay below 2^31 of them.
  *
  * Costs: typed arrays only; an access costs a few array reads per byte; cta_sync is O(threads);
  * named barriers and partial-warp collectives O(participants × threads); mbarrier arrive and
@@ -112,6 +115,14 @@ export class RaceTracker {
   /** ctaBase of each CTA run in this launch, and its label, for messages. */
   readonly #ctaStarts: number[] = [];
   readonly #ctaLabels: string[] = [];
+
+  /**
+   * Readers beyond the two slots, by shared byte: flat `[packed, clock, ...]` of earlier readers
+   * that were concurrent with the reader that took their slot (so a write checks every reader not
+   * known to be ordered before a later one). Cleared by cta_sync (every read so far is then
+   * ordered before everything after) and by writes of the byte.
+   */
+  readonly #more = new Map<number, number[]>();
 
   // Per shared byte.
   /** Last writer: packed `site << THREAD_BITS | thread`, -1 when never written in this CTA. */
@@ -266,6 +277,7 @@ export class RaceTracker {
     this.r2.fill(-1);
     this.bk.fill(0);
     this.#uni.length = 0;
+    this.#more.clear();
     this.resetBars();
   }
 
@@ -322,15 +334,22 @@ export class RaceTracker {
       }
       const r = u.r1;
       const first = r < 0 || (r & THREAD_MASK) === t || this.ordered(r & THREAD_MASK, u.c1, t);
-      const v = this.isolate(u, a, n);
-      if (first) {
-        v.r1 = me;
-        v.c1 = now;
-      } else {
-        v.r2 = me;
-        v.c2 = now;
+      const q = u.r2;
+      const evicts =
+        !first && q >= 0 && (q & THREAD_MASK) !== t && !this.ordered(q & THREAD_MASK, u.c2, t);
+      if (!evicts) {
+        const v = this.isolate(u, a, n);
+        if (first) {
+          v.r1 = me;
+          v.c1 = now;
+        } else {
+          v.r2 = me;
+          v.c2 = now;
+        }
+        return hit;
       }
-      return hit;
+      // A third concurrent reader: per byte, keeping the second one (below).
+      hit = undefined;
     }
     this.materialise(a, n);
     // A byte with the same records as the one before it gets the same outcome (the bytes of one
@@ -359,11 +378,49 @@ export class RaceTracker {
         r1[b] = me;
         c1[b] = now;
       } else {
-        this.r2[b] = me;
-        this.c2[b] = now;
+        this.#second(b, me, now, t);
       }
     }
     return hit;
+  }
+
+  /**
+   * Reader `me` (thread `t`) takes the second slot of byte `b`; its previous holder, when
+   * concurrent with `t`, moves to the byte's overflow list.
+   */
+  #second(b: number, me: number, now: number, t: number): void {
+    const q = this.r2[b]!;
+    if (q >= 0 && (q & THREAD_MASK) !== t && !this.ordered(q & THREAD_MASK, this.c2[b]!, t)) {
+      const list = this.#more.get(b);
+      if (list) list.push(q, this.c2[b]!);
+      else this.#more.set(b, [q, this.c2[b]!]);
+    }
+    this.r2[b] = me;
+    this.c2[b] = now;
+  }
+
+  /** An overflow reader of byte `b` not ordered before thread `t`, or undefined. */
+  #moreHit(b: number, t: number): (RaceHit & { read: boolean }) | undefined {
+    const list = this.#more.get(b);
+    if (!list) return undefined;
+    for (let i = 0; i < list.length; i += 2) {
+      const r = list[i]!;
+      if ((r & THREAD_MASK) !== t && !this.ordered(r & THREAD_MASK, list[i + 1]!, t)) {
+        return { other: r, clock: list[i + 1]!, read: true };
+      }
+    }
+    return undefined;
+  }
+
+  /** Forget the overflow readers of [a, a + n) (a write of the bytes). */
+  #dropMore(a: number, n: number): void {
+    const more = this.#more;
+    if (more.size === 0) return;
+    if (n <= more.size) {
+      for (let b = a; b < a + n; b++) more.delete(b);
+    } else {
+      for (const b of more.keys()) if (b >= a && b < a + n) more.delete(b);
+    }
   }
 
   /**
@@ -418,6 +475,7 @@ export class RaceTracker {
       if (r2 >= 0 && (r2 & THREAD_MASK) !== t && !this.ordered(r2 & THREAD_MASK, this.c2[b]!, t)) {
         hit = { other: r2, clock: this.c2[b]!, read: true };
       }
+      if (hit === undefined && this.#more.size > 0) hit = this.#moreHit(b, t);
     }
     if (record) this.recordWrite(t, site, a, n);
     return hit;
@@ -427,6 +485,7 @@ export class RaceTracker {
   recordWrite(t: number, site: number, a: number, n: number): void {
     const w = (site << THREAD_BITS) | t;
     const now = this.clock[t]!;
+    this.#dropMore(a, n);
     const u = this.uniformAt(a, n);
     if (u !== undefined) {
       const v = this.isolate(u, a, n);
@@ -459,6 +518,7 @@ export class RaceTracker {
 
   /** Bytes written by the async proxy (a landed bulk copy): ordered for every thread. */
   recordAsyncProxyWrite(t: number, site: number, a: number, n: number): void {
+    this.#dropMore(a, n);
     const u = this.uniformAt(a, n);
     if (u !== undefined) {
       const v = this.isolate(u, a, n);
@@ -533,6 +593,7 @@ export class RaceTracker {
 
   /** cta_sync: everything every thread did so far happens before everything after. */
   onBarrier(): void {
+    this.#more.clear();
     const c = this.clock;
     for (let t = 0; t < c.length; t++) {
       this.floor[t] = c[t]!;
