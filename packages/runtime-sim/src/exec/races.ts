@@ -213,6 +213,11 @@ export class RaceTracker {
    */
   isolate(u: Uniform, a: number, n: number): Uniform {
     this.#cut(u, a, a + n, true);
+    // `u` becomes the newest entry, so trimming (which materialises the oldest) keeps it: the
+    // caller's changes to it must not be lost.
+    const list = this.#uni;
+    list.splice(list.indexOf(u), 1);
+    list.push(u);
     this.#trim();
     return u;
   }
