@@ -85,8 +85,12 @@ function clear(meta: GlobalMeta, a: number, e: number, fill: boolean): number {
 export function materialiseGlobal(meta: GlobalMeta, a: number, n: number): void {
   const list = meta.lazy;
   if (!list || list.length === 0) return;
-  const A = a & ~(GLOBAL_BLOCK - 1);
-  const E = (a + n + GLOBAL_BLOCK - 1) & ~(GLOBAL_BLOCK - 1);
+  // Arithmetic, not bitwise: tensors may exceed 2^31 bytes.
+  const A = a - (a % GLOBAL_BLOCK);
+  const E = Math.min(
+    a + n + ((GLOBAL_BLOCK - ((a + n) % GLOBAL_BLOCK)) % GLOBAL_BLOCK),
+    meta.writer!.length,
+  );
   clear(meta, A, E, true);
 }
 
