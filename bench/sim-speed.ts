@@ -3,7 +3,8 @@
 // at 4 MiB (32 CTAs, bulk copies and mbarriers). "old" is the simulator of a baseline checkout
 // (a directory holding the tree of an earlier commit with its node_modules), loaded from its
 // sources into this process; "new" is this tree's. Each case: first launch (verify + compile +
-// run) and warm launches (median, min and max of WARM runs, fresh tensors each run), with hazard
+// run) and warm launches (median, min and max of WARM runs, fresh tensors each run; also the
+// median process CPU time, less sensitive to other work on a shared machine), with hazard
 // tracking on, and for this tree also with hazards "off".
 // Run: node --expose-gc node_modules/tsx/dist/cli.mjs -C source bench/sim-speed.ts [--baseline DIR] [--warm 7]
 // Make a baseline: git archive <commit> | tar -x -C DIR && (cd DIR && npm ci --ignore-scripts)
@@ -92,6 +93,8 @@ const cases: Case[] = [
 interface Row {
   cold: number;
   median: number;
+  /** Median process CPU time (user + system) of the warm launches: less sensitive to other load. */
+  cpu: number;
   min: number;
   max: number;
   ok: boolean;
@@ -115,15 +118,27 @@ function measure(lib: Lib, c: Case, hazards?: string): Row {
   let ok = same(a);
   const vf = lib.verify(fn);
   const times: number[] = [];
+  const cpus: number[] = [];
   for (let i = 0; i < WARM; i++) {
     a = args();
+    const c0 = process.cpuUsage();
     t0 = performance.now();
     lib.runSim(vf, a, opts);
     times.push(performance.now() - t0);
+    const c = process.cpuUsage(c0);
+    cpus.push((c.user + c.system) / 1000);
     ok &&= same(a);
   }
   times.sort((x, y) => x - y);
-  return { cold, median: times[times.length >> 1]!, min: times[0]!, max: times.at(-1)!, ok };
+  cpus.sort((x, y) => x - y);
+  return {
+    cold,
+    median: times[times.length >> 1]!,
+    cpu: cpus[cpus.length >> 1]!,
+    min: times[0]!,
+    max: times.at(-1)!,
+    ok,
+  };
 }
 
 const libs: Lib[] = [];
@@ -141,9 +156,9 @@ const ms = (x: number) => x.toFixed(1);
 const gc = (globalThis as { gc?: () => void }).gc;
 let failed = false;
 console.log(
-  `| case | sim | hazards | first launch ms | warm median ms | warm min–max ms | speed-up (warm median) |`,
+  `| case | sim | hazards | first launch ms | warm median ms | warm min–max ms | warm median CPU ms | speed-up (warm median) | speed-up (CPU) |`,
 );
-console.log(`| --- | --- | --- | ---: | ---: | ---: | ---: |`);
+console.log(`| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |`);
 for (const c of cases) {
   // This tree first, then the baseline, so neither runs while the other's garbage is collected
   // (with --expose-gc, a full collection between them).
@@ -158,8 +173,10 @@ for (const c of cases) {
   const rank = (x: { lib: Lib; mode: string }) =>
     (x.lib.label === "old" ? 0 : 2) + (x.mode === "off" ? 1 : 0);
   rows.sort((x, y) => rank(x) - rank(y));
-  const oldWarm = rows.find((x) => x.lib.label === "old")?.r.median;
-  const onWarm = rows.find((x) => x.lib.label === "new" && x.mode === "throw")!.r.median;
+  const oldRow = rows.find((x) => x.lib.label === "old")?.r;
+  const oldWarm = oldRow?.median;
+  const onRow = rows.find((x) => x.lib.label === "new" && x.mode === "throw")!.r;
+  const onWarm = onRow.median;
   for (const { lib, mode, r } of rows) {
     const pass = r.ok && r.cold < c.limitMs;
     failed ||= !pass;
@@ -169,8 +186,14 @@ for (const c of cases) {
         : lib.label === "new" && mode === "off"
           ? `tracking costs ${(onWarm / r.median).toFixed(2)}×`
           : "";
+    const upCpu =
+      lib.label === "new" && mode === "throw" && oldRow !== undefined
+        ? `${(oldRow.cpu / r.cpu).toFixed(1)}×`
+        : lib.label === "new" && mode === "off"
+          ? `tracking costs ${(onRow.cpu / r.cpu).toFixed(2)}×`
+          : "";
     console.log(
-      `| ${c.name} | ${lib.label} | ${mode === "throw" ? "on" : "off"} | ${ms(r.cold)} | ${ms(r.median)} | ${ms(r.min)}–${ms(r.max)} | ${up}${r.ok ? "" : " WRONG RESULT"}${r.cold < c.limitMs ? "" : ` over ${c.limitMs} ms`} |`,
+      `| ${c.name} | ${lib.label} | ${mode === "throw" ? "on" : "off"} | ${ms(r.cold)} | ${ms(r.median)} | ${ms(r.min)}–${ms(r.max)} | ${ms(r.cpu)} | ${up}${r.ok ? "" : " WRONG RESULT"}${r.cold < c.limitMs ? "" : ` over ${c.limitMs} ms`} | ${upCpu} |`,
     );
   }
 }

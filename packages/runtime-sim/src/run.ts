@@ -19,6 +19,7 @@ import { SimTensor } from "./tensor.js";
 import { Tracer, type TraceEvent } from "./exec/trace.js";
 import { seedOf } from "./compile/schedule.js";
 import { AccessLog, type SiteAccesses } from "./exec/access-log.js";
+import { writtenParams } from "./compile/written.js";
 
 /** Options of `runSim`. */
 export interface SimOptions {
@@ -87,6 +88,7 @@ function compile(vf: VerifiedFunc): Compiled {
     layout.localStride,
     (n) => new AsyncUnit(n),
   );
+  m.written = writtenParams(vf.entry.body, layout);
   const ec = new ExprCompiler(m, layout);
   const body = compileRoot(ec, vf, vf.entry.body);
   const scalars = vf.fn.params.flatMap((p, index) => {
@@ -123,7 +125,8 @@ function compile(vf: VerifiedFunc): Compiled {
  * bulk copy read them, global bytes accessed that a pending shared → global bulk copy writes;
  * TX6008 two cp.async of one group writing the same bytes; TX6009 a cta_sync not reached by
  * every thread of the CTA; TX6013 a write (store, atomic, cp.async or bulk-copy issue) after
- * another thread's unordered read; TX6014 a write after another thread's (or another CTA's)
+ * another thread's unordered read (on global memory also another CTA's read; reads are recorded
+ * for tensors the kernel may write); TX6014 a write after another thread's (or another CTA's)
  * unordered write (atomics do not race with atomics); TX6015 a bulk copy reading shared bytes a
  * generic-proxy write left without fence.proxy.async; TX6016 a bulk copy completing on an
  * mbarrier whose init had no fence.mbarrier_init; TX6017 a CTA exiting with cp.async or bulk

@@ -109,17 +109,23 @@ describe("hazard reports: code, offending line, note with the other line", () =>
         T.device_entry({ launch: T.cuda.LaunchConfig({ grid: 2, block: 32 }) });
         const tid = T.cuda.thread_idx("x");
         const g = T.cuda.block_idx("x");
-        B.set([g.mul(32).add(tid)], tid);
+        B.set([g.mul(32).add(tid)], tid); // @G6013
         C.set([tid], B.get([T.sub(63, g.mul(32).add(tid))])); // @G6003
       },
     );
-    // CTA 1 reads bytes CTA 0 wrote: CTAs of one launch are not ordered, so it is a race.
+    // CTA 1 reads bytes CTA 0 wrote: CTAs of one launch are not ordered, so it is a race; and
+    // CTA 1 writes the bytes of B that CTA 0 read (write-after-read across CTAs).
     const reports = simCollect(k, [simZeros([64], "int32"), simZeros([64], "int32")]);
     expect(reports.map((r) => [r.code, r.span?.line])).toEqual([
+      ["TX6013", lineOf(here, "// @G6013")],
       ["TX6003", lineOf(here, "// @G6003")],
       ["TX6014", lineOf(here, "// @G6003")],
     ]);
     expect(reports[0]!.message).toMatch(
+      /thread \(\d+, 0, 0\) of CTA \(1, 0, 0\) writes global "B" .* which thread \(\d+, 0, 0\) of CTA \(0, 0, 0\) read/,
+    );
+    expect(reports[0]!.notes[0]?.span?.line).toBe(lineOf(here, "// @G6003"));
+    expect(reports[1]!.message).toMatch(
       /CTA \(1, 0, 0\) reads .* which thread \(\d+, 0, 0\) of CTA \(0, 0, 0\) wrote/,
     );
     const k2 = T.function(

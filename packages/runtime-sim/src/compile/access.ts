@@ -15,7 +15,7 @@ import {
   checkSharedWrite,
   reportOob,
 } from "../exec/hazards.js";
-import { beforeGlobalRead, beforeGlobalWrite, type Machine, type Placed } from "../exec/machine.js";
+import { beforeGlobalWrite, type Machine, type Placed } from "../exec/machine.js";
 import type { Layout } from "./layout.js";
 
 export type NumFn = (t: number) => number;
@@ -110,10 +110,8 @@ export function compileLoad(
       reportOob(m, w.space, name, span, rel, eb, gm.dv.byteLength, t, site, "reads");
       return zero as number;
     }
-    if (m.track) {
-      beforeGlobalRead(m, gm);
-      if (gm.meta.writer) checkGlobalRead(m, gm, rel, eb, t, site);
-    }
+    if (m.track && (gm.meta.writer || gm.meta.recordReads))
+      checkGlobalRead(m, gm, rel, eb, t, site);
     return load(gm.dv, rel);
   };
 }

@@ -27,6 +27,7 @@ export function compileBulkCopy(ec: ExprCompiler, s: TileApply, plan: BulkCopyPl
       s.span,
     );
   }
+  m.hasBulk = true;
   const chunk = plan.chunkBytes;
   const dBase = ec.num(plan.dst.baseBytes, s.span);
   const sBase = ec.num(plan.src.baseBytes, s.span);

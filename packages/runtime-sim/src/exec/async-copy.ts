@@ -1,4 +1,4 @@
-import { beforeGlobalRead, type Machine, type Placed } from "./machine.js";
+import { THREAD_BITS, type Machine, type Placed } from "./machine.js";
 import { checkAsyncWrite, checkGlobalRead, issuedNotes } from "./hazards.js";
 
 /**
@@ -96,10 +96,7 @@ export class AsyncUnit {
   ): void {
     const gm = m.globals[tens]!;
     if (m.track) {
-      if (len > 0) {
-        beforeGlobalRead(m, gm);
-        checkGlobalRead(m, gm, src, len, t, site);
-      }
+      if (len > 0) checkGlobalRead(m, gm, src, len, t, site);
       checkAsyncWrite(m, buf, dst, chunk, t, site, "issues a cp.async to");
       const pend = m.shPending;
       const batch = this.#batch[t]!;
@@ -126,6 +123,7 @@ export class AsyncUnit {
           break;
         }
       }
+      m.races.materialise(dst, chunk);
       for (let i = dst, e = dst + chunk; i < e; i++) {
         pend[i]!++;
         sb[i] = batch;
@@ -181,11 +179,21 @@ export class AsyncUnit {
     for (let i = 0; i < len; i++) sh[dst + i] = g[src + i]!;
     for (let i = len; i < chunk; i++) sh[dst + i] = 0;
     if (m.track) {
-      // The write becomes thread t's own write as of its wait (cp.async is a generic-proxy write).
-      m.races.recordWrite(t, this.#site[id]!, dst, chunk);
+      // The write becomes thread t's own write as of its wait (cp.async is a generic-proxy write):
+      // RaceTracker.recordWrite's records, the pending count and the bulk guard in one loop over
+      // the chunk's bytes (materialised first, so any lazy uniform range is cut around them).
+      const races = m.races;
+      races.materialise(dst, chunk);
+      const w = (this.#site[id]! << THREAD_BITS) | t;
+      const now = races.clock[t]!;
+      const { wr, wc, r1, r2 } = races;
       const pend = m.shPending;
       const bk = m.shBulk;
       for (let i = dst, e = dst + chunk; i < e; i++) {
+        wr[i] = w;
+        wc[i] = now;
+        r1[i] = -1;
+        r2[i] = -1;
         pend[i]!--;
         bk[i] = 0;
       }

@@ -3,6 +3,7 @@ import {
   checkAsyncWrite,
   checkGlobalBulkWrite,
   checkGlobalRead,
+  checkReads,
   checkSharedRead,
   globalPendingRead,
   issuedNotes,
@@ -10,7 +11,8 @@ import {
   trackWriters,
 } from "./hazards.js";
 import type { BarBuffer, Mbarriers } from "./mbarrier.js";
-import { beforeGlobalRead, bulkWritesOf, firstPendingRead, type GlobalMem } from "./machine.js";
+import { checkGlobalWriters, recordGlobalWrite } from "./global-shadow.js";
+import { firstPendingRead, type GlobalMem } from "./machine.js";
 
 /**
  * Hopper bulk copies (PTX ISA: "cp.async.bulk", "cp.async.bulk.commit_group",
@@ -23,6 +25,10 @@ import { beforeGlobalRead, bulkWritesOf, firstPendingRead, type GlobalMem } from
  * performed on its mbarrier. So a copy is in flight as long as possible (early reads are
  * caught), and a wait that a copy can satisfy always gets it. If nothing is in flight either, the
  * CTA is deadlocked: TX6006 at the wait loop, and the CTA is abandoned.
+ *
+ * Shared → global copies are found by interval (a scan of the pending copies, which are few),
+ * not by per-byte counts: a launch's shadow work per copy does not grow with its bytes beyond a
+ * few native fills.
  *
  * Landed bytes stay guarded: a thread may access them only once it observed the completion of
  * the mbarrier phase the copy completed in: by a try_wait that returned true, by a cta_sync after
@@ -56,7 +62,7 @@ export class BulkUnit {
   readonly #read: Int32Array;
   /**
    * True once the running CTA issued a bulk copy: until then no shared byte is guarded (shBulk,
-   * shS2g all 0) and the per-thread lists are empty, so CTA start and end skip them.
+   * all 0) and the per-thread lists are empty, so CTA start and end skip them.
    */
   active = false;
 
@@ -74,6 +80,7 @@ export class BulkUnit {
     this.active = false;
     this.#g2s.length = 0;
     this.#inflight = [];
+    this.#unread = 0;
     for (let t = 0; t < this.threads; t++) {
       this.#s2g[t]!.length = 0;
       this.#ends[t]!.length = 0;
@@ -107,16 +114,18 @@ export class BulkUnit {
     // tens < 0: a TMA out-of-bounds fill (no global read), `fill` repeated over the bytes.
     const gm = tens >= 0 ? m.globals[tens]! : undefined;
     if (m.track) {
-      if (gm) {
-        beforeGlobalRead(m, gm);
-        checkGlobalRead(m, gm, src, len, t, site);
-      }
+      if (gm) checkGlobalRead(m, gm, src, len, t, site);
       checkAsyncWrite(m, buf, dst, len, t, site, "issues a bulk copy to");
     }
     const id = this.#g2s.length;
     this.#g2s.push({ dst, tens, src, len, slot, site, thread: t, phase: -1, fill });
     this.#inflight.push(id);
-    m.shBulk.fill(id + 1, dst, dst + len);
+    const u = m.races.uniformAt(dst, len);
+    if (u !== undefined) m.races.isolate(u, dst, len).bk = id + 1;
+    else {
+      m.races.materialise(dst, len);
+      m.shBulk.fill(id + 1, dst, dst + len);
+    }
     const pr = gm?.meta.pendingReads;
     if (pr) for (let i = src, e = src + len; i < e; i++) pr[i]!++;
     this.#bars.progress++;
@@ -186,19 +195,51 @@ export class BulkUnit {
     return this.#s2gLive;
   }
 
+  /** Shared → global copies issued and not yet read (wait_group.read). */
+  #unread = 0;
+
+  /**
+   * The first shared byte of [a, a + n) that a pending shared → global copy has not read yet, or
+   * -1 (an interval scan of the pending copies; TX6007 for a write to it).
+   */
+  firstUnread(a: number, n: number): number {
+    if (this.#unread === 0) return -1;
+    let hit = -1;
+    const e = a + n;
+    for (const list of this.#s2g) {
+      for (let i = 0; i < list.length; i++) {
+        const c = list[i]!;
+        if (c.data !== undefined) continue;
+        const lo = c.src > a ? c.src : a;
+        if (lo < e && lo < c.src + c.len && (hit < 0 || lo < hit)) hit = lo;
+      }
+    }
+    return hit;
+  }
+
+  /**
+   * The first byte of [a, a + n) of `gm`'s tensor that a pending shared → global copy writes,
+   * or -1 (an interval scan of the copies not yet written).
+   */
+  firstBulkWrite(m: Machine, gm: GlobalMem, a: number, n: number): number {
+    if (this.#s2gLive === 0) return -1;
+    let hit = -1;
+    const e = a + n;
+    for (const list of this.#s2g) {
+      for (let i = 0; i < list.length; i++) {
+        const c = list[i]!;
+        if (m.globals[c.tens]?.meta !== gm.meta) continue;
+        const lo = c.dst > a ? c.dst : a;
+        if (lo < e && lo < c.dst + c.len && (hit < 0 || lo < hit)) hit = lo;
+      }
+    }
+    return hit;
+  }
+
   /** Call `f(tens, dst, len)` for every shared → global copy not yet written. */
   forEachWrite(f: (tens: number, dst: number, len: number) => void): void {
     if (this.#s2gLive === 0) return;
     for (const list of this.#s2g) for (const c of list) f(c.tens, c.dst, c.len);
-  }
-
-  /** True when a shared → global copy not yet written writes a byte of [a, a + n) of `gm`. */
-  overlapsS2g(m: Machine, gm: GlobalMem, a: number, n: number): boolean {
-    let hit = false;
-    this.forEachWrite((tens, dst, len) => {
-      if (m.globals[tens]?.meta === gm.meta && dst < a + n && a < dst + len) hit = true;
-    });
-    return hit;
   }
 
   /** Global → shared copies in flight. */
@@ -243,6 +284,7 @@ export class BulkUnit {
       // The async proxy reads them: generic-proxy writes need a fence.proxy.async by their writer.
       const b = m.races.unfenced(src, len);
       if (b >= 0) {
+        m.races.materialise(b, 1);
         const w = m.shWriter[b]!;
         const u = m.thread(w & THREAD_MASK);
         m.hazard(
@@ -254,20 +296,13 @@ export class BulkUnit {
       }
     }
     const gm = m.globals[tens]!;
-    const meta = gm.meta;
     const hit = firstPendingRead(m, gm, dst, len);
     if (hit >= 0) globalPendingRead(m, gm, hit, t, site, "issues a bulk copy that writes");
-    // Pending bulk stores writing these bytes: found by interval; per-byte counts are made then.
-    if (this.#s2gLive > 0 && this.overlapsS2g(m, gm, dst, len)) {
-      bulkWritesOf(m, gm);
-      checkGlobalBulkWrite(m, gm, dst, len, t, site, "issues a bulk copy that writes");
-    }
+    // Pending bulk stores writing these bytes (an interval scan).
+    checkGlobalBulkWrite(m, gm, dst, len, t, site, "issues a bulk copy that writes");
     trackWriters(gm);
-    const bw = meta.bulkWrites;
-    if (bw) for (let i = dst, e = dst + len; i < e; i++) bw[i]!++;
     this.#s2gLive++;
-    const s2g = m.shS2g;
-    for (let i = 0; i < len; i++) s2g[src + i]!++;
+    this.#unread++;
     this.#s2g[t]!.push({ src, tens, dst, len, site, data: undefined });
     this.#bars.progress++;
   }
@@ -305,8 +340,7 @@ export class BulkUnit {
     const data = this.#spare.get(c.len)?.pop() ?? new Uint8Array(c.len);
     data.set(m.shared.subarray(c.src, c.src + c.len));
     c.data = data;
-    const s2g = m.shS2g;
-    for (let i = 0; i < c.len; i++) s2g[c.src + i]!--;
+    this.#unread--;
   }
 
   #writeDest(m: Machine, t: number, c: S2gCopy): void {
@@ -316,25 +350,13 @@ export class BulkUnit {
     if (!spare) this.#spare.set(c.len, (spare = []));
     spare.push(c.data!);
     const meta = gm.meta;
-    const bw = meta.bulkWrites;
     this.#s2gLive--;
-    const hit = m.races.checkGlobal(
-      meta.writer!,
-      meta.epoch!,
-      c.dst,
-      c.len,
-      t,
-      false,
-      m.isAtomicSite,
-    );
+    const hit = checkGlobalWriters(m.races, meta, c.dst, c.len, t, false, m.isAtomicSite);
     if (hit) {
       const at = `global "${gm.name}" bytes ${c.dst}..${c.dst + c.len - 1}`;
       reportRace(m, "TX6014", t, c.site, "writes (bulk copy)", at, hit, "wrote");
-    }
-    const w = (c.site << THREAD_BITS) | t;
-    meta.writer!.fill(w, c.dst, c.dst + c.len);
-    meta.epoch!.fill(m.races.clock[t]!, c.dst, c.dst + c.len);
-    if (bw) for (let i = c.dst, e = c.dst + c.len; i < e; i++) bw[i]!--;
+    } else checkReads(m, gm, c.dst, c.len, t, c.site, "writes (bulk copy)");
+    recordGlobalWrite(meta, c.dst, c.len, (c.site << THREAD_BITS) | t, m.races.clock[t]!);
   }
 
   /** A pending shared → global copy reading shared byte `b` (`global` false) or writing byte `b` of tensor `tens`. */
@@ -388,15 +410,12 @@ export class BulkUnit {
   dropAll(m: Machine): void {
     if (!this.active) return;
     for (let t = 0; t < this.threads; t++) {
-      for (const c of this.#s2g[t]!) {
-        const bw = m.globals[c.tens]?.meta.bulkWrites;
-        if (bw) for (let i = 0; i < c.len; i++) bw[c.dst + i]!--;
-      }
       this.#s2g[t]!.length = 0;
       this.#ends[t]!.length = 0;
       this.#read[t] = 0;
     }
     this.#s2gLive = 0;
+    this.#unread = 0;
     this.#dropInflight(m);
   }
 

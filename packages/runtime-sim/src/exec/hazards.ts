@@ -1,6 +1,15 @@
 import type { Note } from "@tirx-ts/core";
 import { THREAD_BITS, THREAD_MASK, type GlobalMem, type Machine, type Placed } from "./machine.js";
-import type { RaceHit } from "./races.js";
+import { UNIFORM_MIN, type RaceHit } from "./races.js";
+import {
+  checkGlobalReaders,
+  checkGlobalWriters,
+  materialiseGlobal,
+  recordGlobalRead,
+  recordGlobalWrite,
+  startReaders,
+  startWriters,
+} from "./global-shadow.js";
 
 /**
  * Per-byte hazard checks of ordinary loads and stores, and of the bytes asynchronous copies
@@ -42,16 +51,22 @@ export function checkSharedRead(
   site: number,
 ): void {
   const pend = m.shPending;
-  const wr = m.shWriter;
-  const bk = m.shBulk;
-  // The guard of a bulk copy this thread passed already (bytes of one copy come in runs).
-  let passed = 0;
-  for (let i = 0; i < n; i++) {
-    const b = a + i;
-    const g = bk[b]!;
-    if (pend[b] !== 0 || wr[b]! < 0 || (g !== 0 && g !== passed)) {
-      if (reportSharedRead(m, buf, b, t, site)) return;
-      passed = g;
+  const u = m.races.uniformAt(a, n);
+  // A lazy uniform range (a bulk copy's bytes, no cp.async pending there): its entry stands for
+  // every byte; only a report needs the bytes themselves.
+  if (u === undefined || u.wr < 0 || (u.bk !== 0 && m.bulk.guardFails(u.bk, t))) {
+    m.races.materialise(a, n);
+    const wr = m.shWriter;
+    const bk = m.shBulk;
+    // The guard of a bulk copy this thread passed already (bytes of one copy come in runs).
+    let passed = 0;
+    for (let i = 0; i < n; i++) {
+      const b = a + i;
+      const g = bk[b]!;
+      if (pend[b] !== 0 || wr[b]! < 0 || (g !== 0 && g !== passed)) {
+        if (reportSharedRead(m, buf, b, t, site)) return;
+        passed = g;
+      }
     }
   }
   if (m.speculative > 0) return;
@@ -167,23 +182,24 @@ export function checkSharedWrite(
   site: number,
   atomic = false,
 ): void {
+  m.races.materialise(a, n);
   const pend = m.shPending;
-  const s2g = m.shS2g;
+  const s2g = m.bulk.firstUnread(a, n);
   const bk = m.shBulk;
   for (let i = 0; i < n; i++) {
     const b = a + i;
-    if (pend[b] !== 0 || s2g[b] !== 0 || bk[b] !== 0) {
+    if (pend[b] !== 0 || b === s2g || bk[b] !== 0) {
       if (pend[b] !== 0) {
         pendingAccess(m, buf, b, t, site, "writes");
         break;
       }
-      if (reportBulkWrite(m, buf, b, t, site, "writes")) break;
+      if (reportBulkWrite(m, buf, b, b === s2g, t, site, "writes")) break;
     }
   }
   const hit = m.races.onWrite(t, site, a, n, atomic, m.isAtomicSite);
   if (hit)
     reportWriteRace(m, t, site, atomic ? "atomically updates" : "writes", sharedAt(buf, a, n), hit);
-  bk.fill(0, a, a + n);
+  for (let b = a, e = a + n; b < e; b++) bk[b] = 0;
 }
 
 /**
@@ -199,6 +215,7 @@ export function checkAtomicAccess(
   t: number,
   site: number,
 ): void {
+  m.races.materialise(a, n);
   const writer = m.shWriter;
   for (let i = 0; i < n; i++) {
     if (writer[a + i]! < 0) {
@@ -224,12 +241,16 @@ export function checkGlobalRead(
   t: number,
   site: number,
 ): void {
-  const wr = gm.meta.writer;
-  if (!wr) return;
-  if (gm.meta.bulkWrites) checkGlobalBulkWrite(m, gm, a, n, t, site, "reads");
+  const meta = gm.meta;
+  if (!meta.writer) {
+    if (!meta.recordReads) return;
+    trackWriters(gm);
+  }
+  checkGlobalBulkWrite(m, gm, a, n, t, site, "reads");
   if (m.speculative > 0) return;
-  const hit = m.races.checkGlobal(wr, gm.meta.epoch!, a, n, t, false, m.isAtomicSite);
+  const hit = checkGlobalWriters(m.races, meta, a, n, t, false, m.isAtomicSite);
   if (hit) reportRace(m, "TX6003", t, site, "reads", globalAt(gm, a, n), hit, "wrote");
+  if (meta.recordReads) recordGlobalRead(m.races, meta, a, n, t, site);
 }
 
 function globalAt(gm: GlobalMem, a: number, n: number): string {
@@ -265,17 +286,59 @@ export function checkGlobalWrite(
       }
     }
   }
-  if (meta.bulkWrites) checkGlobalBulkWrite(m, gm, a, n, t, site, "writes");
-  trackWriters(gm);
+  if (m.bulk.s2gLive > 0) checkGlobalBulkWrite(m, gm, a, n, t, site, "writes");
+  if (!meta.writer) trackWriters(gm);
+  const w = (site << THREAD_BITS) | t;
+  const now = m.races.clock[t]!;
+  if (n >= UNIFORM_MIN) {
+    const hit = checkGlobalWriters(m.races, meta, a, n, t, atomic, m.isAtomicSite);
+    if (hit) reportGlobalWrite(m, gm, a, n, t, site, atomic, hit);
+    else checkReads(m, gm, a, n, t, site, atomic ? "atomically updates" : "writes");
+    recordGlobalWrite(meta, a, n, w, now);
+    return;
+  }
+  // An element: its bytes per byte (materialised once), then recorded by a loop.
+  materialiseGlobal(meta, a, n);
   const wr = meta.writer!;
   const ep = meta.epoch!;
   const hit = m.races.checkGlobal(wr, ep, a, n, t, atomic, m.isAtomicSite);
-  if (hit) {
-    const verb = atomic ? "atomically updates" : "writes";
-    reportRace(m, "TX6014", t, site, verb, globalAt(gm, a, n), hit, "wrote");
+  if (hit) reportGlobalWrite(m, gm, a, n, t, site, atomic, hit);
+  else if (meta.r1) checkReads(m, gm, a, n, t, site, atomic ? "atomically updates" : "writes");
+  for (let b = a, e = a + n; b < e; b++) {
+    wr[b] = w;
+    ep[b] = now;
   }
-  wr.fill((site << THREAD_BITS) | t, a, a + n);
-  ep.fill(m.races.clock[t]!, a, a + n);
+}
+
+/**
+ * TX6013: a write (`verb`) of global bytes [a, a + n) by thread `t` after a recorded read not
+ * ordered before it (another thread of the CTA without synchronization, or another CTA).
+ */
+export function checkReads(
+  m: Machine,
+  gm: GlobalMem,
+  a: number,
+  n: number,
+  t: number,
+  site: number,
+  verb: string,
+): void {
+  const hit = checkGlobalReaders(m.races, gm.meta, a, n, t);
+  if (hit) reportRace(m, "TX6013", t, site, verb, globalAt(gm, a, n), hit, "read");
+}
+
+function reportGlobalWrite(
+  m: Machine,
+  gm: GlobalMem,
+  a: number,
+  n: number,
+  t: number,
+  site: number,
+  atomic: boolean,
+  hit: RaceHit,
+): void {
+  const verb = atomic ? "atomically updates" : "writes";
+  reportRace(m, "TX6014", t, site, verb, globalAt(gm, a, n), hit, "wrote");
 }
 
 // ---------------------------------------------------------------- asynchronous copies
@@ -296,11 +359,22 @@ export function checkAsyncWrite(
 ): void {
   if (m.bulk.active) {
     // Only a CTA with bulk copies has bytes they guard.
-    const s2g = m.shS2g;
-    const bk = m.shBulk;
-    for (let i = 0; i < n; i++) {
-      const b = a + i;
-      if ((s2g[b] !== 0 || bk[b] !== 0) && reportBulkWrite(m, buf, b, t, site, verb)) return;
+    const s2g = m.bulk.firstUnread(a, n);
+    const u = m.races.uniformAt(a, n);
+    if (u !== undefined && !(u.bk !== 0 && m.bulk.guardFails(u.bk, t))) {
+      // A lazy uniform range whose guard lets `t` write: only a bulk source can stop it.
+      if (s2g >= 0 && reportBulkWrite(m, buf, s2g, true, t, site, verb)) return;
+    } else {
+      m.races.materialise(a, n);
+      const bk = m.shBulk;
+      let passed = 0;
+      for (let i = 0; i < n; i++) {
+        const b = a + i;
+        if (b === s2g || (bk[b] !== 0 && bk[b] !== passed)) {
+          if (reportBulkWrite(m, buf, b, b === s2g, t, site, verb)) return;
+          passed = bk[b]!;
+        }
+      }
     }
   }
   // The copy writes at some point before it completes: it races with unordered earlier accesses.
@@ -317,11 +391,12 @@ function reportBulkWrite(
   m: Machine,
   buf: Placed,
   b: number,
+  s2g: boolean,
   t: number,
   site: number,
   verb: string,
 ): boolean {
-  if (m.shS2g[b] !== 0) {
+  if (s2g) {
     reportS2gSource(m, buf, b, t, site, verb);
     return true;
   }
@@ -360,19 +435,14 @@ export function checkGlobalBulkWrite(
   site: number,
   verb: string,
 ): void {
-  const bw = gm.meta.bulkWrites;
-  if (!bw) return;
-  for (let i = 0; i < n; i++) {
-    if (bw[a + i] !== 0) {
-      m.hazard(
-        "TX6007",
-        `thread ${m.thread(t)} of CTA ${m.cta()} ${verb} global "${gm.name}" byte ${a + i}, which a pending shared → global bulk copy writes; wait with T.ptx.cp.async_.bulk.wait_group first`,
-        site,
-        issuedNotes(m, m.bulk.findS2g(a + i, gm.index), "the bulk copy", " writing it"),
-      );
-      return;
-    }
-  }
+  const b = m.bulk.firstBulkWrite(m, gm, a, n);
+  if (b < 0) return;
+  m.hazard(
+    "TX6007",
+    `thread ${m.thread(t)} of CTA ${m.cta()} ${verb} global "${gm.name}" byte ${b}, which a pending shared → global bulk copy writes; wait with T.ptx.cp.async_.bulk.wait_group first`,
+    site,
+    issuedNotes(m, m.bulk.findS2g(b, gm.index), "the bulk copy", " writing it"),
+  );
 }
 
 /** TX6002: global byte `b` is read by a pending async copy (cp.async or bulk). */
@@ -403,8 +473,8 @@ export function trackWriters(gm: GlobalMem): void {
   const meta = gm.meta;
   if (!meta.writer) {
     const { writer, epoch } = gm.pool.writers(gm.bytes.length);
-    meta.writer = writer;
-    meta.epoch = epoch;
+    startWriters(meta, writer, epoch);
+    if (meta.recordReads) startReaders(meta, gm.pool.readers(gm.bytes.length));
   }
 }
 

@@ -37,14 +37,13 @@ export interface GlobalMem {
 /**
  * Per-byte shadow arrays of one tensor parameter, kept by the Machine and reused by every launch
  * (grown when a larger tensor comes), so a launch allocates nothing proportional to tensor bytes.
- * `writer`/`epoch` need no reset (epochs are unique across launches); `pendingReads` and
- * `bulkWrites` are counts that every launch leaves at 0 (AsyncUnit/BulkUnit.dropAll).
+ * `writer`/`epoch` need no reset (epochs are unique across launches);
+ * `pendingReads` are counts that every launch leaves at 0 (AsyncUnit/BulkUnit.dropAll).
  */
 export class ShadowPool {
   #writer = new Int32Array(0);
   #epoch = new Int32Array(0);
   #pendingReads = new Int32Array(0);
-  #bulkWrites = new Int32Array(0);
 
   /** Writer and epoch arrays of `n` bytes. */
   writers(n: number): { writer: Int32Array; epoch: Int32Array } {
@@ -55,16 +54,23 @@ export class ShadowPool {
     return { writer: this.#writer.subarray(0, n), epoch: this.#epoch.subarray(0, n) };
   }
 
+  #readers: Int32Array[] = [];
+
+  /**
+   * Reader slots of `n` bytes (r1, c1, r2, c2). Stale records of earlier launches carry clocks
+   * below the launch's first clock, so they count as ordered and need no reset.
+   */
+  readers(n: number): Int32Array[] {
+    if ((this.#readers[0]?.length ?? -1) < n) {
+      this.#readers = [0, 1, 2, 3].map(() => new Int32Array(n).fill(-1));
+    }
+    return this.#readers.map((a) => a.subarray(0, n));
+  }
+
   /** Pending-read counts of `n` bytes (all 0). */
   pendingReads(n: number): Int32Array {
     if (this.#pendingReads.length < n) this.#pendingReads = new Int32Array(n);
     return this.#pendingReads.subarray(0, n);
-  }
-
-  /** Pending bulk-write counts of `n` bytes (all 0). */
-  bulkWrites(n: number): Int32Array {
-    if (this.#bulkWrites.length < n) this.#bulkWrites = new Int32Array(n);
-    return this.#bulkWrites.subarray(0, n);
   }
 }
 
@@ -99,31 +105,6 @@ export function pendingReadsOf(m: Machine, gm: GlobalMem): Int32Array {
 /** Materialise `gm`'s pending-read counts when async copies are in flight (before a thread write). */
 export function beforeGlobalWrite(m: Machine, gm: GlobalMem): void {
   if (!gm.meta.pendingReads && (m.async.live > 0 || m.bulk.inflight > 0)) pendingReadsOf(m, gm);
-  beforeGlobalRead(m, gm);
-}
-
-/**
- * Materialise `gm`'s pending bulk-write counts when shared → global bulk copies are pending
- * (before a thread or a copy reads or writes the tensor; see bulkWritesOf).
- */
-export function beforeGlobalRead(m: Machine, gm: GlobalMem): void {
-  if (!gm.meta.bulkWrites && m.bulk.s2gLive > 0) bulkWritesOf(m, gm);
-}
-
-/**
- * The per-byte counts of pending shared → global bulk copies writing `gm`'s tensor, made at first
- * need from the copies pending then (bulk stores count per byte only into tensors that have it).
- */
-export function bulkWritesOf(m: Machine, gm: GlobalMem): Int32Array {
-  let bw = gm.meta.bulkWrites;
-  if (bw) return bw;
-  const made = gm.pool.bulkWrites(gm.bytes.length);
-  m.bulk.forEachWrite((tens, dst, len) => {
-    if (m.globals[tens]?.meta !== gm.meta) return;
-    for (let i = dst, e = dst + len; i < e; i++) made[i]!++;
-  });
-  gm.meta.bulkWrites = bw = made;
-  return bw;
 }
 
 /** The first byte of [a, a + n) of `gm` that a pending async copy reads, or -1. */
@@ -188,8 +169,6 @@ export class Machine {
    * it (see BulkUnit), 0 when none.
    */
   readonly shBulk: Int32Array;
-  /** Per shared byte: number of pending shared → global bulk copies that have not read it yet. */
-  readonly shS2g: Int32Array;
   readonly localStride: number;
   readonly local: Uint8Array;
   readonly ldv: DataView;
@@ -214,6 +193,8 @@ export class Machine {
   seed = 0;
   /** State of the schedule's PRNG (xorshift32), reseeded by every launch. */
   rng = 0;
+  /** True when the kernel has bulk copies (shared memory starts as one uniform shadow range). */
+  hasBulk = false;
   /** False in hazard mode "off": loads and stores skip their hazard bookkeeping. */
   track = true;
   /** Current barrier epoch: advanced at every CTA start and every bar.sync. */
@@ -270,8 +251,7 @@ export class Machine {
     this.shEpoch = this.races.wc;
     this.shPending = new Int32Array(sharedBytes);
     this.shBatch = new Int32Array(sharedBytes);
-    this.shBulk = new Int32Array(sharedBytes);
-    this.shS2g = new Int32Array(sharedBytes);
+    this.shBulk = this.races.bk;
     this.localStride = localStride;
     this.local = new Uint8Array(localStride * n);
     this.ldv = new DataView(this.local.buffer);
@@ -287,6 +267,9 @@ export class Machine {
   }
 
   /** Prepare a launch: tensors by parameter, hazard mode, a fresh epoch range. */
+  /** Parameters the kernel may write (compile/written.ts); reads of their tensors are recorded. */
+  written: ReadonlySet<number> = new Set();
+
   beginLaunch(
     tensors: readonly (SimTensor | undefined)[],
     names: readonly { name: string; span?: Span }[],
@@ -304,6 +287,7 @@ export class Machine {
         sh = { meta: {}, pool: (this.#pools[i] ??= new ShadowPool()) };
         metas.set(bytes, sh);
       }
+      if (this.written.has(i)) sh.meta.recordReads = true;
       this.globals[i] = {
         index: i,
         name: names[i]!.name,
@@ -337,10 +321,7 @@ export class Machine {
     this.shPending.fill(0);
     this.shBatch.fill(0);
     // Only bulk copies set these; BulkUnit.active says whether the last CTA issued any.
-    if (this.bulk.active) {
-      this.shBulk.fill(0);
-      this.shS2g.fill(0);
-    }
+    if (this.hasBulk) this.races.allUniform();
     this.local.fill(0);
     this.async.reset();
     this.bars.reset();

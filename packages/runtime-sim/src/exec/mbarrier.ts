@@ -115,6 +115,7 @@ export class Mbarriers {
       );
       return -1;
     }
+    this.#races.materialise(addr, 8);
     const w = m.shWriter[addr]!;
     if (w >= 0 && !this.#races.ordered(w & THREAD_MASK, m.shEpoch[addr]!, t)) {
       m.hazard(

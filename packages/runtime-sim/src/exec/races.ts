@@ -32,16 +32,53 @@
  * onWrite (record false at an async issue, recordWrite at its completion, recordAsyncProxyWrite
  * for async-proxy writes guarded elsewhere) and unfenced (async-proxy reads of shared memory).
  *
- * Known limits: two reader slots per byte, so with three or more concurrent readers a write can
- * miss a race with a reader that was neither the first nor the latest one; global reads are not
- * recorded (no write-after-read on global memory); clocks are int32 and grow by one per release
- * event per thread, so a process must stay below 2^31 of them.
+ * Lazy uniform ranges (interval shadow state, see `uniformAt`): the bytes of a bulk copy share
+ * one entry of records until a smaller access needs them per byte, so a bulk copy costs O(1)
+ * shadow work, not O(bytes).
+ *
+ * Global reads of tensors the kernel may write are recorded in two reader slots per byte too
+ * (exec/global-shadow.ts), so a write after another thread's or another CTA's unordered read is
+ * TX6013 on global memory as well.
+ *
+ * Readers: two slots per byte (the first reader, and the latest one concurrent with it); a
+ * reader that a new concurrent reader would push out of the second slot moves to an overflow
+ * list of the byte, so a write is checked against every reader not ordered before a later one of
+ * its slot (complete write-after-read); cta_sync clears the lists.
+ *
+ * Known limits: clocks are int32 and grow by one per release event per thread, so a process
+ * must stay below 2^31 of them.
  *
  * Costs: typed arrays only; an access costs a few array reads per byte; cta_sync is O(threads);
  * named barriers and partial-warp collectives O(participants × threads); mbarrier arrive and
  * successful try_wait O(threads) once K exists.
  */
 import { THREAD_BITS, THREAD_MASK } from "./machine.js";
+
+/**
+ * Lazy uniform ranges (see RaceTracker.uniformAt) are at least this many bytes: bulk copies;
+ * per-element accesses never are.
+ */
+export const UNIFORM_MIN = 64;
+
+/** Bytes materialised around an access of a lazy uniform range (a power of two). */
+const SHARED_BLOCK = 1024;
+
+/** Most uniform ranges kept at once. */
+const MAX_UNIFORM = 16;
+
+/** A lazy uniform range of shared memory and the values of its bytes (see RaceTracker). */
+export interface Uniform {
+  s: number;
+  f: number;
+  wr: number;
+  wc: number;
+  r1: number;
+  c1: number;
+  r2: number;
+  c2: number;
+  /** Bulk guard (the Machine's shBulk). */
+  bk: number;
+}
 
 /** Clocks start above 0 (0 marks "ordered before everything") and never repeat in a process. */
 let nextClock = 1;
@@ -79,6 +116,14 @@ export class RaceTracker {
   readonly #ctaStarts: number[] = [];
   readonly #ctaLabels: string[] = [];
 
+  /**
+   * Readers beyond the two slots, by shared byte: flat `[packed, clock, ...]` of earlier readers
+   * that were concurrent with the reader that took their slot (so a write checks every reader not
+   * known to be ordered before a later one). Cleared by cta_sync (every read so far is then
+   * ordered before everything after) and by writes of the byte.
+   */
+  readonly #more = new Map<number, number[]>();
+
   // Per shared byte.
   /** Last writer: packed `site << THREAD_BITS | thread`, -1 when never written in this CTA. */
   readonly wr: Int32Array;
@@ -88,6 +133,114 @@ export class RaceTracker {
   readonly c1: Int32Array;
   readonly r2: Int32Array;
   readonly c2: Int32Array;
+  /** Bulk guard per byte (Machine.shBulk; see BulkUnit). */
+  readonly bk: Int32Array;
+
+  /**
+   * Lazy uniform ranges of shared memory (interval shadow state): over `[s, f)` of an entry,
+   * every byte's race records and bulk guard are the entry's values, and the per-byte arrays
+   * there are stale. Bulk copies (kilobytes each) are checked and recorded on their entry in
+   * O(1); an access that needs bytes calls `materialise`, which writes the entry's values into
+   * the arrays over the bytes it overlaps and keeps the parts outside. Entries never overlap,
+   * never cover a byte with a pending cp.async (an issue materialises its bytes), and are at
+   * least UNIFORM_MIN bytes long; at most MAX_UNIFORM are kept (older ones are materialised).
+   */
+  readonly #uni: Uniform[] = [];
+
+  /** The entry holding all of [a, a + n), when n >= UNIFORM_MIN and one does. */
+  uniformAt(a: number, n: number): Uniform | undefined {
+    if (n < UNIFORM_MIN) return undefined;
+    const list = this.#uni;
+    for (let i = 0; i < list.length; i++) {
+      const u = list[i]!;
+      if (u.s <= a && a + n <= u.f) return u;
+    }
+    return undefined;
+  }
+
+  /** Write `u`'s values into the per-byte arrays over [lo, hi). */
+  #fillFrom(u: Uniform, lo: number, hi: number): void {
+    if (lo >= hi) return;
+    this.wr.fill(u.wr, lo, hi);
+    this.wc.fill(u.wc, lo, hi);
+    this.r1.fill(u.r1, lo, hi);
+    this.c1.fill(u.c1, lo, hi);
+    this.r2.fill(u.r2, lo, hi);
+    this.c2.fill(u.c2, lo, hi);
+    this.bk.fill(u.bk, lo, hi);
+  }
+
+  /** Cut `u` down to [lo, hi) (inside it), keeping or materialising the parts outside. */
+  #cut(u: Uniform, lo: number, hi: number, keep: boolean): void {
+    const list = this.#uni;
+    if (u.s < lo) {
+      if (keep && lo - u.s >= UNIFORM_MIN) list.push({ ...u, f: lo });
+      else this.#fillFrom(u, u.s, lo);
+    }
+    if (hi < u.f) {
+      if (keep && u.f - hi >= UNIFORM_MIN) list.push({ ...u, s: hi });
+      else this.#fillFrom(u, hi, u.f);
+    }
+    u.s = lo;
+    u.f = hi;
+  }
+
+  /**
+   * Make the per-byte arrays hold the truth over [a, a + n): entries overlapping it are
+   * materialised there and keep their parts outside. Cheap when there are no entries (kernels
+   * without bulk copies never have any).
+   */
+  materialise(a: number, n: number): void {
+    const list = this.#uni;
+    if (list.length === 0) return;
+    // The block around the bytes, so that a sweep of element accesses fills each block once.
+    const e = (a + n + SHARED_BLOCK - 1) & ~(SHARED_BLOCK - 1);
+    a &= ~(SHARED_BLOCK - 1);
+    for (let i = list.length - 1; i >= 0; i--) {
+      const u = list[i]!;
+      if (u.f <= a || e <= u.s) continue;
+      list.splice(i, 1);
+      const lo = u.s > a ? u.s : a;
+      const hi = u.f < e ? u.f : e;
+      this.#cut(u, lo, hi, true);
+      this.#fillFrom(u, lo, hi);
+    }
+  }
+
+  /**
+   * The entry for exactly [a, a + n), split out of the entry `u` that holds it (its values
+   * stand for the bytes); the caller then changes its values (a uniform write of the range).
+   */
+  isolate(u: Uniform, a: number, n: number): Uniform {
+    this.#cut(u, a, a + n, true);
+    // `u` becomes the newest entry, so trimming (which materialises the oldest) keeps it: the
+    // caller's changes to it must not be lost.
+    const list = this.#uni;
+    list.splice(list.indexOf(u), 1);
+    list.push(u);
+    this.#trim();
+    return u;
+  }
+
+  #trim(): void {
+    const list = this.#uni;
+    while (list.length > MAX_UNIFORM) {
+      const u = list.shift()!;
+      this.#fillFrom(u, u.s, u.f);
+    }
+  }
+
+  /**
+   * A CTA starts: every shared byte holds the never-written records, so all of shared memory
+   * is one entry (for kernels with bulk copies).
+   */
+  allUniform(): void {
+    this.#uni.length = 0;
+    const n = this.wr.length;
+    if (n >= UNIFORM_MIN) {
+      this.#uni.push({ s: 0, f: n, wr: -1, wc: 0, r1: -1, c1: 0, r2: -1, c2: 0, bk: 0 });
+    }
+  }
 
   constructor(threads: number, sharedBytes: number) {
     this.threads = threads;
@@ -103,6 +256,7 @@ export class RaceTracker {
     this.c1 = new Int32Array(sharedBytes);
     this.r2 = new Int32Array(sharedBytes);
     this.c2 = new Int32Array(sharedBytes);
+    this.bk = new Int32Array(sharedBytes);
   }
 
   beginLaunch(): void {
@@ -126,6 +280,9 @@ export class RaceTracker {
     this.wr.fill(-1);
     this.r1.fill(-1);
     this.r2.fill(-1);
+    this.bk.fill(0);
+    this.#uni.length = 0;
+    this.#more.clear();
     this.resetBars();
   }
 
@@ -173,21 +330,102 @@ export class RaceTracker {
     const me = (site << THREAD_BITS) | t;
     const now = this.clock[t]!;
     let hit: RaceHit | undefined;
+    const u = this.uniformAt(a, n);
+    if (u !== undefined) {
+      // Every byte holds the same records: one decision, recorded on the range's own entry.
+      const w = u.wr;
+      if (w >= 0 && (w & THREAD_MASK) !== t && u.wc !== 0) {
+        if (!this.ordered(w & THREAD_MASK, u.wc, t)) hit = { other: w, clock: u.wc };
+      }
+      const r = u.r1;
+      const first = r < 0 || (r & THREAD_MASK) === t || this.ordered(r & THREAD_MASK, u.c1, t);
+      const q = u.r2;
+      const evicts =
+        !first && q >= 0 && (q & THREAD_MASK) !== t && !this.ordered(q & THREAD_MASK, u.c2, t);
+      if (!evicts) {
+        const v = this.isolate(u, a, n);
+        if (first) {
+          v.r1 = me;
+          v.c1 = now;
+        } else {
+          v.r2 = me;
+          v.c2 = now;
+        }
+        return hit;
+      }
+      // A third concurrent reader: per byte, keeping the second one (below).
+      hit = undefined;
+    }
+    this.materialise(a, n);
+    // A byte with the same records as the one before it gets the same outcome (the bytes of one
+    // write come in runs): only its recording is repeated.
+    let pw = -2;
+    let pwc = 0;
+    let pr = -2;
+    let pc = 0;
+    let first = true;
     for (let b = a; b < a + n; b++) {
       const w = wr[b]!;
-      if (hit === undefined && w >= 0 && (w & THREAD_MASK) !== t && wc[b] !== 0) {
-        if (!this.ordered(w & THREAD_MASK, wc[b]!, t)) hit = { other: w, clock: wc[b]! };
-      }
+      const cw = wc[b]!;
       const r = r1[b]!;
-      if (r < 0 || (r & THREAD_MASK) === t || this.ordered(r & THREAD_MASK, c1[b]!, t)) {
+      const cr = c1[b]!;
+      if (w !== pw || cw !== pwc || r !== pr || cr !== pc) {
+        pw = w;
+        pwc = cw;
+        pr = r;
+        pc = cr;
+        if (hit === undefined && w >= 0 && (w & THREAD_MASK) !== t && cw !== 0) {
+          if (!this.ordered(w & THREAD_MASK, cw, t)) hit = { other: w, clock: cw };
+        }
+        first = r < 0 || (r & THREAD_MASK) === t || this.ordered(r & THREAD_MASK, cr, t);
+      }
+      if (first) {
         r1[b] = me;
         c1[b] = now;
       } else {
-        this.r2[b] = me;
-        this.c2[b] = now;
+        this.#second(b, me, now, t);
       }
     }
     return hit;
+  }
+
+  /**
+   * Reader `me` (thread `t`) takes the second slot of byte `b`; its previous holder, when
+   * concurrent with `t`, moves to the byte's overflow list.
+   */
+  #second(b: number, me: number, now: number, t: number): void {
+    const q = this.r2[b]!;
+    if (q >= 0 && (q & THREAD_MASK) !== t && !this.ordered(q & THREAD_MASK, this.c2[b]!, t)) {
+      const list = this.#more.get(b);
+      if (list) list.push(q, this.c2[b]!);
+      else this.#more.set(b, [q, this.c2[b]!]);
+    }
+    this.r2[b] = me;
+    this.c2[b] = now;
+  }
+
+  /** An overflow reader of byte `b` not ordered before thread `t`, or undefined. */
+  #moreHit(b: number, t: number): (RaceHit & { read: boolean }) | undefined {
+    const list = this.#more.get(b);
+    if (!list) return undefined;
+    for (let i = 0; i < list.length; i += 2) {
+      const r = list[i]!;
+      if ((r & THREAD_MASK) !== t && !this.ordered(r & THREAD_MASK, list[i + 1]!, t)) {
+        return { other: r, clock: list[i + 1]!, read: true };
+      }
+    }
+    return undefined;
+  }
+
+  /** Forget the overflow readers of [a, a + n) (a write of the bytes). */
+  #dropMore(a: number, n: number): void {
+    const more = this.#more;
+    if (more.size === 0) return;
+    if (n <= more.size) {
+      for (let b = a; b < a + n; b++) more.delete(b);
+    } else {
+      for (const b of more.keys()) if (b >= a && b < a + n) more.delete(b);
+    }
   }
 
   /**
@@ -208,6 +446,25 @@ export class RaceTracker {
     const wr = this.wr;
     const wc = this.wc;
     let hit: (RaceHit & { read: boolean }) | undefined;
+    const u = this.uniformAt(a, n);
+    if (u !== undefined) {
+      // Over a uniform range its entry decides.
+      const w = u.wr;
+      if (w >= 0 && (w & THREAD_MASK) !== t && !this.ordered(w & THREAD_MASK, u.wc, t)) {
+        if (!(atomic && isAtomic(w >> THREAD_BITS))) hit = { other: w, clock: u.wc, read: false };
+      }
+      const r = u.r1;
+      if (!hit && r >= 0 && (r & THREAD_MASK) !== t && !this.ordered(r & THREAD_MASK, u.c1, t)) {
+        hit = { other: r, clock: u.c1, read: true };
+      }
+      const r2 = u.r2;
+      if (!hit && r2 >= 0 && (r2 & THREAD_MASK) !== t && !this.ordered(r2 & THREAD_MASK, u.c2, t)) {
+        hit = { other: r2, clock: u.c2, read: true };
+      }
+      if (record) this.recordWrite(t, site, a, n);
+      return hit;
+    }
+    this.materialise(a, n);
     for (let b = a; b < a + n && hit === undefined; b++) {
       const w = wr[b]!;
       if (w >= 0 && (w & THREAD_MASK) !== t && !this.ordered(w & THREAD_MASK, wc[b]!, t)) {
@@ -223,6 +480,7 @@ export class RaceTracker {
       if (r2 >= 0 && (r2 & THREAD_MASK) !== t && !this.ordered(r2 & THREAD_MASK, this.c2[b]!, t)) {
         hit = { other: r2, clock: this.c2[b]!, read: true };
       }
+      if (hit === undefined && this.#more.size > 0) hit = this.#moreHit(b, t);
     }
     if (record) this.recordWrite(t, site, a, n);
     return hit;
@@ -232,6 +490,31 @@ export class RaceTracker {
   recordWrite(t: number, site: number, a: number, n: number): void {
     const w = (site << THREAD_BITS) | t;
     const now = this.clock[t]!;
+    this.#dropMore(a, n);
+    const u = this.uniformAt(a, n);
+    if (u !== undefined) {
+      const v = this.isolate(u, a, n);
+      v.wr = w;
+      v.wc = now;
+      v.r1 = -1;
+      v.r2 = -1;
+      return;
+    }
+    this.materialise(a, n);
+    if (n <= 32) {
+      // Small ranges: a loop beats four calls of fill.
+      const wr = this.wr;
+      const wc = this.wc;
+      const r1 = this.r1;
+      const r2 = this.r2;
+      for (let b = a, e = a + n; b < e; b++) {
+        wr[b] = w;
+        wc[b] = now;
+        r1[b] = -1;
+        r2[b] = -1;
+      }
+      return;
+    }
     this.wr.fill(w, a, a + n);
     this.wc.fill(now, a, a + n);
     this.r1.fill(-1, a, a + n);
@@ -240,6 +523,17 @@ export class RaceTracker {
 
   /** Bytes written by the async proxy (a landed bulk copy): ordered for every thread. */
   recordAsyncProxyWrite(t: number, site: number, a: number, n: number): void {
+    this.#dropMore(a, n);
+    const u = this.uniformAt(a, n);
+    if (u !== undefined) {
+      const v = this.isolate(u, a, n);
+      v.wr = (site << THREAD_BITS) | t;
+      v.wc = 0;
+      v.r1 = -1;
+      v.r2 = -1;
+      return;
+    }
+    this.materialise(a, n);
     this.wr.fill((site << THREAD_BITS) | t, a, a + n);
     this.wc.fill(0, a, a + n);
     this.r1.fill(-1, a, a + n);
@@ -264,10 +558,17 @@ export class RaceTracker {
   ): RaceHit | undefined {
     const base = this.ctaBase;
     const lb = this.launchBase;
+    // The outcome depends only on (writer, clock): a run of equal records (a bulk copy's bytes)
+    // is decided by its first byte.
+    let pw = -2;
+    let pc = 0;
     for (let b = a; b < a + n; b++) {
       const w = writer[b]!;
       if (w < 0) continue;
       const c = clocks[b]!;
+      if (w === pw && c === pc) continue;
+      pw = w;
+      pc = c;
       // Fast paths: an earlier launch, or this thread's own write in this CTA.
       if (c < lb || (c >= base && (w & THREAD_MASK) === t)) continue;
       if (this.ordered(w & THREAD_MASK, c, t)) continue;
@@ -277,10 +578,27 @@ export class RaceTracker {
     return undefined;
   }
 
+  /** checkGlobal for bytes that all hold the one record (`w`, `c`). */
+  checkGlobalRecord(
+    w: number,
+    c: number,
+    t: number,
+    atomic: boolean,
+    isAtomic: (site: number) => boolean,
+  ): RaceHit | undefined {
+    if (w < 0 || c < this.launchBase || (c >= this.ctaBase && (w & THREAD_MASK) === t)) {
+      return undefined;
+    }
+    if (this.ordered(w & THREAD_MASK, c, t)) return undefined;
+    if (atomic && isAtomic(w >> THREAD_BITS)) return undefined;
+    return { other: w, clock: c };
+  }
+
   // ---------------------------------------------------------------- synchronization
 
   /** cta_sync: everything every thread did so far happens before everything after. */
   onBarrier(): void {
+    this.#more.clear();
     const c = this.clock;
     for (let t = 0; t < c.length; t++) {
       this.floor[t] = c[t]!;
@@ -386,6 +704,12 @@ export class RaceTracker {
    * a fence.proxy.async of its writer (-1 when none).
    */
   unfenced(a: number, n: number): number {
+    const u = this.uniformAt(a, n);
+    if (u !== undefined) {
+      const w = u.wr;
+      return w >= 0 && u.wc >= this.ctaBase && u.wc > this.proxyFence[w & THREAD_MASK]! ? a : -1;
+    }
+    this.materialise(a, n);
     const wr = this.wr;
     const wc = this.wc;
     for (let b = a; b < a + n; b++) {
