@@ -167,6 +167,11 @@ describe("pipeline", () => {
 });
 
 describe("TX2013: deep IR stops with a TirxError at every front door", () => {
+  // Process CPU time, not wall time: other processes on a loaded CI machine do not add to it.
+  const cpuMs = (): number => {
+    const u = process.cpuUsage();
+    return (u.user + u.system) / 1000;
+  };
   const chain = (n: number) =>
     T.function("chain", { A: T.Tensor([4], "int32") }, ({ A }) => {
       T.device_entry({ launch: T.cuda.LaunchConfig({ grid: 1, block: 1 }) });
@@ -175,9 +180,9 @@ describe("TX2013: deep IR stops with a TirxError at every front door", () => {
       A.set([0], e);
     });
   test.each([20_000, 200_000])("the builder refuses a chain of %i adds in < 2 s", (n) => {
-    const t0 = performance.now();
+    const t0 = cpuMs();
     expect(() => chain(n)).toThrow(expect.objectContaining({ code: "TX2013" }));
-    expect(performance.now() - t0).toBeLessThan(2000);
+    expect(cpuMs() - t0).toBeLessThan(2000);
   });
   // IR built without the builder (or by a pass) reaches the other doors.
   const deep = (n: number) => {
@@ -194,7 +199,7 @@ describe("TX2013: deep IR stops with a TirxError at every front door", () => {
   };
   test.each([20_000, 200_000])("verify, compileToPtx, printFunc, runSim: %i levels", (n) => {
     const fn = deep(n);
-    const t0 = performance.now();
+    const t0 = cpuMs();
     for (const door of [
       () => verify(fn),
       () => compileToPtx(fn),
@@ -203,7 +208,7 @@ describe("TX2013: deep IR stops with a TirxError at every front door", () => {
     ]) {
       expect(door).toThrow(expect.objectContaining({ code: "TX2013" }));
     }
-    expect(performance.now() - t0).toBeLessThan(2000);
+    expect(cpuMs() - t0).toBeLessThan(2000);
   });
 });
 
