@@ -2,6 +2,7 @@
 // Tries, in one process: release + cuDevicePrimaryCtxReset + retain, then a fresh cuCtxCreate.
 // Build: gcc -O2 -I/usr/local/cuda/include -o fault_reset fault_reset.c -l:libcuda.so.1
 // Result on the H200 (driver 580.159.04): neither recovers (bench/results/gpu-runs.md).
+#include <cuda.h>
 #include <stdio.h>
 #include <string.h>
 static const char *ptx =
