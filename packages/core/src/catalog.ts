@@ -41,6 +41,11 @@ export const CATALOG = {
     rule: "dsl/literal-range",
     title: "a literal must be representable in its dtype (integers exactly, 16-bit floats finite)",
   },
+  TX1016: {
+    rule: "layout/swizzle",
+    title:
+      "a swizzle layout needs bit counts in 0..16 with atom_len ≥ swizzle_len, on a shared buffer whose size is a multiple of the swizzle's period",
+  },
   TX1020: {
     rule: "script/unsupported-syntax",
     title: "script mode accepts only the kernel subset of TypeScript",
@@ -179,6 +184,11 @@ export const CATALOG = {
   TX3024: {
     rule: "cp-async/dst-bounds",
     title: "the destination view must lie within its shared buffer",
+  },
+  TX3025: {
+    rule: "cp-async/swizzle-split",
+    title:
+      "a cp.async chunk must lie in one atom of its shared buffer's swizzle (a 16-byte chunk needs 16-byte atoms)",
   },
   TX4001: {
     rule: "bulk/opcode",
@@ -348,6 +358,11 @@ export const CATALOG = {
   TX7004: {
     rule: "mma/variant",
     title: "unsupported tensor-core instruction variant (shape, layouts, dtypes, matrix count)",
+  },
+  TX7005: {
+    rule: "mma/swizzle-split",
+    title:
+      "an ldmatrix/stmatrix row (16 bytes) must lie in one atom of its buffer's swizzle (the swizzle keeps at least 16 bytes together)",
   },
 } as const satisfies Record<string, { rule: string; title: string }>;
 

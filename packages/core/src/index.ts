@@ -11,6 +11,7 @@ export * from "./ir/func.js";
 export * from "./ir/arith.js";
 export * from "./layout/rearrange.js";
 export * from "./layout/view.js";
+export * from "./layout/swizzle.js";
 export * from "./analysis/bounds.js";
 export * from "./visit.js";
 export * from "./equal.js";

@@ -20,6 +20,7 @@ import { dtypeFn, Scalar, Tensor, type DTypeFn } from "./types.js";
 import { callerSpan } from "./span.js";
 import { checkSlice } from "./view.js";
 import { prim_func } from "./script/prim-func.js";
+import { SwizzleLayout, SwizzleMode, swizzle_mode } from "./swizzle.js";
 
 const dtypes = Object.fromEntries(DTYPES.map((d) => [d, dtypeFn(d)])) as Record<DType, DTypeFn>;
 
@@ -48,6 +49,9 @@ export const T = {
   device_entry,
   alloc_shared,
   alloc_local,
+  SwizzleLayout,
+  SwizzleMode,
+  swizzle_mode,
   local_scalar,
   range: control.range,
   serial: control.serial,

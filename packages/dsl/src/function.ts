@@ -1,4 +1,9 @@
 import {
+  dtypeBytes,
+  showSwizzle,
+  swizzleInBytes,
+  swizzlePeriodBytes,
+  type SwizzleLayout,
   isDType,
   isStaticShape,
   mkBuffer,
@@ -182,6 +187,7 @@ function alloc(
   what: string,
   name: unknown,
   span: Span | undefined,
+  layout?: SwizzleLayout,
 ): TileView {
   const b = builder(what, span);
   checkDType(dtype, what, span);
@@ -205,8 +211,31 @@ function alloc(
     checkIdent(name, `${what}: the buffer name`, span);
     bufName = name;
   }
+  let bytes: SwizzleLayout | undefined;
+  let alignOut = typeof align === "number" ? align : undefined;
+  if (layout && layout.swizzleLen > 0) {
+    bytes = swizzleInBytes(layout, dtype as DType, span);
+    const period = swizzlePeriodBytes(bytes);
+    const size = dims.reduce<number>((a, d) => a * (typeof d === "number" ? d : 1), 1);
+    if ((size * dtypeBytes(dtype as DType)) % period !== 0) {
+      throw new TirxError(
+        "TX1016",
+        `${what}: a ${showSwizzle(layout)} buffer must span a multiple of the swizzle's period of ${period} bytes; [${dims.join(", ")}] ${String(dtype)} is ${size * dtypeBytes(dtype as DType)} bytes`,
+        span,
+      );
+    }
+    if (alignOut !== undefined && alignOut < period) {
+      throw new TirxError(
+        "TX1016",
+        `${what}: a ${showSwizzle(layout)} buffer is aligned to its period of ${period} bytes; align ${alignOut} is smaller`,
+        span,
+      );
+    }
+    alignOut = Math.max(alignOut ?? 16, period);
+  }
   const buf = mkBuffer(bufName, dims, dtype, scope, {
-    ...(typeof align === "number" ? { align } : {}),
+    ...(alignOut !== undefined ? { align: alignOut } : {}),
+    ...(bytes ? { layout: bytes } : {}),
     ...(span ? { span } : {}),
   });
   b.emit({ kind: "Alloc", buffer: buf, ...(span ? { span } : {}) });
@@ -215,21 +244,35 @@ function alloc(
 
 /**
  * Allocate a static shared-memory tile for the CTA (TIRx `T.alloc_shared`); 16-byte aligned by default.
- * `layout: "default"` is row-major, the only layout so far; `name` names the buffer in
- * diagnostics, printed IR and PTX (default "smem"); `dynamic` puts it in dynamic shared memory.
- * @throws TirxError TX1003, TX2003, and TX1002 for an unknown layout.
+ * `layout` is `"default"` (row-major) or an XOR swizzle (`T.SwizzleLayout(per_element,
+ * swizzle_len, atom_len)` in elements of `dtype`, or `T.swizzle_mode("128B")` in bytes): views
+ * of the tile stay row-major in logical offsets and every access swizzles the byte offset; a
+ * swizzled tile is aligned to the swizzle's period (1024 bytes for 128B). `name` names the buffer
+ * in diagnostics, printed IR and PTX (default "smem"); `dynamic` puts it in dynamic shared memory.
+ * @throws TirxError TX1003, TX2003, TX1002 for an unknown layout, TX1016 for a swizzle the
+ *   tile's size is not a multiple of, or an align below its period.
  */
 export function alloc_shared(
   shape: readonly number[],
   dtype: DType,
-  opts: { layout?: "default"; align?: number; dynamic?: boolean; name?: string } = {},
+  opts: {
+    layout?: "default" | SwizzleLayout;
+    align?: number;
+    dynamic?: boolean;
+    name?: string;
+  } = {},
 ): TileView {
   const span = callerSpan();
   const o = checkOptions(opts, ["layout", "align", "dynamic", "name"], "T.alloc_shared", span);
-  if (o.layout !== undefined && o.layout !== "default") {
+  const layout = o.layout;
+  const isSwizzle =
+    typeof layout === "object" &&
+    layout !== null &&
+    (layout as { kind?: unknown }).kind === "SwizzleLayout";
+  if (layout !== undefined && layout !== "default" && !isSwizzle) {
     throw new TirxError(
       "TX1002",
-      `layout ${show(o.layout)} is not supported; use "default" (row-major)`,
+      `layout ${show(layout)} is not supported; use "default" (row-major) or a swizzle (T.SwizzleLayout(...), T.swizzle_mode(...))`,
       span,
     );
   }
@@ -249,6 +292,7 @@ export function alloc_shared(
     "T.alloc_shared",
     o.name,
     span,
+    isSwizzle ? (layout as SwizzleLayout) : undefined,
   );
 }
 

@@ -3,6 +3,8 @@
 // statement op calls and tile instructions.
 import {
   constInt,
+  dtypeBytes,
+  swizzlePeriodBytes,
   type Call,
   type TileApply,
   type TileOp,
@@ -140,7 +142,14 @@ export function allocLine(p: PieceSpellings, b: Buffer, jsName: string): string 
   const label = IDENT.test(b.name) ? b.name : jsIdent(b.name);
   const opts = [`name: ${JSON.stringify(label)}`];
   if (b.scope !== "local") {
-    if (b.align !== 16) opts.push(`align: ${b.align}`);
+    const l = b.layout;
+    if (l) {
+      // Printed in elements of the dtype, which T.alloc_shared turns back into the same bytes.
+      const m = l.perElement - Math.log2(dtypeBytes(b.dtype));
+      const inner = l.swizzleInner ? "" : ", false";
+      opts.push(`layout: T.SwizzleLayout(${m}, ${l.swizzleLen}, ${l.atomLen}${inner})`);
+    }
+    if (b.align !== 16 && !(l && b.align === swizzlePeriodBytes(l))) opts.push(`align: ${b.align}`);
     if (b.scope === "shared.dyn") opts.push("dynamic: true");
   }
   const fn = b.scope === "local" ? "T.alloc_local" : "T.alloc_shared";

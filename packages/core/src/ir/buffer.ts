@@ -3,6 +3,7 @@ import { freshBufferId } from "./ids.js";
 import { TirxError } from "../diagnostics.js";
 import type { Span } from "../span.js";
 import type { Expr, Var } from "./expr.js";
+import type { SwizzleLayout } from "../layout/swizzle.js";
 
 /** PTX state spaces a buffer can live in. `shared.dyn` is dynamic (extern) shared memory. */
 export type Scope = "global" | "shared" | "shared.dyn" | "local";
@@ -28,6 +29,11 @@ export interface Buffer {
   readonly scope: Scope;
   /** Alignment of the first element in bytes (shared allocations: 16 unless asked otherwise). */
   readonly align: number;
+  /**
+   * An XOR swizzle of the buffer's byte offsets (shared buffers only; `"byte"` units): every
+   * access to logical byte offset x touches byte `applySwizzle(layout, x)`. Absent: row-major.
+   */
+  readonly layout?: SwizzleLayout;
   readonly span?: Span;
 }
 
@@ -55,7 +61,7 @@ export function mkBuffer(
   shape: readonly Dim[],
   dtype: DType,
   scope: Scope,
-  opts: { align?: number; span?: Span } = {},
+  opts: { align?: number; span?: Span; layout?: SwizzleLayout } = {},
 ): Buffer {
   return {
     kind: "Buffer",
@@ -65,6 +71,7 @@ export function mkBuffer(
     shape: [...shape],
     scope,
     align: opts.align ?? (scope === "global" ? 256 : 16),
+    ...(opts.layout ? { layout: opts.layout } : {}),
     ...(opts.span ? { span: opts.span } : {}),
   };
 }

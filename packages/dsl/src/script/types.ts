@@ -1,4 +1,4 @@
-import type { DType, LaunchConfig, PrimFunc } from "@tirx-ts/core";
+import type { DType, LaunchConfig, PrimFunc, SwizzleLayout } from "@tirx-ts/core";
 import type { PrimExpr } from "../expr.js";
 import type { FlatView } from "../flat.js";
 import type { TileView } from "../view.js";
@@ -125,7 +125,7 @@ export type ScriptT = Omit<Script<typeof BuilderT>, Overridden> & {
   alloc_shared<const S extends readonly number[], D extends DType>(
     shape: S,
     dtype: D,
-    opts?: { layout?: "default"; align?: number; dynamic?: boolean; name?: string },
+    opts?: { layout?: "default" | SwizzleLayout; align?: number; dynamic?: boolean; name?: string },
   ): Tensor<S, D>;
   alloc_local<const S extends readonly number[], D extends DType>(
     shape: S,
