@@ -4,6 +4,7 @@ import { PrimExpr, show, toExpr, type ExprLike } from "./expr.js";
 import { callerSpan } from "./span.js";
 import { TileView } from "./view.js";
 import { ldmatrix, mma, stmatrix } from "./mma.js";
+import { encode_matrix_descriptor, setmaxnreg, wgmma } from "./wgmma.js";
 
 /** An instruction named by its PTX opcode, e.g. `T.ptx["cp.async.cg.shared.global"]`. */
 export class PtxOp {
@@ -204,6 +205,10 @@ const namespace = {
   ldmatrix,
   stmatrix,
   mma,
+  wgmma: strict("T.ptx.wgmma", wgmma),
+  /** TIRx's flat spelling of `T.ptx.wgmma.encode_matrix_descriptor`. */
+  wgmma_encode_matrix_descriptor: encode_matrix_descriptor,
+  setmaxnreg,
 };
 
 /**

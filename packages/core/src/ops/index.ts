@@ -9,6 +9,7 @@ import { ATOMIC_OPS } from "./atomic.js";
 import { ARITH_OPS } from "./arith/index.js";
 import { MATH_OPS } from "./math/index.js";
 import { MMA_OPS } from "./mma/index.js";
+import { WGMMA_OPS } from "./wgmma/index.js";
 
 /**
  * The op table: every family registers its records here, once, when core loads. Adding an op
@@ -25,6 +26,7 @@ registerOps([
   ...CTA_OPS,
   ...ATOMIC_OPS,
   ...MMA_OPS,
+  ...WGMMA_OPS,
 ]);
 
 export * from "./op.js";
@@ -37,3 +39,4 @@ export * from "./ptx-type.js";
 export * from "./arith/index.js";
 export { MATH_OPS, rint } from "./math/index.js";
 export * from "./mma/index.js";
+export * from "./wgmma/index.js";

@@ -20,7 +20,8 @@ export type OpFamily =
   | "bulk"
   | "mbarrier"
   | "fence"
-  | "mma";
+  | "mma"
+  | "wgmma";
 
 /**
  * One operand of an op.
@@ -155,7 +156,18 @@ export type MachineAction =
   | { readonly unit: "mbarrier"; readonly action: "init" | "arrive" | "try_wait" }
   | { readonly unit: "barrier"; readonly action: "cta" | "named" | "warp" }
   | { readonly unit: "fence"; readonly action: "proxy_async" | "mbarrier_init" }
-  | { readonly unit: "atomic"; readonly action: AtomicAction; readonly returns: boolean };
+  | { readonly unit: "atomic"; readonly action: AtomicAction; readonly returns: boolean }
+  | {
+      readonly unit: "wgmma";
+      readonly action: "mma";
+      /** N of m64nNk16. */
+      readonly n: number;
+      readonly ab: "float16" | "bfloat16";
+      /** A from registers (8 elements per thread) instead of a shared-memory descriptor. */
+      readonly aRegs: boolean;
+    }
+  | { readonly unit: "wgmma"; readonly action: "fence" | "commit" | "wait" }
+  | { readonly unit: "regs"; readonly action: "setmaxnreg" };
 
 /** The read-modify-write of an atom/red op (PTX ISA, atom). */
 export type AtomicAction = "add" | "min" | "max" | "cas" | "exch" | "and" | "or" | "xor";
@@ -236,6 +248,11 @@ export interface OpDef {
   readonly source: string;
   /** The code of a target below `sm` (default TX5006): TX3023 for cp.async, TX4007 for sm_90 ops. */
   readonly archCode?: DiagnosticCode;
+  /**
+   * The op needs the architecture-specific target `sm_{sm}a` (wgmma, setmaxnreg: sm_90a), not
+   * only an sm number of at least `sm`; a plain `sm_90` target gets `archCode`.
+   */
+  readonly archSpecific?: boolean;
   /** Checks beyond operands and dtypes (static ranges of runtime-constant operands, ...). */
   check?(args: readonly Expr[], span?: Span): void;
   /** Checks against the kernel's launch (the verifier runs them; e.g. a named barrier's count). */

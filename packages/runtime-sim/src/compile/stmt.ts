@@ -18,6 +18,7 @@ import type { ExprCompiler } from "./expr.js";
 import { Collective, withCollectives } from "./collective.js";
 import { compileAtomic } from "./atomic.js";
 import { compileFragmentCall } from "./fragment.js";
+import { compileWgmma } from "./wgmma.js";
 import type { Machine } from "../exec/machine.js";
 import { Tracer } from "../exec/trace.js";
 import { syncFree, warpByWarp } from "./schedule.js";
@@ -224,6 +225,9 @@ function compileCall(ec: ExprCompiler, name: string, exprs: readonly Expr[], spa
   }
   if (sem.kind === "fragment") return compileFragmentCall(ec, op, exprs, span);
   if (sem.kind !== "machine") return unsupported(`op "${name}"`, span);
+  if (sem.effect.unit === "wgmma") return compileWgmma(ec, op, sem.effect, exprs, span);
+  // setmaxnreg moves registers between warpgroups; the simulator keeps no register budget.
+  if (sem.effect.unit === "regs") return () => {};
   const au = m.async;
   const bu = m.bulk;
   const bars = m.bars;

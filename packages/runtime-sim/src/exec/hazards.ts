@@ -170,6 +170,7 @@ export function checkSharedWrite(
   const pend = m.shPending;
   const s2g = m.shS2g;
   const bk = m.shBulk;
+  if (m.wgmma.live > 0) m.wgmma.checkWrite(m, buf.name, buf.base, a, n, t, site, "writes");
   for (let i = 0; i < n; i++) {
     const b = a + i;
     if (pend[b] !== 0 || s2g[b] !== 0 || bk[b] !== 0) {
@@ -294,6 +295,7 @@ export function checkAsyncWrite(
   site: number,
   verb: string,
 ): void {
+  if (m.wgmma.live > 0) m.wgmma.checkWrite(m, buf.name, buf.base, a, n, t, site, verb);
   if (m.bulk.active) {
     // Only a CTA with bulk copies has bytes they guard.
     const s2g = m.shS2g;
