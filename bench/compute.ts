@@ -9,7 +9,7 @@
 // timed in two rounds, alternating with the others, and keeps its better median.
 // Ratios are throughput ratios (higher is better): × memcpy = memcpy time for the same bytes /
 // time, × hand = best hand-written time / time, × cuBLAS = cuBLAS time / time.
-// Usage: tsx -C source bench/compute.ts [--iters 20] [--no-peers] [--out results.md]
+// Usage: tsx -C source bench/compute.ts [--iters 20] [--no-peers] [--only gemm_mma,...] [--out results.md]
 import { execFileSync, spawnSync } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -56,8 +56,12 @@ const { values } = parseArgs({
     iters: { type: "string", default: "20" },
     out: { type: "string" },
     "no-peers": { type: "boolean", default: false },
+    only: { type: "string" },
   },
 });
+/** `--only gemm_mma,softmax` runs only those benchmarks (default: all). */
+const only = values.only?.split(",").filter(Boolean);
+const want = (name: string): boolean => !only || only.includes(name);
 const iters = Number(values.iters);
 if (!Number.isInteger(iters) || iters < 20) throw new Error(`--iters must be an integer ≥ 20`);
 
@@ -391,7 +395,7 @@ function buildCublas(): string | undefined {
   return undefined;
 }
 const cublasExe = buildCublas();
-{
+if (want("gemm_simt")) {
   const exe = cublasExe;
   let out: string | undefined;
   try {
@@ -457,8 +461,9 @@ if (values["no-peers"]) {
 }
 
 // ---- vector_add ----
-const handVec = nvccCubin(vectorAdd.hand);
-{
+
+if (want("vector_add")) {
+  const handVec = nvccCubin(vectorAdd.hand);
   const { n } = VEC;
   const grids = (m: number) => ({
     scalar: Math.ceil(m / 256),
@@ -518,8 +523,9 @@ const handVec = nvccCubin(vectorAdd.hand);
 }
 
 // ---- softmax ----
-const handSoftmax = nvccCubin(softmax.hand);
-{
+
+if (want("softmax")) {
+  const handSoftmax = nvccCubin(softmax.hand);
   const { rows: R, cols: C } = ROWS;
   if (C !== SOFTMAX_COLS) throw new Error(`softmax_rows.cu is built for ${SOFTMAX_COLS} columns`);
   const x = randomF16(R * C, 2, 8);
@@ -575,8 +581,9 @@ const handSoftmax = nvccCubin(softmax.hand);
 }
 
 // ---- reduce_rows ----
-const handReduce = nvccCubin(reduceRows.hand);
-{
+
+if (want("reduce_rows")) {
+  const handReduce = nvccCubin(reduceRows.hand);
   const params = [
     bufParam("x", "float32"),
     bufParam("y", "float32"),
@@ -635,8 +642,9 @@ const handReduce = nvccCubin(reduceRows.hand);
 }
 
 // ---- gemm_simt ----
-const handGemm = nvccCubin(gemmSimt.hand);
-{
+
+if (want("gemm_simt")) {
+  const handGemm = nvccCubin(gemmSimt.hand);
   const { m: M, n: N, k: K } = GEMM;
   if (M % 64 || N % 64 || K % 32)
     throw new Error("gemm_cp_async needs M, N multiples of 64 and K of 32");
@@ -694,8 +702,8 @@ const handGemm = nvccCubin(gemmSimt.hand);
   for (const x of [A, B, Cd]) x.dispose();
 }
 // ---- gemm_mma (tensor cores) at 4096³ and 8192³: tirx-ts, the hand kernel, cuBLAS ----
-const handMma = nvccCubin(gemmMma.hand);
-for (const size of gemmMmaSizes) {
+const handMma = want("gemm_mma") ? nvccCubin(gemmMma.hand) : undefined;
+for (const size of want("gemm_mma") ? gemmMmaSizes : []) {
   const { m: M, n: N, k: K } = size;
   const label = `${gemmMma.name} ${M}x${N}x${K}`;
   const a = randomF16(M * K, 6, 1);
@@ -742,7 +750,10 @@ for (const size of gemmMmaSizes) {
     i32Param("K"),
   ];
   const contenders: Contender[] = [
-    { k: hand(handMma, "gemm_mma", params, [N / 128, M / 128, 1], 256), args: [A, B, Cd, M, N, K] },
+    {
+      k: hand(handMma!, "gemm_mma", params, [N / 128, M / 128, 1], 256),
+      args: [A, B, Cd, M, N, K],
+    },
   ];
   const built = await gemmMma.build(size);
   if (built) {
@@ -813,7 +824,7 @@ say(``);
 say(`- date: ${new Date().toISOString()}`);
 say(`- GPU: ${dev.name} (sm_${dev.computeCapability.join("")})`);
 say(
-  `- command: tsx -C source bench/compute.ts --iters ${iters}${values["no-peers"] ? " --no-peers" : ""}`,
+  `- command: tsx -C source bench/compute.ts --iters ${iters}${values["no-peers"] ? " --no-peers" : ""}${only ? ` --only ${only.join(",")}` : ""}`,
 );
 say(
   `- sizes: vector_add n = ${VEC.n} float32; softmax ${ROWS.rows}×${ROWS.cols} float16; reduce_rows ${ROWS.rows}×${ROWS.cols} float32; gemm ${GEMM.m}×${GEMM.n}×${GEMM.k} (fp16 in, fp32 out)`,

@@ -11,8 +11,15 @@
 //     row l % 16, columns 8 · (l / 16)), its B fragments with ldmatrix.x4.trans from the
 //     row-major K × N tile (two n8 tiles per instruction), and issues 16 mma.sync;
 //   - C is stored from the accumulators as float32 pairs.
-// Shared tiles are not swizzled (plain row-major), so ldmatrix rows of A conflict on banks.
-// M and N are multiples of 128, K of 32 (no tail path). Run: npx tsx examples/gemm_mma.ts
+// Shared tiles are swizzled, not padded: the 16-byte chunk c of a 64-byte row r of A lands at
+// c ^ ((r / 2) % 4) (Swizzle<2,4,3> on bytes, T.SwizzleLayout(3, 2, 3) in float16 elements), the
+// chunk c of a 256-byte row r of B at c ^ (r % 8) within its 128-byte half (Swizzle<3,4,4>,
+// T.SwizzleLayout(3, 3, 4)): the 8 rows one ldmatrix phase reads, and the 8 chunks 8 threads
+// write by cp.async, fall in 8 different 16-byte bank groups (no bank conflicts).
+// M, N, K multiples of 128, 128, 32 take the plain path. Otherwise (N and K multiples of 8, so
+// that every row starts 16-byte aligned) the grid covers M × N in whole tiles, chunks outside A
+// or B are zero-filled by cp.async with src_size 0 (from a clamped, in-bounds address), and
+// stores of C outside M × N are skipped. Run: npx tsx examples/gemm_mma.ts
 import {
   T,
   compile,
@@ -36,15 +43,18 @@ const WN = 32;
 
 /**
  * The kernel for C (m × n) = A (m × k) · B (k × n) with a `stages`-deep cp.async pipeline.
- * @throws Error unless m and n are multiples of 128, k of 32 and 3 ≤ stages ≤ 8 (the
+ * @throws Error unless n and k are multiples of 8 (16-byte rows) and 3 ≤ stages ≤ 8 (the
  *   cp.async.wait_group count is 0..7; shared memory is 16 KiB per stage).
  */
 export function makeGemm(m: number, n: number, k: number, stages = 3): PrimFunc {
-  if (m % BM || n % BN || k % BK) {
-    throw new Error(`gemm_mma needs m, n multiples of ${BM} and k a multiple of ${BK}`);
+  if (n % 8 || k % 8 || m < 1 || n < 1 || k < 1) {
+    throw new Error(
+      `gemm_mma needs n and k positive multiples of 8 (16-byte rows), got ${n}, ${k}`,
+    );
   }
   if (stages < 3 || stages > 8) throw new Error(`gemm_mma needs 3..8 stages, got ${stages}`);
-  const kTiles = k / BK;
+  const tail = m % BM !== 0 || n % BN !== 0 || k % BK !== 0;
+  const kTiles = Math.ceil(k / BK);
   return T.function(
     "gemm_mma",
     {
@@ -53,7 +63,12 @@ export function makeGemm(m: number, n: number, k: number, stages = 3): PrimFunc 
       C: T.Tensor([m, n], "float32"),
     },
     ({ A, B, C }) => {
-      T.device_entry({ launch: T.cuda.LaunchConfig({ grid: [n / BN, m / BM], block: THREADS }) });
+      T.device_entry({
+        launch: T.cuda.LaunchConfig({
+          grid: [Math.ceil(n / BN), Math.ceil(m / BM)],
+          block: THREADS,
+        }),
+      });
       const tid = T.cuda.thread_idx("x");
       const lane = T.let_("lane", tid.floormod(32));
       const warp = T.let_("warp", tid.floordiv(32));
@@ -61,32 +76,67 @@ export function makeGemm(m: number, n: number, k: number, stages = 3): PrimFunc 
       const wn = T.let_("wn", warp.floormod(BN / WN).mul(WN));
       const m0 = T.let_("m0", T.cuda.block_idx("y").mul(BM));
       const n0 = T.let_("n0", T.cuda.block_idx("x").mul(BN));
-      const As = T.alloc_shared([stages, BM, BK], "float16", { name: "As" });
-      const Bs = T.alloc_shared([stages, BK, BN], "float16", { name: "Bs" });
+      const As = T.alloc_shared([stages, BM, BK], "float16", {
+        name: "As",
+        layout: T.SwizzleLayout(3, 2, 3),
+      });
+      const Bs = T.alloc_shared([stages, BK, BN], "float16", {
+        name: "Bs",
+        layout: T.SwizzleLayout(3, 3, 4),
+      });
       const copyTile = (kt: ExprLike, stage: ExprLike): void => {
         const cp = T.ptx["cp.async.cg.shared.global"];
-        const opts = { chunk_bytes: 16 } as const;
         for (const i of T.unroll(2)) {
           const c = T.let_("c", tid.add(i.mul(THREADS)));
           const aRow = c.floordiv(BK / 8);
           const aChunk = c.floormod(BK / 8);
+          const bRow = c.floordiv(BN / 8);
+          const bChunk = c.floormod(BN / 8);
+          if (!tail) {
+            T.cuda.tile.apply(
+              cp,
+              As.sub(stage, aRow).rearrange("(c v) -> c v", { v: 8 }).sub(aChunk),
+              A.sub(m0.add(aRow))
+                .rearrange("(c v) -> c v", { v: 8 })
+                .sub(T.mul(kt, BK / 8).add(aChunk)),
+              { chunk_bytes: 16 },
+            );
+            T.cuda.tile.apply(
+              cp,
+              Bs.sub(stage, bRow).rearrange("(c v) -> c v", { v: 8 }).sub(bChunk),
+              B.sub(T.mul(kt, BK).add(bRow))
+                .rearrange("(c v) -> c v", { v: 8 })
+                .sub(n0.floordiv(8).add(bChunk)),
+              { chunk_bytes: 16 },
+            );
+            continue;
+          }
+          // Tail path: a chunk outside A or B copies 0 bytes (zero fill) from a clamped address.
+          const ar = T.let_("ar", m0.add(aRow));
+          const ac = T.let_("ac", T.mul(kt, BK / 8).add(aChunk));
           T.cuda.tile.apply(
             cp,
             As.sub(stage, aRow).rearrange("(c v) -> c v", { v: 8 }).sub(aChunk),
-            A.sub(m0.add(aRow))
+            A.sub(T.min(ar, m - 1))
               .rearrange("(c v) -> c v", { v: 8 })
-              .sub(T.mul(kt, BK / 8).add(aChunk)),
-            opts,
+              .sub(T.min(ac, k / 8 - 1)),
+            {
+              chunk_bytes: 16,
+              src_size: T.if_then_else(T.and(ar.lt(m), ac.lt(k / 8)), T.uint32(16), T.uint32(0)),
+            },
           );
-          const bRow = c.floordiv(BN / 8);
-          const bChunk = c.floormod(BN / 8);
+          const br = T.let_("br", T.mul(kt, BK).add(bRow));
+          const bc = T.let_("bc", n0.floordiv(8).add(bChunk));
           T.cuda.tile.apply(
             cp,
             Bs.sub(stage, bRow).rearrange("(c v) -> c v", { v: 8 }).sub(bChunk),
-            B.sub(T.mul(kt, BK).add(bRow))
+            B.sub(T.min(br, k - 1))
               .rearrange("(c v) -> c v", { v: 8 })
-              .sub(n0.floordiv(8).add(bChunk)),
-            opts,
+              .sub(T.min(bc, n / 8 - 1)),
+            {
+              chunk_bytes: 16,
+              src_size: T.if_then_else(T.and(br.lt(k), bc.lt(n / 8)), T.uint32(16), T.uint32(0)),
+            },
           );
         }
       };
@@ -163,20 +213,18 @@ export function makeGemm(m: number, n: number, k: number, stages = 3): PrimFunc 
         for (const j of T.unroll(WN / 8)) {
           for (const h of T.unroll(2)) {
             for (const v of T.vectorized(2)) {
-              C.set(
-                [
-                  m0.add(wm).add(i.mul(16)).add(h.mul(8)).add(g),
-                  n0.add(wn).add(j.mul(8)).add(t.mul(2)).add(v),
-                ],
-                acc.get([
-                  i
-                    .mul(WN / 8)
-                    .add(j)
-                    .mul(4)
-                    .add(h.mul(2))
-                    .add(v),
-                ]),
-              );
+              const row = m0.add(wm).add(i.mul(16)).add(h.mul(8)).add(g);
+              const col = n0.add(wn).add(j.mul(8)).add(t.mul(2)).add(v);
+              const value = acc.get([
+                i
+                  .mul(WN / 8)
+                  .add(j)
+                  .mul(4)
+                  .add(h.mul(2))
+                  .add(v),
+              ]);
+              if (!tail) C.set([row, col], value);
+              else T.if_(T.and(row.lt(m), col.lt(n)), () => C.set([row, col], value));
             }
           }
         }

@@ -136,7 +136,7 @@ describe("pipeline", () => {
     });
     expect(seen).toEqual(["lower-tile", "unroll"]);
     expect(() => runPipeline(verify(copy_async), DEFAULT_PASSES, { after: "nope" })).toThrow(
-      /lower-tile, unroll, simplify, upcast-half/,
+      /lower-tile, unroll, simplify, swizzle, upcast-half/,
     );
   });
   test("lower-tile moves each plan into a TileOp and empties plans", () => {

@@ -1,6 +1,7 @@
 // gemm_mma in script mode (examples/gemm_mma.ts is the builder-mode twin, at its example size
 // 128 × 128 × 64, 3 stages): C = A · B with float16 inputs and float32 accumulation on the tensor
-// cores (ldmatrix + mma.sync.m16n8k16), K-tiles in a 3-stage cp.async pipeline.
+// cores (ldmatrix + mma.sync.m16n8k16), K-tiles in a 3-stage cp.async pipeline, swizzled shared
+// tiles (T.SwizzleLayout).
 import { script as T, type Tensor, type int32 } from "tirx-ts";
 
 const M = 128;
@@ -28,8 +29,14 @@ export const gemm_mma = T.prim_func(function gemm_mma(
   const wn = T.let_("wn", T.floormod(warp, BN / WN) * WN);
   const m0 = T.let_("m0", T.cuda.block_idx("y") * BM);
   const n0 = T.let_("n0", T.cuda.block_idx("x") * BN);
-  const As = T.alloc_shared([STAGES, BM, BK], "float16", { name: "As" });
-  const Bs = T.alloc_shared([STAGES, BK, BN], "float16", { name: "Bs" });
+  const As = T.alloc_shared([STAGES, BM, BK], "float16", {
+    name: "As",
+    layout: T.SwizzleLayout(3, 2, 3),
+  });
+  const Bs = T.alloc_shared([STAGES, BK, BN], "float16", {
+    name: "Bs",
+    layout: T.SwizzleLayout(3, 3, 4),
+  });
   const copyTile = (kt: int32, stage: int32): void => {
     const cp = T.ptx["cp.async.cg.shared.global"];
     for (const i of T.unroll(2)) {

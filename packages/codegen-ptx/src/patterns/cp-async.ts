@@ -1,5 +1,5 @@
 import type { CpAsyncPlan, Expr } from "@tirx-ts/core";
-import { constInt } from "@tirx-ts/core";
+import { applySwizzle, constInt, swizzlePeriodBytes, type SwizzleLayout } from "@tirx-ts/core";
 import { memRef } from "../emit/address.js";
 import type { EmitContext } from "../emit/context.js";
 import type { ExprEmitter } from "../emit/expr.js";
@@ -39,6 +39,26 @@ function threadOffset(
 }
 
 /**
+ * `reg` (a 32-bit logical byte offset, or a constant) swizzled by `l`, as a register or constant:
+ * `x ^ ((x >> S) & mask)` (or `x ^ ((x & mask) << S)`).
+ */
+function swizzleReg(ctx: EmitContext, l: SwizzleLayout, x: string): string {
+  if (!isReg(x)) return String(applySwizzle(l, Number(x)));
+  const mask = (2 ** l.swizzleLen - 1) * 2 ** l.perElement;
+  const t = ctx.regs.fresh("r");
+  const y = ctx.regs.fresh("r");
+  if (l.swizzleInner) {
+    ctx.ins(`shr.u32 ${t}, ${x}, ${l.atomLen}`);
+    ctx.ins(`and.b32 ${t}, ${t}, ${mask}`);
+  } else {
+    ctx.ins(`and.b32 ${t}, ${x}, ${mask}`);
+    ctx.ins(`shl.b32 ${t}, ${t}, ${l.atomLen}`);
+  }
+  ctx.ins(`xor.b32 ${y}, ${x}, ${t}`);
+  return y;
+}
+
+/**
  * Emit one verified cp.async `tile.apply` (seed "Code generation"; PTX ISA "cp.async"):
  * the per-thread atom addresses once, then one `cp.async` per repeat index, fully unrolled in
  * row-major repeat order, with each repeat's constant byte offset as the address displacement.
@@ -54,14 +74,37 @@ export function emitCpAsync(ctx: EmitContext, ex: ExprEmitter, plan: CpAsyncPlan
 
   // A constant per-thread offset folds into the displacement instead of an add.
   const dOff = threadOffset(ctx, ex, dst.baseBytes, dst.groupStridesBytes);
-  let dAddr = dstBase.reg;
-  let dDisp = 0;
-  if (isReg(dOff)) {
-    dAddr = ctx.regs.fresh("r");
-    ctx.ins(`add.s32 ${dAddr}, ${dstBase.reg}, ${dOff}`);
-  } else {
-    dDisp = Number(dOff);
-  }
+  const at = (off: string): { reg: string; disp: number } => {
+    if (!isReg(off)) return { reg: dstBase.reg, disp: Number(off) };
+    const reg = ctx.regs.fresh("r");
+    ctx.ins(`add.s32 ${reg}, ${dstBase.reg}, ${off}`);
+    return { reg, disp: 0 };
+  };
+  // A swizzled destination swizzles each atom's logical offset; repeat steps that are multiples
+  // of the swizzle's period pass through it and stay displacements (swz(x + kP) = swz(x) + kP).
+  const swz = dst.buffer.layout;
+  const period = swz ? swizzlePeriodBytes(swz) : 0;
+  const dstRef = (rep: number): string => {
+    if (!swz) {
+      const { reg, disp } = dBase;
+      return memRef(reg, disp + rep);
+    }
+    const whole = rep - (((rep % period) + period) % period);
+    const part = rep - whole;
+    let off = dOff;
+    if (part !== 0) {
+      if (isReg(dOff)) {
+        off = ctx.regs.fresh("r");
+        ctx.ins(`add.s32 ${off}, ${dOff}, ${part}`);
+      } else off = String(Number(dOff) + part);
+    }
+    const { reg, disp } = part === 0 ? swzBase() : at(swizzleReg(ctx, swz, off));
+    return memRef(reg, disp + whole);
+  };
+  let swzBaseMemo: { reg: string; disp: number } | undefined;
+  const swzBase = (): { reg: string; disp: number } =>
+    (swzBaseMemo ??= at(swizzleReg(ctx, swz!, dOff)));
+  const dBase = swz ? { reg: dstBase.reg, disp: 0 } : at(dOff);
   const sOff = threadOffset(ctx, ex, src.baseBytes, src.groupStridesBytes);
   let sAddr = srcBase.reg;
   let sDisp = 0;
@@ -85,7 +128,7 @@ export function emitCpAsync(ctx: EmitContext, ex: ExprEmitter, plan: CpAsyncPlan
 
   const name = `cp.async.${opcode.cache}.${opcode.dstSpace}.global${opcode.qualifiers.map((q) => `.${q}`).join("")}`;
   for (const idx of repeatIndices(plan.repeatShape)) {
-    const d = memRef(dAddr, dDisp + dot(idx, dst.repeatStridesBytes));
+    const d = dstRef(dot(idx, dst.repeatStridesBytes));
     const s = memRef(sAddr, sDisp + dot(idx, src.repeatStridesBytes));
     ctx.ins(`${guard}${name} ${d}, ${s}, ${operands}`);
   }

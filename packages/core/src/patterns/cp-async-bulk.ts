@@ -1,3 +1,4 @@
+import { showSwizzle, swizzleAtomBytes, swizzleKeepsContiguous } from "../layout/swizzle.js";
 import { dtypeBytes } from "../dtype.js";
 import { TirxError } from "../diagnostics.js";
 import { showValue } from "../show.js";
@@ -169,6 +170,14 @@ export function planBulkCopy(s: TileApply, ctx: PatternContext): BulkCopyPlan {
     ["src", sSide],
   ] as const) {
     const align = atomAlignment(a);
+    const swz = a.buffer.layout;
+    if (!swizzleKeepsContiguous(swz, align, chunk)) {
+      throw new TirxError(
+        "TX3025",
+        `a ${chunk}-byte cp.async.bulk chunk of ${side} "${a.buffer.name}" would be split by its ${showSwizzle(swz!)} (runs of ${swizzleAtomBytes(swz!)} bytes); bulk copies move bytes linearly`,
+        s.span,
+      );
+    }
     if (align % 16 !== 0) {
       throw new TirxError(
         "TX4004",

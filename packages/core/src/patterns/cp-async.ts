@@ -1,3 +1,4 @@
+import { showSwizzle, swizzleAtomBytes, swizzleKeepsContiguous } from "../layout/swizzle.js";
 import { dtypeBytes } from "../dtype.js";
 import { TirxError } from "../diagnostics.js";
 import { showValue } from "../show.js";
@@ -319,6 +320,14 @@ export function planCpAsync(s: TileApply, ctx: PatternContext): CpAsyncPlan {
         s.span,
       );
     }
+  }
+  const swz = dst.buffer.layout;
+  if (!swizzleKeepsContiguous(swz, atomAlignment(dSide), chunk)) {
+    throw new TirxError(
+      "TX3025",
+      `a ${chunk}-byte cp.async chunk into "${dst.buffer.name}" would be split by its ${showSwizzle(swz!)}: the swizzle keeps runs of ${swizzleAtomBytes(swz!)} bytes together`,
+      s.span,
+    );
   }
   checkViewBounds(src, ctx.env, "TX3017", "the source", s.span);
   checkViewBounds(dst, ctx.env, "TX3024", "the destination", s.span);

@@ -4,5 +4,6 @@ export * from "./pass.js";
 export * from "./lower-tile.js";
 export * from "./unroll.js";
 export * from "./simplify.js";
+export * from "./swizzle.js";
 export * from "./upcast-half.js";
 export * from "./pipeline.js";

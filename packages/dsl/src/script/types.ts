@@ -103,6 +103,8 @@ type Overridden =
   | "prim_func"
   | "alloc_shared"
   | "alloc_local"
+  | "SwizzleLayout"
+  | "swizzle_mode"
   | "range"
   | "serial"
   | "unroll"
@@ -127,6 +129,13 @@ export type ScriptT = Omit<Script<typeof BuilderT>, Overridden> & {
     dtype: D,
     opts?: { layout?: "default" | SwizzleLayout; align?: number; dynamic?: boolean; name?: string },
   ): Tensor<S, D>;
+  SwizzleLayout(
+    per_element: number,
+    swizzle_len: number,
+    atom_len: number,
+    swizzle_inner?: boolean,
+  ): SwizzleLayout;
+  swizzle_mode(mode: 1 | 2 | 3 | "32B" | "64B" | "128B"): SwizzleLayout;
   alloc_local<const S extends readonly number[], D extends DType>(
     shape: S,
     dtype: D,

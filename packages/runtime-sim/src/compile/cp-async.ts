@@ -1,4 +1,4 @@
-import { TirxError, type CpAsyncPlan, type TileApply } from "@tirx-ts/core";
+import { applySwizzle, TirxError, type CpAsyncPlan, type TileApply } from "@tirx-ts/core";
 import { checkBounds } from "../exec/hazards.js";
 import { placementOf } from "./access.js";
 import type { ExprCompiler } from "./expr.js";
@@ -76,6 +76,9 @@ export function compileCpAsync(ec: ExprCompiler, s: TileApply, plan: CpAsyncPlan
   const sPlaced = src.placed;
   const k = src.param;
   const au = m.async;
+  // A swizzled destination: each atom lands at the swizzle of its logical offset (the verifier
+  // proved the atom lies in one swizzle atom, TX3025).
+  const swz = plan.dst.buffer.layout;
   return (lanes, n) => {
     m.tracer?.cpAsyncIssue(Tracer.warpsOf(lanes, n));
     for (let i = 0; i < n; i++) {
@@ -97,7 +100,7 @@ export function compileCpAsync(ec: ExprCompiler, s: TileApply, plan: CpAsyncPlan
       const d0 = dBase(t) + (t >> 5) * dw + (t & 31) * dl;
       const s0 = sBase(t) + (t >> 5) * sw + (t & 31) * sl;
       for (let r = 0; r < dRep.length; r++) {
-        const d = d0 + dRep[r]!;
+        const d = swz ? applySwizzle(swz, d0 + dRep[r]!) : d0 + dRep[r]!;
         const sb = s0 + sRep[r]!;
         if (!checkBounds(m, "shared", dPlaced, d, chunk, t, site, "cp.async writes")) continue;
         if (!checkBounds(m, "global", sPlaced, sb, chunk, t, site, "cp.async reads")) continue;

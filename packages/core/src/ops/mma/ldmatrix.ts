@@ -1,3 +1,4 @@
+import { showSwizzle, swizzleAtomBytes } from "../../layout/swizzle.js";
 import { TirxError } from "../../diagnostics.js";
 import { dtypeBytes, type DType } from "../../dtype.js";
 import { constInt, type Expr } from "../../ir/expr.js";
@@ -29,6 +30,14 @@ export function checkMatrixAddress(surface: string, e: Expr, span?: Span): void 
     throw new TirxError(
       "TX7002",
       `the row address of ${surface} must be the address of a shared element (buf.ptr([...]) of T.alloc_shared)`,
+      at,
+    );
+  }
+  const l = e.buffer.layout;
+  if (l && l.swizzleLen > 0 && swizzleAtomBytes(l) < 16) {
+    throw new TirxError(
+      "TX7005",
+      `a row of ${surface} is 16 bytes, but "${e.buffer.name}"'s ${showSwizzle(l)} keeps only ${swizzleAtomBytes(l)} bytes together, so the row would be split`,
       at,
     );
   }
