@@ -5,6 +5,7 @@ import {
   showValue,
   TirxError,
   verify,
+  walkStmt,
   type Span,
   type LaunchConfig,
   type Param,
@@ -48,6 +49,15 @@ export interface PtxModule {
  */
 export const PTX_PASSES: readonly Pass[] = [...DEFAULT_PASSES, storagePass];
 
+/** True when the kernel has a setmaxnreg (PTX ISA, setmaxnreg). */
+function usesSetmaxnreg(vf: VerifiedFunc): boolean {
+  let hit = false;
+  walkStmt(vf.entry.body, (s) => {
+    if (s.kind === "Call" && s.op.startsWith("setmaxnreg.")) hit = true;
+  });
+  return hit;
+}
+
 /**
  * Emit the PTX module of a verified function: run {@link PTX_PASSES}, then emit.
  *
@@ -73,7 +83,17 @@ export function emitPtx(vf: VerifiedFunc, opts: PtxOptions = {}): PtxModule {
   const arch = resolveArch(opts.arch ?? DEFAULT_ARCH, vf);
   const version = ptxVersionFor(vf, arch);
   const entry = emitEntry(runPipeline(vf, PTX_PASSES));
-  const text = renderModule({ version, target: arch.name, launch: vf.launch }, entry);
+  const text = renderModule(
+    {
+      version,
+      target: arch.name,
+      launch: vf.launch,
+      // setmaxnreg is honoured only under a register cap at entry (ptxas C7508 otherwise):
+      // .maxntid with .minnctapersm 1, as __launch_bounds__(threads, 1) gives.
+      ...(usesSetmaxnreg(vf) ? { minCtasPerSm: 1 } : {}),
+    },
+    entry,
+  );
   return {
     text,
     entry: entry.name,

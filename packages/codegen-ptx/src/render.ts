@@ -7,6 +7,8 @@ export interface ModuleHeader {
   readonly version: string;
   readonly target: string;
   readonly launch: LaunchConfig;
+  /** `.minnctapersm`, when the kernel needs a register cap at entry (setmaxnreg). */
+  readonly minCtasPerSm?: number;
 }
 
 /**
@@ -33,6 +35,7 @@ export function renderModule(h: ModuleHeader, e: EntryParts): string {
   e.params.forEach((p, i) => out.push(`\t${p}${i + 1 < e.params.length ? "," : ""}`));
   out.push(")");
   out.push(`.maxntid ${h.launch.block.join(", ")}`);
+  if (h.minCtasPerSm !== undefined) out.push(`.minnctapersm ${h.minCtasPerSm}`);
   out.push("{");
   for (const r of e.registers) out.push(`\t${r}`);
   for (const st of e.storage.buffers.values()) {

@@ -87,7 +87,12 @@ export function mma_async(
 ): void {
   const span = callerSpan();
   const n = Number(SHAPE.exec(String(shape))?.[1]);
-  const ab = dtype === "float16" || dtype === "f16" ? "f16" : dtype === "bfloat16" || dtype === "bf16" ? "bf16" : undefined;
+  const ab =
+    dtype === "float16" || dtype === "f16"
+      ? "f16"
+      : dtype === "bfloat16" || dtype === "bf16"
+        ? "bf16"
+        : undefined;
   if (!WGMMA_NS.includes(n) || !ab) {
     throw new TirxError(
       "TX7004",

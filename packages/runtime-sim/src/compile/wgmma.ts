@@ -125,7 +125,11 @@ export function compileWgmma(
   const accCount = N / 2;
 
   /** The physical shared byte of element (r, k) of a K-major operand described by `desc`. */
-  const addressOf = (d: ReturnType<typeof decodeMatrixDescriptor>, r: number, k: number): number => {
+  const addressOf = (
+    d: ReturnType<typeof decodeMatrixDescriptor>,
+    r: number,
+    k: number,
+  ): number => {
     if (d.swizzle === 0) {
       return d.addr + (r >> 3) * d.sdo + ((2 * k) >> 4) * d.ldo + (r & 7) * 16 + ((2 * k) & 15);
     }

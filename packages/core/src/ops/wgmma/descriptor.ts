@@ -57,7 +57,7 @@ export function descriptorConstBits(ldo: number, sdo: number, swizzle: SwizzleMo
 const MAX_OFFSET = 0x3fff0;
 
 function checkDescriptor(args: readonly Expr[], span?: Span): void {
-  const [addr, ldo, sdo, sw] = args.map((a) => constInt(a));
+  const [, ldo, sdo, sw] = args.map((a) => constInt(a));
   const a0 = args[0]!;
   for (const [name, v] of [
     ["ldo", ldo],
@@ -71,7 +71,6 @@ function checkDescriptor(args: readonly Expr[], span?: Span): void {
       );
     }
   }
-  void addr;
   if (a0.kind !== "BufferPtr" || a0.buffer.scope !== "shared") {
     throw new TirxError(
       "TX7007",
@@ -135,7 +134,7 @@ export const WGMMA_DESCRIPTOR_OP: OpDef = {
   archCode: "TX7006",
   check: checkDescriptor,
   lower: (c, d, ops) => {
-    const [addr, ldo, sdo, sw] = ops.map((o) => o);
+    const [addr, ldo, sdo, sw] = ops;
     const hi = descriptorConstBits(Number(ldo), Number(sdo), Number(sw) as SwizzleModeNumber);
     const t = c.tmp("uint32");
     c.ins(`and.b32 ${t}, ${c.toReg(addr!, "uint32")}, 262143`);

@@ -22,14 +22,12 @@ export const WGMMA_NS: readonly number[] = Array.from({ length: 32 }, (_, i) => 
 /** The wgmma.mma_async variants of the op table: f32 accumulators, f16 or bf16 inputs. */
 export const WGMMA_VARIANTS: readonly WgmmaVariant[] = WGMMA_NS.flatMap((n) =>
   (["f16", "bf16"] as const).flatMap((ab) =>
-    (["ss", "rs"] as const).map(
-      (a): WgmmaVariant => ({
-        n,
-        ab,
-        abDtype: ab === "f16" ? "float16" : "bfloat16",
-        a,
-      }),
-    ),
+    (["ss", "rs"] as const).map((a): WgmmaVariant => ({
+      n,
+      ab,
+      abDtype: ab === "f16" ? "float16" : "bfloat16",
+      a,
+    })),
   ),
 );
 
