@@ -271,6 +271,15 @@ describe("wgmma contracts", () => {
     expect(mk("m64n256k16", "float32")).toMatch(/^TX7004/);
     expect(mk("m64n256k16", "float16", 0)).toMatch(/^TX7004/);
     expect(mk("m64n256k16", "bfloat16")).toBeUndefined();
+    const small = code(() =>
+      verify(
+        one(() => {
+          const acc = T.alloc_local([4], "float32");
+          T.ptx.wgmma.mma_async("m64n8k16", "float16", acc, 0, T.uint64(0), T.uint64(0));
+        }, 96),
+      ),
+    );
+    expect(small).toMatch(/^TX7010/);
   });
 
   it("setmaxnreg: counts (TX7008) and the register budget of the launch (TX7009)", () => {

@@ -101,6 +101,16 @@ function wgmmaOp(v: WgmmaVariant): OpDef {
     effects: true,
     approx: MMA_F32_BOUND,
     check: (args, span) => checkScales(surface, args, 4, span),
+    checkLaunch: (_args, launch, span) => {
+      const threads = launch.block[0] * launch.block[1] * launch.block[2];
+      if (threads % 128 !== 0) {
+        throw new TirxError(
+          "TX7010",
+          `${surface} is issued by warpgroups of 128 threads, but the block has ${threads} threads (not a multiple of 128)`,
+          span,
+        );
+      }
+    },
     lower: (c, _d, ops, dts) => {
       const p = predicate(c, ops[3]!, dts[3]!);
       const rest = ops.slice(4).join(", ");
