@@ -9,6 +9,7 @@ import {
   type Span,
   type LaunchConfig,
   type Param,
+  type TensorMap,
   type PrimFunc,
   type Pass,
   type VerifiedFunc,
@@ -41,6 +42,11 @@ export interface PtxModule {
   readonly launch: LaunchConfig;
   /** Kernel parameters in `.param` order: tensors as `.u64` pointers, scalars by value. */
   readonly params: readonly Param[];
+  /**
+   * Tensor maps the runtime encodes at each launch (from the argument of `map.buffer`'s
+   * parameter) and passes as 128-byte parameters after `params`, in this order.
+   */
+  readonly tensorMaps: readonly TensorMap[];
 }
 
 /**
@@ -103,6 +109,7 @@ export function emitPtx(vf: VerifiedFunc, opts: PtxOptions = {}): PtxModule {
     dynamicSharedBytes: Math.max(vf.launch.dynamicSharedBytes, entry.storage.dynamicBytes),
     launch: vf.launch,
     params: vf.fn.params,
+    tensorMaps: entry.tensorMaps,
   };
 }
 

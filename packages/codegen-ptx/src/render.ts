@@ -36,6 +36,9 @@ export function renderModule(h: ModuleHeader, e: EntryParts): string {
   out.push(")");
   out.push(`.maxntid ${h.launch.block.join(", ")}`);
   if (h.minCtasPerSm !== undefined) out.push(`.minnctapersm ${h.minCtasPerSm}`);
+  // A cluster launch: the entry requires exactly these CTAs per cluster (PTX ISA, "Cluster Dimension Directives").
+  if (h.launch.cluster)
+    out.push(".explicitcluster", `.reqnctapercluster ${h.launch.cluster.join(", ")}`);
   out.push("{");
   for (const r of e.registers) out.push(`\t${r}`);
   for (const st of e.storage.buffers.values()) {

@@ -146,6 +146,7 @@ export function resolveArch(arch: string, vf: VerifiedFunc): Arch {
       }
     }
   });
+  if (!arch.endsWith("a")) checkArchSpecific(arch, vf);
   const found = ARCHS.find((a) => a.name === arch);
   if (!found) {
     throw new TirxError("TX5006", `unsupported target "${arch}"; accepted targets: ${accepted}`);
@@ -158,6 +159,26 @@ export function resolveArch(arch: string, vf: VerifiedFunc): Arch {
     );
   }
   return found;
+}
+
+/**
+ * Instructions that only the architecture-specific target (`sm_90a`) has: TMA multicast (CCCL's
+ * `cp_async_bulk_tensor_multicast` changelog: "enabled for SM_90a"; PTX ISA: multicast::cluster
+ * "optimized for target architecture sm_90a").
+ * @throws TirxError TX4022 at the first such statement.
+ */
+function checkArchSpecific(arch: string, vf: VerifiedFunc): void {
+  walkStmt(vf.entry.body, (s) => {
+    const opcode = s.kind === "TileApply" ? s.opcode : s.kind === "TileOp" ? s.source.opcode : "";
+    if (opcode.startsWith("cp.async.bulk.tensor.") && opcode.includes(".multicast::cluster")) {
+      throw new TirxError(
+        "TX4022",
+        `${opcode} needs the architecture-specific target sm_90a, but the target is ${arch}`,
+        s.span ?? vf.fn.span,
+        [{ message: 'compile with { target: "cuda", arch: "sm_90a" }' }],
+      );
+    }
+  });
 }
 
 /**

@@ -234,6 +234,52 @@ export const CATALOG = {
     rule: "bulk/scope",
     title: 'a bulk copy is issued by one thread: scope must be "thread"',
   },
+  TX4015: {
+    rule: "tma/opcode",
+    title: "opcode must be a cp.async.bulk.tensor form this toolchain supports",
+  },
+  TX4016: {
+    rule: "tma/tensor-map",
+    title: "a TMA copy needs tensor_map: a tensor map of its global operand, of the opcode's rank",
+  },
+  TX4017: {
+    rule: "tma/box",
+    title:
+      "tensor-map box extents lie in [1, 256], inner box bytes are a multiple of 16 (at most the swizzle span)",
+  },
+  TX4018: {
+    rule: "tma/tile-shape",
+    title: "the shared tile must be the tensor-map box: same shape, dtype, dense row-major",
+  },
+  TX4019: {
+    rule: "tma/shared-align",
+    title: "a TMA shared operand is 128-byte aligned (1024 with 128B swizzle)",
+  },
+  TX4020: {
+    rule: "tma/swizzle-layout",
+    title: "the tensor map's swizzle must agree with the shared buffer's layout",
+  },
+  TX4021: {
+    rule: "tma/multicast",
+    title:
+      "cta_mask goes with .multicast::cluster, which needs a cluster launch and a shared::cluster destination",
+  },
+  TX4022: {
+    rule: "tma/target",
+    title: "TMA multicast needs the architecture-specific target sm_90a",
+  },
+  TX4023: {
+    rule: "tma/coords",
+    title: "coords holds one int32 coordinate per tensor axis",
+  },
+  TX4024: {
+    rule: "tma/global-tensor",
+    title: "a tensor-map tensor has a TMA dtype and row strides that are multiples of 16 bytes",
+  },
+  TX4025: {
+    rule: "cluster/dims",
+    title: "cluster dims are static, divide the grid and hold at most 8 CTAs",
+  },
   TX5001: { rule: "launch/arg-count", title: "wrong number of kernel arguments" },
   TX5002: { rule: "launch/arg-dtype", title: "a tensor argument has the wrong dtype" },
   TX5003: { rule: "launch/arg-shape", title: "a tensor argument has the wrong shape" },

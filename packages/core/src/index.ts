@@ -22,6 +22,8 @@ export * from "./patterns/cp-async.js";
 export * from "./patterns/cp-async-bulk.js";
 export * from "./patterns/mbarrier.js";
 export * from "./patterns/tile-ops.js";
+export * from "./patterns/tma.js";
+export * from "./ir/tensor-map.js";
 export * from "./verify/verify.js";
 export * from "./limits.js";
 export * from "./host/encode.js";

@@ -2,6 +2,7 @@ import type { View } from "./ir/buffer.js";
 import type { Expr } from "./ir/expr.js";
 import type { Stmt, TileParam } from "./ir/stmt.js";
 import type { TilePlan } from "./verify/verify.js";
+import { isTensorMap } from "./ir/tensor-map.js";
 
 /** The direct sub-expressions of `e`, in evaluation order. */
 export function exprChildren(e: Expr): readonly Expr[] {
@@ -47,7 +48,12 @@ export function isView(p: TileParam): p is View {
 
 /** True when `p` is an expression. */
 export function isExpr(p: TileParam): p is Expr {
-  return typeof p === "object" && p !== null && !isView(p);
+  return typeof p === "object" && p !== null && !isView(p) && !isTensorMap(p) && !Array.isArray(p);
+}
+
+/** True when `p` is a list of expressions (TMA coordinates). */
+export function isExprList(p: TileParam): p is readonly Expr[] {
+  return Array.isArray(p);
 }
 
 /** The expressions a statement uses directly (not those of nested statements). */
@@ -72,6 +78,7 @@ export function stmtExprs(s: Stmt): readonly Expr[] {
       for (const p of Object.values(s.params)) {
         if (isView(p)) out.push(p.offset);
         else if (isExpr(p)) out.push(p);
+        else if (isExprList(p)) out.push(...p);
       }
       return out;
     }
@@ -115,6 +122,9 @@ export function planExprs(p: TilePlan): readonly Expr[] {
   const out: Expr[] = [p.dst.view.offset, p.dst.baseBytes, p.src.view.offset, p.src.baseBytes];
   if (p.kind === "cp.async") {
     for (const e of [p.srcSize, p.ignoreSrc, p.cachePolicy, p.pred]) if (e) out.push(e);
+  } else if (p.kind === "cp.async.bulk.tensor") {
+    out.push(...p.coords);
+    for (const e of [p.mbar, p.ctaMask, p.cachePolicy, p.pred]) if (e) out.push(e);
   } else {
     for (const e of [p.mbar, p.cachePolicy, p.pred]) if (e) out.push(e);
   }

@@ -20,6 +20,7 @@ import { dtypeFn, Scalar, Tensor, type DTypeFn } from "./types.js";
 import { callerSpan } from "./span.js";
 import { checkSlice } from "./view.js";
 import { prim_func } from "./script/prim-func.js";
+import { tensormap_encode_tiled } from "./tma.js";
 import { SwizzleLayout, SwizzleMode, swizzle_mode } from "./swizzle.js";
 
 const dtypes = Object.fromEntries(DTYPES.map((d) => [d, dtypeFn(d)])) as Record<DType, DTypeFn>;
@@ -104,8 +105,10 @@ export const T = {
     grid_dim: cuda.grid_dim,
     cta_sync: cuda.cta_sync,
     tile: cuda.tile,
+    tensormap_encode_tiled,
     ...warp,
   },
+  tensormap_encode_tiled,
   ptx,
   ...math,
   raw,

@@ -1,5 +1,6 @@
 import {
   constInt,
+  isTensorMap,
   intImm,
   mkVar,
   TirxError,
@@ -93,6 +94,8 @@ export function LaunchConfig(cfg: {
   grid: GridDim3;
   block: Dim3;
   dynamic_shared_bytes?: number;
+  /** CTAs per thread-block cluster (sm_90), e.g. `[2, 1, 1]`; checked by the verifier (TX4025). */
+  cluster?: Dim3;
 }): LaunchConfig {
   const span = callerSpan();
   if (!isPlainObject(cfg)) {
@@ -104,7 +107,7 @@ export function LaunchConfig(cfg: {
   }
   const o = checkOptions(
     cfg,
-    ["grid", "block", "dynamic_shared_bytes"],
+    ["grid", "block", "dynamic_shared_bytes", "cluster"],
     "T.cuda.LaunchConfig",
     span,
   );
@@ -113,6 +116,7 @@ export function LaunchConfig(cfg: {
     grid: gridDim3(o.grid, span),
     block: dim3(o.block, "block", span),
     dynamicSharedBytes: o.dynamic_shared_bytes ?? 0,
+    ...(o.cluster !== undefined ? { cluster: dim3(o.cluster, "cluster", span) } : {}),
   };
 }
 
@@ -150,6 +154,7 @@ export function checkLaunchConfig(l: unknown, span?: Span): LaunchConfig {
     grid: [c.grid[0], c.grid[1], c.grid[2]] as [GridExtent, GridExtent, GridExtent],
     block: [c.block[0], c.block[1], c.block[2]],
     dynamicSharedBytes: c.dynamicSharedBytes,
+    ...(c.cluster !== undefined ? { cluster: dim3(c.cluster, "cluster", span) } : {}),
   };
 }
 
@@ -209,6 +214,19 @@ export function cta_sync(): void {
 
 function toParam(key: string, v: unknown, span?: Span): TileParam {
   if (v instanceof PrimExpr) return v.expr;
+  if (isTensorMap(v)) return v;
+  if (Array.isArray(v)) {
+    // TMA coordinates: int32 expressions or integers.
+    return (v as unknown[]).map((x, i) => {
+      if (x instanceof PrimExpr) return x.expr;
+      if (typeof x === "number" && Number.isSafeInteger(x)) return intImm(x, "int32", span);
+      throw new TirxError(
+        "TX1002",
+        `tile.apply parameter ${key}[${i}] must be an expression or an integer, got ${show(x)}`,
+        span,
+      );
+    });
+  }
   if (v instanceof TileView) return v.view;
   if (typeof v === "number" || typeof v === "string" || typeof v === "boolean") return v;
   if (typeof v === "bigint") return { kind: "IntImm", value: v, dtype: "uint64" };

@@ -12,6 +12,7 @@ import {
   type Buffer,
   type Expr,
   type TileParam,
+  type TensorMap,
   type Var,
   type View,
 } from "@tirx-ts/core";
@@ -134,7 +135,22 @@ export function viewText(p: PieceSpellings, w: View): string {
 /** A tile parameter: a JSON value, a view or an expression. */
 export function tileParamText(p: PieceSpellings, param: TileParam): string {
   if (typeof param !== "object") return JSON.stringify(param);
-  return param.kind === "View" ? viewText(p, param) : p.e(param);
+  if (Array.isArray(param)) return `[${(param as readonly Expr[]).map((e) => p.e(e)).join(", ")}]`;
+  const x = param as Exclude<TileParam, readonly Expr[] | number | string | boolean>;
+  if (x.kind === "View") return viewText(p, x);
+  if (x.kind === "TensorMap") return tensorMapText(p, x);
+  return p.e(x);
+}
+
+/** `T.tensormap_encode_tiled(A, { box, ... })` of a tensor map (fields at their defaults left out). */
+export function tensorMapText(p: PieceSpellings, m: TensorMap): string {
+  const opts = [`box: [${m.box.join(", ")}]`];
+  if (m.elementStrides.some((e) => e !== 1))
+    opts.push(`element_strides: [${m.elementStrides.join(", ")}]`);
+  if (m.swizzle !== "none") opts.push(`swizzle: ${JSON.stringify(m.swizzle)}`);
+  if (m.l2Promotion !== "none") opts.push(`l2_promotion: ${JSON.stringify(m.l2Promotion)}`);
+  if (m.oobFill !== "none") opts.push(`oob_fill: ${JSON.stringify(m.oobFill)}`);
+  return `T.tensormap_encode_tiled(${p.ref(m.buffer)}, { ${opts.join(", ")} })`;
 }
 
 /** `const a = T.alloc_shared([...], "dtype", { name, align?, dynamic? });` of an allocation. */
@@ -172,6 +188,8 @@ export function callLine(p: PieceSpellings, x: Call): string {
 
 /** The comment a `TileOp` prints above its source `tile.apply` (the verifier plans it again). */
 export function tileOpComment(x: TileOp): string {
+  if (x.plan.kind === "cp.async.bulk.tensor")
+    return `// TileOp: ${x.plan.kind}, box ${x.plan.boxBytes} bytes`;
   return `// TileOp: ${x.plan.kind}, chunk ${x.plan.chunkBytes} bytes, repeat [${x.plan.repeatShape.join(", ")}]`;
 }
 

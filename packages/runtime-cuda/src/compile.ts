@@ -3,7 +3,8 @@ import { compileToPtx, type PtxModule } from "@tirx-ts/codegen-ptx";
 import { cuda, CudaDevice } from "./device.js";
 import type { CudaKernel } from "./launch.js";
 import { loadModule } from "./module.js";
-import type { CudaStream } from "./stream.js";
+import { currentStream, type CudaStream } from "./stream.js";
+import { ExtendedLauncher } from "./tma.js";
 
 /** Options of `compileCuda`. */
 export interface CudaCompileOptions {
@@ -72,6 +73,21 @@ export function compileCuda(fn: PrimFunc, opts: CudaCompileOptions = {}): CudaCo
     return k;
   };
 
+  // Tensor maps and cluster dims need cuLaunchKernelEx and extra parameters (tma.ts).
+  const extended = mod.tensorMaps.length > 0 || mod.launch.cluster !== undefined;
+  const launchers = new Map<CudaKernel, ExtendedLauncher>();
+  const launchOn = (
+    device: CudaDevice,
+    args: readonly KernelArg[],
+    stream?: CudaStream | null,
+  ): void => {
+    const k = kernel(device);
+    if (!extended) return k.launch(mod.params, args, launch, stream);
+    let l = launchers.get(k);
+    if (!l) launchers.set(k, (l = new ExtendedLauncher(mod.params, mod.tensorMaps)));
+    l.launch(k, device, args, launch, stream === undefined ? currentStream() : stream);
+  };
+
   const enqueue = (args: readonly KernelArg[], stream?: CudaStream | null): CudaDevice => {
     const argDevice = checkArgs(fn, args);
     let device: CudaDevice;
@@ -91,7 +107,7 @@ export function compileCuda(fn: PrimFunc, opts: CudaCompileOptions = {}): CudaCo
         fn.span,
       );
     }
-    kernel(device).launch(mod.params, args, launch, stream);
+    launchOn(device, args, stream);
     return device;
   };
 
@@ -110,7 +126,7 @@ export function compileCuda(fn: PrimFunc, opts: CudaCompileOptions = {}): CudaCo
       enqueue(args, stream);
     },
     enqueueChecked: (device: CudaDevice, args: readonly KernelArg[]): void => {
-      kernel(device).launch(mod.params, args, launch);
+      launchOn(device, args, currentStream());
     },
     kernel,
   });

@@ -225,6 +225,20 @@ export class CudaKernel {
     );
   }
 
+  /**
+   * @internal The shared-memory opt-in for `launch`, for launches queued outside `launch()`
+   * (cuLaunchKernelEx in tma.ts).
+   */
+  prepareExtended(launch: LaunchConfig): void {
+    if (this.generation !== this.device.generation) {
+      throw new Error(
+        `kernel "${this.name}" was loaded before cuda:${this.device.ordinal} was reset; load its module again`,
+      );
+    }
+    this.device.lastKernel = this.name;
+    if (launch !== this.#launch) this.#prepare(launch);
+  }
+
   /** Per launch configuration, once: the static grid and the shared-memory opt-in. */
   #prepare(launch: LaunchConfig): void {
     const g = launch.grid;

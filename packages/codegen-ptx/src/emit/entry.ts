@@ -1,4 +1,5 @@
-import type { VerifiedFunc } from "@tirx-ts/core";
+import type { TensorMap, VerifiedFunc } from "@tirx-ts/core";
+import { declareTensorMap, tensorMapsOf } from "../patterns/tma.js";
 import { planStorage, ptxIdent, type StoragePlan } from "../lower/storage.js";
 import { memType, paramType } from "../types.js";
 import { EmitContext } from "./context.js";
@@ -7,8 +8,10 @@ import { StmtEmitter } from "./stmt.js";
 /** The pieces of one `.entry`, ready for `render.ts`. */
 export interface EntryParts {
   readonly name: string;
-  /** `.param .u64 NAME_param_0`, ... */
+  /** `.param .u64 NAME_param_0`, ...; tensor maps last (`.param .align 128 .b8 NAME_param_k[128]`). */
   readonly params: readonly string[];
+  /** The tensor maps passed after the declared parameters, in `.param` order. */
+  readonly tensorMaps: readonly TensorMap[];
   /** `.reg` lines. */
   readonly registers: readonly string[];
   readonly storage: StoragePlan;
@@ -25,7 +28,7 @@ export function emitEntry(vf: VerifiedFunc): EntryParts {
   const name = ptxIdent(vf.fn.name);
   const storage = planStorage(vf.entry.body);
   const ctx = new EmitContext(vf, storage);
-  const params = vf.fn.params.map((p, i) => {
+  const params: string[] = vf.fn.params.map((p, i) => {
     const pname = `${name}_param_${i}`;
     if (p.kind === "buffer") {
       const raw = ctx.regs.fresh("rd");
@@ -49,11 +52,16 @@ export function emitEntry(vf: VerifiedFunc): EntryParts {
     }
     return `.param .${paramType(dt)} ${pname}`;
   });
+  const tensorMaps = tensorMapsOf(vf.entry.body);
+  tensorMaps.forEach((m, k) =>
+    params.push(declareTensorMap(ctx, m, `${name}_param_${vf.fn.params.length + k}`)),
+  );
   new StmtEmitter(ctx).emit(vf.entry.body);
   ctx.ins("ret");
   return {
     name,
     params,
+    tensorMaps,
     registers: ctx.regs.declarations(),
     storage,
     lines: [...ctx.prologue, ...ctx.body],

@@ -2,6 +2,7 @@ import type { DType } from "../dtype.js";
 import type { Span } from "../span.js";
 import type { Buffer, View } from "./buffer.js";
 import type { Expr, Var } from "./expr.js";
+import type { TensorMap } from "./tensor-map.js";
 import type { TilePlan } from "../verify/verify.js";
 
 /**
@@ -106,8 +107,11 @@ export interface Call extends StmtBase {
   readonly args: readonly Expr[];
 }
 
-/** A parameter value of a tile pattern: a runtime expression, a static number or string, or a view. */
-export type TileParam = Expr | View | number | string | boolean;
+/**
+ * A parameter value of a tile pattern: a runtime expression, a static number or string, a view,
+ * a tensor map (TMA copies) or a list of expressions (TMA coordinates).
+ */
+export type TileParam = Expr | View | number | string | boolean | TensorMap | readonly Expr[];
 
 /**
  * `T.cuda.tile.apply(T.ptx[opcode], dst, src, params)`: one tile-pattern instruction applied at
@@ -149,6 +153,11 @@ export interface LaunchConfig {
   readonly block: readonly [number, number, number];
   /** Bytes of dynamic shared memory (`shared.dyn` buffers); 0 when none. */
   readonly dynamicSharedBytes: number;
+  /**
+   * CTAs per cluster along x, y, z (sm_90 thread-block clusters); absent: no cluster launch.
+   * The grid is a whole number of clusters.
+   */
+  readonly cluster?: readonly [number, number, number];
 }
 
 /** The device part of a function: everything in `body` runs on every thread of the launch. */

@@ -69,7 +69,16 @@ export function exprParam(
     return intImm(p, dt, s.span);
   }
   if (!isExpr(p) || isView(p) || !dtypes.includes(p.dtype)) {
-    const got = typeof p === "object" ? (isView(p) ? "a view" : p.dtype) : typeof p;
+    const got =
+      typeof p !== "object"
+        ? typeof p
+        : isView(p)
+          ? "a view"
+          : isExpr(p)
+            ? p.dtype
+            : Array.isArray(p)
+              ? "a list"
+              : "a tensor map";
     throw new TirxError(
       code,
       `${key} must be a runtime ${dtypes.join(" or ")} expression, got ${got}`,

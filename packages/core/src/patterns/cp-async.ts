@@ -211,8 +211,8 @@ export function planCpAsync(s: TileApply, ctx: PatternContext): CpAsyncPlan {
         ? String(chunkParam)
         : typeof chunkParam === "string"
           ? showValue(chunkParam)
-          : chunkParam.kind === "IntImm"
-            ? `a ${chunkParam.dtype} constant`
+          : !Array.isArray(chunkParam) && (chunkParam as { kind: string }).kind === "IntImm"
+            ? `a ${(chunkParam as { dtype: string }).dtype} constant`
             : "a runtime value";
     throw new TirxError(
       "TX3006",

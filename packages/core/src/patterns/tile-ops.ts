@@ -3,6 +3,7 @@ import type { TileApply } from "../ir/stmt.js";
 import type { PatternContext } from "./common.js";
 import { planCpAsync, type CpAsyncPlan } from "./cp-async.js";
 import { planBulkCopy, type BulkCopyPlan } from "./cp-async-bulk.js";
+import { planTmaCopy, type TmaPlan } from "./tma.js";
 
 /**
  * The tile instructions of `T.cuda.tile.apply`, one record each: the opcode family, its target
@@ -12,7 +13,8 @@ import { planBulkCopy, type BulkCopyPlan } from "./cp-async-bulk.js";
  */
 export interface TileOpDef {
   /** The family, as PTX spells its leading tokens. */
-  readonly family: "cp.async" | "cp.async.bulk";
+  readonly family:
+    "cp.async" | "cp.async.bulk" | "cp.async.bulk.tensor" | "cp.async.bulk.prefetch.tensor";
   /** Opcodes of the family, for "did you mean" suggestions. */
   readonly examples: readonly string[];
   readonly sm: number;
@@ -21,10 +23,30 @@ export interface TileOpDef {
   /** Where the target rule comes from. */
   readonly source: string;
   /** Check the operand and parameter contract; the verified plan. */
-  plan(s: TileApply, ctx: PatternContext): CpAsyncPlan | BulkCopyPlan;
+  plan(s: TileApply, ctx: PatternContext): CpAsyncPlan | BulkCopyPlan | TmaPlan;
 }
 
 export const TILE_OPS: readonly TileOpDef[] = [
+  {
+    family: "cp.async.bulk.tensor",
+    examples: [
+      "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes",
+      "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster",
+      "cp.async.bulk.tensor.2d.global.shared::cta.tile.bulk_group",
+    ],
+    sm: 90,
+    archCode: "TX4007",
+    source: "PTX ISA, cp.async.bulk.tensor: requires sm_90 or higher",
+    plan: planTmaCopy,
+  },
+  {
+    family: "cp.async.bulk.prefetch.tensor",
+    examples: ["cp.async.bulk.prefetch.tensor.2d.L2.global.tile"],
+    sm: 90,
+    archCode: "TX4007",
+    source: "PTX ISA, cp.async.bulk.prefetch.tensor: requires sm_90 or higher",
+    plan: planTmaCopy,
+  },
   {
     family: "cp.async.bulk",
     examples: [

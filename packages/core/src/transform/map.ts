@@ -3,7 +3,7 @@ import type { Expr } from "../ir/expr.js";
 import type { Stmt, TileApply, TileParam } from "../ir/stmt.js";
 import type { TilePlan } from "../verify/verify.js";
 import type { AtomSide } from "../patterns/common.js";
-import { exprChildren, isExpr, isView } from "../visit.js";
+import { exprChildren, isExpr, isExprList, isView } from "../visit.js";
 
 /**
  * Copy-on-write rewriting of IR, in the manner of TVM's `StmtExprMutator`: children are
@@ -126,10 +126,16 @@ function mapOptional<T extends object, K extends keyof T>(
 export function mapPlan(p: TilePlan, ex: (e: Expr) => Expr): TilePlan {
   const dst = mapSide(p.dst, ex);
   const src = mapSide(p.src, ex);
-  const changed =
+  const changed: Record<string, unknown> =
     p.kind === "cp.async"
       ? mapOptional(p, ["srcSize", "ignoreSrc", "cachePolicy", "pred"], ex)
-      : mapOptional(p, ["mbar", "cachePolicy", "pred"], ex);
+      : p.kind === "cp.async.bulk.tensor"
+        ? mapOptional(p, ["mbar", "ctaMask", "cachePolicy", "pred"], ex)
+        : mapOptional(p, ["mbar", "cachePolicy", "pred"], ex);
+  if (p.kind === "cp.async.bulk.tensor") {
+    const coords = p.coords.map(ex);
+    if (coords.some((c, i) => c !== p.coords[i])) changed["coords"] = coords;
+  }
   if (dst === p.dst && src === p.src && Object.keys(changed).length === 0) return p;
   return { ...p, dst, src, ...changed } as TilePlan;
 }
@@ -142,6 +148,10 @@ function mapTileApply(s: TileApply, ex: (e: Expr) => Expr): TileApply {
     let q: TileParam = p;
     if (isView(p)) q = mapView(p, ex);
     else if (isExpr(p)) q = ex(p);
+    else if (isExprList(p)) {
+      const l = p.map(ex);
+      if (l.some((e, i) => e !== p[i])) q = l;
+    }
     if (q !== p) params = { ...params, [k]: q };
   }
   return dst === s.dst && src === s.src && params === s.params ? s : { ...s, dst, src, params };

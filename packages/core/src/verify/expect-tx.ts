@@ -4,6 +4,7 @@ import type { Stmt, TileApply } from "../ir/stmt.js";
 import { exactEqual } from "../equal.js";
 import type { BulkCopyPlan } from "../patterns/cp-async-bulk.js";
 import type { CpAsyncPlan } from "../patterns/cp-async.js";
+import type { TmaPlan } from "../patterns/tma.js";
 import { stmtChildren } from "../visit.js";
 
 /**
@@ -16,7 +17,7 @@ import { stmtChildren } from "../visit.js";
  */
 export function checkExpectTx(
   root: Stmt,
-  plans: ReadonlyMap<TileApply, CpAsyncPlan | BulkCopyPlan>,
+  plans: ReadonlyMap<TileApply, CpAsyncPlan | BulkCopyPlan | TmaPlan>,
 ): void {
   const visit = (s: Stmt): void => {
     if (s.kind === "Seq") checkBlock(s.stmts, plans);
@@ -27,7 +28,7 @@ export function checkExpectTx(
 
 function checkBlock(
   stmts: readonly Stmt[],
-  plans: ReadonlyMap<TileApply, CpAsyncPlan | BulkCopyPlan>,
+  plans: ReadonlyMap<TileApply, CpAsyncPlan | BulkCopyPlan | TmaPlan>,
 ): void {
   const expects: { mbar: Expr; bytes: number | undefined; stmt: Stmt }[] = [];
   const copies: { mbar: Expr; bytes: number | undefined; stmt: TileApply }[] = [];
@@ -38,6 +39,10 @@ function checkBlock(
       const p = plans.get(s);
       if (p?.kind === "cp.async.bulk" && p.mbar) {
         copies.push({ mbar: p.mbar, bytes: p.pred ? undefined : p.totalBytes, stmt: s });
+      } else if (p?.kind === "cp.async.bulk.tensor" && p.mbar) {
+        // A multicast copy also completes bytes on other CTAs' barriers (and theirs on ours).
+        const bytes = p.pred || p.opcode.multicast ? undefined : p.boxBytes;
+        copies.push({ mbar: p.mbar, bytes, stmt: s });
       }
     }
   }

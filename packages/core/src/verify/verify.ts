@@ -16,7 +16,9 @@ import { binary } from "../ir/arith.js";
 import { type CpAsyncPlan } from "../patterns/cp-async.js";
 import { TILE_OPS, tileOpOf } from "../patterns/tile-ops.js";
 import { type BulkCopyPlan } from "../patterns/cp-async-bulk.js";
+import { type TmaPlan } from "../patterns/tma.js";
 import { checkExpectTx } from "./expect-tx.js";
+import { checkCluster } from "./cluster.js";
 import { checkOpCall, findOp, opOf, type PtxVersion } from "../ops/index.js";
 import { exprChildren, stmtExprs, walkExpr } from "../visit.js";
 import type { Span } from "../span.js";
@@ -26,7 +28,7 @@ import { didYouMean } from "../suggest.js";
 import { MAX_TENSOR_BYTES, MAX_UNROLL, STATIC_SHARED_LIMIT } from "../limits.js";
 
 /** The verified plan of every `tile.apply` of a function, by statement. */
-export type TilePlan = CpAsyncPlan | BulkCopyPlan;
+export type TilePlan = CpAsyncPlan | BulkCopyPlan | TmaPlan;
 
 /**
  * A function that passed the verifier, with everything later stages need: the launch, the plan
@@ -146,6 +148,7 @@ export function verify(fn: PrimFunc): VerifiedFunc {
   }
   const entry = entries[0]!;
   checkLaunch(entry.launch, entry.span);
+  checkCluster(entry.launch, entry.span);
   const plans = new Map<TileApply, TilePlan>();
   let ptxVersion: readonly [number, number] = [7, 0];
   let minSm = 75;
@@ -157,6 +160,8 @@ export function verify(fn: PrimFunc): VerifiedFunc {
     ptxVersion = maxVersion(ptxVersion, info.ptx);
     minSm = Math.max(minSm, info.sm);
   };
+  // `.reqnctapercluster` and the cluster special registers: PTX 7.8, sm_90.
+  if (entry.launch.cluster) need({ ptx: [7, 8], sm: 90 });
   const vars = new Set<number>();
   const buffers = new Set<number>();
   const ranges = new Map<number, Interval>();

@@ -137,7 +137,9 @@ function printKernel(fn: PrimFunc, exportName: string, dtypes: Set<string>): str
       case "DeviceEntry": {
         const l = x.launch;
         const grid = l.grid.map((g) => (typeof g === "number" ? String(g) : e(g)));
-        const dyn = l.dynamicSharedBytes ? `, dynamic_shared_bytes: ${l.dynamicSharedBytes}` : "";
+        const dyn =
+          (l.dynamicSharedBytes ? `, dynamic_shared_bytes: ${l.dynamicSharedBytes}` : "") +
+          (l.cluster ? `, cluster: [${l.cluster.join(", ")}]` : "");
         out(
           `T.device_entry({ launch: T.cuda.LaunchConfig({ grid: ${dim3(grid)}, block: ${dim3(l.block.map(String))}${dyn} }) });`,
         );

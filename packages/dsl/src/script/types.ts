@@ -153,6 +153,7 @@ export type ScriptT = Omit<Script<typeof BuilderT>, Overridden> & {
       grid: number | readonly number[];
       block: number | readonly number[];
       dynamic_shared_bytes?: number;
+      cluster?: number | readonly number[];
     }): LaunchConfig;
   };
 };

@@ -1,0 +1,452 @@
+import { dtypeBytes, type DType } from "../dtype.js";
+import { TirxError } from "../diagnostics.js";
+import { isStaticShape, numel, rowMajorStrides, type View } from "../ir/buffer.js";
+import { constInt, type Expr } from "../ir/expr.js";
+import type { TileApply } from "../ir/stmt.js";
+import { showSwizzle, swizzleModeOf } from "../layout/swizzle.js";
+import { SWIZZLE_BYTES, isTensorMap, tmaTileShape, type TensorMap } from "../ir/tensor-map.js";
+import type { Span } from "../span.js";
+import { didYouMean } from "../suggest.js";
+import { isExpr, isExprList, isView } from "../visit.js";
+import { knownDivisor } from "../analysis/bounds.js";
+import {
+  checkParamNames,
+  exprParam,
+  sideOf,
+  type AtomSide,
+  type PatternContext,
+} from "./common.js";
+import { checkMbarrierOperand } from "./mbarrier.js";
+
+/** A parsed TMA opcode (PTX ISA, "cp.async.bulk.tensor", "cp.async.bulk.prefetch.tensor"). */
+export interface TmaOpcode {
+  /**
+   * "g2s": global → shared, completes on an mbarrier; "s2g": shared::cta → global, bulk
+   * async-group; "prefetch": global → L2 only.
+   */
+  readonly direction: "g2s" | "s2g" | "prefetch";
+  /** Tensor rank, 1..5 (the `.Nd` token). */
+  readonly rank: number;
+  /** Destination state space: `shared::cluster` (PTX 8.0) or `shared::cta` (8.6) for loads. */
+  readonly dstSpace: "shared::cluster" | "shared::cta" | "global" | "L2";
+  /** `.multicast::cluster`: the box lands in every CTA of the cluster named by `cta_mask`. */
+  readonly multicast: boolean;
+  readonly cacheHint: boolean;
+}
+
+/**
+ * The verified form of one TMA `tile.apply`: every thread that executes it issues one tensor copy
+ * of the box at `coords` (guard it with an `if` to elect one thread).
+ */
+export interface TmaPlan {
+  readonly kind: "cp.async.bulk.tensor";
+  readonly opcode: TmaOpcode;
+  readonly map: TensorMap;
+  /** Box origin per tensor axis (outermost first), int32 elements; may lie outside the tensor. */
+  readonly coords: readonly Expr[];
+  /** The shared tile (loads) or the whole global tensor (stores, prefetches). */
+  readonly dst: AtomSide;
+  /** The whole global tensor (loads, prefetches) or the shared tile (stores). */
+  readonly src: AtomSide;
+  readonly mbar?: Expr;
+  /** uint16 mask of destination CTA ranks in the cluster (multicast). */
+  readonly ctaMask?: Expr;
+  readonly cachePolicy?: Expr;
+  readonly pred?: Expr;
+  /** Bytes of the shared tile, out-of-bounds fill included: what complete_tx counts per CTA. */
+  readonly boxBytes: number;
+  readonly ptxVersion: readonly [number, number];
+}
+
+const G2S = "mbarrier::complete_tx::bytes";
+
+/**
+ * Parse a TMA opcode:
+ * `cp.async.bulk.tensor.Nd.{shared::cluster|shared::cta}.global[.tile].mbarrier::complete_tx::bytes[.multicast::cluster][.L2::cache_hint]`,
+ * `cp.async.bulk.tensor.Nd.global.shared::cta[.tile].bulk_group[.L2::cache_hint]` or
+ * `cp.async.bulk.prefetch.tensor.Nd.L2.global[.tile][.L2::cache_hint]`, N in 1..5. Only the
+ * tile mode is supported (not im2col, gather4 or scatter4).
+ * @throws TirxError TX4015. Source: PTX ISA "cp.async.bulk.tensor", "cp.async.bulk.prefetch.tensor".
+ */
+export function parseTmaOpcode(opcode: string, span?: Span): TmaOpcode {
+  const fail = (why: string): never => {
+    throw new TirxError("TX4015", `opcode "${opcode}": ${why}`, span);
+  };
+  const parts = opcode.split(".");
+  const prefetch = parts[3] === "prefetch";
+  const head = prefetch ? 5 : 4;
+  const rest = parts.slice(head);
+  const dim = /^([1-5])d$/.exec(rest[0] ?? "");
+  if (!dim)
+    return fail(`expected a rank token .1d … .5d after "${parts.slice(0, head).join(".")}"`);
+  const rank = Number(dim[1]);
+  let [dst, src, ...quals] = rest.slice(1);
+  if (quals[0] === "tile") quals = quals.slice(1);
+  else if (quals[0] === "im2col" || quals[0]?.startsWith("tile::"))
+    fail(`only the tile mode is supported, got ".${quals[0]}"`);
+  let completion: string | undefined;
+  if (!prefetch) [completion, ...quals] = quals;
+  let multicast = false;
+  let cacheHint = false;
+  for (const q of quals) {
+    if (q === "multicast::cluster" && !multicast && !cacheHint) multicast = true;
+    else if (q === "L2::cache_hint" && !cacheHint) cacheHint = true;
+    else {
+      const g = didYouMean(q, ["multicast::cluster", "L2::cache_hint"]);
+      fail(
+        `unknown, repeated or misplaced qualifier ".${q}"${g && g !== q ? `; did you mean ".${g}"?` : ""} (order: .multicast::cluster, then .L2::cache_hint)`,
+      );
+    }
+  }
+  if (prefetch) {
+    if (dst !== "L2" || src !== "global") fail("a tensor prefetch is .L2.global");
+    if (multicast) fail(".multicast::cluster is for loads into shared memory");
+    return { direction: "prefetch", rank, dstSpace: "L2", multicast, cacheHint };
+  }
+  if ((dst === "shared::cluster" || dst === "shared::cta") && src === "global") {
+    if (completion !== G2S)
+      fail(`global → shared tensor copies complete with .${G2S}, got ".${completion ?? ""}"`);
+    if (multicast && dst !== "shared::cluster")
+      fail(".multicast::cluster needs the .shared::cluster destination");
+    return { direction: "g2s", rank, dstSpace: dst, multicast, cacheHint };
+  }
+  if (dst === "global" && src === "shared::cta") {
+    if (completion !== "bulk_group")
+      fail(`shared → global tensor copies complete with .bulk_group, got ".${completion ?? ""}"`);
+    if (multicast) fail(".multicast::cluster is for loads into shared memory");
+    return { direction: "s2g", rank, dstSpace: "global", multicast, cacheHint };
+  }
+  return fail(
+    "supported forms are cp.async.bulk.tensor.Nd.shared::cluster.global.tile.mbarrier::complete_tx::bytes (or .shared::cta; + .multicast::cluster, .L2::cache_hint), cp.async.bulk.tensor.Nd.global.shared::cta.tile.bulk_group and cp.async.bulk.prefetch.tensor.Nd.L2.global.tile",
+  );
+}
+
+/** Element dtypes a tensor map can describe, with the `CUtensorMapDataType` each encodes as. */
+export const TMA_DTYPES: Readonly<Partial<Record<DType, number>>> = {
+  uint8: 0,
+  int8: 0,
+  uint16: 1,
+  int16: 1,
+  uint32: 2,
+  int32: 3,
+  uint64: 4,
+  int64: 5,
+  float16: 6,
+  float32: 7,
+  float64: 8,
+  bfloat16: 9,
+};
+
+/**
+ * Check a tensor map's own fields against the driver's contract (cuTensorMapEncodeTiled).
+ * @throws TirxError TX4024 (dtype, static shape, row strides multiple of 16 bytes, rank 1..5),
+ *   TX4017 (box extents in [1, 256], element strides in [1, 8], inner box bytes a multiple of 16
+ *   and at most the swizzle span). Source: CUDA Driver API, cuTensorMapEncodeTiled.
+ */
+export function checkTensorMap(m: TensorMap, span?: Span): void {
+  const where = span ?? m.span;
+  const b = m.buffer;
+  if (b.scope !== "global") {
+    throw new TirxError(
+      "TX4024",
+      `tensor map "${m.name}" describes "${b.name}", which is ${b.scope}; tensor maps describe global tensor parameters`,
+      where,
+    );
+  }
+  if (TMA_DTYPES[m.dtype] === undefined) {
+    throw new TirxError(
+      "TX4024",
+      `tensor map "${m.name}": dtype ${m.dtype} has no TMA encoding (accepted: ${Object.keys(TMA_DTYPES).join(", ")})`,
+      where,
+    );
+  }
+  const shape = b.shape;
+  if (!isStaticShape(shape)) {
+    throw new TirxError(
+      "TX4024",
+      `tensor map "${m.name}": "${b.name}" needs a static shape (symbolic dims are not supported by TMA maps yet)`,
+      where,
+    );
+  }
+  const rank = shape.length;
+  if (rank < 1 || rank > 5) {
+    throw new TirxError(
+      "TX4024",
+      `tensor map "${m.name}": TMA tensors have rank 1..5, "${b.name}" has ${rank}`,
+      where,
+    );
+  }
+  const eb = dtypeBytes(m.dtype);
+  const strides = rowMajorStrides(shape);
+  for (let k = 0; k < rank - 1; k++) {
+    if ((strides[k]! * eb) % 16 !== 0) {
+      throw new TirxError(
+        "TX4024",
+        `tensor map "${m.name}": axis ${k} of "${b.name}" has a stride of ${strides[k]! * eb} bytes; TMA needs strides that are multiples of 16 bytes (pad the inner axis)`,
+        where,
+      );
+    }
+  }
+  if (m.box.length !== rank || m.elementStrides.length !== rank) {
+    throw new TirxError(
+      "TX4017",
+      `tensor map "${m.name}": box [${m.box.join(", ")}] and element strides [${m.elementStrides.join(", ")}] need one entry per axis of "${b.name}" (rank ${rank})`,
+      where,
+    );
+  }
+  m.box.forEach((n, k) => {
+    if (!Number.isInteger(n) || n < 1 || n > 256)
+      throw new TirxError(
+        "TX4017",
+        `tensor map "${m.name}": box extent ${n} on axis ${k} is outside [1, 256]`,
+        where,
+      );
+    const e = m.elementStrides[k]!;
+    if (!Number.isInteger(e) || e < 1 || e > 8)
+      throw new TirxError(
+        "TX4017",
+        `tensor map "${m.name}": element stride ${e} on axis ${k} is outside [1, 8]`,
+        where,
+      );
+  });
+  const inner = m.box[rank - 1]! * eb;
+  if (inner % 16 !== 0) {
+    throw new TirxError(
+      "TX4017",
+      `tensor map "${m.name}": the inner box extent is ${inner} bytes (${m.box[rank - 1]} × ${eb}); it must be a multiple of 16 bytes`,
+      where,
+    );
+  }
+  const span_ = SWIZZLE_BYTES[m.swizzle];
+  if (span_ > 0 && inner > span_) {
+    throw new TirxError(
+      "TX4017",
+      `tensor map "${m.name}": with ${m.swizzle} swizzle the inner box extent may be at most ${span_} bytes, got ${inner}`,
+      where,
+    );
+  }
+}
+
+/** Shared alignment a TMA tile needs: 128 bytes, or the swizzle atom (8 rows of the span). */
+export function tmaSharedAlign(m: TensorMap): number {
+  return Math.max(128, 8 * SWIZZLE_BYTES[m.swizzle]);
+}
+
+const gcd = (a: number, b: number): number => (b === 0 ? Math.abs(a) : gcd(b, a % b));
+
+/** Provable alignment in bytes of a side's origin (the buffer's alignment caps it). */
+function originAlignment(side: AtomSide): number {
+  const g = knownDivisor(side.baseBytes);
+  return g === 0 ? side.buffer.align : gcd(g, side.buffer.align);
+}
+
+const isShared = (v: View): boolean =>
+  v.buffer.scope === "shared" || v.buffer.scope === "shared.dyn";
+
+function checkWholeTensor(v: View, m: TensorMap, s: TileApply): void {
+  const b = v.buffer;
+  const whole =
+    b.id === m.buffer.id &&
+    constInt(v.offset) === 0 &&
+    v.dtype === b.dtype &&
+    v.shape.length === b.shape.length &&
+    v.shape.every((n, k) => n === b.shape[k]) &&
+    rowMajorStrides(v.shape).every((x, k) => x === v.strides[k]);
+  if (!whole) {
+    throw new TirxError(
+      "TX4016",
+      `the global operand of a TMA copy is the whole tensor its map describes ("${m.buffer.name}"), got a view of "${b.name}"; the box position is given by coords`,
+      s.span,
+    );
+  }
+}
+
+function checkTile(v: View, m: TensorMap, s: TileApply, side: string): void {
+  const tile = tmaTileShape(m);
+  const dense = rowMajorStrides(v.shape).every((x, k) => v.shape[k] === 1 || x === v.strides[k]);
+  if (
+    v.dtype !== m.dtype ||
+    v.shape.length !== tile.length ||
+    v.shape.some((n, k) => n !== tile[k]) ||
+    !dense
+  ) {
+    throw new TirxError(
+      "TX4018",
+      `the ${side} tile must be the box of tensor map "${m.name}": ${m.dtype} [${tile.join(", ")}], dense row-major; got ${v.dtype} [${v.shape.join(", ")}] with strides [${v.strides.join(", ")}]`,
+      s.span,
+    );
+  }
+}
+
+function mbarParam(s: TileApply): Expr {
+  const m = s.params["mbar"];
+  let e: Expr | undefined;
+  if (m !== undefined && isView(m) && numel(m.shape) === 1) {
+    e = { kind: "BufferPtr", buffer: m.buffer, offset: m.offset, dtype: "uint32" };
+  } else if (m !== undefined && isExpr(m)) e = m;
+  if (!e) {
+    throw new TirxError(
+      "TX4006",
+      "a global → shared TMA copy needs mbar: the mbarrier it completes on (bars.ptr([i]) or a one-element view)",
+      s.span,
+    );
+  }
+  checkMbarrierOperand(e, s.span);
+  return e;
+}
+
+const MODE_OF: Readonly<Record<TensorMap["swizzle"], number>> = {
+  none: 0,
+  "32B": 1,
+  "64B": 2,
+  "128B": 3,
+};
+
+/**
+ * The map's swizzle must be the shared buffer's layout: TMA writes (or reads) the box at
+ * physically swizzled addresses, and the kernel's accesses to the buffer go through its layout.
+ * @throws TirxError TX4020. Source: CUDA Driver API, CUtensorMapSwizzle; CuTe Swizzle<B, 4, 3>.
+ */
+function checkSwizzleAgrees(tile: View, m: TensorMap, s: TileApply): void {
+  const layout = tile.buffer.layout;
+  const mode = layout ? swizzleModeOf(layout) : 0;
+  if (mode === MODE_OF[m.swizzle]) return;
+  const has = layout ? showSwizzle(layout) : "no swizzle (row-major)";
+  throw new TirxError(
+    "TX4020",
+    `tensor map "${m.name}" has swizzle ${m.swizzle}, but shared "${tile.buffer.name}" has ${has}; allocate it with { layout: ${m.swizzle === "none" ? "none" : `T.swizzle_mode("${m.swizzle}")`} } or encode the map with the buffer's mode`,
+    s.span,
+  );
+}
+
+const LOAD_PARAMS = ["tensor_map", "coords", "mbar", "cta_mask", "cache_policy", "pred"] as const;
+const OTHER_PARAMS = ["tensor_map", "coords", "cache_policy", "pred"] as const;
+
+/**
+ * Check a TMA `tile.apply` and return its plan. Operands are (shared tile, global tensor) for
+ * loads, (global tensor, shared tile) for stores and (global tensor, global tensor) for
+ * prefetches; parameters: `tensor_map` (from `T.tensormap_encode_tiled`), `coords` (one int32
+ * per axis, outermost first), `mbar` (loads), `cta_mask` (uint16, multicast), `cache_policy`
+ * (uint64, `.L2::cache_hint`), `pred` (bool).
+ * @throws TirxError TX4015–TX4024, TX4005 (state spaces), TX4006/TX4011 (mbarrier), TX4002
+ *   (unknown parameter, cache hint). Sources: PTX ISA "cp.async.bulk.tensor" (shared address
+ *   128-byte aligned; multicast), "Tensor-map"; CUDA Driver API cuTensorMapEncodeTiled.
+ */
+export function planTmaCopy(s: TileApply, ctx: PatternContext): TmaPlan {
+  const opcode = parseTmaOpcode(s.opcode, s.span);
+  const g2s = opcode.direction === "g2s";
+  checkParamNames(s, g2s ? LOAD_PARAMS : OTHER_PARAMS, "TX4002", `"${s.opcode}"`);
+  const m = s.params["tensor_map"];
+  if (!isTensorMap(m)) {
+    throw new TirxError(
+      "TX4016",
+      `a TMA copy needs tensor_map: a map from T.tensormap_encode_tiled(tensor, { box, ... }), got ${m === undefined ? "none" : typeof m}`,
+      s.span,
+    );
+  }
+  checkTensorMap(m, s.span);
+  if (m.box.length !== opcode.rank) {
+    throw new TirxError(
+      "TX4016",
+      `the opcode is ${opcode.rank}d, but tensor map "${m.name}" has rank ${m.box.length}`,
+      s.span,
+    );
+  }
+  const { dst, src } = s;
+  const [tile, global] = g2s
+    ? [dst, src]
+    : opcode.direction === "s2g"
+      ? [src, dst]
+      : [undefined, src];
+  if (
+    (tile && !isShared(tile)) ||
+    global.buffer.scope !== "global" ||
+    (opcode.direction === "prefetch" && dst.buffer.id !== src.buffer.id)
+  ) {
+    const want =
+      opcode.direction === "g2s"
+        ? "(shared tile, global tensor)"
+        : opcode.direction === "s2g"
+          ? "(global tensor, shared tile)"
+          : "(global tensor, the same global tensor)";
+    throw new TirxError(
+      "TX4005",
+      `"${s.opcode}" takes dst, src = ${want}; got ${dst.buffer.scope} "${dst.buffer.name}", ${src.buffer.scope} "${src.buffer.name}"`,
+      s.span,
+    );
+  }
+  checkWholeTensor(global, m, s);
+  let boxBytes = 0;
+  if (tile) {
+    checkTile(tile, m, s, g2s ? "destination" : "source");
+    boxBytes = numel(tile.shape) * dtypeBytes(m.dtype);
+    checkSwizzleAgrees(tile, m, s);
+    const need = tmaSharedAlign(m);
+    // Only the origin matters: the tile is one dense box.
+    const got = originAlignment(sideOf(tile, 0, s.span));
+    if (got % need !== 0) {
+      throw new TirxError(
+        "TX4019",
+        `the shared tile of "${tile.buffer.name}" is only provably ${got}-byte aligned; TMA needs ${need}${m.swizzle === "none" ? "" : ` with ${m.swizzle} swizzle (the swizzle atom)`} (allocate with { align: ${need} })`,
+        s.span,
+      );
+    }
+  }
+  const c = s.params["coords"];
+  if (
+    c === undefined ||
+    !isExprList(c) ||
+    c.length !== opcode.rank ||
+    c.some((e) => e.dtype !== "int32")
+  ) {
+    throw new TirxError(
+      "TX4023",
+      `coords must list ${opcode.rank} int32 coordinates (outermost axis first), got ${c === undefined ? "none" : isExprList(c) ? `${c.length}: ${c.map((e) => e.dtype).join(", ")}` : typeof c}`,
+      s.span,
+    );
+  }
+  const mbar = g2s ? mbarParam(s) : undefined;
+  const ctaMask = exprParam(s, "cta_mask", ["uint16"], "TX4021");
+  if (opcode.multicast !== (ctaMask !== undefined)) {
+    throw new TirxError(
+      "TX4021",
+      opcode.multicast
+        ? ".multicast::cluster needs cta_mask: a uint16 mask of the destination CTA ranks"
+        : "cta_mask needs .multicast::cluster in the opcode",
+      s.span,
+    );
+  }
+  if (opcode.multicast && !ctx.launch.cluster) {
+    throw new TirxError(
+      "TX4021",
+      "a multicast copy writes to the CTAs of a cluster: launch with T.cuda.LaunchConfig({ ..., cluster: [n, 1, 1] })",
+      s.span,
+    );
+  }
+  const cachePolicy = exprParam(s, "cache_policy", ["uint64"], "TX4002");
+  if (opcode.cacheHint !== (cachePolicy !== undefined)) {
+    throw new TirxError(
+      "TX4002",
+      opcode.cacheHint
+        ? "the opcode has .L2::cache_hint but no cache_policy was given"
+        : "cache_policy needs .L2::cache_hint in the opcode",
+      s.span,
+    );
+  }
+  const pred = exprParam(s, "pred", ["bool"], "TX4002");
+  const ptxVersion: [number, number] = g2s && opcode.dstSpace === "shared::cta" ? [8, 6] : [8, 0];
+  return {
+    kind: "cp.async.bulk.tensor",
+    opcode,
+    map: m,
+    coords: c,
+    dst: sideOf(dst, 0, s.span),
+    src: sideOf(src, 0, s.span),
+    ...(mbar ? { mbar } : {}),
+    ...(ctaMask ? { ctaMask } : {}),
+    ...(cachePolicy ? { cachePolicy } : {}),
+    ...(pred ? { pred } : {}),
+    boxBytes,
+    ptxVersion,
+  };
+}

@@ -1,0 +1,209 @@
+import {
+  TMA_DTYPES,
+  TirxError,
+  dtypeBytes,
+  isStaticShape,
+  launchGrid,
+  type DeviceTensor,
+  type KernelArg,
+  type LaunchConfig,
+  type Param,
+  type TensorMap,
+} from "@tirx-ts/core";
+import { ARG_SLOT_BYTES, packArgs } from "./args.js";
+import type { CudaDevice } from "./device.js";
+import { driver, koffi, libraryPath, type CuHandle } from "./driver.js";
+import { CudaUnavailableError } from "./errors.js";
+import type { CudaKernel } from "./launch.js";
+import type { CudaStream } from "./stream.js";
+import { CudaTensor } from "./tensor.js";
+
+/** Bytes of a `CUtensorMap` (cuda.h: `CU_TENSOR_MAP_NUM_QWORDS` 16 × 8), 64-byte aligned on the host. */
+export const TENSOR_MAP_BYTES = 128;
+
+const SWIZZLE = { none: 0, "32B": 1, "64B": 2, "128B": 3 } as const;
+const L2_PROMOTION = { none: 0, "64B": 1, "128B": 2, "256B": 3 } as const;
+const OOB_FILL = { none: 0, nan: 1 } as const;
+/** `CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION` (cuda.h). */
+const CLUSTER_DIMENSION = 4;
+
+type Fn = (...args: unknown[]) => number;
+let fns: { encode: Fn; launchEx: Fn } | undefined;
+
+/** cuTensorMapEncodeTiled and cuLaunchKernelEx, bound on first use (CUDA 12.0+ drivers). */
+function bind(): { encode: Fn; launchEx: Fn } {
+  if (fns) return fns;
+  driver(); // loads the library and runs cuInit
+  const library = libraryPath();
+  const lib = koffi().load(library);
+  try {
+    fns = {
+      encode: lib.func("cuTensorMapEncodeTiled", "int", [
+        "void *",
+        "int",
+        "uint32_t",
+        "uint64_t",
+        "void *",
+        "void *",
+        "void *",
+        "void *",
+        "int",
+        "int",
+        "int",
+        "int",
+      ]) as Fn,
+      launchEx: lib.func("cuLaunchKernelEx", "int", ["void *", "void *", "void *", "void *"]) as Fn,
+    };
+  } catch (e) {
+    throw new CudaUnavailableError(
+      library,
+      `${(e as Error).message} (a CUDA 12 driver is needed for TMA)`,
+    );
+  }
+  return fns;
+}
+
+/**
+ * Encode `map` over the tensor at device address `ptr` into the 128 bytes at host address `out`
+ * (64-byte aligned) with cuTensorMapEncodeTiled. Dims, strides, box and element strides are
+ * passed innermost first, as the driver counts them; global strides in bytes for dims 1..rank-1.
+ * @throws CudaError from the driver (CUDA_ERROR_INVALID_VALUE for a map it refuses).
+ */
+export function encodeTensorMap(map: TensorMap, ptr: bigint, out: bigint): void {
+  const shape = map.buffer.shape;
+  if (!isStaticShape(shape))
+    throw new Error(`internal: tensor map "${map.name}" of a symbolic tensor`);
+  const rank = shape.length;
+  const eb = dtypeBytes(map.dtype);
+  const dims = BigUint64Array.from([...shape].reverse(), (n) => BigInt(n));
+  const strides = new BigUint64Array(Math.max(1, rank - 1));
+  let s = 1;
+  for (let k = 0; k < rank - 1; k++) {
+    s *= shape[rank - 1 - k]!;
+    strides[k] = BigInt(s * eb);
+  }
+  const box = Uint32Array.from([...map.box].reverse());
+  const es = Uint32Array.from([...map.elementStrides].reverse());
+  const code = bind().encode(
+    out,
+    TMA_DTYPES[map.dtype]!,
+    rank,
+    ptr,
+    dims,
+    strides,
+    box,
+    es,
+    0,
+    SWIZZLE[map.swizzle],
+    L2_PROMOTION[map.l2Promotion],
+    OOB_FILL[map.oobFill],
+  );
+  if (code !== 0)
+    driver().check("cuTensorMapEncodeTiled", code, { context: `tensor map "${map.name}"` });
+}
+
+/**
+ * Launches of a kernel with tensor-map parameters or cluster dims: the argument block holds the
+ * declared parameters' 8-byte slots, then one 128-byte (64-aligned) `CUtensorMap` per map, then
+ * the `kernelParams` pointer array, then a `CUlaunchConfig` and one `CUlaunchAttribute` (cluster
+ * dims). Maps are re-encoded only when their tensor's device address changes. The launch goes
+ * through cuLaunchKernelEx (with `CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION` for a cluster launch).
+ */
+export class ExtendedLauncher {
+  readonly #params: readonly Param[];
+  readonly #maps: readonly TensorMap[];
+  readonly #mapArg: readonly number[];
+  readonly #block: bigint;
+  readonly #values: DataView;
+  readonly #mapsAt: bigint;
+  readonly #kernelParams: bigint;
+  readonly #config: DataView;
+  readonly #configAt: bigint;
+  readonly #encodedFor: bigint[];
+
+  constructor(params: readonly Param[], maps: readonly TensorMap[]) {
+    this.#params = params;
+    this.#maps = maps;
+    this.#mapArg = maps.map((m) => {
+      const i = params.findIndex((p) => p.kind === "buffer" && p.buffer.id === m.buffer.id);
+      if (i < 0) throw new Error(`internal: tensor map "${m.name}" describes no parameter`);
+      return i;
+    });
+    const n = params.length;
+    const valuesBytes = n * ARG_SLOT_BYTES;
+    const mapsOff = Math.ceil(valuesBytes / 64) * 64 + 64; // room to align the block itself
+    const ptrOff = mapsOff + maps.length * TENSOR_MAP_BYTES;
+    const cfgOff = ptrOff + (n + maps.length) * 8;
+    const total = cfgOff + 56 + 72 + 64;
+    const k = koffi();
+    this.#block = k.alloc("uint8_t", total) as bigint;
+    const all = k.view(this.#block, total);
+    new Uint8Array(all).fill(0);
+    this.#values = new DataView(all, 0, Math.max(valuesBytes, 0));
+    // Align the maps to 64 bytes (cuTensorMapEncodeTiled requires it).
+    const mapsAbs = (this.#block + BigInt(mapsOff)) & ~63n;
+    this.#mapsAt = mapsAbs;
+    const ptrs = new DataView(all, ptrOff, (n + maps.length) * 8);
+    for (let i = 0; i < n; i++)
+      ptrs.setBigUint64(i * 8, this.#block + BigInt(i * ARG_SLOT_BYTES), true);
+    maps.forEach((_, j) =>
+      ptrs.setBigUint64((n + j) * 8, mapsAbs + BigInt(j * TENSOR_MAP_BYTES), true),
+    );
+    this.#kernelParams = this.#block + BigInt(ptrOff);
+    const cfgAbs = (this.#block + BigInt(cfgOff) + 7n) & ~7n;
+    this.#configAt = cfgAbs;
+    this.#config = new DataView(all, Number(cfgAbs - this.#block), 56 + 72);
+    this.#encodedFor = maps.map(() => -1n);
+  }
+
+  /**
+   * Pack `args`, encode the tensor maps whose tensors moved, and queue the launch.
+   * @throws TirxError TX5004/TX5005 (arguments); CudaError from the driver.
+   */
+  launch(
+    kernel: CudaKernel,
+    device: CudaDevice,
+    args: readonly KernelArg[],
+    launch: LaunchConfig,
+    stream: CudaStream | null,
+  ): void {
+    device.activate();
+    const pointerOf = (t: DeviceTensor, i: number): bigint => {
+      if (!(t instanceof CudaTensor) || t.device !== device) {
+        throw new TirxError(
+          "TX5004",
+          `argument ${i} lives on ${t.device.name} (${t.device.kind}), but the kernel runs on ${device.name} (cuda:${device.ordinal})`,
+        );
+      }
+      return t.ptr;
+    };
+    packArgs(this.#params, args, this.#values, pointerOf);
+    this.#maps.forEach((m, j) => {
+      const ptr = this.#values.getBigUint64(this.#mapArg[j]! * ARG_SLOT_BYTES, true);
+      if (this.#encodedFor[j] === ptr) return;
+      encodeTensorMap(m, ptr, this.#mapsAt + BigInt(j * TENSOR_MAP_BYTES));
+      this.#encodedFor[j] = ptr;
+    });
+    const grid = launchGrid({ name: kernel.name, params: this.#params }, launch, args);
+    const c = this.#config;
+    [...grid, ...launch.block].forEach((v, i) => c.setUint32(i * 4, v, true));
+    c.setUint32(24, launch.dynamicSharedBytes, true);
+    c.setBigUint64(32, stream === null ? 0n : stream.handle, true);
+    const cl = launch.cluster;
+    c.setBigUint64(40, cl ? this.#configAt + 56n : 0n, true);
+    c.setUint32(48, cl ? 1 : 0, true);
+    if (cl) {
+      c.setUint32(56, CLUSTER_DIMENSION, true);
+      cl.forEach((v, i) => c.setUint32(64 + i * 4, v, true));
+    }
+    kernel.prepareExtended(launch);
+    const code = bind().launchEx(this.#configAt, kernel.handle, this.#kernelParams, null);
+    if (code !== 0) {
+      driver().check("cuLaunchKernelEx", code, { context: `kernel "${kernel.name}"` });
+    }
+  }
+
+  free(): void {
+    koffi().free(this.#block);
+  }
+}
