@@ -71,7 +71,10 @@ function checkDescriptor(args: readonly Expr[], span?: Span): void {
       );
     }
   }
-  if (a0.kind !== "BufferPtr" || a0.buffer.scope !== "shared") {
+  if (
+    a0.kind !== "BufferPtr" ||
+    (a0.buffer.scope !== "shared" && a0.buffer.scope !== "shared.dyn")
+  ) {
     throw new TirxError(
       "TX7007",
       `the address of T.ptx.wgmma.encode_matrix_descriptor must be an element of a shared buffer (smem.ptr([i]))`,
