@@ -168,3 +168,55 @@ export function tmaStore2d(opts: {
 function bytesOf(dt: string): number {
   return dt === "float32" ? 4 : dt === "uint8" ? 1 : 2;
 }
+
+/**
+ * 2-CTA cluster multicast: A [32, 64] float16; CTA rank r of each cluster loads rows
+ * [16r, 16r + 16) with `.multicast::cluster` and cta_mask 0b11 into rows 16r.. of the tile of
+ * both CTAs, completing on each CTA's own mbarrier (same offset), which expects the whole
+ * 32 × 64 tile. Each CTA then writes its tile to B[cta·32 + i, j]: both copies equal A. Cluster
+ * barriers order the mbarrier inits before any multicast and keep every CTA alive until its
+ * peer's copies landed.
+ */
+export function tmaMulticast(name: string): PrimFunc {
+  return T.function(
+    name,
+    { A: T.Tensor([32, 64], "float16"), B: T.Tensor([64, 64], "float16") },
+    ({ A, B }) => {
+      T.device_entry({
+        launch: T.cuda.LaunchConfig({ grid: [2, 1], block: 128, cluster: [2, 1, 1] }),
+      });
+      const tid = T.cuda.thread_idx("x");
+      const cta = T.cuda.block_idx("x");
+      const rank = T.cuda.cluster_ctarank();
+      const tile = T.alloc_shared([2, 16, 64], "float16", { name: "tile", align: 1024 });
+      const bar = T.alloc_shared([1], "uint64", { name: "bar" });
+      const map = T.tensormap_encode_tiled(A, { box: [16, 64] });
+      T.if_(tid.eq(0), () => {
+        T.ptx.mbarrier.init(bar.sub(0), 1);
+        T.ptx.fence.mbarrier_init();
+      });
+      T.ptx.barrier.cluster.arrive();
+      T.ptx.barrier.cluster.wait();
+      T.if_(tid.eq(0), () => {
+        T.ptx.mbarrier.arrive.expect_tx(bar.sub(0), 32 * 64 * 2);
+        T.cuda.tile.apply(
+          T.ptx[
+            "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster"
+          ],
+          tile.sub(rank),
+          A,
+          { tensor_map: map, coords: [rank.mul(16), 0], mbar: bar.sub(0), cta_mask: T.uint16(3) },
+        );
+      });
+      T.ptx.mbarrier.try_wait(bar.sub(0), 0);
+      for (const k of T.range(16)) {
+        const e = k.mul(128).add(tid);
+        const i = e.floordiv(64);
+        const j = e.floormod(64);
+        B.set([cta.mul(32).add(i), j], tile.get([i.floordiv(16), i.floormod(16), j]));
+      }
+      T.ptx.barrier.cluster.arrive();
+      T.ptx.barrier.cluster.wait();
+    },
+  );
+}

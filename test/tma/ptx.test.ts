@@ -6,7 +6,7 @@ import { describe, expect, it } from "vitest";
 import { compileToPtx } from "@tirx-ts/codegen-ptx";
 import { T } from "@tirx-ts/dsl";
 import { assembleLater } from "../util/ptxas-deferred.js";
-import { tmaLoad2d, tmaLoad3d, tmaStore2d } from "../kernels/tma.js";
+import { tmaLoad2d, tmaLoad3d, tmaMulticast, tmaStore2d } from "../kernels/tma.js";
 import type { PrimFunc } from "@tirx-ts/core";
 
 const build = (fn: PrimFunc, arch = "sm_90a") => {
@@ -127,6 +127,50 @@ describe("TMA PTX", () => {
       cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster.L2::cache_hint [%r1], [%rd4, {%r4, %r5}], [%r2], %rs1, %rd5;
       @%p2 cp.async.bulk.tensor.2d.shared::cta.global.tile.mbarrier::complete_tx::bytes [%r1], [%rd4, {%r7, %r8}], [%r2];
       cp.async.bulk.prefetch.tensor.2d.L2.global.tile [%rd4, {%r9, %r10}];"
+    `);
+  });
+
+  it("emits cluster registers, the cluster barrier and the cluster directives", () => {
+    const m = build(tmaMulticast("tma_mc"));
+    expect(lines(m.text, "cluster", ".version")).toMatchInlineSnapshot(`
+      ".version 8.0
+      .explicitcluster
+      .reqnctapercluster 2, 1, 1
+      fence.mbarrier_init.release.cluster;
+      barrier.cluster.arrive;
+      barrier.cluster.wait;
+      mov.u32 %r6, %cluster_ctarank;
+      mov.u32 %r8, %cluster_ctarank;
+      cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster [%r9], [%rd6, {%r5, %r7}], [%r4], %rs1;
+      barrier.cluster.arrive;
+      barrier.cluster.wait;"
+    `);
+    const regs = T.function("cluster_regs", { B: T.Tensor([16], "int32") }, ({ B }) => {
+      T.device_entry({
+        launch: T.cuda.LaunchConfig({ grid: [2, 2], block: 32, cluster: [2, 2, 1] }),
+      });
+      B.set([0], T.cuda.cluster_nctarank());
+      B.set([1], T.cuda.cluster_cta_idx("y"));
+      B.set([2], T.cuda.cluster_dim("z"));
+      B.set([3], T.cuda.cluster_idx("x"));
+      B.set([4], T.cuda.cluster_grid_dim("y"));
+      T.ptx.barrier.cluster.arrive_relaxed();
+      T.ptx.barrier.cluster.wait();
+    });
+    expect(lines(build(regs, "sm_90").text, "cluster", ".version")).toMatchInlineSnapshot(`
+      ".version 8.0
+      .visible .entry cluster_regs(
+      .param .u64 cluster_regs_param_0
+      .explicitcluster
+      .reqnctapercluster 2, 2, 1
+      ld.param.u64 %rd1, [cluster_regs_param_0];
+      mov.u32 %r1, %cluster_nctarank;
+      mov.u32 %r2, %cluster_ctaid.y;
+      mov.u32 %r3, %cluster_nctaid.z;
+      mov.u32 %r4, %clusterid.x;
+      mov.u32 %r5, %nclusterid.y;
+      barrier.cluster.arrive.relaxed;
+      barrier.cluster.wait;"
     `);
   });
 });

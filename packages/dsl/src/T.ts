@@ -21,6 +21,7 @@ import { callerSpan } from "./span.js";
 import { checkSlice } from "./view.js";
 import { prim_func } from "./script/prim-func.js";
 import { tensormap_encode_tiled } from "./tma.js";
+import * as clusterOps from "./cluster.js";
 import { SwizzleLayout, SwizzleMode, swizzle_mode } from "./swizzle.js";
 
 const dtypes = Object.fromEntries(DTYPES.map((d) => [d, dtypeFn(d)])) as Record<DType, DTypeFn>;
@@ -106,6 +107,12 @@ export const T = {
     cta_sync: cuda.cta_sync,
     tile: cuda.tile,
     tensormap_encode_tiled,
+    cluster_ctarank: clusterOps.cluster_ctarank,
+    cluster_nctarank: clusterOps.cluster_nctarank,
+    cluster_cta_idx: clusterOps.cluster_cta_idx,
+    cluster_dim: clusterOps.cluster_dim,
+    cluster_idx: clusterOps.cluster_idx,
+    cluster_grid_dim: clusterOps.cluster_grid_dim,
     ...warp,
   },
   tensormap_encode_tiled,

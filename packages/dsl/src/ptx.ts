@@ -5,6 +5,7 @@ import { callerSpan } from "./span.js";
 import { TileView } from "./view.js";
 import { ldmatrix, mma, stmatrix } from "./mma.js";
 import { encode_matrix_descriptor, setmaxnreg, wgmma } from "./wgmma.js";
+import { barrierCluster } from "./cluster.js";
 
 /** An instruction named by its PTX opcode, e.g. `T.ptx["cp.async.cg.shared.global"]`. */
 export class PtxOp {
@@ -202,6 +203,7 @@ const namespace = {
     arrive: strict("T.ptx.mbarrier.arrive", arrive),
   }),
   fence: strict("T.ptx.fence", fence),
+  barrier: strict("T.ptx.barrier", { cluster: strict("T.ptx.barrier.cluster", barrierCluster) }),
   ldmatrix,
   stmatrix,
   mma,

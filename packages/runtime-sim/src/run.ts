@@ -166,6 +166,7 @@ export function runSim(
   }
   const [gx, gy, gz] = launchGrid(vf.fn, vf.launch, args);
   m.grid = [gx, gy, gz];
+  m.cluster = vf.launch.cluster ?? [1, 1, 1];
   const tracer = opts.trace ? new Tracer(T) : undefined;
   m.seed = seedOf(opts.simSeed);
   m.rng = m.seed;

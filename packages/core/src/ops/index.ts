@@ -10,6 +10,7 @@ import { ARITH_OPS } from "./arith/index.js";
 import { MATH_OPS } from "./math/index.js";
 import { MMA_OPS } from "./mma/index.js";
 import { WGMMA_OPS } from "./wgmma/index.js";
+import { CLUSTER_OPS } from "./cluster.js";
 
 /**
  * The op table: every family registers its records here, once, when core loads. Adding an op
@@ -27,6 +28,7 @@ registerOps([
   ...ATOMIC_OPS,
   ...MMA_OPS,
   ...WGMMA_OPS,
+  ...CLUSTER_OPS,
 ]);
 
 export * from "./op.js";
@@ -40,3 +42,4 @@ export * from "./arith/index.js";
 export { MATH_OPS, rint } from "./math/index.js";
 export * from "./mma/index.js";
 export * from "./wgmma/index.js";
+export { CLUSTER_OPS, type ClusterRegister } from "./cluster.js";

@@ -21,7 +21,8 @@ export type OpFamily =
   | "mbarrier"
   | "fence"
   | "mma"
-  | "wgmma";
+  | "wgmma"
+  | "cluster";
 
 /**
  * One operand of an op.
@@ -167,7 +168,8 @@ export type MachineAction =
       readonly aRegs: boolean;
     }
   | { readonly unit: "wgmma"; readonly action: "fence" | "commit" | "wait" }
-  | { readonly unit: "regs"; readonly action: "setmaxnreg" };
+  | { readonly unit: "regs"; readonly action: "setmaxnreg" }
+  | { readonly unit: "cluster"; readonly action: "register" | "arrive" | "wait" };
 
 /** The read-modify-write of an atom/red op (PTX ISA, atom). */
 export type AtomicAction = "add" | "min" | "max" | "cas" | "exch" | "and" | "or" | "xor";

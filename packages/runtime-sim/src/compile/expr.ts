@@ -180,6 +180,8 @@ export class ExprCompiler {
         return (t) => bars.tryWait(m, t, addr(t), parity(t), bb, site);
       }
       if (sem.effect.unit === "atomic") return compileAtomic(this, op, e.args, e.span ?? span);
+      if (sem.effect.unit === "cluster" && sem.effect.action === "register")
+        return clusterRegister(m, e.op, span);
       return unsupported(e.op, span);
     }
     const args = e.args.map((a) => this.any(a, span) as (t: number) => SimValue);
@@ -378,6 +380,28 @@ function binaryFn(op: BinaryOp, dt: DType, span?: Span): ThreadFn {
 }
 
 /** An intrinsic the simulator cannot evaluate: TX2010 when (and only if) a thread reaches it. */
+/**
+ * A cluster special register of the running CTA (PTX ISA, "Special Registers"), from its
+ * %ctaid and the launch's cluster dims: clusters tile the grid, ranks are x-fastest.
+ */
+function clusterRegister(m: Machine, op: string, span?: Span): (t: number) => number {
+  const axis = "xyz".indexOf(op[op.length - 1]!);
+  const id = (): readonly [number, number, number] => [m.cx, m.cy, m.cz];
+  if (op === "cluster.ctarank") {
+    return () => {
+      const [x, y, z] = m.cluster;
+      return (m.cx % x) + (m.cy % y) * x + (m.cz % z) * x * y;
+    };
+  }
+  if (op === "cluster.nctarank") return () => m.cluster[0] * m.cluster[1] * m.cluster[2];
+  if (axis < 0) return unsupported(op, span);
+  if (op.startsWith("cluster.ctaid")) return () => id()[axis]! % m.cluster[axis]!;
+  if (op.startsWith("cluster.nctaid")) return () => m.cluster[axis]!;
+  if (op.startsWith("clusterid")) return () => Math.floor(id()[axis]! / m.cluster[axis]!);
+  if (op.startsWith("nclusterid")) return () => m.grid[axis]! / m.cluster[axis]!;
+  return unsupported(op, span);
+}
+
 function unsupported(op: string, span?: Span): () => never {
   return () => {
     throw new TirxError("TX2010", `intrinsic "${op}" is not supported by the simulator`, span);

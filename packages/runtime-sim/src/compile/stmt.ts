@@ -14,6 +14,7 @@ import { compileStore } from "./access.js";
 import { LoopVar } from "./loop-var.js";
 import { compileCpAsync } from "./cp-async.js";
 import { compileBulkCopy } from "./bulk.js";
+import { compileTmaCopy } from "./tma.js";
 import type { ExprCompiler } from "./expr.js";
 import { Collective, withCollectives } from "./collective.js";
 import { compileAtomic } from "./atomic.js";
@@ -159,6 +160,7 @@ export function compileStmt(ec: ExprCompiler, vf: VerifiedFunc, s: Stmt): Exec {
     case "TileOp": {
       const plan = s.plan;
       if (plan.kind === "cp.async.bulk") return compileBulkCopy(ec, s.source, plan);
+      if (plan.kind === "cp.async.bulk.tensor") return compileTmaCopy(ec, s.source, plan);
       if (plan.kind !== "cp.async") return unsupported(`tile pattern "${s.source.opcode}"`, s.span);
       return compileCpAsync(ec, s.source, plan);
     }
@@ -285,6 +287,33 @@ function compileCall(ec: ExprCompiler, name: string, exprs: readonly Expr[], spa
         m.races.onBarrier();
         bars.barSync();
         m.tracer?.barrier(Tracer.warpsOf(lanes, n), "cta_sync");
+      };
+    }
+    case "cluster": {
+      // CTAs run one at a time: the cluster barrier is simulated for one-CTA clusters only, where
+      // arrive + wait is a barrier of the CTA's threads.
+      if (fx.action === "register") break;
+      const site = m.site(span);
+      return (lanes, n) => {
+        if (m.cluster[0] * m.cluster[1] * m.cluster[2] > 1) {
+          throw new TirxError(
+            "TX2010",
+            `${name} in a cluster of ${m.cluster.join(" × ")} CTAs is not supported by the simulator (it runs one CTA at a time)`,
+            span,
+          );
+        }
+        if (fx.action === "arrive") return;
+        if (n !== T) {
+          m.hazard(
+            "TX6009",
+            `barrier.cluster.wait reached by ${n} of the ${T} threads of CTA ${m.cta()}; the barrier never releases`,
+            site,
+          );
+        }
+        m.epoch++;
+        m.races.onBarrier();
+        bars.barSync();
+        m.tracer?.barrier(Tracer.warpsOf(lanes, n), "barrier.cluster");
       };
     }
     case "mbarrier": {

@@ -98,22 +98,26 @@ export class BulkUnit {
     bar: number,
     bb: BarBuffer,
     site: number,
+    fill?: Uint8Array,
   ): void {
     const slot = this.#bars.use(m, t, bar, bb, site, "completes a bulk copy on");
     if (slot < 0) return;
     this.#bars.checkInitFence(m, slot, t, site, "issues a bulk copy completing on");
     this.active = true;
-    const gm = m.globals[tens]!;
+    // tens < 0: a TMA out-of-bounds fill (no global read), `fill` repeated over the bytes.
+    const gm = tens >= 0 ? m.globals[tens]! : undefined;
     if (m.track) {
-      beforeGlobalRead(m, gm);
-      checkGlobalRead(m, gm, src, len, t, site);
+      if (gm) {
+        beforeGlobalRead(m, gm);
+        checkGlobalRead(m, gm, src, len, t, site);
+      }
       checkAsyncWrite(m, buf, dst, len, t, site, "issues a bulk copy to");
     }
     const id = this.#g2s.length;
-    this.#g2s.push({ dst, tens, src, len, slot, site, thread: t, phase: -1 });
+    this.#g2s.push({ dst, tens, src, len, slot, site, thread: t, phase: -1, fill });
     this.#inflight.push(id);
     m.shBulk.fill(id + 1, dst, dst + len);
-    const pr = gm.meta.pendingReads;
+    const pr = gm?.meta.pendingReads;
     if (pr) for (let i = src, e = src + len; i < e; i++) pr[i]!++;
     this.#bars.progress++;
   }
@@ -126,10 +130,15 @@ export class BulkUnit {
     for (const id of ids) {
       const c = this.#g2s[id]!;
       const { dst, src, len } = c;
-      const gm = m.globals[c.tens]!;
-      m.shared.set(gm.bytes.subarray(src, src + len), dst);
-      const pr = gm.meta.pendingReads;
-      if (pr) for (let i = src, e = src + len; i < e; i++) pr[i]!--;
+      if (c.tens < 0) {
+        const f = c.fill!;
+        for (let i = 0; i < len; i++) m.shared[dst + i] = f[i % f.length]!;
+      } else {
+        const gm = m.globals[c.tens]!;
+        m.shared.set(gm.bytes.subarray(src, src + len), dst);
+        const pr = gm.meta.pendingReads;
+        if (pr) for (let i = src, e = src + len; i < e; i++) pr[i]!--;
+      }
       // Bytes written by the async proxy: visibility is the mbarrier's business (the guard), so
       // they count as ordered for the race rules while the guard stands.
       m.races.recordAsyncProxyWrite(c.thread, c.site, dst, len);
@@ -412,6 +421,8 @@ interface G2sCopy {
   readonly thread: number;
   /** Phase (absolute) the copy's complete_tx counted into; -1 while in flight. */
   phase: number;
+  /** For a TMA out-of-bounds fill (tens < 0): the element's fill bytes, repeated. */
+  readonly fill: Uint8Array | undefined;
 }
 
 interface S2gCopy {

@@ -157,6 +157,8 @@ export class Machine {
   readonly block: readonly [number, number, number];
   /** The grid of the current launch (runtime extents evaluated from its scalar arguments). */
   grid: readonly [number, number, number] = [1, 1, 1];
+  /** CTAs per cluster of the current launch (1, 1, 1 without a cluster launch). */
+  cluster: readonly [number, number, number] = [1, 1, 1];
   readonly tidx: Int32Array;
   readonly tidy: Int32Array;
   readonly tidz: Int32Array;

@@ -1,0 +1,60 @@
+import { TirxError } from "@tirx-ts/core";
+import { builder } from "./builder.js";
+import { PrimExpr, show } from "./expr.js";
+import { callStmtOp, callValueOp } from "./op-call.js";
+import { callerSpan } from "./span.js";
+
+type Axis = "x" | "y" | "z";
+
+function axisOp(prefix: string, axis: unknown, label: string): PrimExpr {
+  const span = callerSpan();
+  if (axis !== "x" && axis !== "y" && axis !== "z") {
+    throw new TirxError("TX1002", `${label} takes "x", "y" or "z", got ${show(axis)}`, span);
+  }
+  builder(label, span);
+  return callValueOp(`${prefix}.${axis}`, [], span);
+}
+
+/** `%cluster_ctarank`: this CTA's rank in its cluster, 0..cluster size - 1 (int32; sm_90). */
+export function cluster_ctarank(): PrimExpr {
+  const span = callerSpan();
+  builder("T.cuda.cluster_ctarank", span);
+  return callValueOp("cluster.ctarank", [], span);
+}
+
+/** `%cluster_nctarank`: CTAs per cluster (int32; sm_90). */
+export function cluster_nctarank(): PrimExpr {
+  const span = callerSpan();
+  builder("T.cuda.cluster_nctarank", span);
+  return callValueOp("cluster.nctarank", [], span);
+}
+
+/** `%cluster_ctaid.{x,y,z}`: this CTA's index within its cluster along an axis (int32). */
+export const cluster_cta_idx = (axis: Axis = "x"): PrimExpr =>
+  axisOp("cluster.ctaid", axis, "T.cuda.cluster_cta_idx");
+/** `%cluster_nctaid.{x,y,z}`: the cluster's extent in CTAs along an axis (int32). */
+export const cluster_dim = (axis: Axis = "x"): PrimExpr =>
+  axisOp("cluster.nctaid", axis, "T.cuda.cluster_dim");
+/** `%clusterid.{x,y,z}`: the cluster's index in the grid along an axis (int32). */
+export const cluster_idx = (axis: Axis = "x"): PrimExpr =>
+  axisOp("clusterid", axis, "T.cuda.cluster_idx");
+/** `%nclusterid.{x,y,z}`: clusters in the grid along an axis (int32). */
+export const cluster_grid_dim = (axis: Axis = "x"): PrimExpr =>
+  axisOp("nclusterid", axis, "T.cuda.cluster_grid_dim");
+
+/**
+ * `T.ptx.barrier.cluster`: the cluster barrier (PTX ISA, barrier.cluster; sm_90). Every thread
+ * of every CTA of the cluster arrives, then waits: `arrive()` (release), `arrive_relaxed()`,
+ * `wait()` (acquire).
+ */
+export const barrierCluster = {
+  arrive(): void {
+    callStmtOp("barrier.cluster.arrive", [], callerSpan());
+  },
+  arrive_relaxed(): void {
+    callStmtOp("barrier.cluster.arrive.relaxed", [], callerSpan());
+  },
+  wait(): void {
+    callStmtOp("barrier.cluster.wait", [], callerSpan());
+  },
+};

@@ -1,0 +1,198 @@
+import {
+  applySwizzle,
+  dtypeBytes,
+  dtypeKind,
+  TirxError,
+  type TileApply,
+  type TmaPlan,
+} from "@tirx-ts/core";
+import { checkBounds } from "../exec/hazards.js";
+import { Tracer } from "../exec/trace.js";
+import type { Machine } from "../exec/machine.js";
+import { placementOf } from "./access.js";
+import type { ExprCompiler } from "./expr.js";
+import type { Exec } from "./stmt.js";
+
+/** One contiguous run of a TMA box: shared offset (logical, in the tile), global byte offset or -1 (out of bounds). */
+interface Run {
+  readonly tile: number;
+  readonly global: number;
+  readonly len: number;
+}
+
+/**
+ * The runs of the box at `coords` (outermost first): for each box row (all indices but the
+ * innermost), the in-bounds elements as one run (split further into 16-byte chunks when the
+ * tile is swizzled, since TMA permutes 16-byte chunks) and the out-of-bounds ones as runs with
+ * `global` -1. Element strides step the global coordinate (`c + i·stride`).
+ */
+function boxRuns(p: TmaPlan, coords: readonly number[], chunk: number): Run[] {
+  const m = p.map;
+  const shape = m.buffer.shape as readonly number[];
+  const rank = shape.length;
+  const eb = dtypeBytes(m.dtype);
+  const tile = m.box.map((b, k) => Math.ceil(b / m.elementStrides[k]!));
+  const inner = tile[rank - 1]!;
+  const esIn = m.elementStrides[rank - 1]!;
+  const gStrides: number[] = [];
+  let acc = eb;
+  for (let k = rank - 1; k >= 0; k--) {
+    gStrides[k] = acc;
+    acc *= shape[k]!;
+  }
+  const runs: Run[] = [];
+  const rows = tile.slice(0, -1).reduce((a, b) => a * b, 1);
+  const idx = new Array<number>(rank).fill(0);
+  for (let r = 0; r < rows; r++) {
+    let rem = r;
+    for (let k = rank - 2; k >= 0; k--) {
+      idx[k] = rem % tile[k]!;
+      rem = Math.floor(rem / tile[k]!);
+    }
+    let rowIn = true;
+    let rowBase = 0;
+    for (let k = 0; k < rank - 1; k++) {
+      const g = coords[k]! + idx[k]! * m.elementStrides[k]!;
+      if (g < 0 || g >= shape[k]!) rowIn = false;
+      rowBase += g * gStrides[k]!;
+    }
+    const tileRow = r * inner * eb;
+    // Elements j of the row, split where in-bounds-ness or the chunk changes.
+    let j = 0;
+    while (j < inner) {
+      const g = coords[rank - 1]! + j * esIn;
+      const inside = rowIn && g >= 0 && g < shape[rank - 1]!;
+      let e = j + 1;
+      const chunkEnd = (Math.floor((j * eb) / chunk) + 1) * chunk;
+      while (e < inner && e * eb < chunkEnd && esIn === 1) {
+        const ge = coords[rank - 1]! + e;
+        if ((rowIn && ge >= 0 && ge < shape[rank - 1]!) !== inside) break;
+        e++;
+      }
+      runs.push({
+        tile: tileRow + j * eb,
+        global: inside ? rowBase + g * gStrides[rank - 1]! : -1,
+        len: (e - j) * eb,
+      });
+      j = e;
+    }
+  }
+  return runs;
+}
+
+/** The bytes TMA writes for one out-of-bounds element (zeros, or a quiet NaN with "nan" fill on floats). */
+function fillBytes(p: TmaPlan): Uint8Array {
+  const dt = p.map.dtype;
+  const eb = dtypeBytes(dt);
+  const out = new Uint8Array(eb);
+  if (p.map.oobFill !== "nan" || dtypeKind(dt) !== "float") return out;
+  const v = new DataView(out.buffer);
+  if (dt === "float32") v.setUint32(0, 0x7fffffff, true);
+  else if (dt === "float64") v.setBigUint64(0, 0x7fffffffffffffffn, true);
+  else if (dt === "float16") v.setUint16(0, 0x7fff, true);
+  else v.setUint16(0, 0x7fff, true); // bfloat16
+  return out;
+}
+
+function clusterCtas(m: Machine): number {
+  return m.cluster[0] * m.cluster[1] * m.cluster[2];
+}
+
+/**
+ * A TMA `tile.apply` (PTX ISA "cp.async.bulk.tensor"): every active thread whose `pred` holds
+ * issues one tensor copy of the map's box at `coords`. A load lands, like a cp.async.bulk copy,
+ * when every thread of the CTA is blocked (see BulkUnit): in-bounds runs are copied from the
+ * tensor, out-of-bounds ones filled (zeros or NaN), at the shared addresses the buffer's swizzle
+ * gives, each run completing its bytes on the mbarrier; its destination is guarded until the
+ * phase is observed (TX6007). A store writes only in-bounds runs, through the thread's bulk
+ * async-group. A prefetch only warms L2: nothing to simulate. Multicast into other CTAs of a
+ * cluster is not simulated (CTAs run one at a time): TX2010 for a cluster of more than one CTA.
+ */
+export function compileTmaCopy(ec: ExprCompiler, s: TileApply, plan: TmaPlan): Exec {
+  const m = ec.m;
+  const site = m.site(s.span);
+  const dir = plan.opcode.direction;
+  const coords = plan.coords.map((c) => ec.num(c, s.span));
+  const pred = plan.pred ? ec.num(plan.pred, s.span) : undefined;
+  if (dir === "prefetch") {
+    return (lanes, n) => {
+      for (let i = 0; i < n; i++) {
+        const t = lanes[i]!;
+        if (pred && !pred(t)) continue;
+        for (const c of coords) c(t); // evaluated, no effect
+      }
+    };
+  }
+  const g2s = dir === "g2s";
+  const tileSide = g2s ? plan.dst : plan.src;
+  const sh = placementOf(ec.layout, tileSide.buffer, s.span);
+  const gl = placementOf(ec.layout, plan.map.buffer, s.span);
+  const base = ec.num(tileSide.baseBytes, s.span);
+  const bar = g2s ? ec.bar(plan.mbar!, s.span) : undefined;
+  const mask = plan.ctaMask ? ec.num(plan.ctaMask, s.span) : undefined;
+  const layout = tileSide.buffer.layout;
+  const chunk = layout ? 16 : Number.MAX_SAFE_INTEGER;
+  const fill = fillBytes(plan);
+  const bu = m.bulk;
+  const k = gl.param;
+  const placed = sh.placed;
+  const what = g2s
+    ? "cp.async.bulk.tensor global → shared"
+    : "cp.async.bulk.tensor shared → global";
+  return (lanes, n) => {
+    m.tracer?.bulkIssue(Tracer.warpsOf(lanes, n), what);
+    for (let i = 0; i < n; i++) {
+      const t = lanes[i]!;
+      if (pred && !pred(t)) continue;
+      if (mask) {
+        const mk = mask(t) & 0xffff;
+        if (clusterCtas(m) > 1) {
+          throw new TirxError(
+            "TX2010",
+            "TMA multicast into the CTAs of a cluster is not supported by the simulator (it runs one CTA at a time)",
+            s.span,
+          );
+        }
+        if ((mk & 1) === 0) continue; // no destination CTA in a one-CTA cluster
+      }
+      const b0 = base(t);
+      if (
+        !checkBounds(
+          m,
+          "shared",
+          placed,
+          b0,
+          plan.boxBytes,
+          t,
+          site,
+          "cp.async.bulk.tensor accesses",
+        )
+      )
+        continue;
+      if ((placed.base + b0) % 128 !== 0) {
+        m.hazard(
+          "TX6018",
+          `thread ${m.thread(t)} of CTA ${m.cta()} issues a TMA copy at shared "${placed.name}" byte ${b0}, which is not 128-byte aligned`,
+          site,
+        );
+        continue;
+      }
+      const runs = boxRuns(
+        plan,
+        coords.map((c) => c(t)),
+        chunk,
+      );
+      for (const r of runs) {
+        const rel = layout ? applySwizzle(layout, b0 + r.tile) : b0 + r.tile;
+        if (g2s) {
+          const mb = bar!.addr(t);
+          if (r.global < 0)
+            bu.issueG2s(m, t, placed.base + rel, placed, -1, 0, r.len, mb, bar!.bb, site, fill);
+          else bu.issueG2s(m, t, placed.base + rel, placed, k, r.global, r.len, mb, bar!.bb, site);
+        } else if (r.global >= 0) {
+          bu.issueS2g(m, t, placed.base + rel, placed, k, r.global, r.len, site);
+        }
+      }
+    }
+  };
+}
