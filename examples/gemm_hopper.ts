@@ -83,8 +83,8 @@ export function makeGemmHopper(s: GemmHopperSizes): PrimFunc {
       const sB = T.alloc_shared([STAGES, BN, BK], dt, { name: "sB", ...swz });
       const full = T.alloc_shared([STAGES], "uint64", { name: "full" });
       const empty = T.alloc_shared([STAGES], "uint64", { name: "empty" });
-      const mapA = T.tensormap_encode_tiled(A, { box: [BM, BK], swizzle: "128B", name: "mapA" });
-      const mapB = T.tensormap_encode_tiled(B, { box: [BN, BK], swizzle: "128B", name: "mapB" });
+      const mapA = T.tensormap_encode_tiled(A, { box: [BM, BK], swizzle: "128B" });
+      const mapB = T.tensormap_encode_tiled(B, { box: [BN, BK], swizzle: "128B" });
       T.if_(tid.eq(0), () => {
         for (const st of T.unroll(STAGES)) {
           T.ptx.mbarrier.init(full.sub(st), 1);
