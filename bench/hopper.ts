@@ -51,6 +51,8 @@ const build = spawnSync(
     "-O3",
     "-std=c++17",
     "-gencode=arch=compute_90a,code=sm_90a",
+    // Only the variants compared here (the full sweep is bench/results/hopper-gemm-2026-12-01.md).
+    '-DHOPPER_VARIANTS=V("a", 256, 1, 4, 1, false, true, 8) V("d", 256, 1, 4, 2, true, true, 8) V("k", 256, 1, 4, 2, true, true, 4)',
     "-o",
     exe,
     repo("bench/cuda/gemm_hopper.cu"),

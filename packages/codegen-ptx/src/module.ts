@@ -106,7 +106,12 @@ export function emitPtx(vf: VerifiedFunc, opts: PtxOptions = {}): PtxModule {
     version,
     target: arch.name,
     staticSharedBytes: vf.staticSharedBytes,
-    dynamicSharedBytes: Math.max(vf.launch.dynamicSharedBytes, entry.storage.dynamicBytes),
+    // Plus the slack for aligning the dynamic array at run time beyond CUDA's 16 bytes.
+    dynamicSharedBytes:
+      Math.max(vf.launch.dynamicSharedBytes, entry.storage.dynamicBytes) +
+      (entry.storage.dynamicBytes > 0 && entry.storage.dynamicAlign > 16
+        ? entry.storage.dynamicAlign - 16
+        : 0),
     launch: vf.launch,
     params: vf.fn.params,
     tensorMaps: entry.tensorMaps,

@@ -29,7 +29,8 @@ export function renderModule(h: ModuleHeader, e: EntryParts): string {
     "",
   ];
   if (e.storage.dynamicBytes > 0) {
-    out.push(`.extern .shared .align ${e.storage.dynamicAlign} .b8 ${DYN_SMEM}[];`, "");
+    // Declared 16-byte aligned, what CUDA guarantees; larger alignments are made at run time.
+    out.push(`.extern .shared .align 16 .b8 ${DYN_SMEM}[];`, "");
   }
   out.push(`.visible .entry ${e.name}(`);
   e.params.forEach((p, i) => out.push(`\t${p}${i + 1 < e.params.length ? "," : ""}`));
