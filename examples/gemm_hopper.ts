@@ -45,6 +45,13 @@ export interface GemmHopperSizes {
   readonly dtype?: "float16" | "bfloat16";
   /** CTAs of the persistent grid (the GPU's SM count; default 132, the H200's). */
   readonly ctas?: number;
+  /**
+   * CTAs per cluster along M: 1 (default) or 2. With 2 the CTAs of a cluster take vertically
+   * adjacent 128 × 256 tiles that share B's K-tiles: each loads half of B's tile and multicasts
+   * it to both (`.multicast::cluster`), and a consumer frees a stage in both CTAs (mapa + remote
+   * mbarrier.arrive). The simulator runs one CTA at a time, so only cluster 1 runs there.
+   */
+  readonly cluster?: 1 | 2;
 }
 
 /**
@@ -57,11 +64,17 @@ export function makeGemmHopper(s: GemmHopperSizes): PrimFunc {
   if (m <= 0 || n <= 0 || k <= 0 || m % BM || n % BN || k % BK) {
     throw new Error(`gemm_hopper needs m, n, k positive multiples of ${BM}, ${BN}, ${BK}`);
   }
-  const mTiles = m / BM;
+  const CL = s.cluster ?? 1;
+  if (CL !== 1 && CL !== 2) throw new Error(`gemm_hopper clusters have 1 or 2 CTAs, got ${CL}`);
+  if (m % (BM * CL))
+    throw new Error(`gemm_hopper with cluster ${CL} needs m a multiple of ${BM * CL}`);
+  // Units of work are cluster tiles: CL vertically adjacent 128 × 256 tiles.
+  const mTiles = m / (BM * CL);
   const nTiles = n / BN;
   const units = mTiles * nTiles;
-  const ctas = Math.min(units, s.ctas ?? 132);
-  const turns = Math.ceil(units / ctas);
+  const clusters = Math.min(units, Math.floor((s.ctas ?? 132) / CL));
+  const ctas = clusters * CL;
+  const turns = Math.ceil(units / clusters);
   const kTiles = k / BK;
   const stageBytes = (BM + BN) * BK * 2;
   return T.function(
@@ -73,6 +86,7 @@ export function makeGemmHopper(s: GemmHopperSizes): PrimFunc {
           grid: ctas,
           block: 384,
           dynamic_shared_bytes: STAGES * stageBytes,
+          ...(CL > 1 ? { cluster: [CL, 1, 1] as [number, number, number] } : {}),
         }),
       });
       const tid = T.cuda.thread_idx("x");
@@ -80,26 +94,40 @@ export function makeGemmHopper(s: GemmHopperSizes): PrimFunc {
       const wg = T.let_("wg", tid.floordiv(128));
       const swz = { align: 1024, layout: T.swizzle_mode("128B"), dynamic: true } as const;
       const sA = T.alloc_shared([STAGES, BM, BK], dt, { name: "sA", ...swz });
-      const sB = T.alloc_shared([STAGES, BN, BK], dt, { name: "sB", ...swz });
+      // B's tile as CL parts of BN / CL rows (one multicast each); in memory the whole tile.
+      const sB =
+        CL > 1
+          ? T.alloc_shared([STAGES, CL, BN / CL, BK], dt, { name: "sB", ...swz })
+          : T.alloc_shared([STAGES, BN, BK], dt, { name: "sB", ...swz });
       const full = T.alloc_shared([STAGES], "uint64", { name: "full" });
       const empty = T.alloc_shared([STAGES], "uint64", { name: "empty" });
       const mapA = T.tensormap_encode_tiled(A, { box: [BM, BK], swizzle: "128B" });
-      const mapB = T.tensormap_encode_tiled(B, { box: [BN, BK], swizzle: "128B" });
+      const mapB = T.tensormap_encode_tiled(B, { box: [BN / CL, BK], swizzle: "128B" });
+      // This CTA's rank in its cluster, and the cluster's index among the grid's.
+      const rank = CL > 1 ? T.let_("rank", T.cuda.cluster_ctarank()) : undefined;
+      const unit0 = CL > 1 ? T.let_("cl", cta.floordiv(CL)) : cta;
       T.if_(tid.eq(0), () => {
         for (const st of T.unroll(STAGES)) {
           T.ptx.mbarrier.init(full.sub(st), 1);
-          T.ptx.mbarrier.init(empty.sub(st), 2);
+          T.ptx.mbarrier.init(empty.sub(st), 2 * CL);
         }
         T.ptx.fence.mbarrier_init();
       });
-      T.cuda.cta_sync();
+      if (CL > 1) {
+        // Every CTA's mbarriers are initialised before any peer multicasts into it.
+        T.ptx.barrier.cluster.arrive();
+        T.ptx.barrier.cluster.wait();
+      } else {
+        T.cuda.cta_sync();
+      }
       /** Tile `u` of the grouped order → its first row and column of C. */
       const origin = (u: ReturnType<typeof cta.add>) => {
         const first = T.let_("first", u.floordiv(GROUP * nTiles).mul(GROUP));
         const rows = T.let_("rows", T.min(T.sub(mTiles, first), GROUP));
         const r = T.let_("r", u.floormod(GROUP * nTiles));
+        const mb = first.add(r.floormod(rows));
         return {
-          m0: T.let_("m0", first.add(r.floormod(rows)).mul(BM)),
+          m0: T.let_("m0", CL > 1 ? mb.mul(CL).add(rank!).mul(BM) : mb.mul(BM)),
           n0: T.let_("n0", r.floordiv(rows).mul(BN)),
         };
       };
@@ -109,7 +137,7 @@ export function makeGemmHopper(s: GemmHopperSizes): PrimFunc {
           T.ptx.setmaxnreg(false, 40);
           T.if_(tid.eq(0), () => {
             for (const turn of T.range(turns)) {
-              const u = T.let_("u", cta.add(turn.mul(ctas)));
+              const u = T.let_("u", unit0.add(turn.mul(clusters)));
               T.if_(u.lt(units), () => {
                 const { m0, n0 } = origin(u);
                 for (const kt of T.range(kTiles)) {
@@ -123,11 +151,25 @@ export function makeGemmHopper(s: GemmHopperSizes): PrimFunc {
                     coords: [m0, kt.mul(BK)],
                     mbar: full.sub(st),
                   });
-                  T.cuda.tile.apply(T.ptx[LOAD_2D], sB.sub(st), B, {
-                    tensor_map: mapB,
-                    coords: [n0, kt.mul(BK)],
-                    mbar: full.sub(st),
-                  });
+                  if (CL > 1) {
+                    T.cuda.tile.apply(
+                      T.ptx[`${LOAD_2D}.multicast::cluster`],
+                      sB.sub(st, rank!),
+                      B,
+                      {
+                        tensor_map: mapB,
+                        coords: [n0.add(rank!.mul(BN / CL)), kt.mul(BK)],
+                        mbar: full.sub(st),
+                        cta_mask: T.uint16((1 << CL) - 1),
+                      },
+                    );
+                  } else {
+                    T.cuda.tile.apply(T.ptx[LOAD_2D], sB.sub(st), B, {
+                      tensor_map: mapB,
+                      coords: [n0, kt.mul(BK)],
+                      mbar: full.sub(st),
+                    });
+                  }
                 }
               });
             }
@@ -143,7 +185,7 @@ export function makeGemmHopper(s: GemmHopperSizes): PrimFunc {
           const warp = T.let_("warp", t.floordiv(32));
           const acc = T.alloc_local([BN / 2], "float32", { name: "acc" });
           for (const turn of T.range(turns)) {
-            const u = T.let_("u", cta.add(turn.mul(ctas)));
+            const u = T.let_("u", unit0.add(turn.mul(clusters)));
             T.if_(u.lt(units), () => {
               const { m0, n0 } = origin(u);
               for (const e of T.unroll(BN / 2)) acc.set([e], T.float32(0));
@@ -160,7 +202,7 @@ export function makeGemmHopper(s: GemmHopperSizes): PrimFunc {
                     3,
                   );
                   const db = T.ptx.wgmma.encode_matrix_descriptor(
-                    sB.ptr([st, 0, kk.mul(16)]),
+                    CL > 1 ? sB.ptr([st, 0, 0, kk.mul(16)]) : sB.ptr([st, 0, kk.mul(16)]),
                     16,
                     1024,
                     3,
@@ -169,7 +211,14 @@ export function makeGemmHopper(s: GemmHopperSizes): PrimFunc {
                 }
                 T.ptx.wgmma.commit_group();
                 T.ptx.wgmma.wait_group(0);
-                T.if_(t.eq(0), () => T.ptx.mbarrier.arrive(empty.sub(st)));
+                if (CL > 1) {
+                  // Thread r frees the stage in CTA r of the cluster (the multicast wrote both).
+                  T.if_(t.lt(CL), () =>
+                    T.ptx.mbarrier.arrive.cluster(empty.sub(st), t.cast("uint32")),
+                  );
+                } else {
+                  T.if_(t.eq(0), () => T.ptx.mbarrier.arrive(empty.sub(st)));
+                }
               }
               // D fragment of m64nN: element 4j + 2h + v of a thread is row 16·warp + lane/4 + 8h,
               // column 8j + 2·(lane % 4) + v of the consumer's 64 × 256 block.
@@ -192,6 +241,11 @@ export function makeGemmHopper(s: GemmHopperSizes): PrimFunc {
           }
         },
       );
+      if (CL > 1) {
+        // No CTA exits while a peer may still multicast into it or arrive on its barriers.
+        T.ptx.barrier.cluster.arrive();
+        T.ptx.barrier.cluster.wait();
+      }
     },
   );
 }

@@ -14,6 +14,7 @@ import { T } from "@tirx-ts/dsl";
 import { compileToPtx } from "@tirx-ts/codegen-ptx";
 import { runSim, simTensor, simZeros } from "@tirx-ts/runtime-sim";
 import { assembleMerged } from "../util/ptx-merge.js";
+import { makeGemmHopper } from "../../examples/gemm_hopper.js";
 
 type AB = "float16" | "bfloat16";
 
@@ -332,4 +333,45 @@ describe("wgmma PTX", () => {
     expect(mods[0]!.text).not.toContain(".minnctapersm");
     expect(await assembleMerged(mods, "sm_90a")).toEqual([]);
   }, 60_000);
+});
+
+describe("examples/gemm_hopper.ts PTX", () => {
+  it("has TMA, wgmma and setmaxnreg (cluster 1) plus multicast and remote arrives (cluster 2), and assembles for sm_90a", async () => {
+    const mods = ([1, 2] as const).map((cluster) => {
+      const fn = makeGemmHopper({ m: 4096, n: 4096, k: 4096, ctas: 132, cluster });
+      return { name: `gemm_hopper_cl${cluster}`, text: compileToPtx(fn, { arch: "sm_90a" }).text };
+    });
+    for (const m of mods) {
+      expect(m.text).toContain("wgmma.mma_async.sync.aligned.m64n256k16.f32.f16.f16");
+      expect(m.text).toContain("cp.async.bulk.tensor.2d.shared::cluster.global.tile");
+      expect(m.text).toMatch(
+        /setmaxnreg\.dec\.sync\.aligned\.u32 40;[^]*setmaxnreg\.inc\.sync\.aligned\.u32 232;/,
+      );
+    }
+    expect(mods[0]!.text).not.toContain("multicast");
+    expect(mods[1]!.text).toContain(".reqnctapercluster 2, 1, 1");
+    expect(mods[1]!.text).toContain(".multicast::cluster");
+    expect(mods[1]!.text).toMatch(
+      /mapa\.shared::cluster\.u32 (%r\d+), %r\d+, %r\d+;\n\tmbarrier\.arrive\.shared::cluster\.b64 _, \[\1\];/,
+    );
+    expect(await assembleMerged(mods, "sm_90a")).toEqual([]);
+  }, 60_000);
+
+  it("the remote arrive runs on the simulator for a one-CTA cluster (rank 0) and is refused for another rank", () => {
+    const k = (rank: number): PrimFunc =>
+      T.function(`remote_${rank}`, { Y: T.Tensor([1], "int32") }, ({ Y }) => {
+        T.device_entry({ launch: T.cuda.LaunchConfig({ grid: 1, block: 32 }) });
+        const tid = T.cuda.thread_idx("x");
+        const bar = T.alloc_shared([1], "uint64", { name: "bar" });
+        T.if_(tid.eq(0), () => T.ptx.mbarrier.init(bar.sub(0), 1));
+        T.cuda.cta_sync();
+        T.if_(tid.eq(0), () => T.ptx.mbarrier.arrive.cluster(bar.sub(0), T.uint32(rank)));
+        T.ptx.mbarrier.try_wait(bar.sub(0), 0);
+        T.if_(tid.eq(0), () => Y.set([0], 7));
+      });
+    const y = simZeros([1], "int32");
+    expect(runSim(verify(k(0)), [y], { hazards: "collect" }).reports).toEqual([]);
+    expect(Array.from(y.toArray() as ArrayLike<number>)).toEqual([7]);
+    expect(code(() => runSim(verify(k(1)), [simZeros([1], "int32")]))).toMatch(/^TX2010/);
+  });
 });

@@ -88,6 +88,13 @@ const arrive = Object.assign((bar: MbarrierRef): void => call("mbarrier.arrive",
   expect_tx(bar: MbarrierRef, bytes: ExprLike): void {
     call("mbarrier.arrive.expect_tx", [mbarPtr(bar), u32(bytes)]);
   },
+  /**
+   * `mapa` + `mbarrier.arrive.shared::cluster`: arrive (count 1) on the mbarrier at `bar`'s
+   * offset in CTA `cta` (uint32 rank) of the cluster. sm_90.
+   */
+  cluster(bar: MbarrierRef, cta: ExprLike): void {
+    call("mbarrier.arrive.shared::cluster", [mbarPtr(bar), u32(cta)]);
+  },
 });
 
 /** `T.ptx.mbarrier`: split arrive/wait barriers in shared memory (PTX ISA, mbarrier). */

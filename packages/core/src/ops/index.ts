@@ -10,6 +10,7 @@ import { ARITH_OPS } from "./arith/index.js";
 import { MATH_OPS } from "./math/index.js";
 import { MMA_OPS } from "./mma/index.js";
 import { WGMMA_OPS } from "./wgmma/index.js";
+import { MBARRIER_CLUSTER_OPS } from "./mbarrier-cluster.js";
 import { CLUSTER_OPS } from "./cluster.js";
 
 /**
@@ -28,6 +29,7 @@ registerOps([
   ...ATOMIC_OPS,
   ...MMA_OPS,
   ...WGMMA_OPS,
+  ...MBARRIER_CLUSTER_OPS,
   ...CLUSTER_OPS,
 ]);
 

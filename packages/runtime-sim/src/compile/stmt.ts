@@ -341,6 +341,23 @@ function compileCall(ec: ExprCompiler, name: string, exprs: readonly Expr[], spa
           }
         };
       }
+      if (fx.action === "arrive_remote") {
+        // The simulator runs one CTA at a time: only the CTA's own rank (a one-CTA cluster).
+        return (lanes, n) => {
+          for (let i = 0; i < n; i++) {
+            const t = lanes[i]!;
+            const rank = val!(t) >>> 0;
+            if (rank !== 0 || m.cluster[0] * m.cluster[1] * m.cluster[2] > 1) {
+              throw new TirxError(
+                "TX2010",
+                `mbarrier.arrive.shared::cluster to CTA ${rank} of a cluster of ${m.cluster.join(" × ")} CTAs is not supported by the simulator (it runs one CTA at a time)`,
+                span,
+              );
+            }
+            bars.arrive(m, t, addr(t), 0, bb, site);
+          }
+        };
+      }
       return (lanes, n) => {
         for (let i = 0; i < n; i++) {
           const t = lanes[i]!;
