@@ -235,7 +235,7 @@ export const gemmSimt = benchKernelEntry<GemmSizes>(
 /**
  * gemm_mma: C = A · B on tensor cores; A float16 [m, k], B float16 [k, n], C float32 [m, n].
  * Hand-written: bench/cuda/gemm_mma.cu (128×128 CTA tile, K-tile 32, 256 threads, warp tile
- * 64×32, ldmatrix + mma.sync.m16n8k16, three cp.async stages).
+ * 64×32, ldmatrix + mma.sync.m16n8k16, three cp.async stages, XOR-swizzled shared tiles).
  */
 export const gemmMma = benchKernelEntry<GemmSizes>(
   "gemm_mma",

@@ -84,10 +84,13 @@ export function makeGemm(m: number, n: number, k: number, stages = 3): PrimFunc 
         name: "Bs",
         layout: T.SwizzleLayout(3, 3, 4),
       });
+      // The two 16-byte chunks of A and of B each thread copies per K-tile: chunk c = tid and
+      // tid + THREADS, bound once so that every copy of the prologue and main loop shares them.
+      const c0 = T.let_("c0", tid);
+      const c1 = T.let_("c1", tid.add(THREADS));
       const copyTile = (kt: ExprLike, stage: ExprLike): void => {
         const cp = T.ptx["cp.async.cg.shared.global"];
-        for (const i of T.unroll(2)) {
-          const c = T.let_("c", tid.add(i.mul(THREADS)));
+        for (const c of [c0, c1]) {
           const aRow = c.floordiv(BK / 8);
           const aChunk = c.floormod(BK / 8);
           const bRow = c.floordiv(BN / 8);

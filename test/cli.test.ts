@@ -243,3 +243,32 @@ export const k = T.function("${name}", { A: T.Tensor([BLOCK], "float32") }, ({ A
     }
   });
 });
+
+describe("tirx layout", () => {
+  test("writes one SVG per cp.async tile.apply and ldmatrix of gemm_mma, none with bank conflicts", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "tirx-layout-"));
+    try {
+      const { code, out, err } = await tirx(
+        "layout",
+        "examples/gemm_mma.ts",
+        "--kernel",
+        "gemm_mma",
+        "--out",
+        dir,
+      );
+      expect(err).toBe("");
+      expect(code).toBe(0);
+      const files = readdirSync(dir).sort();
+      expect(files.map((f) => f.replace(/L\d+/, "L#")).sort()).toEqual([
+        "gemm_mma-L#-cp.svg",
+        "gemm_mma-L#-cp.svg",
+        "gemm_mma-L#-ldmatrix.svg",
+        "gemm_mma-L#-ldmatrix.svg",
+      ]);
+      expect(count(out, /\(0 from bank conflicts\)$/)).toBe(4);
+      for (const f of files) expect(readFileSync(join(dir, f), "utf8")).toMatch(/^<svg /);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});

@@ -37,10 +37,11 @@ export const gemm_mma = T.prim_func(function gemm_mma(
     name: "Bs",
     layout: T.SwizzleLayout(3, 3, 4),
   });
+  const c0 = T.let_("c0", tid);
+  const c1 = T.let_("c1", tid + THREADS);
   const copyTile = (kt: int32, stage: int32): void => {
     const cp = T.ptx["cp.async.cg.shared.global"];
-    for (const i of T.unroll(2)) {
-      const c = T.let_("c", tid + i * THREADS);
+    for (const c of [c0, c1]) {
       const aRow = T.floordiv(c, BK / 8);
       const aChunk = T.floormod(c, BK / 8);
       T.cuda.tile.apply(

@@ -2,6 +2,8 @@
 // cp.async atoms (per atom, in the emitters) and element loads/stores/addresses (the `swizzle`
 // pass); the verifier refuses accesses a swizzle would split. The pass's offsets are compared
 // with TMA's 128B rule, written out here independently; the round trip shows the two paths agree.
+import { readFileSync } from "node:fs";
+import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import {
   binary,
@@ -32,10 +34,13 @@ const code = (f: () => unknown): string | undefined => {
   try {
     f();
   } catch (e) {
-    return e instanceof TirxError ? e.code : String(e);
+    return e instanceof TirxError ? `${e.code}@${e.span?.line ?? "?"}` : String(e);
   }
   return undefined;
 };
+const SOURCE = readFileSync(fileURLToPath(import.meta.url), "utf8").split("\n");
+/** The line of this file that ends with `marker`. */
+const lineOf = (marker: string): number => SOURCE.findIndex((l) => l.endsWith(marker)) + 1;
 
 /** A [32, 64] float16 tile copied in by cp.async (16-byte chunks) and out element-wise. */
 function copyThrough(layout: "default" | ReturnType<typeof T.swizzle_mode>): PrimFunc {
@@ -69,15 +74,22 @@ function copyThrough(layout: "default" | ReturnType<typeof T.swizzle_mode>): Pri
 const input = (n: number): number[] => Array.from({ length: n }, (_, i) => i);
 
 describe("swizzled shared tiles", () => {
-  it("a cp.async round trip through a 128B-swizzled tile is the identity (simulator, PTX)", () => {
-    const fn = copyThrough(T.swizzle_mode("128B"));
-    const a = simTensor(input(2048), { shape: [32, 64], dtype: "float16" });
-    const b = simZeros([32, 64], "float16");
-    const r = runSim(verify(fn), [a, b], { hazards: "collect" });
-    expect(r.reports).toEqual([]);
-    expect(Array.from(b.toArray() as ArrayLike<number>)).toEqual(input(2048));
-    for (const arch of ["sm_80", "sm_90"]) assembleLater(compileToPtx(fn, { arch }).text, arch);
-  });
+  it.each([
+    ["the 128B swizzle", T.swizzle_mode("128B")],
+    ["an outer swizzle (swizzle_inner = false)", T.SwizzleLayout(3, 3, 3, false)],
+    ["a 32B swizzle", T.swizzle_mode("32B")],
+  ])(
+    "a cp.async round trip through a tile with %s is the identity (simulator, PTX)",
+    (_, layout) => {
+      const fn = copyThrough(layout);
+      const a = simTensor(input(2048), { shape: [32, 64], dtype: "float16" });
+      const b = simZeros([32, 64], "float16");
+      const r = runSim(verify(fn), [a, b], { hazards: "collect" });
+      expect(r.reports).toEqual([]);
+      expect(Array.from(b.toArray() as ArrayLike<number>)).toEqual(input(2048));
+      for (const arch of ["sm_80", "sm_90"]) assembleLater(compileToPtx(fn, { arch }).text, arch);
+    },
+  );
 
   it("element offsets land where TMA's 128B swizzle puts them, with a stage step passed through", () => {
     const e = mkVar("e", "int32");
@@ -126,13 +138,15 @@ describe("swizzled shared tiles", () => {
         T.device_entry({ launch: T.cuda.LaunchConfig({ grid: 1, block: 32 }) });
         const S = T.alloc_shared([8, 64], "float16", { layout: T.SwizzleLayout(2, 3, 3) });
         T.cuda.tile.apply(
+          // SPLIT-CP
           T.ptx["cp.async.cg.shared.global"],
           S.sub(0, T.slice(0, 8)),
           A.sub(T.slice(0, 8)),
           { chunk_bytes: 16 },
         );
       });
-    expect(code(() => verify(fn()))).toBe("TX3025");
+    // The marker sits on its own line, right below the call (prettier's layout).
+    expect(code(() => verify(fn()))).toBe(`TX3025@${lineOf("// SPLIT-CP") - 1}`);
   });
 
   it("refuses ldmatrix on a swizzle with 8-byte atoms (TX7005)", () => {
@@ -142,8 +156,25 @@ describe("swizzled shared tiles", () => {
         const lane = T.cuda.thread_idx("x");
         const S = T.alloc_shared([8, 64], "float16", { layout: T.SwizzleLayout(2, 3, 3) });
         const a = T.alloc_local([2], "float16");
-        T.ptx.ldmatrix(false, 1, ".b16", a, 0, S.ptr([lane.floormod(8), 0]));
+        T.ptx.ldmatrix(false, 1, ".b16", a, 0, S.ptr([lane.floormod(8), 0])); // SPLIT-LD
       });
-    expect(code(() => verify(fn()))).toBe("TX7005");
+    expect(code(() => verify(fn()))).toBe(`TX7005@${lineOf("// SPLIT-LD")}`);
+  });
+
+  it("refuses a bulk copy into a swizzled tile: cp.async.bulk moves bytes linearly (TX3025)", () => {
+    const fn = (): PrimFunc =>
+      T.function("bad", { A: T.Tensor([8, 64], "float16") }, ({ A }) => {
+        T.device_entry({ launch: T.cuda.LaunchConfig({ grid: 1, block: 32 }) });
+        const S = T.alloc_shared([8, 64], "float16", { layout: T.swizzle_mode("128B") });
+        const bar = T.alloc_shared([1], "uint64");
+        T.ptx.mbarrier.init(bar.sub(0), 1);
+        T.cuda.tile.apply(
+          T.ptx["cp.async.bulk.shared::cta.global.mbarrier::complete_tx::bytes"],
+          S,
+          A,
+          { chunk_bytes: 128, mbar: bar.sub(0) },
+        );
+      });
+    expect(code(() => verify(fn()))).toMatch(/^TX3025@/);
   });
 });

@@ -236,6 +236,23 @@ describe("examples/gemm_mma.ts", () => {
     expect(text).toMatch(/\.shared \.align 512 \.b8 smem_As\[24576\]/);
     expect(text).toMatch(/\.shared \.align 2048 \.b8 smem_Bs\[24576\]/);
   });
+  it("keeps the 4096³ main loop lean: no div/rem, and the prefetch reuses the prologue's swizzled offsets", () => {
+    const all = compileToPtx(makeGemm(4096, 4096, 4096), { arch: "sm_90" })
+      .text.split("\n")
+      .map((l) => l.trim());
+    const mma = all.findIndex((l) => l.startsWith("mma.sync"));
+    let head = mma;
+    while (!/^\$L__loop\d+:$/.test(all[head]!)) head--;
+    const n = /\d+/.exec(all[head]!)![0];
+    const body = all.slice(head, all.indexOf(`$L__loop_end${n}:`));
+    // ptxas expands div/rem by an immediate into a generic division (I2F, MUFU.RCP, F2I): the
+    // stage index k % 3 must be a multiply-high, the chunk row/column shifts and masks.
+    expect(body.filter((l) => /^(div|rem)\./.test(l))).toEqual([]);
+    // The guarded prefetch (up to the first commit) computes no swizzle: the prologue did.
+    const prefetch = body.slice(0, body.indexOf("cp.async.commit_group;"));
+    expect(prefetch.filter((l) => /^cp\.async\.cg/.test(l))).toHaveLength(4);
+    expect(prefetch.filter((l) => /^xor\./.test(l))).toEqual([]);
+  });
   it.each([
     [128, 128, 64],
     [72, 136, 40],

@@ -107,6 +107,9 @@ describe("TMA PTX", () => {
           A as never,
           { tensor_map: map, coords: c, mbar: bar.sub(0), pred: T.cuda.block_idx("x").eq(0) },
         );
+        T.cuda.tile.apply(T.ptx["prefetch.tensormap"], A as never, A as never, {
+          tensor_map: map,
+        });
         T.cuda.tile.apply(
           T.ptx["cp.async.bulk.prefetch.tensor.2d.L2.global.tile"],
           A as never,
@@ -121,11 +124,12 @@ describe("TMA PTX", () => {
     );
     const m = build(k);
     expect(m.version).toBe("8.6");
-    expect(lines(m.text, "cp.async.bulk", "cluster")).toMatchInlineSnapshot(`
+    expect(lines(m.text, "cp.async.bulk", "cluster", "prefetch.tensormap")).toMatchInlineSnapshot(`
       ".explicitcluster
       .reqnctapercluster 2, 1, 1
       cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster.L2::cache_hint [%r1], [%rd4, {%r4, %r5}], [%r2], %rs1, %rd5;
       @%p2 cp.async.bulk.tensor.2d.shared::cta.global.tile.mbarrier::complete_tx::bytes [%r1], [%rd4, {%r7, %r8}], [%r2];
+      prefetch.tensormap [%rd4];
       cp.async.bulk.prefetch.tensor.2d.L2.global.tile [%rd4, {%r9, %r10}];"
     `);
   });
@@ -171,6 +175,23 @@ describe("TMA PTX", () => {
       mov.u32 %r5, %nclusterid.y;
       barrier.cluster.arrive.relaxed;
       barrier.cluster.wait;"
+    `);
+  });
+
+  it("emits mapa and the remote mbarrier arrive of a cluster", () => {
+    const k = T.function("remote", { B: T.Tensor([1], "int32") }, ({ B }) => {
+      T.device_entry({
+        launch: T.cuda.LaunchConfig({ grid: 2, block: 32, cluster: [2, 1, 1] }),
+      });
+      const bars = T.alloc_shared([2], "uint64", { name: "bars" });
+      const peer = T.cuda.cluster_ctarank().bitxor(1);
+      T.ptx.mbarrier.arrive_remote(T.ptx.mapa(bars.ptr([1]), peer));
+      B.set([0], T.int32(0));
+    });
+    expect(lines(build(k).text, "mapa", "mbarrier", "cluster_ctarank")).toMatchInlineSnapshot(`
+      "mov.u32 %r3, %cluster_ctarank;
+      mapa.shared::cluster.u32 %r5, %r2, %r4;
+      mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%r5];"
     `);
   });
 });

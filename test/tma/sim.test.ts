@@ -96,4 +96,54 @@ describe("TMA on the simulator", () => {
       expect(isTirxError(e) && e.code).toBe("TX2010");
     }
   });
+
+  it("reports a tensor store of shared bytes written without fence.proxy.async (TX6015)", () => {
+    const fn = T.function("tma_store_nofence", { B: T.Tensor([16, 16], "float32") }, ({ B }) => {
+      T.device_entry({ launch: T.cuda.LaunchConfig({ grid: 1, block: 32 }) });
+      const tid = T.cuda.thread_idx("x");
+      const tile = T.alloc_shared([16, 16], "float32", { name: "tile", align: 128 });
+      const map = T.tensormap_encode_tiled(B, { box: [16, 16] });
+      for (const k of T.range(8)) tile.flat().set([k.mul(32).add(tid)], T.float32(1));
+      T.cuda.cta_sync();
+      T.if_(tid.eq(0), () => {
+        T.cuda.tile.apply(
+          T.ptx["cp.async.bulk.tensor.2d.global.shared::cta.tile.bulk_group"],
+          B,
+          tile,
+          { tensor_map: map, coords: [0, 0] },
+        );
+        T.ptx.cp.async_.bulk.commit_group();
+        T.ptx.cp.async_.bulk.wait_group(0);
+      });
+    });
+    const r = runSim(verify(fn), [simZeros([16, 16], "float32")], { hazards: "collect" });
+    expect(r.reports.map((e) => (isTirxError(e) ? e.code : "?"))).toContain("TX6015");
+  });
+
+  it('refuses oob_fill "nan" loads (TX2010: the driver does not document the NaN)', () => {
+    const fn = T.function(
+      "tma_nan",
+      { A: T.Tensor([16, 32], "float32"), B: T.Tensor([1], "float32") },
+      ({ A, B }) => {
+        T.device_entry({ launch: T.cuda.LaunchConfig({ grid: 1, block: 32 }) });
+        const tile = T.alloc_shared([16, 32], "float32", { name: "tile", align: 128 });
+        const bar = T.alloc_shared([1], "uint64", { name: "bar" });
+        const map = T.tensormap_encode_tiled(A, { box: [16, 32], oob_fill: "nan" });
+        T.if_(T.cuda.thread_idx("x").eq(0), () => {
+          T.ptx.mbarrier.init(bar.sub(0), 1);
+          T.ptx.fence.mbarrier_init();
+          T.ptx.mbarrier.arrive.expect_tx(bar.sub(0), 2048);
+          T.cuda.tile.apply(T.ptx[LOAD], tile, A, {
+            tensor_map: map,
+            coords: [8, 0],
+            mbar: bar.sub(0),
+          });
+        });
+        B.set([0], T.float32(0));
+      },
+    );
+    expect(() =>
+      runSim(verify(fn), [simZeros([16, 32], "float32"), simZeros([1], "float32")]),
+    ).toThrow(/TX2010/);
+  });
 });

@@ -163,4 +163,21 @@ describe("TMA verifier contracts", () => {
       expect(r.line).toBeGreaterThan(0);
     });
   }
+
+  it("TX4013: a tile at a runtime index that reaches past its buffer", () => {
+    const k = T.function("v13", { A: T.Tensor([64, 64], "float16") }, ({ A }) => {
+      T.device_entry({ launch: T.cuda.LaunchConfig({ grid: 2, block: 32 }) });
+      const tiles = T.alloc_shared([2, 32, 32], "float16", { name: "tiles", align: 1024 });
+      const bar = T.alloc_shared([1], "uint64", { name: "bar" });
+      const map = T.tensormap_encode_tiled(A, { box: [32, 32] });
+      T.cuda.tile.apply(T.ptx[LOAD], tiles.sub(T.cuda.block_idx("x").add(1)), A, {
+        tensor_map: map,
+        coords: [0, 0],
+        mbar: bar.sub(0),
+      });
+    });
+    const r = codeOf(() => compileToPtx(k, { arch: "sm_90a" }));
+    expect(r.code).toBe("TX4013");
+    expect(r.line).toBeGreaterThan(0);
+  });
 });

@@ -8,7 +8,8 @@
 const IGNORED = new Set(["span", "id"]);
 
 function isBinding(x: { kind?: unknown }): boolean {
-  return x.kind === "Var" || x.kind === "Buffer";
+  // A tensor map is a binding too: its uses share one kernel parameter.
+  return x.kind === "Var" || x.kind === "Buffer" || x.kind === "TensorMap";
 }
 
 /** True when `a` and `b` are structurally equal IR (any node: PrimFunc, Stmt, Expr, View). */

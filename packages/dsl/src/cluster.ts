@@ -58,3 +58,20 @@ export const barrierCluster = {
     callStmtOp("barrier.cluster.wait", [], callerSpan());
   },
 };
+
+/**
+ * `mapa.shared::cluster.u32`: the shared::cluster address of the variable at shared address
+ * `addr` (e.g. `bars.ptr([i])`) in the CTA of cluster rank `rank` (PTX ISA, mapa; sm_90).
+ */
+export function mapa(addr: unknown, rank: unknown): PrimExpr {
+  return callValueOp("mapa.shared::cluster", [addr, rank], callerSpan());
+}
+
+/**
+ * `mbarrier.arrive.release.cluster.shared::cluster.b64`: arrive on the mbarrier at the
+ * shared::cluster address `addr` (from {@link mapa}), e.g. a consumer releasing a stage that a
+ * peer CTA's producer multicasts into (PTX ISA, mbarrier.arrive; sm_90).
+ */
+export function arrive_remote(addr: unknown): void {
+  callStmtOp("mbarrier.arrive.release.cluster.shared::cluster", [addr], callerSpan());
+}

@@ -100,8 +100,34 @@ export function bareLiteral(
 /** The printers' spellings of shared pieces, over a kernel's names and expression printer. */
 export interface PieceSpellings {
   readonly ref: (x: Var | Buffer) => string;
+  /** The name a tensor map is declared under (printed inline when absent). */
+  readonly mapRef?: (m: TensorMap) => string;
   readonly e: (x: Expr) => string;
   readonly arg: (x: Expr, like: string | undefined) => string;
+}
+
+/**
+ * Tensor maps of a printed kernel, declared once each (`const A_tmap = T.tensormap_encode_tiled(...)`)
+ * so that every use refers to the same map, as in the IR. `decls` lists the declarations in
+ * first-use order; the printers put them after `T.device_entry`.
+ */
+export class TensorMapNames {
+  readonly #names = new Map<number, string>();
+  readonly decls: string[] = [];
+  constructor(
+    private readonly fresh: (base: string) => string,
+    private readonly pieces: () => PieceSpellings,
+  ) {}
+
+  ref = (m: TensorMap): string => {
+    let n = this.#names.get(m.id);
+    if (n === undefined) {
+      n = this.fresh(m.name);
+      this.#names.set(m.id, n);
+      this.decls.push(`const ${n} = ${tensorMapText(this.pieces(), m)};`);
+    }
+    return n;
+  };
 }
 
 /** `A.flat()` / `A.flat("uint32")`: the 1-D view of a buffer that flat offsets index. */
@@ -138,7 +164,7 @@ export function tileParamText(p: PieceSpellings, param: TileParam): string {
   if (Array.isArray(param)) return `[${(param as readonly Expr[]).map((e) => p.e(e)).join(", ")}]`;
   const x = param as Exclude<TileParam, readonly Expr[] | number | string | boolean>;
   if (x.kind === "View") return viewText(p, x);
-  if (x.kind === "TensorMap") return tensorMapText(p, x);
+  if (x.kind === "TensorMap") return p.mapRef ? p.mapRef(x) : tensorMapText(p, x);
   return p.e(x);
 }
 
@@ -150,6 +176,7 @@ export function tensorMapText(p: PieceSpellings, m: TensorMap): string {
   if (m.swizzle !== "none") opts.push(`swizzle: ${JSON.stringify(m.swizzle)}`);
   if (m.l2Promotion !== "none") opts.push(`l2_promotion: ${JSON.stringify(m.l2Promotion)}`);
   if (m.oobFill !== "none") opts.push(`oob_fill: ${JSON.stringify(m.oobFill)}`);
+  if (m.name !== `${m.buffer.name}_tmap`) opts.push(`name: ${JSON.stringify(m.name)}`);
   return `T.tensormap_encode_tiled(${p.ref(m.buffer)}, { ${opts.join(", ")} })`;
 }
 

@@ -12,6 +12,8 @@ import {
   type View,
 } from "@tirx-ts/core";
 import {
+  TensorMapNames,
+  type PieceSpellings,
   allocLine,
   bareLiteral,
   callLine,
@@ -64,7 +66,7 @@ export const SPECIAL_FN = {
 
 /** Print one kernel as `export const <exportName> = T.function(...)` (no import line). */
 function printKernel(fn: PrimFunc, exportName: string): string {
-  const { bind, ref } = new PrintNames(["T"], jsIdent);
+  const { bind, ref, fresh } = new PrintNames(["T"], jsIdent);
   const bare = (x: Expr, like: string | undefined): string | undefined => bareLiteral(x, like, num);
   /** `x` where a literal would take the dtype `like` (a method's operand). */
   const arg = (x: Expr, like: string | undefined): string => bare(x, like) ?? e(x);
@@ -118,8 +120,10 @@ function printKernel(fn: PrimFunc, exportName: string): string {
         return `T.call_value(${JSON.stringify(x.op)}${opArgs(x.op, x.args)})`;
     }
   };
-  const pieces = {
+  const maps: TensorMapNames = new TensorMapNames(fresh, (): PieceSpellings => pieces);
+  const pieces: PieceSpellings = {
     ref,
+    mapRef: maps.ref,
     e: (x: Expr): string => e(x),
     arg: (x: Expr, like?: string) => arg(x, like),
   };
@@ -128,6 +132,7 @@ function printKernel(fn: PrimFunc, exportName: string): string {
   const view = (w: View): string => viewText(pieces, w);
 
   const lines: string[] = [];
+  let mapsAt: { at: number; ind: string } | undefined;
   const block = (x: Stmt, ind: string): void => {
     if (x.kind === "Seq") x.stmts.forEach((c) => s(c, ind));
     else s(x, ind);
@@ -149,6 +154,7 @@ function printKernel(fn: PrimFunc, exportName: string): string {
         out(
           `T.device_entry({ launch: T.cuda.LaunchConfig({ grid: ${dim3(grid)}, block: ${dim3(l.block.map(String))}${dyn} }) });`,
         );
+        mapsAt = { at: lines.length, ind };
         block(x.body, ind);
         return;
       }
@@ -255,6 +261,7 @@ function printKernel(fn: PrimFunc, exportName: string): string {
     decls.push(`${key}: T.Tensor([${dims.join(", ")}], "${p.buffer.dtype}")`);
   }
   block(fn.body, "  ");
+  if (mapsAt) lines.splice(mapsAt.at, 0, ...maps.decls.map((d) => mapsAt!.ind + d));
   return (
     `export const ${exportName} = T.function(${JSON.stringify(fn.name)}, { ${decls.join(", ")} }, ({ ${keys.join(", ")} }) => {\n` +
     lines.join("\n") +

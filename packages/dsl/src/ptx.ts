@@ -5,7 +5,7 @@ import { callerSpan } from "./span.js";
 import { TileView } from "./view.js";
 import { ldmatrix, mma, stmatrix } from "./mma.js";
 import { encode_matrix_descriptor, setmaxnreg, wgmma } from "./wgmma.js";
-import { barrierCluster } from "./cluster.js";
+import { arrive_remote, barrierCluster, mapa } from "./cluster.js";
 
 /** An instruction named by its PTX opcode, e.g. `T.ptx["cp.async.cg.shared.global"]`. */
 export class PtxOp {
@@ -208,9 +208,11 @@ const namespace = {
   mbarrier: strict("T.ptx.mbarrier", {
     ...mbarrier,
     arrive: strict("T.ptx.mbarrier.arrive", arrive),
+    arrive_remote,
   }),
   fence: strict("T.ptx.fence", fence),
   barrier: strict("T.ptx.barrier", { cluster: strict("T.ptx.barrier.cluster", barrierCluster) }),
+  mapa,
   ldmatrix,
   stmatrix,
   mma,

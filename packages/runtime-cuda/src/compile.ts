@@ -74,7 +74,8 @@ export function compileCuda(fn: PrimFunc, opts: CudaCompileOptions = {}): CudaCo
   };
 
   // Tensor maps and cluster dims need cuLaunchKernelEx and extra parameters (tma.ts).
-  const extended = mod.tensorMaps.length > 0 || mod.launch.cluster !== undefined;
+  // (A module made by hand may predate tensorMaps.)
+  const extended = (mod.tensorMaps?.length ?? 0) > 0 || mod.launch.cluster !== undefined;
   const launchers = new Map<CudaKernel, ExtendedLauncher>();
   const launchOn = (
     device: CudaDevice,
@@ -84,7 +85,7 @@ export function compileCuda(fn: PrimFunc, opts: CudaCompileOptions = {}): CudaCo
     const k = kernel(device);
     if (!extended) return k.launch(mod.params, args, launch, stream);
     let l = launchers.get(k);
-    if (!l) launchers.set(k, (l = new ExtendedLauncher(mod.params, mod.tensorMaps)));
+    if (!l) launchers.set(k, (l = new ExtendedLauncher(mod.params, mod.tensorMaps ?? [])));
     l.launch(k, device, args, launch, stream === undefined ? currentStream() : stream);
   };
 

@@ -43,4 +43,10 @@ export { compileCuda, type CudaCompileOptions, type CudaCompiled } from "./compi
 export { CudaStream, CudaEvent, currentStream } from "./stream.js";
 export { CudaGraph, captureGraph } from "./graph.js";
 export { archForDevice } from "./arch.js";
-export { ExtendedLauncher, TENSOR_MAP_BYTES, encodeTensorMap } from "./tma.js";
+export {
+  ExtendedLauncher,
+  TENSOR_MAP_BYTES,
+  encodeTensorMap,
+  tensorMapArgs,
+  type TensorMapArgs,
+} from "./tma.js";

@@ -63,40 +63,76 @@ function bind(): { encode: Fn; launchEx: Fn } {
   return fns;
 }
 
+/** The arguments of cuTensorMapEncodeTiled for a map (all but the output and the address). */
+export interface TensorMapArgs {
+  /** `CUtensorMapDataType`. */
+  readonly dataType: number;
+  readonly rank: number;
+  /** Global dims, innermost first (elements). */
+  readonly globalDim: BigUint64Array;
+  /** Byte strides of dims 1..rank-1, innermost first (at least one entry). */
+  readonly globalStrides: BigUint64Array;
+  /** Box and element strides, innermost first. */
+  readonly boxDim: Uint32Array;
+  readonly elementStrides: Uint32Array;
+  /** `CUtensorMapInterleave` (always NONE), `CUtensorMapSwizzle`, `CUtensorMapL2promotion`, `CUtensorMapFloatOOBfill`. */
+  readonly interleave: number;
+  readonly swizzle: number;
+  readonly l2Promotion: number;
+  readonly oobFill: number;
+}
+
 /**
- * Encode `map` over the tensor at device address `ptr` into the 128 bytes at host address `out`
- * (64-byte aligned) with cuTensorMapEncodeTiled. Dims, strides, box and element strides are
- * passed innermost first, as the driver counts them; global strides in bytes for dims 1..rank-1.
- * @throws CudaError from the driver (CUDA_ERROR_INVALID_VALUE for a map it refuses).
+ * The cuTensorMapEncodeTiled arguments of `map`: the tensor's row-major dims and byte strides
+ * and the box, reversed into the driver's innermost-first order, and the enum values of cuda.h.
+ * Pure (no driver). Source: CUDA Driver API, cuTensorMapEncodeTiled.
  */
-export function encodeTensorMap(map: TensorMap, ptr: bigint, out: bigint): void {
+export function tensorMapArgs(map: TensorMap): TensorMapArgs {
   const shape = map.buffer.shape;
   if (!isStaticShape(shape))
     throw new Error(`internal: tensor map "${map.name}" of a symbolic tensor`);
   const rank = shape.length;
   const eb = dtypeBytes(map.dtype);
-  const dims = BigUint64Array.from([...shape].reverse(), (n) => BigInt(n));
   const strides = new BigUint64Array(Math.max(1, rank - 1));
   let s = 1;
   for (let k = 0; k < rank - 1; k++) {
     s *= shape[rank - 1 - k]!;
     strides[k] = BigInt(s * eb);
   }
-  const box = Uint32Array.from([...map.box].reverse());
-  const es = Uint32Array.from([...map.elementStrides].reverse());
+  return {
+    dataType: TMA_DTYPES[map.dtype]!,
+    rank,
+    globalDim: BigUint64Array.from([...shape].reverse(), (n) => BigInt(n)),
+    globalStrides: strides,
+    boxDim: Uint32Array.from([...map.box].reverse()),
+    elementStrides: Uint32Array.from([...map.elementStrides].reverse()),
+    interleave: 0,
+    swizzle: SWIZZLE[map.swizzle],
+    l2Promotion: L2_PROMOTION[map.l2Promotion],
+    oobFill: OOB_FILL[map.oobFill],
+  };
+}
+
+/**
+ * Encode `map` over the tensor at device address `ptr` into the 128 bytes at host address `out`
+ * (64-byte aligned) with cuTensorMapEncodeTiled ({@link tensorMapArgs}).
+ * @throws CudaError from the driver (CUDA_ERROR_INVALID_VALUE for a map it refuses).
+ */
+export function encodeTensorMap(map: TensorMap, ptr: bigint, out: bigint): void {
+  const a = tensorMapArgs(map);
   const code = bind().encode(
     out,
-    TMA_DTYPES[map.dtype]!,
-    rank,
+    a.dataType,
+    a.rank,
     ptr,
-    dims,
-    strides,
-    box,
-    es,
-    0,
-    SWIZZLE[map.swizzle],
-    L2_PROMOTION[map.l2Promotion],
-    OOB_FILL[map.oobFill],
+    a.globalDim,
+    a.globalStrides,
+    a.boxDim,
+    a.elementStrides,
+    a.interleave,
+    a.swizzle,
+    a.l2Promotion,
+    a.oobFill,
   );
   if (code !== 0)
     driver().check("cuTensorMapEncodeTiled", code, { context: `tensor map "${map.name}"` });

@@ -12,6 +12,7 @@ vi.mock("@tirx-ts/codegen-ptx", () => ({
     dynamicSharedBytes: 0,
     launch: { grid: [1, 1, 1], block: [32, 1, 1], dynamicSharedBytes: 0 },
     params: fn.params,
+    tensorMaps: [],
   })),
 }));
 

@@ -9,3 +9,10 @@ export { runSim, type SimOptions, type SimResult } from "./run.js";
 export type { HazardMode } from "./exec/machine.js";
 export { MAX_WHILE_ITERATIONS } from "./compile/stmt.js";
 export type { TraceEvent } from "./exec/trace.js";
+export {
+  phaseWavefronts,
+  lanesPerPhase,
+  type LaneMove,
+  type MovePiece,
+  type SiteAccesses,
+} from "./exec/access-log.js";

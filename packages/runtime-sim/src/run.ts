@@ -18,6 +18,7 @@ import { sim } from "./device.js";
 import { SimTensor } from "./tensor.js";
 import { Tracer, type TraceEvent } from "./exec/trace.js";
 import { seedOf } from "./compile/schedule.js";
+import { AccessLog, type SiteAccesses } from "./exec/access-log.js";
 
 /** Options of `runSim`. */
 export interface SimOptions {
@@ -37,6 +38,12 @@ export interface SimOptions {
   readonly simSeed?: number;
   /** Record a trace of the launch (SimResult.trace; see Tracer). */
   readonly trace?: boolean;
+  /**
+   * Log shared-memory accesses of cp.async tile instructions and ldmatrix/stmatrix per access
+   * site (SimResult.accesses): bank-conflict wavefronts, and every lane's moves of each site's
+   * first execution in CTA 0 (the pictures of `tirx layout`).
+   */
+  readonly accesses?: boolean;
 }
 
 /** What a simulated launch reports. */
@@ -45,6 +52,8 @@ export interface SimResult {
   readonly reports: readonly TirxError[];
   /** The launch's trace events (Chrome / Perfetto `traceEvents`), when `trace` was set. */
   readonly trace?: readonly TraceEvent[];
+  /** Per access site, in source order of first execution, when `accesses` was set. */
+  readonly accesses?: readonly SiteAccesses[];
 }
 
 interface Compiled {
@@ -171,6 +180,8 @@ export function runSim(
   m.seed = seedOf(opts.simSeed);
   m.rng = m.seed;
   m.tracer = tracer;
+  const log = opts.accesses ? new AccessLog() : undefined;
+  m.accesses = log;
   try {
     for (let z = 0; z < gz; z++) {
       for (let y = 0; y < gy; y++) {
@@ -190,6 +201,11 @@ export function runSim(
     m.bulk.dropAll(m);
     m.endLaunch();
     m.tracer = undefined;
+    m.accesses = undefined;
   }
-  return tracer ? { reports: m.reports, trace: tracer.events } : { reports: m.reports };
+  return {
+    reports: m.reports,
+    ...(tracer ? { trace: tracer.events } : {}),
+    ...(log ? { accesses: [...log.sites.values()] } : {}),
+  };
 }

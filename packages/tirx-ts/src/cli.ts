@@ -1,6 +1,6 @@
 import { parseArgs } from "node:util";
-import { resolve } from "node:path";
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { join, resolve } from "node:path";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { codeFrameColumns } from "@babel/code-frame";
 import {
   isTirxError,
@@ -14,12 +14,14 @@ import { ARCHS, DEFAULT_ARCH, emitPtx, PTX_PASSES } from "@tirx-ts/codegen-ptx";
 import { printScriptModule } from "@tirx-ts/dsl";
 import { LoadError, loadKernelFile } from "./load.js";
 import { traceKernel } from "./trace.js";
+import { layoutPictures } from "./layout.js";
 
 /** Stage names `--after` accepts: the verifier, then every pass `emitPtx` runs. */
 const STAGES = ["verify", ...PTX_PASSES.map((p) => p.name)];
 
 const USAGE = `usage: tirx build <file.ts> [--kernel NAME] [--emit ptx|ir|script [--after PASS]] [--arch SM]
        tirx trace <file.ts> --kernel NAME [--out trace.json] [--args n=64,k=2]
+       tirx layout <file.ts> --kernel NAME [--out DIR] [--args n=64,k=2]
        tirx --version
 
   build prints the PTX (default) or the IR of the kernels that <file.ts> exports. The IR is a
@@ -39,9 +41,15 @@ const USAGE = `usage: tirx build <file.ts> [--kernel NAME] [--emit ptx|ir|script
   --out FILE      where to write the trace (default: stdout)
   --args LIST     scalar arguments, name=value separated by commas
 
+  layout runs the kernel on the simulator (arguments as for trace) and writes one SVG per
+  cp.async tile.apply and ldmatrix/stmatrix into DIR (default: layout-<kernel>): which (warp,
+  lane) moves which bytes of dst and src in the statement's first execution in CTA 0, shared
+  bytes drawn over the 32 banks, moves of a phase with a bank conflict outlined in red. It
+  prints each statement's shared wavefronts against its phases (the excess: bank conflicts).
+
   Exit codes: 0 ok; 1 the kernel file does not load or a kernel has errors (a kernel needing a
   newer --arch than given included); 2 usage errors (unknown option, command, --emit, --after,
-  --arch or --args, a missing file, trace of a file with several kernels and no --kernel).
+  --arch or --args, a missing file, trace or layout of a file with several kernels and no --kernel).
   Set TIRX_DEBUG=1 for the stack of an error raised while the file loads.`;
 
 /** The package version, from tirx-ts's package.json. */
@@ -106,12 +114,12 @@ export async function main(argv: readonly string[], io: CliIO = PROCESS_IO): Pro
     return 0;
   }
   const [cmd, file, ...rest] = positionals;
-  if ((cmd !== "build" && cmd !== "trace") || !file || rest.length > 0) {
+  if ((cmd !== "build" && cmd !== "trace" && cmd !== "layout") || !file || rest.length > 0) {
     io.err(`${USAGE}\n`);
     return 2;
   }
   let scalars: Record<string, number> = {};
-  if (cmd === "trace") {
+  if (cmd === "trace" || cmd === "layout") {
     const parsedArgs = parseScalars(values.args ?? "");
     if (typeof parsedArgs === "string") {
       io.err(`tirx: --args: ${parsedArgs}\n`);
@@ -189,13 +197,28 @@ export async function main(argv: readonly string[], io: CliIO = PROCESS_IO): Pro
       );
       return 1;
     }
-    if (cmd === "trace") {
+    if (cmd === "trace" || cmd === "layout") {
       const fns = [...new Set(kernels.map(([, f]) => f))];
       if (fns.length !== 1) {
         io.err(
           `tirx: ${file} exports ${fns.length} kernels; name one with --kernel (${fns.map((f) => f.name).join(", ")})\n`,
         );
         return 2;
+      }
+      if (cmd === "layout") {
+        const dir = values.out ?? `layout-${fns[0]!.name}`;
+        mkdirSync(dir, { recursive: true });
+        const used = new Map<string, number>();
+        for (const p of layoutPictures(fns[0]!, scalars)) {
+          const k = (used.get(p.name) ?? 0) + 1;
+          used.set(p.name, k);
+          const f = join(dir, `${p.name}${k > 1 ? `-${k}` : ""}.svg`);
+          writeFileSync(f, p.svg + "\n");
+          io.out(
+            `${f}: ${p.op}, ${p.warpInstructions} warp instructions, ${p.wavefronts} wavefronts / ${p.phases} phases (${p.wavefronts - p.phases} from bank conflicts)\n`,
+          );
+        }
+        return 0;
       }
       const json = JSON.stringify(traceKernel(fns[0]!, scalars));
       if (values.out) writeFileSync(values.out, json + "\n");

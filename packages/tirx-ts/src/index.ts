@@ -46,6 +46,7 @@ export { sim } from "@tirx-ts/runtime-sim";
 export { compile, type Compiled, type CompileOptions, type LaunchResult } from "./compile.js";
 export { tensor, type TensorOptions } from "./tensor.js";
 export { device } from "./device.js";
+export { layoutPictures, siteSvg, type LayoutPicture } from "./layout.js";
 export { isMain, checkOutput, runAsMain, type ExampleResult } from "./main.js";
 export { installUncaughtHandler } from "./uncaught.js";
 

@@ -1,3 +1,4 @@
+import { divideByConstant } from "./divide.js";
 import {
   TirxError,
   constInt,
@@ -176,6 +177,16 @@ export class ExprEmitter {
     if (folded !== undefined) return folded;
     // Never an instruction with two immediates (PTX wants a register for at least one).
     if (!isReg(a) && !isReg(b)) a = this.toReg(a, e.dtype);
+    const divisor = isReg(a) && !isReg(b) ? constInt(e.b) : undefined;
+    if (divisor !== undefined) {
+      const r = exprRange(e.a, ctx.rangeEnv());
+      const q = divideByConstant(ctx, e.op, a, divisor, e.dtype, r.min >= 0 && r.max < 2 ** 31);
+      if (q !== undefined) {
+        if (!dest) return q;
+        ctx.ins(`mov.${bitType(e.dtype)} ${dest}, ${q}`);
+        return dest;
+      }
+    }
     const op = this.truncates(e) ? (e.op === "floordiv" ? "div" : "mod") : e.op;
     if ((e.op === "shl" || e.op === "shr") && isReg(b) && dtypeBits(e.dtype) !== 32) {
       // PTX shift amounts are always .u32.

@@ -1,6 +1,14 @@
 import type { CpAsyncPlan, Expr } from "@tirx-ts/core";
-import { applySwizzle, constInt, swizzlePeriodBytes, type SwizzleLayout } from "@tirx-ts/core";
+import {
+  applySwizzle,
+  constInt,
+  intImm,
+  splitAtPeriod,
+  swizzlePeriodBytes,
+  type SwizzleLayout,
+} from "@tirx-ts/core";
 import { memRef } from "../emit/address.js";
+import { exprKey } from "../emit/key.js";
 import type { EmitContext } from "../emit/context.js";
 import type { ExprEmitter } from "../emit/expr.js";
 import { isReg } from "../types.js";
@@ -72,17 +80,42 @@ export function emitCpAsync(ctx: EmitContext, ex: ExprEmitter, plan: CpAsyncPlan
   const dstBase = ctx.bufferBase(dst.buffer);
   const srcBase = ctx.bufferBase(src.buffer);
 
-  // A constant per-thread offset folds into the displacement instead of an add.
-  const dOff = threadOffset(ctx, ex, dst.baseBytes, dst.groupStridesBytes);
-  const at = (off: string): { reg: string; disp: number } => {
-    if (!isReg(off)) return { reg: dstBase.reg, disp: Number(off) };
+  // A constant per-thread offset folds into the displacement instead of an add. A swizzled
+  // destination swizzles only the terms below the swizzle's period (a stage index stays outside
+  // the XOR, so the XOR is loop-invariant) and adds the others after it.
+  const swz = dst.buffer.layout;
+  const split = swz ? splitAtPeriod(swz, dst.baseBytes, 1) : undefined;
+  const dRest = split ? (split.rest ?? intImm(0)) : dst.baseBytes;
+  // A swizzled destination's per-thread offset and its swizzle are memoized by expression, so
+  // a main loop reuses what the prologue computed for the same thread-invariant rest.
+  const restKey = swz ? exprKey(dRest) : undefined;
+  const keyOf = (what: string): string | undefined =>
+    restKey === undefined
+      ? undefined
+      : `${what} ${swz!.perElement},${swz!.swizzleLen},${swz!.atomLen},${swz!.swizzleInner} ${dst.groupStridesBytes.join(",")} ${restKey}`;
+  const dOff = swz
+    ? ctx.memo(keyOf("cp.async dst"), () => threadOffset(ctx, ex, dRest, dst.groupStridesBytes))
+    : threadOffset(ctx, ex, dRest, dst.groupStridesBytes);
+  // The period-multiple part of a swizzled destination's base, added to the buffer's address.
+  let passBase: { reg: string; disp: number } | undefined;
+  const baseOf = (): { reg: string; disp: number } => {
+    if (passBase) return passBase;
+    if (!split?.pass) return (passBase = { reg: dstBase.reg, disp: 0 });
+    const v = ex.value(split.pass);
+    if (!isReg(v)) return (passBase = { reg: dstBase.reg, disp: Number(v) });
     const reg = ctx.regs.fresh("r");
-    ctx.ins(`add.s32 ${reg}, ${dstBase.reg}, ${off}`);
-    return { reg, disp: 0 };
+    ctx.ins(`add.s32 ${reg}, ${dstBase.reg}, ${v}`);
+    return (passBase = { reg, disp: 0 });
+  };
+  const at = (off: string): { reg: string; disp: number } => {
+    const b = baseOf();
+    if (!isReg(off)) return { reg: b.reg, disp: b.disp + Number(off) };
+    const reg = ctx.regs.fresh("r");
+    ctx.ins(`add.s32 ${reg}, ${b.reg}, ${off}`);
+    return { reg, disp: b.disp };
   };
   // A swizzled destination swizzles each atom's logical offset; repeat steps that are multiples
   // of the swizzle's period pass through it and stay displacements (swz(x + kP) = swz(x) + kP).
-  const swz = dst.buffer.layout;
   const period = swz ? swizzlePeriodBytes(swz) : 0;
   const dstRef = (rep: number): string => {
     if (!swz) {
@@ -103,7 +136,9 @@ export function emitCpAsync(ctx: EmitContext, ex: ExprEmitter, plan: CpAsyncPlan
   };
   let swzBaseMemo: { reg: string; disp: number } | undefined;
   const swzBase = (): { reg: string; disp: number } =>
-    (swzBaseMemo ??= at(swizzleReg(ctx, swz!, dOff)));
+    (swzBaseMemo ??= at(
+      ctx.memo(keyOf("cp.async dst swizzled"), () => swizzleReg(ctx, swz!, dOff)),
+    ));
   const dBase = swz ? { reg: dstBase.reg, disp: 0 } : at(dOff);
   const sOff = threadOffset(ctx, ex, src.baseBytes, src.groupStridesBytes);
   let sAddr = srcBase.reg;

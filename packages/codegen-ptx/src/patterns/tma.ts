@@ -51,6 +51,7 @@ export function declareTensorMap(ctx: EmitContext, m: TensorMap, pname: string):
  *         [dst32], [tmap, {c0, ...}], [mbar32]{, ctaMask16}{, policy64};
  *     cp.async.bulk.tensor.Nd.global.shared::cta.tile.bulk_group{.L2::cache_hint} [tmap, {c0, ...}], [src32]{, policy64};
  *     cp.async.bulk.prefetch.tensor.Nd.L2.global.tile{.L2::cache_hint} [tmap, {c0, ...}]{, policy64};
+ *     prefetch.tensormap [tmap];
  *
  * `pred` becomes the guard `@%p`. Nothing else (commit, wait, fence, expect_tx) is added.
  */
@@ -58,6 +59,11 @@ export function emitTmaCopy(ctx: EmitContext, ex: ExprEmitter, plan: TmaPlan): v
   const { opcode } = plan;
   const tmap = MAP_REGS.get(ctx)?.get(plan.map.id);
   if (!tmap) throw new Error(`internal: tensor map "${plan.map.name}" has no parameter`);
+  if (opcode.direction === "descriptor") {
+    const g = plan.pred ? `@${ex.register(plan.pred)} ` : "";
+    ctx.ins(`${g}prefetch.tensormap [${tmap}]`);
+    return;
+  }
   const coords = [...plan.coords].reverse().map((c) => ex.register(c));
   const tensor = `[${tmap}, {${coords.join(", ")}}]`;
   const policy = plan.cachePolicy ? `, ${ex.register(plan.cachePolicy)}` : "";

@@ -1,4 +1,4 @@
-import { stmtOp, template } from "./define.js";
+import { stmtOp, template, valueArg } from "./define.js";
 import type { OpDef } from "./op.js";
 
 /**
@@ -68,6 +68,37 @@ export const CLUSTER_OPS: readonly OpDef[] = [
     archCode: "TX4007",
     lower: template("barrier.cluster.arrive.relaxed"),
     effect: { unit: "cluster", action: "arrive" },
+  }),
+  {
+    ...stmtOp({
+      name: "mapa.shared::cluster",
+      family: "cluster",
+      surface: "T.ptx.mapa",
+      operands: [valueArg("addr", ["uint32"]), valueArg("rank", ["int32", "uint32"])],
+      sm: 90,
+      ptx: [7, 8],
+      source: "PTX ISA, mapa (shared::cluster window address of the same variable in CTA `rank`)",
+      archCode: "TX4007",
+      lower: template("mapa.shared::cluster.u32 $d, $0, $1"),
+      effect: { unit: "cluster", action: "mapa" },
+    }),
+    // addr: a shared address (bars.ptr([i])); the result addresses CTA `rank`'s copy.
+    form: "value",
+    result: () => "uint32",
+    signatures: [["uint32", "int32"]],
+    effects: false,
+  },
+  stmtOp({
+    name: "mbarrier.arrive.release.cluster.shared::cluster",
+    family: "cluster",
+    surface: "T.ptx.mbarrier.arrive_remote",
+    operands: [valueArg("addr", ["uint32"])],
+    sm: 90,
+    ptx: [8, 0],
+    source: "PTX ISA, mbarrier.arrive (.release.cluster on a .shared::cluster address from mapa)",
+    archCode: "TX4007",
+    lower: template("mbarrier.arrive.release.cluster.shared::cluster.b64 _, [$0]"),
+    effect: { unit: "cluster", action: "remote_arrive" },
   }),
   stmtOp({
     name: "barrier.cluster.wait",

@@ -169,7 +169,10 @@ export type MachineAction =
     }
   | { readonly unit: "wgmma"; readonly action: "fence" | "commit" | "wait" }
   | { readonly unit: "regs"; readonly action: "setmaxnreg" }
-  | { readonly unit: "cluster"; readonly action: "register" | "arrive" | "wait" };
+  | {
+      readonly unit: "cluster";
+      readonly action: "register" | "arrive" | "wait" | "mapa" | "remote_arrive";
+    };
 
 /** The read-modify-write of an atom/red op (PTX ISA, atom). */
 export type AtomicAction = "add" | "min" | "max" | "cas" | "exch" | "and" | "or" | "xor";

@@ -14,7 +14,11 @@ import { planTmaCopy, type TmaPlan } from "./tma.js";
 export interface TileOpDef {
   /** The family, as PTX spells its leading tokens. */
   readonly family:
-    "cp.async" | "cp.async.bulk" | "cp.async.bulk.tensor" | "cp.async.bulk.prefetch.tensor";
+    | "cp.async"
+    | "cp.async.bulk"
+    | "cp.async.bulk.tensor"
+    | "cp.async.bulk.prefetch.tensor"
+    | "prefetch";
   /** Opcodes of the family, for "did you mean" suggestions. */
   readonly examples: readonly string[];
   readonly sm: number;
@@ -37,6 +41,14 @@ export const TILE_OPS: readonly TileOpDef[] = [
     sm: 90,
     archCode: "TX4007",
     source: "PTX ISA, cp.async.bulk.tensor: requires sm_90 or higher",
+    plan: planTmaCopy,
+  },
+  {
+    family: "prefetch",
+    examples: ["prefetch.tensormap"],
+    sm: 90,
+    archCode: "TX4007",
+    source: "PTX ISA, prefetch (.tensormap): requires sm_90 or higher",
     plan: planTmaCopy,
   },
   {

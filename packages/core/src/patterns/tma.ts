@@ -11,6 +11,7 @@ import { isExpr, isExprList, isView } from "../visit.js";
 import { knownDivisor } from "../analysis/bounds.js";
 import {
   checkParamNames,
+  checkViewBounds,
   exprParam,
   sideOf,
   type AtomSide,
@@ -22,13 +23,14 @@ import { checkMbarrierOperand } from "./mbarrier.js";
 export interface TmaOpcode {
   /**
    * "g2s": global → shared, completes on an mbarrier; "s2g": shared::cta → global, bulk
-   * async-group; "prefetch": global → L2 only.
+   * async-group; "prefetch": global → L2 only; "descriptor": `prefetch.tensormap`, the map
+   * itself into the cache (no coordinates).
    */
-  readonly direction: "g2s" | "s2g" | "prefetch";
-  /** Tensor rank, 1..5 (the `.Nd` token). */
+  readonly direction: "g2s" | "s2g" | "prefetch" | "descriptor";
+  /** Tensor rank, 1..5 (the `.Nd` token); 0 for `prefetch.tensormap` (the map's own rank). */
   readonly rank: number;
   /** Destination state space: `shared::cluster` (PTX 8.0) or `shared::cta` (8.6) for loads. */
-  readonly dstSpace: "shared::cluster" | "shared::cta" | "global" | "L2";
+  readonly dstSpace: "shared::cluster" | "shared::cta" | "global" | "L2" | "tensormap";
   /** `.multicast::cluster`: the box lands in every CTA of the cluster named by `cta_mask`. */
   readonly multicast: boolean;
   readonly cacheHint: boolean;
@@ -64,7 +66,8 @@ const G2S = "mbarrier::complete_tx::bytes";
  * Parse a TMA opcode:
  * `cp.async.bulk.tensor.Nd.{shared::cluster|shared::cta}.global[.tile].mbarrier::complete_tx::bytes[.multicast::cluster][.L2::cache_hint]`,
  * `cp.async.bulk.tensor.Nd.global.shared::cta[.tile].bulk_group[.L2::cache_hint]` or
- * `cp.async.bulk.prefetch.tensor.Nd.L2.global[.tile][.L2::cache_hint]`, N in 1..5. Only the
+ * `cp.async.bulk.prefetch.tensor.Nd.L2.global[.tile][.L2::cache_hint]`, N in 1..5, or
+ * `prefetch.tensormap` (PTX ISA "prefetch": the tensor map into the cache). Only the
  * tile mode is supported (not im2col, gather4 or scatter4).
  * @throws TirxError TX4015. Source: PTX ISA "cp.async.bulk.tensor", "cp.async.bulk.prefetch.tensor".
  */
@@ -73,6 +76,16 @@ export function parseTmaOpcode(opcode: string, span?: Span): TmaOpcode {
     throw new TirxError("TX4015", `opcode "${opcode}": ${why}`, span);
   };
   const parts = opcode.split(".");
+  if (opcode === "prefetch.tensormap") {
+    return {
+      direction: "descriptor",
+      rank: 0,
+      dstSpace: "tensormap",
+      multicast: false,
+      cacheHint: false,
+    };
+  }
+  if (parts[0] === "prefetch") fail('the descriptor prefetch is spelled "prefetch.tensormap"');
   const prefetch = parts[3] === "prefetch";
   const head = prefetch ? 5 : 4;
   const rest = parts.slice(head);
@@ -321,6 +334,7 @@ function checkSwizzleAgrees(tile: View, m: TensorMap, s: TileApply): void {
 
 const LOAD_PARAMS = ["tensor_map", "coords", "mbar", "cta_mask", "cache_policy", "pred"] as const;
 const OTHER_PARAMS = ["tensor_map", "coords", "cache_policy", "pred"] as const;
+const DESCRIPTOR_PARAMS = ["tensor_map", "pred"] as const;
 
 /**
  * Check a TMA `tile.apply` and return its plan. Operands are (shared tile, global tensor) for
@@ -328,14 +342,21 @@ const OTHER_PARAMS = ["tensor_map", "coords", "cache_policy", "pred"] as const;
  * prefetches; parameters: `tensor_map` (from `T.tensormap_encode_tiled`), `coords` (one int32
  * per axis, outermost first), `mbar` (loads), `cta_mask` (uint16, multicast), `cache_policy`
  * (uint64, `.L2::cache_hint`), `pred` (bool).
- * @throws TirxError TX4015–TX4024, TX4005 (state spaces), TX4006/TX4011 (mbarrier), TX4002
+ * @throws TirxError TX4015–TX4024, TX4005 (state spaces), TX4006/TX4011 (mbarrier), TX4013 (the
+ *   shared tile outside its buffer), TX4002
  *   (unknown parameter, cache hint). Sources: PTX ISA "cp.async.bulk.tensor" (shared address
  *   128-byte aligned; multicast), "Tensor-map"; CUDA Driver API cuTensorMapEncodeTiled.
  */
 export function planTmaCopy(s: TileApply, ctx: PatternContext): TmaPlan {
   const opcode = parseTmaOpcode(s.opcode, s.span);
   const g2s = opcode.direction === "g2s";
-  checkParamNames(s, g2s ? LOAD_PARAMS : OTHER_PARAMS, "TX4002", `"${s.opcode}"`);
+  const descriptor = opcode.direction === "descriptor";
+  checkParamNames(
+    s,
+    g2s ? LOAD_PARAMS : descriptor ? DESCRIPTOR_PARAMS : OTHER_PARAMS,
+    "TX4002",
+    `"${s.opcode}"`,
+  );
   const m = s.params["tensor_map"];
   if (!isTensorMap(m)) {
     throw new TirxError(
@@ -345,7 +366,7 @@ export function planTmaCopy(s: TileApply, ctx: PatternContext): TmaPlan {
     );
   }
   checkTensorMap(m, s.span);
-  if (m.box.length !== opcode.rank) {
+  if (!descriptor && m.box.length !== opcode.rank) {
     throw new TirxError(
       "TX4016",
       `the opcode is ${opcode.rank}d, but tensor map "${m.name}" has rank ${m.box.length}`,
@@ -361,7 +382,7 @@ export function planTmaCopy(s: TileApply, ctx: PatternContext): TmaPlan {
   if (
     (tile && !isShared(tile)) ||
     global.buffer.scope !== "global" ||
-    (opcode.direction === "prefetch" && dst.buffer.id !== src.buffer.id)
+    ((opcode.direction === "prefetch" || descriptor) && dst.buffer.id !== src.buffer.id)
   ) {
     const want =
       opcode.direction === "g2s"
@@ -379,6 +400,7 @@ export function planTmaCopy(s: TileApply, ctx: PatternContext): TmaPlan {
   let boxBytes = 0;
   if (tile) {
     checkTile(tile, m, s, g2s ? "destination" : "source");
+    checkViewBounds(tile, ctx.env, "TX4013", "the shared tile", s.span);
     boxBytes = numel(tile.shape) * dtypeBytes(m.dtype);
     checkSwizzleAgrees(tile, m, s);
     const need = tmaSharedAlign(m);
@@ -392,13 +414,13 @@ export function planTmaCopy(s: TileApply, ctx: PatternContext): TmaPlan {
       );
     }
   }
-  const c = s.params["coords"];
-  if (
-    c === undefined ||
-    !isExprList(c) ||
-    c.length !== opcode.rank ||
-    c.some((e) => e.dtype !== "int32")
-  ) {
+  const c = descriptor ? [] : s.params["coords"];
+  const coordsOk =
+    c !== undefined &&
+    isExprList(c) &&
+    c.length === opcode.rank &&
+    c.every((e) => e.dtype === "int32");
+  if (!coordsOk) {
     throw new TirxError(
       "TX4023",
       `coords must list ${opcode.rank} int32 coordinates (outermost axis first), got ${c === undefined ? "none" : isExprList(c) ? `${c.length}: ${c.map((e) => e.dtype).join(", ")}` : typeof c}`,

@@ -65,14 +65,7 @@ export function swizzledOffset(
   }
   const c = constInt(off);
   if (c !== undefined) return intImm(applySwizzle(l, c * elemBytes) / elemBytes, off.dtype);
-  const periodElems = swizzlePeriodBytes(l) / elemBytes;
-  const pass: Expr[] = [];
-  const rest: Expr[] = [];
-  for (const t of addends(off)) {
-    const d = knownDivisor(t);
-    (d % periodElems === 0 ? pass : rest).push(t);
-  }
-  const r = sum(rest);
+  const { pass: p, rest: r } = splitAtPeriod(l, off, elemBytes);
   if (!r) return off;
   const dt: DType = off.dtype;
   const shift = Math.log2(elemBytes);
@@ -88,8 +81,26 @@ export function swizzledOffset(
       : binary("shl", binary("bitand", r, mask), s);
     swz = binary("bitxor", r, moved);
   }
-  const p = sum(pass);
   return p ? binary("add", p, swz) : swz;
+}
+
+/**
+ * `off` (in `elemBytes`-byte units) split into the sum of its terms that are known multiples of
+ * the swizzle's period, which the swizzle passes through (`swz(P + R) = P + swz(R)`), and the
+ * rest; either may be absent.
+ */
+export function splitAtPeriod(
+  l: SwizzleLayout,
+  off: Expr,
+  elemBytes: number,
+): { pass?: Expr; rest?: Expr } {
+  const periodElems = swizzlePeriodBytes(l) / elemBytes;
+  const pass: Expr[] = [];
+  const rest: Expr[] = [];
+  for (const t of addends(off)) (knownDivisor(t) % periodElems === 0 ? pass : rest).push(t);
+  const p = sum(pass);
+  const r = sum(rest);
+  return { ...(p ? { pass: p } : {}), ...(r ? { rest: r } : {}) };
 }
 
 /**

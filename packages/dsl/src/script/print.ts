@@ -13,6 +13,8 @@ import {
   type View,
 } from "@tirx-ts/core";
 import {
+  TensorMapNames,
+  type PieceSpellings,
   allocLine,
   bareLiteral,
   callLine,
@@ -49,7 +51,7 @@ const COMPARE = { eq: "===", ne: "!==", lt: "<", le: "<=", gt: ">", ge: ">=" } a
  * everything else as the `T.*` call the builder printer writes.
  */
 function printKernel(fn: PrimFunc, exportName: string, dtypes: Set<string>): string {
-  const { bind, ref } = new PrintNames(["T", "Tensor"], jsIdent);
+  const { bind, ref, fresh } = new PrintNames(["T", "Tensor"], jsIdent);
   const bare = (x: Expr, like: string | undefined): string | undefined => bareLiteral(x, like, num);
   const arg = (x: Expr, like: string | undefined): string => {
     const b = bare(x, like);
@@ -112,8 +114,10 @@ function printKernel(fn: PrimFunc, exportName: string, dtypes: Set<string>): str
         return `T.call_value(${JSON.stringify(x.op)}${opArgs(x.op, x.args)})`;
     }
   };
-  const pieces = {
+  const maps: TensorMapNames = new TensorMapNames(fresh, (): PieceSpellings => pieces);
+  const pieces: PieceSpellings = {
     ref,
+    mapRef: maps.ref,
     e: (x: Expr): string => e(x),
     arg: (x: Expr, like?: string) => arg(x, like),
   };
@@ -122,6 +126,7 @@ function printKernel(fn: PrimFunc, exportName: string, dtypes: Set<string>): str
   const view = (w: View): string => viewText(pieces, w);
 
   const lines: string[] = [];
+  let mapsAt: number | undefined;
   const block = (x: Stmt): void => {
     if (x.kind === "Seq") x.stmts.forEach(s);
     else s(x);
@@ -143,6 +148,7 @@ function printKernel(fn: PrimFunc, exportName: string, dtypes: Set<string>): str
         out(
           `T.device_entry({ launch: T.cuda.LaunchConfig({ grid: ${dim3(grid)}, block: ${dim3(l.block.map(String))}${dyn} }) });`,
         );
+        mapsAt = lines.length;
         block(x.body);
         return;
       }
@@ -249,6 +255,7 @@ function printKernel(fn: PrimFunc, exportName: string, dtypes: Set<string>): str
     decls.push(`${jsName}: Tensor<[${dims.join(", ")}], "${p.buffer.dtype}">`);
   }
   block(fn.body);
+  if (mapsAt !== undefined) lines.splice(mapsAt, 0, ...maps.decls);
   return (
     `export const ${exportName} = T.prim_func(function ${jsIdent(fn.name)}(${decls.join(", ")}) {\n` +
     lines.join("\n") +

@@ -5,6 +5,7 @@ import type { ExprCompiler } from "./expr.js";
 import type { Exec } from "./stmt.js";
 import type { Machine } from "../exec/machine.js";
 import { Tracer } from "../exec/trace.js";
+import { lanesPerPhase, type LaneMove } from "../exec/access-log.js";
 
 /**
  * TX6021: a runtime cp.async or bulk-copy address not aligned to `align` bytes (PTX ISA,
@@ -79,8 +80,14 @@ export function compileCpAsync(ec: ExprCompiler, s: TileApply, plan: CpAsyncPlan
   // A swizzled destination: each atom lands at the swizzle of its logical offset (the verifier
   // proved the atom lies in one swizzle atom, TX3025).
   const swz = plan.dst.buffer.layout;
+  const R = dRep.length;
+  const opName = `cp.async.${plan.opcode.cache}.shared.global`;
   return (lanes, n) => {
     m.tracer?.cpAsyncIssue(Tracer.warpsOf(lanes, n));
+    // The access log: moves per (warp, repeat index), recorded as one warp instruction each.
+    const log = m.accesses;
+    const byKey = log ? new Map<number, LaneMove[]>() : undefined;
+    log?.enter(site);
     for (let i = 0; i < n; i++) {
       const t = lanes[i]!;
       if (pred && !pred(t)) continue;
@@ -109,6 +116,36 @@ export function compileCpAsync(ec: ExprCompiler, s: TileApply, plan: CpAsyncPlan
           continue;
         }
         au.issue(m, t, dPlaced.base + d, dPlaced, k, sb, len, chunk, site);
+        if (byKey) {
+          const key = (t >> 5) * R + r;
+          let list = byKey.get(key);
+          if (!list) byKey.set(key, (list = []));
+          list.push({
+            warp: t >> 5,
+            lane: t & 31,
+            dst: {
+              space: "shared",
+              name: dPlaced.name,
+              byte: d,
+              bytes: chunk,
+              addr: dPlaced.base + d,
+            },
+            src: { space: "global", name: sPlaced.name, byte: sb, bytes: len },
+          });
+        }
+      }
+    }
+    if (log && byKey) {
+      for (const key of [...byKey.keys()].sort((a, b) => a - b)) {
+        log.record(
+          site,
+          s.span,
+          opName,
+          byKey.get(key)!,
+          "dst",
+          lanesPerPhase(chunk),
+          m.firstCta(),
+        );
       }
     }
   };

@@ -9,6 +9,7 @@ import {
   type Span,
 } from "@tirx-ts/core";
 import { codecOf } from "../numeric/codec.js";
+import type { LaneMove, MovePiece } from "../exec/access-log.js";
 import { checkSharedRead, checkSharedWrite, reportOob } from "../exec/hazards.js";
 import type { Placed } from "../exec/machine.js";
 import { placementOf, type NumFn } from "./access.js";
@@ -100,6 +101,24 @@ export function compileFragmentCall(
     }
     return a;
   };
+  // The access log (SimOptions.accesses): lane `row` supplies the address of row `row`, which
+  // matrix row / 8 of every lane's fragment holds.
+  let moves: LaneMove[] | undefined;
+  const fragName = (): string => {
+    const f = operands.find((o) => o?.kind === "fragment");
+    return f ? f.placed.name : "fragment";
+  };
+  const logRow = (i: number, row: number, a: number, n: number, load: boolean): void => {
+    const sp = (operands[i] as SharedOperand).placed;
+    const sh: MovePiece = { space: "shared", name: sp.name, byte: a - sp.base, bytes: n, addr: a };
+    const reg: MovePiece = {
+      space: "register",
+      name: `${fragName()} r${row >> 3}`,
+      byte: 0,
+      bytes: n,
+    };
+    moves!.push({ warp, lane: row, dst: load ? reg : sh, src: load ? sh : reg });
+  };
   const call: FragmentCall = {
     get warp() {
       return warp;
@@ -139,6 +158,7 @@ export function compileFragmentCall(
       const t = base + lane;
       const a = rowAt(i, t, n);
       if (a < 0) return undefined;
+      if (moves) logRow(i, lane, a, n, true);
       checkSharedRead(m, (operands[i] as SharedOperand).placed, a, n, t, site);
       return shared.slice(a, a + n);
     },
@@ -146,12 +166,14 @@ export function compileFragmentCall(
       const t = base + lane;
       const a = rowAt(i, t, b.length);
       if (a < 0) return;
+      if (moves) logRow(i, lane, a, b.length, false);
       checkSharedWrite(m, (operands[i] as SharedOperand).placed, a, b.length, t, site);
       shared.set(b, a);
     },
   };
   const count = new Int32Array(Math.ceil(m.threads / 32));
   return (lanes, n) => {
+    m.accesses?.enter(site);
     count.fill(0);
     for (let i = 0; i < n; i++) count[lanes[i]! >> 5]!++;
     for (let w = 0; w < count.length; w++) {
@@ -168,7 +190,13 @@ export function compileFragmentCall(
         );
         continue;
       }
+      if (m.accesses) moves = [];
       run(call);
+      if (moves && moves.length > 0) {
+        const load = moves[0]!.src.space === "shared";
+        m.accesses!.record(site, span, op.name, moves, load ? "src" : "dst", 8, m.firstCta());
+      }
+      moves = undefined;
     }
   };
 }

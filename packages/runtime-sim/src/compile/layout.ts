@@ -15,7 +15,7 @@ import type { Placed } from "../exec/machine.js";
 /**
  * Where every buffer and variable of a kernel lives in the simulator: tensor parameters by index,
  * static shared buffers packed in allocation order with their alignment (as the verifier counts
- * them), dynamic shared buffers all at one 16-byte aligned base after them (they alias, like
+ * them), dynamic shared buffers all at one base after them, aligned like codegen's dyn_smem (they alias, like
  * `extern __shared__` arrays), local buffers in each thread's own local memory, and a register
  * slot per variable (number-valued and 64-bit separately).
  */

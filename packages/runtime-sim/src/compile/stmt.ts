@@ -292,7 +292,10 @@ function compileCall(ec: ExprCompiler, name: string, exprs: readonly Expr[], spa
     case "cluster": {
       // CTAs run one at a time: the cluster barrier is simulated for one-CTA clusters only, where
       // arrive + wait is a barrier of the CTA's threads.
-      if (fx.action === "register") break;
+      if (fx.action === "register" || fx.action === "mapa") break;
+      if (fx.action === "remote_arrive") {
+        return unsupported(`${name} (an arrive on another CTA's mbarrier)`, span);
+      }
       const site = m.site(span);
       return (lanes, n) => {
         if (m.cluster[0] * m.cluster[1] * m.cluster[2] > 1) {

@@ -1,11 +1,4 @@
-import {
-  applySwizzle,
-  dtypeBytes,
-  dtypeKind,
-  TirxError,
-  type TileApply,
-  type TmaPlan,
-} from "@tirx-ts/core";
+import { applySwizzle, dtypeBytes, TirxError, type TileApply, type TmaPlan } from "@tirx-ts/core";
 import { checkBounds } from "../exec/hazards.js";
 import { Tracer } from "../exec/trace.js";
 import type { Machine } from "../exec/machine.js";
@@ -80,18 +73,9 @@ function boxRuns(p: TmaPlan, coords: readonly number[], chunk: number): Run[] {
   return runs;
 }
 
-/** The bytes TMA writes for one out-of-bounds element (zeros, or a quiet NaN with "nan" fill on floats). */
+/** The bytes TMA writes for one out-of-bounds element with the "none" fill: zeros. */
 function fillBytes(p: TmaPlan): Uint8Array {
-  const dt = p.map.dtype;
-  const eb = dtypeBytes(dt);
-  const out = new Uint8Array(eb);
-  if (p.map.oobFill !== "nan" || dtypeKind(dt) !== "float") return out;
-  const v = new DataView(out.buffer);
-  if (dt === "float32") v.setUint32(0, 0x7fffffff, true);
-  else if (dt === "float64") v.setBigUint64(0, 0x7fffffffffffffffn, true);
-  else if (dt === "float16") v.setUint16(0, 0x7fff, true);
-  else v.setUint16(0, 0x7fff, true); // bfloat16
-  return out;
+  return new Uint8Array(dtypeBytes(p.map.dtype));
 }
 
 function clusterCtas(m: Machine): number {
@@ -102,7 +86,7 @@ function clusterCtas(m: Machine): number {
  * A TMA `tile.apply` (PTX ISA "cp.async.bulk.tensor"): every active thread whose `pred` holds
  * issues one tensor copy of the map's box at `coords`. A load lands, like a cp.async.bulk copy,
  * when every thread of the CTA is blocked (see BulkUnit): in-bounds runs are copied from the
- * tensor, out-of-bounds ones filled (zeros or NaN), at the shared addresses the buffer's swizzle
+ * tensor, out-of-bounds ones filled with zeros, at the shared addresses the buffer's swizzle
  * gives, each run completing its bytes on the mbarrier; its destination is guarded until the
  * phase is observed (TX6007). A store writes only in-bounds runs, through the thread's bulk
  * async-group. A prefetch only warms L2: nothing to simulate. Multicast into other CTAs of a
@@ -114,7 +98,7 @@ export function compileTmaCopy(ec: ExprCompiler, s: TileApply, plan: TmaPlan): E
   const dir = plan.opcode.direction;
   const coords = plan.coords.map((c) => ec.num(c, s.span));
   const pred = plan.pred ? ec.num(plan.pred, s.span) : undefined;
-  if (dir === "prefetch") {
+  if (dir === "prefetch" || dir === "descriptor") {
     return (lanes, n) => {
       for (let i = 0; i < n; i++) {
         const t = lanes[i]!;
@@ -124,6 +108,14 @@ export function compileTmaCopy(ec: ExprCompiler, s: TileApply, plan: TmaPlan): E
     };
   }
   const g2s = dir === "g2s";
+  if (g2s && plan.map.oobFill === "nan") {
+    // The bit pattern of CU_TENSOR_MAP_FLOAT_OOB_FILL_NAN_REQUEST_ZERO_FMA is not documented.
+    throw new TirxError(
+      "TX2010",
+      `tensor map "${plan.map.name}" with oob_fill "nan" is not supported by the simulator (the driver does not document the NaN it writes)`,
+      s.span,
+    );
+  }
   const tileSide = g2s ? plan.dst : plan.src;
   const sh = placementOf(ec.layout, tileSide.buffer, s.span);
   const gl = placementOf(ec.layout, plan.map.buffer, s.span);

@@ -1,4 +1,5 @@
 import { WgmmaUnit } from "./wgmma.js";
+import type { AccessLog } from "./access-log.js";
 import {
   TirxError,
   type DiagnosticCode,
@@ -199,6 +200,12 @@ export class Machine {
   readonly #pools: ShadowPool[] = [];
   /** The trace of the current launch, when one is recorded (runSim option `trace`). */
   tracer: Tracer | undefined = undefined;
+  /** Per-site shared access log of the launch (SimOptions.accesses), or undefined. */
+  accesses: AccessLog | undefined = undefined;
+  /** True in CTA (0, 0, 0). */
+  firstCta(): boolean {
+    return this.cx === 0 && this.cy === 0 && this.cz === 0;
+  }
   /**
    * The schedule of the current launch (runSim option `simSeed`, or TIRX_SIM_SEED): 0 runs the
    * threads of a CTA in lockstep, warps in ascending order; any other seed runs each stretch of

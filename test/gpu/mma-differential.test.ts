@@ -1,0 +1,80 @@
+// The tensor-core differential cases (test/diff/mma-cases.ts) on the GPU and on the simulated
+// device, each against the independent reference: ldmatrix/stmatrix (from/to a 128B-swizzled
+// tile filled by cp.async) and integer mma must be bit-exact on both and agree with each other;
+// float mma must lie within MMA_F32_BOUND of the exact D = A·B + C on both, and the run prints
+// how many elements equal the once-rounded exact value on each (the PTX ISA does not specify
+// the accumulation order or internal precision). Skipped, with the reason printed, where no
+// CUDA driver loads.
+import { describe, expect, it } from "vitest";
+import { cuda, cudaAvailable, sim } from "tirx-ts";
+import { mmaCases, runMmaCase } from "../diff/mma-cases.js";
+
+const probe = cudaAvailable();
+if (!probe.ok) console.log(`test/gpu/mma-differential: skipped, no CUDA driver (${probe.reason})`);
+
+describe.skipIf(!probe.ok)("tensor-core differential: GPU, simulator, reference", () => {
+  const cases = probe.ok ? mmaCases() : [];
+  it.each(cases.map((c) => [c.id, c] as const))("%s", (_, c) => {
+    const gpuOut = runMmaCase(c, cuda(0));
+    const simOut = runMmaCase(c, sim());
+    const g = c.judge(gpuOut);
+    const s = c.judge(simOut);
+    let same = 0;
+    gpuOut.forEach((v, i) => {
+      const w = simOut[i]!;
+      if (Object.is(v, w) || (v !== v && w !== w)) same++;
+    });
+    console.log(
+      `${c.id} on ${cuda(0).name}: ${g.exact}/${g.checked} equal to the reference (simulator ${s.exact}), worst ${g.worst.toFixed(3)} of the bound (simulator ${s.worst.toFixed(3)}), inexact warps [${g.inexactWarps.join(", ")}], ${same}/${gpuOut.length} outputs bit-equal to the simulator's`,
+    );
+    expect(g.bad, g.bad.join("\n")).toEqual([]);
+    expect(s.bad, s.bad.join("\n")).toEqual([]);
+    if (c.exactness === "bit-exact") {
+      expect(g.exact).toBe(g.checked);
+      expect(same).toBe(gpuOut.length);
+    }
+  });
+});
+
+describe.skipIf(!probe.ok)("examples/gemm_mma.ts on the GPU at a shape with tails", () => {
+  it("200 × 136 × 72 (no dimension a multiple of its tile) matches float64 within 2^-20 · Σ|a·b|", async () => {
+    const { makeGemm } = await import("../../examples/gemm_mma.js");
+    const { compile, tensor } = await import("tirx-ts");
+    const [m, n, k] = [200, 136, 72];
+    const dev = cuda(0);
+    let seed = 5;
+    const rnd = (): number => ((seed = (seed * 1103515245 + 12345) >>> 0) / 2 ** 32) * 2 - 1;
+    const a = tensor(Float32Array.from({ length: m * k }, rnd), {
+      shape: [m, k],
+      dtype: "float16",
+      device: dev,
+    });
+    const b = tensor(Float32Array.from({ length: k * n }, rnd), {
+      shape: [k, n],
+      dtype: "float16",
+      device: dev,
+    });
+    const c = tensor.zeros([m, n], "float32", dev);
+    compile(makeGemm(m, n, k), { target: "cuda" })(a, b, c);
+    const av = a.toArray() as Float32Array;
+    const bv = b.toArray() as Float32Array;
+    const got = c.toArray() as Float32Array;
+    let worst = 0;
+    for (let i = 0; i < m; i++) {
+      for (let j = 0; j < n; j++) {
+        let s = 0;
+        let mag = 0;
+        for (let q = 0; q < k; q++) {
+          s += av[i * k + q]! * bv[q * n + j]!;
+          mag += Math.abs(av[i * k + q]! * bv[q * n + j]!);
+        }
+        worst = Math.max(worst, Math.abs(got[i * n + j]! - s) / (mag * 2 ** -20));
+      }
+    }
+    console.log(
+      `gemm_mma ${m}×${n}×${k} on ${dev.name}: worst error ${worst.toFixed(3)} of 2^-20·Σ|a·b|`,
+    );
+    for (const x of [a, b, c]) x.dispose();
+    expect(worst).toBeLessThanOrEqual(1);
+  });
+});
