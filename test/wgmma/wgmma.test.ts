@@ -375,3 +375,112 @@ describe("examples/gemm_hopper.ts PTX", () => {
     expect(code(() => runSim(verify(k(1)), [simZeros([1], "int32")]))).toMatch(/^TX2010/);
   });
 });
+
+describe("wgmma reading a TMA destination", () => {
+  /**
+   * One warpgroup: TMA loads A (64 × 64) and B (16 × 64) into 128B-swizzled tiles on one
+   * mbarrier, then wgmma m64n16k16 × 4 reads them; with `wait` false the consumer skips the
+   * mbarrier wait, so the wgmma reads bytes whose copy has not completed.
+   */
+  const kernel = (wait: boolean): PrimFunc =>
+    T.function(
+      `tma_wgmma_${wait}`,
+      {
+        A: T.Tensor([64, 64], "float16"),
+        B: T.Tensor([16, 64], "float16"),
+        D: T.Tensor([64, 16], "float32"),
+      },
+      ({ A, B, D }) => {
+        T.device_entry({ launch: T.cuda.LaunchConfig({ grid: 1, block: 128 }) });
+        const tid = T.cuda.thread_idx("x");
+        const swz = { align: 1024, layout: T.swizzle_mode("128B") } as const;
+        const sA = T.alloc_shared([64, 64], "float16", { name: "sA", ...swz });
+        const sB = T.alloc_shared([16, 64], "float16", { name: "sB", ...swz });
+        const bar = T.alloc_shared([1], "uint64", { name: "bar" });
+        const mapA = T.tensormap_encode_tiled(A, { box: [64, 64], swizzle: "128B" });
+        const mapB = T.tensormap_encode_tiled(B, { box: [16, 64], swizzle: "128B" });
+        const load =
+          T.ptx["cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"];
+        T.if_(tid.eq(0), () => {
+          T.ptx.mbarrier.init(bar.sub(0), 1);
+          T.ptx.fence.mbarrier_init();
+        });
+        T.cuda.cta_sync();
+        T.if_(tid.eq(0), () => {
+          T.ptx.mbarrier.arrive.expect_tx(bar.sub(0), (64 + 16) * 64 * 2);
+          T.cuda.tile.apply(load, sA, A, { tensor_map: mapA, coords: [0, 0], mbar: bar.sub(0) });
+          T.cuda.tile.apply(load, sB, B, { tensor_map: mapB, coords: [0, 0], mbar: bar.sub(0) });
+        });
+        if (wait) T.ptx.mbarrier.try_wait(bar.sub(0), 0);
+        const acc = T.alloc_local([8], "float32", { name: "acc" });
+        T.ptx.wgmma.fence();
+        for (let kk = 0; kk < 4; kk++) {
+          const da = T.ptx.wgmma.encode_matrix_descriptor(sA.ptr([0, kk * 16]), 16, 1024, 3);
+          const db = T.ptx.wgmma.encode_matrix_descriptor(sB.ptr([0, kk * 16]), 16, 1024, 3);
+          T.ptx.wgmma.mma_async("m64n16k16", "float16", acc, 0, da, db, { scale_d: kk > 0 });
+        }
+        T.ptx.wgmma.commit_group();
+        T.ptx.wgmma.wait_group(0);
+        if (!wait) T.ptx.mbarrier.try_wait(bar.sub(0), 0);
+        const warp = tid.floordiv(32);
+        const lane = tid.mod(32);
+        for (let j = 0; j < 2; j++) {
+          for (let i = 0; i < 4; i++) {
+            const r = warp
+              .mul(16)
+              .add(lane.floordiv(4))
+              .add(i >= 2 ? 8 : 0);
+            D.set(
+              [
+                r,
+                lane
+                  .mod(4)
+                  .mul(2)
+                  .add(8 * j + (i % 2)),
+              ],
+              acc.get([4 * j + i]),
+            );
+          }
+        }
+      },
+    );
+  const data = (n: number) => Array.from({ length: n }, (_, i) => ((i * 37) % 17) / 8 - 1);
+
+  it("computes A·Bᵀ from the TMA tiles with no reports when it waits", () => {
+    const a = data(64 * 64);
+    const b = data(16 * 64).reverse();
+    const d = simZeros([64, 16], "float32");
+    const r = runSim(
+      verify(kernel(true)),
+      [
+        simTensor(a, { shape: [64, 64], dtype: "float16" }),
+        simTensor(b, { shape: [16, 64], dtype: "float16" }),
+        d,
+      ],
+      { hazards: "collect" },
+    );
+    expect(r.reports).toEqual([]);
+    const want: number[] = [];
+    for (let i = 0; i < 64; i++) {
+      for (let j = 0; j < 16; j++) {
+        let s = 0;
+        for (let k = 0; k < 64; k++) s += a[i * 64 + k]! * b[j * 64 + k]!;
+        want.push(Math.fround(s));
+      }
+    }
+    expect(Array.from(d.toArray() as ArrayLike<number>)).toEqual(want);
+  });
+
+  it("reports the TMA destination read before its mbarrier phase completed (TX6007)", () => {
+    const r = runSim(
+      verify(kernel(false)),
+      [
+        simTensor(data(64 * 64), { shape: [64, 64], dtype: "float16" }),
+        simTensor(data(16 * 64), { shape: [16, 64], dtype: "float16" }),
+        simZeros([64, 16], "float32"),
+      ],
+      { hazards: "collect" },
+    );
+    expect(r.reports.map((e) => e.code)).toContain("TX6007");
+  });
+});
