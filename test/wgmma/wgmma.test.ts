@@ -29,6 +29,8 @@ interface Opts {
   readonly readEarly?: boolean;
   /** Misuse: overwrite B's tile before wgmma.wait_group. */
   readonly overwriteEarly?: boolean;
+  /** Misuse (A in registers): overwrite A's fragment before wgmma.wait_group. */
+  readonly aWriteEarly?: boolean;
   readonly scaleA?: number;
 }
 
@@ -84,7 +86,9 @@ function kernel(o: Opts): { fn: PrimFunc; K: number } {
       T.ptx.fence.proxy_async();
       T.cuda.cta_sync();
       const acc = T.alloc_local([n / 2], "float32", { name: "acc" });
-      const a = T.alloc_local([8], o.ab, { name: "a" });
+      // One 8-element A fragment per k16 step: a wgmma may read its A registers until
+      // wgmma.wait_group, so the next step's fragment cannot reuse them.
+      const a = T.alloc_local([8 * (K / 16)], o.ab, { name: "a" });
       const warp = tid.floordiv(32);
       const lane = tid.mod(32);
       T.ptx.wgmma.fence();
@@ -106,10 +110,11 @@ function kernel(o: Opts): { fn: PrimFunc; K: number } {
               .mod(4)
               .mul(2)
               .add((i % 2) + (i >= 4 ? 8 : 0) + kk * 16);
-            a.set([i], sA.get([at(r, k)]));
+            a.set([kk * 8 + i], sA.get([at(r, k)]));
           }
           T.ptx.wgmma.mma_async(`m64n${n}k16`, o.ab, acc, 0, a, dB, {
             scale_d: kk === 0 ? 0 : 1,
+            a_offset: kk * 8,
           });
         } else {
           const dA = T.ptx.wgmma.encode_matrix_descriptor(
@@ -125,6 +130,7 @@ function kernel(o: Opts): { fn: PrimFunc; K: number } {
         }
       }
       T.ptx.wgmma.commit_group();
+      if (o.aWriteEarly) a.set([0], T.float16(0).cast(o.ab));
       if (o.readEarly) {
         // The same element the thread stores below, so that only the early read is wrong.
         D.set([warp.mul(16).add(lane.floordiv(4)), lane.mod(4).mul(2)], acc.get([0]));
@@ -219,6 +225,12 @@ describe("wgmma on the simulator", () => {
     const { reports } = run({ n: 16, ab: "float16", swizzle: 3, readEarly: true });
     expect(reports.map((r) => r.code)).toEqual(["TX6023"]);
     expect(reports[0]!.message).toMatch(/accumulator element 0 of a wgmma.mma_async/);
+  });
+
+  it("reports A's registers overwritten before wgmma.wait_group (TX6023)", () => {
+    const { reports } = run({ n: 16, ab: "float16", swizzle: 3, aRegs: true, aWriteEarly: true });
+    expect(reports.map((r) => r.code)).toEqual(["TX6023"]);
+    expect(reports[0]!.message).toMatch(/writes element 0 of the A fragment/);
   });
 
   it("reports a shared operand overwritten before wgmma.wait_group (TX6024)", () => {

@@ -214,6 +214,8 @@ export function compileWgmma(
         }
       }
       const accStart = new Int32Array(32);
+      const aStart = new Int32Array(32).fill(-1);
+      if (aRegs) for (let l = 0; l < 32; l++) aStart[l] = aPlaced!.base + aOff!(base + l) * 2;
       for (let l = 0; l < 32; l++) {
         const t = base + l;
         const rel = dPlaced.base + dOff(t) * 4;
@@ -234,6 +236,8 @@ export function compileWgmma(
         warp: w,
         accStart,
         accBytes: accCount * 4,
+        aStart,
+        aBytes: aRegs ? 16 : 0,
         chunks: Int32Array.from(chunks),
       });
     });

@@ -7,6 +7,10 @@ interface Pending {
   /** Per lane: the accumulator's first byte, relative to the thread's local memory. */
   readonly accStart: Int32Array;
   readonly accBytes: number;
+  /** Per lane: the first byte of A's register fragment (A from registers), or -1. */
+  readonly aStart: Int32Array;
+  /** Bytes of A's fragment per lane (16: 8 16-bit elements), 0 when A comes from shared. */
+  readonly aBytes: number;
   /** Shared 16-byte chunks (absolute byte offsets) the instruction reads. */
   readonly chunks: Int32Array;
 }
@@ -15,7 +19,8 @@ interface Pending {
  * The wgmma unit of a CTA (PTX ISA, wgmma.mma_async / commit_group / wait_group). The simulator
  * does a wgmma's math when it is issued, but until a `wgmma.wait_group` retires it the hardware
  * may still read its shared operands and write its accumulators, so:
- * - any other access to those accumulator registers by the thread is TX6023;
+ * - any other access to those accumulator registers by the thread is TX6023, and so is a write
+ *   of A's registers (A from registers: the instruction may still read them);
  * - any write to those shared bytes (a store, an async copy) is TX6024.
  * Groups are per warp: the 4 warps of a warpgroup run the same commit/wait sequence
  * (`.sync.aligned`), and each warp's part of the instruction (its 16 rows of D) is kept apart.
@@ -83,6 +88,16 @@ export class WgmmaUnit {
     const lane = t & 31;
     for (const p of this.#all()) {
       if (p.warp !== warp) continue;
+      const s0 = p.aStart[lane]!;
+      if (verb === "writes" && p.aBytes > 0 && rel < s0 + p.aBytes && s0 < rel + n) {
+        m.hazard(
+          "TX6023",
+          `thread ${m.thread(t)} of CTA ${m.cta()} writes element ${Math.floor((rel - s0) / 2)} of the A fragment of a wgmma.mma_async that no wgmma.wait_group has retired; the tensor cores may still read it`,
+          site,
+          [{ message: "the wgmma is issued here", span: m.sites[p.site] }],
+        );
+        return;
+      }
       const a = p.accStart[lane]!;
       if (rel < a + p.accBytes && a < rel + n) {
         m.hazard(
