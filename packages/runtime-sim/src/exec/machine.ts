@@ -1,3 +1,4 @@
+import { WgmmaUnit } from "./wgmma.js";
 import type { AccessLog } from "./access-log.js";
 import {
   TirxError,
@@ -215,6 +216,8 @@ export class Machine {
   readonly bars: Mbarriers;
   /** Bulk copies of the CTA. */
   readonly bulk: BulkUnit;
+  /** wgmma groups of the CTA's warps (pending accumulators and shared operands). */
+  readonly wgmma: WgmmaUnit;
   /**
    * > 0 while evaluating the arm of an IfThenElse that is not selected: its loads execute (PTX
    * selp) so out-of-bounds reports (TX6005) stand, other hazards of the discarded value do not.
@@ -258,6 +261,7 @@ export class Machine {
     this.async = makeAsync(n);
     this.bars = new Mbarriers(n, this.races);
     this.bulk = new BulkUnit(n, this.bars);
+    this.wgmma = new WgmmaUnit(sharedBytes);
   }
 
   /** Register a source site; returns its index (< 2^21, packed into writer entries). */
@@ -326,6 +330,7 @@ export class Machine {
     this.async.reset();
     this.bars.reset();
     this.bulk.reset();
+    this.wgmma.reset();
     this.epoch++;
     this.tracer?.beginCta(x + this.grid[0] * (y + this.grid[1] * z));
   }
