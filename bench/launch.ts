@@ -80,8 +80,14 @@ try {
 
 // --- tirx-ts ---
 const nowUs = (): number => performance.now() * 1000;
-for (let i = 0; i < 200; i++) run.launchAsync(a);
-dev.synchronize();
+/** Launches before any timing, as the C reference does (WARMUP there): 8192, batches of 256. */
+function warmUp(launchOne: () => void): void {
+  for (let done = 0; done < 8192; done += 256) {
+    for (let i = 0; i < 256; i++) launchOne();
+    dev.synchronize();
+  }
+}
+warmUp(() => run.launchAsync(a));
 // Queued launches, in rounds; each round's per-launch time, the median reported.
 const rounds: number[] = [];
 for (let round = 0; round < 5; round++) {
@@ -102,8 +108,7 @@ const queuedUs = median(rounds);
 
 /** Host µs per queued call of `launchOne`: median of 5 rounds, batches of 256 as above. */
 function queuedPer(launchOne: () => void): number {
-  for (let i = 0; i < 200; i++) launchOne();
-  dev.synchronize();
+  warmUp(launchOne);
   const rs: number[] = [];
   for (let round = 0; round < 5; round++) {
     let queued = 0;
