@@ -101,32 +101,37 @@ export class AsyncUnit {
       const pend = m.shPending;
       const batch = this.#batch[t]!;
       const sb = m.shBatch;
-      for (let i = 0; i < chunk; i++) {
-        const b = dst + i;
-        if (pend[b] !== 0) {
-          const notes = issuedNotes(m, this.findByDst(b), "the other cp.async");
-          if (sb[b] === batch) {
-            m.hazard(
-              "TX6008",
-              `thread ${m.thread(t)} of CTA ${m.cta()} issues two cp.async in one commit group that both write shared "${buf.name}" byte ${b - buf.base}; their order is undefined`,
-              site,
-              notes,
-            );
-          } else {
-            m.hazard(
-              "TX6001",
-              `thread ${m.thread(t)} of CTA ${m.cta()} issues a cp.async to shared "${buf.name}" byte ${b - buf.base}, which an earlier cp.async still targets (not yet waited for)`,
-              site,
-              notes,
-            );
-          }
-          break;
-        }
-      }
       m.races.materialise(dst, chunk);
-      for (let i = dst, e = dst + chunk; i < e; i++) {
-        pend[i]!++;
-        sb[i] = batch;
+      // One loop: the first byte an earlier cp.async still targets is reported (once), and every
+      // byte counts this copy as pending.
+      let clash = -1;
+      let sameBatch = false;
+      for (let b = dst, e = dst + chunk; b < e; b++) {
+        if (clash < 0 && pend[b] !== 0) {
+          clash = b;
+          sameBatch = sb[b] === batch;
+        }
+        pend[b]!++;
+        sb[b] = batch;
+      }
+      if (clash >= 0) {
+        const b = clash;
+        const notes = issuedNotes(m, this.findByDst(b), "the other cp.async");
+        if (sameBatch) {
+          m.hazard(
+            "TX6008",
+            `thread ${m.thread(t)} of CTA ${m.cta()} issues two cp.async in one commit group that both write shared "${buf.name}" byte ${b - buf.base}; their order is undefined`,
+            site,
+            notes,
+          );
+        } else {
+          m.hazard(
+            "TX6001",
+            `thread ${m.thread(t)} of CTA ${m.cta()} issues a cp.async to shared "${buf.name}" byte ${b - buf.base}, which an earlier cp.async still targets (not yet waited for)`,
+            site,
+            notes,
+          );
+        }
       }
       // Per-byte pending reads only once the tensor has them (see pendingReadsOf).
       const pr = gm.meta.pendingReads;

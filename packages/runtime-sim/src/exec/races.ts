@@ -323,10 +323,6 @@ export class RaceTracker {
    * earlier write (read-after-write), or undefined; records the read.
    */
   onRead(t: number, site: number, a: number, n: number): RaceHit | undefined {
-    const wr = this.wr;
-    const wc = this.wc;
-    const r1 = this.r1;
-    const c1 = this.c1;
     const me = (site << THREAD_BITS) | t;
     const now = this.clock[t]!;
     let hit: RaceHit | undefined;
@@ -357,6 +353,31 @@ export class RaceTracker {
       hit = undefined;
     }
     this.materialise(a, n);
+    return this.onReadBytes(t, site, a, n, hit);
+  }
+
+  /** True when no lazy uniform range exists: the per-byte arrays hold every byte's records. */
+  get perByte(): boolean {
+    return this.#uni.length === 0;
+  }
+
+  /**
+   * onRead over materialised bytes (no lazy uniform range holds any of [a, a + n)): returns
+   * `hit`, or when undefined the first unordered earlier write; records the read per byte.
+   */
+  onReadBytes(
+    t: number,
+    site: number,
+    a: number,
+    n: number,
+    hit: RaceHit | undefined = undefined,
+  ): RaceHit | undefined {
+    const wr = this.wr;
+    const wc = this.wc;
+    const r1 = this.r1;
+    const c1 = this.c1;
+    const me = (site << THREAD_BITS) | t;
+    const now = this.clock[t]!;
     // A byte with the same records as the one before it gets the same outcome (the bytes of one
     // write come in runs): only its recording is repeated.
     let pw = -2;
