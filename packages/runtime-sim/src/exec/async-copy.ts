@@ -192,16 +192,17 @@ export class AsyncUnit {
       const w = (this.#site[id]! << THREAD_BITS) | t;
       const now = races.clock[t]!;
       const { wr, wc, r1, r2 } = races;
+      races.touch(dst, dst + chunk);
       const pend = m.shPending;
-      const bk = m.shBulk;
       for (let i = dst, e = dst + chunk; i < e; i++) {
         wr[i] = w;
         wc[i] = now;
         r1[i] = -1;
         r2[i] = -1;
         pend[i]!--;
-        bk[i] = 0;
       }
+      // Until the CTA issues a bulk copy every guard is 0 already (BulkUnit.active).
+      if (m.bulk.active) m.shBulk.fill(0, dst, dst + chunk);
       const pr = gm.meta.pendingReads;
       if (pr) for (let i = src, e = src + len; i < e; i++) pr[i]!--;
     }
