@@ -173,6 +173,23 @@ export class AsyncUnit {
     if (id < 0) this.#tail[t] = -1;
   }
 
+  // Int32 views of the last two byte arrays copied between (shared memory and a tensor).
+  #wordsOf: (Uint8Array | undefined)[] = [undefined, undefined];
+  #wordViews: Int32Array[] = [new Int32Array(0), new Int32Array(0)];
+
+  /** An Int32Array over `b` (4-aligned byteOffset; a trailing partial word is left out). */
+  #words(b: Uint8Array): Int32Array {
+    const of = this.#wordsOf;
+    if (of[0] === b) return this.#wordViews[0]!;
+    if (of[1] === b) return this.#wordViews[1]!;
+    const v = new Int32Array(b.buffer, b.byteOffset, b.byteLength >> 2);
+    of[1] = of[0];
+    this.#wordViews[1] = this.#wordViews[0]!;
+    of[0] = b;
+    this.#wordViews[0] = v;
+    return v;
+  }
+
   #complete(m: Machine, t: number, id: number): void {
     const dst = this.#dst[id]!;
     const len = this.#len[id]!;
@@ -181,7 +198,14 @@ export class AsyncUnit {
     const src = this.#src[id]!;
     const sh = m.shared;
     const g = gm.bytes;
-    for (let i = 0; i < len; i++) sh[dst + i] = g[src + i]!;
+    if (((dst | src | len) & 3) === 0 && (g.byteOffset & 3) === 0) {
+      // Whole aligned words (the usual 4-, 8- and 16-byte chunks): a quarter of the moves.
+      const s32 = this.#words(sh);
+      const g32 = this.#words(g);
+      for (let i = dst >> 2, j = src >> 2, e = (dst + len) >> 2; i < e; i++, j++) s32[i] = g32[j]!;
+    } else {
+      for (let i = 0; i < len; i++) sh[dst + i] = g[src + i]!;
+    }
     for (let i = len; i < chunk; i++) sh[dst + i] = 0;
     if (m.track) {
       // The write becomes thread t's own write as of its wait (cp.async is a generic-proxy write):
