@@ -1,6 +1,9 @@
 import { THREAD_BITS, type Machine, type Placed } from "./machine.js";
 import { checkAsyncWrite, checkGlobalRead, issuedNotes } from "./hazards.js";
 
+/** The word view of no bytes (AsyncUnit's cache when empty). */
+const EMPTY_WORDS = new Int32Array(0);
+
 /**
  * cp.async groups per thread, as the PTX ISA defines them ("cp.async", "cp.async.commit_group",
  * "cp.async.wait_group"): every thread owns an uncommitted set of issued copies; commit_group
@@ -175,7 +178,7 @@ export class AsyncUnit {
 
   // Int32 views of the last two byte arrays copied between (shared memory and a tensor).
   #wordsOf: (Uint8Array | undefined)[] = [undefined, undefined];
-  #wordViews: Int32Array[] = [new Int32Array(0), new Int32Array(0)];
+  #wordViews: Int32Array[] = [EMPTY_WORDS, EMPTY_WORDS];
 
   /** An Int32Array over `b` (4-aligned byteOffset; a trailing partial word is left out). */
   #words(b: Uint8Array): Int32Array {
@@ -253,6 +256,9 @@ export class AsyncUnit {
 
   /** Drop every copy still in flight (CTA end, or a hazard thrown mid-launch). */
   dropAll(m: Machine): void {
+    // The word views hold tensors: let them go with the launch (CTA end is the cheap place).
+    this.#wordsOf[0] = this.#wordsOf[1] = undefined;
+    this.#wordViews[0] = this.#wordViews[1] = EMPTY_WORDS;
     if (this.#live === 0) return;
     for (let t = 0; t < this.#head.length; t++) {
       for (let id = this.#head[t]!; id >= 0; id = this.#next[id]!) {
