@@ -33,6 +33,12 @@ export interface GlobalMeta {
   /** Lazy uniform ranges of `writer`/`epoch` (exec/global-shadow.ts). */
   lazy?: GlobalEntry[];
   /**
+   * Bytes [cleanLo, cleanHi) overlap no entry of `lazy` (the block last materialised), so an
+   * element access there needs no lookup; reset whenever an entry is added.
+   */
+  cleanLo?: number;
+  cleanHi?: number;
+  /**
    * True when the kernel may write this tensor (through any parameter it is passed as): only
    * then are reads recorded, for write-after-read (exec/global-shadow.ts).
    */

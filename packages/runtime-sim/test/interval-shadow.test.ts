@@ -105,3 +105,51 @@ describe("interval shadow state of bulk copies", () => {
     );
   });
 });
+
+/**
+ * An element write of B materialises the block of B's writer records around it; then a bulk
+ * store by thread 0 records its 1 KiB inside that block as one entry, and thread 2 writes an
+ * element of it with no synchronization: the element's check must read the store's entry, not
+ * the per-byte arrays of the block materialised before it.
+ */
+function blockThenBulk(): PrimFunc {
+  return T.function(
+    "interval_block_then_bulk",
+    { A: T.Tensor([256], "float32"), B: T.Tensor([2, 256], "float32") },
+    ({ A, B }) => {
+      T.device_entry({ launch: T.cuda.LaunchConfig({ grid: 1, block: 32 }) });
+      const tid = T.cuda.thread_idx("x");
+      const s = T.alloc_shared([256], "float32");
+      const bar = T.alloc_shared([1], "uint64");
+      T.if_(tid.eq(0), () => {
+        T.ptx.mbarrier.init(bar.sub(0), 1);
+        T.ptx.fence.mbarrier_init();
+      });
+      T.cuda.cta_sync();
+      T.if_(tid.eq(0), () => {
+        T.ptx.mbarrier.arrive.expect_tx(bar.sub(0), 1024);
+        T.cuda.tile.apply(load, s, A, { chunk_bytes: 1024, mbar: bar.sub(0) });
+      });
+      T.ptx.mbarrier.try_wait(bar.sub(0), 0);
+      T.if_(tid.eq(1), () => B.set([1, 44], T.float32(7)));
+      T.if_(tid.eq(0), () => {
+        T.cuda.tile.apply(store, B.sub(0, ":"), s, { chunk_bytes: 1024 }); // @bb-store
+        T.ptx.cp.async_.bulk.commit_group();
+        T.ptx.cp.async_.bulk.wait_group(0);
+      });
+      T.if_(tid.eq(2), () => B.set([0, 25], T.float32(9))); // @bb-write
+    },
+  );
+}
+
+describe("global writer records: a bulk store inside an already materialised block", () => {
+  it("TX6014: the element write after it names the bulk store", () => {
+    const e = simThrows(blockThenBulk(), [f32(256), simZeros([2, 256], "float32")]);
+    expect([e.code, e.span?.line]).toEqual(["TX6014", lineOf(here, "// @bb-write")]);
+    expect(e.message).toMatch(
+      /thread \(2, 0, 0\) of CTA \(0, 0, 0\) writes global "B" bytes 100\.\.103/,
+    );
+    expect(e.message).toMatch(/which thread \(0, 0, 0\) wrote/);
+    expect(e.notes[0]?.span?.line).toBe(lineOf(here, "// @bb-store"));
+  });
+});

@@ -30,6 +30,8 @@ export function startWriters(meta: GlobalMeta, writer: Int32Array, epoch: Int32A
   meta.writer = writer;
   meta.epoch = epoch;
   meta.lazy = [{ s: 0, f: writer.length, w: -1, c: 0 }];
+  meta.cleanLo = 0;
+  meta.cleanHi = 0;
 }
 
 function fillFrom(meta: GlobalMeta, u: GlobalEntry, lo: number, hi: number): void {
@@ -85,6 +87,7 @@ function clear(meta: GlobalMeta, a: number, e: number, fill: boolean): number {
 export function materialiseGlobal(meta: GlobalMeta, a: number, n: number): void {
   const list = meta.lazy;
   if (!list || list.length === 0) return;
+  if (a >= meta.cleanLo! && a + n <= meta.cleanHi!) return;
   // Arithmetic, not bitwise: tensors may exceed 2^31 bytes.
   const A = a - (a % GLOBAL_BLOCK);
   const E = Math.min(
@@ -92,6 +95,9 @@ export function materialiseGlobal(meta: GlobalMeta, a: number, n: number): void 
     meta.writer!.length,
   );
   clear(meta, A, E, true);
+  // No entry overlaps [A, E) now (clear keeps only the parts outside it).
+  meta.cleanLo = A;
+  meta.cleanHi = E;
 }
 
 /**
@@ -127,6 +133,7 @@ export function recordGlobalWrite(
 ): void {
   const list = meta.lazy!;
   if (n >= UNIFORM_MIN) {
+    meta.cleanHi = 0;
     const at = clear(meta, a, a + n, false);
     list.splice(at, 0, { s: a, f: a + n, w, c });
     if (list.length > MAX_ENTRIES) {

@@ -51,7 +51,27 @@ export function checkSharedRead(
   site: number,
 ): void {
   const pend = m.shPending;
-  const u = m.races.uniformAt(a, n);
+  const races = m.races;
+  if (n < UNIFORM_MIN && races.perByte && m.speculative === 0) {
+    // The common case, an element with every byte written, nothing pending or guarding it: the
+    // race check and record of RaceTracker.onRead without its range lookups. Any other byte
+    // takes the general path below (which then reports), before anything is recorded.
+    const wr = races.wr;
+    const bk = races.bk;
+    let plain = true;
+    for (let b = a, e = a + n; b < e; b++) {
+      if (pend[b] !== 0 || wr[b]! < 0 || bk[b] !== 0) {
+        plain = false;
+        break;
+      }
+    }
+    if (plain) {
+      const hit = races.onReadBytes(t, site, a, n);
+      if (hit) reportRace(m, "TX6003", t, site, "reads", sharedAt(buf, a, n), hit, "wrote");
+      return;
+    }
+  }
+  const u = races.uniformAt(a, n);
   // A lazy uniform range (a bulk copy's bytes, no cp.async pending there): its entry stands for
   // every byte; only a report needs the bytes themselves.
   if (u === undefined || u.wr < 0 || (u.bk !== 0 && m.bulk.guardFails(u.bk, t))) {

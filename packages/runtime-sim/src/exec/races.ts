@@ -147,6 +147,25 @@ export class RaceTracker {
    */
   readonly #uni: Uniform[] = [];
 
+  /**
+   * Bytes [#touchLo, #touchHi) hold every per-byte record this CTA changed: outside it the
+   * arrays hold the CTA-start records (never written, no reader, no overflow reader), so a
+   * write's check skips those bytes.
+   */
+  #touchLo = 0;
+  #touchHi = 0;
+
+  /** Widen the changed range to [lo, hi) (every writer of the per-byte records calls this). */
+  touch(lo: number, hi: number): void {
+    if (this.#touchLo >= this.#touchHi) {
+      this.#touchLo = lo;
+      this.#touchHi = hi;
+      return;
+    }
+    if (lo < this.#touchLo) this.#touchLo = lo;
+    if (hi > this.#touchHi) this.#touchHi = hi;
+  }
+
   /** The entry holding all of [a, a + n), when n >= UNIFORM_MIN and one does. */
   uniformAt(a: number, n: number): Uniform | undefined {
     if (n < UNIFORM_MIN) return undefined;
@@ -161,6 +180,7 @@ export class RaceTracker {
   /** Write `u`'s values into the per-byte arrays over [lo, hi). */
   #fillFrom(u: Uniform, lo: number, hi: number): void {
     if (lo >= hi) return;
+    this.touch(lo, hi);
     this.wr.fill(u.wr, lo, hi);
     this.wc.fill(u.wc, lo, hi);
     this.r1.fill(u.r1, lo, hi);
@@ -281,6 +301,8 @@ export class RaceTracker {
     this.r1.fill(-1);
     this.r2.fill(-1);
     this.bk.fill(0);
+    this.#touchLo = 0;
+    this.#touchHi = 0;
     this.#uni.length = 0;
     this.#more.clear();
     this.resetBars();
@@ -323,10 +345,6 @@ export class RaceTracker {
    * earlier write (read-after-write), or undefined; records the read.
    */
   onRead(t: number, site: number, a: number, n: number): RaceHit | undefined {
-    const wr = this.wr;
-    const wc = this.wc;
-    const r1 = this.r1;
-    const c1 = this.c1;
     const me = (site << THREAD_BITS) | t;
     const now = this.clock[t]!;
     let hit: RaceHit | undefined;
@@ -357,6 +375,32 @@ export class RaceTracker {
       hit = undefined;
     }
     this.materialise(a, n);
+    return this.onReadBytes(t, site, a, n, hit);
+  }
+
+  /** True when no lazy uniform range exists: the per-byte arrays hold every byte's records. */
+  get perByte(): boolean {
+    return this.#uni.length === 0;
+  }
+
+  /**
+   * onRead over materialised bytes (no lazy uniform range holds any of [a, a + n)): returns
+   * `hit`, or when undefined the first unordered earlier write; records the read per byte.
+   */
+  onReadBytes(
+    t: number,
+    site: number,
+    a: number,
+    n: number,
+    hit: RaceHit | undefined = undefined,
+  ): RaceHit | undefined {
+    const wr = this.wr;
+    const wc = this.wc;
+    const r1 = this.r1;
+    const c1 = this.c1;
+    const me = (site << THREAD_BITS) | t;
+    const now = this.clock[t]!;
+    this.touch(a, a + n);
     // A byte with the same records as the one before it gets the same outcome (the bytes of one
     // write come in runs): only its recording is repeated.
     let pw = -2;
@@ -465,7 +509,10 @@ export class RaceTracker {
       return hit;
     }
     this.materialise(a, n);
-    for (let b = a; b < a + n && hit === undefined; b++) {
+    // Bytes outside the changed range hold CTA-start records: nothing to race with there.
+    const lo = a > this.#touchLo ? a : this.#touchLo;
+    const hi = a + n < this.#touchHi ? a + n : this.#touchHi;
+    for (let b = lo; b < hi && hit === undefined; b++) {
       const w = wr[b]!;
       if (w >= 0 && (w & THREAD_MASK) !== t && !this.ordered(w & THREAD_MASK, wc[b]!, t)) {
         if (!(atomic && isAtomic(w >> THREAD_BITS))) hit = { other: w, clock: wc[b]!, read: false };
@@ -501,6 +548,7 @@ export class RaceTracker {
       return;
     }
     this.materialise(a, n);
+    this.touch(a, a + n);
     if (n <= 32) {
       // Small ranges: a loop beats four calls of fill.
       const wr = this.wr;
@@ -534,6 +582,7 @@ export class RaceTracker {
       return;
     }
     this.materialise(a, n);
+    this.touch(a, a + n);
     this.wr.fill((site << THREAD_BITS) | t, a, a + n);
     this.wc.fill(0, a, a + n);
     this.r1.fill(-1, a, a + n);
