@@ -55,10 +55,11 @@ const WN = 32;
  * m, n, k multiples of 128, 128, 32; the cp.async tail path for A needs k % 8 == 0 and for B
  * n % 8 == 0 (16-byte aligned rows, PTX ISA cp.async: the source is aligned to the copy size);
  * otherwise that operand takes the element tail path (see the file's header).
+ * `name` is the kernel's (and PTX entry's) name.
  * @throws Error unless m, n, k are positive integers and 3 ≤ stages ≤ 8 (the
  *   cp.async.wait_group count is 0..7; shared memory is 16 KiB per stage).
  */
-export function makeGemm(m: number, n: number, k: number, stages = 3): PrimFunc {
+export function makeGemm(m: number, n: number, k: number, stages = 3, name = "gemm_mma"): PrimFunc {
   if (![m, n, k].every((x) => Number.isInteger(x) && x >= 1)) {
     throw new Error(`gemm_mma needs positive integer m, n, k, got ${m}, ${n}, ${k}`);
   }
@@ -69,7 +70,7 @@ export function makeGemm(m: number, n: number, k: number, stages = 3): PrimFunc 
   const chunkedB = n % 8 === 0;
   const kTiles = Math.ceil(k / BK);
   return T.function(
-    "gemm_mma",
+    name,
     {
       A: T.Tensor([m, k], "float16"),
       B: T.Tensor([k, n], "float16"),
@@ -288,6 +289,12 @@ export function makeGemm(m: number, n: number, k: number, stages = 3): PrimFunc 
 
 /** The example's size (the simulator runs it: one CTA, two K-tiles). */
 export const gemm_mma = makeGemm(128, 128, 64);
+
+/**
+ * 37 × 45 × 29: K and N not multiples of 8, so both operands take the element tail path (the
+ * script-mode twin in examples/script/gemm_mma.ts writes this path out).
+ */
+export const gemm_mma_odd = makeGemm(37, 45, 29, 3, "gemm_mma_odd");
 
 /** The benchmark's kernel (bench/compute-kernels.ts). */
 export function makeBenchKernel(sizes: { m: number; n: number; k: number }): { fn: PrimFunc } {
