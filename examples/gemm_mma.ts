@@ -26,7 +26,8 @@
 //     0 outside the operand) and stores them through the same swizzled layout (st.shared). The
 //     stores are synchronous, so the pipeline's barriers order them: a stage is written after
 //     the cta_sync that ends its last read, and read after at least one more cta_sync. Slower
-//     (no copy overlaps the mma of its own iteration), but the ldmatrix/mma part is unchanged.
+//     (each prefetch's load latency is exposed before its iteration's mma, and a warp moves 64
+//     bytes per load instead of 512), but the ldmatrix/mma part is unchanged.
 // Stores of C outside M × N are skipped in both tail paths. Run: npx tsx examples/gemm_mma.ts
 import {
   T,
