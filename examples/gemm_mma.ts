@@ -16,10 +16,19 @@
 // chunk c of a 256-byte row r of B at c ^ (r % 8) within its 128-byte half (Swizzle<3,4,4>,
 // T.SwizzleLayout(3, 3, 4)): the 8 rows one ldmatrix phase reads, and the 8 chunks 8 threads
 // write by cp.async, fall in 8 different 16-byte bank groups (no bank conflicts).
-// M, N, K multiples of 128, 128, 32 take the plain path. Otherwise (N and K multiples of 8, so
-// that every row starts 16-byte aligned) the grid covers M × N in whole tiles, chunks outside A
-// or B are zero-filled by cp.async with src_size 0 (from a clamped, in-bounds address), and
-// stores of C outside M × N are skipped. Run: npx tsx examples/gemm_mma.ts
+// Any positive M, N, K work; each operand's shared tile is filled by one of three paths:
+//   - plain (M, N, K multiples of 128, 128, 32): the cp.async chunks above, no guards;
+//   - cp.async tail (the operand's rows a multiple of 8 elements, so that each row starts 16-byte
+//     aligned: K for A, N for B): the grid covers M × N in whole tiles, a chunk outside the
+//     operand is zero-filled by cp.async with src_size 0 (from a clamped, in-bounds address);
+//   - element tail (K % 8 != 0 for A, N % 8 != 0 for B: rows are not 16-byte aligned): each
+//     thread loads the tile's elements one float16 at a time (ld.global from a clamped address,
+//     0 outside the operand) and stores them through the same swizzled layout (st.shared). The
+//     stores are synchronous, so the pipeline's barriers order them: a stage is written after
+//     the cta_sync that ends its last read, and read after at least one more cta_sync. Slower
+//     (each prefetch's load latency is exposed before its iteration's mma, and a warp moves 64
+//     bytes per load instead of 512), but the ldmatrix/mma part is unchanged.
+// Stores of C outside M × N are skipped in both tail paths. Run: npx tsx examples/gemm_mma.ts
 import {
   T,
   compile,
@@ -42,21 +51,27 @@ const WM = 64;
 const WN = 32;
 
 /**
- * The kernel for C (m × n) = A (m × k) · B (k × n) with a `stages`-deep cp.async pipeline.
- * @throws Error unless n and k are multiples of 8 (16-byte rows) and 3 ≤ stages ≤ 8 (the
+ * The kernel for C (m × n, float32) = A (m × k, float16) · B (k × n, float16), all row-major,
+ * with a `stages`-deep cp.async pipeline. m, n, k: any positive integers. The plain path needs
+ * m, n, k multiples of 128, 128, 32; the cp.async tail path for A needs k % 8 == 0 and for B
+ * n % 8 == 0 (16-byte aligned rows, PTX ISA cp.async: the source is aligned to the copy size);
+ * otherwise that operand takes the element tail path (see the file's header).
+ * `name` is the kernel's (and PTX entry's) name.
+ * @throws Error unless m, n, k are positive integers and 3 ≤ stages ≤ 8 (the
  *   cp.async.wait_group count is 0..7; shared memory is 16 KiB per stage).
  */
-export function makeGemm(m: number, n: number, k: number, stages = 3): PrimFunc {
-  if (n % 8 || k % 8 || m < 1 || n < 1 || k < 1) {
-    throw new Error(
-      `gemm_mma needs n and k positive multiples of 8 (16-byte rows), got ${n}, ${k}`,
-    );
+export function makeGemm(m: number, n: number, k: number, stages = 3, name = "gemm_mma"): PrimFunc {
+  if (![m, n, k].every((x) => Number.isInteger(x) && x >= 1)) {
+    throw new Error(`gemm_mma needs positive integer m, n, k, got ${m}, ${n}, ${k}`);
   }
   if (stages < 3 || stages > 8) throw new Error(`gemm_mma needs 3..8 stages, got ${stages}`);
   const tail = m % BM !== 0 || n % BN !== 0 || k % BK !== 0;
+  // Which operands can be copied in 16-byte cp.async chunks (rows start 16-byte aligned).
+  const chunkedA = k % 8 === 0;
+  const chunkedB = n % 8 === 0;
   const kTiles = Math.ceil(k / BK);
   return T.function(
-    "gemm_mma",
+    name,
     {
       A: T.Tensor([m, k], "float16"),
       B: T.Tensor([k, n], "float16"),
@@ -88,6 +103,36 @@ export function makeGemm(m: number, n: number, k: number, stages = 3): PrimFunc 
       // tid + THREADS, bound once so that every copy of the prologue and main loop shares them.
       const c0 = T.let_("c0", tid);
       const c1 = T.let_("c1", tid.add(THREADS));
+      // The element tail path: the rows × cols tile at (r0, q0) of `src` (rowsTotal × colsTotal)
+      // into `dst[stage]`, element e = tid + THREADS · j at (e / cols, e % cols), so that a
+      // warp reads 32 consecutive elements of a row.
+      const copyElements = (
+        dst: typeof As,
+        src: typeof A,
+        stage: ExprLike,
+        r0: ExprLike,
+        q0: ExprLike,
+        rows: number,
+        cols: number,
+        rowsTotal: number,
+        colsTotal: number,
+      ): void => {
+        for (const j of T.unroll((rows * cols) / THREADS)) {
+          const e = tid.add(j.mul(THREADS));
+          const r = e.floordiv(cols);
+          const q = e.floormod(cols);
+          const gr = T.let_("gr", T.add(r0, r));
+          const gq = T.let_("gq", T.add(q0, q));
+          dst.set(
+            [stage, r, q],
+            T.if_then_else(
+              T.and(gr.lt(rowsTotal), gq.lt(colsTotal)),
+              src.get([T.min(gr, rowsTotal - 1), T.min(gq, colsTotal - 1)]),
+              T.float16(0),
+            ),
+          );
+        }
+      };
       const copyTile = (kt: ExprLike, stage: ExprLike): void => {
         const cp = T.ptx["cp.async.cg.shared.global"];
         for (const c of [c0, c1]) {
@@ -115,33 +160,40 @@ export function makeGemm(m: number, n: number, k: number, stages = 3): PrimFunc 
             continue;
           }
           // Tail path: a chunk outside A or B copies 0 bytes (zero fill) from a clamped address.
-          const ar = T.let_("ar", m0.add(aRow));
-          const ac = T.let_("ac", T.mul(kt, BK / 8).add(aChunk));
-          T.cuda.tile.apply(
-            cp,
-            As.sub(stage, aRow).rearrange("(c v) -> c v", { v: 8 }).sub(aChunk),
-            A.sub(T.min(ar, m - 1))
-              .rearrange("(c v) -> c v", { v: 8 })
-              .sub(T.min(ac, k / 8 - 1)),
-            {
-              chunk_bytes: 16,
-              src_size: T.if_then_else(T.and(ar.lt(m), ac.lt(k / 8)), T.uint32(16), T.uint32(0)),
-            },
-          );
-          const br = T.let_("br", T.mul(kt, BK).add(bRow));
-          const bc = T.let_("bc", n0.floordiv(8).add(bChunk));
-          T.cuda.tile.apply(
-            cp,
-            Bs.sub(stage, bRow).rearrange("(c v) -> c v", { v: 8 }).sub(bChunk),
-            B.sub(T.min(br, k - 1))
-              .rearrange("(c v) -> c v", { v: 8 })
-              .sub(T.min(bc, n / 8 - 1)),
-            {
-              chunk_bytes: 16,
-              src_size: T.if_then_else(T.and(br.lt(k), bc.lt(n / 8)), T.uint32(16), T.uint32(0)),
-            },
-          );
+          if (chunkedA) {
+            const ar = T.let_("ar", m0.add(aRow));
+            const ac = T.let_("ac", T.mul(kt, BK / 8).add(aChunk));
+            T.cuda.tile.apply(
+              cp,
+              As.sub(stage, aRow).rearrange("(c v) -> c v", { v: 8 }).sub(aChunk),
+              A.sub(T.min(ar, m - 1))
+                .rearrange("(c v) -> c v", { v: 8 })
+                .sub(T.min(ac, k / 8 - 1)),
+              {
+                chunk_bytes: 16,
+                src_size: T.if_then_else(T.and(ar.lt(m), ac.lt(k / 8)), T.uint32(16), T.uint32(0)),
+              },
+            );
+          }
+          if (chunkedB) {
+            const br = T.let_("br", T.mul(kt, BK).add(bRow));
+            const bc = T.let_("bc", n0.floordiv(8).add(bChunk));
+            T.cuda.tile.apply(
+              cp,
+              Bs.sub(stage, bRow).rearrange("(c v) -> c v", { v: 8 }).sub(bChunk),
+              B.sub(T.min(br, k - 1))
+                .rearrange("(c v) -> c v", { v: 8 })
+                .sub(T.min(bc, n / 8 - 1)),
+              {
+                chunk_bytes: 16,
+                src_size: T.if_then_else(T.and(br.lt(k), bc.lt(n / 8)), T.uint32(16), T.uint32(0)),
+              },
+            );
+          }
         }
+        // Element tail path: rows not 16-byte aligned, one float16 per load, 0 outside.
+        if (!chunkedA) copyElements(As, A, stage, m0, T.mul(kt, BK), BM, BK, m, k);
+        if (!chunkedB) copyElements(Bs, B, stage, T.mul(kt, BK), n0, BK, BN, k, n);
       };
       const acc = T.alloc_local([64], "float32", { name: "acc" });
       for (const e of T.unroll(64)) acc.set([e], T.float32(0));
@@ -238,6 +290,12 @@ export function makeGemm(m: number, n: number, k: number, stages = 3): PrimFunc 
 
 /** The example's size (the simulator runs it: one CTA, two K-tiles). */
 export const gemm_mma = makeGemm(128, 128, 64);
+
+/**
+ * 37 × 45 × 29: K and N not multiples of 8, so both operands take the element tail path (the
+ * script-mode twin in examples/script/gemm_mma.ts writes this path out).
+ */
+export const gemm_mma_odd = makeGemm(37, 45, 29, 3, "gemm_mma_odd");
 
 /** The benchmark's kernel (bench/compute-kernels.ts). */
 export function makeBenchKernel(sizes: { m: number; n: number; k: number }): { fn: PrimFunc } {

@@ -1,7 +1,8 @@
 // PTX of the tensor-core family: inline snapshots of the fragment packing, every variant
 // assembled by ptxas (one merged batch per arch), the verifier's contracts at the author's
-// line, and examples/gemm_mma.ts (PTX and simulated 128 × 128 × 64 and 72 × 136 × 40 runs with
-// no reports).
+// line, and examples/gemm_mma.ts (PTX, and simulated runs with no reports at 128 × 128 × 64, at
+// 72 × 136 × 40 (cp.async tail path) and at shapes whose K or N is not a multiple of 8 (element
+// tail path for A, for B, or both)).
 import { describe, expect, it } from "vitest";
 import { isTirxError, verify, type PrimFunc } from "@tirx-ts/core";
 import { T } from "@tirx-ts/dsl";
@@ -117,7 +118,16 @@ describe("PTX", () => {
   });
   it("every variant assembles (ldmatrix/mma for sm_80 and sm_90, stmatrix for sm_90)", async () => {
     for (const arch of ["sm_80", "sm_90"]) {
-      const fns = { ...MMAS, ...MOVES, gemm_mma, gemm_tail: makeGemm(72, 136, 40) };
+      const fns = {
+        ...MMAS,
+        ...MOVES,
+        gemm_mma,
+        gemm_tail: makeGemm(72, 136, 40),
+        gemm_odd: makeGemm(37, 45, 29),
+        gemm_odd_kn: makeGemm(72, 130, 41),
+        gemm_odd_k: makeGemm(72, 136, 41),
+        gemm_odd_n: makeGemm(72, 130, 40),
+      };
       const mods = Object.entries(fns)
         .filter(([name]) => arch === "sm_90" || !name.startsWith("stmatrix"))
         .map(([name, fn]) => ({ name, text: compileToPtx(fn, { arch }).text }));
@@ -254,8 +264,38 @@ describe("examples/gemm_mma.ts", () => {
     expect(prefetch.filter((l) => /^xor\./.test(l))).toEqual([]);
   });
   it.each([
+    [37, 45, 29, 0, 0],
+    [72, 130, 41, 0, 0],
+    [72, 136, 41, 0, 1],
+    [72, 130, 40, 1, 0],
+  ])(
+    "%i × %i × %i: an operand whose rows are not 16-byte aligned loads float16 elements (A by cp.async: %i, B: %i)",
+    (m, n, k, aChunked, bChunked) => {
+      const text = compileToPtx(makeGemm(m, n, k), { arch: "sm_80" }).text;
+      // The prologue copies stages - 1 = 2 K-tiles (only those that exist) and the main loop one.
+      const copies = Math.min(2, Math.ceil(k / 32)) + 1;
+      // 128 × 32 elements of A and 32 × 128 of B per K-tile: 16 each per thread of 256.
+      const elements = copies * 16 * (2 - aChunked - bChunked);
+      expect(text.match(/ld\.global\.b16/g)?.length ?? 0).toBe(elements);
+      expect(text.match(/st\.shared\.b16/g)?.length ?? 0).toBe(elements);
+      // Two 16-byte chunks per thread for each operand copied by cp.async.
+      expect(text.match(/cp\.async\.cg\.shared\.global/g)?.length ?? 0).toBe(
+        copies * 2 * (aChunked + bChunked),
+      );
+      expect(text.match(/mma\.sync\.aligned\.m16n8k16/g)?.length).toBe(32);
+    },
+  );
+  it("throws for a dimension that is not a positive integer", () => {
+    expect(() => makeGemm(0, 8, 8)).toThrow(/positive integer m, n, k, got 0, 8, 8/);
+    expect(() => makeGemm(8, 8.5, 8)).toThrow(/positive integer/);
+  });
+  it.each([
     [128, 128, 64],
     [72, 136, 40],
+    [37, 45, 29],
+    [72, 130, 41],
+    [72, 136, 41],
+    [72, 130, 40],
   ])(
     "runs %i × %i × %i on the simulator with no reports, within the stated bound of float64",
     (m, n, k) => {
