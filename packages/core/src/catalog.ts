@@ -387,6 +387,11 @@ export const CATALOG = {
     rule: "contract/expect-tx",
     title: "bulk copies completed more bytes on an mbarrier phase than expect_tx announced",
   },
+  TX6025: {
+    rule: "hazard/cluster-exit",
+    title:
+      "a CTA exits while another CTA of its cluster may still access its shared memory (no cluster barrier before exit)",
+  },
   TX7001: {
     rule: "mma/fragment-operand",
     title:

@@ -81,6 +81,16 @@ function compile(vf: VerifiedFunc): Compiled {
     DEFAULT_PASSES.filter((p) => p.name !== "upcast-half"),
   );
   const layout = layoutOf(vf);
+  const [bx, by, bz] = vf.launch.block;
+  const ctas = (vf.launch.cluster ?? [1, 1, 1]).reduce((a, b) => a * b, 1);
+  if (ctas > 1 && ((bx * by * bz) % 32 !== 0 || bx * by * bz * ctas > 1024)) {
+    // Threads are numbered across the cluster in 10 bits (race records), warps must not straddle CTAs.
+    throw new TirxError(
+      "TX2010",
+      `a cluster of ${ctas} CTAs of ${bx * by * bz} threads is not supported by the simulator: it runs a cluster's CTAs together, at most 1024 threads in all, each CTA a whole number of warps`,
+      vf.fn.span,
+    );
+  }
   const m = new Machine(
     vf.launch,
     { num: layout.numSlots, big: layout.bigSlots },
@@ -89,6 +99,7 @@ function compile(vf: VerifiedFunc): Compiled {
     (n) => new AsyncUnit(n),
   );
   m.written = writtenParams(vf.entry.body, layout);
+  m.exitSite = m.site(vf.fn.span);
   const ec = new ExprCompiler(m, layout);
   const body = compileRoot(ec, vf, vf.entry.body);
   const scalars = vf.fn.params.flatMap((p, index) => {
@@ -178,7 +189,14 @@ export function runSim(
   }
   const [gx, gy, gz] = launchGrid(vf.fn, vf.launch, args);
   m.grid = [gx, gy, gz];
-  m.cluster = vf.launch.cluster ?? [1, 1, 1];
+  const [kx, ky, kz] = m.cluster;
+  if (gx % kx || gy % ky || gz % kz) {
+    throw new TirxError(
+      "TX5009",
+      `the grid (${gx}, ${gy}, ${gz}) is not a multiple of the cluster dims (${kx}, ${ky}, ${kz}) (CUDA: cluster launches tile the grid)`,
+      vf.fn.span,
+    );
+  }
   const tracer = opts.trace ? new Tracer(T) : undefined;
   m.seed = seedOf(opts.simSeed);
   m.rng = m.seed;
@@ -186,13 +204,15 @@ export function runSim(
   const log = opts.accesses ? new AccessLog() : undefined;
   m.accesses = log;
   try {
-    for (let z = 0; z < gz; z++) {
-      for (let y = 0; y < gy; y++) {
-        for (let x = 0; x < gx; x++) {
+    // A cluster of several CTAs runs as one group of threads (see Machine).
+    for (let z = 0; z < gz; z += kz) {
+      for (let y = 0; y < gy; y += ky) {
+        for (let x = 0; x < gx; x += kx) {
           m.beginCta(x, y, z);
           body(m.allLanes, T);
           m.async.reportPending(m);
           m.bars.reportIncomplete(m);
+          m.clusterUnit.reportExit(m);
           tracer?.endCta();
           m.async.dropAll(m);
           m.bulk.finishCta(m);

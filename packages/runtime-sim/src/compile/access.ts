@@ -79,14 +79,17 @@ export function compileLoad(
   if (w.space === "shared") {
     const dv = m.sdv;
     const placed = w.placed;
+    // The thread's CTA's shared window (0 outside a cluster of several CTAs).
+    const win = m.win;
     return (t) => {
       const rel = off(t) * eb;
       if (!(rel >= 0 && rel + eb <= size)) {
         oob(t, rel);
         return zero as number;
       }
-      if (m.track) checkSharedRead(m, placed, base + rel, eb, t, site);
-      return load(dv, base + rel);
+      const a = base + rel + win[t]!;
+      if (m.track) checkSharedRead(m, placed, a, eb, t, site);
+      return load(dv, a);
     };
   }
   if (w.space === "local") {
@@ -142,12 +145,15 @@ export function compileStore(
   if (w.space === "shared") {
     const dv = m.sdv;
     const placed = w.placed;
+    // The thread's CTA's shared window (0 outside a cluster of several CTAs).
+    const win = m.win;
     return (t) => {
       const rel = off(t) * eb;
       const v = val(t);
       if (!(rel >= 0 && rel + eb <= size)) return oob(t, rel);
-      if (m.track) checkSharedWrite(m, placed, base + rel, eb, t, site);
-      store(dv, base + rel, v);
+      const a = base + rel + win[t]!;
+      if (m.track) checkSharedWrite(m, placed, a, eb, t, site);
+      store(dv, a, v);
     };
   }
   if (w.space === "local") {

@@ -115,7 +115,7 @@ export function compileCpAsync(ec: ExprCompiler, s: TileApply, plan: CpAsyncPlan
           misaligned(m, t, site, "cp.async", dPlaced.base + d, sb, chunk);
           continue;
         }
-        au.issue(m, t, dPlaced.base + d, dPlaced, k, sb, len, chunk, site);
+        au.issue(m, t, m.win[t]! + dPlaced.base + d, dPlaced, k, sb, len, chunk, site);
         if (byKey) {
           const key = (t >> 5) * R + r;
           let list = byKey.get(key);

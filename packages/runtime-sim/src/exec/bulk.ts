@@ -174,14 +174,14 @@ export class BulkUnit {
     verb: string,
   ): void {
     const c = this.#g2s[g - 1]!;
-    const bar = this.#bars.label(c.slot);
+    const bar = this.#bars.label(m, c.slot);
     const why =
       c.phase < 0
         ? `while it is still in flight (its mbarrier ${bar} phase has not completed)`
         : `before this thread observed the completion of its mbarrier ${bar} phase`;
     m.hazard(
       "TX6007",
-      `thread ${m.thread(t)} of CTA ${m.cta()} ${verb} shared "${buf.name}" byte ${b - buf.base}, the destination of a bulk copy, ${why}; wait with T.ptx.mbarrier.try_wait (or cta_sync after a thread that waited) first`,
+      `thread ${m.thread(t)} of CTA ${m.cta()} ${verb} shared "${buf.name}" byte ${m.ctaLocal(b) - buf.base}, the destination of a bulk copy, ${why}; wait with T.ptx.mbarrier.try_wait (or cta_sync after a thread that waited) first`,
       site,
       issuedNotes(m, c, "the bulk copy"),
     );
@@ -289,7 +289,7 @@ export class BulkUnit {
         const u = m.thread(w & THREAD_MASK);
         m.hazard(
           "TX6015",
-          `thread ${m.thread(t)} of CTA ${m.cta()} issues a bulk copy (async proxy) reading shared "${buf.name}" byte ${b - buf.base}, which thread ${u} wrote through the generic proxy with no fence.proxy.async (T.ptx.fence.proxy_async) after the write`,
+          `thread ${m.thread(t)} of CTA ${m.cta()} issues a bulk copy (async proxy) reading shared "${buf.name}" byte ${m.ctaLocal(b) - buf.base}, which thread ${u} wrote through the generic proxy with no fence.proxy.async (T.ptx.fence.proxy_async) after the write`,
           site,
           [{ message: `thread ${u} writes it here`, span: m.sites[w >> THREAD_BITS] }],
         );
