@@ -185,25 +185,22 @@ export function compileTmaCopy(ec: ExprCompiler, s: TileApply, plan: TmaPlan): E
       const mbLocal = g2s ? bar!.addr(t) - m.win[t]! : 0;
       for (const r of ranks) {
         const w = r * stride;
-        if (g2s && r !== m.rank[t]) {
-          m.clusterUnit.recordRemote(
-            t,
-            r,
-            site,
-            `multicasts a TMA copy into shared "${placed.name}"`,
-          );
-        }
+        let last = -1;
         for (const run of runs) {
           const rel = layout ? applySwizzle(layout, b0 + run.tile) : b0 + run.tile;
           const at = w + placed.base + rel;
           if (g2s) {
             const mb = w + mbLocal;
             if (run.global < 0)
-              bu.issueG2s(m, t, at, placed, -1, 0, run.len, mb, bar!.bb, site, fill);
-            else bu.issueG2s(m, t, at, placed, k, run.global, run.len, mb, bar!.bb, site);
+              last = bu.issueG2s(m, t, at, placed, -1, 0, run.len, mb, bar!.bb, site, fill);
+            else last = bu.issueG2s(m, t, at, placed, k, run.global, run.len, mb, bar!.bb, site);
           } else if (run.global >= 0) {
             bu.issueS2g(m, t, at, placed, k, run.global, run.len, site);
           }
+        }
+        if (g2s && r !== m.rank[t]) {
+          const what = `multicasts a TMA copy into shared "${placed.name}"`;
+          m.clusterUnit.recordRemoteCopy(t, r, last, site, what);
         }
       }
     }

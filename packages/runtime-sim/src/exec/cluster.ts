@@ -37,8 +37,12 @@ export class ClusterUnit {
   blockedThread = 0;
   /** Site of the last arrival, for the deadlock note. */
   #arriveSite = -1;
-  /** Remote accesses: key target * threads + u → clock, site, what. */
+  /**
+   * Remote accesses, key `target * threads + u`: the latest remote mbarrier arrive (clock of the
+   * arrive), and the latest multicast copy (bulk copy id) of thread u into CTA `target`.
+   */
   readonly #remote = new Map<number, { clock: number; site: number; what: string }>();
+  readonly #copies = new Map<number, { id: number; site: number; what: string }>();
 
   constructor(m: Machine) {
     this.#m = m;
@@ -59,6 +63,7 @@ export class ClusterUnit {
     this.blockedSite = -1;
     this.#arriveSite = -1;
     this.#remote.clear();
+    this.#copies.clear();
   }
 
   /** `barrier.cluster.arrive` (release unless `relaxed`) by thread `t` at `site`. */
@@ -123,12 +128,22 @@ export class ClusterUnit {
   }
 
   /**
-   * Thread `t` accesses the shared memory of the CTA of rank `target` (another CTA of its
-   * cluster) at `site`: `what`, for the exit report.
+   * Thread `t` arrives on an mbarrier of the CTA of rank `target` (another CTA of its cluster)
+   * at `site` (`what`, for the exit report): the arrive must happen before that CTA exits.
    */
   recordRemote(t: number, target: number, site: number, what: string): void {
     const m = this.#m;
     this.#remote.set(target * m.threads + t, { clock: m.races.clock[t]!, site, what });
+  }
+
+  /**
+   * Thread `t`'s multicast copy `id` (BulkUnit) writes shared memory of the CTA of rank `target`
+   * (another CTA of its cluster): a thread of that CTA must observe its landing before the CTA
+   * exits (the mbarrier phase it completes in).
+   */
+  recordRemoteCopy(t: number, target: number, id: number, site: number, what: string): void {
+    if (id < 0) return;
+    this.#copies.set(target * this.#m.threads + t, { id, site, what });
   }
 
   /**
@@ -190,6 +205,22 @@ export class ClusterUnit {
     if (m.ctas === 1 || m.bars.deadlocked) return;
     const T = m.threads;
     const per = m.ctaThreads;
+    const exitNote = (target: number): Note => ({
+      message: `thread ${m.thread(target * per)} exits (with every thread of its CTA) at the end of the kernel here`,
+      span: m.sites[m.exitSite],
+    });
+    for (const [key, r] of this.#copies) {
+      const target = Math.floor(key / T);
+      const u = key % T;
+      const { seen, bar } = m.bulk.landingObserved(m, r.id, target * per, (target + 1) * per);
+      if (seen !== false) continue; // observed, or still in flight (TX6017 at exit)
+      m.hazard(
+        "TX6025",
+        `CTA ${m.ctaOfRank(target)} exits while thread ${m.thread(u)} ${r.what} of CTA ${m.ctaOfRank(target)} may still write it: no thread of CTA ${m.ctaOfRank(target)} observed the completion of mbarrier ${bar}'s phase the copy completes in (PTX ISA, distributed shared memory: a CTA's shared memory must not be accessed after it exits)`,
+        r.site,
+        [exitNote(target)],
+      );
+    }
     for (const [key, r] of this.#remote) {
       const target = Math.floor(key / T);
       const u = key % T;
@@ -198,17 +229,11 @@ export class ClusterUnit {
         ordered = m.races.ordered(u, r.clock, t);
       }
       if (ordered) continue;
-      const exiting = target * per;
       m.hazard(
         "TX6025",
         `CTA ${m.ctaOfRank(target)} exits while thread ${m.thread(u)} may still access its shared memory: the thread ${r.what} of CTA ${m.ctaOfRank(target)} with nothing ordering it before that CTA's exit; end the kernel with T.ptx.barrier.cluster.arrive() and T.ptx.barrier.cluster.wait() in every CTA (PTX ISA, distributed shared memory)`,
         r.site,
-        [
-          {
-            message: `thread ${m.thread(exiting)} (like every thread of CTA ${m.ctaOfRank(target)}) exits at the end of the kernel here`,
-            span: m.sites[m.exitSite],
-          },
-        ],
+        [exitNote(target)],
       );
     }
   }
