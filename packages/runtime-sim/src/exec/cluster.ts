@@ -12,7 +12,8 @@ import type { Layout } from "../compile/layout.js";
  * (`wait`) until all have arrived in that phase. An arrival releases what the thread knows and
  * did (`.relaxed`: nothing), a wait that passes acquires every release of the completed phase, so
  * a cluster barrier orders memory across the CTAs like cta_sync within one (happens-before in
- * RaceTracker's K matrix). A wait whose phase never completes is TX6006.
+ * RaceTracker's K matrix), and shares the threads' mbarrier observations like cta_sync. A wait
+ * whose phase never completes is TX6006.
  *
  * Exit (PTX ISA, "Distributed shared memory": a CTA must not exit while another CTA of its
  * cluster may still access its shared memory): each remote access (a remote mbarrier arrive, a
@@ -86,6 +87,9 @@ export class ClusterUnit {
       this.phase++;
       this.#count = 0;
       this.#rel.set(this.#acc);
+      // Like cta_sync: what any thread observed of mbarrier phases (the bulk-copy guards) is
+      // known to all (observations between a thread's arrive and the last arrival included).
+      m.bars.barSync();
     }
   }
 
