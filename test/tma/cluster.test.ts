@@ -323,4 +323,82 @@ describe("clusters of several CTAs on the simulator", () => {
     expect(codes(r)).toContain("TX6006");
     expect(String(r.reports[0])).toMatch(/32 of the 64 threads of the cluster's 2 CTAs arrived/);
   });
+
+  it("%ctaid and the cluster registers follow the PTX ISA in a 2 × 2 cluster", () => {
+    const fn = T.function("cluster_regs_2d", { B: T.Tensor([16, 7], "int32") }, ({ B }) => {
+      T.device_entry({
+        launch: T.cuda.LaunchConfig({ grid: [4, 4], block: 64, cluster: [2, 2, 1] }),
+      });
+      const cta = T.cuda.block_idx("y").mul(4).add(T.cuda.block_idx("x"));
+      T.if_(T.cuda.thread_idx("x").eq(33), () => {
+        B.set([cta, 0], T.cuda.cluster_ctarank());
+        B.set([cta, 1], T.cuda.cluster_cta_idx("x"));
+        B.set([cta, 2], T.cuda.cluster_cta_idx("y"));
+        B.set([cta, 3], T.cuda.cluster_idx("x"));
+        B.set([cta, 4], T.cuda.cluster_idx("y"));
+        B.set([cta, 5], T.cuda.cluster_grid_dim("y"));
+        B.set([cta, 6], T.cuda.cluster_nctarank());
+      });
+    });
+    const o = simZeros([16, 7], "int32");
+    expect(runSim(verify(fn), [o], { hazards: "collect", simSeed: 3 }).reports).toEqual([]);
+    const want: number[] = [];
+    for (let y = 0; y < 4; y++)
+      for (let x = 0; x < 4; x++)
+        want.push((x % 2) + 2 * (y % 2), x % 2, y % 2, x >> 1, y >> 1, 2, 4);
+    expect(Array.from(o.toArray() as ArrayLike<number>)).toEqual(want);
+  });
+
+  it("each CTA of a cluster has its own shared memory; cta_sync and bar_sync are per CTA", () => {
+    // Every CTA fills the same shared buffer with its own values (stores and a cp.async), syncs
+    // (cta_sync, then a named barrier of its 64 threads), and reads its neighbour's element.
+    const fn = T.function(
+      "cluster_smem",
+      {
+        A: T.Tensor([4, 64], "int32"),
+        B: T.Tensor([4, 64], "int32"),
+        C: T.Tensor([4, 64], "int32"),
+      },
+      ({ A, B, C }) => {
+        T.device_entry({
+          launch: T.cuda.LaunchConfig({ grid: [4, 1], block: 64, cluster: [2, 1, 1] }),
+        });
+        const tid = T.cuda.thread_idx("x");
+        const cta = T.cuda.block_idx("x");
+        const s = T.alloc_shared([64], "int32", { name: "s" });
+        const c = T.alloc_shared([64], "int32", { name: "c" });
+        s.set([tid], cta.mul(1000).add(tid));
+        T.cuda.tile.apply(
+          T.ptx["cp.async.ca.shared.global"],
+          c.rearrange("(w t e) -> w t e", { w: 2, t: 32, e: 1 }),
+          A.sub(cta).rearrange("(w t e) -> w t e", { w: 2, t: 32, e: 1 }),
+          { chunk_bytes: 4, scope: "cta" },
+        );
+        T.ptx.cp.async_.commit_group();
+        T.ptx.cp.async_.wait_group(0);
+        T.cuda.cta_sync();
+        B.set([cta, tid], s.get([tid.add(1).floormod(64)]));
+        T.cuda.bar_sync(1, 64);
+        C.set([cta, tid], c.get([tid.add(1).floormod(64)]));
+      },
+    );
+    const a = Array.from({ length: 256 }, (_, i) => 7 * i + 1);
+    const b = simZeros([4, 64], "int32");
+    const cOut = simZeros([4, 64], "int32");
+    for (const simSeed of SEEDS) {
+      const r = runSim(verify(fn), [simTensor(a, { shape: [4, 64], dtype: "int32" }), b, cOut], {
+        hazards: "collect",
+        simSeed,
+      });
+      expect(r.reports.map(String)).toEqual([]);
+      const nb = (k: number, t: number) => k * 64 + ((t + 1) % 64);
+      const idx = Array.from({ length: 256 }, (_, i) => [Math.floor(i / 64), i % 64] as const);
+      expect(Array.from(b.toArray() as ArrayLike<number>)).toEqual(
+        idx.map(([k, t]) => k * 1000 + ((t + 1) % 64)),
+      );
+      expect(Array.from(cOut.toArray() as ArrayLike<number>)).toEqual(
+        idx.map(([k, t]) => a[nb(k, t)]),
+      );
+    }
+  });
 });
