@@ -116,7 +116,9 @@ function compile(vf: VerifiedFunc): Compiled {
  * Run a verified kernel on the simulated device: every CTA of the grid in turn (x fastest), the
  * threads of a CTA in lockstep statement by statement, with GPU numerics, the cp.async group
  * semantics of the PTX ISA, mbarriers and cp.async.bulk (see exec/mbarrier.ts and exec/bulk.ts
- * for the timing model).
+ * for the timing model). A cluster launch runs the CTAs of each cluster together, as one group
+ * of threads with a shared window per CTA (see Machine and exec/cluster.ts): barrier.cluster,
+ * mapa and remote mbarrier arrives, TMA multicast into every CTA of its cta_mask.
  * Tensor arguments are updated in place. The kernel is compiled into closures once per
  * VerifiedFunc and cached. A kernel with mbarrier wait loops runs under a scheduler: a wait that
  * fails yields, divergent branches of an `if` take turns, and bulk copies in flight land when
@@ -141,14 +143,18 @@ function compile(vf: VerifiedFunc): Compiled {
  * unordered write (atomics do not race with atomics); TX6015 a bulk copy reading shared bytes a
  * generic-proxy write left without fence.proxy.async; TX6016 a bulk copy completing on an
  * mbarrier whose init had no fence.mbarrier_init; TX6017 a CTA exiting with cp.async or bulk
- * copies not waited for, or an mbarrier phase with transaction bytes outstanding.
+ * copies not waited for, or an mbarrier phase with transaction bytes outstanding; TX6025 a CTA
+ * exiting while a remote mbarrier arrive from another CTA of its cluster is not ordered before its
+ * exit, or a multicast into it landed in a phase none of its threads observed (PTX ISA,
+ * distributed shared memory); TX6006 also a cluster barrier some threads never arrive at.
  * Runtime contracts (the verifier's static range checks, applied to runtime values at their
  * line): TX6010 src_size above chunk_bytes; TX6020 an mbarrier.init count outside
  * [1, 2^20 - 1]; TX6021 a cp.async / bulk-copy address not aligned to its chunk (16 bytes for
  * bulk); TX6022 bulk copies completing more bytes on an mbarrier phase than expect_tx announced.
  * @throws TirxError TX5001-TX5005 and TX5008 from core's checkArgs; TX5009 for a runtime grid
- *   extent out of range; TX5004 when a tensor is not a sim
- *   tensor; TX2010 for an intrinsic the simulator does not support; the first hazard in "throw" mode.
+ *   extent out of range or not a multiple of the cluster dims; TX5004 when a tensor is not a sim
+ *   tensor; TX2010 for an intrinsic the simulator does not support, or a cluster of more than
+ *   1024 threads or of CTAs that are not whole warps; the first hazard in "throw" mode.
  * @example const { reports } = runSim(verify(fn), [a, b], { hazards: "collect" });
  */
 export function runSim(
