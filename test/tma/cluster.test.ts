@@ -401,4 +401,26 @@ describe("clusters of several CTAs on the simulator", () => {
       );
     }
   });
+
+  it("refuses clusters it cannot number (TX2010): over 1024 threads, or CTAs of partial warps", () => {
+    const k = (block: number, cl: number): PrimFunc =>
+      T.function(`cl_${block}_${cl}`, { B: T.Tensor([cl], "int32") }, ({ B }) => {
+        T.device_entry({
+          launch: T.cuda.LaunchConfig({ grid: [cl, 1], block, cluster: [cl, 1, 1] }),
+        });
+        T.if_(T.cuda.thread_idx("x").eq(0), () => B.set([T.cuda.block_idx("x")], T.int32(1)));
+      });
+    for (const [block, cl] of [
+      [48, 2],
+      [512, 4],
+    ] as const) {
+      try {
+        runSim(verify(k(block, cl)), [simZeros([cl], "int32")]);
+        expect.unreachable();
+      } catch (e) {
+        expect(isTirxError(e) && e.code).toBe("TX2010");
+      }
+    }
+    expect(runSim(verify(k(512, 2)), [simZeros([2], "int32")]).reports).toEqual([]);
+  });
 });
