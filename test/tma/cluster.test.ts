@@ -227,8 +227,15 @@ describe("clusters of several CTAs on the simulator", () => {
     expect(codes(r)).toContain("TX6004");
     const e = r.reports.find((x) => isTirxError(x) && x.code === "TX6004")!;
     expect(String(e)).toMatch(
-      /thread \(0, 0, 0\) of CTA \(1, 0, 0\) arrives on mbarrier "bar"\[1\] of CTA \(0, 0, 0\)/,
+      /thread \(0, 0, 0\) of CTA \(1, 0, 0\) arrives on mbarrier "bar"\[1\] of CTA \(0, 0, 0\), which no mbarrier.init of that CTA has initialised/,
     );
+    // The other thread and line: the init the arriving thread's own CTA ran.
+    const note = isTirxError(e) ? e.notes[0] : undefined;
+    expect(note?.message).toMatch(
+      /thread \(0, 0, 0\) of CTA \(1, 0, 0\) initialises its own CTA's "bar"\[1\] here/,
+    );
+    expect(note?.span?.line).toBeDefined();
+    expect(note?.span?.line).not.toBe(lineOf(e));
   });
 
   it("reports a remote arrive not ordered after the peer's mbarrier.init (TX6003, both threads)", () => {

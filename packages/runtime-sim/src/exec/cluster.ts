@@ -16,10 +16,12 @@ import type { Layout } from "../compile/layout.js";
  * whose phase never completes is TX6006.
  *
  * Exit (PTX ISA, "Distributed shared memory": a CTA must not exit while another CTA of its
- * cluster may still access its shared memory): each remote access (a remote mbarrier arrive, a
- * multicast TMA write into another CTA) is kept per (accessing thread, target CTA), the latest
- * one; at the cluster's end, one not ordered before the end of any thread of its target CTA is
- * TX6025 (the usual fix: barrier.cluster arrive + wait before exit).
+ * cluster may still access its shared memory): per (accessing thread, target CTA) the latest
+ * remote mbarrier arrive and the latest multicast TMA copy into the target are kept. At the
+ * cluster's end, TX6025 for an arrive not ordered before the end of any thread of its target
+ * CTA, and for a multicast copy that landed in an mbarrier phase no thread of the target CTA
+ * observed (one still in flight is TX6017). The usual fix: barrier.cluster arrive + wait before
+ * exit.
  */
 export class ClusterUnit {
   readonly #m: Machine;
@@ -196,6 +198,23 @@ export class ClusterUnit {
     }
     if (r !== own) {
       const i = (local - bb.placed.base) / 8;
+      const at = r * m.sharedStride + local;
+      const mine = m.bars.initOf(own * m.sharedStride + local);
+      if (!m.bars.initOf(at) && mine && local % 8 === 0 && local >= bb.placed.base) {
+        // Not initialised in the target CTA, though the arriving thread's CTA ran its init.
+        m.hazard(
+          "TX6004",
+          `thread ${m.thread(t)} of CTA ${m.cta()} arrives on mbarrier "${bb.name}"[${i}] of CTA ${m.ctaOfRank(r)}, which no mbarrier.init of that CTA has initialised`,
+          site,
+          [
+            {
+              message: `thread ${m.thread(mine.thread)} initialises its own CTA's "${bb.name}"[${i}] here; no thread of CTA ${m.ctaOfRank(r)} ran it before the arrive`,
+              span: m.sites[mine.site],
+            },
+          ],
+        );
+        return;
+      }
       this.recordRemote(t, r, site, `arrives on mbarrier "${bb.name}"[${i}]`);
     }
     m.bars.arrive(m, t, r * m.sharedStride + local, 0, bb, site);

@@ -170,6 +170,14 @@ export class Mbarriers {
     }
   }
 
+  /** The thread and site of the last init of the mbarrier at `addr`, if it was initialised. */
+  initOf(addr: number): { thread: number; site: number } | undefined {
+    const slot = this.#slotOf.get(addr);
+    if (slot === undefined) return undefined;
+    const b = this.#bars[slot]!;
+    return { thread: b.initThread, site: b.initSite };
+  }
+
   /** `"bars"[i]`, for messages. */
   label(m: Machine, slot: number): string {
     const b = this.#bars[slot]!;
