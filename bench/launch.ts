@@ -80,30 +80,19 @@ try {
 
 // --- tirx-ts ---
 const nowUs = (): number => performance.now() * 1000;
-for (let i = 0; i < 200; i++) run.launchAsync(a);
-dev.synchronize();
-// Queued launches, in rounds; each round's per-launch time, the median reported.
-const rounds: number[] = [];
-for (let round = 0; round < 5; round++) {
-  let queued = 0;
-  let done = 0;
-  const per = Math.ceil(iters / 5);
-  while (done < per) {
-    const n = Math.min(256, per - done);
-    const t0 = nowUs();
-    for (let i = 0; i < n; i++) run.launchAsync(a);
-    queued += nowUs() - t0;
+/** Launches before any timing, as the C reference does (WARMUP there): 8192, batches of 256. */
+function warmUp(launchOne: () => void): void {
+  for (let done = 0; done < 8192; done += 256) {
+    for (let i = 0; i < 256; i++) launchOne();
     dev.synchronize();
-    done += n;
   }
-  rounds.push(queued / per);
 }
-const queuedUs = median(rounds);
-
-/** Host µs per queued call of `launchOne`: median of 5 rounds, batches of 256 as above. */
-function queuedPer(launchOne: () => void): number {
-  for (let i = 0; i < 200; i++) launchOne();
-  dev.synchronize();
+/**
+ * Host µs per queued call of `launchOne`, after {@link warmUp}: 5 rounds of iters/5 launches in
+ * batches of 256 with a synchronize between batches (not timed); each round's per-launch time.
+ */
+function queuedRounds(launchOne: () => void): number[] {
+  warmUp(launchOne);
   const rs: number[] = [];
   for (let round = 0; round < 5; round++) {
     let queued = 0;
@@ -119,8 +108,13 @@ function queuedPer(launchOne: () => void): number {
     }
     rs.push(queued / per);
   }
-  return median(rs);
+  return rs;
 }
+const queuedPer = (launchOne: () => void): number => median(queuedRounds(launchOne));
+// Queued launches through launchAsync; the median round is reported.
+const rounds = queuedRounds(() => run.launchAsync(a));
+const queuedUs = median(rounds);
+
 // The two driver entry points behind the bound launch function (CudaKernel.launcher), same
 // kernel and buffer: cuLaunchKernel (11 FFI arguments) and cuLaunchKernelEx (4, TIRX_LAUNCH=ex).
 const kernelParams = run.module.params;

@@ -8,6 +8,7 @@ calls). Every output is first compared with torch: max_err is the relative Frobe
 matmuls (against torch.matmul in float32) and the max absolute error for softmax (against
 torch.softmax in float32).
 Usage: python3 bench/peers.py
+       python3 bench/peers.py --hopper 4096,8192   (bench/hopper.ts: C = A·Bᵀ, 16-bit in and out)
 """
 
 import json
@@ -118,5 +119,70 @@ def main():
          gbps=traffic / us / 1e3)
 
 
+# ---- Hopper GEMM peers (bench/hopper.ts): C = A·Bᵀ with A (M × K), B (N × K) row-major, f16/bf16 out ----
+@triton.jit
+def matmul_nt_kernel(a_ptr, b_ptr, c_ptr, M, N, K,
+                     BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr, GROUP: tl.constexpr):
+    pid = tl.program_id(0)
+    grid_m = tl.cdiv(M, BM)
+    grid_n = tl.cdiv(N, BN)
+    per_group = GROUP * grid_n
+    first_m = (pid // per_group) * GROUP
+    group_m = min(grid_m - first_m, GROUP)
+    pid_m = first_m + (pid % per_group) % group_m
+    pid_n = (pid % per_group) // group_m
+    rm = pid_m * BM + tl.arange(0, BM)
+    rn = pid_n * BN + tl.arange(0, BN)
+    rk = tl.arange(0, BK)
+    a = a_ptr + rm[:, None] * K + rk[None, :]
+    b = b_ptr + rn[None, :] * K + rk[:, None]
+    acc = tl.zeros((BM, BN), dtype=tl.float32)
+    for k in range(0, tl.cdiv(K, BK)):
+        acc += tl.dot(tl.load(a), tl.load(b))
+        a += BK
+        b += BK
+    tl.store(c_ptr + rm[:, None] * N + rn[None, :], acc.to(c_ptr.dtype.element_ty))
+
+
+def triton_matmul_nt(a, b, c, bm, bn, bk, warps, stages):
+    M, K = a.shape
+    N = b.shape[0]
+    grid = (triton.cdiv(M, bm) * triton.cdiv(N, bn),)
+    matmul_nt_kernel[grid](a, b, c, M, N, K, BM=bm, BN=bn, BK=bk, GROUP=8, num_warps=warps,
+                           num_stages=stages)
+
+
+def hopper(sizes):
+    dev = torch.device("cuda")
+    gen = torch.Generator(device=dev).manual_seed(7)
+    print(f"peers: {torch.cuda.get_device_name(dev)}, torch {torch.__version__}, triton {triton.__version__}")
+    for n in sizes:
+        for dt, name in ((torch.float16, "float16"), (torch.bfloat16, "bfloat16")):
+            a = torch.rand((n, n), generator=gen, device=dev, dtype=torch.float32).mul_(2).sub_(1).to(dt)
+            b = torch.rand((n, n), generator=gen, device=dev, dtype=torch.float32).mul_(2).sub_(1).to(dt)
+            ref = a.float() @ b.float().T
+            flops = 2 * n * n * n
+            err = rel_frobenius(torch.matmul(a, b.T), ref)
+            us = bench_us(lambda: torch.matmul(a, b.T))
+            emit(bench="gemm_hopper", variant="torch.matmul (A·Bᵀ)", dtype=name, size=n, median_us=us,
+                 flops=flops, tflops=flops / us / 1e6, max_err=err)
+            c = torch.empty((n, n), device=dev, dtype=dt)
+            best = None
+            for cfg in ((128, 256, 64, 8, 3), (128, 128, 64, 8, 4)):
+                triton_matmul_nt(a, b, c, *cfg)
+                e = rel_frobenius(c, ref)
+                t = bench_us(lambda: triton_matmul_nt(a, b, c, *cfg))
+                if best is None or t < best[0]:
+                    best = (t, e, cfg)
+            t, e, cfg = best
+            emit(bench="gemm_hopper", variant=f"Triton matmul (BM,BN,BK,warps,stages={cfg})", dtype=name,
+                 size=n, median_us=t, flops=flops, tflops=flops / t / 1e6, max_err=e)
+
+
 if __name__ == "__main__":
-    main()
+    import sys
+
+    if len(sys.argv) > 2 and sys.argv[1] == "--hopper":
+        hopper([int(x) for x in sys.argv[2].split(",")])
+    else:
+        main()

@@ -57,9 +57,14 @@ const compute = run("compute (vector_add, softmax, reduce_rows, gemm)", [
   "--out",
   join(outDir, `compute-${day}.md`),
 ]);
+const hopper = run("Hopper GEMM (TMA, wgmma, warp specialisation) vs hand kernel, cuBLAS, peers", [
+  join(here, "hopper.ts"),
+  "--out",
+  join(outDir, `hopper-${day}.md`),
+]);
 const launch = run("launch overhead and CUDA graphs", [
   join(here, "launch.ts"),
   "--out",
   join(outDir, `launch-${day}.md`),
 ]);
-process.exitCode = sim.code || bulk.code || compute.code || launch.code ? 1 : 0;
+process.exitCode = sim.code || bulk.code || compute.code || hopper.code || launch.code ? 1 : 0;

@@ -83,6 +83,25 @@ describe("launch routes reach cuLaunchKernel with the same launch", () => {
     expect({ ...second, count: 0, arg0: 0n }).toEqual({ ...first, count: 0, arg0: 0n });
   });
 
+  test("tirx-ts synchronous run: first launch, then the fast path, on the current stream", () => {
+    const dev = rt.cuda(0);
+    const run = tirx.compile(inc, { target: "cuda" });
+    const a = rt.cudaZeros([256], "float32", dev);
+    const b = rt.cudaZeros([256], "float32", dev);
+    const before = lastLaunch().count;
+    expect(run(a)).toMatchObject({ device: "cuda", reports: [] });
+    const first = lastLaunch();
+    expect(first.arg0).toBe(a.ptr);
+    run(b); // the fast path
+    const second = lastLaunch();
+    expect(second.count).toBe(before + 2);
+    expect(second.arg0).toBe(b.ptr);
+    expect({ ...second, count: 0, arg0: 0n }).toEqual({ ...first, count: 0, arg0: 0n });
+    const s = new rt.CudaStream(dev);
+    s.use(() => run(a));
+    expect(lastLaunch().stream).toBe(s.handle);
+  });
+
   test("a launch on a user stream passes its handle (fast path included)", () => {
     const dev = rt.cuda(0);
     const run = tirx.compile(inc, { target: "cuda" });

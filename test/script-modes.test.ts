@@ -41,7 +41,12 @@ describe("script mode and builder mode agree", () => {
       const twin = builder.get(name);
       expect(twin, `examples/${f} exports ${name}`).toBeDefined();
       expect(structuralEqual(fn, twin!)).toBe(true);
-      const arch = JSON.stringify(fn).includes("cp.async.bulk") ? "sm_90" : "sm_80";
+      const json = JSON.stringify(fn);
+      const arch = json.includes("wgmma")
+        ? "sm_90a"
+        : json.includes("cp.async.bulk")
+          ? "sm_90"
+          : "sm_80";
       // Comments name each statement's source line, which differs between the two files.
       const ptx = (k: PrimFunc): string => stripComments(emitPtx(verify(k), { arch }).text);
       expect(ptx(fn)).toBe(ptx(twin!));

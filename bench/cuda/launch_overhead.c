@@ -3,8 +3,9 @@
 // The driver is opened with dlopen("libcuda.so.1"), as koffi does for tirx-ts, so the program
 // builds without the toolkit's link stub. Build: nvcc -O2 -o launch_overhead launch_overhead.c -ldl
 // Usage: launch_overhead <file.ptx> <entry> <tensor bytes> <grid> <block> <iters>
-// Prints one JSON line: queued_us (host time per cuLaunchKernel, launches in batches of 256 with
-// a synchronize between batches, not timed), launch_sync_us (cuLaunchKernel + cuCtxSynchronize),
+// Prints one JSON line, after 8192 warm-up launches: queued_us (host time per cuLaunchKernel,
+// launches in batches of 256 with a synchronize between batches, not timed; the median of 5
+// rounds, as bench/launch.ts measures tirx-ts), launch_sync_us (cuLaunchKernel + cuCtxSynchronize),
 // queued_ex_us (as queued_us, through cuLaunchKernelEx).
 #include <cuda.h>
 #include <dlfcn.h>
@@ -86,6 +87,41 @@ static char* read_file(const char* path) {
   return s;
 }
 
+// Launches before any timing, on both sides of the comparison (bench/launch.ts uses the same).
+#define WARMUP 8192
+
+static int cmp_double(const void* a, const void* b) {
+  double x = *(const double*)a, y = *(const double*)b;
+  return x < y ? -1 : x > y;
+}
+
+// Host µs per queued launch: 5 rounds of iters/5 launches in batches of 256 (well under the
+// launch queue depth), a synchronize between batches, not timed; the median round.
+static double queued_median(CUfunction fn, unsigned grid, unsigned block, void** params, int iters,
+                            int ex, CUlaunchConfig* cfg) {
+  double rounds[5];
+  int per = (iters + 4) / 5;
+  for (int r = 0; r < 5; r++) {
+    double queued = 0;
+    int done = 0;
+    while (done < per) {
+      int n = per - done < 256 ? per - done : 256;
+      double t0 = now_us();
+      if (ex)
+        for (int i = 0; i < n; i++) CHECK(pLaunchKernelEx(cfg, fn, params, 0));
+      else
+        for (int i = 0; i < n; i++)
+          CHECK(pLaunchKernel(fn, grid, 1, 1, block, 1, 1, 0, 0, params, 0));
+      queued += now_us() - t0;
+      CHECK(pCtxSynchronize());
+      done += n;
+    }
+    rounds[r] = queued / per;
+  }
+  qsort(rounds, 5, sizeof rounds[0], cmp_double);
+  return rounds[2];
+}
+
 int main(int argc, char** argv) {
   if (argc != 7) {
     fprintf(stderr, "usage: %s <file.ptx> <entry> <bytes> <grid> <block> <iters>\n", argv[0]);
@@ -109,21 +145,17 @@ int main(int argc, char** argv) {
   CHECK(pMemAlloc(&a, bytes));
   CHECK(pMemsetD8(a, 0, bytes));
   void* params[] = {&a};
-  for (int i = 0; i < 100; i++)
-    CHECK(pLaunchKernel(fn, grid, 1, 1, block, 1, 1, 0, 0, params, 0));
-  CHECK(pCtxSynchronize());
-  // Queued launches: batches of 256 (well under the launch queue depth), timed per batch.
-  double queued = 0;
-  int done = 0;
-  while (done < iters) {
-    int n = iters - done < 256 ? iters - done : 256;
-    double t0 = now_us();
-    for (int i = 0; i < n; i++)
-      CHECK(pLaunchKernel(fn, grid, 1, 1, block, 1, 1, 0, 0, params, 0));
-    queued += now_us() - t0;
+  // The same launch config through cuLaunchKernelEx (CUDA 12.0), one CUlaunchConfig.
+  CUlaunchConfig cfg = {0};
+  cfg.gridDimX = grid, cfg.gridDimY = 1, cfg.gridDimZ = 1;
+  cfg.blockDimX = block, cfg.blockDimY = 1, cfg.blockDimZ = 1;
+  // Warm-up, as bench/launch.ts does for tirx-ts: WARMUP launches in batches of 256.
+  for (int done = 0; done < WARMUP; done += 256) {
+    for (int i = 0; i < 256; i++) CHECK(pLaunchKernel(fn, grid, 1, 1, block, 1, 1, 0, 0, params, 0));
     CHECK(pCtxSynchronize());
-    done += n;
   }
+  double queued = queued_median(fn, grid, block, params, iters, 0, &cfg);
+  double queued_ex = queued_median(fn, grid, block, params, iters, 1, &cfg);
   double t0 = now_us();
   int sync_iters = iters < 2000 ? iters : 2000;
   for (int i = 0; i < sync_iters; i++) {
@@ -131,21 +163,7 @@ int main(int argc, char** argv) {
     CHECK(pCtxSynchronize());
   }
   double sync_us = (now_us() - t0) / sync_iters;
-  // The same queued launches through cuLaunchKernelEx (CUDA 12.0), one CUlaunchConfig.
-  CUlaunchConfig cfg = {0};
-  cfg.gridDimX = grid, cfg.gridDimY = 1, cfg.gridDimZ = 1;
-  cfg.blockDimX = block, cfg.blockDimY = 1, cfg.blockDimZ = 1;
-  double queued_ex = 0;
-  done = 0;
-  while (done < iters) {
-    int n = iters - done < 256 ? iters - done : 256;
-    double t1 = now_us();
-    for (int i = 0; i < n; i++) CHECK(pLaunchKernelEx(&cfg, fn, params, 0));
-    queued_ex += now_us() - t1;
-    CHECK(pCtxSynchronize());
-    done += n;
-  }
   printf("{\"queued_us\": %.4f, \"launch_sync_us\": %.4f, \"queued_ex_us\": %.4f}\n",
-         queued / iters, sync_us, queued_ex / iters);
+         queued, sync_us, queued_ex);
   return 0;
 }

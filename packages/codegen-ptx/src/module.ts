@@ -5,6 +5,7 @@ import {
   showValue,
   TirxError,
   verify,
+  walkStmt,
   type Span,
   type LaunchConfig,
   type Param,
@@ -72,6 +73,15 @@ export interface PtxModule {
  */
 export const PTX_PASSES: readonly Pass[] = [...DEFAULT_PASSES, storagePass];
 
+/** True when the kernel has a setmaxnreg (PTX ISA, setmaxnreg). */
+function usesSetmaxnreg(vf: VerifiedFunc): boolean {
+  let hit = false;
+  walkStmt(vf.entry.body, (s) => {
+    if (s.kind === "Call" && s.op.startsWith("setmaxnreg.")) hit = true;
+  });
+  return hit;
+}
+
 /**
  * Emit the PTX module of a verified function: run {@link PTX_PASSES}, then emit.
  *
@@ -98,14 +108,29 @@ export function emitPtx(vf: VerifiedFunc, opts: PtxOptions = {}): PtxModule {
   const version = ptxVersionFor(vf, arch);
   const wideSymbolic = opts.wideSymbolic === true;
   const entry = emitEntry(runPipeline(vf, PTX_PASSES), wideSymbolic, opts.checkBounds === true);
-  const text = renderModule({ version, target: arch.name, launch: vf.launch }, entry);
+  const text = renderModule(
+    {
+      version,
+      target: arch.name,
+      launch: vf.launch,
+      // setmaxnreg is honoured only under a register cap at entry (ptxas C7508 otherwise):
+      // .maxntid with .minnctapersm 1, as __launch_bounds__(threads, 1) gives.
+      ...(usesSetmaxnreg(vf) ? { minCtasPerSm: 1 } : {}),
+    },
+    entry,
+  );
   return {
     text,
     entry: entry.name,
     version,
     target: arch.name,
     staticSharedBytes: vf.staticSharedBytes,
-    dynamicSharedBytes: Math.max(vf.launch.dynamicSharedBytes, entry.storage.dynamicBytes),
+    // Plus the slack for aligning the dynamic array at run time beyond CUDA's 16 bytes.
+    dynamicSharedBytes:
+      Math.max(vf.launch.dynamicSharedBytes, entry.storage.dynamicBytes) +
+      (entry.storage.dynamicBytes > 0 && entry.storage.dynamicAlign > 16
+        ? entry.storage.dynamicAlign - 16
+        : 0),
     launch: vf.launch,
     params: vf.fn.params,
     wideSymbolic,

@@ -8,6 +8,8 @@ export interface ModuleHeader {
   readonly version: string;
   readonly target: string;
   readonly launch: LaunchConfig;
+  /** `.minnctapersm`, when the kernel needs a register cap at entry (setmaxnreg). */
+  readonly minCtasPerSm?: number;
 }
 
 /**
@@ -32,12 +34,14 @@ export function renderModule(h: ModuleHeader, e: EntryParts): string {
     out.push(`.visible .global .align 8 .u32 ${OOB_RECORD}[${OOB_RECORD_BYTES / 4}];`, "");
   }
   if (e.storage.dynamicBytes > 0) {
-    out.push(`.extern .shared .align ${e.storage.dynamicAlign} .b8 ${DYN_SMEM}[];`, "");
+    // Declared 16-byte aligned, what CUDA guarantees; larger alignments are made at run time.
+    out.push(`.extern .shared .align 16 .b8 ${DYN_SMEM}[];`, "");
   }
   out.push(`.visible .entry ${e.name}(`);
   e.params.forEach((p, i) => out.push(`\t${p}${i + 1 < e.params.length ? "," : ""}`));
   out.push(")");
   out.push(`.maxntid ${h.launch.block.join(", ")}`);
+  if (h.minCtasPerSm !== undefined) out.push(`.minnctapersm ${h.minCtasPerSm}`);
   // A cluster launch: the entry requires exactly these CTAs per cluster (PTX ISA, "Cluster Dimension Directives").
   if (h.launch.cluster)
     out.push(".explicitcluster", `.reqnctapercluster ${h.launch.cluster.join(", ")}`);

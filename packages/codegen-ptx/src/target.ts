@@ -64,14 +64,23 @@ export const FEATURES: readonly Feature[] = TILE_OPS.map((op) => ({
 }));
 
 /** The target requirement of each instruction a statement uses directly. */
-function requirementsOf(s: Stmt): { instr: string; minSm: number; code: DiagnosticCode }[] {
-  const out: { instr: string; minSm: number; code: DiagnosticCode }[] = [];
+function requirementsOf(
+  s: Stmt,
+): { instr: string; minSm: number; code: DiagnosticCode; specific?: boolean }[] {
+  const out: { instr: string; minSm: number; code: DiagnosticCode; specific?: boolean }[] = [];
   const opcode = s.kind === "TileApply" ? s.opcode : s.kind === "TileOp" ? s.source.opcode : "";
   const f = opcode ? FEATURES.find((x) => x.matches(opcode)) : undefined;
   if (f) out.push({ instr: opcode, minSm: f.minSm, code: f.code });
   const addOp = (name: string): void => {
     const op = findOp(name);
-    if (op) out.push({ instr: name, minSm: op.sm, code: op.archCode ?? "TX5006" });
+    if (op) {
+      out.push({
+        instr: name,
+        minSm: op.sm,
+        code: op.archCode ?? "TX5006",
+        ...(op.archSpecific ? { specific: true } : {}),
+      });
+    }
   };
   if (s.kind === "Call") addOp(s.op);
   for (const e of stmtExprs(s)) {
@@ -106,10 +115,23 @@ export function resolveArch(arch: string, vf: VerifiedFunc): Arch {
     throw new TirxError("TX5006", `unknown target "${arch}"; accepted targets: ${accepted}`);
   }
   const sm = Number(m[1]);
+  const specific = arch.endsWith("a");
   // A feature error says more than "unsupported arch", so it comes first.
   walkStmt(vf.entry.body, (s) => {
     for (const f of requirementsOf(s)) {
       const instr = f.instr;
+      if (f.specific && (sm !== f.minSm || !specific)) {
+        throw new TirxError(
+          f.code,
+          `${instr} needs the architecture-specific target sm_${f.minSm}a, but the target is ${arch}`,
+          s.span ?? vf.fn.span,
+          [
+            {
+              message: `compile with { target: "cuda", arch: "sm_${f.minSm}a" } (command line: --arch sm_${f.minSm}a); sm_${f.minSm}a code runs only on sm_${f.minSm} devices`,
+            },
+          ],
+        );
+      }
       if (sm < f.minSm) {
         throw new TirxError(
           f.code,

@@ -387,6 +387,15 @@ export const CATALOG = {
     rule: "contract/expect-tx",
     title: "bulk copies completed more bytes on an mbarrier phase than expect_tx announced",
   },
+  TX6023: {
+    rule: "hazard/wgmma-accumulator",
+    title:
+      "a thread accessed wgmma accumulator registers before the wgmma.wait_group that retires the wgmma writing them",
+  },
+  TX6024: {
+    rule: "hazard/wgmma-operand-overwrite",
+    title: "shared bytes a wgmma still reads (not retired by wgmma.wait_group) were overwritten",
+  },
   TX6025: {
     rule: "hazard/cluster-exit",
     title:
@@ -414,6 +423,26 @@ export const CATALOG = {
     rule: "mma/swizzle-split",
     title:
       "an ldmatrix/stmatrix row (16 bytes) must lie in one atom of its buffer's swizzle (the swizzle keeps at least 16 bytes together)",
+  },
+  TX7006: {
+    rule: "wgmma/target",
+    title: "wgmma and setmaxnreg need the architecture-specific target sm_90a",
+  },
+  TX7007: {
+    rule: "wgmma/descriptor",
+    title:
+      "a wgmma matrix descriptor must describe a shared buffer with static 16-byte-multiple offsets and the buffer's own swizzle",
+  },
+  TX7008: { rule: "setmaxnreg/count", title: "setmaxnreg counts are multiples of 8 in 24..256" },
+  TX7009: {
+    rule: "setmaxnreg/budget",
+    title:
+      "setmaxnreg needs a block of whole warpgroups and counts that fit the SM's 64K registers",
+  },
+  TX7010: {
+    rule: "wgmma/warpgroup",
+    title:
+      "a wgmma instruction must be executed by all 128 threads of a warpgroup (4 consecutive warps from a multiple of 4) with one set of descriptors",
   },
 } as const satisfies Record<string, { rule: string; title: string }>;
 

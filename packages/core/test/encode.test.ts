@@ -1,5 +1,12 @@
 import { describe, expect, test } from "vitest";
-import { decodeHost, encodeHost, float32ToBfloat16Bits, bfloat16BitsToNumber } from "@tirx-ts/core";
+import {
+  bfloat16BitsToNumber,
+  decodeHost,
+  encodeHost,
+  float32ToBfloat16Bits,
+  readElement,
+  writeElement,
+} from "@tirx-ts/core";
 
 describe("host encoding", () => {
   test("float16 rounds to nearest even and round-trips exactly representable values", () => {
@@ -27,4 +34,60 @@ describe("host encoding", () => {
   test("a wrong element count is a RangeError", () => {
     expect(() => encodeHost([1, 2, 3], "float32", 4)).toThrow(RangeError);
   });
+});
+
+describe("bulk float16 / bfloat16 encoding and decoding agree with the per-element path", () => {
+  // Edge values: signed zeros, float16 subnormals and their rounding ties, the largest finite
+  // values and the first that overflow, infinities, NaN; then random values of every magnitude.
+  const edge = [
+    0,
+    -0,
+    1,
+    -1,
+    2 ** -24,
+    2 ** -25,
+    3 * 2 ** -26,
+    2 ** -14,
+    2 ** -14 - 2 ** -25,
+    65504,
+    65519.99,
+    65520,
+    -65520,
+    1 + 2 ** -11,
+    1 + 3 * 2 ** -11,
+    2 ** 127 * 1.5,
+    3.4e38,
+    1e-45,
+    Infinity,
+    -Infinity,
+    NaN,
+    1 / 3,
+    -2 / 3,
+    Math.PI,
+  ];
+  const random = Array.from({ length: 4000 }, (_, i) => {
+    const m = Math.sin(i * 12.9898) * 43758.5453;
+    return (m - Math.floor(m) - 0.5) * 2 ** ((i % 80) - 40);
+  });
+  const values = [...edge, ...random];
+  const perElement = (data: ArrayLike<number>, dtype: "float16" | "bfloat16"): Uint8Array => {
+    const out = new Uint8Array(data.length * 2);
+    const dv = new DataView(out.buffer);
+    for (let i = 0; i < data.length; i++) writeElement(dv, i * 2, dtype, data[i]!);
+    return out;
+  };
+  for (const dtype of ["float16", "bfloat16"] as const) {
+    test(`${dtype}: plain arrays, Float32Array and Float64Array inputs`, () => {
+      for (const data of [values, Float32Array.from(values), Float64Array.from(values)]) {
+        const want = perElement(data, dtype);
+        const got = encodeHost(data, dtype, data.length);
+        expect(Buffer.from(got).equals(Buffer.from(want))).toBe(true);
+        const back = decodeHost(got, dtype);
+        const dv = new DataView(want.buffer);
+        for (let i = 0; i < data.length; i++) {
+          expect(Object.is(back[i], readElement(dv, i * 2, dtype) as number)).toBe(true);
+        }
+      }
+    });
+  }
 });

@@ -4,6 +4,7 @@ import { PrimExpr, show, toExpr, type ExprLike } from "./expr.js";
 import { callerSpan } from "./span.js";
 import { TileView } from "./view.js";
 import { ldmatrix, mma, stmatrix } from "./mma.js";
+import { encode_matrix_descriptor, setmaxnreg, wgmma } from "./wgmma.js";
 import { arrive_remote, barrierCluster, mapa } from "./cluster.js";
 
 /** An instruction named by its PTX opcode, e.g. `T.ptx["cp.async.cg.shared.global"]`. */
@@ -86,6 +87,13 @@ const arrive = Object.assign((bar: MbarrierRef): void => call("mbarrier.arrive",
   /** `mbarrier.arrive.expect_tx`: add `bytes` (uint32) to the phase's tx-count, then arrive. sm_90. */
   expect_tx(bar: MbarrierRef, bytes: ExprLike): void {
     call("mbarrier.arrive.expect_tx", [mbarPtr(bar), u32(bytes)]);
+  },
+  /**
+   * `mapa` + `mbarrier.arrive.shared::cluster`: arrive (count 1) on the mbarrier at `bar`'s
+   * offset in CTA `cta` (uint32 rank) of the cluster. sm_90.
+   */
+  cluster(bar: MbarrierRef, cta: ExprLike): void {
+    call("mbarrier.arrive.shared::cluster", [mbarPtr(bar), u32(cta)]);
   },
 });
 
@@ -208,6 +216,10 @@ const namespace = {
   ldmatrix,
   stmatrix,
   mma,
+  wgmma: strict("T.ptx.wgmma", wgmma),
+  /** TIRx's flat spelling of `T.ptx.wgmma.encode_matrix_descriptor`. */
+  wgmma_encode_matrix_descriptor: encode_matrix_descriptor,
+  setmaxnreg,
 };
 
 /**

@@ -142,16 +142,32 @@ function compileUncached(fn: PrimFunc, opts: CompileOptions): Compiled {
   let fastDevice: DeviceLike | undefined;
   let fastLaunch: ((args: readonly KernelArg[]) => void) | undefined;
   const symbolic = fn.params.some((p) => p.kind === "buffer" && !isStaticShape(p.buffer.shape));
-  const launchAsync = (...args: KernelArg[]): void => {
-    const checked = quickCheck(args);
-    if (checked !== undefined && checked === fastDevice) return fastLaunch!(args);
-    launch(args, false);
+  const prime = (checked: DeviceLike | null | undefined): void => {
     if (checked && checked.kind === "cuda" && !symbolic) {
       fastLaunch = cudaFor(checked as CudaDevice).launcher(checked as CudaDevice);
       fastDevice = checked;
     }
   };
-  const run = (...args: KernelArg[]): LaunchResult => launch(args, true);
+  const launchAsync = (...args: KernelArg[]): void => {
+    const checked = quickCheck(args);
+    if (checked !== undefined && checked === fastDevice) return fastLaunch!(args);
+    launch(args, false);
+    prime(checked);
+  };
+  // A synchronous launch takes the same fast path, then waits (and reads the bounds record).
+  const run = (...args: KernelArg[]): LaunchResult => {
+    const checked = quickCheck(args);
+    if (checked === undefined || checked !== fastDevice) {
+      const r = launch(args, true);
+      prime(checked);
+      return r;
+    }
+    fastLaunch!(args);
+    const dev = checked as CudaDevice;
+    dev.synchronize(`after kernel "${fn.name}"`);
+    if (checkBounds) cudaFor(dev).checkBoundsRecord(dev);
+    return CUDA;
+  };
   return Object.assign(run, {
     ptx: module.text,
     module,

@@ -273,6 +273,14 @@ export class EmitContext {
     if (st.kind === "dynamic") {
       const r = this.regs.fresh("r");
       this.pro(`mov.u32 ${r}, ${DYN_SMEM}`);
+      // CUDA guarantees the dynamic shared array only 16-byte alignment (static shared memory
+      // comes first), so a larger alignment (TMA's 1024-byte swizzle atoms) is made at run
+      // time, in the slack the module adds to its dynamic bytes (see dynamicSlack).
+      const align = this.storage.dynamicAlign;
+      if (align > 16) {
+        this.pro(`add.s32 ${r}, ${r}, ${align - 1}`);
+        this.pro(`and.b32 ${r}, ${r}, ${-align}`);
+      }
       let reg = r;
       if (st.offset !== 0) {
         reg = this.regs.fresh("r");

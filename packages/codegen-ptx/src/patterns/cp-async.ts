@@ -20,56 +20,29 @@ const dot = (idx: readonly number[], strides: readonly number[]): number =>
 
 /**
  * Per-thread byte offset of a side's atom origin: `baseBytes` plus, at CTA scope,
- * `warp * groupStrides[0] + lane * groupStrides[1]` (int32).
+ * `warp * groupStrides[0] + lane * groupStrides[1]`: int32, or int64 (`wide`) for a global
+ * tensor addressed with 64-bit offsets (the base widened to int64, terms added with `mad.wide.s32`).
  */
 function threadOffset(
   ctx: EmitContext,
   ex: ExprEmitter,
   base: Expr,
   group: readonly number[],
+  wide = false,
 ): string {
-  let off = ex.value(base);
+  let off = ex.value(wide ? widenIndex(base) : base);
   if (group.length === 0) return off;
   const { warp, lane } = ctx.threadIds();
+  const [mul, mad] = wide ? ["mul.wide.s32", "mad.wide.s32"] : ["mul.lo.s32", "mad.lo.s32"];
   for (const [coord, stride] of [
     [warp, group[0]!],
     [lane, group[1]!],
   ] as const) {
     if (stride === 0) continue;
-    const r = ctx.regs.fresh("r");
+    const r = ctx.regs.fresh(wide ? "rd" : "r");
+    const acc = !wide || isReg(off) ? off : ex.toReg(off, "int64");
     ctx.ins(
-      off === "0"
-        ? `mul.lo.s32 ${r}, ${coord}, ${stride}`
-        : `mad.lo.s32 ${r}, ${coord}, ${stride}, ${off}`,
-    );
-    off = r;
-  }
-  return off;
-}
-
-/**
- * {@link threadOffset} in 64 bits, for a global tensor addressed with 64-bit offsets: the base
- * offset widened to int64, the warp and lane terms added with `mad.wide.s32`.
- */
-function threadOffset64(
-  ctx: EmitContext,
-  ex: ExprEmitter,
-  base: Expr,
-  group: readonly number[],
-): string {
-  let off = ex.value(widenIndex(base));
-  if (group.length === 0) return off;
-  const { warp, lane } = ctx.threadIds();
-  for (const [coord, stride] of [
-    [warp, group[0]!],
-    [lane, group[1]!],
-  ] as const) {
-    if (stride === 0) continue;
-    const r = ctx.regs.fresh("rd");
-    ctx.ins(
-      off === "0"
-        ? `mul.wide.s32 ${r}, ${coord}, ${stride}`
-        : `mad.wide.s32 ${r}, ${coord}, ${stride}, ${isReg(off) ? off : ex.toReg(off, "int64")}`,
+      off === "0" ? `${mul} ${r}, ${coord}, ${stride}` : `${mad} ${r}, ${coord}, ${stride}, ${acc}`,
     );
     off = r;
   }
@@ -172,12 +145,7 @@ export function emitCpAsync(ctx: EmitContext, ex: ExprEmitter, plan: CpAsyncPlan
   const dBase = swz ? { reg: dstBase.reg, disp: 0 } : at(dOff);
   // A source over 2^31 - 1 bytes gets its byte offset in 64 bits (index-width.ts).
   const src64 = srcBase.space === "global" && indexBits(src.buffer, ctx.wideSymbolic) === 64;
-  const sOff = (src64 ? threadOffset64 : threadOffset)(
-    ctx,
-    ex,
-    src.baseBytes,
-    src.groupStridesBytes,
-  );
+  const sOff = threadOffset(ctx, ex, src.baseBytes, src.groupStridesBytes, src64);
   let sAddr = srcBase.reg;
   let sDisp = 0;
   if (isReg(sOff) && src64) {

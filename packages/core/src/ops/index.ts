@@ -9,6 +9,8 @@ import { ATOMIC_OPS } from "./atomic.js";
 import { ARITH_OPS } from "./arith/index.js";
 import { MATH_OPS } from "./math/index.js";
 import { MMA_OPS } from "./mma/index.js";
+import { WGMMA_OPS } from "./wgmma/index.js";
+import { MBARRIER_CLUSTER_OPS } from "./mbarrier-cluster.js";
 import { CLUSTER_OPS } from "./cluster.js";
 
 /**
@@ -26,6 +28,8 @@ registerOps([
   ...CTA_OPS,
   ...ATOMIC_OPS,
   ...MMA_OPS,
+  ...WGMMA_OPS,
+  ...MBARRIER_CLUSTER_OPS,
   ...CLUSTER_OPS,
 ]);
 
@@ -39,4 +43,5 @@ export * from "./ptx-type.js";
 export * from "./arith/index.js";
 export { MATH_OPS, rint } from "./math/index.js";
 export * from "./mma/index.js";
+export * from "./wgmma/index.js";
 export { CLUSTER_OPS, type ClusterRegister } from "./cluster.js";

@@ -21,6 +21,7 @@ export type OpFamily =
   | "mbarrier"
   | "fence"
   | "mma"
+  | "wgmma"
   | "cluster";
 
 /**
@@ -153,10 +154,21 @@ export interface FragmentCall {
 export type MachineAction =
   | { readonly unit: "cp.async"; readonly action: "commit" | "wait" | "wait_all" }
   | { readonly unit: "bulk"; readonly action: "commit" | "wait" | "wait_read" }
-  | { readonly unit: "mbarrier"; readonly action: "init" | "arrive" | "try_wait" }
+  | { readonly unit: "mbarrier"; readonly action: "init" | "arrive" | "try_wait" | "arrive_remote" }
   | { readonly unit: "barrier"; readonly action: "cta" | "named" | "warp" }
   | { readonly unit: "fence"; readonly action: "proxy_async" | "mbarrier_init" }
   | { readonly unit: "atomic"; readonly action: AtomicAction; readonly returns: boolean }
+  | {
+      readonly unit: "wgmma";
+      readonly action: "mma";
+      /** N of m64nNk16. */
+      readonly n: number;
+      readonly ab: "float16" | "bfloat16";
+      /** A from registers (8 elements per thread) instead of a shared-memory descriptor. */
+      readonly aRegs: boolean;
+    }
+  | { readonly unit: "wgmma"; readonly action: "fence" | "commit" | "wait" }
+  | { readonly unit: "regs"; readonly action: "setmaxnreg" }
   | {
       readonly unit: "cluster";
       readonly action: "register" | "arrive" | "wait" | "mapa" | "remote_arrive";
@@ -241,6 +253,11 @@ export interface OpDef {
   readonly source: string;
   /** The code of a target below `sm` (default TX5006): TX3023 for cp.async, TX4007 for sm_90 ops. */
   readonly archCode?: DiagnosticCode;
+  /**
+   * The op needs the architecture-specific target `sm_{sm}a` (wgmma, setmaxnreg: sm_90a), not
+   * only an sm number of at least `sm`; a plain `sm_90` target gets `archCode`.
+   */
+  readonly archSpecific?: boolean;
   /** Checks beyond operands and dtypes (static ranges of runtime-constant operands, ...). */
   check?(args: readonly Expr[], span?: Span): void;
   /** Checks against the kernel's launch (the verifier runs them; e.g. a named barrier's count). */

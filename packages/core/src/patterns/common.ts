@@ -170,3 +170,22 @@ export function checkRepeatCount(repeatShape: readonly number[], what: string, s
     );
   }
 }
+
+/**
+ * The `cache_policy` parameter (uint64) of a bulk or tensor copy, which must be given exactly when
+ * the opcode has `.L2::cache_hint` (PTX ISA, cp.async.bulk / cp.async.bulk.tensor).
+ * @throws TirxError TX4002 for a wrong dtype, or a policy without the hint or the hint without one.
+ */
+export function cachePolicyParam(s: TileApply, cacheHint: boolean): Expr | undefined {
+  const cachePolicy = exprParam(s, "cache_policy", ["uint64"], "TX4002");
+  if (cacheHint !== (cachePolicy !== undefined)) {
+    throw new TirxError(
+      "TX4002",
+      cacheHint
+        ? "the opcode has .L2::cache_hint but no cache_policy was given"
+        : "cache_policy needs .L2::cache_hint in the opcode",
+      s.span,
+    );
+  }
+  return cachePolicy;
+}

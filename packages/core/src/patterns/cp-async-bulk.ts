@@ -9,6 +9,7 @@ import { didYouMean } from "../suggest.js";
 import { isExpr, isView } from "../visit.js";
 import {
   atomAlignment,
+  cachePolicyParam,
   checkParamNames,
   checkRepeatCount,
   checkViewBounds,
@@ -216,17 +217,8 @@ export function planBulkCopy(s: TileApply, ctx: PatternContext): BulkCopyPlan {
     }
     checkMbarrierOperand(mbar, s.span);
   }
-  const cachePolicy = exprParam(s, "cache_policy", ["uint64"], "TX4002");
+  const cachePolicy = cachePolicyParam(s, opcode.cacheHint);
   const pred = exprParam(s, "pred", ["bool"], "TX4002");
-  if (opcode.cacheHint !== (cachePolicy !== undefined)) {
-    throw new TirxError(
-      "TX4002",
-      opcode.cacheHint
-        ? "the opcode has .L2::cache_hint but no cache_policy was given"
-        : "cache_policy needs .L2::cache_hint in the opcode",
-      s.span,
-    );
-  }
   const repeatShape = dst.shape.slice(0, -1);
   checkRepeatCount(repeatShape, "this bulk copy", s.span);
   const ptxVersion: [number, number] =

@@ -10,6 +10,7 @@ import { didYouMean } from "../suggest.js";
 import { isExpr, isExprList, isView } from "../visit.js";
 import { knownDivisor } from "../analysis/bounds.js";
 import {
+  cachePolicyParam,
   checkParamNames,
   checkViewBounds,
   exprParam,
@@ -445,16 +446,7 @@ export function planTmaCopy(s: TileApply, ctx: PatternContext): TmaPlan {
       s.span,
     );
   }
-  const cachePolicy = exprParam(s, "cache_policy", ["uint64"], "TX4002");
-  if (opcode.cacheHint !== (cachePolicy !== undefined)) {
-    throw new TirxError(
-      "TX4002",
-      opcode.cacheHint
-        ? "the opcode has .L2::cache_hint but no cache_policy was given"
-        : "cache_policy needs .L2::cache_hint in the opcode",
-      s.span,
-    );
-  }
+  const cachePolicy = cachePolicyParam(s, opcode.cacheHint);
   const pred = exprParam(s, "pred", ["bool"], "TX4002");
   const ptxVersion: [number, number] = g2s && opcode.dstSpace === "shared::cta" ? [8, 6] : [8, 0];
   return {

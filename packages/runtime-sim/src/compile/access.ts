@@ -101,6 +101,7 @@ export function compileLoad(
         oob(t, rel);
         return zero as number;
       }
+      if (m.wgmma.live > 0) m.wgmma.checkLocal(m, t, base + rel, eb, site, "reads");
       return load(dv, t * stride + base + rel);
     };
   }
@@ -163,6 +164,7 @@ export function compileStore(
       const rel = off(t) * eb;
       const v = val(t);
       if (!(rel >= 0 && rel + eb <= size)) return oob(t, rel);
+      if (m.wgmma.live > 0) m.wgmma.checkLocal(m, t, base + rel, eb, site, "writes");
       store(dv, t * stride + base + rel, v);
     };
   }

@@ -77,18 +77,21 @@ export function layoutOf(vf: VerifiedFunc): Layout {
     if (s.kind === "Let") addVar(s.var);
     for (const e of stmtExprs(s)) walkExpr(e, (x) => x.kind === "Var" && addVar(x));
   });
-  // Aligned as codegen aligns dyn_smem: to the largest alignment a dynamic buffer asks for (a
-  // swizzled tile's period), so shared-window addresses (and their banks) match the GPU's.
+  // shared.dyn buffers are packed in program order, each aligned to its buffer's alignment, as
+  // codegen's storage plan lays them out in the module's dynamic shared array.
   const dynBase = alignUp(sharedEnd, Math.max(16, ...dyn.map((b) => b.align)));
   const dynBytes = vf.launch.dynamicSharedBytes;
+  let dynEnd = 0;
   for (const b of dyn) {
-    const p = place(b, dynBase);
-    shared.set(b.id, { ...p, size: Math.min(p.size, dynBytes) });
+    const off = alignUp(dynEnd, b.align);
+    const p = place(b, dynBase + off);
+    shared.set(b.id, { ...p, size: Math.max(0, Math.min(p.size, dynBytes - off)) });
+    dynEnd = off + p.size;
   }
   return {
     params,
     shared,
-    sharedBytes: dyn.length > 0 ? dynBase + dynBytes : sharedEnd,
+    sharedBytes: dyn.length > 0 ? dynBase + Math.max(dynBytes, dynEnd) : sharedEnd,
     local,
     localStride: alignUp(localEnd, 16),
     slots,

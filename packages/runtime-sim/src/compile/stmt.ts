@@ -19,6 +19,7 @@ import type { ExprCompiler } from "./expr.js";
 import { Collective, withCollectives } from "./collective.js";
 import { compileAtomic } from "./atomic.js";
 import { compileFragmentCall } from "./fragment.js";
+import { compileWgmma } from "./wgmma.js";
 import type { Machine } from "../exec/machine.js";
 import { Tracer } from "../exec/trace.js";
 import { syncFree, warpByWarp } from "./schedule.js";
@@ -227,6 +228,9 @@ function compileCall(ec: ExprCompiler, name: string, exprs: readonly Expr[], spa
   }
   if (sem.kind === "fragment") return compileFragmentCall(ec, op, exprs, span);
   if (sem.kind !== "machine") return unsupported(`op "${name}"`, span);
+  if (sem.effect.unit === "wgmma") return compileWgmma(ec, op, sem.effect, exprs, span);
+  // setmaxnreg moves registers between warpgroups; the simulator keeps no register budget.
+  if (sem.effect.unit === "regs") return () => {};
   const au = m.async;
   const bu = m.bulk;
   const bars = m.bars;
@@ -337,6 +341,23 @@ function compileCall(ec: ExprCompiler, name: string, exprs: readonly Expr[], spa
               continue;
             }
             bars.init(m, t, addr(t), count, bb, site);
+          }
+        };
+      }
+      if (fx.action === "arrive_remote") {
+        // The simulator runs one CTA at a time: only the CTA's own rank (a one-CTA cluster).
+        return (lanes, n) => {
+          for (let i = 0; i < n; i++) {
+            const t = lanes[i]!;
+            const rank = val!(t) >>> 0;
+            if (rank !== 0 || m.cluster[0] * m.cluster[1] * m.cluster[2] > 1) {
+              throw new TirxError(
+                "TX2010",
+                `mbarrier.arrive.shared::cluster to CTA ${rank} of a cluster of ${m.cluster.join(" × ")} CTAs is not supported by the simulator (it runs one CTA at a time)`,
+                span,
+              );
+            }
+            bars.arrive(m, t, addr(t), 0, bb, site);
           }
         };
       }

@@ -197,6 +197,7 @@ export function checkSharedWrite(
   const pend = m.shPending;
   const s2g = m.bulk.firstUnread(a, n);
   const bk = m.shBulk;
+  if (m.wgmma.live > 0) m.wgmma.checkWrite(m, buf.name, buf.base, a, n, t, site, "writes");
   for (let i = 0; i < n; i++) {
     const b = a + i;
     if (pend[b] !== 0 || b === s2g || bk[b] !== 0) {
@@ -375,6 +376,7 @@ export function checkAsyncWrite(
   site: number,
   verb: string,
 ): void {
+  if (m.wgmma.live > 0) m.wgmma.checkWrite(m, buf.name, buf.base, a, n, t, site, verb);
   if (m.bulk.active) {
     // Only a CTA with bulk copies has bytes they guard.
     const s2g = m.bulk.firstUnread(a, n);

@@ -1,3 +1,4 @@
+import { WgmmaUnit } from "./wgmma.js";
 import type { AccessLog } from "./access-log.js";
 import {
   TirxError,
@@ -247,6 +248,8 @@ export class Machine {
   readonly bars: Mbarriers;
   /** Bulk copies of the CTA. */
   readonly bulk: BulkUnit;
+  /** wgmma groups of the CTA's warps (pending accumulators and shared operands). */
+  readonly wgmma: WgmmaUnit;
   /**
    * > 0 while evaluating the arm of an IfThenElse that is not selected: its loads execute (PTX
    * selp) so out-of-bounds reports (TX6005) stand, other hazards of the discarded value do not.
@@ -314,6 +317,7 @@ export class Machine {
     this.bars = new Mbarriers(n, this.races);
     this.bulk = new BulkUnit(n, this.bars);
     this.clusterUnit = new ClusterUnit(this);
+    this.wgmma = new WgmmaUnit(total);
   }
 
   /** Register a source site; returns its index (< 2^21, packed into writer entries). */
@@ -386,6 +390,7 @@ export class Machine {
     this.bars.reset();
     this.bulk.reset();
     this.clusterUnit.reset();
+    this.wgmma.reset();
     this.epoch++;
     this.tracer?.beginCta(x + this.grid[0] * (y + this.grid[1] * z));
   }

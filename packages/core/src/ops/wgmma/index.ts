@@ -1,0 +1,14 @@
+import type { OpDef } from "../op.js";
+import { WGMMA_DESCRIPTOR_OP } from "./descriptor.js";
+import { WGMMA_MMA_OPS } from "./mma-async.js";
+import { WGMMA_SYNC_OPS } from "./sync.js";
+
+/** The Hopper tensor-core family: wgmma.mma_async, its descriptor, fence/commit/wait, setmaxnreg. */
+export const WGMMA_OPS: readonly OpDef[] = [
+  WGMMA_DESCRIPTOR_OP,
+  ...WGMMA_MMA_OPS,
+  ...WGMMA_SYNC_OPS,
+];
+
+export * from "./descriptor.js";
+export * from "./mma-async.js";

@@ -1,0 +1,132 @@
+import { TirxError } from "../../diagnostics.js";
+import type { DType } from "../../dtype.js";
+import { constInt, type Expr } from "../../ir/expr.js";
+import type { Span } from "../../span.js";
+import { staticArg, valueArg } from "../define.js";
+import type { LowerCtx, OpDef, OperandSpec } from "../op.js";
+import { MMA_F32_BOUND } from "../mma/mma.js";
+
+/** One wgmma.mma_async variant: N, the A/B type token, and where A comes from. */
+export interface WgmmaVariant {
+  /** N of m64nNk16: a multiple of 8 in 8..256. */
+  readonly n: number;
+  readonly ab: "f16" | "bf16";
+  readonly abDtype: "float16" | "bfloat16";
+  /** A from a shared-memory descriptor (`ss`) or from registers (`rs`, 8 elements per thread). */
+  readonly a: "ss" | "rs";
+}
+
+/** Every N of `m64nNk16` for f16/bf16 inputs (PTX ISA, wgmma.mma_async: N = 8..256 step 8). */
+export const WGMMA_NS: readonly number[] = Array.from({ length: 32 }, (_, i) => 8 * (i + 1));
+
+/** The wgmma.mma_async variants of the op table: f32 accumulators, f16 or bf16 inputs. */
+export const WGMMA_VARIANTS: readonly WgmmaVariant[] = WGMMA_NS.flatMap((n) =>
+  (["f16", "bf16"] as const).flatMap((ab) =>
+    (["ss", "rs"] as const).map((a): WgmmaVariant => ({
+      n,
+      ab,
+      abDtype: ab === "f16" ? "float16" : "bfloat16",
+      a,
+    })),
+  ),
+);
+
+/** The PTX spelling of a variant (identical for `ss` and `rs`; the operands differ). */
+export const wgmmaPtx = (v: WgmmaVariant): string =>
+  `wgmma.mma_async.sync.aligned.m64n${v.n}k16.f32.${v.ab}.${v.ab}`;
+
+/** IR name of a variant: the PTX spelling, with `.rs` for A from registers. */
+export const wgmmaName = (v: WgmmaVariant): string => wgmmaPtx(v) + (v.a === "rs" ? ".rs" : "");
+
+/** Accumulator elements per thread of m64nN (float32): 64·N / 128. */
+export const wgmmaAccCount = (n: number): number => n / 2;
+
+function checkScales(surface: string, args: readonly Expr[], from: number, span?: Span): void {
+  for (const i of [from, from + 1]) {
+    const v = constInt(args[i]!);
+    if (v !== 1 && v !== -1) {
+      throw new TirxError(
+        "TX7004",
+        `scale_${i === from ? "a" : "b"} of ${surface} must be 1 or -1 (imm-scale-a/b negate the operand), got ${v ?? "a runtime value"}`,
+        args[i]!.span ?? span,
+      );
+    }
+  }
+}
+
+/** `setp.ne` of an int32 operand into a predicate, or a bool operand as it is. */
+function predicate(c: LowerCtx, op: string, dt: DType): string {
+  if (dt === "bool") return c.toReg(op, "bool");
+  const p = c.tmp("bool");
+  c.ins(`setp.ne.b32 ${p}, ${c.toReg(op, "int32")}, 0`);
+  return p;
+}
+
+function wgmmaOp(v: WgmmaVariant): OpDef {
+  const name = wgmmaName(v);
+  const ptx = wgmmaPtx(v);
+  const d: OperandSpec = {
+    kind: "fragment",
+    name: "d",
+    count: wgmmaAccCount(v.n),
+    dtypes: ["float32"],
+    access: "readwrite",
+  };
+  const desc = (n: string): OperandSpec => valueArg(n, ["uint64"]);
+  const aOperand: OperandSpec =
+    v.a === "ss"
+      ? desc("a_desc")
+      : { kind: "fragment", name: "a", count: 8, dtypes: [v.abDtype], access: "read" };
+  const tail: OperandSpec[] = [
+    valueArg("scale_d", ["bool", "int32"]),
+    staticArg("scale_a", -1, 1, "TX7004"),
+    staticArg("scale_b", -1, 1, "TX7004"),
+    ...(v.a === "ss" ? [staticArg("trans_a", 0, 1, "TX7004")] : []),
+    staticArg("trans_b", 0, 1, "TX7004"),
+  ];
+  const surface = "T.ptx.wgmma.mma_async";
+  return {
+    name,
+    family: "wgmma",
+    surface,
+    form: "stmt",
+    operands: [d, aOperand, desc("b_desc"), ...tail],
+    result: () => undefined,
+    signatures: [],
+    sm: 90,
+    ptx: [8, 0],
+    source: `PTX ISA, wgmma.mma_async (m64n${v.n}k16, .${v.ab}, A from ${v.a === "ss" ? "a shared-memory descriptor" : "registers"}); sm_90a`,
+    archCode: "TX7006",
+    archSpecific: true,
+    effects: true,
+    approx: MMA_F32_BOUND,
+    check: (args, span) => checkScales(surface, args, 4, span),
+    checkLaunch: (_args, launch, span) => {
+      const threads = launch.block[0] * launch.block[1] * launch.block[2];
+      if (threads % 128 !== 0) {
+        throw new TirxError(
+          "TX7010",
+          `${surface} is issued by warpgroups of 128 threads, but the block has ${threads} threads (not a multiple of 128)`,
+          span,
+        );
+      }
+    },
+    lower: (c, _d, ops, dts) => {
+      const p = predicate(c, ops[3]!, dts[3]!);
+      const rest = ops.slice(4).join(", ");
+      c.ins(`${ptx} ${ops[0]}, ${ops[1]}, ${ops[2]}, ${p}, ${rest}`);
+    },
+    sim: {
+      kind: "machine",
+      effect: { unit: "wgmma", action: "mma", n: v.n, ab: v.abDtype, aRegs: v.a === "rs" },
+    },
+  };
+}
+
+/**
+ * `wgmma.mma_async.sync.aligned.m64nNk16.f32.{f16,bf16}.{f16,bf16}` (PTX ISA, wgmma.mma_async;
+ * sm_90a, PTX 8.0), issued by a warpgroup (4 consecutive warps starting at a warp index divisible
+ * by 4): `D = A·B + scale_d·D` with A 64×16 (from a shared descriptor, or 8 elements per thread
+ * in registers), B 16×N from a shared descriptor, D N/2 float32 elements per thread.
+ */
+export const WGMMA_MMA_OPS: readonly OpDef[] = WGMMA_VARIANTS.map(wgmmaOp);

@@ -1,0 +1,195 @@
+import {
+  checkOpCall,
+  intImm,
+  opOf,
+  TirxError,
+  WGMMA_NS,
+  wgmmaName,
+  type Expr,
+  type Span,
+} from "@tirx-ts/core";
+import { builder } from "./builder.js";
+import { PrimExpr, show, toExpr, type ExprLike } from "./expr.js";
+import { callerSpan } from "./span.js";
+import { TileView } from "./view.js";
+
+function emitCall(op: string, args: Expr[], span?: Span): void {
+  const def = opOf(op, "stmt", span);
+  const b = builder(def.surface, span);
+  checkOpCall(def, args, span);
+  b.emit({ kind: "Call", op, args, ...(span ? { span } : {}) });
+}
+
+function staticInt(v: unknown, what: string, span?: Span): Expr {
+  if (typeof v === "boolean") return intImm(v ? 1 : 0);
+  if (typeof v !== "number" || !Number.isSafeInteger(v)) {
+    throw new TirxError("TX3022", `${what} takes a static integer, got ${show(v)}`, span);
+  }
+  return intImm(v);
+}
+
+/** `frag.ptr([offset])` of a rank-1 register array (T.alloc_local), or TX7001. */
+function registerPtr(what: string, frag: unknown, offset: ExprLike, span?: Span): Expr {
+  if (!(frag instanceof TileView) || frag.buffer.scope !== "local" || frag.shape.length !== 1) {
+    throw new TirxError(
+      "TX7001",
+      `${what} must be a rank-1 register array (T.alloc_local([n], dtype)), got ${show(frag)}`,
+      span,
+    );
+  }
+  return {
+    kind: "BufferPtr",
+    buffer: frag.buffer,
+    offset: toExpr(offset, "int32", span),
+    dtype: "uint32",
+    ...(span ? { span } : {}),
+  };
+}
+
+/** Options of `T.ptx.wgmma.mma_async` (PTX ISA operand names). */
+export interface WgmmaOptions {
+  /** 1 (or true): D = A·B + D; 0: D = A·B. Static or a runtime int32/bool. Default 1. */
+  readonly scale_d?: ExprLike | boolean;
+  /** 1 or -1: negate A / B. Default 1. */
+  readonly scale_a?: number;
+  readonly scale_b?: number;
+  /** 1: the shared operand is MN-major (transposed). Default 0. `trans_a` needs A in shared. */
+  readonly trans_a?: number | boolean;
+  readonly trans_b?: number | boolean;
+  /** Element offset of A's 8-element fragment when A is a register array. Default 0. */
+  readonly a_offset?: ExprLike;
+}
+
+const SHAPE = /^m64n(\d+)k16$/;
+
+/**
+ * `T.ptx.wgmma.mma_async(shape, dtype, acc, accOffset, a, bDesc, opts)`: the warpgroup (4
+ * consecutive warps from a warp index divisible by 4, all 128 threads) issues
+ * `wgmma.mma_async.sync.aligned.{shape}.f32.{dtype}.{dtype}` (PTX ISA; sm_90a):
+ * `acc[accOffset .. + N/2)` (float32 per thread) = A·B + scale_d·acc, asynchronously — read the
+ * accumulators only after `T.ptx.wgmma.wait_group`. `shape` is `m64nNk16`, N a multiple of 8 in
+ * 8..256; `dtype` `"float16"` or `"bfloat16"`. `a` is a descriptor (uint64, from
+ * `T.ptx.wgmma.encode_matrix_descriptor`) of the 64×16 A tile in shared memory, or a register
+ * array holding 8 elements per thread (mma.sync's A fragment layout, from `opts.a_offset`);
+ * `bDesc` describes B (N × 16, K-major unless trans_b). Accumulator element `4j + i` of a thread
+ * (lane l of warp q of the warpgroup) is D[16q + l/4 + 8·(i ≥ 2)][8j + 2(l % 4) + i % 2].
+ * @throws TirxError TX7004 (shape, dtype, scales, transposes), TX7001 (register arrays),
+ *   TX2010 (operand dtypes).
+ */
+export function mma_async(
+  shape: string,
+  dtype: string,
+  acc: TileView,
+  accOffset: ExprLike,
+  a: ExprLike | TileView,
+  bDesc: ExprLike,
+  opts: WgmmaOptions = {},
+): void {
+  const span = callerSpan();
+  const n = Number(SHAPE.exec(String(shape))?.[1]);
+  const ab =
+    dtype === "float16" || dtype === "f16"
+      ? "f16"
+      : dtype === "bfloat16" || dtype === "bf16"
+        ? "bf16"
+        : undefined;
+  if (!WGMMA_NS.includes(n) || !ab) {
+    throw new TirxError(
+      "TX7004",
+      `T.ptx.wgmma.mma_async has no variant ${show(shape)} ${show(dtype)}; supported: m64nNk16 with N a multiple of 8 in 8..256, float16 or bfloat16 inputs, float32 accumulators`,
+      span,
+    );
+  }
+  const aRegs = a instanceof TileView;
+  const abDtype = ab === "f16" ? "float16" : "bfloat16";
+  const name = wgmmaName({ n, ab, abDtype, a: aRegs ? "rs" : "ss" });
+  const sd = opts.scale_d ?? 1;
+  const scaleD =
+    typeof sd === "boolean" ? intImm(sd ? 1 : 0) : toExpr(sd as ExprLike, "int32", span);
+  if (aRegs && opts.trans_a) {
+    throw new TirxError("TX7004", `trans_a needs A in shared memory (a descriptor)`, span);
+  }
+  const args: Expr[] = [
+    registerPtr("acc of T.ptx.wgmma.mma_async", acc, accOffset, span),
+    aRegs
+      ? registerPtr("a of T.ptx.wgmma.mma_async", a, opts.a_offset ?? 0, span)
+      : toExpr(a as ExprLike, "uint64", span),
+    toExpr(bDesc, "uint64", span),
+    scaleD,
+    staticInt(opts.scale_a ?? 1, "scale_a of T.ptx.wgmma.mma_async", span),
+    staticInt(opts.scale_b ?? 1, "scale_b of T.ptx.wgmma.mma_async", span),
+    ...(aRegs ? [] : [staticInt(opts.trans_a ?? 0, "trans_a of T.ptx.wgmma.mma_async", span)]),
+    staticInt(opts.trans_b ?? 0, "trans_b of T.ptx.wgmma.mma_async", span),
+  ];
+  emitCall(name, args, span);
+}
+
+/**
+ * `T.ptx.wgmma.encode_matrix_descriptor(addr, ldo, sdo, swizzle)` → uint64 (TIRx
+ * `T.ptx.wgmma_encode_matrix_descriptor`): `addr` is `smem.ptr([...])`, `ldo`/`sdo` static byte
+ * offsets, `swizzle` the TMA-numbered mode (0 none, 1 32B, 2 64B, 3 128B; the `T.swizzle_mode`
+ * of the buffer). @throws TirxError TX7007 when they disagree with the buffer.
+ */
+export function encode_matrix_descriptor(
+  addr: PrimExpr,
+  ldo: number,
+  sdo: number,
+  swizzle: number,
+): PrimExpr {
+  const span = callerSpan();
+  const name = "wgmma.encode_matrix_descriptor";
+  const op = opOf(name, "value", span);
+  const a = addr instanceof PrimExpr ? addr.expr : undefined;
+  if (a?.kind !== "BufferPtr") {
+    throw new TirxError(
+      "TX7007",
+      `the address of T.ptx.wgmma.encode_matrix_descriptor must be smem.ptr([...]), got ${show(addr)}`,
+      span,
+    );
+  }
+  const args: Expr[] = [
+    a,
+    staticInt(ldo, "ldo", span),
+    staticInt(sdo, "sdo", span),
+    staticInt(swizzle, "swizzle", span),
+  ];
+  const dtype = checkOpCall(op, args, span)!;
+  builder(op.surface, span);
+  return new PrimExpr({ kind: "CallExpr", op: name, args, dtype, ...(span ? { span } : {}) });
+}
+
+/** `T.ptx.wgmma`: warpgroup MMA (PTX ISA, wgmma; sm_90a). */
+export const wgmma = {
+  mma_async,
+  encode_matrix_descriptor,
+  /** `wgmma.fence.sync.aligned`: order register/shared accesses before the next wgmma.mma_async. */
+  fence(): void {
+    emitCall("wgmma.fence.sync.aligned", [], callerSpan());
+  },
+  /** `wgmma.commit_group.sync.aligned`: batch the warpgroup's uncommitted wgmmas into a group. */
+  commit_group(): void {
+    emitCall("wgmma.commit_group.sync.aligned", [], callerSpan());
+  },
+  /** `wgmma.wait_group.sync.aligned n`: wait until at most `n` (static, 0..7) groups are pending. */
+  wait_group(n: number): void {
+    const span = callerSpan();
+    emitCall("wgmma.wait_group.sync.aligned", [staticInt(n, "wgmma.wait_group", span)], span);
+  },
+};
+
+/**
+ * `T.ptx.setmaxnreg(inc, count)`: `setmaxnreg.{inc,dec}.sync.aligned.u32 count` (PTX ISA; sm_90a):
+ * the warpgroup's per-thread register limit becomes `count` (24..256, a multiple of 8).
+ * @throws TirxError TX7008 (count), TX7009 (launch: whole warpgroups, register budget).
+ */
+export function setmaxnreg(inc: boolean, count: number): void {
+  const span = callerSpan();
+  if (typeof inc !== "boolean") {
+    throw new TirxError("TX1002", `inc of T.ptx.setmaxnreg must be true or false`, span);
+  }
+  emitCall(
+    `setmaxnreg.${inc ? "inc" : "dec"}.sync.aligned.u32`,
+    [staticInt(count, "setmaxnreg", span)],
+    span,
+  );
+}

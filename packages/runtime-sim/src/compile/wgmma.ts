@@ -1,0 +1,244 @@
+import {
+  decodeMatrixDescriptor,
+  fragmentCoord,
+  TirxError,
+  type Expr,
+  type MachineAction,
+  type OpDef,
+  type Span,
+} from "@tirx-ts/core";
+import { codecOf } from "../numeric/codec.js";
+import { checkSharedRead } from "../exec/hazards.js";
+import type { Placed } from "../exec/machine.js";
+import { THREAD_BITS, THREAD_MASK } from "../exec/machine.js";
+import { placementOf, type NumFn } from "./access.js";
+import type { ExprCompiler } from "./expr.js";
+import type { Exec } from "./stmt.js";
+
+type WgmmaAction = Extract<MachineAction, { unit: "wgmma" }>;
+
+/** The warps of a lane list, each with the number of its lanes present. */
+function warpsOf(lanes: Int32Array, n: number, count: Int32Array): void {
+  count.fill(0);
+  for (let i = 0; i < n; i++) count[lanes[i]! >> 5]!++;
+}
+
+/**
+ * wgmma.fence / commit_group / wait_group and wgmma.mma_async on the simulated machine (see
+ * WgmmaUnit). The math of `m64nNk16`, per warp q = warp % 4 of the warpgroup (its 16 rows of D):
+ * `D[r][n] = scale_d·D[r][n] + Σ_k (scale_a·A[r][k])·(scale_b·B[n][k])`, exact products summed in
+ * float64 in k order and rounded once to float32. A (rows 16q..16q+15) and B (N rows) are read
+ * K-major through their descriptors: element (row r, k) of a 2-byte type lies at logical byte
+ * `start + (r >> 3)·SBO + (r & 7)·W + 2k` with W = 16·2^mode for a swizzled mode (then the
+ * address is swizzled: bits 4.. XOR bits 7.., CuTe Swizzle<mode, 4, 3>), or at
+ * `start + (r >> 3)·SBO + (2k >> 4)·LBO + (r & 7)·16 + (2k & 15)` without swizzle (PTX ISA,
+ * "Shared Memory Matrix Layout", canonical K-major layouts). Transposed (MN-major) operands are
+ * not simulated (TX2010 when reached). Every byte read is hazard-checked like an ordinary read by
+ * the warp's lane 0 (pending async copies, never-written bytes, races), and the async proxy's
+ * reads need a fence.proxy.async after generic-proxy writes (TX6015).
+ */
+export function compileWgmma(
+  ec: ExprCompiler,
+  op: OpDef,
+  fx: WgmmaAction,
+  exprs: readonly Expr[],
+  span?: Span,
+): Exec {
+  const m = ec.m;
+  const site = m.site(span);
+  const unit = m.wgmma;
+  const count = new Int32Array(Math.ceil(m.threads / 32));
+  const eachWarp = (lanes: Int32Array, n: number, f: (warp: number) => void): void => {
+    warpsOf(lanes, n, count);
+    for (let w = 0; w < count.length; w++) {
+      const c = count[w]!;
+      if (c === 0) continue;
+      if (c !== 32) {
+        m.hazard(
+          "TX6011",
+          `${op.surface} in warp ${w} of CTA ${m.cta()}: ${c} of the warp's lanes execute it; .sync.aligned needs every thread of the warpgroup to execute the same instruction`,
+          site,
+        );
+        continue;
+      }
+      f(w);
+    }
+  };
+  if (fx.action === "fence") return () => {};
+  if (fx.action === "commit") return (lanes, n) => eachWarp(lanes, n, (w) => unit.commit(w));
+  if (fx.action === "wait") {
+    const keep = Number(exprs[0]!.kind === "IntImm" ? exprs[0]!.value : 0);
+    return (lanes, n) => eachWarp(lanes, n, (w) => unit.wait(w, keep));
+  }
+  const mma = fx as Extract<WgmmaAction, { action: "mma" }>;
+  const N = mma.n;
+  const aRegs = mma.aRegs;
+  const dArg = exprs[0]!;
+  if (dArg.kind !== "BufferPtr") {
+    throw new TirxError("TX7001", `d of ${op.surface} must be acc.ptr([i])`, span);
+  }
+  const dPlaced = placementOf(ec.layout, dArg.buffer, span).placed;
+  const dOff = ec.index(dArg.offset, span);
+  let aOff: NumFn | undefined;
+  let aPlaced: Placed | undefined;
+  let aDesc: ((t: number) => bigint) | undefined;
+  const aArg = exprs[1]!;
+  if (aRegs) {
+    if (aArg.kind !== "BufferPtr") {
+      throw new TirxError("TX7001", `a of ${op.surface} must be frag.ptr([i])`, span);
+    }
+    aPlaced = placementOf(ec.layout, aArg.buffer, span).placed;
+    aOff = ec.index(aArg.offset, span);
+  } else {
+    aDesc = ec.big(aArg, span);
+  }
+  const bDesc = ec.big(exprs[2]!, span);
+  const scaleD = ec.num(exprs[3]!, span);
+  const imm = (i: number): number => {
+    const e = exprs[i]!;
+    return e.kind === "IntImm" ? Number(e.value) : 0;
+  };
+  const sa = imm(4);
+  const sb = imm(5);
+  const transA = aRegs ? 0 : imm(6);
+  const transB = imm(aRegs ? 6 : 7);
+  if (transA || transB) {
+    return () => {
+      throw new TirxError(
+        "TX2010",
+        `${op.surface} with trans_a/trans_b = 1 (MN-major shared operands) is not supported by the simulator`,
+        span,
+      );
+    };
+  }
+  const codec = codecOf(mma.ab);
+  const load = codec.load as (dv: DataView, a: number) => number;
+  const f32 = codecOf("float32");
+  const ld32 = f32.load as (dv: DataView, a: number) => number;
+  const st32 = f32.store as (dv: DataView, a: number, v: number) => void;
+  const ldv = m.ldv;
+  const sdv = m.sdv;
+  const stride = m.localStride;
+  const shared = [...ec.layout.shared.values()];
+  const placedAt = (a: number): Placed | undefined =>
+    shared.find((p) => a >= p.base && a < p.base + p.size);
+  const accCount = N / 2;
+
+  /** The physical shared byte of element (r, k) of a K-major operand described by `desc`. */
+  const addressOf = (
+    d: ReturnType<typeof decodeMatrixDescriptor>,
+    r: number,
+    k: number,
+  ): number => {
+    if (d.swizzle === 0) {
+      return d.addr + (r >> 3) * d.sdo + ((2 * k) >> 4) * d.ldo + (r & 7) * 16 + ((2 * k) & 15);
+    }
+    const x = d.addr + (r >> 3) * d.sdo + (r & 7) * (16 << d.swizzle) + 2 * k;
+    return x ^ (((x >> 7) & ((1 << d.swizzle) - 1)) << 4);
+  };
+
+  /** Read a K-major operand's rows [r0, r0 + rows) × 16 k into `out`; the chunks it touches. */
+  const readOperand = (
+    desc: bigint,
+    r0: number,
+    rows: number,
+    t: number,
+    out: Float64Array,
+    chunks: Set<number>,
+    what: string,
+  ): boolean => {
+    const d = decodeMatrixDescriptor(desc);
+    for (let r = 0; r < rows; r++) {
+      for (let k = 0; k < 16; k++) {
+        const a = addressOf(d, r0 + r, k);
+        const p = placedAt(a);
+        if (!p || a + 2 > p.base + p.size) {
+          m.hazard(
+            "TX6018",
+            `${op.surface} in warp ${t >> 5} of CTA ${m.cta()}: ${what} element (${r0 + r}, ${k}) lies at shared byte ${a}, outside every shared buffer (descriptor start ${d.addr}, sdo ${d.sdo}, ldo ${d.ldo})`,
+            site,
+          );
+          return false;
+        }
+        if (m.track) {
+          checkSharedRead(m, p, a, 2, t, site);
+          const b = m.races.unfenced(a, 2);
+          if (b >= 0) {
+            const w = m.shWriter[b]!;
+            const u = m.thread(w & THREAD_MASK);
+            m.hazard(
+              "TX6015",
+              `${op.surface} (async proxy) in warp ${t >> 5} of CTA ${m.cta()} reads shared "${p.name}" byte ${b - p.base}, which thread ${u} wrote through the generic proxy with no fence.proxy.async (T.ptx.fence.proxy_async) after the write`,
+              site,
+              [{ message: `thread ${u} writes it here`, span: m.sites[w >> THREAD_BITS] }],
+            );
+          }
+        }
+        chunks.add(a & ~15);
+        out[r * 16 + k] = load(sdv, a);
+      }
+    }
+    return true;
+  };
+
+  const A = new Float64Array(16 * 16);
+  const B = new Float64Array(N * 16);
+  return (lanes, n) =>
+    eachWarp(lanes, n, (w) => {
+      const base = w << 5;
+      const q = w & 3;
+      const chunks = new Set<number>();
+      const bd = bDesc(base);
+      const ad = aDesc?.(base);
+      for (let l = 1; l < 32; l++) {
+        if (bDesc(base + l) !== bd || (aDesc && aDesc(base + l) !== ad)) {
+          m.hazard(
+            "TX6011",
+            `${op.surface} in warp ${w} of CTA ${m.cta()}: lane ${l} passes other descriptors than lane 0; the warpgroup must pass one set`,
+            site,
+          );
+          return;
+        }
+      }
+      if (!readOperand(bd, 0, N, base, B, chunks, "B")) return;
+      if (ad !== undefined) {
+        if (!readOperand(ad, 16 * q, 16, base, A, chunks, "A")) return;
+      } else {
+        for (let l = 0; l < 32; l++) {
+          const t = base + l;
+          const at = t * stride + aPlaced!.base + aOff!(t) * 2;
+          for (let i = 0; i < 8; i++) {
+            const [r, k] = fragmentCoord("a.m16n8k16", l, i);
+            A[r * 16 + k] = load(ldv, at + 2 * i);
+          }
+        }
+      }
+      const accStart = new Int32Array(32);
+      const aStart = new Int32Array(32).fill(-1);
+      if (aRegs) for (let l = 0; l < 32; l++) aStart[l] = aPlaced!.base + aOff!(base + l) * 2;
+      for (let l = 0; l < 32; l++) {
+        const t = base + l;
+        const rel = dPlaced.base + dOff(t) * 4;
+        accStart[l] = rel;
+        const at = t * stride + rel;
+        const keep = scaleD(t) !== 0;
+        for (let i = 0; i < accCount; i++) {
+          const [r, c] = fragmentCoord("c.m16n8", l, i & 3);
+          const col = 8 * (i >> 2) + c;
+          let s = 0;
+          for (let k = 0; k < 16; k++) s += sa * A[r * 16 + k]! * (sb * B[col * 16 + k]!);
+          if (keep) s += ld32(ldv, at + 4 * i);
+          st32(ldv, at + 4 * i, s);
+        }
+      }
+      unit.issue({
+        site,
+        warp: w,
+        accStart,
+        accBytes: accCount * 4,
+        aStart,
+        aBytes: aRegs ? 16 : 0,
+        chunks: Int32Array.from(chunks),
+      });
+    });
+}

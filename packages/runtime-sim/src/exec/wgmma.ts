@@ -1,0 +1,139 @@
+import type { Machine } from "./machine.js";
+
+/** One issued wgmma.mma_async of one warp, until a wgmma.wait_group retires it. */
+interface Pending {
+  readonly site: number;
+  readonly warp: number;
+  /** Per lane: the accumulator's first byte, relative to the thread's local memory. */
+  readonly accStart: Int32Array;
+  readonly accBytes: number;
+  /** Per lane: the first byte of A's register fragment (A from registers), or -1. */
+  readonly aStart: Int32Array;
+  /** Bytes of A's fragment per lane (16: 8 16-bit elements), 0 when A comes from shared. */
+  readonly aBytes: number;
+  /** Shared 16-byte chunks (absolute byte offsets) the instruction reads. */
+  readonly chunks: Int32Array;
+}
+
+/**
+ * The wgmma unit of a CTA (PTX ISA, wgmma.mma_async / commit_group / wait_group). The simulator
+ * does a wgmma's math when it is issued, but until a `wgmma.wait_group` retires it the hardware
+ * may still read its shared operands and write its accumulators, so:
+ * - any other access to those accumulator registers by the thread is TX6023, and so is a write
+ *   of A's registers (A from registers: the instruction may still read them);
+ * - any write to those shared bytes (a store, an async copy) is TX6024.
+ * Groups are per warp: the 4 warps of a warpgroup run the same commit/wait sequence
+ * (`.sync.aligned`), and each warp's part of the instruction (its 16 rows of D) is kept apart.
+ */
+export class WgmmaUnit {
+  /** Issued, not yet retired wgmmas in the CTA (fast check for the load/store hooks). */
+  live = 0;
+  /** Per shared byte: the number of live wgmmas reading it. */
+  #reads: Int32Array;
+  #uncommitted: Pending[][] = [];
+  #groups: Pending[][][] = [];
+
+  constructor(sharedBytes: number) {
+    this.#reads = new Int32Array(sharedBytes);
+  }
+
+  /** A fresh CTA: nothing pending. */
+  reset(): void {
+    if (this.live > 0) this.#reads.fill(0);
+    this.live = 0;
+    this.#uncommitted = [];
+    this.#groups = [];
+  }
+
+  /** Record an issued wgmma of `warp`. */
+  issue(p: Pending): void {
+    (this.#uncommitted[p.warp] ??= []).push(p);
+    const r = this.#reads;
+    for (const c of p.chunks) for (let b = c; b < c + 16; b++) r[b]!++;
+    this.live++;
+  }
+
+  /** wgmma.commit_group by `warp`: its uncommitted wgmmas become one group (possibly empty). */
+  commit(warp: number): void {
+    (this.#groups[warp] ??= []).push(this.#uncommitted[warp] ?? []);
+    this.#uncommitted[warp] = [];
+  }
+
+  /** wgmma.wait_group `keep` by `warp`: retire all but its `keep` most recent groups. */
+  wait(warp: number, keep: number): void {
+    const gs = this.#groups[warp];
+    if (!gs) return;
+    while (gs.length > keep) for (const p of gs.shift()!) this.#retire(p);
+  }
+
+  #retire(p: Pending): void {
+    const r = this.#reads;
+    for (const c of p.chunks) for (let b = c; b < c + 16; b++) r[b]!--;
+    this.live--;
+  }
+
+  #all(): Pending[] {
+    const out: Pending[] = [];
+    for (const u of this.#uncommitted) if (u) out.push(...u);
+    for (const g of this.#groups) if (g) for (const x of g) out.push(...x);
+    return out;
+  }
+
+  /**
+   * An ordinary access by thread `t` to its local bytes [rel, rel + n): TX6023 when they are
+   * the accumulators of a wgmma of its warp that is not retired.
+   */
+  checkLocal(m: Machine, t: number, rel: number, n: number, site: number, verb: string): void {
+    const warp = t >> 5;
+    const lane = t & 31;
+    for (const p of this.#all()) {
+      if (p.warp !== warp) continue;
+      const s0 = p.aStart[lane]!;
+      if (verb === "writes" && p.aBytes > 0 && rel < s0 + p.aBytes && s0 < rel + n) {
+        m.hazard(
+          "TX6023",
+          `thread ${m.thread(t)} of CTA ${m.cta()} writes element ${Math.floor((rel - s0) / 2)} of the A fragment of a wgmma.mma_async that no wgmma.wait_group has retired; the tensor cores may still read it`,
+          site,
+          [{ message: "the wgmma is issued here", span: m.sites[p.site] }],
+        );
+        return;
+      }
+      const a = p.accStart[lane]!;
+      if (rel < a + p.accBytes && a < rel + n) {
+        m.hazard(
+          "TX6023",
+          `thread ${m.thread(t)} of CTA ${m.cta()} ${verb} accumulator element ${Math.floor((rel - a) / 4)} of a wgmma.mma_async that no wgmma.wait_group has retired; the tensor cores may still write it (wait with T.ptx.wgmma.wait_group first)`,
+          site,
+          [{ message: "the wgmma is issued here", span: m.sites[p.site] }],
+        );
+        return;
+      }
+    }
+  }
+
+  /** A write of shared bytes [a, a + n) by thread `t`: TX6024 when a live wgmma reads them. */
+  checkWrite(
+    m: Machine,
+    name: string,
+    base: number,
+    a: number,
+    n: number,
+    t: number,
+    site: number,
+    verb: string,
+  ): void {
+    const r = this.#reads;
+    for (let b = a; b < a + n; b++) {
+      if (r[b] === 0) continue;
+      const chunk = b & ~15;
+      const p = this.#all().find((x) => x.chunks.includes(chunk));
+      m.hazard(
+        "TX6024",
+        `thread ${m.thread(t)} of CTA ${m.cta()} ${verb} shared "${name}" byte ${b - base}, which a wgmma.mma_async (warp ${p?.warp ?? "?"}) not yet retired by wgmma.wait_group still reads`,
+        site,
+        p ? [{ message: "the wgmma is issued here", span: m.sites[p.site] }] : [],
+      );
+      return;
+    }
+  }
+}
