@@ -345,19 +345,14 @@ function compileCall(ec: ExprCompiler, name: string, exprs: readonly Expr[], spa
         };
       }
       if (fx.action === "arrive_remote") {
-        // The simulator runs one CTA at a time: only the CTA's own rank (a one-CTA cluster).
+        // The same mbarrier in the CTA of rank `val` of the cluster (mapa + remote arrive).
+        const cu = m.clusterUnit;
+        const layout = ec.layout;
         return (lanes, n) => {
           for (let i = 0; i < n; i++) {
             const t = lanes[i]!;
-            const rank = val!(t) >>> 0;
-            if (rank !== 0 || m.cluster[0] * m.cluster[1] * m.cluster[2] > 1) {
-              throw new TirxError(
-                "TX2010",
-                `mbarrier.arrive.shared::cluster to CTA ${rank} of a cluster of ${m.cluster.join(" × ")} CTAs is not supported by the simulator (it runs one CTA at a time)`,
-                span,
-              );
-            }
-            bars.arrive(m, t, addr(t), 0, bb, site);
+            const local = addr(t) - m.win[t]!;
+            cu.remoteArrive(layout, t, val!(t) >>> 0, local, bb, site);
           }
         };
       }
