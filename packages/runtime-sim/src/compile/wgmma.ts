@@ -189,7 +189,7 @@ export function compileWgmma(
   return (lanes, n) =>
     eachWarp(lanes, n, (w) => {
       const base = w << 5;
-      const q = w & 3;
+      const q = (w - m.rank[base]! * (m.ctaThreads >> 5)) & 3; // the warp's place in its CTA's warpgroup
       const chunks = new Set<number>();
       const bd = bDesc(base);
       const ad = aDesc?.(base);
