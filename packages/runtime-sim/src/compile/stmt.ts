@@ -402,7 +402,7 @@ function compileCall(ec: ExprCompiler, name: string, exprs: readonly Expr[], spa
  * cluster of several CTAs, the lanes acquire the phase's releases, and a lane whose phase has
  * not completed is TX6006 (nothing can arrive while it waits here).
  */
-export function clusterWaitOnce(m: Machine, site: number): Exec {
+function clusterWaitOnce(m: Machine, site: number): Exec {
   const T = m.threads;
   const cu = m.clusterUnit;
   return (lanes, n) => {
