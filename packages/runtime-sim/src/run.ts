@@ -1,5 +1,6 @@
 import {
   checkArgs,
+  invariant,
   launchGrid,
   DEFAULT_PASSES,
   runPipeline,
@@ -152,7 +153,7 @@ function compile(vf: VerifiedFunc): Compiled {
  * [1, 2^20 - 1]; TX6021 a cp.async / bulk-copy address not aligned to its chunk (16 bytes for
  * bulk); TX6022 bulk copies completing more bytes on an mbarrier phase than expect_tx announced.
  * @throws TirxError TX5001-TX5005 and TX5008 from core's checkArgs; TX5009 for a runtime grid
- *   extent out of range or not a multiple of the cluster dims; TX5004 when a tensor is not a sim
+ *   extent out of range; TX5004 when a tensor is not a sim
  *   tensor; TX2010 for an intrinsic the simulator does not support, or a cluster of more than
  *   1024 threads or of CTAs that are not whole warps; the first hazard in "throw" mode.
  * @example const { reports } = runSim(verify(fn), [a, b], { hazards: "collect" });
@@ -196,13 +197,8 @@ export function runSim(
   const [gx, gy, gz] = launchGrid(vf.fn, vf.launch, args);
   m.grid = [gx, gy, gz];
   const [kx, ky, kz] = m.cluster;
-  if (gx % kx || gy % ky || gz % kz) {
-    throw new TirxError(
-      "TX5009",
-      `the grid (${gx}, ${gy}, ${gz}) is not a multiple of the cluster dims (${kx}, ${ky}, ${kz}) (CUDA: cluster launches tile the grid)`,
-      vf.fn.span,
-    );
-  }
+  // The verifier requires a static grid that is a multiple of the cluster dims (TX4025).
+  invariant(gx % kx === 0 && gy % ky === 0 && gz % kz === 0, "the clusters tile the grid");
   const tracer = opts.trace ? new Tracer(T) : undefined;
   m.seed = seedOf(opts.simSeed);
   m.rng = m.seed;
