@@ -49,7 +49,7 @@ export interface GemmHopperSizes {
    * CTAs per cluster along M: 1 (default) or 2. With 2 the CTAs of a cluster take vertically
    * adjacent 128 × 256 tiles that share B's K-tiles: each loads half of B's tile and multicasts
    * it to both (`.multicast::cluster`), and a consumer frees a stage in both CTAs (mapa + remote
-   * mbarrier.arrive). The simulator runs one CTA at a time, so only cluster 1 runs there.
+   * mbarrier.arrive). The simulator runs both (the CTAs of a cluster run together there).
    */
   readonly cluster?: 1 | 2;
 }

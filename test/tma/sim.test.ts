@@ -87,16 +87,6 @@ describe("TMA on the simulator", () => {
     expect(Array.from(o.toArray() as ArrayLike<number>)).toEqual(want);
   });
 
-  it("refuses a multicast across a cluster of two CTAs (TX2010: CTAs run one at a time)", () => {
-    const c = TMA_CASES.find((x) => x.gpuOnly)!;
-    try {
-      simCase(c);
-      expect.unreachable();
-    } catch (e) {
-      expect(isTirxError(e) && e.code).toBe("TX2010");
-    }
-  });
-
   it("reports a tensor store of shared bytes written without fence.proxy.async (TX6015)", () => {
     const fn = T.function("tma_store_nofence", { B: T.Tensor([16, 16], "float32") }, ({ B }) => {
       T.device_entry({ launch: T.cuda.LaunchConfig({ grid: 1, block: 32 }) });

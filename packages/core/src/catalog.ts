@@ -396,6 +396,11 @@ export const CATALOG = {
     rule: "hazard/wgmma-operand-overwrite",
     title: "shared bytes a wgmma still reads (not retired by wgmma.wait_group) were overwritten",
   },
+  TX6025: {
+    rule: "hazard/cluster-exit",
+    title:
+      "a CTA exits while another CTA of its cluster may still access its shared memory (no cluster barrier before exit)",
+  },
   TX7001: {
     rule: "mma/fragment-operand",
     title:

@@ -1,5 +1,6 @@
 import {
   checkArgs,
+  invariant,
   launchGrid,
   DEFAULT_PASSES,
   runPipeline,
@@ -81,6 +82,16 @@ function compile(vf: VerifiedFunc): Compiled {
     DEFAULT_PASSES.filter((p) => p.name !== "upcast-half"),
   );
   const layout = layoutOf(vf);
+  const [bx, by, bz] = vf.launch.block;
+  const ctas = (vf.launch.cluster ?? [1, 1, 1]).reduce((a, b) => a * b, 1);
+  if (ctas > 1 && ((bx * by * bz) % 32 !== 0 || bx * by * bz * ctas > 1024)) {
+    // Threads are numbered across the cluster in 10 bits (race records), warps must not straddle CTAs.
+    throw new TirxError(
+      "TX2010",
+      `a cluster of ${ctas} CTAs of ${bx * by * bz} threads is not supported by the simulator: it runs a cluster's CTAs together, at most 1024 threads in all, each CTA a whole number of warps`,
+      vf.fn.span,
+    );
+  }
   const m = new Machine(
     vf.launch,
     { num: layout.numSlots, big: layout.bigSlots },
@@ -89,6 +100,7 @@ function compile(vf: VerifiedFunc): Compiled {
     (n) => new AsyncUnit(n),
   );
   m.written = writtenParams(vf.entry.body, layout);
+  m.exitSite = m.site(vf.fn.span);
   const ec = new ExprCompiler(m, layout);
   const body = compileRoot(ec, vf, vf.entry.body);
   const scalars = vf.fn.params.flatMap((p, index) => {
@@ -105,7 +117,9 @@ function compile(vf: VerifiedFunc): Compiled {
  * Run a verified kernel on the simulated device: every CTA of the grid in turn (x fastest), the
  * threads of a CTA in lockstep statement by statement, with GPU numerics, the cp.async group
  * semantics of the PTX ISA, mbarriers and cp.async.bulk (see exec/mbarrier.ts and exec/bulk.ts
- * for the timing model).
+ * for the timing model). A cluster launch runs the CTAs of each cluster together, as one group
+ * of threads with a shared window per CTA (see Machine and exec/cluster.ts): barrier.cluster,
+ * mapa and remote mbarrier arrives, TMA multicast into every CTA of its cta_mask.
  * Tensor arguments are updated in place. The kernel is compiled into closures once per
  * VerifiedFunc and cached. A kernel with mbarrier wait loops runs under a scheduler: a wait that
  * fails yields, divergent branches of an `if` take turns, and bulk copies in flight land when
@@ -130,14 +144,18 @@ function compile(vf: VerifiedFunc): Compiled {
  * unordered write (atomics do not race with atomics); TX6015 a bulk copy reading shared bytes a
  * generic-proxy write left without fence.proxy.async; TX6016 a bulk copy completing on an
  * mbarrier whose init had no fence.mbarrier_init; TX6017 a CTA exiting with cp.async or bulk
- * copies not waited for, or an mbarrier phase with transaction bytes outstanding.
+ * copies not waited for, or an mbarrier phase with transaction bytes outstanding; TX6025 a CTA
+ * exiting while a remote mbarrier arrive from another CTA of its cluster is not ordered before its
+ * exit, or a multicast into it landed in a phase none of its threads observed (PTX ISA,
+ * distributed shared memory); TX6006 also a cluster barrier some threads never arrive at.
  * Runtime contracts (the verifier's static range checks, applied to runtime values at their
  * line): TX6010 src_size above chunk_bytes; TX6020 an mbarrier.init count outside
  * [1, 2^20 - 1]; TX6021 a cp.async / bulk-copy address not aligned to its chunk (16 bytes for
  * bulk); TX6022 bulk copies completing more bytes on an mbarrier phase than expect_tx announced.
  * @throws TirxError TX5001-TX5005 and TX5008 from core's checkArgs; TX5009 for a runtime grid
  *   extent out of range; TX5004 when a tensor is not a sim
- *   tensor; TX2010 for an intrinsic the simulator does not support; the first hazard in "throw" mode.
+ *   tensor; TX2010 for an intrinsic the simulator does not support, or a cluster of more than
+ *   1024 threads or of CTAs that are not whole warps; the first hazard in "throw" mode.
  * @example const { reports } = runSim(verify(fn), [a, b], { hazards: "collect" });
  */
 export function runSim(
@@ -178,7 +196,9 @@ export function runSim(
   }
   const [gx, gy, gz] = launchGrid(vf.fn, vf.launch, args);
   m.grid = [gx, gy, gz];
-  m.cluster = vf.launch.cluster ?? [1, 1, 1];
+  const [kx, ky, kz] = m.cluster;
+  // The verifier requires a static grid that is a multiple of the cluster dims (TX4025).
+  invariant(gx % kx === 0 && gy % ky === 0 && gz % kz === 0, "the clusters tile the grid");
   const tracer = opts.trace ? new Tracer(T) : undefined;
   m.seed = seedOf(opts.simSeed);
   m.rng = m.seed;
@@ -186,13 +206,15 @@ export function runSim(
   const log = opts.accesses ? new AccessLog() : undefined;
   m.accesses = log;
   try {
-    for (let z = 0; z < gz; z++) {
-      for (let y = 0; y < gy; y++) {
-        for (let x = 0; x < gx; x++) {
+    // A cluster of several CTAs runs as one group of threads (see Machine).
+    for (let z = 0; z < gz; z += kz) {
+      for (let y = 0; y < gy; y += ky) {
+        for (let x = 0; x < gx; x += kx) {
           m.beginCta(x, y, z);
           body(m.allLanes, T);
           m.async.reportPending(m);
           m.bars.reportIncomplete(m);
+          m.clusterUnit.reportExit(m);
           tracer?.endCta();
           m.async.dropAll(m);
           m.bulk.finishCta(m);

@@ -84,6 +84,8 @@ export function compileLoad(
   if (w.space === "shared") {
     const dv = m.sdv;
     const placed = w.placed;
+    // The thread's CTA's shared window (0 outside a cluster of several CTAs).
+    const win = m.win;
     if (dtype === "float32") {
       return (t) => {
         const rel = off(t) * eb;
@@ -91,8 +93,12 @@ export function compileLoad(
           oob(t, rel);
           return zero as number;
         }
-        if (m.track) checkSharedRead(m, placed, base + rel, eb, t, site);
-        return load(dv, base + rel);
+        if (m.track) {
+          const a = base + rel + win[t]!;
+          checkSharedRead(m, placed, a, eb, t, site);
+          return load(dv, a);
+        }
+        return load(dv, base + rel + win[t]!);
       };
     }
     return (t) => {
@@ -101,8 +107,9 @@ export function compileLoad(
         oob(t, rel);
         return zero as number;
       }
-      if (m.track) checkSharedRead(m, placed, base + rel, eb, t, site);
-      return load(dv, base + rel);
+      const a = base + rel + win[t]!;
+      if (m.track) checkSharedRead(m, placed, a, eb, t, site);
+      return load(dv, a);
     };
   }
   if (w.space === "local") {
@@ -172,21 +179,25 @@ export function compileStore(
   if (w.space === "shared") {
     const dv = m.sdv;
     const placed = w.placed;
+    // The thread's CTA's shared window (0 outside a cluster of several CTAs).
+    const win = m.win;
     if (dtype === "float32") {
       return (t) => {
         const rel = off(t) * eb;
         const v = val(t);
         if (!(rel >= 0 && rel + eb <= size)) return oob(t, rel);
-        if (m.track) checkSharedWrite(m, placed, base + rel, eb, t, site);
-        store(dv, base + rel, v);
+        const a = base + rel + win[t]!;
+        if (m.track) checkSharedWrite(m, placed, a, eb, t, site);
+        store(dv, a, v);
       };
     }
     return (t) => {
       const rel = off(t) * eb;
       const v = val(t);
       if (!(rel >= 0 && rel + eb <= size)) return oob(t, rel);
-      if (m.track) checkSharedWrite(m, placed, base + rel, eb, t, site);
-      store(dv, base + rel, v);
+      const a = base + rel + win[t]!;
+      if (m.track) checkSharedWrite(m, placed, a, eb, t, site);
+      store(dv, a, v);
     };
   }
   if (w.space === "local") {

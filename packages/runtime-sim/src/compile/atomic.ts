@@ -133,9 +133,10 @@ export function compileAtomic(
         reportOob(m, "shared", name, declared, rel, eb, size, t, site, "atomically updates");
         return zero;
       }
-      checkAtomicAccess(m, name, base + rel, eb, t, site);
-      checkSharedWrite(m, placed, base + rel, eb, t, site, true);
-      return apply(m.sdv, base + rel, t);
+      const at = base + rel + m.win[t]!;
+      checkAtomicAccess(m, name, at, eb, t, site);
+      checkSharedWrite(m, placed, at, eb, t, site, true);
+      return apply(m.sdv, at, t);
     };
   }
   invariant(w.space === "global", "the verifier refuses atomics on local buffers");

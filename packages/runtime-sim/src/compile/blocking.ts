@@ -9,6 +9,7 @@ import {
 import type { ExprCompiler } from "./expr.js";
 import { LoopVar } from "./loop-var.js";
 import { compileStmt, MAX_WHILE_ITERATIONS, reportSpin, type Exec } from "./stmt.js";
+import { Tracer } from "../exec/trace.js";
 
 /**
  * A statement that can block (it contains an mbarrier wait loop), compiled into a generator over
@@ -35,11 +36,18 @@ function isWaitLoop(s: Stmt): s is Extract<Stmt, { kind: "While" }> {
   return s.kind === "While" && hasTryWait(s.cond);
 }
 
-/** True when `s` contains an mbarrier wait loop. */
+/** `barrier.cluster.wait`: it waits for the other CTAs of the cluster. */
+function isClusterWait(s: Stmt): boolean {
+  if (s.kind !== "Call") return false;
+  const fx = findOp(s.op)?.sim;
+  return fx?.kind === "machine" && fx.effect.unit === "cluster" && fx.effect.action === "wait";
+}
+
+/** True when `s` contains an mbarrier wait loop or a cluster barrier wait. */
 export function blocks(s: Stmt): boolean {
   let b = blocking.get(s);
   if (b === undefined) {
-    b = isWaitLoop(s) || stmtChildren(s).some(blocks);
+    b = isWaitLoop(s) || isClusterWait(s) || stmtChildren(s).some(blocks);
     blocking.set(s, b);
   }
   return b;
@@ -64,6 +72,30 @@ function compileGen(ec: ExprCompiler, vf: VerifiedFunc, s: Stmt): GenExec {
   switch (s.kind) {
     case "DeviceEntry":
       return compileGen(ec, vf, s.body);
+    case "Call": {
+      // barrier.cluster.wait: lanes whose phase has not completed yield until it does.
+      if (!isClusterWait(s) || m.ctas === 1) return part(s);
+      const cu = m.clusterUnit;
+      const site = m.site(s.span);
+      const live = new Int32Array(T);
+      return function* (lanes, n0) {
+        live.set(lanes.subarray(0, n0));
+        let n = n0;
+        for (;;) {
+          let k = 0;
+          for (let i = 0; i < n; i++) if (!cu.tryPass(live[i]!)) live[k++] = live[i]!;
+          if (k < n) bars.progress++;
+          n = k;
+          if (n === 0) {
+            m.tracer?.barrier(Tracer.warpsOf(lanes, n0), "barrier.cluster");
+            return;
+          }
+          cu.blockedSite = site;
+          cu.blockedThread = live[0]!;
+          yield;
+        }
+      };
+    }
     case "Seq": {
       const parts = s.stmts.map((c) =>
         blocks(c) ? { g: compileGen(ec, vf, c) } : { e: compileStmt(ec, vf, c) },
@@ -182,14 +214,17 @@ export function compileRoot(ec: ExprCompiler, vf: VerifiedFunc, s: Stmt): Exec {
   const bu = m.bulk;
   return (lanes, n) => {
     const it = g(lanes, n);
+    const cu = m.clusterUnit;
     for (;;) {
       const p0 = bars.progress;
       bars.blocked.length = 0;
       bars.busy = false;
+      cu.blockedSite = -1;
       if (it.next().done) return;
       if (bars.progress !== p0) continue;
       if (bu.landAll(m)) continue;
       if (bars.busy) continue;
+      if (bars.blocked.length === 0 && cu.reportDeadlock(m)) return;
       bars.reportDeadlock(m);
       return;
     }

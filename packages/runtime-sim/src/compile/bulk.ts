@@ -61,8 +61,9 @@ export function compileBulkCopy(ec: ExprCompiler, s: TileApply, plan: BulkCopyPl
           misaligned(m, t, site, "bulk copy", shb, glb, 16);
           continue;
         }
-        if (g2s) bu.issueG2s(m, t, shBase + d, dPlaced, k, sb, chunk, mb, bar!.bb, site);
-        else bu.issueS2g(m, t, shBase + sb, sPlaced, k, d, chunk, site);
+        const w = m.win[t]!;
+        if (g2s) bu.issueG2s(m, t, w + shBase + d, dPlaced, k, sb, chunk, mb, bar!.bb, site);
+        else bu.issueS2g(m, t, w + shBase + sb, sPlaced, k, d, chunk, site);
       }
     }
   };

@@ -77,6 +77,7 @@ export function compileCpAsync(ec: ExprCompiler, s: TileApply, plan: CpAsyncPlan
   const sPlaced = src.placed;
   const k = src.param;
   const au = m.async;
+  const per = m.ctaThreads;
   // A swizzled destination: each atom lands at the swizzle of its logical offset (the verifier
   // proved the atom lies in one swizzle atom, TX3025).
   const swz = plan.dst.buffer.layout;
@@ -104,8 +105,10 @@ export function compileCpAsync(ec: ExprCompiler, s: TileApply, plan: CpAsyncPlan
           len = chunk; // in collect mode, go on as if the whole chunk were copied
         }
       }
-      const d0 = dBase(t) + (t >> 5) * dw + (t & 31) * dl;
-      const s0 = sBase(t) + (t >> 5) * sw + (t & 31) * sl;
+      // The warp's index in its own CTA (threads of a cluster are numbered across its CTAs).
+      const wi = (t - m.rank[t]! * per) >> 5;
+      const d0 = dBase(t) + wi * dw + (t & 31) * dl;
+      const s0 = sBase(t) + wi * sw + (t & 31) * sl;
       for (let r = 0; r < dRep.length; r++) {
         const d = swz ? applySwizzle(swz, d0 + dRep[r]!) : d0 + dRep[r]!;
         const sb = s0 + sRep[r]!;
@@ -115,7 +118,7 @@ export function compileCpAsync(ec: ExprCompiler, s: TileApply, plan: CpAsyncPlan
           misaligned(m, t, site, "cp.async", dPlaced.base + d, sb, chunk);
           continue;
         }
-        au.issue(m, t, dPlaced.base + d, dPlaced, k, sb, len, chunk, site);
+        au.issue(m, t, m.win[t]! + dPlaced.base + d, dPlaced, k, sb, len, chunk, site);
         if (byKey) {
           const key = (t >> 5) * R + r;
           let list = byKey.get(key);

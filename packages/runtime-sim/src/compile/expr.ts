@@ -182,6 +182,8 @@ export class ExprCompiler {
       if (sem.effect.unit === "atomic") return compileAtomic(this, op, e.args, e.span ?? span);
       if (sem.effect.unit === "cluster" && sem.effect.action === "register")
         return clusterRegister(m, e.op, span);
+      if (sem.effect.unit === "cluster" && sem.effect.action === "mapa")
+        return compileMapa(this, e, e.span ?? span);
       return unsupported(e.op, span);
     }
     const args = e.args.map((a) => this.any(a, span) as (t: number) => SimValue);
@@ -236,7 +238,10 @@ export class ExprCompiler {
         e.span ?? span,
       );
     }
-    return { addr: this.num(e, span), bb: { name: e.buffer.name, placed: w.placed } };
+    // The address in the thread's CTA's shared window (mbarrier state is kept by absolute byte).
+    const local = this.num(e, span);
+    const win = this.m.win;
+    return { addr: (t) => local(t) + win[t]!, bb: { name: e.buffer.name, placed: w.placed } };
   }
 
   #big(e: Expr, span?: Span): BigFn {
@@ -351,12 +356,13 @@ export class ExprCompiler {
           (a) => (t: number) =>
             a[t]!
         )(m.tidz);
+      // In a cluster of several CTAs: the first CTA's %ctaid plus the thread's CTA's place in it.
       case "ctaid.x":
-        return () => m.cx;
+        return m.ctas > 1 ? (t) => m.cx + m.rx[t]! : () => m.cx;
       case "ctaid.y":
-        return () => m.cy;
+        return m.ctas > 1 ? (t) => m.cy + m.ry[t]! : () => m.cy;
       case "ctaid.z":
-        return () => m.cz;
+        return m.ctas > 1 ? (t) => m.cz + m.rz[t]! : () => m.cz;
       default: {
         const axis = "xyz".indexOf(name[name.length - 1]!);
         if (name.startsWith("nctaid")) return () => m.grid[axis]!;
@@ -381,25 +387,38 @@ function binaryFn(op: BinaryOp, dt: DType, span?: Span): ThreadFn {
 
 /** An intrinsic the simulator cannot evaluate: TX2010 when (and only if) a thread reaches it. */
 /**
- * A cluster special register of the running CTA (PTX ISA, "Special Registers"), from its
- * %ctaid and the launch's cluster dims: clusters tile the grid, ranks are x-fastest.
+ * A cluster special register of thread `t`'s CTA (PTX ISA, "Special Registers"), from the
+ * launch's cluster dims: clusters tile the grid (the first CTA of the running cluster is at
+ * %ctaid (m.cx, m.cy, m.cz), a multiple of the cluster dims), ranks are x-fastest.
  */
 function clusterRegister(m: Machine, op: string, span?: Span): (t: number) => number {
   const axis = "xyz".indexOf(op[op.length - 1]!);
-  const id = (): readonly [number, number, number] => [m.cx, m.cy, m.cz];
-  if (op === "cluster.ctarank") {
-    return () => {
-      const [x, y, z] = m.cluster;
-      return (m.cx % x) + (m.cy % y) * x + (m.cz % z) * x * y;
-    };
-  }
-  if (op === "cluster.nctarank") return () => m.cluster[0] * m.cluster[1] * m.cluster[2];
-  if (axis < 0) return unsupported(op, span);
-  if (op.startsWith("cluster.ctaid")) return () => id()[axis]! % m.cluster[axis]!;
+  const pos = [m.rx, m.ry, m.rz][axis];
+  const first = (): readonly [number, number, number] => [m.cx, m.cy, m.cz];
+  if (op === "cluster.ctarank") return (t) => m.rank[t]!;
+  if (op === "cluster.nctarank") return () => m.ctas;
+  if (axis < 0 || !pos) return unsupported(op, span);
+  if (op.startsWith("cluster.ctaid")) return (t) => pos[t]!;
   if (op.startsWith("cluster.nctaid")) return () => m.cluster[axis]!;
-  if (op.startsWith("clusterid")) return () => Math.floor(id()[axis]! / m.cluster[axis]!);
+  if (op.startsWith("clusterid")) return () => Math.floor(first()[axis]! / m.cluster[axis]!);
   if (op.startsWith("nclusterid")) return () => m.grid[axis]! / m.cluster[axis]!;
   return unsupported(op, span);
+}
+
+/**
+ * The simulator's `.shared::cluster` addresses (PTX ISA, mapa): `(rank + 1) · 2^24` plus the
+ * CTA-local shared address, so a remote operation finds the target CTA's window; a CTA-local
+ * address (below 2^24) names the executing CTA's own shared memory, as on the GPU, where the
+ * shared::cta window lies inside the shared::cluster window.
+ */
+export const CLUSTER_ADDRESS_UNIT = 2 ** 24;
+
+/** `mapa.shared::cluster(addr, rank)`: CTA `rank`'s copy of the shared variable at `addr`. */
+function compileMapa(ec: ExprCompiler, e: Extract<Expr, { kind: "CallExpr" }>, span?: Span): NumFn {
+  const addr = ec.num(e.args[0]!, span);
+  const rank = ec.num(e.args[1]!, span);
+  return (t) =>
+    ((rank(t) >>> 0) + 1) * CLUSTER_ADDRESS_UNIT + ((addr(t) >>> 0) % CLUSTER_ADDRESS_UNIT);
 }
 
 function unsupported(op: string, span?: Span): () => never {

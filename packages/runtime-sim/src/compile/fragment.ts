@@ -99,7 +99,7 @@ export function compileFragmentCall(
       );
       return -1;
     }
-    return a;
+    return a + m.win[t]!; // the thread's CTA's shared window
   };
   // The access log (SimOptions.accesses): lane `row` supplies the address of row `row`, which
   // matrix row / 8 of every lane's fragment holds.
@@ -110,7 +110,14 @@ export function compileFragmentCall(
   };
   const logRow = (i: number, row: number, a: number, n: number, load: boolean): void => {
     const sp = (operands[i] as SharedOperand).placed;
-    const sh: MovePiece = { space: "shared", name: sp.name, byte: a - sp.base, bytes: n, addr: a };
+    const at = m.ctaLocal(a);
+    const sh: MovePiece = {
+      space: "shared",
+      name: sp.name,
+      byte: at - sp.base,
+      bytes: n,
+      addr: at,
+    };
     const reg: MovePiece = {
       space: "register",
       name: `${fragName()} r${row >> 3}`,

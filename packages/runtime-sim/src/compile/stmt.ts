@@ -23,6 +23,7 @@ import { compileWgmma } from "./wgmma.js";
 import type { Machine } from "../exec/machine.js";
 import { Tracer } from "../exec/trace.js";
 import { syncFree, warpByWarp } from "./schedule.js";
+import { CLUSTER_ADDRESS_UNIT } from "./expr.js";
 
 /**
  * A compiled statement: runs for the active threads `lanes[0..n)` of the CTA in lockstep. Control
@@ -271,6 +272,7 @@ function compileCall(ec: ExprCompiler, name: string, exprs: readonly Expr[], spa
       if (fx.action === "named") return namedBarrier(m, args[0]!, args[1]!, m.site(span));
       if (fx.action !== "cta") break;
       const site = m.site(span);
+      if (m.ctas > 1) return clusterCtaSync(m, site);
       const seen = new Uint8Array(T);
       return (lanes, n) => {
         if (n !== T) {
@@ -290,34 +292,32 @@ function compileCall(ec: ExprCompiler, name: string, exprs: readonly Expr[], spa
       };
     }
     case "cluster": {
-      // CTAs run one at a time: the cluster barrier is simulated for one-CTA clusters only, where
-      // arrive + wait is a barrier of the CTA's threads.
-      if (fx.action === "register" || fx.action === "mapa") break;
-      if (fx.action === "remote_arrive") {
-        return unsupported(`${name} (an arrive on another CTA's mbarrier)`, span);
-      }
+      if (fx.action === "register" || fx.action === "mapa") break; // value ops (compile/expr.ts)
       const site = m.site(span);
-      return (lanes, n) => {
-        if (m.cluster[0] * m.cluster[1] * m.cluster[2] > 1) {
-          throw new TirxError(
-            "TX2010",
-            `${name} in a cluster of ${m.cluster.join(" × ")} CTAs is not supported by the simulator (it runs one CTA at a time)`,
-            span,
-          );
-        }
-        if (fx.action === "arrive") return;
-        if (n !== T) {
-          m.hazard(
-            "TX6009",
-            `barrier.cluster.wait reached by ${n} of the ${T} threads of CTA ${m.cta()}; the barrier never releases`,
-            site,
-          );
-        }
-        m.epoch++;
-        m.races.onBarrier();
-        bars.barSync();
-        m.tracer?.barrier(Tracer.warpsOf(lanes, n), "barrier.cluster");
-      };
+      const cu = m.clusterUnit;
+      if (fx.action === "remote_arrive") {
+        // A uint32 shared::cluster address from mapa (or a CTA-local one: the own CTA).
+        const addr = ec.num(exprs[0]!, span);
+        const layout = ec.layout;
+        return (lanes, n) => {
+          for (let i = 0; i < n; i++) {
+            const t = lanes[i]!;
+            const a = addr(t) >>> 0;
+            const rank = a >= CLUSTER_ADDRESS_UNIT ? Math.floor(a / CLUSTER_ADDRESS_UNIT) - 1 : -1;
+            cu.remoteArrive(layout, t, rank, a % CLUSTER_ADDRESS_UNIT, undefined, site);
+          }
+        };
+      }
+      if (fx.action === "arrive") {
+        if (m.ctas === 1) return nothing; // a one-CTA cluster: the wait is the CTA's barrier
+        const relaxed = name.endsWith(".relaxed");
+        return (lanes, n) => {
+          for (let i = 0; i < n; i++) cu.arrive(lanes[i]!, relaxed, site);
+        };
+      }
+      // barrier.cluster.wait is a blocking statement (compile/blocking.ts); this is its form
+      // where nothing can wait: a one-CTA cluster, where arrive + wait is the CTA's barrier.
+      return clusterWaitOnce(m, site);
     }
     case "mbarrier": {
       if (fx.action === "try_wait") break;
@@ -345,19 +345,14 @@ function compileCall(ec: ExprCompiler, name: string, exprs: readonly Expr[], spa
         };
       }
       if (fx.action === "arrive_remote") {
-        // The simulator runs one CTA at a time: only the CTA's own rank (a one-CTA cluster).
+        // The same mbarrier in the CTA of rank `val` of the cluster (mapa + remote arrive).
+        const cu = m.clusterUnit;
+        const layout = ec.layout;
         return (lanes, n) => {
           for (let i = 0; i < n; i++) {
             const t = lanes[i]!;
-            const rank = val!(t) >>> 0;
-            if (rank !== 0 || m.cluster[0] * m.cluster[1] * m.cluster[2] > 1) {
-              throw new TirxError(
-                "TX2010",
-                `mbarrier.arrive.shared::cluster to CTA ${rank} of a cluster of ${m.cluster.join(" × ")} CTAs is not supported by the simulator (it runs one CTA at a time)`,
-                span,
-              );
-            }
-            bars.arrive(m, t, addr(t), 0, bb, site);
+            const local = addr(t) - m.win[t]!;
+            cu.remoteArrive(layout, t, val!(t) >>> 0, local, bb, site);
           }
         };
       }
@@ -402,11 +397,111 @@ function compileCall(ec: ExprCompiler, name: string, exprs: readonly Expr[], spa
 }
 
 /**
+ * `barrier.cluster.wait` for lanes that can all pass (after the arrivals of every thread of the
+ * cluster): in a one-CTA cluster the CTA's barrier (every thread must reach it, TX6009); in a
+ * cluster of several CTAs, the lanes acquire the phase's releases, and a lane whose phase has
+ * not completed is TX6006 (nothing can arrive while it waits here).
+ */
+function clusterWaitOnce(m: Machine, site: number): Exec {
+  const T = m.threads;
+  const cu = m.clusterUnit;
+  return (lanes, n) => {
+    if (m.ctas > 1) {
+      for (let i = 0; i < n; i++) {
+        if (cu.tryPass(lanes[i]!)) continue;
+        cu.blockedSite = site;
+        cu.blockedThread = lanes[i]!;
+        cu.reportDeadlock(m);
+        return;
+      }
+      return;
+    }
+    if (n !== T) {
+      m.hazard(
+        "TX6009",
+        `barrier.cluster.wait reached by ${n} of the ${T} threads of CTA ${m.cta()}; the barrier never releases`,
+        site,
+      );
+    }
+    m.epoch++;
+    m.races.onBarrier();
+    m.bars.barSync();
+    m.tracer?.barrier(Tracer.warpsOf(lanes, n), "barrier.cluster");
+  };
+}
+
+/**
+ * Lanes of a cluster of several CTAs grouped by CTA rank: `count[r]` lanes of rank r in
+ * `byRank[r]` (scratch arrays owned by the caller's closure).
+ */
+function groupByCta(
+  m: Machine,
+): (lanes: Int32Array, n: number) => { byRank: Int32Array[]; count: Int32Array } {
+  const byRank = Array.from({ length: m.ctas }, () => new Int32Array(m.ctaThreads));
+  const count = new Int32Array(m.ctas);
+  const rank = m.rank;
+  return (lanes, n) => {
+    count.fill(0);
+    for (let i = 0; i < n; i++) {
+      const t = lanes[i]!;
+      const r = rank[t]!;
+      byRank[r]![count[r]!++] = t;
+    }
+    return { byRank, count };
+  };
+}
+
+/**
+ * cta_sync in a cluster of several CTAs: a barrier of each CTA whose threads reach it (all of
+ * them, else TX6009), ordering memory among that CTA's threads only.
+ */
+function clusterCtaSync(m: Machine, site: number): Exec {
+  const group = groupByCta(m);
+  const per = m.ctaThreads;
+  const seen = new Uint8Array(per);
+  return (lanes, n) => {
+    const { byRank, count } = group(lanes, n);
+    for (let r = 0; r < m.ctas; r++) {
+      const c = count[r]!;
+      if (c === 0) continue;
+      const list = byRank[r]!;
+      if (c !== per) {
+        seen.fill(0);
+        for (let i = 0; i < c; i++) seen[list[i]! - r * per] = 1;
+        const missing = r * per + seen.indexOf(0);
+        m.hazard(
+          "TX6009",
+          `cta_sync reached by ${c} of the ${per} threads of CTA ${m.ctaOfRank(r)}; thread ${m.thread(missing)} does not reach it, so the barrier never releases`,
+          site,
+        );
+      }
+      m.races.onGroupSync(list, c);
+      m.bars.barSync(r * per, (r + 1) * per);
+    }
+    m.epoch++;
+    m.tracer?.barrier(Tracer.warpsOf(lanes, n), "cta_sync");
+  };
+}
+
+/**
  * `bar.sync id, count` (PTX ISA, bar.sync): the threads that reach it in lockstep must be exactly
  * `count`; fewer never release it, more release it early for some (TX6012). Like cta_sync it
- * orders memory among the threads that take part (RaceTracker.onGroupSync).
+ * orders memory among the threads that take part (RaceTracker.onGroupSync). In a cluster of
+ * several CTAs each CTA's threads form their own barrier.
  */
 function namedBarrier(m: Machine, id: number, count: number, site: number): Exec {
+  if (m.ctas > 1) {
+    const group = groupByCta(m);
+    const one = namedBarrierOfCta(m, id, count, site);
+    return (lanes, n) => {
+      const g = group(lanes, n);
+      for (let r = 0; r < m.ctas; r++) if (g.count[r]! > 0) one(g.byRank[r]!, g.count[r]!);
+    };
+  }
+  return namedBarrierOfCta(m, id, count, site);
+}
+
+function namedBarrierOfCta(m: Machine, id: number, count: number, site: number): Exec {
   return (lanes, n) => {
     m.tracer?.barrier(Tracer.warpsOf(lanes, n), `bar_sync(${id}, ${count})`);
     if (n !== count) {

@@ -78,19 +78,17 @@ function fillBytes(p: TmaPlan): Uint8Array {
   return new Uint8Array(dtypeBytes(p.map.dtype));
 }
 
-function clusterCtas(m: Machine): number {
-  return m.cluster[0] * m.cluster[1] * m.cluster[2];
-}
-
 /**
  * A TMA `tile.apply` (PTX ISA "cp.async.bulk.tensor"): every active thread whose `pred` holds
  * issues one tensor copy of the map's box at `coords`. A load lands, like a cp.async.bulk copy,
- * when every thread of the CTA is blocked (see BulkUnit): in-bounds runs are copied from the
- * tensor, out-of-bounds ones filled with zeros, at the shared addresses the buffer's swizzle
- * gives, each run completing its bytes on the mbarrier; its destination is guarded until the
- * phase is observed (TX6007). A store writes only in-bounds runs, through the thread's bulk
- * async-group. A prefetch only warms L2: nothing to simulate. Multicast into other CTAs of a
- * cluster is not simulated (CTAs run one at a time): TX2010 for a cluster of more than one CTA.
+ * when every thread of the CTA (of the cluster) is blocked (see BulkUnit): in-bounds runs are
+ * copied from the tensor, out-of-bounds ones filled with zeros, at the shared addresses the
+ * buffer's swizzle gives, each run completing its bytes on the mbarrier; its destination is
+ * guarded until the phase is observed (TX6007). With `.multicast::cluster` the box lands in
+ * every CTA of the cluster whose rank bit is set in `cta_mask`, at the same shared offset, and
+ * completes its bytes on the mbarrier at the same offset in each of them; a bit naming no CTA of
+ * the cluster is TX6005. A store writes only in-bounds runs, through the thread's bulk
+ * async-group. A prefetch only warms L2: nothing to simulate.
  */
 export function compileTmaCopy(ec: ExprCompiler, s: TileApply, plan: TmaPlan): Exec {
   const m = ec.m;
@@ -131,22 +129,31 @@ export function compileTmaCopy(ec: ExprCompiler, s: TileApply, plan: TmaPlan): E
   const what = g2s
     ? "cp.async.bulk.tensor global → shared"
     : "cp.async.bulk.tensor shared → global";
+  const C = m.ctas;
+  const stride = m.sharedStride;
+  const ranks: number[] = [];
   return (lanes, n) => {
     m.tracer?.bulkIssue(Tracer.warpsOf(lanes, n), what);
     for (let i = 0; i < n; i++) {
       const t = lanes[i]!;
       if (pred && !pred(t)) continue;
+      // The destination CTAs, by rank: the thread's own, or those of the multicast mask.
+      ranks.length = 0;
       if (mask) {
         const mk = mask(t) & 0xffff;
-        if (clusterCtas(m) > 1) {
-          throw new TirxError(
-            "TX2010",
-            "TMA multicast into the CTAs of a cluster is not supported by the simulator (it runs one CTA at a time)",
-            s.span,
-          );
+        for (let r = 0; r < 16; r++) {
+          if (((mk >> r) & 1) === 0) continue;
+          if (r < C) ranks.push(r);
+          else {
+            m.hazard(
+              "TX6005",
+              `thread ${m.thread(t)} of CTA ${m.cta()} multicasts a TMA copy with cta_mask 0x${mk.toString(16)}, whose bit ${r} names no CTA of its cluster of ${C} (PTX ISA, cp.async.bulk.tensor: ctaMask)`,
+              site,
+            );
+          }
         }
-        if ((mk & 1) === 0) continue; // no destination CTA in a one-CTA cluster
-      }
+      } else ranks.push(m.rank[t]!);
+      if (ranks.length === 0) continue;
       const b0 = base(t);
       if (
         !checkBounds(
@@ -174,15 +181,26 @@ export function compileTmaCopy(ec: ExprCompiler, s: TileApply, plan: TmaPlan): E
         coords.map((c) => c(t)),
         chunk,
       );
-      for (const r of runs) {
-        const rel = layout ? applySwizzle(layout, b0 + r.tile) : b0 + r.tile;
-        if (g2s) {
-          const mb = bar!.addr(t);
-          if (r.global < 0)
-            bu.issueG2s(m, t, placed.base + rel, placed, -1, 0, r.len, mb, bar!.bb, site, fill);
-          else bu.issueG2s(m, t, placed.base + rel, placed, k, r.global, r.len, mb, bar!.bb, site);
-        } else if (r.global >= 0) {
-          bu.issueS2g(m, t, placed.base + rel, placed, k, r.global, r.len, site);
+      // The mbarrier's CTA-local address (the same offset in every destination CTA).
+      const mbLocal = g2s ? bar!.addr(t) - m.win[t]! : 0;
+      for (const r of ranks) {
+        const w = r * stride;
+        let last = -1;
+        for (const run of runs) {
+          const rel = layout ? applySwizzle(layout, b0 + run.tile) : b0 + run.tile;
+          const at = w + placed.base + rel;
+          if (g2s) {
+            const mb = w + mbLocal;
+            if (run.global < 0)
+              last = bu.issueG2s(m, t, at, placed, -1, 0, run.len, mb, bar!.bb, site, fill);
+            else last = bu.issueG2s(m, t, at, placed, k, run.global, run.len, mb, bar!.bb, site);
+          } else if (run.global >= 0) {
+            bu.issueS2g(m, t, at, placed, k, run.global, run.len, site);
+          }
+        }
+        if (g2s && r !== m.rank[t]) {
+          const what = `multicasts a TMA copy into shared "${placed.name}"`;
+          m.clusterUnit.recordRemoteCopy(t, r, last, site, what);
         }
       }
     }

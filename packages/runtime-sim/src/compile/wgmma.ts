@@ -148,18 +148,21 @@ export function compileWgmma(
     what: string,
   ): boolean => {
     const d = decodeMatrixDescriptor(desc);
+    // Descriptors hold CTA-local addresses: the warp's CTA's shared window.
+    const win = m.win[t]!;
     for (let r = 0; r < rows; r++) {
       for (let k = 0; k < 16; k++) {
-        const a = addressOf(d, r0 + r, k);
-        const p = placedAt(a);
-        if (!p || a + 2 > p.base + p.size) {
+        const local = addressOf(d, r0 + r, k);
+        const p = placedAt(local);
+        if (!p || local + 2 > p.base + p.size) {
           m.hazard(
             "TX6018",
-            `${op.surface} in warp ${t >> 5} of CTA ${m.cta()}: ${what} element (${r0 + r}, ${k}) lies at shared byte ${a}, outside every shared buffer (descriptor start ${d.addr}, sdo ${d.sdo}, ldo ${d.ldo})`,
+            `${op.surface} in warp ${t >> 5} of CTA ${m.cta()}: ${what} element (${r0 + r}, ${k}) lies at shared byte ${local}, outside every shared buffer (descriptor start ${d.addr}, sdo ${d.sdo}, ldo ${d.ldo})`,
             site,
           );
           return false;
         }
+        const a = local + win;
         if (m.track) {
           checkSharedRead(m, p, a, 2, t, site);
           const b = m.races.unfenced(a, 2);
@@ -168,7 +171,7 @@ export function compileWgmma(
             const u = m.thread(w & THREAD_MASK);
             m.hazard(
               "TX6015",
-              `${op.surface} (async proxy) in warp ${t >> 5} of CTA ${m.cta()} reads shared "${p.name}" byte ${b - p.base}, which thread ${u} wrote through the generic proxy with no fence.proxy.async (T.ptx.fence.proxy_async) after the write`,
+              `${op.surface} (async proxy) in warp ${t >> 5} of CTA ${m.cta()} reads shared "${p.name}" byte ${m.ctaLocal(b) - p.base}, which thread ${u} wrote through the generic proxy with no fence.proxy.async (T.ptx.fence.proxy_async) after the write`,
               site,
               [{ message: `thread ${u} writes it here`, span: m.sites[w >> THREAD_BITS] }],
             );
@@ -186,7 +189,7 @@ export function compileWgmma(
   return (lanes, n) =>
     eachWarp(lanes, n, (w) => {
       const base = w << 5;
-      const q = w & 3;
+      const q = (w - m.rank[base]! * (m.ctaThreads >> 5)) & 3; // the warp's place in its CTA's warpgroup
       const chunks = new Set<number>();
       const bd = bDesc(base);
       const ad = aDesc?.(base);

@@ -93,6 +93,7 @@ export class BulkUnit {
   /**
    * Thread `t` issues a global → shared bulk copy of `len` bytes from byte `src` of tensor `tens`
    * to shared byte `dst` (absolute), completing on the mbarrier at `bar`. Bounds were checked.
+   * Returns the copy's id, -1 when the mbarrier is unusable (reported) and nothing was issued.
    */
   issueG2s(
     m: Machine,
@@ -106,9 +107,9 @@ export class BulkUnit {
     bb: BarBuffer,
     site: number,
     fill?: Uint8Array,
-  ): void {
+  ): number {
     const slot = this.#bars.use(m, t, bar, bb, site, "completes a bulk copy on");
-    if (slot < 0) return;
+    if (slot < 0) return -1;
     this.#bars.checkInitFence(m, slot, t, site, "issues a bulk copy completing on");
     this.active = true;
     // tens < 0: a TMA out-of-bounds fill (no global read), `fill` repeated over the bytes.
@@ -129,6 +130,20 @@ export class BulkUnit {
     const pr = gm?.meta.pendingReads;
     if (pr) for (let i = src, e = src + len; i < e; i++) pr[i]!++;
     this.#bars.progress++;
+    return id;
+  }
+
+  /**
+   * Whether a thread in [lo, hi) observed the completion of the mbarrier phase copy `id` landed
+   * in (undefined while it is in flight), and that mbarrier's label.
+   */
+  landingObserved(m: Machine, id: number, lo: number, hi: number): { seen?: boolean; bar: string } {
+    const c = this.#g2s[id]!;
+    const bar = this.#bars.label(m, c.slot);
+    if (c.phase < 0) return { bar };
+    for (let t = lo; t < hi; t++)
+      if (this.#bars.observed(c.slot, t) > c.phase) return { seen: true, bar };
+    return { seen: false, bar };
   }
 
   /** Every thread is blocked: land every copy in flight, oldest first. False when none was. */
@@ -174,14 +189,14 @@ export class BulkUnit {
     verb: string,
   ): void {
     const c = this.#g2s[g - 1]!;
-    const bar = this.#bars.label(c.slot);
+    const bar = this.#bars.label(m, c.slot);
     const why =
       c.phase < 0
         ? `while it is still in flight (its mbarrier ${bar} phase has not completed)`
         : `before this thread observed the completion of its mbarrier ${bar} phase`;
     m.hazard(
       "TX6007",
-      `thread ${m.thread(t)} of CTA ${m.cta()} ${verb} shared "${buf.name}" byte ${b - buf.base}, the destination of a bulk copy, ${why}; wait with T.ptx.mbarrier.try_wait (or cta_sync after a thread that waited) first`,
+      `thread ${m.thread(t)} of CTA ${m.cta()} ${verb} shared "${buf.name}" byte ${m.ctaLocal(b) - buf.base}, the destination of a bulk copy, ${why}; wait with T.ptx.mbarrier.try_wait (or cta_sync after a thread that waited) first`,
       site,
       issuedNotes(m, c, "the bulk copy"),
     );
@@ -289,7 +304,7 @@ export class BulkUnit {
         const u = m.thread(w & THREAD_MASK);
         m.hazard(
           "TX6015",
-          `thread ${m.thread(t)} of CTA ${m.cta()} issues a bulk copy (async proxy) reading shared "${buf.name}" byte ${b - buf.base}, which thread ${u} wrote through the generic proxy with no fence.proxy.async (T.ptx.fence.proxy_async) after the write`,
+          `thread ${m.thread(t)} of CTA ${m.cta()} issues a bulk copy (async proxy) reading shared "${buf.name}" byte ${m.ctaLocal(b) - buf.base}, which thread ${u} wrote through the generic proxy with no fence.proxy.async (T.ptx.fence.proxy_async) after the write`,
           site,
           [{ message: `thread ${u} writes it here`, span: m.sites[w >> THREAD_BITS] }],
         );

@@ -67,7 +67,7 @@ export function checkSharedRead(
     }
     if (plain) {
       const hit = races.onReadBytes(t, site, a, n);
-      if (hit) reportRace(m, "TX6003", t, site, "reads", sharedAt(buf, a, n), hit, "wrote");
+      if (hit) reportRace(m, "TX6003", t, site, "reads", sharedAt(m, buf, a, n), hit, "wrote");
       return;
     }
   }
@@ -91,7 +91,7 @@ export function checkSharedRead(
   }
   if (m.speculative > 0) return;
   const hit = m.races.onRead(t, site, a, n);
-  if (hit) reportRace(m, "TX6003", t, site, "reads", sharedAt(buf, a, n), hit, "wrote");
+  if (hit) reportRace(m, "TX6003", t, site, "reads", sharedAt(m, buf, a, n), hit, "wrote");
 }
 
 /** The slow path of a shared read of byte `b`: reports and returns true, or finds it fine. */
@@ -107,7 +107,7 @@ function reportSharedRead(m: Machine, buf: Placed, b: number, t: number, site: n
     return true;
   }
   const who = `thread ${m.thread(t)} of CTA ${m.cta()}`;
-  const at = `shared "${buf.name}" byte ${b - buf.base}`;
+  const at = `shared "${buf.name}" byte ${m.ctaLocal(b) - buf.base}`;
   const w = m.shWriter[b]!;
   if (w < 0) {
     const notes = buf.span
@@ -124,9 +124,14 @@ function reportSharedRead(m: Machine, buf: Placed, b: number, t: number, site: n
   return false;
 }
 
-/** `shared "buf" bytes i..j` of the absolute range [a, a + n), for messages. */
-function sharedAt(buf: Placed, a: number, n: number): string {
-  return `shared "${buf.name}" bytes ${a - buf.base}..${a - buf.base + n - 1}`;
+/**
+ * `shared "buf" bytes i..j` of the absolute range [a, a + n) (in a cluster of several CTAs, with
+ * the CTA whose window holds them), for messages.
+ */
+function sharedAt(m: Machine, buf: Placed, a: number, n: number): string {
+  const i = m.ctaLocal(a) - buf.base;
+  const at = `shared "${buf.name}" bytes ${i}..${i + n - 1}`;
+  return m.ctas > 1 ? `${at} of CTA ${m.ctaOfRank(m.rankAt(a))}` : at;
 }
 
 /**
@@ -147,11 +152,17 @@ export function reportRace(
 ): void {
   const u = hit.other & THREAD_MASK;
   const cta = m.races.otherCta(hit.clock) ? m.races.ctaOf(hit.clock) : undefined;
-  const other = cta !== undefined ? `thread ${m.thread(u)} of CTA ${cta}` : `thread ${m.thread(u)}`;
+  // A thread of another cluster is named by its rank there (m.thread names the running cluster's).
+  const other =
+    cta === undefined
+      ? `thread ${m.thread(u)}`
+      : m.ctas > 1
+        ? `thread ${m.threadId(u)} of the CTA of rank ${m.rank[u]} in the cluster of CTA ${cta}`
+        : `thread ${m.thread(u)} of CTA ${cta}`;
   const why =
     cta !== undefined
-      ? "; CTAs of one launch are not ordered with each other (only atomics may meet)"
-      : " with no synchronization ordering the two (cta_sync, a named barrier, an mbarrier phase, a warp collective)";
+      ? `; ${m.ctas > 1 ? "clusters" : "CTAs"} of one launch are not ordered with each other (only atomics may meet)`
+      : ` with no synchronization ordering the two (cta_sync, a named barrier, an mbarrier phase, a warp collective${m.ctas > 1 ? ", barrier.cluster" : ""})`;
   m.hazard(
     code,
     `thread ${m.thread(t)} of CTA ${m.cta()} ${verb} ${at}, which ${other} ${otherVerb}${why}`,
@@ -183,7 +194,7 @@ function pendingAccess(
 ): void {
   m.hazard(
     "TX6001",
-    `thread ${m.thread(t)} of CTA ${m.cta()} ${verb} shared "${buf.name}" byte ${b - buf.base} while a cp.async targeting it has not been waited for (cp.async.wait_group)`,
+    `thread ${m.thread(t)} of CTA ${m.cta()} ${verb} shared "${buf.name}" byte ${m.ctaLocal(b) - buf.base} while a cp.async targeting it has not been waited for (cp.async.wait_group)`,
     site,
     issuedNotes(m, m.async.findByDst(b), "the cp.async"),
   );
@@ -219,7 +230,14 @@ export function checkSharedWrite(
   }
   const hit = m.races.onWrite(t, site, a, n, atomic, m.isAtomicSite);
   if (hit)
-    reportWriteRace(m, t, site, atomic ? "atomically updates" : "writes", sharedAt(buf, a, n), hit);
+    reportWriteRace(
+      m,
+      t,
+      site,
+      atomic ? "atomically updates" : "writes",
+      sharedAt(m, buf, a, n),
+      hit,
+    );
   for (let b = a, e = a + n; b < e; b++) bk[b] = 0;
 }
 
@@ -401,7 +419,7 @@ export function checkAsyncWrite(
   }
   // The copy writes at some point before it completes: it races with unordered earlier accesses.
   const hit = m.races.onWrite(t, site, a, n, false, m.isAtomicSite, false);
-  if (hit) reportWriteRace(m, t, site, verb, sharedAt(buf, a, n), hit);
+  if (hit) reportWriteRace(m, t, site, verb, sharedAt(m, buf, a, n), hit);
 }
 
 /**
@@ -441,7 +459,7 @@ function reportS2gSource(
 ): void {
   m.hazard(
     "TX6007",
-    `thread ${m.thread(t)} of CTA ${m.cta()} ${verb} shared "${buf.name}" byte ${b - buf.base}, which a pending shared → global bulk copy has not read yet; wait with T.ptx.cp.async_.bulk.wait_group_read first`,
+    `thread ${m.thread(t)} of CTA ${m.cta()} ${verb} shared "${buf.name}" byte ${m.ctaLocal(b) - buf.base}, which a pending shared → global bulk copy has not read yet; wait with T.ptx.cp.async_.bulk.wait_group_read first`,
     site,
     issuedNotes(m, m.bulk.findS2g(b), "the bulk copy", " reading it"),
   );

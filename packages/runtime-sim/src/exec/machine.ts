@@ -14,6 +14,7 @@ import { Mbarriers } from "./mbarrier.js";
 import { POISON_BYTE } from "../tensor.js";
 import { RaceTracker } from "./races.js";
 import type { Tracer } from "./trace.js";
+import { ClusterUnit } from "./cluster.js";
 
 /**
  * How hazards are handled: the first one throws, or all are collected and the run continues, or
@@ -128,24 +129,51 @@ export const THREAD_MASK = (1 << THREAD_BITS) - 1;
 /** Barrier epochs are unique across launches, so bookkeeping kept in tensors never goes stale. */
 let nextEpoch = 1;
 
+/** The sentinel `cta()` returns in a cluster of several CTAs (see Machine.hazard). */
+const CLUSTER_CTA = "\u0000cluster";
+
 /**
  * The state of the simulated SM while it runs one kernel: the threads of the current CTA (all
  * executed in lockstep, statement by statement), their registers, the CTA's shared memory and
  * each thread's local memory, plus per-byte hazard metadata in typed arrays. One Machine is made
  * per compiled kernel and reused by every CTA and every launch.
+ *
+ * A cluster launch of C > 1 CTAs runs the C CTAs of a cluster together, as one group of
+ * C × (threads per CTA) simulated threads: thread `t` is thread `t % ctaThreads` of the CTA of
+ * rank `t / ctaThreads` (ranks x-fastest, PTX ISA %cluster_ctarank), so its warps interleave with
+ * the other CTAs' warps under the same schedules as the warps of one CTA. Each CTA has its own
+ * window of `sharedStride` bytes in `shared` (and in every per-byte shadow array): a shared
+ * address as the program sees it is CTA-local, and an access adds the thread's window `win[t]`.
+ * A CTA barrier synchronises the threads of one CTA only; `barrier.cluster` all of them.
  */
 export class Machine {
+  /** Simulated threads: the threads of one CTA, times the CTAs of a cluster. */
   readonly threads: number;
+  /** Threads of one CTA (the launch's block). */
+  readonly ctaThreads: number;
+  /** CTAs per cluster (product of `cluster`). */
+  readonly ctas: number;
   readonly block: readonly [number, number, number];
   /** The grid of the current launch (runtime extents evaluated from its scalar arguments). */
   grid: readonly [number, number, number] = [1, 1, 1];
-  /** CTAs per cluster of the current launch (1, 1, 1 without a cluster launch). */
-  cluster: readonly [number, number, number] = [1, 1, 1];
+  /** CTAs per cluster (the launch's cluster dims; 1, 1, 1 without a cluster launch). */
+  readonly cluster: readonly [number, number, number];
   readonly tidx: Int32Array;
   readonly tidy: Int32Array;
   readonly tidz: Int32Array;
+  /** Per thread: its CTA's rank in the cluster (0 without a cluster of several CTAs). */
+  readonly rank: Int32Array;
+  /** Per thread: its CTA's position in the cluster (%cluster_ctaid). */
+  readonly rx: Int32Array;
+  readonly ry: Int32Array;
+  readonly rz: Int32Array;
+  /** Per thread: the first byte of its CTA's shared window (`rank * sharedStride`). */
+  readonly win: Int32Array;
+  /** Bytes of one CTA's shared window. */
+  readonly sharedStride: number;
   /** Every thread of a CTA, as the lane list the outermost statement runs with. */
   readonly allLanes: Int32Array;
+  /** %ctaid of the cluster's first CTA (of the CTA, without a cluster of several). */
   cx = 0;
   cy = 0;
   cz = 0;
@@ -210,6 +238,10 @@ export class Machine {
   reports: TirxError[] = [];
   readonly #seen = new Set<string>();
 
+  /** The site of the kernel's end (the function), for exit reports. */
+  exitSite = -1;
+  /** barrier.cluster, remote accesses between the CTAs of a cluster. */
+  readonly clusterUnit: ClusterUnit;
   /** The cp.async unit of the CTA's threads. */
   readonly async: AsyncUnit;
   /** mbarriers of the CTA, and the scheduling state of its wait loops. */
@@ -233,27 +265,50 @@ export class Machine {
   ) {
     const [bx, by, bz] = launch.block;
     this.block = launch.block;
-    const n = bx * by * bz;
+    const per = bx * by * bz;
+    const cl = launch.cluster ?? [1, 1, 1];
+    this.cluster = cl;
+    const ctas = cl[0] * cl[1] * cl[2];
+    this.ctas = ctas;
+    this.ctaThreads = per;
+    const n = per * ctas;
     this.threads = n;
+    // Windows are 1024-byte aligned (the period of a 128B swizzle), so each CTA's swizzled tiles
+    // and banks sit as in the first one.
+    const stride = ctas > 1 ? Math.ceil(sharedBytes / 1024) * 1024 : sharedBytes;
+    this.sharedStride = stride;
+    const total = stride * ctas;
     this.tidx = new Int32Array(n);
     this.tidy = new Int32Array(n);
     this.tidz = new Int32Array(n);
+    this.rank = new Int32Array(n);
+    this.rx = new Int32Array(n);
+    this.ry = new Int32Array(n);
+    this.rz = new Int32Array(n);
+    this.win = new Int32Array(n);
     this.allLanes = new Int32Array(n);
     for (let t = 0; t < n; t++) {
-      this.tidx[t] = t % bx;
-      this.tidy[t] = Math.floor(t / bx) % by;
-      this.tidz[t] = Math.floor(t / (bx * by));
+      const l = t % per;
+      const r = Math.floor(t / per);
+      this.tidx[t] = l % bx;
+      this.tidy[t] = Math.floor(l / bx) % by;
+      this.tidz[t] = Math.floor(l / (bx * by));
+      this.rank[t] = r;
+      this.rx[t] = r % cl[0];
+      this.ry[t] = Math.floor(r / cl[0]) % cl[1];
+      this.rz[t] = Math.floor(r / (cl[0] * cl[1]));
+      this.win[t] = r * stride;
       this.allLanes[t] = t;
     }
     this.num = new Float64Array(Math.max(slots.num, 1) * n);
     this.big = new Array<bigint>(slots.big * n).fill(0n);
-    this.shared = new Uint8Array(sharedBytes);
+    this.shared = new Uint8Array(total);
     this.sdv = new DataView(this.shared.buffer);
-    this.races = new RaceTracker(n, sharedBytes);
+    this.races = new RaceTracker(n, total);
     this.shWriter = this.races.wr;
     this.shEpoch = this.races.wc;
-    this.shPending = new Int32Array(sharedBytes);
-    this.shBatch = new Int32Array(sharedBytes);
+    this.shPending = new Int32Array(total);
+    this.shBatch = new Int32Array(total);
     this.shBulk = this.races.bk;
     this.localStride = localStride;
     this.local = new Uint8Array(localStride * n);
@@ -261,7 +316,8 @@ export class Machine {
     this.async = makeAsync(n);
     this.bars = new Mbarriers(n, this.races);
     this.bulk = new BulkUnit(n, this.bars);
-    this.wgmma = new WgmmaUnit(sharedBytes);
+    this.clusterUnit = new ClusterUnit(this);
+    this.wgmma = new WgmmaUnit(total);
   }
 
   /** Register a source site; returns its index (< 2^21, packed into writer entries). */
@@ -315,13 +371,16 @@ export class Machine {
     this.races.endCta();
   }
 
-  /** Start CTA (x, y, z): shared memory poisoned and never written, local memory zero. */
+  /**
+   * Start CTA (x, y, z), or the cluster whose first CTA it is: shared memory poisoned and never
+   * written, local memory zero.
+   */
   beginCta(x: number, y: number, z: number): void {
     this.cx = x;
     this.cy = y;
     this.cz = z;
     this.shared.fill(POISON_BYTE);
-    this.races.beginCta(this.cta());
+    this.races.beginCta(this.#cta0());
     this.shPending.fill(0);
     this.shBatch.fill(0);
     // Only bulk copies set these; BulkUnit.active says whether the last CTA issued any.
@@ -330,17 +389,65 @@ export class Machine {
     this.async.reset();
     this.bars.reset();
     this.bulk.reset();
+    this.clusterUnit.reset();
     this.wgmma.reset();
     this.epoch++;
     this.tracer?.beginCta(x + this.grid[0] * (y + this.grid[1] * z));
   }
 
-  /** `(x, y, z)` of thread `t` of the current CTA, for messages. */
+  /**
+   * `(x, y, z)` of thread `t` of the current CTA, for messages; in a cluster of several CTAs
+   * `(x, y, z) of CTA (cx, cy, cz)`, its own CTA.
+   */
   thread(t: number): string {
+    const id = this.threadId(t);
+    return this.ctas > 1 ? `${id} of CTA ${this.ctaOf(t)}` : id;
+  }
+
+  /** `(x, y, z)`, %tid of thread `t`. */
+  threadId(t: number): string {
     return `(${this.tidx[t]}, ${this.tidy[t]}, ${this.tidz[t]})`;
   }
 
+  /** The CTA-local shared address of absolute shared byte `a` (its offset in its window). */
+  ctaLocal(a: number): number {
+    return this.ctas > 1 ? a % this.sharedStride : a;
+  }
+
+  /** The rank of the CTA whose shared window holds absolute byte `a`. */
+  rankAt(a: number): number {
+    return this.ctas > 1 ? Math.floor(a / this.sharedStride) : 0;
+  }
+
+  /** %ctaid of thread `t`'s CTA, for messages. */
+  ctaOf(t: number): string {
+    return `(${this.cx + this.rx[t]!}, ${this.cy + this.ry[t]!}, ${this.cz + this.rz[t]!})`;
+  }
+
+  /** %ctaid of the CTA of rank `r` in the running cluster, for messages. */
+  ctaOfRank(r: number): string {
+    return this.ctaOf(r * this.ctaThreads);
+  }
+
+  /**
+   * The running CTA, for messages. In a cluster of several CTAs a sentinel: `thread(t)` names
+   * the CTA there, and `hazard` drops "of CTA <sentinel>" and names the cluster for a bare one.
+   */
   cta(): string {
+    return this.ctas > 1 ? CLUSTER_CTA : `(${this.cx}, ${this.cy}, ${this.cz})`;
+  }
+
+  /** A message with the cluster sentinel of `cta()` resolved. */
+  #resolve(text: string): string {
+    if (this.ctas === 1 || !text.includes(CLUSTER_CTA)) return text;
+    const last = this.ctaOfRank(this.ctas - 1);
+    return text
+      .replaceAll(` of CTA ${CLUSTER_CTA}`, "")
+      .replaceAll(` in CTA ${CLUSTER_CTA}`, "")
+      .replaceAll(`CTA ${CLUSTER_CTA}`, `the cluster of CTAs ${this.#cta0()}..${last}`);
+  }
+
+  #cta0(): string {
     return `(${this.cx}, ${this.cy}, ${this.cz})`;
   }
 
@@ -351,8 +458,9 @@ export class Machine {
   hazard(code: DiagnosticCode, message: string, site: number, notes: readonly Note[] = []): void {
     if (this.speculative > 0 && code !== "TX6005") return;
     const span = this.sites[site];
+    message = this.#resolve(message);
     const all = [
-      ...notes,
+      ...notes.map((n) => ({ ...n, message: this.#resolve(n.message) })),
       {
         message: `schedule seed ${this.seed}${this.seed === 0 ? " (lockstep)" : ""}; replay it with TIRX_SIM_SEED=${this.seed} or the simSeed option`,
       },

@@ -109,7 +109,7 @@ export class Mbarriers {
         : [];
       m.hazard(
         "TX6004",
-        `thread ${m.thread(t)} of CTA ${m.cta()} ${verb} mbarrier ${labelOf(bb, addr)}, which no mbarrier.init of this CTA has initialised`,
+        `thread ${m.thread(t)} of CTA ${m.cta()} ${verb} mbarrier ${labelOf(m, bb, addr)}, which no mbarrier.init of ${m.ctas > 1 ? "its" : "this"} CTA has initialised`,
         site,
         notes,
       );
@@ -120,7 +120,7 @@ export class Mbarriers {
     if (w >= 0 && !this.#races.ordered(w & THREAD_MASK, m.shEpoch[addr]!, t)) {
       m.hazard(
         "TX6003",
-        `thread ${m.thread(t)} of CTA ${m.cta()} ${verb} mbarrier ${labelOf(bb, addr)}, which thread ${m.thread(w & THREAD_MASK)} initialised with no cta_sync in between`,
+        `thread ${m.thread(t)} of CTA ${m.cta()} ${verb} mbarrier ${labelOf(m, bb, addr)}, which thread ${m.thread(w & THREAD_MASK)} initialised with no ${m.ctas > 1 ? "cta_sync (barrier.cluster between CTAs)" : "cta_sync"} in between`,
         site,
         [
           {
@@ -142,7 +142,7 @@ export class Mbarriers {
     if (this.#races.initFence[b.initThread]! >= b.initClock) return;
     m.hazard(
       "TX6016",
-      `thread ${m.thread(t)} of CTA ${m.cta()} ${use} mbarrier ${labelOf(b.bb, b.addr)}, but thread ${m.thread(b.initThread)} initialised it with no fence.mbarrier_init (T.ptx.fence.mbarrier_init) after the init, so the async proxy may not see the initialised object`,
+      `thread ${m.thread(t)} of CTA ${m.cta()} ${use} mbarrier ${labelOf(m, b.bb, b.addr)}, but thread ${m.thread(b.initThread)} initialised it with no fence.mbarrier_init (T.ptx.fence.mbarrier_init) after the init, so the async proxy may not see the initialised object`,
       site,
       [
         {
@@ -164,16 +164,24 @@ export class Mbarriers {
           : `${-b.tx} bytes completed beyond those announced with expect_tx`;
       m.hazard(
         "TX6017",
-        `CTA ${m.cta()} exits while mbarrier ${labelOf(b.bb, b.addr)} has an incomplete phase: ${what}`,
+        `CTA ${m.cta()} exits while mbarrier ${labelOf(m, b.bb, b.addr)} has an incomplete phase: ${what}`,
         b.initSite,
       );
     }
   }
 
-  /** `"bars"[i]`, for messages. */
-  label(slot: number): string {
+  /** The thread and site of the last init of the mbarrier at `addr`, if it was initialised. */
+  initOf(addr: number): { thread: number; site: number } | undefined {
+    const slot = this.#slotOf.get(addr);
+    if (slot === undefined) return undefined;
     const b = this.#bars[slot]!;
-    return labelOf(b.bb, b.addr);
+    return { thread: b.initThread, site: b.initSite };
+  }
+
+  /** `"bars"[i]`, for messages. */
+  label(m: Machine, slot: number): string {
+    const b = this.#bars[slot]!;
+    return labelOf(m, b.bb, b.addr);
   }
 
   /** Completed phases (absolute) of the mbarrier in `slot`. */
@@ -230,7 +238,7 @@ export class Mbarriers {
     m.shBulk.fill(0, addr, addr + 8);
     m.sdv.setBigUint64(addr, BigInt(count >>> 0), true);
     this.progress++;
-    m.tracer?.mbarrierInit(labelOf(bb, addr), t >> 5, count);
+    m.tracer?.mbarrierInit(labelOf(m, bb, addr), t >> 5, count);
   }
 
   /** `mbarrier.arrive` (txBytes 0) or `mbarrier.arrive.expect_tx(bar, txBytes)` by thread `t`. */
@@ -276,7 +284,7 @@ export class Mbarriers {
     }
     m.hazard(
       "TX6022",
-      `mbarrier ${labelOf(b.bb, b.addr)} in CTA ${m.cta()}: bulk copies completed ${-b.tx} bytes more than expect_tx announced for phase ${b.phase - b.base} (thread ${m.thread(t)}); the phase cannot complete (PTX ISA, mbarrier: tx-count)`,
+      `mbarrier ${labelOf(m, b.bb, b.addr)} in CTA ${m.cta()}: bulk copies completed ${-b.tx} bytes more than expect_tx announced for phase ${b.phase - b.base} (thread ${m.thread(t)}); the phase cannot complete (PTX ISA, mbarrier: tx-count)`,
       site,
       notes,
     );
@@ -284,7 +292,7 @@ export class Mbarriers {
 
   #maybeComplete(m: Machine, b: Bar, slot: number, t: number): void {
     if (b.pending <= 0 && b.tx === 0) {
-      m.tracer?.mbarrierPhase(labelOf(b.bb, b.addr), b.phase - b.base, t >> 5);
+      m.tracer?.mbarrierPhase(labelOf(m, b.bb, b.addr), b.phase - b.base, t >> 5);
       b.phase++;
       this.#races.onPhaseComplete(slot);
       b.pending = b.count;
@@ -316,23 +324,26 @@ export class Mbarriers {
         if (obs[s * n + t]! < r) obs[s * n + t] = r;
       }
       this.#races.onWaitSuccess(slot, t);
-      m.tracer?.tryWait(labelOf(bb, addr), t >> 5, true);
+      m.tracer?.tryWait(labelOf(m, bb, addr), t >> 5, true);
       return 1;
     }
-    m.tracer?.tryWait(labelOf(bb, addr), t >> 5, false);
+    m.tracer?.tryWait(labelOf(m, bb, addr), t >> 5, false);
     this.lastSlot = slot;
     this.lastParity = parity & 1;
     return 0;
   }
 
-  /** cta_sync: every thread now knows what any thread observed. */
-  barSync(): void {
+  /**
+   * cta_sync of threads [lo, hi) (one CTA; default all): each of them now knows what any of them
+   * observed.
+   */
+  barSync(lo = 0, hi = this.threads): void {
     const n = this.threads;
     const obs = this.#obs;
     for (let s = 0; s < this.#bars.length; s++) {
       let most = 0;
-      for (let t = 0; t < n; t++) if (obs[s * n + t]! > most) most = obs[s * n + t]!;
-      obs.fill(most, s * n, (s + 1) * n);
+      for (let t = lo; t < hi; t++) if (obs[s * n + t]! > most) most = obs[s * n + t]!;
+      obs.fill(most, s * n + lo, s * n + hi);
     }
   }
 
@@ -356,7 +367,7 @@ export class Mbarriers {
       if (seen.has(key)) continue;
       seen.add(key);
       if (x.slot < 0) continue;
-      const bar = this.label(x.slot);
+      const bar = this.label(m, x.slot);
       if (x !== b) {
         notes.push({
           message: `thread ${m.thread(x.thread)} is also blocked here, waiting on mbarrier ${bar} (parity ${x.parity})`,
@@ -369,7 +380,7 @@ export class Mbarriers {
         span: m.sites[xb.initSite],
       });
     }
-    const bar = b.slot >= 0 ? `mbarrier ${this.label(b.slot)}` : "an mbarrier";
+    const bar = b.slot >= 0 ? `mbarrier ${this.label(m, b.slot)}` : "an mbarrier";
     m.hazard(
       "TX6006",
       `thread ${m.thread(b.thread)} of CTA ${m.cta()} waits forever on ${bar} (phase parity ${b.parity}): every thread of the CTA is blocked and no bulk copy is in flight to complete the phase`,
@@ -379,8 +390,10 @@ export class Mbarriers {
   }
 }
 
-function labelOf(bb: BarBuffer, addr: number): string {
-  return `"${bb.name}"[${(addr - bb.placed.base) / 8}]`;
+/** `"bars"[i]` (in a cluster of several CTAs: `"bars"[i] of CTA (x, y, z)`), for messages. */
+function labelOf(m: Machine, bb: BarBuffer, addr: number): string {
+  const at = `"${bb.name}"[${(m.ctaLocal(addr) - bb.placed.base) / 8}]`;
+  return m.ctas > 1 ? `${at} of CTA ${m.ctaOfRank(m.rankAt(addr))}` : at;
 }
 
 /** True when the 8 bytes at `addr` lie in the mbarrier buffer; TX6005 otherwise. */
@@ -392,5 +405,5 @@ function inBar(
   site: number,
   verb: string,
 ): boolean {
-  return checkBounds(m, "shared", bb.placed, addr - bb.placed.base, 8, t, site, verb);
+  return checkBounds(m, "shared", bb.placed, m.ctaLocal(addr) - bb.placed.base, 8, t, site, verb);
 }

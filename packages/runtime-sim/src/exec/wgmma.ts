@@ -129,7 +129,7 @@ export class WgmmaUnit {
       const p = this.#all().find((x) => x.chunks.includes(chunk));
       m.hazard(
         "TX6024",
-        `thread ${m.thread(t)} of CTA ${m.cta()} ${verb} shared "${name}" byte ${b - base}, which a wgmma.mma_async (warp ${p?.warp ?? "?"}) not yet retired by wgmma.wait_group still reads`,
+        `thread ${m.thread(t)} of CTA ${m.cta()} ${verb} shared "${name}" byte ${m.ctaLocal(b) - base}, which a wgmma.mma_async (warp ${p?.warp ?? "?"}) not yet retired by wgmma.wait_group still reads`,
         site,
         p ? [{ message: "the wgmma is issued here", span: m.sites[p.site] }] : [],
       );
