@@ -116,7 +116,7 @@ const rounds = queuedRounds(() => run.launchAsync(a));
 const queuedUs = median(rounds);
 
 // The two driver entry points behind the bound launch function (CudaKernel.launcher), same
-// kernel and buffer: cuLaunchKernel (11 FFI arguments) and cuLaunchKernelEx (4, TIRX_LAUNCH=ex).
+// kernel and buffer: cuLaunchKernel (11 FFI arguments, TIRX_LAUNCH=classic) and cuLaunchKernelEx (4, the default).
 const kernelParams = run.module.params;
 const boundCfg = { ...run.module.launch, dynamicSharedBytes: run.module.dynamicSharedBytes };
 const k0 = compileCuda(inc, { module: run.module }).kernel(dev);
@@ -157,7 +157,7 @@ say(
 );
 say(`- kernel: launch_inc, grid 1, block ${N}, one float32 tensor; ${iters} queued launches`);
 say(
-  `- command: tsx -C source bench/launch.ts (launchAsync through ${process.env["TIRX_LAUNCH"] === "ex" ? "cuLaunchKernelEx, TIRX_LAUNCH=ex" : "cuLaunchKernel"})`,
+  `- command: tsx -C source bench/launch.ts (launchAsync through ${process.env["TIRX_LAUNCH"] === "classic" ? "cuLaunchKernel, TIRX_LAUNCH=classic" : "cuLaunchKernelEx"})`,
 );
 if (cNote) say(`- ${cNote}`);
 say("");

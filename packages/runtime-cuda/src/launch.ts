@@ -254,9 +254,10 @@ export class CudaKernel {
    * calls cuLaunchKernel. Used by the launch fast paths of `compileCuda` and tirx-ts's `compile`.
    * The packer lives as long as the kernel. Same errors as {@link launch}.
    *
-   * `opts.ex` (default: `TIRX_LAUNCH=ex` in the environment) launches with cuLaunchKernelEx and a
-   * CUlaunchConfig kept beside the packer, four FFI arguments instead of eleven; ignored when the
-   * driver lacks it (before CUDA 12.0).
+   * `opts.ex` (default: true, unless `TIRX_LAUNCH=classic` is in the environment) launches with
+   * cuLaunchKernelEx and a CUlaunchConfig kept beside the packer, four FFI arguments instead of
+   * eleven (about 0.2 µs less per queued launch on the H200 host, bench/results/gpu-runs.md);
+   * cuLaunchKernel is used when the driver lacks cuLaunchKernelEx (before CUDA 12.0).
    */
   launcher(
     params: readonly Param[],
@@ -286,7 +287,9 @@ export class CudaKernel {
     const generation = this.generation;
     const fn = { name, params };
     const ex =
-      (opts.ex ?? process.env["TIRX_LAUNCH"] === "ex") ? this.#driver.cuLaunchKernelEx : undefined;
+      (opts.ex ?? process.env["TIRX_LAUNCH"] !== "classic")
+        ? this.#driver.cuLaunchKernelEx
+        : undefined;
     if (ex) {
       const config = launchConfigBlock(launch);
       let lastStream = 0n;
