@@ -58,7 +58,8 @@ const WN = 32;
  * otherwise that operand takes the element tail path (see the file's header).
  * `name` is the kernel's (and PTX entry's) name.
  * @throws Error unless m, n, k are positive integers and 3 ≤ stages ≤ 8 (the
- *   cp.async.wait_group count is 0..7; shared memory is 16 KiB per stage).
+ *   cp.async.wait_group count is 0..7). The tiles take 16 KiB of static shared memory per stage
+ *   and static shared memory is at most 48 KiB, so compiling more than 3 stages is TX2008.
  */
 export function makeGemm(m: number, n: number, k: number, stages = 3, name = "gemm_mma"): PrimFunc {
   if (![m, n, k].every((x) => Number.isInteger(x) && x >= 1)) {
