@@ -28,12 +28,15 @@ function warpsOf(lanes: Int32Array, n: number, count: Int32Array): void {
  * WgmmaUnit). The math of `m64nNk16`, per warp q = warp % 4 of the warpgroup (its 16 rows of D):
  * `D[r][n] = scale_d·D[r][n] + Σ_k (scale_a·A[r][k])·(scale_b·B[n][k])`, exact products summed in
  * float64 in k order and rounded once to float32. A (rows 16q..16q+15) and B (N rows) are read
- * K-major through their descriptors: element (row r, k) of a 2-byte type lies at logical byte
- * `start + (r >> 3)·SBO + (r & 7)·W + 2k` with W = 16·2^mode for a swizzled mode (then the
- * address is swizzled: bits 4.. XOR bits 7.., CuTe Swizzle<mode, 4, 3>), or at
- * `start + (r >> 3)·SBO + (2k >> 4)·LBO + (r & 7)·16 + (2k & 15)` without swizzle (PTX ISA,
- * "Shared Memory Matrix Layout", canonical K-major layouts). Transposed (MN-major) operands are
- * not simulated (TX2010 when reached). Every byte read is hazard-checked like an ordinary read by
+ * through their descriptors in the canonical layouts of the PTX ISA ("Shared Memory Matrix
+ * Layout"; CUTLASS `make_gmma_desc`), for a 2-byte type, W = 16·2^mode the bytes of a swizzle
+ * row and E = W / 2 its elements:
+ * - K-major (trans 0): element (r, k) at `start + (r >> 3)·SBO + (r & 7)·W + 2k` when swizzled,
+ *   `start + (r >> 3)·SBO + (k >> 3)·LBO + (r & 7)·16 + 2(k & 7)` without swizzle;
+ * - MN-major (trans 1): `start + ⌊r / E⌋·LBO + (k >> 3)·SBO + (k & 7)·W + 2(r % E)` when
+ *   swizzled (LBO steps whole swizzle atoms along M/N, SBO the 8-deep k groups),
+ *   `start + (r >> 3)·SBO + (k >> 3)·LBO + (k & 7)·16 + 2(r & 7)` without swizzle.
+ * A swizzled address then has bits 4.. XORed with bits 7.. (CuTe Swizzle<mode, 4, 3>). Every byte read is hazard-checked like an ordinary read by
  * the warp's lane 0 (pending async copies, never-written bytes, races), and the async proxy's
  * reads need a fence.proxy.async after generic-proxy writes (TX6015).
  */
@@ -102,15 +105,6 @@ export function compileWgmma(
   const sb = imm(5);
   const transA = aRegs ? 0 : imm(6);
   const transB = imm(aRegs ? 6 : 7);
-  if (transA || transB) {
-    return () => {
-      throw new TirxError(
-        "TX2010",
-        `${op.surface} with trans_a/trans_b = 1 (MN-major shared operands) is not supported by the simulator`,
-        span,
-      );
-    };
-  }
   const codec = codecOf(mma.ab);
   const load = codec.load as (dv: DataView, a: number) => number;
   const f32 = codecOf("float32");
@@ -124,22 +118,34 @@ export function compileWgmma(
     shared.find((p) => a >= p.base && a < p.base + p.size);
   const accCount = N / 2;
 
-  /** The physical shared byte of element (r, k) of a K-major operand described by `desc`. */
+  /**
+   * The physical shared byte of element (r, k) of an operand described by `d`: r along M/N, k
+   * along K; `mn` for an MN-major (transposed) operand.
+   */
   const addressOf = (
     d: ReturnType<typeof decodeMatrixDescriptor>,
+    mn: boolean,
     r: number,
     k: number,
   ): number => {
     if (d.swizzle === 0) {
-      return d.addr + (r >> 3) * d.sdo + ((2 * k) >> 4) * d.ldo + (r & 7) * 16 + ((2 * k) & 15);
+      // Core matrices of 8 × 16 bytes (8 rows along M/N or along K); LBO steps K, SBO steps M/N.
+      return mn
+        ? d.addr + (r >> 3) * d.sdo + (k >> 3) * d.ldo + (k & 7) * 16 + 2 * (r & 7)
+        : d.addr + (r >> 3) * d.sdo + ((2 * k) >> 4) * d.ldo + (r & 7) * 16 + ((2 * k) & 15);
     }
-    const x = d.addr + (r >> 3) * d.sdo + (r & 7) * (16 << d.swizzle) + 2 * k;
+    const W = 16 << d.swizzle; // bytes of one swizzle row
+    const E = W >> 1; // 2-byte elements of one row
+    const x = mn
+      ? d.addr + Math.floor(r / E) * d.ldo + (k >> 3) * d.sdo + (k & 7) * W + 2 * (r % E)
+      : d.addr + (r >> 3) * d.sdo + (r & 7) * W + 2 * k;
     return x ^ (((x >> 7) & ((1 << d.swizzle) - 1)) << 4);
   };
 
-  /** Read a K-major operand's rows [r0, r0 + rows) × 16 k into `out`; the chunks it touches. */
+  /** Read an operand's rows [r0, r0 + rows) × 16 k into `out`; the chunks it touches. */
   const readOperand = (
     desc: bigint,
+    mn: boolean,
     r0: number,
     rows: number,
     t: number,
@@ -152,7 +158,7 @@ export function compileWgmma(
     const win = m.win[t]!;
     for (let r = 0; r < rows; r++) {
       for (let k = 0; k < 16; k++) {
-        const local = addressOf(d, r0 + r, k);
+        const local = addressOf(d, mn, r0 + r, k);
         const p = placedAt(local);
         if (!p || local + 2 > p.base + p.size) {
           m.hazard(
@@ -203,9 +209,9 @@ export function compileWgmma(
           return;
         }
       }
-      if (!readOperand(bd, 0, N, base, B, chunks, "B")) return;
+      if (!readOperand(bd, transB !== 0, 0, N, base, B, chunks, "B")) return;
       if (ad !== undefined) {
-        if (!readOperand(ad, 16 * q, 16, base, A, chunks, "A")) return;
+        if (!readOperand(ad, transA !== 0, 16 * q, 16, base, A, chunks, "A")) return;
       } else {
         for (let l = 0; l < 32; l++) {
           const t = base + l;

@@ -18,9 +18,11 @@ export interface MatrixDescriptor {
   /** Shared-window byte address of the matrix's first core matrix (multiple of 16, < 2^18). */
   readonly addr: number;
   /** Leading-dimension byte offset (multiple of 16, < 2^18): between core matrices along K for
-   * K-major no-swizzle layouts; unused (conventionally 16) for swizzled K-major layouts. */
+   * no-swizzle layouts (K- or MN-major); unused (conventionally 16) for swizzled K-major layouts;
+   * between swizzle atoms along M/N for swizzled MN-major layouts. */
   readonly ldo: number;
-  /** Stride-dimension byte offset (multiple of 16, < 2^18): between 8-row groups along M/N. */
+  /** Stride-dimension byte offset (multiple of 16, < 2^18): between 8-row groups along M/N for
+   * K-major and no-swizzle layouts; between 8-deep k groups for swizzled MN-major layouts. */
   readonly sdo: number;
   readonly swizzle: SwizzleModeNumber;
 }
