@@ -31,8 +31,10 @@ describe("wgmma differential cases on the simulator", () => {
     // One k16 step: the simulator sums the exact products in float64 and rounds once, which is
     // the once-rounded exact value unless the addends span more exponents than float64 holds
     // beyond float32's 24 bits (CTA 2: wide exponents; CTA 4: zeros, tiny and largest values).
-    // Chained steps round to float32 after each step, as the accumulator register does.
+    // Chained steps round to float32 after each step, as the accumulator register does. Each
+    // rounding is off the exact step by at most one float32 ulp of the step's result,
+    // 2^-23·|D| ≤ 2^-23·(|c| + Σ|a·b|): a quarter of the per-step bound.
     if (c.spec.steps === 1) expect(v.inexactCtas.filter((x) => x !== 2 && x !== 4)).toEqual([]);
-    expect(v.worst).toBeLessThan(0.25);
+    expect(v.worst).toBeLessThanOrEqual(0.25);
   });
 });
