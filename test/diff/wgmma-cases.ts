@@ -37,8 +37,11 @@ export interface WgmmaSpec {
   /** MN-major (transposed) tiles: imm-trans-a / imm-trans-b = 1. */
   readonly tA: boolean;
   readonly tB: boolean;
-  /** scale-d of the first k16 step (the rest accumulate): 0 ignores C. */
-  readonly scaleD: 0 | 1;
+  /**
+   * scale-d of the first k16 step (the rest accumulate): 0 ignores C; "odd" is the runtime
+   * predicate `ctaid.x % 2 != 0` (odd CTAs accumulate into C, even ones ignore it).
+   */
+  readonly scaleD: 0 | 1 | "odd";
   /** imm-scale-a / imm-scale-b: -1 negates the operand. */
   readonly sa: 1 | -1;
   readonly sb: 1 | -1;
@@ -366,7 +369,7 @@ export function wgmmaCase(s: WgmmaSpec, seed: number): WgmmaCase {
           s.swB,
         );
         const opts = {
-          scale_d: kk === 0 ? s.scaleD : 1,
+          scale_d: kk > 0 ? 1 : s.scaleD === "odd" ? cta.mod(2) : s.scaleD,
           scale_a: s.sa,
           scale_b: s.sb,
           trans_b: s.tB ? 1 : 0,
@@ -422,7 +425,8 @@ export function wgmmaCase(s: WgmmaSpec, seed: number): WgmmaCase {
           for (let nn = 0; nn < N; nn++) {
             const i = c * 64 * N + r * N + nn;
             const bo = c * N * K + nn * K;
-            const cv = s.scaleD ? C[i]! : undefined;
+            const keep = s.scaleD === "odd" ? c % 2 === 1 : s.scaleD === 1;
+            const cv = keep ? C[i]! : undefined;
             const want = exactDot(as, ao, bs, bo, K, cv, dyA, dyB);
             const got = Number(out[i]);
             checked++;
@@ -491,7 +495,7 @@ const spec = (
 /**
  * The cases: N 8/24/64/128/256, float16 and bfloat16, A from shared and from registers, every
  * swizzle for K-major and MN-major tiles (MN-major B narrower than one swizzle atom included),
- * scale-d 0 and 1, the negate immediates, and 1–4 chained k16 steps.
+ * scale-d 0, 1 and a runtime predicate, the negate immediates, and 1–4 chained k16 steps.
  */
 export const WGMMA_SPECS: readonly WgmmaSpec[] = [
   // K-major
@@ -501,6 +505,7 @@ export const WGMMA_SPECS: readonly WgmmaSpec[] = [
   spec(256, "float16", "ss", "k3", "k3", { steps: 2, scaleD: 0 }),
   spec(256, "bfloat16", "rs", "k0", "k3", { steps: 2 }),
   spec(64, "float16", "rs", "k0", "k1", { scaleD: 0 }),
+  spec(64, "bfloat16", "ss", "k3", "k2", { steps: 2, scaleD: "odd" }),
   spec(128, "bfloat16", "ss", "k2", "k2", { steps: 2, sa: -1 }),
   spec(8, "bfloat16", "ss", "k1", "k1", { steps: 3, sb: -1 }),
   spec(64, "float16", "ss", "k1", "k2", { sa: -1, sb: -1 }),
@@ -517,6 +522,7 @@ export const WGMMA_SPECS: readonly WgmmaSpec[] = [
   spec(8, "float16", "ss", "mn2", "mn3"),
   spec(64, "bfloat16", "ss", "mn0", "k0", { steps: 4 }),
   spec(24, "float16", "ss", "mn1", "mn2", { steps: 3 }),
+  spec(128, "float16", "rs", "k0", "mn3", { scaleD: "odd", sa: -1 }),
 ];
 
 /** Every wgmma differential case. */
