@@ -67,6 +67,17 @@ describe("tirx build", () => {
     expect((await tirx("build", "examples/copy_async.ts", "--kernel", "nope")).code).toBe(1);
   });
 
+  test("without --arch the target is the lowest the kernel needs (sm_90a for wgmma, sm_90 for TMA)", async () => {
+    const hopper = await tirx("build", "examples/gemm_hopper.ts");
+    expect(hopper.err).toBe("");
+    expect(hopper.code).toBe(0);
+    expect(hopper.out).toContain(".target sm_90a");
+    const tma = await tirx("build", "examples/tma_transpose.ts");
+    expect(tma.code).toBe(0);
+    expect(tma.out).toContain(".target sm_90\n");
+    expect((await tirx("build", "examples/copy_async.ts")).out).toContain(".target sm_80\n");
+  });
+
   test("a contract violation exits 1 with the code, the rule and a code frame of the author's line", async () => {
     const { code, err } = await tirx("build", "test/fixtures/bad_chunk.ts");
     const line = await lineOf(

@@ -110,7 +110,12 @@ function multicastKernel(o: { initSync: boolean; exitSync: boolean; touch?: bool
  */
 function remoteArriveKernel(o: {
   initIn: "both" | "rank1";
-  initSync: boolean;
+  /**
+   * true: barrier.cluster arrive + wait after the inits; "relaxed": the inits, then
+   * fence.mbarrier_init, barrier.cluster.arrive.relaxed and wait (CUTLASS's start-up);
+   * "relaxed_nofence": the same without the fence; false: a cta_sync only.
+   */
+  initSync: boolean | "relaxed" | "relaxed_nofence";
   exitSync: boolean;
   noWait?: boolean;
 }): PrimFunc {
@@ -125,8 +130,14 @@ function remoteArriveKernel(o: {
       const rank = T.cuda.cluster_ctarank();
       const bar = T.alloc_shared([2], "uint64", { name: "bar" });
       const initCond = o.initIn === "both" ? tid.eq(0) : tid.eq(0).and(rank.eq(1));
-      T.if_(initCond, () => T.ptx.mbarrier.init(bar.sub(1), 1));
-      if (o.initSync) {
+      T.if_(initCond, () => {
+        T.ptx.mbarrier.init(bar.sub(1), 1);
+        if (o.initSync === "relaxed") T.ptx.fence.mbarrier_init();
+      });
+      if (o.initSync === "relaxed" || o.initSync === "relaxed_nofence") {
+        T.ptx.barrier.cluster.arrive_relaxed();
+        T.ptx.barrier.cluster.wait();
+      } else if (o.initSync) {
         T.ptx.barrier.cluster.arrive();
         T.ptx.barrier.cluster.wait();
       } else T.cuda.cta_sync();
@@ -247,6 +258,27 @@ describe("clusters of several CTAs on the simulator", () => {
       /thread \(0, 0, 0\) of CTA \(1, 0, 0\) arrives on mbarrier "bar"\[1\] of CTA \(0, 0, 0\), which thread \(0, 0, 0\) of CTA \(0, 0, 0\) initialised/,
     );
     expect(isTirxError(e) && e.notes[0]?.span?.line).not.toBe(lineOf(e));
+  });
+
+  it("fence.mbarrier_init + barrier.cluster.arrive.relaxed + wait orders the inits before a remote arrive", () => {
+    // PTX ISA: fence.mbarrier_init.release.cluster releases the thread's earlier mbarrier.init,
+    // barrier.cluster.wait acquires; without the fence the relaxed arrive orders nothing.
+    const run = (initSync: "relaxed" | "relaxed_nofence", seed: number) => {
+      const b = simZeros([2], "int32");
+      const fn = remoteArriveKernel({ initIn: "both", initSync, exitSync: true });
+      const r = runSim(verify(fn), [b], { hazards: "collect", simSeed: seed });
+      return { r, b: Array.from(b.toArray() as ArrayLike<number>) };
+    };
+    for (const seed of SEEDS) {
+      const ok = run("relaxed", seed);
+      expect(ok.r.reports).toEqual([]);
+      expect(ok.b).toEqual([42, 42]);
+      const bad = run("relaxed_nofence", seed).r;
+      const e = bad.reports.find((x) => isTirxError(x) && x.code === "TX6003");
+      expect(String(e)).toMatch(
+        /(arrives on|waits on) mbarrier "bar"\[1\] of CTA \(0, 0, 0\), which thread \(0, 0, 0\) of CTA \(0, 0, 0\) initialised/,
+      );
+    }
   });
 
   it("reports a CTA that exits while a peer's remote arrive may still reach it (TX6025)", () => {

@@ -15,6 +15,8 @@ export {
   maxVersion,
   formatVersion,
   resolveArch,
+  requiredArch,
+  defaultArch,
   type Arch,
   type Feature,
   type PtxVersion,

@@ -18,7 +18,7 @@ import { storagePass } from "./lower/storage-pass.js";
 import { emitEntry } from "./emit/entry.js";
 import { renderModule } from "./render.js";
 import type { BoundsSite } from "./emit/bounds-check.js";
-import { DEFAULT_ARCH, ptxVersionFor, resolveArch } from "./target.js";
+import { defaultArch, ptxVersionFor, resolveArch } from "./target.js";
 
 /** Options of {@link emitPtx} and {@link compileToPtx}. */
 export interface PtxOptions {
@@ -104,7 +104,7 @@ export function emitPtx(vf: VerifiedFunc, opts: PtxOptions = {}): PtxModule {
     throw new TirxError("TX1002", `emitPtx needs the result of verify(fn), got ${showValue(vf)}`);
   }
   checkPtxOptions(opts, vf.fn.span);
-  const arch = resolveArch(opts.arch ?? DEFAULT_ARCH, vf);
+  const arch = resolveArch(opts.arch ?? defaultArch(vf), vf);
   const version = ptxVersionFor(vf, arch);
   const wideSymbolic = opts.wideSymbolic === true;
   const entry = emitEntry(runPipeline(vf, PTX_PASSES), wideSymbolic, opts.checkBounds === true);

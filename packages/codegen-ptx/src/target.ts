@@ -34,7 +34,10 @@ export const ARCHS: readonly Arch[] = [
   { name: "sm_90a", sm: 90, minPtx: [8, 0] },
 ];
 
-/** The default target: the oldest with cp.async (PTX ISA, cp.async: sm_80). */
+/**
+ * The oldest target (PTX ISA, cp.async: sm_80), which a kernel of cp.async and plain arithmetic
+ * gets by default; kernels with newer instructions default to what they need (`defaultArch`).
+ */
 export const DEFAULT_ARCH = "sm_80";
 
 /**
@@ -159,6 +162,47 @@ export function resolveArch(arch: string, vf: VerifiedFunc): Arch {
     );
   }
   return found;
+}
+
+/**
+ * The lowest target of {@link ARCHS} whose features cover `vf`: the highest `sm` any instruction
+ * (op table `OpDef.sm`, tile ops' `sm`) or the launch (clusters: sm_90) needs, at least sm_80,
+ * and the architecture-specific variant (`sm_90a`) when an instruction exists only there (wgmma,
+ * setmaxnreg, TMA multicast). A kernel no target covers (an `a`-only instruction with a newer
+ * one) gets the `a` target it names, which {@link resolveArch} then refuses with that error.
+ * @example requiredArch(verify(gemmHopper)).name; // "sm_90a"
+ */
+export function requiredArch(vf: VerifiedFunc): Arch {
+  let sm = Math.max(vf.minSm, ARCHS[0]!.sm);
+  let specific = -1;
+  walkStmt(vf.entry.body, (s) => {
+    for (const f of requirementsOf(s)) {
+      sm = Math.max(sm, f.minSm);
+      if (f.specific) specific = f.minSm;
+    }
+    const opcode = s.kind === "TileApply" ? s.opcode : s.kind === "TileOp" ? s.source.opcode : "";
+    if (opcode.startsWith("cp.async.bulk.tensor.") && opcode.includes(".multicast::cluster")) {
+      specific = 90;
+    }
+  });
+  if (specific >= 0) {
+    return ARCHS.find((a) => a.name === `sm_${specific}a`) ?? ARCHS[ARCHS.length - 1]!;
+  }
+  return ARCHS.find((a) => a.sm >= sm && !a.name.endsWith("a")) ?? ARCHS[ARCHS.length - 1]!;
+}
+
+/**
+ * The target `vf` compiles for when the caller names none. `base` is the preferred target (a
+ * GPU's own, from its compute capability); without it, {@link requiredArch}. A base of the same
+ * sm as the kernel's need is raised to it (an sm_90 GPU and a wgmma kernel: sm_90a); a base below
+ * the need is kept, so that {@link resolveArch} reports the instruction the GPU lacks.
+ */
+export function defaultArch(vf: VerifiedFunc, base?: string): string {
+  const need = requiredArch(vf);
+  if (base === undefined) return need.name;
+  const b = ARCHS.find((a) => a.name === base);
+  if (b && b.sm === need.sm && need.name.endsWith("a")) return need.name;
+  return base;
 }
 
 /**

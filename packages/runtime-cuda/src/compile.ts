@@ -18,8 +18,10 @@ import { ExtendedLauncher } from "./tma.js";
 /** Options of `compileCuda`. */
 export interface CudaCompileOptions {
   /**
-   * PTX target, e.g. "sm_80" (the default) or "sm_90" (needed for bulk copies). The driver JITs
-   * the PTX for the actual GPU, so a target at or below the device's own architecture works.
+   * PTX target, e.g. "sm_80" or "sm_90" (needed for bulk copies). Default: the lowest target the
+   * kernel's instructions need (codegen-ptx's `requiredArch`: sm_80 for cp.async, sm_90 for bulk
+   * copies and clusters, sm_90a for wgmma). The driver JITs the PTX for the actual GPU, so a
+   * target at or below the device's own architecture works.
    */
   readonly arch?: string;
   /** The device the kernel runs on; default: the device of the tensor arguments, else `cuda(0)`. */
@@ -90,7 +92,10 @@ export interface CudaCompiled {
 export function compileCuda(fn: PrimFunc, opts: CudaCompileOptions = {}): CudaCompiled {
   const mod =
     opts.module ??
-    compileToPtx(fn, { arch: opts.arch ?? "sm_80", checkBounds: opts.checkBounds === true });
+    compileToPtx(fn, {
+      ...(opts.arch !== undefined ? { arch: opts.arch } : {}),
+      checkBounds: opts.checkBounds === true,
+    });
   const kernels = new Map<CudaDevice, CudaKernel>();
   // The module's dynamic shared bytes cover both the launch's request and dyn buffers it declares.
   const launch = { ...mod.launch, dynamicSharedBytes: mod.dynamicSharedBytes };

@@ -10,7 +10,7 @@ import {
   type PrimFunc,
   type TirxError,
 } from "@tirx-ts/core";
-import { ARCHS, DEFAULT_ARCH, emitPtx, PTX_PASSES } from "@tirx-ts/codegen-ptx";
+import { ARCHS, emitPtx, PTX_PASSES } from "@tirx-ts/codegen-ptx";
 import { printScriptModule } from "@tirx-ts/dsl";
 import { LoadError, loadKernelFile } from "./load.js";
 import { traceKernel } from "./trace.js";
@@ -31,8 +31,10 @@ const USAGE = `usage: tirx build <file.ts> [--kernel NAME] [--emit ptx|ir|script
   --emit ptx|ir|script  what to print (default ptx)
   --after PASS    with --emit ir: the IR after that stage, one of
                   ${STAGES.join(", ")} (default: as written)
-  --arch SM       PTX target: sm_80 (default), sm_86, sm_87, sm_89, sm_90, sm_90a;
-                  cp.async.bulk, mbarrier transaction counts and async-proxy fences need sm_90
+  --arch SM       PTX target: sm_80, sm_86, sm_87, sm_89, sm_90, sm_90a. Default: the lowest
+                  the kernel needs (sm_80; sm_90 for cp.async.bulk, TMA, mbarrier transaction
+                  counts, async-proxy fences, stmatrix and clusters; sm_90a for wgmma,
+                  setmaxnreg and TMA multicast)
 
   trace runs the kernel on the simulator and writes a Chrome / Perfetto trace (JSON; open it in
   ui.perfetto.dev): per CTA and warp, cp.async groups, waits, barrier and mbarrier phases, on a
@@ -93,7 +95,7 @@ export async function main(argv: readonly string[], io: CliIO = PROCESS_IO): Pro
         kernel: { type: "string" },
         emit: { type: "string", default: "ptx" },
         after: { type: "string" },
-        arch: { type: "string", default: DEFAULT_ARCH },
+        arch: { type: "string" },
         out: { type: "string" },
         args: { type: "string" },
         help: { type: "boolean", short: "h" },
@@ -139,8 +141,8 @@ export async function main(argv: readonly string[], io: CliIO = PROCESS_IO): Pro
     );
     return 2;
   }
-  const arch = values.arch!;
-  if (!ARCHS.some((a) => a.name === arch)) {
+  const arch = values.arch;
+  if (arch !== undefined && !ARCHS.some((a) => a.name === arch)) {
     io.err(`tirx: unknown --arch "${arch}"; accepted: ${ARCHS.map((a) => a.name).join(", ")}\n`);
     return 2;
   }
@@ -249,7 +251,7 @@ export async function main(argv: readonly string[], io: CliIO = PROCESS_IO): Pro
         headers.push(`// IR of "${fn.name}" after ${after}`, ...notes.map((n) => `// ${n}`));
         irs.push(out.fn);
       } else if (values.emit !== "ptx") irs.push(fn);
-      else io.out(emitPtx(vf, { arch }).text);
+      else io.out(emitPtx(vf, arch !== undefined ? { arch } : {}).text);
     }
     if (irs.length > 0) {
       const text = await printScriptModule(irs);

@@ -13,7 +13,7 @@ import {
   type TirxError,
   type VerifiedFunc,
 } from "@tirx-ts/core";
-import { emitPtx, type PtxModule } from "@tirx-ts/codegen-ptx";
+import { defaultArch, emitPtx, type PtxModule } from "@tirx-ts/codegen-ptx";
 import { callerSpan } from "@tirx-ts/dsl";
 import {
   archForDevice,
@@ -32,8 +32,10 @@ export interface CompileOptions {
   /** Only "cuda": the kernel is compiled to PTX; it also runs on the simulated device. */
   readonly target: "cuda";
   /**
-   * PTX target. Default: on a GPU, the GPU's own compute capability (`sm_90` on an H200); the
-   * `ptx` property and the simulator use "sm_80" (bulk copies need "sm_90").
+   * PTX target. Default: on a GPU, the GPU's own compute capability (`sm_90` on an H200), raised
+   * to `sm_90a` on an sm_90 GPU where the kernel needs it (wgmma, setmaxnreg, TMA multicast); the
+   * `ptx` property and the simulator use the lowest target the kernel needs (codegen-ptx's
+   * `requiredArch`: "sm_80" for cp.async, "sm_90" for bulk copies, TMA and clusters, "sm_90a").
    */
   readonly arch?: string;
   /** Simulator hazard reports: "throw" (default) stops at the first, "collect" gathers them. */
@@ -103,7 +105,7 @@ function compileUncached(fn: PrimFunc, opts: CompileOptions): Compiled {
   let lastCompiled: CudaCompiled | undefined;
   const cudaFor = (dev: CudaDevice): CudaCompiled => {
     if (dev === lastDevice) return lastCompiled!;
-    const arch = opts.arch ?? archForDevice(dev);
+    const arch = opts.arch ?? defaultArch(verified, archForDevice(dev));
     let c = onCuda.get(arch);
     if (!c) {
       const m = arch === module.target ? module : emitPtx(verified, { arch, checkBounds });

@@ -15,6 +15,13 @@ import type { Layout } from "../compile/layout.js";
  * RaceTracker's K matrix), and shares the threads' mbarrier observations like cta_sync. A wait
  * whose phase never completes is TX6006.
  *
+ * fence.mbarrier_init.release.cluster is a release fence for the thread's earlier mbarrier.init
+ * operations only (PTX ISA, membar/fence). Followed by a relaxed arrive and a wait of the same
+ * phase, it orders those inits before the waiter's later mbarrier operations (CUTLASS's
+ * fence_barrier_init + cluster_arrive_relaxed + cluster_wait start-up) and orders nothing else:
+ * the inits travel in their own matrix (`KI`), which only the mbarrier init-visibility check
+ * (TX6003 in Mbarriers.use) reads.
+ *
  * Exit (PTX ISA, "Distributed shared memory": a CTA must not exit while another CTA of its
  * cluster may still access its shared memory): per (accessing thread, target CTA) the latest
  * remote mbarrier arrive and the latest multicast TMA copy into the target are kept. At the
@@ -35,6 +42,16 @@ export class ClusterUnit {
   readonly #acc: Int32Array;
   /** `#acc` frozen at the last phase completion: what a passing wait acquires. */
   readonly #rel: Int32Array;
+  /** Per thread u: the clock of u's last fence.mbarrier_init released by arrivals (see above). */
+  readonly #accInit: Int32Array;
+  /** `#accInit` frozen at the last phase completion. */
+  readonly #relInit: Int32Array;
+  /**
+   * threads × threads: KI[t * threads + u] = highest fence.mbarrier_init clock of u that t
+   * acquired through the cluster barrier (u's mbarrier.init at or below it happen before t's
+   * point); null until a fenced init is released.
+   */
+  #KI: Int32Array | null = null;
   /** A wait that could not pass in this scheduling round (site, thread), or site -1. */
   blockedSite = -1;
   blockedThread = 0;
@@ -53,6 +70,8 @@ export class ClusterUnit {
     this.#target = new Int32Array(n);
     this.#acc = new Int32Array(n);
     this.#rel = new Int32Array(n);
+    this.#accInit = new Int32Array(n);
+    this.#relInit = new Int32Array(n);
   }
 
   /** A new cluster: no arrivals, no remote accesses. */
@@ -61,6 +80,9 @@ export class ClusterUnit {
     this.#target.fill(0);
     this.#acc.fill(0);
     this.#rel.fill(0);
+    this.#accInit.fill(0);
+    this.#relInit.fill(0);
+    this.#KI?.fill(0);
     this.phase = 0;
     this.#count = 0;
     this.blockedSite = -1;
@@ -82,6 +104,8 @@ export class ClusterUnit {
       if (races.clock[t]! > acc[t]!) acc[t] = races.clock[t]!;
       races.clock[t]!++;
     }
+    const f = races.initFence[t]!;
+    if (f > this.#accInit[t]!) this.#accInit[t] = f;
     this.#target[t] = this.phase + 1;
     this.#arriveSite = site;
     m.bars.progress++;
@@ -89,6 +113,7 @@ export class ClusterUnit {
       this.phase++;
       this.#count = 0;
       this.#rel.set(this.#acc);
+      this.#relInit.set(this.#accInit);
       // Like cta_sync: what any thread observed of mbarrier phases (the bulk-copy guards) is
       // known to all (observations between a thread's arrive and the last arrival included).
       m.bars.barSync();
@@ -107,7 +132,24 @@ export class ClusterUnit {
     const rel = this.#rel;
     const row = t * T;
     for (let u = 0; u < T; u++) if (rel[u]! > K[row + u]!) K[row + u] = rel[u]!;
+    const relInit = this.#relInit;
+    let KI = this.#KI;
+    for (let u = 0; u < T; u++) {
+      if (relInit[u]! === 0) continue;
+      KI ??= this.#KI = new Int32Array(T * T);
+      if (relInit[u]! > KI[row + u]!) KI[row + u] = relInit[u]!;
+    }
     return true;
+  }
+
+  /**
+   * Whether thread `u`'s mbarrier.init at clock `c` happens before thread `t`'s current point
+   * through a fence.mbarrier_init of `u` after it and a cluster barrier phase (relaxed arrive
+   * included) that `t` waited for.
+   */
+  initAcquired(u: number, c: number, t: number): boolean {
+    const KI = this.#KI;
+    return KI !== null && KI[t * this.#m.threads + u]! >= c;
   }
 
   /** TX6006 when a wait of the cluster barrier blocked in the last round; true if it reported. */

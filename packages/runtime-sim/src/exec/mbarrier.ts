@@ -117,7 +117,11 @@ export class Mbarriers {
     }
     this.#races.materialise(addr, 8);
     const w = m.shWriter[addr]!;
-    if (w >= 0 && !this.#races.ordered(w & THREAD_MASK, m.shEpoch[addr]!, t)) {
+    if (
+      w >= 0 &&
+      !this.#races.ordered(w & THREAD_MASK, m.shEpoch[addr]!, t) &&
+      !this.#initReleased(m, slot, w, addr, t)
+    ) {
       m.hazard(
         "TX6003",
         `thread ${m.thread(t)} of CTA ${m.cta()} ${verb} mbarrier ${labelOf(m, bb, addr)}, which thread ${m.thread(w & THREAD_MASK)} initialised with no ${m.ctas > 1 ? "cta_sync (barrier.cluster between CTAs)" : "cta_sync"} in between`,
@@ -131,6 +135,20 @@ export class Mbarriers {
       );
     }
     return slot;
+  }
+
+  /**
+   * Whether the last write of the mbarrier in `slot` (writer `w`) is its mbarrier.init and reached
+   * thread `t` through fence.mbarrier_init.release.cluster and a cluster barrier (ClusterUnit).
+   */
+  #initReleased(m: Machine, slot: number, w: number, addr: number, t: number): boolean {
+    const b = this.#bars[slot]!;
+    const u = w & THREAD_MASK;
+    return (
+      u === b.initThread &&
+      m.shEpoch[addr] === b.initClock &&
+      m.clusterUnit.initAcquired(u, b.initClock, t)
+    );
   }
 
   /**
