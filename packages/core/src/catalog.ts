@@ -373,7 +373,7 @@ export const CATALOG = {
   TX6018: {
     rule: "hazard/matrix-row-address",
     title:
-      "an ldmatrix/stmatrix row address is not 16-byte aligned or its 16-byte row leaves the shared buffer",
+      "an ldmatrix/stmatrix row address is not 16-byte aligned or its 16-byte row leaves the shared buffer, or a wgmma operand's footprint leaves the shared buffer its descriptor starts in",
   },
   TX6020: {
     rule: "contract/mbarrier-count",
@@ -400,6 +400,16 @@ export const CATALOG = {
     rule: "hazard/cluster-exit",
     title:
       "a CTA exits while another CTA of its cluster may still access its shared memory (no cluster barrier before exit)",
+  },
+  TX6026: {
+    rule: "contract/wgmma-descriptor",
+    title:
+      "a runtime wgmma descriptor disagrees with the shared tile it points into (dtype, LBO/SBO for the tile's layout, start off a swizzle-atom row)",
+  },
+  TX6027: {
+    rule: "hazard/wgmma-fence",
+    title:
+      "a wgmma.mma_async with no wgmma.fence before it in its warpgroup, or after its accumulator/A registers were written by other instructions",
   },
   TX7001: {
     rule: "mma/fragment-operand",
@@ -431,7 +441,7 @@ export const CATALOG = {
   TX7007: {
     rule: "wgmma/descriptor",
     title:
-      "a wgmma matrix descriptor must describe a shared buffer with static 16-byte-multiple offsets and the buffer's own swizzle",
+      "a wgmma matrix descriptor must describe a shared buffer of the instruction's dtype with static 16-byte-multiple offsets, a 16-byte-aligned start, the buffer's own swizzle and the LBO/SBO of the buffer's layout",
   },
   TX7008: { rule: "setmaxnreg/count", title: "setmaxnreg counts are multiples of 8 in 24..256" },
   TX7009: {
@@ -443,6 +453,10 @@ export const CATALOG = {
     rule: "wgmma/warpgroup",
     title:
       "a wgmma instruction must be executed by all 128 threads of a warpgroup (4 consecutive warps from a multiple of 4) with one set of descriptors",
+  },
+  TX7011: {
+    rule: "wgmma/fence",
+    title: "a wgmma.mma_async comes before any wgmma.fence in program order",
   },
 } as const satisfies Record<string, { rule: string; title: string }>;
 

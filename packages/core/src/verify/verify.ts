@@ -19,6 +19,7 @@ import { type BulkCopyPlan } from "../patterns/cp-async-bulk.js";
 import { type TmaPlan } from "../patterns/tma.js";
 import { checkExpectTx } from "./expect-tx.js";
 import { checkCluster } from "./cluster.js";
+import { checkWgmmaFence } from "./wgmma-fence.js";
 import { checkOpCall, findOp, opOf, type PtxVersion } from "../ops/index.js";
 import { exprChildren, stmtExprs, walkExpr } from "../visit.js";
 import type { Span } from "../span.js";
@@ -452,6 +453,7 @@ export function verify(fn: PrimFunc): VerifiedFunc {
   };
   visit(entry.body);
   checkExpectTx(entry.body, plans);
+  checkWgmmaFence(entry.body);
   return {
     fn,
     entry,

@@ -208,6 +208,7 @@ export function compileStore(
       const v = val(t);
       if (!(rel >= 0 && rel + eb <= size)) return oob(t, rel);
       if (m.wgmma.live > 0) m.wgmma.checkLocal(m, t, base + rel, eb, site, "writes");
+      if (m.wgmma.dirty) m.wgmma.noteLocalWrite(t * stride + base + rel, eb, site);
       store(dv, t * stride + base + rel, v);
     };
   }

@@ -52,12 +52,10 @@ export function layoutOf(vf: VerifiedFunc): Layout {
   const dyn: Buffer[] = [];
   let sharedEnd = 0;
   let localEnd = 0;
-  const place = (b: Buffer, base: number): Placed => ({
-    name: b.name,
-    span: b.span,
-    base,
-    size: numel(staticShape(b, "a shared or local allocation", b.span)) * dtypeBytes(b.dtype),
-  });
+  const place = (b: Buffer, base: number): Placed => {
+    const shape = staticShape(b, "a shared or local allocation", b.span);
+    return { name: b.name, span: b.span, base, size: numel(shape) * dtypeBytes(b.dtype), dtype: b.dtype, shape };
+  };
   walkStmt(vf.entry.body, (s) => {
     if (s.kind === "Alloc") {
       const b = s.buffer;

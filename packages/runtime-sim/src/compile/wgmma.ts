@@ -1,6 +1,10 @@
 import {
   decodeMatrixDescriptor,
   fragmentCoord,
+  operandLayoutHint,
+  operandOffset,
+  operandTileMismatch,
+  swizzleByte,
   TirxError,
   type Expr,
   type MachineAction,
@@ -67,7 +71,9 @@ export function compileWgmma(
       f(w);
     }
   };
-  if (fx.action === "fence") return () => {};
+  if (fx.action === "fence") {
+    return (lanes, n) => eachWarp(lanes, n, (w) => unit.fence(w, m.threads, m.localStride));
+  }
   if (fx.action === "commit") return (lanes, n) => eachWarp(lanes, n, (w) => unit.commit(w));
   if (fx.action === "wait") {
     const keep = Number(exprs[0]!.kind === "IntImm" ? exprs[0]!.value : 0);
@@ -118,28 +124,75 @@ export function compileWgmma(
     shared.find((p) => a >= p.base && a < p.base + p.size);
   const accCount = N / 2;
 
-  /**
-   * The physical shared byte of element (r, k) of an operand described by `d`: r along M/N, k
-   * along K; `mn` for an MN-major (transposed) operand.
-   */
+  /** The physical shared byte of element (r, k) of an operand described by `d`. */
   const addressOf = (
     d: ReturnType<typeof decodeMatrixDescriptor>,
     mn: boolean,
     r: number,
     k: number,
-  ): number => {
-    if (d.swizzle === 0) {
-      // Core matrices of 8 × 16 bytes (8 rows along M/N or along K); LBO steps K, SBO steps M/N.
-      return mn
-        ? d.addr + (r >> 3) * d.sdo + (k >> 3) * d.ldo + (k & 7) * 16 + 2 * (r & 7)
-        : d.addr + (r >> 3) * d.sdo + ((2 * k) >> 4) * d.ldo + (r & 7) * 16 + ((2 * k) & 15);
+  ): number => swizzleByte(d.addr + operandOffset(d, mn, r, k), d.swizzle);
+  /** Per descriptor layout (LBO, SBO, mode, major-ness, tile row): the disagreement, if any. */
+  const layoutCache = new Map<string, string | undefined>();
+  const ab = mma.ab;
+
+  /**
+   * The descriptor against the tile its start lies in (PTX ISA, wgmma: Matrix Descriptor Format,
+   * Shared Memory Matrix Layout): the tile's dtype, LBO/SBO for a tile of 2+ dims (row-major,
+   * `operandTileMismatch`), and a swizzled start in row 0 of a swizzle atom (the descriptor's
+   * base offset is 0, so the hardware starts the XOR pattern there). TX6026 when not.
+   */
+  const agrees = (
+    d: ReturnType<typeof decodeMatrixDescriptor>,
+    p: Placed,
+    mn: boolean,
+    opRows: number,
+    t: number,
+    what: string,
+  ): boolean => {
+    const where = `${op.surface} in warp ${t >> 5} of CTA ${m.cta()}`;
+    if (p.dtype !== undefined && p.dtype !== ab) {
+      m.hazard(
+        "TX6026",
+        `${where} reads ${what} as ${ab}, but its descriptor points into shared "${p.name}" of ${p.dtype}`,
+        site,
+        p.span ? [{ message: `"${p.name}" is allocated here`, span: p.span }] : [],
+      );
+      return false;
     }
-    const W = 16 << d.swizzle; // bytes of one swizzle row
-    const E = W >> 1; // 2-byte elements of one row
-    const x = mn
-      ? d.addr + Math.floor(r / E) * d.ldo + (k >> 3) * d.sdo + (k & 7) * W + 2 * (r % E)
-      : d.addr + (r >> 3) * d.sdo + (r & 7) * W + 2 * k;
-    return x ^ (((x >> 7) & ((1 << d.swizzle) - 1)) << 4);
+    if (d.swizzle !== 0) {
+      const W = 16 << d.swizzle;
+      const inAtom = (d.addr - p.base) % (8 * W);
+      if (inAtom >= W) {
+        m.hazard(
+          "TX6026",
+          `${where}: the descriptor of ${what} starts ${inAtom} bytes into a ${8 * W}-byte swizzle atom of "${p.name}" (row ${Math.floor(inAtom / W)}); with base offset 0 the start must lie in the atom's row 0 (a multiple of 8 rows, plus a K offset within the row)`,
+          site,
+        );
+        return false;
+      }
+    }
+    const shape = p.shape;
+    if (shape && shape.length >= 2) {
+      const cols = shape[shape.length - 1]!;
+      const key = `${d.ldo},${d.sdo},${d.swizzle},${mn},${cols},${opRows}`;
+      let msg = layoutCache.get(key);
+      if (!layoutCache.has(key)) {
+        const bad = operandTileMismatch(d, mn, opRows, cols);
+        msg = bad
+          ? `reads element (${bad.r}, ${bad.k}) at byte ${bad.got} from the start, where the tile holds it at byte ${bad.want}; ${operandLayoutHint(d.swizzle, mn, cols)}`
+          : undefined;
+        layoutCache.set(key, msg);
+      }
+      if (msg !== undefined) {
+        m.hazard(
+          "TX6026",
+          `${where}: the descriptor of ${what} (LBO ${d.ldo}, SBO ${d.sdo}, ${mn ? "MN" : "K"}-major) does not describe the layout of "${p.name}": it ${msg}`,
+          site,
+        );
+        return false;
+      }
+    }
+    return true;
   };
 
   /** Read an operand's rows [r0, r0 + rows) × 16 k into `out`; the chunks it touches. */
@@ -152,19 +205,30 @@ export function compileWgmma(
     out: Float64Array,
     chunks: Set<number>,
     what: string,
+    opRows: number,
   ): boolean => {
     const d = decodeMatrixDescriptor(desc);
     // Descriptors hold CTA-local addresses: the warp's CTA's shared window.
     const win = m.win[t]!;
+    const p = placedAt(d.addr);
+    if (!p) {
+      m.hazard(
+        "TX6018",
+        `${op.surface} in warp ${t >> 5} of CTA ${m.cta()}: the descriptor of ${what} starts at shared byte ${d.addr}, outside every shared buffer`,
+        site,
+      );
+      return false;
+    }
+    if (!agrees(d, p, mn, opRows, t, what)) return false;
     for (let r = 0; r < rows; r++) {
       for (let k = 0; k < 16; k++) {
         const local = addressOf(d, mn, r0 + r, k);
-        const p = placedAt(local);
-        if (!p || local + 2 > p.base + p.size) {
+        if (local < p.base || local + 2 > p.base + p.size) {
           m.hazard(
             "TX6018",
-            `${op.surface} in warp ${t >> 5} of CTA ${m.cta()}: ${what} element (${r0 + r}, ${k}) lies at shared byte ${local}, outside every shared buffer (descriptor start ${d.addr}, sdo ${d.sdo}, ldo ${d.ldo})`,
+            `${op.surface} in warp ${t >> 5} of CTA ${m.cta()}: ${what} element (${r0 + r}, ${k}) lies at shared byte ${local}, which leaves "${p.name}" (bytes ${p.base}..${p.base + p.size - 1}) that the descriptor starts in (start ${d.addr}, LBO ${d.ldo}, SBO ${d.sdo}); the ${what === "A" ? "64×16 A" : `${N}×16 B`} operand must lie inside its buffer`,
             site,
+            p.span ? [{ message: `"${p.name}" is allocated here`, span: p.span }] : [],
           );
           return false;
         }
@@ -209,9 +273,16 @@ export function compileWgmma(
           return;
         }
       }
-      if (!readOperand(bd, transB !== 0, 0, N, base, B, chunks, "B")) return;
+      const accAt = new Int32Array(32);
+      for (let l = 0; l < 32; l++) accAt[l] = (base + l) * stride + dPlaced.base + dOff(base + l) * 4;
+      const aAt = new Int32Array(32).fill(-1);
+      if (aRegs) for (let l = 0; l < 32; l++) aAt[l] = (base + l) * stride + aPlaced!.base + aOff!(base + l) * 2;
+      const regs = [{ start: accAt, bytes: accCount * 4, what: "accumulator" }];
+      if (aRegs) regs.push({ start: aAt, bytes: 16, what: "A" });
+      if (!unit.checkFence(m, w, regs, site)) return;
+      if (!readOperand(bd, transB !== 0, 0, N, base, B, chunks, "B", N)) return;
       if (ad !== undefined) {
-        if (!readOperand(ad, transA !== 0, 16 * q, 16, base, A, chunks, "A")) return;
+        if (!readOperand(ad, transA !== 0, 16 * q, 16, base, A, chunks, "A", 64)) return;
       } else {
         for (let l = 0; l < 32; l++) {
           const t = base + l;

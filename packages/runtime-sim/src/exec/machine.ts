@@ -3,6 +3,7 @@ import type { AccessLog } from "./access-log.js";
 import {
   TirxError,
   type DiagnosticCode,
+  type DType,
   type LaunchConfig,
   type Note,
   type Span,
@@ -82,6 +83,9 @@ export interface Placed {
   readonly span: Span | undefined;
   readonly base: number;
   readonly size: number;
+  /** The buffer's element dtype and static shape (wgmma checks descriptors against them). */
+  readonly dtype?: DType;
+  readonly shape?: readonly number[];
 }
 
 /**

@@ -24,6 +24,11 @@ interface Pending {
  * - any write to those shared bytes (a store, an async copy) is TX6024.
  * Groups are per warp: the 4 warps of a warpgroup run the same commit/wait sequence
  * (`.sync.aligned`), and each warp's part of the instruction (its 16 rows of D) is kept apart.
+ *
+ * wgmma.fence (PTX ISA, wgmma.fence): a warp's wgmma.mma_async needs a fence of the warp before
+ * it, and none of its accumulator (or A) registers written by other instructions since that
+ * fence (TX6027). Local writes through ordinary stores are marked per byte from a warp's fence
+ * on; a wgmma's own accumulator writes are not marks.
  */
 export class WgmmaUnit {
   /** Issued, not yet retired wgmmas in the CTA (fast check for the load/store hooks). */
@@ -33,16 +38,79 @@ export class WgmmaUnit {
   #uncommitted: Pending[][] = [];
   #groups: Pending[][][] = [];
 
+  /** Per warp: whether it executed a wgmma.fence (in this CTA). */
+  #fenced: boolean[] = [];
+  /** Per thread-local byte: written by an ordinary store since the thread's warp's last fence. */
+  dirty: Uint8Array | undefined;
+  /** Per thread-local byte: the site of that write. */
+  #dirtySite: Int32Array | undefined;
+
   constructor(sharedBytes: number) {
     this.#reads = new Int32Array(sharedBytes);
   }
 
-  /** A fresh CTA: nothing pending. */
+  /** A fresh CTA: nothing pending, no warp fenced. */
   reset(): void {
     if (this.live > 0) this.#reads.fill(0);
     this.live = 0;
     this.#uncommitted = [];
     this.#groups = [];
+    this.#fenced = [];
+    this.dirty?.fill(0);
+  }
+
+  /** wgmma.fence by `warp` (threads of `stride` local bytes each): its writes so far are ordered. */
+  fence(warp: number, threads: number, stride: number): void {
+    this.#fenced[warp] = true;
+    if (!this.dirty) {
+      this.dirty = new Uint8Array(threads * stride);
+      this.#dirtySite = new Int32Array(threads * stride);
+    } else this.dirty.fill(0, warp * 32 * stride, (warp + 1) * 32 * stride);
+  }
+
+  /** An ordinary write of thread-local bytes [a, a + n) (absolute in local memory) at `site`. */
+  noteLocalWrite(a: number, n: number, site: number): void {
+    this.dirty!.fill(1, a, a + n);
+    this.#dirtySite!.fill(site, a, a + n);
+  }
+
+  /**
+   * Before a wgmma.mma_async of `warp`: TX6027 when the warp has no fence, or a lane's registers
+   * [start, start + bytes) (absolute local bytes, per lane; `what` names them) were written since.
+   * @returns whether the wgmma may go on.
+   */
+  checkFence(
+    m: Machine,
+    warp: number,
+    ranges: readonly { start: Int32Array; bytes: number; what: string }[],
+    site: number,
+  ): boolean {
+    if (!this.#fenced[warp]) {
+      m.hazard(
+        "TX6027",
+        `wgmma.mma_async in warp ${warp} of CTA ${m.cta()} with no wgmma.fence before it; the warpgroup's first wgmma.mma_async needs T.ptx.wgmma.fence() (PTX ISA, wgmma.fence)`,
+        site,
+      );
+      return false;
+    }
+    const dirty = this.dirty!;
+    for (const { start, bytes, what } of ranges) {
+      for (let l = 0; l < 32; l++) {
+        const s0 = start[l]!;
+        if (s0 < 0) continue;
+        for (let b = s0; b < s0 + bytes; b++) {
+          if (dirty[b] === 0) continue;
+          m.hazard(
+            "TX6027",
+            `wgmma.mma_async in warp ${warp} of CTA ${m.cta()}: thread ${m.thread((warp << 5) + l)} wrote ${what} element ${Math.floor((b - s0) / (what === "A" ? 2 : 4))} after the warp's last wgmma.fence; a wgmma.fence must come between other writes of these registers and the wgmma.mma_async (PTX ISA, wgmma.fence)`,
+            site,
+            [{ message: "the register is written here", span: m.sites[this.#dirtySite![b]!] }],
+          );
+          return false;
+        }
+      }
+    }
+    return true;
   }
 
   /** Record an issued wgmma of `warp`. */

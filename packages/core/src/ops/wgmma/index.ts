@@ -12,3 +12,4 @@ export const WGMMA_OPS: readonly OpDef[] = [
 
 export * from "./descriptor.js";
 export * from "./mma-async.js";
+export * from "./operand.js";

@@ -5,6 +5,8 @@ import type { Span } from "../../span.js";
 import { staticArg, valueArg } from "../define.js";
 import type { LowerCtx, OpDef, OperandSpec } from "../op.js";
 import { MMA_F32_BOUND } from "../mma/mma.js";
+import { isStaticShape } from "../../ir/buffer.js";
+import { operandLayoutHint, operandTileMismatch, residueMod } from "./operand.js";
 
 /** One wgmma.mma_async variant: N, the A/B type token, and where A comes from. */
 export interface WgmmaVariant {
@@ -54,6 +56,63 @@ function checkScales(surface: string, args: readonly Expr[], from: number, span?
   }
 }
 
+/**
+ * The static half of "the descriptor agrees with its tile" (PTX ISA, wgmma: Matrix Descriptor
+ * Format and Shared Memory Matrix Layout), for a descriptor written inline as
+ * `encode_matrix_descriptor(tile.ptr([...]), lbo, sbo, mode)`: the tile's dtype is the
+ * instruction's; the start is 16-byte aligned where its residue is evident (the descriptor keeps
+ * address bits 4–17 and drops the rest); for a tile of 2 or more dims, LBO/SBO read the tile's
+ * row-major layout (see `operandTileMismatch`). What depends on runtime values (the start's row
+ * in its swizzle atom, the footprint) is the simulator's (TX6026, TX6018).
+ * @throws TirxError TX7007.
+ */
+function checkOperandDescriptor(
+  surface: string,
+  v: WgmmaVariant,
+  which: "A" | "B",
+  desc: Expr,
+  mn: boolean,
+  span?: Span,
+): void {
+  if (desc.kind !== "CallExpr" || desc.op !== "wgmma.encode_matrix_descriptor") return;
+  const ptr = desc.args[0]!;
+  if (ptr.kind !== "BufferPtr") return;
+  const b = ptr.buffer;
+  const at = ptr.span ?? desc.span ?? span;
+  const notes = b.span ? [{ message: `"${b.name}" is allocated here`, span: b.span }] : [];
+  if (b.dtype !== v.abDtype) {
+    throw new TirxError(
+      "TX7007",
+      `${surface} reads ${which} as ${v.abDtype}, but its descriptor points into "${b.name}" of ${b.dtype}; the tensor cores would reinterpret the bits`,
+      at,
+      notes,
+    );
+  }
+  const res = residueMod(ptr.offset, 8);
+  if (res !== undefined && res !== 0) {
+    throw new TirxError(
+      "TX7007",
+      `the descriptor of ${which} starts ${2 * res} bytes past a 16-byte boundary ("${b.name}" element offset ≡ ${res} mod 8); the descriptor keeps the start address >> 4, so wgmma would read from ${2 * res} bytes earlier`,
+      at,
+      notes,
+    );
+  }
+  const [ldo, sdo, sw] = desc.args.slice(1).map((a) => constInt(a));
+  if (ldo === undefined || sdo === undefined || sw === undefined) return;
+  if (b.shape.length < 2 || !isStaticShape(b.shape)) return;
+  const cols = Number(b.shape[b.shape.length - 1]);
+  const rows = which === "A" ? 64 : v.n;
+  const bad = operandTileMismatch({ ldo, sdo, swizzle: sw as 0 | 1 | 2 | 3 }, mn, rows, cols);
+  if (bad) {
+    throw new TirxError(
+      "TX7007",
+      `the descriptor of ${which} (LBO ${ldo}, SBO ${sdo}, ${mn ? "MN" : "K"}-major) does not describe the layout of "${b.name}": it reads element (${bad.r}, ${bad.k}) at byte ${bad.got} from the start, where the tile holds it at byte ${bad.want}; ${operandLayoutHint(sw, mn, cols)}`,
+      at,
+      notes,
+    );
+  }
+}
+
 /** `setp.ne` of an int32 operand into a predicate, or a bool operand as it is. */
 function predicate(c: LowerCtx, op: string, dt: DType): string {
   if (dt === "bool") return c.toReg(op, "bool");
@@ -100,7 +159,13 @@ function wgmmaOp(v: WgmmaVariant): OpDef {
     archSpecific: true,
     effects: true,
     approx: MMA_F32_BOUND,
-    check: (args, span) => checkScales(surface, args, 4, span),
+    check: (args, span) => {
+      checkScales(surface, args, 4, span);
+      const transA = v.a === "ss" ? constInt(args[6]!) === 1 : false;
+      const transB = constInt(args[v.a === "ss" ? 7 : 6]!) === 1;
+      if (v.a === "ss") checkOperandDescriptor(surface, v, "A", args[1]!, transA, span);
+      checkOperandDescriptor(surface, v, "B", args[2]!, transB, span);
+    },
     checkLaunch: (_args, launch, span) => {
       const threads = launch.block[0] * launch.block[1] * launch.block[2];
       if (threads % 128 !== 0) {

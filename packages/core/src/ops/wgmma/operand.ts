@@ -1,0 +1,103 @@
+import type { Expr } from "../../ir/expr.js";
+import type { MatrixDescriptor } from "./descriptor.js";
+
+/**
+ * The byte offset, from the descriptor's start address and before the swizzle XOR, of element
+ * (r, k) of a 2-byte wgmma operand: r along M/N, k along K, `mn` for an MN-major (transposed)
+ * operand. The canonical layouts of the PTX ISA ("Shared Memory Matrix Layout"; CUTLASS
+ * `make_gmma_desc`), with W = 16·2^mode the bytes of a swizzle row and E = W / 2 its elements:
+ * - K-major: `(r >> 3)·SBO + (r & 7)·W + 2k` swizzled, `(r >> 3)·SBO + (k >> 3)·LBO + (r & 7)·16 + 2(k & 7)` not;
+ * - MN-major: `⌊r / E⌋·LBO + (k >> 3)·SBO + (k & 7)·W + 2(r % E)` swizzled,
+ *   `(r >> 3)·SBO + (k >> 3)·LBO + (k & 7)·16 + 2(r & 7)` not.
+ */
+export function operandOffset(
+  d: Pick<MatrixDescriptor, "ldo" | "sdo" | "swizzle">,
+  mn: boolean,
+  r: number,
+  k: number,
+): number {
+  if (d.swizzle === 0) {
+    return mn
+      ? (r >> 3) * d.sdo + (k >> 3) * d.ldo + (k & 7) * 16 + 2 * (r & 7)
+      : (r >> 3) * d.sdo + (k >> 3) * d.ldo + (r & 7) * 16 + 2 * (k & 7);
+  }
+  const W = 16 << d.swizzle;
+  const E = W >> 1;
+  return mn
+    ? Math.floor(r / E) * d.ldo + (k >> 3) * d.sdo + (k & 7) * W + 2 * (r % E)
+    : (r >> 3) * d.sdo + (r & 7) * W + 2 * k;
+}
+
+/** The physical shared byte of pre-swizzle byte address `x` (CuTe Swizzle<mode, 4, 3>: bits 4.. ^= bits 7..). */
+export function swizzleByte(x: number, swizzle: number): number {
+  return swizzle === 0 ? x : x ^ (((x >> 7) & ((1 << swizzle) - 1)) << 4);
+}
+
+/** One element where a descriptor and its tile disagree (byte offsets from the start). */
+export interface OperandMismatch {
+  readonly r: number;
+  readonly k: number;
+  /** Where the descriptor reads element (r, k). */
+  readonly got: number;
+  /** Where the row-major tile holds it. */
+  readonly want: number;
+}
+
+/**
+ * The first element of a `rows`×16 operand (2-byte type) that the descriptor `d` reads from
+ * another place than a row-major tile with rows of `cols` elements holds it: K-major (r, k) at
+ * `2(r·cols + k)` from the start, MN-major at `2(k·cols + r)` (the tile is [M/N, K] or [K, M/N]
+ * with its swizzle applied to the whole tile, as `T.swizzle_mode` does). Undefined when they agree
+ * for every element, that is when LBO and SBO are the ones the tile's layout needs.
+ */
+export function operandTileMismatch(
+  d: Pick<MatrixDescriptor, "ldo" | "sdo" | "swizzle">,
+  mn: boolean,
+  rows: number,
+  cols: number,
+): OperandMismatch | undefined {
+  for (let r = 0; r < rows; r++) {
+    for (let k = 0; k < 16; k++) {
+      const got = operandOffset(d, mn, r, k);
+      const want = 2 * (mn ? k * cols + r : r * cols + k);
+      if (got !== want) return { r, k, got, want };
+    }
+  }
+  return undefined;
+}
+
+/**
+ * What a row-major tile of a swizzle needs of LBO/SBO, in words, for a message: the rows of a
+ * swizzled tile are one swizzle row (W bytes) and SBO steps 8 of them.
+ */
+export function operandLayoutHint(swizzle: number, mn: boolean, cols: number): string {
+  const rowBytes = 2 * cols;
+  if (swizzle === 0) {
+    return `a no-swizzle descriptor reads 8×16-byte core matrices (each 128 contiguous bytes), which a row-major tile with ${rowBytes}-byte rows does not hold; lay the tile out as core matrices (a 1-D buffer indexed by hand) or use a swizzled tile`;
+  }
+  const W = 16 << swizzle;
+  if (rowBytes !== W) {
+    return `a ${W}B-swizzled ${mn ? "MN" : "K"}-major operand needs tile rows of exactly ${W} bytes (one swizzle row); this tile's rows are ${rowBytes} bytes`;
+  }
+  return `for this tile (rows of ${rowBytes} bytes, ${W}B swizzle, ${mn ? "MN" : "K"}-major) SBO is ${8 * W}${mn ? "" : " (8 rows)"}`;
+}
+
+/**
+ * The element offset of `e` modulo `m` where it is evident from constants (sums and products
+ * whose terms are constants or multiples of `m`), else undefined.
+ */
+export function residueMod(e: Expr, m: number): number | undefined {
+  const mod = (x: number): number => ((x % m) + m) % m;
+  if (e.kind === "IntImm") return mod(Number(e.value));
+  if (e.kind === "Cast") return residueMod(e.value, m);
+  if (e.kind !== "Binary") return undefined;
+  const a = residueMod(e.a, m);
+  const b = residueMod(e.b, m);
+  if (e.op === "add") return a !== undefined && b !== undefined ? mod(a + b) : undefined;
+  if (e.op === "sub") return a !== undefined && b !== undefined ? mod(a - b) : undefined;
+  if (e.op === "mul") {
+    if (a === 0 || b === 0) return 0;
+    return a !== undefined && b !== undefined ? mod(a * b) : undefined;
+  }
+  return undefined;
+}
