@@ -112,6 +112,9 @@ function kernel(o: Opts): { fn: PrimFunc; K: number } {
               .add((i % 2) + (i >= 4 ? 8 : 0) + kk * 16);
             a.set([kk * 8 + i], sA.get([at(r, k)]));
           }
+          // The fragment's registers were just written: a fence orders them before the wgmma
+          // reads them (PTX ISA, wgmma.fence).
+          T.ptx.wgmma.fence();
           T.ptx.wgmma.mma_async(`m64n${n}k16`, o.ab, acc, 0, a, dB, {
             scale_d: kk === 0 ? 0 : 1,
             a_offset: kk * 8,
