@@ -3,9 +3,9 @@
 // m16n8k32 s8), on random and edge inputs, 8 warps per case. References are computed here from
 // the PTX ISA's fragment figures (written out below, not imported): moves must be bit-exact;
 // integer mma exact; float mma is compared with the exact D = A·B + C rounded once to float32
-// (BigInt arithmetic), within MMA_F32_BOUND (2^-21 of |c| + Σ|a·b|), and the number of elements
+// (BigInt arithmetic), within MMA_F32_BOUND (mmaF32Bound: 2^-21 of |c| + Σ|a·b| plus (K+1)·2^-22 of the largest addend), and the number of elements
 // that equal the once-rounded exact value is reported.
-import { MMA_F32_BOUND, type DType, type PrimFunc } from "@tirx-ts/core";
+import { mmaF32Bound, type DType, type PrimFunc } from "@tirx-ts/core";
 import { T, type PrimExpr } from "@tirx-ts/dsl";
 import { compile, tensor, type DeviceLike } from "tirx-ts";
 import { decode, encode, prng, type Value } from "./values.js";
@@ -432,8 +432,11 @@ function mmaCase(v: Variant): MmaCase {
               continue;
             }
             inexact.add(w);
-            const mag = Math.abs(Cv[i]!) + as.reduce((s, x, k) => s + Math.abs(x * bs[k]!), 0);
-            const err = Math.abs(got - want) / (MMA_F32_BOUND.rel! * mag);
+            const bound = mmaF32Bound(
+              Cv[i]!,
+              as.map((x, k) => x * bs[k]!),
+            );
+            const err = Math.abs(got - want) / bound;
             if (!(err <= 1) && bad.length < 5)
               bad.push(
                 `D[${i}] (warp ${w}) = ${got}, exact ${want}, ${err.toFixed(2)} of the bound`,

@@ -2,8 +2,8 @@
 // and bf16, A from shared or registers, K-major and MN-major tiles with every swizzle, scale-d
 // 0/1, negated operands, chained k16 steps; random and edge inputs) compiled for sm_90a and run
 // on the GPU and on the simulated device, each against the exact reference. The PTX ISA does not
-// specify wgmma's accumulation order or internal precision, so both must lie within `steps`
-// times MMA_F32_BOUND of the exact value; the run prints how many outputs equal the once-rounded
+// specify wgmma's accumulation order or internal precision, so both must lie within
+// MMA_F32_BOUND of the exact value (mmaF32Bound summed over the chained instructions); the run prints how many outputs equal the once-rounded
 // exact value on each side, the worst error as a fraction of the bound, and how many outputs the
 // GPU and the simulator agree on bit for bit. CTA 1 of every case (multiples of 1/8: every
 // partial sum exact) must be bit-exact on both, so a misread tile layout cannot pass. Skipped,

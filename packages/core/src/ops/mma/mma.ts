@@ -64,17 +64,41 @@ export const mmaName = (v: MmaVariant): string =>
  * The PTX ISA does not specify the order or the intermediate precision of the accumulation
  * inside mma (products of f16/bf16/tf32 inputs are exact; NVIDIA's tensor cores align the
  * addends to the largest exponent and truncate). The simulator computes every element in
- * float64 (the exact products summed in k order, then C) and rounds once to float32; the GPU
- * may differ from that by a few float32 ulps of the largest addend: `|got − exact| ≤
- * rel · (|c| + Σ_k |a_k·b_k|)` with `rel = 2^-21` (K + 1 ≤ 17 addends, each truncated to
- * float32's 24 bits at most once, plus the final rounding).
+ * float64 (the exact products summed in k order, then C) and rounds once to float32. For one
+ * instruction of K products, the GPU may differ from the exact value by
+ * `rel · (|c| + Σ_k |a_k·b_k|)` with `rel = 2^-21` (the final rounding and truncation of the sum)
+ * **plus** `(K + 1) · 2^-22 · max(|c|, max_k |a_k·b_k|)`: every addend is aligned to the largest
+ * one's exponent and truncated (to about float32's 24 bits; the bound allows one bit less), so
+ * an addend far enough below the largest is dropped whole. Measured on an H200 (wgmma m64n256k16, c = 0, one product of
+ * −2^-24 and the others products of float16 subnormals): D = −2^-24 exactly, 2.6 times the
+ * first term alone. {@link mmaF32Bound} evaluates both terms.
  */
 export const MMA_F32_BOUND: ApproxBound = {
   ulp: 0,
   rel: 2 ** -21,
   source:
-    "PTX ISA, mma: accumulation order and internal precision unspecified; bound relative to |c| + Σ|a·b|",
+    "PTX ISA, mma: accumulation order and internal precision unspecified; bound 2^-21·(|c| + Σ|a·b|) + (K+1)·2^-22·max(|c|, |a·b|) per instruction (mmaF32Bound)",
 };
+
+/**
+ * The absolute error bound of {@link MMA_F32_BOUND} for one float mma / wgmma instruction's
+ * element: `2^-21 · (|c| + Σ|p|) + (K + 1) · 2^-22 · max(|c|, max |p|)`, where `products` are the
+ * K exact products a_k·b_k of the element (float32-scaled units; any K) and `c` the accumulator
+ * it adds to (0 when scale-d is 0). Infinite or NaN inputs give a non-finite bound (the result
+ * is then judged by NaN/infinity alone). For chained instructions, sum the bound of each with
+ * `c` the exact running sum before it.
+ * @example mmaF32Bound(0, [-(2 ** -24), 2 ** -48]); // 2^-21·(2^-24 + 2^-48) + 3·2^-22·2^-24
+ */
+export function mmaF32Bound(c: number, products: ArrayLike<number>): number {
+  let sum = Math.abs(c);
+  let max = Math.abs(c);
+  for (let k = 0; k < products.length; k++) {
+    const p = Math.abs(products[k]!);
+    sum += p;
+    if (p > max) max = p;
+  }
+  return MMA_F32_BOUND.rel! * sum + (products.length + 1) * 2 ** -22 * max;
+}
 
 /** tf32 as the mma reads a 32-bit register: the low 13 mantissa bits are ignored (truncated). */
 export function tf32(x: number): number {
