@@ -1,25 +1,84 @@
+// The wgmma checks of the descriptor and fence contracts (PTX ISA, wgmma: Matrix Descriptor
+// Format, Shared Memory Matrix Layout, wgmma.fence), each at the author's line:
+// - TX7007 (verifier, at the descriptor's `tile.ptr`): a descriptor into a tile of another dtype,
+//   a start off a 16-byte boundary, LBO/SBO that do not describe the tile's row-major layout;
+// - TX7011 (verifier, at the mma_async): a wgmma.mma_async before any wgmma.fence;
+// - TX6026 / TX6018 (simulator, at the mma_async): what a runtime start or a descriptor kept in a
+//   register hides from the verifier (a start on row 1 of a swizzle atom, a tile of another dtype,
+//   a layout mismatch; an operand footprint that leaves its tile);
+// - TX6027 (simulator, at the mma_async, with a note at the write): accumulator or A-fragment
+//   registers written by an ordinary store after the warp's last wgmma.fence.
+// Lines are found through the `// @name` markers at the ends of the lines below.
+import { readFileSync } from "node:fs";
+import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
-import { isTirxError, verify, type TirxError } from "@tirx-ts/core";
+import { isTirxError, verify, type PrimFunc, type TirxError } from "@tirx-ts/core";
 import { T } from "@tirx-ts/dsl";
 import { runSim } from "@tirx-ts/runtime-sim";
 
-type Idx = ReturnType<typeof T.cuda.thread_idx>;
-type Tile = ReturnType<typeof T.alloc_shared>;
-type Regs = ReturnType<typeof T.alloc_local>;
-interface Ctx {
-  readonly tid: Idx;
-  readonly sA: Tile;
-  readonly sB: Tile;
-  readonly acc: Regs;
+const SRC = readFileSync(fileURLToPath(import.meta.url), "utf8").split("\n");
+
+/** The 1-based line of this file that ends with the marker comment `// @name` (exactly one). */
+function at(name: string): number {
+  const hits = SRC.flatMap((l, i) => (l.trimEnd().endsWith(`// @${name}`) ? [i + 1] : []));
+  if (hits.length !== 1) throw new Error(`marker @${name}: ${hits.length} lines`);
+  return hits[0]!;
 }
 
-function simReports(name: string, body: (c: Ctx) => void): readonly TirxError[] {
-  const fn = T.function(name, {}, () => {
+/** `CODE@line` of a diagnostic (the file too when it is not this one). */
+function tag(e: TirxError): string {
+  const s = e.span;
+  if (!s) return `${e.code}@?`;
+  return `${e.code}@${/checks\.test\.ts$/.test(s.file) ? "" : `${s.file}:`}${s.line}`;
+}
+
+/** The lines of a diagnostic's notes that point into this file. */
+const noteLines = (e: TirxError): number[] =>
+  e.notes.flatMap((n) => (n.span && /checks\.test\.ts$/.test(n.span.file) ? [n.span.line] : []));
+
+/** The TirxError that building (and verifying) a kernel throws, or undefined. */
+function failure(build: () => PrimFunc): TirxError | undefined {
+  try {
+    verify(build());
+  } catch (e) {
+    if (isTirxError(e)) return e;
+    throw e;
+  }
+  return undefined;
+}
+
+const desc = T.ptx.wgmma.encode_matrix_descriptor;
+const mma = T.ptx.wgmma.mma_async;
+const SWZ = { align: 1024, layout: T.swizzle_mode("128B") } as const;
+
+/** A one-warpgroup kernel around `body` (checked when it is built and verified). */
+const kernel = (body: () => void): PrimFunc =>
+  T.function("wgcheck", {}, () => {
     T.device_entry({ launch: T.cuda.LaunchConfig({ grid: 1, block: 128 }) });
+    body();
+  });
+
+type Idx = ReturnType<typeof T.cuda.thread_idx>;
+type Tile = ReturnType<typeof T.alloc_shared>;
+interface Ctx {
+  readonly tid: Idx;
+  /** [64, 64] float16, 128B-swizzled, filled. */
+  readonly sA: Tile;
+  /** [16, 64] float16, 128B-swizzled, filled. */
+  readonly sB: Tile;
+  /** 8 float32 accumulators per thread, zeroed before `body`. */
+  readonly acc: ReturnType<typeof T.alloc_local>;
+}
+
+/**
+ * The simulator's reports (collected) for one warpgroup that fills sA and sB, fences the async
+ * proxy, zeroes its accumulators and runs `body` (the fence and wgmmas), then commits and waits.
+ */
+function simReports(body: (c: Ctx) => void): readonly TirxError[] {
+  const fn = kernel(() => {
     const tid = T.cuda.thread_idx("x");
-    const swz = { align: 1024, layout: T.swizzle_mode("128B") } as const;
-    const sA = T.alloc_shared([64, 64], "float16", { name: "sA", ...swz });
-    const sB = T.alloc_shared([16, 64], "float16", { name: "sB", ...swz });
+    const sA = T.alloc_shared([64, 64], "float16", { name: "sA", ...SWZ }); // @simSA
+    const sB = T.alloc_shared([16, 64], "float16", { name: "sB", ...SWZ }); // @simSB
     for (const i of T.range(32)) {
       const e = tid.add(i.mul(128));
       sA.set([e.floordiv(64), e.mod(64)], T.float16(1));
@@ -39,65 +98,248 @@ function simReports(name: string, body: (c: Ctx) => void): readonly TirxError[] 
   return runSim(verify(fn), [], { hazards: "collect" }).reports;
 }
 
-const show = (rs: readonly TirxError[]) =>
-  rs.map((r) => ({ code: r.code, line: r.span?.line, msg: r.text, notes: r.notes.map((n) => [n.message, n.span?.line]) }));
+/** A runtime value (the verifier cannot fold it) equal to `v` in every thread. */
+const runtime = (tid: Idx, v: number) => tid.floordiv(1000).add(v);
 
-describe("probe", () => {
-  it("good", () => {
-    const rs = simReports("good", ({ sA, sB, acc }) => {
-      T.ptx.wgmma.fence();
-      for (let kk = 0; kk < 4; kk++) {
-        const da = T.ptx.wgmma.encode_matrix_descriptor(sA.ptr([0, kk * 16]), 16, 1024, 3);
-        const db = T.ptx.wgmma.encode_matrix_descriptor(sB.ptr([0, kk * 16]), 16, 1024, 3);
-        T.ptx.wgmma.mma_async("m64n16k16", "float16", acc, 0, da, db);
-      }
-    });
-    console.log(JSON.stringify(show(rs), null, 1));
-  });
-  it("row1", () => {
-    const rs = simReports("row1", ({ tid, sA, sB, acc }) => {
-      T.ptx.wgmma.fence();
-      const row = tid.floordiv(1000).add(1);
-      const da = T.ptx.wgmma.encode_matrix_descriptor(sA.ptr([row, 0]), 16, 1024, 3);
-      const db = T.ptx.wgmma.encode_matrix_descriptor(sB.ptr([0, 0]), 16, 1024, 3);
-      T.ptx.wgmma.mma_async("m64n16k16", "float16", acc, 0, da, db);
-    });
-    console.log(JSON.stringify(show(rs), null, 1));
-  });
-  it("row32", () => {
-    const rs = simReports("row32", ({ tid, sA, sB, acc }) => {
-      T.ptx.wgmma.fence();
-      const row = tid.floordiv(1000).add(32);
-      const da = T.ptx.wgmma.encode_matrix_descriptor(sA.ptr([row, 0]), 16, 1024, 3);
-      const db = T.ptx.wgmma.encode_matrix_descriptor(sB.ptr([0, 0]), 16, 1024, 3);
-      T.ptx.wgmma.mma_async("m64n16k16", "float16", acc, 0, da, db);
-    });
-    console.log(JSON.stringify(show(rs), null, 1));
-  });
-  it("accwrite", () => {
-    const rs = simReports("accw", ({ sA, sB, acc }) => {
-      T.ptx.wgmma.fence();
-      acc.set([3], T.float32(0));
-      const da = T.ptx.wgmma.encode_matrix_descriptor(sA.ptr([0, 0]), 16, 1024, 3);
-      const db = T.ptx.wgmma.encode_matrix_descriptor(sB.ptr([0, 0]), 16, 1024, 3);
-      T.ptx.wgmma.mma_async("m64n16k16", "float16", acc, 0, da, db);
-    });
-    console.log(JSON.stringify(show(rs), null, 1));
-  });
-  it("static", () => {
-    try {
-      T.function("st", {}, () => {
-        T.device_entry({ launch: T.cuda.LaunchConfig({ grid: 1, block: 128 }) });
-        const sA = T.alloc_shared([64, 64], "float16", { name: "sA", layout: T.swizzle_mode("128B") });
-        const sB = T.alloc_shared([16, 64], "float16", { name: "sB", layout: T.swizzle_mode("128B") });
+describe("TX7007: the descriptor against its tile (verifier)", () => {
+  it("a float32 tile read as float16 A is refused at the descriptor, with a note at the tile", () => {
+    const e = failure(() =>
+      kernel(() => {
+        const sF = T.alloc_shared([64, 32], "float32", { name: "sF", ...SWZ }); // @f32Alloc
+        const sB = T.alloc_shared([16, 64], "float16", { name: "sB", ...SWZ });
         const acc = T.alloc_local([8], "float32", { name: "acc" });
         T.ptx.wgmma.fence();
-        const da = T.ptx.wgmma.encode_matrix_descriptor(sA.ptr([0, 0]), 16, 512, 3);
-        const db = T.ptx.wgmma.encode_matrix_descriptor(sB.ptr([0, 0]), 16, 1024, 3);
-        T.ptx.wgmma.mma_async("m64n16k16", "float16", acc, 0, da, db);
-      });
-    } catch (e) {
-      console.log(isTirxError(e) ? JSON.stringify(show([e])) : e);
-    }
+        const da = desc(sF.ptr([0, 0]), 16, 1024, 3); // @f32Desc
+        const db = desc(sB.ptr([0, 0]), 16, 1024, 3);
+        mma("m64n16k16", "float16", acc, 0, da, db);
+      }),
+    );
+    expect(e && tag(e)).toBe(`TX7007@${at("f32Desc")}`);
+    expect(e!.text).toMatch(/reads A as float16, but its descriptor points into "sF" of float32/);
+    expect(noteLines(e!)).toEqual([at("f32Alloc")]);
+  });
+
+  it("a bfloat16 tile read as float16 B is refused at B's descriptor", () => {
+    const e = failure(() =>
+      kernel(() => {
+        const sA = T.alloc_shared([64, 64], "float16", { name: "sA", ...SWZ });
+        const sH = T.alloc_shared([16, 64], "bfloat16", { name: "sH", ...SWZ }); // @bf16Alloc
+        const acc = T.alloc_local([8], "float32", { name: "acc" });
+        T.ptx.wgmma.fence();
+        const da = desc(sA.ptr([0, 0]), 16, 1024, 3);
+        const db = desc(sH.ptr([0, 0]), 16, 1024, 3); // @bf16Desc
+        mma("m64n16k16", "float16", acc, 0, da, db);
+      }),
+    );
+    expect(e && tag(e)).toBe(`TX7007@${at("bf16Desc")}`);
+    expect(e!.text).toMatch(/reads B as float16, but its descriptor points into "sH" of bfloat16/);
+    expect(noteLines(e!)).toEqual([at("bf16Alloc")]);
+  });
+
+  /** A's descriptor into a 128B-swizzled [64, 64] float16 tile at `start`, with `sbo`. */
+  const withA = (start: (tid: Idx) => [Idx | number, Idx | number], sbo: number) =>
+    failure(() =>
+      kernel(() => {
+        const tid = T.cuda.thread_idx("x");
+        const sA = T.alloc_shared([64, 64], "float16", { name: "sA", ...SWZ });
+        const sB = T.alloc_shared([16, 64], "float16", { name: "sB", ...SWZ });
+        const acc = T.alloc_local([8], "float32", { name: "acc" });
+        const [r, k] = start(tid);
+        T.ptx.wgmma.fence();
+        const da = desc(sA.ptr([r, k]), 16, sbo, 3); // @withADesc
+        const db = desc(sB.ptr([0, 0]), 16, 1024, 3);
+        mma("m64n16k16", "float16", acc, 0, da, db);
+      }),
+    );
+
+  it("a start 8 bytes past a 16-byte boundary (element offset ≡ 4 mod 8) is refused", () => {
+    const e = withA(() => [0, 4], 1024);
+    expect(e && tag(e)).toBe(`TX7007@${at("withADesc")}`);
+    expect(e!.text).toMatch(/starts 8 bytes past a 16-byte boundary \("sA" element offset ≡ 4/);
+    // Evident through a runtime row too: row·64 + 4 ≡ 4 (mod 8).
+    const r = withA((tid) => [runtime(tid, 0), 4], 1024);
+    expect(r && tag(r)).toBe(`TX7007@${at("withADesc")}`);
+    expect(r!.text).toMatch(/≡ 4 mod 8/);
+  });
+
+  it("SBO 512 for a 128B-swizzled [64, 64] float16 tile is refused, naming SBO 1024", () => {
+    const e = withA(() => [0, 0], 512);
+    expect(e && tag(e)).toBe(`TX7007@${at("withADesc")}`);
+    expect(e!.text).toMatch(/\(LBO 16, SBO 512, K-major\) does not describe the layout of "sA"/);
+    expect(e!.text).toMatch(/SBO is 1024/);
+  });
+
+  it("LBO 16, SBO 1024, mode 3 into the 128B-swizzled [64, 64] float16 tile raises nothing", () => {
+    expect(withA(() => [0, 0], 1024)).toBeUndefined();
+    expect(withA(() => [0, 48], 1024)).toBeUndefined();
+    expect(withA((tid) => [runtime(tid, 0), 16], 1024)).toBeUndefined();
+  });
+});
+
+describe("TX7011: a wgmma.mma_async before any wgmma.fence (verifier)", () => {
+  const body = (fenceFirst: boolean, fenceAfter: boolean) => () =>
+    kernel(() => {
+      const sA = T.alloc_shared([64, 64], "float16", { name: "sA", ...SWZ });
+      const sB = T.alloc_shared([16, 64], "float16", { name: "sB", ...SWZ });
+      const acc = T.alloc_local([8], "float32", { name: "acc" });
+      if (fenceFirst) T.ptx.wgmma.fence();
+      for (const kk of T.unroll(4)) {
+        const da = desc(sA.ptr([0, kk.mul(16)]), 16, 1024, 3);
+        const db = desc(sB.ptr([0, kk.mul(16)]), 16, 1024, 3);
+        mma("m64n16k16", "float16", acc, 0, da, db, { scale_d: kk.gt(0) }); // @fenceMma
+        if (fenceAfter) T.ptx.wgmma.fence();
+      }
+      T.ptx.wgmma.commit_group();
+      T.ptx.wgmma.wait_group(0);
+    });
+
+  it("is refused at the mma_async", () => {
+    const e = failure(body(false, false));
+    expect(e && tag(e)).toBe(`TX7011@${at("fenceMma")}`);
+    expect(e!.text).toMatch(/no T\.ptx\.wgmma\.fence\(\) before it/);
+  });
+
+  it("a fence later in the loop body does not order the first iteration", () => {
+    const e = failure(body(false, true));
+    expect(e && tag(e)).toBe(`TX7011@${at("fenceMma")}`);
+  });
+
+  it("raises nothing when the fence comes first", () => {
+    expect(failure(body(true, false))).toBeUndefined();
+  });
+});
+
+describe("TX6026: a runtime descriptor against its tile (simulator)", () => {
+  it("a runtime start on row 1 of a swizzle atom passes the verifier and is reported", () => {
+    const rs = simReports(({ tid, sA, sB, acc }) => {
+      T.ptx.wgmma.fence();
+      const da = desc(sA.ptr([runtime(tid, 1), 0]), 16, 1024, 3);
+      const db = desc(sB.ptr([0, 0]), 16, 1024, 3);
+      mma("m64n16k16", "float16", acc, 0, da, db); // @row1Mma
+    });
+    expect(rs.map(tag)).toEqual([`TX6026@${at("row1Mma")}`]);
+    expect(rs[0]!.text).toMatch(/descriptor of A starts \d+ bytes into a 1024-byte swizzle atom/);
+    expect(rs[0]!.text).toMatch(/of "sA" \(row 1\)/);
+  });
+
+  it("a runtime start 8 rows in (row 0 of the next atom) is fine", () => {
+    const rs = simReports(({ tid, sA, sB, acc }) => {
+      T.ptx.wgmma.fence();
+      const da = desc(sA.ptr([0, 16]), 16, 1024, 3);
+      const db = desc(sB.ptr([runtime(tid, 8), 16]), 16, 1024, 3);
+      mma("m64n8k16", "float16", acc, 0, da, db);
+    });
+    expect(rs).toEqual([]);
+  });
+
+  it("a runtime offset that runs from a float16 tile into a float32 one: another dtype", () => {
+    const rs = simReports(({ tid, sB, acc }) => {
+      // sX (1 KiB) ends where sF starts (both 1024-aligned, after sA and sB).
+      const sX = T.alloc_shared([8, 64], "float16", { name: "sX", ...SWZ });
+      const sF = T.alloc_shared([64, 32], "float32", { name: "sF", ...SWZ }); // @rtF32Alloc
+      void sF;
+      T.ptx.wgmma.fence();
+      const da = desc(sX.ptr([runtime(tid, 8), 0]), 16, 1024, 3);
+      const db = desc(sB.ptr([0, 0]), 16, 1024, 3);
+      mma("m64n16k16", "float16", acc, 0, da, db); // @rtF32Mma
+    });
+    expect(rs.map(tag)).toEqual([`TX6026@${at("rtF32Mma")}`]);
+    expect(rs[0]!.text).toMatch(/reads A as float16, but its descriptor points into shared "sF"/);
+    expect(noteLines(rs[0]!)).toEqual([at("rtF32Alloc")]);
+  });
+
+  it("a descriptor kept in a register with SBO 512: the layout mismatch, naming SBO 1024", () => {
+    const rs = simReports(({ sA, sB, acc }) => {
+      const da = T.local_scalar("uint64", desc(sA.ptr([0, 0]), 16, 512, 3));
+      T.ptx.wgmma.fence();
+      const db = desc(sB.ptr([0, 0]), 16, 1024, 3);
+      mma("m64n16k16", "float16", acc, 0, da, db); // @regSboMma
+    });
+    expect(rs.map(tag)).toEqual([`TX6026@${at("regSboMma")}`]);
+    expect(rs[0]!.text).toMatch(
+      /\(LBO 16, SBO 512, K-major\) does not describe the layout of "sA"/,
+    );
+    expect(rs[0]!.text).toMatch(/SBO is 1024/);
+  });
+});
+
+describe("TX6018: an operand footprint that leaves its tile (simulator)", () => {
+  it("A from a runtime row 32 of a [64, 64] tile: 64 rows do not fit", () => {
+    const rs = simReports(({ tid, sA, sB, acc }) => {
+      T.ptx.wgmma.fence();
+      const da = desc(sA.ptr([runtime(tid, 32), 0]), 16, 1024, 3);
+      const db = desc(sB.ptr([0, 0]), 16, 1024, 3);
+      mma("m64n16k16", "float16", acc, 0, da, db); // @oobAMma
+    });
+    expect(rs.map(tag)).toEqual([`TX6018@${at("oobAMma")}`]);
+    // Warp 2 of the warpgroup reads A's rows 32..47, the tile's rows 64..79.
+    expect(rs[0]!.text).toMatch(
+      /warp 2 .*A element \(32, 0\) lies at shared byte \d+, which leaves "sA"/,
+    );
+    expect(noteLines(rs[0]!)).toEqual([at("simSA")]);
+  });
+
+  it("B of 16 rows from a runtime row 8 of a [16, 64] tile", () => {
+    const rs = simReports(({ tid, sA, sB, acc }) => {
+      T.ptx.wgmma.fence();
+      const da = desc(sA.ptr([0, 0]), 16, 1024, 3);
+      const db = desc(sB.ptr([runtime(tid, 8), 0]), 16, 1024, 3);
+      mma("m64n16k16", "float16", acc, 0, da, db); // @oobBMma
+    });
+    expect(rs.map(tag)).toEqual([`TX6018@${at("oobBMma")}`]);
+    expect(rs[0]!.text).toMatch(/B element \(8, 0\) .* leaves "sB"/);
+    expect(noteLines(rs[0]!)).toEqual([at("simSB")]);
+  });
+});
+
+describe("TX6027: registers written after the last wgmma.fence (simulator)", () => {
+  it("an accumulator stored after the fence: reported at the mma_async, noted at the store", () => {
+    const rs = simReports(({ sA, sB, acc }) => {
+      T.ptx.wgmma.fence();
+      acc.set([3], T.float32(2)); // @accWrite
+      const da = desc(sA.ptr([0, 0]), 16, 1024, 3);
+      const db = desc(sB.ptr([0, 0]), 16, 1024, 3);
+      mma("m64n16k16", "float16", acc, 0, da, db); // @accMma
+    });
+    expect(rs.map(tag)).toEqual([`TX6027@${at("accMma")}`]);
+    expect(rs[0]!.text).toMatch(/wrote accumulator element 3 after the warp's last wgmma\.fence/);
+    expect(noteLines(rs[0]!)).toEqual([at("accWrite")]);
+  });
+
+  it("an A fragment stored after the fence (A from registers)", () => {
+    const rs = simReports(({ sB, acc }) => {
+      const a = T.alloc_local([8], "float16", { name: "a" });
+      T.ptx.wgmma.fence();
+      for (let i = 0; i < 8; i++) a.set([i], T.float16(1)); // @fragWrite
+      const db = desc(sB.ptr([0, 0]), 16, 1024, 3);
+      mma("m64n16k16", "float16", acc, 0, a, db); // @fragMma
+    });
+    expect(rs.map(tag)).toEqual([`TX6027@${at("fragMma")}`]);
+    expect(rs[0]!.text).toMatch(/wrote A element 0 after the warp's last wgmma\.fence/);
+    expect(noteLines(rs[0]!)).toEqual([at("fragWrite")]);
+  });
+
+  it("no report when a fence follows the writes", () => {
+    const rs = simReports(({ sB, acc }) => {
+      const a = T.alloc_local([8], "float16", { name: "a" });
+      T.ptx.wgmma.fence();
+      acc.set([3], T.float32(2));
+      for (let i = 0; i < 8; i++) a.set([i], T.float16(1));
+      T.ptx.wgmma.fence();
+      const db = desc(sB.ptr([0, 0]), 16, 1024, 3);
+      mma("m64n16k16", "float16", acc, 0, a, db);
+    });
+    expect(rs).toEqual([]);
+  });
+
+  it("a fence that no thread executes passes the verifier; the mma_async has none before it", () => {
+    const rs = simReports(({ tid, sA, sB, acc }) => {
+      T.if_(tid.lt(0), () => T.ptx.wgmma.fence());
+      const da = desc(sA.ptr([0, 0]), 16, 1024, 3);
+      const db = desc(sB.ptr([0, 0]), 16, 1024, 3);
+      mma("m64n16k16", "float16", acc, 0, da, db); // @unfencedMma
+    });
+    expect(rs.map(tag)).toEqual([`TX6027@${at("unfencedMma")}`]);
+    expect(rs[0]!.text).toMatch(/with no wgmma\.fence before it/);
   });
 });
