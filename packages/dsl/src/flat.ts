@@ -56,6 +56,6 @@ export class FlatView {
   ptr(index: readonly ExprLike[]): PrimExpr {
     const span = callerSpan();
     const offset = this.at(index, "ptr", span);
-    return ptrAt(this.buffer, offset, span);
+    return ptrAt(this.buffer, this.dtype, offset, span);
   }
 }

@@ -269,6 +269,6 @@ export class TileView {
   ptr(indices: readonly ExprLike[] = this.source.shape.map(() => 0)): PrimExpr {
     const span = callerSpan();
     const offset = this.offset(indices, span);
-    return ptrAt(this.buffer, offset, span);
+    return ptrAt(this.buffer, this.dtype, offset, span);
   }
 }

@@ -85,6 +85,12 @@ export function compileFragmentCall(
       reportOob(m, "local", f.placed.name, f.placed.span, rel, n, f.placed.size, t, site, verb);
       return -1;
     }
+    // Fragment registers are registers like any other to an in-flight wgmma (TX6023) and to
+    // its wgmma.fence (TX6027): ldmatrix may not fill an A fragment a wgmma still reads.
+    if (m.wgmma.live > 0) m.wgmma.checkLocal(m, t, f.placed.base + rel, n, site, verb);
+    if (verb === "writes" && m.wgmma.dirty) {
+      m.wgmma.noteLocalWrite(t * stride + f.placed.base + rel, n, site);
+    }
     return t * stride + f.placed.base + rel;
   };
   const rowAt = (i: number, t: number, n: number): number => {

@@ -1,6 +1,7 @@
 import {
   decodeMatrixDescriptor,
   fragmentCoord,
+  operandDtypeConflict,
   operandLayoutHint,
   operandOffset,
   operandTileMismatch,
@@ -150,7 +151,7 @@ export function compileWgmma(
     what: string,
   ): boolean => {
     const where = `${op.surface} in warp ${t >> 5} of CTA ${m.cta()}`;
-    if (p.dtype !== undefined && p.dtype !== ab) {
+    if (p.dtype !== undefined && operandDtypeConflict(p.dtype, ab)) {
       m.hazard(
         "TX6026",
         `${where} reads ${what} as ${ab}, but its descriptor points into shared "${p.name}" of ${p.dtype}`,
@@ -172,7 +173,7 @@ export function compileWgmma(
       }
     }
     const shape = p.shape;
-    if (shape && shape.length >= 2) {
+    if (shape && shape.length >= 2 && p.dtype === ab) {
       const cols = shape[shape.length - 1]!;
       const key = `${d.ldo},${d.sdo},${d.swizzle},${mn},${cols},${opRows}`;
       let msg = layoutCache.get(key);
@@ -274,9 +275,12 @@ export function compileWgmma(
         }
       }
       const accAt = new Int32Array(32);
-      for (let l = 0; l < 32; l++) accAt[l] = (base + l) * stride + dPlaced.base + dOff(base + l) * 4;
+      for (let l = 0; l < 32; l++)
+        accAt[l] = (base + l) * stride + dPlaced.base + dOff(base + l) * 4;
       const aAt = new Int32Array(32).fill(-1);
-      if (aRegs) for (let l = 0; l < 32; l++) aAt[l] = (base + l) * stride + aPlaced!.base + aOff!(base + l) * 2;
+      if (aRegs)
+        for (let l = 0; l < 32; l++)
+          aAt[l] = (base + l) * stride + aPlaced!.base + aOff!(base + l) * 2;
       const regs = [{ start: accAt, bytes: accCount * 4, what: "accumulator" }];
       if (aRegs) regs.push({ start: aAt, bytes: 16, what: "A" });
       if (!unit.checkFence(m, w, regs, site)) return;

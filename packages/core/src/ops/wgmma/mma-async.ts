@@ -1,12 +1,17 @@
 import { TirxError } from "../../diagnostics.js";
-import type { DType } from "../../dtype.js";
+import { dtypeBytes, type DType } from "../../dtype.js";
 import { constInt, type Expr } from "../../ir/expr.js";
 import type { Span } from "../../span.js";
 import { staticArg, valueArg } from "../define.js";
 import type { LowerCtx, OpDef, OperandSpec } from "../op.js";
 import { MMA_F32_BOUND } from "../mma/mma.js";
 import { isStaticShape } from "../../ir/buffer.js";
-import { operandLayoutHint, operandTileMismatch, residueMod } from "./operand.js";
+import {
+  operandDtypeConflict,
+  operandLayoutHint,
+  operandTileMismatch,
+  residueMod,
+} from "./operand.js";
 
 /** One wgmma.mma_async variant: N, the A/B type token, and where A comes from. */
 export interface WgmmaVariant {
@@ -80,7 +85,7 @@ function checkOperandDescriptor(
   const b = ptr.buffer;
   const at = ptr.span ?? desc.span ?? span;
   const notes = b.span ? [{ message: `"${b.name}" is allocated here`, span: b.span }] : [];
-  if (b.dtype !== v.abDtype) {
+  if (operandDtypeConflict(b.dtype, v.abDtype)) {
     throw new TirxError(
       "TX7007",
       `${surface} reads ${which} as ${v.abDtype}, but its descriptor points into "${b.name}" of ${b.dtype}; the tensor cores would reinterpret the bits`,
@@ -88,18 +93,20 @@ function checkOperandDescriptor(
       notes,
     );
   }
-  const res = residueMod(ptr.offset, 8);
+  const eb = dtypeBytes(b.dtype);
+  const per16 = eb <= 16 ? 16 / eb : 1;
+  const res = residueMod(ptr.offset, per16);
   if (res !== undefined && res !== 0) {
     throw new TirxError(
       "TX7007",
-      `the descriptor of ${which} starts ${2 * res} bytes past a 16-byte boundary ("${b.name}" element offset ≡ ${res} mod 8); the descriptor keeps the start address >> 4, so wgmma would read from ${2 * res} bytes earlier`,
+      `the descriptor of ${which} starts ${eb * res} bytes past a 16-byte boundary ("${b.name}" element offset ≡ ${res} mod ${per16}); the descriptor keeps the start address >> 4, so wgmma would read from ${eb * res} bytes earlier`,
       at,
       notes,
     );
   }
   const [ldo, sdo, sw] = desc.args.slice(1).map((a) => constInt(a));
   if (ldo === undefined || sdo === undefined || sw === undefined) return;
-  if (b.shape.length < 2 || !isStaticShape(b.shape)) return;
+  if (b.dtype !== v.abDtype || b.shape.length < 2 || !isStaticShape(b.shape)) return;
   const cols = Number(b.shape[b.shape.length - 1]);
   const rows = which === "A" ? 64 : v.n;
   const bad = operandTileMismatch({ ldo, sdo, swizzle: sw as 0 | 1 | 2 | 3 }, mn, rows, cols);

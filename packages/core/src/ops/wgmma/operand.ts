@@ -1,4 +1,5 @@
 import type { Expr } from "../../ir/expr.js";
+import { isFloat, type DType } from "../../dtype.js";
 import type { MatrixDescriptor } from "./descriptor.js";
 
 /**
@@ -48,7 +49,9 @@ export interface OperandMismatch {
  * another place than a row-major tile with rows of `cols` elements holds it: K-major (r, k) at
  * `2(r·cols + k)` from the start, MN-major at `2(k·cols + r)` (the tile is [M/N, K] or [K, M/N]
  * with its swizzle applied to the whole tile, as `T.swizzle_mode` does). Undefined when they agree
- * for every element, that is when LBO and SBO are the ones the tile's layout needs.
+ * for every element, that is when LBO and SBO are the ones the tile's layout needs, and when a
+ * tile row is shorter than the operand's (16 elements K-major, `rows` MN-major): such a tile is
+ * laid out some other way (core matrices, halves of N), which this does not judge.
  */
 export function operandTileMismatch(
   d: Pick<MatrixDescriptor, "ldo" | "sdo" | "swizzle">,
@@ -56,6 +59,10 @@ export function operandTileMismatch(
   rows: number,
   cols: number,
 ): OperandMismatch | undefined {
+  // Only a tile whose rows hold the operand's is claimed; other tiles (core matrices in a
+  // [k/8][row][k%8] tile, an MN-major operand wider than the tile's rows) are not read as
+  // row-major [M/N, K] or [K, M/N].
+  if (cols < (mn ? rows : 16)) return undefined;
   for (let r = 0; r < rows; r++) {
     for (let k = 0; k < 16; k++) {
       const got = operandOffset(d, mn, r, k);
@@ -100,4 +107,13 @@ export function residueMod(e: Expr, m: number): number | undefined {
     return a !== undefined && b !== undefined ? mod(a * b) : undefined;
   }
   return undefined;
+}
+
+/**
+ * Whether a shared buffer of `buffer` dtype certainly holds another type than the wgmma's
+ * `ab` operand: a floating-point buffer of another dtype. An integer buffer (raw bytes or words,
+ * read through a view) is not judged.
+ */
+export function operandDtypeConflict(buffer: DType, ab: DType): boolean {
+  return isFloat(buffer) && buffer !== ab;
 }
