@@ -7,14 +7,18 @@
 //   register hides from the verifier (a start on row 1 of a swizzle atom, a tile of another dtype,
 //   a layout mismatch; an operand footprint that leaves its tile);
 // - TX6027 (simulator, at the mma_async, with a note at the write): accumulator or A-fragment
-//   registers written by an ordinary store after the warp's last wgmma.fence.
+//   registers written by an ordinary store or an ldmatrix after the warp's last wgmma.fence;
+//   TX6023 (at the write): an ldmatrix into the A fragment of a wgmma not yet retired.
+// And the kernels the checks must leave alone, run for their values: tiles laid out in core
+// matrices or in halves of N (no row-major claim), a raw byte tile read through a float16 view,
+// a mma_async under an `if` that a fence in the loop orders.
 // Lines are found through the `// @name` markers at the ends of the lines below.
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { isTirxError, verify, type PrimFunc, type TirxError } from "@tirx-ts/core";
-import { T } from "@tirx-ts/dsl";
-import { runSim } from "@tirx-ts/runtime-sim";
+import { T, type TileView } from "@tirx-ts/dsl";
+import { runSim, simTensor, simZeros } from "@tirx-ts/runtime-sim";
 
 const SRC = readFileSync(fileURLToPath(import.meta.url), "utf8").split("\n");
 
@@ -101,6 +105,97 @@ function simReports(body: (c: Ctx) => void): readonly TirxError[] {
 /** A runtime value (the verifier cannot fold it) equal to `v` in every thread. */
 const runtime = (tid: Idx, v: number) => tid.floordiv(1000).add(v);
 
+interface GemmCtx {
+  readonly tid: Idx;
+  readonly A: TileView;
+  readonly B: TileView;
+  /** n / 2 float32 accumulators per thread. */
+  readonly acc: ReturnType<typeof T.alloc_local>;
+  /** Every (r, k) of a rows × K operand, spread over the warpgroup's 128 threads. */
+  each(rows: number, f: (r: Idx, k: Idx) => void): void;
+  /** The tiles' stores made visible to the async proxy (fence.proxy_async, then a CTA barrier). */
+  publish(): void;
+}
+
+/**
+ * D (64 × n, float32) = A (64 × K) · Bᵀ (B n × K, float16) by one warpgroup: `body` lays A and B
+ * out in its tiles, publishes them and issues the fence and the wgmmas into `acc`; then the
+ * group is committed and waited, and D's fragment stored (element 4j + i at row
+ * 16·warp + lane/4 (+8 for i ≥ 2), column 8j + 2·(lane % 4) + i % 2). Run on the simulator
+ * (verified first) with multiples of 1/8, every sum exact in float32: the reports, D and the
+ * host's A·Bᵀ.
+ */
+function gemm(n: number, K: number, body: (c: GemmCtx) => void) {
+  const fn = T.function(
+    "wggemm",
+    {
+      A: T.Tensor([64, K], "float16"),
+      B: T.Tensor([n, K], "float16"),
+      D: T.Tensor([64, n], "float32"),
+    },
+    ({ A, B, D }) => {
+      T.device_entry({ launch: T.cuda.LaunchConfig({ grid: 1, block: 128 }) });
+      const tid = T.cuda.thread_idx("x");
+      const acc = T.alloc_local([n / 2], "float32", { name: "acc" });
+      const each = (rows: number, f: (r: Idx, k: Idx) => void) => {
+        for (const i of T.range((rows * K) / 128)) {
+          const e = tid.add(i.mul(128));
+          f(e.floordiv(K), e.mod(K));
+        }
+      };
+      const publish = () => {
+        T.ptx.fence.proxy_async();
+        T.cuda.cta_sync();
+      };
+      body({ tid, A, B, acc, each, publish });
+      T.ptx.wgmma.commit_group();
+      T.ptx.wgmma.wait_group(0);
+      const warp = tid.floordiv(32);
+      const lane = tid.mod(32);
+      for (let j = 0; j < n / 8; j++) {
+        for (let i = 0; i < 4; i++) {
+          const r = warp
+            .mul(16)
+            .add(lane.floordiv(4))
+            .add(i >= 2 ? 8 : 0);
+          D.set(
+            [
+              r,
+              lane
+                .mod(4)
+                .mul(2)
+                .add(8 * j + (i % 2)),
+            ],
+            acc.get([4 * j + i]),
+          );
+        }
+      }
+    },
+  );
+  const val = (i: number, s: number) => (((i * 37 + s) % 17) - 8) / 8;
+  const a = Array.from({ length: 64 * K }, (_, i) => val(i, 3));
+  const b = Array.from({ length: n * K }, (_, i) => val(i, 11));
+  const d = simZeros([64, n], "float32");
+  const { reports } = runSim(
+    verify(fn),
+    [
+      simTensor(a, { shape: [64, K], dtype: "float16" }),
+      simTensor(b, { shape: [n, K], dtype: "float16" }),
+      d,
+    ],
+    { hazards: "collect" },
+  );
+  const want: number[] = [];
+  for (let i = 0; i < 64; i++) {
+    for (let j = 0; j < n; j++) {
+      let s = 0;
+      for (let k = 0; k < K; k++) s += a[i * K + k]! * b[j * K + k]!;
+      want.push(Math.fround(s));
+    }
+  }
+  return { reports, got: Array.from(d.toArray() as ArrayLike<number>), want };
+}
+
 describe("TX7007: the descriptor against its tile (verifier)", () => {
   it("a float32 tile read as float16 A is refused at the descriptor, with a note at the tile", () => {
     const e = failure(() =>
@@ -176,6 +271,69 @@ describe("TX7007: the descriptor against its tile (verifier)", () => {
   });
 });
 
+describe("TX7007 / TX6026: tiles that are not a row-major [M/N, K] or [K, M/N] tile", () => {
+  // Each kernel with its descriptors in the open (judged by the verifier, TX7007) and kept in
+  // registers (judged by the simulator only, TX6026).
+  for (const inReg of [false, true]) {
+    const keep = (d: ReturnType<typeof desc>) => (inReg ? T.local_scalar("uint64", d) : d);
+    const how = inReg ? "descriptors in registers" : "descriptors in the open";
+
+    it(`A and B in core matrices ([k/8][row][k%8], no swizzle): m64n16k16 (${how})`, () => {
+      const { reports, got, want } = gemm(16, 16, ({ A, B, acc, each, publish }) => {
+        // Core matrix (r/8, k/8), 8 rows of 16 bytes, at (k/8)·LBO + (r/8)·SBO, SBO = 128.
+        const sA = T.alloc_shared([2, 64, 8], "float16", { name: "sA" });
+        const sB = T.alloc_shared([2, 16, 8], "float16", { name: "sB" });
+        each(64, (r, k) => sA.set([k.floordiv(8), r, k.mod(8)], A.get([r, k])));
+        each(16, (n, k) => sB.set([k.floordiv(8), n, k.mod(8)], B.get([n, k])));
+        publish();
+        const da = keep(desc(sA.ptr([0, 0, 0]), 1024, 128, 0));
+        const db = keep(desc(sB.ptr([0, 0, 0]), 256, 128, 0));
+        T.ptx.wgmma.fence();
+        mma("m64n16k16", "float16", acc, 0, da, db);
+      });
+      expect(reports).toEqual([]);
+      expect(got).toEqual(want);
+    });
+
+    it(`MN-major B, N = 128 in two 64-wide halves ([n/64][k][n%64], 128B): m64n128k16 (${how})`, () => {
+      const { reports, got, want } = gemm(128, 16, ({ A, B, acc, each, publish }) => {
+        const sA = T.alloc_shared([64, 64], "float16", { name: "sA", ...SWZ });
+        // Atoms of 8 k-rows × 64 n, 8-deep k groups at SBO 1024, the half n ≥ 64 at LBO 2048.
+        const sB = T.alloc_shared([2, 16, 64], "float16", { name: "sB", ...SWZ });
+        each(64, (r, k) => sA.set([r, k], A.get([r, k])));
+        each(128, (n, k) => sB.set([n.floordiv(64), k, n.mod(64)], B.get([n, k])));
+        publish();
+        const da = keep(desc(sA.ptr([0, 0]), 16, 1024, 3));
+        const db = keep(desc(sB.ptr([0, 0, 0]), 2048, 1024, 3));
+        T.ptx.wgmma.fence();
+        mma("m64n128k16", "float16", acc, 0, da, db, { trans_b: 1 });
+      });
+      expect(reports).toEqual([]);
+      expect(got).toEqual(want);
+    });
+
+    it(`A in a raw uint8 tile through its float16 view: m64n16k16 × 4 (${how})`, () => {
+      const { reports, got, want } = gemm(16, 64, ({ A, B, acc, each, publish }) => {
+        const raw = T.alloc_shared([64, 128], "uint8", { name: "raw", ...SWZ });
+        const sA = raw.view_as("float16");
+        const sB = T.alloc_shared([16, 64], "float16", { name: "sB", ...SWZ });
+        each(64, (r, k) => sA.set([r, k], A.get([r, k])));
+        each(16, (n, k) => sB.set([n, k], B.get([n, k])));
+        publish();
+        T.ptx.wgmma.fence();
+        for (let kk = 0; kk < 4; kk++) {
+          // Step kk starts at float16 element 16·kk of the view: 32·kk bytes into the row.
+          const da = keep(desc(sA.ptr([0, 16 * kk]), 16, 1024, 3));
+          const db = keep(desc(sB.ptr([0, 16 * kk]), 16, 1024, 3));
+          mma("m64n16k16", "float16", acc, 0, da, db, { scale_d: kk > 0 });
+        }
+      });
+      expect(reports).toEqual([]);
+      expect(got).toEqual(want);
+    });
+  }
+});
+
 describe("TX7011: a wgmma.mma_async before any wgmma.fence (verifier)", () => {
   const body = (fenceFirst: boolean, fenceAfter: boolean) => () =>
     kernel(() => {
@@ -206,6 +364,31 @@ describe("TX7011: a wgmma.mma_async before any wgmma.fence (verifier)", () => {
 
   it("raises nothing when the fence comes first", () => {
     expect(failure(body(true, false))).toBeUndefined();
+  });
+});
+
+describe("TX7011 / TX6027: a mma_async under an `if`, fenced by the loop (verifier, simulator)", () => {
+  /** `for k { if (k > 0) mma_async; fence }`: every issued mma_async follows a fence. */
+  const guarded = (fence: boolean) =>
+    simReports(({ sA, sB, acc }) => {
+      for (const k of T.range(4)) {
+        T.if_(k.gt(0), () => {
+          const da = desc(sA.ptr([0, 0]), 16, 1024, 3);
+          const db = desc(sB.ptr([0, 0]), 16, 1024, 3);
+          mma("m64n16k16", "float16", acc, 0, da, db); // @guardedMma
+        });
+        if (fence) T.ptx.wgmma.fence();
+      }
+    });
+
+  it("passes the verifier and runs with no reports", () => {
+    expect(guarded(true)).toEqual([]);
+  });
+
+  it("without the fence the verifier leaves it; the simulator reports no wgmma.fence (TX6027)", () => {
+    const rs = guarded(false);
+    expect(rs.map(tag)).toEqual([`TX6027@${at("guardedMma")}`]);
+    expect(rs[0]!.text).toMatch(/with no wgmma\.fence before it/);
   });
 });
 
@@ -330,6 +513,58 @@ describe("TX6027: registers written after the last wgmma.fence (simulator)", () 
       mma("m64n16k16", "float16", acc, 0, a, db);
     });
     expect(rs).toEqual([]);
+  });
+
+  /**
+   * The row address lane l of warp w gives `ldmatrix .x4` for its A fragment (rows 16w.., k
+   * 0..15 of sA): matrix j is rows 8·(j % 2).. at k 8·⌊j / 2⌋, the order of a0..a7.
+   */
+  const aRow = (tid: Idx, sA: Tile) => {
+    const l = tid.mod(32);
+    return sA.ptr([tid.floordiv(32).mul(16).add(l.mod(16)), l.floordiv(16).mul(8)]);
+  };
+
+  it("an A fragment loaded by ldmatrix after the fence: noted at the ldmatrix", () => {
+    const rs = simReports(({ tid, sA, sB, acc }) => {
+      const a = T.alloc_local([8], "float16", { name: "a" });
+      const src = aRow(tid, sA);
+      T.ptx.wgmma.fence();
+      T.ptx.ldmatrix(false, 4, ".b16", a, 0, src); // @ldmWrite
+      const db = desc(sB.ptr([0, 0]), 16, 1024, 3);
+      mma("m64n16k16", "float16", acc, 0, a, db); // @ldmMma
+    });
+    expect(rs.map(tag)).toEqual([`TX6027@${at("ldmMma")}`]);
+    expect(rs[0]!.text).toMatch(/wrote A element 0 after the warp's last wgmma\.fence/);
+    expect(noteLines(rs[0]!)).toEqual([at("ldmWrite")]);
+  });
+
+  it("no report when the fence follows the ldmatrix", () => {
+    const rs = simReports(({ tid, sA, sB, acc }) => {
+      const a = T.alloc_local([8], "float16", { name: "a" });
+      T.ptx.ldmatrix(false, 4, ".b16", a, 0, aRow(tid, sA));
+      T.ptx.wgmma.fence();
+      const db = desc(sB.ptr([0, 0]), 16, 1024, 3);
+      mma("m64n16k16", "float16", acc, 0, a, db);
+    });
+    expect(rs).toEqual([]);
+  });
+
+  it("TX6023: an ldmatrix into the A fragment of a wgmma not yet retired, at the ldmatrix", () => {
+    const rs = simReports(({ tid, sA, sB, acc }) => {
+      const a = T.alloc_local([8], "float16", { name: "a" });
+      const src = aRow(tid, sA);
+      T.ptx.ldmatrix(false, 4, ".b16", a, 0, src);
+      T.ptx.wgmma.fence();
+      const db = desc(sB.ptr([0, 0]), 16, 1024, 3);
+      mma("m64n16k16", "float16", acc, 0, a, db); // @liveMma
+      T.ptx.wgmma.commit_group();
+      T.ptx.ldmatrix(false, 4, ".b16", a, 0, src); // @liveLdm
+    });
+    expect(rs.map(tag)).toEqual([`TX6023@${at("liveLdm")}`]);
+    expect(rs[0]!.text).toMatch(
+      /writes element 0 of the A fragment of a wgmma\.mma_async that no wgmma\.wait_group has retired/,
+    );
+    expect(noteLines(rs[0]!)).toEqual([at("liveMma")]);
   });
 
   it("a fence that no thread executes passes the verifier; the mma_async has none before it", () => {
