@@ -54,7 +54,14 @@ export function layoutOf(vf: VerifiedFunc): Layout {
   let localEnd = 0;
   const place = (b: Buffer, base: number): Placed => {
     const shape = staticShape(b, "a shared or local allocation", b.span);
-    return { name: b.name, span: b.span, base, size: numel(shape) * dtypeBytes(b.dtype), dtype: b.dtype, shape };
+    return {
+      name: b.name,
+      span: b.span,
+      base,
+      size: numel(shape) * dtypeBytes(b.dtype),
+      dtype: b.dtype,
+      shape,
+    };
   };
   walkStmt(vf.entry.body, (s) => {
     if (s.kind === "Alloc") {
