@@ -19,6 +19,7 @@ import { describe, expect, it } from "vitest";
 import { isTirxError, verify, type PrimFunc, type TirxError } from "@tirx-ts/core";
 import { T, type TileView } from "@tirx-ts/dsl";
 import { runSim, simTensor, simZeros } from "@tirx-ts/runtime-sim";
+import { storeAccumulators } from "./fragment.js";
 
 const SRC = readFileSync(fileURLToPath(import.meta.url), "utf8").split("\n");
 
@@ -150,26 +151,7 @@ function gemm(n: number, K: number, body: (c: GemmCtx) => void) {
       body({ tid, A, B, acc, each, publish });
       T.ptx.wgmma.commit_group();
       T.ptx.wgmma.wait_group(0);
-      const warp = tid.floordiv(32);
-      const lane = tid.mod(32);
-      for (let j = 0; j < n / 8; j++) {
-        for (let i = 0; i < 4; i++) {
-          const r = warp
-            .mul(16)
-            .add(lane.floordiv(4))
-            .add(i >= 2 ? 8 : 0);
-          D.set(
-            [
-              r,
-              lane
-                .mod(4)
-                .mul(2)
-                .add(8 * j + (i % 2)),
-            ],
-            acc.get([4 * j + i]),
-          );
-        }
-      }
+      storeAccumulators(D, acc, tid, n);
     },
   );
   const val = (i: number, s: number) => (((i * 37 + s) % 17) - 8) / 8;

@@ -15,6 +15,7 @@ import { compileToPtx } from "@tirx-ts/codegen-ptx";
 import { runSim, simTensor, simZeros } from "@tirx-ts/runtime-sim";
 import { assembleMerged } from "../util/ptx-merge.js";
 import { makeGemmHopper } from "../../examples/gemm_hopper.js";
+import { storeAccumulators } from "./fragment.js";
 
 type AB = "float16" | "bfloat16";
 
@@ -140,21 +141,7 @@ function kernel(o: Opts): { fn: PrimFunc; K: number } {
       }
       if (o.overwriteEarly) sB.set([tid], sB.get([tid]));
       T.ptx.wgmma.wait_group(0);
-      // D fragment of m64nN: element 4j + i at row 16·warp + lane/4 (+8 for i >= 2), column
-      // 8j + 2·(lane % 4) + i % 2.
-      for (let j = 0; j < n / 8; j++) {
-        for (let i = 0; i < 4; i++) {
-          const r = warp
-            .mul(16)
-            .add(lane.floordiv(4))
-            .add(i >= 2 ? 8 : 0);
-          const c = lane
-            .mod(4)
-            .mul(2)
-            .add(8 * j + (i % 2));
-          D.set([r, c], acc.get([4 * j + i]));
-        }
-      }
+      storeAccumulators(D, acc, tid, n);
     },
   );
   return { fn, K };
@@ -437,26 +424,7 @@ describe("wgmma reading a TMA destination", () => {
         T.ptx.wgmma.commit_group();
         T.ptx.wgmma.wait_group(0);
         if (!wait) T.ptx.mbarrier.try_wait(bar.sub(0), 0);
-        const warp = tid.floordiv(32);
-        const lane = tid.mod(32);
-        for (let j = 0; j < 2; j++) {
-          for (let i = 0; i < 4; i++) {
-            const r = warp
-              .mul(16)
-              .add(lane.floordiv(4))
-              .add(i >= 2 ? 8 : 0);
-            D.set(
-              [
-                r,
-                lane
-                  .mod(4)
-                  .mul(2)
-                  .add(8 * j + (i % 2)),
-              ],
-              acc.get([4 * j + i]),
-            );
-          }
-        }
+        storeAccumulators(D, acc, tid, 16);
       },
     );
   const data = (n: number) => Array.from({ length: n }, (_, i) => ((i * 37) % 17) / 8 - 1);
