@@ -117,6 +117,15 @@ describe("tirx build", () => {
     expect(bulk.err).toMatch(/error TX\d{4} .*needs sm_90/);
   });
 
+  test("a too-old --arch names the target the kernel needs, which then builds", async () => {
+    const old = await tirx("build", "examples/gemm_hopper.ts", "--arch", "sm_80");
+    expect(old.code).toBe(1);
+    expect(old.err).toContain("(command line: --arch sm_90a)");
+    expect(old.err).not.toMatch(/--arch sm_90\b(?!a)/);
+    const again = await tirx("build", "examples/gemm_hopper.ts", "--arch", "sm_90a");
+    expect(again.code, again.err).toBe(0);
+  });
+
   test('a kernel file in a package without "type": "module" gets its own file:line:col, code frame, and loads once', async () => {
     // Inside the repository (so that `tirx-ts` resolves), in a gitignored folder.
     const dir = join(root, "test", ".printed", "cli-cjs");

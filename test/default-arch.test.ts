@@ -64,4 +64,25 @@ describe("default target", () => {
     expect(defaultArch(bulk, "sm_80")).toBe("sm_80");
     expect(refused(() => resolveArch(defaultArch(bulk, "sm_80"), bulk))).toBe(true);
   });
+
+  it("a too-old target's refusal suggests the target the whole kernel needs", () => {
+    // gemm_hopper's first statement newer than sm_80 is an sm_90 one (mbarrier, TMA); following
+    // a note of "sm_90" would only be refused again for its wgmma.
+    for (const [fn, want] of CASES) {
+      const vf = verify(fn);
+      const i = ARCHS.findIndex((a) => a.name === want);
+      for (const lower of ARCHS.slice(0, i)) {
+        let notes: string[] = [];
+        try {
+          resolveArch(lower.name, vf);
+        } catch (e) {
+          if (!isTirxError(e)) throw e;
+          notes = e.notes.map((n) => n.message);
+        }
+        expect(notes, `${fn.name} on ${lower.name}`).toEqual([
+          expect.stringContaining(`arch: "${want}" } (command line: --arch ${want})`),
+        ]);
+      }
+    }
+  });
 });

@@ -105,9 +105,24 @@ export function maxVersion(a: PtxVersion, b: PtxVersion): PtxVersion {
 export const formatVersion = fmt;
 
 /**
+ * The note of a too-old-target refusal: compile for {@link requiredArch}`(vf)`, the lowest target
+ * covering every instruction of the kernel (with the API option and the command-line flag).
+ */
+function useTarget(vf: VerifiedFunc): { message: string } {
+  const need = requiredArch(vf).name;
+  const only = need.endsWith("a") ? `; ${need} code runs only on ${need.slice(0, -1)} devices` : "";
+  return {
+    message: `compile with { target: "cuda", arch: "${need}" } (command line: --arch ${need})${only}`,
+  };
+}
+
+/**
  * Resolve `arch` for `vf`: the first statement (in program order) using a feature newer than the
  * target gets that feature's error, naming the instruction, the target and the author's span;
- * otherwise an arch outside {@link ARCHS} is refused.
+ * otherwise an arch outside {@link ARCHS} is refused. A refusal for a too-old target has a note
+ * naming the target the whole kernel needs ({@link requiredArch}), not just that statement's, so
+ * that following it compiles (an sm_80 refusal of a wgmma kernel whose first newer statement is an
+ * sm_90 mbarrier suggests sm_90a, not sm_90).
  * @throws TirxError TX3023 (cp.async below sm_80), the code of any later feature, TX5006 (unknown
  *   or unsupported arch, or a function needing a newer sm than asked).
  */
@@ -128,11 +143,7 @@ export function resolveArch(arch: string, vf: VerifiedFunc): Arch {
           f.code,
           `${instr} needs the architecture-specific target sm_${f.minSm}a, but the target is ${arch}`,
           s.span ?? vf.fn.span,
-          [
-            {
-              message: `compile with { target: "cuda", arch: "sm_${f.minSm}a" } (command line: --arch sm_${f.minSm}a); sm_${f.minSm}a code runs only on sm_${f.minSm} devices`,
-            },
-          ],
+          [useTarget(vf)],
         );
       }
       if (sm < f.minSm) {
@@ -140,11 +151,7 @@ export function resolveArch(arch: string, vf: VerifiedFunc): Arch {
           f.code,
           `${instr} needs sm_${f.minSm} or newer, but the target is ${arch}`,
           s.span ?? vf.fn.span,
-          [
-            {
-              message: `compile with { target: "cuda", arch: "sm_${f.minSm}" } (command line: --arch sm_${f.minSm})`,
-            },
-          ],
+          [useTarget(vf)],
         );
       }
     }
@@ -159,6 +166,7 @@ export function resolveArch(arch: string, vf: VerifiedFunc): Arch {
       "TX5006",
       `kernel "${vf.fn.name}" needs sm_${vf.minSm} or newer, but the target is ${arch}`,
       vf.fn.span,
+      [useTarget(vf)],
     );
   }
   return found;
@@ -219,7 +227,7 @@ function checkArchSpecific(arch: string, vf: VerifiedFunc): void {
         "TX4022",
         `${opcode} needs the architecture-specific target sm_90a, but the target is ${arch}`,
         s.span ?? vf.fn.span,
-        [{ message: 'compile with { target: "cuda", arch: "sm_90a" }' }],
+        [useTarget(vf)],
       );
     }
   });
