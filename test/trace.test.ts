@@ -1,6 +1,6 @@
 // `tirx trace`: a Chrome / Perfetto trace of a simulated run (packages/tirx-ts/src/trace.ts).
 import { spawnSync } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -77,5 +77,42 @@ describe("tirx trace", () => {
       '1 mbarrier "bars"[1] phase 0',
     ]);
     expect(evs.some((e) => e.name.includes("try_wait") && e.name.endsWith("passed"))).toBe(true);
+  });
+
+  test("hazards: printed as diagnostics on stderr, the trace still written, exit 1 (CLI)", () => {
+    const dir = mkdtempSync(join(tmpdir(), "tirx-trace-"));
+    try {
+      const out = join(dir, "t.json");
+      const r = spawnSync(
+        process.execPath,
+        [bin, "trace", "test/fixtures/hazard_no_wait.ts", "--out", out],
+        { cwd: root, encoding: "utf8" },
+      );
+      expect(r.status).toBe(1);
+      expect(r.stdout).toBe("");
+      const text = readFileSync(join(root, "test/fixtures/hazard_no_wait.ts"), "utf8").split("\n");
+      const line = text.findIndex((l) => l.includes("// HAZARD")) + 1;
+      // The format of every kernel error: file:line:col, code and rule, a code frame.
+      expect(r.stderr).toMatch(
+        new RegExp(
+          `^test/fixtures/hazard_no_wait\\.ts:${line}:\\d+: error TX6001 \\[hazard/async-pending\\]: `,
+          "m",
+        ),
+      );
+      expect(r.stderr).toMatch(new RegExp(`^> +${line} \\| .*// HAZARD$`, "m"));
+      expect(r.stderr).toContain("error TX6017 [hazard/exit-pending]");
+      expect(r.stderr).toMatch(
+        /^tirx: 2 hazard reports \(2 distinct\) in the simulated run of "no_wait"/m,
+      );
+      expect(existsSync(out)).toBe(true);
+      const t = JSON.parse(readFileSync(out, "utf8")) as { otherData: { hazards: string } };
+      const hazards = t.otherData.hazards.split("\n");
+      expect(hazards.map((h) => h.split(" (")[0]!.split(" ").slice(0, 2).join(" "))).toEqual([
+        "TX6001 [hazard/async-pending]",
+        "TX6017 [hazard/exit-pending]",
+      ]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

@@ -13,7 +13,7 @@ import {
 import { ARCHS, emitPtx, PTX_PASSES } from "@tirx-ts/codegen-ptx";
 import { printScriptModule } from "@tirx-ts/dsl";
 import { LoadError, loadKernelFile } from "./load.js";
-import { traceKernel } from "./trace.js";
+import { traceRun } from "./trace.js";
 import { layoutPictures } from "./layout.js";
 
 /** Stage names `--after` accepts: the verifier, then every pass `emitPtx` runs. */
@@ -42,6 +42,9 @@ const USAGE = `usage: tirx build <file.ts> [--kernel NAME] [--emit ptx|ir|script
   --args sets them (a symbolic dim takes the scalar of its name).
   --out FILE      where to write the trace (default: stdout)
   --args LIST     scalar arguments, name=value separated by commas
+  The simulator's hazard reports (TX6xxx: a read before its cp.async wait, an accumulator read
+  before wgmma.wait_group, ...) are printed on stderr as diagnostics, each distinct one once, and
+  listed in the trace's otherData.hazards; the trace is written all the same, and trace exits 1.
 
   layout runs the kernel on the simulator (arguments as for trace) and writes one SVG per
   cp.async tile.apply and ldmatrix/stmatrix into DIR (default: layout-<kernel>): which (warp,
@@ -49,9 +52,10 @@ const USAGE = `usage: tirx build <file.ts> [--kernel NAME] [--emit ptx|ir|script
   bytes drawn over the 32 banks, moves of a phase with a bank conflict outlined in red. It
   prints each statement's shared wavefronts against its phases (the excess: bank conflicts).
 
-  Exit codes: 0 ok; 1 the kernel file does not load or a kernel has errors (a kernel needing a
-  newer --arch than given included); 2 usage errors (unknown option, command, --emit, --after,
-  --arch or --args, a missing file, trace or layout of a file with several kernels and no --kernel).
+  Exit codes: 0 ok; 1 the kernel file does not load, exports no kernels, or a kernel has errors (a
+  kernel needing a newer --arch than given, and hazards that trace reports, included); 2 usage
+  errors (unknown option, command, --emit, --after, --arch or --args, a missing file, trace or
+  layout of a file with several kernels and no --kernel).
   Set TIRX_DEBUG=1 for the stack of an error raised while the file loads.`;
 
 /** The package version, from tirx-ts's package.json. */
@@ -81,8 +85,9 @@ function isPrimFunc(x: unknown): x is PrimFunc {
 
 /**
  * The `tirx` command line. Returns the exit code: 0 ok, 1 kernel errors (including a file that
- * does not load and a kernel needing a newer arch than `--arch`), 2 usage errors (including an
- * `--arch` outside the accepted targets and a missing file).
+ * does not load or exports no kernel, a kernel needing a newer arch than `--arch`, and hazard
+ * reports of `trace`), 2 usage errors (including an `--arch` outside the accepted targets and a
+ * missing file).
  */
 export async function main(argv: readonly string[], io: CliIO = PROCESS_IO): Promise<number> {
   const color = io.color ?? (io === PROCESS_IO && process.stderr.isTTY);
@@ -222,10 +227,24 @@ export async function main(argv: readonly string[], io: CliIO = PROCESS_IO): Pro
         }
         return 0;
       }
-      const json = JSON.stringify(traceKernel(fns[0]!, scalars));
+      const { trace, reports } = traceRun(fns[0]!, scalars);
+      const json = JSON.stringify(trace);
       if (values.out) writeFileSync(values.out, json + "\n");
       else io.out(json + "\n");
-      return 0;
+      if (reports.length === 0) return 0;
+      // Each distinct hazard once (an unrolled statement, or every thread, repeats the same one).
+      const seen = new Map<string, number>();
+      for (const r of reports) {
+        const text = renderDiagnostic(r, { color, cwd: process.cwd() });
+        seen.set(text, (seen.get(text) ?? 0) + 1);
+      }
+      for (const [text, n] of seen) {
+        io.err(text + (n > 1 ? `\n  note: reported ${n} times in the run` : "") + "\n");
+      }
+      io.err(
+        `tirx: ${reports.length} hazard report${reports.length === 1 ? "" : "s"} (${seen.size} distinct) in the simulated run of "${fns[0]!.name}"; the trace${values.out ? ` (${values.out})` : ""} lists them in otherData.hazards\n`,
+      );
+      return 1;
     }
     const seen = new Set<PrimFunc>();
     // --emit ir (and script) prints one script-mode TypeScript module (one import, one
