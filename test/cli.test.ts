@@ -64,7 +64,6 @@ describe("tirx build", () => {
     );
     expect(ir.code).toBe(0);
     expect(ir.out).toMatch(/export const copy_async = T\.prim_func\(function copy_async\(/);
-    expect((await tirx("build", "examples/copy_async.ts", "--kernel", "nope")).code).toBe(1);
   });
 
   test("without --arch the target is the lowest the kernel needs (sm_90a for wgmma, sm_90 for TMA)", async () => {
@@ -115,6 +114,31 @@ describe("tirx build", () => {
     const bulk = await tirx("build", "examples/bulk_copy.ts", "--arch", "sm_80");
     expect(bulk.code).toBe(1);
     expect(bulk.err).toMatch(/error TX\d{4} .*needs sm_90/);
+  });
+
+  test("every usage error says why: commands, files", async () => {
+    const cases: [string[], string][] = [
+      [[], "tirx: no command given; expected build, trace or layout\n"],
+      [["biuld", "examples/copy_async.ts"], 'tirx: unknown command "biuld"; expected build'],
+      [["build"], "tirx: build: no kernel file given\n"],
+      [["build", "a.ts", "b.ts"], "tirx: build: one kernel file expected, got 2\n"],
+      [["trace", "a.ts", "b.ts", "c.ts"], "tirx: trace: one kernel file expected, got 3\n"],
+    ];
+    for (const [args, reason] of cases) {
+      const r = await tirx(...args);
+      expect(r.code, args.join(" ")).toBe(2);
+      expect(r.err.startsWith(reason), r.err.split("\n")[0]).toBe(true);
+      expect(r.err).toContain("usage: tirx build");
+    }
+  });
+
+  test("--kernel with a name the file lacks is a usage error listing the file's kernels", async () => {
+    const r = await tirx("build", "examples/gemm_mma.ts", "--kernel", "nope");
+    expect(r.code).toBe(2);
+    expect(r.err).toBe(
+      'tirx: examples/gemm_mma.ts exports no kernel named "nope"; its kernels: gemm_mma, gemm_mma_odd\n',
+    );
+    expect((await tirx("trace", "examples/copy_async.ts", "--kernel", "nope")).code).toBe(2);
   });
 
   test("a too-old --arch names the target the kernel needs, which then builds", async () => {

@@ -54,8 +54,9 @@ const USAGE = `usage: tirx build <file.ts> [--kernel NAME] [--emit ptx|ir|script
 
   Exit codes: 0 ok; 1 the kernel file does not load, exports no kernels, or a kernel has errors (a
   kernel needing a newer --arch than given, and hazards that trace reports, included); 2 usage
-  errors (unknown option, command, --emit, --after, --arch or --args, a missing file, trace or
-  layout of a file with several kernels and no --kernel).
+  errors (unknown option, command, --emit, --after, --arch or --args, a missing file or more than
+  one, a --kernel the file does not export, trace or layout of a file with several kernels and no
+  --kernel).
   Set TIRX_DEBUG=1 for the stack of an error raised while the file loads.`;
 
 /** The package version, from tirx-ts's package.json. */
@@ -86,8 +87,8 @@ function isPrimFunc(x: unknown): x is PrimFunc {
 /**
  * The `tirx` command line. Returns the exit code: 0 ok, 1 kernel errors (including a file that
  * does not load or exports no kernel, a kernel needing a newer arch than `--arch`, and hazard
- * reports of `trace`), 2 usage errors (including an `--arch` outside the accepted targets and a
- * missing file).
+ * reports of `trace`), 2 usage errors (including an `--arch` outside the accepted targets, a
+ * missing file, and a `--kernel` the file does not export). Every usage error prints its reason.
  */
 export async function main(argv: readonly string[], io: CliIO = PROCESS_IO): Promise<number> {
   const color = io.color ?? (io === PROCESS_IO && process.stderr.isTTY);
@@ -121,9 +122,17 @@ export async function main(argv: readonly string[], io: CliIO = PROCESS_IO): Pro
     return 0;
   }
   const [cmd, file, ...rest] = positionals;
-  if ((cmd !== "build" && cmd !== "trace" && cmd !== "layout") || !file || rest.length > 0) {
-    io.err(`${USAGE}\n`);
+  const usageError = (reason: string): number => {
+    io.err(`tirx: ${reason}\n${USAGE}\n`);
     return 2;
+  };
+  if (cmd === undefined) return usageError("no command given; expected build, trace or layout");
+  if (cmd !== "build" && cmd !== "trace" && cmd !== "layout") {
+    return usageError(`unknown command "${cmd}"; expected build, trace or layout`);
+  }
+  if (!file) return usageError(`${cmd}: no kernel file given`);
+  if (rest.length > 0) {
+    return usageError(`${cmd}: one kernel file expected, got ${1 + rest.length}`);
   }
   let scalars: Record<string, number> = {};
   if (cmd === "trace" || cmd === "layout") {
@@ -196,12 +205,20 @@ export async function main(argv: readonly string[], io: CliIO = PROCESS_IO): Pro
     if (values.kernel) {
       kernels = kernels.filter(([k, f]) => k === values.kernel || f.name === values.kernel);
     }
-    if (kernels.length === 0) {
+    if (kernels.length === 0 && values.kernel) {
+      // A name the file does not have is the caller's mistake (exit 2), unlike a file of no kernels.
+      const all = Object.entries(mod).filter((e): e is [string, PrimFunc] => isPrimFunc(e[1]));
+      const names = [...new Set(all.map(([, f]) => f.name))];
       io.err(
-        values.kernel
-          ? `tirx: ${file} exports no kernel named "${values.kernel}"\n`
-          : `tirx: ${file} exports no kernels (export the result of T.function)\n`,
+        `tirx: ${file} exports no kernel named "${values.kernel}"; ` +
+          (names.length > 0
+            ? `its kernels: ${names.join(", ")}\n`
+            : `it exports no kernels (export the result of T.function)\n`),
       );
+      return 2;
+    }
+    if (kernels.length === 0) {
+      io.err(`tirx: ${file} exports no kernels (export the result of T.function)\n`);
       return 1;
     }
     if (cmd === "trace" || cmd === "layout") {
