@@ -2,7 +2,15 @@
 // the CLI always loads it: bundled by esbuild and imported natively, with `tirx-ts` from the built
 // package); one spawns the real command, as a user runs it (`npm test` builds first).
 import { spawnSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  readdirSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -313,6 +321,28 @@ describe("tirx layout", () => {
       for (const f of files) expect(readFileSync(join(dir, f), "utf8")).toMatch(/^<svg /);
     } finally {
       rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  test("a kernel with nothing to draw says so, creates no folder and exits 0 (gemm_hopper)", async () => {
+    const dir = join(mkdtempSync(join(tmpdir(), "tirx-layout-")), "pictures");
+    try {
+      const { code, out, err } = await tirx(
+        "layout",
+        "examples/gemm_hopper.ts",
+        "--kernel",
+        "gemm_hopper",
+        "--out",
+        dir,
+      );
+      expect(err).toBe("");
+      expect(code).toBe(0);
+      expect(out).toBe(
+        `tirx layout: nothing to draw: "gemm_hopper" executed no cp.async tile.apply, ldmatrix or stmatrix (the instructions layout draws) in the simulated launch; no SVG written, ${dir} not created\n`,
+      );
+      expect(existsSync(dir)).toBe(false);
+    } finally {
+      rmSync(join(dir, ".."), { recursive: true, force: true });
     }
   });
 });

@@ -51,6 +51,7 @@ const USAGE = `usage: tirx build <file.ts> [--kernel NAME] [--emit ptx|ir|script
   lane) moves which bytes of dst and src in the statement's first execution in CTA 0, shared
   bytes drawn over the 32 banks, moves of a phase with a bank conflict outlined in red. It
   prints each statement's shared wavefronts against its phases (the excess: bank conflicts).
+  A kernel that executes none of these instructions gets a line saying so, no DIR, and exit 0.
 
   Exit codes: 0 ok; 1 the kernel file does not load, exports no kernels, or a kernel has errors (a
   kernel needing a newer --arch than given, and hazards that trace reports, included); 2 usage
@@ -231,9 +232,17 @@ export async function main(argv: readonly string[], io: CliIO = PROCESS_IO): Pro
       }
       if (cmd === "layout") {
         const dir = values.out ?? `layout-${fns[0]!.name}`;
+        const pictures = layoutPictures(fns[0]!, scalars);
+        if (pictures.length === 0) {
+          // Not an error: the kernel is fine, it has nothing layout draws (exit 0, like a build).
+          io.out(
+            `tirx layout: nothing to draw: "${fns[0]!.name}" executed no cp.async tile.apply, ldmatrix or stmatrix (the instructions layout draws) in the simulated launch; no SVG written, ${dir} not created\n`,
+          );
+          return 0;
+        }
         mkdirSync(dir, { recursive: true });
         const used = new Map<string, number>();
-        for (const p of layoutPictures(fns[0]!, scalars)) {
+        for (const p of pictures) {
           const k = (used.get(p.name) ?? 0) + 1;
           used.set(p.name, k);
           const f = join(dir, `${p.name}${k > 1 ? `-${k}` : ""}.svg`);
