@@ -155,6 +155,35 @@ export function knownDivisor(e: Expr): number {
   }
 }
 
+/**
+ * The value of `e` modulo `m` (in 0..m-1) where it is evident for every value of its variables:
+ * from constants, from terms whose known divisor (`knownDivisor`: constant factors, shifts,
+ * exact divisions) is a multiple of `m`, and from sums, differences and products of such terms;
+ * else undefined. `residueMod(e, k) === 0` proves `e` divisible by `k`
+ * (e.g. `64·wg`, `16·kk + 32`, `(lane % 8)·64 + (lane / 16)·8` modulo 2).
+ */
+export function residueMod(e: Expr, m: number): number | undefined {
+  const mod = (x: number): number => ((x % m) + m) % m;
+  if (m === 1 || knownDivisor(e) % m === 0) return 0;
+  if (e.kind === "IntImm") return mod(Number(e.value));
+  if (e.kind === "Cast") return residueMod(e.value, m);
+  if (e.kind !== "Binary") return undefined;
+  if (e.op === "shl") {
+    const s = e.b.kind === "IntImm" ? Number(e.b.value) : undefined;
+    const a = residueMod(e.a, m);
+    return s !== undefined && s >= 0 && s < 31 && a !== undefined ? mod(a * 2 ** s) : undefined;
+  }
+  const a = residueMod(e.a, m);
+  const b = residueMod(e.b, m);
+  if (e.op === "add") return a !== undefined && b !== undefined ? mod(a + b) : undefined;
+  if (e.op === "sub") return a !== undefined && b !== undefined ? mod(a - b) : undefined;
+  if (e.op === "mul") {
+    if (a === 0 || b === 0) return 0;
+    return a !== undefined && b !== undefined ? mod(a * b) : undefined;
+  }
+  return undefined;
+}
+
 /** `e` as `var + c` (or `c + var`, `var - c`), when it has that form. */
 function asVarPlusConst(e: Expr): { id: number; c: number } | undefined {
   if (e.kind === "Var") return { id: e.id, c: 0 };

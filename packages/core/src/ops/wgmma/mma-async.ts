@@ -6,12 +6,8 @@ import { staticArg, valueArg } from "../define.js";
 import type { LowerCtx, OpDef, OperandSpec } from "../op.js";
 import { MMA_F32_BOUND } from "../mma/mma.js";
 import { isStaticShape } from "../../ir/buffer.js";
-import {
-  operandDtypeConflict,
-  operandLayoutHint,
-  operandTileMismatch,
-  residueMod,
-} from "./operand.js";
+import { operandDtypeConflict, operandLayoutHint, operandTileMismatch } from "./operand.js";
+import { residueMod } from "../../analysis/bounds.js";
 
 /** One wgmma.mma_async variant: N, the A/B type token, and where A comes from. */
 export interface WgmmaVariant {
