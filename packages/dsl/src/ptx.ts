@@ -1,4 +1,13 @@
-import { checkOpCall, didYouMean, intImm, numel, opOf, TirxError, type Expr } from "@tirx-ts/core";
+import {
+  checkOpCall,
+  didYouMean,
+  intImm,
+  numel,
+  opOf,
+  TirxError,
+  viewStartPtr,
+  type Expr,
+} from "@tirx-ts/core";
 import { builder } from "./builder.js";
 import { PrimExpr, show, toExpr, type ExprLike } from "./expr.js";
 import { callerSpan } from "./span.js";
@@ -49,7 +58,11 @@ const async_ = {
   },
 };
 
-/** An mbarrier operand: a one-element view of a shared uint64 buffer, or its `.ptr()`. */
+/**
+ * An mbarrier operand: a one-element view of a shared uint64 buffer (also a view of another
+ * dtype that starts on a whole uint64 element, e.g. `bars.view_as("uint32").sub(2)` is bars[1]),
+ * or its `.ptr()`.
+ */
 export type MbarrierRef = TileView | PrimExpr;
 
 function mbarPtr(ref: MbarrierRef): Expr {
@@ -63,13 +76,7 @@ function mbarPtr(ref: MbarrierRef): Expr {
         span,
       );
     }
-    return {
-      kind: "BufferPtr",
-      buffer: ref.buffer,
-      offset: ref.view.offset,
-      dtype: "uint32",
-      ...(span ? { span } : {}),
-    };
+    return viewStartPtr(ref.view, "the mbarrier operand", span, "TX4011");
   }
   throw new TirxError(
     "TX4011",
