@@ -1,4 +1,4 @@
-import type { Expr, SpecialName } from "../ir/expr.js";
+import { constInt, type Expr, type SpecialName } from "../ir/expr.js";
 import type { LaunchConfig } from "../ir/stmt.js";
 
 /** A closed integer interval; infinite ends are ±Infinity. */
@@ -179,7 +179,12 @@ export function residueMod(e: Expr, m: number): number | undefined {
   if (e.op === "sub") return a !== undefined && b !== undefined ? mod(a - b) : undefined;
   if (e.op === "mul") {
     if (a === 0 || b === 0) return 0;
-    return a !== undefined && b !== undefined ? mod(a * b) : undefined;
+    if (a !== undefined && b !== undefined) return mod(a * b);
+    // x·c mod m follows from x mod m/gcd(c, m): (8·kk + 1)·64 ≡ 64 (mod 512).
+    const [x, c] = e.b.kind === "IntImm" ? [e.a, Number(e.b.value)] : [e.b, constInt(e.a)];
+    if (c === undefined || c === 0) return undefined;
+    const r = residueMod(x, m / gcd(c, m));
+    return r !== undefined ? mod(r * c) : undefined;
   }
   return undefined;
 }
