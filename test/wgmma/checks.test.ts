@@ -196,6 +196,26 @@ describe("TX7007: the descriptor against its tile (verifier)", () => {
     expect(noteLines(e!)).toEqual([at("f32Alloc")]);
   });
 
+  it("a swizzled start evidently off row 0 of its atom is refused at the descriptor", () => {
+    // sA.ptr([9, 0]): byte 128 of a 1024-byte 128B atom (row 1); also at row 8·kk + 1.
+    for (const k of [false, true]) {
+      const e = failure(() =>
+        kernel(() => {
+          const sA = T.alloc_shared([64, 64], "float16", { name: "sA", ...SWZ });
+          const sB = T.alloc_shared([16, 64], "float16", { name: "sB", ...SWZ });
+          const acc = T.alloc_local([8], "float32", { name: "acc" });
+          T.ptx.wgmma.fence();
+          for (const kk of T.unroll(2)) {
+            const da = desc(sA.ptr([k ? kk.mul(8).add(1) : 9, 0]), 16, 1024, 3); // @row1Desc
+            mma("m64n16k16", "float16", acc, 0, da, desc(sB.ptr([0, 0]), 16, 1024, 3));
+          }
+        }),
+      );
+      expect(e && tag(e)).toBe(`TX7007@${at("row1Desc")}`);
+      expect(e!.text).toMatch(/starts 128 bytes into a 1024-byte swizzle atom of "sA" \(row 1\)/);
+    }
+  });
+
   it("a bfloat16 tile read as float16 B is refused at B's descriptor", () => {
     const e = failure(() =>
       kernel(() => {

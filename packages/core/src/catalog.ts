@@ -110,6 +110,11 @@ export const CATALOG = {
     rule: "wf/collective-in-loop-bound",
     title: "a warp collective cannot be a loop bound; compute it into a variable first",
   },
+  TX2017: {
+    rule: "wf/static-operand",
+    title:
+      "an operand that selects the instruction (a count, mode, flag or immediate) must be a static JS integer",
+  },
   TX3001: {
     rule: "cp-async/opcode",
     title: "opcode must be cp.async.{ca|cg}.shared{::cta}.global with known qualifiers",

@@ -1,11 +1,4 @@
-import {
-  dtypeBytes,
-  TirxError,
-  type Buffer,
-  type DType,
-  type Expr,
-  type Span,
-} from "@tirx-ts/core";
+import { bufferElementOffset, type Buffer, type DType, type Expr, type Span } from "@tirx-ts/core";
 import { builder } from "./builder.js";
 import { PrimExpr, toExpr, type ExprLike } from "./expr.js";
 
@@ -42,27 +35,13 @@ export function storeAt(
  * The address of the `dtype` element at `offset` (counted in elements of `dtype`, as views and
  * `flat(dtype)` count) in `buffer`'s state space: a uint32 shared-window address for shared
  * buffers, a uint64 generic address for global ones. The IR's `BufferPtr` counts in the
- * buffer's own elements, so a view of a wider dtype scales the offset, and a view of a narrower
- * one must land on a whole buffer element.
- * @throws TirxError TX1014 when a narrower view's offset is not a known whole buffer element.
+ * buffer's own elements (core's `bufferElementOffset`): a view of a wider dtype scales the
+ * offset, and a view of a narrower one must provably land on a whole buffer element.
+ * @throws TirxError TX1014 when a narrower view's offset is not provably a whole buffer element.
  */
 export function ptrAt(buffer: Buffer, dtype: DType, offset: Expr, span?: Span): PrimExpr {
   const ptrType = buffer.scope === "global" ? "uint64" : "uint32";
-  const eb = dtypeBytes(dtype);
-  const bb = dtypeBytes(buffer.dtype);
-  let off = offset;
-  if (eb > bb) off = new PrimExpr(offset).mul(eb / bb).expr;
-  else if (eb < bb) {
-    const k = bb / eb;
-    if (offset.kind !== "IntImm" || Number(offset.value) % k !== 0) {
-      throw new TirxError(
-        "TX1014",
-        `ptr of a ${dtype} view into "${buffer.name}" (${buffer.dtype}) must be a whole ${buffer.dtype} element: its offset must be a constant multiple of ${k} ${dtype} elements; take ptr of a ${buffer.dtype} view instead`,
-        span,
-      );
-    }
-    off = toExpr(Number(offset.value) / k, offset.dtype, span);
-  }
+  const off = bufferElementOffset(buffer, dtype, offset, "ptr", span);
   return new PrimExpr({
     kind: "BufferPtr",
     buffer,

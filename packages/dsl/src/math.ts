@@ -2,6 +2,7 @@ import { TirxError, type Span } from "@tirx-ts/core";
 import type { PrimExpr, ExprLike } from "./expr.js";
 import { callValueOp } from "./op-call.js";
 import { callerSpan } from "./span.js";
+import { checkOptions } from "./check.js";
 
 /** The choice between the accurate and the fast approximate form of a transcendental op. */
 export interface MathOptions {
@@ -13,9 +14,22 @@ export interface MathOptions {
   readonly approx?: boolean;
 }
 
-/** A transcendental op: `name` or `name.approx` by `opts.approx`. */
+/** `opts` checked: undefined or `{ approx }` (TX1002 otherwise, with a "did you mean"). */
+function mathOptions(name: string, opts: unknown, span?: Span): MathOptions {
+  const o = checkOptions(opts, ["approx"], `T.${name}`, span) as MathOptions;
+  if (o.approx !== undefined && typeof o.approx !== "boolean") {
+    throw new TirxError("TX1002", `approx of T.${name} must be true or false`, span);
+  }
+  return o;
+}
+
+/**
+ * A transcendental op: `name` or `name.approx` by `opts.approx`.
+ * @throws TirxError TX1002 for options other than `{ approx: boolean }`.
+ */
 function trans(name: string, x: ExprLike, opts: MathOptions | undefined, span?: Span): PrimExpr {
-  return callValueOp(opts?.approx ? `${name}.approx` : name, [x], span);
+  const o = mathOptions(name, opts, span);
+  return callValueOp(o.approx ? `${name}.approx` : name, [x], span);
 }
 
 /** An op that exists only in its approximate form so far: `{ approx: true }` is required. */
@@ -25,7 +39,7 @@ function approxOnly(
   opts: MathOptions | undefined,
   span?: Span,
 ): PrimExpr {
-  if (!opts?.approx) {
+  if (!mathOptions(name, opts, span).approx) {
     throw new TirxError(
       "TX2010",
       `T.${name} has only an approximate form so far: write T.${name}(x, { approx: true })`,

@@ -1,6 +1,7 @@
 import {
   checkOpCall,
   intImm,
+  invariant,
   opOf,
   TirxError,
   type DType,
@@ -15,23 +16,14 @@ import { PrimExpr, show, toExpr, type ExprLike } from "./expr.js";
  * Operands of a call of `op` as IR: static operands must be JS integers; JS literals in value
  * operands take the dtype of the first expression operand (as TVMScript's literals do), or the
  * operand's first allowed dtype.
- * @throws TirxError TX1002 (a runtime value where a static integer is needed) and the conversion
+ * @throws TirxError from {@link staticOperand}, TX1002 (a missing operand) and the conversion
  *   errors of `toExpr`.
  */
 export function opOperands(op: OpDef, args: readonly unknown[], span?: Span): Expr[] {
   const like = args.find((a): a is PrimExpr => a instanceof PrimExpr)?.dtype;
   return op.operands.map((spec, i) => {
     const a = args[i];
-    if (spec.kind === "static") {
-      if (typeof a !== "number" || !Number.isSafeInteger(a)) {
-        throw new TirxError(
-          spec.code ?? "TX1002",
-          `${spec.name} of ${op.surface} takes a static integer, got ${a instanceof PrimExpr ? "a runtime expression" : show(a)}`,
-          span,
-        );
-      }
-      return intImm(a);
-    }
+    if (spec.kind === "static") return staticOperand(op, spec.name, a, span);
     if (a === undefined) {
       throw new TirxError("TX1002", `${op.surface} is missing its operand ${spec.name}`, span);
     }
@@ -61,4 +53,31 @@ export function callStmtOp(name: string, args: readonly unknown[], span?: Span):
   const ir = opOperands(op, args, span);
   checkOpCall(op, ir, span);
   b.emit({ kind: "Call", op: name, args: ir, ...(span ? { span } : {}) });
+}
+
+/**
+ * The static operand `name` of `op` given as the JS value `v`: an integer literal (a boolean
+ * as 0/1 when `bools`). The range is checked later against the op's record (`checkOpCall`).
+ * @throws TirxError the operand's own code from the op record (e.g. TX3022 for cp.async's
+ *   wait_group, TX7007 for a wgmma descriptor's offsets), else TX2017, when `v` is not a static
+ *   integer (a runtime expression, a fraction, another type).
+ */
+export function staticOperand(
+  op: OpDef,
+  name: string,
+  v: unknown,
+  span?: Span,
+  bools = false,
+): Expr {
+  const spec = op.operands.find((o) => o.name === name);
+  invariant(spec?.kind === "static", `${op.name} has no static operand ${name}`);
+  if (bools && typeof v === "boolean") return intImm(v ? 1 : 0);
+  if (typeof v !== "number" || !Number.isSafeInteger(v)) {
+    throw new TirxError(
+      spec.code ?? "TX2017",
+      `${name} of ${op.surface} takes a static integer${bools ? " (or a boolean)" : ""}, got ${v instanceof PrimExpr ? "a runtime expression" : show(v)}`,
+      span,
+    );
+  }
+  return intImm(v);
 }

@@ -1,5 +1,14 @@
-import { checkOpCall, didYouMean, intImm, numel, opOf, TirxError, type Expr } from "@tirx-ts/core";
+import {
+  checkOpCall,
+  didYouMean,
+  numel,
+  opOf,
+  TirxError,
+  viewStartPtr,
+  type Expr,
+} from "@tirx-ts/core";
 import { builder } from "./builder.js";
+import { staticOperand } from "./op-call.js";
 import { PrimExpr, show, toExpr, type ExprLike } from "./expr.js";
 import { callerSpan } from "./span.js";
 import { TileView } from "./view.js";
@@ -21,16 +30,10 @@ function call(op: string, args: Expr[]): void {
   b.emit({ kind: "Call", op, args, ...(span ? { span } : {}) });
 }
 
-function staticInt(n: unknown, what: string): Expr {
+/** The static operand `n` of statement op `op` (see `staticOperand`: the op record's code, else TX2017). */
+function staticN(op: string, n: unknown): Expr {
   const span = callerSpan();
-  if (typeof n !== "number" || !Number.isSafeInteger(n)) {
-    throw new TirxError(
-      "TX3022",
-      `${what} takes a static integer, got ${n instanceof PrimExpr ? "a runtime expression" : show(n)}`,
-      span,
-    );
-  }
-  return intImm(n);
+  return staticOperand(opOf(op, "stmt", span), "n", n, span);
 }
 
 /** `T.ptx.cp.async_`: the cp.async group operations (PTX ISA, cp.async.commit_group / wait_group). */
@@ -41,7 +44,7 @@ const async_ = {
   },
   /** `cp.async.wait_group n`: wait until at most `n` (static, 0..7) most recent groups are pending. */
   wait_group(n: number): void {
-    call("cp.async.wait_group", [staticInt(n, "cp.async.wait_group")]);
+    call("cp.async.wait_group", [staticN("cp.async.wait_group", n)]);
   },
   /** `cp.async.wait_all`: commit and wait for every cp.async of this thread. */
   wait_all(): void {
@@ -49,7 +52,11 @@ const async_ = {
   },
 };
 
-/** An mbarrier operand: a one-element view of a shared uint64 buffer, or its `.ptr()`. */
+/**
+ * An mbarrier operand: a one-element view of a shared uint64 buffer (also a view of another
+ * dtype that starts on a whole uint64 element, e.g. `bars.view_as("uint32").sub(2)` is bars[1]),
+ * or its `.ptr()`.
+ */
 export type MbarrierRef = TileView | PrimExpr;
 
 function mbarPtr(ref: MbarrierRef): Expr {
@@ -63,13 +70,7 @@ function mbarPtr(ref: MbarrierRef): Expr {
         span,
       );
     }
-    return {
-      kind: "BufferPtr",
-      buffer: ref.buffer,
-      offset: ref.view.offset,
-      dtype: "uint32",
-      ...(span ? { span } : {}),
-    };
+    return viewStartPtr(ref.view, "the mbarrier operand", span, "TX4011");
   }
   throw new TirxError(
     "TX4011",
@@ -146,11 +147,11 @@ const bulk = {
   },
   /** `cp.async.bulk.wait_group n`: wait until at most n bulk groups are pending. */
   wait_group(n: number): void {
-    call("cp.async.bulk.wait_group", [staticInt(n, "cp.async.bulk.wait_group")]);
+    call("cp.async.bulk.wait_group", [staticN("cp.async.bulk.wait_group", n)]);
   },
   /** `cp.async.bulk.wait_group.read n`: wait until the sources of all but n groups were read. */
   wait_group_read(n: number): void {
-    call("cp.async.bulk.wait_group.read", [staticInt(n, "cp.async.bulk.wait_group.read")]);
+    call("cp.async.bulk.wait_group.read", [staticN("cp.async.bulk.wait_group.read", n)]);
   },
 };
 

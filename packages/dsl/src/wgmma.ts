@@ -11,6 +11,8 @@ import {
 import { builder } from "./builder.js";
 import { PrimExpr, show, toExpr, type ExprLike } from "./expr.js";
 import { callerSpan } from "./span.js";
+import { checkOptions } from "./check.js";
+import { staticOperand } from "./op-call.js";
 import { TileView } from "./view.js";
 
 function emitCall(op: string, args: Expr[], span?: Span): void {
@@ -18,14 +20,6 @@ function emitCall(op: string, args: Expr[], span?: Span): void {
   const b = builder(def.surface, span);
   checkOpCall(def, args, span);
   b.emit({ kind: "Call", op, args, ...(span ? { span } : {}) });
-}
-
-function staticInt(v: unknown, what: string, span?: Span): Expr {
-  if (typeof v === "boolean") return intImm(v ? 1 : 0);
-  if (typeof v !== "number" || !Number.isSafeInteger(v)) {
-    throw new TirxError("TX3022", `${what} takes a static integer, got ${show(v)}`, span);
-  }
-  return intImm(v);
 }
 
 /** `frag.ptr([offset])` of a rank-1 register array (T.alloc_local), or TX7001. */
@@ -60,6 +54,9 @@ export interface WgmmaOptions {
   readonly a_offset?: ExprLike;
 }
 
+/** The keys of {@link WgmmaOptions}. */
+const WGMMA_OPTIONS = ["scale_d", "scale_a", "scale_b", "trans_a", "trans_b", "a_offset"] as const;
+
 const SHAPE = /^m64n(\d+)k16$/;
 
 /**
@@ -74,7 +71,7 @@ const SHAPE = /^m64n(\d+)k16$/;
  * `bDesc` describes B (N × 16, K-major unless trans_b). Accumulator element `4j + i` of a thread
  * (lane l of warp q of the warpgroup) is D[16q + l/4 + 8·(i ≥ 2)][8j + 2(l % 4) + i % 2].
  * @throws TirxError TX7004 (shape, dtype, scales, transposes), TX7001 (register arrays),
- *   TX2010 (operand dtypes).
+ *   TX2010 (operand dtypes), TX1002 (`opts` not an object, or an unknown option: a "did you mean").
  */
 export function mma_async(
   shape: string,
@@ -103,23 +100,27 @@ export function mma_async(
   const aRegs = a instanceof TileView;
   const abDtype = ab === "f16" ? "float16" : "bfloat16";
   const name = wgmmaName({ n, ab, abDtype, a: aRegs ? "rs" : "ss" });
-  const sd = opts.scale_d ?? 1;
+  const o = checkOptions(opts, WGMMA_OPTIONS, "T.ptx.wgmma.mma_async", span) as WgmmaOptions;
+  const op = opOf(name, "stmt", span);
+  const st = (k: "scale_a" | "scale_b" | "trans_a" | "trans_b", dflt: number): Expr =>
+    staticOperand(op, k, o[k] ?? dflt, span, k.startsWith("trans"));
+  const sd = o.scale_d ?? 1;
   const scaleD =
     typeof sd === "boolean" ? intImm(sd ? 1 : 0) : toExpr(sd as ExprLike, "int32", span);
-  if (aRegs && opts.trans_a) {
+  if (aRegs && o.trans_a) {
     throw new TirxError("TX7004", `trans_a needs A in shared memory (a descriptor)`, span);
   }
   const args: Expr[] = [
     registerPtr("acc of T.ptx.wgmma.mma_async", acc, accOffset, span),
     aRegs
-      ? registerPtr("a of T.ptx.wgmma.mma_async", a, opts.a_offset ?? 0, span)
+      ? registerPtr("a of T.ptx.wgmma.mma_async", a, o.a_offset ?? 0, span)
       : toExpr(a as ExprLike, "uint64", span),
     toExpr(bDesc, "uint64", span),
     scaleD,
-    staticInt(opts.scale_a ?? 1, "scale_a of T.ptx.wgmma.mma_async", span),
-    staticInt(opts.scale_b ?? 1, "scale_b of T.ptx.wgmma.mma_async", span),
-    ...(aRegs ? [] : [staticInt(opts.trans_a ?? 0, "trans_a of T.ptx.wgmma.mma_async", span)]),
-    staticInt(opts.trans_b ?? 0, "trans_b of T.ptx.wgmma.mma_async", span),
+    st("scale_a", 1),
+    st("scale_b", 1),
+    ...(aRegs ? [] : [st("trans_a", 0)]),
+    st("trans_b", 0),
   ];
   emitCall(name, args, span);
 }
@@ -149,9 +150,9 @@ export function encode_matrix_descriptor(
   }
   const args: Expr[] = [
     a,
-    staticInt(ldo, "ldo", span),
-    staticInt(sdo, "sdo", span),
-    staticInt(swizzle, "swizzle", span),
+    staticOperand(op, "ldo", ldo, span),
+    staticOperand(op, "sdo", sdo, span),
+    staticOperand(op, "swizzle", swizzle, span),
   ];
   const dtype = checkOpCall(op, args, span)!;
   builder(op.surface, span);
@@ -173,7 +174,8 @@ export const wgmma = {
   /** `wgmma.wait_group.sync.aligned n`: wait until at most `n` (static, 0..7) groups are pending. */
   wait_group(n: number): void {
     const span = callerSpan();
-    emitCall("wgmma.wait_group.sync.aligned", [staticInt(n, "wgmma.wait_group", span)], span);
+    const op = opOf("wgmma.wait_group.sync.aligned", "stmt", span);
+    emitCall(op.name, [staticOperand(op, "n", n, span)], span);
   },
 };
 
@@ -187,9 +189,6 @@ export function setmaxnreg(inc: boolean, count: number): void {
   if (typeof inc !== "boolean") {
     throw new TirxError("TX1002", `inc of T.ptx.setmaxnreg must be true or false`, span);
   }
-  emitCall(
-    `setmaxnreg.${inc ? "inc" : "dec"}.sync.aligned.u32`,
-    [staticInt(count, "setmaxnreg", span)],
-    span,
-  );
+  const op = opOf(`setmaxnreg.${inc ? "inc" : "dec"}.sync.aligned.u32`, "stmt", span);
+  emitCall(op.name, [staticOperand(op, "count", count, span)], span);
 }

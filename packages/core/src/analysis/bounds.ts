@@ -1,4 +1,4 @@
-import type { Expr, SpecialName } from "../ir/expr.js";
+import { constInt, type Expr, type SpecialName } from "../ir/expr.js";
 import type { LaunchConfig } from "../ir/stmt.js";
 
 /** A closed integer interval; infinite ends are ±Infinity. */
@@ -153,6 +153,40 @@ export function knownDivisor(e: Expr): number {
     default:
       return 1;
   }
+}
+
+/**
+ * The value of `e` modulo `m` (in 0..m-1) where it is evident for every value of its variables:
+ * from constants, from terms whose known divisor (`knownDivisor`: constant factors, shifts,
+ * exact divisions) is a multiple of `m`, and from sums, differences and products of such terms;
+ * else undefined. `residueMod(e, k) === 0` proves `e` divisible by `k`
+ * (e.g. `64·wg`, `16·kk + 32`, `(lane % 8)·64 + (lane / 16)·8` modulo 2).
+ */
+export function residueMod(e: Expr, m: number): number | undefined {
+  const mod = (x: number): number => ((x % m) + m) % m;
+  if (m === 1 || knownDivisor(e) % m === 0) return 0;
+  if (e.kind === "IntImm") return mod(Number(e.value));
+  if (e.kind === "Cast") return residueMod(e.value, m);
+  if (e.kind !== "Binary") return undefined;
+  if (e.op === "shl") {
+    const s = e.b.kind === "IntImm" ? Number(e.b.value) : undefined;
+    const a = residueMod(e.a, m);
+    return s !== undefined && s >= 0 && s < 31 && a !== undefined ? mod(a * 2 ** s) : undefined;
+  }
+  const a = residueMod(e.a, m);
+  const b = residueMod(e.b, m);
+  if (e.op === "add") return a !== undefined && b !== undefined ? mod(a + b) : undefined;
+  if (e.op === "sub") return a !== undefined && b !== undefined ? mod(a - b) : undefined;
+  if (e.op === "mul") {
+    if (a === 0 || b === 0) return 0;
+    if (a !== undefined && b !== undefined) return mod(a * b);
+    // x·c mod m follows from x mod m/gcd(c, m): (8·kk + 1)·64 ≡ 64 (mod 512).
+    const [x, c] = e.b.kind === "IntImm" ? [e.a, Number(e.b.value)] : [e.b, constInt(e.a)];
+    if (c === undefined || c === 0) return undefined;
+    const r = residueMod(x, m / gcd(c, m));
+    return r !== undefined ? mod(r * c) : undefined;
+  }
+  return undefined;
 }
 
 /** `e` as `var + c` (or `c + var`, `var - c`), when it has that form. */

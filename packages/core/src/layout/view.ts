@@ -3,7 +3,8 @@ import { TirxError } from "../diagnostics.js";
 import { binary, cast } from "../ir/arith.js";
 import { rowMajorStrides, showShape, staticShape, type Buffer, type View } from "../ir/buffer.js";
 import { constInt, intImm, type Expr } from "../ir/expr.js";
-import { knownDivisor } from "../analysis/bounds.js";
+import { knownDivisor, residueMod } from "../analysis/bounds.js";
+import type { DiagnosticCode } from "../catalog.js";
 import type { Span } from "../span.js";
 
 /** A static slice `start:stop:step` of one axis (stop exclusive). */
@@ -126,6 +127,88 @@ export function elementOffset(view: View, indices: readonly (Expr | number)[], s
     );
   }
   return subView(view, indices, span).offset;
+}
+
+/**
+ * `e / k` for an `e` that `residueMod` proves divisible by `k`, in the simplest form at hand:
+ * a folded constant, each term of a sum divided, the divisible factor of a product divided,
+ * a smaller shift; else an exact `floordiv(e, k)`.
+ */
+export function exactDiv(e: Expr, k: number, span?: Span): Expr {
+  if (k === 1) return e;
+  const c = constInt(e);
+  if (c !== undefined) return intImm(c / k, e.dtype, span);
+  const div = (x: Expr): boolean => residueMod(x, k) === 0;
+  if (e.kind === "Binary") {
+    if ((e.op === "add" || e.op === "sub") && div(e.a) && div(e.b)) {
+      return binary(e.op, exactDiv(e.a, k, span), exactDiv(e.b, k, span), span);
+    }
+    if (e.op === "mul" && div(e.a)) return binary("mul", exactDiv(e.a, k, span), e.b, span);
+    if (e.op === "mul" && div(e.b)) return binary("mul", e.a, exactDiv(e.b, k, span), span);
+    const s = e.op === "shl" ? constInt(e.b) : undefined;
+    const t = Math.log2(k);
+    if (s !== undefined && Number.isInteger(t) && t <= s) {
+      return binary("shl", e.a, intImm(s - t, e.b.dtype, span), span);
+    }
+  }
+  return binary("floordiv", e, intImm(k, e.dtype, span), span);
+}
+
+/**
+ * The offset in `buffer`'s own elements (as `BufferPtr`, `BufferLoad` and mbarrier operands
+ * count) of `offset`, counted in elements of `dtype` (as views, `view_as`, `flat(dtype)` and
+ * `as_strided({ dtype })` count). A wider `dtype` scales the offset; a narrower one must land
+ * on a whole buffer element, which must be provable from the expression (`residueMod`:
+ * constants, multiples from constant factors, strides and shifts), and is divided exactly.
+ * `what` names the operand in the message ("ptr", "the mbarrier operand").
+ * @throws TirxError `code` (TX1014 unless given) when the offset is not provably a whole
+ *   buffer element.
+ */
+export function bufferElementOffset(
+  buffer: Buffer,
+  dtype: DType,
+  offset: Expr,
+  what: string,
+  span?: Span,
+  code: DiagnosticCode = "TX1014",
+): Expr {
+  const eb = dtypeBytes(dtype);
+  const bb = dtypeBytes(buffer.dtype);
+  if (eb === bb) return offset;
+  if (eb > bb) return binary("mul", offset, intImm(eb / bb, offset.dtype, span), span);
+  const k = bb / eb;
+  const r = residueMod(offset, k);
+  if (r === 0) return exactDiv(offset, k, span);
+  const why =
+    r !== undefined
+      ? `its ${dtype} offset is ${r} more than a multiple of ${k} (byte ${r * eb} of a ${bb}-byte ${buffer.dtype} element)`
+      : `its ${dtype} offset is not provably a multiple of ${k} (the expression shows a factor of ${knownDivisor(offset)} only); write it from multiples of ${k} or take it of a ${buffer.dtype} view`;
+  throw new TirxError(
+    code,
+    `${what} of a ${dtype} view into "${buffer.name}" (${buffer.dtype}) must start on a whole ${buffer.dtype} element (${bb} bytes): ${why}`,
+    span,
+  );
+}
+
+/**
+ * The address (`BufferPtr`, counted in the buffer's elements) of the first element of `view`:
+ * uint32 for shared buffers, uint64 for global ones.
+ * @throws TirxError as {@link bufferElementOffset}.
+ */
+export function viewStartPtr(
+  view: View,
+  what: string,
+  span?: Span,
+  code: DiagnosticCode = "TX1014",
+): Expr {
+  const offset = bufferElementOffset(view.buffer, view.dtype, view.offset, what, span, code);
+  return {
+    kind: "BufferPtr",
+    buffer: view.buffer,
+    offset,
+    dtype: view.buffer.scope === "global" ? "uint64" : "uint32",
+    ...(span ? { span } : {}),
+  };
 }
 
 /**

@@ -43,7 +43,10 @@ export type OperandSpec =
       readonly name: string;
       readonly min: number;
       readonly max: number;
-      /** The code of an out-of-range value (default TX2010). */
+      /**
+       * The code of an out-of-range value (default TX2010) and of a value that is not a static
+       * integer (default TX2017).
+       */
       readonly code?: DiagnosticCode;
     }
   | { readonly kind: "value"; readonly name: string; readonly dtypes?: readonly DType[] }

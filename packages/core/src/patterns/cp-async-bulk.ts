@@ -19,6 +19,7 @@ import {
   type PatternContext,
 } from "./common.js";
 import { checkMbarrierOperand } from "./mbarrier.js";
+import { viewStartPtr } from "../layout/view.js";
 
 /** Parsed cp.async.bulk opcode: the two directions this toolchain supports. */
 export interface BulkOpcode {
@@ -205,7 +206,7 @@ export function planBulkCopy(s: TileApply, ctx: PatternContext): BulkCopyPlan {
           "mbar must be one mbarrier object (a single uint64 element)",
           s.span,
         );
-      mbar = { kind: "BufferPtr", buffer: m.buffer, offset: m.offset, dtype: "uint32" };
+      mbar = viewStartPtr(m, "mbar", s.span, "TX4011");
     } else if (typeof m === "object" && isExpr(m)) {
       mbar = m;
     } else {

@@ -19,7 +19,7 @@ export function checkMbarrierOperand(e: Expr, span?: Span): void {
   if ((b.scope !== "shared" && b.scope !== "shared.dyn") || b.dtype !== "uint64") {
     throw new TirxError(
       "TX4011",
-      `mbarrier objects live in a shared uint64 buffer; "${b.name}" is ${b.scope} ${b.dtype}`,
+      `mbarrier objects live in a shared uint64 buffer; "${b.name}" is ${b.scope} ${b.dtype}${b.dtype !== "uint64" && (b.scope === "shared" || b.scope === "shared.dyn") ? ` (a uint64 view of a buffer of another dtype is not an mbarrier operand: allocate the mbarriers as T.alloc_shared([n], "uint64"))` : ""}`,
       e.span ?? span,
     );
   }

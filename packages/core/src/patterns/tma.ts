@@ -19,6 +19,7 @@ import {
   type PatternContext,
 } from "./common.js";
 import { checkMbarrierOperand } from "./mbarrier.js";
+import { viewStartPtr } from "../layout/view.js";
 
 /** A parsed TMA opcode (PTX ISA, "cp.async.bulk.tensor", "cp.async.bulk.prefetch.tensor"). */
 export interface TmaOpcode {
@@ -296,7 +297,7 @@ function mbarParam(s: TileApply): Expr {
   const m = s.params["mbar"];
   let e: Expr | undefined;
   if (m !== undefined && isView(m) && numel(m.shape) === 1) {
-    e = { kind: "BufferPtr", buffer: m.buffer, offset: m.offset, dtype: "uint32" };
+    e = viewStartPtr(m, "mbar", s.span, "TX4011");
   } else if (m !== undefined && isExpr(m)) e = m;
   if (!e) {
     throw new TirxError(

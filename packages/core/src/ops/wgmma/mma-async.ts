@@ -6,12 +6,8 @@ import { staticArg, valueArg } from "../define.js";
 import type { LowerCtx, OpDef, OperandSpec } from "../op.js";
 import { MMA_F32_BOUND } from "../mma/mma.js";
 import { isStaticShape } from "../../ir/buffer.js";
-import {
-  operandDtypeConflict,
-  operandLayoutHint,
-  operandTileMismatch,
-  residueMod,
-} from "./operand.js";
+import { operandDtypeConflict, operandLayoutHint, operandTileMismatch } from "./operand.js";
+import { residueMod } from "../../analysis/bounds.js";
 
 /** One wgmma.mma_async variant: N, the A/B type token, and where A comes from. */
 export interface WgmmaVariant {
@@ -67,8 +63,10 @@ function checkScales(surface: string, args: readonly Expr[], from: number, span?
  * `encode_matrix_descriptor(tile.ptr([...]), lbo, sbo, mode)`: the tile's dtype is the
  * instruction's; the start is 16-byte aligned where its residue is evident (the descriptor keeps
  * address bits 4–17 and drops the rest); for a tile of 2 or more dims, LBO/SBO read the tile's
- * row-major layout (see `operandTileMismatch`). What depends on runtime values (the start's row
- * in its swizzle atom, the footprint) is the simulator's (TX6026, TX6018).
+ * row-major layout (see `operandTileMismatch`); a swizzled start lies in row 0 of its swizzle
+ * atom (8 rows of W = 16·2^mode bytes) where its element offset's residue modulo 8·W bytes is
+ * evident (`residueMod`). What depends on runtime values (the start's row in its swizzle atom
+ * when not evident, the footprint) is the simulator's (TX6026, TX6018).
  * @throws TirxError TX7007.
  */
 function checkOperandDescriptor(
@@ -105,6 +103,21 @@ function checkOperandDescriptor(
     );
   }
   const [ldo, sdo, sw] = desc.args.slice(1).map((a) => constInt(a));
+  if (sw !== undefined && sw >= 1 && sw <= 3 && eb <= 16) {
+    // PTX ISA, wgmma Matrix Descriptor Format: with base offset 0 the swizzle pattern starts at
+    // the descriptor's start, so a swizzled start must lie in row 0 of its 8·W-byte atom.
+    const W = 16 << sw;
+    const atom = (8 * W) / eb;
+    const r = residueMod(ptr.offset, atom);
+    if (r !== undefined && r * eb >= W) {
+      throw new TirxError(
+        "TX7007",
+        `the descriptor of ${which} starts ${r * eb} bytes into a ${8 * W}-byte swizzle atom of "${b.name}" (row ${Math.floor((r * eb) / W)}); with base offset 0 the start must lie in the atom's row 0 (a multiple of 8 rows, plus a K offset within the row)`,
+        at,
+        notes,
+      );
+    }
+  }
   if (ldo === undefined || sdo === undefined || sw === undefined) return;
   if (b.dtype !== v.abDtype || b.shape.length < 2 || !isStaticShape(b.shape)) return;
   const cols = Number(b.shape[b.shape.length - 1]);

@@ -90,26 +90,6 @@ export function operandLayoutHint(swizzle: number, mn: boolean, cols: number): s
 }
 
 /**
- * The element offset of `e` modulo `m` where it is evident from constants (sums and products
- * whose terms are constants or multiples of `m`), else undefined.
- */
-export function residueMod(e: Expr, m: number): number | undefined {
-  const mod = (x: number): number => ((x % m) + m) % m;
-  if (e.kind === "IntImm") return mod(Number(e.value));
-  if (e.kind === "Cast") return residueMod(e.value, m);
-  if (e.kind !== "Binary") return undefined;
-  const a = residueMod(e.a, m);
-  const b = residueMod(e.b, m);
-  if (e.op === "add") return a !== undefined && b !== undefined ? mod(a + b) : undefined;
-  if (e.op === "sub") return a !== undefined && b !== undefined ? mod(a - b) : undefined;
-  if (e.op === "mul") {
-    if (a === 0 || b === 0) return 0;
-    return a !== undefined && b !== undefined ? mod(a * b) : undefined;
-  }
-  return undefined;
-}
-
-/**
  * Whether a shared buffer of `buffer` dtype certainly holds another type than the wgmma's
  * `ab` operand: a floating-point buffer of another dtype. An integer buffer (raw bytes or words,
  * read through a view) is not judged.
