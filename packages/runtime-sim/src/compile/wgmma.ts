@@ -56,12 +56,18 @@ export function compileWgmma(
   const site = m.site(span);
   const unit = m.wgmma;
   const count = new Int32Array(Math.ceil(m.threads / 32));
+  const aligned = unit.aligned;
+  const opId = aligned.newOp();
+  // Each warp that executes the op arrives at its warpgroup's round (exec/warpgroup-aligned.ts):
+  // the other warps of the warpgroup must execute the same op at that point of their sequence.
   const eachWarp = (lanes: Int32Array, n: number, f: (warp: number) => void): void => {
     warpsOf(lanes, n, count);
     for (let w = 0; w < count.length; w++) {
       const c = count[w]!;
       if (c === 0) continue;
+      aligned.arrive(m, w, opId, site, op.surface);
       if (c !== 32) {
+        aligned.breakGroupOf(w);
         m.hazard(
           "TX6011",
           `${op.surface} in warp ${w} of CTA ${m.cta()}: ${c} of the warp's lanes execute it; .sync.aligned needs every thread of the warpgroup to execute the same instruction`,

@@ -1,4 +1,5 @@
 import type { Machine } from "./machine.js";
+import { WarpgroupAligned } from "./warpgroup-aligned.js";
 
 /** One issued wgmma.mma_async of one warp, until a wgmma.wait_group retires it. */
 interface Pending {
@@ -31,6 +32,8 @@ interface Pending {
  * on; a wgmma's own accumulator writes are not marks.
  */
 export class WgmmaUnit {
+  /** The warpgroups' wgmma sequences (the .sync.aligned rule, TX6011). */
+  readonly aligned = new WarpgroupAligned();
   /** Issued, not yet retired wgmmas in the CTA (fast check for the load/store hooks). */
   live = 0;
   /** Per shared byte: the number of live wgmmas reading it. */
@@ -57,6 +60,7 @@ export class WgmmaUnit {
     this.#groups = [];
     this.#fenced = [];
     this.dirty?.fill(0);
+    this.aligned.reset();
   }
 
   /** wgmma.fence by `warp` (threads of `stride` local bytes each): its writes so far are ordered. */
