@@ -13,7 +13,7 @@ import {
   type Span,
 } from "@tirx-ts/core";
 import { codecOf } from "../numeric/codec.js";
-import { checkSharedRead } from "../exec/hazards.js";
+import { checkAsyncProxyRead } from "../exec/hazards.js";
 import type { Placed } from "../exec/machine.js";
 import { THREAD_BITS, THREAD_MASK } from "../exec/machine.js";
 import { placementOf, type NumFn } from "./access.js";
@@ -42,8 +42,9 @@ function warpsOf(lanes: Int32Array, n: number, count: Int32Array): void {
  *   swizzled (LBO steps whole swizzle atoms along M/N, SBO the 8-deep k groups),
  *   `start + (r >> 3)·SBO + (k >> 3)·LBO + (k & 7)·16 + 2(r & 7)` without swizzle.
  * A swizzled address then has bits 4.. XORed with bits 7.. (CuTe Swizzle<mode, 4, 3>). Every byte read is hazard-checked like an ordinary read by
- * the warp's lane 0 (pending async copies, never-written bytes, races), and the async proxy's
- * reads need a fence.proxy.async after generic-proxy writes (TX6015).
+ * the warp's lane 0 (pending async copies, never-written bytes, an unordered earlier write), but
+ * the read lasts until a wgmma.wait_group retires the instruction: WgmmaReads checks later writes
+ * (TX6024). The async proxy's reads need a fence.proxy.async after generic-proxy writes (TX6015).
  */
 export function compileWgmma(
   ec: ExprCompiler,
@@ -84,7 +85,7 @@ export function compileWgmma(
   if (fx.action === "commit") return (lanes, n) => eachWarp(lanes, n, (w) => unit.commit(w));
   if (fx.action === "wait") {
     const keep = Number(exprs[0]!.kind === "IntImm" ? exprs[0]!.value : 0);
-    return (lanes, n) => eachWarp(lanes, n, (w) => unit.wait(w, keep));
+    return (lanes, n) => eachWarp(lanes, n, (w) => unit.wait(m, w, keep, site));
   }
   const mma = fx as Extract<WgmmaAction, { action: "mma" }>;
   const N = mma.n;
@@ -241,7 +242,7 @@ export function compileWgmma(
         }
         const a = local + win;
         if (m.track) {
-          checkSharedRead(m, p, a, 2, t, site);
+          checkAsyncProxyRead(m, p, a, 2, t, site);
           const b = m.races.unfenced(a, 2);
           if (b >= 0) {
             const w = m.shWriter[b]!;

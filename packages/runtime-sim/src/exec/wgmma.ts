@@ -1,5 +1,6 @@
 import type { Machine } from "./machine.js";
 import { WarpgroupAligned } from "./warpgroup-aligned.js";
+import { WgmmaReads } from "./wgmma-reads.js";
 
 /** One issued wgmma.mma_async of one warp, until a wgmma.wait_group retires it. */
 interface Pending {
@@ -15,6 +16,9 @@ interface Pending {
   /** Shared 16-byte chunks (absolute byte offsets) the instruction reads. */
   readonly chunks: Int32Array;
 }
+
+/** A Pending with the record of its warpgroup's shared reads. */
+type Issued = Pending & { readonly rec: ReturnType<WgmmaReads["issue"]> };
 
 /**
  * The wgmma unit of a CTA (PTX ISA, wgmma.mma_async / commit_group / wait_group). The simulator
@@ -36,10 +40,10 @@ export class WgmmaUnit {
   readonly aligned = new WarpgroupAligned();
   /** Issued, not yet retired wgmmas in the CTA (fast check for the load/store hooks). */
   live = 0;
-  /** Per shared byte: the number of live wgmmas reading it. */
-  #reads: Int32Array;
-  #uncommitted: Pending[][] = [];
-  #groups: Pending[][][] = [];
+  /** The shared reads of issued wgmmas, until a retirement is ordered before a write (TX6024). */
+  readonly reads: WgmmaReads;
+  #uncommitted: Issued[][] = [];
+  #groups: Issued[][][] = [];
 
   /** Per warp: whether it executed a wgmma.fence (in this CTA). */
   #fenced: boolean[] = [];
@@ -49,12 +53,17 @@ export class WgmmaUnit {
   #dirtySite: Int32Array | undefined;
 
   constructor(sharedBytes: number) {
-    this.#reads = new Int32Array(sharedBytes);
+    this.reads = new WgmmaReads(sharedBytes);
+  }
+
+  /** Records of shared reads that a write may conflict with (fast check for the store hooks). */
+  get tracked(): number {
+    return this.reads.tracked;
   }
 
   /** A fresh CTA: nothing pending, no warp fenced. */
   reset(): void {
-    if (this.live > 0) this.#reads.fill(0);
+    this.reads.reset();
     this.live = 0;
     this.#uncommitted = [];
     this.#groups = [];
@@ -119,9 +128,8 @@ export class WgmmaUnit {
 
   /** Record an issued wgmma of `warp`. */
   issue(p: Pending): void {
-    (this.#uncommitted[p.warp] ??= []).push(p);
-    const r = this.#reads;
-    for (const c of p.chunks) for (let b = c; b < c + 16; b++) r[b]!++;
+    const rec = this.reads.issue(p.warp, p.site, p.chunks);
+    (this.#uncommitted[p.warp] ??= []).push({ ...p, rec });
     this.live++;
   }
 
@@ -131,21 +139,20 @@ export class WgmmaUnit {
     this.#uncommitted[warp] = [];
   }
 
-  /** wgmma.wait_group `keep` by `warp`: retire all but its `keep` most recent groups. */
-  wait(warp: number, keep: number): void {
+  /** wgmma.wait_group `keep` by `warp` at `site`: retire all but its `keep` most recent groups. */
+  wait(m: Machine, warp: number, keep: number, site: number): void {
     const gs = this.#groups[warp];
     if (!gs) return;
-    while (gs.length > keep) for (const p of gs.shift()!) this.#retire(p);
+    while (gs.length > keep) {
+      for (const p of gs.shift()!) {
+        this.reads.retire(m, p.rec, warp, site);
+        this.live--;
+      }
+    }
   }
 
-  #retire(p: Pending): void {
-    const r = this.#reads;
-    for (const c of p.chunks) for (let b = c; b < c + 16; b++) r[b]!--;
-    this.live--;
-  }
-
-  #all(): Pending[] {
-    const out: Pending[] = [];
+  #all(): Issued[] {
+    const out: Issued[] = [];
     for (const u of this.#uncommitted) if (u) out.push(...u);
     for (const g of this.#groups) if (g) for (const x of g) out.push(...x);
     return out;
@@ -183,7 +190,7 @@ export class WgmmaUnit {
     }
   }
 
-  /** A write of shared bytes [a, a + n) by thread `t`: TX6024 when a live wgmma reads them. */
+  /** A write of shared bytes [a, a + n) by thread `t`: see WgmmaReads.checkWrite (TX6024). */
   checkWrite(
     m: Machine,
     name: string,
@@ -194,18 +201,6 @@ export class WgmmaUnit {
     site: number,
     verb: string,
   ): void {
-    const r = this.#reads;
-    for (let b = a; b < a + n; b++) {
-      if (r[b] === 0) continue;
-      const chunk = b & ~15;
-      const p = this.#all().find((x) => x.chunks.includes(chunk));
-      m.hazard(
-        "TX6024",
-        `thread ${m.thread(t)} of CTA ${m.cta()} ${verb} shared "${name}" byte ${m.ctaLocal(b) - base}, which a wgmma.mma_async (warp ${p?.warp ?? "?"}) not yet retired by wgmma.wait_group still reads`,
-        site,
-        p ? [{ message: "the wgmma is issued here", span: m.sites[p.site] }] : [],
-      );
-      return;
-    }
+    this.reads.checkWrite(m, name, base, a, n, t, site, verb);
   }
 }
