@@ -288,8 +288,26 @@ export function compileWgmma(
       if (aRegs)
         for (let l = 0; l < 32; l++)
           aAt[l] = (base + l) * stride + aPlaced!.base + aOff!(base + l) * 2;
-      const regs = [{ start: accAt, bytes: accCount * 4, what: "accumulator" }];
-      if (aRegs) regs.push({ start: aAt, bytes: 16, what: "A" });
+      const regs = [
+        {
+          start: accAt,
+          bytes: accCount * 4,
+          what: "accumulator",
+          name: dPlaced.name,
+          base: dPlaced.base,
+          elem: 4,
+        },
+      ];
+      if (aRegs) {
+        regs.push({
+          start: aAt,
+          bytes: 16,
+          what: "A fragment",
+          name: aPlaced!.name,
+          base: aPlaced!.base,
+          elem: 2,
+        });
+      }
       if (!unit.checkFence(m, w, regs, site)) return;
       if (!readOperand(bd, transB !== 0, 0, N, base, B, chunks, "B", N)) return;
       if (ad !== undefined) {
@@ -327,8 +345,12 @@ export function compileWgmma(
         warp: w,
         accStart,
         accBytes: accCount * 4,
+        accName: dPlaced.name,
+        accBase: dPlaced.base,
         aStart,
         aBytes: aRegs ? 16 : 0,
+        aName: aPlaced?.name ?? "",
+        aBase: aPlaced?.base ?? 0,
         chunks: Int32Array.from(chunks),
       });
     });

@@ -9,10 +9,16 @@ interface Pending {
   /** Per lane: the accumulator's first byte, relative to the thread's local memory. */
   readonly accStart: Int32Array;
   readonly accBytes: number;
+  /** The accumulator buffer: its name and first byte (relative to local memory), for messages. */
+  readonly accName: string;
+  readonly accBase: number;
   /** Per lane: the first byte of A's register fragment (A from registers), or -1. */
   readonly aStart: Int32Array;
   /** Bytes of A's fragment per lane (16: 8 16-bit elements), 0 when A comes from shared. */
   readonly aBytes: number;
+  /** The A fragment's buffer (A from registers): its name and first byte, for messages. */
+  readonly aName: string;
+  readonly aBase: number;
   /** Shared 16-byte chunks (absolute byte offsets) the instruction reads. */
   readonly chunks: Int32Array;
 }
@@ -33,7 +39,9 @@ type Issued = Pending & { readonly rec: ReturnType<WgmmaReads["issue"]> };
  * wgmma.fence (PTX ISA, wgmma.fence): a warp's wgmma.mma_async needs a fence of the warp before
  * it, and none of its accumulator (or A) registers written by other instructions since that
  * fence (TX6027). Local writes through ordinary stores are marked per byte from a warp's fence
- * on; a wgmma's own accumulator writes are not marks.
+ * on; a wgmma's own accumulator writes are not marks. Each write is reported once per CTA
+ * (the wgmmas after it in an unrolled k loop add nothing). Reports name registers as the author
+ * indexes their buffer (`acc[16]`), whatever the wgmma's accumulator offset.
  */
 export class WgmmaUnit {
   /** The warpgroups' wgmma sequences (the .sync.aligned rule, TX6011). */
@@ -51,6 +59,8 @@ export class WgmmaUnit {
   dirty: Uint8Array | undefined;
   /** Per thread-local byte: the site of that write. */
   #dirtySite: Int32Array | undefined;
+  /** Write sites already reported by TX6027 in this CTA (one report per write). */
+  #reportedWrites = new Set<number>();
 
   constructor(sharedBytes: number) {
     this.reads = new WgmmaReads(sharedBytes);
@@ -70,6 +80,7 @@ export class WgmmaUnit {
     this.#fenced = [];
     this.dirty?.fill(0);
     this.aligned.reset();
+    this.#reportedWrites.clear();
   }
 
   /** wgmma.fence by `warp` (threads of `stride` local bytes each): its writes so far are ordered. */
@@ -95,7 +106,15 @@ export class WgmmaUnit {
   checkFence(
     m: Machine,
     warp: number,
-    ranges: readonly { start: Int32Array; bytes: number; what: string }[],
+    ranges: readonly {
+      start: Int32Array;
+      bytes: number;
+      what: string;
+      /** The registers' buffer: its name, first byte (relative to local memory), element bytes. */
+      name: string;
+      base: number;
+      elem: number;
+    }[],
     site: number,
   ): boolean {
     if (!this.#fenced[warp]) {
@@ -107,17 +126,23 @@ export class WgmmaUnit {
       return false;
     }
     const dirty = this.dirty!;
-    for (const { start, bytes, what } of ranges) {
+    for (const { start, bytes, what, name, base, elem } of ranges) {
       for (let l = 0; l < 32; l++) {
         const s0 = start[l]!;
         if (s0 < 0) continue;
         for (let b = s0; b < s0 + bytes; b++) {
           if (dirty[b] === 0) continue;
+          // One report per write: later wgmmas of the same unfenced registers add nothing.
+          const at = this.#dirtySite![b]!;
+          if (this.#reportedWrites.has(at)) continue;
+          this.#reportedWrites.add(at);
+          const t = (warp << 5) + l;
+          const e = Math.floor((b - t * m.localStride - base) / elem);
           m.hazard(
             "TX6027",
-            `wgmma.mma_async in warp ${warp} of CTA ${m.cta()}: thread ${m.thread((warp << 5) + l)} wrote ${what} element ${Math.floor((b - s0) / (what === "A" ? 2 : 4))} after the warp's last wgmma.fence; a wgmma.fence must come between other writes of these registers and the wgmma.mma_async (PTX ISA, wgmma.fence)`,
+            `wgmma.mma_async in warp ${warp} of CTA ${m.cta()}: thread ${m.thread(t)} wrote ${name}[${e}] (${what}) after the warp's last wgmma.fence; a wgmma.fence must come between other writes of these registers and the wgmma.mma_async (PTX ISA, wgmma.fence)`,
             site,
-            [{ message: "the register is written here", span: m.sites[this.#dirtySite![b]!] }],
+            [{ message: "the register is written here", span: m.sites[at] }],
           );
           return false;
         }
@@ -171,7 +196,7 @@ export class WgmmaUnit {
       if (verb === "writes" && p.aBytes > 0 && rel < s0 + p.aBytes && s0 < rel + n) {
         m.hazard(
           "TX6023",
-          `thread ${m.thread(t)} of CTA ${m.cta()} writes element ${Math.floor((rel - s0) / 2)} of the A fragment of a wgmma.mma_async that no wgmma.wait_group has retired; the tensor cores may still read it`,
+          `thread ${m.thread(t)} of CTA ${m.cta()} writes ${p.aName}[${Math.floor((rel - p.aBase) / 2)}], in the A fragment of a wgmma.mma_async that no wgmma.wait_group has retired; the tensor cores may still read it`,
           site,
           [{ message: "the wgmma is issued here", span: m.sites[p.site] }],
         );
@@ -181,7 +206,7 @@ export class WgmmaUnit {
       if (rel < a + p.accBytes && a < rel + n) {
         m.hazard(
           "TX6023",
-          `thread ${m.thread(t)} of CTA ${m.cta()} ${verb} accumulator element ${Math.floor((rel - a) / 4)} of a wgmma.mma_async that no wgmma.wait_group has retired; the tensor cores may still write it (wait with T.ptx.wgmma.wait_group first)`,
+          `thread ${m.thread(t)} of CTA ${m.cta()} ${verb} ${p.accName}[${Math.floor((rel - p.accBase) / 4)}], an accumulator of a wgmma.mma_async that no wgmma.wait_group has retired; the tensor cores may still write it (wait with T.ptx.wgmma.wait_group first)`,
           site,
           [{ message: "the wgmma is issued here", span: m.sites[p.site] }],
         );
