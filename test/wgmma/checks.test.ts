@@ -487,7 +487,9 @@ describe("TX6027: registers written after the last wgmma.fence (simulator)", () 
       mma("m64n16k16", "float16", acc, 0, da, db); // @accMma
     });
     expect(rs.map(tag)).toEqual([`TX6027@${at("accMma")}`]);
-    expect(rs[0]!.text).toMatch(/wrote accumulator element 3 after the warp's last wgmma\.fence/);
+    expect(rs[0]!.text).toMatch(
+      /wrote acc\[3\] \(accumulator\) after the warp's last wgmma\.fence/,
+    );
     expect(noteLines(rs[0]!)).toEqual([at("accWrite")]);
   });
 
@@ -500,7 +502,7 @@ describe("TX6027: registers written after the last wgmma.fence (simulator)", () 
       mma("m64n16k16", "float16", acc, 0, a, db); // @fragMma
     });
     expect(rs.map(tag)).toEqual([`TX6027@${at("fragMma")}`]);
-    expect(rs[0]!.text).toMatch(/wrote A element 0 after the warp's last wgmma\.fence/);
+    expect(rs[0]!.text).toMatch(/wrote a\[0\] \(A fragment\) after the warp's last wgmma\.fence/);
     expect(noteLines(rs[0]!)).toEqual([at("fragWrite")]);
   });
 
@@ -536,7 +538,7 @@ describe("TX6027: registers written after the last wgmma.fence (simulator)", () 
       mma("m64n16k16", "float16", acc, 0, a, db); // @ldmMma
     });
     expect(rs.map(tag)).toEqual([`TX6027@${at("ldmMma")}`]);
-    expect(rs[0]!.text).toMatch(/wrote A element 0 after the warp's last wgmma\.fence/);
+    expect(rs[0]!.text).toMatch(/wrote a\[0\] \(A fragment\) after the warp's last wgmma\.fence/);
     expect(noteLines(rs[0]!)).toEqual([at("ldmWrite")]);
   });
 
@@ -564,7 +566,7 @@ describe("TX6027: registers written after the last wgmma.fence (simulator)", () 
     });
     expect(rs.map(tag)).toEqual([`TX6023@${at("liveLdm")}`]);
     expect(rs[0]!.text).toMatch(
-      /writes element 0 of the A fragment of a wgmma\.mma_async that no wgmma\.wait_group has retired/,
+      /writes a\[0\], in the A fragment of a wgmma\.mma_async that no wgmma\.wait_group has retired/,
     );
     expect(noteLines(rs[0]!)).toEqual([at("liveMma")]);
   });

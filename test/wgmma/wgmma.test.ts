@@ -214,13 +214,13 @@ describe("wgmma on the simulator", () => {
   it("reports accumulators read before wgmma.wait_group (TX6023)", () => {
     const { reports } = run({ n: 16, ab: "float16", swizzle: 3, readEarly: true });
     expect(reports.map((r) => r.code)).toEqual(["TX6023"]);
-    expect(reports[0]!.message).toMatch(/accumulator element 0 of a wgmma.mma_async/);
+    expect(reports[0]!.message).toMatch(/acc\[0\], an accumulator of a wgmma.mma_async/);
   });
 
   it("reports A's registers overwritten before wgmma.wait_group (TX6023)", () => {
     const { reports } = run({ n: 16, ab: "float16", swizzle: 3, aRegs: true, aWriteEarly: true });
     expect(reports.map((r) => r.code)).toEqual(["TX6023"]);
-    expect(reports[0]!.message).toMatch(/writes element 0 of the A fragment/);
+    expect(reports[0]!.message).toMatch(/writes a\[0\], in the A fragment/);
   });
 
   it("reports a shared operand overwritten before wgmma.wait_group (TX6024)", () => {

@@ -288,6 +288,10 @@ function compileCall(ec: ExprCompiler, name: string, exprs: readonly Expr[], spa
         m.epoch++;
         m.races.onBarrier();
         bars.barSync();
+        if (n === T) {
+          m.wgmma.aligned.settle(m, "before a cta_sync that every thread reaches");
+          m.wgmma.reads.onBarrier();
+        }
         m.tracer?.barrier(Tracer.warpsOf(lanes, n), "cta_sync");
       };
     }

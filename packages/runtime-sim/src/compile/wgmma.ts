@@ -13,7 +13,7 @@ import {
   type Span,
 } from "@tirx-ts/core";
 import { codecOf } from "../numeric/codec.js";
-import { checkSharedRead } from "../exec/hazards.js";
+import { checkAsyncProxyRead } from "../exec/hazards.js";
 import type { Placed } from "../exec/machine.js";
 import { THREAD_BITS, THREAD_MASK } from "../exec/machine.js";
 import { placementOf, type NumFn } from "./access.js";
@@ -42,8 +42,9 @@ function warpsOf(lanes: Int32Array, n: number, count: Int32Array): void {
  *   swizzled (LBO steps whole swizzle atoms along M/N, SBO the 8-deep k groups),
  *   `start + (r >> 3)·SBO + (k >> 3)·LBO + (k & 7)·16 + 2(r & 7)` without swizzle.
  * A swizzled address then has bits 4.. XORed with bits 7.. (CuTe Swizzle<mode, 4, 3>). Every byte read is hazard-checked like an ordinary read by
- * the warp's lane 0 (pending async copies, never-written bytes, races), and the async proxy's
- * reads need a fence.proxy.async after generic-proxy writes (TX6015).
+ * the warp's lane 0 (pending async copies, never-written bytes, an unordered earlier write), but
+ * the read lasts until a wgmma.wait_group retires the instruction: WgmmaReads checks later writes
+ * (TX6024). The async proxy's reads need a fence.proxy.async after generic-proxy writes (TX6015).
  */
 export function compileWgmma(
   ec: ExprCompiler,
@@ -56,12 +57,18 @@ export function compileWgmma(
   const site = m.site(span);
   const unit = m.wgmma;
   const count = new Int32Array(Math.ceil(m.threads / 32));
+  const aligned = unit.aligned;
+  const opId = aligned.newOp();
+  // Each warp that executes the op arrives at its warpgroup's round (exec/warpgroup-aligned.ts):
+  // the other warps of the warpgroup must execute the same op at that point of their sequence.
   const eachWarp = (lanes: Int32Array, n: number, f: (warp: number) => void): void => {
     warpsOf(lanes, n, count);
     for (let w = 0; w < count.length; w++) {
       const c = count[w]!;
       if (c === 0) continue;
+      aligned.arrive(m, w, opId, site, op.surface);
       if (c !== 32) {
+        aligned.breakGroupOf(w);
         m.hazard(
           "TX6011",
           `${op.surface} in warp ${w} of CTA ${m.cta()}: ${c} of the warp's lanes execute it; .sync.aligned needs every thread of the warpgroup to execute the same instruction`,
@@ -78,7 +85,7 @@ export function compileWgmma(
   if (fx.action === "commit") return (lanes, n) => eachWarp(lanes, n, (w) => unit.commit(w));
   if (fx.action === "wait") {
     const keep = Number(exprs[0]!.kind === "IntImm" ? exprs[0]!.value : 0);
-    return (lanes, n) => eachWarp(lanes, n, (w) => unit.wait(w, keep));
+    return (lanes, n) => eachWarp(lanes, n, (w) => unit.wait(m, w, keep, site));
   }
   const mma = fx as Extract<WgmmaAction, { action: "mma" }>;
   const N = mma.n;
@@ -235,7 +242,7 @@ export function compileWgmma(
         }
         const a = local + win;
         if (m.track) {
-          checkSharedRead(m, p, a, 2, t, site);
+          checkAsyncProxyRead(m, p, a, 2, t, site);
           const b = m.races.unfenced(a, 2);
           if (b >= 0) {
             const w = m.shWriter[b]!;
@@ -281,8 +288,26 @@ export function compileWgmma(
       if (aRegs)
         for (let l = 0; l < 32; l++)
           aAt[l] = (base + l) * stride + aPlaced!.base + aOff!(base + l) * 2;
-      const regs = [{ start: accAt, bytes: accCount * 4, what: "accumulator" }];
-      if (aRegs) regs.push({ start: aAt, bytes: 16, what: "A" });
+      const regs = [
+        {
+          start: accAt,
+          bytes: accCount * 4,
+          what: "accumulator",
+          name: dPlaced.name,
+          base: dPlaced.base,
+          elem: 4,
+        },
+      ];
+      if (aRegs) {
+        regs.push({
+          start: aAt,
+          bytes: 16,
+          what: "A fragment",
+          name: aPlaced!.name,
+          base: aPlaced!.base,
+          elem: 2,
+        });
+      }
       if (!unit.checkFence(m, w, regs, site)) return;
       if (!readOperand(bd, transB !== 0, 0, N, base, B, chunks, "B", N)) return;
       if (ad !== undefined) {
@@ -320,8 +345,12 @@ export function compileWgmma(
         warp: w,
         accStart,
         accBytes: accCount * 4,
+        accName: dPlaced.name,
+        accBase: dPlaced.base,
         aStart,
         aBytes: aRegs ? 16 : 0,
+        aName: aPlaced?.name ?? "",
+        aBase: aPlaced?.base ?? 0,
         chunks: Int32Array.from(chunks),
       });
     });

@@ -94,6 +94,42 @@ export function checkSharedRead(
   if (hit) reportRace(m, "TX6003", t, site, "reads", sharedAt(m, buf, a, n), hit, "wrote");
 }
 
+/**
+ * A read of `n` shared bytes at absolute byte `a` by the async proxy on behalf of thread `t` (a
+ * wgmma's operand): the checks of checkSharedRead (pending async copies, a bulk destination not
+ * yet observed, never-written bytes, an unordered earlier write: TX6003), but no read is
+ * recorded for the race tracker's write-after-read check: the reader's instruction keeps reading
+ * until a wgmma.wait_group retires it, and WgmmaUnit checks later writes against that (TX6024).
+ */
+export function checkAsyncProxyRead(
+  m: Machine,
+  buf: Placed,
+  a: number,
+  n: number,
+  t: number,
+  site: number,
+): void {
+  const pend = m.shPending;
+  const u = m.races.uniformAt(a, n);
+  if (u === undefined || u.wr < 0 || (u.bk !== 0 && m.bulk.guardFails(u.bk, t))) {
+    m.races.materialise(a, n);
+    const wr = m.shWriter;
+    const bk = m.shBulk;
+    let passed = 0;
+    for (let i = 0; i < n; i++) {
+      const b = a + i;
+      const g = bk[b]!;
+      if (pend[b] !== 0 || wr[b]! < 0 || (g !== 0 && g !== passed)) {
+        if (reportSharedRead(m, buf, b, t, site)) return;
+        passed = g;
+      }
+    }
+  }
+  if (m.speculative > 0) return;
+  const hit = m.races.writeHit(t, a, n);
+  if (hit) reportRace(m, "TX6003", t, site, "reads", sharedAt(m, buf, a, n), hit, "wrote");
+}
+
 /** The slow path of a shared read of byte `b`: reports and returns true, or finds it fine. */
 function reportSharedRead(m: Machine, buf: Placed, b: number, t: number, site: number): boolean {
   if (m.shPending[b] !== 0) {
@@ -217,7 +253,7 @@ export function checkSharedWrite(
   const pend = m.shPending;
   const s2g = m.bulk.firstUnread(a, n);
   const bk = m.shBulk;
-  if (m.wgmma.live > 0) m.wgmma.checkWrite(m, buf.name, buf.base, a, n, t, site, "writes");
+  if (m.wgmma.tracked > 0) m.wgmma.checkWrite(m, buf.name, buf.base, a, n, t, site, "writes");
   for (let i = 0; i < n; i++) {
     const b = a + i;
     if (pend[b] !== 0 || b === s2g || bk[b] !== 0) {
@@ -396,7 +432,7 @@ export function checkAsyncWrite(
   site: number,
   verb: string,
 ): void {
-  if (m.wgmma.live > 0) m.wgmma.checkWrite(m, buf.name, buf.base, a, n, t, site, verb);
+  if (m.wgmma.tracked > 0) m.wgmma.checkWrite(m, buf.name, buf.base, a, n, t, site, verb);
   if (m.bulk.active) {
     // Only a CTA with bulk copies has bytes they guard.
     const s2g = m.bulk.firstUnread(a, n);

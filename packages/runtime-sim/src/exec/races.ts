@@ -378,6 +378,36 @@ export class RaceTracker {
     return this.onReadBytes(t, site, a, n, hit);
   }
 
+  /**
+   * The first earlier write of shared bytes [a, a + n) not ordered before thread `t`'s current
+   * point (read-after-write), like onRead but recording no read: for readers whose reads the
+   * caller tracks itself (a wgmma's shared operands, read until a wgmma.wait_group retires it).
+   */
+  writeHit(t: number, a: number, n: number): RaceHit | undefined {
+    const u = this.uniformAt(a, n);
+    if (u !== undefined) {
+      const w = u.wr;
+      if (
+        w >= 0 &&
+        (w & THREAD_MASK) !== t &&
+        u.wc !== 0 &&
+        !this.ordered(w & THREAD_MASK, u.wc, t)
+      )
+        return { other: w, clock: u.wc };
+      return undefined;
+    }
+    this.materialise(a, n);
+    const wr = this.wr;
+    const wc = this.wc;
+    for (let b = a; b < a + n; b++) {
+      const w = wr[b]!;
+      const cw = wc[b]!;
+      if (w >= 0 && (w & THREAD_MASK) !== t && cw !== 0 && !this.ordered(w & THREAD_MASK, cw, t))
+        return { other: w, clock: cw };
+    }
+    return undefined;
+  }
+
   /** True when no lazy uniform range exists: the per-byte arrays hold every byte's records. */
   get perByte(): boolean {
     return this.#uni.length === 0;

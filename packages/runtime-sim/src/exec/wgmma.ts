@@ -1,4 +1,6 @@
 import type { Machine } from "./machine.js";
+import { WarpgroupAligned } from "./warpgroup-aligned.js";
+import { WgmmaReads } from "./wgmma-reads.js";
 
 /** One issued wgmma.mma_async of one warp, until a wgmma.wait_group retires it. */
 interface Pending {
@@ -7,13 +9,22 @@ interface Pending {
   /** Per lane: the accumulator's first byte, relative to the thread's local memory. */
   readonly accStart: Int32Array;
   readonly accBytes: number;
+  /** The accumulator buffer: its name and first byte (relative to local memory), for messages. */
+  readonly accName: string;
+  readonly accBase: number;
   /** Per lane: the first byte of A's register fragment (A from registers), or -1. */
   readonly aStart: Int32Array;
   /** Bytes of A's fragment per lane (16: 8 16-bit elements), 0 when A comes from shared. */
   readonly aBytes: number;
+  /** The A fragment's buffer (A from registers): its name and first byte, for messages. */
+  readonly aName: string;
+  readonly aBase: number;
   /** Shared 16-byte chunks (absolute byte offsets) the instruction reads. */
   readonly chunks: Int32Array;
 }
+
+/** A Pending with the record of its warpgroup's shared reads. */
+type Issued = Pending & { readonly rec: ReturnType<WgmmaReads["issue"]> };
 
 /**
  * The wgmma unit of a CTA (PTX ISA, wgmma.mma_async / commit_group / wait_group). The simulator
@@ -28,15 +39,19 @@ interface Pending {
  * wgmma.fence (PTX ISA, wgmma.fence): a warp's wgmma.mma_async needs a fence of the warp before
  * it, and none of its accumulator (or A) registers written by other instructions since that
  * fence (TX6027). Local writes through ordinary stores are marked per byte from a warp's fence
- * on; a wgmma's own accumulator writes are not marks.
+ * on; a wgmma's own accumulator writes are not marks. Each write is reported once per CTA
+ * (the wgmmas after it in an unrolled k loop add nothing). Reports name registers as the author
+ * indexes their buffer (`acc[16]`), whatever the wgmma's accumulator offset.
  */
 export class WgmmaUnit {
+  /** The warpgroups' wgmma sequences (the .sync.aligned rule, TX6011). */
+  readonly aligned = new WarpgroupAligned();
   /** Issued, not yet retired wgmmas in the CTA (fast check for the load/store hooks). */
   live = 0;
-  /** Per shared byte: the number of live wgmmas reading it. */
-  #reads: Int32Array;
-  #uncommitted: Pending[][] = [];
-  #groups: Pending[][][] = [];
+  /** The shared reads of issued wgmmas, until a retirement is ordered before a write (TX6024). */
+  readonly reads: WgmmaReads;
+  #uncommitted: Issued[][] = [];
+  #groups: Issued[][][] = [];
 
   /** Per warp: whether it executed a wgmma.fence (in this CTA). */
   #fenced: boolean[] = [];
@@ -44,19 +59,28 @@ export class WgmmaUnit {
   dirty: Uint8Array | undefined;
   /** Per thread-local byte: the site of that write. */
   #dirtySite: Int32Array | undefined;
+  /** Write sites already reported by TX6027 in this CTA (one report per write). */
+  #reportedWrites = new Set<number>();
 
   constructor(sharedBytes: number) {
-    this.#reads = new Int32Array(sharedBytes);
+    this.reads = new WgmmaReads(sharedBytes);
+  }
+
+  /** Records of shared reads that a write may conflict with (fast check for the store hooks). */
+  get tracked(): number {
+    return this.reads.tracked;
   }
 
   /** A fresh CTA: nothing pending, no warp fenced. */
   reset(): void {
-    if (this.live > 0) this.#reads.fill(0);
+    this.reads.reset();
     this.live = 0;
     this.#uncommitted = [];
     this.#groups = [];
     this.#fenced = [];
     this.dirty?.fill(0);
+    this.aligned.reset();
+    this.#reportedWrites.clear();
   }
 
   /** wgmma.fence by `warp` (threads of `stride` local bytes each): its writes so far are ordered. */
@@ -82,7 +106,15 @@ export class WgmmaUnit {
   checkFence(
     m: Machine,
     warp: number,
-    ranges: readonly { start: Int32Array; bytes: number; what: string }[],
+    ranges: readonly {
+      start: Int32Array;
+      bytes: number;
+      what: string;
+      /** The registers' buffer: its name, first byte (relative to local memory), element bytes. */
+      name: string;
+      base: number;
+      elem: number;
+    }[],
     site: number,
   ): boolean {
     if (!this.#fenced[warp]) {
@@ -94,17 +126,23 @@ export class WgmmaUnit {
       return false;
     }
     const dirty = this.dirty!;
-    for (const { start, bytes, what } of ranges) {
+    for (const { start, bytes, what, name, base, elem } of ranges) {
       for (let l = 0; l < 32; l++) {
         const s0 = start[l]!;
         if (s0 < 0) continue;
         for (let b = s0; b < s0 + bytes; b++) {
           if (dirty[b] === 0) continue;
+          // One report per write: later wgmmas of the same unfenced registers add nothing.
+          const at = this.#dirtySite![b]!;
+          if (this.#reportedWrites.has(at)) continue;
+          this.#reportedWrites.add(at);
+          const t = (warp << 5) + l;
+          const e = Math.floor((b - t * m.localStride - base) / elem);
           m.hazard(
             "TX6027",
-            `wgmma.mma_async in warp ${warp} of CTA ${m.cta()}: thread ${m.thread((warp << 5) + l)} wrote ${what} element ${Math.floor((b - s0) / (what === "A" ? 2 : 4))} after the warp's last wgmma.fence; a wgmma.fence must come between other writes of these registers and the wgmma.mma_async (PTX ISA, wgmma.fence)`,
+            `wgmma.mma_async in warp ${warp} of CTA ${m.cta()}: thread ${m.thread(t)} wrote ${name}[${e}] (${what}) after the warp's last wgmma.fence; a wgmma.fence must come between other writes of these registers and the wgmma.mma_async (PTX ISA, wgmma.fence)`,
             site,
-            [{ message: "the register is written here", span: m.sites[this.#dirtySite![b]!] }],
+            [{ message: "the register is written here", span: m.sites[at] }],
           );
           return false;
         }
@@ -115,9 +153,8 @@ export class WgmmaUnit {
 
   /** Record an issued wgmma of `warp`. */
   issue(p: Pending): void {
-    (this.#uncommitted[p.warp] ??= []).push(p);
-    const r = this.#reads;
-    for (const c of p.chunks) for (let b = c; b < c + 16; b++) r[b]!++;
+    const rec = this.reads.issue(p.warp, p.site, p.chunks);
+    (this.#uncommitted[p.warp] ??= []).push({ ...p, rec });
     this.live++;
   }
 
@@ -127,21 +164,20 @@ export class WgmmaUnit {
     this.#uncommitted[warp] = [];
   }
 
-  /** wgmma.wait_group `keep` by `warp`: retire all but its `keep` most recent groups. */
-  wait(warp: number, keep: number): void {
+  /** wgmma.wait_group `keep` by `warp` at `site`: retire all but its `keep` most recent groups. */
+  wait(m: Machine, warp: number, keep: number, site: number): void {
     const gs = this.#groups[warp];
     if (!gs) return;
-    while (gs.length > keep) for (const p of gs.shift()!) this.#retire(p);
+    while (gs.length > keep) {
+      for (const p of gs.shift()!) {
+        this.reads.retire(m, p.rec, warp, site);
+        this.live--;
+      }
+    }
   }
 
-  #retire(p: Pending): void {
-    const r = this.#reads;
-    for (const c of p.chunks) for (let b = c; b < c + 16; b++) r[b]!--;
-    this.live--;
-  }
-
-  #all(): Pending[] {
-    const out: Pending[] = [];
+  #all(): Issued[] {
+    const out: Issued[] = [];
     for (const u of this.#uncommitted) if (u) out.push(...u);
     for (const g of this.#groups) if (g) for (const x of g) out.push(...x);
     return out;
@@ -160,7 +196,7 @@ export class WgmmaUnit {
       if (verb === "writes" && p.aBytes > 0 && rel < s0 + p.aBytes && s0 < rel + n) {
         m.hazard(
           "TX6023",
-          `thread ${m.thread(t)} of CTA ${m.cta()} writes element ${Math.floor((rel - s0) / 2)} of the A fragment of a wgmma.mma_async that no wgmma.wait_group has retired; the tensor cores may still read it`,
+          `thread ${m.thread(t)} of CTA ${m.cta()} writes ${p.aName}[${Math.floor((rel - p.aBase) / 2)}], in the A fragment of a wgmma.mma_async that no wgmma.wait_group has retired; the tensor cores may still read it`,
           site,
           [{ message: "the wgmma is issued here", span: m.sites[p.site] }],
         );
@@ -170,7 +206,7 @@ export class WgmmaUnit {
       if (rel < a + p.accBytes && a < rel + n) {
         m.hazard(
           "TX6023",
-          `thread ${m.thread(t)} of CTA ${m.cta()} ${verb} accumulator element ${Math.floor((rel - a) / 4)} of a wgmma.mma_async that no wgmma.wait_group has retired; the tensor cores may still write it (wait with T.ptx.wgmma.wait_group first)`,
+          `thread ${m.thread(t)} of CTA ${m.cta()} ${verb} ${p.accName}[${Math.floor((rel - p.accBase) / 4)}], an accumulator of a wgmma.mma_async that no wgmma.wait_group has retired; the tensor cores may still write it (wait with T.ptx.wgmma.wait_group first)`,
           site,
           [{ message: "the wgmma is issued here", span: m.sites[p.site] }],
         );
@@ -179,7 +215,7 @@ export class WgmmaUnit {
     }
   }
 
-  /** A write of shared bytes [a, a + n) by thread `t`: TX6024 when a live wgmma reads them. */
+  /** A write of shared bytes [a, a + n) by thread `t`: see WgmmaReads.checkWrite (TX6024). */
   checkWrite(
     m: Machine,
     name: string,
@@ -190,18 +226,6 @@ export class WgmmaUnit {
     site: number,
     verb: string,
   ): void {
-    const r = this.#reads;
-    for (let b = a; b < a + n; b++) {
-      if (r[b] === 0) continue;
-      const chunk = b & ~15;
-      const p = this.#all().find((x) => x.chunks.includes(chunk));
-      m.hazard(
-        "TX6024",
-        `thread ${m.thread(t)} of CTA ${m.cta()} ${verb} shared "${name}" byte ${m.ctaLocal(b) - base}, which a wgmma.mma_async (warp ${p?.warp ?? "?"}) not yet retired by wgmma.wait_group still reads`,
-        site,
-        p ? [{ message: "the wgmma is issued here", span: m.sites[p.site] }] : [],
-      );
-      return;
-    }
+    this.reads.checkWrite(m, name, base, a, n, t, site, verb);
   }
 }

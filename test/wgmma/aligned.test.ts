@@ -1,0 +1,136 @@
+// The .sync.aligned rule of wgmma.fence / mma_async / commit_group / wait_group at the scale of
+// the warpgroup (PTX ISA, wgmma: all threads of the warpgroup execute the same wgmma
+// instruction): whole warps of a warpgroup that skip a wgmma (an `if` on the thread index) or run
+// another wgmma instruction at the same point of their sequence are TX6011 at the author's line,
+// naming the warpgroup and the warps that did and did not execute it, on every schedule. The
+// kernels that keep the rule stay clean: two warpgroups, one of which never runs a wgmma.
+// Lines are found through the `// @name` markers at the ends of the lines below.
+import { readFileSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+import { describe, expect, it } from "vitest";
+import { verify, type TirxError } from "@tirx-ts/core";
+import { T } from "@tirx-ts/dsl";
+import { runSim, simZeros } from "@tirx-ts/runtime-sim";
+
+const SRC = readFileSync(fileURLToPath(import.meta.url), "utf8").split("\n");
+
+/** The 1-based line of this file that ends with the marker comment `// @name` (exactly one). */
+function at(name: string): number {
+  const hits = SRC.flatMap((l, i) => (l.trimEnd().endsWith(`// @${name}`) ? [i + 1] : []));
+  if (hits.length !== 1) throw new Error(`marker @${name}: ${hits.length} lines`);
+  return hits[0]!;
+}
+
+const tag = (e: TirxError): string => `${e.code}@${e.span?.line ?? "?"}`;
+const noteLines = (e: TirxError): number[] => e.notes.flatMap((n) => (n.span ? [n.span.line] : []));
+
+const desc = T.ptx.wgmma.encode_matrix_descriptor;
+const SWZ = { align: 1024, layout: T.swizzle_mode("128B") } as const;
+type Idx = ReturnType<typeof T.cuda.thread_idx>;
+type Acc = ReturnType<typeof T.alloc_local>;
+type Tile = ReturnType<typeof T.alloc_shared>;
+
+/** One m64n8k16 wgmma of the warpgroup into `acc`, committed and waited. */
+function wgmma(acc: Acc, sA: Tile, sB: Tile, fenceMarker: "plain" | "half"): void {
+  if (fenceMarker === "half")
+    T.ptx.wgmma.fence(); // @halfFence
+  else T.ptx.wgmma.fence();
+  T.ptx.wgmma.mma_async(
+    "m64n8k16",
+    "float16",
+    acc,
+    0,
+    desc(sA.ptr([0, 0]), 16, 1024, 3),
+    desc(sB.ptr([0, 0]), 16, 1024, 3),
+  );
+  T.ptx.wgmma.commit_group();
+  T.ptx.wgmma.wait_group(0);
+}
+
+/**
+ * A CTA of `block` threads that fills A (64 × 64) and B (8 × 64) with ones, then runs `body`;
+ * D[tid] = the thread's first accumulator (16 when its warp's wgmma ran).
+ */
+function run(
+  block: number,
+  body: (c: { tid: Idx; acc: Acc; sA: Tile; sB: Tile }) => void,
+  seed = 0,
+) {
+  const fn = T.function("aligned", { D: T.Tensor([block], "float32") }, ({ D }) => {
+    T.device_entry({ launch: T.cuda.LaunchConfig({ grid: 1, block }) });
+    const tid = T.cuda.thread_idx("x");
+    const sA = T.alloc_shared([64, 64], "float16", { name: "sA", ...SWZ });
+    const sB = T.alloc_shared([8, 64], "float16", { name: "sB", ...SWZ });
+    T.if_(tid.lt(128), () => {
+      for (const i of T.range(32)) {
+        const e = tid.add(i.mul(128));
+        sA.set([e.floordiv(64), e.mod(64)], T.float16(1));
+      }
+      for (const i of T.range(4)) {
+        const e = tid.add(i.mul(128));
+        sB.set([e.floordiv(64), e.mod(64)], T.float16(1));
+      }
+    });
+    T.ptx.fence.proxy_async();
+    T.cuda.cta_sync();
+    const acc = T.alloc_local([4], "float32", { name: "acc" });
+    for (const e of T.unroll(4)) acc.set([e], T.float32(0));
+    body({ tid, acc, sA, sB });
+    D.set([tid], acc.get([0]));
+  });
+  const d = simZeros([block], "float32");
+  const { reports } = runSim(verify(fn), [d], { hazards: "collect", simSeed: seed });
+  return { reports, d: d.toArray() as Float32Array };
+}
+
+describe("wgmma .sync.aligned over the warpgroup (simulator)", () => {
+  it("reports whole warps that skip the warpgroup's wgmma (TX6011, naming the warps)", () => {
+    for (const seed of [0, 1, 7]) {
+      const { reports } = run(
+        128,
+        ({ tid, acc, sA, sB }) => T.if_(tid.lt(64), () => wgmma(acc, sA, sB, "half")),
+        seed,
+      );
+      expect(reports.map(tag)).toEqual([`TX6011@${at("halfFence")}`]);
+      expect(reports[0]!.message).toContain(
+        "executed by warps 0, 1 of warpgroup 0 (warps 0..3) but not by warps 2, 3",
+      );
+    }
+  });
+
+  it("reports warps that run another wgmma at the same point of the sequence", () => {
+    const { reports } = run(128, ({ tid, acc, sA, sB }) => {
+      T.if_(
+        tid.lt(64),
+        () => T.ptx.wgmma.fence(), // @fenceA
+        () => T.ptx.wgmma.fence(), // @fenceB
+      );
+      T.ptx.wgmma.mma_async(
+        "m64n8k16",
+        "float16",
+        acc,
+        0,
+        desc(sA.ptr([0, 0]), 16, 1024, 3),
+        desc(sB.ptr([0, 0]), 16, 1024, 3),
+      );
+      T.ptx.wgmma.commit_group();
+      T.ptx.wgmma.wait_group(0);
+    });
+    expect(reports.map(tag)).toEqual([`TX6011@${at("fenceB")}`]);
+    expect(noteLines(reports[0]!)).toContain(at("fenceA"));
+    expect(reports[0]!.message).toContain("warps 0, 1 executed T.ptx.wgmma.fence instead");
+  });
+
+  it("leaves alone a warpgroup that never runs a wgmma while another runs them all", () => {
+    for (const seed of [0, 3, 9]) {
+      const { reports, d } = run(
+        256,
+        ({ tid, acc, sA, sB }) => T.if_(tid.ge(128), () => wgmma(acc, sA, sB, "plain")),
+        seed,
+      );
+      expect(reports.map(tag)).toEqual([]);
+      expect(d[128]).toBe(16);
+      expect(d[255]).toBe(16);
+    }
+  });
+});
