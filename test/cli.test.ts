@@ -324,6 +324,35 @@ describe("tirx layout", () => {
     }
   });
 
+  test("prints the run's hazard reports as diagnostics and exits 1, the pictures written all the same", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "tirx-layout-"));
+    try {
+      const { code, out, err } = await tirx(
+        "layout",
+        "test/fixtures/hazard_no_wait.ts",
+        "--kernel",
+        "no_wait",
+        "--out",
+        dir,
+      );
+      expect(code).toBe(1);
+      expect(readdirSync(dir)).toHaveLength(1);
+      expect(out).toMatch(/no_wait-L\d+-cp\.svg: cp\.async/);
+      const src = readFileSync("test/fixtures/hazard_no_wait.ts", "utf8").split("\n");
+      const line = src.findIndex((l) => l.includes("// HAZARD")) + 1;
+      expect(err).toMatch(
+        new RegExp(
+          `test/fixtures/hazard_no_wait\\.ts:${line}:\\d+: error TX6001 \\[hazard/async-pending\\]`,
+        ),
+      );
+      expect(err).toMatch(
+        /hazard reports? \(\d+ distinct\) in the simulated run of "no_wait"; the pictures are of this run\n$/,
+      );
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   test("a kernel with nothing to draw says so, creates no folder and exits 0 (gemm_hopper)", async () => {
     const dir = join(mkdtempSync(join(tmpdir(), "tirx-layout-")), "pictures");
     try {

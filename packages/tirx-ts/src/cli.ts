@@ -14,7 +14,7 @@ import { ARCHS, emitPtx, PTX_PASSES } from "@tirx-ts/codegen-ptx";
 import { printScriptModule } from "@tirx-ts/dsl";
 import { LoadError, loadKernelFile } from "./load.js";
 import { traceRun } from "./trace.js";
-import { layoutPictures } from "./layout.js";
+import { layoutRun } from "./layout.js";
 
 /** Stage names `--after` accepts: the verifier, then every pass `emitPtx` runs. */
 const STAGES = ["verify", ...PTX_PASSES.map((p) => p.name)];
@@ -52,9 +52,10 @@ const USAGE = `usage: tirx build <file.ts> [--kernel NAME] [--emit ptx|ir|script
   bytes drawn over the 32 banks, moves of a phase with a bank conflict outlined in red. It
   prints each statement's shared wavefronts against its phases (the excess: bank conflicts).
   A kernel that executes none of these instructions gets a line saying so, no DIR, and exit 0.
+  Hazard reports of the run are printed as for trace, and layout then exits 1.
 
   Exit codes: 0 ok; 1 the kernel file does not load, exports no kernels, or a kernel has errors (a
-  kernel needing a newer --arch than given, and hazards that trace reports, included); 2 usage
+  kernel needing a newer --arch than given, and hazards that trace or layout report, included); 2 usage
   errors (unknown option, command, --emit, --after, --arch or --args, a missing file or more than
   one, a --kernel the file does not export, trace or layout of a file with several kernels and no
   --kernel).
@@ -222,6 +223,26 @@ export async function main(argv: readonly string[], io: CliIO = PROCESS_IO): Pro
       io.err(`tirx: ${file} exports no kernels (export the result of T.function)\n`);
       return 1;
     }
+    /**
+     * Print the simulator's hazard reports of a trace or layout run as diagnostics, each
+     * distinct one once (an unrolled statement, or every thread, repeats the same one), and a
+     * total; the exit code: 1 when there were any, else 0.
+     */
+    const printHazards = (reports: readonly TirxError[], kernel: string, where: string): number => {
+      if (reports.length === 0) return 0;
+      const seen = new Map<string, number>();
+      for (const r of reports) {
+        const text = renderDiagnostic(r, { color, cwd: process.cwd() });
+        seen.set(text, (seen.get(text) ?? 0) + 1);
+      }
+      for (const [text, n] of seen) {
+        io.err(text + (n > 1 ? `\n  note: reported ${n} times in the run` : "") + "\n");
+      }
+      io.err(
+        `tirx: ${reports.length} hazard report${reports.length === 1 ? "" : "s"} (${seen.size} distinct) in the simulated run of "${kernel}"; ${where}\n`,
+      );
+      return 1;
+    };
     if (cmd === "trace" || cmd === "layout") {
       const fns = [...new Set(kernels.map(([, f]) => f))];
       if (fns.length !== 1) {
@@ -232,13 +253,13 @@ export async function main(argv: readonly string[], io: CliIO = PROCESS_IO): Pro
       }
       if (cmd === "layout") {
         const dir = values.out ?? `layout-${fns[0]!.name}`;
-        const pictures = layoutPictures(fns[0]!, scalars);
+        const { pictures, reports } = layoutRun(fns[0]!, scalars);
         if (pictures.length === 0) {
           // Not an error: the kernel is fine, it has nothing layout draws (exit 0, like a build).
           io.out(
             `tirx layout: nothing to draw: "${fns[0]!.name}" executed no cp.async tile.apply, ldmatrix or stmatrix (the instructions layout draws) in the simulated launch; no SVG written, ${dir} not created\n`,
           );
-          return 0;
+          return printHazards(reports, fns[0]!.name, "the pictures are of this run");
         }
         mkdirSync(dir, { recursive: true });
         const used = new Map<string, number>();
@@ -251,26 +272,17 @@ export async function main(argv: readonly string[], io: CliIO = PROCESS_IO): Pro
             `${f}: ${p.op}, ${p.warpInstructions} warp instructions, ${p.wavefronts} wavefronts / ${p.phases} phases (${p.wavefronts - p.phases} from bank conflicts)\n`,
           );
         }
-        return 0;
+        return printHazards(reports, fns[0]!.name, "the pictures are of this run");
       }
       const { trace, reports } = traceRun(fns[0]!, scalars);
       const json = JSON.stringify(trace);
       if (values.out) writeFileSync(values.out, json + "\n");
       else io.out(json + "\n");
-      if (reports.length === 0) return 0;
-      // Each distinct hazard once (an unrolled statement, or every thread, repeats the same one).
-      const seen = new Map<string, number>();
-      for (const r of reports) {
-        const text = renderDiagnostic(r, { color, cwd: process.cwd() });
-        seen.set(text, (seen.get(text) ?? 0) + 1);
-      }
-      for (const [text, n] of seen) {
-        io.err(text + (n > 1 ? `\n  note: reported ${n} times in the run` : "") + "\n");
-      }
-      io.err(
-        `tirx: ${reports.length} hazard report${reports.length === 1 ? "" : "s"} (${seen.size} distinct) in the simulated run of "${fns[0]!.name}"; the trace${values.out ? ` (${values.out})` : ""} lists them in otherData.hazards\n`,
+      return printHazards(
+        reports,
+        fns[0]!.name,
+        `the trace${values.out ? ` (${values.out})` : ""} lists them in otherData.hazards`,
       );
-      return 1;
     }
     const seen = new Set<PrimFunc>();
     // --emit ir (and script) prints one script-mode TypeScript module (one import, one

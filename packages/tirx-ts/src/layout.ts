@@ -1,4 +1,11 @@
-import { numel, verify, type DType, type KernelArg, type PrimFunc } from "@tirx-ts/core";
+import {
+  numel,
+  verify,
+  type DType,
+  type KernelArg,
+  type PrimFunc,
+  type TirxError,
+} from "@tirx-ts/core";
 import {
   runSim,
   simTensor,
@@ -152,6 +159,18 @@ export function layoutPictures(
   fn: PrimFunc,
   scalars: Readonly<Record<string, number>> = {},
 ): LayoutPicture[] {
+  return layoutRun(fn, scalars).pictures;
+}
+
+/**
+ * {@link layoutPictures} and the simulator's hazard reports of the same launch (collected, not
+ * thrown), for `tirx layout`, which prints them as `tirx trace` does.
+ * @throws TirxError as layoutPictures.
+ */
+export function layoutRun(
+  fn: PrimFunc,
+  scalars: Readonly<Record<string, number>> = {},
+): { pictures: LayoutPicture[]; reports: readonly TirxError[] } {
   const vf = verify(fn);
   const value = (name: string): number => scalars[name] ?? 1;
   const args: KernelArg[] = fn.params.map((p) => {
@@ -160,7 +179,7 @@ export function layoutPictures(
     const data = Float64Array.from({ length: numel(shape) }, (_, i) => i % 251);
     return simTensor(data, { shape, dtype: p.buffer.dtype as DType });
   });
-  const { accesses } = runSim(vf, args, { hazards: "collect", accesses: true });
+  const { accesses, reports } = runSim(vf, args, { hazards: "collect", accesses: true });
   const bySource = new Map<string, SiteAccesses>();
   for (const s of accesses ?? []) {
     const key = `${s.op} ${s.span ? `${s.span.file}:${s.span.line}:${s.span.col}` : s.site}`;
@@ -172,7 +191,7 @@ export function layoutPictures(
       seen.wavefronts += s.wavefronts;
     }
   }
-  return [...bySource.values()].map((s) => ({
+  const pictures = [...bySource.values()].map((s) => ({
     name: `${fn.name}-L${s.span?.line ?? s.site}-${s.op.split(".")[0]}`,
     op: s.op,
     ...(s.span ? { line: s.span.line } : {}),
@@ -181,4 +200,5 @@ export function layoutPictures(
     wavefronts: s.wavefronts,
     svg: siteSvg(fn.name, s),
   }));
+  return { pictures, reports };
 }
