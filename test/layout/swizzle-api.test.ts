@@ -69,6 +69,20 @@ describe("swizzle layouts", () => {
     expect(code(() => swizzleLayout(3, 4, 3))).toBe("TX1016");
     expect(code(() => swizzleLayout(-1, 1, 3))).toBe("TX1016");
     expect(code(() => swizzleMode(0 as 1))).toBe("TX1016");
+    const message = (f: () => unknown): string => {
+      try {
+        f();
+      } catch (e) {
+        return (e as Error).message;
+      }
+      return "";
+    };
+    expect(message(() => T.swizzle_mode("none" as "32B"))).toMatch(
+      /swizzle mode "none" is no swizzle: leave the layout out/,
+    );
+    expect(message(() => T.swizzle_mode("256B" as "32B"))).toMatch(
+      /swizzle mode "256B" is not one of "32B", "64B", "128B" \(or 1, 2, 3\)/,
+    );
   });
 
   it("T.alloc_shared takes a layout, aligns the tile to its period, and checks its size", () => {

@@ -134,3 +134,45 @@ describe("wgmma .sync.aligned over the warpgroup (simulator)", () => {
     }
   });
 });
+
+describe("setmaxnreg is .sync.aligned over the warpgroup too (PTX ISA, setmaxnreg)", () => {
+  /** Run `body` in a 256-thread CTA on the simulator; the reports' code@line. */
+  const reports = (body: (tid: Idx) => void, seed = 0): string[] => {
+    const fn = T.function("maxnreg", { B: T.Tensor([256], "float32") }, ({ B }) => {
+      T.device_entry({ launch: T.cuda.LaunchConfig({ grid: 1, block: 256 }) });
+      const tid = T.cuda.thread_idx("x");
+      body(tid);
+      B.set([tid], T.float32(1));
+    });
+    const B = simZeros([256], "float32");
+    const r = runSim(verify(fn), [B], { hazards: "collect", simSeed: seed });
+    return r.reports.map(tag);
+  };
+
+  it("one thread, or half a warpgroup, is TX6011 at the setmaxnreg line", () => {
+    for (const seed of [0, 3]) {
+      expect(
+        reports((tid) => T.if_(tid.eq(0), () => T.ptx.setmaxnreg(false, 40)), seed), // @oneThread
+      ).toEqual([`TX6011@${at("oneThread")}`]);
+      expect(
+        reports((tid) => T.if_(tid.lt(64), () => T.ptx.setmaxnreg(false, 40)), seed), // @halfGroup
+      ).toEqual([`TX6011@${at("halfGroup")}`]);
+    }
+  });
+
+  it("whole warpgroups, each with its own count, are clean", () => {
+    for (const seed of [0, 3, 9]) {
+      expect(
+        reports(
+          (tid) =>
+            T.if_(
+              tid.lt(128),
+              () => T.ptx.setmaxnreg(false, 40),
+              () => T.ptx.setmaxnreg(true, 232),
+            ),
+          seed,
+        ),
+      ).toEqual([]);
+    }
+  });
+});

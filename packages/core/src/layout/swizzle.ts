@@ -86,7 +86,9 @@ export function swizzleMode(
   if (bits !== 1 && bits !== 2 && bits !== 3) {
     throw new TirxError(
       "TX1016",
-      `swizzle mode ${String(mode)} is not one of 1 (32B), 2 (64B), 3 (128B)`,
+      (mode as unknown) === "none" || mode === 0
+        ? `swizzle mode ${JSON.stringify(mode)} is no swizzle: leave the layout out (an unswizzled buffer) instead of T.swizzle_mode; modes are "32B", "64B", "128B" (or 1, 2, 3)`
+        : `swizzle mode ${JSON.stringify(mode)} is not one of "32B", "64B", "128B" (or 1, 2, 3)`,
       span,
     );
   }

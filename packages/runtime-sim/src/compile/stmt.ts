@@ -19,7 +19,7 @@ import type { ExprCompiler } from "./expr.js";
 import { Collective, withCollectives } from "./collective.js";
 import { compileAtomic } from "./atomic.js";
 import { compileFragmentCall } from "./fragment.js";
-import { compileWgmma } from "./wgmma.js";
+import { compileWarpgroupAligned, compileWgmma } from "./wgmma.js";
 import type { Machine } from "../exec/machine.js";
 import { Tracer } from "../exec/trace.js";
 import { syncFree, warpByWarp } from "./schedule.js";
@@ -229,8 +229,9 @@ function compileCall(ec: ExprCompiler, name: string, exprs: readonly Expr[], spa
   if (sem.kind === "fragment") return compileFragmentCall(ec, op, exprs, span);
   if (sem.kind !== "machine") return unsupported(`op "${name}"`, span);
   if (sem.effect.unit === "wgmma") return compileWgmma(ec, op, sem.effect, exprs, span);
-  // setmaxnreg moves registers between warpgroups; the simulator keeps no register budget.
-  if (sem.effect.unit === "regs") return () => {};
+  // setmaxnreg moves registers between warpgroups; the simulator keeps no register budget, but
+  // checks that whole warpgroups execute it (.sync.aligned).
+  if (sem.effect.unit === "regs") return compileWarpgroupAligned(m, op.surface, span);
   const au = m.async;
   const bu = m.bulk;
   const bars = m.bars;

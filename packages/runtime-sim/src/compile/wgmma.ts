@@ -14,7 +14,7 @@ import {
 } from "@tirx-ts/core";
 import { codecOf } from "../numeric/codec.js";
 import { checkAsyncProxyRead } from "../exec/hazards.js";
-import type { Placed } from "../exec/machine.js";
+import type { Machine, Placed } from "../exec/machine.js";
 import { THREAD_BITS, THREAD_MASK } from "../exec/machine.js";
 import { placementOf, type NumFn } from "./access.js";
 import type { ExprCompiler } from "./expr.js";
@@ -46,6 +46,35 @@ function warpsOf(lanes: Int32Array, n: number, count: Int32Array): void {
  * the read lasts until a wgmma.wait_group retires the instruction: WgmmaReads checks later writes
  * (TX6024). The async proxy's reads need a fence.proxy.async after generic-proxy writes (TX6015).
  */
+/**
+ * The `.sync.aligned` warpgroup rule of an instruction without wgmma state (setmaxnreg: PTX ISA,
+ * setmaxnreg "must be executed by all warps in a warpgroup"): each warp that executes it arrives
+ * at its warpgroup's round (exec/warpgroup-aligned.ts), and a warp with only some lanes active is
+ * TX6011 at once.
+ */
+export function compileWarpgroupAligned(m: Machine, surface: string, span?: Span): Exec {
+  const site = m.site(span);
+  const aligned = m.wgmma.aligned;
+  const opId = aligned.newOp();
+  const count = new Int32Array(Math.ceil(m.threads / 32));
+  return (lanes, n) => {
+    warpsOf(lanes, n, count);
+    for (let w = 0; w < count.length; w++) {
+      const c = count[w]!;
+      if (c === 0) continue;
+      aligned.arrive(m, w, opId, site, surface);
+      if (c !== 32) {
+        aligned.breakGroupOf(w);
+        m.hazard(
+          "TX6011",
+          `${surface} in warp ${w} of CTA ${m.cta()}: ${c} of the warp's lanes execute it; .sync.aligned needs every thread of the warpgroup to execute the same instruction`,
+          site,
+        );
+      }
+    }
+  };
+}
+
 export function compileWgmma(
   ec: ExprCompiler,
   op: OpDef,
