@@ -110,6 +110,30 @@ describe("TMA on the simulator", () => {
     expect(r.reports.map((e) => (isTirxError(e) ? e.code : "?"))).toContain("TX6015");
   });
 
+  it("a tensor store of 16 rows not waited for at exit is one copy in TX6017, not one per row", () => {
+    const fn = T.function("tma_store_nowait", { B: T.Tensor([16, 16], "float32") }, ({ B }) => {
+      T.device_entry({ launch: T.cuda.LaunchConfig({ grid: 1, block: 32 }) });
+      const tid = T.cuda.thread_idx("x");
+      const tile = T.alloc_shared([16, 16], "float32", { name: "tile", align: 128 });
+      const map = T.tensormap_encode_tiled(B, { box: [16, 16] });
+      for (const k of T.range(8)) tile.flat().set([k.mul(32).add(tid)], T.float32(1));
+      T.ptx.fence.proxy_async();
+      T.cuda.cta_sync();
+      T.if_(tid.eq(0), () => {
+        T.cuda.tile.apply(
+          T.ptx["cp.async.bulk.tensor.2d.global.shared::cta.tile.bulk_group"],
+          B,
+          tile,
+          { tensor_map: map, coords: [0, 0] },
+        );
+        T.ptx.cp.async_.bulk.commit_group();
+      });
+    });
+    const r = runSim(verify(fn), [simZeros([16, 16], "float32")], { hazards: "collect" });
+    expect(r.reports.map((e) => e.code)).toEqual(["TX6017"]);
+    expect(r.reports[0]!.message).toMatch(/exits with 1 shared → global bulk copy not waited for/);
+  });
+
   it('refuses oob_fill "nan" loads (TX2010: the driver does not document the NaN)', () => {
     const fn = T.function(
       "tma_nan",

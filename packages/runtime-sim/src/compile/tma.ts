@@ -186,6 +186,7 @@ export function compileTmaCopy(ec: ExprCompiler, s: TileApply, plan: TmaPlan): E
       for (const r of ranks) {
         const w = r * stride;
         let last = -1;
+        let piece = false;
         for (const run of runs) {
           const rel = layout ? applySwizzle(layout, b0 + run.tile) : b0 + run.tile;
           const at = w + placed.base + rel;
@@ -195,7 +196,8 @@ export function compileTmaCopy(ec: ExprCompiler, s: TileApply, plan: TmaPlan): E
               last = bu.issueG2s(m, t, at, placed, -1, 0, run.len, mb, bar!.bb, site, fill);
             else last = bu.issueG2s(m, t, at, placed, k, run.global, run.len, mb, bar!.bb, site);
           } else if (run.global >= 0) {
-            bu.issueS2g(m, t, at, placed, k, run.global, run.len, site);
+            bu.issueS2g(m, t, at, placed, k, run.global, run.len, site, piece);
+            piece = true;
           }
         }
         if (g2s && r !== m.rank[t]) {

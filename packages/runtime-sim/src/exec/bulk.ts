@@ -281,7 +281,13 @@ export class BulkUnit {
 
   // ---------------------------------------------------------------- shared → global
 
-  /** Thread `t` issues a shared → global bulk copy of `len` bytes. Bounds were checked. */
+  /** Instructions issued (ids of shared → global copies; the pieces of one share it). */
+  #instr = 0;
+
+  /**
+   * Thread `t` issues a shared → global bulk copy of `len` bytes. Bounds were checked.
+   * `piece`: a further contiguous run of the instruction the previous call began (TMA stores).
+   */
   issueS2g(
     m: Machine,
     t: number,
@@ -291,8 +297,10 @@ export class BulkUnit {
     dst: number,
     len: number,
     site: number,
+    piece = false,
   ): void {
     this.active = true;
+    if (!piece) this.#instr++;
     // The copy reads its source as thread t would (races, uninitialised bytes, pending copies).
     if (m.track) {
       checkSharedRead(m, buf, src, len, t, site);
@@ -318,7 +326,7 @@ export class BulkUnit {
     trackWriters(gm);
     this.#s2gLive++;
     this.#unread++;
-    this.#s2g[t]!.push({ src, tens, dst, len, site, data: undefined });
+    this.#s2g[t]!.push({ src, tens, dst, len, site, instr: this.#instr, data: undefined });
     this.#bars.progress++;
   }
 
@@ -398,9 +406,10 @@ export class BulkUnit {
     for (let t = 0; t < this.threads; t++) {
       const list = this.#s2g[t]!;
       if (list.length > 0 && !this.#bars.deadlocked) {
+        const copies = new Set(list.map((c) => c.instr)).size;
         m.hazard(
           "TX6017",
-          `thread ${m.thread(t)} of CTA ${m.cta()} exits with ${list.length} shared → global bulk copies not waited for (T.ptx.cp.async_.bulk.wait_group); the CTA's shared memory may be gone before they read it`,
+          `thread ${m.thread(t)} of CTA ${m.cta()} exits with ${copies} shared → global bulk ${copies === 1 ? "copy" : "copies"} not waited for (T.ptx.cp.async_.bulk.wait_group); the CTA's shared memory may be gone before they read it`,
           list[0]!.site,
         );
       }
@@ -465,6 +474,8 @@ interface S2gCopy {
   readonly dst: number;
   readonly len: number;
   readonly site: number;
+  /** The instruction it is a piece of (a TMA store is one record per contiguous run). */
+  readonly instr: number;
   /** The source bytes, once read (wait_group.read). */
   data: Uint8Array | undefined;
 }
