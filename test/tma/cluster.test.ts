@@ -363,6 +363,31 @@ describe("clusters of several CTAs on the simulator", () => {
     expect(String(r.reports[0])).toMatch(/32 of the 64 threads of the cluster's 2 CTAs arrived/);
   });
 
+  it("a deadlock report in a cluster names the waiting thread's own CTA and mbarrier", () => {
+    // Both CTAs wait on their own never-arrived mbarrier; the report pairs the first waiting
+    // thread with the mbarrier it tests (not the last one evaluated, of the other CTA).
+    const fn = T.function("cluster_stuck", { B: T.Tensor([1], "int32") }, ({ B }) => {
+      T.device_entry({
+        launch: T.cuda.LaunchConfig({ grid: [2, 1], block: 32, cluster: [2, 1, 1] }),
+      });
+      const tid = T.cuda.thread_idx("x");
+      const bar = T.alloc_shared([1], "uint64", { name: "bar" });
+      T.if_(tid.eq(0), () => {
+        T.ptx.mbarrier.init(bar.sub(0), 1);
+        T.ptx.fence.mbarrier_init();
+      });
+      T.ptx.barrier.cluster.arrive();
+      T.ptx.barrier.cluster.wait();
+      T.ptx.mbarrier.try_wait(bar.sub(0), 0);
+      B.set([0], T.int32(1));
+    });
+    const r = runSim(verify(fn), [simZeros([1], "int32")], { hazards: "collect" });
+    expect(codes(r)).toEqual(["TX6006"]);
+    expect(r.reports[0]!.message).toMatch(
+      /thread \(0, 0, 0\) of CTA \(0, 0, 0\) waits forever on mbarrier "bar"\[0\] of CTA \(0, 0, 0\)/,
+    );
+  });
+
   it("%ctaid and the cluster registers follow the PTX ISA in a 2 × 2 cluster", () => {
     const fn = T.function("cluster_regs_2d", { B: T.Tensor([16, 7], "int32") }, ({ B }) => {
       T.device_entry({

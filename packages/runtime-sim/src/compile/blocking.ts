@@ -174,9 +174,21 @@ function compileGen(ec: ExprCompiler, vf: VerifiedFunc, s: Stmt): GenExec {
         live.set(lanes.subarray(0, n));
         for (let iter = 0; ; iter++) {
           let k = 0;
-          bars.lastSlot = -1;
+          // The mbarrier and parity the first still-waiting lane tests (for a deadlock report:
+          // in a cluster, lanes of different CTAs test different mbarriers).
+          let slot = -1;
+          let parity = 0;
           for (let r = 0; r < runs.length; r++) runs[r]!(live, n);
-          for (let i = 0; i < n; i++) if (cond(live[i]!)) live[k++] = live[i]!;
+          for (let i = 0; i < n; i++) {
+            bars.lastSlot = -1;
+            if (cond(live[i]!)) {
+              if (k === 0) {
+                slot = bars.lastSlot;
+                parity = bars.lastParity;
+              }
+              live[k++] = live[i]!;
+            }
+          }
           if (wait && k < n) bars.progress++;
           n = k;
           if (n === 0) return;
@@ -184,12 +196,7 @@ function compileGen(ec: ExprCompiler, vf: VerifiedFunc, s: Stmt): GenExec {
           if (body) yield* body(live, n);
           if (wait) {
             if (!pure) bars.busy = true;
-            bars.blocked.push({
-              site,
-              thread: live[0]!,
-              slot: bars.lastSlot,
-              parity: bars.lastParity,
-            });
+            bars.blocked.push({ site, thread: live[0]!, slot, parity });
             yield;
           }
         }
