@@ -199,6 +199,21 @@ describe("verifier", () => {
     expect(() => verify(strided())).not.toThrow();
   });
 
+  test("the else-branch of i >= n is a tail guard too; of i > n it is not", () => {
+    const f = (guard: "ge" | "gt"): PrimFunc =>
+      T.function("k", { n: T.int32, A: T.Tensor(["n"], "int32") }, ({ n, A }) => {
+        T.device_entry({ launch: T.cuda.LaunchConfig({ grid: [T.ceildiv(n, 256)], block: 256 }) });
+        const i = T.cuda.block_idx("x").mul(256).add(T.cuda.thread_idx("x"));
+        T.if_(
+          guard === "ge" ? i.ge(n) : i.gt(n),
+          () => {},
+          () => A.set([i], i),
+        );
+      });
+    expect(() => verify(f("ge"))).not.toThrow();
+    expect(errorOf(() => verify(f("gt"))).code).toBe("TX2006");
+  });
+
   test("a runtime grid extent may use only scalar parameters (TX2007)", () => {
     const e = errorOf(() =>
       verify(

@@ -1,6 +1,9 @@
+import { readFileSync } from "node:fs";
+import { fileURLToPath } from "node:url";
 import { describe, expect, test } from "vitest";
-import { T } from "@tirx-ts/dsl";
+import { T, type PrimExpr } from "@tirx-ts/dsl";
 import { mkBuffer, TirxError, verify, type PrimFunc } from "@tirx-ts/core";
+import { runSim, simZeros } from "@tirx-ts/runtime-sim";
 
 function codeOf(build: () => PrimFunc): string {
   try {
@@ -11,6 +14,22 @@ function codeOf(build: () => PrimFunc): string {
   }
   return "verified";
 }
+
+function errorOf(build: () => PrimFunc): TirxError {
+  try {
+    verify(build());
+  } catch (e) {
+    if (e instanceof TirxError) return e;
+    throw e;
+  }
+  throw new Error("expected a TirxError");
+}
+
+/** The line of this file that holds `marker`. */
+const lineOf = (marker: string): number =>
+  readFileSync(fileURLToPath(import.meta.url), "utf8")
+    .split("\n")
+    .findIndex((l) => l.includes(marker)) + 1;
 
 const launch = (block = 32) => T.cuda.LaunchConfig({ grid: 1, block });
 
@@ -134,5 +153,158 @@ describe("well-formedness", () => {
     const buf = mkBuffer("g", [4], "float32", "global");
     const bad: PrimFunc = { ...fn, body: { ...entry, body: { kind: "Alloc", buffer: buf } } };
     expect(codeOf(() => bad)).toBe("TX2009");
+  });
+});
+
+describe("bounds in the else-branch of T.if_", () => {
+  /** 128 threads, S of `size` float32: T.if_(cond, {}, S[index]) with tid and i < 8 in scope. */
+  const elseAccess =
+    (
+      cond: (tid: PrimExpr) => PrimExpr,
+      index: (tid: PrimExpr) => PrimExpr,
+      size = 64,
+    ): (() => PrimFunc) =>
+    () =>
+      T.function("k", { O: T.Tensor([128], "float32") }, ({ O }) => {
+        T.device_entry({ launch: launch(128) });
+        const tid = T.cuda.thread_idx("x");
+        const S = T.alloc_shared([size], "float32", { name: "S" });
+        T.if_(
+          cond(tid),
+          () => O.set([tid], T.float32(0)),
+          () => O.set([tid], S.get([index(tid)])),
+        );
+      });
+
+  test("the negated guard bounds the else-branch: tid < 64 leaves tid - 64 in 0..63", () => {
+    // The new-user trial's kernel, as written.
+    const trial = T.function("k", { O: T.Tensor([64], "float32") }, ({ O }) => {
+      T.device_entry({ launch: launch(128) });
+      const tid = T.cuda.thread_idx("x");
+      const S = T.alloc_shared([64], "float32", { name: "S" });
+      T.if_(
+        tid.lt(64),
+        () => {
+          S.set([tid], tid.cast("float32"));
+        },
+        () => {
+          O.set([tid.sub(64)], S.get([tid.sub(64)]));
+        },
+      );
+    });
+    expect(() => verify(trial)).not.toThrow();
+  });
+
+  test("an else-branch access past the negated guard is still TX2006 at its line", () => {
+    const e = errorOf(() =>
+      T.function("k", { O: T.Tensor([128], "float32") }, ({ O }) => {
+        T.device_entry({ launch: launch(128) });
+        const tid = T.cuda.thread_idx("x");
+        const S = T.alloc_shared([64], "float32", { name: "S" });
+        T.if_(
+          tid.lt(64),
+          () => S.set([tid], tid.cast("float32")),
+          () => O.set([tid], S.get([tid])), // ELSE-OOB
+        );
+      }),
+    );
+    expect(e.code).toBe("TX2006");
+    expect(e.text).toContain('access to "S" at elements 64..127, but it holds 64 elements');
+    expect(e.span?.line).toBe(lineOf("// ELSE-OOB"));
+  });
+
+  test("on the simulator the else-branch reads what the then-branch wrote, with no reports", () => {
+    const fn = T.function("k", { O: T.Tensor([128], "float32") }, ({ O }) => {
+      T.device_entry({ launch: launch(128) });
+      const tid = T.cuda.thread_idx("x");
+      const S = T.alloc_shared([64], "float32", { name: "S" });
+      T.if_(tid.lt(64), () => S.set([tid], tid.mul(3).cast("float32")));
+      T.cuda.cta_sync();
+      T.if_(
+        tid.lt(64),
+        () => O.set([tid], S.get([tid])),
+        () => O.set([tid], S.get([tid.sub(64)]).add(T.float32(1000))),
+      );
+    });
+    const out = simZeros([128], "float32");
+    const res = runSim(verify(fn), [out], { hazards: "collect" });
+    expect(res.reports).toEqual([]);
+    const want = Array.from({ length: 128 }, (_, t) => (t < 64 ? t * 3 : (t - 64) * 3 + 1000));
+    expect(Array.from(out.toArray() as Float32Array)).toEqual(want);
+  });
+
+  test("each comparison's negation, either side order", () => {
+    const cases: [string, (t: PrimExpr) => PrimExpr, (t: PrimExpr) => PrimExpr, number?][] = [
+      ["le", (t) => t.le(63), (t) => t.sub(64)],
+      ["gt", (t) => t.gt(63), (t) => t],
+      ["ge", (t) => t.ge(64), (t) => t],
+      ["flipped lt", (t) => T.int32(64).gt(t), (t) => t.sub(64)],
+      ["flipped ge", (t) => T.int32(63).lt(t), (t) => t],
+      // tid != 127 fails only at tid == 127.
+      ["ne", (t) => t.ne(127), (t) => t.sub(127)],
+      // tid == 0 fails for 1..127: the excluded value was an end of tid's range.
+      ["eq", (t) => t.eq(0), (t) => t.sub(1), 127],
+      ["not", (t) => t.lt(64).not(), (t) => t],
+      // !(a || b) is !a && !b: 32 <= tid < 96.
+      ["or", (t) => t.lt(32).or(t.ge(96)), (t) => t.sub(32)],
+      // !(a && b) says nothing unless a side always holds; tid >= 0 does.
+      ["and with a side always true", (t) => t.ge(0).and(t.ge(64)), (t) => t],
+    ];
+    for (const [what, cond, index, size] of cases) {
+      expect(codeOf(elseAccess(cond, index, size)), what).toBe("verified");
+    }
+  });
+
+  test("nothing is learned where the negation is not a conjunction, or of floats", () => {
+    const cases: [string, (t: PrimExpr) => PrimExpr, (t: PrimExpr) => PrimExpr, number?][] = [
+      // !(64 <= tid && tid < 120) also holds for 120..127.
+      ["and", (t) => t.ge(64).and(t.lt(120)), (t) => t],
+      // tid == 5 fails for 0..4 and 6..127: tid - 1 still reaches -1.
+      ["eq inside the range", (t) => t.eq(5), (t) => t.sub(1), 127],
+      // A float comparison is false for NaN too.
+      ["float", (t) => t.cast("float32").lt(T.float32(64)), (t) => t.sub(64)],
+    ];
+    for (const [what, cond, index, size] of cases) {
+      expect(codeOf(elseAccess(cond, index, size)), what).toBe("TX2006");
+    }
+  });
+
+  test("nested ifs and ifs in loops narrow each else-branch, and the ranges come back after", () => {
+    const nested = (after: boolean) => () =>
+      T.function("k", { O: T.Tensor([128], "float32") }, ({ O }) => {
+        T.device_entry({ launch: launch(128) });
+        const tid = T.cuda.thread_idx("x");
+        const S = T.alloc_shared([32], "float32", { name: "S" });
+        T.if_(
+          tid.lt(64),
+          () => O.set([tid], T.float32(0)),
+          () =>
+            T.if_(
+              tid.lt(96),
+              () => O.set([tid], S.get([tid.sub(64)])),
+              () => O.set([tid], S.get([tid.sub(96)])),
+            ),
+        );
+        if (after) O.set([tid], S.get([tid.sub(96)])); // AFTER-IF
+      });
+    expect(codeOf(nested(false))).toBe("verified");
+    const e = errorOf(nested(true));
+    expect(e.code).toBe("TX2006");
+    expect(e.span?.line).toBe(lineOf("// AFTER-IF"));
+
+    const loop = (index: (i: PrimExpr) => PrimExpr) => () =>
+      T.function("k", { O: T.Tensor([8], "float32") }, ({ O }) => {
+        T.device_entry({ launch: launch(1) });
+        const S = T.alloc_shared([64], "float32", { name: "S" });
+        for (const i of T.range(8)) {
+          T.if_(
+            i.lt(4),
+            () => S.set([i.mul(16)], i.cast("float32")),
+            () => O.set([i], S.get([index(i)])),
+          );
+        }
+      });
+    expect(codeOf(loop((i) => i.sub(4).mul(16)))).toBe("verified");
+    expect(codeOf(loop((i) => i.mul(16)))).toBe("TX2006");
   });
 });

@@ -1,4 +1,5 @@
-import { constInt, type Expr, type SpecialName } from "../ir/expr.js";
+import { isFloat } from "../dtype.js";
+import { constInt, type CompareOp, type Expr, type SpecialName } from "../ir/expr.js";
 import type { LaunchConfig } from "../ir/stmt.js";
 
 /** A closed integer interval; infinite ends are ±Infinity. */
@@ -203,8 +204,9 @@ function asVarPlusConst(e: Expr): { id: number; c: number } | undefined {
 
 /**
  * Ranges of variables where `cond` holds: narrows `v + c < n`, `<=`, `>`, `>=`, `==` against
- * a bounded other side, and both sides of `&&`. Used so that a guarded access such as
- * `if (k + 1 < n) A[k + 1]` is checked against the range the guard allows.
+ * a bounded other side, `v + c != k` where `k - c` is an end of v's range, and both sides of
+ * `&&`. Used so that a guarded access such as `if (k + 1 < n) A[k + 1]` is checked against the
+ * range the guard allows (and, with `negateCond`, an access in the else-branch).
  */
 export function refineRanges(cond: Expr, env: RangeEnv): Map<number, Interval> {
   const out = new Map(env.vars);
@@ -232,10 +234,108 @@ export function refineRanges(cond: Expr, env: RangeEnv): Map<number, Interval> {
       else if (op === "eq") {
         min = Math.max(min, r.min - v.c);
         max = Math.min(max, r.max - v.c);
+      } else if (op === "ne" && r.min === r.max) {
+        // v + c != k excludes one value: an end of the range moves past it.
+        if (min === r.min - v.c) min += 1;
+        if (max === r.max - v.c) max -= 1;
       }
       out.set(v.id, { min, max });
     }
   };
   apply(cond);
   return out;
+}
+
+const NEGATED: Record<CompareOp, CompareOp> = {
+  lt: "ge",
+  le: "gt",
+  gt: "le",
+  ge: "lt",
+  eq: "ne",
+  ne: "eq",
+};
+
+/**
+ * Whether `cond` is true (or false) for every value the ranges of `env` allow: a constant, or a
+ * comparison of integers whose ranges do not overlap in the way it asks; else undefined.
+ */
+export function decideCond(cond: Expr, env: RangeEnv): boolean | undefined {
+  switch (cond.kind) {
+    case "IntImm":
+      return Number(cond.value) !== 0;
+    case "Not": {
+      const a = decideCond(cond.a, env);
+      return a === undefined ? undefined : !a;
+    }
+    case "Logical": {
+      const a = decideCond(cond.a, env);
+      const b = decideCond(cond.b, env);
+      if (cond.op === "and") return a === false || b === false ? false : a && b ? true : undefined;
+      return a === true || b === true ? true : a === false && b === false ? false : undefined;
+    }
+    case "Compare": {
+      if (isFloat(cond.a.dtype)) return undefined;
+      const a = exprRange(cond.a, env);
+      const b = exprRange(cond.b, env);
+      const lt = (x: Interval, y: Interval): boolean | undefined =>
+        x.max < y.min ? true : x.min >= y.max ? false : undefined;
+      const le = (x: Interval, y: Interval): boolean | undefined =>
+        x.max <= y.min ? true : x.min > y.max ? false : undefined;
+      switch (cond.op) {
+        case "lt":
+          return lt(a, b);
+        case "le":
+          return le(a, b);
+        case "gt":
+          return lt(b, a);
+        case "ge":
+          return le(b, a);
+        case "eq":
+        case "ne": {
+          const eq =
+            a.max < b.min || b.max < a.min
+              ? false
+              : a.min === a.max && b.min === b.max && a.min === b.min
+                ? true
+                : undefined;
+          return eq === undefined ? undefined : cond.op === "eq" ? eq : !eq;
+        }
+      }
+      return undefined;
+    }
+    default:
+      return undefined;
+  }
+}
+
+/**
+ * A condition that holds wherever `cond` is false, built from what `refineRanges` and
+ * `refineFacts` read (comparisons and `&&`), for the else-branch of a `T.if_`; undefined when
+ * nothing that simple follows. `!(a < b)` is `a >= b` (and so on) for integer operands, not for
+ * floats, where a NaN fails both; `!!a` is `a`; `!(a || b)` is `!a && !b`, each side that can be
+ * negated. `!(a && b)` is only `!a || !b`, which bounds neither side, except where one side holds
+ * for every value in `env` (a constant, or a comparison its ranges decide): then it is the
+ * negation of the other side.
+ */
+export function negateCond(cond: Expr, env: RangeEnv): Expr | undefined {
+  switch (cond.kind) {
+    case "Compare":
+      if (isFloat(cond.a.dtype)) return undefined;
+      return { ...cond, op: NEGATED[cond.op] };
+    case "Not":
+      return cond.a;
+    case "Logical": {
+      if (cond.op === "or") {
+        const a = negateCond(cond.a, env);
+        const b = negateCond(cond.b, env);
+        if (a && b) return { kind: "Logical", op: "and", a, b, dtype: "bool" };
+        return a ?? b;
+      }
+      if (decideCond(cond.a, env) === true) return negateCond(cond.b, env);
+      if (decideCond(cond.b, env) === true) return negateCond(cond.a, env);
+      return undefined;
+    }
+    default:
+      return undefined;
+  }
 }

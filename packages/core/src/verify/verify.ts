@@ -4,7 +4,7 @@ import { isStaticShape, numel, showShape, staticShape, type Buffer } from "../ir
 import { constInt, intImm, type Expr } from "../ir/expr.js";
 import type { PrimFunc } from "../ir/func.js";
 import type { DeviceEntry, LaunchConfig, Stmt, TileApply } from "../ir/stmt.js";
-import { exprRange, refineRanges, type Interval } from "../analysis/bounds.js";
+import { exprRange, negateCond, refineRanges, type Interval } from "../analysis/bounds.js";
 import {
   provablyBelowNumel,
   refineFacts,
@@ -351,17 +351,24 @@ export function verify(fn: PrimFunc): VerifiedFunc {
         visit(s.body);
         return;
       case "If": {
-        // Inside the then-branch the guard holds: narrow the ranges it constrains.
+        // Inside the then-branch the guard holds, inside the else-branch its negation (where
+        // `negateCond` can state it): narrow the ranges and add the facts each constrains.
         const saved = new Map(ranges);
         const mark = facts.length;
-        const learnt = refineFacts(s.cond, env);
-        for (const [k, v] of refineRanges(s.cond, env)) ranges.set(k, v);
-        facts.push(...learnt);
-        visit(s.then);
-        facts.length = mark;
-        ranges.clear();
-        saved.forEach((v, k) => ranges.set(k, v));
-        if (s.else) visit(s.else);
+        const branch = (cond: Expr | undefined, body: Stmt): void => {
+          if (cond) {
+            const learnt = refineFacts(cond, env);
+            for (const [k, v] of refineRanges(cond, env)) ranges.set(k, v);
+            facts.push(...learnt);
+          }
+          visit(body);
+          facts.length = mark;
+          ranges.clear();
+          saved.forEach((v, k) => ranges.set(k, v));
+        };
+        const negated = s.else ? negateCond(s.cond, env) : undefined;
+        branch(s.cond, s.then);
+        if (s.else) branch(negated, s.else);
         return;
       }
       case "Let": {
