@@ -246,11 +246,16 @@ function pendingAccess(
   site: number,
   verb: string,
 ): void {
+  const copy = m.async.findByDst(b);
+  const why =
+    copy && !copy.committed
+      ? "was never committed to a group (cp.async.commit_group), so no cp.async.wait_group waits for it"
+      : "has not been waited for (cp.async.wait_group)";
   m.hazard(
     "TX6001",
-    `thread ${m.thread(t)} of CTA ${m.cta()} ${verb} shared "${buf.name}" byte ${m.ctaLocal(b) - buf.base} while a cp.async targeting it has not been waited for (cp.async.wait_group)`,
+    `thread ${m.thread(t)} of CTA ${m.cta()} ${verb} shared "${buf.name}" byte ${m.ctaLocal(b) - buf.base} while a cp.async targeting it ${why}`,
     site,
-    issuedNotes(m, m.async.findByDst(b), "the cp.async"),
+    issuedNotes(m, copy, "the cp.async"),
   );
 }
 
