@@ -109,7 +109,8 @@ function syncOf(s: Stmt): string | undefined {
  */
 const EXPECTED: Record<string, readonly string[]> = {
   "bar.sync": ["TX6003", "TX6013", "TX6014", "TX6001", "TX6007"],
-  "bar.sync.named": ["TX6003", "TX6013", "TX6014", "TX6001", "TX6007"],
+  "bar.sync.named": ["TX6003", "TX6013", "TX6014", "TX6001", "TX6007", "TX6012"],
+  "bar.arrive": ["TX6012", "TX6003", "TX6013", "TX6014"],
   "mbarrier.arrive": ["TX6006"],
   "mbarrier.arrive.expect_tx": ["TX6006", "TX6017"],
   "mbarrier.try_wait.parity": ["TX6003", "TX6007", "TX6013", "TX6014", "TX6006"],

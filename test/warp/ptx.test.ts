@@ -13,6 +13,7 @@ import {
 import { T, type PrimExpr } from "@tirx-ts/dsl";
 import { compileToPtx } from "@tirx-ts/codegen-ptx";
 import { assembleAll, type PtxJob } from "../conformance/ptxas-pool.js";
+import { assemblePtx } from "../util/ptxas.js";
 
 /** An op's PTX version and sm, as `"7.8 sm_90"`. */
 const formatVersionOf = (name: string): string => {
@@ -140,6 +141,31 @@ describe("PTX of atomics and named barriers", () => {
       red.global.add.u32 [%rd8], %r9;
       red.global.max.u32 [%rd4], %r10;"
     `);
+  });
+});
+
+describe("PTX of bar.arrive", () => {
+  it("producers bar.arrive, consumers bar.sync the same id and count; ptxas assembles it", () => {
+    const k = T.function("arrive_pc", { O: T.Tensor([64], "int32") }, ({ O }) => {
+      T.device_entry({ launch: T.cuda.LaunchConfig({ grid: 1, block: 128 }) });
+      const tid = T.cuda.thread_idx("x");
+      const s = T.alloc_shared([64], "int32");
+      T.if_(tid.lt(64), () => {
+        s.set([tid], tid);
+        T.cuda.bar_arrive(1, 128);
+      });
+      T.if_(tid.ge(64), () => {
+        T.cuda.bar_sync(1, 128);
+        O.set([tid.sub(64)], s.get([tid.sub(64)]));
+      });
+    });
+    const mod = compileToPtx(k);
+    expect(lines(mod.text, "bar")).toMatchInlineSnapshot(`
+      "bar.arrive 1, 128;
+      bar.sync 1, 128;"
+    `);
+    assemblePtx(mod.text, mod.target);
+    expect(formatVersionOf("bar.arrive")).toBe(formatVersionOf("bar.sync.named"));
   });
 });
 

@@ -351,7 +351,7 @@ export const CATALOG = {
   TX6012: {
     rule: "hazard/named-barrier-count",
     title:
-      "a named barrier (bar.sync id, count) reached by a number of threads other than its count",
+      "a named barrier instance (bar.sync / bar.arrive id, count) that never completes, whose arrivers disagree on the count, or that threads may join unordered with its previous instance",
   },
   TX6013: {
     rule: "hazard/write-after-read",

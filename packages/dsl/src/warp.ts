@@ -241,6 +241,17 @@ export function bar_sync(id: number, count: number): void {
   callStmtOp("bar.sync.named", [id, count], callerSpan());
 }
 
+/**
+ * Named barrier `bar.arrive id, count`: signals the arrival of the executing threads at barrier
+ * `id` without waiting (PTX ISA, bar/barrier). The arrivals count toward the same barrier instance
+ * as `bar_sync(id, count)` of other threads: a producer writes, then arrives; consumers
+ * `bar_sync(id, count)` and then read. The arriving threads acquire nothing.
+ * @throws TirxError TX2010 (id), TX2014 (count).
+ */
+export function bar_arrive(id: number, count: number): void {
+  callStmtOp("bar.arrive", [id, count], callerSpan());
+}
+
 /** Value operands of an atomic in the addressed element's dtype (JS literals included). */
 function atomicArgs(ptr: PrimExpr, values: readonly ExprLike[], span?: Span): unknown[] {
   const e = ptr instanceof PrimExpr ? ptr.expr : undefined;

@@ -218,3 +218,47 @@ describe("commit groups and wait_group N (PTX ISA cp.async.wait_group)", () => {
         }
   });
 });
+
+describe("a cp.async that was never committed to a group", () => {
+  // commit_group forgotten: wait_group(0) waits for committed groups only.
+  const k = (commit: boolean, read: boolean) =>
+    T.function(
+      "no_commit",
+      { A: T.Tensor([64, 8], "float16"), O: T.Tensor([64], "float16") },
+      ({ A, O }) => {
+        T.device_entry({ launch: T.cuda.LaunchConfig({ grid: 1, block: 64 }) });
+        const tid = T.cuda.thread_idx("x");
+        const S = T.alloc_shared([64, 8], "float16", { name: "S" });
+        const cp = T.ptx["cp.async.cg.shared.global"]!;
+        T.cuda.tile.apply(cp, S.sub(tid), A.sub(tid), { chunk_bytes: 16 }); // @nc-copy
+        if (commit) T.ptx.cp.async_.commit_group();
+        T.ptx.cp.async_.wait_group(0);
+        T.cuda.cta_sync();
+        if (read) O.set([tid], S.get([tid.add(1).floormod(64), 0])); // @nc-read
+      },
+    );
+  const args = () => [
+    simTensor(
+      Float32Array.from({ length: 512 }, (_, i) => i % 50),
+      { shape: [64, 8], dtype: "float16" },
+    ),
+    simZeros([64], "float16"),
+  ];
+
+  it("a read of its bytes is TX6001 saying it was never committed, not that it was not waited for", () => {
+    const [r] = runSim(verify(k(false, true)), args(), { hazards: "collect" }).reports;
+    expect([r?.code, r?.span?.line, r?.notes[0]?.span?.line]).toEqual([
+      "TX6001",
+      lineOf(here, "// @nc-read"),
+      lineOf(here, "// @nc-copy"),
+    ]);
+    expect(r?.message).toMatch(/was never committed to a group \(cp\.async\.commit_group\)/);
+  });
+
+  it("at the CTA's exit it is TX6017 saying so; with the commit, nothing is reported", () => {
+    const [r] = runSim(verify(k(false, false)), args(), { hazards: "collect" }).reports;
+    expect([r?.code, r?.span?.line]).toEqual(["TX6017", lineOf(here, "// @nc-copy")]);
+    expect(r?.message).toMatch(/never committed to a group \(cp\.async\.commit_group\)/);
+    expect(runSim(verify(k(true, true)), args(), { hazards: "collect" }).reports).toEqual([]);
+  });
+});

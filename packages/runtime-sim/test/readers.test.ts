@@ -44,8 +44,19 @@ const globalReaders: PrimFunc = T.function(
   },
 );
 
+/**
+ * The one race of a kernel above: warp 3 writes after warp 1 reads (TX6013 at the write), or,
+ * where the schedule runs warp 1's read after the write (warp 1 does not wait at the barrier),
+ * the read finds the write (TX6003 at the read); both name both lines.
+ */
+function raceOf(code: string, kind: "sh" | "gl"): [string, number, number] {
+  const w = lineOf(here, `// @${kind}-write`);
+  const r = lineOf(here, `// @${kind}-read`);
+  return code === "TX6003" ? ["TX6003", r, w] : ["TX6013", w, r];
+}
+
 describe("write-after-read with three concurrent readers", () => {
-  it("shared: the write names the reader of warp 1, on every schedule", () => {
+  it("shared: the race names the reader of warp 1, on every schedule", () => {
     const vf = verify(sharedReaders(false));
     for (let seed = 0; seed < 6; seed++) {
       const { reports } = runSim(vf, [simZeros([128], "int32")], {
@@ -55,9 +66,11 @@ describe("write-after-read with three concurrent readers", () => {
       expect(
         reports.map((r) => [r.code, r.span?.line, r.notes[0]?.span?.line]),
         `seed ${seed}`,
-      ).toEqual([["TX6013", lineOf(here, "// @sh-write"), lineOf(here, "// @sh-read")]]);
+      ).toEqual([raceOf(reports[0]!.code, "sh")]);
       expect(reports[0]!.message).toMatch(
-        /thread \(96, 0, 0\) of CTA \(0, 0, 0\) writes shared "\w+" bytes 0\.\.3, which thread \(32, 0, 0\) read/,
+        reports[0]!.code === "TX6013"
+          ? /thread \(96, 0, 0\) of CTA \(0, 0, 0\) writes shared "\w+" bytes 0\.\.3, which thread \(32, 0, 0\) read/
+          : /thread \(32, 0, 0\) of CTA \(0, 0, 0\) reads shared "\w+" bytes 0\.\.3, which thread \(96, 0, 0\) wrote/,
       );
     }
   });
@@ -66,7 +79,7 @@ describe("write-after-read with three concurrent readers", () => {
     expect(simCollect(sharedReaders(true), [simZeros([128], "int32")])).toEqual([]);
   });
 
-  it("global: the write names the reader of warp 1, on every schedule", () => {
+  it("global: the race names the reader of warp 1, on every schedule", () => {
     const vf = verify(globalReaders);
     for (let seed = 0; seed < 6; seed++) {
       const b = simTensor(
@@ -83,10 +96,45 @@ describe("write-after-read with three concurrent readers", () => {
       expect(
         reports.map((r) => [r.code, r.span?.line, r.notes[0]?.span?.line]),
         `seed ${seed}`,
-      ).toEqual([["TX6013", lineOf(here, "// @gl-write"), lineOf(here, "// @gl-read")]]);
+      ).toEqual([raceOf(reports[0]!.code, "gl")]);
       expect(reports[0]!.message).toMatch(
-        /thread \(96, 0, 0\) of CTA \(0, 0, 0\) writes global "B" bytes 0\.\.3, which thread \(32, 0, 0\) read/,
+        reports[0]!.code === "TX6013"
+          ? /thread \(96, 0, 0\) of CTA \(0, 0, 0\) writes global "B" bytes 0\.\.3, which thread \(32, 0, 0\) read/
+          : /thread \(32, 0, 0\) of CTA \(0, 0, 0\) reads global "B" bytes 0\.\.3, which thread \(96, 0, 0\) wrote/,
       );
+    }
+  });
+});
+
+describe("a read of never-written shared memory is still a read (TX6004, then TX6013)", () => {
+  // Each thread writes S[tid] and reads S[(tid + 32) % 128] with no barrier: whichever warp
+  // runs first, the pair of lines is reported as a race.
+  const k = T.function("seedrace", { O: T.Tensor([128], "int32") }, ({ O }) => {
+    T.device_entry({ launch: T.cuda.LaunchConfig({ grid: 1, block: 128 }) });
+    const tid = T.cuda.thread_idx("x");
+    const S = T.alloc_shared([128], "int32", { name: "S" });
+    S.set([tid], tid); // @seed-write
+    O.set([tid], S.get([tid.add(32).floormod(128)])); // @seed-read
+  });
+
+  it("every seed 0..9 gives TX6003 or TX6013 naming both lines in collect mode", () => {
+    const vf = verify(k);
+    const w = lineOf(here, "// @seed-write");
+    const r = lineOf(here, "// @seed-read");
+    for (let seed = 0; seed < 10; seed++) {
+      const { reports } = runSim(vf, [simZeros([128], "int32")], {
+        hazards: "collect",
+        simSeed: seed,
+      });
+      const races = reports
+        .filter((x) => x.code === "TX6003" || x.code === "TX6013")
+        .map((x) => [x.code, x.span?.line, x.notes[0]?.span?.line]);
+      expect(races.length, `seed ${seed}`).toBeGreaterThan(0);
+      for (const x of races) {
+        expect(x).toEqual(x[0] === "TX6003" ? ["TX6003", r, w] : ["TX6013", w, r]);
+      }
+      const unwritten = reports.find((x) => x.code === "TX6004");
+      if (unwritten) expect(unwritten.message).toMatch(/if another thread writes it later/);
     }
   });
 });

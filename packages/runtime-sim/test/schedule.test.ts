@@ -90,12 +90,19 @@ describe("schedules", () => {
         simSeed: seed,
         hazards: "collect",
       });
-      expect(reports).toHaveLength(1);
-      expect(reports[0]!.notes.at(-1)!.message).toContain(`TIRX_SIM_SEED=${seed}`);
-      codes.add(reports[0]!.code);
+      expect(reports.length).toBeGreaterThan(0);
+      for (const r of reports) {
+        expect(r.notes.at(-1)!.message).toContain(`TIRX_SIM_SEED=${seed}`);
+        codes.add(r.code);
+      }
+      // A never-written read (TX6004) is still recorded, so the later write reports it.
+      if (reports.some((r) => r.code === "TX6004")) {
+        expect(reports.map((r) => r.code).sort()).toEqual(["TX6004", "TX6013"]);
+      } else expect(reports.map((r) => r.code)).toEqual(["TX6003"]);
     }
-    // Lockstep runs warp 0 first (never-written read, TX6004); some seeds run warp 1 first, so
-    // the read sees thread 32's unsynchronised write (TX6003).
-    expect(codes).toEqual(new Set(["TX6003", "TX6004"]));
+    // Lockstep runs warp 0 first (never-written read, TX6004, then thread 32's write after it,
+    // TX6013); some seeds run warp 1 first, so the read sees thread 32's unsynchronised write
+    // (TX6003).
+    expect(codes).toEqual(new Set(["TX6003", "TX6004", "TX6013"]));
   });
 });

@@ -158,7 +158,7 @@ export type MachineAction =
   | { readonly unit: "cp.async"; readonly action: "commit" | "wait" | "wait_all" }
   | { readonly unit: "bulk"; readonly action: "commit" | "wait" | "wait_read" }
   | { readonly unit: "mbarrier"; readonly action: "init" | "arrive" | "try_wait" | "arrive_remote" }
-  | { readonly unit: "barrier"; readonly action: "cta" | "named" | "warp" }
+  | { readonly unit: "barrier"; readonly action: "cta" | "named" | "arrive" | "warp" }
   | { readonly unit: "fence"; readonly action: "proxy_async" | "mbarrier_init" }
   | { readonly unit: "atomic"; readonly action: AtomicAction; readonly returns: boolean }
   | {

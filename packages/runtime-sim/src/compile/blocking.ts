@@ -1,5 +1,7 @@
 import {
+  constInt,
   findOp,
+  invariant,
   stmtChildren,
   walkExpr,
   type Expr,
@@ -10,6 +12,9 @@ import type { ExprCompiler } from "./expr.js";
 import { LoopVar } from "./loop-var.js";
 import { compileStmt, MAX_WHILE_ITERATIONS, reportSpin, type Exec } from "./stmt.js";
 import { Tracer } from "../exec/trace.js";
+import type { Machine } from "../exec/machine.js";
+import { BARRIER_IDS, CLUSTER_BARRIER, type Arrival } from "../exec/named-barriers.js";
+import { nextRandom } from "./schedule.js";
 
 /**
  * A statement that can block (it contains an mbarrier wait loop), compiled into a generator over
@@ -53,17 +58,59 @@ export function blocks(s: Stmt): boolean {
   return b;
 }
 
+/** The barrier action of a statement op call (`cta_sync`, `bar_sync`, `bar_arrive`), if any. */
+function barrierAction(s: Stmt): "cta" | "named" | "arrive" | undefined {
+  if (s.kind !== "Call") return undefined;
+  const fx = findOp(s.op)?.sim;
+  if (fx?.kind !== "machine" || fx.effect.unit !== "barrier") return undefined;
+  const a = fx.effect.action;
+  return a === "warp" ? undefined : a;
+}
+
+const named = new WeakMap<Stmt, boolean>();
+
+/** True when `s` contains a named barrier (bar_sync, bar_arrive): its warps run as coroutines. */
+export function hasNamedBarrier(s: Stmt): boolean {
+  let b = named.get(s);
+  if (b === undefined) {
+    const a = barrierAction(s);
+    b = a === "named" || a === "arrive" || stmtChildren(s).some(hasNamedBarrier);
+    named.set(s, b);
+  }
+  return b;
+}
+
+const blockingThreaded = new WeakMap<Stmt, boolean>();
+
+/** With warps as coroutines: blocks(s), or `s` contains a CTA barrier of any kind. */
+function blocksThreaded(s: Stmt): boolean {
+  let b = blockingThreaded.get(s);
+  if (b === undefined) {
+    b =
+      isWaitLoop(s) ||
+      isClusterWait(s) ||
+      barrierAction(s) !== undefined ||
+      stmtChildren(s).some(blocksThreaded);
+    blockingThreaded.set(s, b);
+  }
+  return b;
+}
+
 function isEmpty(s: Stmt): boolean {
   return s.kind === "Seq" && s.stmts.every(isEmpty);
 }
 
-/** Compile a blocking statement (blocks(s)) into a generator. */
-function compileGen(ec: ExprCompiler, vf: VerifiedFunc, s: Stmt): GenExec {
+/**
+ * Compile a blocking statement (blocks(s); with `th`, warps run as coroutines and barriers block
+ * too: blocksThreaded) into a generator. Scratch lane arrays are made per run, not per statement:
+ * with warps as coroutines several runs of one statement are suspended at once.
+ */
+function compileGen(ec: ExprCompiler, vf: VerifiedFunc, s: Stmt, th: boolean): GenExec {
   const m = ec.m;
   const bars = m.bars;
-  const T = m.threads;
+  const isBlocking = th ? blocksThreaded : blocks;
   const part = (c: Stmt): GenExec => {
-    if (blocks(c)) return compileGen(ec, vf, c);
+    if (isBlocking(c)) return compileGen(ec, vf, c, th);
     const e = compileStmt(ec, vf, c);
     return function* (lanes, n) {
       e(lanes, n);
@@ -71,15 +118,18 @@ function compileGen(ec: ExprCompiler, vf: VerifiedFunc, s: Stmt): GenExec {
   };
   switch (s.kind) {
     case "DeviceEntry":
-      return compileGen(ec, vf, s.body);
+      return compileGen(ec, vf, s.body, th);
     case "Call": {
+      if (th) {
+        const g = barrierGen(ec, s);
+        if (g) return g;
+      }
       // barrier.cluster.wait: lanes whose phase has not completed yield until it does.
       if (!isClusterWait(s) || m.ctas === 1) return part(s);
       const cu = m.clusterUnit;
       const site = m.site(s.span);
-      const live = new Int32Array(T);
       return function* (lanes, n0) {
-        live.set(lanes.subarray(0, n0));
+        const live = lanes.slice(0, n0);
         let n = n0;
         for (;;) {
           let k = 0;
@@ -98,7 +148,7 @@ function compileGen(ec: ExprCompiler, vf: VerifiedFunc, s: Stmt): GenExec {
     }
     case "Seq": {
       const parts = s.stmts.map((c) =>
-        blocks(c) ? { g: compileGen(ec, vf, c) } : { e: compileStmt(ec, vf, c) },
+        isBlocking(c) ? { g: compileGen(ec, vf, c, th) } : { e: compileStmt(ec, vf, c) },
       );
       return function* (lanes, n) {
         for (let i = 0; i < parts.length; i++) {
@@ -115,9 +165,9 @@ function compileGen(ec: ExprCompiler, vf: VerifiedFunc, s: Stmt): GenExec {
       const { value: cond, runs } = ec.collect(() => ec.num(s.cond, s.span));
       const then = part(s.then);
       const other = s.else ? part(s.else) : undefined;
-      const yes = new Int32Array(T);
-      const no = new Int32Array(T);
       return function* (lanes, n) {
+        const yes = new Int32Array(n);
+        const no = new Int32Array(n);
         for (let r = 0; r < runs.length; r++) runs[r]!(lanes, n);
         let a = 0;
         let b = 0;
@@ -150,9 +200,9 @@ function compileGen(ec: ExprCompiler, vf: VerifiedFunc, s: Stmt): GenExec {
     case "For": {
       // The body always runs on `sub` (uniform or not).
       const v = new LoopVar(ec, s);
-      const body = compileGen(ec, vf, s.body);
-      const sub = new Int32Array(T);
+      const body = compileGen(ec, vf, s.body, th);
       return function* (lanes, n) {
+        const sub = new Int32Array(n);
         const most = v.enter(lanes, n);
         for (let k = 0; k < most; k++) {
           const a = v.running(lanes, n, k, sub);
@@ -168,10 +218,9 @@ function compileGen(ec: ExprCompiler, vf: VerifiedFunc, s: Stmt): GenExec {
       const wait = isWaitLoop(s);
       const pure = wait && isEmpty(s.body);
       const body = pure ? undefined : part(s.body);
-      const live = new Int32Array(T);
       const site = m.site(s.span);
       return function* (lanes, n) {
-        live.set(lanes.subarray(0, n));
+        const live = lanes.slice(0, n);
         for (let iter = 0; ; iter++) {
           let k = 0;
           // The mbarrier and parity the first still-waiting lane tests (for a deadlock report:
@@ -208,29 +257,109 @@ function compileGen(ec: ExprCompiler, vf: VerifiedFunc, s: Stmt): GenExec {
 }
 
 /**
- * The body of a CTA. Without mbarrier waits it is the plain closure. With them, a scheduler
- * drives the generator: when every thread is blocked (a round that changed nothing), the bulk
- * copies in flight land (BulkUnit.landAll) and the waits are retried; when nothing is in flight
- * either, TX6006 names the wait loop, and the CTA is abandoned.
+ * A CTA barrier statement (cta_sync, bar_sync, bar_arrive; barrier.cluster.wait of a one-CTA
+ * cluster) with warps as coroutines: its lanes arrive at the barrier's current instance
+ * (exec/named-barriers.ts) and, unless they only arrive, yield until the instance completes.
+ */
+function barrierGen(ec: ExprCompiler, s: Extract<Stmt, { kind: "Call" }>): GenExec | undefined {
+  const m = ec.m;
+  const site = m.site(s.span);
+  const act = barrierAction(s);
+  let a: Arrival;
+  if (act === "cta") {
+    a = { id: 0, count: m.ctaThreads, sync: true, what: "cta_sync", whole: true, site };
+  } else if (act === "named" || act === "arrive") {
+    const id = constInt(s.args[0]!)!;
+    const count = constInt(s.args[1]!)!;
+    invariant(id !== undefined && count !== undefined, "barrier id and count are static");
+    const sync = act === "named";
+    const what = `${sync ? "bar_sync" : "bar_arrive"}(${id}, ${count})`;
+    a = { id, count, sync, what, whole: false, site };
+  } else if (isClusterWait(s) && m.ctas === 1) {
+    const what = "barrier.cluster.wait";
+    a = { id: CLUSTER_BARRIER, count: m.ctaThreads, sync: true, what, whole: true, site };
+  } else return undefined;
+  const nb = m.named;
+  const arrival = a;
+  return function* (lanes, n) {
+    const key = m.rank[lanes[0]!]! * BARRIER_IDS + arrival.id;
+    const ticket = nb.arrive(m, lanes, n, arrival);
+    if (!arrival.sync) return;
+    while (nb.generation(key) <= ticket) yield;
+  };
+}
+
+/**
+ * The warps of the CTA (of each CTA of a cluster), as lane lists: with named barriers each runs
+ * as its own coroutine.
+ */
+function warpsOf(m: Machine): Int32Array[] {
+  const out: Int32Array[] = [];
+  const per = m.ctaThreads;
+  for (let r = 0; r < m.ctas; r++) {
+    for (let w = 0; w < per; w += 32) {
+      out.push(Int32Array.from({ length: Math.min(32, per - w) }, (_, i) => r * per + w + i));
+    }
+  }
+  return out;
+}
+
+/**
+ * The body of a CTA. Without mbarrier waits or named barriers it is the plain closure. With them,
+ * a scheduler drives generators: one for all threads, or, with named barriers, one per warp (a
+ * warp that waits at a barrier yields to the others; the warps take turns in ascending order with
+ * seed 0, in an order drawn per round otherwise). When every thread is blocked (a round that
+ * changed nothing), the bulk copies in flight land (BulkUnit.landAll) and the waits are retried;
+ * when nothing is in flight either, TX6012/TX6009 name the barrier instances that never complete
+ * and TX6006 the wait loop, and the CTA is abandoned. At the end of the CTA a barrier instance
+ * that did not complete is reported too.
  */
 export function compileRoot(ec: ExprCompiler, vf: VerifiedFunc, s: Stmt): Exec {
-  if (!blocks(s)) return compileStmt(ec, vf, s);
-  const g = compileGen(ec, vf, s);
+  const th = hasNamedBarrier(s);
+  if (!th && !blocks(s)) return compileStmt(ec, vf, s);
+  const g = compileGen(ec, vf, s, th);
   const m = ec.m;
   const bars = m.bars;
   const bu = m.bulk;
+  const warps = th ? warpsOf(m) : [];
+  const order = Int32Array.from(warps, (_, i) => i);
   return (lanes, n) => {
-    const it = g(lanes, n);
+    const its = th ? warps.map((w) => g(w, w.length)) : [g(lanes, n)];
+    const live = its.map(() => true);
+    let left = its.length;
     const cu = m.clusterUnit;
     for (;;) {
       const p0 = bars.progress;
       bars.blocked.length = 0;
       bars.busy = false;
       cu.blockedSite = -1;
-      if (it.next().done) return;
+      if (th && m.seed !== 0) {
+        for (let i = order.length - 1; i > 0; i--) {
+          const j = nextRandom(m) % (i + 1);
+          const x = order[i]!;
+          order[i] = order[j]!;
+          order[j] = x;
+        }
+      }
+      for (let k = 0; k < its.length; k++) {
+        const w = th ? order[k]! : k;
+        if (!live[w] || !its[w]!.next().done) continue;
+        live[w] = false;
+        left--;
+        bars.progress++;
+      }
+      if (left === 0) {
+        if (th) m.named.reportIncomplete(m, false);
+        return;
+      }
       if (bars.progress !== p0) continue;
       if (bu.landAll(m)) continue;
       if (bars.busy) continue;
+      if (th && m.named.reportIncomplete(m, true)) {
+        bars.deadlocked = true;
+        if (bars.blocked.length > 0) bars.reportDeadlock(m);
+        return;
+      }
       if (bars.blocked.length === 0 && cu.reportDeadlock(m)) return;
       bars.reportDeadlock(m);
       return;

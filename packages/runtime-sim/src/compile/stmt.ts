@@ -270,7 +270,9 @@ function compileCall(ec: ExprCompiler, name: string, exprs: readonly Expr[], spa
       };
     }
     case "barrier": {
-      if (fx.action === "named") return namedBarrier(m, args[0]!, args[1]!, m.site(span));
+      // Kernels with named barriers run warps as coroutines; compile/blocking.ts compiles every
+      // barrier of theirs (exec/named-barriers.ts).
+      invariant(fx.action !== "named" && fx.action !== "arrive", "named barriers block");
       if (fx.action !== "cta") break;
       const site = m.site(span);
       if (m.ctas > 1) return clusterCtaSync(m, site);
@@ -485,39 +487,6 @@ function clusterCtaSync(m: Machine, site: number): Exec {
     }
     m.epoch++;
     m.tracer?.barrier(Tracer.warpsOf(lanes, n), "cta_sync");
-  };
-}
-
-/**
- * `bar.sync id, count` (PTX ISA, bar.sync): the threads that reach it in lockstep must be exactly
- * `count`; fewer never release it, more release it early for some (TX6012). Like cta_sync it
- * orders memory among the threads that take part (RaceTracker.onGroupSync). In a cluster of
- * several CTAs each CTA's threads form their own barrier.
- */
-function namedBarrier(m: Machine, id: number, count: number, site: number): Exec {
-  if (m.ctas > 1) {
-    const group = groupByCta(m);
-    const one = namedBarrierOfCta(m, id, count, site);
-    return (lanes, n) => {
-      const g = group(lanes, n);
-      for (let r = 0; r < m.ctas; r++) if (g.count[r]! > 0) one(g.byRank[r]!, g.count[r]!);
-    };
-  }
-  return namedBarrierOfCta(m, id, count, site);
-}
-
-function namedBarrierOfCta(m: Machine, id: number, count: number, site: number): Exec {
-  return (lanes, n) => {
-    m.tracer?.barrier(Tracer.warpsOf(lanes, n), `bar_sync(${id}, ${count})`);
-    if (n !== count) {
-      m.hazard(
-        "TX6012",
-        `bar_sync(${id}, ${count}) in CTA ${m.cta()} is reached by ${n} threads, but its count is ${count}; ${n < count ? "it never releases" : "threads beyond the count pass it before the others arrive"}`,
-        site,
-      );
-    }
-    m.epoch++;
-    m.races.onGroupSync(lanes, n);
   };
 }
 

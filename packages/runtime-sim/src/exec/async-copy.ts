@@ -248,7 +248,7 @@ export class AsyncUnit {
       for (let id = first; id >= 0; id = this.#next[id]!) count++;
       m.hazard(
         "TX6017",
-        `thread ${m.thread(t)} of CTA ${m.cta()} exits with ${count} cp.async copies not waited for (cp.async.wait_group / wait_all)`,
+        `thread ${m.thread(t)} of CTA ${m.cta()} exits with ${count} cp.async copies ${this.#waitAdvice(t, first)}`,
         this.#site[first]!,
       );
     }
@@ -290,23 +290,48 @@ export class AsyncUnit {
   }
 
   /** An in-flight copy writing shared byte `b`, for notes. */
-  findByDst(b: number): { thread: number; site: number } | undefined {
+  findByDst(b: number): { thread: number; site: number; committed: boolean } | undefined {
     return this.#find((id) => b >= this.#dst[id]! && b < this.#dst[id]! + this.#chunk[id]!);
   }
 
   /** An in-flight copy reading byte `b` of tensor `tens`, for notes. */
-  findBySrc(tens: number, b: number): { thread: number; site: number } | undefined {
+  findBySrc(
+    tens: number,
+    b: number,
+  ): { thread: number; site: number; committed: boolean } | undefined {
     return this.#find(
       (id) => this.#tens[id] === tens && b >= this.#src[id]! && b < this.#src[id]! + this.#len[id]!,
     );
   }
 
-  #find(hit: (id: number) => boolean): { thread: number; site: number } | undefined {
+  /**
+   * The in-flight copy `hit` picks: its thread, site, and whether it was committed to a group
+   * (cp.async.commit_group); an uncommitted copy is one no wait_group can complete.
+   */
+  #find(
+    hit: (id: number) => boolean,
+  ): { thread: number; site: number; committed: boolean } | undefined {
     for (let t = 0; t < this.#head.length; t++) {
       for (let id = this.#head[t]!; id >= 0; id = this.#next[id]!) {
-        if (hit(id)) return { thread: t, site: this.#site[id]! };
+        if (hit(id)) {
+          return { thread: t, site: this.#site[id]!, committed: this.#committed(t, id) };
+        }
       }
     }
     return undefined;
+  }
+
+  #committed(t: number, id: number): boolean {
+    return this.#group[id]! < this.#commits[t]!;
+  }
+
+  /** The advice for thread `t`'s in-flight copies starting at `first`: wait, or commit first. */
+  #waitAdvice(t: number, first: number): string {
+    for (let id = first; id >= 0; id = this.#next[id]!) {
+      if (!this.#committed(t, id)) {
+        return "never committed to a group (cp.async.commit_group), so no cp.async.wait_group waits for them";
+      }
+    }
+    return "not waited for (cp.async.wait_group / wait_all)";
   }
 }

@@ -84,7 +84,11 @@ export function checkSharedRead(
       const b = a + i;
       const g = bk[b]!;
       if (pend[b] !== 0 || wr[b]! < 0 || (g !== 0 && g !== passed)) {
-        if (reportSharedRead(m, buf, b, t, site)) return;
+        const r = reportSharedRead(m, buf, b, t, site);
+        // A read of never-written bytes (TX6004) is still a read: a later write by another
+        // thread with nothing ordering it after this read is a write-after-read (TX6013).
+        if (r === "unwritten" && m.speculative === 0) m.races.onRead(t, site, a, n);
+        if (r) return;
         passed = g;
       }
     }
@@ -130,8 +134,17 @@ export function checkAsyncProxyRead(
   if (hit) reportRace(m, "TX6003", t, site, "reads", sharedAt(m, buf, a, n), hit, "wrote");
 }
 
-/** The slow path of a shared read of byte `b`: reports and returns true, or finds it fine. */
-function reportSharedRead(m: Machine, buf: Placed, b: number, t: number, site: number): boolean {
+/**
+ * The slow path of a shared read of byte `b`: reports and returns true ("unwritten" for a byte
+ * nothing has written, TX6004), or finds it fine (false).
+ */
+function reportSharedRead(
+  m: Machine,
+  buf: Placed,
+  b: number,
+  t: number,
+  site: number,
+): boolean | "unwritten" {
   if (m.shPending[b] !== 0) {
     pendingAccess(m, buf, b, t, site, "reads");
     return true;
@@ -154,8 +167,13 @@ function reportSharedRead(m: Machine, buf: Placed, b: number, t: number, site: n
           },
         ]
       : [];
-    m.hazard("TX6004", `${who} reads ${at}, which nothing has written since launch`, site, notes);
-    return true;
+    m.hazard(
+      "TX6004",
+      `${who} reads ${at}, which nothing has written since launch (if another thread writes it later, nothing orders that write before this read)`,
+      site,
+      notes,
+    );
+    return "unwritten";
   }
   return false;
 }
@@ -228,11 +246,16 @@ function pendingAccess(
   site: number,
   verb: string,
 ): void {
+  const copy = m.async.findByDst(b);
+  const why =
+    copy && !copy.committed
+      ? "was never committed to a group (cp.async.commit_group), so no cp.async.wait_group waits for it"
+      : "has not been waited for (cp.async.wait_group)";
   m.hazard(
     "TX6001",
-    `thread ${m.thread(t)} of CTA ${m.cta()} ${verb} shared "${buf.name}" byte ${m.ctaLocal(b) - buf.base} while a cp.async targeting it has not been waited for (cp.async.wait_group)`,
+    `thread ${m.thread(t)} of CTA ${m.cta()} ${verb} shared "${buf.name}" byte ${m.ctaLocal(b) - buf.base} while a cp.async targeting it ${why}`,
     site,
-    issuedNotes(m, m.async.findByDst(b), "the cp.async"),
+    issuedNotes(m, copy, "the cp.async"),
   );
 }
 

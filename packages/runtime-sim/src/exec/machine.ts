@@ -12,6 +12,7 @@ import type { SimTensor, GlobalMeta } from "../tensor.js";
 import type { AsyncUnit } from "./async-copy.js";
 import { BulkUnit } from "./bulk.js";
 import { Mbarriers } from "./mbarrier.js";
+import { NamedBarriers } from "./named-barriers.js";
 import { POISON_BYTE } from "../tensor.js";
 import { RaceTracker } from "./races.js";
 import type { Tracer } from "./trace.js";
@@ -250,6 +251,8 @@ export class Machine {
   readonly async: AsyncUnit;
   /** mbarriers of the CTA, and the scheduling state of its wait loops. */
   readonly bars: Mbarriers;
+  /** The CTA's barrier resources as barrier instances (kernels with named barriers). */
+  readonly named: NamedBarriers;
   /** Bulk copies of the CTA. */
   readonly bulk: BulkUnit;
   /** wgmma groups of the CTA's warps (pending accumulators and shared operands). */
@@ -320,6 +323,7 @@ export class Machine {
     this.async = makeAsync(n);
     this.bars = new Mbarriers(n, this.races);
     this.bulk = new BulkUnit(n, this.bars);
+    this.named = new NamedBarriers(ctas);
     this.clusterUnit = new ClusterUnit(this);
     this.wgmma = new WgmmaUnit(total);
   }
@@ -392,6 +396,7 @@ export class Machine {
     this.local.fill(0);
     this.async.reset();
     this.bars.reset();
+    this.named.reset(this);
     this.bulk.reset();
     this.clusterUnit.reset();
     this.wgmma.reset();

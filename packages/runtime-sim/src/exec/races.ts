@@ -731,6 +731,58 @@ export class RaceTracker {
     this.onGroupSync(lanes, lanes.length, base);
   }
 
+  /**
+   * Named barrier knowledge released by `bar.arrive` into the current instance of a barrier, by
+   * barrier key (exec/named-barriers.ts).
+   */
+  readonly #named = new Map<number, Int32Array>();
+
+  /**
+   * `bar.arrive` by `t` at barrier `key`: releases what `t` knows and did into the barrier's
+   * current instance (PTX ISA, bar/barrier "memory ordering"); returns `t`'s clock at the arrival.
+   */
+  onNamedArrive(key: number, t: number): number {
+    const T = this.threads;
+    let acc = this.#named.get(key);
+    if (!acc) this.#named.set(key, (acc = new Int32Array(T)));
+    const K = this.#matrix();
+    const row = t * T;
+    for (let u = 0; u < T; u++) if (K[row + u]! > acc[u]!) acc[u] = K[row + u]!;
+    const c = this.clock[t]!;
+    if (c > acc[t]!) acc[t] = c;
+    this.clock[t]!++;
+    return c;
+  }
+
+  /**
+   * The current instance of barrier `key` completes: each of `syncers` (the threads that wait in
+   * bar.sync, blocked since they arrived) acquires what every arriver released or knew.
+   */
+  onNamedComplete(key: number, syncers: readonly number[]): void {
+    const K = this.#matrix();
+    const T = this.threads;
+    const j = this.#join;
+    const acc = this.#named.get(key);
+    if (acc) {
+      j.set(acc);
+      acc.fill(0);
+    } else j.fill(0);
+    for (const p of syncers) {
+      const row = p * T;
+      for (let u = 0; u < T; u++) if (K[row + u]! > j[u]!) j[u] = K[row + u]!;
+    }
+    for (const p of syncers) if (this.clock[p]! > j[p]!) j[p] = this.clock[p]!;
+    for (const p of syncers) {
+      K.set(j, p * T);
+      this.clock[p]!++;
+    }
+  }
+
+  /** Forget named barrier releases (CTA start). */
+  resetNamed(): void {
+    for (const a of this.#named.values()) a.fill(0);
+  }
+
   /** `mbarrier.arrive` by `t` on the mbarrier in `slot`: releases what `t` knows and did. */
   onArrive(slot: number, t: number): void {
     const T = this.threads;
