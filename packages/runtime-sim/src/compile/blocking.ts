@@ -305,17 +305,20 @@ function warpsOf(m: Machine): Int32Array[] {
 }
 
 /**
- * The body of a CTA. Without mbarrier waits or named barriers it is the plain closure. With them,
- * a scheduler drives generators: one for all threads, or, with named barriers, one per warp (a
- * warp that waits at a barrier yields to the others; the warps take turns in ascending order with
- * seed 0, in an order drawn per round otherwise). When every thread is blocked (a round that
+ * The body of a CTA. Without mbarrier waits, cluster waits or named barriers it is the plain
+ * closure. With them, a scheduler drives one generator per warp, as warps are independent on the
+ * GPU: a warp that waits (an mbarrier phase, a barrier instance) yields to the others, which may
+ * run ahead of it past later statements; the warps take turns in ascending order with seed 0, in
+ * an order drawn per round otherwise. When every thread is blocked (a round that
  * changed nothing), the bulk copies in flight land (BulkUnit.landAll) and the waits are retried;
  * when nothing is in flight either, TX6012/TX6009 name the barrier instances that never complete
  * and TX6006 the wait loop, and the CTA is abandoned. At the end of the CTA a barrier instance
  * that did not complete is reported too.
  */
 export function compileRoot(ec: ExprCompiler, vf: VerifiedFunc, s: Stmt): Exec {
-  const th = hasNamedBarrier(s);
+  // Every blocking kernel runs its warps as coroutines (a producer warp may run past a
+  // statement where a consumer warp still waits, as on the GPU).
+  const th = hasNamedBarrier(s) || blocks(s);
   if (!th && !blocks(s)) return compileStmt(ec, vf, s);
   const g = compileGen(ec, vf, s, th);
   const m = ec.m;

@@ -401,7 +401,7 @@ export class Mbarriers {
     const bar = b.slot >= 0 ? `mbarrier ${this.label(m, b.slot)}` : "an mbarrier";
     m.hazard(
       "TX6006",
-      `thread ${m.thread(b.thread)} of CTA ${m.cta()} waits forever on ${bar} (phase parity ${b.parity}): every thread of the CTA is blocked and no bulk copy is in flight to complete the phase. (The simulator runs consecutive statements of a CTA in step: a warp does not run ahead of a statement where another warp waits. If the arrive this wait needs comes after it in program order for other threads, e.g. producer and consumer roles as two separate T.if_ statements, put the roles in the two arms of one T.if_(…, then, else), whose arms run interleaved.)`,
+      `thread ${m.thread(b.thread)} of CTA ${m.cta()} waits forever on ${bar} (phase parity ${b.parity}): every thread of the CTA is blocked and no bulk copy is in flight to complete the phase.`,
       b.site,
       notes,
     );
