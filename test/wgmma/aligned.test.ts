@@ -5,21 +5,14 @@
 // naming the warpgroup and the warps that did and did not execute it, on every schedule. The
 // kernels that keep the rule stay clean: two warpgroups, one of which never runs a wgmma.
 // Lines are found through the `// @name` markers at the ends of the lines below.
-import { readFileSync } from "node:fs";
-import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
+import { markers } from "../util/markers.js";
+import { fillOnes } from "./fragment.js";
 import { verify, type TirxError } from "@tirx-ts/core";
 import { T } from "@tirx-ts/dsl";
 import { runSim, simZeros } from "@tirx-ts/runtime-sim";
 
-const SRC = readFileSync(fileURLToPath(import.meta.url), "utf8").split("\n");
-
-/** The 1-based line of this file that ends with the marker comment `// @name` (exactly one). */
-function at(name: string): number {
-  const hits = SRC.flatMap((l, i) => (l.trimEnd().endsWith(`// @${name}`) ? [i + 1] : []));
-  if (hits.length !== 1) throw new Error(`marker @${name}: ${hits.length} lines`);
-  return hits[0]!;
-}
+const { at } = markers(import.meta.url);
 
 const tag = (e: TirxError): string => `${e.code}@${e.span?.line ?? "?"}`;
 const noteLines = (e: TirxError): number[] => e.notes.flatMap((n) => (n.span ? [n.span.line] : []));
@@ -62,14 +55,7 @@ function run(
     const sA = T.alloc_shared([64, 64], "float16", { name: "sA", ...SWZ });
     const sB = T.alloc_shared([8, 64], "float16", { name: "sB", ...SWZ });
     T.if_(tid.lt(128), () => {
-      for (const i of T.range(32)) {
-        const e = tid.add(i.mul(128));
-        sA.set([e.floordiv(64), e.mod(64)], T.float16(1));
-      }
-      for (const i of T.range(4)) {
-        const e = tid.add(i.mul(128));
-        sB.set([e.floordiv(64), e.mod(64)], T.float16(1));
-      }
+      fillOnes(tid, sA, sB);
     });
     T.ptx.fence.proxy_async();
     T.cuda.cta_sync();

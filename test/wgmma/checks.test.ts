@@ -13,22 +13,14 @@
 // matrices or in halves of N (no row-major claim), a raw byte tile read through a float16 view,
 // a mma_async under an `if` that a fence in the loop orders.
 // Lines are found through the `// @name` markers at the ends of the lines below.
-import { readFileSync } from "node:fs";
-import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
+import { markers } from "../util/markers.js";
 import { isTirxError, verify, type PrimFunc, type TirxError } from "@tirx-ts/core";
 import { T, type TileView } from "@tirx-ts/dsl";
 import { runSim, simTensor, simZeros } from "@tirx-ts/runtime-sim";
-import { storeAccumulators } from "./fragment.js";
+import { fillOnes, storeAccumulators } from "./fragment.js";
 
-const SRC = readFileSync(fileURLToPath(import.meta.url), "utf8").split("\n");
-
-/** The 1-based line of this file that ends with the marker comment `// @name` (exactly one). */
-function at(name: string): number {
-  const hits = SRC.flatMap((l, i) => (l.trimEnd().endsWith(`// @${name}`) ? [i + 1] : []));
-  if (hits.length !== 1) throw new Error(`marker @${name}: ${hits.length} lines`);
-  return hits[0]!;
-}
+const { at } = markers(import.meta.url);
 
 /** `CODE@line` of a diagnostic (the file too when it is not this one). */
 function tag(e: TirxError): string {
@@ -84,14 +76,7 @@ function simReports(body: (c: Ctx) => void): readonly TirxError[] {
     const tid = T.cuda.thread_idx("x");
     const sA = T.alloc_shared([64, 64], "float16", { name: "sA", ...SWZ }); // @simSA
     const sB = T.alloc_shared([16, 64], "float16", { name: "sB", ...SWZ }); // @simSB
-    for (const i of T.range(32)) {
-      const e = tid.add(i.mul(128));
-      sA.set([e.floordiv(64), e.mod(64)], T.float16(1));
-    }
-    for (const i of T.range(8)) {
-      const e = tid.add(i.mul(128));
-      sB.set([e.floordiv(64), e.mod(64)], T.float16(1));
-    }
+    fillOnes(tid, sA, sB);
     T.ptx.fence.proxy_async();
     T.cuda.cta_sync();
     const acc = T.alloc_local([8], "float32", { name: "acc" });

@@ -4,21 +4,14 @@
 // - TX6027 is reported once per register write after the fence, not once per later mma_async
 //   (an unrolled k loop of 4 wgmmas over the same accumulators).
 // Lines are found through the `// @name` markers at the ends of the lines below.
-import { readFileSync } from "node:fs";
-import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
+import { markers } from "../util/markers.js";
+import { fillOnes } from "./fragment.js";
 import { verify, type TirxError } from "@tirx-ts/core";
 import { T } from "@tirx-ts/dsl";
 import { runSim } from "@tirx-ts/runtime-sim";
 
-const SRC = readFileSync(fileURLToPath(import.meta.url), "utf8").split("\n");
-
-/** The 1-based line of this file that ends with the marker comment `// @name` (exactly one). */
-function at(name: string): number {
-  const hits = SRC.flatMap((l, i) => (l.trimEnd().endsWith(`// @${name}`) ? [i + 1] : []));
-  if (hits.length !== 1) throw new Error(`marker @${name}: ${hits.length} lines`);
-  return hits[0]!;
-}
+const { at } = markers(import.meta.url);
 
 const tag = (e: TirxError): string => `${e.code}@${e.span?.line ?? "?"}`;
 const noteLines = (e: TirxError): number[] => e.notes.flatMap((n) => (n.span ? [n.span.line] : []));
@@ -35,14 +28,7 @@ function reports(body: (c: { acc: Acc; sA: Tile; sB: Tile }) => void): readonly 
     const tid = T.cuda.thread_idx("x");
     const sA = T.alloc_shared([64, 64], "float16", { name: "sA", ...SWZ });
     const sB = T.alloc_shared([8, 64], "float16", { name: "sB", ...SWZ });
-    for (const i of T.range(32)) {
-      const e = tid.add(i.mul(128));
-      sA.set([e.floordiv(64), e.mod(64)], T.float16(1));
-    }
-    for (const i of T.range(4)) {
-      const e = tid.add(i.mul(128));
-      sB.set([e.floordiv(64), e.mod(64)], T.float16(1));
-    }
+    fillOnes(tid, sA, sB);
     T.ptx.fence.proxy_async();
     T.cuda.cta_sync();
     const acc = T.alloc_local([8], "float32", { name: "acc" });

@@ -71,27 +71,12 @@ export function checkSharedRead(
       return;
     }
   }
-  const u = races.uniformAt(a, n);
-  // A lazy uniform range (a bulk copy's bytes, no cp.async pending there): its entry stands for
-  // every byte; only a report needs the bytes themselves.
-  if (u === undefined || u.wr < 0 || (u.bk !== 0 && m.bulk.guardFails(u.bk, t))) {
-    m.races.materialise(a, n);
-    const wr = m.shWriter;
-    const bk = m.shBulk;
-    // The guard of a bulk copy this thread passed already (bytes of one copy come in runs).
-    let passed = 0;
-    for (let i = 0; i < n; i++) {
-      const b = a + i;
-      const g = bk[b]!;
-      if (pend[b] !== 0 || wr[b]! < 0 || (g !== 0 && g !== passed)) {
-        const r = reportSharedRead(m, buf, b, t, site);
-        // A read of never-written bytes (TX6004) is still a read: a later write by another
-        // thread with nothing ordering it after this read is a write-after-read (TX6013).
-        if (r === "unwritten" && m.speculative === 0) m.races.onRead(t, site, a, n);
-        if (r) return;
-        passed = g;
-      }
-    }
+  const r = reportUnreadyBytes(m, buf, a, n, t, site);
+  if (r) {
+    // A read of never-written bytes (TX6004) is still a read: a later write by another thread
+    // with nothing ordering it after this read is a write-after-read (TX6013).
+    if (r === "unwritten" && m.speculative === 0) m.races.onRead(t, site, a, n);
+    return;
   }
   if (m.speculative > 0) return;
   const hit = m.races.onRead(t, site, a, n);
@@ -113,25 +98,45 @@ export function checkAsyncProxyRead(
   t: number,
   site: number,
 ): void {
-  const pend = m.shPending;
-  const u = m.races.uniformAt(a, n);
-  if (u === undefined || u.wr < 0 || (u.bk !== 0 && m.bulk.guardFails(u.bk, t))) {
-    m.races.materialise(a, n);
-    const wr = m.shWriter;
-    const bk = m.shBulk;
-    let passed = 0;
-    for (let i = 0; i < n; i++) {
-      const b = a + i;
-      const g = bk[b]!;
-      if (pend[b] !== 0 || wr[b]! < 0 || (g !== 0 && g !== passed)) {
-        if (reportSharedRead(m, buf, b, t, site)) return;
-        passed = g;
-      }
-    }
-  }
+  if (reportUnreadyBytes(m, buf, a, n, t, site)) return;
   if (m.speculative > 0) return;
   const hit = m.races.writeHit(t, a, n);
   if (hit) reportRace(m, "TX6003", t, site, "reads", sharedAt(m, buf, a, n), hit, "wrote");
+}
+
+/**
+ * The byte checks of a shared read of [a, a + n) by thread `t` (pending async copies, a bulk
+ * destination whose guard `t` has not passed, never-written bytes): reports the first such byte
+ * and returns reportSharedRead's result for it, or false when every byte is ready. A lazy uniform
+ * range (a bulk copy's bytes, no cp.async pending there) stands for all its bytes, so only a
+ * report materialises them.
+ */
+function reportUnreadyBytes(
+  m: Machine,
+  buf: Placed,
+  a: number,
+  n: number,
+  t: number,
+  site: number,
+): boolean | "unwritten" {
+  const u = m.races.uniformAt(a, n);
+  if (u !== undefined && u.wr >= 0 && (u.bk === 0 || !m.bulk.guardFails(u.bk, t))) return false;
+  m.races.materialise(a, n);
+  const pend = m.shPending;
+  const wr = m.shWriter;
+  const bk = m.shBulk;
+  // The guard of a bulk copy this thread passed already (bytes of one copy come in runs).
+  let passed = 0;
+  for (let i = 0; i < n; i++) {
+    const b = a + i;
+    const g = bk[b]!;
+    if (pend[b] !== 0 || wr[b]! < 0 || (g !== 0 && g !== passed)) {
+      const r = reportSharedRead(m, buf, b, t, site);
+      if (r) return r;
+      passed = g;
+    }
+  }
+  return false;
 }
 
 /**
