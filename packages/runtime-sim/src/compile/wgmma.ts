@@ -29,6 +29,51 @@ function warpsOf(lanes: Int32Array, n: number, count: Int32Array): void {
 }
 
 /**
+ * The `.sync.aligned` warpgroup rule (PTX ISA, wgmma and setmaxnreg: every thread of the
+ * warpgroup executes the same instruction) for the op at `site`: the returned function runs
+ * `f(warp)` for each warp of a lane list whose 32 lanes are all present, after that warp arrives
+ * at its warpgroup's round (exec/warpgroup-aligned.ts: the other warps of the warpgroup must
+ * execute the same op at that point of their sequence); a warp with only some lanes present is
+ * TX6011 at once and skipped.
+ */
+function alignedWarps(
+  m: Machine,
+  surface: string,
+  site: number,
+): (lanes: Int32Array, n: number, f?: (warp: number) => void) => void {
+  const aligned = m.wgmma.aligned;
+  const opId = aligned.newOp();
+  const count = new Int32Array(Math.ceil(m.threads / 32));
+  return (lanes, n, f) => {
+    warpsOf(lanes, n, count);
+    for (let w = 0; w < count.length; w++) {
+      const c = count[w]!;
+      if (c === 0) continue;
+      aligned.arrive(m, w, opId, site, surface);
+      if (c !== 32) {
+        aligned.breakGroupOf(w);
+        m.hazard(
+          "TX6011",
+          `${surface} in warp ${w} of CTA ${m.cta()}: ${c} of the warp's lanes execute it; .sync.aligned needs every thread of the warpgroup to execute the same instruction`,
+          site,
+        );
+        continue;
+      }
+      f?.(w);
+    }
+  };
+}
+
+/**
+ * setmaxnreg on the simulated machine: no register budget is kept, but whole warpgroups must
+ * execute it (alignedWarps; PTX ISA, setmaxnreg "must be executed by all warps in a warpgroup").
+ */
+export function compileWarpgroupAligned(m: Machine, surface: string, span?: Span): Exec {
+  const each = alignedWarps(m, surface, m.site(span));
+  return (lanes, n) => each(lanes, n);
+}
+
+/**
  * wgmma.fence / commit_group / wait_group and wgmma.mma_async on the simulated machine (see
  * WgmmaUnit). The math of `m64nNk16`, per warp q = warp % 4 of the warpgroup (its 16 rows of D):
  * `D[r][n] = scale_d·D[r][n] + Σ_k (scale_a·A[r][k])·(scale_b·B[n][k])`, exact products summed in
@@ -46,35 +91,6 @@ function warpsOf(lanes: Int32Array, n: number, count: Int32Array): void {
  * the read lasts until a wgmma.wait_group retires the instruction: WgmmaReads checks later writes
  * (TX6024). The async proxy's reads need a fence.proxy.async after generic-proxy writes (TX6015).
  */
-/**
- * The `.sync.aligned` warpgroup rule of an instruction without wgmma state (setmaxnreg: PTX ISA,
- * setmaxnreg "must be executed by all warps in a warpgroup"): each warp that executes it arrives
- * at its warpgroup's round (exec/warpgroup-aligned.ts), and a warp with only some lanes active is
- * TX6011 at once.
- */
-export function compileWarpgroupAligned(m: Machine, surface: string, span?: Span): Exec {
-  const site = m.site(span);
-  const aligned = m.wgmma.aligned;
-  const opId = aligned.newOp();
-  const count = new Int32Array(Math.ceil(m.threads / 32));
-  return (lanes, n) => {
-    warpsOf(lanes, n, count);
-    for (let w = 0; w < count.length; w++) {
-      const c = count[w]!;
-      if (c === 0) continue;
-      aligned.arrive(m, w, opId, site, surface);
-      if (c !== 32) {
-        aligned.breakGroupOf(w);
-        m.hazard(
-          "TX6011",
-          `${surface} in warp ${w} of CTA ${m.cta()}: ${c} of the warp's lanes execute it; .sync.aligned needs every thread of the warpgroup to execute the same instruction`,
-          site,
-        );
-      }
-    }
-  };
-}
-
 export function compileWgmma(
   ec: ExprCompiler,
   op: OpDef,
@@ -85,29 +101,7 @@ export function compileWgmma(
   const m = ec.m;
   const site = m.site(span);
   const unit = m.wgmma;
-  const count = new Int32Array(Math.ceil(m.threads / 32));
-  const aligned = unit.aligned;
-  const opId = aligned.newOp();
-  // Each warp that executes the op arrives at its warpgroup's round (exec/warpgroup-aligned.ts):
-  // the other warps of the warpgroup must execute the same op at that point of their sequence.
-  const eachWarp = (lanes: Int32Array, n: number, f: (warp: number) => void): void => {
-    warpsOf(lanes, n, count);
-    for (let w = 0; w < count.length; w++) {
-      const c = count[w]!;
-      if (c === 0) continue;
-      aligned.arrive(m, w, opId, site, op.surface);
-      if (c !== 32) {
-        aligned.breakGroupOf(w);
-        m.hazard(
-          "TX6011",
-          `${op.surface} in warp ${w} of CTA ${m.cta()}: ${c} of the warp's lanes execute it; .sync.aligned needs every thread of the warpgroup to execute the same instruction`,
-          site,
-        );
-        continue;
-      }
-      f(w);
-    }
-  };
+  const eachWarp = alignedWarps(m, op.surface, site);
   if (fx.action === "fence") {
     return (lanes, n) => eachWarp(lanes, n, (w) => unit.fence(w, m.threads, m.localStride));
   }
