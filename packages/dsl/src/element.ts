@@ -1,4 +1,11 @@
-import { bufferElementOffset, type Buffer, type DType, type Expr, type Span } from "@tirx-ts/core";
+import {
+  bufferElementOffset,
+  bufferPtr,
+  type Buffer,
+  type DType,
+  type Expr,
+  type Span,
+} from "@tirx-ts/core";
 import { builder } from "./builder.js";
 import { PrimExpr, toExpr, type ExprLike } from "./expr.js";
 
@@ -40,13 +47,7 @@ export function storeAt(
  * @throws TirxError TX1014 when a narrower view's offset is not provably a whole buffer element.
  */
 export function ptrAt(buffer: Buffer, dtype: DType, offset: Expr, span?: Span): PrimExpr {
-  const ptrType = buffer.scope === "global" ? "uint64" : "uint32";
-  const off = bufferElementOffset(buffer, dtype, offset, "ptr", span);
-  return new PrimExpr({
-    kind: "BufferPtr",
-    buffer,
-    offset: off,
-    dtype: ptrType,
-    ...(span ? { span } : {}),
-  });
+  return new PrimExpr(
+    bufferPtr(buffer, bufferElementOffset(buffer, dtype, offset, "ptr", span), span),
+  );
 }

@@ -202,11 +202,19 @@ export function viewStartPtr(
   code: DiagnosticCode = "TX1014",
 ): Expr {
   const offset = bufferElementOffset(view.buffer, view.dtype, view.offset, what, span, code);
+  return bufferPtr(view.buffer, offset, span);
+}
+
+/**
+ * The address of element `offset` (in `buffer`'s own elements) in the buffer's state space: a
+ * uint32 shared-window address for shared buffers, a uint64 generic address for global ones.
+ */
+export function bufferPtr(buffer: Buffer, offset: Expr, span?: Span): Expr {
   return {
     kind: "BufferPtr",
-    buffer: view.buffer,
+    buffer,
     offset,
-    dtype: view.buffer.scope === "global" ? "uint64" : "uint32",
+    dtype: buffer.scope === "global" ? "uint64" : "uint32",
     ...(span ? { span } : {}),
   };
 }
