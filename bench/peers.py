@@ -45,18 +45,23 @@ def triton_softmax(x, y):
     softmax_kernel[(rows,)](x, y, cols, BLOCK=block, num_warps=8 if block >= 4096 else 4)
 
 
-# ---- matmul: fp16 in, fp32 accumulate and out; grouped tile order (Triton tutorial 03's design) ----
+# ---- grouped tile order (Triton tutorial 03's design): GROUP rows of output tiles per sweep ----
 @triton.jit
-def matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K,
-                  BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr, GROUP: tl.constexpr):
-    pid = tl.program_id(0)
+def grouped_tile(pid, M, N, BM: tl.constexpr, BN: tl.constexpr, GROUP: tl.constexpr):
+    """The (row, column) of output tile `pid`, walking GROUP tile rows column by column."""
     grid_m = tl.cdiv(M, BM)
     grid_n = tl.cdiv(N, BN)
     per_group = GROUP * grid_n
     first_m = (pid // per_group) * GROUP
     group_m = min(grid_m - first_m, GROUP)
-    pid_m = first_m + (pid % per_group) % group_m
-    pid_n = (pid % per_group) // group_m
+    return first_m + (pid % per_group) % group_m, (pid % per_group) // group_m
+
+
+# ---- matmul: fp16 in, fp32 accumulate and out; grouped tile order (Triton tutorial 03's design) ----
+@triton.jit
+def matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K,
+                  BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr, GROUP: tl.constexpr):
+    pid_m, pid_n = grouped_tile(tl.program_id(0), M, N, BM, BN, GROUP)
     rm = pid_m * BM + tl.arange(0, BM)
     rn = pid_n * BN + tl.arange(0, BN)
     rk = tl.arange(0, BK)
@@ -123,14 +128,7 @@ def main():
 @triton.jit
 def matmul_nt_kernel(a_ptr, b_ptr, c_ptr, M, N, K,
                      BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr, GROUP: tl.constexpr):
-    pid = tl.program_id(0)
-    grid_m = tl.cdiv(M, BM)
-    grid_n = tl.cdiv(N, BN)
-    per_group = GROUP * grid_n
-    first_m = (pid // per_group) * GROUP
-    group_m = min(grid_m - first_m, GROUP)
-    pid_m = first_m + (pid % per_group) % group_m
-    pid_n = (pid % per_group) // group_m
+    pid_m, pid_n = grouped_tile(tl.program_id(0), M, N, BM, BN, GROUP)
     rm = pid_m * BM + tl.arange(0, BM)
     rn = pid_n * BN + tl.arange(0, BN)
     rk = tl.arange(0, BK)

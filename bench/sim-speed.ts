@@ -1,6 +1,7 @@
 // Simulator speed, old and new side by side in one run: the seed kernel, a 1024 x 1024 float32
-// row copy through shared memory (1024 CTAs x 256 threads, cp.async) and examples/bulk_pipeline
-// at 4 MiB (32 CTAs, bulk copies and mbarriers). "old" is the simulator of a baseline checkout
+// row copy through shared memory (1024 CTAs x 256 threads, cp.async), examples/bulk_pipeline
+// at 4 MiB (32 CTAs, bulk copies and mbarriers) and examples/gemm_simt at 128 x 128 x 64 (a
+// compute kernel: float16 loads, fma.rn.f32, 16-byte shared vectors). "old" is the simulator of a baseline checkout
 // (a directory holding the tree of an earlier commit with its node_modules), loaded from its
 // sources into this process; "new" is this tree's. Each case: first launch (verify + compile +
 // run) and warm launches (median, min and max of WARM runs, fresh tensors each run; also the
@@ -31,6 +32,7 @@ interface Lib {
   seedKernel: unknown;
   rowCopyKernel(n: number): unknown;
   makeBulkPipeline(cfg: object): unknown;
+  makeGemm(m: number, n: number, k: number): unknown;
 }
 
 async function load(root: string, label: string): Promise<Lib> {
@@ -39,6 +41,7 @@ async function load(root: string, label: string): Promise<Lib> {
   const simMod = await imp("packages/runtime-sim/src/index.ts");
   const kernels = await imp("packages/runtime-sim/test/kernels.ts");
   const pipe = await imp("examples/bulk_pipeline.ts");
+  const gemm = await imp("examples/gemm_simt.ts");
   return {
     label,
     offMode: root === here,
@@ -49,16 +52,52 @@ async function load(root: string, label: string): Promise<Lib> {
     seedKernel: kernels.seedKernel,
     rowCopyKernel: kernels.rowCopyKernel,
     makeBulkPipeline: pipe.makeBulkPipeline,
+    makeGemm: gemm.makeGemm,
   };
+}
+
+/** A tensor argument: its values (encoded to `dtype`) or, without `data`, zeros. */
+interface Arg {
+  shape: number[];
+  dtype: string;
+  data?: Float32Array;
 }
 
 interface Case {
   name: string;
   fn: (lib: Lib) => unknown;
-  shape: number[];
-  dtype: string;
-  data: Float32Array;
+  args: Arg[];
+  /** Whether the arguments after a launch hold the right result (their bytes). */
+  ok: (bytes: Uint8Array[]) => boolean;
   limitMs: number;
+}
+
+/** A copy kernel's check: the output (argument 1) equals the input (argument 0). */
+const copied = (b: Uint8Array[]): boolean => Buffer.from(b[0]!).equals(b[1]!);
+
+const gemmDims = { m: 128, n: 128, k: 64 };
+/** float16-exact inputs for gemm_simt (small integers over 8). */
+const gemmA = Float32Array.from(
+  { length: gemmDims.m * gemmDims.k },
+  (_, i) => ((i * 7) % 13) / 8 - 0.75,
+);
+const gemmB = Float32Array.from(
+  { length: gemmDims.k * gemmDims.n },
+  (_, i) => ((i * 5) % 11) / 8 - 0.625,
+);
+
+/** gemm_simt's check: C (argument 2, float32) equals the float64 product (exact here: K·|a·b| < 2^24 ulps). */
+function gemmOk(b: Uint8Array[]): boolean {
+  const { m, n, k } = gemmDims;
+  const c = new Float32Array(b[2]!.buffer, b[2]!.byteOffset, m * n);
+  for (let i = 0; i < m; i++) {
+    for (let j = 0; j < n; j++) {
+      let acc = 0;
+      for (let p = 0; p < k; p++) acc += gemmA[i * k + p]! * gemmB[p * n + j]!;
+      if (c[i * n + j] !== acc) return false;
+    }
+  }
+  return true;
 }
 
 const n = 1024;
@@ -67,25 +106,54 @@ const cases: Case[] = [
   {
     name: "seed copy_async (128x32 f16, 1 CTA x 128 threads)",
     fn: (l) => l.seedKernel,
-    shape: [128, 32],
-    dtype: "float16",
-    data: Float32Array.from({ length: 4096 }, (_, i) => i % 97),
+    args: [
+      {
+        shape: [128, 32],
+        dtype: "float16",
+        data: Float32Array.from({ length: 4096 }, (_, i) => i % 97),
+      },
+      { shape: [128, 32], dtype: "float16" },
+    ],
+    ok: copied,
     limitMs: 100,
   },
   {
     name: "row copy (1024x1024 f32, 1024 CTAs x 256 threads)",
     fn: (l) => l.rowCopyKernel(n),
-    shape: [n, n],
-    dtype: "float32",
-    data: Float32Array.from({ length: n * n }, (_, i) => (i % 4099) * 0.5),
+    args: [
+      {
+        shape: [n, n],
+        dtype: "float32",
+        data: Float32Array.from({ length: n * n }, (_, i) => (i % 4099) * 0.5),
+      },
+      { shape: [n, n], dtype: "float32" },
+    ],
+    ok: copied,
     limitMs: 10_000,
   },
   {
     name: "bulk_pipeline (4 MiB f32, 32 CTAs x 32 threads, 8 KiB tiles x 3 stages)",
     fn: (l) => l.makeBulkPipeline(pipeCfg),
-    shape: [pipeCfg.elements / 2048, 2048],
-    dtype: "float32",
-    data: Float32Array.from({ length: pipeCfg.elements }, (_, i) => (i % 65521) * 0.25 - 1000),
+    args: [
+      {
+        shape: [pipeCfg.elements / 2048, 2048],
+        dtype: "float32",
+        data: Float32Array.from({ length: pipeCfg.elements }, (_, i) => (i % 65521) * 0.25 - 1000),
+      },
+      { shape: [pipeCfg.elements / 2048, 2048], dtype: "float32" },
+    ],
+    ok: copied,
+    limitMs: 10_000,
+  },
+  {
+    name: "gemm_simt (128x128x64 f16 -> f32, 4 CTAs x 256 threads, fma.rn.f32)",
+    fn: (l) => l.makeGemm(gemmDims.m, gemmDims.n, gemmDims.k),
+    args: [
+      { shape: [gemmDims.m, gemmDims.k], dtype: "float16", data: gemmA },
+      { shape: [gemmDims.k, gemmDims.n], dtype: "float16", data: gemmB },
+      { shape: [gemmDims.m, gemmDims.n], dtype: "float32" },
+    ],
+    ok: gemmOk,
     limitMs: 10_000,
   },
 ];
@@ -102,15 +170,15 @@ interface Row {
 
 function measure(lib: Lib, c: Case, hazards?: string): Row {
   const fn = c.fn(lib);
-  const args = () => [
-    lib.simTensor(c.data, { shape: c.shape, dtype: c.dtype }),
-    lib.simZeros(c.shape, c.dtype),
-  ];
+  const args = () =>
+    c.args.map((x) =>
+      x.data
+        ? lib.simTensor(x.data, { shape: x.shape, dtype: x.dtype })
+        : lib.simZeros(x.shape, x.dtype),
+    );
   const opts = hazards ? { hazards } : {};
-  const same = (a: unknown[]): boolean => {
-    const [x, y] = a as [{ toBytes(): Uint8Array }, { toBytes(): Uint8Array }];
-    return Buffer.from(x.toBytes()).equals(y.toBytes());
-  };
+  const same = (a: unknown[]): boolean =>
+    c.ok((a as { toBytes(): Uint8Array }[]).map((t) => t.toBytes()));
   let a = args();
   let t0 = performance.now();
   lib.runSim(lib.verify(fn), a, opts);

@@ -19,7 +19,14 @@ function samples(): number[] {
     2 ** -25,
     3 * 2 ** -26,
     2 ** -14,
+    // float64 subnormals and the smallest normal (the exponent field is 0 or 1)
+    5e-324,
+    2 ** -1022,
+    -(2 ** -1060),
   ];
+  // Powers of two and their float64 neighbours (the binade of each is decided exactly).
+  for (let k = -30; k <= 17; k++)
+    out.push(2 ** k, 2 ** k * (1 - 2 ** -53), 2 ** k * (1 + 2 ** -52));
   for (let i = 0; i < 20000; i++) {
     const e = Math.floor(rnd() * 60) - 30;
     const m = 1 + rnd();

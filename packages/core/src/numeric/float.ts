@@ -9,8 +9,14 @@
 const f32 = new Float32Array(1);
 const u32 = new Uint32Array(f32.buffer);
 
+const bitsView = new DataView(new ArrayBuffer(8));
+
 /** floor(log2(a)) for a finite a > 0, exact (Math.log2 may be off by one near powers of two). */
 function exponentOf(a: number): number {
+  // A normal float64 holds it in its exponent field.
+  bitsView.setFloat64(0, a);
+  const field = (bitsView.getUint32(0) >>> 20) & 0x7ff;
+  if (field !== 0) return field - 1023;
   let e = Math.floor(Math.log2(a));
   if (2 ** e > a) e--;
   else if (2 ** (e + 1) <= a) e++;

@@ -2,6 +2,7 @@ import { isFloat, type DType } from "../../dtype.js";
 import type { Span } from "../../span.js";
 import { floatRounder } from "../../numeric/float.js";
 import { dyadic, roundDyadic } from "../../numeric/dyadic.js";
+import { fma32 } from "../../numeric/fma32.js";
 import { badDtypes, valueArg } from "../define.js";
 import type { OpDef, ThreadFn } from "../op.js";
 
@@ -53,9 +54,22 @@ function fmaResult(dts: readonly DType[], span?: Span): DType {
 
 /**
  * `round(a*b + c)` of the exact value, rounded once to the format of `dt` (IEEE 754
- * fusedMultiplyAdd): the product and sum are formed exactly as a bigint times a power of two.
+ * fusedMultiplyAdd). float32 values go through fma32 (float64 TwoSum and a tie fix-up, no
+ * bigints), everything else through dyadicFma.
  */
 export function exactFma(a: number, b: number, c: number, dt: string): number {
+  if (dt === "float32" && Math.fround(a) === a && Math.fround(b) === b && Math.fround(c) === c) {
+    return fma32(a, b, c);
+  }
+  return dyadicFma(a, b, c, dt);
+}
+
+/**
+ * `round(a*b + c)` of the exact value, rounded once to the format of `dt` (IEEE 754
+ * fusedMultiplyAdd): the product and sum are formed exactly as a bigint times a power of two.
+ * The reference fma32 is tested against.
+ */
+export function dyadicFma(a: number, b: number, c: number, dt: string): number {
   const round = floatRounder(dt);
   if (!Number.isFinite(a) || !Number.isFinite(b) || !Number.isFinite(c)) {
     // Finite a*b plus an infinite c is c, even where a*b overflows a float64.

@@ -12,5 +12,5 @@ export const ARITH_OPS: readonly OpDef[] = [
 
 export { arithFamily, binaryOp, BINARY_OPS, type ArithFamily } from "./binary.js";
 export { compareOpDef, COMPARE_OPS, setp } from "./compare.js";
-export { exactFma, FMA } from "./fma.js";
+export { dyadicFma, exactFma, FMA } from "./fma.js";
 export { lowerFloatRem, type FloatRemKind } from "./float-rem-ptx.js";
