@@ -267,17 +267,33 @@ function barrierGen(ec: ExprCompiler, s: Extract<Stmt, { kind: "Call" }>): GenEx
   const act = barrierAction(s);
   let a: Arrival;
   if (act === "cta") {
-    a = { id: 0, count: m.ctaThreads, sync: true, what: "cta_sync", whole: true, site };
+    a = {
+      id: 0,
+      count: m.ctaThreads,
+      sync: true,
+      what: "cta_sync",
+      whole: true,
+      aligned: true,
+      site,
+    };
   } else if (act === "named" || act === "arrive") {
     const id = constInt(s.args[0]!)!;
     const count = constInt(s.args[1]!)!;
     invariant(id !== undefined && count !== undefined, "barrier id and count are static");
     const sync = act === "named";
     const what = `${sync ? "bar_sync" : "bar_arrive"}(${id}, ${count})`;
-    a = { id, count, sync, what, whole: false, site };
+    a = { id, count, sync, what, whole: false, aligned: false, site };
   } else if (isClusterWait(s) && m.ctas === 1) {
     const what = "barrier.cluster.wait";
-    a = { id: CLUSTER_BARRIER, count: m.ctaThreads, sync: true, what, whole: true, site };
+    a = {
+      id: CLUSTER_BARRIER,
+      count: m.ctaThreads,
+      sync: true,
+      what,
+      whole: true,
+      aligned: false,
+      site,
+    };
   } else return undefined;
   const nb = m.named;
   const arrival = a;
