@@ -3,8 +3,6 @@ import {
   findOp,
   invariant,
   stmtChildren,
-  walkExpr,
-  type Expr,
   type Stmt,
   type VerifiedFunc,
 } from "@tirx-ts/core";
@@ -15,6 +13,7 @@ import { Tracer } from "../exec/trace.js";
 import type { Machine } from "../exec/machine.js";
 import { BARRIER_IDS, CLUSTER_BARRIER, type Arrival } from "../exec/named-barriers.js";
 import { nextRandom } from "./schedule.js";
+import { isEmpty, isWaitLoop, waitReadsState } from "./wait-loop.js";
 
 /**
  * A statement that can block (it contains an mbarrier wait loop), compiled into a generator over
@@ -24,22 +23,6 @@ import { nextRandom } from "./schedule.js";
 export type GenExec = (lanes: Int32Array, n: number) => Generator<void, void, void>;
 
 const blocking = new WeakMap<Stmt, boolean>();
-
-function hasTryWait(e: Expr): boolean {
-  let hit = false;
-  walkExpr(e, (x) => {
-    if (x.kind !== "CallExpr") return;
-    const fx = findOp(x.op)?.sim;
-    if (fx?.kind === "machine" && fx.effect.unit === "mbarrier" && fx.effect.action === "try_wait")
-      hit = true;
-  });
-  return hit;
-}
-
-/** A `while` whose condition tests an mbarrier (T.ptx.mbarrier.try_wait). */
-function isWaitLoop(s: Stmt): s is Extract<Stmt, { kind: "While" }> {
-  return s.kind === "While" && hasTryWait(s.cond);
-}
 
 /** `barrier.cluster.wait`: it waits for the other CTAs of the cluster. */
 function isClusterWait(s: Stmt): boolean {
@@ -96,21 +79,25 @@ function blocksThreaded(s: Stmt): boolean {
   return b;
 }
 
-function isEmpty(s: Stmt): boolean {
-  return s.kind === "Seq" && s.stmts.every(isEmpty);
-}
-
 /**
  * Compile a blocking statement (blocks(s); with `th`, warps run as coroutines and barriers block
  * too: blocksThreaded) into a generator. Scratch lane arrays are made per run, not per statement:
- * with warps as coroutines several runs of one statement are suspended at once.
+ * with warps as coroutines several runs of one statement are suspended at once. With `busy` (some
+ * wait condition reads memory: waitReadsState), a round in which a wait loop ran its body never
+ * counts as a deadlock.
  */
-function compileGen(ec: ExprCompiler, vf: VerifiedFunc, s: Stmt, th: boolean): GenExec {
+function compileGen(
+  ec: ExprCompiler,
+  vf: VerifiedFunc,
+  s: Stmt,
+  th: boolean,
+  busy: boolean,
+): GenExec {
   const m = ec.m;
   const bars = m.bars;
   const isBlocking = th ? blocksThreaded : blocks;
   const part = (c: Stmt): GenExec => {
-    if (isBlocking(c)) return compileGen(ec, vf, c, th);
+    if (isBlocking(c)) return compileGen(ec, vf, c, th, busy);
     const e = compileStmt(ec, vf, c);
     return function* (lanes, n) {
       e(lanes, n);
@@ -118,7 +105,7 @@ function compileGen(ec: ExprCompiler, vf: VerifiedFunc, s: Stmt, th: boolean): G
   };
   switch (s.kind) {
     case "DeviceEntry":
-      return compileGen(ec, vf, s.body, th);
+      return compileGen(ec, vf, s.body, th, busy);
     case "Call": {
       if (th) {
         const g = barrierGen(ec, s);
@@ -148,7 +135,7 @@ function compileGen(ec: ExprCompiler, vf: VerifiedFunc, s: Stmt, th: boolean): G
     }
     case "Seq": {
       const parts = s.stmts.map((c) =>
-        isBlocking(c) ? { g: compileGen(ec, vf, c, th) } : { e: compileStmt(ec, vf, c) },
+        isBlocking(c) ? { g: compileGen(ec, vf, c, th, busy) } : { e: compileStmt(ec, vf, c) },
       );
       return function* (lanes, n) {
         for (let i = 0; i < parts.length; i++) {
@@ -200,7 +187,7 @@ function compileGen(ec: ExprCompiler, vf: VerifiedFunc, s: Stmt, th: boolean): G
     case "For": {
       // The body always runs on `sub` (uniform or not).
       const v = new LoopVar(ec, s);
-      const body = compileGen(ec, vf, s.body, th);
+      const body = compileGen(ec, vf, s.body, th, busy);
       return function* (lanes, n) {
         const sub = new Int32Array(n);
         const most = v.enter(lanes, n);
@@ -244,7 +231,8 @@ function compileGen(ec: ExprCompiler, vf: VerifiedFunc, s: Stmt, th: boolean): G
           if (iter === MAX_WHILE_ITERATIONS) return reportSpin(m, site);
           if (body) yield* body(live, n);
           if (wait) {
-            if (!pure) bars.busy = true;
+            // A body may change what a wait condition reads (waitReadsState): not a deadlock yet.
+            if (!pure && busy) bars.busy = true;
             bars.blocked.push({ site, thread: live[0]!, slot, parity });
             yield;
           }
@@ -328,7 +316,9 @@ function warpsOf(m: Machine): Int32Array[] {
  * an order drawn per round otherwise. When every thread is blocked (a round that
  * changed nothing), the bulk copies in flight land (BulkUnit.landAll) and the waits are retried;
  * when nothing is in flight either, TX6012/TX6009 name the barrier instances that never complete
- * and TX6006 the wait loop, and the CTA is abandoned. At the end of the CTA a barrier instance
+ * and TX6006 the wait loop, and the CTA is abandoned. A round in which wait loops ran non-empty
+ * bodies counts as changing nothing unless some wait condition reads memory (waitReadsState),
+ * so such a deadlock is found in one round, not after MAX_WHILE_ITERATIONS. At the end of the CTA a barrier instance
  * that did not complete is reported too.
  */
 export function compileRoot(ec: ExprCompiler, vf: VerifiedFunc, s: Stmt): Exec {
@@ -336,7 +326,7 @@ export function compileRoot(ec: ExprCompiler, vf: VerifiedFunc, s: Stmt): Exec {
   // statement where a consumer warp still waits, as on the GPU).
   const th = hasNamedBarrier(s) || blocks(s);
   if (!th && !blocks(s)) return compileStmt(ec, vf, s);
-  const g = compileGen(ec, vf, s, th);
+  const g = compileGen(ec, vf, s, th, waitReadsState(s));
   const m = ec.m;
   const bars = m.bars;
   const bu = m.bulk;
