@@ -14,13 +14,7 @@ import type { Machine } from "../exec/machine.js";
 import { BARRIER_IDS, CLUSTER_BARRIER, type Arrival } from "../exec/named-barriers.js";
 import { nextRandom } from "./schedule.js";
 import { isEmpty, isWaitLoop, waitReadsState } from "./wait-loop.js";
-
-/**
- * A statement that can block (it contains an mbarrier wait loop), compiled into a generator over
- * its lanes: it yields when its lanes cannot proceed. Such statements are rare and short, so the
- * generator cost stays out of the ordinary (closure) path.
- */
-export type GenExec = (lanes: Int32Array, n: number) => Generator<void, void, void>;
+import { absorb, hasWarpOp, ifArms, seqGen, type GenExec } from "./lane-split.js";
 
 const blocking = new WeakMap<Stmt, boolean>();
 
@@ -92,20 +86,22 @@ function compileGen(
   s: Stmt,
   th: boolean,
   busy: boolean,
+  fork: boolean,
 ): GenExec {
   const m = ec.m;
   const bars = m.bars;
   const isBlocking = th ? blocksThreaded : blocks;
   const part = (c: Stmt): GenExec => {
-    if (isBlocking(c)) return compileGen(ec, vf, c, th, busy);
+    if (isBlocking(c)) return compileGen(ec, vf, c, th, busy, fork);
     const e = compileStmt(ec, vf, c);
     return function* (lanes, n) {
       e(lanes, n);
+      return undefined;
     };
   };
   switch (s.kind) {
     case "DeviceEntry":
-      return compileGen(ec, vf, s.body, th, busy);
+      return compileGen(ec, vf, s.body, th, busy, fork);
     case "Call": {
       if (th) {
         const g = barrierGen(ec, s);
@@ -125,30 +121,24 @@ function compileGen(
           n = k;
           if (n === 0) {
             m.tracer?.barrier(Tracer.warpsOf(lanes, n0), "barrier.cluster");
-            return;
+            return undefined;
           }
           cu.blockedSite = site;
           cu.blockedThread = live[0]!;
-          yield;
+          yield undefined;
         }
       };
     }
     case "Seq": {
       const parts = s.stmts.map((c) =>
-        isBlocking(c) ? { g: compileGen(ec, vf, c, th, busy) } : { e: compileStmt(ec, vf, c) },
+        isBlocking(c)
+          ? { g: compileGen(ec, vf, c, th, busy, fork) }
+          : { e: compileStmt(ec, vf, c) },
       );
-      return function* (lanes, n) {
-        for (let i = 0; i < parts.length; i++) {
-          if (m.tracer) m.tracer.clock++;
-          const p = parts[i]!;
-          if (p.g) yield* p.g(lanes, n);
-          else p.e!(lanes, n);
-        }
-      };
+      return seqGen(m, parts, fork);
     }
     case "If": {
-      // Divergent arms run interleaved: each runs until it blocks, then the other gets a turn.
-      // The If blocks (yields) only after a round in which neither arm made progress.
+      // Divergent arms run interleaved (lane-split.ts: ifArms).
       const { value: cond, runs } = ec.collect(() => ec.num(s.cond, s.span));
       const then = part(s.then);
       const other = s.else ? part(s.else) : undefined;
@@ -163,39 +153,22 @@ function compileGen(
           if (cond(t)) yes[a++] = t;
           else no[b++] = t;
         }
-        if (b === 0 || !other) {
-          if (a > 0) yield* then(yes, a);
-          return;
-        }
-        if (a === 0) {
-          yield* other(no, b);
-          return;
-        }
-        const ga = then(yes, a);
-        const gb = other(no, b);
-        let da = false;
-        let db = false;
-        for (;;) {
-          const p0 = bars.progress;
-          if (!da) da = ga.next().done === true;
-          if (!db) db = gb.next().done === true;
-          if (da && db) return;
-          if (bars.progress === p0) yield;
-        }
+        return yield* ifArms(m, then, yes, a, other, no, b, fork);
       };
     }
     case "For": {
       // The body always runs on `sub` (uniform or not).
       const v = new LoopVar(ec, s);
-      const body = compileGen(ec, vf, s.body, th, busy);
+      const body = compileGen(ec, vf, s.body, th, busy, fork);
       return function* (lanes, n) {
         const sub = new Int32Array(n);
         const most = v.enter(lanes, n);
         for (let k = 0; k < most; k++) {
           const a = v.running(lanes, n, k, sub);
           v.set(sub, a, k);
-          yield* body(sub, a);
+          yield* absorb(body(sub, a));
         }
+        return undefined;
       };
     }
     case "While": {
@@ -206,10 +179,15 @@ function compileGen(
       const pure = wait && isEmpty(s.body);
       const body = pure ? undefined : part(s.body);
       const site = m.site(s.span);
+      // With `fork`, a wait loop's lanes that pass while others still wait are released.
+      const split = fork && wait;
       return function* (lanes, n) {
         const live = lanes.slice(0, n);
+        const gone = split ? new Int32Array(n) : live;
+        let released = false;
         for (let iter = 0; ; iter++) {
           let k = 0;
+          let g = 0;
           // The mbarrier and parity the first still-waiting lane tests (for a deadlock report:
           // in a cluster, lanes of different CTAs test different mbarriers).
           let slot = -1;
@@ -223,18 +201,25 @@ function compileGen(
                 parity = bars.lastParity;
               }
               live[k++] = live[i]!;
-            }
+            } else if (split) gone[g++] = live[i]!;
           }
           if (wait && k < n) bars.progress++;
           n = k;
-          if (n === 0) return;
-          if (iter === MAX_WHILE_ITERATIONS) return reportSpin(m, site);
-          if (body) yield* body(live, n);
+          if (n === 0) return released ? gone.slice(0, g) : undefined;
+          if (split && g > 0) {
+            released = true;
+            yield gone.slice(0, g);
+          }
+          if (iter === MAX_WHILE_ITERATIONS) {
+            reportSpin(m, site);
+            return released ? live.slice(0, n) : undefined;
+          }
+          if (body) yield* absorb(body(live, n));
           if (wait) {
             // A body may change what a wait condition reads (waitReadsState): not a deadlock yet.
             if (!pure && busy) bars.busy = true;
             bars.blocked.push({ site, thread: live[0]!, slot, parity });
-            yield;
+            yield undefined;
           }
         }
       };
@@ -288,8 +273,9 @@ function barrierGen(ec: ExprCompiler, s: Extract<Stmt, { kind: "Call" }>): GenEx
   return function* (lanes, n) {
     const key = m.rank[lanes[0]!]! * BARRIER_IDS + arrival.id;
     const ticket = nb.arrive(m, lanes, n, arrival);
-    if (!arrival.sync) return;
-    while (nb.generation(key) <= ticket) yield;
+    if (!arrival.sync) return undefined;
+    while (nb.generation(key) <= ticket) yield undefined;
+    return undefined;
   };
 }
 
@@ -312,7 +298,8 @@ function warpsOf(m: Machine): Int32Array[] {
  * The body of a CTA. Without mbarrier waits, cluster waits or named barriers it is the plain
  * closure. With them, a scheduler drives one generator per warp, as warps are independent on the
  * GPU: a warp that waits (an mbarrier phase, a barrier instance) yields to the others, which may
- * run ahead of it past later statements; the warps take turns in ascending order with seed 0, in
+ * run ahead of it past later statements; in a kernel without warp-level ops, so may lanes of one
+ * warp whose other lanes wait (compile/lane-split.ts); the warps take turns in ascending order with seed 0, in
  * an order drawn per round otherwise. When every thread is blocked (a round that
  * changed nothing), the bulk copies in flight land (BulkUnit.landAll) and the waits are retried;
  * when nothing is in flight either, TX6012/TX6009 name the barrier instances that never complete
@@ -326,7 +313,7 @@ export function compileRoot(ec: ExprCompiler, vf: VerifiedFunc, s: Stmt): Exec {
   // statement where a consumer warp still waits, as on the GPU).
   const th = hasNamedBarrier(s) || blocks(s);
   if (!th && !blocks(s)) return compileStmt(ec, vf, s);
-  const g = compileGen(ec, vf, s, th, waitReadsState(s));
+  const g = compileGen(ec, vf, s, th, waitReadsState(s), th && !hasWarpOp(s));
   const m = ec.m;
   const bars = m.bars;
   const bu = m.bulk;
@@ -352,7 +339,12 @@ export function compileRoot(ec: ExprCompiler, vf: VerifiedFunc, s: Stmt): Exec {
       }
       for (let k = 0; k < its.length; k++) {
         const w = th ? order[k]! : k;
-        if (!live[w] || !its[w]!.next().done) continue;
+        if (!live[w]) continue;
+        const r = its[w]!.next();
+        if (!r.done) {
+          if (r.value) bars.progress++; // lanes of the warp finished, others go on
+          continue;
+        }
         live[w] = false;
         left--;
         bars.progress++;
