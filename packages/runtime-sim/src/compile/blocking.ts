@@ -3,8 +3,6 @@ import {
   findOp,
   invariant,
   stmtChildren,
-  walkExpr,
-  type Expr,
   type Stmt,
   type VerifiedFunc,
 } from "@tirx-ts/core";
@@ -15,31 +13,10 @@ import { Tracer } from "../exec/trace.js";
 import type { Machine } from "../exec/machine.js";
 import { BARRIER_IDS, CLUSTER_BARRIER, type Arrival } from "../exec/named-barriers.js";
 import { nextRandom } from "./schedule.js";
-
-/**
- * A statement that can block (it contains an mbarrier wait loop), compiled into a generator over
- * its lanes: it yields when its lanes cannot proceed. Such statements are rare and short, so the
- * generator cost stays out of the ordinary (closure) path.
- */
-export type GenExec = (lanes: Int32Array, n: number) => Generator<void, void, void>;
+import { isEmpty, isWaitLoop, waitReadsState } from "./wait-loop.js";
+import { absorb, hasWarpOp, ifArms, seqGen, type GenExec } from "./lane-split.js";
 
 const blocking = new WeakMap<Stmt, boolean>();
-
-function hasTryWait(e: Expr): boolean {
-  let hit = false;
-  walkExpr(e, (x) => {
-    if (x.kind !== "CallExpr") return;
-    const fx = findOp(x.op)?.sim;
-    if (fx?.kind === "machine" && fx.effect.unit === "mbarrier" && fx.effect.action === "try_wait")
-      hit = true;
-  });
-  return hit;
-}
-
-/** A `while` whose condition tests an mbarrier (T.ptx.mbarrier.try_wait). */
-function isWaitLoop(s: Stmt): s is Extract<Stmt, { kind: "While" }> {
-  return s.kind === "While" && hasTryWait(s.cond);
-}
 
 /** `barrier.cluster.wait`: it waits for the other CTAs of the cluster. */
 function isClusterWait(s: Stmt): boolean {
@@ -96,29 +73,35 @@ function blocksThreaded(s: Stmt): boolean {
   return b;
 }
 
-function isEmpty(s: Stmt): boolean {
-  return s.kind === "Seq" && s.stmts.every(isEmpty);
-}
-
 /**
  * Compile a blocking statement (blocks(s); with `th`, warps run as coroutines and barriers block
  * too: blocksThreaded) into a generator. Scratch lane arrays are made per run, not per statement:
- * with warps as coroutines several runs of one statement are suspended at once.
+ * with warps as coroutines several runs of one statement are suspended at once. With `busy` (some
+ * wait condition reads memory: waitReadsState), a round in which a wait loop ran its body never
+ * counts as a deadlock.
  */
-function compileGen(ec: ExprCompiler, vf: VerifiedFunc, s: Stmt, th: boolean): GenExec {
+function compileGen(
+  ec: ExprCompiler,
+  vf: VerifiedFunc,
+  s: Stmt,
+  th: boolean,
+  busy: boolean,
+  fork: boolean,
+): GenExec {
   const m = ec.m;
   const bars = m.bars;
   const isBlocking = th ? blocksThreaded : blocks;
   const part = (c: Stmt): GenExec => {
-    if (isBlocking(c)) return compileGen(ec, vf, c, th);
+    if (isBlocking(c)) return compileGen(ec, vf, c, th, busy, fork);
     const e = compileStmt(ec, vf, c);
     return function* (lanes, n) {
       e(lanes, n);
+      return undefined;
     };
   };
   switch (s.kind) {
     case "DeviceEntry":
-      return compileGen(ec, vf, s.body, th);
+      return compileGen(ec, vf, s.body, th, busy, fork);
     case "Call": {
       if (th) {
         const g = barrierGen(ec, s);
@@ -138,30 +121,24 @@ function compileGen(ec: ExprCompiler, vf: VerifiedFunc, s: Stmt, th: boolean): G
           n = k;
           if (n === 0) {
             m.tracer?.barrier(Tracer.warpsOf(lanes, n0), "barrier.cluster");
-            return;
+            return undefined;
           }
           cu.blockedSite = site;
           cu.blockedThread = live[0]!;
-          yield;
+          yield undefined;
         }
       };
     }
     case "Seq": {
       const parts = s.stmts.map((c) =>
-        isBlocking(c) ? { g: compileGen(ec, vf, c, th) } : { e: compileStmt(ec, vf, c) },
+        isBlocking(c)
+          ? { g: compileGen(ec, vf, c, th, busy, fork) }
+          : { e: compileStmt(ec, vf, c) },
       );
-      return function* (lanes, n) {
-        for (let i = 0; i < parts.length; i++) {
-          if (m.tracer) m.tracer.clock++;
-          const p = parts[i]!;
-          if (p.g) yield* p.g(lanes, n);
-          else p.e!(lanes, n);
-        }
-      };
+      return seqGen(m, parts, fork);
     }
     case "If": {
-      // Divergent arms run interleaved: each runs until it blocks, then the other gets a turn.
-      // The If blocks (yields) only after a round in which neither arm made progress.
+      // Divergent arms run interleaved (lane-split.ts: ifArms).
       const { value: cond, runs } = ec.collect(() => ec.num(s.cond, s.span));
       const then = part(s.then);
       const other = s.else ? part(s.else) : undefined;
@@ -176,39 +153,22 @@ function compileGen(ec: ExprCompiler, vf: VerifiedFunc, s: Stmt, th: boolean): G
           if (cond(t)) yes[a++] = t;
           else no[b++] = t;
         }
-        if (b === 0 || !other) {
-          if (a > 0) yield* then(yes, a);
-          return;
-        }
-        if (a === 0) {
-          yield* other(no, b);
-          return;
-        }
-        const ga = then(yes, a);
-        const gb = other(no, b);
-        let da = false;
-        let db = false;
-        for (;;) {
-          const p0 = bars.progress;
-          if (!da) da = ga.next().done === true;
-          if (!db) db = gb.next().done === true;
-          if (da && db) return;
-          if (bars.progress === p0) yield;
-        }
+        return yield* ifArms(m, then, yes, a, other, no, b, fork);
       };
     }
     case "For": {
       // The body always runs on `sub` (uniform or not).
       const v = new LoopVar(ec, s);
-      const body = compileGen(ec, vf, s.body, th);
+      const body = compileGen(ec, vf, s.body, th, busy, fork);
       return function* (lanes, n) {
         const sub = new Int32Array(n);
         const most = v.enter(lanes, n);
         for (let k = 0; k < most; k++) {
           const a = v.running(lanes, n, k, sub);
           v.set(sub, a, k);
-          yield* body(sub, a);
+          yield* absorb(body(sub, a));
         }
+        return undefined;
       };
     }
     case "While": {
@@ -219,10 +179,15 @@ function compileGen(ec: ExprCompiler, vf: VerifiedFunc, s: Stmt, th: boolean): G
       const pure = wait && isEmpty(s.body);
       const body = pure ? undefined : part(s.body);
       const site = m.site(s.span);
+      // With `fork`, a wait loop's lanes that pass while others still wait are released.
+      const split = fork && wait;
       return function* (lanes, n) {
         const live = lanes.slice(0, n);
+        const gone = split ? new Int32Array(n) : live;
+        let released = false;
         for (let iter = 0; ; iter++) {
           let k = 0;
+          let g = 0;
           // The mbarrier and parity the first still-waiting lane tests (for a deadlock report:
           // in a cluster, lanes of different CTAs test different mbarriers).
           let slot = -1;
@@ -236,17 +201,25 @@ function compileGen(ec: ExprCompiler, vf: VerifiedFunc, s: Stmt, th: boolean): G
                 parity = bars.lastParity;
               }
               live[k++] = live[i]!;
-            }
+            } else if (split) gone[g++] = live[i]!;
           }
           if (wait && k < n) bars.progress++;
           n = k;
-          if (n === 0) return;
-          if (iter === MAX_WHILE_ITERATIONS) return reportSpin(m, site);
-          if (body) yield* body(live, n);
+          if (n === 0) return released ? gone.slice(0, g) : undefined;
+          if (split && g > 0) {
+            released = true;
+            yield gone.slice(0, g);
+          }
+          if (iter === MAX_WHILE_ITERATIONS) {
+            reportSpin(m, site);
+            return released ? live.slice(0, n) : undefined;
+          }
+          if (body) yield* absorb(body(live, n));
           if (wait) {
-            if (!pure) bars.busy = true;
+            // A body may change what a wait condition reads (waitReadsState): not a deadlock yet.
+            if (!pure && busy) bars.busy = true;
             bars.blocked.push({ site, thread: live[0]!, slot, parity });
-            yield;
+            yield undefined;
           }
         }
       };
@@ -267,25 +240,42 @@ function barrierGen(ec: ExprCompiler, s: Extract<Stmt, { kind: "Call" }>): GenEx
   const act = barrierAction(s);
   let a: Arrival;
   if (act === "cta") {
-    a = { id: 0, count: m.ctaThreads, sync: true, what: "cta_sync", whole: true, site };
+    a = {
+      id: 0,
+      count: m.ctaThreads,
+      sync: true,
+      what: "cta_sync",
+      whole: true,
+      aligned: true,
+      site,
+    };
   } else if (act === "named" || act === "arrive") {
     const id = constInt(s.args[0]!)!;
     const count = constInt(s.args[1]!)!;
     invariant(id !== undefined && count !== undefined, "barrier id and count are static");
     const sync = act === "named";
     const what = `${sync ? "bar_sync" : "bar_arrive"}(${id}, ${count})`;
-    a = { id, count, sync, what, whole: false, site };
+    a = { id, count, sync, what, whole: false, aligned: false, site };
   } else if (isClusterWait(s) && m.ctas === 1) {
     const what = "barrier.cluster.wait";
-    a = { id: CLUSTER_BARRIER, count: m.ctaThreads, sync: true, what, whole: true, site };
+    a = {
+      id: CLUSTER_BARRIER,
+      count: m.ctaThreads,
+      sync: true,
+      what,
+      whole: true,
+      aligned: false,
+      site,
+    };
   } else return undefined;
   const nb = m.named;
   const arrival = a;
   return function* (lanes, n) {
     const key = m.rank[lanes[0]!]! * BARRIER_IDS + arrival.id;
     const ticket = nb.arrive(m, lanes, n, arrival);
-    if (!arrival.sync) return;
-    while (nb.generation(key) <= ticket) yield;
+    if (!arrival.sync) return undefined;
+    while (nb.generation(key) <= ticket) yield undefined;
+    return undefined;
   };
 }
 
@@ -308,11 +298,14 @@ function warpsOf(m: Machine): Int32Array[] {
  * The body of a CTA. Without mbarrier waits, cluster waits or named barriers it is the plain
  * closure. With them, a scheduler drives one generator per warp, as warps are independent on the
  * GPU: a warp that waits (an mbarrier phase, a barrier instance) yields to the others, which may
- * run ahead of it past later statements; the warps take turns in ascending order with seed 0, in
+ * run ahead of it past later statements; in a kernel without warp-level ops, so may lanes of one
+ * warp whose other lanes wait (compile/lane-split.ts); the warps take turns in ascending order with seed 0, in
  * an order drawn per round otherwise. When every thread is blocked (a round that
  * changed nothing), the bulk copies in flight land (BulkUnit.landAll) and the waits are retried;
  * when nothing is in flight either, TX6012/TX6009 name the barrier instances that never complete
- * and TX6006 the wait loop, and the CTA is abandoned. At the end of the CTA a barrier instance
+ * and TX6006 the wait loop, and the CTA is abandoned. A round in which wait loops ran non-empty
+ * bodies counts as changing nothing unless some wait condition reads memory (waitReadsState),
+ * so such a deadlock is found in one round, not after MAX_WHILE_ITERATIONS. At the end of the CTA a barrier instance
  * that did not complete is reported too.
  */
 export function compileRoot(ec: ExprCompiler, vf: VerifiedFunc, s: Stmt): Exec {
@@ -320,7 +313,7 @@ export function compileRoot(ec: ExprCompiler, vf: VerifiedFunc, s: Stmt): Exec {
   // statement where a consumer warp still waits, as on the GPU).
   const th = hasNamedBarrier(s) || blocks(s);
   if (!th && !blocks(s)) return compileStmt(ec, vf, s);
-  const g = compileGen(ec, vf, s, th);
+  const g = compileGen(ec, vf, s, th, waitReadsState(s), th && !hasWarpOp(s));
   const m = ec.m;
   const bars = m.bars;
   const bu = m.bulk;
@@ -346,7 +339,12 @@ export function compileRoot(ec: ExprCompiler, vf: VerifiedFunc, s: Stmt): Exec {
       }
       for (let k = 0; k < its.length; k++) {
         const w = th ? order[k]! : k;
-        if (!live[w] || !its[w]!.next().done) continue;
+        if (!live[w]) continue;
+        const r = its[w]!.next();
+        if (!r.done) {
+          if (r.value) bars.progress++; // lanes of the warp finished, others go on
+          continue;
+        }
         live[w] = false;
         left--;
         bars.progress++;

@@ -23,6 +23,10 @@ import { Tracer } from "./trace.js";
  *   join it, so which threads form an instance is not determined (more threads than the count,
  *   or two groups sharing one barrier id, or a partial bar.sync 0 beside cta_sync). A report
  *   depends on the happens-before relation only, not on the order the simulator ran the warps.
+ *
+ * Reports TX6009 for a cta_sync instance whose threads arrive from two statements: cta_sync is
+ * `bar.sync 0`, i.e. barrier.sync.aligned, and "all threads in the CTA execute the same barrier
+ * instruction" (PTX ISA, bar/barrier, .aligned), as in lockstep (compile/stmt.ts).
  */
 
 /** Barrier resources per CTA, plus one pseudo-barrier for a one-CTA cluster's barrier.cluster. */
@@ -42,6 +46,11 @@ export interface Arrival {
   readonly what: string;
   /** cta_sync or barrier.cluster.wait: all the CTA's threads (TX6009 when it never completes). */
   readonly whole: boolean;
+  /**
+   * .aligned over the CTA (cta_sync): every arrival of an instance comes from one statement, else
+   * TX6009 (PTX ISA, bar/barrier).
+   */
+  readonly aligned: boolean;
   readonly site: number;
 }
 
@@ -56,6 +65,8 @@ interface Instance {
   readonly syncers: number[];
   /** Every arrival is a bar.sync. */
   allSync: boolean;
+  /** For an .aligned instance whose arrivals came from several statements: per site, its threads. */
+  split: Map<number, number[]> | undefined;
 }
 
 interface Done {
@@ -116,6 +127,7 @@ export class NamedBarriers {
           arrivals: [],
           syncers: [],
           allSync: true,
+          split: undefined,
         };
         this.#cur[key] = inst;
       } else if (inst.count !== a.count) {
@@ -130,6 +142,14 @@ export class NamedBarriers {
             },
           ],
         );
+      }
+      if (!inst.split && inst.first.aligned && a.aligned && a.site !== inst.first.site) {
+        inst.split = new Map([[inst.first.site, threadsOf(inst.arrivals)]]);
+      }
+      if (inst.split) {
+        const at = inst.split.get(a.site);
+        if (at) at.push(t);
+        else inst.split.set(a.site, [t]);
       }
       if (a.sync) {
         inst.syncers.push(t);
@@ -171,7 +191,32 @@ export class NamedBarriers {
     }
   }
 
+  /**
+   * TX6009 at each statement that threads of .aligned instance `inst` (of CTA rank `rank`)
+   * arrived from, when they arrived from several: as in lockstep, each names how many threads
+   * reached it and a thread that reached another one.
+   */
+  #reportSplit(m: Machine, rank: number, inst: Instance): void {
+    const split = inst.split;
+    if (!split) return;
+    const sites = [...split.keys()];
+    const cta = m.ctas > 1 ? m.ctaOfRank(rank) : m.cta();
+    for (let i = 0; i < sites.length; i++) {
+      const site = sites[i]!;
+      const other = sites[i === 0 ? 1 : 0]!;
+      const u = split.get(other)![0]!;
+      const n = split.get(site)!.length;
+      m.hazard(
+        "TX6009",
+        `${inst.first.what} reached by ${n} of the ${m.ctaThreads} threads of CTA ${cta}; thread ${m.thread(u)} reaches another ${inst.first.what} instead (bar.sync 0 is .aligned: every thread of the CTA must execute the same barrier instruction, PTX ISA, bar/barrier)`,
+        site,
+        [{ message: `thread ${m.thread(u)} reached this one`, span: m.sites[other] }],
+      );
+    }
+  }
+
   #complete(m: Machine, key: number, rank: number, inst: Instance): void {
+    this.#reportSplit(m, rank, inst);
     const whole = inst.count === m.ctaThreads;
     if (whole && inst.allSync && m.ctas === 1) {
       // Every thread of the CTA waits here: cta_sync (RaceTracker.onBarrier).
@@ -210,6 +255,10 @@ export class NamedBarriers {
       const a = inst.first;
       if (a.whole && inst.count === m.ctaThreads) {
         const rank = Math.floor(key / BARRIER_IDS);
+        if (inst.split) {
+          this.#reportSplit(m, rank, inst);
+          continue;
+        }
         const seen = new Uint8Array(m.ctaThreads);
         for (let i = 0; i < inst.arrivals.length; i += 2) {
           seen[inst.arrivals[i]! - rank * m.ctaThreads] = 1;
@@ -231,6 +280,13 @@ export class NamedBarriers {
     }
     return any;
   }
+}
+
+/** The threads of an arrival list `[t, clock, ...]`. */
+function threadsOf(arrivals: readonly number[]): number[] {
+  const out: number[] = [];
+  for (let i = 0; i < arrivals.length; i += 2) out.push(arrivals[i]!);
+  return out;
 }
 
 function idName(id: number): string {

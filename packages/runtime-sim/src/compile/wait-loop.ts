@@ -1,0 +1,66 @@
+import { findOp, stmtChildren, walkExpr, type Expr, type Stmt } from "@tirx-ts/core";
+
+/**
+ * mbarrier wait loops: `while (cond) body` whose condition tests an mbarrier
+ * (T.ptx.mbarrier.try_wait). The scheduler of compile/blocking.ts yields after every iteration
+ * whose lanes still wait, and reports a deadlock (TX6006) after a round in which no thread could
+ * make progress.
+ */
+
+function isTryWait(x: Expr): boolean {
+  if (x.kind !== "CallExpr") return false;
+  const fx = findOp(x.op)?.sim;
+  return fx?.kind === "machine" && fx.effect.unit === "mbarrier" && fx.effect.action === "try_wait";
+}
+
+function hasTryWait(e: Expr): boolean {
+  let hit = false;
+  walkExpr(e, (x) => {
+    if (isTryWait(x)) hit = true;
+  });
+  return hit;
+}
+
+/** A `while` whose condition tests an mbarrier (T.ptx.mbarrier.try_wait). */
+export function isWaitLoop(s: Stmt): s is Extract<Stmt, { kind: "While" }> {
+  return s.kind === "While" && hasTryWait(s.cond);
+}
+
+/** A loop body with no statement: the loop only polls. */
+export function isEmpty(s: Stmt): boolean {
+  return s.kind === "Seq" && s.stmts.every(isEmpty);
+}
+
+/**
+ * True when `e` may read state a loop body can change other than mbarrier phases: memory (a
+ * load, a value atomic), fragments, any op with machine effects but try_wait and the cluster's
+ * address and register ops. Variables cannot change inside a loop (the IR binds each once), and
+ * thread and warp ops are functions of their operands.
+ */
+function readsState(e: Expr): boolean {
+  let hit = false;
+  walkExpr(e, (x) => {
+    if (x.kind === "BufferLoad") hit = true;
+    if (x.kind !== "CallExpr" || isTryWait(x)) return;
+    const fx = findOp(x.op)?.sim;
+    if (fx?.kind === "thread" || fx?.kind === "warp") return;
+    if (fx?.kind === "machine" && fx.effect.unit === "cluster") {
+      const a = fx.effect.action;
+      if (a === "register" || a === "mapa") return;
+    }
+    hit = true;
+  });
+  return hit;
+}
+
+/**
+ * True when some wait loop inside `s` has a condition that reads more than registers and
+ * mbarrier phases (readsState). Otherwise a wait loop's condition changes only with an mbarrier
+ * phase, i.e. with an arrival, a complete_tx or an init, which the scheduler counts as progress:
+ * the stores and other effects of a wait loop's body then cannot release any wait, and a round
+ * with no progress is a deadlock whatever the bodies do.
+ */
+export function waitReadsState(s: Stmt): boolean {
+  if (isWaitLoop(s) && readsState(s.cond)) return true;
+  return stmtChildren(s).some(waitReadsState);
+}
