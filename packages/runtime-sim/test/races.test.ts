@@ -339,3 +339,93 @@ describe("leftovers at CTA exit (TX6017)", () => {
     expect(e.message).toMatch(/64 transaction bytes/);
   });
 });
+
+describe("atomics race with unordered plain accesses, whatever atomics come between", () => {
+  // PTX ISA, Memory Consistency Model: atom/red are morally strong, ld/st are not; so atomics
+  // never race with each other but do with every unordered plain access of their bytes.
+  const initThenAdd = (space: "shared" | "global", sync: boolean) =>
+    T.function("init_then_add", { B: T.Tensor([2], "int32") }, ({ B }) => {
+      T.device_entry({ launch: T.cuda.LaunchConfig({ grid: 1, block: 64 }) });
+      const tid = T.cuda.thread_idx("x");
+      const s = T.alloc_shared([1], "int32");
+      const c = space === "shared" ? s : B;
+      T.if_(tid.eq(0), () => c.set([0], 0)); // @at-init
+      if (sync) T.cuda.cta_sync();
+      T.cuda.red_add(c.ptr([0]), 1); // @at-add
+      T.cuda.cta_sync();
+      T.if_(tid.eq(0), () => B.set([1], c.get([0])));
+    });
+
+  it("a plain write, then the writer's own atomic, then other threads' atomics: TX6014", () => {
+    for (const space of ["shared", "global"] as const) {
+      expect(simCollect(initThenAdd(space, true), [simZeros([2], "int32")]), space).toEqual([]);
+      const e = simThrows(initThenAdd(space, false), [simZeros([2], "int32")]);
+      expectBoth(e, "TX6014", "// @at-add", "// @at-init");
+      expect(e.message).toMatch(
+        /thread \(1, 0, 0\) .* atomically updates .* thread \(0, 0, 0\) wrote/,
+      );
+    }
+  });
+
+  it("a plain read, then the reader's own atomic, then another thread's atomic: TX6013", () => {
+    const k = (sync: boolean) =>
+      T.function("read_then_add", { B: T.Tensor([1], "int32") }, ({ B }) => {
+        T.device_entry({ launch: T.cuda.LaunchConfig({ grid: 1, block: 64 }) });
+        const tid = T.cuda.thread_idx("x");
+        const s = T.alloc_shared([1], "int32");
+        T.if_(tid.eq(0), () => s.set([0], 0));
+        T.cuda.cta_sync();
+        T.if_(tid.eq(0), () => B.set([0], s.get([0]))); // @at-read
+        if (sync) T.cuda.cta_sync();
+        T.cuda.red_add(s.ptr([0]), 1); // @at-add2
+      });
+    expect(simCollect(k(true), [simZeros([1], "int32")])).toEqual([]);
+    expectBoth(
+      simThrows(k(false), [simZeros([1], "int32")]),
+      "TX6013",
+      "// @at-add2",
+      "// @at-read",
+    );
+  });
+
+  it("a plain read ordered after one warp's atomics but not another's: TX6003", () => {
+    // Warps 0 and 1 add; warps 1 and 2 meet at named barrier 1; warp 2 then reads the counter,
+    // ordered after warp 1's atomics but not warp 0's.
+    const k = (all: boolean) =>
+      T.function("partial_order", { B: T.Tensor([1], "int32") }, ({ B }) => {
+        T.device_entry({ launch: T.cuda.LaunchConfig({ grid: 1, block: 96 }) });
+        const tid = T.cuda.thread_idx("x");
+        const s = T.alloc_shared([1], "int32");
+        T.if_(tid.eq(0), () => s.set([0], 0));
+        T.cuda.cta_sync();
+        T.if_(tid.lt(64), () => T.cuda.red_add(s.ptr([0]), 1)); // @at-warp0
+        if (all) T.cuda.cta_sync();
+        else T.if_(tid.ge(32), () => T.cuda.bar_sync(1, 64));
+        T.if_(tid.eq(64), () => B.set([0], s.get([0]))); // @at-partial
+      });
+    expect(simCollect(k(true), [simZeros([1], "int32")])).toEqual([]);
+    const e = simThrows(k(false), [simZeros([1], "int32")]);
+    expectBoth(e, "TX6003", "// @at-partial", "// @at-warp0");
+    expect(e.message).toMatch(/thread \(64, 0, 0\) .* reads .* which thread \(\d, 0, 0\) wrote/);
+  });
+
+  it("a global counter other CTAs add to, read plainly after this CTA's own atomics: TX6003", () => {
+    const k = T.function(
+      "grid_counter",
+      { C: T.Tensor([1], "int32"), B: T.Tensor([2], "int32") },
+      ({ C, B }) => {
+        T.device_entry({ launch: T.cuda.LaunchConfig({ grid: 2, block: 32 }) });
+        const tid = T.cuda.thread_idx("x");
+        T.cuda.red_add(C.ptr([0]), 1); // @at-grid-add
+        T.cuda.cta_sync();
+        T.if_(tid.eq(0), () => B.set([T.cuda.block_idx("x")], C.get([0]))); // @at-grid-read
+      },
+    );
+    // CTA (1, 0, 0)'s atomics come after CTA (0, 0, 0)'s read (TX6013, found before too); its
+    // own read comes after its own atomics, ordered by cta_sync, and CTA (0, 0, 0)'s, unordered.
+    const r = simCollect(k, [simZeros([1], "int32"), simZeros([2], "int32")]);
+    const e = r.find((x) => x.code === "TX6003")!;
+    expectBoth(e, "TX6003", "// @at-grid-read", "// @at-grid-add");
+    expect(e.message).toMatch(/of CTA \(1, 0, 0\) reads global "C" .* of CTA \(0, 0, 0\) wrote/);
+  });
+});

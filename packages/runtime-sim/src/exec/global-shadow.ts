@@ -1,6 +1,7 @@
 import type { GlobalMeta } from "../tensor.js";
 import type { RaceHit, RaceTracker } from "./races.js";
 import { UNIFORM_MIN } from "./races.js";
+import { AtomicShadow } from "./atomic-shadow.js";
 import { THREAD_BITS, THREAD_MASK } from "./machine.js";
 
 /**
@@ -117,10 +118,59 @@ export function checkGlobalWriters(
   const i = firstAfter(list, a);
   const u = list[i];
   if (u !== undefined && u.s <= a && a + n <= u.f) {
-    return races.checkGlobalRecord(u.w, u.c, t, atomic, isAtomic);
+    return (
+      races.checkGlobalRecord(u.w, u.c, t, atomic, isAtomic) ??
+      checkGlobalAtomics(races, meta, a, n, t, atomic)
+    );
   }
   materialiseGlobal(meta, a, n);
-  return races.checkGlobal(meta.writer!, meta.epoch!, a, n, t, atomic, isAtomic);
+  return (
+    races.checkGlobal(meta.writer!, meta.epoch!, a, n, t, atomic, isAtomic) ??
+    checkGlobalAtomics(races, meta, a, n, t, atomic)
+  );
+}
+
+/**
+ * The atomic records of [a, a + n) beyond the writer record (AtomicShadow) not ordered before
+ * thread `t`'s access: for an atomic, a plain write that atomics replaced; for a plain access,
+ * an atomic concurrent with the recorded one.
+ */
+export function checkGlobalAtomics(
+  races: RaceTracker,
+  meta: GlobalMeta,
+  a: number,
+  n: number,
+  t: number,
+  atomic: boolean,
+): RaceHit | undefined {
+  const sh = meta.atomics;
+  if (sh === undefined || sh.size === 0) return undefined;
+  return atomic ? sh.plainHit(races, a, n, t) : sh.moreHit(races, a, n, t);
+}
+
+/**
+ * Record thread `t`'s atomic write (packed `w`) of the element [a, a + n) at clock `c`: the
+ * records it replaces move to the tensor's AtomicShadow; recorded reads stay.
+ */
+export function recordGlobalAtomic(
+  races: RaceTracker,
+  meta: GlobalMeta,
+  a: number,
+  n: number,
+  t: number,
+  w: number,
+  isAtomic: (site: number) => boolean,
+): void {
+  materialiseGlobal(meta, a, n);
+  const sh = (meta.atomics ??= new AtomicShadow());
+  const wr = meta.writer!;
+  const ep = meta.epoch!;
+  const c = races.clock[t]!;
+  for (let b = a, e = a + n; b < e; b++) {
+    sh.displaced(races, b, wr[b]!, ep[b]!, t, isAtomic);
+    wr[b] = w;
+    ep[b] = c;
+  }
 }
 
 /** Record writer `w` at clock `c` for bytes [a, a + n). */
@@ -131,6 +181,8 @@ export function recordGlobalWrite(
   w: number,
   c: number,
 ): void {
+  // A plain write: the atomics' records of its bytes are ordered before it, or reported.
+  if (meta.atomics !== undefined && meta.atomics.size > 0) meta.atomics.drop(a, n);
   const list = meta.lazy!;
   if (n >= UNIFORM_MIN) {
     meta.cleanHi = 0;

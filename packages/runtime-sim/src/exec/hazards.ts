@@ -2,9 +2,11 @@ import type { Note } from "@tirx-ts/core";
 import { THREAD_BITS, THREAD_MASK, type GlobalMem, type Machine, type Placed } from "./machine.js";
 import { UNIFORM_MIN, type RaceHit } from "./races.js";
 import {
+  checkGlobalAtomics,
   checkGlobalReaders,
   checkGlobalWriters,
   materialiseGlobal,
+  recordGlobalAtomic,
   recordGlobalRead,
   recordGlobalWrite,
   startReaders,
@@ -404,9 +406,16 @@ export function checkGlobalWrite(
   materialiseGlobal(meta, a, n);
   const wr = meta.writer!;
   const ep = meta.epoch!;
-  const hit = m.races.checkGlobal(wr, ep, a, n, t, atomic, m.isAtomicSite);
+  const hit =
+    m.races.checkGlobal(wr, ep, a, n, t, atomic, m.isAtomicSite) ??
+    checkGlobalAtomics(m.races, meta, a, n, t, atomic);
   if (hit) reportGlobalWrite(m, gm, a, n, t, site, atomic, hit);
   else if (meta.r1) checkReads(m, gm, a, n, t, site, atomic ? "atomically updates" : "writes");
+  if (atomic) {
+    recordGlobalAtomic(m.races, meta, a, n, t, w, m.isAtomicSite);
+    return;
+  }
+  if (meta.atomics !== undefined && meta.atomics.size > 0) meta.atomics.drop(a, n);
   for (let b = a, e = a + n; b < e; b++) {
     wr[b] = w;
     ep[b] = now;

@@ -52,6 +52,7 @@
  * named barriers and partial-warp collectives O(participants × threads); mbarrier arrive and
  * successful try_wait O(threads) once K exists.
  */
+import { AtomicShadow } from "./atomic-shadow.js";
 import { THREAD_BITS, THREAD_MASK } from "./machine.js";
 
 /**
@@ -123,6 +124,12 @@ export class RaceTracker {
    * ordered before everything after) and by writes of the byte.
    */
   readonly #more = new Map<number, number[]>();
+
+  /**
+   * Shared bytes' atomic records beyond the writer record (see AtomicShadow): plain writes an
+   * atomic replaced, and atomics concurrent with a later one. Cleared by cta_sync.
+   */
+  readonly atomics = new AtomicShadow();
 
   // Per shared byte.
   /** Last writer: packed `site << THREAD_BITS | thread`, -1 when never written in this CTA. */
@@ -305,6 +312,7 @@ export class RaceTracker {
     this.#touchHi = 0;
     this.#uni.length = 0;
     this.#more.clear();
+    this.atomics.clear();
     this.resetBars();
   }
 
@@ -405,7 +413,7 @@ export class RaceTracker {
       if (w >= 0 && (w & THREAD_MASK) !== t && cw !== 0 && !this.ordered(w & THREAD_MASK, cw, t))
         return { other: w, clock: cw };
     }
-    return undefined;
+    return this.atomics.moreHit(this, a, n, t);
   }
 
   /** True when no lazy uniform range exists: the per-byte arrays hold every byte's records. */
@@ -460,6 +468,8 @@ export class RaceTracker {
         this.#second(b, me, now, t);
       }
     }
+    // Atomics concurrent with the one in the writer record (AtomicShadow).
+    if (hit === undefined && this.atomics.more.size > 0) hit = this.atomics.moreHit(this, a, n, t);
     return hit;
   }
 
@@ -506,7 +516,10 @@ export class RaceTracker {
    * A write of shared bytes [a, a + n) by thread `t`: the first unordered earlier access, as
    * `{ other, clock, read }` (read: write-after-read, else write-after-write); `atomic` writes do
    * not race with earlier atomic writes (`isAtomic` of the earlier site). With `record` false only
-   * checks (an async copy's issue: its write lands later, see recordWrite).
+   * checks (an async copy's issue: its write lands later, see recordWrite). An atomic is also
+   * checked against the plain write its byte's atomics replaced, a plain write against every
+   * atomic concurrent with the recorded one (AtomicShadow); an atomic is recorded by
+   * recordAtomic.
    */
   onWrite(
     t: number,
@@ -520,7 +533,8 @@ export class RaceTracker {
     const wr = this.wr;
     const wc = this.wc;
     let hit: (RaceHit & { read: boolean }) | undefined;
-    const u = this.uniformAt(a, n);
+    // Atomics are elements, never lazy uniform ranges (materialised below).
+    const u = atomic ? undefined : this.uniformAt(a, n);
     if (u !== undefined) {
       // Over a uniform range its entry decides.
       const w = u.wr;
@@ -559,8 +573,40 @@ export class RaceTracker {
       }
       if (hit === undefined && this.#more.size > 0) hit = this.#moreHit(b, t);
     }
-    if (record) this.recordWrite(t, site, a, n);
+    if (hit === undefined && this.atomics.size > 0) {
+      const h = atomic ? this.atomics.plainHit(this, a, n, t) : this.atomics.moreHit(this, a, n, t);
+      if (h) hit = { ...h, read: false };
+    }
+    if (record) {
+      if (atomic) this.recordAtomic(t, site, a, n, isAtomic);
+      else this.recordWrite(t, site, a, n);
+    }
     return hit;
+  }
+
+  /**
+   * Record thread `t`'s atomic write of [a, a + n) at `site`: it takes the writer record, the
+   * record it replaces moves to `atomics` (AtomicShadow.displaced), and readers stay (a plain
+   * read races with every later unordered atomic).
+   */
+  recordAtomic(
+    t: number,
+    site: number,
+    a: number,
+    n: number,
+    isAtomic: (site: number) => boolean,
+  ): void {
+    const w = (site << THREAD_BITS) | t;
+    const now = this.clock[t]!;
+    this.materialise(a, n);
+    this.touch(a, a + n);
+    const wr = this.wr;
+    const wc = this.wc;
+    for (let b = a, e = a + n; b < e; b++) {
+      this.atomics.displaced(this, b, wr[b]!, wc[b]!, t, isAtomic);
+      wr[b] = w;
+      wc[b] = now;
+    }
   }
 
   /** Record thread `t`'s write of [a, a + n) at `site` as of now (readers of the phase end). */
@@ -568,6 +614,7 @@ export class RaceTracker {
     const w = (site << THREAD_BITS) | t;
     const now = this.clock[t]!;
     this.#dropMore(a, n);
+    if (this.atomics.size > 0) this.atomics.drop(a, n);
     const u = this.uniformAt(a, n);
     if (u !== undefined) {
       const v = this.isolate(u, a, n);
@@ -602,6 +649,7 @@ export class RaceTracker {
   /** Bytes written by the async proxy (a landed bulk copy): ordered for every thread. */
   recordAsyncProxyWrite(t: number, site: number, a: number, n: number): void {
     this.#dropMore(a, n);
+    if (this.atomics.size > 0) this.atomics.drop(a, n);
     const u = this.uniformAt(a, n);
     if (u !== undefined) {
       const v = this.isolate(u, a, n);
@@ -678,6 +726,7 @@ export class RaceTracker {
   /** cta_sync: everything every thread did so far happens before everything after. */
   onBarrier(): void {
     this.#more.clear();
+    this.atomics.clear();
     const c = this.clock;
     for (let t = 0; t < c.length; t++) {
       this.floor[t] = c[t]!;
