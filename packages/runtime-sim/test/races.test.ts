@@ -429,3 +429,31 @@ describe("atomics race with unordered plain accesses, whatever atomics come betw
     expect(e.message).toMatch(/of CTA \(1, 0, 0\) reads global "C" .* of CTA \(0, 0, 0\) wrote/);
   });
 });
+
+describe("only __syncwarp orders memory among the lanes of a warp", () => {
+  // PTX ISA, bar.warp.sync: "also guarantee memory ordering among threads participating in
+  // barrier"; shfl.sync, vote.sync and redux.sync only wait for the lanes of their mask, and
+  // activemask does not wait at all: none of them orders a lane's store before another's load.
+  const viaCollective = (sync: "syncwarp" | "shfl" | "ballot" | "activemask") =>
+    T.function("via_collective", { B: T.Tensor([32], "uint32") }, ({ B }) => {
+      T.device_entry({ launch: T.cuda.LaunchConfig({ grid: 1, block: 32 }) });
+      const tid = T.cuda.thread_idx("x");
+      const s = T.alloc_shared([32], "uint32");
+      s.set([tid], tid.cast("uint32")); // @coll-w
+      let x = T.uint32(0);
+      if (sync === "syncwarp") T.cuda.__syncwarp();
+      else if (sync === "shfl") x = T.cuda.__shfl_sync(0xffffffff, tid, 0).cast("uint32");
+      else if (sync === "ballot") x = T.cuda.__ballot_sync(0xffffffff, tid.lt(16));
+      else x = T.cuda.__activemask();
+      B.set([tid], s.get([T.sub(31, tid)]).add(x)); // @coll-r
+    });
+
+  it("a lane reads another lane's store after shfl.sync, vote.sync or activemask: TX6003", () => {
+    expect(simCollect(viaCollective("syncwarp"), [simZeros([32], "uint32")])).toEqual([]);
+    for (const sync of ["shfl", "ballot", "activemask"] as const) {
+      const e = simThrows(viaCollective(sync), [simZeros([32], "uint32")]);
+      expectBoth(e, "TX6003", "// @coll-r", "// @coll-w");
+      expect(e.message, sync).toMatch(/reads shared .* which thread \(\d+, 0, 0\) wrote/);
+    }
+  });
+});

@@ -223,7 +223,7 @@ export function reportRace(
   const why =
     cta !== undefined
       ? `; ${m.ctas > 1 ? "clusters" : "CTAs"} of one launch are not ordered with each other (only atomics may meet)`
-      : ` with no synchronization ordering the two (cta_sync, a named barrier, an mbarrier phase, a warp collective${m.ctas > 1 ? ", barrier.cluster" : ""})`;
+      : ` with no synchronization ordering the two (cta_sync, a named barrier, an mbarrier phase, __syncwarp${m.ctas > 1 ? ", barrier.cluster" : ""})`;
   m.hazard(
     code,
     `thread ${m.thread(t)} of CTA ${m.cta()} ${verb} ${at}, which ${other} ${otherVerb}${why}`,

@@ -4,13 +4,13 @@
  *
  * Model (a FastTrack-style epoch scheme, sized for the simulator's hot path):
  * - every thread `t` has a clock `clock[t]`; an access is stamped `(t, clock[t])`. A thread's
- *   clock advances at each of its release events (cta_sync, named barrier, warp collective,
+ *   clock advances at each of its release events (cta_sync, named barrier, __syncwarp,
  *   mbarrier arrive, proxy fences), so a stamp names a segment of that thread's program order;
  * - access `(u, c)` happens before thread `t`'s current point when: `u === t` (program order, same
  *   CTA); or `c <= floor[u]` (a cta_sync after the access: PTX ISA, bar.sync "memory ordering");
- *   or `u` and `t` are lanes of one warp and `c <= wfloor[u]` (a warp collective that every lane
+ *   or `u` and `t` are lanes of one warp and `c <= wfloor[u]` (a __syncwarp that every lane
  *   of the warp executed after the access); or `K[t][u] >= c` (what `t` acquired from `u` through
- *   named barriers, partial-warp collectives and mbarrier phases: an arrival releases the
+ *   named barriers, partial-warp __syncwarp and mbarrier phases: an arrival releases the
  *   arriver's knowledge into the mbarrier, the phase completion freezes it, a successful try_wait
  *   acquires it — PTX ISA, mbarrier "memory ordering"). K is a threads × threads matrix allocated
  *   the first time a fine-grained synchronization runs;
