@@ -457,3 +457,44 @@ describe("only __syncwarp orders memory among the lanes of a warp", () => {
     }
   });
 });
+
+describe("a fence.proxy.async anywhere on the path from a generic write to the async-proxy read", () => {
+  // PTX ISA, Memory Consistency Model (proxy-preserved base causality order): the proxy fence
+  // must lie along the causality path from the write to the async-proxy access, not in the
+  // writer's thread: "write; cta_sync; the issuing thread fences; bulk store" is correct.
+  const fenceAfterSync = (who: "issuer-after" | "issuer-before" | "third") =>
+    T.function("fence_after_sync", { B: T.Tensor([32], "int32") }, ({ B }) => {
+      T.device_entry({ launch: T.cuda.LaunchConfig({ grid: 1, block: 32 }) });
+      const tid = T.cuda.thread_idx("x");
+      const s = T.alloc_shared([32], "int32");
+      s.set([tid], tid); // @pf-write
+      if (who === "issuer-before") T.if_(tid.eq(0), () => T.ptx.fence.proxy_async());
+      T.cuda.cta_sync();
+      if (who === "third") {
+        T.if_(tid.eq(5), () => T.ptx.fence.proxy_async());
+        T.cuda.cta_sync();
+      }
+      T.if_(tid.eq(0), () => {
+        if (who === "issuer-after") T.ptx.fence.proxy_async();
+        T.cuda.tile.apply(store, B, s, { chunk_bytes: 128 }); // @pf-bulk
+        T.ptx.cp.async_.bulk.commit_group();
+        T.ptx.cp.async_.bulk.wait_group(0);
+      });
+    });
+
+  it("the issuing thread's fence after the cta_sync, or another thread's ordered before it, is enough", () => {
+    for (const who of ["issuer-after", "third"] as const) {
+      const b = simZeros([32], "int32");
+      expect(simCollect(fenceAfterSync(who), [b]), who).toEqual([]);
+      expect(Array.from(b.toArray() as Int32Array)).toEqual(
+        Array.from({ length: 32 }, (_, i) => i),
+      );
+    }
+  });
+
+  it("a fence before the cta_sync orders only its own thread's writes: TX6015", () => {
+    const e = simThrows(fenceAfterSync("issuer-before"), [simZeros([32], "int32")]);
+    expectBoth(e, "TX6015", "// @pf-bulk", "// @pf-write");
+    expect(e.message).toMatch(/which thread \(1, 0, 0\) wrote through the generic proxy/);
+  });
+});

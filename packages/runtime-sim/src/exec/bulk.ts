@@ -304,15 +304,16 @@ export class BulkUnit {
     // The copy reads its source as thread t would (races, uninitialised bytes, pending copies).
     if (m.track) {
       checkSharedRead(m, buf, src, len, t, site);
-      // The async proxy reads them: generic-proxy writes need a fence.proxy.async by their writer.
-      const b = m.races.unfenced(src, len);
+      // The async proxy reads them: generic-proxy writes need a fence.proxy.async on a causality
+      // path to this issue (RaceTracker.unfenced).
+      const b = m.races.unfenced(src, len, t);
       if (b >= 0) {
         m.races.materialise(b, 1);
         const w = m.shWriter[b]!;
         const u = m.thread(w & THREAD_MASK);
         m.hazard(
           "TX6015",
-          `thread ${m.thread(t)} of CTA ${m.cta()} issues a bulk copy (async proxy) reading shared "${buf.name}" byte ${m.ctaLocal(b) - buf.base}, which thread ${u} wrote through the generic proxy with no fence.proxy.async (T.ptx.fence.proxy_async) after the write`,
+          `thread ${m.thread(t)} of CTA ${m.cta()} issues a bulk copy (async proxy) reading shared "${buf.name}" byte ${m.ctaLocal(b) - buf.base}, which thread ${u} wrote through the generic proxy with no fence.proxy.async (T.ptx.fence.proxy_async) between the write and this read (by the writer after it, or by a thread after synchronizing with the writer)`,
           site,
           [{ message: `thread ${u} writes it here`, span: m.sites[w >> THREAD_BITS] }],
         );

@@ -301,6 +301,7 @@ export class RaceTracker {
     this.floor.fill(0);
     this.wfloor.fill(0);
     this.proxyFence.fill(0);
+    this.#fenceKnew.length = 0;
     this.initFence.fill(0);
     this.#ctaStarts.push(base);
     this.#ctaLabels.push(label);
@@ -867,10 +868,53 @@ export class RaceTracker {
     for (const r of this.#rel) r?.fill(0);
   }
 
-  /** fence.proxy.async by `t`: its earlier generic-proxy writes are visible to the async proxy. */
+  /**
+   * Per thread: at its last fence.proxy.async, the highest clock of each thread ordered before
+   * it (what `ordered(u, c, t)` held then), or undefined before its first fence in this CTA.
+   */
+  readonly #fenceKnew: (Int32Array | undefined)[] = [];
+
+  /**
+   * fence.proxy.async by `t`: every generic-proxy write ordered before it (its own, and other
+   * threads' it synchronized with) is ordered for the async proxy after it.
+   */
   onProxyFence(t: number): void {
+    const T = this.threads;
+    const knew = (this.#fenceKnew[t] ??= new Int32Array(T));
+    const K = this.K;
+    const row = t * T;
+    const warp = t >> 5;
+    for (let u = 0; u < T; u++) {
+      let c = this.floor[u]!;
+      if (u >> 5 === warp && this.wfloor[u]! > c) c = this.wfloor[u]!;
+      if (K !== null && K[row + u]! > c) c = K[row + u]!;
+      knew[u] = c;
+    }
+    knew[t] = this.clock[t]!;
     this.proxyFence[t] = this.clock[t]!;
     this.clock[t]!++;
+  }
+
+  /**
+   * Is the generic-proxy write (packed `w`, clock `c`) ordered for the async proxy before thread
+   * `t`'s current point? It is when a fence.proxy.async lies on a causality path from the write
+   * to `t` (PTX ISA, Memory Consistency Model: proxy-preserved base causality order, "a proxy
+   * fence along the base causality path from X to Y"): its writer's fence after it, `t`'s own
+   * fence after `t` synchronized with the writer (write, cta_sync, then the issuing thread
+   * fences), or a third thread's such fence ordered before `t`.
+   */
+  #fencedFor(w: number, c: number, t: number): boolean {
+    const u = w & THREAD_MASK;
+    if (c <= this.proxyFence[u]!) return true;
+    const own = this.#fenceKnew[t];
+    if (own !== undefined && c <= own[u]!) return true;
+    const all = this.#fenceKnew;
+    for (let f = 0; f < all.length; f++) {
+      const knew = all[f];
+      if (f === t || knew === undefined || c > knew[u]!) continue;
+      if (this.ordered(f, this.proxyFence[f]!, t)) return true;
+    }
+    return false;
   }
 
   /** fence.mbarrier_init by `t`: its earlier mbarrier.init are visible to the async proxy. */
@@ -880,23 +924,30 @@ export class RaceTracker {
   }
 
   /**
-   * The first shared byte of [a, a + n) whose last write was a generic-proxy write not followed by
-   * a fence.proxy.async of its writer (-1 when none).
+   * The first shared byte of [a, a + n) whose last write was a generic-proxy write with no
+   * fence.proxy.async between it and thread `t`'s async-proxy access (see #fencedFor; -1 when
+   * none).
    */
-  unfenced(a: number, n: number): number {
+  unfenced(a: number, n: number, t: number): number {
     const u = this.uniformAt(a, n);
     if (u !== undefined) {
       const w = u.wr;
-      return w >= 0 && u.wc >= this.ctaBase && u.wc > this.proxyFence[w & THREAD_MASK]! ? a : -1;
+      return w >= 0 && u.wc >= this.ctaBase && !this.#fencedFor(w, u.wc, t) ? a : -1;
     }
     this.materialise(a, n);
     const wr = this.wr;
     const wc = this.wc;
+    // Bytes of one write come in runs with one outcome.
+    let pw = -2;
+    let pc = 0;
     for (let b = a; b < a + n; b++) {
       const w = wr[b]!;
       if (w < 0) continue;
       const c = wc[b]!;
-      if (c >= this.ctaBase && c > this.proxyFence[w & THREAD_MASK]!) return b;
+      if (w === pw && c === pc) continue;
+      pw = w;
+      pc = c;
+      if (c >= this.ctaBase && !this.#fencedFor(w, c, t)) return b;
     }
     return -1;
   }
