@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { verify, type TirxError } from "@tirx-ts/core";
+import { verify, type KernelArg, type PrimFunc, type TirxError } from "@tirx-ts/core";
 import { T } from "@tirx-ts/dsl";
 import { runSim, simTensor, simZeros } from "@tirx-ts/runtime-sim";
 import { lineOf, simCollect, simThrows } from "./helpers.js";
@@ -343,6 +343,30 @@ describe("leftovers at CTA exit (TX6017)", () => {
 describe("atomics race with unordered plain accesses, whatever atomics come between", () => {
   // PTX ISA, Memory Consistency Model: atom/red are morally strong, ld/st are not; so atomics
   // never race with each other but do with every unordered plain access of their bytes.
+  const seeds = [0, 1, 2, 3];
+  const runs = (k: PrimFunc, args: () => KernelArg[]) =>
+    seeds.map((simSeed) => runSim(verify(k), args(), { hazards: "collect", simSeed }).reports);
+  /**
+   * Under every schedule the race between the lines of `x` and `y` is reported, from whichever
+   * side ran second; with seed 0 (lockstep) it is `code` at `x` with the note at `y`.
+   */
+  function expectRace(k: PrimFunc, args: () => KernelArg[], code: string, x: string, y: string) {
+    const lines = [lineOf(here, x), lineOf(here, y)].sort();
+    runs(k, args).forEach((r, seed) => {
+      const pair = r.filter(
+        (e) =>
+          ["TX6003", "TX6013", "TX6014"].includes(e.code) &&
+          [e.span?.line, e.notes[0]?.span?.line].sort().join() === lines.join(),
+      );
+      expect(pair.length, `seed ${seed}`).toBeGreaterThan(0);
+    });
+    const e = simThrows(k, args(), { simSeed: 0 });
+    expectBoth(e, code, x, y);
+    return e;
+  }
+  const clean = (k: PrimFunc, args: () => KernelArg[]) =>
+    runs(k, args).forEach((r, seed) => expect(r, `seed ${seed}`).toEqual([]));
+
   const initThenAdd = (space: "shared" | "global", sync: boolean) =>
     T.function("init_then_add", { B: T.Tensor([2], "int32") }, ({ B }) => {
       T.device_entry({ launch: T.cuda.LaunchConfig({ grid: 1, block: 64 }) });
@@ -357,10 +381,10 @@ describe("atomics race with unordered plain accesses, whatever atomics come betw
     });
 
   it("a plain write, then the writer's own atomic, then other threads' atomics: TX6014", () => {
+    const args = () => [simZeros([2], "int32")];
     for (const space of ["shared", "global"] as const) {
-      expect(simCollect(initThenAdd(space, true), [simZeros([2], "int32")]), space).toEqual([]);
-      const e = simThrows(initThenAdd(space, false), [simZeros([2], "int32")]);
-      expectBoth(e, "TX6014", "// @at-add", "// @at-init");
+      clean(initThenAdd(space, true), args);
+      const e = expectRace(initThenAdd(space, false), args, "TX6014", "// @at-add", "// @at-init");
       expect(e.message).toMatch(
         /thread \(1, 0, 0\) .* atomically updates .* thread \(0, 0, 0\) wrote/,
       );
@@ -379,13 +403,9 @@ describe("atomics race with unordered plain accesses, whatever atomics come betw
         if (sync) T.cuda.cta_sync();
         T.cuda.red_add(s.ptr([0]), 1); // @at-add2
       });
-    expect(simCollect(k(true), [simZeros([1], "int32")])).toEqual([]);
-    expectBoth(
-      simThrows(k(false), [simZeros([1], "int32")]),
-      "TX6013",
-      "// @at-add2",
-      "// @at-read",
-    );
+    const args = () => [simZeros([1], "int32")];
+    clean(k(true), args);
+    expectRace(k(false), args, "TX6013", "// @at-add2", "// @at-read");
   });
 
   it("a plain read ordered after one warp's atomics but not another's: TX6003", () => {
@@ -403,9 +423,9 @@ describe("atomics race with unordered plain accesses, whatever atomics come betw
         else T.if_(tid.ge(32), () => T.cuda.bar_sync(1, 64));
         T.if_(tid.eq(64), () => B.set([0], s.get([0]))); // @at-partial
       });
-    expect(simCollect(k(true), [simZeros([1], "int32")])).toEqual([]);
-    const e = simThrows(k(false), [simZeros([1], "int32")]);
-    expectBoth(e, "TX6003", "// @at-partial", "// @at-warp0");
+    const args = () => [simZeros([1], "int32")];
+    clean(k(true), args);
+    const e = expectRace(k(false), args, "TX6003", "// @at-partial", "// @at-warp0");
     expect(e.message).toMatch(/thread \(64, 0, 0\) .* reads .* which thread \(\d, 0, 0\) wrote/);
   });
 
@@ -423,10 +443,11 @@ describe("atomics race with unordered plain accesses, whatever atomics come betw
     );
     // CTA (1, 0, 0)'s atomics come after CTA (0, 0, 0)'s read (TX6013, found before too); its
     // own read comes after its own atomics, ordered by cta_sync, and CTA (0, 0, 0)'s, unordered.
-    const r = simCollect(k, [simZeros([1], "int32"), simZeros([2], "int32")]);
-    const e = r.find((x) => x.code === "TX6003")!;
-    expectBoth(e, "TX6003", "// @at-grid-read", "// @at-grid-add");
-    expect(e.message).toMatch(/of CTA \(1, 0, 0\) reads global "C" .* of CTA \(0, 0, 0\) wrote/);
+    for (const r of runs(k, () => [simZeros([1], "int32"), simZeros([2], "int32")])) {
+      const e = r.find((x) => x.code === "TX6003")!;
+      expectBoth(e, "TX6003", "// @at-grid-read", "// @at-grid-add");
+      expect(e.message).toMatch(/of CTA \(1, 0, 0\) reads global "C" .* of CTA \(0, 0, 0\) wrote/);
+    }
   });
 });
 
