@@ -519,3 +519,54 @@ describe("a fence.proxy.async anywhere on the path from a generic write to the a
     expect(e.message).toMatch(/which thread \(1, 0, 0\) wrote through the generic proxy/);
   });
 });
+
+describe("generic-proxy writes of global memory read by the async proxy in the same launch", () => {
+  // PTX ISA, fence.proxy.async: crossing proxies needs a proxy fence of the state space
+  // (fence.proxy.async.global for global memory); T.ptx.fence.proxy_async is the shared::cta one.
+  const produceThenLoad = (by: "generic" | "bulk") =>
+    T.function(
+      "produce_then_load",
+      { A: T.Tensor([32], "float32"), G: T.Tensor([32], "float32"), B: T.Tensor([32], "float32") },
+      ({ A, G, B }) => {
+        T.device_entry({ launch: T.cuda.LaunchConfig({ grid: 1, block: 32 }) });
+        const tid = T.cuda.thread_idx("x");
+        const s = T.alloc_shared([32], "float32");
+        const t = T.alloc_shared([32], "float32");
+        const bar = T.alloc_shared([1], "uint64");
+        T.if_(tid.eq(0), () => {
+          T.ptx.mbarrier.init(bar.sub(0), 1);
+          T.ptx.fence.mbarrier_init();
+        });
+        if (by === "generic")
+          G.set([tid], A.get([tid]).mul(2)); // @gp-write
+        else {
+          t.set([tid], A.get([tid]).mul(2));
+          T.ptx.fence.proxy_async();
+        }
+        T.cuda.cta_sync();
+        T.if_(tid.eq(0), () => {
+          if (by === "bulk") {
+            T.cuda.tile.apply(store, G, t, { chunk_bytes: 128 });
+            T.ptx.cp.async_.bulk.commit_group();
+            T.ptx.cp.async_.bulk.wait_group(0);
+          }
+          T.ptx.mbarrier.arrive.expect_tx(bar.sub(0), 128);
+          T.cuda.tile.apply(load, s, G, { chunk_bytes: 128, mbar: bar.sub(0) }); // @gp-load
+        });
+        T.ptx.mbarrier.try_wait(bar.sub(0), 0);
+        B.set([tid], s.get([tid]));
+      },
+    );
+  const args = () => [f32(32), simZeros([32], "float32"), simZeros([32], "float32")];
+
+  it("a bulk load of global bytes this CTA stored with st.global: TX6015; after a bulk store: none", () => {
+    const b = simZeros([32], "float32");
+    expect(simCollect(produceThenLoad("bulk"), [f32(32), simZeros([32], "float32"), b])).toEqual(
+      [],
+    );
+    expect((b.toArray() as Float32Array)[5]).toBe(11);
+    const e = simThrows(produceThenLoad("generic"), args());
+    expectBoth(e, "TX6015", "// @gp-load", "// @gp-write");
+    expect(e.message).toMatch(/reading global "G" byte 0, which thread \(0, 0, 0\) wrote through/);
+  });
+});

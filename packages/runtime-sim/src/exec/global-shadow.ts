@@ -173,6 +173,35 @@ export function recordGlobalAtomic(
   }
 }
 
+/**
+ * The first byte of [a, a + n) of the tensor whose last write was a generic-proxy write of this
+ * launch by the running CTA (a site `isAsync` does not name), as `{ b, w }`; undefined when none.
+ * Writes of other CTAs are races already (TX6003), those of earlier launches are ordered.
+ */
+export function genericWriteIn(
+  races: RaceTracker,
+  meta: GlobalMeta,
+  a: number,
+  n: number,
+  isAsync: (site: number) => boolean,
+): { b: number; w: number } | undefined {
+  if (!meta.writer) return undefined;
+  materialiseGlobal(meta, a, n);
+  const wr = meta.writer;
+  const ep = meta.epoch!;
+  let pw = -2;
+  let pc = 0;
+  for (let b = a, e = a + n; b < e; b++) {
+    const w = wr[b]!;
+    const c = ep[b]!;
+    if (w < 0 || (w === pw && c === pc)) continue;
+    pw = w;
+    pc = c;
+    if (c >= races.ctaBase && !isAsync(w >> THREAD_BITS)) return { b, w };
+  }
+  return undefined;
+}
+
 /** Record writer `w` at clock `c` for bytes [a, a + n). */
 export function recordGlobalWrite(
   meta: GlobalMeta,
