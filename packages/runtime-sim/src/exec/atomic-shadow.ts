@@ -27,8 +27,13 @@ import type { RaceHit, RaceTracker } from "./races.js";
 export class AtomicShadow {
   /** Byte → `[packed, clock]` of the plain write an atomic's record replaced. */
   readonly plain = new Map<number, number[]>();
-  /** Byte → flat `[packed, clock, ...]` of atomics concurrent with a later atomic of the byte. */
+  /**
+   * First byte of a run → flat `[packed, clock, end, ...]` of atomics concurrent with a later
+   * atomic of the bytes [first, end) (an atomic's element: at most MAX_ATOMIC bytes).
+   */
   readonly more = new Map<number, number[]>();
+  /** Per key of `more`: its list's length after its last pruning. */
+  readonly #kept = new Map<number, number>();
 
   get size(): number {
     return this.plain.size + this.more.size;
@@ -37,15 +42,17 @@ export class AtomicShadow {
   clear(): void {
     this.plain.clear();
     this.more.clear();
+    this.#kept.clear();
   }
 
   /**
-   * Thread `t`'s atomic replaces the writer record (`w`, `c`) of byte `b`: keep a plain write
-   * (as `plain`), or an atomic not ordered before `t` (in `more`).
+   * Thread `t`'s atomic replaces the writer record (`w`, `c`) of bytes [b, e): keep a plain
+   * write (as `plain`, per byte), or an atomic not ordered before `t` (in `more`, at `b`).
    */
   displaced(
     races: RaceTracker,
     b: number,
+    e: number,
     w: number,
     c: number,
     t: number,
@@ -54,34 +61,43 @@ export class AtomicShadow {
     // Never written in this launch, an earlier launch, or the async proxy (stamp 0): ordered.
     if (w < 0 || c < races.launchBase) return;
     if (!isAtomic(w >> THREAD_BITS)) {
-      this.plain.set(b, [w, c]);
+      for (let i = b; i < e; i++) this.plain.set(i, [w, c]);
       return;
     }
     if (races.ordered(w & THREAD_MASK, c, t)) return;
     const list = this.more.get(b);
     if (!list) {
-      this.more.set(b, [w, c]);
+      this.more.set(b, [w, c, e]);
       return;
     }
-    const other = races.otherCta(c);
-    let kept = 0;
-    let otherKept = false;
-    for (let i = 0; i < list.length; i += 2) {
-      const q = list[i]!;
-      const qc = list[i + 1]!;
-      if (races.ordered(q & THREAD_MASK, qc, t)) continue;
-      if (races.otherCta(qc)) otherKept = true;
-      list[kept++] = q;
-      list[kept++] = qc;
-    }
-    list.length = kept;
-    if (!(other && otherKept)) list.push(w, c);
+    list.push(w, c, e);
+    // Prune when the list doubled since its last pruning (amortised O(1) per atomic; a hot
+    // counter's list stays within twice the entries that are not ordered before the thread).
+    if (list.length >= 2 * (this.#kept.get(b) ?? 24)) this.#kept.set(b, prune(races, list, t));
   }
 
   /** Forget bytes [a, a + n): a plain write (ordered after them, or reported) replaced them. */
   drop(a: number, n: number): void {
-    drop(this.plain, a, n);
-    drop(this.more, a, n);
+    const plain = this.plain;
+    if (plain.size > 0) for (let b = a; b < a + n; b++) plain.delete(b);
+    const more = this.more;
+    if (more.size === 0) return;
+    for (let k = a; k < a + n; k++) {
+      const list = more.get(k);
+      if (!list) continue;
+      let kept = 0;
+      for (let i = 0; i < list.length; i += 3) {
+        if (list[i + 2]! <= a + n) continue;
+        list[kept++] = list[i]!;
+        list[kept++] = list[i + 1]!;
+        list[kept++] = list[i + 2]!;
+      }
+      list.length = kept;
+      if (kept === 0) {
+        more.delete(k);
+        this.#kept.delete(k);
+      }
+    }
   }
 
   /** For an atomic of thread `t` on [a, a + n): the first replaced plain write not ordered before it. */
@@ -97,11 +113,11 @@ export class AtomicShadow {
   /** For a plain access of thread `t` to [a, a + n): the first atomic in `more` not ordered before it. */
   moreHit(races: RaceTracker, a: number, n: number, t: number): RaceHit | undefined {
     if (this.more.size === 0) return undefined;
-    for (let b = a; b < a + n; b++) {
-      const list = this.more.get(b);
+    for (let k = a - MAX_ATOMIC + 1; k < a + n; k++) {
+      const list = this.more.get(k);
       if (!list) continue;
-      for (let i = 0; i < list.length; i += 2) {
-        if (!ordered(races, list[i]!, list[i + 1]!, t)) {
+      for (let i = 0; i < list.length; i += 3) {
+        if (list[i + 2]! > a && !ordered(races, list[i]!, list[i + 1]!, t)) {
           return { other: list[i]!, clock: list[i + 1]! };
         }
       }
@@ -110,16 +126,54 @@ export class AtomicShadow {
   }
 }
 
+/** The widest atomic's bytes (atom.u64). */
+const MAX_ATOMIC = 8;
+
+/**
+ * Run `f` over the runs of equal records (`wr`, `wc`) over bytes [a, a + n) (the bytes of one
+ * earlier write come in runs).
+ */
+export function eachRun(
+  wr: Int32Array,
+  wc: Int32Array,
+  a: number,
+  n: number,
+  f: (b: number, e: number, w: number, c: number) => void,
+): void {
+  let s = a;
+  for (let b = a + 1; b <= a + n; b++) {
+    if (b === a + n || wr[b] !== wr[s] || wc[b] !== wc[s]) {
+      f(s, b, wr[s]!, wc[s]!);
+      s = b;
+    }
+  }
+}
+
 /** Is the access packed as `w` at clock `c` ordered before thread `t`'s current point? */
 function ordered(races: RaceTracker, w: number, c: number, t: number): boolean {
   return races.ordered(w & THREAD_MASK, c, t);
 }
 
-function drop(map: Map<number, number[]>, a: number, n: number): void {
-  if (map.size === 0) return;
-  if (n <= map.size) {
-    for (let b = a; b < a + n; b++) map.delete(b);
-  } else {
-    for (const b of map.keys()) if (b >= a && b < a + n) map.delete(b);
+/**
+ * Drop the entries of `list` ordered before thread `t` (its atomic stands for them) and all but
+ * one entry of other CTAs (every one is unordered with every thread of this CTA); returns the
+ * new length.
+ */
+function prune(races: RaceTracker, list: number[], t: number): number {
+  let kept = 0;
+  let otherKept = false;
+  for (let i = 0; i < list.length; i += 3) {
+    const q = list[i]!;
+    const qc = list[i + 1]!;
+    if (races.ordered(q & THREAD_MASK, qc, t)) continue;
+    if (races.otherCta(qc)) {
+      if (otherKept) continue;
+      otherKept = true;
+    }
+    list[kept++] = q;
+    list[kept++] = qc;
+    list[kept++] = list[i + 2]!;
   }
+  list.length = kept;
+  return kept;
 }

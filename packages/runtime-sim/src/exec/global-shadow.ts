@@ -1,7 +1,7 @@
 import type { GlobalMeta } from "../tensor.js";
 import type { RaceHit, RaceTracker } from "./races.js";
 import { UNIFORM_MIN } from "./races.js";
-import { AtomicShadow } from "./atomic-shadow.js";
+import { AtomicShadow, eachRun } from "./atomic-shadow.js";
 import { THREAD_BITS, THREAD_MASK } from "./machine.js";
 
 /**
@@ -166,11 +166,9 @@ export function recordGlobalAtomic(
   const wr = meta.writer!;
   const ep = meta.epoch!;
   const c = races.clock[t]!;
-  for (let b = a, e = a + n; b < e; b++) {
-    sh.displaced(races, b, wr[b]!, ep[b]!, t, isAtomic);
-    wr[b] = w;
-    ep[b] = c;
-  }
+  eachRun(wr, ep, a, n, (b, e, pw, pc) => sh.displaced(races, b, e, pw, pc, t, isAtomic));
+  wr.fill(w, a, a + n);
+  ep.fill(c, a, a + n);
 }
 
 /**

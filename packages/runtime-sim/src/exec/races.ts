@@ -52,7 +52,7 @@
  * named barriers and partial-warp collectives O(participants × threads); mbarrier arrive and
  * successful try_wait O(threads) once K exists.
  */
-import { AtomicShadow } from "./atomic-shadow.js";
+import { AtomicShadow, eachRun } from "./atomic-shadow.js";
 import { THREAD_BITS, THREAD_MASK } from "./machine.js";
 
 /**
@@ -603,11 +603,11 @@ export class RaceTracker {
     this.touch(a, a + n);
     const wr = this.wr;
     const wc = this.wc;
-    for (let b = a, e = a + n; b < e; b++) {
-      this.atomics.displaced(this, b, wr[b]!, wc[b]!, t, isAtomic);
-      wr[b] = w;
-      wc[b] = now;
-    }
+    eachRun(wr, wc, a, n, (b, e, pw, pc) =>
+      this.atomics.displaced(this, b, e, pw, pc, t, isAtomic),
+    );
+    wr.fill(w, a, a + n);
+    wc.fill(now, a, a + n);
   }
 
   /** Record thread `t`'s write of [a, a + n) at `site` as of now (readers of the phase end). */
