@@ -19,10 +19,10 @@ import type { RaceHit, RaceTracker } from "./races.js";
  *   an atomic that a concurrent atomic pushes out of the writer record moves to `more`, so a
  *   plain access ordered after one of them but not another is still a race.
  * Atomic writes leave the byte's readers in place (a plain read races with any later unordered
- * atomic, whichever atomics came between). `more` drops, when an atomic is pushed in, the
- * entries ordered before its thread (the newer atomic stands for them) and keeps one entry of
- * other CTAs (all of them are unordered with every thread of this CTA), so it holds at most one
- * entry per thread of the CTA plus one.
+ * atomic, whichever atomics came between). Each time a list of `more` doubles it drops the
+ * entries ordered before the thread pushing (its atomic stands for them) and all but one entry
+ * of other CTAs (all of them are unordered with every thread of this CTA), so it stays within
+ * about twice one entry per thread of the CTA, at amortised O(1) per atomic.
  */
 export class AtomicShadow {
   /** Byte → `[packed, clock]` of the plain write an atomic's record replaced. */
