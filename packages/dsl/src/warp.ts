@@ -120,8 +120,9 @@ function linearTid(): PrimExpr {
  *   1. `w = warp_reduce(value, op, 32)` in every warp;
  *   2. lane 0 of warp i stores `scratch[i] = w`;
  *   3. `cta_sync`;
- *   4. warp 0: `r = warp_reduce(scratch[lane % num_warps], op, num_warps)`; lane 0 stores
- *      `scratch[0] = r`;
+ *   4. warp 0: `r = warp_reduce(scratch[lane % num_warps], op, num_warps)`; `__syncwarp()`
+ *      (the shuffles order no memory, and lane 0 overwrites a partial other lanes read);
+ *      lane 0 stores `scratch[0] = r`;
  *   5. `cta_sync`;
  *   6. every thread reads `scratch[0]`.
  * With `num_warps == 1` it is `warp_reduce(value, op, 32)` and `scratch` is not touched.
@@ -185,6 +186,9 @@ export function cta_reduce(
       "cta_total",
       callValueOp(`warp_${kind}`, [flat.get([lane.bitand(num_warps - 1)]), num_warps], span),
     );
+    // Lane 0 overwrites a partial other lanes of warp 0 read: only bar.warp.sync orders those
+    // reads before the write (shfl.sync orders no memory; PTX ISA, bar.warp.sync).
+    callStmtOp("bar.warp.sync", [FULL], span);
     if_(lane.eq(0), () => flat.set([0], r));
   });
   cta_sync();

@@ -14,6 +14,7 @@ import { sim, type SimDevice } from "./device.js";
 
 /** The byte a `simEmpty` tensor and a CTA's shared memory start as (0xff: NaN in every float). */
 import type { GlobalEntry } from "./exec/global-shadow.js";
+import type { AtomicShadow } from "./exec/atomic-shadow.js";
 
 export const POISON_BYTE = 0xff;
 
@@ -53,6 +54,8 @@ export interface GlobalMeta {
    * (flat `[packed, clock, ...]`), so write-after-read stays complete with many readers.
    */
   more?: Map<number, number[]>;
+  /** Atomic records beyond `writer` (exec/atomic-shadow.ts), from the launch's first atomic. */
+  atomics?: AtomicShadow;
   /** The bytes [readLo, readHi) hold every read recorded in this launch (empty: none). */
   readLo?: number;
   readHi?: number;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { verify, type TirxError } from "@tirx-ts/core";
+import { verify, type KernelArg, type PrimFunc, type TirxError } from "@tirx-ts/core";
 import { T } from "@tirx-ts/dsl";
 import { runSim, simTensor, simZeros } from "@tirx-ts/runtime-sim";
 import { lineOf, simCollect, simThrows } from "./helpers.js";
@@ -337,5 +337,236 @@ describe("leftovers at CTA exit (TX6017)", () => {
     const e = simThrows(k, [simZeros([1], "float32")]);
     expect([e.code, e.span?.line]).toEqual(["TX6017", lineOf(here, "// @left-init")]);
     expect(e.message).toMatch(/64 transaction bytes/);
+  });
+});
+
+describe("atomics race with unordered plain accesses, whatever atomics come between", () => {
+  // PTX ISA, Memory Consistency Model: atom/red are morally strong, ld/st are not; so atomics
+  // never race with each other but do with every unordered plain access of their bytes.
+  const seeds = [0, 1, 2, 3];
+  const runs = (k: PrimFunc, args: () => KernelArg[]) =>
+    seeds.map((simSeed) => runSim(verify(k), args(), { hazards: "collect", simSeed }).reports);
+  /**
+   * Under every schedule the race between the lines of `x` and `y` is reported, from whichever
+   * side ran second; with seed 0 (lockstep) it is `code` at `x` with the note at `y`.
+   */
+  function expectRace(k: PrimFunc, args: () => KernelArg[], code: string, x: string, y: string) {
+    const lines = [lineOf(here, x), lineOf(here, y)].sort();
+    runs(k, args).forEach((r, seed) => {
+      const pair = r.filter(
+        (e) =>
+          ["TX6003", "TX6013", "TX6014"].includes(e.code) &&
+          [e.span?.line, e.notes[0]?.span?.line].sort().join() === lines.join(),
+      );
+      expect(pair.length, `seed ${seed}`).toBeGreaterThan(0);
+    });
+    const e = simThrows(k, args(), { simSeed: 0 });
+    expectBoth(e, code, x, y);
+    return e;
+  }
+  const clean = (k: PrimFunc, args: () => KernelArg[]) =>
+    runs(k, args).forEach((r, seed) => expect(r, `seed ${seed}`).toEqual([]));
+
+  const initThenAdd = (space: "shared" | "global", sync: boolean) =>
+    T.function("init_then_add", { B: T.Tensor([2], "int32") }, ({ B }) => {
+      T.device_entry({ launch: T.cuda.LaunchConfig({ grid: 1, block: 64 }) });
+      const tid = T.cuda.thread_idx("x");
+      const s = T.alloc_shared([1], "int32");
+      const c = space === "shared" ? s : B;
+      T.if_(tid.eq(0), () => c.set([0], 0)); // @at-init
+      if (sync) T.cuda.cta_sync();
+      T.cuda.red_add(c.ptr([0]), 1); // @at-add
+      T.cuda.cta_sync();
+      T.if_(tid.eq(0), () => B.set([1], c.get([0])));
+    });
+
+  it("a plain write, then the writer's own atomic, then other threads' atomics: TX6014", () => {
+    const args = () => [simZeros([2], "int32")];
+    for (const space of ["shared", "global"] as const) {
+      clean(initThenAdd(space, true), args);
+      const e = expectRace(initThenAdd(space, false), args, "TX6014", "// @at-add", "// @at-init");
+      expect(e.message).toMatch(
+        /thread \(1, 0, 0\) .* atomically updates .* thread \(0, 0, 0\) wrote/,
+      );
+    }
+  });
+
+  it("a plain read, then the reader's own atomic, then another thread's atomic: TX6013", () => {
+    const k = (sync: boolean) =>
+      T.function("read_then_add", { B: T.Tensor([1], "int32") }, ({ B }) => {
+        T.device_entry({ launch: T.cuda.LaunchConfig({ grid: 1, block: 64 }) });
+        const tid = T.cuda.thread_idx("x");
+        const s = T.alloc_shared([1], "int32");
+        T.if_(tid.eq(0), () => s.set([0], 0));
+        T.cuda.cta_sync();
+        T.if_(tid.eq(0), () => B.set([0], s.get([0]))); // @at-read
+        if (sync) T.cuda.cta_sync();
+        T.cuda.red_add(s.ptr([0]), 1); // @at-add2
+      });
+    const args = () => [simZeros([1], "int32")];
+    clean(k(true), args);
+    expectRace(k(false), args, "TX6013", "// @at-add2", "// @at-read");
+  });
+
+  it("a plain read ordered after one warp's atomics but not another's: TX6003", () => {
+    // Warps 0 and 1 add; warps 1 and 2 meet at named barrier 1; warp 2 then reads the counter,
+    // ordered after warp 1's atomics but not warp 0's.
+    const k = (all: boolean) =>
+      T.function("partial_order", { B: T.Tensor([1], "int32") }, ({ B }) => {
+        T.device_entry({ launch: T.cuda.LaunchConfig({ grid: 1, block: 96 }) });
+        const tid = T.cuda.thread_idx("x");
+        const s = T.alloc_shared([1], "int32");
+        T.if_(tid.eq(0), () => s.set([0], 0));
+        T.cuda.cta_sync();
+        T.if_(tid.lt(64), () => T.cuda.red_add(s.ptr([0]), 1)); // @at-warp0
+        if (all) T.cuda.cta_sync();
+        else T.if_(tid.ge(32), () => T.cuda.bar_sync(1, 64));
+        T.if_(tid.eq(64), () => B.set([0], s.get([0]))); // @at-partial
+      });
+    const args = () => [simZeros([1], "int32")];
+    clean(k(true), args);
+    const e = expectRace(k(false), args, "TX6003", "// @at-partial", "// @at-warp0");
+    expect(e.message).toMatch(/thread \(64, 0, 0\) .* reads .* which thread \(\d, 0, 0\) wrote/);
+  });
+
+  it("a global counter other CTAs add to, read plainly after this CTA's own atomics: TX6003", () => {
+    const k = T.function(
+      "grid_counter",
+      { C: T.Tensor([1], "int32"), B: T.Tensor([2], "int32") },
+      ({ C, B }) => {
+        T.device_entry({ launch: T.cuda.LaunchConfig({ grid: 2, block: 32 }) });
+        const tid = T.cuda.thread_idx("x");
+        T.cuda.red_add(C.ptr([0]), 1); // @at-grid-add
+        T.cuda.cta_sync();
+        T.if_(tid.eq(0), () => B.set([T.cuda.block_idx("x")], C.get([0]))); // @at-grid-read
+      },
+    );
+    // CTA (1, 0, 0)'s atomics come after CTA (0, 0, 0)'s read (TX6013, found before too); its
+    // own read comes after its own atomics, ordered by cta_sync, and CTA (0, 0, 0)'s, unordered.
+    for (const r of runs(k, () => [simZeros([1], "int32"), simZeros([2], "int32")])) {
+      const e = r.find((x) => x.code === "TX6003")!;
+      expectBoth(e, "TX6003", "// @at-grid-read", "// @at-grid-add");
+      expect(e.message).toMatch(/of CTA \(1, 0, 0\) reads global "C" .* of CTA \(0, 0, 0\) wrote/);
+    }
+  });
+});
+
+describe("only __syncwarp orders memory among the lanes of a warp", () => {
+  // PTX ISA, bar.warp.sync: "also guarantee memory ordering among threads participating in
+  // barrier"; shfl.sync, vote.sync and redux.sync only wait for the lanes of their mask, and
+  // activemask does not wait at all: none of them orders a lane's store before another's load.
+  const viaCollective = (sync: "syncwarp" | "shfl" | "ballot" | "activemask") =>
+    T.function("via_collective", { B: T.Tensor([32], "uint32") }, ({ B }) => {
+      T.device_entry({ launch: T.cuda.LaunchConfig({ grid: 1, block: 32 }) });
+      const tid = T.cuda.thread_idx("x");
+      const s = T.alloc_shared([32], "uint32");
+      s.set([tid], tid.cast("uint32")); // @coll-w
+      let x = T.uint32(0);
+      if (sync === "syncwarp") T.cuda.__syncwarp();
+      else if (sync === "shfl") x = T.cuda.__shfl_sync(0xffffffff, tid, 0).cast("uint32");
+      else if (sync === "ballot") x = T.cuda.__ballot_sync(0xffffffff, tid.lt(16));
+      else x = T.cuda.__activemask();
+      B.set([tid], s.get([T.sub(31, tid)]).add(x)); // @coll-r
+    });
+
+  it("a lane reads another lane's store after shfl.sync, vote.sync or activemask: TX6003", () => {
+    expect(simCollect(viaCollective("syncwarp"), [simZeros([32], "uint32")])).toEqual([]);
+    for (const sync of ["shfl", "ballot", "activemask"] as const) {
+      const e = simThrows(viaCollective(sync), [simZeros([32], "uint32")]);
+      expectBoth(e, "TX6003", "// @coll-r", "// @coll-w");
+      expect(e.message, sync).toMatch(/reads shared .* which thread \(\d+, 0, 0\) wrote/);
+    }
+  });
+});
+
+describe("a fence.proxy.async anywhere on the path from a generic write to the async-proxy read", () => {
+  // PTX ISA, Memory Consistency Model (proxy-preserved base causality order): the proxy fence
+  // must lie along the causality path from the write to the async-proxy access, not in the
+  // writer's thread: "write; cta_sync; the issuing thread fences; bulk store" is correct.
+  const fenceAfterSync = (who: "issuer-after" | "issuer-before" | "third") =>
+    T.function("fence_after_sync", { B: T.Tensor([32], "int32") }, ({ B }) => {
+      T.device_entry({ launch: T.cuda.LaunchConfig({ grid: 1, block: 32 }) });
+      const tid = T.cuda.thread_idx("x");
+      const s = T.alloc_shared([32], "int32");
+      s.set([tid], tid); // @pf-write
+      if (who === "issuer-before") T.if_(tid.eq(0), () => T.ptx.fence.proxy_async());
+      T.cuda.cta_sync();
+      if (who === "third") {
+        T.if_(tid.eq(5), () => T.ptx.fence.proxy_async());
+        T.cuda.cta_sync();
+      }
+      T.if_(tid.eq(0), () => {
+        if (who === "issuer-after") T.ptx.fence.proxy_async();
+        T.cuda.tile.apply(store, B, s, { chunk_bytes: 128 }); // @pf-bulk
+        T.ptx.cp.async_.bulk.commit_group();
+        T.ptx.cp.async_.bulk.wait_group(0);
+      });
+    });
+
+  it("the issuing thread's fence after the cta_sync, or another thread's ordered before it, is enough", () => {
+    for (const who of ["issuer-after", "third"] as const) {
+      const b = simZeros([32], "int32");
+      expect(simCollect(fenceAfterSync(who), [b]), who).toEqual([]);
+      expect(Array.from(b.toArray() as Int32Array)).toEqual(
+        Array.from({ length: 32 }, (_, i) => i),
+      );
+    }
+  });
+
+  it("a fence before the cta_sync orders only its own thread's writes: TX6015", () => {
+    const e = simThrows(fenceAfterSync("issuer-before"), [simZeros([32], "int32")]);
+    expectBoth(e, "TX6015", "// @pf-bulk", "// @pf-write");
+    expect(e.message).toMatch(/which thread \(1, 0, 0\) wrote through the generic proxy/);
+  });
+});
+
+describe("generic-proxy writes of global memory read by the async proxy in the same launch", () => {
+  // PTX ISA, fence.proxy.async: crossing proxies needs a proxy fence of the state space
+  // (fence.proxy.async.global for global memory); T.ptx.fence.proxy_async is the shared::cta one.
+  const produceThenLoad = (by: "generic" | "bulk") =>
+    T.function(
+      "produce_then_load",
+      { A: T.Tensor([32], "float32"), G: T.Tensor([32], "float32"), B: T.Tensor([32], "float32") },
+      ({ A, G, B }) => {
+        T.device_entry({ launch: T.cuda.LaunchConfig({ grid: 1, block: 32 }) });
+        const tid = T.cuda.thread_idx("x");
+        const s = T.alloc_shared([32], "float32");
+        const t = T.alloc_shared([32], "float32");
+        const bar = T.alloc_shared([1], "uint64");
+        T.if_(tid.eq(0), () => {
+          T.ptx.mbarrier.init(bar.sub(0), 1);
+          T.ptx.fence.mbarrier_init();
+        });
+        if (by === "generic")
+          G.set([tid], A.get([tid]).mul(2)); // @gp-write
+        else {
+          t.set([tid], A.get([tid]).mul(2));
+          T.ptx.fence.proxy_async();
+        }
+        T.cuda.cta_sync();
+        T.if_(tid.eq(0), () => {
+          if (by === "bulk") {
+            T.cuda.tile.apply(store, G, t, { chunk_bytes: 128 });
+            T.ptx.cp.async_.bulk.commit_group();
+            T.ptx.cp.async_.bulk.wait_group(0);
+          }
+          T.ptx.mbarrier.arrive.expect_tx(bar.sub(0), 128);
+          T.cuda.tile.apply(load, s, G, { chunk_bytes: 128, mbar: bar.sub(0) }); // @gp-load
+        });
+        T.ptx.mbarrier.try_wait(bar.sub(0), 0);
+        B.set([tid], s.get([tid]));
+      },
+    );
+  const args = () => [f32(32), simZeros([32], "float32"), simZeros([32], "float32")];
+
+  it("a bulk load of global bytes this CTA stored with st.global: TX6015; after a bulk store: none", () => {
+    const b = simZeros([32], "float32");
+    expect(simCollect(produceThenLoad("bulk"), [f32(32), simZeros([32], "float32"), b])).toEqual(
+      [],
+    );
+    expect((b.toArray() as Float32Array)[5]).toBe(11);
+    const e = simThrows(produceThenLoad("generic"), args());
+    expectBoth(e, "TX6015", "// @gp-load", "// @gp-write");
+    expect(e.message).toMatch(/reading global "G" byte 0, which thread \(0, 0, 0\) wrote through/);
   });
 });

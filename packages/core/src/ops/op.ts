@@ -191,6 +191,14 @@ export type SimSemantics =
       readonly kind: "warp";
       /** Build the per-warp runner for these operand dtypes and result dtype. */
       make(dts: readonly DType[], rt: DType | undefined): (w: WarpCall) => void;
+      /**
+       * True when the instruction orders memory among the lanes that execute it together (the
+       * race tracker's happens-before). Only `bar.warp.sync` does ("bar.warp.sync also
+       * guarantee memory ordering among threads participating in barrier", PTX ISA,
+       * bar.warp.sync); shfl.sync, vote.sync and redux.sync only wait for the lanes of the mask,
+       * and activemask does not even wait, so they order no memory.
+       */
+      readonly ordersMemory?: true;
     }
   | { readonly kind: "machine"; readonly effect: MachineAction }
   | {

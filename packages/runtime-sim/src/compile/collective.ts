@@ -10,6 +10,7 @@ export type CollectiveRun = (lanes: Int32Array, n: number) => void;
  * a statement in lockstep, so before the statement's own closure runs, each collective of the
  * statement runs once per warp over the lanes that execute it (inner collectives first), and
  * leaves each lane's result in `results`; the expression then reads its thread's result.
+ * Only a collective that orders memory (`__syncwarp`) adds happens-before between its lanes.
  */
 export class Collective {
   readonly results: SimValue[];
@@ -25,6 +26,9 @@ export class Collective {
   ) {
     invariant(op.sim.kind === "warp", `${op.name} is not a warp collective`);
     const runWarp = op.sim.make(dts, rt);
+    // Lanes that execute the collective together are ordered by it only when it orders memory
+    // (`__syncwarp`; see the op record's `ordersMemory`).
+    const orders = op.sim.ordersMemory === true;
     const results: SimValue[] = new Array<SimValue>(m.threads).fill(0);
     this.results = results;
     const lanesOf: number[][] = [];
@@ -57,7 +61,7 @@ export class Collective {
         warp = w;
         base = w << 5;
         runWarp(call);
-        m.races.onWarpSync(w, lanesOf[w]!, Math.min(32, m.threads - base));
+        if (orders) m.races.onWarpSync(w, lanesOf[w]!, Math.min(32, m.threads - base));
       }
     };
   }

@@ -266,13 +266,13 @@ export function compileWgmma(
         const a = local + win;
         if (m.track) {
           checkAsyncProxyRead(m, p, a, 2, t, site);
-          const b = m.races.unfenced(a, 2);
+          const b = m.races.unfenced(a, 2, t);
           if (b >= 0) {
             const w = m.shWriter[b]!;
             const u = m.thread(w & THREAD_MASK);
             m.hazard(
               "TX6015",
-              `${op.surface} (async proxy) in warp ${t >> 5} of CTA ${m.cta()} reads shared "${p.name}" byte ${m.ctaLocal(b) - p.base}, which thread ${u} wrote through the generic proxy with no fence.proxy.async (T.ptx.fence.proxy_async) after the write`,
+              `${op.surface} (async proxy) in warp ${t >> 5} of CTA ${m.cta()} reads shared "${p.name}" byte ${m.ctaLocal(b) - p.base}, which thread ${u} wrote through the generic proxy with no fence.proxy.async (T.ptx.fence.proxy_async) between the write and this read (by the writer after it, or by a thread after synchronizing with the writer)`,
               site,
               [{ message: `thread ${u} writes it here`, span: m.sites[w >> THREAD_BITS] }],
             );

@@ -11,7 +11,7 @@ import {
   trackWriters,
 } from "./hazards.js";
 import type { BarBuffer, Mbarriers } from "./mbarrier.js";
-import { checkGlobalWriters, recordGlobalWrite } from "./global-shadow.js";
+import { checkGlobalWriters, genericWriteIn, recordGlobalWrite } from "./global-shadow.js";
 import { firstPendingRead, type GlobalMem } from "./machine.js";
 
 /**
@@ -115,7 +115,10 @@ export class BulkUnit {
     // tens < 0: a TMA out-of-bounds fill (no global read), `fill` repeated over the bytes.
     const gm = tens >= 0 ? m.globals[tens]! : undefined;
     if (m.track) {
-      if (gm) checkGlobalRead(m, gm, src, len, t, site);
+      if (gm) {
+        checkGlobalRead(m, gm, src, len, t, site);
+        if (gm.meta.writer) this.#checkGlobalProxy(m, gm, src, len, t, site);
+      }
       checkAsyncWrite(m, buf, dst, len, t, site, "issues a bulk copy to");
     }
     const id = this.#g2s.length;
@@ -131,6 +134,32 @@ export class BulkUnit {
     if (pr) for (let i = src, e = src + len; i < e; i++) pr[i]!++;
     this.#bars.progress++;
     return id;
+  }
+
+  /**
+   * TX6015 for global memory: the async proxy reads bytes [src, src + len) of `gm` that a thread
+   * of this CTA wrote through the generic proxy in this launch. Crossing proxies needs a proxy
+   * fence of the state space on the way (PTX ISA, fence.proxy.async: "fence.proxy.async.global"
+   * for global memory); the kernel's only proxy fence, fence.proxy.async.shared::cta
+   * (T.ptx.fence.proxy_async), covers shared memory only, so no fence orders such a write.
+   */
+  #checkGlobalProxy(
+    m: Machine,
+    gm: GlobalMem,
+    src: number,
+    len: number,
+    t: number,
+    site: number,
+  ): void {
+    const hit = genericWriteIn(m.races, gm.meta, src, len, (s) => m.asyncWriteSites.has(s));
+    if (!hit) return;
+    const u = m.thread(hit.w & THREAD_MASK);
+    m.hazard(
+      "TX6015",
+      `thread ${m.thread(t)} of CTA ${m.cta()} issues a bulk copy (async proxy) reading global "${gm.name}" byte ${hit.b}, which thread ${u} wrote through the generic proxy in this launch; only a fence.proxy.async.global between them would order that write for the async proxy (T.ptx.fence.proxy_async is fence.proxy.async.shared::cta: shared memory only), so write it in an earlier launch or copy it without the async proxy`,
+      site,
+      [{ message: `thread ${u} writes it here`, span: m.sites[hit.w >> THREAD_BITS] }],
+    );
   }
 
   /**
@@ -301,18 +330,20 @@ export class BulkUnit {
   ): void {
     this.active = true;
     if (!piece) this.#instr++;
+    m.asyncWriteSites.add(site);
     // The copy reads its source as thread t would (races, uninitialised bytes, pending copies).
     if (m.track) {
       checkSharedRead(m, buf, src, len, t, site);
-      // The async proxy reads them: generic-proxy writes need a fence.proxy.async by their writer.
-      const b = m.races.unfenced(src, len);
+      // The async proxy reads them: generic-proxy writes need a fence.proxy.async on a causality
+      // path to this issue (RaceTracker.unfenced).
+      const b = m.races.unfenced(src, len, t);
       if (b >= 0) {
         m.races.materialise(b, 1);
         const w = m.shWriter[b]!;
         const u = m.thread(w & THREAD_MASK);
         m.hazard(
           "TX6015",
-          `thread ${m.thread(t)} of CTA ${m.cta()} issues a bulk copy (async proxy) reading shared "${buf.name}" byte ${m.ctaLocal(b) - buf.base}, which thread ${u} wrote through the generic proxy with no fence.proxy.async (T.ptx.fence.proxy_async) after the write`,
+          `thread ${m.thread(t)} of CTA ${m.cta()} issues a bulk copy (async proxy) reading shared "${buf.name}" byte ${m.ctaLocal(b) - buf.base}, which thread ${u} wrote through the generic proxy with no fence.proxy.async (T.ptx.fence.proxy_async) between the write and this read (by the writer after it, or by a thread after synchronizing with the writer)`,
           site,
           [{ message: `thread ${u} writes it here`, span: m.sites[w >> THREAD_BITS] }],
         );

@@ -1,6 +1,7 @@
 import type { GlobalMeta } from "../tensor.js";
 import type { RaceHit, RaceTracker } from "./races.js";
 import { UNIFORM_MIN } from "./races.js";
+import { AtomicShadow, eachRun } from "./atomic-shadow.js";
 import { THREAD_BITS, THREAD_MASK } from "./machine.js";
 
 /**
@@ -117,10 +118,86 @@ export function checkGlobalWriters(
   const i = firstAfter(list, a);
   const u = list[i];
   if (u !== undefined && u.s <= a && a + n <= u.f) {
-    return races.checkGlobalRecord(u.w, u.c, t, atomic, isAtomic);
+    return (
+      races.checkGlobalRecord(u.w, u.c, t, atomic, isAtomic) ??
+      checkGlobalAtomics(races, meta, a, n, t, atomic)
+    );
   }
   materialiseGlobal(meta, a, n);
-  return races.checkGlobal(meta.writer!, meta.epoch!, a, n, t, atomic, isAtomic);
+  return (
+    races.checkGlobal(meta.writer!, meta.epoch!, a, n, t, atomic, isAtomic) ??
+    checkGlobalAtomics(races, meta, a, n, t, atomic)
+  );
+}
+
+/**
+ * The atomic records of [a, a + n) beyond the writer record (AtomicShadow) not ordered before
+ * thread `t`'s access: for an atomic, a plain write that atomics replaced; for a plain access,
+ * an atomic concurrent with the recorded one.
+ */
+export function checkGlobalAtomics(
+  races: RaceTracker,
+  meta: GlobalMeta,
+  a: number,
+  n: number,
+  t: number,
+  atomic: boolean,
+): RaceHit | undefined {
+  const sh = meta.atomics;
+  if (sh === undefined || sh.size === 0) return undefined;
+  return atomic ? sh.plainHit(races, a, n, t) : sh.moreHit(races, a, n, t);
+}
+
+/**
+ * Record thread `t`'s atomic write (packed `w`) of the element [a, a + n) at clock `c`: the
+ * records it replaces move to the tensor's AtomicShadow; recorded reads stay.
+ */
+export function recordGlobalAtomic(
+  races: RaceTracker,
+  meta: GlobalMeta,
+  a: number,
+  n: number,
+  t: number,
+  w: number,
+  isAtomic: (site: number) => boolean,
+): void {
+  materialiseGlobal(meta, a, n);
+  const sh = (meta.atomics ??= new AtomicShadow());
+  const wr = meta.writer!;
+  const ep = meta.epoch!;
+  const c = races.clock[t]!;
+  eachRun(wr, ep, a, n, (b, e, pw, pc) => sh.displaced(races, b, e, pw, pc, t, isAtomic));
+  wr.fill(w, a, a + n);
+  ep.fill(c, a, a + n);
+}
+
+/**
+ * The first byte of [a, a + n) of the tensor whose last write was a generic-proxy write of this
+ * launch by the running CTA (a site `isAsync` does not name), as `{ b, w }`; undefined when none.
+ * Writes of other CTAs are races already (TX6003), those of earlier launches are ordered.
+ */
+export function genericWriteIn(
+  races: RaceTracker,
+  meta: GlobalMeta,
+  a: number,
+  n: number,
+  isAsync: (site: number) => boolean,
+): { b: number; w: number } | undefined {
+  if (!meta.writer) return undefined;
+  materialiseGlobal(meta, a, n);
+  const wr = meta.writer;
+  const ep = meta.epoch!;
+  let pw = -2;
+  let pc = 0;
+  for (let b = a, e = a + n; b < e; b++) {
+    const w = wr[b]!;
+    const c = ep[b]!;
+    if (w < 0 || (w === pw && c === pc)) continue;
+    pw = w;
+    pc = c;
+    if (c >= races.ctaBase && !isAsync(w >> THREAD_BITS)) return { b, w };
+  }
+  return undefined;
 }
 
 /** Record writer `w` at clock `c` for bytes [a, a + n). */
@@ -131,6 +208,8 @@ export function recordGlobalWrite(
   w: number,
   c: number,
 ): void {
+  // A plain write: the atomics' records of its bytes are ordered before it, or reported.
+  if (meta.atomics !== undefined && meta.atomics.size > 0) meta.atomics.drop(a, n);
   const list = meta.lazy!;
   if (n >= UNIFORM_MIN) {
     meta.cleanHi = 0;

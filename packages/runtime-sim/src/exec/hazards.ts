@@ -2,9 +2,11 @@ import type { Note } from "@tirx-ts/core";
 import { THREAD_BITS, THREAD_MASK, type GlobalMem, type Machine, type Placed } from "./machine.js";
 import { UNIFORM_MIN, type RaceHit } from "./races.js";
 import {
+  checkGlobalAtomics,
   checkGlobalReaders,
   checkGlobalWriters,
   materialiseGlobal,
+  recordGlobalAtomic,
   recordGlobalRead,
   recordGlobalWrite,
   startReaders,
@@ -221,7 +223,7 @@ export function reportRace(
   const why =
     cta !== undefined
       ? `; ${m.ctas > 1 ? "clusters" : "CTAs"} of one launch are not ordered with each other (only atomics may meet)`
-      : ` with no synchronization ordering the two (cta_sync, a named barrier, an mbarrier phase, a warp collective${m.ctas > 1 ? ", barrier.cluster" : ""})`;
+      : ` with no synchronization ordering the two (cta_sync, a named barrier, an mbarrier phase, __syncwarp${m.ctas > 1 ? ", barrier.cluster" : ""})`;
   m.hazard(
     code,
     `thread ${m.thread(t)} of CTA ${m.cta()} ${verb} ${at}, which ${other} ${otherVerb}${why}`,
@@ -404,9 +406,16 @@ export function checkGlobalWrite(
   materialiseGlobal(meta, a, n);
   const wr = meta.writer!;
   const ep = meta.epoch!;
-  const hit = m.races.checkGlobal(wr, ep, a, n, t, atomic, m.isAtomicSite);
+  const hit =
+    m.races.checkGlobal(wr, ep, a, n, t, atomic, m.isAtomicSite) ??
+    checkGlobalAtomics(m.races, meta, a, n, t, atomic);
   if (hit) reportGlobalWrite(m, gm, a, n, t, site, atomic, hit);
   else if (meta.r1) checkReads(m, gm, a, n, t, site, atomic ? "atomically updates" : "writes");
+  if (atomic) {
+    recordGlobalAtomic(m.races, meta, a, n, t, w, m.isAtomicSite);
+    return;
+  }
+  if (meta.atomics !== undefined && meta.atomics.size > 0) meta.atomics.drop(a, n);
   for (let b = a, e = a + n; b < e; b++) {
     wr[b] = w;
     ep[b] = now;

@@ -239,6 +239,8 @@ export class Machine {
   readonly atomicSites = new Set<number>();
   /** True for the site of an atomic (races between atomics are not races). */
   readonly isAtomicSite = (site: number): boolean => this.atomicSites.has(site);
+  /** Sites of shared → global bulk and TMA stores: their global writes are async-proxy writes. */
+  readonly asyncWriteSites = new Set<number>();
   mode: HazardMode = "throw";
   reports: TirxError[] = [];
   readonly #seen = new Set<string>();

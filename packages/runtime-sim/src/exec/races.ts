@@ -4,13 +4,13 @@
  *
  * Model (a FastTrack-style epoch scheme, sized for the simulator's hot path):
  * - every thread `t` has a clock `clock[t]`; an access is stamped `(t, clock[t])`. A thread's
- *   clock advances at each of its release events (cta_sync, named barrier, warp collective,
+ *   clock advances at each of its release events (cta_sync, named barrier, __syncwarp,
  *   mbarrier arrive, proxy fences), so a stamp names a segment of that thread's program order;
  * - access `(u, c)` happens before thread `t`'s current point when: `u === t` (program order, same
  *   CTA); or `c <= floor[u]` (a cta_sync after the access: PTX ISA, bar.sync "memory ordering");
- *   or `u` and `t` are lanes of one warp and `c <= wfloor[u]` (a warp collective that every lane
+ *   or `u` and `t` are lanes of one warp and `c <= wfloor[u]` (a __syncwarp that every lane
  *   of the warp executed after the access); or `K[t][u] >= c` (what `t` acquired from `u` through
- *   named barriers, partial-warp collectives and mbarrier phases: an arrival releases the
+ *   named barriers, partial-warp __syncwarp and mbarrier phases: an arrival releases the
  *   arriver's knowledge into the mbarrier, the phase completion freezes it, a successful try_wait
  *   acquires it — PTX ISA, mbarrier "memory ordering"). K is a threads × threads matrix allocated
  *   the first time a fine-grained synchronization runs;
@@ -52,6 +52,7 @@
  * named barriers and partial-warp collectives O(participants × threads); mbarrier arrive and
  * successful try_wait O(threads) once K exists.
  */
+import { AtomicShadow, eachRun } from "./atomic-shadow.js";
 import { THREAD_BITS, THREAD_MASK } from "./machine.js";
 
 /**
@@ -123,6 +124,12 @@ export class RaceTracker {
    * ordered before everything after) and by writes of the byte.
    */
   readonly #more = new Map<number, number[]>();
+
+  /**
+   * Shared bytes' atomic records beyond the writer record (see AtomicShadow): plain writes an
+   * atomic replaced, and atomics concurrent with a later one. Cleared by cta_sync.
+   */
+  readonly atomics = new AtomicShadow();
 
   // Per shared byte.
   /** Last writer: packed `site << THREAD_BITS | thread`, -1 when never written in this CTA. */
@@ -294,6 +301,7 @@ export class RaceTracker {
     this.floor.fill(0);
     this.wfloor.fill(0);
     this.proxyFence.fill(0);
+    this.#fenceKnew.length = 0;
     this.initFence.fill(0);
     this.#ctaStarts.push(base);
     this.#ctaLabels.push(label);
@@ -305,6 +313,7 @@ export class RaceTracker {
     this.#touchHi = 0;
     this.#uni.length = 0;
     this.#more.clear();
+    this.atomics.clear();
     this.resetBars();
   }
 
@@ -405,7 +414,7 @@ export class RaceTracker {
       if (w >= 0 && (w & THREAD_MASK) !== t && cw !== 0 && !this.ordered(w & THREAD_MASK, cw, t))
         return { other: w, clock: cw };
     }
-    return undefined;
+    return this.atomics.moreHit(this, a, n, t);
   }
 
   /** True when no lazy uniform range exists: the per-byte arrays hold every byte's records. */
@@ -460,6 +469,8 @@ export class RaceTracker {
         this.#second(b, me, now, t);
       }
     }
+    // Atomics concurrent with the one in the writer record (AtomicShadow).
+    if (hit === undefined && this.atomics.more.size > 0) hit = this.atomics.moreHit(this, a, n, t);
     return hit;
   }
 
@@ -506,7 +517,10 @@ export class RaceTracker {
    * A write of shared bytes [a, a + n) by thread `t`: the first unordered earlier access, as
    * `{ other, clock, read }` (read: write-after-read, else write-after-write); `atomic` writes do
    * not race with earlier atomic writes (`isAtomic` of the earlier site). With `record` false only
-   * checks (an async copy's issue: its write lands later, see recordWrite).
+   * checks (an async copy's issue: its write lands later, see recordWrite). An atomic is also
+   * checked against the plain write its byte's atomics replaced, a plain write against every
+   * atomic concurrent with the recorded one (AtomicShadow); an atomic is recorded by
+   * recordAtomic.
    */
   onWrite(
     t: number,
@@ -520,7 +534,8 @@ export class RaceTracker {
     const wr = this.wr;
     const wc = this.wc;
     let hit: (RaceHit & { read: boolean }) | undefined;
-    const u = this.uniformAt(a, n);
+    // Atomics are elements, never lazy uniform ranges (materialised below).
+    const u = atomic ? undefined : this.uniformAt(a, n);
     if (u !== undefined) {
       // Over a uniform range its entry decides.
       const w = u.wr;
@@ -559,8 +574,40 @@ export class RaceTracker {
       }
       if (hit === undefined && this.#more.size > 0) hit = this.#moreHit(b, t);
     }
-    if (record) this.recordWrite(t, site, a, n);
+    if (hit === undefined && this.atomics.size > 0) {
+      const h = atomic ? this.atomics.plainHit(this, a, n, t) : this.atomics.moreHit(this, a, n, t);
+      if (h) hit = { ...h, read: false };
+    }
+    if (record) {
+      if (atomic) this.recordAtomic(t, site, a, n, isAtomic);
+      else this.recordWrite(t, site, a, n);
+    }
     return hit;
+  }
+
+  /**
+   * Record thread `t`'s atomic write of [a, a + n) at `site`: it takes the writer record, the
+   * record it replaces moves to `atomics` (AtomicShadow.displaced), and readers stay (a plain
+   * read races with every later unordered atomic).
+   */
+  recordAtomic(
+    t: number,
+    site: number,
+    a: number,
+    n: number,
+    isAtomic: (site: number) => boolean,
+  ): void {
+    const w = (site << THREAD_BITS) | t;
+    const now = this.clock[t]!;
+    this.materialise(a, n);
+    this.touch(a, a + n);
+    const wr = this.wr;
+    const wc = this.wc;
+    eachRun(wr, wc, a, n, (b, e, pw, pc) =>
+      this.atomics.displaced(this, b, e, pw, pc, t, isAtomic),
+    );
+    wr.fill(w, a, a + n);
+    wc.fill(now, a, a + n);
   }
 
   /** Record thread `t`'s write of [a, a + n) at `site` as of now (readers of the phase end). */
@@ -568,6 +615,7 @@ export class RaceTracker {
     const w = (site << THREAD_BITS) | t;
     const now = this.clock[t]!;
     this.#dropMore(a, n);
+    if (this.atomics.size > 0) this.atomics.drop(a, n);
     const u = this.uniformAt(a, n);
     if (u !== undefined) {
       const v = this.isolate(u, a, n);
@@ -602,6 +650,7 @@ export class RaceTracker {
   /** Bytes written by the async proxy (a landed bulk copy): ordered for every thread. */
   recordAsyncProxyWrite(t: number, site: number, a: number, n: number): void {
     this.#dropMore(a, n);
+    if (this.atomics.size > 0) this.atomics.drop(a, n);
     const u = this.uniformAt(a, n);
     if (u !== undefined) {
       const v = this.isolate(u, a, n);
@@ -678,6 +727,7 @@ export class RaceTracker {
   /** cta_sync: everything every thread did so far happens before everything after. */
   onBarrier(): void {
     this.#more.clear();
+    this.atomics.clear();
     const c = this.clock;
     for (let t = 0; t < c.length; t++) {
       this.floor[t] = c[t]!;
@@ -818,10 +868,53 @@ export class RaceTracker {
     for (const r of this.#rel) r?.fill(0);
   }
 
-  /** fence.proxy.async by `t`: its earlier generic-proxy writes are visible to the async proxy. */
+  /**
+   * Per thread: at its last fence.proxy.async, the highest clock of each thread ordered before
+   * it (what `ordered(u, c, t)` held then), or undefined before its first fence in this CTA.
+   */
+  readonly #fenceKnew: (Int32Array | undefined)[] = [];
+
+  /**
+   * fence.proxy.async by `t`: every generic-proxy write ordered before it (its own, and other
+   * threads' it synchronized with) is ordered for the async proxy after it.
+   */
   onProxyFence(t: number): void {
+    const T = this.threads;
+    const knew = (this.#fenceKnew[t] ??= new Int32Array(T));
+    const K = this.K;
+    const row = t * T;
+    const warp = t >> 5;
+    for (let u = 0; u < T; u++) {
+      let c = this.floor[u]!;
+      if (u >> 5 === warp && this.wfloor[u]! > c) c = this.wfloor[u]!;
+      if (K !== null && K[row + u]! > c) c = K[row + u]!;
+      knew[u] = c;
+    }
+    knew[t] = this.clock[t]!;
     this.proxyFence[t] = this.clock[t]!;
     this.clock[t]!++;
+  }
+
+  /**
+   * Is the generic-proxy write (packed `w`, clock `c`) ordered for the async proxy before thread
+   * `t`'s current point? It is when a fence.proxy.async lies on a causality path from the write
+   * to `t` (PTX ISA, Memory Consistency Model: proxy-preserved base causality order, "a proxy
+   * fence along the base causality path from X to Y"): its writer's fence after it, `t`'s own
+   * fence after `t` synchronized with the writer (write, cta_sync, then the issuing thread
+   * fences), or a third thread's such fence ordered before `t`.
+   */
+  #fencedFor(w: number, c: number, t: number): boolean {
+    const u = w & THREAD_MASK;
+    if (c <= this.proxyFence[u]!) return true;
+    const own = this.#fenceKnew[t];
+    if (own !== undefined && c <= own[u]!) return true;
+    const all = this.#fenceKnew;
+    for (let f = 0; f < all.length; f++) {
+      const knew = all[f];
+      if (f === t || knew === undefined || c > knew[u]!) continue;
+      if (this.ordered(f, this.proxyFence[f]!, t)) return true;
+    }
+    return false;
   }
 
   /** fence.mbarrier_init by `t`: its earlier mbarrier.init are visible to the async proxy. */
@@ -831,23 +924,30 @@ export class RaceTracker {
   }
 
   /**
-   * The first shared byte of [a, a + n) whose last write was a generic-proxy write not followed by
-   * a fence.proxy.async of its writer (-1 when none).
+   * The first shared byte of [a, a + n) whose last write was a generic-proxy write with no
+   * fence.proxy.async between it and thread `t`'s async-proxy access (see #fencedFor; -1 when
+   * none).
    */
-  unfenced(a: number, n: number): number {
+  unfenced(a: number, n: number, t: number): number {
     const u = this.uniformAt(a, n);
     if (u !== undefined) {
       const w = u.wr;
-      return w >= 0 && u.wc >= this.ctaBase && u.wc > this.proxyFence[w & THREAD_MASK]! ? a : -1;
+      return w >= 0 && u.wc >= this.ctaBase && !this.#fencedFor(w, u.wc, t) ? a : -1;
     }
     this.materialise(a, n);
     const wr = this.wr;
     const wc = this.wc;
+    // Bytes of one write come in runs with one outcome.
+    let pw = -2;
+    let pc = 0;
     for (let b = a; b < a + n; b++) {
       const w = wr[b]!;
       if (w < 0) continue;
       const c = wc[b]!;
-      if (c >= this.ctaBase && c > this.proxyFence[w & THREAD_MASK]!) return b;
+      if (w === pw && c === pc) continue;
+      pw = w;
+      pc = c;
+      if (c >= this.ctaBase && !this.#fencedFor(w, c, t)) return b;
     }
     return -1;
   }

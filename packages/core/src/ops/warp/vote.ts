@@ -100,6 +100,7 @@ export const VOTE_OPS: readonly OpDef[] = [
       make: () => (w) => {
         checkMembers(w, (l) => Number(w.arg(0, l)));
       },
+      ordersMemory: true,
     },
     effects: true,
   },
