@@ -116,7 +116,19 @@ const dynamic = T.function("dyn_shared", { A: T.Tensor([256], "float32") }, ({ A
   A.set([tid], sm.get([T.int32(255).sub(tid)]));
 });
 
+/** The proxy fences of each state space (one surface, T.ptx.fence.proxy_async(space)). */
+const fences = T.function("fences", { A: T.Tensor([32], "float32") }, ({ A }) => {
+  T.device_entry({ launch: T.cuda.LaunchConfig({ grid: 1, block: 32 }) });
+  const tid = T.cuda.thread_idx("x");
+  A.set([tid], 1);
+  T.ptx.fence.proxy_async();
+  T.ptx.fence.proxy_async("global");
+  T.ptx.fence.proxy_async("all");
+  T.ptx.fence.mbarrier_init();
+});
+
 const testKernels: PrimFunc[] = [
+  fences,
   control,
   wide,
   symbolic,

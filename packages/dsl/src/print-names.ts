@@ -209,7 +209,9 @@ export function callLine(p: PieceSpellings, x: Call): string {
   if (x.op === "bar.sync" && x.args.length === 1 && constInt(x.args[0]!) === 0) {
     return "T.cuda.cta_sync();";
   }
-  if (op && op.operands.length === 0 && x.args.length === 0) return `${op.surface}();`;
+  if (op && op.operands.length === 0 && x.args.length === 0) {
+    return `${op.surface}(${op.surfaceArgs ?? ""});`;
+  }
   return `T.call_op(${JSON.stringify(x.op)}${opArgsText(p, x.op, x.args)});`;
 }
 

@@ -127,11 +127,33 @@ const mbarrier = {
   },
 };
 
+/** The proxy fence op of each state space choice of T.ptx.fence.proxy_async. */
+const PROXY_FENCES: Readonly<Record<string, string>> = {
+  "shared::cta": "fence.proxy.async.shared::cta",
+  global: "fence.proxy.async.global",
+  all: "fence.proxy.async",
+};
+
 /** `T.ptx.fence`: proxy and mbarrier-init fences. sm_90. */
 const fence = {
-  /** `fence.proxy.async.shared::cta`: order generic-proxy shared accesses before async-proxy (bulk) ones. */
-  proxy_async(): void {
-    call("fence.proxy.async.shared::cta", []);
+  /**
+   * A bidirectional proxy fence between the generic proxy (ld, st, atom) and the async proxy
+   * (bulk copies, TMA, wgmma operands) for the accesses of one state space (PTX ISA,
+   * fence.proxy.async; sm_90): `"shared::cta"` (the default) emits
+   * `fence.proxy.async.shared::cta`, `"global"` emits `fence.proxy.async.global` (generic global
+   * stores a later bulk or TMA load reads), `"all"` emits `fence.proxy.async` (every state space).
+   * @throws TirxError TX2017 for another `space`; TX4007 below sm_90 (at compile).
+   */
+  proxy_async(space: "shared::cta" | "global" | "all" = "shared::cta"): void {
+    const name = PROXY_FENCES[space];
+    if (typeof name !== "string" || !Object.hasOwn(PROXY_FENCES, space)) {
+      throw new TirxError(
+        "TX2017",
+        `T.ptx.fence.proxy_async takes the state space "shared::cta", "global" or "all", got ${show(space)}`,
+        callerSpan(),
+      );
+    }
+    call(name, []);
   },
   /** `fence.mbarrier_init.release.cluster`: make mbarrier.init visible to the async proxy. */
   mbarrier_init(): void {

@@ -523,7 +523,11 @@ describe("a fence.proxy.async anywhere on the path from a generic write to the a
 describe("generic-proxy writes of global memory read by the async proxy in the same launch", () => {
   // PTX ISA, fence.proxy.async: crossing proxies needs a proxy fence of the state space
   // (fence.proxy.async.global for global memory); T.ptx.fence.proxy_async is the shared::cta one.
-  const produceThenLoad = (by: "generic" | "bulk") =>
+  /** `fence`: a proxy fence of that space by each writer before the cta_sync, or ("issuer") by the issuing thread after it. */
+  const produceThenLoad = (
+    by: "generic" | "bulk",
+    fence?: "shared::cta" | "global" | "all" | "issuer",
+  ) =>
     T.function(
       "produce_then_load",
       { A: T.Tensor([32], "float32"), G: T.Tensor([32], "float32"), B: T.Tensor([32], "float32") },
@@ -537,9 +541,10 @@ describe("generic-proxy writes of global memory read by the async proxy in the s
           T.ptx.mbarrier.init(bar.sub(0), 1);
           T.ptx.fence.mbarrier_init();
         });
-        if (by === "generic")
+        if (by === "generic") {
           G.set([tid], A.get([tid]).mul(2)); // @gp-write
-        else {
+          if (fence && fence !== "issuer") T.ptx.fence.proxy_async(fence);
+        } else {
           t.set([tid], A.get([tid]).mul(2));
           T.ptx.fence.proxy_async();
         }
@@ -550,6 +555,7 @@ describe("generic-proxy writes of global memory read by the async proxy in the s
             T.ptx.cp.async_.bulk.commit_group();
             T.ptx.cp.async_.bulk.wait_group(0);
           }
+          if (fence === "issuer") T.ptx.fence.proxy_async("global");
           T.ptx.mbarrier.arrive.expect_tx(bar.sub(0), 128);
           T.cuda.tile.apply(load, s, G, { chunk_bytes: 128, mbar: bar.sub(0) }); // @gp-load
         });
@@ -568,5 +574,27 @@ describe("generic-proxy writes of global memory read by the async proxy in the s
     const e = simThrows(produceThenLoad("generic"), args());
     expectBoth(e, "TX6015", "// @gp-load", "// @gp-write");
     expect(e.message).toMatch(/reading global "G" byte 0, which thread \(0, 0, 0\) wrote through/);
+  });
+
+  it("a fence.proxy.async.global (or fence.proxy.async) on the way orders the stores; the shared::cta fence does not", () => {
+    for (const fence of ["global", "all", "issuer"] as const) {
+      const b = simZeros([32], "float32");
+      expect(
+        simCollect(produceThenLoad("generic", fence), [f32(32), simZeros([32], "float32"), b]),
+        fence,
+      ).toEqual([]);
+      expect((b.toArray() as Float32Array)[5], fence).toBe(11);
+    }
+    const e = simThrows(produceThenLoad("generic", "shared::cta"), args());
+    expectBoth(e, "TX6015", "// @gp-load", "// @gp-write");
+  });
+
+  it("T.ptx.fence.proxy_async refuses a state space it does not know (TX2017)", () => {
+    const bad = () =>
+      T.function("bad_fence", { A: T.Tensor([32], "float32") }, () => {
+        T.device_entry({ launch: T.cuda.LaunchConfig({ grid: 1, block: 32 }) });
+        T.ptx.fence.proxy_async("shared" as never);
+      });
+    expect(bad).toThrow(expect.objectContaining({ code: "TX2017" }));
   });
 });

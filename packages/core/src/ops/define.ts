@@ -27,6 +27,7 @@ export interface StmtOpSpec {
   readonly name: string;
   readonly family: OpFamily;
   readonly surface: string;
+  readonly surfaceArgs?: string;
   readonly operands?: readonly OperandSpec[];
   readonly sm: number;
   readonly ptx: PtxVersion;
@@ -44,6 +45,7 @@ export function stmtOp(spec: StmtOpSpec): OpDef {
     name: spec.name,
     family: spec.family,
     surface: spec.surface,
+    ...(spec.surfaceArgs !== undefined ? { surfaceArgs: spec.surfaceArgs } : {}),
     form: "stmt",
     operands,
     result: () => undefined,

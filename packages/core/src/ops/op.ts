@@ -159,7 +159,12 @@ export type MachineAction =
   | { readonly unit: "bulk"; readonly action: "commit" | "wait" | "wait_read" }
   | { readonly unit: "mbarrier"; readonly action: "init" | "arrive" | "try_wait" | "arrive_remote" }
   | { readonly unit: "barrier"; readonly action: "cta" | "named" | "arrive" | "warp" }
-  | { readonly unit: "fence"; readonly action: "proxy_async" | "mbarrier_init" }
+  | {
+      readonly unit: "fence";
+      readonly action: "proxy_async" | "mbarrier_init";
+      /** The state spaces a proxy fence orders (PTX ISA, fence.proxy.async's proxykind). */
+      readonly spaces?: "shared::cta" | "global" | "all";
+    }
   | { readonly unit: "atomic"; readonly action: AtomicAction; readonly returns: boolean }
   | {
       readonly unit: "wgmma";
@@ -245,6 +250,12 @@ export interface OpDef {
   readonly family: OpFamily;
   /** The `T` spelling, for messages and docs (e.g. `T.exp`, `T.ptx.cp.async_.commit_group`). */
   readonly surface: string;
+  /**
+   * The literal arguments of the surface call when one surface spells several statement ops
+   * (`"global"` for `fence.proxy.async.global`, spelled `T.ptx.fence.proxy_async("global")`):
+   * printers write `surface(surfaceArgs)`. Absent: the surface called with no arguments.
+   */
+  readonly surfaceArgs?: string;
   /**
    * `value` ops are expressions (`CallExpr`); `stmt` ops are statements (`Call`); `operator`
    * records describe the `Binary`/`Compare` IR nodes of the same name and are never called.

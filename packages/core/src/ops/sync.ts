@@ -1,7 +1,10 @@
 import { staticArg, stmtOp, template } from "./define.js";
 import type { OpDef } from "./op.js";
 
-/** CTA barriers and proxy fences (PTX ISA, bar.sync; fence.proxy.async; fence.mbarrier_init). */
+/**
+ * CTA barriers and proxy fences (PTX ISA, bar.sync; fence.proxy.async; fence.mbarrier_init).
+ * The proxy fence comes in three state-space forms, one surface: T.ptx.fence.proxy_async(space).
+ */
 export const SYNC_OPS: readonly OpDef[] = [
   stmtOp({
     name: "bar.sync",
@@ -23,7 +26,31 @@ export const SYNC_OPS: readonly OpDef[] = [
     source: "PTX ISA, fence.proxy.async",
     archCode: "TX4007",
     lower: template("fence.proxy.async.shared::cta"),
-    effect: { unit: "fence", action: "proxy_async" },
+    effect: { unit: "fence", action: "proxy_async", spaces: "shared::cta" },
+  }),
+  stmtOp({
+    name: "fence.proxy.async.global",
+    family: "fence",
+    surface: "T.ptx.fence.proxy_async",
+    surfaceArgs: '"global"',
+    sm: 90,
+    ptx: [8, 0],
+    source: "PTX ISA, fence.proxy.async",
+    archCode: "TX4007",
+    lower: template("fence.proxy.async.global"),
+    effect: { unit: "fence", action: "proxy_async", spaces: "global" },
+  }),
+  stmtOp({
+    name: "fence.proxy.async",
+    family: "fence",
+    surface: "T.ptx.fence.proxy_async",
+    surfaceArgs: '"all"',
+    sm: 90,
+    ptx: [8, 0],
+    source: "PTX ISA, fence.proxy.async",
+    archCode: "TX4007",
+    lower: template("fence.proxy.async"),
+    effect: { unit: "fence", action: "proxy_async", spaces: "all" },
   }),
   stmtOp({
     name: "fence.mbarrier_init.release.cluster",

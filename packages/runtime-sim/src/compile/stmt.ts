@@ -389,8 +389,9 @@ function compileCall(ec: ExprCompiler, name: string, exprs: readonly Expr[], spa
     case "fence": {
       const races = m.races;
       if (fx.action === "proxy_async") {
+        const spaces = fx.spaces ?? "shared::cta";
         return (lanes, n) => {
-          for (let i = 0; i < n; i++) races.onProxyFence(lanes[i]!);
+          for (let i = 0; i < n; i++) races.onProxyFence(lanes[i]!, spaces);
         };
       }
       return (lanes, n) => {

@@ -138,10 +138,9 @@ export class BulkUnit {
 
   /**
    * TX6015 for global memory: the async proxy reads bytes [src, src + len) of `gm` that a thread
-   * of this CTA wrote through the generic proxy in this launch. Crossing proxies needs a proxy
-   * fence of the state space on the way (PTX ISA, fence.proxy.async: "fence.proxy.async.global"
-   * for global memory); the kernel's only proxy fence, fence.proxy.async.shared::cta
-   * (T.ptx.fence.proxy_async), covers shared memory only, so no fence orders such a write.
+   * of this CTA wrote through the generic proxy in this launch with no proxy fence covering
+   * global memory on a causality path from the write to this issue (PTX ISA, fence.proxy.async:
+   * `fence.proxy.async.global` or `fence.proxy.async`; `.shared::cta` covers shared memory only).
    */
   #checkGlobalProxy(
     m: Machine,
@@ -151,12 +150,20 @@ export class BulkUnit {
     t: number,
     site: number,
   ): void {
-    const hit = genericWriteIn(m.races, gm.meta, src, len, (s) => m.asyncWriteSites.has(s));
+    const races = m.races;
+    const hit = genericWriteIn(
+      races,
+      gm.meta,
+      src,
+      len,
+      (s) => m.asyncWriteSites.has(s),
+      (w, c) => races.globalFenced(w, c, t),
+    );
     if (!hit) return;
     const u = m.thread(hit.w & THREAD_MASK);
     m.hazard(
       "TX6015",
-      `thread ${m.thread(t)} of CTA ${m.cta()} issues a bulk copy (async proxy) reading global "${gm.name}" byte ${hit.b}, which thread ${u} wrote through the generic proxy in this launch; only a fence.proxy.async.global between them would order that write for the async proxy (T.ptx.fence.proxy_async is fence.proxy.async.shared::cta: shared memory only), so write it in an earlier launch or copy it without the async proxy`,
+      `thread ${m.thread(t)} of CTA ${m.cta()} issues a bulk copy (async proxy) reading global "${gm.name}" byte ${hit.b}, which thread ${u} wrote through the generic proxy in this launch with no fence.proxy.async.global between the write and this read (T.ptx.fence.proxy_async("global") by the writer after it, or by a thread after synchronizing with the writer; the default T.ptx.fence.proxy_async() covers shared memory only)`,
       site,
       [{ message: `thread ${u} writes it here`, span: m.sites[hit.w >> THREAD_BITS] }],
     );

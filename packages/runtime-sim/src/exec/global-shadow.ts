@@ -173,8 +173,9 @@ export function recordGlobalAtomic(
 
 /**
  * The first byte of [a, a + n) of the tensor whose last write was a generic-proxy write of this
- * launch by the running CTA (a site `isAsync` does not name), as `{ b, w }`; undefined when none.
- * Writes of other CTAs are races already (TX6003), those of earlier launches are ordered.
+ * launch by the running CTA (a site `isAsync` does not name) that `fenced` (a proxy fence on the
+ * way to the reader) does not order, as `{ b, w }`; undefined when none. Writes of other CTAs are
+ * races already (TX6003), those of earlier launches are ordered.
  */
 export function genericWriteIn(
   races: RaceTracker,
@@ -182,6 +183,7 @@ export function genericWriteIn(
   a: number,
   n: number,
   isAsync: (site: number) => boolean,
+  fenced: (w: number, c: number) => boolean,
 ): { b: number; w: number } | undefined {
   if (!meta.writer) return undefined;
   materialiseGlobal(meta, a, n);
@@ -195,7 +197,7 @@ export function genericWriteIn(
     if (w < 0 || (w === pw && c === pc)) continue;
     pw = w;
     pc = c;
-    if (c >= races.ctaBase && !isAsync(w >> THREAD_BITS)) return { b, w };
+    if (c >= races.ctaBase && !isAsync(w >> THREAD_BITS) && !fenced(w, c)) return { b, w };
   }
   return undefined;
 }

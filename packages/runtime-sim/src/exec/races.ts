@@ -100,8 +100,10 @@ export class RaceTracker {
   readonly floor: Int32Array;
   /** Per thread: its clock at its last collective executed by the whole warp. */
   readonly wfloor: Int32Array;
-  /** Per thread: its clock at its last fence.proxy.async. */
+  /** Per thread: its clock at its last proxy fence covering shared memory. */
   readonly proxyFence: Int32Array;
+  /** Per thread: its clock at its last proxy fence covering global memory. */
+  readonly globalFence: Int32Array;
   /** Per thread: its clock at its last fence.mbarrier_init. */
   readonly initFence: Int32Array;
   /** threads × threads: K[t * threads + u] = highest clock of u that t acquired. */
@@ -275,6 +277,7 @@ export class RaceTracker {
     this.floor = new Int32Array(threads);
     this.wfloor = new Int32Array(threads);
     this.proxyFence = new Int32Array(threads);
+    this.globalFence = new Int32Array(threads);
     this.initFence = new Int32Array(threads);
     this.#join = new Int32Array(threads);
     this.wr = new Int32Array(sharedBytes);
@@ -301,7 +304,9 @@ export class RaceTracker {
     this.floor.fill(0);
     this.wfloor.fill(0);
     this.proxyFence.fill(0);
+    this.globalFence.fill(0);
     this.#fenceKnew.length = 0;
+    this.#globalKnew.length = 0;
     this.initFence.fill(0);
     this.#ctaStarts.push(base);
     this.#ctaLabels.push(label);
@@ -869,18 +874,21 @@ export class RaceTracker {
   }
 
   /**
-   * Per thread: at its last fence.proxy.async, the highest clock of each thread ordered before
-   * it (what `ordered(u, c, t)` held then), or undefined before its first fence in this CTA.
+   * Per thread: at its last proxy fence covering shared (#fenceKnew) or global (#globalKnew)
+   * memory, the highest clock of each thread ordered before it (what `ordered(u, c, t)` held
+   * then), or undefined before its first such fence in this CTA.
    */
   readonly #fenceKnew: (Int32Array | undefined)[] = [];
+  readonly #globalKnew: (Int32Array | undefined)[] = [];
 
   /**
-   * fence.proxy.async by `t`: every generic-proxy write ordered before it (its own, and other
-   * threads' it synchronized with) is ordered for the async proxy after it.
+   * A proxy fence by `t` (fence.proxy.async of the state spaces `spaces`): every generic-proxy
+   * write of those spaces ordered before it (its own, and other threads' it synchronized with)
+   * is ordered for the async proxy after it (PTX ISA, fence.proxy.async).
    */
-  onProxyFence(t: number): void {
+  onProxyFence(t: number, spaces: "shared::cta" | "global" | "all" = "shared::cta"): void {
     const T = this.threads;
-    const knew = (this.#fenceKnew[t] ??= new Int32Array(T));
+    const knew = new Int32Array(T);
     const K = this.K;
     const row = t * T;
     const warp = t >> 5;
@@ -891,8 +899,24 @@ export class RaceTracker {
       knew[u] = c;
     }
     knew[t] = this.clock[t]!;
-    this.proxyFence[t] = this.clock[t]!;
+    if (spaces !== "global") {
+      this.#fenceKnew[t] = knew;
+      this.proxyFence[t] = this.clock[t]!;
+    }
+    if (spaces !== "shared::cta") {
+      this.#globalKnew[t] = knew;
+      this.globalFence[t] = this.clock[t]!;
+    }
     this.clock[t]!++;
+  }
+
+  /**
+   * Is the generic-proxy write of global memory (packed `w`, clock `c`) ordered for the async
+   * proxy before thread `t`'s current point? As for shared memory (see #fencedFor), through
+   * fences that cover global memory (fence.proxy.async.global or fence.proxy.async).
+   */
+  globalFenced(w: number, c: number, t: number): boolean {
+    return this.#fencedFor(w, c, t, this.globalFence, this.#globalKnew);
   }
 
   /**
@@ -903,16 +927,21 @@ export class RaceTracker {
    * fence after `t` synchronized with the writer (write, cta_sync, then the issuing thread
    * fences), or a third thread's such fence ordered before `t`.
    */
-  #fencedFor(w: number, c: number, t: number): boolean {
+  #fencedFor(
+    w: number,
+    c: number,
+    t: number,
+    fence: Int32Array = this.proxyFence,
+    all: readonly (Int32Array | undefined)[] = this.#fenceKnew,
+  ): boolean {
     const u = w & THREAD_MASK;
-    if (c <= this.proxyFence[u]!) return true;
-    const own = this.#fenceKnew[t];
+    if (c <= fence[u]!) return true;
+    const own = all[t];
     if (own !== undefined && c <= own[u]!) return true;
-    const all = this.#fenceKnew;
     for (let f = 0; f < all.length; f++) {
       const knew = all[f];
       if (f === t || knew === undefined || c > knew[u]!) continue;
-      if (this.ordered(f, this.proxyFence[f]!, t)) return true;
+      if (this.ordered(f, fence[f]!, t)) return true;
     }
     return false;
   }
