@@ -145,8 +145,11 @@ const fence = {
    * @throws TirxError TX2017 for another `space`; TX4007 below sm_90 (at compile).
    */
   proxy_async(space: "shared::cta" | "global" | "all" = "shared::cta"): void {
-    const name = PROXY_FENCES[space];
-    if (typeof name !== "string" || !Object.hasOwn(PROXY_FENCES, space)) {
+    const name =
+      typeof space === "string" && Object.hasOwn(PROXY_FENCES, space)
+        ? PROXY_FENCES[space]
+        : undefined;
+    if (name === undefined) {
       throw new TirxError(
         "TX2017",
         `T.ptx.fence.proxy_async takes the state space "shared::cta", "global" or "all", got ${show(space)}`,
