@@ -1,4 +1,5 @@
 import {
+  allOps,
   checkOpCall,
   didYouMean,
   numel,
@@ -127,12 +128,14 @@ const mbarrier = {
   },
 };
 
-/** The proxy fence op of each state space choice of T.ptx.fence.proxy_async. */
-const PROXY_FENCES: Readonly<Record<string, string>> = {
-  "shared::cta": "fence.proxy.async.shared::cta",
-  global: "fence.proxy.async.global",
-  all: "fence.proxy.async",
-};
+/** The proxy fence op of state spaces `space` (op records with effect.spaces), or undefined. */
+function proxyFenceOp(space: unknown): string | undefined {
+  if (typeof space !== "string") return undefined;
+  return allOps("fence").find((op) => {
+    const sem = op.sim;
+    return sem.kind === "machine" && sem.effect.unit === "fence" && sem.effect.spaces === space;
+  })?.name;
+}
 
 /** `T.ptx.fence`: proxy and mbarrier-init fences. sm_90. */
 const fence = {
@@ -145,10 +148,7 @@ const fence = {
    * @throws TirxError TX2017 for another `space`; TX4007 below sm_90 (at compile).
    */
   proxy_async(space: "shared::cta" | "global" | "all" = "shared::cta"): void {
-    const name =
-      typeof space === "string" && Object.hasOwn(PROXY_FENCES, space)
-        ? PROXY_FENCES[space]
-        : undefined;
+    const name = proxyFenceOp(space);
     if (name === undefined) {
       throw new TirxError(
         "TX2017",

@@ -2,6 +2,29 @@ import { staticArg, stmtOp, template } from "./define.js";
 import type { OpDef } from "./op.js";
 
 /**
+ * The proxy fence of state spaces `spaces`, spelled `T.ptx.fence.proxy_async(surfaceArgs)`
+ * (PTX ISA, fence.proxy.async; sm_90).
+ */
+function proxyFence(
+  name: string,
+  spaces: "shared::cta" | "global" | "all",
+  surfaceArgs?: string,
+): OpDef {
+  return stmtOp({
+    name,
+    family: "fence",
+    surface: "T.ptx.fence.proxy_async",
+    ...(surfaceArgs !== undefined ? { surfaceArgs } : {}),
+    sm: 90,
+    ptx: [8, 0],
+    source: "PTX ISA, fence.proxy.async",
+    archCode: "TX4007",
+    lower: template(name),
+    effect: { unit: "fence", action: "proxy_async", spaces },
+  });
+}
+
+/**
  * CTA barriers and proxy fences (PTX ISA, bar.sync; fence.proxy.async; fence.mbarrier_init).
  * The proxy fence comes in three state-space forms, one surface: T.ptx.fence.proxy_async(space).
  */
@@ -17,41 +40,9 @@ export const SYNC_OPS: readonly OpDef[] = [
     lower: template("bar.sync $0"),
     effect: { unit: "barrier", action: "cta" },
   }),
-  stmtOp({
-    name: "fence.proxy.async.shared::cta",
-    family: "fence",
-    surface: "T.ptx.fence.proxy_async",
-    sm: 90,
-    ptx: [8, 0],
-    source: "PTX ISA, fence.proxy.async",
-    archCode: "TX4007",
-    lower: template("fence.proxy.async.shared::cta"),
-    effect: { unit: "fence", action: "proxy_async", spaces: "shared::cta" },
-  }),
-  stmtOp({
-    name: "fence.proxy.async.global",
-    family: "fence",
-    surface: "T.ptx.fence.proxy_async",
-    surfaceArgs: '"global"',
-    sm: 90,
-    ptx: [8, 0],
-    source: "PTX ISA, fence.proxy.async",
-    archCode: "TX4007",
-    lower: template("fence.proxy.async.global"),
-    effect: { unit: "fence", action: "proxy_async", spaces: "global" },
-  }),
-  stmtOp({
-    name: "fence.proxy.async",
-    family: "fence",
-    surface: "T.ptx.fence.proxy_async",
-    surfaceArgs: '"all"',
-    sm: 90,
-    ptx: [8, 0],
-    source: "PTX ISA, fence.proxy.async",
-    archCode: "TX4007",
-    lower: template("fence.proxy.async"),
-    effect: { unit: "fence", action: "proxy_async", spaces: "all" },
-  }),
+  proxyFence("fence.proxy.async.shared::cta", "shared::cta"),
+  proxyFence("fence.proxy.async.global", "global", '"global"'),
+  proxyFence("fence.proxy.async", "all", '"all"'),
   stmtOp({
     name: "fence.mbarrier_init.release.cluster",
     family: "fence",
