@@ -90,3 +90,98 @@ describe("lanes of one warp wait on each other across T.if_ statements", () => {
     }
   });
 });
+
+describe("lanes of one warp part ways across loop iterations and at a loop's end", () => {
+  it("lane 0 waits in iteration 0 for lane 1's arrival in iteration 1: it completes, no report", () => {
+    const fn = kernel("loop_ahead", (lane, bar, S, O) => {
+      for (const k of T.range(2)) {
+        T.if_(lane.eq(0).and(k.eq(0)), () => {
+          T.ptx.mbarrier.try_wait(bar.sub(0), 0);
+          O.set([0], S.get([1]));
+        });
+        T.if_(lane.eq(1).and(k.eq(1)), () => {
+          S.set([1], 42);
+          T.ptx.mbarrier.arrive(bar.sub(0));
+        });
+      }
+      T.if_(lane.gt(0), () => O.set([lane], lane));
+    });
+    for (const seed of SEEDS) {
+      const { reports, out } = run(fn, seed);
+      expect(
+        reports.map((r) => r.render()),
+        `seed ${seed}`,
+      ).toEqual([]);
+      expect(out).toEqual([42, ...Array.from({ length: 31 }, (_, i) => i + 1)]);
+    }
+  });
+
+  it("lanes with more iterations wait for a lane that left the loop: it completes, no report", () => {
+    const fn = kernel("loop_leave", (lane, bar, S, O) => {
+      // Lane i runs i + 1 iterations; lanes 3..31 wait in iteration 3 for lane 1's arrival after
+      // the loop.
+      for (const k of T.range(lane.add(1))) {
+        T.if_(k.eq(3), () => O.set([lane], S.get([1])));
+        T.if_(k.eq(2), () => T.ptx.mbarrier.try_wait(bar.sub(0), 0));
+      }
+      T.if_(lane.eq(1), () => {
+        S.set([1], 7);
+        T.ptx.mbarrier.arrive(bar.sub(0));
+      });
+    });
+    for (const seed of SEEDS) {
+      const { reports, out } = run(fn, seed);
+      expect(
+        reports.map((r) => r.render()),
+        `seed ${seed}`,
+      ).toEqual([]);
+      expect(out).toEqual([0, 0, 0, ...new Array(29).fill(7)]);
+    }
+  });
+
+  it("a T.while_ whose trip count differs per lane: lanes that leave it go on", () => {
+    const fn = kernel("while_leave", (lane, bar, S, O) => {
+      const i = T.alloc_local([1], "int32");
+      i.set([0], 0);
+      T.while_(
+        () => i.get([0]).lt(lane.floormod(2).mul(2)),
+        () => {
+          T.ptx.mbarrier.try_wait(bar.sub(0), 0);
+          i.set([0], i.get([0]).add(1));
+        },
+      );
+      T.if_(lane.eq(0), () => {
+        S.set([0], 5);
+        T.ptx.mbarrier.arrive(bar.sub(0));
+      });
+      O.set([lane], i.get([0]));
+    });
+    for (const seed of SEEDS) {
+      const { reports, out } = run(fn, seed);
+      expect(
+        reports.map((r) => r.render()),
+        `seed ${seed}`,
+      ).toEqual([]);
+      expect(out).toEqual(Array.from({ length: 32 }, (_, l) => (l % 2) * 2));
+    }
+  });
+
+  it("lane 1 writes after its arrive in a later iteration: lane 0's read races (TX6003, both lines)", () => {
+    const fn = kernel("loop_race", (lane, bar, S, O) => {
+      for (const k of T.range(2)) {
+        T.if_(lane.eq(0).and(k.eq(0)), () => {
+          T.ptx.mbarrier.try_wait(bar.sub(0), 0);
+          O.set([0], S.get([1])); // @loop-read
+        });
+        T.if_(lane.eq(1).and(k.eq(1)), () => {
+          T.ptx.mbarrier.arrive(bar.sub(0));
+          S.set([1], 42); // @loop-write
+        });
+      }
+    });
+    const { reports } = run(fn, 0);
+    expect(reports.map((r) => [r.code, r.span?.line, r.notes[0]?.span?.line])).toEqual([
+      ["TX6003", lineOf(here, "@loop-read"), lineOf(here, "@loop-write")],
+    ]);
+  });
+});

@@ -14,7 +14,15 @@ import type { Machine } from "../exec/machine.js";
 import { BARRIER_IDS, CLUSTER_BARRIER, type Arrival } from "../exec/named-barriers.js";
 import { nextRandom } from "./schedule.js";
 import { isEmpty, isWaitLoop, waitReadsState } from "./wait-loop.js";
-import { absorb, hasWarpOp, ifArms, seqGen, type GenExec } from "./lane-split.js";
+import {
+  absorb,
+  hasWarpOp,
+  ifArms,
+  loopGen,
+  seqGen,
+  type GenExec,
+  type LoopStep,
+} from "./lane-split.js";
 
 const blocking = new WeakMap<Stmt, boolean>();
 
@@ -160,6 +168,18 @@ function compileGen(
       // The body always runs on `sub` (uniform or not).
       const v = new LoopVar(ec, s);
       const body = compileGen(ec, vf, s.body, th, busy, fork);
+      if (fork) {
+        // Lanes part ways across iterations and at the loop's end (lane-split.ts: loopGen).
+        const step: LoopStep = (cur, c, k, run) => {
+          const a = v.running(cur, c, k, run);
+          v.set(run, a, k);
+          return a;
+        };
+        return function* (lanes, n) {
+          v.enter(lanes, n);
+          return yield* loopGen(m, lanes, n, step, body);
+        };
+      }
       return function* (lanes, n) {
         const sub = new Int32Array(n);
         const most = v.enter(lanes, n);
@@ -179,8 +199,24 @@ function compileGen(
       const pure = wait && isEmpty(s.body);
       const body = pure ? undefined : part(s.body);
       const site = m.site(s.span);
-      // With `fork`, a wait loop's lanes that pass while others still wait are released.
+      // With `fork`, a wait loop's lanes that pass while others still wait are released; a loop
+      // that contains a wait runs as loopGen (lanes part ways across iterations).
       const split = fork && wait;
+      if (fork && !wait) {
+        const step: LoopStep = (cur, c, k, run) => {
+          if (k === MAX_WHILE_ITERATIONS) {
+            reportSpin(m, site);
+            return 0;
+          }
+          for (let r = 0; r < runs.length; r++) runs[r]!(cur, c);
+          let a = 0;
+          for (let i = 0; i < c; i++) if (cond(cur[i]!)) run[a++] = cur[i]!;
+          return a;
+        };
+        return function* (lanes, n) {
+          return yield* loopGen(m, lanes, n, step, body!);
+        };
+      }
       return function* (lanes, n) {
         const live = lanes.slice(0, n);
         const gone = split ? new Int32Array(n) : live;

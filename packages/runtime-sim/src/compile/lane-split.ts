@@ -8,8 +8,10 @@ import type { Exec } from "./stmt.js";
  * of a warp that finish a statement while other lanes of the warp still wait inside it (in an
  * mbarrier wait loop, or in the other arm of an `if`) go on to the next statements; the waiting
  * lanes follow when they are released. The groups run as separate cursors of the enclosing
- * statement list and meet again at the end of a loop iteration or of the kernel. So lane 0 may
- * wait in one `T.if_` for an arrival lane 1 makes in a later one, as on the GPU.
+ * statement list, and of a loop's iterations (loopGen: a group may be iterations ahead of
+ * another, or past the loop), and meet again only at the end of the kernel (or of a wait loop's
+ * body). So lane 0 may wait in one `T.if_` for an arrival lane 1 makes in a later one, or in a
+ * later iteration, or after a loop lane 1 leaves first, as on the GPU.
  *
  * Only in kernels without warp-level ops (warp collectives, `__syncwarp`, fragment ops, wgmma,
  * setmaxnreg: hasWarpOp): those need the warp's lanes together, which split groups cannot give.
@@ -183,6 +185,102 @@ export function* ifArms(
     // round first, so that every waiting lane is polled before the If yields.
     if (!moved && (two ? bars.progress === p0 : blocked)) yield undefined;
   }
+}
+
+/**
+ * Which lanes of `lanes[0..n)` run iteration `k` of a loop (into `run`, in order; the others
+ * leave the loop). Returns how many run; sets the loop variable of those that do.
+ */
+export type LoopStep = (lanes: Int32Array, n: number, k: number, run: Int32Array) => number;
+
+interface LoopCursor {
+  /** The iteration its lanes run. */
+  k: number;
+  lanes: Int32Array;
+  n: number;
+  /** The body's generator for iteration k, while it runs. */
+  g: ReturnType<GenExec> | undefined;
+}
+
+/**
+ * A loop (`For`, or a `While` that contains a wait) whose lanes may part ways: lanes that finish
+ * an iteration while others of the warp still wait in it go on to their next iteration as their
+ * own group, and lanes that leave the loop (their trip count ran out, their condition turned
+ * false) while others still wait in it go on past the loop (released). So a lane may wait in
+ * iteration k for an arrival another lane makes in a later iteration or after the loop, as on
+ * the GPU (independent thread scheduling, sm_70+). A round runs every group until it blocks; the
+ * loop yields after a round in which nothing progressed.
+ */
+export function* loopGen(
+  m: Machine,
+  lanes: Int32Array,
+  n: number,
+  step: LoopStep,
+  body: GenExec,
+): Generator<Int32Array | undefined, Int32Array | undefined, void> {
+  const bars = m.bars;
+  const cursors: LoopCursor[] = [{ k: 0, lanes: lanes.slice(0, n), n, g: undefined }];
+  // Lanes that left the loop and are neither released nor returned yet.
+  let done: Int32Array | undefined;
+  let released = false;
+  for (;;) {
+    const p0 = bars.progress;
+    let moved = false;
+    for (let c = 0; c < cursors.length; c++) {
+      const cur = cursors[c]!;
+      for (;;) {
+        if (!cur.g) {
+          const run = new Int32Array(cur.n);
+          const a = step(cur.lanes, cur.n, cur.k, run);
+          if (a < cur.n) done = join(done, leaving(cur.lanes, cur.n, run, a));
+          cur.lanes = run;
+          cur.n = a;
+          if (a === 0) break;
+          cur.g = body(run, a);
+        }
+        const r = cur.g.next();
+        if (r.done) {
+          cur.g = undefined;
+          if (r.value) {
+            cur.lanes = r.value;
+            cur.n = r.value.length;
+          }
+          cur.k++;
+          continue;
+        }
+        if (r.value === undefined) break;
+        // Released lanes finished iteration k early: they go on to k + 1 as their own group.
+        cursors.push({ k: cur.k + 1, lanes: r.value, n: r.value.length, g: undefined });
+        moved = true;
+      }
+      if (cur.n === 0) {
+        cursors.splice(c--, 1);
+        moved = true;
+      }
+    }
+    if (cursors.length === 0) return released ? (done ?? new Int32Array(0)) : undefined;
+    if (done && done.length > 0) {
+      // Every group left blocks: the lanes that left the loop go on.
+      released = true;
+      const out = done;
+      done = undefined;
+      yield out;
+      continue;
+    }
+    if (!moved && (cursors.length === 1 || bars.progress === p0)) yield undefined;
+  }
+}
+
+/** The lanes of `lanes[0..n)` not in `run[0..a)` (a subsequence of it, in order). */
+function leaving(lanes: Int32Array, n: number, run: Int32Array, a: number): Int32Array {
+  const out = new Int32Array(n - a);
+  let j = 0;
+  let o = 0;
+  for (let i = 0; i < n; i++) {
+    if (j < a && run[j] === lanes[i]) j++;
+    else out[o++] = lanes[i]!;
+  }
+  return out;
 }
 
 const warpOps = new WeakMap<Stmt, boolean>();
