@@ -54,6 +54,29 @@ describe("bar_sync matches by barrier id, not by statement", () => {
     }
   });
 
+  it("lanes of one warp at one instance from two statements: TX6009 (.aligned) on every seed", () => {
+    // 128 threads, count 128: warp 0's lanes 0-15 take one arm, lanes 16-31 the other.
+    const split = kernel("warp_split_bar", 128, (tid, S, O) => {
+      S.set([tid], tid);
+      T.if_(
+        tid.lt(16),
+        () => T.cuda.bar_sync(1, 128), // @split-a
+        () => T.cuda.bar_sync(1, 128), // @split-b
+      );
+      O.set([tid], S.get([tid.add(1).floormod(128)]));
+    });
+    const lines = [lineOf(here, "@split-a"), lineOf(here, "@split-b")];
+    for (const seed of SEEDS) {
+      const { reports } = run(split, 128, seed);
+      const r = reports.filter((x) => x.code === "TX6009");
+      expect(r, `seed ${seed}`).toHaveLength(1);
+      expect(r[0]!.message).toMatch(/from another statement than thread \(\d+, 0, 0\) of its warp/);
+      expect(lines).toContain(r[0]!.span?.line);
+      expect(lines).toContain(r[0]!.notes[0]?.span?.line);
+      expect(r[0]!.span?.line).not.toBe(r[0]!.notes[0]?.span?.line);
+    }
+  });
+
   it("two groups sharing an id (count 64) from two statements: TX6012 on every seed", () => {
     const same = kernel("same_id", 128, (tid, S, O) => {
       S.set([tid], tid);

@@ -26,7 +26,12 @@ import { Tracer } from "./trace.js";
  *
  * Reports TX6009 for a cta_sync instance whose threads arrive from two statements: cta_sync is
  * `bar.sync 0`, i.e. barrier.sync.aligned, and "all threads in the CTA execute the same barrier
- * instruction" (PTX ISA, bar/barrier, .aligned), as in lockstep (compile/stmt.ts).
+ * instruction" (PTX ISA, bar/barrier, .aligned), as in lockstep (compile/stmt.ts). Named
+ * barriers are `bar.sync a, b` / `bar.arrive a, b`, .aligned too, and a barrier counts the
+ * arrival of a warp's threads together ("waits for all non-exited threads from its warp"): warps
+ * may meet at one instance from different statements (producer/consumer), but the lanes of one
+ * warp must arrive from one statement, else TX6009 (lanes that parted ways at a wait, or the two
+ * arms of an `if`).
  */
 
 /** Barrier resources per CTA, plus one pseudo-barrier for a one-CTA cluster's barrier.cluster. */
@@ -67,6 +72,10 @@ interface Instance {
   allSync: boolean;
   /** For an .aligned instance whose arrivals came from several statements: per site, its threads. */
   split: Map<number, number[]> | undefined;
+  /** Named barriers: per warp, the statement its first lane arrived from and that lane. */
+  readonly warpSite: Map<number, { site: number; thread: number; what: string }>;
+  /** Warps already reported as split (once per instance). */
+  readonly warpSplit: Set<number>;
 }
 
 interface Done {
@@ -128,6 +137,8 @@ export class NamedBarriers {
           syncers: [],
           allSync: true,
           split: undefined,
+          warpSite: new Map(),
+          warpSplit: new Set(),
         };
         this.#cur[key] = inst;
       } else if (inst.count !== a.count) {
@@ -151,6 +162,7 @@ export class NamedBarriers {
         if (at) at.push(t);
         else inst.split.set(a.site, [t]);
       }
+      if (!a.whole) this.#checkWarp(m, inst, t, a);
       if (a.sync) {
         inst.syncers.push(t);
         inst.arrivals.push(t, races.clock[t]!);
@@ -161,6 +173,33 @@ export class NamedBarriers {
       if (inst.arrivals.length / 2 >= inst.count) this.#complete(m, key, rank, inst);
     }
     return this.#gen[key]! - (this.#cur[key] ? 0 : 1);
+  }
+
+  /**
+   * TX6009 when thread `t` arrives at named barrier instance `inst` from another statement than
+   * an earlier lane of its warp did (bar.sync / bar.arrive are .aligned: a warp's threads execute
+   * the same barrier instruction; PTX ISA, bar/barrier). Once per warp and instance.
+   */
+  #checkWarp(m: Machine, inst: Instance, t: number, a: Arrival): void {
+    const w = t >> 5;
+    const first = inst.warpSite.get(w);
+    if (!first) {
+      inst.warpSite.set(w, { site: a.site, thread: t, what: a.what });
+      return;
+    }
+    if (first.site === a.site || inst.warpSplit.has(w)) return;
+    inst.warpSplit.add(w);
+    m.hazard(
+      "TX6009",
+      `${a.what} in CTA ${m.cta()}: thread ${m.thread(t)} arrives at barrier ${idName(a.id)} from another statement than thread ${m.thread(first.thread)} of its warp (${first.what}); bar.sync and bar.arrive are .aligned: every thread of a warp must execute the same barrier instruction (PTX ISA, bar/barrier)`,
+      a.site,
+      [
+        {
+          message: `thread ${m.thread(first.thread)} arrived at the same barrier instance here`,
+          span: m.sites[first.site],
+        },
+      ],
+    );
   }
 
   /**
