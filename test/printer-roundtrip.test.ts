@@ -147,14 +147,15 @@ const testKernels: PrimFunc[] = [
 /** The IR after every stage of the PTX pipeline, TileOps replaced by the tile.apply they print as. */
 function stages(fn: PrimFunc): { label: string; fn: PrimFunc }[] {
   const out = [{ label: `${fn.name} as written`, fn }];
-  const vf = verify(fn);
-  for (const p of PTX_PASSES) {
-    const after = runPipeline(vf, PTX_PASSES, { after: p.name }).fn;
-    const body = mapStmt(after.body, {
-      stmt: (s: Stmt): Stmt => (s.kind === "TileOp" ? s.source : s),
-    });
-    out.push({ label: `${fn.name} after ${p.name}`, fn: { ...after, body } });
-  }
+  // One run of the pipeline, every stage kept.
+  runPipeline(verify(fn), PTX_PASSES, {
+    onStage: (name, cur) => {
+      const body = mapStmt(cur.fn.body, {
+        stmt: (s: Stmt): Stmt => (s.kind === "TileOp" ? s.source : s),
+      });
+      out.push({ label: `${fn.name} after ${name}`, fn: { ...cur.fn, body } });
+    },
+  });
   return out;
 }
 

@@ -70,15 +70,16 @@ describe("printScript → parseScript", () => {
     for (const f of readdirSync(examplesDir).filter((x) => x.endsWith(".ts"))) {
       const mod = (await import(`${examplesDir}${f}`)) as Record<string, unknown>;
       for (const fn of Object.values(mod).filter(isPrimFunc)) {
-        const vf = verify(fn);
-        for (const p of PTX_PASSES) {
-          const after = runPipeline(vf, PTX_PASSES, { after: p.name }).fn;
-          // A TileOp prints as the tile.apply it came from, which the verifier plans again.
-          const body = mapStmt(after.body, {
-            stmt: (s: Stmt): Stmt => (s.kind === "TileOp" ? s.source : s),
-          });
-          fns.push({ ...after, name: `${fn.name}_${p.name.replace(/\W/g, "_")}`, body });
-        }
+        // One run of the pipeline, every stage kept.
+        runPipeline(verify(fn), PTX_PASSES, {
+          onStage: (name, cur) => {
+            // A TileOp prints as the tile.apply it came from, which the verifier plans again.
+            const body = mapStmt(cur.fn.body, {
+              stmt: (s: Stmt): Stmt => (s.kind === "TileOp" ? s.source : s),
+            });
+            fns.push({ ...cur.fn, name: `${fn.name}_${name.replace(/\W/g, "_")}`, body });
+          },
+        });
       }
     }
     expect(fns.length).toBeGreaterThanOrEqual(8 * PTX_PASSES.length);

@@ -22,14 +22,15 @@ afterAll(() => rmSync(outDir, { recursive: true, force: true }));
 
 function stages(fn: PrimFunc): PrimFunc[] {
   const out = [fn];
-  const vf = verify(fn);
-  for (const p of PTX_PASSES) {
-    const after = runPipeline(vf, PTX_PASSES, { after: p.name }).fn;
-    const body = mapStmt(after.body, {
-      stmt: (s: Stmt): Stmt => (s.kind === "TileOp" ? s.source : s),
-    });
-    out.push({ ...after, body });
-  }
+  // One run of the pipeline, every stage kept.
+  runPipeline(verify(fn), PTX_PASSES, {
+    onStage: (_, cur) => {
+      const body = mapStmt(cur.fn.body, {
+        stmt: (s: Stmt): Stmt => (s.kind === "TileOp" ? s.source : s),
+      });
+      out.push({ ...cur.fn, body });
+    },
+  });
   return out;
 }
 

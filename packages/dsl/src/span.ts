@@ -8,10 +8,14 @@ const FRAME = /\(?((?:file:\/\/)?[^\s()]+?):(\d+):(\d+)\)?$/;
 const foreign = (file: string): boolean =>
   !(OWN_FILES.test(file) || file.startsWith("node:") || file.includes("node_modules"));
 
-/** The author's span, from a formatted stack (positions mapped through source maps). */
-function spanFromText(): Span | undefined {
+/**
+ * The author's span, from a formatted stack (positions mapped through source maps). `frames`:
+ * how many frames to format (formatting maps each through source maps, the slow part): the
+ * depth rawSite found the author's frame at, plus this function's own.
+ */
+function spanFromText(frames = 30): Span | undefined {
   const saved = Error.stackTraceLimit;
-  Error.stackTraceLimit = 30;
+  Error.stackTraceLimit = frames;
   const stack = new Error().stack ?? "";
   Error.stackTraceLimit = saved;
   for (const line of stack.split("\n").slice(1)) {
@@ -42,7 +46,7 @@ function pathOf(file: string): string {
  * The first foreign frame as raw V8 call-site data (generated positions, not source-mapped):
  * cheap, because no stack text is formatted and no source map consulted.
  */
-function rawSite(): string | undefined {
+function rawSite(): { key: string; depth: number } | undefined {
   const savedPrepare = Error.prepareStackTrace;
   const savedLimit = Error.stackTraceLimit;
   // Builder calls reach the author within a few frames; deeper paths take the slow path.
@@ -60,7 +64,7 @@ function rawSite(): string | undefined {
   for (const s of sites) {
     const file = pathOf(s.getFileName() ?? "");
     parts.push(`${file}:${s.getLineNumber()}:${s.getColumnNumber()}`);
-    if (file && foreign(file)) return parts.join("|");
+    if (file && foreign(file)) return { key: parts.join("|"), depth: parts.length };
   }
   return undefined;
 }
@@ -78,10 +82,12 @@ const CACHE_LIMIT = 10_000;
  */
 export function callerSpan(): Span | undefined {
   if (spanOverride !== undefined) return spanOverride;
-  const key = rawSite();
-  if (key === undefined) return spanFromText();
+  const raw = rawSite();
+  if (raw === undefined) return spanFromText();
+  const key = raw.key;
   if (cache.has(key)) return cache.get(key);
-  const span = spanFromText();
+  // rawSite's frames start at this function; spanFromText's one deeper (itself).
+  const span = spanFromText(raw.depth + 1);
   if (cache.size >= CACHE_LIMIT) cache.clear();
   cache.set(key, span);
   return span;
