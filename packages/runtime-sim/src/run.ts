@@ -212,6 +212,7 @@ export function runSim(
         for (let x = 0; x < gx; x += kx) {
           m.beginCta(x, y, z);
           body(m.allLanes, T);
+          m.flushHeld();
           if (!m.bars.deadlocked) m.wgmma.aligned.settle(m, "by the end of the CTA");
           m.async.reportPending(m);
           m.bars.reportIncomplete(m);

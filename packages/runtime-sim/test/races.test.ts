@@ -188,6 +188,40 @@ describe("one test per kind of race, with both lines", () => {
     }
   });
 
+  it("a read of bytes another warp writes later in the phase: TX6013 with both lines on every schedule, not TX6004", () => {
+    // Warp 1 reads what warp 0 writes in a later statement of the same phase: whichever runs
+    // first, the report names the read and the write.
+    const k = T.function("read_first", { B: T.Tensor([64], "int32") }, ({ B }) => {
+      T.device_entry({ launch: T.cuda.LaunchConfig({ grid: 1, block: 64 }) });
+      const tid = T.cuda.thread_idx("x");
+      const s = T.alloc_shared([32], "int32");
+      T.if_(tid.ge(32), () => B.set([tid], s.get([tid.sub(32)]))); // @rf-r
+      T.if_(tid.lt(32), () => s.set([tid], tid)); // @rf-w
+    });
+    for (const simSeed of [0, 1, 2, 3]) {
+      const e = simThrows(k, [simZeros([64], "int32")], { simSeed });
+      const lines = [e.span?.line, e.notes[0]?.span?.line];
+      expect(["TX6003", "TX6013"], `seed ${simSeed}`).toContain(e.code);
+      expect(lines.sort(), `seed ${simSeed}`).toEqual(
+        [lineOf(here, "// @rf-r"), lineOf(here, "// @rf-w")].sort(),
+      );
+    }
+    // Lockstep runs the read first: the write reports it.
+    expectBoth(simThrows(k, [simZeros([64], "int32")]), "TX6013", "// @rf-w", "// @rf-r");
+  });
+
+  it("a read of bytes nothing writes is still TX6004 at the read, at the CTA's end", () => {
+    const k = T.function("never_written", { B: T.Tensor([64], "int32") }, ({ B }) => {
+      T.device_entry({ launch: T.cuda.LaunchConfig({ grid: 1, block: 64 }) });
+      const tid = T.cuda.thread_idx("x");
+      const s = T.alloc_shared([64], "int32");
+      T.if_(tid.ge(32), () => B.set([tid], s.get([tid]))); // @nw-r
+      T.if_(tid.lt(32), () => s.set([tid], tid));
+    });
+    const e = simThrows(k, [simZeros([64], "int32")]);
+    expect([e.code, e.span?.line]).toEqual(["TX6004", lineOf(here, "// @nw-r")]);
+  });
+
   it("write-after-write in shared memory (TX6014) and a cta_sync between them is clean", () => {
     const k = (sync: boolean) =>
       T.function("waw", { B: T.Tensor([32], "int32") }, ({ B }) => {

@@ -179,6 +179,7 @@ function reportSharedRead(
       `${who} reads ${at}, which nothing has written since launch (if another thread writes it later, nothing orders that write before this read)`,
       site,
       notes,
+      true,
     );
     return "unwritten";
   }

@@ -372,6 +372,7 @@ export class Machine {
     this.track = mode !== "off";
     this.reports = [];
     this.#seen.clear();
+    this.#held = undefined;
     this.epoch = nextEpoch;
     this.races.beginLaunch();
   }
@@ -458,17 +459,48 @@ export class Machine {
       .replaceAll(`CTA ${CLUSTER_CTA}`, `the cluster of CTAs ${this.#cta0()}..${last}`);
   }
 
+  /** Throw a held-back report (hazard's `hold`), if any: at the end of a CTA. */
+  flushHeld(): void {
+    const held = this.#held;
+    if (held === undefined) return;
+    this.#held = undefined;
+    throw held.err;
+  }
+
   #cta0(): string {
     return `(${this.cx}, ${this.cy}, ${this.cz})`;
   }
 
   /**
-   * Report a hazard at `site`: throws in "throw" mode; in "collect" mode keeps the first report
-   * of each (code, site, note site) and continues.
+   * A read of never-written shared bytes held back in "throw" mode (hazard's `hold`): the write
+   * that comes later in the same phase is the other half of the race, and its report (TX6013,
+   * write after an unordered read) names both lines. Thrown as it is at the next report of
+   * anything else, or at the end of the CTA (flushHeld).
    */
-  hazard(code: DiagnosticCode, message: string, site: number, notes: readonly Note[] = []): void {
+  #held: { err: TirxError; span: Span | undefined } | undefined;
+
+  /**
+   * Report a hazard at `site`: throws in "throw" mode; in "collect" mode keeps the first report
+   * of each (code, site, note site) and continues. `hold` (a read of bytes nothing has written,
+   * TX6004): in "throw" mode the report waits for the write that races with the read, so that
+   * whichever warp ran first the report names both lines; later reads of that kind wait with it.
+   */
+  hazard(
+    code: DiagnosticCode,
+    message: string,
+    site: number,
+    notes: readonly Note[] = [],
+    hold = false,
+  ): void {
     if (this.speculative > 0 && code !== "TX6005") return;
     const span = this.sites[site];
+    if (this.mode === "throw" && this.#held !== undefined) {
+      if (hold) return;
+      const held = this.#held;
+      this.#held = undefined;
+      // The write after the held read (its note is at the read): that report has both lines.
+      if (!(code === "TX6013" && notes[0]?.span === held.span)) throw held.err;
+    }
     message = this.#resolve(message);
     const all = [
       ...notes.map((n) => ({ ...n, message: this.#resolve(n.message) })),
@@ -477,7 +509,13 @@ export class Machine {
       },
     ];
     const err = new TirxError(code, message, span, all);
-    if (this.mode === "throw") throw err;
+    if (this.mode === "throw") {
+      if (hold) {
+        this.#held = { err, span };
+        return;
+      }
+      throw err;
+    }
     const ns = notes[0]?.span;
     const key = `${code}@${site}@${ns ? `${ns.file}:${ns.line}:${ns.col}` : ""}`;
     if (this.#seen.has(key)) return;
