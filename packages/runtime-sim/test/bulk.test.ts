@@ -144,6 +144,29 @@ describe("mbarrier waits and deadlocks", () => {
     expect([e.code, e.span?.line]).toEqual(["TX6004", lineOf(here, "// @noinit")]);
   });
 
+  it("a warp that waits before another warp's init: both lines on every schedule (TX6003 or TX6013)", () => {
+    // No cta_sync after the init: whichever warp runs first, the report names the init and the wait.
+    const k = T.function("init_ahead", { B: T.Tensor([64], "int32") }, ({ B }) => {
+      T.device_entry({ launch: T.cuda.LaunchConfig({ grid: 1, block: 64 }) });
+      const tid = T.cuda.thread_idx("x");
+      const bar = T.alloc_shared([1], "uint64");
+      T.if_(tid.eq(0), () => T.ptx.mbarrier.init(bar.sub(0), 1)); // @ahead-init
+      T.if_(tid.eq(0), () => T.ptx.mbarrier.arrive(bar.sub(0)));
+      T.if_(tid.ge(32), () => T.ptx.mbarrier.try_wait(bar.sub(0), 0)); // @ahead-wait
+      B.set([tid], tid);
+    });
+    const lines = [lineOf(here, "// @ahead-init"), lineOf(here, "// @ahead-wait")].sort();
+    const codes = new Set<string>();
+    for (const simSeed of [0, 1, 2, 3, 5, 7]) {
+      const e = simThrows(k, [simZeros([64], "int32")], { simSeed });
+      codes.add(e.code);
+      expect(["TX6003", "TX6013"], `seed ${simSeed}: ${e.message}`).toContain(e.code);
+      expect([e.span?.line, e.notes[0]?.span?.line].sort(), `seed ${simSeed}`).toEqual(lines);
+    }
+    // Both orders occur among these schedules: the wait ran first on some (TX6013 at the init).
+    expect([...codes].sort()).toEqual(["TX6003", "TX6013"]);
+  });
+
   it("TX6003: another thread uses the mbarrier with no cta_sync after its init", () => {
     const k = T.function("init_race", { B: T.Tensor([32], "int32") }, ({ B }) => {
       T.device_entry({ launch: T.cuda.LaunchConfig({ grid: 1, block: 32 }) });

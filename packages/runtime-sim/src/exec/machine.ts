@@ -18,6 +18,10 @@ import { RaceTracker } from "./races.js";
 import type { Tracer } from "./trace.js";
 import { ClusterUnit } from "./cluster.js";
 
+
+/** The race reports (two accesses, both lines): TX6003, TX6013, TX6014 (see Machine.hazard). */
+const RACES: ReadonlySet<string> = new Set(["TX6003", "TX6013", "TX6014"]);
+
 /**
  * How hazards are handled: the first one throws, or all are collected and the run continues, or
  * (`"off"`) hazard tracking is skipped where it costs time (bounds are still checked, TX6005, and
@@ -474,16 +478,17 @@ export class Machine {
   /**
    * A read of never-written shared bytes held back in "throw" mode (hazard's `hold`): the write
    * that comes later in the same phase is the other half of the race, and its report (TX6013,
-   * write after an unordered read) names both lines. Thrown as it is at the next report of
-   * anything else, or at the end of the CTA (flushHeld).
+   * write after an unordered read) names both lines. Thrown as it is at the next report other
+   * than a race, or at the end of the CTA (flushHeld).
    */
-  #held: { err: TirxError; span: Span | undefined } | undefined;
+  #held: { err: TirxError } | undefined;
 
   /**
    * Report a hazard at `site`: throws in "throw" mode; in "collect" mode keeps the first report
    * of each (code, site, note site) and continues. `hold` (a read of bytes nothing has written,
    * TX6004): in "throw" mode the report waits for the write that races with the read, so that
-   * whichever warp ran first the report names both lines; later reads of that kind wait with it.
+   * whichever warp ran first the report names both lines; later reads of that kind wait with it,
+   * and a race reported meanwhile (both lines) is thrown instead.
    */
   hazard(
     code: DiagnosticCode,
@@ -498,8 +503,10 @@ export class Machine {
       if (hold) return;
       const held = this.#held;
       this.#held = undefined;
-      // The write after the held read (its note is at the read): that report has both lines.
-      if (!(code === "TX6013" && notes[0]?.span === held.span)) throw held.err;
+      // A race between two accesses names both lines: the write after the held read (its note is
+      // at the read), or another race the run reached first. Anything else (an out-of-bounds
+      // index read from the unwritten bytes, say) comes after the held read's report.
+      if (!RACES.has(code)) throw held.err;
     }
     message = this.#resolve(message);
     const all = [
@@ -511,7 +518,7 @@ export class Machine {
     const err = new TirxError(code, message, span, all);
     if (this.mode === "throw") {
       if (hold) {
-        this.#held = { err, span };
+        this.#held = { err };
         return;
       }
       throw err;

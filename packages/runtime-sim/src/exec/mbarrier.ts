@@ -107,11 +107,15 @@ export class Mbarriers {
       const notes = p.span
         ? [{ message: `"${p.name}" is allocated here; mbarriers need mbarrier.init`, span: p.span }]
         : [];
+      // The use reads the object: an init later in the phase with nothing ordering it before the
+      // use is the other half of the race (init's check), and the held report waits for it.
+      if (m.track && m.speculative === 0) this.#races.onRead(t, site, addr, 8);
       m.hazard(
         "TX6004",
         `thread ${m.thread(t)} of CTA ${m.cta()} ${verb} mbarrier ${labelOf(m, bb, addr)}, which no mbarrier.init of ${m.ctas > 1 ? "its" : "this"} CTA has initialised`,
         site,
         notes,
+        true,
       );
       return -1;
     }
@@ -251,6 +255,20 @@ export class Mbarriers {
     b.initSite = site;
     b.initThread = t;
     b.initClock = this.#races.clock[t]!;
+    // A use before this init that nothing orders before it (a thread that ran ahead of the init):
+    // TX6013 with both lines (PTX ISA, mbarrier.init: the object must be initialised before use).
+    if (m.track) {
+      const hit = this.#races.onWrite(t, site, addr, 8, false, m.isAtomicSite, false);
+      if (hit?.read) {
+        const u = m.thread(hit.other & THREAD_MASK);
+        m.hazard(
+          "TX6013",
+          `thread ${m.thread(t)} of CTA ${m.cta()} initialises mbarrier ${labelOf(m, bb, addr)}, which thread ${u} used before with nothing ordering this init before that use (a cta_sync after the init, before any use)`,
+          site,
+          [{ message: `thread ${u} uses it here`, span: m.sites[hit.other >> THREAD_BITS] }],
+        );
+      }
+    }
     // The init writes the object: later uses by other threads need a cta_sync after it.
     this.#races.recordWrite(t, site, addr, 8);
     m.shBulk.fill(0, addr, addr + 8);
