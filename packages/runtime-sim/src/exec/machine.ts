@@ -18,7 +18,6 @@ import { RaceTracker } from "./races.js";
 import type { Tracer } from "./trace.js";
 import { ClusterUnit } from "./cluster.js";
 
-
 /** The race reports (two accesses, both lines): TX6003, TX6013, TX6014 (see Machine.hazard). */
 const RACES: ReadonlySet<string> = new Set(["TX6003", "TX6013", "TX6014"]);
 
