@@ -167,6 +167,45 @@ describe("mbarrier waits and deadlocks", () => {
     expect([...codes].sort()).toEqual(["TX6003", "TX6013"]);
   });
 
+  it("a remote arrive (mapa) before the peer CTA's init, after its own CTA's: both lines on every schedule", () => {
+    // CTA rank 1 initialises its own "bar"[1] and arrives on rank 0's; rank 0's init comes in a
+    // later statement with no cluster barrier between: on schedules where the arrive runs first,
+    // the report used to be TX6004 naming rank 1's own init, never rank 0's.
+    const k = T.function("remote_ahead", { B: T.Tensor([2], "int32") }, ({ B }) => {
+      T.device_entry({
+        launch: T.cuda.LaunchConfig({ grid: [2, 1], block: 64, cluster: [2, 1, 1] }),
+      });
+      const tid = T.cuda.thread_idx("x");
+      const rank = T.cuda.cluster_ctarank();
+      const bar = T.alloc_shared([2], "uint64", { name: "bar" });
+      T.if_(tid.eq(0).and(rank.eq(1)), () => T.ptx.mbarrier.init(bar.sub(1), 1));
+      T.if_(
+        tid.eq(0).and(rank.eq(1)),
+        () => T.ptx.mbarrier.arrive_remote(T.ptx.mapa(bar.ptr([1]), T.int32(0))), // @remote-arrive
+      );
+      T.if_(tid.eq(32).and(rank.eq(0)), () => T.ptx.mbarrier.init(bar.sub(1), 1)); // @peer-init
+      T.ptx.barrier.cluster.arrive();
+      T.ptx.barrier.cluster.wait();
+      T.if_(tid.eq(0).and(rank.eq(0)), () => B.set([0], 1));
+    });
+    const lines = [lineOf(here, "// @remote-arrive"), lineOf(here, "// @peer-init")].sort();
+    const codes = new Set<string>();
+    for (const simSeed of [0, 1, 2, 5, 7]) {
+      const e = simThrows(k, [simZeros([2], "int32")], { simSeed });
+      codes.add(e.code);
+      expect(["TX6003", "TX6013"], `seed ${simSeed}: ${e.message}`).toContain(e.code);
+      expect([e.span?.line, e.notes[0]?.span?.line].sort(), `seed ${simSeed}`).toEqual(lines);
+    }
+    // The arrive ran first on some of these schedules: TX6013 at the peer's init.
+    expect([...codes].sort()).toEqual(["TX6003", "TX6013"]);
+    // Collect mode: the arrive on the not yet initialised barrier and the init after it.
+    const r = runSim(verify(k), [simZeros([2], "int32")], { hazards: "collect", simSeed: 1 });
+    expect(r.reports.map((x) => [x.code, x.span?.line])).toEqual([
+      ["TX6004", lines[0]],
+      ["TX6013", lines[1]],
+    ]);
+  });
+
   it("TX6003: another thread uses the mbarrier with no cta_sync after its init", () => {
     const k = T.function("init_race", { B: T.Tensor([32], "int32") }, ({ B }) => {
       T.device_entry({ launch: T.cuda.LaunchConfig({ grid: 1, block: 32 }) });

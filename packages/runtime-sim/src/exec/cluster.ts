@@ -243,7 +243,12 @@ export class ClusterUnit {
       const at = r * m.sharedStride + local;
       const mine = m.bars.initOf(own * m.sharedStride + local);
       if (!m.bars.initOf(at) && mine && local % 8 === 0 && local >= bb.placed.base) {
-        // Not initialised in the target CTA, though the arriving thread's CTA ran its init.
+        // Not initialised in the target CTA, though the arriving thread's CTA ran its init. The
+        // arrive reads the object as a use does (Mbarriers.use): a peer's init later in the
+        // phase with nothing ordering it before the arrive is the other half of the race
+        // (TX6013 at that init, both lines), and the report is held for it (Machine.hazard).
+        // PTX ISA, mbarrier.init: the object must be initialised before any other mbarrier op.
+        if (m.track && m.speculative === 0) m.races.onRead(t, site, at, 8);
         m.hazard(
           "TX6004",
           `thread ${m.thread(t)} of CTA ${m.cta()} arrives on mbarrier "${bb.name}"[${i}] of CTA ${m.ctaOfRank(r)}, which no mbarrier.init of that CTA has initialised`,
@@ -254,6 +259,7 @@ export class ClusterUnit {
               span: m.sites[mine.site],
             },
           ],
+          true,
         );
         return;
       }
