@@ -222,6 +222,28 @@ describe("one test per kind of race, with both lines", () => {
     expect([e.code, e.span?.line]).toEqual(["TX6004", lineOf(here, "// @nw-r")]);
   });
 
+  it("a while loop steered by never-written bytes does not run on while the TX6004 is held", () => {
+    // The held read's value is 0xff bytes (-1): the countdown runs 2^24 iterations to the spin
+    // limit (seconds; minutes with a heavier body) before anything throws, where an unheld
+    // TX6004 stopped at the read.
+    const k = T.function("spin_unwritten", { B: T.Tensor([32], "int32") }, ({ B }) => {
+      T.device_entry({ launch: T.cuda.LaunchConfig({ grid: 1, block: 32 }) });
+      const tid = T.cuda.thread_idx("x");
+      const s = T.alloc_shared([32], "int32");
+      const i = T.alloc_local([1], "int32");
+      i.set([0], s.get([tid])); // @spin-r
+      T.while_(
+        () => i.get([0]).ne(0),
+        () => i.set([0], i.get([0]).sub(1)),
+      );
+      B.set([tid], i.get([0]));
+    });
+    const t0 = performance.now();
+    const e = simThrows(k, [simZeros([32], "int32")]);
+    expect([e.code, e.span?.line]).toEqual(["TX6004", lineOf(here, "// @spin-r")]);
+    expect(performance.now() - t0).toBeLessThan(1000);
+  });
+
   it("write-after-write in shared memory (TX6014) and a cta_sync between them is clean", () => {
     const k = (sync: boolean) =>
       T.function("waw", { B: T.Tensor([32], "int32") }, ({ B }) => {

@@ -173,6 +173,7 @@ function compileGen(
         const step: LoopStep = (cur, c, k, run) => {
           const a = v.running(cur, c, k, run);
           v.set(run, a, k);
+          m.heldIteration();
           return a;
         };
         return function* (lanes, n) {
@@ -186,6 +187,7 @@ function compileGen(
         for (let k = 0; k < most; k++) {
           const a = v.running(lanes, n, k, sub);
           v.set(sub, a, k);
+          m.heldIteration();
           yield* absorb(body(sub, a));
         }
         return undefined;
@@ -208,6 +210,7 @@ function compileGen(
             reportSpin(m, site);
             return 0;
           }
+          m.heldIteration();
           for (let r = 0; r < runs.length; r++) runs[r]!(cur, c);
           let a = 0;
           for (let i = 0; i < c; i++) if (cond(cur[i]!)) run[a++] = cur[i]!;
@@ -250,6 +253,7 @@ function compileGen(
             reportSpin(m, site);
             return released ? live.slice(0, n) : undefined;
           }
+          m.heldIteration();
           if (body) yield* absorb(body(live, n));
           if (wait) {
             // A body may change what a wait condition reads (waitReadsState): not a deadlock yet.

@@ -150,6 +150,7 @@ export function compileStmt(ec: ExprCompiler, vf: VerifiedFunc, s: Stmt): Exec {
           n = k;
           if (n === 0) return;
           if (iter === MAX_WHILE_ITERATIONS) return reportSpin(m, site);
+          m.heldIteration();
           body(live, n);
         }
       };
@@ -202,6 +203,7 @@ function compileFor(ec: ExprCompiler, vf: VerifiedFunc, s: Extract<Stmt, { kind:
       }
       v.set(active, a, k);
       if (m.tracer) m.tracer.clock++;
+      m.heldIteration();
       body(active, a);
     }
   };

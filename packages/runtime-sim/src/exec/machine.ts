@@ -18,6 +18,12 @@ import { RaceTracker } from "./races.js";
 import type { Tracer } from "./trace.js";
 import { ClusterUnit } from "./cluster.js";
 
+/**
+ * Loop iterations a held report waits for its write (Machine.heldIteration): far more than a
+ * pipeline's prologue, far fewer than a spin on uninitialised bytes would run.
+ */
+export const HELD_LOOP_ITERATIONS = 1 << 16;
+
 /** The race reports (two accesses, both lines): TX6003, TX6013, TX6014 (see Machine.hazard). */
 const RACES: ReadonlySet<string> = new Set(["TX6003", "TX6013", "TX6014"]);
 
@@ -462,6 +468,21 @@ export class Machine {
       .replaceAll(`CTA ${CLUSTER_CTA}`, `the cluster of CTAs ${this.#cta0()}..${last}`);
   }
 
+  /**
+   * One loop iteration (T.while_, wait loops, T.range): while a report is held, the reader's value
+   * is uninitialised bytes (0xff) that may steer a loop a long way (a while condition that never
+   * changes, a trip count near 2^31); the run goes on only to find the write the read races
+   * with, so after HELD_LOOP_ITERATIONS iterations the held report is thrown as it is (as it was
+   * before reports were held: PTX ISA, "Memory Consistency Model", a read of a location no write
+   * reaches has no defined value, so nothing after it is meaningful).
+   */
+  heldIteration(): void {
+    if (this.#held !== undefined && ++this.#heldIters > HELD_LOOP_ITERATIONS) this.flushHeld();
+  }
+
+  /** Loop iterations since the report was held (heldIteration). */
+  #heldIters = 0;
+
   /** Throw a held-back report (hazard's `hold`), if any: at the end of a CTA. */
   flushHeld(): void {
     const held = this.#held;
@@ -518,6 +539,7 @@ export class Machine {
     if (this.mode === "throw") {
       if (hold) {
         this.#held = { err };
+        this.#heldIters = 0;
         return;
       }
       throw err;
