@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { f16round, getFloat16 } from "@petamoriken/float16";
+import { f16round, getFloat16, setFloat16 } from "@petamoriken/float16";
 import { bfloat16BitsToNumber, float32ToBfloat16Bits } from "@tirx-ts/core";
 import { bf16Bits, f16Bits, f16Value, roundBf16, roundF16 } from "../src/numeric/float.js";
 
@@ -43,6 +43,15 @@ describe("float16 / bfloat16 rounding (round to nearest even)", () => {
 
   it("roundF16 agrees with @petamoriken/float16 (Math.f16round) on doubles", () => {
     expect(xs.filter((x) => !Object.is(roundF16(x), f16round(x)))).toEqual([]);
+  });
+
+  it("f16Bits rounds every sample as @petamoriken/float16 encodes it", () => {
+    const dv = new DataView(new ArrayBuffer(2));
+    const bad = xs.filter((x) => {
+      setFloat16(dv, 0, x, true);
+      return f16Bits(x) !== dv.getUint16(0, true);
+    });
+    expect(bad).toEqual([]);
   });
 
   it("f16Bits / f16Value round-trip every float16 bit pattern but NaNs", () => {

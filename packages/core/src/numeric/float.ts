@@ -54,16 +54,32 @@ export function roundBf16(x: number): number {
   return roundToFormat(x, 8, -126, BF16_MAX);
 }
 
-/** float16 bits of `x`, rounding to nearest even first; NaN → 0x7fff. */
+/**
+ * float16 bits of `x`, rounded to nearest even (IEEE 754 binary16); NaN → 0x7fff. One pass over
+ * the float64 bits: the top 10 fraction bits, rounded by the 11th and the sticky rest (a carry
+ * into the exponent field is the next binade, or infinity); below the normal range the value in
+ * units of 2^-24, rounded to an integer.
+ */
 export function f16Bits(x: number): number {
   if (x !== x) return 0x7fff;
-  const y = roundF16(x);
-  const sign = y < 0 || (y === 0 && 1 / y < 0) ? 0x8000 : 0;
-  const a = Math.abs(y);
-  if (a === Infinity) return sign | 0x7c00;
-  if (a < 2 ** -14) return sign | (a * 2 ** 24);
-  const e = exponentOf(a);
-  return sign | ((e + 15) << 10) | ((a / 2 ** e - 1) * 1024);
+  bitsView.setFloat64(0, x);
+  const hi = bitsView.getUint32(0);
+  const lo = bitsView.getUint32(4);
+  const sign = (hi >>> 16) & 0x8000;
+  const e = ((hi >>> 20) & 0x7ff) - 1023;
+  if (e > 15) return sign | 0x7c00; // beyond 65504 + half an ulp, or infinite
+  if (e >= -14) {
+    const frac = hi & 0xfffff;
+    const h = ((e + 15) << 10) | (frac >>> 10);
+    const half = (frac >>> 9) & 1;
+    const sticky = (frac & 0x1ff) !== 0 || lo !== 0;
+    return sign | (half && (sticky || h & 1) ? h + 1 : h);
+  }
+  // Subnormal or zero: |x| · 2^24 is exact (a power-of-two scaling) and below 1024.
+  const m = Math.abs(x) * 2 ** 24;
+  const f = Math.floor(m);
+  const d = m - f;
+  return sign | (d > 0.5 || (d === 0.5 && (f & 1) === 1) ? f + 1 : f);
 }
 
 let f16Table: Float64Array | undefined;
