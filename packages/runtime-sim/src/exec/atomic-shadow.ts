@@ -76,6 +76,33 @@ export class AtomicShadow {
     if (list.length >= 2 * (this.#kept.get(b) ?? 24)) this.#kept.set(b, prune(races, list, t));
   }
 
+  /**
+   * Thread `t`'s atomic write (packed `w`, clock `c`) of [a, a + n) takes the writer records
+   * `wr`/`wc` (shared memory's or a tensor's): each run of equal records it replaces (the bytes
+   * of one earlier write come in runs) goes to `displaced` first; readers stay.
+   */
+  take(
+    races: RaceTracker,
+    wr: Int32Array,
+    wc: Int32Array,
+    a: number,
+    n: number,
+    w: number,
+    c: number,
+    t: number,
+    isAtomic: (site: number) => boolean,
+  ): void {
+    let s = a;
+    for (let b = a + 1; b <= a + n; b++) {
+      if (b === a + n || wr[b] !== wr[s] || wc[b] !== wc[s]) {
+        this.displaced(races, s, b, wr[s]!, wc[s]!, t, isAtomic);
+        s = b;
+      }
+    }
+    wr.fill(w, a, a + n);
+    wc.fill(c, a, a + n);
+  }
+
   /** Forget bytes [a, a + n): a plain write (ordered after them, or reported) replaced them. */
   drop(a: number, n: number): void {
     const plain = this.plain;
@@ -128,26 +155,6 @@ export class AtomicShadow {
 
 /** The widest atomic's bytes (atom.u64). */
 const MAX_ATOMIC = 8;
-
-/**
- * Run `f` over the runs of equal records (`wr`, `wc`) over bytes [a, a + n) (the bytes of one
- * earlier write come in runs).
- */
-export function eachRun(
-  wr: Int32Array,
-  wc: Int32Array,
-  a: number,
-  n: number,
-  f: (b: number, e: number, w: number, c: number) => void,
-): void {
-  let s = a;
-  for (let b = a + 1; b <= a + n; b++) {
-    if (b === a + n || wr[b] !== wr[s] || wc[b] !== wc[s]) {
-      f(s, b, wr[s]!, wc[s]!);
-      s = b;
-    }
-  }
-}
 
 /** Is the access packed as `w` at clock `c` ordered before thread `t`'s current point? */
 function ordered(races: RaceTracker, w: number, c: number, t: number): boolean {

@@ -1,7 +1,7 @@
 import type { GlobalMeta } from "../tensor.js";
 import type { RaceHit, RaceTracker } from "./races.js";
 import { UNIFORM_MIN } from "./races.js";
-import { AtomicShadow, eachRun } from "./atomic-shadow.js";
+import { AtomicShadow } from "./atomic-shadow.js";
 import { THREAD_BITS, THREAD_MASK } from "./machine.js";
 
 /**
@@ -163,12 +163,7 @@ export function recordGlobalAtomic(
 ): void {
   materialiseGlobal(meta, a, n);
   const sh = (meta.atomics ??= new AtomicShadow());
-  const wr = meta.writer!;
-  const ep = meta.epoch!;
-  const c = races.clock[t]!;
-  eachRun(wr, ep, a, n, (b, e, pw, pc) => sh.displaced(races, b, e, pw, pc, t, isAtomic));
-  wr.fill(w, a, a + n);
-  ep.fill(c, a, a + n);
+  sh.take(races, meta.writer!, meta.epoch!, a, n, w, races.clock[t]!, t, isAtomic);
 }
 
 /**

@@ -52,7 +52,7 @@
  * named barriers and partial-warp collectives O(participants × threads); mbarrier arrive and
  * successful try_wait O(threads) once K exists.
  */
-import { AtomicShadow, eachRun } from "./atomic-shadow.js";
+import { AtomicShadow } from "./atomic-shadow.js";
 import { THREAD_BITS, THREAD_MASK } from "./machine.js";
 
 /**
@@ -592,8 +592,8 @@ export class RaceTracker {
 
   /**
    * Record thread `t`'s atomic write of [a, a + n) at `site`: it takes the writer record, the
-   * record it replaces moves to `atomics` (AtomicShadow.displaced), and readers stay (a plain
-   * read races with every later unordered atomic).
+   * record it replaces moves to `atomics` (AtomicShadow.take), and readers stay (a plain read
+   * races with every later unordered atomic).
    */
   recordAtomic(
     t: number,
@@ -602,17 +602,10 @@ export class RaceTracker {
     n: number,
     isAtomic: (site: number) => boolean,
   ): void {
-    const w = (site << THREAD_BITS) | t;
-    const now = this.clock[t]!;
     this.materialise(a, n);
     this.touch(a, a + n);
-    const wr = this.wr;
-    const wc = this.wc;
-    eachRun(wr, wc, a, n, (b, e, pw, pc) =>
-      this.atomics.displaced(this, b, e, pw, pc, t, isAtomic),
-    );
-    wr.fill(w, a, a + n);
-    wc.fill(now, a, a + n);
+    const w = (site << THREAD_BITS) | t;
+    this.atomics.take(this, this.wr, this.wc, a, n, w, this.clock[t]!, t, isAtomic);
   }
 
   /** Record thread `t`'s write of [a, a + n) at `site` as of now (readers of the phase end). */
