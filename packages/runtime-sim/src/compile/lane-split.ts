@@ -1,4 +1,4 @@
-import { findOp, stmtChildren, walkExpr, type Expr, type Stmt } from "@tirx-ts/core";
+import { findOp, stmtChildren, stmtExprs, walkExpr, type Expr, type Stmt } from "@tirx-ts/core";
 import type { Machine } from "../exec/machine.js";
 import type { Exec } from "./stmt.js";
 
@@ -306,24 +306,10 @@ function exprWarpOp(e: Expr): boolean {
 export function hasWarpOp(s: Stmt): boolean {
   let v = warpOps.get(s);
   if (v !== undefined) return v;
-  switch (s.kind) {
-    case "Let":
-      v = exprWarpOp(s.value);
-      break;
-    case "Store":
-      v = exprWarpOp(s.offset) || exprWarpOp(s.value);
-      break;
-    case "If":
-    case "While":
-      v = exprWarpOp(s.cond);
-      break;
-    case "Call":
-      v = isWarpOp(s.op) || s.args.some(exprWarpOp);
-      break;
-    default:
-      v = false;
-  }
-  if (!v) v = stmtChildren(s).some(hasWarpOp);
+  v =
+    (s.kind === "Call" && isWarpOp(s.op)) ||
+    stmtExprs(s).some(exprWarpOp) ||
+    stmtChildren(s).some(hasWarpOp);
   warpOps.set(s, v);
   return v;
 }

@@ -1,4 +1,4 @@
-import { findOp, stmtChildren, walkExpr, type Stmt } from "@tirx-ts/core";
+import { findOp, stmtChildren, stmtExprs, walkExpr, type Stmt } from "@tirx-ts/core";
 import type { Machine } from "../exec/machine.js";
 import type { Exec } from "./stmt.js";
 
@@ -46,7 +46,7 @@ export function syncFree(s: Stmt): boolean {
     if (fx?.kind === "machine" && fx.effect.unit === "barrier") v = false;
   }
   if (v) {
-    for (const e of exprsOf(s)) {
+    for (const e of stmtExprs(s)) {
       walkExpr(e, (x) => {
         if (x.kind !== "CallExpr") return;
         const fx = findOp(x.op)?.sim;
@@ -57,21 +57,6 @@ export function syncFree(s: Stmt): boolean {
   if (v) v = stmtChildren(s).every(syncFree);
   syncFreeCache.set(s, v);
   return v;
-}
-
-function exprsOf(s: Stmt) {
-  switch (s.kind) {
-    case "Let":
-      return [s.value];
-    case "Store":
-      return [s.offset, s.value];
-    case "If":
-      return [s.cond];
-    case "Call":
-      return s.args;
-    default:
-      return [];
-  }
 }
 
 /**
