@@ -1,6 +1,6 @@
 import type { Note } from "@tirx-ts/core";
 import type { Machine } from "./machine.js";
-import type { BarBuffer } from "./mbarrier.js";
+import { uninitialisedUse, type BarBuffer } from "./mbarrier.js";
 import type { Layout } from "../compile/layout.js";
 
 /**
@@ -243,23 +243,19 @@ export class ClusterUnit {
       const at = r * m.sharedStride + local;
       const mine = m.bars.initOf(own * m.sharedStride + local);
       if (!m.bars.initOf(at) && mine && local % 8 === 0 && local >= bb.placed.base) {
-        // Not initialised in the target CTA, though the arriving thread's CTA ran its init. The
-        // arrive reads the object as a use does (Mbarriers.use): a peer's init later in the
-        // phase with nothing ordering it before the arrive is the other half of the race
-        // (TX6013 at that init, both lines), and the report is held for it (Machine.hazard).
-        // PTX ISA, mbarrier.init: the object must be initialised before any other mbarrier op.
-        if (m.track && m.speculative === 0) m.races.onRead(t, site, at, 8);
-        m.hazard(
-          "TX6004",
-          `thread ${m.thread(t)} of CTA ${m.cta()} arrives on mbarrier "${bb.name}"[${i}] of CTA ${m.ctaOfRank(r)}, which no mbarrier.init of that CTA has initialised`,
+        // Not initialised in the target CTA, though the arriving thread's CTA ran its init.
+        uninitialisedUse(
+          m,
+          t,
+          at,
           site,
+          `thread ${m.thread(t)} of CTA ${m.cta()} arrives on mbarrier "${bb.name}"[${i}] of CTA ${m.ctaOfRank(r)}, which no mbarrier.init of that CTA has initialised`,
           [
             {
               message: `thread ${m.thread(mine.thread)} initialises its own CTA's "${bb.name}"[${i}] here; no thread of CTA ${m.ctaOfRank(r)} ran it before the arrive`,
               span: m.sites[mine.site],
             },
           ],
-          true,
         );
         return;
       }

@@ -488,7 +488,7 @@ export class Machine {
     const held = this.#held;
     if (held === undefined) return;
     this.#held = undefined;
-    throw held.err;
+    throw held;
   }
 
   #cta0(): string {
@@ -501,7 +501,7 @@ export class Machine {
    * write after an unordered read) names both lines. Thrown as it is at the next report other
    * than a race, or at the end of the CTA (flushHeld).
    */
-  #held: { err: TirxError } | undefined;
+  #held: TirxError | undefined;
 
   /**
    * Report a hazard at `site`: throws in "throw" mode; in "collect" mode keeps the first report
@@ -521,12 +521,11 @@ export class Machine {
     const span = this.sites[site];
     if (this.mode === "throw" && this.#held !== undefined) {
       if (hold) return;
-      const held = this.#held;
-      this.#held = undefined;
       // A race between two accesses names both lines: the write after the held read (its note is
       // at the read), or another race the run reached first. Anything else (an out-of-bounds
       // index read from the unwritten bytes, say) comes after the held read's report.
-      if (!RACES.has(code)) throw held.err;
+      if (!RACES.has(code)) this.flushHeld();
+      this.#held = undefined;
     }
     message = this.#resolve(message);
     const all = [
@@ -538,7 +537,7 @@ export class Machine {
     const err = new TirxError(code, message, span, all);
     if (this.mode === "throw") {
       if (hold) {
-        this.#held = { err };
+        this.#held = err;
         this.#heldIters = 0;
         return;
       }

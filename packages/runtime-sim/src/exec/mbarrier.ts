@@ -107,15 +107,13 @@ export class Mbarriers {
       const notes = p.span
         ? [{ message: `"${p.name}" is allocated here; mbarriers need mbarrier.init`, span: p.span }]
         : [];
-      // The use reads the object: an init later in the phase with nothing ordering it before the
-      // use is the other half of the race (init's check), and the held report waits for it.
-      if (m.track && m.speculative === 0) this.#races.onRead(t, site, addr, 8);
-      m.hazard(
-        "TX6004",
-        `thread ${m.thread(t)} of CTA ${m.cta()} ${verb} mbarrier ${labelOf(m, bb, addr)}, which no mbarrier.init of ${m.ctas > 1 ? "its" : "this"} CTA has initialised`,
+      uninitialisedUse(
+        m,
+        t,
+        addr,
         site,
+        `thread ${m.thread(t)} of CTA ${m.cta()} ${verb} mbarrier ${labelOf(m, bb, addr)}, which no mbarrier.init of ${m.ctas > 1 ? "its" : "this"} CTA has initialised`,
         notes,
-        true,
       );
       return -1;
     }
@@ -427,6 +425,25 @@ export class Mbarriers {
 }
 
 /** `"bars"[i]` (in a cluster of several CTAs: `"bars"[i] of CTA (x, y, z)`), for messages. */
+/**
+ * TX6004 (`message`) for thread `t`'s use of the mbarrier at `addr`, which no init reached. The
+ * use reads the object: an init later in the phase with nothing ordering it before the use is
+ * the other half of the race (TX6013 at that init, naming this use: Mbarriers.init), and the
+ * report is held for it (Machine.hazard). PTX ISA, mbarrier.init: the object must be initialised
+ * before any other mbarrier operation.
+ */
+export function uninitialisedUse(
+  m: Machine,
+  t: number,
+  addr: number,
+  site: number,
+  message: string,
+  notes: readonly Note[],
+): void {
+  if (m.track && m.speculative === 0) m.races.onRead(t, site, addr, 8);
+  m.hazard("TX6004", message, site, notes, true);
+}
+
 function labelOf(m: Machine, bb: BarBuffer, addr: number): string {
   const at = `"${bb.name}"[${(m.ctaLocal(addr) - bb.placed.base) / 8}]`;
   return m.ctas > 1 ? `${at} of CTA ${m.ctaOfRank(m.rankAt(addr))}` : at;
