@@ -46,6 +46,12 @@ export interface SimOptions {
    * first execution in CTA 0 (the pictures of `tirx layout`).
    */
   readonly accesses?: boolean;
+  /**
+   * Whether element accesses of consecutive threads at consecutive addresses are checked and
+   * recorded as ranges (default true; see exec/access-batch.ts). False checks every access as it
+   * is made: slower, with the same reports.
+   */
+  readonly rangeChecks?: boolean;
 }
 
 /** What a simulated launch reports. */
@@ -201,6 +207,7 @@ export function runSim(
   invariant(gx % kx === 0 && gy % ky === 0 && gz % kz === 0, "the clusters tile the grid");
   const tracer = opts.trace ? new Tracer(T) : undefined;
   m.seed = seedOf(opts.simSeed);
+  m.batch.enabled = opts.rangeChecks ?? true;
   m.rng = m.seed;
   m.tracer = tracer;
   const log = opts.accesses ? new AccessLog() : undefined;

@@ -17,6 +17,7 @@ import {
 } from "../exec/hazards.js";
 import { beforeGlobalWrite, type Machine, type Placed } from "../exec/machine.js";
 import type { Layout } from "./layout.js";
+import { AccessKind, type AccessQueue } from "../exec/access-batch.js";
 
 export type NumFn = (t: number) => number;
 export type BigFn = (t: number) => bigint;
@@ -64,7 +65,11 @@ function where(layout: Layout, buffer: Buffer, span?: Span): Where {
   );
 }
 
-/** A load of one `dtype` element at element offset `off` of `buffer`. */
+/**
+ * A load of one `dtype` element at element offset `off` of `buffer`. With `batched` (a load of a
+ * batched statement, compile/batched.ts) its hazard check is deferred to the statement's end
+ * while the Machine's batch is deferring (exec/access-batch.ts).
+ */
 export function compileLoad(
   m: Machine,
   layout: Layout,
@@ -72,6 +77,7 @@ export function compileLoad(
   dtype: DType,
   off: NumFn,
   site: number,
+  batched = false,
 ): NumFn | BigFn {
   const w = where(layout, buffer, m.sites[site]);
   const codec = codecOf(dtype);
@@ -81,6 +87,7 @@ export function compileLoad(
   const oob = (t: number, rel: number): void =>
     reportOob(m, w.space, name, span, rel, eb, size, t, site, "reads");
   const load = codec.load as (dv: DataView, a: number) => number;
+  if (batched && w.space !== "local") return deferredLoad(m, w, eb, off, site, load, zero);
   if (w.space === "shared") {
     const dv = m.sdv;
     const placed = w.placed;
@@ -153,7 +160,10 @@ export function compileLoad(
   };
 }
 
-/** A store of one `dtype` element (`value` already of that dtype) at element offset `off`. */
+/**
+ * A store of one `dtype` element (`value` already of that dtype) at element offset `off`; with
+ * `batched` its hazard check is deferred like compileLoad's.
+ */
 export function compileStore(
   m: Machine,
   layout: Layout,
@@ -162,6 +172,7 @@ export function compileStore(
   off: NumFn,
   value: NumFn | BigFn,
   site: number,
+  batched = false,
 ): ThreadFn {
   const w = where(layout, buffer, m.sites[site]);
   const codec = codecOf(dtype);
@@ -176,6 +187,7 @@ export function compileStore(
     v: number,
   ) => void;
   const val = value as NumFn;
+  if (batched && w.space !== "local") return deferredStore(m, w, eb, off, val, site, store);
   if (w.space === "shared") {
     const dv = m.sdv;
     const placed = w.placed;
@@ -239,6 +251,110 @@ export function compileStore(
     if (m.track) {
       beforeGlobalWrite(m, gm);
       checkGlobalWrite(m, gm, rel, eb, t, site);
+    }
+    store(gm.dv, rel, v);
+  };
+}
+
+/**
+ * compileLoad for a batched statement: bounds at once, the hazard check queued while the batch
+ * defers (else made at once, as compileLoad's closures make it).
+ */
+function deferredLoad(
+  m: Machine,
+  w: Where,
+  eb: number,
+  off: NumFn,
+  site: number,
+  load: (dv: DataView, a: number) => number,
+  zero: number | bigint,
+): NumFn {
+  const { base, size, name, span } = w.placed;
+  const batch = m.batch;
+  if (w.space === "shared") {
+    const dv = m.sdv;
+    const placed = w.placed;
+    const win = m.win;
+    const q = batch.queue(AccessKind.SharedRead, site, eb, placed, -1);
+    return (t) => {
+      const rel = off(t) * eb;
+      if (!(rel >= 0 && rel + eb <= size)) {
+        reportOob(m, "shared", name, span, rel, eb, size, t, site, "reads");
+        return zero as number;
+      }
+      const a = base + rel + win[t]!;
+      if (m.track) {
+        if (batch.deferring && m.speculative === 0) q.push(t, a);
+        else checkSharedRead(m, placed, a, eb, t, site);
+      }
+      return load(dv, a);
+    };
+  }
+  const globals = m.globals;
+  const k = w.param;
+  const q = batch.queue(AccessKind.GlobalRead, site, eb, undefined, k);
+  return (t) => {
+    const rel = off(t) * eb;
+    const gm = globals[k]!;
+    if (!(rel >= 0 && rel + eb <= gm.dv.byteLength)) {
+      reportOob(m, "global", name, span, rel, eb, gm.dv.byteLength, t, site, "reads");
+      return zero as number;
+    }
+    if (m.track) {
+      if (batch.deferring && m.speculative === 0) q.push(t, rel);
+      else if (gm.meta.writer || gm.meta.recordReads) checkGlobalRead(m, gm, rel, eb, t, site);
+    }
+    return load(gm.dv, rel);
+  };
+}
+
+/** compileStore for a batched statement (see deferredLoad). */
+function deferredStore(
+  m: Machine,
+  w: Where,
+  eb: number,
+  off: NumFn,
+  val: NumFn,
+  site: number,
+  store: (dv: DataView, a: number, v: number) => void,
+): ThreadFn {
+  const { base, size, name, span } = w.placed;
+  const batch = m.batch;
+  if (w.space === "shared") {
+    const dv = m.sdv;
+    const placed = w.placed;
+    const win = m.win;
+    const q = batch.queue(AccessKind.SharedWrite, site, eb, placed, -1);
+    return (t) => {
+      const rel = off(t) * eb;
+      const v = val(t);
+      if (!(rel >= 0 && rel + eb <= size)) {
+        return reportOob(m, "shared", name, span, rel, eb, size, t, site, "writes");
+      }
+      const a = base + rel + win[t]!;
+      if (m.track) {
+        if (batch.deferring) q.push(t, a);
+        else checkSharedWrite(m, placed, a, eb, t, site);
+      }
+      store(dv, a, v);
+    };
+  }
+  const globals = m.globals;
+  const k = w.param;
+  const q = batch.queue(AccessKind.GlobalWrite, site, eb, undefined, k);
+  return (t) => {
+    const rel = off(t) * eb;
+    const v = val(t);
+    const gm = globals[k]!;
+    if (!(rel >= 0 && rel + eb <= gm.dv.byteLength)) {
+      return reportOob(m, "global", name, span, rel, eb, gm.dv.byteLength, t, site, "writes");
+    }
+    if (m.track) {
+      if (batch.deferring) q.push(t, rel);
+      else {
+        beforeGlobalWrite(m, gm);
+        checkGlobalWrite(m, gm, rel, eb, t, site);
+      }
     }
     store(gm.dv, rel, v);
   };

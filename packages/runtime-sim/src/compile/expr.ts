@@ -332,10 +332,13 @@ export class ExprCompiler {
     };
   }
 
+  /** Set while a batched statement's expressions compile: their loads defer checks (compile/batched.ts). */
+  batching = false;
+
   #load(e: Extract<Expr, { kind: "BufferLoad" }>, span?: Span): NumFn | BigFn {
     const m = this.m;
     const off = this.index(e.offset, span);
-    return compileLoad(m, this.layout, e.buffer, e.dtype, off, m.site(span));
+    return compileLoad(m, this.layout, e.buffer, e.dtype, off, m.site(span), this.batching);
   }
 
   #special(name: string): NumFn {

@@ -24,6 +24,7 @@ import type { Machine } from "../exec/machine.js";
 import { Tracer } from "../exec/trace.js";
 import { syncFree, warpByWarp } from "./schedule.js";
 import { CLUSTER_ADDRESS_UNIT } from "./expr.js";
+import { batchable, deferred } from "./batched.js";
 
 /**
  * A compiled statement: runs for the active threads `lanes[0..n)` of the CTA in lockstep. Control
@@ -92,29 +93,38 @@ export function compileStmt(ec: ExprCompiler, vf: VerifiedFunc, s: Stmt): Exec {
       return nothing;
     case "Let": {
       const set = setter(ec, s.var.id);
-      const { value: v, runs } = ec.collect(() => ec.any(s.value, s.span));
-      return withCollectives(runs, (lanes, n) => {
+      const batch = batchable(ec.layout, s);
+      const { value: v, runs } = ec.collect(() =>
+        batching(ec, batch, () => ec.any(s.value, s.span)),
+      );
+      const exec: Exec = (lanes, n) => {
         for (let i = 0; i < n; i++) {
           const t = lanes[i]!;
           set(t, v(t));
         }
-      });
+      };
+      return withCollectives(runs, batch ? deferred(m, exec) : exec);
     }
     case "Store": {
+      const batch = batchable(ec.layout, s);
       const { value: st, runs } = ec.collect(() =>
-        compileStore(
-          m,
-          ec.layout,
-          s.buffer,
-          s.dtype,
-          ec.index(s.offset, s.span),
-          ec.any(s.value, s.span),
-          m.site(s.span),
+        batching(ec, batch, () =>
+          compileStore(
+            m,
+            ec.layout,
+            s.buffer,
+            s.dtype,
+            ec.index(s.offset, s.span),
+            ec.any(s.value, s.span),
+            m.site(s.span),
+            batch,
+          ),
         ),
       );
-      return withCollectives(runs, (lanes, n) => {
+      const exec: Exec = (lanes, n) => {
         for (let i = 0; i < n; i++) st(lanes[i]!);
-      });
+      };
+      return withCollectives(runs, batch ? deferred(m, exec) : exec);
     }
     case "If": {
       const { value: cond, runs } = ec.collect(() => ec.num(s.cond, s.span));
@@ -170,6 +180,17 @@ export function compileStmt(ec: ExprCompiler, vf: VerifiedFunc, s: Stmt): Exec {
       throw new InternalError(
         `tile.apply "${s.opcode}" reached the simulator; it runs lower-tile after verify`,
       );
+  }
+}
+
+/** `f` compiled with the expression compiler's loads batched when `on`. */
+function batching<R>(ec: ExprCompiler, on: boolean, f: () => R): R {
+  const saved = ec.batching;
+  ec.batching = on;
+  try {
+    return f();
+  } finally {
+    ec.batching = saved;
   }
 }
 
@@ -251,15 +272,12 @@ function compileCall(ec: ExprCompiler, name: string, exprs: readonly Expr[], spa
       if (fx.action === "wait") {
         const keep = args[0]!;
         return (lanes, n) => {
-          for (let i = 0; i < n; i++) au.wait(m, lanes[i]!, keep);
+          au.waitLanes(m, lanes, n, keep, false);
           m.tracer?.cpAsyncWait(Tracer.warpsOf(lanes, n), keep);
         };
       }
       return (lanes, n) => {
-        for (let i = 0; i < n; i++) {
-          au.commit(lanes[i]!);
-          au.wait(m, lanes[i]!, 0);
-        }
+        au.waitLanes(m, lanes, n, 0, true);
         if (m.tracer) {
           m.tracer.cpAsyncCommit(Tracer.warpsOf(lanes, n));
           m.tracer.cpAsyncWait(Tracer.warpsOf(lanes, n), 0);

@@ -1,5 +1,32 @@
 import { THREAD_BITS, type Machine, type Placed } from "./machine.js";
 import { checkAsyncWrite, checkGlobalRead, issuedNotes } from "./hazards.js";
+import { recordSharedWriteRun } from "./access-runs.js";
+
+/**
+ * The race records of a landed cp.async chunk, shared bytes [dst, dst + chunk) written by thread
+ * `t` at `site` as of clock `now` (RaceTracker.recordWrite's records, in one loop over the
+ * chunk's bytes, materialised first so any lazy range is cut around them).
+ */
+function recordLanded(
+  m: Machine,
+  t: number,
+  dst: number,
+  chunk: number,
+  site: number,
+  now: number,
+) {
+  const races = m.races;
+  races.materialise(dst, chunk);
+  const w = (site << THREAD_BITS) | t;
+  const { wr, wc, r1, r2 } = races;
+  races.touch(dst, dst + chunk);
+  for (let i = dst, e = dst + chunk; i < e; i++) {
+    wr[i] = w;
+    wc[i] = now;
+    r1[i] = -1;
+    r2[i] = -1;
+  }
+}
 
 /** The word view of no bytes (AsyncUnit's cache when empty). */
 const EMPTY_WORDS = new Int32Array(0);
@@ -162,6 +189,89 @@ export class AsyncUnit {
     this.#batch[t] = this.#nextBatch++;
   }
 
+  /**
+   * `cp.async.wait_group keep` by the threads `lanes[0..n)` (with `commit`, each commits first:
+   * wait_all). The landed chunks' race records are made at the end, consecutive threads' chunks
+   * at consecutive bytes as one range (exec/access-runs.ts, recordSharedWriteRun).
+   */
+  waitLanes(m: Machine, lanes: Int32Array, n: number, keep: number, commit: boolean): void {
+    this.#waiting = m.batch.enabled;
+    try {
+      for (let i = 0; i < n; i++) {
+        if (commit) this.commit(lanes[i]!);
+        this.wait(m, lanes[i]!, keep);
+      }
+    } finally {
+      this.#waiting = false;
+      this.#recordLanded(m);
+    }
+  }
+
+  /** Set during waitLanes: completions queue their records in #landed. */
+  #waiting = false;
+  /** Landed chunks whose records wait: flat `[thread, dst, chunk, site, clock, ...]`. */
+  readonly #landed: number[] = [];
+  #order = new Int32Array(0);
+
+  /**
+   * Record the queued landed chunks: sorted by shared byte, runs of consecutive threads'
+   * chunks (same size, site and clock) at consecutive bytes as one range each, the others chunk
+   * by chunk. Overlapping chunks (reported at their issue, TX6001/TX6008) are recorded chunk by
+   * chunk in landing order, so the last one's records stay, as without queueing.
+   */
+  #recordLanded(m: Machine): void {
+    const q = this.#landed;
+    const k = q.length / 5;
+    if (k === 0) return;
+    // Landing order is usually by byte already (a thread's chunk follows the one before it).
+    const order = this.#order.length >= k ? this.#order : (this.#order = new Int32Array(k * 2));
+    let sorted = true;
+    for (let i = 0; i < k; i++) {
+      order[i] = i * 5;
+      if (i > 0 && q[i * 5 + 1]! < q[i * 5 - 4]!) sorted = false;
+    }
+    if (!sorted) order.subarray(0, k).sort((x, y) => q[x + 1]! - q[y + 1]!);
+    let overlap = false;
+    for (let i = 1; i < k && !overlap; i++) {
+      overlap = q[order[i - 1]! + 1]! + q[order[i - 1]! + 2]! > q[order[i]! + 1]!;
+    }
+    if (overlap) {
+      for (let j = 0; j < q.length; j += 5)
+        recordLanded(m, q[j]!, q[j + 1]!, q[j + 2]!, q[j + 3]!, q[j + 4]!);
+      q.length = 0;
+      return;
+    }
+    let from = 0;
+    for (let i = 1; i <= k; i++) {
+      if (i < k) {
+        const p = order[i - 1]!;
+        const c = order[i]!;
+        if (
+          q[c]! === q[p]! + 1 &&
+          q[c + 1]! === q[p + 1]! + q[p + 2]! &&
+          q[c + 2]! === q[p + 2]! &&
+          q[c + 3]! === q[p + 3]! &&
+          q[c + 4]! === q[p + 4]!
+        )
+          continue;
+      }
+      const f = order[from]!;
+      const chunk = q[f + 2]!;
+      const sh = Math.log2(chunk);
+      const whole =
+        Number.isInteger(sh) &&
+        recordSharedWriteRun(m, q[f + 3]!, q[f]!, q[f + 1]!, (i - from) * chunk, sh, q[f + 4]!);
+      if (!whole) {
+        for (let j = from; j < i; j++) {
+          const o = order[j]!;
+          recordLanded(m, q[o]!, q[o + 1]!, q[o + 2]!, q[o + 3]!, q[o + 4]!);
+        }
+      }
+      from = i;
+    }
+    q.length = 0;
+  }
+
   /** `cp.async.wait_group n` by thread `t`: complete all but its `n` most recent groups. */
   wait(m: Machine, t: number, n: number): void {
     // Committed groups are numbered 0 .. commits - 1; complete those up to commits - 1 - n.
@@ -211,27 +321,17 @@ export class AsyncUnit {
     }
     for (let i = len; i < chunk; i++) sh[dst + i] = 0;
     if (m.track) {
-      // The write becomes thread t's own write as of its wait (cp.async is a generic-proxy write):
-      // RaceTracker.recordWrite's records, the pending count and the bulk guard in one loop over
-      // the chunk's bytes (materialised first, so any lazy uniform range is cut around them).
-      const races = m.races;
-      races.materialise(dst, chunk);
-      const w = (this.#site[id]! << THREAD_BITS) | t;
-      const now = races.clock[t]!;
-      const { wr, wc, r1, r2 } = races;
-      races.touch(dst, dst + chunk);
+      // The write becomes thread t's own write as of its wait (cp.async is a generic-proxy write).
       const pend = m.shPending;
-      for (let i = dst, e = dst + chunk; i < e; i++) {
-        wr[i] = w;
-        wc[i] = now;
-        r1[i] = -1;
-        r2[i] = -1;
-        pend[i]!--;
-      }
+      for (let i = dst, e = dst + chunk; i < e; i++) pend[i]!--;
       // Until the CTA issues a bulk copy every guard is 0 already (BulkUnit.active).
       if (m.bulk.active) m.shBulk.fill(0, dst, dst + chunk);
       const pr = gm.meta.pendingReads;
       if (pr) for (let i = src, e = src + len; i < e; i++) pr[i]!--;
+      const site = this.#site[id]!;
+      const now = m.races.clock[t]!;
+      if (this.#waiting) this.#landed.push(t, dst, chunk, site, now);
+      else recordLanded(m, t, dst, chunk, site, now);
     }
     this.#next[id] = this.#free;
     this.#free = id;

@@ -19,6 +19,17 @@ export interface GlobalEntry {
   f: number;
   w: number;
   c: number;
+  /**
+   * Writers of a run of threads: -1 when `w` is every byte's writer; else byte b's writer is
+   * `w + ((b - o) >> k)` (a warp's or a CTA's element stores, 2^k bytes per thread).
+   */
+  k: number;
+  o: number;
+}
+
+/** The writer record (packed) of byte `b` of entry `u`. */
+export function writerAt(u: GlobalEntry, b: number): number {
+  return u.k < 0 ? u.w : u.w + ((b - u.o) >> u.k);
 }
 
 /** Bytes materialised around an element access (a power of two). */
@@ -30,14 +41,15 @@ const MAX_ENTRIES = 4096;
 export function startWriters(meta: GlobalMeta, writer: Int32Array, epoch: Int32Array): void {
   meta.writer = writer;
   meta.epoch = epoch;
-  meta.lazy = [{ s: 0, f: writer.length, w: -1, c: 0 }];
+  meta.lazy = [{ s: 0, f: writer.length, w: -1, c: 0, k: -1, o: 0 }];
   meta.cleanLo = 0;
   meta.cleanHi = 0;
 }
 
 function fillFrom(meta: GlobalMeta, u: GlobalEntry, lo: number, hi: number): void {
   if (lo >= hi) return;
-  meta.writer!.fill(u.w, lo, hi);
+  if (u.k < 0) meta.writer!.fill(u.w, lo, hi);
+  else for (let b = lo, wr = meta.writer!; b < hi; b++) wr[b] = u.w + ((b - u.o) >> u.k);
   meta.epoch!.fill(u.c, lo, hi);
 }
 
@@ -70,18 +82,25 @@ function clear(meta: GlobalMeta, a: number, e: number, fill: boolean): number {
     const lo = u.s > a ? u.s : a;
     const hi = u.f < e ? u.f : e;
     if (u.s < lo) {
-      if (lo - u.s >= UNIFORM_MIN) keep.push({ s: u.s, f: lo, w: u.w, c: u.c });
+      if (lo - u.s >= UNIFORM_MIN) keep.push({ ...u, f: lo });
       else fillFrom(meta, u, u.s, lo);
     }
     if (fill) fillFrom(meta, u, lo, hi);
     if (hi < u.f) {
-      if (u.f - hi >= UNIFORM_MIN) keep.push({ s: hi, f: u.f, w: u.w, c: u.c });
+      if (u.f - hi >= UNIFORM_MIN) keep.push({ ...u, s: hi });
       else fillFrom(meta, u, hi, u.f);
     }
   }
   list.splice(i, j - i, ...keep);
   // A kept left part precedes position `a`.
   return keep.length > 0 && keep[0]!.s < a ? i + 1 : i;
+}
+
+/** The entry holding all of [a, a + n), or undefined. */
+export function entryAt(meta: GlobalMeta, a: number, n: number): GlobalEntry | undefined {
+  const list = meta.lazy!;
+  const u = list[firstAfter(list, a)];
+  return u !== undefined && u.s <= a && a + n <= u.f ? u : undefined;
 }
 
 /** Make the per-byte arrays hold the truth over the blocks around [a, a + n). */
@@ -114,10 +133,8 @@ export function checkGlobalWriters(
   atomic: boolean,
   isAtomic: (site: number) => boolean,
 ): RaceHit | undefined {
-  const list = meta.lazy!;
-  const i = firstAfter(list, a);
-  const u = list[i];
-  if (u !== undefined && u.s <= a && a + n <= u.f) {
+  const u = entryAt(meta, a, n);
+  if (u !== undefined && u.k < 0) {
     return (
       races.checkGlobalRecord(u.w, u.c, t, atomic, isAtomic) ??
       checkGlobalAtomics(races, meta, a, n, t, atomic)
@@ -209,13 +226,7 @@ export function recordGlobalWrite(
   if (meta.atomics !== undefined && meta.atomics.size > 0) meta.atomics.drop(a, n);
   const list = meta.lazy!;
   if (n >= UNIFORM_MIN) {
-    meta.cleanHi = 0;
-    const at = clear(meta, a, a + n, false);
-    list.splice(at, 0, { s: a, f: a + n, w, c });
-    if (list.length > MAX_ENTRIES) {
-      const u = list.shift()!;
-      fillFrom(meta, u, u.s, u.f);
-    }
+    addGlobalEntry(meta, { s: a, f: a + n, w, c, k: -1, o: 0 });
     return;
   }
   materialiseGlobal(meta, a, n);
@@ -224,6 +235,21 @@ export function recordGlobalWrite(
   for (let b = a, e = a + n; b < e; b++) {
     wr[b] = w;
     ep[b] = c;
+  }
+}
+
+/**
+ * Make `u` the entry of its bytes [u.s, u.f) (a write of all of them), replacing what entries
+ * held there; beyond MAX_ENTRIES the lowest entry is materialised.
+ */
+export function addGlobalEntry(meta: GlobalMeta, u: GlobalEntry): void {
+  const list = meta.lazy!;
+  meta.cleanHi = 0;
+  const at = clear(meta, u.s, u.f, false);
+  list.splice(at, 0, u);
+  if (list.length > MAX_ENTRIES) {
+    const v = list.shift()!;
+    fillFrom(meta, v, v.s, v.f);
   }
 }
 

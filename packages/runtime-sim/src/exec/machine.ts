@@ -17,6 +17,7 @@ import { POISON_BYTE } from "../tensor.js";
 import { RaceTracker } from "./races.js";
 import type { Tracer } from "./trace.js";
 import { ClusterUnit } from "./cluster.js";
+import { AccessBatch } from "./access-batch.js";
 
 /**
  * Loop iterations a held report waits for its write (Machine.heldIteration): far more than a
@@ -199,6 +200,8 @@ export class Machine {
   readonly sdv: DataView;
   /** Happens-before race tracking (read/write records, clocks); see RaceTracker. */
   readonly races: RaceTracker;
+  /** Deferred hazard checks of batched statements (exec/access-batch.ts). */
+  readonly batch: AccessBatch = new AccessBatch(this);
   /** Per shared byte: last writer (`site << 10 | thread`), -1 when never written in this CTA. */
   readonly shWriter: Int32Array;
   /** Per shared byte: clock of the last write (see RaceTracker). */
@@ -518,6 +521,9 @@ export class Machine {
     hold = false,
   ): void {
     if (this.speculative > 0 && code !== "TX6005") return;
+    // Accesses a batched statement made before this report are checked first (their reports
+    // come first, as without batching).
+    if (this.batch.active.length > 0) this.batch.flush();
     const span = this.sites[site];
     if (this.mode === "throw" && this.#held !== undefined) {
       if (hold) return;

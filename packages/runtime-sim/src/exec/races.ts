@@ -79,6 +79,31 @@ export interface Uniform {
   c2: number;
   /** Bulk guard (the Machine's shBulk). */
   bk: number;
+  /**
+   * Writers of a run of threads (see `wrAt`): -1 when `wr` is every byte's writer; else byte b's
+   * writer is `wr + ((b - wo) >> wk)`, thread `wr`'s 2^wk bytes from `wo` on, then the next
+   * thread's (a warp's element store, a CTA's cp.async chunks).
+   */
+  wk: number;
+  wo: number;
+  /** The first reader slot likewise: -1, or byte b's reader is `r1 + ((b - ro) >> rk)`. */
+  rk: number;
+  ro: number;
+}
+
+/** The writer record (packed) of byte `b` of entry `u`. */
+export function wrAt(u: Uniform, b: number): number {
+  return u.wk < 0 ? u.wr : u.wr + ((b - u.wo) >> u.wk);
+}
+
+/** The first reader record (packed) of byte `b` of entry `u`. */
+export function r1At(u: Uniform, b: number): number {
+  return u.rk < 0 ? u.r1 : u.r1 + ((b - u.ro) >> u.rk);
+}
+
+/** An entry over [s, f) with the CTA-start records: never written, no reader, no guard. */
+export function freshEntry(s: number, f: number): Uniform {
+  return { s, f, wr: -1, wc: 0, r1: -1, c1: 0, r2: -1, c2: 0, bk: 0, wk: -1, wo: 0, rk: -1, ro: 0 };
 }
 
 /** Clocks start above 0 (0 marks "ordered before everything") and never repeat in a process. */
@@ -175,8 +200,17 @@ export class RaceTracker {
     if (hi > this.#touchHi) this.#touchHi = hi;
   }
 
-  /** The entry holding all of [a, a + n), when n >= UNIFORM_MIN and one does. */
+  /**
+   * The entry holding all of [a, a + n), when n >= UNIFORM_MIN and one does whose records are
+   * the same for every byte (a run-of-threads entry is not: its callers materialise).
+   */
   uniformAt(a: number, n: number): Uniform | undefined {
+    const u = this.entryAt(a, n);
+    return u !== undefined && u.wk < 0 && u.rk < 0 ? u : undefined;
+  }
+
+  /** The entry of any kind holding all of [a, a + n), when n >= UNIFORM_MIN and one does. */
+  entryAt(a: number, n: number): Uniform | undefined {
     if (n < UNIFORM_MIN) return undefined;
     const list = this.#uni;
     for (let i = 0; i < list.length; i++) {
@@ -186,13 +220,63 @@ export class RaceTracker {
     return undefined;
   }
 
+  /** True when an entry overlaps [a, a + n). */
+  overlapsEntry(a: number, n: number): boolean {
+    const list = this.#uni;
+    for (let i = 0; i < list.length; i++) {
+      const u = list[i]!;
+      if (u.s < a + n && a < u.f) return true;
+    }
+    return false;
+  }
+
+  /**
+   * Bytes [a, a + n) outside every entry and outside the changed range: they hold the
+   * CTA-start records (never written, no reader).
+   */
+  fresh(a: number, n: number): boolean {
+    const clear = this.#touchLo >= this.#touchHi || a + n <= this.#touchLo || this.#touchHi <= a;
+    return clear && !this.overlapsEntry(a, n);
+  }
+
+  /**
+   * Entry `u` becomes the records of its bytes [u.s, u.f), a write of all of them (see
+   * recordWrite): entries there are cut (their parts outside kept), the bytes' overflow readers
+   * and atomic records dropped. No cp.async may target the bytes (the caller's condition).
+   */
+  setEntry(u: Uniform): void {
+    const a = u.s;
+    const n = u.f - u.s;
+    this.#dropMore(a, n);
+    if (this.atomics.size > 0) this.atomics.drop(a, n);
+    const list = this.#uni;
+    for (let i = list.length - 1; i >= 0; i--) {
+      const v = list[i]!;
+      if (v.f <= a || u.f <= v.s) continue;
+      list.splice(i, 1);
+      this.#cut(v, v.s > a ? v.s : a, v.f < u.f ? v.f : u.f, true);
+    }
+    this.addEntry(u);
+  }
+
+  /**
+   * Add `u` over bytes no entry holds (a run's records over fresh bytes); the per-byte arrays
+   * there become stale. The oldest entries are materialised beyond MAX_UNIFORM.
+   */
+  addEntry(u: Uniform): void {
+    this.#uni.push(u);
+    this.#trim();
+  }
+
   /** Write `u`'s values into the per-byte arrays over [lo, hi). */
   #fillFrom(u: Uniform, lo: number, hi: number): void {
     if (lo >= hi) return;
     this.touch(lo, hi);
-    this.wr.fill(u.wr, lo, hi);
+    if (u.wk < 0) this.wr.fill(u.wr, lo, hi);
+    else for (let b = lo, wr = this.wr; b < hi; b++) wr[b] = u.wr + ((b - u.wo) >> u.wk);
     this.wc.fill(u.wc, lo, hi);
-    this.r1.fill(u.r1, lo, hi);
+    if (u.rk < 0) this.r1.fill(u.r1, lo, hi);
+    else for (let b = lo, r1 = this.r1; b < hi; b++) r1[b] = u.r1 + ((b - u.ro) >> u.rk);
     this.c1.fill(u.c1, lo, hi);
     this.r2.fill(u.r2, lo, hi);
     this.c2.fill(u.c2, lo, hi);
@@ -267,7 +351,7 @@ export class RaceTracker {
     this.#uni.length = 0;
     const n = this.wr.length;
     if (n >= UNIFORM_MIN) {
-      this.#uni.push({ s: 0, f: n, wr: -1, wc: 0, r1: -1, c1: 0, r2: -1, c2: 0, bk: 0 });
+      this.#uni.push(freshEntry(0, n));
     }
   }
 
@@ -420,6 +504,11 @@ export class RaceTracker {
         return { other: w, clock: cw };
     }
     return this.atomics.moreHit(this, a, n, t);
+  }
+
+  /** Bytes with readers beyond the two slots (cleared by cta_sync and by writes of them). */
+  get overflowReaders(): number {
+    return this.#more.size;
   }
 
   /** True when no lazy uniform range exists: the per-byte arrays hold every byte's records. */

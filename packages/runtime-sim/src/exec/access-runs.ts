@@ -1,0 +1,232 @@
+import {
+  THREAD_BITS,
+  THREAD_MASK,
+  beforeGlobalWrite,
+  type GlobalMem,
+  type Machine,
+} from "./machine.js";
+import { UNIFORM_MIN, freshEntry, type RaceTracker, type Uniform } from "./races.js";
+import { addGlobalEntry, entryAt } from "./global-shadow.js";
+import { trackWriters } from "./hazards.js";
+
+/**
+ * Runs of element accesses, decided and recorded as one range (exec/access-batch.ts gathers
+ * them): `count` elements of 2^sh bytes at consecutive addresses from `a`, element i accessed by
+ * thread `ts[from + i]`. A warp's or a CTA's `B[row, tid] = s[tid]` is one run per access.
+ *
+ * Each function here takes a run only when its outcome is certain without per-byte work: the
+ * bytes lie in one lazy range entry of the shadow (RaceTracker's entries for shared memory,
+ * exec/global-shadow.ts's for tensors) or are fresh, the threads are consecutive with one clock,
+ * and nothing would be reported (no unordered record, nothing pending or guarded, no atomic or
+ * overflow record). It then records the run as one entry whose records name each byte's thread
+ * (`wk`/`rk`, `k`: 2^sh bytes per thread) and returns true. Otherwise it changes nothing and
+ * returns false, and the caller checks the run's elements one by one (checkSharedRead and the
+ * other element checks), which report exactly as if no run had been formed.
+ */
+
+/** The threads `ts[from .. from + count)` are t0, t0 + 1, ... and share one clock. */
+function consecutive(races: RaceTracker, ts: Int32Array, from: number, count: number): boolean {
+  const t0 = ts[from]!;
+  const now = races.clock[t0]!;
+  const clock = races.clock;
+  for (let i = 1; i < count; i++) {
+    const t = ts[from + i]!;
+    if (t !== t0 + i || clock[t] !== now) return false;
+  }
+  return true;
+}
+
+/**
+ * Every element i (bytes a + i·2^sh .., accessed by thread t0 + i) is ordered after the records
+ * over its bytes: packed `rec` (-1: none) at clock `c`, the same for every byte when k < 0, else
+ * byte b's thread is rec's plus `(b - o) >> k` (RaceTracker.ordered decides: a record of the
+ * element's own thread in this CTA is program order, another CTA's of this launch never ordered).
+ */
+function recordsOrdered(
+  races: RaceTracker,
+  rec: number,
+  k: number,
+  o: number,
+  c: number,
+  t0: number,
+  count: number,
+  a: number,
+  sh: number,
+): boolean {
+  if (rec < 0) return true;
+  const base = rec & THREAD_MASK;
+  if (k < 0) {
+    for (let i = 0; i < count; i++) {
+      const t = t0 + i;
+      if (!races.ordered(base, c, t)) return false;
+    }
+    return true;
+  }
+  const last = (1 << sh) - 1;
+  for (let i = 0; i < count; i++) {
+    const t = t0 + i;
+    const b = a + (i << sh);
+    for (let u = base + ((b - o) >> k), e = base + ((b + last - o) >> k); u <= e; u++) {
+      if (!races.ordered(u, c, t)) return false;
+    }
+  }
+  return true;
+}
+
+/**
+ * A run of shared loads (checkSharedRead per element): taken when one entry holds the bytes,
+ * every byte is written (no TX6004), unguarded, and its writer and first reader are ordered
+ * before the element's thread; the run becomes the first reader of its bytes.
+ */
+export function sharedReadRun(
+  m: Machine,
+  site: number,
+  ts: Int32Array,
+  from: number,
+  count: number,
+  a: number,
+  sh: number,
+): boolean {
+  const races = m.races;
+  const n = count << sh;
+  if (n < UNIFORM_MIN || m.speculative > 0 || races.atomics.size > 0) return false;
+  const u = races.entryAt(a, n);
+  if (u === undefined || u.wr < 0 || u.bk !== 0) return false;
+  if (!consecutive(races, ts, from, count)) return false;
+  const t0 = ts[from]!;
+  if (!recordsOrdered(races, u.wr, u.wk, u.wo, u.wc, t0, count, a, sh)) return false;
+  if (!recordsOrdered(races, u.r1, u.rk, u.ro, u.c1, t0, count, a, sh)) return false;
+  const v = races.isolate(u, a, n);
+  v.r1 = (site << THREAD_BITS) | t0;
+  v.rk = sh;
+  v.ro = a;
+  v.c1 = races.clock[t0]!;
+  return true;
+}
+
+/**
+ * A run of shared stores (checkSharedWrite per element): taken when the bytes are fresh or one
+ * entry holds them, nothing is pending, guarded or read by a pending bulk store, no wgmma
+ * operand is tracked, and every earlier writer and reader is ordered before the element's
+ * thread; the run becomes the writer of its bytes.
+ */
+export function sharedWriteRun(
+  m: Machine,
+  site: number,
+  ts: Int32Array,
+  from: number,
+  count: number,
+  a: number,
+  sh: number,
+): boolean {
+  const races = m.races;
+  const n = count << sh;
+  if (n < UNIFORM_MIN || races.atomics.size > 0 || races.overflowReaders > 0) return false;
+  if (m.wgmma.tracked > 0 || m.bulk.firstUnread(a, n) >= 0) return false;
+  if (!consecutive(races, ts, from, count)) return false;
+  const t0 = ts[from]!;
+  const u = races.entryAt(a, n);
+  if (u !== undefined) {
+    if (u.bk !== 0) return false;
+    if (!recordsOrdered(races, u.wr, u.wk, u.wo, u.wc, t0, count, a, sh)) return false;
+    if (!recordsOrdered(races, u.r1, u.rk, u.ro, u.c1, t0, count, a, sh)) return false;
+    if (!recordsOrdered(races, u.r2, -1, 0, u.c2, t0, count, a, sh)) return false;
+    writeRecords(races.isolate(u, a, n), site, t0, a, sh, races.clock[t0]!);
+    return true;
+  }
+  if (!races.fresh(a, n) || !idle(m, a, n)) return false;
+  const v = freshEntry(a, a + n);
+  writeRecords(v, site, t0, a, sh, races.clock[t0]!);
+  races.addEntry(v);
+  return true;
+}
+
+/**
+ * Shared bytes [a, a + n) become a run's write (thread t0's 2^sh bytes from `a`, then t0 + 1's,
+ * ...) at `site` as of clock `now`, whatever they held (RaceTracker.recordWrite's records for
+ * each thread's bytes, as one entry): a cp.async completion. Returns false, recording nothing,
+ * when the bytes are too few for an entry or a cp.async still targets one of them.
+ */
+export function recordSharedWriteRun(
+  m: Machine,
+  site: number,
+  t0: number,
+  a: number,
+  n: number,
+  sh: number,
+  now: number,
+): boolean {
+  if (n < UNIFORM_MIN) return false;
+  const pend = m.shPending;
+  for (let b = a, e = a + n; b < e; b++) if (pend[b] !== 0) return false;
+  const v = freshEntry(a, a + n);
+  writeRecords(v, site, t0, a, sh, now);
+  m.races.setEntry(v);
+  return true;
+}
+
+/** No cp.async pending and no bulk guard on shared bytes [a, a + n). */
+function idle(m: Machine, a: number, n: number): boolean {
+  const pend = m.shPending;
+  const bk = m.shBulk;
+  for (let b = a, e = a + n; b < e; b++) if (pend[b] !== 0 || bk[b] !== 0) return false;
+  return true;
+}
+
+function writeRecords(v: Uniform, site: number, t0: number, a: number, sh: number, now: number) {
+  v.wr = (site << THREAD_BITS) | t0;
+  v.wk = sh;
+  v.wo = a;
+  v.wc = now;
+  v.r1 = -1;
+  v.rk = -1;
+  v.r2 = -1;
+}
+
+/**
+ * A run of global stores to `gm` (checkGlobalWrite per element): taken when one entry of the
+ * tensor's writer records holds the bytes and every earlier writer is ordered before the
+ * element's thread (another CTA's write of this launch never is), no async copy reads them, no
+ * bulk store is in flight, and the tensor has no atomic or read records there; the run becomes
+ * the writer of its bytes.
+ */
+export function globalWriteRun(
+  m: Machine,
+  gm: GlobalMem,
+  site: number,
+  ts: Int32Array,
+  from: number,
+  count: number,
+  a: number,
+  sh: number,
+): boolean {
+  const n = count << sh;
+  if (n < UNIFORM_MIN || m.bulk.s2gLive > 0) return false;
+  beforeGlobalWrite(m, gm);
+  const meta = gm.meta;
+  const pr = meta.pendingReads;
+  if (pr) for (let b = a, e = a + n; b < e; b++) if (pr[b] !== 0) return false;
+  if (meta.atomics !== undefined && meta.atomics.size > 0) return false;
+  if (meta.r1 && meta.readHi! > meta.readLo! && a < meta.readHi! && meta.readLo! < a + n) {
+    return false;
+  }
+  const races = m.races;
+  if (!consecutive(races, ts, from, count)) return false;
+  if (!meta.writer) trackWriters(gm);
+  const u = entryAt(meta, a, n);
+  if (u === undefined) return false;
+  const t0 = ts[from]!;
+  if (!recordsOrdered(races, u.w, u.k, u.o, u.c, t0, count, a, sh)) return false;
+  const w = (site << THREAD_BITS) | t0;
+  addGlobalEntry(meta, { s: a, f: a + n, w, c: races.clock[t0]!, k: sh, o: a });
+  return true;
+}
+
+/**
+ * A run of global loads of `gm` (checkGlobalRead per element): taken when the tensor has no
+ * writer records and records no reads in this launch (a tensor the kernel never writes), where
+ * the element checks do nothing either.
+ */
+export function globalReadRun(gm: GlobalMem): boolean {
+  return !gm.meta.writer && !gm.meta.recordReads;
+}

@@ -1,0 +1,266 @@
+// Range checks against element checks (issue 9, simulator speed): the simulator checks a batched
+// statement's loads and stores as runs of consecutive threads at consecutive elements, and a
+// cp.async wait's landed chunks as one range (packages/runtime-sim/src/exec/access-batch.ts,
+// access-runs.ts). That is an optimisation only: with `rangeChecks: false` every access is
+// checked as it is made, and both must give the same reports, in the same order, with the same
+// lines and notes, and leave the same tensor bytes. Checked on every kernel of the mutation test
+// and every mutant of it (racy kernels, where runs decline and accesses are checked one by one),
+// under lockstep and a varied schedule, in "collect" and "throw" modes, and on kernels made for
+// the cases a run must decline: broadcast loads, lanes masked off, one tensor passed as two
+// parameters, writes of another CTA, float16 elements, unordered readers and writers.
+import { createHash } from "node:crypto";
+import { describe, expect, it } from "vitest";
+import {
+  isTirxError,
+  verify,
+  type KernelArg,
+  type PrimFunc,
+  type TirxError,
+  type VerifiedFunc,
+} from "@tirx-ts/core";
+import { T, type PrimExpr, type TileView } from "@tirx-ts/dsl";
+import { runSim, simTensor, simZeros, type SimOptions } from "@tirx-ts/runtime-sim";
+import { argsOf, CASES, syncStmts, without } from "./util/sync-mutants.js";
+
+/** A report as the test compares it: code, message, line, and every note with its line. */
+function shown(e: TirxError): string {
+  const at = (s: { line: number; col: number } | undefined): string =>
+    s ? `${s.line}:${s.col}` : "-";
+  return [
+    `${e.code} @${at(e.span)} ${e.message}`,
+    ...e.notes.map((n) => `  note @${at(n.span)} ${n.message}`),
+  ].join("\n");
+}
+
+interface Outcome {
+  readonly reports: string[];
+  readonly thrown?: string;
+  readonly bytes: string[];
+}
+
+function outcome(
+  vf: VerifiedFunc,
+  args: () => KernelArg[],
+  opts: SimOptions & { rangeChecks: boolean },
+): Outcome {
+  const a = args();
+  const bytes = (): string[] =>
+    a.flatMap((x) =>
+      typeof x === "object" && x !== null && "toBytes" in x
+        ? [
+            createHash("sha256")
+              .update((x as { toBytes(): Uint8Array }).toBytes())
+              .digest("hex"),
+          ]
+        : [],
+    );
+  try {
+    const r = runSim(vf, a, opts);
+    return { reports: r.reports.map(shown), bytes: bytes() };
+  } catch (e) {
+    if (!isTirxError(e)) throw e;
+    return { reports: [], thrown: shown(e), bytes: [] };
+  }
+}
+
+/**
+ * Both ways give one outcome under each mode and schedule; returns the collect-mode reports.
+ * Each launch gets its own VerifiedFunc (its own compiled machine), so the comparison does not
+ * depend on what an earlier launch left behind.
+ */
+function same(
+  fn: PrimFunc,
+  args: () => KernelArg[],
+  seeds = [0, 2],
+  modes: readonly ("collect" | "throw")[] = ["collect", "throw"],
+): string[] {
+  try {
+    verify(fn);
+  } catch (e) {
+    if (isTirxError(e)) return [shown(e)];
+    throw e;
+  }
+  let first: string[] | undefined;
+  for (const simSeed of seeds) {
+    for (const hazards of modes) {
+      const ranges = outcome(verify(fn), args, { hazards, simSeed, rangeChecks: true });
+      const elements = outcome(verify(fn), args, { hazards, simSeed, rangeChecks: false });
+      expect(ranges, `${fn.name}, ${hazards}, schedule ${simSeed}`).toEqual(elements);
+      first ??= ranges.thrown !== undefined ? [ranges.thrown] : ranges.reports;
+    }
+  }
+  return first!;
+}
+
+/**
+ * The big kernels (a GEMM of three K-tiles, a 16-CTA row copy) run under one varied schedule and
+ * their mutants in "throw" mode (to the first report), the others under lockstep too and their
+ * mutants in both modes; a correct kernel in "collect" mode only (it reports nothing, so "throw"
+ * runs the same).
+ */
+const BIG = new Set(["gemm_simt", "row_copy"]);
+
+describe("range checks report what element checks report", () => {
+  for (const c of CASES) {
+    it(`${c.fn.name} and each mutant without one synchronization`, () => {
+      const seeds = BIG.has(c.fn.name) ? [2] : [0, 2];
+      expect(same(c.fn, () => argsOf(c), seeds, ["collect"])).toEqual([]);
+      let racy = 0;
+      for (const target of syncStmts(c.fn.body)) {
+        const modes = BIG.has(c.fn.name) ? (["throw"] as const) : undefined;
+        const r = same(without(c.fn, target), () => argsOf(c), seeds, modes);
+        if (r.length > 0) racy++;
+      }
+      // The mutants are racy (see mutation.test.ts), so runs declined and replayed there.
+      if (syncStmts(c.fn.body).length > 1) expect(racy).toBeGreaterThan(0);
+    });
+  }
+});
+
+const f32 = (n: number): KernelArg =>
+  simTensor(
+    Array.from({ length: n }, (_, i) => i * 0.5),
+    { shape: [n], dtype: "float32" },
+  );
+
+/** The handles a kernel body below gets: two float32 tensors, %tid.x, a shared buffer. */
+interface Body {
+  readonly A: TileView;
+  readonly B: TileView;
+  readonly tid: PrimExpr;
+  readonly s: TileView;
+}
+
+/** 128 threads (`grid` CTAs) over A and B of 1024 float32, with 256 shared float32. */
+function kernel(name: string, body: (h: Body) => void, grid = 1): PrimFunc {
+  return T.function(
+    name,
+    { A: T.Tensor([1024], "float32"), B: T.Tensor([1024], "float32") },
+    ({ A, B }) => {
+      T.device_entry({ launch: T.cuda.LaunchConfig({ grid, block: 128 }) });
+      const tid = T.cuda.thread_idx("x");
+      const s = T.alloc_shared([256], "float32");
+      body({ A, B, tid, s });
+    },
+  );
+}
+
+const args2 = (): KernelArg[] => [f32(1024), simZeros([1024], "float32")];
+
+describe("runs that must decline report as element checks do", () => {
+  it("a clean staged copy takes runs and reports nothing", () => {
+    const fn = kernel("staged", ({ A, B, tid, s }) => {
+      s.set([tid], A.get([tid]));
+      T.cuda.cta_sync();
+      B.set([tid], s.get([tid.add(1).floormod(128)]));
+    });
+    expect(same(fn, args2)).toEqual([]);
+  });
+
+  it("a store run read by other warps with no cta_sync: one race, both lines", () => {
+    const fn = kernel("no_sync", ({ A, B, tid, s }) => {
+      s.set([tid], A.get([tid]));
+      B.set([tid], s.get([tid.add(32).floormod(128)]));
+    });
+    const r = same(fn, args2);
+    expect(r.length).toBeGreaterThan(0);
+    expect(r[0]).toMatch(/^TX6003/);
+    expect(r[0]).toMatch(/note @\d+:\d+/);
+  });
+
+  it("overwriting another warp's reads without a barrier (write-after-read)", () => {
+    const fn = kernel("war", ({ A, B, tid, s }) => {
+      s.set([tid], A.get([tid]));
+      T.cuda.cta_sync();
+      B.set([tid], s.get([tid.add(32).floormod(128)]));
+      s.set([tid], A.get([tid.add(128)]));
+    });
+    const r = same(fn, args2);
+    expect(r.some((x) => x.startsWith("TX6013"))).toBe(true);
+  });
+
+  it("broadcast loads, masked lanes and float16 elements", () => {
+    const fn = T.function(
+      "mixed",
+      { A: T.Tensor([512], "float16"), B: T.Tensor([512], "float16") },
+      ({ A, B }) => {
+        T.device_entry({ launch: T.cuda.LaunchConfig({ grid: 1, block: 128 }) });
+        const tid = T.cuda.thread_idx("x");
+        const s = T.alloc_shared([512], "float16");
+        s.set([tid], A.get([tid]));
+        T.if_(tid.floormod(3).ne(0), () => s.set([tid.add(128)], A.get([tid.add(128)])));
+        T.cuda.cta_sync();
+        B.set([tid], s.get([0]));
+        T.if_(tid.lt(96), () => B.set([tid.add(128)], s.get([tid.add(128)])));
+      },
+    );
+    const h = (): KernelArg[] => [
+      simTensor(
+        Array.from({ length: 512 }, (_, i) => i % 100),
+        { shape: [512], dtype: "float16" },
+      ),
+      simZeros([512], "float16"),
+    ];
+    // Lanes 129, 130, 132, ... never stored their element: their reads are TX6004.
+    const r = same(fn, h);
+    expect(r.length).toBeGreaterThan(0);
+    expect(r[0]).toMatch(/^TX6004/);
+  });
+
+  it("one tensor passed as two parameters", () => {
+    const fn = kernel("alias", ({ A, B, tid }) => {
+      B.set([tid], A.get([tid.add(1)]));
+    });
+    const aliased = (): KernelArg[] => {
+      const t = f32(1024);
+      return [t, t];
+    };
+    // Thread t writes element t, thread t - 1 reads it in the same statement: a race.
+    expect(same(fn, aliased).length).toBeGreaterThan(0);
+  });
+
+  it("two CTAs write the same elements (write-after-write across CTAs)", () => {
+    const fn = kernel(
+      "two_ctas",
+      ({ A, B, tid }) => {
+        B.set([tid], A.get([tid]));
+      },
+      2,
+    );
+    const r = same(fn, args2);
+    expect(r[0]).toMatch(/^TX6014/);
+  });
+
+  it("a cp.async tile read back by other threads with and without the barrier", () => {
+    const build = (sync: boolean): PrimFunc =>
+      T.function(
+        sync ? "tile_sync" : "tile_nosync",
+        { A: T.Tensor([8, 128], "float32"), B: T.Tensor([8, 128], "float32") },
+        ({ A, B }) => {
+          T.device_entry({ launch: T.cuda.LaunchConfig({ grid: 8, block: 32 }) });
+          const tid = T.cuda.thread_idx("x");
+          const row = T.cuda.block_idx("x");
+          const s = T.alloc_shared([128], "float32");
+          const src = A.sub(row, ":").rearrange("(r w t v) -> w t r v", { w: 1, t: 32, v: 4 });
+          const dst = s.rearrange("(r w t v) -> w t r v", { w: 1, t: 32, v: 4 });
+          T.cuda.tile.apply(T.ptx["cp.async.cg.shared.global"]!, dst, src, {
+            chunk_bytes: 16,
+            scope: "cta",
+          });
+          T.ptx.cp.async_.commit_group();
+          T.ptx.cp.async_.wait_group(0);
+          if (sync) T.cuda.cta_sync();
+          for (const j of T.range(4)) B.set([row, tid.add(j.mul(32))], s.get([tid.add(j.mul(32))]));
+        },
+      );
+    const a = (): KernelArg[] => [
+      simTensor(
+        Array.from({ length: 1024 }, (_, i) => i),
+        { shape: [8, 128], dtype: "float32" },
+      ),
+      simZeros([8, 128], "float32"),
+    ];
+    expect(same(build(true), a)).toEqual([]);
+    expect(same(build(false), a)[0]).toMatch(/^TX6003/);
+  });
+});
