@@ -37,6 +37,13 @@ export class AsyncUnit {
   #nextBatch = 1;
   /** Copies in flight in the CTA. */
   #live = 0;
+  /**
+   * Copies issued with tracking on and not completed since the last reset: while 0, every byte
+   * of the Machine's shPending is 0 (each completion undoes its issue's counts).
+   */
+  #counted = 0;
+  /** True when a thread issued or committed since the last reset (the per-thread state changed). */
+  #used = true;
 
   constructor(threads: number) {
     this.#head = new Int32Array(threads).fill(-1);
@@ -45,8 +52,19 @@ export class AsyncUnit {
     this.#batch = new Int32Array(threads);
   }
 
-  /** Forget every copy (CTA start). */
-  reset(): void {
+  /**
+   * Forget every copy (CTA start): no copy in flight, no group committed, a fresh batch per
+   * thread, and `m`'s per-byte pending counts (shPending) all 0. Costs nothing for a CTA after
+   * one that used no cp.async; O(threads) after one that did, plus O(shared bytes) when copies
+   * were left counted (a CTA that ended or threw with copies in flight).
+   */
+  reset(m: Machine): void {
+    if (this.#counted > 0) {
+      m.shPending.fill(0);
+      this.#counted = 0;
+    }
+    if (!this.#used) return;
+    this.#used = false;
     this.#head.fill(-1);
     this.#tail.fill(-1);
     this.#commits.fill(0);
@@ -98,6 +116,7 @@ export class AsyncUnit {
     site: number,
   ): void {
     const gm = m.globals[tens]!;
+    this.#used = true;
     if (m.track) {
       if (len > 0) checkGlobalRead(m, gm, src, len, t, site);
       checkAsyncWrite(m, buf, dst, chunk, t, site, "issues a cp.async to");
@@ -105,6 +124,8 @@ export class AsyncUnit {
       const batch = this.#batch[t]!;
       const sb = m.shBatch;
       m.races.materialise(dst, chunk);
+      // Counted before the bytes, so that a report thrown below still leaves them to reset.
+      this.#counted++;
       // One loop: the first byte an earlier cp.async still targets is reported (once), and every
       // byte counts this copy as pending.
       let clash = -1;
@@ -158,6 +179,7 @@ export class AsyncUnit {
 
   /** `cp.async.commit_group` by thread `t`: its uncommitted copies (maybe none) become a group. */
   commit(t: number): void {
+    this.#used = true;
     this.#commits[t]!++;
     this.#batch[t] = this.#nextBatch++;
   }
@@ -221,6 +243,7 @@ export class AsyncUnit {
       const { wr, wc, r1, r2 } = races;
       races.touch(dst, dst + chunk);
       const pend = m.shPending;
+      this.#counted--;
       for (let i = dst, e = dst + chunk; i < e; i++) {
         wr[i] = w;
         wc[i] = now;
@@ -240,7 +263,8 @@ export class AsyncUnit {
 
   /** TX6017 for each thread that has cp.async copies not waited for (CTA exit). */
   reportPending(m: Machine): void {
-    if (m.bars.deadlocked) return;
+    // No copy in flight: no thread has any (skips the per-thread scan).
+    if (this.#live === 0 || m.bars.deadlocked) return;
     for (let t = 0; t < this.#head.length; t++) {
       const first = this.#head[t]!;
       if (first < 0) continue;
