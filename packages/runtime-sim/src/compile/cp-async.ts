@@ -83,6 +83,10 @@ export function compileCpAsync(ec: ExprCompiler, s: TileApply, plan: CpAsyncPlan
   const swz = plan.dst.buffer.layout;
   const R = dRep.length;
   const opName = `cp.async.${plan.opcode.cache}.shared.global`;
+  // Fixed for this Machine and placement: read once here, not per copy.
+  const dAt = dPlaced.base;
+  const rank = m.rank;
+  const win = m.win;
   return (lanes, n) => {
     m.tracer?.cpAsyncIssue(Tracer.warpsOf(lanes, n));
     // The access log: moves per (warp, repeat index), recorded as one warp instruction each.
@@ -106,19 +110,21 @@ export function compileCpAsync(ec: ExprCompiler, s: TileApply, plan: CpAsyncPlan
         }
       }
       // The warp's index in its own CTA (threads of a cluster are numbered across its CTAs).
-      const wi = (t - m.rank[t]! * per) >> 5;
+      const wi = (t - rank[t]! * per) >> 5;
       const d0 = dBase(t) + wi * dw + (t & 31) * dl;
       const s0 = sBase(t) + wi * sw + (t & 31) * sl;
-      for (let r = 0; r < dRep.length; r++) {
+      // The thread's CTA window plus the buffer's base: the absolute shared byte of offset 0.
+      const at = win[t]! + dAt;
+      for (let r = 0; r < R; r++) {
         const d = swz ? applySwizzle(swz, d0 + dRep[r]!) : d0 + dRep[r]!;
         const sb = s0 + sRep[r]!;
         if (!checkBounds(m, "shared", dPlaced, d, chunk, t, site, "cp.async writes")) continue;
         if (!checkBounds(m, "global", sPlaced, sb, chunk, t, site, "cp.async reads")) continue;
-        if (((dPlaced.base + d) | sb) & (chunk - 1)) {
-          misaligned(m, t, site, "cp.async", dPlaced.base + d, sb, chunk);
+        if (((dAt + d) | sb) & (chunk - 1)) {
+          misaligned(m, t, site, "cp.async", dAt + d, sb, chunk);
           continue;
         }
-        au.issue(m, t, m.win[t]! + dPlaced.base + d, dPlaced, k, sb, len, chunk, site);
+        au.issue(m, t, at + d, dPlaced, k, sb, len, chunk, site);
         if (byKey) {
           const key = (t >> 5) * R + r;
           let list = byKey.get(key);

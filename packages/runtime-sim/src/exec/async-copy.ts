@@ -31,6 +31,11 @@ function recordLanded(
 /** The word view of no bytes (AsyncUnit's cache when empty). */
 const EMPTY_WORDS = new Int32Array(0);
 
+/** An Int32Array over `b` (whose byteOffset is 4-aligned); a trailing partial word is left out. */
+function wordsOf(b: Uint8Array): Int32Array {
+  return new Int32Array(b.buffer, b.byteOffset, b.byteLength >> 2);
+}
+
 /**
  * cp.async groups per thread, as the PTX ISA defines them ("cp.async", "cp.async.commit_group",
  * "cp.async.wait_group"): every thread owns an uncommitted set of issued copies; commit_group
@@ -64,6 +69,13 @@ export class AsyncUnit {
   #nextBatch = 1;
   /** Copies in flight in the CTA. */
   #live = 0;
+  /**
+   * Copies issued with tracking on and not completed since the last reset: while 0, every byte
+   * of the Machine's shPending is 0 (each completion undoes its issue's counts).
+   */
+  #counted = 0;
+  /** True when a thread issued or committed since the last reset (the per-thread state changed). */
+  #used = true;
 
   constructor(threads: number) {
     this.#head = new Int32Array(threads).fill(-1);
@@ -72,8 +84,19 @@ export class AsyncUnit {
     this.#batch = new Int32Array(threads);
   }
 
-  /** Forget every copy (CTA start). */
-  reset(): void {
+  /**
+   * Forget every copy (CTA start): no copy in flight, no group committed, a fresh batch per
+   * thread, and `m`'s per-byte pending counts (shPending) all 0. Costs nothing for a CTA after
+   * one that used no cp.async; O(threads) after one that did, plus O(shared bytes) when copies
+   * were left counted (a CTA that ended or threw with copies in flight).
+   */
+  reset(m: Machine): void {
+    if (this.#counted > 0) {
+      m.shPending.fill(0);
+      this.#counted = 0;
+    }
+    if (!this.#used) return;
+    this.#used = false;
     this.#head.fill(-1);
     this.#tail.fill(-1);
     this.#commits.fill(0);
@@ -125,6 +148,7 @@ export class AsyncUnit {
     site: number,
   ): void {
     const gm = m.globals[tens]!;
+    this.#used = true;
     if (m.track) {
       if (len > 0) checkGlobalRead(m, gm, src, len, t, site);
       checkAsyncWrite(m, buf, dst, chunk, t, site, "issues a cp.async to");
@@ -132,11 +156,33 @@ export class AsyncUnit {
       const batch = this.#batch[t]!;
       const sb = m.shBatch;
       m.races.materialise(dst, chunk);
-      // One loop: the first byte an earlier cp.async still targets is reported (once), and every
-      // byte counts this copy as pending.
+      // Counted before the bytes, so that a report thrown below still leaves them to reset.
+      this.#counted++;
+      // One pass: the first byte an earlier cp.async still targets is reported (once), and every
+      // byte counts this copy as pending; four bytes a step (chunks are 4, 8 or 16 bytes).
       let clash = -1;
       let sameBatch = false;
-      for (let b = dst, e = dst + chunk; b < e; b++) {
+      const e = dst + chunk;
+      let b = dst;
+      for (; b + 4 <= e; b += 4) {
+        const p0 = pend[b]!;
+        const p1 = pend[b + 1]!;
+        const p2 = pend[b + 2]!;
+        const p3 = pend[b + 3]!;
+        if (clash < 0 && (p0 | p1 | p2 | p3) !== 0) {
+          clash = b + (p0 !== 0 ? 0 : p1 !== 0 ? 1 : p2 !== 0 ? 2 : 3);
+          sameBatch = sb[clash] === batch;
+        }
+        pend[b] = p0 + 1;
+        pend[b + 1] = p1 + 1;
+        pend[b + 2] = p2 + 1;
+        pend[b + 3] = p3 + 1;
+        sb[b] = batch;
+        sb[b + 1] = batch;
+        sb[b + 2] = batch;
+        sb[b + 3] = batch;
+      }
+      for (; b < e; b++) {
         if (clash < 0 && pend[b] !== 0) {
           clash = b;
           sameBatch = sb[b] === batch;
@@ -185,6 +231,7 @@ export class AsyncUnit {
 
   /** `cp.async.commit_group` by thread `t`: its uncommitted copies (maybe none) become a group. */
   commit(t: number): void {
+    this.#used = true;
     this.#commits[t]!++;
     this.#batch[t] = this.#nextBatch++;
   }
@@ -286,22 +333,12 @@ export class AsyncUnit {
     if (id < 0) this.#tail[t] = -1;
   }
 
-  // Int32 views of the last two byte arrays copied between (shared memory and a tensor).
-  #wordsOf: (Uint8Array | undefined)[] = [undefined, undefined];
-  #wordViews: Int32Array[] = [EMPTY_WORDS, EMPTY_WORDS];
-
-  /** An Int32Array over `b` (4-aligned byteOffset; a trailing partial word is left out). */
-  #words(b: Uint8Array): Int32Array {
-    const of = this.#wordsOf;
-    if (of[0] === b) return this.#wordViews[0]!;
-    if (of[1] === b) return this.#wordViews[1]!;
-    const v = new Int32Array(b.buffer, b.byteOffset, b.byteLength >> 2);
-    of[1] = of[0];
-    this.#wordViews[1] = this.#wordViews[0]!;
-    of[0] = b;
-    this.#wordViews[0] = v;
-    return v;
-  }
+  // Int32 views (word moves) of shared memory and of the last tensor copied from, and the bytes
+  // they view; undefined for a tensor whose bytes do not start on a 4-byte boundary.
+  #shBytes: Uint8Array | undefined = undefined;
+  #sh32: Int32Array = EMPTY_WORDS;
+  #gBytes: Uint8Array | undefined = undefined;
+  #g32: Int32Array | undefined = undefined;
 
   #complete(m: Machine, t: number, id: number): void {
     const dst = this.#dst[id]!;
@@ -311,18 +348,28 @@ export class AsyncUnit {
     const src = this.#src[id]!;
     const sh = m.shared;
     const g = gm.bytes;
-    if (((dst | src | len) & 3) === 0 && (g.byteOffset & 3) === 0) {
+    if (g !== this.#gBytes) {
+      this.#gBytes = g;
+      this.#g32 = (g.byteOffset & 3) === 0 ? wordsOf(g) : undefined;
+    }
+    const g32 = this.#g32;
+    if (g32 !== undefined && ((dst | src | len) & 3) === 0) {
       // Whole aligned words (the usual 4-, 8- and 16-byte chunks): a quarter of the moves.
-      const s32 = this.#words(sh);
-      const g32 = this.#words(g);
+      // Shared memory is its own buffer (offset 0).
+      if (sh !== this.#shBytes) {
+        this.#shBytes = sh;
+        this.#sh32 = wordsOf(sh);
+      }
+      const s32 = this.#sh32;
       for (let i = dst >> 2, j = src >> 2, e = (dst + len) >> 2; i < e; i++, j++) s32[i] = g32[j]!;
     } else {
       for (let i = 0; i < len; i++) sh[dst + i] = g[src + i]!;
     }
-    for (let i = len; i < chunk; i++) sh[dst + i] = 0;
+    if (len < chunk) sh.fill(0, dst + len, dst + chunk);
     if (m.track) {
       // The write becomes thread t's own write as of its wait (cp.async is a generic-proxy write).
       const pend = m.shPending;
+      this.#counted--;
       for (let i = dst, e = dst + chunk; i < e; i++) pend[i]!--;
       // Until the CTA issues a bulk copy every guard is 0 already (BulkUnit.active).
       if (m.bulk.active) m.shBulk.fill(0, dst, dst + chunk);
@@ -340,7 +387,8 @@ export class AsyncUnit {
 
   /** TX6017 for each thread that has cp.async copies not waited for (CTA exit). */
   reportPending(m: Machine): void {
-    if (m.bars.deadlocked) return;
+    // No copy in flight: no thread has any (skips the per-thread scan).
+    if (this.#live === 0 || m.bars.deadlocked) return;
     for (let t = 0; t < this.#head.length; t++) {
       const first = this.#head[t]!;
       if (first < 0) continue;
@@ -357,8 +405,8 @@ export class AsyncUnit {
   /** Drop every copy still in flight (CTA end, or a hazard thrown mid-launch). */
   dropAll(m: Machine): void {
     // The word views hold tensors: let them go with the launch (CTA end is the cheap place).
-    this.#wordsOf[0] = this.#wordsOf[1] = undefined;
-    this.#wordViews[0] = this.#wordViews[1] = EMPTY_WORDS;
+    this.#shBytes = this.#gBytes = this.#g32 = undefined;
+    this.#sh32 = EMPTY_WORDS;
     if (this.#live === 0) return;
     for (let t = 0; t < this.#head.length; t++) {
       for (let id = this.#head[t]!; id >= 0; id = this.#next[id]!) {

@@ -39,10 +39,12 @@ export class AtomicShadow {
     return this.plain.size + this.more.size;
   }
 
+  /** Forget every record (CTA start, cta_sync); maps already empty are left as they are. */
   clear(): void {
-    this.plain.clear();
-    this.more.clear();
-    this.#kept.clear();
+    // Map.prototype.clear allocates a new table even for an empty map.
+    if (this.plain.size > 0) this.plain.clear();
+    if (this.more.size > 0) this.more.clear();
+    if (this.#kept.size > 0) this.#kept.clear();
   }
 
   /**

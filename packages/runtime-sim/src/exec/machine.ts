@@ -206,9 +206,12 @@ export class Machine {
   readonly shWriter: Int32Array;
   /** Per shared byte: clock of the last write (see RaceTracker). */
   readonly shEpoch: Int32Array;
-  /** Per shared byte: number of issued, not yet completed cp.async writing it. */
+  /** Per shared byte: number of issued, not yet completed cp.async writing it (AsyncUnit.reset clears it). */
   readonly shPending: Int32Array;
-  /** Per shared byte: commit batch of the last cp.async issued to it (for TX6008). */
+  /**
+   * Per shared byte: commit batch of the last cp.async issued to it (for TX6008). Read only where
+   * shPending is nonzero, i.e. where a cp.async of the running CTA set it, so it is never reset.
+   */
   readonly shBatch: Int32Array;
   /**
    * Per shared byte: 1 + id of the global → shared bulk copy that last wrote it and still guards
@@ -396,20 +399,20 @@ export class Machine {
 
   /**
    * Start CTA (x, y, z), or the cluster whose first CTA it is: shared memory poisoned and never
-   * written, local memory zero.
+   * written, local memory zero. The units' per-byte and per-thread state is reset only where the
+   * last CTA used it (see RaceTracker.beginCta, AsyncUnit.reset).
    */
   beginCta(x: number, y: number, z: number): void {
     this.cx = x;
     this.cy = y;
     this.cz = z;
     this.shared.fill(POISON_BYTE);
-    this.races.beginCta(this.#cta0());
-    this.shPending.fill(0);
-    this.shBatch.fill(0);
-    // Only bulk copies set these; BulkUnit.active says whether the last CTA issued any.
+    // Only bulk copies set guards; BulkUnit.active says whether the last CTA issued any (read
+    // before bulk.reset clears it).
+    this.races.beginCta(this.#cta0(), this.bulk.active);
     if (this.hasBulk) this.races.allUniform();
     this.local.fill(0);
-    this.async.reset();
+    this.async.reset(this);
     this.bars.reset();
     this.named.reset(this);
     this.bulk.reset();

@@ -90,7 +90,8 @@ export class Mbarriers {
 
   /** Forget everything (CTA start). */
   reset(): void {
-    this.#slotOf.clear();
+    // Map.prototype.clear allocates a new table even for an empty map.
+    if (this.#slotOf.size > 0) this.#slotOf.clear();
     this.#bars.length = 0;
     this.blocked.length = 0;
     this.busy = false;

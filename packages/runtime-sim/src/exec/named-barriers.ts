@@ -101,8 +101,16 @@ export class NamedBarriers {
     this.#synced = new Array<Int32Array | undefined>(ctas * BARRIER_IDS).fill(undefined);
   }
 
-  /** Forget every instance (CTA start). */
+  /** True when a thread arrived at a barrier since the last reset (the state changed). */
+  #used = false;
+
+  /**
+   * Forget every instance (CTA start), and the named barrier releases `m`'s RaceTracker keeps;
+   * nothing to do after a CTA that arrived at no barrier.
+   */
   reset(m: Machine): void {
+    if (!this.#used) return;
+    this.#used = false;
     this.#cur.fill(undefined);
     this.#last.fill(undefined);
     this.#gen.fill(0);
@@ -123,6 +131,7 @@ export class NamedBarriers {
     const rank = m.rank[lanes[0]!]!;
     const key = rank * BARRIER_IDS + a.id;
     const races = m.races;
+    this.#used = true;
     m.bars.progress++;
     for (let i = 0; i < n; i++) {
       const t = lanes[i]!;

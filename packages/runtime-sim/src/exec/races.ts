@@ -379,8 +379,17 @@ export class RaceTracker {
     this.#ctaLabels.length = 0;
   }
 
-  /** A new CTA: clocks above every earlier one, shared-memory records cleared. */
-  beginCta(label: string): void {
+  /** False until the first CTA start has reset every shared byte's records (the arrays start as 0s). */
+  #started = false;
+
+  /**
+   * A new CTA: clocks above every earlier one, shared-memory records cleared. Only the bytes
+   * the last CTA changed are reset (#touchLo..#touchHi: outside it every byte still holds the
+   * CTA-start records), and the bulk guards only when `guarded` (some byte's guard may be
+   * nonzero: the last CTA issued a bulk copy, BulkUnit.active), so a CTA start costs O(threads)
+   * plus the shared bytes the last CTA used.
+   */
+  beginCta(label: string, guarded = true): void {
     this.endCta();
     const base = nextClock;
     this.ctaBase = base;
@@ -394,14 +403,20 @@ export class RaceTracker {
     this.initFence.fill(0);
     this.#ctaStarts.push(base);
     this.#ctaLabels.push(label);
-    this.wr.fill(-1);
-    this.r1.fill(-1);
-    this.r2.fill(-1);
-    this.bk.fill(0);
+    const lo = this.#started ? this.#touchLo : 0;
+    const hi = this.#started ? this.#touchHi : this.wr.length;
+    if (lo < hi) {
+      this.wr.fill(-1, lo, hi);
+      this.r1.fill(-1, lo, hi);
+      this.r2.fill(-1, lo, hi);
+    }
+    // Bulk copies set guards without widening the changed range (BulkUnit.issueG2s).
+    if (guarded || !this.#started) this.bk.fill(0);
+    this.#started = true;
     this.#touchLo = 0;
     this.#touchHi = 0;
     this.#uni.length = 0;
-    this.#more.clear();
+    if (this.#more.size > 0) this.#more.clear();
     this.atomics.clear();
     this.resetBars();
   }

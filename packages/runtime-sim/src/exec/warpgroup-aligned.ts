@@ -41,11 +41,12 @@ export class WarpgroupAligned {
     return this.#ops++;
   }
 
-  /** A fresh CTA: no rounds. */
+  /** A fresh CTA: no rounds (collections already empty are kept). */
   reset(): void {
-    this.#rounds = [];
-    this.#pos = [];
-    this.#broken.clear();
+    if (this.#rounds.length > 0) this.#rounds = [];
+    if (this.#pos.length > 0) this.#pos = [];
+    // Set.prototype.clear allocates a new table even for an empty set.
+    if (this.#broken.size > 0) this.#broken.clear();
   }
 
   /** Stop checking the warpgroup of `warp` in this CTA (it was reported otherwise). */

@@ -55,12 +55,15 @@ export class WgmmaReads {
     this.#claims = new Int32Array(Math.ceil(sharedBytes / 16));
   }
 
-  /** A fresh CTA: no records. */
+  /** A fresh CTA: no records (collections already empty are kept). */
   reset(): void {
-    if (this.#records.size > 0) this.#claims.fill(0);
-    this.#records.clear();
-    this.#open.clear();
-    this.#issued = [];
+    if (this.#records.size > 0) {
+      this.#claims.fill(0);
+      this.#records.clear();
+    }
+    // Map.prototype.clear allocates a new table even for an empty map.
+    if (this.#open.size > 0) this.#open.clear();
+    if (this.#issued.length > 0) this.#issued = [];
   }
 
   /**

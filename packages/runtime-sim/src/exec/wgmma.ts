@@ -71,16 +71,17 @@ export class WgmmaUnit {
     return this.reads.tracked;
   }
 
-  /** A fresh CTA: nothing pending, no warp fenced. */
+  /** A fresh CTA: nothing pending, no warp fenced (lists already empty are kept). */
   reset(): void {
     this.reads.reset();
     this.live = 0;
-    this.#uncommitted = [];
-    this.#groups = [];
-    this.#fenced = [];
+    if (this.#uncommitted.length > 0) this.#uncommitted = [];
+    if (this.#groups.length > 0) this.#groups = [];
+    if (this.#fenced.length > 0) this.#fenced = [];
     this.dirty?.fill(0);
     this.aligned.reset();
-    this.#reportedWrites.clear();
+    // Set.prototype.clear allocates a new table even for an empty set.
+    if (this.#reportedWrites.size > 0) this.#reportedWrites.clear();
   }
 
   /** wgmma.fence by `warp` (threads of `stride` local bytes each): its writes so far are ordered. */
