@@ -25,6 +25,7 @@ import { Tracer } from "../exec/trace.js";
 import { syncFree, warpByWarp } from "./schedule.js";
 import { CLUSTER_ADDRESS_UNIT } from "./expr.js";
 import { batchable, deferred } from "./batched.js";
+import { jitStatement } from "./jit.js";
 
 /**
  * A compiled statement: runs for the active threads `lanes[0..n)` of the CTA in lockstep. Control
@@ -92,8 +93,10 @@ export function compileStmt(ec: ExprCompiler, vf: VerifiedFunc, s: Stmt): Exec {
     case "Alloc":
       return nothing;
     case "Let": {
-      const set = setter(ec, s.var.id);
       const batch = batchable(ec.layout, s);
+      const jit = batching(ec, batch, () => jitStatement(ec, s, batch));
+      if (jit) return batch ? deferred(m, jit) : jit;
+      const set = setter(ec, s.var.id);
       const { value: v, runs } = ec.collect(() =>
         batching(ec, batch, () => ec.any(s.value, s.span)),
       );
@@ -107,6 +110,8 @@ export function compileStmt(ec: ExprCompiler, vf: VerifiedFunc, s: Stmt): Exec {
     }
     case "Store": {
       const batch = batchable(ec.layout, s);
+      const jit = jitStatement(ec, s, batch);
+      if (jit) return batch ? deferred(m, jit) : jit;
       const { value: st, runs } = ec.collect(() =>
         batching(ec, batch, () =>
           compileStore(
