@@ -17,6 +17,10 @@ export class AccessQueue {
   ts = new Int32Array(64);
   as = new Float64Array(64);
   seq = new Int32Array(64);
+  /** Runs so far: element `starts[k]` begins run k (a thread or element not after the last). */
+  starts = new Int32Array(64);
+  runs = 0;
+  readonly #eb: number;
 
   /**
    * @param sh log2 of the element's bytes (elements are 1, 2, 4 or 8 bytes).
@@ -30,13 +34,18 @@ export class AccessQueue {
     readonly sh: number,
     readonly placed: Placed | undefined,
     readonly param: number,
-  ) {}
+  ) {
+    this.#eb = 1 << sh;
+  }
 
   /** Defer thread `t`'s access at address `a`. */
   push(t: number, a: number): void {
     const n = this.n;
     if (n === 0) this.batch.active.push(this);
     if (n === this.ts.length) this.#grow();
+    if (n === 0 || t !== this.ts[n - 1]! + 1 || a !== this.as[n - 1]! + this.#eb) {
+      this.starts[this.runs++] = n;
+    }
     this.ts[n] = t;
     this.as[n] = a;
     this.seq[n] = this.batch.seq++;
@@ -47,12 +56,15 @@ export class AccessQueue {
     const ts = new Int32Array(this.ts.length * 2);
     const as = new Float64Array(this.as.length * 2);
     const seq = new Int32Array(this.seq.length * 2);
+    const starts = new Int32Array(this.starts.length * 2);
     ts.set(this.ts);
     as.set(this.as);
     seq.set(this.seq);
+    starts.set(this.starts);
     this.ts = ts;
     this.as = as;
     this.seq = seq;
+    this.starts = starts;
   }
 }
 
@@ -109,7 +121,7 @@ export class AccessBatch {
       if (this.#aliased()) this.#replay(0);
       else this.#runs();
     } finally {
-      for (const q of this.active) q.n = 0;
+      for (const q of this.active) q.n = q.runs = 0;
       this.active.length = 0;
       this.seq = 0;
       this.#rq.length = this.#rf.length = this.#rc.length = this.#rs.length = 0;
@@ -136,16 +148,13 @@ export class AccessBatch {
     const rc = this.#rc;
     const rs = this.#rs;
     for (const q of this.active) {
-      const { ts, as, n } = q;
-      const eb = 1 << q.sh;
-      let from = 0;
-      for (let i = 1; i <= n; i++) {
-        if (i < n && ts[i] === ts[i - 1]! + 1 && as[i] === as[i - 1]! + eb) continue;
+      const { starts, runs, n } = q;
+      for (let k = 0; k < runs; k++) {
+        const from = starts[k]!;
         rq.push(q);
         rf.push(from);
-        rc.push(i - from);
+        rc.push((k + 1 < runs ? starts[k + 1]! : n) - from);
         rs.push(q.seq[from]!);
-        from = i;
       }
     }
     const order = this.#order;

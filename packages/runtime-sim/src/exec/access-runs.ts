@@ -54,6 +54,10 @@ function recordsOrdered(
   sh: number,
 ): boolean {
   if (rec < 0) return true;
+  // Another launch's or CTA's record (ordered or not for every thread alike), or one a cta_sync
+  // ordered before every thread.
+  if (c < races.ctaBase) return c < races.launchBase;
+  if (c <= races.floorMin) return true;
   const base = rec & THREAD_MASK;
   if (k < 0) {
     for (let i = 0; i < count; i++) {

@@ -123,6 +123,11 @@ export class RaceTracker {
   readonly clock: Int32Array;
   /** Per thread: its clock at its last cta_sync (accesses at or below are ordered for all). */
   readonly floor: Int32Array;
+  /**
+   * At most every thread's `floor`: an access of this CTA at a clock up to it happens before
+   * every thread's current point (a cta_sync came after it).
+   */
+  floorMin = 0;
   /** Per thread: its clock at its last collective executed by the whole warp. */
   readonly wfloor: Int32Array;
   /** Per thread: its clock at its last proxy fence covering shared memory. */
@@ -395,6 +400,7 @@ export class RaceTracker {
     this.ctaBase = base;
     this.clock.fill(base + 1);
     this.floor.fill(0);
+    this.floorMin = 0;
     this.wfloor.fill(0);
     this.proxyFence.fill(0);
     this.globalFence.fill(0);
@@ -831,10 +837,13 @@ export class RaceTracker {
     this.#more.clear();
     this.atomics.clear();
     const c = this.clock;
+    let least = c[0]!;
     for (let t = 0; t < c.length; t++) {
+      if (c[t]! < least) least = c[t]!;
       this.floor[t] = c[t]!;
       c[t]!++;
     }
+    this.floorMin = least;
   }
 
   #matrix(): Int32Array {
