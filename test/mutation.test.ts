@@ -5,54 +5,9 @@
 // be reported — unless the removal is listed in BENIGN with the reason it cannot make the kernel
 // racy. A listed removal must stay unreported, so the list cannot go stale.
 import { describe, expect, it } from "vitest";
-import {
-  findOp,
-  isTirxError,
-  mapStmt,
-  seq,
-  stmtChildren,
-  verify,
-  walkExpr,
-  type KernelArg,
-  type PrimFunc,
-  type Stmt,
-} from "@tirx-ts/core";
-import { runSim, simTensor } from "@tirx-ts/runtime-sim";
-import { copy_async } from "../examples/copy_async.js";
-import { bulk_copy } from "../examples/bulk_copy.js";
-import { makeBulkPipeline } from "../examples/bulk_pipeline.js";
-import { makeGemm } from "../examples/gemm_simt.js";
-import { makeReduceRows } from "../examples/reduce_rows.js";
-import { vector_add } from "../examples/vector_add.js";
-import { zero_fill_rows } from "../examples/zero_fill_rows.js";
-import { rowCopyKernel, seedKernel } from "../packages/runtime-sim/test/kernels.js";
-import { initArrive } from "../packages/codegen-ptx/test/util/bulk-kernels.js";
-import { globalThenBulk } from "./kernels/proxy.js";
-
-interface Case {
-  readonly fn: PrimFunc;
-  /** Values of scalar parameters and of symbolic dims, by name. */
-  readonly scalars?: Record<string, number>;
-}
-
-const CASES: readonly Case[] = [
-  { fn: copy_async },
-  { fn: bulk_copy },
-  { fn: makeBulkPipeline({ elements: 4096, tileBytes: 1024, stages: 2, grid: 2 }) },
-  { fn: makeBulkPipeline({ elements: 6144, tileBytes: 512, stages: 3, grid: 1 }) },
-  // Three K-tiles, so a prefetch refills a stage other warps read one iteration before.
-  { fn: makeGemm(64, 64, 96) },
-  { fn: makeReduceRows(8, 512) },
-  { fn: vector_add, scalars: { n: 77 } },
-  { fn: zero_fill_rows, scalars: { valid_rows: 5 } },
-  { fn: seedKernel },
-  { fn: rowCopyKernel(256, 64) },
-  // Not here: codegen's oneTile (threads 1..31 wait on an mbarrier thread 0 initialised with no
-  // cta_sync after the init: TX6003, a real race kept for its PTX snapshots), mbarrierOps and
-  // storeOnly (instruction coverage only; they read uninitialised shared memory).
-  { fn: initArrive() },
-  { fn: globalThenBulk },
-];
+import { isTirxError, verify, type KernelArg, type PrimFunc } from "@tirx-ts/core";
+import { runSim } from "@tirx-ts/runtime-sim";
+import { argsOf, CASES, syncOf, syncStmts, without } from "./util/sync-mutants.js";
 
 /**
  * Removals that cannot make the kernel racy, keyed `kernel/op#k` (k-th sync statement of that op
@@ -63,43 +18,6 @@ const BENIGN: Record<string, string> = {
     "each thread copies row tid and reads back only row tid: no bytes cross threads",
   "init_arrive/mbarrier.arrive#0": "nothing waits on the mbarrier: the arrival orders no access",
 };
-
-/** Deterministic contents for every tensor parameter; scalars and symbolic dims from `c`. */
-function argsOf(c: Case): KernelArg[] {
-  const s = c.scalars ?? {};
-  return c.fn.params.map((p) => {
-    if (p.kind === "scalar") return s[p.name] ?? 0;
-    const shape = p.buffer.shape.map((d) => (typeof d === "number" ? d : s[d.name]!));
-    const n = shape.reduce((a, b) => a * b, 1);
-    const dt = p.buffer.dtype;
-    const int = dt.startsWith("int") || dt.startsWith("uint");
-    const data = Array.from({ length: n }, (_, i) => (int ? (i * 7 + 3) % 100 : (i % 61) * 0.5));
-    return simTensor(data, { shape, dtype: dt });
-  });
-}
-
-/** The op name of a synchronization statement, or undefined. */
-function syncOf(s: Stmt): string | undefined {
-  if (s.kind === "While") {
-    let wait: string | undefined;
-    walkExpr(s.cond, (x) => {
-      if (x.kind !== "CallExpr") return;
-      const fx = findOp(x.op)?.sim;
-      if (fx?.kind === "machine" && fx.effect.unit === "mbarrier") wait = x.op;
-    });
-    return wait;
-  }
-  if (s.kind !== "Call") return undefined;
-  const fx = findOp(s.op)?.sim;
-  if (fx?.kind === "warp") return s.op;
-  if (fx?.kind !== "machine") return undefined;
-  const { unit, action } = fx.effect as { unit: string; action: string };
-  if (unit === "barrier" || unit === "fence") return s.op;
-  if (unit === "cp.async" && action !== "commit") return s.op;
-  if (unit === "bulk" && action !== "commit") return s.op;
-  if (unit === "mbarrier" && action !== "init") return s.op;
-  return undefined;
-}
 
 /**
  * The reports a removal must produce, by op, decided from what the removed statement guarantees
@@ -128,16 +46,6 @@ const EXPECTED: Record<string, readonly string[]> = {
   "fence.proxy.async": ["TX6015"],
   "fence.mbarrier_init.release.cluster": ["TX6016"],
 };
-
-function syncStmts(body: Stmt): Stmt[] {
-  const out: Stmt[] = [];
-  const walk = (s: Stmt): void => {
-    if (syncOf(s)) out.push(s);
-    for (const c of stmtChildren(s)) walk(c);
-  };
-  walk(body);
-  return out;
-}
 
 /**
  * The reports of running `fn` under schedule `simSeed`, or none; a TirxError thrown by verify
@@ -175,8 +83,7 @@ describe("mutation: removing a synchronization is reported", () => {
         const k = count.get(op) ?? 0;
         count.set(op, k + 1);
         const key = `${c.fn.name}/${op}#${k}`;
-        const body = mapStmt(c.fn.body, { stmt: (s) => (s === target ? seq([]) : s) });
-        const reports = reportsOf({ ...c.fn, body }, argsOf(c), seed);
+        const reports = reportsOf(without(c.fn, target), argsOf(c), seed);
         if (key in BENIGN) {
           if (reports.length > 0) stale.push(`${key}: ${reports[0]}`);
         } else if (reports.length === 0) {
