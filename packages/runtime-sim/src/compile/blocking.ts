@@ -340,13 +340,15 @@ function warpsOf(m: Machine): Int32Array[] {
  * GPU: a warp that waits (an mbarrier phase, a barrier instance) yields to the others, which may
  * run ahead of it past later statements; in a kernel without warp-level ops, so may lanes of one
  * warp whose other lanes wait (compile/lane-split.ts); the warps take turns in ascending order
- * with seed 0, in an order drawn per round otherwise. When every thread is blocked (a round that
- * changed nothing), the bulk copies in flight land (BulkUnit.landAll) and the waits are retried;
- * when nothing is in flight either, TX6012/TX6009 name the barrier instances that never complete
- * and TX6006 the wait loop, and the CTA is abandoned. A round in which wait loops ran non-empty
- * bodies counts as changing nothing unless some wait condition reads memory (waitReadsState),
- * so such a deadlock is found in one round, not after MAX_WHILE_ITERATIONS. At the end of the
- * CTA a barrier instance that did not complete is reported too.
+ * with seed 0, in an order drawn per round otherwise (a shuffle of the last round's order, from
+ * ascending at the start of each CTA: a launch's schedule depends on its seed alone). When every
+ * thread is blocked (a round that changed nothing), the bulk copies in flight land
+ * (BulkUnit.landAll) and the waits are retried; when nothing is in flight either, TX6012/TX6009
+ * name the barrier instances that never complete and TX6006 the wait loop, and the CTA is
+ * abandoned. A round in which wait loops ran non-empty bodies counts as changing nothing unless
+ * some wait condition reads memory (waitReadsState), so such a deadlock is found in one round,
+ * not after MAX_WHILE_ITERATIONS. At the end of the CTA a barrier instance that did not complete
+ * is reported too.
  */
 export function compileRoot(ec: ExprCompiler, vf: VerifiedFunc, s: Stmt): Exec {
   // Every blocking kernel runs its warps as coroutines (a producer warp may run past a
@@ -358,8 +360,11 @@ export function compileRoot(ec: ExprCompiler, vf: VerifiedFunc, s: Stmt): Exec {
   const bars = m.bars;
   const bu = m.bulk;
   const warps = th ? warpsOf(m) : [];
-  const order = Int32Array.from(warps, (_, i) => i);
   return (lanes, n) => {
+    // The turn order of the warps, made per run: each round shuffles the previous round's order,
+    // so one kept in the closure would carry a launch's last order into the next launch, whose
+    // schedule would then depend on the launches before it, not only on its seed.
+    const order = Int32Array.from(warps, (_, i) => i);
     const its = th ? warps.map((w) => g(w, w.length)) : [g(lanes, n)];
     const live = its.map(() => true);
     let left = its.length;

@@ -203,7 +203,8 @@ export function compileFragmentCall(
         );
         continue;
       }
-      if (m.accesses) moves = [];
+      // Set for every warp: a launch that threw inside `run` must not leave its moves to the next.
+      moves = m.accesses ? [] : undefined;
       run(call);
       if (moves && moves.length > 0) {
         const load = moves[0]!.src.space === "shared";
