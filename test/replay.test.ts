@@ -65,6 +65,12 @@ function verified(fn: PrimFunc): VerifiedFunc | undefined {
 /** The schedules of the mutation test: lockstep and three seeded ones. */
 const SEEDS = [0, 1, 2, 3];
 
+/**
+ * Kernels whose racy mutants take seconds per "collect" launch (every access reported): one
+ * seeded schedule, their mutants in "throw" mode only (to the first report).
+ */
+const BIG = new Set(["gemm_simt", "row_copy"]);
+
 describe("replay: a second launch of a VerifiedFunc reports what the first did", () => {
   it("global_then_bulk without its cta_sync, four launches under schedule 2", () => {
     const target = syncStmts(globalThenBulk.body).find(
@@ -80,7 +86,10 @@ describe("replay: a second launch of a VerifiedFunc reports what the first did",
     expect(runs).toEqual([fresh, fresh, fresh, fresh]);
   });
 
-  for (const [c, seed] of CASES.flatMap((c) => SEEDS.map((s) => [c, s] as const))) {
+  const perSeed = CASES.flatMap((c) =>
+    (BIG.has(c.fn.name) ? [2] : SEEDS).map((s) => [c, s] as const),
+  );
+  for (const [c, seed] of perSeed) {
     it(`${c.fn.name} and its mutants (schedule ${seed}): two launches alike, also after one that threw`, () => {
       const collect: SimOptions = { hazards: "collect", simSeed: seed };
       const thrown: SimOptions = { hazards: "throw", simSeed: seed };
@@ -89,6 +98,12 @@ describe("replay: a second launch of a VerifiedFunc reports what the first did",
       for (const { name, fn } of variants(c)) {
         const vf = verified(fn);
         if (!vf) continue;
+        if (BIG.has(c.fn.name) && fn !== c.fn) {
+          const first = launch(verify(fn), argsOf(c), thrown);
+          want[name] = [first, first];
+          got[name] = [thrown, thrown].map((o) => launch(vf, argsOf(c), o));
+          continue;
+        }
         // The first launch of a VerifiedFunc in each mode: what every later launch must give.
         const inCollect = launch(vf, argsOf(c), collect);
         const inThrow = launch(verify(fn), argsOf(c), thrown);
@@ -110,6 +125,7 @@ describe("replay: a second launch of a VerifiedFunc reports what the first did",
         const vf = verified(fn);
         if (!vf) continue;
         const opts = (simSeed: number): SimOptions => ({ simSeed });
+        if (BIG.has(c.fn.name) && fn !== c.fn) continue;
         want[name] = order.map((s) => launch(verify(fn), argsOf(c), opts(s)));
         got[name] = order.map((s) => launch(vf, argsOf(c), opts(s)));
       }
