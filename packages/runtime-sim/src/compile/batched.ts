@@ -40,12 +40,21 @@ export function batchable(layout: Layout, s: Stmt): boolean {
 
 /**
  * `exec` with the Machine's batch deferring its hazard checks (tracked launches only); they are
- * checked when it returns, or before its exception goes on (an earlier lane's report first).
+ * checked when it returns, or before its exception goes on (an earlier lane's report first). A
+ * statement whose accesses did not form runs (strided or scattered elements) runs its next
+ * executions with checks made at once, 1, 2, 4, ... up to 64 of them before it defers again,
+ * since queueing them costs more than it saves there; either way the reports are the same.
  */
 export function deferred(m: Machine, exec: Exec): Exec {
   const batch = m.batch;
+  let skip = 0;
+  let backoff = 1;
   return (lanes, n) => {
     if (!m.track || !batch.enabled) return exec(lanes, n);
+    if (skip > 0) {
+      skip--;
+      return exec(lanes, n);
+    }
     batch.deferring = true;
     try {
       exec(lanes, n);
@@ -55,6 +64,10 @@ export function deferred(m: Machine, exec: Exec): Exec {
       throw e;
     }
     batch.deferring = false;
-    batch.flush();
+    if (batch.flush()) backoff = 1;
+    else {
+      skip = backoff;
+      backoff = Math.min(backoff * 2, 64);
+    }
   };
 }

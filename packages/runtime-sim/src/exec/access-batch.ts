@@ -20,6 +20,9 @@ export class AccessQueue {
   /** Runs so far: element `starts[k]` begins run k (a thread or element not after the last). */
   starts = new Int32Array(64);
   runs = 0;
+  /** During a flush: the next run to take, and the next access to check one by one. */
+  next = 0;
+  at = 0;
   readonly #eb: number;
 
   /**
@@ -91,12 +94,6 @@ export class AccessBatch {
   /** The order of the next access. */
   seq = 0;
   #flushing = false;
-  // Runs of the flush: queue, first element, count, order of the first access.
-  #rq: AccessQueue[] = [];
-  #rf: number[] = [];
-  #rc: number[] = [];
-  #rs: number[] = [];
-  #order: number[] = [];
 
   constructor(readonly m: Machine) {}
 
@@ -113,18 +110,25 @@ export class AccessBatch {
     return new AccessQueue(this, kind, site, sh, placed, param);
   }
 
-  /** Check every deferred access (see the class comment); a report throws as it would have. */
-  flush(): void {
-    if (this.#flushing || this.active.length === 0) return;
+  /**
+   * Check every deferred access (see the class comment); a report throws as it would have.
+   * Returns true when every run was taken as a range, false when accesses were checked one by
+   * one (a caller may then defer less often; the outcome is the same either way).
+   */
+  flush(): boolean {
+    if (this.#flushing || this.active.length === 0) return true;
     this.#flushing = true;
     try {
-      if (this.#aliased()) this.#replay(0);
-      else this.#runs();
+      for (const q of this.active) q.next = q.at = 0;
+      if (this.#aliased()) {
+        this.#replay();
+        return false;
+      }
+      return this.#runs();
     } finally {
       for (const q of this.active) q.n = q.runs = 0;
       this.active.length = 0;
       this.seq = 0;
-      this.#rq.length = this.#rf.length = this.#rc.length = this.#rs.length = 0;
       this.#flushing = false;
     }
   }
@@ -142,31 +146,33 @@ export class AccessBatch {
     return false;
   }
 
-  #runs(): void {
-    const rq = this.#rq;
-    const rf = this.#rf;
-    const rc = this.#rc;
-    const rs = this.#rs;
-    for (const q of this.active) {
-      const { starts, runs, n } = q;
-      for (let k = 0; k < runs; k++) {
-        const from = starts[k]!;
-        rq.push(q);
-        rf.push(from);
-        rc.push((k + 1 < runs ? starts[k + 1]! : n) - from);
-        rs.push(q.seq[from]!);
+  /**
+   * Take the runs of every queue in the order of their first access (a merge of the queues,
+   * each in order already); at the first run not taken, replay what is left.
+   */
+  #runs(): boolean {
+    const act = this.active;
+    for (;;) {
+      let q: AccessQueue | undefined;
+      let first = 0;
+      for (let i = 0; i < act.length; i++) {
+        const c = act[i]!;
+        if (c.next === c.runs) continue;
+        const s = c.seq[c.starts[c.next]!]!;
+        if (q === undefined || s < first) {
+          q = c;
+          first = s;
+        }
       }
-    }
-    const order = this.#order;
-    order.length = rs.length;
-    for (let i = 0; i < rs.length; i++) order[i] = i;
-    if (this.active.length > 1) order.sort((x, y) => rs[x]! - rs[y]!);
-    for (let k = 0; k < order.length; k++) {
-      const r = order[k]!;
-      if (!this.#take(rq[r]!, rf[r]!, rc[r]!)) {
-        this.#replay(k, order);
-        return;
+      if (q === undefined) return true;
+      const from = q.starts[q.next]!;
+      const end = q.next + 1 < q.runs ? q.starts[q.next + 1]! : q.n;
+      if (!this.#take(q, from, end - from)) {
+        for (const c of act) c.at = c.next < c.runs ? c.starts[c.next]! : c.n;
+        this.#replay();
+        return false;
       }
+      q.next++;
     }
   }
 
@@ -186,27 +192,23 @@ export class AccessBatch {
     }
   }
 
-  /**
-   * Check, element by element in the order they were made, the accesses of the runs from
-   * position `k` of `order` on (all accesses when `order` is not given).
-   */
-  #replay(k: number, order?: number[]): void {
-    const qs: AccessQueue[] = [];
-    const is: number[] = [];
-    const seqs: number[] = [];
-    const add = (q: AccessQueue, from: number, count: number): void => {
-      for (let i = from; i < from + count; i++) {
-        qs.push(q);
-        is.push(i);
-        seqs.push(q.seq[i]!);
+  /** Check, element by element in the order they were made, every queue's accesses from `at` on. */
+  #replay(): void {
+    const act = this.active;
+    for (;;) {
+      let q: AccessQueue | undefined;
+      let first = 0;
+      for (let i = 0; i < act.length; i++) {
+        const c = act[i]!;
+        if (c.at === c.n) continue;
+        if (q === undefined || c.seq[c.at]! < first) {
+          q = c;
+          first = c.seq[c.at]!;
+        }
       }
-    };
-    if (order === undefined) for (const q of this.active) add(q, 0, q.n);
-    else
-      for (let j = k; j < order.length; j++)
-        add(this.#rq[order[j]!]!, this.#rf[order[j]!]!, this.#rc[order[j]!]!);
-    const idx = seqs.map((_, i) => i).sort((x, y) => seqs[x]! - seqs[y]!);
-    for (const j of idx) this.#element(qs[j]!, is[j]!);
+      if (q === undefined) return;
+      this.#element(q, q.at++);
+    }
   }
 
   /** The element check the access's closure makes when nothing is deferred. */
