@@ -22,6 +22,7 @@ import type { Machine } from "../exec/machine.js";
 import type { BarBuffer } from "../exec/mbarrier.js";
 import { compileLoad, placementOf, type BigFn, type NumFn } from "./access.js";
 import type { Layout } from "./layout.js";
+import type { Shared } from "./jit.js";
 
 /**
  * Expressions compiled once into closures of the thread index: `(t) => value`. Values of
@@ -335,10 +336,34 @@ export class ExprCompiler {
   /** Set while a batched statement's expressions compile: their loads defer checks (compile/batched.ts). */
   batching = false;
 
+  /**
+   * Set while a statement that moves to a generated function compiles (compile/jit.ts): each
+   * load's element closure is registered there and reads its offset from a scratch array.
+   */
+  shared: Shared | undefined;
+
   #load(e: Extract<Expr, { kind: "BufferLoad" }>, span?: Span): NumFn | BigFn {
     const m = this.m;
     const off = this.index(e.offset, span);
-    return compileLoad(m, this.layout, e.buffer, e.dtype, off, m.site(span), this.batching);
+    const shared = this.shared;
+    if (shared === undefined) {
+      return compileLoad(m, this.layout, e.buffer, e.dtype, off, m.site(span), this.batching);
+    }
+    const offs = new Float64Array(m.threads);
+    const load = compileLoad(
+      m,
+      this.layout,
+      e.buffer,
+      e.dtype,
+      (t) => offs[t]!,
+      m.site(span),
+      this.batching,
+    ) as NumFn;
+    shared.loads.set(e, { offs, load });
+    return (t) => {
+      offs[t] = off(t);
+      return load(t);
+    };
   }
 
   #special(name: string): NumFn {

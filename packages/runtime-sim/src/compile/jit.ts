@@ -1,14 +1,16 @@
 import {
   binaryOp,
   compareOpDef,
+  invariant,
   isWideInt,
+  walkExpr,
   type Expr,
   type SimSemantics,
   type SimValue,
   type Stmt,
 } from "@tirx-ts/core";
 import { hostScalar, conversion } from "../numeric/cast.js";
-import { compileLoad, compileStore, type NumFn } from "./access.js";
+import type { NumFn, ThreadFn } from "./access.js";
 import type { ExprCompiler } from "./expr.js";
 import type { Exec } from "./stmt.js";
 
@@ -18,44 +20,96 @@ import type { Exec } from "./stmt.js";
  * register reads `R[base + t]`), where the closure compiler (compile/expr.ts) calls one closure
  * per expression node. V8 keeps type feedback per function, and the closures of one node kind are
  * shared by every statement, so their calls are megamorphic and never inlined; a generated
- * function per statement is monomorphic throughout.
+ * function per statement is monomorphic throughout. Generating and warming a function costs more
+ * than a short run saves, so a statement starts on its closures and moves to its generated
+ * function once it has run for JIT_AFTER_LANES lanes (`tiered`).
  *
  * Semantics are the closure compiler's, from the same sources: operators other than int32
  * add/sub/mul and every compare and cast call the op table's simulator function; loads and the
- * store call the element closures of compile/access.ts (bounds, hazard checks, codecs), their
- * element offset passed through a per-site scratch array. Evaluation order is the closures':
- * the store's offset, then its value, operands left to right. An expression with anything else
- * (a select, an op call, an address, a 64-bit integer) is not generated: `jitStatement` returns
- * undefined and the closures run it.
+ * store call the very element closures the closures call (compile/access.ts: bounds, hazard
+ * checks, codecs, one site each), their element offset and value passed through per-site scratch
+ * arrays (`Shared`). Evaluation order is the closures': the store's offset, then its value,
+ * operands left to right. Only what `jitable` accepts is generated: no select, op call, address
+ * or 64-bit integer.
  */
-export function jitStatement(ec: ExprCompiler, s: Stmt, batched: boolean): Exec | undefined {
-  if (s.kind !== "Store" && s.kind !== "Let") return undefined;
-  const g = new Gen(ec, batched);
-  const span = s.span;
-  let body: string | undefined;
+
+/** Lanes a statement runs on its closures before it moves to its generated function. */
+export const JIT_AFTER_LANES = 4096;
+
+/** The element closures of one statement, shared by its closures and its generated function. */
+export interface Shared {
+  /** Each BufferLoad: its offset scratch (per thread) and its element load reading it. */
+  readonly loads: Map<Expr, { readonly offs: Float64Array; readonly load: NumFn }>;
+  /** A Store's offset and value scratch and its element store reading them. */
+  store?: { readonly offs: Float64Array; readonly vals: Float64Array; readonly st: ThreadFn };
+}
+
+/** True when `s` is a Store or Let the generator writes out (see the file comment). */
+export function jitable(ec: ExprCompiler, s: Stmt): boolean {
   if (s.kind === "Let") {
     const slot = ec.layout.slots.get(s.var.id);
-    const v = slot && !slot.wide ? g.expr(s.value, span) : undefined;
+    return slot !== undefined && !slot.wide && plain(ec, s.value);
+  }
+  if (s.kind !== "Store") return false;
+  if (isWideInt(s.dtype)) return false;
+  return plain(ec, s.offset) && plain(ec, s.value);
+}
+
+/** Every node of `e` is one the generator writes out. */
+function plain(ec: ExprCompiler, e: Expr): boolean {
+  let ok = true;
+  walkExpr(e, (x) => {
+    if (!ok) return;
+    if (isWideInt(x.dtype)) ok = false;
+    else if (x.kind === "Var") ok = ec.layout.slots.get(x.id)?.wide === false;
+    else if (x.kind === "Special")
+      ok = x.name.startsWith("tid.") || (ec.m.ctas === 1 && x.name.startsWith("ctaid."));
+    else if (x.kind === "Compare" || x.kind === "Cast")
+      ok = !isWideInt(x.kind === "Cast" ? x.value.dtype : x.a.dtype);
+    else if (x.kind === "BufferLoad") ok = !isWideInt(x.offset.dtype);
+    else ok = ["IntImm", "FloatImm", "Binary", "Logical", "Not"].includes(x.kind);
+  });
+  return ok;
+}
+
+/**
+ * `closures` until the statement has run for JIT_AFTER_LANES lanes, then the generated function
+ * `make` builds (once).
+ */
+export function tiered(closures: Exec, make: () => Exec | undefined): Exec {
+  let lanes = 0;
+  let run = closures;
+  return (ls, n) => {
+    if (lanes >= 0) {
+      lanes += n;
+      if (lanes >= JIT_AFTER_LANES) {
+        lanes = -1;
+        run = make() ?? closures;
+      }
+    }
+    run(ls, n);
+  };
+}
+
+/**
+ * The generated function of statement `s` (jitable), calling the element closures of `shared`;
+ * undefined when some node cannot be written out after all (its closures keep running it).
+ */
+export function jitStatement(ec: ExprCompiler, s: Stmt, shared: Shared): Exec | undefined {
+  const g = new Gen(ec, shared);
+  const span = s.span;
+  let body: string;
+  if (s.kind === "Let") {
+    const slot = ec.layout.slots.get(s.var.id)!;
+    const v = g.expr(s.value, span);
     if (v === undefined) return undefined;
-    body = `${g.regs()}[${slot!.slot * ec.m.threads} + t] = ${v};`;
+    body = `${g.regs()}[${slot.slot * ec.m.threads} + t] = ${v};`;
   } else {
-    if (isWideInt(s.dtype) || isWideInt(s.offset.dtype)) return undefined;
+    invariant(s.kind === "Store" && shared.store !== undefined, "a jitable Store has its store");
+    const { offs, vals, st } = shared.store;
     const off = g.expr(s.offset, span);
-    const val = off === undefined ? undefined : g.expr(s.value, span);
-    if (val === undefined) return undefined;
-    const T = ec.m.threads;
-    const offs = new Float64Array(T);
-    const vals = new Float64Array(T);
-    const st = compileStore(
-      ec.m,
-      ec.layout,
-      s.buffer,
-      s.dtype,
-      (t) => offs[t]!,
-      (t) => vals[t]!,
-      ec.m.site(span),
-      batched,
-    );
+    const val = g.expr(s.value, span);
+    if (off === undefined || val === undefined) return undefined;
     body = `${g.capture(offs)}[t] = ${off}; ${g.capture(vals)}[t] = ${val}; ${g.capture(st)}(t);`;
   }
   const names = g.env.map((_, i) => `c${i}`);
@@ -71,7 +125,7 @@ class Gen {
 
   constructor(
     readonly ec: ExprCompiler,
-    readonly batched: boolean,
+    readonly shared: Shared,
   ) {}
 
   /** The name of captured value `v`. */
@@ -153,20 +207,10 @@ class Gen {
         return `${this.capture(conversion(e.value.dtype, e.dtype).f)}(${a})`;
       }
       case "BufferLoad": {
-        if (isWideInt(e.offset.dtype)) return undefined;
         const off = this.expr(e.offset, span);
-        if (off === undefined) return undefined;
-        const offs = new Float64Array(m.threads);
-        const load = compileLoad(
-          m,
-          this.ec.layout,
-          e.buffer,
-          e.dtype,
-          (t) => offs[t]!,
-          m.site(span),
-          this.batched,
-        ) as NumFn;
-        return `(${this.capture(offs)}[t] = ${off}, ${this.capture(load)}(t))`;
+        const acc = this.shared.loads.get(e);
+        if (off === undefined || acc === undefined) return undefined;
+        return `(${this.capture(acc.offs)}[t] = ${off}, ${this.capture(acc.load)}(t))`;
       }
       default:
         return undefined;

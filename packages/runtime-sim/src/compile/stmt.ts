@@ -25,7 +25,8 @@ import { Tracer } from "../exec/trace.js";
 import { syncFree, warpByWarp } from "./schedule.js";
 import { CLUSTER_ADDRESS_UNIT } from "./expr.js";
 import { batchable, deferred } from "./batched.js";
-import { jitStatement } from "./jit.js";
+import { jitable, jitStatement, tiered, type Shared } from "./jit.js";
+import type { NumFn } from "./access.js";
 
 /**
  * A compiled statement: runs for the active threads `lanes[0..n)` of the CTA in lockstep. Control
@@ -94,41 +95,57 @@ export function compileStmt(ec: ExprCompiler, vf: VerifiedFunc, s: Stmt): Exec {
       return nothing;
     case "Let": {
       const batch = batchable(ec.layout, s);
-      const jit = batching(ec, batch, () => jitStatement(ec, s, batch));
-      if (jit) return batch ? deferred(m, jit) : jit;
+      const shared: Shared | undefined = jitable(ec, s) ? { loads: new Map() } : undefined;
       const set = setter(ec, s.var.id);
       const { value: v, runs } = ec.collect(() =>
-        batching(ec, batch, () => ec.any(s.value, s.span)),
+        batching(ec, batch, shared, () => ec.any(s.value, s.span)),
       );
-      const exec: Exec = (lanes, n) => {
+      const closures: Exec = (lanes, n) => {
         for (let i = 0; i < n; i++) {
           const t = lanes[i]!;
           set(t, v(t));
         }
       };
+      const exec = shared ? tiered(closures, () => jitStatement(ec, s, shared)) : closures;
       return withCollectives(runs, batch ? deferred(m, exec) : exec);
     }
     case "Store": {
       const batch = batchable(ec.layout, s);
-      const jit = jitStatement(ec, s, batch);
-      if (jit) return batch ? deferred(m, jit) : jit;
+      const shared: Shared | undefined = jitable(ec, s) ? { loads: new Map() } : undefined;
       const { value: st, runs } = ec.collect(() =>
-        batching(ec, batch, () =>
-          compileStore(
+        batching(ec, batch, shared, () => {
+          const off = ec.index(s.offset, s.span);
+          const val = ec.any(s.value, s.span);
+          const site = m.site(s.span);
+          if (shared === undefined) {
+            return compileStore(m, ec.layout, s.buffer, s.dtype, off, val, site, batch);
+          }
+          // Offset and value through scratch arrays, so the generated function shares the store.
+          const offs = new Float64Array(T);
+          const vals = new Float64Array(T);
+          const store = compileStore(
             m,
             ec.layout,
             s.buffer,
             s.dtype,
-            ec.index(s.offset, s.span),
-            ec.any(s.value, s.span),
-            m.site(s.span),
+            (t) => offs[t]!,
+            (t) => vals[t]!,
+            site,
             batch,
-          ),
-        ),
+          );
+          shared.store = { offs, vals, st: store };
+          const value = val as NumFn;
+          return (t: number): void => {
+            offs[t] = off(t);
+            vals[t] = value(t);
+            store(t);
+          };
+        }),
       );
-      const exec: Exec = (lanes, n) => {
+      const closures: Exec = (lanes, n) => {
         for (let i = 0; i < n; i++) st(lanes[i]!);
       };
+      const exec = shared ? tiered(closures, () => jitStatement(ec, s, shared)) : closures;
       return withCollectives(runs, batch ? deferred(m, exec) : exec);
     }
     case "If": {
@@ -188,14 +205,20 @@ export function compileStmt(ec: ExprCompiler, vf: VerifiedFunc, s: Stmt): Exec {
   }
 }
 
-/** `f` compiled with the expression compiler's loads batched when `on`. */
-function batching<R>(ec: ExprCompiler, on: boolean, f: () => R): R {
+/**
+ * `f` compiled with the expression compiler's loads batched when `on`, and registered in
+ * `shared` when given (a statement that moves to a generated function, compile/jit.ts).
+ */
+function batching<R>(ec: ExprCompiler, on: boolean, shared: Shared | undefined, f: () => R): R {
   const saved = ec.batching;
+  const savedShared = ec.shared;
   ec.batching = on;
+  ec.shared = shared;
   try {
     return f();
   } finally {
     ec.batching = saved;
+    ec.shared = savedShared;
   }
 }
 
