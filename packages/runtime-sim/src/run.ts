@@ -21,6 +21,7 @@ import { Tracer, type TraceEvent } from "./exec/trace.js";
 import { seedOf } from "./compile/schedule.js";
 import { AccessLog, type SiteAccesses } from "./exec/access-log.js";
 import { writtenParams } from "./compile/written.js";
+import { JIT_AFTER_LANES } from "./compile/jit.js";
 
 /** Options of `runSim`. */
 export interface SimOptions {
@@ -52,6 +53,12 @@ export interface SimOptions {
    * is made: slower, with the same reports.
    */
   readonly rangeChecks?: boolean;
+  /**
+   * Lanes a plain Store or Let statement runs on closures before it moves to a generated
+   * JavaScript function (compile/jit.ts; default 4096). 0 generates at the first execution,
+   * Infinity never: both compute the same values and report the same hazards.
+   */
+  readonly jitAfter?: number;
 }
 
 /** What a simulated launch reports. */
@@ -208,6 +215,7 @@ export function runSim(
   const tracer = opts.trace ? new Tracer(T) : undefined;
   m.seed = seedOf(opts.simSeed);
   m.batch.enabled = opts.rangeChecks ?? true;
+  m.jitAfter = opts.jitAfter ?? JIT_AFTER_LANES;
   m.rng = m.seed;
   m.tracer = tracer;
   const log = opts.accesses ? new AccessLog() : undefined;

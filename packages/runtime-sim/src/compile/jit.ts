@@ -13,6 +13,7 @@ import { hostScalar, conversion } from "../numeric/cast.js";
 import type { NumFn, ThreadFn } from "./access.js";
 import type { ExprCompiler } from "./expr.js";
 import type { Exec } from "./stmt.js";
+import type { Machine } from "../exec/machine.js";
 
 /**
  * Store and Let statements of plain arithmetic compiled into one generated JavaScript function
@@ -73,16 +74,17 @@ function plain(ec: ExprCompiler, e: Expr): boolean {
 }
 
 /**
- * `closures` until the statement has run for JIT_AFTER_LANES lanes, then the generated function
- * `make` builds (once).
+ * `closures` until the statement has run for `m.jitAfter` lanes (SimOptions.jitAfter, default
+ * JIT_AFTER_LANES), then the generated function `make` builds (once; its closures when it
+ * builds none).
  */
-export function tiered(closures: Exec, make: () => Exec | undefined): Exec {
+export function tiered(m: Machine, closures: Exec, make: () => Exec | undefined): Exec {
   let lanes = 0;
   let run = closures;
   return (ls, n) => {
     if (lanes >= 0) {
       lanes += n;
-      if (lanes >= JIT_AFTER_LANES) {
+      if (lanes > m.jitAfter) {
         lanes = -1;
         run = make() ?? closures;
       }

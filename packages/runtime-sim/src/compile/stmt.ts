@@ -106,7 +106,7 @@ export function compileStmt(ec: ExprCompiler, vf: VerifiedFunc, s: Stmt): Exec {
           set(t, v(t));
         }
       };
-      const exec = shared ? tiered(closures, () => jitStatement(ec, s, shared)) : closures;
+      const exec = shared ? tiered(m, closures, () => jitStatement(ec, s, shared)) : closures;
       return withCollectives(runs, batch ? deferred(m, exec) : exec);
     }
     case "Store": {
@@ -145,7 +145,7 @@ export function compileStmt(ec: ExprCompiler, vf: VerifiedFunc, s: Stmt): Exec {
       const closures: Exec = (lanes, n) => {
         for (let i = 0; i < n; i++) st(lanes[i]!);
       };
-      const exec = shared ? tiered(closures, () => jitStatement(ec, s, shared)) : closures;
+      const exec = shared ? tiered(m, closures, () => jitStatement(ec, s, shared)) : closures;
       return withCollectives(runs, batch ? deferred(m, exec) : exec);
     }
     case "If": {

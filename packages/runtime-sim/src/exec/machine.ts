@@ -200,6 +200,8 @@ export class Machine {
   readonly sdv: DataView;
   /** Happens-before race tracking (read/write records, clocks); see RaceTracker. */
   readonly races: RaceTracker;
+  /** Lanes a plain statement runs on closures before its generated function (SimOptions.jitAfter). */
+  jitAfter = 4096;
   /** Deferred hazard checks of batched statements (exec/access-batch.ts). */
   readonly batch: AccessBatch = new AccessBatch(this);
   /** Per shared byte: last writer (`site << 10 | thread`), -1 when never written in this CTA. */
