@@ -54,7 +54,7 @@ export function checkSharedRead(
 ): void {
   const pend = m.shPending;
   const races = m.races;
-  if (n < UNIFORM_MIN && races.perByte && m.speculative === 0) {
+  if (n < UNIFORM_MIN && m.speculative === 0 && (races.perByte || !races.overlapsEntry(a, n))) {
     // The common case, an element with every byte written, nothing pending or guarding it: the
     // race check and record of RaceTracker.onRead without its range lookups. Any other byte
     // takes the general path below (which then reports), before anything is recorded.
