@@ -1,7 +1,13 @@
 import { invariant } from "@tirx-ts/core";
 import { beforeGlobalWrite, type Machine, type Placed } from "./machine.js";
 import { checkGlobalRead, checkGlobalWrite, checkSharedRead, checkSharedWrite } from "./hazards.js";
-import { globalReadRun, globalWriteRun, sharedReadRun, sharedWriteRun } from "./access-runs.js";
+import {
+  globalReadRun,
+  globalWriteRun,
+  sharedReadRun,
+  sharedWriteRun,
+  type Run,
+} from "./access-runs.js";
 
 /** What an access site does (AccessQueue.kind). */
 export const AccessKind = { SharedRead: 0, SharedWrite: 1, GlobalRead: 2, GlobalWrite: 3 } as const;
@@ -153,17 +159,7 @@ export class AccessBatch {
   #runs(): boolean {
     const act = this.active;
     for (;;) {
-      let q: AccessQueue | undefined;
-      let first = 0;
-      for (let i = 0; i < act.length; i++) {
-        const c = act[i]!;
-        if (c.next === c.runs) continue;
-        const s = c.seq[c.starts[c.next]!]!;
-        if (q === undefined || s < first) {
-          q = c;
-          first = s;
-        }
-      }
+      const q = earliest(act, (c) => (c.next < c.runs ? c.seq[c.starts[c.next]!]! : -1));
       if (q === undefined) return true;
       const from = q.starts[q.next]!;
       const end = q.next + 1 < q.runs ? q.starts[q.next + 1]! : q.n;
@@ -179,16 +175,16 @@ export class AccessBatch {
   /** Decide and record one run as a range (false: nothing done). */
   #take(q: AccessQueue, from: number, count: number): boolean {
     const m = this.m;
-    const a = q.as[from]!;
+    const r: Run = { site: q.site, ts: q.ts, from, count, a: q.as[from]!, sh: q.sh };
     switch (q.kind) {
       case AccessKind.SharedRead:
-        return sharedReadRun(m, q.site, q.ts, from, count, a, q.sh);
+        return sharedReadRun(m, r);
       case AccessKind.SharedWrite:
-        return sharedWriteRun(m, q.site, q.ts, from, count, a, q.sh);
+        return sharedWriteRun(m, r);
       case AccessKind.GlobalRead:
         return globalReadRun(m.globals[q.param]!);
       case AccessKind.GlobalWrite:
-        return globalWriteRun(m, m.globals[q.param]!, q.site, q.ts, from, count, a, q.sh);
+        return globalWriteRun(m, m.globals[q.param]!, r);
     }
   }
 
@@ -196,16 +192,7 @@ export class AccessBatch {
   #replay(): void {
     const act = this.active;
     for (;;) {
-      let q: AccessQueue | undefined;
-      let first = 0;
-      for (let i = 0; i < act.length; i++) {
-        const c = act[i]!;
-        if (c.at === c.n) continue;
-        if (q === undefined || c.seq[c.at]! < first) {
-          q = c;
-          first = c.seq[c.at]!;
-        }
-      }
+      const q = earliest(act, (c) => (c.at < c.n ? c.seq[c.at]! : -1));
       if (q === undefined) return;
       this.#element(q, q.at++);
     }
@@ -235,4 +222,21 @@ export class AccessBatch {
       }
     }
   }
+}
+
+/** The queue whose next access (`next(q)`, its order; -1: none left) came first, if any. */
+function earliest(
+  queues: readonly AccessQueue[],
+  next: (q: AccessQueue) => number,
+): AccessQueue | undefined {
+  let best: AccessQueue | undefined;
+  let first = 0;
+  for (let i = 0; i < queues.length; i++) {
+    const s = next(queues[i]!);
+    if (s >= 0 && (best === undefined || s < first)) {
+      best = queues[i];
+      first = s;
+    }
+  }
+  return best;
 }

@@ -24,8 +24,18 @@ import { trackWriters } from "./hazards.js";
  * other element checks), which report exactly as if no run had been formed.
  */
 
-/** The threads `ts[from .. from + count)` are t0, t0 + 1, ... and share one clock. */
-function consecutive(races: RaceTracker, ts: Int32Array, from: number, count: number): boolean {
+/** A run: `count` elements of 2^sh bytes from address `a`, element i by thread `ts[from + i]`, at `site`. */
+export interface Run {
+  readonly site: number;
+  readonly ts: Int32Array;
+  readonly from: number;
+  readonly count: number;
+  readonly a: number;
+  readonly sh: number;
+}
+
+/** The threads of run `r` are t0, t0 + 1, ... and share one clock. */
+function consecutive(races: RaceTracker, { ts, from, count }: Run): boolean {
   const t0 = ts[from]!;
   const now = races.clock[t0]!;
   const clock = races.clock;
@@ -37,22 +47,21 @@ function consecutive(races: RaceTracker, ts: Int32Array, from: number, count: nu
 }
 
 /**
- * Every element i (bytes a + i·2^sh .., accessed by thread t0 + i) is ordered after the records
+ * Every element i of run `r` (bytes a + i·2^sh .., thread t0 + i) is ordered after the records
  * over its bytes: packed `rec` (-1: none) at clock `c`, the same for every byte when k < 0, else
  * byte b's thread is rec's plus `(b - o) >> k` (RaceTracker.ordered decides: a record of the
  * element's own thread in this CTA is program order, another CTA's of this launch never ordered).
  */
 function recordsOrdered(
   races: RaceTracker,
+  r: Run,
   rec: number,
   k: number,
   o: number,
   c: number,
-  t0: number,
-  count: number,
-  a: number,
-  sh: number,
 ): boolean {
+  const { count, a, sh } = r;
+  const t0 = r.ts[r.from]!;
   if (rec < 0) return true;
   // Another launch's or CTA's record (ordered or not for every thread alike), or one a cta_sync
   // ordered before every thread.
@@ -82,24 +91,17 @@ function recordsOrdered(
  * every byte is written (no TX6004), unguarded, and its writer and first reader are ordered
  * before the element's thread; the run becomes the first reader of its bytes.
  */
-export function sharedReadRun(
-  m: Machine,
-  site: number,
-  ts: Int32Array,
-  from: number,
-  count: number,
-  a: number,
-  sh: number,
-): boolean {
+export function sharedReadRun(m: Machine, r: Run): boolean {
+  const { site, ts, from, count, a, sh } = r;
   const races = m.races;
   const n = count << sh;
   if (n < UNIFORM_MIN || m.speculative > 0 || races.atomics.size > 0) return false;
   const u = races.entryAt(a, n);
   if (u === undefined || u.wr < 0 || u.bk !== 0) return false;
-  if (!consecutive(races, ts, from, count)) return false;
+  if (!consecutive(races, r)) return false;
   const t0 = ts[from]!;
-  if (!recordsOrdered(races, u.wr, u.wk, u.wo, u.wc, t0, count, a, sh)) return false;
-  if (!recordsOrdered(races, u.r1, u.rk, u.ro, u.c1, t0, count, a, sh)) return false;
+  if (!recordsOrdered(races, r, u.wr, u.wk, u.wo, u.wc)) return false;
+  if (!recordsOrdered(races, r, u.r1, u.rk, u.ro, u.c1)) return false;
   const v = races.isolate(u, a, n);
   v.r1 = (site << THREAD_BITS) | t0;
   v.rk = sh;
@@ -114,27 +116,20 @@ export function sharedReadRun(
  * operand is tracked, and every earlier writer and reader is ordered before the element's
  * thread; the run becomes the writer of its bytes.
  */
-export function sharedWriteRun(
-  m: Machine,
-  site: number,
-  ts: Int32Array,
-  from: number,
-  count: number,
-  a: number,
-  sh: number,
-): boolean {
+export function sharedWriteRun(m: Machine, r: Run): boolean {
+  const { site, ts, from, count, a, sh } = r;
   const races = m.races;
   const n = count << sh;
   if (n < UNIFORM_MIN || races.atomics.size > 0 || races.overflowReaders > 0) return false;
   if (m.wgmma.tracked > 0 || m.bulk.firstUnread(a, n) >= 0) return false;
-  if (!consecutive(races, ts, from, count)) return false;
+  if (!consecutive(races, r)) return false;
   const t0 = ts[from]!;
   const u = races.entryAt(a, n);
   if (u !== undefined) {
     if (u.bk !== 0) return false;
-    if (!recordsOrdered(races, u.wr, u.wk, u.wo, u.wc, t0, count, a, sh)) return false;
-    if (!recordsOrdered(races, u.r1, u.rk, u.ro, u.c1, t0, count, a, sh)) return false;
-    if (!recordsOrdered(races, u.r2, -1, 0, u.c2, t0, count, a, sh)) return false;
+    if (!recordsOrdered(races, r, u.wr, u.wk, u.wo, u.wc)) return false;
+    if (!recordsOrdered(races, r, u.r1, u.rk, u.ro, u.c1)) return false;
+    if (!recordsOrdered(races, r, u.r2, -1, 0, u.c2)) return false;
     writeRecords(races.isolate(u, a, n), site, t0, a, sh, races.clock[t0]!);
     return true;
   }
@@ -194,16 +189,8 @@ function writeRecords(v: Uniform, site: number, t0: number, a: number, sh: numbe
  * bulk store is in flight, and the tensor has no atomic or read records there; the run becomes
  * the writer of its bytes.
  */
-export function globalWriteRun(
-  m: Machine,
-  gm: GlobalMem,
-  site: number,
-  ts: Int32Array,
-  from: number,
-  count: number,
-  a: number,
-  sh: number,
-): boolean {
+export function globalWriteRun(m: Machine, gm: GlobalMem, r: Run): boolean {
+  const { site, ts, from, count, a, sh } = r;
   const n = count << sh;
   if (n < UNIFORM_MIN || m.bulk.s2gLive > 0) return false;
   beforeGlobalWrite(m, gm);
@@ -215,12 +202,12 @@ export function globalWriteRun(
     return false;
   }
   const races = m.races;
-  if (!consecutive(races, ts, from, count)) return false;
+  if (!consecutive(races, r)) return false;
   if (!meta.writer) trackWriters(gm);
   const u = entryAt(meta, a, n);
   if (u === undefined) return false;
   const t0 = ts[from]!;
-  if (!recordsOrdered(races, u.w, u.k, u.o, u.c, t0, count, a, sh)) return false;
+  if (!recordsOrdered(races, r, u.w, u.k, u.o, u.c)) return false;
   const w = (site << THREAD_BITS) | t0;
   addGlobalEntry(meta, { s: a, f: a + n, w, c: races.clock[t0]!, k: sh, o: a });
   return true;
