@@ -257,7 +257,9 @@ export class AsyncUnit {
   /** Set during waitLanes: completions queue their records in #landed. */
   #waiting = false;
   /** Landed chunks whose records wait: flat `[thread, dst, chunk, site, clock, ...]`. */
-  readonly #landed: number[] = [];
+  #landed = new Int32Array(640);
+  /** Values in #landed (5 per chunk). */
+  #nLanded = 0;
   #order = new Int32Array(0);
 
   /**
@@ -266,10 +268,29 @@ export class AsyncUnit {
    * by chunk. Overlapping chunks (reported at their issue, TX6001/TX6008) are recorded chunk by
    * chunk in landing order, so the last one's records stay, as without queueing.
    */
+  /** Queue a landed chunk's records (see #recordLanded). */
+  #land(t: number, dst: number, chunk: number, site: number, now: number): void {
+    let q = this.#landed;
+    const j = this.#nLanded;
+    if (j + 5 > q.length) {
+      q = new Int32Array(q.length * 2);
+      q.set(this.#landed);
+      this.#landed = q;
+    }
+    q[j] = t;
+    q[j + 1] = dst;
+    q[j + 2] = chunk;
+    q[j + 3] = site;
+    q[j + 4] = now;
+    this.#nLanded = j + 5;
+  }
+
   #recordLanded(m: Machine): void {
     const q = this.#landed;
-    const k = q.length / 5;
+    const len = this.#nLanded;
+    const k = len / 5;
     if (k === 0) return;
+    this.#nLanded = 0;
     // Landing order is usually by byte already (a thread's chunk follows the one before it).
     const order = this.#order.length >= k ? this.#order : (this.#order = new Int32Array(k * 2));
     let sorted = true;
@@ -283,9 +304,8 @@ export class AsyncUnit {
       overlap = q[order[i - 1]! + 1]! + q[order[i - 1]! + 2]! > q[order[i]! + 1]!;
     }
     if (overlap) {
-      for (let j = 0; j < q.length; j += 5)
+      for (let j = 0; j < len; j += 5)
         recordLanded(m, q[j]!, q[j + 1]!, q[j + 2]!, q[j + 3]!, q[j + 4]!);
-      q.length = 0;
       return;
     }
     let from = 0;
@@ -316,7 +336,6 @@ export class AsyncUnit {
       }
       from = i;
     }
-    q.length = 0;
   }
 
   /** `cp.async.wait_group n` by thread `t`: complete all but its `n` most recent groups. */
@@ -377,7 +396,7 @@ export class AsyncUnit {
       if (pr) for (let i = src, e = src + len; i < e; i++) pr[i]!--;
       const site = this.#site[id]!;
       const now = m.races.clock[t]!;
-      if (this.#waiting) this.#landed.push(t, dst, chunk, site, now);
+      if (this.#waiting) this.#land(t, dst, chunk, site, now);
       else recordLanded(m, t, dst, chunk, site, now);
     }
     this.#next[id] = this.#free;
