@@ -144,7 +144,8 @@ export function sharedWriteRun(m: Machine, r: Run): boolean {
  * Shared bytes [a, a + n) become a run's write (thread t0's 2^sh bytes from `a`, then t0 + 1's,
  * ...) at `site` as of clock `now`, whatever they held (RaceTracker.recordWrite's records for
  * each thread's bytes, as one entry): a cp.async completion. Returns false, recording nothing,
- * when the bytes are too few for an entry or a cp.async still targets one of them.
+ * when the bytes are too few for an entry or a cp.async still targets one of them (`inFlight`
+ * false: the caller knows none is in flight anywhere).
  */
 export function recordSharedWriteRun(
   m: Machine,
@@ -154,10 +155,11 @@ export function recordSharedWriteRun(
   n: number,
   sh: number,
   now: number,
+  inFlight = true,
 ): boolean {
   if (n < UNIFORM_MIN) return false;
   const pend = m.shPending;
-  for (let b = a, e = a + n; b < e; b++) if (pend[b] !== 0) return false;
+  if (inFlight) for (let b = a, e = a + n; b < e; b++) if (pend[b] !== 0) return false;
   const v = freshEntry(a, a + n);
   writeRecords(v, site, t0, a, sh, now);
   m.races.setEntry(v);

@@ -327,7 +327,16 @@ export class AsyncUnit {
       const sh = Math.log2(chunk);
       const whole =
         Number.isInteger(sh) &&
-        recordSharedWriteRun(m, q[f + 3]!, q[f]!, q[f + 1]!, (i - from) * chunk, sh, q[f + 4]!);
+        recordSharedWriteRun(
+          m,
+          q[f + 3]!,
+          q[f]!,
+          q[f + 1]!,
+          (i - from) * chunk,
+          sh,
+          q[f + 4]!,
+          this.#live > 0,
+        );
       if (!whole) {
         for (let j = from; j < i; j++) {
           const o = order[j]!;
