@@ -38,11 +38,7 @@ interface Outcome {
   readonly bytes: string[];
 }
 
-function outcome(
-  vf: VerifiedFunc,
-  args: () => KernelArg[],
-  opts: SimOptions & { rangeChecks: boolean },
-): Outcome {
+function outcome(vf: VerifiedFunc, args: () => KernelArg[], opts: SimOptions): Outcome {
   const a = args();
   const bytes = (): string[] =>
     a.flatMap((x) =>
@@ -73,6 +69,7 @@ function same(
   args: () => KernelArg[],
   seeds = [0, 2],
   modes: readonly ("collect" | "throw")[] = ["collect", "throw"],
+  ways: readonly [SimOptions, SimOptions] = [{ rangeChecks: true }, { rangeChecks: false }],
 ): string[] {
   try {
     verify(fn);
@@ -83,8 +80,8 @@ function same(
   let first: string[] | undefined;
   for (const simSeed of seeds) {
     for (const hazards of modes) {
-      const ranges = outcome(verify(fn), args, { hazards, simSeed, rangeChecks: true });
-      const elements = outcome(verify(fn), args, { hazards, simSeed, rangeChecks: false });
+      const ranges = outcome(verify(fn), args, { hazards, simSeed, ...ways[0] });
+      const elements = outcome(verify(fn), args, { hazards, simSeed, ...ways[1] });
       expect(ranges, `${fn.name}, ${hazards}, schedule ${simSeed}`).toEqual(elements);
       first ??= ranges.thrown !== undefined ? [ranges.thrown] : ranges.reports;
     }
@@ -262,5 +259,88 @@ describe("runs that must decline report as element checks do", () => {
     ];
     expect(same(build(true), a)).toEqual([]);
     expect(same(build(false), a)[0]).toMatch(/^TX6003/);
+  });
+});
+
+describe("a landing keeps what a range would drop", () => {
+  /**
+   * Threads 1..3 touch s[0] concurrently (`touch`: a read, so one reader overflows its two slots,
+   * or a red.add), then a cp.async tile lands over s and thread 0 accesses s[0] (`after`). The
+   * landing keeps the overflow readers and atomic records, so thread 0's access races with them:
+   * a landing of consecutive threads' chunks must not be recorded as a range here.
+   */
+  const landing = (name: string, touch: (h: Body) => void, after: (h: Body) => void): PrimFunc =>
+    T.function(
+      name,
+      { A: T.Tensor([128], "float32"), B: T.Tensor([128], "float32") },
+      ({ A, B }) => {
+        T.device_entry({ launch: T.cuda.LaunchConfig({ grid: 1, block: 32 }) });
+        const tid = T.cuda.thread_idx("x");
+        const s = T.alloc_shared([128], "float32");
+        for (const j of T.range(4)) s.set([tid.mul(4).add(j)], A.get([tid.mul(4).add(j)]));
+        T.cuda.cta_sync();
+        T.if_(tid.ge(1).and(tid.lt(4)), () => touch({ A, B, tid, s }));
+        const src = A.rearrange("(r w t v) -> w t r v", { w: 1, t: 32, v: 4 });
+        const dst = s.rearrange("(r w t v) -> w t r v", { w: 1, t: 32, v: 4 });
+        T.cuda.tile.apply(T.ptx["cp.async.cg.shared.global"]!, dst, src, {
+          chunk_bytes: 16,
+          scope: "cta",
+        });
+        T.ptx.cp.async_.commit_group();
+        T.ptx.cp.async_.wait_group(0);
+        T.if_(tid.eq(0), () => after({ A, B, tid, s }));
+      },
+    );
+  const a = (): KernelArg[] => [
+    simTensor(
+      Array.from({ length: 128 }, (_, i) => i),
+      { shape: [128], dtype: "float32" },
+    ),
+    simZeros([128], "float32"),
+  ];
+
+  it("overflow readers: thread 0's later store is a write-after-read", () => {
+    const fn = landing(
+      "overflow_landing",
+      ({ B, tid, s }) => B.set([tid], s.get([0])),
+      ({ s }) => s.set([0], T.float32(1)),
+    );
+    const r = same(fn, a, [0, 2], ["collect"]);
+    expect(r.filter((x) => x.startsWith("TX6013")).length).toBe(2);
+  });
+
+  it("atomic records: thread 0's later read races with a red.add", () => {
+    const fn = landing(
+      "atomic_landing",
+      ({ s }) => T.cuda.red_add(s.ptr([0]), T.float32(1)),
+      ({ B, s }) => B.set([0], s.get([0])),
+    );
+    const r = same(fn, a, [0, 2], ["collect"]);
+    expect(r.some((x) => x.startsWith("TX6003"))).toBe(true);
+  });
+});
+
+describe("generated statement functions report what closures report", () => {
+  const ways: [SimOptions, SimOptions] = [{ jitAfter: 0 }, { jitAfter: Infinity }];
+
+  it("one load node used twice in a statement is two accesses with a site each", () => {
+    const fn = kernel("load_twice", ({ A, B, tid, s }) => {
+      s.set([tid], A.get([tid]));
+      const v = s.get([tid.add(32).floormod(128)]);
+      B.set([tid], v.add(v));
+    });
+    const r = same(fn, args2, [0, 2], ["collect", "throw"], ways);
+    // No cta_sync: each of the two reads races with another warp's store.
+    expect(r.filter((x) => x.startsWith("TX6003")).length).toBe(2);
+  });
+
+  it("every kernel of the mutation test and its mutants", () => {
+    for (const c of CASES) {
+      if (BIG.has(c.fn.name)) continue;
+      same(c.fn, () => argsOf(c), [0, 2], ["collect"], ways);
+      for (const target of syncStmts(c.fn.body)) {
+        same(without(c.fn, target), () => argsOf(c), [2], ["collect"], ways);
+      }
+    }
   });
 });

@@ -50,7 +50,8 @@ export interface SimOptions {
   /**
    * Whether element accesses of consecutive threads at consecutive addresses are checked and
    * recorded as ranges (default true; see exec/access-batch.ts). False checks every access as it
-   * is made: slower, with the same reports.
+   * is made: slower, with the same reports. (In "throw" mode the tensors' bytes after a report are
+   * unspecified: with range checks the reporting statement's other lanes have stored already.)
    */
   readonly rangeChecks?: boolean;
   /**

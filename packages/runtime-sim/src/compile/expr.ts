@@ -359,7 +359,7 @@ export class ExprCompiler {
       m.site(span),
       this.batching,
     ) as NumFn;
-    shared.loads.set(e, { offs, load });
+    shared.loads.push({ offs, load });
     return (t) => {
       offs[t] = off(t);
       return load(t);

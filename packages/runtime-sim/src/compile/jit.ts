@@ -39,8 +39,13 @@ export const JIT_AFTER_LANES = 4096;
 
 /** The element closures of one statement, shared by its closures and its generated function. */
 export interface Shared {
-  /** Each BufferLoad: its offset scratch (per thread) and its element load reading it. */
-  readonly loads: Map<Expr, { readonly offs: Float64Array; readonly load: NumFn }>;
+  /**
+   * Each BufferLoad occurrence, in the order the closure compiler meets them (a load after the
+   * loads of its offset; operands left to right; a Store's offset before its value): its offset
+   * scratch (per thread) and its element load reading it. One IR node used twice is two loads
+   * with a site each, as in the closures.
+   */
+  readonly loads: { readonly offs: Float64Array; readonly load: NumFn }[];
   /** A Store's offset and value scratch and its element store reading them. */
   store?: { readonly offs: Float64Array; readonly vals: Float64Array; readonly st: ThreadFn };
 }
@@ -114,6 +119,7 @@ export function jitStatement(ec: ExprCompiler, s: Stmt, shared: Shared): Exec | 
     if (off === undefined || val === undefined) return undefined;
     body = `${g.capture(offs)}[t] = ${off}; ${g.capture(vals)}[t] = ${val}; ${g.capture(st)}(t);`;
   }
+  if (!g.allLoads) return undefined;
   const names = g.env.map((_, i) => `c${i}`);
   const src = `return function run(lanes, n) {\n  for (let i = 0; i < n; i++) {\n    const t = lanes[i];\n    ${body}\n  }\n};`;
   const make = new Function(...names, src) as (...env: unknown[]) => Exec;
@@ -124,6 +130,13 @@ export function jitStatement(ec: ExprCompiler, s: Stmt, shared: Shared): Exec | 
 class Gen {
   readonly env: unknown[] = [];
   #regs: string | undefined;
+  /** The next of `shared.loads` (the generator meets the loads in the closures' order). */
+  #next = 0;
+
+  /** True when every load of `shared` was written out (the two traversals agree). */
+  get allLoads(): boolean {
+    return this.#next === this.shared.loads.length;
+  }
 
   constructor(
     readonly ec: ExprCompiler,
@@ -210,7 +223,7 @@ class Gen {
       }
       case "BufferLoad": {
         const off = this.expr(e.offset, span);
-        const acc = this.shared.loads.get(e);
+        const acc = this.shared.loads[this.#next++];
         if (off === undefined || acc === undefined) return undefined;
         return `(${this.capture(acc.offs)}[t] = ${off}, ${this.capture(acc.load)}(t))`;
       }

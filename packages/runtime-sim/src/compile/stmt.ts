@@ -95,7 +95,7 @@ export function compileStmt(ec: ExprCompiler, vf: VerifiedFunc, s: Stmt): Exec {
       return nothing;
     case "Let": {
       const batch = batchable(ec.layout, s);
-      const shared: Shared | undefined = jitable(ec, s) ? { loads: new Map() } : undefined;
+      const shared: Shared | undefined = jitable(ec, s) ? { loads: [] } : undefined;
       const set = setter(ec, s.var.id);
       const { value: v, runs } = ec.collect(() =>
         batching(ec, batch, shared, () => ec.any(s.value, s.span)),
@@ -111,7 +111,7 @@ export function compileStmt(ec: ExprCompiler, vf: VerifiedFunc, s: Stmt): Exec {
     }
     case "Store": {
       const batch = batchable(ec.layout, s);
-      const shared: Shared | undefined = jitable(ec, s) ? { loads: new Map() } : undefined;
+      const shared: Shared | undefined = jitable(ec, s) ? { loads: [] } : undefined;
       const { value: st, runs } = ec.collect(() =>
         batching(ec, batch, shared, () => {
           const off = ec.index(s.offset, s.span);

@@ -144,8 +144,9 @@ export function sharedWriteRun(m: Machine, r: Run): boolean {
  * Shared bytes [a, a + n) become a run's write (thread t0's 2^sh bytes from `a`, then t0 + 1's,
  * ...) at `site` as of clock `now`, whatever they held (RaceTracker.recordWrite's records for
  * each thread's bytes, as one entry): a cp.async completion. Returns false, recording nothing,
- * when the bytes are too few for an entry or a cp.async still targets one of them (`inFlight`
- * false: the caller knows none is in flight anywhere).
+ * when the bytes are too few for an entry, a cp.async still targets one of them (`inFlight`
+ * false: the caller knows none is in flight anywhere), or the CTA has overflow readers or atomic
+ * records (which a landing keeps, see recordLanded).
  */
 export function recordSharedWriteRun(
   m: Machine,
@@ -157,7 +158,9 @@ export function recordSharedWriteRun(
   now: number,
   inFlight = true,
 ): boolean {
-  if (n < UNIFORM_MIN) return false;
+  // A landing keeps the bytes' overflow readers and atomic records (a later access is checked
+  // against them); an entry would drop them.
+  if (n < UNIFORM_MIN || m.races.overflowReaders > 0 || m.races.atomics.size > 0) return false;
   const pend = m.shPending;
   if (inFlight) for (let b = a, e = a + n; b < e; b++) if (pend[b] !== 0) return false;
   const v = freshEntry(a, a + n);
