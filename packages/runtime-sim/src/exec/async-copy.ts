@@ -151,11 +151,21 @@ export class AsyncUnit {
     this.#used = true;
     if (m.track) {
       if (len > 0) checkGlobalRead(m, gm, src, len, t, site);
-      checkAsyncWrite(m, buf, dst, chunk, t, site, "issues a cp.async to");
+      // Bytes with the CTA-start records, no bulk copy and no wgmma operand in the CTA: nothing
+      // for checkAsyncWrite to find, nothing to materialise.
+      const races = m.races;
+      if (
+        m.bulk.active ||
+        m.wgmma.tracked > 0 ||
+        races.atomics.size > 0 ||
+        !races.fresh(dst, chunk)
+      ) {
+        checkAsyncWrite(m, buf, dst, chunk, t, site, "issues a cp.async to");
+        races.materialise(dst, chunk);
+      }
       const pend = m.shPending;
       const batch = this.#batch[t]!;
       const sb = m.shBatch;
-      m.races.materialise(dst, chunk);
       // Counted before the bytes, so that a report thrown below still leaves them to reset.
       this.#counted++;
       // One pass: the first byte an earlier cp.async still targets is reported (once), and every
