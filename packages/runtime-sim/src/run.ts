@@ -57,7 +57,8 @@ export interface SimOptions {
   /**
    * Lanes a plain Store or Let statement runs on closures before it moves to a generated
    * JavaScript function (compile/jit.ts; default 4096). 0 generates at the first execution,
-   * Infinity never: both compute the same values and report the same hazards.
+   * Infinity never: both compute the same values and report the same hazards. The count runs
+   * over every launch of the VerifiedFunc, and a statement that moved stays moved.
    */
   readonly jitAfter?: number;
 }

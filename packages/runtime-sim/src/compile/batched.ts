@@ -23,7 +23,7 @@ export function batchable(layout: Layout, s: Stmt): boolean {
         plain = false;
     });
   }
-  if (!plain || buffers.length === 0 || (s.kind === "Let" && buffers.length === 0)) return false;
+  if (!plain || buffers.length === 0) return false;
   const spans: [number, number][] = [];
   const ids = new Set<number>();
   for (const b of buffers) {

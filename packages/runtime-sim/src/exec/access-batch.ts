@@ -9,7 +9,7 @@ import {
   type Run,
 } from "./access-runs.js";
 
-/** What an access site does (AccessQueue.kind). */
+/** What an access site does (AccessQueue.kind): a shared or global load or store. */
 export const AccessKind = { SharedRead: 0, SharedWrite: 1, GlobalRead: 2, GlobalWrite: 3 } as const;
 export type AccessKind = (typeof AccessKind)[keyof typeof AccessKind];
 
@@ -19,15 +19,20 @@ export type AccessKind = (typeof AccessKind)[keyof typeof AccessKind];
  * tensor) and the order of the access among all deferred ones.
  */
 export class AccessQueue {
+  /** Accesses queued. */
   n = 0;
+  /** Per access: its thread. */
   ts = new Int32Array(64);
+  /** Per access: its address (absolute shared byte, or byte offset in the tensor). */
   as = new Float64Array(64);
+  /** Per access: its order among the statement's deferred accesses (AccessBatch.seq). */
   seq = new Int32Array(64);
   /** Runs so far: element `starts[k]` begins run k (a thread or element not after the last). */
   starts = new Int32Array(64);
   runs = 0;
-  /** During a flush: the next run to take, and the next access to check one by one. */
+  /** During a flush: the next run to take. */
   next = 0;
+  /** During a flush's replay: the next access to check one by one. */
   at = 0;
   readonly #eb: number;
 
@@ -154,7 +159,10 @@ export class AccessBatch {
 
   /**
    * Take the runs of every queue in the order of their first access (a merge of the queues,
-   * each in order already); at the first run not taken, replay what is left.
+   * each in order already); at the first run not taken, replay what is left. Taking a run
+   * before accesses of other sites that came earlier is sound only because the sites of a
+   * batched statement touch disjoint bytes (compile/batched.ts; a tensor passed twice is
+   * replayed whole, #aliased) and a taken run reports nothing.
    */
   #runs(): boolean {
     const act = this.active;

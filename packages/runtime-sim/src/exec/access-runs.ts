@@ -19,7 +19,7 @@ import { trackWriters } from "./hazards.js";
  * exec/global-shadow.ts's for tensors) or are fresh, the threads are consecutive with one clock,
  * and nothing would be reported (no unordered record, nothing pending or guarded, no atomic or
  * overflow record). It then records the run as one entry whose records name each byte's thread
- * (`wk`/`rk`, `k`: 2^sh bytes per thread) and returns true. Otherwise it changes nothing and
+ * (`wk`/`rk`, `k`: 2^sh bytes per thread) and returns true. Otherwise it records nothing and
  * returns false, and the caller checks the run's elements one by one (checkSharedRead and the
  * other element checks), which report exactly as if no run had been formed.
  */
@@ -96,6 +96,8 @@ export function sharedReadRun(m: Machine, r: Run): boolean {
   const races = m.races;
   const n = count << sh;
   if (n < UNIFORM_MIN || m.speculative > 0 || races.atomics.size > 0) return false;
+  // No entry covers a byte a cp.async still targets (its issue cut the entry, and entries are
+  // only made over idle bytes), so nothing pending needs checking here.
   const u = races.entryAt(a, n);
   if (u === undefined || u.wr < 0 || u.bk !== 0) return false;
   if (!consecutive(races, r)) return false;
@@ -177,7 +179,18 @@ function idle(m: Machine, a: number, n: number): boolean {
   return true;
 }
 
-function writeRecords(v: Uniform, site: number, t0: number, a: number, sh: number, now: number) {
+/**
+ * Entry `v` becomes a run's write at `site` as of clock `now`: thread t0's 2^sh bytes from `a`,
+ * then t0 + 1's, ...; no reader.
+ */
+function writeRecords(
+  v: Uniform,
+  site: number,
+  t0: number,
+  a: number,
+  sh: number,
+  now: number,
+): void {
   v.wr = (site << THREAD_BITS) | t0;
   v.wk = sh;
   v.wo = a;
@@ -192,7 +205,8 @@ function writeRecords(v: Uniform, site: number, t0: number, a: number, sh: numbe
  * tensor's writer records holds the bytes and every earlier writer is ordered before the
  * element's thread (another CTA's write of this launch never is), no async copy reads them, no
  * bulk store is in flight, and the tensor has no atomic or read records there; the run becomes
- * the writer of its bytes.
+ * the writer of its bytes. Declining, it may still have made the tensor's pending-read counts
+ * and writer records (beforeGlobalWrite, trackWriters), which the element checks make first too.
  */
 export function globalWriteRun(m: Machine, gm: GlobalMem, r: Run): boolean {
   const { site, ts, from, count, a, sh } = r;

@@ -14,7 +14,7 @@ function recordLanded(
   chunk: number,
   site: number,
   now: number,
-) {
+): void {
   const races = m.races;
   races.materialise(dst, chunk);
   const w = (site << THREAD_BITS) | t;
@@ -272,12 +272,6 @@ export class AsyncUnit {
   #nLanded = 0;
   #order = new Int32Array(0);
 
-  /**
-   * Record the queued landed chunks: sorted by shared byte, runs of consecutive threads'
-   * chunks (same size, site and clock) at consecutive bytes as one range each, the others chunk
-   * by chunk. Overlapping chunks (reported at their issue, TX6001/TX6008) are recorded chunk by
-   * chunk in landing order, so the last one's records stay, as without queueing.
-   */
   /** Queue a landed chunk's records (see #recordLanded). */
   #land(t: number, dst: number, chunk: number, site: number, now: number): void {
     let q = this.#landed;
@@ -295,6 +289,12 @@ export class AsyncUnit {
     this.#nLanded = j + 5;
   }
 
+  /**
+   * Record the queued landed chunks: sorted by shared byte, runs of consecutive threads'
+   * chunks (same size, site and clock) at consecutive bytes as one range each, the others chunk
+   * by chunk. Overlapping chunks (reported at their issue, TX6001/TX6008) are recorded chunk by
+   * chunk in landing order, so the last one's records stay, as without queueing.
+   */
   #recordLanded(m: Machine): void {
     const q = this.#landed;
     const len = this.#nLanded;

@@ -27,11 +27,6 @@ export interface GlobalEntry {
   o: number;
 }
 
-/** The writer record (packed) of byte `b` of entry `u`. */
-export function writerAt(u: GlobalEntry, b: number): number {
-  return u.k < 0 ? u.w : u.w + ((b - u.o) >> u.k);
-}
-
 /** Bytes materialised around an element access (a power of two). */
 const GLOBAL_BLOCK = 4096;
 /** Most entries kept (then the lowest is materialised). */

@@ -80,7 +80,7 @@ export interface Uniform {
   /** Bulk guard (the Machine's shBulk). */
   bk: number;
   /**
-   * Writers of a run of threads (see `wrAt`): -1 when `wr` is every byte's writer; else byte b's
+   * Writers of a run of threads: -1 when `wr` is every byte's writer; else byte b's
    * writer is `wr + ((b - wo) >> wk)`, thread `wr`'s 2^wk bytes from `wo` on, then the next
    * thread's (a warp's element store, a CTA's cp.async chunks).
    */
@@ -89,16 +89,6 @@ export interface Uniform {
   /** The first reader slot likewise: -1, or byte b's reader is `r1 + ((b - ro) >> rk)`. */
   rk: number;
   ro: number;
-}
-
-/** The writer record (packed) of byte `b` of entry `u`. */
-export function wrAt(u: Uniform, b: number): number {
-  return u.wk < 0 ? u.wr : u.wr + ((b - u.wo) >> u.wk);
-}
-
-/** The first reader record (packed) of byte `b` of entry `u`. */
-export function r1At(u: Uniform, b: number): number {
-  return u.rk < 0 ? u.r1 : u.r1 + ((b - u.ro) >> u.rk);
 }
 
 /** An entry over [s, f) with the CTA-start records: never written, no reader, no guard. */
