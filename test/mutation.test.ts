@@ -7,7 +7,7 @@
 import { describe, expect, it } from "vitest";
 import { isTirxError, verify, type KernelArg, type PrimFunc } from "@tirx-ts/core";
 import { runSim } from "@tirx-ts/runtime-sim";
-import { argsOf, CASES, syncOf, syncStmts, without } from "./util/sync-mutants.js";
+import { argsOf, CASES, mutants } from "./util/sync-mutants.js";
 
 /**
  * Removals that cannot make the kernel racy, keyed `kernel/op#k` (k-th sync statement of that op
@@ -70,20 +70,15 @@ describe("mutation: removing a synchronization is reported", () => {
   for (const [c, seed] of CASES.flatMap((c) => SEEDS.map((s) => [c, s] as const))) {
     it(`${c.fn.name} (schedule ${seed}): clean as written, every sync removal reported or benign`, () => {
       expect(reportsOf(c.fn, argsOf(c), seed)).toEqual([]);
-      const targets = syncStmts(c.fn.body);
+      const ms = mutants(c.fn);
       // vector_add and reduce_rows have no synchronization statement (only clean runs matter).
       const none = c.fn.name === "vector_add" || c.fn.name === "reduce_rows";
-      expect(targets.length > 0).toBe(!none);
-      const count = new Map<string, number>();
+      expect(ms.length > 0).toBe(!none);
       const missed: string[] = [];
       const wrong: string[] = [];
       const stale: string[] = [];
-      for (const target of targets) {
-        const op = syncOf(target)!;
-        const k = count.get(op) ?? 0;
-        count.set(op, k + 1);
-        const key = `${c.fn.name}/${op}#${k}`;
-        const reports = reportsOf(without(c.fn, target), argsOf(c), seed);
+      for (const { key, op, target, fn } of ms) {
+        const reports = reportsOf(fn, argsOf(c), seed);
         if (key in BENIGN) {
           if (reports.length > 0) stale.push(`${key}: ${reports[0]}`);
         } else if (reports.length === 0) {

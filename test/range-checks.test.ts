@@ -20,7 +20,7 @@ import {
 } from "@tirx-ts/core";
 import { T, type PrimExpr, type TileView } from "@tirx-ts/dsl";
 import { runSim, simTensor, simZeros, type SimOptions } from "@tirx-ts/runtime-sim";
-import { argsOf, CASES, syncStmts, without } from "./util/sync-mutants.js";
+import { argsOf, CASES, mutants } from "./util/sync-mutants.js";
 
 /** A report as the test compares it: code, message, line, and every note with its line. */
 function shown(e: TirxError): string {
@@ -103,13 +103,13 @@ describe("range checks report what element checks report", () => {
       const seeds = BIG.has(c.fn.name) ? [2] : [0, 2];
       expect(same(c.fn, () => argsOf(c), seeds, ["collect"])).toEqual([]);
       let racy = 0;
-      for (const target of syncStmts(c.fn.body)) {
+      for (const { fn } of mutants(c.fn)) {
         const modes = BIG.has(c.fn.name) ? (["throw"] as const) : undefined;
-        const r = same(without(c.fn, target), () => argsOf(c), seeds, modes);
+        const r = same(fn, () => argsOf(c), seeds, modes);
         if (r.length > 0) racy++;
       }
       // The mutants are racy (see mutation.test.ts), so runs declined and replayed there.
-      if (syncStmts(c.fn.body).length > 1) expect(racy).toBeGreaterThan(0);
+      if (mutants(c.fn).length > 1) expect(racy).toBeGreaterThan(0);
     });
   }
 });
@@ -338,9 +338,7 @@ describe("generated statement functions report what closures report", () => {
     for (const c of CASES) {
       if (BIG.has(c.fn.name)) continue;
       same(c.fn, () => argsOf(c), [0, 2], ["collect"], ways);
-      for (const target of syncStmts(c.fn.body)) {
-        same(without(c.fn, target), () => argsOf(c), [2], ["collect"], ways);
-      }
+      for (const { fn } of mutants(c.fn)) same(fn, () => argsOf(c), [2], ["collect"], ways);
     }
   });
 });

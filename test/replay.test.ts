@@ -14,7 +14,7 @@ import {
 import { T } from "@tirx-ts/dsl";
 import { runSim, simZeros, type SimOptions } from "@tirx-ts/runtime-sim";
 import { globalThenBulk } from "./kernels/proxy.js";
-import { argsOf, CASES, syncOf, syncStmts, without, type Case } from "./util/sync-mutants.js";
+import { argsOf, CASES, mutants, syncStmts, without, type Case } from "./util/sync-mutants.js";
 
 /** A report as one line: code, message and location, then each note with its location. */
 function render(e: TirxError): string {
@@ -40,15 +40,9 @@ function launch(vf: VerifiedFunc, args: readonly KernelArg[], opts: SimOptions):
 
 /** The kernel of `c` and its mutants, each with one synchronization statement removed. */
 function variants(c: Case): { name: string; fn: PrimFunc }[] {
-  const count = new Map<string, number>();
   return [
     { name: c.fn.name, fn: c.fn },
-    ...syncStmts(c.fn.body).map((target) => {
-      const op = syncOf(target)!;
-      const k = count.get(op) ?? 0;
-      count.set(op, k + 1);
-      return { name: `${c.fn.name}/${op}#${k}`, fn: without(c.fn, target) };
-    }),
+    ...mutants(c.fn).map(({ key, fn }) => ({ name: key, fn })),
   ];
 }
 

@@ -100,3 +100,23 @@ export function syncStmts(body: Stmt): Stmt[] {
 export function without(fn: PrimFunc, target: Stmt): PrimFunc {
   return { ...fn, body: mapStmt(fn.body, { stmt: (s) => (s === target ? seq([]) : s) }) };
 }
+
+/** A mutant of a kernel: `fn` without its synchronization statement `target`, an `op`. */
+export interface Mutant {
+  /** `kernel/op#k`: the k-th synchronization statement of that op in program order. */
+  readonly key: string;
+  readonly op: string;
+  readonly target: Stmt;
+  readonly fn: PrimFunc;
+}
+
+/** The mutants of `fn`, one per synchronization statement, in program order. */
+export function mutants(fn: PrimFunc): Mutant[] {
+  const count = new Map<string, number>();
+  return syncStmts(fn.body).map((target) => {
+    const op = syncOf(target)!;
+    const k = count.get(op) ?? 0;
+    count.set(op, k + 1);
+    return { key: `${fn.name}/${op}#${k}`, op, target, fn: without(fn, target) };
+  });
+}
