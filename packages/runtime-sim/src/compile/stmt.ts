@@ -16,7 +16,7 @@ import { compileCpAsync } from "./cp-async.js";
 import { compileBulkCopy } from "./bulk.js";
 import { compileTmaCopy } from "./tma.js";
 import type { ExprCompiler } from "./expr.js";
-import { Collective, withCollectives } from "./collective.js";
+import { Collective, withCollectives, type CollectiveRun } from "./collective.js";
 import { compileAtomic } from "./atomic.js";
 import { compileFragmentCall } from "./fragment.js";
 import { compileWarpgroupAligned, compileWgmma } from "./wgmma.js";
@@ -106,8 +106,7 @@ export function compileStmt(ec: ExprCompiler, vf: VerifiedFunc, s: Stmt): Exec {
           set(t, v(t));
         }
       };
-      const exec = shared ? tiered(m, closures, () => jitStatement(ec, s, shared)) : closures;
-      return withCollectives(runs, batch ? deferred(m, exec) : exec);
+      return plainStatement(ec, s, closures, runs, batch, shared);
     }
     case "Store": {
       const batch = batchable(ec.layout, s);
@@ -145,8 +144,7 @@ export function compileStmt(ec: ExprCompiler, vf: VerifiedFunc, s: Stmt): Exec {
       const closures: Exec = (lanes, n) => {
         for (let i = 0; i < n; i++) st(lanes[i]!);
       };
-      const exec = shared ? tiered(m, closures, () => jitStatement(ec, s, shared)) : closures;
-      return withCollectives(runs, batch ? deferred(m, exec) : exec);
+      return plainStatement(ec, s, closures, runs, batch, shared);
     }
     case "If": {
       const { value: cond, runs } = ec.collect(() => ec.num(s.cond, s.span));
@@ -203,6 +201,23 @@ export function compileStmt(ec: ExprCompiler, vf: VerifiedFunc, s: Stmt): Exec {
         `tile.apply "${s.opcode}" reached the simulator; it runs lower-tile after verify`,
       );
   }
+}
+
+/**
+ * A Store or Let run by `closures`: tiered to its generated function when `shared` (compile/jit.ts),
+ * its hazard checks deferred when `batch` (compile/batched.ts), after its warp collectives.
+ */
+function plainStatement(
+  ec: ExprCompiler,
+  s: Stmt,
+  closures: Exec,
+  runs: readonly CollectiveRun[],
+  batch: boolean,
+  shared: Shared | undefined,
+): Exec {
+  const m = ec.m;
+  const exec = shared ? tiered(m, closures, () => jitStatement(ec, s, shared)) : closures;
+  return withCollectives(runs, batch ? deferred(m, exec) : exec);
 }
 
 /**

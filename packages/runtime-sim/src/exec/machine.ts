@@ -200,8 +200,11 @@ export class Machine {
   readonly sdv: DataView;
   /** Happens-before race tracking (read/write records, clocks); see RaceTracker. */
   readonly races: RaceTracker;
-  /** Lanes a plain statement runs on closures before its generated function (SimOptions.jitAfter). */
-  jitAfter = 4096;
+  /**
+   * Lanes a plain statement runs on closures before its generated function: runSim sets it at
+   * each launch (SimOptions.jitAfter, default JIT_AFTER_LANES of compile/jit.ts).
+   */
+  jitAfter = Infinity;
   /** Deferred hazard checks of batched statements (exec/access-batch.ts). */
   readonly batch: AccessBatch = new AccessBatch(this);
   /** Per shared byte: last writer (`site << 10 | thread`), -1 when never written in this CTA. */
