@@ -151,18 +151,8 @@ export class AsyncUnit {
     this.#used = true;
     if (m.track) {
       if (len > 0) checkGlobalRead(m, gm, src, len, t, site);
-      // Bytes with the CTA-start records, no bulk copy and no wgmma operand in the CTA: nothing
-      // for checkAsyncWrite to find, nothing to materialise.
-      const races = m.races;
-      if (
-        m.bulk.active ||
-        m.wgmma.tracked > 0 ||
-        races.atomics.size > 0 ||
-        !races.fresh(dst, chunk)
-      ) {
-        checkAsyncWrite(m, buf, dst, chunk, t, site, "issues a cp.async to");
-        races.materialise(dst, chunk);
-      }
+      checkAsyncWrite(m, buf, dst, chunk, t, site, "issues a cp.async to");
+      m.races.materialise(dst, chunk);
       const pend = m.shPending;
       const batch = this.#batch[t]!;
       const sb = m.shBatch;

@@ -470,6 +470,12 @@ export function checkAsyncWrite(
   site: number,
   verb: string,
 ): void {
+  const races = m.races;
+  // Bytes with the CTA-start records in a CTA with no bulk copy, wgmma operand or atomic record:
+  // nothing below could find anything (the common cp.async issue into a fresh tile).
+  if (!m.bulk.active && m.wgmma.tracked === 0 && races.atomics.size === 0 && races.fresh(a, n)) {
+    return;
+  }
   if (m.wgmma.tracked > 0) m.wgmma.checkWrite(m, buf.name, buf.base, a, n, t, site, verb);
   if (m.bulk.active) {
     // Only a CTA with bulk copies has bytes they guard.
@@ -492,7 +498,7 @@ export function checkAsyncWrite(
     }
   }
   // The copy writes at some point before it completes: it races with unordered earlier accesses.
-  const hit = m.races.onWrite(t, site, a, n, false, m.isAtomicSite, false);
+  const hit = races.onWrite(t, site, a, n, false, m.isAtomicSite, false);
   if (hit) reportWriteRace(m, t, site, verb, sharedAt(m, buf, a, n), hit);
 }
 
