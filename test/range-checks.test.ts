@@ -60,7 +60,17 @@ function outcome(vf: VerifiedFunc, args: () => KernelArg[], opts: SimOptions): O
 }
 
 /**
- * Both ways give one outcome under each mode and schedule; returns the collect-mode reports.
+ * Range checks on the closures, range checks on generated functions from the first lane (vector
+ * loops, compile/vector.ts), and element checks on the closures.
+ */
+const DEFAULT_WAYS: readonly SimOptions[] = [
+  { rangeChecks: true },
+  { rangeChecks: true, jitAfter: 0 },
+  { rangeChecks: false, jitAfter: Infinity },
+];
+
+/**
+ * Every way gives one outcome under each mode and schedule; returns the collect-mode reports.
  * Each launch gets its own VerifiedFunc (its own compiled machine), so the comparison does not
  * depend on what an earlier launch left behind.
  */
@@ -69,7 +79,7 @@ function same(
   args: () => KernelArg[],
   seeds = [0, 2],
   modes: readonly ("collect" | "throw")[] = ["collect", "throw"],
-  ways: readonly [SimOptions, SimOptions] = [{ rangeChecks: true }, { rangeChecks: false }],
+  ways: readonly SimOptions[] = DEFAULT_WAYS,
 ): string[] {
   try {
     verify(fn);
@@ -80,10 +90,14 @@ function same(
   let first: string[] | undefined;
   for (const simSeed of seeds) {
     for (const hazards of modes) {
-      const ranges = outcome(verify(fn), args, { hazards, simSeed, ...ways[0] });
-      const elements = outcome(verify(fn), args, { hazards, simSeed, ...ways[1] });
-      expect(ranges, `${fn.name}, ${hazards}, schedule ${simSeed}`).toEqual(elements);
-      first ??= ranges.thrown !== undefined ? [ranges.thrown] : ranges.reports;
+      const last = ways[ways.length - 1]!;
+      const elements = outcome(verify(fn), args, { hazards, simSeed, ...last });
+      for (const way of ways.slice(0, -1)) {
+        const ranges = outcome(verify(fn), args, { hazards, simSeed, ...way });
+        const at = `${fn.name}, ${hazards}, schedule ${simSeed}, ${JSON.stringify(way)}`;
+        expect(ranges, at).toEqual(elements);
+      }
+      first ??= elements.thrown !== undefined ? [elements.thrown] : elements.reports;
     }
   }
   return first!;
@@ -204,6 +218,29 @@ describe("runs that must decline report as element checks do", () => {
     expect(r[0]).toMatch(/^TX6004/);
   });
 
+  it("lanes out of bounds part-way through a statement (the vector loop stops there)", () => {
+    // With k = 9, lanes 114 on read past A's end and write past B's end (an index the verifier
+    // cannot bound): each reports TX6005 where it comes, in lane order, after the runs of the
+    // lanes before it.
+    const fn = T.function(
+      "oob_mid",
+      { A: T.Tensor([1024], "float32"), B: T.Tensor([1024], "float32"), k: T.int32 },
+      ({ A, B, k }) => {
+        T.device_entry({ launch: T.cuda.LaunchConfig({ grid: 1, block: 128 }) });
+        const tid = T.cuda.thread_idx("x");
+        const s = T.alloc_shared([256], "float32");
+        s.set([tid], A.get([tid.mul(k)]));
+        B.set([tid.mul(k)], s.get([tid]));
+        T.cuda.cta_sync();
+        B.set([tid.add(k)], s.get([tid.add(1).floormod(128)]));
+      },
+    );
+    const h = (): KernelArg[] => [f32(1024), simZeros([1024], "float32"), 9];
+    const r = same(fn, h);
+    expect(r.filter((x) => x.startsWith("TX6005")).length).toBe(2); // one per site
+    expect(same(fn, () => [f32(1024), simZeros([1024], "float32"), 1])).toEqual([]);
+  });
+
   it("one tensor passed as two parameters", () => {
     const fn = kernel("alias", ({ A, B, tid }) => {
       B.set([tid], A.get([tid.add(1)]));
@@ -321,7 +358,7 @@ describe("a landing keeps what a range would drop", () => {
 });
 
 describe("generated statement functions report what closures report", () => {
-  const ways: [SimOptions, SimOptions] = [{ jitAfter: 0 }, { jitAfter: Infinity }];
+  const ways: SimOptions[] = [{ jitAfter: 0 }, { jitAfter: Infinity }];
 
   it("one load node used twice in a statement is two accesses with a site each", () => {
     const fn = kernel("load_twice", ({ A, B, tid, s }) => {

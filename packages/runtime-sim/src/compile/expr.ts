@@ -23,6 +23,7 @@ import type { BarBuffer } from "../exec/mbarrier.js";
 import { compileLoad, placementOf, type BigFn, type NumFn } from "./access.js";
 import type { Layout } from "./layout.js";
 import type { Shared } from "./jit.js";
+import { vecAccess } from "./vector.js";
 
 /**
  * Expressions compiled once into closures of the thread index: `(t) => value`. Values of
@@ -350,16 +351,20 @@ export class ExprCompiler {
       return compileLoad(m, this.layout, e.buffer, e.dtype, off, m.site(span), this.batching);
     }
     const offs = new Float64Array(m.threads);
+    const site = m.site(span);
     const load = compileLoad(
       m,
       this.layout,
       e.buffer,
       e.dtype,
       (t) => offs[t]!,
-      m.site(span),
+      site,
       this.batching,
     ) as NumFn;
-    shared.loads.push({ offs, load });
+    const vec = this.batching
+      ? vecAccess(m, this.layout, e.buffer, e.dtype, offs, site, false)
+      : undefined;
+    shared.loads.push({ offs, load, vec });
     return (t) => {
       offs[t] = off(t);
       return load(t);

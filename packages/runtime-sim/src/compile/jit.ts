@@ -14,6 +14,7 @@ import type { NumFn, ThreadFn } from "./access.js";
 import type { ExprCompiler } from "./expr.js";
 import type { Exec } from "./stmt.js";
 import type { Machine } from "../exec/machine.js";
+import { vectorSource, type VecAccess } from "./vector.js";
 
 /**
  * Store and Let statements of plain arithmetic compiled into one generated JavaScript function
@@ -45,9 +46,19 @@ export interface Shared {
    * scratch (per thread) and its element load reading it. One IR node used twice is two loads
    * with a site each, as in the closures.
    */
-  readonly loads: { readonly offs: Float64Array; readonly load: NumFn }[];
+  readonly loads: {
+    readonly offs: Float64Array;
+    readonly load: NumFn;
+    /** Its vector access (a batched statement's load, compile/vector.ts). */
+    readonly vec: VecAccess | undefined;
+  }[];
   /** A Store's offset and value scratch and its element store reading them. */
-  store?: { readonly offs: Float64Array; readonly vals: Float64Array; readonly st: ThreadFn };
+  store?: {
+    readonly offs: Float64Array;
+    readonly vals: Float64Array;
+    readonly st: ThreadFn;
+    readonly vec: VecAccess | undefined;
+  };
 }
 
 /** True when `s` is a Store or Let the generator writes out (see the file comment). */
@@ -120,10 +131,54 @@ export function jitStatement(ec: ExprCompiler, s: Stmt, shared: Shared): Exec | 
     body = `${g.capture(offs)}[t] = ${off}; ${g.capture(vals)}[t] = ${val}; ${g.capture(st)}(t);`;
   }
   if (!g.allLoads) return undefined;
+  const loop = `for (; i < n; i++) {\n    const t = lanes[i];\n    ${body}\n  }`;
+  const vector = vectorPart(ec, s, shared, g) ?? "";
   const names = g.env.map((_, i) => `c${i}`);
-  const src = `return function run(lanes, n) {\n  for (let i = 0; i < n; i++) {\n    const t = lanes[i];\n    ${body}\n  }\n};`;
+  const src = `return function run(lanes, n) {\n  let i = 0;\n  ${vector}\n  ${loop}\n};`;
+  if (process.env.JITDUMP) console.log(src);
   const make = new Function(...names, src) as (...env: unknown[]) => Exec;
   return make(...g.env);
+}
+
+/**
+ * The vector loop of statement `s` (compile/vector.ts), run before the element loop, which goes
+ * on from the lane it stopped at; undefined when `s` is not batched or an offset reads memory.
+ */
+function vectorPart(ec: ExprCompiler, s: Stmt, shared: Shared, g: Gen): string | undefined {
+  const list: VecAccess[] = [];
+  for (const l of shared.loads) {
+    if (l.vec === undefined) return undefined;
+    list.push(l.vec);
+  }
+  const sv = shared.store?.vec;
+  if (s.kind === "Store" && sv === undefined) return undefined;
+  if (sv !== undefined) list.push(sv);
+  if (list.length === 0) return undefined;
+  g.vector = true;
+  g.restart();
+  try {
+    const span = s.span;
+    const offsets = g.vecOffsets;
+    let effect: string;
+    if (s.kind === "Let") {
+      const slot = ec.layout.slots.get(s.var.id)!;
+      const v = g.expr(s.value, span);
+      if (v === undefined) return undefined;
+      effect = `${g.regs()}[${slot.slot * ec.m.threads} + t] = ${v};`;
+    } else {
+      invariant(s.kind === "Store" && sv !== undefined, "a vector Store has its store");
+      const off = g.offset(s.offset, span);
+      const val = off === undefined ? undefined : g.expr(s.value, span);
+      if (val === undefined) return undefined;
+      const k = list.length - 1;
+      offsets[k] = off!;
+      effect = `${g.capture(sv.store)}(d${k}, a${k}, ${val});`;
+    }
+    if (g.vecFailed || !g.allLoads) return undefined;
+    return vectorSource((v) => g.capture(v), ec.m, list, offsets, effect);
+  } finally {
+    g.vector = false;
+  }
 }
 
 /** The generator of one statement: the values its source names (`c<k>`) and the expressions. */
@@ -132,6 +187,33 @@ class Gen {
   #regs: string | undefined;
   /** The next of `shared.loads` (the generator meets the loads in the closures' order). */
   #next = 0;
+
+  /**
+   * Vector mode (compile/vector.ts): load k is written as a raw element load `load(dk, ak)` of
+   * the vector loop's DataView and address, and its offset's source goes to `vecOffsets[k]`.
+   */
+  vector = false;
+  /** Vector mode: a load's offset reads memory (no vector passes). */
+  vecFailed = false;
+  /** Vector mode: each load's offset source, by its index in `shared.loads`. */
+  readonly vecOffsets: string[] = [];
+  /** Nesting depth inside a load's offset. */
+  #inOffset = 0;
+
+  /** JavaScript source of element offset `e` (see `expr`); in vector mode it may not load. */
+  offset(e: Expr, span: Stmt["span"]): string | undefined {
+    this.#inOffset++;
+    try {
+      return this.expr(e, span);
+    } finally {
+      this.#inOffset--;
+    }
+  }
+
+  /** Start a second traversal (the loads met again from the first). */
+  restart(): void {
+    this.#next = 0;
+  }
 
   /** True when every load of `shared` was written out (the two traversals agree). */
   get allLoads(): boolean {
@@ -222,9 +304,16 @@ class Gen {
         return `${this.capture(conversion(e.value.dtype, e.dtype).f)}(${a})`;
       }
       case "BufferLoad": {
-        const off = this.expr(e.offset, span);
+        if (this.vector && this.#inOffset > 0) this.vecFailed = true;
+        const off = this.offset(e.offset, span);
         const acc = this.shared.loads[this.#next++];
         if (off === undefined || acc === undefined) return undefined;
+        if (this.vector) {
+          const k = this.#next - 1;
+          if (acc.vec === undefined) return undefined;
+          this.vecOffsets[k] = off;
+          return `${this.capture(acc.vec.load)}(d${k}, a${k})`;
+        }
         return `(${this.capture(acc.offs)}[t] = ${off}, ${this.capture(acc.load)}(t))`;
       }
       default:

@@ -26,6 +26,7 @@ import { syncFree, warpByWarp } from "./schedule.js";
 import { CLUSTER_ADDRESS_UNIT } from "./expr.js";
 import { batchable, deferred } from "./batched.js";
 import { jitable, jitStatement, tiered, type Shared } from "./jit.js";
+import { vecAccess } from "./vector.js";
 import type { NumFn } from "./access.js";
 
 /**
@@ -132,7 +133,10 @@ export function compileStmt(ec: ExprCompiler, vf: VerifiedFunc, s: Stmt): Exec {
             site,
             batch,
           );
-          shared.store = { offs, vals, st: store };
+          const vec = batch
+            ? vecAccess(m, ec.layout, s.buffer, s.dtype, offs, site, true)
+            : undefined;
+          shared.store = { offs, vals, st: store, vec };
           const value = val as NumFn;
           return (t: number): void => {
             offs[t] = off(t);

@@ -15,25 +15,29 @@ export type AccessKind = (typeof AccessKind)[keyof typeof AccessKind];
 
 /**
  * The element accesses of one site (a load or store of a batched statement) that one execution
- * of the statement deferred: thread, address (absolute shared byte, or byte offset in the
- * tensor) and the order of the access among all deferred ones.
+ * of the statement deferred, kept as runs: run k is `rN[k]` accesses by threads `rT[k]`,
+ * `rT[k] + 1`, ... at consecutive elements from address `rA[k]` (absolute shared byte, or byte
+ * offset in the tensor); its i-th access came `rSeq[k] + i·rStride[k]`-th among all the
+ * statement's deferred accesses (AccessBatch.seq).
  */
 export class AccessQueue {
-  /** Accesses queued. */
-  n = 0;
-  /** Per access: its thread. */
-  ts = new Int32Array(64);
-  /** Per access: its address (absolute shared byte, or byte offset in the tensor). */
-  as = new Float64Array(64);
-  /** Per access: its order among the statement's deferred accesses (AccessBatch.seq). */
-  seq = new Int32Array(64);
-  /** Runs so far: element `starts[k]` begins run k (a thread or element not after the last). */
-  starts = new Int32Array(64);
+  /** Runs queued. */
   runs = 0;
+  /** Per run: its first thread. */
+  rT = new Int32Array(16);
+  /** Per run: its first address. */
+  rA = new Float64Array(16);
+  /** Per run: its accesses. */
+  rN = new Int32Array(16);
+  /** Per run: the order of its first access. */
+  rSeq = new Int32Array(16);
+  /** Per run: the step of the order from one access to the next. */
+  rStride = new Int32Array(16);
   /** During a flush: the next run to take. */
   next = 0;
-  /** During a flush's replay: the next access to check one by one. */
+  /** During a flush's replay: the next access to check one by one (run `at`, its access `ai`). */
   at = 0;
+  ai = 0;
   readonly #eb: number;
 
   /**
@@ -52,33 +56,57 @@ export class AccessQueue {
     this.#eb = 1 << sh;
   }
 
-  /** Defer thread `t`'s access at address `a`. */
+  /** Defer thread `t`'s access at address `a` (the next in the statement's order). */
   push(t: number, a: number): void {
-    const n = this.n;
-    if (n === 0) this.batch.active.push(this);
-    if (n === this.ts.length) this.#grow();
-    if (n === 0 || t !== this.ts[n - 1]! + 1 || a !== this.as[n - 1]! + this.#eb) {
-      this.starts[this.runs++] = n;
+    const seq = this.batch.seq++;
+    const k = this.runs - 1;
+    if (k >= 0) {
+      const c = this.rN[k]!;
+      if (t === this.rT[k]! + c && a === this.rA[k]! + c * this.#eb) {
+        if (c === 1) {
+          this.rStride[k] = seq - this.rSeq[k]!;
+          this.rN[k] = 2;
+          return;
+        }
+        if (seq === this.rSeq[k]! + c * this.rStride[k]!) {
+          this.rN[k] = c + 1;
+          return;
+        }
+      }
     }
-    this.ts[n] = t;
-    this.as[n] = a;
-    this.seq[n] = this.batch.seq++;
-    this.n = n + 1;
+    this.pushRun(t, a, 1, seq, 1);
+  }
+
+  /**
+   * Defer `count` accesses made in order `seq`, `seq + stride`, ...: threads t, t + 1, ... at
+   * consecutive elements from address `a` (the caller advances the batch's `seq` past them).
+   */
+  pushRun(t: number, a: number, count: number, seq: number, stride: number): void {
+    const k = this.runs;
+    if (k === 0) this.batch.active.push(this);
+    if (k === this.rT.length) this.#grow();
+    this.rT[k] = t;
+    this.rA[k] = a;
+    this.rN[k] = count;
+    this.rSeq[k] = seq;
+    this.rStride[k] = stride;
+    this.runs = k + 1;
   }
 
   #grow(): void {
-    const ts = new Int32Array(this.ts.length * 2);
-    const as = new Float64Array(this.as.length * 2);
-    const seq = new Int32Array(this.seq.length * 2);
-    const starts = new Int32Array(this.starts.length * 2);
-    ts.set(this.ts);
-    as.set(this.as);
-    seq.set(this.seq);
-    starts.set(this.starts);
-    this.ts = ts;
-    this.as = as;
-    this.seq = seq;
-    this.starts = starts;
+    const n = this.rT.length * 2;
+    const i32 = (a: Int32Array<ArrayBuffer>): Int32Array<ArrayBuffer> => {
+      const b = new Int32Array(n);
+      b.set(a);
+      return b;
+    };
+    const rA = new Float64Array(n);
+    rA.set(this.rA);
+    this.rA = rA;
+    this.rT = i32(this.rT);
+    this.rN = i32(this.rN);
+    this.rSeq = i32(this.rSeq);
+    this.rStride = i32(this.rStride);
   }
 }
 
@@ -130,14 +158,14 @@ export class AccessBatch {
     if (this.#flushing || this.active.length === 0) return true;
     this.#flushing = true;
     try {
-      for (const q of this.active) q.next = q.at = 0;
+      for (const q of this.active) q.next = q.at = q.ai = 0;
       if (this.#aliased()) {
         this.#replay();
         return false;
       }
       return this.#runs();
     } finally {
-      for (const q of this.active) q.n = q.runs = 0;
+      for (const q of this.active) q.runs = 0;
       this.active.length = 0;
       this.seq = 0;
       this.#flushing = false;
@@ -167,12 +195,10 @@ export class AccessBatch {
   #runs(): boolean {
     const act = this.active;
     for (;;) {
-      const q = earliest(act, (c) => (c.next < c.runs ? c.seq[c.starts[c.next]!]! : -1));
+      const q = earliest(act, (c) => (c.next < c.runs ? c.rSeq[c.next]! : -1));
       if (q === undefined) return true;
-      const from = q.starts[q.next]!;
-      const end = q.next + 1 < q.runs ? q.starts[q.next + 1]! : q.n;
-      if (!this.#take(q, from, end - from)) {
-        for (const c of act) c.at = c.next < c.runs ? c.starts[c.next]! : c.n;
+      if (!this.#take(q, q.next)) {
+        for (const c of act) c.at = c.next;
         this.#replay();
         return false;
       }
@@ -180,10 +206,10 @@ export class AccessBatch {
     }
   }
 
-  /** Decide and record one run as a range (false: nothing done). */
-  #take(q: AccessQueue, from: number, count: number): boolean {
+  /** Decide and record run k of `q` as a range (false: nothing done). */
+  #take(q: AccessQueue, k: number): boolean {
     const m = this.m;
-    const r: Run = { site: q.site, ts: q.ts, from, count, a: q.as[from]!, sh: q.sh };
+    const r: Run = { site: q.site, t0: q.rT[k]!, count: q.rN[k]!, a: q.rA[k]!, sh: q.sh };
     switch (q.kind) {
       case AccessKind.SharedRead:
         return sharedReadRun(m, r);
@@ -200,17 +226,21 @@ export class AccessBatch {
   #replay(): void {
     const act = this.active;
     for (;;) {
-      const q = earliest(act, (c) => (c.at < c.n ? c.seq[c.at]! : -1));
+      const q = earliest(act, (c) =>
+        c.at < c.runs ? c.rSeq[c.at]! + c.ai * c.rStride[c.at]! : -1,
+      );
       if (q === undefined) return;
-      this.#element(q, q.at++);
+      this.#element(q, q.rT[q.at]! + q.ai, q.rA[q.at]! + (q.ai << q.sh));
+      if (++q.ai === q.rN[q.at]!) {
+        q.at++;
+        q.ai = 0;
+      }
     }
   }
 
-  /** The element check the access's closure makes when nothing is deferred. */
-  #element(q: AccessQueue, i: number): void {
+  /** The element check of thread `t`'s access at `a` that its closure makes when nothing is deferred. */
+  #element(q: AccessQueue, t: number, a: number): void {
     const m = this.m;
-    const t = q.ts[i]!;
-    const a = q.as[i]!;
     const eb = 1 << q.sh;
     switch (q.kind) {
       case AccessKind.SharedRead:

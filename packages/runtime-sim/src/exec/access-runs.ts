@@ -12,7 +12,7 @@ import { trackWriters } from "./hazards.js";
 /**
  * Runs of element accesses, decided and recorded as one range (exec/access-batch.ts gathers
  * them): `count` elements of 2^sh bytes at consecutive addresses from `a`, element i accessed by
- * thread `ts[from + i]`. A warp's or a CTA's `B[row, tid] = s[tid]` is one run per access.
+ * thread `t0 + i`. A warp's or a CTA's `B[row, tid] = s[tid]` is one run per access.
  *
  * Each function here takes a run only when its outcome is certain without per-byte work: the
  * bytes lie in one lazy range entry of the shadow (RaceTracker's entries for shared memory,
@@ -24,25 +24,20 @@ import { trackWriters } from "./hazards.js";
  * other element checks), which report exactly as if no run had been formed.
  */
 
-/** A run: `count` elements of 2^sh bytes from address `a`, element i by thread `ts[from + i]`, at `site`. */
+/** A run: `count` elements of 2^sh bytes from address `a`, element i by thread `t0 + i`, at `site`. */
 export interface Run {
   readonly site: number;
-  readonly ts: Int32Array;
-  readonly from: number;
+  readonly t0: number;
   readonly count: number;
   readonly a: number;
   readonly sh: number;
 }
 
-/** The threads of run `r` are t0, t0 + 1, ... and share one clock. */
-function consecutive(races: RaceTracker, { ts, from, count }: Run): boolean {
-  const t0 = ts[from]!;
-  const now = races.clock[t0]!;
+/** The threads of run `r` (t0, t0 + 1, ...) share one clock. */
+function oneClock(races: RaceTracker, { t0, count }: Run): boolean {
   const clock = races.clock;
-  for (let i = 1; i < count; i++) {
-    const t = ts[from + i]!;
-    if (t !== t0 + i || clock[t] !== now) return false;
-  }
+  const now = clock[t0]!;
+  for (let t = t0 + 1, e = t0 + count; t < e; t++) if (clock[t] !== now) return false;
   return true;
 }
 
@@ -61,7 +56,7 @@ function recordsOrdered(
   c: number,
 ): boolean {
   const { count, a, sh } = r;
-  const t0 = r.ts[r.from]!;
+  const t0 = r.t0;
   if (rec < 0) return true;
   // Another launch's or CTA's record (ordered or not for every thread alike), or one a cta_sync
   // ordered before every thread.
@@ -92,7 +87,7 @@ function recordsOrdered(
  * before the element's thread; the run becomes the first reader of its bytes.
  */
 export function sharedReadRun(m: Machine, r: Run): boolean {
-  const { site, ts, from, count, a, sh } = r;
+  const { site, t0, count, a, sh } = r;
   const races = m.races;
   const n = count << sh;
   if (n < UNIFORM_MIN || m.speculative > 0 || races.atomics.size > 0) return false;
@@ -100,8 +95,7 @@ export function sharedReadRun(m: Machine, r: Run): boolean {
   // only made over idle bytes), so nothing pending needs checking here.
   const u = races.entryAt(a, n);
   if (u === undefined || u.wr < 0 || u.bk !== 0) return false;
-  if (!consecutive(races, r)) return false;
-  const t0 = ts[from]!;
+  if (!oneClock(races, r)) return false;
   if (!recordsOrdered(races, r, u.wr, u.wk, u.wo, u.wc)) return false;
   if (!recordsOrdered(races, r, u.r1, u.rk, u.ro, u.c1)) return false;
   const v = races.isolate(u, a, n);
@@ -119,13 +113,12 @@ export function sharedReadRun(m: Machine, r: Run): boolean {
  * thread; the run becomes the writer of its bytes.
  */
 export function sharedWriteRun(m: Machine, r: Run): boolean {
-  const { site, ts, from, count, a, sh } = r;
+  const { site, t0, count, a, sh } = r;
   const races = m.races;
   const n = count << sh;
   if (n < UNIFORM_MIN || races.atomics.size > 0 || races.overflowReaders > 0) return false;
   if (m.wgmma.tracked > 0 || m.bulk.firstUnread(a, n) >= 0) return false;
-  if (!consecutive(races, r)) return false;
-  const t0 = ts[from]!;
+  if (!oneClock(races, r)) return false;
   const u = races.entryAt(a, n);
   if (u !== undefined) {
     if (u.bk !== 0) return false;
@@ -209,7 +202,7 @@ function writeRecords(
  * and writer records (beforeGlobalWrite, trackWriters), which the element checks make first too.
  */
 export function globalWriteRun(m: Machine, gm: GlobalMem, r: Run): boolean {
-  const { site, ts, from, count, a, sh } = r;
+  const { site, t0, count, a, sh } = r;
   const n = count << sh;
   if (n < UNIFORM_MIN || m.bulk.s2gLive > 0) return false;
   beforeGlobalWrite(m, gm);
@@ -221,11 +214,10 @@ export function globalWriteRun(m: Machine, gm: GlobalMem, r: Run): boolean {
     return false;
   }
   const races = m.races;
-  if (!consecutive(races, r)) return false;
+  if (!oneClock(races, r)) return false;
   if (!meta.writer) trackWriters(gm);
   const u = entryAt(meta, a, n);
   if (u === undefined) return false;
-  const t0 = ts[from]!;
   if (!recordsOrdered(races, r, u.w, u.k, u.o, u.c)) return false;
   const w = (site << THREAD_BITS) | t0;
   addGlobalEntry(meta, { s: a, f: a + n, w, c: races.clock[t0]!, k: sh, o: a });
