@@ -1,4 +1,11 @@
-import { applySwizzle, TirxError, type CpAsyncPlan, type TileApply } from "@tirx-ts/core";
+import {
+  applySwizzle,
+  TirxError,
+  walkExpr,
+  type CpAsyncPlan,
+  type Expr,
+  type TileApply,
+} from "@tirx-ts/core";
 import { checkBounds } from "../exec/hazards.js";
 import { placementOf } from "./access.js";
 import type { ExprCompiler } from "./expr.js";
@@ -87,62 +94,106 @@ export function compileCpAsync(ec: ExprCompiler, s: TileApply, plan: CpAsyncPlan
   const dAt = dPlaced.base;
   const rank = m.rank;
   const win = m.win;
+  // Consecutive threads' whole chunks at consecutive bytes on both sides issue as one run
+  // (AsyncUnit.issueRun), when no operand expression can report anything while it is evaluated
+  // (a run is issued before the next report, so reports keep their order).
+  const quiet = [plan.dst.baseBytes, plan.src.baseBytes, plan.pred, plan.ignoreSrc, plan.srcSize]
+    .filter((e) => e !== undefined)
+    .every((e) => !touchesMemory(e));
+  let rt = 0;
+  let rn = 0;
+  let rd = 0;
+  let rs = 0;
+  const flush = (): void => {
+    if (rn > 0) {
+      const c = rn;
+      rn = 0;
+      au.issueRun(m, rt, c, rd, dPlaced, k, rs, chunk, site);
+    }
+  };
+  const dSize = dPlaced.size;
+  const sSize = sPlaced.size;
   return (lanes, n) => {
     m.tracer?.cpAsyncIssue(Tracer.warpsOf(lanes, n));
     // The access log: moves per (warp, repeat index), recorded as one warp instruction each.
     const log = m.accesses;
     const byKey = log ? new Map<number, LaneMove[]>() : undefined;
     log?.enter(site);
-    for (let i = 0; i < n; i++) {
-      const t = lanes[i]!;
-      if (pred && !pred(t)) continue;
-      let len: number = chunk;
-      if (ignore && ignore(t)) len = 0;
-      else if (size) {
-        len = size(t) >>> 0;
-        if (len > chunk) {
-          m.hazard(
-            "TX6010",
-            `thread ${m.thread(t)} of CTA ${m.cta()} issues cp.async with src_size ${len}, larger than chunk_bytes ${chunk}: undefined behaviour in PTX (cp.async)`,
-            site,
-          );
-          len = chunk; // in collect mode, go on as if the whole chunk were copied
+    const runs = quiet && !log;
+    try {
+      for (let i = 0; i < n; i++) {
+        const t = lanes[i]!;
+        if (pred && !pred(t)) continue;
+        let len: number = chunk;
+        if (ignore && ignore(t)) len = 0;
+        else if (size) {
+          len = size(t) >>> 0;
+          if (len > chunk) {
+            flush();
+            m.hazard(
+              "TX6010",
+              `thread ${m.thread(t)} of CTA ${m.cta()} issues cp.async with src_size ${len}, larger than chunk_bytes ${chunk}: undefined behaviour in PTX (cp.async)`,
+              site,
+            );
+            len = chunk; // in collect mode, go on as if the whole chunk were copied
+          }
+        }
+        // The warp's index in its own CTA (threads of a cluster are numbered across its CTAs).
+        const wi = (t - rank[t]! * per) >> 5;
+        const d0 = dBase(t) + wi * dw + (t & 31) * dl;
+        const s0 = sBase(t) + wi * sw + (t & 31) * sl;
+        // The thread's CTA window plus the buffer's base: the absolute shared byte of offset 0.
+        const at = win[t]! + dAt;
+        for (let r = 0; r < R; r++) {
+          const d = swz ? applySwizzle(swz, d0 + dRep[r]!) : d0 + dRep[r]!;
+          const sb = s0 + sRep[r]!;
+          if (!(d >= 0 && d + chunk <= dSize && sb >= 0 && sb + chunk <= sSize)) {
+            flush();
+            if (!checkBounds(m, "shared", dPlaced, d, chunk, t, site, "cp.async writes")) continue;
+            if (!checkBounds(m, "global", sPlaced, sb, chunk, t, site, "cp.async reads")) continue;
+          }
+          if (((dAt + d) | sb) & (chunk - 1)) {
+            flush();
+            misaligned(m, t, site, "cp.async", dAt + d, sb, chunk);
+            continue;
+          }
+          if (runs && len === chunk) {
+            const o = rn * chunk;
+            if (rn > 0 && t === rt + rn && at + d === rd + o && sb === rs + o) {
+              rn++;
+              continue;
+            }
+            flush();
+            rt = t;
+            rn = 1;
+            rd = at + d;
+            rs = sb;
+            continue;
+          }
+          flush();
+          au.issue(m, t, at + d, dPlaced, k, sb, len, chunk, site);
+          if (byKey) {
+            const key = (t >> 5) * R + r;
+            let list = byKey.get(key);
+            if (!list) byKey.set(key, (list = []));
+            list.push({
+              warp: t >> 5,
+              lane: t & 31,
+              dst: {
+                space: "shared",
+                name: dPlaced.name,
+                byte: d,
+                bytes: chunk,
+                addr: dPlaced.base + d,
+              },
+              src: { space: "global", name: sPlaced.name, byte: sb, bytes: len },
+            });
+          }
         }
       }
-      // The warp's index in its own CTA (threads of a cluster are numbered across its CTAs).
-      const wi = (t - rank[t]! * per) >> 5;
-      const d0 = dBase(t) + wi * dw + (t & 31) * dl;
-      const s0 = sBase(t) + wi * sw + (t & 31) * sl;
-      // The thread's CTA window plus the buffer's base: the absolute shared byte of offset 0.
-      const at = win[t]! + dAt;
-      for (let r = 0; r < R; r++) {
-        const d = swz ? applySwizzle(swz, d0 + dRep[r]!) : d0 + dRep[r]!;
-        const sb = s0 + sRep[r]!;
-        if (!checkBounds(m, "shared", dPlaced, d, chunk, t, site, "cp.async writes")) continue;
-        if (!checkBounds(m, "global", sPlaced, sb, chunk, t, site, "cp.async reads")) continue;
-        if (((dAt + d) | sb) & (chunk - 1)) {
-          misaligned(m, t, site, "cp.async", dAt + d, sb, chunk);
-          continue;
-        }
-        au.issue(m, t, at + d, dPlaced, k, sb, len, chunk, site);
-        if (byKey) {
-          const key = (t >> 5) * R + r;
-          let list = byKey.get(key);
-          if (!list) byKey.set(key, (list = []));
-          list.push({
-            warp: t >> 5,
-            lane: t & 31,
-            dst: {
-              space: "shared",
-              name: dPlaced.name,
-              byte: d,
-              bytes: chunk,
-              addr: dPlaced.base + d,
-            },
-            src: { space: "global", name: sPlaced.name, byte: sb, bytes: len },
-          });
-        }
-      }
+      flush();
+    } finally {
+      rn = 0;
     }
     if (log && byKey) {
       for (const key of [...byKey.keys()].sort((a, b) => a - b)) {
@@ -158,4 +209,13 @@ export function compileCpAsync(ec: ExprCompiler, s: TileApply, plan: CpAsyncPlan
       }
     }
   };
+}
+
+/** True when evaluating `e` reads memory or calls an op (either may check and report). */
+function touchesMemory(e: Expr): boolean {
+  let hit = false;
+  walkExpr(e, (x) => {
+    if (x.kind === "BufferLoad" || x.kind === "CallExpr") hit = true;
+  });
+  return hit;
 }

@@ -175,7 +175,7 @@ function vectorPart(ec: ExprCompiler, s: Stmt, shared: Shared, g: Gen): string |
       effect = `${g.capture(sv.store)}(d${k}, a${k}, ${val});`;
     }
     if (g.vecFailed || !g.allLoads) return undefined;
-    return vectorSource((v) => g.capture(v), ec.m, list, offsets, effect);
+    return vectorSource((v) => g.capture(v), ec.m, list, g.offsetLets, offsets, effect);
   } finally {
     g.vector = false;
   }
@@ -208,6 +208,44 @@ class Gen {
     } finally {
       this.#inOffset--;
     }
+  }
+
+  /** Vector mode: `const vk = <source>;` of each arithmetic node of the offsets, in order. */
+  readonly offsetLets: string[] = [];
+  readonly #lets = new Map<string, string>();
+
+  /**
+   * In a vector loop's offsets, the name of a local holding `src` (one per distinct source, so
+   * an index shared by several accesses is computed once per lane); elsewhere `src` itself.
+   */
+  #named(src: string | undefined): string | undefined {
+    if (src === undefined || !this.vector || this.#inOffset === 0) return src;
+    let name = this.#lets.get(src);
+    if (name === undefined) {
+      name = `v${this.#lets.size}`;
+      this.#lets.set(src, name);
+      this.offsetLets.push(`const ${name} = ${src};`);
+    }
+    return name;
+  }
+
+  /** JavaScript source of binary node `e` of operands `a`, `b`. */
+  #binary(
+    e: Extract<Expr, { kind: "Binary" }>,
+    a: string,
+    b: string,
+    span: Stmt["span"],
+  ): string | undefined {
+    if (e.dtype === "int32") {
+      if (e.op === "add") return `((${a} + ${b}) | 0)`;
+      if (e.op === "sub") return `((${a} - ${b}) | 0)`;
+      if (e.op === "mul") return `Math.imul(${a}, ${b})`;
+    }
+    const rec = binaryOp(e.op);
+    rec.result([e.dtype, e.dtype], span);
+    const sem = rec.sim;
+    if (sem.kind !== "thread") return undefined;
+    return `${this.capture(sem.make([e.dtype, e.dtype], e.dtype))}(${a}, ${b})`;
   }
 
   /** Start a second traversal (the loads met again from the first). */
@@ -267,16 +305,7 @@ class Gen {
         const a = this.expr(e.a, span);
         const b = a === undefined ? undefined : this.expr(e.b, span);
         if (b === undefined) return undefined;
-        if (e.dtype === "int32") {
-          if (e.op === "add") return `((${a} + ${b}) | 0)`;
-          if (e.op === "sub") return `((${a} - ${b}) | 0)`;
-          if (e.op === "mul") return `Math.imul(${a}, ${b})`;
-        }
-        const rec = binaryOp(e.op);
-        rec.result([e.dtype, e.dtype], span);
-        const sem = rec.sim;
-        if (sem.kind !== "thread") return undefined;
-        return `${this.capture(sem.make([e.dtype, e.dtype], e.dtype))}(${a}, ${b})`;
+        return this.#named(this.#binary(e, a!, b, span));
       }
       case "Compare": {
         if (isWideInt(e.a.dtype)) return undefined;

@@ -80,13 +80,14 @@ export function vecAccess(
  * (n when it ran them all, 0 when vectors do not apply now: tracked while the batch is not
  * deferring, or in a speculative arm). `list` holds the statement's accesses in the order a lane
  * makes them (loads, then the store), `offsets[k]` the source of access k's element offset for
- * thread `t`, and `effect` the lane's work, reading load k as `load(dk, ak)` and storing through
+ * thread `t` (after the declarations `lets`, subexpressions the offsets share), and `effect` the lane's work, reading load k as `load(dk, ak)` and storing through
  * `dk`, `ak` of the store (the DataView and byte address of access k).
  */
 export function vectorSource(
   cap: (v: unknown) => string,
   m: Machine,
   list: readonly VecAccess[],
+  lets: readonly string[],
   offsets: readonly string[],
   effect: string,
 ): string {
@@ -113,9 +114,9 @@ export function vectorSource(
     const q = cap(x.queue);
     const addr = x.param < 0 ? `${x.base} + r${k} + ${W}[t]` : `r${k}`;
     runs.push(
-      `const a${k} = ${addr}; if (t !== p${k} + 1 || a${k} !== b${k} + ${eb}) { if (i > 0) ${push(k, q)} t${k} = t; s${k} = a${k}; i${k} = i; } p${k} = t; b${k} = a${k};`,
+      `const a${k} = ${addr}; if (nb || a${k} !== b${k} + ${eb}) { if (i > 0) ${push(k, q)} t${k} = t; s${k} = a${k}; i${k} = i; } b${k} = a${k};`,
     );
-    open.push(`let t${k} = 0, s${k} = 0, i${k} = 0, p${k} = -2, b${k} = 0;`);
+    open.push(`let t${k} = 0, s${k} = 0, i${k} = 0, b${k} = 0;`);
   });
   const addrs = list.map(
     (x, k) => `const a${k} = ${x.param < 0 ? `${x.base} + r${k} + ${W}[t]` : `r${k}`};`,
@@ -125,10 +126,14 @@ export function vectorSource(
     ${decl.join(" ")}
     if (${M}.track) {
       const q0 = ${B}.seq;
+      let pt = -2;
       ${open.join(" ")}
       for (; i < n; i++) {
         const t = lanes[i];
+        ${lets.join(" ")}
         ${lane.join(" ")}
+        const nb = t !== pt + 1;
+        pt = t;
         ${runs.join(" ")}
         ${effect}
       }
@@ -137,6 +142,7 @@ export function vectorSource(
     } else {
       for (; i < n; i++) {
         const t = lanes[i];
+        ${lets.join(" ")}
         ${lane.join(" ")}
         ${addrs.join(" ")}
         ${effect}

@@ -55,6 +55,11 @@ export class AsyncUnit {
   #site: Int32Array = new Int32Array(this.#cap);
   /** The thread's group number the copy belongs to (its commit count when it was issued). */
   #group: Int32Array = new Int32Array(this.#cap);
+  /** The issuing thread's commit batch (`#batch[t]` at issue), for TX6008. */
+  #cbatch: Int32Array = new Int32Array(this.#cap);
+  /** The copy's issue order in the CTA (the latest of the copies covering a byte clashes last). */
+  #issueOrder: Int32Array = new Int32Array(this.#cap);
+  #issued = 0;
   /** Next copy of the same thread in issue order, or next free id; -1 ends a list. */
   #next: Int32Array = new Int32Array(this.#cap);
   #top = 0;
@@ -76,12 +81,31 @@ export class AsyncUnit {
   #counted = 0;
   /** True when a thread issued or committed since the last reset (the per-thread state changed). */
   #used = true;
+  /**
+   * Shared bytes [#pendLo, #pendHi) hold every byte whose shPending is nonzero (empty when
+   * #counted is 0): a range outside it has none, with no scan.
+   */
+  #pendLo = 0;
+  #pendHi = 0;
+  /**
+   * Copies issued as runs (issueRun) and not yet in the threads' lists, in issue order; every
+   * one is newer than every copy in a list (a thread's copies in issue order are its list, then
+   * the runs holding it). Anything other than issueRun and waitLanes first spreads them into
+   * the lists (#spread).
+   */
+  readonly #runs: CopyRun[] = [];
+  /** Copies in the threads' lists (#live counts these and the runs' copies). */
+  #listed = 0;
+  /** Per thread: the stamp of the last waitLanes whose lanes held it. */
+  readonly #inLanes: Int32Array;
+  #stamp = 0;
 
   constructor(threads: number) {
     this.#head = new Int32Array(threads).fill(-1);
     this.#tail = new Int32Array(threads).fill(-1);
     this.#commits = new Int32Array(threads);
     this.#batch = new Int32Array(threads);
+    this.#inLanes = new Int32Array(threads);
   }
 
   /**
@@ -95,6 +119,10 @@ export class AsyncUnit {
       m.shPending.fill(0);
       this.#counted = 0;
     }
+    this.#pendLo = this.#pendHi = 0;
+    this.#issued = 0;
+    this.#runs.length = 0;
+    this.#listed = 0;
     if (!this.#used) return;
     this.#used = false;
     this.#head.fill(-1);
@@ -127,6 +155,8 @@ export class AsyncUnit {
       this.#chunk = grow(this.#chunk);
       this.#site = grow(this.#site);
       this.#group = grow(this.#group);
+      this.#cbatch = grow(this.#cbatch);
+      this.#issueOrder = grow(this.#issueOrder);
       this.#next = grow(this.#next);
     }
     return this.#top++;
@@ -149,19 +179,18 @@ export class AsyncUnit {
   ): void {
     const gm = m.globals[tens]!;
     this.#used = true;
+    this.#spread();
     if (m.track) {
       if (len > 0) checkGlobalRead(m, gm, src, len, t, site);
       checkAsyncWrite(m, buf, dst, chunk, t, site, "issues a cp.async to");
       m.races.materialise(dst, chunk);
       const pend = m.shPending;
-      const batch = this.#batch[t]!;
-      const sb = m.shBatch;
       // Counted before the bytes, so that a report thrown below still leaves them to reset.
       this.#counted++;
+      this.#pending(dst, dst + chunk);
       // One pass: the first byte an earlier cp.async still targets is reported (once), and every
       // byte counts this copy as pending; four bytes a step (chunks are 4, 8 or 16 bytes).
       let clash = -1;
-      let sameBatch = false;
       const e = dst + chunk;
       let b = dst;
       for (; b + 4 <= e; b += 4) {
@@ -171,27 +200,19 @@ export class AsyncUnit {
         const p3 = pend[b + 3]!;
         if (clash < 0 && (p0 | p1 | p2 | p3) !== 0) {
           clash = b + (p0 !== 0 ? 0 : p1 !== 0 ? 1 : p2 !== 0 ? 2 : 3);
-          sameBatch = sb[clash] === batch;
         }
         pend[b] = p0 + 1;
         pend[b + 1] = p1 + 1;
         pend[b + 2] = p2 + 1;
         pend[b + 3] = p3 + 1;
-        sb[b] = batch;
-        sb[b + 1] = batch;
-        sb[b + 2] = batch;
-        sb[b + 3] = batch;
       }
       for (; b < e; b++) {
-        if (clash < 0 && pend[b] !== 0) {
-          clash = b;
-          sameBatch = sb[b] === batch;
-        }
+        if (clash < 0 && pend[b] !== 0) clash = b;
         pend[b]!++;
-        sb[b] = batch;
       }
       if (clash >= 0) {
         const b = clash;
+        const sameBatch = this.#latestBatch(b) === this.#batch[t]!;
         const notes = issuedNotes(m, this.findByDst(b), "the other cp.async");
         if (sameBatch) {
           m.hazard(
@@ -213,6 +234,33 @@ export class AsyncUnit {
       const pr = gm.meta.pendingReads;
       if (pr) for (let i = src, e = src + len; i < e; i++) pr[i]!++;
     }
+    this.#add(
+      t,
+      dst,
+      tens,
+      src,
+      len,
+      chunk,
+      site,
+      this.#commits[t]!,
+      this.#batch[t]!,
+      this.#issued++,
+    );
+  }
+
+  /** Thread `t`'s copy joins its list of copies in flight (see issue). */
+  #add(
+    t: number,
+    dst: number,
+    tens: number,
+    src: number,
+    len: number,
+    chunk: number,
+    site: number,
+    group: number,
+    batch: number,
+    order: number,
+  ): void {
     const id = this.#alloc();
     this.#dst[id] = dst;
     this.#tens[id] = tens;
@@ -220,13 +268,149 @@ export class AsyncUnit {
     this.#len[id] = len;
     this.#chunk[id] = chunk;
     this.#site[id] = site;
-    this.#group[id] = this.#commits[t]!;
+    this.#group[id] = group;
+    this.#cbatch[id] = batch;
+    this.#issueOrder[id] = order;
+    this.#listed++;
     this.#next[id] = -1;
     const tail = this.#tail[t]!;
     if (tail < 0) this.#head[t] = id;
     else this.#next[tail] = id;
     this.#tail[t] = id;
     this.#live++;
+  }
+
+  /** Shared bytes [lo, hi) may now have a nonzero shPending (the pending box grows). */
+  #pending(lo: number, hi: number): void {
+    if (this.#pendLo >= this.#pendHi) {
+      this.#pendLo = lo;
+      this.#pendHi = hi;
+      return;
+    }
+    if (lo < this.#pendLo) this.#pendLo = lo;
+    if (hi > this.#pendHi) this.#pendHi = hi;
+  }
+
+  /** Move the runs' copies into the threads' lists (in issue order, after what they hold). */
+  #spread(): void {
+    const runs = this.#runs;
+    if (runs.length === 0) return;
+    for (const r of runs) {
+      this.#live -= r.count;
+      for (let i = 0; i < r.count; i++) {
+        const o = i * r.chunk;
+        const t = r.t0 + i;
+        this.#add(
+          t,
+          r.dst + o,
+          r.tens,
+          r.src + o,
+          r.chunk,
+          r.chunk,
+          r.site,
+          r.group,
+          r.batch + i,
+          r.order + i,
+        );
+      }
+    }
+    runs.length = 0;
+  }
+
+  /** The commit batch of the latest-issued copy in flight that writes shared byte `b`. */
+  #latestBatch(b: number): number {
+    this.#spread();
+    let best = -1;
+    let batch = 0;
+    for (let t = 0; t < this.#head.length; t++) {
+      for (let id = this.#head[t]!; id >= 0; id = this.#next[id]!) {
+        const d = this.#dst[id]!;
+        if (b >= d && b < d + this.#chunk[id]! && this.#issueOrder[id]! > best) {
+          best = this.#issueOrder[id]!;
+          batch = this.#cbatch[id]!;
+        }
+      }
+    }
+    return batch;
+  }
+
+  /**
+   * Threads t0, t0 + 1, ... t0 + count - 1 each issue a whole chunk (`chunk` bytes, all copied):
+   * thread t0 + i from byte `src + i·chunk` of tensor `tens` to absolute shared byte
+   * `dst + i·chunk`, in that order; bounds and alignment were checked by the caller. As `issue`
+   * for each, in one step when nothing could be reported or recorded per thread: the source
+   * tensor keeps no read records, the bytes are fresh and no copy in flight targets them, and
+   * the CTA has no bulk copy, wgmma operand or atomic record (see checkAsyncWrite).
+   */
+  issueRun(
+    m: Machine,
+    t0: number,
+    count: number,
+    dst: number,
+    buf: Placed,
+    tens: number,
+    src: number,
+    chunk: number,
+    site: number,
+  ): void {
+    const n = count * chunk;
+    // A run is one entry when its threads are in the same group and their batches continue
+    // each other (as after a commit by each in turn); with range checks off (the reference),
+    // each thread issues on its own.
+    const commits = this.#commits;
+    const batch = this.#batch;
+    const g0 = commits[t0]!;
+    const b0 = batch[t0]!;
+    let entry = m.batch.enabled;
+    for (let i = 1; i < count && entry; i++) {
+      entry = commits[t0 + i] === g0 && batch[t0 + i] === b0 + i;
+    }
+    if (!m.batch.enabled) {
+      for (let i = 0; i < count; i++) {
+        const o = i * chunk;
+        this.issue(m, t0 + i, dst + o, buf, tens, src + o, chunk, chunk, site);
+      }
+      return;
+    }
+    if (m.track) {
+      const meta = m.globals[tens]!.meta;
+      const races = m.races;
+      const clear =
+        !meta.writer &&
+        !meta.recordReads &&
+        !m.bulk.active &&
+        m.wgmma.tracked === 0 &&
+        races.atomics.size === 0 &&
+        (this.#pendLo >= this.#pendHi || dst + n <= this.#pendLo || this.#pendHi <= dst) &&
+        races.fresh(dst, n);
+      if (!clear) {
+        for (let i = 0; i < count; i++) {
+          const o = i * chunk;
+          this.issue(m, t0 + i, dst + o, buf, tens, src + o, chunk, chunk, site);
+        }
+        return;
+      }
+      races.materialise(dst, n);
+      this.#counted += count;
+      this.#pending(dst, dst + n);
+      m.shPending.fill(1, dst, dst + n);
+      const pr = meta.pendingReads;
+      if (pr) for (let i = src, e = src + n; i < e; i++) pr[i]!++;
+    }
+    this.#used = true;
+    const order = this.#issued;
+    this.#issued += count;
+    if (entry) {
+      this.#runs.push({ t0, count, dst, tens, src, chunk, site, group: g0, batch: b0, order });
+      this.#live += count;
+      return;
+    }
+    this.#spread();
+    for (let i = 0; i < count; i++) {
+      const o = i * chunk;
+      const t = t0 + i;
+      this.#add(t, dst + o, tens, src + o, chunk, chunk, site, commits[t]!, batch[t]!, order + i);
+    }
   }
 
   /** `cp.async.commit_group` by thread `t`: its uncommitted copies (maybe none) become a group. */
@@ -238,35 +422,53 @@ export class AsyncUnit {
 
   /**
    * `cp.async.wait_group keep` by the threads `lanes[0..n)` (with `commit`, each commits first:
-   * wait_all). The landed chunks' race records are made at the end, consecutive threads' chunks
-   * at consecutive bytes as one range (exec/access-runs.ts, recordSharedWriteRun).
+   * wait_all). With range checks (SimOptions.rangeChecks) the completions are made at the end:
+   * consecutive threads' whole chunks at consecutive bytes move as one range, and their race
+   * records are made as one (exec/access-runs.ts, recordSharedWriteRun); nothing reads the
+   * bytes or records in between, so the outcome is that of completing each copy in turn.
    */
   waitLanes(m: Machine, lanes: Int32Array, n: number, keep: number, commit: boolean): void {
     this.#waiting = m.batch.enabled;
     try {
+      if (this.#runs.length > 0) {
+        if (this.#waiting && this.#listed === 0) {
+          if (commit) for (let i = 0; i < n; i++) this.commit(lanes[i]!);
+          if (this.#waitRuns(m, lanes, n, keep)) return;
+          commit = false;
+        }
+        this.#spread();
+      }
       for (let i = 0; i < n; i++) {
         if (commit) this.commit(lanes[i]!);
         this.wait(m, lanes[i]!, keep);
       }
     } finally {
       this.#waiting = false;
+      this.#completeDone(m);
       this.#recordLanded(m);
     }
   }
 
-  /** Set during waitLanes: completions queue their records in #landed. */
+  /** Set during waitLanes: completions queue in #done, their records in #landed. */
   #waiting = false;
-  /** Landed chunks whose records wait: flat `[thread, dst, chunk, site, clock, ...]`. */
-  #landed = new Int32Array(640);
-  /** Values in #landed (5 per chunk). */
+  /** Copies whose completion waits (waitLanes): their threads and ids, in completion order. */
+  #doneT = new Int32Array(256);
+  #doneId = new Int32Array(256);
+  #nDone = 0;
+  /** Landed runs whose records wait: flat `[thread, dst, chunk, site, clock, count, ...]`. */
+  #landed = new Int32Array(768);
+  /** Values in #landed (6 per run). */
   #nLanded = 0;
   #order = new Int32Array(0);
 
-  /** Queue a landed chunk's records (see #recordLanded). */
-  #land(t: number, dst: number, chunk: number, site: number, now: number): void {
+  /**
+   * Queue the records of `count` landed chunks of `chunk` bytes (see #recordLanded): thread
+   * t + i's at shared byte dst + i·chunk, written at `site` as of clock `now`.
+   */
+  #land(t: number, dst: number, chunk: number, site: number, now: number, count: number): void {
     let q = this.#landed;
     const j = this.#nLanded;
-    if (j + 5 > q.length) {
+    if (j + 6 > q.length) {
       q = new Int32Array(q.length * 2);
       q.set(this.#landed);
       this.#landed = q;
@@ -276,51 +478,59 @@ export class AsyncUnit {
     q[j + 2] = chunk;
     q[j + 3] = site;
     q[j + 4] = now;
-    this.#nLanded = j + 5;
+    q[j + 5] = count;
+    this.#nLanded = j + 6;
   }
 
   /**
-   * Record the queued landed chunks: sorted by shared byte, runs of consecutive threads'
-   * chunks (same size, site and clock) at consecutive bytes as one range each, the others chunk
-   * by chunk. Overlapping chunks (reported at their issue, TX6001/TX6008) are recorded chunk by
+   * Record the queued landed runs: sorted by shared byte, runs of consecutive threads' chunks
+   * (same size, site and clock) at consecutive bytes as one range each, the others chunk by
+   * chunk. Overlapping chunks (reported at their issue, TX6001/TX6008) are recorded chunk by
    * chunk in landing order, so the last one's records stay, as without queueing.
    */
   #recordLanded(m: Machine): void {
     const q = this.#landed;
     const len = this.#nLanded;
-    const k = len / 5;
+    const k = len / 6;
     if (k === 0) return;
     this.#nLanded = 0;
+    const each = (j: number): void => {
+      const chunk = q[j + 2]!;
+      for (let i = 0; i < q[j + 5]!; i++) {
+        recordLanded(m, q[j]! + i, q[j + 1]! + i * chunk, chunk, q[j + 3]!, q[j + 4]!);
+      }
+    };
     // Landing order is usually by byte already (a thread's chunk follows the one before it).
     const order = this.#order.length >= k ? this.#order : (this.#order = new Int32Array(k * 2));
     let sorted = true;
     for (let i = 0; i < k; i++) {
-      order[i] = i * 5;
-      if (i > 0 && q[i * 5 + 1]! < q[i * 5 - 4]!) sorted = false;
+      order[i] = i * 6;
+      if (i > 0 && q[i * 6 + 1]! < q[i * 6 - 5]!) sorted = false;
     }
     if (!sorted) order.subarray(0, k).sort((x, y) => q[x + 1]! - q[y + 1]!);
+    const end = (j: number): number => q[j + 1]! + q[j + 2]! * q[j + 5]!;
     let overlap = false;
-    for (let i = 1; i < k && !overlap; i++) {
-      overlap = q[order[i - 1]! + 1]! + q[order[i - 1]! + 2]! > q[order[i]! + 1]!;
-    }
+    for (let i = 1; i < k && !overlap; i++) overlap = end(order[i - 1]!) > q[order[i]! + 1]!;
     if (overlap) {
-      for (let j = 0; j < len; j += 5)
-        recordLanded(m, q[j]!, q[j + 1]!, q[j + 2]!, q[j + 3]!, q[j + 4]!);
+      for (let j = 0; j < len; j += 6) each(j);
       return;
     }
     let from = 0;
+    let threads = q[order[0]! + 5]!;
     for (let i = 1; i <= k; i++) {
       if (i < k) {
         const p = order[i - 1]!;
         const c = order[i]!;
         if (
-          q[c]! === q[p]! + 1 &&
-          q[c + 1]! === q[p + 1]! + q[p + 2]! &&
+          q[c]! === q[p]! + q[p + 5]! &&
+          q[c + 1]! === end(p) &&
           q[c + 2]! === q[p + 2]! &&
           q[c + 3]! === q[p + 3]! &&
           q[c + 4]! === q[p + 4]!
-        )
+        ) {
+          threads += q[c + 5]!;
           continue;
+        }
       }
       const f = order[from]!;
       const chunk = q[f + 2]!;
@@ -332,33 +542,138 @@ export class AsyncUnit {
           q[f + 3]!,
           q[f]!,
           q[f + 1]!,
-          (i - from) * chunk,
+          threads * chunk,
           sh,
           q[f + 4]!,
           this.#live > 0,
         );
-      if (!whole) {
-        for (let j = from; j < i; j++) {
-          const o = order[j]!;
-          recordLanded(m, q[o]!, q[o + 1]!, q[o + 2]!, q[o + 3]!, q[o + 4]!);
-        }
-      }
+      if (!whole) for (let j = from; j < i; j++) each(order[j]!);
       from = i;
+      if (i < k) threads = q[order[i]! + 5]!;
     }
+  }
+
+  /**
+   * waitLanes over the runs alone (no copy is in a list, the lanes have committed): each run
+   * whose threads all wait for it (in `lanes`, its group among those completed) completes as
+   * one; one whose threads all do not stays. Returns false, changing nothing, when some run is
+   * waited for by part of its threads (the caller spreads the runs and completes copy by copy).
+   */
+  #waitRuns(m: Machine, lanes: Int32Array, n: number, keep: number): boolean {
+    const stamp = ++this.#stamp;
+    const inLanes = this.#inLanes;
+    for (let i = 0; i < n; i++) inLanes[lanes[i]!] = stamp;
+    const commits = this.#commits;
+    const runs = this.#runs;
+    let done = 0;
+    for (const r of runs) {
+      let hit = 0;
+      for (let t = r.t0, e = r.t0 + r.count; t < e; t++) {
+        if (inLanes[t] === stamp && r.group <= commits[t]! - 1 - keep) hit++;
+      }
+      if (hit !== 0 && hit !== r.count) return false;
+      if (hit !== 0) done++;
+    }
+    if (done === 0) return true;
+    let k = 0;
+    for (const r of runs) {
+      const t = r.t0;
+      if (inLanes[t] === stamp && r.group <= commits[t]! - 1 - keep) {
+        this.#live -= r.count;
+        this.#completeRange(
+          m,
+          t,
+          r.count,
+          r.dst,
+          r.src,
+          r.chunk * r.count,
+          r.chunk,
+          r.tens,
+          r.site,
+        );
+      } else runs[k++] = r;
+    }
+    runs.length = k;
+    return true;
   }
 
   /** `cp.async.wait_group n` by thread `t`: complete all but its `n` most recent groups. */
   wait(m: Machine, t: number, n: number): void {
+    this.#spread();
     // Committed groups are numbered 0 .. commits - 1; complete those up to commits - 1 - n.
     const last = this.#commits[t]! - 1 - n;
     let id = this.#head[t]!;
     while (id >= 0 && this.#group[id]! <= last) {
       const next = this.#next[id]!;
-      this.#complete(m, t, id);
+      if (this.#waiting) this.#defer(t, id);
+      else this.#complete(m, t, id, 1);
       id = next;
     }
     this.#head[t] = id;
     if (id < 0) this.#tail[t] = -1;
+  }
+
+  /** Queue thread `t`'s copy `id` for completion at the end of waitLanes. */
+  #defer(t: number, id: number): void {
+    const k = this.#nDone;
+    if (k === this.#doneT.length) {
+      const grow = (a: Int32Array<ArrayBuffer>): Int32Array<ArrayBuffer> => {
+        const b = new Int32Array(a.length * 2);
+        b.set(a);
+        return b;
+      };
+      this.#doneT = grow(this.#doneT);
+      this.#doneId = grow(this.#doneId);
+    }
+    this.#doneT[k] = t;
+    this.#doneId[k] = id;
+    this.#nDone = k + 1;
+  }
+
+  /**
+   * Complete the queued copies in order: each run of consecutive threads' whole chunks at
+   * consecutive bytes of one tensor and shared memory (one site, one clock) as one.
+   */
+  #completeDone(m: Machine): void {
+    const k = this.#nDone;
+    if (k === 0) return;
+    this.#nDone = 0;
+    const T = this.#doneT;
+    const I = this.#doneId;
+    const clock = m.races.clock;
+    for (let i = 0; i < k;) {
+      const t0 = T[i]!;
+      const id0 = I[i]!;
+      const chunk = this.#chunk[id0]!;
+      let j = i + 1;
+      if (this.#len[id0] === chunk) {
+        const dst = this.#dst[id0]!;
+        const src = this.#src[id0]!;
+        const tens = this.#tens[id0]!;
+        const site = this.#site[id0]!;
+        const now = clock[t0]!;
+        for (; j < k; j++) {
+          const id = I[j]!;
+          const t = T[j]!;
+          const o = (j - i) * chunk;
+          if (
+            t !== t0 + (j - i) ||
+            this.#dst[id] !== dst + o ||
+            this.#src[id] !== src + o ||
+            this.#len[id] !== chunk ||
+            this.#chunk[id] !== chunk ||
+            this.#tens[id] !== tens ||
+            this.#site[id] !== site ||
+            clock[t] !== now
+          ) {
+            break;
+          }
+        }
+      }
+      this.#complete(m, t0, id0, j - i);
+      for (let x = i + 1; x < j; x++) this.#release(I[x]!);
+      i = j;
+    }
   }
 
   // Int32 views (word moves) of shared memory and of the last tensor copied from, and the bytes
@@ -368,53 +683,104 @@ export class AsyncUnit {
   #gBytes: Uint8Array | undefined = undefined;
   #g32: Int32Array | undefined = undefined;
 
-  #complete(m: Machine, t: number, id: number): void {
-    const dst = this.#dst[id]!;
-    const len = this.#len[id]!;
+  /**
+   * Complete copy `id` of thread `t` and, with `count` > 1, the copies of threads t + 1, ... that
+   * continue it (whole chunks at the next bytes on both sides; the caller releases their ids).
+   */
+  #complete(m: Machine, t: number, id: number, count: number): void {
     const chunk = this.#chunk[id]!;
-    const gm = m.globals[this.#tens[id]!]!;
-    const src = this.#src[id]!;
+    const len = count === 1 ? this.#len[id]! : count * chunk;
+    const tens = this.#tens[id]!;
+    this.#completeRange(
+      m,
+      t,
+      count,
+      this.#dst[id]!,
+      this.#src[id]!,
+      len,
+      chunk,
+      tens,
+      this.#site[id]!,
+    );
+    this.#release(id);
+  }
+
+  /**
+   * The completion of `count` copies of `chunk` bytes (at `site`): thread t + i's lands at shared
+   * byte dst + i·chunk; `len` bytes from byte `src` of tensor `tens` in all (all chunks whole
+   * when count > 1, else the first `len` bytes of the one chunk and zeros after).
+   */
+  #completeRange(
+    m: Machine,
+    t: number,
+    count: number,
+    dst: number,
+    src: number,
+    len: number,
+    chunk: number,
+    tens: number,
+    site: number,
+  ): void {
+    const bytes = count * chunk;
+    const gm = m.globals[tens]!;
     const sh = m.shared;
     const g = gm.bytes;
-    if (g !== this.#gBytes) {
-      this.#gBytes = g;
-      this.#g32 = (g.byteOffset & 3) === 0 ? wordsOf(g) : undefined;
-    }
-    const g32 = this.#g32;
-    if (g32 !== undefined && ((dst | src | len) & 3) === 0) {
-      // Whole aligned words (the usual 4-, 8- and 16-byte chunks): a quarter of the moves.
-      // Shared memory is its own buffer (offset 0).
-      if (sh !== this.#shBytes) {
-        this.#shBytes = sh;
-        this.#sh32 = wordsOf(sh);
-      }
-      const s32 = this.#sh32;
-      for (let i = dst >> 2, j = src >> 2, e = (dst + len) >> 2; i < e; i++, j++) s32[i] = g32[j]!;
+    if (count > 1) {
+      sh.set(g.subarray(src, src + len), dst);
     } else {
-      for (let i = 0; i < len; i++) sh[dst + i] = g[src + i]!;
+      if (g !== this.#gBytes) {
+        this.#gBytes = g;
+        this.#g32 = (g.byteOffset & 3) === 0 ? wordsOf(g) : undefined;
+      }
+      const g32 = this.#g32;
+      if (g32 !== undefined && ((dst | src | len) & 3) === 0) {
+        // Whole aligned words (the usual 4-, 8- and 16-byte chunks): a quarter of the moves.
+        // Shared memory is its own buffer (offset 0).
+        if (sh !== this.#shBytes) {
+          this.#shBytes = sh;
+          this.#sh32 = wordsOf(sh);
+        }
+        const s32 = this.#sh32;
+        for (let i = dst >> 2, j = src >> 2, e = (dst + len) >> 2; i < e; i++, j++) {
+          s32[i] = g32[j]!;
+        }
+      } else {
+        for (let i = 0; i < len; i++) sh[dst + i] = g[src + i]!;
+      }
+      if (len < chunk) sh.fill(0, dst + len, dst + chunk);
     }
-    if (len < chunk) sh.fill(0, dst + len, dst + chunk);
     if (m.track) {
       // The write becomes thread t's own write as of its wait (cp.async is a generic-proxy write).
       const pend = m.shPending;
-      this.#counted--;
-      for (let i = dst, e = dst + chunk; i < e; i++) pend[i]!--;
+      this.#counted -= count;
+      if (this.#counted === 0) {
+        // No copy left counted: every other byte is 0 already.
+        pend.fill(0, dst, dst + bytes);
+        this.#pendLo = this.#pendHi = 0;
+      } else {
+        for (let i = dst, e = dst + bytes; i < e; i++) pend[i]!--;
+      }
       // Until the CTA issues a bulk copy every guard is 0 already (BulkUnit.active).
-      if (m.bulk.active) m.shBulk.fill(0, dst, dst + chunk);
+      if (m.bulk.active) m.shBulk.fill(0, dst, dst + bytes);
       const pr = gm.meta.pendingReads;
       if (pr) for (let i = src, e = src + len; i < e; i++) pr[i]!--;
-      const site = this.#site[id]!;
       const now = m.races.clock[t]!;
-      if (this.#waiting) this.#land(t, dst, chunk, site, now);
+      if (this.#waiting || count > 1) this.#land(t, dst, chunk, site, now, count);
       else recordLanded(m, t, dst, chunk, site, now);
     }
+  }
+
+  /** Copy `id` is no longer in flight: its id is free again. */
+  #release(id: number): void {
     this.#next[id] = this.#free;
     this.#free = id;
     this.#live--;
+    this.#listed--;
   }
 
   /** TX6017 for each thread that has cp.async copies not waited for (CTA exit). */
   reportPending(m: Machine): void {
+    this.#spread();
     // No copy in flight: no thread has any (skips the per-thread scan).
     if (this.#live === 0 || m.bars.deadlocked) return;
     for (let t = 0; t < this.#head.length; t++) {
@@ -432,6 +798,7 @@ export class AsyncUnit {
 
   /** Drop every copy still in flight (CTA end, or a hazard thrown mid-launch). */
   dropAll(m: Machine): void {
+    this.#spread();
     // The word views hold tensors: let them go with the launch (CTA end is the cheap place).
     this.#shBytes = this.#gBytes = this.#g32 = undefined;
     this.#sh32 = EMPTY_WORDS;
@@ -448,6 +815,7 @@ export class AsyncUnit {
     this.#free = -1;
     this.#top = 0;
     this.#live = 0;
+    this.#listed = 0;
   }
 
   /** Copies in flight in the CTA. */
@@ -457,6 +825,7 @@ export class AsyncUnit {
 
   /** Call `f(tens, src, len)` for every copy in flight (tensor index, source byte, bytes read). */
   forEachRead(f: (tens: number, src: number, len: number) => void): void {
+    this.#spread();
     if (this.#live === 0) return;
     for (let t = 0; t < this.#head.length; t++) {
       for (let id = this.#head[t]!; id >= 0; id = this.#next[id]!) {
@@ -487,6 +856,7 @@ export class AsyncUnit {
   #find(
     hit: (id: number) => boolean,
   ): { thread: number; site: number; committed: boolean } | undefined {
+    this.#spread();
     for (let t = 0; t < this.#head.length; t++) {
       for (let id = this.#head[t]!; id >= 0; id = this.#next[id]!) {
         if (hit(id)) {
@@ -510,4 +880,21 @@ export class AsyncUnit {
     }
     return "not waited for (cp.async.wait_group / wait_all)";
   }
+}
+
+/** Copies of one issueRun kept as one entry (AsyncUnit's runs): thread t0 + i's chunk i. */
+interface CopyRun {
+  readonly t0: number;
+  readonly count: number;
+  /** Absolute shared byte of chunk 0, byte of tensor `tens` it reads, chunk bytes, site. */
+  readonly dst: number;
+  readonly tens: number;
+  readonly src: number;
+  readonly chunk: number;
+  readonly site: number;
+  /** The threads' group (the same for all) and thread t0's batch (thread t0 + i's is batch + i). */
+  readonly group: number;
+  readonly batch: number;
+  /** Issue order of chunk 0 (chunk i's is order + i). */
+  readonly order: number;
 }

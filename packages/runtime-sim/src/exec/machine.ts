@@ -214,11 +214,6 @@ export class Machine {
   /** Per shared byte: number of issued, not yet completed cp.async writing it (AsyncUnit.reset clears it). */
   readonly shPending: Int32Array;
   /**
-   * Per shared byte: commit batch of the last cp.async issued to it (for TX6008). Read only where
-   * shPending is nonzero, i.e. where a cp.async of the running CTA set it, so it is never reset.
-   */
-  readonly shBatch: Int32Array;
-  /**
    * Per shared byte: 1 + id of the global → shared bulk copy that last wrote it and still guards
    * it (see BulkUnit), 0 when none.
    */
@@ -337,7 +332,6 @@ export class Machine {
     this.shWriter = this.races.wr;
     this.shEpoch = this.races.wc;
     this.shPending = new Int32Array(total);
-    this.shBatch = new Int32Array(total);
     this.shBulk = this.races.bk;
     this.localStride = localStride;
     this.local = new Uint8Array(localStride * n);
