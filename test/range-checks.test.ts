@@ -7,101 +7,15 @@
 // and every mutant of it (racy kernels, where runs decline and accesses are checked one by one),
 // under lockstep and a varied schedule, in "collect" and "throw" modes, and on kernels made for
 // the cases a run must decline: broadcast loads, lanes masked off, one tensor passed as two
-// parameters, writes of another CTA, float16 elements, unordered readers and writers.
-import { createHash } from "node:crypto";
+// parameters, writes of another CTA, float16 elements, unordered readers and writers. Each is
+// also run on generated statement functions from the first lane (vector loops and block copies,
+// packages/runtime-sim/src/compile/vector.ts).
 import { describe, expect, it } from "vitest";
-import {
-  isTirxError,
-  verify,
-  type KernelArg,
-  type PrimFunc,
-  type TirxError,
-  type VerifiedFunc,
-} from "@tirx-ts/core";
+import type { KernelArg, PrimFunc } from "@tirx-ts/core";
 import { T, type PrimExpr, type TileView } from "@tirx-ts/dsl";
-import { runSim, simTensor, simZeros, type SimOptions } from "@tirx-ts/runtime-sim";
+import { simTensor, simZeros, type SimOptions } from "@tirx-ts/runtime-sim";
 import { argsOf, CASES, mutants } from "./util/sync-mutants.js";
-
-/** A report as the test compares it: code, message, line, and every note with its line. */
-function shown(e: TirxError): string {
-  const at = (s: { line: number; col: number } | undefined): string =>
-    s ? `${s.line}:${s.col}` : "-";
-  return [
-    `${e.code} @${at(e.span)} ${e.message}`,
-    ...e.notes.map((n) => `  note @${at(n.span)} ${n.message}`),
-  ].join("\n");
-}
-
-interface Outcome {
-  readonly reports: string[];
-  readonly thrown?: string;
-  readonly bytes: string[];
-}
-
-function outcome(vf: VerifiedFunc, args: () => KernelArg[], opts: SimOptions): Outcome {
-  const a = args();
-  const bytes = (): string[] =>
-    a.flatMap((x) =>
-      typeof x === "object" && x !== null && "toBytes" in x
-        ? [
-            createHash("sha256")
-              .update((x as { toBytes(): Uint8Array }).toBytes())
-              .digest("hex"),
-          ]
-        : [],
-    );
-  try {
-    const r = runSim(vf, a, opts);
-    return { reports: r.reports.map(shown), bytes: bytes() };
-  } catch (e) {
-    if (!isTirxError(e)) throw e;
-    return { reports: [], thrown: shown(e), bytes: [] };
-  }
-}
-
-/**
- * Range checks on the closures, range checks on generated functions from the first lane (vector
- * loops, compile/vector.ts), and element checks on the closures.
- */
-const DEFAULT_WAYS: readonly SimOptions[] = [
-  { rangeChecks: true },
-  { rangeChecks: true, jitAfter: 0 },
-  { rangeChecks: false, jitAfter: Infinity },
-];
-
-/**
- * Every way gives one outcome under each mode and schedule; returns the collect-mode reports.
- * Each launch gets its own VerifiedFunc (its own compiled machine), so the comparison does not
- * depend on what an earlier launch left behind.
- */
-function same(
-  fn: PrimFunc,
-  args: () => KernelArg[],
-  seeds = [0, 2],
-  modes: readonly ("collect" | "throw")[] = ["collect", "throw"],
-  ways: readonly SimOptions[] = DEFAULT_WAYS,
-): string[] {
-  try {
-    verify(fn);
-  } catch (e) {
-    if (isTirxError(e)) return [shown(e)];
-    throw e;
-  }
-  let first: string[] | undefined;
-  for (const simSeed of seeds) {
-    for (const hazards of modes) {
-      const last = ways[ways.length - 1]!;
-      const elements = outcome(verify(fn), args, { hazards, simSeed, ...last });
-      for (const way of ways.slice(0, -1)) {
-        const ranges = outcome(verify(fn), args, { hazards, simSeed, ...way });
-        const at = `${fn.name}, ${hazards}, schedule ${simSeed}, ${JSON.stringify(way)}`;
-        expect(ranges, at).toEqual(elements);
-      }
-      first ??= elements.thrown !== undefined ? [elements.thrown] : elements.reports;
-    }
-  }
-  return first!;
-}
+import { same } from "./util/same-outcome.js";
 
 /**
  * The big kernels (a GEMM of three K-tiles, a 16-CTA row copy) run under one varied schedule and

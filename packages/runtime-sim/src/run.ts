@@ -11,6 +11,7 @@ import {
 import { AsyncUnit } from "./exec/async-copy.js";
 import { Machine, type HazardMode } from "./exec/machine.js";
 import { ExprCompiler } from "./compile/expr.js";
+import { affineVars } from "./compile/affine.js";
 import { layoutOf } from "./compile/layout.js";
 import type { Exec } from "./compile/stmt.js";
 import { compileRoot } from "./compile/blocking.js";
@@ -117,6 +118,12 @@ function compile(vf: VerifiedFunc): Compiled {
   m.written = writtenParams(vf.entry.body, layout);
   m.exitSite = m.site(vf.fn.span);
   const ec = new ExprCompiler(m, layout);
+  const vars = affineVars(
+    vf.entry.body,
+    vf.fn.params.flatMap((p) => (p.kind === "scalar" ? [p.var.id] : [])),
+  );
+  ec.letValues = vars.values;
+  ec.uniformVars = vars.uniform;
   const body = compileRoot(ec, vf, vf.entry.body);
   const scalars = vf.fn.params.flatMap((p, index) => {
     if (p.kind !== "scalar") return [];

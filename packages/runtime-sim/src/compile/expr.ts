@@ -35,6 +35,11 @@ import { vecAccess } from "./vector.js";
  * `mbarrier.try_wait.parity` is a non-blocking test of the barrier's phase (see Mbarriers).
  */
 export class ExprCompiler {
+  /** Let-bound variables that stand for their value (compile/affine.ts, affineVars). */
+  letValues: ReadonlyMap<number, Expr> = new Map();
+  /** Variables whose register holds one value for every thread (unbound scalar parameters). */
+  uniformVars: ReadonlySet<number> = new Set();
+
   constructor(
     readonly m: Machine,
     readonly layout: Layout,

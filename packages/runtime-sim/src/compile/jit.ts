@@ -14,7 +14,8 @@ import type { NumFn, ThreadFn } from "./access.js";
 import type { ExprCompiler } from "./expr.js";
 import type { Exec } from "./stmt.js";
 import type { Machine } from "../exec/machine.js";
-import { vectorSource, type VecAccess } from "./vector.js";
+import { AffineCopy, vectorSource, type VecAccess } from "./vector.js";
+import { Affine, affineOf } from "./affine.js";
 
 /**
  * Store and Let statements of plain arithmetic compiled into one generated JavaScript function
@@ -175,10 +176,34 @@ function vectorPart(ec: ExprCompiler, s: Stmt, shared: Shared, g: Gen): string |
       effect = `${g.capture(sv.store)}(d${k}, a${k}, ${val});`;
     }
     if (g.vecFailed || !g.allLoads) return undefined;
-    return vectorSource((v) => g.capture(v), ec.m, list, g.offsetLets, offsets, effect);
+    return vectorSource(
+      (v) => g.capture(v),
+      ec.m,
+      list,
+      g.offsetLets,
+      offsets,
+      effect,
+      copyOf(ec, s, list),
+    );
   } finally {
     g.vector = false;
   }
+}
+
+/**
+ * The block copy of statement `s` (compile/vector.ts, AffineCopy): a Store of a bare load of its
+ * own dtype whose two offsets have affine forms; undefined otherwise.
+ */
+function copyOf(ec: ExprCompiler, s: Stmt, list: readonly VecAccess[]): AffineCopy | undefined {
+  if (s.kind !== "Store" || s.value.kind !== "BufferLoad" || s.value.dtype !== s.dtype) {
+    return undefined;
+  }
+  if (list.length !== 2) return undefined;
+  const af = new Affine(ec.m);
+  const lo = affineOf(ec, af, s.value.offset);
+  const so = affineOf(ec, af, s.offset);
+  if (!lo || !so) return undefined;
+  return new AffineCopy(ec.m, list[0]!, lo, list[1]!, so, af);
 }
 
 /** The generator of one statement: the values its source names (`c<k>`) and the expressions. */

@@ -110,15 +110,16 @@ export function compileStmt(ec: ExprCompiler, vf: VerifiedFunc, s: Stmt): Exec {
       return plainStatement(ec, s, closures, runs, batch, shared);
     }
     case "Store": {
-      const batch = batchable(ec.layout, s);
-      const shared: Shared | undefined = jitable(ec, s) ? { loads: [] } : undefined;
+      const c = bitCopy(s);
+      const batch = batchable(ec.layout, c);
+      const shared: Shared | undefined = jitable(ec, c) ? { loads: [] } : undefined;
       const { value: st, runs } = ec.collect(() =>
         batching(ec, batch, shared, () => {
-          const off = ec.index(s.offset, s.span);
-          const val = ec.any(s.value, s.span);
-          const site = m.site(s.span);
+          const off = ec.index(c.offset, c.span);
+          const val = ec.any(c.value, c.span);
+          const site = m.site(c.span);
           if (shared === undefined) {
-            return compileStore(m, ec.layout, s.buffer, s.dtype, off, val, site, batch);
+            return compileStore(m, ec.layout, c.buffer, c.dtype, off, val, site, batch);
           }
           // Offset and value through scratch arrays, so the generated function shares the store.
           const offs = new Float64Array(T);
@@ -126,15 +127,15 @@ export function compileStmt(ec: ExprCompiler, vf: VerifiedFunc, s: Stmt): Exec {
           const store = compileStore(
             m,
             ec.layout,
-            s.buffer,
-            s.dtype,
+            c.buffer,
+            c.dtype,
             (t) => offs[t]!,
             (t) => vals[t]!,
             site,
             batch,
           );
           const vec = batch
-            ? vecAccess(m, ec.layout, s.buffer, s.dtype, offs, site, true)
+            ? vecAccess(m, ec.layout, c.buffer, c.dtype, offs, site, true)
             : undefined;
           shared.store = { offs, vals, st: store, vec };
           const value = val as NumFn;
@@ -148,7 +149,7 @@ export function compileStmt(ec: ExprCompiler, vf: VerifiedFunc, s: Stmt): Exec {
       const closures: Exec = (lanes, n) => {
         for (let i = 0; i < n; i++) st(lanes[i]!);
       };
-      return plainStatement(ec, s, closures, runs, batch, shared);
+      return plainStatement(ec, c, closures, runs, batch, shared);
     }
     case "If": {
       const { value: cond, runs } = ec.collect(() => ec.num(s.cond, s.span));
@@ -205,6 +206,22 @@ export function compileStmt(ec: ExprCompiler, vf: VerifiedFunc, s: Stmt): Exec {
         `tile.apply "${s.opcode}" reached the simulator; it runs lower-tile after verify`,
       );
   }
+}
+
+/**
+ * A Store of a bare load of its own float dtype as a copy of the element's bits (the unsigned
+ * integer of its width): `ld` and `st` move bits (PTX ISA, ld / st), so a NaN's payload and a
+ * signaling NaN survive, where decoding to a number and encoding again would give the canonical
+ * NaN. Other statements are returned as they are.
+ */
+function bitCopy(s: Extract<Stmt, { kind: "Store" }>): Extract<Stmt, { kind: "Store" }> {
+  const v = s.value;
+  if (v.kind !== "BufferLoad" || v.dtype !== s.dtype) return s;
+  const bits = ({ float16: "uint16", bfloat16: "uint16", float32: "uint32" } as const)[
+    s.dtype as "float16"
+  ];
+  if (bits === undefined) return s;
+  return { ...s, dtype: bits, value: { ...v, dtype: bits } };
 }
 
 /**

@@ -2,6 +2,7 @@ import { dtypeBytes, type Buffer, type DType } from "@tirx-ts/core";
 import { codecOf } from "../numeric/codec.js";
 import { AccessKind, type AccessQueue } from "../exec/access-batch.js";
 import type { Machine } from "../exec/machine.js";
+import { Affine, type AffineFn } from "./affine.js";
 import { placementOf } from "./access.js";
 import type { Layout } from "./layout.js";
 
@@ -90,6 +91,7 @@ export function vectorSource(
   lets: readonly string[],
   offsets: readonly string[],
   effect: string,
+  copy?: AffineCopy,
 ): string {
   const M = cap(m);
   const B = cap(m.batch);
@@ -122,7 +124,9 @@ export function vectorSource(
     (x, k) => `const a${k} = ${x.param < 0 ? `${x.base} + r${k} + ${W}[t]` : `r${k}`};`,
   );
   const closeRuns = list.map((x, k) => push(k, cap(x.queue))).join(" ");
+  const first = copy ? `if (${cap(copy)}.run(lanes, n)) return;` : "";
   return `if (!${M}.track || (${B}.deferring && ${M}.speculative === 0)) {
+    ${first}
     ${decl.join(" ")}
     if (${M}.track) {
       const q0 = ${B}.seq;
@@ -149,4 +153,71 @@ export function vectorSource(
       }
     }
   }`;
+}
+
+/**
+ * A copy statement (a Store of a bare load of its own dtype, which moves bits) over a block of
+ * consecutive threads whose load and store offsets are both the thread index plus a constant
+ * (compile/affine.ts): bounds of the two ranges, each queued as one run, and the bytes moved in
+ * one step, where the vector loop does all of that lane by lane with the same outcome.
+ */
+export class AffineCopy {
+  readonly #af: Affine;
+
+  constructor(
+    readonly m: Machine,
+    readonly load: VecAccess,
+    readonly loadOff: AffineFn,
+    readonly store: VecAccess,
+    readonly storeOff: AffineFn,
+    af: Affine,
+  ) {
+    this.#af = af;
+  }
+
+  /**
+   * Run lanes `lanes[0..n)` as one block; false, with nothing done, when they are not threads
+   * t0, t0 + 1, ... of one CTA, an offset is not t + constant over them, a range is out of
+   * bounds, or the two ranges share memory (one tensor passed twice).
+   */
+  run(lanes: Int32Array, n: number): boolean {
+    const m = this.m;
+    if (n < 2) return false;
+    const t0 = lanes[0]!;
+    if (lanes[n - 1] !== t0 + n - 1 || m.rank[t0] !== m.rank[t0 + n - 1]) return false;
+    for (let i = 1; i < n - 1; i++) if (lanes[i] !== t0 + i) return false;
+    const af = this.#af;
+    af.at(t0, n);
+    if (!this.loadOff() || af.b !== 1) return false;
+    const lo = af.a + t0;
+    if (!this.storeOff() || af.b !== 1) return false;
+    const so = af.a + t0;
+    const ld = this.load;
+    const st = this.store;
+    const eb = ld.eb;
+    const bytes = n * eb;
+    const src = ld.param < 0 ? m.shared : m.globals[ld.param]!.bytes;
+    const dst = st.param < 0 ? m.shared : m.globals[st.param]!.bytes;
+    const lr = lo * eb;
+    const sr = so * eb;
+    if (!(lr >= 0 && lr + bytes <= (ld.param < 0 ? ld.size : src.byteLength))) return false;
+    if (!(sr >= 0 && sr + bytes <= (st.param < 0 ? st.size : dst.byteLength))) return false;
+    const win = m.win[t0]!;
+    const la = ld.param < 0 ? ld.base + lr + win : lr;
+    const sa = st.param < 0 ? st.base + sr + win : sr;
+    if (src.buffer === dst.buffer) {
+      const s0 = src.byteOffset + la;
+      const d0 = dst.byteOffset + sa;
+      if (s0 < d0 + bytes && d0 < s0 + bytes) return false;
+    }
+    if (m.track) {
+      const batch = m.batch;
+      const q0 = batch.seq;
+      ld.queue.pushRun(t0, la, n, q0, 2);
+      st.queue.pushRun(t0, sa, n, q0 + 1, 2);
+      batch.seq = q0 + 2 * n;
+    }
+    dst.set(src.subarray(la, la + bytes), sa);
+    return true;
+  }
 }
