@@ -124,6 +124,7 @@ function compile(vf: VerifiedFunc): Compiled {
   );
   ec.letValues = vars.values;
   ec.uniformVars = vars.uniform;
+  ec.loopVarsOnce = vars.loops;
   const body = compileRoot(ec, vf, vf.entry.body);
   const scalars = vf.fn.params.flatMap((p, index) => {
     if (p.kind !== "scalar") return [];

@@ -136,6 +136,7 @@ export function affineOf(ec: ExprCompiler, af: Affine, e: Expr): AffineFn | unde
       if (slot === undefined || slot.wide) return undefined;
       const num = m.num;
       const base = slot.slot * m.threads;
+      const loop = ec.loopVarsOnce.has(e.id) ? ec.loops.get(e.id) : undefined;
       if (ec.uniformVars.has(e.id)) {
         return () => {
           af.a = num[base + af.t0]!;
@@ -152,6 +153,15 @@ export function affineOf(ec: ExprCompiler, af: Affine, e: Expr): AffineFn | unde
           stamp = af.stamp;
           const t0 = af.t0;
           const n = af.n;
+          // The loop's last write gave the whole block one value: no scan.
+          if (loop !== undefined && t0 >= loop.recT0 && t0 + n <= loop.recT0 + loop.recN) {
+            ok = true;
+            ca = loop.recValue;
+            cb = 0;
+            af.a = ca;
+            af.b = cb;
+            return ok;
+          }
           const v0 = num[base + t0]!;
           const step = n > 1 ? num[base + t0 + 1]! - v0 : 0;
           ok = Number.isInteger(v0) && Number.isInteger(step);
@@ -243,12 +253,13 @@ export function affineOf(ec: ExprCompiler, af: Affine, e: Expr): AffineFn | unde
  * that have not changed since: its operands are constants, %tid, %ctaid, parameters, loop
  * variables of loops around the Let, or such variables, and a use lies in the rest of the Let's
  * sequence, so in the same iteration); `uniform`, the scalar parameters `params` no Let or For
- * binds (their registers hold one value for every thread).
+ * binds (their registers hold one value for every thread); `loops`, the variables bound by one
+ * For and nothing else (only that loop's LoopVar writes their registers, see LoopVar.recN).
  */
 export function affineVars(
   body: Stmt,
   params: readonly number[],
-): { values: Map<number, Expr>; uniform: Set<number> } {
+): { values: Map<number, Expr>; uniform: Set<number>; loops: Set<number> } {
   const binders = new Map<number, number>();
   const values = new Map<number, Expr>();
   walkStmt(body, (s) => {
@@ -263,5 +274,9 @@ export function affineVars(
     });
     if (!pure) values.delete(id);
   }
-  return { values, uniform: new Set(params.filter((id) => !binders.has(id))) };
+  const loops = new Set<number>();
+  walkStmt(body, (s) => {
+    if (s.kind === "For" && binders.get(s.var.id) === 1) loops.add(s.var.id);
+  });
+  return { values, uniform: new Set(params.filter((id) => !binders.has(id))), loops };
 }

@@ -23,6 +23,7 @@ import type { BarBuffer } from "../exec/mbarrier.js";
 import { compileLoad, placementOf, type BigFn, type NumFn } from "./access.js";
 import type { Layout } from "./layout.js";
 import type { Shared } from "./jit.js";
+import type { LoopVar } from "./loop-var.js";
 import { vecAccess } from "./vector.js";
 
 /**
@@ -37,8 +38,12 @@ import { vecAccess } from "./vector.js";
 export class ExprCompiler {
   /** Let-bound variables that stand for their value (compile/affine.ts, affineVars). */
   letValues: ReadonlyMap<number, Expr> = new Map();
+  /** The loop variables of the For loops compiled so far (compile/stmt.ts), by variable id. */
+  readonly loops = new Map<number, LoopVar>();
   /** Variables whose register holds one value for every thread (unbound scalar parameters). */
   uniformVars: ReadonlySet<number> = new Set();
+  /** Variables bound by one For and nothing else (compile/affine.ts, affineVars). */
+  loopVarsOnce: ReadonlySet<number> = new Set();
 
   constructor(
     readonly m: Machine,

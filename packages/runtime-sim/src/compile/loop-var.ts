@@ -10,6 +10,16 @@ import type { ExprCompiler } from "./expr.js";
 export class LoopVar {
   /** After `enter`: whether every lane has the same trip count. */
   uniform = true;
+  /**
+   * The last `set`, when it gave every thread of t0 .. t0 + n - 1 one value (`recValue`) and
+   * wrote no other thread: the register holds that value over those threads until the next
+   * `set` (only this loop writes the variable's register); n is 0 otherwise.
+   */
+  recT0 = 0;
+  recN = 0;
+  recValue = 0;
+  /** After `enter`: every lane starts at one value, and the lanes are consecutive threads. */
+  #block = false;
   readonly #lo: NumFn | undefined;
   readonly #loBig: BigFn | undefined;
   readonly #ext: NumFn;
@@ -52,16 +62,20 @@ export class LoopVar {
     const count = this.#count;
     let most = 0;
     let uniform = true;
+    let block = loBig === undefined;
+    const t0 = lanes[0]!;
     for (let i = 0; i < n; i++) {
       const t = lanes[i]!;
       if (loBig) startBig[t] = loBig(t);
       else start[t] = lo!(t);
       const c = ext(t);
       count[t] = c;
-      if (i > 0 && c !== count[lanes[0]!]) uniform = false;
+      if (i > 0 && c !== count[t0]) uniform = false;
+      if (t !== t0 + i || start[t] !== start[t0]) block = false;
       if (c > most) most = c;
     }
     this.uniform = uniform;
+    this.#block = block && uniform;
     return most;
   }
 
@@ -92,6 +106,12 @@ export class LoopVar {
         const t = active[i]!;
         num[base + t] = wrapN(start[t]! + k);
       }
+      // Entered by consecutive threads with one start and trip count: `active` is those lanes.
+      this.recN = this.#block && a > 0 ? a : 0;
+      this.recT0 = active[0]!;
+      this.recValue = num[base + this.recT0]!;
+      return;
     }
+    this.recN = 0;
   }
 }

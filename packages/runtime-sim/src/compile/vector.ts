@@ -185,7 +185,10 @@ export class AffineCopy {
     if (n < 2) return false;
     const t0 = lanes[0]!;
     if (lanes[n - 1] !== t0 + n - 1 || m.rank[t0] !== m.rank[t0 + n - 1]) return false;
-    for (let i = 1; i < n - 1; i++) if (lanes[i] !== t0 + i) return false;
+    // All of the Machine's lanes (lane i is thread i) or a part of them are consecutive.
+    if (lanes.buffer !== m.allLanes.buffer) {
+      for (let i = 1; i < n - 1; i++) if (lanes[i] !== t0 + i) return false;
+    }
     const af = this.#af;
     af.at(t0, n);
     if (!this.loadOff() || af.b !== 1) return false;
