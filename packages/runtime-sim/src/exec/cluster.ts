@@ -103,6 +103,7 @@ export class ClusterUnit {
       for (let u = 0; u < T; u++) if (K[row + u]! > acc[u]!) acc[u] = K[row + u]!;
       if (races.clock[t]! > acc[t]!) acc[t] = races.clock[t]!;
       races.clock[t]!++;
+      races.clockUniform = false;
     }
     const f = races.initFence[t]!;
     if (f > this.#accInit[t]!) this.#accInit[t] = f;

@@ -111,6 +111,11 @@ export class RaceTracker {
   readonly threads: number;
   /** Per thread: current clock. */
   readonly clock: Int32Array;
+  /**
+   * True when every thread's clock is the same (at a CTA's start, and after a cta_sync that found
+   * them equal); every other change of a clock here sets it false.
+   */
+  clockUniform = true;
   /** Per thread: its clock at its last cta_sync (accesses at or below are ordered for all). */
   readonly floor: Int32Array;
   /**
@@ -389,6 +394,7 @@ export class RaceTracker {
     const base = nextClock;
     this.ctaBase = base;
     this.clock.fill(base + 1);
+    this.clockUniform = true;
     this.floor.fill(0);
     this.floorMin = 0;
     this.wfloor.fill(0);
@@ -828,12 +834,15 @@ export class RaceTracker {
     this.atomics.clear();
     const c = this.clock;
     let least = c[0]!;
+    let most = least;
     for (let t = 0; t < c.length; t++) {
       if (c[t]! < least) least = c[t]!;
+      if (c[t]! > most) most = c[t]!;
       this.floor[t] = c[t]!;
       c[t]!++;
     }
     this.floorMin = least;
+    this.clockUniform = least === most;
   }
 
   #matrix(): Int32Array {
@@ -862,6 +871,7 @@ export class RaceTracker {
       const p = lanes[i]! + offset;
       K.set(j, p * T);
       this.clock[p]!++;
+      this.clockUniform = false;
     }
   }
 
@@ -876,6 +886,7 @@ export class RaceTracker {
         const p = base + lanes[i]!;
         this.wfloor[p] = this.clock[p]!;
         this.clock[p]!++;
+        this.clockUniform = false;
       }
       return;
     }
@@ -902,6 +913,7 @@ export class RaceTracker {
     const c = this.clock[t]!;
     if (c > acc[t]!) acc[t] = c;
     this.clock[t]!++;
+    this.clockUniform = false;
     return c;
   }
 
@@ -926,6 +938,7 @@ export class RaceTracker {
     for (const p of syncers) {
       K.set(j, p * T);
       this.clock[p]!++;
+      this.clockUniform = false;
     }
   }
 
@@ -943,6 +956,7 @@ export class RaceTracker {
     for (let u = 0; u < T; u++) if (K[row + u]! > acc[u]!) acc[u] = K[row + u]!;
     if (this.clock[t]! > acc[t]!) acc[t] = this.clock[t]!;
     this.clock[t]!++;
+    this.clockUniform = false;
   }
 
   /** The current phase of the mbarrier in `slot` completed: its releases become acquirable. */
@@ -1004,6 +1018,7 @@ export class RaceTracker {
       this.globalFence[t] = this.clock[t]!;
     }
     this.clock[t]!++;
+    this.clockUniform = false;
   }
 
   /**
@@ -1046,6 +1061,7 @@ export class RaceTracker {
   onInitFence(t: number): void {
     this.initFence[t] = this.clock[t]!;
     this.clock[t]!++;
+    this.clockUniform = false;
   }
 
   /**
