@@ -166,3 +166,63 @@ describe("random copy kernels: generated block copies report as element checks d
     expect(ran).toBeGreaterThan(30);
   });
 });
+
+describe("cp.async tiles issued as one run report as thread-by-thread issue does", () => {
+  /**
+   * A cp.async tile of A's row `row + k` (a runtime offset) into shared memory by `threads`
+   * threads of each of 2 CTAs, read back by other threads with or without the barrier.
+   */
+  const tile = (threads: number, sync: boolean, chunk: 4 | 8 | 16): PrimFunc =>
+    T.function(
+      `tile_${threads}_${sync}_${chunk}`,
+      { A: T.Tensor([8, 512], "float32"), B: T.Tensor([8, 512], "float32"), k: T.int32 },
+      ({ A, B, k }) => {
+        T.device_entry({ launch: T.cuda.LaunchConfig({ grid: 2, block: threads }) });
+        const tid = T.cuda.thread_idx("x");
+        const row = T.cuda.block_idx("x");
+        const s = T.alloc_shared([512], "float32");
+        const v = chunk / 4;
+        const src = A.sub(row.add(k), ":").rearrange("(r w t v) -> w t r v", {
+          w: threads / 32,
+          t: 32,
+          v,
+        });
+        const dst = s.rearrange("(r w t v) -> w t r v", { w: threads / 32, t: 32, v });
+        T.cuda.tile.apply(T.ptx["cp.async.ca.shared.global"]!, dst, src, {
+          chunk_bytes: chunk,
+          scope: "cta",
+        });
+        T.ptx.cp.async_.commit_group();
+        T.ptx.cp.async_.wait_group(0);
+        if (sync) T.cuda.cta_sync();
+        for (const j of T.range(512 / threads)) {
+          const col = tid.add(j.mul(threads)).add(1).floormod(512);
+          B.set([row, col], s.get([col]));
+        }
+      },
+    );
+  const a = (k: number) => (): KernelArg[] => [
+    simTensor(
+      Array.from({ length: 4096 }, (_, i) => i * 0.25),
+      { shape: [8, 512], dtype: "float32" },
+    ),
+    simZeros([8, 512], "float32"),
+    k,
+  ];
+  const ways: SimOptions[] = [{}, { jitAfter: 0 }, { rangeChecks: false, jitAfter: Infinity }];
+  for (const threads of [32, 64, 128]) {
+    for (const chunk of [4, 8, 16] as const) {
+      if ((512 * 4) / (threads * chunk) < 1) continue;
+      it(`${threads} threads, ${chunk}-byte chunks: clean, racy, and out of bounds`, () => {
+        expect(same(tile(threads, true, chunk), a(0), [0, 2], ["collect", "throw"], ways)).toEqual(
+          [],
+        );
+        const racy = same(tile(threads, false, chunk), a(1), [0, 2], ["collect", "throw"], ways);
+        expect(racy.length).toBeGreaterThan(0);
+        // Row 1 + k = 8 for CTA 1 with k = 7: past the end of A.
+        const oob = same(tile(threads, true, chunk), a(7), [0, 2], ["collect", "throw"], ways);
+        expect(oob.some((x) => x.startsWith("TX6005"))).toBe(true);
+      });
+    }
+  }
+});

@@ -13,6 +13,7 @@ import type { Exec } from "./stmt.js";
 import type { Machine } from "../exec/machine.js";
 import { Tracer } from "../exec/trace.js";
 import { lanesPerPhase, type LaneMove } from "../exec/access-log.js";
+import { Affine, affineOf } from "./affine.js";
 
 /**
  * TX6021: a runtime cp.async or bulk-copy address not aligned to `align` bytes (PTX ISA,
@@ -104,6 +105,56 @@ export function compileCpAsync(ec: ExprCompiler, s: TileApply, plan: CpAsyncPlan
   let rn = 0;
   let rd = 0;
   let rs = 0;
+  /**
+   * With consecutive chunks on both sides (lane stride one chunk, warp stride 32 chunks) and
+   * base addresses the same for every thread, each repeat index of the tile over a block of
+   * consecutive threads is one run: thread t's chunk is chunk (t - its CTA's first thread) from
+   * each base plus the repeat's offset. Issued so, repeat by repeat, when the runs do not overlap
+   * and both ends of each are in bounds and aligned (so is every chunk between); otherwise
+   * (false) the lane loop issues and reports thread by thread.
+   */
+  const blockIssue = (): ((lanes: Int32Array, n: number) => boolean) | undefined => {
+    if (!quiet || pred || ignore || size || swz) return undefined;
+    if (dl !== chunk || sl !== chunk || dw !== 32 * chunk || sw !== 32 * chunk) return undefined;
+    // The least distance between two repeats' destination offsets.
+    const sorted = Array.from(dRep).sort((x, y) => x - y);
+    let dGap = Infinity;
+    for (let r = 1; r < R; r++) dGap = Math.min(dGap, sorted[r]! - sorted[r - 1]!);
+    const af = new Affine(m);
+    const dA = affineOf(ec, af, plan.dst.baseBytes);
+    const sA = affineOf(ec, af, plan.src.baseBytes);
+    if (!dA || !sA) return undefined;
+    return (lanes, n) => {
+      // With range checks off (the reference), every thread issues in the lane loop.
+      if (n < 2 || !m.batch.enabled) return false;
+      const t0 = lanes[0]!;
+      const t1 = t0 + n - 1;
+      if (lanes[n - 1] !== t1 || rank[t0] !== rank[t1]) return false;
+      if (lanes.buffer !== m.allLanes.buffer) {
+        for (let i = 1; i < n - 1; i++) if (lanes[i] !== t0 + i) return false;
+      }
+      af.at(t0, n);
+      if (!dA() || af.b !== 0) return false;
+      const d = af.a + (t0 - rank[t0]! * per) * chunk;
+      if (!sA() || af.b !== 0) return false;
+      const sb = af.a + (t0 - rank[t0]! * per) * chunk;
+      const bytes = n * chunk;
+      // Each repeat index is a run; they must not overlap (so their issue and completion order,
+      // repeat by repeat instead of thread by thread, changes nothing).
+      if (R > 1 && dGap < bytes) return false;
+      for (let r = 0; r < R; r++) {
+        const dr = d + dRep[r]!;
+        const sr = sb + sRep[r]!;
+        if (!(dr >= 0 && dr + bytes <= dSize && sr >= 0 && sr + bytes <= sSize)) return false;
+        if (((dAt + dr) | sr) & (chunk - 1)) return false;
+      }
+      const at = win[t0]! + dAt;
+      for (let r = 0; r < R; r++) {
+        au.issueRun(m, t0, n, at + d + dRep[r]!, dPlaced, k, sb + sRep[r]!, chunk, site);
+      }
+      return true;
+    };
+  };
   const flush = (): void => {
     if (rn > 0) {
       const c = rn;
@@ -113,10 +164,12 @@ export function compileCpAsync(ec: ExprCompiler, s: TileApply, plan: CpAsyncPlan
   };
   const dSize = dPlaced.size;
   const sSize = sPlaced.size;
+  const block = blockIssue();
   return (lanes, n) => {
     m.tracer?.cpAsyncIssue(Tracer.warpsOf(lanes, n));
     // The access log: moves per (warp, repeat index), recorded as one warp instruction each.
     const log = m.accesses;
+    if (block !== undefined && !log && block(lanes, n)) return;
     const byKey = log ? new Map<number, LaneMove[]>() : undefined;
     log?.enter(site);
     const runs = quiet && !log;
