@@ -8,6 +8,7 @@
 // median process CPU time, less sensitive to other work on a shared machine), with hazard
 // tracking on, and for this tree also with hazards "off".
 // Run: node --expose-gc node_modules/tsx/dist/cli.mjs -C source bench/sim-speed.ts [--baseline DIR] [--warm 7]
+// [--only NAME] (the cases whose name contains NAME)
 // Make a baseline: git archive <commit> | tar -x -C DIR && (cd DIR && npm ci --ignore-scripts)
 // Exits 1 when a first launch exceeds its limit or a result is wrong.
 import { existsSync } from "node:fs";
@@ -16,7 +17,11 @@ import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 
 const { values } = parseArgs({
-  options: { baseline: { type: "string" }, warm: { type: "string", default: "7" } },
+  options: {
+    baseline: { type: "string" },
+    warm: { type: "string", default: "7" },
+    only: { type: "string" },
+  },
 });
 const WARM = Number(values.warm);
 const here = resolve(fileURLToPath(new URL("..", import.meta.url)));
@@ -227,7 +232,7 @@ console.log(
   `| case | sim | hazards | first launch ms | warm median ms | warm min–max ms | warm median CPU ms | speed-up (warm median) | speed-up (CPU) |`,
 );
 console.log(`| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |`);
-for (const c of cases) {
+for (const c of cases.filter((x) => values.only === undefined || x.name.includes(values.only))) {
   // This tree first, then the baseline, so neither runs while the other's garbage is collected
   // (with --expose-gc, a full collection between them).
   const rows: { lib: Lib; mode: string; r: Row }[] = [];
