@@ -136,7 +136,6 @@ export function jitStatement(ec: ExprCompiler, s: Stmt, shared: Shared): Exec | 
   const vector = vectorPart(ec, s, shared, g) ?? "";
   const names = g.env.map((_, i) => `c${i}`);
   const src = `return function run(lanes, n) {\n  let i = 0;\n  ${vector}\n  ${loop}\n};`;
-  if (process.env.JITDUMP) console.log(src);
   const make = new Function(...names, src) as (...env: unknown[]) => Exec;
   return make(...g.env);
 }
