@@ -136,7 +136,9 @@ export function affineOf(ec: ExprCompiler, af: Affine, e: Expr): AffineFn | unde
       if (slot === undefined || slot.wide) return undefined;
       const num = m.num;
       const base = slot.slot * m.threads;
-      const loop = ec.loopVarsOnce.has(e.id) ? ec.loops.get(e.id) : undefined;
+      // Read when the function runs: the loop may be compiled after this statement's affine form.
+      const loops = ec.loops;
+      const once = ec.loopVarsOnce.has(e.id);
       if (ec.uniformVars.has(e.id)) {
         return () => {
           af.a = num[base + af.t0]!;
@@ -154,7 +156,8 @@ export function affineOf(ec: ExprCompiler, af: Affine, e: Expr): AffineFn | unde
           const t0 = af.t0;
           const n = af.n;
           // The loop's last write gave the whole block one value: no scan.
-          if (loop !== undefined && t0 >= loop.recT0 && t0 + n <= loop.recT0 + loop.recN) {
+          const loop = once ? loops.get(e.id) : undefined;
+          if (loop && t0 >= loop.recT0 && t0 + n <= loop.recT0 + loop.recN) {
             ok = true;
             ca = loop.recValue;
             cb = 0;

@@ -38,8 +38,11 @@ import { vecAccess } from "./vector.js";
 export class ExprCompiler {
   /** Let-bound variables that stand for their value (compile/affine.ts, affineVars). */
   letValues: ReadonlyMap<number, Expr> = new Map();
-  /** The loop variables of the For loops compiled so far (compile/stmt.ts), by variable id. */
-  readonly loops = new Map<number, LoopVar>();
+  /**
+   * The loop variables of the For loops compiled so far, by variable id (LoopVar registers
+   * itself; null when a variable got two, compile/affine.ts then scans its register).
+   */
+  readonly loops = new Map<number, LoopVar | null>();
   /** Variables whose register holds one value for every thread (unbound scalar parameters). */
   uniformVars: ReadonlySet<number> = new Set();
   /** Variables bound by one For and nothing else (compile/affine.ts, affineVars). */

@@ -18,8 +18,8 @@ export class LoopVar {
   recT0 = 0;
   recN = 0;
   recValue = 0;
-  /** After `enter`: every lane starts at one value, and the lanes are consecutive threads. */
-  #block = false;
+  /** After `enter`: every lane starts at one value (so the lanes of an iteration share one). */
+  #oneStart = false;
   readonly #lo: NumFn | undefined;
   readonly #loBig: BigFn | undefined;
   readonly #ext: NumFn;
@@ -33,6 +33,9 @@ export class LoopVar {
   readonly #wrapB: ((x: bigint) => bigint) | undefined;
 
   constructor(ec: ExprCompiler, s: Extract<Stmt, { kind: "For" }>) {
+    // The register's writer for affine forms (compile/affine.ts); a second LoopVar of the same
+    // variable would write it without this one's records knowing, so neither is trusted then.
+    ec.loops.set(s.var.id, ec.loops.has(s.var.id) ? null : this);
     const T = ec.m.threads;
     const wide = isWideInt(s.var.dtype);
     this.#lo = wide ? undefined : ec.num(s.min, s.span);
@@ -62,7 +65,7 @@ export class LoopVar {
     const count = this.#count;
     let most = 0;
     let uniform = true;
-    let block = loBig === undefined;
+    let oneStart = loBig === undefined;
     const t0 = lanes[0]!;
     for (let i = 0; i < n; i++) {
       const t = lanes[i]!;
@@ -71,11 +74,11 @@ export class LoopVar {
       const c = ext(t);
       count[t] = c;
       if (i > 0 && c !== count[t0]) uniform = false;
-      if (t !== t0 + i || start[t] !== start[t0]) block = false;
+      if (start[t] !== start[t0]) oneStart = false;
       if (c > most) most = c;
     }
     this.uniform = uniform;
-    this.#block = block && uniform;
+    this.#oneStart = oneStart;
     return most;
   }
 
@@ -102,14 +105,17 @@ export class LoopVar {
       const num = this.#num;
       const start = this.#start;
       const wrapN = this.#wrapN!;
+      const t0 = active[0]!;
+      let block = this.#oneStart;
       for (let i = 0; i < a; i++) {
         const t = active[i]!;
         num[base + t] = wrapN(start[t]! + k);
+        if (t !== t0 + i) block = false;
       }
-      // Entered by consecutive threads with one start and trip count: `active` is those lanes.
-      this.recN = this.#block && a > 0 ? a : 0;
-      this.recT0 = active[0]!;
-      this.recValue = num[base + this.recT0]!;
+      // One start for all lanes, and these are consecutive threads: one value over them.
+      this.recN = block && a > 0 ? a : 0;
+      this.recT0 = t0;
+      this.recValue = num[base + t0]!;
       return;
     }
     this.recN = 0;

@@ -273,7 +273,6 @@ function setter(ec: ExprCompiler, id: number): (t: number, v: number | bigint) =
 
 function compileFor(ec: ExprCompiler, vf: VerifiedFunc, s: Extract<Stmt, { kind: "For" }>): Exec {
   const { value: v, runs } = ec.collect(() => new LoopVar(ec, s));
-  ec.loops.set(s.var.id, v);
   invariant(runs.length === 0, "loop bounds hold no warp collective (the verifier refuses them)");
   const body = compileStmt(ec, vf, s.body);
   const sub = new Int32Array(ec.m.threads);
