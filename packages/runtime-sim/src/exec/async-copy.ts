@@ -28,6 +28,9 @@ function recordLanded(
   }
 }
 
+/** The fewest copies issueRun keeps as one run entry. */
+const RUN_ENTRY_MIN = 8;
+
 /** The word view of no bytes (AsyncUnit's cache when empty). */
 const EMPTY_WORDS = new Int32Array(0);
 
@@ -361,7 +364,8 @@ export class AsyncUnit {
     const batch = this.#batch;
     const g0 = commits[t0]!;
     const b0 = batch[t0]!;
-    let entry = m.batch.enabled;
+    // (A run of a few copies is cheaper in the threads' lists.)
+    let entry = m.batch.enabled && count >= RUN_ENTRY_MIN;
     for (let i = 1; i < count && entry; i++) {
       entry = commits[t0 + i] === g0 && batch[t0 + i] === b0 + i;
     }
