@@ -12,6 +12,7 @@ import { verify, type DType, type KernelArg, type PrimFunc } from "@tirx-ts/core
 import { T, type PrimExpr } from "@tirx-ts/dsl";
 import { runSim, SimTensor, simTensor, simZeros, type SimOptions } from "@tirx-ts/runtime-sim";
 import { same } from "./util/same-outcome.js";
+import { specialBytes, stagedCopy } from "./kernels/staged-copy.js";
 
 const WAYS: readonly SimOptions[] = [
   { jitAfter: 0 },
@@ -19,58 +20,11 @@ const WAYS: readonly SimOptions[] = [
   { rangeChecks: false, jitAfter: Infinity },
 ];
 
-/** A copy A → shared → B of `n` elements of `dtype` by 128 threads (2 CTAs of 64 rows each). */
-function stagedCopy(dtype: DType, n: number): PrimFunc {
-  return T.function(
-    `staged_${dtype}`,
-    { A: T.Tensor([n], dtype), B: T.Tensor([n], dtype) },
-    ({ A, B }) => {
-      T.device_entry({ launch: T.cuda.LaunchConfig({ grid: 2, block: 128 }) });
-      const tid = T.cuda.thread_idx("x");
-      const cta = T.cuda.block_idx("x");
-      const s = T.alloc_shared([n / 2], dtype);
-      for (const j of T.range(n / 256)) {
-        s.set(
-          [tid.add(j.mul(128))],
-          A.get([
-            cta
-              .mul(n / 2)
-              .add(tid)
-              .add(j.mul(128)),
-          ]),
-        );
-      }
-      T.cuda.cta_sync();
-      for (const j of T.range(n / 256)) {
-        B.set(
-          [
-            cta
-              .mul(n / 2)
-              .add(tid)
-              .add(j.mul(128)),
-          ],
-          s.get([tid.add(j.mul(128))]),
-        );
-      }
-    },
-  );
-}
-
 describe("a copy moves bits", () => {
-  const cases: { dtype: DType; words: number[] }[] = [
-    {
-      dtype: "float32",
-      // signaling NaN, quiet NaNs with payloads (both signs), -0, -inf, a denormal.
-      words: [0x7f800001, 0x7fc01234, 0xffc00001, 0x80000000, 0xff800000, 0x00000001],
-    },
-    { dtype: "float16", words: [0x7c01, 0x7e55, 0xfe01, 0x8000, 0xfc00, 0x0001] },
-  ];
-  for (const { dtype, words } of cases) {
+  for (const dtype of ["float32", "float16", "bfloat16"] as const) {
     it(`${dtype}: NaN payloads and signaling NaNs survive A → shared → B`, () => {
       const n = 1024;
-      const bits = dtype === "float32" ? new Uint32Array(n) : new Uint16Array(n);
-      for (let i = 0; i < n; i++) bits[i] = words[i % words.length]!;
-      const bytes = new Uint8Array(bits.buffer);
+      const bytes = specialBytes(dtype, n);
       for (const way of WAYS) {
         const a = new SimTensor(bytes.slice(), [n], dtype);
         const b = simZeros([n], dtype);

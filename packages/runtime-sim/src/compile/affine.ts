@@ -121,13 +121,7 @@ export function affineOf(ec: ExprCompiler, af: Affine, e: Expr): AffineFn | unde
           return true;
         };
       }
-      if (!threadFree(e)) return undefined;
-      const f = ec.num(e);
-      return () => {
-        af.a = f(af.t0);
-        af.b = 0;
-        return true;
-      };
+      return constantOf(ec, af, e);
     }
     case "Var": {
       const value = ec.letValues.get(e.id);
@@ -240,6 +234,14 @@ export function affineOf(ec: ExprCompiler, af: Affine, e: Expr): AffineFn | unde
       };
     }
   }
+  return constantOf(ec, af, e);
+}
+
+/**
+ * The AffineFn of `e` when it reads nothing that differs between the threads of a CTA: its
+ * value at the block's first thread, b = 0 (undefined for any other `e`).
+ */
+function constantOf(ec: ExprCompiler, af: Affine, e: Expr): AffineFn | undefined {
   if (!threadFree(e)) return undefined;
   const f = ec.num(e);
   return () => {
