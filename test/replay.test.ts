@@ -8,21 +8,13 @@ import {
   verify,
   type KernelArg,
   type PrimFunc,
-  type TirxError,
   type VerifiedFunc,
 } from "@tirx-ts/core";
 import { T } from "@tirx-ts/dsl";
 import { runSim, simZeros, type SimOptions } from "@tirx-ts/runtime-sim";
 import { globalThenBulk } from "./kernels/proxy.js";
 import { argsOf, CASES, mutants, syncStmts, without, type Case } from "./util/sync-mutants.js";
-
-/** A report as one line: code, message and location, then each note with its location. */
-function render(e: TirxError): string {
-  const notes = e.notes.map(
-    (n) => ` | ${n.message}${n.span ? ` (at ${n.span.line}:${n.span.col})` : ""}`,
-  );
-  return `${e.message}${notes.join("")}`;
-}
+import { shown } from "./util/same-outcome.js";
 
 /**
  * What a launch of `vf` on fresh arguments reports: in "collect" mode its reports, in "throw"
@@ -31,9 +23,9 @@ function render(e: TirxError): string {
  */
 function launch(vf: VerifiedFunc, args: readonly KernelArg[], opts: SimOptions): string[] {
   try {
-    return runSim(vf, args, opts).reports.map(render);
+    return runSim(vf, args, opts).reports.map(shown);
   } catch (e) {
-    if (isTirxError(e)) return [render(e)];
+    if (isTirxError(e)) return [shown(e)];
     throw e;
   }
 }
