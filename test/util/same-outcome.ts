@@ -23,12 +23,18 @@ export function shown(e: TirxError): string {
   ].join("\n");
 }
 
+/** What one launch did: its reports (collect mode) or the one it threw, and its tensors' bytes. */
 export interface Outcome {
   readonly reports: string[];
   readonly thrown?: string;
+  /** A SHA-256 per tensor argument, after the launch (none when it threw). */
   readonly bytes: string[];
 }
 
+/**
+ * A launch of `vf` on fresh `args()` under `opts`.
+ * @throws Error other than a TirxError (a crash of the simulator).
+ */
 export function outcome(vf: VerifiedFunc, args: () => KernelArg[], opts: SimOptions): Outcome {
   const a = args();
   const bytes = (): string[] =>
@@ -61,7 +67,9 @@ export const DEFAULT_WAYS: readonly SimOptions[] = [
 ];
 
 /**
- * Every way gives one outcome under each mode and schedule; returns the collect-mode reports.
+ * Every way gives one outcome under each mode and schedule (each compared with the last way, the
+ * reference); returns the reference's first reports (or the verifier's refusal, or the report it
+ * threw).
  * Each launch gets its own VerifiedFunc (its own compiled machine), so the comparison does not
  * depend on what an earlier launch left behind.
  */
