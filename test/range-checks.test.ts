@@ -213,6 +213,55 @@ describe("runs that must decline report as element checks do", () => {
   });
 });
 
+describe("strided runs (a column: consecutive threads, elements a fixed step apart)", () => {
+  it("clean: strided shared reads and global writes after a barrier take runs", () => {
+    const fn = kernel("column", ({ A, B, tid, s }) => {
+      s.set([tid.mul(2)], A.get([tid]));
+      T.cuda.cta_sync();
+      B.set([tid.mul(4)], s.get([tid.mul(2)]));
+    });
+    expect(same(fn, args2)).toEqual([]);
+  });
+
+  it("a strided read of other warps' stores with no barrier: TX6003, both lines", () => {
+    const fn = kernel("column_race", ({ A, B, tid, s }) => {
+      s.set([tid.mul(2)], A.get([tid]));
+      B.set([tid.mul(4)], s.get([tid.add(32).floormod(128).mul(2)]));
+    });
+    const r = same(fn, args2);
+    expect(r[0]).toMatch(/^TX6003/);
+    expect(r[0]).toMatch(/note @\d+:\d+/);
+  });
+
+  it("strided reads by two unordered readers, then a write (second reader slot, TX6013)", () => {
+    const fn = kernel("column_readers", ({ A, B, tid, s }) => {
+      s.set([tid], A.get([tid]));
+      T.cuda.cta_sync();
+      B.set([tid.mul(2)], s.get([tid.mul(2).floormod(128)]));
+      B.set([tid.mul(2).add(1)], s.get([tid.add(64).mul(2).floormod(128)]));
+      s.set([tid.mul(2).floormod(128)], A.get([tid.add(256)]));
+    });
+    const r = same(fn, args2);
+    expect(r.some((x) => x.startsWith("TX6013"))).toBe(true);
+  });
+
+  it("two CTAs write the same strided elements (TX6014)", () => {
+    const fn = kernel("column_waw", ({ A, B, tid }) => B.set([tid.mul(3)], A.get([tid])), 2);
+    expect(same(fn, args2)[0]).toMatch(/^TX6014/);
+  });
+
+  it("a strided global read, then another thread's write without a barrier (TX6013)", () => {
+    const fn = kernel("column_war", ({ A, B, tid, s }) => {
+      B.set([tid], A.get([tid]));
+      T.cuda.cta_sync();
+      s.set([tid], B.get([tid.mul(4).floormod(128)]));
+      B.set([tid.add(1).floormod(128)], A.get([tid.add(512)]));
+    });
+    const r = same(fn, args2);
+    expect(r.some((x) => x.startsWith("TX6013"))).toBe(true);
+  });
+});
+
 describe("a landing keeps what a range would drop", () => {
   /**
    * Threads 1..3 touch s[0] concurrently (`touch`: a read, so one reader overflows its two slots,

@@ -10,8 +10,9 @@ import type { Layout } from "./layout.js";
  * Vector execution of a batched statement (compile/batched.ts) in its generated function
  * (compile/jit.ts), when no access's offset reads memory. One loop runs the lanes with each
  * access's offset, bounds and address written out and a raw element load or store, and, tracked,
- * gathers each site's accesses into runs of consecutive threads at consecutive elements as it
- * goes, queued with one `pushRun` per run instead of a closure call and a queue push per element.
+ * gathers each site's accesses into runs of consecutive threads at addresses a fixed step apart
+ * (consecutive elements, or a column) as it goes, queued with one `pushRun` per run instead of a
+ * closure call and a queue push per element.
  * The queued order is the lane-by-lane order (lane i's k-th access of S is `seq0 + i·S + k`), so
  * the batch's flush decides and reports exactly as for the element closures (exec/access-batch.ts).
  *
@@ -101,7 +102,7 @@ export function vectorSource(
   const lane: string[] = [];
   const runs: string[] = [];
   const push = (k: number, q: string): string =>
-    `${q}.pushRun(t${k}, s${k}, i - i${k}, q0 + i${k} * ${S} + ${k}, ${S});`;
+    `${q}.pushRun(t${k}, s${k}, i - i${k}, q0 + i${k} * ${S} + ${k}, ${S}, i - i${k} > 1 ? g${k} : ${list[k]!.eb});`;
   const open: string[] = [];
   list.forEach((x, k) => {
     const eb = x.eb;
@@ -116,9 +117,9 @@ export function vectorSource(
     const q = cap(x.queue);
     const addr = x.param < 0 ? `${x.base} + r${k} + ${W}[t]` : `r${k}`;
     runs.push(
-      `const a${k} = ${addr}; if (nb || a${k} !== b${k} + ${eb}) { if (i > 0) ${push(k, q)} t${k} = t; s${k} = a${k}; i${k} = i; } b${k} = a${k};`,
+      `const a${k} = ${addr}; if (nb || (i - i${k} === 1 ? a${k} - b${k} < ${eb} : a${k} !== b${k} + g${k})) { if (i > 0) ${push(k, q)} t${k} = t; s${k} = a${k}; i${k} = i; } else if (i - i${k} === 1) g${k} = a${k} - b${k}; b${k} = a${k};`,
     );
-    open.push(`let t${k} = 0, s${k} = 0, i${k} = 0, b${k} = 0;`);
+    open.push(`let t${k} = 0, s${k} = 0, i${k} = 0, b${k} = 0, g${k} = 0;`);
   });
   const addrs = list.map(
     (x, k) => `const a${k} = ${x.param < 0 ? `${x.base} + r${k} + ${W}[t]` : `r${k}`};`,
@@ -216,8 +217,8 @@ export class AffineCopy {
     if (m.track) {
       const batch = m.batch;
       const q0 = batch.seq;
-      ld.queue.pushRun(t0, la, n, q0, 2);
-      st.queue.pushRun(t0, sa, n, q0 + 1, 2);
+      ld.queue.pushRun(t0, la, n, q0, 2, eb);
+      st.queue.pushRun(t0, sa, n, q0 + 1, 2, eb);
       batch.seq = q0 + 2 * n;
     }
     dst.set(src.subarray(la, la + bytes), sa);

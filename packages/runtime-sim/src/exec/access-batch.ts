@@ -4,7 +4,9 @@ import { checkGlobalRead, checkGlobalWrite, checkSharedRead, checkSharedWrite } 
 import {
   globalReadRun,
   globalWriteRun,
+  globalWriteStrided,
   sharedReadRun,
+  sharedReadStrided,
   sharedWriteRun,
   type Run,
 } from "./access-runs.js";
@@ -16,8 +18,9 @@ export type AccessKind = (typeof AccessKind)[keyof typeof AccessKind];
 /**
  * The element accesses of one site (a load or store of a batched statement) that one execution
  * of the statement deferred, kept as runs: run k is `rN[k]` accesses by threads `rT[k]`,
- * `rT[k] + 1`, ... at consecutive elements from address `rA[k]` (absolute shared byte, or byte
- * offset in the tensor); its i-th access came `rSeq[k] + i·rStride[k]`-th among all the
+ * `rT[k] + 1`, ... at addresses `rA[k]`, `rA[k] + rStep[k]`, ... (absolute shared bytes, or byte
+ * offsets in the tensor; rStep is the element's bytes for consecutive elements, more for a
+ * strided run such as a column); its i-th access came `rSeq[k] + i·rStride[k]`-th among all the
  * statement's deferred accesses (AccessBatch.seq).
  */
 export class AccessQueue {
@@ -33,6 +36,8 @@ export class AccessQueue {
   rSeq = new Int32Array(16);
   /** Per run: the step of the order from one access to the next. */
   rStride = new Int32Array(16);
+  /** Per run: the bytes from one access's address to the next (at least the element's bytes). */
+  rStep = new Float64Array(16);
   /** During a flush: the next run to take. */
   next = 0;
   /** During a flush's replay: the next access to check one by one (run `at`, its access `ai`). */
@@ -62,26 +67,31 @@ export class AccessQueue {
     const k = this.runs - 1;
     if (k >= 0) {
       const c = this.rN[k]!;
-      if (t === this.rT[k]! + c && a === this.rA[k]! + c * this.#eb) {
-        if (c === 1) {
+      if (t === this.rT[k]! + c) {
+        if (c === 1 && a - this.rA[k]! >= this.#eb) {
           this.rStride[k] = seq - this.rSeq[k]!;
+          this.rStep[k] = a - this.rA[k]!;
           this.rN[k] = 2;
           return;
         }
-        if (seq === this.rSeq[k]! + c * this.rStride[k]!) {
+        if (
+          a === this.rA[k]! + c * this.rStep[k]! &&
+          seq === this.rSeq[k]! + c * this.rStride[k]!
+        ) {
           this.rN[k] = c + 1;
           return;
         }
       }
     }
-    this.pushRun(t, a, 1, seq, 1);
+    this.pushRun(t, a, 1, seq, 1, this.#eb);
   }
 
   /**
    * Defer `count` accesses made in order `seq`, `seq + stride`, ...: threads t, t + 1, ... at
-   * consecutive elements from address `a` (the caller advances the batch's `seq` past them).
+   * addresses a, a + step, ... (`step` at least the element's bytes; the caller advances the
+   * batch's `seq` past them).
    */
-  pushRun(t: number, a: number, count: number, seq: number, stride: number): void {
+  pushRun(t: number, a: number, count: number, seq: number, stride: number, step: number): void {
     const k = this.runs;
     if (k === 0) this.batch.active.push(this);
     if (k === this.rT.length) this.#grow();
@@ -90,6 +100,7 @@ export class AccessQueue {
     this.rN[k] = count;
     this.rSeq[k] = seq;
     this.rStride[k] = stride;
+    this.rStep[k] = step;
     this.runs = k + 1;
   }
 
@@ -100,9 +111,13 @@ export class AccessQueue {
       b.set(a);
       return b;
     };
-    const rA = new Float64Array(n);
-    rA.set(this.rA);
-    this.rA = rA;
+    const f64 = (a: Float64Array<ArrayBuffer>): Float64Array<ArrayBuffer> => {
+      const b = new Float64Array(n);
+      b.set(a);
+      return b;
+    };
+    this.rA = f64(this.rA);
+    this.rStep = f64(this.rStep);
     this.rT = i32(this.rT);
     this.rN = i32(this.rN);
     this.rSeq = i32(this.rSeq);
@@ -210,6 +225,19 @@ export class AccessBatch {
   #take(q: AccessQueue, k: number): boolean {
     const m = this.m;
     const r: Run = { site: q.site, t0: q.rT[k]!, count: q.rN[k]!, a: q.rA[k]!, sh: q.sh };
+    const step = q.rStep[k]!;
+    if (step !== 1 << q.sh && r.count > 1) {
+      switch (q.kind) {
+        case AccessKind.SharedRead:
+          return sharedReadStrided(m, r, step);
+        case AccessKind.GlobalRead:
+          return globalReadRun(m.globals[q.param]!);
+        case AccessKind.GlobalWrite:
+          return globalWriteStrided(m, m.globals[q.param]!, r, step);
+        default:
+          return false;
+      }
+    }
     switch (q.kind) {
       case AccessKind.SharedRead:
         return sharedReadRun(m, r);
@@ -230,7 +258,7 @@ export class AccessBatch {
         c.at < c.runs ? c.rSeq[c.at]! + c.ai * c.rStride[c.at]! : -1,
       );
       if (q === undefined) return;
-      this.#element(q, q.rT[q.at]! + q.ai, q.rA[q.at]! + (q.ai << q.sh));
+      this.#element(q, q.rT[q.at]! + q.ai, q.rA[q.at]! + q.ai * q.rStep[q.at]!);
       if (++q.ai === q.rN[q.at]!) {
         q.at++;
         q.ai = 0;

@@ -6,7 +6,7 @@ import {
   type Machine,
 } from "./machine.js";
 import { UNIFORM_MIN, freshEntry, type RaceTracker, type Uniform } from "./races.js";
-import { addGlobalEntry, entryAt } from "./global-shadow.js";
+import { addGlobalEntry, entryAt, materialiseGlobal } from "./global-shadow.js";
 import { trackWriters } from "./hazards.js";
 
 /**
@@ -232,4 +232,105 @@ export function globalWriteRun(m: Machine, gm: GlobalMem, r: Run): boolean {
  */
 export function globalReadRun(gm: GlobalMem): boolean {
   return !gm.meta.writer && !gm.meta.recordReads;
+}
+
+/**
+ * A strided run of shared loads (checkSharedRead per element, elements `step` bytes apart): taken
+ * when no lazy entry lies over the bytes and every byte is written, nothing pending or guarding
+ * it, its writer ordered before the element's thread, and its first reader ordered too (so the
+ * element's thread becomes the first reader, RaceTracker.onReadBytes's common case); then each
+ * element's bytes record their thread as first reader, as the element checks would.
+ */
+export function sharedReadStrided(m: Machine, r: Run, step: number): boolean {
+  const { site, t0, count, a, sh } = r;
+  const eb = 1 << sh;
+  const races = m.races;
+  if (m.speculative > 0 || races.atomics.size > 0) return false;
+  const span = (count - 1) * step + eb;
+  if (!races.perByte && races.overlapsEntry(a, span)) return false;
+  const pend = m.shPending;
+  const { wr, wc, bk, r1, c1 } = races;
+  for (let i = 0; i < count; i++) {
+    const t = t0 + i;
+    for (let b = a + i * step, e = b + eb; b < e; b++) {
+      const w = wr[b]!;
+      if (pend[b] !== 0 || w < 0 || bk[b] !== 0) return false;
+      const cw = wc[b]!;
+      if ((w & THREAD_MASK) !== t && cw !== 0 && !races.ordered(w & THREAD_MASK, cw, t)) {
+        return false;
+      }
+      const q = r1[b]!;
+      if (q >= 0 && (q & THREAD_MASK) !== t && !races.ordered(q & THREAD_MASK, c1[b]!, t)) {
+        return false;
+      }
+    }
+  }
+  const clock = races.clock;
+  for (let i = 0; i < count; i++) {
+    const t = t0 + i;
+    const me = (site << THREAD_BITS) | t;
+    const now = clock[t]!;
+    const b0 = a + i * step;
+    races.touch(b0, b0 + eb);
+    for (let b = b0, e = b0 + eb; b < e; b++) {
+      r1[b] = me;
+      c1[b] = now;
+    }
+  }
+  return true;
+}
+
+/**
+ * A strided run of global stores to `gm` (checkGlobalWrite per element, elements `step` bytes
+ * apart): taken when no async copy reads the bytes, no bulk store is in flight, the tensor has
+ * no atomic records and no recorded read in the run's span, and every earlier writer of each
+ * element is ordered before its thread (another CTA's write of this launch never is); then each
+ * element's bytes record their thread as writer, as the element checks would. Declining, it
+ * may have made the pending-read counts, writer records and materialised blocks that the
+ * element checks make first too.
+ */
+export function globalWriteStrided(m: Machine, gm: GlobalMem, r: Run, step: number): boolean {
+  const { site, t0, count, a, sh } = r;
+  const eb = 1 << sh;
+  if (m.bulk.s2gLive > 0) return false;
+  beforeGlobalWrite(m, gm);
+  const meta = gm.meta;
+  const span = (count - 1) * step + eb;
+  const pr = meta.pendingReads;
+  if (pr) {
+    for (let i = 0; i < count; i++) {
+      for (let b = a + i * step, e = b + eb; b < e; b++) if (pr[b] !== 0) return false;
+    }
+  }
+  if (meta.atomics !== undefined && meta.atomics.size > 0) return false;
+  if (meta.r1 && meta.readHi! > meta.readLo! && a < meta.readHi! && meta.readLo! < a + span) {
+    return false;
+  }
+  if (!meta.writer) trackWriters(gm);
+  const races = m.races;
+  const wr = meta.writer!;
+  const ep = meta.epoch!;
+  for (let i = 0; i < count; i++) {
+    const t = t0 + i;
+    const b0 = a + i * step;
+    materialiseGlobal(meta, b0, eb);
+    for (let b = b0, e = b0 + eb; b < e; b++) {
+      const w = wr[b]!;
+      if (w < 0) continue;
+      const c = ep[b]!;
+      if (c < races.launchBase || (c >= races.ctaBase && (w & THREAD_MASK) === t)) continue;
+      if (!races.ordered(w & THREAD_MASK, c, t)) return false;
+    }
+  }
+  const clock = races.clock;
+  for (let i = 0; i < count; i++) {
+    const t = t0 + i;
+    const w = (site << THREAD_BITS) | t;
+    const now = clock[t]!;
+    for (let b = a + i * step, e = b + eb; b < e; b++) {
+      wr[b] = w;
+      ep[b] = now;
+    }
+  }
+  return true;
 }
