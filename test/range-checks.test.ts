@@ -245,6 +245,21 @@ describe("strided runs (a column: consecutive threads, elements a fixed step apa
     expect(r.some((x) => x.startsWith("TX6013"))).toBe(true);
   });
 
+  it("strided shared stores (a transpose through shared memory), clean and racy", () => {
+    const build = (sync: boolean): PrimFunc =>
+      kernel(sync ? "transpose" : "transpose_race", ({ A, B, tid, s }) => {
+        for (const j of T.range(2)) s.set([tid.mul(2).add(j)], A.get([tid.add(j.mul(128))]));
+        if (sync) T.cuda.cta_sync();
+        B.set([tid], s.get([tid.add(32).floormod(256)]));
+        if (sync) T.cuda.cta_sync();
+        s.set([tid.mul(2)], A.get([tid.add(512)]));
+      });
+    expect(same(build(true), args2)).toEqual([]);
+    const r = same(build(false), args2);
+    expect(r.some((x) => x.startsWith("TX6003"))).toBe(true);
+    expect(r.some((x) => x.startsWith("TX6013"))).toBe(true);
+  });
+
   it("two CTAs write the same strided elements (TX6014)", () => {
     const fn = kernel("column_waw", ({ A, B, tid }) => B.set([tid.mul(3)], A.get([tid])), 2);
     expect(same(fn, args2)[0]).toMatch(/^TX6014/);

@@ -8,6 +8,7 @@ import {
   sharedReadRun,
   sharedReadStrided,
   sharedWriteRun,
+  sharedWriteStrided,
   type Run,
 } from "./access-runs.js";
 
@@ -232,10 +233,10 @@ export class AccessBatch {
           return sharedReadStrided(m, r, step);
         case AccessKind.GlobalRead:
           return globalReadRun(m.globals[q.param]!);
+        case AccessKind.SharedWrite:
+          return sharedWriteStrided(m, r, step);
         case AccessKind.GlobalWrite:
           return globalWriteStrided(m, m.globals[q.param]!, r, step);
-        default:
-          return false;
       }
     }
     switch (q.kind) {

@@ -334,3 +334,55 @@ export function globalWriteStrided(m: Machine, gm: GlobalMem, r: Run, step: numb
   }
   return true;
 }
+
+/**
+ * A strided run of shared stores (checkSharedWrite per element, elements `step` bytes apart):
+ * taken when no lazy entry lies over the bytes, no cp.async is pending, no bulk copy guards or
+ * still reads them, no wgmma operand, overflow reader or atomic record is tracked, and every
+ * earlier writer and reader of each element is ordered before its thread; then each element's
+ * bytes record their thread as writer with no reader, as the element checks would.
+ */
+export function sharedWriteStrided(m: Machine, r: Run, step: number): boolean {
+  const { site, t0, count, a, sh } = r;
+  const eb = 1 << sh;
+  const races = m.races;
+  if (races.atomics.size > 0 || races.overflowReaders > 0 || m.wgmma.tracked > 0) return false;
+  const span = (count - 1) * step + eb;
+  if (!races.perByte && races.overlapsEntry(a, span)) return false;
+  if (m.bulk.firstUnread(a, span) >= 0) return false;
+  const pend = m.shPending;
+  const { wr, wc, bk, r1, c1, r2, c2 } = races;
+  for (let i = 0; i < count; i++) {
+    const t = t0 + i;
+    for (let b = a + i * step, e = b + eb; b < e; b++) {
+      if (pend[b] !== 0 || bk[b] !== 0) return false;
+      const w = wr[b]!;
+      if (w >= 0 && (w & THREAD_MASK) !== t && !races.ordered(w & THREAD_MASK, wc[b]!, t)) {
+        return false;
+      }
+      const q = r1[b]!;
+      if (q >= 0 && (q & THREAD_MASK) !== t && !races.ordered(q & THREAD_MASK, c1[b]!, t)) {
+        return false;
+      }
+      const q2 = r2[b]!;
+      if (q2 >= 0 && (q2 & THREAD_MASK) !== t && !races.ordered(q2 & THREAD_MASK, c2[b]!, t)) {
+        return false;
+      }
+    }
+  }
+  const clock = races.clock;
+  for (let i = 0; i < count; i++) {
+    const t = t0 + i;
+    const w = (site << THREAD_BITS) | t;
+    const now = clock[t]!;
+    const b0 = a + i * step;
+    races.touch(b0, b0 + eb);
+    for (let b = b0, e = b0 + eb; b < e; b++) {
+      wr[b] = w;
+      wc[b] = now;
+      r1[b] = -1;
+      r2[b] = -1;
+    }
+  }
+  return true;
+}
