@@ -22,6 +22,11 @@ import { trackWriters } from "./hazards.js";
  * (`wk`/`rk`, `k`: 2^sh bytes per thread) and returns true. Otherwise it records nothing and
  * returns false, and the caller checks the run's elements one by one (checkSharedRead and the
  * other element checks), which report exactly as if no run had been formed.
+ *
+ * Strided runs (elements a fixed step of more than their size apart: a column, a transpose) have
+ * no range entry; their functions (`...Strided`) decide every element's bytes in one loop with
+ * the element checks' own conditions for reporting nothing, and record them per byte as the
+ * element checks would, or decline the same way.
  */
 
 /** A run: `count` elements of 2^sh bytes from address `a`, element i by thread `t0 + i`, at `site`. */
