@@ -21,7 +21,7 @@ const WAYS: readonly SimOptions[] = [
 ];
 
 describe("a copy moves bits", () => {
-  for (const dtype of ["float32", "float16", "bfloat16"] as const) {
+  for (const dtype of ["float64", "float32", "float16", "bfloat16"] as const) {
     it(`${dtype}: NaN payloads and signaling NaNs survive A → shared → B`, () => {
       const n = 1024;
       const bytes = specialBytes(dtype, n);

@@ -10,7 +10,7 @@ const probe = cudaAvailable();
 if (!probe.ok) console.log(`test/gpu/copy-bits: skipped, no CUDA driver (${probe.reason})`);
 
 describe.skipIf(!probe.ok)("copies move bits: GPU and simulator", () => {
-  it.each(["float32", "float16", "bfloat16"] as const)("%s", (dtype) => {
+  it.each(["float64", "float32", "float16", "bfloat16"] as const)("%s", (dtype) => {
     const n = 1024;
     const bytes = specialBytes(dtype, n);
     const fn = stagedCopy(dtype, n);

@@ -45,17 +45,34 @@ export function stagedCopy(dtype: DType, n: number): PrimFunc {
  * Element bit patterns a copy must keep, per dtype: a signaling NaN, quiet NaNs with payloads
  * (both signs), -0, -inf, the smallest denormal.
  */
-export const SPECIAL_BITS: Readonly<Record<"float32" | "float16" | "bfloat16", readonly number[]>> =
-  {
-    float32: [0x7f800001, 0x7fc01234, 0xffc00001, 0x80000000, 0xff800000, 0x00000001],
-    float16: [0x7c01, 0x7e55, 0xfe01, 0x8000, 0xfc00, 0x0001],
-    bfloat16: [0x7f81, 0x7fc5, 0xffc1, 0x8000, 0xff80, 0x0001],
-  };
+export const SPECIAL_BITS = {
+  float64: [
+    0x7ff0000000000001n,
+    0x7ff8000000001234n,
+    0xfff8000000000001n,
+    0x8000000000000000n,
+    0xfff0000000000000n,
+    0x0000000000000001n,
+  ],
+  float32: [0x7f800001n, 0x7fc01234n, 0xffc00001n, 0x80000000n, 0xff800000n, 0x00000001n],
+  float16: [0x7c01n, 0x7e55n, 0xfe01n, 0x8000n, 0xfc00n, 0x0001n],
+  bfloat16: [0x7f81n, 0x7fc5n, 0xffc1n, 0x8000n, 0xff80n, 0x0001n],
+} as const;
+
+/** The float dtypes of SPECIAL_BITS. */
+export type SpecialDType = keyof typeof SPECIAL_BITS;
 
 /** `n` elements of `dtype` cycling through SPECIAL_BITS[dtype], as little-endian bytes. */
-export function specialBytes(dtype: keyof typeof SPECIAL_BITS, n: number): Uint8Array {
+export function specialBytes(dtype: SpecialDType, n: number): Uint8Array {
   const words = SPECIAL_BITS[dtype];
-  const bits = dtype === "float32" ? new Uint32Array(n) : new Uint16Array(n);
-  for (let i = 0; i < n; i++) bits[i] = words[i % words.length]!;
-  return new Uint8Array(bits.buffer);
+  const eb = dtype === "float64" ? 8 : dtype === "float32" ? 4 : 2;
+  const out = new Uint8Array(n * eb);
+  const dv = new DataView(out.buffer);
+  for (let i = 0; i < n; i++) {
+    const w = words[i % words.length]!;
+    if (eb === 8) dv.setBigUint64(i * 8, w, true);
+    else if (eb === 4) dv.setUint32(i * 4, Number(w), true);
+    else dv.setUint16(i * 2, Number(w), true);
+  }
+  return out;
 }

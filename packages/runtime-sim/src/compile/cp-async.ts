@@ -109,9 +109,10 @@ export function compileCpAsync(ec: ExprCompiler, s: TileApply, plan: CpAsyncPlan
    * With consecutive chunks on both sides (lane stride one chunk, warp stride 32 chunks) and
    * base addresses the same for every thread, each repeat index of the tile over a block of
    * consecutive threads is one run: thread t's chunk is chunk (t - its CTA's first thread) from
-   * each base plus the repeat's offset. Issued so, repeat by repeat, when the runs do not overlap
-   * and both ends of each are in bounds and aligned (so is every chunk between); otherwise
-   * (false) the lane loop issues and reports thread by thread.
+   * each base plus the repeat's offset. Issued so, all repeats at once (AsyncUnit.issueRuns),
+   * when the runs do not overlap, both ends of each are in bounds and aligned (so is every chunk
+   * between) and none could report; otherwise (false) the lane loop issues and reports thread by
+   * thread.
    */
   const blockIssue = (): ((lanes: Int32Array, n: number) => boolean) | undefined => {
     if (!quiet || pred || ignore || size || swz) return undefined;
@@ -120,6 +121,8 @@ export function compileCpAsync(ec: ExprCompiler, s: TileApply, plan: CpAsyncPlan
     const sorted = Array.from(dRep).sort((x, y) => x - y);
     let dGap = Infinity;
     for (let r = 1; r < R; r++) dGap = Math.min(dGap, sorted[r]! - sorted[r - 1]!);
+    const dsts: number[] = new Array<number>(R).fill(0);
+    const srcs: number[] = new Array<number>(R).fill(0);
     const af = new Affine(m);
     const dA = affineOf(ec, af, plan.dst.baseBytes);
     const sA = affineOf(ec, af, plan.src.baseBytes);
@@ -150,9 +153,10 @@ export function compileCpAsync(ec: ExprCompiler, s: TileApply, plan: CpAsyncPlan
       }
       const at = win[t0]! + dAt;
       for (let r = 0; r < R; r++) {
-        au.issueRun(m, t0, n, at + d + dRep[r]!, dPlaced, k, sb + sRep[r]!, chunk, site);
+        dsts[r] = at + d + dRep[r]!;
+        srcs[r] = sb + sRep[r]!;
       }
-      return true;
+      return au.issueRuns(m, t0, n, dsts, k, srcs, chunk, site);
     };
   };
   const flush = (): void => {

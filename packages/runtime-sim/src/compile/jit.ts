@@ -189,14 +189,27 @@ function vectorPart(ec: ExprCompiler, s: Stmt, shared: Shared, g: Gen): string |
   }
 }
 
+/** Dtypes whose element load and store keep every bit (the codec is the identity on them). */
+const BIT_EXACT: ReadonlySet<string> = new Set([
+  "int8",
+  "uint8",
+  "int16",
+  "uint16",
+  "int32",
+  "uint32",
+]);
+
 /**
  * The block copy of statement `s` (compile/vector.ts, AffineCopy): a Store of a bare load of its
- * own dtype whose two offsets have affine forms; undefined otherwise.
+ * own integer dtype (BIT_EXACT) whose two offsets have affine forms; undefined otherwise.
  */
 function copyOf(ec: ExprCompiler, s: Stmt, list: readonly VecAccess[]): AffineCopy | undefined {
   if (s.kind !== "Store" || s.value.kind !== "BufferLoad" || s.value.dtype !== s.dtype) {
     return undefined;
   }
+  // Only where loading and storing the element keeps its bits (a bool store writes 0 or 1; a
+  // float copy is a uint copy by then, compile/stmt.ts bitCopy).
+  if (!BIT_EXACT.has(s.dtype)) return undefined;
   if (list.length !== 2) return undefined;
   const af = new Affine(ec.m);
   const lo = affineOf(ec, af, s.value.offset);

@@ -217,9 +217,9 @@ export function compileStmt(ec: ExprCompiler, vf: VerifiedFunc, s: Stmt): Exec {
 function bitCopy(s: Extract<Stmt, { kind: "Store" }>): Extract<Stmt, { kind: "Store" }> {
   const v = s.value;
   if (v.kind !== "BufferLoad" || v.dtype !== s.dtype) return s;
-  const bits = ({ float16: "uint16", bfloat16: "uint16", float32: "uint32" } as const)[
-    s.dtype as "float16"
-  ];
+  const bits = (
+    { float16: "uint16", bfloat16: "uint16", float32: "uint32", float64: "uint64" } as const
+  )[s.dtype as "float16"];
   if (bits === undefined) return s;
   return { ...s, dtype: bits, value: { ...v, dtype: bits } };
 }

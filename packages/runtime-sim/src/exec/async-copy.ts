@@ -341,9 +341,8 @@ export class AsyncUnit {
    * Threads t0, t0 + 1, ... t0 + count - 1 each issue a whole chunk (`chunk` bytes, all copied):
    * thread t0 + i from byte `src + i·chunk` of tensor `tens` to absolute shared byte
    * `dst + i·chunk`, in that order; bounds and alignment were checked by the caller. As `issue`
-   * for each, in one step when nothing could be reported or recorded per thread: the source
-   * tensor keeps no read records, the bytes are fresh and no copy in flight targets them, and
-   * the CTA has no bulk copy, wgmma operand or atomic record (see checkAsyncWrite).
+   * for each, in one step when nothing could be reported or recorded per thread (#clear);
+   * otherwise each thread issues in turn.
    */
   issueRun(
     m: Machine,
@@ -356,54 +355,97 @@ export class AsyncUnit {
     chunk: number,
     site: number,
   ): void {
-    const n = count * chunk;
-    // A run is one entry when its threads are in the same group and their batches continue
-    // each other (as after a commit by each in turn); with range checks off (the reference),
-    // each thread issues on its own.
-    const commits = this.#commits;
-    const batch = this.#batch;
-    const g0 = commits[t0]!;
-    const b0 = batch[t0]!;
-    // (A run of a few copies is cheaper in the threads' lists.)
-    let entry = m.batch.enabled && count >= RUN_ENTRY_MIN;
-    for (let i = 1; i < count && entry; i++) {
-      entry = commits[t0 + i] === g0 && batch[t0 + i] === b0 + i;
-    }
-    if (!m.batch.enabled) {
+    if (!m.batch.enabled || (m.track && !this.#clear(m, tens, dst, count * chunk))) {
+      // With range checks off (the reference), or where a check could find something.
       for (let i = 0; i < count; i++) {
         const o = i * chunk;
         this.issue(m, t0 + i, dst + o, buf, tens, src + o, chunk, chunk, site);
       }
       return;
     }
+    this.#place(m, t0, count, dst, tens, src, chunk, site);
+  }
+
+  /**
+   * A tile's repeats issued as runs (see issueRun), repeat r of `dsts.length` from shared byte
+   * `dsts[r]` and tensor byte `srcs[r]`, their destinations disjoint: all of them when every one
+   * is clear as things stand (issuing one cannot make another report, the bytes being disjoint
+   * and fresh), returning true; else nothing, returning false (the caller issues thread by
+   * thread, in the threads' order).
+   */
+  issueRuns(
+    m: Machine,
+    t0: number,
+    count: number,
+    dsts: readonly number[],
+    tens: number,
+    srcs: readonly number[],
+    chunk: number,
+    site: number,
+  ): boolean {
+    if (!m.batch.enabled) return false;
+    const n = count * chunk;
+    if (m.track) for (const d of dsts) if (!this.#clear(m, tens, d, n)) return false;
+    for (let r = 0; r < dsts.length; r++) {
+      this.#place(m, t0, count, dsts[r]!, tens, srcs[r]!, chunk, site);
+    }
+    return true;
+  }
+
+  /**
+   * Issuing copies to shared bytes [dst, dst + n) from tensor `tens` can report and record
+   * nothing per thread: the tensor keeps no read records, the bytes are fresh and no copy in
+   * flight targets them, and the CTA has no bulk copy, wgmma operand or atomic record (see
+   * checkAsyncWrite).
+   */
+  #clear(m: Machine, tens: number, dst: number, n: number): boolean {
+    const meta = m.globals[tens]!.meta;
+    const races = m.races;
+    return (
+      !meta.writer &&
+      !meta.recordReads &&
+      !m.bulk.active &&
+      m.wgmma.tracked === 0 &&
+      races.atomics.size === 0 &&
+      (this.#pendLo >= this.#pendHi || dst + n <= this.#pendLo || this.#pendHi <= dst) &&
+      races.fresh(dst, n)
+    );
+  }
+
+  /** The issue of a run that is #clear (or untracked): pending counts, then the copies. */
+  #place(
+    m: Machine,
+    t0: number,
+    count: number,
+    dst: number,
+    tens: number,
+    src: number,
+    chunk: number,
+    site: number,
+  ): void {
+    const n = count * chunk;
     if (m.track) {
-      const meta = m.globals[tens]!.meta;
-      const races = m.races;
-      const clear =
-        !meta.writer &&
-        !meta.recordReads &&
-        !m.bulk.active &&
-        m.wgmma.tracked === 0 &&
-        races.atomics.size === 0 &&
-        (this.#pendLo >= this.#pendHi || dst + n <= this.#pendLo || this.#pendHi <= dst) &&
-        races.fresh(dst, n);
-      if (!clear) {
-        for (let i = 0; i < count; i++) {
-          const o = i * chunk;
-          this.issue(m, t0 + i, dst + o, buf, tens, src + o, chunk, chunk, site);
-        }
-        return;
-      }
-      races.materialise(dst, n);
+      m.races.materialise(dst, n);
       this.#counted += count;
       this.#pending(dst, dst + n);
       m.shPending.fill(1, dst, dst + n);
-      const pr = meta.pendingReads;
+      const pr = m.globals[tens]!.meta.pendingReads;
       if (pr) for (let i = src, e = src + n; i < e; i++) pr[i]!++;
     }
     this.#used = true;
     const order = this.#issued;
     this.#issued += count;
+    // A run is one entry when its threads are in the same group and their batches continue
+    // each other (as after a commit by each in turn); a run of a few copies is cheaper in the
+    // threads' lists.
+    const commits = this.#commits;
+    const batch = this.#batch;
+    const g0 = commits[t0]!;
+    const b0 = batch[t0]!;
+    let entry = count >= RUN_ENTRY_MIN;
+    for (let i = 1; i < count && entry; i++) {
+      entry = commits[t0 + i] === g0 && batch[t0 + i] === b0 + i;
+    }
     if (entry) {
       this.#runs.push({ t0, count, dst, tens, src, chunk, site, group: g0, batch: b0, order });
       this.#live += count;
@@ -561,7 +603,8 @@ export class AsyncUnit {
    * waitLanes over the runs alone (no copy is in a list, the lanes have committed): each run
    * whose threads all wait for it (in `lanes`, its group among those completed) completes as
    * one; one whose threads all do not stays. Returns false, changing nothing, when some run is
-   * waited for by part of its threads (the caller spreads the runs and completes copy by copy).
+   * waited for by part of its threads, or by threads whose clocks differ (its chunks land at
+   * each thread's own clock; the caller spreads the runs and completes copy by copy).
    */
   #waitRuns(m: Machine, lanes: Int32Array, n: number, keep: number): boolean {
     const stamp = ++this.#stamp;
@@ -570,12 +613,17 @@ export class AsyncUnit {
     const commits = this.#commits;
     const runs = this.#runs;
     let done = 0;
+    const clock = m.races.clock;
     for (const r of runs) {
       let hit = 0;
+      let oneClock = true;
+      const now = clock[r.t0]!;
       for (let t = r.t0, e = r.t0 + r.count; t < e; t++) {
         if (inLanes[t] === stamp && r.group <= commits[t]! - 1 - keep) hit++;
+        if (clock[t] !== now) oneClock = false;
       }
-      if (hit !== 0 && hit !== r.count) return false;
+      // Completed as one, the run's chunks land at one clock: its threads' must agree.
+      if (hit !== 0 && (hit !== r.count || !oneClock)) return false;
       if (hit !== 0) done++;
     }
     if (done === 0) return true;
