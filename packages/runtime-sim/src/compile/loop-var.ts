@@ -18,8 +18,6 @@ export class LoopVar {
   recT0 = 0;
   recN = 0;
   recValue = 0;
-  /** After `enter`: every lane starts at one value (so the lanes of an iteration share one). */
-  #oneStart = false;
   readonly #lo: NumFn | undefined;
   readonly #loBig: BigFn | undefined;
   readonly #ext: NumFn;
@@ -65,7 +63,6 @@ export class LoopVar {
     const count = this.#count;
     let most = 0;
     let uniform = true;
-    let oneStart = loBig === undefined;
     const t0 = lanes[0]!;
     for (let i = 0; i < n; i++) {
       const t = lanes[i]!;
@@ -74,11 +71,9 @@ export class LoopVar {
       const c = ext(t);
       count[t] = c;
       if (i > 0 && c !== count[t0]) uniform = false;
-      if (start[t] !== start[t0]) oneStart = false;
       if (c > most) most = c;
     }
     this.uniform = uniform;
-    this.#oneStart = oneStart;
     return most;
   }
 
@@ -106,13 +101,16 @@ export class LoopVar {
       const start = this.#start;
       const wrapN = this.#wrapN!;
       const t0 = active[0]!;
-      let block = this.#oneStart;
+      const s0 = start[t0]!;
+      let block = true;
       for (let i = 0; i < a; i++) {
         const t = active[i]!;
         num[base + t] = wrapN(start[t]! + k);
-        if (t !== t0 + i) block = false;
+        // (Each lane's start is its own, from the enter its warp made: warps running as
+        // coroutines enter the loop separately.)
+        if (t !== t0 + i || start[t] !== s0) block = false;
       }
-      // One start for all lanes, and these are consecutive threads: one value over them.
+      // Consecutive threads with one start: one value over them.
       this.recN = block && a > 0 ? a : 0;
       this.recT0 = t0;
       this.recValue = num[base + t0]!;
