@@ -114,10 +114,10 @@ describe("random copy kernels: generated block copies report as element checks d
         const r = same(fn, args, [0, 2], ["collect", "throw"], WAYS);
         if (!r.some((x) => x.startsWith("TX2"))) ran++;
       }),
-      { numRuns: 60, seed: 9 },
+      { numRuns: 30, seed: 9 },
     );
     // Most kernels pass the verifier and run (the comparison is the point).
-    expect(ran).toBeGreaterThan(30);
+    expect(ran).toBeGreaterThan(15);
   });
 });
 

@@ -180,11 +180,11 @@ describe("random arithmetic statements", () => {
         }
       }),
       {
-        numRuns: 40,
+        numRuns: 20,
         seed: 1,
         endOnFailure: true,
       },
     );
-    expect(verified).toBeGreaterThan(30);
+    expect(verified).toBeGreaterThan(14);
   });
 });

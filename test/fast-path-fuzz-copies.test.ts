@@ -195,13 +195,13 @@ describe("random copies", () => {
         if (d) throw new Error(JSON.stringify({ sh, d }));
       }),
       {
-        numRuns: 80,
+        numRuns: 40,
         seed: 1,
         endOnFailure: true,
       },
     );
     // Block copies (AffineCopy) were taken, so the comparison covers them.
-    expect(stats.copyTrue).toBeGreaterThan(5);
-    expect(stats.verified).toBeGreaterThan(40);
+    expect(stats.copyTrue).toBeGreaterThan(2);
+    expect(stats.verified).toBeGreaterThan(20);
   });
 });

@@ -248,13 +248,13 @@ describe("random cp.async kernels", () => {
         }
       }),
       {
-        numRuns: 40,
+        numRuns: 20,
         seed: 1,
         endOnFailure: true,
       },
     );
-    expect(verified).toBeGreaterThan(20);
+    expect(verified).toBeGreaterThan(10);
     // Runs were issued (AsyncUnit.issueRun), so the comparison covers them.
-    expect(stats.runs).toBeGreaterThan(1000);
+    expect(stats.runs).toBeGreaterThan(500);
   });
 });

@@ -8,8 +8,8 @@ import { check, shape, stats } from "./util/gen-loops.js";
 
 describe("random loops under coroutine scheduling", () => {
   it("fast ways match the reference", { timeout: 120_000 }, () => {
-    fc.assert(fc.property(shape, check), { numRuns: 35, seed: 1, endOnFailure: true });
-    expect(stats.verified).toBeGreaterThan(25);
-    expect(stats.copyTrue).toBeGreaterThan(300);
+    fc.assert(fc.property(shape, check), { numRuns: 20, seed: 1, endOnFailure: true });
+    expect(stats.verified).toBeGreaterThan(14);
+    expect(stats.copyTrue).toBeGreaterThan(150);
   });
 });
