@@ -4,7 +4,8 @@
 // compute kernel: float16 loads, fma.rn.f32, 16-byte shared vectors). "old" is the simulator of a baseline checkout
 // (a directory holding the tree of an earlier commit with its node_modules), loaded from its
 // sources into this process; "new" is this tree's. Each case: first launch (verify + compile +
-// run) and warm launches (median, min and max of WARM runs, fresh tensors each run; also the
+// run) and warm launches (median, min and max of WARM runs, fresh tensors each run, a full
+// garbage collection before each with --expose-gc; also the
 // median process CPU time, less sensitive to other work on a shared machine), with hazard
 // tracking on, and for this tree also with hazards "off".
 // Run: node --expose-gc node_modules/tsx/dist/cli.mjs -C source bench/sim-speed.ts [--baseline DIR] [--warm 7]
@@ -194,6 +195,8 @@ function measure(lib: Lib, c: Case, hazards?: string): Row {
   const cpus: number[] = [];
   for (let i = 0; i < WARM; i++) {
     a = args();
+    // The last launch's tensors are garbage now: collect them here, not inside the next timing.
+    gc?.();
     const c0 = process.cpuUsage();
     t0 = performance.now();
     lib.runSim(vf, a, opts);

@@ -211,7 +211,7 @@ export class AccessBatch {
   #runs(): boolean {
     const act = this.active;
     for (;;) {
-      const q = earliest(act, (c) => (c.next < c.runs ? c.rSeq[c.next]! : -1));
+      const q = earliestRun(act);
       if (q === undefined) return true;
       if (!this.#take(q, q.next)) {
         for (const c of act) c.at = c.next;
@@ -222,10 +222,18 @@ export class AccessBatch {
     }
   }
 
+  readonly #run: { -readonly [K in keyof Run]: Run[K] } = { site: 0, t0: 0, count: 0, a: 0, sh: 0 };
+
   /** Decide and record run k of `q` as a range (false: nothing done). */
   #take(q: AccessQueue, k: number): boolean {
     const m = this.m;
-    const r: Run = { site: q.site, t0: q.rT[k]!, count: q.rN[k]!, a: q.rA[k]!, sh: q.sh };
+    // One scratch Run for every take (the run functions keep nothing of it).
+    const r = this.#run;
+    r.site = q.site;
+    r.t0 = q.rT[k]!;
+    r.count = q.rN[k]!;
+    r.a = q.rA[k]!;
+    r.sh = q.sh;
     const step = q.rStep[k]!;
     if (step !== 1 << q.sh && r.count > 1) {
       switch (q.kind) {
@@ -255,9 +263,7 @@ export class AccessBatch {
   #replay(): void {
     const act = this.active;
     for (;;) {
-      const q = earliest(act, (c) =>
-        c.at < c.runs ? c.rSeq[c.at]! + c.ai * c.rStride[c.at]! : -1,
-      );
+      const q = earliestAccess(act);
       if (q === undefined) return;
       this.#element(q, q.rT[q.at]! + q.ai, q.rA[q.at]! + q.ai * q.rStep[q.at]!);
       if (++q.ai === q.rN[q.at]!) {
@@ -291,17 +297,32 @@ export class AccessBatch {
   }
 }
 
-/** The queue whose next access (`next(q)`, its order; -1: none left) came first, if any. */
-function earliest(
-  queues: readonly AccessQueue[],
-  next: (q: AccessQueue) => number,
-): AccessQueue | undefined {
+/** The queue whose next run to take (`next`) came first, if any. */
+function earliestRun(queues: readonly AccessQueue[]): AccessQueue | undefined {
   let best: AccessQueue | undefined;
   let first = 0;
   for (let i = 0; i < queues.length; i++) {
-    const s = next(queues[i]!);
-    if (s >= 0 && (best === undefined || s < first)) {
-      best = queues[i];
+    const c = queues[i]!;
+    if (c.next >= c.runs) continue;
+    const s = c.rSeq[c.next]!;
+    if (best === undefined || s < first) {
+      best = c;
+      first = s;
+    }
+  }
+  return best;
+}
+
+/** The queue whose next access to check one by one (`at`, `ai`) came first, if any. */
+function earliestAccess(queues: readonly AccessQueue[]): AccessQueue | undefined {
+  let best: AccessQueue | undefined;
+  let first = 0;
+  for (let i = 0; i < queues.length; i++) {
+    const c = queues[i]!;
+    if (c.at >= c.runs) continue;
+    const s = c.rSeq[c.at]! + c.ai * c.rStride[c.at]!;
+    if (best === undefined || s < first) {
+      best = c;
       first = s;
     }
   }

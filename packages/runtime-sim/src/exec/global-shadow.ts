@@ -71,6 +71,27 @@ function clear(meta: GlobalMeta, a: number, e: number, fill: boolean): number {
   let j = i;
   while (j < list.length && list[j]!.s < e) j++;
   if (i === j) return i;
+  if (j === i + 1) {
+    // One entry (a write inside a longer range, the usual case): it is cut in place when at most
+    // one part of it stays an entry.
+    const u = list[i]!;
+    const lo = u.s > a ? u.s : a;
+    const hi = u.f < e ? u.f : e;
+    const keepLeft = u.s < lo && lo - u.s >= UNIFORM_MIN;
+    const keepRight = hi < u.f && u.f - hi >= UNIFORM_MIN;
+    if (!keepLeft || !keepRight) {
+      if (u.s < lo && !keepLeft) fillFrom(meta, u, u.s, lo);
+      if (fill) fillFrom(meta, u, lo, hi);
+      if (hi < u.f && !keepRight) fillFrom(meta, u, hi, u.f);
+      if (keepLeft) {
+        u.f = lo;
+        return i + 1;
+      }
+      if (keepRight) u.s = hi;
+      else list.splice(i, 1);
+      return i;
+    }
+  }
   const keep: GlobalEntry[] = [];
   for (let k = i; k < j; k++) {
     const u = list[k]!;
