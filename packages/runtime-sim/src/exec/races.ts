@@ -96,6 +96,25 @@ export function freshEntry(s: number, f: number): Uniform {
   return { s, f, wr: -1, wc: 0, r1: -1, c1: 0, r2: -1, c2: 0, bk: 0, wk: -1, wo: 0, rk: -1, ro: 0 };
 }
 
+/** Entry `u`'s records over [s, f) (a part of it kept when it is cut). */
+function partOf(u: Uniform, s: number, f: number): Uniform {
+  return {
+    s,
+    f,
+    wr: u.wr,
+    wc: u.wc,
+    r1: u.r1,
+    c1: u.c1,
+    r2: u.r2,
+    c2: u.c2,
+    bk: u.bk,
+    wk: u.wk,
+    wo: u.wo,
+    rk: u.rk,
+    ro: u.ro,
+  };
+}
+
 /** Clocks start above 0 (0 marks "ordered before everything") and never repeat in a process. */
 let nextClock = 1;
 
@@ -287,11 +306,11 @@ export class RaceTracker {
   #cut(u: Uniform, lo: number, hi: number, keep: boolean): void {
     const list = this.#uni;
     if (u.s < lo) {
-      if (keep && lo - u.s >= UNIFORM_MIN) list.push({ ...u, f: lo });
+      if (keep && lo - u.s >= UNIFORM_MIN) list.push(partOf(u, u.s, lo));
       else this.#fillFrom(u, u.s, lo);
     }
     if (hi < u.f) {
-      if (keep && u.f - hi >= UNIFORM_MIN) list.push({ ...u, s: hi });
+      if (keep && u.f - hi >= UNIFORM_MIN) list.push(partOf(u, hi, u.f));
       else this.#fillFrom(u, hi, u.f);
     }
     u.s = lo;
