@@ -63,3 +63,20 @@ export function refReports(fn: PrimFunc, args: () => KernelArg[]): string[] {
     throw e;
   }
 }
+
+/**
+ * One random kernel of a fuzzer: nothing when the verifier refuses `build(sh)` (returns false);
+ * else the fast ways must match the reference (throws the shape and the first difference) and
+ * returns true.
+ */
+export function checkSame<S>(sh: S, build: (sh: S) => PrimFunc, args: () => KernelArg[]): boolean {
+  try {
+    verify(build(sh));
+  } catch (e) {
+    if (!isTirxError(e)) throw e;
+    return false;
+  }
+  const d = firstDiff(build(sh), args);
+  if (d) throw new Error(JSON.stringify({ sh, d }));
+  return true;
+}
