@@ -41,6 +41,20 @@ export function walkExpr(e: Expr, fn: (e: Expr) => void): void {
   }
 }
 
+/**
+ * True when evaluating `e` reads memory or calls an op (a BufferLoad or CallExpr inside), so two
+ * evaluations may give two values, and one may check or report something.
+ */
+export function impure(e: Expr): boolean {
+  const stack = [e];
+  while (stack.length) {
+    const x = stack.pop()!;
+    if (x.kind === "BufferLoad" || x.kind === "CallExpr") return true;
+    stack.push(...exprChildren(x));
+  }
+  return false;
+}
+
 /** True when `p` is a View (as opposed to an expression or static value). */
 export function isView(p: TileParam): p is View {
   return typeof p === "object" && p !== null && (p as { kind: string }).kind === "View";

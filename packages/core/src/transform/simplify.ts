@@ -2,7 +2,7 @@ import { dtypeBits, isFloat, isInt, isSigned, isWideInt, type DType } from "../d
 import { exprRange, refineRanges, type Interval, type RangeEnv } from "../analysis/bounds.js";
 import type { BinaryOp, CompareOp, Expr } from "../ir/expr.js";
 import type { Stmt } from "../ir/stmt.js";
-import { exprChildren } from "../visit.js";
+import { exprChildren, impure } from "../visit.js";
 import { compareInt, foldInt } from "../numeric/int-fold.js";
 import { mapExpr, mapPlan } from "./map.js";
 import { entryPass, type Pass } from "./pass.js";
@@ -68,17 +68,6 @@ function foldFloat(op: BinaryOp, a: number, b: number, dt: DType): number | unde
 }
 
 const boolConst = (v: boolean): Expr => ({ kind: "IntImm", value: v ? 1 : 0, dtype: "bool" });
-
-/** True when evaluating `e` twice may give two values (a load or an intrinsic call inside). */
-function impure(e: Expr): boolean {
-  const stack = [e];
-  while (stack.length) {
-    const x = stack.pop()!;
-    if (x.kind === "BufferLoad" || x.kind === "CallExpr") return true;
-    stack.push(...exprChildren(x));
-  }
-  return false;
-}
 
 /** A linear form `Σ coef·atom + c` over one integer dtype; terms keep first-appearance order. */
 interface Linear {

@@ -39,6 +39,24 @@ export class Affine {
     this.n = n;
     this.stamp++;
   }
+
+  /**
+   * Start evaluating over the threads `lanes[0..n)` when they are a block: at least two
+   * consecutive threads t0, t0 + 1, ... of one CTA (false, nothing started, otherwise).
+   */
+  atLanes(lanes: Int32Array, n: number): boolean {
+    const m = this.m;
+    if (n < 2) return false;
+    const t0 = lanes[0]!;
+    const t1 = t0 + n - 1;
+    if (lanes[n - 1] !== t1 || m.rank[t0] !== m.rank[t1]) return false;
+    // All of the Machine's lanes (lane i is thread i) or a part of them are consecutive.
+    if (lanes.buffer !== m.allLanes.buffer) {
+      for (let i = 1; i < n - 1; i++) if (lanes[i] !== t0 + i) return false;
+    }
+    this.at(t0, n);
+    return true;
+  }
 }
 
 const INT32_MIN = -(2 ** 31);
@@ -149,27 +167,26 @@ export function affineOf(ec: ExprCompiler, af: Affine, e: Expr): AffineFn | unde
           stamp = af.stamp;
           const t0 = af.t0;
           const n = af.n;
-          // The loop's last write gave the whole block one value: no scan.
           const loop = once ? loops.get(e.id) : undefined;
           if (loop && t0 >= loop.recT0 && t0 + n <= loop.recT0 + loop.recN) {
+            // The loop's last write gave the whole block one value: no scan.
             ok = true;
             ca = loop.recValue;
             cb = 0;
-            af.a = ca;
-            af.b = cb;
-            return ok;
-          }
-          const v0 = num[base + t0]!;
-          const step = n > 1 ? num[base + t0 + 1]! - v0 : 0;
-          ok = Number.isInteger(v0) && Number.isInteger(step);
-          for (let j = base + t0 + 2, e = base + t0 + n, v = v0 + 2 * step; j < e; j++, v += step) {
-            if (num[j] !== v) {
-              ok = false;
-              break;
+          } else {
+            const v0 = num[base + t0]!;
+            const step = n > 1 ? num[base + t0 + 1]! - v0 : 0;
+            ok = Number.isInteger(v0) && Number.isInteger(step);
+            for (let j = base + t0 + 2, f = base + t0 + n, v = v0 + 2 * step; j < f; j++) {
+              if (num[j] !== v) {
+                ok = false;
+                break;
+              }
+              v += step;
             }
+            ca = v0 - step * t0;
+            cb = step;
           }
-          ca = v0 - step * t0;
-          cb = step;
         }
         af.a = ca;
         af.b = cb;
@@ -177,7 +194,7 @@ export function affineOf(ec: ExprCompiler, af: Affine, e: Expr): AffineFn | unde
       };
     }
     case "Cast": {
-      // Between int32 and narrower-or-equal integer types of one width the value is unchanged.
+      // An int32 value cast to int32 is unchanged (other casts: only over block constants).
       if (e.dtype !== "int32" || e.value.dtype !== "int32") break;
       return affineOf(ec, af, e.value);
     }

@@ -1,11 +1,4 @@
-import {
-  applySwizzle,
-  TirxError,
-  walkExpr,
-  type CpAsyncPlan,
-  type Expr,
-  type TileApply,
-} from "@tirx-ts/core";
+import { applySwizzle, impure, TirxError, type CpAsyncPlan, type TileApply } from "@tirx-ts/core";
 import { checkBounds } from "../exec/hazards.js";
 import { placementOf } from "./access.js";
 import type { ExprCompiler } from "./expr.js";
@@ -100,7 +93,7 @@ export function compileCpAsync(ec: ExprCompiler, s: TileApply, plan: CpAsyncPlan
   // (a run is issued before the next report, so reports keep their order).
   const quiet = [plan.dst.baseBytes, plan.src.baseBytes, plan.pred, plan.ignoreSrc, plan.srcSize]
     .filter((e) => e !== undefined)
-    .every((e) => !touchesMemory(e));
+    .every((e) => !impure(e));
   let rt = 0;
   let rn = 0;
   let rd = 0;
@@ -129,14 +122,8 @@ export function compileCpAsync(ec: ExprCompiler, s: TileApply, plan: CpAsyncPlan
     if (!dA || !sA) return undefined;
     return (lanes, n) => {
       // With range checks off (the reference), every thread issues in the lane loop.
-      if (n < 2 || !m.batch.enabled) return false;
-      const t0 = lanes[0]!;
-      const t1 = t0 + n - 1;
-      if (lanes[n - 1] !== t1 || rank[t0] !== rank[t1]) return false;
-      if (lanes.buffer !== m.allLanes.buffer) {
-        for (let i = 1; i < n - 1; i++) if (lanes[i] !== t0 + i) return false;
-      }
-      af.at(t0, n);
+      if (!m.batch.enabled || !af.atLanes(lanes, n)) return false;
+      const t0 = af.t0;
       if (!dA() || af.b !== 0) return false;
       const d = af.a + (t0 - rank[t0]! * per) * chunk;
       if (!sA() || af.b !== 0) return false;
@@ -266,13 +253,4 @@ export function compileCpAsync(ec: ExprCompiler, s: TileApply, plan: CpAsyncPlan
       }
     }
   };
-}
-
-/** True when evaluating `e` reads memory or calls an op (either may check and report). */
-function touchesMemory(e: Expr): boolean {
-  let hit = false;
-  walkExpr(e, (x) => {
-    if (x.kind === "BufferLoad" || x.kind === "CallExpr") hit = true;
-  });
-  return hit;
 }

@@ -24,10 +24,9 @@ import type { Layout } from "./layout.js";
 
 /** One element access site of a vector statement: a load or its store. */
 export interface VecAccess {
-  readonly kind: AccessKind;
   /** Per thread: the element offset (the scratch array the closures use too). */
   readonly offs: Float64Array;
-  /** Element bytes and their log2. */
+  /** Element bytes. */
   readonly eb: number;
   /** Shared: the buffer's byte base in the CTA and its bytes; global: -1 and 0. */
   readonly base: number;
@@ -65,7 +64,6 @@ export function vecAccess(
       ? AccessKind.GlobalWrite
       : AccessKind.GlobalRead;
   return {
-    kind,
     offs,
     eb,
     base: shared ? w.placed.base : -1,
@@ -82,8 +80,9 @@ export function vecAccess(
  * (n when it ran them all, 0 when vectors do not apply now: tracked while the batch is not
  * deferring, or in a speculative arm). `list` holds the statement's accesses in the order a lane
  * makes them (loads, then the store), `offsets[k]` the source of access k's element offset for
- * thread `t` (after the declarations `lets`, subexpressions the offsets share), and `effect` the lane's work, reading load k as `load(dk, ak)` and storing through
- * `dk`, `ak` of the store (the DataView and byte address of access k).
+ * thread `t` (after the declarations `lets`, subexpressions the offsets share), and `effect`
+ * the lane's work, reading load k as `load(dk, ak)` and storing through `dk`, `ak` of the store
+ * (the DataView and byte address of access k).
  */
 export function vectorSource(
   cap: (v: unknown) => string,
@@ -101,6 +100,8 @@ export function vectorSource(
   const decl: string[] = [];
   const lane: string[] = [];
   const runs: string[] = [];
+  /** Per access: `const ak = <its byte address>;`. */
+  const addrs: string[] = [];
   const push = (k: number, q: string): string =>
     `${q}.pushRun(t${k}, s${k}, i - i${k}, q0 + i${k} * ${S} + ${k}, ${S}, i - i${k} > 1 ? g${k} : ${list[k]!.eb});`;
   const open: string[] = [];
@@ -115,15 +116,12 @@ export function vectorSource(
       `const r${k} = (${offsets[k]}) * ${eb}; if (!(r${k} >= 0 && r${k} + ${eb} <= z${k})) break;`,
     );
     const q = cap(x.queue);
-    const addr = x.param < 0 ? `${x.base} + r${k} + ${W}[t]` : `r${k}`;
+    addrs.push(`const a${k} = ${x.param < 0 ? `${x.base} + r${k} + ${W}[t]` : `r${k}`};`);
     runs.push(
-      `const a${k} = ${addr}; if (nb || (i - i${k} === 1 ? a${k} - b${k} < ${eb} : a${k} !== b${k} + g${k})) { if (i > 0) ${push(k, q)} t${k} = t; s${k} = a${k}; i${k} = i; } else if (i - i${k} === 1) g${k} = a${k} - b${k}; b${k} = a${k};`,
+      `${addrs[k]} if (nb || (i - i${k} === 1 ? a${k} - b${k} < ${eb} : a${k} !== b${k} + g${k})) { if (i > 0) ${push(k, q)} t${k} = t; s${k} = a${k}; i${k} = i; } else if (i - i${k} === 1) g${k} = a${k} - b${k}; b${k} = a${k};`,
     );
     open.push(`let t${k} = 0, s${k} = 0, i${k} = 0, b${k} = 0, g${k} = 0;`);
   });
-  const addrs = list.map(
-    (x, k) => `const a${k} = ${x.param < 0 ? `${x.base} + r${k} + ${W}[t]` : `r${k}`};`,
-  );
   const closeRuns = list.map((x, k) => push(k, cap(x.queue))).join(" ");
   const first = copy ? `if (${cap(copy)}.run(lanes, n)) return;` : "";
   return `if (!${M}.track || (${B}.deferring && ${M}.speculative === 0)) {
@@ -183,15 +181,9 @@ export class AffineCopy {
    */
   run(lanes: Int32Array, n: number): boolean {
     const m = this.m;
-    if (n < 2) return false;
-    const t0 = lanes[0]!;
-    if (lanes[n - 1] !== t0 + n - 1 || m.rank[t0] !== m.rank[t0 + n - 1]) return false;
-    // All of the Machine's lanes (lane i is thread i) or a part of them are consecutive.
-    if (lanes.buffer !== m.allLanes.buffer) {
-      for (let i = 1; i < n - 1; i++) if (lanes[i] !== t0 + i) return false;
-    }
     const af = this.#af;
-    af.at(t0, n);
+    if (!af.atLanes(lanes, n)) return false;
+    const t0 = af.t0;
     if (!this.loadOff() || af.b !== 1) return false;
     const lo = af.a + t0;
     if (!this.storeOff() || af.b !== 1) return false;
