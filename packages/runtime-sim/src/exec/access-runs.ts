@@ -38,6 +38,11 @@ export interface Run {
   readonly sh: number;
 }
 
+/** Packed record `rec` (-1: none) at clock `c` is of another thread and not ordered before `t`. */
+function unordered(races: RaceTracker, rec: number, c: number, t: number): boolean {
+  return rec >= 0 && (rec & THREAD_MASK) !== t && !races.ordered(rec & THREAD_MASK, c, t);
+}
+
 /** The threads of run `r` (t0, t0 + 1, ...) share one clock. */
 function oneClock(races: RaceTracker, { t0, count }: Run): boolean {
   if (races.clockUniform) return true;
@@ -210,15 +215,8 @@ function writeRecords(
 export function globalWriteRun(m: Machine, gm: GlobalMem, r: Run): boolean {
   const { site, t0, count, a, sh } = r;
   const n = count << sh;
-  if (n < UNIFORM_MIN || m.bulk.s2gLive > 0) return false;
-  beforeGlobalWrite(m, gm);
+  if (n < UNIFORM_MIN || !globalWriteQuiet(m, gm, a, count, 1 << sh, 1 << sh)) return false;
   const meta = gm.meta;
-  const pr = meta.pendingReads;
-  if (pr) for (let b = a, e = a + n; b < e; b++) if (pr[b] !== 0) return false;
-  if (meta.atomics !== undefined && meta.atomics.size > 0) return false;
-  if (meta.r1 && meta.readHi! > meta.readLo! && a < meta.readHi! && meta.readLo! < a + n) {
-    return false;
-  }
   const races = m.races;
   if (!oneClock(races, r)) return false;
   if (!meta.writer) trackWriters(gm);
@@ -228,6 +226,34 @@ export function globalWriteRun(m: Machine, gm: GlobalMem, r: Run): boolean {
   const w = (site << THREAD_BITS) | t0;
   addGlobalEntry(meta, { s: a, f: a + n, w, c: races.clock[t0]!, k: sh, o: a });
   return true;
+}
+
+/**
+ * The conditions every run of global stores to `gm` shares (`count` elements of `eb` bytes,
+ * `step` bytes apart from `a`; `step` is `eb` for consecutive elements): no bulk store in flight,
+ * no async copy reading an element, no atomic record, no recorded read in the run's span. Makes
+ * the tensor's pending-read counts first (beforeGlobalWrite), as the element checks do.
+ */
+function globalWriteQuiet(
+  m: Machine,
+  gm: GlobalMem,
+  a: number,
+  count: number,
+  eb: number,
+  step: number,
+): boolean {
+  if (m.bulk.s2gLive > 0) return false;
+  beforeGlobalWrite(m, gm);
+  const meta = gm.meta;
+  const pr = meta.pendingReads;
+  if (pr) {
+    for (let i = 0; i < count; i++) {
+      for (let b = a + i * step, e = b + eb; b < e; b++) if (pr[b] !== 0) return false;
+    }
+  }
+  if (meta.atomics !== undefined && meta.atomics.size > 0) return false;
+  const end = a + (count - 1) * step + eb;
+  return !(meta.r1 && meta.readHi! > meta.readLo! && a < meta.readHi! && meta.readLo! < end);
 }
 
 /**
@@ -261,11 +287,7 @@ export function sharedReadStrided(m: Machine, r: Run, step: number): boolean {
       const w = wr[b]!;
       if (pend[b] !== 0 || w < 0 || bk[b] !== 0) return false;
       const cw = wc[b]!;
-      if ((w & THREAD_MASK) !== t && cw !== 0 && !races.ordered(w & THREAD_MASK, cw, t)) {
-        return false;
-      }
-      const q = r1[b]!;
-      if (q >= 0 && (q & THREAD_MASK) !== t && !races.ordered(q & THREAD_MASK, c1[b]!, t)) {
+      if ((cw !== 0 && unordered(races, w, cw, t)) || unordered(races, r1[b]!, c1[b]!, t)) {
         return false;
       }
     }
@@ -297,20 +319,8 @@ export function sharedReadStrided(m: Machine, r: Run, step: number): boolean {
 export function globalWriteStrided(m: Machine, gm: GlobalMem, r: Run, step: number): boolean {
   const { site, t0, count, a, sh } = r;
   const eb = 1 << sh;
-  if (m.bulk.s2gLive > 0) return false;
-  beforeGlobalWrite(m, gm);
+  if (!globalWriteQuiet(m, gm, a, count, eb, step)) return false;
   const meta = gm.meta;
-  const span = (count - 1) * step + eb;
-  const pr = meta.pendingReads;
-  if (pr) {
-    for (let i = 0; i < count; i++) {
-      for (let b = a + i * step, e = b + eb; b < e; b++) if (pr[b] !== 0) return false;
-    }
-  }
-  if (meta.atomics !== undefined && meta.atomics.size > 0) return false;
-  if (meta.r1 && meta.readHi! > meta.readLo! && a < meta.readHi! && meta.readLo! < a + span) {
-    return false;
-  }
   if (!meta.writer) trackWriters(gm);
   const races = m.races;
   const wr = meta.writer!;
@@ -361,16 +371,11 @@ export function sharedWriteStrided(m: Machine, r: Run, step: number): boolean {
     const t = t0 + i;
     for (let b = a + i * step, e = b + eb; b < e; b++) {
       if (pend[b] !== 0 || bk[b] !== 0) return false;
-      const w = wr[b]!;
-      if (w >= 0 && (w & THREAD_MASK) !== t && !races.ordered(w & THREAD_MASK, wc[b]!, t)) {
-        return false;
-      }
-      const q = r1[b]!;
-      if (q >= 0 && (q & THREAD_MASK) !== t && !races.ordered(q & THREAD_MASK, c1[b]!, t)) {
-        return false;
-      }
-      const q2 = r2[b]!;
-      if (q2 >= 0 && (q2 & THREAD_MASK) !== t && !races.ordered(q2 & THREAD_MASK, c2[b]!, t)) {
+      if (
+        unordered(races, wr[b]!, wc[b]!, t) ||
+        unordered(races, r1[b]!, c1[b]!, t) ||
+        unordered(races, r2[b]!, c2[b]!, t)
+      ) {
         return false;
       }
     }
