@@ -6,7 +6,7 @@
 // (test/util/same-outcome.ts).
 import { describe, it } from "vitest";
 import type { DType, KernelArg, PrimFunc } from "@tirx-ts/core";
-import { T } from "@tirx-ts/dsl";
+import { T, type PrimExpr, type TileView } from "@tirx-ts/dsl";
 import { SimTensor, simEmpty, simTensor, simZeros, type SimOptions } from "@tirx-ts/runtime-sim";
 import { same } from "./util/same-outcome.js";
 
@@ -16,6 +16,15 @@ const WAYS: readonly SimOptions[] = [
   { rangeChecks: false, jitAfter: Infinity },
 ];
 const pat = "(r w t v) -> w t r v";
+
+/** A float32 tensor A of 0, 1, ... n - 1 and a zero B, fresh per launch. */
+const floats = (n: number) => (): KernelArg[] => [
+  simTensor(
+    Array.from({ length: n }, (_, i) => i),
+    { shape: [n], dtype: "float32" },
+  ),
+  simZeros([n], "float32"),
+];
 const cpAsync = T.ptx["cp.async.ca.shared.global"]!;
 
 /** B[t] = A[t] over `grid` CTAs of 128 threads. */
@@ -31,9 +40,9 @@ function copy(dtype: DType, grid = 1): PrimFunc {
   );
 }
 
-describe("1. AffineCopy (compile/vector.ts) moves bytes where the element path decodes/encodes", () => {
-  it("float64 NaN payload (and the 0xff poison of simEmpty / uninitialised shared) is canonicalised only by the reference", () => {
-    // reference: B = 0x7fffffffffffffff (codec store of NaN); fast: B = A's bytes (memcpy)
+describe("1. AffineCopy (compile/vector.ts) once moved bytes where the element path re-encoded", () => {
+  it("float64 NaN payloads (the 0xff poison of simEmpty) come out alike", () => {
+    // Before the fix: reference B = 0x7fffffffffffffff (codec store of NaN); fast: A's bytes.
     same(
       copy("float64"),
       () => [simEmpty([128], "float64"), simZeros([128], "float64")],
@@ -51,7 +60,7 @@ describe("1. AffineCopy (compile/vector.ts) moves bytes where the element path d
       [{}, WAYS[2]!],
     );
   });
-  it("bool bytes other than 0/1 are normalised only by the reference", () => {
+  it("bool bytes other than 0/1 are normalised alike", () => {
     same(
       copy("bool"),
       () => [new SimTensor(new Uint8Array(128).fill(2), [128], "bool"), simZeros([128], "bool")],
@@ -62,17 +71,9 @@ describe("1. AffineCopy (compile/vector.ts) moves bytes where the element path d
   });
 });
 
-describe("2. AsyncUnit.#waitRuns lands a whole run at the clock of its first thread", () => {
-  /** A 64-thread tile; lanes 32..47 bump their clocks (partial __syncwarp) between issue and wait. */
-  const tileThenWait = (
-    name: string,
-    after: (
-      tid: import("@tirx-ts/dsl").PrimExpr,
-      s: import("@tirx-ts/dsl").TileView,
-      B: import("@tirx-ts/dsl").TileView,
-    ) => void,
-    bump: "w0" | "w1lo",
-  ) =>
+describe("2. AsyncUnit.#waitRuns once landed a whole run at its first thread's clock", () => {
+  /** A 64-thread tile; warp 1 moves its clocks (__syncwarp) between issue and wait. */
+  const tileThenWait = (name: string, after: (tid: PrimExpr, s: TileView, B: TileView) => void) =>
     T.function(name, { A: T.Tensor([64], "float32"), B: T.Tensor([64], "float32") }, ({ A, B }) => {
       T.device_entry({ launch: T.cuda.LaunchConfig({ grid: 1, block: 64 }) });
       const tid = T.cuda.thread_idx("x");
@@ -83,35 +84,23 @@ describe("2. AsyncUnit.#waitRuns lands a whole run at the clock of its first thr
         scope: "cta",
       });
       T.ptx.cp.async_.commit_group();
-      if (bump === "w0")
-        T.if_(tid.ge(32), () => T.cuda.__syncwarp()); // warp 1's clocks move, thread 0's do not
-      else T.if_(tid.ge(32).and(tid.lt(48)), () => T.cuda.__syncwarp(0xffff));
+      T.if_(tid.ge(32), () => T.cuda.__syncwarp()); // warp 1's clocks move, thread 0's do not
       T.ptx.cp.async_.wait_group(0);
       after(tid, s, B);
     });
-  const a = (): KernelArg[] => [
-    simTensor(
-      Array.from({ length: 64 }, (_, i) => i),
-      { shape: [64], dtype: "float32" },
-    ),
-    simZeros([64], "float32"),
-  ];
+  const a = floats(64);
 
   it("missed race: thread 32 reads thread 33's landed chunk with nothing ordering them", () => {
-    // reference: TX6003 (thread 32 reads bytes 132..135 written by thread 33); fast: no report
-    const k = tileThenWait(
-      "cp_missed_race",
-      (tid, s, B) => {
-        T.if_(tid.lt(32), () => B.set([tid], s.get([tid])));
-        T.if_(tid.ge(32), () => B.set([tid], s.get([tid.add(1).floormod(32).add(32)])));
-      },
-      "w0",
-    );
+    // Before the fix: reference TX6003 (thread 32 reads bytes 132..135 thread 33 wrote); fast: none.
+    const k = tileThenWait("cp_missed_race", (tid, s, B) => {
+      T.if_(tid.lt(32), () => B.set([tid], s.get([tid])));
+      T.if_(tid.ge(32), () => B.set([tid], s.get([tid.add(1).floormod(32).add(32)])));
+    });
     same(k, a, [0], ["collect", "throw"], WAYS);
   });
 
   it("false race: an mbarrier orders the reads, but the run's chunks carry thread 32's later clock", () => {
-    // reference: no report; fast: TX6003 (thread 16 reads bytes 192..195 written by thread 48)
+    // Before the fix: reference none; fast TX6003 (thread 16 reads bytes 192..195 thread 48 wrote).
     const k = T.function(
       "cp_false_race",
       { A: T.Tensor([64], "float32"), B: T.Tensor([64], "float32") },
@@ -147,9 +136,10 @@ describe("2. AsyncUnit.#waitRuns lands a whole run at the clock of its first thr
   });
 });
 
-describe("3. blockIssue (compile/cp-async.ts) issues repeat by repeat; the reference thread by thread", () => {
+describe("3. blockIssue (compile/cp-async.ts) once issued repeat by repeat, the reference thread by thread", () => {
   it("first report of a 2-repeat tile over bytes other threads read (TX6013)", () => {
-    // reference: TX6013 thread 0, bytes 256..259 (its repeat 1); fast: TX6013 thread 1, bytes 4..7 (its repeat 0)
+    // Before the fix: reference TX6013 thread 0, bytes 256..259 (its repeat 1); fast: TX6013
+    // thread 1, bytes 4..7 (its repeat 0).
     const k = T.function(
       "war_order",
       { A: T.Tensor([128], "float32"), B: T.Tensor([128], "float32") },
@@ -169,23 +159,12 @@ describe("3. blockIssue (compile/cp-async.ts) issues repeat by repeat; the refer
         T.ptx.cp.async_.wait_all();
       },
     );
-    const a = (): KernelArg[] => [
-      simTensor(
-        Array.from({ length: 128 }, (_, i) => i),
-        { shape: [128], dtype: "float32" },
-      ),
-      simZeros([128], "float32"),
-    ];
-    same(k, a, [0], ["collect", "throw"], WAYS);
+    same(k, floats(128), [0], ["collect", "throw"], WAYS);
   });
 
   it("first report of a 2-repeat tile over bytes earlier cp.async still target (TX6008)", () => {
-    // reference: TX6008 thread 0, byte 256; fast: TX6008 thread 1, byte 4
-    const tile = (
-      dst: import("@tirx-ts/dsl").TileView,
-      src: import("@tirx-ts/dsl").TileView,
-      r: number,
-    ) =>
+    // Before the fix: reference TX6008 thread 0, byte 256; fast: TX6008 thread 1, byte 4.
+    const tile = (dst: TileView, src: TileView, r: number) =>
       T.cuda.tile.apply(
         cpAsync,
         dst.rearrange(pat, { r, w: 2, t: 32, v: 1 }),
@@ -207,13 +186,6 @@ describe("3. blockIssue (compile/cp-async.ts) issues repeat by repeat; the refer
         B.set([tid], s.get([tid]));
       },
     );
-    const a = (): KernelArg[] => [
-      simTensor(
-        Array.from({ length: 128 }, (_, i) => i),
-        { shape: [128], dtype: "float32" },
-      ),
-      simZeros([128], "float32"),
-    ];
-    same(k, a, [0], ["collect", "throw"], WAYS);
+    same(k, floats(128), [0], ["collect", "throw"], WAYS);
   });
 });
