@@ -2,7 +2,9 @@
 //   queued launch: host time per `launchAsync` (tirx-ts) and per cuLaunchKernel (C, the same PTX
 //     entry: bench/cuda/launch_overhead.c, built here with nvcc), launches in batches of 256 with
 //     an untimed synchronize between batches;
-//   launch + synchronize: one launch and cuCtxSynchronize per iteration;
+//   launch + synchronize: one launch and cuCtxSynchronize per iteration, in rounds of 1000; three
+//     blocks of 5 tirx-ts rounds interleaved with three runs of the C program (5 rounds each), the
+//     median of each side's 15 rounds (target ≤ 1.05× C);
 //   CUDA graph: 100 launches captured once (captureGraph), replayed; time per kernel, from the
 //     first replay to the end of the last one.
 // The kernel is tiny (256 threads, A[tid] += 1 on float32), so times are launch overheads.
@@ -58,9 +60,16 @@ const say = (s: string): void => {
 };
 
 // --- C reference ---
-type CResult = { queued_us: number; launch_sync_us: number; queued_ex_us: number };
+type CResult = {
+  queued_us: number;
+  launch_sync_us: number;
+  queued_ex_us: number;
+  launch_sync_rounds: number[];
+};
 let c: CResult | undefined;
 let cNote = "";
+/** Runs the C program once (its own warm-up, queued rounds and 5 launch + synchronize rounds). */
+let runC: (() => CResult) | undefined;
 try {
   const dir = mkdtempSync(join(tmpdir(), "tirx-launch-"));
   const exe = join(dir, "launch_overhead");
@@ -69,11 +78,14 @@ try {
   });
   const ptxFile = join(dir, "k.ptx");
   writeFileSync(ptxFile, ptx.text);
-  const r = spawnSync(exe, [ptxFile, ptx.entry, String(N * 4), "1", String(N), String(iters)], {
-    encoding: "utf8",
-  });
-  if (r.status !== 0) throw new Error(r.stderr || `exit ${r.status}`);
-  c = JSON.parse(r.stdout.trim()) as CResult;
+  runC = () => {
+    const r = spawnSync(exe, [ptxFile, ptx.entry, String(N * 4), "1", String(N), String(iters)], {
+      encoding: "utf8",
+    });
+    if (r.status !== 0) throw new Error(r.stderr || `exit ${r.status}`);
+    return JSON.parse(r.stdout.trim()) as CResult;
+  };
+  c = runC();
 } catch (e) {
   cNote = `C reference unavailable: ${(e as Error).message.split("\n")[0]}`;
 }
@@ -125,10 +137,25 @@ const classicL = k0.launcher(kernelParams, boundCfg, { ex: false });
 const exL = k0.launcher(kernelParams, boundCfg, { ex: true });
 const classicUs = queuedPer(() => classicL(argsA));
 const exUs = queuedPer(() => exL(argsA));
-const syncIters = Math.min(iters, 2000);
-let t0 = nowUs();
-for (let i = 0; i < syncIters; i++) run(a);
-const syncUs = (nowUs() - t0) / syncIters;
+// Launch + synchronize: blocks of 5 rounds of SYNC_ROUND synchronous launches (as the C
+// program's), interleaved with runs of the C program so that both sides see the same host
+// conditions; each side's figure is the median of all its rounds.
+const SYNC_ROUND = 1000;
+const syncRound = (): number => {
+  const t = nowUs();
+  for (let i = 0; i < SYNC_ROUND; i++) run(a);
+  return (nowUs() - t) / SYNC_ROUND;
+};
+for (let i = 0; i < 200; i++) run(a);
+const tirxSyncRounds: number[] = [];
+const cSyncRounds: number[] = [...(c?.launch_sync_rounds ?? [])];
+for (let block = 0; block < 3; block++) {
+  for (let r = 0; r < 5; r++) tirxSyncRounds.push(syncRound());
+  if (runC && block < 2) cSyncRounds.push(...runC().launch_sync_rounds);
+}
+const syncUs = median(tirxSyncRounds);
+const cSyncUs = cSyncRounds.length > 0 ? median(cSyncRounds) : undefined;
+let t0: number;
 
 // CUDA graph of 100 launches.
 const before = (a.toArray() as Float32Array)[0]!;
@@ -173,7 +200,7 @@ say(
   `| queued, bound launcher via cuLaunchKernelEx, µs (C column: C through cuLaunchKernelEx) | ${exUs.toFixed(2)} | ${c?.queued_ex_us.toFixed(2) ?? "n/a"} | ${ratio(exUs, c?.queued_ex_us)} | |`,
 );
 say(
-  `| launch + synchronize, µs | ${syncUs.toFixed(2)} | ${c?.launch_sync_us.toFixed(2) ?? "n/a"} | ${ratio(syncUs, c?.launch_sync_us)} | |`,
+  `| launch + synchronize, µs (median of ${tirxSyncRounds.length} and ${cSyncRounds.length} rounds of ${SYNC_ROUND}) | ${syncUs.toFixed(2)} | ${cSyncUs?.toFixed(2) ?? "n/a"} | ${ratio(syncUs, cSyncUs)} | ≤ 1.05× |`,
 );
 say(`| CUDA graph of 100, µs per kernel | ${graphUs.toFixed(2)} | | | ≤ 1.5 µs |`);
 say("");
@@ -181,5 +208,9 @@ say(
   `graph replay result check (A[0] grew by 100 per replay, 100 nodes): ${graphOk ? "ok" : "FAILED"}`,
 );
 say(`queued rounds (µs): ${rounds.map((r) => r.toFixed(2)).join(", ")}`);
+say(
+  `launch + synchronize rounds, tirx-ts (µs): ${tirxSyncRounds.map((r) => r.toFixed(2)).join(", ")}`,
+);
+say(`launch + synchronize rounds, C (µs): ${cSyncRounds.map((r) => r.toFixed(2)).join(", ")}`);
 if (values.out) writeFileSync(values.out, lines.join("\n") + "\n");
 process.exitCode = graphOk ? 0 : 1;

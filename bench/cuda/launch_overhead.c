@@ -5,8 +5,9 @@
 // Usage: launch_overhead <file.ptx> <entry> <tensor bytes> <grid> <block> <iters>
 // Prints one JSON line, after 8192 warm-up launches: queued_us (host time per cuLaunchKernel,
 // launches in batches of 256 with a synchronize between batches, not timed; the median of 5
-// rounds, as bench/launch.ts measures tirx-ts), launch_sync_us (cuLaunchKernel + cuCtxSynchronize),
-// queued_ex_us (as queued_us, through cuLaunchKernelEx).
+// rounds, as bench/launch.ts measures tirx-ts), launch_sync_us (cuLaunchKernel + cuCtxSynchronize,
+// the median of 5 rounds of 1000), launch_sync_rounds (those 5 rounds), queued_ex_us (as
+// queued_us, through cuLaunchKernelEx).
 #include <cuda.h>
 #include <dlfcn.h>
 #include <stdio.h>
@@ -89,6 +90,8 @@ static char* read_file(const char* path) {
 
 // Launches before any timing, on both sides of the comparison (bench/launch.ts uses the same).
 #define WARMUP 8192
+// Launch + synchronize iterations per timed round (bench/launch.ts uses the same).
+#define SYNC_ROUND 1000
 
 static int cmp_double(const void* a, const void* b) {
   double x = *(const double*)a, y = *(const double*)b;
@@ -156,14 +159,21 @@ int main(int argc, char** argv) {
   }
   double queued = queued_median(fn, grid, block, params, iters, 0, &cfg);
   double queued_ex = queued_median(fn, grid, block, params, iters, 1, &cfg);
-  double t0 = now_us();
-  int sync_iters = iters < 2000 ? iters : 2000;
-  for (int i = 0; i < sync_iters; i++) {
-    CHECK(pLaunchKernel(fn, grid, 1, 1, block, 1, 1, 0, 0, params, 0));
-    CHECK(pCtxSynchronize());
+  // Launch + synchronize: 5 rounds of SYNC_ROUND iterations, each round's µs per iteration; the
+  // median is reported, and every round (bench/launch.ts pools the rounds of several runs).
+  double sync_rounds[5], sorted[5];
+  for (int r = 0; r < 5; r++) {
+    double t0 = now_us();
+    for (int i = 0; i < SYNC_ROUND; i++) {
+      CHECK(pLaunchKernel(fn, grid, 1, 1, block, 1, 1, 0, 0, params, 0));
+      CHECK(pCtxSynchronize());
+    }
+    sync_rounds[r] = sorted[r] = (now_us() - t0) / SYNC_ROUND;
   }
-  double sync_us = (now_us() - t0) / sync_iters;
-  printf("{\"queued_us\": %.4f, \"launch_sync_us\": %.4f, \"queued_ex_us\": %.4f}\n",
-         queued, sync_us, queued_ex);
+  qsort(sorted, 5, sizeof sorted[0], cmp_double);
+  printf("{\"queued_us\": %.4f, \"launch_sync_us\": %.4f, \"queued_ex_us\": %.4f, "
+         "\"launch_sync_rounds\": [%.4f, %.4f, %.4f, %.4f, %.4f]}\n",
+         queued, sorted[2], queued_ex, sync_rounds[0], sync_rounds[1], sync_rounds[2],
+         sync_rounds[3], sync_rounds[4]);
   return 0;
 }

@@ -117,6 +117,8 @@ function compileUncached(fn: PrimFunc, opts: CompileOptions): Compiled {
     return c;
   };
   const quickCheck = fastArgCheck(fn);
+  /** The context of a synchronize's error, built once (a synchronous launch allocates nothing). */
+  const afterKernel = `after kernel "${fn.name}"`;
   const SIM: LaunchResult = { device: "sim", reports: [] };
   const CUDA: LaunchResult = Object.freeze({ device: "cuda", reports: Object.freeze([]) });
   const launch = (args: KernelArg[], wait: boolean, stream?: CudaStream | null): LaunchResult => {
@@ -133,7 +135,7 @@ function compileUncached(fn: PrimFunc, opts: CompileOptions): Compiled {
     else c.enqueueChecked(cudaDev, args);
     if (wait) {
       if (stream) stream.synchronize();
-      else cudaDev.synchronize(`after kernel "${fn.name}"`);
+      else cudaDev.synchronize(afterKernel);
       if (checkBounds) c.checkBoundsRecord(cudaDev);
     }
     return CUDA;
@@ -166,7 +168,7 @@ function compileUncached(fn: PrimFunc, opts: CompileOptions): Compiled {
     }
     fastLaunch!(args);
     const dev = checked as CudaDevice;
-    dev.synchronize(`after kernel "${fn.name}"`);
+    dev.synchronize(afterKernel);
     if (checkBounds) cudaFor(dev).checkBoundsRecord(dev);
     return CUDA;
   };
