@@ -1,5 +1,11 @@
 import { THREAD_BITS, type Machine, type Placed } from "./machine.js";
-import { checkAsyncWrite, checkGlobalRead, issuedNotes } from "./hazards.js";
+import {
+  checkAsyncWrite,
+  checkGlobalRead,
+  issuedNotes,
+  waitAdvice,
+  type InFlightCopy,
+} from "./hazards.js";
 import { recordSharedWriteRun } from "./access-runs.js";
 
 /**
@@ -216,7 +222,8 @@ export class AsyncUnit {
       if (clash >= 0) {
         const b = clash;
         const sameBatch = this.#latestBatch(b) === this.#batch[t]!;
-        const notes = issuedNotes(m, this.findByDst(b), "the other cp.async");
+        const earlier = this.findByDst(b);
+        const notes = issuedNotes(m, earlier, "the other cp.async");
         if (sameBatch) {
           m.hazard(
             "TX6008",
@@ -227,7 +234,7 @@ export class AsyncUnit {
         } else {
           m.hazard(
             "TX6001",
-            `thread ${m.thread(t)} of CTA ${m.cta()} issues a cp.async to shared "${buf.name}" byte ${m.ctaLocal(b) - buf.base}, which an earlier cp.async still targets (not yet waited for)`,
+            `thread ${m.thread(t)} of CTA ${m.cta()} issues a cp.async to shared "${buf.name}" byte ${m.ctaLocal(b) - buf.base}, which an earlier cp.async still targets (not yet waited for)${earlier ? `; ${waitAdvice(m, earlier, t, "this cp.async")}` : ""}`,
             site,
             notes,
           );
@@ -887,32 +894,30 @@ export class AsyncUnit {
   }
 
   /** An in-flight copy writing shared byte `b`, for notes. */
-  findByDst(b: number): { thread: number; site: number; committed: boolean } | undefined {
+  findByDst(b: number): InFlightCopy | undefined {
     return this.#find((id) => b >= this.#dst[id]! && b < this.#dst[id]! + this.#chunk[id]!);
   }
 
   /** An in-flight copy reading byte `b` of tensor `tens`, for notes. */
-  findBySrc(
-    tens: number,
-    b: number,
-  ): { thread: number; site: number; committed: boolean } | undefined {
+  findBySrc(tens: number, b: number): InFlightCopy | undefined {
     return this.#find(
       (id) => this.#tens[id] === tens && b >= this.#src[id]! && b < this.#src[id]! + this.#len[id]!,
     );
   }
 
   /**
-   * The in-flight copy `hit` picks: its thread, site, and whether it was committed to a group
-   * (cp.async.commit_group); an uncommitted copy is one no wait_group can complete.
+   * The in-flight copy `hit` picks: its thread, site, whether it was committed to a group
+   * (cp.async.commit_group; an uncommitted copy is one no wait_group can complete), and how many
+   * of its thread's groups were committed after the one holding it.
    */
-  #find(
-    hit: (id: number) => boolean,
-  ): { thread: number; site: number; committed: boolean } | undefined {
+  #find(hit: (id: number) => boolean): InFlightCopy | undefined {
     this.#spread();
     for (let t = 0; t < this.#head.length; t++) {
       for (let id = this.#head[t]!; id >= 0; id = this.#next[id]!) {
         if (hit(id)) {
-          return { thread: t, site: this.#site[id]!, committed: this.#committed(t, id) };
+          const committed = this.#committed(t, id);
+          const later = committed ? this.#commits[t]! - 1 - this.#group[id]! : 0;
+          return { thread: t, site: this.#site[id]!, committed, later };
         }
       }
     }

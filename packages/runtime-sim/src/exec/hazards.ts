@@ -261,10 +261,43 @@ function pendingAccess(
       : "has not been waited for (cp.async.wait_group)";
   m.hazard(
     "TX6001",
-    `thread ${m.thread(t)} of CTA ${m.cta()} ${verb} shared "${buf.name}" byte ${m.ctaLocal(b) - buf.base} while a cp.async targeting it ${why}`,
+    `thread ${m.thread(t)} of CTA ${m.cta()} ${verb} shared "${buf.name}" byte ${m.ctaLocal(b) - buf.base} while a cp.async targeting it ${why}${copy ? `; ${waitAdvice(m, copy, t, `this ${verb === "reads" ? "read" : "write"}`)}` : ""}`,
     site,
     issuedNotes(m, copy, "the cp.async"),
   );
+}
+
+/**
+ * An in-flight cp.async, for reports: the issuing thread, its site (an index into the
+ * machine's sites), whether its group was committed, and `later`, the number of groups that
+ * thread committed after the one holding the copy (0 when uncommitted). `cp.async.wait_group(n)`
+ * in that thread completes the copy exactly when n <= later (PTX ISA, cp.async.wait_group: it
+ * waits until at most n of the most recent groups are pending).
+ */
+export interface InFlightCopy {
+  readonly thread: number;
+  readonly site: number;
+  readonly committed: boolean;
+  readonly later: number;
+}
+
+/**
+ * What completes the in-flight cp.async `copy` before an access by thread `t`, in words: the
+ * smallest wait that covers it is `cp.async.wait_group(copy.later)` in the issuing thread (its
+ * groups committed after the copy's own may stay pending), then `cta_sync` when the access is
+ * another thread's; an uncommitted copy needs `commit_group` first, then `wait_group(0)`.
+ * Source: PTX ISA, cp.async.wait_group ("wait until only N or fewer of the most recent
+ * cp.async-groups are pending").
+ */
+export function waitAdvice(m: Machine, copy: InFlightCopy, t: number, access: string): string {
+  const sync = copy.thread === t ? "" : `, then T.cuda.cta_sync(),`;
+  const who = copy.thread === t ? "" : ` in thread ${m.thread(copy.thread)}`;
+  if (!copy.committed) {
+    return `T.ptx.cp.async_.commit_group() and T.ptx.cp.async_.wait_group(0)${who}${sync} before ${access} would cover it`;
+  }
+  const n = copy.later;
+  const groups = n === 1 ? "1 group was" : `${n} groups were`;
+  return `T.ptx.cp.async_.wait_group(${n})${who}${sync} before ${access} would cover it (${groups} committed after the one holding these bytes; a larger count leaves it pending)`;
 }
 
 /**
