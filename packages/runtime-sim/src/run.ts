@@ -23,6 +23,7 @@ import { seedOf } from "./compile/schedule.js";
 import { AccessLog, type SiteAccesses } from "./exec/access-log.js";
 import { writtenParams } from "./compile/written.js";
 import { JIT_AFTER_LANES } from "./compile/jit.js";
+import { simCounters } from "./counters.js";
 
 /** Options of `runSim`. */
 export interface SimOptions {
@@ -133,6 +134,7 @@ function compile(vf: VerifiedFunc): Compiled {
   });
   const c = { m, body, scalars };
   cache.set(original, c);
+  simCounters.compiles++;
   return c;
 }
 
@@ -249,6 +251,8 @@ export function runSim(
       }
     }
   } finally {
+    simCounters.loopIterations += m.loopIterations;
+    m.loopIterations = 0;
     m.async.dropAll(m);
     m.bulk.dropAll(m);
     m.endLaunch();

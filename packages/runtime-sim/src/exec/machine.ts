@@ -479,11 +479,20 @@ export class Machine {
    * changes, a trip count near 2^31); the run goes on only to find the write the read races
    * with, so after HELD_LOOP_ITERATIONS iterations the held report is thrown as it is (as it was
    * before reports were held: PTX ISA, "Memory Consistency Model", a read of a location no write
-   * reaches has no defined value, so nothing after it is meaningful).
+   * reaches has no defined value, so nothing after it is meaningful). Also counts the iteration
+   * (loopIterations).
    */
   heldIteration(): void {
+    this.loopIterations++;
     if (this.#held !== undefined && ++this.#heldIters > HELD_LOOP_ITERATIONS) this.flushHeld();
   }
+
+  /**
+   * Loop iterations run since runSim last took the count (heldIteration: one per iteration of a
+   * T.while_, wait loop or T.range that a group of lanes runs together); runSim adds it to
+   * simCounters.loopIterations at the end of each launch and zeroes it.
+   */
+  loopIterations = 0;
 
   /** Loop iterations since the report was held (heldIteration). */
   #heldIters = 0;
