@@ -14,6 +14,7 @@ import { laneKey, type EmitContext } from "./context.js";
 import type { ExprEmitter } from "./expr.js";
 import { exprKey } from "./key.js";
 import { elementReg } from "./register-array.js";
+import { braced, loadBytes, loadWords, storeBytes, storeWords } from "./vector-bytes.js";
 
 /** The widest vector access PTX has: `.v4` of 32-bit or `.v2` of 64-bit elements (PTX ISA "ld"). */
 const MAX_VECTOR_BYTES = 16;
@@ -88,16 +89,18 @@ function bufferAlign(ctx: EmitContext, b: Buffer): number {
 
 /**
  * Elements per access for `lanes` lanes of `dtype` at `base`: the widest vector (8 or 16 bytes;
- * 16-bit elements also 4, as one `.b32`) that divides the lanes and whose bytes divide both the
- * buffer's alignment and the base's known divisor in bytes (`knownDivisor`, with unrolled
- * variables at their values). 1 when none: bool and 8-bit elements always.
+ * 16-bit elements also 4, as one `.b32`; 8-bit elements, bool included, also 2 and 4) whose
+ * element count is a power of two dividing the lanes and whose bytes divide both the buffer's
+ * alignment and the base's known divisor in bytes (`knownDivisor`, with unrolled variables at
+ * their values). 1 when none. PTX ISA "ld": a vector access must be aligned to its whole size.
  */
 function chunkOf(ctx: EmitContext, b: Buffer, dtype: DType, base: Expr, lanes: number): number {
   const eb = elemBytes(dtype);
-  if (dtype === "bool" || eb === 1) return 1;
   const d = knownDivisor(bindStatics(ctx, base));
   const align = bufferAlign(ctx, b);
-  for (let c = Math.min(lanes, MAX_VECTOR_BYTES / eb); c >= 2; c /= 2) {
+  let c = 1;
+  while (c * 2 <= Math.min(lanes, MAX_VECTOR_BYTES / eb)) c *= 2;
+  for (; c >= 2; c /= 2) {
     const bytes = c * eb;
     if (lanes % c !== 0 || (eb >= 4 && bytes < 8)) continue;
     if (align % bytes === 0 && (d === 0 || d % c === 0)) return c;
@@ -106,9 +109,9 @@ function chunkOf(ctx: EmitContext, b: Buffer, dtype: DType, base: Expr, lanes: n
 }
 
 /**
- * PTX operands of one access of `regs` (lane registers of `dtype`): `.v4.f32` and `{%f1, ...}`
- * for 32/64-bit elements; 16-bit elements move in `.b32` pairs, packed and unpacked with
- * `mov.b32 %r, {%h1, %h2}` (PTX ISA "mov", vector forms).
+ * PTX operands of one access of `regs` (lane registers of `dtype`, 16 bits or wider): `.v4.f32`
+ * and `{%f1, ...}` for 32/64-bit elements; 16-bit elements move in `.b32` pairs, packed and
+ * unpacked with `mov.b32 %r, {%h1, %h2}` (PTX ISA "mov", vector forms).
  */
 function vectorOperand(
   ctx: EmitContext,
@@ -126,8 +129,26 @@ function vectorOperand(
   return { type: words.length === 1 ? "b32" : `v${words.length}.b32`, words, pairs };
 }
 
-const braced = (words: readonly string[]): string =>
-  words.length === 1 ? words[0]! : `{${words.join(", ")}}`;
+/** Load lanes `regs` of `dtype` at `at` as one access (see `vectorOperand`, `loadBytes`). */
+function loadLanes(ctx: EmitContext, at: ElementRef, dtype: DType, regs: readonly string[]): void {
+  if (elemBytes(dtype) === 1) return loadBytes(ctx, at, dtype, regs);
+  const op = vectorOperand(ctx, regs, dtype);
+  ctx.ins(`ld.${at.space}.${op.type} ${braced(op.words)}, ${at.ref}`);
+  for (const [w, a, b] of op.pairs) ctx.ins(`mov.b32 {${a}, ${b}}, ${w}`);
+}
+
+/** Store lanes `values` of `dtype` at `at` as one access (see `vectorOperand`, `storeBytes`). */
+function storeLanes(
+  ctx: EmitContext,
+  at: ElementRef,
+  dtype: DType,
+  values: readonly string[],
+): void {
+  if (elemBytes(dtype) === 1) return storeBytes(ctx, at, dtype, values);
+  const op = vectorOperand(ctx, values, dtype);
+  for (const [w, a, b] of op.pairs) ctx.ins(`mov.b32 ${w}, {${a}, ${b}}`);
+  ctx.ins(`st.${at.space}.${op.type} ${at.ref}, ${braced(op.words)}`);
+}
 
 /**
  * Emit `s`, a `T.vectorized` loop of `n` iterations from `lo`, with vector memory accesses, or
@@ -186,7 +207,6 @@ export function emitVectorized(
       loaded.add(x.buffer.id);
       group(x.buffer, x.dtype, x.offset, where(st));
     });
-    if (st.dtype === "bool" && !ctx.elementRegs(st.buffer)) why ??= "bool elements are bytes";
     storeGroups.push({ store: st, group: group(st.buffer, st.dtype, st.offset, where(st)) });
   }
   if (why) return why;
@@ -216,28 +236,38 @@ export function emitVectorized(
   if (memGroups.every((g) => g.chunk === 1)) {
     return memGroups.length === 0
       ? "it accesses no memory"
-      : "no access is provably aligned to a vector's bytes (8 or 16)";
+      : `no access is provably aligned to a vector's bytes (${minVector(memGroups)} or more)`;
   }
   ctx.comment(
     `T.vectorized at ${where(s)}: ${memGroups.map((g) => `"${g.buffer.name}" ${g.chunk === 1 ? "scalar" : `x${g.chunk}`}`).join(", ")}`,
   );
-  // Loads of every lane, before any store.
+  // Loads of every lane, before any store; 8-bit copies keep their loads' words.
+  const direct = directCopies(groups, storeGroups);
+  const wordsOf = new Map<string, string[][]>();
   const lanesOf = new Map<string, string[]>();
   for (const g of memGroups) {
     if (!isLoaded(g, stores as Store[])) continue;
+    if (direct.has(g.key)) {
+      const words: string[][] = [];
+      for (let k = 0; k < n; k += g.chunk)
+        words.push(loadWords(ctx, access(ctx, ex, g, k), g.chunk / 4));
+      wordsOf.set(g.key, words);
+      continue;
+    }
     const regs =
       copyTarget(ctx, g, storeGroups, s, lo, n) ??
       Array.from({ length: n }, () => ctx.reg(g.dtype));
     lanesOf.set(g.key, regs);
-    for (let k = 0; k < n; k += g.chunk) {
-      const at = access(ctx, ex, g, k);
-      const op = vectorOperand(ctx, regs.slice(k, k + g.chunk), g.dtype);
-      ctx.ins(`ld.${at.space}.${op.type} ${braced(op.words)}, ${at.ref}`);
-      for (const [w, a, b] of op.pairs) ctx.ins(`mov.b32 {${a}, ${b}}, ${w}`);
-    }
+    for (let k = 0; k < n; k += g.chunk)
+      loadLanes(ctx, access(ctx, ex, g, k), g.dtype, regs.slice(k, k + g.chunk));
   }
   // Each store: the value of every lane, then the stores.
   for (const { store, group: g } of storeGroups) {
+    const words = g && wordsOf.get(wholeLoadKey(store) ?? "");
+    if (g && words) {
+      words.forEach((w, i) => storeWords(ctx, access(ctx, ex, g, i * g.chunk), w));
+      continue;
+    }
     const values: string[] = [];
     for (let k = 0; k < n; k++) {
       for (const [key, regs] of lanesOf) ctx.lanes.set(key, regs[k]!);
@@ -252,14 +282,46 @@ export function emitVectorized(
     }
     ctx.env.delete(v);
     if (!g) continue;
-    for (let k = 0; k < n; k += g.chunk) {
-      const at = access(ctx, ex, g, k);
-      const op = vectorOperand(ctx, values.slice(k, k + g.chunk), g.dtype);
-      for (const [w, a, b] of op.pairs) ctx.ins(`mov.b32 ${w}, {${a}, ${b}}`);
-      ctx.ins(`st.${at.space}.${op.type} ${at.ref}, ${braced(op.words)}`);
-    }
+    for (let k = 0; k < n; k += g.chunk)
+      storeLanes(ctx, access(ctx, ex, g, k), g.dtype, values.slice(k, k + g.chunk));
   }
   return undefined;
+}
+
+/** Bytes of the narrowest vector any of `groups` could use: 2 (8-bit), 4 (16-bit) or 8. */
+function minVector(groups: readonly Group[]): number {
+  return Math.min(...groups.map((g) => Math.max(2, Math.min(8, 2 * elemBytes(g.dtype)))));
+}
+
+/** The lane key of a store's value when it is a bare load of the store's dtype (a copy). */
+function wholeLoadKey(store: Store): string | undefined {
+  const x = store.value;
+  return x.kind === "BufferLoad" && x.dtype === store.dtype
+    ? laneKey(x.buffer, x.dtype, x.offset)
+    : undefined;
+}
+
+/**
+ * Keys of the int8/uint8 load groups of four or more elements per access whose every use is the
+ * whole value of a store with the same chunk: a copy, whose `.u32` words go to the store as
+ * loaded, with no unpacking into lanes and packing back (bool copies are excluded: a bool store
+ * writes 1 for any nonzero byte).
+ */
+function directCopies(
+  groups: ReadonlyMap<string, Group>,
+  storeGroups: readonly { store: Store; group?: Group }[],
+): Set<string> {
+  const direct = new Set<string>();
+  for (const g of groups.values())
+    if (elemBytes(g.dtype) === 1 && g.dtype !== "bool" && g.chunk >= 4) direct.add(g.key);
+  for (const { store, group } of storeGroups) {
+    const whole = wholeLoadKey(store);
+    if (whole !== undefined && group && groups.get(whole)?.chunk === group.chunk) continue;
+    walkExpr(store.value, (x) => {
+      if (x.kind === "BufferLoad") direct.delete(laneKey(x.buffer, x.dtype, x.offset) ?? "");
+    });
+  }
+  return direct;
 }
 
 function isLoaded(g: Group, stores: readonly Store[]): boolean {
