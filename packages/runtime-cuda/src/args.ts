@@ -1,5 +1,6 @@
 import {
   TirxError,
+  callSite,
   dtypeBytes,
   dtypeKind,
   isDeviceTensor,
@@ -78,7 +79,8 @@ const INT_RANGE: Partial<Record<DType, readonly [bigint, bigint]>> = {
  * bytes). `pointerOf` gives a tensor's device address, or throws when the tensor cannot be used
  * here. Counts and kinds are assumed checked by core's `checkArgs`; scalars are checked for
  * their dtype's range here.
- * @throws TirxError TX5005 for a non-integer or out-of-range integer scalar, or a wrong kind.
+ * @throws TirxError TX5005 for a non-integer or out-of-range integer scalar, or a wrong kind, at
+ * the caller's line that launched the kernel (core's callSite).
  */
 export function packArgs(
   params: readonly Param[],
@@ -94,6 +96,7 @@ export function packArgs(
         throw new TirxError(
           "TX5005",
           `argument ${i} ("${p.name}") must be a tensor, got ${typeof a}`,
+          callSite(),
         );
       view.setBigUint64(off, pointerOf(a, i), true);
       return;
@@ -102,6 +105,7 @@ export function packArgs(
       throw new TirxError(
         "TX5005",
         `argument ${i} ("${p.name}") is a ${p.var.dtype} scalar; pass a number`,
+        callSite(),
       );
     }
     const dt = p.var.dtype;
@@ -111,6 +115,7 @@ export function packArgs(
         throw new TirxError(
           "TX5005",
           `argument ${i} ("${p.name}") is a ${dt} scalar; ${a} is not an integer`,
+          callSite(),
         );
       }
       const v = BigInt(a);
@@ -118,6 +123,7 @@ export function packArgs(
         throw new TirxError(
           "TX5005",
           `argument ${i} ("${p.name}") is a ${dt} scalar; ${a} is outside [${range[0]}, ${range[1]}]`,
+          callSite(),
         );
       }
     }

@@ -1,6 +1,6 @@
 import {
-  TirxError,
   checkArgs,
+  launchArgError,
   dtypeBytes,
   isStaticShape,
   type DeviceTensor,
@@ -163,16 +163,16 @@ export function compileCuda(fn: PrimFunc, opts: CudaCompileOptions = {}): CudaCo
     else if (argDevice === undefined) device = cuda(0);
     else if (argDevice instanceof CudaDevice) device = argDevice;
     else
-      throw new TirxError(
+      throw launchArgError(
         "TX5004",
         `kernel "${fn.name}" runs on CUDA, but its tensors live on ${argDevice.name} (${argDevice.kind})`,
-        fn.span,
+        fn,
       );
     if (argDevice !== undefined && argDevice !== device) {
-      throw new TirxError(
+      throw launchArgError(
         "TX5004",
         `kernel "${fn.name}" runs on ${device.name} (cuda:${device.ordinal}), but its tensors live on ${argDevice.name}`,
-        fn.span,
+        fn,
       );
     }
     launchOn(device, args, stream);

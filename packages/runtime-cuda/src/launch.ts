@@ -1,4 +1,5 @@
 import {
+  callSite,
   launchGrid,
   TirxError,
   type DeviceTensor,
@@ -143,6 +144,7 @@ function pointerOn(device: CudaDevice): (t: DeviceTensor, i: number) => bigint {
       throw new TirxError(
         "TX5004",
         `argument ${i} lives on ${t.device.name} (${t.device.kind}), but the kernel runs on ${device.name} (cuda:${device.ordinal})`,
+        callSite(),
       );
     }
     return t.ptr;

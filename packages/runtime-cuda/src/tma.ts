@@ -1,6 +1,7 @@
 import {
   TMA_DTYPES,
   TirxError,
+  callSite,
   dtypeBytes,
   isStaticShape,
   launchGrid,
@@ -209,6 +210,7 @@ export class ExtendedLauncher {
         throw new TirxError(
           "TX5004",
           `argument ${i} lives on ${t.device.name} (${t.device.kind}), but the kernel runs on ${device.name} (cuda:${device.ordinal})`,
+          callSite(),
         );
       }
       return t.ptr;

@@ -1,3 +1,4 @@
+import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { TirxError, mkBuffer, type DType, type DeviceTensor, type Param } from "@tirx-ts/core";
 import { ARG_SLOT_BYTES, argLayout, packArgs, ptxParamType } from "../src/index.js";
@@ -118,6 +119,8 @@ describe("argument packing", () => {
     expect((err as TirxError).text).toBe(
       'argument 0 ("n") is a int32 scalar; 1.5 is not an integer',
     );
+    // At the caller's line (this file), not at no place at all.
+    expect((err as TirxError).span?.file).toBe(fileURLToPath(import.meta.url));
   });
 
   it("refuses an integer outside its dtype (TX5005)", () => {

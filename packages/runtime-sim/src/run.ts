@@ -1,6 +1,7 @@
 import {
   checkArgs,
   invariant,
+  launchArgError,
   launchGrid,
   DEFAULT_PASSES,
   runPipeline,
@@ -190,19 +191,19 @@ export function runSim(
 ): SimResult {
   const dev = checkArgs(vf.fn, args);
   if (dev !== undefined && dev !== sim()) {
-    throw new TirxError(
+    throw launchArgError(
       "TX5004",
       `kernel "${vf.fn.name}" runs on the sim device, but its tensors live on ${dev.name}`,
-      vf.fn.span,
+      vf.fn,
     );
   }
   const tensors = args.map((a, i) => {
     if (vf.fn.params[i]!.kind !== "buffer") return undefined;
     if (!(a instanceof SimTensor)) {
-      throw new TirxError(
+      throw launchArgError(
         "TX5004",
         `argument ${i} ("${vf.fn.params[i]!.name}") is not a sim tensor; make it with simTensor()`,
-        vf.fn.span,
+        vf.fn,
       );
     }
     return a;

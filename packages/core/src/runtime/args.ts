@@ -1,4 +1,5 @@
 import { TirxError } from "../diagnostics.js";
+import { launchArgError } from "./call-site.js";
 import { DTYPES, dtypeBytes, isDType } from "../dtype.js";
 import { MAX_TENSOR_BYTES } from "../limits.js";
 import { didYouMean } from "../suggest.js";
@@ -18,7 +19,8 @@ export function isDeviceTensor(a: unknown): a is DeviceTensor {
 /**
  * Check launch arguments against `fn`'s parameters before anything runs: count, kind, dtype,
  * shape, and that every tensor lives on one device. Returns that device (undefined when the
- * kernel takes no tensors).
+ * kernel takes no tensors). Each error stands at the caller's line that launched the kernel,
+ * with a note at the kernel's declaration (launchArgError).
  * A symbolic dim (`T.Tensor(["n"], ...)`) must equal the scalar argument it names.
  * @throws TirxError TX5001 (count), TX5002 (dtype), TX5003 (shape), TX5004 (device), TX5005 (kind),
  * TX5008 (a tensor extent differs from its dim's scalar argument), TX2011 (a tensor with symbolic
@@ -26,10 +28,10 @@ export function isDeviceTensor(a: unknown): a is DeviceTensor {
  */
 export function checkArgs(fn: PrimFunc, args: readonly KernelArg[]): DeviceLike | undefined {
   if (args.length !== fn.params.length) {
-    throw new TirxError(
+    throw launchArgError(
       "TX5001",
       `kernel "${fn.name}" takes ${fn.params.length} arguments (${fn.params.map((p) => p.name).join(", ")}), got ${args.length}`,
-      fn.span,
+      fn,
     );
   }
   let device: DeviceLike | undefined;
@@ -37,17 +39,17 @@ export function checkArgs(fn: PrimFunc, args: readonly KernelArg[]): DeviceLike 
     const a = args[i];
     if (p.kind === "buffer") {
       if (!isDeviceTensor(a)) {
-        throw new TirxError(
+        throw launchArgError(
           "TX5005",
           `argument ${i} ("${p.name}") must be a tensor, got ${typeof a}`,
-          fn.span,
+          fn,
         );
       }
       if (a.dtype !== p.buffer.dtype) {
-        throw new TirxError(
+        throw launchArgError(
           "TX5002",
           `argument ${i} ("${p.name}") has dtype ${a.dtype}, expected ${p.buffer.dtype}`,
-          fn.span,
+          fn,
         );
       }
       const want = p.buffer.shape;
@@ -55,20 +57,20 @@ export function checkArgs(fn: PrimFunc, args: readonly KernelArg[]): DeviceLike 
         a.shape.length !== want.length ||
         a.shape.some((n, k) => typeof want[k] === "number" && n !== want[k])
       ) {
-        throw new TirxError(
+        throw launchArgError(
           "TX5003",
           `argument ${i} ("${p.name}") has shape [${a.shape.join(", ")}], expected ${showShape(want)}`,
-          fn.span,
+          fn,
         );
       }
       if (!isStaticShape(want)) {
         // The verifier checks a static tensor's size (TX2011); a symbolic one's is known now.
         const bytes = a.shape.reduce((x, y) => x * y, 1) * dtypeBytes(a.dtype);
         if (bytes > MAX_TENSOR_BYTES) {
-          throw new TirxError(
+          throw launchArgError(
             "TX2011",
             `argument ${i} ("${p.name}") has ${bytes} bytes; a tensor holds at most ${MAX_TENSOR_BYTES} bytes (2^48, the GPU's address space)`,
-            fn.span,
+            fn,
           );
         }
       }
@@ -78,28 +80,28 @@ export function checkArgs(fn: PrimFunc, args: readonly KernelArg[]): DeviceLike 
         const v = args[j];
         const n = typeof v === "bigint" ? Number(v) : v;
         if (n !== a.shape[k]) {
-          throw new TirxError(
+          throw launchArgError(
             "TX5008",
             `argument ${i} ("${p.name}") has ${a.shape[k]} elements along axis ${k}, but its dim "${d.name}" (argument ${j}) is ${showValue(v)}`,
-            fn.span,
+            fn,
           );
         }
       });
       if (device && (device.kind !== a.device.kind || device !== a.device)) {
-        throw new TirxError(
+        throw launchArgError(
           "TX5004",
           `argument ${i} ("${p.name}") lives on ${a.device.name}, but earlier tensors live on ${device.name}`,
-          fn.span,
+          fn,
         );
       }
       device = a.device;
     } else {
       const ok = typeof a === "number" || typeof a === "bigint" || typeof a === "boolean";
       if (!ok) {
-        throw new TirxError(
+        throw launchArgError(
           "TX5005",
           `argument ${i} ("${p.name}") is a ${p.var.dtype} scalar; pass a number`,
-          fn.span,
+          fn,
         );
       }
     }

@@ -1,4 +1,5 @@
-import { TirxError } from "../diagnostics.js";
+import type { Span } from "../span.js";
+import { launchArgError } from "./call-site.js";
 import type { Expr } from "../ir/expr.js";
 import type { PrimFunc } from "../ir/func.js";
 import type { LaunchConfig } from "../ir/stmt.js";
@@ -11,14 +12,20 @@ const GRID_LIMITS = [2 ** 31 - 1, 65535, 65535] as const;
  * Evaluate an integer expression of scalar parameters on the host with int32 semantics (wrap
  * on overflow, `div`/`mod` truncate, `floordiv`/`floormod` floor), as the device would.
  * `values` maps `Var.id` to the launch argument.
- * @throws TirxError TX5009 for a division by zero or a node the host cannot evaluate.
+ * @throws TirxError TX5009 (at the launching call, launchArgError) for a division by zero or a
+ * node the host cannot evaluate.
  */
-export function evalHostInt(e: Expr, values: ReadonlyMap<number, number>, kernel: string): number {
+export function evalHostInt(
+  e: Expr,
+  values: ReadonlyMap<number, number>,
+  kernel: { readonly name: string; readonly span?: Span | undefined },
+): number {
   const bad = (why: string): never => {
-    throw new TirxError(
+    throw launchArgError(
       "TX5009",
-      `kernel "${kernel}": cannot compute a runtime grid extent: ${why}`,
-      e.span,
+      `kernel "${kernel.name}": cannot compute a runtime grid extent: ${why}`,
+      kernel,
+      e.span ? [{ message: "the grid extent is written here", span: e.span }] : [],
     );
   };
   const ev = (x: Expr): number => evalHostInt(x, values, kernel);
@@ -84,8 +91,8 @@ export function evalHostInt(e: Expr, values: ReadonlyMap<number, number>, kernel
 /**
  * The grid of one launch of `fn`: static extents as written, runtime extents (`T.ceildiv(n, 256)`)
  * evaluated from the scalar arguments. Call after `checkArgs`.
- * @throws TirxError TX5009 when an extent is below 1 or above the CUDA limit of its axis
- * (x ≤ 2^31 - 1, y and z ≤ 65535), naming the kernel and the value.
+ * @throws TirxError TX5009 (at the launching call, launchArgError) when an extent is below 1 or
+ * above the CUDA limit of its axis (x ≤ 2^31 - 1, y and z ≤ 65535), naming the kernel and the value.
  */
 export function launchGrid(
   fn: Pick<PrimFunc, "name" | "params" | "span">,
@@ -106,12 +113,14 @@ export function launchGrid(
     }
   });
   const grid = launch.grid.map((g, axis) => {
-    const n = typeof g === "number" ? g : evalHostInt(g, values, fn.name);
+    const n = typeof g === "number" ? g : evalHostInt(g, values, fn);
     if (n < 1 || n > GRID_LIMITS[axis]!) {
-      throw new TirxError(
+      const written = typeof g === "number" ? undefined : g.span;
+      throw launchArgError(
         "TX5009",
         `kernel "${fn.name}": grid extent ${"xyz"[axis]} evaluates to ${n} for these arguments; it must be in 1..${GRID_LIMITS[axis]}`,
-        (typeof g === "number" ? undefined : g.span) ?? fn.span,
+        fn,
+        written ? [{ message: "the grid extent is written here", span: written }] : [],
       );
     }
     return n;
