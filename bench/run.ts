@@ -1,7 +1,8 @@
 // All benchmarks in one command: `npm run bench` (or `tsx -C source bench/run.ts [--out-dir DIR]`).
-// The simulator benchmark runs everywhere; the bulk-copy bandwidth and compute benchmarks need an
-// sm_90 GPU (and nvcc) and say so where there is none. Each writes its table, with date, GPU and command, to
-// DIR/<name>-<date>.md (default DIR: bench/results).
+// The simulator, script-build and deep-IR benchmarks run everywhere; the bulk-copy bandwidth,
+// compute and module-load benchmarks need an sm_90 GPU (and nvcc) and say so where there is
+// none. Each writes its table, with date, GPU and command, to DIR/<name>-<date>.md (default DIR:
+// bench/results).
 import { spawnSync } from "node:child_process";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { cpus } from "node:os";
@@ -67,4 +68,32 @@ const launch = run("launch overhead and CUDA graphs", [
   "--out",
   join(outDir, `launch-${day}.md`),
 ]);
-process.exitCode = sim.code || bulk.code || compute.code || hopper.code || launch.code ? 1 : 0;
+/** Run bench/<file>.ts and write its output, with date, machine and command, to <file>-<day>.md. */
+function table(title: string, file: string): { code: number } {
+  const r = run(title, [join(here, `${file}.ts`)]);
+  writeFileSync(
+    join(outDir, `${file}-${day}.md`),
+    [
+      `# ${title}`,
+      "",
+      `- date: ${new Date().toISOString()}`,
+      `- machine: ${cpus().length} × ${cpus()[0]?.model ?? "unknown CPU"}, Node ${process.version}`,
+      `- command: tsx -C source bench/${file}.ts`,
+      "",
+      "```",
+      r.out.trimEnd(),
+      "```",
+      "",
+    ].join("\n"),
+  );
+  return r;
+}
+const timings = [
+  table("script-mode build time", "script-build"),
+  table("TX2013 refusal time of deep IR at each front door", "deep-ir"),
+  table("module load time, compiled and from the binary cache", "module-load"),
+];
+process.exitCode =
+  sim.code || bulk.code || compute.code || hopper.code || launch.code || timings.some((t) => t.code)
+    ? 1
+    : 0;

@@ -5,6 +5,7 @@ import {
   binary,
   DEFAULT_PASSES,
   intImm,
+  MAX_EXPR_DEPTH,
   mapExpr,
   mapStmt,
   mkVar,
@@ -167,24 +168,39 @@ describe("pipeline", () => {
 });
 
 describe("TX2013: deep IR stops with a TirxError at every front door", () => {
-  // Process CPU time, not wall time: other processes on a loaded CI machine do not add to it.
-  const cpuMs = (): number => {
-    const u = process.cpuUsage();
-    return (u.user + u.system) / 1000;
-  };
-  const chain = (n: number) =>
+  /** A chain of `n` adds made with the builder; `made` counts the adds it made before refusing. */
+  const chain = (n: number, made = { adds: 0 }) =>
     T.function("chain", { A: T.Tensor([4], "int32") }, ({ A }) => {
       T.device_entry({ launch: T.cuda.LaunchConfig({ grid: 1, block: 1 }) });
       let e = A.get([0]);
-      for (let i = 0; i < n; i++) e = e.add(1);
+      for (let i = 0; i < n; i++) {
+        e = e.add(1);
+        made.adds++;
+      }
       A.set([0], e);
     });
-  test.each([20_000, 200_000])("the builder refuses a chain of %i adds in < 2 s", (n) => {
-    const t0 = cpuMs();
-    expect(() => chain(n)).toThrow(expect.objectContaining({ code: "TX2013" }));
-    expect(cpuMs() - t0).toBeLessThan(2000);
+  test("the builder refuses a chain of 10000 or 100000 adds at the same add, below the limit", () => {
+    // Each add checks its own depth from its operands' (O(1)): the refusal comes at the add that
+    // crosses MAX_EXPR_DEPTH, however long the author's loop would have run.
+    const made = [10_000, 100_000].map((n) => {
+      const m = { adds: 0 };
+      expect(() => chain(n, m)).toThrow(expect.objectContaining({ code: "TX2013" }));
+      return m.adds;
+    });
+    expect(made[1]).toBe(made[0]);
+    expect(made[0]).toBeLessThan(MAX_EXPR_DEPTH);
+    expect(made[0]).toBeGreaterThan(MAX_EXPR_DEPTH - 8);
   });
-  // IR built without the builder (or by a pass) reaches the other doors.
+  // IR built without the builder (or by a pass) reaches the other doors. Every chain node counts
+  // the reads of its fields (`reads`): the work a door does on the chain.
+  let reads = 0;
+  const counted = (e: Expr): Expr =>
+    new Proxy(e, {
+      get(target, key, receiver) {
+        reads++;
+        return Reflect.get(target, key, receiver) as unknown;
+      },
+    });
   const deep = (n: number) => {
     const fn = chain(1);
     const entry = (fn.body.kind === "Seq" ? fn.body.stmts[0] : fn.body) as Extract<
@@ -193,22 +209,33 @@ describe("TX2013: deep IR stops with a TirxError at every front door", () => {
     >;
     const store = entry.body.kind === "Seq" ? entry.body.stmts.at(-1)! : entry.body;
     let e = (store as { value: Expr }).value;
-    for (let i = 0; i < n; i++) e = bin("add", e, intImm(1));
+    for (let i = 0; i < n; i++) e = counted(bin("add", e, intImm(1)));
     const body: Stmt = { ...entry, body: { ...store, value: e } as Stmt };
     return { ...fn, body };
   };
-  test.each([20_000, 200_000])("verify, compileToPtx, printFunc, runSim: %i levels", (n) => {
-    const fn = deep(n);
-    const t0 = cpuMs();
-    for (const door of [
-      () => verify(fn),
-      () => compileToPtx(fn),
-      () => printFunc(fn),
-      () => runSim(verify(fn), []),
-    ]) {
-      expect(door).toThrow(expect.objectContaining({ code: "TX2013" }));
-    }
-    expect(cpuMs() - t0).toBeLessThan(2000);
+  test("verify, compileToPtx, printFunc, runSim: 10x the levels cost at most 12x the reads", () => {
+    // Each door measures the depth in one linear walk before anything recurses; a walk that is
+    // quadratic in the depth (or that recurses first and overflows the stack) fails here.
+    const doors: [string, (fn: ReturnType<typeof deep>) => unknown][] = [
+      ["verify", (fn) => verify(fn)],
+      ["compileToPtx", (fn) => compileToPtx(fn)],
+      ["printFunc", (fn) => printFunc(fn)],
+      ["runSim", (fn) => runSim(verify(fn), [])],
+    ];
+    const cost = (n: number): number[] => {
+      const fn = deep(n);
+      return doors.map(([, door]) => {
+        const before = reads;
+        expect(() => door(fn)).toThrow(expect.objectContaining({ code: "TX2013" }));
+        return reads - before;
+      });
+    };
+    const small = cost(10_000);
+    const large = cost(100_000);
+    doors.forEach(([name], i) => {
+      expect(small[i], name).toBeGreaterThanOrEqual(10_000);
+      expect(large[i], name).toBeLessThanOrEqual(12 * small[i]!);
+    });
   });
 });
 

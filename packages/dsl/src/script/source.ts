@@ -32,6 +32,14 @@ interface Parsed {
 
 const files = new Map<string, Parsed>();
 
+/**
+ * Script-mode source work in this process, counted so that tests can check that a warm build
+ * reuses it (instead of timing the build): `parses` of a kernel file from disk (sourceFileAt: the
+ * first call, and again after the file changed), `callSearches` of a parsed file for the
+ * `T.prim_func` call at a call site (callAt). Both only grow; read the difference around a call.
+ */
+export const scriptSourceCounters = { parses: 0, callSearches: 0 };
+
 /** `file` parsed (once per version on disk: its mtime and size are checked on every call). */
 export function sourceFileAt(file: string, span?: Span): TsMorph.ts.SourceFile {
   let stamp: string;
@@ -52,6 +60,7 @@ export function sourceFileAt(file: string, span?: Span): TsMorph.ts.SourceFile {
   }
   const hit = files.get(file);
   if (hit && hit.stamp === stamp) return hit.sf;
+  scriptSourceCounters.parses++;
   const { project } = tsMorph();
   const existing = project.getSourceFile(file);
   const sf = existing
@@ -100,6 +109,7 @@ export function callAt(site: Span): { sf: TsMorph.ts.SourceFile; call: TsMorph.t
   const key = `${site.file}:${site.line}:${site.col}`;
   const cached = sites.get(key);
   if (cached) return { sf, call: cached };
+  scriptSourceCounters.callSearches++;
   const calls = primFuncCalls(sf);
   const line = (pos: number): number => sf.getLineAndCharacterOfPosition(pos).line + 1;
   const exact = calls.find((c) => {
