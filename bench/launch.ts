@@ -28,6 +28,7 @@ import {
   median,
 } from "@tirx-ts/runtime-cuda";
 import { compile } from "tirx-ts";
+import koffi from "koffi";
 
 const { values } = parseArgs({
   options: { iters: { type: "string", default: "20000" }, out: { type: "string" } },
@@ -155,6 +156,59 @@ for (let block = 0; block < 3; block++) {
 }
 const syncUs = median(tirxSyncRounds);
 const cSyncUs = cSyncRounds.length > 0 ? median(cSyncRounds) : undefined;
+
+// The same comparison inside this process: bench/cuda/launch_loop.c, loaded with koffi, launches
+// the CUfunction tirx-ts loaded (cuLaunchKernel, as the C program), in the same context and
+// thread; rounds alternate C, tirx-ts, so that both sides see the same moments of the host.
+type Loop = (fn: bigint, grid: number, block: number, a: bigint, n: number, sync: number) => number;
+let cLoop: Loop | undefined;
+let inProcessNote = "";
+try {
+  const dir = mkdtempSync(join(tmpdir(), "tirx-launch-loop-"));
+  const so = join(dir, "liblaunch_loop.so");
+  execFileSync(
+    "nvcc",
+    [
+      "-O2",
+      "-shared",
+      "-Xcompiler",
+      "-fPIC",
+      "-o",
+      so,
+      join(here, "cuda", "launch_loop.c"),
+      "-ldl",
+    ],
+    { stdio: ["ignore", "pipe", "pipe"] },
+  );
+  const lib = koffi.load(so);
+  cLoop = lib.func("tirx_c_launch_loop", "double", [
+    "uint64_t",
+    "uint32_t",
+    "uint32_t",
+    "uint64_t",
+    "int",
+    "int",
+  ]) as Loop;
+} catch (e) {
+  inProcessNote = `in-process C unavailable: ${(e as Error).message.split("\n")[0]}`;
+}
+const inProc = { cSync: [] as number[], tSync: [] as number[], cQueued: [] as number[] };
+if (cLoop) {
+  const loop = cLoop;
+  const cRound = (sync: number, n: number): number => {
+    const us = loop(k0.handle, 1, N, a.ptr, n, sync);
+    if (us < 0) throw new Error(`launch_loop.c failed with CUresult ${-us}`);
+    return us;
+  };
+  cRound(1, 200);
+  for (let r = 0; r < 15; r++) {
+    inProc.cSync.push(cRound(1, SYNC_ROUND));
+    inProc.tSync.push(syncRound());
+  }
+  for (let r = 0; r < 5; r++) inProc.cQueued.push(cRound(0, 256));
+}
+const inProcSyncC = inProc.cSync.length > 0 ? median(inProc.cSync) : undefined;
+const inProcSyncT = inProc.tSync.length > 0 ? median(inProc.tSync) : undefined;
 let t0: number;
 
 // CUDA graph of 100 launches.
@@ -187,6 +241,7 @@ say(
   `- command: tsx -C source bench/launch.ts (launchAsync through ${process.env["TIRX_LAUNCH"] === "classic" ? "cuLaunchKernel, TIRX_LAUNCH=classic" : "cuLaunchKernelEx"})`,
 );
 if (cNote) say(`- ${cNote}`);
+if (inProcessNote) say(`- ${inProcessNote}`);
 say("");
 say("| measure | tirx-ts | C (cuLaunchKernel) | tirx-ts / C | target |");
 say("|---|---|---|---|---|");
@@ -202,6 +257,9 @@ say(
 say(
   `| launch + synchronize, µs (median of ${tirxSyncRounds.length} and ${cSyncRounds.length} rounds of ${SYNC_ROUND}) | ${syncUs.toFixed(2)} | ${cSyncUs?.toFixed(2) ?? "n/a"} | ${ratio(syncUs, cSyncUs)} | ≤ 1.05× |`,
 );
+say(
+  `| launch + synchronize, same process: C (launch_loop.c via koffi) and tirx-ts rounds alternating, µs (median of 15 rounds each) | ${inProcSyncT?.toFixed(2) ?? "n/a"} | ${inProcSyncC?.toFixed(2) ?? "n/a"} | ${inProcSyncT !== undefined ? ratio(inProcSyncT, inProcSyncC) : "n/a"} | ≤ 1.05× |`,
+);
 say(`| CUDA graph of 100, µs per kernel | ${graphUs.toFixed(2)} | | | ≤ 1.5 µs |`);
 say("");
 say(
@@ -212,5 +270,11 @@ say(
   `launch + synchronize rounds, tirx-ts (µs): ${tirxSyncRounds.map((r) => r.toFixed(2)).join(", ")}`,
 );
 say(`launch + synchronize rounds, C (µs): ${cSyncRounds.map((r) => r.toFixed(2)).join(", ")}`);
+say(
+  `same process, launch + synchronize rounds, C / tirx-ts (µs): ${inProc.cSync.map((x, i) => `${x.toFixed(2)}/${inProc.tSync[i]!.toFixed(2)}`).join(", ")}`,
+);
+say(
+  `same process, C queued rounds of 256 (µs): ${inProc.cQueued.map((r) => r.toFixed(2)).join(", ")}`,
+);
 if (values.out) writeFileSync(values.out, lines.join("\n") + "\n");
 process.exitCode = graphOk ? 0 : 1;
