@@ -309,6 +309,10 @@ export const CATALOG = {
     rule: "launch/runtime-grid",
     title: "a runtime grid extent must be positive and within CUDA limits",
   },
+  TX5010: {
+    rule: "device/unavailable",
+    title: "a CUDA GPU was asked for, but no CUDA driver or device is usable here",
+  },
   TX6001: {
     rule: "hazard/async-pending",
     title: "shared bytes accessed while a cp.async targeting them is not yet waited for",

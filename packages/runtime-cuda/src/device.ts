@@ -149,9 +149,9 @@ onContextLost((code) => current?.markLost(code));
 /**
  * The CUDA device `ordinal` (default 0), memoised: its primary context is retained on first use
  * and made current.
- * @throws CudaUnavailableError when libcuda.so.1 cannot be loaded.
- * @throws CudaError CUDA_ERROR_INVALID_DEVICE for an ordinal the driver does not have,
- *   CUDA_ERROR_NO_DEVICE when there is no GPU.
+ * @throws CudaUnavailableError (TirxError TX5010, at the caller's line) when libcuda.so.1 cannot
+ *   be loaded or the driver finds no GPU (CUDA_ERROR_NO_DEVICE).
+ * @throws CudaError CUDA_ERROR_INVALID_DEVICE for an ordinal the driver does not have.
  */
 export function cuda(ordinal = 0): CudaDevice {
   if (!Number.isInteger(ordinal) || ordinal < 0)

@@ -1,4 +1,5 @@
 import { createRequire } from "node:module";
+import { TirxError } from "@tirx-ts/core";
 import { CONTEXT_LOST_CODES, CudaError, CudaUnavailableError, cuResultName } from "./errors.js";
 
 /** Called when a call returns a context-losing code; returns text added to the error's message. */
@@ -579,10 +580,14 @@ function readLog(k: Koffi, ptr: bigint, used: bigint): string {
 
 const drivers = new Map<string, CudaDriver>();
 
+/** CUDA_ERROR_NO_DEVICE (cuda.h): the driver loaded but finds no CUDA-capable device. */
+const CU_NO_DEVICE = 100;
+
 /**
  * The driver binding for `libraryPath()`, loaded and cuInit'ed on first use.
- * @throws CudaUnavailableError when the library or one of its symbols cannot be loaded.
- * @throws CudaError when cuInit fails (e.g. CUDA_ERROR_NO_DEVICE).
+ * @throws CudaUnavailableError (TirxError TX5010) when the library or one of its symbols cannot be
+ *   loaded, or cuInit reports CUDA_ERROR_NO_DEVICE.
+ * @throws CudaError when cuInit fails otherwise.
  */
 export function driver(): CudaDriver {
   const library = libraryPath();
@@ -609,7 +614,15 @@ export function driver(): CudaDriver {
     launchEx = undefined; // a driver before CUDA 12.0
   }
   const d = new CudaDriver(library, k, raw, launchEx);
-  d.init();
+  try {
+    d.init();
+  } catch (e) {
+    // A driver without a GPU (a container with libcuda but no device): no GPU to run on.
+    if (e instanceof CudaError && e.code === CU_NO_DEVICE) {
+      throw new CudaUnavailableError(library, `${e.call} reports no CUDA device (${e.errorName})`);
+    }
+    throw e;
+  }
   drivers.set(library, d);
   return d;
 }
@@ -644,6 +657,7 @@ export function cudaAvailable(): { ok: true } | { ok: false; reason: string } {
     if (n < 1) return { ok: false, reason: `${d.library} loaded, but it reports no CUDA devices` };
     return { ok: true };
   } catch (e) {
-    return { ok: false, reason: e instanceof Error ? e.message : String(e) };
+    const reason = e instanceof TirxError ? e.text : e instanceof Error ? e.message : String(e);
+    return { ok: false, reason };
   }
 }

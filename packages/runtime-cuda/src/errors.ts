@@ -2,6 +2,7 @@
  * Errors of the CUDA runtime. `CudaError` carries the driver's CUresult (name and code) and the
  * driver call that returned it; `CudaUnavailableError` says why libcuda.so.1 cannot be used.
  */
+import { TirxError, callSite } from "@tirx-ts/core";
 
 /** CUresult names from cuda.h (CUDA_VERSION 13000), for messages when the driver cannot name a code itself. */
 export const CU_RESULT_NAMES: Readonly<Record<number, string>> = {
@@ -158,15 +159,29 @@ export const CONTEXT_LOST_CODES: ReadonlySet<number> = new Set([
   719, // CUDA_ERROR_LAUNCH_FAILED
 ]);
 
-/** libcuda.so.1 (or a symbol it must export) could not be loaded: no NVIDIA driver on this machine. */
-export class CudaUnavailableError extends Error {
+/**
+ * libcuda.so.1 (or a symbol it must export) could not be loaded, or the driver reports no GPU: a
+ * TirxError TX5010 at the caller's line that asked for the GPU (core's callSite), with a note on
+ * using the simulated device instead, so that an uncaught one prints as a diagnostic.
+ */
+export class CudaUnavailableError extends TirxError {
   /** The library path that was tried. */
   readonly library: string;
   /** The loader's own reason. */
   readonly reason: string;
 
   constructor(library: string, reason: string) {
-    super(`CUDA is unavailable: cannot load the NVIDIA driver library ${library}: ${reason}`);
+    super(
+      "TX5010",
+      `CUDA is unavailable: cannot load the NVIDIA driver library ${library}: ${reason}`,
+      callSite(),
+      [
+        {
+          message:
+            "without a GPU, run on the simulated device: tensors made with sim() or device() (which picks it when no CUDA driver loads); TIRX_DEVICE=sim forces it",
+        },
+      ],
+    );
     this.name = "CudaUnavailableError";
     this.library = library;
     this.reason = reason;

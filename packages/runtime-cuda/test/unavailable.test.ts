@@ -1,4 +1,7 @@
+import { readFileSync } from "node:fs";
+import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
+import { isTirxError, type TirxError } from "@tirx-ts/core";
 import {
   CudaUnavailableError,
   cuda,
@@ -29,10 +32,28 @@ describe("without a CUDA driver", () => {
     const e = err as CudaUnavailableError;
     expect(e.name).toBe("CudaUnavailableError");
     expect(e.library).toBe("/nonexistent/libcuda.so.1");
-    expect(e.message).toMatch(
+    expect(e.text).toMatch(
       /^CUDA is unavailable: cannot load the NVIDIA driver library \/nonexistent\/libcuda\.so\.1: /,
     );
     expect(e.reason).toMatch(/No such file or directory|cannot open/);
+  });
+
+  it("is a TirxError TX5010 at the caller's line, with the simulated device as the fix", () => {
+    process.env["TIRX_LIBCUDA"] = "/nonexistent/libcuda.so.1";
+    let err: unknown;
+    try {
+      driver(); // @driver-call
+    } catch (e) {
+      err = e;
+    }
+    expect(isTirxError(err)).toBe(true);
+    const e = err as TirxError;
+    expect(e.code).toBe("TX5010");
+    expect(e.rule).toBe("device/unavailable");
+    expect(e.span?.file).toBe(fileURLToPath(import.meta.url));
+    const lines = readFileSync(fileURLToPath(import.meta.url), "utf8").split("\n");
+    expect(e.span?.line).toBe(lines.findIndex((l) => l.endsWith("// @driver-call")) + 1);
+    expect(e.notes.map((n) => n.message).join("\n")).toMatch(/simulated device.*TIRX_DEVICE=sim/);
   });
 
   it("cudaAvailable() reports the reason instead of throwing", () => {

@@ -1,4 +1,4 @@
-import type { DeviceLike } from "@tirx-ts/core";
+import { TirxError, callSite, type DeviceLike } from "@tirx-ts/core";
 import { cuda, cudaAvailable } from "@tirx-ts/runtime-cuda";
 import { sim } from "@tirx-ts/runtime-sim";
 
@@ -7,7 +7,9 @@ let chosen: DeviceLike | undefined;
 /**
  * The default device: `cuda(0)` when the CUDA driver (libcuda.so.1) loads and reports a GPU,
  * otherwise the simulated device `sim()`. Says once on stderr which it picked and why.
- * Set `TIRX_DEVICE=sim` or `TIRX_DEVICE=cuda` to force one (cuda then throws if unavailable).
+ * Set `TIRX_DEVICE=sim` or `TIRX_DEVICE=cuda` to force one.
+ * @throws TirxError TX5010 (at the caller's line, with the fix in a note) when TIRX_DEVICE=cuda
+ * and no CUDA driver or device is usable.
  */
 export function device(): DeviceLike {
   if (chosen) return chosen;
@@ -17,6 +19,15 @@ export function device(): DeviceLike {
     chosen = sim();
     why = "TIRX_DEVICE=sim";
   } else if (forced === "cuda") {
+    const probe = cudaAvailable();
+    if (!probe.ok) {
+      throw new TirxError(
+        "TX5010",
+        `TIRX_DEVICE=cuda asks for a CUDA GPU, but ${probe.reason.replace(/^CUDA is unavailable: /, "")}`,
+        callSite(),
+        [{ message: "unset TIRX_DEVICE, or set TIRX_DEVICE=sim, to use the simulated device" }],
+      );
+    }
     chosen = cuda(0);
     why = "TIRX_DEVICE=cuda";
   } else {
