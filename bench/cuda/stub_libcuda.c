@@ -1,7 +1,8 @@
 // A stand-in for libcuda.so.1 that does no work, for measuring the JavaScript side of a launch
 // without a GPU (bench/launch-cpu.ts): every entry point the binding resolves returns
 // CUDA_SUCCESS at once, writing plausible values to its outputs (one device, sm_90, non-zero
-// handles). Nothing is launched, copied or allocated on a device.
+// handles). Nothing is launched, copied or allocated on a device; allocations are only recorded
+// (stub_live_bytes), for tests of the binding's device-memory accounting.
 // Build: gcc -O2 -shared -fPIC -o stub_libcuda.so stub_libcuda.c
 #include <stddef.h>
 #include <stdint.h>
@@ -30,7 +31,15 @@ CUresult cuDeviceGetAttribute(int *v, int attr, int d) {
 }
 CUresult cuDevicePrimaryCtxRetain(uint64_t *ctx, int d) { (void)d; *ctx = 0xc0; return 0; }
 CUresult cuDevicePrimaryCtxRelease_v2(int d) { (void)d; return 0; }
-CUresult cuDevicePrimaryCtxReset_v2(int d) { (void)d; return 0; }
+// Live allocations (pointer, bytes): at most MAX_LIVE; the next cuMemAlloc is out of memory.
+#define MAX_LIVE 4096
+static uint64_t live_ptr[MAX_LIVE];
+static size_t live_size[MAX_LIVE];
+static int live_n;
+static uint64_t live_bytes;
+/** Bytes allocated by cuMemAlloc and not freed by cuMemFree or a context reset. */
+uint64_t stub_live_bytes(void) { return live_bytes; }
+CUresult cuDevicePrimaryCtxReset_v2(int d) { (void)d; live_n = 0; live_bytes = 0; return 0; }
 CUresult cuCtxSetCurrent(void *c) { (void)c; return 0; }
 CUresult cuCtxSynchronize(void) { return 0; }
 CUresult cuModuleLoadDataEx(uint64_t *m, const void *img, unsigned n, void *o, void *v) {
@@ -43,8 +52,25 @@ CUresult cuModuleGetGlobal_v2(uint64_t *p, size_t *b, void *m, const char *name)
   (void)m; (void)name; *p = handle(); if (b) *b = 40; return 0;
 }
 CUresult cuFuncSetAttribute(void *f, int a, int v) { (void)f; (void)a; (void)v; return 0; }
-CUresult cuMemAlloc_v2(uint64_t *p, size_t bytes) { (void)bytes; *p = handle() << 20; return 0; }
-CUresult cuMemFree_v2(uint64_t p) { (void)p; return 0; }
+CUresult cuMemAlloc_v2(uint64_t *p, size_t bytes) {
+  if (live_n == MAX_LIVE) return 2; // CUDA_ERROR_OUT_OF_MEMORY
+  *p = handle() << 20;
+  live_ptr[live_n] = *p;
+  live_size[live_n++] = bytes;
+  live_bytes += bytes;
+  return 0;
+}
+CUresult cuMemFree_v2(uint64_t p) {
+  for (int i = 0; i < live_n; i++) {
+    if (live_ptr[i] != p) continue;
+    live_bytes -= live_size[i];
+    live_n--;
+    live_ptr[i] = live_ptr[live_n];
+    live_size[i] = live_size[live_n];
+    return 0;
+  }
+  return 1; // CUDA_ERROR_INVALID_VALUE: not an allocation
+}
 CUresult cuMemcpyHtoD_v2(uint64_t d, const void *s, size_t n) { (void)d; (void)s; (void)n; return 0; }
 CUresult cuMemcpyDtoH_v2(void *d, uint64_t s, size_t n) { (void)s; memset(d, 0, n); return 0; }
 CUresult cuMemcpyDtoD_v2(uint64_t d, uint64_t s, size_t n) { (void)d; (void)s; (void)n; return 0; }

@@ -29,6 +29,7 @@ export class CudaDevice implements DeviceLike {
   lastKernel: string | undefined;
   #lost: { code: number; name: string; kernel: string | undefined } | undefined;
   readonly #dev: number;
+  #allocated = 0;
 
   /** @internal use `cuda(ordinal)`. */
   constructor(ordinal: number) {
@@ -51,6 +52,29 @@ export class CudaDevice implements DeviceLike {
     this.context = d.primaryCtxRetain(this.#dev);
     current = undefined;
     this.activate();
+  }
+
+  /**
+   * Bytes of device memory this process allocated through this device object (cuMemAlloc of its
+   * tensors) and has not freed (cuMemFree by `dispose()`, or by the finalizer of a tensor
+   * collected without it): bytes allocated minus bytes freed, counted as the driver calls
+   * succeed. Unlike cuMemGetInfo's free memory, which every process and context on the GPU
+   * changes, it counts only this device object's own allocations, so a leak check can assert on
+   * it while other work uses the GPU. The bytes asked for (the driver rounds an allocation up to
+   * its page size). `reset()` sets it to 0: the reset frees every allocation of the context.
+   */
+  get allocatedBytes(): number {
+    return this.#allocated;
+  }
+
+  /** @internal A cuMemAlloc of `bytes` through this device succeeded (CudaTensor). */
+  noteAlloc(bytes: number): void {
+    this.#allocated += bytes;
+  }
+
+  /** @internal A cuMemFree of an allocation of `bytes` made through this device succeeded. */
+  noteFree(bytes: number): void {
+    this.#allocated -= bytes;
   }
 
   /** The `sm_XY` name of this device's architecture, e.g. "sm_90". */
@@ -130,6 +154,7 @@ export class CudaDevice implements DeviceLike {
       );
     }
     this.generation++;
+    this.#allocated = 0;
     this.#lost = undefined;
     this.lastKernel = undefined;
     current = undefined;

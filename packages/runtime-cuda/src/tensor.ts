@@ -16,6 +16,7 @@ import { driver, type CuHandle } from "./driver.js";
 interface Allocation {
   readonly device: CudaDevice;
   readonly ptr: CuHandle;
+  readonly bytes: number;
   readonly generation: number;
 }
 
@@ -26,6 +27,7 @@ const registry = new FinalizationRegistry<Allocation>((a) => {
   try {
     a.device.activate();
     driver().memFree(a.ptr);
+    a.device.noteFree(a.bytes);
   } catch {
     // nothing useful can be done with an error here
   }
@@ -56,8 +58,14 @@ export class CudaTensor implements DeviceTensor {
     this.#generation = device.generation;
     // cuMemAlloc refuses 0 bytes: an empty tensor has no allocation (pointer 0).
     this.#ptr = this.nbytes > 0 ? driver().memAlloc(this.nbytes) : 0n;
-    if (this.#ptr !== 0n)
-      registry.register(this, { device, ptr: this.#ptr, generation: this.#generation }, this);
+    if (this.#ptr !== 0n) {
+      device.noteAlloc(this.nbytes);
+      registry.register(
+        this,
+        { device, ptr: this.#ptr, bytes: this.nbytes, generation: this.#generation },
+        this,
+      );
+    }
   }
 
   /** @internal Uninitialised tensor; use `cudaEmpty`. */
@@ -134,6 +142,7 @@ export class CudaTensor implements DeviceTensor {
       if (this.#generation !== this.device.generation || this.device.lost) return;
       this.device.activate();
       driver().memFree(ptr);
+      this.device.noteFree(this.nbytes);
     }
   }
 
