@@ -41,7 +41,9 @@ function parseSide(text: string, pattern: string, span?: Span): Side {
  *
  * `pattern` is `"lhs -> rhs"`, e.g. `"(w t) (r v) -> w t r v"`; `sizes` gives named factor sizes
  * (at most one unknown factor per input group is inferred).
- * @throws TirxError TX1010 (syntax), TX1011 (sizes), TX1012 (a merge that would need a copy).
+ * @throws TirxError TX1010 (syntax), TX1011 (sizes), TX1012 (a merge that would need a copy: an
+ *   output group whose axes of more than one element, size-1 axes skipped, do not each step
+ *   exactly over the whole of the next; einops' row-major merge as one strided axis).
  */
 export function rearrange(
   view: View,
@@ -130,22 +132,25 @@ export function rearrange(
       }
       used.add(n);
     }
-    // Merge the group: each axis must step exactly over the whole of the next one.
+    // Merge the group: each axis of more than one element must step exactly over the whole of
+    // the next such axis. Axes of size 1 add no index and no constraint: they are skipped, so
+    // the axes on either side of one are checked against each other (merged index
+    // m = i·n_b + j is the offset m·s_b only when s_a = n_b·s_b).
     let size = 1;
-    for (let j = 0; j + 1 < group.length; j++) {
-      const a = axis.get(group[j]!)!;
-      const b = axis.get(group[j + 1]!)!;
-      if (a.size > 1 && b.size > 1 && a.stride !== b.stride * b.size) {
+    const steps = group.filter((n) => axis.get(n)!.size > 1);
+    for (let j = 0; j + 1 < steps.length; j++) {
+      const a = axis.get(steps[j]!)!;
+      const b = axis.get(steps[j + 1]!)!;
+      if (a.stride !== b.stride * b.size) {
         throw new TirxError(
           "TX1012",
-          `cannot merge "(${group.join(" ")})" without a copy: "${group[j]}" has stride ${a.stride}, but "${group[j + 1]}" spans ${b.stride * b.size} elements`,
+          `cannot merge "(${group.join(" ")})" without a copy: "${steps[j]}" has stride ${a.stride}, but "${steps[j + 1]}" spans ${b.stride * b.size} elements`,
           span,
         );
       }
     }
     for (const n of group) size *= axis.get(n)!.size;
-    const last =
-      [...group].reverse().find((n) => axis.get(n)!.size > 1) ?? group[group.length - 1]!;
+    const last = steps[steps.length - 1] ?? group[group.length - 1]!;
     shape.push(size);
     strides.push(axis.get(last)!.stride);
     names.push(group.length === 1 ? group[0]! : `(${group.join(" ")})`);
