@@ -1,14 +1,18 @@
-// Launch overhead on the GPU, side by side in one run (issue 13, item 1):
+// Launch overhead on the GPU, side by side in one run:
 //   queued launch: host time per `launchAsync` (tirx-ts) and per cuLaunchKernel (C, the same PTX
 //     entry: bench/cuda/launch_overhead.c, built here with nvcc), launches in batches of 256 with
 //     an untimed synchronize between batches;
 //   launch + synchronize: one launch and cuCtxSynchronize per iteration, in rounds of 1000; three
 //     blocks of 5 tirx-ts rounds interleaved with three runs of the C program (5 rounds each), the
 //     median of each side's 15 rounds (target ≤ 1.05× C);
+//   the same two in one process: bench/cuda/launch_loop.c, loaded with koffi, launches the
+//     CUfunction tirx-ts loaded, in the same context and thread, in rounds alternating with
+//     tirx-ts's (15 each, medians), so that host noise between processes drops out;
 //   CUDA graph: 100 launches captured once (captureGraph), replayed; time per kernel, from the
 //     first replay to the end of the last one.
 // The kernel is tiny (256 threads, A[tid] += 1 on float32), so times are launch overheads.
-// Targets: queued ≤ 1.0× C and ≤ 3 µs; graph ≤ 1.5 µs per kernel.
+// Targets: launch + synchronize ≤ 1.05× C and queued ≤ 1.05× C (issue 20); graph ≤ 1.5 µs per
+// kernel.
 // Usage: tsx -C source bench/launch.ts [--iters 20000] [--out results.md]
 import { execFileSync, spawnSync } from "node:child_process";
 import { mkdtempSync, writeFileSync } from "node:fs";
