@@ -210,6 +210,13 @@ function sizesOf(entries: readonly [string, unknown][]): Record<string, unknown>
   return o;
 }
 
+/**
+ * A random pattern for a view of `shape`: each axis split into 1 to 3 named factors (sizes 1
+ * included), all sizes given or all but one per group; the factors in input order or shuffled,
+ * grouped at random on the output side. `mutate`: one change that may make it invalid (a name
+ * dropped, doubled or unknown, a wrong, missing, extra or ill-typed size, a bad arrow or token,
+ * an input group added or removed), for the reference to judge.
+ */
 function genPattern(c: Choices, shape: readonly number[], mutate: boolean): Pattern {
   const pool = [...NAMES];
   const fresh = (): string => pool.splice(c.int(pool.length), 1)[0] ?? `n${pool.length}`;
@@ -235,7 +242,7 @@ function genPattern(c: Choices, shape: readonly number[], mutate: boolean): Patt
     });
     return names;
   });
-  let order = lhs.flat();
+  const order = lhs.flat();
   if (c.int(2) === 1) {
     for (let i = order.length - 1; i > 0; i--) {
       const j = c.int(i + 1);
