@@ -13,9 +13,17 @@ import { assembleAll, type PtxFailure } from "./ptxas-pool.js";
 
 const SEED = 0x7c0a5f;
 const RUNS = 2000;
+/**
+ * Legal configurations simulated (and their modules assembled): each costs a compile, a
+ * simulated launch and two ptxas runs, so fewer than the mutations; the test checks that these
+ * runs still reach every value of every field of Config (and every pred × fill pair).
+ */
+const LEGAL_RUNS = 500;
 const SENTINEL = 0xa5;
 const POLICY = 0x14f0000000000000n;
-console.log(`cp-async property tests: fast-check seed ${SEED}, ${RUNS} runs each way`);
+console.log(
+  `cp-async property tests: fast-check seed ${SEED}, ${LEGAL_RUNS} legal runs, ${RUNS} of each other kind`,
+);
 
 const eb = dtypeBytes;
 const ALL_DTYPES: DType[] = [
@@ -259,9 +267,37 @@ function expected(c: Config, input: Uint8Array): Uint8Array {
 
 const params = { seed: SEED, numRuns: RUNS, endOnFailure: true } as const;
 
+/** Every value each field of a legal Config can take (from legalConfig's domains). */
+const DOMAINS: { readonly [K in keyof Config]?: readonly unknown[] } = {
+  chunk: [4, 8, 16],
+  cache: ["ca", "cg"],
+  space: ["shared", "shared::cta"],
+  hint: [false, true],
+  prefetch: [0, 64, 128, 256],
+  hintFirst: [false, true],
+  scope: ["thread", "cta"],
+  block: [1, 7, 32, 64],
+  rep: [1, 2, 3, 4],
+  off: [0, 1, 2],
+  split: [false, true],
+  aBuf: ALL_DTYPES,
+  aView: ALL_DTYPES,
+  sBuf: SHARED_DTYPES,
+  sView: ALL_DTYPES,
+  scopeExplicit: [false, true],
+  pred: ["none", "true", "false", "const"],
+  fill: ["none", "src_size", "src_size_imm", "ignore_src", "ignore_const"],
+};
+
 describe("cp.async property tests (fast-check)", () => {
-  test(`${RUNS} random legal configurations verify, compile and simulate to the expected bytes; every distinct PTX module is assembled by ptxas for sm_80 and sm_90`, async () => {
+  test(`${LEGAL_RUNS} random legal configurations verify, compile and simulate to the expected bytes; every distinct PTX module is assembled by ptxas for sm_80 and sm_90`, async () => {
     let n = 0;
+    // The values each field took, and the pred × fill pairs: the runs must reach all of them.
+    const seen = new Map<string, Set<unknown>>();
+    const saw = (key: string, v: unknown): void => {
+      if (!seen.has(key)) seen.set(key, new Set());
+      seen.get(key)!.add(v);
+    };
     const modules = new Set<string>();
     // ptxas runs while the simulator works: every 64 new modules go to the pool at once (one
     // process per batch and arch), and the property yields to the event loop so they start.
@@ -278,6 +314,8 @@ describe("cp.async property tests (fast-check)", () => {
     };
     await fc.assert(
       fc.asyncProperty(legalConfig, async (c) => {
+        for (const k of Object.keys(DOMAINS)) saw(k, c[k as keyof Config]);
+        saw("pred × fill", `${c.pred} × ${c.fill}`);
         const run = compile(build(c));
         if (!modules.has(run.ptx)) {
           modules.add(run.ptx);
@@ -306,9 +344,16 @@ describe("cp.async property tests (fast-check)", () => {
         if (at >= 0)
           throw new Error(`${JSON.stringify(c)}: byte ${at} is ${out[at]}, expected ${want[at]}`);
       }),
-      params,
+      { ...params, numRuns: LEGAL_RUNS },
     );
-    expect(n).toBe(RUNS);
+    expect(n).toBe(LEGAL_RUNS);
+    for (const [k, all] of Object.entries(DOMAINS)) {
+      expect(
+        all.filter((v) => !seen.get(k)?.has(v)),
+        `values of ${k} never generated`,
+      ).toEqual([]);
+    }
+    expect(seen.get("pred × fill")?.size).toBe(DOMAINS.pred!.length * DOMAINS.fill!.length);
     flush();
     const failures = (await Promise.all(pending)).flat();
     expect(failures.slice(0, 3)).toEqual([]);
