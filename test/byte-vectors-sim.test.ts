@@ -9,6 +9,8 @@ import {
   byteCopy,
   byteCopyLength,
   byteInputs,
+  byteRegisters,
+  byteRegistersRef,
   byteStaged,
   byteStagedRef,
   byteWiden,
@@ -86,6 +88,18 @@ describe("8-bit vectorized loops on the simulator", () => {
       );
       expect(F, dtype).toEqual(A);
       expect(B, dtype).toEqual(C.map((c) => narrow(c, dtype)));
+    }
+  });
+
+  it("through a register array, read back in reverse", () => {
+    for (const dtype of BYTE_DTYPES) {
+      const A = byteInputs(dtype, 32 * 16, 11);
+      const [B] = run(byteRegisters(dtype), [{ data: A, dtype }], [{ n: 32 * 16, dtype }]);
+      const want = A.map((_, i) => {
+        const row = Math.floor(i / 16) * 16;
+        return byteRegistersRef(dtype, A.slice(row, row + 16), i % 16);
+      });
+      expect(B, dtype).toEqual(want);
     }
   });
 

@@ -12,6 +12,7 @@ import {
   byteCopy,
   byteCopyLength,
   byteInputs,
+  byteRegisters,
   byteStaged,
   byteWiden,
   int32Inputs,
@@ -50,6 +51,12 @@ function cases(): Case[] {
           outputs: [{ n: 32 * w, dtype }],
         });
       }
+      out.push({
+        name: `registers ${dtype} seed ${seed}`,
+        fn: byteRegisters(dtype),
+        inputs: [{ data: byteInputs(dtype, 512, seed * 5000), dtype }],
+        outputs: [{ n: 512, dtype }],
+      });
       out.push({
         name: `widen ${dtype} seed ${seed}`,
         fn: byteWiden(dtype, 16),
@@ -92,7 +99,7 @@ describe.skipIf(!probe.ok)("8-bit vector accesses: GPU and simulator agree byte 
   const all = probe.ok ? cases() : [];
   it("reports what it checks", () => {
     console.log(`byte vectors on ${cuda(0).name}: ${all.length} kernels × inputs`);
-    expect(all.length).toBe(2 * (BYTE_DTYPES.length * (BYTE_COPY_SHAPES.length + 5) + 1));
+    expect(all.length).toBe(2 * (BYTE_DTYPES.length * (BYTE_COPY_SHAPES.length + 6) + 1));
   });
 
   it.each(all.map((c) => [c.name, c] as const))("%s", (_, c) => {

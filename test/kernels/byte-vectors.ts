@@ -200,3 +200,31 @@ export function int32Inputs(n: number, seed: number): number[] {
     return edges[i] ?? x | 0;
   });
 }
+
+/**
+ * Through a register array: `x[v] = A[tid * 16 + v]` then `B[tid * 16 + v] = x[15 - v] ^ 1`
+ * (bool: `!x[15 - v]`), A and B 1-D of rows·16 `dtype`: the vector load unpacks straight into
+ * the array's registers, and the store packs lanes read in reverse.
+ */
+export function byteRegisters(dtype: ByteDType, rows = 32): PrimFunc {
+  return T.function(
+    `byte_registers_${dtype}`,
+    { A: T.Tensor([rows * 16], dtype), B: T.Tensor([rows * 16], dtype) },
+    ({ A, B }) => {
+      T.device_entry({ launch: launch(rows) });
+      const t = T.cuda.thread_idx("x");
+      const x = T.alloc_local([16], dtype, { name: "x" });
+      for (const v of T.vectorized(16)) x.set([v], A.get([t.mul(16).add(v)]));
+      for (const v of T.vectorized(16)) {
+        const r = x.get([T.sub(15, v)]);
+        B.set([t.mul(16).add(v)], dtype === "bool" ? T.not(r) : r.bitxor(T[dtype](1)));
+      }
+    },
+  );
+}
+
+/** What {@link byteRegisters} stores at `B[tid * 16 + v]`, from the thread's row `a` of A. */
+export function byteRegistersRef(dtype: ByteDType, a: readonly number[], v: number): number {
+  const x = a[15 - v]!;
+  return dtype === "bool" ? (x === 0 ? 1 : 0) : x ^ 1;
+}

@@ -5,6 +5,7 @@ import {
   BYTE_DTYPES,
   alignedRows,
   byteCopy,
+  byteRegisters,
   byteStaged,
   byteWiden,
   maskedSelect,
@@ -215,6 +216,16 @@ describe("8-bit T.vectorized loops", () => {
       expect(count(text, "st.global.v4.f32")).toBe(4);
       expect(count(text, "ld.global.v4.s32")).toBe(4);
       expect(count(text, "st.global.v4.u32")).toBe(1);
+    }
+  });
+
+  it("a register array takes the unpacked lanes of one ld.global.v4.u32 and packs them back", () => {
+    for (const dtype of BYTE_DTYPES) {
+      const text = ptx(byteRegisters(dtype));
+      expect(text).toContain(`"x": 16 x ${dtype} in registers`);
+      expect(count(text, "ld.global.v4.u32"), dtype).toBe(1);
+      expect(count(text, "st.global.v4.u32"), dtype).toBe(1);
+      expect(text).not.toContain(".local");
     }
   });
 
