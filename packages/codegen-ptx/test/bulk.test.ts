@@ -49,8 +49,8 @@ describe("cp.async.bulk one tile: g2s + expect_tx + try_wait + s2g", () => {
       	.reg .pred %p<3>;
       	.reg .b32 %r<5>;
       	.reg .b64 %rd<6>;
-      	.shared .align 16 .b8 smem_smem[1024];
-      	.shared .align 16 .b8 smem_smem_1[8];
+      	.shared .align 16 .b8 smem_tile[1024];
+      	.shared .align 16 .b8 smem_bar[8];
 
       	ld.param.u64 %rd1, [one_tile_param_0];
       	cvta.to.global.u64 %rd2, %rd1;
@@ -59,8 +59,8 @@ describe("cp.async.bulk one tile: g2s + expect_tx + try_wait + s2g", () => {
       	ld.param.u64 %rd5, [one_tile_param_2];
       	ld.param.s32 %r1, [one_tile_param_3];
       	mov.u32 %r2, %tid.x;
-      	mov.u32 %r3, smem_smem;
-      	mov.u32 %r4, smem_smem_1;
+      	mov.u32 %r3, smem_tile;
+      	mov.u32 %r4, smem_bar;
       	// If at bulk-kernels.ts:43:9
       	setp.eq.s32 %p1, %r2, 0;
       	@!%p1 bra $L__endif1;

@@ -26,6 +26,7 @@ import { checkDType, checkFunction, PrimExpr, show } from "./expr.js";
 import { checkIdent, checkOptInt, checkOptions, checkShape, isPlainObject } from "./check.js";
 import { checkLaunchConfig } from "./cuda.js";
 import { callerSpan } from "./span.js";
+import { bindingName } from "./binding-name.js";
 import type { DTypeFn, ScalarType, TensorType } from "./types.js";
 import { TileView } from "./view.js";
 
@@ -210,6 +211,10 @@ function alloc(
   if (name !== undefined) {
     checkIdent(name, `${what}: the buffer name`, span);
     bufName = name;
+  } else {
+    // The variable the author binds it to; else the default, which reports replace with the
+    // declaration's position (core's bufferName).
+    bufName = bindingName(span) ?? bufName;
   }
   let bytes: SwizzleLayout | undefined;
   let alignOut = typeof align === "number" ? align : undefined;
@@ -248,7 +253,9 @@ function alloc(
  * swizzle_len, atom_len)` in elements of `dtype`, or `T.swizzle_mode("128B")` in bytes): views
  * of the tile stay row-major in logical offsets and every access swizzles the byte offset; a
  * swizzled tile is aligned to the swizzle's period (1024 bytes for 128B). `name` names the buffer
- * in diagnostics, printed IR and PTX (default "smem"); `dynamic` puts it in dynamic shared memory.
+ * in diagnostics, printed IR and PTX (default: the variable the call is bound to, `tile` in
+ * `const tile = T.alloc_shared(...)`, else "smem", which reports show as the declaration's
+ * position); `dynamic` puts it in dynamic shared memory.
  * @throws TirxError TX1003, TX2003, TX1002 for an unknown layout, TX1016 for a swizzle the
  *   tile's size is not a multiple of, or an align below its period.
  */
@@ -296,7 +303,10 @@ export function alloc_shared(
   );
 }
 
-/** Allocate per-thread local storage (registers or local memory). */
+/**
+ * Allocate per-thread local storage (registers or local memory). `name` names the buffer as in
+ * `T.alloc_shared` (default: the variable the call is bound to, else "local").
+ */
 export function alloc_local(
   shape: readonly number[],
   dtype: DType,

@@ -45,13 +45,13 @@ describe("T namespace", () => {
       export const copy_async = T.function("copy_async", { A: T.Tensor([128, 32], "float16"), B: T.Tensor([128, 32], "float16") }, ({ A, B }) => {
         T.device_entry({ launch: T.cuda.LaunchConfig({ grid: 1, block: 128 }) });
         const threadIdx_x = T.cuda.thread_idx("x");
-        const smem = T.alloc_shared([128, 32], "float16", { name: "smem" });
-        T.cuda.tile.apply(T.ptx["cp.async.cg.shared.global"], smem.as_strided({ offset: 0, shape: [4, 32, 4, 8], strides: [1024, 32, 8, 1], axes: ["w","t","r","v"] }), A.as_strided({ offset: 0, shape: [4, 32, 4, 8], strides: [1024, 32, 8, 1], axes: ["w","t","r","v"] }), { "chunk_bytes": 16, "scope": "cta" });
+        const shared = T.alloc_shared([128, 32], "float16", { name: "shared" });
+        T.cuda.tile.apply(T.ptx["cp.async.cg.shared.global"], shared.as_strided({ offset: 0, shape: [4, 32, 4, 8], strides: [1024, 32, 8, 1], axes: ["w","t","r","v"] }), A.as_strided({ offset: 0, shape: [4, 32, 4, 8], strides: [1024, 32, 8, 1], axes: ["w","t","r","v"] }), { "chunk_bytes": 16, "scope": "cta" });
         T.ptx.cp.async_.commit_group();
         T.call_op("cp.async.wait_group", 0);
         T.cuda.cta_sync();
         for (const i of T.range(32)) {
-          B.flat().set([threadIdx_x.mul(32).add(i)], smem.flat().get([threadIdx_x.mul(32).add(i)]));
+          B.flat().set([threadIdx_x.mul(32).add(i)], shared.flat().get([threadIdx_x.mul(32).add(i)]));
         }
       });
       "

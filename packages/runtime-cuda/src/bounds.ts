@@ -1,4 +1,4 @@
-import { TirxError, type Note } from "@tirx-ts/core";
+import { TirxError, bufferName, type Note } from "@tirx-ts/core";
 import { OOB_RECORD, OOB_RECORD_BYTES, type PtxModule } from "@tirx-ts/codegen-ptx";
 import { driver } from "./driver.js";
 import type { CudaKernel } from "./launch.js";
@@ -41,8 +41,11 @@ export function boundsReport(mod: PtxModule, record: Uint8Array): TirxError | un
   const site = mod.boundsSites[w(1)];
   const rel = view.getBigInt64(32, true);
   if (!site) return new TirxError("TX6005", `kernel "${mod.entry}" accessed memory out of range`);
+  // Named as the simulator names it (core's bufferName).
+  const scope = site.space === "global" ? "global" : site.space === "local" ? "local" : "shared";
+  const name = bufferName({ name: site.buffer, span: site.declared, scope });
   const notes: Note[] = site.declared
-    ? [{ message: `"${site.buffer}" is declared here`, span: site.declared }]
+    ? [{ message: `${name} is declared here`, span: site.declared }]
     : [];
   notes.push({
     message:
@@ -50,7 +53,7 @@ export function boundsReport(mod: PtxModule, record: Uint8Array): TirxError | un
   });
   return new TirxError(
     "TX6005",
-    `thread (${w(2)}, ${w(3)}, ${w(4)}) of CTA (${w(5)}, ${w(6)}, ${w(7)}) ${site.verb} ${site.space} "${site.buffer}" bytes ${rel}..${rel + BigInt(site.accessBytes - 1)}, outside its ${site.bufferBytes} bytes`,
+    `thread (${w(2)}, ${w(3)}, ${w(4)}) of CTA (${w(5)}, ${w(6)}, ${w(7)}) ${site.verb} ${site.space} ${name} bytes ${rel}..${rel + BigInt(site.accessBytes - 1)}, outside its ${site.bufferBytes} bytes`,
     site.span,
     notes,
   );

@@ -104,7 +104,7 @@ describe("issue 9's four bugs, each reported with both lines", () => {
     expect((b.toArray() as Float32Array)[33]).toBe(128 + 30 * 4);
     const e = simThrows(doubleBuffer(false), [a(), simZeros([4, 32], "float32")]);
     expectBoth(e, "TX6013", "// @b-prefetch", "// @b-consume");
-    expect(e.message).toMatch(/issues a cp.async to shared "smem" bytes .* which thread .* read/);
+    expect(e.message).toMatch(/issues a cp.async to shared "s" bytes .* which thread .* read/);
   });
 
   const unfencedStore = (fence: boolean) =>

@@ -1,3 +1,4 @@
+import { bufferName } from "../buffer-name.js";
 import type { DType } from "../dtype.js";
 import { freshBufferId } from "./ids.js";
 import { TirxError } from "../diagnostics.js";
@@ -112,7 +113,7 @@ export function staticShape(buffer: Buffer, what: string, span?: Span): readonly
   if (isStaticShape(shape)) return shape;
   throw new TirxError(
     "TX2003",
-    `${what} needs a static shape, but "${buffer.name}" has the symbolic shape ${showShape(shape)}`,
+    `${what} needs a static shape, but ${bufferName(buffer)} has the symbolic shape ${showShape(shape)}`,
     span ?? buffer.span,
     [
       {

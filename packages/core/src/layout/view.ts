@@ -1,3 +1,4 @@
+import { bufferName } from "../buffer-name.js";
 import { dtypeBytes, type DType } from "../dtype.js";
 import { TirxError } from "../diagnostics.js";
 import { binary, cast } from "../ir/arith.js";
@@ -185,7 +186,7 @@ export function bufferElementOffset(
       : `its ${dtype} offset is not provably a multiple of ${k} (the expression shows a factor of ${knownDivisor(offset)} only); write it from multiples of ${k} or take it of a ${buffer.dtype} view`;
   throw new TirxError(
     code,
-    `${what} of a ${dtype} view into "${buffer.name}" (${buffer.dtype}) must start on a whole ${buffer.dtype} element (${bb} bytes): ${why}`,
+    `${what} of a ${dtype} view into ${bufferName(buffer)} (${buffer.dtype}) must start on a whole ${buffer.dtype} element (${bb} bytes): ${why}`,
     span,
   );
 }
@@ -323,7 +324,7 @@ export function subBuffer(buffer: Buffer, index: readonly SubIndex[], span?: Spa
       if (typeof dim !== "number" || s === undefined) {
         throw new TirxError(
           "TX2003",
-          `axis ${k} of "${buffer.name}" (shape ${showShape(buffer.shape)}) has a symbolic ${typeof dim !== "number" ? "length" : "stride"}; index it instead of slicing it, so the view keeps only static axes`,
+          `axis ${k} of ${bufferName(buffer)} (shape ${showShape(buffer.shape)}) has a symbolic ${typeof dim !== "number" ? "length" : "stride"}; index it instead of slicing it, so the view keeps only static axes`,
           span,
         );
       }

@@ -1,3 +1,4 @@
+import { bufferName } from "../buffer-name.js";
 import { TirxError } from "../diagnostics.js";
 import { constInt, type Expr } from "../ir/expr.js";
 import { checkMbarrierOperand } from "../patterns/mbarrier.js";
@@ -94,7 +95,7 @@ function checkFragmentOperand(
   if (!spec.dtypes.includes(b.dtype)) {
     throw new TirxError(
       "TX7001",
-      `${spec.name} of ${op.surface} holds ${spec.dtypes.join(" or ")} elements; "${b.name}" is ${b.dtype}`,
+      `${spec.name} of ${op.surface} holds ${spec.dtypes.join(" or ")} elements; ${bufferName(b)} is ${b.dtype}`,
       at,
     );
   }
@@ -104,7 +105,7 @@ function checkFragmentOperand(
   if (i < 0 || i + spec.count > n) {
     throw new TirxError(
       "TX7001",
-      `${spec.name} of ${op.surface} spans ${spec.count} elements from ${i}, but "${b.name}" holds ${n}`,
+      `${spec.name} of ${op.surface} spans ${spec.count} elements from ${i}, but ${bufferName(b)} holds ${n}`,
       at,
     );
   }

@@ -1,3 +1,4 @@
+import { bufferName } from "../buffer-name.js";
 import { dtypeBytes } from "../dtype.js";
 import { TirxError } from "../diagnostics.js";
 import type { DiagnosticCode } from "../catalog.js";
@@ -150,7 +151,7 @@ export function checkViewBounds(
   if (r.min < 0 || r.max >= limit) {
     throw new TirxError(
       code,
-      `${what} view of "${view.buffer.name}" reaches elements ${r.min}..${r.max}, but the buffer holds ${limit} ${view.dtype} elements`,
+      `${what} view of ${bufferName(view.buffer)} reaches elements ${r.min}..${r.max}, but the buffer holds ${limit} ${view.dtype} elements`,
       span,
     );
   }

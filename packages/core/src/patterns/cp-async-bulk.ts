@@ -1,3 +1,4 @@
+import { bufferName } from "../buffer-name.js";
 import { showSwizzle, swizzleAtomBytes, swizzleKeepsContiguous } from "../layout/swizzle.js";
 import { dtypeBytes } from "../dtype.js";
 import { TirxError } from "../diagnostics.js";
@@ -150,7 +151,7 @@ export function planBulkCopy(s: TileApply, ctx: PatternContext): BulkCopyPlan {
   if (opcode.direction === "g2s" ? !(shared(dst) && global(src)) : !(global(dst) && shared(src))) {
     throw new TirxError(
       "TX4005",
-      `"${s.opcode}" copies ${opcode.direction === "g2s" ? "global → shared" : "shared → global"}, but dst "${dst.buffer.name}" is ${dst.buffer.scope} and src "${src.buffer.name}" is ${src.buffer.scope} (operand order is dst, src)`,
+      `"${s.opcode}" copies ${opcode.direction === "g2s" ? "global → shared" : "shared → global"}, but dst ${bufferName(dst.buffer)} is ${dst.buffer.scope} and src ${bufferName(src.buffer)} is ${src.buffer.scope} (operand order is dst, src)`,
       s.span,
     );
   }
@@ -176,14 +177,14 @@ export function planBulkCopy(s: TileApply, ctx: PatternContext): BulkCopyPlan {
     if (!swizzleKeepsContiguous(swz, align, chunk)) {
       throw new TirxError(
         "TX3025",
-        `a ${chunk}-byte cp.async.bulk chunk of ${side} "${a.buffer.name}" would be split by its ${showSwizzle(swz!)} (runs of ${swizzleAtomBytes(swz!)} bytes); bulk copies move bytes linearly`,
+        `a ${chunk}-byte cp.async.bulk chunk of ${side} ${bufferName(a.buffer)} would be split by its ${showSwizzle(swz!)} (runs of ${swizzleAtomBytes(swz!)} bytes); bulk copies move bytes linearly`,
         s.span,
       );
     }
     if (align % 16 !== 0) {
       throw new TirxError(
         "TX4004",
-        `${side} "${a.buffer.name}" is only provably ${align}-byte aligned; bulk copies need 16-byte aligned addresses`,
+        `${side} ${bufferName(a.buffer)} is only provably ${align}-byte aligned; bulk copies need 16-byte aligned addresses`,
         s.span,
       );
     }

@@ -1,3 +1,4 @@
+import { bufferName } from "../buffer-name.js";
 import { showSwizzle, swizzleAtomBytes, swizzleKeepsContiguous } from "../layout/swizzle.js";
 import { dtypeBytes } from "../dtype.js";
 import { TirxError } from "../diagnostics.js";
@@ -247,8 +248,8 @@ export function planCpAsync(s: TileApply, ctx: PatternContext): CpAsyncPlan {
     throw new TirxError(
       "TX3011",
       swapped
-        ? `destination "${dst.buffer.name}" is global and source "${src.buffer.name}" is shared: operands are (dst_shared, src_global), and shared-to-global is not a cp.async`
-        : `destination "${dst.buffer.name}" is ${dst.buffer.scope} and source "${src.buffer.name}" is ${src.buffer.scope}; cp.async needs a shared destination and a global source`,
+        ? `destination ${bufferName(dst.buffer)} is global and source ${bufferName(src.buffer)} is shared: operands are (dst_shared, src_global), and shared-to-global is not a cp.async`
+        : `destination ${bufferName(dst.buffer)} is ${dst.buffer.scope} and source ${bufferName(src.buffer)} is ${src.buffer.scope}; cp.async needs a shared destination and a global source`,
       s.span,
     );
   }
@@ -316,7 +317,7 @@ export function planCpAsync(s: TileApply, ctx: PatternContext): CpAsyncPlan {
     if (align % chunk !== 0) {
       throw new TirxError(
         "TX3014",
-        `${side} atoms of "${a.buffer.name}" are only provably ${align}-byte aligned; a ${chunk}-byte cp.async needs ${chunk}-byte alignment`,
+        `${side} atoms of ${bufferName(a.buffer)} are only provably ${align}-byte aligned; a ${chunk}-byte cp.async needs ${chunk}-byte alignment`,
         s.span,
       );
     }
@@ -325,7 +326,7 @@ export function planCpAsync(s: TileApply, ctx: PatternContext): CpAsyncPlan {
   if (!swizzleKeepsContiguous(swz, atomAlignment(dSide), chunk)) {
     throw new TirxError(
       "TX3025",
-      `a ${chunk}-byte cp.async chunk into "${dst.buffer.name}" would be split by its ${showSwizzle(swz!)}: the swizzle keeps runs of ${swizzleAtomBytes(swz!)} bytes together`,
+      `a ${chunk}-byte cp.async chunk into ${bufferName(dst.buffer)} would be split by its ${showSwizzle(swz!)}: the swizzle keeps runs of ${swizzleAtomBytes(swz!)} bytes together`,
       s.span,
     );
   }

@@ -1,3 +1,4 @@
+import { bufferName } from "../buffer-name.js";
 import { TirxError } from "../diagnostics.js";
 import type { Expr } from "../ir/expr.js";
 import type { Span } from "../span.js";
@@ -19,14 +20,14 @@ export function checkMbarrierOperand(e: Expr, span?: Span): void {
   if ((b.scope !== "shared" && b.scope !== "shared.dyn") || b.dtype !== "uint64") {
     throw new TirxError(
       "TX4011",
-      `mbarrier objects live in a shared uint64 buffer; "${b.name}" is ${b.scope} ${b.dtype}${b.dtype !== "uint64" && (b.scope === "shared" || b.scope === "shared.dyn") ? ` (a uint64 view of a buffer of another dtype is not an mbarrier operand: allocate the mbarriers as T.alloc_shared([n], "uint64"))` : ""}`,
+      `mbarrier objects live in a shared uint64 buffer; ${bufferName(b)} is ${b.scope} ${b.dtype}${b.dtype !== "uint64" && (b.scope === "shared" || b.scope === "shared.dyn") ? ` (a uint64 view of a buffer of another dtype is not an mbarrier operand: allocate the mbarriers as T.alloc_shared([n], "uint64"))` : ""}`,
       e.span ?? span,
     );
   }
   if (b.align % 8 !== 0) {
     throw new TirxError(
       "TX4011",
-      `mbarrier buffer "${b.name}" must be 8-byte aligned`,
+      `mbarrier buffer ${bufferName(b)} must be 8-byte aligned`,
       e.span ?? span,
     );
   }

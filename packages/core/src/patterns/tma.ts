@@ -1,3 +1,4 @@
+import { bufferName } from "../buffer-name.js";
 import { dtypeBytes, type DType } from "../dtype.js";
 import { TirxError } from "../diagnostics.js";
 import { isStaticShape, numel, rowMajorStrides, type View } from "../ir/buffer.js";
@@ -164,7 +165,7 @@ export function checkTensorMap(m: TensorMap, span?: Span): void {
   if (b.scope !== "global") {
     throw new TirxError(
       "TX4024",
-      `tensor map "${m.name}" describes "${b.name}", which is ${b.scope}; tensor maps describe global tensor parameters`,
+      `tensor map "${m.name}" describes ${bufferName(b)}, which is ${b.scope}; tensor maps describe global tensor parameters`,
       where,
     );
   }
@@ -179,7 +180,7 @@ export function checkTensorMap(m: TensorMap, span?: Span): void {
   if (!isStaticShape(shape)) {
     throw new TirxError(
       "TX4024",
-      `tensor map "${m.name}": "${b.name}" needs a static shape (symbolic dims are not supported by TMA maps yet)`,
+      `tensor map "${m.name}": ${bufferName(b)} needs a static shape (symbolic dims are not supported by TMA maps yet)`,
       where,
     );
   }
@@ -187,7 +188,7 @@ export function checkTensorMap(m: TensorMap, span?: Span): void {
   if (rank < 1 || rank > 5) {
     throw new TirxError(
       "TX4024",
-      `tensor map "${m.name}": TMA tensors have rank 1..5, "${b.name}" has ${rank}`,
+      `tensor map "${m.name}": TMA tensors have rank 1..5, ${bufferName(b)} has ${rank}`,
       where,
     );
   }
@@ -197,7 +198,7 @@ export function checkTensorMap(m: TensorMap, span?: Span): void {
     if ((strides[k]! * eb) % 16 !== 0) {
       throw new TirxError(
         "TX4024",
-        `tensor map "${m.name}": axis ${k} of "${b.name}" has a stride of ${strides[k]! * eb} bytes; TMA needs strides that are multiples of 16 bytes (pad the inner axis)`,
+        `tensor map "${m.name}": axis ${k} of ${bufferName(b)} has a stride of ${strides[k]! * eb} bytes; TMA needs strides that are multiples of 16 bytes (pad the inner axis)`,
         where,
       );
     }
@@ -205,7 +206,7 @@ export function checkTensorMap(m: TensorMap, span?: Span): void {
   if (m.box.length !== rank || m.elementStrides.length !== rank) {
     throw new TirxError(
       "TX4017",
-      `tensor map "${m.name}": box [${m.box.join(", ")}] and element strides [${m.elementStrides.join(", ")}] need one entry per axis of "${b.name}" (rank ${rank})`,
+      `tensor map "${m.name}": box [${m.box.join(", ")}] and element strides [${m.elementStrides.join(", ")}] need one entry per axis of ${bufferName(b)} (rank ${rank})`,
       where,
     );
   }
@@ -270,7 +271,7 @@ function checkWholeTensor(v: View, m: TensorMap, s: TileApply): void {
   if (!whole) {
     throw new TirxError(
       "TX4016",
-      `the global operand of a TMA copy is the whole tensor its map describes ("${m.buffer.name}"), got a view of "${b.name}"; the box position is given by coords`,
+      `the global operand of a TMA copy is the whole tensor its map describes (${bufferName(m.buffer)}), got a view of ${bufferName(b)}; the box position is given by coords`,
       s.span,
     );
   }
@@ -329,7 +330,7 @@ function checkSwizzleAgrees(tile: View, m: TensorMap, s: TileApply): void {
   const has = layout ? showSwizzle(layout) : "no swizzle (row-major)";
   throw new TirxError(
     "TX4020",
-    `tensor map "${m.name}" has swizzle ${m.swizzle}, but shared "${tile.buffer.name}" has ${has}; allocate it with { layout: ${m.swizzle === "none" ? "none" : `T.swizzle_mode("${m.swizzle}")`} } or encode the map with the buffer's mode`,
+    `tensor map "${m.name}" has swizzle ${m.swizzle}, but shared ${bufferName(tile.buffer)} has ${has}; allocate it with { layout: ${m.swizzle === "none" ? "none" : `T.swizzle_mode("${m.swizzle}")`} } or encode the map with the buffer's mode`,
     s.span,
   );
 }
@@ -394,7 +395,7 @@ export function planTmaCopy(s: TileApply, ctx: PatternContext): TmaPlan {
           : "(global tensor, the same global tensor)";
     throw new TirxError(
       "TX4005",
-      `"${s.opcode}" takes dst, src = ${want}; got ${dst.buffer.scope} "${dst.buffer.name}", ${src.buffer.scope} "${src.buffer.name}"`,
+      `"${s.opcode}" takes dst, src = ${want}; got ${dst.buffer.scope} ${bufferName(dst.buffer)}, ${src.buffer.scope} ${bufferName(src.buffer)}`,
       s.span,
     );
   }
@@ -411,7 +412,7 @@ export function planTmaCopy(s: TileApply, ctx: PatternContext): TmaPlan {
     if (got % need !== 0) {
       throw new TirxError(
         "TX4019",
-        `the shared tile of "${tile.buffer.name}" is only provably ${got}-byte aligned; TMA needs ${need}${m.swizzle === "none" ? "" : ` with ${m.swizzle} swizzle (the swizzle atom)`} (allocate with { align: ${need} })`,
+        `the shared tile of ${bufferName(tile.buffer)} is only provably ${got}-byte aligned; TMA needs ${need}${m.swizzle === "none" ? "" : ` with ${m.swizzle} swizzle (the swizzle atom)`} (allocate with { align: ${need} })`,
         s.span,
       );
     }

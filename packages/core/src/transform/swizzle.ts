@@ -1,3 +1,4 @@
+import { bufferName } from "../buffer-name.js";
 import { dtypeBytes, type DType } from "../dtype.js";
 import { TirxError } from "../diagnostics.js";
 import { binary } from "../ir/arith.js";
@@ -59,7 +60,7 @@ export function swizzledOffset(
   if (elemBytes > atom) {
     throw new TirxError(
       "TX1016",
-      `an access of ${elemBytes} bytes to "${buffer.name}" would be split by its ${showSwizzle(l)} (atoms of ${atom} bytes)`,
+      `an access of ${elemBytes} bytes to ${bufferName(buffer)} would be split by its ${showSwizzle(l)} (atoms of ${atom} bytes)`,
       span ?? off.span,
     );
   }

@@ -1,3 +1,4 @@
+import { bufferName } from "../buffer-name.js";
 import { dtypeBytes } from "../dtype.js";
 import { TirxError } from "../diagnostics.js";
 import { isStaticShape, numel, showShape, staticShape, type Buffer } from "../ir/buffer.js";
@@ -207,7 +208,7 @@ export function verify(fn: PrimFunc): VerifiedFunc {
     if (!buffers.has(buffer.id)) {
       throw new TirxError(
         "TX2001",
-        `buffer "${buffer.name}" is used outside the scope that allocates it`,
+        `buffer ${bufferName(buffer)} is used outside the scope that allocates it`,
         span,
       );
     }
@@ -221,8 +222,8 @@ export function verify(fn: PrimFunc): VerifiedFunc {
       throw new TirxError(
         "TX2006",
         r.min < 0
-          ? `access to "${buffer.name}" (shape ${showShape(buffer.shape)}) may be at a negative element (from ${r.min})`
-          : `access to "${buffer.name}" (shape ${showShape(buffer.shape)}) is not provably inside the tensor for every ${names.join(", ")}`,
+          ? `access to ${bufferName(buffer)} (shape ${showShape(buffer.shape)}) may be at a negative element (from ${r.min})`
+          : `access to ${bufferName(buffer)} (shape ${showShape(buffer.shape)}) is not provably inside the tensor for every ${names.join(", ")}`,
         span,
         [
           {
@@ -242,7 +243,7 @@ export function verify(fn: PrimFunc): VerifiedFunc {
     if (low || (high && !provablyBelowNumel(buffer, offset, scale, env))) {
       throw new TirxError(
         "TX2006",
-        `access to "${buffer.name}" at elements ${r.min}..${r.max}, but it holds ${limit} elements (shape [${buffer.shape.join(", ")}])`,
+        `access to ${bufferName(buffer)} at elements ${r.min}..${r.max}, but it holds ${limit} elements (shape [${buffer.shape.join(", ")}])`,
         span,
         high && !low
           ? [
@@ -268,7 +269,7 @@ export function verify(fn: PrimFunc): VerifiedFunc {
     if (e.kind === "BufferPtr" && !buffers.has(e.buffer.id)) {
       throw new TirxError(
         "TX2001",
-        `buffer "${e.buffer.name}" is used outside the scope that allocates it`,
+        `buffer ${bufferName(e.buffer)} is used outside the scope that allocates it`,
         where,
       );
     }
@@ -382,7 +383,7 @@ export function verify(fn: PrimFunc): VerifiedFunc {
         if (s.value.dtype !== s.dtype) {
           throw new TirxError(
             "TX2005",
-            `storing a ${s.value.dtype} value into ${s.dtype} elements of "${s.buffer.name}"; cast it explicitly`,
+            `storing a ${s.value.dtype} value into ${s.dtype} elements of ${bufferName(s.buffer)}; cast it explicitly`,
             s.span,
           );
         }
@@ -393,7 +394,7 @@ export function verify(fn: PrimFunc): VerifiedFunc {
         if (b.scope === "global") {
           throw new TirxError(
             "TX2009",
-            `"${b.name}": kernels allocate shared or local buffers; global tensors are parameters`,
+            `${bufferName(b)}: kernels allocate shared or local buffers; global tensors are parameters`,
             s.span,
           );
         }
@@ -436,7 +437,7 @@ export function verify(fn: PrimFunc): VerifiedFunc {
           if (!buffers.has(v.buffer.id)) {
             throw new TirxError(
               "TX2001",
-              `buffer "${v.buffer.name}" is used outside the scope that allocates it`,
+              `buffer ${bufferName(v.buffer)} is used outside the scope that allocates it`,
               s.span,
             );
           }

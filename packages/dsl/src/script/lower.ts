@@ -3,6 +3,7 @@ import { isDType } from "@tirx-ts/core";
 import { PrimExpr, type ExprLike } from "../expr.js";
 import { LocalScalar } from "../local-scalar.js";
 import { withSpan } from "../span.js";
+import { withBindingName } from "../binding-name.js";
 import { T } from "../T.js";
 import { ExprLowerer, Scope, isJs, type Node } from "./lower-expr.js";
 
@@ -60,7 +61,10 @@ export class Lowerer extends ExprLowerer {
       if (!d.initializer || (!isConst && !mutable)) {
         throw this.unsupported(d, "a declaration without a value, or var", "write const x = ...;");
       }
-      const value = this.expr(d.initializer, scope);
+      const init = d.initializer;
+      const value = ts.isIdentifier(d.name)
+        ? withBindingName(this.span(init), d.name.text, () => this.expr(init, scope))
+        : this.expr(init, scope);
       // `const x: float16 = ...`: the annotation is a dtype the value must have.
       const t = d.type;
       if (

@@ -134,7 +134,7 @@ export function compileAtomic(
         return zero;
       }
       const at = base + rel + m.win[t]!;
-      checkAtomicAccess(m, name, at, eb, t, site);
+      checkAtomicAccess(m, placed, at, eb, t, site);
       checkSharedWrite(m, placed, at, eb, t, site, true);
       return apply(m.sdv, at, t);
     };

@@ -1,4 +1,5 @@
 import {
+  bufferName,
   binaryOp,
   compareOpDef,
   dtypeBytes,
@@ -249,7 +250,7 @@ export class ExprCompiler {
     if (w.space !== "shared") {
       throw new TirxError(
         "TX4011",
-        `mbarrier objects live in shared memory; "${e.buffer.name}" is not shared`,
+        `mbarrier objects live in shared memory; ${bufferName(e.buffer)} is not shared`,
         e.span ?? span,
       );
     }

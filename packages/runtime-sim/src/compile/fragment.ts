@@ -1,4 +1,5 @@
 import {
+  bufferName,
   dtypeBytes,
   invariant,
   TirxError,
@@ -96,11 +97,11 @@ export function compileFragmentCall(
   const rowAt = (i: number, t: number, n: number): number => {
     const s = operands[i] as SharedOperand;
     const a = s.addr(t);
-    const { base: b0, size, name } = s.placed;
+    const { base: b0, size } = s.placed;
     if (a % 16 !== 0 || a < b0 || a + n > b0 + size) {
       m.hazard(
         "TX6018",
-        `${op.surface} in warp ${warp} of CTA ${m.cta()}: lane ${t - base} gives row address ${a - b0} of "${name}" (${size} bytes), which ${a % 16 !== 0 ? "is not 16-byte aligned" : "leaves the buffer"}`,
+        `${op.surface} in warp ${warp} of CTA ${m.cta()}: lane ${t - base} gives row address ${a - b0} of ${bufferName(s.placed)} (${size} bytes), which ${a % 16 !== 0 ? "is not 16-byte aligned" : "leaves the buffer"}`,
         site,
       );
       return -1;

@@ -1,4 +1,11 @@
-import { applySwizzle, dtypeBytes, TirxError, type TileApply, type TmaPlan } from "@tirx-ts/core";
+import {
+  applySwizzle,
+  bufferName,
+  dtypeBytes,
+  TirxError,
+  type TileApply,
+  type TmaPlan,
+} from "@tirx-ts/core";
 import { checkBounds } from "../exec/hazards.js";
 import { Tracer } from "../exec/trace.js";
 import type { Machine } from "../exec/machine.js";
@@ -171,7 +178,7 @@ export function compileTmaCopy(ec: ExprCompiler, s: TileApply, plan: TmaPlan): E
       if ((placed.base + b0) % 128 !== 0) {
         m.hazard(
           "TX6018",
-          `thread ${m.thread(t)} of CTA ${m.cta()} issues a TMA copy at shared "${placed.name}" byte ${b0}, which is not 128-byte aligned`,
+          `thread ${m.thread(t)} of CTA ${m.cta()} issues a TMA copy at shared ${bufferName(placed)} byte ${b0}, which is not 128-byte aligned`,
           site,
         );
         continue;
@@ -201,7 +208,7 @@ export function compileTmaCopy(ec: ExprCompiler, s: TileApply, plan: TmaPlan): E
           }
         }
         if (g2s && r !== m.rank[t]) {
-          const what = `multicasts a TMA copy into shared "${placed.name}"`;
+          const what = `multicasts a TMA copy into shared ${bufferName(placed)}`;
           m.clusterUnit.recordRemoteCopy(t, r, last, site, what);
         }
       }

@@ -1,4 +1,5 @@
 import {
+  bufferName,
   decodeMatrixDescriptor,
   fragmentCoord,
   operandDtypeConflict,
@@ -184,9 +185,9 @@ export function compileWgmma(
     if (p.dtype !== undefined && operandDtypeConflict(p.dtype, ab)) {
       m.hazard(
         "TX6026",
-        `${where} reads ${what} as ${ab}, but its descriptor points into shared "${p.name}" of ${p.dtype}`,
+        `${where} reads ${what} as ${ab}, but its descriptor points into shared ${bufferName(p)} of ${p.dtype}`,
         site,
-        p.span ? [{ message: `"${p.name}" is allocated here`, span: p.span }] : [],
+        p.span ? [{ message: `${bufferName(p)} is allocated here`, span: p.span }] : [],
       );
       return false;
     }
@@ -196,7 +197,7 @@ export function compileWgmma(
       if (inAtom >= W) {
         m.hazard(
           "TX6026",
-          `${where}: the descriptor of ${what} starts ${inAtom} bytes into a ${8 * W}-byte swizzle atom of "${p.name}" (row ${Math.floor(inAtom / W)}); with base offset 0 the start must lie in the atom's row 0 (a multiple of 8 rows, plus a K offset within the row)`,
+          `${where}: the descriptor of ${what} starts ${inAtom} bytes into a ${8 * W}-byte swizzle atom of ${bufferName(p)} (row ${Math.floor(inAtom / W)}); with base offset 0 the start must lie in the atom's row 0 (a multiple of 8 rows, plus a K offset within the row)`,
           site,
         );
         return false;
@@ -217,7 +218,7 @@ export function compileWgmma(
       if (msg !== undefined) {
         m.hazard(
           "TX6026",
-          `${where}: the descriptor of ${what} (LBO ${d.ldo}, SBO ${d.sdo}, ${mn ? "MN" : "K"}-major) does not describe the layout of "${p.name}": it ${msg}`,
+          `${where}: the descriptor of ${what} (LBO ${d.ldo}, SBO ${d.sdo}, ${mn ? "MN" : "K"}-major) does not describe the layout of ${bufferName(p)}: it ${msg}`,
           site,
         );
         return false;
@@ -257,9 +258,9 @@ export function compileWgmma(
         if (local < p.base || local + 2 > p.base + p.size) {
           m.hazard(
             "TX6018",
-            `${op.surface} in warp ${t >> 5} of CTA ${m.cta()}: ${what} element (${r0 + r}, ${k}) lies at shared byte ${local}, which leaves "${p.name}" (bytes ${p.base}..${p.base + p.size - 1}) that the descriptor starts in (start ${d.addr}, LBO ${d.ldo}, SBO ${d.sdo}); the ${what === "A" ? "64×16 A" : `${N}×16 B`} operand must lie inside its buffer`,
+            `${op.surface} in warp ${t >> 5} of CTA ${m.cta()}: ${what} element (${r0 + r}, ${k}) lies at shared byte ${local}, which leaves ${bufferName(p)} (bytes ${p.base}..${p.base + p.size - 1}) that the descriptor starts in (start ${d.addr}, LBO ${d.ldo}, SBO ${d.sdo}); the ${what === "A" ? "64×16 A" : `${N}×16 B`} operand must lie inside its buffer`,
             site,
-            p.span ? [{ message: `"${p.name}" is allocated here`, span: p.span }] : [],
+            p.span ? [{ message: `${bufferName(p)} is allocated here`, span: p.span }] : [],
           );
           return false;
         }
@@ -272,7 +273,7 @@ export function compileWgmma(
             const u = m.thread(w & THREAD_MASK);
             m.hazard(
               "TX6015",
-              `${op.surface} (async proxy) in warp ${t >> 5} of CTA ${m.cta()} reads shared "${p.name}" byte ${m.ctaLocal(b) - p.base}, which thread ${u} wrote through the generic proxy with no fence.proxy.async (T.ptx.fence.proxy_async) between the write and this read (by the writer after it, or by a thread after synchronizing with the writer)`,
+              `${op.surface} (async proxy) in warp ${t >> 5} of CTA ${m.cta()} reads shared ${bufferName(p)} byte ${m.ctaLocal(b) - p.base}, which thread ${u} wrote through the generic proxy with no fence.proxy.async (T.ptx.fence.proxy_async) between the write and this read (by the writer after it, or by a thread after synchronizing with the writer)`,
               site,
               [{ message: `thread ${u} writes it here`, span: m.sites[w >> THREAD_BITS] }],
             );

@@ -1,3 +1,4 @@
+import { bufferName } from "@tirx-ts/core";
 import { THREAD_BITS, type Machine, type Placed } from "./machine.js";
 import {
   checkAsyncWrite,
@@ -227,14 +228,14 @@ export class AsyncUnit {
         if (sameBatch) {
           m.hazard(
             "TX6008",
-            `thread ${m.thread(t)} of CTA ${m.cta()} issues two cp.async in one commit group that both write shared "${buf.name}" byte ${m.ctaLocal(b) - buf.base}; their order is undefined`,
+            `thread ${m.thread(t)} of CTA ${m.cta()} issues two cp.async in one commit group that both write shared ${bufferName(buf)} byte ${m.ctaLocal(b) - buf.base}; their order is undefined`,
             site,
             notes,
           );
         } else {
           m.hazard(
             "TX6001",
-            `thread ${m.thread(t)} of CTA ${m.cta()} issues a cp.async to shared "${buf.name}" byte ${m.ctaLocal(b) - buf.base}, which an earlier cp.async still targets (not yet waited for)${earlier ? `; ${waitAdvice(m, earlier, t, "this cp.async")}` : ""}`,
+            `thread ${m.thread(t)} of CTA ${m.cta()} issues a cp.async to shared ${bufferName(buf)} byte ${m.ctaLocal(b) - buf.base}, which an earlier cp.async still targets (not yet waited for)${earlier ? `; ${waitAdvice(m, earlier, t, "this cp.async")}` : ""}`,
             site,
             notes,
           );

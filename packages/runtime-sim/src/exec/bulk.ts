@@ -1,3 +1,4 @@
+import { bufferName } from "@tirx-ts/core";
 import { THREAD_BITS, THREAD_MASK, type Machine, type Placed } from "./machine.js";
 import {
   checkAsyncWrite,
@@ -232,7 +233,7 @@ export class BulkUnit {
         : `before this thread observed the completion of its mbarrier ${bar} phase`;
     m.hazard(
       "TX6007",
-      `thread ${m.thread(t)} of CTA ${m.cta()} ${verb} shared "${buf.name}" byte ${m.ctaLocal(b) - buf.base}, the destination of a bulk copy, ${why}; wait with T.ptx.mbarrier.try_wait (or cta_sync after a thread that waited) first`,
+      `thread ${m.thread(t)} of CTA ${m.cta()} ${verb} shared ${bufferName(buf)} byte ${m.ctaLocal(b) - buf.base}, the destination of a bulk copy, ${why}; wait with T.ptx.mbarrier.try_wait (or cta_sync after a thread that waited) first`,
       site,
       issuedNotes(m, c, "the bulk copy"),
     );
@@ -350,7 +351,7 @@ export class BulkUnit {
         const u = m.thread(w & THREAD_MASK);
         m.hazard(
           "TX6015",
-          `thread ${m.thread(t)} of CTA ${m.cta()} issues a bulk copy (async proxy) reading shared "${buf.name}" byte ${m.ctaLocal(b) - buf.base}, which thread ${u} wrote through the generic proxy with no fence.proxy.async (T.ptx.fence.proxy_async) between the write and this read (by the writer after it, or by a thread after synchronizing with the writer)`,
+          `thread ${m.thread(t)} of CTA ${m.cta()} issues a bulk copy (async proxy) reading shared ${bufferName(buf)} byte ${m.ctaLocal(b) - buf.base}, which thread ${u} wrote through the generic proxy with no fence.proxy.async (T.ptx.fence.proxy_async) between the write and this read (by the writer after it, or by a thread after synchronizing with the writer)`,
           site,
           [{ message: `thread ${u} writes it here`, span: m.sites[w >> THREAD_BITS] }],
         );

@@ -1,4 +1,4 @@
-import type { Note } from "@tirx-ts/core";
+import { bufferName, type Note } from "@tirx-ts/core";
 import type { Machine } from "./machine.js";
 import { uninitialisedUse, type BarBuffer } from "./mbarrier.js";
 import type { Layout } from "../compile/layout.js";
@@ -250,17 +250,17 @@ export class ClusterUnit {
           t,
           at,
           site,
-          `thread ${m.thread(t)} of CTA ${m.cta()} arrives on mbarrier "${bb.name}"[${i}] of CTA ${m.ctaOfRank(r)}, which no mbarrier.init of that CTA has initialised`,
+          `thread ${m.thread(t)} of CTA ${m.cta()} arrives on mbarrier ${bufferName(bb.placed)}[${i}] of CTA ${m.ctaOfRank(r)}, which no mbarrier.init of that CTA has initialised`,
           [
             {
-              message: `thread ${m.thread(mine.thread)} initialises its own CTA's "${bb.name}"[${i}] here; no thread of CTA ${m.ctaOfRank(r)} ran it before the arrive`,
+              message: `thread ${m.thread(mine.thread)} initialises its own CTA's ${bufferName(bb.placed)}[${i}] here; no thread of CTA ${m.ctaOfRank(r)} ran it before the arrive`,
               span: m.sites[mine.site],
             },
           ],
         );
         return;
       }
-      this.recordRemote(t, r, site, `arrives on mbarrier "${bb.name}"[${i}]`);
+      this.recordRemote(t, r, site, `arrives on mbarrier ${bufferName(bb.placed)}[${i}]`);
     }
     m.bars.arrive(m, t, r * m.sharedStride + local, 0, bb, site);
   }

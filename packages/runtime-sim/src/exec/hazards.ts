@@ -1,4 +1,4 @@
-import type { Note } from "@tirx-ts/core";
+import { bufferName, type Note, type Scope } from "@tirx-ts/core";
 import { THREAD_BITS, THREAD_MASK, type GlobalMem, type Machine, type Placed } from "./machine.js";
 import { UNIFORM_MIN, type RaceHit } from "./races.js";
 import {
@@ -163,13 +163,13 @@ function reportSharedRead(
     return true;
   }
   const who = `thread ${m.thread(t)} of CTA ${m.cta()}`;
-  const at = `shared "${buf.name}" byte ${m.ctaLocal(b) - buf.base}`;
+  const at = `shared ${bufferName(buf)} byte ${m.ctaLocal(b) - buf.base}`;
   const w = m.shWriter[b]!;
   if (w < 0) {
     const notes = buf.span
       ? [
           {
-            message: `"${buf.name}" is allocated here; shared memory starts uninitialised`,
+            message: `${bufferName(buf)} is allocated here; shared memory starts uninitialised`,
             span: buf.span,
           },
         ]
@@ -192,7 +192,7 @@ function reportSharedRead(
  */
 function sharedAt(m: Machine, buf: Placed, a: number, n: number): string {
   const i = m.ctaLocal(a) - buf.base;
-  const at = `shared "${buf.name}" bytes ${i}..${i + n - 1}`;
+  const at = `shared ${bufferName(buf)} bytes ${i}..${i + n - 1}`;
   return m.ctas > 1 ? `${at} of CTA ${m.ctaOfRank(m.rankAt(a))}` : at;
 }
 
@@ -261,7 +261,7 @@ function pendingAccess(
       : "has not been waited for (cp.async.wait_group)";
   m.hazard(
     "TX6001",
-    `thread ${m.thread(t)} of CTA ${m.cta()} ${verb} shared "${buf.name}" byte ${m.ctaLocal(b) - buf.base} while a cp.async targeting it ${why}${copy ? `; ${waitAdvice(m, copy, t, `this ${verb === "reads" ? "read" : "write"}`)}` : ""}`,
+    `thread ${m.thread(t)} of CTA ${m.cta()} ${verb} shared ${bufferName(buf)} byte ${m.ctaLocal(b) - buf.base} while a cp.async targeting it ${why}${copy ? `; ${waitAdvice(m, copy, t, `this ${verb === "reads" ? "read" : "write"}`)}` : ""}`,
     site,
     issuedNotes(m, copy, "the cp.async"),
   );
@@ -317,7 +317,7 @@ export function checkSharedWrite(
   const pend = m.shPending;
   const s2g = m.bulk.firstUnread(a, n);
   const bk = m.shBulk;
-  if (m.wgmma.tracked > 0) m.wgmma.checkWrite(m, buf.name, buf.base, a, n, t, site, "writes");
+  if (m.wgmma.tracked > 0) m.wgmma.checkWrite(m, buf, buf.base, a, n, t, site, "writes");
   for (let i = 0; i < n; i++) {
     const b = a + i;
     if (pend[b] !== 0 || b === s2g || bk[b] !== 0) {
@@ -348,7 +348,7 @@ export function checkSharedWrite(
  */
 export function checkAtomicAccess(
   m: Machine,
-  name: string,
+  buf: Placed,
   a: number,
   n: number,
   t: number,
@@ -360,7 +360,7 @@ export function checkAtomicAccess(
     if (writer[a + i]! < 0) {
       m.hazard(
         "TX6004",
-        `thread ${m.thread(t)} of CTA ${m.cta()} atomically updates shared "${name}", which nothing has written since launch`,
+        `thread ${m.thread(t)} of CTA ${m.cta()} atomically updates shared ${bufferName(buf)}, which nothing has written since launch`,
         site,
       );
       return;
@@ -509,7 +509,7 @@ export function checkAsyncWrite(
   if (!m.bulk.active && m.wgmma.tracked === 0 && races.atomics.size === 0 && races.fresh(a, n)) {
     return;
   }
-  if (m.wgmma.tracked > 0) m.wgmma.checkWrite(m, buf.name, buf.base, a, n, t, site, verb);
+  if (m.wgmma.tracked > 0) m.wgmma.checkWrite(m, buf, buf.base, a, n, t, site, verb);
   if (m.bulk.active) {
     // Only a CTA with bulk copies has bytes they guard.
     const s2g = m.bulk.firstUnread(a, n);
@@ -572,7 +572,7 @@ function reportS2gSource(
 ): void {
   m.hazard(
     "TX6007",
-    `thread ${m.thread(t)} of CTA ${m.cta()} ${verb} shared "${buf.name}" byte ${m.ctaLocal(b) - buf.base}, which a pending shared → global bulk copy has not read yet; wait with T.ptx.cp.async_.bulk.wait_group_read first`,
+    `thread ${m.thread(t)} of CTA ${m.cta()} ${verb} shared ${bufferName(buf)} byte ${m.ctaLocal(b) - buf.base}, which a pending shared → global bulk copy has not read yet; wait with T.ptx.cp.async_.bulk.wait_group_read first`,
     site,
     issuedNotes(m, m.bulk.findS2g(b), "the bulk copy", " reading it"),
   );
@@ -647,6 +647,11 @@ export function checkBounds(
   return false;
 }
 
+/** The buffer scope of a report's memory space ("global", "shared" or "local"). */
+function scopeOf(space: string): Scope {
+  return space === "global" ? "global" : space === "local" ? "local" : "shared";
+}
+
 /** TX6005: an access of `n` bytes at byte `rel` of a buffer of `size` bytes. */
 export function reportOob(
   m: Machine,
@@ -660,10 +665,11 @@ export function reportOob(
   site: number,
   verb: string,
 ): void {
-  const notes = span ? [{ message: `"${name}" is declared here`, span }] : [];
+  const label = bufferName({ name, span, scope: scopeOf(space) });
+  const notes = span ? [{ message: `${label} is declared here`, span }] : [];
   m.hazard(
     "TX6005",
-    `thread ${m.thread(t)} of CTA ${m.cta()} ${verb} ${space} "${name}" bytes ${rel}..${rel + n - 1}, outside its ${size} bytes`,
+    `thread ${m.thread(t)} of CTA ${m.cta()} ${verb} ${space} ${label} bytes ${rel}..${rel + n - 1}, outside its ${size} bytes`,
     site,
     notes,
   );

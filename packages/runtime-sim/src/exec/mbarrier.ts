@@ -1,4 +1,4 @@
-import type { Note } from "@tirx-ts/core";
+import { bufferName, type Note } from "@tirx-ts/core";
 import { THREAD_BITS, THREAD_MASK, type Machine, type Placed } from "./machine.js";
 import { checkBounds } from "./hazards.js";
 import type { RaceTracker } from "./races.js";
@@ -106,7 +106,12 @@ export class Mbarriers {
     if (slot === undefined) {
       const p = bb.placed;
       const notes = p.span
-        ? [{ message: `"${p.name}" is allocated here; mbarriers need mbarrier.init`, span: p.span }]
+        ? [
+            {
+              message: `${bufferName(p)} is allocated here; mbarriers need mbarrier.init`,
+              span: p.span,
+            },
+          ]
         : [];
       uninitialisedUse(
         m,
@@ -446,7 +451,7 @@ export function uninitialisedUse(
 }
 
 function labelOf(m: Machine, bb: BarBuffer, addr: number): string {
-  const at = `"${bb.name}"[${(m.ctaLocal(addr) - bb.placed.base) / 8}]`;
+  const at = `${bufferName(bb.placed)}[${(m.ctaLocal(addr) - bb.placed.base) / 8}]`;
   return m.ctas > 1 ? `${at} of CTA ${m.ctaOfRank(m.rankAt(addr))}` : at;
 }
 

@@ -1,4 +1,5 @@
-import type { Machine } from "./machine.js";
+import { bufferName } from "@tirx-ts/core";
+import type { Machine, Placed } from "./machine.js";
 
 /** A retirement of a wgmma: a warp of its warpgroup passed a wgmma.wait_group that retires it. */
 interface Retirement {
@@ -128,7 +129,7 @@ export class WgmmaReads {
    */
   checkWrite(
     m: Machine,
-    name: string,
+    buf: Placed,
     base: number,
     a: number,
     n: number,
@@ -162,7 +163,7 @@ export class WgmmaReads {
       }
       const b = Math.max(a, hit);
       const who = `thread ${m.thread(t)} of CTA ${m.cta()}`;
-      const what = `shared "${name}" byte ${m.ctaLocal(b) - base}`;
+      const what = `shared ${bufferName(buf)} byte ${m.ctaLocal(b) - base}`;
       const wg = `warpgroup ${r.group} (warps ${4 * r.group}..${4 * r.group + 3})`;
       const notes = [{ message: "the wgmma is issued here", span: m.sites[r.site] }];
       if (r.retired.length === 0) {

@@ -1,4 +1,4 @@
-import type { Machine } from "./machine.js";
+import type { Machine, Placed } from "./machine.js";
 import { WarpgroupAligned } from "./warpgroup-aligned.js";
 import { WgmmaReads } from "./wgmma-reads.js";
 
@@ -219,7 +219,7 @@ export class WgmmaUnit {
   /** A write of shared bytes [a, a + n) by thread `t`: see WgmmaReads.checkWrite (TX6024). */
   checkWrite(
     m: Machine,
-    name: string,
+    buf: Placed,
     base: number,
     a: number,
     n: number,
@@ -227,6 +227,6 @@ export class WgmmaUnit {
     site: number,
     verb: string,
   ): void {
-    this.reads.checkWrite(m, name, base, a, n, t, site, verb);
+    this.reads.checkWrite(m, buf, base, a, n, t, site, verb);
   }
 }

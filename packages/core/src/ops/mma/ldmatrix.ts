@@ -1,3 +1,4 @@
+import { bufferName } from "../../buffer-name.js";
 import { showSwizzle, swizzleAtomBytes } from "../../layout/swizzle.js";
 import { TirxError } from "../../diagnostics.js";
 import { dtypeBytes, type DType } from "../../dtype.js";
@@ -37,7 +38,7 @@ export function checkMatrixAddress(surface: string, e: Expr, span?: Span): void 
   if (l && l.swizzleLen > 0 && swizzleAtomBytes(l) < 16) {
     throw new TirxError(
       "TX7005",
-      `a row of ${surface} is 16 bytes, but "${e.buffer.name}"'s ${showSwizzle(l)} keeps only ${swizzleAtomBytes(l)} bytes together, so the row would be split`,
+      `a row of ${surface} is 16 bytes, but ${bufferName(e.buffer)}'s ${showSwizzle(l)} keeps only ${swizzleAtomBytes(l)} bytes together, so the row would be split`,
       at,
     );
   }
@@ -46,7 +47,7 @@ export function checkMatrixAddress(surface: string, e: Expr, span?: Span): void 
   if (e.buffer.align % 16 !== 0 || (i !== undefined && (i * eb) % 16 !== 0)) {
     throw new TirxError(
       "TX7002",
-      `the row address of ${surface} must be 16-byte aligned; "${e.buffer.name}"${i !== undefined ? ` element ${i} is at byte ${i * eb}` : ` is ${e.buffer.align}-byte aligned`}`,
+      `the row address of ${surface} must be 16-byte aligned; ${bufferName(e.buffer)}${i !== undefined ? ` element ${i} is at byte ${i * eb}` : ` is ${e.buffer.align}-byte aligned`}`,
       at,
     );
   }

@@ -1,3 +1,4 @@
+import { bufferName } from "../../buffer-name.js";
 import { TirxError } from "../../diagnostics.js";
 import { constInt, type Expr } from "../../ir/expr.js";
 import { swizzleModeOf, type SwizzleModeNumber } from "../../layout/swizzle.js";
@@ -88,7 +89,7 @@ function checkDescriptor(args: readonly Expr[], span?: Span): void {
   if (want === undefined) {
     throw new TirxError(
       "TX7007",
-      `"${b.name}" has a swizzle layout that is none of wgmma's (T.swizzle_mode("32B" | "64B" | "128B")); a descriptor cannot describe it`,
+      `${bufferName(b)} has a swizzle layout that is none of wgmma's (T.swizzle_mode("32B" | "64B" | "128B")); a descriptor cannot describe it`,
       a0.span ?? span,
     );
   }
@@ -96,16 +97,16 @@ function checkDescriptor(args: readonly Expr[], span?: Span): void {
     const name = (m: number): string => (m === 0 ? "none" : `${16 << m}B`);
     throw new TirxError(
       "TX7007",
-      `the descriptor's swizzle (${sw}: ${name(sw!)}) disagrees with the layout of "${b.name}" (${want}: ${name(want)}); wgmma would read other bytes than the ones the buffer's accesses write`,
+      `the descriptor's swizzle (${sw}: ${name(sw!)}) disagrees with the layout of ${bufferName(b)} (${want}: ${name(want)}); wgmma would read other bytes than the ones the buffer's accesses write`,
       a0.span ?? span,
-      b.span ? [{ message: `"${b.name}" is allocated here`, span: b.span }] : [],
+      b.span ? [{ message: `${bufferName(b)} is allocated here`, span: b.span }] : [],
     );
   }
   const period = want === 0 ? 16 : 128 << want;
   if (b.align < period) {
     throw new TirxError(
       "TX7007",
-      `"${b.name}" is aligned to ${b.align} bytes; a ${want === 0 ? "wgmma operand" : "swizzled wgmma operand"} needs ${period}`,
+      `${bufferName(b)} is aligned to ${b.align} bytes; a ${want === 0 ? "wgmma operand" : "swizzled wgmma operand"} needs ${period}`,
       a0.span ?? span,
     );
   }

@@ -1,3 +1,4 @@
+import { bufferName } from "../../buffer-name.js";
 import { TirxError } from "../../diagnostics.js";
 import { dtypeBytes, type DType } from "../../dtype.js";
 import { constInt, type Expr } from "../../ir/expr.js";
@@ -82,11 +83,11 @@ function checkOperandDescriptor(
   if (ptr.kind !== "BufferPtr") return;
   const b = ptr.buffer;
   const at = ptr.span ?? desc.span ?? span;
-  const notes = b.span ? [{ message: `"${b.name}" is allocated here`, span: b.span }] : [];
+  const notes = b.span ? [{ message: `${bufferName(b)} is allocated here`, span: b.span }] : [];
   if (operandDtypeConflict(b.dtype, v.abDtype)) {
     throw new TirxError(
       "TX7007",
-      `${surface} reads ${which} as ${v.abDtype}, but its descriptor points into "${b.name}" of ${b.dtype}; the tensor cores would reinterpret the bits`,
+      `${surface} reads ${which} as ${v.abDtype}, but its descriptor points into ${bufferName(b)} of ${b.dtype}; the tensor cores would reinterpret the bits`,
       at,
       notes,
     );
@@ -97,7 +98,7 @@ function checkOperandDescriptor(
   if (res !== undefined && res !== 0) {
     throw new TirxError(
       "TX7007",
-      `the descriptor of ${which} starts ${eb * res} bytes past a 16-byte boundary ("${b.name}" element offset ≡ ${res} mod ${per16}); the descriptor keeps the start address >> 4, so wgmma would read from ${eb * res} bytes earlier`,
+      `the descriptor of ${which} starts ${eb * res} bytes past a 16-byte boundary (${bufferName(b)} element offset ≡ ${res} mod ${per16}); the descriptor keeps the start address >> 4, so wgmma would read from ${eb * res} bytes earlier`,
       at,
       notes,
     );
@@ -112,7 +113,7 @@ function checkOperandDescriptor(
     if (r !== undefined && r * eb >= W) {
       throw new TirxError(
         "TX7007",
-        `the descriptor of ${which} starts ${r * eb} bytes into a ${8 * W}-byte swizzle atom of "${b.name}" (row ${Math.floor((r * eb) / W)}); with base offset 0 the start must lie in the atom's row 0 (a multiple of 8 rows, plus a K offset within the row)`,
+        `the descriptor of ${which} starts ${r * eb} bytes into a ${8 * W}-byte swizzle atom of ${bufferName(b)} (row ${Math.floor((r * eb) / W)}); with base offset 0 the start must lie in the atom's row 0 (a multiple of 8 rows, plus a K offset within the row)`,
         at,
         notes,
       );
@@ -126,7 +127,7 @@ function checkOperandDescriptor(
   if (bad) {
     throw new TirxError(
       "TX7007",
-      `the descriptor of ${which} (LBO ${ldo}, SBO ${sdo}, ${mn ? "MN" : "K"}-major) does not describe the layout of "${b.name}": it reads element (${bad.r}, ${bad.k}) at byte ${bad.got} from the start, where the tile holds it at byte ${bad.want}; ${operandLayoutHint(sw, mn, cols)}`,
+      `the descriptor of ${which} (LBO ${ldo}, SBO ${sdo}, ${mn ? "MN" : "K"}-major) does not describe the layout of ${bufferName(b)}: it reads element (${bad.r}, ${bad.k}) at byte ${bad.got} from the start, where the tile holds it at byte ${bad.want}; ${operandLayoutHint(sw, mn, cols)}`,
       at,
       notes,
     );
