@@ -12,6 +12,7 @@ import {
   tensor,
   type DeviceLike,
   type ExampleResult,
+  type PrimFunc,
 } from "tirx-ts";
 
 const ROWS = 64;
@@ -51,9 +52,16 @@ export const bulk_copy = T.function(
   },
 );
 
-/** Run on `dev` and check B == A for A = (i * 7) % 1000 - 500 as float32. */
-export function runExample(dev: DeviceLike = device()): ExampleResult {
-  const run = compile(bulk_copy, { target: "cuda", arch: "sm_90" });
+/**
+ * Run on `dev` and check B == A for A = (i * 7) % 1000 - 500 as float32.
+ * `kernel` (default: this file's) is what runs; examples/script/bulk_copy.ts passes its
+ * script-mode twin.
+ */
+export function runExample(
+  dev: DeviceLike = device(),
+  kernel: PrimFunc = bulk_copy,
+): ExampleResult {
+  const run = compile(kernel, { target: "cuda", arch: "sm_90" });
   const x = Float32Array.from({ length: ROWS * COLS }, (_, i) => ((i * 7) % 1000) - 500);
   const a = tensor(x, { shape: [ROWS, COLS], dtype: "float32", device: dev });
   const b = tensor.zeros([ROWS, COLS], "float32", dev);

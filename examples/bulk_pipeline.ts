@@ -98,12 +98,17 @@ export function makeBulkPipeline(cfg: PipelineConfig): PrimFunc {
 export const EXAMPLE: PipelineConfig = { elements: 1 << 20, tileBytes: 8192, stages: 3, grid: 32 };
 export const bulk_pipeline = makeBulkPipeline(EXAMPLE);
 
-/** Run on `dev` and check B == A. */
+/**
+ * Run on `dev` and check B == A.
+ * `kernel` (default: this file's) is what runs; examples/script/bulk_pipeline.ts passes its
+ * script-mode twin.
+ */
 export function runExample(
   dev: DeviceLike = device(),
   cfg: PipelineConfig = EXAMPLE,
+  kernel?: PrimFunc,
 ): ExampleResult {
-  const fn = cfg === EXAMPLE ? bulk_pipeline : makeBulkPipeline(cfg);
+  const fn = kernel ?? (cfg === EXAMPLE ? bulk_pipeline : makeBulkPipeline(cfg));
   const run = compile(fn, { target: "cuda", arch: "sm_90" });
   const [rows, cols] = [cfg.elements / (cfg.tileBytes / 4), cfg.tileBytes / 4];
   const x = Float32Array.from({ length: cfg.elements }, (_, i) => (i % 65521) * 0.25 - 1000);

@@ -11,9 +11,11 @@ import {
   compile,
   device,
   isMain,
+  runAsMain,
   tensor,
   type DeviceLike,
   type ExampleResult,
+  type PrimFunc,
 } from "tirx-ts";
 
 export const copy_async = T.function(
@@ -56,9 +58,14 @@ function assemble(ptx: string, arch: string): string {
 /**
  * Run the kernel on `dev` and check `b == x` for x = arange(4096) % 97 as float16.
  * Returns the output bytes too, so tests can compare devices bit for bit.
+ * `kernel` (default: this file's) is what runs; examples/script/copy_async.ts passes its
+ * script-mode twin.
  */
-export function runExample(dev: DeviceLike = device()): ExampleResult {
-  const run = compile(copy_async, { target: "cuda" });
+export function runExample(
+  dev: DeviceLike = device(),
+  kernel: PrimFunc = copy_async,
+): ExampleResult {
+  const run = compile(kernel, { target: "cuda" });
   const x = Float32Array.from({ length: 4096 }, (_, i) => i % 97);
   const a = tensor(x, { shape: [128, 32], dtype: "float16", device: dev });
   const b = tensor.zeros([128, 32], "float16", dev);
@@ -66,16 +73,15 @@ export function runExample(dev: DeviceLike = device()): ExampleResult {
   return checkOutput(b, x, [a]);
 }
 
-function main(): number {
+/** Print the cp.async lines of the PTX and whether ptxas assembles it. */
+function showPtx(): void {
   const run = compile(copy_async, { target: "cuda" });
   console.log("cp.async lines of the generated PTX:");
   for (const line of run.ptx.split("\n")) if (line.includes("cp.async")) console.log(line);
   for (const arch of ["sm_80", "sm_90"]) console.log(assemble(run.ptx, arch));
-  const dev = device();
-  const result = runExample(dev);
-  const where = dev.kind === "sim" ? "the simulated device" : dev.name;
-  console.log(`ran on ${where}: ${result.summary}`);
-  return result.ok ? 0 : 1;
 }
 
-if (isMain(import.meta.url)) process.exitCode = main();
+if (isMain(import.meta.url)) {
+  showPtx();
+  runAsMain("copy_async", runExample);
+}

@@ -320,9 +320,16 @@ export function checkGemmHopper(
   };
 }
 
-/** Run at 256 × 256 × 128 on `dev` (float16) against float64. */
-export function runExample(dev: DeviceLike = device()): ExampleResult {
-  return checkGemmHopper(dev, gemm_hopper, { m: 256, n: 256, k: 128 });
+/**
+ * Run at 256 × 256 × 128 on `dev` (float16) against float64.
+ * `kernel` (default: this file's) is what runs; examples/script/gemm_hopper.ts passes its
+ * script-mode twin.
+ */
+export function runExample(
+  dev: DeviceLike = device(),
+  kernel: PrimFunc = gemm_hopper,
+): ExampleResult {
+  return checkGemmHopper(dev, kernel, { m: 256, n: 256, k: 128 });
 }
 
 if (isMain(import.meta.url)) runAsMain("gemm_hopper", runExample);

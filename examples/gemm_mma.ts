@@ -309,10 +309,12 @@ export function makeBenchKernel(sizes: { m: number; n: number; k: number }): { f
  * precision are unspecified; see MMA_F32_BOUND in core's mma ops: each of the K / 16 mma calls
  * may be off by 2^-21 of its addends' magnitude sum, and the float32 accumulator adds one
  * rounding per call).
+ * `kernel` (default: this file's) is what runs; examples/script/gemm_mma.ts passes its
+ * script-mode twin.
  */
-export function runExample(dev: DeviceLike = device()): ExampleResult {
+export function runExample(dev: DeviceLike = device(), kernel: PrimFunc = gemm_mma): ExampleResult {
   const [m, n, k] = [128, 128, 64];
-  const run = compile(gemm_mma, { target: "cuda" });
+  const run = compile(kernel, { target: "cuda" });
   let seed = 11;
   const rnd = (): number => ((seed = (seed * 1103515245 + 12345) >>> 0) / 2 ** 32) * 2 - 1;
   const ha = tensor(Float32Array.from({ length: m * k }, rnd), {

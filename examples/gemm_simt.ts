@@ -131,10 +131,17 @@ export function makeBenchKernel(sizes: { m: number; n: number; k: number }): { f
   return { fn: makeGemm(sizes.m, sizes.n, sizes.k) };
 }
 
-/** Run at 128 × 128 × 64 on `dev` and compare with a float64 product (relative Frobenius error). */
-export function runExample(dev: DeviceLike = device()): ExampleResult {
+/**
+ * Run at 128 × 128 × 64 on `dev` and compare with a float64 product (relative Frobenius error).
+ * `kernel` (default: this file's) is what runs; examples/script/gemm_simt.ts passes its
+ * script-mode twin.
+ */
+export function runExample(
+  dev: DeviceLike = device(),
+  kernel: PrimFunc = gemm_simt,
+): ExampleResult {
   const [m, n, k] = [128, 128, 64];
-  const run = compile(gemm_simt, { target: "cuda" });
+  const run = compile(kernel, { target: "cuda" });
   let seed = 11;
   const rnd = (): number => ((seed = (seed * 1103515245 + 12345) >>> 0) / 2 ** 32) * 2 - 1;
   const ha = tensor(Float32Array.from({ length: m * k }, rnd), {

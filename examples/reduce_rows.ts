@@ -67,11 +67,18 @@ export function makeBenchKernel(sizes: { rows: number; cols: number }): { fn: Pr
   return { fn: makeReduceRows(sizes.rows, sizes.cols) };
 }
 
-/** Run on `dev` and compare with float64 row sums (relative to the sum of |x|: float32 rounding). */
-export function runExample(dev: DeviceLike = device()): ExampleResult {
+/**
+ * Run on `dev` and compare with float64 row sums (relative to the sum of |x|: float32 rounding).
+ * `kernel` (default: this file's) is what runs; examples/script/reduce_rows.ts passes its
+ * script-mode twin.
+ */
+export function runExample(
+  dev: DeviceLike = device(),
+  kernel: PrimFunc = reduce_rows,
+): ExampleResult {
   const rows = 64;
   const cols = 1024;
-  const run = compile(reduce_rows, { target: "cuda" });
+  const run = compile(kernel, { target: "cuda" });
   let seed = 7;
   const rnd = (): number => ((seed = (seed * 1103515245 + 12345) >>> 0) / 2 ** 32) * 2 - 1;
   const x = Float32Array.from({ length: rows * cols }, rnd);

@@ -110,10 +110,12 @@ export const BENCH_THREADS = 512;
 /**
  * Run at 32 × 2048 on `dev` and compare with a float64 softmax of the same float16 inputs: every
  * output within 2^-10 relative (float16 rounding plus ex2.approx) or 1e-6 absolute.
+ * `kernel` (default: this file's) is what runs; examples/script/softmax.ts passes its
+ * script-mode twin.
  */
-export function runExample(dev: DeviceLike = device()): ExampleResult {
+export function runExample(dev: DeviceLike = device(), kernel: PrimFunc = softmax): ExampleResult {
   const [rows, cols] = [32, 2048];
-  const run = compile(softmax, { target: "cuda" });
+  const run = compile(kernel, { target: "cuda" });
   let seed = 5;
   const rnd = (): number => ((seed = (seed * 1103515245 + 12345) >>> 0) / 2 ** 32) * 8 - 4;
   const xt = tensor(Float32Array.from({ length: rows * cols }, rnd), {

@@ -13,6 +13,7 @@ import {
   tensor,
   type DeviceLike,
   type ExampleResult,
+  type PrimFunc,
 } from "tirx-ts";
 
 const ROWS = 96;
@@ -79,9 +80,16 @@ export const tma_transpose = T.function(
   },
 );
 
-/** Run on `dev` and check B = Aᵀ for A[r][c] = r * 1000 + c. */
-export function runExample(dev: DeviceLike = device()): ExampleResult {
-  const run = compile(tma_transpose, { target: "cuda", arch: "sm_90" });
+/**
+ * Run on `dev` and check B = Aᵀ for A[r][c] = r * 1000 + c.
+ * `kernel` (default: this file's) is what runs; examples/script/tma_transpose.ts passes its
+ * script-mode twin.
+ */
+export function runExample(
+  dev: DeviceLike = device(),
+  kernel: PrimFunc = tma_transpose,
+): ExampleResult {
+  const run = compile(kernel, { target: "cuda", arch: "sm_90" });
   const x = Float32Array.from(
     { length: ROWS * COLS },
     (_, e) => Math.floor(e / COLS) * 1000 + (e % COLS),

@@ -14,6 +14,7 @@ import {
   tensor,
   type DeviceLike,
   type ExampleResult,
+  type PrimFunc,
 } from "tirx-ts";
 
 /** Threads per CTA, and float32 elements per thread (one 16-byte vector). */
@@ -62,9 +63,17 @@ export function makeBenchKernel(sizes: { n: number }): {
   };
 }
 
-/** Run on `dev` with `n` elements and check C against a CPU sum (float32, exact). */
-export function runExample(dev: DeviceLike = device(), n = 1003): ExampleResult {
-  const run = compile(vector_add, { target: "cuda" });
+/**
+ * Run on `dev` with `n` elements and check C against a CPU sum (float32, exact).
+ * `kernel` (default: this file's) is what runs; examples/script/vector_add.ts passes its
+ * script-mode twin.
+ */
+export function runExample(
+  dev: DeviceLike = device(),
+  n = 1003,
+  kernel: PrimFunc = vector_add,
+): ExampleResult {
+  const run = compile(kernel, { target: "cuda" });
   const x = Float32Array.from({ length: n }, (_, i) => ((i * 37) % 1001) / 8 - 60);
   const y = Float32Array.from({ length: n }, (_, i) => ((i * 91) % 777) / 4);
   const want = Float32Array.from({ length: n }, (_, i) => x[i]! + y[i]!);

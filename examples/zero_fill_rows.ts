@@ -12,6 +12,7 @@ import {
   tensor,
   type DeviceLike,
   type ExampleResult,
+  type PrimFunc,
 } from "tirx-ts";
 
 const ROWS = 64;
@@ -39,9 +40,17 @@ export const zero_fill_rows = T.function(
   },
 );
 
-/** Run with valid_rows = 37: rows 0..36 equal A, rows 37..63 are zeros (B starts as 0xFF). */
-export function runExample(dev: DeviceLike = device(), validRows = 37): ExampleResult {
-  const run = compile(zero_fill_rows, { target: "cuda" });
+/**
+ * Run with valid_rows = 37: rows 0..36 equal A, rows 37..63 are zeros (B starts as 0xFF).
+ * `kernel` (default: this file's) is what runs; examples/script/zero_fill_rows.ts passes its
+ * script-mode twin.
+ */
+export function runExample(
+  dev: DeviceLike = device(),
+  validRows = 37,
+  kernel: PrimFunc = zero_fill_rows,
+): ExampleResult {
+  const run = compile(kernel, { target: "cuda" });
   const x = Uint8Array.from({ length: ROWS * 16 }, (_, i) => 1 + ((i * 13) % 255));
   const a = tensor(x, { shape: [ROWS, 16], dtype: "uint8", device: dev });
   const b = tensor(new Uint8Array(ROWS * 16).fill(0xff), {

@@ -1,9 +1,10 @@
 // Every example runs on the simulated device with its numeric check, and with no hazard report
-// (the simulator throws on the first one).
+// (the simulator throws on the first one); run as a program, it prints what it checked:
+// `<name> on the simulated device: <summary>`.
 import { readdirSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { describe, expect, test } from "vitest";
-import { sim, type ExampleResult } from "tirx-ts";
+import { runExampleAsMain } from "./util/example-run.js";
 
 const dir = fileURLToPath(new URL("../examples/", import.meta.url));
 const examples = readdirSync(dir).filter((f) => f.endsWith(".ts"));
@@ -11,9 +12,12 @@ const examples = readdirSync(dir).filter((f) => f.endsWith(".ts"));
 describe("examples on the simulated device", () => {
   test("there are examples", () => expect(examples.length).toBeGreaterThan(0));
   test.each(examples)("%s", async (file) => {
-    const mod = (await import(`${dir}${file}`)) as { runExample?: (d: unknown) => ExampleResult };
-    expect(typeof mod.runExample, `${file} must export runExample(device)`).toBe("function");
-    const r = mod.runExample!(sim());
-    expect(r.ok, r.summary).toBe(true);
+    const name = file.replace(/\.ts$/, "");
+    const { printed, result, exitCode } = await runExampleAsMain(`${dir}${file}`, name);
+    expect(result.ok, result.summary).toBe(true);
+    expect(exitCode).toBe(0);
+    // The summary says what was compared, with counts or a bound.
+    expect(result.summary).toMatch(/\d/);
+    expect(printed).toBe(`${name} on the simulated device: ${result.summary}`);
   });
 });

@@ -15,6 +15,6 @@ test("npx tsx examples/copy_async.ts runs on the simulated device and all 4096 e
   expect(r.status, r.stderr).toBe(0);
   expect(r.stdout).toContain("ptxas -arch=sm_80: assembled");
   expect(r.stdout).toContain("ptxas -arch=sm_90: assembled");
-  expect(r.stdout).toContain("ran on the simulated device: 4096 of 4096 elements match");
+  expect(r.stdout).toContain("copy_async on the simulated device: 4096 of 4096 elements match");
   expect(r.stderr).toContain("tirx-ts: running on the simulated device");
 });

@@ -18,13 +18,13 @@ test("TIRX_DEVICE=cuda without a driver: npx tsx examples/copy_async.ts prints T
   expect(r.status, r.stderr).toBe(1);
   // The line of examples/copy_async.ts that asked for the device.
   const src = readFileSync(`${root}examples/copy_async.ts`, "utf8").split("\n");
-  const line = src.findIndex((l) => l.includes("const dev = device();")) + 1;
+  const line = src.findIndex((l) => l.includes('runAsMain("copy_async", runExample);')) + 1;
   expect(line).toBeGreaterThan(0);
-  const col = src[line - 1]!.indexOf("device()") + 1;
+  const col = src[line - 1]!.indexOf("runAsMain") + 1;
   expect(r.stderr).toContain(
     `examples/copy_async.ts:${line}:${col}: error TX5010 [device/unavailable]: TIRX_DEVICE=cuda asks for a CUDA GPU, but cannot load the NVIDIA driver library /nonexistent/libcuda.so.1`,
   );
-  expect(r.stderr).toMatch(new RegExp(`^> +${line} \\| +const dev = device\\(\\);`, "m"));
+  expect(r.stderr).toMatch(new RegExp(`^> +${line} \\| +runAsMain\\("copy_async"`, "m"));
   expect(r.stderr).toContain(
     "note: unset TIRX_DEVICE, or set TIRX_DEVICE=sim, to use the simulated device",
   );

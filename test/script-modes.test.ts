@@ -1,10 +1,13 @@
 // Both modes agree: every kernel of examples/script/ (script mode, parsed with ts-morph) builds
-// IR structurally equal to its builder-mode twin in examples/, and the same PTX module text.
+// IR structurally equal to its builder-mode twin in examples/, and the same PTX module text. Each
+// script-mode example also runs as a program: its runExample (the builder twin's check applied
+// to the script-mode kernel) passes on the simulated device and prints what it checked.
 import { readdirSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { describe, expect, test } from "vitest";
 import { structuralEqual, verify, type PrimFunc } from "@tirx-ts/core";
 import { emitPtx } from "@tirx-ts/codegen-ptx";
+import { runExampleAsMain } from "./util/example-run.js";
 
 const dir = fileURLToPath(new URL("../examples/", import.meta.url));
 const scripts = readdirSync(`${dir}script/`).filter((f) => f.endsWith(".ts"));
@@ -51,5 +54,11 @@ describe("script mode and builder mode agree", () => {
       const ptx = (k: PrimFunc): string => stripComments(emitPtx(verify(k), { arch }).text);
       expect(ptx(fn)).toBe(ptx(twin!));
     }
+    const label = `${f.replace(/\.ts$/, "")} (script mode)`;
+    const { printed, result, exitCode } = await runExampleAsMain(`${dir}script/${f}`, label);
+    expect(result.ok, result.summary).toBe(true);
+    expect(exitCode).toBe(0);
+    expect(result.summary).toMatch(/\d/);
+    expect(printed).toBe(`${label} on the simulated device: ${result.summary}`);
   });
 });

@@ -1,6 +1,16 @@
 // bulk_copy in script mode (examples/bulk_copy.ts is the builder-mode twin): one bulk copy
 // global → shared completing on an mbarrier, then one bulk store per row back to global.
-import { script as T, type Tensor } from "tirx-ts";
+// Run: npx tsx examples/script/bulk_copy.ts (its check is examples/bulk_copy.ts's runExample).
+import {
+  device,
+  isMain,
+  runAsMain,
+  script as T,
+  type Tensor,
+  type DeviceLike,
+  type ExampleResult,
+} from "tirx-ts";
+import { runExample as check } from "../bulk_copy.js";
 
 const ROWS = 64;
 const COLS = 64;
@@ -37,3 +47,12 @@ export const bulk_copy = T.prim_func(function bulk_copy(
     T.ptx.cp.async_.bulk.wait_group(0);
   }
 });
+
+/**
+ * Run this script-mode kernel on `dev` with the check of its builder twin, examples/bulk_copy.ts.
+ */
+export function runExample(dev: DeviceLike = device()): ExampleResult {
+  return check(dev, bulk_copy);
+}
+
+if (isMain(import.meta.url)) runAsMain("bulk_copy (script mode)", runExample);

@@ -1,7 +1,18 @@
 // bulk_pipeline in script mode (examples/bulk_pipeline.ts is the builder-mode twin, at its
 // example size: 4 MiB through 32 CTAs × 3 stages of 8 KiB): bulk loads completing on mbarriers,
 // bulk stores, and a stage refilled once the store that read it is done.
-import { script as T, type Tensor, type int32 } from "tirx-ts";
+// Run: npx tsx examples/script/bulk_pipeline.ts (its check is examples/bulk_pipeline.ts's runExample).
+import {
+  device,
+  isMain,
+  runAsMain,
+  script as T,
+  type Tensor,
+  type int32,
+  type DeviceLike,
+  type ExampleResult,
+} from "tirx-ts";
+import { runExample as check } from "../bulk_pipeline.js";
 
 const TILE_BYTES = 8192;
 const STAGES = 3;
@@ -50,3 +61,12 @@ export const bulk_pipeline = T.prim_func(function bulk_pipeline(
     T.ptx.cp.async_.bulk.wait_group(0);
   }
 });
+
+/**
+ * Run this script-mode kernel on `dev` with the check of its builder twin, examples/bulk_pipeline.ts.
+ */
+export function runExample(dev: DeviceLike = device()): ExampleResult {
+  return check(dev, undefined, bulk_pipeline);
+}
+
+if (isMain(import.meta.url)) runAsMain("bulk_pipeline (script mode)", runExample);

@@ -1,7 +1,17 @@
 // The seed's copy_async kernel in script mode (examples/copy_async.ts is the builder-mode twin):
 // the function below is never run; T.prim_func parses its source and builds the same IR.
+// Run: npx tsx examples/script/copy_async.ts (its check is examples/copy_async.ts's runExample).
 // Build: npx tirx build examples/script/copy_async.ts
-import { script as T, type Tensor } from "tirx-ts";
+import {
+  device,
+  isMain,
+  runAsMain,
+  script as T,
+  type Tensor,
+  type DeviceLike,
+  type ExampleResult,
+} from "tirx-ts";
+import { runExample as check } from "../copy_async.js";
 
 export const copy_async = T.prim_func(function copy_async(
   A: Tensor<[128, 32], "float16">,
@@ -21,3 +31,12 @@ export const copy_async = T.prim_func(function copy_async(
   T.cuda.cta_sync();
   for (let j = 0; j < 32; j++) B[tid][j] = shared[tid][j];
 });
+
+/**
+ * Run this script-mode kernel on `dev` with the check of its builder twin, examples/copy_async.ts.
+ */
+export function runExample(dev: DeviceLike = device()): ExampleResult {
+  return check(dev, copy_async);
+}
+
+if (isMain(import.meta.url)) runAsMain("copy_async (script mode)", runExample);

@@ -3,7 +3,17 @@
 // wgmma.mma_async.m64n256k16 from 128B-swizzled shared tiles that TMA fills, a 4-stage
 // full/empty mbarrier ring between one producer warpgroup and two consumer warpgroups
 // (setmaxnreg), persistent over the tiles in groups of 8 tile rows.
-import { script as T, type Tensor } from "tirx-ts";
+// Run: npx tsx examples/script/gemm_hopper.ts (its check is examples/gemm_hopper.ts's runExample).
+import {
+  device,
+  isMain,
+  runAsMain,
+  script as T,
+  type Tensor,
+  type DeviceLike,
+  type ExampleResult,
+} from "tirx-ts";
+import { runExample as check } from "../gemm_hopper.js";
 
 const BM = 128;
 const BN = 256;
@@ -136,3 +146,12 @@ export const gemm_hopper = T.prim_func(function gemm_hopper(
     }
   }
 });
+
+/**
+ * Run this script-mode kernel on `dev` with the check of its builder twin, examples/gemm_hopper.ts.
+ */
+export function runExample(dev: DeviceLike = device()): ExampleResult {
+  return check(dev, gemm_hopper);
+}
+
+if (isMain(import.meta.url)) runAsMain("gemm_hopper (script mode)", runExample);

@@ -2,7 +2,18 @@
 // 128 × 128 × 64, 3 stages): C = A · B with float16 inputs and float32 accumulation on the tensor
 // cores (ldmatrix + mma.sync.m16n8k16), K-tiles in a 3-stage cp.async pipeline, swizzled shared
 // tiles (T.SwizzleLayout).
-import { script as T, type Tensor, type int32 } from "tirx-ts";
+// Run: npx tsx examples/script/gemm_mma.ts (its check is examples/gemm_mma.ts's runExample).
+import {
+  device,
+  isMain,
+  runAsMain,
+  script as T,
+  type Tensor,
+  type int32,
+  type DeviceLike,
+  type ExampleResult,
+} from "tirx-ts";
+import { runExample as check } from "../gemm_mma.js";
 
 const M = 128;
 const N = 128;
@@ -259,3 +270,12 @@ export const gemm_mma_odd = T.prim_func(function gemm_mma_odd(
     }
   }
 });
+
+/**
+ * Run this script-mode kernel on `dev` with the check of its builder twin, examples/gemm_mma.ts.
+ */
+export function runExample(dev: DeviceLike = device()): ExampleResult {
+  return check(dev, gemm_mma);
+}
+
+if (isMain(import.meta.url)) runAsMain("gemm_mma (script mode)", runExample);

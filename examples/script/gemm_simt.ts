@@ -1,7 +1,18 @@
 // gemm_simt in script mode (examples/gemm_simt.ts is the builder-mode twin, at its example size
 // 128 × 128 × 64): C = A · B with float16 inputs and float32 accumulation on CUDA cores, K-tiles
 // double-buffered in shared memory with cp.async, a 4 × 4 register tile per thread.
-import { script as T, type Tensor, type int32 } from "tirx-ts";
+// Run: npx tsx examples/script/gemm_simt.ts (its check is examples/gemm_simt.ts's runExample).
+import {
+  device,
+  isMain,
+  runAsMain,
+  script as T,
+  type Tensor,
+  type int32,
+  type DeviceLike,
+  type ExampleResult,
+} from "tirx-ts";
+import { runExample as check } from "../gemm_simt.js";
 
 const M = 128;
 const N = 128;
@@ -84,3 +95,12 @@ export const gemm_simt = T.prim_func(function gemm_simt(
     for (const j of T.vectorized(4)) C[m0 + ty + i * 16][n0 + tx * 4 + j] = acc[i * 4 + j];
   }
 });
+
+/**
+ * Run this script-mode kernel on `dev` with the check of its builder twin, examples/gemm_simt.ts.
+ */
+export function runExample(dev: DeviceLike = device()): ExampleResult {
+  return check(dev, gemm_simt);
+}
+
+if (isMain(import.meta.url)) runAsMain("gemm_simt (script mode)", runExample);

@@ -1,7 +1,17 @@
 // reduce_rows in script mode (examples/reduce_rows.ts is the builder-mode twin, at its example
 // size 64 × 1024): one warp per row, vector loads into registers, a running sum in a local
 // scalar, then a warp-wide sum.
-import { script as T, type Tensor } from "tirx-ts";
+// Run: npx tsx examples/script/reduce_rows.ts (its check is examples/reduce_rows.ts's runExample).
+import {
+  device,
+  isMain,
+  runAsMain,
+  script as T,
+  type Tensor,
+  type DeviceLike,
+  type ExampleResult,
+} from "tirx-ts";
+import { runExample as check } from "../reduce_rows.js";
 
 const ROWS = 64;
 const COLS = 1024;
@@ -30,3 +40,12 @@ export const reduce_rows = T.prim_func(function reduce_rows(
   const total = T.cuda.warp_sum(acc);
   if (lane === 0) Y[row] = total;
 });
+
+/**
+ * Run this script-mode kernel on `dev` with the check of its builder twin, examples/reduce_rows.ts.
+ */
+export function runExample(dev: DeviceLike = device()): ExampleResult {
+  return check(dev, reduce_rows);
+}
+
+if (isMain(import.meta.url)) runAsMain("reduce_rows (script mode)", runExample);

@@ -1,7 +1,17 @@
 // softmax in script mode (examples/softmax.ts is the builder-mode twin, at its example size
 // 32 × 2048 with 256 threads): one CTA per float16 row, float32 math in registers, warp and CTA
 // reductions for the row's max and sum, exp2 with the max folded into an fma.
-import { script as T, type Tensor } from "tirx-ts";
+// Run: npx tsx examples/script/softmax.ts (its check is examples/softmax.ts's runExample).
+import {
+  device,
+  isMain,
+  runAsMain,
+  script as T,
+  type Tensor,
+  type DeviceLike,
+  type ExampleResult,
+} from "tirx-ts";
+import { runExample as check } from "../softmax.js";
 
 const LOG2E = Math.fround(Math.LOG2E);
 const ROWS = 32;
@@ -61,3 +71,12 @@ export const softmax = T.prim_func(function softmax(
     for (const e of T.vectorized(8)) Y[row][col + e] = T.float16(f[j * 8 + e] * inv);
   }
 });
+
+/**
+ * Run this script-mode kernel on `dev` with the check of its builder twin, examples/softmax.ts.
+ */
+export function runExample(dev: DeviceLike = device()): ExampleResult {
+  return check(dev, softmax);
+}
+
+if (isMain(import.meta.url)) runAsMain("softmax (script mode)", runExample);

@@ -1,6 +1,16 @@
 // tma_transpose in script mode (examples/tma_transpose.ts is the builder-mode twin): B = Aᵀ
 // through a TMA load into a 128B-swizzled tile, a shared transpose and a TMA tensor store.
-import { script as T, type Tensor } from "tirx-ts";
+// Run: npx tsx examples/script/tma_transpose.ts (its check is examples/tma_transpose.ts's runExample).
+import {
+  device,
+  isMain,
+  runAsMain,
+  script as T,
+  type Tensor,
+  type DeviceLike,
+  type ExampleResult,
+} from "tirx-ts";
+import { runExample as check } from "../tma_transpose.js";
 
 const ROWS = 96;
 const COLS = 200;
@@ -62,3 +72,12 @@ export const tma_transpose = T.prim_func(function tma_transpose(
     T.ptx.cp.async_.bulk.wait_group(0);
   }
 });
+
+/**
+ * Run this script-mode kernel on `dev` with the check of its builder twin, examples/tma_transpose.ts.
+ */
+export function runExample(dev: DeviceLike = device()): ExampleResult {
+  return check(dev, tma_transpose);
+}
+
+if (isMain(import.meta.url)) runAsMain("tma_transpose (script mode)", runExample);

@@ -1,6 +1,17 @@
 // vector_add in script mode (examples/vector_add.ts is the builder-mode twin): C = A + B over n
 // float32, four per thread, with vector loads where the whole vector is in bounds.
-import { script as T, type Tensor, type int32 } from "tirx-ts";
+// Run: npx tsx examples/script/vector_add.ts (its check is examples/vector_add.ts's runExample).
+import {
+  device,
+  isMain,
+  runAsMain,
+  script as T,
+  type Tensor,
+  type int32,
+  type DeviceLike,
+  type ExampleResult,
+} from "tirx-ts";
+import { runExample as check } from "../vector_add.js";
 
 const BLOCK = 256;
 const VEC = 4;
@@ -24,3 +35,12 @@ export const vector_add = T.prim_func(function vector_add(
     }
   }
 });
+
+/**
+ * Run this script-mode kernel on `dev` with the check of its builder twin, examples/vector_add.ts.
+ */
+export function runExample(dev: DeviceLike = device()): ExampleResult {
+  return check(dev, undefined, vector_add);
+}
+
+if (isMain(import.meta.url)) runAsMain("vector_add (script mode)", runExample);

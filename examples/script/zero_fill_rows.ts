@@ -1,6 +1,17 @@
 // zero_fill_rows in script mode (examples/zero_fill_rows.ts is the builder-mode twin): rows at or
 // past valid_rows are zero-filled by cp.async's src-size operand instead of being read.
-import { script as T, type Tensor, type int32 } from "tirx-ts";
+// Run: npx tsx examples/script/zero_fill_rows.ts (its check is examples/zero_fill_rows.ts's runExample).
+import {
+  device,
+  isMain,
+  runAsMain,
+  script as T,
+  type Tensor,
+  type int32,
+  type DeviceLike,
+  type ExampleResult,
+} from "tirx-ts";
+import { runExample as check } from "../zero_fill_rows.js";
 
 const ROWS = 64;
 
@@ -23,3 +34,12 @@ export const zero_fill_rows = T.prim_func(function zero_fill_rows(
   // Each thread reads back only its own row: its wait_group made it visible to itself.
   for (const j of T.range(16)) B[tid][j] = shared[tid][j];
 });
+
+/**
+ * Run this script-mode kernel on `dev` with the check of its builder twin, examples/zero_fill_rows.ts.
+ */
+export function runExample(dev: DeviceLike = device()): ExampleResult {
+  return check(dev, undefined, zero_fill_rows);
+}
+
+if (isMain(import.meta.url)) runAsMain("zero_fill_rows (script mode)", runExample);

@@ -57,11 +57,15 @@ export function checkOutput(
 }
 
 /**
- * The body of an example run as a program: run it on the default device, print
- * `<name> on <device>: <summary>`, and set the exit code (1 when the check failed).
+ * The body of an example run as a program: run it on `dev` (default: the default device), print
+ * `<name> on <device>: <summary>` (what it checked and how it came out), and set the exit code
+ * (1 when the check failed).
  */
-export function runAsMain(name: string, runExample: (dev: DeviceLike) => ExampleResult): void {
-  const dev = device();
+export function runAsMain(
+  name: string,
+  runExample: (dev: DeviceLike) => ExampleResult,
+  dev: DeviceLike = device(),
+): void {
   const r = runExample(dev);
   const where = dev.kind === "sim" ? "the simulated device" : dev.name;
   console.log(`${name} on ${where}: ${r.summary}`);
