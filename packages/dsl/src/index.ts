@@ -7,7 +7,7 @@ export { PtxOp } from "./ptx.js";
 export type { TensorType, ScalarType, DTypeFn } from "./types.js";
 export type { ParamType, ParamHandles } from "./function.js";
 export { printFunc, printFuncAsync, printModule, printModuleAsync } from "./printer.js";
-export { callerSpan } from "./span.js";
+export { callerSpan, spanCounters } from "./span.js";
 export { show } from "./expr.js";
 export { callValueOp, callStmtOp } from "./op-call.js";
 export { script } from "./script/script.js";

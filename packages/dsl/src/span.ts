@@ -1,33 +1,22 @@
 import { fileURLToPath } from "node:url";
+import { findSourceMap } from "node:module";
 import type { Span } from "@tirx-ts/core";
 
 const OWN_FILES =
   /[\\/]packages[\\/](dsl|core|codegen-ptx|runtime-sim|runtime-cuda|tirx-ts)[\\/](src|dist)[\\/]/;
-const FRAME = /\(?((?:file:\/\/)?[^\s()]+?):(\d+):(\d+)\)?$/;
 
 const foreign = (file: string): boolean =>
   !(OWN_FILES.test(file) || file.startsWith("node:") || file.includes("node_modules"));
 
 /**
- * The author's span, from a formatted stack (positions mapped through source maps). `frames`:
- * how many frames to format (formatting maps each through source maps, the slow part): the
- * depth rawSite found the author's frame at, plus this function's own.
+ * How much work spans cost, counted (tests check that it grows with the number of T.* calls,
+ * not faster): `captures`, call sites taken from the stack (one per `callerSpan()` outside
+ * `withSpan`); `resolutions`, spans whose line and column were asked of V8 (a span is resolved
+ * when first read; V8's lookup of a frame's position walks its function's position table from
+ * the start); `mappings`, resolved positions mapped through a source map (once per distinct
+ * generated position).
  */
-function spanFromText(frames = 30): Span | undefined {
-  const saved = Error.stackTraceLimit;
-  Error.stackTraceLimit = frames;
-  const stack = new Error().stack ?? "";
-  Error.stackTraceLimit = saved;
-  for (const line of stack.split("\n").slice(1)) {
-    const m = FRAME.exec(line.trim());
-    if (!m) continue;
-    let file = m[1]!;
-    if (file.startsWith("file://")) file = fileURLToPath(file);
-    if (!foreign(file)) continue;
-    return { file, line: Number(m[2]), col: Number(m[3]) };
-  }
-  return undefined;
-}
+export const spanCounters = { captures: 0, resolutions: 0, mappings: 0 };
 
 const paths = new Map<string, string>();
 
@@ -42,55 +31,184 @@ function pathOf(file: string): string {
   return p;
 }
 
+type Prepare = (error: Error, sites: NodeJS.CallSite[]) => unknown;
+
 /**
- * The first foreign frame as raw V8 call-site data (generated positions, not source-mapped):
- * cheap, because no stack text is formatted and no source map consulted.
+ * The author's frame of a T.* call, as V8 captured it: no position asked yet. `prepare` and
+ * `maps` are the stack formatting in force at the capture (a test runner's source-map support,
+ * Node's own with or without source maps), used to map the position when it is resolved.
  */
-function rawSite(): { key: string; depth: number } | undefined {
-  const savedPrepare = Error.prepareStackTrace;
-  const savedLimit = Error.stackTraceLimit;
-  // Builder calls reach the author within a few frames; deeper paths take the slow path.
-  Error.stackTraceLimit = 8;
-  Error.prepareStackTrace = (_e, sites) => sites;
-  const holder: { stack?: NodeJS.CallSite[] } = {};
-  Error.captureStackTrace(holder, rawSite);
-  const sites = holder.stack;
-  Error.prepareStackTrace = savedPrepare;
-  Error.stackTraceLimit = savedLimit;
-  if (!Array.isArray(sites)) return undefined;
-  // The key is the whole chain of positions up to the first foreign frame, so that two call
-  // paths never share an entry even if a file name looked foreign in one and not the other.
-  const parts: string[] = [];
-  for (const s of sites) {
-    const file = pathOf(s.getFileName() ?? "");
-    parts.push(`${file}:${s.getLineNumber()}:${s.getColumnNumber()}`);
-    if (file && foreign(file)) return { key: parts.join("|"), depth: parts.length };
+interface Capture {
+  readonly site: NodeJS.CallSite;
+  readonly file: string;
+  readonly prepare: Prepare | undefined;
+  readonly maps: boolean;
+}
+
+const asSites: Prepare = (_e, sites) => sites;
+
+/**
+ * The first stack frame outside the tirx-ts packages, as a V8 call site (cheap: V8 records the
+ * frames; nothing is formatted and no position computed). Builder calls reach the author within
+ * a few frames; a deeper path is captured again with more. Null when no frame is outside the
+ * packages; undefined when V8 gave no call sites (a formatter that cannot be replaced).
+ */
+function captureAuthor(): Capture | null | undefined {
+  const prepare = Error.prepareStackTrace as Prepare | undefined;
+  const limit = Error.stackTraceLimit;
+  const maps = process.sourceMapsEnabled === true;
+  try {
+    for (const frames of [8, 64]) {
+      Error.stackTraceLimit = frames;
+      Error.prepareStackTrace = asSites;
+      const holder: { stack?: NodeJS.CallSite[] } = {};
+      Error.captureStackTrace(holder, callerSpan);
+      const sites = holder.stack;
+      if (!Array.isArray(sites)) return undefined;
+      for (const site of sites) {
+        const name = site.getFileName();
+        if (!name) continue;
+        const file = pathOf(name);
+        if (foreign(file)) return { site, file, prepare, maps };
+      }
+      if (sites.length < frames) return null;
+    }
+    return null;
+  } finally {
+    (Error as { prepareStackTrace?: Prepare }).prepareStackTrace = prepare;
+    Error.stackTraceLimit = limit;
+  }
+}
+
+/** Mapped spans by generated position and formatter: one source-map lookup per position. */
+const mapped = new Map<string, Span>();
+const MAPPED_LIMIT = 10_000;
+const formatterIds = new WeakMap<object, number>();
+let formatters = 0;
+
+/** Which formatting a capture's position is mapped by (formatter and source-map setting). */
+function formatterKey(c: Capture): string {
+  if (c.prepare === undefined) return c.maps ? "m" : "-";
+  let id = formatterIds.get(c.prepare);
+  if (id === undefined) formatterIds.set(c.prepare, (id = ++formatters));
+  return `${id}${c.maps ? "m" : ""}`;
+}
+
+/** The thing a formatter is asked to format: an error without a stack of its own. */
+const PROBE = Object.create(Error.prototype, {
+  name: { value: "Error" },
+  message: { value: "" },
+}) as Error;
+
+/** `at name (file:line:col)` or `at file:line:col`: the location of a formatted frame. */
+const AT = /^\s*at (?:.*? \()?(.+):(\d+):(\d+)\)?$/;
+
+/**
+ * The author's span of a capture: V8's position of the frame (the one costly step, counted in
+ * `resolutions`), mapped the way the stack would have been formatted at the capture: by the
+ * formatter then installed (a test runner maps its transformed files), with Node's source maps
+ * as they were then (tsx, the CLI's bundled kernel files).
+ */
+function resolve(c: Capture): Span {
+  spanCounters.resolutions++;
+  const line = c.site.getLineNumber() ?? 0;
+  const col = c.site.getColumnNumber() ?? 0;
+  const key = `${formatterKey(c)}\0${c.file}:${line}:${col}`;
+  const hit = mapped.get(key);
+  if (hit) return hit;
+  spanCounters.mappings++;
+  const span = mapPosition(c, line, col) ?? { file: c.file, line, col };
+  if (mapped.size >= MAPPED_LIMIT) mapped.clear();
+  mapped.set(key, span);
+  return span;
+}
+
+function mapPosition(c: Capture, line: number, col: number): Span | undefined {
+  if (c.prepare === undefined) {
+    // No formatter to ask (Node before ErrorPrepareStackTrace): Node's source maps directly.
+    if (!c.maps) return undefined;
+    const entry = findSourceMap(c.site.getFileName() ?? c.file)?.findEntry(line - 1, col - 1);
+    if (!entry || !("originalSource" in entry)) return undefined;
+    return {
+      file: pathOf(entry.originalSource),
+      line: entry.originalLine + 1,
+      col: entry.originalColumn + 1,
+    };
+  }
+  const restore = process.sourceMapsEnabled === true;
+  if (restore !== c.maps) process.setSourceMapsEnabled(c.maps);
+  let text: unknown;
+  try {
+    text = c.prepare(PROBE, [c.site]);
+  } catch {
+    return undefined;
+  } finally {
+    if (restore !== c.maps) process.setSourceMapsEnabled(restore);
+  }
+  if (typeof text !== "string") return undefined;
+  for (const l of text.split("\n").slice(1)) {
+    const m = AT.exec(l);
+    if (m) return { file: pathOf(m[1]!), line: Number(m[2]), col: Number(m[3]) };
   }
   return undefined;
 }
 
-/** Spans by raw call site: mapping positions is the slow part of a span, and it is a function of the site. */
-const cache = new Map<string, Span | undefined>();
-const CACHE_LIMIT = 10_000;
+/**
+ * A span whose position is computed when first read (`file`, `line` or `col`): own enumerable
+ * accessors, so that spreading, `Object.keys` and `JSON.stringify` see a plain `{ file, line,
+ * col }`. Most spans of a kernel (every expression's) are never read unless a diagnostic names
+ * them, and reading one costs V8 a walk of its function's position table.
+ */
+function lazySpan(c: Capture): Span {
+  let span: Span | undefined;
+  const get = (): Span => (span ??= resolve(c));
+  return {
+    get file() {
+      return get().file;
+    },
+    get line() {
+      return get().line;
+    },
+    get col() {
+      return get().col;
+    },
+  };
+}
+
+const FRAME = /\(?((?:file:\/\/)?[^\s()]+?):(\d+):(\d+)\)?$/;
+
+/**
+ * The author's span from a formatted stack, for when V8 gives no structured call sites (a
+ * formatter that cannot be replaced).
+ */
+function spanFromText(): Span | undefined {
+  const stack = new Error().stack ?? "";
+  for (const line of stack.split("\n").slice(1)) {
+    const m = FRAME.exec(line.trim());
+    if (!m) continue;
+    const file = pathOf(m[1]!);
+    if (!foreign(file)) continue;
+    return { file, line: Number(m[2]), col: Number(m[3]) };
+  }
+  return undefined;
+}
 
 /**
  * The author's source position of the current T.* (or `compile`) call: the first stack frame
- * outside the tirx-ts packages. Node maps positions through source maps under tsx and vitest, so
- * these are the lines of the author's .ts file. Mapping costs tens of microseconds, so the result
- * is cached by the raw (unmapped) call site: a builder loop calling `.add` 200,000 times from one
- * line maps it once.
+ * outside the tirx-ts packages, mapped through source maps as the stack would be (the lines of
+ * the author's .ts file under tsx, vitest and `tirx build`). The frame is captured now and its
+ * position computed when the span is first read: V8 finds a frame's position by walking the
+ * position table of the frame's function from its start, so resolving every call of a
+ * 30,000-statement function eagerly took time quadratic in its length; a build reads the spans
+ * of statements only (PTX comments), a diagnostic the spans it names. Undefined when no frame
+ * is outside the packages.
  */
 export function callerSpan(): Span | undefined {
   if (spanOverride !== undefined) return spanOverride;
-  const raw = rawSite();
-  if (raw === undefined) return spanFromText();
-  const key = raw.key;
-  if (cache.has(key)) return cache.get(key);
-  // rawSite's frames start at this function; spanFromText's one deeper (itself).
-  const span = spanFromText(raw.depth + 1);
-  if (cache.size >= CACHE_LIMIT) cache.clear();
-  cache.set(key, span);
-  return span;
+  spanCounters.captures++;
+  const c = captureAuthor();
+  if (c === null) return undefined;
+  return c === undefined ? spanFromText() : lazySpan(c);
 }
 
 let spanOverride: Span | undefined;

@@ -34,8 +34,10 @@ export function planRegisterArrays(body: Stmt): Map<number, string> {
   const known = new Set<number>();
   const memory = new Map<number, string>();
   const locals = new Map<number, Buffer>();
-  const keep = (b: Buffer, why: string): void => {
-    if (b.scope === "local" && !memory.has(b.id)) memory.set(b.id, why);
+  // The reason is built only when it is kept: it names the access's line, and reading a span
+  // costs a position lookup (spans are resolved when first read).
+  const keep = (b: Buffer, why: () => string): void => {
+    if (b.scope === "local" && !memory.has(b.id)) memory.set(b.id, why());
   };
   walkStmt(body, (s) => {
     switch (s.kind) {
@@ -43,7 +45,7 @@ export function planRegisterArrays(body: Stmt): Map<number, string> {
         if (s.buffer.scope !== "local") return;
         locals.set(s.buffer.id, s.buffer);
         if (numel(staticShape(s.buffer, "a local array", s.span)) > MAX_REGISTER_ARRAY) {
-          keep(s.buffer, `it has more than ${MAX_REGISTER_ARRAY} elements`);
+          keep(s.buffer, () => `it has more than ${MAX_REGISTER_ARRAY} elements`);
         }
         return;
       case "For":
@@ -59,17 +61,18 @@ export function planRegisterArrays(body: Stmt): Map<number, string> {
         if (isStaticInt(s.value, known)) known.add(s.var.id);
         break;
       case "Store":
-        if (s.dtype !== s.buffer.dtype) keep(s.buffer, `a store${where(s.span)} reinterprets it`);
+        if (s.dtype !== s.buffer.dtype)
+          keep(s.buffer, () => `a store${where(s.span)} reinterprets it`);
         else if (!isStaticInt(s.offset, known)) {
           keep(
             s.buffer,
-            `the index of the store${where(s.span)} is not a constant after unrolling`,
+            () => `the index of the store${where(s.span)} is not a constant after unrolling`,
           );
         }
         break;
       case "TileApply":
         for (const v of [s.dst, s.src, ...Object.values(s.params).filter(isView)]) {
-          keep(v.buffer, `a tile pattern${where(s.span)} uses it`);
+          keep(v.buffer, () => `a tile pattern${where(s.span)} uses it`);
         }
         break;
       default:
@@ -83,18 +86,18 @@ export function planRegisterArrays(body: Stmt): Map<number, string> {
         if (e.kind === "BufferPtr" && !isStaticInt(e.offset, known)) {
           keep(
             e.buffer,
-            `the fragment offset${where(e.span ?? s.span)} is not a constant after unrolling`,
+            () => `the fragment offset${where(e.span ?? s.span)} is not a constant after unrolling`,
           );
         }
         continue;
       }
       walkExpr(e, (x) => {
-        const at = where(x.span ?? s.span);
-        if (x.kind === "BufferPtr") keep(x.buffer, `its address is taken${at}`);
+        const at = (): string => where(x.span ?? s.span);
+        if (x.kind === "BufferPtr") keep(x.buffer, () => `its address is taken${at()}`);
         if (x.kind !== "BufferLoad") return;
-        if (x.dtype !== x.buffer.dtype) keep(x.buffer, `a load${at} reinterprets it`);
+        if (x.dtype !== x.buffer.dtype) keep(x.buffer, () => `a load${at()} reinterprets it`);
         else if (!isStaticInt(x.offset, known)) {
-          keep(x.buffer, `the index of the load${at} is not a constant after unrolling`);
+          keep(x.buffer, () => `the index of the load${at()} is not a constant after unrolling`);
         }
       });
     }
