@@ -104,7 +104,9 @@ describe("tirx build", () => {
     const { code, err } = await tirx("build", file);
     rmSync(dir, { recursive: true, force: true });
     expect(code).toBe(1);
-    expect(err).toContain(`${file}:2:18: error: cannot load the file: Unexpected ";"`);
+    expect(err).toContain(
+      `${file}:2:18: error TX8004 [cli/load]: cannot load the file: Unexpected ";"`,
+    );
     expect(err).toMatch(/^> +2 \| export const x = ;$/m);
     expect(err).not.toContain("    at ");
   });
@@ -126,16 +128,19 @@ describe("tirx build", () => {
 
   test("every usage error says why: commands, files", async () => {
     const cases: [string[], string][] = [
-      [[], "tirx: no command given; expected build, trace or layout\n"],
-      [["biuld", "examples/copy_async.ts"], 'tirx: unknown command "biuld"; expected build'],
-      [["build"], "tirx: build: no kernel file given\n"],
-      [["build", "a.ts", "b.ts"], "tirx: build: one kernel file expected, got 2\n"],
-      [["trace", "a.ts", "b.ts", "c.ts"], "tirx: trace: one kernel file expected, got 3\n"],
+      [[], "no command given; expected build, trace or layout\n"],
+      [["biuld", "examples/copy_async.ts"], 'unknown command "biuld"; expected build'],
+      [["build"], "build: no kernel file given\n"],
+      [["build", "a.ts", "b.ts"], "build: one kernel file expected, got 2\n"],
+      [["trace", "a.ts", "b.ts", "c.ts"], "trace: one kernel file expected, got 3\n"],
     ];
     for (const [args, reason] of cases) {
       const r = await tirx(...args);
       expect(r.code, args.join(" ")).toBe(2);
-      expect(r.err.startsWith(reason), r.err.split("\n")[0]).toBe(true);
+      expect(
+        r.err.startsWith(`tirx: error TX8001 [cli/usage]: ${reason}`),
+        r.err.split("\n")[0],
+      ).toBe(true);
       expect(r.err).toContain("usage: tirx build");
     }
   });
@@ -144,7 +149,7 @@ describe("tirx build", () => {
     const r = await tirx("build", "examples/gemm_mma.ts", "--kernel", "nope");
     expect(r.code).toBe(2);
     expect(r.err).toBe(
-      'tirx: examples/gemm_mma.ts exports no kernel named "nope"; its kernels: gemm_mma, gemm_mma_odd\n',
+      'tirx: error TX8007 [cli/kernel-choice]: examples/gemm_mma.ts exports no kernel named "nope"; its kernels: gemm_mma, gemm_mma_odd\n',
     );
     expect((await tirx("trace", "examples/copy_async.ts", "--kernel", "nope")).code).toBe(2);
   });

@@ -5,6 +5,7 @@
  *   TX3xxx  cp.async tile pattern             TX4xxx  bulk copies and mbarriers
  *   TX5xxx  launch arguments and targets      TX6xxx  simulated-device hazards
  *   TX7xxx  tensor cores (ldmatrix, stmatrix, mma fragments)
+ *   TX8xxx  the tirx command line: arguments, the kernel file, output paths
  */
 export const CATALOG = {
   TX1001: {
@@ -466,6 +467,37 @@ export const CATALOG = {
   TX7011: {
     rule: "wgmma/fence",
     title: "a wgmma.mma_async comes before any wgmma.fence in program order",
+  },
+  TX8001: {
+    rule: "cli/usage",
+    title:
+      "the command line names one command (build, trace, layout), one kernel file and the options of that command, each with a value",
+  },
+  TX8002: {
+    rule: "cli/input",
+    title: "the kernel file must be an existing, readable regular file of TypeScript or JavaScript",
+  },
+  TX8003: {
+    rule: "cli/output",
+    title:
+      "an output path must be writable: a file in an existing folder for trace --out, a folder for layout --out",
+  },
+  TX8004: {
+    rule: "cli/load",
+    title: "the kernel file must parse, and its top-level code run without throwing",
+  },
+  TX8005: {
+    rule: "cli/unsettled-await",
+    title: "the kernel file's top-level await must settle (Node exits with code 13 when it cannot)",
+  },
+  TX8006: {
+    rule: "cli/no-kernels",
+    title: "the kernel file must export a kernel (the result of T.function or T.prim_func)",
+  },
+  TX8007: {
+    rule: "cli/kernel-choice",
+    title:
+      "--kernel must name a kernel the file exports; trace and layout need it when there are several",
   },
 } as const satisfies Record<string, { rule: string; title: string }>;
 

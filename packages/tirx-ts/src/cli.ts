@@ -1,20 +1,21 @@
 import { parseArgs } from "node:util";
-import { join, resolve } from "node:path";
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
-import { codeFrameColumns } from "@babel/code-frame";
+import { join } from "node:path";
+import { readFileSync } from "node:fs";
 import {
   isTirxError,
   renderDiagnostic,
   runPipeline,
+  TirxError,
   verify,
+  type DiagnosticCode,
   type PrimFunc,
-  type TirxError,
 } from "@tirx-ts/core";
 import { ARCHS, emitPtx, PTX_PASSES } from "@tirx-ts/codegen-ptx";
 import { printScriptModule } from "@tirx-ts/dsl";
 import { LoadError, loadKernelFile } from "./load.js";
 import { traceRun } from "./trace.js";
 import { layoutRun } from "./layout.js";
+import { checkKernelFile, checkOutDir, checkOutFile, makeOutDir, writeOut } from "./cli-paths.js";
 
 /** Stage names `--after` accepts: the verifier, then every pass `emitPtx` runs. */
 const STAGES = ["verify", ...PTX_PASSES.map((p) => p.name)];
@@ -54,11 +55,16 @@ const USAGE = `usage: tirx build <file.ts> [--kernel NAME] [--emit ptx|ir|script
   A kernel that executes none of these instructions gets a line saying so, no DIR, and exit 0.
   Hazard reports of the run are printed as for trace, and layout then exits 1.
 
-  Exit codes: 0 ok; 1 the kernel file does not load, exports no kernels, or a kernel has errors (a
-  kernel needing a newer --arch than given, and hazards that trace or layout report, included); 2 usage
-  errors (unknown option, command, --emit, --after, --arch or --args, a missing file or more than
-  one, a --kernel the file does not export, trace or layout of a file with several kernels and no
-  --kernel).
+  Every error is a diagnostic with a code (TX8xxx for the command line and its files).
+  Exit codes: 0 ok; 1 the kernel file does not load (TX8004; TX8005 for a top-level await that
+  never settles), exports no kernels (TX8006), or a kernel has errors (a kernel needing a newer
+  --arch than given, and hazards that trace or layout report, included); 2 usage errors
+  (TX8001: unknown option, command, --emit, --after, --arch or --args, an option given twice,
+  without a value or not taken by the command, more than one file), a kernel file that is
+  missing, not a regular .ts/.js file or unreadable (TX8002), an --out path that cannot be
+  written (TX8003), a --kernel the file does not export and trace or layout of a file with
+  several kernels and no --kernel (TX8007); 70 an internal error of tirx-ts (a bug: please
+  report it).
   Set TIRX_DEBUG=1 for the stack of an error raised while the file loads.`;
 
 /** The package version, from tirx-ts's package.json. */
@@ -82,26 +88,89 @@ const PROCESS_IO: CliIO = {
   err: (t) => void process.stderr.write(t),
 };
 
+/** Diagnostics of the caller's command line and paths: exit code 2; every other one exits 1. */
+const USAGE_EXIT: readonly DiagnosticCode[] = ["TX8001", "TX8002", "TX8003", "TX8007"];
+
+/** The exit code of an internal error (a bug in tirx-ts): sysexits' EX_SOFTWARE. */
+const INTERNAL_EXIT = 70;
+
+/** The options of each command (`help` and `version` are taken everywhere). */
+const OPTIONS = {
+  build: ["kernel", "emit", "after", "arch"],
+  trace: ["kernel", "out", "args"],
+  layout: ["kernel", "out", "args"],
+} as const;
+
 function isPrimFunc(x: unknown): x is PrimFunc {
   return typeof x === "object" && x !== null && (x as { kind?: unknown }).kind === "PrimFunc";
 }
 
+const usage = (message: string): never => {
+  throw new TirxError("TX8001", message);
+};
+
 /**
- * The `tirx` command line. Returns the exit code: 0 ok, 1 kernel errors (including a file that
- * does not load or exports no kernel, a kernel needing a newer arch than `--arch`, and hazard
- * reports of `trace`), 2 usage errors (including an `--arch` outside the accepted targets, a
- * missing file, and a `--kernel` the file does not export). Every usage error prints its reason.
+ * The `tirx` command line. Returns the exit code: 0 ok; 1 when the kernel file does not load
+ * (TX8004, TX8005), exports no kernel (TX8006) or a kernel has errors (including a kernel
+ * needing a newer arch than `--arch`, and hazard reports of `trace` and `layout`); 2 for the
+ * caller's mistakes (TX8001 usage, TX8002 the kernel file, TX8003 an `--out` path, TX8007
+ * `--kernel`); 70 for an internal error. Every failure prints a coded diagnostic; nothing is
+ * thrown.
  */
 export async function main(argv: readonly string[], io: CliIO = PROCESS_IO): Promise<number> {
   const color = io.color ?? (io === PROCESS_IO && process.stderr.isTTY);
+  if (io === PROCESS_IO) watchStdout();
+  try {
+    return await run(argv, io, color);
+  } catch (e) {
+    if (isTirxError(e)) {
+      const spanless = e.span === undefined;
+      io.err(
+        (spanless ? "tirx: " : "") +
+          renderDiagnostic(e, { color, cwd: process.cwd() }) +
+          "\n" +
+          (e.code === "TX8001" ? `${USAGE}\n` : ""),
+      );
+      return USAGE_EXIT.includes(e.code) ? 2 : 1;
+    }
+    const err = e instanceof Error ? e : undefined;
+    io.err(
+      `tirx: internal error (a bug in tirx-ts; please report it with the command line): ${err ? `${err.name}: ${err.message}` : String(e)}\n` +
+        (process.env["TIRX_DEBUG"] && err?.stack ? `${err.stack}\n` : ""),
+    );
+    return INTERNAL_EXIT;
+  }
+}
+
+let stdoutWatched = false;
+
+/**
+ * Turn errors of writing to stdout into a diagnostic: a reader that stopped reading (EPIPE:
+ * `tirx build k.ts | head`) ends the command quietly; any other (a full disk under `> k.ptx`)
+ * is TX8003 and exit 2.
+ */
+function watchStdout(): void {
+  if (stdoutWatched) return;
+  stdoutWatched = true;
+  process.stdout.on("error", (e: NodeJS.ErrnoException) => {
+    if (e.code === "EPIPE") process.exit(0);
+    process.stderr.write(
+      `tirx: ${renderDiagnostic(new TirxError("TX8003", `standard output cannot be written: ${e.message}`))}\n`,
+    );
+    process.exit(2);
+  });
+}
+
+async function run(argv: readonly string[], io: CliIO, color: boolean): Promise<number> {
   let parsed;
   try {
     parsed = parseArgs({
       args: [...argv],
       allowPositionals: true,
+      tokens: true,
       options: {
         kernel: { type: "string" },
-        emit: { type: "string", default: "ptx" },
+        emit: { type: "string" },
         after: { type: "string" },
         arch: { type: "string" },
         out: { type: "string" },
@@ -111,10 +180,9 @@ export async function main(argv: readonly string[], io: CliIO = PROCESS_IO): Pro
       },
     });
   } catch (e) {
-    io.err(`tirx: ${(e as Error).message}\n${USAGE}\n`);
-    return 2;
+    return usage((e as Error).message);
   }
-  const { values, positionals } = parsed;
+  const { values, positionals, tokens } = parsed;
   if (values.version) {
     io.out(`tirx-ts ${version()}\n`);
     return 0;
@@ -124,200 +192,231 @@ export async function main(argv: readonly string[], io: CliIO = PROCESS_IO): Pro
     return 0;
   }
   const [cmd, file, ...rest] = positionals;
-  const usageError = (reason: string): number => {
-    io.err(`tirx: ${reason}\n${USAGE}\n`);
-    return 2;
-  };
-  if (cmd === undefined) return usageError("no command given; expected build, trace or layout");
+  if (cmd === undefined) return usage("no command given; expected build, trace or layout");
   if (cmd !== "build" && cmd !== "trace" && cmd !== "layout") {
-    return usageError(`unknown command "${cmd}"; expected build, trace or layout`);
+    return usage(`unknown command ${JSON.stringify(cmd)}; expected build, trace or layout`);
   }
-  if (!file) return usageError(`${cmd}: no kernel file given`);
-  if (rest.length > 0) {
-    return usageError(`${cmd}: one kernel file expected, got ${1 + rest.length}`);
+  if (!file) return usage(`${cmd}: no kernel file given`);
+  if (rest.length > 0) return usage(`${cmd}: one kernel file expected, got ${1 + rest.length}`);
+  const given = new Set<string>();
+  for (const t of tokens) {
+    if (t.kind !== "option" || t.name === "help" || t.name === "version") continue;
+    if (given.has(t.name)) usage(`--${t.name} is given more than once`);
+    given.add(t.name);
+    if (!(OPTIONS[cmd] as readonly string[]).includes(t.name)) {
+      const takers = Object.entries(OPTIONS)
+        .filter(([, o]) => (o as readonly string[]).includes(t.name))
+        .map(([c]) => c);
+      usage(
+        `${cmd} takes no --${t.name} (${takers.join(" and ")} ${takers.length > 1 ? "do" : "does"})`,
+      );
+    }
+    if (t.value === "") usage(`--${t.name} needs a value`);
   }
   let scalars: Record<string, number> = {};
-  if (cmd === "trace" || cmd === "layout") {
-    const parsedArgs = parseScalars(values.args ?? "");
-    if (typeof parsedArgs === "string") {
-      io.err(`tirx: --args: ${parsedArgs}\n`);
-      return 2;
-    }
+  if (values.args !== undefined) {
+    const parsedArgs = parseScalars(values.args);
+    if (typeof parsedArgs === "string") return usage(`--args: ${parsedArgs}`);
     scalars = parsedArgs;
   }
-  if (values.emit !== "ptx" && values.emit !== "ir" && values.emit !== "script") {
-    io.err(`tirx: --emit must be "ptx", "ir" or "script", got "${values.emit}"\n`);
-    return 2;
+  const emit = values.emit ?? "ptx";
+  if (emit !== "ptx" && emit !== "ir" && emit !== "script") {
+    return usage(`--emit must be "ptx", "ir" or "script", got ${JSON.stringify(emit)}`);
   }
-  if (values.after !== undefined && (values.emit === "ptx" || !STAGES.includes(values.after))) {
-    io.err(
-      values.emit === "ptx"
-        ? `tirx: --after needs --emit ir\n${USAGE}\n`
-        : `tirx: unknown pass "${values.after}"; --after takes one of: ${STAGES.join(", ")}\n${USAGE}\n`,
+  if (values.after !== undefined && emit === "ptx") return usage("--after needs --emit ir");
+  if (values.after !== undefined && !STAGES.includes(values.after)) {
+    return usage(
+      `unknown pass ${JSON.stringify(values.after)}; --after takes one of: ${STAGES.join(", ")}`,
     );
-    return 2;
   }
   const arch = values.arch;
   if (arch !== undefined && !ARCHS.some((a) => a.name === arch)) {
-    io.err(`tirx: unknown --arch "${arch}"; accepted: ${ARCHS.map((a) => a.name).join(", ")}\n`);
-    return 2;
+    return usage(
+      `unknown --arch ${JSON.stringify(arch)}; accepted: ${ARCHS.map((a) => a.name).join(", ")}`,
+    );
   }
-  const path = resolve(file);
-  if (!existsSync(path)) {
-    io.err(`tirx: no such file: ${file}\n`);
-    return 2;
+  const path = checkKernelFile(file);
+  if (cmd === "trace" && values.out !== undefined) checkOutFile(values.out);
+  if (cmd === "layout" && values.out !== undefined) checkOutDir(values.out);
+  const mod = await load(path, file, io);
+  let kernels: [string, PrimFunc][];
+  try {
+    kernels = Object.entries(mod).filter((e): e is [string, PrimFunc] => isPrimFunc(e[1]));
+  } catch (e) {
+    if (isTirxError(e)) throw e;
+    throw new TirxError("TX8004", `${file}: reading its exports threw: ${String(e)}`);
   }
-  const report = (e: TirxError): number => {
-    io.err(renderDiagnostic(e, { color, cwd: process.cwd() }) + "\n");
+  const all = kernels;
+  if (values.kernel !== undefined) {
+    kernels = kernels.filter(([k, f]) => k === values.kernel || f.name === values.kernel);
+  }
+  if (kernels.length === 0 && values.kernel !== undefined) {
+    // A name the file does not have is the caller's mistake (exit 2), unlike a file of no kernels.
+    const names = [...new Set(all.map(([, f]) => f.name))];
+    throw new TirxError(
+      "TX8007",
+      `${file} exports no kernel named ${JSON.stringify(values.kernel)}; ` +
+        (names.length > 0
+          ? `its kernels: ${names.join(", ")}`
+          : `it exports no kernels (export the result of T.function)`),
+    );
+  }
+  if (kernels.length === 0) {
+    throw new TirxError(
+      "TX8006",
+      `${file} exports no kernels (export the result of T.function or T.prim_func)`,
+    );
+  }
+  /**
+   * Print the simulator's hazard reports of a trace or layout run as diagnostics, each
+   * distinct one once (an unrolled statement, or every thread, repeats the same one), and a
+   * total; the exit code: 1 when there were any, else 0.
+   */
+  const printHazards = (reports: readonly TirxError[], kernel: string, where: string): number => {
+    if (reports.length === 0) return 0;
+    const seen = new Map<string, number>();
+    for (const r of reports) {
+      const text = renderDiagnostic(r, { color, cwd: process.cwd() });
+      seen.set(text, (seen.get(text) ?? 0) + 1);
+    }
+    for (const [text, n] of seen) {
+      io.err(text + (n > 1 ? `\n  note: reported ${n} times in the run` : "") + "\n");
+    }
+    io.err(
+      `tirx: ${reports.length} hazard report${reports.length === 1 ? "" : "s"} (${seen.size} distinct) in the simulated run of "${kernel}"; ${where}\n`,
+    );
     return 1;
   };
-  let mod: Record<string, unknown>;
-  try {
-    mod = await loadKernelFile(path);
-  } catch (e) {
-    if (isTirxError(e)) return report(e as TirxError);
-    if (!(e instanceof LoadError)) throw e;
-    // A syntax error or an exception of the author's own code while the file loads.
-    const loc = e.location;
-    const where = loc ? `${file}:${loc.line}:${loc.col}: ` : `${file}: `;
-    let text = `${where}error: cannot load the file: ${e.message}\n`;
-    if (loc) {
-      try {
-        const source = readFileSync(loc.file, "utf8");
-        const f = codeFrameColumns(
-          source,
-          { start: { line: loc.line, column: loc.col } },
-          {
-            highlightCode: color,
-            linesAbove: 1,
-            linesBelow: 1,
-          },
-        );
-        text += f + "\n";
-      } catch {
-        // no frame when the file cannot be read again
-      }
+  if (cmd === "trace" || cmd === "layout") {
+    const fns = [...new Set(kernels.map(([, f]) => f))];
+    if (fns.length !== 1) {
+      throw new TirxError(
+        "TX8007",
+        `${file} exports ${fns.length} kernels; name one with --kernel (${fns.map((f) => f.name).join(", ")})`,
+      );
     }
-    io.err(text);
-    if (process.env["TIRX_DEBUG"] && e.thrown instanceof Error) io.err(`${e.thrown.stack ?? ""}\n`);
-    return 1;
+    const fn = fns[0]!;
+    checkScalarNames(fn, scalars);
+    if (cmd === "layout") {
+      const dir = values.out ?? `layout-${fn.name}`;
+      if (values.out === undefined) checkOutDir(dir);
+      const { pictures, reports } = layoutRun(fn, scalars);
+      if (pictures.length === 0) {
+        // Not an error: the kernel is fine, it has nothing layout draws (exit 0, like a build).
+        io.out(
+          `tirx layout: nothing to draw: "${fn.name}" executed no cp.async tile.apply, ldmatrix or stmatrix (the instructions layout draws) in the simulated launch; no SVG written, ${dir} not created\n`,
+        );
+        return printHazards(reports, fn.name, "the pictures are of this run");
+      }
+      makeOutDir("--out", dir);
+      const used = new Map<string, number>();
+      for (const p of pictures) {
+        const k = (used.get(p.name) ?? 0) + 1;
+        used.set(p.name, k);
+        const f = join(dir, `${p.name}${k > 1 ? `-${k}` : ""}.svg`);
+        writeOut("--out", f, p.svg + "\n");
+        io.out(
+          `${f}: ${p.op}, ${p.warpInstructions} warp instructions, ${p.wavefronts} wavefronts / ${p.phases} phases (${p.wavefronts - p.phases} from bank conflicts)\n`,
+        );
+      }
+      return printHazards(reports, fn.name, "the pictures are of this run");
+    }
+    const { trace, reports } = traceRun(fn, scalars);
+    const json = JSON.stringify(trace);
+    if (values.out !== undefined) writeOut("--out", values.out, json + "\n");
+    else io.out(json + "\n");
+    return printHazards(
+      reports,
+      fn.name,
+      `the trace${values.out !== undefined ? ` (${values.out})` : ""} lists them in otherData.hazards`,
+    );
   }
+  const seen = new Set<PrimFunc>();
+  // --emit ir (and script) prints one script-mode TypeScript module (one import, one
+  // T.prim_func per kernel) that `tirx build` accepts again.
+  const irs: PrimFunc[] = [];
+  const headers: string[] = [];
+  for (const [, fn] of kernels) {
+    if (seen.has(fn)) continue;
+    seen.add(fn);
+    const vf = verify(fn);
+    if (emit !== "ptx" && values.after !== undefined) {
+      const after = values.after;
+      const notes: string[] = [];
+      const out =
+        after === "verify"
+          ? vf
+          : runPipeline(vf, PTX_PASSES, {
+              after,
+              onStage: (name, cur, pass) => {
+                if (name === after && pass.notes) notes.push(...pass.notes(cur));
+              },
+            });
+      headers.push(`// IR of "${fn.name}" after ${after}`, ...notes.map((n) => `// ${n}`));
+      irs.push(out.fn);
+    } else if (emit !== "ptx") irs.push(fn);
+    else io.out(emitPtx(vf, arch !== undefined ? { arch } : {}).text);
+  }
+  if (irs.length > 0) {
+    const text = await printScriptModule(irs);
+    io.out(headers.map((h) => h + "\n").join("") + text);
+  }
+  return 0;
+}
+
+/**
+ * Load the kernel file; a file that does not parse, throws, or awaits forever becomes its
+ * diagnostic (TX8004, TX8005) at the location the error names, when it names one.
+ */
+async function load(path: string, file: string, io: CliIO): Promise<Record<string, unknown>> {
   try {
-    let kernels = Object.entries(mod).filter((e): e is [string, PrimFunc] => isPrimFunc(e[1]));
-    if (values.kernel) {
-      kernels = kernels.filter(([k, f]) => k === values.kernel || f.name === values.kernel);
-    }
-    if (kernels.length === 0 && values.kernel) {
-      // A name the file does not have is the caller's mistake (exit 2), unlike a file of no kernels.
-      const all = Object.entries(mod).filter((e): e is [string, PrimFunc] => isPrimFunc(e[1]));
-      const names = [...new Set(all.map(([, f]) => f.name))];
-      io.err(
-        `tirx: ${file} exports no kernel named "${values.kernel}"; ` +
-          (names.length > 0
-            ? `its kernels: ${names.join(", ")}\n`
-            : `it exports no kernels (export the result of T.function)\n`),
-      );
-      return 2;
-    }
-    if (kernels.length === 0) {
-      io.err(`tirx: ${file} exports no kernels (export the result of T.function)\n`);
-      return 1;
-    }
-    /**
-     * Print the simulator's hazard reports of a trace or layout run as diagnostics, each
-     * distinct one once (an unrolled statement, or every thread, repeats the same one), and a
-     * total; the exit code: 1 when there were any, else 0.
-     */
-    const printHazards = (reports: readonly TirxError[], kernel: string, where: string): number => {
-      if (reports.length === 0) return 0;
-      const seen = new Map<string, number>();
-      for (const r of reports) {
-        const text = renderDiagnostic(r, { color, cwd: process.cwd() });
-        seen.set(text, (seen.get(text) ?? 0) + 1);
-      }
-      for (const [text, n] of seen) {
-        io.err(text + (n > 1 ? `\n  note: reported ${n} times in the run` : "") + "\n");
-      }
-      io.err(
-        `tirx: ${reports.length} hazard report${reports.length === 1 ? "" : "s"} (${seen.size} distinct) in the simulated run of "${kernel}"; ${where}\n`,
-      );
-      return 1;
-    };
-    if (cmd === "trace" || cmd === "layout") {
-      const fns = [...new Set(kernels.map(([, f]) => f))];
-      if (fns.length !== 1) {
-        io.err(
-          `tirx: ${file} exports ${fns.length} kernels; name one with --kernel (${fns.map((f) => f.name).join(", ")})\n`,
-        );
-        return 2;
-      }
-      if (cmd === "layout") {
-        const dir = values.out ?? `layout-${fns[0]!.name}`;
-        const { pictures, reports } = layoutRun(fns[0]!, scalars);
-        if (pictures.length === 0) {
-          // Not an error: the kernel is fine, it has nothing layout draws (exit 0, like a build).
-          io.out(
-            `tirx layout: nothing to draw: "${fns[0]!.name}" executed no cp.async tile.apply, ldmatrix or stmatrix (the instructions layout draws) in the simulated launch; no SVG written, ${dir} not created\n`,
-          );
-          return printHazards(reports, fns[0]!.name, "the pictures are of this run");
-        }
-        mkdirSync(dir, { recursive: true });
-        const used = new Map<string, number>();
-        for (const p of pictures) {
-          const k = (used.get(p.name) ?? 0) + 1;
-          used.set(p.name, k);
-          const f = join(dir, `${p.name}${k > 1 ? `-${k}` : ""}.svg`);
-          writeFileSync(f, p.svg + "\n");
-          io.out(
-            `${f}: ${p.op}, ${p.warpInstructions} warp instructions, ${p.wavefronts} wavefronts / ${p.phases} phases (${p.wavefronts - p.phases} from bank conflicts)\n`,
-          );
-        }
-        return printHazards(reports, fns[0]!.name, "the pictures are of this run");
-      }
-      const { trace, reports } = traceRun(fns[0]!, scalars);
-      const json = JSON.stringify(trace);
-      if (values.out) writeFileSync(values.out, json + "\n");
-      else io.out(json + "\n");
-      return printHazards(
-        reports,
-        fns[0]!.name,
-        `the trace${values.out ? ` (${values.out})` : ""} lists them in otherData.hazards`,
-      );
-    }
-    const seen = new Set<PrimFunc>();
-    // --emit ir (and script) prints one script-mode TypeScript module (one import, one
-    // T.prim_func per kernel) that `tirx build` accepts again.
-    const irs: PrimFunc[] = [];
-    const headers: string[] = [];
-    for (const [, fn] of kernels) {
-      if (seen.has(fn)) continue;
-      seen.add(fn);
-      const vf = verify(fn);
-      if (values.emit !== "ptx" && values.after !== undefined) {
-        const after = values.after;
-        const notes: string[] = [];
-        const out =
-          after === "verify"
-            ? vf
-            : runPipeline(vf, PTX_PASSES, {
-                after,
-                onStage: (name, cur, pass) => {
-                  if (name === after && pass.notes) notes.push(...pass.notes(cur));
-                },
-              });
-        headers.push(`// IR of "${fn.name}" after ${after}`, ...notes.map((n) => `// ${n}`));
-        irs.push(out.fn);
-      } else if (values.emit !== "ptx") irs.push(fn);
-      else io.out(emitPtx(vf, arch !== undefined ? { arch } : {}).text);
-    }
-    if (irs.length > 0) {
-      const text = await printScriptModule(irs);
-      io.out(headers.map((h) => h + "\n").join("") + text);
-    }
-    return 0;
+    return await loadKernelFile(path);
   } catch (e) {
-    if (isTirxError(e)) return report(e as TirxError);
-    throw e;
+    if (isTirxError(e) || !(e instanceof LoadError)) throw e;
+    if (process.env["TIRX_DEBUG"] && e.thrown instanceof Error) {
+      io.err(`${e.thrown.stack ?? ""}\n`);
+    }
+    const loc = e.location;
+    const message =
+      e.code === "TX8005" ? `${file}: ${e.message}` : `cannot load the file: ${e.message}`;
+    throw new TirxError(
+      e.code,
+      loc ? message : `${file}: ${message}`,
+      loc ? { file: loc.file, line: loc.line, col: loc.col } : undefined,
+    );
+  }
+}
+
+/**
+ * Check `--args` names against `fn`: each must be a scalar parameter or a symbolic dim, and a
+ * symbolic dim's value a non-negative integer (its tensor's extent).
+ * @throws TirxError TX8001.
+ */
+function checkScalarNames(fn: PrimFunc, scalars: Readonly<Record<string, number>>): void {
+  const known = new Set<string>();
+  const dims = new Map<string, string>();
+  for (const p of fn.params) {
+    if (p.kind === "scalar") known.add(p.name);
+    else {
+      for (const d of p.buffer.shape) {
+        if (typeof d !== "number") {
+          known.add(d.name);
+          if (!dims.has(d.name)) dims.set(d.name, p.name);
+        }
+      }
+    }
+  }
+  for (const [name, v] of Object.entries(scalars)) {
+    if (!known.has(name)) {
+      usage(
+        `--args: "${fn.name}" has no scalar parameter or symbolic dim named ${name}` +
+          (known.size > 0 ? ` (it has: ${[...known].join(", ")})` : " (it has none)"),
+      );
+    }
+    const tensor = dims.get(name);
+    if (tensor !== undefined && (!Number.isSafeInteger(v) || v < 0)) {
+      usage(`--args: ${name} is an extent of "${tensor}", a non-negative integer, not ${v}`);
+    }
   }
 }
 
@@ -327,7 +426,10 @@ function parseScalars(text: string): Record<string, number> | string {
   for (const part of text.split(",").filter((p) => p.trim() !== "")) {
     const m = /^\s*([A-Za-z_$][\w$]*)\s*=\s*(-?(?:\d+\.?\d*|\.\d+)(?:e[+-]?\d+)?)\s*$/i.exec(part);
     if (!m) return `expected name=number, got "${part}"`;
-    out[m[1]!] = Number(m[2]);
+    const value = Number(m[2]);
+    if (!Number.isFinite(value)) return `${m[1]}=${m[2]} is not a finite number`;
+    if (Object.hasOwn(out, m[1]!)) return `${m[1]} is given more than once`;
+    out[m[1]!] = value;
   }
   return out;
 }

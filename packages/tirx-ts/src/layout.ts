@@ -1,18 +1,6 @@
-import {
-  numel,
-  verify,
-  type DType,
-  type KernelArg,
-  type PrimFunc,
-  type TirxError,
-} from "@tirx-ts/core";
-import {
-  runSim,
-  simTensor,
-  type LaneMove,
-  type MovePiece,
-  type SiteAccesses,
-} from "@tirx-ts/runtime-sim";
+import { verify, type PrimFunc, type TirxError } from "@tirx-ts/core";
+import { runSim, type LaneMove, type MovePiece, type SiteAccesses } from "@tirx-ts/runtime-sim";
+import { patternArgs } from "./pattern-args.js";
 
 /** One picture of `tirx layout`: an access site of the kernel and its SVG text. */
 export interface LayoutPicture {
@@ -153,7 +141,9 @@ export function siteSvg(kernel: string, s: SiteAccesses): string {
  * tensors holding `i % 251`) logging shared accesses, and draw one picture per source-level
  * cp.async `tile.apply` and ldmatrix/stmatrix (unrolled copies of one statement share it: the
  * first copy is drawn, the counts are summed).
- * @throws TirxError from verify, and TX5001-TX5009 when the arguments do not fit the kernel.
+ * @throws TirxError from verify, TX5003 and TX5007 from patternArgs (a symbolic dim that is no
+ *   non-negative integer, a tensor too large to simulate), and TX5001-TX5009 when the arguments
+ *   do not fit the kernel.
  */
 export function layoutPictures(
   fn: PrimFunc,
@@ -172,13 +162,7 @@ export function layoutRun(
   scalars: Readonly<Record<string, number>> = {},
 ): { pictures: LayoutPicture[]; reports: readonly TirxError[] } {
   const vf = verify(fn);
-  const value = (name: string): number => scalars[name] ?? 1;
-  const args: KernelArg[] = fn.params.map((p) => {
-    if (p.kind === "scalar") return value(p.name);
-    const shape = p.buffer.shape.map((d) => (typeof d === "number" ? d : value(d.name)));
-    const data = Float64Array.from({ length: numel(shape) }, (_, i) => i % 251);
-    return simTensor(data, { shape, dtype: p.buffer.dtype as DType });
-  });
+  const args = patternArgs(fn, scalars);
   const { accesses, reports } = runSim(vf, args, { hazards: "collect", accesses: true });
   const bySource = new Map<string, SiteAccesses>();
   for (const s of accesses ?? []) {

@@ -1,3 +1,4 @@
+import { createHook } from "node:async_hooks";
 import { createRequire, isBuiltin } from "node:module";
 import { createHash } from "node:crypto";
 import { mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
@@ -5,18 +6,30 @@ import { homedir, tmpdir } from "node:os";
 import { basename, dirname, join, relative, resolve as resolvePath } from "node:path";
 import { pathToFileURL } from "node:url";
 
-/** Why a kernel file could not be loaded: a syntax error (with its location) or a thrown error. */
+/**
+ * Why a kernel file could not be loaded: a syntax error (with its location), an error its
+ * top-level code threw, a bundle that could not be written (TX8004), or a top-level `await`
+ * that can never settle (TX8005). The CLI reports it as a TirxError of `code`.
+ */
 export class LoadError extends Error {
   /** Where the problem is, when known: 1-based line and column in `file`. */
   readonly location: { file: string; line: number; col: number; lineText?: string } | undefined;
   /** The error the file's own code threw while it loaded, if that is what happened. */
   readonly thrown: unknown;
+  /** The diagnostic code the CLI reports it with. */
+  readonly code: "TX8004" | "TX8005";
 
-  constructor(message: string, location?: LoadError["location"], thrown?: unknown) {
+  constructor(
+    message: string,
+    location?: LoadError["location"],
+    thrown?: unknown,
+    code: LoadError["code"] = "TX8004",
+  ) {
     super(message);
     this.name = "LoadError";
     this.location = location;
     this.thrown = thrown;
+    this.code = code;
   }
 }
 
@@ -36,7 +49,9 @@ interface Message {
  * `T.*` calls name the author's `file:line:col`. `import.meta.url`, `.filename` and `.dirname`
  * are those of the kernel file.
  * @throws LoadError for a file that does not parse or whose top-level code throws a non-tirx
- *   error; a TirxError thrown by the file's own `T.*` calls is rethrown as is.
+ *   error, or whose bundle cannot be written to the temporary folder (TX8004), and for a
+ *   top-level `await` that waits on nothing that could settle it (TX8005, see
+ *   {@link importWatched}); a TirxError thrown by the file's own `T.*` calls is rethrown as is.
  */
 export async function loadKernelFile(path: string): Promise<Record<string, unknown>> {
   const file = resolvePath(path);
@@ -63,6 +78,9 @@ async function bundle(file: string): Promise<string> {
       sourcemap: "external",
       sourcesContent: false,
       logLevel: "silent",
+      // Counts the starts of kernel bodies: importWatched tells a module suspended at a
+      // top-level await from one still loading.
+      banner: { js: BODY_STARTED_BANNER },
       define: {
         "import.meta.url": JSON.stringify(url),
         "import.meta.filename": JSON.stringify(file),
@@ -120,9 +138,101 @@ async function bundle(file: string): Promise<string> {
 
 const MAP_PREFIX = "//# sourceMappingURL=data:application/json;base64,";
 
+const BODY_STARTED = Symbol.for("tirx-ts.kernel-bodies-started");
+const BODY_STARTED_BANNER = `globalThis[Symbol.for("tirx-ts.kernel-bodies-started")] = (globalThis[Symbol.for("tirx-ts.kernel-bodies-started")] ?? 0) + 1;`;
+
+/** How many kernel bundles have started their bodies in this process. */
+function bodiesStarted(): number {
+  return (globalThis as { [BODY_STARTED]?: number })[BODY_STARTED] ?? 0;
+}
+
+/**
+ * Import `url`, a kernel bundle, and fail with TX8005 instead of waiting forever when its
+ * top-level `await` can never settle. That is certain when Node's event loop runs empty while
+ * the import is pending ('beforeExit': Node itself would exit with code 13, "unsettled
+ * top-level await", for an entry module; a dynamic import just never settles and the process
+ * exits 0). In a process with other work (a test runner), the module is taken as stuck when its
+ * body has started (it is suspended at an await, not loading) and every async resource created
+ * since the import began (a timer, a file or network request, a child process, a worker:
+ * tracked with async_hooks, promises aside) is gone: nothing it started is left to resolve the
+ * promise. Checked on unref'd timers, which keep no process alive and are not tracked.
+ */
+function importWatched(url: string): Promise<Record<string, unknown>> {
+  const started = bodiesStarted();
+  const live = new Set<number>();
+  const hook = createHook({
+    init(id, type) {
+      if (type !== "PROMISE") live.add(id);
+    },
+    destroy(id) {
+      live.delete(id);
+    },
+  });
+  return new Promise((resolve, reject) => {
+    let timer: NodeJS.Timeout | undefined;
+    let wait = 1;
+    let settled = false;
+    const stop = (): void => {
+      settled = true;
+      hook.disable();
+      process.off("beforeExit", onEmptyLoop);
+      if (timer !== undefined) clearTimeout(timer);
+    };
+    /** Poll after `ms` on a timer the hook does not see. */
+    const later = (ms: number): void => {
+      hook.disable();
+      timer = setTimeout(poll, ms).unref();
+      hook.enable();
+    };
+    const stuck = (): void => {
+      stop();
+      reject(
+        new LoadError(
+          `its top-level await never settles: it waits on a promise that nothing left running can resolve (run as a program, Node would exit with code 13, "unsettled top-level await")`,
+          undefined,
+          undefined,
+          "TX8005",
+        ),
+      );
+    };
+    const onEmptyLoop = (): void => {
+      if (!settled) stuck();
+    };
+    const poll = (): void => {
+      timer = undefined;
+      if (settled) return;
+      if (bodiesStarted() > started && live.size === 0) return stuck();
+      wait = Math.min(wait * 2, 100);
+      later(wait);
+    };
+    process.on("beforeExit", onEmptyLoop);
+    hook.enable();
+    import(/* @vite-ignore */ url).then(
+      (m: Record<string, unknown>) => {
+        if (settled) return;
+        stop();
+        resolve(m);
+      },
+      (e: unknown) => {
+        if (settled) return;
+        stop();
+        reject(e);
+      },
+    );
+    later(0);
+  });
+}
+
 /** Write the bundle next to nothing of the user's (a temporary folder) and import it once. */
 async function importBundle(file: string, bundled: string): Promise<Record<string, unknown>> {
-  const dir = mkdtempSync(join(tmpdir(), "tirx-load-"));
+  let dir: string;
+  try {
+    dir = mkdtempSync(join(tmpdir(), "tirx-load-"));
+  } catch (e) {
+    throw new LoadError(
+      `cannot create a temporary folder for its bundle in ${tmpdir()}: ${(e as Error).message} (set TMPDIR to a writable folder)`,
+    );
+  }
   try {
     const out = join(dir, basename(file).replace(/\.[cm]?[jt]sx?$/, "") + ".mjs");
     let text = bundled;
@@ -135,12 +245,19 @@ async function importBundle(file: string, bundled: string): Promise<Record<strin
       m.sources = m.sources.map((s) => relative(dir, s));
       text = `${text.slice(0, at)}${MAP_PREFIX}${Buffer.from(JSON.stringify(m)).toString("base64")}\n`;
     }
-    writeFileSync(out, text);
+    try {
+      writeFileSync(out, text);
+    } catch (e) {
+      throw new LoadError(
+        `cannot write its bundle to ${dir}: ${(e as Error).message} (set TMPDIR to a writable folder)`,
+      );
+    }
     const mapping = process.sourceMapsEnabled;
     process.setSourceMapsEnabled(true);
     try {
-      return (await import(/* @vite-ignore */ pathToFileURL(out).href)) as Record<string, unknown>;
+      return await importWatched(pathToFileURL(out).href);
     } catch (e) {
+      if (e instanceof LoadError) throw e;
       if (e instanceof Error && e.name === "TirxError") throw e;
       throw new LoadError(e instanceof Error ? e.message : String(e), locationIn(e, file), e);
     } finally {
@@ -209,7 +326,7 @@ function bundleKey(file: string): string {
 }
 
 /** Bump when the bundle's shape changes. */
-const BUNDLE_FORMAT = 2;
+const BUNDLE_FORMAT = 3;
 
 /**
  * The cached bundle of `file` when every input file (the kernel file and the relative files it

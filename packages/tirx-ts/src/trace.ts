@@ -1,12 +1,6 @@
-import {
-  numel,
-  verify,
-  type DType,
-  type KernelArg,
-  type PrimFunc,
-  type TirxError,
-} from "@tirx-ts/core";
-import { runSim, simTensor, type TraceEvent } from "@tirx-ts/runtime-sim";
+import { verify, type PrimFunc, type TirxError } from "@tirx-ts/core";
+import { runSim, type TraceEvent } from "@tirx-ts/runtime-sim";
+import { patternArgs } from "./pattern-args.js";
 
 /** A Chrome / Perfetto trace file: `{ traceEvents, displayTimeUnit, otherData }`. */
 export interface TraceFile {
@@ -31,18 +25,13 @@ export interface TraceRun {
  * its name; tensors hold the pattern `i % 251` (element index i, row-major) in their dtype.
  * Hazards are collected, the run goes on: they are returned as `reports` and listed in the
  * trace's `otherData.hazards`, one line each (`TX6001 [hazard/async-pending] ... (at file:line:col)`).
- * @throws TirxError from verify, and TX5001-TX5009 when the arguments do not fit the kernel.
+ * @throws TirxError from verify, TX5003 and TX5007 from patternArgs (a symbolic dim that is no
+ *   non-negative integer, a tensor too large to simulate), and TX5001-TX5009 when the arguments
+ *   do not fit the kernel.
  */
 export function traceRun(fn: PrimFunc, scalars: Readonly<Record<string, number>> = {}): TraceRun {
   const vf = verify(fn);
-  const value = (name: string): number => scalars[name] ?? 1;
-  const args: KernelArg[] = fn.params.map((p) => {
-    if (p.kind === "scalar") return value(p.name);
-    const shape = p.buffer.shape.map((d) => (typeof d === "number" ? d : value(d.name)));
-    const n = numel(shape);
-    const data = Float64Array.from({ length: n }, (_, i) => i % 251);
-    return simTensor(data, { shape, dtype: p.buffer.dtype as DType });
-  });
+  const args = patternArgs(fn, scalars);
   const { reports, trace } = runSim(vf, args, { hazards: "collect", trace: true });
   return {
     reports,
@@ -54,7 +43,9 @@ export function traceRun(fn: PrimFunc, scalars: Readonly<Record<string, number>>
         clock: "statements executed by the CTA (logical)",
         arguments: fn.params
           .map((p) =>
-            p.kind === "scalar" ? `${p.name}=${value(p.name)}` : `${p.name}: pattern i % 251`,
+            p.kind === "scalar"
+              ? `${p.name}=${scalars[p.name] ?? 1}`
+              : `${p.name}: pattern i % 251`,
           )
           .join(", "),
         // A TirxError's message already starts with its code and rule.
