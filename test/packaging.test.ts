@@ -1,8 +1,9 @@
-// Packaging (issue 13, item 6). SLOW (about 10-20 s, once per `npm test`): every package is
-// packed with `npm pack`, the tarballs are installed into a fresh directory outside the
-// repository (from the npm cache: --prefer-offline), and a `.ts` script there that imports
-// `tirx-ts` runs with `npx tsx` on the simulated device. Also: each package declares exactly
-// the packages its source imports.
+// Packaging (issue 13, item 6). SLOW (about 10-20 s, once per `npm test`): the README's packaging
+// block runs as written (test/util/readme.ts takes it from README.md): every package is packed
+// with `npm pack`, the tarballs are installed into a fresh project outside the repository (from
+// the npm cache where it can), and there the README's kernel runs with `npx tsx` on the simulated
+// device and `npx tirx build` prints its PTX. Also: each package declares exactly the packages
+// its source imports.
 import { execFileSync } from "node:child_process";
 import {
   mkdirSync,
@@ -17,6 +18,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { expect, test } from "vitest";
+import { codeBlocks, packagingBlock, runSh, shCommands } from "./util/readme.js";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
 const PACKAGES = ["core", "dsl", "codegen-ptx", "runtime-sim", "runtime-cuda", "tirx-ts"];
@@ -61,60 +63,44 @@ test("each package declares the packages its source imports, and only those", ()
   }
 });
 
-test("the packed tarballs install outside the repository, and a .ts script importing tirx-ts runs with npx tsx on the simulator (slow: npm pack + install)", () => {
+test("the README's packaging commands as written: tarballs packed here install into a fresh project outside the repository, where npx tsx runs the README's kernel and npx tirx build prints its PTX (slow: npm pack + install)", () => {
+  const block = packagingBlock();
+  const lines = block.text.split("\n");
+  const split = lines.findIndex((l) => l.trim().startsWith("# in your project"));
+  expect(split, "the block says where its second part runs").toBeGreaterThan(0);
+  const inRepo = { ...block, text: lines.slice(0, split).join("\n") };
+  const inProject = { ...block, line: block.line + split, text: lines.slice(split).join("\n") };
+  // The README's program: the first ts block that launches its kernel.
+  const kernel = codeBlocks("README.md").find(
+    (b) => b.lang === "ts" && /\brun\(a, b\)/.test(b.text),
+  );
+  expect(kernel, "README.md's kernel program").toBeDefined();
   const dir = mkdtempSync(join(tmpdir(), "tirx-pack-"));
+  // The README packs into /tmp/tirx-tgz; each run takes its own folder, so that runs side by
+  // side do not share one. npm takes packages from its cache where it can (CI's npm ci filled it).
+  const tgz = join(dir, "tgz");
+  const env = {
+    TIRX_DEVICE: "sim",
+    npm_config_prefer_offline: "true",
+    npm_config_audit: "false",
+    npm_config_fund: "false",
+  };
+  const run = (c: { line: number; text: string }, cwd: string) => {
+    const r = runSh(c.text.replaceAll("/tmp/tirx-tgz", tgz), cwd, env);
+    expect(r.status, `README.md:${c.line}: ${c.text}\n${r.stderr}`).toBe(0);
+    return r;
+  };
   try {
-    const tgz = join(dir, "tgz");
-    mkdirSync(tgz);
-    const npm = (args: string[], cwd: string): string =>
-      execFileSync("npm", args, { cwd, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] });
-    npm(
-      [
-        "pack",
-        ...PACKAGES.flatMap((p) => ["-w", `packages/${p}`]),
-        "--pack-destination",
-        tgz,
-        "--silent",
-        "--ignore-scripts",
-      ],
-      root,
-    );
-    const tarballs = readdirSync(tgz).map((f) => join(tgz, f));
-    expect(tarballs.length).toBe(PACKAGES.length);
+    for (const c of shCommands(inRepo)) run(c, root);
+    expect(readdirSync(tgz).length).toBe(PACKAGES.length);
     const app = join(dir, "app");
     mkdirSync(app);
-    writeFileSync(
-      join(app, "package.json"),
-      '{ "name": "app", "private": true, "type": "module" }\n',
-    );
-    const tsxVersion = (
-      JSON.parse(readFileSync(join(root, "package.json"), "utf8")) as {
-        devDependencies: Record<string, string>;
-      }
-    ).devDependencies["tsx"]!;
-    npm(
-      ["install", ...tarballs, `tsx@${tsxVersion}`, "--prefer-offline", "--no-audit", "--no-fund"],
-      app,
-    );
-    writeFileSync(
-      join(app, "run.ts"),
-      `import { T, compile, tensor, sim } from "tirx-ts";
-const inc = T.function("inc", { A: T.Tensor([64], "float32") }, ({ A }) => {
-  T.device_entry({ launch: T.cuda.LaunchConfig({ grid: 1, block: 64 }) });
-  const tid = T.cuda.thread_idx("x");
-  A.set([tid], A.get([tid]).add(tid.cast("float32")));
-});
-const a = tensor.zeros([64], "float32", sim());
-compile(inc)(a);
-console.log("sum", (a.toArray() as Float32Array).reduce((x, y) => x + y, 0));
-`,
-    );
-    const out = execFileSync("npx", ["tsx", "run.ts"], {
-      cwd: app,
-      encoding: "utf8",
-      env: { ...process.env, TIRX_DEVICE: "sim" },
-    });
-    expect(out.trim()).toBe(`sum ${(63 * 64) / 2}`);
+    // A project without "type": "module" (the README: with or without it).
+    writeFileSync(join(app, "package.json"), '{ "name": "app", "private": true }\n');
+    writeFileSync(join(app, "my_kernel.ts"), `${kernel!.text}\n`);
+    const out = shCommands(inProject).map((c) => ({ c, r: run(c, app) }));
+    const build = out.find((o) => o.c.text.startsWith("npx tirx build my_kernel.ts"));
+    expect(build?.r.stdout).toMatch(/^\.visible \.entry copy_async\(/m);
     const version = execFileSync("npx", ["tirx", "--version"], { cwd: app, encoding: "utf8" });
     expect(version.trim()).toMatch(/^tirx-ts \d+\.\d+\.\d+/);
   } finally {

@@ -1,0 +1,214 @@
+// Every command the READMEs show works as written on a fresh clone, as CI runs it: no GPU
+// (TIRX_DEVICE=sim), ptxas on PATH, `npm ci` already run. Each ```sh command runs with bash at
+// the repository root and must exit 0; a plain block starting with `$ cmd` must print what it
+// shows. Afterwards the tree has no new file that git or prettier would see (a documented
+// command must not leave a file that breaks `npm test`), and what the commands wrote is removed.
+// The ```ts blocks that are whole programs (they start with an import) are type-checked and run.
+import { existsSync, mkdirSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import * as prettier from "prettier";
+import ts from "typescript";
+import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import { verify, type PrimFunc } from "@tirx-ts/core";
+import { cudaAvailable } from "@tirx-ts/runtime-cuda";
+import {
+  codeBlocks,
+  packagingBlock,
+  root,
+  runSh,
+  shCommands,
+  type CodeBlock,
+  type ShRun,
+} from "./util/readme.js";
+
+/**
+ * Commands of the READMEs that this test does not run, with the reason. Matched against each
+ * `&&`-separated part of a command (its trailing comment dropped); the rest of the line runs.
+ */
+const NOT_RUN: Readonly<Record<string, string>> = {
+  "npm ci":
+    "the suite runs where `npm ci` already ran (CI's first step); here it would delete node_modules under the running tests",
+  "npm test": "the suite itself, which cannot run inside itself",
+};
+
+/**
+ * The packaging block (npm pack, then npm install into your project) runs in
+ * test/packaging.test.ts, which takes it from README.md: it installs the tarballs into a fresh
+ * project outside the repository (10-20 s), which that test already does.
+ */
+const PACKAGING = packagingBlock();
+
+const READMES = [
+  "README.md",
+  ...readdirSync(join(root, "packages"))
+    .map((p) => `packages/${p}/README.md`)
+    .filter((f) => existsSync(join(root, f))),
+];
+const blocks: CodeBlock[] = READMES.flatMap(codeBlocks);
+const ENV = { TIRX_DEVICE: "sim" };
+
+/** `command` without the parts NOT_RUN lists; "" when nothing is left. */
+function runnable(command: string): string {
+  const parts = command.split(/\s+&&\s+/);
+  const keep = parts.filter((p) => !(p.replace(/\s+#.*$/s, "").trim() in NOT_RUN));
+  return keep.join(" && ");
+}
+
+/** Paths git reports as untracked (`??`) or ignored (`!!`), for before/after comparisons. */
+function strays(): Set<string> {
+  const r = runSh("git status --porcelain --ignored --untracked-files=normal", root);
+  expect(r.status, r.stderr).toBe(0);
+  return new Set(
+    r.stdout
+      .split("\n")
+      .filter((l) => l.startsWith("?? ") || l.startsWith("!! "))
+      .map((l) => l.slice(3)),
+  );
+}
+
+/** Every file under `path` (itself when it is a file). */
+function filesUnder(path: string): string[] {
+  const full = join(root, path);
+  if (!statSync(full).isDirectory()) return [path];
+  return readdirSync(full).flatMap((f) => filesUnder(join(path, f)));
+}
+
+const before = strays();
+const outExisted = existsSync(join(root, "out"));
+const results = new Map<string, ShRun>();
+
+afterAll(() => {
+  // What the commands wrote goes; a folder the author had before stays.
+  if (!outExisted) rmSync(join(root, "out"), { recursive: true, force: true });
+});
+
+describe("the READMEs' sh commands, as written", () => {
+  const isPackaging = (b: CodeBlock): boolean =>
+    b.file === PACKAGING.file && b.line === PACKAGING.line;
+  const sh = blocks.filter((b) => b.lang === "sh" && !isPackaging(b));
+
+  test("the blocks are there: the quick start, the command line, the packaging loop", () => {
+    expect(sh.length).toBeGreaterThanOrEqual(2);
+    expect(blocks.filter((b) => b.lang === "sh" && isPackaging(b)).length).toBe(1);
+  });
+
+  const commands = sh.flatMap((b) =>
+    shCommands(b).map((c) => ({ where: `${b.file}:${c.line}`, text: c.text })),
+  );
+  test.each(commands)("$where: $text", ({ text }) => {
+    const cmd = runnable(text);
+    if (cmd === "") return; // only NOT_RUN parts (see its reasons)
+    const r = runSh(cmd, root, ENV);
+    results.set(text, r);
+    expect(r.status, `${cmd}\n${r.stderr}`).toBe(0);
+  });
+
+  test("the main example ran on the simulated device, assembled and matched", () => {
+    const [key] = [...results.keys()].filter((k) => k.includes("npx tsx examples/copy_async.ts"));
+    expect(key, "the quick start runs examples/copy_async.ts").toBeDefined();
+    const r = results.get(key!)!;
+    expect(r.stdout).toContain("ptxas -arch=sm_80: assembled");
+    expect(r.stdout).toContain("ptxas -arch=sm_90: assembled");
+    expect(r.stdout).toContain("copy_async on the simulated device: 4096 of 4096 elements match");
+    expect(r.stderr).toContain("tirx-ts: running on the simulated device");
+  });
+
+  test("the commands left no file that git or prettier sees; what they wrote is ignored by both", async () => {
+    const after = strays();
+    const added = [...after].filter((p) => !before.has(p));
+    const untracked = [...runSh("git status --porcelain", root).stdout.split("\n")]
+      .filter((l) => l.startsWith("?? "))
+      .map((l) => l.slice(3))
+      .filter((p) => !before.has(p));
+    expect(untracked, "new files git would show").toEqual([]);
+    // The documented outputs (out/) are among what appeared, and prettier's check skips them.
+    expect(added).toContain("out/");
+    for (const f of added.flatMap(filesUnder)) {
+      const info = await prettier.getFileInfo(join(root, f), {
+        ignorePath: [join(root, ".gitignore"), join(root, ".prettierignore")],
+      });
+      expect(info.ignored, `prettier --check would read ${f}`).toBe(true);
+    }
+  });
+});
+
+describe("the README's shown command output", () => {
+  const shown = blocks.filter((b) => b.lang === "" && b.text.startsWith("$ "));
+  test("there is one", () => expect(shown.length).toBeGreaterThan(0));
+  test.each(shown.map((b) => ({ where: `${b.file}:${b.line}`, b })))("$where", ({ b }) => {
+    const [first, ...rest] = b.text.split("\n");
+    const r = runSh(first!.slice(2), root, ENV);
+    // An error block: `tirx build` of a kernel with errors exits 1 (README, "Exit codes").
+    expect(r.status).toBe(1);
+    expect(r.stderr.trimEnd()).toBe(rest.join("\n").trimEnd());
+  });
+});
+
+const isPrimFunc = (x: unknown): x is PrimFunc =>
+  typeof x === "object" && x !== null && (x as { kind?: unknown }).kind === "PrimFunc";
+
+/** The ```ts blocks that are whole programs: their first line of code is an import. */
+const programs = blocks.filter(
+  (b) => b.lang === "ts" && /^import\b/.test(b.text.replace(/^(\s*\/\/.*\n)*/, "")),
+);
+const dir = join(root, "test", ".printed", "readme");
+const fileOf = (b: CodeBlock): string => join(dir, `${b.file.replace(/[/.]/g, "_")}_${b.line}.ts`);
+
+describe("the READMEs' whole-program ts blocks", () => {
+  beforeAll(() => {
+    mkdirSync(dir, { recursive: true });
+    for (const b of programs) writeFileSync(fileOf(b), `${b.text}\n`);
+  });
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  test("they type-check under the repository's strict options", () => {
+    expect(programs.map((b) => `${b.file}:${b.line}`)).toEqual([
+      expect.stringMatching(/^README\.md:\d+$/),
+      expect.stringMatching(/^README\.md:\d+$/),
+      expect.stringMatching(/^packages\/dsl\/README\.md:\d+$/),
+      expect.stringMatching(/^packages\/runtime-cuda\/README\.md:\d+$/),
+    ]);
+    const config = ts.readConfigFile(join(root, "tsconfig.base.json"), ts.sys.readFile).config as {
+      compilerOptions: object;
+    };
+    const { options } = ts.convertCompilerOptionsFromJson(config.compilerOptions, root);
+    const program = ts.createProgram(programs.map(fileOf), {
+      ...options,
+      noEmit: true,
+      composite: false,
+      declaration: false,
+      declarationMap: false,
+      sourceMap: false,
+    });
+    const errors = ts
+      .getPreEmitDiagnostics(program)
+      .map((d) => ts.formatDiagnostic(d, ts.createCompilerHost({})));
+    expect(errors).toEqual([]);
+  });
+
+  test("the README's kernel runs, and b equals x as its comment says", async () => {
+    const b = programs.find((p) => p.file === "README.md" && p.text.includes("run(a, b);"))!;
+    writeFileSync(fileOf(b), `${b.text}\nexport { b, x };\n`);
+    const mod = (await import(fileOf(b))) as {
+      b: { toArray(): ArrayLike<number> };
+      x: Float32Array;
+    };
+    expect(Array.from(mod.b.toArray())).toEqual(Array.from(mod.x));
+  });
+
+  test("the script-mode kernel and the dsl package's kernel build and verify", async () => {
+    const script = programs.find((p) => p.file === "README.md" && p.text.includes("T.prim_func"))!;
+    const dsl = programs.find((p) => p.file === "packages/dsl/README.md")!;
+    const mod = (await import(fileOf(script))) as Record<string, unknown>;
+    const kernels = Object.values(mod).filter(isPrimFunc);
+    expect(kernels.length).toBe(1);
+    verify(kernels[0]!);
+    await import(fileOf(dsl));
+  });
+
+  test("the runtime-cuda package's program runs where a GPU is (type-checked above everywhere)", async () => {
+    const cuda = programs.find((p) => p.file === "packages/runtime-cuda/README.md")!;
+    if (!cudaAvailable().ok) return;
+    await import(fileOf(cuda));
+  });
+});
