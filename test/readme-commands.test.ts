@@ -132,6 +132,16 @@ describe("the READMEs' sh commands, as written", () => {
   });
 });
 
+test("outputs under the names tirx --help shows (trace.json, layout-<kernel>/) are ignored by git and prettier too", async () => {
+  for (const f of ["trace.json", "sub/trace.json", "bulk.trace.json", "layout-gemm_mma/a.svg"]) {
+    const info = await prettier.getFileInfo(join(root, f), {
+      ignorePath: [join(root, ".gitignore"), join(root, ".prettierignore")],
+    });
+    expect(info.ignored, `prettier ignores ${f}`).toBe(true);
+    expect(runSh(`git check-ignore -q ${f}`, root).status, `git ignores ${f}`).toBe(0);
+  }
+});
+
 describe("the README's shown command output", () => {
   const shown = blocks.filter((b) => b.lang === "" && b.text.startsWith("$ "));
   test("there is one", () => expect(shown.length).toBeGreaterThan(0));
