@@ -118,6 +118,7 @@ describe("output paths", () => {
       [".", /--out \.: is a folder; trace writes one file \(for example --out trace\.json\)/],
       ["no/such/folder/t.json", /its folder .*no\/such\/folder cannot be used: no such file/],
       [`${CLI_FILES.one}/t.json`, /one\.ts is not a folder/],
+      [CLI_FILES.one, /--out one\.ts: is the kernel file; the trace would overwrite it/],
     ];
     for (const [out, why] of cases) {
       const r = await tirx("trace", CLI_FILES.one, "--out", out);

@@ -96,17 +96,21 @@ export function checkKernelFile(file: string): string {
 }
 
 /**
- * Check, before a run, that `tirx trace --out FILE` can write `out`: not a folder, and in an
- * existing folder that may be written to (the file itself, when it exists, too).
+ * Check, before a run, that `tirx trace --out FILE` can write `out`: not a folder, not the
+ * kernel file `input` (an absolute path) itself, and in an existing folder that may be written
+ * to (the file itself, when it exists, too).
  * @throws TirxError TX8003.
  */
-export function checkOutFile(out: string): void {
+export function checkOutFile(out: string, input: string): void {
   const bad = (why: string): never => {
     throw new TirxError("TX8003", `--out ${out}: ${why}`);
   };
   const path = resolve(out);
   const { st } = stat(path);
   if (st) {
+    if (st.isFile() && st.ino === statSync(input).ino && st.dev === statSync(input).dev) {
+      bad("is the kernel file; the trace would overwrite it");
+    }
     if (st.isDirectory()) {
       bad(`is a folder; trace writes one file (for example --out ${join(out, "trace.json")})`);
     }

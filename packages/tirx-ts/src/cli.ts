@@ -236,7 +236,7 @@ async function run(argv: readonly string[], io: CliIO, color: boolean): Promise<
     );
   }
   const path = checkKernelFile(file);
-  if (cmd === "trace" && values.out !== undefined) checkOutFile(values.out);
+  if (cmd === "trace" && values.out !== undefined) checkOutFile(values.out, path);
   if (cmd === "layout" && values.out !== undefined) checkOutDir(values.out);
   const mod = await load(path, file, io);
   let kernels: [string, PrimFunc][];
