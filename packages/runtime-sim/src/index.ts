@@ -7,7 +7,7 @@ export { sim, type SimDevice } from "./device.js";
 export { SimTensor, simTensor, simZeros, simEmpty, POISON_BYTE } from "./tensor.js";
 export { runSim, type SimOptions, type SimResult } from "./run.js";
 export { simCounters } from "./counters.js";
-export type { HazardMode } from "./exec/machine.js";
+export type { HazardMode } from "./exec/launch-options.js";
 export { MAX_WHILE_ITERATIONS } from "./compile/stmt.js";
 export type { TraceEvent } from "./exec/trace.js";
 export {

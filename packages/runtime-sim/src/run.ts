@@ -10,7 +10,8 @@ import {
   type VerifiedFunc,
 } from "@tirx-ts/core";
 import { AsyncUnit } from "./exec/async-copy.js";
-import { Machine, type HazardMode } from "./exec/machine.js";
+import { Machine } from "./exec/machine.js";
+import { launchOptions, type HazardMode } from "./exec/launch-options.js";
 import { ExprCompiler } from "./compile/expr.js";
 import { affineVars } from "./compile/affine.js";
 import { layoutOf } from "./compile/layout.js";
@@ -213,26 +214,33 @@ export function runSim(
     name: p.name,
     ...(p.kind === "buffer" && p.buffer.span ? { span: p.buffer.span } : {}),
   }));
-  m.beginLaunch(tensors, names, opts.hazards ?? "throw");
+  const [gx, gy, gz] = launchGrid(vf.fn, vf.launch, args);
+  const [kx, ky, kz] = m.cluster;
+  // The verifier requires a static grid that is a multiple of the cluster dims (TX4025).
+  invariant(gx % kx === 0 && gy % ky === 0 && gz % kz === 0, "the clusters tile the grid");
   const T = m.threads;
+  const tracer = opts.trace ? new Tracer(T) : undefined;
+  const log = opts.accesses ? new AccessLog() : undefined;
+  const mode = opts.hazards ?? "throw";
+  m.beginLaunch(
+    tensors,
+    names,
+    launchOptions({
+      mode,
+      track: mode !== "off",
+      seed: seedOf(opts.simSeed),
+      jitAfter: opts.jitAfter ?? JIT_AFTER_LANES,
+      rangeChecks: opts.rangeChecks ?? true,
+      grid: [gx, gy, gz],
+      tracer,
+      accesses: log,
+    }),
+  );
   for (const s of scalars) {
     const v = hostScalar(args[s.index] as number | bigint | boolean, s.dtype);
     if (s.wide) m.big.fill(v as bigint, s.slot * T, (s.slot + 1) * T);
     else m.num.fill(v as number, s.slot * T, (s.slot + 1) * T);
   }
-  const [gx, gy, gz] = launchGrid(vf.fn, vf.launch, args);
-  m.grid = [gx, gy, gz];
-  const [kx, ky, kz] = m.cluster;
-  // The verifier requires a static grid that is a multiple of the cluster dims (TX4025).
-  invariant(gx % kx === 0 && gy % ky === 0 && gz % kz === 0, "the clusters tile the grid");
-  const tracer = opts.trace ? new Tracer(T) : undefined;
-  m.seed = seedOf(opts.simSeed);
-  m.batch.enabled = opts.rangeChecks ?? true;
-  m.jitAfter = opts.jitAfter ?? JIT_AFTER_LANES;
-  m.rng = m.seed;
-  m.tracer = tracer;
-  const log = opts.accesses ? new AccessLog() : undefined;
-  m.accesses = log;
   try {
     // A cluster of several CTAs runs as one group of threads (see Machine).
     for (let z = 0; z < gz; z += kz) {
@@ -257,8 +265,6 @@ export function runSim(
     m.async.dropAll(m);
     m.bulk.dropAll(m);
     m.endLaunch();
-    m.tracer = undefined;
-    m.accesses = undefined;
   }
   return {
     reports: m.reports,

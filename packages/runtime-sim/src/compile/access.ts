@@ -100,7 +100,7 @@ export function compileLoad(
           oob(t, rel);
           return zero as number;
         }
-        if (m.track) {
+        if (m.opts.track) {
           const a = base + rel + win[t]!;
           checkSharedRead(m, placed, a, eb, t, site);
           return load(dv, a);
@@ -115,7 +115,7 @@ export function compileLoad(
         return zero as number;
       }
       const a = base + rel + win[t]!;
-      if (m.track) checkSharedRead(m, placed, a, eb, t, site);
+      if (m.opts.track) checkSharedRead(m, placed, a, eb, t, site);
       return load(dv, a);
     };
   }
@@ -142,7 +142,7 @@ export function compileLoad(
         reportOob(m, w.space, name, span, rel, eb, gm.dv.byteLength, t, site, "reads");
         return zero as number;
       }
-      if (m.track && (gm.meta.writer || gm.meta.recordReads))
+      if (m.opts.track && (gm.meta.writer || gm.meta.recordReads))
         checkGlobalRead(m, gm, rel, eb, t, site);
       return load(gm.dv, rel);
     };
@@ -154,7 +154,7 @@ export function compileLoad(
       reportOob(m, w.space, name, span, rel, eb, gm.dv.byteLength, t, site, "reads");
       return zero as number;
     }
-    if (m.track && (gm.meta.writer || gm.meta.recordReads))
+    if (m.opts.track && (gm.meta.writer || gm.meta.recordReads))
       checkGlobalRead(m, gm, rel, eb, t, site);
     return load(gm.dv, rel);
   };
@@ -199,7 +199,7 @@ export function compileStore(
         const v = val(t);
         if (!(rel >= 0 && rel + eb <= size)) return oob(t, rel);
         const a = base + rel + win[t]!;
-        if (m.track) checkSharedWrite(m, placed, a, eb, t, site);
+        if (m.opts.track) checkSharedWrite(m, placed, a, eb, t, site);
         store(dv, a, v);
       };
     }
@@ -208,7 +208,7 @@ export function compileStore(
       const v = val(t);
       if (!(rel >= 0 && rel + eb <= size)) return oob(t, rel);
       const a = base + rel + win[t]!;
-      if (m.track) checkSharedWrite(m, placed, a, eb, t, site);
+      if (m.opts.track) checkSharedWrite(m, placed, a, eb, t, site);
       store(dv, a, v);
     };
   }
@@ -234,7 +234,7 @@ export function compileStore(
       if (!(rel >= 0 && rel + eb <= gm.dv.byteLength)) {
         return reportOob(m, w.space, name, span, rel, eb, gm.dv.byteLength, t, site, "writes");
       }
-      if (m.track) {
+      if (m.opts.track) {
         beforeGlobalWrite(m, gm);
         checkGlobalWrite(m, gm, rel, eb, t, site);
       }
@@ -248,7 +248,7 @@ export function compileStore(
     if (!(rel >= 0 && rel + eb <= gm.dv.byteLength)) {
       return reportOob(m, w.space, name, span, rel, eb, gm.dv.byteLength, t, site, "writes");
     }
-    if (m.track) {
+    if (m.opts.track) {
       beforeGlobalWrite(m, gm);
       checkGlobalWrite(m, gm, rel, eb, t, site);
     }
@@ -283,7 +283,7 @@ function deferredLoad(
         return zero as number;
       }
       const a = base + rel + win[t]!;
-      if (m.track) {
+      if (m.opts.track) {
         if (batch.deferring && m.speculative === 0) q.push(t, a);
         else checkSharedRead(m, placed, a, eb, t, site);
       }
@@ -300,7 +300,7 @@ function deferredLoad(
       reportOob(m, "global", name, span, rel, eb, gm.dv.byteLength, t, site, "reads");
       return zero as number;
     }
-    if (m.track) {
+    if (m.opts.track) {
       if (batch.deferring && m.speculative === 0) q.push(t, rel);
       else if (gm.meta.writer || gm.meta.recordReads) checkGlobalRead(m, gm, rel, eb, t, site);
     }
@@ -332,7 +332,7 @@ function deferredStore(
         return reportOob(m, "shared", name, span, rel, eb, size, t, site, "writes");
       }
       const a = base + rel + win[t]!;
-      if (m.track) {
+      if (m.opts.track) {
         if (batch.deferring) q.push(t, a);
         else checkSharedWrite(m, placed, a, eb, t, site);
       }
@@ -349,7 +349,7 @@ function deferredStore(
     if (!(rel >= 0 && rel + eb <= gm.dv.byteLength)) {
       return reportOob(m, "global", name, span, rel, eb, gm.dv.byteLength, t, site, "writes");
     }
-    if (m.track) {
+    if (m.opts.track) {
       if (batch.deferring) q.push(t, rel);
       else {
         beforeGlobalWrite(m, gm);

@@ -50,7 +50,7 @@ export function deferred(m: Machine, exec: Exec): Exec {
   let skip = 0;
   let backoff = 1;
   return (lanes, n) => {
-    if (!m.track || !batch.enabled) return exec(lanes, n);
+    if (!m.opts.track || !m.opts.rangeChecks) return exec(lanes, n);
     if (skip > 0) {
       skip--;
       return exec(lanes, n);

@@ -128,7 +128,7 @@ function compileGen(
           if (k < n) bars.progress++;
           n = k;
           if (n === 0) {
-            m.tracer?.barrier(Tracer.warpsOf(lanes, n0), "barrier.cluster");
+            m.opts.tracer?.barrier(Tracer.warpsOf(lanes, n0), "barrier.cluster");
             return undefined;
           }
           cu.blockedSite = site;
@@ -374,7 +374,7 @@ export function compileRoot(ec: ExprCompiler, vf: VerifiedFunc, s: Stmt): Exec {
       bars.blocked.length = 0;
       bars.busy = false;
       cu.blockedSite = -1;
-      if (th && m.seed !== 0) {
+      if (th && m.opts.seed !== 0) {
         for (let i = order.length - 1; i > 0; i--) {
           const j = nextRandom(m) % (i + 1);
           const x = order[i]!;

@@ -44,7 +44,7 @@ export function compileBulkCopy(ec: ExprCompiler, s: TileApply, plan: BulkCopyPl
   const shBase = sh.placed.base;
   const what = g2s ? "cp.async.bulk global → shared" : "cp.async.bulk shared → global";
   return (lanes, n) => {
-    m.tracer?.bulkIssue(Tracer.warpsOf(lanes, n), what);
+    m.opts.tracer?.bulkIssue(Tracer.warpsOf(lanes, n), what);
     for (let i = 0; i < n; i++) {
       const t = lanes[i]!;
       if (pred && !pred(t)) continue;

@@ -122,7 +122,7 @@ export function compileCpAsync(ec: ExprCompiler, s: TileApply, plan: CpAsyncPlan
     if (!dA || !sA) return undefined;
     return (lanes, n) => {
       // With range checks off (the reference), every thread issues in the lane loop.
-      if (!m.batch.enabled || !af.atLanes(lanes, n)) return false;
+      if (!m.opts.rangeChecks || !af.atLanes(lanes, n)) return false;
       const t0 = af.t0;
       if (!dA() || af.b !== 0) return false;
       const d = af.a + (t0 - rank[t0]! * per) * chunk;
@@ -157,9 +157,9 @@ export function compileCpAsync(ec: ExprCompiler, s: TileApply, plan: CpAsyncPlan
   const sSize = sPlaced.size;
   const block = blockIssue();
   return (lanes, n) => {
-    m.tracer?.cpAsyncIssue(Tracer.warpsOf(lanes, n));
+    m.opts.tracer?.cpAsyncIssue(Tracer.warpsOf(lanes, n));
     // The access log: moves per (warp, repeat index), recorded as one warp instruction each.
-    const log = m.accesses;
+    const log = m.opts.accesses;
     if (block !== undefined && !log && block(lanes, n)) return;
     const byKey = log ? new Map<number, LaneMove[]>() : undefined;
     log?.enter(site);

@@ -412,7 +412,7 @@ export class ExprCompiler {
         return m.ctas > 1 ? (t) => m.cz + m.rz[t]! : () => m.cz;
       default: {
         const axis = "xyz".indexOf(name[name.length - 1]!);
-        if (name.startsWith("nctaid")) return () => m.grid[axis]!;
+        if (name.startsWith("nctaid")) return () => m.opts.grid[axis]!;
         const c = m.block[axis]!;
         return () => c;
       }
@@ -448,7 +448,7 @@ function clusterRegister(m: Machine, op: string, span?: Span): (t: number) => nu
   if (op.startsWith("cluster.ctaid")) return (t) => pos[t]!;
   if (op.startsWith("cluster.nctaid")) return () => m.cluster[axis]!;
   if (op.startsWith("clusterid")) return () => Math.floor(first()[axis]! / m.cluster[axis]!);
-  if (op.startsWith("nclusterid")) return () => m.grid[axis]! / m.cluster[axis]!;
+  if (op.startsWith("nclusterid")) return () => m.opts.grid[axis]! / m.cluster[axis]!;
   return unsupported(op, span);
 }
 

@@ -187,7 +187,7 @@ export function compileFragmentCall(
   };
   const count = new Int32Array(Math.ceil(m.threads / 32));
   return (lanes, n) => {
-    m.accesses?.enter(site);
+    m.opts.accesses?.enter(site);
     count.fill(0);
     for (let i = 0; i < n; i++) count[lanes[i]! >> 5]!++;
     for (let w = 0; w < count.length; w++) {
@@ -205,11 +205,11 @@ export function compileFragmentCall(
         continue;
       }
       // Set for every warp: a launch that threw inside `run` must not leave its moves to the next.
-      moves = m.accesses ? [] : undefined;
+      moves = m.opts.accesses ? [] : undefined;
       run(call);
       if (moves && moves.length > 0) {
         const load = moves[0]!.src.space === "shared";
-        m.accesses!.record(site, span, op.name, moves, load ? "src" : "dst", 8, m.firstCta());
+        m.opts.accesses!.record(site, span, op.name, moves, load ? "src" : "dst", 8, m.firstCta());
       }
       moves = undefined;
     }

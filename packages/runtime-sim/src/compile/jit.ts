@@ -91,7 +91,7 @@ function plain(ec: ExprCompiler, e: Expr): boolean {
 }
 
 /**
- * `closures` until the statement has run for `m.jitAfter` lanes (SimOptions.jitAfter, default
+ * `closures` until the statement has run for `m.opts.jitAfter` lanes (SimOptions.jitAfter, default
  * JIT_AFTER_LANES), then the generated function `make` builds (once; its closures when it
  * builds none).
  */
@@ -101,7 +101,7 @@ export function tiered(m: Machine, closures: Exec, make: () => Exec | undefined)
   return (ls, n) => {
     if (lanes >= 0) {
       lanes += n;
-      if (lanes > m.jitAfter) {
+      if (lanes > m.opts.jitAfter) {
         lanes = -1;
         run = make() ?? closures;
       }

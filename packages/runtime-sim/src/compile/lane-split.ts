@@ -71,7 +71,7 @@ export function seqGen(
   if (!fork) {
     return function* (lanes, n) {
       for (let i = 0; i < parts.length; i++) {
-        if (m.tracer) m.tracer.clock++;
+        if (m.opts.tracer) m.opts.tracer.clock++;
         const p = parts[i]!;
         if (p.g) yield* absorb(p.g(lanes, n));
         else p.e!(lanes, n);
@@ -91,7 +91,7 @@ export function seqGen(
           if (!cur.g) {
             if (cur.i === parts.length) break;
             const p = parts[cur.i++]!;
-            if (m.tracer) m.tracer.clock++;
+            if (m.opts.tracer) m.opts.tracer.clock++;
             if (p.e) {
               p.e(cur.lanes, cur.n);
               continue;

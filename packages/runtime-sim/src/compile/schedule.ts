@@ -69,9 +69,9 @@ export function warpByWarp(m: Machine, parts: readonly Exec[]): Exec {
   const order = new Int32Array(Math.ceil(T / 32));
   const sorted = new Int32Array(T);
   return (lanes, n) => {
-    if (m.seed === 0) {
+    if (m.opts.seed === 0) {
       for (let i = 0; i < parts.length; i++) {
-        if (m.tracer) m.tracer.clock++;
+        if (m.opts.tracer) m.opts.tracer.clock++;
         parts[i]!(lanes, n);
       }
       return;
@@ -95,7 +95,7 @@ export function warpByWarp(m: Machine, parts: readonly Exec[]): Exec {
       const g = order[k]!;
       const sub = view.slice(starts[g]!, starts[g + 1]!);
       for (let i = 0; i < parts.length; i++) {
-        if (m.tracer) m.tracer.clock++;
+        if (m.opts.tracer) m.opts.tracer.clock++;
         parts[i]!(sub, sub.length);
       }
     }

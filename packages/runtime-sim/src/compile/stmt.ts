@@ -85,7 +85,7 @@ export function compileStmt(ec: ExprCompiler, vf: VerifiedFunc, s: Stmt): Exec {
       if (units.length === 1) return units[0]!;
       return (lanes, n) => {
         for (let i = 0; i < units.length; i++) {
-          if (m.tracer && !stretch[i]) m.tracer.clock++;
+          if (m.opts.tracer && !stretch[i]) m.opts.tracer.clock++;
           units[i]!(lanes, n);
         }
       };
@@ -287,7 +287,7 @@ function compileFor(ec: ExprCompiler, vf: VerifiedFunc, s: Extract<Stmt, { kind:
         active = sub;
       }
       v.set(active, a, k);
-      if (m.tracer) m.tracer.clock++;
+      if (m.opts.tracer) m.opts.tracer.clock++;
       m.heldIteration();
       body(active, a);
     }
@@ -330,21 +330,21 @@ function compileCall(ec: ExprCompiler, name: string, exprs: readonly Expr[], spa
       if (fx.action === "commit") {
         return (lanes, n) => {
           for (let i = 0; i < n; i++) au.commit(lanes[i]!);
-          m.tracer?.cpAsyncCommit(Tracer.warpsOf(lanes, n));
+          m.opts.tracer?.cpAsyncCommit(Tracer.warpsOf(lanes, n));
         };
       }
       if (fx.action === "wait") {
         const keep = args[0]!;
         return (lanes, n) => {
           au.waitLanes(m, lanes, n, keep, false);
-          m.tracer?.cpAsyncWait(Tracer.warpsOf(lanes, n), keep);
+          m.opts.tracer?.cpAsyncWait(Tracer.warpsOf(lanes, n), keep);
         };
       }
       return (lanes, n) => {
         au.waitLanes(m, lanes, n, 0, true);
-        if (m.tracer) {
-          m.tracer.cpAsyncCommit(Tracer.warpsOf(lanes, n));
-          m.tracer.cpAsyncWait(Tracer.warpsOf(lanes, n), 0);
+        if (m.opts.tracer) {
+          m.opts.tracer.cpAsyncCommit(Tracer.warpsOf(lanes, n));
+          m.opts.tracer.cpAsyncWait(Tracer.warpsOf(lanes, n), 0);
         }
       };
     case "atomic": {
@@ -379,7 +379,7 @@ function compileCall(ec: ExprCompiler, name: string, exprs: readonly Expr[], spa
           m.wgmma.aligned.settle(m, "before a cta_sync that every thread reaches");
           m.wgmma.reads.onBarrier();
         }
-        m.tracer?.barrier(Tracer.warpsOf(lanes, n), "cta_sync");
+        m.opts.tracer?.barrier(Tracer.warpsOf(lanes, n), "cta_sync");
       };
     }
     case "cluster": {
@@ -458,7 +458,7 @@ function compileCall(ec: ExprCompiler, name: string, exprs: readonly Expr[], spa
       if (fx.action === "commit") {
         return (lanes, n) => {
           for (let i = 0; i < n; i++) bu.commit(lanes[i]!);
-          m.tracer?.bulkIssue(Tracer.warpsOf(lanes, n), "cp.async.bulk.commit_group");
+          m.opts.tracer?.bulkIssue(Tracer.warpsOf(lanes, n), "cp.async.bulk.commit_group");
         };
       } else {
         const keep = args[0]!;
@@ -466,7 +466,7 @@ function compileCall(ec: ExprCompiler, name: string, exprs: readonly Expr[], spa
         const what = `cp.async.bulk.wait_group${readOnly ? ".read" : ""} ${keep}`;
         return (lanes, n) => {
           for (let i = 0; i < n; i++) bu.wait(m, lanes[i]!, keep, readOnly);
-          m.tracer?.bulkIssue(Tracer.warpsOf(lanes, n), what);
+          m.opts.tracer?.bulkIssue(Tracer.warpsOf(lanes, n), what);
         };
       }
     // Fences order proxies: recorded per thread for the proxy rules (TX6015, TX6016).
@@ -518,7 +518,7 @@ function clusterWaitOnce(m: Machine, site: number): Exec {
     m.epoch++;
     m.races.onBarrier();
     m.bars.barSync();
-    m.tracer?.barrier(Tracer.warpsOf(lanes, n), "barrier.cluster");
+    m.opts.tracer?.barrier(Tracer.warpsOf(lanes, n), "barrier.cluster");
   };
 }
 
@@ -571,7 +571,7 @@ function clusterCtaSync(m: Machine, site: number): Exec {
       m.bars.barSync(r * per, (r + 1) * per);
     }
     m.epoch++;
-    m.tracer?.barrier(Tracer.warpsOf(lanes, n), "cta_sync");
+    m.opts.tracer?.barrier(Tracer.warpsOf(lanes, n), "cta_sync");
   };
 }
 

@@ -140,7 +140,7 @@ export function compileTmaCopy(ec: ExprCompiler, s: TileApply, plan: TmaPlan): E
   const stride = m.sharedStride;
   const ranks: number[] = [];
   return (lanes, n) => {
-    m.tracer?.bulkIssue(Tracer.warpsOf(lanes, n), what);
+    m.opts.tracer?.bulkIssue(Tracer.warpsOf(lanes, n), what);
     for (let i = 0; i < n; i++) {
       const t = lanes[i]!;
       if (pred && !pred(t)) continue;

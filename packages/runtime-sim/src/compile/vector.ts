@@ -124,10 +124,10 @@ export function vectorSource(
   });
   const closeRuns = list.map((x, k) => push(k, cap(x.queue))).join(" ");
   const first = copy ? `if (${cap(copy)}.run(lanes, n)) return;` : "";
-  return `if (!${M}.track || (${B}.deferring && ${M}.speculative === 0)) {
+  return `if (!${M}.opts.track || (${B}.deferring && ${M}.speculative === 0)) {
     ${first}
     ${decl.join(" ")}
-    if (${M}.track) {
+    if (${M}.opts.track) {
       const q0 = ${B}.seq;
       let pt = -2;
       ${open.join(" ")}
@@ -206,7 +206,7 @@ export class AffineCopy {
       const d0 = dst.byteOffset + sa;
       if (s0 < d0 + bytes && d0 < s0 + bytes) return false;
     }
-    if (m.track) {
+    if (m.opts.track) {
       const batch = m.batch;
       const q0 = batch.seq;
       ld.queue.pushRun(t0, la, n, q0, 2, eb);

@@ -16,7 +16,7 @@ import {
 import { codecOf } from "../numeric/codec.js";
 import { checkAsyncProxyRead } from "../exec/hazards.js";
 import type { Machine, Placed } from "../exec/machine.js";
-import { THREAD_BITS, THREAD_MASK } from "../exec/machine.js";
+import { THREAD_BITS, THREAD_MASK } from "../exec/packed.js";
 import { placementOf, type NumFn } from "./access.js";
 import type { ExprCompiler } from "./expr.js";
 import type { Exec } from "./stmt.js";
@@ -265,7 +265,7 @@ export function compileWgmma(
           return false;
         }
         const a = local + win;
-        if (m.track) {
+        if (m.opts.track) {
           checkAsyncProxyRead(m, p, a, 2, t, site);
           const b = m.races.unfenced(a, 2, t);
           if (b >= 0) {

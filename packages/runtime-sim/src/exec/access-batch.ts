@@ -142,8 +142,6 @@ export class AccessQueue {
 export class AccessBatch {
   /** Set while a batched statement runs its lanes: loads and stores of its sites queue. */
   deferring = false;
-  /** False: nothing is deferred, every access is checked as it is made (SimOptions.rangeChecks). */
-  enabled = true;
   /** Queues with accesses, in the order of their first access. */
   readonly active: AccessQueue[] = [];
   /** The order of the next access. */

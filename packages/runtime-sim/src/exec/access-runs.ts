@@ -1,10 +1,5 @@
-import {
-  THREAD_BITS,
-  THREAD_MASK,
-  beforeGlobalWrite,
-  type GlobalMem,
-  type Machine,
-} from "./machine.js";
+import { beforeGlobalWrite, type GlobalMem, type Machine } from "./machine.js";
+import { THREAD_BITS, THREAD_MASK } from "./packed.js";
 import { UNIFORM_MIN, freshEntry, type RaceTracker, type Uniform } from "./races.js";
 import { addGlobalEntry, entryAt, materialiseGlobal } from "./global-shadow.js";
 import { trackWriters } from "./hazards.js";

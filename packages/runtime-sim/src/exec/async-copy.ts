@@ -1,5 +1,6 @@
 import { bufferName } from "@tirx-ts/core";
-import { THREAD_BITS, type Machine, type Placed } from "./machine.js";
+import { type Machine, type Placed } from "./machine.js";
+import { THREAD_BITS } from "./packed.js";
 import {
   checkAsyncWrite,
   checkGlobalRead,
@@ -190,7 +191,7 @@ export class AsyncUnit {
     const gm = m.globals[tens]!;
     this.#used = true;
     this.#spread();
-    if (m.track) {
+    if (m.opts.track) {
       if (len > 0) checkGlobalRead(m, gm, src, len, t, site);
       checkAsyncWrite(m, buf, dst, chunk, t, site, "issues a cp.async to");
       m.races.materialise(dst, chunk);
@@ -363,7 +364,7 @@ export class AsyncUnit {
     chunk: number,
     site: number,
   ): void {
-    if (!m.batch.enabled || (m.track && !this.#clear(m, tens, dst, count * chunk))) {
+    if (!m.opts.rangeChecks || (m.opts.track && !this.#clear(m, tens, dst, count * chunk))) {
       // With range checks off (the reference), or where a check could find something.
       for (let i = 0; i < count; i++) {
         const o = i * chunk;
@@ -391,9 +392,9 @@ export class AsyncUnit {
     chunk: number,
     site: number,
   ): boolean {
-    if (!m.batch.enabled) return false;
+    if (!m.opts.rangeChecks) return false;
     const n = count * chunk;
-    if (m.track) for (const d of dsts) if (!this.#clear(m, tens, d, n)) return false;
+    if (m.opts.track) for (const d of dsts) if (!this.#clear(m, tens, d, n)) return false;
     for (let r = 0; r < dsts.length; r++) {
       this.#place(m, t0, count, dsts[r]!, tens, srcs[r]!, chunk, site);
     }
@@ -432,7 +433,7 @@ export class AsyncUnit {
     site: number,
   ): void {
     const n = count * chunk;
-    if (m.track) {
+    if (m.opts.track) {
       m.races.materialise(dst, n);
       this.#counted += count;
       this.#pending(dst, dst + n);
@@ -482,7 +483,7 @@ export class AsyncUnit {
    * bytes or records in between, so the outcome is that of completing each copy in turn.
    */
   waitLanes(m: Machine, lanes: Int32Array, n: number, keep: number, commit: boolean): void {
-    this.#waiting = m.batch.enabled;
+    this.#waiting = m.opts.rangeChecks;
     try {
       if (this.#runs.length > 0) {
         if (this.#waiting && this.#listed === 0) {
@@ -809,7 +810,7 @@ export class AsyncUnit {
       }
       if (len < chunk) sh.fill(0, dst + len, dst + chunk);
     }
-    if (m.track) {
+    if (m.opts.track) {
       // The write becomes thread t's own write as of its wait (cp.async is a generic-proxy write).
       const pend = m.shPending;
       this.#counted -= count;
@@ -867,7 +868,7 @@ export class AsyncUnit {
       for (let id = this.#head[t]!; id >= 0; id = this.#next[id]!) {
         const len = this.#len[id]!;
         const pr = m.globals[this.#tens[id]!]?.meta.pendingReads;
-        if (pr && m.track) for (let i = 0; i < len; i++) pr[this.#src[id]! + i]!--;
+        if (pr && m.opts.track) for (let i = 0; i < len; i++) pr[this.#src[id]! + i]!--;
       }
     }
     this.#head.fill(-1);

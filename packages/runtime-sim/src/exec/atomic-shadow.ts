@@ -1,4 +1,4 @@
-import { THREAD_BITS, THREAD_MASK } from "./machine.js";
+import { THREAD_BITS, THREAD_MASK } from "./packed.js";
 import type { RaceHit, RaceTracker } from "./races.js";
 
 /**

@@ -1,5 +1,6 @@
 import { bufferName } from "@tirx-ts/core";
-import { THREAD_BITS, THREAD_MASK, type Machine, type Placed } from "./machine.js";
+import { type Machine, type Placed } from "./machine.js";
+import { THREAD_BITS, THREAD_MASK } from "./packed.js";
 import {
   checkAsyncWrite,
   checkGlobalBulkWrite,
@@ -115,7 +116,7 @@ export class BulkUnit {
     this.active = true;
     // tens < 0: a TMA out-of-bounds fill (no global read), `fill` repeated over the bytes.
     const gm = tens >= 0 ? m.globals[tens]! : undefined;
-    if (m.track) {
+    if (m.opts.track) {
       if (gm) {
         checkGlobalRead(m, gm, src, len, t, site);
         if (gm.meta.writer) this.#checkGlobalProxy(m, gm, src, len, t, site);
@@ -340,7 +341,7 @@ export class BulkUnit {
     if (!piece) this.#instr++;
     m.asyncWriteSites.add(site);
     // The copy reads its source as thread t would (races, uninitialised bytes, pending copies).
-    if (m.track) {
+    if (m.opts.track) {
       checkSharedRead(m, buf, src, len, t, site);
       // The async proxy reads them: generic-proxy writes need a fence.proxy.async on a causality
       // path to this issue (RaceTracker.unfenced).

@@ -2,7 +2,7 @@ import type { GlobalMeta } from "../tensor.js";
 import type { RaceHit, RaceTracker } from "./races.js";
 import { UNIFORM_MIN } from "./races.js";
 import { AtomicShadow } from "./atomic-shadow.js";
-import { THREAD_BITS, THREAD_MASK } from "./machine.js";
+import { THREAD_BITS, THREAD_MASK } from "./packed.js";
 
 /**
  * Lazy uniform ranges of a tensor's per-byte writer records (interval shadow state for global

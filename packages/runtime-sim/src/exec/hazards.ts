@@ -1,5 +1,6 @@
 import { bufferName, type Note, type Scope } from "@tirx-ts/core";
-import { THREAD_BITS, THREAD_MASK, type GlobalMem, type Machine, type Placed } from "./machine.js";
+import { type GlobalMem, type Machine, type Placed } from "./machine.js";
+import { THREAD_BITS, THREAD_MASK } from "./packed.js";
 import { UNIFORM_MIN, type RaceHit } from "./races.js";
 import {
   checkGlobalAtomics,

@@ -1,5 +1,4 @@
 import { WgmmaUnit } from "./wgmma.js";
-import type { AccessLog } from "./access-log.js";
 import {
   TirxError,
   type DiagnosticCode,
@@ -15,9 +14,9 @@ import { Mbarriers } from "./mbarrier.js";
 import { NamedBarriers } from "./named-barriers.js";
 import { POISON_BYTE } from "../tensor.js";
 import { RaceTracker } from "./races.js";
-import type { Tracer } from "./trace.js";
 import { ClusterUnit } from "./cluster.js";
 import { AccessBatch } from "./access-batch.js";
+import { NO_LAUNCH, type LaunchOptions } from "./launch-options.js";
 
 /**
  * Loop iterations a held report waits for its write (Machine.heldIteration): far more than a
@@ -27,13 +26,6 @@ export const HELD_LOOP_ITERATIONS = 1 << 16;
 
 /** The race reports (two accesses, both lines): TX6003, TX6013, TX6014 (see Machine.hazard). */
 const RACES: ReadonlySet<string> = new Set(["TX6003", "TX6013", "TX6014"]);
-
-/**
- * How hazards are handled: the first one throws, or all are collected and the run continues, or
- * (`"off"`) hazard tracking is skipped where it costs time (bounds are still checked, TX6005, and
- * so are deadlocks and runtime contracts); for measuring the cost of tracking.
- */
-export type HazardMode = "throw" | "collect" | "off";
 
 /** A kernel parameter's tensor during one launch. */
 export interface GlobalMem {
@@ -137,10 +129,6 @@ export function firstPendingRead(m: Machine, gm: GlobalMem, a: number, n: number
   return hit;
 }
 
-/** Thread bits of a packed writer entry: `site << THREAD_BITS | thread`. */
-export const THREAD_BITS = 10;
-export const THREAD_MASK = (1 << THREAD_BITS) - 1;
-
 /** Barrier epochs are unique across launches, so bookkeeping kept in tensors never goes stale. */
 let nextEpoch = 1;
 
@@ -169,8 +157,6 @@ export class Machine {
   /** CTAs per cluster (product of `cluster`). */
   readonly ctas: number;
   readonly block: readonly [number, number, number];
-  /** The grid of the current launch (runtime extents evaluated from its scalar arguments). */
-  grid: readonly [number, number, number] = [1, 1, 1];
   /** CTAs per cluster (the launch's cluster dims; 1, 1, 1 without a cluster launch). */
   readonly cluster: readonly [number, number, number];
   readonly tidx: Int32Array;
@@ -200,11 +186,6 @@ export class Machine {
   readonly sdv: DataView;
   /** Happens-before race tracking (read/write records, clocks); see RaceTracker. */
   readonly races: RaceTracker;
-  /**
-   * Lanes a plain statement runs on closures before its generated function: runSim sets it at
-   * each launch (SimOptions.jitAfter, default JIT_AFTER_LANES of compile/jit.ts).
-   */
-  jitAfter = Infinity;
   /** Deferred hazard checks of batched statements (exec/access-batch.ts). */
   readonly batch: AccessBatch = new AccessBatch(this);
   /** Per shared byte: last writer (`site << 10 | thread`), -1 when never written in this CTA. */
@@ -225,27 +206,23 @@ export class Machine {
   readonly globals: GlobalMem[] = [];
   /** Shadow arrays by parameter index, reused across launches. */
   readonly #pools: ShadowPool[] = [];
-  /** The trace of the current launch, when one is recorded (runSim option `trace`). */
-  tracer: Tracer | undefined = undefined;
-  /** Per-site shared access log of the launch (SimOptions.accesses), or undefined. */
-  accesses: AccessLog | undefined = undefined;
+  #opts: LaunchOptions = NO_LAUNCH;
+  /**
+   * The options of the current launch (mode, tracking, seed, jitAfter, range checks, grid, trace
+   * and access log): one frozen object per launch, given to beginLaunch; NO_LAUNCH between
+   * launches.
+   */
+  get opts(): LaunchOptions {
+    return this.#opts;
+  }
   /** True in CTA (0, 0, 0). */
   firstCta(): boolean {
     return this.cx === 0 && this.cy === 0 && this.cz === 0;
   }
-  /**
-   * The schedule of the current launch (runSim option `simSeed`, or TIRX_SIM_SEED): 0 runs the
-   * threads of a CTA in lockstep, warps in ascending order; any other seed runs each stretch of
-   * statements with no barrier in it warp by warp, in an order drawn from `rng` (see
-   * compile/schedule.ts).
-   */
-  seed = 0;
-  /** State of the schedule's PRNG (xorshift32), reseeded by every launch. */
+  /** State of the schedule's PRNG (xorshift32), seeded by every launch with `opts.seed`. */
   rng = 0;
   /** True when the kernel has bulk copies (shared memory starts as one uniform shadow range). */
   hasBulk = false;
-  /** False in hazard mode "off": loads and stores skip their hazard bookkeeping. */
-  track = true;
   /** Current barrier epoch: advanced at every CTA start and every bar.sync. */
   epoch = 0;
   /** Source spans of the statements and loads that can report, by site index. */
@@ -256,7 +233,6 @@ export class Machine {
   readonly isAtomicSite = (site: number): boolean => this.atomicSites.has(site);
   /** Sites of shared → global bulk and TMA stores: their global writes are async-proxy writes. */
   readonly asyncWriteSites = new Set<number>();
-  mode: HazardMode = "throw";
   reports: TirxError[] = [];
   readonly #seen = new Set<string>();
 
@@ -350,14 +326,14 @@ export class Machine {
     return this.sites.length - 1;
   }
 
-  /** Prepare a launch: tensors by parameter, hazard mode, a fresh epoch range. */
   /** Parameters the kernel may write (compile/written.ts); reads of their tensors are recorded. */
   written: ReadonlySet<number> = new Set();
 
+  /** Prepare a launch: tensors by parameter, its options, a fresh epoch range, the seeded PRNG. */
   beginLaunch(
     tensors: readonly (SimTensor | undefined)[],
     names: readonly { name: string; span?: Span }[],
-    mode: HazardMode,
+    opts: LaunchOptions,
   ): void {
     this.globals.length = 0;
     // One meta per distinct tensor: a tensor passed twice shares its shadow state.
@@ -382,8 +358,8 @@ export class Machine {
         pool: sh.pool,
       };
     });
-    this.mode = mode;
-    this.track = mode !== "off";
+    this.#opts = opts;
+    this.rng = opts.seed;
     this.reports = [];
     this.#seen.clear();
     this.#held = undefined;
@@ -391,9 +367,11 @@ export class Machine {
     this.races.beginLaunch();
   }
 
+  /** The launch ended (or stopped): epochs and clocks move on, the launch's options are let go. */
   endLaunch(): void {
     nextEpoch = this.epoch + 1;
     this.races.endCta();
+    this.#opts = NO_LAUNCH;
   }
 
   /**
@@ -418,7 +396,8 @@ export class Machine {
     this.clusterUnit.reset();
     this.wgmma.reset();
     this.epoch++;
-    this.tracer?.beginCta(x + this.grid[0] * (y + this.grid[1] * z));
+    const { grid, tracer } = this.#opts;
+    tracer?.beginCta(x + grid[0] * (y + grid[1] * z));
   }
 
   /**
@@ -536,7 +515,8 @@ export class Machine {
     // come first, as without batching).
     if (this.batch.active.length > 0) this.batch.flush();
     const span = this.sites[site];
-    if (this.mode === "throw" && this.#held !== undefined) {
+    const { mode, seed } = this.#opts;
+    if (mode === "throw" && this.#held !== undefined) {
       if (hold) return;
       // A race between two accesses names both lines: the write after the held read (its note is
       // at the read), or another race the run reached first. Anything else (an out-of-bounds
@@ -548,11 +528,11 @@ export class Machine {
     const all = [
       ...notes.map((n) => ({ ...n, message: this.#resolve(n.message) })),
       {
-        message: `schedule seed ${this.seed}${this.seed === 0 ? " (lockstep)" : ""}; replay it with TIRX_SIM_SEED=${this.seed} or the simSeed option`,
+        message: `schedule seed ${seed}${seed === 0 ? " (lockstep)" : ""}; replay it with TIRX_SIM_SEED=${seed} or the simSeed option`,
       },
     ];
     const err = new TirxError(code, message, span, all);
-    if (this.mode === "throw") {
+    if (mode === "throw") {
       if (hold) {
         this.#held = err;
         this.#heldIters = 0;

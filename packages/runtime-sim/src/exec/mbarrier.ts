@@ -1,5 +1,6 @@
 import { bufferName, type Note } from "@tirx-ts/core";
-import { THREAD_BITS, THREAD_MASK, type Machine, type Placed } from "./machine.js";
+import { type Machine, type Placed } from "./machine.js";
+import { THREAD_BITS, THREAD_MASK } from "./packed.js";
 import { checkBounds } from "./hazards.js";
 import type { RaceTracker } from "./races.js";
 
@@ -261,7 +262,7 @@ export class Mbarriers {
     b.initClock = this.#races.clock[t]!;
     // A use before this init that nothing orders before it (a thread that ran ahead of the init):
     // TX6013 with both lines (PTX ISA, mbarrier.init: the object must be initialised before use).
-    if (m.track) {
+    if (m.opts.track) {
       const hit = this.#races.onWrite(t, site, addr, 8, false, m.isAtomicSite, false);
       if (hit?.read) {
         const u = m.thread(hit.other & THREAD_MASK);
@@ -278,7 +279,7 @@ export class Mbarriers {
     m.shBulk.fill(0, addr, addr + 8);
     m.sdv.setBigUint64(addr, BigInt(count >>> 0), true);
     this.progress++;
-    m.tracer?.mbarrierInit(labelOf(m, bb, addr), t >> 5, count);
+    m.opts.tracer?.mbarrierInit(labelOf(m, bb, addr), t >> 5, count);
   }
 
   /** `mbarrier.arrive` (txBytes 0) or `mbarrier.arrive.expect_tx(bar, txBytes)` by thread `t`. */
@@ -332,7 +333,7 @@ export class Mbarriers {
 
   #maybeComplete(m: Machine, b: Bar, slot: number, t: number): void {
     if (b.pending <= 0 && b.tx === 0) {
-      m.tracer?.mbarrierPhase(labelOf(m, b.bb, b.addr), b.phase - b.base, t >> 5);
+      m.opts.tracer?.mbarrierPhase(labelOf(m, b.bb, b.addr), b.phase - b.base, t >> 5);
       b.phase++;
       this.#races.onPhaseComplete(slot);
       b.pending = b.count;
@@ -364,10 +365,10 @@ export class Mbarriers {
         if (obs[s * n + t]! < r) obs[s * n + t] = r;
       }
       this.#races.onWaitSuccess(slot, t);
-      m.tracer?.tryWait(labelOf(m, bb, addr), t >> 5, true);
+      m.opts.tracer?.tryWait(labelOf(m, bb, addr), t >> 5, true);
       return 1;
     }
-    m.tracer?.tryWait(labelOf(m, bb, addr), t >> 5, false);
+    m.opts.tracer?.tryWait(labelOf(m, bb, addr), t >> 5, false);
     this.lastSlot = slot;
     this.lastParity = parity & 1;
     return 0;
@@ -446,7 +447,7 @@ export function uninitialisedUse(
   message: string,
   notes: readonly Note[],
 ): void {
-  if (m.track && m.speculative === 0) m.races.onRead(t, site, addr, 8);
+  if (m.opts.track && m.speculative === 0) m.races.onRead(t, site, addr, 8);
   m.hazard("TX6004", message, site, notes, true);
 }
 

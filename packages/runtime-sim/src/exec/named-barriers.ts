@@ -278,7 +278,7 @@ export class NamedBarriers {
     }
     m.epoch++;
     m.bars.progress++;
-    m.tracer?.barrier(
+    m.opts.tracer?.barrier(
       Tracer.warpsOf(Int32Array.from(inst.syncers), inst.syncers.length),
       inst.first.what,
     );

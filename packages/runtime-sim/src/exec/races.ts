@@ -53,7 +53,7 @@
  * successful try_wait O(threads) once K exists.
  */
 import { AtomicShadow } from "./atomic-shadow.js";
-import { THREAD_BITS, THREAD_MASK } from "./machine.js";
+import { THREAD_BITS, THREAD_MASK } from "./packed.js";
 
 /**
  * Lazy uniform ranges (see RaceTracker.uniformAt) are at least this many bytes: bulk copies;

@@ -113,7 +113,7 @@ export class WgmmaReads {
   /** Is a retirement of `r` ordered before thread `t`'s current point? */
   #ordered(m: Machine, r: ReadRecord, t: number): boolean {
     if (r.retired.length === 0) return false;
-    if (!m.track) return true;
+    if (!m.opts.track) return true;
     const races = m.races;
     for (const x of r.retired) {
       if (x.warp === t >> 5) return true;
