@@ -2,8 +2,11 @@
 // (one per T.* call), span resolutions (V8's position lookups, which walk the position table of
 // the author's function from its start: before spans were resolved lazily, every T.* call
 // resolved its position and formatted a source-mapped stack, and a 30,000-statement kernel
-// built in minutes) and source-map lookups. Timings are in bench/cli-build.ts.
-import { mkdirSync, rmSync, writeFileSync } from "node:fs";
+// built in minutes) and source-map lookups. Long bodies run in arrows of 64 statements, so that
+// each lookup walks a short table (see packages/dsl/test/span-chunks.test.ts). Timings are in
+// bench/cli-build.ts.
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, expect, test } from "vitest";
@@ -12,10 +15,19 @@ import { main } from "../packages/tirx-ts/src/cli.js";
 import { assembleLater } from "./util/ptxas-deferred.js";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
+// The CLI's bundle cache goes to a folder of this test run, not the user's ~/.cache.
+const cacheDir = mkdtempSync(join(tmpdir(), "tirx-cli-cost-cache-"));
+const savedCache = process.env["TIRX_CACHE_DIR"];
+process.env["TIRX_CACHE_DIR"] = cacheDir;
 // Inside the repository (so that `tirx-ts` resolves), in a gitignored folder.
 const dir = join(root, "test", ".printed", "cli-build-cost");
 mkdirSync(dir, { recursive: true });
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
+afterAll(() => {
+  if (savedCache === undefined) delete process.env["TIRX_CACHE_DIR"];
+  else process.env["TIRX_CACHE_DIR"] = savedCache;
+  rmSync(cacheDir, { recursive: true, force: true });
+  rmSync(dir, { recursive: true, force: true });
+});
 
 /** A kernel of `n` straight-line statements, each `A.set([t], T.float32(i))` on its own line. */
 function kernelText(n: number): { text: string; firstLine: number } {
@@ -77,12 +89,14 @@ test("tirx build captures a stack once per T.* call and resolves at most one spa
 });
 
 test("the lazily resolved spans still name each statement's line and column", async () => {
-  const n = 60;
+  // 400 statements: the bundle's long body runs in arrows of 64 (chunkLongBlocks), and the
+  // source map takes the lines that adds.
+  const n = 400;
   const r = await build(n);
   expect(r.code, r.err).toBe(0);
   const comments = r.out
     .split("\n")
-    .map((l) => /\/\/ Store at straight_60\.ts:(\d+):(\d+)$/.exec(l.trim()))
+    .map((l) => /\/\/ Store at straight_400\.ts:(\d+):(\d+)$/.exec(l.trim()))
     .filter((m): m is RegExpExecArray => m !== null)
     .map((m) => [Number(m[1]), Number(m[2])]);
   // V8 places a method call at its property name: `set` on each statement's line.

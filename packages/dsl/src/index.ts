@@ -8,6 +8,7 @@ export type { TensorType, ScalarType, DTypeFn } from "./types.js";
 export type { ParamType, ParamHandles } from "./function.js";
 export { printFunc, printFuncAsync, printModule, printModuleAsync } from "./printer.js";
 export { callerSpan, spanCounters } from "./span.js";
+export { chunkLongBlocks, type ChunkedText } from "./span-chunks.js";
 export { show } from "./expr.js";
 export { callValueOp, callStmtOp } from "./op-call.js";
 export { script } from "./script/script.js";

@@ -5,6 +5,7 @@ import { mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync
 import { homedir, tmpdir } from "node:os";
 import { basename, dirname, join, relative, resolve as resolvePath } from "node:path";
 import { pathToFileURL } from "node:url";
+import { chunkLongBlocks } from "@tirx-ts/dsl";
 
 /**
  * Why a kernel file could not be loaded: a syntax error (with its location), an error its
@@ -43,7 +44,9 @@ interface Message {
  * relative files it imports are transformed and bundled by esbuild into one ES module in a
  * temporary folder; every package import (`tirx-ts`, ...) is resolved from the kernel file's own
  * folder to an absolute URL, so the kernel shares the already-loaded tirx-ts packages with the
- * caller and nothing loads twice. The output is always an ES module, whatever the `"type"` of the
+ * caller and nothing loads twice. Long blocks of the bundle (a generated kernel of thousands of
+ * statements) run in arrows of 64 statements (dsl's chunkLongBlocks), so that stack positions
+ * stay cheap for V8 to find. The output is always an ES module, whatever the `"type"` of the
  * kernel file's package. Stack positions map back to the kernel file through an inline source
  * map (Node's source-map support is on only while the module evaluates), so spans recorded by
  * `T.*` calls name the author's `file:line:col`. `import.meta.url`, `.filename` and `.dirname`
@@ -125,10 +128,23 @@ async function bundle(file: string): Promise<string> {
   const map = result.outputFiles.find((f) => f.path.endsWith(".js.map"));
   if (!js) throw new LoadError("esbuild produced no output");
   let text = js.text.replace(/\/\/# sourceMappingURL=.*\s*$/, "");
+  // Long generated kernels: their statements in arrows of a few dozen each, so that the
+  // position of each T.* call costs V8 a short walk (see chunkLongBlocks); the map gains the
+  // inserted lines as lines without mappings.
+  const chunked = chunkLongBlocks(text);
+  if (chunked) text = chunked.text;
   if (map) {
     // Absolute source paths; made relative to the written module when it is written.
-    const m = JSON.parse(map.text) as { sources: string[] };
+    const m = JSON.parse(map.text) as { sources: string[]; mappings: string };
     m.sources = m.sources.map((s) => resolvePath(dirname(js.path), s));
+    if (chunked) {
+      const lines = m.mappings.split(";");
+      const inserted = chunked.insertedBefore;
+      for (let k = inserted.length - 1; k >= 0; k--) {
+        if (inserted[k]! <= lines.length) lines.splice(inserted[k]!, 0, "");
+      }
+      m.mappings = lines.join(";");
+    }
     text += `\n${MAP_PREFIX}${Buffer.from(JSON.stringify(m)).toString("base64")}\n`;
   }
   const inputs = Object.keys(result.metafile?.inputs ?? {}).map((p) => resolvePath(p));
@@ -326,7 +342,7 @@ function bundleKey(file: string): string {
 }
 
 /** Bump when the bundle's shape changes. */
-const BUNDLE_FORMAT = 3;
+const BUNDLE_FORMAT = 4;
 
 /**
  * The cached bundle of `file` when every input file (the kernel file and the relative files it
