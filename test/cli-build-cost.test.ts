@@ -89,14 +89,14 @@ test("tirx build captures a stack once per T.* call and resolves at most one spa
 });
 
 test("the lazily resolved spans still name each statement's line and column", async () => {
-  // 400 statements: the bundle's long body runs in arrows of 64 (chunkLongBlocks), and the
+  // 1,100 statements: the bundle's long body runs in arrows of 64 (chunkLongBlocks), and the
   // source map takes the lines that adds.
-  const n = 400;
+  const n = 1100;
   const r = await build(n);
   expect(r.code, r.err).toBe(0);
   const comments = r.out
     .split("\n")
-    .map((l) => /\/\/ Store at straight_400\.ts:(\d+):(\d+)$/.exec(l.trim()))
+    .map((l) => /\/\/ Store at straight_1100\.ts:(\d+):(\d+)$/.exec(l.trim()))
     .filter((m): m is RegExpExecArray => m !== null)
     .map((m) => [Number(m[1]), Number(m[2])]);
   // V8 places a method call at its property name: `set` on each statement's line.

@@ -5,8 +5,11 @@ type Ts = typeof TsMorph.ts;
 type Node = TsMorph.ts.Node;
 type Statement = TsMorph.ts.Statement;
 
-/** Blocks with fewer direct statements are left as they are. */
-export const MIN_BLOCK_STATEMENTS = 256;
+/**
+ * Blocks with fewer direct statements are left as they are: below it V8's walks cost less than
+ * loading the TypeScript parser (about 19 ms of walks for 1,024 statements, against 0.5 s).
+ */
+export const MIN_BLOCK_STATEMENTS = 1024;
 /** The most statements one arrow function of {@link chunkLongBlocks} holds. */
 export const CHUNK_STATEMENTS = 64;
 

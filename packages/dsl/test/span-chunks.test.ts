@@ -64,7 +64,7 @@ describe("chunkLongBlocks", () => {
   });
 
   test("a long straight-line body runs in arrows of at most 64 statements", () => {
-    const n = 1000;
+    const n = 2000;
     const text = program(Array<number>(n).fill(0), false);
     const c = chunkLongBlocks(text)!;
     const sizes = bodies(c.text).map((b) => b.size);
