@@ -131,7 +131,12 @@ async function bundle(file: string): Promise<string> {
   // Long generated kernels: their statements in arrows of a few dozen each, so that the
   // position of each T.* call costs V8 a short walk (see chunkLongBlocks); the map gains the
   // inserted lines as lines without mappings.
-  const chunked = chunkLongBlocks(text);
+  let chunked: ReturnType<typeof chunkLongBlocks>;
+  try {
+    chunked = chunkLongBlocks(text);
+  } catch {
+    chunked = undefined; // only a speed-up: without the parser, the bundle runs as printed
+  }
   if (chunked) text = chunked.text;
   if (map) {
     // Absolute source paths; made relative to the written module when it is written.
