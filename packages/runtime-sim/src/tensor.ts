@@ -13,53 +13,7 @@ import {
 import { sim, type SimDevice } from "./device.js";
 
 /** The byte a `simEmpty` tensor and a CTA's shared memory start as (0xff: NaN in every float). */
-import type { GlobalEntry } from "./exec/global-shadow.js";
-import type { AtomicShadow } from "./exec/atomic-shadow.js";
-
 export const POISON_BYTE = 0xff;
-
-/**
- * Per-byte bookkeeping the simulator keeps for a tensor during a launch: which thread last wrote
- * a byte (site << 10 | thread) and in which barrier epoch, how many pending async copies (cp.async,
- * global → shared bulk) read it (pending shared → global bulk copies are found by interval).
- * The arrays come from the Machine's pool (exec/machine.ts, ShadowPool) and are reused by later
- * launches: epochs are unique across launches, so stale entries never match, and the pending
- * counts are back to 0 at the end of every launch. Each field is set at its first use.
- * @internal
- */
-export interface GlobalMeta {
-  writer?: Int32Array;
-  epoch?: Int32Array;
-  pendingReads?: Int32Array;
-  /** Lazy uniform ranges of `writer`/`epoch` (exec/global-shadow.ts). */
-  lazy?: GlobalEntry[];
-  /**
-   * Bytes [cleanLo, cleanHi) overlap no entry of `lazy` (the block last materialised), so an
-   * element access there needs no lookup; reset whenever an entry is added.
-   */
-  cleanLo?: number;
-  cleanHi?: number;
-  /**
-   * True when the kernel may write this tensor (through any parameter it is passed as): only
-   * then are reads recorded, for write-after-read (exec/global-shadow.ts).
-   */
-  recordReads?: boolean;
-  /** Per byte: two reader slots (packed reader and clock), like shared memory's (RaceTracker). */
-  r1?: Int32Array;
-  c1?: Int32Array;
-  r2?: Int32Array;
-  c2?: Int32Array;
-  /**
-   * Readers pushed out of the second slot while concurrent with the reader that took it, by byte
-   * (flat `[packed, clock, ...]`), so write-after-read stays complete with many readers.
-   */
-  more?: Map<number, number[]>;
-  /** Atomic records beyond `writer` (exec/atomic-shadow.ts), from the launch's first atomic. */
-  atomics?: AtomicShadow;
-  /** The bytes [readLo, readHi) hold every read recorded in this launch (empty: none). */
-  readLo?: number;
-  readHi?: number;
-}
 
 /**
  * A tensor in the simulated device's global memory: row-major, contiguous, little-endian bytes

@@ -13,11 +13,14 @@ import {
   checkGlobalWrite,
   checkSharedRead,
   checkSharedWrite,
-  reportOob,
 } from "../exec/hazards.js";
-import { beforeGlobalWrite, type Machine, type Placed } from "../exec/machine.js";
+import { reportOob } from "../exec/reports.js";
+import type { Machine } from "../exec/machine.js";
+import type { GlobalMem, Placed } from "../exec/memory.js";
+import { beforeGlobalWrite } from "../exec/pending-reads.js";
+import { accessRecord } from "../exec/context.js";
 import type { Layout } from "./layout.js";
-import { AccessKind, type AccessQueue } from "../exec/access-batch.js";
+import { AccessKind } from "../exec/access-batch.js";
 
 export type NumFn = (t: number) => number;
 export type BigFn = (t: number) => bigint;
@@ -26,7 +29,9 @@ export type ThreadFn = (t: number) => void;
 
 /**
  * Loads and stores of one element, compiled per state space into closures that take the thread
- * index: bounds (TX6005) and hazard checks, then the dtype's codec on the memory's DataView.
+ * index: bounds (TX6005) and hazard checks, then the dtype's codec on the memory's DataView. Each
+ * closure keeps one access record of its site (exec/context.ts) and sets its address and thread
+ * (and tensor) before a check, so a check allocates nothing.
  * An access that reports in "collect" mode reads as the codec's zero / is dropped when out of
  * bounds, and proceeds otherwise.
  *
@@ -82,27 +87,35 @@ export function compileLoad(
   const w = where(layout, buffer, m.sites[site]);
   const codec = codecOf(dtype);
   const eb = dtypeBytes(dtype);
-  const { base, size, name, span } = w.placed;
+  const { base, size } = w.placed;
   const zero = codec.wide ? 0n : 0;
-  const oob = (t: number, rel: number): void =>
-    reportOob(m, w.space, name, span, rel, eb, size, t, site, "reads");
+  // The site's record: its buffer's placement (bounds reports; shared checks), its tensor (global
+  // checks).
+  const acc = accessRecord(m, w.placed, eb, site, "reads");
+  const g = accessRecord<GlobalMem>(m, undefined, eb, site, "reads");
+  const oob = (t: number, rel: number, bytes: number): void => {
+    acc.addr = rel;
+    acc.thread = t;
+    reportOob(acc, w.space, bytes);
+  };
   const load = codec.load as (dv: DataView, a: number) => number;
   if (batched && w.space !== "local") return deferredLoad(m, w, eb, off, site, load, zero);
   if (w.space === "shared") {
     const dv = m.sdv;
-    const placed = w.placed;
     // The thread's CTA's shared window (0 outside a cluster of several CTAs).
     const win = m.win;
     if (dtype === "float32") {
       return (t) => {
         const rel = off(t) * eb;
         if (!(rel >= 0 && rel + eb <= size)) {
-          oob(t, rel);
+          oob(t, rel, size);
           return zero as number;
         }
         if (m.opts.track) {
           const a = base + rel + win[t]!;
-          checkSharedRead(m, placed, a, eb, t, site);
+          acc.addr = a;
+          acc.thread = t;
+          checkSharedRead(acc);
           return load(dv, a);
         }
         return load(dv, base + rel + win[t]!);
@@ -111,11 +124,15 @@ export function compileLoad(
     return (t) => {
       const rel = off(t) * eb;
       if (!(rel >= 0 && rel + eb <= size)) {
-        oob(t, rel);
+        oob(t, rel, size);
         return zero as number;
       }
       const a = base + rel + win[t]!;
-      if (m.opts.track) checkSharedRead(m, placed, a, eb, t, site);
+      if (m.opts.track) {
+        acc.addr = a;
+        acc.thread = t;
+        checkSharedRead(acc);
+      }
       return load(dv, a);
     };
   }
@@ -125,7 +142,7 @@ export function compileLoad(
     return (t) => {
       const rel = off(t) * eb;
       if (!(rel >= 0 && rel + eb <= size)) {
-        oob(t, rel);
+        oob(t, rel, size);
         return zero as number;
       }
       if (m.wgmma.live > 0) m.wgmma.checkLocal(m, t, base + rel, eb, site, "reads");
@@ -139,11 +156,15 @@ export function compileLoad(
       const rel = off(t) * eb;
       const gm = globals[k]!;
       if (!(rel >= 0 && rel + eb <= gm.dv.byteLength)) {
-        reportOob(m, w.space, name, span, rel, eb, gm.dv.byteLength, t, site, "reads");
+        oob(t, rel, gm.dv.byteLength);
         return zero as number;
       }
-      if (m.opts.track && (gm.meta.writer || gm.meta.recordReads))
-        checkGlobalRead(m, gm, rel, eb, t, site);
+      if (m.opts.track && gm.shadow.watched) {
+        g.buf = gm;
+        g.addr = rel;
+        g.thread = t;
+        checkGlobalRead(g);
+      }
       return load(gm.dv, rel);
     };
   }
@@ -151,11 +172,15 @@ export function compileLoad(
     const rel = off(t) * eb;
     const gm = globals[k]!;
     if (!(rel >= 0 && rel + eb <= gm.dv.byteLength)) {
-      reportOob(m, w.space, name, span, rel, eb, gm.dv.byteLength, t, site, "reads");
+      oob(t, rel, gm.dv.byteLength);
       return zero as number;
     }
-    if (m.opts.track && (gm.meta.writer || gm.meta.recordReads))
-      checkGlobalRead(m, gm, rel, eb, t, site);
+    if (m.opts.track && gm.shadow.watched) {
+      g.buf = gm;
+      g.addr = rel;
+      g.thread = t;
+      checkGlobalRead(g);
+    }
     return load(gm.dv, rel);
   };
 }
@@ -177,9 +202,14 @@ export function compileStore(
   const w = where(layout, buffer, m.sites[site]);
   const codec = codecOf(dtype);
   const eb = dtypeBytes(dtype);
-  const { base, size, name, span } = w.placed;
-  const oob = (t: number, rel: number): void =>
-    reportOob(m, w.space, name, span, rel, eb, size, t, site, "writes");
+  const { base, size } = w.placed;
+  const acc = accessRecord(m, w.placed, eb, site, "writes");
+  const g = accessRecord<GlobalMem>(m, undefined, eb, site, "writes");
+  const oob = (t: number, rel: number, bytes: number): void => {
+    acc.addr = rel;
+    acc.thread = t;
+    reportOob(acc, w.space, bytes);
+  };
   // One shape for both codecs: the value closure and the codec agree on number vs bigint.
   const store = (codec as NumCodec | BigCodec).store as (
     dv: DataView,
@@ -190,25 +220,32 @@ export function compileStore(
   if (batched && w.space !== "local") return deferredStore(m, w, eb, off, val, site, store);
   if (w.space === "shared") {
     const dv = m.sdv;
-    const placed = w.placed;
     // The thread's CTA's shared window (0 outside a cluster of several CTAs).
     const win = m.win;
     if (dtype === "float32") {
       return (t) => {
         const rel = off(t) * eb;
         const v = val(t);
-        if (!(rel >= 0 && rel + eb <= size)) return oob(t, rel);
+        if (!(rel >= 0 && rel + eb <= size)) return oob(t, rel, size);
         const a = base + rel + win[t]!;
-        if (m.opts.track) checkSharedWrite(m, placed, a, eb, t, site);
+        if (m.opts.track) {
+          acc.addr = a;
+          acc.thread = t;
+          checkSharedWrite(acc);
+        }
         store(dv, a, v);
       };
     }
     return (t) => {
       const rel = off(t) * eb;
       const v = val(t);
-      if (!(rel >= 0 && rel + eb <= size)) return oob(t, rel);
+      if (!(rel >= 0 && rel + eb <= size)) return oob(t, rel, size);
       const a = base + rel + win[t]!;
-      if (m.opts.track) checkSharedWrite(m, placed, a, eb, t, site);
+      if (m.opts.track) {
+        acc.addr = a;
+        acc.thread = t;
+        checkSharedWrite(acc);
+      }
       store(dv, a, v);
     };
   }
@@ -218,7 +255,7 @@ export function compileStore(
     return (t) => {
       const rel = off(t) * eb;
       const v = val(t);
-      if (!(rel >= 0 && rel + eb <= size)) return oob(t, rel);
+      if (!(rel >= 0 && rel + eb <= size)) return oob(t, rel, size);
       if (m.wgmma.live > 0) m.wgmma.checkLocal(m, t, base + rel, eb, site, "writes");
       if (m.wgmma.dirty) m.wgmma.noteLocalWrite(t * stride + base + rel, eb, site);
       store(dv, t * stride + base + rel, v);
@@ -231,12 +268,13 @@ export function compileStore(
       const rel = off(t) * eb;
       const v = val(t);
       const gm = globals[k]!;
-      if (!(rel >= 0 && rel + eb <= gm.dv.byteLength)) {
-        return reportOob(m, w.space, name, span, rel, eb, gm.dv.byteLength, t, site, "writes");
-      }
+      if (!(rel >= 0 && rel + eb <= gm.dv.byteLength)) return oob(t, rel, gm.dv.byteLength);
       if (m.opts.track) {
         beforeGlobalWrite(m, gm);
-        checkGlobalWrite(m, gm, rel, eb, t, site);
+        g.buf = gm;
+        g.addr = rel;
+        g.thread = t;
+        checkGlobalWrite(g);
       }
       store(gm.dv, rel, v);
     };
@@ -245,12 +283,13 @@ export function compileStore(
     const rel = off(t) * eb;
     const v = val(t);
     const gm = globals[k]!;
-    if (!(rel >= 0 && rel + eb <= gm.dv.byteLength)) {
-      return reportOob(m, w.space, name, span, rel, eb, gm.dv.byteLength, t, site, "writes");
-    }
+    if (!(rel >= 0 && rel + eb <= gm.dv.byteLength)) return oob(t, rel, gm.dv.byteLength);
     if (m.opts.track) {
       beforeGlobalWrite(m, gm);
-      checkGlobalWrite(m, gm, rel, eb, t, site);
+      g.buf = gm;
+      g.addr = rel;
+      g.thread = t;
+      checkGlobalWrite(g);
     }
     store(gm.dv, rel, v);
   };
@@ -269,40 +308,54 @@ function deferredLoad(
   load: (dv: DataView, a: number) => number,
   zero: number | bigint,
 ): NumFn {
-  const { base, size, name, span } = w.placed;
+  const { base, size } = w.placed;
   const batch = m.batch;
+  const acc = accessRecord(m, w.placed, eb, site, "reads");
   if (w.space === "shared") {
     const dv = m.sdv;
-    const placed = w.placed;
     const win = m.win;
-    const q = batch.queue(AccessKind.SharedRead, site, eb, placed, -1);
+    const q = batch.queue(AccessKind.SharedRead, site, eb, w.placed, -1);
     return (t) => {
       const rel = off(t) * eb;
       if (!(rel >= 0 && rel + eb <= size)) {
-        reportOob(m, "shared", name, span, rel, eb, size, t, site, "reads");
+        acc.addr = rel;
+        acc.thread = t;
+        reportOob(acc, "shared", size);
         return zero as number;
       }
       const a = base + rel + win[t]!;
       if (m.opts.track) {
         if (batch.deferring && m.speculative === 0) q.push(t, a);
-        else checkSharedRead(m, placed, a, eb, t, site);
+        else {
+          acc.addr = a;
+          acc.thread = t;
+          checkSharedRead(acc);
+        }
       }
       return load(dv, a);
     };
   }
   const globals = m.globals;
   const k = w.param;
+  const g = accessRecord<GlobalMem>(m, undefined, eb, site, "reads");
   const q = batch.queue(AccessKind.GlobalRead, site, eb, undefined, k);
   return (t) => {
     const rel = off(t) * eb;
     const gm = globals[k]!;
     if (!(rel >= 0 && rel + eb <= gm.dv.byteLength)) {
-      reportOob(m, "global", name, span, rel, eb, gm.dv.byteLength, t, site, "reads");
+      acc.addr = rel;
+      acc.thread = t;
+      reportOob(acc, "global", gm.dv.byteLength);
       return zero as number;
     }
     if (m.opts.track) {
       if (batch.deferring && m.speculative === 0) q.push(t, rel);
-      else if (gm.meta.writer || gm.meta.recordReads) checkGlobalRead(m, gm, rel, eb, t, site);
+      else if (gm.shadow.watched) {
+        g.buf = gm;
+        g.addr = rel;
+        g.thread = t;
+        checkGlobalRead(g);
+      }
     }
     return load(gm.dv, rel);
   };
@@ -318,42 +371,54 @@ function deferredStore(
   site: number,
   store: (dv: DataView, a: number, v: number) => void,
 ): ThreadFn {
-  const { base, size, name, span } = w.placed;
+  const { base, size } = w.placed;
   const batch = m.batch;
+  const acc = accessRecord(m, w.placed, eb, site, "writes");
   if (w.space === "shared") {
     const dv = m.sdv;
-    const placed = w.placed;
     const win = m.win;
-    const q = batch.queue(AccessKind.SharedWrite, site, eb, placed, -1);
+    const q = batch.queue(AccessKind.SharedWrite, site, eb, w.placed, -1);
     return (t) => {
       const rel = off(t) * eb;
       const v = val(t);
       if (!(rel >= 0 && rel + eb <= size)) {
-        return reportOob(m, "shared", name, span, rel, eb, size, t, site, "writes");
+        acc.addr = rel;
+        acc.thread = t;
+        return reportOob(acc, "shared", size);
       }
       const a = base + rel + win[t]!;
       if (m.opts.track) {
         if (batch.deferring) q.push(t, a);
-        else checkSharedWrite(m, placed, a, eb, t, site);
+        else {
+          acc.addr = a;
+          acc.thread = t;
+          checkSharedWrite(acc);
+        }
       }
       store(dv, a, v);
     };
   }
   const globals = m.globals;
   const k = w.param;
+  const g = accessRecord<GlobalMem>(m, undefined, eb, site, "writes");
   const q = batch.queue(AccessKind.GlobalWrite, site, eb, undefined, k);
   return (t) => {
     const rel = off(t) * eb;
     const v = val(t);
     const gm = globals[k]!;
     if (!(rel >= 0 && rel + eb <= gm.dv.byteLength)) {
-      return reportOob(m, "global", name, span, rel, eb, gm.dv.byteLength, t, site, "writes");
+      acc.addr = rel;
+      acc.thread = t;
+      return reportOob(acc, "global", gm.dv.byteLength);
     }
     if (m.opts.track) {
       if (batch.deferring) q.push(t, rel);
       else {
         beforeGlobalWrite(m, gm);
-        checkGlobalWrite(m, gm, rel, eb, t, site);
+        g.buf = gm;
+        g.addr = rel;
+        g.thread = t;
+        checkGlobalWrite(g);
       }
     }
     store(gm.dv, rel, v);

@@ -12,15 +12,13 @@ import {
 } from "@tirx-ts/core";
 import { codecOf, type NumCodec } from "../numeric/codec.js";
 import { bf16Bits, bf16Value, f16Bits, f16Value, roundBf16, roundF16 } from "../numeric/float.js";
-import {
-  checkAtomicAccess,
-  checkGlobalWrite,
-  checkSharedWrite,
-  reportOob,
-} from "../exec/hazards.js";
+import { checkAtomicAccess, checkGlobalWrite, checkSharedWrite } from "../exec/hazards.js";
+import { reportOob } from "../exec/reports.js";
+import { accessRecord } from "../exec/context.js";
+import type { GlobalMem } from "../exec/memory.js";
 import { placementOf } from "./access.js";
 import type { ExprCompiler } from "./expr.js";
-import { beforeGlobalWrite } from "../exec/machine.js";
+import { beforeGlobalWrite } from "../exec/pending-reads.js";
 
 const scratch = new DataView(new ArrayBuffer(8));
 
@@ -118,7 +116,14 @@ export function compileAtomic(
   const codec = codecOf(dt) as unknown as NumCodec;
   const rmw = rmwOf(action, dt, atomicPacking(op.name));
   const zero: SimValue = dt === "uint64" ? 0n : 0;
-  const { base, size, name, span: declared } = w.placed;
+  const { base, size } = w.placed;
+  // The site's records: bounds reports, and the atomic's write (verb "writes", atomic).
+  const bounds = accessRecord(m, w.placed, eb, site, "atomically updates");
+  const oob = (t: number, rel: number, space: string): void => {
+    bounds.addr = rel;
+    bounds.thread = t;
+    reportOob(bounds, space, size);
+  };
   const apply = (dv: DataView, at: number, t: number): SimValue => {
     const old = codec.load(dv, at) as SimValue;
     const nv = rmw(old, a(t), b(t));
@@ -126,30 +131,36 @@ export function compileAtomic(
     return old;
   };
   if (w.space === "shared") {
-    const placed = w.placed;
+    const acc = accessRecord(m, w.placed, eb, site, "writes", true);
     return (t) => {
       const rel = off(t) * eb;
       if (!(rel >= 0 && rel + eb <= size)) {
-        reportOob(m, "shared", name, declared, rel, eb, size, t, site, "atomically updates");
+        oob(t, rel, "shared");
         return zero;
       }
       const at = base + rel + m.win[t]!;
-      checkAtomicAccess(m, placed, at, eb, t, site);
-      checkSharedWrite(m, placed, at, eb, t, site, true);
+      acc.addr = at;
+      acc.thread = t;
+      checkAtomicAccess(acc);
+      checkSharedWrite(acc);
       return apply(m.sdv, at, t);
     };
   }
   invariant(w.space === "global", "the verifier refuses atomics on local buffers");
   const k = w.param;
+  const g = accessRecord<GlobalMem>(m, undefined, eb, site, "writes", true);
   return (t) => {
     const rel = off(t) * eb;
     if (!(rel >= 0 && rel + eb <= size)) {
-      reportOob(m, "global", name, declared, rel, eb, size, t, site, "atomically updates");
+      oob(t, rel, "global");
       return zero;
     }
     const gm = m.globals[k]!;
     beforeGlobalWrite(m, gm);
-    checkGlobalWrite(m, gm, rel, eb, t, site, true);
+    g.buf = gm;
+    g.addr = rel;
+    g.thread = t;
+    checkGlobalWrite(g);
     return apply(gm.dv, rel, t);
   };
 }

@@ -1,5 +1,6 @@
 import { TirxError, type BulkCopyPlan, type TileApply } from "@tirx-ts/core";
 import { checkBounds } from "../exec/hazards.js";
+import { accessRecord } from "../exec/context.js";
 import { placementOf } from "./access.js";
 import { misaligned, repeatOffsets } from "./cp-async.js";
 import type { ExprCompiler } from "./expr.js";
@@ -43,6 +44,8 @@ export function compileBulkCopy(ec: ExprCompiler, s: TileApply, plan: BulkCopyPl
   const bu = m.bulk;
   const shBase = sh.placed.base;
   const what = g2s ? "cp.async.bulk global → shared" : "cp.async.bulk shared → global";
+  const dAcc = accessRecord(m, dPlaced, chunk, site, "cp.async.bulk writes");
+  const sAcc = accessRecord(m, sPlaced, chunk, site, "cp.async.bulk reads");
   return (lanes, n) => {
     m.opts.tracer?.bulkIssue(Tracer.warpsOf(lanes, n), what);
     for (let i = 0; i < n; i++) {
@@ -54,8 +57,12 @@ export function compileBulkCopy(ec: ExprCompiler, s: TileApply, plan: BulkCopyPl
       for (let r = 0; r < dRep.length; r++) {
         const d = d0 + dRep[r]!;
         const sb = s0 + sRep[r]!;
-        if (!checkBounds(m, dSpace, dPlaced, d, chunk, t, site, "cp.async.bulk writes")) continue;
-        if (!checkBounds(m, sSpace, sPlaced, sb, chunk, t, site, "cp.async.bulk reads")) continue;
+        dAcc.addr = d;
+        dAcc.thread = t;
+        if (!checkBounds(dAcc, dSpace)) continue;
+        sAcc.addr = sb;
+        sAcc.thread = t;
+        if (!checkBounds(sAcc, sSpace)) continue;
         const [shb, glb] = g2s ? [shBase + d, sb] : [shBase + sb, d];
         if ((shb | glb) & 15) {
           misaligned(m, t, site, "bulk copy", shb, glb, 16);

@@ -61,7 +61,7 @@ export class Collective {
         warp = w;
         base = w << 5;
         runWarp(call);
-        if (orders) m.races.onWarpSync(w, lanesOf[w]!, Math.min(32, m.threads - base));
+        if (orders) m.clocks.onWarpSync(w, lanesOf[w]!, Math.min(32, m.threads - base));
       }
     };
   }

@@ -1,5 +1,6 @@
 import { applySwizzle, impure, TirxError, type CpAsyncPlan, type TileApply } from "@tirx-ts/core";
 import { checkBounds } from "../exec/hazards.js";
+import { accessRecord } from "../exec/context.js";
 import { placementOf } from "./access.js";
 import type { ExprCompiler } from "./expr.js";
 import type { Exec } from "./stmt.js";
@@ -155,6 +156,8 @@ export function compileCpAsync(ec: ExprCompiler, s: TileApply, plan: CpAsyncPlan
   };
   const dSize = dPlaced.size;
   const sSize = sPlaced.size;
+  const dAcc = accessRecord(m, dPlaced, chunk, site, "cp.async writes");
+  const sAcc = accessRecord(m, sPlaced, chunk, site, "cp.async reads");
   const block = blockIssue();
   return (lanes, n) => {
     m.opts.tracer?.cpAsyncIssue(Tracer.warpsOf(lanes, n));
@@ -193,8 +196,12 @@ export function compileCpAsync(ec: ExprCompiler, s: TileApply, plan: CpAsyncPlan
           const sb = s0 + sRep[r]!;
           if (!(d >= 0 && d + chunk <= dSize && sb >= 0 && sb + chunk <= sSize)) {
             flush();
-            if (!checkBounds(m, "shared", dPlaced, d, chunk, t, site, "cp.async writes")) continue;
-            if (!checkBounds(m, "global", sPlaced, sb, chunk, t, site, "cp.async reads")) continue;
+            dAcc.addr = d;
+            dAcc.thread = t;
+            if (!checkBounds(dAcc, "shared")) continue;
+            sAcc.addr = sb;
+            sAcc.thread = t;
+            if (!checkBounds(sAcc, "global")) continue;
           }
           if (((dAt + d) | sb) & (chunk - 1)) {
             flush();

@@ -20,7 +20,7 @@ import { Collective, type CollectiveRun } from "./collective.js";
 import { compileAtomic } from "./atomic.js";
 import { conversion, hostScalar } from "../numeric/cast.js";
 import type { Machine } from "../exec/machine.js";
-import type { BarBuffer } from "../exec/mbarrier.js";
+import type { BarBuffer } from "../exec/memory.js";
 import { compileLoad, placementOf, type BigFn, type NumFn } from "./access.js";
 import type { Layout } from "./layout.js";
 import type { Shared } from "./jit.js";

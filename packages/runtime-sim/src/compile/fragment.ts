@@ -11,8 +11,10 @@ import {
 } from "@tirx-ts/core";
 import { codecOf } from "../numeric/codec.js";
 import type { LaneMove, MovePiece } from "../exec/access-log.js";
-import { checkSharedRead, checkSharedWrite, reportOob } from "../exec/hazards.js";
-import type { Placed } from "../exec/machine.js";
+import { checkSharedRead, checkSharedWrite } from "../exec/hazards.js";
+import { reportOob } from "../exec/reports.js";
+import { accessRecord, setAccess } from "../exec/context.js";
+import type { Placed } from "../exec/memory.js";
 import { placementOf, type NumFn } from "./access.js";
 import type { ExprCompiler } from "./expr.js";
 
@@ -77,13 +79,15 @@ export function compileFragmentCall(
   let base = 0;
   let warp = 0;
   const frag = (i: number): FragOperand => operands[i] as FragOperand;
+  /** The record of the site's checks (buffer, bytes, thread and verb set per check). */
+  const acc = accessRecord<Placed>(m, undefined, 0, site, "reads");
   /** Absolute local byte of fragment `i` of thread `t`, or -1 after reporting TX6005. */
   const fragAt = (i: number, t: number, verb: string): number => {
     const f = frag(i);
     const rel = f.off(t) * f.eb;
     const n = f.count * f.eb;
     if (!(rel >= 0 && rel + n <= f.placed.size)) {
-      reportOob(m, "local", f.placed.name, f.placed.span, rel, n, f.placed.size, t, site, verb);
+      reportOob(setAccess(acc, f.placed, rel, n, t, site, verb), "local", f.placed.size);
       return -1;
     }
     // Fragment registers are registers like any other to an in-flight wgmma (TX6023) and to
@@ -173,7 +177,9 @@ export function compileFragmentCall(
       const a = rowAt(i, t, n);
       if (a < 0) return undefined;
       if (moves) logRow(i, lane, a, n, true);
-      checkSharedRead(m, (operands[i] as SharedOperand).placed, a, n, t, site);
+      checkSharedRead(
+        setAccess(acc, (operands[i] as SharedOperand).placed, a, n, t, site, "reads"),
+      );
       return shared.slice(a, a + n);
     },
     storeShared(i, lane, b) {
@@ -181,7 +187,8 @@ export function compileFragmentCall(
       const a = rowAt(i, t, b.length);
       if (a < 0) return;
       if (moves) logRow(i, lane, a, b.length, false);
-      checkSharedWrite(m, (operands[i] as SharedOperand).placed, a, b.length, t, site);
+      const placed = (operands[i] as SharedOperand).placed;
+      checkSharedWrite(setAccess(acc, placed, a, b.length, t, site, "writes"));
       shared.set(b, a);
     },
   };

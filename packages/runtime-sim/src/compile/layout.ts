@@ -10,7 +10,7 @@ import {
   type Var,
   type VerifiedFunc,
 } from "@tirx-ts/core";
-import type { Placed } from "../exec/machine.js";
+import type { Placed } from "../exec/memory.js";
 
 /**
  * Where every buffer and variable of a kernel lives in the simulator: tensor parameters by index,

@@ -373,7 +373,8 @@ function compileCall(ec: ExprCompiler, name: string, exprs: readonly Expr[], spa
           );
         }
         m.epoch++;
-        m.races.onBarrier();
+        m.clocks.onBarrier();
+        m.shadow.onBarrier();
         bars.barSync();
         if (n === T) {
           m.wgmma.aligned.settle(m, "before a cta_sync that every thread reaches");
@@ -471,15 +472,15 @@ function compileCall(ec: ExprCompiler, name: string, exprs: readonly Expr[], spa
       }
     // Fences order proxies: recorded per thread for the proxy rules (TX6015, TX6016).
     case "fence": {
-      const races = m.races;
+      const clocks = m.clocks;
       if (fx.action === "proxy_async") {
         const spaces = fx.spaces ?? "shared::cta";
         return (lanes, n) => {
-          for (let i = 0; i < n; i++) races.onProxyFence(lanes[i]!, spaces);
+          for (let i = 0; i < n; i++) clocks.onProxyFence(lanes[i]!, spaces);
         };
       }
       return (lanes, n) => {
-        for (let i = 0; i < n; i++) races.onInitFence(lanes[i]!);
+        for (let i = 0; i < n; i++) clocks.onInitFence(lanes[i]!);
       };
     }
     default:
@@ -516,7 +517,8 @@ function clusterWaitOnce(m: Machine, site: number): Exec {
       );
     }
     m.epoch++;
-    m.races.onBarrier();
+    m.clocks.onBarrier();
+    m.shadow.onBarrier();
     m.bars.barSync();
     m.opts.tracer?.barrier(Tracer.warpsOf(lanes, n), "barrier.cluster");
   };
@@ -567,7 +569,7 @@ function clusterCtaSync(m: Machine, site: number): Exec {
           site,
         );
       }
-      m.races.onGroupSync(list, c);
+      m.clocks.onGroupSync(list, c);
       m.bars.barSync(r * per, (r + 1) * per);
     }
     m.epoch++;

@@ -7,6 +7,7 @@ import {
   type TmaPlan,
 } from "@tirx-ts/core";
 import { checkBounds } from "../exec/hazards.js";
+import { accessRecord } from "../exec/context.js";
 import { Tracer } from "../exec/trace.js";
 import type { Machine } from "../exec/machine.js";
 import { placementOf } from "./access.js";
@@ -139,6 +140,7 @@ export function compileTmaCopy(ec: ExprCompiler, s: TileApply, plan: TmaPlan): E
   const C = m.ctas;
   const stride = m.sharedStride;
   const ranks: number[] = [];
+  const box = accessRecord(m, placed, plan.boxBytes, site, "cp.async.bulk.tensor accesses");
   return (lanes, n) => {
     m.opts.tracer?.bulkIssue(Tracer.warpsOf(lanes, n), what);
     for (let i = 0; i < n; i++) {
@@ -162,19 +164,9 @@ export function compileTmaCopy(ec: ExprCompiler, s: TileApply, plan: TmaPlan): E
       } else ranks.push(m.rank[t]!);
       if (ranks.length === 0) continue;
       const b0 = base(t);
-      if (
-        !checkBounds(
-          m,
-          "shared",
-          placed,
-          b0,
-          plan.boxBytes,
-          t,
-          site,
-          "cp.async.bulk.tensor accesses",
-        )
-      )
-        continue;
+      box.addr = b0;
+      box.thread = t;
+      if (!checkBounds(box, "shared")) continue;
       if ((placed.base + b0) % 128 !== 0) {
         m.hazard(
           "TX6018",

@@ -15,7 +15,9 @@ import {
 } from "@tirx-ts/core";
 import { codecOf } from "../numeric/codec.js";
 import { checkAsyncProxyRead } from "../exec/hazards.js";
-import type { Machine, Placed } from "../exec/machine.js";
+import type { Machine } from "../exec/machine.js";
+import type { Placed } from "../exec/memory.js";
+import { setAccess, accessRecord } from "../exec/context.js";
 import { THREAD_BITS, THREAD_MASK } from "../exec/packed.js";
 import { placementOf, type NumFn } from "./access.js";
 import type { ExprCompiler } from "./expr.js";
@@ -227,6 +229,8 @@ export function compileWgmma(
     return true;
   };
 
+  /** The record of the operand reads' checks (buffer, address and thread set per element). */
+  const operand = accessRecord<Placed>(m, undefined, 2, site, "reads");
   /** Read an operand's rows [r0, r0 + rows) × 16 k into `out`; the chunks it touches. */
   const readOperand = (
     desc: bigint,
@@ -266,10 +270,10 @@ export function compileWgmma(
         }
         const a = local + win;
         if (m.opts.track) {
-          checkAsyncProxyRead(m, p, a, 2, t, site);
-          const b = m.races.unfenced(a, 2, t);
+          checkAsyncProxyRead(setAccess(operand, p, a, 2, t, site));
+          const b = m.shadow.unfenced(a, 2, t);
           if (b >= 0) {
-            const w = m.shWriter[b]!;
+            const w = m.shadow.writerAt(b);
             const u = m.thread(w & THREAD_MASK);
             m.hazard(
               "TX6015",

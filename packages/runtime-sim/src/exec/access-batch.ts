@@ -1,6 +1,8 @@
 import { invariant } from "@tirx-ts/core";
-import { beforeGlobalWrite, type Machine, type Placed } from "./machine.js";
+import { accessRecord, type GlobalAccess, type SharedAccess, type SimContext } from "./context.js";
 import { checkGlobalRead, checkGlobalWrite, checkSharedRead, checkSharedWrite } from "./hazards.js";
+import type { Placed } from "./memory.js";
+import { beforeGlobalWrite } from "./pending-reads.js";
 import {
   globalReadRun,
   globalWriteRun,
@@ -148,7 +150,11 @@ export class AccessBatch {
   seq = 0;
   #flushing = false;
 
-  constructor(readonly m: Machine) {}
+  /** Scratch records of the element checks of a replay (#element), made at first use. */
+  #shared: SharedAccess | undefined;
+  #global: GlobalAccess | undefined;
+
+  constructor(readonly m: SimContext) {}
 
   /** A queue for one access site of a batched statement. */
   queue(
@@ -193,7 +199,9 @@ export class AccessBatch {
     for (let i = 0; i < act.length; i++) {
       if (act[i]!.param < 0) continue;
       for (let j = i + 1; j < act.length; j++) {
-        if (act[j]!.param >= 0 && g[act[i]!.param]!.meta === g[act[j]!.param]!.meta) return true;
+        if (act[j]!.param >= 0 && g[act[i]!.param]!.shadow === g[act[j]!.param]!.shadow) {
+          return true;
+        }
       }
     }
     return false;
@@ -277,18 +285,38 @@ export class AccessBatch {
     const eb = 1 << q.sh;
     switch (q.kind) {
       case AccessKind.SharedRead:
-        return checkSharedRead(m, q.placed!, a, eb, t, q.site);
-      case AccessKind.SharedWrite:
-        return checkSharedWrite(m, q.placed!, a, eb, t, q.site);
-      case AccessKind.GlobalRead: {
-        const gm = m.globals[q.param]!;
-        if (gm.meta.writer || gm.meta.recordReads) checkGlobalRead(m, gm, a, eb, t, q.site);
-        return;
+      case AccessKind.SharedWrite: {
+        const placed = q.placed!;
+        const acc = (this.#shared ??= accessRecord(m, placed, eb, q.site, "reads"));
+        acc.buf = placed;
+        acc.addr = a;
+        acc.n = eb;
+        acc.thread = t;
+        acc.site = q.site;
+        if (q.kind === AccessKind.SharedRead) {
+          acc.verb = "reads";
+          return checkSharedRead(acc);
+        }
+        acc.verb = "writes";
+        return checkSharedWrite(acc);
       }
+      case AccessKind.GlobalRead:
       case AccessKind.GlobalWrite: {
         const gm = m.globals[q.param]!;
+        const acc = (this.#global ??= accessRecord(m, gm, eb, q.site, "reads"));
+        acc.buf = gm;
+        acc.addr = a;
+        acc.n = eb;
+        acc.thread = t;
+        acc.site = q.site;
+        if (q.kind === AccessKind.GlobalRead) {
+          acc.verb = "reads";
+          if (gm.shadow.watched) checkGlobalRead(acc);
+          return;
+        }
+        acc.verb = "writes";
         beforeGlobalWrite(m, gm);
-        checkGlobalWrite(m, gm, a, eb, t, q.site);
+        checkGlobalWrite(acc);
         return;
       }
     }

@@ -1,40 +1,15 @@
 import { bufferName } from "@tirx-ts/core";
-import { type Machine, type Placed } from "./machine.js";
-import { THREAD_BITS } from "./packed.js";
 import {
-  checkAsyncWrite,
-  checkGlobalRead,
-  issuedNotes,
-  waitAdvice,
+  accessRecord,
+  type AsyncPort,
+  type GlobalAccess,
   type InFlightCopy,
-} from "./hazards.js";
-import { recordSharedWriteRun } from "./access-runs.js";
-
-/**
- * The race records of a landed cp.async chunk, shared bytes [dst, dst + chunk) written by thread
- * `t` at `site` as of clock `now` (RaceTracker.recordWrite's records, in one loop over the
- * chunk's bytes, materialised first so any lazy range is cut around them).
- */
-function recordLanded(
-  m: Machine,
-  t: number,
-  dst: number,
-  chunk: number,
-  site: number,
-  now: number,
-): void {
-  const races = m.races;
-  races.materialise(dst, chunk);
-  const w = (site << THREAD_BITS) | t;
-  const { wr, wc, r1, r2 } = races;
-  races.touch(dst, dst + chunk);
-  for (let i = dst, e = dst + chunk; i < e; i++) {
-    wr[i] = w;
-    wc[i] = now;
-    r1[i] = -1;
-    r2[i] = -1;
-  }
-}
+  type SharedAccess,
+  type SimContext,
+} from "./context.js";
+import { checkAsyncWrite, checkGlobalRead } from "./hazards.js";
+import type { Placed } from "./memory.js";
+import { issuedNotes, waitAdvice } from "./reports.js";
 
 /** The fewest copies issueRun keeps as one run entry. */
 const RUN_ENTRY_MIN = 8;
@@ -55,7 +30,7 @@ function wordsOf(b: Uint8Array): Int32Array {
  * the target bytes count as pending (reads and writes of them are TX6001), and so do the source
  * bytes it reads (a global write to them is TX6002).
  */
-export class AsyncUnit {
+export class AsyncUnit implements AsyncPort {
   #cap = 64;
   // Copies in flight, struct of arrays; ids are recycled through a free list (`#next` links).
   #dst: Int32Array = new Int32Array(this.#cap);
@@ -87,13 +62,13 @@ export class AsyncUnit {
   #live = 0;
   /**
    * Copies issued with tracking on and not completed since the last reset: while 0, every byte
-   * of the Machine's shPending is 0 (each completion undoes its issue's counts).
+   * of the shadow's pending counts is 0 (each completion undoes its issue's counts).
    */
   #counted = 0;
   /** True when a thread issued or committed since the last reset (the per-thread state changed). */
   #used = true;
   /**
-   * Shared bytes [#pendLo, #pendHi) hold every byte whose shPending is nonzero (empty when
+   * Shared bytes [#pendLo, #pendHi) hold every byte whose pending count is nonzero (empty when
    * #counted is 0): a range outside it has none, with no scan.
    */
   #pendLo = 0;
@@ -107,6 +82,9 @@ export class AsyncUnit {
   readonly #runs: CopyRun[] = [];
   /** Copies in the threads' lists (#live counts these and the runs' copies). */
   #listed = 0;
+  /** The issue's access records (issue): its global read and its shared write. */
+  #read: GlobalAccess | undefined;
+  #write: SharedAccess | undefined;
   /** Per thread: the stamp of the last waitLanes whose lanes held it. */
   readonly #inLanes: Int32Array;
   #stamp = 0;
@@ -121,13 +99,13 @@ export class AsyncUnit {
 
   /**
    * Forget every copy (CTA start): no copy in flight, no group committed, a fresh batch per
-   * thread, and `m`'s per-byte pending counts (shPending) all 0. Costs nothing for a CTA after
+   * thread, and the shadow's per-byte pending counts all 0. Costs nothing for a CTA after
    * one that used no cp.async; O(threads) after one that did, plus O(shared bytes) when copies
    * were left counted (a CTA that ended or threw with copies in flight).
    */
-  reset(m: Machine): void {
+  reset(m: SimContext): void {
     if (this.#counted > 0) {
-      m.shPending.fill(0);
+      m.shadow.pendClear();
       this.#counted = 0;
     }
     this.#pendLo = this.#pendHi = 0;
@@ -178,7 +156,7 @@ export class AsyncUnit {
    * (absolute), zero-filling up to `chunk` bytes. Bounds were checked by the caller.
    */
   issue(
-    m: Machine,
+    m: SimContext,
     t: number,
     dst: number,
     buf: Placed,
@@ -192,35 +170,28 @@ export class AsyncUnit {
     this.#used = true;
     this.#spread();
     if (m.opts.track) {
-      if (len > 0) checkGlobalRead(m, gm, src, len, t, site);
-      checkAsyncWrite(m, buf, dst, chunk, t, site, "issues a cp.async to");
-      m.races.materialise(dst, chunk);
-      const pend = m.shPending;
+      if (len > 0) {
+        const g = (this.#read ??= accessRecord(m, gm, len, site, "reads"));
+        g.buf = gm;
+        g.addr = src;
+        g.n = len;
+        g.thread = t;
+        g.site = site;
+        checkGlobalRead(g);
+      }
+      const w = (this.#write ??= accessRecord(m, buf, chunk, site, "issues a cp.async to"));
+      w.buf = buf;
+      w.addr = dst;
+      w.n = chunk;
+      w.thread = t;
+      w.site = site;
+      checkAsyncWrite(w);
       // Counted before the bytes, so that a report thrown below still leaves them to reset.
       this.#counted++;
       this.#pending(dst, dst + chunk);
-      // One pass: the first byte an earlier cp.async still targets is reported (once), and every
-      // byte counts this copy as pending; four bytes a step (chunks are 4, 8 or 16 bytes).
-      let clash = -1;
-      const e = dst + chunk;
-      let b = dst;
-      for (; b + 4 <= e; b += 4) {
-        const p0 = pend[b]!;
-        const p1 = pend[b + 1]!;
-        const p2 = pend[b + 2]!;
-        const p3 = pend[b + 3]!;
-        if (clash < 0 && (p0 | p1 | p2 | p3) !== 0) {
-          clash = b + (p0 !== 0 ? 0 : p1 !== 0 ? 1 : p2 !== 0 ? 2 : 3);
-        }
-        pend[b] = p0 + 1;
-        pend[b + 1] = p1 + 1;
-        pend[b + 2] = p2 + 1;
-        pend[b + 3] = p3 + 1;
-      }
-      for (; b < e; b++) {
-        if (clash < 0 && pend[b] !== 0) clash = b;
-        pend[b]!++;
-      }
+      // The first byte an earlier cp.async still targets is reported (once); every byte counts
+      // this copy as pending.
+      const clash = m.shadow.pendIssue(dst, chunk);
       if (clash >= 0) {
         const b = clash;
         const sameBatch = this.#latestBatch(b) === this.#batch[t]!;
@@ -242,9 +213,8 @@ export class AsyncUnit {
           );
         }
       }
-      // Per-byte pending reads only once the tensor has them (see pendingReadsOf).
-      const pr = gm.meta.pendingReads;
-      if (pr) for (let i = src, e = src + len; i < e; i++) pr[i]!++;
+      // Per-byte pending reads only once the tensor has them (see exec/pending-reads.ts).
+      gm.shadow.pendingRead(src, len, 1);
     }
     this.#add(
       t,
@@ -292,7 +262,7 @@ export class AsyncUnit {
     this.#live++;
   }
 
-  /** Shared bytes [lo, hi) may now have a nonzero shPending (the pending box grows). */
+  /** Shared bytes [lo, hi) may now have a nonzero pending count (the pending box grows). */
   #pending(lo: number, hi: number): void {
     if (this.#pendLo >= this.#pendHi) {
       this.#pendLo = lo;
@@ -354,7 +324,7 @@ export class AsyncUnit {
    * otherwise each thread issues in turn.
    */
   issueRun(
-    m: Machine,
+    m: SimContext,
     t0: number,
     count: number,
     dst: number,
@@ -383,7 +353,7 @@ export class AsyncUnit {
    * thread, in the threads' order).
    */
   issueRuns(
-    m: Machine,
+    m: SimContext,
     t0: number,
     count: number,
     dsts: readonly number[],
@@ -407,23 +377,21 @@ export class AsyncUnit {
    * flight targets them, and the CTA has no bulk copy, wgmma operand or atomic record (see
    * checkAsyncWrite).
    */
-  #clear(m: Machine, tens: number, dst: number, n: number): boolean {
-    const meta = m.globals[tens]!.meta;
-    const races = m.races;
+  #clear(m: SimContext, tens: number, dst: number, n: number): boolean {
+    const sh = m.shadow;
     return (
-      !meta.writer &&
-      !meta.recordReads &&
+      !m.globals[tens]!.shadow.watched &&
       !m.bulk.active &&
       m.wgmma.tracked === 0 &&
-      races.atomics.size === 0 &&
+      sh.atomics.size === 0 &&
       (this.#pendLo >= this.#pendHi || dst + n <= this.#pendLo || this.#pendHi <= dst) &&
-      races.fresh(dst, n)
+      sh.fresh(dst, n)
     );
   }
 
   /** The issue of a run that is #clear (or untracked): pending counts, then the copies. */
   #place(
-    m: Machine,
+    m: SimContext,
     t0: number,
     count: number,
     dst: number,
@@ -434,12 +402,10 @@ export class AsyncUnit {
   ): void {
     const n = count * chunk;
     if (m.opts.track) {
-      m.races.materialise(dst, n);
       this.#counted += count;
       this.#pending(dst, dst + n);
-      m.shPending.fill(1, dst, dst + n);
-      const pr = m.globals[tens]!.meta.pendingReads;
-      if (pr) for (let i = src, e = src + n; i < e; i++) pr[i]!++;
+      m.shadow.pendSet(dst, n);
+      m.globals[tens]!.shadow.pendingRead(src, n, 1);
     }
     this.#used = true;
     const order = this.#issued;
@@ -479,10 +445,10 @@ export class AsyncUnit {
    * `cp.async.wait_group keep` by the threads `lanes[0..n)` (with `commit`, each commits first:
    * wait_all). With range checks (SimOptions.rangeChecks) the completions are made at the end:
    * consecutive threads' whole chunks at consecutive bytes move as one range, and their race
-   * records are made as one (exec/access-runs.ts, recordSharedWriteRun); nothing reads the
+   * records are made as one (SharedShadow.landRun); nothing reads the
    * bytes or records in between, so the outcome is that of completing each copy in turn.
    */
-  waitLanes(m: Machine, lanes: Int32Array, n: number, keep: number, commit: boolean): void {
+  waitLanes(m: SimContext, lanes: Int32Array, n: number, keep: number, commit: boolean): void {
     this.#waiting = m.opts.rangeChecks;
     try {
       if (this.#runs.length > 0) {
@@ -543,7 +509,7 @@ export class AsyncUnit {
    * chunk. Overlapping chunks (reported at their issue, TX6001/TX6008) are recorded chunk by
    * chunk in landing order, so the last one's records stay, as without queueing.
    */
-  #recordLanded(m: Machine): void {
+  #recordLanded(m: SimContext): void {
     const q = this.#landed;
     const len = this.#nLanded;
     const k = len / 6;
@@ -552,7 +518,7 @@ export class AsyncUnit {
     const each = (j: number): void => {
       const chunk = q[j + 2]!;
       for (let i = 0; i < q[j + 5]!; i++) {
-        recordLanded(m, q[j]! + i, q[j + 1]! + i * chunk, chunk, q[j + 3]!, q[j + 4]!);
+        m.shadow.recordLanded(q[j]! + i, q[j + 3]!, q[j + 1]! + i * chunk, chunk, q[j + 4]!);
       }
     };
     // Landing order is usually by byte already (a thread's chunk follows the one before it).
@@ -592,8 +558,7 @@ export class AsyncUnit {
       const sh = Math.log2(chunk);
       const whole =
         Number.isInteger(sh) &&
-        recordSharedWriteRun(
-          m,
+        m.shadow.landRun(
           q[f + 3]!,
           q[f]!,
           q[f + 1]!,
@@ -615,14 +580,14 @@ export class AsyncUnit {
    * waited for by part of its threads, or by threads whose clocks differ (its chunks land at
    * each thread's own clock; the caller spreads the runs and completes copy by copy).
    */
-  #waitRuns(m: Machine, lanes: Int32Array, n: number, keep: number): boolean {
+  #waitRuns(m: SimContext, lanes: Int32Array, n: number, keep: number): boolean {
     const stamp = ++this.#stamp;
     const inLanes = this.#inLanes;
     for (let i = 0; i < n; i++) inLanes[lanes[i]!] = stamp;
     const commits = this.#commits;
     const runs = this.#runs;
     let done = 0;
-    const clock = m.races.clock;
+    const clock = m.clocks.clock;
     for (const r of runs) {
       let hit = 0;
       let oneClock = true;
@@ -659,7 +624,7 @@ export class AsyncUnit {
   }
 
   /** `cp.async.wait_group n` by thread `t`: complete all but its `n` most recent groups. */
-  wait(m: Machine, t: number, n: number): void {
+  wait(m: SimContext, t: number, n: number): void {
     this.#spread();
     // Committed groups are numbered 0 .. commits - 1; complete those up to commits - 1 - n.
     const last = this.#commits[t]! - 1 - n;
@@ -695,13 +660,13 @@ export class AsyncUnit {
    * Complete the queued copies in order: each run of consecutive threads' whole chunks at
    * consecutive bytes of one tensor and shared memory (one site, one clock) as one.
    */
-  #completeDone(m: Machine): void {
+  #completeDone(m: SimContext): void {
     const k = this.#nDone;
     if (k === 0) return;
     this.#nDone = 0;
     const T = this.#doneT;
     const I = this.#doneId;
-    const clock = m.races.clock;
+    const clock = m.clocks.clock;
     for (let i = 0; i < k;) {
       const t0 = T[i]!;
       const id0 = I[i]!;
@@ -748,7 +713,7 @@ export class AsyncUnit {
    * Complete copy `id` of thread `t` and, with `count` > 1, the copies of threads t + 1, ... that
    * continue it (whole chunks at the next bytes on both sides; the caller releases their ids).
    */
-  #complete(m: Machine, t: number, id: number, count: number): void {
+  #complete(m: SimContext, t: number, id: number, count: number): void {
     const chunk = this.#chunk[id]!;
     const len = count === 1 ? this.#len[id]! : count * chunk;
     const tens = this.#tens[id]!;
@@ -772,7 +737,7 @@ export class AsyncUnit {
    * when count > 1, else the first `len` bytes of the one chunk and zeros after).
    */
   #completeRange(
-    m: Machine,
+    m: SimContext,
     t: number,
     count: number,
     dst: number,
@@ -812,22 +777,17 @@ export class AsyncUnit {
     }
     if (m.opts.track) {
       // The write becomes thread t's own write as of its wait (cp.async is a generic-proxy write).
-      const pend = m.shPending;
       this.#counted -= count;
-      if (this.#counted === 0) {
-        // No copy left counted: every other byte is 0 already.
-        pend.fill(0, dst, dst + bytes);
-        this.#pendLo = this.#pendHi = 0;
-      } else {
-        for (let i = dst, e = dst + bytes; i < e; i++) pend[i]!--;
-      }
+      // No copy left counted: every other byte is 0 already.
+      const last = this.#counted === 0;
+      m.shadow.pendDone(dst, bytes, last);
+      if (last) this.#pendLo = this.#pendHi = 0;
       // Until the CTA issues a bulk copy every guard is 0 already (BulkUnit.active).
-      if (m.bulk.active) m.shBulk.fill(0, dst, dst + bytes);
-      const pr = gm.meta.pendingReads;
-      if (pr) for (let i = src, e = src + len; i < e; i++) pr[i]!--;
-      const now = m.races.clock[t]!;
+      if (m.bulk.active) m.shadow.clearGuards(dst, bytes);
+      gm.shadow.pendingRead(src, len, -1);
+      const now = m.clocks.clock[t]!;
       if (this.#waiting || count > 1) this.#land(t, dst, chunk, site, now, count);
-      else recordLanded(m, t, dst, chunk, site, now);
+      else m.shadow.recordLanded(t, site, dst, chunk, now);
     }
   }
 
@@ -840,7 +800,7 @@ export class AsyncUnit {
   }
 
   /** TX6017 for each thread that has cp.async copies not waited for (CTA exit). */
-  reportPending(m: Machine): void {
+  reportPending(m: SimContext): void {
     this.#spread();
     // No copy in flight: no thread has any (skips the per-thread scan).
     if (this.#live === 0 || m.bars.deadlocked) return;
@@ -858,7 +818,7 @@ export class AsyncUnit {
   }
 
   /** Drop every copy still in flight (CTA end, or a hazard thrown mid-launch). */
-  dropAll(m: Machine): void {
+  dropAll(m: SimContext): void {
     this.#spread();
     // The word views hold tensors: let them go with the launch (CTA end is the cheap place).
     this.#shBytes = this.#gBytes = this.#g32 = undefined;
@@ -866,9 +826,9 @@ export class AsyncUnit {
     if (this.#live === 0) return;
     for (let t = 0; t < this.#head.length; t++) {
       for (let id = this.#head[t]!; id >= 0; id = this.#next[id]!) {
-        const len = this.#len[id]!;
-        const pr = m.globals[this.#tens[id]!]?.meta.pendingReads;
-        if (pr && m.opts.track) for (let i = 0; i < len; i++) pr[this.#src[id]! + i]!--;
+        if (m.opts.track) {
+          m.globals[this.#tens[id]!]?.shadow.pendingRead(this.#src[id]!, this.#len[id]!, -1);
+        }
       }
     }
     this.#head.fill(-1);

@@ -1,9 +1,10 @@
-import { THREAD_BITS, THREAD_MASK } from "./packed.js";
-import type { RaceHit, RaceTracker } from "./races.js";
+import type { Clocks } from "./clocks.js";
+import { THREAD_BITS, THREAD_MASK, type RaceHit } from "./packed.js";
 
 /**
  * The race records atomics need beyond a byte's last-writer record, for shared memory
- * (RaceTracker) and for each global tensor (GlobalMeta).
+ * (SharedShadow) and for each global tensor (TensorShadow); only those two shadows call it, with
+ * their own writer arrays (take).
  *
  * Rule (PTX ISA, Memory Consistency Model, "Data races"): two conflicting accesses (one a write)
  * that happens-before does not order are a data race unless both are morally strong; `atom` and
@@ -52,7 +53,7 @@ export class AtomicShadow {
    * write (as `plain`, per byte), or an atomic not ordered before `t` (in `more`, at `b`).
    */
   displaced(
-    races: RaceTracker,
+    clocks: Clocks,
     b: number,
     e: number,
     w: number,
@@ -61,12 +62,12 @@ export class AtomicShadow {
     isAtomic: (site: number) => boolean,
   ): void {
     // Never written in this launch, an earlier launch, or the async proxy (stamp 0): ordered.
-    if (w < 0 || c < races.launchBase) return;
+    if (w < 0 || c < clocks.launchBase) return;
     if (!isAtomic(w >> THREAD_BITS)) {
       for (let i = b; i < e; i++) this.plain.set(i, [w, c]);
       return;
     }
-    if (races.ordered(w & THREAD_MASK, c, t)) return;
+    if (clocks.ordered(w & THREAD_MASK, c, t)) return;
     const list = this.more.get(b);
     if (!list) {
       this.more.set(b, [w, c, e]);
@@ -75,7 +76,7 @@ export class AtomicShadow {
     list.push(w, c, e);
     // Prune when the list doubled since its last pruning (amortised O(1) per atomic; a hot
     // counter's list stays within twice the entries that are not ordered before the thread).
-    if (list.length >= 2 * (this.#kept.get(b) ?? 24)) this.#kept.set(b, prune(races, list, t));
+    if (list.length >= 2 * (this.#kept.get(b) ?? 24)) this.#kept.set(b, prune(clocks, list, t));
   }
 
   /**
@@ -84,7 +85,7 @@ export class AtomicShadow {
    * of one earlier write come in runs) goes to `displaced` first; readers stay.
    */
   take(
-    races: RaceTracker,
+    clocks: Clocks,
     wr: Int32Array,
     wc: Int32Array,
     a: number,
@@ -97,7 +98,7 @@ export class AtomicShadow {
     let s = a;
     for (let b = a + 1; b <= a + n; b++) {
       if (b === a + n || wr[b] !== wr[s] || wc[b] !== wc[s]) {
-        this.displaced(races, s, b, wr[s]!, wc[s]!, t, isAtomic);
+        this.displaced(clocks, s, b, wr[s]!, wc[s]!, t, isAtomic);
         s = b;
       }
     }
@@ -130,23 +131,23 @@ export class AtomicShadow {
   }
 
   /** For an atomic of thread `t` on [a, a + n): the first replaced plain write not ordered before it. */
-  plainHit(races: RaceTracker, a: number, n: number, t: number): RaceHit | undefined {
+  plainHit(clocks: Clocks, a: number, n: number, t: number): RaceHit | undefined {
     if (this.plain.size === 0) return undefined;
     for (let b = a; b < a + n; b++) {
       const r = this.plain.get(b);
-      if (r && !ordered(races, r[0]!, r[1]!, t)) return { other: r[0]!, clock: r[1]! };
+      if (r && !ordered(clocks, r[0]!, r[1]!, t)) return { other: r[0]!, clock: r[1]! };
     }
     return undefined;
   }
 
   /** For a plain access of thread `t` to [a, a + n): the first atomic in `more` not ordered before it. */
-  moreHit(races: RaceTracker, a: number, n: number, t: number): RaceHit | undefined {
+  moreHit(clocks: Clocks, a: number, n: number, t: number): RaceHit | undefined {
     if (this.more.size === 0) return undefined;
     for (let k = a - MAX_ATOMIC + 1; k < a + n; k++) {
       const list = this.more.get(k);
       if (!list) continue;
       for (let i = 0; i < list.length; i += 3) {
-        if (list[i + 2]! > a && !ordered(races, list[i]!, list[i + 1]!, t)) {
+        if (list[i + 2]! > a && !ordered(clocks, list[i]!, list[i + 1]!, t)) {
           return { other: list[i]!, clock: list[i + 1]! };
         }
       }
@@ -159,8 +160,8 @@ export class AtomicShadow {
 const MAX_ATOMIC = 8;
 
 /** Is the access packed as `w` at clock `c` ordered before thread `t`'s current point? */
-function ordered(races: RaceTracker, w: number, c: number, t: number): boolean {
-  return races.ordered(w & THREAD_MASK, c, t);
+function ordered(clocks: Clocks, w: number, c: number, t: number): boolean {
+  return clocks.ordered(w & THREAD_MASK, c, t);
 }
 
 /**
@@ -168,14 +169,14 @@ function ordered(races: RaceTracker, w: number, c: number, t: number): boolean {
  * one entry of other CTAs (every one is unordered with every thread of this CTA); returns the
  * new length.
  */
-function prune(races: RaceTracker, list: number[], t: number): number {
+function prune(clocks: Clocks, list: number[], t: number): number {
   let kept = 0;
   let otherKept = false;
   for (let i = 0; i < list.length; i += 3) {
     const q = list[i]!;
     const qc = list[i + 1]!;
-    if (races.ordered(q & THREAD_MASK, qc, t)) continue;
-    if (races.otherCta(qc)) {
+    if (clocks.ordered(q & THREAD_MASK, qc, t)) continue;
+    if (clocks.otherCta(qc)) {
       if (otherKept) continue;
       otherKept = true;
     }

@@ -1,5 +1,12 @@
 import { bufferName } from "@tirx-ts/core";
-import { type Machine, type Placed } from "./machine.js";
+import {
+  accessRecord,
+  type BulkPort,
+  setAccess,
+  type GlobalAccess,
+  type SharedAccess,
+  type SimContext,
+} from "./context.js";
 import { THREAD_BITS, THREAD_MASK } from "./packed.js";
 import {
   checkAsyncWrite,
@@ -7,14 +14,11 @@ import {
   checkGlobalRead,
   checkReads,
   checkSharedRead,
-  globalPendingRead,
-  issuedNotes,
-  reportRace,
-  trackWriters,
 } from "./hazards.js";
-import type { BarBuffer, Mbarriers } from "./mbarrier.js";
-import { checkGlobalWriters, genericWriteIn, recordGlobalWrite } from "./global-shadow.js";
-import { firstPendingRead, type GlobalMem } from "./machine.js";
+import type { Mbarriers } from "./mbarrier.js";
+import type { BarBuffer, GlobalMem, Placed } from "./memory.js";
+import { firstPendingRead } from "./pending-reads.js";
+import { globalAt, globalPendingRead, issuedNotes, reportRace } from "./reports.js";
 
 /**
  * Hopper bulk copies (PTX ISA: "cp.async.bulk", "cp.async.bulk.commit_group",
@@ -47,7 +51,7 @@ import { firstPendingRead, type GlobalMem } from "./machine.js";
  * destination (before that, a read or write of those global bytes is TX6007). Copies still
  * pending at CTA end are completed then. `pred` false issues nothing.
  */
-export class BulkUnit {
+export class BulkUnit implements BulkPort {
   readonly threads: number;
   readonly #bars: Mbarriers;
 
@@ -63,10 +67,22 @@ export class BulkUnit {
   /** Per thread: how many of its `#s2g` entries (oldest first) have read their source. */
   readonly #read: Int32Array;
   /**
-   * True once the running CTA issued a bulk copy: until then no shared byte is guarded (shBulk,
-   * all 0) and the per-thread lists are empty, so CTA start and end skip them.
+   * True once the running CTA issued a bulk copy: until then no shared byte is guarded (the
+   * shadow's guards all 0) and the per-thread lists are empty, so CTA start and end skip them.
    */
   active = false;
+
+  /** Scratch records of the checks of issues and completions, made at first use. */
+  #global: GlobalAccess | undefined;
+  #shared: SharedAccess | undefined;
+
+  #globalAccess(m: SimContext, gm: GlobalMem): GlobalAccess {
+    return (this.#global ??= accessRecord(m, gm, 0, 0, "reads"));
+  }
+
+  #sharedAccess(m: SimContext, buf: Placed): SharedAccess {
+    return (this.#shared ??= accessRecord(m, buf, 0, 0, "reads"));
+  }
 
   constructor(threads: number, bars: Mbarriers) {
     this.threads = threads;
@@ -98,7 +114,7 @@ export class BulkUnit {
    * Returns the copy's id, -1 when the mbarrier is unusable (reported) and nothing was issued.
    */
   issueG2s(
-    m: Machine,
+    m: SimContext,
     t: number,
     dst: number,
     buf: Placed,
@@ -118,48 +134,38 @@ export class BulkUnit {
     const gm = tens >= 0 ? m.globals[tens]! : undefined;
     if (m.opts.track) {
       if (gm) {
-        checkGlobalRead(m, gm, src, len, t, site);
-        if (gm.meta.writer) this.#checkGlobalProxy(m, gm, src, len, t, site);
+        const g = setAccess(this.#globalAccess(m, gm), gm, src, len, t, site, "reads");
+        checkGlobalRead(g);
+        if (gm.shadow.tracksWriters) this.#checkGlobalProxy(g);
       }
-      checkAsyncWrite(m, buf, dst, len, t, site, "issues a bulk copy to");
+      checkAsyncWrite(
+        setAccess(this.#sharedAccess(m, buf), buf, dst, len, t, site, "issues a bulk copy to"),
+      );
     }
     const id = this.#g2s.length;
     this.#g2s.push({ dst, tens, src, len, slot, site, thread: t, phase: -1, fill });
     this.#inflight.push(id);
-    const u = m.races.uniformAt(dst, len);
-    if (u !== undefined) m.races.isolate(u, dst, len).bk = id + 1;
-    else {
-      m.races.materialise(dst, len);
-      m.shBulk.fill(id + 1, dst, dst + len);
-    }
-    const pr = gm?.meta.pendingReads;
-    if (pr) for (let i = src, e = src + len; i < e; i++) pr[i]!++;
+    m.shadow.guardRange(dst, len, id + 1);
+    gm?.shadow.pendingRead(src, len, 1);
     this.#bars.progress++;
     return id;
   }
 
   /**
-   * TX6015 for global memory: the async proxy reads bytes [src, src + len) of `gm` that a thread
-   * of this CTA wrote through the generic proxy in this launch with no proxy fence covering
-   * global memory on a causality path from the write to this issue (PTX ISA, fence.proxy.async:
-   * `fence.proxy.async.global` or `fence.proxy.async`; `.shared::cta` covers shared memory only).
+   * TX6015 for global memory: the async proxy reads the bytes of `acc` (an issue's read of its
+   * tensor) that a thread of this CTA wrote through the generic proxy in this launch with no
+   * proxy fence covering global memory on a causality path from the write to this issue (PTX
+   * ISA, fence.proxy.async: `fence.proxy.async.global` or `fence.proxy.async`; `.shared::cta`
+   * covers shared memory only).
    */
-  #checkGlobalProxy(
-    m: Machine,
-    gm: GlobalMem,
-    src: number,
-    len: number,
-    t: number,
-    site: number,
-  ): void {
-    const races = m.races;
-    const hit = genericWriteIn(
-      races,
-      gm.meta,
-      src,
-      len,
+  #checkGlobalProxy(acc: GlobalAccess): void {
+    const { m, buf: gm, thread: t, site } = acc;
+    const clocks = m.clocks;
+    const hit = gm.shadow.genericWriteIn(
+      acc.addr,
+      acc.n,
       (s) => m.asyncWriteSites.has(s),
-      (w, c) => races.globalFenced(w, c, t),
+      (w, c) => clocks.globalFenced(w, c, t),
     );
     if (!hit) return;
     const u = m.thread(hit.w & THREAD_MASK);
@@ -175,7 +181,12 @@ export class BulkUnit {
    * Whether a thread in [lo, hi) observed the completion of the mbarrier phase copy `id` landed
    * in (undefined while it is in flight), and that mbarrier's label.
    */
-  landingObserved(m: Machine, id: number, lo: number, hi: number): { seen?: boolean; bar: string } {
+  landingObserved(
+    m: SimContext,
+    id: number,
+    lo: number,
+    hi: number,
+  ): { seen?: boolean; bar: string } {
     const c = this.#g2s[id]!;
     const bar = this.#bars.label(m, c.slot);
     if (c.phase < 0) return { bar };
@@ -185,7 +196,7 @@ export class BulkUnit {
   }
 
   /** Every thread is blocked: land every copy in flight, oldest first. False when none was. */
-  landAll(m: Machine): boolean {
+  landAll(m: SimContext): boolean {
     const ids = this.#inflight;
     if (ids.length === 0) return false;
     this.#inflight = [];
@@ -198,34 +209,26 @@ export class BulkUnit {
       } else {
         const gm = m.globals[c.tens]!;
         m.shared.set(gm.bytes.subarray(src, src + len), dst);
-        const pr = gm.meta.pendingReads;
-        if (pr) for (let i = src, e = src + len; i < e; i++) pr[i]!--;
+        gm.shadow.pendingRead(src, len, -1);
       }
       // Bytes written by the async proxy: visibility is the mbarrier's business (the guard), so
       // they count as ordered for the race rules while the guard stands.
-      m.races.recordAsyncProxyWrite(c.thread, c.site, dst, len);
+      m.shadow.recordAsyncProxyWrite(c.thread, c.site, dst, len);
       c.phase = this.#bars.phase(c.slot);
       this.#bars.completeTx(m, c.slot, len, c.thread, c.site);
     }
     return true;
   }
 
-  /** The guard of copy `g - 1` (`g` from shBulk) stops thread `t` from accessing its bytes. */
+  /** The guard of copy `g - 1` (`g` from the shadow) stops thread `t` from accessing its bytes. */
   guardFails(g: number, t: number): boolean {
     const c = this.#g2s[g - 1]!;
     return c.phase < 0 || this.#bars.observed(c.slot, t) <= c.phase;
   }
 
-  /** TX6007 for thread `t` accessing shared byte `b` under guard `g`. */
-  reportGuard(
-    m: Machine,
-    buf: Placed,
-    b: number,
-    g: number,
-    t: number,
-    site: number,
-    verb: string,
-  ): void {
+  /** TX6007 for the access `acc` (`verb`, by default its own) of shared byte `b` under guard `g`. */
+  reportGuard(acc: SharedAccess, b: number, g: number, verb = acc.verb): void {
+    const { m, buf, thread: t, site } = acc;
     const c = this.#g2s[g - 1]!;
     const bar = this.#bars.label(m, c.slot);
     const why =
@@ -274,14 +277,14 @@ export class BulkUnit {
    * The first byte of [a, a + n) of `gm`'s tensor that a pending shared → global copy writes,
    * or -1 (an interval scan of the copies not yet written).
    */
-  firstBulkWrite(m: Machine, gm: GlobalMem, a: number, n: number): number {
+  firstBulkWrite(m: SimContext, gm: GlobalMem, a: number, n: number): number {
     if (this.#s2gLive === 0) return -1;
     let hit = -1;
     const e = a + n;
     for (const list of this.#s2g) {
       for (let i = 0; i < list.length; i++) {
         const c = list[i]!;
-        if (m.globals[c.tens]?.meta !== gm.meta) continue;
+        if (m.globals[c.tens]?.shadow !== gm.shadow) continue;
         const lo = c.dst > a ? c.dst : a;
         if (lo < e && lo < c.dst + c.len && (hit < 0 || lo < hit)) hit = lo;
       }
@@ -327,7 +330,7 @@ export class BulkUnit {
    * `piece`: a further contiguous run of the instruction the previous call began (TMA stores).
    */
   issueS2g(
-    m: Machine,
+    m: SimContext,
     t: number,
     src: number,
     buf: Placed,
@@ -342,13 +345,12 @@ export class BulkUnit {
     m.asyncWriteSites.add(site);
     // The copy reads its source as thread t would (races, uninitialised bytes, pending copies).
     if (m.opts.track) {
-      checkSharedRead(m, buf, src, len, t, site);
+      checkSharedRead(setAccess(this.#sharedAccess(m, buf), buf, src, len, t, site, "reads"));
       // The async proxy reads them: generic-proxy writes need a fence.proxy.async on a causality
-      // path to this issue (RaceTracker.unfenced).
-      const b = m.races.unfenced(src, len, t);
+      // path to this issue (SharedShadow.unfenced).
+      const b = m.shadow.unfenced(src, len, t);
       if (b >= 0) {
-        m.races.materialise(b, 1);
-        const w = m.shWriter[b]!;
+        const w = m.shadow.writerAt(b);
         const u = m.thread(w & THREAD_MASK);
         m.hazard(
           "TX6015",
@@ -359,11 +361,13 @@ export class BulkUnit {
       }
     }
     const gm = m.globals[tens]!;
+    const verb = "issues a bulk copy that writes";
+    const g = setAccess(this.#globalAccess(m, gm), gm, dst, len, t, site, verb);
     const hit = firstPendingRead(m, gm, dst, len);
-    if (hit >= 0) globalPendingRead(m, gm, hit, t, site, "issues a bulk copy that writes");
+    if (hit >= 0) globalPendingRead(g, hit, verb);
     // Pending bulk stores writing these bytes (an interval scan).
-    checkGlobalBulkWrite(m, gm, dst, len, t, site, "issues a bulk copy that writes");
-    trackWriters(gm);
+    checkGlobalBulkWrite(g);
+    gm.shadow.trackWriters();
     this.#s2gLive++;
     this.#unread++;
     this.#s2g[t]!.push({ src, tens, dst, len, site, instr: this.#instr, data: undefined });
@@ -379,7 +383,7 @@ export class BulkUnit {
    * `cp.async.bulk.wait_group n` (`readOnly` false) or `.read n` (true) by thread `t`: all but
    * its n most recent bulk groups read their source; with `readOnly` false they also complete.
    */
-  wait(m: Machine, t: number, n: number, readOnly: boolean): void {
+  wait(m: SimContext, t: number, n: number, readOnly: boolean): void {
     const ends = this.#ends[t]!;
     const g = ends.length;
     if (g <= n) return;
@@ -399,27 +403,27 @@ export class BulkUnit {
   /** Buffers for the source bytes of shared → global copies, by length, reused (no per-copy allocation). */
   readonly #spare = new Map<number, Uint8Array[]>();
 
-  #readSource(m: Machine, c: S2gCopy): void {
+  #readSource(m: SimContext, c: S2gCopy): void {
     const data = this.#spare.get(c.len)?.pop() ?? new Uint8Array(c.len);
     data.set(m.shared.subarray(c.src, c.src + c.len));
     c.data = data;
     this.#unread--;
   }
 
-  #writeDest(m: Machine, t: number, c: S2gCopy): void {
+  #writeDest(m: SimContext, t: number, c: S2gCopy): void {
     const gm = m.globals[c.tens]!;
     gm.bytes.set(c.data!, c.dst);
     let spare = this.#spare.get(c.len);
     if (!spare) this.#spare.set(c.len, (spare = []));
     spare.push(c.data!);
-    const meta = gm.meta;
+    const sh = gm.shadow;
     this.#s2gLive--;
-    const hit = checkGlobalWriters(m.races, meta, c.dst, c.len, t, false, m.isAtomicSite);
-    if (hit) {
-      const at = `global "${gm.name}" bytes ${c.dst}..${c.dst + c.len - 1}`;
-      reportRace(m, "TX6014", t, c.site, "writes (bulk copy)", at, hit, "wrote");
-    } else checkReads(m, gm, c.dst, c.len, t, c.site, "writes (bulk copy)");
-    recordGlobalWrite(meta, c.dst, c.len, (c.site << THREAD_BITS) | t, m.races.clock[t]!);
+    const verb = "writes (bulk copy)";
+    const acc = setAccess(this.#globalAccess(m, gm), gm, c.dst, c.len, t, c.site, verb);
+    const hit = sh.checkWriters(c.dst, c.len, t, false, m.isAtomicSite);
+    if (hit) reportRace(acc, "TX6014", verb, globalAt(acc), hit, "wrote");
+    else checkReads(acc);
+    sh.recordWrite(c.dst, c.len, (c.site << THREAD_BITS) | t, m.clocks.clock[t]!);
   }
 
   /** A pending shared → global copy reading shared byte `b` (`global` false) or writing byte `b` of tensor `tens`. */
@@ -441,7 +445,7 @@ export class BulkUnit {
   // ---------------------------------------------------------------- CTA end
 
   /** CTA end: pending shared → global copies complete; copies to shared are dropped. */
-  finishCta(m: Machine): void {
+  finishCta(m: SimContext): void {
     if (!this.active) return;
     for (let t = 0; t < this.threads; t++) {
       const list = this.#s2g[t]!;
@@ -471,7 +475,7 @@ export class BulkUnit {
   }
 
   /** A launch stopped (a hazard thrown, or a deadlock): undo every pending count on tensors. */
-  dropAll(m: Machine): void {
+  dropAll(m: SimContext): void {
     if (!this.active) return;
     for (let t = 0; t < this.threads; t++) {
       this.#s2g[t]!.length = 0;
@@ -483,11 +487,10 @@ export class BulkUnit {
     this.#dropInflight(m);
   }
 
-  #dropInflight(m: Machine): void {
+  #dropInflight(m: SimContext): void {
     for (const id of this.#inflight) {
       const c = this.#g2s[id]!;
-      const pr = m.globals[c.tens]?.meta.pendingReads;
-      if (pr) for (let i = 0; i < c.len; i++) pr[c.src + i]!--;
+      m.globals[c.tens]?.shadow.pendingRead(c.src, c.len, -1);
     }
     this.#inflight = [];
   }

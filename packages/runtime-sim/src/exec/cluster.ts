@@ -1,6 +1,7 @@
 import { bufferName, type Note } from "@tirx-ts/core";
-import type { Machine } from "./machine.js";
-import { uninitialisedUse, type BarBuffer } from "./mbarrier.js";
+import type { ClusterPort, SimContext } from "./context.js";
+import type { BarBuffer } from "./memory.js";
+import { uninitialisedUse } from "./mbarrier.js";
 import type { Layout } from "../compile/layout.js";
 
 /**
@@ -30,8 +31,8 @@ import type { Layout } from "../compile/layout.js";
  * observed (one still in flight is TX6017). The usual fix: barrier.cluster arrive + wait before
  * exit.
  */
-export class ClusterUnit {
-  readonly #m: Machine;
+export class ClusterUnit implements ClusterPort {
+  readonly #m: SimContext;
   /** Per thread: the phase number its last arrival completes (`phase` passed it: done). */
   readonly #target: Int32Array;
   /** Completed phases since the cluster started. */
@@ -64,7 +65,7 @@ export class ClusterUnit {
   readonly #remote = new Map<number, { clock: number; site: number; what: string }>();
   readonly #copies = new Map<number, { id: number; site: number; what: string }>();
 
-  constructor(m: Machine) {
+  constructor(m: SimContext) {
     this.#m = m;
     const n = m.ctas > 1 ? m.threads : 0;
     this.#target = new Int32Array(n);
@@ -94,18 +95,9 @@ export class ClusterUnit {
   /** `barrier.cluster.arrive` (release unless `relaxed`) by thread `t` at `site`. */
   arrive(t: number, relaxed: boolean, site: number): void {
     const m = this.#m;
-    const races = m.races;
-    if (!relaxed) {
-      const T = m.threads;
-      const K = (races.K ??= new Int32Array(T * T));
-      const acc = this.#acc;
-      const row = t * T;
-      for (let u = 0; u < T; u++) if (K[row + u]! > acc[u]!) acc[u] = K[row + u]!;
-      if (races.clock[t]! > acc[t]!) acc[t] = races.clock[t]!;
-      races.clock[t]!++;
-      races.clockUniform = false;
-    }
-    const f = races.initFence[t]!;
+    const clocks = m.clocks;
+    if (!relaxed) clocks.release(this.#acc, t);
+    const f = clocks.initFence[t]!;
     if (f > this.#accInit[t]!) this.#accInit[t] = f;
     this.#target[t] = this.phase + 1;
     this.#arriveSite = site;
@@ -129,10 +121,8 @@ export class ClusterUnit {
     if (this.#target[t]! > this.phase) return false;
     const m = this.#m;
     const T = m.threads;
-    const K = (m.races.K ??= new Int32Array(T * T));
-    const rel = this.#rel;
+    m.clocks.acquire(this.#rel, t);
     const row = t * T;
-    for (let u = 0; u < T; u++) if (rel[u]! > K[row + u]!) K[row + u] = rel[u]!;
     const relInit = this.#relInit;
     let KI = this.#KI;
     for (let u = 0; u < T; u++) {
@@ -154,7 +144,7 @@ export class ClusterUnit {
   }
 
   /** TX6006 when a wait of the cluster barrier blocked in the last round; true if it reported. */
-  reportDeadlock(m: Machine): boolean {
+  reportDeadlock(m: SimContext): boolean {
     if (this.blockedSite < 0) return false;
     const t = this.blockedThread;
     const notes: Note[] =
@@ -182,7 +172,7 @@ export class ClusterUnit {
    */
   recordRemote(t: number, target: number, site: number, what: string): void {
     const m = this.#m;
-    this.#remote.set(target * m.threads + t, { clock: m.races.clock[t]!, site, what });
+    this.#remote.set(target * m.threads + t, { clock: m.clocks.clock[t]!, site, what });
   }
 
   /**
@@ -269,7 +259,7 @@ export class ClusterUnit {
    * The cluster ends: TX6025 for each CTA that exits while a remote access to its shared memory
    * by another CTA's thread is not ordered before the end of any of its threads.
    */
-  reportExit(m: Machine): void {
+  reportExit(m: SimContext): void {
     if (m.ctas === 1 || m.bars.deadlocked) return;
     const T = m.threads;
     const per = m.ctaThreads;
@@ -294,7 +284,7 @@ export class ClusterUnit {
       const u = key % T;
       let ordered = false;
       for (let t = target * per; t < (target + 1) * per && !ordered; t++) {
-        ordered = m.races.ordered(u, r.clock, t);
+        ordered = m.clocks.ordered(u, r.clock, t);
       }
       if (ordered) continue;
       m.hazard(

@@ -1,12 +1,16 @@
-import type { GlobalMeta } from "../tensor.js";
-import type { RaceHit, RaceTracker } from "./races.js";
-import { UNIFORM_MIN } from "./races.js";
+import type { Clocks } from "./clocks.js";
 import { AtomicShadow } from "./atomic-shadow.js";
-import { THREAD_BITS, THREAD_MASK } from "./packed.js";
+import { THREAD_BITS, THREAD_MASK, type RaceHit } from "./packed.js";
 
 /**
- * Lazy uniform ranges of a tensor's per-byte writer records (interval shadow state for global
- * memory, like RaceTracker's for shared memory): over `[s, f)` of an entry every byte's last
+ * Lazy uniform ranges of a tensor's writer records are at least this many bytes (a bulk copy's,
+ * a run of element stores); a write of fewer bytes is recorded per byte.
+ */
+export const GLOBAL_RANGE_MIN = 64;
+
+/**
+ * A lazy uniform range of a tensor's per-byte writer records (interval shadow state for global
+ * memory, like SharedShadow's for shared memory): over `[s, f)` of an entry every byte's last
  * writer is `w` (packed `site << THREAD_BITS | thread`, -1 for "no write in this launch") with
  * clock `c`, and the per-byte arrays there are stale. A launch starts with one entry over the
  * whole tensor (its arrays come from a pool and keep older launches' records), a bulk copy's
@@ -14,7 +18,7 @@ import { THREAD_BITS, THREAD_MASK } from "./packed.js";
  * GLOBAL_BLOCK bytes around it (so a sweep of element accesses fills each block once).
  * Entries never overlap and are kept sorted by start (binary search); at most MAX_ENTRIES.
  */
-export interface GlobalEntry {
+interface GlobalEntry {
   s: number;
   f: number;
   w: number;
@@ -32,22 +36,6 @@ const GLOBAL_BLOCK = 4096;
 /** Most entries kept (then the lowest is materialised). */
 const MAX_ENTRIES = 4096;
 
-/** Start tracking writers of a tensor for this launch (per-byte arrays from the pool). */
-export function startWriters(meta: GlobalMeta, writer: Int32Array, epoch: Int32Array): void {
-  meta.writer = writer;
-  meta.epoch = epoch;
-  meta.lazy = [{ s: 0, f: writer.length, w: -1, c: 0, k: -1, o: 0 }];
-  meta.cleanLo = 0;
-  meta.cleanHi = 0;
-}
-
-function fillFrom(meta: GlobalMeta, u: GlobalEntry, lo: number, hi: number): void {
-  if (lo >= hi) return;
-  if (u.k < 0) meta.writer!.fill(u.w, lo, hi);
-  else for (let b = lo, wr = meta.writer!; b < hi; b++) wr[b] = u.w + ((b - u.o) >> u.k);
-  meta.epoch!.fill(u.c, lo, hi);
-}
-
 /** Index of the first entry (sorted by start) that ends after `a`. */
 function firstAfter(list: readonly GlobalEntry[], a: number): number {
   let lo = 0;
@@ -61,312 +49,600 @@ function firstAfter(list: readonly GlobalEntry[], a: number): number {
 }
 
 /**
- * Remove the entries' parts inside [a, e): parts outside stay entries (or are materialised when
- * shorter than UNIFORM_MIN); with `fill` the parts inside are materialised. Returns the index
- * where an entry starting at `a` belongs.
+ * Per-byte shadow arrays of one tensor parameter, kept by the Machine and reused by every launch
+ * (grown when a larger tensor comes), so a launch allocates nothing proportional to tensor bytes.
+ * Writer and clock arrays need no reset (clocks are unique across launches, so an earlier
+ * launch's record counts as ordered); pending-read counts are back to 0 at the end of every
+ * launch (AsyncUnit/BulkUnit.dropAll).
  */
-function clear(meta: GlobalMeta, a: number, e: number, fill: boolean): number {
-  const list = meta.lazy!;
-  const i = firstAfter(list, a);
-  let j = i;
-  while (j < list.length && list[j]!.s < e) j++;
-  if (i === j) return i;
-  if (j === i + 1) {
-    // One entry (a write inside a longer range, the usual case): it is cut in place when at most
-    // one part of it stays an entry.
-    const u = list[i]!;
-    const lo = u.s > a ? u.s : a;
-    const hi = u.f < e ? u.f : e;
-    const keepLeft = u.s < lo && lo - u.s >= UNIFORM_MIN;
-    const keepRight = hi < u.f && u.f - hi >= UNIFORM_MIN;
-    if (!keepLeft || !keepRight) {
-      if (u.s < lo && !keepLeft) fillFrom(meta, u, u.s, lo);
-      if (fill) fillFrom(meta, u, lo, hi);
-      if (hi < u.f && !keepRight) fillFrom(meta, u, hi, u.f);
-      if (keepLeft) {
-        u.f = lo;
-        return i + 1;
-      }
-      if (keepRight) u.s = hi;
-      else list.splice(i, 1);
-      return i;
-    }
-  }
-  const keep: GlobalEntry[] = [];
-  for (let k = i; k < j; k++) {
-    const u = list[k]!;
-    const lo = u.s > a ? u.s : a;
-    const hi = u.f < e ? u.f : e;
-    if (u.s < lo) {
-      if (lo - u.s >= UNIFORM_MIN) keep.push({ ...u, f: lo });
-      else fillFrom(meta, u, u.s, lo);
-    }
-    if (fill) fillFrom(meta, u, lo, hi);
-    if (hi < u.f) {
-      if (u.f - hi >= UNIFORM_MIN) keep.push({ ...u, s: hi });
-      else fillFrom(meta, u, hi, u.f);
-    }
-  }
-  list.splice(i, j - i, ...keep);
-  // A kept left part precedes position `a`.
-  return keep.length > 0 && keep[0]!.s < a ? i + 1 : i;
-}
+export class ShadowPool {
+  #writer = new Int32Array(0);
+  #epoch = new Int32Array(0);
+  #pendingReads = new Int32Array(0);
+  #readers: Int32Array[] = [];
 
-/** The entry holding all of [a, a + n), or undefined. */
-export function entryAt(meta: GlobalMeta, a: number, n: number): GlobalEntry | undefined {
-  const list = meta.lazy!;
-  const u = list[firstAfter(list, a)];
-  return u !== undefined && u.s <= a && a + n <= u.f ? u : undefined;
-}
+  /** Writer and clock arrays of `n` bytes. */
+  writers(n: number): { writer: Int32Array; epoch: Int32Array } {
+    if (this.#writer.length < n) {
+      this.#writer = new Int32Array(n);
+      this.#epoch = new Int32Array(n);
+    }
+    return { writer: this.#writer.subarray(0, n), epoch: this.#epoch.subarray(0, n) };
+  }
 
-/** Make the per-byte arrays hold the truth over the blocks around [a, a + n). */
-export function materialiseGlobal(meta: GlobalMeta, a: number, n: number): void {
-  const list = meta.lazy;
-  if (!list || list.length === 0) return;
-  if (a >= meta.cleanLo! && a + n <= meta.cleanHi!) return;
-  // Arithmetic, not bitwise: tensors may exceed 2^31 bytes.
-  const A = a - (a % GLOBAL_BLOCK);
-  const E = Math.min(
-    a + n + ((GLOBAL_BLOCK - ((a + n) % GLOBAL_BLOCK)) % GLOBAL_BLOCK),
-    meta.writer!.length,
-  );
-  clear(meta, A, E, true);
-  // No entry overlaps [A, E) now (clear keeps only the parts outside it).
-  meta.cleanLo = A;
-  meta.cleanHi = E;
+  /**
+   * Reader slots of `n` bytes (r1, c1, r2, c2). Stale records of earlier launches carry clocks
+   * below the launch's first clock, so they count as ordered and need no reset.
+   */
+  readers(n: number): Int32Array[] {
+    if ((this.#readers[0]?.length ?? -1) < n) {
+      this.#readers = [0, 1, 2, 3].map(() => new Int32Array(n).fill(-1));
+    }
+    return this.#readers.map((a) => a.subarray(0, n));
+  }
+
+  /** Pending-read counts of `n` bytes (all 0). */
+  pendingReads(n: number): Int32Array {
+    if (this.#pendingReads.length < n) this.#pendingReads = new Int32Array(n);
+    return this.#pendingReads.subarray(0, n);
+  }
 }
 
 /**
- * The first write to [a, a + n) of the tensor not ordered before thread `t`'s access (see
- * RaceTracker.checkGlobal); over an entry its one record decides.
+ * The shadow of one tensor during a launch (one per distinct tensor: a tensor passed as two
+ * parameters shares it): per byte, which thread last wrote it (packed `site << THREAD_BITS |
+ * thread`) at which clock, two reader slots when the kernel may write the tensor (write after
+ * read, TX6013), the atomics' extra records, and how many pending async copies (cp.async, global
+ * → shared bulk) read the byte (pending shared → global bulk copies are found by interval,
+ * BulkUnit). Every array is private to this module and made at its first use, from the
+ * parameter's ShadowPool; the checks (exec/hazards.ts), access runs and copy units change them
+ * through the methods here. Happens-before is decided by the launch's Clocks: a record of another
+ * CTA of the launch is never ordered, one of an earlier launch always.
  */
-export function checkGlobalWriters(
-  races: RaceTracker,
-  meta: GlobalMeta,
-  a: number,
-  n: number,
-  t: number,
-  atomic: boolean,
-  isAtomic: (site: number) => boolean,
-): RaceHit | undefined {
-  const u = entryAt(meta, a, n);
-  if (u !== undefined && u.k < 0) {
-    return (
-      races.checkGlobalRecord(u.w, u.c, t, atomic, isAtomic) ??
-      checkGlobalAtomics(races, meta, a, n, t, atomic)
+export class TensorShadow {
+  readonly #pool: ShadowPool;
+  readonly #clocks: Clocks;
+  readonly #bytes: number;
+  /**
+   * True when the kernel may write this tensor (through any parameter it is passed as): only
+   * then are reads recorded, for write-after-read.
+   */
+  readonly recordReads: boolean;
+  /**
+   * True when a read of the tensor has anything to check or record: its writers are tracked
+   * (a tracked write happened), or its reads are recorded.
+   */
+  watched: boolean;
+
+  #writer: Int32Array | undefined;
+  #epoch: Int32Array | undefined;
+  #pendingReads: Int32Array | undefined;
+  /** Lazy uniform ranges of `#writer`/`#epoch` (see GlobalEntry). */
+  #lazy: GlobalEntry[] = [];
+  /**
+   * Bytes [#cleanLo, #cleanHi) overlap no entry of `#lazy` (the block last materialised), so an
+   * element access there needs no lookup; reset whenever an entry is added.
+   */
+  #cleanLo = 0;
+  #cleanHi = 0;
+  /** Per byte: two reader slots (packed reader and clock), like shared memory's. */
+  #r1: Int32Array | undefined;
+  #c1: Int32Array | undefined;
+  #r2: Int32Array | undefined;
+  #c2: Int32Array | undefined;
+  /**
+   * Readers pushed out of the second slot while concurrent with the reader that took it, by byte
+   * (flat `[packed, clock, ...]`), so write-after-read stays complete with many readers.
+   */
+  #more: Map<number, number[]> | undefined;
+  /** Atomic records beyond the writers (exec/atomic-shadow.ts), from the launch's first atomic. */
+  #atomics: AtomicShadow | undefined;
+  /** The bytes [#readLo, #readHi) hold every read recorded in this launch (empty: none). */
+  #readLo = 0;
+  #readHi = 0;
+
+  /** The shadow of a tensor of `bytes` bytes for one launch (`recordReads`: see the field). */
+  constructor(pool: ShadowPool, clocks: Clocks, bytes: number, recordReads: boolean) {
+    this.#pool = pool;
+    this.#clocks = clocks;
+    this.#bytes = bytes;
+    this.recordReads = recordReads;
+    this.watched = recordReads;
+  }
+
+  /** True once writers are tracked (the first tracked write, or a bulk store's issue). */
+  get tracksWriters(): boolean {
+    return this.#writer !== undefined;
+  }
+
+  /** True when reader slots exist (reads are recorded). */
+  get hasReaders(): boolean {
+    return this.#r1 !== undefined;
+  }
+
+  /** Start keeping per-byte writers (and readers, when reads are recorded), if not yet. */
+  trackWriters(): void {
+    if (this.#writer) return;
+    const { writer, epoch } = this.#pool.writers(this.#bytes);
+    this.#writer = writer;
+    this.#epoch = epoch;
+    this.#lazy = [{ s: 0, f: writer.length, w: -1, c: 0, k: -1, o: 0 }];
+    this.#cleanLo = 0;
+    this.#cleanHi = 0;
+    this.watched = true;
+    if (this.recordReads) {
+      [this.#r1, this.#c1, this.#r2, this.#c2] = this.#pool.readers(this.#bytes);
+      this.#readLo = 0;
+      this.#readHi = 0;
+    }
+  }
+
+  // ---------------------------------------------------------------- pending async reads
+
+  /** True once the per-byte pending-read counts exist (see startPendingReads). */
+  get hasPendingReads(): boolean {
+    return this.#pendingReads !== undefined;
+  }
+
+  /**
+   * Make the per-byte pending-read counts (all 0, from the pool) and let `fill` count the
+   * copies in flight into them: `fill(add)` calls `add(src, len)` for each.
+   */
+  startPendingReads(fill: (add: (src: number, len: number) => void) => void): void {
+    const made = this.#pool.pendingReads(this.#bytes);
+    fill((src, len) => {
+      for (let i = src, e = src + len; i < e; i++) made[i]!++;
+    });
+    this.#pendingReads = made;
+  }
+
+  /**
+   * An async copy reading [src, src + len) is issued (`d` 1) or completed or dropped (`d` -1):
+   * counted per byte once the counts exist (else nothing).
+   */
+  pendingRead(src: number, len: number, d: 1 | -1): void {
+    const pr = this.#pendingReads;
+    if (pr) for (let i = src, e = src + len; i < e; i++) pr[i]! += d;
+  }
+
+  /** The first byte of [a, a + n) a pending async copy reads (per-byte counts), or -1. */
+  firstPendingRead(a: number, n: number): number {
+    const pr = this.#pendingReads;
+    if (pr) for (let b = a, e = a + n; b < e; b++) if (pr[b] !== 0) return b;
+    return -1;
+  }
+
+  // ---------------------------------------------------------------- lazy ranges
+
+  #fillFrom(u: GlobalEntry, lo: number, hi: number): void {
+    if (lo >= hi) return;
+    if (u.k < 0) this.#writer!.fill(u.w, lo, hi);
+    else for (let b = lo, wr = this.#writer!; b < hi; b++) wr[b] = u.w + ((b - u.o) >> u.k);
+    this.#epoch!.fill(u.c, lo, hi);
+  }
+
+  /**
+   * Remove the entries' parts inside [a, e): parts outside stay entries (or are materialised when
+   * shorter than GLOBAL_RANGE_MIN); with `fill` the parts inside are materialised. Returns the
+   * index where an entry starting at `a` belongs.
+   */
+  #clear(a: number, e: number, fill: boolean): number {
+    const list = this.#lazy;
+    const i = firstAfter(list, a);
+    let j = i;
+    while (j < list.length && list[j]!.s < e) j++;
+    if (i === j) return i;
+    if (j === i + 1) {
+      // One entry (a write inside a longer range, the usual case): it is cut in place when at
+      // most one part of it stays an entry.
+      const u = list[i]!;
+      const lo = u.s > a ? u.s : a;
+      const hi = u.f < e ? u.f : e;
+      const keepLeft = u.s < lo && lo - u.s >= GLOBAL_RANGE_MIN;
+      const keepRight = hi < u.f && u.f - hi >= GLOBAL_RANGE_MIN;
+      if (!keepLeft || !keepRight) {
+        if (u.s < lo && !keepLeft) this.#fillFrom(u, u.s, lo);
+        if (fill) this.#fillFrom(u, lo, hi);
+        if (hi < u.f && !keepRight) this.#fillFrom(u, hi, u.f);
+        if (keepLeft) {
+          u.f = lo;
+          return i + 1;
+        }
+        if (keepRight) u.s = hi;
+        else list.splice(i, 1);
+        return i;
+      }
+    }
+    const keep: GlobalEntry[] = [];
+    for (let k = i; k < j; k++) {
+      const u = list[k]!;
+      const lo = u.s > a ? u.s : a;
+      const hi = u.f < e ? u.f : e;
+      if (u.s < lo) {
+        if (lo - u.s >= GLOBAL_RANGE_MIN) keep.push({ ...u, f: lo });
+        else this.#fillFrom(u, u.s, lo);
+      }
+      if (fill) this.#fillFrom(u, lo, hi);
+      if (hi < u.f) {
+        if (u.f - hi >= GLOBAL_RANGE_MIN) keep.push({ ...u, s: hi });
+        else this.#fillFrom(u, hi, u.f);
+      }
+    }
+    list.splice(i, j - i, ...keep);
+    // A kept left part precedes position `a`.
+    return keep.length > 0 && keep[0]!.s < a ? i + 1 : i;
+  }
+
+  /** The entry holding all of [a, a + n), or undefined. */
+  #entryAt(a: number, n: number): GlobalEntry | undefined {
+    const list = this.#lazy;
+    const u = list[firstAfter(list, a)];
+    return u !== undefined && u.s <= a && a + n <= u.f ? u : undefined;
+  }
+
+  /** Make the per-byte arrays hold the truth over the blocks around [a, a + n). */
+  #materialise(a: number, n: number): void {
+    const list = this.#lazy;
+    if (list.length === 0) return;
+    if (a >= this.#cleanLo && a + n <= this.#cleanHi) return;
+    // Arithmetic, not bitwise: tensors may exceed 2^31 bytes.
+    const A = a - (a % GLOBAL_BLOCK);
+    const E = Math.min(
+      a + n + ((GLOBAL_BLOCK - ((a + n) % GLOBAL_BLOCK)) % GLOBAL_BLOCK),
+      this.#writer!.length,
     );
+    this.#clear(A, E, true);
+    // No entry overlaps [A, E) now (#clear keeps only the parts outside it).
+    this.#cleanLo = A;
+    this.#cleanHi = E;
   }
-  materialiseGlobal(meta, a, n);
-  return (
-    races.checkGlobal(meta.writer!, meta.epoch!, a, n, t, atomic, isAtomic) ??
-    checkGlobalAtomics(races, meta, a, n, t, atomic)
-  );
-}
 
-/**
- * The atomic records of [a, a + n) beyond the writer record (AtomicShadow) not ordered before
- * thread `t`'s access: for an atomic, a plain write that atomics replaced; for a plain access,
- * an atomic concurrent with the recorded one.
- */
-export function checkGlobalAtomics(
-  races: RaceTracker,
-  meta: GlobalMeta,
-  a: number,
-  n: number,
-  t: number,
-  atomic: boolean,
-): RaceHit | undefined {
-  const sh = meta.atomics;
-  if (sh === undefined || sh.size === 0) return undefined;
-  return atomic ? sh.plainHit(races, a, n, t) : sh.moreHit(races, a, n, t);
-}
-
-/**
- * Record thread `t`'s atomic write (packed `w`) of the element [a, a + n) at clock `c`: the
- * records it replaces move to the tensor's AtomicShadow; recorded reads stay.
- */
-export function recordGlobalAtomic(
-  races: RaceTracker,
-  meta: GlobalMeta,
-  a: number,
-  n: number,
-  t: number,
-  w: number,
-  isAtomic: (site: number) => boolean,
-): void {
-  materialiseGlobal(meta, a, n);
-  const sh = (meta.atomics ??= new AtomicShadow());
-  sh.take(races, meta.writer!, meta.epoch!, a, n, w, races.clock[t]!, t, isAtomic);
-}
-
-/**
- * The first byte of [a, a + n) of the tensor whose last write was a generic-proxy write of this
- * launch by the running CTA (a site `isAsync` does not name) that `fenced` (a proxy fence on the
- * way to the reader) does not order, as `{ b, w }`; undefined when none. Writes of other CTAs are
- * races already (TX6003), those of earlier launches are ordered.
- */
-export function genericWriteIn(
-  races: RaceTracker,
-  meta: GlobalMeta,
-  a: number,
-  n: number,
-  isAsync: (site: number) => boolean,
-  fenced: (w: number, c: number) => boolean,
-): { b: number; w: number } | undefined {
-  if (!meta.writer) return undefined;
-  materialiseGlobal(meta, a, n);
-  const wr = meta.writer;
-  const ep = meta.epoch!;
-  let pw = -2;
-  let pc = 0;
-  for (let b = a, e = a + n; b < e; b++) {
-    const w = wr[b]!;
-    const c = ep[b]!;
-    if (w < 0 || (w === pw && c === pc)) continue;
-    pw = w;
-    pc = c;
-    if (c >= races.ctaBase && !isAsync(w >> THREAD_BITS) && !fenced(w, c)) return { b, w };
+  /**
+   * Make `u` the entry of its bytes [u.s, u.f) (a write of all of them), replacing what entries
+   * held there; beyond MAX_ENTRIES the lowest entry is materialised.
+   */
+  #addEntry(u: GlobalEntry): void {
+    const list = this.#lazy;
+    this.#cleanHi = 0;
+    const at = this.#clear(u.s, u.f, false);
+    list.splice(at, 0, u);
+    if (list.length > MAX_ENTRIES) {
+      const v = list.shift()!;
+      this.#fillFrom(v, v.s, v.f);
+    }
   }
-  return undefined;
-}
 
-/** Record writer `w` at clock `c` for bytes [a, a + n). */
-export function recordGlobalWrite(
-  meta: GlobalMeta,
-  a: number,
-  n: number,
-  w: number,
-  c: number,
-): void {
-  // A plain write: the atomics' records of its bytes are ordered before it, or reported.
-  if (meta.atomics !== undefined && meta.atomics.size > 0) meta.atomics.drop(a, n);
-  const list = meta.lazy!;
-  if (n >= UNIFORM_MIN) {
-    addGlobalEntry(meta, { s: a, f: a + n, w, c, k: -1, o: 0 });
-    return;
-  }
-  materialiseGlobal(meta, a, n);
-  const wr = meta.writer!;
-  const ep = meta.epoch!;
-  for (let b = a, e = a + n; b < e; b++) {
-    wr[b] = w;
-    ep[b] = c;
-  }
-}
+  // ---------------------------------------------------------------- writers
 
-/**
- * Make `u` the entry of its bytes [u.s, u.f) (a write of all of them), replacing what entries
- * held there; beyond MAX_ENTRIES the lowest entry is materialised.
- */
-export function addGlobalEntry(meta: GlobalMeta, u: GlobalEntry): void {
-  const list = meta.lazy!;
-  meta.cleanHi = 0;
-  const at = clear(meta, u.s, u.f, false);
-  list.splice(at, 0, u);
-  if (list.length > MAX_ENTRIES) {
-    const v = list.shift()!;
-    fillFrom(meta, v, v.s, v.f);
+  /**
+   * The first write to [a, a + n) (writers tracked) not ordered before thread `t`'s access:
+   * same CTA without synchronization, or any other CTA of this launch; atomics (`atomic`) do not
+   * race with atomics (`isAtomic` of the earlier site). Over an entry its one record decides;
+   * then the atomic records (checkAtomics).
+   */
+  checkWriters(
+    a: number,
+    n: number,
+    t: number,
+    atomic: boolean,
+    isAtomic: (site: number) => boolean,
+  ): RaceHit | undefined {
+    const u = this.#entryAt(a, n);
+    if (u !== undefined && u.k < 0) {
+      return (
+        this.#checkRecord(u.w, u.c, t, atomic, isAtomic) ?? this.#checkAtomics(a, n, t, atomic)
+      );
+    }
+    this.#materialise(a, n);
+    return this.#checkBytes(a, n, t, atomic, isAtomic) ?? this.#checkAtomics(a, n, t, atomic);
   }
-}
 
-/** Attach the tensor's reader slots (pool arrays; stale records count as ordered). */
-export function startReaders(meta: GlobalMeta, slots: Int32Array[]): void {
-  [meta.r1, meta.c1, meta.r2, meta.c2] = slots;
-  meta.readLo = 0;
-  meta.readHi = 0;
-}
-
-/**
- * Record thread `t`'s read of [a, a + n) at `site` (tensors the kernel may write): the first
- * slot keeps a reader unordered with the next one, the second the latest such reader, and a
- * reader pushed out of the second slot while concurrent with the new one goes to the byte's
- * overflow list (the scheme of RaceTracker.onRead; the lists live for the launch).
- */
-export function recordGlobalRead(
-  races: RaceTracker,
-  meta: GlobalMeta,
-  a: number,
-  n: number,
-  t: number,
-  site: number,
-): void {
-  const r1 = meta.r1!;
-  const c1 = meta.c1!;
-  const r2 = meta.r2!;
-  const c2 = meta.c2!;
-  const me = (site << THREAD_BITS) | t;
-  const now = races.clock[t]!;
-  if (meta.readHi === 0) {
-    meta.readLo = a;
-    meta.readHi = a + n;
-  } else {
-    if (a < meta.readLo!) meta.readLo = a;
-    if (a + n > meta.readHi!) meta.readHi = a + n;
+  /**
+   * checkWriters for an element (fewer than GLOBAL_RANGE_MIN bytes): its bytes per byte, the
+   * block around them materialised.
+   */
+  checkElement(
+    a: number,
+    n: number,
+    t: number,
+    atomic: boolean,
+    isAtomic: (site: number) => boolean,
+  ): RaceHit | undefined {
+    this.#materialise(a, n);
+    return this.#checkBytes(a, n, t, atomic, isAtomic) ?? this.#checkAtomics(a, n, t, atomic);
   }
-  let pr = -2;
-  let pc = 0;
-  let first = true;
-  for (let b = a, e = a + n; b < e; b++) {
-    const r = r1[b]!;
-    const c = c1[b]!;
-    if (r !== pr || c !== pc) {
-      pr = r;
+
+  /** checkWriters over materialised bytes [a, a + n), atomic records aside. */
+  #checkBytes(
+    a: number,
+    n: number,
+    t: number,
+    atomic: boolean,
+    isAtomic: (site: number) => boolean,
+  ): RaceHit | undefined {
+    const writer = this.#writer!;
+    const clocks = this.#epoch!;
+    const hb = this.#clocks;
+    const base = hb.ctaBase;
+    const lb = hb.launchBase;
+    // The outcome depends only on (writer, clock): a run of equal records (a bulk copy's bytes)
+    // is decided by its first byte.
+    let pw = -2;
+    let pc = 0;
+    for (let b = a; b < a + n; b++) {
+      const w = writer[b]!;
+      if (w < 0) continue;
+      const c = clocks[b]!;
+      if (w === pw && c === pc) continue;
+      pw = w;
       pc = c;
-      first = r < 0 || races.ordered(r & THREAD_MASK, c, t);
+      // Fast paths: an earlier launch, or this thread's own write in this CTA.
+      if (c < lb || (c >= base && (w & THREAD_MASK) === t)) continue;
+      if (hb.ordered(w & THREAD_MASK, c, t)) continue;
+      if (atomic && isAtomic(w >> THREAD_BITS)) continue;
+      return { other: w, clock: c };
     }
-    if (first) {
-      r1[b] = me;
-      c1[b] = now;
-    } else {
-      // The second slot's reader, when concurrent with this one, moves to the overflow list.
-      const q = r2[b]!;
-      if (q >= 0 && c2[b]! >= races.launchBase && !races.ordered(q & THREAD_MASK, c2[b]!, t)) {
-        const more = (meta.more ??= new Map());
-        const list = more.get(b);
-        if (list) list.push(q, c2[b]!);
-        else more.set(b, [q, c2[b]!]);
-      }
-      r2[b] = me;
-      c2[b] = now;
+    return undefined;
+  }
+
+  /** checkWriters for bytes that all hold the one record (`w`, `c`). */
+  #checkRecord(
+    w: number,
+    c: number,
+    t: number,
+    atomic: boolean,
+    isAtomic: (site: number) => boolean,
+  ): RaceHit | undefined {
+    const hb = this.#clocks;
+    if (w < 0 || c < hb.launchBase || (c >= hb.ctaBase && (w & THREAD_MASK) === t)) {
+      return undefined;
+    }
+    if (hb.ordered(w & THREAD_MASK, c, t)) return undefined;
+    if (atomic && isAtomic(w >> THREAD_BITS)) return undefined;
+    return { other: w, clock: c };
+  }
+
+  /**
+   * The atomic records of [a, a + n) beyond the writer record (AtomicShadow) not ordered before
+   * thread `t`'s access: for an atomic, a plain write that atomics replaced; for a plain access,
+   * an atomic concurrent with the recorded one.
+   */
+  #checkAtomics(a: number, n: number, t: number, atomic: boolean): RaceHit | undefined {
+    const sh = this.#atomics;
+    if (sh === undefined || sh.size === 0) return undefined;
+    return atomic ? sh.plainHit(this.#clocks, a, n, t) : sh.moreHit(this.#clocks, a, n, t);
+  }
+
+  /**
+   * Record thread `t`'s atomic write (packed `w`) of the element [a, a + n) as of its clock: the
+   * records it replaces move to the tensor's AtomicShadow; recorded reads stay.
+   */
+  recordAtomic(
+    a: number,
+    n: number,
+    t: number,
+    w: number,
+    isAtomic: (site: number) => boolean,
+  ): void {
+    this.#materialise(a, n);
+    const sh = (this.#atomics ??= new AtomicShadow());
+    const hb = this.#clocks;
+    sh.take(hb, this.#writer!, this.#epoch!, a, n, w, hb.clock[t]!, t, isAtomic);
+  }
+
+  /** Record writer `w` at clock `c` for bytes [a, a + n) (writers tracked). */
+  recordWrite(a: number, n: number, w: number, c: number): void {
+    // A plain write: the atomics' records of its bytes are ordered before it, or reported.
+    if (this.#atomics !== undefined && this.#atomics.size > 0) this.#atomics.drop(a, n);
+    if (n >= GLOBAL_RANGE_MIN) {
+      this.#addEntry({ s: a, f: a + n, w, c, k: -1, o: 0 });
+      return;
+    }
+    this.#materialise(a, n);
+    const wr = this.#writer!;
+    const ep = this.#epoch!;
+    for (let b = a, e = a + n; b < e; b++) {
+      wr[b] = w;
+      ep[b] = c;
     }
   }
-}
 
-/** The first recorded read of [a, a + n) not ordered before thread `t`'s write, or undefined. */
-export function checkGlobalReaders(
-  races: RaceTracker,
-  meta: GlobalMeta,
-  a: number,
-  n: number,
-  t: number,
-): RaceHit | undefined {
-  const r1 = meta.r1;
-  if (!r1) return undefined;
-  // Only bytes inside the span of this launch's recorded reads can hold a record of it.
-  const lo = a > meta.readLo! ? a : meta.readLo!;
-  const hi = a + n < meta.readHi! ? a + n : meta.readHi!;
-  if (lo >= hi) return undefined;
-  const c1 = meta.c1!;
-  const r2 = meta.r2!;
-  const c2 = meta.c2!;
-  const lb = races.launchBase;
-  for (let b = lo; b < hi; b++) {
-    const r = r1[b]!;
-    if (r >= 0 && c1[b]! >= lb && !races.ordered(r & THREAD_MASK, c1[b]!, t)) {
-      return { other: r, clock: c1[b]! };
+  /**
+   * The first byte of [a, a + n) whose last write was a generic-proxy write of this launch by
+   * the running CTA (a site `isAsync` does not name) that `fenced` (a proxy fence on the way to
+   * the reader) does not order, as `{ b, w }`; undefined when none (or writers are not tracked).
+   * Writes of other CTAs are races already (TX6003), those of earlier launches are ordered.
+   */
+  genericWriteIn(
+    a: number,
+    n: number,
+    isAsync: (site: number) => boolean,
+    fenced: (w: number, c: number) => boolean,
+  ): { b: number; w: number } | undefined {
+    if (!this.#writer) return undefined;
+    this.#materialise(a, n);
+    const wr = this.#writer;
+    const ep = this.#epoch!;
+    const ctaBase = this.#clocks.ctaBase;
+    let pw = -2;
+    let pc = 0;
+    for (let b = a, e = a + n; b < e; b++) {
+      const w = wr[b]!;
+      const c = ep[b]!;
+      if (w < 0 || (w === pw && c === pc)) continue;
+      pw = w;
+      pc = c;
+      if (c >= ctaBase && !isAsync(w >> THREAD_BITS) && !fenced(w, c)) return { b, w };
     }
-    const q = r2[b]!;
-    if (q >= 0 && c2[b]! >= lb && !races.ordered(q & THREAD_MASK, c2[b]!, t)) {
-      return { other: q, clock: c2[b]! };
+    return undefined;
+  }
+
+  // ---------------------------------------------------------------- readers
+
+  /**
+   * Record thread `t`'s read of [a, a + n) at `site` (reads recorded, writers tracked): the
+   * first slot keeps a reader unordered with the next one, the second the latest such reader,
+   * and a reader pushed out of the second slot while concurrent with the new one goes to the
+   * byte's overflow list (the scheme of SharedShadow.onRead; the lists live for the launch).
+   */
+  recordRead(a: number, n: number, t: number, site: number): void {
+    const r1 = this.#r1!;
+    const c1 = this.#c1!;
+    const r2 = this.#r2!;
+    const c2 = this.#c2!;
+    const hb = this.#clocks;
+    const me = (site << THREAD_BITS) | t;
+    const now = hb.clock[t]!;
+    if (this.#readHi === 0) {
+      this.#readLo = a;
+      this.#readHi = a + n;
+    } else {
+      if (a < this.#readLo) this.#readLo = a;
+      if (a + n > this.#readHi) this.#readHi = a + n;
     }
-    const list = meta.more?.get(b);
-    if (list) {
-      for (let i = 0; i < list.length; i += 2) {
-        if (!races.ordered(list[i]! & THREAD_MASK, list[i + 1]!, t)) {
-          return { other: list[i]!, clock: list[i + 1]! };
+    let pr = -2;
+    let pc = 0;
+    let first = true;
+    for (let b = a, e = a + n; b < e; b++) {
+      const r = r1[b]!;
+      const c = c1[b]!;
+      if (r !== pr || c !== pc) {
+        pr = r;
+        pc = c;
+        first = r < 0 || hb.ordered(r & THREAD_MASK, c, t);
+      }
+      if (first) {
+        r1[b] = me;
+        c1[b] = now;
+      } else {
+        // The second slot's reader, when concurrent with this one, moves to the overflow list.
+        const q = r2[b]!;
+        if (q >= 0 && c2[b]! >= hb.launchBase && !hb.ordered(q & THREAD_MASK, c2[b]!, t)) {
+          const more = (this.#more ??= new Map());
+          const list = more.get(b);
+          if (list) list.push(q, c2[b]!);
+          else more.set(b, [q, c2[b]!]);
+        }
+        r2[b] = me;
+        c2[b] = now;
+      }
+    }
+  }
+
+  /** The first recorded read of [a, a + n) not ordered before thread `t`'s write, or undefined. */
+  checkReaders(a: number, n: number, t: number): RaceHit | undefined {
+    const r1 = this.#r1;
+    if (!r1) return undefined;
+    // Only bytes inside the span of this launch's recorded reads can hold a record of it.
+    const lo = a > this.#readLo ? a : this.#readLo;
+    const hi = a + n < this.#readHi ? a + n : this.#readHi;
+    if (lo >= hi) return undefined;
+    const c1 = this.#c1!;
+    const r2 = this.#r2!;
+    const c2 = this.#c2!;
+    const hb = this.#clocks;
+    const lb = hb.launchBase;
+    for (let b = lo; b < hi; b++) {
+      const r = r1[b]!;
+      if (r >= 0 && c1[b]! >= lb && !hb.ordered(r & THREAD_MASK, c1[b]!, t)) {
+        return { other: r, clock: c1[b]! };
+      }
+      const q = r2[b]!;
+      if (q >= 0 && c2[b]! >= lb && !hb.ordered(q & THREAD_MASK, c2[b]!, t)) {
+        return { other: q, clock: c2[b]! };
+      }
+      const list = this.#more?.get(b);
+      if (list) {
+        for (let i = 0; i < list.length; i += 2) {
+          if (!hb.ordered(list[i]! & THREAD_MASK, list[i + 1]!, t)) {
+            return { other: list[i]!, clock: list[i + 1]! };
+          }
         }
       }
     }
+    return undefined;
   }
-  return undefined;
+
+  // ---------------------------------------------------------------- runs of element stores
+
+  /**
+   * A run of stores (`count` elements of `eb` bytes, `step` bytes apart from `a`; `step` is `eb`
+   * for consecutive elements) finds nothing here: no async copy reads an element (per-byte
+   * counts), no atomic record, no recorded read in the run's span. (Bulk stores in flight are
+   * the caller's condition.)
+   */
+  quiet(a: number, count: number, eb: number, step: number): boolean {
+    const pr = this.#pendingReads;
+    if (pr) {
+      for (let i = 0; i < count; i++) {
+        for (let b = a + i * step, e = b + eb; b < e; b++) if (pr[b] !== 0) return false;
+      }
+    }
+    if (this.#atomics !== undefined && this.#atomics.size > 0) return false;
+    const end = a + (count - 1) * step + eb;
+    return !(this.#r1 && this.#readHi > this.#readLo && a < this.#readHi && this.#readLo < end);
+  }
+
+  /**
+   * A run of element stores (`count` elements of 2^sh bytes from `a`, element i by thread t0 + i,
+   * at `site`; quiet, writers tracked): taken when one entry holds the bytes, the threads share
+   * one clock and every earlier writer is ordered before the element's thread (another CTA's
+   * write of this launch never is); the run becomes the writer of its bytes (one entry naming
+   * each byte's thread). Otherwise nothing is recorded (false).
+   */
+  writeRun(site: number, t0: number, count: number, a: number, sh: number): boolean {
+    const n = count << sh;
+    const hb = this.#clocks;
+    if (!hb.oneClock(t0, count)) return false;
+    const u = this.#entryAt(a, n);
+    if (u === undefined) return false;
+    if (!hb.runOrdered(t0, count, a, sh, u.w, u.k, u.o, u.c)) return false;
+    const w = (site << THREAD_BITS) | t0;
+    this.#addEntry({ s: a, f: a + n, w, c: hb.clock[t0]!, k: sh, o: a });
+    return true;
+  }
+
+  /**
+   * A strided run of element stores (elements 2^sh bytes each, `step` bytes apart; quiet,
+   * writers tracked): taken when every earlier writer of each element is ordered before its
+   * thread (another CTA's write of this launch never is); then each element's bytes record their
+   * thread as writer, as the element checks would. Declining, it may have materialised the
+   * blocks the element checks materialise too.
+   */
+  writeStrided(
+    site: number,
+    t0: number,
+    count: number,
+    a: number,
+    sh: number,
+    step: number,
+  ): boolean {
+    const eb = 1 << sh;
+    const hb = this.#clocks;
+    const wr = this.#writer!;
+    const ep = this.#epoch!;
+    for (let i = 0; i < count; i++) {
+      const t = t0 + i;
+      const b0 = a + i * step;
+      this.#materialise(b0, eb);
+      for (let b = b0, e = b0 + eb; b < e; b++) {
+        const w = wr[b]!;
+        if (w < 0) continue;
+        const c = ep[b]!;
+        if (c < hb.launchBase || (c >= hb.ctaBase && (w & THREAD_MASK) === t)) continue;
+        if (!hb.ordered(w & THREAD_MASK, c, t)) return false;
+      }
+    }
+    const clock = hb.clock;
+    for (let i = 0; i < count; i++) {
+      const t = t0 + i;
+      const w = (site << THREAD_BITS) | t;
+      const now = clock[t]!;
+      for (let b = a + i * step, e = b + eb; b < e; b++) {
+        wr[b] = w;
+        ep[b] = now;
+      }
+    }
+    return true;
+  }
 }

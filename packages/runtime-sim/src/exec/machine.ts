@@ -7,13 +7,17 @@ import {
   type Note,
   type Span,
 } from "@tirx-ts/core";
-import type { SimTensor, GlobalMeta } from "../tensor.js";
+import type { SimTensor } from "../tensor.js";
 import type { AsyncUnit } from "./async-copy.js";
 import { BulkUnit } from "./bulk.js";
 import { Mbarriers } from "./mbarrier.js";
 import { NamedBarriers } from "./named-barriers.js";
 import { POISON_BYTE } from "../tensor.js";
-import { RaceTracker } from "./races.js";
+import { Clocks } from "./clocks.js";
+import { SharedShadow } from "./shared-shadow.js";
+import { ShadowPool, TensorShadow } from "./global-shadow.js";
+import type { SimContext } from "./context.js";
+import type { GlobalMem } from "./memory.js";
 import { ClusterUnit } from "./cluster.js";
 import { AccessBatch } from "./access-batch.js";
 import { NO_LAUNCH, type LaunchOptions } from "./launch-options.js";
@@ -26,108 +30,6 @@ export const HELD_LOOP_ITERATIONS = 1 << 16;
 
 /** The race reports (two accesses, both lines): TX6003, TX6013, TX6014 (see Machine.hazard). */
 const RACES: ReadonlySet<string> = new Set(["TX6003", "TX6013", "TX6014"]);
-
-/** A kernel parameter's tensor during one launch. */
-export interface GlobalMem {
-  /** Parameter index. */
-  readonly index: number;
-  readonly name: string;
-  readonly span: Span | undefined;
-  readonly bytes: Uint8Array;
-  readonly dv: DataView;
-  /** Per-byte shadow state, its arrays taken from `pool` at first use. */
-  readonly meta: GlobalMeta;
-  readonly pool: ShadowPool;
-}
-
-/**
- * Per-byte shadow arrays of one tensor parameter, kept by the Machine and reused by every launch
- * (grown when a larger tensor comes), so a launch allocates nothing proportional to tensor bytes.
- * `writer`/`epoch` need no reset (epochs are unique across launches);
- * `pendingReads` are counts that every launch leaves at 0 (AsyncUnit/BulkUnit.dropAll).
- */
-export class ShadowPool {
-  #writer = new Int32Array(0);
-  #epoch = new Int32Array(0);
-  #pendingReads = new Int32Array(0);
-
-  /** Writer and epoch arrays of `n` bytes. */
-  writers(n: number): { writer: Int32Array; epoch: Int32Array } {
-    if (this.#writer.length < n) {
-      this.#writer = new Int32Array(n);
-      this.#epoch = new Int32Array(n);
-    }
-    return { writer: this.#writer.subarray(0, n), epoch: this.#epoch.subarray(0, n) };
-  }
-
-  #readers: Int32Array[] = [];
-
-  /**
-   * Reader slots of `n` bytes (r1, c1, r2, c2). Stale records of earlier launches carry clocks
-   * below the launch's first clock, so they count as ordered and need no reset.
-   */
-  readers(n: number): Int32Array[] {
-    if ((this.#readers[0]?.length ?? -1) < n) {
-      this.#readers = [0, 1, 2, 3].map(() => new Int32Array(n).fill(-1));
-    }
-    return this.#readers.map((a) => a.subarray(0, n));
-  }
-
-  /** Pending-read counts of `n` bytes (all 0). */
-  pendingReads(n: number): Int32Array {
-    if (this.#pendingReads.length < n) this.#pendingReads = new Int32Array(n);
-    return this.#pendingReads.subarray(0, n);
-  }
-}
-
-/** Where a shared or local buffer lives: byte base in its memory and size in bytes. */
-export interface Placed {
-  readonly name: string;
-  readonly span: Span | undefined;
-  readonly base: number;
-  readonly size: number;
-  /** The buffer's element dtype and static shape (wgmma checks descriptors against them). */
-  readonly dtype?: DType;
-  readonly shape?: readonly number[];
-}
-
-/**
- * The per-byte counts of pending async reads (cp.async and global → shared bulk copies) of
- * `gm`'s tensor. Copies count per byte only into tensors that have the array; it is made at the
- * first thread write to the tensor while copies are in flight (from the copies in flight then),
- * so a launch whose copies read tensors it never writes counts nothing per byte.
- */
-export function pendingReadsOf(m: Machine, gm: GlobalMem): Int32Array {
-  let pr = gm.meta.pendingReads;
-  if (pr) return pr;
-  const made = gm.pool.pendingReads(gm.bytes.length);
-  const add = (tens: number, src: number, len: number): void => {
-    if (m.globals[tens]?.meta !== gm.meta) return;
-    for (let i = src, e = src + len; i < e; i++) made[i]!++;
-  };
-  m.async.forEachRead(add);
-  m.bulk.forEachRead(add);
-  gm.meta.pendingReads = pr = made;
-  return pr;
-}
-
-/** Materialise `gm`'s pending-read counts when async copies are in flight (before a thread write). */
-export function beforeGlobalWrite(m: Machine, gm: GlobalMem): void {
-  if (!gm.meta.pendingReads && (m.async.live > 0 || m.bulk.inflight > 0)) pendingReadsOf(m, gm);
-}
-
-/** The first byte of [a, a + n) of `gm` that a pending async copy reads, or -1. */
-export function firstPendingRead(m: Machine, gm: GlobalMem, a: number, n: number): number {
-  let hit = -1;
-  const find = (tens: number, src: number, len: number): void => {
-    if (m.globals[tens]?.meta !== gm.meta) return;
-    const lo = Math.max(a, src);
-    if (lo < Math.min(a + n, src + len) && (hit < 0 || lo < hit)) hit = lo;
-  };
-  m.async.forEachRead(find);
-  m.bulk.forEachRead(find);
-  return hit;
-}
 
 /** Barrier epochs are unique across launches, so bookkeeping kept in tensors never goes stale. */
 let nextEpoch = 1;
@@ -149,7 +51,7 @@ const CLUSTER_CTA = "\u0000cluster";
  * address as the program sees it is CTA-local, and an access adds the thread's window `win[t]`.
  * A CTA barrier synchronises the threads of one CTA only; `barrier.cluster` all of them.
  */
-export class Machine {
+export class Machine implements SimContext {
   /** Simulated threads: the threads of one CTA, times the CTAs of a cluster. */
   readonly threads: number;
   /** Threads of one CTA (the launch's block). */
@@ -184,27 +86,21 @@ export class Machine {
   readonly big: bigint[];
   readonly shared: Uint8Array;
   readonly sdv: DataView;
-  /** Happens-before race tracking (read/write records, clocks); see RaceTracker. */
-  readonly races: RaceTracker;
+  /** Happens-before clocks of the threads (exec/clocks.ts). */
+  readonly clocks: Clocks;
+  /**
+   * The shadow of shared memory (every CTA window): per-byte race records, bulk-copy guards and
+   * pending cp.async counts (exec/shared-shadow.ts).
+   */
+  readonly shadow: SharedShadow;
   /** Deferred hazard checks of batched statements (exec/access-batch.ts). */
   readonly batch: AccessBatch = new AccessBatch(this);
-  /** Per shared byte: last writer (`site << 10 | thread`), -1 when never written in this CTA. */
-  readonly shWriter: Int32Array;
-  /** Per shared byte: clock of the last write (see RaceTracker). */
-  readonly shEpoch: Int32Array;
-  /** Per shared byte: number of issued, not yet completed cp.async writing it (AsyncUnit.reset clears it). */
-  readonly shPending: Int32Array;
-  /**
-   * Per shared byte: 1 + id of the global → shared bulk copy that last wrote it and still guards
-   * it (see BulkUnit), 0 when none.
-   */
-  readonly shBulk: Int32Array;
   readonly localStride: number;
   readonly local: Uint8Array;
   readonly ldv: DataView;
   /** Tensors of the current launch, by parameter index (refilled in place by each launch). */
   readonly globals: GlobalMem[] = [];
-  /** Shadow arrays by parameter index, reused across launches. */
+  /** Tensor shadow arrays by parameter index, reused across launches. */
   readonly #pools: ShadowPool[] = [];
   #opts: LaunchOptions = NO_LAUNCH;
   /**
@@ -304,16 +200,13 @@ export class Machine {
     this.big = new Array<bigint>(slots.big * n).fill(0n);
     this.shared = new Uint8Array(total);
     this.sdv = new DataView(this.shared.buffer);
-    this.races = new RaceTracker(n, total);
-    this.shWriter = this.races.wr;
-    this.shEpoch = this.races.wc;
-    this.shPending = new Int32Array(total);
-    this.shBulk = this.races.bk;
+    this.clocks = new Clocks(n);
+    this.shadow = new SharedShadow(this.clocks, total);
     this.localStride = localStride;
     this.local = new Uint8Array(localStride * n);
     this.ldv = new DataView(this.local.buffer);
     this.async = makeAsync(n);
-    this.bars = new Mbarriers(n, this.races);
+    this.bars = new Mbarriers(n, this.clocks, this.shadow);
     this.bulk = new BulkUnit(n, this.bars);
     this.named = new NamedBarriers(ctas);
     this.clusterUnit = new ClusterUnit(this);
@@ -336,26 +229,30 @@ export class Machine {
     opts: LaunchOptions,
   ): void {
     this.globals.length = 0;
-    // One meta per distinct tensor: a tensor passed twice shares its shadow state.
-    const metas = new Map<Uint8Array, { meta: GlobalMeta; pool: ShadowPool }>();
+    // One shadow per distinct tensor: a tensor passed twice shares its shadow state, which
+    // records reads when the kernel may write it through any of its parameters.
+    const written = new Set<Uint8Array>();
+    tensors.forEach((t, i) => {
+      if (t && this.written.has(i)) written.add(t.storage);
+    });
+    const shadows = new Map<Uint8Array, TensorShadow>();
     tensors.forEach((t, i) => {
       if (!t) return;
       const bytes = t.storage;
       const dv = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-      let sh = metas.get(bytes);
-      if (!sh) {
-        sh = { meta: {}, pool: (this.#pools[i] ??= new ShadowPool()) };
-        metas.set(bytes, sh);
+      let shadow = shadows.get(bytes);
+      if (!shadow) {
+        const pool = (this.#pools[i] ??= new ShadowPool());
+        shadow = new TensorShadow(pool, this.clocks, bytes.length, written.has(bytes));
+        shadows.set(bytes, shadow);
       }
-      if (this.written.has(i)) sh.meta.recordReads = true;
       this.globals[i] = {
         index: i,
         name: names[i]!.name,
         span: names[i]!.span,
         bytes,
         dv,
-        meta: sh.meta,
-        pool: sh.pool,
+        shadow,
       };
     });
     this.#opts = opts;
@@ -364,13 +261,13 @@ export class Machine {
     this.#seen.clear();
     this.#held = undefined;
     this.epoch = nextEpoch;
-    this.races.beginLaunch();
+    this.clocks.beginLaunch();
   }
 
   /** The launch ended (or stopped): epochs and clocks move on, the launch's options are let go. */
   endLaunch(): void {
     nextEpoch = this.epoch + 1;
-    this.races.endCta();
+    this.clocks.endCta();
     this.#opts = NO_LAUNCH;
   }
 
@@ -386,8 +283,8 @@ export class Machine {
     this.shared.fill(POISON_BYTE);
     // Only bulk copies set guards; BulkUnit.active says whether the last CTA issued any (read
     // before bulk.reset clears it).
-    this.races.beginCta(this.#cta0(), this.bulk.active);
-    if (this.hasBulk) this.races.allUniform();
+    this.clocks.beginCta(this.#cta0());
+    this.shadow.beginCta(this.bulk.active, this.hasBulk);
     this.local.fill(0);
     this.async.reset(this);
     this.bars.reset();

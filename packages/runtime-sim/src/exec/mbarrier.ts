@@ -1,14 +1,16 @@
 import { bufferName, type Note } from "@tirx-ts/core";
-import { type Machine, type Placed } from "./machine.js";
-import { THREAD_BITS, THREAD_MASK } from "./packed.js";
+import type { Clocks } from "./clocks.js";
+import {
+  accessRecord,
+  setAccess,
+  type BarsPort,
+  type SharedAccess,
+  type SimContext,
+} from "./context.js";
 import { checkBounds } from "./hazards.js";
-import type { RaceTracker } from "./races.js";
-
-/** An mbarrier operand as compiled: its buffer (for messages and bounds). */
-export interface BarBuffer {
-  readonly name: string;
-  readonly placed: Placed;
-}
+import type { BarBuffer, Placed } from "./memory.js";
+import { THREAD_BITS, THREAD_MASK } from "./packed.js";
+import type { SharedShadow } from "./shared-shadow.js";
 
 /** A wait loop that could not proceed in the current scheduling round (for TX6006). */
 interface Blocked {
@@ -62,7 +64,7 @@ interface Bar {
  * carries the arriving thread's observations to whoever observes that phase's completion. The
  * bulk copy engine (BulkUnit) guards landed bytes with these observations.
  */
-export class Mbarriers {
+export class Mbarriers implements BarsPort {
   readonly threads: number;
   /** Bumped by every change that can let a wait proceed (mbarrier state, copy issue or landing, a wait loop left). */
   progress = 0;
@@ -81,11 +83,20 @@ export class Mbarriers {
   /** Per slot, per thread: completed phases this thread has observed (absolute). */
   #obs: Int32Array;
 
-  readonly #races: RaceTracker;
+  readonly #clocks: Clocks;
+  readonly #shadow: SharedShadow;
 
-  constructor(threads: number, races: RaceTracker) {
+  /** The scratch record of the bounds checks of mbarrier operands, made at first use. */
+  #boundsAccess: SharedAccess | undefined;
+
+  #bounds(m: SimContext, placed: Placed): SharedAccess {
+    return (this.#boundsAccess ??= accessRecord(m, placed, 8, 0, "uses"));
+  }
+
+  constructor(threads: number, clocks: Clocks, shadow: SharedShadow) {
     this.threads = threads;
-    this.#races = races;
+    this.#clocks = clocks;
+    this.#shadow = shadow;
     this.#obs = new Int32Array(threads * 4);
   }
 
@@ -101,8 +112,8 @@ export class Mbarriers {
   }
 
   /** The slot of the mbarrier at `addr`, after bounds, init and visibility checks; -1 if unusable. */
-  use(m: Machine, t: number, addr: number, bb: BarBuffer, site: number, verb: string): number {
-    if (!inBar(m, t, addr, bb, site, verb)) return -1;
+  use(m: SimContext, t: number, addr: number, bb: BarBuffer, site: number, verb: string): number {
+    if (!inBar(this.#bounds(m, bb.placed), t, addr, bb, site, verb)) return -1;
     const slot = this.#slotOf.get(addr);
     if (slot === undefined) {
       const p = bb.placed;
@@ -124,11 +135,10 @@ export class Mbarriers {
       );
       return -1;
     }
-    this.#races.materialise(addr, 8);
-    const w = m.shWriter[addr]!;
+    const w = this.#shadow.writerAt(addr);
     if (
       w >= 0 &&
-      !this.#races.ordered(w & THREAD_MASK, m.shEpoch[addr]!, t) &&
+      !this.#clocks.ordered(w & THREAD_MASK, this.#shadow.clockAt(addr), t) &&
       !this.#initReleased(m, slot, w, addr, t)
     ) {
       m.hazard(
@@ -150,12 +160,12 @@ export class Mbarriers {
    * Whether the last write of the mbarrier in `slot` (writer `w`) is its mbarrier.init and reached
    * thread `t` through fence.mbarrier_init.release.cluster and a cluster barrier (ClusterUnit).
    */
-  #initReleased(m: Machine, slot: number, w: number, addr: number, t: number): boolean {
+  #initReleased(m: SimContext, slot: number, w: number, addr: number, t: number): boolean {
     const b = this.#bars[slot]!;
     const u = w & THREAD_MASK;
     return (
       u === b.initThread &&
-      m.shEpoch[addr] === b.initClock &&
+      this.#shadow.clockAt(addr) === b.initClock &&
       m.clusterUnit.initAcquired(u, b.initClock, t)
     );
   }
@@ -164,9 +174,9 @@ export class Mbarriers {
    * TX6016 unless the mbarrier in `slot` was made visible to the async proxy: its initialising
    * thread ran fence.mbarrier_init after the init (PTX ISA, mbarrier.init / fence.mbarrier_init).
    */
-  checkInitFence(m: Machine, slot: number, t: number, site: number, use: string): void {
+  checkInitFence(m: SimContext, slot: number, t: number, site: number, use: string): void {
     const b = this.#bars[slot]!;
-    if (this.#races.initFence[b.initThread]! >= b.initClock) return;
+    if (this.#clocks.initFence[b.initThread]! >= b.initClock) return;
     m.hazard(
       "TX6016",
       `thread ${m.thread(t)} of CTA ${m.cta()} ${use} mbarrier ${labelOf(m, b.bb, b.addr)}, but thread ${m.thread(b.initThread)} initialised it with no fence.mbarrier_init (T.ptx.fence.mbarrier_init) after the init, so the async proxy may not see the initialised object`,
@@ -181,7 +191,7 @@ export class Mbarriers {
   }
 
   /** TX6017 for each mbarrier whose current phase still expects transaction bytes (CTA exit). */
-  reportIncomplete(m: Machine): void {
+  reportIncomplete(m: SimContext): void {
     if (this.deadlocked) return;
     for (const b of this.#bars) {
       if (b.tx === 0) continue;
@@ -206,7 +216,7 @@ export class Mbarriers {
   }
 
   /** `"bars"[i]`, for messages. */
-  label(m: Machine, slot: number): string {
+  label(m: SimContext, slot: number): string {
     const b = this.#bars[slot]!;
     return labelOf(m, b.bb, b.addr);
   }
@@ -222,8 +232,8 @@ export class Mbarriers {
   }
 
   /** `mbarrier.init(bar, count)` by thread `t`. */
-  init(m: Machine, t: number, addr: number, count: number, bb: BarBuffer, site: number): void {
-    if (!inBar(m, t, addr, bb, site, "initialises")) return;
+  init(m: SimContext, t: number, addr: number, count: number, bb: BarBuffer, site: number): void {
+    if (!inBar(this.#bounds(m, bb.placed), t, addr, bb, site, "initialises")) return;
     let slot = this.#slotOf.get(addr);
     if (slot === undefined) {
       slot = this.#bars.length;
@@ -259,11 +269,11 @@ export class Mbarriers {
     b.base = b.phase;
     b.initSite = site;
     b.initThread = t;
-    b.initClock = this.#races.clock[t]!;
+    b.initClock = this.#clocks.clock[t]!;
     // A use before this init that nothing orders before it (a thread that ran ahead of the init):
     // TX6013 with both lines (PTX ISA, mbarrier.init: the object must be initialised before use).
     if (m.opts.track) {
-      const hit = this.#races.onWrite(t, site, addr, 8, false, m.isAtomicSite, false);
+      const hit = this.#shadow.onWrite(t, site, addr, 8, false, m.isAtomicSite, false);
       if (hit?.read) {
         const u = m.thread(hit.other & THREAD_MASK);
         m.hazard(
@@ -275,15 +285,22 @@ export class Mbarriers {
       }
     }
     // The init writes the object: later uses by other threads need a cta_sync after it.
-    this.#races.recordWrite(t, site, addr, 8);
-    m.shBulk.fill(0, addr, addr + 8);
+    this.#shadow.recordWrite(t, site, addr, 8);
+    this.#shadow.clearGuards(addr, 8);
     m.sdv.setBigUint64(addr, BigInt(count >>> 0), true);
     this.progress++;
     m.opts.tracer?.mbarrierInit(labelOf(m, bb, addr), t >> 5, count);
   }
 
   /** `mbarrier.arrive` (txBytes 0) or `mbarrier.arrive.expect_tx(bar, txBytes)` by thread `t`. */
-  arrive(m: Machine, t: number, addr: number, txBytes: number, bb: BarBuffer, site: number): void {
+  arrive(
+    m: SimContext,
+    t: number,
+    addr: number,
+    txBytes: number,
+    bb: BarBuffer,
+    site: number,
+  ): void {
     const slot = this.use(m, t, addr, bb, site, "arrives on");
     if (slot < 0) return;
     // The arrival carries what this thread observed to whoever observes the phase's completion
@@ -295,7 +312,7 @@ export class Mbarriers {
       const o = this.#obs[s * n + t]!;
       if (o > (acc[s] ?? 0)) acc[s] = o;
     }
-    this.#races.onArrive(slot, t);
+    this.#clocks.onArrive(slot, t);
     b.tx += txBytes;
     if (txBytes !== 0) b.txSite = site;
     b.pending--;
@@ -310,7 +327,7 @@ export class Mbarriers {
    * announced with expect_tx (the runtime form of the verifier's TX4008): the phase can never
    * complete with tx-count 0.
    */
-  completeTx(m: Machine, slot: number, bytes: number, t: number, site: number): void {
+  completeTx(m: SimContext, slot: number, bytes: number, t: number, site: number): void {
     const b = this.#bars[slot]!;
     b.tx -= bytes;
     this.progress++;
@@ -318,7 +335,7 @@ export class Mbarriers {
     this.#maybeComplete(m, b, slot, t);
   }
 
-  #overTx(m: Machine, b: Bar, t: number, site: number): void {
+  #overTx(m: SimContext, b: Bar, t: number, site: number): void {
     const notes: Note[] = [];
     if (b.txSite >= 0) {
       notes.push({ message: "the bytes are announced here (expect_tx)", span: m.sites[b.txSite] });
@@ -331,11 +348,11 @@ export class Mbarriers {
     );
   }
 
-  #maybeComplete(m: Machine, b: Bar, slot: number, t: number): void {
+  #maybeComplete(m: SimContext, b: Bar, slot: number, t: number): void {
     if (b.pending <= 0 && b.tx === 0) {
       m.opts.tracer?.mbarrierPhase(labelOf(m, b.bb, b.addr), b.phase - b.base, t >> 5);
       b.phase++;
-      this.#races.onPhaseComplete(slot);
+      this.#clocks.onPhaseComplete(slot);
       b.pending = b.count;
       const { acc, rel } = b;
       for (let s = 0; s < acc.length; s++) if ((acc[s] ?? 0) > (rel[s] ?? 0)) rel[s] = acc[s]!;
@@ -344,7 +361,7 @@ export class Mbarriers {
 
   /** `mbarrier.try_wait.parity(bar, parity)` by thread `t`: 1 when that phase completed. */
   tryWait(
-    m: Machine,
+    m: SimContext,
     t: number,
     addr: number,
     parity: number,
@@ -364,7 +381,7 @@ export class Mbarriers {
         const r = rel[s] ?? 0;
         if (obs[s * n + t]! < r) obs[s * n + t] = r;
       }
-      this.#races.onWaitSuccess(slot, t);
+      this.#clocks.onWaitSuccess(slot, t);
       m.opts.tracer?.tryWait(labelOf(m, bb, addr), t >> 5, true);
       return 1;
     }
@@ -389,7 +406,7 @@ export class Mbarriers {
   }
 
   /** TX6006: every thread is blocked and nothing is in flight. */
-  reportDeadlock(m: Machine): void {
+  reportDeadlock(m: SimContext): void {
     const b = this.blocked[0];
     if (!b) return;
     this.deadlocked = true;
@@ -440,30 +457,34 @@ export class Mbarriers {
  * before any other mbarrier operation.
  */
 export function uninitialisedUse(
-  m: Machine,
+  m: SimContext,
   t: number,
   addr: number,
   site: number,
   message: string,
   notes: readonly Note[],
 ): void {
-  if (m.opts.track && m.speculative === 0) m.races.onRead(t, site, addr, 8);
+  if (m.opts.track && m.speculative === 0) m.shadow.onRead(t, site, addr, 8);
   m.hazard("TX6004", message, site, notes, true);
 }
 
-function labelOf(m: Machine, bb: BarBuffer, addr: number): string {
+function labelOf(m: SimContext, bb: BarBuffer, addr: number): string {
   const at = `${bufferName(bb.placed)}[${(m.ctaLocal(addr) - bb.placed.base) / 8}]`;
   return m.ctas > 1 ? `${at} of CTA ${m.ctaOfRank(m.rankAt(addr))}` : at;
 }
 
-/** True when the 8 bytes at `addr` lie in the mbarrier buffer; TX6005 otherwise. */
+/**
+ * True when the 8 bytes at `addr` lie in the mbarrier buffer `bb`; otherwise TX6005 (for thread
+ * `t`'s use `verb` at `site`, checked through the scratch record `acc`).
+ */
 function inBar(
-  m: Machine,
+  acc: SharedAccess,
   t: number,
   addr: number,
   bb: BarBuffer,
   site: number,
   verb: string,
 ): boolean {
-  return checkBounds(m, "shared", bb.placed, m.ctaLocal(addr) - bb.placed.base, 8, t, site, verb);
+  const rel = acc.m.ctaLocal(addr) - bb.placed.base;
+  return checkBounds(setAccess(acc, bb.placed, rel, 8, t, site, verb), "shared");
 }

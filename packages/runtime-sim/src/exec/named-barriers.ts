@@ -1,4 +1,4 @@
-import type { Machine } from "./machine.js";
+import type { SimContext } from "./context.js";
 import { Tracer } from "./trace.js";
 
 /**
@@ -108,14 +108,14 @@ export class NamedBarriers {
    * Forget every instance (CTA start), and the named barrier releases `m`'s RaceTracker keeps;
    * nothing to do after a CTA that arrived at no barrier.
    */
-  reset(m: Machine): void {
+  reset(m: SimContext): void {
     if (!this.#used) return;
     this.#used = false;
     this.#cur.fill(undefined);
     this.#last.fill(undefined);
     this.#gen.fill(0);
     for (const a of this.#synced) a?.fill(0);
-    m.races.resetNamed();
+    m.clocks.resetNamed();
   }
 
   /** Instances of barrier `key` completed so far. */
@@ -127,10 +127,10 @@ export class NamedBarriers {
    * Threads `lanes[0..n)` (all of one CTA) arrive at barrier `a.id`. Returns the number of the
    * instance they joined: they may go on once `generation(key)` exceeds it.
    */
-  arrive(m: Machine, lanes: ArrayLike<number>, n: number, a: Arrival): number {
+  arrive(m: SimContext, lanes: ArrayLike<number>, n: number, a: Arrival): number {
     const rank = m.rank[lanes[0]!]!;
     const key = rank * BARRIER_IDS + a.id;
-    const races = m.races;
+    const clocks = m.clocks;
     this.#used = true;
     m.bars.progress++;
     for (let i = 0; i < n; i++) {
@@ -174,10 +174,10 @@ export class NamedBarriers {
       if (!a.whole) this.#checkWarp(m, inst, t, a);
       if (a.sync) {
         inst.syncers.push(t);
-        inst.arrivals.push(t, races.clock[t]!);
+        inst.arrivals.push(t, clocks.clock[t]!);
       } else {
         inst.allSync = false;
-        inst.arrivals.push(t, races.onNamedArrive(key, t));
+        inst.arrivals.push(t, clocks.onNamedArrive(key, t));
       }
       if (inst.arrivals.length / 2 >= inst.count) this.#complete(m, key, rank, inst);
     }
@@ -189,7 +189,7 @@ export class NamedBarriers {
    * an earlier lane of its warp did (bar.sync / bar.arrive are .aligned: a warp's threads execute
    * the same barrier instruction; PTX ISA, bar/barrier). Once per warp and instance.
    */
-  #checkWarp(m: Machine, inst: Instance, t: number, a: Arrival): void {
+  #checkWarp(m: SimContext, inst: Instance, t: number, a: Arrival): void {
     const w = t >> 5;
     const first = inst.warpSite.get(w);
     if (!first) {
@@ -215,15 +215,15 @@ export class NamedBarriers {
    * TX6012 when nothing orders thread `t`'s arrival after every arrival of the previous
    * instance of barrier `key`.
    */
-  #checkOrder(m: Machine, key: number, t: number, a: Arrival): void {
+  #checkOrder(m: SimContext, key: number, t: number, a: Arrival): void {
     const last = this.#last[key];
     // A thread that waited in the previous instance acquired every arrival of it.
     if (!last || this.#synced[key]?.[t] === this.#gen[key]) return;
     const arr = last.arrivals;
-    const races = m.races;
+    const clocks = m.clocks;
     for (let i = 0; i < arr.length; i += 2) {
       const u = arr[i]!;
-      if (races.ordered(u, arr[i + 1]!, t)) continue;
+      if (clocks.ordered(u, arr[i + 1]!, t)) continue;
       m.hazard(
         "TX6012",
         `${a.what} in CTA ${m.cta()}: thread ${m.thread(t)} arrives at barrier ${idName(a.id)} with nothing ordering it after thread ${m.thread(u)}'s arrival at the barrier's previous instance (count ${last.first.count}); on hardware it may arrive before that instance completes and join it, so which threads a barrier instance pairs is not determined (threads beyond the count, or two groups sharing one barrier id: give each group its own id, or order them)`,
@@ -244,7 +244,7 @@ export class NamedBarriers {
    * arrived from, when they arrived from several: as in lockstep, each names how many threads
    * reached it and a thread that reached another one.
    */
-  #reportSplit(m: Machine, rank: number, inst: Instance): void {
+  #reportSplit(m: SimContext, rank: number, inst: Instance): void {
     const split = inst.split;
     if (!split) return;
     const sites = [...split.keys()];
@@ -263,17 +263,18 @@ export class NamedBarriers {
     }
   }
 
-  #complete(m: Machine, key: number, rank: number, inst: Instance): void {
+  #complete(m: SimContext, key: number, rank: number, inst: Instance): void {
     this.#reportSplit(m, rank, inst);
     const whole = inst.count === m.ctaThreads;
     if (whole && inst.allSync && m.ctas === 1) {
-      // Every thread of the CTA waits here: cta_sync (RaceTracker.onBarrier).
-      m.races.onBarrier();
+      // Every thread of the CTA waits here: cta_sync (Clocks.onBarrier, SharedShadow.onBarrier).
+      m.clocks.onBarrier();
+      m.shadow.onBarrier();
       m.bars.barSync();
       m.wgmma.aligned.settle(m, "before a cta_sync that every thread reaches");
       m.wgmma.reads.onBarrier();
     } else {
-      m.races.onNamedComplete(key, inst.syncers);
+      m.clocks.onNamedComplete(key, inst.syncers);
       if (whole && inst.allSync) m.bars.barSync(rank * m.ctaThreads, (rank + 1) * m.ctaThreads);
     }
     m.epoch++;
@@ -293,7 +294,7 @@ export class NamedBarriers {
    * TX6012 (TX6009 for cta_sync) for each barrier instance that never completes: at a deadlock
    * (`blocked`: only instances some thread waits in) or at the CTA's end. True if it reported.
    */
-  reportIncomplete(m: Machine, blocked: boolean): boolean {
+  reportIncomplete(m: SimContext, blocked: boolean): boolean {
     let any = false;
     for (let key = 0; key < this.#cur.length; key++) {
       const inst = this.#cur[key];

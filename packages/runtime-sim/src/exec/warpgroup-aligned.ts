@@ -1,4 +1,4 @@
-import type { Machine } from "./machine.js";
+import type { SimContext } from "./context.js";
 
 /** One wgmma instruction of a warpgroup's sequence, and the warps that executed it so far. */
 interface Round {
@@ -59,7 +59,7 @@ export class WarpgroupAligned {
    * TX6011 when the other warps of its warpgroup executed another op at this point of their
    * sequences.
    */
-  arrive(m: Machine, warp: number, op: number, site: number, surface: string): void {
+  arrive(m: SimContext, warp: number, op: number, site: number, surface: string): void {
     const g = Math.floor(warp / WARPS);
     if (this.#broken.has(g)) return;
     const q = warp % WARPS;
@@ -98,7 +98,7 @@ export class WarpgroupAligned {
    * Every warp is past its earlier wgmma instructions (`where`: a cta_sync, the CTA's end):
    * TX6011 for each warpgroup with a round only some of its warps executed. Then no rounds.
    */
-  settle(m: Machine, where: string): void {
+  settle(m: SimContext, where: string): void {
     for (let g = 0; g < this.#rounds.length; g++) {
       const rounds = this.#rounds[g];
       if (!rounds || rounds.length === 0 || this.#broken.has(g)) continue;

@@ -1,11 +1,12 @@
 import { bufferName } from "@tirx-ts/core";
-import type { Machine, Placed } from "./machine.js";
+import type { SharedAccess, SimContext } from "./context.js";
+import type { Placed } from "./memory.js";
 
 /** A retirement of a wgmma: a warp of its warpgroup passed a wgmma.wait_group that retires it. */
 interface Retirement {
   readonly warp: number;
   readonly site: number;
-  /** The clocks of the warp's 32 lanes at the wait_group (RaceTracker stamps). */
+  /** The clocks of the warp's 32 lanes at the wait_group (Clocks stamps). */
   readonly clocks: Int32Array;
 }
 
@@ -29,7 +30,7 @@ interface ReadRecord {
  * complete. So a write of those bytes (a store, an atomic, a cp.async or bulk / TMA copy issued)
  * by thread t is fine only when a retirement happens before t's current point: t is a lane of a
  * retiring warp (program order, the wait_group is `.sync`), or t acquired the retiring lane's
- * clock through a barrier or an mbarrier phase (RaceTracker.ordered) — the pipeline handing the
+ * clock through a barrier or an mbarrier phase (Clocks.ordered) — the pipeline handing the
  * stage back after `wgmma.wait_group` (CUTLASS: warpgroup_wait, then one thread releases the
  * stage). Otherwise TX6024, whether the wgmma is still live in the simulator or was retired in a
  * way that does not order it before the write (the wait_group after the release).
@@ -94,8 +95,8 @@ export class WgmmaReads {
   }
 
   /** Warp `warp` passes a wgmma.wait_group at `site` that retires record `r`. */
-  retire(m: Machine, r: ReadRecord, warp: number, site: number): void {
-    const clocks = m.races.clock.slice(warp << 5, (warp << 5) + 32);
+  retire(m: SimContext, r: ReadRecord, warp: number, site: number): void {
+    const clocks = m.clocks.clock.slice(warp << 5, (warp << 5) + 32);
     r.retired.push({ warp, site, clocks });
   }
 
@@ -111,32 +112,26 @@ export class WgmmaReads {
   }
 
   /** Is a retirement of `r` ordered before thread `t`'s current point? */
-  #ordered(m: Machine, r: ReadRecord, t: number): boolean {
+  #ordered(m: SimContext, r: ReadRecord, t: number): boolean {
     if (r.retired.length === 0) return false;
     if (!m.opts.track) return true;
-    const races = m.races;
+    const clocks = m.clocks;
     for (const x of r.retired) {
       if (x.warp === t >> 5) return true;
       const base = x.warp << 5;
-      for (let l = 0; l < 32; l++) if (races.ordered(base + l, x.clocks[l]!, t)) return true;
+      for (let l = 0; l < 32; l++) if (clocks.ordered(base + l, x.clocks[l]!, t)) return true;
     }
     return false;
   }
 
   /**
-   * A write of shared bytes [a, a + n) (absolute) by thread `t` at `site`: TX6024 when a wgmma
-   * reading them has no retirement ordered before the write. `name` and `base`: the buffer.
+   * A write of shared bytes (the access `acc`: `n` bytes at absolute byte `addr` of `buf` by
+   * `thread` at `site`, `verb`): TX6024 when a wgmma reading them has no retirement ordered
+   * before the write.
    */
-  checkWrite(
-    m: Machine,
-    buf: Placed,
-    base: number,
-    a: number,
-    n: number,
-    t: number,
-    site: number,
-    verb: string,
-  ): void {
+  checkWrite(acc: SharedAccess): void {
+    const { m, buf, addr: a, n, thread: t, site, verb } = acc;
+    const base = buf.base;
     const claims = this.#claims;
     const c0 = a >> 4;
     const c1 = (a + n - 1) >> 4;

@@ -1,4 +1,5 @@
-import type { Machine, Placed } from "./machine.js";
+import type { SharedAccess, SimContext, WgmmaPort } from "./context.js";
+import type { Placed } from "./memory.js";
 import { WarpgroupAligned } from "./warpgroup-aligned.js";
 import { WgmmaReads } from "./wgmma-reads.js";
 
@@ -43,7 +44,7 @@ type Issued = Pending & { readonly rec: ReturnType<WgmmaReads["issue"]> };
  * (the wgmmas after it in an unrolled k loop add nothing). Reports name registers as the author
  * indexes their buffer (`acc[16]`), whatever the wgmma's accumulator offset.
  */
-export class WgmmaUnit {
+export class WgmmaUnit implements WgmmaPort {
   /** The warpgroups' wgmma sequences (the .sync.aligned rule, TX6011). */
   readonly aligned = new WarpgroupAligned();
   /** Issued, not yet retired wgmmas in the CTA (fast check for the load/store hooks). */
@@ -105,7 +106,7 @@ export class WgmmaUnit {
    * @returns whether the wgmma may go on.
    */
   checkFence(
-    m: Machine,
+    m: SimContext,
     warp: number,
     ranges: readonly {
       start: Int32Array;
@@ -166,7 +167,7 @@ export class WgmmaUnit {
   }
 
   /** wgmma.wait_group `keep` by `warp` at `site`: retire all but its `keep` most recent groups. */
-  wait(m: Machine, warp: number, keep: number, site: number): void {
+  wait(m: SimContext, warp: number, keep: number, site: number): void {
     const gs = this.#groups[warp];
     if (!gs) return;
     while (gs.length > keep) {
@@ -188,7 +189,7 @@ export class WgmmaUnit {
    * An ordinary access by thread `t` to its local bytes [rel, rel + n): TX6023 when they are
    * the accumulators of a wgmma of its warp that is not retired.
    */
-  checkLocal(m: Machine, t: number, rel: number, n: number, site: number, verb: string): void {
+  checkLocal(m: SimContext, t: number, rel: number, n: number, site: number, verb: string): void {
     const warp = t >> 5;
     const lane = t & 31;
     for (const p of this.#all()) {
@@ -216,17 +217,8 @@ export class WgmmaUnit {
     }
   }
 
-  /** A write of shared bytes [a, a + n) by thread `t`: see WgmmaReads.checkWrite (TX6024). */
-  checkWrite(
-    m: Machine,
-    buf: Placed,
-    base: number,
-    a: number,
-    n: number,
-    t: number,
-    site: number,
-    verb: string,
-  ): void {
-    this.reads.checkWrite(m, buf, base, a, n, t, site, verb);
+  /** A write of shared bytes (the access `acc`): see WgmmaReads.checkWrite (TX6024). */
+  checkWrite(acc: SharedAccess): void {
+    this.reads.checkWrite(acc);
   }
 }
