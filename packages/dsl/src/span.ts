@@ -50,7 +50,7 @@ const asSites: Prepare = (_e, sites) => sites;
 /**
  * The first stack frame outside the tirx-ts packages, as a V8 call site (cheap: V8 records the
  * frames; nothing is formatted and no position computed). Builder calls reach the author within
- * a few frames; a deeper path is captured again with more. Null when no frame is outside the
+ * two or three frames (the T.* function, a helper); a deeper path is captured again with more. Null when no frame is outside the
  * packages; undefined when V8 gave no call sites (a formatter that cannot be replaced).
  */
 function captureAuthor(): Capture | null | undefined {
@@ -58,7 +58,7 @@ function captureAuthor(): Capture | null | undefined {
   const limit = Error.stackTraceLimit;
   const maps = process.sourceMapsEnabled === true;
   try {
-    for (const frames of [8, 64]) {
+    for (const frames of [4, 64]) {
       Error.stackTraceLimit = frames;
       Error.prepareStackTrace = asSites;
       const holder: { stack?: NodeJS.CallSite[] } = {};
