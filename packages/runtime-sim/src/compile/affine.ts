@@ -1,5 +1,5 @@
 import { binaryOp, isWideInt, walkExpr, walkStmt, type Expr, type Stmt } from "@tirx-ts/core";
-import type { ExprCompiler } from "./expr.js";
+import type { ExprCompiler } from "./compiled.js";
 import type { Machine } from "../exec/machine.js";
 
 /**

@@ -17,7 +17,7 @@ import { reportOob } from "../exec/reports.js";
 import { accessRecord } from "../exec/context.js";
 import type { GlobalMem } from "../exec/memory.js";
 import { placementOf } from "./access.js";
-import type { ExprCompiler } from "./expr.js";
+import type { ExprCompiler } from "./compiled.js";
 import { beforeGlobalWrite } from "../exec/pending-reads.js";
 
 const scratch = new DataView(new ArrayBuffer(8));

@@ -1,7 +1,7 @@
 import { stmtExprs, walkExpr, type Buffer, type Stmt } from "@tirx-ts/core";
 import type { Machine } from "../exec/machine.js";
 import type { Layout } from "./layout.js";
-import type { Exec } from "./stmt.js";
+import type { Exec } from "./compiled.js";
 
 /**
  * Batched statements: a Store or Let whose element accesses (its store, its loads) are all of

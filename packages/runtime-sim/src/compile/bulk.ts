@@ -4,7 +4,7 @@ import { accessRecord } from "../exec/context.js";
 import { placementOf } from "./access.js";
 import { misaligned, repeatOffsets } from "./cp-async.js";
 import type { ExprCompiler } from "./expr.js";
-import type { Exec } from "./stmt.js";
+import type { Exec } from "./compiled.js";
 import { Tracer } from "../exec/trace.js";
 
 /**

@@ -3,7 +3,7 @@ import { checkBounds } from "../exec/hazards.js";
 import { accessRecord } from "../exec/context.js";
 import { placementOf } from "./access.js";
 import type { ExprCompiler } from "./expr.js";
-import type { Exec } from "./stmt.js";
+import type { Exec } from "./compiled.js";
 import type { Machine } from "../exec/machine.js";
 import { Tracer } from "../exec/trace.js";
 import { lanesPerPhase, type LaneMove } from "../exec/access-log.js";

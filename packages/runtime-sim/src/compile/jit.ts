@@ -11,8 +11,7 @@ import {
 } from "@tirx-ts/core";
 import { hostScalar, conversion } from "../numeric/cast.js";
 import type { NumFn, ThreadFn } from "./access.js";
-import type { ExprCompiler } from "./expr.js";
-import type { Exec } from "./stmt.js";
+import type { Exec, ExprCompiler } from "./compiled.js";
 import type { Machine } from "../exec/machine.js";
 import { AffineCopy, vectorSource, type VecAccess } from "./vector.js";
 import { Affine, affineOf } from "./affine.js";

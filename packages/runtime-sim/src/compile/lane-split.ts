@@ -1,6 +1,6 @@
 import { findOp, stmtChildren, stmtExprs, walkExpr, type Expr, type Stmt } from "@tirx-ts/core";
 import type { Machine } from "../exec/machine.js";
-import type { Exec } from "./stmt.js";
+import type { Exec } from "./compiled.js";
 
 /**
  * Lanes of one warp that part ways (independent thread scheduling, sm_70+; CUDA C++ Programming

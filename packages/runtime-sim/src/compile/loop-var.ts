@@ -1,7 +1,7 @@
 import { isWideInt, type Stmt } from "@tirx-ts/core";
 import { bigWrapper, intWrapper } from "../numeric/int.js";
 import type { BigFn, NumFn } from "./access.js";
-import type { ExprCompiler } from "./expr.js";
+import type { ExprCompiler } from "./compiled.js";
 
 /**
  * The loop variable of a For: each thread's start and trip count (evaluated when the loop is

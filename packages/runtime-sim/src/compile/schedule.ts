@@ -1,6 +1,6 @@
 import { findOp, stmtChildren, stmtExprs, walkExpr, type Stmt } from "@tirx-ts/core";
 import type { Machine } from "../exec/machine.js";
-import type { Exec } from "./stmt.js";
+import type { Exec } from "./compiled.js";
 
 /**
  * Varied schedules (runSim option `simSeed`, env TIRX_SIM_SEED). With seed 0 every statement

@@ -28,13 +28,9 @@ import { batchable, deferred } from "./batched.js";
 import { jitable, jitStatement, tiered, type Shared } from "./jit.js";
 import { vecAccess } from "./vector.js";
 import type { NumFn } from "./access.js";
+import type { Exec } from "./compiled.js";
 
-/**
- * A compiled statement: runs for the active threads `lanes[0..n)` of the CTA in lockstep. Control
- * flow splits the lane list (each If/For/While node owns its scratch lane arrays, which is safe
- * because the IR has no recursion); a barrier is an ordinary statement that must see every thread.
- */
-export type Exec = (lanes: Int32Array, n: number) => void;
+export type { Exec } from "./compiled.js";
 
 const nothing: Exec = () => {};
 

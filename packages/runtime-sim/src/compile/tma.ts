@@ -12,7 +12,7 @@ import { Tracer } from "../exec/trace.js";
 import type { Machine } from "../exec/machine.js";
 import { placementOf } from "./access.js";
 import type { ExprCompiler } from "./expr.js";
-import type { Exec } from "./stmt.js";
+import type { Exec } from "./compiled.js";
 
 /** One contiguous run of a TMA box: shared offset (logical, in the tile), global byte offset or -1 (out of bounds). */
 interface Run {

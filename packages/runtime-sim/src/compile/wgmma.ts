@@ -21,7 +21,7 @@ import { setAccess, accessRecord } from "../exec/context.js";
 import { THREAD_BITS, THREAD_MASK } from "../exec/packed.js";
 import { placementOf, type NumFn } from "./access.js";
 import type { ExprCompiler } from "./expr.js";
-import type { Exec } from "./stmt.js";
+import type { Exec } from "./compiled.js";
 
 type WgmmaAction = Extract<MachineAction, { unit: "wgmma" }>;
 
