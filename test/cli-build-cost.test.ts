@@ -5,23 +5,20 @@
 // built in minutes) and source-map lookups. Long bodies run in arrows of 64 statements, so that
 // each lookup walks a short table (see packages/dsl/test/span-chunks.test.ts). Timings are in
 // bench/cli-build.ts.
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { afterAll, expect, test } from "vitest";
 import { spanCounters } from "@tirx-ts/dsl";
 import { main } from "../packages/tirx-ts/src/cli.js";
 import { assembleLater } from "./util/ptxas-deferred.js";
+import { printedDir } from "./util/cli-files.js";
 
-const root = fileURLToPath(new URL("..", import.meta.url));
 // The CLI's bundle cache goes to a folder of this test run, not the user's ~/.cache.
 const cacheDir = mkdtempSync(join(tmpdir(), "tirx-cli-cost-cache-"));
 const savedCache = process.env["TIRX_CACHE_DIR"];
 process.env["TIRX_CACHE_DIR"] = cacheDir;
-// Inside the repository (so that `tirx-ts` resolves), in a gitignored folder.
-const dir = join(root, "test", ".printed", "cli-build-cost");
-mkdirSync(dir, { recursive: true });
+const dir = printedDir("cli-build-cost");
 afterAll(() => {
   if (savedCache === undefined) delete process.env["TIRX_CACHE_DIR"];
   else process.env["TIRX_CACHE_DIR"] = savedCache;

@@ -8,12 +8,12 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, describe, expect, test } from "vitest";
 import { assembleLater } from "./util/ptxas-deferred.js";
-import { CLI_FILES, repoRoot, runCli, writeCliFiles, type CliRun } from "./util/cli-files.js";
+import { CLI_FILES, printedDir, runCli, writeCliFiles, type CliRun } from "./util/cli-files.js";
 
 const cacheDir = mkdtempSync(join(tmpdir(), "tirx-cli-files-cache-"));
 const savedCache = process.env["TIRX_CACHE_DIR"];
 process.env["TIRX_CACHE_DIR"] = cacheDir;
-const dir = join(repoRoot, "test", ".printed", "cli-files");
+const dir = printedDir("cli-files");
 writeCliFiles(dir);
 afterAll(() => {
   if (savedCache === undefined) delete process.env["TIRX_CACHE_DIR"];

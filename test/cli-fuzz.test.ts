@@ -10,12 +10,12 @@ import { join } from "node:path";
 import fc from "fast-check";
 import { afterAll, expect, test } from "vitest";
 import { assembleLater } from "./util/ptxas-deferred.js";
-import { CLI_FILES, repoRoot, runCli, writeCliFiles } from "./util/cli-files.js";
+import { CLI_FILES, printedDir, runCli, writeCliFiles } from "./util/cli-files.js";
 
 const cacheDir = mkdtempSync(join(tmpdir(), "tirx-cli-fuzz-cache-"));
 const savedCache = process.env["TIRX_CACHE_DIR"];
 process.env["TIRX_CACHE_DIR"] = cacheDir;
-const dir = join(repoRoot, "test", ".printed", "cli-fuzz");
+const dir = printedDir("cli-fuzz");
 writeCliFiles(dir);
 afterAll(() => {
   if (savedCache === undefined) delete process.env["TIRX_CACHE_DIR"];

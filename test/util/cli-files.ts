@@ -1,12 +1,22 @@
 // Files for the `tirx` command's tests: small kernels, files that fail to load in each way, and
 // paths that are no kernel files, written into one folder inside the repository (so that
 // `tirx-ts` resolves), and an in-process runner of the command.
-import { mkdirSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { main } from "../../packages/tirx-ts/src/cli.js";
 
 export const repoRoot = fileURLToPath(new URL("../..", import.meta.url));
+
+/**
+ * A new folder `test/.printed/<prefix>-XXXXXX` (gitignored, inside the repository so that
+ * `tirx-ts` resolves; its own name, so that test runs side by side do not share it).
+ */
+export function printedDir(prefix: string): string {
+  const printed = join(repoRoot, "test", ".printed");
+  mkdirSync(printed, { recursive: true });
+  return mkdtempSync(join(printed, `${prefix}-`));
+}
 
 /** A kernel of 32 threads storing `value` into `A` (float32 [32]). */
 const small = (name: string, value: number): string =>

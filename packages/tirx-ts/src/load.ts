@@ -77,6 +77,9 @@ async function bundle(file: string): Promise<string> {
       platform: "node",
       target: "node20",
       outdir: dirname(file),
+      // Paths in esbuild's messages and metafile are relative to this folder, not to the
+      // working folder of its service process (which may since have changed or gone).
+      absWorkingDir: dirname(file),
       metafile: true,
       sourcemap: "external",
       sourcesContent: false,
@@ -116,7 +119,7 @@ async function bundle(file: string): Promise<string> {
       first?.text ?? (e as Error).message,
       loc
         ? {
-            file: resolvePath(loc.file),
+            file: resolvePath(dirname(file), loc.file),
             line: loc.line,
             col: loc.column + 1,
             lineText: loc.lineText,
@@ -152,7 +155,9 @@ async function bundle(file: string): Promise<string> {
     }
     text += `\n${MAP_PREFIX}${Buffer.from(JSON.stringify(m)).toString("base64")}\n`;
   }
-  const inputs = Object.keys(result.metafile?.inputs ?? {}).map((p) => resolvePath(p));
+  const inputs = Object.keys(result.metafile?.inputs ?? {}).map((p) =>
+    resolvePath(dirname(file), p),
+  );
   writeBundleCache(file, inputs, externals, text);
   return text;
 }
