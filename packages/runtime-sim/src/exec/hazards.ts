@@ -112,13 +112,13 @@ export function checkSharedWrite(acc: SharedAccess): void {
     else if (b === s2g) reportS2gSource(acc, b, "writes");
     else m.bulk.reportGuard(acc, b, sh.guardAt(b), "writes");
   }
+  // The recorded write ends the bytes' bulk guards (SharedShadow.recordWrite).
   const atomic = acc.atomic;
   const hit = sh.onWrite(t, acc.site, a, n, atomic, m.isAtomicSite);
   if (hit) {
     const verb = atomic ? "atomically updates" : "writes";
     reportWriteRace(acc, verb, sharedAt(m, acc.buf, a, n), hit);
   }
-  sh.clearGuards(a, n);
 }
 
 /**

@@ -135,12 +135,9 @@ export class Mbarriers implements BarsPort {
       );
       return -1;
     }
-    const w = this.#shadow.writerAt(addr);
-    if (
-      w >= 0 &&
-      !this.#clocks.ordered(w & THREAD_MASK, this.#shadow.clockAt(addr), t) &&
-      !this.#initReleased(m, slot, w, addr, t)
-    ) {
+    const hit = this.#shadow.unorderedWrite(addr, t);
+    if (hit !== undefined && !this.#initReleased(m, slot, hit.other, hit.clock, t)) {
+      const w = hit.other;
       m.hazard(
         "TX6003",
         `thread ${m.thread(t)} of CTA ${m.cta()} ${verb} mbarrier ${labelOf(m, bb, addr)}, which thread ${m.thread(w & THREAD_MASK)} initialised with no ${m.ctas > 1 ? "cta_sync (barrier.cluster between CTAs)" : "cta_sync"} in between`,
@@ -157,17 +154,13 @@ export class Mbarriers implements BarsPort {
   }
 
   /**
-   * Whether the last write of the mbarrier in `slot` (writer `w`) is its mbarrier.init and reached
+   * Whether the last write of the mbarrier in `slot` (writer `w` at clock `c`) is its mbarrier.init and reached
    * thread `t` through fence.mbarrier_init.release.cluster and a cluster barrier (ClusterUnit).
    */
-  #initReleased(m: SimContext, slot: number, w: number, addr: number, t: number): boolean {
+  #initReleased(m: SimContext, slot: number, w: number, c: number, t: number): boolean {
     const b = this.#bars[slot]!;
     const u = w & THREAD_MASK;
-    return (
-      u === b.initThread &&
-      this.#shadow.clockAt(addr) === b.initClock &&
-      m.clusterUnit.initAcquired(u, b.initClock, t)
-    );
+    return u === b.initThread && c === b.initClock && m.clusterUnit.initAcquired(u, b.initClock, t);
   }
 
   /**
@@ -284,9 +277,9 @@ export class Mbarriers implements BarsPort {
         );
       }
     }
-    // The init writes the object: later uses by other threads need a cta_sync after it.
+    // The init writes the object: later uses by other threads need a cta_sync after it (the
+    // recorded write ends any bulk guard on its bytes).
     this.#shadow.recordWrite(t, site, addr, 8);
-    this.#shadow.clearGuards(addr, 8);
     m.sdv.setBigUint64(addr, BigInt(count >>> 0), true);
     this.progress++;
     m.opts.tracer?.mbarrierInit(labelOf(m, bb, addr), t >> 5, count);

@@ -390,12 +390,6 @@ export class SharedShadow {
     return this.#wr[b]!;
   }
 
-  /** The clock of the last write of byte `b`. */
-  clockAt(b: number): number {
-    this.materialise(b, 1);
-    return this.#wc[b]!;
-  }
-
   /** The bulk guard of byte `b` (0 when none; see Guards). */
   guardAt(b: number): number {
     this.materialise(b, 1);
@@ -518,10 +512,25 @@ export class SharedShadow {
     this.#bk.fill(g, a, a + n);
   }
 
-  /** No guard stands over [a, a + n) any more (an ordinary write, a cp.async landing, an init). */
+  /**
+   * No guard stands over [a, a + n) any more (a cp.async landing: the bytes were pending, so no
+   * lazy range covers them). A thread's recorded write ends its bytes' guards itself (recordWrite).
+   */
   clearGuards(a: number, n: number): void {
-    if (this.#uni.length > 0 && this.#overlapsEntry(a, n)) this.materialise(a, n);
     this.#bk.fill(0, a, a + n);
+  }
+
+  /**
+   * The last write of byte `b` when it is not ordered before thread `t`'s current point, as
+   * `{ other, clock }` (the packed writer and its clock); undefined when it is ordered or the
+   * byte was never written.
+   */
+  unorderedWrite(b: number, t: number): RaceHit | undefined {
+    this.materialise(b, 1);
+    const w = this.#wr[b]!;
+    if (w < 0) return undefined;
+    const c = this.#wc[b]!;
+    return this.#clocks.ordered(w & THREAD_MASK, c, t) ? undefined : { other: w, clock: c };
   }
 
   // ---------------------------------------------------------------- pending cp.async
@@ -837,7 +846,7 @@ export class SharedShadow {
   /**
    * Record thread `t`'s atomic write of [a, a + n) at `site`: it takes the writer record, the
    * record it replaces moves to `atomics` (AtomicShadow.take), and readers stay (a plain read
-   * races with every later unordered atomic).
+   * races with every later unordered atomic). The bytes' bulk guards end (see recordWrite).
    */
   recordAtomic(
     t: number,
@@ -851,9 +860,13 @@ export class SharedShadow {
     const w = (site << THREAD_BITS) | t;
     const clocks = this.#clocks;
     this.atomics.take(clocks, this.#wr, this.#wc, a, n, w, clocks.clock[t]!, t, isAtomic);
+    this.#bk.fill(0, a, a + n);
   }
 
-  /** Record thread `t`'s write of [a, a + n) at `site` as of now (readers of the phase end). */
+  /**
+   * Record thread `t`'s write of [a, a + n) at `site` as of now: readers of the phase end, and so
+   * do the bytes' bulk guards (an ordinary write by a thread that passed the guard: BulkUnit).
+   */
   recordWrite(t: number, site: number, a: number, n: number): void {
     const w = (site << THREAD_BITS) | t;
     const now = this.#clocks.clock[t]!;
@@ -866,21 +879,24 @@ export class SharedShadow {
       v.wc = now;
       v.r1 = -1;
       v.r2 = -1;
+      v.bk = 0;
       return;
     }
     this.materialise(a, n);
     this.#touch(a, a + n);
     if (n <= 32) {
-      // Small ranges: a loop beats four calls of fill.
+      // Small ranges: a loop beats five calls of fill.
       const wr = this.#wr;
       const wc = this.#wc;
       const r1 = this.#r1;
       const r2 = this.#r2;
+      const bk = this.#bk;
       for (let b = a, e = a + n; b < e; b++) {
         wr[b] = w;
         wc[b] = now;
         r1[b] = -1;
         r2[b] = -1;
+        bk[b] = 0;
       }
       return;
     }
@@ -888,6 +904,7 @@ export class SharedShadow {
     this.#wc.fill(now, a, a + n);
     this.#r1.fill(-1, a, a + n);
     this.#r2.fill(-1, a, a + n);
+    this.#bk.fill(0, a, a + n);
   }
 
   /**
