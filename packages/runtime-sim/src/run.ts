@@ -156,8 +156,8 @@ function compile(vf: VerifiedFunc): Compiled {
  * bytes accessed while a cp.async targeting them is pending; TX6002 global bytes written while a
  * pending cp.async reads them; TX6003 a read of another thread's write not ordered before it by
  * happens-before (cta_sync, named barriers, warp collectives, mbarrier phases; see
- * exec/races.ts), or of a global write by another CTA of the launch (also an mbarrier used by
- * another thread than its initialiser without ordering);
+ * exec/clocks.ts and exec/shared-shadow.ts), or of a global write by another CTA of the launch
+ * (also an mbarrier used by another thread than its initialiser without ordering);
  * TX6004 a read of never-written shared memory (also an mbarrier used before mbarrier.init);
  * TX6005 out of bounds (also a load in the arm of an if_then_else that is not selected); TX6006
  * an mbarrier wait that can never complete (every thread blocked, no bulk copy in flight), or a

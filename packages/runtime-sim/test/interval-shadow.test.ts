@@ -4,8 +4,8 @@ import { T } from "@tirx-ts/dsl";
 import { simTensor, simZeros, type SimTensor } from "@tirx-ts/runtime-sim";
 import { lineOf, simCollect, simThrows } from "./helpers.js";
 
-// Bulk copies keep their shadow state as one record per copy (lazy uniform ranges, exec/races.ts
-// and exec/global-shadow.ts); these kernels mix them with element accesses of the same bytes, so
+// Bulk copies keep their shadow state as one record per copy (lazy uniform ranges,
+// exec/shared-shadow.ts and exec/global-shadow.ts); these kernels mix them with element accesses of the same bytes, so
 // a report needs the record of one byte out of a copy's range.
 const here = import.meta.url;
 const load = T.ptx["cp.async.bulk.shared::cta.global.mbarrier::complete_tx::bytes"]!;

@@ -6,7 +6,7 @@ import { HELD_LOOP_ITERATIONS } from "../src/exec/machine.js";
 import { lineOf, simCollect, simThrows } from "./helpers.js";
 
 /**
- * Happens-before race reports (RaceTracker): one test per kind, each asserting the code, the
+ * Happens-before race reports (exec/clocks.ts, exec/shared-shadow.ts): one test per kind, each asserting the code, the
  * offending line and the note at the other access's line; the four bugs of issue 9.
  */
 const here = import.meta.url;

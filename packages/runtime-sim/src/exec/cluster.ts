@@ -13,7 +13,7 @@ import type { Layout } from "../compile/layout.js";
  * (`wait`) until all have arrived in that phase. An arrival releases what the thread knows and
  * did (`.relaxed`: nothing), a wait that passes acquires every release of the completed phase, so
  * a cluster barrier orders memory across the CTAs like cta_sync within one (happens-before in
- * RaceTracker's K matrix), and shares the threads' mbarrier observations like cta_sync. A wait
+ * Clocks' K matrix), and shares the threads' mbarrier observations like cta_sync. A wait
  * whose phase never completes is TX6006.
  *
  * fence.mbarrier_init.release.cluster is a release fence for the thread's earlier mbarrier.init

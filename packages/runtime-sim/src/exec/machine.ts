@@ -274,7 +274,7 @@ export class Machine implements SimContext {
   /**
    * Start CTA (x, y, z), or the cluster whose first CTA it is: shared memory poisoned and never
    * written, local memory zero. The units' per-byte and per-thread state is reset only where the
-   * last CTA used it (see RaceTracker.beginCta, AsyncUnit.reset).
+   * last CTA used it (see SharedShadow.beginCta, AsyncUnit.reset).
    */
   beginCta(x: number, y: number, z: number): void {
     this.cx = x;

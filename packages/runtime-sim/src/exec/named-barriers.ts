@@ -105,7 +105,7 @@ export class NamedBarriers {
   #used = false;
 
   /**
-   * Forget every instance (CTA start), and the named barrier releases `m`'s RaceTracker keeps;
+   * Forget every instance (CTA start), and the named barrier releases `m`'s Clocks keep;
    * nothing to do after a CTA that arrived at no barrier.
    */
   reset(m: SimContext): void {
