@@ -37,6 +37,7 @@ import { THREAD_MASK } from "./packed.js";
 /** Clocks start above 0 (0 marks "ordered before everything") and never repeat in a process. */
 let nextClock = 1;
 
+/** The happens-before clocks of one Machine's threads (see the file comment). */
 export class Clocks {
   readonly threads: number;
   /** Per thread: current clock. */

@@ -40,8 +40,12 @@ const CLUSTER_CTA = "\u0000cluster";
 /**
  * The state of the simulated SM while it runs one kernel: the threads of the current CTA (all
  * executed in lockstep, statement by statement), their registers, the CTA's shared memory and
- * each thread's local memory, plus per-byte hazard metadata in typed arrays. One Machine is made
- * per compiled kernel and reused by every CTA and every launch.
+ * each thread's local memory. The hazard state has its owners: the threads' happens-before
+ * clocks (`clocks`), the shadow of shared memory (`shadow`) and of each tensor
+ * (`globals[i].shadow`), and the units (cp.async, bulk copies, mbarriers, barriers, wgmma); the
+ * launch's options are one frozen object (`opts`). One Machine is made per compiled kernel and
+ * reused by every CTA and every launch; the checks and units see it as a SimContext
+ * (exec/context.ts).
  *
  * A cluster launch of C > 1 CTAs runs the C CTAs of a cluster together, as one group of
  * C × (threads per CTA) simulated threads: thread `t` is thread `t % ctaThreads` of the CTA of

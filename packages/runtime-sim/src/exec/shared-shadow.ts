@@ -121,6 +121,7 @@ export interface Guards {
   guardFails(g: number, t: number): boolean;
 }
 
+/** The shadow of one Machine's shared memory (see the file comment). */
 export class SharedShadow {
   readonly #clocks: Clocks;
 
