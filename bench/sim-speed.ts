@@ -8,8 +8,10 @@
 // garbage collection before each with --expose-gc; also the
 // median process CPU time, less sensitive to other work on a shared machine), with hazard
 // tracking on, and for this tree also with hazards "off".
-// Run: node --expose-gc node_modules/tsx/dist/cli.mjs -C source bench/sim-speed.ts [--baseline DIR] [--warm 7]
-// [--only NAME] (the cases whose name contains NAME)
+// Run: node --expose-gc --conditions=source --import tsx bench/sim-speed.ts [--baseline DIR] [--warm 7]
+// [--only NAME] (the cases whose name contains NAME). Through tsx's CLI (node --expose-gc
+// node_modules/tsx/dist/cli.mjs -C source ...) the flag does not reach the script: no collection
+// runs between launches then (a note on stderr says so).
 // Make a baseline: git archive <commit> | tar -x -C DIR && (cd DIR && npm ci --ignore-scripts)
 // Exits 1 when a first launch exceeds its limit or a result is wrong.
 import { existsSync } from "node:fs";
@@ -230,6 +232,10 @@ libs.push(await load(here, "new"));
 
 const ms = (x: number) => x.toFixed(1);
 const gc = (globalThis as { gc?: () => void }).gc;
+if (!gc)
+  console.error(
+    "note: no gc() (run node with --expose-gc and --import tsx): launches are timed without a collection before each",
+  );
 let failed = false;
 console.log(
   `| case | sim | hazards | first launch ms | warm median ms | warm min–max ms | warm median CPU ms | speed-up (warm median) | speed-up (CPU) |`,

@@ -383,7 +383,7 @@ export class AsyncUnit implements AsyncPort {
       !m.globals[tens]!.shadow.watched &&
       !m.bulk.active &&
       m.wgmma.tracked === 0 &&
-      sh.atomics.size === 0 &&
+      sh.atomicRecords === 0 &&
       (this.#pendLo >= this.#pendHi || dst + n <= this.#pendLo || this.#pendHi <= dst) &&
       sh.fresh(dst, n)
     );

@@ -108,11 +108,7 @@ export class TensorShadow {
    * then are reads recorded, for write-after-read.
    */
   readonly recordReads: boolean;
-  /**
-   * True when a read of the tensor has anything to check or record: its writers are tracked
-   * (a tracked write happened), or its reads are recorded.
-   */
-  watched: boolean;
+  #watched: boolean;
 
   #writer: Int32Array | undefined;
   #epoch: Int32Array | undefined;
@@ -147,7 +143,15 @@ export class TensorShadow {
     this.#clocks = clocks;
     this.#bytes = bytes;
     this.recordReads = recordReads;
-    this.watched = recordReads;
+    this.#watched = recordReads;
+  }
+
+  /**
+   * True when a read of the tensor has anything to check or record: its writers are tracked
+   * (a tracked write happened), or its reads are recorded.
+   */
+  get watched(): boolean {
+    return this.#watched;
   }
 
   /** True once writers are tracked (the first tracked write, or a bulk store's issue). */
@@ -169,7 +173,7 @@ export class TensorShadow {
     this.#lazy = [{ s: 0, f: writer.length, w: -1, c: 0, k: -1, o: 0 }];
     this.#cleanLo = 0;
     this.#cleanHi = 0;
-    this.watched = true;
+    this.#watched = true;
     if (this.recordReads) {
       [this.#r1, this.#c1, this.#r2, this.#c2] = this.#pool.readers(this.#bytes);
       this.#readLo = 0;

@@ -217,7 +217,7 @@ export function checkAsyncWrite(acc: SharedAccess): void {
   const t = acc.thread;
   // Bytes with the CTA-start records in a CTA with no bulk copy, wgmma operand or atomic record:
   // nothing below could find anything (the common cp.async issue into a fresh tile).
-  if (!m.bulk.active && m.wgmma.tracked === 0 && sh.atomics.size === 0 && sh.fresh(a, n)) {
+  if (!m.bulk.active && m.wgmma.tracked === 0 && sh.atomicRecords === 0 && sh.fresh(a, n)) {
     return;
   }
   if (m.wgmma.tracked > 0) m.wgmma.checkWrite(acc);

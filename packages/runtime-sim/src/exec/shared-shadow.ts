@@ -22,7 +22,7 @@
  * onWrite (record false at an async issue, recordWrite at its completion, recordAsyncProxyWrite
  * for async-proxy writes guarded elsewhere) and unfenced (async-proxy reads of shared memory).
  *
- * Lazy uniform ranges (interval shadow state, see `uniformAt`): the bytes of a bulk copy share
+ * Lazy uniform ranges (interval shadow state, see `#uniformAt`): the bytes of a bulk copy share
  * one entry of records until a smaller access needs them per byte, so a bulk copy costs O(1)
  * shadow work, not O(bytes). A run of consecutive threads' elements (a warp's store, a CTA's
  * cp.async chunks) is one entry too, its records naming each byte's thread.
@@ -35,7 +35,7 @@ import type { Clocks } from "./clocks.js";
 import { THREAD_BITS, THREAD_MASK, type RaceHit, type WriteHit } from "./packed.js";
 
 /**
- * Lazy uniform ranges (see SharedShadow.uniformAt) are at least this many bytes: bulk copies and
+ * Lazy uniform ranges (see SharedShadow) are at least this many bytes: bulk copies and
  * runs of elements; single element accesses never are.
  */
 export const UNIFORM_MIN = 64;
@@ -137,7 +137,12 @@ export class SharedShadow {
    * Shared bytes' atomic records beyond the writer record (see AtomicShadow): plain writes an
    * atomic replaced, and atomics concurrent with a later one. Cleared by cta_sync.
    */
-  readonly atomics = new AtomicShadow();
+  readonly #atomics = new AtomicShadow();
+
+  /** Atomic records beyond the writer records (0 in a CTA with no atomic since its last cta_sync). */
+  get atomicRecords(): number {
+    return this.#atomics.size;
+  }
 
   // Per shared byte.
   /** Last writer: packed `site << THREAD_BITS | thread`, -1 when never written in this CTA. */
@@ -160,7 +165,7 @@ export class SharedShadow {
    * Lazy uniform ranges of shared memory (interval shadow state): over `[s, f)` of an entry,
    * every byte's race records and bulk guard are the entry's values, and the per-byte arrays
    * there are stale. Bulk copies (kilobytes each) are checked and recorded on their entry in
-   * O(1); an access that needs bytes calls `materialise`, which writes the entry's values into
+   * O(1); an access that needs bytes calls `#materialise`, which writes the entry's values into
    * the arrays over the bytes it overlaps and keeps the parts outside. Entries never overlap,
    * never cover a byte with a pending cp.async (an issue materialises its bytes), and are at
    * least UNIFORM_MIN bytes long; at most MAX_UNIFORM are kept (older ones are materialised).
@@ -227,7 +232,7 @@ export class SharedShadow {
     this.#touchHi = 0;
     this.#uni.length = 0;
     if (this.#more.size > 0) this.#more.clear();
-    this.atomics.clear();
+    this.#atomics.clear();
     const n = this.#wr.length;
     if (uniform && n >= UNIFORM_MIN) this.#uni.push(freshEntry(0, n));
   }
@@ -235,7 +240,7 @@ export class SharedShadow {
   /** cta_sync: every read and atomic so far is ordered before everything after (Clocks.onBarrier). */
   onBarrier(): void {
     this.#more.clear();
-    this.atomics.clear();
+    this.#atomics.clear();
   }
 
   // ---------------------------------------------------------------- lazy uniform ranges
@@ -244,7 +249,7 @@ export class SharedShadow {
    * The entry holding all of [a, a + n), when n >= UNIFORM_MIN and one does whose records are
    * the same for every byte (a run-of-threads entry is not: its callers materialise).
    */
-  uniformAt(a: number, n: number): Uniform | undefined {
+  #uniformAt(a: number, n: number): Uniform | undefined {
     const u = this.#entryAt(a, n);
     return u !== undefined && u.wk < 0 && u.rk < 0 ? u : undefined;
   }
@@ -288,7 +293,7 @@ export class SharedShadow {
     const a = u.s;
     const n = u.f - u.s;
     this.#dropMore(a, n);
-    if (this.atomics.size > 0) this.atomics.drop(a, n);
+    if (this.#atomics.size > 0) this.#atomics.drop(a, n);
     const list = this.#uni;
     for (let i = list.length - 1; i >= 0; i--) {
       const v = list[i]!;
@@ -343,7 +348,7 @@ export class SharedShadow {
    * materialised there and keep their parts outside. Cheap when there are no entries (kernels
    * without bulk copies or runs never have any).
    */
-  materialise(a: number, n: number): void {
+  #materialise(a: number, n: number): void {
     const list = this.#uni;
     if (list.length === 0) return;
     // The block around the bytes, so that a sweep of element accesses fills each block once.
@@ -387,24 +392,19 @@ export class SharedShadow {
 
   /** The last writer of byte `b` (packed; -1 when never written in this CTA). */
   writerAt(b: number): number {
-    this.materialise(b, 1);
+    this.#materialise(b, 1);
     return this.#wr[b]!;
   }
 
   /** The bulk guard of byte `b` (0 when none; see Guards). */
   guardAt(b: number): number {
-    this.materialise(b, 1);
+    this.#materialise(b, 1);
     return this.#bk[b]!;
   }
 
   /** The number of pending cp.async writing byte `b`. */
   pendingAt(b: number): number {
     return this.#pend[b]!;
-  }
-
-  /** Bytes with readers beyond the two slots (cleared by cta_sync and by writes of them). */
-  get overflowReaders(): number {
-    return this.#more.size;
   }
 
   /**
@@ -430,9 +430,9 @@ export class SharedShadow {
    * for all its bytes, so only a byte to report materialises them.
    */
   firstUnready(a: number, n: number, t: number, guards: Guards): number {
-    const u = this.uniformAt(a, n);
+    const u = this.#uniformAt(a, n);
     if (u !== undefined && u.wr >= 0 && (u.bk === 0 || !guards.guardFails(u.bk, t))) return -1;
-    this.materialise(a, n);
+    this.#materialise(a, n);
     const pend = this.#pend;
     const wr = this.#wr;
     const bk = this.#bk;
@@ -456,7 +456,7 @@ export class SharedShadow {
    * guard that stops `t`; -1 when none. Materialises the bytes.
    */
   firstBlockedWrite(a: number, n: number, t: number, s2g: number, guards: Guards): number {
-    this.materialise(a, n);
+    this.#materialise(a, n);
     const pend = this.#pend;
     const bk = this.#bk;
     for (let b = a, e = a + n; b < e; b++) {
@@ -473,12 +473,12 @@ export class SharedShadow {
    * `t`; -1 when none. Pending cp.async are the issue's own business (pendIssue).
    */
   firstGuardedWrite(a: number, n: number, t: number, s2g: number, guards: Guards): number {
-    const u = this.uniformAt(a, n);
+    const u = this.#uniformAt(a, n);
     if (u !== undefined && !(u.bk !== 0 && guards.guardFails(u.bk, t))) {
       // A lazy uniform range whose guard lets `t` write: only a bulk source can stop it.
       return s2g;
     }
-    this.materialise(a, n);
+    this.#materialise(a, n);
     const bk = this.#bk;
     let passed = 0;
     for (let b = a, e = a + n; b < e; b++) {
@@ -494,7 +494,7 @@ export class SharedShadow {
 
   /** The first byte of [a, a + n) never written in this CTA, or -1. */
   firstUnwritten(a: number, n: number): number {
-    this.materialise(a, n);
+    this.#materialise(a, n);
     const wr = this.#wr;
     for (let b = a, e = a + n; b < e; b++) if (wr[b]! < 0) return b;
     return -1;
@@ -504,12 +504,12 @@ export class SharedShadow {
 
   /** Guard `g` (1 + the bulk copy's id) stands over [a, a + n) (a global → shared bulk copy's issue). */
   guardRange(a: number, n: number, g: number): void {
-    const u = this.uniformAt(a, n);
+    const u = this.#uniformAt(a, n);
     if (u !== undefined) {
       this.#isolate(u, a, n).bk = g;
       return;
     }
-    this.materialise(a, n);
+    this.#materialise(a, n);
     this.#bk.fill(g, a, a + n);
   }
 
@@ -527,7 +527,7 @@ export class SharedShadow {
    * byte was never written.
    */
   unorderedWrite(b: number, t: number): RaceHit | undefined {
-    this.materialise(b, 1);
+    this.#materialise(b, 1);
     const w = this.#wr[b]!;
     if (w < 0) return undefined;
     const c = this.#wc[b]!;
@@ -542,7 +542,7 @@ export class SharedShadow {
    * (no lazy range covers a pending byte).
    */
   pendIssue(a: number, n: number): number {
-    this.materialise(a, n);
+    this.#materialise(a, n);
     const pend = this.#pend;
     // One pass: the first byte an earlier cp.async still targets, and every byte counts this
     // copy; four bytes a step (chunks are 4, 8 or 16 bytes).
@@ -571,7 +571,7 @@ export class SharedShadow {
 
   /** Copies issued over [a, a + n), where nothing is pending yet, count one each (materialised first). */
   pendSet(a: number, n: number): void {
-    this.materialise(a, n);
+    this.#materialise(a, n);
     this.#pend.fill(1, a, a + n);
   }
 
@@ -601,7 +601,7 @@ export class SharedShadow {
     const me = (site << THREAD_BITS) | t;
     const now = clocks.clock[t]!;
     let hit: RaceHit | undefined;
-    const u = this.uniformAt(a, n);
+    const u = this.#uniformAt(a, n);
     if (u !== undefined) {
       // Every byte holds the same records: one decision, recorded on the range's own entry.
       const w = u.wr;
@@ -627,7 +627,7 @@ export class SharedShadow {
       // A third concurrent reader: per byte, keeping the second one (below).
       hit = undefined;
     }
-    this.materialise(a, n);
+    this.#materialise(a, n);
     return this.onReadBytes(t, site, a, n, hit);
   }
 
@@ -638,7 +638,7 @@ export class SharedShadow {
    */
   writeHit(t: number, a: number, n: number): RaceHit | undefined {
     const clocks = this.#clocks;
-    const u = this.uniformAt(a, n);
+    const u = this.#uniformAt(a, n);
     if (u !== undefined) {
       const w = u.wr;
       if (
@@ -650,7 +650,7 @@ export class SharedShadow {
         return { other: w, clock: u.wc };
       return undefined;
     }
-    this.materialise(a, n);
+    this.#materialise(a, n);
     const wr = this.#wr;
     const wc = this.#wc;
     for (let b = a; b < a + n; b++) {
@@ -659,7 +659,7 @@ export class SharedShadow {
       if (w >= 0 && (w & THREAD_MASK) !== t && cw !== 0 && !clocks.ordered(w & THREAD_MASK, cw, t))
         return { other: w, clock: cw };
     }
-    return this.atomics.moreHit(clocks, a, n, t);
+    return this.#atomics.moreHit(clocks, a, n, t);
   }
 
   /**
@@ -711,8 +711,8 @@ export class SharedShadow {
       }
     }
     // Atomics concurrent with the one in the writer record (AtomicShadow).
-    if (hit === undefined && this.atomics.more.size > 0) {
-      hit = this.atomics.moreHit(clocks, a, n, t);
+    if (hit === undefined && this.#atomics.more.size > 0) {
+      hit = this.#atomics.moreHit(clocks, a, n, t);
     }
     return hit;
   }
@@ -783,7 +783,7 @@ export class SharedShadow {
     const wc = this.#wc;
     let hit: WriteHit | undefined;
     // Atomics are elements, never lazy uniform ranges (materialised below).
-    const u = atomic ? undefined : this.uniformAt(a, n);
+    const u = atomic ? undefined : this.#uniformAt(a, n);
     if (u !== undefined) {
       // Over a uniform range its entry decides.
       const w = u.wr;
@@ -806,7 +806,7 @@ export class SharedShadow {
       if (record) this.recordWrite(t, site, a, n);
       return hit;
     }
-    this.materialise(a, n);
+    this.#materialise(a, n);
     // Bytes outside the changed range hold CTA-start records: nothing to race with there.
     const lo = a > this.#touchLo ? a : this.#touchLo;
     const hi = a + n < this.#touchHi ? a + n : this.#touchHi;
@@ -831,10 +831,10 @@ export class SharedShadow {
       }
       if (hit === undefined && this.#more.size > 0) hit = this.#moreHit(b, t);
     }
-    if (hit === undefined && this.atomics.size > 0) {
+    if (hit === undefined && this.#atomics.size > 0) {
       const h = atomic
-        ? this.atomics.plainHit(clocks, a, n, t)
-        : this.atomics.moreHit(clocks, a, n, t);
+        ? this.#atomics.plainHit(clocks, a, n, t)
+        : this.#atomics.moreHit(clocks, a, n, t);
       if (h) hit = { ...h, read: false };
     }
     if (record) {
@@ -856,11 +856,11 @@ export class SharedShadow {
     n: number,
     isAtomic: (site: number) => boolean,
   ): void {
-    this.materialise(a, n);
+    this.#materialise(a, n);
     this.#touch(a, a + n);
     const w = (site << THREAD_BITS) | t;
     const clocks = this.#clocks;
-    this.atomics.take(clocks, this.#wr, this.#wc, a, n, w, clocks.clock[t]!, t, isAtomic);
+    this.#atomics.take(clocks, this.#wr, this.#wc, a, n, w, clocks.clock[t]!, t, isAtomic);
     this.#bk.fill(0, a, a + n);
   }
 
@@ -872,8 +872,8 @@ export class SharedShadow {
     const w = (site << THREAD_BITS) | t;
     const now = this.#clocks.clock[t]!;
     this.#dropMore(a, n);
-    if (this.atomics.size > 0) this.atomics.drop(a, n);
-    const u = this.uniformAt(a, n);
+    if (this.#atomics.size > 0) this.#atomics.drop(a, n);
+    const u = this.#uniformAt(a, n);
     if (u !== undefined) {
       const v = this.#isolate(u, a, n);
       v.wr = w;
@@ -883,7 +883,7 @@ export class SharedShadow {
       v.bk = 0;
       return;
     }
-    this.materialise(a, n);
+    this.#materialise(a, n);
     this.#touch(a, a + n);
     if (n <= 32) {
       // Small ranges: a loop beats five calls of fill.
@@ -915,7 +915,7 @@ export class SharedShadow {
    * atomic records stay (a later access is checked against them).
    */
   recordLanded(t: number, site: number, a: number, n: number, now: number): void {
-    this.materialise(a, n);
+    this.#materialise(a, n);
     const w = (site << THREAD_BITS) | t;
     const wr = this.#wr;
     const wc = this.#wc;
@@ -933,8 +933,8 @@ export class SharedShadow {
   /** Bytes written by the async proxy (a landed bulk copy): ordered for every thread. */
   recordAsyncProxyWrite(t: number, site: number, a: number, n: number): void {
     this.#dropMore(a, n);
-    if (this.atomics.size > 0) this.atomics.drop(a, n);
-    const u = this.uniformAt(a, n);
+    if (this.#atomics.size > 0) this.#atomics.drop(a, n);
+    const u = this.#uniformAt(a, n);
     if (u !== undefined) {
       const v = this.#isolate(u, a, n);
       v.wr = (site << THREAD_BITS) | t;
@@ -943,7 +943,7 @@ export class SharedShadow {
       v.r2 = -1;
       return;
     }
-    this.materialise(a, n);
+    this.#materialise(a, n);
     this.#touch(a, a + n);
     this.#wr.fill((site << THREAD_BITS) | t, a, a + n);
     this.#wc.fill(0, a, a + n);
@@ -958,12 +958,12 @@ export class SharedShadow {
    */
   unfenced(a: number, n: number, t: number): number {
     const clocks = this.#clocks;
-    const u = this.uniformAt(a, n);
+    const u = this.#uniformAt(a, n);
     if (u !== undefined) {
       const w = u.wr;
       return w >= 0 && u.wc >= clocks.ctaBase && !clocks.sharedFenced(w, u.wc, t) ? a : -1;
     }
-    this.materialise(a, n);
+    this.#materialise(a, n);
     const wr = this.#wr;
     const wc = this.#wc;
     // Bytes of one write come in runs with one outcome.
@@ -993,7 +993,7 @@ export class SharedShadow {
    */
   readRun(site: number, t0: number, count: number, a: number, sh: number): boolean {
     const n = count << sh;
-    if (n < UNIFORM_MIN || this.atomics.size > 0) return false;
+    if (n < UNIFORM_MIN || this.#atomics.size > 0) return false;
     const clocks = this.#clocks;
     const u = this.#entryAt(a, n);
     if (u === undefined || u.wr < 0 || u.bk !== 0) return false;
@@ -1017,7 +1017,7 @@ export class SharedShadow {
    */
   writeRun(site: number, t0: number, count: number, a: number, sh: number): boolean {
     const n = count << sh;
-    if (n < UNIFORM_MIN || this.atomics.size > 0 || this.#more.size > 0) return false;
+    if (n < UNIFORM_MIN || this.#atomics.size > 0 || this.#more.size > 0) return false;
     const clocks = this.#clocks;
     if (!clocks.oneClock(t0, count)) return false;
     const u = this.#entryAt(a, n);
@@ -1063,7 +1063,7 @@ export class SharedShadow {
   ): boolean {
     // A landing keeps the bytes' overflow readers and atomic records (a later access is checked
     // against them); an entry would drop them.
-    if (n < UNIFORM_MIN || this.#more.size > 0 || this.atomics.size > 0) return false;
+    if (n < UNIFORM_MIN || this.#more.size > 0 || this.#atomics.size > 0) return false;
     const pend = this.#pend;
     if (inFlight) for (let b = a, e = a + n; b < e; b++) if (pend[b] !== 0) return false;
     const v = freshEntry(a, a + n);
@@ -1089,7 +1089,7 @@ export class SharedShadow {
     step: number,
   ): boolean {
     const eb = 1 << sh;
-    if (this.atomics.size > 0) return false;
+    if (this.#atomics.size > 0) return false;
     const span = (count - 1) * step + eb;
     if (this.#uni.length > 0 && this.#overlapsEntry(a, span)) return false;
     const clocks = this.#clocks;
@@ -1141,7 +1141,7 @@ export class SharedShadow {
     step: number,
   ): boolean {
     const eb = 1 << sh;
-    if (this.atomics.size > 0 || this.#more.size > 0) return false;
+    if (this.#atomics.size > 0 || this.#more.size > 0) return false;
     const span = (count - 1) * step + eb;
     if (this.#uni.length > 0 && this.#overlapsEntry(a, span)) return false;
     const clocks = this.#clocks;
