@@ -145,7 +145,11 @@ export function compileLoad(
         oob(t, rel, size);
         return zero as number;
       }
-      if (m.wgmma.live > 0) m.wgmma.checkLocal(m, t, base + rel, eb, site, "reads");
+      if (m.wgmma.live > 0) {
+        acc.addr = base + rel;
+        acc.thread = t;
+        m.wgmma.checkLocal(acc);
+      }
       return load(dv, t * stride + base + rel);
     };
   }
@@ -256,7 +260,11 @@ export function compileStore(
       const rel = off(t) * eb;
       const v = val(t);
       if (!(rel >= 0 && rel + eb <= size)) return oob(t, rel, size);
-      if (m.wgmma.live > 0) m.wgmma.checkLocal(m, t, base + rel, eb, site, "writes");
+      if (m.wgmma.live > 0) {
+        acc.addr = base + rel;
+        acc.thread = t;
+        m.wgmma.checkLocal(acc);
+      }
       if (m.wgmma.dirty) m.wgmma.noteLocalWrite(t * stride + base + rel, eb, site);
       store(dv, t * stride + base + rel, v);
     };

@@ -92,7 +92,8 @@ export function compileFragmentCall(
     }
     // Fragment registers are registers like any other to an in-flight wgmma (TX6023) and to
     // its wgmma.fence (TX6027): ldmatrix may not fill an A fragment a wgmma still reads.
-    if (m.wgmma.live > 0) m.wgmma.checkLocal(m, t, f.placed.base + rel, n, site, verb);
+    if (m.wgmma.live > 0)
+      m.wgmma.checkLocal(setAccess(acc, f.placed, f.placed.base + rel, n, t, site, verb));
     if (verb === "writes" && m.wgmma.dirty) {
       m.wgmma.noteLocalWrite(t * stride + f.placed.base + rel, n, site);
     }

@@ -1,4 +1,4 @@
-import type { SharedAccess, SimContext, WgmmaPort } from "./context.js";
+import type { Access, SharedAccess, SimContext, WgmmaPort } from "./context.js";
 import type { Placed } from "./memory.js";
 import { WarpgroupAligned } from "./warpgroup-aligned.js";
 import { WgmmaReads } from "./wgmma-reads.js";
@@ -186,10 +186,12 @@ export class WgmmaUnit implements WgmmaPort {
   }
 
   /**
-   * An ordinary access by thread `t` to its local bytes [rel, rel + n): TX6023 when they are
-   * the accumulators of a wgmma of its warp that is not retired.
+   * An ordinary access `acc` (`verb`) by a thread to its local bytes [addr, addr + n) (`addr`
+   * relative to the thread's local memory): TX6023 when they are the accumulators (or, written,
+   * the A fragment) of a wgmma of its warp that is not retired.
    */
-  checkLocal(m: SimContext, t: number, rel: number, n: number, site: number, verb: string): void {
+  checkLocal(acc: Access<Placed>): void {
+    const { m, thread: t, addr: rel, n, site, verb } = acc;
     const warp = t >> 5;
     const lane = t & 31;
     for (const p of this.#all()) {
