@@ -2,7 +2,8 @@ import type { DiagnosticCode, Note, Span } from "@tirx-ts/core";
 import type { Clocks } from "./clocks.js";
 import type { LaunchOptions } from "./launch-options.js";
 import type { BarBuffer, GlobalMem, Placed } from "./memory.js";
-import type { Guards, SharedShadow } from "./shared-shadow.js";
+import type { Guards } from "./shared-bytes.js";
+import type { SharedShadow } from "./shared-shadow.js";
 
 /**
  * The contract between the Machine (exec/machine.ts) and what runs inside it: the checks
