@@ -67,6 +67,11 @@ export const CATALOG = {
     rule: "script/unknown-name",
     title: "a name in a script kernel must be a parameter, a local, T, or a module constant",
   },
+  TX1025: {
+    rule: "dsl/async-body",
+    title:
+      "a kernel body (T.function, T.if_, T.while_) is traced synchronously: it may not be async or return a promise",
+  },
   TX2001: {
     rule: "wf/undefined-var",
     title: "a variable is used outside the scope that defines it",
@@ -115,6 +120,20 @@ export const CATALOG = {
     rule: "wf/static-operand",
     title:
       "an operand that selects the instruction (a count, mode, flag or immediate) must be a static JS integer",
+  },
+  TX2018: {
+    rule: "wf/expr-size",
+    title:
+      "an expression has at most 65536 operations, each use of a shared value counted (bind it with T.let_)",
+  },
+  TX2019: {
+    rule: "wf/kernel-name",
+    title:
+      "a kernel name must make a PTX identifier: not _ alone, not WARP_SZ, at most 1024 characters",
+  },
+  TX2020: {
+    rule: "wf/local-capacity",
+    title: "a thread's local arrays hold at most 512 KiB",
   },
   TX3001: {
     rule: "cp-async/opcode",
@@ -313,6 +332,15 @@ export const CATALOG = {
   TX5010: {
     rule: "device/unavailable",
     title: "a CUDA GPU was asked for, but no CUDA driver or device is usable here",
+  },
+  TX5011: {
+    rule: "runtime/disposed",
+    title:
+      "a tensor (or graph) is used after dispose(), or after its device was reset; make it again",
+  },
+  TX5012: {
+    rule: "runtime/device",
+    title: "a device is one that sim() or cuda(n) returned",
   },
   TX6001: {
     rule: "hazard/async-pending",

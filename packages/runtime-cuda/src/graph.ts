@@ -1,3 +1,4 @@
+import { TirxError } from "@tirx-ts/core";
 import { cuda, type CudaDevice } from "./device.js";
 import { driver, type CuHandle } from "./driver.js";
 import { CudaStream, currentStream, live } from "./stream.js";
@@ -46,7 +47,7 @@ export class CudaGraph implements Disposable {
 
   /** Queue one replay on `stream` (default: the current stream, else the default stream). */
   launch(stream: CudaStream | null = currentStream()): void {
-    if (this.#destroyed) throw new Error("CudaGraph used after dispose()");
+    if (this.#destroyed) throw new TirxError("TX5011", "CudaGraph used after dispose()");
     driver().graphLaunch(this.exec, stream?.handle ?? 0n);
   }
 

@@ -268,7 +268,8 @@ export class CudaKernel {
   ): BoundLaunch {
     const dev = this.device;
     const stale = (): Error =>
-      new Error(
+      new TirxError(
+        "TX5011",
         `kernel "${this.name}" was loaded before cuda:${dev.ordinal} was reset; load its module again`,
       );
     if (this.generation !== dev.generation) throw stale();
@@ -349,7 +350,8 @@ export class CudaKernel {
    */
   prepareExtended(launch: LaunchConfig): void {
     if (this.generation !== this.device.generation) {
-      throw new Error(
+      throw new TirxError(
+        "TX5011",
         `kernel "${this.name}" was loaded before cuda:${this.device.ordinal} was reset; load its module again`,
       );
     }

@@ -1,3 +1,4 @@
+import { TirxError } from "@tirx-ts/core";
 import { createHash } from "node:crypto";
 import type { CudaDevice } from "./device.js";
 import { driver, type CuHandle } from "./driver.js";
@@ -70,7 +71,10 @@ export class CudaModule {
    */
   getKernel(name: string, opts: { staticSharedBytes?: number } = {}): CudaKernel {
     if (this.#unloaded)
-      throw new Error(`CUDA module ${this.hash.slice(0, 12)} used after unload()`);
+      throw new TirxError(
+        "TX5011",
+        `CUDA module ${this.hash.slice(0, 12)} used after unload(); load it again`,
+      );
     let k = this.#kernels.get(name);
     if (!k) {
       this.device.activate();

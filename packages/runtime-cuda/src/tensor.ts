@@ -73,7 +73,7 @@ export class CudaTensor implements DeviceTensor {
     return new CudaTensor(device, shape, dtype);
   }
 
-  /** The CUdeviceptr of the first element (0n for an empty tensor). @throws Error after dispose(). */
+  /** The CUdeviceptr of the first element (0n for an empty tensor). @throws TirxError TX5011 after dispose(). */
   get ptr(): CuHandle {
     this.#live();
     return this.#ptr;
@@ -152,10 +152,14 @@ export class CudaTensor implements DeviceTensor {
 
   #live(): void {
     if (this.#disposed) {
-      throw new Error(`${this.dtype}[${this.shape.join(", ")}] CUDA tensor used after dispose()`);
+      throw new TirxError(
+        "TX5011",
+        `${this.dtype}[${this.shape.join(", ")}] CUDA tensor used after dispose()`,
+      );
     }
     if (this.#generation !== this.device.generation) {
-      throw new Error(
+      throw new TirxError(
+        "TX5011",
         `${this.dtype}[${this.shape.join(", ")}] CUDA tensor was allocated before cuda:${this.device.ordinal} was reset (device.reset()); its memory is gone: allocate it again`,
       );
     }
@@ -176,6 +180,7 @@ function encodeFor(data: HostData, shape: readonly number[], dtype: DType): Uint
   try {
     return encodeHost(data, dtype, numel(shape));
   } catch (e) {
+    if (e instanceof TirxError) throw e;
     throw new TirxError(
       "TX5007",
       `host data does not fit ${dtype}[${shape.join(", ")}]: ${(e as Error).message}`,

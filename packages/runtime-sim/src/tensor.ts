@@ -43,12 +43,21 @@ export class SimTensor implements DeviceTensor {
 
   /**
    * The device memory itself (a live view: kernels see writes to it, and it sees theirs).
-   * @throws Error after `dispose()`.
+   * @throws TirxError TX5011 after `dispose()`.
    */
   get storage(): Uint8Array {
-    if (!this.#storage)
-      throw new Error(`sim tensor [${this.shape.join(", ")}] ${this.dtype} used after dispose()`);
+    if (!this.#storage) {
+      throw new TirxError(
+        "TX5011",
+        `sim tensor [${this.shape.join(", ")}] ${this.dtype} used after dispose()`,
+      );
+    }
     return this.#storage;
+  }
+
+  /** True once `dispose()` ran. */
+  get disposed(): boolean {
+    return this.#storage === undefined;
   }
 
   /** One value per element; float16/bfloat16 widen exactly to Float32Array, 64-bit ints to BigInt64Array/BigUint64Array. */
@@ -61,9 +70,14 @@ export class SimTensor implements DeviceTensor {
     return new Uint8Array(this.storage);
   }
 
-  /** Release the memory; later use throws. Idempotent. */
+  /** Release the memory; later use throws TirxError TX5011. Idempotent. */
   dispose(): void {
     this.#storage = undefined;
+  }
+
+  /** `using t = tensor(...)`: the same as `dispose()`, as for CUDA tensors. */
+  [Symbol.dispose](): void {
+    this.dispose();
   }
 }
 
@@ -97,16 +111,7 @@ export function simTensor(
   opts: { shape: readonly number[]; dtype: DType },
 ): SimTensor {
   checkShape(opts.shape, opts.dtype);
-  let bytes: Uint8Array;
-  try {
-    bytes = encodeHost(data, opts.dtype, numel(opts.shape));
-  } catch (e) {
-    if (e instanceof RangeError) {
-      throw new TirxError("TX5007", `${e.message} for shape [${opts.shape.join(", ")}]`);
-    }
-    throw e;
-  }
-  return new SimTensor(bytes, opts.shape, opts.dtype);
+  return new SimTensor(encodeHost(data, opts.dtype, numel(opts.shape)), opts.shape, opts.dtype);
 }
 
 /** A sim tensor of zeros (all bytes 0). */

@@ -1,6 +1,7 @@
 import {
   checkArgs,
   checkPrimFunc,
+  launchArgError,
   didYouMean,
   isStaticShape,
   type DeviceLike,
@@ -18,8 +19,8 @@ import { callerSpan } from "@tirx-ts/dsl";
 import {
   archForDevice,
   compileCuda,
+  CudaDevice,
   type CudaCompiled,
-  type CudaDevice,
   type CudaStream,
 } from "@tirx-ts/runtime-cuda";
 import { runSim } from "@tirx-ts/runtime-sim";
@@ -129,7 +130,15 @@ function compileUncached(fn: PrimFunc, opts: CompileOptions): Compiled {
       const { reports } = runSim(verified, args, { hazards: opts.hazards ?? "throw" });
       return reports.length === 0 ? SIM : { device: "sim", reports };
     }
-    const cudaDev = dev as CudaDevice;
+    if (!(dev instanceof CudaDevice)) {
+      // A look-alike tensor whose device says "cuda" but is none.
+      throw launchArgError(
+        "TX5012",
+        `the tensors' device ${showValue(dev)} is not one from cuda(n)`,
+        fn,
+      );
+    }
+    const cudaDev = dev;
     const c = cudaFor(cudaDev);
     if (stream !== undefined) c.launchOn(stream, ...args);
     else c.enqueueChecked(cudaDev, args);

@@ -1,8 +1,8 @@
-import type { DeviceLike, KernelArg, PrimFunc } from "@tirx-ts/core";
+import { scalarAccepts, type DeviceLike, type KernelArg, type PrimFunc } from "@tirx-ts/core";
 
 /**
  * A per-kernel argument check for the launch fast path, built once: the common case (tensors of
- * the declared dtype and static shape, all on one device, and scalars that are numbers) is
+ * the declared dtype and static shape, live, all on one device, and scalars their dtype holds) is
  * accepted with plain loops and no allocation. It returns the device (undefined when the kernel
  * takes no tensors), or null when the arguments need core's full `checkArgs` (symbolic shapes,
  * anything unusual, and every error, so that errors are reported by one function).
@@ -14,6 +14,7 @@ export function fastArgCheck(
   const isTensor = new Uint8Array(n);
   const dtypes: string[] = [];
   const shapes: (readonly number[])[] = [];
+  const scalars: ((a: unknown) => boolean)[] = [];
   for (let i = 0; i < n; i++) {
     const p = fn.params[i]!;
     if (p.kind === "buffer") {
@@ -25,6 +26,7 @@ export function fastArgCheck(
       dtypes.push(p.var.dtype);
       shapes.push([]);
     }
+    scalars.push(p.kind === "scalar" ? scalarAccepts(p.var.dtype) : () => false);
   }
   return (args) => {
     if (args.length !== n) return null;
@@ -33,15 +35,20 @@ export function fastArgCheck(
       const a = args[i] as unknown;
       if (isTensor[i] === 1) {
         if (typeof a !== "object" || a === null) return null;
-        const t = a as { dtype?: unknown; shape?: unknown; device?: DeviceLike };
-        if (t.dtype !== dtypes[i] || t.device === undefined) return null;
+        const t = a as {
+          dtype?: unknown;
+          shape?: unknown;
+          device?: DeviceLike;
+          disposed?: boolean;
+        };
+        if (t.dtype !== dtypes[i] || t.device === undefined || t.disposed === true) return null;
         const shape = t.shape as readonly number[] | undefined;
         const want = shapes[i]!;
         if (!Array.isArray(shape) || shape.length !== want.length) return null;
         for (let k = 0; k < want.length; k++) if (shape[k] !== want[k]) return null;
         if (device !== undefined && device !== t.device) return null;
         device = t.device;
-      } else if (typeof a !== "number" && typeof a !== "bigint" && typeof a !== "boolean") {
+      } else if (!scalars[i]!(a)) {
         return null;
       }
     }

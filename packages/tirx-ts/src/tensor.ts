@@ -9,8 +9,8 @@ import {
   type DeviceTensor,
   type HostData,
 } from "@tirx-ts/core";
-import { cudaEmpty, cudaTensor, cudaZeros, type CudaDevice } from "@tirx-ts/runtime-cuda";
-import { simEmpty, simTensor, simZeros } from "@tirx-ts/runtime-sim";
+import { CudaDevice, cudaEmpty, cudaTensor, cudaZeros } from "@tirx-ts/runtime-cuda";
+import { sim, simEmpty, simTensor, simZeros } from "@tirx-ts/runtime-sim";
 import { device as defaultDevice } from "./device.js";
 
 /** Options of `tensor`: shape in elements (row-major), dtype, and device (default: `device()`). */
@@ -21,19 +21,47 @@ export interface TensorOptions {
 }
 
 /**
- * A device tensor holding `data` (one value per element, row-major; float16/bfloat16 are rounded
- * to nearest even). On `opts.device`, or the default device.
- * @throws TirxError TX1003 (dtype), TX5007 (shape, size over 2^48 bytes, or 2^31 − 1 on the simulator, or an element
- *   count that does not match the shape).
+ * `dev` when it is a device: the one `sim()` returns or a `CudaDevice` from `cuda(n)`; the
+ * default device for undefined.
+ * @throws TirxError TX5012 (runtime/device) for anything else (a plain object would reach the
+ *   runtimes as a device they cannot use).
  */
-export function tensor(data: HostData, opts: TensorOptions): DeviceTensor {
-  if (typeof opts !== "object" || opts === null) {
+function deviceOf(dev: unknown): DeviceLike {
+  if (dev === undefined) return defaultDevice();
+  if (dev === sim() || dev instanceof CudaDevice) return dev as DeviceLike;
+  throw new TirxError(
+    "TX5012",
+    `a tensor's device must be sim() or cuda(n) (or left out for the default device), got ${showValue(dev)}`,
+  );
+}
+
+/** Option names of `tensor`. */
+const TENSOR_OPTIONS = ["shape", "dtype", "device"];
+
+/**
+ * A device tensor holding `data` (one value per element, row-major; float16/bfloat16 are rounded
+ * to nearest even). On `opts.device`, or the default device. `using t = tensor(...)` disposes it
+ * at the end of the block, on either device.
+ * @throws TirxError TX1003 (dtype), TX5007 (options not an object or with an unknown key, shape,
+ *   size over 2^48 bytes, or 2^31 − 1 on the simulator, data that is not array-like, an element
+ *   count that does not match the shape, an element that is no value of the dtype), TX5012 (a
+ *   device that is not one).
+ */
+export function tensor(data: HostData, opts: TensorOptions): DeviceTensor & Disposable {
+  if (typeof opts !== "object" || opts === null || Array.isArray(opts)) {
     throw new TirxError(
       "TX5007",
       `tensor(data, { shape, dtype, device? }) needs its options, got ${showValue(opts)}`,
     );
   }
-  const dev = opts.device ?? defaultDevice();
+  const unknown = Object.keys(opts).find((k) => !TENSOR_OPTIONS.includes(k));
+  if (unknown !== undefined) {
+    throw new TirxError(
+      "TX5007",
+      `tensor has no option "${unknown}" (options: ${TENSOR_OPTIONS.join(", ")})`,
+    );
+  }
+  const dev = deviceOf(opts.device);
   const n = checkTensorSpec(opts.shape, opts.dtype, maxBytes(dev));
   if (
     typeof data !== "object" ||
@@ -51,22 +79,30 @@ export function tensor(data: HostData, opts: TensorOptions): DeviceTensor {
     : cudaTensor(data, { shape: opts.shape, dtype: opts.dtype, device: dev as CudaDevice });
 }
 
-/** A zero-filled device tensor. */
+/**
+ * A zero-filled device tensor.
+ * @throws TirxError TX1003 (dtype), TX5007 (shape or size), TX5012 (a device that is not one).
+ */
 tensor.zeros = (
   shape: readonly number[],
   dtype: DType,
-  dev: DeviceLike = defaultDevice(),
-): DeviceTensor => {
+  device?: DeviceLike,
+): DeviceTensor & Disposable => {
+  const dev = deviceOf(device);
   checkTensorSpec(shape, dtype, maxBytes(dev));
   return dev.kind === "sim" ? simZeros(shape, dtype) : cudaZeros(shape, dtype, dev as CudaDevice);
 };
 
-/** A device tensor with unspecified contents (the simulator poisons them). */
+/**
+ * A device tensor with unspecified contents (the simulator poisons them).
+ * @throws TirxError TX1003 (dtype), TX5007 (shape or size), TX5012 (a device that is not one).
+ */
 tensor.empty = (
   shape: readonly number[],
   dtype: DType,
-  dev: DeviceLike = defaultDevice(),
-): DeviceTensor => {
+  device?: DeviceLike,
+): DeviceTensor & Disposable => {
+  const dev = deviceOf(device);
   checkTensorSpec(shape, dtype, maxBytes(dev));
   return dev.kind === "sim" ? simEmpty(shape, dtype) : cudaEmpty(shape, dtype, dev as CudaDevice);
 };

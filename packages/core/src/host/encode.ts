@@ -1,5 +1,7 @@
 import { Float16Array, getFloat16, setFloat16 } from "@petamoriken/float16";
-import { dtypeBytes, type DType } from "../dtype.js";
+import { dtypeBytes, dtypeKind, type DType } from "../dtype.js";
+import { TirxError } from "../diagnostics.js";
+import { showValue } from "../show.js";
 
 /**
  * Host-side element encoding shared by every runtime: little-endian bytes with each dtype's
@@ -118,17 +120,30 @@ export type HostData = ArrayLike<number | bigint | boolean> | Uint8Array;
 /**
  * Encode `data` (one value per element, row-major) as the bytes of a `dtype` tensor of `count`
  * elements. A Uint8Array is taken as raw bytes only when `dtype` is not uint8/int8/bool and
- * its length is count × element bytes.
- * @throws RangeError when the element count does not match.
+ * its length is count × element bytes. Integers wrap to their dtype's width; float16/bfloat16
+ * round to nearest even.
+ * @throws TirxError TX5007 when `data` is not array-like, the element count does not match, or an
+ *   element is no value of
+ *   `dtype`: not a number, bigint or boolean (a hole, undefined, a string), or for an integer
+ *   dtype a fraction, NaN or ±Infinity (which no integer element can hold).
  */
 export function encodeHost(data: HostData, dtype: DType, count: number): Uint8Array {
+  const length: unknown =
+    typeof data === "object" && data !== null ? (data as { length?: unknown }).length : undefined;
+  if (typeof length !== "number" || !Number.isSafeInteger(length) || length < 0) {
+    throw new TirxError(
+      "TX5007",
+      `tensor data must be a typed array or an array of ${count} values, got ${showValue(data)}`,
+    );
+  }
   const eb = dtypeBytes(dtype);
   if (data instanceof Uint8Array && eb > 1 && data.length === count * eb) {
     return new Uint8Array(data);
   }
   if (data.length !== count) {
-    throw new RangeError(`expected ${count} elements of ${dtype}, got ${data.length}`);
+    throw new TirxError("TX5007", `expected ${count} elements of ${dtype}, got ${data.length}`);
   }
+  checkElements(data, dtype);
   if ((dtype === "float16" || dtype === "bfloat16") && allNumbers(data)) {
     return dtype === "float16" ? encodeFloat16(data) : encodeBfloat16(data);
   }
@@ -136,6 +151,39 @@ export function encodeHost(data: HostData, dtype: DType, count: number): Uint8Ar
   const dv = new DataView(out.buffer);
   for (let i = 0; i < count; i++) writeElement(dv, i * eb, dtype, data[i]!);
   return out;
+}
+
+/** Typed arrays whose elements are all integers. */
+const INT_ARRAYS = [
+  Int8Array,
+  Uint8Array,
+  Uint8ClampedArray,
+  Int16Array,
+  Uint16Array,
+  Int32Array,
+  Uint32Array,
+  BigInt64Array,
+  BigUint64Array,
+];
+
+/**
+ * Refuse an element that is no value of `dtype` (see {@link encodeHost}).
+ * @throws TirxError TX5007 naming the first such element.
+ */
+function checkElements(data: HostData, dtype: DType): void {
+  const integer = dtypeKind(dtype) !== "float" && dtype !== "bool";
+  if (ArrayBuffer.isView(data) && (!integer || INT_ARRAYS.some((c) => data instanceof c))) return;
+  for (let i = 0; i < data.length; i++) {
+    const v: unknown = data[i];
+    const t = typeof v;
+    let why: string | undefined;
+    if (t !== "number" && t !== "bigint" && t !== "boolean") {
+      why = `is ${v === undefined && !(i in data) ? "a hole" : showValue(v)}, not a number`;
+    } else if (integer && t === "number" && !Number.isInteger(v)) {
+      why = `is ${String(v)}, which a ${dtype} element cannot hold`;
+    }
+    if (why !== undefined) throw new TirxError("TX5007", `element ${i} of the data ${why}`);
+  }
 }
 
 /** Whether every element of `data` is a number (typed arrays other than the BigInt ones are). */

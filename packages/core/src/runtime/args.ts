@@ -1,6 +1,6 @@
 import { TirxError } from "../diagnostics.js";
 import { launchArgError } from "./call-site.js";
-import { DTYPES, dtypeBytes, isDType } from "../dtype.js";
+import { DTYPES, dtypeBits, dtypeBytes, dtypeKind, isDType, type DType } from "../dtype.js";
 import { MAX_TENSOR_BYTES } from "../limits.js";
 import { didYouMean } from "../suggest.js";
 import { showValue } from "../show.js";
@@ -10,6 +10,62 @@ import type { DeviceLike, DeviceTensor } from "./tensor.js";
 
 /** A launch argument: a device tensor for a tensor parameter, a number/bigint/boolean for a scalar. */
 export type KernelArg = DeviceTensor | number | bigint | boolean;
+
+/**
+ * What is wrong with `a` as the value of a scalar parameter of `dtype`, or undefined when it is
+ * right: an integer dtype takes an integer number or bigint within its range (PTX integer types
+ * hold exactly that range; a fraction, NaN or a wrapped value would run the kernel on another
+ * value than the caller's); a float dtype a number or bigint (rounded like a cast); bool `true`,
+ * `false`, 0 or 1.
+ */
+export function scalarArgProblem(dtype: DType, a: unknown): string | undefined {
+  if (scalarAccepts(dtype)(a)) return undefined;
+  if (typeof a !== "number" && typeof a !== "bigint" && typeof a !== "boolean") {
+    return `pass a ${dtype === "bool" ? "boolean" : "number"}, got ${showValue(a)}`;
+  }
+  if (dtype === "bool") return `pass true or false, got ${showValue(a)}`;
+  if (typeof a === "boolean") return `pass a number, not ${a}`;
+  if (typeof a === "number" && !Number.isInteger(a)) return `${a} is not an integer`;
+  const [lo, hi] = intRange(dtype);
+  return `${showValue(a)} is outside [${lo}, ${hi}]`;
+}
+
+/** The range of an integer dtype, as bigints. */
+function intRange(dtype: DType): readonly [bigint, bigint] {
+  const bits = BigInt(dtypeBits(dtype));
+  return dtypeKind(dtype) === "int"
+    ? [-(1n << (bits - 1n)), (1n << (bits - 1n)) - 1n]
+    : [0n, (1n << bits) - 1n];
+}
+
+const accepters = new Map<DType, (a: unknown) => boolean>();
+
+/**
+ * The test {@link scalarArgProblem} makes, as a function of the value alone, built once per
+ * dtype and allocating nothing per call (the launch fast path runs it on every launch).
+ */
+export function scalarAccepts(dtype: DType): (a: unknown) => boolean {
+  let f = accepters.get(dtype);
+  if (f) return f;
+  if (dtype === "bool") {
+    f = (a) => typeof a === "boolean" || a === 0 || a === 1 || a === 0n || a === 1n;
+  } else if (dtypeKind(dtype) === "float") {
+    f = (a) => typeof a === "number" || typeof a === "bigint";
+  } else {
+    const [lo, hi] = intRange(dtype);
+    const nlo = Number(lo);
+    const nhi = Number(hi);
+    f = (a) =>
+      typeof a === "number"
+        ? Number.isInteger(a) &&
+          (Math.abs(a) <= Number.MAX_SAFE_INTEGER
+            ? a >= nlo && a <= nhi // exact below 2^53 (64-bit ends round, but lie beyond)
+            : BigInt(a) >= lo && BigInt(a) <= hi)
+        : typeof a === "bigint" && a >= lo && a <= hi;
+  }
+  accepters.set(dtype, f);
+  return f;
+}
 
 /** True when `a` looks like a DeviceTensor. */
 export function isDeviceTensor(a: unknown): a is DeviceTensor {
@@ -22,9 +78,10 @@ export function isDeviceTensor(a: unknown): a is DeviceTensor {
  * kernel takes no tensors). Each error stands at the caller's line that launched the kernel,
  * with a note at the kernel's declaration (launchArgError).
  * A symbolic dim (`T.Tensor(["n"], ...)`) must equal the scalar argument it names.
- * @throws TirxError TX5001 (count), TX5002 (dtype), TX5003 (shape), TX5004 (device), TX5005 (kind),
- * TX5008 (a tensor extent differs from its dim's scalar argument), TX2011 (a tensor with symbolic
- * dims larger than 2^31 - 1 bytes).
+ * @throws TirxError TX5001 (count), TX5002 (dtype), TX5003 (shape), TX5004 (device), TX5005 (kind,
+ * or a scalar outside its dtype: see scalarArgProblem), TX5008 (a tensor extent differs from its
+ * dim's scalar argument), TX5011 (a disposed tensor), TX5012 (a tensor whose device is not one),
+ * TX2011 (a tensor with symbolic dims larger than 2^31 - 1 bytes).
  */
 export function checkArgs(fn: PrimFunc, args: readonly KernelArg[]): DeviceLike | undefined {
   if (args.length !== fn.params.length) {
@@ -38,10 +95,29 @@ export function checkArgs(fn: PrimFunc, args: readonly KernelArg[]): DeviceLike 
   fn.params.forEach((p, i) => {
     const a = args[i];
     if (p.kind === "buffer") {
-      if (!isDeviceTensor(a)) {
+      if (!isDeviceTensor(a) || !Array.isArray(a.shape)) {
         throw launchArgError(
           "TX5005",
-          `argument ${i} ("${p.name}") must be a tensor, got ${typeof a}`,
+          `argument ${i} ("${p.name}") must be a tensor (from tensor(), tensor.zeros() or tensor.empty()), got ${showValue(a)}`,
+          fn,
+        );
+      }
+      const dev: unknown = a.device;
+      if (
+        typeof dev !== "object" ||
+        dev === null ||
+        ((dev as DeviceLike).kind !== "sim" && (dev as DeviceLike).kind !== "cuda")
+      ) {
+        throw launchArgError(
+          "TX5012",
+          `argument ${i} ("${p.name}") is on ${showValue(dev)}, not a device from sim() or cuda(n)`,
+          fn,
+        );
+      }
+      if (a.disposed === true) {
+        throw launchArgError(
+          "TX5011",
+          `argument ${i} ("${p.name}") was disposed (dispose() or the end of its \`using\` block); make the tensor again`,
           fn,
         );
       }
@@ -96,11 +172,11 @@ export function checkArgs(fn: PrimFunc, args: readonly KernelArg[]): DeviceLike 
       }
       device = a.device;
     } else {
-      const ok = typeof a === "number" || typeof a === "bigint" || typeof a === "boolean";
-      if (!ok) {
+      const problem = scalarArgProblem(p.var.dtype, a);
+      if (problem !== undefined) {
         throw launchArgError(
           "TX5005",
-          `argument ${i} ("${p.name}") is a ${p.var.dtype} scalar; pass a number`,
+          `argument ${i} ("${p.name}") is a ${p.var.dtype} scalar; ${problem}`,
           fn,
         );
       }

@@ -22,6 +22,11 @@ export interface DeviceTensor {
   toArray(): HostArray;
   /** Copy the raw little-endian bytes to the host. */
   toBytes(): Uint8Array;
-  /** Free the device memory now; later use throws. */
+  /**
+   * True once `dispose()` ran (or the memory is otherwise gone); a launch refuses it (TX5011).
+   * Absent on tensors of other runtimes: live.
+   */
+  readonly disposed?: boolean;
+  /** Free the device memory now; later use throws TirxError TX5011. */
   dispose(): void;
 }
