@@ -14,25 +14,36 @@ import {
 /** A PTX ISA version as `[major, minor]`. */
 export type PtxVersion = readonly [number, number];
 
-/** A compilation target: its `.target` name, sm number and the lowest PTX ISA that names it. */
+/**
+ * A compilation target: its `.target` name, sm number, the lowest PTX ISA that names it, and the
+ * shared memory a CTA may have there (static and dynamic, bytes).
+ */
 export interface Arch {
   readonly name: string;
   readonly sm: number;
   readonly minPtx: PtxVersion;
+  readonly sharedPerCta: number;
 }
 
 /**
  * Targets codegen accepts, with the lowest `.version` that knows each (PTX ISA "Release notes";
- * checked with ptxas 13.0). sm_80 is the floor: everything below lacks cp.async.
+ * checked with ptxas 13.0) and the maximum shared memory per thread block (CUDA C++ Programming
+ * Guide, "Features and Technical Specifications": 163 KB on 8.0 and 8.7, 99 KB on 8.6 and 8.9,
+ * 227 KB on 9.0). sm_80 is the floor: everything below lacks cp.async.
  */
 export const ARCHS: readonly Arch[] = [
-  { name: "sm_80", sm: 80, minPtx: [7, 0] },
-  { name: "sm_86", sm: 86, minPtx: [7, 1] },
-  { name: "sm_87", sm: 87, minPtx: [7, 4] },
-  { name: "sm_89", sm: 89, minPtx: [7, 8] },
-  { name: "sm_90", sm: 90, minPtx: [7, 8] },
-  { name: "sm_90a", sm: 90, minPtx: [8, 0] },
+  { name: "sm_80", sm: 80, minPtx: [7, 0], sharedPerCta: 163 * 1024 },
+  { name: "sm_86", sm: 86, minPtx: [7, 1], sharedPerCta: 99 * 1024 },
+  { name: "sm_87", sm: 87, minPtx: [7, 4], sharedPerCta: 163 * 1024 },
+  { name: "sm_89", sm: 89, minPtx: [7, 8], sharedPerCta: 99 * 1024 },
+  { name: "sm_90", sm: 90, minPtx: [7, 8], sharedPerCta: 227 * 1024 },
+  { name: "sm_90a", sm: 90, minPtx: [8, 0], sharedPerCta: 227 * 1024 },
 ];
+
+/** The shared memory `vf`'s CTA uses: static buffers and the launch's dynamic bytes. */
+export function sharedBytesOf(vf: VerifiedFunc): number {
+  return vf.staticSharedBytes + vf.launch.dynamicSharedBytes;
+}
 
 /**
  * The oldest target (PTX ISA, cp.async: sm_80), which a kernel of cp.async and plain arithmetic
@@ -124,7 +135,8 @@ function useTarget(vf: VerifiedFunc): { message: string } {
  * that following it compiles (an sm_80 refusal of a wgmma kernel whose first newer statement is an
  * sm_90 mbarrier suggests sm_90a, not sm_90).
  * @throws TirxError TX3023 (cp.async below sm_80), the code of any later feature, TX5006 (unknown
- *   or unsupported arch, or a function needing a newer sm than asked).
+ *   or unsupported arch, or a function needing a newer sm than asked), TX2008 (more shared memory
+ *   than a CTA has on `arch`).
  */
 export function resolveArch(arch: string, vf: VerifiedFunc): Arch {
   const accepted = ARCHS.map((a) => a.name).join(", ");
@@ -169,6 +181,15 @@ export function resolveArch(arch: string, vf: VerifiedFunc): Arch {
       [useTarget(vf)],
     );
   }
+  const shared = sharedBytesOf(vf);
+  if (shared > found.sharedPerCta) {
+    throw new TirxError(
+      "TX2008",
+      `the CTA's shared memory is ${shared} bytes, but a CTA on ${arch} has at most ${found.sharedPerCta}`,
+      vf.entry.span ?? vf.fn.span,
+      [useTarget(vf)],
+    );
+  }
   return found;
 }
 
@@ -196,7 +217,12 @@ export function requiredArch(vf: VerifiedFunc): Arch {
   if (specific >= 0) {
     return ARCHS.find((a) => a.name === `sm_${specific}a`) ?? ARCHS[ARCHS.length - 1]!;
   }
-  return ARCHS.find((a) => a.sm >= sm && !a.name.endsWith("a")) ?? ARCHS[ARCHS.length - 1]!;
+  // The lowest target that also holds the CTA's shared memory (sm_90 past 163 KiB).
+  const shared = sharedBytesOf(vf);
+  return (
+    ARCHS.find((a) => a.sm >= sm && !a.name.endsWith("a") && a.sharedPerCta >= shared) ??
+    ARCHS[ARCHS.length - 1]!
+  );
 }
 
 /**

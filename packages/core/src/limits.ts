@@ -19,3 +19,32 @@ export const STATIC_SHARED_LIMIT = 48 * 1024;
  * behind the front doors (verify, compileToPtx, the simulator, printFunc) may then recurse.
  */
 export const MAX_EXPR_DEPTH = 2048;
+
+/**
+ * Most operations one expression may have, counted as a tree: a value used twice counts twice,
+ * as code generation computes it twice (TX2018). Walkers are linear in this count, so an
+ * expression that doubles itself (`e = e.add(e)` in a loop) stops at the author's line instead
+ * of taking exponential time.
+ */
+export const MAX_EXPR_NODES = 65536;
+
+/**
+ * Local memory a thread may have, in bytes: 512 KiB (CUDA C++ Programming Guide, "Features and
+ * Technical Specifications": maximum amount of local memory per thread). The sum of a kernel's
+ * `T.alloc_local` arrays is checked against it (TX2020).
+ */
+export const MAX_LOCAL_BYTES = 512 * 1024;
+
+/**
+ * Shared memory a CTA may have on any supported target, static and dynamic together, in bytes:
+ * 227 KiB, sm_90's (CUDA C++ Programming Guide, "Features and Technical Specifications": maximum
+ * amount of shared memory per thread block; sm_80 and sm_87 have 163 KiB, sm_86 and sm_89 99 KiB,
+ * which code generation checks per target).
+ */
+export const MAX_SHARED_PER_CTA = 227 * 1024;
+
+/**
+ * Longest PTX identifier, in characters (PTX ISA, "Identifiers": no maximum is specified, and
+ * every implementation supports at least 1024).
+ */
+export const MAX_PTX_IDENT = 1024;

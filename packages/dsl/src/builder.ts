@@ -1,4 +1,4 @@
-import { seq, TirxError, type Span, type Stmt } from "@tirx-ts/core";
+import { MAX_EXPR_DEPTH, seq, TirxError, type Span, type Stmt } from "@tirx-ts/core";
 
 /** A block of statements being recorded, with what closes it. */
 interface Frame {
@@ -18,22 +18,29 @@ export class Builder {
     this.frames[this.frames.length - 1]!.stmts.push(s);
   }
 
-  /** Record `body` into a fresh frame and return its statements as one statement. */
-  block(body: () => void): Stmt {
-    this.frames.push({ stmts: [], kind: "block" });
-    try {
-      body();
-    } finally {
-      const f = this.frames.pop()!;
-      this.lastBlock = f.stmts;
+  /**
+   * Refuse to open `n` more blocks past MAX_EXPR_DEPTH nested statements, at the author's
+   * `span`: deeper nesting could not pass the verifier (TX2013), and stopping here keeps a
+   * runaway recursion of T.if_ bodies from overflowing the stack first.
+   * @throws TirxError TX2013 (wf/expr-depth).
+   */
+  private checkNesting(n: number, span?: Span): void {
+    if (this.frames.length + n > MAX_EXPR_DEPTH) {
+      throw new TirxError(
+        "TX2013",
+        `statements nest ${this.frames.length + n} blocks deep here; at most ${MAX_EXPR_DEPTH} levels of statements and expressions are allowed`,
+        span,
+      );
     }
-    return seq(this.lastBlock);
   }
-  private lastBlock: Stmt[] = [];
 
-  /** Open a frame that stays open until `close` (used by for-of loops). */
-  open(): void {
-    this.frames.push({ stmts: [], kind: "block" });
+  /**
+   * Open `n` frames that stay open until `close` (for-of loops; T.if_ and T.while_ bodies).
+   * @throws TirxError TX2013 past MAX_EXPR_DEPTH nested blocks, at `span`.
+   */
+  open(span?: Span, n = 1): void {
+    this.checkNesting(n, span);
+    for (let k = 0; k < n; k++) this.frames.push({ stmts: [], kind: "block" });
   }
 
   close(): Stmt {
@@ -102,4 +109,29 @@ export function withBuilder<R>(b: Builder, fn: () => R): R {
   } finally {
     current = saved;
   }
+}
+
+/**
+ * Refuse `value`, what a kernel body or block body returned, when it is a promise or another
+ * thenable: an `async` body runs only up to its first `await` while the builder records it, and
+ * every statement after that would be lost (recorded nowhere, or refused later as TX1001 in an
+ * unhandled rejection). The rejection of a promise is observed here so that it is not reported
+ * again as unhandled.
+ * @throws TirxError TX1025 (dsl/async-body) at `span`.
+ */
+export function refuseThenable(value: unknown, span?: Span): void {
+  if ((typeof value !== "object" && typeof value !== "function") || value === null) return;
+  let then: unknown;
+  try {
+    then = (value as { then?: unknown }).then;
+  } catch {
+    return;
+  }
+  if (typeof then !== "function") return;
+  if (value instanceof Promise) value.catch(() => undefined);
+  throw new TirxError(
+    "TX1025",
+    "this body returned a promise (an async function): a kernel is traced synchronously, so every statement after its first await would be lost; remove async and await",
+    span,
+  );
 }

@@ -6,10 +6,11 @@ import {
   TirxError,
   type Expr,
   type Span,
+  type Stmt,
   type Var,
   type ForAnnotation,
 } from "@tirx-ts/core";
-import { builder } from "./builder.js";
+import { builder, refuseThenable, type Builder } from "./builder.js";
 import { checkFunction, PrimExpr, show, toExpr, type ExprLike } from "./expr.js";
 import { checkIdent } from "./check.js";
 import { callerSpan } from "./span.js";
@@ -92,7 +93,7 @@ function* loop(
   const b = builder(label, span);
   const head = loopHead(start, stop, step, span);
   const depth = b.depth;
-  b.open();
+  b.open(span);
   try {
     yield head.index;
   } finally {
@@ -144,7 +145,7 @@ function* nest(extents: readonly ExprLike[], span?: Span): Generator<PrimExpr[]>
   }
   const heads = extents.map((x) => loopHead(x, undefined, undefined, span));
   const depth = b.depth;
-  for (let k = 0; k < heads.length; k++) b.open();
+  b.open(span, heads.length);
   try {
     yield heads.map((h) => h.index);
   } finally {
@@ -194,6 +195,34 @@ export function vectorized(start: ExprLike, stop?: ExprLike): Iterable<PrimExpr>
 
 /** `if (cond) { then } else { otherwise }`, with both bodies traced once. */
 export function if_(cond: ExprLike, then: () => void, otherwise?: () => void): void {
+  // The checks live in a helper: this frame stays small, since nested T.if_ bodies stack it.
+  const head = ifHead(cond, then, otherwise);
+  const b = head.b;
+  // Builder.block inlined: one frame per nesting level instead of two.
+  b.open(head.span);
+  let t: Stmt;
+  try {
+    refuseThenable(then(), head.span);
+  } finally {
+    t = b.close();
+  }
+  let e: Stmt | undefined;
+  if (otherwise) {
+    b.open(head.span);
+    try {
+      refuseThenable(otherwise(), head.span);
+    } finally {
+      e = b.close();
+    }
+  }
+  b.emit(ifStmt(head, t, e));
+}
+
+function ifHead(
+  cond: ExprLike,
+  then: unknown,
+  otherwise: unknown,
+): { b: Builder; c: Expr; span: Span | undefined } {
   const span = callerSpan();
   const b = builder("T.if_", span);
   const c = toExpr(cond, "bool", span);
@@ -203,9 +232,12 @@ export function if_(cond: ExprLike, then: () => void, otherwise?: () => void): v
   if (otherwise !== undefined) {
     checkFunction(otherwise, "T.if_ needs a function (or nothing) for the else-branch", span);
   }
-  const t = b.block(then);
-  const e = otherwise ? b.block(otherwise) : undefined;
-  b.emit({ kind: "If", cond: c, then: t, ...(e ? { else: e } : {}), ...(span ? { span } : {}) });
+  return { b, c, span };
+}
+
+function ifStmt(head: { c: Expr; span: Span | undefined }, t: Stmt, e: Stmt | undefined): Stmt {
+  const { c, span } = head;
+  return { kind: "If", cond: c, then: t, ...(e ? { else: e } : {}), ...(span ? { span } : {}) };
 }
 
 /** `while (cond()) { body }`; `cond` is traced once. */
@@ -221,7 +253,14 @@ export function while_(cond: () => ExprLike, body: () => void): void {
   const c = toExpr(cond(), "bool", span);
   if (c.dtype !== "bool")
     throw new TirxError("TX2005", `while condition must be bool, got ${c.dtype}`, span);
-  const s = b.block(body);
+  // Builder.block inlined: one frame per nesting level instead of two.
+  b.open(span);
+  let s: Stmt;
+  try {
+    refuseThenable(body(), span);
+  } finally {
+    s = b.close();
+  }
   b.emit({ kind: "While", cond: c, body: s, ...(span ? { span } : {}) });
 }
 

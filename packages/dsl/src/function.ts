@@ -21,7 +21,7 @@ import {
   type Dim,
   type Var,
 } from "@tirx-ts/core";
-import { Builder, builder, withBuilder } from "./builder.js";
+import { Builder, builder, refuseThenable, withBuilder } from "./builder.js";
 import { checkDType, checkFunction, PrimExpr, show } from "./expr.js";
 import { checkIdent, checkOptInt, checkOptions, checkShape, isPlainObject } from "./check.js";
 import { checkLaunchConfig } from "./cuda.js";
@@ -47,7 +47,8 @@ export type ParamHandles<P extends Record<string, ParamType>> = {
  * const k = T.function("k", { A: T.Tensor([128], "float32") }, ({ A }) => { ... });
  * const v = T.function("v", { n: T.int32, A: T.Tensor(["n"], "float32") }, ({ n, A }) => { ... });
  * @throws TirxError for malformed declarations or statements (TX1xxx); TX2003 for a dim that
- * names no int32 scalar parameter.
+ * names no int32 scalar parameter; TX1025 for a body that returns a promise (an `async` body:
+ * statements after its first `await` would be lost).
  */
 export function function_<P extends Record<string, ParamType>>(
   name: string,
@@ -142,7 +143,7 @@ export function function_<P extends Record<string, ParamType>>(
     });
   }
   const b = new Builder();
-  withBuilder(b, () => body(handles as ParamHandles<P>));
+  withBuilder(b, () => refuseThenable(body(handles as ParamHandles<P>), span));
   const { top, device } = b.finish();
   const stmts: Stmt[] = [...top];
   if (device) {

@@ -2,6 +2,7 @@ import {
   binary,
   cast,
   checkDepth,
+  deepSafe,
   constInt,
   exactEqual,
   type Buffer,
@@ -71,7 +72,8 @@ function printKernel(fn: PrimFunc, exportName: string): string {
   /** `x` where a literal would take the dtype `like` (a method's operand). */
   const arg = (x: Expr, like: string | undefined): string => bare(x, like) ?? e(x);
   /** `x` as a JS expression whose value is a PrimExpr. */
-  const e = (x: Expr): string => {
+  // Deep expressions are printed bottom-up (deepSafe): no recursion per level.
+  const e = deepSafe((x: Expr): string => {
     switch (x.kind) {
       case "IntImm":
       case "FloatImm":
@@ -119,7 +121,7 @@ function printKernel(fn: PrimFunc, exportName: string): string {
       case "CallExpr":
         return `T.call_value(${JSON.stringify(x.op)}${opArgs(x.op, x.args)})`;
     }
-  };
+  });
   const maps: TensorMapNames = new TensorMapNames(fresh, (): PieceSpellings => pieces);
   const pieces: PieceSpellings = {
     ref,
@@ -133,9 +135,16 @@ function printKernel(fn: PrimFunc, exportName: string): string {
 
   const lines: string[] = [];
   let mapsAt: { at: number; ind: string } | undefined;
+  // Statements print from an explicit stack of work (a statement and its indent, or a line to
+  // print once the statements scheduled before it are printed), so nesting costs no JS stack.
+  type Work = readonly [Stmt, string] | (() => void);
+  const work: Work[] = [];
+  const then = (...items: Work[]): void => {
+    for (let i = items.length - 1; i >= 0; i--) work.push(items[i]!);
+  };
   const block = (x: Stmt, ind: string): void => {
-    if (x.kind === "Seq") x.stmts.forEach((c) => s(c, ind));
-    else s(x, ind);
+    if (x.kind === "Seq") then(...x.stmts.map((c) => [c, ind] as const));
+    else then([x, ind]);
   };
   const s = (x: Stmt, ind: string): void => {
     const out = (l: string): void => {
@@ -190,24 +199,37 @@ function printKernel(fn: PrimFunc, exportName: string): string {
           head = `T.raw.loop(${arg(x.min, "int32")}, ${arg(ext, "int32")}, "${x.annotation}")`;
         }
         out(`for (const ${bind(x.var)} of ${head}) {`);
-        block(x.body, ind + "  ");
-        out("}");
+        then(
+          () => block(x.body, ind + "  "),
+          () => out("}"),
+        );
         return;
       }
       case "While":
         out(`T.while_(() => ${arg(x.cond, "bool")}, () => {`);
-        block(x.body, ind + "  ");
-        out("});");
+        then(
+          () => block(x.body, ind + "  "),
+          () => out("});"),
+        );
         return;
-      case "If":
+      case "If": {
         out(`T.if_(${arg(x.cond, "bool")}, () => {`);
-        block(x.then, ind + "  ");
-        if (x.else) {
-          out("}, () => {");
-          block(x.else, ind + "  ");
-        }
-        out("});");
+        const other = x.else;
+        const inner = ind + "  ";
+        if (other) {
+          then(
+            () => block(x.then, inner),
+            () => out("}, () => {"),
+            () => block(other, inner),
+            () => out("});"),
+          );
+        } else
+          then(
+            () => block(x.then, inner),
+            () => out("});"),
+          );
         return;
+      }
       case "Let": {
         const v = x.value;
         if (v.kind === "Special" && x.var.dtype === "int32") {
@@ -234,7 +256,7 @@ function printKernel(fn: PrimFunc, exportName: string): string {
       case "TileOp":
         // The plan is the verifier's, made again from the tile.apply when the module is loaded.
         out(tileOpComment(x));
-        s(x.source, ind);
+        then([x.source, ind]);
         return;
       case "TileApply":
         out(tileApplyLine(pieces, x));
@@ -261,6 +283,11 @@ function printKernel(fn: PrimFunc, exportName: string): string {
     decls.push(`${key}: T.Tensor([${dims.join(", ")}], "${p.buffer.dtype}")`);
   }
   block(fn.body, "  ");
+  while (work.length > 0) {
+    const w = work.pop()!;
+    if (typeof w === "function") w();
+    else s(w[0], w[1]);
+  }
   if (mapsAt) lines.splice(mapsAt.at, 0, ...maps.decls.map((d) => mapsAt!.ind + d));
   return (
     `export const ${exportName} = T.function(${JSON.stringify(fn.name)}, { ${decls.join(", ")} }, ({ ${keys.join(", ")} }) => {\n` +
@@ -301,18 +328,35 @@ export function printModule(fns: readonly PrimFunc[]): string {
   return parts.join("\n");
 }
 
-/** Format TypeScript text with prettier (the repository's width of 100). */
+/**
+ * Deepest kernel (levels of statements and expressions, `checkDepth`) the `...Async` printers
+ * format with prettier. Prettier walks the syntax tree by recursion, several frames per level: a
+ * deeper kernel (up to MAX_EXPR_DEPTH) is returned as the printer made it (valid TypeScript, one
+ * statement per line), which is also much faster than prettier on such text.
+ */
+export const FORMAT_MAX_DEPTH = 256;
+
+/**
+ * Format TypeScript text with prettier (the repository's width of 100). Should prettier's
+ * recursion overflow the stack all the same, the text comes back unformatted.
+ */
 export async function format(text: string): Promise<string> {
   const prettier = await import("prettier");
-  return prettier.format(text, { parser: "typescript", printWidth: 100 });
+  try {
+    return await prettier.format(text, { parser: "typescript", printWidth: 100 });
+  } catch (e) {
+    if (e instanceof RangeError && /call stack/.test(e.message)) return text;
+    throw e;
+  }
 }
 
-/** {@link printFunc}, formatted with prettier. */
+/** {@link printFunc}, formatted with prettier (up to FORMAT_MAX_DEPTH deep). */
 export async function printFuncAsync(fn: PrimFunc): Promise<string> {
-  return format(printFunc(fn));
+  return printModuleAsync([fn]);
 }
 
-/** {@link printModule}, formatted with prettier. */
+/** {@link printModule}, formatted with prettier (up to FORMAT_MAX_DEPTH deep). */
 export async function printModuleAsync(fns: readonly PrimFunc[]): Promise<string> {
-  return format(printModule(fns));
+  const text = printModule(fns);
+  return fns.some((f) => checkDepth(f) > FORMAT_MAX_DEPTH) ? text : format(text);
 }

@@ -105,7 +105,7 @@ export const raw = {
     }
     const v = mkVar("i", "int32", span);
     const depth = b.depth;
-    b.open();
+    b.open(span);
     try {
       yield new PrimExpr(v);
     } finally {

@@ -20,27 +20,28 @@ export function memRef(reg: string, offset: number): string {
 function splitConst(ctx: EmitContext, e: Expr): { dyn?: Expr; c: number } {
   const terms: { x: Expr; f: bigint }[] = [];
   let c = 0n;
-  const visit = (x: Expr, f: bigint): void => {
+  // Terms in their order from an explicit stack (left operand on top): any depth is safe.
+  const work: [Expr, bigint][] = [[e, 1n]];
+  while (work.length > 0) {
+    const [x, f] = work.pop()!;
     const k = ctx.staticInt(x);
     if (k !== undefined) {
       c += f * k;
-      return;
+      continue;
     }
     if (x.kind === "Binary" && x.op === "add") {
-      visit(x.a, f);
-      visit(x.b, f);
-      return;
+      work.push([x.b, f], [x.a, f]);
+      continue;
     }
     const kb = x.kind === "Binary" ? ctx.staticInt(x.b) : undefined;
     const ka = x.kind === "Binary" ? ctx.staticInt(x.a) : undefined;
     if (x.kind === "Binary" && x.op === "sub" && kb !== undefined) {
-      visit(x.a, f);
+      work.push([x.a, f]);
       c -= f * kb;
     } else if (x.kind === "Binary" && x.op === "mul" && (kb ?? ka) !== undefined) {
-      visit(kb !== undefined ? x.a : x.b, f * (kb ?? ka)!);
+      work.push([kb !== undefined ? x.a : x.b, f * (kb ?? ka)!]);
     } else terms.push({ x, f });
-  };
-  visit(e, 1n);
+  }
   const dyn = terms
     .map(({ x, f }): Expr =>
       f === 1n

@@ -143,12 +143,23 @@ export class EmitContext {
    * of the enclosing scope).
    */
   scoped(f: () => void, transparent = false): void {
-    this.scopes.push({ values: new Map(), transparent, bound: new Set() });
+    this.openScope(transparent);
     try {
       f();
     } finally {
-      this.scopes.pop();
+      this.closeScope();
     }
+  }
+
+  /** Open a {@link memo} scope, as {@link scoped} does, for a body emitted later. */
+  openScope(transparent = false): void {
+    this.scopes.push({ values: new Map(), transparent, bound: new Set() });
+  }
+
+  /** Close the scope {@link openScope} opened last. */
+  closeScope(): void {
+    invariant(this.scopes.length > 1, "closeScope without an open scope");
+    this.scopes.pop();
   }
 
   /** Bind variable `id` to operand `op` in the current scope. */

@@ -4,8 +4,12 @@ import {
   constInt,
   dtypeBits,
   dtypeKind,
+  exprHeight,
   exprRange,
+  findOp,
   isFloat,
+  postOrder,
+  SHALLOW_HEIGHT,
   type Binary,
   type Compare,
   type DType,
@@ -25,6 +29,7 @@ import {
 } from "../types.js";
 import { elementRef } from "./address.js";
 import { emitCast } from "./cast.js";
+import { indexBits } from "./index-width.js";
 import { exprKey } from "./key.js";
 import { foldBinary, foldCompare } from "./immediate.js";
 import { elementReg } from "./register-array.js";
@@ -44,6 +49,84 @@ const WRAPS = new Set(["add", "sub", "mul", "div", "mod", "floordiv", "floormod"
  */
 export class ExprEmitter {
   constructor(readonly ctx: EmitContext) {}
+
+  /**
+   * Operands of sub-expressions emitted ahead of their parent (see {@link ahead}), per node, in
+   * the order their uses ask for them.
+   */
+  private ready = new Map<Expr, string[]>();
+
+  /**
+   * True for a node whose emission emits each child, in order, through {@link emit} and nothing
+   * before them: operators, casts, selects and op calls whose operands are all values. Loads
+   * and pointers (whose offsets become addresses) are not.
+   */
+  private transparent(e: Expr): boolean {
+    switch (e.kind) {
+      case "Binary":
+      case "Compare":
+      case "Logical":
+      case "Not":
+      case "Cast":
+      case "IfThenElse":
+        return true;
+      case "CallExpr": {
+        const op = findOp(e.op);
+        return (
+          op !== undefined &&
+          op.form === "value" &&
+          op.operands.length === e.args.length &&
+          op.operands.every((o) => o.kind === "value")
+        );
+      }
+      default:
+        return false;
+    }
+  }
+
+  /**
+   * True for a load whose address is its offset as it stands (`elementRef` emits exactly
+   * `offset` through {@link emit}: no constant to split off, no factor to peel, no widening, not
+   * a register array), as in a gather `I[I[i]]`: its offset can be emitted ahead like an
+   * operand.
+   */
+  private verbatimOffset(e: Expr): boolean {
+    if (e.kind !== "BufferLoad") return false;
+    const o = e.offset;
+    if (o.kind !== "BufferLoad" && o.kind !== "CallExpr") return false;
+    if (this.ctx.storage.buffers.get(e.buffer.id)?.kind === "registers") return false;
+    return !(e.buffer.scope === "global" && indexBits(e.buffer, this.ctx.wideSymbolic) === 64);
+  }
+
+  /**
+   * Emit the sub-expressions of a deep expression `e` (higher than SHALLOW_HEIGHT) bottom-up, in
+   * the order recursion would finish them (post-order through transparent nodes and gathers'
+   * offsets), each one level deep, and remember their operands for the parents that ask next.
+   * Emission then costs no JS stack per level, up to MAX_EXPR_DEPTH and past it. Another load or
+   * pointer inside is emitted whole, where its turn comes; one deep in its turn goes through
+   * here again.
+   */
+  private ahead(e: Expr): void {
+    const order = postOrder(e, (x) => this.transparent(x) || this.verbatimOffset(x));
+    order.pop();
+    for (const x of order) {
+      let v: string;
+      if (this.transparent(x) || this.verbatimOffset(x)) v = this.plain(x);
+      else {
+        // An opaque node's own sub-expressions must not take operands meant for others.
+        const saved = this.ready;
+        this.ready = new Map();
+        try {
+          v = this.emit(x);
+        } finally {
+          this.ready = saved;
+        }
+      }
+      const q = this.ready.get(x);
+      if (q) q.push(v);
+      else this.ready.set(x, [v]);
+    }
+  }
 
   /**
    * Emit `e`; the operand holds its value. 16-bit float arithmetic must already go through
@@ -83,6 +166,29 @@ export class ExprEmitter {
    * already computed in an enclosing scope is not computed again (see `EmitContext.memo`).
    */
   emit(e: Expr): string {
+    const q = this.ready.get(e);
+    if (q) {
+      const v = q.shift()!;
+      if (q.length === 0) this.ready.delete(e);
+      return v;
+    }
+    if (exprHeight(e) > SHALLOW_HEIGHT && (this.transparent(e) || this.verbatimOffset(e))) {
+      // Operands emitted ahead are for this expression's nodes only: leftovers (a parent that
+      // reused an earlier value) are dropped with the map.
+      const saved = this.ready;
+      this.ready = new Map();
+      try {
+        this.ahead(e);
+        return this.plain(e);
+      } finally {
+        this.ready = saved;
+      }
+    }
+    return this.plain(e);
+  }
+
+  /** Emit `e` by recursion (its children through {@link emit}), reusing a remembered value. */
+  private plain(e: Expr): string {
     if (e.kind === "IntImm" || e.kind === "FloatImm" || e.kind === "Var" || e.kind === "Special")
       return this.node(e);
     return this.ctx.memo(exprKey(e), () => this.node(e));

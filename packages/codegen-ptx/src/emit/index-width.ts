@@ -1,4 +1,4 @@
-import { dtypeBits, dtypeBytes, type Buffer, type Expr } from "@tirx-ts/core";
+import { bottomUp, dtypeBits, dtypeBytes, type Buffer, type Expr } from "@tirx-ts/core";
 
 /** Largest byte extent a global tensor may have and still be addressed with 32-bit offsets. */
 export const INDEX32_MAX_BYTES = 2 ** 31 - 1;
@@ -34,6 +34,10 @@ const WIDENS = new Set(["add", "sub", "mul", "div", "mod", "floordiv", "floormod
  * sign-extended (zero-extended when unsigned) where it is used. 64-bit expressions are unchanged.
  */
 export function widenIndex(e: Expr): Expr {
+  return bottomUp(e, widenNode);
+}
+
+function widenNode(e: Expr, widenIndex: (x: Expr) => Expr): Expr {
   if (dtypeBits(e.dtype) === 64) return e;
   switch (e.kind) {
     case "IntImm":

@@ -33,8 +33,17 @@ function hasLoad(e: Expr): boolean {
 
 /** True for a statement that emits nothing (an empty sequence, possibly nested). */
 function isEmpty(s: Stmt): boolean {
-  return s.kind === "Seq" && s.stmts.every(isEmpty);
+  const work: Stmt[] = [s];
+  while (work.length > 0) {
+    const x = work.pop()!;
+    if (x.kind !== "Seq") return false;
+    work.push(...x.stmts);
+  }
+  return true;
 }
+
+/** A statement to emit, or a step to run once the statements scheduled before it are emitted. */
+type Work = Stmt | (() => void);
 
 /**
  * Statement emission: structured control flow becomes labels and branches, stores become
@@ -43,12 +52,34 @@ function isEmpty(s: Stmt): boolean {
  */
 export class StmtEmitter {
   readonly ex: ExprEmitter;
+  /**
+   * What is left to emit, last first. Nested bodies are scheduled here rather than emitted by
+   * recursion, so statement nesting costs no JS stack (any depth up to MAX_EXPR_DEPTH).
+   */
+  private readonly work: Work[] = [];
 
   constructor(readonly ctx: EmitContext) {
     this.ex = new ExprEmitter(ctx);
   }
 
+  /** Emit `s` and everything nested in it. */
   emit(s: Stmt): void {
+    const base = this.work.length;
+    this.work.push(s);
+    while (this.work.length > base) {
+      const w = this.work.pop()!;
+      if (typeof w === "function") w();
+      else this.one(w);
+    }
+  }
+
+  /** Run `items` in order, before anything scheduled earlier. */
+  private then(...items: Work[]): void {
+    for (let i = items.length - 1; i >= 0; i--) this.work.push(items[i]!);
+  }
+
+  /** Emit one statement; the statements nested in it are scheduled with {@link then}. */
+  private one(s: Stmt): void {
     const ctx = this.ctx;
     // The author's line as a comment maps PTX back to the kernel; the file's base name keeps the
     // text the same on every checkout.
@@ -59,7 +90,7 @@ export class StmtEmitter {
     }
     switch (s.kind) {
       case "Seq":
-        for (const c of s.stmts) this.emit(c);
+        this.then(...s.stmts);
         return;
       case "For":
         return this.loop(s);
@@ -159,13 +190,18 @@ export class StmtEmitter {
       ctx.comment(`T.vectorized at ${where(s)} is unrolled: ${why}`);
     }
     if (s.annotation !== "serial" && lo !== undefined && n !== undefined) {
+      const copies: Work[] = [];
       for (let k = 0; k < n; k++) {
-        ctx.scoped(() => {
-          ctx.bind(s.var.id, intImmediate(lo + k, s.var.dtype));
-          this.emit(s.body);
-        }, true);
+        copies.push(
+          () => {
+            ctx.openScope(true);
+            ctx.bind(s.var.id, intImmediate(lo + k, s.var.dtype));
+          },
+          s.body,
+          () => ctx.closeScope(),
+        );
       }
-      ctx.env.delete(s.var.id);
+      this.then(...copies, () => ctx.env.delete(s.var.id));
       return;
     }
     const dt = s.var.dtype;
@@ -187,15 +223,16 @@ export class StmtEmitter {
     const first = exprRange(s.min, ctx.rangeEnv());
     const count = exprRange(s.extent, ctx.rangeEnv());
     ctx.ranges.set(s.var.id, { min: first.min, max: first.max + count.max - 1 });
-    ctx.scoped(() => {
-      ctx.bind(s.var.id, i);
-      this.emit(s.body);
+    ctx.openScope();
+    ctx.bind(s.var.id, i);
+    this.then(s.body, () => {
+      ctx.closeScope();
+      ctx.ranges.delete(s.var.id);
+      ctx.env.delete(s.var.id);
+      ctx.ins(`add.${opType(dt)} ${i}, ${i}, 1`);
+      ctx.ins(`bra ${head}`);
+      ctx.label(exit);
     });
-    ctx.ranges.delete(s.var.id);
-    ctx.env.delete(s.var.id);
-    ctx.ins(`add.${opType(dt)} ${i}, ${i}, 1`);
-    ctx.ins(`bra ${head}`);
-    ctx.label(exit);
   }
 
   /**
@@ -216,20 +253,22 @@ export class StmtEmitter {
     const call = test.kind === "CallExpr" && !test.args.some(hasLoad) ? test : undefined;
     const prepared = call && prepareValueIntrinsic(this.ex, call);
     const [head, exit] = ctx.newLabels("while", "while_end");
-    ctx.scoped(() => {
-      ctx.label(head);
-      const c = prepared ? prepared.issue() : this.ex.value(test);
-      // The branch that leaves the loop is taken when the condition is false.
-      const leave = negated ? `@${c}` : `@!${c}`;
-      const stay = negated ? `@!${c}` : `@${c}`;
-      if (isEmpty(s.body)) {
-        ctx.ins(`${stay} bra ${head}`);
-        return;
-      }
-      ctx.ins(`${leave} bra ${exit}`);
-      this.emit(s.body);
+    ctx.openScope();
+    ctx.label(head);
+    const c = prepared ? prepared.issue() : this.ex.value(test);
+    // The branch that leaves the loop is taken when the condition is false.
+    const leave = negated ? `@${c}` : `@!${c}`;
+    const stay = negated ? `@!${c}` : `@${c}`;
+    if (isEmpty(s.body)) {
+      ctx.ins(`${stay} bra ${head}`);
+      ctx.closeScope();
+      return;
+    }
+    ctx.ins(`${leave} bra ${exit}`);
+    this.then(s.body, () => {
       ctx.ins(`bra ${head}`);
       ctx.label(exit);
+      ctx.closeScope();
     });
   }
 
@@ -238,20 +277,30 @@ export class StmtEmitter {
     const known = constInt(s.cond);
     if (known !== undefined) {
       // A constant condition emits only the arm that runs.
-      if (known !== 0) this.emit(s.then);
-      else if (s.else) this.emit(s.else);
+      if (known !== 0) this.then(s.then);
+      else if (s.else) this.then(s.else);
       return;
     }
     const c = this.ex.value(s.cond);
     const [elseLabel, exit] = ctx.newLabels("else", "endif");
     ctx.ins(`@!${c} bra ${s.else ? elseLabel : exit}`);
-    ctx.scoped(() => this.emit(s.then));
-    if (s.else) {
-      const otherwise = s.else;
-      ctx.ins(`bra ${exit}`);
-      ctx.label(elseLabel);
-      ctx.scoped(() => this.emit(otherwise));
-    }
-    ctx.label(exit);
+    const other: Work[] = s.else
+      ? [
+          () => {
+            ctx.ins(`bra ${exit}`);
+            ctx.label(elseLabel);
+            ctx.openScope();
+          },
+          s.else,
+          () => ctx.closeScope(),
+        ]
+      : [];
+    ctx.openScope();
+    this.then(
+      s.then,
+      () => ctx.closeScope(),
+      ...other,
+      () => ctx.label(exit),
+    );
   }
 }

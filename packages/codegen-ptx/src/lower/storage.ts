@@ -1,4 +1,4 @@
-import { numel, staticShape, walkStmt, type Buffer, type Stmt } from "@tirx-ts/core";
+import { numel, ptxIdent, staticShape, walkStmt, type Buffer, type Stmt } from "@tirx-ts/core";
 import { elemBytes } from "../types.js";
 import { planRegisterArrays } from "./register-arrays.js";
 
@@ -31,11 +31,8 @@ export interface StoragePlan {
   readonly dynamicAlign: number;
 }
 
-/** A PTX identifier from an author's name: letters, digits and `_`, never starting with a digit. */
-export function ptxIdent(name: string): string {
-  const s = name.replace(/[^A-Za-z0-9_]/g, "_");
-  return /^[A-Za-z_]/.test(s) ? s : `_${s}`;
-}
+/** A PTX identifier from an author's name (core's `ptxIdent`, which the verifier checks). */
+export { ptxIdent };
 
 /**
  * Assign storage to every `Alloc` under `body`. Local arrays whose every element index is a

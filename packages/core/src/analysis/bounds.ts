@@ -1,6 +1,7 @@
 import { isFloat } from "../dtype.js";
 import { constInt, type CompareOp, type Expr, type SpecialName } from "../ir/expr.js";
 import type { LaunchConfig } from "../ir/stmt.js";
+import { bottomUp } from "./deep.js";
 
 /** A closed integer interval; infinite ends are ±Infinity. */
 export interface Interval {
@@ -44,6 +45,10 @@ const mulI = (a: Interval, b: Interval): Interval => {
  * (-∞, ∞) for anything it cannot bound, so callers treat an infinite end as "unknown".
  */
 export function exprRange(e: Expr, env: RangeEnv): Interval {
+  return bottomUp(e, (x, rec) => rangeOf(x, env, rec));
+}
+
+function rangeOf(e: Expr, env: RangeEnv, range: (x: Expr) => Interval): Interval {
   switch (e.kind) {
     case "IntImm": {
       const v = Number(e.value);
@@ -54,19 +59,19 @@ export function exprRange(e: Expr, env: RangeEnv): Interval {
     case "Special":
       return specialRange(e.name, env.launch);
     case "Cast":
-      return exprRange(e.value, env);
+      return range(e.value);
     case "Compare":
     case "Logical":
     case "Not":
       return { min: 0, max: 1 };
     case "IfThenElse": {
-      const t = exprRange(e.t, env);
-      const f = exprRange(e.f, env);
+      const t = range(e.t);
+      const f = range(e.f);
       return { min: Math.min(t.min, f.min), max: Math.max(t.max, f.max) };
     }
     case "Binary": {
-      const a = exprRange(e.a, env);
-      const b = exprRange(e.b, env);
+      const a = range(e.a);
+      const b = range(e.b);
       switch (e.op) {
         case "add":
           return { min: a.min + b.min, max: a.max + b.max };
@@ -113,6 +118,10 @@ function gcd(a: number, b: number): number {
  * aligned relative to its buffer.
  */
 export function knownDivisor(e: Expr): number {
+  return bottomUp(e, divisorOf);
+}
+
+function divisorOf(e: Expr, knownDivisor: (x: Expr) => number): number {
   switch (e.kind) {
     case "IntImm":
       return Math.abs(Number(e.value));
@@ -164,18 +173,25 @@ export function knownDivisor(e: Expr): number {
  * (e.g. `64·wg`, `16·kk + 32`, `(lane % 8)·64 + (lane / 16)·8` modulo 2).
  */
 export function residueMod(e: Expr, m: number): number | undefined {
+  return bottomUp(e, (x, rec) => residueOf(x, m, rec));
+}
+
+function residueOf(e: Expr, m: number, rec: (x: Expr) => number | undefined): number | undefined {
+  // A modulus that changes (x·c below) starts its own walk: it shrinks each time, so these
+  // nest at most log2(m) deep.
+  const at = (x: Expr, k: number): number | undefined => (k === m ? rec(x) : residueMod(x, k));
   const mod = (x: number): number => ((x % m) + m) % m;
   if (m === 1 || knownDivisor(e) % m === 0) return 0;
   if (e.kind === "IntImm") return mod(Number(e.value));
-  if (e.kind === "Cast") return residueMod(e.value, m);
+  if (e.kind === "Cast") return at(e.value, m);
   if (e.kind !== "Binary") return undefined;
   if (e.op === "shl") {
     const s = e.b.kind === "IntImm" ? Number(e.b.value) : undefined;
-    const a = residueMod(e.a, m);
+    const a = at(e.a, m);
     return s !== undefined && s >= 0 && s < 31 && a !== undefined ? mod(a * 2 ** s) : undefined;
   }
-  const a = residueMod(e.a, m);
-  const b = residueMod(e.b, m);
+  const a = at(e.a, m);
+  const b = at(e.b, m);
   if (e.op === "add") return a !== undefined && b !== undefined ? mod(a + b) : undefined;
   if (e.op === "sub") return a !== undefined && b !== undefined ? mod(a - b) : undefined;
   if (e.op === "mul") {
@@ -184,7 +200,7 @@ export function residueMod(e: Expr, m: number): number | undefined {
     // x·c mod m follows from x mod m/gcd(c, m): (8·kk + 1)·64 ≡ 64 (mod 512).
     const [x, c] = e.b.kind === "IntImm" ? [e.a, Number(e.b.value)] : [e.b, constInt(e.a)];
     if (c === undefined || c === 0) return undefined;
-    const r = residueMod(x, m / gcd(c, m));
+    const r = at(x, m / gcd(c, m));
     return r !== undefined ? mod(r * c) : undefined;
   }
   return undefined;
@@ -210,13 +226,15 @@ function asVarPlusConst(e: Expr): { id: number; c: number } | undefined {
  */
 export function refineRanges(cond: Expr, env: RangeEnv): Map<number, Interval> {
   const out = new Map(env.vars);
-  const apply = (c: Expr): void => {
+  // The comparisons under `&&`, left to right, without recursion.
+  const work: Expr[] = [cond];
+  while (work.length > 0) {
+    const c = work.pop()!;
     if (c.kind === "Logical" && c.op === "and") {
-      apply(c.a);
-      apply(c.b);
-      return;
+      work.push(c.b, c.a);
+      continue;
     }
-    if (c.kind !== "Compare") return;
+    if (c.kind !== "Compare") continue;
     const sides: [Expr, Expr, string][] = [
       [c.a, c.b, c.op],
       [c.b, c.a, { lt: "gt", le: "ge", gt: "lt", ge: "le", eq: "eq", ne: "ne" }[c.op]],
@@ -241,8 +259,7 @@ export function refineRanges(cond: Expr, env: RangeEnv): Map<number, Interval> {
       }
       out.set(v.id, { min, max });
     }
-  };
-  apply(cond);
+  }
   return out;
 }
 
@@ -260,16 +277,24 @@ const NEGATED: Record<CompareOp, CompareOp> = {
  * comparison of integers whose ranges do not overlap in the way it asks; else undefined.
  */
 export function decideCond(cond: Expr, env: RangeEnv): boolean | undefined {
+  return bottomUp(cond, (x, rec) => decideOf(x, env, rec));
+}
+
+function decideOf(
+  cond: Expr,
+  env: RangeEnv,
+  decideCond: (x: Expr) => boolean | undefined,
+): boolean | undefined {
   switch (cond.kind) {
     case "IntImm":
       return Number(cond.value) !== 0;
     case "Not": {
-      const a = decideCond(cond.a, env);
+      const a = decideCond(cond.a);
       return a === undefined ? undefined : !a;
     }
     case "Logical": {
-      const a = decideCond(cond.a, env);
-      const b = decideCond(cond.b, env);
+      const a = decideCond(cond.a);
+      const b = decideCond(cond.b);
       if (cond.op === "and") return a === false || b === false ? false : a && b ? true : undefined;
       return a === true || b === true ? true : a === false && b === false ? false : undefined;
     }
@@ -318,6 +343,14 @@ export function decideCond(cond: Expr, env: RangeEnv): boolean | undefined {
  * negation of the other side.
  */
 export function negateCond(cond: Expr, env: RangeEnv): Expr | undefined {
+  return bottomUp(cond, (x, rec) => negationOf(x, env, rec));
+}
+
+function negationOf(
+  cond: Expr,
+  env: RangeEnv,
+  negateCond: (x: Expr) => Expr | undefined,
+): Expr | undefined {
   switch (cond.kind) {
     case "Compare":
       if (isFloat(cond.a.dtype)) return undefined;
@@ -326,13 +359,13 @@ export function negateCond(cond: Expr, env: RangeEnv): Expr | undefined {
       return cond.a;
     case "Logical": {
       if (cond.op === "or") {
-        const a = negateCond(cond.a, env);
-        const b = negateCond(cond.b, env);
+        const a = negateCond(cond.a);
+        const b = negateCond(cond.b);
         if (a && b) return { kind: "Logical", op: "and", a, b, dtype: "bool" };
         return a ?? b;
       }
-      if (decideCond(cond.a, env) === true) return negateCond(cond.b, env);
-      if (decideCond(cond.b, env) === true) return negateCond(cond.a, env);
+      if (decideCond(cond.a, env) === true) return negateCond(cond.b);
+      if (decideCond(cond.b, env) === true) return negateCond(cond.a);
       return undefined;
     }
     default:

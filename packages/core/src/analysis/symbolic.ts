@@ -1,6 +1,8 @@
 import type { Buffer } from "../ir/buffer.js";
 import type { Expr, Var } from "../ir/expr.js";
+import { impure } from "../visit.js";
 import { exprRange, type RangeEnv } from "./bounds.js";
+import { bottomUp } from "./deep.js";
 
 /**
  * Symbolic upper bounds for accesses to tensors with symbolic dims (`T.Tensor(["n"], ...)`).
@@ -24,24 +26,36 @@ export interface SymEnv extends RangeEnv {
   readonly facts: readonly Fact[];
 }
 
-/** Same expression, variables and buffers compared by identity (`id`), spans ignored. */
-function sameExpr(a: unknown, b: unknown): boolean {
-  if (a === b) return true;
-  if (typeof a !== "object" || typeof b !== "object" || a === null || b === null) return false;
-  const x = a as Record<string, unknown>;
-  const y = b as Record<string, unknown>;
-  if (x.kind !== y.kind) return false;
-  if (x.kind === "Var" || x.kind === "Buffer") return x.id === y.id;
-  const keys = Object.keys(x).filter((k) => k !== "span" && x[k] !== undefined);
-  if (keys.length !== Object.keys(y).filter((k) => k !== "span" && y[k] !== undefined).length)
-    return false;
-  return keys.every((k) =>
-    Array.isArray(x[k])
-      ? Array.isArray(y[k]) &&
-        (x[k] as unknown[]).length === (y[k] as unknown[]).length &&
-        (x[k] as unknown[]).every((v, i) => sameExpr(v, (y[k] as unknown[])[i]))
-      : sameExpr(x[k], y[k]),
-  );
+/**
+ * Same expression, variables and buffers compared by identity (`id`), spans ignored. Iterative
+ * (a worklist of pairs), so any depth is safe.
+ */
+function sameExpr(a0: unknown, b0: unknown): boolean {
+  const work: [unknown, unknown][] = [[a0, b0]];
+  while (work.length > 0) {
+    const [a, b] = work.pop()!;
+    if (a === b) continue;
+    if (typeof a !== "object" || typeof b !== "object" || a === null || b === null) return false;
+    const x = a as Record<string, unknown>;
+    const y = b as Record<string, unknown>;
+    if (x.kind !== y.kind) return false;
+    if (x.kind === "Var" || x.kind === "Buffer") {
+      if (x.id !== y.id) return false;
+      continue;
+    }
+    const keys = Object.keys(x).filter((k) => k !== "span" && x[k] !== undefined);
+    if (keys.length !== Object.keys(y).filter((k) => k !== "span" && y[k] !== undefined).length)
+      return false;
+    for (const k of keys) {
+      if (Array.isArray(x[k])) {
+        const xs = x[k] as unknown[];
+        const ys = y[k];
+        if (!Array.isArray(ys) || xs.length !== ys.length) return false;
+        xs.forEach((v, i) => work.push([v, ys[i]]));
+      } else work.push([x[k], y[k]]);
+    }
+  }
+  return true;
 }
 
 const poly = (entries: [string, number][]): Poly => new Map(entries.filter(([, c]) => c !== 0));
@@ -78,35 +92,80 @@ export function numelPoly(buffer: Buffer): Poly {
   );
 }
 
+/** Most upper bounds kept per expression by {@link symMaxes} (each is sound; fewer only lose proofs). */
+const MAX_BOUNDS = 4;
+
+const polyKey = (p: Poly): string =>
+  [...p]
+    .map(([k, c]) => `${k}:${c}`)
+    .sort()
+    .join(" ");
+
+/** `ps` without repeats, at most MAX_BOUNDS of them, in order. */
+function distinctBounds(ps: Iterable<Poly>): Poly[] {
+  const out: Poly[] = [];
+  const seen = new Set<string>();
+  for (const p of ps) {
+    const k = polyKey(p);
+    if (seen.has(k)) continue;
+    seen.add(k);
+    out.push(p);
+    if (out.length === MAX_BOUNDS) break;
+  }
+  return out;
+}
+
+/** `f(x, y)` for each pair, the pairs of low index sums first. */
+function* pairs(a: readonly Poly[], b: readonly Poly[], f: (x: Poly, y: Poly) => Poly) {
+  for (let s = 0; s < a.length + b.length - 1; s++)
+    for (let i = 0; i <= s; i++) if (i < a.length && s - i < b.length) yield f(a[i]!, b[s - i]!);
+}
+
 /**
- * An upper bound of `e` as a polynomial in dim variables, or undefined when none is known.
- * Sums add, products of non-negative factors multiply, facts bound the expressions they name,
- * and anything else falls back to the numeric range.
+ * Upper bounds of `e` as polynomials in dim variables, each valid on its own (empty when none
+ * is known): every fact about `e` (innermost first: a guard `t < n` inside a `let t = tid`
+ * bounds `t` by both `n - 1` and the launch), and the bound built from `e`'s parts: sums add,
+ * products of non-negative factors multiply, anything else falls back to the numeric range. At
+ * most MAX_BOUNDS are kept.
  */
-export function symMax(e: Expr, env: SymEnv): Poly | undefined {
-  const fact = env.facts.find((f) => sameExpr(f.expr, e));
-  if (fact) return fact.max;
-  if (e.kind === "Var" && env.dims.has(e.id)) return poly([[String(e.id), 1]]);
-  const numeric = (): Poly | undefined => {
+export function symMaxes(e: Expr, env: SymEnv): readonly Poly[] {
+  return bottomUp(e, (x, rec) => symMaxOf(x, env, rec));
+}
+
+function symMaxOf(e: Expr, env: SymEnv, symMaxes: (x: Expr) => readonly Poly[]): Poly[] {
+  const facts: Poly[] = [];
+  for (let i = env.facts.length - 1; i >= 0; i--) {
+    const f = env.facts[i]!;
+    if (sameExpr(f.expr, e)) facts.push(f.max);
+  }
+  return distinctBounds([...facts, ...structural(e, env, symMaxes)]);
+}
+
+/** The bounds of `e` from its parts (see {@link symMaxes}). */
+function structural(e: Expr, env: SymEnv, symMaxes: (x: Expr) => readonly Poly[]): Poly[] {
+  if (e.kind === "Var" && env.dims.has(e.id)) return [poly([[String(e.id), 1]])];
+  const numeric = (): Poly[] => {
     const r = exprRange(e, env);
-    return Number.isFinite(r.max) ? constPoly(r.max) : undefined;
+    return Number.isFinite(r.max) ? [constPoly(r.max)] : [];
   };
-  if (e.kind === "Cast" && e.value.dtype === "int32") return symMax(e.value, env);
+  if (e.kind === "Cast" && e.value.dtype === "int32") return [...symMaxes(e.value)];
   if (e.kind !== "Binary") return numeric();
   if (e.op === "add") {
-    const a = symMax(e.a, env);
-    const b = symMax(e.b, env);
-    return a && b ? addPoly(a, b) : numeric();
+    const a = symMaxes(e.a);
+    const b = symMaxes(e.b);
+    return a.length && b.length ? distinctBounds(pairs(a, b, (x, y) => addPoly(x, y))) : numeric();
   }
   if (e.op === "sub") {
-    const a = symMax(e.a, env);
+    const a = symMaxes(e.a);
     const lo = exprRange(e.b, env).min;
-    return a && Number.isFinite(lo) ? addPoly(a, constPoly(lo), -1) : numeric();
+    return a.length && Number.isFinite(lo)
+      ? a.map((x) => addPoly(x, constPoly(lo), -1))
+      : numeric();
   }
   if (e.op === "mul" && exprRange(e.a, env).min >= 0 && exprRange(e.b, env).min >= 0) {
-    const a = symMax(e.a, env);
-    const b = symMax(e.b, env);
-    return a && b ? mulPoly(a, b) : numeric();
+    const a = symMaxes(e.a);
+    const b = symMaxes(e.b);
+    return a.length && b.length ? distinctBounds(pairs(a, b, mulPoly)) : numeric();
   }
   return numeric();
 }
@@ -119,50 +178,31 @@ export function symMax(e: Expr, env: SymEnv): Poly | undefined {
 export function refineFacts(cond: Expr, env: SymEnv): Fact[] {
   const out: Fact[] = [];
   const flip = { lt: "gt", le: "ge", gt: "lt", ge: "le", eq: "eq", ne: "ne" } as const;
-  const apply = (c: Expr): void => {
+  // The comparisons under `&&`, left to right, without recursion.
+  const work: Expr[] = [cond];
+  while (work.length > 0) {
+    const c = work.pop()!;
     if (c.kind === "Logical" && c.op === "and") {
-      apply(c.a);
-      apply(c.b);
-      return;
+      work.push(c.b, c.a);
+      continue;
     }
-    if (c.kind !== "Compare") return;
+    if (c.kind !== "Compare") continue;
     for (const [lhs, rhs, op] of [
       [c.a, c.b, c.op],
       [c.b, c.a, flip[c.op]],
     ] as const) {
       if (op !== "lt" && op !== "le" && op !== "eq") continue;
       // A load may read another value by the time the guarded code runs: no fact about it.
-      if (readsMemory(lhs)) continue;
-      const m = symMax(rhs, { ...env, facts: [...env.facts, ...out] });
-      if (!m) continue;
-      const max = op === "lt" ? addPoly(m, constPoly(1), -1) : m;
-      out.push({ expr: lhs, max });
-      const v = asVarPlusConst(lhs);
-      if (v) out.push({ expr: v.v, max: addPoly(max, constPoly(v.c), -1) });
+      if (impure(lhs)) continue;
+      for (const m of symMaxes(rhs, { ...env, facts: [...env.facts, ...out] })) {
+        const max = op === "lt" ? addPoly(m, constPoly(1), -1) : m;
+        out.push({ expr: lhs, max });
+        const v = asVarPlusConst(lhs);
+        if (v) out.push({ expr: v.v, max: addPoly(max, constPoly(v.c), -1) });
+      }
     }
-  };
-  apply(cond);
-  return out;
-}
-
-function readsMemory(e: Expr): boolean {
-  switch (e.kind) {
-    case "BufferLoad":
-    case "CallExpr":
-      return true;
-    case "Binary":
-    case "Compare":
-    case "Logical":
-      return readsMemory(e.a) || readsMemory(e.b);
-    case "Not":
-      return readsMemory(e.a);
-    case "Cast":
-      return readsMemory(e.value);
-    case "IfThenElse":
-      return readsMemory(e.cond) || readsMemory(e.t) || readsMemory(e.f);
-    default:
-      return false;
   }
+  return out;
 }
 
 function asVarPlusConst(e: Expr): { v: Var; c: number } | undefined {
@@ -188,8 +228,9 @@ export function provablyBelowNumel(
   scale: number,
   env: SymEnv,
 ): boolean {
-  const m = symMax(offset, env);
-  if (!m || !Number.isInteger(scale)) return false;
+  if (!Number.isInteger(scale)) return false;
   const limit = mulPoly(numelPoly(buffer), constPoly(scale));
-  return provablyNonNegative(addPoly(addPoly(limit, constPoly(1), -1), m, -1));
+  return symMaxes(offset, env).some((m) =>
+    provablyNonNegative(addPoly(addPoly(limit, constPoly(1), -1), m, -1)),
+  );
 }

@@ -157,79 +157,117 @@ function mapTileApply(s: TileApply, ex: (e: Expr) => Expr): TileApply {
   return dst === s.dst && src === s.src && params === s.params ? s : { ...s, dst, src, params };
 }
 
+/** A statement being rebuilt by {@link mapStmt}: its rewritten expressions, then its children. */
+interface Frame {
+  readonly x: Stmt;
+  readonly kids: readonly Stmt[];
+  readonly done: Stmt[];
+  /** For: min, extent; While, If: cond (rewritten before the children, as recursion would). */
+  readonly pre: readonly Expr[];
+}
+
 /**
- * Rewrite `s` bottom-up: nested statements first, then this statement's expressions (through
- * `rw.expr`, with one memo for the whole call), then `rw.stmt` on the rebuilt statement. A
- * `stmt` rewrite may return a `Seq` to replace one statement by several; enclosing sequences
- * flatten it. Recursion follows statement nesting only, which the front doors bound (TX2013).
+ * Rewrite `s` bottom-up: a statement's own loop bounds or condition (through `rw.expr`, with one
+ * memo for the whole call), then its nested statements, then its other expressions, then
+ * `rw.stmt` on the rebuilt statement. A `stmt` rewrite may return a `Seq` to replace one
+ * statement by several; enclosing sequences flatten it. A statement that occurs twice is
+ * rewritten twice. Iterative (an explicit stack of frames): any nesting is safe.
  */
 export function mapStmt(s: Stmt, rw: StmtRewrites, memo: Map<Expr, Expr> = new Map()): Stmt {
   const ex = rw.expr ? (e: Expr): Expr => mapExpr(e, rw.expr!, memo) : (e: Expr): Expr => e;
-  const go = (x: Stmt): Stmt => {
-    const y = rebuild(x);
-    return rw.stmt ? rw.stmt(y) : y;
-  };
-  const rebuild = (x: Stmt): Stmt => {
+  const open = (x: Stmt): Frame => {
     switch (x.kind) {
-      case "Seq": {
-        let changed = false;
-        const out: Stmt[] = [];
-        for (const c of x.stmts) {
-          const d = go(c);
-          if (d !== c) changed = true;
-          if (d.kind === "Seq" && d !== c && !d.span) out.push(...d.stmts);
-          else out.push(d);
-        }
-        return changed ? { ...x, stmts: out } : x;
-      }
-      case "For": {
-        const min = ex(x.min);
-        const extent = ex(x.extent);
-        const body = go(x.body);
-        return min === x.min && extent === x.extent && body === x.body
-          ? x
-          : { ...x, min, extent, body };
-      }
-      case "While": {
-        const cond = ex(x.cond);
-        const body = go(x.body);
-        return cond === x.cond && body === x.body ? x : { ...x, cond, body };
-      }
-      case "If": {
-        const cond = ex(x.cond);
-        const then = go(x.then);
-        const other = x.else ? go(x.else) : undefined;
-        return cond === x.cond && then === x.then && other === x.else
-          ? x
-          : { ...x, cond, then, ...(other ? { else: other } : {}) };
-      }
-      case "Let": {
-        const value = ex(x.value);
-        return value === x.value ? x : { ...x, value };
-      }
-      case "Store": {
-        const offset = ex(x.offset);
-        const value = ex(x.value);
-        return offset === x.offset && value === x.value ? x : { ...x, offset, value };
-      }
-      case "Call": {
-        const args = x.args.map(ex);
-        return args.every((a, i) => a === x.args[i]) ? x : { ...x, args };
-      }
-      case "TileApply":
-        return mapTileApply(x, ex);
-      case "TileOp": {
-        const plan = mapPlan(x.plan, ex);
-        const source = mapTileApply(x.source, ex);
-        return plan === x.plan && source === x.source ? x : { ...x, plan, source };
-      }
-      case "DeviceEntry": {
-        const body = go(x.body);
-        return body === x.body ? x : { ...x, body };
-      }
-      case "Alloc":
-        return x;
+      case "Seq":
+        return { x, kids: x.stmts, done: [], pre: [] };
+      case "For":
+        return { x, kids: [x.body], done: [], pre: [ex(x.min), ex(x.extent)] };
+      case "While":
+        return { x, kids: [x.body], done: [], pre: [ex(x.cond)] };
+      case "If":
+        return { x, kids: x.else ? [x.then, x.else] : [x.then], done: [], pre: [ex(x.cond)] };
+      case "DeviceEntry":
+        return { x, kids: [x.body], done: [], pre: [] };
+      default:
+        return { x, kids: [], done: [], pre: [] };
     }
   };
-  return go(s);
+  const stack: Frame[] = [open(s)];
+  let result: Stmt = s;
+  while (stack.length > 0) {
+    const f = stack[stack.length - 1]!;
+    if (f.done.length < f.kids.length) {
+      stack.push(open(f.kids[f.done.length]!));
+      continue;
+    }
+    stack.pop();
+    const y = rebuild(f, ex);
+    const r = rw.stmt ? rw.stmt(y) : y;
+    if (stack.length > 0) stack[stack.length - 1]!.done.push(r);
+    else result = r;
+  }
+  return result;
+}
+
+/** `f.x` with its children replaced by `f.done` and its expressions rewritten by `ex`. */
+function rebuild(f: Frame, ex: (e: Expr) => Expr): Stmt {
+  const x = f.x;
+  switch (x.kind) {
+    case "Seq": {
+      let changed = false;
+      const out: Stmt[] = [];
+      x.stmts.forEach((c, i) => {
+        const d = f.done[i]!;
+        if (d !== c) changed = true;
+        if (d.kind === "Seq" && d !== c && !d.span) out.push(...d.stmts);
+        else out.push(d);
+      });
+      return changed ? { ...x, stmts: out } : x;
+    }
+    case "For": {
+      const [min, extent] = f.pre as [Expr, Expr];
+      const body = f.done[0]!;
+      return min === x.min && extent === x.extent && body === x.body
+        ? x
+        : { ...x, min, extent, body };
+    }
+    case "While": {
+      const cond = f.pre[0]!;
+      const body = f.done[0]!;
+      return cond === x.cond && body === x.body ? x : { ...x, cond, body };
+    }
+    case "If": {
+      const cond = f.pre[0]!;
+      const then = f.done[0]!;
+      const other = x.else ? f.done[1] : undefined;
+      return cond === x.cond && then === x.then && other === x.else
+        ? x
+        : { ...x, cond, then, ...(other ? { else: other } : {}) };
+    }
+    case "Let": {
+      const value = ex(x.value);
+      return value === x.value ? x : { ...x, value };
+    }
+    case "Store": {
+      const offset = ex(x.offset);
+      const value = ex(x.value);
+      return offset === x.offset && value === x.value ? x : { ...x, offset, value };
+    }
+    case "Call": {
+      const args = x.args.map(ex);
+      return args.every((a, i) => a === x.args[i]) ? x : { ...x, args };
+    }
+    case "TileApply":
+      return mapTileApply(x, ex);
+    case "TileOp": {
+      const plan = mapPlan(x.plan, ex);
+      const source = mapTileApply(x.source, ex);
+      return plan === x.plan && source === x.source ? x : { ...x, plan, source };
+    }
+    case "DeviceEntry": {
+      const body = f.done[0]!;
+      return body === x.body ? x : { ...x, body };
+    }
+    case "Alloc":
+      return x;
+  }
 }

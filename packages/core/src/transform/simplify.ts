@@ -5,6 +5,7 @@ import type { Stmt } from "../ir/stmt.js";
 import { exprChildren, impure } from "../visit.js";
 import { compareInt, foldInt } from "../numeric/int-fold.js";
 import { mapExpr, mapPlan } from "./map.js";
+import { distinctPostOrder, exprHeight, SHALLOW_HEIGHT } from "../analysis/deep.js";
 import { entryPass, type Pass } from "./pass.js";
 
 /**
@@ -86,6 +87,9 @@ class Canon {
   key(e: Expr): string {
     const hit = this.keys.get(e);
     if (hit !== undefined) return hit;
+    // A deep atom: its sub-atoms first, bottom-up, so that the recursion below is one level.
+    if (exprHeight(e) > SHALLOW_HEIGHT && !impure(e))
+      for (const x of distinctPostOrder(e, (y) => this.keys.has(y))) if (x !== e) this.key(x);
     let k: string;
     if (impure(e)) k = `!${this.unique++}`;
     else {
@@ -126,6 +130,12 @@ class Canon {
   linear(e: Expr): Linear {
     const hit = this.forms.get(e);
     if (hit) return hit;
+    // A deep sum or product: the forms of its affine sub-terms first, bottom-up, so that the
+    // recursion below is one level.
+    if (exprHeight(e) > SHALLOW_HEIGHT) {
+      const inner = distinctPostOrder(e, (y) => this.forms.has(y), isAffineOp);
+      for (const x of inner) if (x !== e) this.linear(x);
+    }
     const dt = e.dtype;
     let out: Linear | undefined;
     const c = intConst(e);
@@ -336,79 +346,117 @@ export function simplifyStmt(body: Stmt, launch?: RangeEnv["launch"]): Stmt {
   const ranges = new Map<number, Interval>();
   const env = (): RangeEnv => ({ vars: ranges, ...(launch ? { launch } : {}) });
   const ex = (e: Expr): Expr => simplifyExpr(e, env());
-  const go = (s: Stmt): Stmt => {
+  // An explicit stack instead of recursion (any nesting is safe): a statement to simplify, whose
+  // result lands on `results`, or a step that combines the results of the children before it.
+  const results: Stmt[] = [];
+  const work: (Stmt | (() => void))[] = [body];
+  const step = (s: Stmt): void => {
     switch (s.kind) {
       case "Seq": {
-        let changed = false;
-        const out: Stmt[] = [];
-        for (const c of s.stmts) {
-          const d = go(c);
-          if (d !== c) changed = true;
-          if (d.kind === "Seq" && d !== c && !d.span) out.push(...d.stmts);
-          else out.push(d);
-        }
-        return changed ? { ...s, stmts: out } : s;
+        work.push(() => {
+          const done = results.splice(results.length - s.stmts.length);
+          let changed = false;
+          const out: Stmt[] = [];
+          s.stmts.forEach((c, i) => {
+            const d = done[i]!;
+            if (d !== c) changed = true;
+            if (d.kind === "Seq" && d !== c && !d.span) out.push(...d.stmts);
+            else out.push(d);
+          });
+          results.push(changed ? { ...s, stmts: out } : s);
+        });
+        for (let i = s.stmts.length - 1; i >= 0; i--) work.push(s.stmts[i]!);
+        return;
       }
-      case "DeviceEntry": {
-        const b = go(s.body);
-        return b === s.body ? s : { ...s, body: b };
-      }
+      case "DeviceEntry":
+        work.push(() => {
+          const b = results.pop()!;
+          results.push(b === s.body ? s : { ...s, body: b });
+        }, s.body);
+        return;
       case "For": {
         const min = ex(s.min);
         const extent = ex(s.extent);
         const lo = exprRange(min, env());
         const n = exprRange(extent, env());
         ranges.set(s.var.id, { min: lo.min, max: lo.max + n.max - 1 });
-        const body = go(s.body);
-        ranges.delete(s.var.id);
-        return min === s.min && extent === s.extent && body === s.body
-          ? s
-          : { ...s, min, extent, body };
+        work.push(() => {
+          const body = results.pop()!;
+          ranges.delete(s.var.id);
+          results.push(
+            min === s.min && extent === s.extent && body === s.body
+              ? s
+              : { ...s, min, extent, body },
+          );
+        }, s.body);
+        return;
       }
       case "While": {
         const cond = ex(s.cond);
-        const body = go(s.body);
-        return cond === s.cond && body === s.body ? s : { ...s, cond, body };
+        work.push(() => {
+          const body = results.pop()!;
+          results.push(cond === s.cond && body === s.body ? s : { ...s, cond, body });
+        }, s.body);
+        return;
       }
       case "If": {
         const cond = ex(s.cond);
         if (cond.kind === "IntImm") {
-          if (Number(cond.value) !== 0) return go(s.then);
-          return s.else ? go(s.else) : { kind: "Seq", stmts: [] };
+          if (Number(cond.value) !== 0) work.push(s.then);
+          else if (s.else) work.push(s.else);
+          else results.push({ kind: "Seq", stmts: [] });
+          return;
         }
         const saved = new Map(ranges);
         for (const [k, v] of refineRanges(cond, env())) ranges.set(k, v);
-        const then = go(s.then);
-        ranges.clear();
-        saved.forEach((v, k) => ranges.set(k, v));
-        const other = s.else ? go(s.else) : undefined;
-        return cond === s.cond && then === s.then && other === s.else
-          ? s
-          : { ...s, cond, then, ...(other ? { else: other } : {}) };
+        work.push(() => {
+          const other = s.else ? results.pop()! : undefined;
+          const then = results.pop()!;
+          results.push(
+            cond === s.cond && then === s.then && other === s.else
+              ? s
+              : { ...s, cond, then, ...(other ? { else: other } : {}) },
+          );
+        });
+        if (s.else) work.push(s.else);
+        work.push(() => {
+          ranges.clear();
+          saved.forEach((v, k) => ranges.set(k, v));
+        }, s.then);
+        return;
       }
       case "Let": {
         const value = ex(s.value);
         ranges.set(s.var.id, exprRange(value, env()));
-        return value === s.value ? s : { ...s, value };
+        results.push(value === s.value ? s : { ...s, value });
+        return;
       }
       case "Store": {
         const offset = ex(s.offset);
         const value = ex(s.value);
-        return offset === s.offset && value === s.value ? s : { ...s, offset, value };
+        results.push(offset === s.offset && value === s.value ? s : { ...s, offset, value });
+        return;
       }
       case "Call": {
         const args = s.args.map(ex);
-        return args.every((a, i) => a === s.args[i]) ? s : { ...s, args };
+        results.push(args.every((a, i) => a === s.args[i]) ? s : { ...s, args });
+        return;
       }
       case "TileOp": {
         const plan = mapPlan(s.plan, ex);
-        return plan === s.plan ? s : { ...s, plan };
+        results.push(plan === s.plan ? s : { ...s, plan });
+        return;
       }
       default:
-        return s;
+        results.push(s);
     }
   };
-  return go(body);
+  while (work.length > 0) {
+    const w = work.pop()!;
+    if (typeof w === "function") w();
+    else step(w);
+  }
+  return results.pop()!;
 }
 
 /** The `simplify` pass: {@link simplifyStmt} over the device entry, with the launch's ranges. */

@@ -5,7 +5,7 @@ import { exactEqual } from "../equal.js";
 import type { BulkCopyPlan } from "../patterns/cp-async-bulk.js";
 import type { CpAsyncPlan } from "../patterns/cp-async.js";
 import type { TmaPlan } from "../patterns/tma.js";
-import { stmtChildren } from "../visit.js";
+import { walkStmt } from "../visit.js";
 
 /**
  * Within each block of statements, the bytes announced with `mbarrier.arrive.expect_tx` on a
@@ -19,11 +19,9 @@ export function checkExpectTx(
   root: Stmt,
   plans: ReadonlyMap<TileApply, CpAsyncPlan | BulkCopyPlan | TmaPlan>,
 ): void {
-  const visit = (s: Stmt): void => {
+  walkStmt(root, (s) => {
     if (s.kind === "Seq") checkBlock(s.stmts, plans);
-    for (const c of stmtChildren(s)) visit(c);
-  };
-  visit(root);
+  });
 }
 
 function checkBlock(

@@ -9,7 +9,7 @@ import { exprRange, negateCond, refineRanges, type Interval } from "../analysis/
 import {
   provablyBelowNumel,
   refineFacts,
-  symMax,
+  symMaxes,
   type Fact,
   type SymEnv,
 } from "../analysis/symbolic.js";
@@ -27,7 +27,14 @@ import type { Span } from "../span.js";
 import { checkPrimFunc } from "../show.js";
 import { checkDepth } from "../analysis/depth.js";
 import { didYouMean } from "../suggest.js";
-import { MAX_TENSOR_BYTES, MAX_UNROLL, STATIC_SHARED_LIMIT } from "../limits.js";
+import {
+  MAX_LOCAL_BYTES,
+  MAX_SHARED_PER_CTA,
+  MAX_TENSOR_BYTES,
+  MAX_UNROLL,
+  STATIC_SHARED_LIMIT,
+} from "../limits.js";
+import { checkKernelName } from "./kernel-name.js";
 
 /** The verified plan of every `tile.apply` of a function, by statement. */
 export type TilePlan = CpAsyncPlan | BulkCopyPlan | TmaPlan;
@@ -68,7 +75,7 @@ function checkGridExpr(e: Expr, scalars: ReadonlySet<number>, span?: Span): void
   if (e.dtype !== "int32") {
     throw new TirxError("TX2007", `a runtime grid extent must be int32, got ${e.dtype}`, span);
   }
-  const walk = (x: Expr): void => {
+  walkExpr(e, (x) => {
     if (x.kind === "Var" && !scalars.has(x.id)) {
       throw new TirxError(
         "TX2007",
@@ -88,9 +95,7 @@ function checkGridExpr(e: Expr, scalars: ReadonlySet<number>, span?: Span): void
         span,
       );
     }
-    for (const c of exprChildren(x)) walk(c);
-  };
-  walk(e);
+  });
 }
 
 function checkLaunch(l: LaunchConfig, span?: Span): void {
@@ -124,13 +129,17 @@ function checkLaunch(l: LaunchConfig, span?: Span): void {
  * Check well-formedness and every instruction contract of `fn`.
  * Well-formedness: one `device_entry`; variables and buffers used only where defined; thread
  * indices only inside the device entry; constant-bounded accesses inside their buffers; launch
- * and shared memory within CUDA limits. Contracts: see `patterns/`.
+ * and shared memory within CUDA limits (48 KiB static, 227 KiB in all: TX2008), local arrays
+ * within 512 KiB per thread (TX2020), a kernel name that makes a PTX identifier (TX2019),
+ * nesting within MAX_EXPR_DEPTH (TX2013) and expressions within MAX_EXPR_NODES (TX2018).
+ * Contracts: see `patterns/`.
  * @throws TirxError with the author's span; never any other exception for IR the DSL builds.
  */
 export function verify(fn: PrimFunc): VerifiedFunc {
   checkPrimFunc(fn, "verify", (fn as Partial<PrimFunc> | null | undefined)?.span);
-  // Before any recursive walker sees the tree (TX2013).
+  // Before any walker sees the tree (TX2013, TX2018).
   checkDepth(fn);
+  checkKernelName(fn.name, fn.span);
   const tops = fn.body.kind === "Seq" ? fn.body.stmts : [fn.body];
   const entries = tops.filter((s): s is DeviceEntry => s.kind === "DeviceEntry");
   if (entries.length !== 1) {
@@ -156,6 +165,7 @@ export function verify(fn: PrimFunc): VerifiedFunc {
   let minSm = 75;
   let sharedBytes = 0;
   let dynamicBytes = 0;
+  let localBytes = 0;
   // The target check itself (and its errors) lives in codegen's feature table; here only the
   // lowest PTX version and sm the features need are accumulated.
   const need = (info: { readonly ptx: PtxVersion; readonly sm: number }): void => {
@@ -256,8 +266,18 @@ export function verify(fn: PrimFunc): VerifiedFunc {
     }
   };
 
-  const checkExpr = (e: Expr, span?: Span): void => {
-    const where = e.span ?? span;
+  // Each node with the span of its nearest ancestor that has one (iterative: any depth).
+  const checkExpr = (root: Expr, span?: Span): void => {
+    const work: [Expr, Span | undefined][] = [[root, span]];
+    while (work.length > 0) {
+      const [e, outer] = work.pop()!;
+      const where = e.span ?? outer;
+      checkNode(e, where);
+      const cs = exprChildren(e);
+      for (let i = cs.length - 1; i >= 0; i--) work.push([cs[i]!, where]);
+    }
+  };
+  const checkNode = (e: Expr, where: Span | undefined): void => {
     if (e.kind === "Var" && !vars.has(e.id)) {
       throw new TirxError(
         "TX2001",
@@ -285,9 +305,16 @@ export function verify(fn: PrimFunc): VerifiedFunc {
       }
       need(op);
     }
-    for (const c of exprChildren(e)) checkExpr(c, where);
   };
 
+  // Statements are visited from an explicit stack of work (a statement, or what to do once a
+  // nested body is done), so nesting costs no JS stack.
+  type Work = Stmt | (() => void);
+  const work: Work[] = [];
+  /** Run `items` in order, before anything scheduled earlier. */
+  const then = (...items: Work[]): void => {
+    for (let i = items.length - 1; i >= 0; i--) work.push(items[i]!);
+  };
   const visit = (s: Stmt): void => {
     if (s.kind !== "Seq" && s.kind !== "DeviceEntry") {
       for (const e of stmtExprs(s)) checkExpr(e, s.span);
@@ -295,15 +322,16 @@ export function verify(fn: PrimFunc): VerifiedFunc {
     switch (s.kind) {
       case "Seq": {
         const saved = { vars: new Set(vars), buffers: new Set(buffers) };
-        for (const c of s.stmts) visit(c);
-        vars.clear();
-        saved.vars.forEach((v) => vars.add(v));
-        buffers.clear();
-        saved.buffers.forEach((b) => buffers.add(b));
+        then(...s.stmts, () => {
+          vars.clear();
+          saved.vars.forEach((v) => vars.add(v));
+          buffers.clear();
+          saved.buffers.forEach((b) => buffers.add(b));
+        });
         return;
       }
       case "DeviceEntry":
-        visit(s.body);
+        then(s.body);
         return;
       case "For": {
         if (s.annotation === "unroll" || s.annotation === "vectorized") {
@@ -339,44 +367,43 @@ export function verify(fn: PrimFunc): VerifiedFunc {
         // A runtime trip count such as T.range(n) bounds the loop variable symbolically.
         const last =
           s.min.dtype === "int32" && s.extent.dtype === "int32"
-            ? symMax(binary("sub", binary("add", s.min, s.extent), intImm(1)), env)
-            : undefined;
+            ? symMaxes(binary("sub", binary("add", s.min, s.extent), intImm(1)), env)
+            : [];
         const mark = facts.length;
-        if (last) facts.push({ expr: s.var, max: last });
-        visit(s.body);
-        facts.length = mark;
-        vars.delete(s.var.id);
+        for (const max of last) facts.push({ expr: s.var, max });
+        then(s.body, () => {
+          facts.length = mark;
+          vars.delete(s.var.id);
+        });
         return;
       }
       case "While":
-        visit(s.body);
+        then(s.body);
         return;
       case "If": {
         // Inside the then-branch the guard holds, inside the else-branch its negation (where
         // `negateCond` can state it): narrow the ranges and add the facts each constrains.
         const saved = new Map(ranges);
         const mark = facts.length;
-        const branch = (cond: Expr | undefined, body: Stmt): void => {
-          if (cond) {
-            const learnt = refineFacts(cond, env);
-            for (const [k, v] of refineRanges(cond, env)) ranges.set(k, v);
-            facts.push(...learnt);
-          }
-          visit(body);
+        const enter = (cond: Expr | undefined) => (): void => {
+          if (!cond) return;
+          const learnt = refineFacts(cond, env);
+          for (const [k, v] of refineRanges(cond, env)) ranges.set(k, v);
+          facts.push(...learnt);
+        };
+        const leave = (): void => {
           facts.length = mark;
           ranges.clear();
           saved.forEach((v, k) => ranges.set(k, v));
         };
         const negated = s.else ? negateCond(s.cond, env) : undefined;
-        branch(s.cond, s.then);
-        if (s.else) branch(negated, s.else);
+        then(enter(s.cond), s.then, leave, ...(s.else ? [enter(negated), s.else, leave] : []));
         return;
       }
       case "Let": {
         vars.add(s.var.id);
         ranges.set(s.var.id, exprRange(s.value, env));
-        const m = symMax(s.value, env);
-        if (m) facts.push({ expr: s.var, max: m });
+        for (const max of symMaxes(s.value, env)) facts.push({ expr: s.var, max });
         return;
       }
       case "Store":
@@ -408,6 +435,20 @@ export function verify(fn: PrimFunc): VerifiedFunc {
               "TX2008",
               `dynamic shared buffers need ${dynamicBytes} bytes, but the launch gives dynamic_shared_bytes ${entry.launch.dynamicSharedBytes}`,
               s.span,
+            );
+          }
+        }
+        if (b.scope === "local") {
+          const align = Math.max(b.align, 1);
+          localBytes =
+            Math.ceil(localBytes / align) * align +
+            numel(staticShape(b, "a local allocation", s.span)) * dtypeBytes(b.dtype);
+          if (localBytes > MAX_LOCAL_BYTES) {
+            throw new TirxError(
+              "TX2020",
+              `local arrays reach ${localBytes} bytes per thread; a thread has at most ${MAX_LOCAL_BYTES} (512 KiB, CUDA's local memory per thread)`,
+              s.span,
+              [{ message: "keep large data in shared memory or in a global tensor" }],
             );
           }
         }
@@ -459,7 +500,20 @@ export function verify(fn: PrimFunc): VerifiedFunc {
       }
     }
   };
-  visit(entry.body);
+  then(entry.body);
+  while (work.length > 0) {
+    const w = work.pop()!;
+    if (typeof w === "function") w();
+    else visit(w);
+  }
+  const dynShared = Math.max(dynamicBytes, entry.launch.dynamicSharedBytes);
+  if (sharedBytes + dynShared > MAX_SHARED_PER_CTA) {
+    throw new TirxError(
+      "TX2008",
+      `the CTA's shared memory reaches ${sharedBytes + dynShared} bytes (${sharedBytes} static, ${dynShared} dynamic); a CTA has at most ${MAX_SHARED_PER_CTA} (227 KiB, sm_90's)`,
+      entry.span,
+    );
+  }
   checkExpectTx(entry.body, plans);
   checkWgmmaFence(entry.body);
   return {

@@ -14,7 +14,14 @@ import { stmtChildren } from "../visit.js";
 export function checkWgmmaFence(root: Stmt): void {
   let fenced = false;
   let guarded = 0;
-  const visit = (s: Stmt): void => {
+  // Program order from an explicit stack (a statement, or leaving an If): any nesting is safe.
+  const work: (Stmt | "leave-if")[] = [root];
+  while (work.length > 0) {
+    const s = work.pop()!;
+    if (s === "leave-if") {
+      guarded--;
+      continue;
+    }
     if (s.kind === "Call") {
       if (s.op === "wgmma.fence.sync.aligned") fenced = true;
       else if (s.op.startsWith("wgmma.mma_async") && !fenced && guarded === 0) {
@@ -25,9 +32,11 @@ export function checkWgmmaFence(root: Stmt): void {
         );
       }
     }
-    if (s.kind === "If") guarded++;
-    for (const c of stmtChildren(s)) visit(c);
-    if (s.kind === "If") guarded--;
-  };
-  visit(root);
+    if (s.kind === "If") {
+      guarded++;
+      work.push("leave-if");
+    }
+    const cs = stmtChildren(s);
+    for (let i = cs.length - 1; i >= 0; i--) work.push(cs[i]!);
+  }
 }

@@ -6,7 +6,7 @@ import { callerSpan, withSpan } from "../span.js";
 import { T } from "../T.js";
 import { Tensor } from "../types.js";
 import { Lowerer, Scope } from "./lower.js";
-import { callAt, primFuncCalls, sourceFileOf, tsMorph } from "./source.js";
+import { callAt, primFuncCalls, sourceFileOf, tsMorph, withinParser } from "./source.js";
 
 type Fn = TsMorph.ts.FunctionExpression | TsMorph.ts.ArrowFunction;
 
@@ -121,8 +121,9 @@ function lowerCall(
  *   const i = T.cuda.thread_idx("x");
  *   A[i] = A[i] * 2;
  * });
- * @throws TirxError TX1020 (unsupported syntax), TX1021 (source not found), TX1022 (annotation),
- * TX1023 (stored dtype), TX1024 (unknown name), and whatever the builder throws, at the node.
+ * @throws TirxError TX1020 (unsupported syntax, also an async or generator kernel), TX1021 (source
+ * not found), TX1022 (annotation), TX1023 (stored dtype), TX1024 (unknown name), TX2013 (source
+ * nested too deep to parse: withinParser), and whatever the builder throws, at the node.
  */
 export function prim_func(fn: (...args: never[]) => void): PrimFunc {
   const site = callerSpan();
@@ -130,8 +131,10 @@ export function prim_func(fn: (...args: never[]) => void): PrimFunc {
   if (!site) {
     throw new TirxError("TX1021", "T.prim_func: the calling source file cannot be located", site);
   }
-  const { sf, call } = callAt(site);
-  return lowerCall(sf, site.file, call);
+  return withinParser(site, () => {
+    const { sf, call } = callAt(site);
+    return lowerCall(sf, site.file, call);
+  });
 }
 
 /**
@@ -140,6 +143,8 @@ export function prim_func(fn: (...args: never[]) => void): PrimFunc {
  * @throws TirxError as {@link prim_func}.
  */
 export function parseScript(text: string, file = "script.ts"): PrimFunc[] {
-  const sf = sourceFileOf(text, file);
-  return primFuncCalls(sf).map((c) => lowerCall(sf, file, c));
+  return withinParser({ file, line: 1, col: 1 }, () => {
+    const sf = sourceFileOf(text, file);
+    return primFuncCalls(sf).map((c) => lowerCall(sf, file, c));
+  });
 }

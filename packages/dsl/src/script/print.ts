@@ -2,6 +2,7 @@ import {
   binary,
   cast,
   checkDepth,
+  deepSafe,
   constInt,
   exactEqual,
   type BinaryOp,
@@ -25,7 +26,7 @@ import {
   tileOpComment,
   viewText,
 } from "../print-names.js";
-import { dim3, format, IDENT, jsIdent, num, SPECIAL_FN } from "../printer.js";
+import { dim3, format, FORMAT_MAX_DEPTH, IDENT, jsIdent, num, SPECIAL_FN } from "../printer.js";
 
 /** Binary ops with a TypeScript operator; the rest print as `T.<op>(a, b)`. */
 const OPERATOR: Partial<Record<BinaryOp, string>> = {
@@ -65,7 +66,8 @@ function printKernel(fn: PrimFunc, exportName: string, dtypes: Set<string>): str
       return false;
     }
   };
-  const e = (x: Expr): string => {
+  // Deep expressions are printed bottom-up (deepSafe): no recursion per level.
+  const e = deepSafe((x: Expr): string => {
     switch (x.kind) {
       case "IntImm":
       case "FloatImm":
@@ -113,7 +115,7 @@ function printKernel(fn: PrimFunc, exportName: string, dtypes: Set<string>): str
       case "CallExpr":
         return `T.call_value(${JSON.stringify(x.op)}${opArgs(x.op, x.args)})`;
     }
-  };
+  });
   const maps: TensorMapNames = new TensorMapNames(fresh, (): PieceSpellings => pieces);
   const pieces: PieceSpellings = {
     ref,
@@ -127,9 +129,15 @@ function printKernel(fn: PrimFunc, exportName: string, dtypes: Set<string>): str
 
   const lines: string[] = [];
   let mapsAt: number | undefined;
+  // Statements print from an explicit stack of work (a statement, or a line to print once the
+  // statements scheduled before it are printed), so nesting costs no JS stack.
+  const work: (Stmt | (() => void))[] = [];
+  const then = (...items: (Stmt | (() => void))[]): void => {
+    for (let i = items.length - 1; i >= 0; i--) work.push(items[i]!);
+  };
   const block = (x: Stmt): void => {
-    if (x.kind === "Seq") x.stmts.forEach(s);
-    else s(x);
+    if (x.kind === "Seq") then(...x.stmts);
+    else then(x);
   };
   const s = (x: Stmt): void => {
     const out = (l: string): void => {
@@ -187,24 +195,26 @@ function printKernel(fn: PrimFunc, exportName: string, dtypes: Set<string>): str
             `for (const ${v} of T.raw.loop(${arg(x.min, "int32")}, ${arg(ext, "int32")}, "${x.annotation}")) {`,
           );
         }
-        block(x.body);
-        out("}");
+        then(x.body, () => out("}"));
         return;
       }
       case "While":
         out(`while (${arg(x.cond, "bool")}) {`);
-        block(x.body);
-        out("}");
+        then(x.body, () => out("}"));
         return;
-      case "If":
+      case "If": {
         out(`if (${e(x.cond)}) {`);
-        block(x.then);
-        if (x.else) {
-          out("} else {");
-          block(x.else);
-        }
-        out("}");
+        const other = x.else;
+        if (other)
+          then(
+            x.then,
+            () => out("} else {"),
+            other,
+            () => out("}"),
+          );
+        else then(x.then, () => out("}"));
         return;
+      }
       case "Let": {
         const v = x.value;
         if (v.kind === "Special" && x.var.dtype === "int32") {
@@ -229,7 +239,7 @@ function printKernel(fn: PrimFunc, exportName: string, dtypes: Set<string>): str
       case "TileOp":
         // The plan is the verifier's, made again from the tile.apply when the module is loaded.
         out(tileOpComment(x));
-        s(x.source);
+        then(x.source);
         return;
       case "TileApply":
         out(tileApplyLine(pieces, x));
@@ -255,6 +265,11 @@ function printKernel(fn: PrimFunc, exportName: string, dtypes: Set<string>): str
     decls.push(`${jsName}: Tensor<[${dims.join(", ")}], "${p.buffer.dtype}">`);
   }
   block(fn.body);
+  while (work.length > 0) {
+    const w = work.pop()!;
+    if (typeof w === "function") w();
+    else s(w);
+  }
   if (mapsAt !== undefined) lines.splice(mapsAt, 0, ...maps.decls);
   return (
     `export const ${exportName} = T.prim_func(function ${jsIdent(fn.name)}(${decls.join(", ")}) {\n` +
@@ -288,15 +303,17 @@ export function printScriptModuleText(fns: readonly PrimFunc[]): string {
 }
 
 /**
- * `fn` as a script-mode TypeScript module, formatted with prettier: the printer of script
+ * `fn` as a script-mode TypeScript module, formatted with prettier (a kernel deeper than
+ * FORMAT_MAX_DEPTH comes back unformatted): the printer of script
  * mode (TVMScript's printer), whose output `tirx build` and {@link parseScript} read back.
  * @throws TirxError TX2013 as {@link printScriptModuleText}.
  */
 export async function printScript(fn: PrimFunc): Promise<string> {
-  return format(printScriptModuleText([fn]));
+  return printScriptModule([fn]);
 }
 
 /** {@link printScript} for several kernels in one module. */
 export async function printScriptModule(fns: readonly PrimFunc[]): Promise<string> {
-  return format(printScriptModuleText(fns));
+  const text = printScriptModuleText(fns);
+  return fns.some((f) => checkDepth(f) > FORMAT_MAX_DEPTH) ? text : format(text);
 }

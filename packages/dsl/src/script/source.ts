@@ -79,11 +79,13 @@ export function sourceFileOf(text: string, file: string): TsMorph.ts.SourceFile 
   return project.createSourceFile(file, text, { overwrite: true }).compilerNode;
 }
 
-/** Every `<x>.prim_func(...)` call of `sf`, in source order. */
+/** Every `<x>.prim_func(...)` call of `sf`, in source order (an explicit stack: any depth). */
 export function primFuncCalls(sf: TsMorph.ts.SourceFile): TsMorph.ts.CallExpression[] {
   const { ts } = tsMorph();
   const out: TsMorph.ts.CallExpression[] = [];
-  const visit = (n: TsMorph.ts.Node): void => {
+  const work: TsMorph.ts.Node[] = [sf];
+  while (work.length > 0) {
+    const n = work.pop()!;
     if (
       ts.isCallExpression(n) &&
       ts.isPropertyAccessExpression(n.expression) &&
@@ -91,10 +93,34 @@ export function primFuncCalls(sf: TsMorph.ts.SourceFile): TsMorph.ts.CallExpress
     ) {
       out.push(n);
     }
-    ts.forEachChild(n, visit);
-  };
-  visit(sf);
+    const kids: TsMorph.ts.Node[] = [];
+    ts.forEachChild(n, (c) => void kids.push(c));
+    for (let i = kids.length - 1; i >= 0; i--) work.push(kids[i]!);
+  }
   return out;
+}
+
+/**
+ * `f()` (parsing script-mode source, or lowering it), with an overflow of the JS stack turned
+ * into TX2013: the TypeScript parser reads the syntax tree by recursion (as script mode's
+ * lowering does after it), so source nested deeper than it can follow (around a thousand levels
+ * of parentheses, fewer under a deep caller) cannot be read; the same kernel written with
+ * `T.function`, or with the expression split into `const` steps, can.
+ * @throws TirxError TX2013 (wf/expr-depth) at `span` for a stack overflow; whatever `f` throws
+ *   otherwise.
+ */
+export function withinParser<R>(span: Span | undefined, f: () => R): R {
+  try {
+    return f();
+  } catch (e) {
+    if (!(e instanceof RangeError) || !/call stack/i.test(e.message)) throw e;
+    throw new TirxError(
+      "TX2013",
+      "this script-mode source nests too deep for the TypeScript parser (or script mode's lowering), which read it by recursion",
+      span,
+      [{ message: "split the deepest expression into const steps, or build it with T.function" }],
+    );
+  }
 }
 
 const sites = new Map<string, TsMorph.ts.CallExpression>();

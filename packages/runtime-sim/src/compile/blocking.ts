@@ -1,14 +1,13 @@
-import {
-  constInt,
-  findOp,
-  invariant,
-  stmtChildren,
-  type Stmt,
-  type VerifiedFunc,
-} from "@tirx-ts/core";
+import { constInt, findOp, invariant, someStmt, type Stmt, type VerifiedFunc } from "@tirx-ts/core";
 import type { ExprCompiler } from "./expr.js";
 import { LoopVar } from "./loop-var.js";
-import { compileStmt, MAX_WHILE_ITERATIONS, reportSpin, type Exec } from "./stmt.js";
+import {
+  compileStmt,
+  MAX_WHILE_ITERATIONS,
+  reportLongLoop,
+  reportSpin,
+  type Exec,
+} from "./stmt.js";
 import { Tracer } from "../exec/trace.js";
 import type { Machine } from "../exec/machine.js";
 import { BARRIER_IDS, CLUSTER_BARRIER, type Arrival } from "../exec/named-barriers.js";
@@ -35,12 +34,7 @@ function isClusterWait(s: Stmt): boolean {
 
 /** True when `s` contains an mbarrier wait loop or a cluster barrier wait. */
 export function blocks(s: Stmt): boolean {
-  let b = blocking.get(s);
-  if (b === undefined) {
-    b = isWaitLoop(s) || isClusterWait(s) || stmtChildren(s).some(blocks);
-    blocking.set(s, b);
-  }
-  return b;
+  return someStmt(s, (x) => isWaitLoop(x) || isClusterWait(x), blocking);
 }
 
 /** The barrier action of a statement op call (`cta_sync`, `bar_sync`, `bar_arrive`), if any. */
@@ -56,29 +50,25 @@ const named = new WeakMap<Stmt, boolean>();
 
 /** True when `s` contains a named barrier (bar_sync, bar_arrive): its warps run as coroutines. */
 export function hasNamedBarrier(s: Stmt): boolean {
-  let b = named.get(s);
-  if (b === undefined) {
-    const a = barrierAction(s);
-    b = a === "named" || a === "arrive" || stmtChildren(s).some(hasNamedBarrier);
-    named.set(s, b);
-  }
-  return b;
+  return someStmt(
+    s,
+    (x) => {
+      const a = barrierAction(x);
+      return a === "named" || a === "arrive";
+    },
+    named,
+  );
 }
 
 const blockingThreaded = new WeakMap<Stmt, boolean>();
 
 /** With warps as coroutines: blocks(s), or `s` contains a CTA barrier of any kind. */
 function blocksThreaded(s: Stmt): boolean {
-  let b = blockingThreaded.get(s);
-  if (b === undefined) {
-    b =
-      isWaitLoop(s) ||
-      isClusterWait(s) ||
-      barrierAction(s) !== undefined ||
-      stmtChildren(s).some(blocksThreaded);
-    blockingThreaded.set(s, b);
-  }
-  return b;
+  return someStmt(
+    s,
+    (x) => isWaitLoop(x) || isClusterWait(x) || barrierAction(x) !== undefined,
+    blockingThreaded,
+  );
 }
 
 /**
@@ -101,7 +91,7 @@ function compileGen(
   const isBlocking = th ? blocksThreaded : blocks;
   const part = (c: Stmt): GenExec => {
     if (isBlocking(c)) return compileGen(ec, vf, c, th, busy, fork);
-    const e = compileStmt(ec, vf, c);
+    const e = compileStmt(ec, c);
     return function* (lanes, n) {
       e(lanes, n);
       return undefined;
@@ -139,9 +129,7 @@ function compileGen(
     }
     case "Seq": {
       const parts = s.stmts.map((c) =>
-        isBlocking(c)
-          ? { g: compileGen(ec, vf, c, th, busy, fork) }
-          : { e: compileStmt(ec, vf, c) },
+        isBlocking(c) ? { g: compileGen(ec, vf, c, th, busy, fork) } : { e: compileStmt(ec, c) },
       );
       return seqGen(m, parts, fork);
     }
@@ -168,6 +156,7 @@ function compileGen(
       // The body always runs on `sub` (uniform or not).
       const v = new LoopVar(ec, s);
       const body = compileGen(ec, vf, s.body, th, busy, fork);
+      const site = m.site(s.span);
       if (fork) {
         // Lanes part ways across iterations and at the loop's end (lane-split.ts: loopGen).
         const step: LoopStep = (cur, c, k, run) => {
@@ -177,13 +166,15 @@ function compileGen(
           return a;
         };
         return function* (lanes, n) {
-          v.enter(lanes, n);
+          const most = v.enter(lanes, n);
+          if (most > MAX_WHILE_ITERATIONS) return void reportLongLoop(m, site, most);
           return yield* loopGen(m, lanes, n, step, body);
         };
       }
       return function* (lanes, n) {
         const sub = new Int32Array(n);
         const most = v.enter(lanes, n);
+        if (most > MAX_WHILE_ITERATIONS) return void reportLongLoop(m, site, most);
         for (let k = 0; k < most; k++) {
           const a = v.running(lanes, n, k, sub);
           v.set(sub, a, k);
@@ -354,7 +345,7 @@ export function compileRoot(ec: ExprCompiler, vf: VerifiedFunc, s: Stmt): Exec {
   // Every blocking kernel runs its warps as coroutines (a producer warp may run past a
   // statement where a consumer warp still waits, as on the GPU).
   const th = hasNamedBarrier(s) || blocks(s);
-  if (!th && !blocks(s)) return compileStmt(ec, vf, s);
+  if (!th && !blocks(s)) return compileStmt(ec, s);
   const g = compileGen(ec, vf, s, th, waitReadsState(s), th && !hasWarpOp(s));
   const m = ec.m;
   const bars = m.bars;

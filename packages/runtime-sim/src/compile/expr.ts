@@ -3,10 +3,14 @@ import {
   binaryOp,
   compareOpDef,
   dtypeBytes,
+  exprChildren,
+  exprHeight,
+  findOp,
   InternalError,
   invariant,
   isWideInt,
   opOf,
+  SHALLOW_HEIGHT,
   TirxError,
   type Expr,
   type BinaryOp,
@@ -59,13 +63,110 @@ export class ExprCompiler {
     if (isWideInt(e.dtype)) {
       throw new InternalError(`${e.dtype} expression where a 32-bit value is needed`);
     }
-    return this.#num(e, e.span ?? span);
+    const r = this.#take(e) ?? this.#deep(e, span);
+    return (r as NumFn | undefined) ?? this.#num(e, e.span ?? span);
   }
 
   /** Compile an int64/uint64 expression. */
   big(e: Expr, span?: Span): BigFn {
     if (!isWideInt(e.dtype)) return this.#toBig(this.num(e, span));
-    return this.#big(e, e.span ?? span);
+    const r = this.#take(e) ?? this.#deep(e, span);
+    return (r as BigFn | undefined) ?? this.#big(e, e.span ?? span);
+  }
+
+  /**
+   * Closures compiled ahead of their parent (see #deep), per node, in the order their uses
+   * ask for them.
+   */
+  #ready = new Map<Expr, (NumFn | BigFn)[]>();
+
+  #take(e: Expr): NumFn | BigFn | undefined {
+    const q = this.#ready.get(e);
+    if (!q) return undefined;
+    const f = q.shift()!;
+    if (q.length === 0) this.#ready.delete(e);
+    return f;
+  }
+
+  /**
+   * True for a node that compiles each child, in order, through num/big/any/index with its own
+   * span (or the inherited one) and does nothing observable before: operators, casts, selects,
+   * loads (offset first), op calls that are functions of their operands.
+   */
+  #transparent(e: Expr): boolean {
+    switch (e.kind) {
+      case "Binary":
+      case "Compare":
+      case "Logical":
+      case "Not":
+      case "Cast":
+      case "IfThenElse":
+      case "BufferLoad":
+        return true;
+      case "CallExpr": {
+        const op = findOp(e.op);
+        return op !== undefined && op.form === "value" && op.sim.kind !== "machine";
+      }
+      default:
+        return false;
+    }
+  }
+
+  /**
+   * For an expression higher than SHALLOW_HEIGHT: compile its sub-expressions bottom-up, each
+   * occurrence in the order recursion would meet it (so sites, loads and collectives register
+   * in the same order) and one level deep, keep them for the parents that ask next, then compile
+   * `e` itself; undefined for a shallow `e`. Compiling then costs no JS stack per level.
+   */
+  #deep(e: Expr, span?: Span): NumFn | BigFn | undefined {
+    if (exprHeight(e) <= SHALLOW_HEIGHT || !this.#transparent(e)) return undefined;
+    const saved = this.#ready;
+    this.#ready = new Map();
+    try {
+      // Post-order of occurrences, each with the span its parent passes it.
+      const order: [Expr, Span | undefined][] = [];
+      const stack: { x: Expr; span: Span | undefined; kids: readonly Expr[]; i: number }[] = [
+        { x: e, span, kids: exprChildren(e), i: 0 },
+      ];
+      while (stack.length > 0) {
+        const f = stack[stack.length - 1]!;
+        if (f.i < f.kids.length) {
+          const c = f.kids[f.i++]!;
+          const inner = f.x.span ?? f.span;
+          stack.push({
+            x: c,
+            span: inner,
+            kids: this.#transparent(c) ? exprChildren(c) : [],
+            i: 0,
+          });
+          continue;
+        }
+        stack.pop();
+        order.push([f.x, f.span]);
+      }
+      order.pop();
+      for (const [x, s] of order) {
+        let f: NumFn | BigFn;
+        if (this.#transparent(x)) {
+          f = isWideInt(x.dtype) ? this.#big(x, x.span ?? s) : this.#num(x, x.span ?? s);
+        } else {
+          // An opaque node's own sub-expressions must not take closures meant for others.
+          const outer = this.#ready;
+          this.#ready = new Map();
+          try {
+            f = this.any(x, s);
+          } finally {
+            this.#ready = outer;
+          }
+        }
+        const q = this.#ready.get(x);
+        if (q) q.push(f);
+        else this.#ready.set(x, [f]);
+      }
+      return isWideInt(e.dtype) ? this.#big(e, e.span ?? span) : this.#num(e, e.span ?? span);
+    } finally {
+      this.#ready = saved;
+    }
   }
 
   /** Compile an index or byte count: 64-bit values are narrowed to numbers. */

@@ -1,6 +1,7 @@
 import {
   binaryOp,
   compareOpDef,
+  exprHeight,
   invariant,
   isWideInt,
   walkExpr,
@@ -8,6 +9,7 @@ import {
   type SimSemantics,
   type SimValue,
   type Stmt,
+  SHALLOW_HEIGHT,
 } from "@tirx-ts/core";
 import { hostScalar, conversion } from "../numeric/cast.js";
 import type { NumFn, ThreadFn } from "./access.js";
@@ -61,6 +63,13 @@ export interface Shared {
   };
 }
 
+/**
+ * Highest expression a statement may have and still be generated. The generator writes an
+ * expression out by recursion and V8 parses the nested text by recursion too; a deeper one (up
+ * to MAX_EXPR_DEPTH) keeps running on its closures, which compute the same values.
+ */
+export const JIT_MAX_HEIGHT = SHALLOW_HEIGHT;
+
 /** True when `s` is a Store or Let the generator writes out (see the file comment). */
 export function jitable(ec: ExprCompiler, s: Stmt): boolean {
   if (s.kind === "Let") {
@@ -72,8 +81,9 @@ export function jitable(ec: ExprCompiler, s: Stmt): boolean {
   return plain(ec, s.offset) && plain(ec, s.value);
 }
 
-/** Every node of `e` is one the generator writes out. */
+/** Every node of `e` is one the generator writes out, and `e` is not too high for it. */
 function plain(ec: ExprCompiler, e: Expr): boolean {
+  if (exprHeight(e) > JIT_MAX_HEIGHT) return false;
   let ok = true;
   walkExpr(e, (x) => {
     if (!ok) return;

@@ -1,4 +1,4 @@
-import { findOp, stmtChildren, stmtExprs, walkExpr, type Expr, type Stmt } from "@tirx-ts/core";
+import { findOp, someStmt, stmtExprs, walkExpr, type Expr, type Stmt } from "@tirx-ts/core";
 import type { Machine } from "../exec/machine.js";
 import type { Exec } from "./compiled.js";
 
@@ -304,12 +304,9 @@ function exprWarpOp(e: Expr): boolean {
 
 /** True when `s` contains a warp-level op (its lanes must stay together: no lane split). */
 export function hasWarpOp(s: Stmt): boolean {
-  let v = warpOps.get(s);
-  if (v !== undefined) return v;
-  v =
-    (s.kind === "Call" && isWarpOp(s.op)) ||
-    stmtExprs(s).some(exprWarpOp) ||
-    stmtChildren(s).some(hasWarpOp);
-  warpOps.set(s, v);
-  return v;
+  return someStmt(
+    s,
+    (x) => (x.kind === "Call" && isWarpOp(x.op)) || stmtExprs(x).some(exprWarpOp),
+    warpOps,
+  );
 }

@@ -1,4 +1,4 @@
-import { findOp, stmtChildren, stmtExprs, walkExpr, type Stmt } from "@tirx-ts/core";
+import { findOp, someStmt, stmtExprs, walkExpr, type Stmt } from "@tirx-ts/core";
 import type { Machine } from "../exec/machine.js";
 import type { Exec } from "./compiled.js";
 
@@ -33,29 +33,29 @@ export function nextRandom(m: Machine): number {
   return x >>> 0;
 }
 
-const syncFreeCache = new WeakMap<Stmt, boolean>();
+/** Whether a statement or one nested in it syncs (see `syncs`), by statement. */
+const syncingCache = new WeakMap<Stmt, boolean>();
 
 /** True when `s` can run for one warp at a time: no barrier, no while loop, anywhere inside. */
 export function syncFree(s: Stmt): boolean {
-  let v = syncFreeCache.get(s);
-  if (v !== undefined) return v;
-  v = true;
-  if (s.kind === "While") v = false;
-  else if (s.kind === "Call") {
+  return !someStmt(s, syncs, syncingCache);
+}
+
+/** True when `s` itself (not counting nested statements) is a barrier, a while loop or a wait. */
+function syncs(s: Stmt): boolean {
+  if (s.kind === "While") return true;
+  if (s.kind === "Call") {
     const fx = findOp(s.op)?.sim;
-    if (fx?.kind === "machine" && fx.effect.unit === "barrier") v = false;
+    if (fx?.kind === "machine" && fx.effect.unit === "barrier") return true;
   }
-  if (v) {
-    for (const e of stmtExprs(s)) {
-      walkExpr(e, (x) => {
-        if (x.kind !== "CallExpr") return;
-        const fx = findOp(x.op)?.sim;
-        if (fx?.kind === "machine" && fx.effect.unit === "mbarrier") v = false;
-      });
-    }
+  let v = false;
+  for (const e of stmtExprs(s)) {
+    walkExpr(e, (x) => {
+      if (x.kind !== "CallExpr") return;
+      const fx = findOp(x.op)?.sim;
+      if (fx?.kind === "machine" && fx.effect.unit === "mbarrier") v = true;
+    });
   }
-  if (v) v = stmtChildren(s).every(syncFree);
-  syncFreeCache.set(s, v);
   return v;
 }
 

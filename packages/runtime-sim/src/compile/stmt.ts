@@ -37,8 +37,21 @@ const nothing: Exec = () => {};
 /** The largest mbarrier arrival count (PTX ISA, mbarrier: counts lie in [1, 2^20 - 1]). */
 const MAX_MBARRIER_COUNT = 2 ** 20 - 1;
 
-/** Spin loops longer than this are reported as TX6006 and cut off. */
+/** Spin loops (and for loops) longer than this are reported as TX6006 and cut off. */
 export const MAX_WHILE_ITERATIONS = 1 << 24;
+
+/**
+ * TX6006 for a for loop at `site` whose trip count (`most`, known when it starts) passes
+ * MAX_WHILE_ITERATIONS, the budget of a while loop: the simulator does not run it (a
+ * `for (let i = 0; i < 1e9; i++)` would otherwise run for hours without a word).
+ */
+export function reportLongLoop(m: Machine, site: number, most: number): void {
+  m.hazard(
+    "TX6006",
+    `a for loop of CTA ${m.cta()} would run ${most} iterations; the simulator stops loops after ${MAX_WHILE_ITERATIONS}`,
+    site,
+  );
+}
 
 /** TX6006 for a while loop at `site` that ran MAX_WHILE_ITERATIONS iterations. */
 export function reportSpin(m: Machine, site: number): void {
@@ -49,45 +62,59 @@ export function reportSpin(m: Machine, site: number): void {
   );
 }
 
-/** Compile statement `s` of `vf`. */
-export function compileStmt(ec: ExprCompiler, vf: VerifiedFunc, s: Stmt): Exec {
+/**
+ * A statement being compiled: its nested statements, the closures compiled for those so far,
+ * and how its own closure is made from them.
+ */
+interface Frame {
+  readonly kids: readonly Stmt[];
+  readonly done: Exec[];
+  readonly finish: (done: readonly Exec[]) => Exec;
+}
+
+/**
+ * Compile statement `s` of `vf`. Nested statements are compiled from an explicit stack of frames
+ * (each statement's own work before its nested ones, as recursion would do it), so nesting costs
+ * no JS stack while compiling.
+ */
+export function compileStmt(ec: ExprCompiler, s: Stmt): Exec {
+  const stack: Frame[] = [];
+  let result: Exec | undefined;
+  const open = (x: Stmt): void => {
+    const f = compileOne(ec, x);
+    if (typeof f === "function") deliver(f);
+    else stack.push({ ...f, done: [] });
+  };
+  const deliver = (e: Exec): void => {
+    if (stack.length > 0) stack[stack.length - 1]!.done.push(e);
+    else result = e;
+  };
+  open(s);
+  while (stack.length > 0) {
+    const f = stack[stack.length - 1]!;
+    if (f.done.length < f.kids.length) {
+      open(f.kids[f.done.length]!);
+      continue;
+    }
+    stack.pop();
+    deliver(f.finish(f.done));
+  }
+  invariant(result !== undefined, "compileStmt delivers one closure");
+  return result;
+}
+
+/**
+ * One statement: its closure, or, for a statement with nested ones, the frame that makes it
+ * once they are compiled (its own expressions compiled now, before them).
+ */
+function compileOne(ec: ExprCompiler, s: Stmt): Exec | Omit<Frame, "done"> {
   const m = ec.m;
   const T = m.threads;
   switch (s.kind) {
-    case "Seq": {
-      // Consecutive statements with no barrier form a stretch that a varied schedule runs warp
-      // by warp (compile/schedule.ts); a stretch counts its own statements on the trace clock.
-      const units: Exec[] = [];
-      const stretch: boolean[] = [];
-      let run: Exec[] = [];
-      const flush = (): void => {
-        if (run.length > 0) {
-          units.push(warpByWarp(m, run));
-          stretch.push(true);
-        }
-        run = [];
-      };
-      for (const c of s.stmts) {
-        const e = compileStmt(ec, vf, c);
-        if (e === nothing) continue;
-        if (syncFree(c)) run.push(e);
-        else {
-          flush();
-          units.push(e);
-          stretch.push(false);
-        }
-      }
-      flush();
-      if (units.length === 1) return units[0]!;
-      return (lanes, n) => {
-        for (let i = 0; i < units.length; i++) {
-          if (m.opts.tracer && !stretch[i]) m.opts.tracer.clock++;
-          units[i]!(lanes, n);
-        }
-      };
-    }
+    case "Seq":
+      return { kids: s.stmts, finish: (done) => sequence(m, s.stmts, done) };
     case "DeviceEntry":
-      return compileStmt(ec, vf, s.body);
+      return { kids: [s.body], finish: (done) => done[0]! };
     case "Alloc":
       return nothing;
     case "Let": {
@@ -149,42 +176,16 @@ export function compileStmt(ec: ExprCompiler, vf: VerifiedFunc, s: Stmt): Exec {
     }
     case "If": {
       const { value: cond, runs } = ec.collect(() => ec.num(s.cond, s.span));
-      const then = compileStmt(ec, vf, s.then);
-      const other = s.else ? compileStmt(ec, vf, s.else) : nothing;
-      const yes = new Int32Array(T);
-      const no = new Int32Array(T);
-      return withCollectives(runs, (lanes, n) => {
-        let a = 0;
-        let b = 0;
-        for (let i = 0; i < n; i++) {
-          const t = lanes[i]!;
-          if (cond(t)) yes[a++] = t;
-          else no[b++] = t;
-        }
-        if (a > 0) then(yes, a);
-        if (b > 0) other(no, b);
-      });
+      return {
+        kids: s.else ? [s.then, s.else] : [s.then],
+        finish: (done) => branch(m, cond, runs, done[0]!, done[1] ?? nothing),
+      };
     }
     case "For":
-      return compileFor(ec, vf, s);
+      return compileFor(ec, s);
     case "While": {
       const { value: cond, runs } = ec.collect(() => ec.num(s.cond, s.span));
-      const body = compileStmt(ec, vf, s.body);
-      const live = new Int32Array(T);
-      const site = m.site(s.span);
-      return (lanes, n) => {
-        live.set(lanes.subarray(0, n));
-        for (let iter = 0; ; iter++) {
-          for (let r = 0; r < runs.length; r++) runs[r]!(live, n);
-          let k = 0;
-          for (let i = 0; i < n; i++) if (cond(live[i]!)) live[k++] = live[i]!;
-          n = k;
-          if (n === 0) return;
-          if (iter === MAX_WHILE_ITERATIONS) return reportSpin(m, site);
-          m.heldIteration();
-          body(live, n);
-        }
-      };
+      return { kids: [s.body], finish: (done) => whileLoop(m, s, cond, runs, done[0]!) };
     }
     case "Call": {
       const { value, runs } = ec.collect(() => compileCall(ec, s.op, s.args, s.span));
@@ -267,14 +268,107 @@ function setter(ec: ExprCompiler, id: number): (t: number, v: number | bigint) =
   return (t, v) => void (regs[base + t] = v as number);
 }
 
-function compileFor(ec: ExprCompiler, vf: VerifiedFunc, s: Extract<Stmt, { kind: "For" }>): Exec {
+/**
+ * A block: consecutive statements with no barrier form a stretch that a varied schedule runs
+ * warp by warp (compile/schedule.ts); a stretch counts its own statements on the trace clock.
+ */
+function sequence(m: Machine, stmts: readonly Stmt[], done: readonly Exec[]): Exec {
+  const units: Exec[] = [];
+  const stretch: boolean[] = [];
+  let run: Exec[] = [];
+  const flush = (): void => {
+    if (run.length > 0) {
+      units.push(warpByWarp(m, run));
+      stretch.push(true);
+    }
+    run = [];
+  };
+  stmts.forEach((c, k) => {
+    const e = done[k]!;
+    if (e === nothing) return;
+    if (syncFree(c)) run.push(e);
+    else {
+      flush();
+      units.push(e);
+      stretch.push(false);
+    }
+  });
+  flush();
+  if (units.length === 1) return units[0]!;
+  return (lanes, n) => {
+    for (let i = 0; i < units.length; i++) {
+      if (m.opts.tracer && !stretch[i]) m.opts.tracer.clock++;
+      units[i]!(lanes, n);
+    }
+  };
+}
+
+/** An If: the lanes split by `cond`, each arm on its own. */
+function branch(
+  m: Machine,
+  cond: NumFn,
+  runs: readonly CollectiveRun[],
+  then: Exec,
+  other: Exec,
+): Exec {
+  const yes = new Int32Array(m.threads);
+  const no = new Int32Array(m.threads);
+  return withCollectives(runs, (lanes, n) => {
+    let a = 0;
+    let b = 0;
+    for (let i = 0; i < n; i++) {
+      const t = lanes[i]!;
+      if (cond(t)) yes[a++] = t;
+      else no[b++] = t;
+    }
+    if (a > 0) then(yes, a);
+    if (b > 0) other(no, b);
+  });
+}
+
+/** A While: the lanes whose condition holds run the body, until none does (or TX6006). */
+function whileLoop(
+  m: Machine,
+  s: Extract<Stmt, { kind: "While" }>,
+  cond: NumFn,
+  runs: readonly CollectiveRun[],
+  body: Exec,
+): Exec {
+  const live = new Int32Array(m.threads);
+  const site = m.site(s.span);
+  return (lanes, n) => {
+    live.set(lanes.subarray(0, n));
+    for (let iter = 0; ; iter++) {
+      for (let r = 0; r < runs.length; r++) runs[r]!(live, n);
+      let k = 0;
+      for (let i = 0; i < n; i++) if (cond(live[i]!)) live[k++] = live[i]!;
+      n = k;
+      if (n === 0) return;
+      if (iter === MAX_WHILE_ITERATIONS) return reportSpin(m, site);
+      m.heldIteration();
+      body(live, n);
+    }
+  };
+}
+
+function compileFor(ec: ExprCompiler, s: Extract<Stmt, { kind: "For" }>): Omit<Frame, "done"> {
   const { value: v, runs } = ec.collect(() => new LoopVar(ec, s));
   invariant(runs.length === 0, "loop bounds hold no warp collective (the verifier refuses them)");
-  const body = compileStmt(ec, vf, s.body);
+  return { kids: [s.body], finish: (done) => forLoop(ec, s, v, done[0]!) };
+}
+
+function forLoop(
+  ec: ExprCompiler,
+  s: Extract<Stmt, { kind: "For" }>,
+  v: LoopVar,
+  body: Exec,
+): Exec {
   const sub = new Int32Array(ec.m.threads);
   const m = ec.m;
+  const site = m.site(s.span);
   return (lanes, n) => {
     const most = v.enter(lanes, n);
+    if (most > MAX_WHILE_ITERATIONS) return reportLongLoop(m, site, most);
     for (let k = 0; k < most; k++) {
       let active = lanes;
       let a = n;

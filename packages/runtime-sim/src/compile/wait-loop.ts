@@ -1,4 +1,4 @@
-import { findOp, stmtChildren, walkExpr, type Expr, type Stmt } from "@tirx-ts/core";
+import { findOp, someStmt, walkExpr, type Expr, type Stmt } from "@tirx-ts/core";
 
 /**
  * mbarrier wait loops: `while (cond) body` whose condition tests an mbarrier
@@ -28,7 +28,13 @@ export function isWaitLoop(s: Stmt): s is Extract<Stmt, { kind: "While" }> {
 
 /** A loop body with no statement: the loop only polls. */
 export function isEmpty(s: Stmt): boolean {
-  return s.kind === "Seq" && s.stmts.every(isEmpty);
+  const work: Stmt[] = [s];
+  while (work.length > 0) {
+    const x = work.pop()!;
+    if (x.kind !== "Seq") return false;
+    work.push(...x.stmts);
+  }
+  return true;
 }
 
 /**
@@ -61,6 +67,8 @@ function readsState(e: Expr): boolean {
  * with no progress is a deadlock whatever the bodies do.
  */
 export function waitReadsState(s: Stmt): boolean {
-  if (isWaitLoop(s) && readsState(s.cond)) return true;
-  return stmtChildren(s).some(waitReadsState);
+  return someStmt(s, (x) => isWaitLoop(x) && readsState(x.cond), readsStateCache);
 }
+
+/** Whether a statement or one nested in it is a wait loop whose condition reads state. */
+const readsStateCache = new WeakMap<Stmt, boolean>();
