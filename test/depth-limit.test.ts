@@ -18,7 +18,7 @@ import {
 } from "@tirx-ts/core";
 import { compileToPtx } from "@tirx-ts/codegen-ptx";
 import type { PrimExpr, TileView } from "@tirx-ts/dsl";
-import { runSim, simTensor, simZeros } from "@tirx-ts/runtime-sim";
+import { MAX_COROUTINE_DEPTH, runSim, simTensor, simZeros } from "@tirx-ts/runtime-sim";
 import { assembleLater } from "./util/ptxas-deferred.js";
 
 const A = [1, 2, 3, 4];
@@ -120,6 +120,16 @@ function atLimit(body: Body): number {
   while (depth(n) > MAX_EXPR_DEPTH) n--;
   while (depth(n + 1) <= MAX_EXPR_DEPTH) n++;
   return n;
+}
+
+/** What `f` throws (undefined when it returns). */
+function thrown(f: () => unknown): unknown {
+  try {
+    f();
+  } catch (e) {
+    return e;
+  }
+  return undefined;
 }
 
 /** What building then verifying throws (undefined when both pass). */
@@ -258,6 +268,38 @@ describe("statements nested to the limit", () => {
     expect(checkDepth(loops(k))).toBe(MAX_EXPR_DEPTH);
     expect(simB(loops(k), Infinity)).toEqual(A.map((a) => a + 1));
     expect(refusal(() => loops(k + 1))).toMatchObject(here("TX2013"));
+  });
+
+  test(`waits nested ${MAX_COROUTINE_DEPTH} statements deep run; deeper is TX2010`, () => {
+    // Each thread arrives on an mbarrier and waits for its phase: warps run as coroutines.
+    const waits = kernel(({ A, B }, t) => {
+      const bar = T.alloc_shared([1], "uint64", { name: "bar" });
+      T.if_(t.eq(0), () => {
+        T.ptx.mbarrier.init(bar.sub(0), 4);
+        T.ptx.fence.mbarrier_init();
+      });
+      T.cuda.cta_sync();
+      T.ptx.mbarrier.arrive(bar.sub(0));
+      T.ptx.mbarrier.try_wait(bar.sub(0), 0);
+      B.set([t], A.get([t]).add(1));
+    }, 0);
+    const { body: wbody, with: withWaits } = deviceBody(waits);
+    const [bind, ...rest] = (wbody as Extract<Stmt, { kind: "Seq" }>).stmts as [Stmt, ...Stmt[]];
+    const guard: Expr = {
+      kind: "Compare",
+      op: "lt",
+      a: (bind as Extract<Stmt, { kind: "Let" }>).var,
+      b: intImm(4),
+      dtype: "bool",
+    };
+    const nested = (k: number): PrimFunc => {
+      let s: Stmt = { kind: "Seq", stmts: rest };
+      for (let i = 0; i < k; i++) s = { kind: "If", cond: guard, then: s };
+      return withWaits({ kind: "Seq", stmts: [bind, s] });
+    };
+    const deepest = MAX_COROUTINE_DEPTH - 1; // the wait loop is a level too
+    expect(simB(nested(deepest), Infinity)).toEqual(A.map((a) => a + 1));
+    expect(thrown(() => simB(nested(deepest + 1), Infinity))).toMatchObject({ code: "TX2010" });
   });
 
   test("T.if_ bodies nested by recursion stop at the limit with TX2013, not a stack overflow", () => {

@@ -9,6 +9,7 @@ export { runSim, type SimOptions, type SimResult } from "./run.js";
 export { simCounters } from "./counters.js";
 export type { HazardMode } from "./exec/launch-options.js";
 export { MAX_WHILE_ITERATIONS } from "./compile/stmt.js";
+export { MAX_COROUTINE_DEPTH } from "./compile/blocking.js";
 export type { TraceEvent } from "./exec/trace.js";
 export {
   phaseWavefronts,

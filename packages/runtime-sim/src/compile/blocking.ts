@@ -1,4 +1,13 @@
-import { constInt, findOp, invariant, someStmt, type Stmt, type VerifiedFunc } from "@tirx-ts/core";
+import {
+  constInt,
+  findOp,
+  invariant,
+  someStmt,
+  stmtChildren,
+  TirxError,
+  type Stmt,
+  type VerifiedFunc,
+} from "@tirx-ts/core";
 import type { ExprCompiler } from "./expr.js";
 import { LoopVar } from "./loop-var.js";
 import {
@@ -311,6 +320,37 @@ function barrierGen(ec: ExprCompiler, s: Extract<Stmt, { kind: "Call" }>): GenEx
 }
 
 /**
+ * Most statements that may block (an mbarrier wait, a barrier with warps as coroutines) one
+ * inside another that the simulator runs. Each such statement is a generator that resumes the
+ * one it nests by a call, so resuming the innermost takes JS stack for every level; a few
+ * thousand levels would overflow it. The rest of a kernel nests up to MAX_EXPR_DEPTH.
+ */
+export const MAX_COROUTINE_DEPTH = 512;
+
+/**
+ * Refuse a kernel whose blocking statements nest deeper than MAX_COROUTINE_DEPTH (computed from
+ * an explicit stack).
+ * @throws TirxError TX2010 at the statement that passes it.
+ */
+function checkCoroutineDepth(root: Stmt, blocking: (s: Stmt) => boolean, vf: VerifiedFunc): void {
+  const work: [Stmt, number][] = [[root, 0]];
+  while (work.length > 0) {
+    const [s, outer] = work.pop()!;
+    if (!blocking(s)) continue;
+    const level = s.kind === "Seq" ? outer : outer + 1;
+    if (level > MAX_COROUTINE_DEPTH) {
+      throw new TirxError(
+        "TX2010",
+        `the simulator runs waits and barriers nested at most ${MAX_COROUTINE_DEPTH} statements deep (warps run them as coroutines, resumed by recursion); this one is deeper`,
+        s.span ?? vf.fn.span,
+        [{ message: "move the wait or barrier out of the nested statements around it" }],
+      );
+    }
+    for (const c of stmtChildren(s)) work.push([c, level]);
+  }
+}
+
+/**
  * The warps of the CTA (of each CTA of a cluster), as lane lists: with named barriers each runs
  * as its own coroutine.
  */
@@ -346,6 +386,7 @@ export function compileRoot(ec: ExprCompiler, vf: VerifiedFunc, s: Stmt): Exec {
   // statement where a consumer warp still waits, as on the GPU).
   const th = hasNamedBarrier(s) || blocks(s);
   if (!th && !blocks(s)) return compileStmt(ec, s);
+  checkCoroutineDepth(s, th ? blocksThreaded : blocks, vf);
   const g = compileGen(ec, vf, s, th, waitReadsState(s), th && !hasWarpOp(s));
   const m = ec.m;
   const bars = m.bars;
