@@ -15,8 +15,13 @@ export const MAX_UNROLL = 4096;
 export const STATIC_SHARED_LIMIT = 48 * 1024;
 
 /**
- * Deepest nesting of expressions and statements a function may have (TX2013). Every walker
- * behind the front doors (verify, compileToPtx, the simulator, printFunc) may then recurse.
+ * Deepest nesting of expressions and statements a function may have (TX2013). Every front door
+ * (the builder, verify, the passes, compileToPtx, the printers, the simulator) takes IR this deep:
+ * statement walkers keep their own stacks, and expressions higher than 64 levels are walked
+ * bottom-up (analysis/deep.ts), so no JS recursion follows the nesting. What recurses elsewhere
+ * is bounded instead: prettier (skipped past 256 levels), the TypeScript parser of script mode
+ * (TX2013 where it gives up), and the simulator's coroutines for waits (512 nested statements,
+ * TX2010).
  */
 export const MAX_EXPR_DEPTH = 2048;
 
