@@ -4,7 +4,7 @@
 // and the simulator (closures and generated code). Also the tree-size limit (TX2018) that keeps
 // walkers linear, and a body that returns a promise (TX1025).
 import { describe, expect, test } from "vitest";
-import { T, printFunc, printScript } from "tirx-ts";
+import { T, compile, printFunc, printScript } from "tirx-ts";
 import {
   binary,
   checkDepth,
@@ -341,7 +341,12 @@ describe("expression size (TX2018)", () => {
     let e: Expr = st.value;
     for (let i = 0; i < 60; i++) e = binary("add", e, e);
     const big = withBody({ kind: "Seq", stmts: [...stmts.slice(0, -1), { ...st, value: e }] });
-    for (const door of [() => verify(big), () => compileToPtx(big), () => printFunc(big)]) {
+    for (const door of [
+      () => verify(big),
+      () => compileToPtx(big),
+      () => compile(big),
+      () => printFunc(big),
+    ]) {
       expect(door).toThrow(expect.objectContaining({ code: "TX2018" }));
     }
   });

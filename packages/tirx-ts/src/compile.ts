@@ -1,5 +1,6 @@
 import {
   checkArgs,
+  checkDepth,
   checkPrimFunc,
   launchArgError,
   didYouMean,
@@ -84,6 +85,9 @@ export interface Compiled {
  */
 export function compile(fn: PrimFunc, opts: CompileOptions = { target: "cuda" }): Compiled {
   checkCompileArgs(fn, opts, callerSpan());
+  // Before the cache hashes the IR: a tree past the limits (TX2013, TX2018) would take the hash
+  // exponential time (each use of a shared sub-expression is hashed).
+  checkDepth(fn);
   if (process.env["TIRX_CACHE"] === "off") return compileUncached(fn, opts);
   const key = `${opts.arch ?? ""}|${opts.hazards ?? "throw"}|${opts.checkBounds === true}`;
   return COMPILED.get(fn, key, () => compileUncached(fn, opts));
