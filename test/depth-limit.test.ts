@@ -22,7 +22,7 @@ import { MAX_COROUTINE_DEPTH, runSim, simTensor, simZeros } from "@tirx-ts/runti
 import { assembleLater } from "./util/ptxas-deferred.js";
 
 const A = [1, 2, 3, 4];
-const I = [2, 3, 1, 0];
+const I = [2, 3, 1, 0, 1, 2, 3, 0];
 
 type Body = (h: { A: TileView; I: TileView; B: TileView }, t: PrimExpr, n: number) => void;
 
@@ -30,7 +30,7 @@ type Body = (h: { A: TileView; I: TileView; B: TileView }, t: PrimExpr, n: numbe
 const kernel = (body: Body, n: number): PrimFunc =>
   T.function(
     "deep",
-    { A: T.Tensor([4], "float32"), I: T.Tensor([4], "int32"), B: T.Tensor([4], "float32") },
+    { A: T.Tensor([4], "float32"), I: T.Tensor([8], "int32"), B: T.Tensor([4], "float32") },
     ({ A, I, B }) => {
       T.device_entry({ launch: T.cuda.LaunchConfig({ grid: 1, block: 4 }) });
       body({ A, I, B }, T.cuda.thread_idx("x"), n);
@@ -86,6 +86,19 @@ const SHAPES: Record<string, { body: Body; expect: (n: number) => number[] }> = 
       T.if_(c, () => B.set([t], A.get([t])));
     },
     expect: () => A,
+  },
+  "gathers with an added constant (I[I[i] + 4])": {
+    body: ({ I, B }, t, n) => {
+      let e = t;
+      for (let i = 0; i < n; i++) e = I.get([e.add(4)]);
+      B.set([t], e.cast("float32"));
+    },
+    expect: (n) =>
+      [0, 1, 2, 3].map((t) => {
+        let e = t;
+        for (let i = 0; i < n; i++) e = I[e + 4]!;
+        return e;
+      }),
   },
   "gathers (a load in each index)": {
     body: ({ I, B }, t, n) => {
@@ -152,7 +165,7 @@ function simB(fn: PrimFunc, jitAfter: number): number[] {
     verify(fn),
     [
       simTensor(A, { shape: [4], dtype: "float32" }),
-      simTensor(I, { shape: [4], dtype: "int32" }),
+      simTensor(I, { shape: [8], dtype: "int32" }),
       b,
     ],
     {

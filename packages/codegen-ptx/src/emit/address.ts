@@ -98,6 +98,34 @@ function peelScale(e: Expr, scale: number): { e: Expr; scale: number } {
 }
 
 /**
+ * The sub-expression of `offset` that {@link elementRef} computes through `emit` once constant
+ * terms and factors come off, when it is a node of `offset` itself: `i` for `i + 3` or `i * 4`,
+ * `offset` for `i % 4`. Undefined when it computes none, or one it builds (several terms, a
+ * widened 64-bit index). Nothing is emitted.
+ */
+export function addressOperand(
+  ctx: EmitContext,
+  buffer: Buffer,
+  offset: Expr,
+  elemBytes: number,
+): Expr | undefined {
+  if (buffer.scope === "global" && indexBits(buffer, ctx.wideSymbolic) === 64) return undefined;
+  const { dyn } = splitConst(ctx, offset);
+  if (!dyn) return undefined;
+  const { e } = peelScale(dyn, elemBytes);
+  // Terms and factors are found down the sums and products from `offset`: look there.
+  const work: Expr[] = [offset];
+  while (work.length > 0) {
+    const x = work.pop()!;
+    if (x === e) return e;
+    if (x.kind === "Binary" && (x.op === "add" || x.op === "sub" || x.op === "mul")) {
+      work.push(x.a, x.b);
+    }
+  }
+  return undefined;
+}
+
+/**
  * Address of element `offset` (counted in `elemBytes`-byte elements) of `buffer`, as a memory
  * operand, with its state space. Constant addends become the displacement and constant factors
  * fold into the element size. Shared addresses are 32-bit (`mad.lo.s32`); global and local ones

@@ -4,11 +4,11 @@ import {
   constInt,
   dtypeBits,
   dtypeKind,
+  exprChildren,
   exprHeight,
   exprRange,
   findOp,
   isFloat,
-  postOrder,
   SHALLOW_HEIGHT,
   type Binary,
   type Compare,
@@ -27,9 +27,8 @@ import {
   isReg,
   memType,
 } from "../types.js";
-import { elementRef } from "./address.js";
+import { addressOperand, elementRef } from "./address.js";
 import { emitCast } from "./cast.js";
-import { indexBits } from "./index-width.js";
 import { exprKey } from "./key.js";
 import { foldBinary, foldCompare } from "./immediate.js";
 import { elementReg } from "./register-array.js";
@@ -85,33 +84,57 @@ export class ExprEmitter {
   }
 
   /**
-   * True for a load whose address is its offset as it stands (`elementRef` emits exactly
-   * `offset` through {@link emit}: no constant to split off, no factor to peel, no widening, not
-   * a register array), as in a gather `I[I[i]]`: its offset can be emitted ahead like an
-   * operand.
+   * The part of a load's offset that its address computes through {@link emit}, when it is a
+   * node of the offset (`addressOperand`: `I[i]` in the gather `A[I[i] + 1]`), so that it can
+   * be emitted ahead like an operand; undefined for a register array or another node.
    */
-  private verbatimOffset(e: Expr): boolean {
-    if (e.kind !== "BufferLoad") return false;
-    const o = e.offset;
-    if (o.kind !== "BufferLoad" && o.kind !== "CallExpr") return false;
-    if (this.ctx.storage.buffers.get(e.buffer.id)?.kind === "registers") return false;
-    return !(e.buffer.scope === "global" && indexBits(e.buffer, this.ctx.wideSymbolic) === 64);
+  private addressChild(e: Expr): Expr | undefined {
+    if (e.kind !== "BufferLoad") return undefined;
+    if (this.ctx.storage.buffers.get(e.buffer.id)?.kind === "registers") return undefined;
+    const o = addressOperand(this.ctx, e.buffer, e.offset, elemBytes(e.dtype));
+    return o !== undefined && exprChildren(o).length > 0 ? o : undefined;
+  }
+
+  /** What {@link ahead} emits before `x`: its operands, or its address operand. */
+  private aheadKids(x: Expr): readonly Expr[] {
+    if (this.transparent(x)) return exprChildren(x);
+    const o = this.addressChild(x);
+    return o ? [o] : [];
   }
 
   /**
    * Emit the sub-expressions of a deep expression `e` (higher than SHALLOW_HEIGHT) bottom-up, in
-   * the order recursion would finish them (post-order through transparent nodes and gathers'
-   * offsets), each one level deep, and remember their operands for the parents that ask next.
+   * the order recursion would finish them (post-order through transparent nodes and loads'
+   * address operands), each one level deep, and remember their operands for the parents that ask next.
    * Emission then costs no JS stack per level, up to MAX_EXPR_DEPTH and past it. Another load or
    * pointer inside is emitted whole, where its turn comes; one deep in its turn goes through
    * here again.
    */
   private ahead(e: Expr): void {
-    const order = postOrder(e, (x) => this.transparent(x) || this.verbatimOffset(x));
+    // Post-order of occurrences through aheadKids, without recursion.
+    const order: Expr[] = [];
+    const nodes: Expr[] = [e];
+    const kids: (readonly Expr[])[] = [this.aheadKids(e)];
+    const next: number[] = [0];
+    while (nodes.length > 0) {
+      const top = nodes.length - 1;
+      const i = next[top]!;
+      if (i < kids[top]!.length) {
+        next[top] = i + 1;
+        const c = kids[top]![i]!;
+        nodes.push(c);
+        kids.push(this.aheadKids(c));
+        next.push(0);
+        continue;
+      }
+      order.push(nodes.pop()!);
+      kids.pop();
+      next.pop();
+    }
     order.pop();
     for (const x of order) {
       let v: string;
-      if (this.transparent(x) || this.verbatimOffset(x)) v = this.plain(x);
+      if (this.transparent(x) || this.addressChild(x)) v = this.plain(x);
       else {
         // An opaque node's own sub-expressions must not take operands meant for others.
         const saved = this.ready;
@@ -172,7 +195,7 @@ export class ExprEmitter {
       if (q.length === 0) this.ready.delete(e);
       return v;
     }
-    if (exprHeight(e) > SHALLOW_HEIGHT && (this.transparent(e) || this.verbatimOffset(e))) {
+    if (exprHeight(e) > SHALLOW_HEIGHT && (this.transparent(e) || this.addressChild(e))) {
       // Operands emitted ahead are for this expression's nodes only: leftovers (a parent that
       // reused an earlier value) are dropped with the map.
       const saved = this.ready;
