@@ -1,11 +1,20 @@
 // The tensor API and launch arguments: every input gives the right data or a TirxError with a
 // code (never a TypeError, RangeError or plain Error). Instances first (a device that is not
 // one, `using` on the simulator, disposed tensors, data that no element of the dtype holds,
-// scalars outside their dtype), then fixed-seed fuzzing of tensor() and of launches.
+// scalars outside their dtype, runSim's own arguments), then fixed-seed fuzzing of tensor() and
+// of launches.
 import { describe, expect, test } from "vitest";
 import fc from "fast-check";
 import { T, compile, sim, tensor } from "tirx-ts";
-import { DTYPES, isTirxError, type DType, type DeviceTensor, type KernelArg } from "@tirx-ts/core";
+import {
+  DTYPES,
+  isTirxError,
+  verify,
+  type DType,
+  type DeviceTensor,
+  type KernelArg,
+} from "@tirx-ts/core";
+import { runSim } from "@tirx-ts/runtime-sim";
 
 /** The error `f` throws (undefined when it returns). */
 function thrown(f: () => unknown): unknown {
@@ -163,6 +172,33 @@ describe("launch arguments", () => {
     ["undefined for bool", () => [a(), c(), 1, 2, undefined], "TX5005"],
   ])("%s is %s at the call", (_, args, code) => {
     expect(thrown(() => run(...(args() as KernelArg[])))).toMatchObject(coded(code, true));
+  });
+});
+
+describe("runSim's own arguments", () => {
+  test("a non-verified kernel, arguments that are not a list and unknown or mistyped options are coded", () => {
+    const vf = verify(axpy);
+    const args = (): KernelArg[] => [
+      f32([1, 2, 3, 4]),
+      tensor.zeros([4], "float32", dev),
+      1,
+      2,
+      true,
+    ];
+    const cases: [() => unknown, string][] = [
+      [() => runSim(null as never, args()), "TX1002"],
+      [() => runSim(axpy as never, args()), "TX1002"],
+      [() => runSim(vf, "abc" as never), "TX5001"],
+      [() => runSim(vf, undefined as never), "TX5001"],
+      [() => runSim(vf, args(), { hazards: "warn" as never }), "TX1002"],
+      [() => runSim(vf, args(), { simSeed: 1.5 }), "TX1002"],
+      [() => runSim(vf, args(), { jitAfter: -1 }), "TX1002"],
+      [() => runSim(vf, args(), { trace: 1 as never }), "TX1002"],
+      [() => runSim(vf, args(), { seed: 3 } as never), "TX1002"],
+      [() => runSim(vf, args(), null as never), "TX1002"],
+    ];
+    for (const [f, code] of cases) expect(thrown(f)).toMatchObject(coded(code));
+    expect(runSim(vf, args(), { hazards: "collect", simSeed: 3, jitAfter: 0 }).reports).toEqual([]);
   });
 });
 

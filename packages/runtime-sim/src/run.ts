@@ -5,6 +5,7 @@ import {
   launchGrid,
   DEFAULT_PASSES,
   runPipeline,
+  showValue,
   TirxError,
   type KernelArg,
   type VerifiedFunc,
@@ -140,6 +141,40 @@ function compile(vf: VerifiedFunc): Compiled {
   return c;
 }
 
+/** runSim's options and what each takes. */
+const SIM_OPTIONS: Record<keyof SimOptions, (v: unknown) => boolean> = {
+  hazards: (v) => v === "throw" || v === "collect" || v === "off",
+  simSeed: (v) => typeof v === "number" && Number.isInteger(v),
+  trace: (v) => typeof v === "boolean",
+  accesses: (v) => typeof v === "boolean",
+  rangeChecks: (v) => typeof v === "boolean",
+  jitAfter: (v) => typeof v === "number" && v >= 0,
+};
+
+/**
+ * runSim's own arguments: a verified function and options it knows, each of its type.
+ * @throws TirxError TX1002 naming what is wrong.
+ */
+function checkSimCall(vf: unknown, opts: unknown): void {
+  const f = vf as Partial<VerifiedFunc> | null | undefined;
+  if (typeof f !== "object" || f === null || f.fn?.kind !== "PrimFunc" || !f.entry) {
+    throw new TirxError("TX1002", `runSim needs the result of verify(fn), got ${showValue(vf)}`);
+  }
+  if (typeof opts !== "object" || opts === null || Array.isArray(opts)) {
+    throw new TirxError("TX1002", `runSim options must be an object, got ${showValue(opts)}`);
+  }
+  for (const [k, v] of Object.entries(opts)) {
+    const ok = (SIM_OPTIONS as Record<string, (v: unknown) => boolean>)[k];
+    if (v === undefined || (ok && ok(v))) continue;
+    throw new TirxError(
+      "TX1002",
+      ok
+        ? `runSim option ${k} cannot be ${showValue(v)}`
+        : `runSim has no option "${k}" (options: ${Object.keys(SIM_OPTIONS).join(", ")})`,
+    );
+  }
+}
+
 /**
  * Run a verified kernel on the simulated device: every CTA of the grid in turn (x fastest), the
  * threads of a CTA in lockstep statement by statement, with GPU numerics, the cp.async group
@@ -179,7 +214,8 @@ function compile(vf: VerifiedFunc): Compiled {
  * line): TX6010 src_size above chunk_bytes; TX6020 an mbarrier.init count outside
  * [1, 2^20 - 1]; TX6021 a cp.async / bulk-copy address not aligned to its chunk (16 bytes for
  * bulk); TX6022 bulk copies completing more bytes on an mbarrier phase than expect_tx announced.
- * @throws TirxError TX5001-TX5005 and TX5008 from core's checkArgs; TX5009 for a runtime grid
+ * @throws TirxError TX1002 for a `vf` that is not verify's result or an unknown or mistyped
+ *   option; TX5001-TX5005, TX5008, TX5011 and TX5012 from core's checkArgs; TX5009 for a runtime grid
  *   extent out of range; TX5004 when a tensor is not a sim
  *   tensor; TX2010 for an intrinsic the simulator does not support, or a cluster of more than
  *   1024 threads or of CTAs that are not whole warps; the first hazard in "throw" mode.
@@ -190,6 +226,7 @@ export function runSim(
   args: readonly KernelArg[],
   opts: SimOptions = {},
 ): SimResult {
+  checkSimCall(vf, opts);
   const dev = checkArgs(vf.fn, args);
   if (dev !== undefined && dev !== sim()) {
     throw launchArgError(

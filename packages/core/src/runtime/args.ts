@@ -84,6 +84,13 @@ export function isDeviceTensor(a: unknown): a is DeviceTensor {
  * TX2011 (a tensor with symbolic dims larger than 2^31 - 1 bytes).
  */
 export function checkArgs(fn: PrimFunc, args: readonly KernelArg[]): DeviceLike | undefined {
+  if (!Array.isArray(args)) {
+    throw launchArgError(
+      "TX5001",
+      `kernel "${fn.name}" takes its arguments as a list, got ${showValue(args)}`,
+      fn,
+    );
+  }
   if (args.length !== fn.params.length) {
     throw launchArgError(
       "TX5001",
