@@ -8,6 +8,7 @@ export * from "./ir/expr.js";
 export * from "./ir/buffer.js";
 export * from "./ir/stmt.js";
 export * from "./ir/func.js";
+export * from "./ir/tile-plan.js";
 export * from "./ir/arith.js";
 export * from "./layout/rearrange.js";
 export * from "./layout/view.js";

@@ -1,7 +1,7 @@
 import type { View } from "./ir/buffer.js";
 import type { Expr } from "./ir/expr.js";
 import type { Stmt, TileParam } from "./ir/stmt.js";
-import type { TilePlan } from "./verify/verify.js";
+import type { TilePlan } from "./ir/tile-plan.js";
 import { isTensorMap } from "./ir/tensor-map.js";
 
 /** The direct sub-expressions of `e`, in evaluation order. */

@@ -3,40 +3,10 @@ import type { DType } from "../dtype.js";
 import { freshBufferId } from "./ids.js";
 import { TirxError } from "../diagnostics.js";
 import type { Span } from "../span.js";
-import type { Expr, Var } from "./expr.js";
-import type { SwizzleLayout } from "../layout/swizzle.js";
+import type { Buffer, Dim, Expr, Scope } from "./expr.js";
+import type { SwizzleLayout } from "./swizzle-layout.js";
 
-/** PTX state spaces a buffer can live in. `shared.dyn` is dynamic (extern) shared memory. */
-export type Scope = "global" | "shared" | "shared.dyn" | "local";
-
-/**
- * One extent of a buffer, in elements: a static number, or an int32 scalar parameter of the
- * kernel (a symbolic dim, TVMScript's `n = T.int32()` in `T.match_buffer(a, (n,))`), whose value
- * is the launch argument and is checked against the tensor's shape at launch.
- */
-export type Dim = number | Var;
-
-/**
- * A multi-dimensional array in one state space, in elements, row-major. Shared and local
- * buffers have static shapes; a global tensor parameter may have symbolic dims (`Dim`).
- * Identity is `id`; two buffers with equal fields are still different storage.
- */
-export interface Buffer {
-  readonly kind: "Buffer";
-  readonly name: string;
-  readonly id: number;
-  readonly dtype: DType;
-  readonly shape: readonly Dim[];
-  readonly scope: Scope;
-  /** Alignment of the first element in bytes (shared allocations: 16 unless asked otherwise). */
-  readonly align: number;
-  /**
-   * An XOR swizzle of the buffer's byte offsets (shared buffers only; `"byte"` units): every
-   * access to logical byte offset x touches byte `applySwizzle(layout, x)`. Absent: row-major.
-   */
-  readonly layout?: SwizzleLayout;
-  readonly span?: Span;
-}
+export type { Buffer, Dim, Scope };
 
 /**
  * A zero-copy view of a buffer: element `(i0, ..., in)` of the view is element

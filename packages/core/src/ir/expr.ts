@@ -1,7 +1,7 @@
 import type { DType } from "../dtype.js";
 import { freshVarId } from "./ids.js";
 import type { Span } from "../span.js";
-import type { Buffer } from "./buffer.js";
+import type { SwizzleLayout } from "./swizzle-layout.js";
 import { checkLiteral } from "./literal.js";
 
 /**
@@ -176,6 +176,44 @@ export interface CallExpr extends ExprBase {
   readonly kind: "CallExpr";
   readonly op: string;
   readonly args: readonly Expr[];
+}
+
+/*
+ * Buffers are declared with the expressions: a buffer's dims are expressions (`Var`) and a load
+ * names its buffer, so the two types are one recursive family (`ir/buffer.ts` re-exports them
+ * with the functions on buffers and views).
+ */
+
+/** PTX state spaces a buffer can live in. `shared.dyn` is dynamic (extern) shared memory. */
+export type Scope = "global" | "shared" | "shared.dyn" | "local";
+
+/**
+ * One extent of a buffer, in elements: a static number, or an int32 scalar parameter of the
+ * kernel (a symbolic dim, TVMScript's `n = T.int32()` in `T.match_buffer(a, (n,))`), whose value
+ * is the launch argument and is checked against the tensor's shape at launch.
+ */
+export type Dim = number | Var;
+
+/**
+ * A multi-dimensional array in one state space, in elements, row-major. Shared and local
+ * buffers have static shapes; a global tensor parameter may have symbolic dims (`Dim`).
+ * Identity is `id`; two buffers with equal fields are still different storage.
+ */
+export interface Buffer {
+  readonly kind: "Buffer";
+  readonly name: string;
+  readonly id: number;
+  readonly dtype: DType;
+  readonly shape: readonly Dim[];
+  readonly scope: Scope;
+  /** Alignment of the first element in bytes (shared allocations: 16 unless asked otherwise). */
+  readonly align: number;
+  /**
+   * An XOR swizzle of the buffer's byte offsets (shared buffers only; `"byte"` units): every
+   * access to logical byte offset x touches byte `applySwizzle(layout, x)`. Absent: row-major.
+   */
+  readonly layout?: SwizzleLayout;
+  readonly span?: Span;
 }
 
 /** A fresh variable. */

@@ -3,7 +3,7 @@ import type { Span } from "../span.js";
 import type { Buffer, View } from "./buffer.js";
 import type { Expr, Var } from "./expr.js";
 import type { TensorMap } from "./tensor-map.js";
-import type { TilePlan } from "../verify/verify.js";
+import type { TilePlan } from "./tile-plan.js";
 
 /**
  * Statements: immutable plain data, discriminated by `kind`. `Let` and `Alloc` are flat: they

@@ -11,23 +11,12 @@ import { didYouMean } from "../suggest.js";
 import { MAX_UNROLL } from "../limits.js";
 import type { Span } from "../span.js";
 import { isExpr, isView } from "../visit.js";
+import type { AtomSide } from "../ir/tile-plan.js";
 
 /** What a tile-pattern contract needs to know about the place of a `tile.apply`. */
 export interface PatternContext {
   readonly launch: LaunchConfig;
   readonly env: RangeEnv;
-}
-
-/** One operand of a tile pattern, in bytes: origin plus strides of the group and repeat axes. */
-export interface AtomSide {
-  readonly view: View;
-  readonly buffer: Buffer;
-  /** Byte offset of the view's origin from the buffer's start (int32). */
-  readonly baseBytes: Expr;
-  /** Byte strides of the (warp, lane) group axes; empty at thread scope. */
-  readonly groupStridesBytes: readonly number[];
-  /** Byte strides of the repeat axes (row-major repeat order). */
-  readonly repeatStridesBytes: readonly number[];
 }
 
 /** Number of threads of one CTA. */

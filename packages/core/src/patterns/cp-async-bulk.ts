@@ -16,41 +16,11 @@ import {
   checkViewBounds,
   exprParam,
   sideOf,
-  type AtomSide,
   type PatternContext,
 } from "./common.js";
 import { checkMbarrierOperand } from "./mbarrier.js";
 import { viewStartPtr } from "../layout/view.js";
-
-/** Parsed cp.async.bulk opcode: the two directions this toolchain supports. */
-export interface BulkOpcode {
-  /** "g2s": global → shared::cta, completes on an mbarrier; "s2g": shared::cta → global, bulk async-group. */
-  readonly direction: "g2s" | "s2g";
-  /** Destination spelling for g2s: `.shared::cta` (PTX 8.6) or `.shared::cluster` (PTX 8.0). */
-  readonly dstSpace: "shared::cta" | "shared::cluster" | "global";
-  readonly cacheHint: boolean;
-}
-
-/**
- * The verified form of one cp.async.bulk `tile.apply`: one bulk copy of `chunkBytes` per repeat
- * index, issued by every thread that executes it (guard it with an `if` to elect one thread).
- * Address of repeat r: `base + Σ r_k * repeat[k]` bytes on each side.
- */
-export interface BulkCopyPlan {
-  readonly kind: "cp.async.bulk";
-  readonly opcode: BulkOpcode;
-  readonly chunkBytes: number;
-  readonly repeatShape: readonly number[];
-  readonly dst: AtomSide;
-  readonly src: AtomSide;
-  /** Shared address of the mbarrier the g2s copy completes on (BufferPtr, uint32). */
-  readonly mbar?: Expr;
-  readonly cachePolicy?: Expr;
-  readonly pred?: Expr;
-  /** Bytes all repeats of one execution complete (chunkBytes × repeat count). */
-  readonly totalBytes: number;
-  readonly ptxVersion: readonly [number, number];
-}
+import type { AtomSide, BulkCopyPlan, BulkOpcode } from "../ir/tile-plan.js";
 
 const G2S_PARAMS = ["chunk_bytes", "mbar", "cache_policy", "pred", "scope"] as const;
 const S2G_PARAMS = ["chunk_bytes", "cache_policy", "pred", "scope"] as const;

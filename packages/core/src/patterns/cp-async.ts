@@ -15,44 +15,9 @@ import {
   ctaThreads,
   exprParam,
   sideOf,
-  type AtomSide,
   type PatternContext,
 } from "./common.js";
-
-/** Parsed `cp.async.{ca|cg}.shared{::cta}.global{.L2::cache_hint}{.L2::64B|128B|256B}`. */
-export interface CpAsyncOpcode {
-  readonly cache: "ca" | "cg";
-  readonly dstSpace: "shared" | "shared::cta";
-  readonly cacheHint: boolean;
-  readonly prefetch?: 64 | 128 | 256;
-  /** The L2 qualifiers in the author's order (either order is legal PTX). */
-  readonly qualifiers: readonly string[];
-}
-
-/**
- * The verified, normalised form of one cp.async `tile.apply`, consumed alike by the PTX
- * emitter and the simulated device. Atom address for the thread with linear index L and
- * repeat index r: `base + (L / 32) * group[0] + (L % 32) * group[1] + Σ r_k * repeat[k]` bytes.
- */
-export interface CpAsyncPlan {
-  readonly kind: "cp.async";
-  readonly opcode: CpAsyncOpcode;
-  readonly chunkBytes: 4 | 8 | 16;
-  readonly scope: "thread" | "cta";
-  readonly repeatShape: readonly number[];
-  readonly dst: AtomSide;
-  readonly src: AtomSide;
-  /** uint32 byte count in 0..chunkBytes: copy the prefix, zero-fill the rest. */
-  readonly srcSize?: Expr;
-  /** bool: true zero-fills the whole chunk. */
-  readonly ignoreSrc?: Expr;
-  /** uint64 L2 cache policy (with `.L2::cache_hint`). */
-  readonly cachePolicy?: Expr;
-  /** bool guard: false issues nothing and does no group accounting. */
-  readonly pred?: Expr;
-  /** Lowest PTX ISA version with every feature used: 7.0, 7.4 (L2 qualifiers), 7.5 (ignore-src). */
-  readonly ptxVersion: readonly [number, number];
-}
+import type { AtomSide, CpAsyncOpcode, CpAsyncPlan } from "../ir/tile-plan.js";
 
 /** Parameters of the cp.async tile pattern (seed: "Call parameters"). */
 export const CP_ASYNC_PARAMS = [

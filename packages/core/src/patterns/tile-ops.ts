@@ -1,9 +1,10 @@
 import type { DiagnosticCode } from "../catalog.js";
 import type { TileApply } from "../ir/stmt.js";
 import type { PatternContext } from "./common.js";
-import { planCpAsync, type CpAsyncPlan } from "./cp-async.js";
-import { planBulkCopy, type BulkCopyPlan } from "./cp-async-bulk.js";
-import { planTmaCopy, type TmaPlan } from "./tma.js";
+import type { TilePlan } from "../ir/tile-plan.js";
+import { planCpAsync } from "./cp-async.js";
+import { planBulkCopy } from "./cp-async-bulk.js";
+import { planTmaCopy } from "./tma.js";
 
 /**
  * The tile instructions of `T.cuda.tile.apply`, one record each: the opcode family, its target
@@ -27,7 +28,7 @@ export interface TileOpDef {
   /** Where the target rule comes from. */
   readonly source: string;
   /** Check the operand and parameter contract; the verified plan. */
-  plan(s: TileApply, ctx: PatternContext): CpAsyncPlan | BulkCopyPlan | TmaPlan;
+  plan(s: TileApply, ctx: PatternContext): TilePlan;
 }
 
 export const TILE_OPS: readonly TileOpDef[] = [

@@ -16,52 +16,11 @@ import {
   checkViewBounds,
   exprParam,
   sideOf,
-  type AtomSide,
   type PatternContext,
 } from "./common.js";
 import { checkMbarrierOperand } from "./mbarrier.js";
 import { viewStartPtr } from "../layout/view.js";
-
-/** A parsed TMA opcode (PTX ISA, "cp.async.bulk.tensor", "cp.async.bulk.prefetch.tensor"). */
-export interface TmaOpcode {
-  /**
-   * "g2s": global → shared, completes on an mbarrier; "s2g": shared::cta → global, bulk
-   * async-group; "prefetch": global → L2 only; "descriptor": `prefetch.tensormap`, the map
-   * itself into the cache (no coordinates).
-   */
-  readonly direction: "g2s" | "s2g" | "prefetch" | "descriptor";
-  /** Tensor rank, 1..5 (the `.Nd` token); 0 for `prefetch.tensormap` (the map's own rank). */
-  readonly rank: number;
-  /** Destination state space: `shared::cluster` (PTX 8.0) or `shared::cta` (8.6) for loads. */
-  readonly dstSpace: "shared::cluster" | "shared::cta" | "global" | "L2" | "tensormap";
-  /** `.multicast::cluster`: the box lands in every CTA of the cluster named by `cta_mask`. */
-  readonly multicast: boolean;
-  readonly cacheHint: boolean;
-}
-
-/**
- * The verified form of one TMA `tile.apply`: every thread that executes it issues one tensor copy
- * of the box at `coords` (guard it with an `if` to elect one thread).
- */
-export interface TmaPlan {
-  readonly kind: "cp.async.bulk.tensor";
-  readonly opcode: TmaOpcode;
-  readonly map: TensorMap;
-  /** Box origin per tensor axis (outermost first), int32 elements; may lie outside the tensor. */
-  readonly coords: readonly Expr[];
-  /** The shared tile (loads) or the whole global tensor (stores, prefetches). */
-  readonly dst: AtomSide;
-  /** The whole global tensor (loads, prefetches) or the shared tile (stores). */
-  readonly src: AtomSide;
-  readonly mbar?: Expr;
-  /** uint16 mask of destination CTA ranks in the cluster (multicast). */
-  readonly ctaMask?: Expr;
-  readonly cachePolicy?: Expr;
-  readonly pred?: Expr;
-  /** Bytes of the shared tile, out-of-bounds fill included: what complete_tx counts per CTA. */
-  readonly boxBytes: number;
-  readonly ptxVersion: readonly [number, number];
-}
+import type { AtomSide, TmaOpcode, TmaPlan } from "../ir/tile-plan.js";
 
 const G2S = "mbarrier::complete_tx::bytes";
 

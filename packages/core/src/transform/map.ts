@@ -1,8 +1,7 @@
 import type { View } from "../ir/buffer.js";
 import type { Expr } from "../ir/expr.js";
 import type { Stmt, TileApply, TileParam } from "../ir/stmt.js";
-import type { TilePlan } from "../verify/verify.js";
-import type { AtomSide } from "../patterns/common.js";
+import type { AtomSide, TilePlan } from "../ir/tile-plan.js";
 import { exprChildren, isExpr, isExprList, isView } from "../visit.js";
 
 /**

@@ -2,9 +2,7 @@ import { TirxError } from "../diagnostics.js";
 import { constInt, type Expr } from "../ir/expr.js";
 import type { Stmt, TileApply } from "../ir/stmt.js";
 import { exactEqual } from "../equal.js";
-import type { BulkCopyPlan } from "../patterns/cp-async-bulk.js";
-import type { CpAsyncPlan } from "../patterns/cp-async.js";
-import type { TmaPlan } from "../patterns/tma.js";
+import type { TilePlan } from "../ir/tile-plan.js";
 import { walkStmt } from "../visit.js";
 
 /**
@@ -15,19 +13,13 @@ import { walkStmt } from "../visit.js";
  * many complete it early).
  * @throws TirxError TX4008 at the expect_tx, with a note at the first copy.
  */
-export function checkExpectTx(
-  root: Stmt,
-  plans: ReadonlyMap<TileApply, CpAsyncPlan | BulkCopyPlan | TmaPlan>,
-): void {
+export function checkExpectTx(root: Stmt, plans: ReadonlyMap<TileApply, TilePlan>): void {
   walkStmt(root, (s) => {
     if (s.kind === "Seq") checkBlock(s.stmts, plans);
   });
 }
 
-function checkBlock(
-  stmts: readonly Stmt[],
-  plans: ReadonlyMap<TileApply, CpAsyncPlan | BulkCopyPlan | TmaPlan>,
-): void {
+function checkBlock(stmts: readonly Stmt[], plans: ReadonlyMap<TileApply, TilePlan>): void {
   const expects: { mbar: Expr; bytes: number | undefined; stmt: Stmt }[] = [];
   const copies: { mbar: Expr; bytes: number | undefined; stmt: TileApply }[] = [];
   for (const s of stmts) {

@@ -14,10 +14,8 @@ import {
   type SymEnv,
 } from "../analysis/symbolic.js";
 import { binary } from "../ir/arith.js";
-import { type CpAsyncPlan } from "../patterns/cp-async.js";
 import { TILE_OPS, tileOpOf } from "../patterns/tile-ops.js";
-import { type BulkCopyPlan } from "../patterns/cp-async-bulk.js";
-import { type TmaPlan } from "../patterns/tma.js";
+import type { TilePlan } from "../ir/tile-plan.js";
 import { checkExpectTx } from "./expect-tx.js";
 import { checkCluster } from "./cluster.js";
 import { checkWgmmaFence } from "./wgmma-fence.js";
@@ -35,9 +33,6 @@ import {
   STATIC_SHARED_LIMIT,
 } from "../limits.js";
 import { checkKernelName } from "./kernel-name.js";
-
-/** The verified plan of every `tile.apply` of a function, by statement. */
-export type TilePlan = CpAsyncPlan | BulkCopyPlan | TmaPlan;
 
 /**
  * A function that passed the verifier, with everything later stages need: the launch, the plan

@@ -1,0 +1,130 @@
+import type { Buffer, View } from "./buffer.js";
+import type { Expr } from "./expr.js";
+import type { TensorMap } from "./tensor-map.js";
+
+/**
+ * Verified tile plans: the normalised form the verifier gives each `tile.apply` (contracts in
+ * `patterns/`), which the `lower-tile` pass moves into a `TileOp` node and the code generator and
+ * the simulated device consume alike. Plain data, discriminated by `kind`.
+ */
+
+/** One operand of a tile pattern, in bytes: origin plus strides of the group and repeat axes. */
+export interface AtomSide {
+  readonly view: View;
+  readonly buffer: Buffer;
+  /** Byte offset of the view's origin from the buffer's start (int32). */
+  readonly baseBytes: Expr;
+  /** Byte strides of the (warp, lane) group axes; empty at thread scope. */
+  readonly groupStridesBytes: readonly number[];
+  /** Byte strides of the repeat axes (row-major repeat order). */
+  readonly repeatStridesBytes: readonly number[];
+}
+
+/** Parsed `cp.async.{ca|cg}.shared{::cta}.global{.L2::cache_hint}{.L2::64B|128B|256B}`. */
+export interface CpAsyncOpcode {
+  readonly cache: "ca" | "cg";
+  readonly dstSpace: "shared" | "shared::cta";
+  readonly cacheHint: boolean;
+  readonly prefetch?: 64 | 128 | 256;
+  /** The L2 qualifiers in the author's order (either order is legal PTX). */
+  readonly qualifiers: readonly string[];
+}
+
+/**
+ * The verified, normalised form of one cp.async `tile.apply`, consumed alike by the PTX
+ * emitter and the simulated device. Atom address for the thread with linear index L and
+ * repeat index r: `base + (L / 32) * group[0] + (L % 32) * group[1] + Σ r_k * repeat[k]` bytes.
+ */
+export interface CpAsyncPlan {
+  readonly kind: "cp.async";
+  readonly opcode: CpAsyncOpcode;
+  readonly chunkBytes: 4 | 8 | 16;
+  readonly scope: "thread" | "cta";
+  readonly repeatShape: readonly number[];
+  readonly dst: AtomSide;
+  readonly src: AtomSide;
+  /** uint32 byte count in 0..chunkBytes: copy the prefix, zero-fill the rest. */
+  readonly srcSize?: Expr;
+  /** bool: true zero-fills the whole chunk. */
+  readonly ignoreSrc?: Expr;
+  /** uint64 L2 cache policy (with `.L2::cache_hint`). */
+  readonly cachePolicy?: Expr;
+  /** bool guard: false issues nothing and does no group accounting. */
+  readonly pred?: Expr;
+  /** Lowest PTX ISA version with every feature used: 7.0, 7.4 (L2 qualifiers), 7.5 (ignore-src). */
+  readonly ptxVersion: readonly [number, number];
+}
+
+/** Parsed cp.async.bulk opcode: the two directions this toolchain supports. */
+export interface BulkOpcode {
+  /** "g2s": global → shared::cta, completes on an mbarrier; "s2g": shared::cta → global, bulk async-group. */
+  readonly direction: "g2s" | "s2g";
+  /** Destination spelling for g2s: `.shared::cta` (PTX 8.6) or `.shared::cluster` (PTX 8.0). */
+  readonly dstSpace: "shared::cta" | "shared::cluster" | "global";
+  readonly cacheHint: boolean;
+}
+
+/**
+ * The verified form of one cp.async.bulk `tile.apply`: one bulk copy of `chunkBytes` per repeat
+ * index, issued by every thread that executes it (guard it with an `if` to elect one thread).
+ * Address of repeat r: `base + Σ r_k * repeat[k]` bytes on each side.
+ */
+export interface BulkCopyPlan {
+  readonly kind: "cp.async.bulk";
+  readonly opcode: BulkOpcode;
+  readonly chunkBytes: number;
+  readonly repeatShape: readonly number[];
+  readonly dst: AtomSide;
+  readonly src: AtomSide;
+  /** Shared address of the mbarrier the g2s copy completes on (BufferPtr, uint32). */
+  readonly mbar?: Expr;
+  readonly cachePolicy?: Expr;
+  readonly pred?: Expr;
+  /** Bytes all repeats of one execution complete (chunkBytes × repeat count). */
+  readonly totalBytes: number;
+  readonly ptxVersion: readonly [number, number];
+}
+
+/** A parsed TMA opcode (PTX ISA, "cp.async.bulk.tensor", "cp.async.bulk.prefetch.tensor"). */
+export interface TmaOpcode {
+  /**
+   * "g2s": global → shared, completes on an mbarrier; "s2g": shared::cta → global, bulk
+   * async-group; "prefetch": global → L2 only; "descriptor": `prefetch.tensormap`, the map
+   * itself into the cache (no coordinates).
+   */
+  readonly direction: "g2s" | "s2g" | "prefetch" | "descriptor";
+  /** Tensor rank, 1..5 (the `.Nd` token); 0 for `prefetch.tensormap` (the map's own rank). */
+  readonly rank: number;
+  /** Destination state space: `shared::cluster` (PTX 8.0) or `shared::cta` (8.6) for loads. */
+  readonly dstSpace: "shared::cluster" | "shared::cta" | "global" | "L2" | "tensormap";
+  /** `.multicast::cluster`: the box lands in every CTA of the cluster named by `cta_mask`. */
+  readonly multicast: boolean;
+  readonly cacheHint: boolean;
+}
+
+/**
+ * The verified form of one TMA `tile.apply`: every thread that executes it issues one tensor copy
+ * of the box at `coords` (guard it with an `if` to elect one thread).
+ */
+export interface TmaPlan {
+  readonly kind: "cp.async.bulk.tensor";
+  readonly opcode: TmaOpcode;
+  readonly map: TensorMap;
+  /** Box origin per tensor axis (outermost first), int32 elements; may lie outside the tensor. */
+  readonly coords: readonly Expr[];
+  /** The shared tile (loads) or the whole global tensor (stores, prefetches). */
+  readonly dst: AtomSide;
+  /** The whole global tensor (loads, prefetches) or the shared tile (stores). */
+  readonly src: AtomSide;
+  readonly mbar?: Expr;
+  /** uint16 mask of destination CTA ranks in the cluster (multicast). */
+  readonly ctaMask?: Expr;
+  readonly cachePolicy?: Expr;
+  readonly pred?: Expr;
+  /** Bytes of the shared tile, out-of-bounds fill included: what complete_tx counts per CTA. */
+  readonly boxBytes: number;
+  readonly ptxVersion: readonly [number, number];
+}
+
+/** The verified plan of every `tile.apply` of a function, by statement. */
+export type TilePlan = CpAsyncPlan | BulkCopyPlan | TmaPlan;
