@@ -14,6 +14,7 @@ import {
 import { builder } from "./builder.js";
 import { PrimExpr, show } from "./expr.js";
 import { checkOptInt, checkOptions, isPlainObject } from "./check.js";
+import { recordStmtOp } from "./op-call.js";
 import { PtxOp } from "./ptx.js";
 import { callerSpan } from "./span.js";
 import { TileView } from "./view.js";
@@ -203,13 +204,7 @@ export const grid_dim = (axis: "x" | "y" | "z" = "x"): PrimExpr =>
 
 /** CTA-wide barrier (`bar.sync 0`): every thread of the CTA waits here (PTX ISA, bar.sync). */
 export function cta_sync(): void {
-  const span = callerSpan();
-  builder("T.cuda.cta_sync", span).emit({
-    kind: "Call",
-    op: "bar.sync",
-    args: [intImm(0)],
-    ...(span ? { span } : {}),
-  });
+  recordStmtOp("bar.sync", [intImm(0)], callerSpan());
 }
 
 function toParam(key: string, v: unknown, span?: Span): TileParam {
@@ -240,10 +235,13 @@ function toParam(key: string, v: unknown, span?: Span): TileParam {
 /**
  * Explicit CUDA tile patterns (TIRx `T.cuda.tile`). `apply(T.ptx[opcode], dst, src, params)`
  * records one tile-pattern instruction; the verifier checks it against the opcode's contract.
+ * `op` is typed `PtxOp | undefined` because `T.ptx[opcode]` reads an index signature, which
+ * `noUncheckedIndexedAccess` types as possibly undefined; `T.ptx` gives a PtxOp for every
+ * dotted name, and anything that is not a PtxOp (undefined included) is TX1002 here.
  */
 export const tile = {
   apply(
-    op: PtxOp,
+    op: PtxOp | undefined,
     dst: TileView,
     src: TileView,
     params: Readonly<Record<string, unknown>> = {},

@@ -1,26 +1,17 @@
 import {
-  checkOpCall,
   ldmatrixName,
   mmaName,
   MMA_VARIANTS,
-  opOf,
   stmatrixName,
   TirxError,
   type Expr,
   type MatrixCount,
   type Span,
 } from "@tirx-ts/core";
-import { builder } from "./builder.js";
+import { recordStmtOp } from "./op-call.js";
 import { PrimExpr, show, toExpr, type ExprLike } from "./expr.js";
 import { callerSpan } from "./span.js";
 import { TileView } from "./view.js";
-
-function emitCall(op: string, args: Expr[], span?: Span): void {
-  const def = opOf(op, "stmt", span);
-  const b = builder(def.surface, span);
-  checkOpCall(def, args, span);
-  b.emit({ kind: "Call", op, args, ...(span ? { span } : {}) });
-}
 
 /** `frag.ptr([offset])` of a register array (a rank-1 `T.alloc_local`), or TX7001. */
 function fragmentPtr(what: string, frag: unknown, offset: ExprLike, span?: Span): Expr {
@@ -115,7 +106,7 @@ export function ldmatrix(
 ): void {
   const span = callerSpan();
   const a = matrixArgs("T.ptx.ldmatrix", trans, num, dtype, span);
-  emitCall(
+  recordStmtOp(
     ldmatrixName(a.num, a.trans),
     [
       fragmentPtr("the destination of T.ptx.ldmatrix", frag, fragOffset, span),
@@ -143,7 +134,7 @@ export function stmatrix(
 ): void {
   const span = callerSpan();
   const a = matrixArgs("T.ptx.stmatrix", trans, num, dtype, span);
-  emitCall(
+  recordStmtOp(
     stmatrixName(a.num, a.trans),
     [
       fragmentPtr("the source of T.ptx.stmatrix", frag, fragOffset, span),
@@ -210,7 +201,7 @@ export function mma(
       span,
     );
   }
-  emitCall(
+  recordStmtOp(
     mmaName(v),
     [
       fragmentPtr("a of T.ptx.mma", a, aOffset, span),

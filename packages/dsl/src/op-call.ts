@@ -44,15 +44,30 @@ export function callValueOp(name: string, args: readonly unknown[], span?: Span)
 }
 
 /**
- * Record a statement op call (`Call`), checked against the op's record at the author's line.
- * @throws TirxError TX1001 outside a kernel body, and as {@link callValueOp}.
+ * Record a statement op call (`Call`) from JS operands (converted by {@link opOperands}),
+ * checked against the op's record at the author's line.
+ * @throws TirxError TX1001 outside a kernel body (before the operands are looked at), and as
+ *   {@link callValueOp}.
  */
 export function callStmtOp(name: string, args: readonly unknown[], span?: Span): void {
   const op = opOf(name, "stmt", span);
-  const b = builder(op.surface, span);
-  const ir = opOperands(op, args, span);
-  checkOpCall(op, ir, span);
-  b.emit({ kind: "Call", op: name, args: ir, ...(span ? { span } : {}) });
+  builder(op.surface, span);
+  recordStmtOp(op, opOperands(op, args, span), span);
+}
+
+/**
+ * Record the statement op `op` (its name in the op table, or its record) applied to `args`
+ * (IR operands in the record's order: static operands as IntImm) as a `Call` of the kernel being
+ * traced, at `span`. The one recorder of statement ops: `T.call_op`, `T.ptx.*` and `T.cuda.*`
+ * reach the IR through it.
+ * @throws TirxError TX2010 when `op` names no statement op (`opOf`), TX1001 outside a kernel
+ *   body, and the op's contract (`checkOpCall`: operand count, dtypes, static ranges).
+ */
+export function recordStmtOp(op: string | OpDef, args: readonly Expr[], span?: Span): void {
+  const def = typeof op === "string" ? opOf(op, "stmt", span) : op;
+  const b = builder(def.surface, span);
+  checkOpCall(def, args, span);
+  b.emit({ kind: "Call", op: def.name, args, ...(span ? { span } : {}) });
 }
 
 /**

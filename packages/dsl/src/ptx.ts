@@ -1,15 +1,6 @@
-import {
-  allOps,
-  checkOpCall,
-  didYouMean,
-  numel,
-  opOf,
-  TirxError,
-  viewStartPtr,
-  type Expr,
-} from "@tirx-ts/core";
+import { allOps, didYouMean, numel, opOf, TirxError, viewStartPtr, type Expr } from "@tirx-ts/core";
 import { builder } from "./builder.js";
-import { staticOperand } from "./op-call.js";
+import { recordStmtOp, staticOperand } from "./op-call.js";
 import { PrimExpr, show, toExpr, type ExprLike } from "./expr.js";
 import { callerSpan } from "./span.js";
 import { TileView } from "./view.js";
@@ -24,11 +15,7 @@ export class PtxOp {
 
 /** Record a call of statement op `op` of the op table, checked against its record at the author's line. */
 function call(op: string, args: Expr[]): void {
-  const span = callerSpan();
-  const def = opOf(op, "stmt", span);
-  const b = builder(def.surface, span);
-  checkOpCall(def, args, span);
-  b.emit({ kind: "Call", op, args, ...(span ? { span } : {}) });
+  recordStmtOp(op, args, callerSpan());
 }
 
 /** The static operand `n` of statement op `op` (see `staticOperand`: the op record's code, else TX2017). */

@@ -12,15 +12,8 @@ import { builder } from "./builder.js";
 import { PrimExpr, show, toExpr, type ExprLike } from "./expr.js";
 import { callerSpan } from "./span.js";
 import { checkOptions } from "./check.js";
-import { staticOperand } from "./op-call.js";
+import { recordStmtOp, staticOperand } from "./op-call.js";
 import { TileView } from "./view.js";
-
-function emitCall(op: string, args: Expr[], span?: Span): void {
-  const def = opOf(op, "stmt", span);
-  const b = builder(def.surface, span);
-  checkOpCall(def, args, span);
-  b.emit({ kind: "Call", op, args, ...(span ? { span } : {}) });
-}
 
 /** `frag.ptr([offset])` of a rank-1 register array (T.alloc_local), or TX7001. */
 function registerPtr(what: string, frag: unknown, offset: ExprLike, span?: Span): Expr {
@@ -122,7 +115,7 @@ export function mma_async(
     ...(aRegs ? [] : [st("trans_a", 0)]),
     st("trans_b", 0),
   ];
-  emitCall(name, args, span);
+  recordStmtOp(op, args, span);
 }
 
 /**
@@ -165,17 +158,17 @@ export const wgmma = {
   encode_matrix_descriptor,
   /** `wgmma.fence.sync.aligned`: order register/shared accesses before the next wgmma.mma_async. */
   fence(): void {
-    emitCall("wgmma.fence.sync.aligned", [], callerSpan());
+    recordStmtOp("wgmma.fence.sync.aligned", [], callerSpan());
   },
   /** `wgmma.commit_group.sync.aligned`: batch the warpgroup's uncommitted wgmmas into a group. */
   commit_group(): void {
-    emitCall("wgmma.commit_group.sync.aligned", [], callerSpan());
+    recordStmtOp("wgmma.commit_group.sync.aligned", [], callerSpan());
   },
   /** `wgmma.wait_group.sync.aligned n`: wait until at most `n` (static, 0..7) groups are pending. */
   wait_group(n: number): void {
     const span = callerSpan();
     const op = opOf("wgmma.wait_group.sync.aligned", "stmt", span);
-    emitCall(op.name, [staticOperand(op, "n", n, span)], span);
+    recordStmtOp(op, [staticOperand(op, "n", n, span)], span);
   },
 };
 
@@ -190,5 +183,5 @@ export function setmaxnreg(inc: boolean, count: number): void {
     throw new TirxError("TX1002", `inc of T.ptx.setmaxnreg must be true or false`, span);
   }
   const op = opOf(`setmaxnreg.${inc ? "inc" : "dec"}.sync.aligned.u32`, "stmt", span);
-  emitCall(op.name, [staticOperand(op, "count", count, span)], span);
+  recordStmtOp(op, [staticOperand(op, "count", count, span)], span);
 }
