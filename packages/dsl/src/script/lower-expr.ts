@@ -10,7 +10,7 @@ import { PrimExpr, freeBinary, freeCompare, if_then_else, type ExprLike } from "
 import { FlatView } from "../flat.js";
 import { withSpan } from "../span.js";
 import { TileView } from "../view.js";
-import { T } from "../T.js";
+import { builderT as T } from "../builder-t.js";
 import { tsMorph } from "./source.js";
 
 export type Node = TsMorph.ts.Node;

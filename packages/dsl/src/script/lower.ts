@@ -4,7 +4,7 @@ import { PrimExpr, type ExprLike } from "../expr.js";
 import { LocalScalar } from "../local-scalar.js";
 import { withSpan } from "../span.js";
 import { withBindingName } from "../binding-name.js";
-import { T } from "../T.js";
+import { builderT as T } from "../builder-t.js";
 import { ExprLowerer, Scope, isJs, type Node } from "./lower-expr.js";
 
 /**

@@ -3,7 +3,7 @@ import type * as TsMorph from "ts-morph";
 import { checkFunction } from "../expr.js";
 import { function_, type ParamType } from "../function.js";
 import { callerSpan, withSpan } from "../span.js";
-import { T } from "../T.js";
+import { builderT as T } from "../builder-t.js";
 import { Tensor } from "../types.js";
 import { Lowerer, Scope } from "./lower.js";
 import { callAt, primFuncCalls, sourceFileOf, tsMorph, withinParser } from "./source.js";
