@@ -1,7 +1,7 @@
 import { constInt, dtypeBits, type Buffer, type Expr, type Span } from "@tirx-ts/core";
 import { cvtType } from "../types.js";
 import type { EmitContext } from "./context.js";
-import type { ExprEmitter } from "./expr.js";
+import type { ValueEmitter } from "./value-emitter.js";
 import { emitGuard, needsGuard, type BoundsSite } from "./bounds-check.js";
 import { indexBits, widenIndex } from "./index-width.js";
 import { exprKey } from "./key.js";
@@ -138,7 +138,7 @@ export function addressOperand(
  */
 export function elementRef(
   ctx: EmitContext,
-  ex: ExprEmitter,
+  ex: ValueEmitter,
   buffer: Buffer,
   offset: Expr,
   elemBytes: number,

@@ -8,6 +8,7 @@ import {
   type Span,
 } from "@tirx-ts/core";
 import type { EmitContext } from "./context.js";
+import type { BoundsSite } from "./bounds-site.js";
 
 /**
  * The module-scope record of the first out-of-range access of a `checkBounds` kernel
@@ -21,21 +22,7 @@ export const OOB_RECORD = "tirx_oob";
 /** Size of {@link OOB_RECORD}, bytes. */
 export const OOB_RECORD_BYTES = 40;
 
-/** One guarded access of a `checkBounds` kernel: what a report names. */
-export interface BoundsSite {
-  /** The buffer's name. */
-  readonly buffer: string;
-  readonly space: "global" | "shared" | "local";
-  readonly verb: "reads" | "writes" | "atomically updates";
-  /** Bytes one access touches. */
-  readonly accessBytes: number;
-  /** The buffer's size, bytes. */
-  readonly bufferBytes: number;
-  /** The access in the author's source. */
-  readonly span?: Span;
-  /** Where the buffer is declared. */
-  readonly declared?: Span;
-}
+export type { BoundsSite };
 
 /**
  * Whether an access to `buffer` at element `offset` gets a bounds guard under `checkBounds`:

@@ -20,7 +20,7 @@ export function laneKey(buffer: Buffer, dtype: DType, offset: Expr): string | un
   return k === undefined ? undefined : `${buffer.id}:${dtype}:${k}`;
 }
 import { DYN_SMEM, type StoragePlan } from "../lower/storage.js";
-import type { BoundsSite } from "./bounds-check.js";
+import type { BoundsSite } from "./bounds-site.js";
 
 /** The base address of a buffer: a 64-bit register for global/local, 32-bit for shared. */
 export interface BufferBase {

@@ -34,6 +34,7 @@ import { foldBinary, foldCompare } from "./immediate.js";
 import { elementReg } from "./register-array.js";
 import { lowerCtx, prepareValueIntrinsic } from "./intrinsic.js";
 import type { EmitContext } from "./context.js";
+import type { ValueEmitter } from "./value-emitter.js";
 
 /** Operators lowered to one instruction, which may write an operand's register in place. */
 const IN_PLACE = new Set(["add", "sub", "mul", "min", "max", "bitand", "bitor", "bitxor"]);
@@ -46,7 +47,7 @@ const WRAPS = new Set(["add", "sub", "mul", "div", "mod", "floordiv", "floormod"
  * operand (a register, or an immediate where PTX takes one). Both arms of `if_then_else` are
  * evaluated, as TIR defines it.
  */
-export class ExprEmitter {
+export class ExprEmitter implements ValueEmitter {
   constructor(readonly ctx: EmitContext) {}
 
   /**

@@ -12,7 +12,7 @@ import {
 } from "@tirx-ts/core";
 import { elemBytes } from "../types.js";
 import { elementRef, memRef } from "./address.js";
-import type { ExprEmitter } from "./expr.js";
+import type { ValueEmitter } from "./value-emitter.js";
 import { fragmentOperand } from "./fragment.js";
 
 /**
@@ -20,7 +20,7 @@ import { fragmentOperand } from "./fragment.js";
  * elements of the buffer's dtype) becomes `[base]`, `[base+disp]` or `[%r+disp]` with a 32-bit
  * shared address; any other uint32 expression is used as the address itself.
  */
-export function mbarOperand(ex: ExprEmitter, e: Expr): string {
+export function mbarOperand(ex: ValueEmitter, e: Expr): string {
   if (e.kind === "BufferPtr") {
     return elementRef(ex.ctx, ex, e.buffer, e.offset, elemBytes(e.buffer.dtype)).ref;
   }
@@ -29,7 +29,7 @@ export function mbarOperand(ex: ExprEmitter, e: Expr): string {
 
 /** An op call's operands as PTX text, per its record's operand kinds, and their state spaces. */
 function operands(
-  ex: ExprEmitter,
+  ex: ValueEmitter,
   op: OpDef,
   args: readonly Expr[],
   span?: Span,
@@ -81,7 +81,7 @@ function operands(
 }
 
 /** The code generator as an op lowering sees it. */
-export function lowerCtx(ex: ExprEmitter, spaces: readonly ("global" | "shared")[]): LowerCtx {
+export function lowerCtx(ex: ValueEmitter, spaces: readonly ("global" | "shared")[]): LowerCtx {
   const ctx = ex.ctx;
   return {
     ins: (line) => ctx.ins(line),
@@ -97,7 +97,7 @@ export function lowerCtx(ex: ExprEmitter, spaces: readonly ("global" | "shared")
  * Emit a statement op through its record's lowering. The verifier checked its operands.
  * @throws TirxError TX2010 for an op that is not in the table.
  */
-export function emitIntrinsic(ex: ExprEmitter, s: Call): void {
+export function emitIntrinsic(ex: ValueEmitter, s: Call): void {
   const op = opOf(s.op, "stmt", s.span);
   const { ops, spaces, dts, after, guard } = operands(ex, op, s.args, s.span);
   // A guarded op whose address is out of range is branched around.
@@ -112,7 +112,7 @@ export function emitIntrinsic(ex: ExprEmitter, s: Call): void {
  * before its label), `issue` emits the instructions and returns the result register.
  * @throws TirxError TX2010 for an op that is not in the table.
  */
-export function prepareValueIntrinsic(ex: ExprEmitter, e: CallExpr): { issue(): string } {
+export function prepareValueIntrinsic(ex: ValueEmitter, e: CallExpr): { issue(): string } {
   const op = opOf(e.op, "value", e.span);
   const { ops, spaces, dts, guard } = operands(ex, op, e.args, e.span);
   return {
@@ -132,7 +132,7 @@ export function prepareValueIntrinsic(ex: ExprEmitter, e: CallExpr): { issue(): 
 }
 
 /** `@!guard bra` to a fresh label, returned for the caller to place after the guarded code. */
-function skipUnless(ex: ExprEmitter, guard: string): string {
+function skipUnless(ex: ValueEmitter, guard: string): string {
   const [skip] = ex.ctx.newLabels("skip");
   ex.ctx.ins(`@!${guard} bra ${skip}`);
   return skip;
