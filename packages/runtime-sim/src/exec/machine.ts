@@ -297,8 +297,8 @@ export class Machine implements SimContext {
     this.clusterUnit.reset();
     this.wgmma.reset();
     this.epoch++;
-    const { grid, tracer } = this.#opts;
-    tracer?.beginCta(x + grid[0] * (y + grid[1] * z));
+    const opts = this.#opts;
+    opts.tracer?.beginCta(x + opts.grid[0] * (y + opts.grid[1] * z));
   }
 
   /**
