@@ -1,11 +1,10 @@
 import { TirxError, bufferName, type Note } from "@tirx-ts/core";
 import { OOB_RECORD, OOB_RECORD_BYTES, type PtxModule } from "@tirx-ts/codegen-ptx";
 import { driver } from "./driver.js";
-import type { CudaKernel } from "./launch.js";
-import type { CudaModule } from "./module.js";
+import type { CudaKernel, LoadedModule } from "./launch.js";
 
 /** The device address of each loaded module's out-of-range record. */
-const RECORDS = new WeakMap<CudaModule, bigint>();
+const RECORDS = new WeakMap<LoadedModule, bigint>();
 
 /**
  * After a launch of a `checkBounds` kernel has completed: read its module's record of the first

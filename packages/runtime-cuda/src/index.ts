@@ -37,6 +37,7 @@ export {
   median,
   timeLaunches,
   type LaunchTimes,
+  type LoadedModule,
   type TimeOptions,
 } from "./launch.js";
 export { compileCuda, type CudaCompileOptions, type CudaCompiled } from "./compile.js";

@@ -12,7 +12,6 @@ import { cuda, CudaDevice } from "./device.js";
 import { CU_FUNC_ATTRIBUTE, driver, koffi, type CudaDriver, type CuHandle } from "./driver.js";
 import { CudaTensor } from "./tensor.js";
 import { currentStream, type CudaStream } from "./stream.js";
-import type { CudaModule } from "./module.js";
 
 /** Shared memory a CTA gets without opting in (CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES needed above it), bytes. */
 export const DEFAULT_SHARED_BYTES = 48 * 1024;
@@ -183,6 +182,17 @@ export type BoundLaunch = ((args: readonly KernelArg[], stream?: CudaStream | nu
 };
 
 /**
+ * What a kernel keeps of the module it was loaded from, a `CudaModule`, seen through the members
+ * the launch path reads (module.ts makes kernels, so this file does not import it).
+ */
+export interface LoadedModule {
+  /** The CUmodule. */
+  readonly handle: CuHandle;
+  /** True once the module was unloaded: its kernels can no longer launch. */
+  readonly unloaded: boolean;
+}
+
+/**
  * One `.entry` of a loaded module (a CUfunction). `launch` packs the arguments into the kernel's
  * reusable argument buffer and queues it on a stream; it does not wait.
  */
@@ -205,7 +215,7 @@ export class CudaKernel {
   readonly #driver: CudaDriver;
 
   /** The module the kernel belongs to (kept alive by the kernel). */
-  readonly module: CudaModule | undefined;
+  readonly module: LoadedModule | undefined;
 
   /** @internal use `CudaModule.getKernel`. */
   constructor(
@@ -213,7 +223,7 @@ export class CudaKernel {
     name: string,
     handle: CuHandle,
     staticSharedBytes = 0,
-    module?: CudaModule,
+    module?: LoadedModule,
   ) {
     this.module = module;
     this.device = device;

@@ -2,7 +2,7 @@ import { TirxError } from "@tirx-ts/core";
 import { createHash } from "node:crypto";
 import type { CudaDevice } from "./device.js";
 import { driver, type CuHandle } from "./driver.js";
-import { CudaKernel } from "./launch.js";
+import { CudaKernel, type LoadedModule } from "./launch.js";
 import { binaryCacheDir, binaryKey, forgetBinary, readBinary, writeBinary } from "./disk-cache.js";
 
 /** Loaded modules per device, keyed by the SHA-256 of their PTX text. */
@@ -34,7 +34,7 @@ export function ptxHash(ptx: string | Uint8Array): string {
 }
 
 /** A PTX module JIT-compiled and loaded on one device (a CUmodule). */
-export class CudaModule {
+export class CudaModule implements LoadedModule {
   readonly device: CudaDevice;
   /** The CUmodule. */
   readonly handle: CuHandle;
