@@ -20,7 +20,7 @@ function seedScript() {
     script.ptx.cp.async_.commit_group();
     script.ptx.cp.async_.wait_group(0);
     script.cuda.cta_sync();
-    for (let j = 0; j < 32; j++) B[tid][j] = shared[tid][j];
+    for (let j = 0; j < 32; j++) B[tid]![j] = shared[tid]![j]!;
   });
 }
 

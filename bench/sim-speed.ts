@@ -44,7 +44,15 @@ interface Lib {
 }
 
 async function load(root: string, label: string): Promise<Lib> {
-  const imp = (p: string) => import(join(root, p)) as Promise<Record<string, never>>;
+  /** The exports of module `p` of the tree at `root`, each looked up by `get`. */
+  const imp = async (p: string) => {
+    const mod = (await import(join(root, p))) as Record<string, unknown>;
+    return (name: string): never => {
+      // A tree without the export (an older revision) cannot be measured against this one.
+      if (mod[name] === undefined) throw new Error(`${label}: ${p} exports no ${name}`);
+      return mod[name] as never;
+    };
+  };
   const core = await imp("packages/core/src/index.ts");
   const simMod = await imp("packages/runtime-sim/src/index.ts");
   const kernels = await imp("packages/runtime-sim/test/kernels.ts");
@@ -53,14 +61,14 @@ async function load(root: string, label: string): Promise<Lib> {
   return {
     label,
     offMode: root === here,
-    verify: core.verify,
-    runSim: simMod.runSim,
-    simTensor: simMod.simTensor,
-    simZeros: simMod.simZeros,
-    seedKernel: kernels.seedKernel,
-    rowCopyKernel: kernels.rowCopyKernel,
-    makeBulkPipeline: pipe.makeBulkPipeline,
-    makeGemm: gemm.makeGemm,
+    verify: core("verify"),
+    runSim: simMod("runSim"),
+    simTensor: simMod("simTensor"),
+    simZeros: simMod("simZeros"),
+    seedKernel: kernels("seedKernel"),
+    rowCopyKernel: kernels("rowCopyKernel"),
+    makeBulkPipeline: pipe("makeBulkPipeline"),
+    makeGemm: gemm("makeGemm"),
   };
 }
 

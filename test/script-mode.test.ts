@@ -98,6 +98,46 @@ describe("script-mode errors", () => {
   });
 });
 
+describe("non-null assertions", () => {
+  /** The kernel of `body` over A, B (2-D float32) and a local C, parsed from text. */
+  const kernelOf = (body: string): PrimFunc => {
+    const text = `${HEAD}export const k = T.prim_func(function k(A: Tensor<[4, 8], "float32">, B: Tensor<[4, 8], "float32">) {\n  T.device_entry({ launch: T.cuda.LaunchConfig({ grid: 1, block: 4 }) });\n  const t = T.cuda.thread_idx("x");\n  const C = T.alloc_local([8], "float32");\n${body}\n});\n`;
+    const fns = parseScript(text, "nonnull.ts");
+    expect(fns).toHaveLength(1);
+    return fns[0]!;
+  };
+
+  test("`!` is erased as TypeScript erases it: the kernel is the one without it", () => {
+    // noUncheckedIndexedAccess types every element read as possibly undefined, so a kernel
+    // type-checked under it writes A[i]![j]!; the parser must read it as A[i][j].
+    const pairs: [string, string][] = [
+      [
+        "  for (let j = 0; j < 8; j++) B[t][j] = A[t][j] + 1;",
+        "  for (let j = 0; j < 8; j++) B[t]![j] = A[t]![j]! + 1;",
+      ],
+      [
+        "  C[0] = A[t][0];\n  B[t][1] = C[0] * 2;",
+        "  C[0]! = A[t]![0]!;\n  B[t]![1]! = C[0]! * 2;",
+      ],
+      [
+        "  C[1] = 0;\n  C[1] += A[t][2];\n  B[t][2] = C[1];",
+        "  C[1] = 0;\n  C[1]! += A[t]![2]!;\n  B[t]![2] = C[1]!;",
+      ],
+    ];
+    for (const [plain, asserted] of pairs) {
+      const a = kernelOf(plain);
+      const b = kernelOf(asserted);
+      expect(structuralEqual(a, b), asserted).toBe(true);
+      // The pair differs in what it stores: a kernel that drops the `!`-wrapped store is not equal.
+      expect(structuralEqual(a, kernelOf("")), plain).toBe(false);
+    }
+  });
+
+  test("`as` casts stay refused (TX1020): only the erased assertion is read through", () => {
+    expect(errorOf("  A[0] = A[0]! as number;").code).toBe("TX1020");
+  });
+});
+
 /** The seed kernel in script mode, built by the same T.prim_func call site every time. */
 function seedScript() {
   return T.prim_func(function copy_async(
@@ -116,7 +156,7 @@ function seedScript() {
     T.ptx.cp.async_.commit_group();
     T.ptx.cp.async_.wait_group(0);
     T.cuda.cta_sync();
-    for (let j = 0; j < 32; j++) B[tid][j] = shared[tid][j];
+    for (let j = 0; j < 32; j++) B[tid]![j] = shared[tid]![j]!;
   });
 }
 

@@ -114,9 +114,9 @@ describe("DSL", () => {
       T.device_entry({ launch: T.cuda.LaunchConfig({ grid: 1, block: 1 }) });
       A.set([0, 0], T.float32(n));
     });
-    const [a, n] = f.params;
-    expect(a!.kind === "buffer" && n!.kind === "scalar" && a.buffer.shape[0] === n.var).toBe(true);
-    expect(a!.kind === "buffer" && a.buffer.shape[1]).toBe(4);
+    const [a, n] = [f.params[0]!, f.params[1]!]; // two parameters, declared above
+    expect(a.kind === "buffer" && n.kind === "scalar" && a.buffer.shape[0] === n.var).toBe(true);
+    expect(a.kind === "buffer" && a.buffer.shape[1]).toBe(4);
   });
 
   test("a dim naming no int32 parameter is refused (TX2003) with the candidates", () => {

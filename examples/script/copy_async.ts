@@ -29,7 +29,7 @@ export const copy_async = T.prim_func(function copy_async(
   T.ptx.cp.async_.commit_group();
   T.ptx.cp.async_.wait_group(0);
   T.cuda.cta_sync();
-  for (let j = 0; j < 32; j++) B[tid][j] = shared[tid][j];
+  for (let j = 0; j < 32; j++) B[tid]![j] = shared[tid]![j]!;
 });
 
 /**

@@ -138,7 +138,7 @@ export const gemm_hopper = T.prim_func(function gemm_hopper(
         for (const j of T.unroll(BN / 8)) {
           for (const h of T.unroll(2)) {
             for (const v of T.vectorized(2)) {
-              C[row0 + h * 8][col0 + j * 8 + v] = T.float16(acc[j * 4 + h * 2 + v]);
+              C[row0 + h * 8]![col0 + j * 8 + v] = T.float16(acc[j * 4 + h * 2 + v]!);
             }
           }
         }

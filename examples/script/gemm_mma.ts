@@ -138,8 +138,8 @@ export const gemm_mma = T.prim_func(function gemm_mma(
     for (const j of T.unroll(WN / 8)) {
       for (const h of T.unroll(2)) {
         for (const v of T.vectorized(2)) {
-          C[m0 + wm + i * 16 + h * 8 + g][n0 + wn + j * 8 + t * 2 + v] =
-            acc[(i * (WN / 8) + j) * 4 + h * 2 + v];
+          C[m0 + wm + i * 16 + h * 8 + g]![n0 + wn + j * 8 + t * 2 + v] =
+            acc[(i * (WN / 8) + j) * 4 + h * 2 + v]!;
         }
       }
     }
@@ -183,9 +183,9 @@ export const gemm_mma_odd = T.prim_func(function gemm_mma_odd(
       const e = tid + j * THREADS;
       const gr = T.let_("gr", T.add(m0, T.floordiv(e, BK)));
       const gq = T.let_("gq", T.add(T.mul(kt, BK), T.floormod(e, BK)));
-      As[stage][T.floordiv(e, BK)][T.floormod(e, BK)] = T.if_then_else(
+      As[stage]![T.floordiv(e, BK)]![T.floormod(e, BK)] = T.if_then_else(
         T.and(gr < OM, gq < OK),
-        A[T.min(gr, OM - 1)][T.min(gq, OK - 1)],
+        A[T.min(gr, OM - 1)]![T.min(gq, OK - 1)]!,
         T.float16(0),
       );
     }
@@ -193,9 +193,9 @@ export const gemm_mma_odd = T.prim_func(function gemm_mma_odd(
       const e = tid + j * THREADS;
       const gr = T.let_("gr", T.add(T.mul(kt, BK), T.floordiv(e, BN)));
       const gq = T.let_("gq", T.add(n0, T.floormod(e, BN)));
-      Bs[stage][T.floordiv(e, BN)][T.floormod(e, BN)] = T.if_then_else(
+      Bs[stage]![T.floordiv(e, BN)]![T.floormod(e, BN)] = T.if_then_else(
         T.and(gr < OK, gq < ON),
-        B[T.min(gr, OK - 1)][T.min(gq, ON - 1)],
+        B[T.min(gr, OK - 1)]![T.min(gq, ON - 1)]!,
         T.float16(0),
       );
     }
@@ -264,7 +264,7 @@ export const gemm_mma_odd = T.prim_func(function gemm_mma_odd(
         for (const v of T.vectorized(2)) {
           const row = m0 + wm + i * 16 + h * 8 + g;
           const col = n0 + wn + j * 8 + t * 2 + v;
-          if (T.and(row < OM, col < ON)) C[row][col] = acc[(i * (WN / 8) + j) * 4 + h * 2 + v];
+          if (T.and(row < OM, col < ON)) C[row]![col] = acc[(i * (WN / 8) + j) * 4 + h * 2 + v]!;
         }
       }
     }

@@ -75,16 +75,16 @@ export const gemm_simt = T.prim_func(function gemm_simt(
     const s = T.let_("s", T.floormod(kt, 2));
     for (const kk of T.unroll(BK / 8)) {
       for (const i of T.unroll(4)) {
-        for (const v of T.vectorized(8)) a[i * 8 + v] = As[s][ty + i * 16][kk * 8 + v];
+        for (const v of T.vectorized(8)) a[i * 8 + v] = As[s]![ty + i * 16]![kk * 8 + v]!;
       }
       for (const kq of T.unroll(8)) {
-        for (const v of T.vectorized(4)) b[v] = Bs[s][kk * 8 + kq][tx * 4 + v];
-        for (const j of T.unroll(4)) bf[j] = T.float32(b[j]);
+        for (const v of T.vectorized(4)) b[v] = Bs[s]![kk * 8 + kq]![tx * 4 + v]!;
+        for (const j of T.unroll(4)) bf[j] = T.float32(b[j]!);
         for (const i of T.unroll(4)) {
-          const av = T.let_("av", T.float32(a[i * 8 + kq]));
+          const av = T.let_("av", T.float32(a[i * 8 + kq]!));
           for (const j of T.unroll(4)) {
             const e = i * 4 + j;
-            acc[e] = T.fma(av, bf[j], acc[e]);
+            acc[e] = T.fma(av, bf[j]!, acc[e]!);
           }
         }
       }
@@ -92,7 +92,7 @@ export const gemm_simt = T.prim_func(function gemm_simt(
     T.cuda.cta_sync();
   }
   for (const i of T.unroll(4)) {
-    for (const j of T.vectorized(4)) C[m0 + ty + i * 16][n0 + tx * 4 + j] = acc[i * 4 + j];
+    for (const j of T.vectorized(4)) C[m0 + ty + i * 16]![n0 + tx * 4 + j] = acc[i * 4 + j]!;
   }
 });
 

@@ -33,9 +33,9 @@ export const reduce_rows = T.prim_func(function reduce_rows(
   for (const step of T.range(COLS / STEP)) {
     for (const u of T.unroll(UNROLL)) {
       const col = T.let_("col", step * STEP + u * (32 * VEC) + lane * VEC);
-      for (const v of T.vectorized(VEC)) x[u * VEC + v] = X[row][col + v];
+      for (const v of T.vectorized(VEC)) x[u * VEC + v] = X[row]![col + v]!;
     }
-    for (const k of T.unroll(UNROLL * VEC)) acc += x[k];
+    for (const k of T.unroll(UNROLL * VEC)) acc += x[k]!;
   }
   const total = T.cuda.warp_sum(acc);
   if (lane === 0) Y[row] = total;

@@ -36,17 +36,17 @@ export const softmax = T.prim_func(function softmax(
   // Vector j of this thread covers columns (j · 256 + tid) · 8 .. + 8.
   for (const j of T.unroll(VECTORS)) {
     const col = T.let_("col", (j * THREADS + tid) * 8);
-    for (const e of T.vectorized(8)) h[j * 8 + e] = X[row][col + e];
+    for (const e of T.vectorized(8)) h[j * 8 + e] = X[row]![col + e]!;
   }
-  for (const i of T.unroll(PER)) f[i] = T.float32(h[i]);
+  for (const i of T.unroll(PER)) f[i] = T.float32(h[i]!);
 
   let m = T.local_scalar("float32", f[0], { name: "m" });
-  for (const i of T.unroll(1, PER)) m = T.max(m, f[i]);
+  for (const i of T.unroll(1, PER)) m = T.max(m, f[i]!);
   const wm = T.cuda.warp_max(m);
   if (lane === 0) partMax[warp] = wm;
   T.cuda.cta_sync();
-  m = partMax[0];
-  for (const w of T.unroll(1, WARPS)) m = T.max(m, partMax[w]);
+  m = partMax[0]!;
+  for (const w of T.unroll(1, WARPS)) m = T.max(m, partMax[w]!);
 
   const mb = T.let_("mb", m * LOG2E);
   let s0 = T.local_scalar("float32", 0, { name: "s0" });
@@ -54,21 +54,21 @@ export const softmax = T.prim_func(function softmax(
   for (const i of T.unroll(PER / 2)) {
     for (const p of T.unroll(2)) {
       const k = i * 2 + p;
-      f[k] = T.exp2(T.fma(f[k], LOG2E, mb * -1), { approx: true });
+      f[k] = T.exp2(T.fma(f[k]!, LOG2E, mb * -1), { approx: true });
     }
-    s0 += f[i * 2];
-    s1 += f[i * 2 + 1];
+    s0 += f[i * 2]!;
+    s1 += f[i * 2 + 1]!;
   }
   const ws = T.cuda.warp_sum(s0 + s1);
   if (lane === 0) partSum[warp] = ws;
   T.cuda.cta_sync();
   let s = T.local_scalar("float32", partSum[0], { name: "s" });
-  for (const w of T.unroll(1, WARPS)) s += partSum[w];
+  for (const w of T.unroll(1, WARPS)) s += partSum[w]!;
   const inv = T.let_("inv", T.float32(1) / s);
 
   for (const j of T.unroll(VECTORS)) {
     const col = T.let_("col_out", (j * THREADS + tid) * 8);
-    for (const e of T.vectorized(8)) Y[row][col + e] = T.float16(f[j * 8 + e] * inv);
+    for (const e of T.vectorized(8)) Y[row]![col + e] = T.float16(f[j * 8 + e]! * inv);
   }
 });
 

@@ -57,7 +57,7 @@ export const tma_transpose = T.prim_func(function tma_transpose(
     const e = k * 256 + tid;
     const i = T.floordiv(e, TILE);
     const j = T.floormod(e, TILE);
-    tileB[i][j] = tileA[j][i];
+    tileB[i]![j] = tileA[j]![i]!;
   }
   T.ptx.fence.proxy_async();
   T.cuda.cta_sync();

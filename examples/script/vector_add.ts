@@ -27,11 +27,11 @@ export const vector_add = T.prim_func(function vector_add(
   });
   const i = T.let_("i", (T.cuda.block_idx("x") * BLOCK + T.cuda.thread_idx("x")) * VEC);
   if (i + (VEC - 1) < n) {
-    for (const v of T.vectorized(VEC)) C[i + v] = A[i + v] + B[i + v];
+    for (const v of T.vectorized(VEC)) C[i + v] = A[i + v]! + B[i + v]!;
   } else {
     for (const v of T.unroll(VEC)) {
       const j = i + v;
-      if (j < n) C[j] = A[j] + B[j];
+      if (j < n) C[j] = A[j]! + B[j]!;
     }
   }
 });

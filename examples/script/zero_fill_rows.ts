@@ -32,7 +32,7 @@ export const zero_fill_rows = T.prim_func(function zero_fill_rows(
   T.ptx.cp.async_.commit_group();
   T.ptx.cp.async_.wait_group(0);
   // Each thread reads back only its own row: its wait_group made it visible to itself.
-  for (const j of T.range(16)) B[tid][j] = shared[tid][j];
+  for (const j of T.range(16)) B[tid]![j] = shared[tid]![j]!;
 });
 
 /**

@@ -177,8 +177,11 @@ function* nest(extents: readonly ExprLike[], span?: Span): Generator<PrimExpr[]>
  * runs `j` fastest. Each extent is an int32, static or runtime.
  * @throws TirxError TX1002 (no extents), TX2005 (an extent not int32).
  */
-export function grid(...extents: ExprLike[]): Iterable<PrimExpr[]> {
-  return nest(extents, callerSpan());
+export function grid<const E extends readonly ExprLike[]>(
+  ...extents: E
+): Iterable<{ -readonly [K in keyof E]: PrimExpr }> {
+  // nest yields one index per extent, in order: the tuple type says so to the destructuring.
+  return nest(extents, callerSpan()) as Iterable<{ -readonly [K in keyof E]: PrimExpr }>;
 }
 
 /**

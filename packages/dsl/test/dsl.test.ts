@@ -106,7 +106,7 @@ describe("T namespace", () => {
   });
 
   test("T.ptx indexes opcodes and holds the cp.async namespace", () => {
-    expect(T.ptx["cp.async.ca.shared.global"].opcode).toBe("cp.async.ca.shared.global");
+    expect(T.ptx["cp.async.ca.shared.global"]?.opcode).toBe("cp.async.ca.shared.global");
     expect(typeof T.ptx.cp.async_.commit_group).toBe("function");
   });
 

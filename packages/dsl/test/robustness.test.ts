@@ -712,7 +712,7 @@ describe("the reviewer's repros raise TirxError", () => {
     );
     expect(T.ptx.cp.async).toBe(T.ptx.cp.async_);
     expect(code(inBody(() => T.ptx.cp.async.commit_group()))).toBe("no error");
-    expect(T.ptx["cp.async.ca.shared.global"].opcode).toBe("cp.async.ca.shared.global");
+    expect(T.ptx["cp.async.ca.shared.global"]?.opcode).toBe("cp.async.ca.shared.global");
     expect((T.ptx as unknown as Record<string, unknown>)["then"]).toBeUndefined();
   });
   test("free comparison and logic functions", () => {

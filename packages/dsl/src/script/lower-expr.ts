@@ -158,8 +158,9 @@ export abstract class ExprLowerer {
     const ts = this.ts;
     const idx: TsMorph.ts.Expression[] = [];
     let base: TsMorph.ts.Expression = e;
-    while (ts.isElementAccessExpression(base)) {
-      idx.unshift(base.argumentExpression);
+    // `A[i]![j]`: a non-null assertion (which noUncheckedIndexedAccess asks for) is erased.
+    while (ts.isElementAccessExpression(base) || ts.isNonNullExpression(base)) {
+      if (ts.isElementAccessExpression(base)) idx.unshift(base.argumentExpression);
       base = base.expression;
     }
     const b = this.expr(base, scope);
@@ -219,6 +220,9 @@ export abstract class ExprLowerer {
         return this.name(n as TsMorph.ts.Identifier, scope);
       case ts.SyntaxKind.ParenthesizedExpression:
         return this.expr((n as TsMorph.ts.ParenthesizedExpression).expression, scope);
+      case ts.SyntaxKind.NonNullExpression:
+        // `x!` asserts a type only (TypeScript erases it): `A[i]![j]!` under noUncheckedIndexedAccess.
+        return this.expr((n as TsMorph.ts.NonNullExpression).expression, scope);
       case ts.SyntaxKind.PropertyAccessExpression: {
         const p = n as TsMorph.ts.PropertyAccessExpression;
         return this.member(this.expr(p.expression, scope), p.name.text, p);
@@ -267,7 +271,6 @@ export abstract class ExprLowerer {
         return this.closure(n as TsMorph.ts.ArrowFunction, scope);
       case ts.SyntaxKind.AsExpression:
       case ts.SyntaxKind.TypeAssertionExpression:
-      case ts.SyntaxKind.NonNullExpression:
       case ts.SyntaxKind.SatisfiesExpression:
         throw this.unsupported(
           n,

@@ -109,36 +109,38 @@ export class Lowerer extends ExprLowerer {
   /** `A[i][j] = v` or `A[i][j] op= v`: a store (of `A[i][j] op v`). */
   assign(e: TsMorph.ts.BinaryExpression, op: string | undefined, scope: Scope): void {
     const ts = this.ts;
-    if (ts.isIdentifier(e.left)) {
+    let left = e.left;
+    while (ts.isNonNullExpression(left)) left = left.expression; // `x! = v`: the `!` is erased
+    if (ts.isIdentifier(left)) {
       // `acc = v` / `acc += v` on a `let acc = T.local_scalar(...)`: LocalScalar.set.
-      const s = scope.get(e.left.text)?.value;
+      const s = scope.get(left.text)?.value;
       if (s instanceof LocalScalar) {
         let value = this.checkValue(this.expr(e.right, scope), e.right);
-        if (op !== undefined) value = this.binaryOp(op, s, value, e, e.left, e.right);
+        if (op !== undefined) value = this.binaryOp(op, s, value, e, left, e.right);
         this.checkStore(s.dtype, value, e.right);
         withSpan(this.span(e), () => s.set(value as ExprLike));
         return;
       }
     }
-    if (!ts.isElementAccessExpression(e.left)) {
+    if (!ts.isElementAccessExpression(left)) {
       throw this.unsupported(
-        e.left,
+        left,
         "assignment to a name",
         'names are const; a mutable scalar is let x = T.local_scalar("float32", 0)',
       );
     }
-    const target = this.place(e.left, scope);
+    const target = this.place(left, scope);
     if (!target) {
       throw this.unsupported(
-        e.left,
+        left,
         "a store into something that is not a tensor element",
         "store into an element of a tensor, A[i][j] = x",
       );
     }
     let value = this.expr(e.right, scope);
     if (op !== undefined) {
-      const old = withSpan(this.span(e.left), () => target.load());
-      value = this.binaryOp(op, old, value, e, e.left, e.right);
+      const old = withSpan(this.span(left), () => target.load());
+      value = this.binaryOp(op, old, value, e, left, e.right);
     }
     this.checkStore(target.dtype, value, e.right);
     this.checkValue(value, e.right);

@@ -145,7 +145,10 @@ export type ScriptT = Omit<Script<typeof BuilderT>, Overridden> & {
   serial(start: number, stop?: number, step?: number): Iterable<int32>;
   unroll(start: number, stop?: number, step?: number): Iterable<int32>;
   vectorized(start: number, stop?: number): Iterable<int32>;
-  grid(...extents: number[]): Iterable<int32[]>;
+  /** Nested loops (`for (const [i, j] of T.grid(4, 8))`): one int32 index per extent. */
+  grid<const E extends readonly number[]>(
+    ...extents: E
+  ): Iterable<{ -readonly [K in keyof E]: int32 }>;
   let_<V extends number | bigint | boolean>(name: string, value: V): V;
   if_then_else<V extends number | bigint | boolean>(cond: boolean | number, t: V, f: V): V;
   cuda: Omit<Script<(typeof BuilderT)["cuda"]>, "LaunchConfig"> & {
