@@ -1,33 +1,6 @@
-import {
-  binary,
-  cast,
-  checkDepth,
-  deepSafe,
-  constInt,
-  exactEqual,
-  type Buffer,
-  type Expr,
-  type PrimFunc,
-  type Stmt,
-  type Var,
-  type View,
-} from "@tirx-ts/core";
-import {
-  TensorMapNames,
-  type PieceSpellings,
-  allocLine,
-  bareLiteral,
-  callLine,
-  flatText,
-  IDENT,
-  jsIdent,
-  num,
-  opArgsText,
-  PrintNames,
-  tileApplyLine,
-  tileOpComment,
-  viewText,
-} from "./print-names.js";
+import { checkDepth, type PrimFunc } from "@tirx-ts/core";
+import { IDENT } from "./print-names.js";
+import { LOOP_FN, printKernels, rawLoop, type KernelSyntax } from "./print-kernel.js";
 
 /**
  * The IR printer: a PrimFunc as a TypeScript module in `T` builder syntax, which, run (with tsx
@@ -49,253 +22,59 @@ import {
  *   prints as its source `tile.apply`, which the verifier plans again.
  */
 
-export { IDENT, jsIdent, num, RESERVED } from "./print-names.js";
-
-/** A 3-D extent without its trailing 1s (`[4, 1, 1]` → `4`), as LaunchConfig takes it. */
-export function dim3(d: readonly string[]): string {
-  const n = d.length - [...d].reverse().findIndex((x) => x !== "1");
-  const kept = d.slice(0, n > d.length ? 1 : Math.max(n, 1));
-  return kept.length === 1 ? kept[0]! : `[${kept.join(", ")}]`;
-}
-
-export const SPECIAL_FN = {
-  tid: "thread_idx",
-  ctaid: "block_idx",
-  ntid: "block_dim",
-  nctaid: "grid_dim",
+/**
+ * Builder syntax's spellings (the printer core, print-kernel.ts, does the rest): methods for
+ * operators, `.get` / `.set` on flat views, `T.if_` / `T.while_` with arrow bodies, `for ... of`
+ * over `T.range` / `T.unroll` / `T.vectorized` / `T.raw.loop`, and the kernel as
+ * `T.function(name, { params }, ({ ... }) => { ... })`.
+ */
+const BUILDER: KernelSyntax = {
+  reserved: ["T"],
+  indent: "  ",
+  literal: (text) => text,
+  open: (_p, fn, exportName, names) => {
+    const keys: string[] = [];
+    const decls: string[] = [];
+    for (const [k, p] of fn.params.entries()) {
+      const jsName = names[k]!;
+      const key = IDENT.test(p.name) ? p.name : JSON.stringify(p.name);
+      keys.push(jsName === p.name ? jsName : `${key}: ${jsName}`);
+      if (p.kind === "scalar") {
+        decls.push(`${key}: T.${p.var.dtype}`);
+        continue;
+      }
+      const dims = p.buffer.shape.map((d) => {
+        if (typeof d === "number") return String(d);
+        const owner = fn.params.find((q) => q.kind === "scalar" && q.var.id === d.id);
+        return JSON.stringify(owner?.name ?? d.name);
+      });
+      decls.push(`${key}: T.Tensor([${dims.join(", ")}], "${p.buffer.dtype}")`);
+    }
+    return `export const ${exportName} = T.function(${JSON.stringify(fn.name)}, { ${decls.join(", ")} }, ({ ${keys.join(", ")} }) => {`;
+  },
+  expr: {
+    Binary: (p, x) => `${p.e(x.a)}.${x.op}(${p.arg(x.b, x.a.dtype)})`,
+    Compare: (p, x) => `${p.e(x.a)}.${x.op}(${p.arg(x.b, x.a.dtype)})`,
+    Logical: (p, x) => `${p.e(x.a)}.${x.op}(${p.arg(x.b, "bool")})`,
+    Not: (p, x) => `${p.e(x.a)}.not()`,
+    Cast: (p, x) => `${p.e(x.value)}.cast("${x.dtype}")`,
+    IfThenElse: (p, x) =>
+      `T.if_then_else(${p.arg(x.cond, "bool")}, ${p.e(x.t)}, ${p.arg(x.f, x.t.dtype)})`,
+    BufferLoad: (p, x) => `${p.flat(x.buffer, x.dtype)}.get([${p.arg(x.offset, "int32")}])`,
+  },
+  stmt: {
+    Store: (p, x) =>
+      `${p.flat(x.buffer, x.dtype)}.set([${p.arg(x.offset, "int32")}], ${p.arg(x.value, x.dtype)});`,
+    For: (p, x, r) => {
+      const fn = LOOP_FN[x.annotation];
+      const head = r ? (r.zero ? `${fn}(${r.hi})` : `${fn}(${r.lo}, ${r.hi})`) : rawLoop(p, x);
+      return `for (const ${p.bind(x.var)} of ${head}) {`;
+    },
+    While: (p, x) => `T.while_(() => ${p.arg(x.cond, "bool")}, () => {`,
+    If: (p, x) => `T.if_(${p.arg(x.cond, "bool")}, () => {`,
+  },
+  close: { For: "}", While: "});", If: "});", Else: "}, () => {" },
 };
-
-/** Print one kernel as `export const <exportName> = T.function(...)` (no import line). */
-function printKernel(fn: PrimFunc, exportName: string): string {
-  const { bind, ref, fresh } = new PrintNames(["T"], jsIdent);
-  const bare = (x: Expr, like: string | undefined): string | undefined => bareLiteral(x, like, num);
-  /** `x` where a literal would take the dtype `like` (a method's operand). */
-  const arg = (x: Expr, like: string | undefined): string => bare(x, like) ?? e(x);
-  /** `x` as a JS expression whose value is a PrimExpr. */
-  // Deep expressions are printed bottom-up (deepSafe): no recursion per level.
-  const e = deepSafe((x: Expr): string => {
-    switch (x.kind) {
-      case "IntImm":
-      case "FloatImm":
-        return `T.${x.dtype}(${bare(x, x.dtype)!})`;
-      case "Var":
-        return ref(x);
-      case "Special":
-        return `T.raw.special(${JSON.stringify(x.name)})`;
-      case "Binary": {
-        let kept = false;
-        try {
-          const r = binary(x.op, x.a, x.b);
-          kept = r.kind === "Binary" && r.op === x.op && r.a === x.a && r.b === x.b;
-        } catch {
-          kept = false;
-        }
-        return kept
-          ? `${e(x.a)}.${x.op}(${arg(x.b, x.a.dtype)})`
-          : `T.raw.binary("${x.op}", ${e(x.a)}, ${arg(x.b, x.a.dtype)})`;
-      }
-      case "Compare":
-        return `${e(x.a)}.${x.op}(${arg(x.b, x.a.dtype)})`;
-      case "Logical":
-        return `${e(x.a)}.${x.op}(${arg(x.b, "bool")})`;
-      case "Not":
-        return `${e(x.a)}.not()`;
-      case "Cast": {
-        let kept = false;
-        try {
-          const r = cast(x.dtype, x.value);
-          kept = r.kind === "Cast" && r.value === x.value;
-        } catch {
-          kept = false;
-        }
-        return kept
-          ? `${e(x.value)}.cast("${x.dtype}")`
-          : `T.raw.cast("${x.dtype}", ${e(x.value)})`;
-      }
-      case "IfThenElse":
-        return `T.if_then_else(${arg(x.cond, "bool")}, ${e(x.t)}, ${arg(x.f, x.t.dtype)})`;
-      case "BufferLoad":
-        return `${flat(x.buffer, x.dtype)}.get([${arg(x.offset, "int32")}])`;
-      case "BufferPtr":
-        return `${flat(x.buffer, x.buffer.dtype)}.ptr([${arg(x.offset, "int32")}])`;
-      case "CallExpr":
-        return `T.call_value(${JSON.stringify(x.op)}${opArgs(x.op, x.args)})`;
-    }
-  });
-  const maps: TensorMapNames = new TensorMapNames(fresh, (): PieceSpellings => pieces);
-  const pieces: PieceSpellings = {
-    ref,
-    mapRef: maps.ref,
-    e: (x: Expr): string => e(x),
-    arg: (x: Expr, like?: string) => arg(x, like),
-  };
-  const flat = (b: Buffer, dtype: string): string => flatText(pieces, b, dtype);
-  const opArgs = (name: string, args: readonly Expr[]): string => opArgsText(pieces, name, args);
-  const view = (w: View): string => viewText(pieces, w);
-
-  const lines: string[] = [];
-  let mapsAt: { at: number; ind: string } | undefined;
-  // Statements print from an explicit stack of work (a statement and its indent, or a line to
-  // print once the statements scheduled before it are printed), so nesting costs no JS stack.
-  type Work = readonly [Stmt, string] | (() => void);
-  const work: Work[] = [];
-  const then = (...items: Work[]): void => {
-    for (let i = items.length - 1; i >= 0; i--) work.push(items[i]!);
-  };
-  const block = (x: Stmt, ind: string): void => {
-    if (x.kind === "Seq") then(...x.stmts.map((c) => [c, ind] as const));
-    else then([x, ind]);
-  };
-  const s = (x: Stmt, ind: string): void => {
-    const out = (l: string): void => {
-      lines.push(ind + l);
-    };
-    switch (x.kind) {
-      case "Seq":
-        block(x, ind);
-        return;
-      case "DeviceEntry": {
-        const l = x.launch;
-        const grid = l.grid.map((g) => (typeof g === "number" ? String(g) : e(g)));
-        const dyn =
-          (l.dynamicSharedBytes ? `, dynamic_shared_bytes: ${l.dynamicSharedBytes}` : "") +
-          (l.cluster ? `, cluster: [${l.cluster.join(", ")}]` : "");
-        out(
-          `T.device_entry({ launch: T.cuda.LaunchConfig({ grid: ${dim3(grid)}, block: ${dim3(l.block.map(String))}${dyn} }) });`,
-        );
-        mapsAt = { at: lines.length, ind };
-        block(x.body, ind);
-        return;
-      }
-      case "For": {
-        const fn = { serial: "T.range", unroll: "T.unroll", vectorized: "T.vectorized" }[
-          x.annotation
-        ];
-        const lo = constInt(x.min);
-        const ext = x.extent;
-        let head: string;
-        if (
-          x.min.kind === "IntImm" &&
-          x.min.dtype === "int32" &&
-          ext.kind === "IntImm" &&
-          ext.dtype === "int32" &&
-          typeof ext.value === "number"
-        ) {
-          const hi = lo! + ext.value;
-          head = lo === 0 ? `${fn}(${hi})` : `${fn}(${lo}, ${hi})`;
-        } else if (
-          ext.kind === "Binary" &&
-          ext.op === "sub" &&
-          exactEqual(ext.b, x.min) &&
-          !(ext.a.kind === "IntImm" && x.min.kind === "IntImm") &&
-          ext.a.dtype === "int32" &&
-          x.min.dtype === "int32"
-        ) {
-          head =
-            lo === 0 && x.min.kind === "IntImm"
-              ? `${fn}(${arg(ext.a, "int32")})`
-              : `${fn}(${arg(x.min, "int32")}, ${arg(ext.a, "int32")})`;
-        } else {
-          head = `T.raw.loop(${arg(x.min, "int32")}, ${arg(ext, "int32")}, "${x.annotation}")`;
-        }
-        out(`for (const ${bind(x.var)} of ${head}) {`);
-        then(
-          () => block(x.body, ind + "  "),
-          () => out("}"),
-        );
-        return;
-      }
-      case "While":
-        out(`T.while_(() => ${arg(x.cond, "bool")}, () => {`);
-        then(
-          () => block(x.body, ind + "  "),
-          () => out("});"),
-        );
-        return;
-      case "If": {
-        out(`T.if_(${arg(x.cond, "bool")}, () => {`);
-        const other = x.else;
-        const inner = ind + "  ";
-        if (other) {
-          then(
-            () => block(x.then, inner),
-            () => out("}, () => {"),
-            () => block(other, inner),
-            () => out("});"),
-          );
-        } else
-          then(
-            () => block(x.then, inner),
-            () => out("});"),
-          );
-        return;
-      }
-      case "Let": {
-        const v = x.value;
-        if (v.kind === "Special" && x.var.dtype === "int32") {
-          const [k, axis] = v.name.split(".") as [keyof typeof SPECIAL_FN, string];
-          out(`const ${bind(x.var)} = T.cuda.${SPECIAL_FN[k]}("${axis}");`);
-          return;
-        }
-        const value = e(v);
-        const label = IDENT.test(x.var.name) ? x.var.name : jsIdent(x.var.name);
-        out(`const ${bind(x.var)} = T.let_(${JSON.stringify(label)}, ${value});`);
-        return;
-      }
-      case "Store":
-        out(
-          `${flat(x.buffer, x.dtype)}.set([${arg(x.offset, "int32")}], ${arg(x.value, x.dtype)});`,
-        );
-        return;
-      case "Alloc":
-        out(allocLine(pieces, x.buffer, bind(x.buffer)));
-        return;
-      case "Call":
-        out(callLine(pieces, x));
-        return;
-      case "TileOp":
-        // The plan is the verifier's, made again from the tile.apply when the module is loaded.
-        out(tileOpComment(x));
-        then([x.source, ind]);
-        return;
-      case "TileApply":
-        out(tileApplyLine(pieces, x));
-        return;
-    }
-  };
-
-  // Parameters first, so that their JS names are their own.
-  const keys: string[] = [];
-  const decls: string[] = [];
-  for (const p of fn.params) {
-    const jsName = p.kind === "buffer" ? bind(p.buffer) : bind(p.var);
-    const key = IDENT.test(p.name) ? p.name : JSON.stringify(p.name);
-    keys.push(jsName === p.name ? jsName : `${key}: ${jsName}`);
-    if (p.kind === "scalar") {
-      decls.push(`${key}: T.${p.var.dtype}`);
-      continue;
-    }
-    const dims = p.buffer.shape.map((d) => {
-      if (typeof d === "number") return String(d);
-      const owner = fn.params.find((q) => q.kind === "scalar" && q.var.id === d.id);
-      return JSON.stringify(owner?.name ?? d.name);
-    });
-    decls.push(`${key}: T.Tensor([${dims.join(", ")}], "${p.buffer.dtype}")`);
-  }
-  block(fn.body, "  ");
-  while (work.length > 0) {
-    const w = work.pop()!;
-    if (typeof w === "function") w();
-    else s(w[0], w[1]);
-  }
-  if (mapsAt) lines.splice(mapsAt.at, 0, ...maps.decls.map((d) => mapsAt!.ind + d));
-  return (
-    `export const ${exportName} = T.function(${JSON.stringify(fn.name)}, { ${decls.join(", ")} }, ({ ${keys.join(", ")} }) => {\n` +
-    lines.join("\n") +
-    (lines.length ? "\n" : "") +
-    "});\n"
-  );
-}
 
 /**
  * `fn` as a complete TypeScript module in `T` builder syntax (unformatted; see
@@ -315,17 +94,7 @@ export function printFunc(fn: PrimFunc): string {
  * @throws TirxError TX2013 as {@link printFunc}.
  */
 export function printModule(fns: readonly PrimFunc[]): string {
-  const exports = new Set<string>();
-  const parts = ['import { T } from "tirx-ts";\n'];
-  for (const fn of fns) {
-    checkDepth(fn);
-    const base = jsIdent(fn.name);
-    let name = base;
-    for (let k = 1; exports.has(name); k++) name = `${base}_${k}`;
-    exports.add(name);
-    parts.push(printKernel(fn, name));
-  }
-  return parts.join("\n");
+  return ['import { T } from "tirx-ts";\n', ...printKernels(fns, BUILDER)].join("\n");
 }
 
 /**
