@@ -11,6 +11,7 @@
 static CUresult (*pLaunchKernel)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned,
                                  unsigned, unsigned, CUstream, void**, void**);
 static CUresult (*pCtxSynchronize)(void);
+static CUresult (*pLaunchKernelEx)(const CUlaunchConfig*, CUfunction, void**, void**);
 
 static double now_us(void) {
   struct timespec t;
@@ -24,6 +25,7 @@ static int load(void) {
   if (!lib) return -1;
   *(void**)&pLaunchKernel = dlsym(lib, "cuLaunchKernel");
   *(void**)&pCtxSynchronize = dlsym(lib, "cuCtxSynchronize");
+  *(void**)&pLaunchKernelEx = dlsym(lib, "cuLaunchKernelEx");
   return pLaunchKernel && pCtxSynchronize ? 0 : -1;
 }
 
@@ -48,3 +50,32 @@ double tirx_c_launch_loop(uint64_t fn, unsigned grid, unsigned block, uint64_t a
   }
   return us;
 }
+
+// As tirx_c_launch_loop with sync = 1, through cuLaunchKernelEx (the entry point tirx-ts uses).
+double tirx_c_launch_loop_ex(uint64_t fn, unsigned grid, unsigned block, uint64_t a, int iters) {
+  if (load() != 0 || !pLaunchKernelEx) return -1000;
+  CUdeviceptr ptr = (CUdeviceptr)a;
+  void* params[] = {&ptr};
+  CUlaunchConfig cfg = {0};
+  cfg.gridDimX = grid, cfg.gridDimY = 1, cfg.gridDimZ = 1;
+  cfg.blockDimX = block, cfg.blockDimY = 1, cfg.blockDimZ = 1;
+  double t0 = now_us();
+  for (int i = 0; i < iters; i++) {
+    CUresult r = pLaunchKernelEx(&cfg, (CUfunction)(uintptr_t)fn, params, 0);
+    if (r != CUDA_SUCCESS) return -(double)r;
+    if ((r = pCtxSynchronize()) != CUDA_SUCCESS) return -(double)r;
+  }
+  return (now_us() - t0) / iters;
+}
+
+// One cuLaunchKernel of `fn` (one pointer argument); a CUresult. Called from JavaScript once per
+// iteration, to measure what a Node.js loop around the driver calls costs by itself.
+int tirx_c_launch_once(uint64_t fn, unsigned grid, unsigned block, uint64_t a) {
+  if (load() != 0) return 999;
+  CUdeviceptr ptr = (CUdeviceptr)a;
+  void* params[] = {&ptr};
+  return pLaunchKernel((CUfunction)(uintptr_t)fn, grid, 1, 1, block, 1, 1, 0, 0, params, 0);
+}
+
+// One cuCtxSynchronize; a CUresult.
+int tirx_c_sync_once(void) { return load() != 0 ? 999 : pCtxSynchronize(); }
