@@ -68,6 +68,11 @@ const launch = run("launch overhead and CUDA graphs", [
   "--out",
   join(outDir, `launch-${day}.md`),
 ]);
+const breakdown = run("launch + synchronize broken down in one process", [
+  join(here, "launch-breakdown.ts"),
+  "--out",
+  join(outDir, `launch-breakdown-${day}.md`),
+]);
 /** Run bench/<file>.ts and write its output, with date, machine and command, to <file>-<day>.md. */
 function table(title: string, file: string): { code: number } {
   const r = run(title, [join(here, `${file}.ts`)]);
@@ -94,6 +99,12 @@ const timings = [
   table("module load time, compiled and from the binary cache", "module-load"),
 ];
 process.exitCode =
-  sim.code || bulk.code || compute.code || hopper.code || launch.code || timings.some((t) => t.code)
+  sim.code ||
+  bulk.code ||
+  compute.code ||
+  hopper.code ||
+  launch.code ||
+  breakdown.code ||
+  timings.some((t) => t.code)
     ? 1
     : 0;
