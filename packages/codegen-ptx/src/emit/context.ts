@@ -1,9 +1,9 @@
 import {
   invariant,
+  RangeScope,
   TirxError,
   type Buffer,
   type BufferLoad,
-  type Interval,
   type RangeEnv,
   type DType,
   type Expr,
@@ -65,8 +65,11 @@ export class EmitContext {
   private readonly scopes: Scope[] = [{ values: new Map(), transparent: false, bound: new Set() }];
   /** The value of every let-bound variable, by `Var.id` (for divisibility proofs). */
   readonly letValues = new Map<number, Expr>();
-  /** Ranges of the loop and let variables in scope, by `Var.id` (for lowering choices). */
-  readonly ranges = new Map<number, Interval>();
+  /**
+   * What is known at the statement being emitted (ranges of the loop and let variables in scope,
+   * narrowed under `if` conditions; for lowering choices), kept by `walkScoped` in `StmtEmitter`.
+   */
+  readonly scope: RangeScope;
   /** Element registers of each register array, by `Buffer.id` (see `lower/register-arrays.ts`). */
   private readonly regArrays = new Map<number, readonly string[]>();
   /**
@@ -85,7 +88,9 @@ export class EmitContext {
     readonly wideSymbolic = false,
     /** Guard accesses the verifier could not bound (`checkBounds`; see `bounds-check.ts`). */
     readonly checkBounds = false,
-  ) {}
+  ) {
+    this.scope = new RangeScope({ launch: vf.launch });
+  }
 
   /** The guarded accesses so far, by site id (see `bounds-check.ts`). */
   readonly boundsSites: BoundsSite[] = [];
@@ -170,7 +175,7 @@ export class EmitContext {
 
   /** What range analysis knows here: variable ranges and the launch. */
   rangeEnv(): RangeEnv {
-    return { vars: this.ranges, launch: this.vf.launch };
+    return this.scope;
   }
 
   /**

@@ -2,9 +2,10 @@ import {
   InternalError,
   TirxError,
   constInt,
-  exprRange,
   setp,
   walkExpr,
+  walkScoped,
+  type Descend,
   type Expr,
   type For,
   type If,
@@ -42,9 +43,6 @@ function isEmpty(s: Stmt): boolean {
   return true;
 }
 
-/** A statement to emit, or a step to run once the statements scheduled before it are emitted. */
-type Work = Stmt | (() => void);
-
 /**
  * Statement emission: structured control flow becomes labels and branches, stores become
  * `st.{space}`, intrinsic calls map one to one, and each `tile.apply` goes to its pattern's
@@ -52,34 +50,25 @@ type Work = Stmt | (() => void);
  */
 export class StmtEmitter {
   readonly ex: ExprEmitter;
-  /**
-   * What is left to emit, last first. Nested bodies are scheduled here rather than emitted by
-   * recursion, so statement nesting costs no JS stack (any depth up to MAX_EXPR_DEPTH).
-   */
-  private readonly work: Work[] = [];
 
   constructor(readonly ctx: EmitContext) {
     this.ex = new ExprEmitter(ctx);
   }
 
-  /** Emit `s` and everything nested in it. */
+  /**
+   * Emit `s` and everything nested in it, in program order through `walkScoped` (its own stack:
+   * statement nesting costs no JS stack, any depth up to MAX_EXPR_DEPTH), which keeps
+   * `ctx.scope` (the ranges lowering choices read) at each statement.
+   */
   emit(s: Stmt): void {
-    const base = this.work.length;
-    this.work.push(s);
-    while (this.work.length > base) {
-      const w = this.work.pop()!;
-      if (typeof w === "function") w();
-      else this.one(w);
-    }
+    walkScoped(s, this.ctx.scope, { enter: (x) => this.one(x) });
   }
 
-  /** Run `items` in order, before anything scheduled earlier. */
-  private then(...items: Work[]): void {
-    for (let i = items.length - 1; i >= 0; i--) this.work.push(items[i]!);
-  }
-
-  /** Emit one statement; the statements nested in it are scheduled with {@link then}. */
-  private one(s: Stmt): void {
+  /**
+   * Emit one statement; what is emitted around its nested bodies (labels, branches, register
+   * scopes) is returned as their hooks, and the walk visits the bodies.
+   */
+  private one(s: Stmt): Descend | void {
     const ctx = this.ctx;
     // The author's line as a comment maps PTX back to the kernel; the file's base name keeps the
     // text the same on every checkout.
@@ -90,7 +79,6 @@ export class StmtEmitter {
     }
     switch (s.kind) {
       case "Seq":
-        this.then(...s.stmts);
         return;
       case "For":
         return this.loop(s);
@@ -110,7 +98,6 @@ export class StmtEmitter {
           v = r;
         }
         ctx.bind(s.var.id, v);
-        ctx.ranges.set(s.var.id, exprRange(s.value, ctx.rangeEnv()));
         return;
       }
       case "Store": {
@@ -179,30 +166,26 @@ export class StmtEmitter {
    * did not go through it. Otherwise (or for `serial`) a counted loop with the bound evaluated
    * once before it.
    */
-  private loop(s: For): void {
+  private loop(s: For): Descend {
     const ctx = this.ctx;
     const lo = constInt(s.min);
     const n = constInt(s.extent);
-    if (lo !== undefined && n !== undefined && n <= 0) return;
+    if (lo !== undefined && n !== undefined && n <= 0) return { only: "none" };
     if (s.annotation === "vectorized" && lo !== undefined && n !== undefined) {
       const why = emitVectorized(ctx, this.ex, s, lo, n);
-      if (why === undefined) return;
+      if (why === undefined) return { only: "none" };
       ctx.comment(`T.vectorized at ${where(s)} is unrolled: ${why}`);
     }
     if (s.annotation !== "serial" && lo !== undefined && n !== undefined) {
-      const copies: Work[] = [];
-      for (let k = 0; k < n; k++) {
-        copies.push(
-          () => {
-            ctx.openScope(true);
-            ctx.bind(s.var.id, intImmediate(lo + k, s.var.dtype));
-          },
-          s.body,
-          () => ctx.closeScope(),
-        );
-      }
-      this.then(...copies, () => ctx.env.delete(s.var.id));
-      return;
+      return {
+        copies: n,
+        enterBody: (_, k) => {
+          ctx.openScope(true);
+          ctx.bind(s.var.id, intImmediate(lo + k, s.var.dtype));
+        },
+        leaveBody: () => ctx.closeScope(),
+        leave: () => ctx.env.delete(s.var.id),
+      };
     }
     const dt = s.var.dtype;
     const i = ctx.reg(dt);
@@ -220,19 +203,20 @@ export class StmtEmitter {
     ctx.label(head);
     ctx.ins(`${setp("ge", dt)} ${done}, ${i}, ${end}`);
     ctx.ins(`@${done} bra ${exit}`);
-    const first = exprRange(s.min, ctx.rangeEnv());
-    const count = exprRange(s.extent, ctx.rangeEnv());
-    ctx.ranges.set(s.var.id, { min: first.min, max: first.max + count.max - 1 });
-    ctx.openScope();
-    ctx.bind(s.var.id, i);
-    this.then(s.body, () => {
-      ctx.closeScope();
-      ctx.ranges.delete(s.var.id);
-      ctx.env.delete(s.var.id);
-      ctx.ins(`add.${opType(dt)} ${i}, ${i}, 1`);
-      ctx.ins(`bra ${head}`);
-      ctx.label(exit);
-    });
+    // The walk gives the variable its range in the body (`RangeScope.bindLoop`).
+    return {
+      enterBody: () => {
+        ctx.openScope();
+        ctx.bind(s.var.id, i);
+      },
+      leaveBody: () => ctx.closeScope(),
+      leave: () => {
+        ctx.env.delete(s.var.id);
+        ctx.ins(`add.${opType(dt)} ${i}, ${i}, 1`);
+        ctx.ins(`bra ${head}`);
+        ctx.label(exit);
+      },
+    };
   }
 
   /**
@@ -246,7 +230,7 @@ export class StmtEmitter {
    *     mbarrier.try_wait.parity.shared::cta.b64 %p1, [%r3], 0;
    *     @!%p1 bra $L__while1;
    */
-  private whileLoop(s: While): void {
+  private whileLoop(s: While): Descend {
     const ctx = this.ctx;
     const negated = s.cond.kind === "Not";
     const test = s.cond.kind === "Not" ? s.cond.a : s.cond;
@@ -262,45 +246,39 @@ export class StmtEmitter {
     if (isEmpty(s.body)) {
       ctx.ins(`${stay} bra ${head}`);
       ctx.closeScope();
-      return;
+      return { only: "none" };
     }
     ctx.ins(`${leave} bra ${exit}`);
-    this.then(s.body, () => {
-      ctx.ins(`bra ${head}`);
-      ctx.label(exit);
-      ctx.closeScope();
-    });
+    return {
+      leave: () => {
+        ctx.ins(`bra ${head}`);
+        ctx.label(exit);
+        ctx.closeScope();
+      },
+    };
   }
 
-  private branch(s: If): void {
+  /**
+   * `if (cond) then else other`: a branch around each arm, each arm a register scope of its own.
+   * A constant condition emits only the arm that runs.
+   */
+  private branch(s: If): Descend {
     const ctx = this.ctx;
     const known = constInt(s.cond);
-    if (known !== undefined) {
-      // A constant condition emits only the arm that runs.
-      if (known !== 0) this.then(s.then);
-      else if (s.else) this.then(s.else);
-      return;
-    }
+    if (known !== undefined) return { only: known !== 0 ? "then" : "else" };
     const c = this.ex.value(s.cond);
     const [elseLabel, exit] = ctx.newLabels("else", "endif");
     ctx.ins(`@!${c} bra ${s.else ? elseLabel : exit}`);
-    const other: Work[] = s.else
-      ? [
-          () => {
-            ctx.ins(`bra ${exit}`);
-            ctx.label(elseLabel);
-            ctx.openScope();
-          },
-          s.else,
-          () => ctx.closeScope(),
-        ]
-      : [];
-    ctx.openScope();
-    this.then(
-      s.then,
-      () => ctx.closeScope(),
-      ...other,
-      () => ctx.label(exit),
-    );
+    return {
+      enterBody: (arm) => {
+        if (arm === "else") {
+          ctx.ins(`bra ${exit}`);
+          ctx.label(elseLabel);
+        }
+        ctx.openScope();
+      },
+      leaveBody: () => ctx.closeScope(),
+      leave: () => ctx.label(exit),
+    };
   }
 }

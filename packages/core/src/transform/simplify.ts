@@ -1,5 +1,7 @@
 import { dtypeBits, isFloat, isInt, isSigned, isWideInt, type DType } from "../dtype.js";
-import { exprRange, refineRanges, type Interval, type RangeEnv } from "../analysis/bounds.js";
+import { exprRange, type Interval, type RangeEnv } from "../analysis/bounds.js";
+import { RangeScope } from "../analysis/range-scope.js";
+import { walkScoped, type Descend } from "../analysis/scope-walk.js";
 import type { BinaryOp, CompareOp, Expr } from "../ir/expr.js";
 import type { Stmt } from "../ir/stmt.js";
 import { exprChildren, impure } from "../visit.js";
@@ -339,123 +341,113 @@ export function simplifyExpr(e: Expr, env: RangeEnv = { vars: new Map() }): Expr
 }
 
 /**
- * Simplify every expression of `body`, tracking loop and let ranges (and narrowing them under
- * `If` guards) for the exact-division rule; an `If` with a constant condition becomes its arm.
+ * Simplify every expression of `body` under the facts of its scope (`walkScoped`: loop and let
+ * ranges, narrowed in each arm of an `if` by its condition or the condition's negation) for the
+ * exact-division rule; an `If` with a constant condition becomes its arm.
  */
 export function simplifyStmt(body: Stmt, launch?: RangeEnv["launch"]): Stmt {
-  const ranges = new Map<number, Interval>();
-  const env = (): RangeEnv => ({ vars: ranges, ...(launch ? { launch } : {}) });
-  const ex = (e: Expr): Expr => simplifyExpr(e, env());
-  // An explicit stack instead of recursion (any nesting is safe): a statement to simplify, whose
-  // result lands on `results`, or a step that combines the results of the children before it.
+  const scope = new RangeScope(launch ? { launch } : {});
+  const ex = (e: Expr): Expr => simplifyExpr(e, scope);
+  // The result of each statement lands on `results` when the statement is left; a statement
+  // with nested ones takes theirs off first.
   const results: Stmt[] = [];
-  const work: (Stmt | (() => void))[] = [body];
-  const step = (s: Stmt): void => {
-    switch (s.kind) {
-      case "Seq": {
-        work.push(() => {
-          const done = results.splice(results.length - s.stmts.length);
-          let changed = false;
-          const out: Stmt[] = [];
-          s.stmts.forEach((c, i) => {
-            const d = done[i]!;
-            if (d !== c) changed = true;
-            if (d.kind === "Seq" && d !== c && !d.span) out.push(...d.stmts);
-            else out.push(d);
-          });
-          results.push(changed ? { ...s, stmts: out } : s);
-        });
-        for (let i = s.stmts.length - 1; i >= 0; i--) work.push(s.stmts[i]!);
-        return;
-      }
-      case "DeviceEntry":
-        work.push(() => {
-          const b = results.pop()!;
-          results.push(b === s.body ? s : { ...s, body: b });
-        }, s.body);
-        return;
-      case "For": {
-        const min = ex(s.min);
-        const extent = ex(s.extent);
-        const lo = exprRange(min, env());
-        const n = exprRange(extent, env());
-        ranges.set(s.var.id, { min: lo.min, max: lo.max + n.max - 1 });
-        work.push(() => {
-          const body = results.pop()!;
-          ranges.delete(s.var.id);
-          results.push(
-            min === s.min && extent === s.extent && body === s.body
-              ? s
-              : { ...s, min, extent, body },
-          );
-        }, s.body);
-        return;
-      }
-      case "While": {
-        const cond = ex(s.cond);
-        work.push(() => {
-          const body = results.pop()!;
-          results.push(cond === s.cond && body === s.body ? s : { ...s, cond, body });
-        }, s.body);
-        return;
-      }
-      case "If": {
-        const cond = ex(s.cond);
-        if (cond.kind === "IntImm") {
-          if (Number(cond.value) !== 0) work.push(s.then);
-          else if (s.else) work.push(s.else);
-          else results.push({ kind: "Seq", stmts: [] });
+  const push = (s: Stmt): void => void results.push(s);
+  walkScoped(body, scope, {
+    enter(s): Descend | void {
+      switch (s.kind) {
+        case "Seq":
+          return {
+            leave: () => {
+              const done = results.splice(results.length - s.stmts.length);
+              let changed = false;
+              const out: Stmt[] = [];
+              s.stmts.forEach((c, i) => {
+                const d = done[i]!;
+                if (d !== c) changed = true;
+                if (d.kind === "Seq" && d !== c && !d.span) out.push(...d.stmts);
+                else out.push(d);
+              });
+              push(changed ? { ...s, stmts: out } : s);
+            },
+          };
+        case "DeviceEntry":
+          return {
+            leave: () => {
+              const b = results.pop()!;
+              push(b === s.body ? s : { ...s, body: b });
+            },
+          };
+        case "For": {
+          const min = ex(s.min);
+          const extent = ex(s.extent);
+          return {
+            learn: { min, extent },
+            leave: () => {
+              const body = results.pop()!;
+              push(
+                min === s.min && extent === s.extent && body === s.body
+                  ? s
+                  : { ...s, min, extent, body },
+              );
+            },
+          };
+        }
+        case "While": {
+          const cond = ex(s.cond);
+          return {
+            leave: () => {
+              const body = results.pop()!;
+              push(cond === s.cond && body === s.body ? s : { ...s, cond, body });
+            },
+          };
+        }
+        case "If": {
+          const cond = ex(s.cond);
+          if (cond.kind === "IntImm") {
+            // The arm that runs replaces the `if` (its result is left on `results`).
+            if (Number(cond.value) !== 0) return { only: "then" };
+            if (s.else) return { only: "else" };
+            return { only: "none", leave: () => push({ kind: "Seq", stmts: [] }) };
+          }
+          return {
+            learn: { cond },
+            leave: () => {
+              const other = s.else ? results.pop()! : undefined;
+              const then = results.pop()!;
+              push(
+                cond === s.cond && then === s.then && other === s.else
+                  ? s
+                  : { ...s, cond, then, ...(other ? { else: other } : {}) },
+              );
+            },
+          };
+        }
+        case "Let": {
+          const value = ex(s.value);
+          push(value === s.value ? s : { ...s, value });
+          return { learn: { value } };
+        }
+        case "Store": {
+          const offset = ex(s.offset);
+          const value = ex(s.value);
+          push(offset === s.offset && value === s.value ? s : { ...s, offset, value });
           return;
         }
-        const saved = new Map(ranges);
-        for (const [k, v] of refineRanges(cond, env())) ranges.set(k, v);
-        work.push(() => {
-          const other = s.else ? results.pop()! : undefined;
-          const then = results.pop()!;
-          results.push(
-            cond === s.cond && then === s.then && other === s.else
-              ? s
-              : { ...s, cond, then, ...(other ? { else: other } : {}) },
-          );
-        });
-        if (s.else) work.push(s.else);
-        work.push(() => {
-          ranges.clear();
-          saved.forEach((v, k) => ranges.set(k, v));
-        }, s.then);
-        return;
+        case "Call": {
+          const args = s.args.map(ex);
+          push(args.every((a, i) => a === s.args[i]) ? s : { ...s, args });
+          return;
+        }
+        case "TileOp": {
+          const plan = mapPlan(s.plan, ex);
+          push(plan === s.plan ? s : { ...s, plan });
+          return;
+        }
+        default:
+          push(s);
       }
-      case "Let": {
-        const value = ex(s.value);
-        ranges.set(s.var.id, exprRange(value, env()));
-        results.push(value === s.value ? s : { ...s, value });
-        return;
-      }
-      case "Store": {
-        const offset = ex(s.offset);
-        const value = ex(s.value);
-        results.push(offset === s.offset && value === s.value ? s : { ...s, offset, value });
-        return;
-      }
-      case "Call": {
-        const args = s.args.map(ex);
-        results.push(args.every((a, i) => a === s.args[i]) ? s : { ...s, args });
-        return;
-      }
-      case "TileOp": {
-        const plan = mapPlan(s.plan, ex);
-        results.push(plan === s.plan ? s : { ...s, plan });
-        return;
-      }
-      default:
-        results.push(s);
-    }
-  };
-  while (work.length > 0) {
-    const w = work.pop()!;
-    if (typeof w === "function") w();
-    else step(w);
-  }
+    },
+  });
   return results.pop()!;
 }
 
