@@ -28,6 +28,8 @@ export * from "./patterns/tile-ops.js";
 export * from "./patterns/tma.js";
 export * from "./ir/tensor-map.js";
 export * from "./verify/verify.js";
+export * from "./target.js";
+export * from "./target-option.js";
 export * from "./verify/kernel-name.js";
 export * from "./limits.js";
 export * from "./host/encode.js";

@@ -1,6 +1,7 @@
 import type { DType } from "../dtype.js";
 import { badDtypes, valueArg } from "./define.js";
-import type { AtomicAction, OpDef, OperandSpec, PtxVersion } from "./op.js";
+import type { AtomicAction, OpDef, OperandSpec } from "./op.js";
+import type { PtxVersion } from "../target.js";
 
 /**
  * The memory dtypes of each atomic operation and the PTX type suffix for each (PTX ISA, atom /

@@ -2,7 +2,8 @@ import type { DiagnosticCode } from "../catalog.js";
 import { TirxError } from "../diagnostics.js";
 import type { DType } from "../dtype.js";
 import type { Span } from "../span.js";
-import type { Lowering, MachineAction, OpDef, OperandSpec, OpFamily, PtxVersion } from "./op.js";
+import type { Lowering, MachineAction, OpDef, OperandSpec, OpFamily } from "./op.js";
+import type { PtxVersion } from "../target.js";
 
 /** A static integer operand in `[min, max]`. */
 export const staticArg = (

@@ -3,9 +3,7 @@ import type { DType } from "../dtype.js";
 import type { Expr } from "../ir/expr.js";
 import type { LaunchConfig } from "../ir/stmt.js";
 import type { Span } from "../span.js";
-
-/** A PTX ISA version as `[major, minor]`. */
-export type PtxVersion = readonly [number, number];
+import type { PtxVersion } from "../target.js";
 
 /** The families of the op table, one folder or file each under `core/src/ops/`. */
 export type OpFamily =
@@ -280,6 +278,11 @@ export interface OpDef {
    * only an sm number of at least `sm`; a plain `sm_90` target gets `archCode`.
    */
   readonly archSpecific?: boolean;
+  /**
+   * The kernel entry must declare a register cap (`.maxntid` with `.minnctapersm 1`, as
+   * `__launch_bounds__(threads, 1)` gives): setmaxnreg is honoured only under one (ptxas C7508).
+   */
+  readonly registerCap?: true;
   /** Checks beyond operands and dtypes (static ranges of runtime-constant operands, ...). */
   check?(args: readonly Expr[], span?: Span): void;
   /** Checks against the kernel's launch (the verifier runs them; e.g. a named barrier's count). */

@@ -27,6 +27,17 @@ export interface TileOpDef {
   readonly archCode: DiagnosticCode;
   /** Where the target rule comes from. */
   readonly source: string;
+  /**
+   * Qualifiers of the family that only the architecture-specific target `sm_{sm}a` has: `uses`
+   * says whether a verified application has one, `code` is the error of a target without the
+   * `a`. The verifier records them as requirements; codegen checks them after every instruction's
+   * own target.
+   */
+  readonly archSpecific?: {
+    readonly uses: (plan: TilePlan) => boolean;
+    readonly code: DiagnosticCode;
+    readonly source: string;
+  };
   /** Check the operand and parameter contract; the verified plan. */
   plan(s: TileApply, ctx: PatternContext): TilePlan;
 }
@@ -42,6 +53,13 @@ export const TILE_OPS: readonly TileOpDef[] = [
     sm: 90,
     archCode: "TX4007",
     source: "PTX ISA, cp.async.bulk.tensor: requires sm_90 or higher",
+    archSpecific: {
+      // .multicast::cluster
+      uses: (p) => p.kind === "cp.async.bulk.tensor" && p.opcode.multicast,
+      code: "TX4022",
+      source:
+        "PTX ISA, cp.async.bulk.tensor: .multicast::cluster is optimized for target architecture sm_90a; CCCL cp_async_bulk_tensor_multicast: enabled for SM_90a",
+    },
     plan: planTmaCopy,
   },
   {

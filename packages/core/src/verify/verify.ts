@@ -19,7 +19,9 @@ import type { TilePlan } from "../ir/tile-plan.js";
 import { checkExpectTx } from "./expect-tx.js";
 import { checkCluster } from "./cluster.js";
 import { checkWgmmaFence } from "./wgmma-fence.js";
-import { checkOpCall, findOp, opOf, type PtxVersion } from "../ops/index.js";
+import { checkOpCall, findOp, opOf } from "../ops/index.js";
+import type { PtxVersion, Requirement } from "../target.js";
+import { RequirementLog } from "./requirements.js";
 import { exprChildren, stmtExprs, walkExpr } from "../visit.js";
 import type { Span } from "../span.js";
 import { checkPrimFunc } from "../show.js";
@@ -48,16 +50,16 @@ export interface VerifiedFunc {
    * into a `TileOp` node and empties this map; later stages read `TileOp.plan`.
    */
   readonly plans: ReadonlyMap<TileApply, TilePlan>;
-  readonly ptxVersion: readonly [number, number];
+  /** The lowest PTX ISA version covering every requirement (at least 7.0). */
+  readonly ptxVersion: PtxVersion;
+  /** The lowest sm covering every requirement (at least 75). */
   readonly minSm: number;
+  /**
+   * What the kernel needs of its target, from the op and tile-op records and the launch, in
+   * program order (see `RequirementLog`); codegen and the runtimes compare targets against it.
+   */
+  readonly requirements: readonly Requirement[];
   readonly staticSharedBytes: number;
-}
-
-function maxVersion(
-  a: readonly [number, number],
-  b: readonly [number, number],
-): readonly [number, number] {
-  return a[0] > b[0] || (a[0] === b[0] && a[1] >= b[1]) ? a : b;
 }
 
 const showExtent = (g: number | Expr): string => (typeof g === "number" ? String(g) : "runtime");
@@ -156,19 +158,16 @@ export function verify(fn: PrimFunc): VerifiedFunc {
   checkLaunch(entry.launch, entry.span);
   checkCluster(entry.launch, entry.span);
   const plans = new Map<TileApply, TilePlan>();
-  let ptxVersion: readonly [number, number] = [7, 0];
-  let minSm = 75;
+  const reqs = new RequirementLog();
   let sharedBytes = 0;
   let dynamicBytes = 0;
   let localBytes = 0;
-  // The target check itself (and its errors) lives in codegen's feature table; here only the
-  // lowest PTX version and sm the features need are accumulated.
-  const need = (info: { readonly ptx: PtxVersion; readonly sm: number }): void => {
-    ptxVersion = maxVersion(ptxVersion, info.ptx);
-    minSm = Math.max(minSm, info.sm);
-  };
-  // `.reqnctapercluster` and the cluster special registers: PTX 7.8, sm_90.
-  if (entry.launch.cluster) need({ ptx: [7, 8], sm: 90 });
+  // The target check itself (and its errors) lives in codegen (`resolveArch`); here every
+  // requirement is recorded from its record. `.reqnctapercluster` and the cluster special
+  // registers: PTX 7.8, sm_90.
+  if (entry.launch.cluster) {
+    reqs.launch(90, [7, 8], "PTX ISA, .reqnctapercluster: sm_90, PTX 7.8", entry.span);
+  }
   const vars = new Set<number>();
   const buffers = new Set<number>();
   const ranges = new Map<number, Interval>();
@@ -298,7 +297,7 @@ export function verify(fn: PrimFunc): VerifiedFunc {
           where,
         );
       }
-      need(op);
+      reqs.exprOp(op);
     }
   };
 
@@ -312,6 +311,7 @@ export function verify(fn: PrimFunc): VerifiedFunc {
   };
   const visit = (s: Stmt): void => {
     if (s.kind !== "Seq" && s.kind !== "DeviceEntry") {
+      reqs.enter(s.span);
       for (const e of stmtExprs(s)) checkExpr(e, s.span);
     }
     switch (s.kind) {
@@ -465,7 +465,7 @@ export function verify(fn: PrimFunc): VerifiedFunc {
         const op = opOf(s.op, "stmt", s.span);
         checkOpCall(op, s.args, s.span);
         op.checkLaunch?.(s.args, entry.launch, s.span);
-        need(op);
+        reqs.stmtOp(op);
         return;
       }
       case "TileApply": {
@@ -482,7 +482,7 @@ export function verify(fn: PrimFunc): VerifiedFunc {
         if (op) {
           const plan = op.plan(s, { launch: entry.launch, env });
           plans.set(s, plan);
-          need({ ptx: plan.ptxVersion, sm: op.sm });
+          reqs.tile(op, s.opcode, plan);
           return;
         }
         const known = TILE_OPS.flatMap((o) => o.examples);
@@ -516,8 +516,9 @@ export function verify(fn: PrimFunc): VerifiedFunc {
     entry,
     launch: entry.launch,
     plans,
-    ptxVersion,
-    minSm,
+    ptxVersion: reqs.ptxVersion,
+    minSm: reqs.minSm,
+    requirements: reqs.requirements,
     staticSharedBytes: sharedBytes,
   };
 }

@@ -79,6 +79,7 @@ export const WGMMA_SYNC_OPS: readonly OpDef[] = [
       },
     }),
     archSpecific: true,
+    registerCap: true,
     checkLaunch: (args, launch, span) => {
       const threads = launch.block[0] * launch.block[1] * launch.block[2];
       if (threads % THREADS_PER_WARPGROUP !== 0) {
