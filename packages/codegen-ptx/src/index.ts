@@ -8,19 +8,16 @@
  */
 export { emitPtx, compileToPtx, PTX_PASSES, type PtxModule, type PtxOptions } from "./module.js";
 export { storagePass } from "./lower/storage-pass.js";
+export { FEATURES, resolveArch, requiredArch, defaultArch, type Feature } from "./target.js";
+/** The target table and PTX versions are core's (`core/src/target.ts`), re-exported here. */
 export {
   ARCHS,
   DEFAULT_ARCH,
-  FEATURES,
   maxVersion,
   formatVersion,
-  resolveArch,
-  requiredArch,
-  defaultArch,
   type Arch,
-  type Feature,
   type PtxVersion,
-} from "./target.js";
+} from "@tirx-ts/core";
 export { upcastHalf } from "./lower/upcast-half.js";
 export { INDEX32_MAX_BYTES, indexBits, widenIndex } from "./emit/index-width.js";
 export { OOB_RECORD, OOB_RECORD_BYTES, type BoundsSite } from "./emit/bounds-check.js";

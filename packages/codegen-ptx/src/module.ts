@@ -1,11 +1,11 @@
 import {
+  checkArchOption,
   DEFAULT_PASSES,
   runPipeline,
   checkPrimFunc,
   showValue,
   TirxError,
   verify,
-  walkStmt,
   type Span,
   type LaunchConfig,
   type Param,
@@ -73,15 +73,6 @@ export interface PtxModule {
  */
 export const PTX_PASSES: readonly Pass[] = [...DEFAULT_PASSES, storagePass];
 
-/** True when the kernel has a setmaxnreg (PTX ISA, setmaxnreg). */
-function usesSetmaxnreg(vf: VerifiedFunc): boolean {
-  let hit = false;
-  walkStmt(vf.entry.body, (s) => {
-    if (s.kind === "Call" && s.op.startsWith("setmaxnreg.")) hit = true;
-  });
-  return hit;
-}
-
 /**
  * Emit the PTX module of a verified function: run {@link PTX_PASSES}, then emit.
  *
@@ -115,7 +106,7 @@ export function emitPtx(vf: VerifiedFunc, opts: PtxOptions = {}): PtxModule {
       launch: vf.launch,
       // setmaxnreg is honoured only under a register cap at entry (ptxas C7508 otherwise):
       // .maxntid with .minnctapersm 1, as __launch_bounds__(threads, 1) gives.
-      ...(usesSetmaxnreg(vf) ? { minCtasPerSm: 1 } : {}),
+      ...(vf.requirements.some((r) => r.registerCap) ? { minCtasPerSm: 1 } : {}),
     },
     entry,
   );
@@ -157,14 +148,7 @@ function checkPtxOptions(opts: unknown, span?: Span): asserts opts is PtxOptions
       span,
     );
   }
-  const arch: unknown = (opts as PtxOptions).arch;
-  if (arch !== undefined && typeof arch !== "string") {
-    throw new TirxError(
-      "TX5006",
-      `arch must be a string such as "sm_90", got ${showValue(arch)}`,
-      span,
-    );
-  }
+  checkArchOption((opts as PtxOptions).arch, span);
   for (const k of ["wideSymbolic", "checkBounds"] as const) {
     const v: unknown = (opts as PtxOptions)[k];
     if (v !== undefined && typeof v !== "boolean") {

@@ -2,6 +2,8 @@ import { parseArgs } from "node:util";
 import { join } from "node:path";
 import { readFileSync } from "node:fs";
 import {
+  ARCHS,
+  archNamed,
   isTirxError,
   renderDiagnostic,
   runPipeline,
@@ -10,7 +12,7 @@ import {
   type DiagnosticCode,
   type PrimFunc,
 } from "@tirx-ts/core";
-import { ARCHS, emitPtx, PTX_PASSES } from "@tirx-ts/codegen-ptx";
+import { emitPtx, PTX_PASSES } from "@tirx-ts/codegen-ptx";
 import { printScriptModule } from "@tirx-ts/dsl";
 import { LoadError, loadKernelFile } from "./load.js";
 import { traceRun } from "./trace.js";
@@ -230,7 +232,7 @@ async function run(argv: readonly string[], io: CliIO, color: boolean): Promise<
     );
   }
   const arch = values.arch;
-  if (arch !== undefined && !ARCHS.some((a) => a.name === arch)) {
+  if (arch !== undefined && !archNamed(arch)) {
     return usage(
       `unknown --arch ${JSON.stringify(arch)}; accepted: ${ARCHS.map((a) => a.name).join(", ")}`,
     );

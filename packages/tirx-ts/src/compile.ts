@@ -1,4 +1,5 @@
 import {
+  checkArchOption,
   checkArgs,
   checkDepth,
   checkPrimFunc,
@@ -217,9 +218,7 @@ function checkCompileArgs(fn: unknown, opts: unknown, span?: Span): void {
   if (o.target !== undefined && o.target !== "cuda") {
     bad(`compile supports target "cuda" only, got ${showValue(o.target)}`, "TX5006");
   }
-  if (o.arch !== undefined && typeof o.arch !== "string") {
-    bad(`arch must be a string such as "sm_90", got ${showValue(o.arch)}`, "TX5006");
-  }
+  checkArchOption(o.arch, span);
   if (o.checkBounds !== undefined && typeof o.checkBounds !== "boolean") {
     bad(`checkBounds must be true or false, got ${showValue(o.checkBounds)}`);
   }
