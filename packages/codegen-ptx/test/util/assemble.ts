@@ -1,14 +1,14 @@
 // Every module a test produces goes through ptxas: for its own target, and for sm_80 and sm_90
 // where the target allows (a module for sm_86 cannot be assembled for sm_80; sm_90a only for itself).
-import type { PrimFunc } from "@tirx-ts/core";
+import { parseArch, type PrimFunc } from "@tirx-ts/core";
 import { compileToPtx, type PtxModule, type PtxOptions } from "@tirx-ts/codegen-ptx";
 import { assembleLater } from "../../../../test/util/ptxas-deferred.js";
 
-const smOf = (arch: string): number => Number(/^sm_(\d+)/.exec(arch)![1]);
+const smOf = (arch: string): number => parseArch(arch)!.sm;
 
 /** The -arch values a module for `target` must assemble for. */
 export function archsFor(target: string): string[] {
-  if (target.endsWith("a")) return [target];
+  if (parseArch(target)!.archSpecific) return [target];
   const out = new Set<string>();
   if (smOf(target) <= 80) out.add("sm_80");
   out.add(target);
