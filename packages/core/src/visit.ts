@@ -1,7 +1,7 @@
 import type { View } from "./ir/buffer.js";
 import type { Expr } from "./ir/expr.js";
 import type { Stmt, TileParam } from "./ir/stmt.js";
-import type { TilePlan } from "./ir/tile-plan.js";
+import { planExprFields, type TilePlan } from "./ir/tile-plan.js";
 import { isTensorMap } from "./ir/tensor-map.js";
 
 /** The direct sub-expressions of `e`, in evaluation order. */
@@ -130,17 +130,14 @@ export function walkStmt(s: Stmt, fn: (s: Stmt) => void): void {
 
 /**
  * The runtime expressions of a verified tile plan, in a fixed order: each side's view offset and
- * byte base, then the optional operands (src_size, ignore_src, mbar, cache_policy, pred).
+ * byte base, then the plan's own expression fields in `TILE_PLAN_EXPRS` order (e.g. src_size,
+ * ignore_src, cache_policy, pred of cp.async; coordinates first for TMA), lists flattened.
  */
 export function planExprs(p: TilePlan): readonly Expr[] {
   const out: Expr[] = [p.dst.view.offset, p.dst.baseBytes, p.src.view.offset, p.src.baseBytes];
-  if (p.kind === "cp.async") {
-    for (const e of [p.srcSize, p.ignoreSrc, p.cachePolicy, p.pred]) if (e) out.push(e);
-  } else if (p.kind === "cp.async.bulk.tensor") {
-    out.push(...p.coords);
-    for (const e of [p.mbar, p.ctaMask, p.cachePolicy, p.pred]) if (e) out.push(e);
-  } else {
-    for (const e of [p.mbar, p.cachePolicy, p.pred]) if (e) out.push(e);
+  for (const [, v] of planExprFields(p)) {
+    if (Array.isArray(v)) out.push(...(v as readonly Expr[]));
+    else out.push(v as Expr);
   }
   return out;
 }

@@ -128,3 +128,55 @@ export interface TmaPlan {
 
 /** The verified plan of every `tile.apply` of a function, by statement. */
 export type TilePlan = CpAsyncPlan | BulkCopyPlan | TmaPlan;
+
+/** The kind of a tile plan: what each backend keys its emitter or compiler by. */
+export type TilePlanKind = TilePlan["kind"];
+
+/** The plan of kind `K`. */
+export type TilePlanOf<K extends TilePlanKind> = Extract<TilePlan, { readonly kind: K }>;
+
+/** The fields of plan `P` that hold runtime expressions: one expression (maybe absent) or a list. */
+export type TilePlanExprField<P> = {
+  [F in keyof P]-?: NonNullable<P[F]> extends Expr | readonly Expr[] ? F : never;
+}[keyof P];
+
+/**
+ * Each plan kind's runtime expressions besides its two sides (whose view offset and byte base
+ * come first), in evaluation order: the one list that `planExprs` (visit.ts: what the verifier,
+ * the code generator and the simulator evaluate) and `mapPlan` (transform/map.ts: what passes
+ * rewrite) read. A kind without an entry or a name that is no expression field of its plan does
+ * not compile (`satisfies`), nor does an expression field left out (`UnlistedExprField`).
+ */
+export const TILE_PLAN_EXPRS = {
+  "cp.async": ["srcSize", "ignoreSrc", "cachePolicy", "pred"],
+  "cp.async.bulk": ["mbar", "cachePolicy", "pred"],
+  "cp.async.bulk.tensor": ["coords", "mbar", "ctaMask", "cachePolicy", "pred"],
+} as const satisfies {
+  readonly [K in TilePlanKind]: readonly TilePlanExprField<TilePlanOf<K>>[];
+};
+
+/** Expression fields of a plan that {@link TILE_PLAN_EXPRS} leaves out: `never` when none. */
+export type UnlistedExprField = {
+  [K in TilePlanKind]: Exclude<
+    TilePlanExprField<TilePlanOf<K>>,
+    (typeof TILE_PLAN_EXPRS)[K][number]
+  >;
+}[TilePlanKind];
+
+// Fails to compile, naming the field, when a plan has an expression field the list leaves out.
+const everyExprFieldListed: [UnlistedExprField] extends [never] ? true : UnlistedExprField = true;
+void everyExprFieldListed;
+
+/**
+ * The expression fields of `p` that are present, as `[name, value]` in {@link TILE_PLAN_EXPRS}
+ * order: a value is one expression or a list of them (TMA coordinates).
+ */
+export function planExprFields(p: TilePlan): [string, Expr | readonly Expr[]][] {
+  const out: [string, Expr | readonly Expr[]][] = [];
+  const fields = p as unknown as Readonly<Record<string, Expr | readonly Expr[] | undefined>>;
+  for (const f of TILE_PLAN_EXPRS[p.kind]) {
+    const v = fields[f];
+    if (v !== undefined) out.push([f, v]);
+  }
+  return out;
+}

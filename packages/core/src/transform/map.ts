@@ -1,7 +1,7 @@
 import type { View } from "../ir/buffer.js";
 import type { Expr } from "../ir/expr.js";
 import type { Stmt, TileApply, TileParam } from "../ir/stmt.js";
-import type { AtomSide, TilePlan } from "../ir/tile-plan.js";
+import { planExprFields, type AtomSide, type TilePlan } from "../ir/tile-plan.js";
 import { exprChildren, isExpr, isExprList, isView } from "../visit.js";
 
 /**
@@ -106,34 +106,22 @@ function mapSide(s: AtomSide, ex: (e: Expr) => Expr): AtomSide {
   return view === s.view && baseBytes === s.baseBytes ? s : { ...s, view, baseBytes };
 }
 
-function mapOptional<T extends object, K extends keyof T>(
-  o: T,
-  keys: readonly K[],
-  ex: (e: Expr) => Expr,
-): Partial<T> {
-  const out: Partial<T> = {};
-  for (const k of keys) {
-    const v = o[k] as unknown as Expr | undefined;
-    if (v === undefined) continue;
-    const w = ex(v);
-    if (w !== v) (out as Record<K, unknown>)[k] = w;
-  }
-  return out;
-}
-
-/** `p` with every runtime expression rewritten (see `planExprs`); `p` if none changed. */
+/**
+ * `p` with every runtime expression rewritten, in `planExprs` order (the sides, then the plan's
+ * expression fields as `TILE_PLAN_EXPRS` lists them); `p` if none changed.
+ */
 export function mapPlan(p: TilePlan, ex: (e: Expr) => Expr): TilePlan {
   const dst = mapSide(p.dst, ex);
   const src = mapSide(p.src, ex);
-  const changed: Record<string, unknown> =
-    p.kind === "cp.async"
-      ? mapOptional(p, ["srcSize", "ignoreSrc", "cachePolicy", "pred"], ex)
-      : p.kind === "cp.async.bulk.tensor"
-        ? mapOptional(p, ["mbar", "ctaMask", "cachePolicy", "pred"], ex)
-        : mapOptional(p, ["mbar", "cachePolicy", "pred"], ex);
-  if (p.kind === "cp.async.bulk.tensor") {
-    const coords = p.coords.map(ex);
-    if (coords.some((c, i) => c !== p.coords[i])) changed["coords"] = coords;
+  const changed: Record<string, Expr | readonly Expr[]> = {};
+  for (const [f, v] of planExprFields(p)) {
+    if (Array.isArray(v)) {
+      const l = (v as readonly Expr[]).map(ex);
+      if (l.some((e, i) => e !== v[i])) changed[f] = l;
+    } else {
+      const w = ex(v as Expr);
+      if (w !== v) changed[f] = w;
+    }
   }
   if (dst === p.dst && src === p.src && Object.keys(changed).length === 0) return p;
   return { ...p, dst, src, ...changed } as TilePlan;
