@@ -182,7 +182,10 @@ const FRAME = /\(?((?:file:\/\/)?[^\s()]+?):(\d+):(\d+)\)?$/;
  * formatter that cannot be replaced).
  */
 function spanFromText(): Span | undefined {
-  const stack = new Error().stack ?? "";
+  // The stack without an Error object: V8 formats it on `frames` (first line a header).
+  const frames: { stack?: string } = {};
+  Error.captureStackTrace(frames);
+  const stack = frames.stack ?? "";
   for (const line of stack.split("\n").slice(1)) {
     const m = FRAME.exec(line.trim());
     if (!m) continue;

@@ -2,6 +2,7 @@ import {
   TMA_DTYPES,
   TirxError,
   callSite,
+  invariant,
   dtypeBytes,
   isStaticShape,
   launchGrid,
@@ -90,8 +91,8 @@ export interface TensorMapArgs {
  */
 export function tensorMapArgs(map: TensorMap): TensorMapArgs {
   const shape = map.buffer.shape;
-  if (!isStaticShape(shape))
-    throw new Error(`internal: tensor map "${map.name}" of a symbolic tensor`);
+  // The verifier refuses a map of a symbolic tensor (TX4024, core patterns/tma.ts).
+  invariant(isStaticShape(shape), () => `tensor map "${map.name}" of a symbolic tensor`);
   const rank = shape.length;
   const eb = dtypeBytes(map.dtype);
   const strides = new BigUint64Array(Math.max(1, rank - 1));
@@ -163,7 +164,7 @@ export class ExtendedLauncher {
     this.#maps = maps;
     this.#mapArg = maps.map((m) => {
       const i = params.findIndex((p) => p.kind === "buffer" && p.buffer.id === m.buffer.id);
-      if (i < 0) throw new Error(`internal: tensor map "${m.name}" describes no parameter`);
+      invariant(i >= 0, () => `tensor map "${m.name}" describes no parameter`);
       return i;
     });
     const n = params.length;

@@ -1,4 +1,11 @@
-import { dtypeBytes, walkStmt, type Stmt, type TensorMap, type TmaPlan } from "@tirx-ts/core";
+import {
+  dtypeBytes,
+  invariant,
+  walkStmt,
+  type Stmt,
+  type TensorMap,
+  type TmaPlan,
+} from "@tirx-ts/core";
 import { elementRef } from "../emit/address.js";
 import type { EmitContext } from "../emit/context.js";
 import type { ExprEmitter } from "../emit/expr.js";
@@ -58,7 +65,7 @@ export function declareTensorMap(ctx: EmitContext, m: TensorMap, pname: string):
 export function emitTmaCopy(ctx: EmitContext, ex: ExprEmitter, plan: TmaPlan): void {
   const { opcode } = plan;
   const tmap = MAP_REGS.get(ctx)?.get(plan.map.id);
-  if (!tmap) throw new Error(`internal: tensor map "${plan.map.name}" has no parameter`);
+  invariant(tmap, () => `tensor map "${plan.map.name}" has no parameter`);
   if (opcode.direction === "descriptor") {
     const g = plan.pred ? `@${ex.register(plan.pred)} ` : "";
     ctx.ins(`${g}prefetch.tensormap [${tmap}]`);

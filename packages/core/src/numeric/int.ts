@@ -1,4 +1,5 @@
 import type { DType } from "../dtype.js";
+import { invariant } from "../invariant.js";
 
 /**
  * Integers as the GPU holds them: two's complement of the dtype's width, wrapping on overflow.
@@ -23,7 +24,7 @@ export function intWrapper(dt: DType): (x: number) => number {
     case "uint32":
       return (x) => x >>> 0;
     default:
-      throw new Error(`intWrapper: ${dt} is not a narrow integer dtype`);
+      invariant(false, `intWrapper: ${dt} is not a narrow integer dtype`);
   }
 }
 
@@ -50,7 +51,7 @@ export function intRange(dt: DType): readonly [number, number] {
     case "uint32":
       return [0, 2 ** 32 - 1];
     default:
-      throw new Error(`intRange: ${dt} is not a narrow integer dtype`);
+      invariant(false, `intRange: ${dt} is not a narrow integer dtype`);
   }
 }
 

@@ -23,7 +23,10 @@ function foreign(file: string): boolean {
 export function callSite(): Span | undefined {
   const saved = Error.stackTraceLimit;
   Error.stackTraceLimit = 64;
-  const stack = new Error().stack ?? "";
+  // The stack without an Error object: V8 formats it on `frames` (first line a header).
+  const frames: { stack?: string } = {};
+  Error.captureStackTrace(frames);
+  const stack = frames.stack ?? "";
   Error.stackTraceLimit = saved;
   for (const line of stack.split("\n").slice(1)) {
     const m = FRAME.exec(line.trim());
