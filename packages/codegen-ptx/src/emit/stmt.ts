@@ -12,9 +12,7 @@ import {
   type Stmt,
   type While,
 } from "@tirx-ts/core";
-import { emitCpAsync } from "../patterns/cp-async.js";
-import { emitBulkCopy } from "../patterns/cp-async-bulk.js";
-import { emitTmaCopy } from "../patterns/tma.js";
+import { emitTilePlan } from "../patterns/tile-ops.js";
 import { bitType, elemBytes, intImmediate, memType, opType } from "../types.js";
 import { elementRef } from "./address.js";
 import { elementReg } from "./register-array.js";
@@ -147,9 +145,7 @@ export class StmtEmitter {
       case "Call":
         return emitIntrinsic(this.ex, s);
       case "TileOp":
-        if (s.plan.kind === "cp.async") return emitCpAsync(ctx, this.ex, s.plan);
-        if (s.plan.kind === "cp.async.bulk.tensor") return emitTmaCopy(ctx, this.ex, s.plan);
-        return emitBulkCopy(ctx, this.ex, s.plan);
+        return emitTilePlan(ctx, this.ex, s.plan);
       case "TileApply":
         throw new InternalError(
           `tile.apply "${s.opcode}" reached code generation; emitPtx runs lower-tile after verify`,
