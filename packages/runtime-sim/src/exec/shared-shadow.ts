@@ -94,7 +94,8 @@ export class SharedShadow extends SharedBytes {
 
   /** cta_sync: every read and atomic so far is ordered before everything after (Clocks.onBarrier). */
   onBarrier(): void {
-    this.#more.clear();
+    // Map.prototype.clear allocates a new table even for an empty map.
+    if (this.#more.size > 0) this.#more.clear();
     this.#atomics.clear();
   }
 
