@@ -12,9 +12,7 @@ import {
 } from "@tirx-ts/core";
 import { compileStore } from "./access.js";
 import { LoopVar } from "./loop-var.js";
-import { compileCpAsync } from "./cp-async.js";
-import { compileBulkCopy } from "./bulk.js";
-import { compileTmaCopy } from "./tma.js";
+import { compileTilePlan } from "./tile-ops.js";
 import type { ExprCompiler } from "./expr.js";
 import { Collective, withCollectives, type CollectiveRun } from "./collective.js";
 import { compileAtomic } from "./atomic.js";
@@ -191,13 +189,8 @@ function compileOne(ec: ExprCompiler, s: Stmt): Exec | Omit<Frame, "done"> {
       const { value, runs } = ec.collect(() => compileCall(ec, s.op, s.args, s.span));
       return withCollectives(runs, value);
     }
-    case "TileOp": {
-      const plan = s.plan;
-      if (plan.kind === "cp.async.bulk") return compileBulkCopy(ec, s.source, plan);
-      if (plan.kind === "cp.async.bulk.tensor") return compileTmaCopy(ec, s.source, plan);
-      if (plan.kind !== "cp.async") return unsupported(`tile pattern "${s.source.opcode}"`, s.span);
-      return compileCpAsync(ec, s.source, plan);
-    }
+    case "TileOp":
+      return compileTilePlan(ec, s.source, s.plan);
     case "TileApply":
       throw new InternalError(
         `tile.apply "${s.opcode}" reached the simulator; it runs lower-tile after verify`,
