@@ -130,8 +130,9 @@ export function walkStmt(s: Stmt, fn: (s: Stmt) => void): void {
 
 /**
  * The runtime expressions of a verified tile plan, in a fixed order: each side's view offset and
- * byte base, then the plan's own expression fields in `TILE_PLAN_EXPRS` order (e.g. src_size,
- * ignore_src, cache_policy, pred of cp.async; coordinates first for TMA), lists flattened.
+ * byte base, then the plan's own expression fields in its record's order (`TILE_PLANS`: e.g.
+ * src_size, ignore_src, cache_policy, pred of cp.async; coordinates first for TMA), lists
+ * flattened.
  */
 export function planExprs(p: TilePlan): readonly Expr[] {
   const out: Expr[] = [p.dst.view.offset, p.dst.baseBytes, p.src.view.offset, p.src.baseBytes];

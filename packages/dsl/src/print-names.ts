@@ -5,6 +5,7 @@ import {
   constInt,
   dtypeBytes,
   swizzlePeriodBytes,
+  tilePlanRecord,
   type Call,
   type TileApply,
   type TileOp,
@@ -217,9 +218,7 @@ export function callLine(p: PieceSpellings, x: Call): string {
 
 /** The comment a `TileOp` prints above its source `tile.apply` (the verifier plans it again). */
 export function tileOpComment(x: TileOp): string {
-  if (x.plan.kind === "cp.async.bulk.tensor")
-    return `// TileOp: ${x.plan.kind}, box ${x.plan.boxBytes} bytes`;
-  return `// TileOp: ${x.plan.kind}, chunk ${x.plan.chunkBytes} bytes, repeat [${x.plan.repeatShape.join(", ")}]`;
+  return `// TileOp: ${x.plan.kind}, ${tilePlanRecord(x.plan).show(x.plan)}`;
 }
 
 /** `T.cuda.tile.apply(T.ptx["opcode"], dst, src, { params });`. */

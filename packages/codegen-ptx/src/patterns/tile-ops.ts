@@ -13,7 +13,7 @@ export type TileEmitter<K extends TilePlanKind> = (
 ) => void;
 
 /**
- * The emitter of each tile-plan kind (core `TILE_PLAN_EXPRS` lists the kinds): a kind without
+ * The emitter of each tile-plan kind (core `TILE_PLANS` lists the kinds): a kind without
  * one does not compile. Sources: PTX ISA "cp.async", "cp.async.bulk", "cp.async.bulk.tensor".
  */
 export const TILE_EMITTERS = {

@@ -141,40 +141,85 @@ export type TilePlanExprField<P> = {
 }[keyof P];
 
 /**
- * Each plan kind's runtime expressions besides its two sides (whose view offset and byte base
- * come first), in evaluation order: the one list that `planExprs` (visit.ts: what the verifier,
- * the code generator and the simulator evaluate) and `mapPlan` (transform/map.ts: what passes
- * rewrite) read. A kind without an entry or a name that is no expression field of its plan does
- * not compile (`satisfies`), nor does an expression field left out (`UnlistedExprField`).
+ * What each kind of plan declares about itself, for every stage to read instead of testing
+ * kinds: the one list of its runtime expressions, how a printed kernel shows it, and the
+ * mbarrier transaction bytes it completes.
  */
-export const TILE_PLAN_EXPRS = {
-  "cp.async": ["srcSize", "ignoreSrc", "cachePolicy", "pred"],
-  "cp.async.bulk": ["mbar", "cachePolicy", "pred"],
-  "cp.async.bulk.tensor": ["coords", "mbar", "ctaMask", "cachePolicy", "pred"],
-} as const satisfies {
-  readonly [K in TilePlanKind]: readonly TilePlanExprField<TilePlanOf<K>>[];
-};
+export interface TilePlanRecord<P extends TilePlan> {
+  /**
+   * The plan's runtime expressions besides its two sides (whose view offset and byte base come
+   * first), in evaluation order: the one list that `planExprs` (visit.ts: what the verifier, the
+   * code generator and the simulator evaluate) and `mapPlan` (transform/map.ts: what passes
+   * rewrite) read. A name that is no expression field does not compile, nor does an expression
+   * field left out (`UnlistedExprField`).
+   */
+  readonly exprs: readonly TilePlanExprField<P>[];
+  /** The plan as a printed kernel's comment shows it after its kind, e.g. `box 4096 bytes`. */
+  show(p: P): string;
+  /**
+   * The mbarrier whose transaction count one execution completes (PTX ISA, "mbarrier":
+   * complete_tx), with the bytes when they are static and this CTA's alone (`undefined` under a
+   * predicate or for a multicast); `undefined` for a plan that completes none.
+   */
+  completeTx(p: P): { readonly mbar: Expr; readonly bytes: number | undefined } | undefined;
+}
 
-/** Expression fields of a plan that {@link TILE_PLAN_EXPRS} leaves out: `never` when none. */
+const showChunks = (p: CpAsyncPlan | BulkCopyPlan): string =>
+  `chunk ${p.chunkBytes} bytes, repeat [${p.repeatShape.join(", ")}]`;
+
+/**
+ * The record of each plan kind: a kind without one does not compile (`satisfies`). Sources: PTX
+ * ISA "cp.async" (no mbarrier), "cp.async.bulk" (complete_tx of every repeat's bytes),
+ * "cp.async.bulk.tensor" (the box, out-of-bounds fill included, on each destination CTA).
+ */
+export const TILE_PLANS = {
+  "cp.async": {
+    exprs: ["srcSize", "ignoreSrc", "cachePolicy", "pred"],
+    show: showChunks,
+    completeTx: () => undefined,
+  },
+  "cp.async.bulk": {
+    exprs: ["mbar", "cachePolicy", "pred"],
+    show: showChunks,
+    completeTx: (p) =>
+      p.mbar ? { mbar: p.mbar, bytes: p.pred ? undefined : p.totalBytes } : undefined,
+  },
+  "cp.async.bulk.tensor": {
+    exprs: ["coords", "mbar", "ctaMask", "cachePolicy", "pred"],
+    show: (p) => `box ${p.boxBytes} bytes`,
+    // A multicast copy also completes bytes on other CTAs' barriers (and theirs on ours).
+    completeTx: (p) =>
+      p.mbar
+        ? { mbar: p.mbar, bytes: p.pred || p.opcode.multicast ? undefined : p.boxBytes }
+        : undefined,
+  },
+} as const satisfies { readonly [K in TilePlanKind]: TilePlanRecord<TilePlanOf<K>> };
+
+/** Expression fields of a plan that its record's `exprs` leaves out: `never` when none. */
 export type UnlistedExprField = {
   [K in TilePlanKind]: Exclude<
     TilePlanExprField<TilePlanOf<K>>,
-    (typeof TILE_PLAN_EXPRS)[K][number]
+    (typeof TILE_PLANS)[K]["exprs"][number]
   >;
 }[TilePlanKind];
 
-// Fails to compile, naming the field, when a plan has an expression field the list leaves out.
+// Fails to compile, naming the field, when a plan has an expression field its list leaves out.
 const everyExprFieldListed: [UnlistedExprField] extends [never] ? true : UnlistedExprField = true;
 void everyExprFieldListed;
 
+/** The record of `p`'s kind, typed for `p` (TypeScript cannot pair a kind's record with its plan). */
+export function tilePlanRecord(p: TilePlan): TilePlanRecord<TilePlan> {
+  return TILE_PLANS[p.kind] as unknown as TilePlanRecord<TilePlan>;
+}
+
 /**
- * The expression fields of `p` that are present, as `[name, value]` in {@link TILE_PLAN_EXPRS}
+ * The expression fields of `p` that are present, as `[name, value]` in its record's `exprs`
  * order: a value is one expression or a list of them (TMA coordinates).
  */
 export function planExprFields(p: TilePlan): [string, Expr | readonly Expr[]][] {
   const out: [string, Expr | readonly Expr[]][] = [];
   const fields = p as unknown as Readonly<Record<string, Expr | readonly Expr[] | undefined>>;
-  for (const f of TILE_PLAN_EXPRS[p.kind]) {
+  for (const f of TILE_PLANS[p.kind].exprs) {
     const v = fields[f];
     if (v !== undefined) out.push([f, v]);
   }

@@ -108,7 +108,7 @@ function mapSide(s: AtomSide, ex: (e: Expr) => Expr): AtomSide {
 
 /**
  * `p` with every runtime expression rewritten, in `planExprs` order (the sides, then the plan's
- * expression fields as `TILE_PLAN_EXPRS` lists them); `p` if none changed.
+ * expression fields as their record, `TILE_PLANS`, lists them); `p` if none changed.
  */
 export function mapPlan(p: TilePlan, ex: (e: Expr) => Expr): TilePlan {
   const dst = mapSide(p.dst, ex);

@@ -2,7 +2,7 @@ import { TirxError } from "../diagnostics.js";
 import { constInt, type Expr } from "../ir/expr.js";
 import type { Stmt, TileApply } from "../ir/stmt.js";
 import { exactEqual } from "../equal.js";
-import type { TilePlan } from "../ir/tile-plan.js";
+import { tilePlanRecord, type TilePlan } from "../ir/tile-plan.js";
 import { walkStmt } from "../visit.js";
 
 /**
@@ -27,13 +27,8 @@ function checkBlock(stmts: readonly Stmt[], plans: ReadonlyMap<TileApply, TilePl
       expects.push({ mbar: s.args[0]!, bytes: constInt(s.args[1]!), stmt: s });
     } else if (s.kind === "TileApply") {
       const p = plans.get(s);
-      if (p?.kind === "cp.async.bulk" && p.mbar) {
-        copies.push({ mbar: p.mbar, bytes: p.pred ? undefined : p.totalBytes, stmt: s });
-      } else if (p?.kind === "cp.async.bulk.tensor" && p.mbar) {
-        // A multicast copy also completes bytes on other CTAs' barriers (and theirs on ours).
-        const bytes = p.pred || p.opcode.multicast ? undefined : p.boxBytes;
-        copies.push({ mbar: p.mbar, bytes, stmt: s });
-      }
+      const tx = p && tilePlanRecord(p).completeTx(p);
+      if (tx) copies.push({ mbar: tx.mbar, bytes: tx.bytes, stmt: s });
     }
   }
   for (const e of expects) {

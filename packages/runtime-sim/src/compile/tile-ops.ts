@@ -16,7 +16,7 @@ export type TileCompiler<K extends TilePlanKind> = (
 ) => Exec;
 
 /**
- * The compiler of each tile-plan kind (core `TILE_PLAN_EXPRS` lists the kinds): a kind without
+ * The compiler of each tile-plan kind (core `TILE_PLANS` lists the kinds): a kind without
  * one does not compile. Sources: PTX ISA "cp.async", "cp.async.bulk", "cp.async.bulk.tensor".
  */
 export const TILE_COMPILERS = {
