@@ -20,7 +20,8 @@ import { tileOpComment } from "../packages/dsl/src/print-names.js";
 
 // The tile-plan records (core ir/tile-plan.ts, TILE_PLANS) replaced code that tested each plan
 // kind by hand. These references are that code, written out per kind: visit.ts planExprs,
-// transform/map.ts mapPlan, verify/expect-tx.ts and the printers' TileOp comment. Random plans
+// transform/map.ts mapPlan, verify/expect-tx.ts, codegen's tensorMapsOf and the printers'
+// TileOp comment. Random plans
 // of every kind, with every optional expression present or absent, must give the same results.
 
 function refPlanExprs(p: TilePlan): Expr[] {
@@ -110,6 +111,7 @@ function plan(kind: TilePlan["kind"], flags: readonly boolean[], n: number, mc: 
     ...common,
     kind,
     opcode: { multicast: mc },
+    map: { kind: "TensorMap", id: n },
     coords: Array.from({ length: n }, () => v()),
     boxBytes: 128 * n,
     mbar: maybe(!!a, "uint32"),
@@ -178,10 +180,13 @@ describe("tile-plan records", () => {
     );
   });
 
-  it("completeTx and the printed comment match the reference", () => {
+  it("completeTx, the tensor map and the printed comment match the reference", () => {
     fc.assert(
       fc.property(plans, (p) => {
         expect(tilePlanRecord(p).completeTx(p)).toEqual(refCompleteTx(p));
+        // codegen's tensorMapsOf took the map of TMA plans only.
+        const map = p.kind === "cp.async.bulk.tensor" ? p.map : undefined;
+        expect(tilePlanRecord(p).tensorMap(p)).toBe(map);
         const op = { kind: "TileOp", plan: p, source: {} as TileApply } as TileOp;
         expect(tileOpComment(op)).toBe(refComment(p));
       }),

@@ -1,6 +1,7 @@
 import {
   dtypeBytes,
   invariant,
+  tilePlanRecord,
   walkStmt,
   type Stmt,
   type TensorMap,
@@ -12,7 +13,8 @@ import type { ExprEmitter } from "../emit/expr.js";
 import { mbarOperand } from "../emit/intrinsic.js";
 
 /**
- * The tensor maps the TMA copies of `body` use, in first-use order: each becomes one
+ * The tensor maps the tile instructions of `body` read (core `TilePlanRecord.tensorMap`: the TMA
+ * copies), in first-use order: each becomes one
  * `.param .align 128 .b8 NAME[128]` entry parameter after the declared ones (what nvcc emits for
  * a `const __grid_constant__ CUtensorMap` parameter), and the runtime passes the encoded map there.
  */
@@ -20,8 +22,7 @@ export function tensorMapsOf(body: Stmt): TensorMap[] {
   const out: TensorMap[] = [];
   const seen = new Set<number>();
   walkStmt(body, (s) => {
-    const m =
-      s.kind === "TileOp" && s.plan.kind === "cp.async.bulk.tensor" ? s.plan.map : undefined;
+    const m = s.kind === "TileOp" ? tilePlanRecord(s.plan).tensorMap(s.plan) : undefined;
     if (m && !seen.has(m.id)) {
       seen.add(m.id);
       out.push(m);

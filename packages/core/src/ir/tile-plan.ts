@@ -142,8 +142,8 @@ export type TilePlanExprField<P> = {
 
 /**
  * What each kind of plan declares about itself, for every stage to read instead of testing
- * kinds: the one list of its runtime expressions, how a printed kernel shows it, and the
- * mbarrier transaction bytes it completes.
+ * kinds: the one list of its runtime expressions, how a printed kernel shows it, the mbarrier
+ * transaction bytes it completes and the tensor map it reads.
  */
 export interface TilePlanRecord<P extends TilePlan> {
   /**
@@ -162,6 +162,11 @@ export interface TilePlanRecord<P extends TilePlan> {
    * predicate or for a multicast); `undefined` for a plan that completes none.
    */
   completeTx(p: P): { readonly mbar: Expr; readonly bytes: number | undefined } | undefined;
+  /**
+   * The tensor map the plan reads (a `.param` of the kernel: PTX ISA "Tensor-map"), or
+   * `undefined`.
+   */
+  tensorMap(p: P): TensorMap | undefined;
 }
 
 const showChunks = (p: CpAsyncPlan | BulkCopyPlan): string =>
@@ -177,12 +182,14 @@ export const TILE_PLANS = {
     exprs: ["srcSize", "ignoreSrc", "cachePolicy", "pred"],
     show: showChunks,
     completeTx: () => undefined,
+    tensorMap: () => undefined,
   },
   "cp.async.bulk": {
     exprs: ["mbar", "cachePolicy", "pred"],
     show: showChunks,
     completeTx: (p) =>
       p.mbar ? { mbar: p.mbar, bytes: p.pred ? undefined : p.totalBytes } : undefined,
+    tensorMap: () => undefined,
   },
   "cp.async.bulk.tensor": {
     exprs: ["coords", "mbar", "ctaMask", "cachePolicy", "pred"],
@@ -192,6 +199,7 @@ export const TILE_PLANS = {
       p.mbar
         ? { mbar: p.mbar, bytes: p.pred || p.opcode.multicast ? undefined : p.boxBytes }
         : undefined,
+    tensorMap: (p) => p.map,
   },
 } as const satisfies { readonly [K in TilePlanKind]: TilePlanRecord<TilePlanOf<K>> };
 
