@@ -1,4 +1,3 @@
-import { readFileSync } from "node:fs";
 import { relative } from "node:path";
 import { codeFrameColumns } from "@babel/code-frame";
 import { formatSpan, type Span } from "./span.js";
@@ -48,18 +47,29 @@ export function isTirxError(e: unknown): e is TirxError {
   return e instanceof TirxError || (e instanceof Error && e.name === "TirxError" && "code" in e);
 }
 
+/**
+ * The code frame of `span` (babel's code-frame: the line with a marker under the span, the lines
+ * around it), from the line text the span carries; undefined for a span made without it.
+ */
 function frame(span: Span, color: boolean): string | undefined {
-  let source: string;
-  try {
-    source = readFileSync(span.file, "utf8");
-  } catch {
-    return undefined;
-  }
+  if (span.lineText === undefined) return undefined;
+  const rows = [
+    ...(span.lineAbove !== undefined ? [span.lineAbove] : []),
+    span.lineText,
+    ...(span.lineBelow !== undefined ? [span.lineBelow] : []),
+  ];
   const loc = {
     start: { line: span.line, column: span.col },
     ...(span.length ? { end: { line: span.line, column: span.col + span.length } } : {}),
   };
-  return codeFrameColumns(source, loc, { highlightCode: color, linesAbove: 1, linesBelow: 1 });
+  // `startLine` (code-frame 7.29, not in its type declarations): the number of the first row.
+  const opts = {
+    highlightCode: color,
+    linesAbove: 1,
+    linesBelow: 1,
+    startLine: span.line - (span.lineAbove !== undefined ? 1 : 0),
+  };
+  return codeFrameColumns(rows.join("\n"), loc, opts);
 }
 
 /** Render `err` as `file:line:col: error TXnnnn [rule]: message`, a code frame, and notes. */

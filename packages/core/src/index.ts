@@ -1,5 +1,6 @@
 export * from "./dtype.js";
 export * from "./span.js";
+export * from "./source-lines.js";
 export * from "./catalog.js";
 export * from "./diagnostics.js";
 export * from "./suggest.js";

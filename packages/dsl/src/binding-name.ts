@@ -1,5 +1,4 @@
-import { readFileSync, statSync } from "node:fs";
-import type { Span } from "@tirx-ts/core";
+import { fileLines, type Span } from "@tirx-ts/core";
 
 /** A name the IR, the printers and PTX accept (T.alloc_shared's `name` rule). */
 const IDENT = /^[A-Za-z_][A-Za-z0-9_]*$/;
@@ -15,24 +14,6 @@ const BINDING =
 
 /** How many characters before the call are searched (a binding may end a line above it). */
 const LOOKBACK = 300;
-
-/** Source texts by file, with the stat that read them, so an edited file is read again. */
-const texts = new Map<string, { mtimeMs: number; size: number; lines: readonly string[] }>();
-const TEXTS_LIMIT = 256;
-
-function linesOf(file: string): readonly string[] | undefined {
-  try {
-    const st = statSync(file);
-    const hit = texts.get(file);
-    if (hit && hit.mtimeMs === st.mtimeMs && hit.size === st.size) return hit.lines;
-    const lines = readFileSync(file, "utf8").split("\n");
-    if (texts.size >= TEXTS_LIMIT) texts.clear();
-    texts.set(file, { mtimeMs: st.mtimeMs, size: st.size, lines });
-    return lines;
-  } catch {
-    return undefined;
-  }
-}
 
 /** Names script mode declares for the value of the expression at a position (withBindingName). */
 const declared = new Map<string, string>();
@@ -68,7 +49,7 @@ export function bindingName(span: Span | undefined): string | undefined {
   if (span === undefined) return undefined;
   const bound = declared.get(siteKey(span));
   if (bound !== undefined) return IDENT.test(bound) ? bound : undefined;
-  const lines = linesOf(span.file);
+  const lines = fileLines(span.file);
   const line = lines?.[span.line - 1];
   if (lines === undefined || line === undefined) return undefined;
   let before = line.slice(0, Math.max(0, span.col - 1));

@@ -1,6 +1,6 @@
 import { fileURLToPath } from "node:url";
 import { findSourceMap } from "node:module";
-import type { Span } from "@tirx-ts/core";
+import { withFileText, type Span } from "@tirx-ts/core";
 
 const OWN_FILES =
   /[\\/]packages[\\/](dsl|core|codegen-ptx|runtime-sim|runtime-cuda|tirx-ts)[\\/](src|dist)[\\/]/;
@@ -107,7 +107,9 @@ const AT = /^\s*at (?:.*? \()?(.+):(\d+):(\d+)\)?$/;
  * The author's span of a capture: V8's position of the frame (the one costly step, counted in
  * `resolutions`), mapped the way the stack would have been formatted at the capture: by the
  * formatter then installed (a test runner maps its transformed files), with Node's source maps
- * as they were then (tsx, the CLI's bundled kernel files).
+ * as they were then (tsx, the CLI's bundled kernel files), and the text of its line and the
+ * lines around it read now (withFileText: one read per file version, its diagnostics' code
+ * frame).
  */
 function resolve(c: Capture): Span {
   spanCounters.resolutions++;
@@ -117,7 +119,7 @@ function resolve(c: Capture): Span {
   const hit = mapped.get(key);
   if (hit) return hit;
   spanCounters.mappings++;
-  const span = mapPosition(c, line, col) ?? { file: c.file, line, col };
+  const span = withFileText(mapPosition(c, line, col) ?? { file: c.file, line, col });
   if (mapped.size >= MAPPED_LIMIT) mapped.clear();
   mapped.set(key, span);
   return span;
@@ -154,10 +156,12 @@ function mapPosition(c: Capture, line: number, col: number): Span | undefined {
 }
 
 /**
- * A span whose position is computed when first read (`file`, `line` or `col`): own enumerable
- * accessors, so that spreading, `Object.keys` and `JSON.stringify` see a plain `{ file, line,
- * col }`. Most spans of a kernel (every expression's) are never read unless a diagnostic names
- * them, and reading one costs V8 a walk of its function's position table.
+ * A span whose position (and line text) is computed when first read (`file`, `line`, `col`,
+ * `lineText`, `lineAbove` or `lineBelow`): own enumerable accessors, so that spreading,
+ * `Object.keys` and `JSON.stringify` see a plain `{ file, line, col, lineText, ... }` (the text
+ * fields undefined where the file could not be read). Most spans of a kernel (every
+ * expression's) are never read unless a diagnostic names them, and reading one costs V8 a walk
+ * of its function's position table.
  */
 function lazySpan(c: Capture): Span {
   let span: Span | undefined;
@@ -171,6 +175,15 @@ function lazySpan(c: Capture): Span {
     },
     get col() {
       return get().col;
+    },
+    get lineText() {
+      return get().lineText;
+    },
+    get lineAbove() {
+      return get().lineAbove;
+    },
+    get lineBelow() {
+      return get().lineBelow;
     },
   };
 }
@@ -191,7 +204,7 @@ function spanFromText(): Span | undefined {
     if (!m) continue;
     const file = pathOf(m[1]!);
     if (!foreign(file)) continue;
-    return { file, line: Number(m[2]), col: Number(m[3]) };
+    return withFileText({ file, line: Number(m[2]), col: Number(m[3]) });
   }
   return undefined;
 }

@@ -1,10 +1,11 @@
 import { createHash } from "node:crypto";
-import { structuralEqual, structuralHash, type PrimFunc } from "@tirx-ts/core";
+import { structuralEqual, structuralHash, type PrimFunc, type Span } from "@tirx-ts/core";
 
 /**
- * A fingerprint of every source span in `fn` (file:line:col:length, in visiting order): two
- * functions that are structurally equal and have the same fingerprint report every diagnostic
- * and hazard at the same places, so one compilation can serve both.
+ * A fingerprint of every source span in `fn` (file:line:col:length and its code frame's lines,
+ * in visiting order): two functions that are structurally equal and have the same fingerprint
+ * report every diagnostic and hazard at the same places with the same code frames, so one
+ * compilation can serve both.
  */
 export function spanFingerprint(fn: PrimFunc): string {
   const h = createHash("sha1");
@@ -19,10 +20,14 @@ export function spanFingerprint(fn: PrimFunc): string {
       continue;
     }
     const o = x as Record<string, unknown>;
-    const span = o["span"] as { file?: string; line?: number; col?: number; length?: number };
-    if (span && typeof span === "object")
-      h.update(`${span.file}:${span.line}:${span.col}:${span.length ?? ""};`);
-    else h.update(".");
+    const span = o["span"] as Span | undefined;
+    if (span && typeof span === "object") {
+      h.update(`${span.file}:${span.line}:${span.col}:${span.length ?? ""}:`);
+      for (const t of [span.lineAbove, span.lineText, span.lineBelow]) {
+        h.update(`${t?.length ?? -1}:${t ?? ""}`);
+      }
+      h.update(";");
+    } else h.update(".");
     for (const k of Object.keys(o)) if (k !== "span") stack.push(o[k]);
   }
   return h.digest("hex");

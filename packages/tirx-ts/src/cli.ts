@@ -9,6 +9,7 @@ import {
   runPipeline,
   TirxError,
   verify,
+  withFileText,
   type DiagnosticCode,
   type PrimFunc,
 } from "@tirx-ts/core";
@@ -384,7 +385,7 @@ async function load(path: string, file: string, io: CliIO): Promise<Record<strin
     throw new TirxError(
       e.code,
       loc ? message : `${file}: ${message}`,
-      loc ? { file: loc.file, line: loc.line, col: loc.col } : undefined,
+      loc ? withFileText({ file: loc.file, line: loc.line, col: loc.col }) : undefined,
     );
   }
 }

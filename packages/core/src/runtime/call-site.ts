@@ -2,6 +2,7 @@ import { fileURLToPath } from "node:url";
 import { TirxError, type Note } from "../diagnostics.js";
 import type { DiagnosticCode } from "../catalog.js";
 import type { Span } from "../span.js";
+import { withFileText } from "../source-lines.js";
 
 /** Source and build folders of this repository's packages (as a workspace checkout has them). */
 const OWN_FILES =
@@ -17,8 +18,9 @@ function foreign(file: string): boolean {
  * The position of the current call into tirx-ts in the caller's own source: the first stack
  * frame outside the tirx-ts packages, Node's internals and installed packages (positions are
  * mapped through source maps under tsx and vitest, so they are lines of the author's .ts file).
- * Undefined when every frame is ours (the `tirx` CLI's own launches). Formats a stack, which
- * costs tens of microseconds: for errors, not for every launch.
+ * The span carries its line's text (withFileText). Undefined when every frame is ours (the
+ * `tirx` CLI's own launches). Formats a stack, which costs tens of microseconds: for errors, not
+ * for every launch.
  */
 export function callSite(): Span | undefined {
   const saved = Error.stackTraceLimit;
@@ -34,7 +36,7 @@ export function callSite(): Span | undefined {
     let file = m[1]!;
     if (file.startsWith("file://")) file = fileURLToPath(file);
     if (!foreign(file)) continue;
-    return { file, line: Number(m[2]), col: Number(m[3]) };
+    return withFileText({ file, line: Number(m[2]), col: Number(m[3]) });
   }
   return undefined;
 }

@@ -1,5 +1,7 @@
 import {
+  lineOfText,
   TirxError,
+  withLineText,
   type BinaryOp,
   type CompareOp,
   type DiagnosticCode,
@@ -112,16 +114,19 @@ export abstract class ExprLowerer {
     this.ts = tsMorph().ts;
   }
 
+  /** The span of `n`, with the text of its line and the lines around it from the parsed text. */
   span(n: Node): Span {
     const start = n.getStart(this.sf);
     const p = this.sf.getLineAndCharacterOfPosition(start);
     const end = this.sf.getLineAndCharacterOfPosition(n.end);
-    return {
+    const span = {
       file: this.file,
       line: p.line + 1,
       col: p.character + 1,
       ...(end.line === p.line ? { length: n.end - start } : {}),
     };
+    const starts = this.sf.getLineStarts();
+    return withLineText(span, (k) => lineOfText(this.sf.text, starts, k));
   }
 
   error(code: DiagnosticCode, n: Node, message: string, hint?: string): TirxError {

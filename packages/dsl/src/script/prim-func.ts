@@ -1,4 +1,11 @@
-import { isDType, TirxError, type DType, type PrimFunc } from "@tirx-ts/core";
+import {
+  isDType,
+  sourceLines,
+  TirxError,
+  withLineText,
+  type DType,
+  type PrimFunc,
+} from "@tirx-ts/core";
 import type * as TsMorph from "ts-morph";
 import { checkFunction } from "../expr.js";
 import { function_, type ParamType } from "../function.js";
@@ -143,7 +150,8 @@ export function prim_func(fn: (...args: never[]) => void): PrimFunc {
  * @throws TirxError as {@link prim_func}.
  */
 export function parseScript(text: string, file = "script.ts"): PrimFunc[] {
-  return withinParser({ file, line: 1, col: 1 }, () => {
+  const start = withLineText({ file, line: 1, col: 1 }, sourceLines(text, 2));
+  return withinParser(start, () => {
     const sf = sourceFileOf(text, file);
     return primFuncCalls(sf).map((c) => lowerCall(sf, file, c));
   });
