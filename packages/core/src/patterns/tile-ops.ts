@@ -1,7 +1,7 @@
 import type { DiagnosticCode } from "../catalog.js";
 import type { TileApply } from "../ir/stmt.js";
 import type { PatternContext } from "./common.js";
-import type { TilePlan } from "../ir/tile-plan.js";
+import type { TilePlanKind, TilePlanOf } from "../ir/tile-plan.js";
 import { planCpAsync } from "./cp-async.js";
 import { planBulkCopy } from "./cp-async-bulk.js";
 import { planTmaCopy } from "./tma.js";
@@ -12,7 +12,7 @@ import { planTmaCopy } from "./tma.js";
  * is parsed once into its dot-separated tokens; the family is the leading tokens it must have
  * (`cp.async.bulk.*` before `cp.async.*`), and the family's own parser checks the qualifiers.
  */
-export interface TileOpDef {
+export interface TileOpDef<K extends TilePlanKind = TilePlanKind> {
   /** The family, as PTX spells its leading tokens. */
   readonly family:
     | "cp.async"
@@ -20,6 +20,11 @@ export interface TileOpDef {
     | "cp.async.bulk.tensor"
     | "cp.async.bulk.prefetch.tensor"
     | "prefetch";
+  /**
+   * The kind of plan the family verifies to (`TILE_PLANS` in ir/tile-plan.ts): what the code
+   * generator and the simulator key their emitters and compilers by.
+   */
+  readonly kind: K;
   /** Opcodes of the family, for "did you mean" suggestions. */
   readonly examples: readonly string[];
   readonly sm: number;
@@ -34,17 +39,21 @@ export interface TileOpDef {
    * own target.
    */
   readonly archSpecific?: {
-    readonly uses: (plan: TilePlan) => boolean;
+    uses(plan: TilePlanOf<K>): boolean;
     readonly code: DiagnosticCode;
     readonly source: string;
   };
   /** Check the operand and parameter contract; the verified plan. */
-  plan(s: TileApply, ctx: PatternContext): TilePlan;
+  plan(s: TileApply, ctx: PatternContext): TilePlanOf<K>;
 }
 
-export const TILE_OPS: readonly TileOpDef[] = [
+/** A tile-op record of some kind, its plan and qualifier facts typed for that kind. */
+type AnyTileOpDef = { [K in TilePlanKind]: TileOpDef<K> }[TilePlanKind];
+
+const DEFS = [
   {
     family: "cp.async.bulk.tensor",
+    kind: "cp.async.bulk.tensor",
     examples: [
       "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes",
       "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster",
@@ -55,7 +64,7 @@ export const TILE_OPS: readonly TileOpDef[] = [
     source: "PTX ISA, cp.async.bulk.tensor: requires sm_90 or higher",
     archSpecific: {
       // .multicast::cluster
-      uses: (p) => p.kind === "cp.async.bulk.tensor" && p.opcode.multicast,
+      uses: (p) => p.opcode.multicast,
       code: "TX4022",
       source:
         "PTX ISA, cp.async.bulk.tensor: .multicast::cluster is optimized for target architecture sm_90a; CCCL cp_async_bulk_tensor_multicast: enabled for SM_90a",
@@ -64,6 +73,7 @@ export const TILE_OPS: readonly TileOpDef[] = [
   },
   {
     family: "prefetch",
+    kind: "cp.async.bulk.tensor",
     examples: ["prefetch.tensormap"],
     sm: 90,
     archCode: "TX4007",
@@ -72,6 +82,7 @@ export const TILE_OPS: readonly TileOpDef[] = [
   },
   {
     family: "cp.async.bulk.prefetch.tensor",
+    kind: "cp.async.bulk.tensor",
     examples: ["cp.async.bulk.prefetch.tensor.2d.L2.global.tile"],
     sm: 90,
     archCode: "TX4007",
@@ -80,6 +91,7 @@ export const TILE_OPS: readonly TileOpDef[] = [
   },
   {
     family: "cp.async.bulk",
+    kind: "cp.async.bulk",
     examples: [
       "cp.async.bulk.shared::cta.global.mbarrier::complete_tx::bytes",
       "cp.async.bulk.global.shared::cta.bulk_group",
@@ -91,13 +103,23 @@ export const TILE_OPS: readonly TileOpDef[] = [
   },
   {
     family: "cp.async",
+    kind: "cp.async",
     examples: ["cp.async.cg.shared.global", "cp.async.ca.shared.global"],
     sm: 80,
     archCode: "TX3023",
     source: "PTX ISA, cp.async: requires sm_80 or higher",
     plan: planCpAsync,
   },
-];
+] as const satisfies readonly AnyTileOpDef[];
+
+/** Plan kinds that no family verifies to: `never` when every kind has one. */
+type Unplanned = Exclude<TilePlanKind, (typeof DEFS)[number]["kind"]>;
+// Fails to compile, naming the kind, when a plan kind has no tile op that produces it.
+const everyKindPlanned: [Unplanned] extends [never] ? true : Unplanned = true;
+void everyKindPlanned;
+
+/** The tile ops, most specific family first (see {@link tileOpOf}). */
+export const TILE_OPS: readonly TileOpDef[] = DEFS;
 
 /** The tile op whose family `opcode` belongs to, or undefined (tokens compared, most specific first). */
 export function tileOpOf(opcode: string): TileOpDef | undefined {
