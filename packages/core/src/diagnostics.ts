@@ -40,6 +40,28 @@ export class TirxError extends Error {
   render(opts: { color?: boolean; cwd?: string } = {}): string {
     return renderDiagnostic(this, opts);
   }
+
+  #all: readonly TirxError[] | undefined;
+
+  /**
+   * Every error of the check that threw this one, sorted by position (`DiagnosticLog`): the
+   * verifier collects all the errors of a kernel and throws them as one, whose own code,
+   * message, span and notes are those of the first it found. `[this]` for a single error.
+   */
+  get all(): readonly TirxError[] {
+    return this.#all ?? [this];
+  }
+
+  /**
+   * One error carrying `all` (every error of one check, sorted; see {@link all}), with the code,
+   * message, span and notes of `first`; `first` itself when it is the only one.
+   */
+  static aggregate(first: TirxError, all: readonly TirxError[]): TirxError {
+    if (all.length === 1 && all[0] === first) return first;
+    const e = new TirxError(first.code, first.text, first.span, first.notes);
+    e.#all = all;
+    return e;
+  }
 }
 
 /** True for a TirxError (also one from another copy of this package). */

@@ -3,6 +3,7 @@ export * from "./span.js";
 export * from "./source-lines.js";
 export * from "./catalog.js";
 export * from "./diagnostics.js";
+export * from "./diagnostic-log.js";
 export * from "./suggest.js";
 export * from "./show.js";
 export * from "./ir/expr.js";

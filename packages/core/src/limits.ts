@@ -53,3 +53,9 @@ export const MAX_SHARED_PER_CTA = 227 * 1024;
  * every implementation supports at least 1024).
  */
 export const MAX_PTX_IDENT = 1024;
+
+/**
+ * Most errors the verifier collects from one kernel before it stops and reports them (esbuild's
+ * logger stops likewise; a kernel with more shows the first this many, in source order).
+ */
+export const MAX_DIAGNOSTICS = 20;

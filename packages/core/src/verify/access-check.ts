@@ -1,0 +1,209 @@
+import { bufferName } from "../buffer-name.js";
+import { dtypeBytes, type DType } from "../dtype.js";
+import { TirxError } from "../diagnostics.js";
+import type { RangeScope } from "../analysis/range-scope.js";
+import { exprRange } from "../analysis/bounds.js";
+import { provablyBelowNumel } from "../analysis/symbolic.js";
+import { isStaticShape, numel, showShape, staticShape, type Buffer } from "../ir/buffer.js";
+import type { Expr } from "../ir/expr.js";
+import type { Param, PrimFunc } from "../ir/func.js";
+import type { Alloc, LaunchConfig, Store } from "../ir/stmt.js";
+import {
+  MAX_LOCAL_BYTES,
+  MAX_SHARED_PER_CTA,
+  MAX_TENSOR_BYTES,
+  STATIC_SHARED_LIMIT,
+} from "../limits.js";
+import type { Span } from "../span.js";
+import { checkBufferInScope, namesDefined } from "./scope-check.js";
+
+/**
+ * One access to `buffer` as `dtype` elements at element `offset`: the buffer is in scope, and
+ * the access provably lies inside it for every value the scope allows (`exprRange`; for a guard
+ * on a whole index, or a tensor with symbolic dims, `provablyBelowNumel` with the scope's
+ * facts). An access where no value satisfies the scope (under a guard that never holds) never
+ * runs and is not checked, nor is one whose offset uses an undefined variable (`checkNames`
+ * reports that). An unbounded end of a static-shaped access is left to code generation's
+ * `checkBounds`.
+ * @throws TirxError TX2001 (wf/scope) for a buffer out of scope; TX2006 (wf/bounds) for an
+ *   access that may lie outside, with a note on the guard that would prove it.
+ */
+export function checkAccess(
+  buffer: Buffer,
+  offset: Expr,
+  dtype: DType,
+  scope: RangeScope,
+  span?: Span,
+): void {
+  checkBufferInScope(buffer, scope, span);
+  // Code under a guard no value satisfies never runs: nothing there can go out of bounds.
+  if (scope.unreachable || !namesDefined(offset, scope)) return;
+  const r = exprRange(offset, scope);
+  const scale = dtypeBytes(buffer.dtype) / dtypeBytes(dtype);
+  if (!isStaticShape(buffer.shape)) {
+    if (r.min >= 0 && provablyBelowNumel(buffer, offset, scale, scope)) return;
+    const names = buffer.shape.filter((d) => typeof d !== "number").map((d) => d.name);
+    throw new TirxError(
+      "TX2006",
+      r.min < 0
+        ? `access to ${bufferName(buffer)} (shape ${showShape(buffer.shape)}) may be at a negative element (from ${r.min})`
+        : `access to ${bufferName(buffer)} (shape ${showShape(buffer.shape)}) is not provably inside the tensor for every ${names.join(", ")}`,
+      span,
+      [
+        {
+          message: `guard the access with the dim it must stay below, e.g. T.if_(i.lt(${names[0] ?? "n"}), () => ...), or bound each index by its axis with a loop such as T.range(${names[0] ?? "n"})`,
+        },
+      ],
+    );
+  }
+  const limit =
+    (numel(staticShape(buffer, "a buffer access", span)) * dtypeBytes(buffer.dtype)) /
+    dtypeBytes(dtype);
+  const low = Number.isFinite(r.min) && r.min < 0;
+  const high = Number.isFinite(r.max) && r.max >= limit;
+  // A guard on a whole index expression (`T.if_(i.lt(1024), ...)` with i = ctaid * 256 + tid)
+  // bounds it as a fact, which the variable ranges above cannot express.
+  if (low || (high && !provablyBelowNumel(buffer, offset, scale, scope))) {
+    throw new TirxError(
+      "TX2006",
+      `access to ${bufferName(buffer)} at elements ${r.min}..${r.max}, but it holds ${limit} elements (shape [${buffer.shape.join(", ")}])`,
+      span,
+      high && !low
+        ? [
+            {
+              message: `guard the access, e.g. T.if_(i.lt(${limit}), () => ...); for a length known only at launch declare the dim from a scalar parameter, { n: T.int32, ${buffer.name}: T.Tensor(["n"], ...) }, and guard with T.if_(i.lt(n), ...)`,
+            },
+          ]
+        : [],
+    );
+  }
+}
+
+/**
+ * A store: the value has the elements' dtype (no implicit conversion), and the access is
+ * checked by {@link checkAccess}.
+ * @throws TirxError TX2005 (wf/dtype) for a value of another dtype; as `checkAccess`.
+ */
+export function checkStore(s: Store, scope: RangeScope): void {
+  if (s.value.dtype !== s.dtype) {
+    throw new TirxError(
+      "TX2005",
+      `storing a ${s.value.dtype} value into ${s.dtype} elements of ${bufferName(s.buffer)}; cast it explicitly`,
+      s.span,
+    );
+  }
+  checkAccess(s.buffer, s.offset, s.dtype, scope, s.span);
+}
+
+/**
+ * A tensor parameter of static shape holds at most MAX_TENSOR_BYTES (2^48, the GPU's address
+ * space). One of symbolic shape is checked when the tensor is made (TX5007) and against its dims
+ * at launch.
+ * @throws TirxError TX2011 at the tensor's span (or `fn`'s).
+ */
+export function checkTensorBytes(p: Param, fn: PrimFunc): void {
+  if (p.kind !== "buffer" || !isStaticShape(p.buffer.shape)) return;
+  const bytes = numel(staticShape(p.buffer, "a tensor parameter")) * dtypeBytes(p.buffer.dtype);
+  if (bytes > MAX_TENSOR_BYTES) {
+    throw new TirxError(
+      "TX2011",
+      `tensor "${p.name}" has ${bytes} bytes; a tensor holds at most ${MAX_TENSOR_BYTES} bytes (2^48, the GPU's address space)`,
+      p.buffer.span ?? fn.span,
+    );
+  }
+}
+
+/**
+ * The memory a kernel's allocations take, summed in program order with each buffer aligned:
+ * static shared memory (at most STATIC_SHARED_LIMIT, 48 KiB, without dynamic shared memory),
+ * dynamic shared memory (within the launch's `dynamic_shared_bytes`), local arrays (at most
+ * MAX_LOCAL_BYTES per thread), and both shared kinds together (at most MAX_SHARED_PER_CTA).
+ * Source: CUDA C++ Programming Guide, "Features and Technical Specifications". Each limit is
+ * reported once, at the allocation that first passes it.
+ */
+export class AllocBudget {
+  /** Static shared memory, bytes. */
+  sharedBytes = 0;
+  private dynamicBytes = 0;
+  private localBytes = 0;
+  private readonly over = new Set<string>();
+
+  constructor(private readonly launch: LaunchConfig) {}
+
+  /**
+   * Count allocation `s`.
+   * @throws TirxError TX2009 (wf/scope) for a global allocation (global tensors are
+   *   parameters); TX2008 for shared memory past its limit; TX2020 for local arrays past theirs.
+   */
+  alloc(s: Alloc): void {
+    const b = s.buffer;
+    if (b.scope === "global") {
+      throw new TirxError(
+        "TX2009",
+        `${bufferName(b)}: kernels allocate shared or local buffers; global tensors are parameters`,
+        s.span,
+      );
+    }
+    if (b.scope === "shared.dyn") {
+      this.dynamicBytes =
+        Math.ceil(this.dynamicBytes / b.align) * b.align +
+        numel(staticShape(b, "a shared allocation", s.span)) * dtypeBytes(b.dtype);
+      if (this.dynamicBytes > this.launch.dynamicSharedBytes && this.first("dynamic")) {
+        throw new TirxError(
+          "TX2008",
+          `dynamic shared buffers need ${this.dynamicBytes} bytes, but the launch gives dynamic_shared_bytes ${this.launch.dynamicSharedBytes}`,
+          s.span,
+        );
+      }
+    }
+    if (b.scope === "local") {
+      const align = Math.max(b.align, 1);
+      this.localBytes =
+        Math.ceil(this.localBytes / align) * align +
+        numel(staticShape(b, "a local allocation", s.span)) * dtypeBytes(b.dtype);
+      if (this.localBytes > MAX_LOCAL_BYTES && this.first("local")) {
+        throw new TirxError(
+          "TX2020",
+          `local arrays reach ${this.localBytes} bytes per thread; a thread has at most ${MAX_LOCAL_BYTES} (512 KiB, CUDA's local memory per thread)`,
+          s.span,
+          [{ message: "keep large data in shared memory or in a global tensor" }],
+        );
+      }
+    }
+    if (b.scope === "shared") {
+      this.sharedBytes =
+        Math.ceil(this.sharedBytes / b.align) * b.align +
+        numel(staticShape(b, "a shared allocation", s.span)) * dtypeBytes(b.dtype);
+      if (this.sharedBytes > STATIC_SHARED_LIMIT && this.first("static")) {
+        throw new TirxError(
+          "TX2008",
+          `static shared memory reaches ${this.sharedBytes} bytes; a CTA may have ${STATIC_SHARED_LIMIT} without dynamic shared memory`,
+          s.span,
+        );
+      }
+    }
+  }
+
+  /**
+   * Once every allocation is counted: static and dynamic shared memory together (dynamic as
+   * the launch gives it, at least what the buffers need) within a CTA's.
+   * @throws TirxError TX2008 at `span` (the device entry).
+   */
+  checkTotal(span?: Span): void {
+    const dynShared = Math.max(this.dynamicBytes, this.launch.dynamicSharedBytes);
+    if (this.sharedBytes + dynShared > MAX_SHARED_PER_CTA) {
+      throw new TirxError(
+        "TX2008",
+        `the CTA's shared memory reaches ${this.sharedBytes + dynShared} bytes (${this.sharedBytes} static, ${dynShared} dynamic); a CTA has at most ${MAX_SHARED_PER_CTA} (227 KiB, sm_90's)`,
+        span,
+      );
+    }
+  }
+
+  /** True the first time limit `what` is passed. */
+  private first(what: string): boolean {
+    if (this.over.has(what)) return false;
+    this.over.add(what);
+    return true;
+  }
+}

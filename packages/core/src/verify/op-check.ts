@@ -1,0 +1,63 @@
+import { TirxError } from "../diagnostics.js";
+import type { CallExpr } from "../ir/expr.js";
+import type { Call, TileApply } from "../ir/stmt.js";
+import { checkOpCall, opOf } from "../ops/index.js";
+import { TILE_OPS, tileOpOf } from "../patterns/tile-ops.js";
+import type { Span } from "../span.js";
+import { didYouMean } from "../suggest.js";
+import type { VerifyContext } from "./context.js";
+import { checkBufferInScope } from "./scope-check.js";
+
+/**
+ * A value intrinsic called in an expression: a known value op whose operand contract holds
+ * (`checkOpCall`, from its record) and whose result dtype is the call's; its target
+ * requirements are recorded.
+ * @throws TirxError TX2010 for an unknown op or wrong operands (and the op's own codes);
+ *   TX2005 (wf/dtype) when the call's dtype is not the op's result.
+ */
+export function checkValueCall(e: CallExpr, ctx: VerifyContext, where: Span | undefined): void {
+  const op = opOf(e.op, "value", where);
+  const rt = checkOpCall(op, e.args, where);
+  if (rt !== e.dtype) {
+    throw new TirxError("TX2005", `${op.surface} gives ${rt}, but the call says ${e.dtype}`, where);
+  }
+  ctx.reqs.exprOp(op);
+}
+
+/**
+ * A statement intrinsic: a known statement op whose operand contract holds and whose launch
+ * contract (`checkLaunch` of its record, e.g. warpgroup-sized CTAs) holds for the entry's
+ * launch; its target requirements are recorded.
+ * @throws TirxError TX2010 for an unknown op or wrong operands; the op's own codes.
+ */
+export function checkStmtCall(s: Call, ctx: VerifyContext): void {
+  const op = opOf(s.op, "stmt", s.span);
+  checkOpCall(op, s.args, s.span);
+  op.checkLaunch?.(s.args, ctx.entry.launch, s.span);
+  ctx.reqs.stmtOp(op);
+}
+
+/**
+ * A `tile.apply`: both views' buffers in scope, an opcode some tile op takes, and that op's
+ * contract (its `plan`, with the scope's ranges and facts); the plan is kept for later stages
+ * and its target requirements recorded.
+ * @throws TirxError TX2001 (wf/scope) for a view of a buffer out of scope; TX3001 for an opcode
+ *   no tile op takes (with the nearest known one); the tile op's own codes (TX3xxx, TX4xxx).
+ */
+export function checkTileApply(s: TileApply, ctx: VerifyContext): void {
+  for (const v of [s.dst, s.src]) checkBufferInScope(v.buffer, ctx.scope, s.span);
+  const op = tileOpOf(s.opcode);
+  if (op) {
+    const plan = op.plan(s, { launch: ctx.entry.launch, env: ctx.scope });
+    ctx.plans.set(s, plan);
+    ctx.reqs.tile(op, s.opcode, plan);
+    return;
+  }
+  const known = TILE_OPS.flatMap((o) => o.examples);
+  const guess = didYouMean(s.opcode, known);
+  throw new TirxError(
+    "TX3001",
+    `no tile pattern for opcode "${s.opcode}"${guess ? `; did you mean "${guess}"?` : ""} (tile patterns: cp.async.{ca|cg}.shared.global…, cp.async.bulk…)`,
+    s.span,
+  );
+}
