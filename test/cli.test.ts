@@ -97,6 +97,72 @@ describe("tirx build", () => {
     expect(err).toMatch(new RegExp(`^> +${line} \\| .*// BAD$`, "m"));
   });
 
+  test("a kernel with three independent errors prints all three, sorted, each with its code frame, and a count; exit 1", async () => {
+    const file = fileURLToPath(new URL("./fixtures/three_errors.ts", import.meta.url));
+    const lines = [
+      await lineOf(file, "// ERROR 1"),
+      await lineOf(file, "// ERROR 2"),
+      await lineOf(file, "// ERROR 3"),
+    ];
+    const { code, out, err } = await tirx("build", "test/fixtures/three_errors.ts");
+    expect(code).toBe(1);
+    expect(out).toBe("");
+    const heads = err.split("\n").filter((l) => /: error TX\d{4} /.test(l));
+    expect(heads.map((h) => /:(\d+):\d+: error (TX\d{4})/.exec(h)!.slice(1))).toEqual([
+      [String(lines[0]), "TX2006"],
+      [String(lines[1]), "TX2012"],
+      [String(lines[2]), "TX3007"],
+    ]);
+    for (const [i, line] of lines.entries()) {
+      expect(err).toMatch(new RegExp(`^> +${line} \\| .*// ERROR ${i + 1}`, "m"));
+    }
+    expect(err.endsWith('\n\ntirx: 3 errors in kernel "three_errors"\n')).toBe(true);
+  });
+
+  test("the errors of several kernels print together; once one fails nothing more goes to stdout", async () => {
+    const dir = join(root, "test", ".printed", "cli-many");
+    mkdirSync(dir, { recursive: true });
+    const kernel = (
+      name: string,
+      index: string,
+    ) => `export const ${name} = T.function("${name}", { B: T.Tensor([32], "float32") }, ({ B }) => {
+  T.device_entry({ launch: T.cuda.LaunchConfig({ grid: 1, block: 32 }) });
+  B.set([${index}], T.float32(1));
+});
+`;
+    const t = 'T.cuda.thread_idx("x")';
+    const file = join(dir, "many.ts");
+    writeFileSync(
+      file,
+      'import { T } from "tirx-ts";\n' +
+        kernel("a_good", t) +
+        kernel("b_bad", `${t}.add(1)`) +
+        kernel("c_good", t) +
+        kernel("d_bad", `${t}.add(2)`),
+    );
+    try {
+      const { code, out, err } = await tirx("build", file);
+      expect(code).toBe(1);
+      // Kernels build in the order of the module's exports (by name): the PTX of the kernel before
+      // the first failure is printed, as a build that stopped there printed it.
+      expect(out).toContain(".entry a_good(");
+      expect(out).not.toContain("c_good");
+      const rel = relative(root, file);
+      const heads = err.split("\n").filter((l) => l.includes(": error TX"));
+      expect(heads).toHaveLength(2);
+      const [one, two] = [await lineOf(file, ".add(1)"), await lineOf(file, ".add(2)")];
+      expect(heads[0]).toMatch(
+        new RegExp(`^${rel}:${one}:\\d+: error TX2006 .*elements 1\\.\\.32`),
+      );
+      expect(heads[1]).toMatch(
+        new RegExp(`^${rel}:${two}:\\d+: error TX2006 .*elements 2\\.\\.33`),
+      );
+      expect(err.endsWith('tirx: 2 errors in kernels "b_bad", "d_bad"\n')).toBe(true);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   test("a file that does not parse exits 1 with its location and a code frame, not a stack trace", async () => {
     const dir = mkdtempSync(join(tmpdir(), "tirx-cli-"));
     const file = join(dir, "broken.ts");

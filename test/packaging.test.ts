@@ -33,7 +33,9 @@ function sources(dir: string): string[] {
 /** Package names a source file imports (static, dynamic, and createRequire(...)("x")). */
 function importsOf(text: string): string[] {
   const specs = [
-    ...text.matchAll(/^(?:import|export)\b[^;"]*?\bfrom\s+"([^"]+)"/gm),
+    // One line: an import that spans lines ends with a line `} from "x"` (the next pattern), and a
+    // pattern crossing lines took `export function f() { return ['import … from "x"` for one.
+    ...text.matchAll(/^(?:import|export)\b[^;"\n]*?\bfrom\s+"([^"]+)"/gm),
     ...text.matchAll(/^\}\s*from\s+"([^"]+)"/gm),
     ...text.matchAll(/^import\s+"([^"]+)"/gm),
     ...text.matchAll(/\bimport\(\s*"([^"]+)"\s*\)/g),

@@ -55,3 +55,22 @@ test("other errors, and a program with its own handler, keep Node's behavior", (
   expect(own.code).toBe(3);
   expect(own.err).toContain("own: TX3007");
 });
+
+test("an uncaught error of a kernel with several errors prints all of them, sorted, with a count", () => {
+  // Line 7 (the tile.apply) breaks the cp.async contract; line 8 stores past B's 64 elements.
+  const kernel = KERNEL.replace(
+    '{ A: T.Tensor([128, 32], "float16") }, ({ A }) => {',
+    '{ A: T.Tensor([128, 32], "float16"), B: T.Tensor([64], "float32") }, ({ A, B }) => {',
+  ).replace(/\n\}\);\n$/, '\n  B.set([T.cuda.thread_idx("x")], T.float32(0));\n});\n');
+  expect(kernel.split("\n")[7]).toContain("B.set(");
+  const { code, err } = run("several.mjs", kernel + "compile(k);\n");
+  expect(code, err).toBe(1);
+  const heads = err.split("\n").filter((l) => l.includes(": error TX"));
+  expect(heads.map((h) => /several\.mjs:(\d+):\d+: error (TX\d{4})/.exec(h)?.slice(1))).toEqual([
+    ["7", "TX3007"],
+    ["8", "TX2006"],
+  ]);
+  expect(err).toMatch(/^> +8 \| +B\.set/m);
+  expect(err).toContain("\n\n2 errors\n");
+  expect(err).not.toContain("    at ");
+});

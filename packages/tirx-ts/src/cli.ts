@@ -4,9 +4,13 @@ import { readFileSync } from "node:fs";
 import {
   ARCHS,
   archNamed,
+  countLine,
   isTirxError,
+  MAX_DIAGNOSTICS,
   renderDiagnostic,
+  renderDiagnostics,
   runPipeline,
+  sortDiagnostics,
   TirxError,
   verify,
   withFileText,
@@ -130,7 +134,7 @@ export async function main(argv: readonly string[], io: CliIO = PROCESS_IO): Pro
       const spanless = e.span === undefined;
       io.err(
         (spanless ? "tirx: " : "") +
-          renderDiagnostic(e, { color, cwd: process.cwd() }) +
+          renderDiagnostics(e, { color, cwd: process.cwd() }) +
           "\n" +
           (e.code === "TX8001" ? `${USAGE}\n` : ""),
       );
@@ -339,9 +343,31 @@ async function run(argv: readonly string[], io: CliIO, color: boolean): Promise<
   // T.prim_func per kernel) that `tirx build` accepts again.
   const irs: PrimFunc[] = [];
   const headers: string[] = [];
+  // Every kernel is checked to the end; once one has errors nothing more is printed on stdout,
+  // and the errors of all are printed together at the end.
+  const failed = new Map<string, readonly TirxError[]>();
   for (const [, fn] of kernels) {
     if (seen.has(fn)) continue;
     seen.add(fn);
+    try {
+      build(fn);
+    } catch (e) {
+      if (!isTirxError(e)) throw e;
+      failed.set(fn.name, [...(failed.get(fn.name) ?? []), ...e.all]);
+    }
+  }
+  if (failed.size > 0) {
+    printKernelErrors(failed, io, color);
+    return 1;
+  }
+  if (irs.length > 0) {
+    const text = await printScriptModule(irs);
+    io.out(headers.map((h) => h + "\n").join("") + text);
+  }
+  return 0;
+
+  /** Verify `fn` and print its PTX, or keep its IR for the module printed at the end. */
+  function build(fn: PrimFunc): void {
     const vf = verify(fn);
     if (emit !== "ptx" && values.after !== undefined) {
       const after = values.after;
@@ -358,13 +384,32 @@ async function run(argv: readonly string[], io: CliIO, color: boolean): Promise<
       headers.push(`// IR of "${fn.name}" after ${after}`, ...notes.map((n) => `// ${n}`));
       irs.push(out.fn);
     } else if (emit !== "ptx") irs.push(fn);
-    else io.out(emitPtx(vf, arch !== undefined ? { arch } : {}).text);
+    else {
+      const text = emitPtx(vf, arch !== undefined ? { arch } : {}).text;
+      if (failed.size === 0) io.out(text);
+    }
   }
-  if (irs.length > 0) {
-    const text = await printScriptModule(irs);
-    io.out(headers.map((h) => h + "\n").join("") + text);
-  }
-  return 0;
+}
+
+/**
+ * Print the errors of the kernels that have some (by kernel name), as esbuild prints a build's
+ * messages: all of them, sorted by position, each with its code frame, a blank line between two,
+ * then a count line (`tirx: 3 errors in kernel "k"`).
+ */
+function printKernelErrors(
+  failed: ReadonlyMap<string, readonly TirxError[]>,
+  io: CliIO,
+  color: boolean,
+): void {
+  const errors = sortDiagnostics([...failed.values()].flat());
+  const blocks = errors.map(
+    (e) =>
+      (e.span === undefined ? "tirx: " : "") + renderDiagnostic(e, { color, cwd: process.cwd() }),
+  );
+  const names = [...failed.keys()].map((k) => JSON.stringify(k)).join(", ");
+  const where = failed.size === 1 ? `kernel ${names}` : `kernels ${names}`;
+  const limited = [...failed.values()].some((e) => e.length >= MAX_DIAGNOSTICS);
+  io.err(`${blocks.join("\n\n")}\n\ntirx: ${countLine(errors.length, limited)} in ${where}\n`);
 }
 
 /**

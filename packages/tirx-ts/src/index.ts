@@ -22,6 +22,7 @@ export {
   TirxError,
   isTirxError,
   renderDiagnostic,
+  renderDiagnostics,
   verify,
   structuralEqual,
   structuralHash,
