@@ -1,6 +1,7 @@
 // The house rules that a reader of the sources can check mechanically (issue 21, "rules that hold
-// themselves"): internal failures go through invariant(), never a plain Error; every project
-// type-checks with noUncheckedIndexedAccess.
+// themselves"): internal failures go through invariant(), never a plain Error; code generation
+// throws no user code (the verifier refuses what it cannot emit); every project type-checks with
+// noUncheckedIndexedAccess.
 import { readdirSync, readFileSync } from "node:fs";
 import { join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -36,6 +37,8 @@ function plainErrors(text: string, file = "sample.ts"): number[] {
   text.split("\n").forEach((l, i) => {
     if (l.includes(NEW_ERROR)) lines.add(i + 1);
   });
+  // Only a file that spells `Error` followed by `(` (spaces between allowed) can make one.
+  if (!/(?:^|[^\w$.])Error\s*\(/m.test(text)) return [...lines].sort((a, b) => a - b);
   const sf = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, true);
   const visit = (n: ts.Node): void => {
     if (
@@ -70,6 +73,51 @@ describe("no plain Error in packages/*/src", () => {
     const found = packageSources.flatMap((f) =>
       plainErrors(readFileSync(f, "utf8"), f).map((line) => `${relative(root, f)}:${line}`),
     );
+    expect(found).toEqual([]);
+  });
+});
+
+describe("codegen-ptx throws no user code", () => {
+  /**
+   * The files of codegen-ptx/src that construct a TirxError. The verifier refuses every kernel
+   * codegen cannot emit (codegen checks invariants); only the public entry's own input is
+   * checked here: `emitPtx`/`compileToPtx` options and arguments (module.ts) and the target they
+   * name against the verified requirements (target.ts).
+   */
+  const OPTION_CHECKS = ["module.ts", "target.ts"];
+  const src = join(root, "packages", "codegen-ptx", "src");
+
+  /** The lines of `text` that construct a TirxError or name a TX code outside a comment. */
+  const userCodes = (text: string): number[] => {
+    const sf = ts.createSourceFile("x.ts", text, ts.ScriptTarget.Latest, true);
+    const lines: number[] = [];
+    const visit = (n: ts.Node): void => {
+      const code = ts.isStringLiteralLike(n) && /^TX\d{4}$/.test(n.text);
+      const made =
+        ts.isNewExpression(n) && ts.isIdentifier(n.expression) && n.expression.text === "TirxError";
+      if (code || made) lines.push(sf.getLineAndCharacterOfPosition(n.getStart(sf)).line + 1);
+      ts.forEachChild(n, visit);
+    };
+    visit(sf);
+    return lines;
+  };
+
+  test("the scanner finds a TirxError and a code, not comments", () => {
+    const sample = [
+      "// throws TirxError TX2001",
+      'throw new TirxError("TX2001", "x");',
+      'const c: DiagnosticCode = "TX2005";',
+      'invariant(ok, "TX is not a code here");',
+    ].join("\n");
+    expect(userCodes(sample)).toEqual([2, 2, 3]);
+  });
+
+  test("only the option checks of its public entry make one", () => {
+    const files = tsFiles(src).map((f) => relative(src, f));
+    for (const f of OPTION_CHECKS) expect(files).toContain(f);
+    const found = files
+      .filter((f) => !OPTION_CHECKS.includes(f))
+      .flatMap((f) => userCodes(readFileSync(join(src, f), "utf8")).map((l) => `${f}:${l}`));
     expect(found).toEqual([]);
   });
 });

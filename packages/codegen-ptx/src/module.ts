@@ -87,8 +87,9 @@ export const PTX_PASSES: readonly Pass[] = [...DEFAULT_PASSES, storagePass];
  * mod.text; // ".version 7.8\n.target sm_90\n..."
  * @throws TirxError TX5006 (unknown or unsupported arch), TX3023 (cp.async on a target below
  *   sm_80) and TX4007 (cp.async.bulk, expect_tx, try_wait or async-proxy fences below sm_90),
- *   both naming the instruction, the target and the author's span; TX2010 (an intrinsic without
- *   a lowering), TX2005 (an operator on a dtype it is not defined for).
+ *   both naming the instruction, the target and the author's span; TX1002 (arguments that are
+ *   not a verified function or options). What the target does not decide the verifier checked:
+ *   codegen meets no other user error, and anything else is an InternalError.
  */
 export function emitPtx(vf: VerifiedFunc, opts: PtxOptions = {}): PtxModule {
   if (typeof vf !== "object" || vf === null || typeof vf.fn !== "object" || !vf.entry) {

@@ -16,6 +16,8 @@ export * from "./layout/rearrange.js";
 export * from "./layout/view.js";
 export * from "./layout/swizzle.js";
 export * from "./analysis/bounds.js";
+export * from "./analysis/static-int.js";
+export * from "./analysis/register-arrays.js";
 export * from "./analysis/range-scope.js";
 export * from "./analysis/scope-walk.js";
 export * from "./visit.js";

@@ -1,7 +1,7 @@
 import {
+  evalInt,
   invariant,
   RangeScope,
-  TirxError,
   type Buffer,
   type BufferLoad,
   type RangeEnv,
@@ -11,7 +11,6 @@ import {
   type VerifiedFunc,
 } from "@tirx-ts/core";
 import { Registers } from "../regs.js";
-import { evalInt } from "../lower/fold.js";
 import { exprKey } from "./key.js";
 
 /** The key of an access to `buffer` as `dtype` at `offset` (undefined when it reads memory). */
@@ -70,7 +69,7 @@ export class EmitContext {
    * narrowed under `if` conditions; for lowering choices), kept by `walkScoped` in `StmtEmitter`.
    */
   readonly scope: RangeScope;
-  /** Element registers of each register array, by `Buffer.id` (see `lower/register-arrays.ts`). */
+  /** Element registers of each register array, by `Buffer.id` (see core `planRegisterArrays`). */
   private readonly regArrays = new Map<number, readonly string[]>();
   /**
    * Registers whose value changes after they are read: register-array elements. An operand
@@ -270,20 +269,14 @@ export class EmitContext {
   /**
    * Base address of `buffer`: a parameter's global address, a shared array's 32-bit shared
    * address (`mov.u32 %r, smem`), a dynamic buffer's place in `dyn_smem`, or a local array's
-   * 64-bit local address.
-   * @throws TirxError TX2001 for a buffer that is neither a parameter nor allocated.
+   * 64-bit local address. The verifier checked that every buffer used is a parameter or
+   * allocated where it is used (TX2001).
    */
   bufferBase(buffer: Buffer): BufferBase {
     const known = this.bases.get(buffer.id);
     if (known) return known;
     const st = this.storage.buffers.get(buffer.id);
-    if (!st) {
-      throw new TirxError(
-        "TX2001",
-        `buffer "${buffer.name}" is neither a parameter nor allocated in the kernel`,
-        buffer.span,
-      );
-    }
+    invariant(st, () => `buffer "${buffer.name}" is neither a parameter nor allocated`);
     invariant(st.kind !== "registers", () => `register array "${buffer.name}" has no address`);
     let base: BufferBase;
     if (st.kind === "dynamic") {

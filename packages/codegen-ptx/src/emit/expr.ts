@@ -1,7 +1,7 @@
 import { divideByConstant } from "./divide.js";
 import {
-  TirxError,
   constInt,
+  invariant,
   dtypeBits,
   dtypeKind,
   exprChildren,
@@ -233,13 +233,8 @@ export class ExprEmitter implements ValueEmitter {
       }
       case "Var": {
         const op = ctx.env.get(e.id);
-        if (op === undefined) {
-          throw new TirxError(
-            "TX2001",
-            `variable "${e.name}" is used outside the scope that defines it`,
-            e.span,
-          );
-        }
+        // The verifier checked every variable is used inside the scope that defines it (TX2001).
+        invariant(op !== undefined, () => `variable "${e.name}" has no value here`);
         return op;
       }
       case "Special":
@@ -269,7 +264,7 @@ export class ExprEmitter implements ValueEmitter {
         const lane = ctx.laneValue(e);
         if (lane !== undefined) return lane;
         const regs = e.dtype === e.buffer.dtype ? ctx.elementRegs(e.buffer) : undefined;
-        if (regs) return elementReg(ctx, regs, e.buffer, e.offset, e.span);
+        if (regs) return elementReg(ctx, regs, e.buffer, e.offset);
         const { space, ref, guard } = elementRef(
           ctx,
           this,
@@ -314,7 +309,11 @@ export class ExprEmitter implements ValueEmitter {
   /** `e` into `dest` (a fresh register when absent), or the operand it folds to. */
   private binary(e: Binary, dest?: string): string {
     const ctx = this.ctx;
-    binaryOp(e.op).result([e.dtype, e.dtype], e.span); // TX2005 for dtypes the operator lacks
+    // The verifier checked the operator is defined on its dtype (TX2005).
+    invariant(
+      binaryOp(e.op).signatures.some(([a]) => a === e.dtype),
+      () => `operator ${e.op} on ${e.dtype}`,
+    );
     let a = this.emit(e.a);
     let b = this.emit(e.b);
     const folded = foldBinary(e.op, a, b, e.dtype);

@@ -2,10 +2,9 @@ import {
   dtypeBits,
   InternalError,
   intImm,
-  TirxError,
+  invariant,
   type Expr,
   type OperandSpec,
-  type Span,
 } from "@tirx-ts/core";
 import type { EmitContext } from "./context.js";
 import { elementReg } from "./register-array.js";
@@ -16,33 +15,26 @@ import { elementReg } from "./register-array.js";
  * fragment. 32-bit elements are their own registers; 16-bit elements are packed in pairs
  * (`mov.b32 %r, {lo, hi}` before a read, the reverse after a write); 8-bit elements (read only)
  * are packed four to a register with `bfi`. Returns the operand text and the instructions to
- * emit after the instruction (unpacking written registers).
- * @throws TirxError TX7001 when the array does not live in registers (an index that is not a
- *   constant after unrolling, its address taken elsewhere, more than 128 elements) or the
- *   element offset is not a constant here; TX2006 when the fragment leaves the array.
+ * emit after the instruction (unpacking written registers). The verifier checked that the
+ * operand is `frag.ptr([i])` of a local array (TX7001, the op's record), that the array lives in
+ * registers and that the fragment stays inside it in every unrolled iteration (TX7001, core
+ * `checkRegisterArrays`).
  */
 export function fragmentOperand(
   ctx: EmitContext,
   spec: Extract<OperandSpec, { kind: "fragment" }>,
   e: Expr,
   surface: string,
-  span?: Span,
 ): { text: string; after: string[] } {
-  if (e.kind !== "BufferPtr") {
-    throw new TirxError("TX7001", `${spec.name} of ${surface} must be frag.ptr([i])`, span);
-  }
+  invariant(e.kind === "BufferPtr", () => `${spec.name} of ${surface} is not frag.ptr([i])`);
   const b = e.buffer;
   const regs = ctx.elementRegs(b);
   const i0 = ctx.staticInt(e.offset);
-  if (!regs || i0 === undefined) {
-    throw new TirxError(
-      "TX7001",
-      `${spec.name} of ${surface}: register array "${b.name}" must live in registers with a constant element offset after unrolling (index its elements only with constants and T.unroll variables)`,
-      e.span ?? span,
-    );
-  }
-  const el = (k: number): string =>
-    elementReg(ctx, regs, b, intImm(Number(i0) + k), e.span ?? span);
+  invariant(
+    regs !== undefined && i0 !== undefined,
+    () => `${spec.name} of ${surface}: "${b.name}" is not a register array at a constant offset`,
+  );
+  const el = (k: number): string => elementReg(ctx, regs, b, intImm(Number(i0) + k));
   const bits = dtypeBits(b.dtype);
   const reads = spec.access !== "write";
   const writes = spec.access !== "read";

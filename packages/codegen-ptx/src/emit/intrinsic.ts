@@ -1,7 +1,8 @@
 import {
   constInt,
   dtypeBits,
-  opOf,
+  findOp,
+  invariant,
   type Call,
   type CallExpr,
   type DType,
@@ -71,7 +72,7 @@ function operands(
         return ex.value(a);
       case "fragment": {
         if (a.kind === "BufferPtr") dts[i] = a.buffer.dtype;
-        const f = fragmentOperand(ex.ctx, spec, a, op.surface, a.span);
+        const f = fragmentOperand(ex.ctx, spec, a, op.surface);
         after.push(...f.after);
         return f.text;
       }
@@ -93,12 +94,16 @@ export function lowerCtx(ex: ValueEmitter, spaces: readonly ("global" | "shared"
   };
 }
 
-/**
- * Emit a statement op through its record's lowering. The verifier checked its operands.
- * @throws TirxError TX2010 for an op that is not in the table.
- */
+/** The record of op `name` of form `form`, which the verifier found in the table (TX2010). */
+function verifiedOp(name: string, form: OpDef["form"]): OpDef {
+  const op = findOp(name);
+  invariant(op?.form === form, () => `${form} op "${name}" is not in the op table`);
+  return op;
+}
+
+/** Emit a statement op through its record's lowering. The verifier checked its operands. */
 export function emitIntrinsic(ex: ValueEmitter, s: Call): void {
-  const op = opOf(s.op, "stmt", s.span);
+  const op = verifiedOp(s.op, "stmt");
   const { ops, spaces, dts, after, guard } = operands(ex, op, s.args, s.span);
   // A guarded op whose address is out of range is branched around.
   const skip = guard ? skipUnless(ex, guard) : undefined;
@@ -110,10 +115,9 @@ export function emitIntrinsic(ex: ValueEmitter, s: Call): void {
 /**
  * A value op split in two: `prepare` computes the operands (so that a spin loop can do it once,
  * before its label), `issue` emits the instructions and returns the result register.
- * @throws TirxError TX2010 for an op that is not in the table.
  */
 export function prepareValueIntrinsic(ex: ValueEmitter, e: CallExpr): { issue(): string } {
-  const op = opOf(e.op, "value", e.span);
+  const op = verifiedOp(e.op, "value");
   const { ops, spaces, dts, guard } = operands(ex, op, e.args, e.span);
   return {
     issue(): string {

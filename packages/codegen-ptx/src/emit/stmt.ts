@@ -1,7 +1,7 @@
 import {
   InternalError,
-  TirxError,
   constInt,
+  invariant,
   setp,
   walkExpr,
   walkScoped,
@@ -99,15 +99,13 @@ export class StmtEmitter {
         return;
       }
       case "Store": {
-        if (s.value.dtype !== s.dtype) {
-          throw new TirxError(
-            "TX2005",
-            `storing a ${s.value.dtype} value into ${s.dtype} elements of "${s.buffer.name}"`,
-            s.span,
-          );
-        }
+        // The verifier checked the value has the stored dtype (TX2005).
+        invariant(
+          s.value.dtype === s.dtype,
+          () => `a ${s.value.dtype} value stored into ${s.dtype} elements of "${s.buffer.name}"`,
+        );
         const regs = ctx.elementRegs(s.buffer);
-        if (regs) return this.ex.into(s.value, elementReg(ctx, regs, s.buffer, s.offset, s.span));
+        if (regs) return this.ex.into(s.value, elementReg(ctx, regs, s.buffer, s.offset));
         let v = this.ex.value(s.value);
         const { space, ref, guard } = elementRef(
           ctx,
@@ -151,7 +149,8 @@ export class StmtEmitter {
           `tile.apply "${s.opcode}" reached code generation; emitPtx runs lower-tile after verify`,
         );
       case "DeviceEntry":
-        throw new TirxError("TX2004", "T.device_entry may not be nested", s.span);
+        // The verifier refuses a device entry inside another (TX2004).
+        throw new InternalError("a nested T.device_entry reached code generation");
     }
   }
 

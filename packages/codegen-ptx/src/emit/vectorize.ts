@@ -274,8 +274,7 @@ export function emitVectorized(
       ctx.scoped(() => {
         ctx.bind(v, intImmediate(lo + k, s.var.dtype));
         const regs = ctx.elementRegs(store.buffer);
-        if (regs)
-          ex.into(store.value, elementReg(ctx, regs, store.buffer, store.offset, store.span));
+        if (regs) ex.into(store.value, elementReg(ctx, regs, store.buffer, store.offset));
         else values.push(ex.toReg(ex.value(store.value), store.dtype));
       }, true);
       ctx.lanes.clear();
@@ -366,7 +365,7 @@ function copyTarget(
   const out: string[] = [];
   for (let k = 0; k < n; k++) {
     ctx.env.set(s.var.id, intImmediate(lo + k, s.var.dtype));
-    out.push(elementReg(ctx, regs, only.buffer, only.offset, only.span));
+    out.push(elementReg(ctx, regs, only.buffer, only.offset));
   }
   ctx.env.delete(s.var.id);
   return out;

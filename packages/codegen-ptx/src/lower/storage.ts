@@ -1,6 +1,13 @@
-import { numel, ptxIdent, staticShape, walkStmt, type Buffer, type Stmt } from "@tirx-ts/core";
+import {
+  numel,
+  planRegisterArrays,
+  ptxIdent,
+  staticShape,
+  walkStmt,
+  type Buffer,
+  type Stmt,
+} from "@tirx-ts/core";
 import { elemBytes } from "../types.js";
-import { planRegisterArrays } from "./register-arrays.js";
 
 /** Name of the module-scope dynamic shared memory array (`shared.dyn` buffers live in it). */
 export const DYN_SMEM = "dyn_smem";
@@ -36,7 +43,7 @@ export { ptxIdent };
 
 /**
  * Assign storage to every `Alloc` under `body`. Local arrays whose every element index is a
- * constant once unrolled loops are unrolled live in registers (see `register-arrays.ts`); other
+ * constant once unrolled loops are unrolled live in registers (core `planRegisterArrays`); other
  * allocations get their own array even inside a loop (a PTX array is declared once per entry);
  * `shared.dyn` buffers are packed in program order into `dyn_smem`, each aligned to its buffer's
  * alignment.

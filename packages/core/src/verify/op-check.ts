@@ -1,7 +1,7 @@
 import { TirxError } from "../diagnostics.js";
-import type { CallExpr } from "../ir/expr.js";
+import type { Binary, CallExpr } from "../ir/expr.js";
 import type { Call, TileApply } from "../ir/stmt.js";
-import { checkOpCall, opOf } from "../ops/index.js";
+import { binaryOp, checkOpCall, opOf } from "../ops/index.js";
 import { TILE_OPS, tileOpOf } from "../patterns/tile-ops.js";
 import type { Span } from "../span.js";
 import { didYouMean } from "../suggest.js";
@@ -60,4 +60,13 @@ export function checkTileApply(s: TileApply, ctx: VerifyContext): void {
     `no tile pattern for opcode "${s.opcode}"${guess ? `; did you mean "${guess}"?` : ""} (tile patterns: cp.async.{ca|cg}.shared.global…, cp.async.bulk…)`,
     s.span,
   );
+}
+
+/**
+ * A binary operator on a dtype its record takes (`binaryOp(op).result`: bit operators on
+ * integers only, for example); IR the DSL builds is checked when the operator is written.
+ * @throws TirxError TX2005 (wf/dtype) at `where`.
+ */
+export function checkOperator(e: Binary, where: Span | undefined): void {
+  binaryOp(e.op).result([e.dtype, e.dtype], where);
 }

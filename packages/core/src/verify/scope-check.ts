@@ -115,3 +115,12 @@ export function namesDefined(e: Expr, scope: RangeScope): boolean {
   });
   return ok;
 }
+
+/**
+ * @throws TirxError TX2004 (wf/device-entry) for a device entry met inside the device entry (IR
+ *   not built by the DSL, which refuses a second `T.device_entry`, TX1006): code generation
+ *   emits one entry per kernel.
+ */
+export function checkNotNested(s: DeviceEntry): void {
+  throw new TirxError("TX2004", "T.device_entry may not be nested", s.span);
+}

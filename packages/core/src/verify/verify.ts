@@ -17,10 +17,17 @@ import { checkPrimFunc } from "../show.js";
 import { checkDepth } from "../analysis/depth.js";
 import { checkKernelName } from "./kernel-name.js";
 import type { VerifyContext } from "./context.js";
-import { checkNames, checkNoHostCode, declareParam, deviceEntryOf } from "./scope-check.js";
+import {
+  checkNames,
+  checkNoHostCode,
+  checkNotNested,
+  declareParam,
+  deviceEntryOf,
+} from "./scope-check.js";
 import { AllocBudget, checkAccess, checkStore, checkTensorBytes } from "./access-check.js";
 import { checkGridExpr, checkLaunch } from "./launch-check.js";
-import { checkStmtCall, checkTileApply, checkValueCall } from "./op-check.js";
+import { checkOperator, checkStmtCall, checkTileApply, checkValueCall } from "./op-check.js";
+import { checkRegisterArrays } from "./register-arrays.js";
 import { checkLoop } from "./loop-check.js";
 
 /**
@@ -51,15 +58,18 @@ export interface VerifiedFunc {
 
 /**
  * Check well-formedness and every instruction contract of `fn`, collecting every error (up to
- * MAX_DIAGNOSTICS) rather than stopping at the first.
- * Well-formedness: one `device_entry` (`scope-check.ts`); variables and buffers used only where
+ * MAX_DIAGNOSTICS) rather than stopping at the first. Code generation assumes what it checks
+ * (it meets no user error of its own).
+ * Well-formedness: one `device_entry`, not nested (`scope-check.ts`); operators on dtypes they
+ * take (TX2005, `op-check.ts`); variables and buffers used only where
  * defined; thread indices only inside the device entry; accesses provably inside their buffers
  * and allocations within CUDA limits (48 KiB static shared memory, 227 KiB in all: TX2008; local
  * arrays within 512 KiB per thread: TX2020; `access-check.ts`); launch within CUDA limits
  * (`launch-check.ts`, `cluster.ts`); loop forms (`loop-check.ts`); a kernel name that makes a PTX
  * identifier (TX2019), nesting within MAX_EXPR_DEPTH (TX2013) and expressions within
  * MAX_EXPR_NODES (TX2018). Contracts of instructions and tile ops: their records (`op-check.ts`,
- * `patterns/`), then whole-kernel rules (`expect-tx.ts`, `wgmma-fence.ts`). One walk
+ * `patterns/`), then whole-kernel rules (`expect-tx.ts`, `wgmma-fence.ts`, and register arrays
+ * as codegen emits them, `register-arrays.ts`: TX7001, TX2006). One walk
  * (`walkScoped`) visits the device entry with the scope each check needs.
  * @throws TirxError with the author's span: one error, or, when there are several, the first
  *   found (its code, message, span and notes) carrying all of them, sorted by position, in `all`
@@ -127,6 +137,9 @@ export function verify(fn: PrimFunc): VerifiedFunc {
         case "TileApply":
           if (!attempt(() => checkTileApply(s, ctx))) unplanned++;
           return;
+        case "DeviceEntry":
+          attempt(() => checkNotNested(s));
+          return;
       }
     },
   });
@@ -134,6 +147,8 @@ export function verify(fn: PrimFunc): VerifiedFunc {
   // expect_tx is matched against the plans of the bulk copies: only when every one has its plan.
   if (unplanned === 0) attempt(() => checkExpectTx(entry.body, ctx.plans));
   attempt(() => checkWgmmaFence(entry.body));
+  // What codegen assumes of register arrays (TX7001, TX2006), on IR whose names all resolve.
+  if (log.count === 0) checkRegisterArrays(entry.body, (e) => log.report(e));
   log.throwIfAny();
   return {
     fn,
@@ -162,6 +177,7 @@ function checkExpr(root: Expr, ctx: VerifyContext, span?: Span): void {
       checkNames(e, ctx.scope, where);
       if (e.kind === "BufferLoad") checkAccess(e.buffer, e.offset, e.dtype, ctx.scope, where);
       if (e.kind === "CallExpr") checkValueCall(e, ctx, where);
+      if (e.kind === "Binary") checkOperator(e, where);
     });
     const cs = exprChildren(e);
     for (let i = cs.length - 1; i >= 0; i--) work.push([cs[i]!, where]);

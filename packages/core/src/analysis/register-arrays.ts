@@ -1,17 +1,11 @@
-import {
-  isView,
-  numel,
-  stmtExprs,
-  walkExpr,
-  walkStmt,
-  findOp,
-  type Buffer,
-  type Expr,
-  type Span,
-  type Stmt,
-} from "@tirx-ts/core";
-import { staticShape } from "@tirx-ts/core";
-import { isStaticInt } from "./fold.js";
+import type { Expr } from "../ir/expr.js";
+import type { Buffer } from "../ir/buffer.js";
+import { numel, staticShape } from "../ir/buffer.js";
+import type { Stmt } from "../ir/stmt.js";
+import { findOp } from "../ops/registry.js";
+import type { Span } from "../span.js";
+import { isView, stmtExprs, walkExpr, walkStmt } from "../visit.js";
+import { isStaticInt } from "./static-int.js";
 
 /**
  * The most elements a local array may have to live in registers. A thread has at most 255
@@ -28,12 +22,13 @@ const where = (span?: Span): string =>
  * variables of loops that codegen unrolls (`T.unroll`, `T.vectorized` with constant bounds) and
  * lets of such values, must read the array's own dtype, and the array's address must never be
  * taken (no `BufferPtr`, no tile-pattern view). Returns, for each local array that stays in
- * `.local`, the reason (for a PTX comment); arrays not in the map live in registers.
+ * `.local`, the reason (for a PTX comment); arrays not in the map live in registers. The
+ * verifier plans the IR it checks (and refuses fragments of arrays left in `.local`, TX7001);
+ * codegen plans the IR after the passes, where indices are only more constant.
  */
 export function planRegisterArrays(body: Stmt): Map<number, string> {
   const known = new Set<number>();
   const memory = new Map<number, string>();
-  const locals = new Map<number, Buffer>();
   // The reason is built only when it is kept: it names the access's line, and reading a span
   // costs a position lookup (spans are resolved when first read).
   const keep = (b: Buffer, why: () => string): void => {
@@ -43,19 +38,12 @@ export function planRegisterArrays(body: Stmt): Map<number, string> {
     switch (s.kind) {
       case "Alloc":
         if (s.buffer.scope !== "local") return;
-        locals.set(s.buffer.id, s.buffer);
         if (numel(staticShape(s.buffer, "a local array", s.span)) > MAX_REGISTER_ARRAY) {
           keep(s.buffer, () => `it has more than ${MAX_REGISTER_ARRAY} elements`);
         }
         return;
       case "For":
-        if (
-          s.annotation !== "serial" &&
-          isStaticInt(s.min, new Set()) &&
-          isStaticInt(s.extent, new Set())
-        ) {
-          known.add(s.var.id);
-        }
+        if (unrolledLoop(s)) known.add(s.var.id);
         break;
       case "Let":
         if (isStaticInt(s.value, known)) known.add(s.var.id);
@@ -105,15 +93,22 @@ export function planRegisterArrays(body: Stmt): Map<number, string> {
   return memory;
 }
 
+/** True when codegen unrolls loop `s` (a `T.unroll` or `T.vectorized` loop with constant bounds). */
+export function unrolledLoop(s: Extract<Stmt, { kind: "For" }>): boolean {
+  return (
+    s.annotation !== "serial" && isStaticInt(s.min, new Set()) && isStaticInt(s.extent, new Set())
+  );
+}
+
 /** The arguments of a statement op that are fragment operands (op table kind `fragment`). */
-function fragmentArgs(s: Stmt): Set<Expr> {
-  const out = new Set<Expr>();
+export function fragmentArgs(s: Stmt): Map<Expr, number> {
+  const out = new Map<Expr, number>();
   if (s.kind !== "Call") return out;
   const op = findOp(s.op);
   op?.operands.forEach((spec, i) => {
     const a = s.args[i];
     if (spec.kind === "fragment" && a?.kind === "BufferPtr" && a.buffer.scope === "local")
-      out.add(a);
+      out.set(a, spec.count);
   });
   return out;
 }
