@@ -9,6 +9,14 @@ import { compileToPtx, OOB_RECORD_BYTES, type PtxModule } from "@tirx-ts/codegen
 import { boundsReport } from "@tirx-ts/runtime-cuda";
 import { runSim, simTensor, simZeros } from "@tirx-ts/runtime-sim";
 import { assembleAll, type PtxJob } from "./conformance/ptxas-pool.js";
+import { readFileSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+
+/** The line of this file that holds `marker`. */
+const lineOfThisFile = (marker: string): number =>
+  readFileSync(fileURLToPath(import.meta.url), "utf8")
+    .split("\n")
+    .findIndex((l) => l.includes(marker)) + 1;
 
 const jobs: PtxJob[] = [];
 const ptx = (fn: PrimFunc, checkBounds = true, arch = "sm_80"): PtxModule => {
@@ -120,6 +128,31 @@ describe("guards", () => {
       	st.global.f32 [%rd10], %f1;
       	ret;"
     `);
+  });
+
+  test("an index bounded by the guard around it is not guarded: the then arm, and the else arm of the negated guard", () => {
+    const narrowed = T.function(
+      "narrowed",
+      { k: T.int32, A: T.Tensor([64], "float32"), B: T.Tensor([64], "float32") },
+      ({ k, A, B }) => {
+        T.device_entry({ launch: T.cuda.LaunchConfig({ grid: 1, block: 64 }) });
+        const t = T.cuda.thread_idx("x");
+        const i = T.let_("i", t.add(k));
+        T.if_(i.ge(0).and(i.lt(64)), () => B.set([i], A.get([i])));
+        T.if_(
+          i.lt(0).or(i.ge(64)),
+          () => B.set([t], T.float32(0)),
+          () => B.set([i], A.get([i])),
+        );
+        B.set([t], A.get([i])); // UNGUARDED INDEX
+      },
+    );
+    const m = ptx(narrowed);
+    // Only the load outside both guards: 0 <= i < 64 holds in the then arm of the first and the
+    // else arm of the second (the negation of i < 0 || i >= 64).
+    expect(m.boundsSites.map((s) => [s.buffer, s.span?.line])).toEqual([
+      ["A", lineOfThisFile("// UNGUARDED INDEX")],
+    ]);
   });
 
   test("without checkBounds nothing is guarded and no record is declared", () => {
