@@ -3,6 +3,7 @@ import type { Access, GlobalAccess, SharedAccess } from "./context.js";
 import { GLOBAL_RANGE_MIN } from "./global-shadow.js";
 import type { Placed } from "./memory.js";
 import { THREAD_BITS } from "./packed.js";
+import { NOT_PLAIN } from "./shared-shadow.js";
 import {
   globalAt,
   pendingAccess,
@@ -34,13 +35,15 @@ export function checkSharedRead(acc: SharedAccess): void {
   const sh = m.shadow;
   const a = acc.addr;
   const n = acc.n;
-  if (m.speculative === 0 && sh.plainBytes(a, n)) {
+  if (m.speculative === 0) {
     // The common case, an element with every byte written, nothing pending or guarding it: the
     // race check and record of SharedShadow.onRead without its range lookups. Any other byte
     // takes the general path below (which then reports), before anything is recorded.
-    const hit = sh.onReadBytes(acc.thread, acc.site, a, n);
-    if (hit) reportRace(acc, "TX6003", "reads", sharedAt(m, acc.buf, a, n), hit, "wrote");
-    return;
+    const hit = sh.readPlain(acc.thread, acc.site, a, n);
+    if (hit !== NOT_PLAIN) {
+      if (hit) reportRace(acc, "TX6003", "reads", sharedAt(m, acc.buf, a, n), hit, "wrote");
+      return;
+    }
   }
   const r = reportUnready(acc);
   if (r) {

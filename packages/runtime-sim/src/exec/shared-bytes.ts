@@ -337,9 +337,9 @@ export class SharedBytes {
   /**
    * Every byte of [a, a + n) (an element, n < UNIFORM_MIN) is written, with no cp.async pending
    * and no bulk guard, and no lazy range lies over it: a read of it needs only the race check of
-   * onReadBytes.
+   * onReadBytes (SharedShadow.readPlain).
    */
-  plainBytes(a: number, n: number): boolean {
+  protected plainBytes(a: number, n: number): boolean {
     if (n >= UNIFORM_MIN || (this.uni.length > 0 && this.overlapsEntry(a, n))) return false;
     const pend = this.pend;
     const wr = this.wr;

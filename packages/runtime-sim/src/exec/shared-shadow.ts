@@ -51,6 +51,9 @@ function writeRecords(
   v.r2 = -1;
 }
 
+/** What readPlain returns when the read is not its case (nothing was checked or recorded). */
+export const NOT_PLAIN: RaceHit = Object.freeze({ other: -1, clock: -1 });
+
 /** The shadow of one Machine's shared memory (see the file comment). */
 export class SharedShadow extends SharedBytes {
   readonly #clocks: Clocks;
@@ -195,6 +198,17 @@ export class SharedShadow extends SharedBytes {
         return { other: w, clock: cw };
     }
     return this.#atomics.moreHit(clocks, a, n, t);
+  }
+
+  /**
+   * A read of an element's bytes [a, a + n) by thread `t` at `site` in the common case: every
+   * byte written, nothing pending or guarding it, no lazy range over it (plainBytes). Then the
+   * race check and record of onReadBytes, returning its hit (or undefined); otherwise NOT_PLAIN,
+   * with nothing recorded (the caller takes the general path).
+   */
+  readPlain(t: number, site: number, a: number, n: number): RaceHit | undefined {
+    if (!this.plainBytes(a, n)) return NOT_PLAIN;
+    return this.onReadBytes(t, site, a, n);
   }
 
   /**
