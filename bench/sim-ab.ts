@@ -9,9 +9,10 @@
 // [--rounds 61] [--k 1] [--only NAME] [--hazards throw|off]
 // Make a baseline as for bench/sim-speed.ts: git archive <commit> | tar -x -C DIR && (cd DIR &&
 // npm ci --ignore-scripts)
-import { join, resolve } from "node:path";
+import { resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
+import { loadSimTree, type SimTree } from "./sim-tree.js";
 
 const { values } = parseArgs({
   options: {
@@ -35,44 +36,10 @@ const ROUNDS = Number(values.rounds);
 const K = Number(values.k);
 const here = resolve(fileURLToPath(new URL("..", import.meta.url)));
 
-/** The parts of one simulator tree the comparison uses (typed loosely: two copies of the packages). */
-interface Lib {
-  verify(fn: unknown): unknown;
-  runSim(vf: unknown, args: unknown[], opts?: { hazards?: string }): unknown;
-  simTensor(data: Float32Array, o: { shape: number[]; dtype: string }): unknown;
-  simZeros(shape: number[], dtype: string): unknown;
-  seedKernel: unknown;
-  rowCopyKernel(n: number): unknown;
-  makeBulkPipeline(cfg: object): unknown;
-  makeGemm(m: number, n: number, k: number): unknown;
-}
+type Lib = SimTree;
 
-async function load(root: string): Promise<Lib> {
-  /** The exports of module `p` of the tree at `root`, each looked up by `get`. */
-  const imp = async (p: string) => {
-    const mod = (await import(join(root, p))) as Record<string, unknown>;
-    return (name: string): never => {
-      // A tree without the export (an older revision) cannot be measured against this one.
-      if (mod[name] === undefined) throw new Error(`${root}: ${p} exports no ${name}`);
-      return mod[name] as never;
-    };
-  };
-  const core = await imp("packages/core/src/index.ts");
-  const sim = await imp("packages/runtime-sim/src/index.ts");
-  const kernels = await imp("packages/runtime-sim/test/kernels.ts");
-  const pipe = await imp("examples/bulk_pipeline.ts");
-  const gemm = await imp("examples/gemm_simt.ts");
-  return {
-    verify: core("verify"),
-    runSim: sim("runSim"),
-    simTensor: sim("simTensor"),
-    simZeros: sim("simZeros"),
-    seedKernel: kernels("seedKernel"),
-    rowCopyKernel: kernels("rowCopyKernel"),
-    makeBulkPipeline: pipe("makeBulkPipeline"),
-    makeGemm: gemm("makeGemm"),
-  };
-}
+/** The simulator of the tree at `root`. */
+const load = (root: string): Promise<Lib> => loadSimTree(root, root);
 
 /** A tensor argument: its values or, without `data`, zeros. */
 interface Arg {

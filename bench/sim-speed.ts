@@ -18,6 +18,7 @@ import { existsSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
+import { loadSimTree, type SimTree } from "./sim-tree.js";
 
 const { values } = parseArgs({
   options: {
@@ -29,47 +30,14 @@ const { values } = parseArgs({
 const WARM = Number(values.warm);
 const here = resolve(fileURLToPath(new URL("..", import.meta.url)));
 
-/** The parts of one simulator tree the benchmark uses (typed loosely: two copies of the packages). */
-interface Lib {
+/** A simulator tree as the benchmark uses it: its label, and whether it runs the hazards-off mode. */
+interface Lib extends SimTree {
   readonly label: string;
   readonly offMode: boolean;
-  verify(fn: unknown): unknown;
-  runSim(vf: unknown, args: unknown[], opts?: { hazards?: string }): unknown;
-  simTensor(data: Float32Array, o: { shape: number[]; dtype: string }): unknown;
-  simZeros(shape: number[], dtype: string): unknown;
-  seedKernel: unknown;
-  rowCopyKernel(n: number): unknown;
-  makeBulkPipeline(cfg: object): unknown;
-  makeGemm(m: number, n: number, k: number): unknown;
 }
 
 async function load(root: string, label: string): Promise<Lib> {
-  /** The exports of module `p` of the tree at `root`, each looked up by `get`. */
-  const imp = async (p: string) => {
-    const mod = (await import(join(root, p))) as Record<string, unknown>;
-    return (name: string): never => {
-      // A tree without the export (an older revision) cannot be measured against this one.
-      if (mod[name] === undefined) throw new Error(`${label}: ${p} exports no ${name}`);
-      return mod[name] as never;
-    };
-  };
-  const core = await imp("packages/core/src/index.ts");
-  const simMod = await imp("packages/runtime-sim/src/index.ts");
-  const kernels = await imp("packages/runtime-sim/test/kernels.ts");
-  const pipe = await imp("examples/bulk_pipeline.ts");
-  const gemm = await imp("examples/gemm_simt.ts");
-  return {
-    label,
-    offMode: root === here,
-    verify: core("verify"),
-    runSim: simMod("runSim"),
-    simTensor: simMod("simTensor"),
-    simZeros: simMod("simZeros"),
-    seedKernel: kernels("seedKernel"),
-    rowCopyKernel: kernels("rowCopyKernel"),
-    makeBulkPipeline: pipe("makeBulkPipeline"),
-    makeGemm: gemm("makeGemm"),
-  };
+  return { ...(await loadSimTree(root, label)), label, offMode: root === here };
 }
 
 /** A tensor argument: its values (encoded to `dtype`) or, without `data`, zeros. */
