@@ -4,7 +4,7 @@
 // shows. Afterwards the tree has no new file that git or prettier would see (a documented
 // command must not leave a file that breaks `npm test`), and what the commands wrote is removed.
 // The ```ts blocks that are whole programs (they start with an import) are type-checked and run.
-import { existsSync, mkdirSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, lstatSync, mkdirSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import * as prettier from "prettier";
 import ts from "typescript";
@@ -66,11 +66,24 @@ function strays(): Set<string> {
   );
 }
 
-/** Every file under `path` (itself when it is a file). */
+/**
+ * Every file under `path` (itself when it is a file or a link). Other test files running beside
+ * this one create and delete their own scratch files (under ignored folders such as
+ * test/.printed/) while it walks: a path gone by the time it is read holds no file.
+ */
 function filesUnder(path: string): string[] {
   const full = join(root, path);
-  if (!statSync(full).isDirectory()) return [path];
-  return readdirSync(full).flatMap((f) => filesUnder(join(path, f)));
+  const st = lstatSync(full, { throwIfNoEntry: false });
+  if (!st) return [];
+  if (!st.isDirectory()) return [path];
+  let names: string[];
+  try {
+    names = readdirSync(full);
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === "ENOENT") return [];
+    throw e;
+  }
+  return names.flatMap((f) => filesUnder(join(path, f)));
 }
 
 const before = strays();
