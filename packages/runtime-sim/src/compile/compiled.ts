@@ -1,5 +1,6 @@
-import type { Expr, Span } from "@tirx-ts/core";
+import type { Expr, MachineAction, OpDef, SimValue, Span } from "@tirx-ts/core";
 import type { Machine } from "../exec/machine.js";
+import type { BarBuffer } from "../exec/memory.js";
 import type { BigFn, NumFn } from "./access.js";
 import type { Layout } from "./layout.js";
 
@@ -15,6 +16,12 @@ import type { Layout } from "./layout.js";
  * because the IR has no recursion); a barrier is an ordinary statement that must see every thread.
  */
 export type Exec = (lanes: Int32Array, n: number) => void;
+
+/**
+ * The statement that does nothing (an Alloc, a one-CTA cluster's barrier.cluster.arrive): the
+ * statement compiler drops it from a sequence by identity (compile/stmt.ts, sequence).
+ */
+export const nothing: Exec = () => {};
 
 /** What a For loop's variable last gave a block of lanes (compile/loop-var.ts, LoopVar). */
 export interface LoopRecord {
@@ -47,4 +54,65 @@ export interface ExprCompiler {
   index(e: Expr, span?: Span): NumFn;
   /** Compile either kind. */
   any(e: Expr, span?: Span): NumFn | BigFn;
+  /**
+   * An mbarrier operand (the BufferPtr of a shared uint64 element): its shared byte address in
+   * the thread's CTA's window, and the buffer.
+   * @throws TirxError TX4011 when `e` is not a pointer into a shared buffer.
+   */
+  bar(e: Expr, span?: Span): { addr: NumFn; bb: BarBuffer };
 }
+
+/**
+ * The actions of machine unit `U` (core `MachineAction`, e.g. `UnitAction<"mbarrier">` is
+ * init, arrive, try_wait and arrive_remote).
+ */
+export type UnitAction<U extends MachineAction["unit"]> = Extract<MachineAction, { unit: U }>;
+
+/**
+ * Action `K` of the actions `A` of one unit: the variant of `A` that holds `K`, narrowed to it
+ * (a variant may list several actions, as wgmma's fence | commit | wait does).
+ */
+export type ActionOf<A extends MachineAction, K extends A["action"]> = A extends unknown
+  ? K extends A["action"]
+    ? A & { readonly action: K }
+    : never
+  : never;
+
+/**
+ * One call of an op whose record's simulator semantics is the machine action `A`
+ * (`sim: { kind: "machine", effect }`), as the action's compiler gets it.
+ */
+export interface UnitCall<A extends MachineAction> {
+  readonly ec: ExprCompiler;
+  /** The op's record. */
+  readonly op: OpDef;
+  /** The record's action (`op.sim.effect`), with its parameters (wgmma's N, an atomic's op). */
+  readonly fx: A;
+  /** The operands, as the call passes them. */
+  readonly args: readonly Expr[];
+  /** The call's own span (a value op's span, else its statement's): its site and its errors. */
+  readonly at: Span | undefined;
+  /** The span that locates operands without one of their own (the enclosing statement's). */
+  readonly span: Span | undefined;
+}
+
+/**
+ * How the simulator compiles one action of a machine unit, by the form of the op: a statement
+ * op's closure over the lanes that execute it, a value op's closure of the thread. A form left
+ * out is TX2010 when (and only if) a thread reaches such a call.
+ */
+export interface ActionCompiler<A extends MachineAction> {
+  /** A statement op of this action. */
+  readonly stmt?: (c: UnitCall<A>) => Exec;
+  /** A value op of this action: per thread, the op's result. */
+  readonly value?: (c: UnitCall<A>) => (t: number) => SimValue;
+}
+
+/**
+ * A machine unit's compiler: one entry per action of the unit (core `MachineAction`). Each unit
+ * file declares its table with `satisfies UnitCompiler<UnitAction<"unit">>`, so a new action of
+ * the unit is a compile error in that file alone.
+ */
+export type UnitCompiler<A extends MachineAction> = {
+  readonly [K in A["action"]]: ActionCompiler<ActionOf<A, K>>;
+};

@@ -21,7 +21,7 @@ import {
   type ThreadFn,
 } from "@tirx-ts/core";
 import { Collective, type CollectiveRun } from "./collective.js";
-import { compileAtomic } from "./atomic.js";
+import { machineAction } from "./units.js";
 import { conversion, hostScalar } from "../numeric/cast.js";
 import type { Machine } from "../exec/machine.js";
 import type { BarBuffer } from "../exec/memory.js";
@@ -289,19 +289,9 @@ export class ExprCompiler {
     const op = opOf(e.op, "value", e.span ?? span);
     const sem = op.sim;
     if (sem.kind === "machine") {
-      if (sem.effect.unit === "mbarrier" && sem.effect.action === "try_wait") {
-        const site = m.site(e.span ?? span);
-        const { addr, bb } = this.bar(e.args[0]!, span);
-        const parity = this.num(e.args[1]!, span);
-        const bars = m.bars;
-        return (t) => bars.tryWait(m, t, addr(t), parity(t), bb, site);
-      }
-      if (sem.effect.unit === "atomic") return compileAtomic(this, op, e.args, e.span ?? span);
-      if (sem.effect.unit === "cluster" && sem.effect.action === "register")
-        return clusterRegister(m, e.op, span);
-      if (sem.effect.unit === "cluster" && sem.effect.action === "mapa")
-        return compileMapa(this, e, e.span ?? span);
-      return unsupported(e.op, span);
+      const value = machineAction(sem.effect).value;
+      if (!value) return unsupported(e.op, span);
+      return value({ ec: this, op, fx: sem.effect, args: e.args, at: e.span ?? span, span });
     }
     const args = e.args.map((a) => this.any(a, span) as (t: number) => SimValue);
     const dts = e.args.map((a) => a.dtype);
@@ -534,41 +524,6 @@ function binaryFn(op: BinaryOp, dt: DType, span?: Span): ThreadFn {
 }
 
 /** An intrinsic the simulator cannot evaluate: TX2010 when (and only if) a thread reaches it. */
-/**
- * A cluster special register of thread `t`'s CTA (PTX ISA, "Special Registers"), from the
- * launch's cluster dims: clusters tile the grid (the first CTA of the running cluster is at
- * %ctaid (m.cx, m.cy, m.cz), a multiple of the cluster dims), ranks are x-fastest.
- */
-function clusterRegister(m: Machine, op: string, span?: Span): (t: number) => number {
-  const axis = "xyz".indexOf(op[op.length - 1]!);
-  const pos = [m.rx, m.ry, m.rz][axis];
-  const first = (): readonly [number, number, number] => [m.cx, m.cy, m.cz];
-  if (op === "cluster.ctarank") return (t) => m.rank[t]!;
-  if (op === "cluster.nctarank") return () => m.ctas;
-  if (axis < 0 || !pos) return unsupported(op, span);
-  if (op.startsWith("cluster.ctaid")) return (t) => pos[t]!;
-  if (op.startsWith("cluster.nctaid")) return () => m.cluster[axis]!;
-  if (op.startsWith("clusterid")) return () => Math.floor(first()[axis]! / m.cluster[axis]!);
-  if (op.startsWith("nclusterid")) return () => m.opts.grid[axis]! / m.cluster[axis]!;
-  return unsupported(op, span);
-}
-
-/**
- * The simulator's `.shared::cluster` addresses (PTX ISA, mapa): `(rank + 1) · 2^24` plus the
- * CTA-local shared address, so a remote operation finds the target CTA's window; a CTA-local
- * address (below 2^24) names the executing CTA's own shared memory, as on the GPU, where the
- * shared::cta window lies inside the shared::cluster window.
- */
-export const CLUSTER_ADDRESS_UNIT = 2 ** 24;
-
-/** `mapa.shared::cluster(addr, rank)`: CTA `rank`'s copy of the shared variable at `addr`. */
-function compileMapa(ec: ExprCompiler, e: Extract<Expr, { kind: "CallExpr" }>, span?: Span): NumFn {
-  const addr = ec.num(e.args[0]!, span);
-  const rank = ec.num(e.args[1]!, span);
-  return (t) =>
-    ((rank(t) >>> 0) + 1) * CLUSTER_ADDRESS_UNIT + ((addr(t) >>> 0) % CLUSTER_ADDRESS_UNIT);
-}
-
 function unsupported(op: string, span?: Span): () => never {
   return () => {
     throw new TirxError("TX2010", `intrinsic "${op}" is not supported by the simulator`, span);

@@ -1,6 +1,5 @@
 import {
   InternalError,
-  constInt,
   invariant,
   opOf,
   TirxError,
@@ -15,25 +14,17 @@ import { LoopVar } from "./loop-var.js";
 import { compileTilePlan } from "./tile-ops.js";
 import type { ExprCompiler } from "./expr.js";
 import { Collective, withCollectives, type CollectiveRun } from "./collective.js";
-import { compileAtomic } from "./atomic.js";
 import { compileFragmentCall } from "./fragment.js";
-import { compileWarpgroupAligned, compileWgmma } from "./wgmma.js";
+import { machineAction } from "./units.js";
 import type { Machine } from "../exec/machine.js";
-import { Tracer } from "../exec/trace.js";
 import { syncFree, warpByWarp } from "./schedule.js";
-import { CLUSTER_ADDRESS_UNIT } from "./expr.js";
 import { batchable, deferred } from "./batched.js";
 import { jitable, jitStatement, tiered, type Shared } from "./jit.js";
 import { vecAccess } from "./vector.js";
 import type { NumFn } from "./access.js";
-import type { Exec } from "./compiled.js";
+import { nothing, type Exec } from "./compiled.js";
 
 export type { Exec } from "./compiled.js";
-
-const nothing: Exec = () => {};
-
-/** The largest mbarrier arrival count (PTX ISA, mbarrier: counts lie in [1, 2^20 - 1]). */
-const MAX_MBARRIER_COUNT = 2 ** 20 - 1;
 
 /** Spin loops (and for loops) longer than this are reported as TX6006 and cut off. */
 export const MAX_WHILE_ITERATIONS = 1 << 24;
@@ -379,7 +370,8 @@ function forLoop(
 
 /**
  * A statement op, by its record's simulator semantics: an action of one of the machine's units
- * (cp.async and bulk groups, mbarriers, barriers, fences) or a warp collective without a result.
+ * (cp.async and bulk groups, mbarriers, barriers, fences, wgmma: compiled by the unit's table,
+ * compile/units.ts), a fragment op, or a warp collective without a result.
  */
 function compileCall(ec: ExprCompiler, name: string, exprs: readonly Expr[], span?: Span): Exec {
   const m = ec.m;
@@ -398,266 +390,9 @@ function compileCall(ec: ExprCompiler, name: string, exprs: readonly Expr[], spa
   }
   if (sem.kind === "fragment") return compileFragmentCall(ec, op, exprs, span);
   if (sem.kind !== "machine") return unsupported(`op "${name}"`, span);
-  if (sem.effect.unit === "wgmma") return compileWgmma(ec, op, sem.effect, exprs, span);
-  // setmaxnreg moves registers between warpgroups; the simulator keeps no register budget, but
-  // checks that whole warpgroups execute it (.sync.aligned).
-  if (sem.effect.unit === "regs") return compileWarpgroupAligned(m, op.surface, span);
-  const au = m.async;
-  const bu = m.bulk;
-  const bars = m.bars;
-  const T = m.threads;
-  const args = exprs.map((a) => constInt(a) ?? 0);
-  const fx = sem.effect;
-  switch (fx.unit) {
-    case "cp.async":
-      if (fx.action === "commit") {
-        return (lanes, n) => {
-          for (let i = 0; i < n; i++) au.commit(lanes[i]!);
-          m.opts.tracer?.cpAsyncCommit(Tracer.warpsOf(lanes, n));
-        };
-      }
-      if (fx.action === "wait") {
-        const keep = args[0]!;
-        return (lanes, n) => {
-          au.waitLanes(m, lanes, n, keep, false);
-          m.opts.tracer?.cpAsyncWait(Tracer.warpsOf(lanes, n), keep);
-        };
-      }
-      return (lanes, n) => {
-        au.waitLanes(m, lanes, n, 0, true);
-        if (m.opts.tracer) {
-          m.opts.tracer.cpAsyncCommit(Tracer.warpsOf(lanes, n));
-          m.opts.tracer.cpAsyncWait(Tracer.warpsOf(lanes, n), 0);
-        }
-      };
-    case "atomic": {
-      const f = compileAtomic(ec, op, exprs, span);
-      return (lanes, n) => {
-        for (let i = 0; i < n; i++) f(lanes[i]!);
-      };
-    }
-    case "barrier": {
-      // Kernels with named barriers run warps as coroutines; compile/blocking.ts compiles every
-      // barrier of theirs (exec/named-barriers.ts).
-      invariant(fx.action !== "named" && fx.action !== "arrive", "named barriers block");
-      if (fx.action !== "cta") break;
-      const site = m.site(span);
-      if (m.ctas > 1) return clusterCtaSync(m, site);
-      const seen = new Uint8Array(T);
-      return (lanes, n) => {
-        if (n !== T) {
-          seen.fill(0);
-          for (let i = 0; i < n; i++) seen[lanes[i]!] = 1;
-          const missing = seen.indexOf(0);
-          m.hazard(
-            "TX6009",
-            `cta_sync reached by ${n} of the ${T} threads of CTA ${m.cta()}; thread ${m.thread(missing)} does not reach it, so the barrier never releases`,
-            site,
-          );
-        }
-        m.epoch++;
-        m.clocks.onBarrier();
-        m.shadow.onBarrier();
-        bars.barSync();
-        if (n === T) {
-          m.wgmma.aligned.settle(m, "before a cta_sync that every thread reaches");
-          m.wgmma.reads.onBarrier();
-        }
-        m.opts.tracer?.barrier(Tracer.warpsOf(lanes, n), "cta_sync");
-      };
-    }
-    case "cluster": {
-      if (fx.action === "register" || fx.action === "mapa") break; // value ops (compile/expr.ts)
-      const site = m.site(span);
-      const cu = m.clusterUnit;
-      if (fx.action === "remote_arrive") {
-        // A uint32 shared::cluster address from mapa (or a CTA-local one: the own CTA).
-        const addr = ec.num(exprs[0]!, span);
-        const layout = ec.layout;
-        return (lanes, n) => {
-          for (let i = 0; i < n; i++) {
-            const t = lanes[i]!;
-            const a = addr(t) >>> 0;
-            const rank = a >= CLUSTER_ADDRESS_UNIT ? Math.floor(a / CLUSTER_ADDRESS_UNIT) - 1 : -1;
-            cu.remoteArrive(layout, t, rank, a % CLUSTER_ADDRESS_UNIT, undefined, site);
-          }
-        };
-      }
-      if (fx.action === "arrive") {
-        if (m.ctas === 1) return nothing; // a one-CTA cluster: the wait is the CTA's barrier
-        const relaxed = name.endsWith(".relaxed");
-        return (lanes, n) => {
-          for (let i = 0; i < n; i++) cu.arrive(lanes[i]!, relaxed, site);
-        };
-      }
-      // barrier.cluster.wait is a blocking statement (compile/blocking.ts); this is its form
-      // where nothing can wait: a one-CTA cluster, where arrive + wait is the CTA's barrier.
-      return clusterWaitOnce(m, site);
-    }
-    case "mbarrier": {
-      if (fx.action === "try_wait") break;
-      const site = m.site(span);
-      const { addr, bb } = ec.bar(exprs[0]!, span);
-      const val = exprs[1] ? ec.num(exprs[1], span) : undefined;
-      if (fx.action === "init") {
-        // The verifier checks a static count (TX4012); a runtime one is checked here (TX6020).
-        const signed = exprs[1]!.dtype === "int32";
-        return (lanes, n) => {
-          for (let i = 0; i < n; i++) {
-            const t = lanes[i]!;
-            const raw = val!(t);
-            const count = signed ? raw : raw >>> 0;
-            if (!(count >= 1 && count <= MAX_MBARRIER_COUNT)) {
-              m.hazard(
-                "TX6020",
-                `thread ${m.thread(t)} of CTA ${m.cta()} initialises an mbarrier with count ${count}, outside [1, 2^20 - 1] (PTX ISA, mbarrier.init)`,
-                site,
-              );
-              continue;
-            }
-            bars.init(m, t, addr(t), count, bb, site);
-          }
-        };
-      }
-      if (fx.action === "arrive_remote") {
-        // The same mbarrier in the CTA of rank `val` of the cluster (mapa + remote arrive).
-        const cu = m.clusterUnit;
-        const layout = ec.layout;
-        return (lanes, n) => {
-          for (let i = 0; i < n; i++) {
-            const t = lanes[i]!;
-            const local = addr(t) - m.win[t]!;
-            cu.remoteArrive(layout, t, val!(t) >>> 0, local, bb, site);
-          }
-        };
-      }
-      return (lanes, n) => {
-        for (let i = 0; i < n; i++) {
-          const t = lanes[i]!;
-          bars.arrive(m, t, addr(t), val ? val(t) >>> 0 : 0, bb, site);
-        }
-      };
-    }
-    case "bulk":
-      if (fx.action === "commit") {
-        return (lanes, n) => {
-          for (let i = 0; i < n; i++) bu.commit(lanes[i]!);
-          m.opts.tracer?.bulkIssue(Tracer.warpsOf(lanes, n), "cp.async.bulk.commit_group");
-        };
-      } else {
-        const keep = args[0]!;
-        const readOnly = fx.action === "wait_read";
-        const what = `cp.async.bulk.wait_group${readOnly ? ".read" : ""} ${keep}`;
-        return (lanes, n) => {
-          for (let i = 0; i < n; i++) bu.wait(m, lanes[i]!, keep, readOnly);
-          m.opts.tracer?.bulkIssue(Tracer.warpsOf(lanes, n), what);
-        };
-      }
-    // Fences order proxies: recorded per thread for the proxy rules (TX6015, TX6016).
-    case "fence": {
-      const clocks = m.clocks;
-      if (fx.action === "proxy_async") {
-        const spaces = fx.spaces ?? "shared::cta";
-        return (lanes, n) => {
-          for (let i = 0; i < n; i++) clocks.onProxyFence(lanes[i]!, spaces);
-        };
-      }
-      return (lanes, n) => {
-        for (let i = 0; i < n; i++) clocks.onInitFence(lanes[i]!);
-      };
-    }
-    default:
-      break;
-  }
-  return unsupported(`op "${name}"`, span);
-}
-
-/**
- * `barrier.cluster.wait` for lanes that can all pass (after the arrivals of every thread of the
- * cluster): in a one-CTA cluster the CTA's barrier (every thread must reach it, TX6009); in a
- * cluster of several CTAs, the lanes acquire the phase's releases, and a lane whose phase has
- * not completed is TX6006 (nothing can arrive while it waits here).
- */
-function clusterWaitOnce(m: Machine, site: number): Exec {
-  const T = m.threads;
-  const cu = m.clusterUnit;
-  return (lanes, n) => {
-    if (m.ctas > 1) {
-      for (let i = 0; i < n; i++) {
-        if (cu.tryPass(lanes[i]!)) continue;
-        cu.blockedSite = site;
-        cu.blockedThread = lanes[i]!;
-        cu.reportDeadlock(m);
-        return;
-      }
-      return;
-    }
-    if (n !== T) {
-      m.hazard(
-        "TX6009",
-        `barrier.cluster.wait reached by ${n} of the ${T} threads of CTA ${m.cta()}; the barrier never releases`,
-        site,
-      );
-    }
-    m.epoch++;
-    m.clocks.onBarrier();
-    m.shadow.onBarrier();
-    m.bars.barSync();
-    m.opts.tracer?.barrier(Tracer.warpsOf(lanes, n), "barrier.cluster");
-  };
-}
-
-/**
- * Lanes of a cluster of several CTAs grouped by CTA rank: `count[r]` lanes of rank r in
- * `byRank[r]` (scratch arrays owned by the caller's closure).
- */
-function groupByCta(
-  m: Machine,
-): (lanes: Int32Array, n: number) => { byRank: Int32Array[]; count: Int32Array } {
-  const byRank = Array.from({ length: m.ctas }, () => new Int32Array(m.ctaThreads));
-  const count = new Int32Array(m.ctas);
-  const rank = m.rank;
-  return (lanes, n) => {
-    count.fill(0);
-    for (let i = 0; i < n; i++) {
-      const t = lanes[i]!;
-      const r = rank[t]!;
-      byRank[r]![count[r]!++] = t;
-    }
-    return { byRank, count };
-  };
-}
-
-/**
- * cta_sync in a cluster of several CTAs: a barrier of each CTA whose threads reach it (all of
- * them, else TX6009), ordering memory among that CTA's threads only.
- */
-function clusterCtaSync(m: Machine, site: number): Exec {
-  const group = groupByCta(m);
-  const per = m.ctaThreads;
-  const seen = new Uint8Array(per);
-  return (lanes, n) => {
-    const { byRank, count } = group(lanes, n);
-    for (let r = 0; r < m.ctas; r++) {
-      const c = count[r]!;
-      if (c === 0) continue;
-      const list = byRank[r]!;
-      if (c !== per) {
-        seen.fill(0);
-        for (let i = 0; i < c; i++) seen[list[i]! - r * per] = 1;
-        const missing = r * per + seen.indexOf(0);
-        m.hazard(
-          "TX6009",
-          `cta_sync reached by ${c} of the ${per} threads of CTA ${m.ctaOfRank(r)}; thread ${m.thread(missing)} does not reach it, so the barrier never releases`,
-          site,
-        );
-      }
-      m.clocks.onGroupSync(list, c);
-      m.bars.barSync(r * per, (r + 1) * per);
-    }
-    m.epoch++;
-    m.opts.tracer?.barrier(Tracer.warpsOf(lanes, n), "cta_sync");
-  };
+  const stmt = machineAction(sem.effect).stmt;
+  if (!stmt) return unsupported(`op "${name}"`, span);
+  return stmt({ ec, op, fx: sem.effect, args: exprs, at: span, span });
 }
 
 /** A statement the simulator cannot run: TX2010 when (and only if) a thread reaches it. */

@@ -8,22 +8,18 @@ import {
   operandTileMismatch,
   swizzleByte,
   TirxError,
-  type Expr,
-  type MachineAction,
-  type OpDef,
   type Span,
 } from "@tirx-ts/core";
-import { codecOf } from "../numeric/codec.js";
-import { checkAsyncProxyRead } from "../exec/hazards.js";
-import type { Machine } from "../exec/machine.js";
-import type { Placed } from "../exec/memory.js";
-import { setAccess, accessRecord } from "../exec/context.js";
-import { THREAD_BITS, THREAD_MASK } from "../exec/packed.js";
-import { placementOf, type NumFn } from "./access.js";
-import type { ExprCompiler } from "./expr.js";
-import type { Exec } from "./compiled.js";
+import { codecOf } from "../../numeric/codec.js";
+import { checkAsyncProxyRead } from "../../exec/hazards.js";
+import type { Machine } from "../../exec/machine.js";
+import type { Placed } from "../../exec/memory.js";
+import { setAccess, accessRecord } from "../../exec/context.js";
+import { THREAD_BITS, THREAD_MASK } from "../../exec/packed.js";
+import { placementOf, type NumFn } from "../access.js";
+import type { ActionOf, Exec, UnitAction, UnitCall, UnitCompiler } from "../compiled.js";
 
-type WgmmaAction = Extract<MachineAction, { unit: "wgmma" }>;
+type WgmmaAction = UnitAction<"wgmma">;
 
 /** The warps of a lane list, each with the number of its lanes present. */
 function warpsOf(lanes: Int32Array, n: number, count: Int32Array): void {
@@ -71,14 +67,28 @@ function alignedWarps(
  * setmaxnreg on the simulated machine: no register budget is kept, but whole warpgroups must
  * execute it (alignedWarps; PTX ISA, setmaxnreg "must be executed by all warps in a warpgroup").
  */
-export function compileWarpgroupAligned(m: Machine, surface: string, span?: Span): Exec {
+function compileWarpgroupAligned(m: Machine, surface: string, span?: Span): Exec {
   const each = alignedWarps(m, surface, m.site(span));
   return (lanes, n) => each(lanes, n);
 }
 
 /**
- * wgmma.fence / commit_group / wait_group and wgmma.mma_async on the simulated machine (see
- * WgmmaUnit). The math of `m64nNk16`, per warp q = warp % 4 of the warpgroup (its 16 rows of D):
+ * A wgmma op at its site: the machine, the wgmma unit's state (exec/wgmma.ts, WgmmaUnit), and
+ * the warpgroup-aligned runner of the op (alignedWarps).
+ */
+function warpgroupOp(c: UnitCall<WgmmaAction>): {
+  m: Machine;
+  site: number;
+  unit: Machine["wgmma"];
+  eachWarp: ReturnType<typeof alignedWarps>;
+} {
+  const m = c.ec.m;
+  const site = m.site(c.span);
+  return { m, site, unit: m.wgmma, eachWarp: alignedWarps(m, c.op.surface, site) };
+}
+
+/**
+ * wgmma.mma_async on the simulated machine (see WgmmaUnit). The math of `m64nNk16`, per warp q = warp % 4 of the warpgroup (its 16 rows of D):
  * `D[r][n] = scale_d·D[r][n] + Σ_k (scale_a·A[r][k])·(scale_b·B[n][k])`, exact products summed in
  * float64 in k order and rounded once to float32. A (rows 16q..16q+15) and B (N rows) are read
  * through their descriptors in the canonical layouts of the PTX ISA ("Shared Memory Matrix
@@ -94,26 +104,9 @@ export function compileWarpgroupAligned(m: Machine, surface: string, span?: Span
  * the read lasts until a wgmma.wait_group retires the instruction: WgmmaReads checks later writes
  * (TX6024). The async proxy's reads need a fence.proxy.async after generic-proxy writes (TX6015).
  */
-export function compileWgmma(
-  ec: ExprCompiler,
-  op: OpDef,
-  fx: WgmmaAction,
-  exprs: readonly Expr[],
-  span?: Span,
-): Exec {
-  const m = ec.m;
-  const site = m.site(span);
-  const unit = m.wgmma;
-  const eachWarp = alignedWarps(m, op.surface, site);
-  if (fx.action === "fence") {
-    return (lanes, n) => eachWarp(lanes, n, (w) => unit.fence(w, m.threads, m.localStride));
-  }
-  if (fx.action === "commit") return (lanes, n) => eachWarp(lanes, n, (w) => unit.commit(w));
-  if (fx.action === "wait") {
-    const keep = Number(exprs[0]!.kind === "IntImm" ? exprs[0]!.value : 0);
-    return (lanes, n) => eachWarp(lanes, n, (w) => unit.wait(m, w, keep, site));
-  }
-  const mma = fx as Extract<WgmmaAction, { action: "mma" }>;
+function compileMma(c: UnitCall<ActionOf<WgmmaAction, "mma">>): Exec {
+  const { ec, op, fx: mma, args: exprs, span } = c;
+  const { m, site, unit, eachWarp } = warpgroupOp(c);
   const N = mma.n;
   const aRegs = mma.aRegs;
   const dArg = exprs[0]!;
@@ -383,3 +376,41 @@ export function compileWgmma(
       });
     });
 }
+
+/**
+ * The wgmma unit (PTX ISA, wgmma.fence / wgmma.commit_group / wgmma.wait_group /
+ * wgmma.mma_async; state in exec/wgmma.ts): every action is `.sync.aligned` over the warpgroup
+ * (alignedWarps, TX6011); statement ops only.
+ */
+export const WGMMA_UNIT = {
+  mma: { stmt: compileMma },
+  fence: {
+    stmt(c) {
+      const { m, unit, eachWarp } = warpgroupOp(c);
+      return (lanes, n) => eachWarp(lanes, n, (w) => unit.fence(w, m.threads, m.localStride));
+    },
+  },
+  commit: {
+    stmt(c) {
+      const { unit, eachWarp } = warpgroupOp(c);
+      return (lanes, n) => eachWarp(lanes, n, (w) => unit.commit(w));
+    },
+  },
+  wait: {
+    stmt(c) {
+      const { m, site, unit, eachWarp } = warpgroupOp(c);
+      const exprs = c.args;
+      const keep = Number(exprs[0]!.kind === "IntImm" ? exprs[0]!.value : 0);
+      return (lanes, n) => eachWarp(lanes, n, (w) => unit.wait(m, w, keep, site));
+    },
+  },
+} as const satisfies UnitCompiler<WgmmaAction>;
+
+/**
+ * The regs unit: setmaxnreg (PTX ISA, setmaxnreg) moves registers between warpgroups; the
+ * simulator keeps no register budget, but checks that whole warpgroups execute it
+ * (.sync.aligned, TX6011). Statement ops only.
+ */
+export const REGS_UNIT = {
+  setmaxnreg: { stmt: ({ ec, op, span }) => compileWarpgroupAligned(ec.m, op.surface, span) },
+} as const satisfies UnitCompiler<UnitAction<"regs">>;

@@ -10,15 +10,22 @@ import {
   type SimValue,
   type Span,
 } from "@tirx-ts/core";
-import { codecOf, type NumCodec } from "../numeric/codec.js";
-import { bf16Bits, bf16Value, f16Bits, f16Value, roundBf16, roundF16 } from "../numeric/float.js";
-import { checkAtomicAccess, checkGlobalWrite, checkSharedWrite } from "../exec/hazards.js";
-import { reportOob } from "../exec/reports.js";
-import { accessRecord } from "../exec/context.js";
-import type { GlobalMem } from "../exec/memory.js";
-import { placementOf } from "./access.js";
-import type { ExprCompiler } from "./compiled.js";
-import { beforeGlobalWrite } from "../exec/pending-reads.js";
+import { codecOf, type NumCodec } from "../../numeric/codec.js";
+import {
+  bf16Bits,
+  bf16Value,
+  f16Bits,
+  f16Value,
+  roundBf16,
+  roundF16,
+} from "../../numeric/float.js";
+import { checkAtomicAccess, checkGlobalWrite, checkSharedWrite } from "../../exec/hazards.js";
+import { reportOob } from "../../exec/reports.js";
+import { accessRecord } from "../../exec/context.js";
+import type { GlobalMem } from "../../exec/memory.js";
+import { placementOf } from "../access.js";
+import type { ActionCompiler, ExprCompiler, UnitAction, UnitCompiler } from "../compiled.js";
+import { beforeGlobalWrite } from "../../exec/pending-reads.js";
 
 const scratch = new DataView(new ArrayBuffer(8));
 
@@ -84,7 +91,7 @@ function rmwOf(
  * thread order within a warp and warp order within the CTA.
  * @returns per thread, the old value of the element.
  */
-export function compileAtomic(
+function compileAtomic(
   ec: ExprCompiler,
   op: OpDef,
   exprs: readonly Expr[],
@@ -164,3 +171,29 @@ export function compileAtomic(
     return apply(gm.dv, rel, t);
   };
 }
+
+/**
+ * Every atomic action, as a statement op (`red`: the old values are dropped) and as a value op
+ * (`atom`: the old value). The read-modify-write of each action is rmwOf's.
+ */
+const ATOMIC: ActionCompiler<UnitAction<"atomic">> = {
+  stmt({ ec, op, args, at }) {
+    const f = compileAtomic(ec, op, args, at);
+    return (lanes, n) => {
+      for (let i = 0; i < n; i++) f(lanes[i]!);
+    };
+  },
+  value: ({ ec, op, args, at }) => compileAtomic(ec, op, args, at),
+};
+
+/** The atomic unit (PTX ISA, atom and red): one compiler for every read-modify-write. */
+export const ATOMIC_UNIT = {
+  add: ATOMIC,
+  min: ATOMIC,
+  max: ATOMIC,
+  cas: ATOMIC,
+  exch: ATOMIC,
+  and: ATOMIC,
+  or: ATOMIC,
+  xor: ATOMIC,
+} as const satisfies UnitCompiler<UnitAction<"atomic">>;
