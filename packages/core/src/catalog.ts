@@ -72,6 +72,11 @@ export const CATALOG = {
     title:
       "a kernel body (T.function, T.if_, T.while_) is traced synchronously: it may not be async or return a promise",
   },
+  TX1026: {
+    rule: "layout/tile-layout",
+    title:
+      "a TileLayout (S[...] + R[...] + O[...]) needs positive integer extents, integer strides and offsets on known axes, and a shard that groups by the tile's shape",
+  },
   TX2001: {
     rule: "wf/undefined-var",
     title: "a variable is used outside the scope that defines it",
@@ -134,6 +139,11 @@ export const CATALOG = {
   TX2020: {
     rule: "wf/local-capacity",
     title: "a thread's local arrays hold at most 512 KiB",
+  },
+  TX2021: {
+    rule: "layout/local-tile",
+    title:
+      "a local tile's TileLayout must group by the tile's shape, keep m inside the tile, and bind thread axes within the launch",
   },
   TX3001: {
     rule: "cp-async/opcode",

@@ -15,6 +15,8 @@ export * from "./ir/arith.js";
 export * from "./layout/rearrange.js";
 export * from "./layout/view.js";
 export * from "./layout/swizzle.js";
+export * from "./layout/tile-layout.js";
+export * from "./layout/fragments.js";
 export * from "./analysis/bounds.js";
 export * from "./analysis/static-int.js";
 export * from "./analysis/register-arrays.js";

@@ -5,6 +5,7 @@ import { TirxError } from "../diagnostics.js";
 import type { Span } from "../span.js";
 import type { Buffer, Dim, Expr, Scope } from "./expr.js";
 import type { SwizzleLayout } from "./swizzle-layout.js";
+import type { TileLayout } from "./tile-layout.js";
 
 export type { Buffer, Dim, Scope };
 
@@ -32,7 +33,7 @@ export function mkBuffer(
   shape: readonly Dim[],
   dtype: DType,
   scope: Scope,
-  opts: { align?: number; span?: Span; layout?: SwizzleLayout } = {},
+  opts: { align?: number; span?: Span; layout?: SwizzleLayout; tileLayout?: TileLayout } = {},
 ): Buffer {
   return {
     kind: "Buffer",
@@ -43,6 +44,7 @@ export function mkBuffer(
     scope,
     align: opts.align ?? (scope === "global" ? 256 : 16),
     ...(opts.layout ? { layout: opts.layout } : {}),
+    ...(opts.tileLayout ? { tileLayout: opts.tileLayout } : {}),
     ...(opts.span ? { span: opts.span } : {}),
   };
 }

@@ -2,6 +2,7 @@ import type { DType } from "../dtype.js";
 import { freshVarId } from "./ids.js";
 import type { Span } from "../span.js";
 import type { SwizzleLayout } from "./swizzle-layout.js";
+import type { TileLayout } from "./tile-layout.js";
 import { checkLiteral } from "./literal.js";
 
 /**
@@ -213,6 +214,12 @@ export interface Buffer {
    * access to logical byte offset x touches byte `applySwizzle(layout, x)`. Absent: row-major.
    */
   readonly layout?: SwizzleLayout;
+  /**
+   * A local tile's TIRx layout (`T.alloc_local(shape, dtype, { layout })`): which thread holds
+   * each logical element and at which slot `m` of its array. Absent: today's meaning, every
+   * thread holds the whole row-major array. Only on local buffers (verifier TX2021).
+   */
+  readonly tileLayout?: TileLayout;
   readonly span?: Span;
 }
 

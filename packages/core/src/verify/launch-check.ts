@@ -1,5 +1,9 @@
-import { TirxError } from "../diagnostics.js";
-import type { Expr } from "../ir/expr.js";
+import { bufferName } from "../buffer-name.js";
+import { isTirxError, TirxError } from "../diagnostics.js";
+import { isStaticShape, numel } from "../ir/buffer.js";
+import type { Buffer, Expr } from "../ir/expr.js";
+import type { LayoutAxis } from "../ir/tile-layout.js";
+import { groupLayout, layoutAxes, layoutAxisRange, showTileLayout } from "../layout/tile-layout.js";
 import type { LaunchConfig } from "../ir/stmt.js";
 import type { Span } from "../span.js";
 import { walkExpr } from "../visit.js";
@@ -69,4 +73,89 @@ export function checkGridExpr(e: Expr, scalars: ReadonlySet<number>, span?: Span
       );
     }
   });
+}
+
+/**
+ * How many values each layout axis has in a CTA of `launch`: lanes of a warp (32, fewer in a
+ * smaller block), warps, threads of a warpgroup (128, fewer in a smaller block), warpgroups and
+ * threads of the CTA, CTAs of its cluster (1 without a cluster), devices (1: `pid` is reserved
+ * for multi-GPU launches). `m` is not a thread axis (undefined).
+ */
+export function layoutAxisExtent(axis: LayoutAxis, launch: LaunchConfig): number | undefined {
+  const threads = launch.block[0] * launch.block[1] * launch.block[2];
+  switch (axis) {
+    case "m":
+      return undefined;
+    case "laneid":
+      return Math.min(32, threads);
+    case "warpid":
+      return Math.ceil(threads / 32);
+    case "tid_in_wg":
+      return Math.min(128, threads);
+    case "wgid":
+      return Math.ceil(threads / 128);
+    case "tid":
+      return threads;
+    case "cta_in_cluster":
+      return launch.cluster ? launch.cluster[0] * launch.cluster[1] * launch.cluster[2] : 1;
+    case "pid":
+      return 1;
+  }
+}
+
+/**
+ * A buffer's TileLayout (`Buffer.tileLayout`) against the buffer and the launch: only a local
+ * buffer has one; its shard groups by the buffer's shape (TIRx `group`); its memory coordinate
+ * `m` (the slot in the thread's array) lies in 0..numel(shape) - 1; and on every thread axis its
+ * coordinates, replicas and offset included, lie in 0..extent - 1 of that axis in the launch
+ * ({@link layoutAxisExtent}). Source: TIRx docs, "Tensor Layout" (a layout binds elements to
+ * the hardware axes of the launch). A buffer without a layout passes.
+ * @throws TirxError TX2021 (layout/local-tile) at `span`.
+ */
+export function checkTileLayoutLaunch(b: Buffer, launch: LaunchConfig, span?: Span): void {
+  const l = b.tileLayout;
+  if (!l) return;
+  const name = bufferName(b);
+  if (b.scope !== "local") {
+    throw new TirxError(
+      "TX2021",
+      `${name}: a TileLayout is recorded on local tiles (T.alloc_local); ${b.scope} buffers take a swizzle layout`,
+      span,
+    );
+  }
+  if (!isStaticShape(b.shape)) return;
+  const shape = b.shape;
+  try {
+    groupLayout(l, shape, span);
+  } catch (e) {
+    if (isTirxError(e)) throw new TirxError("TX2021", `${name}: ${e.text}`, span);
+    throw e;
+  }
+  const n = numel(shape);
+  const m = layoutAxisRange(l, "m");
+  if (m.min < 0 || m.max >= n) {
+    throw new TirxError(
+      "TX2021",
+      `${name}: ${showTileLayout(l)} puts elements at slots ${m.min}..${m.max} of a thread's array, outside the tile's ${n} elements`,
+      span,
+    );
+  }
+  const threads = launch.block[0] * launch.block[1] * launch.block[2];
+  for (const axis of layoutAxes(l)) {
+    const extent = layoutAxisExtent(axis, launch);
+    if (extent === undefined) continue;
+    const r = layoutAxisRange(l, axis);
+    if (r.min >= 0 && r.max < extent) continue;
+    const what =
+      axis === "pid"
+        ? "the device axis pid is reserved for multi-GPU launches; a launch has one device (pid 0)"
+        : axis === "cta_in_cluster"
+          ? `the launch has ${extent} CTA${extent === 1 ? "" : "s"} per cluster`
+          : `a CTA of block (${launch.block.join(", ")}) has ${threads} threads, so ${axis} takes 0..${extent - 1}`;
+    throw new TirxError(
+      "TX2021",
+      `${name}: ${showTileLayout(l)} binds ${axis} ${r.min}..${r.max}, but ${what}`,
+      span,
+    );
+  }
 }

@@ -25,7 +25,7 @@ import {
   deviceEntryOf,
 } from "./scope-check.js";
 import { AllocBudget, checkAccess, checkStore, checkTensorBytes } from "./access-check.js";
-import { checkGridExpr, checkLaunch } from "./launch-check.js";
+import { checkGridExpr, checkLaunch, checkTileLayoutLaunch } from "./launch-check.js";
 import { checkOperator, checkStmtCall, checkTileApply, checkValueCall } from "./op-check.js";
 import { checkRegisterArrays } from "./register-arrays.js";
 import { checkLoop } from "./loop-check.js";
@@ -130,6 +130,7 @@ export function verify(fn: PrimFunc): VerifiedFunc {
           return;
         case "Alloc":
           attempt(() => budget.alloc(s));
+          attempt(() => checkTileLayoutLaunch(s.buffer, entry.launch, s.span));
           return;
         case "Call":
           attempt(() => checkStmtCall(s, ctx));

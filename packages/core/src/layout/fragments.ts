@@ -1,0 +1,207 @@
+import type { DType } from "../dtype.js";
+import { TirxError } from "../diagnostics.js";
+import type { Span } from "../span.js";
+import type { TileLayout } from "../ir/tile-layout.js";
+import { parseTileLayout, tileLayout } from "./tile-layout.js";
+
+/*
+ * The register fragments of the tensor-core instructions the op table supports, as TileLayouts.
+ * TIRx names no mma.sync or wgmma register-fragment layout (its CUDA layout factories are
+ * `wg_local_layout`, `tmem_datapath_layout`, `tcgen05_atom_layout` and the shared-memory
+ * `mma_atom_layout` / `mma_shared_layout`), so these are named in its style after
+ * `tmem_mma_operand_layout(operand, shape, dtype)`: `mma_sync_operand_layout` and
+ * `wgmma_operand_layout`. In every layout the slot in the thread's register array is `m`, and
+ * with g = lane >> 2 (groupID), t = lane % 4 (threadID_in_group), element i of a lane's array
+ * sits at the PTX ISA's [row, col] (PTX ISA, "Matrix Fragments for mma.m16n8k16 / mma.m16n8k8 /
+ * mma.m16n8k32", and "Register Fragments and Shared Memory Matrix Layouts" of wgmma).
+ */
+
+/** The mma.sync shapes of the op table (`MMA_VARIANTS`). */
+export type MmaSyncShape = "m16n8k16" | "m16n8k8" | "m16n8k32";
+
+/** An mma.sync operand: A (M × K), B (K × N), C/D (M × N; D has C's layout). */
+export type MmaOperand = "A" | "B" | "C";
+
+interface MmaFragments {
+  /** Element dtypes of the A and B register arrays (`tf32` lives in float32 registers). */
+  readonly ab: readonly DType[];
+  /** Element dtype of C/D. */
+  readonly cd: DType;
+  readonly A: readonly [number, number, string];
+  readonly B: readonly [number, number, string];
+}
+
+/** The C/D fragment of every m16n8 shape: c_i at [g + 8·(i >> 1), 2t + (i & 1)]. */
+const C_M16N8 = "S[(2, 8, 4, 2) : (2, 4@laneid, 1@laneid, 1)]";
+
+/**
+ * Rows, columns and the layout of each fragment, written from the PTX ISA's figures:
+ * - m16n8k16 .f16/.bf16: a_i at [g + 8·((i >> 1) & 1), 2t + (i & 1) + 8·(i >> 2)],
+ *   b_i at [2t + (i & 1) + 8·(i >> 1), g];
+ * - m16n8k8 .tf32: a_i at [g + 8·(i & 1), t + 4·(i >> 1)], b_i at [t + 4·i, g];
+ * - m16n8k32 .s8: a_i at [g + 8·((i >> 2) & 1), 4t + (i & 3) + 16·(i >> 3)],
+ *   b_i at [4t + (i & 3) + 16·(i >> 2), g].
+ */
+const MMA_SYNC_FRAGMENTS: Readonly<Record<MmaSyncShape, MmaFragments>> = {
+  m16n8k16: {
+    ab: ["float16", "bfloat16"],
+    cd: "float32",
+    A: [16, 16, "S[(2, 8, 2, 4, 2) : (2, 4@laneid, 4, 1@laneid, 1)]"],
+    B: [16, 8, "S[(2, 4, 2, 8) : (2, 1@laneid, 1, 4@laneid)]"],
+  },
+  m16n8k8: {
+    ab: ["float32"],
+    cd: "float32",
+    A: [16, 8, "S[(2, 8, 2, 4) : (1, 4@laneid, 2, 1@laneid)]"],
+    B: [8, 8, "S[(2, 4, 8) : (1, 1@laneid, 4@laneid)]"],
+  },
+  m16n8k32: {
+    ab: ["int8"],
+    cd: "int32",
+    A: [16, 32, "S[(2, 8, 2, 4, 4) : (4, 4@laneid, 8, 1@laneid, 1)]"],
+    B: [32, 8, "S[(2, 4, 4, 8) : (4, 1@laneid, 1, 4@laneid)]"],
+  },
+};
+
+const shapeName = (s: unknown): string => (typeof s === "string" ? s : String(s));
+
+function mmaEntry(
+  shape: MmaSyncShape,
+  operand: MmaOperand,
+  span?: Span,
+): readonly [number, number, string] {
+  const f = Object.hasOwn(MMA_SYNC_FRAGMENTS, shape) ? MMA_SYNC_FRAGMENTS[shape] : undefined;
+  if (!f) {
+    throw new TirxError(
+      "TX1026",
+      `mma_sync_operand_layout: shape ${JSON.stringify(shapeName(shape))} is not one of ${Object.keys(MMA_SYNC_FRAGMENTS).join(", ")}`,
+      span,
+    );
+  }
+  if (operand === "A") return f.A;
+  if (operand === "B") return f.B;
+  if (operand === "C") return [16, 8, C_M16N8];
+  throw new TirxError(
+    "TX1026",
+    `mma_sync_operand_layout: operand ${JSON.stringify(shapeName(operand))} is not "A", "B" or "C"`,
+    span,
+  );
+}
+
+/** [rows, cols] of an mma.sync operand: A is M × K, B is K × N, C is M × N. */
+export function mmaSyncOperandShape(
+  operand: MmaOperand,
+  shape: MmaSyncShape,
+  span?: Span,
+): [number, number] {
+  const [r, c] = mmaEntry(shape, operand, span);
+  return [r, c];
+}
+
+/**
+ * The warp's register fragment of one mma.sync operand (`mma.sync.aligned.{shape}.row.col`)
+ * as a TileLayout of the operand's [rows, cols] ({@link mmaSyncOperandShape}) over `laneid`
+ * (32 lanes) and `m` (the slot in the lane's array: 8/4/4 for m16n8k16 A/B/C, 4/2/4 for m16n8k8,
+ * 16/8/4 for m16n8k32). Named in TIRx's style (TIRx has no mma.sync fragment layout).
+ * `dtype` is the array's element dtype: float16 or bfloat16 (m16n8k16 A/B), float32 (tf32 A/B of
+ * m16n8k8, and C of the float shapes), int8 (m16n8k32 A/B), int32 (m16n8k32 C).
+ * Source: PTX ISA, "Matrix Fragments for mma.m16n8k16 with floating point type",
+ * "... mma.m16n8k8" (.tf32), "... mma.m16n8k32" (.s8).
+ * @example mmaSyncOperandLayout("C", "m16n8k16", "float32") // S[(2, 8, 4, 2) : (2, 4@laneid, 1@laneid, 1)]
+ * @throws TirxError TX1026 at `span` for another shape, operand, or a dtype the shape's operand
+ *   does not take.
+ */
+export function mmaSyncOperandLayout(
+  operand: MmaOperand,
+  shape: MmaSyncShape,
+  dtype: DType,
+  span?: Span,
+): TileLayout {
+  const [, , text] = mmaEntry(shape, operand, span);
+  const f = MMA_SYNC_FRAGMENTS[shape];
+  const ok = operand === "C" ? [f.cd] : f.ab;
+  if (!ok.includes(dtype)) {
+    throw new TirxError(
+      "TX1026",
+      `mma_sync_operand_layout: operand ${operand} of ${shape} holds ${ok.join(" or ")}, not ${String(dtype)}`,
+      span,
+    );
+  }
+  return parseTileLayout(text, span);
+}
+
+/** A wgmma register operand: A (64 × 16, register A of `wgmma ... RS`) or D (64 × N). */
+export type WgmmaOperand = "A" | "D";
+
+/** [rows, cols] of a wgmma register operand: A is 64 × 16, D is 64 × n. */
+export function wgmmaOperandShape(operand: WgmmaOperand, n: number): [number, number] {
+  return operand === "A" ? [64, 16] : [64, n];
+}
+
+/**
+ * The warpgroup's register fragment of a `wgmma.mma_async.m64nNk16` operand as a TileLayout over
+ * `tid_in_wg` (128 threads) and `m` (the slot in the thread's array):
+ * - `"D"` (the float32 accumulator, 64 × n, n/2 slots): warp w = tid_in_wg >> 5 holds rows
+ *   16w..16w+15; d_i of lane (g, t) at [16w + g + 8·((i >> 1) & 1), 8·(i >> 2) + 2t + (i & 1)];
+ * - `"A"` (float16 / bfloat16 register A of the RS form, 64 × 16, 8 slots): each warp's 16 rows
+ *   in the m16n8k16 A fragment, rows offset by 16w.
+ * Named in TIRx's style (TIRx has no wgmma register-fragment layout).
+ * Source: PTX ISA, wgmma "Register Fragments and Shared Memory Matrix Layouts" (matrix A and
+ * accumulator D of .m64nNk16).
+ * @throws TirxError TX1026 at `span` for another operand, n not a multiple of 8 in 8..256, or
+ *   a dtype other than float32 (D) or float16 / bfloat16 (A).
+ */
+export function wgmmaOperandLayout(
+  operand: WgmmaOperand,
+  n: number,
+  dtype: DType,
+  span?: Span,
+): TileLayout {
+  if (operand === "A") {
+    if (dtype !== "float16" && dtype !== "bfloat16") {
+      throw new TirxError(
+        "TX1026",
+        `wgmma_operand_layout: register A holds float16 or bfloat16, not ${String(dtype)}`,
+        span,
+      );
+    }
+    return parseTileLayout(
+      "S[(4, 2, 8, 2, 4, 2) : (32@tid_in_wg, 2, 4@tid_in_wg, 4, 1@tid_in_wg, 1)]",
+      span,
+    );
+  }
+  if (operand !== "D") {
+    throw new TirxError(
+      "TX1026",
+      `wgmma_operand_layout: operand ${JSON.stringify(shapeName(operand))} is not "A" or "D"`,
+      span,
+    );
+  }
+  if (typeof n !== "number" || !Number.isInteger(n) || n < 8 || n > 256 || n % 8 !== 0) {
+    throw new TirxError(
+      "TX1026",
+      `wgmma_operand_layout: N of m64nNk16 is a multiple of 8 in 8..256, got ${String(n)}`,
+      span,
+    );
+  }
+  if (dtype !== "float32") {
+    throw new TirxError(
+      "TX1026",
+      `wgmma_operand_layout: the accumulator D of the f16/bf16 wgmma is float32, not ${String(dtype)}`,
+      span,
+    );
+  }
+  return parseTileLayout(
+    `S[(4, 2, 8, ${n / 8}, 4, 2) : (32@tid_in_wg, 2, 4@tid_in_wg, 4, 1@tid_in_wg, 1)]`,
+    span,
+  );
+}
+
+/**
+ * TIRx's `wg_local_layout(cols, rows=128)`: a (rows, cols) tile with one row per thread of the
+ * warpgroup (`1@tid_in_wg`) and the row's `cols` elements contiguous in the thread's array.
+ * @throws TirxError TX1026 for a count that is not a positive integer.
+ */
+export function wgLocalLayout(cols: number, rows = 128, span?: Span): TileLayout {
+  return tileLayout({ shard: { extents: [rows, cols], strides: ["1@tid_in_wg", 1] } }, span);
+}
