@@ -1,7 +1,26 @@
 import type { DType } from "../dtype.js";
 import { badDtypes, valueArg } from "./define.js";
-import type { AtomicAction, OpDef, OperandSpec } from "./op.js";
+import type { OpDef, OperandSpec } from "./op.js";
 import type { PtxVersion } from "../target.js";
+
+/** The read-modify-write of an atom/red op (PTX ISA, atom). */
+export type AtomicAction = "add" | "min" | "max" | "cas" | "exch" | "and" | "or" | "xor";
+
+/**
+ * The atomic unit's actions (PTX ISA, atom and red): the read-modify-write, and whether the op
+ * returns the old value (atom) or not (red).
+ */
+export type AtomicUnitAction = {
+  readonly unit: "atomic";
+  readonly action: AtomicAction;
+  readonly returns: boolean;
+};
+
+declare module "./op.js" {
+  interface MachineUnits {
+    atomic: AtomicUnitAction;
+  }
+}
 
 /**
  * The memory dtypes of each atomic operation and the PTX type suffix for each (PTX ISA, atom /

@@ -2,6 +2,21 @@ import { staticArg, stmtOp, template } from "./define.js";
 import type { OpDef } from "./op.js";
 
 /**
+ * The bulk-copy unit's actions (PTX ISA, cp.async.bulk.commit_group /
+ * cp.async.bulk.wait_group[.read]): the bulk groups of a thread's cp.async.bulk copies.
+ */
+export type BulkAction = {
+  readonly unit: "bulk";
+  readonly action: "commit" | "wait" | "wait_read";
+};
+
+declare module "./op.js" {
+  interface MachineUnits {
+    bulk: BulkAction;
+  }
+}
+
+/**
  * Bulk-group operations of `cp.async.bulk` shared → global copies (PTX ISA,
  * cp.async.bulk.commit_group / cp.async.bulk.wait_group; sm_90, PTX 8.0).
  */

@@ -2,6 +2,22 @@ import { stmtOp, template, valueArg } from "./define.js";
 import type { OpDef } from "./op.js";
 
 /**
+ * The cluster unit's actions (PTX ISA, barrier.cluster.arrive[.relaxed] / barrier.cluster.wait,
+ * mapa, the cluster special registers, mbarrier.arrive.release.cluster on a shared::cluster
+ * address: `remote_arrive`).
+ */
+export type ClusterAction = {
+  readonly unit: "cluster";
+  readonly action: "register" | "arrive" | "wait" | "mapa" | "remote_arrive";
+};
+
+declare module "./op.js" {
+  interface MachineUnits {
+    cluster: ClusterAction;
+  }
+}
+
+/**
  * The cluster special registers a kernel can read (PTX ISA, "Special Registers":
  * %cluster_ctarank, %cluster_nctarank, %cluster_ctaid, %cluster_nctaid, %clusterid,
  * %nclusterid; sm_90, PTX 7.8), as `[IR name, T surface, register]`.

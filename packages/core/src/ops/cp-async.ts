@@ -2,6 +2,21 @@ import { staticArg, stmtOp, template } from "./define.js";
 import type { OpDef } from "./op.js";
 
 /**
+ * The cp.async unit's actions (PTX ISA, cp.async.commit_group / cp.async.wait_group /
+ * cp.async.wait_all): the groups of a thread's cp.async copies.
+ */
+export type CpAsyncAction = {
+  readonly unit: "cp.async";
+  readonly action: "commit" | "wait" | "wait_all";
+};
+
+declare module "./op.js" {
+  interface MachineUnits {
+    "cp.async": CpAsyncAction;
+  }
+}
+
+/**
  * cp.async group operations (PTX ISA, cp.async.commit_group / cp.async.wait_group /
  * cp.async.wait_all; sm_80, PTX 7.0). The copies themselves are the cp.async tile pattern.
  */

@@ -38,10 +38,23 @@ export * from "./registry.js";
 export * from "./define.js";
 export * from "./check.js";
 export * from "./warp/index.js";
-export { atomicName, atomicSurface, atomicPacking } from "./atomic.js";
+export {
+  atomicName,
+  atomicSurface,
+  atomicPacking,
+  type AtomicAction,
+  type AtomicUnitAction,
+} from "./atomic.js";
+// Each machine unit's actions, declared beside its records (op.ts, MachineUnits): exporting them
+// keeps their declarations in the declaration files the other packages read.
+export type { CpAsyncAction } from "./cp-async.js";
+export type { BulkAction } from "./bulk.js";
+export type { MbarrierAction } from "./mbarrier.js";
+export type { BarrierAction, FenceAction } from "./sync.js";
+export type { WgmmaAction, RegsAction } from "./wgmma/sync.js";
 export * from "./ptx-type.js";
 export * from "./arith/index.js";
 export { MATH_OPS, rint } from "./math/index.js";
 export * from "./mma/index.js";
 export * from "./wgmma/index.js";
-export { CLUSTER_OPS, type ClusterRegister } from "./cluster.js";
+export { CLUSTER_OPS, type ClusterAction, type ClusterRegister } from "./cluster.js";

@@ -3,6 +3,22 @@ import { constInt } from "../ir/expr.js";
 import { mbarrierArg, stmtOp, template, valueArg } from "./define.js";
 import type { OpDef } from "./op.js";
 
+/**
+ * The mbarrier unit's actions (PTX ISA, mbarrier.init, mbarrier.arrive, mbarrier.try_wait;
+ * `arrive_remote` is mbarrier.arrive.shared::cluster on another CTA's barrier,
+ * ops/mbarrier-cluster.ts).
+ */
+export type MbarrierAction = {
+  readonly unit: "mbarrier";
+  readonly action: "init" | "arrive" | "try_wait" | "arrive_remote";
+};
+
+declare module "./op.js" {
+  interface MachineUnits {
+    mbarrier: MbarrierAction;
+  }
+}
+
 const count = valueArg("count", ["uint32", "int32"]);
 
 /**

@@ -149,39 +149,20 @@ export interface FragmentCall {
 }
 
 /**
- * An action of the simulated machine's hardware units, for ops with state (async copies,
- * barriers, memory). The simulator implements each action once; ops say which they perform.
+ * The simulated machine's hardware units for ops with state (async copies, barriers, memory),
+ * by unit name: each property's type is that unit's actions, `{ unit, action, …parameters }`.
+ * The simulator implements each action once (runtime-sim `compile/units/`); ops say which they
+ * perform. The family whose records drive a unit declares it in its own record file by
+ * augmenting this interface (ops/bulk.ts: `declare module "./op.js" { interface MachineUnits {
+ * bulk: BulkAction } }`), so a new action is declared beside its records and op.ts imports no
+ * family (no import circle). `ops/index.ts` re-exports each unit's action type, which keeps its
+ * declaration in the declaration files the other packages read (a unit left out there is a
+ * compile error in runtime-sim's `MACHINE_UNITS`).
  */
-export type MachineAction =
-  | { readonly unit: "cp.async"; readonly action: "commit" | "wait" | "wait_all" }
-  | { readonly unit: "bulk"; readonly action: "commit" | "wait" | "wait_read" }
-  | { readonly unit: "mbarrier"; readonly action: "init" | "arrive" | "try_wait" | "arrive_remote" }
-  | { readonly unit: "barrier"; readonly action: "cta" | "named" | "arrive" | "warp" }
-  | {
-      readonly unit: "fence";
-      readonly action: "proxy_async" | "mbarrier_init";
-      /** The state spaces a proxy fence orders (PTX ISA, fence.proxy.async's proxykind). */
-      readonly spaces?: "shared::cta" | "global" | "all";
-    }
-  | { readonly unit: "atomic"; readonly action: AtomicAction; readonly returns: boolean }
-  | {
-      readonly unit: "wgmma";
-      readonly action: "mma";
-      /** N of m64nNk16. */
-      readonly n: number;
-      readonly ab: "float16" | "bfloat16";
-      /** A from registers (8 elements per thread) instead of a shared-memory descriptor. */
-      readonly aRegs: boolean;
-    }
-  | { readonly unit: "wgmma"; readonly action: "fence" | "commit" | "wait" }
-  | { readonly unit: "regs"; readonly action: "setmaxnreg" }
-  | {
-      readonly unit: "cluster";
-      readonly action: "register" | "arrive" | "wait" | "mapa" | "remote_arrive";
-    };
+export interface MachineUnits {}
 
-/** The read-modify-write of an atom/red op (PTX ISA, atom). */
-export type AtomicAction = "add" | "min" | "max" | "cas" | "exch" | "and" | "or" | "xor";
+/** An action of one of the machine's units (MachineUnits): a record's `sim.effect`. */
+export type MachineAction = MachineUnits[keyof MachineUnits];
 
 /** Simulator semantics of an op. */
 export type SimSemantics =

@@ -2,6 +2,31 @@ import { staticArg, stmtOp, template } from "./define.js";
 import type { OpDef } from "./op.js";
 
 /**
+ * The CTA barrier unit's actions (PTX ISA, bar/barrier): `cta` is bar.sync 0 (cta_sync), `named`
+ * and `arrive` are bar.sync / bar.arrive with a barrier id and count (ops/cta.ts), `warp` is
+ * bar.warp.sync.
+ */
+export type BarrierAction = {
+  readonly unit: "barrier";
+  readonly action: "cta" | "named" | "arrive" | "warp";
+};
+
+/** The fence unit's actions (PTX ISA, fence.proxy.async, fence.mbarrier_init). */
+export type FenceAction = {
+  readonly unit: "fence";
+  readonly action: "proxy_async" | "mbarrier_init";
+  /** The state spaces a proxy fence orders (PTX ISA, fence.proxy.async's proxykind). */
+  readonly spaces?: "shared::cta" | "global" | "all";
+};
+
+declare module "./op.js" {
+  interface MachineUnits {
+    barrier: BarrierAction;
+    fence: FenceAction;
+  }
+}
+
+/**
  * The proxy fence of state spaces `spaces`, spelled `T.ptx.fence.proxy_async(surfaceArgs)`
  * (PTX ISA, fence.proxy.async; sm_90).
  */

@@ -3,6 +3,33 @@ import { constInt } from "../../ir/expr.js";
 import { staticArg, stmtOp, template } from "../define.js";
 import type { OpDef } from "../op.js";
 
+/**
+ * The wgmma unit's actions (PTX ISA, wgmma.mma_async, wgmma.fence, wgmma.commit_group,
+ * wgmma.wait_group): `mma` carries the shape and types of its instruction
+ * (ops/wgmma/mma-async.ts).
+ */
+export type WgmmaAction =
+  | {
+      readonly unit: "wgmma";
+      readonly action: "mma";
+      /** N of m64nNk16. */
+      readonly n: number;
+      readonly ab: "float16" | "bfloat16";
+      /** A from registers (8 elements per thread) instead of a shared-memory descriptor. */
+      readonly aRegs: boolean;
+    }
+  | { readonly unit: "wgmma"; readonly action: "fence" | "commit" | "wait" };
+
+/** The register-budget unit's action (PTX ISA, setmaxnreg). */
+export type RegsAction = { readonly unit: "regs"; readonly action: "setmaxnreg" };
+
+declare module "../op.js" {
+  interface MachineUnits {
+    wgmma: WgmmaAction;
+    regs: RegsAction;
+  }
+}
+
 const common = {
   family: "wgmma",
   sm: 90,
