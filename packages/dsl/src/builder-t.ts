@@ -22,6 +22,7 @@ import { checkSlice } from "./view.js";
 import { tensormap_encode_tiled } from "./tma.js";
 import * as clusterOps from "./cluster.js";
 import { SwizzleLayout, SwizzleMode, swizzle_mode } from "./swizzle.js";
+import { ComposeLayout, layout, O, R, S, TileLayout } from "./layout.js";
 
 const dtypes = Object.fromEntries(DTYPES.map((d) => [d, dtypeFn(d)])) as Record<DType, DTypeFn>;
 
@@ -53,6 +54,12 @@ export const builderT = {
   SwizzleLayout,
   SwizzleMode,
   swizzle_mode,
+  TileLayout,
+  ComposeLayout,
+  S,
+  R,
+  O,
+  layout,
   local_scalar,
   range: control.range,
   serial: control.serial,

@@ -4,7 +4,9 @@ import {
   swizzleInBytes,
   swizzlePeriodBytes,
   type SwizzleLayout,
+  type TileLayout,
   isDType,
+  isTileLayout,
   isStaticShape,
   mkBuffer,
   mkVar,
@@ -190,6 +192,7 @@ function alloc(
   name: unknown,
   span: Span | undefined,
   layout?: SwizzleLayout,
+  tileLayout?: TileLayout,
 ): TileView {
   const b = builder(what, span);
   checkDType(dtype, what, span);
@@ -242,6 +245,7 @@ function alloc(
   const buf = mkBuffer(bufName, dims, dtype, scope, {
     ...(alignOut !== undefined ? { align: alignOut } : {}),
     ...(bytes ? { layout: bytes } : {}),
+    ...(tileLayout ? { tileLayout } : {}),
     ...(span ? { span } : {}),
   });
   b.emit({ kind: "Alloc", buffer: buf, ...(span ? { span } : {}) });
@@ -306,16 +310,39 @@ export function alloc_shared(
 
 /**
  * Allocate per-thread local storage (registers or local memory). `name` names the buffer as in
- * `T.alloc_shared` (default: the variable the call is bound to, else "local").
+ * `T.alloc_shared` (default: the variable the call is bound to, else "local"). `layout` (a
+ * `T.TileLayout` or a built-in `T.layout.*`) makes it a register tile: the IR records which
+ * thread holds each logical element and at which slot of its array (TIRx
+ * `T.alloc_local(shape, dtype, layout=...)`). The verifier checks that the layout groups by
+ * `shape` and that its thread axes fit the launch (TX2021). Without `layout`, every thread holds
+ * the whole row-major array, as before; the storage and accesses are the same either way today.
+ * @throws TirxError TX1003, TX2003, TX1002 for a `layout` that is not a TileLayout.
  */
 export function alloc_local(
   shape: readonly number[],
   dtype: DType,
-  opts: { name?: string } = {},
+  opts: { name?: string; layout?: TileLayout } = {},
 ): TileView {
   const span = callerSpan();
-  const o = checkOptions(opts, ["name"], "T.alloc_local", span);
-  return alloc("local", shape, dtype, undefined, "T.alloc_local", o.name, span);
+  const o = checkOptions(opts, ["name", "layout"], "T.alloc_local", span);
+  if (o.layout !== undefined && !isTileLayout(o.layout)) {
+    throw new TirxError(
+      "TX1002",
+      `T.alloc_local: layout ${show(o.layout)} is not a TileLayout; use T.TileLayout(...) or a built-in T.layout.*`,
+      span,
+    );
+  }
+  return alloc(
+    "local",
+    shape,
+    dtype,
+    undefined,
+    "T.alloc_local",
+    o.name,
+    span,
+    undefined,
+    o.layout as TileLayout | undefined,
+  );
 }
 
 function isParamType<K extends "TensorType" | "ScalarType">(

@@ -3,6 +3,7 @@ export { PrimExpr, type ExprLike } from "./expr.js";
 export { TileView, type Index } from "./view.js";
 export { LocalScalar } from "./local-scalar.js";
 export { FlatView } from "./flat.js";
+export type { Stride, ShardSpec, ReplicaSpec, OffsetSpec } from "./layout.js";
 export { PtxOp } from "./ptx.js";
 export type { TensorType, ScalarType, DTypeFn } from "./types.js";
 export type { ParamType, ParamHandles } from "./function.js";

@@ -4,6 +4,7 @@
 import {
   constInt,
   dtypeBytes,
+  showTileLayout,
   swizzlePeriodBytes,
   tilePlanRecord,
   type Call,
@@ -181,7 +182,10 @@ export function tensorMapText(p: PieceSpellings, m: TensorMap): string {
   return `T.tensormap_encode_tiled(${p.ref(m.buffer)}, { ${opts.join(", ")} })`;
 }
 
-/** `const a = T.alloc_shared([...], "dtype", { name, align?, dynamic? });` of an allocation. */
+/**
+ * `const a = T.alloc_shared([...], "dtype", { name, align?, dynamic? });` of an allocation;
+ * a local tile with a TileLayout as `T.alloc_local([...], "dtype", { name, layout: T.TileLayout("S[...]") })`.
+ */
 export function allocLine(p: PieceSpellings, b: Buffer, jsName: string): string {
   const label = IDENT.test(b.name) ? b.name : jsIdent(b.name);
   const opts = [`name: ${JSON.stringify(label)}`];
@@ -195,6 +199,8 @@ export function allocLine(p: PieceSpellings, b: Buffer, jsName: string): string 
     }
     if (b.align !== 16 && !(l && b.align === swizzlePeriodBytes(l))) opts.push(`align: ${b.align}`);
     if (b.scope === "shared.dyn") opts.push("dynamic: true");
+  } else if (b.tileLayout) {
+    opts.push(`layout: T.TileLayout(${JSON.stringify(showTileLayout(b.tileLayout))})`);
   }
   const fn = b.scope === "local" ? "T.alloc_local" : "T.alloc_shared";
   const dims = b.shape.map((d) => (typeof d === "number" ? String(d) : p.ref(d))).join(", ");

@@ -1,4 +1,4 @@
-import type { DType, LaunchConfig, PrimFunc, SwizzleLayout } from "@tirx-ts/core";
+import type { DType, LaunchConfig, PrimFunc, SwizzleLayout, TileLayout } from "@tirx-ts/core";
 import type { PrimExpr } from "../expr.js";
 import type { FlatView } from "../flat.js";
 import type { TileView } from "../view.js";
@@ -105,6 +105,12 @@ type Overridden =
   | "alloc_local"
   | "SwizzleLayout"
   | "swizzle_mode"
+  | "TileLayout"
+  | "ComposeLayout"
+  | "S"
+  | "R"
+  | "O"
+  | "layout"
   | "range"
   | "serial"
   | "unroll"
@@ -136,10 +142,17 @@ export type ScriptT = Omit<Script<typeof BuilderT>, Overridden> & {
     swizzle_inner?: boolean,
   ): SwizzleLayout;
   swizzle_mode(mode: 1 | 2 | 3 | "32B" | "64B" | "128B"): SwizzleLayout;
+  /** The layout surface takes and returns plain data: the builder's signatures as they are. */
+  TileLayout: (typeof BuilderT)["TileLayout"];
+  ComposeLayout: (typeof BuilderT)["ComposeLayout"];
+  S: (typeof BuilderT)["S"];
+  R: (typeof BuilderT)["R"];
+  O: (typeof BuilderT)["O"];
+  layout: (typeof BuilderT)["layout"];
   alloc_local<const S extends readonly number[], D extends DType>(
     shape: S,
     dtype: D,
-    opts?: { name?: string },
+    opts?: { name?: string; layout?: TileLayout },
   ): Tensor<S, D>;
   range(start: number, stop?: number, step?: number): Iterable<int32>;
   serial(start: number, stop?: number, step?: number): Iterable<int32>;

@@ -1,0 +1,184 @@
+import {
+  composeLayout,
+  mmaSyncOperandLayout,
+  parseTileLayout,
+  tileLayout,
+  TirxError,
+  wgLocalLayout,
+  wgmmaOperandLayout,
+  type ComposeLayout as ComposeLayoutT,
+  type DType,
+  type IterSpec,
+  type LayoutAxis,
+  type MmaOperand,
+  type MmaSyncShape,
+  type StrideSpec,
+  type SwizzleLayout,
+  type TileLayout as TileLayoutT,
+  type WgmmaOperand,
+} from "@tirx-ts/core";
+import { show } from "./expr.js";
+import { callerSpan } from "./span.js";
+
+/*
+ * TIRx's layout surface (`from tvm.tirx.layout import TileLayout, S, R, ...`) in TypeScript.
+ * Python writes `TileLayout(S[(8, 2, 4, 2) : (4@laneid, 1@warpid, 1@laneid, 1)])`; TypeScript
+ * has no `@` operator or slice syntax, so a stride on an axis is the typed string "4@laneid"
+ * (a bare number is the memory axis m), and the parts are calls:
+ *   T.TileLayout(T.S([8, 2, 4, 2], ["4@laneid", "1@warpid", "1@laneid", 1]), T.R([2], ["4@warpid"]))
+ * or the notation itself, parsed:
+ *   T.TileLayout("S[(8, 2, 4, 2) : (4@laneid, 1@warpid, 1@laneid, 1)] + R[2 : 4@warpid]")
+ */
+
+/** A stride: a number on the memory axis `m`, or `"k@axis"` (`"4@laneid"`). */
+export type Stride = number | `${number}@${LayoutAxis}`;
+
+/** The shard part `S[...]` of a layout (from `T.S`). */
+export interface ShardSpec extends IterSpec {
+  readonly kind: "S";
+}
+
+/** The replica part `R[...]` of a layout (from `T.R`). */
+export interface ReplicaSpec extends IterSpec {
+  readonly kind: "R";
+}
+
+/** The offset part `O[...]` of a layout (from `T.O`). */
+export interface OffsetSpec {
+  readonly kind: "O";
+  readonly terms: readonly StrideSpec[];
+}
+
+/**
+ * TIRx `S[(extents) : (strides)]`: the shard, a logical factor per extent (outermost first),
+ * stride `strides[i]` on its axis. Without strides, contiguous row-major on `m` (`T.S([4, 8])`
+ * is TIRx's `S[4, 8]`).
+ * @example T.S([8, 2, 4, 2], ["4@laneid", "1@warpid", "1@laneid", 1])
+ * @throws TirxError TX1026 (layout/tile-layout) for an extent that is not a positive integer, a
+ *   stride that is not an integer, an unknown axis, or counts that differ.
+ */
+export function S(extents: readonly number[], strides?: readonly Stride[]): ShardSpec {
+  const span = callerSpan();
+  tileLayout({ shard: { extents, ...(strides ? { strides } : {}) } }, span);
+  return { kind: "S", extents: [...extents], ...(strides ? { strides: [...strides] } : {}) };
+}
+
+/**
+ * TIRx `R[(extents) : (strides)]`: the replica, iters the logical index does not select; every
+ * combination of their values holds a copy (`T.R([2], ["4@warpid"])`: warps w and w + 4).
+ * @throws TirxError TX1026 as {@link S}.
+ */
+export function R(extents: readonly number[], strides?: readonly Stride[]): ReplicaSpec {
+  const span = callerSpan();
+  tileLayout(
+    { shard: { extents: [] }, replica: { extents, ...(strides ? { strides } : {}) } },
+    span,
+  );
+  return { kind: "R", extents: [...extents], ...(strides ? { strides: [...strides] } : {}) };
+}
+
+/**
+ * TIRx's offset O: constant terms summed per axis (`T.O(16, "3@laneid")`: 16 on `m`, 3 on
+ * `laneid`). @throws TirxError TX1026 for a term that is not an integer on a known axis.
+ */
+export function O(...terms: Stride[]): OffsetSpec {
+  const span = callerSpan();
+  tileLayout({ shard: { extents: [] }, offset: terms }, span);
+  return { kind: "O", terms: [...terms] };
+}
+
+const kindOf = (x: unknown): unknown =>
+  typeof x === "object" && x !== null ? (x as { kind?: unknown }).kind : undefined;
+
+/**
+ * TIRx `TileLayout(S[...] + R[...] + offset)`: a map from a tile's logical elements to physical
+ * coordinates on the axes `m` (the slot in a thread's array, or the memory offset), `laneid`,
+ * `warpid`, `tid_in_wg`, `wgid`, `tid`, `cta_in_cluster` and `pid` (reserved for multi-GPU).
+ * Give the parts (`T.S(...)`, then optionally `T.R(...)` and `T.O(...)`) or the notation as one
+ * string (`"S[(8, 2, 4, 2) : (4@laneid, 1@warpid, 1@laneid, 1)] + R[2 : 4@warpid] + O[16]"`,
+ * what the printers write). For a register tile: `T.alloc_local(shape, dtype, { layout })`.
+ * @throws TirxError TX1026 (layout/tile-layout) for notation that does not parse, parts other
+ *   than one S then at most one R and one O, or a spec `T.S` rejects.
+ */
+export function TileLayout(
+  spec: string | ShardSpec,
+  ...parts: readonly (ReplicaSpec | OffsetSpec)[]
+): TileLayoutT {
+  const span = callerSpan();
+  if (typeof spec === "string") {
+    if (parts.length > 0) {
+      throw new TirxError(
+        "TX1026",
+        "T.TileLayout: notation text is the whole layout; write R[...] and O[...] inside it",
+        span,
+      );
+    }
+    return parseTileLayout(spec, span);
+  }
+  if (kindOf(spec) !== "S") {
+    throw new TirxError(
+      "TX1026",
+      `T.TileLayout takes T.S(...) (then T.R(...), T.O(...)) or the notation text, got ${show(spec)}`,
+      span,
+    );
+  }
+  let replica: ReplicaSpec | undefined;
+  let offset: OffsetSpec | undefined;
+  for (const p of parts) {
+    const k = kindOf(p);
+    if (k === "R" && !replica) replica = p as ReplicaSpec;
+    else if (k === "O" && !offset) offset = p as OffsetSpec;
+    else {
+      throw new TirxError(
+        "TX1026",
+        `T.TileLayout: after T.S(...) come at most one T.R(...) and one T.O(...), got ${show(p)}`,
+        span,
+      );
+    }
+  }
+  return tileLayout(
+    {
+      shard: spec,
+      ...(replica ? { replica } : {}),
+      ...(offset ? { offset: offset.terms } : {}),
+    },
+    span,
+  );
+}
+
+/**
+ * TIRx `ComposeLayout(swizzle, tile)`: `tile`, then the XOR swizzle on its memory coordinate
+ * `m`; a byte swizzle (`T.swizzle_mode("128B")`) needs the tile's `dtype`.
+ * @throws TirxError TX1016 for a byte swizzle without a dtype whose elements it can count.
+ */
+export function ComposeLayout(
+  swizzle: SwizzleLayout,
+  tile: TileLayoutT,
+  dtype?: DType,
+): ComposeLayoutT {
+  return composeLayout(swizzle, tile, dtype, callerSpan());
+}
+
+/**
+ * The built-in layouts (`T.layout.*`), TIRx's names where TIRx has one:
+ * - `wg_local_layout(cols, rows = 128)` (TIRx's): one row per thread of the warpgroup;
+ * - `mma_sync_operand_layout(operand, shape, dtype)` (TIRx style; TIRx has none): the warp's
+ *   mma.sync fragment of operand "A" | "B" | "C" for "m16n8k16" (float16 / bfloat16 A and B),
+ *   "m16n8k8" (tf32 in float32), "m16n8k32" (int8), C float32 or int32 (PTX ISA, "Matrix
+ *   Fragments for mma.m16n8k16 / m16n8k8 / m16n8k32");
+ * - `wgmma_operand_layout(operand, n, dtype)` (TIRx style; TIRx has none): the warpgroup's
+ *   `wgmma.mma_async.m64nNk16` accumulator "D" (64 × n float32) or register "A" (64 × 16
+ *   float16 / bfloat16) (PTX ISA, wgmma "Register Fragments").
+ * Each throws TirxError TX1026 for a shape, operand or dtype the op table does not have.
+ */
+export const layout = {
+  /** TIRx `wg_local_layout(cols, rows=128)`: `S[(rows, cols) : (1@tid_in_wg, 1)]`. */
+  wg_local_layout: (cols: number, rows = 128): TileLayoutT =>
+    wgLocalLayout(cols, rows, callerSpan()),
+  /** The mma.sync fragment of one operand over the warp's 32 lanes (shape [M, K], [K, N] or [M, N]). */
+  mma_sync_operand_layout: (operand: MmaOperand, shape: MmaSyncShape, dtype: DType): TileLayoutT =>
+    mmaSyncOperandLayout(operand, shape, dtype, callerSpan()),
+  /** The wgmma m64nNk16 register fragment of "D" ([64, n]) or "A" ([64, 16]) over 128 threads. */
+  wgmma_operand_layout: (operand: WgmmaOperand, n: number, dtype: DType): TileLayoutT =>
+    wgmmaOperandLayout(operand, n, dtype, callerSpan()),
+};
