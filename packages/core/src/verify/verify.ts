@@ -65,7 +65,8 @@ export interface VerifiedFunc {
  * defined; thread indices only inside the device entry; accesses provably inside their buffers
  * and allocations within CUDA limits (48 KiB static shared memory, 227 KiB in all: TX2008; local
  * arrays within 512 KiB per thread: TX2020; `access-check.ts`); launch within CUDA limits
- * (`launch-check.ts`, `cluster.ts`); loop forms (`loop-check.ts`); a kernel name that makes a PTX
+ * (`launch-check.ts`, `cluster.ts`); a local tile's TileLayout grouping by its shape with its
+ * thread axes inside the launch (TX2021, `launch-check.ts`); loop forms (`loop-check.ts`); a kernel name that makes a PTX
  * identifier (TX2019), nesting within MAX_EXPR_DEPTH (TX2013) and expressions within
  * MAX_EXPR_NODES (TX2018). Contracts of instructions and tile ops: their records (`op-check.ts`,
  * `patterns/`), then whole-kernel rules (`expect-tx.ts`, `wgmma-fence.ts`, and register arrays
