@@ -15,10 +15,12 @@ import {
   substitute,
   walkStmt,
   type Expr,
+  type PrimFunc,
   type Stmt,
 } from "@tirx-ts/core";
+import type { PrimExpr, TileView } from "@tirx-ts/dsl";
 import { T, compileToPtx, printFunc, verify } from "tirx-ts";
-import { runSim } from "@tirx-ts/runtime-sim";
+import { runSim, simTensor, simZeros } from "@tirx-ts/runtime-sim";
 import { copy_async } from "../examples/copy_async.js";
 
 const x = mkVar("x", "int32");
@@ -237,6 +239,89 @@ describe("TX2013: deep IR stops with a TirxError at every front door", () => {
       expect(large[i], name).toBeLessThanOrEqual(12 * small[i]!);
     });
   });
+});
+
+describe("chains of loads within the depth limit: every door walks them in linear time", () => {
+  // A load whose index holds a load (a gather), nested to 1800 levels: each level's analyses
+  // (bounds of the index, whether the index is static, whether simplify's rebuilt sum is
+  // smaller) once walked everything under that level, so a chain cost quadratic time. Every
+  // node of the chain counts the reads of its fields: 10x the levels may cost at most 12x.
+  let reads = 0;
+  const counting = (root: Expr): Expr => {
+    const memo = new Map<Expr, Expr>();
+    const wrap = (e: Expr): Expr => {
+      const hit = memo.get(e);
+      if (hit) return hit;
+      let copy: Expr = e;
+      if (e.kind === "BufferLoad") copy = { ...e, offset: wrap(e.offset) };
+      else if (e.kind === "Binary") copy = { ...e, a: wrap(e.a), b: wrap(e.b) };
+      else if (e.kind === "Cast") copy = { ...e, value: wrap(e.value) };
+      const p = new Proxy(copy, {
+        get(target, key, receiver) {
+          reads++;
+          return Reflect.get(target, key, receiver) as unknown;
+        },
+      });
+      memo.set(e, p);
+      return p;
+    };
+    return wrap(root);
+  };
+  /** Each shape with the steps of its small chain (a step adds 1 to 4 levels). */
+  const SHAPES: Record<string, [(I: TileView, e: PrimExpr) => PrimExpr, number]> = {
+    "I[e]": [(I, e) => I.get([e]), 90],
+    "I[e + 4]": [(I, e) => I.get([e.add(4)]), 90],
+    "I[(e * 3 + 1) % 8]": [(I, e) => I.get([e.mul(3).add(1).mod(8)]), 40],
+  };
+  const kernel = (step: (I: TileView, e: PrimExpr) => PrimExpr, n: number) => {
+    const fn = T.function(
+      "gathers",
+      { I: T.Tensor([8], "int32"), B: T.Tensor([4], "int32") },
+      ({ I, B }) => {
+        T.device_entry({ launch: T.cuda.LaunchConfig({ grid: 1, block: 4 }) });
+        let e: PrimExpr = T.cuda.thread_idx("x");
+        for (let i = 0; i < n; i++) e = step(I, e);
+        B.set([T.cuda.thread_idx("x")], e);
+      },
+    );
+    return { ...fn, body: deepen(fn.body) };
+  };
+  /** The body with the stored value's chain rebuilt of counting nodes. */
+  const deepen = (body: Stmt): Stmt =>
+    mapStmt(body, {
+      stmt: (s) => (s.kind === "Store" ? { ...s, value: counting(s.value) } : s),
+    });
+  for (const [name, [step, steps]] of Object.entries(SHAPES)) {
+    test(`${name}: verify, compileToPtx and runSim cost at most 12x the reads for 10x the levels`, () => {
+      const doors: [string, (fn: PrimFunc) => unknown][] = [
+        ["verify", (fn) => verify(fn)],
+        ["compileToPtx", (fn) => compileToPtx(fn)],
+        [
+          "runSim",
+          (fn) =>
+            runSim(verify(fn), [
+              simTensor([2, 3, 1, 0, 1, 2, 3, 0], { shape: [8], dtype: "int32" }),
+              simZeros([4], "int32"),
+            ]),
+        ],
+      ];
+      const cost = (n: number): number[] => {
+        const fn = kernel(step, n);
+        return doors.map(([, door]) => {
+          const before = reads;
+          door(fn);
+          return reads - before;
+        });
+      };
+      // Above SHALLOW_HEIGHT (64) levels the walks run bottom-up; the small chain is above it too.
+      const small = cost(steps);
+      const large = cost(10 * steps);
+      doors.forEach(([door], i) => {
+        expect(small[i], door).toBeGreaterThanOrEqual(steps);
+        expect(large[i], door).toBeLessThanOrEqual(12 * small[i]!);
+      });
+    });
+  }
 });
 
 describe("TX1015: literals must fit their dtype", () => {

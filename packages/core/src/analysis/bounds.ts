@@ -41,11 +41,19 @@ const mulI = (a: Interval, b: Interval): Interval => {
 };
 
 /**
+ * The nodes whose range, divisor or residue depends on their children: integer arithmetic,
+ * casts and selects. A load, a call or a thread index is a value of its own (its range comes
+ * from its dtype or the launch), so the analyses here never look below it.
+ */
+const arithmetic = (x: Expr): boolean =>
+  x.kind === "Binary" || x.kind === "Cast" || x.kind === "IfThenElse";
+
+/**
  * Conservative integer range of `e` (int32 arithmetic assumed not to overflow). Returns
  * (-∞, ∞) for anything it cannot bound, so callers treat an infinite end as "unknown".
  */
 export function exprRange(e: Expr, env: RangeEnv): Interval {
-  return bottomUp(e, (x, rec) => rangeOf(x, env, rec));
+  return bottomUp(e, (x, rec) => rangeOf(x, env, rec), arithmetic);
 }
 
 function rangeOf(e: Expr, env: RangeEnv, range: (x: Expr) => Interval): Interval {
@@ -118,7 +126,7 @@ function gcd(a: number, b: number): number {
  * aligned relative to its buffer.
  */
 export function knownDivisor(e: Expr): number {
-  return bottomUp(e, divisorOf);
+  return bottomUp(e, divisorOf, arithmetic);
 }
 
 function divisorOf(e: Expr, knownDivisor: (x: Expr) => number): number {

@@ -85,8 +85,17 @@ export const SHALLOW_HEIGHT = 64;
  * and beyond). Shallower ones recurse plainly, with no memo. `f` may run on nodes the plain
  * recursion would skip (a short-circuit); being pure, that changes nothing but time, which stays
  * linear in the distinct nodes.
+ *
+ * `descend(x)` false says that `f` never reaches below `x` (a load's value does not depend on
+ * how its index is computed): the walk skips what is under it, so asking at every load of a
+ * chain of gathers costs linear time in all, not quadratic. Where `f` does reach below such a
+ * node, it still gets the right answer, by plain recursion from there.
  */
-export function bottomUp<R>(e: Expr, f: (x: Expr, rec: (y: Expr) => R) => R): R {
+export function bottomUp<R>(
+  e: Expr,
+  f: (x: Expr, rec: (y: Expr) => R) => R,
+  descend: (x: Expr) => boolean = always,
+): R {
   if (exprHeight(e) <= SHALLOW_HEIGHT) {
     const plain = (y: Expr): R => f(y, plain);
     return plain(e);
@@ -98,7 +107,7 @@ export function bottomUp<R>(e: Expr, f: (x: Expr, rec: (y: Expr) => R) => R): R 
     memo.set(y, r);
     return r;
   };
-  for (const x of distinctPostOrder(e)) rec(x);
+  for (const x of distinctPostOrder(e, never, descend)) rec(x);
   return memo.get(e)!;
 }
 

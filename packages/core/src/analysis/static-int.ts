@@ -70,6 +70,8 @@ function evalNode(
  * only from integer constants, those variables, integer binary operators and integer casts.
  */
 export function isStaticInt(e: Expr, known: ReadonlySet<number>): boolean {
+  // Only integer arithmetic can be static (memoized shape test: a load anywhere answers at once).
+  if (!intArithmetic(e)) return false;
   return bottomUp(e, (x, rec) => staticNode(x, known, rec));
 }
 

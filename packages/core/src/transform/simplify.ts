@@ -228,6 +228,28 @@ function cost(e: Expr): number {
   return n;
 }
 
+/**
+ * Whether `r` (built by `rebuild`) has the shape of `e`: the same affine operators and integer
+ * constants, over the very same atom nodes. Then `cost(r) >= cost(e)`: r's operator nodes are
+ * new and unshared, its atoms are e's, so keeping e is what comparing costs would choose.
+ * Iterative, and it stops at atoms, so it costs the size of the affine part only.
+ */
+function sameAffineShape(r: Expr, e: Expr): boolean {
+  const stack: [Expr, Expr][] = [[r, e]];
+  while (stack.length > 0) {
+    const [x, y] = stack.pop()!;
+    if (x === y) continue;
+    if (x.kind === "IntImm" && y.kind === "IntImm") {
+      if (x.value !== y.value || x.dtype !== y.dtype) return false;
+      continue;
+    }
+    if (x.kind !== "Binary" || y.kind !== "Binary" || !isAffineOp(x)) return false;
+    if (x.op !== y.op || x.dtype !== y.dtype) return false;
+    stack.push([x.a, y.a], [x.b, y.b]);
+  }
+  return true;
+}
+
 const isAffineOp = (e: Expr): boolean =>
   e.kind === "Binary" && (e.op === "add" || e.op === "sub" || e.op === "mul");
 
@@ -247,6 +269,9 @@ function simplifyNode(e: Expr, canon: Canon, env: RangeEnv): Expr {
         }
         if (isAffineOp(e)) {
           const r = rebuild(canon.linear(e), dt);
+          // The rebuilt form has e's shape (its atoms are e's own nodes): e stays, with no walk
+          // of what lies under the atoms (a chain of gathers asks at every level).
+          if (sameAffineShape(r, e)) return e;
           return cost(r) < cost(e) ? r : e;
         }
         if ((e.op === "div" || e.op === "floordiv") && b !== undefined && b > 0n) {

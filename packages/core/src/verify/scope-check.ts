@@ -6,7 +6,7 @@ import type { Expr } from "../ir/expr.js";
 import type { Param, PrimFunc } from "../ir/func.js";
 import type { DeviceEntry } from "../ir/stmt.js";
 import type { Span } from "../span.js";
-import { walkExpr } from "../visit.js";
+import { freeVars } from "../analysis/free-vars.js";
 
 /**
  * The one `T.device_entry` of `fn`, which must be its first statement at the top level: code
@@ -109,11 +109,7 @@ export function checkBufferInScope(buffer: Buffer, scope: RangeScope, span?: Spa
 
 /** True when every variable `e` uses is defined in `scope` (otherwise `checkNames` reports it). */
 export function namesDefined(e: Expr, scope: RangeScope): boolean {
-  let ok = true;
-  walkExpr(e, (x) => {
-    if (x.kind === "Var" && !scope.hasVar(x.id)) ok = false;
-  });
-  return ok;
+  return freeVars(e).every((id) => scope.hasVar(id));
 }
 
 /**
