@@ -1,4 +1,4 @@
-// Packaging (issue 13, item 6). SLOW (about 10-20 s, once per `npm test`): the README's packaging
+// Packaging (issue 13, item 6). SLOW (about 10-15 s, once per `npm test`): the README's packaging
 // block runs as written (test/util/readme.ts takes it from README.md): every package is packed
 // with `npm pack`, the tarballs are installed into a fresh project outside the repository (from
 // the npm cache where it can), and there the README's kernel runs with `npx tsx` on the simulated
@@ -103,7 +103,9 @@ test("the README's packaging commands as written: tarballs packed here install i
     const out = shCommands(inProject).map((c) => ({ c, r: run(c, app) }));
     const build = out.find((o) => o.c.text.startsWith("npx tirx build my_kernel.ts"));
     expect(build?.r.stdout).toMatch(/^\.visible \.entry copy_async\(/m);
-    const version = execFileSync("npx", ["tirx", "--version"], { cwd: app, encoding: "utf8" });
+    // The installed bin itself (npx would find the same file, after a second of npm's start-up).
+    const bin = join(app, "node_modules", ".bin", "tirx");
+    const version = execFileSync(bin, ["--version"], { cwd: app, encoding: "utf8" });
     expect(version.trim()).toMatch(/^tirx-ts \d+\.\d+\.\d+/);
   } finally {
     rmSync(dir, { recursive: true, force: true });
