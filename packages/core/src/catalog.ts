@@ -537,6 +537,11 @@ export const CATALOG = {
     title:
       "--kernel must name a kernel the file exports; trace and layout need it when there are several",
   },
+  TX8008: {
+    rule: "cli/layout-spec",
+    title:
+      "the layout tirx layout draws must be given once (--tile notation, --builtin name, or --layout naming an export) and parse, name a known built-in, and group by --shape",
+  },
 } as const satisfies Record<string, { rule: string; title: string }>;
 
 /** A stable diagnostic code such as `"TX3007"`. */
