@@ -11,6 +11,12 @@ import type { OpDef } from "./op.js";
 export type MbarrierAction = {
   readonly unit: "mbarrier";
   readonly action: "init" | "arrive" | "try_wait" | "arrive_remote";
+  /**
+   * An arrive that also announces transaction bytes (its second operand; PTX ISA,
+   * mbarrier.arrive.expect_tx): the verifier matches them against the bulk copies
+   * (verify/expect-tx.ts).
+   */
+  readonly expectTx?: true;
 };
 
 declare module "./op.js" {
@@ -65,7 +71,7 @@ export const MBARRIER_OPS: readonly OpDef[] = [
     source: "PTX ISA, mbarrier.arrive (expect_tx)",
     archCode: "TX4007",
     lower: template("mbarrier.arrive.expect_tx.shared::cta.b64 _, $0, $1"),
-    effect: { unit: "mbarrier", action: "arrive" },
+    effect: { unit: "mbarrier", action: "arrive", expectTx: true },
   }),
   {
     ...stmtOp({

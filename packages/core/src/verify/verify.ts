@@ -84,6 +84,7 @@ export function verify(fn: PrimFunc): VerifiedFunc {
   checkDepth(fn);
   const log = new DiagnosticLog();
   const attempt = (check: () => void): boolean => log.attempt(check);
+  const report = (e: TirxError): void => log.report(e);
   attempt(() => checkKernelName(fn.name, fn.span));
   let entry: DeviceEntry;
   try {
@@ -94,7 +95,7 @@ export function verify(fn: PrimFunc): VerifiedFunc {
   }
   attempt(() => checkNoHostCode(fn));
   attempt(() => checkLaunch(entry.launch, entry.span));
-  attempt(() => checkCluster(entry.launch, entry.span));
+  checkCluster(entry.launch, report, entry.span);
   const reqs = new RequirementLog();
   // The target check itself (and its errors) lives in codegen (`resolveArch`); here every
   // requirement is recorded from its record. `.reqnctapercluster` and the cluster special
@@ -124,7 +125,7 @@ export function verify(fn: PrimFunc): VerifiedFunc {
       }
       switch (s.kind) {
         case "For":
-          attempt(() => checkLoop(s));
+          checkLoop(s, report);
           return;
         case "Store":
           attempt(() => checkStore(s, scope));
@@ -147,10 +148,10 @@ export function verify(fn: PrimFunc): VerifiedFunc {
   });
   attempt(() => budget.checkTotal(entry.span));
   // expect_tx is matched against the plans of the bulk copies: only when every one has its plan.
-  if (unplanned === 0) attempt(() => checkExpectTx(entry.body, ctx.plans));
-  attempt(() => checkWgmmaFence(entry.body));
+  if (unplanned === 0) checkExpectTx(entry.body, ctx.plans, report);
+  checkWgmmaFence(entry.body, report);
   // What codegen assumes of register arrays (TX7001, TX2006), on IR whose names all resolve.
-  if (log.count === 0) checkRegisterArrays(entry.body, (e) => log.report(e));
+  if (log.count === 0) checkRegisterArrays(entry.body, report);
   log.throwIfAny();
   return {
     fn,

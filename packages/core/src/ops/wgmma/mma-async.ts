@@ -204,7 +204,14 @@ function wgmmaOp(v: WgmmaVariant): OpDef {
     },
     sim: {
       kind: "machine",
-      effect: { unit: "wgmma", action: "mma", n: v.n, ab: v.abDtype, aRegs: v.a === "rs" },
+      effect: {
+        unit: "wgmma",
+        action: "mma",
+        n: v.n,
+        ab: v.abDtype,
+        aRegs: v.a === "rs",
+        needsFence: true,
+      },
     },
   };
 }

@@ -17,8 +17,19 @@ export type WgmmaAction =
       readonly ab: "float16" | "bfloat16";
       /** A from registers (8 elements per thread) instead of a shared-memory descriptor. */
       readonly aRegs: boolean;
+      /**
+       * The warpgroup's first mma_async needs a wgmma.fence before it (PTX ISA, wgmma.fence;
+       * verify/wgmma-fence.ts).
+       */
+      readonly needsFence: true;
     }
-  | { readonly unit: "wgmma"; readonly action: "fence" | "commit" | "wait" };
+  | {
+      readonly unit: "wgmma";
+      readonly action: "fence";
+      /** Orders register accesses before the mma_asyncs after it (PTX ISA, wgmma.fence). */
+      readonly fence: true;
+    }
+  | { readonly unit: "wgmma"; readonly action: "commit" | "wait" };
 
 /** The register-budget unit's action (PTX ISA, setmaxnreg). */
 export type RegsAction = { readonly unit: "regs"; readonly action: "setmaxnreg" };
@@ -58,7 +69,7 @@ export const WGMMA_SYNC_OPS: readonly OpDef[] = [
       surface: "T.ptx.wgmma.fence",
       source: "PTX ISA, wgmma.fence; sm_90a",
       lower: template("wgmma.fence.sync.aligned"),
-      effect: { unit: "wgmma", action: "fence" },
+      effect: { unit: "wgmma", action: "fence", fence: true },
     }),
     archSpecific: true,
   },
