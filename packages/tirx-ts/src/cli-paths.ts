@@ -96,19 +96,25 @@ export function checkKernelFile(file: string): string {
 }
 
 /**
- * Check, before a run, that `tirx trace --out FILE` can write `out`: not a folder, not the
- * kernel file `input` (an absolute path) itself, and in an existing folder that may be written
+ * Check, before a run, that `tirx trace --out FILE` (or `tirx layout --tile ... --out FILE`)
+ * can write `out`: not a folder, not the kernel file `input` (an absolute path, when there is one)
+ * itself, and in an existing folder that may be written
  * to (the file itself, when it exists, too).
  * @throws TirxError TX8003.
  */
-export function checkOutFile(out: string, input: string): void {
+export function checkOutFile(out: string, input?: string): void {
   const bad = (why: string): never => {
     throw new TirxError("TX8003", `--out ${out}: ${why}`);
   };
   const path = resolve(out);
   const { st } = stat(path);
   if (st) {
-    if (st.isFile() && st.ino === statSync(input).ino && st.dev === statSync(input).dev) {
+    if (
+      input !== undefined &&
+      st.isFile() &&
+      st.ino === statSync(input).ino &&
+      st.dev === statSync(input).dev
+    ) {
       bad("is the kernel file; the trace would overwrite it");
     }
     if (st.isDirectory()) {

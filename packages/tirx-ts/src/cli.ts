@@ -5,6 +5,7 @@ import {
   ARCHS,
   archNamed,
   countLine,
+  invariant,
   isTirxError,
   MAX_DIAGNOSTICS,
   renderDiagnostic,
@@ -22,6 +23,7 @@ import { printScriptModule } from "@tirx-ts/dsl";
 import { LoadError, loadKernelFile } from "./load.js";
 import { traceRun } from "./trace.js";
 import { layoutRun } from "./layout.js";
+import { drawLayoutCommand, LAYOUT_SPEC_OPTIONS, LAYOUT_SPEC_USAGE } from "./layout-command.js";
 import { checkKernelFile, checkOutDir, checkOutFile, makeOutDir, writeOut } from "./cli-paths.js";
 
 /** Stage names `--after` accepts: the verifier, then every pass `emitPtx` runs. */
@@ -30,6 +32,8 @@ const STAGES = ["verify", ...PTX_PASSES.map((p) => p.name)];
 const USAGE = `usage: tirx build <file.ts> [--kernel NAME] [--emit ptx|ir|script [--after PASS]] [--arch SM]
        tirx trace <file.ts> --kernel NAME [--out trace.json] [--args n=64,k=2]
        tirx layout <file.ts> --kernel NAME [--out DIR] [--args n=64,k=2]
+       tirx layout (--tile NOTATION | --builtin NAME | <file.ts> --layout NAME)
+                   [--shape DIMS] [--dtype DT] [--swizzle SW] [--out FILE.svg | DIR/]
        tirx --version
 
   build prints the PTX (default) or the IR of the kernels that <file.ts> exports. The IR is a
@@ -62,6 +66,8 @@ const USAGE = `usage: tirx build <file.ts> [--kernel NAME] [--emit ptx|ir|script
   A kernel that executes none of these instructions gets a line saying so, no DIR, and exit 0.
   Hazard reports of the run are printed as for trace, and layout then exits 1.
 
+${LAYOUT_SPEC_USAGE}
+
   Every error is a diagnostic with a code (TX8xxx for the command line and its files).
   Exit codes: 0 ok; 1 the kernel file does not load (TX8004; TX8005 for a top-level await that
   never settles), exports no kernels (TX8006), or a kernel has errors (a kernel needing a newer
@@ -70,7 +76,8 @@ const USAGE = `usage: tirx build <file.ts> [--kernel NAME] [--emit ptx|ir|script
   without a value or not taken by the command, more than one file), a kernel file that is
   missing, not a regular .ts/.js file or unreadable (TX8002), an --out path that cannot be
   written (TX8003), a --kernel the file does not export and trace or layout of a file with
-  several kernels and no --kernel (TX8007); 70 an internal error of tirx-ts (a bug: please
+  several kernels and no --kernel (TX8007), a layout to draw that is not given right (TX8008:
+  notation that does not parse, an unknown built-in, a --shape it does not group by); 70 an internal error of tirx-ts (a bug: please
   report it).
   Set TIRX_DEBUG=1 for the stack of an error raised while the file loads.`;
 
@@ -96,7 +103,7 @@ const PROCESS_IO: CliIO = {
 };
 
 /** Diagnostics of the caller's command line and paths: exit code 2; every other one exits 1. */
-const USAGE_EXIT: readonly DiagnosticCode[] = ["TX8001", "TX8002", "TX8003", "TX8007"];
+const USAGE_EXIT: readonly DiagnosticCode[] = ["TX8001", "TX8002", "TX8003", "TX8007", "TX8008"];
 
 /** The exit code of an internal error (a bug in tirx-ts): sysexits' EX_SOFTWARE. */
 const INTERNAL_EXIT = 70;
@@ -105,7 +112,7 @@ const INTERNAL_EXIT = 70;
 const OPTIONS = {
   build: ["kernel", "emit", "after", "arch"],
   trace: ["kernel", "out", "args"],
-  layout: ["kernel", "out", "args"],
+  layout: ["kernel", "out", "args", ...LAYOUT_SPEC_OPTIONS],
 } as const;
 
 function isPrimFunc(x: unknown): x is PrimFunc {
@@ -182,6 +189,12 @@ async function run(argv: readonly string[], io: CliIO, color: boolean): Promise<
         arch: { type: "string" },
         out: { type: "string" },
         args: { type: "string" },
+        tile: { type: "string" },
+        builtin: { type: "string" },
+        layout: { type: "string" },
+        shape: { type: "string" },
+        dtype: { type: "string" },
+        swizzle: { type: "string" },
         help: { type: "boolean", short: "h" },
         version: { type: "boolean", short: "v" },
       },
@@ -203,7 +216,17 @@ async function run(argv: readonly string[], io: CliIO, color: boolean): Promise<
   if (cmd !== "build" && cmd !== "trace" && cmd !== "layout") {
     return usage(`unknown command ${JSON.stringify(cmd)}; expected build, trace or layout`);
   }
-  if (!file) return usage(`${cmd}: no kernel file given`);
+  // `tirx layout --tile / --builtin / FILE --layout` draws one TileLayout, not a kernel's accesses.
+  const drawsLayout =
+    cmd === "layout" &&
+    (values.tile !== undefined || values.builtin !== undefined || values.layout !== undefined);
+  if (!file && !drawsLayout) {
+    return usage(
+      cmd === "layout"
+        ? "layout: no kernel file given (or --tile, --builtin, or FILE --layout NAME to draw a TileLayout)"
+        : `${cmd}: no kernel file given`,
+    );
+  }
   if (rest.length > 0) return usage(`${cmd}: one kernel file expected, got ${1 + rest.length}`);
   const given = new Set<string>();
   for (const t of tokens) {
@@ -219,6 +242,21 @@ async function run(argv: readonly string[], io: CliIO, color: boolean): Promise<
       );
     }
     if (t.value === "") usage(`--${t.name} needs a value`);
+  }
+  if (drawsLayout) {
+    return drawLayoutCommand(values, file, io, (p, f) => load(p, f, io));
+  }
+  invariant(
+    file !== undefined,
+    "a command without a file is refused above unless it draws a layout",
+  );
+  if (cmd === "layout") {
+    const spec = LAYOUT_SPEC_OPTIONS.find((o) => given.has(o));
+    if (spec !== undefined) {
+      usage(
+        `--${spec} is for drawing a TileLayout (with --tile, --builtin or --layout), not a kernel's accesses`,
+      );
+    }
   }
   let scalars: Record<string, number> = {};
   if (values.args !== undefined) {
