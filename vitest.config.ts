@@ -1,17 +1,56 @@
 import { configDefaults, defineConfig } from "vitest/config";
+import { BaseSequencer, type TestSpecification } from "vitest/node";
 
 /**
  * Files that change process-wide state another file would see: a stub libcuda loaded into the
- * driver binding (launch-stub), a mocked code generator (runtime-cuda's compile test), and the
- * GPU tests, which must find the real driver or none. They run isolated (a fresh module graph per
- * file); every other file shares its worker's modules, which saves re-importing the compiler for
- * each of them (about a third of the suite's time on a 2-core machine).
+ * driver binding (launch-stub) and a mocked code generator (runtime-cuda's compile test). They
+ * run isolated (a fresh module graph per file), in workers of their own, so the GPU tests (which
+ * must find the real driver or none) never meet the stub. Every other file shares its worker's
+ * modules, which saves re-importing the compiler for each of them (about a third of the suite's
+ * time on a 2-core machine; the GPU files alone, skipped where no driver loads, spent 15 s of a
+ * 2-core machine importing it).
  */
-const ISOLATED = [
-  "test/gpu/**/*.test.ts",
-  "test/launch-stub.test.ts",
-  "packages/runtime-cuda/test/**/*.test.ts",
+const ISOLATED = ["test/launch-stub.test.ts", "packages/runtime-cuda/test/**/*.test.ts"];
+
+/**
+ * The slowest files, slowest first (seconds on a quiet 2-core machine, 2026-12-01). Vitest runs
+ * the files it has timings for longest first, but a fresh clone has none, and it then runs the
+ * largest files first: these short files that spawn npm, tsx or ptxas would start last and
+ * leave one core idle for their whole length at the end of the run.
+ */
+const SLOWEST = [
+  "test/packaging.test.ts", // 24 s: npm pack + npm install
+  "test/readme-commands.test.ts", // 22 s: every README command in a shell
+  "test/replay.test.ts", // 16 s
+  "test/conformance/cp-async-property.test.ts", // 13 s
+  "test/diff/wgmma-cpu.test.ts", // 11 s
+  "test/range-checks.test.ts", // 10 s
+  "packages/core/test/float-rem.test.ts", // 8 s
+  "test/script-roundtrip.test.ts", // 8 s
+  "test/diff/ops-cpu.test.ts", // 8 s
+  "packages/dsl/test/robustness.test.ts", // 8 s
+  "test/conformance/cp-async-checklist.test.ts", // 8 s
+  "test/cli.test.ts", // 7 s
 ];
+
+/** Vitest's order, with the files of SLOWEST moved first (in SLOWEST's order) in each project. */
+class SlowestFirst extends BaseSequencer {
+  override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
+    const sorted = await super.sort(files);
+    const rank = (f: TestSpecification): number => {
+      const i = SLOWEST.findIndex((s) => f.moduleId.endsWith(`/${s}`));
+      return i < 0 ? SLOWEST.length : i;
+    };
+    // Vitest's sort keeps each project's files together: reorder inside each group (stable).
+    const groups = new Map<string, TestSpecification[]>();
+    for (const f of sorted) {
+      const g = groups.get(f.project.name) ?? [];
+      g.push(f);
+      groups.set(f.project.name, g);
+    }
+    return [...groups.values()].flatMap((g) => g.sort((a, b) => rank(a) - rank(b)));
+  }
+}
 
 const shared = {
   // Tests pin their schedules (runSim's simSeed): a TIRX_SIM_SEED in the shell does not leak in.
@@ -28,6 +67,7 @@ export default defineConfig({
     // One test file per core (vitest's default leaves one core idle: on a 2-core machine the
     // suite ran in one worker, 1.7x longer).
     maxWorkers: "100%",
+    sequence: { sequencer: SlowestFirst },
     projects: [
       {
         extends: true,
