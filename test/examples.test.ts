@@ -8,11 +8,15 @@ import { runExampleAsMain } from "./util/example-run.js";
 
 const dir = fileURLToPath(new URL("../examples/", import.meta.url));
 const examples = readdirSync(dir).filter((f) => f.endsWith(".ts"));
+// The tile-layer twins (examples/tile/): the same checks, on kernels written with T.tile.
+const tileExamples = readdirSync(`${dir}tile/`)
+  .filter((f) => f.endsWith(".ts"))
+  .map((f) => `tile/${f}`);
 
 describe("examples on the simulated device", () => {
   test("there are examples", () => expect(examples.length).toBeGreaterThan(0));
-  test.each(examples)("%s", async (file) => {
-    const name = file.replace(/\.ts$/, "");
+  test.each([...examples, ...tileExamples])("%s", async (file) => {
+    const name = file.replace(/\.ts$/, "").replace(/^tile\//, "");
     const { printed, result, exitCode } = await runExampleAsMain(`${dir}${file}`, name);
     expect(result.ok, result.summary).toBe(true);
     expect(exitCode).toBe(0);

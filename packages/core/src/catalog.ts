@@ -145,6 +145,11 @@ export const CATALOG = {
     title:
       "a local tile's TileLayout must group by the tile's shape, keep m inside the tile, and bind thread axes within the launch",
   },
+  TX2022: {
+    rule: "tile/dispatch",
+    title:
+      "a T.tile primitive has no lowering for its operands' layouts, scope and dtypes; the message names the failed requirement and the nearest layout that works",
+  },
   TX3001: {
     rule: "cp-async/opcode",
     title: "opcode must be cp.async.{ca|cg}.shared{::cta}.global with known qualifiers",

@@ -47,6 +47,7 @@ export * from "./invariant.js";
 export * from "./analysis/depth.js";
 export * from "./analysis/deep.js";
 export * from "./transform/index.js";
+export * from "./tile/index.js";
 export * from "./ir/literal.js";
 export * from "./analysis/symbolic.js";
 export * from "./runtime/grid.js";

@@ -23,6 +23,7 @@ import { tensormap_encode_tiled } from "./tma.js";
 import * as clusterOps from "./cluster.js";
 import { SwizzleLayout, SwizzleMode, swizzle_mode } from "./swizzle.js";
 import { ComposeLayout, layout, O, R, S, TileLayout } from "./layout.js";
+import { tile } from "./tile.js";
 
 const dtypes = Object.fromEntries(DTYPES.map((d) => [d, dtypeFn(d)])) as Record<DType, DTypeFn>;
 
@@ -60,6 +61,7 @@ export const builderT = {
   R,
   O,
   layout,
+  tile,
   local_scalar,
   range: control.range,
   serial: control.serial,

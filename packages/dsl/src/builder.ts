@@ -1,4 +1,33 @@
-import { MAX_EXPR_DEPTH, seq, TirxError, type Span, type Stmt } from "@tirx-ts/core";
+import {
+  MAX_EXPR_DEPTH,
+  seq,
+  TirxError,
+  type LaunchConfig,
+  type PrimFunc,
+  type Span,
+  type Stmt,
+} from "@tirx-ts/core";
+
+/** One tile primitive call as traced: where the author wrote it, its surface, and its choice. */
+export interface TileNote {
+  readonly span?: Span;
+  /** `T.tile.cta.sum` */
+  readonly surface: string;
+  /** The record's explanation: the instructions chosen and why. */
+  readonly explain: string;
+}
+
+const tileNotes = new WeakMap<PrimFunc, readonly TileNote[]>();
+
+/** The tile primitive calls traced into `fn`, in program order (empty for none). */
+export function tileNotesOf(fn: PrimFunc): readonly TileNote[] {
+  return tileNotes.get(fn) ?? [];
+}
+
+/** Record the tile calls `notes` as `fn`'s (`T.function` does, once the body is traced). */
+export function setTileNotes(fn: PrimFunc, notes: readonly TileNote[]): void {
+  if (notes.length > 0) tileNotes.set(fn, notes);
+}
 
 /** A block of statements being recorded, with what closes it. */
 interface Frame {
@@ -13,6 +42,10 @@ interface Frame {
 export class Builder {
   private readonly frames: Frame[] = [{ stmts: [], kind: "function" }];
   deviceEntered = false;
+  /** The launch of `T.device_entry`, once called (tile primitives read it). */
+  launch: LaunchConfig | undefined;
+  /** The tile primitive calls traced so far. */
+  readonly tileNotes: TileNote[] = [];
 
   emit(s: Stmt): void {
     this.frames[this.frames.length - 1]!.stmts.push(s);

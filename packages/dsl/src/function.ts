@@ -23,7 +23,7 @@ import {
   type Dim,
   type Var,
 } from "@tirx-ts/core";
-import { Builder, builder, refuseThenable, withBuilder } from "./builder.js";
+import { Builder, builder, refuseThenable, setTileNotes, withBuilder } from "./builder.js";
 import { checkDType, checkFunction, PrimExpr, show } from "./expr.js";
 import { checkIdent, checkOptInt, checkOptions, checkShape, isPlainObject } from "./check.js";
 import { checkLaunchConfig } from "./cuda.js";
@@ -152,7 +152,15 @@ export function function_<P extends Record<string, ParamType>>(
     const entry = top.find((s) => s.kind === "DeviceEntry");
     if (entry) stmts.splice(stmts.indexOf(entry), 1, { ...entry, body: device });
   }
-  return { kind: "PrimFunc", name, params: irParams, body: seq(stmts), ...(span ? { span } : {}) };
+  const fn: PrimFunc = {
+    kind: "PrimFunc",
+    name,
+    params: irParams,
+    body: seq(stmts),
+    ...(span ? { span } : {}),
+  };
+  setTileNotes(fn, b.tileNotes);
+  return fn;
 }
 
 /**
@@ -180,6 +188,7 @@ export function device_entry(opts: { launch: LaunchConfig }): void {
   checkOptions(opts, ["launch"], "T.device_entry", span);
   const launch = checkLaunchConfig(opts.launch, span);
   b.emit({ kind: "DeviceEntry", launch, body: seq([]), ...(span ? { span } : {}) });
+  b.launch = launch;
   b.openDevice();
 }
 

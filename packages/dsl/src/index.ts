@@ -1,4 +1,5 @@
 export { T } from "./T.js";
+export { explainTile, type TileNamespace, type TileArgs } from "./tile.js";
 export { PrimExpr, type ExprLike } from "./expr.js";
 export { TileView, type Index } from "./view.js";
 export { LocalScalar } from "./local-scalar.js";

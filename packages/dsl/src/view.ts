@@ -1,6 +1,8 @@
 import {
   bufferOffset,
   elementOffset,
+  layoutSlot,
+  isTirxError,
   subBuffer,
   viewOf,
   rearrange,
@@ -84,6 +86,19 @@ export function checkSlice(s: Record<string, unknown>, span?: Span): Slice {
  * A tensor or a zero-copy view of one, as kernel code sees it: global parameters, shared
  * allocations, and everything `rearrange`, `sub` and `view` make from them.
  */
+/** True when `v` is its buffer's own row-major view (offset 0, same shape and dtype). */
+function isWholeView(v: View): boolean {
+  const shape = v.buffer.shape;
+  if (v.dtype !== v.buffer.dtype || v.shape.length !== shape.length) return false;
+  if (v.offset.kind !== "IntImm" || Number(v.offset.value) !== 0) return false;
+  let s = 1;
+  for (let i = shape.length - 1; i >= 0; i--) {
+    if (shape[i] !== v.shape[i] || (v.shape[i] !== 1 && v.strides[i] !== s)) return false;
+    s *= v.shape[i]!;
+  }
+  return true;
+}
+
 export class TileView {
   /**
    * `source` is a view, or a whole global tensor with symbolic dims (`T.Tensor(["n"], ...)`),
@@ -248,6 +263,26 @@ export class TileView {
       return toExpr(i as ExprLike, "int32", span);
     });
     if (this.source.kind === "Buffer") return bufferOffset(this.source, items, span);
+    const b = this.source.buffer;
+    if (b.tileLayout && b.scope === "local") {
+      // A laid-out register tile stores the thread's own slots: the index goes through the layout.
+      elementOffset(this.source, items, span);
+      if (!isWholeView(this.source)) {
+        throw new TirxError(
+          "TX2021",
+          `${b.name} has a TileLayout: index the whole tile (its slots follow the layout), not a view of it`,
+          span,
+        );
+      }
+      try {
+        return layoutSlot(b, this.source.shape, items, span);
+      } catch (e) {
+        // A layout that does not group by the shape: the verifier reports it at the allocation
+        // (TX2021); the access keeps its row-major offset until then.
+        if (isTirxError(e)) return elementOffset(this.source, items, span);
+        throw e;
+      }
+    }
     return elementOffset(this.source, items, span);
   }
 

@@ -1,4 +1,4 @@
-export { T, PrimExpr, TileView, printFunc, type ExprLike } from "@tirx-ts/dsl";
+export { T, PrimExpr, TileView, printFunc, explainTile, type ExprLike } from "@tirx-ts/dsl";
 export { script, parseScript, printScript, printScriptModule } from "@tirx-ts/dsl";
 export type {
   Tensor,

@@ -2,6 +2,7 @@ export * from "./map.js";
 export * from "./substitute.js";
 export * from "./pass.js";
 export * from "./lower-tile.js";
+export * from "./tile-storage.js";
 export * from "./unroll.js";
 export * from "./simplify.js";
 export * from "./swizzle.js";

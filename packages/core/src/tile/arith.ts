@@ -1,0 +1,106 @@
+import type { DType } from "../dtype.js";
+import type { Expr } from "../ir/expr.js";
+import type { BinaryOp } from "../ir/expr.js";
+import { binary, constant, elementwise, ifThenElse, maybeApprox } from "./elementwise.js";
+import { asDType, valueOp } from "./primitive.js";
+
+// The elementwise family (TIRx `Tx.tile.fill`, `cast`, `add`, …): one record each, built by
+// `elementwise`. Exact ops round once in dst's dtype as the IR's arithmetic does (IEEE
+// round-to-nearest-even); `{ approx: true }` picks the PTX `.approx` instruction, whose bound is on
+// its op record (core ops/math).
+
+const conv = (ins: readonly Expr[], dtype: DType): Expr[] => ins.map((e) => asDType(e, dtype));
+
+function bin(name: string, op: BinaryOp, doc: string) {
+  return elementwise(name, doc, ["a", "b"], (ins, dtype) => {
+    const [a, b] = conv(ins, dtype);
+    return binary(op, a!, b!);
+  });
+}
+
+/** `dst[i] = value` for every element. */
+export const fill = elementwise("fill", "dst = value (a scalar)", ["value"], (ins, dtype) =>
+  asDType(ins[0]!, dtype),
+);
+/** `dst[i] = 0`. */
+export const zero = elementwise("zero", "dst = 0", [], (_ins, dtype) => constant(0, dtype));
+/** `dst[i] = (dst dtype) src[i]` (round to nearest even for floats; float → int truncates). */
+export const castPrim = elementwise(
+  "cast",
+  "dst = src converted to dst's dtype",
+  ["src"],
+  (ins, dtype) => asDType(ins[0]!, dtype),
+);
+/** `dst = a + b`. */
+export const add = bin("add", "add", "dst = a + b");
+/** `dst = a - b`. */
+export const sub = bin("sub", "sub", "dst = a - b");
+/** `dst = a * b`. */
+export const mul = bin("mul", "mul", "dst = a * b");
+/** `dst = a / b`, correctly rounded (PTX div.rn for floats). */
+export const fdiv = bin("fdiv", "div", "dst = a / b (IEEE division)");
+/** `dst = max(a, b)` (PTX max: a NaN operand yields the other). */
+export const maximum = bin("maximum", "max", "dst = max(a, b)");
+/** `dst = min(a, b)`. */
+export const minimum = bin("minimum", "min", "dst = min(a, b)");
+/** `dst = fma(a, b, c)`, rounded once (PTX fma.rn). */
+export const fma = elementwise(
+  "fma",
+  "dst = a * b + c, rounded once",
+  ["a", "b", "c"],
+  (ins, dtype, _o, ctx) => valueOp("fma", conv(ins, dtype), ctx),
+);
+/** `dst = e^src`; `{ approx: true }`: ex2.approx-based `__expf`. */
+export const exp = elementwise(
+  "exp",
+  "dst = e^src ({ approx } for the PTX .approx form)",
+  ["src"],
+  (ins, dtype, o, ctx) => maybeApprox("exp", asDType(ins[0]!, dtype), o, ctx),
+  ["approx"],
+);
+/** `dst = 2^src`; `{ approx: true }`: ex2.approx.ftz.f32. */
+export const exp2 = elementwise(
+  "exp2",
+  "dst = 2^src ({ approx } for ex2.approx)",
+  ["src"],
+  (ins, dtype, o, ctx) => maybeApprox("exp2", asDType(ins[0]!, dtype), o, ctx),
+  ["approx"],
+);
+/** `dst = log2(src)`; `{ approx: true }`: lg2.approx. */
+export const log2 = elementwise(
+  "log2",
+  "dst = log2(src) ({ approx } for lg2.approx)",
+  ["src"],
+  (ins, dtype, o, ctx) => maybeApprox("log2", asDType(ins[0]!, dtype), o, ctx),
+  ["approx"],
+);
+/** `dst = sqrt(src)`, correctly rounded (sqrt.rn). */
+export const sqrt = elementwise("sqrt", "dst = sqrt(src)", ["src"], (ins, dtype, _o, ctx) =>
+  valueOp("sqrt", [asDType(ins[0]!, dtype)], ctx),
+);
+/** `dst = 1 / src`, correctly rounded. */
+export const reciprocal = elementwise("reciprocal", "dst = 1 / src", ["src"], (ins, dtype) =>
+  binary("div", constant(1, dtype), asDType(ins[0]!, dtype)),
+);
+/** `dst = cond ? a : b` (`cond` a bool tile or scalar; both arms evaluated, PTX selp). */
+export const select = elementwise(
+  "select",
+  "dst = cond ? a : b",
+  ["cond", "a", "b"],
+  (ins, dtype) => {
+    const [a, b] = conv(ins.slice(1), dtype);
+    return ifThenElse(asDType(ins[0]!, "bool"), a!, b!);
+  },
+);
+/** `dst = src / (1 + e^-src)` (SiLU); `{ approx: true }` uses the .approx exp. */
+export const silu = elementwise(
+  "silu",
+  "dst = src / (1 + e^-src) ({ approx } for the .approx exp)",
+  ["src"],
+  (ins, dtype, o, ctx) => {
+    const x = asDType(ins[0]!, dtype);
+    const e = maybeApprox("exp", binary("sub", constant(0, dtype), x), o, ctx);
+    return binary("div", x, binary("add", constant(1, dtype), e));
+  },
+  ["approx"],
+);

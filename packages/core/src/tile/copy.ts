@@ -1,0 +1,210 @@
+import { dtypeBytes } from "../dtype.js";
+import { binary, logical } from "../ir/arith.js";
+import { intImm, type Expr } from "../ir/expr.js";
+import type { View } from "../ir/buffer.js";
+import type { Stmt } from "../ir/stmt.js";
+import { showTileLayout } from "../layout/tile-layout.js";
+import { loadSlot, storeSlot } from "./elementwise.js";
+import { compare } from "../ir/arith.js";
+import { tileDispatchError, type RegisterTile, type TileContext } from "./operand.js";
+import { ALL_SCOPES, asArg, checkScope, type TilePrimitive } from "./primitive.js";
+import { iterValue, loopNest, ownsGuard } from "./threads.js";
+
+const VECTOR_BYTES = 16;
+
+/** Dims of `shape` whose extent is not 1, with their index. */
+function bigDims(shape: readonly number[]): number[] {
+  return shape.flatMap((n, d) => (n === 1 ? [] : [d]));
+}
+
+/**
+ * The memory stride of each shard iter of `t` when its logical element (row-major over
+ * `t.shape`) is element `coord` of `view` (the two shapes equal once extent-1 dims are dropped).
+ */
+function memoryStrides(t: RegisterTile, view: View, ctx: TileContext): number[] {
+  const a = bigDims(t.shape);
+  const b = bigDims(view.shape);
+  const same = a.length === b.length && a.every((d, i) => t.shape[d] === view.shape[b[i]!]);
+  if (!same) {
+    throw tileDispatchError(
+      ctx,
+      `the register tile ${t.buffer.name} [${t.shape.join(", ")}] and the view of ${view.buffer.name} [${view.shape.join(", ")}] must have one shape (extent-1 dims aside)`,
+      `a view of shape [${t.shape.join(", ")}] (sub / rearrange the tensor)`,
+    );
+  }
+  const toView = new Map(a.map((d, i) => [d, b[i]!]));
+  return t.layout.shard.map((x, i) => {
+    const d = t.dims[i]!;
+    const vd = toView.get(d);
+    if (vd === undefined) return 0;
+    let inner = 1;
+    for (let k = i + 1; k < t.layout.shard.length; k++)
+      if (t.dims[k] === d) inner *= t.layout.shard[k]!.extent;
+    return view.strides[vd]! * inner;
+  });
+}
+
+/**
+ * `T.tile.copy(dst, src)` between a register tile and a shared or global view (TIRx
+ * `Tx.tile.copy`), either way, same dtype. Each thread moves its own elements: the thread iters
+ * of the layout give its base address, the `m` iters a loop. When the innermost `m` iter is
+ * contiguous in both the registers (stride 1) and memory (stride 1), it becomes vectorized
+ * accesses of up to 16 bytes (`T.vectorized`; codegen emits `ld/st.v*` where it proves the
+ * alignment, PTX ISA "Vectors"); otherwise the layout gives each thread scalar elements and the
+ * loop is scalar. Stores to memory are made by one replica only (replicas never race) and only by
+ * threads that hold elements. Register to register copies need equal layouts.
+ * @throws TirxError TX2022 for two memory operands, different dtypes or shapes, or layouts
+ *   spread beyond the scope.
+ */
+export const copy: TilePrimitive<
+  readonly [
+    { readonly name: "dst"; readonly kind: "tile" },
+    { readonly name: "src"; readonly kind: "tile" },
+  ]
+> = {
+  name: "copy",
+  doc: "dst = src between a register tile and a shared/global view (vectorized when contiguous)",
+  scopes: ALL_SCOPES,
+  operands: [
+    { name: "dst", kind: "tile" },
+    { name: "src", kind: "tile" },
+  ],
+  lower: (args, ctx) => {
+    const dst = asArg(args[0]);
+    const src = asArg(args[1]);
+    if (dst?.kind === "register" && src?.kind === "register") {
+      if (showTileLayout(dst.layout) !== showTileLayout(src.layout) || dst.dtype !== src.dtype) {
+        throw tileDispatchError(
+          ctx,
+          `a register-to-register copy needs one dtype and one layout; ${src.buffer.name} has ${src.dtype} ${showTileLayout(src.layout)}, ${dst.buffer.name} ${dst.dtype} ${showTileLayout(dst.layout)}`,
+          `T.tile.cast for a dtype change; T.tile.permute_layout for a layout change`,
+        );
+      }
+      checkScope(dst, ctx);
+      const n = dst.layout.shard.filter((x) => x.axis === "m").reduce((p, x) => p * x.extent, 1);
+      return {
+        stmts: slotLoopCopy(dst, src, ctx),
+        explain: `register moves, ${n} slots per thread: ${dst.buffer.name} ${showTileLayout(dst.layout)}`,
+      };
+    }
+    const toMemory = dst?.kind === "memory";
+    const reg = toMemory ? src : dst;
+    const mem = toMemory ? dst : src;
+    if (reg?.kind !== "register" || mem?.kind !== "memory") {
+      throw tileDispatchError(
+        ctx,
+        "copy moves between a register tile and a shared or global view (or two register tiles)",
+        "T.cuda.tile.apply for shared ← global async copies",
+      );
+    }
+    checkScope(reg, ctx);
+    const view = mem.view;
+    if (view.dtype !== reg.dtype) {
+      throw tileDispatchError(
+        ctx,
+        `copy moves bits: ${reg.buffer.name} is ${reg.dtype}, ${view.buffer.name} ${view.dtype}`,
+        `T.tile.cast into a ${view.dtype} tile first`,
+      );
+    }
+    const strides = memoryStrides(reg, view, ctx);
+    const shard = reg.layout.shard;
+    let thread: Expr = view.offset;
+    shard.forEach((x, i) => {
+      if (x.axis === "m" || strides[i] === 0 || x.extent === 1) return;
+      const v = iterValue(reg.layout, x, ctx);
+      thread = binary("add", thread, binary("mul", v, intImm(strides[i]!)));
+    });
+    // The m iters, outermost first; the innermost may split into a vector.
+    const ms = shard.flatMap((x, i) =>
+      x.axis === "m" && x.extent > 1 ? [{ x, g: strides[i]! }] : [],
+    );
+    const last = ms[ms.length - 1];
+    let vec = 1;
+    if (last && last.x.stride === 1 && last.g === 1) {
+      const bytes = dtypeBytes(reg.dtype);
+      while (vec * 2 * bytes <= VECTOR_BYTES && last.x.extent % (vec * 2) === 0) vec *= 2;
+    }
+    type Loop = { extent: number; m: number; g: number };
+    const loops: Loop[] = ms.map(({ x, g }) => ({ extent: x.extent, m: x.stride, g }));
+    if (vec > 1) {
+      const l = loops.pop()!;
+      if (l.extent / vec > 1) loops.push({ extent: l.extent / vec, m: l.m * vec, g: l.g * vec });
+      loops.push({ extent: vec, m: 1, g: 1 });
+    }
+    const mBase = reg.layout.offset.m ?? 0;
+    let body = loopNest(
+      ctx,
+      loops.map((l) => l.extent),
+      (vars) => {
+        let slot: Expr = intImm(mBase);
+        let off: Expr = thread;
+        vars.forEach((v, i) => {
+          const l = loops[i]!;
+          slot = binary("add", slot, l.m === 1 ? v : binary("mul", v, intImm(l.m)));
+          off = binary("add", off, l.g === 1 ? v : binary("mul", v, intImm(l.g)));
+        });
+        const s: Stmt = toMemory
+          ? {
+              kind: "Store",
+              buffer: view.buffer,
+              dtype: view.dtype,
+              offset: off,
+              value: loadSlot(reg, slot),
+              ...(ctx.span ? { span: ctx.span } : {}),
+            }
+          : storeSlot(
+              reg,
+              slot,
+              { kind: "BufferLoad", buffer: view.buffer, offset: off, dtype: view.dtype },
+              ctx,
+            );
+        return [s];
+      },
+      vec > 1 ? "vectorized" : "unroll",
+    );
+    let guard = ownsGuard(reg.layout, ctx);
+    if (toMemory) {
+      for (const r of reg.layout.replica) {
+        if (r.axis === "m" || r.extent === 1) continue;
+        const first = compare("eq", iterValue(reg.layout, r, ctx), intImm(0));
+        guard = guard ? logical("and", guard, first) : first;
+      }
+    }
+    if (guard)
+      body = [
+        {
+          kind: "If",
+          cond: guard,
+          then: seqOf(body, ctx),
+          ...(ctx.span ? { span: ctx.span } : {}),
+        },
+      ];
+    const count = loops.reduce((p, l) => p * l.extent, 1) / vec;
+    const space = view.buffer.scope.startsWith("shared") ? "shared" : view.buffer.scope;
+    const verb = toMemory ? "st" : "ld";
+    const how =
+      vec > 1
+        ? `${verb}.${space} vectors of ${vec * dtypeBytes(reg.dtype)} B (${vec} × ${reg.dtype}) ×${count} per thread: the innermost m iter is contiguous in registers and memory`
+        : `scalar ${verb}.${space} ×${count} per thread: no m iter is contiguous in both registers and memory`;
+    return { stmts: body, explain: `${how}; ${reg.buffer.name} ${showTileLayout(reg.layout)}` };
+  },
+};
+
+function seqOf(stmts: readonly Stmt[], ctx: TileContext): Stmt {
+  return stmts.length === 1
+    ? stmts[0]!
+    : { kind: "Seq", stmts, ...(ctx.span ? { span: ctx.span } : {}) };
+}
+
+function slotLoopCopy(dst: RegisterTile, src: RegisterTile, ctx: TileContext): Stmt[] {
+  const ms = dst.layout.shard.filter((x) => x.axis === "m");
+  return loopNest(
+    ctx,
+    ms.map((x) => x.extent),
+    (vars) => {
+      let slot: Expr = intImm(dst.layout.offset.m ?? 0);
+      vars.forEach((v, i) => (slot = binary("add", slot, binary("mul", v, intImm(ms[i]!.stride)))));
+      return [storeSlot(dst, slot, loadSlot(src, slot), ctx)];
+    },
+  );
+}

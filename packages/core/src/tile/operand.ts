@@ -1,0 +1,165 @@
+import { TirxError } from "../diagnostics.js";
+import type { DType } from "../dtype.js";
+import type { Buffer, Expr } from "../ir/expr.js";
+import type { View } from "../ir/buffer.js";
+import type { LaunchConfig, Stmt } from "../ir/stmt.js";
+import type { LayoutAxis, LayoutIter, TileLayout } from "../ir/tile-layout.js";
+import { defaultLayout, groupLayout, showTileLayout } from "../layout/tile-layout.js";
+import { numel } from "../ir/buffer.js";
+import type { Span } from "../span.js";
+
+/**
+ * The set of threads that run a tile primitive together (TIRx's scope namespaces): `thread`
+ * (`T.tile.*`: each thread alone), `warp` (`T.tile.warp.*`), `wg` (`T.tile.wg.*`: a warpgroup of
+ * 4 warps), `cta` (`T.tile.cta.*`: every thread of the CTA; may hold CTA barriers).
+ */
+export type TileScope = "thread" | "warp" | "wg" | "cta";
+
+/** Every {@link TileScope}, narrowest first. */
+export const TILE_SCOPES: readonly TileScope[] = ["thread", "warp", "wg", "cta"];
+
+/**
+ * A register tile operand: a local buffer, its static logical shape, and its TileLayout (a
+ * buffer without one is the row-major layout of every thread holding the whole array).
+ * `layout` is grouped by `shape` and normalized (see {@link registerTile}).
+ */
+export interface RegisterTile {
+  readonly kind: "register";
+  readonly buffer: Buffer;
+  readonly shape: readonly number[];
+  readonly dtype: DType;
+  /** The layout, grouped by `shape`; `dims[i]` is the logical dim of shard iter i. */
+  readonly layout: TileLayout;
+  readonly dims: readonly number[];
+  /** True when the buffer records a TileLayout (else the default row-major one). */
+  readonly laidOut: boolean;
+}
+
+/** A shared or global operand: a static view (elements of `view.dtype`). */
+export interface MemoryTile {
+  readonly kind: "memory";
+  readonly view: View;
+}
+
+/** A scalar (broadcast) operand: one expression for every element. */
+export interface ScalarOperand {
+  readonly kind: "scalar";
+  readonly expr: Expr;
+}
+
+/** One resolved operand of a tile primitive. */
+export type TileArg = RegisterTile | MemoryTile | ScalarOperand;
+
+/**
+ * What a primitive's lowering may read besides its operands: the launch (thread counts), the
+ * linear thread index in the CTA as an int32 expression, the scope, the target sm, the author's
+ * span, whether the call sits inside a loop, and a fresh-buffer factory.
+ */
+export interface TileContext {
+  readonly name: string;
+  readonly scope: TileScope;
+  readonly launch: LaunchConfig;
+  /** `threadIdx` linearized, x fastest (int32). */
+  readonly tid: Expr;
+  /** The compile target's sm when known (dispatch rules that need a newer instruction read it). */
+  readonly sm?: number;
+  /** True when the call is nested in a loop or branch (a reused scratch needs a trailing barrier). */
+  readonly nested: boolean;
+  readonly span?: Span;
+  /** A fresh buffer (e.g. shared scratch) named after `hint`; the lowering emits its Alloc. */
+  readonly fresh: (
+    hint: string,
+    shape: readonly number[],
+    dtype: DType,
+    scope: "shared" | "local",
+  ) => Buffer;
+  /** A fresh int32 or float variable named after `hint`. */
+  readonly freshVar: (hint: string, dtype: DType) => import("../ir/expr.js").Var;
+}
+
+/** What a primitive's dispatch returns: the statements to emit and why it chose them. */
+export interface TileLowering {
+  readonly stmts: readonly Stmt[];
+  /** One line: the instructions chosen and the fact of the layouts that chose them. */
+  readonly explain: string;
+}
+
+/**
+ * The TX2022 (tile/dispatch) error: `requirement` is the rule that failed, `nearest` the layout
+ * (or call) that would be served.
+ */
+export function tileDispatchError(
+  ctx: Pick<TileContext, "name" | "scope" | "span">,
+  requirement: string,
+  nearest?: string,
+): TirxError {
+  const at = ctx.scope === "thread" ? `T.tile.${ctx.name}` : `T.tile.${ctx.scope}.${ctx.name}`;
+  return new TirxError(
+    "TX2022",
+    `${at}: ${requirement}${nearest ? `; nearest that works: ${nearest}` : ""}`,
+    ctx.span,
+  );
+}
+
+/**
+ * A local buffer as a register tile: its TileLayout (or the default row-major one) grouped by
+ * its static shape.
+ * @throws TirxError TX2022 for a buffer that is not local or has a symbolic shape; TX1026 when the
+ *   layout does not group by the shape (the verifier's TX2021 says the same later).
+ */
+export function registerTile(
+  buffer: Buffer,
+  ctx: Pick<TileContext, "name" | "scope" | "span">,
+): RegisterTile {
+  if (buffer.scope !== "local" || !buffer.shape.every((d) => typeof d === "number")) {
+    throw tileDispatchError(
+      ctx,
+      `${buffer.name} must be a register tile (T.alloc_local with a static shape), not a ${buffer.scope} buffer`,
+      `T.alloc_local([${buffer.shape.map((d) => (typeof d === "number" ? d : d.name)).join(", ")}], "${buffer.dtype}", { layout })`,
+    );
+  }
+  const shape = buffer.shape as readonly number[];
+  const base = buffer.tileLayout ?? defaultLayout(shape.length > 0 ? shape : [1]);
+  const g = groupLayout(base, shape.length > 0 ? shape : [1], ctx.span);
+  const dims: number[] = [];
+  for (let d = 0; d + 1 < g.seps.length; d++) {
+    for (let i = g.seps[d]!; i < g.seps[d + 1]!; i++) dims.push(d);
+  }
+  while (dims.length < g.layout.shard.length) dims.push(Math.max(0, shape.length - 1));
+  return {
+    kind: "register",
+    buffer,
+    shape,
+    dtype: buffer.dtype,
+    layout: g.layout,
+    dims,
+    laidOut: buffer.tileLayout !== undefined,
+  };
+}
+
+/** The tile's layout in TIRx notation, for messages. */
+export function showTile(t: RegisterTile): string {
+  return `${t.buffer.name} ${showTileLayout(t.layout)}`;
+}
+
+/** Number of logical elements of a register tile. */
+export function tileElements(t: RegisterTile): number {
+  return numel(t.shape);
+}
+
+/** The shard iters of a layout on memory (`m`), with their index in the shard. */
+export function memoryIters(l: TileLayout): { iter: LayoutIter; index: number }[] {
+  return l.shard.flatMap((iter, index) => (iter.axis === "m" ? [{ iter, index }] : []));
+}
+
+/** True when the layout binds no thread axis in its shard (every thread holds every element). */
+export function isThreadLocal(l: TileLayout): boolean {
+  return l.shard.every((x) => x.axis === "m" && x.extent >= 1);
+}
+
+/** The thread axes a layout names in its shard and replica. */
+export function threadAxes(l: TileLayout): LayoutAxis[] {
+  const out = new Set<LayoutAxis>();
+  for (const x of [...l.shard, ...l.replica]) if (x.axis !== "m" && x.extent > 1) out.add(x.axis);
+  return [...out];
+}

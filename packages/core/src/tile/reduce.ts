@@ -1,0 +1,363 @@
+import { binary, compare } from "../ir/arith.js";
+import { intImm, type Expr, type Var } from "../ir/expr.js";
+import type { Stmt } from "../ir/stmt.js";
+import type { LayoutIter } from "../ir/tile-layout.js";
+import { showTileLayout } from "../layout/tile-layout.js";
+import { checkOpCall } from "../ops/check.js";
+import { opOf } from "../ops/registry.js";
+import { constant, loadSlot, storeSlot } from "./elementwise.js";
+import { tileDispatchError, type RegisterTile, type TileContext } from "./operand.js";
+import { needRegister, valueOp, type TilePrimitive } from "./primitive.js";
+import { axisCoord, iterValue, laneWarpParts, loopNest } from "./threads.js";
+
+/** The reduction operators (TIRx `Tx.tile.sum` / `max` / `min`). */
+export type TileReduceOp = "sum" | "max" | "min";
+
+const COMBINE = { sum: "add", max: "max", min: "min" } as const;
+
+function combine(op: TileReduceOp, a: Expr, b: Expr): Expr {
+  return binary(COMBINE[op], a, b);
+}
+
+/** A `For` from `min` to `min + extent` (unrolled) whose body `f` builds from the variable. */
+function forRange(ctx: TileContext, min: number, extent: number, f: (v: Var) => Stmt[]): Stmt[] {
+  if (extent <= 0) return [];
+  const v = ctx.freshVar("r", "int32");
+  const body = f(v);
+  return [
+    {
+      kind: "For",
+      var: v,
+      min: intImm(min),
+      extent: intImm(extent),
+      annotation: "unroll",
+      body: body.length === 1 ? body[0]! : { kind: "Seq", stmts: body },
+      ...(ctx.span ? { span: ctx.span } : {}),
+    },
+  ];
+}
+
+/** `Σ digit_j(k) · stride_j`: the offset of linear index `k` over `iters` (row-major). */
+function decode(k: Expr, iters: readonly { extent: number; stride: number }[]): Expr {
+  let e: Expr = intImm(0);
+  let inner = 1;
+  for (let j = iters.length - 1; j >= 0; j--) {
+    const x = iters[j]!;
+    let d: Expr = inner === 1 ? k : binary("floordiv", k, intImm(inner));
+    if (j > 0) d = binary("floormod", d, intImm(x.extent));
+    e = binary("add", e, x.stride === 1 ? d : binary("mul", d, intImm(x.stride)));
+    inner *= x.extent;
+  }
+  return e;
+}
+
+const key = (x: LayoutIter): string => `${x.extent}:${x.stride}@${x.axis}`;
+
+/**
+ * A reduction along logical axis `axis` of a register tile (TIRx `Tx.tile.sum` / `max` /
+ * `min`), following the source layout:
+ * 1. within each thread over the `m` iters of the axis (a sum alternates two accumulators, each
+ *    starting at 0, for instruction-level parallelism; max/min run in slot order);
+ * 2. across the lanes of the axis with `shfl.sync.bfly` butterflies, one per lane bit, highest
+ *    first (PTX ISA, shfl.sync; the order of `T.cuda.warp_sum`);
+ * 3. across the warps of the axis through a shared scratch of one partial per warp: lane 0
+ *    writes, one `bar.sync 0`, and every thread combines the partials in warp order (a second
+ *    barrier follows when the call is nested in a loop, so the scratch is free again).
+ * `dst` has `src`'s shape with the axis dropped or 1, and the layout that replicates over the
+ * reduced thread axes: src's thread iters of the axis become replicas `R[...]`; its `m` iters of
+ * the axis drop.
+ * @throws TirxError TX2022 for an axis out of range; a `dst` whose layout does not replicate
+ *   over the reduced axes (naming the one that does); a reduction wider than the scope (lanes
+ *   need warp, warps need cta); a cross-warp reduction whose result stays spread over lanes.
+ */
+/** The operands of a reduction: dst and src register tiles, and the logical axis. */
+export type ReduceOperands = readonly [
+  { readonly name: "dst"; readonly kind: "register" },
+  { readonly name: "src"; readonly kind: "register" },
+  { readonly name: "axis"; readonly kind: "axis" },
+];
+
+function reduction(op: TileReduceOp): TilePrimitive<ReduceOperands> {
+  return {
+    name: op,
+    doc: `dst = the ${op} of src along one axis (within threads, lane butterflies, warps through shared memory)`,
+    scopes: ["thread", "warp", "wg", "cta"],
+    operands: [
+      { name: "dst", kind: "register" },
+      { name: "src", kind: "register" },
+      { name: "axis", kind: "axis" },
+    ] as const,
+    lower: (args, ctx) => {
+      const dst = needRegister(args[0], "dst", ctx);
+      const src = needRegister(args[1], "src", ctx);
+      const axis = typeof args[2] === "number" ? args[2] : src.shape.length - 1;
+      if (!Number.isInteger(axis) || axis < 0 || axis >= src.shape.length) {
+        throw tileDispatchError(ctx, `axis ${axis} is not a dim of src [${src.shape.join(", ")}]`);
+      }
+      const shard = src.layout.shard;
+      const red = shard.filter((x, i) => src.dims[i] === axis && x.extent > 1);
+      const kept = shard.filter((x, i) => src.dims[i] !== axis && x.extent > 1);
+      const redM = red.filter((x) => x.axis === "m");
+      const keptM = kept.filter((x) => x.axis === "m");
+      const lanes: { extent: number; stride: number }[] = [];
+      const warps: { extent: number; stride: number }[] = [];
+      for (const x of red.filter((y) => y.axis !== "m")) {
+        const p = laneWarpParts(x, ctx);
+        if (p.lane) lanes.push(p.lane);
+        if (p.warp) warps.push(p.warp);
+      }
+      // The layout dst must have: kept iters, reduced thread iters as replicas.
+      const expected = {
+        kind: "TileLayout" as const,
+        shard:
+          keptM.length + kept.length > 0 ? kept : [{ extent: 1, stride: 1, axis: "m" as const }],
+        replica: [...src.layout.replica, ...red.filter((x) => x.axis !== "m")],
+        offset: {},
+      };
+      const nearest = `[${src.shape.map((n, d) => (d === axis ? 1 : n)).join(", ")}] with ${showTileLayout(compactM(expected))}`;
+      const dKept = dst.layout.shard.filter((x) => x.extent > 1);
+      const same =
+        dst.shape.reduce((a, b) => a * b, 1) * src.shape[axis]! ===
+          src.shape.reduce((a, b) => a * b, 1) &&
+        dKept.length === kept.length &&
+        dKept.every((x, i) => {
+          const y = kept[i]!;
+          return x.axis === "m" ? y.axis === "m" && x.extent === y.extent : key(x) === key(y);
+        }) &&
+        sameSet(
+          dst.layout.replica.filter((x) => x.extent > 1).map(key),
+          expected.replica.filter((x) => x.extent > 1).map(key),
+        );
+      if (!same) {
+        throw tileDispatchError(
+          ctx,
+          `dst ${dst.buffer.name} [${dst.shape.join(", ")}] ${showTileLayout(dst.layout)} must hold src's elements reduced along axis ${axis}, replicated over the threads that reduced them`,
+          nearest,
+        );
+      }
+      if (lanes.length > 0 && ctx.scope === "thread") {
+        throw tileDispatchError(
+          ctx,
+          `axis ${axis} of ${src.buffer.name} ${showTileLayout(src.layout)} spreads over lanes, so the reduction shuffles across a warp`,
+          `T.tile.warp.${op}`,
+        );
+      }
+      if (warps.length > 0 && ctx.scope !== "cta") {
+        throw tileDispatchError(
+          ctx,
+          `axis ${axis} of ${src.buffer.name} ${showTileLayout(src.layout)} spreads over warps, so the reduction needs shared scratch and a CTA barrier`,
+          `T.tile.cta.${op}`,
+        );
+      }
+      const keptLanes = kept.some((x) => x.axis !== "m" && laneWarpParts(x, ctx).lane);
+      if (warps.length > 0 && keptLanes) {
+        throw tileDispatchError(
+          ctx,
+          `a reduction across warps needs each warp's result in every lane, but ${showTileLayout(src.layout)} keeps other elements on lanes`,
+          "a layout whose lanes all lie on the reduced axis",
+        );
+      }
+      const stmts: Stmt[] = [];
+      const n = redM.reduce((p, x) => p * x.extent, 1);
+      const pairs = op === "sum" && n >= 2 && n % 2 === 0;
+      const acc = pairs ? ctx.fresh(`${op}_acc`, [2], src.dtype, "local") : undefined;
+      if (acc) stmts.push({ kind: "Alloc", buffer: acc });
+      const accT: RegisterTile | undefined = acc && { ...src, buffer: acc };
+      const warpCount = Math.ceil(ctx.launch.block.reduce((a, b) => a * b, 1) / 32);
+      const nKept = keptM.reduce((p, x) => p * x.extent, 1);
+      const scratch =
+        warps.length > 0
+          ? ctx.fresh(`${op}_scratch`, [nKept * warpCount], dst.dtype, "shared")
+          : undefined;
+      if (scratch) stmts.push({ kind: "Alloc", buffer: scratch });
+      const dM = dst.layout.shard.filter((x) => x.axis === "m" && x.extent > 1);
+      // For each kept slot: (src base slot, dst slot, kept linear index).
+      const perKept = (body: (srcBase: Expr, dSlot: Expr, k: Expr) => Stmt[]): Stmt[] =>
+        loopNest(
+          ctx,
+          keptM.map((x) => x.extent),
+          (vars) => {
+            let sb: Expr = intImm(src.layout.offset.m ?? 0);
+            let ds: Expr = intImm(dst.layout.offset.m ?? 0);
+            let k: Expr = intImm(0);
+            vars.forEach((v, i) => {
+              sb = binary("add", sb, binary("mul", v, intImm(keptM[i]!.stride)));
+              ds = binary("add", ds, binary("mul", v, intImm(dM[i]!.stride)));
+              k = binary("add", binary("mul", k, intImm(keptM[i]!.extent)), v);
+            });
+            return body(sb, ds, k);
+          },
+        );
+      const redIters = redM.map((x) => ({ extent: x.extent, stride: x.stride }));
+      const srcAt = (base: Expr, r: Expr): Expr =>
+        loadSlot(src, binary("add", base, decode(r, redIters)));
+      // 1. Within the thread.
+      stmts.push(
+        ...perKept((sb, ds) => {
+          if (accT) {
+            const two = (v: Expr): Expr => binary("floormod", v, intImm(2));
+            return [
+              storeSlot(accT, intImm(0), constant(0, src.dtype), ctx),
+              storeSlot(accT, intImm(1), constant(0, src.dtype), ctx),
+              ...forRange(ctx, 0, n, (r) => [
+                storeSlot(accT, two(r), combine(op, loadSlot(accT, two(r)), srcAt(sb, r)), ctx),
+              ]),
+              storeSlot(
+                dst,
+                ds,
+                combine(op, loadSlot(accT, intImm(0)), loadSlot(accT, intImm(1))),
+                ctx,
+              ),
+            ];
+          }
+          return [
+            storeSlot(dst, ds, srcAt(sb, intImm(0)), ctx),
+            ...forRange(ctx, 1, n - 1, (r) => [
+              storeSlot(dst, ds, combine(op, loadSlot(dst, ds), srcAt(sb, r)), ctx),
+            ]),
+          ];
+        }),
+      );
+      // 2. Across lanes: one butterfly per lane bit of the axis, highest first.
+      const masks: number[] = [];
+      for (const l of lanes) {
+        if ((l.extent & (l.extent - 1)) !== 0 || (l.stride & (l.stride - 1)) !== 0) {
+          throw tileDispatchError(
+            ctx,
+            `a lane iter ${l.extent}:${l.stride}@laneid is not a power of two, so no butterfly pattern covers it`,
+            "lane iters with power-of-two extents and strides",
+          );
+        }
+        for (let b = l.stride; b < l.stride * l.extent; b *= 2) masks.push(b);
+      }
+      masks.sort((a, b) => b - a);
+      if (masks.length > 0) {
+        stmts.push(
+          ...perKept((_sb, ds) =>
+            masks.flatMap((mask) => {
+              const p = ctx.freshVar("shfl", dst.dtype);
+              const val = valueOp(
+                "shfl.sync.bfly",
+                [intImm(0xffffffff, "uint32"), loadSlot(dst, ds), intImm(mask), intImm(32)],
+                ctx,
+              );
+              return [
+                {
+                  kind: "Let",
+                  var: p,
+                  value: val,
+                  ...(ctx.span ? { span: ctx.span } : {}),
+                } as Stmt,
+                storeSlot(dst, ds, combine(op, loadSlot(dst, ds), p), ctx),
+              ];
+            }),
+          ),
+        );
+      }
+      // 3. Across warps.
+      if (scratch) {
+        const warpid = axisCoord("warpid", ctx);
+        const lane0 = compare("eq", axisCoord("laneid", ctx), intImm(0));
+        const at = (k: Expr, w: Expr): Expr =>
+          binary("add", binary("mul", k, intImm(warpCount)), w);
+        const write = perKept((_sb, ds, k) => [
+          {
+            kind: "Store",
+            buffer: scratch,
+            dtype: scratch.dtype,
+            offset: at(k, warpid),
+            value: loadSlot(dst, ds),
+          },
+        ]);
+        stmts.push({
+          kind: "If",
+          cond: lane0,
+          then: write.length === 1 ? write[0]! : { kind: "Seq", stmts: write },
+        });
+        stmts.push(barrier(ctx));
+        // The first warp of this thread's reduced group: 0 when the axis spans every warp.
+        const sorted = [...warps].sort((a, b) => a.stride - b.stride);
+        let reach = 1;
+        for (const w of sorted) reach = w.stride === reach ? reach * w.extent : -1;
+        let wbase: Expr = reach === warpCount ? intImm(0) : warpid;
+        if (reach !== warpCount)
+          for (const w of warps) {
+            const digit = binary(
+              "floormod",
+              w.stride === 1 ? warpid : binary("floordiv", warpid, intImm(w.stride)),
+              intImm(w.extent),
+            );
+            wbase = binary(
+              "sub",
+              wbase,
+              w.stride === 1 ? digit : binary("mul", digit, intImm(w.stride)),
+            );
+          }
+        const nw = warps.reduce((p, w) => p * w.extent, 1);
+        const part = (k: Expr, r: Expr): Expr => ({
+          kind: "BufferLoad",
+          buffer: scratch,
+          dtype: scratch.dtype,
+          offset: at(k, binary("add", wbase, decode(r, warps))),
+        });
+        stmts.push(
+          ...perKept((_sb, ds, k) => [
+            storeSlot(dst, ds, part(k, intImm(0)), ctx),
+            ...forRange(ctx, 1, nw - 1, (r) => [
+              storeSlot(dst, ds, combine(op, loadSlot(dst, ds), part(k, r)), ctx),
+            ]),
+          ]),
+        );
+        if (ctx.nested) stmts.push(barrier(ctx));
+      }
+      const steps: string[] = [];
+      if (n > 1) steps.push(`${n} slots in-thread${pairs ? " (2 accumulators)" : ""}`);
+      if (masks.length > 0) steps.push(`warp shfl.sync.bfly ×${masks.length}`);
+      if (scratch)
+        steps.push(`shared scratch (${nw(warps)} warps) + bar.sync${ctx.nested ? " ×2" : ""}`);
+      return {
+        stmts,
+        explain: `${steps.join(" + ") || "copy (nothing to reduce)"}: reduces axis ${axis} of ${showTileLayout(src.layout)}`,
+      };
+    },
+  };
+}
+
+function nw(warps: readonly { extent: number }[]): number {
+  return warps.reduce((p, w) => p * w.extent, 1);
+}
+
+function barrier(ctx: TileContext): Stmt {
+  const args = [intImm(0)];
+  checkOpCall(opOf("bar.sync", "stmt", ctx.span), args, ctx.span);
+  return { kind: "Call", op: "bar.sync", args, ...(ctx.span ? { span: ctx.span } : {}) };
+}
+
+function sameSet(a: readonly string[], b: readonly string[]): boolean {
+  return a.length === b.length && [...a].sort().join() === [...b].sort().join();
+}
+
+/** `l` with its m iters renumbered compactly (row-major over the m iters). */
+function compactM(
+  l: import("../ir/tile-layout.js").TileLayout,
+): import("../ir/tile-layout.js").TileLayout {
+  let s = 1;
+  const shard = [...l.shard];
+  for (let i = shard.length - 1; i >= 0; i--) {
+    const x = shard[i]!;
+    if (x.axis !== "m") continue;
+    shard[i] = { ...x, stride: s };
+    s *= x.extent;
+  }
+  return { ...l, shard };
+}
+
+/** `T.tile.sum(dst, src, axis)`. */
+export const sum = reduction("sum");
+/** `T.tile.max(dst, src, axis)`. */
+export const max = reduction("max");
+/** `T.tile.min(dst, src, axis)`. */
+export const min = reduction("min");
+
+// iterValue is the thread-digit rule the reduction's layouts share with copies.
+export { iterValue };

@@ -1,0 +1,201 @@
+import { binary, compare, logical } from "../ir/arith.js";
+import { intImm, type Expr } from "../ir/expr.js";
+import type { ForAnnotation, Stmt } from "../ir/stmt.js";
+import type { LayoutAxis, LayoutIter, TileLayout } from "../ir/tile-layout.js";
+import { layoutAxisExtent } from "../verify/launch-check.js";
+import { tileDispatchError, type TileContext } from "./operand.js";
+
+/**
+ * The coordinate of the calling thread on a layout axis, from the linear thread index `tid`:
+ * laneid = tid % 32, warpid = tid / 32, tid_in_wg = tid % 128, wgid = tid / 128 (PTX ISA,
+ * "Thread hierarchy": a warp is 32 consecutive linear thread indices, a warpgroup 4 warps).
+ * @throws TirxError TX2022 for `cta_in_cluster` and `pid` (tile primitives run inside one CTA).
+ */
+export function axisCoord(axis: LayoutAxis, ctx: TileContext): Expr {
+  const t = ctx.tid;
+  switch (axis) {
+    case "laneid":
+      return binary("floormod", t, intImm(32));
+    case "warpid":
+      return binary("floordiv", t, intImm(32));
+    case "tid_in_wg":
+      return binary("floormod", t, intImm(128));
+    case "wgid":
+      return binary("floordiv", t, intImm(128));
+    case "tid":
+      return t;
+    case "m":
+    case "cta_in_cluster":
+    case "pid":
+      throw tileDispatchError(
+        ctx,
+        `a register tile bound to ${axis} has no lowering inside one CTA`,
+        "a layout over laneid, warpid, tid_in_wg, wgid or tid",
+      );
+  }
+}
+
+/** Every iter (shard and replica) of `l` on `axis`, by increasing stride. */
+function itersOn(l: TileLayout, axis: LayoutAxis): LayoutIter[] {
+  return [...l.shard, ...l.replica]
+    .filter((x) => x.axis === axis && x.extent > 1)
+    .sort((a, b) => a.stride - b.stride);
+}
+
+/**
+ * The value of thread iter `x` (on a thread axis) for the calling thread:
+ * `((coord - offset) / stride) % extent`. The iters of one axis must nest (each stride a
+ * multiple of the previous stride × extent), so the value is a mixed-radix digit of the coordinate.
+ * @throws TirxError TX2022 when the iters of the axis overlap or do not nest.
+ */
+export function iterValue(l: TileLayout, x: LayoutIter, ctx: TileContext): Expr {
+  if (x.extent === 1) return intImm(0);
+  const all = itersOn(l, x.axis);
+  let reach = 1;
+  for (const y of all) {
+    if (y.stride <= 0 || y.stride % reach !== 0) {
+      throw tileDispatchError(
+        ctx,
+        `the iters of ${x.axis} must nest (positive strides, each a multiple of the one below times its extent) to find a thread's elements`,
+        `strides ${all.map((z) => z.stride).join(", ")} → 1, ${all[0]?.extent ?? 1}, …`,
+      );
+    }
+    reach = y.stride * y.extent;
+  }
+  const off = l.offset[x.axis] ?? 0;
+  let c = axisCoord(x.axis, ctx);
+  if (off !== 0) c = binary("sub", c, intImm(off));
+  let v = x.stride === 1 ? c : binary("floordiv", c, intImm(x.stride));
+  const extent = layoutAxisExtent(x.axis, ctx.launch) ?? 1;
+  // The outermost iter covering the whole axis needs no modulo.
+  if (!(off === 0 && x === all[all.length - 1] && x.stride * x.extent >= extent)) {
+    v = binary("floormod", v, intImm(x.extent));
+  }
+  return v;
+}
+
+/**
+ * A predicate true on the threads that hold elements of `l`: on each thread axis whose iters
+ * leave coordinates out (an offset, gaps between strides, fewer values than the launch has),
+ * the coordinate must equal its own digits. `undefined` when every thread holds elements.
+ */
+export function ownsGuard(l: TileLayout, ctx: TileContext): Expr | undefined {
+  let guard: Expr | undefined;
+  const axes = new Set<LayoutAxis>();
+  for (const x of [...l.shard, ...l.replica]) if (x.axis !== "m" && x.extent > 1) axes.add(x.axis);
+  for (const a of Object.keys(l.offset) as LayoutAxis[]) if (a !== "m") axes.add(a);
+  for (const a of axes) {
+    const all = itersOn(l, a);
+    const extent = layoutAxisExtent(a, ctx.launch) ?? 1;
+    let reach = 1;
+    let dense = (l.offset[a] ?? 0) === 0;
+    for (const y of all) {
+      if (y.stride !== reach) dense = false;
+      reach = y.stride * y.extent;
+    }
+    if (dense && reach >= extent) continue;
+    let rebuilt: Expr = intImm(l.offset[a] ?? 0);
+    for (const y of all) {
+      rebuilt = binary("add", rebuilt, binary("mul", iterValue(l, y, ctx), intImm(y.stride)));
+    }
+    const eq = compare("eq", axisCoord(a, ctx), rebuilt);
+    guard = guard ? logical("and", guard, eq) : eq;
+  }
+  return guard;
+}
+
+/**
+ * A thread iter split into its lane part and its warp part (for reductions): laneid iters are
+ * lanes, warpid iters warps; tid, tid_in_wg and wgid iters are split at the warp boundary (32
+ * threads). Strides in the result count lanes and warps.
+ * @throws TirxError TX2022 for an iter that straddles the warp boundary unevenly.
+ */
+export function laneWarpParts(
+  x: LayoutIter,
+  ctx: TileContext,
+): { lane?: { extent: number; stride: number }; warp?: { extent: number; stride: number } } {
+  if (x.extent === 1) return {};
+  switch (x.axis) {
+    case "laneid":
+      return { lane: { extent: x.extent, stride: x.stride } };
+    case "warpid":
+      return { warp: { extent: x.extent, stride: x.stride } };
+    case "wgid":
+      return { warp: { extent: x.extent, stride: 4 * x.stride } };
+    case "tid":
+    case "tid_in_wg": {
+      const s = x.stride;
+      if (s * x.extent <= 32) return { lane: { extent: x.extent, stride: s } };
+      if (s % 32 === 0) return { warp: { extent: x.extent, stride: s / 32 } };
+      if (32 % s === 0 && x.extent % (32 / s) === 0) {
+        return {
+          lane: { extent: 32 / s, stride: s },
+          warp: { extent: (x.extent * s) / 32, stride: 1 },
+        };
+      }
+      throw tileDispatchError(
+        ctx,
+        `the iter ${x.extent}:${x.stride}@${x.axis} straddles the warp boundary unevenly, so no shuffle pattern reduces it`,
+        `an iter whose stride divides 32 and whose extent is a multiple of 32 / stride`,
+      );
+    }
+    default:
+      axisCoord(x.axis, ctx);
+      return {};
+  }
+}
+
+/**
+ * Nested loops over `extents` (outermost first) with fresh int32 variables; `body` gets the
+ * loop variables and returns the innermost statements. Loops of extent 1 are left out (their
+ * variable is the constant 0). `last` annotates the innermost loop (default `unroll`).
+ */
+export function loopNest(
+  ctx: TileContext,
+  extents: readonly number[],
+  body: (vars: readonly Expr[]) => Stmt[],
+  last: ForAnnotation = "unroll",
+): Stmt[] {
+  const vars: Expr[] = [];
+  const loops: { v: import("../ir/expr.js").Var; extent: number; annotation: ForAnnotation }[] = [];
+  extents.forEach((e, i) => {
+    if (e === 1) {
+      vars.push(intImm(0));
+      return;
+    }
+    const v = ctx.freshVar(`i${i}`, "int32");
+    vars.push(v);
+    loops.push({ v, extent: e, annotation: i === extents.length - 1 ? last : "unroll" });
+  });
+  let stmts: Stmt[] = body(vars);
+  for (let k = loops.length - 1; k >= 0; k--) {
+    const l = loops[k]!;
+    const inner: Stmt =
+      stmts.length === 1
+        ? stmts[0]!
+        : { kind: "Seq", stmts, ...(ctx.span ? { span: ctx.span } : {}) };
+    stmts = [
+      {
+        kind: "For",
+        var: l.v,
+        min: intImm(0),
+        extent: intImm(l.extent),
+        annotation: l.annotation,
+        body: inner,
+        ...(ctx.span ? { span: ctx.span } : {}),
+      },
+    ];
+  }
+  return stmts;
+}
+
+/** `Σ values[i] · coeffs[i] + base` as int32 (terms with a zero coefficient left out). */
+export function affine(values: readonly Expr[], coeffs: readonly number[], base = 0): Expr {
+  let e: Expr = intImm(base);
+  values.forEach((v, i) => {
+    const c = coeffs[i] ?? 0;
+    if (c === 0) return;
+    e = binary("add", e, c === 1 ? v : binary("mul", v, intImm(c)));
+  });
+  return e;
+}

@@ -1,0 +1,207 @@
+import {
+  invariant,
+  mkBuffer,
+  mkVar,
+  registerTile,
+  TILE_PRIMITIVES,
+  TirxError,
+  type Expr,
+  type PrimFunc,
+  type Span,
+  type TileContext,
+  type TileInput,
+  type TileOperandKind,
+  type TileOperandSpec,
+  type TilePrimitive,
+  type TilePrimitiveName,
+  type TileScope,
+} from "@tirx-ts/core";
+import { builder, tileNotesOf } from "./builder.js";
+import { checkOptions } from "./check.js";
+import { PrimExpr, toExpr, type ExprLike } from "./expr.js";
+import { callerSpan } from "./span.js";
+import { TileView } from "./view.js";
+
+/** The JS value the surface takes for an operand kind. */
+type ArgOf<K extends TileOperandKind> = K extends "register" | "tile"
+  ? TileView
+  : K extends "value"
+    ? TileView | ExprLike
+    : K extends "axis"
+      ? number
+      : Readonly<Record<string, unknown>>;
+
+type MapArgs<Ops extends readonly unknown[]> = {
+  -readonly [I in keyof Ops]: Ops[I] extends { readonly kind: infer K extends TileOperandKind }
+    ? ArgOf<K>
+    : never;
+};
+
+/** The surface arguments of a primitive with operand specs `Ops` (trailing options optional). */
+export type TileArgs<Ops extends readonly TileOperandSpec[]> = Ops extends readonly [
+  ...infer H,
+  { readonly kind: "options" },
+]
+  ? [...MapArgs<H>, options?: ArgOf<"options">]
+  : MapArgs<Ops>;
+
+type Table = typeof TILE_PRIMITIVES;
+
+/** One scope's namespace: every primitive of the registry as a typed function. */
+export type TileNamespace = {
+  readonly [N in TilePrimitiveName]: (...args: TileArgs<Table[N]["operands"]>) => void;
+};
+
+/**
+ * Resolve one surface argument of kind `kind`: a TileView of a local buffer is a register tile,
+ * of a shared/global buffer a memory view; an expression or number a scalar.
+ */
+function resolve(
+  kind: TileOperandKind,
+  a: unknown,
+  spec: TileOperandSpec,
+  ctx: Pick<TileContext, "name" | "scope" | "span">,
+  likeDType: string | undefined,
+): TileInput {
+  const span = ctx.span;
+  if (kind === "axis") {
+    if (typeof a !== "number" || !Number.isSafeInteger(a)) {
+      throw new TirxError(
+        "TX2022",
+        `T.tile.${ctx.name}: ${spec.name} must be a static integer`,
+        span,
+      );
+    }
+    return a;
+  }
+  if (kind === "options") {
+    return a === undefined ? undefined : checkOptions(a, ["approx"], `T.tile.${ctx.name}`, span);
+  }
+  if (a instanceof TileView) {
+    if (a.buffer.scope === "local") return registerTile(a.buffer, ctx);
+    return { kind: "memory", view: a.view };
+  }
+  if (kind !== "value") {
+    throw new TirxError(
+      "TX2022",
+      `T.tile.${ctx.name}: ${spec.name} must be a tile (T.alloc_local, T.alloc_shared or a tensor view)`,
+      span,
+    );
+  }
+  const e: Expr = toExpr(
+    a as ExprLike,
+    a instanceof PrimExpr ? undefined : ((likeDType ?? "float32") as never),
+    span,
+  );
+  return { kind: "scalar", expr: e };
+}
+
+/** `threadIdx` linearized, x fastest, for a launch of `block` threads. */
+function linearTid(block: readonly [number, number, number]): Expr {
+  const s = (name: "tid.x" | "tid.y" | "tid.z" | "ntid.x" | "ntid.y"): Expr => ({
+    kind: "Special",
+    name,
+    dtype: "int32",
+  });
+  if (block[1] === 1 && block[2] === 1) return s("tid.x");
+  const bin = (op: "add" | "mul", a: Expr, b: Expr): Expr => ({
+    kind: "Binary",
+    op,
+    a,
+    b,
+    dtype: "int32",
+  });
+  return bin(
+    "add",
+    s("tid.x"),
+    bin("mul", bin("add", s("tid.y"), bin("mul", s("tid.z"), s("ntid.y"))), s("ntid.x")),
+  );
+}
+
+let fresh = 0;
+
+/**
+ * Call primitive `rec` at `scope` with the author's arguments: resolve the operands, dispatch
+ * (the record's `lower`), record the chosen lowering's statements and its explanation.
+ * @throws TirxError TX1001 outside a kernel body, TX2002 before T.device_entry, TX2022 when the
+ *   record serves no lowering (its message names the requirement), and the operand errors.
+ */
+function callTile(
+  rec: TilePrimitive,
+  scope: TileScope,
+  args: readonly unknown[],
+  span?: Span,
+): void {
+  const surface = scope === "thread" ? `T.tile.${rec.name}` : `T.tile.${scope}.${rec.name}`;
+  const b = builder(surface, span);
+  if (!b.launch) {
+    throw new TirxError(
+      "TX2002",
+      `${surface} is only defined inside T.device_entry; call T.device_entry first`,
+      span,
+    );
+  }
+  const base = { name: rec.name, scope, ...(span ? { span } : {}) };
+  const firstTile = args.find((a): a is TileView => a instanceof TileView);
+  const inputs = rec.operands.map((spec, i) => {
+    if (spec.kind !== "options" && args[i] === undefined) {
+      throw new TirxError("TX2022", `${surface} is missing its operand ${spec.name}`, span);
+    }
+    return resolve(spec.kind, args[i], spec, base, firstTile?.dtype);
+  });
+  if (args.length > rec.operands.length) {
+    throw new TirxError(
+      "TX2022",
+      `${surface} takes ${rec.operands.length} operands (${rec.operands.map((o) => o.name).join(", ")}), got ${args.length}`,
+      span,
+    );
+  }
+  const ctx: TileContext = {
+    ...base,
+    launch: b.launch,
+    tid: linearTid(b.launch.block),
+    nested: b.depth > 2,
+    fresh: (hint, shape, dtype, sc) =>
+      mkBuffer(`${hint}_${++fresh}`, shape, dtype, sc, span ? { span } : {}),
+    freshVar: (hint, dtype) => mkVar(`${hint}_${++fresh}`, dtype, span),
+  };
+  const low = rec.lower(inputs, ctx);
+  for (const s of low.stmts) b.emit(s);
+  b.tileNotes.push({ ...(span ? { span } : {}), surface, explain: low.explain });
+}
+
+function namespace(scope: TileScope): TileNamespace {
+  const out: Record<string, (...args: unknown[]) => void> = {};
+  for (const [name, rec] of Object.entries(TILE_PRIMITIVES) as [string, TilePrimitive][]) {
+    if (!rec.scopes.includes(scope)) continue;
+    out[name] = (...args: unknown[]) => callTile(rec, scope, args, callerSpan());
+  }
+  return out as TileNamespace;
+}
+
+/**
+ * TIRx's tile primitives (`Tx.tile.*`), generated from core's `TILE_PRIMITIVES`: `T.tile.<name>`
+ * runs per thread, `T.tile.warp.<name>`, `T.tile.wg.<name>` and `T.tile.cta.<name>` with the
+ * threads of a warp, warpgroup or CTA (every one of them must make the call). Each call dispatches
+ * on its operands' layouts and records ordinary IR; `explainTile(fn)` says what it chose.
+ * @example T.tile.cta.sum(rowSum, x, 1) // lane butterflies + one partial per warp in shared memory
+ */
+export const tile: TileNamespace & {
+  readonly warp: TileNamespace;
+  readonly wg: TileNamespace;
+  readonly cta: TileNamespace;
+} = { ...namespace("thread"), warp: namespace("warp"), wg: namespace("wg"), cta: namespace("cta") };
+
+/**
+ * What each tile primitive call of `fn` chose, one line per call in program order:
+ * `softmax.ts:42 T.tile.cta.sum → warp shfl.sync.bfly ×5 + shared scratch (8 warps) + bar.sync:
+ * reduces axis 1 of S[...]`. Empty for a kernel without tile calls.
+ */
+export function explainTile(fn: PrimFunc): string[] {
+  return tileNotesOf(fn).map((n) => {
+    const at = n.span ? `${n.span.file.split(/[\\/]/).pop() ?? ""}:${n.span.line} ` : "";
+    return `${at}${n.surface} → ${n.explain}`;
+  });
+}
+
+invariant(Object.keys(TILE_PRIMITIVES).length > 0, "tile: the registry is empty");
