@@ -77,8 +77,8 @@ ${LAYOUT_SPEC_USAGE}
   missing, not a regular .ts/.js file or unreadable (TX8002), an --out path that cannot be
   written (TX8003), a --kernel the file does not export and trace or layout of a file with
   several kernels and no --kernel (TX8007), a layout to draw that is not given right (TX8008:
-  notation that does not parse, an unknown built-in, a --shape it does not group by); 70 an internal error of tirx-ts (a bug: please
-  report it).
+  notation that does not parse, an unknown built-in, a --shape it does not group by); 70 an
+  internal error of tirx-ts (a bug: please report it).
   Set TIRX_DEBUG=1 for the stack of an error raised while the file loads.`;
 
 /** The package version, from tirx-ts's package.json. */

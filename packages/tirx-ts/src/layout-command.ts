@@ -42,7 +42,7 @@ export const LAYOUT_SPEC_USAGE = `  layout --tile / --builtin / FILE --layout dr
   element's offset m and bank, then the bank view: the 128-byte lines of its (swizzled) byte
   addresses over the 32 banks.
   --tile TEXT     TIRx notation, e.g. "S[(8, 4, 2) : (4@laneid, 1@laneid, 1)]" or "S[64, 64]"
-  --builtin NAME  ${BUILTIN_FORMS.join(", ")}
+  --builtin NAME  ${BUILTIN_FORMS.join(",\n                  ")}
                   (TIRx-style long names too: mma_sync_operand_layout:C:m16n8k16)
   --layout NAME   the TileLayout or ComposeLayout that <file.ts> exports as NAME
   --shape DIMS    the logical shape, e.g. 16,8 (default: the built-in's; else the shard's
