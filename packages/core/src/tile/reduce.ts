@@ -135,18 +135,18 @@ function reduction(op: TileReduceOp): TilePrimitive<ReduceOperands> {
           nearest,
         );
       }
-      if (lanes.length > 0 && ctx.scope === "thread") {
-        throw tileDispatchError(
-          ctx,
-          `axis ${axis} of ${src.buffer.name} ${showTileLayout(src.layout)} spreads over lanes, so the reduction shuffles across a warp`,
-          `T.tile.warp.${op}`,
-        );
-      }
       if (warps.length > 0 && ctx.scope !== "cta") {
         throw tileDispatchError(
           ctx,
           `axis ${axis} of ${src.buffer.name} ${showTileLayout(src.layout)} spreads over warps, so the reduction needs shared scratch and a CTA barrier`,
           `T.tile.cta.${op}`,
+        );
+      }
+      if (lanes.length > 0 && ctx.scope === "thread") {
+        throw tileDispatchError(
+          ctx,
+          `axis ${axis} of ${src.buffer.name} ${showTileLayout(src.layout)} spreads over lanes, so the reduction shuffles across a warp`,
+          `T.tile.warp.${op}`,
         );
       }
       const keptLanes = kept.some((x) => x.axis !== "m" && laneWarpParts(x, ctx).lane);
