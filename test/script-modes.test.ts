@@ -10,7 +10,13 @@ import { emitPtx } from "@tirx-ts/codegen-ptx";
 import { runExampleAsMain } from "./util/example-run.js";
 
 const dir = fileURLToPath(new URL("../examples/", import.meta.url));
-const scripts = readdirSync(`${dir}script/`).filter((f) => f.endsWith(".ts"));
+// The tile-layer examples pair examples/script/tile/ with examples/tile/.
+const scripts = [
+  ...readdirSync(`${dir}script/`).filter((f) => f.endsWith(".ts")),
+  ...readdirSync(`${dir}script/tile/`)
+    .filter((f) => f.endsWith(".ts"))
+    .map((f) => `tile/${f}`),
+];
 
 const isPrimFunc = (x: unknown): x is PrimFunc =>
   typeof x === "object" && x !== null && (x as { kind?: unknown }).kind === "PrimFunc";
@@ -31,9 +37,12 @@ const kernels = async (file: string): Promise<[string, PrimFunc][]> =>
 describe("script mode and builder mode agree", () => {
   test("every builder example has a script twin", () => {
     expect(scripts.sort()).toEqual(
-      readdirSync(dir)
-        .filter((f) => f.endsWith(".ts"))
-        .sort(),
+      [
+        ...readdirSync(dir).filter((f) => f.endsWith(".ts")),
+        ...readdirSync(`${dir}tile/`)
+          .filter((f) => f.endsWith(".ts"))
+          .map((f) => `tile/${f}`),
+      ].sort(),
     );
   });
   test.each(scripts)("%s", async (f) => {
@@ -54,7 +63,7 @@ describe("script mode and builder mode agree", () => {
       const ptx = (k: PrimFunc): string => stripComments(emitPtx(verify(k), { arch }).text);
       expect(ptx(fn)).toBe(ptx(twin!));
     }
-    const label = `${f.replace(/\.ts$/, "")} (script mode)`;
+    const label = `${f.replace(/\.ts$/, "").replace(/^tile\//, "")} (script mode)`;
     const { printed, result, exitCode } = await runExampleAsMain(`${dir}script/${f}`, label);
     expect(result.ok, result.summary).toBe(true);
     expect(exitCode).toBe(0);

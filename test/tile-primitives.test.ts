@@ -456,3 +456,18 @@ describe("dispatch explains itself (TX2022)", () => {
     expect(e.message).toMatch(/copy moves bits.*nearest that works: T\.tile\.cast/);
   });
 });
+
+describe("examples/tile/softmax.ts", () => {
+  it("uses the instructions of examples/softmax.ts: ld/st.global.v4, shfl.sync.bfly, ex2.approx; no .local", async () => {
+    const { softmax } = await import("../examples/tile/softmax.js");
+    const text = compileToPtx(softmax, { arch: "sm_90" }).text;
+    assembleLater(text, "sm_90", "tile_softmax");
+    expect(text.match(/shfl\.sync\.bfly\.b32/g)?.length).toBe(10);
+    expect(text).toContain("ex2.approx.ftz.f32");
+    expect(text).toContain("ld.global.v4.b32");
+    expect(text).toContain("st.global.v4.b32");
+    expect(text).not.toMatch(/\.local/);
+    // 1 / sum is computed once, not per element.
+    expect(text.match(/div\.rn\.f32/g)?.length).toBe(1);
+  });
+});

@@ -118,8 +118,6 @@ function linearTid(block: readonly [number, number, number]): Expr {
   );
 }
 
-let fresh = 0;
-
 /**
  * Call primitive `rec` at `scope` with the author's arguments: resolve the operands, dispatch
  * (the record's `lower`), record the chosen lowering's statements and its explanation.
@@ -156,14 +154,18 @@ function callTile(
       span,
     );
   }
+  // Names are numbered per call site (the call's index in the kernel), so two traces of one
+  // kernel (builder and script mode) name their scratch buffers and variables alike.
+  const call = b.tileNotes.length;
+  let fresh = 0;
   const ctx: TileContext = {
     ...base,
     launch: b.launch,
     tid: linearTid(b.launch.block),
     nested: b.depth > 2,
     fresh: (hint, shape, dtype, sc) =>
-      mkBuffer(`${hint}_${++fresh}`, shape, dtype, sc, span ? { span } : {}),
-    freshVar: (hint, dtype) => mkVar(`${hint}_${++fresh}`, dtype, span),
+      mkBuffer(`${hint}_${call}_${++fresh}`, shape, dtype, sc, span ? { span } : {}),
+    freshVar: (hint, dtype) => mkVar(`${hint}_${call}_${++fresh}`, dtype, span),
   };
   const low = rec.lower(inputs, ctx);
   for (const s of low.stmts) b.emit(s);

@@ -138,10 +138,23 @@ export function elementwise<
       });
       const opts = (opts0.length > 0 ? args[inputs.length + 1] : undefined) as
         Readonly<Record<string, unknown>> | undefined;
-      const stmts = slotLoop(dst, ctx, (slot) => {
-        const vals = ins.map((a) => (a.kind === "scalar" ? a.expr : loadSlot(a, slot)));
+      // A computed scalar is evaluated once, before the loop (bound to a variable).
+      const lets: Stmt[] = [];
+      const scalars = ins.map((a) => {
+        if (a.kind !== "scalar") return undefined;
+        const k = a.expr.kind;
+        if (k === "IntImm" || k === "FloatImm" || k === "Var") return a.expr;
+        const v = ctx.freshVar("s", a.expr.dtype);
+        lets.push({ kind: "Let", var: v, value: a.expr, ...(ctx.span ? { span: ctx.span } : {}) });
+        return v;
+      });
+      const loop = slotLoop(dst, ctx, (slot) => {
+        const vals = ins.map(
+          (a, i) => scalars[i] ?? (a.kind === "scalar" ? a.expr : loadSlot(a, slot)),
+        );
         return [storeSlot(dst, slot, f(vals, dst.dtype, opts ?? {}, ctx), ctx)];
       });
+      const stmts = [...lets, ...loop];
       const slots = memoryIters(dst.layout).reduce((p, x) => p * x.iter.extent, 1);
       return {
         stmts,
