@@ -137,9 +137,9 @@ describe("pipeline", () => {
       after: "unroll",
       onStage: (n) => void seen.push(n),
     });
-    expect(seen).toEqual(["lower-tile", "unroll"]);
+    expect(seen).toEqual(["lower-tile", "tile-storage", "unroll"]);
     expect(() => runPipeline(verify(copy_async), DEFAULT_PASSES, { after: "nope" })).toThrow(
-      /lower-tile, unroll, simplify, swizzle, upcast-half/,
+      /lower-tile, tile-storage, unroll, simplify, swizzle, upcast-half/,
     );
   });
   test("lower-tile moves each plan into a TileOp and empties plans", () => {

@@ -471,3 +471,19 @@ describe("examples/tile/softmax.ts", () => {
     expect(text.match(/div\.rn\.f32/g)?.length).toBe(1);
   });
 });
+
+describe("tirx build --explain", () => {
+  it("prints one comment line per T.tile call before the PTX", async () => {
+    const { main } = await import("../packages/tirx-ts/src/cli.js");
+    let out = "";
+    const code = await main(["build", "examples/tile/softmax.ts", "--explain"], {
+      out: (s: string) => void (out += s),
+      err: () => undefined,
+    });
+    expect(code).toBe(0);
+    expect(out.split("\n")[5]).toMatch(
+      /^\/\/ softmax\.ts:\d+ T\.tile\.cta\.sum → 8 slots in-thread \(2 accumulators\) \+ warp shfl\.sync\.bfly ×5 \+ shared scratch \(8 warps\) \+ bar\.sync: reduces axis 0 of S\[\(1, 256, 8\) : \(8, 1@tid, 1\)\]$/,
+    );
+    expect(out).toContain(".entry softmax");
+  });
+});

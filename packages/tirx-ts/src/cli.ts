@@ -19,7 +19,7 @@ import {
   type PrimFunc,
 } from "@tirx-ts/core";
 import { emitPtx, PTX_PASSES } from "@tirx-ts/codegen-ptx";
-import { printScriptModule } from "@tirx-ts/dsl";
+import { explainTile, printScriptModule } from "@tirx-ts/dsl";
 import { LoadError, loadKernelFile } from "./load.js";
 import { traceRun } from "./trace.js";
 import { layoutRun } from "./layout.js";
@@ -29,7 +29,7 @@ import { checkKernelFile, checkOutDir, checkOutFile, makeOutDir, writeOut } from
 /** Stage names `--after` accepts: the verifier, then every pass `emitPtx` runs. */
 const STAGES = ["verify", ...PTX_PASSES.map((p) => p.name)];
 
-const USAGE = `usage: tirx build <file.ts> [--kernel NAME] [--emit ptx|ir|script [--after PASS]] [--arch SM]
+const USAGE = `usage: tirx build <file.ts> [--kernel NAME] [--emit ptx|ir|script [--after PASS]] [--arch SM] [--explain]
        tirx trace <file.ts> --kernel NAME [--out trace.json] [--args n=64,k=2]
        tirx layout <file.ts> --kernel NAME [--out DIR] [--args n=64,k=2]
        tirx layout (--tile NOTATION | --builtin NAME | <file.ts> --layout NAME)
@@ -43,6 +43,8 @@ const USAGE = `usage: tirx build <file.ts> [--kernel NAME] [--emit ptx|ir|script
   --emit ptx|ir|script  what to print (default ptx)
   --after PASS    with --emit ir: the IR after that stage, one of
                   ${STAGES.join(", ")} (default: as written)
+  --explain       before each kernel's PTX, one comment line per T.tile call: the instructions
+                  its layouts chose and why (file:line T.tile.cta.sum → shfl.sync.bfly ×5 + ...)
   --arch SM       PTX target: sm_80, sm_86, sm_87, sm_89, sm_90, sm_90a. Default: the lowest
                   the kernel needs (sm_80; sm_90 for cp.async.bulk, TMA, mbarrier transaction
                   counts, async-proxy fences, stmatrix and clusters; sm_90a for wgmma,
@@ -110,7 +112,7 @@ const INTERNAL_EXIT = 70;
 
 /** The options of each command (`help` and `version` are taken everywhere). */
 const OPTIONS = {
-  build: ["kernel", "emit", "after", "arch"],
+  build: ["kernel", "emit", "after", "arch", "explain"],
   trace: ["kernel", "out", "args"],
   layout: ["kernel", "out", "args", ...LAYOUT_SPEC_OPTIONS],
 } as const;
@@ -195,6 +197,7 @@ async function run(argv: readonly string[], io: CliIO, color: boolean): Promise<
         shape: { type: "string" },
         dtype: { type: "string" },
         swizzle: { type: "string" },
+        explain: { type: "boolean" },
         help: { type: "boolean", short: "h" },
         version: { type: "boolean", short: "v" },
       },
@@ -424,7 +427,8 @@ async function run(argv: readonly string[], io: CliIO, color: boolean): Promise<
     } else if (emit !== "ptx") irs.push(fn);
     else {
       const text = emitPtx(vf, arch !== undefined ? { arch } : {}).text;
-      if (failed.size === 0) io.out(text);
+      const why = values.explain ? explainTile(fn).map((l) => `// ${l}\n`) : [];
+      if (failed.size === 0) io.out(why.join("") + text);
     }
   }
 }
