@@ -120,7 +120,7 @@ function proxyFenceOp(space: unknown): string | undefined {
   if (typeof space !== "string") return undefined;
   return allOps("fence").find((op) => {
     const sem = op.sim;
-    return sem.kind === "machine" && sem.effect.unit === "fence" && sem.effect.spaces === space;
+    return sem.kind === "machine" && "spaces" in sem.effect && sem.effect.spaces === space;
   })?.name;
 }
 

@@ -14,6 +14,8 @@ export type AtomicUnitAction = {
   readonly unit: "atomic";
   readonly action: AtomicAction;
   readonly returns: boolean;
+  /** A packed pair of halves per 32-bit element (`.noftz.f16x2` / `.bf16x2` add), else absent. */
+  readonly packed?: "f16x2" | "bf16x2";
 };
 
 declare module "./op.js" {
@@ -99,7 +101,15 @@ function atomicOp(v: Variant, returns: boolean): OpDef {
       const head = `${returns ? "atom" : "red"}.${c.space(0)}.${ptxOp}.${types[dt]!}`;
       c.ins(`${head} ${[...(returns ? [d] : []), ops[0]!, ...vals].join(", ")}`);
     },
-    sim: { kind: "machine", effect: { unit: "atomic", action: v.action, returns } },
+    sim: {
+      kind: "machine",
+      effect: {
+        unit: "atomic",
+        action: v.action,
+        returns,
+        ...(v.kind === "f16x2" || v.kind === "bf16x2" ? { packed: v.kind } : {}),
+      },
+    },
     effects: true,
   };
 }
@@ -116,8 +126,3 @@ export const ATOMIC_OPS: readonly OpDef[] = [
     atomicOp(v, false),
   ),
 ];
-
-/** The element kind an atomic of `op` (an ATOMIC_OPS name) computes on: packed halves or scalar. */
-export function atomicPacking(name: string): "f16x2" | "bf16x2" | undefined {
-  return name.endsWith(".f16x2") ? "f16x2" : name.endsWith(".bf16x2") ? "bf16x2" : undefined;
-}

@@ -6,10 +6,30 @@ import type { OpDef } from "./op.js";
  * mapa, the cluster special registers, mbarrier.arrive.release.cluster on a shared::cluster
  * address: `remote_arrive`).
  */
-export type ClusterAction = {
-  readonly unit: "cluster";
-  readonly action: "register" | "arrive" | "wait" | "mapa" | "remote_arrive";
-};
+export type ClusterAction =
+  | {
+      readonly unit: "cluster";
+      readonly action: "register";
+      /** Which special register (its PTX name without `%` and axis). */
+      readonly register: ClusterRegisterKind;
+      /** Its axis (0: x, 1: y, 2: z); 0 for the scalar `ctarank` and `nctarank`. */
+      readonly axis: 0 | 1 | 2;
+    }
+  | {
+      readonly unit: "cluster";
+      readonly action: "arrive";
+      /** `.relaxed`: the arrival releases nothing (PTX ISA, barrier.cluster). */
+      readonly relaxed: boolean;
+    }
+  | { readonly unit: "cluster"; readonly action: "wait" | "mapa" | "remote_arrive" };
+
+/**
+ * The cluster special registers (PTX ISA, "Special Registers"): the CTA's rank in its cluster,
+ * the cluster's CTA count, the CTA's position in its cluster, the cluster's dims, the cluster's
+ * position in the grid and the grid's dims in clusters.
+ */
+export type ClusterRegisterKind =
+  "ctarank" | "nctarank" | "ctaid" | "nctaid" | "clusterid" | "nclusterid";
 
 declare module "./op.js" {
   interface MachineUnits {
@@ -20,23 +40,38 @@ declare module "./op.js" {
 /**
  * The cluster special registers a kernel can read (PTX ISA, "Special Registers":
  * %cluster_ctarank, %cluster_nctarank, %cluster_ctaid, %cluster_nctaid, %clusterid,
- * %nclusterid; sm_90, PTX 7.8), as `[IR name, T surface, register]`.
+ * %nclusterid; sm_90, PTX 7.8), as `[IR name, T surface, register, kind, axis]`.
  */
-const REGISTERS: readonly (readonly [string, string, string])[] = [
-  ["cluster.ctarank", "T.cuda.cluster_ctarank", "%cluster_ctarank"],
-  ["cluster.nctarank", "T.cuda.cluster_nctarank", "%cluster_nctarank"],
-  ...(["x", "y", "z"] as const).flatMap((a) => [
-    [`cluster.ctaid.${a}`, `T.cuda.cluster_cta_idx("${a}")`, `%cluster_ctaid.${a}`] as const,
-    [`cluster.nctaid.${a}`, `T.cuda.cluster_dim("${a}")`, `%cluster_nctaid.${a}`] as const,
-    [`clusterid.${a}`, `T.cuda.cluster_idx("${a}")`, `%clusterid.${a}`] as const,
-    [`nclusterid.${a}`, `T.cuda.cluster_grid_dim("${a}")`, `%nclusterid.${a}`] as const,
-  ]),
+const REGISTERS: readonly (readonly [string, string, string, ClusterRegisterKind, 0 | 1 | 2])[] = [
+  ["cluster.ctarank", "T.cuda.cluster_ctarank", "%cluster_ctarank", "ctarank", 0],
+  ["cluster.nctarank", "T.cuda.cluster_nctarank", "%cluster_nctarank", "nctarank", 0],
+  ...(["x", "y", "z"] as const).flatMap((a, k) => {
+    const axis = k as 0 | 1 | 2;
+    return [
+      [
+        `cluster.ctaid.${a}`,
+        `T.cuda.cluster_cta_idx("${a}")`,
+        `%cluster_ctaid.${a}`,
+        "ctaid",
+        axis,
+      ],
+      [`cluster.nctaid.${a}`, `T.cuda.cluster_dim("${a}")`, `%cluster_nctaid.${a}`, "nctaid", axis],
+      [`clusterid.${a}`, `T.cuda.cluster_idx("${a}")`, `%clusterid.${a}`, "clusterid", axis],
+      [
+        `nclusterid.${a}`,
+        `T.cuda.cluster_grid_dim("${a}")`,
+        `%nclusterid.${a}`,
+        "nclusterid",
+        axis,
+      ],
+    ] as const;
+  }),
 ];
 
-/** What each cluster register is, for the simulator. */
+/** The IR names of the cluster registers. */
 export type ClusterRegister = (typeof REGISTERS)[number][0];
 
-const special = ([name, surface, reg]: readonly [string, string, string]): OpDef => ({
+const special = ([name, surface, reg, register, axis]: (typeof REGISTERS)[number]): OpDef => ({
   ...stmtOp({
     name,
     family: "cluster",
@@ -46,7 +81,7 @@ const special = ([name, surface, reg]: readonly [string, string, string]): OpDef
     source: `PTX ISA, Special Registers: ${reg}`,
     archCode: "TX4007",
     lower: template(`mov.u32 $d, ${reg}`),
-    effect: { unit: "cluster", action: "register" },
+    effect: { unit: "cluster", action: "register", register, axis },
   }),
   // A pure read of the CTA's place in the launch; int32 like %ctaid in this IR.
   form: "value",
@@ -72,7 +107,7 @@ export const CLUSTER_OPS: readonly OpDef[] = [
     source: "PTX ISA, barrier.cluster",
     archCode: "TX4007",
     lower: template("barrier.cluster.arrive"),
-    effect: { unit: "cluster", action: "arrive" },
+    effect: { unit: "cluster", action: "arrive", relaxed: false },
   }),
   stmtOp({
     name: "barrier.cluster.arrive.relaxed",
@@ -83,7 +118,7 @@ export const CLUSTER_OPS: readonly OpDef[] = [
     source: "PTX ISA, barrier.cluster (.relaxed: PTX 8.0)",
     archCode: "TX4007",
     lower: template("barrier.cluster.arrive.relaxed"),
-    effect: { unit: "cluster", action: "arrive" },
+    effect: { unit: "cluster", action: "arrive", relaxed: true },
   }),
   {
     ...stmtOp({

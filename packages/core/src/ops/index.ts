@@ -38,13 +38,7 @@ export * from "./registry.js";
 export * from "./define.js";
 export * from "./check.js";
 export * from "./warp/index.js";
-export {
-  atomicName,
-  atomicSurface,
-  atomicPacking,
-  type AtomicAction,
-  type AtomicUnitAction,
-} from "./atomic.js";
+export { atomicName, atomicSurface, type AtomicAction, type AtomicUnitAction } from "./atomic.js";
 // Each machine unit's actions, declared beside its records (op.ts, MachineUnits): exporting them
 // keeps their declarations in the declaration files the other packages read.
 export type { CpAsyncAction } from "./cp-async.js";
@@ -57,4 +51,9 @@ export * from "./arith/index.js";
 export { MATH_OPS, rint } from "./math/index.js";
 export * from "./mma/index.js";
 export * from "./wgmma/index.js";
-export { CLUSTER_OPS, type ClusterAction, type ClusterRegister } from "./cluster.js";
+export {
+  CLUSTER_OPS,
+  type ClusterAction,
+  type ClusterRegister,
+  type ClusterRegisterKind,
+} from "./cluster.js";

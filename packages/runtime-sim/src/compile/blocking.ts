@@ -1,6 +1,5 @@
 import {
   constInt,
-  findOp,
   invariant,
   someStmt,
   stmtChildren,
@@ -21,6 +20,8 @@ import { Tracer } from "../exec/trace.js";
 import type { Machine } from "../exec/machine.js";
 import { BARRIER_IDS, CLUSTER_BARRIER, type Arrival } from "../exec/named-barriers.js";
 import { nextRandom } from "./schedule.js";
+import { actionTraits } from "./units.js";
+import type { ActionTraits } from "./compiled.js";
 import { isEmpty, isWaitLoop, waitReadsState } from "./wait-loop.js";
 import {
   absorb,
@@ -34,11 +35,12 @@ import {
 
 const blocking = new WeakMap<Stmt, boolean>();
 
-/** `barrier.cluster.wait`: it waits for the other CTAs of the cluster. */
+/**
+ * A statement that waits for the other CTAs of the cluster (ActionTraits `waitsForCluster`:
+ * barrier.cluster.wait).
+ */
 function isClusterWait(s: Stmt): boolean {
-  if (s.kind !== "Call") return false;
-  const fx = findOp(s.op)?.sim;
-  return fx?.kind === "machine" && fx.effect.unit === "cluster" && fx.effect.action === "wait";
+  return s.kind === "Call" && actionTraits(s.op)?.waitsForCluster === true;
 }
 
 /** True when `s` contains an mbarrier wait loop or a cluster barrier wait. */
@@ -46,27 +48,19 @@ export function blocks(s: Stmt): boolean {
   return someStmt(s, (x) => isWaitLoop(x) || isClusterWait(x), blocking);
 }
 
-/** The barrier action of a statement op call (`cta_sync`, `bar_sync`, `bar_arrive`), if any. */
-function barrierAction(s: Stmt): "cta" | "named" | "arrive" | undefined {
-  if (s.kind !== "Call") return undefined;
-  const fx = findOp(s.op)?.sim;
-  if (fx?.kind !== "machine" || fx.effect.unit !== "barrier") return undefined;
-  const a = fx.effect.action;
-  return a === "warp" ? undefined : a;
+/**
+ * The CTA barrier a statement op call is (ActionTraits `ctaBarrier`: `cta_sync`, `bar_sync`,
+ * `bar_arrive`), if any.
+ */
+function ctaBarrier(s: Stmt): ActionTraits["ctaBarrier"] {
+  return s.kind === "Call" ? actionTraits(s.op)?.ctaBarrier : undefined;
 }
 
 const named = new WeakMap<Stmt, boolean>();
 
 /** True when `s` contains a named barrier (bar_sync, bar_arrive): its warps run as coroutines. */
 export function hasNamedBarrier(s: Stmt): boolean {
-  return someStmt(
-    s,
-    (x) => {
-      const a = barrierAction(x);
-      return a === "named" || a === "arrive";
-    },
-    named,
-  );
+  return someStmt(s, (x) => ctaBarrier(x)?.whole === false, named);
 }
 
 const blockingThreaded = new WeakMap<Stmt, boolean>();
@@ -75,7 +69,7 @@ const blockingThreaded = new WeakMap<Stmt, boolean>();
 function blocksThreaded(s: Stmt): boolean {
   return someStmt(
     s,
-    (x) => isWaitLoop(x) || isClusterWait(x) || barrierAction(x) !== undefined,
+    (x) => isWaitLoop(x) || isClusterWait(x) || ctaBarrier(x) !== undefined,
     blockingThreaded,
   );
 }
@@ -277,9 +271,9 @@ function compileGen(
 function barrierGen(ec: ExprCompiler, s: Extract<Stmt, { kind: "Call" }>): GenExec | undefined {
   const m = ec.m;
   const site = m.site(s.span);
-  const act = barrierAction(s);
+  const act = ctaBarrier(s);
   let a: Arrival;
-  if (act === "cta") {
+  if (act?.whole) {
     a = {
       id: 0,
       count: m.ctaThreads,
@@ -289,11 +283,11 @@ function barrierGen(ec: ExprCompiler, s: Extract<Stmt, { kind: "Call" }>): GenEx
       aligned: true,
       site,
     };
-  } else if (act === "named" || act === "arrive") {
+  } else if (act) {
     const id = constInt(s.args[0]!)!;
     const count = constInt(s.args[1]!)!;
     invariant(id !== undefined && count !== undefined, "barrier id and count are static");
-    const sync = act === "named";
+    const sync = act.waits;
     const what = `${sync ? "bar_sync" : "bar_arrive"}(${id}, ${count})`;
     a = { id, count, sync, what, whole: false, aligned: false, site };
   } else if (isClusterWait(s) && m.ctas === 1) {

@@ -97,11 +97,55 @@ export interface UnitCall<A extends MachineAction> {
 }
 
 /**
+ * What the simulator's schedulers ask of a machine action while a kernel compiles
+ * (compile/schedule.ts, compile/wait-loop.ts, compile/blocking.ts, compile/lane-split.ts),
+ * declared on the action's entry in its unit's table (`compile/units/<unit>.ts`) and read through
+ * `actionTraits` (compile/units.ts): facts of the action, never of an op's spelling. They are
+ * read once per statement while a kernel compiles (cached by statement), never per launch. An
+ * absent flag is false.
+ */
+export interface ActionTraits {
+  /**
+   * A call synchronises threads (a CTA barrier; an mbarrier wait's test): a stretch of
+   * statements that holds one does not run warp by warp (compile/schedule.ts).
+   */
+  readonly syncs?: true;
+  /**
+   * A value op that tests an mbarrier phase without blocking (PTX ISA, mbarrier.try_wait): a
+   * `while` whose condition calls it is a wait loop (compile/wait-loop.ts).
+   */
+  readonly polls?: true;
+  /**
+   * Its value reads no state a loop body can change, only the launch and its operands (the
+   * cluster special registers, mapa): a wait loop's condition that calls it still changes only
+   * with an mbarrier phase (compile/wait-loop.ts, waitReadsState).
+   */
+  readonly stateless?: true;
+  /**
+   * A statement that waits for the other CTAs of the cluster (PTX ISA, barrier.cluster.wait):
+   * compiled as a blocking statement (compile/blocking.ts).
+   */
+  readonly waitsForCluster?: true;
+  /**
+   * A CTA barrier statement (PTX ISA, bar/barrier): `whole` when every thread of the CTA takes
+   * part (cta_sync), else a named barrier by id and count, under which warps run as coroutines;
+   * `waits` unless it only arrives (bar.arrive). compile/blocking.ts.
+   */
+  readonly ctaBarrier?: { readonly whole: boolean; readonly waits: boolean };
+  /**
+   * The lanes of a warp run it together (warpgroup ops, setmaxnreg, warp barriers): a statement
+   * that holds one is never split by lane (compile/lane-split.ts).
+   */
+  readonly warpWide?: true;
+}
+
+/**
  * How the simulator compiles one action of a machine unit, by the form of the op: a statement
  * op's closure over the lanes that execute it, a value op's closure of the thread. A form left
- * out is TX2010 when (and only if) a thread reaches such a call.
+ * out is TX2010 when (and only if) a thread reaches such a call. Its traits tell the schedulers
+ * what the action does (ActionTraits).
  */
-export interface ActionCompiler<A extends MachineAction> {
+export interface ActionCompiler<A extends MachineAction> extends ActionTraits {
   /** A statement op of this action. */
   readonly stmt?: (c: UnitCall<A>) => Exec;
   /** A value op of this action: per thread, the op's result. */

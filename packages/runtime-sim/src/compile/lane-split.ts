@@ -1,6 +1,7 @@
 import { findOp, someStmt, stmtExprs, walkExpr, type Expr, type Stmt } from "@tirx-ts/core";
 import type { Machine } from "../exec/machine.js";
 import type { Exec } from "./compiled.js";
+import { actionTraits } from "./units.js";
 
 /**
  * Lanes of one warp that part ways (independent thread scheduling, sm_70+; CUDA C++ Programming
@@ -285,13 +286,15 @@ function leaving(lanes: Int32Array, n: number, run: Int32Array, a: number): Int3
 
 const warpOps = new WeakMap<Stmt, boolean>();
 
+/**
+ * A warp collective, a fragment op, or a machine action whose warp's lanes run it together
+ * (ActionTraits `warpWide`).
+ */
 function isWarpOp(op: string): boolean {
   const fx = findOp(op)?.sim;
   if (!fx) return false;
   if (fx.kind === "warp" || fx.kind === "fragment") return true;
-  if (fx.kind !== "machine") return false;
-  const u = fx.effect.unit;
-  return u === "wgmma" || u === "regs" || (u === "barrier" && fx.effect.action === "warp");
+  return fx.kind === "machine" && actionTraits(op)?.warpWide === true;
 }
 
 function exprWarpOp(e: Expr): boolean {

@@ -1,6 +1,7 @@
-import { findOp, someStmt, stmtExprs, walkExpr, type Stmt } from "@tirx-ts/core";
+import { someStmt, stmtExprs, walkExpr, type Stmt } from "@tirx-ts/core";
 import type { Machine } from "../exec/machine.js";
 import type { Exec } from "./compiled.js";
+import { actionTraits } from "./units.js";
 
 /**
  * Varied schedules (runSim option `simSeed`, env TIRX_SIM_SEED). With seed 0 every statement
@@ -41,19 +42,17 @@ export function syncFree(s: Stmt): boolean {
   return !someStmt(s, syncs, syncingCache);
 }
 
-/** True when `s` itself (not counting nested statements) is a barrier, a while loop or a wait. */
+/**
+ * True when `s` itself (not counting nested statements) is a while loop or calls an action that
+ * synchronises threads (ActionTraits `syncs`: a CTA barrier, an mbarrier wait's test).
+ */
 function syncs(s: Stmt): boolean {
   if (s.kind === "While") return true;
-  if (s.kind === "Call") {
-    const fx = findOp(s.op)?.sim;
-    if (fx?.kind === "machine" && fx.effect.unit === "barrier") return true;
-  }
+  if (s.kind === "Call" && actionTraits(s.op)?.syncs) return true;
   let v = false;
   for (const e of stmtExprs(s)) {
     walkExpr(e, (x) => {
-      if (x.kind !== "CallExpr") return;
-      const fx = findOp(x.op)?.sim;
-      if (fx?.kind === "machine" && fx.effect.unit === "mbarrier") v = true;
+      if (x.kind === "CallExpr" && actionTraits(x.op)?.syncs) v = true;
     });
   }
   return v;

@@ -1,5 +1,5 @@
-import { invariant, type MachineAction } from "@tirx-ts/core";
-import type { ActionCompiler, UnitAction, UnitCompiler } from "./compiled.js";
+import { findOp, invariant, type MachineAction } from "@tirx-ts/core";
+import type { ActionCompiler, ActionTraits, UnitAction, UnitCompiler } from "./compiled.js";
 import { ATOMIC_UNIT } from "./units/atomic.js";
 import { BARRIER_UNIT } from "./units/barrier.js";
 import { BULK_UNIT } from "./units/bulk.js";
@@ -41,4 +41,13 @@ export function machineAction(fx: MachineAction): ActionCompiler<MachineAction> 
   const a = unit[fx.action];
   invariant(a, `machine action ${fx.unit}.${fx.action} has no simulator compiler`);
   return a;
+}
+
+/**
+ * The traits of op `name`'s machine action (ActionTraits, from its unit's table), or undefined
+ * for a name with no record or a record with no machine action. Read while a kernel compiles.
+ */
+export function actionTraits(name: string): ActionTraits | undefined {
+  const sim = findOp(name)?.sim;
+  return sim?.kind === "machine" ? machineAction(sim.effect) : undefined;
 }

@@ -1,4 +1,5 @@
 import { findOp, someStmt, walkExpr, type Expr, type Stmt } from "@tirx-ts/core";
+import { actionTraits } from "./units.js";
 
 /**
  * mbarrier wait loops: `while (cond) body` whose condition tests an mbarrier
@@ -7,10 +8,9 @@ import { findOp, someStmt, walkExpr, type Expr, type Stmt } from "@tirx-ts/core"
  * make progress.
  */
 
+/** A call of an action that tests an mbarrier phase (ActionTraits `polls`: try_wait). */
 function isTryWait(x: Expr): boolean {
-  if (x.kind !== "CallExpr") return false;
-  const fx = findOp(x.op)?.sim;
-  return fx?.kind === "machine" && fx.effect.unit === "mbarrier" && fx.effect.action === "try_wait";
+  return x.kind === "CallExpr" && actionTraits(x.op)?.polls === true;
 }
 
 function hasTryWait(e: Expr): boolean {
@@ -39,8 +39,8 @@ export function isEmpty(s: Stmt): boolean {
 
 /**
  * True when `e` may read state a loop body can change other than mbarrier phases: memory (a
- * load, a value atomic), fragments, any op with machine effects but try_wait and the cluster's
- * address and register ops. Variables cannot change inside a loop (the IR binds each once), and
+ * load, a value atomic), fragments, any op with machine effects but try_wait and the stateless
+ * ones (ActionTraits `stateless`: the cluster's address and register ops). Variables cannot change inside a loop (the IR binds each once), and
  * thread and warp ops are functions of their operands.
  */
 function readsState(e: Expr): boolean {
@@ -50,10 +50,7 @@ function readsState(e: Expr): boolean {
     if (x.kind !== "CallExpr" || isTryWait(x)) return;
     const fx = findOp(x.op)?.sim;
     if (fx?.kind === "thread" || fx?.kind === "warp") return;
-    if (fx?.kind === "machine" && fx.effect.unit === "cluster") {
-      const a = fx.effect.action;
-      if (a === "register" || a === "mapa") return;
-    }
+    if (actionTraits(x.op)?.stateless) return;
     hit = true;
   });
   return hit;

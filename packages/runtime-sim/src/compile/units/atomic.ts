@@ -1,9 +1,9 @@
 import {
-  atomicPacking,
   dtypeBytes,
   invariant,
   TirxError,
   type AtomicAction,
+  type AtomicUnitAction,
   type DType,
   type Expr,
   type OpDef,
@@ -94,15 +94,12 @@ function rmwOf(
 function compileAtomic(
   ec: ExprCompiler,
   op: OpDef,
+  fx: AtomicUnitAction,
   exprs: readonly Expr[],
   span?: Span,
 ): (t: number) => SimValue {
   const m = ec.m;
-  invariant(
-    op.sim.kind === "machine" && op.sim.effect.unit === "atomic",
-    `${op.name} is not an atomic`,
-  );
-  const action = op.sim.effect.action;
+  const action = fx.action;
   const ptr = exprs[0]!;
   if (ptr.kind !== "BufferPtr") {
     throw new TirxError(
@@ -121,7 +118,7 @@ function compileAtomic(
   const site = m.site(span);
   m.atomicSites.add(site);
   const codec = codecOf(dt) as unknown as NumCodec;
-  const rmw = rmwOf(action, dt, atomicPacking(op.name));
+  const rmw = rmwOf(action, dt, fx.packed);
   const zero: SimValue = dt === "uint64" ? 0n : 0;
   const { base, size } = w.placed;
   // The site's records: bounds reports, and the atomic's write (verb "writes", atomic).
@@ -177,13 +174,13 @@ function compileAtomic(
  * (`atom`: the old value). The read-modify-write of each action is rmwOf's.
  */
 const ATOMIC: ActionCompiler<UnitAction<"atomic">> = {
-  stmt({ ec, op, args, at }) {
-    const f = compileAtomic(ec, op, args, at);
+  stmt({ ec, op, fx, args, at }) {
+    const f = compileAtomic(ec, op, fx, args, at);
     return (lanes, n) => {
       for (let i = 0; i < n; i++) f(lanes[i]!);
     };
   },
-  value: ({ ec, op, args, at }) => compileAtomic(ec, op, args, at),
+  value: ({ ec, op, fx, args, at }) => compileAtomic(ec, op, fx, args, at),
 };
 
 /** The atomic unit (PTX ISA, atom and red): one compiler for every read-modify-write. */

@@ -74,6 +74,8 @@ function namedBarrier(): Exec {
  */
 export const BARRIER_UNIT = {
   cta: {
+    syncs: true,
+    ctaBarrier: { whole: true, waits: true },
     stmt({ ec, span }) {
       const m = ec.m;
       const site = m.site(span);
@@ -104,7 +106,7 @@ export const BARRIER_UNIT = {
       };
     },
   },
-  named: { stmt: namedBarrier },
-  arrive: { stmt: namedBarrier },
-  warp: {},
+  named: { syncs: true, ctaBarrier: { whole: false, waits: true }, stmt: namedBarrier },
+  arrive: { syncs: true, ctaBarrier: { whole: false, waits: false }, stmt: namedBarrier },
+  warp: { syncs: true, warpWide: true },
 } as const satisfies UnitCompiler<UnitAction<"barrier">>;

@@ -1,4 +1,4 @@
-import { TirxError, type Span } from "@tirx-ts/core";
+import type { ClusterRegisterKind } from "@tirx-ts/core";
 import type { Machine } from "../../exec/machine.js";
 import { Tracer } from "../../exec/trace.js";
 import type { NumFn } from "../access.js";
@@ -12,30 +12,35 @@ import { nothing, type Exec, type UnitAction, type UnitCompiler } from "../compi
  */
 export const CLUSTER_ADDRESS_UNIT = 2 ** 24;
 
-/** An intrinsic the simulator cannot evaluate: TX2010 when (and only if) a thread reaches it. */
-function unsupported(op: string, span?: Span): () => never {
-  return () => {
-    throw new TirxError("TX2010", `intrinsic "${op}" is not supported by the simulator`, span);
-  };
-}
-
 /**
  * A cluster special register of thread `t`'s CTA (PTX ISA, "Special Registers"), from the
  * launch's cluster dims: clusters tile the grid (the first CTA of the running cluster is at
- * %ctaid (m.cx, m.cy, m.cz), a multiple of the cluster dims), ranks are x-fastest.
+ * %ctaid (m.cx, m.cy, m.cz), a multiple of the cluster dims), ranks are x-fastest. Which
+ * register and axis come from the op record's effect (core ops/cluster.ts).
  */
-function clusterRegister(m: Machine, op: string, span?: Span): (t: number) => number {
-  const axis = "xyz".indexOf(op[op.length - 1]!);
-  const pos = [m.rx, m.ry, m.rz][axis];
-  const first = (): readonly [number, number, number] => [m.cx, m.cy, m.cz];
-  if (op === "cluster.ctarank") return (t) => m.rank[t]!;
-  if (op === "cluster.nctarank") return () => m.ctas;
-  if (axis < 0 || !pos) return unsupported(op, span);
-  if (op.startsWith("cluster.ctaid")) return (t) => pos[t]!;
-  if (op.startsWith("cluster.nctaid")) return () => m.cluster[axis]!;
-  if (op.startsWith("clusterid")) return () => Math.floor(first()[axis]! / m.cluster[axis]!);
-  if (op.startsWith("nclusterid")) return () => m.opts.grid[axis]! / m.cluster[axis]!;
-  return unsupported(op, span);
+function clusterRegister(
+  m: Machine,
+  fx: { readonly register: ClusterRegisterKind; readonly axis: 0 | 1 | 2 },
+): (t: number) => number {
+  const axis = fx.axis;
+  switch (fx.register) {
+    case "ctarank":
+      return (t) => m.rank[t]!;
+    case "nctarank":
+      return () => m.ctas;
+    case "ctaid": {
+      const pos = [m.rx, m.ry, m.rz][axis]!;
+      return (t) => pos[t]!;
+    }
+    case "nctaid":
+      return () => m.cluster[axis]!;
+    case "clusterid": {
+      const first = (): readonly [number, number, number] => [m.cx, m.cy, m.cz];
+      return () => Math.floor(first()[axis]! / m.cluster[axis]!);
+    }
+    case "nclusterid":
+      return () => m.opts.grid[axis]! / m.cluster[axis]!;
+  }
 }
 
 /**
@@ -79,9 +84,10 @@ function clusterWaitOnce(m: Machine, site: number): Exec {
  * value ops, the others statement ops.
  */
 export const CLUSTER_UNIT = {
-  register: { value: ({ ec, op, span }) => clusterRegister(ec.m, op.name, span) },
+  register: { stateless: true, value: ({ ec, fx }) => clusterRegister(ec.m, fx) },
   /** `mapa.shared::cluster(addr, rank)`: CTA `rank`'s copy of the shared variable at `addr`. */
   mapa: {
+    stateless: true,
     value({ ec, args, at }): NumFn {
       const addr = ec.num(args[0]!, at);
       const rank = ec.num(args[1]!, at);
@@ -108,12 +114,12 @@ export const CLUSTER_UNIT = {
     },
   },
   arrive: {
-    stmt({ ec, op, span }) {
+    stmt({ ec, fx, span }) {
       const m = ec.m;
       const site = m.site(span);
       if (m.ctas === 1) return nothing; // a one-CTA cluster: the wait is the CTA's barrier
       const cu = m.clusterUnit;
-      const relaxed = op.name.endsWith(".relaxed");
+      const relaxed = fx.relaxed;
       return (lanes, n) => {
         for (let i = 0; i < n; i++) cu.arrive(lanes[i]!, relaxed, site);
       };
@@ -121,5 +127,5 @@ export const CLUSTER_UNIT = {
   },
   // barrier.cluster.wait is a blocking statement (compile/blocking.ts); this is its form where
   // nothing can wait: a one-CTA cluster, where arrive + wait is the CTA's barrier.
-  wait: { stmt: ({ ec, span }) => clusterWaitOnce(ec.m, ec.m.site(span)) },
+  wait: { waitsForCluster: true, stmt: ({ ec, span }) => clusterWaitOnce(ec.m, ec.m.site(span)) },
 } as const satisfies UnitCompiler<UnitAction<"cluster">>;

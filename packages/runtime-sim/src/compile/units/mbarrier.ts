@@ -73,6 +73,8 @@ export const MBARRIER_UNIT = {
     },
   },
   try_wait: {
+    syncs: true,
+    polls: true,
     value({ ec, args, at, span }) {
       const m = ec.m;
       const site = m.site(at);

@@ -383,20 +383,23 @@ function compileMma(c: UnitCall<ActionOf<WgmmaAction, "mma">>): Exec {
  * (alignedWarps, TX6011); statement ops only.
  */
 export const WGMMA_UNIT = {
-  mma: { stmt: compileMma },
+  mma: { warpWide: true, stmt: compileMma },
   fence: {
+    warpWide: true,
     stmt(c) {
       const { m, unit, eachWarp } = warpgroupOp(c);
       return (lanes, n) => eachWarp(lanes, n, (w) => unit.fence(w, m.threads, m.localStride));
     },
   },
   commit: {
+    warpWide: true,
     stmt(c) {
       const { unit, eachWarp } = warpgroupOp(c);
       return (lanes, n) => eachWarp(lanes, n, (w) => unit.commit(w));
     },
   },
   wait: {
+    warpWide: true,
     stmt(c) {
       const { m, site, unit, eachWarp } = warpgroupOp(c);
       const exprs = c.args;
@@ -412,5 +415,8 @@ export const WGMMA_UNIT = {
  * (.sync.aligned, TX6011). Statement ops only.
  */
 export const REGS_UNIT = {
-  setmaxnreg: { stmt: ({ ec, op, span }) => compileWarpgroupAligned(ec.m, op.surface, span) },
+  setmaxnreg: {
+    warpWide: true,
+    stmt: ({ ec, op, span }) => compileWarpgroupAligned(ec.m, op.surface, span),
+  },
 } as const satisfies UnitCompiler<UnitAction<"regs">>;
