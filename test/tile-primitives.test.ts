@@ -487,3 +487,51 @@ describe("tirx build --explain", () => {
     expect(out).toContain(".entry softmax");
   });
 });
+
+describe("permute_layout", () => {
+  it("across threads through shared scratch, and within a thread, bit for bit", () => {
+    const rowsOfThreads = T.TileLayout(T.S([4, 16, 4], ["16@tid", "1@tid", 1]));
+    const fn = T.function(
+      "tile_permute",
+      { A: T.Tensor([4, 64], "float32"), O: T.Tensor([4, 64], "float32") },
+      ({ A, O }) => {
+        T.device_entry({ launch: T.cuda.LaunchConfig({ grid: 1, block: 64 }) });
+        const a = T.alloc_local([4, 64], "float32", { layout: ROWS_L() });
+        const b = T.alloc_local([4, 64], "float32", { layout: rowsOfThreads });
+        T.tile.cta.copy(a, A);
+        T.tile.cta.permute_layout(b, a);
+        T.tile.cta.copy(O, b);
+      },
+    );
+    const A = inputs(256, 12);
+    expect([...run(fn, [A], [[4, 64]], [4, 64])].every((g, i) => same(g, A[i]!))).toBe(true);
+    expect(explainTile(fn)[1]).toMatch(
+      /T\.tile\.cta\.permute_layout → shared scratch \(1024 B\) \+ bar\.sync: S\[\(4, 2, 32\)/,
+    );
+    expect(explainTile(fn)[2]).toMatch(/st\.global vectors of 16 B/);
+
+    const one = T.function(
+      "tile_permute_local",
+      { A: T.Tensor([4, 8], "float32"), O: T.Tensor([4, 8], "float32") },
+      ({ A, O }) => {
+        T.device_entry({ launch: T.cuda.LaunchConfig({ grid: 1, block: 1 }) });
+        const a = T.alloc_local([4, 8], "float32");
+        const b = T.alloc_local([4, 8], "float32", { layout: T.TileLayout(T.S([4, 8], [1, 4])) });
+        T.tile.copy(a, A);
+        T.tile.permute_layout(b, a);
+        T.tile.copy(O, b);
+      },
+    );
+    const B = inputs(32, 14);
+    expect([...run(one, [B], [[4, 8]], [4, 8])].every((g, i) => same(g, B[i]!))).toBe(true);
+    const e = errorOf(() =>
+      T.function("k", {}, () => {
+        T.device_entry({ launch: T.cuda.LaunchConfig({ grid: 1, block: 64 }) });
+        const a = T.alloc_local([4, 64], "float32", { layout: ROWS_L() });
+        const b = T.alloc_local([4, 64], "float32", { layout: rowsOfThreads });
+        T.tile.permute_layout(b, a);
+      }),
+    );
+    expect(e.message).toMatch(/nearest that works: T\.tile\.cta\.permute_layout/);
+  });
+});

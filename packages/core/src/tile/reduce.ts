@@ -8,7 +8,7 @@ import { opOf } from "../ops/registry.js";
 import { constant, loadSlot, storeSlot } from "./elementwise.js";
 import { tileDispatchError, type RegisterTile, type TileContext } from "./operand.js";
 import { needRegister, valueOp, type TilePrimitive } from "./primitive.js";
-import { axisCoord, iterValue, laneWarpParts, loopNest } from "./threads.js";
+import { axisCoord, laneWarpParts, loopNest } from "./threads.js";
 
 /** The reduction operators (TIRx `Tx.tile.sum` / `max` / `min`). */
 export type TileReduceOp = "sum" | "max" | "min";
@@ -358,6 +358,3 @@ export const sum = reduction("sum");
 export const max = reduction("max");
 /** `T.tile.min(dst, src, axis)`. */
 export const min = reduction("min");
-
-// iterValue is the thread-digit rule the reduction's layouts share with copies.
-export { iterValue };

@@ -1,6 +1,7 @@
 import * as arith from "./arith.js";
 import { copy } from "./copy.js";
 import type { TileOperandSpec, TilePrimitive } from "./primitive.js";
+import { permute_layout } from "./permute.js";
 import { max, min, sum } from "./reduce.js";
 
 /**
@@ -27,6 +28,7 @@ export const TILE_PRIMITIVES = {
   select: arith.select,
   silu: arith.silu,
   copy,
+  permute_layout,
   sum,
   max,
   min,

@@ -1,0 +1,82 @@
+import { dtypeBytes } from "../dtype.js";
+import { intImm } from "../ir/expr.js";
+import type { Stmt } from "../ir/stmt.js";
+import { viewOf } from "../layout/view.js";
+import { showTileLayout } from "../layout/tile-layout.js";
+import { checkOpCall } from "../ops/check.js";
+import { opOf } from "../ops/registry.js";
+import { copy } from "./copy.js";
+import { tileDispatchError, type TileContext } from "./operand.js";
+import { ALL_SCOPES, checkScope, needRegister, type TilePrimitive } from "./primitive.js";
+
+function barrier(ctx: TileContext): Stmt {
+  const args = [intImm(0)];
+  checkOpCall(opOf("bar.sync", "stmt", ctx.span), args, ctx.span);
+  return { kind: "Call", op: "bar.sync", args, ...(ctx.span ? { span: ctx.span } : {}) };
+}
+
+/**
+ * `T.tile.permute_layout(dst, src)` (TIRx `Tx.tile.permute_layout`): the elements of register
+ * tile `src` into register tile `dst` of the same shape and dtype and another layout. Equal
+ * layouts are register moves. Layouts on `m` only (each thread holds the whole tile) permute in
+ * registers through a local scratch (`T.tile.permute_layout`, any scope). Layouts over threads go
+ * through a shared scratch of the tile, row-major: each thread stores its elements of src (one
+ * replica each, `T.tile.copy`'s rule), `bar.sync 0`, each loads its elements of dst (and a second
+ * barrier when the call is nested, so a loop may reuse the scratch): `T.tile.cta.permute_layout`.
+ * @throws TirxError TX2022 for different shapes or dtypes, or thread layouts below cta scope.
+ */
+export const permute_layout: TilePrimitive<
+  readonly [
+    { readonly name: "dst"; readonly kind: "register" },
+    { readonly name: "src"; readonly kind: "register" },
+  ]
+> = {
+  name: "permute_layout",
+  doc: "dst = src with another layout (registers, or a shared scratch and a CTA barrier)",
+  scopes: ALL_SCOPES,
+  operands: [
+    { name: "dst", kind: "register" },
+    { name: "src", kind: "register" },
+  ],
+  lower: (args, ctx) => {
+    const dst = needRegister(args[0], "dst", ctx);
+    const src = needRegister(args[1], "src", ctx);
+    if (dst.dtype !== src.dtype || dst.shape.join() !== src.shape.join()) {
+      throw tileDispatchError(
+        ctx,
+        `dst ${dst.buffer.name} [${dst.shape.join(", ")}] ${dst.dtype} and src ${src.buffer.name} [${src.shape.join(", ")}] ${src.dtype} must have one shape and dtype`,
+        "T.tile.cast for a dtype change",
+      );
+    }
+    if (showTileLayout(dst.layout) === showTileLayout(src.layout)) return copy.lower(args, ctx);
+    const local =
+      [dst, src].every((t) => t.layout.shard.every((x) => x.axis === "m" || x.extent === 1)) &&
+      [dst, src].every((t) => t.layout.replica.every((x) => x.axis === "m" || x.extent === 1));
+    if (!local) {
+      checkScope(dst, ctx);
+      checkScope(src, ctx);
+      if (ctx.scope !== "cta") {
+        throw tileDispatchError(
+          ctx,
+          `${showTileLayout(src.layout)} → ${showTileLayout(dst.layout)} moves elements between threads, which needs a shared scratch and a CTA barrier`,
+          "T.tile.cta.permute_layout",
+        );
+      }
+    }
+    const n = dst.shape.reduce((a, b) => a * b, 1);
+    const scratch = ctx.fresh("permute", dst.shape, dst.dtype, local ? "local" : "shared");
+    const mem = { kind: "memory" as const, view: viewOf(scratch, ctx.span) };
+    const put = copy.lower([mem, src], ctx);
+    const get = copy.lower([dst, mem], ctx);
+    const stmts: Stmt[] = [{ kind: "Alloc", buffer: scratch }, ...put.stmts];
+    if (!local) stmts.push(barrier(ctx));
+    stmts.push(...get.stmts);
+    if (!local && ctx.nested) stmts.push(barrier(ctx));
+    return {
+      stmts,
+      explain: local
+        ? `in-thread permutation of ${n} elements: ${showTileLayout(src.layout)} → ${showTileLayout(dst.layout)}`
+        : `shared scratch (${n * dtypeBytes(dst.dtype)} B) + bar.sync${ctx.nested ? " ×2" : ""}: ${showTileLayout(src.layout)} → ${showTileLayout(dst.layout)}`,
+    };
+  },
+};
