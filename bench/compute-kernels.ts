@@ -203,6 +203,17 @@ export const softmax = benchKernelEntry<RowSizes>(
 );
 
 /**
+ * softmax_tile: the softmax above written with the tile layer (examples/tile/softmax.ts), timed
+ * beside the instruction-level kernel (issue 22: ≥ 0.98× examples/softmax.ts).
+ */
+export const softmaxTile = benchKernelEntry<RowSizes>(
+  "softmax_tile",
+  "examples/tile/softmax.ts",
+  "bench/cuda/softmax_rows.cu",
+  softmax.tensors,
+);
+
+/**
  * reduce_rows: Y[r] = sum of X[r, :]; X float32 [rows, cols], Y float32 [rows].
  * Hand-written: bench/cuda/reduce_rows.cu (one warp per row, shuffle reduction).
  */
@@ -252,6 +263,7 @@ export const gemmMma = benchKernelEntry<GemmSizes>(
 export const benchSizes = {
   vector_add: { n: 1 << 26 } as VectorAddSizes,
   softmax: { rows: 8192, cols: 8192 } as RowSizes,
+  softmax_tile: { rows: 8192, cols: 8192 } as RowSizes,
   reduce_rows: { rows: 8192, cols: 8192 } as RowSizes,
   gemm_simt: { m: 2048, n: 2048, k: 2048 } as GemmSizes,
   gemm_mma: { m: 4096, n: 4096, k: 4096 } as GemmSizes,
@@ -264,4 +276,11 @@ export const gemmMmaSizes: readonly GemmSizes[] = [
 ];
 
 /** Every benchmark's tirx-ts hook, in the order bench/compute.ts runs them. */
-export const computeKernels = [vectorAdd, softmax, reduceRows, gemmSimt, gemmMma] as const;
+export const computeKernels = [
+  vectorAdd,
+  softmax,
+  softmaxTile,
+  reduceRows,
+  gemmSimt,
+  gemmMma,
+] as const;

@@ -46,6 +46,7 @@ import {
   reduceRows,
   repoPath,
   softmax,
+  softmaxTile,
   vectorAdd,
   benchSizes,
   type BenchKernel,
@@ -575,6 +576,9 @@ if (want("softmax")) {
   }));
   const t = ours(softmax.name);
   if (t) contenders.push({ k: t, args: [X, Y] });
+  // The tile-layer twin (examples/tile/softmax.ts), same design, side by side.
+  const tile = ours(softmaxTile.name);
+  if (tile) contenders.push({ k: { ...tile, label: `${tile.label} (tile layer)` }, args: [X, Y] });
   bench(softmax.name, contenders, [Y], check, { traffic: 4 * R * C });
   X.dispose();
   Y.dispose();

@@ -15,7 +15,7 @@ import {
   type ExampleResult,
 } from "tirx-ts";
 import type { PrimFunc } from "@tirx-ts/core";
-import { runExample as check, softmax as instructionLevel } from "../softmax.js";
+import { BENCH_THREADS, runExample as check, softmax as instructionLevel } from "../softmax.js";
 
 const LOG2E = Math.fround(Math.LOG2E);
 
@@ -54,6 +54,11 @@ export function makeTileSoftmax(rows: number, cols: number, threads = 256): Prim
 
 /** The example's size, as examples/softmax.ts. */
 export const softmax = makeTileSoftmax(32, 2048);
+
+/** The benchmark's kernel (bench/compute-kernels.ts): examples/softmax.ts's threads per row. */
+export function makeBenchKernel(sizes: { rows: number; cols: number }): { fn: PrimFunc } {
+  return { fn: makeTileSoftmax(sizes.rows, sizes.cols, BENCH_THREADS) };
+}
 
 /**
  * Run at 32 × 2048 on `dev` with examples/softmax.ts's check, and compare the output bytes with
