@@ -1,6 +1,7 @@
 import {
   composeLayout,
   mmaSyncOperandLayout,
+  mmaSyncTileLayout,
   parseTileLayout,
   tileLayout,
   TirxError,
@@ -166,6 +167,8 @@ export function ComposeLayout(
  *   mma.sync fragment of operand "A" | "B" | "C" for "m16n8k16" (float16 / bfloat16 A and B),
  *   "m16n8k8" (tf32 in float32), "m16n8k32" (int8), C float32 or int32 (PTX ISA, "Matrix
  *   Fragments for mma.m16n8k16 / m16n8k8 / m16n8k32");
+ * - `mma_sync_tile_layout(operand, shape, dtype, rows, cols)` (TIRx style): a warp tile of
+ *   those fragments, atoms row-major (what `T.tile.warp.gemm` reads);
  * - `wgmma_operand_layout(operand, n, dtype)` (TIRx style; TIRx has none): the warpgroup's
  *   `wgmma.mma_async.m64nNk16` accumulator "D" (64 × n float32) or register "A" (64 × 16
  *   float16 / bfloat16) (PTX ISA, wgmma "Register Fragments").
@@ -178,6 +181,18 @@ export const layout = {
   /** The mma.sync fragment of one operand over the warp's 32 lanes (shape [M, K], [K, N] or [M, N]). */
   mma_sync_operand_layout: (operand: MmaOperand, shape: MmaSyncShape, dtype: DType): TileLayoutT =>
     mmaSyncOperandLayout(operand, shape, dtype, callerSpan()),
+  /**
+   * A warp tile of rows × cols made of mma.sync fragments of one operand, atoms row-major, each
+   * atom's slots contiguous (core's `mmaSyncTileLayout`): what `T.tile.warp.gemm` and the
+   * ldmatrix `T.tile.warp.copy` read. TX1026 for sizes that are not multiples of the atom.
+   */
+  mma_sync_tile_layout: (
+    operand: MmaOperand,
+    shape: MmaSyncShape,
+    dtype: DType,
+    rows: number,
+    cols: number,
+  ): TileLayoutT => mmaSyncTileLayout(operand, shape, dtype, rows, cols, callerSpan()),
   /** The wgmma m64nNk16 register fragment of "D" ([64, n]) or "A" ([64, 16]) over 128 threads. */
   wgmma_operand_layout: (operand: WgmmaOperand, n: number, dtype: DType): TileLayoutT =>
     wgmmaOperandLayout(operand, n, dtype, callerSpan()),

@@ -6,6 +6,7 @@ import { findOp } from "../ops/registry.js";
 import type { Span } from "../span.js";
 import { isView, stmtExprs, walkExpr, walkStmt } from "../visit.js";
 import { isStaticInt } from "./static-int.js";
+import { tileStorage } from "../tile/slots.js";
 
 /**
  * The most elements a local array may have to live in registers. A thread has at most 255
@@ -38,7 +39,9 @@ export function planRegisterArrays(body: Stmt): Map<number, string> {
     switch (s.kind) {
       case "Alloc":
         if (s.buffer.scope !== "local") return;
-        if (numel(staticShape(s.buffer, "a local array", s.span)) > MAX_REGISTER_ARRAY) {
+        // A laid-out tile (T.alloc_local with a TileLayout) holds only the thread's own slots.
+        const own = tileStorage(s.buffer);
+        if (numel(staticShape(own, "a local array", s.span)) > MAX_REGISTER_ARRAY) {
           keep(s.buffer, () => `it has more than ${MAX_REGISTER_ARRAY} elements`);
         }
         return;

@@ -1,8 +1,14 @@
 import type { DType } from "../dtype.js";
 import { TirxError } from "../diagnostics.js";
 import type { Span } from "../span.js";
-import type { TileLayout } from "../ir/tile-layout.js";
-import { parseTileLayout, tileLayout } from "./tile-layout.js";
+import type { LayoutIter, TileLayout } from "../ir/tile-layout.js";
+import {
+  groupLayout,
+  layoutFromIters,
+  layoutSize,
+  parseTileLayout,
+  tileLayout,
+} from "./tile-layout.js";
 
 /*
  * The register fragments of the tensor-core instructions the op table supports, as TileLayouts.
@@ -128,6 +134,57 @@ export function mmaSyncOperandLayout(
     );
   }
   return parseTileLayout(text, span);
+}
+
+/**
+ * A warp's register tile of `rows` × `cols` made of mma.sync fragments of one operand: the
+ * tile is a grid of (rows / r) × (cols / c) atoms of the operand's [r, c]
+ * ({@link mmaSyncOperandShape}), each atom in the layout of {@link mmaSyncOperandLayout}, and
+ * atom (I, J) holds the slots `(I · cols / c + J) · s .. + s - 1` of the lane's array (s slots
+ * per atom: 8/4/4 for m16n8k16 A/B/C), atoms row-major. This is the layout `T.tile.warp.gemm`
+ * and the ldmatrix lowering of `T.tile.warp.copy` read (any layout whose atoms each hold
+ * contiguous slots in the fragment's order serves them; this one is the row-major choice).
+ * Named in TIRx's style (TIRx has no mma.sync fragment layout).
+ * Source: PTX ISA, "Matrix Fragments for mma.m16n8k16 / mma.m16n8k8 / mma.m16n8k32".
+ * @example mmaSyncTileLayout("C", "m16n8k16", "float32", 32, 16) // 2 × 2 atoms, 16 slots a lane
+ * @throws TirxError TX1026 at `span` as {@link mmaSyncOperandLayout}, and when rows or cols is
+ *   not a positive multiple of the atom's.
+ */
+export function mmaSyncTileLayout(
+  operand: MmaOperand,
+  shape: MmaSyncShape,
+  dtype: DType,
+  rows: number,
+  cols: number,
+  span?: Span,
+): TileLayout {
+  const atom = mmaSyncOperandLayout(operand, shape, dtype, span);
+  const [r, c] = mmaSyncOperandShape(operand, shape, span);
+  const ok = (n: number, a: number): boolean => Number.isInteger(n) && n >= a && n % a === 0;
+  if (!ok(rows, r) || !ok(cols, c)) {
+    throw new TirxError(
+      "TX1026",
+      `mma_sync_tile_layout: a tile of ${operand} atoms of ${shape} is a multiple of ${r} × ${c}, got ${String(rows)} × ${String(cols)}`,
+      span,
+    );
+  }
+  const g = groupLayout(atom, [r, c], span);
+  const iters = g.layout.shard;
+  const s = layoutSize(atom, "m");
+  const gc = cols / c;
+  const outer = (extent: number, stride: number): LayoutIter[] =>
+    extent === 1 ? [] : [{ extent, stride, axis: "m" }];
+  return layoutFromIters(
+    [
+      ...outer(rows / r, gc * s),
+      ...iters.slice(g.seps[0], g.seps[1]),
+      ...outer(gc, s),
+      ...iters.slice(g.seps[1], g.seps[2]),
+    ],
+    [],
+    {},
+    span,
+  );
 }
 
 /** A wgmma register operand: A (64 × 16, register A of `wgmma ... RS`) or D (64 × N). */

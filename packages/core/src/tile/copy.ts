@@ -5,6 +5,7 @@ import type { View } from "../ir/buffer.js";
 import type { Stmt } from "../ir/stmt.js";
 import { showTileLayout } from "../layout/tile-layout.js";
 import { loadSlot, storeSlot } from "./elementwise.js";
+import { ldmatrixCopy } from "./ldmatrix.js";
 import { compare } from "../ir/arith.js";
 import { tileDispatchError, type RegisterTile, type TileContext } from "./operand.js";
 import { ALL_SCOPES, asArg, checkScope, type TilePrimitive } from "./primitive.js";
@@ -52,9 +53,10 @@ function memoryStrides(t: RegisterTile, view: View, ctx: TileContext): number[] 
  * accesses of up to 16 bytes (`T.vectorized`; codegen emits `ld/st.v*` where it proves the
  * alignment, PTX ISA "Vectors"); otherwise the layout gives each thread scalar elements and the
  * loop is scalar. Stores to memory are made by one replica only (replicas never race) and only by
- * threads that hold elements. Register to register copies need equal layouts.
- * @throws TirxError TX2022 for two memory operands, different dtypes or shapes, or layouts
- *   spread beyond the scope.
+ * threads that hold elements. Register to register copies need equal layouts. Shared → a warp
+ * tile of mma.sync A/B fragments is `ldmatrix` (see `ldmatrixCopy` in `ldmatrix.ts`).
+ * @throws TirxError TX2022 for two memory operands, different dtypes or shapes, layouts
+ *   spread beyond the scope, or a shared layout that splits a 16-byte ldmatrix row.
  */
 export const copy: TilePrimitive<
   readonly [
@@ -98,6 +100,8 @@ export const copy: TilePrimitive<
       );
     }
     checkScope(reg, ctx);
+    const matrices = toMemory ? undefined : ldmatrixCopy(reg, mem, ctx);
+    if (matrices) return matrices;
     const view = mem.view;
     if (view.dtype !== reg.dtype) {
       throw tileDispatchError(

@@ -1,5 +1,7 @@
 import * as arith from "./arith.js";
 import { copy } from "./copy.js";
+import { copy_async } from "./copy-async.js";
+import { gemm } from "./gemm.js";
 import type { TileOperandSpec, TilePrimitive } from "./primitive.js";
 import { permute_layout } from "./permute.js";
 import { max, min, sum } from "./reduce.js";
@@ -28,6 +30,8 @@ export const TILE_PRIMITIVES = {
   select: arith.select,
   silu: arith.silu,
   copy,
+  copy_async,
+  gemm,
   permute_layout,
   sum,
   max,

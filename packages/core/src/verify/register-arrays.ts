@@ -1,4 +1,5 @@
 import { exprRange, type Interval } from "../analysis/bounds.js";
+import { tileStorage } from "../tile/slots.js";
 import { fragmentArgs, planRegisterArrays, unrolledLoop } from "../analysis/register-arrays.js";
 import { evalInt, isStaticInt } from "../analysis/static-int.js";
 import { bufferName } from "../buffer-name.js";
@@ -180,7 +181,10 @@ export function checkRegisterArrays(body: Stmt, report: (e: TirxError) => void):
     switch (s.kind) {
       case "Alloc":
         if (s.buffer.scope === "local" && !memory.has(s.buffer.id)) {
-          sizes.set(s.buffer.id, numel(staticShape(s.buffer, "a local array", s.span)));
+          sizes.set(
+            s.buffer.id,
+            numel(staticShape(tileStorage(s.buffer), "a local array", s.span)),
+          );
         }
         break;
       case "For":

@@ -1,0 +1,165 @@
+import { dtypeBytes } from "../dtype.js";
+import { binary, compare } from "../ir/arith.js";
+import { intImm, type Expr } from "../ir/expr.js";
+import type { View } from "../ir/buffer.js";
+import type { Stmt } from "../ir/stmt.js";
+import { showSwizzle, swizzleAtomBytes } from "../layout/swizzle.js";
+import { tileDispatchError, type TileContext } from "./operand.js";
+import { asArg, type TilePrimitive } from "./primitive.js";
+import { axisCoord, loopNest } from "./threads.js";
+
+/** Bytes of one cp.async.cg chunk (PTX ISA, cp.async: `.cg` copies 16 bytes). */
+const CHUNK = 16;
+
+/** The threads of a scope that share the chunks: their count and index (int32). */
+function scopeThreads(ctx: TileContext): { n: number; index: Expr } {
+  const b = ctx.launch.block;
+  switch (ctx.scope) {
+    case "thread":
+      return { n: 1, index: intImm(0) };
+    case "warp":
+      return { n: 32, index: axisCoord("laneid", ctx) };
+    case "wg":
+      return { n: 128, index: axisCoord("tid_in_wg", ctx) };
+    case "cta":
+      return { n: b[0] * b[1] * b[2], index: ctx.tid };
+  }
+}
+
+/** The view's rows and the row stride (its dims of extent > 1: one or two). */
+function rowsOf(v: View): { rows: number; cols: number; rowStride: number; colStride: number } {
+  const big = v.shape.flatMap((n, d) => (n === 1 ? [] : [d]));
+  const last = big[big.length - 1];
+  const first = big.length === 2 ? big[0] : undefined;
+  return {
+    rows: first === undefined ? 1 : v.shape[first]!,
+    cols: last === undefined ? 1 : v.shape[last]!,
+    rowStride: first === undefined ? 0 : v.strides[first]!,
+    colStride: last === undefined ? 1 : v.strides[last]!,
+  };
+}
+
+/**
+ * `T.tile.{warp,wg,cta}.copy_async(dst, src)` (TIRx `Tx.tile.copy_async`): a shared view `dst`
+ * ← a global view `src` of one shape and dtype (rank ≤ 2 once extent-1 dims are dropped) by
+ * `cp.async.cg.shared.global` 16-byte chunks (PTX ISA, cp.async; sm_80). Each row must be
+ * contiguous (stride 1) on both sides with a whole number of 16-byte chunks, and rows must
+ * start 16-byte aligned (row strides multiples of 16 bytes). The scope's threads share the
+ * chunks: chunk e = index + n · j (n threads of the scope: 1, 32, 128 or the CTA's; index the
+ * lane, tid_in_wg or linear tid), chunk e being row e / (chunks per row), so a warp writes 32
+ * consecutive chunks. The copies join the thread's open cp.async group: commit and wait are
+ * the author's (`T.ptx.cp.async_.commit_group()` / `wait_group(n)`), then a barrier of the
+ * scope before other threads read. The destination's swizzle applies to each chunk, which it
+ * must keep whole (16-byte atoms).
+ * @throws TirxError TX2022 for operands that are not a shared dst and a global src of one shape
+ *   and dtype, a row that is not contiguous or not a multiple of 16 bytes, a row stride that
+ *   breaks the 16-byte alignment, or a swizzle that splits a chunk.
+ */
+export const copy_async: TilePrimitive<
+  readonly [
+    { readonly name: "dst"; readonly kind: "tile" },
+    { readonly name: "src"; readonly kind: "tile" },
+  ]
+> = {
+  name: "copy_async",
+  doc: "shared dst ← global src by cp.async 16-byte chunks shared by the scope's threads",
+  scopes: ["thread", "warp", "wg", "cta"],
+  operands: [
+    { name: "dst", kind: "tile" },
+    { name: "src", kind: "tile" },
+  ],
+  lower: (args, ctx) => {
+    const dst = asArg(args[0]);
+    const src = asArg(args[1]);
+    if (
+      dst?.kind !== "memory" ||
+      src?.kind !== "memory" ||
+      !dst.view.buffer.scope.startsWith("shared") ||
+      src.view.buffer.scope !== "global"
+    ) {
+      throw tileDispatchError(
+        ctx,
+        "copy_async copies a global view into a shared view (cp.async: global → shared)",
+        "T.tile.copy for register tiles",
+      );
+    }
+    const d = dst.view;
+    const s = src.view;
+    const eb = dtypeBytes(d.dtype);
+    const dr = rowsOf(d);
+    const sr = rowsOf(s);
+    if (d.dtype !== s.dtype || dr.rows !== sr.rows || dr.cols !== sr.cols) {
+      throw tileDispatchError(
+        ctx,
+        `copy_async moves bits between views of one shape: ${d.buffer.name} [${d.shape.join(", ")}] ${d.dtype}, ${s.buffer.name} [${s.shape.join(", ")}] ${s.dtype}`,
+        `a view of ${s.buffer.name} of shape [${d.shape.join(", ")}] and dtype ${d.dtype}`,
+      );
+    }
+    const rowBytes = dr.cols * eb;
+    const problem =
+      dr.colStride !== 1 || sr.colStride !== 1
+        ? `the innermost dim is strided (${d.buffer.name} ${dr.colStride}, ${s.buffer.name} ${sr.colStride}), so a 16-byte chunk is not contiguous`
+        : rowBytes % CHUNK !== 0
+          ? `a row is ${rowBytes} bytes, not a whole number of 16-byte chunks`
+          : dr.rows > 1 && ((dr.rowStride * eb) % CHUNK !== 0 || (sr.rowStride * eb) % CHUNK !== 0)
+            ? `row strides of ${dr.rowStride * eb} and ${sr.rowStride * eb} bytes: rows must start 16-byte aligned`
+            : undefined;
+    if (problem) {
+      throw tileDispatchError(
+        ctx,
+        `cp.async copies 16 contiguous, 16-byte aligned bytes per chunk; ${problem}`,
+        `rows contiguous on both sides, ${CHUNK / eb} × ${d.dtype} per chunk (T.tile.copy through registers otherwise)`,
+      );
+    }
+    const sw = d.buffer.layout;
+    if (sw && sw.swizzleLen > 0 && swizzleAtomBytes(sw) < CHUNK) {
+      throw tileDispatchError(
+        ctx,
+        `${d.buffer.name}'s ${showSwizzle(sw)} keeps only ${swizzleAtomBytes(sw)} bytes together and would split each 16-byte cp.async chunk`,
+        `a swizzle with 16-byte atoms (per_element 3 for 16-bit elements)`,
+      );
+    }
+    const per = CHUNK / eb;
+    const cpr = rowBytes / CHUNK;
+    const total = dr.rows * cpr;
+    const { n, index } = scopeThreads(ctx);
+    const reps = Math.ceil(total / n);
+    const chunkView = (v: View, rowStride: number, e: Expr): View => {
+      const row = binary("floordiv", e, intImm(cpr));
+      const col = binary("floormod", e, intImm(cpr));
+      const off = binary(
+        "add",
+        binary("add", v.offset, binary("mul", row, intImm(rowStride))),
+        binary("mul", col, intImm(per)),
+      );
+      return { ...v, offset: off, shape: [per], strides: [1], axes: [""] };
+    };
+    const stmts = loopNest(ctx, [reps], (vars) => {
+      const e = reps === 1 ? index : binary("add", index, binary("mul", vars[0]!, intImm(n)));
+      // Past the last chunk a thread issues nothing (the guard below); its address is clamped so
+      // that the views stay inside the operands for the verifier's bounds checks.
+      const ce = total % n === 0 ? e : binary("min", e, intImm(total - 1));
+      const copy: Stmt = {
+        kind: "TileApply",
+        opcode: "cp.async.cg.shared.global",
+        dst: chunkView(d, dr.rowStride, ce),
+        src: chunkView(s, sr.rowStride, ce),
+        params: { chunk_bytes: CHUNK },
+        ...(ctx.span ? { span: ctx.span } : {}),
+      };
+      if (total % n === 0) return [copy];
+      return [
+        {
+          kind: "If",
+          cond: compare("lt", e, intImm(total)),
+          then: copy,
+          ...(ctx.span ? { span: ctx.span } : {}),
+        },
+      ];
+    });
+    return {
+      stmts,
+      explain: `cp.async.cg 16 B ×${reps} per thread (${total} chunks of ${per} × ${d.dtype} over ${n} threads${total % n === 0 ? "" : ", guarded"}): rows of ${d.buffer.name} and ${s.buffer.name} are contiguous and 16-byte aligned`,
+    };
+  },
+};
