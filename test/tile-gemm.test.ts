@@ -256,3 +256,39 @@ describe("T.tile.warp.gemm: mma.sync over fragment tiles", () => {
     expect(e.message).toMatch(/no mma\.sync takes A float16, B float16 into C float16/);
   });
 });
+
+describe("T.tile.copy_async dispatch", () => {
+  it("a source whose rows are strided is TX2022 (a 16-byte chunk is not contiguous)", () => {
+    const e = errorOf(() =>
+      T.function("cpa_bad", { X: T.Tensor([16, 32], "float16") }, ({ X }) => {
+        T.device_entry({ launch: T.cuda.LaunchConfig({ grid: 1, block: 32 }) });
+        const s = T.alloc_shared([16, 16], "float16");
+        T.tile.warp.copy_async(s, X.rearrange("r (c two) -> r c two", { two: 2 }).sub(":", ":", 0));
+      }),
+    );
+    expect(e.code).toBe("TX2022");
+    expect(e.message).toMatch(/the innermost dim is strided .* a 16-byte chunk is not contiguous/);
+  });
+});
+
+describe("examples/tile/gemm_mma.ts", () => {
+  it("issues the instructions of examples/gemm_mma.ts, as many of each; ptxas assembles it", async () => {
+    const { gemm_mma: tile } = await import("../examples/tile/gemm_mma.js");
+    const { gemm_mma: plain } = await import("../examples/gemm_mma.js");
+    const count = (ptx: string, re: RegExp): number =>
+      ptx.split("\n").filter((l) => re.test(l)).length;
+    const a = ptxOf(tile);
+    const b = compileToPtx(plain, { arch: "sm_80" }).text;
+    for (const re of [
+      /ldmatrix\.sync\.aligned\.m8n8\.x4\.shared\.b16/,
+      /ldmatrix\.sync\.aligned\.m8n8\.x4\.trans\.shared\.b16/,
+      /mma\.sync\.aligned\.m16n8k16\.row\.col\.f32\.f16\.f16\.f32/,
+      /cp\.async\.cg\.shared\.global/,
+      /st\.global\.v2\.f32/,
+    ]) {
+      expect(count(a, re), String(re)).toBeGreaterThan(0);
+      expect(count(a, re), String(re)).toBe(count(b, re));
+    }
+    expect(a).not.toMatch(/\.local/);
+  });
+});
