@@ -292,3 +292,61 @@ describe("examples/tile/gemm_mma.ts", () => {
     expect(a).not.toMatch(/\.local/);
   });
 });
+
+describe("T.tile.warp.gemm dispatches on the dtypes: m16n8k8 (tf32), m16n8k32 (int8)", () => {
+  const cases = [
+    {
+      dtype: "float32",
+      cd: "float32",
+      shape: "m16n8k8",
+      k: 16,
+      re: /m16n8k8\.row\.col\.f32\.tf32/,
+    },
+    { dtype: "int8", cd: "int32", shape: "m16n8k32", k: 32, re: /m16n8k32\.row\.col\.s32\.s8/ },
+  ] as const;
+  for (const c of cases) {
+    it(`${c.dtype} → ${c.shape}, exact on small integers`, () => {
+      const [m, n, k] = [16, 16, c.k];
+      const L = T.layout.mma_sync_tile_layout;
+      const fn = T.function(
+        `warp_gemm_${c.shape}`,
+        {
+          A: T.Tensor([m, k], c.dtype),
+          B: T.Tensor([k, n], c.dtype),
+          C: T.Tensor([m, n], c.cd),
+        },
+        ({ A, B, C }) => {
+          T.device_entry({ launch: T.cuda.LaunchConfig({ grid: 1, block: 32 }) });
+          const a = T.alloc_local([m, k], c.dtype, { layout: L("A", c.shape, c.dtype, m, k) });
+          const b = T.alloc_local([k, n], c.dtype, { layout: L("B", c.shape, c.dtype, k, n) });
+          const acc = T.alloc_local([m, n], c.cd, { layout: L("C", c.shape, c.cd, m, n) });
+          T.tile.warp.copy(a, A);
+          T.tile.warp.copy(b, B);
+          T.tile.warp.zero(acc);
+          T.tile.warp.gemm(acc, a, b);
+          T.tile.warp.copy(C, acc);
+        },
+      );
+      expect(ptxOf(fn)).toMatch(c.re);
+      const a = ints(m * k, 7);
+      const b = ints(k * n, 9);
+      const kern = compile(fn, { target: "cuda" });
+      const A = tensor(a, { shape: [m, k], dtype: c.dtype, device: dev });
+      const B = tensor(b, { shape: [k, n], dtype: c.dtype, device: dev });
+      const C = tensor.zeros([m, n], c.cd, dev);
+      kern(A, B, C);
+      const want: number[] = [];
+      for (let r = 0; r < m; r++)
+        for (let q = 0; q < n; q++) {
+          let s = 0;
+          for (let p = 0; p < k; p++) s += a[r * k + p]! * b[p * n + q]!;
+          want.push(s);
+        }
+      expect(Array.from(C.toArray() as ArrayLike<number>, Number)).toEqual(want);
+      for (const t of [A, B, C]) t.dispose();
+      expect(explainTile(fn).find((l) => l.includes("warp.gemm"))).toMatch(
+        new RegExp(`mma\\.sync\\.${c.shape}`),
+      );
+    });
+  }
+});
