@@ -259,6 +259,18 @@ export const gemmMma = benchKernelEntry<GemmSizes>(
   ],
 );
 
+/**
+ * gemm_mma_tile: the gemm_mma above written with the tile layer (examples/tile/gemm_mma.ts:
+ * T.tile.cta.copy_async, T.tile.warp.copy by ldmatrix, T.tile.warp.gemm), timed beside the
+ * instruction-level kernel at the same sizes (issue 22: ≥ 0.98× examples/gemm_mma.ts).
+ */
+export const gemmMmaTile = benchKernelEntry<GemmSizes>(
+  "gemm_mma_tile",
+  "examples/tile/gemm_mma.ts",
+  "bench/cuda/gemm_mma.cu",
+  gemmMma.tensors,
+);
+
 /** The sizes bench/compute.ts runs at. */
 export const benchSizes = {
   vector_add: { n: 1 << 26 } as VectorAddSizes,
@@ -267,6 +279,7 @@ export const benchSizes = {
   reduce_rows: { rows: 8192, cols: 8192 } as RowSizes,
   gemm_simt: { m: 2048, n: 2048, k: 2048 } as GemmSizes,
   gemm_mma: { m: 4096, n: 4096, k: 4096 } as GemmSizes,
+  gemm_mma_tile: { m: 4096, n: 4096, k: 4096 } as GemmSizes,
 } as const;
 
 /** gemm_mma also runs at these sizes (the issue's 4096³ and 8192³). */
@@ -283,4 +296,5 @@ export const computeKernels = [
   reduceRows,
   gemmSimt,
   gemmMma,
+  gemmMmaTile,
 ] as const;

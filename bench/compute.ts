@@ -43,6 +43,7 @@ import {
   gemmSimt,
   gemmMma,
   gemmMmaSizes,
+  gemmMmaTile,
   reduceRows,
   repoPath,
   softmax,
@@ -759,15 +760,17 @@ for (const size of want("gemm_mma") ? gemmMmaSizes : []) {
       args: [A, B, Cd, M, N, K],
     },
   ];
-  const built = await gemmMma.build(size);
-  if (built) {
+  // The instruction-level kernel and its tile-layer twin (examples/tile/gemm_mma.ts), side by side.
+  for (const entry of [gemmMma, gemmMmaTile]) {
+    const built = await entry.build(size);
+    if (!built) continue;
     const mod = compileToPtx(built.fn, { arch: "sm_90" });
     const k = loadModule(dev, mod.text).getKernel(mod.entry, {
       staticSharedBytes: mod.staticSharedBytes,
     });
     contenders.push({
       k: {
-        label: `tirx-ts ${mod.entry}`,
+        label: `tirx-ts ${mod.entry}${entry === gemmMmaTile ? " (tile layer)" : ""}`,
         launch: (args) =>
           k.launch(
             built.fn.params.map((p) =>
