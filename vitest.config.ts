@@ -3,14 +3,21 @@ import { BaseSequencer, type TestSpecification } from "vitest/node";
 
 /**
  * Files that change process-wide state another file would see: a stub libcuda loaded into the
- * driver binding (launch-stub) and a mocked code generator (runtime-cuda's compile test). They
+ * driver binding (launch-stub, allocated-bytes, unavailable) and a mocked code generator
+ * (runtime-cuda's compile test). They
  * run isolated (a fresh module graph per file), in workers of their own, so the GPU tests (which
  * must find the real driver or none) never meet the stub. Every other file shares its worker's
  * modules, which saves re-importing the compiler for each of them (about a third of the suite's
  * time on a 2-core machine; the GPU files alone, skipped where no driver loads, spent 15 s of a
  * 2-core machine importing it).
  */
-const ISOLATED = ["test/launch-stub.test.ts", "packages/runtime-cuda/test/**/*.test.ts"];
+const ISOLATED = [
+  "test/launch-stub.test.ts",
+  "packages/runtime-cuda/test/compile.test.ts",
+  // A stub libcuda (TIRX_LIBCUDA) in the driver binding, and a binding that found none.
+  "packages/runtime-cuda/test/allocated-bytes.test.ts",
+  "packages/runtime-cuda/test/unavailable.test.ts",
+];
 
 /**
  * The slowest files, slowest first (seconds on a quiet 2-core machine, 2026-12-01). Vitest runs

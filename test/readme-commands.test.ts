@@ -4,7 +4,16 @@
 // shows. Afterwards the tree has no new file that git or prettier would see (a documented
 // command must not leave a file that breaks `npm test`), and what the commands wrote is removed.
 // The ```ts blocks that are whole programs (they start with an import) are type-checked and run.
-import { existsSync, lstatSync, mkdirSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import {
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import * as prettier from "prettier";
 import ts from "typescript";
@@ -46,6 +55,30 @@ const READMES = [
 ];
 const blocks: CodeBlock[] = READMES.flatMap(codeBlocks);
 const ENV = { TIRX_DEVICE: "sim" };
+
+/**
+ * `npx X`, for X a bin of the repository's node_modules/.bin (tirx, tsx), runs that file, as npx
+ * does from the repository root, without npm's second of start-up per command (a dozen commands
+ * here). The quick start's command runs with the real npx, so npx itself is tried too; any other
+ * X goes to the real npx.
+ */
+const npxShim = (() => {
+  const dir = mkdtempSync(join(tmpdir(), "tirx-npx-"));
+  const real = runSh("command -v npx", root).stdout.trim();
+  writeFileSync(
+    join(dir, "npx"),
+    [
+      "#!/usr/bin/env bash",
+      `bin=${JSON.stringify(join(root, "node_modules", ".bin"))}/"$1"`,
+      'if [[ -x "$bin" ]]; then shift; exec "$bin" "$@"; fi',
+      `exec ${JSON.stringify(real)} "$@"`,
+      "",
+    ].join("\n"),
+    { mode: 0o755 },
+  );
+  return { dir, env: { ...ENV, PATH: `${dir}:${process.env["PATH"] ?? ""}` } };
+})();
+afterAll(() => rmSync(npxShim.dir, { recursive: true, force: true }));
 
 /** `command` without the parts NOT_RUN lists; "" when nothing is left. */
 function runnable(command: string): string {
@@ -111,7 +144,11 @@ describe("the READMEs' sh commands, as written", () => {
   test.each(commands)("$where: $text", ({ text }) => {
     const cmd = runnable(text);
     if (cmd === "") return; // only NOT_RUN parts (see its reasons)
-    const r = runSh(cmd, root, ENV);
+    const r = runSh(
+      cmd,
+      root,
+      cmd.includes("examples/copy_async.ts") && cmd.startsWith("npx tsx") ? ENV : npxShim.env,
+    );
     results.set(text, r);
     expect(r.status, `${cmd}\n${r.stderr}`).toBe(0);
   });
@@ -160,7 +197,7 @@ describe("the README's shown command output", () => {
   test("there is one", () => expect(shown.length).toBeGreaterThan(0));
   test.each(shown.map((b) => ({ where: `${b.file}:${b.line}`, b })))("$where", ({ b }) => {
     const [first, ...rest] = b.text.split("\n");
-    const r = runSh(first!.slice(2), root, ENV);
+    const r = runSh(first!.slice(2), root, npxShim.env);
     // An error block: `tirx build` of a kernel with errors exits 1 (README, "Exit codes").
     expect(r.status).toBe(1);
     expect(r.stderr.trimEnd()).toBe(rest.join("\n").trimEnd());
