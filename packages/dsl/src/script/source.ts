@@ -1,4 +1,4 @@
-import { statSync } from "node:fs";
+import { readFileSync, statSync } from "node:fs";
 import { createRequire } from "node:module";
 import { TirxError, type Span } from "@tirx-ts/core";
 import type * as TsMorph from "ts-morph";
@@ -6,23 +6,14 @@ import type * as TsMorph from "ts-morph";
 type Ts = typeof TsMorph.ts;
 
 let morph: typeof TsMorph | undefined;
-let project: TsMorph.Project | undefined;
 
 /**
- * ts-morph, loaded on the first script-mode kernel (builder-only programs never pay for it),
- * and the one Project every kernel of every file is parsed into.
+ * The TypeScript compiler that ts-morph ships, loaded on the first script-mode kernel
+ * (builder-only programs never pay for it). Script mode parses with it; it reads syntax only.
  */
-export function tsMorph(): { ts: Ts; project: TsMorph.Project } {
+export function tsMorph(): { ts: Ts } {
   if (!morph) morph = createRequire(import.meta.url)("ts-morph") as typeof TsMorph;
-  if (!project) {
-    project = new morph.Project({
-      skipAddingFilesFromTsConfig: true,
-      skipFileDependencyResolution: true,
-      skipLoadingLibFiles: true,
-      compilerOptions: { allowJs: true, noLib: true },
-    });
-  }
-  return { ts: morph.ts, project };
+  return { ts: morph.ts };
 }
 
 interface Parsed {
@@ -61,12 +52,7 @@ export function sourceFileAt(file: string, span?: Span): TsMorph.ts.SourceFile {
   const hit = files.get(file);
   if (hit && hit.stamp === stamp) return hit.sf;
   scriptSourceCounters.parses++;
-  const { project } = tsMorph();
-  const existing = project.getSourceFile(file);
-  const sf = existing
-    ? (existing.refreshFromFileSystemSync(), existing)
-    : project.addSourceFileAtPath(file);
-  const parsed = { stamp, sf: sf.compilerNode };
+  const parsed = { stamp, sf: parseSource(readFileSync(file, "utf8"), file) };
   files.set(file, parsed);
   sites.clear();
   return parsed.sf;
@@ -74,9 +60,19 @@ export function sourceFileAt(file: string, span?: Span): TsMorph.ts.SourceFile {
 
 /** `text` parsed as the in-memory file `file` (replacing an earlier text of that name). */
 export function sourceFileOf(text: string, file: string): TsMorph.ts.SourceFile {
-  const { project } = tsMorph();
   files.delete(file);
-  return project.createSourceFile(file, text, { overwrite: true }).compilerNode;
+  return parseSource(text, file);
+}
+
+/**
+ * `text` parsed by the TypeScript compiler that ts-morph ships, with parent links (the lowering
+ * walks up from nodes). A bare parse: script mode reads syntax only, so no ts-morph Project (its
+ * wrapper nodes cost more than the parse, once per printed module in the round-trip tests).
+ */
+function parseSource(text: string, file: string): TsMorph.ts.SourceFile {
+  const { ts } = tsMorph();
+  const kind = /\.[cm]?jsx?$/.test(file) ? ts.ScriptKind.JS : ts.ScriptKind.TS;
+  return ts.createSourceFile(file, text, ts.ScriptTarget.Latest, true, kind);
 }
 
 /** Every `<x>.prim_func(...)` call of `sf`, in source order (an explicit stack: any depth). */
