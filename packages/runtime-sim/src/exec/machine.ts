@@ -425,6 +425,14 @@ export class Machine implements SimContext {
       if (!RACES.has(code)) this.flushHeld();
       this.#held = undefined;
     }
+    if (mode !== "throw") {
+      // The first report of each (code, site, note site) is kept: a repeat (every racy byte of
+      // a loop, say) is dropped before its error and message are built.
+      const ns = notes[0]?.span;
+      const key = `${code}@${site}@${ns ? `${ns.file}:${ns.line}:${ns.col}` : ""}`;
+      if (this.#seen.has(key)) return;
+      this.#seen.add(key);
+    }
     message = this.#resolve(message);
     const all = [
       ...notes.map((n) => ({ ...n, message: this.#resolve(n.message) })),
@@ -441,10 +449,6 @@ export class Machine implements SimContext {
       }
       throw err;
     }
-    const ns = notes[0]?.span;
-    const key = `${code}@${site}@${ns ? `${ns.file}:${ns.line}:${ns.col}` : ""}`;
-    if (this.#seen.has(key)) return;
-    this.#seen.add(key);
     this.reports.push(err);
   }
 }
