@@ -74,9 +74,6 @@ export default defineConfig({
     // One test file per core (vitest's default leaves one core idle: on a 2-core machine the
     // suite ran in one worker, 1.7x longer).
     maxWorkers: "100%",
-    // Transformed modules are kept on disk (node_modules/.experimental-vitest-cache) between
-    // runs, keyed by each file's content: a second run does not transform the sources again.
-    experimental: { fsModuleCache: true },
     sequence: { sequencer: SlowestFirst },
     projects: [
       {
