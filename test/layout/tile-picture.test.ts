@@ -23,27 +23,13 @@ import {
   type LayoutAxis,
   type TileLayout,
 } from "@tirx-ts/core";
-import { main } from "../../packages/tirx-ts/src/cli.js";
+import { runCli } from "../util/cli-files.js";
 import { tileLayoutPicture } from "../../packages/tirx-ts/src/tile-picture.js";
 
 const root = fileURLToPath(new URL("../..", import.meta.url));
 
-async function tirx(...args: string[]) {
-  let out = "";
-  let err = "";
-  const cwd = process.cwd();
-  process.chdir(root);
-  try {
-    const code = await main(args, {
-      out: (t) => void (out += t),
-      err: (t) => void (err += t),
-      color: false,
-    });
-    return { code, out, err };
-  } finally {
-    process.chdir(cwd);
-  }
-}
+/** `tirx ...args` in-process at the repository root. */
+const tirx = (...args: string[]) => runCli(args, root);
 
 /** The cells of a picture: `data-at` coordinate → the lines of its owner text. */
 function cells(svg: string): Map<string, string[]> {

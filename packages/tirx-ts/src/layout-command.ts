@@ -20,6 +20,7 @@ import {
   builtinLayout,
   isComposeLayout,
   showDrawable as showName,
+  specError,
   tileLayoutPicture,
   type DrawableLayout,
 } from "./tile-picture.js";
@@ -69,14 +70,6 @@ interface Values {
   readonly kernel?: string | undefined;
   readonly args?: string | undefined;
 }
-
-const specError = (message: string, cause?: unknown): TirxError =>
-  new TirxError(
-    "TX8008",
-    isTirxError(cause) ? `${message}: ${cause.text}` : message,
-    undefined,
-    isTirxError(cause) ? cause.notes : [],
-  );
 
 /** `e` as TX8008 when it is a TirxError of the layout (TX1xxx), else unchanged. */
 function asSpec<X>(what: string, f: () => X): X {

@@ -72,7 +72,11 @@ function mmaDefaultDtype(operand: MmaOperand, shape: MmaSyncShape): DType {
   return "float16";
 }
 
-const specError = (message: string, cause?: unknown): TirxError =>
+/**
+ * TX8008 (cli/layout-spec) for a layout given on the command line that cannot be drawn: the
+ * message, with the reason of `cause` (a TirxError such as TX1026) appended and its notes kept.
+ */
+export const specError = (message: string, cause?: unknown): TirxError =>
   new TirxError(
     "TX8008",
     isTirxError(cause) ? `${message}: ${cause.text}` : message,

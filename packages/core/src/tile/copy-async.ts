@@ -5,7 +5,7 @@ import type { View } from "../ir/buffer.js";
 import type { Stmt } from "../ir/stmt.js";
 import { showSwizzle, swizzleAtomBytes } from "../layout/swizzle.js";
 import { tileDispatchError, type TileContext } from "./operand.js";
-import { asArg, type TilePrimitive } from "./primitive.js";
+import { asArg, DST_SRC, type TilePrimitive } from "./primitive.js";
 import { axisCoord, loopNest } from "./threads.js";
 
 /** Bytes of one cp.async.cg chunk (PTX ISA, cp.async: `.cg` copies 16 bytes). */
@@ -55,19 +55,11 @@ function rowsOf(v: View): { rows: number; cols: number; rowStride: number; colSt
  *   and dtype, a row that is not contiguous or not a multiple of 16 bytes, a row stride that
  *   breaks the 16-byte alignment, or a swizzle that splits a chunk.
  */
-export const copy_async: TilePrimitive<
-  readonly [
-    { readonly name: "dst"; readonly kind: "tile" },
-    { readonly name: "src"; readonly kind: "tile" },
-  ]
-> = {
+export const copy_async: TilePrimitive<typeof DST_SRC> = {
   name: "copy_async",
   doc: "shared dst ← global src by cp.async 16-byte chunks shared by the scope's threads",
   scopes: ["thread", "warp", "wg", "cta"],
-  operands: [
-    { name: "dst", kind: "tile" },
-    { name: "src", kind: "tile" },
-  ],
+  operands: DST_SRC,
   lower: (args, ctx) => {
     const dst = asArg(args[0]);
     const src = asArg(args[1]);

@@ -8,7 +8,7 @@ import { loadSlot, storeSlot } from "./elementwise.js";
 import { ldmatrixCopy } from "./ldmatrix.js";
 import { compare } from "../ir/arith.js";
 import { tileDispatchError, type RegisterTile, type TileContext } from "./operand.js";
-import { ALL_SCOPES, asArg, checkScope, type TilePrimitive } from "./primitive.js";
+import { ALL_SCOPES, asArg, checkScope, DST_SRC, type TilePrimitive } from "./primitive.js";
 import { iterValue, loopNest, ownsGuard } from "./threads.js";
 
 const VECTOR_BYTES = 16;
@@ -58,19 +58,11 @@ function memoryStrides(t: RegisterTile, view: View, ctx: TileContext): number[] 
  * @throws TirxError TX2022 for two memory operands, different dtypes or shapes, layouts
  *   spread beyond the scope, or a shared layout that splits a 16-byte ldmatrix row.
  */
-export const copy: TilePrimitive<
-  readonly [
-    { readonly name: "dst"; readonly kind: "tile" },
-    { readonly name: "src"; readonly kind: "tile" },
-  ]
-> = {
+export const copy: TilePrimitive<typeof DST_SRC> = {
   name: "copy",
   doc: "dst = src between a register tile and a shared/global view (vectorized when contiguous)",
   scopes: ALL_SCOPES,
-  operands: [
-    { name: "dst", kind: "tile" },
-    { name: "src", kind: "tile" },
-  ],
+  operands: DST_SRC,
   lower: (args, ctx) => {
     const dst = asArg(args[0]);
     const src = asArg(args[1]);

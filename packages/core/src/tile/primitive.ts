@@ -57,6 +57,12 @@ export interface TilePrimitive<
 /** Every scope: elementwise work and copies follow the layout whatever the scope. */
 export const ALL_SCOPES: readonly TileScope[] = ["thread", "warp", "wg", "cta"];
 
+/** The operands of a copy-like primitive: a destination tile, then a source tile. */
+export const DST_SRC = [
+  { name: "dst", kind: "tile" },
+  { name: "src", kind: "tile" },
+] as const satisfies readonly TileOperandSpec[];
+
 /**
  * The thread axes a layout's shard may bind at `scope` (its threads must all be in the scope):
  * none for `thread`, laneid for `warp`, laneid and tid_in_wg for `wg`, any for `cta`.
