@@ -9,6 +9,7 @@ import {
   lstatSync,
   mkdirSync,
   mkdtempSync,
+  readFileSync,
   readdirSync,
   rmSync,
   writeFileSync,
@@ -202,6 +203,23 @@ describe("the README's shown command output", () => {
     expect(r.status).toBe(1);
     expect(r.stderr.trimEnd()).toBe(rest.join("\n").trimEnd());
   });
+});
+
+test("the README's tile-layer excerpt is examples/tile/softmax.ts's kernel, line for line", () => {
+  const excerpt = blocks.find(
+    (b) => b.file === "README.md" && b.lang === "ts" && b.text.includes("T.tile.cta.sum("),
+  );
+  expect(excerpt, "README.md shows a T.tile kernel").toBeDefined();
+  const lines = (text: string): string[] =>
+    text
+      .split("\n")
+      .map((l) => l.trim())
+      .filter((l) => l !== "");
+  const example = lines(readFileSync(join(root, "examples", "tile", "softmax.ts"), "utf8"));
+  const shown = lines(excerpt!.text);
+  const at = example.indexOf(shown[0]!);
+  expect(at, `examples/tile/softmax.ts has ${shown[0]}`).toBeGreaterThanOrEqual(0);
+  expect(example.slice(at, at + shown.length)).toEqual(shown);
 });
 
 const isPrimFunc = (x: unknown): x is PrimFunc =>
