@@ -170,6 +170,57 @@ describe("T.alloc_local(shape, dtype, { layout })", () => {
     expect(errorOf(() => verify(kernel([4], M))).message).toMatch(/slots 0\.\.6/);
   });
 
+  it("the verifier: a layout must not put two elements in one thread slot (TX2021)", () => {
+    // Each layout sends two logical elements to the same (thread, slot): a copy in and out would
+    // silently lose one of them.
+    const cases: [number[], string, number, RegExp][] = [
+      [
+        [128, 8],
+        "S[(4, 32, 8) : (1@warpid, 1@laneid, 0)]",
+        128,
+        /elements \[0, 0\] and \[0, 1\] in the same slot \(m 0 of laneid 0, warpid 0\)/,
+      ],
+      [
+        [32, 8],
+        "S[(32, 2, 4) : (1@laneid, 1, 1)]",
+        32,
+        /elements \[0, 1\] and \[0, 4\] in the same slot \(m 1 of laneid 0\)/,
+      ],
+      [
+        [128, 8],
+        "S[(4, 32, 2, 4) : (1@warpid, 1@laneid, 2, 1)]",
+        128,
+        /elements \[0, 2\] and \[0, 4\] in the same slot \(m 2 of laneid 0, warpid 0\)/,
+      ],
+    ];
+    for (const [shape, text, block, why] of cases) {
+      const fn = T.function(
+        "k",
+        { X: T.Tensor(shape, "float32"), Y: T.Tensor(shape, "float32") },
+        ({ X, Y }) => {
+          T.device_entry({ launch: T.cuda.LaunchConfig({ grid: 1, block }) });
+          const a = T.alloc_local(shape, "float32", { layout: T.TileLayout(text) }); // marker: clash
+          T.tile.cta.copy(a, X);
+          T.tile.cta.copy(Y, a);
+        },
+      );
+      const e = errorOf(() => verify(fn));
+      expect(e.code, text).toBe("TX2021");
+      expect(e.message, text).toMatch(why);
+      expect(e.span?.line, text).toBe(lineOf("marker: clash"));
+    }
+    // Injective layouts pass: distinct slots, and a replica on another thread.
+    const ok = T.TileLayout("S[(32, 2, 4) : (1@laneid, 4, 1)]");
+    expect(() => verify(kernel([32, 8], ok))).not.toThrow();
+    const rep = T.TileLayout("S[(32, 4) : (1@laneid, 1)] + R[2 : 1@warpid]");
+    expect(() => verify(kernel([32, 4], rep, 64))).not.toThrow();
+    // A replica that lands an element on a slot another element holds is a clash too.
+    const overlap = T.TileLayout("S[(16, 2) : (1@laneid, 1)] + R[2 : 1@laneid]");
+    expect(errorOf(() => verify(kernel([16, 2], overlap))).message).toMatch(
+      /elements \[0, 0\] and \[1, 0\] in the same slot \(m 0 of laneid 1\)/,
+    );
+  });
+
   it("the verifier reports at the allocation's line", () => {
     const fn = T.function("k", { Out: T.Tensor([32], "float32") }, ({ Out }) => {
       T.device_entry({ launch: T.cuda.LaunchConfig({ grid: 1, block: 32 }) });

@@ -241,6 +241,16 @@ describe("tirx layout draws a TileLayout", () => {
       [["--tile", "S[4, 8]", "--dtype", "half"], "TX8008", /"?half"? is not a dtype/],
       [["--tile", "S[4, 8]", "--swizzle", "96B"], "TX8008", /32B, 64B or 128B/],
       [["--tile", "S[32 : 1@laneid]", "--swizzle", "128B"], "TX8008", /register layout/],
+      // Too large to draw: refused before any work (these crashed with a RangeError, exit 70).
+      [["--tile", "S[100000, 100000]"], "TX8008", /10000000000 elements; .*at most 16384/],
+      [["--tile", "S[(1073741824, 4) : (1@laneid, 1)]"], "TX8008", /at most 16384/],
+      [["--tile", "S[2048, 2048]"], "TX8008", /4194304 elements; a picture draws at most 16384/],
+      [["--tile", "S[129, 128]"], "TX8008", /16512 elements; .*16384 \(128 × 128\)/],
+      // Thread axes past their hardware range, as the verifier's TX2021 in a kernel.
+      [["--tile", "S[(64, 8) : (1@laneid, 1)]"], "TX8008", /binds laneid 0\.\.63, .*0\.\.31/],
+      [["--tile", "S[(256, 2) : (1@tid_in_wg, 1)]"], "TX8008", /tid_in_wg 0\.\.255/],
+      [["--tile", "S[(2, 32) : (32@warpid, 1@laneid)]"], "TX8008", /warpid 0\.\.32/],
+      [["--tile", "S[32 : 1@laneid] + O[-1@laneid]"], "TX8008", /laneid -1\.\.30/],
       [["--tile", "S[4, 8]", "--builtin", "wgmma:D:8"], "TX8001", /one of --tile, --builtin/],
       [["--tile", "S[4, 8]", "--kernel", "k"], "TX8001", /--kernel is for a kernel's pictures/],
       [["examples/gemm_mma.ts", "--tile", "S[4, 8]"], "TX8001", /no file goes with it/],
@@ -259,6 +269,15 @@ describe("tirx layout draws a TileLayout", () => {
       expect(r.err).not.toMatch(/\n\s+at /);
       expect(r.out).toBe("");
     }
+  });
+
+  test("the largest drawable tile and the full thread ranges are drawn", async () => {
+    const big = await tirx("layout", "--tile", "S[128, 128]");
+    expect(big.code).toBe(0);
+    expect(big.out).toMatch(/^<svg/);
+    const lanes = await tirx("layout", "--tile", "S[(32, 32, 2) : (1@warpid, 1@laneid, 1)]");
+    expect(lanes.code).toBe(0);
+    expect(lanes.out).toContain("W31 L31 r1");
   });
 
   test("the real command writes the C fragment's SVG (one subprocess run)", () => {

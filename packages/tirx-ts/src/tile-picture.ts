@@ -6,6 +6,7 @@ import {
   isTileLayout,
   isTirxError,
   layoutAxes,
+  layoutAxisRange,
   layoutCoordinates,
   layoutSize,
   mmaSyncOperandLayout,
@@ -268,6 +269,65 @@ const chunkFill = (chunk: number): string => `hsl(${(chunk % 8) * 45},65%,78%)`;
 const STYLE =
   "<style>.t{font-size:12px}.s{font-size:9px;fill:#555}.o{font-size:9px;fill:#000}.b{font-size:8px;fill:#444}.e{fill:#f4f4f4;stroke:#ccc}.g{stroke:#fff}</style>";
 
+/**
+ * The most cells (logical elements) a picture draws: 16384, a 128 × 128 tile. Each cell is an
+ * SVG group of its owners' text; beyond this the file is unreadable and its construction runs
+ * out of memory or stack (`tirx layout --tile "S[2048, 2048]"`).
+ */
+export const PICTURE_CELL_LIMIT = 16384;
+
+/**
+ * The most physical coordinates (cells × replica combinations) a picture lists: 65536.
+ */
+export const PICTURE_OWNER_LIMIT = 65536;
+
+/**
+ * How many values each thread axis has in the largest CTA: 1024 threads (CUDA C++ Programming
+ * Guide, "Features and Technical Specifications"), so 32 lanes, 32 warps, 128 threads of a
+ * warpgroup, 8 warpgroups, 1024 tids — the verifier's `layoutAxisExtent` (TX2021) for a
+ * 1024-thread block, which a picture without a launch takes as the bound.
+ */
+export const THREAD_AXIS_EXTENT: Readonly<Partial<Record<LayoutAxis, number>>> = {
+  laneid: 32,
+  warpid: 32,
+  tid_in_wg: 128,
+  wgid: 8,
+  tid: 1024,
+};
+
+/**
+ * A layout the picture can draw: at most {@link PICTURE_CELL_LIMIT} logical elements and
+ * {@link PICTURE_OWNER_LIMIT} physical coordinates, and every thread axis within its hardware
+ * range ({@link THREAD_AXIS_EXTENT}: coordinates, replicas and offset in 0..extent - 1), as the
+ * verifier's TX2021 requires of a register tile inside a kernel.
+ * @throws TirxError TX8008 (cli/layout-spec) naming the limit or the axis and its range.
+ */
+export function checkDrawable(layout: DrawableLayout): void {
+  const tile = layout.kind === "ComposeLayout" ? layout.tile : layout;
+  const text = showDrawable(layout);
+  const cells = layoutSize(tile);
+  if (cells > PICTURE_CELL_LIMIT) {
+    throw specError(
+      `${text} has ${cells} elements; a picture draws at most ${PICTURE_CELL_LIMIT} (128 × 128)`,
+    );
+  }
+  const owners = cells * tile.replica.reduce((a, x) => a * x.extent, 1);
+  if (owners > PICTURE_OWNER_LIMIT) {
+    throw specError(
+      `${text} has ${owners} physical coordinates (elements × replicas); a picture lists at most ${PICTURE_OWNER_LIMIT}`,
+    );
+  }
+  for (const axis of layoutAxes(tile)) {
+    const extent = THREAD_AXIS_EXTENT[axis];
+    if (extent === undefined) continue;
+    const r = layoutAxisRange(tile, axis);
+    if (r.min >= 0 && r.max < extent) continue;
+    throw specError(
+      `${text} binds ${axis} ${r.min}..${r.max}, but ${axis} takes 0..${extent - 1} (a CTA has at most 1024 threads)`,
+    );
+  }
+}
+
 const CHAR = 5.5;
 const LINE = 11;
 
@@ -281,13 +341,15 @@ const LINE = 11;
  * (swizzled) byte addresses touch, 32 banks × 4 bytes each, a word labelled with the logical
  * `row,col` of its first element and coloured by that element's logical 16-byte chunk.
  * Each cell is `<g data-at="i,j">` with a `<text class="o">` of one `<tspan>` per owner.
- * @throws TirxError TX1026 when the layout does not group by the shape (or a dim is no positive
- *   integer); TX1016 when a ComposeLayout's swizzle meets a negative `m`.
+ * @throws TirxError TX8008 for a layout {@link checkDrawable} refuses (too many cells, a thread
+ *   axis past its hardware range); TX1026 when the layout does not group by the shape (or a dim
+ *   is no positive integer); TX1016 when a ComposeLayout's swizzle meets a negative `m`.
  */
 export function tileLayoutPicture(
   layout: DrawableLayout,
   opts: TilePictureOptions = {},
 ): TilePicture {
+  checkDrawable(layout);
   const tile = layout.kind === "ComposeLayout" ? layout.tile : layout;
   const swizzle = layout.kind === "ComposeLayout" ? layout.swizzle : undefined;
   const extents = tile.shard.map((x) => x.extent);

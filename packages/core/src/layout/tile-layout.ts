@@ -703,3 +703,99 @@ export function applyComposeLayout(
 export function showComposeLayout(c: ComposeLayout): string {
   return `ComposeLayout(${showSwizzle(c.swizzle)}, ${showTileLayout(c.tile)})`;
 }
+
+// ---------------------------------------------------------------------------------------------
+// Injectivity
+// ---------------------------------------------------------------------------------------------
+
+/**
+ * The most physical coordinates (logical elements × replica combinations) that
+ * {@link layoutInjective} enumerates: 2^22. Register tiles are far smaller (a thread's array is
+ * at most a few hundred slots); above it the check is skipped rather than made quadratic or
+ * memory-hungry.
+ */
+export const INJECTIVE_CHECK_LIMIT = 2 ** 22;
+
+/** Two logical elements that a layout sends to one physical coordinate. */
+export interface LayoutCollision {
+  /** The two logical elements, as row-major linear indices over the shard (a < b). */
+  readonly a: number;
+  readonly b: number;
+  /** The physical coordinate they share: every axis the layout names, `m` included. */
+  readonly at: LayoutCoord;
+}
+
+/**
+ * Whether the layout is injective: distinct logical elements reach distinct physical
+ * coordinates (the tuple of every axis it names, `m` included), replicas included: no thread
+ * slot holds two elements. A register tile whose layout is not would silently overwrite one
+ * element with another (TIRx docs, "Tensor Layout": the shard maps each logical element to its
+ * own physical place; replicas add copies, never sharing). Linear in the number of physical
+ * coordinates (a Set of encoded coordinates).
+ * @returns undefined when injective, or when the layout has more than
+ *   {@link INJECTIVE_CHECK_LIMIT} physical coordinates (not checked: such a layout is no register
+ *   tile, and the verifier bounds `m` separately); else the first {@link LayoutCollision} in
+ *   row-major order. Throws nothing.
+ */
+export function layoutInjective(l: TileLayout): LayoutCollision | undefined {
+  const iters = [...l.shard, ...l.replica];
+  const n = layoutSize(l);
+  const reps = l.replica.reduce((a, x) => a * x.extent, 1);
+  if (n * reps > INJECTIVE_CHECK_LIMIT) return undefined;
+  const axes = layoutAxes(l).includes("m") ? layoutAxes(l) : ["m" as const, ...layoutAxes(l)];
+  // Mixed-radix code over each axis's range (offset left out: it moves every coordinate alike).
+  const lo = new Map<LayoutAxis, number>();
+  const radix = new Map<LayoutAxis, number>();
+  let total = 1;
+  for (const a of axes) {
+    let min = 0;
+    let max = 0;
+    for (const x of iters) {
+      if (x.axis !== a) continue;
+      const step = (x.extent - 1) * x.stride;
+      if (step > 0) max += step;
+      else min += step;
+    }
+    lo.set(a, min);
+    radix.set(a, total);
+    total *= max - min + 1;
+  }
+  const numeric = total <= Number.MAX_SAFE_INTEGER;
+  const seen = new Map<number | string, number>();
+  const extents = l.shard.map((x) => x.extent);
+  const idx = new Array<number>(extents.length).fill(0);
+  const repExt = l.replica.map((x) => x.extent);
+  const coord = (reps: readonly number[]): Record<string, number> => {
+    const c: Record<string, number> = {};
+    for (const a of axes) c[a] = l.offset[a] ?? 0;
+    l.shard.forEach((x, i) => (c[x.axis] = c[x.axis]! + idx[i]! * x.stride));
+    l.replica.forEach((x, i) => (c[x.axis] = c[x.axis]! + reps[i]! * x.stride));
+    return c;
+  };
+  for (let e = 0; e < n; e++) {
+    const r = new Array<number>(repExt.length).fill(0);
+    for (let k = 0; k < reps; k++) {
+      const c = coord(r);
+      let key: number | string;
+      if (numeric) {
+        let v = 0;
+        for (const a of axes) v += (c[a]! - (l.offset[a] ?? 0) - lo.get(a)!) * radix.get(a)!;
+        key = v;
+      } else {
+        key = axes.map((a) => c[a]).join(",");
+      }
+      const prev = seen.get(key);
+      if (prev !== undefined && prev !== e) return { a: prev, b: e, at: c };
+      seen.set(key, e);
+      for (let i = r.length - 1; i >= 0; i--) {
+        if (++r[i]! < repExt[i]!) break;
+        r[i] = 0;
+      }
+    }
+    for (let i = idx.length - 1; i >= 0; i--) {
+      if (++idx[i]! < extents[i]!) break;
+      idx[i] = 0;
+    }
+  }
+  return undefined;
+}

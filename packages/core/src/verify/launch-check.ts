@@ -3,7 +3,13 @@ import { isTirxError, TirxError } from "../diagnostics.js";
 import { isStaticShape, numel } from "../ir/buffer.js";
 import type { Buffer, Expr } from "../ir/expr.js";
 import type { LayoutAxis } from "../ir/tile-layout.js";
-import { groupLayout, layoutAxes, layoutAxisRange, showTileLayout } from "../layout/tile-layout.js";
+import {
+  groupLayout,
+  layoutAxes,
+  layoutAxisRange,
+  layoutInjective,
+  showTileLayout,
+} from "../layout/tile-layout.js";
 import type { LaunchConfig } from "../ir/stmt.js";
 import type { Span } from "../span.js";
 import { walkExpr } from "../visit.js";
@@ -109,7 +115,9 @@ export function layoutAxisExtent(axis: LayoutAxis, launch: LaunchConfig): number
  * `m` (the slot in the thread's array) lies in 0..numel(shape) - 1; and on every thread axis its
  * coordinates, replicas and offset included, lie in 0..extent - 1 of that axis in the launch
  * ({@link layoutAxisExtent}). Source: TIRx docs, "Tensor Layout" (a layout binds elements to
- * the hardware axes of the launch). A buffer without a layout passes.
+ * the hardware axes of the launch). And it is injective ({@link layoutInjective}): no physical
+ * coordinate (thread and slot) holds two logical elements, which would overwrite each other. A
+ * buffer without a layout passes.
  * @throws TirxError TX2021 (layout/local-tile) at `span`.
  */
 export function checkTileLayoutLaunch(b: Buffer, launch: LaunchConfig, span?: Span): void {
@@ -137,6 +145,25 @@ export function checkTileLayoutLaunch(b: Buffer, launch: LaunchConfig, span?: Sp
     throw new TirxError(
       "TX2021",
       `${name}: ${showTileLayout(l)} puts elements at slots ${m.min}..${m.max} of a thread's array, outside the tile's ${n} elements`,
+      span,
+    );
+  }
+  const clash = layoutInjective(l);
+  if (clash) {
+    const at = (i: number): string => {
+      const c: number[] = [];
+      for (let d = shape.length - 1; d >= 0; d--) {
+        c.unshift(i % shape[d]!);
+        i = Math.floor(i / shape[d]!);
+      }
+      return `[${c.join(", ")}]`;
+    };
+    const where = layoutAxes(l)
+      .filter((a) => a !== "m")
+      .map((a) => `${a} ${clash.at[a] ?? 0}`);
+    throw new TirxError(
+      "TX2021",
+      `${name}: ${showTileLayout(l)} puts elements ${at(clash.a)} and ${at(clash.b)} in the same slot (m ${clash.at.m ?? 0}${where.length > 0 ? ` of ${where.join(", ")}` : ""}); a layout must send distinct elements to distinct thread slots`,
       span,
     );
   }
