@@ -457,6 +457,123 @@ describe("dispatch explains itself (TX2022)", () => {
   });
 });
 
+describe("threads a layout leaves unnamed", () => {
+  const laneCopy = (explicit: boolean, block: number) =>
+    T.function(
+      `tile_unnamed_${explicit ? "r" : "i"}_${block}`,
+      { X: T.Tensor([32, 8], "float32"), Y: T.Tensor([32, 8], "float32") },
+      ({ X, Y }) => {
+        T.device_entry({ launch: T.cuda.LaunchConfig({ grid: 1, block }) });
+        const a = T.alloc_local([32, 8], "float32", {
+          layout: T.TileLayout(
+            explicit
+              ? `S[(32, 8) : (1@laneid, 1)] + R[${block / 32} : 1@warpid]`
+              : "S[(32, 8) : (1@laneid, 1)]",
+          ),
+        });
+        T.tile.cta.copy(a, X);
+        T.tile.cta.mul(a, a, 2);
+        T.tile.cta.copy(Y, a);
+      },
+    );
+
+  it("are implicit replicas: one warp stores, as with an explicit R[... @warpid]", () => {
+    const X = inputs(256, 5);
+    for (const block of [128, 256]) {
+      const got = run(laneCopy(false, block), [X], [[32, 8]], [32, 8]);
+      expect([...got].every((g, i) => same(g, f(X[i]! * 2)))).toBe(true);
+      const ptx = (fn: PrimFunc) =>
+        compileToPtx(fn, { arch: "sm_80" }).text.replace(/tile_unnamed_\w+/g, "K");
+      expect(ptx(laneCopy(false, block))).toBe(ptx(laneCopy(true, block)));
+    }
+  });
+
+  it("a layout bound to warps 0..3 in a 256-thread block stays as it was", () => {
+    const fn = T.function(
+      "tile_warps03",
+      { X: T.Tensor([128], "float32"), Y: T.Tensor([128], "float32") },
+      ({ X, Y }) => {
+        T.device_entry({ launch: T.cuda.LaunchConfig({ grid: 1, block: 256 }) });
+        const a = T.alloc_local([128], "float32", {
+          layout: T.TileLayout(T.S([4, 32], ["1@warpid", "1@laneid"])),
+        });
+        T.tile.cta.copy(a, X);
+        T.tile.cta.copy(Y, a);
+      },
+    );
+    const X = inputs(128, 6);
+    const got = run(fn, [X], [[128]], [128]);
+    expect([...got].every((g, i) => same(g, X[i]!))).toBe(true);
+  });
+});
+
+describe("tiles without a layout and mixed dtypes (TX2022)", () => {
+  const kernel = (body: () => void): PrimFunc =>
+    T.function("k", { X: T.Tensor([128, 8], "float32") }, ({ X }) => {
+      T.device_entry({ launch: T.cuda.LaunchConfig({ grid: 1, block: 256 }) });
+      body.call(undefined);
+      void X;
+    });
+
+  it("a tile without a TileLayout is per-thread: a cta/warp/wg primitive refuses it", () => {
+    for (const scope of ["cta", "warp", "wg"] as const) {
+      const e = errorOf(() =>
+        T.function("k", { X: T.Tensor([128, 8], "float32") }, ({ X }) => {
+          T.device_entry({ launch: T.cuda.LaunchConfig({ grid: 1, block: 256 }) });
+          const a = T.alloc_local([128, 8], "float32");
+          T.tile[scope].copy(a, X);
+        }),
+      );
+      expect(e.code).toBe("TX2022");
+      expect(e.message).toMatch(
+        /has no TileLayout, so it is per-thread.*nearest that works: .*TileLayout.*the thread scope T\.tile\.copy/,
+      );
+    }
+    // The thread scope keeps taking it.
+    expect(() =>
+      T.function("k", { X: T.Tensor([8], "float32") }, ({ X }) => {
+        T.device_entry({ launch: T.cuda.LaunchConfig({ grid: 1, block: 32 }) });
+        const a = T.alloc_local([8], "float32");
+        T.tile.copy(a, X);
+      }),
+    ).not.toThrow();
+  });
+
+  it("a reduction's dst and src share one dtype", () => {
+    const e = errorOf(() =>
+      kernel(() => {
+        const a = T.alloc_local([4, 64], "float32", { layout: ROWS_L() });
+        const o = T.alloc_local([4, 1], "float16", {
+          layout: T.TileLayout(T.S([4]), T.R([2, 32], ["1@warpid", "1@laneid"])),
+        });
+        T.tile.cta.sum(o, a, 1);
+      }),
+    );
+    expect(e.code).toBe("TX2022");
+    expect(e.message).toMatch(/dst o is float16, src a float32.*nearest that works: T\.tile\.cast/);
+  });
+
+  it("elementwise register operands share one dtype (scalars convert; cast converts)", () => {
+    const e = errorOf(() =>
+      kernel(() => {
+        const a = T.alloc_local([4, 64], "float32", { layout: ROWS_L() });
+        const b = T.alloc_local([4, 64], "float16", { layout: ROWS_L() });
+        T.tile.cta.add(a, a, b);
+      }),
+    );
+    expect(e.code).toBe("TX2022");
+    expect(e.message).toMatch(/dst a is float32, b b float16.*nearest that works: T\.tile\.cast b/);
+    expect(() =>
+      kernel(() => {
+        const a = T.alloc_local([4, 64], "float32", { layout: ROWS_L() });
+        const b = T.alloc_local([4, 64], "float16", { layout: ROWS_L() });
+        T.tile.cta.cast(a, b);
+        T.tile.cta.add(a, a, 1.5);
+      }),
+    ).not.toThrow();
+  });
+});
+
 describe("examples/tile/softmax.ts", () => {
   it("uses the instructions of examples/softmax.ts: ld/st.global.v4, shfl.sync.bfly, ex2.approx; no .local", async () => {
     const { softmax } = await import("../examples/tile/softmax.js");

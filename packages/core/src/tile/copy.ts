@@ -8,8 +8,15 @@ import { loadSlot, storeSlot } from "./elementwise.js";
 import { ldmatrixCopy } from "./ldmatrix.js";
 import { compare } from "../ir/arith.js";
 import { tileDispatchError, type RegisterTile, type TileContext } from "./operand.js";
-import { ALL_SCOPES, asArg, checkScope, DST_SRC, type TilePrimitive } from "./primitive.js";
-import { iterValue, loopNest, ownsGuard } from "./threads.js";
+import {
+  ALL_SCOPES,
+  asArg,
+  checkLaidOut,
+  checkScope,
+  DST_SRC,
+  type TilePrimitive,
+} from "./primitive.js";
+import { iterValue, loopNest, ownsGuard, unnamedFirstGuard } from "./threads.js";
 
 const VECTOR_BYTES = 16;
 
@@ -53,10 +60,11 @@ function memoryStrides(t: RegisterTile, view: View, ctx: TileContext): number[] 
  * accesses of up to 16 bytes (`T.vectorized`; codegen emits `ld/st.v*` where it proves the
  * alignment, PTX ISA "Vectors"); otherwise the layout gives each thread scalar elements and the
  * loop is scalar. Stores to memory are made by one replica only (replicas never race) and only by
- * threads that hold elements. Register to register copies need equal layouts. Shared → a warp
+ * threads that hold elements; threads of the scope the layout does not name (e.g. the other warps
+ * of a CTA for a layout over laneid only) are replicas too, and only the first of them stores. Register to register copies need equal layouts. Shared → a warp
  * tile of mma.sync A/B fragments is `ldmatrix` (see `ldmatrixCopy` in `ldmatrix.ts`).
  * @throws TirxError TX2022 for two memory operands, different dtypes or shapes, layouts
- *   spread beyond the scope, or a shared layout that splits a 16-byte ldmatrix row.
+ *   spread beyond the scope, a tile without a TileLayout at warp/wg/cta scope, or a shared layout that splits a 16-byte ldmatrix row.
  */
 export const copy: TilePrimitive<typeof DST_SRC> = {
   name: "copy",
@@ -74,6 +82,7 @@ export const copy: TilePrimitive<typeof DST_SRC> = {
           `T.tile.cast for a dtype change; T.tile.permute_layout for a layout change`,
         );
       }
+      checkLaidOut(dst, ctx);
       checkScope(dst, ctx);
       const n = dst.layout.shard.filter((x) => x.axis === "m").reduce((p, x) => p * x.extent, 1);
       return {
@@ -91,6 +100,7 @@ export const copy: TilePrimitive<typeof DST_SRC> = {
         "T.cuda.tile.apply for shared ← global async copies",
       );
     }
+    checkLaidOut(reg, ctx);
     checkScope(reg, ctx);
     const matrices = toMemory ? undefined : ldmatrixCopy(reg, mem, ctx);
     if (matrices) return matrices;
@@ -165,6 +175,9 @@ export const copy: TilePrimitive<typeof DST_SRC> = {
         const first = compare("eq", iterValue(reg.layout, r, ctx), intImm(0));
         guard = guard ? logical("and", guard, first) : first;
       }
+      // Threads of the scope the layout does not name hold copies too (implicit replicas).
+      const first = unnamedFirstGuard(reg.layout, ctx);
+      if (first) guard = guard ? logical("and", guard, first) : first;
     }
     if (guard)
       body = [

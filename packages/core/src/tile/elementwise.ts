@@ -9,6 +9,8 @@ import {
   ALL_SCOPES,
   asArg,
   asDType,
+  checkLaidOut,
+  checkSameDType,
   checkScope,
   needRegister,
   valueOp,
@@ -90,8 +92,12 @@ export function storeSlot(t: RegisterTile, slot: Expr, value: Expr, ctx: TileCon
  * with `dst`'s shape and layout, or a scalar broadcast to every element. Lowered to an unrolled
  * loop over the thread's own slots (the layout says each thread owns scalar elements, so a scalar
  * loop is the lowering, not a fallback); `f` converts the inputs it computes on to `dst`'s dtype.
+ * Register-tile inputs must have dst's dtype (except for `cast`, and `select`'s bool `cond`);
+ * scalars are converted to it.
  * @throws TirxError TX2022 for an input whose shape or layout differs from dst's (naming dst's
- *   layout as the one that works), or a layout spread beyond the scope's threads.
+ *   layout as the one that works), a register-tile input of another dtype (suggesting
+ *   `T.tile.cast` first), a tile without a TileLayout at warp/wg/cta scope, or a layout spread
+ *   beyond the scope's threads.
  */
 export function elementwise<
   const I extends readonly string[],
@@ -117,6 +123,7 @@ export function elementwise<
     options: opts0,
     lower: (args: readonly TileInput[], ctx: TileContext) => {
       const dst = needRegister(args[0], "dst", ctx);
+      checkLaidOut(dst, ctx);
       checkScope(dst, ctx);
       const key = layoutKey(dst);
       const ins = inputs.map((n, i) => {
@@ -136,6 +143,20 @@ export function elementwise<
         }
         return a;
       });
+      // cast converts; select's cond is a predicate (bool) tile.
+      if (name !== "cast") {
+        checkSameDType(
+          [
+            { role: "dst", tile: dst },
+            ...ins.flatMap((a, i) =>
+              a.kind === "register" && !(name === "select" && i === 0)
+                ? [{ role: inputs[i]!, tile: a }]
+                : [],
+            ),
+          ],
+          ctx,
+        );
+      }
       const opts = (opts0.length > 0 ? args[inputs.length + 1] : undefined) as
         Readonly<Record<string, unknown>> | undefined;
       // A computed scalar is evaluated once, before the loop (bound to a variable).

@@ -87,6 +87,38 @@ export function checkScope(t: RegisterTile, ctx: TileContext): void {
   );
 }
 
+/**
+ * A tile without a TileLayout is per-thread (every thread holds the whole array): a warp, wg or
+ * cta primitive would have every thread move every element.
+ * @throws TirxError TX2022 for such a tile at warp, wg or cta scope.
+ */
+export function checkLaidOut(t: RegisterTile, ctx: TileContext): void {
+  if (t.laidOut || ctx.scope === "thread") return;
+  throw tileDispatchError(
+    ctx,
+    `${t.buffer.name} [${t.shape.join(", ")}] has no TileLayout, so it is per-thread (every thread would hold and move all ${t.shape.reduce((a, b) => a * b, 1)} elements); a ${ctx.scope}-scope primitive needs a tile laid out over its threads`,
+    `T.alloc_local([${t.shape.join(", ")}], "${t.dtype}", { layout: T.TileLayout(...) }), or the thread scope T.tile.${ctx.name}`,
+  );
+}
+
+/**
+ * Register tiles combined element by element must share one dtype (no silent conversion).
+ * @throws TirxError TX2022 naming the dtypes and suggesting `T.tile.cast` first.
+ */
+export function checkSameDType(
+  tiles: readonly { role: string; tile: RegisterTile }[],
+  ctx: TileContext,
+): void {
+  const first = tiles[0];
+  const other = tiles.find((t) => t.tile.dtype !== first?.tile.dtype);
+  if (!first || !other) return;
+  throw tileDispatchError(
+    ctx,
+    `register tiles must have one dtype: ${first.role} ${first.tile.buffer.name} is ${first.tile.dtype}, ${other.role} ${other.tile.buffer.name} ${other.tile.dtype}`,
+    `T.tile.cast ${other.tile.buffer.name} into a ${first.tile.dtype} tile first`,
+  );
+}
+
 /** A value op call (a `CallExpr`) checked against its record in the op table. */
 export function valueOp(name: string, args: readonly Expr[], ctx: TileContext): Expr {
   const op = opOf(name, "value", ctx.span);

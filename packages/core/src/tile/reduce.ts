@@ -7,7 +7,13 @@ import { checkOpCall } from "../ops/check.js";
 import { opOf } from "../ops/registry.js";
 import { constant, loadSlot, storeSlot } from "./elementwise.js";
 import { tileDispatchError, type RegisterTile, type TileContext } from "./operand.js";
-import { needRegister, valueOp, type TilePrimitive } from "./primitive.js";
+import {
+  checkLaidOut,
+  checkSameDType,
+  needRegister,
+  valueOp,
+  type TilePrimitive,
+} from "./primitive.js";
 import { axisCoord, laneWarpParts, loopNest } from "./threads.js";
 
 /** The reduction operators (TIRx `Tx.tile.sum` / `max` / `min`). */
@@ -66,7 +72,9 @@ const key = (x: LayoutIter): string => `${x.extent}:${x.stride}@${x.axis}`;
  * `dst` has `src`'s shape with the axis dropped or 1, and the layout that replicates over the
  * reduced thread axes: src's thread iters of the axis become replicas `R[...]`; its `m` iters of
  * the axis drop.
- * @throws TirxError TX2022 for an axis out of range; a `dst` whose layout does not replicate
+ * `dst` and `src` must have one dtype (partials accumulate in it).
+ * @throws TirxError TX2022 for dst and src of different dtypes (suggesting `T.tile.cast`); a
+ *   tile without a TileLayout at warp/wg/cta scope; an axis out of range; a `dst` whose layout does not replicate
  *   over the reduced axes (naming the one that does); a reduction wider than the scope (lanes
  *   need warp, warps need cta); a cross-warp reduction whose result stays spread over lanes.
  */
@@ -90,6 +98,14 @@ function reduction(op: TileReduceOp): TilePrimitive<ReduceOperands> {
     lower: (args, ctx) => {
       const dst = needRegister(args[0], "dst", ctx);
       const src = needRegister(args[1], "src", ctx);
+      checkLaidOut(src, ctx);
+      checkSameDType(
+        [
+          { role: "dst", tile: dst },
+          { role: "src", tile: src },
+        ],
+        ctx,
+      );
       const axis = typeof args[2] === "number" ? args[2] : src.shape.length - 1;
       if (!Number.isInteger(axis) || axis < 0 || axis >= src.shape.length) {
         throw tileDispatchError(ctx, `axis ${axis} is not a dim of src [${src.shape.join(", ")}]`);
@@ -135,6 +151,7 @@ function reduction(op: TileReduceOp): TilePrimitive<ReduceOperands> {
           nearest,
         );
       }
+      checkLaidOut(dst, ctx);
       if (warps.length > 0 && ctx.scope !== "cta") {
         throw tileDispatchError(
           ctx,

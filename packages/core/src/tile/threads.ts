@@ -199,3 +199,59 @@ export function affine(values: readonly Expr[], coeffs: readonly number[], base 
   });
   return e;
 }
+
+/**
+ * The threads of the scope that a layout leaves unnamed, as parts of the linear thread index:
+ * `lane` (laneid), `warp` (the warp in its warpgroup) and `wg` (the warpgroup in the CTA), each
+ * present only when the scope has more than one value of it and no thread axis of `l` (shard or
+ * replica) covers it. Such threads hold the same elements as the thread with coordinate 0 on
+ * every unnamed part: they are implicit replicas.
+ */
+export function unnamedParts(l: TileLayout, ctx: TileContext): ("lane" | "warp" | "wg")[] {
+  if (ctx.scope === "thread") return [];
+  const threads = ctx.launch.block.reduce((a, b) => a * b, 1);
+  const size = ctx.scope === "warp" ? 32 : ctx.scope === "wg" ? 128 : threads;
+  const covered = new Set<string>();
+  const cover: Record<LayoutAxis, readonly string[]> = {
+    laneid: ["lane"],
+    warpid: ["warp", "wg"],
+    tid_in_wg: ["lane", "warp"],
+    wgid: ["wg"],
+    tid: ["lane", "warp", "wg"],
+    m: [],
+    cta_in_cluster: [],
+    pid: [],
+  };
+  for (const x of [...l.shard, ...l.replica]) {
+    if (x.extent > 1) for (const p of cover[x.axis]) covered.add(p);
+  }
+  for (const a of Object.keys(l.offset) as LayoutAxis[]) for (const p of cover[a]) covered.add(p);
+  const out: ("lane" | "warp" | "wg")[] = [];
+  if (size > 1 && !covered.has("lane")) out.push("lane");
+  if (size > 32 && !covered.has("warp")) out.push("warp");
+  if (size > 128 && !covered.has("wg")) out.push("wg");
+  return out;
+}
+
+/**
+ * A predicate true on the first of the implicit replicas {@link unnamedParts} finds (coordinate 0
+ * on every unnamed part), so that stores to memory are made once; `undefined` when the layout
+ * names every thread of the scope.
+ */
+export function unnamedFirstGuard(l: TileLayout, ctx: TileContext): Expr | undefined {
+  const parts = unnamedParts(l, ctx);
+  if (parts.length === 0) return undefined;
+  const threads = ctx.launch.block.reduce((a, b) => a * b, 1);
+  const zero = (e: Expr): Expr => compare("eq", e, intImm(0));
+  const has = (p: "lane" | "warp" | "wg"): boolean => parts.includes(p);
+  const conds: Expr[] = [];
+  if (has("lane") && has("warp") && (has("wg") || threads <= 128)) {
+    conds.push(zero(ctx.tid));
+  } else {
+    if (has("lane")) conds.push(zero(axisCoord("laneid", ctx)));
+    if (has("warp") && (has("wg") || threads <= 128)) conds.push(zero(axisCoord("warpid", ctx)));
+    else if (has("warp")) conds.push(zero(binary("floormod", axisCoord("warpid", ctx), intImm(4))));
+    if (has("wg") && !has("warp")) conds.push(zero(axisCoord("wgid", ctx)));
+  }
+  return conds.reduce((a, b) => logical("and", a, b));
+}
