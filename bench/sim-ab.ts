@@ -12,7 +12,7 @@
 import { resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
-import { loadSimTree, type SimTree } from "./sim-tree.js";
+import { loadSimTree, SIM_CASES, simArgs, type SimTree } from "./sim-tree.js";
 
 const { values } = parseArgs({
   options: {
@@ -41,72 +41,6 @@ type Lib = SimTree;
 /** The simulator of the tree at `root`. */
 const load = (root: string): Promise<Lib> => loadSimTree(root, root);
 
-/** A tensor argument: its values or, without `data`, zeros. */
-interface Arg {
-  shape: number[];
-  dtype: string;
-  data?: Float32Array;
-}
-
-const n = 1024;
-const pipeCfg = { elements: 1 << 20, tileBytes: 8192, stages: 3, grid: 32 };
-const g = { m: 128, n: 128, k: 64 };
-const cases: { name: string; fn: (l: Lib) => unknown; args: Arg[] }[] = [
-  {
-    name: "seed",
-    fn: (l) => l.seedKernel,
-    args: [
-      {
-        shape: [128, 32],
-        dtype: "float16",
-        data: Float32Array.from({ length: 4096 }, (_, i) => i % 97),
-      },
-      { shape: [128, 32], dtype: "float16" },
-    ],
-  },
-  {
-    name: "rowcopy",
-    fn: (l) => l.rowCopyKernel(n),
-    args: [
-      {
-        shape: [n, n],
-        dtype: "float32",
-        data: Float32Array.from({ length: n * n }, (_, i) => (i % 4099) * 0.5),
-      },
-      { shape: [n, n], dtype: "float32" },
-    ],
-  },
-  {
-    name: "bulk",
-    fn: (l) => l.makeBulkPipeline(pipeCfg),
-    args: [
-      {
-        shape: [pipeCfg.elements / 2048, 2048],
-        dtype: "float32",
-        data: Float32Array.from({ length: pipeCfg.elements }, (_, i) => (i % 65521) * 0.25 - 1000),
-      },
-      { shape: [pipeCfg.elements / 2048, 2048], dtype: "float32" },
-    ],
-  },
-  {
-    name: "gemm",
-    fn: (l) => l.makeGemm(g.m, g.n, g.k),
-    args: [
-      {
-        shape: [g.m, g.k],
-        dtype: "float16",
-        data: Float32Array.from({ length: g.m * g.k }, (_, i) => ((i * 7) % 13) / 8 - 0.75),
-      },
-      {
-        shape: [g.k, g.n],
-        dtype: "float16",
-        data: Float32Array.from({ length: g.k * g.n }, (_, i) => ((i * 5) % 11) / 8 - 0.625),
-      },
-      { shape: [g.m, g.n], dtype: "float32" },
-    ],
-  },
-];
-
 const libs = [await load(resolve(values.baseline)), await load(here)] as const;
 const opts = values.hazards ? { hazards: values.hazards } : {};
 const median = (a: readonly number[]): number => [...a].sort((x, y) => x - y)[a.length >> 1]!;
@@ -115,14 +49,9 @@ console.log(
   `| case | rounds × launches | old min CPU ms | new min CPU ms | ratio (min) | old median CPU ms | new median CPU ms | ratio (median) |`,
 );
 console.log(`| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |`);
-for (const c of cases.filter((x) => values.only === undefined || x.name === values.only)) {
+for (const c of SIM_CASES.filter((x) => values.only === undefined || x.key === values.only)) {
   const vfs = libs.map((l) => l.verify(c.fn(l)));
-  const fresh = (l: Lib): unknown[] =>
-    c.args.map((x) =>
-      x.data
-        ? l.simTensor(x.data, { shape: x.shape, dtype: x.dtype })
-        : l.simZeros(x.shape, x.dtype),
-    );
+  const fresh = (l: Lib): unknown[] => simArgs(l, c);
   for (let i = 0; i < 3; i++) libs.forEach((l, k) => l.runSim(vfs[k], fresh(l), opts));
   const cpu: [number[], number[]] = [[], []];
   for (let r = 0; r < ROUNDS; r++) {
@@ -139,6 +68,6 @@ for (const c of cases.filter((x) => values.only === undefined || x.name === valu
   const [mo, mn] = [Math.min(...cpu[0]), Math.min(...cpu[1])];
   const [dO, dN] = [median(cpu[0]), median(cpu[1])];
   console.log(
-    `| ${c.name}${values.hazards ? ` (${values.hazards})` : ""} | ${ROUNDS} × ${K} | ${f(mo)} | ${f(mn)} | ${f(mo / mn)} | ${f(dO)} | ${f(dN)} | ${f(dO / dN)} |`,
+    `| ${c.key}${values.hazards ? ` (${values.hazards})` : ""} | ${ROUNDS} × ${K} | ${f(mo)} | ${f(mn)} | ${f(mo / mn)} | ${f(dO)} | ${f(dN)} | ${f(dO / dN)} |`,
   );
 }

@@ -18,7 +18,16 @@ import { existsSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
-import { loadSimTree, type SimTree } from "./sim-tree.js";
+import {
+  GEMM_A,
+  GEMM_B,
+  GEMM_DIMS,
+  loadSimTree,
+  SIM_CASES,
+  simArgs,
+  type SimCase,
+  type SimTree,
+} from "./sim-tree.js";
 
 const { values } = parseArgs({
   options: {
@@ -40,17 +49,8 @@ async function load(root: string, label: string): Promise<Lib> {
   return { ...(await loadSimTree(root, label)), label, offMode: root === here };
 }
 
-/** A tensor argument: its values (encoded to `dtype`) or, without `data`, zeros. */
-interface Arg {
-  shape: number[];
-  dtype: string;
-  data?: Float32Array;
-}
-
-interface Case {
-  name: string;
-  fn: (lib: Lib) => unknown;
-  args: Arg[];
+/** A case of bench/sim-tree.ts with its result check and its first-launch limit. */
+interface Case extends SimCase {
   /** Whether the arguments after a launch hold the right result (their bytes). */
   ok: (bytes: Uint8Array[]) => boolean;
   limitMs: number;
@@ -59,88 +59,27 @@ interface Case {
 /** A copy kernel's check: the output (argument 1) equals the input (argument 0). */
 const copied = (b: Uint8Array[]): boolean => Buffer.from(b[0]!).equals(b[1]!);
 
-const gemmDims = { m: 128, n: 128, k: 64 };
-/** float16-exact inputs for gemm_simt (small integers over 8). */
-const gemmA = Float32Array.from(
-  { length: gemmDims.m * gemmDims.k },
-  (_, i) => ((i * 7) % 13) / 8 - 0.75,
-);
-const gemmB = Float32Array.from(
-  { length: gemmDims.k * gemmDims.n },
-  (_, i) => ((i * 5) % 11) / 8 - 0.625,
-);
-
 /** gemm_simt's check: C (argument 2, float32) equals the float64 product (exact here: K·|a·b| < 2^24 ulps). */
 function gemmOk(b: Uint8Array[]): boolean {
-  const { m, n, k } = gemmDims;
+  const { m, n, k } = GEMM_DIMS;
   const c = new Float32Array(b[2]!.buffer, b[2]!.byteOffset, m * n);
   for (let i = 0; i < m; i++) {
     for (let j = 0; j < n; j++) {
       let acc = 0;
-      for (let p = 0; p < k; p++) acc += gemmA[i * k + p]! * gemmB[p * n + j]!;
+      for (let p = 0; p < k; p++) acc += GEMM_A[i * k + p]! * GEMM_B[p * n + j]!;
       if (c[i * n + j] !== acc) return false;
     }
   }
   return true;
 }
 
-const n = 1024;
-const pipeCfg = { elements: 1 << 20, tileBytes: 8192, stages: 3, grid: 32 };
-const cases: Case[] = [
-  {
-    name: "seed copy_async (128x32 f16, 1 CTA x 128 threads)",
-    fn: (l) => l.seedKernel,
-    args: [
-      {
-        shape: [128, 32],
-        dtype: "float16",
-        data: Float32Array.from({ length: 4096 }, (_, i) => i % 97),
-      },
-      { shape: [128, 32], dtype: "float16" },
-    ],
-    ok: copied,
-    limitMs: 100,
-  },
-  {
-    name: "row copy (1024x1024 f32, 1024 CTAs x 256 threads)",
-    fn: (l) => l.rowCopyKernel(n),
-    args: [
-      {
-        shape: [n, n],
-        dtype: "float32",
-        data: Float32Array.from({ length: n * n }, (_, i) => (i % 4099) * 0.5),
-      },
-      { shape: [n, n], dtype: "float32" },
-    ],
-    ok: copied,
-    limitMs: 10_000,
-  },
-  {
-    name: "bulk_pipeline (4 MiB f32, 32 CTAs x 32 threads, 8 KiB tiles x 3 stages)",
-    fn: (l) => l.makeBulkPipeline(pipeCfg),
-    args: [
-      {
-        shape: [pipeCfg.elements / 2048, 2048],
-        dtype: "float32",
-        data: Float32Array.from({ length: pipeCfg.elements }, (_, i) => (i % 65521) * 0.25 - 1000),
-      },
-      { shape: [pipeCfg.elements / 2048, 2048], dtype: "float32" },
-    ],
-    ok: copied,
-    limitMs: 10_000,
-  },
-  {
-    name: "gemm_simt (128x128x64 f16 -> f32, 4 CTAs x 256 threads, fma.rn.f32)",
-    fn: (l) => l.makeGemm(gemmDims.m, gemmDims.n, gemmDims.k),
-    args: [
-      { shape: [gemmDims.m, gemmDims.k], dtype: "float16", data: gemmA },
-      { shape: [gemmDims.k, gemmDims.n], dtype: "float16", data: gemmB },
-      { shape: [gemmDims.m, gemmDims.n], dtype: "float32" },
-    ],
-    ok: gemmOk,
-    limitMs: 10_000,
-  },
-];
+const checks: Record<SimCase["key"], Pick<Case, "ok" | "limitMs">> = {
+  seed: { ok: copied, limitMs: 100 },
+  rowcopy: { ok: copied, limitMs: 10_000 },
+  bulk: { ok: copied, limitMs: 10_000 },
+  gemm: { ok: gemmOk, limitMs: 10_000 },
+};
+const cases: Case[] = SIM_CASES.map((c) => ({ ...c, ...checks[c.key] }));
 
 interface Row {
   cold: number;
@@ -154,12 +93,7 @@ interface Row {
 
 function measure(lib: Lib, c: Case, hazards?: string): Row {
   const fn = c.fn(lib);
-  const args = () =>
-    c.args.map((x) =>
-      x.data
-        ? lib.simTensor(x.data, { shape: x.shape, dtype: x.dtype })
-        : lib.simZeros(x.shape, x.dtype),
-    );
+  const args = () => simArgs(lib, c);
   const opts = hazards ? { hazards } : {};
   const same = (a: unknown[]): boolean =>
     c.ok((a as { toBytes(): Uint8Array }[]).map((t) => t.toBytes()));
