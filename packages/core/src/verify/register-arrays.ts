@@ -1,4 +1,5 @@
 import { exprRange, type Interval } from "../analysis/bounds.js";
+import { freeVars } from "../analysis/free-vars.js";
 import { tileStorage } from "../tile/slots.js";
 import { fragmentArgs, planRegisterArrays, unrolledLoop } from "../analysis/register-arrays.js";
 import { evalInt, isStaticInt } from "../analysis/static-int.js";
@@ -105,11 +106,7 @@ export function checkRegisterArrays(body: Stmt, report: (e: TirxError) => void):
 
   /** True when interval arithmetic places every value of `offset` (no wrap-around) inside. */
   const placed = (offset: Expr, count: number, n: number): boolean => {
-    let vars = true;
-    walkExpr(offset, (x) => {
-      if (x.kind === "Var" && !ranges.has(x.id)) vars = false;
-    });
-    if (!vars || !noWrap(offset, ranges)) return false;
+    if (!freeVars(offset).every((id) => ranges.has(id)) || !noWrap(offset, ranges)) return false;
     const r = exprRange(offset, { vars: ranges });
     return r.min >= 0 && r.max + count <= n;
   };
