@@ -18,6 +18,17 @@ function bin(name: string, op: BinaryOp, doc: string) {
   });
 }
 
+/** A one-operand math op (`src`) that takes `{ approx }` for its PTX `.approx` form. */
+function approxUnary(name: "exp" | "exp2" | "log2", doc: string) {
+  return elementwise(
+    name,
+    doc,
+    ["src"],
+    (ins, dtype, o, ctx) => maybeApprox(name, asDType(ins[0]!, dtype), o, ctx),
+    ["approx"],
+  );
+}
+
 /** `dst[i] = value` for every element. */
 export const fill = elementwise("fill", "dst = value (a scalar)", ["value"], (ins, dtype) =>
   asDType(ins[0]!, dtype),
@@ -51,29 +62,11 @@ export const fma = elementwise(
   (ins, dtype, _o, ctx) => valueOp("fma", conv(ins, dtype), ctx),
 );
 /** `dst = e^src`; `{ approx: true }`: ex2.approx-based `__expf`. */
-export const exp = elementwise(
-  "exp",
-  "dst = e^src ({ approx } for the PTX .approx form)",
-  ["src"],
-  (ins, dtype, o, ctx) => maybeApprox("exp", asDType(ins[0]!, dtype), o, ctx),
-  ["approx"],
-);
+export const exp = approxUnary("exp", "dst = e^src ({ approx } for the PTX .approx form)");
 /** `dst = 2^src`; `{ approx: true }`: ex2.approx.ftz.f32. */
-export const exp2 = elementwise(
-  "exp2",
-  "dst = 2^src ({ approx } for ex2.approx)",
-  ["src"],
-  (ins, dtype, o, ctx) => maybeApprox("exp2", asDType(ins[0]!, dtype), o, ctx),
-  ["approx"],
-);
+export const exp2 = approxUnary("exp2", "dst = 2^src ({ approx } for ex2.approx)");
 /** `dst = log2(src)`; `{ approx: true }`: lg2.approx. */
-export const log2 = elementwise(
-  "log2",
-  "dst = log2(src) ({ approx } for lg2.approx)",
-  ["src"],
-  (ins, dtype, o, ctx) => maybeApprox("log2", asDType(ins[0]!, dtype), o, ctx),
-  ["approx"],
-);
+export const log2 = approxUnary("log2", "dst = log2(src) ({ approx } for lg2.approx)");
 /** `dst = sqrt(src)`, correctly rounded (sqrt.rn). */
 export const sqrt = elementwise("sqrt", "dst = sqrt(src)", ["src"], (ins, dtype, _o, ctx) =>
   valueOp("sqrt", [asDType(ins[0]!, dtype)], ctx),
