@@ -6,7 +6,6 @@ import type { Stmt } from "../ir/stmt.js";
 import { showTileLayout } from "../layout/tile-layout.js";
 import { loadSlot, storeSlot } from "./elementwise.js";
 import { ldmatrixCopy } from "./ldmatrix.js";
-import { compare } from "../ir/arith.js";
 import { tileDispatchError, type RegisterTile, type TileContext } from "./operand.js";
 import {
   ALL_SCOPES,
@@ -16,7 +15,7 @@ import {
   DST_SRC,
   type TilePrimitive,
 } from "./primitive.js";
-import { iterValue, loopNest, ownsGuard, unnamedFirstGuard } from "./threads.js";
+import { iterValue, loopNest, ownsGuard, storeOnceConds } from "./threads.js";
 
 const VECTOR_BYTES = 16;
 
@@ -170,14 +169,8 @@ export const copy: TilePrimitive<typeof DST_SRC> = {
     );
     let guard = ownsGuard(reg.layout, ctx);
     if (toMemory) {
-      for (const r of reg.layout.replica) {
-        if (r.axis === "m" || r.extent === 1) continue;
-        const first = compare("eq", iterValue(reg.layout, r, ctx), intImm(0));
-        guard = guard ? logical("and", guard, first) : first;
-      }
-      // Threads of the scope the layout does not name hold copies too (implicit replicas).
-      const first = unnamedFirstGuard(reg.layout, ctx);
-      if (first) guard = guard ? logical("and", guard, first) : first;
+      // One copy of each element stores: explicit replicas and unnamed threads alike.
+      for (const c of storeOnceConds(reg.layout, ctx)) guard = guard ? logical("and", guard, c) : c;
     }
     if (guard)
       body = [

@@ -255,3 +255,20 @@ export function unnamedFirstGuard(l: TileLayout, ctx: TileContext): Expr | undef
   }
   return conds.reduce((a, b) => logical("and", a, b));
 }
+
+/**
+ * The conditions, each true on one copy, that together pick a single holder of every element
+ * of `l` for a store to memory: coordinate 0 on each replica iter (`R[...]`), then
+ * {@link unnamedFirstGuard} for the threads the layout leaves unnamed (implicit replicas).
+ * Empty when every element has one holder. The caller ands them, in order, onto its guard.
+ */
+export function storeOnceConds(l: TileLayout, ctx: TileContext): Expr[] {
+  const conds: Expr[] = [];
+  for (const r of l.replica) {
+    if (r.axis === "m" || r.extent === 1) continue;
+    conds.push(compare("eq", iterValue(l, r, ctx), intImm(0)));
+  }
+  const unnamed = unnamedFirstGuard(l, ctx);
+  if (unnamed) conds.push(unnamed);
+  return conds;
+}
