@@ -34,6 +34,7 @@ export * from "./patterns/tile-ops.js";
 export * from "./patterns/tma.js";
 export * from "./ir/tensor-map.js";
 export * from "./verify/verify.js";
+export { layoutAxisExtent } from "./verify/launch-check.js";
 export * from "./target.js";
 export * from "./target-option.js";
 export * from "./verify/kernel-name.js";

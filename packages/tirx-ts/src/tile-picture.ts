@@ -6,6 +6,7 @@ import {
   isTileLayout,
   isTirxError,
   layoutAxes,
+  layoutAxisExtent,
   layoutAxisRange,
   layoutCoordinates,
   layoutSize,
@@ -19,6 +20,7 @@ import {
   wgmmaOperandShape,
   type ComposeLayout,
   type DType,
+  type LaunchConfig,
   type LayoutAxis,
   type LayoutCoord,
   type MmaOperand,
@@ -282,23 +284,17 @@ export const PICTURE_CELL_LIMIT = 16384;
 export const PICTURE_OWNER_LIMIT = 65536;
 
 /**
- * How many values each thread axis has in the largest CTA: 1024 threads (CUDA C++ Programming
- * Guide, "Features and Technical Specifications"), so 32 lanes, 32 warps, 128 threads of a
- * warpgroup, 8 warpgroups, 1024 tids — the verifier's `layoutAxisExtent` (TX2021) for a
- * 1024-thread block, which a picture without a launch takes as the bound.
+ * The largest CTA: 1024 threads (CUDA C++ Programming Guide, "Features and Technical
+ * Specifications"), no cluster. A picture drawn without a launch bounds each thread axis by the
+ * verifier's `layoutAxisExtent` (TX2021) for it: 32 lanes, 32 warps, 128 threads of a warpgroup,
+ * 8 warpgroups, 1024 tids.
  */
-export const THREAD_AXIS_EXTENT: Readonly<Partial<Record<LayoutAxis, number>>> = {
-  laneid: 32,
-  warpid: 32,
-  tid_in_wg: 128,
-  wgid: 8,
-  tid: 1024,
-};
+const LARGEST_CTA: LaunchConfig = { grid: [1, 1, 1], block: [1024, 1, 1], dynamicSharedBytes: 0 };
 
 /**
  * A layout the picture can draw: at most {@link PICTURE_CELL_LIMIT} logical elements and
  * {@link PICTURE_OWNER_LIMIT} physical coordinates, and every thread axis within its hardware
- * range ({@link THREAD_AXIS_EXTENT}: coordinates, replicas and offset in 0..extent - 1), as the
+ * range (`layoutAxisExtent` of the largest CTA: coordinates, replicas and offset in 0..extent - 1), as the
  * verifier's TX2021 requires of a register tile inside a kernel.
  * @throws TirxError TX8008 (cli/layout-spec) naming the limit or the axis and its range.
  */
@@ -318,8 +314,8 @@ export function checkDrawable(layout: DrawableLayout): void {
     );
   }
   for (const axis of layoutAxes(tile)) {
-    const extent = THREAD_AXIS_EXTENT[axis];
-    if (extent === undefined) continue;
+    if (!THREAD_AXES.includes(axis)) continue;
+    const extent = layoutAxisExtent(axis, LARGEST_CTA)!;
     const r = layoutAxisRange(tile, axis);
     if (r.min >= 0 && r.max < extent) continue;
     throw specError(
