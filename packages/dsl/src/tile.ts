@@ -54,7 +54,9 @@ export type TileNamespace = {
 
 /**
  * Resolve one surface argument of kind `kind`: a TileView of a local buffer is a register tile,
- * of a shared/global buffer a memory view; an expression or number a scalar.
+ * of a shared/global buffer a memory view; an expression or number a scalar; options are
+ * checked against the record's `optionNames` (TX1002 for another name), their TileView values
+ * passed as core Views and PrimExpr values as Exprs.
  */
 function resolve(
   kind: TileOperandKind,
@@ -62,6 +64,7 @@ function resolve(
   spec: TileOperandSpec,
   ctx: Pick<TileContext, "name" | "scope" | "span">,
   likeDType: string | undefined,
+  optionNames: readonly string[] = [],
 ): TileInput {
   const span = ctx.span;
   if (kind === "axis") {
@@ -75,7 +78,14 @@ function resolve(
     return a;
   }
   if (kind === "options") {
-    return a === undefined ? undefined : checkOptions(a, ["approx"], `T.tile.${ctx.name}`, span);
+    if (a === undefined) return undefined;
+    const o = checkOptions(a, optionNames, `T.tile.${ctx.name}`, span);
+    // Views and expressions among the values reach core as its IR (a View, an Expr).
+    const out: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(o)) {
+      out[k] = v instanceof TileView ? v.view : v instanceof PrimExpr ? v.expr : v;
+    }
+    return out;
   }
   if (a instanceof TileView) {
     if (a.buffer.scope === "local") return registerTile(a.buffer, ctx);
@@ -145,7 +155,7 @@ function callTile(
     if (spec.kind !== "options" && args[i] === undefined) {
       throw new TirxError("TX2022", `${surface} is missing its operand ${spec.name}`, span);
     }
-    return resolve(spec.kind, args[i], spec, base, firstTile?.dtype);
+    return resolve(spec.kind, args[i], spec, base, firstTile?.dtype, rec.options);
   });
   if (args.length > rec.operands.length) {
     throw new TirxError(
@@ -161,6 +171,7 @@ function callTile(
   const ctx: TileContext = {
     ...base,
     launch: b.launch,
+    ...(b.sm !== undefined ? { sm: b.sm } : {}),
     tid: linearTid(b.launch.block),
     nested: b.depth > 2,
     fresh: (hint, shape, dtype, sc) =>
