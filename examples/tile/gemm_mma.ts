@@ -41,17 +41,23 @@ const WN = 32;
 /**
  * The kernel for C (m × n, float32) = A (m × k, float16) · B (k × n, float16), all row-major,
  * with a `stages`-deep cp.async pipeline (3 ≤ stages; more than 3 exceed 48 KiB of static
- * shared memory, TX2008).
+ * shared memory, TX2008). `name` is the PTX entry's.
  * @throws Error unless m, n, k are positive multiples of 128, 128 and 32.
  */
-export function makeTileGemm(m: number, n: number, k: number, stages = 3): PrimFunc {
+export function makeTileGemm(
+  m: number,
+  n: number,
+  k: number,
+  stages = 3,
+  name = "gemm_mma",
+): PrimFunc {
   if (![m % BM, n % BN, k % BK].every((r) => r === 0) || Math.min(m, n, k) < 1) {
     throw new Error(`tile gemm_mma needs m, n, k multiples of 128, 128, 32; got ${m}, ${n}, ${k}`);
   }
   const kTiles = k / BK;
   const L = T.layout.mma_sync_tile_layout;
   return T.function(
-    "gemm_mma",
+    name,
     {
       A: T.Tensor([m, k], "float16"),
       B: T.Tensor([k, n], "float16"),
