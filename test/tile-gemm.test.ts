@@ -237,7 +237,7 @@ describe("T.tile.warp.gemm: mma.sync over fragment tiles", () => {
       /A must be a grid of mma\.sync m16n8k16 A fragments: element \[0, 2\] of a is at lane 0 slot 2, but the m16n8k16 A fragment of its atom puts it at lane 1 slot 0/,
     );
     expect(e.message).toMatch(
-      /nearest that works: S\[\(2, 8, 2, 4, 2\) : \(2, 4@laneid, 4, 1@laneid, 1\)\]/,
+      /nearest that works: T\.layout\.mma_sync_tile_layout\("A", "m16n8k16", "float16", 16, 16\) \(at /,
     );
   });
 

@@ -415,7 +415,7 @@ describe("dispatch explains itself (TX2022)", () => {
       }),
     );
     expect(lanes.message).toMatch(
-      /spreads over warpid, beyond the threads of one warp; nearest that works: T\.tile\.cta\.add/,
+      /spreads over warpid \(the iter 2 : 1@warpid\), beyond the threads of one warp: a warp-scope primitive's layouts bind only laneid; nearest that works: T\.tile\.cta\.add/,
     );
     const warps = errorOf(() =>
       kernel(() => {

@@ -229,7 +229,11 @@ describe("tirx layout draws a TileLayout", () => {
 
   test("bad specs are TX8008 (or TX8001 for options that do not go together), exit 2, no stack", async () => {
     const cases: [string[], string, RegExp][] = [
-      [["--tile", "S[(8, 4) : (4@lane, 1)]"], "TX8008", /"lane" is not a layout axis/],
+      [
+        ["--tile", "S[(8, 4) : (4@lane, 1)]"],
+        "TX8008",
+        /unknown axis `lane`; did you mean `laneid`\?/,
+      ],
       [["--tile", "S[(8, 4) : "], "TX8008", /TileLayout notation: expected an integer/],
       [["--builtin", "mma_sync:D:m16n8k16"], "TX8008", /operand is A, B or C/],
       [["--builtin", "mma_sync:A:m16n8k4"], "TX8008", /shape is one of m16n8k16/],

@@ -119,7 +119,9 @@ describe("TileLayout construction and notation", () => {
       () => tileLayout({ shard: { extents: [2 ** 30, 2 ** 30] } }),
     ];
     for (const f of cases) expect(code(f)).toBe("TX1026");
-    expect(() => parseTileLayout("S[(4, 4) : (1@lane, 1)]")).toThrow(/"lane" is not a layout axis/);
+    expect(() => parseTileLayout("S[(4, 4) : (1@lane, 1)]")).toThrow(
+      /unknown axis `lane`; did you mean `laneid`\?/,
+    );
   });
 });
 

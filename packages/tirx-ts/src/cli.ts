@@ -43,8 +43,9 @@ const USAGE = `usage: tirx build <file.ts> [--kernel NAME] [--emit ptx|ir|script
   --emit ptx|ir|script  what to print (default ptx)
   --after PASS    with --emit ir: the IR after that stage, one of
                   ${STAGES.join(", ")} (default: as written)
-  --explain       before each kernel's PTX, one comment line per T.tile call: the instructions
-                  its layouts chose and why (file:line T.tile.cta.sum → shfl.sync.bfly ×5 + ...)
+  --explain       before each kernel's PTX (with --emit ir or script: at the top of the module),
+                  one comment line per T.tile call: the instructions its layouts chose and why
+                  (file:line T.tile.cta.sum → shfl.sync.bfly ×5 + ...)
   --arch SM       PTX target: sm_80, sm_86, sm_87, sm_89, sm_90, sm_90a. Default: the lowest
                   the kernel needs (sm_80; sm_90 for cp.async.bulk, TMA, mbarrier transaction
                   counts, async-proxy fences, stmatrix and clusters; sm_90a for wgmma,
@@ -79,7 +80,8 @@ ${LAYOUT_SPEC_USAGE}
   missing, not a regular .ts/.js file or unreadable (TX8002), an --out path that cannot be
   written (TX8003), a --kernel the file does not export and trace or layout of a file with
   several kernels and no --kernel (TX8007), a layout to draw that is not given right (TX8008:
-  notation that does not parse, an unknown built-in, a --shape it does not group by); 70 an
+  notation that does not parse, an unknown built-in, a --shape it does not group by, a --shape
+  dim below 1 or a --swizzle out of range, each naming the value and its range); 70 an
   internal error of tirx-ts (a bug: please report it).
   Set TIRX_DEBUG=1 for the stack of an error raised while the file loads.`;
 
@@ -177,11 +179,50 @@ function watchStdout(): void {
   });
 }
 
+/** The options that take a value (parseArgs' `type: "string"` ones below). */
+const VALUE_OPTIONS: ReadonlySet<string> = new Set([
+  "kernel",
+  "emit",
+  "after",
+  "arch",
+  "out",
+  "args",
+  "tile",
+  "builtin",
+  "layout",
+  "shape",
+  "dtype",
+  "swizzle",
+]);
+
+/**
+ * `--shape -4,8` as `--shape=-4,8`: parseArgs takes a value starting with "-" for an option
+ * ("argument is ambiguous"), but a negative number names no option, so it is the value; the
+ * option's own check then says what range it takes (`--shape -4,8: dim 0 is -4, ...`).
+ */
+function joinNegativeValues(argv: readonly string[]): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i]!;
+    const next = argv[i + 1];
+    if (
+      VALUE_OPTIONS.has(a.replace(/^--/, "")) &&
+      a.startsWith("--") &&
+      next !== undefined &&
+      /^-\d/.test(next)
+    ) {
+      out.push(`${a}=${next}`);
+      i++;
+    } else out.push(a);
+  }
+  return out;
+}
+
 async function run(argv: readonly string[], io: CliIO, color: boolean): Promise<number> {
   let parsed;
   try {
     parsed = parseArgs({
-      args: [...argv],
+      args: joinNegativeValues(argv),
       allowPositionals: true,
       tokens: true,
       options: {
@@ -423,9 +464,12 @@ async function run(argv: readonly string[], io: CliIO, color: boolean): Promise<
               },
             });
       headers.push(`// IR of "${fn.name}" after ${after}`, ...notes.map((n) => `// ${n}`));
+      if (values.explain) headers.push(...explainTile(fn).map((l) => `// ${l}`));
       irs.push(out.fn);
-    } else if (emit !== "ptx") irs.push(fn);
-    else {
+    } else if (emit !== "ptx") {
+      if (values.explain) headers.push(...explainTile(fn).map((l) => `// ${l}`));
+      irs.push(fn);
+    } else {
       const text = emitPtx(vf, arch !== undefined ? { arch } : {}).text;
       const why = values.explain ? explainTile(fn).map((l) => `// ${l}\n`) : [];
       if (failed.size === 0) io.out(why.join("") + text);

@@ -81,24 +81,62 @@ function asSpec<X>(what: string, f: () => X): X {
   }
 }
 
-/** `16,8` or `16x8` as dims. @throws TirxError TX8008. */
+/**
+ * `16,8` or `16x8` as dims, each a positive integer.
+ * @throws TirxError TX8008 naming the first dim that is not one (its index and text: `0`, `-4`,
+ *   `a`) and the range.
+ */
 function parseShape(text: string): number[] {
   const parts = text.split(/[,x×]/).map((p) => p.trim());
-  if (parts.some((p) => !/^\d+$/.test(p) || Number(p) <= 0 || !Number.isSafeInteger(Number(p)))) {
-    throw specError(`--shape ${text}: dims are positive integers separated by commas (16,8)`);
+  const at = parts.findIndex(
+    (p) => !/^\d+$/.test(p) || !(Number(p) >= 1 && Number.isSafeInteger(Number(p))),
+  );
+  if (at >= 0) {
+    const p = parts[at]!;
+    const what = /^[-+]?\d+$/.test(p)
+      ? `dim ${at} is ${p}, and a dim is at least 1`
+      : p === ""
+        ? `dim ${at} is empty`
+        : `dim ${at} is ${JSON.stringify(p)}, not an integer`;
+    throw specError(
+      `--shape ${text}: ${what}; dims are positive integers separated by commas (16,8)`,
+    );
   }
   return parts.map(Number);
 }
 
-/** `--swizzle`: 32B / 64B / 128B (bytes) or `P,B,S` (elements). @throws TirxError TX8008. */
+/**
+ * `--swizzle`: 32B / 64B / 128B (bytes) or `P,B,S` (elements, each 0..16).
+ * @throws TirxError TX8008 for another text: a number of bytes that is not a TMA swizzle (0 or
+ *   less is no swizzle: leave the option out), a P,B,S count out of 0..16 (naming it), or
+ *   anything else; the message lists the two forms.
+ */
 function parseSwizzle(text: string): SwizzleLayout {
   const t = text.trim();
   if (t === "32B" || t === "64B" || t === "128B") return swizzleMode(t);
-  const m = /^(\d+)\s*,\s*(\d+)\s*,\s*(\d+)$/.exec(t);
-  if (m) return asSpec(`--swizzle ${text}`, () => swizzleLayout(+m[1]!, +m[2]!, +m[3]!));
-  throw specError(
-    `--swizzle ${text}: give 32B, 64B or 128B (TMA's swizzle, in bytes), or P,B,S (TIRx SwizzleLayout(per_element, swizzle_len, atom_len), in elements)`,
-  );
+  const forms =
+    "give 32B, 64B or 128B (TMA's swizzle, in bytes), or P,B,S (TIRx SwizzleLayout(per_element, swizzle_len, atom_len), in elements, each 0..16)";
+  const m = /^(-?\d+)\s*,\s*(-?\d+)\s*,\s*(-?\d+)$/.exec(t);
+  if (m) {
+    const names = ["per_element", "swizzle_len", "atom_len"];
+    const bad = [1, 2, 3].find((i) => !(Number(m[i]) >= 0 && Number(m[i]) <= 16));
+    if (bad !== undefined) {
+      throw specError(
+        `--swizzle ${text}: ${names[bad - 1]} is ${m[bad]}, and P,B,S are bit counts in 0..16 (SwizzleLayout(per_element, swizzle_len, atom_len))`,
+      );
+    }
+    return asSpec(`--swizzle ${text}`, () => swizzleLayout(+m[1]!, +m[2]!, +m[3]!));
+  }
+  const bytes = /^(-?\d+)\s*B?$/i.exec(t);
+  if (bytes) {
+    const n = Number(bytes[1]);
+    throw specError(
+      n <= 0
+        ? `--swizzle ${text}: ${n} bytes is no swizzle (leave --swizzle out for an unswizzled layout); ${forms}`
+        : `--swizzle ${text}: ${n} bytes is not a TMA swizzle span (32, 64 or 128)${[32, 64, 128].includes(n) ? `; write ${n}B` : ""}; ${forms}`,
+    );
+  }
+  throw specError(`--swizzle ${text}: ${forms}`);
 }
 
 /** Where the SVG goes: a file, a folder's NAME.svg, or stdout (undefined). */

@@ -10,6 +10,7 @@ import {
   type TileLayout,
 } from "../ir/tile-layout.js";
 import type { SwizzleLayout } from "../ir/swizzle-layout.js";
+import { didYouMean } from "../suggest.js";
 import { applySwizzle, showSwizzle } from "./swizzle.js";
 
 export type { ComposeLayout, LayoutAxis, LayoutIter, TileLayout };
@@ -104,10 +105,41 @@ export function parseStride(
   if (typeof stride !== "number" || !Number.isSafeInteger(stride)) {
     throw bad(`${what}: the stride ${show(stride)} must be an integer`, span);
   }
-  if (!isLayoutAxis(axis)) {
-    throw bad(`${what}: ${show(axis)} is not a layout axis`, span);
-  }
+  if (!isLayoutAxis(axis)) throw bad(unknownAxis(what, axis), span);
   return { stride: stride === 0 ? 0 : stride, axis };
+}
+
+/**
+ * Names users write for an axis (CUDA's, CuTe's, or a shortened TIRx name), each with the
+ * {@link LAYOUT_AXES} name it means. Checked before the edit-distance guess, which would take
+ * `warp` for `warpid` but not `threadIdx` for `tid`.
+ */
+const AXIS_ALIASES: Readonly<Record<string, LayoutAxis>> = {
+  lane: "laneid",
+  lane_id: "laneid",
+  warp: "warpid",
+  warp_id: "warpid",
+  wg: "wgid",
+  warpgroup: "wgid",
+  warpgroup_id: "wgid",
+  tid_in_warpgroup: "tid_in_wg",
+  thread: "tid",
+  threadIdx: "tid",
+  memory: "m",
+};
+
+/**
+ * The message for an axis name that is not one of {@link LAYOUT_AXES}: the name, the nearest
+ * axis (an alias from {@link AXIS_ALIASES} or a name within typo distance), and every axis.
+ * @example unknownAxis("a stride", "lane") // 'a stride: unknown axis `lane`; did you mean `laneid`? ...'
+ */
+function unknownAxis(what: string, axis: unknown): string {
+  const all = `the axes are ${LAYOUT_AXES.join(", ")}`;
+  if (typeof axis !== "string") return `${what}: ${show(axis)} is not a layout axis (${all})`;
+  const guess = Object.hasOwn(AXIS_ALIASES, axis)
+    ? AXIS_ALIASES[axis]
+    : didYouMean(axis, LAYOUT_AXES);
+  return `${what}: unknown axis \`${axis}\`${guess ? `; did you mean \`${guess}\`?` : ""} (${all})`;
 }
 
 /** Row-major contiguous strides of `extents` (the last 1). */

@@ -4,6 +4,7 @@ import { floatImm, intImm, type Expr } from "../ir/expr.js";
 import { isFloat } from "../dtype.js";
 import type { Stmt } from "../ir/stmt.js";
 import { showTileLayout } from "../layout/tile-layout.js";
+import { layoutText } from "./layout-name.js";
 import { memoryIters, tileDispatchError, type RegisterTile, type TileContext } from "./operand.js";
 import {
   ALL_SCOPES,
@@ -138,7 +139,7 @@ export function elementwise<
           throw tileDispatchError(
             ctx,
             `${n} (${a.buffer.name} [${a.shape.join(", ")}] ${showTileLayout(a.layout)}) must have dst's shape and layout, slot for slot`,
-            `${n} allocated as [${dst.shape.join(", ")}] with ${showTileLayout(dst.layout)} (dst's), or T.tile.permute_layout into it`,
+            `${n} allocated as [${dst.shape.join(", ")}] with ${layoutText(dst.layout, dst.shape, dst.dtype)} (dst's), or T.tile.permute_layout into it`,
           );
         }
         return a;

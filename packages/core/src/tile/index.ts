@@ -6,3 +6,4 @@ export { copy } from "./copy.js";
 export type { TileReduceOp } from "./reduce.js";
 export * from "./registry.js";
 export * from "./slots.js";
+export * from "./layout-name.js";

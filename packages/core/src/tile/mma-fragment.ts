@@ -7,7 +7,7 @@ import {
   type MmaOperand,
   type MmaSyncShape,
 } from "../layout/fragments.js";
-import { applyLayout, showTileLayout } from "../layout/tile-layout.js";
+import { applyLayout } from "../layout/tile-layout.js";
 import { bufferPtr } from "../layout/view.js";
 import { MMA_VARIANTS, type MmaVariant } from "../ops/mma/mma.js";
 import type { Span } from "../span.js";
@@ -131,9 +131,9 @@ function cdOf(shape: MmaSyncShape): DType {
 }
 
 /**
- * The nearest layout that works for a `t`-shaped tile of `operand` fragments of `shape`
- * (`T.layout.mma_sync_tile_layout(...)`, atoms row-major), as text for TX2022; undefined when
- * the tile's shape is not a grid of atoms.
+ * The nearest layout that works for a `t`-shaped tile of `operand` fragments of `shape`, as
+ * text for TX2022: the call `T.layout.mma_sync_tile_layout(...)` (atoms row-major) that builds
+ * it, which reads better than its S[...] notation; undefined when the built-in refuses the dtype.
  */
 export function nearestMmaLayout(
   t: RegisterTile,
@@ -146,8 +146,8 @@ export function nearestMmaLayout(
     return `a [${Math.max(ar, dims?.[0] ?? 0)}, ${Math.max(ac, dims?.[1] ?? 0)}]-multiple tile: T.layout.mma_sync_tile_layout("${operand}", "${shape}", "${t.dtype}", rows, cols)`;
   }
   try {
-    const l = mmaSyncTileLayout(operand, shape, t.dtype, dims[0], dims[1]);
-    return `${showTileLayout(l)} (T.layout.mma_sync_tile_layout("${operand}", "${shape}", "${t.dtype}", ${dims[0]}, ${dims[1]}))`;
+    mmaSyncTileLayout(operand, shape, t.dtype, dims[0], dims[1]);
+    return `T.layout.mma_sync_tile_layout("${operand}", "${shape}", "${t.dtype}", ${dims[0]}, ${dims[1]})`;
   } catch {
     return undefined;
   }

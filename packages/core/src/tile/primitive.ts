@@ -1,10 +1,18 @@
 import type { DType } from "../dtype.js";
 import { cast } from "../ir/arith.js";
 import type { Expr } from "../ir/expr.js";
-import { showTileLayout } from "../layout/tile-layout.js";
+import {
+  LAYOUT_AXES,
+  type LayoutAxis,
+  type LayoutIter,
+  type TileLayout,
+} from "../ir/tile-layout.js";
+import { layoutAxisRange, layoutFromIters, showTileLayout } from "../layout/tile-layout.js";
 import { checkOpCall } from "../ops/check.js";
 import { opOf } from "../ops/registry.js";
+import { layoutText } from "./layout-name.js";
 import {
+  threadAxes,
   tileDispatchError,
   type RegisterTile,
   type TileArg,
@@ -63,27 +71,90 @@ export const DST_SRC = [
   { name: "src", kind: "tile" },
 ] as const satisfies readonly TileOperandSpec[];
 
+/** The thread axes a layout may bind at each scope (its threads must all be in the scope). */
+const SCOPE_AXES: Readonly<Record<TileScope, readonly LayoutAxis[]>> = {
+  thread: [],
+  warp: ["laneid"],
+  wg: ["laneid", "tid_in_wg"],
+  cta: ["laneid", "warpid", "tid_in_wg", "wgid", "tid"],
+};
+
+/**
+ * `l` written over the axes a `scope` primitive reads, naming the same threads of the scope's
+ * first warp or warpgroup (PTX ISA, "Thread hierarchy": tid_in_wg = 32·warpid + laneid inside a
+ * warpgroup, laneid = tid inside the first warp): at `wg`, `k@warpid` is `32·k@tid_in_wg`,
+ * `k@laneid` is `k@tid_in_wg` (a layout naming warps but no lane gets `R[32 : 1@tid_in_wg]`, its
+ * lanes being implicit replicas) and `k@tid` is `k@tid_in_wg`; at `warp`, `k@tid` is
+ * `k@laneid`. Undefined when no such rewrite exists: other axes, a mix of tid and
+ * laneid/warpid, or coordinates past the scope (warpid ≥ 4, tid ≥ 128 or 32).
+ */
+export function layoutForScope(l: TileLayout, scope: TileScope): TileLayout | undefined {
+  const axes = new Set(threadAxes(l));
+  const fits = (a: LayoutAxis, n: number): boolean => {
+    const r = layoutAxisRange(l, a);
+    return r.min >= 0 && r.max < n;
+  };
+  let map: Partial<Record<LayoutAxis, [LayoutAxis, number]>>;
+  if (
+    scope === "wg" &&
+    axes.has("warpid") &&
+    [...axes].every((a) => a === "warpid" || a === "laneid")
+  ) {
+    if (!fits("warpid", 4) || !fits("laneid", 32)) return undefined;
+    map = { warpid: ["tid_in_wg", 32], laneid: ["tid_in_wg", 1] };
+  } else if (scope !== "thread" && scope !== "cta" && axes.size === 1 && axes.has("tid")) {
+    if (!fits("tid", scope === "wg" ? 128 : 32)) return undefined;
+    map = { tid: [scope === "wg" ? "tid_in_wg" : "laneid", 1] };
+  } else return undefined;
+  const move = (x: LayoutIter): LayoutIter => {
+    const to = map[x.axis];
+    return to ? { extent: x.extent, stride: x.stride * to[1], axis: to[0] } : x;
+  };
+  const replica = l.replica.map(move);
+  if (map.warpid && !axes.has("laneid")) replica.push({ extent: 32, stride: 1, axis: "tid_in_wg" });
+  const offset: Partial<Record<LayoutAxis, number>> = {};
+  for (const a of LAYOUT_AXES) {
+    const v = l.offset[a];
+    if (v === undefined) continue;
+    const to = map[a] ?? [a, 1];
+    offset[to[0]] = (offset[to[0]] ?? 0) + v * to[1];
+  }
+  return layoutFromIters(l.shard.map(move), replica, offset);
+}
+
 /**
  * The thread axes a layout's shard may bind at `scope` (its threads must all be in the scope):
  * none for `thread`, laneid for `warp`, laneid and tid_in_wg for `wg`, any for `cta`.
- * @throws TirxError TX2022 naming the scope that would serve the layout.
+ * @throws TirxError TX2022 naming the axis (and its iter) that leaves the scope, the axes the
+ *   scope takes, and as the nearest: the layout rewritten over those axes when it names the
+ *   same threads ({@link layoutForScope}: `1@warpid` inside a warpgroup is `32@tid_in_wg`),
+ *   and the wider scope that serves the layout as it is.
  */
 export function checkScope(t: RegisterTile, ctx: TileContext): void {
-  const allowed: Record<TileScope, readonly string[]> = {
-    thread: [],
-    warp: ["laneid"],
-    wg: ["laneid", "tid_in_wg"],
-    cta: ["laneid", "warpid", "tid_in_wg", "wgid", "tid"],
-  };
+  const allowed = SCOPE_AXES[ctx.scope];
   const bad = t.layout.shard.find(
-    (x) => x.axis !== "m" && x.extent > 1 && !allowed[ctx.scope].includes(x.axis),
+    (x) => x.axis !== "m" && x.extent > 1 && !allowed.includes(x.axis),
   );
   if (!bad) return;
-  const wider = (["warp", "wg", "cta"] as const).find((s) => allowed[s].includes(bad.axis))!;
+  const wider = (["warp", "wg", "cta"] as const).find((s) => SCOPE_AXES[s].includes(bad.axis))!;
+  const takes =
+    ctx.scope === "thread"
+      ? "a thread-scope primitive's layouts bind no thread axis (only m)"
+      : `a ${ctx.scope}-scope primitive's layouts bind only ${allowed.join(" and ")}`;
+  const rule =
+    ctx.scope === "wg"
+      ? "; inside a warpgroup 1@warpid is 32@tid_in_wg (k@warpid is 32·k@tid_in_wg), and k@laneid and k@tid are k@tid_in_wg"
+      : ctx.scope === "warp" && bad.axis === "tid"
+        ? "; inside the first warp, k@tid is k@laneid"
+        : "";
+  const moved = layoutForScope(t.layout, ctx.scope);
+  const here = ctx.scope === "thread" ? `T.tile.${ctx.name}` : `T.tile.${ctx.scope}.${ctx.name}`;
   throw tileDispatchError(
     ctx,
-    `${t.buffer.name} ${showTileLayout(t.layout)} spreads over ${bad.axis}, beyond the threads of one ${ctx.scope === "thread" ? "thread" : ctx.scope}`,
-    `T.tile.${wider}.${ctx.name}`,
+    `${t.buffer.name} ${showTileLayout(t.layout)} spreads over ${bad.axis} (the iter ${bad.extent} : ${bad.stride}@${bad.axis}), beyond the threads of one ${ctx.scope}: ${takes}${rule}`,
+    moved
+      ? `${layoutText(moved, t.shape, t.dtype)} (the same threads in each ${ctx.scope === "wg" ? "warpgroup" : "warp"}) with ${here}, or this layout with T.tile.${wider}.${ctx.name}`
+      : `T.tile.${wider}.${ctx.name}`,
   );
 }
 
