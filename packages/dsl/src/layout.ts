@@ -7,6 +7,7 @@ import {
   TirxError,
   wgLocalLayout,
   wgmmaOperandLayout,
+  wgmmaTileLayout,
   type ComposeLayout as ComposeLayoutT,
   type DType,
   type IterSpec,
@@ -171,7 +172,10 @@ export function ComposeLayout(
  *   those fragments, atoms row-major (what `T.tile.warp.gemm` reads);
  * - `wgmma_operand_layout(operand, n, dtype)` (TIRx style; TIRx has none): the warpgroup's
  *   `wgmma.mma_async.m64nNk16` accumulator "D" (64 × n float32) or register "A" (64 × 16
- *   float16 / bfloat16) (PTX ISA, wgmma "Register Fragments").
+ *   float16 / bfloat16) (PTX ISA, wgmma "Register Fragments");
+ * - `wgmma_tile_layout(operand, rows, cols, dtype)` (TIRx style): a warpgroup tile of those
+ *   fragments, 64-row blocks one after the other in the thread's array (what
+ *   `T.tile.wg.gemm_async` reads: C of M = 64·r and N > 256, a register A of K > 16).
  * Each throws TirxError TX1026 for a shape, operand or dtype the op table does not have.
  */
 export const layout = {
@@ -196,4 +200,14 @@ export const layout = {
   /** The wgmma m64nNk16 register fragment of "D" ([64, n]) or "A" ([64, 16]) over 128 threads. */
   wgmma_operand_layout: (operand: WgmmaOperand, n: number, dtype: DType): TileLayoutT =>
     wgmmaOperandLayout(operand, n, dtype, callerSpan()),
+  /**
+   * A warpgroup tile of rows × cols (multiples of 64 × 8 for "D", 64 × 16 for "A") of wgmma
+   * fragments (core's `wgmmaTileLayout`): what `T.tile.wg.gemm_async` reads. TX1026 otherwise.
+   */
+  wgmma_tile_layout: (
+    operand: WgmmaOperand,
+    rows: number,
+    cols: number,
+    dtype: DType,
+  ): TileLayoutT => wgmmaTileLayout(operand, rows, cols, dtype, callerSpan()),
 };

@@ -255,6 +255,61 @@ export function wgmmaOperandLayout(
 }
 
 /**
+ * A warpgroup's register tile of `rows` × `cols` made of wgmma m64nNk16 fragments of one operand:
+ * rows in blocks of 64, block I holding the slots `I · cols/2 .. (I + 1) · cols/2 - 1` of the
+ * thread's array; within a block, the layout of {@link wgmmaOperandLayout} extended along the
+ * columns: element [64I + 16w + g + 8h, 8j + 2t + v] at thread 32w + 4g + t, slot
+ * `I · cols/2 + 4j + 2h + v`. So for `"D"` any 8-aligned run of columns (N ≤ 256 of one
+ * wgmma) holds contiguous slots in the D fragment's order, and for `"A"` each 16-column k step
+ * holds the 8 slots of one register-A fragment (`T.tile.wg.gemm_async` reads both).
+ * `wgmmaTileLayout("D", 64, n, "float32")` equals `wgmmaOperandLayout("D", n, "float32")`.
+ * Named in TIRx's style (TIRx has no wgmma register-fragment layout).
+ * Source: PTX ISA, wgmma "Register Fragments and Shared Memory Matrix Layouts" (A and D of
+ * .m64nNk16).
+ * @example wgmmaTileLayout("D", 128, 64, "float32") // 64 float32 slots a thread, rows 64.. at slot 32
+ * @throws TirxError TX1026 at `span` for another operand, a dtype the operand does not hold
+ *   (D float32, A float16 / bfloat16), rows not a positive multiple of 64, or cols not a
+ *   positive multiple of 8 (D) or 16 (A).
+ */
+export function wgmmaTileLayout(
+  operand: WgmmaOperand,
+  rows: number,
+  cols: number,
+  dtype: DType,
+  span?: Span,
+): TileLayout {
+  // Checks the operand and dtype.
+  wgmmaOperandLayout(operand, operand === "D" ? 8 : 16, dtype, span);
+  const step = operand === "D" ? 8 : 16;
+  const ok = (n: number, a: number): boolean => Number.isInteger(n) && n >= a && n % a === 0;
+  if (!ok(rows, 64) || !ok(cols, step)) {
+    throw new TirxError(
+      "TX1026",
+      `wgmma_tile_layout: a tile of ${operand} fragments is a multiple of 64 × ${step}, got ${String(rows)} × ${String(cols)}`,
+      span,
+    );
+  }
+  const blocks = rows / 64;
+  return tileLayout(
+    {
+      shard: {
+        extents: [...(blocks > 1 ? [blocks] : []), 4, 2, 8, cols / 8, 4, 2],
+        strides: [
+          ...(blocks > 1 ? [cols / 2] : []),
+          "32@tid_in_wg",
+          2,
+          "4@tid_in_wg",
+          4,
+          "1@tid_in_wg",
+          1,
+        ],
+      },
+    },
+    span,
+  );
+}
+
+/**
  * TIRx's `wg_local_layout(cols, rows=128)`: a (rows, cols) tile with one row per thread of the
  * warpgroup (`1@tid_in_wg`) and the row's `cols` elements contiguous in the thread's array.
  * @throws TirxError TX1026 for a count that is not a positive integer.

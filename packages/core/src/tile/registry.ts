@@ -2,6 +2,7 @@ import * as arith from "./arith.js";
 import { copy } from "./copy.js";
 import { copy_async } from "./copy-async.js";
 import { gemm } from "./gemm.js";
+import { gemm_async } from "./gemm-async.js";
 import type { TileOperandSpec, TilePrimitive } from "./primitive.js";
 import { permute_layout } from "./permute.js";
 import { max, min, sum } from "./reduce.js";
@@ -32,6 +33,7 @@ export const TILE_PRIMITIVES = {
   copy,
   copy_async,
   gemm,
+  gemm_async,
   permute_layout,
   sum,
   max,

@@ -1,0 +1,347 @@
+// T.tile.wg.gemm_async (wgmma SS and RS from the operands' layouts) on the simulated device
+// against a float64 product within wgmma's bound (test/util/gemm-async-kernels.ts), with the
+// simulator's hazard checks on; its PTX (descriptors and wgmma lines) as an inline snapshot and
+// assembled by ptxas for sm_90a; the same wgmma/descriptor instructions as the instruction-level
+// inner loop of examples/gemm_hopper.ts; each TX2022 dispatch failure.
+import { describe, expect, it } from "vitest";
+import { T, explainTile, sim } from "tirx-ts";
+import { isTirxError, type PrimFunc, type TirxError } from "@tirx-ts/core";
+import { compileToPtx } from "@tirx-ts/codegen-ptx";
+import { assembleLater } from "./util/ptxas-deferred.js";
+import { gemmAsyncKernel, runGemmAsync, type GemmAsyncCase } from "./util/gemm-async-kernels.js";
+
+const dev = sim();
+
+function errorOf(f0: () => unknown): TirxError {
+  try {
+    f0();
+  } catch (e) {
+    if (isTirxError(e)) return e;
+    throw e;
+  }
+  throw new Error("no error");
+}
+
+function ptxOf(fn: PrimFunc): string {
+  const text = compileToPtx(fn, { arch: "sm_90a" }).text;
+  assembleLater(text, "sm_90a", fn.name);
+  return text;
+}
+
+/** The wgmma and descriptor lines of a PTX text, registers renamed by first use. */
+function wgmmaLines(ptx: string): string[] {
+  const names = new Map<string, string>();
+  return ptx
+    .split("\n")
+    .map((l) => l.trim())
+    .filter((l) => /^(wgmma\.|or\.b64|shr\.u32|cvt\.u64\.u32|and\.b32 .*262143)/.test(l))
+    .map((l) =>
+      l.replace(/\{[^}]*\}/g, "{acc}").replace(/%[a-z]+\d+/g, (r) => {
+        if (!names.has(r)) names.set(r, `%r${names.size}`);
+        return names.get(r)!;
+      }),
+    );
+}
+
+const CASES: readonly GemmAsyncCase[] = [
+  { name: "ga_ss_f16_128", M: 64, N: 16, K: 64, dtype: "float16", swizzle: "128B" },
+  { name: "ga_ss_bf16_64", M: 64, N: 8, K: 32, dtype: "bfloat16", swizzle: "64B", overwrite: true },
+  {
+    name: "ga_ss_bf16_mn_m128",
+    M: 128,
+    N: 16,
+    K: 16,
+    dtype: "bfloat16",
+    swizzle: "32B",
+    bKMajor: false,
+    overwrite: true,
+  },
+  { name: "ga_rs_f16_64", M: 64, N: 8, K: 32, dtype: "float16", swizzle: "64B", rs: true },
+];
+
+describe("T.tile.wg.gemm_async on the simulator", () => {
+  it.each(CASES.map((c) => [c.name, c] as const))("%s within 2^-20·Σ|a·b|", (_, c) => {
+    const fn = gemmAsyncKernel(c);
+    ptxOf(fn);
+    expect(runGemmAsync(c, dev, fn)).toBeLessThanOrEqual(1);
+  });
+
+  it("explains the instructions and descriptors it chose", () => {
+    const lines = CASES.map((c) =>
+      explainTile(gemmAsyncKernel(c))
+        .find((l) => l.includes("gemm_async"))!
+        .replace(/^\S+ /, ""),
+    );
+    expect(lines).toMatchInlineSnapshot(`
+      [
+        "T.tile.wg.gemm_async → wgmma.fence, wgmma m64n16k16 ×4 (SS: A K-major, 128B swizzle: SBO 1024 B, k16 step +32 B; B K-major, 128B swizzle: SBO 1024 B, k16 step +32 B) then commit_group; the wait is the author's",
+        "T.tile.wg.gemm_async → wgmma.fence, wgmma m64n8k16 ×2 (SS: A K-major, 64B swizzle: SBO 512 B, k16 step +32 B; B K-major, 64B swizzle: SBO 512 B, k16 step +32 B; scale-d 0 on the first k step) then commit_group; the wait is the author's",
+        "T.tile.wg.gemm_async → wgmma.fence, wgmma m64n16k16 ×2 (SS: A K-major, 32B swizzle: SBO 256 B, k16 step +32 B; B MN-major, 32B swizzle: SBO 256 B, k16 step +512 B; 2 × 1 blocks of C; scale-d 0 on the first k step) then commit_group; the wait is the author's",
+        "T.tile.wg.gemm_async → wgmma.fence, wgmma m64n8k16 ×2 (RS: A from registers a S[(4, 2, 8, 4, 4, 2) : (32@tid_in_wg, 2, 4@tid_in_wg, 4, 1@tid_in_wg, 1)]; B K-major, 64B swizzle: SBO 512 B, k16 step +32 B) then commit_group; the wait is the author's",
+      ]
+    `);
+  });
+
+  it("PTX: fence, descriptors from the view, one wgmma per k16 step, commit; no wait", () => {
+    const c = CASES[0]!;
+    const ptx = ptxOf(gemmAsyncKernel(c));
+    const body = ptx.slice(ptx.indexOf("wgmma.fence"), ptx.indexOf("wgmma.commit_group") + 40);
+    const lines = wgmmaLines(body);
+    expect(lines.filter((l) => l.startsWith("wgmma.mma_async"))).toHaveLength(4);
+    expect(body).not.toContain("wgmma.wait_group");
+    // The first k16 step (A and B descriptors, one wgmma) and the commit.
+    expect([...lines.slice(0, 10), lines[lines.length - 1]]).toMatchInlineSnapshot(`
+      [
+        "wgmma.fence.sync.aligned;",
+        "and.b32 %r0, %r1, 262143;",
+        "shr.u32 %r0, %r0, 4;",
+        "cvt.u64.u32 %r2, %r0;",
+        "or.b64 %r2, %r2, 0x4000004000010000;",
+        "and.b32 %r3, %r4, 262143;",
+        "shr.u32 %r3, %r3, 4;",
+        "cvt.u64.u32 %r5, %r3;",
+        "or.b64 %r5, %r5, 0x4000004000010000;",
+        "wgmma.mma_async.sync.aligned.m64n16k16.f32.f16.f16 {acc}, %r2, %r5, %r6, 1, 1, 0, 0;",
+        "wgmma.commit_group.sync.aligned;",
+      ]
+    `);
+  });
+});
+
+const STAGES = 4;
+
+/**
+ * The consumer's inner loop of examples/gemm_hopper.ts (one 128 × 64 A stage and one 256 × 64 B
+ * stage, 128B-swizzled, consumer `cw` taking rows 64·cw..), at the instruction level or as one
+ * gemm_async.
+ */
+function hopperInner(tile: boolean): PrimFunc {
+  return T.function(
+    tile ? "inner_tile" : "inner_ptx",
+    { C: T.Tensor([256], "float32") },
+    ({ C }) => {
+      T.device_entry({
+        launch: T.cuda.LaunchConfig({
+          grid: 1,
+          block: 256,
+          dynamic_shared_bytes: STAGES * (128 + 256) * 64 * 2,
+        }),
+      });
+      const tid = T.cuda.thread_idx("x");
+      const swz = { align: 1024, layout: T.swizzle_mode("128B"), dynamic: true } as const;
+      const sA = T.alloc_shared([STAGES, 128, 64], "float16", { name: "sA", ...swz });
+      const sB = T.alloc_shared([STAGES, 256, 64], "float16", { name: "sB", ...swz });
+      const cw = T.let_("cw", tid.floordiv(128));
+      for (const st of T.range(STAGES)) {
+        if (tile) {
+          const acc = T.alloc_local([64, 256], "float32", {
+            name: "acc",
+            layout: T.layout.wgmma_operand_layout("D", 256, "float32"),
+          });
+          const rows = sA.sub(st).rearrange("(c r) k -> c r k", { c: 2 }).sub(cw);
+          T.tile.wg.gemm_async(acc, rows, sB.sub(st), {
+            transB: true,
+            accum: false,
+          });
+          T.ptx.wgmma.wait_group(0);
+          C.set([tid], acc.get([0, 0]));
+        } else {
+          const acc = T.alloc_local([128], "float32", { name: "acc" });
+          T.ptx.wgmma.fence();
+          for (let kk = 0; kk < 4; kk++) {
+            const da = T.ptx.wgmma.encode_matrix_descriptor(
+              sA.ptr([st, cw.mul(64), kk * 16]),
+              16,
+              1024,
+              3,
+            );
+            const db = T.ptx.wgmma.encode_matrix_descriptor(sB.ptr([st, 0, kk * 16]), 16, 1024, 3);
+            T.ptx.wgmma.mma_async("m64n256k16", "float16", acc, 0, da, db, {
+              scale_d: kk === 0 ? 0 : 1,
+            });
+          }
+          T.ptx.wgmma.commit_group();
+          T.ptx.wgmma.wait_group(0);
+          C.set([tid], acc.get([0]));
+        }
+      }
+    },
+  );
+}
+
+describe("gemm_async against the instruction-level gemm_hopper", () => {
+  it("the same descriptor and wgmma instructions (4 × m64n256k16, SBO 1024, +32 B a k16 step)", () => {
+    const tile = wgmmaLines(ptxOf(hopperInner(true)));
+    const hand = wgmmaLines(ptxOf(hopperInner(false)));
+    expect(tile.filter((l) => l.startsWith("wgmma"))).toEqual(
+      hand.filter((l) => l.startsWith("wgmma")),
+    );
+    expect(tile.filter((l) => l.startsWith("or.b64")).map((l) => l.split(", ").pop())).toEqual(
+      hand.filter((l) => l.startsWith("or.b64")).map((l) => l.split(", ").pop()),
+    );
+    expect(tile.filter((l) => l.startsWith("wgmma.mma_async"))).toHaveLength(4);
+  });
+});
+
+type Sh = ReturnType<typeof T.alloc_shared>;
+
+/**
+ * A kernel of one gemm_async call: shared A [64, 64] and B [N = 64, K = 64] float16, 128B
+ * swizzle, C the D layout, then `call` replaces the plain `T.tile.wg.gemm_async(C, sA, sB,
+ * { transB: true })`.
+ */
+function misuse(
+  call: (t: { C: ReturnType<typeof T.alloc_local>; sA: Sh; sB: Sh }) => void,
+  opts: {
+    arch?: string;
+    align?: number;
+    aShape?: [number, number];
+    swizzle?: "128B" | "none";
+  } = {},
+): () => unknown {
+  return () =>
+    T.function("bad", { X: T.Tensor([1], "float32") }, () => {
+      T.device_entry({
+        launch: T.cuda.LaunchConfig({ grid: 1, block: 128 }),
+        ...(opts.arch ? { arch: opts.arch } : {}),
+      });
+      const sw =
+        opts.swizzle === "none"
+          ? {}
+          : { layout: T.swizzle_mode("128B"), align: opts.align ?? 1024 };
+      const sA = T.alloc_shared(opts.aShape ?? [64, 64], "float16", { name: "sA", ...sw });
+      const sB = T.alloc_shared([64, 64], "float16", { name: "sB", ...sw });
+      const C = T.alloc_local([64, 64], "float32", {
+        name: "C",
+        layout: T.layout.wgmma_operand_layout("D", 64, "float32"),
+      });
+      call({ C, sA, sB });
+    });
+}
+
+describe("gemm_async dispatch errors (TX2022)", () => {
+  const msg = (f: () => unknown): string => {
+    const e = errorOf(f);
+    expect(e.code).toBe("TX2022");
+    return e.message;
+  };
+
+  it("scope: a warp (or CTA) is not a warpgroup", () => {
+    expect(
+      msg(misuse(({ C, sA, sB }) => T.tile.warp.gemm_async(C, sA, sB, { transB: true }))),
+    ).toMatch(
+      /issued by the 128 threads of a warpgroup.*nearest that works: T\.tile\.wg\.gemm_async/,
+    );
+  });
+
+  it("target below sm_90a", () => {
+    expect(
+      msg(
+        misuse(({ C, sA, sB }) => T.tile.wg.gemm_async(C, sA, sB, { transB: true }), {
+          arch: "sm_80",
+        }),
+      ),
+    ).toMatch(/needs sm_90a; the target is sm_80/);
+  });
+
+  it("C not in the accumulator layout names the element", () => {
+    const m = msg(() =>
+      T.function("bad_c", { X: T.Tensor([1], "float32") }, () => {
+        T.device_entry({ launch: T.cuda.LaunchConfig({ grid: 1, block: 128 }) });
+        const swz = { layout: T.swizzle_mode("128B"), align: 1024 };
+        const sA = T.alloc_shared([64, 64], "float16", swz);
+        const sB = T.alloc_shared([64, 64], "float16", swz);
+        const C = T.alloc_local([64, 64], "float32", { layout: T.layout.wg_local_layout(64, 64) });
+        T.tile.wg.gemm_async(C, sA, sB, { transB: true });
+      }),
+    );
+    expect(m).toMatch(
+      /C must be a grid of wgmma m64n64k16 accumulator \(D\) fragments: element \[0, 2\] of C is at thread 0 slot 2, but .* at thread 1 slot 0/,
+    );
+    expect(m).toMatch(/wgmma_tile_layout\("D", 64, 64, "float32"\)/);
+  });
+
+  it("a 128B-swizzled K-major row that is not 64 float16 wide", () => {
+    const m = msg(
+      misuse(
+        ({ C, sA, sB }) => T.tile.wg.gemm_async(C, sA, sB.sub(":", "0:32"), { transB: true }),
+        {
+          aShape: [64, 32],
+        },
+      ),
+    );
+    expect(m).toMatch(
+      /no wgmma descriptor reads A \(sA view \[64, 32\] strides \[32, 1\], 128B swizzle\): element \(1, 0\) of A lies 64 bytes from the operand's start, where a K-major 128B swizzle descriptor \(LBO 16, SBO 512\) reads byte 128/,
+    );
+    expect(m).toMatch(
+      /nearest that works: a K-major A \[64, 64\] float16 tile with T.swizzle_mode\("128B"\)/,
+    );
+  });
+
+  it("no swizzle: a row-major view holds no core matrices", () => {
+    const m = msg(
+      misuse(({ C, sA, sB }) => T.tile.wg.gemm_async(C, sA, sB, { transB: true }), {
+        swizzle: "none",
+      }),
+    );
+    expect(m).toMatch(/no wgmma descriptor reads A .*no swizzle/);
+  });
+
+  it("an inner stride of 2", () => {
+    const m = msg(
+      misuse(({ C, sB }) => {
+        const wide = T.alloc_shared([64, 64], "float16", {
+          layout: T.swizzle_mode("128B"),
+          align: 1024,
+        });
+        T.tile.wg.gemm_async(C, wide.sub(":", "0:64:2"), sB.sub(":", "0:32"), { transB: true });
+      }),
+    );
+    expect(m).toMatch(/no wgmma descriptor reads A/);
+  });
+
+  it("a start off a 16-byte boundary", () => {
+    const m = msg(
+      misuse(({ C, sA, sB }) =>
+        T.tile.wg.gemm_async(C, sA.sub(":", "4:36"), sB.sub(":", "0:32"), { transB: true }),
+      ),
+    );
+    expect(m).toMatch(/A's rows \[0\.\.\] k 0 start 8 bytes past a 16-byte boundary of sA/);
+  });
+
+  it("a start past row 0 of its swizzle atom", () => {
+    const m = msg(
+      misuse(
+        ({ C, sA, sB }) => T.tile.wg.gemm_async(C, sA.sub("4:68", ":"), sB, { transB: true }),
+        {
+          aShape: [72, 64],
+        },
+      ),
+    );
+    expect(m).toMatch(
+      /A's rows \[0\.\.\] k 0 start 512 bytes into a 1024-byte swizzle atom of sA \(row 4\)/,
+    );
+  });
+
+  it("A and B of two dtypes", () => {
+    const m = msg(
+      misuse(({ C, sA }) => {
+        const b16 = T.alloc_shared([64, 64], "bfloat16", {
+          layout: T.swizzle_mode("128B"),
+          align: 1024,
+        });
+        T.tile.wg.gemm_async(C, sA, b16, { transB: true });
+      }),
+    );
+    expect(m).toMatch(/one dtype; A is float16, B bfloat16/);
+  });
+
+  it("shapes that disagree", () => {
+    const m = msg(
+      misuse(({ C, sA, sB }) => T.tile.wg.gemm_async(C, sA, sB.sub("0:32", ":"), { transB: true })),
+    );
+    expect(m).toMatch(
+      /C \[64, 64\] \+= A \[64, 64\] · B \[64, 32\] \(B read as \[N, K\]\): M, N and K must agree/,
+    );
+  });
+});

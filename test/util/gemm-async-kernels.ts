@@ -1,0 +1,111 @@
+// Kernels of T.tile.wg.gemm_async for the simulator test (test/tile-gemm-async.test.ts) and the
+// GPU differential test (test/gpu/tile-gemm-async.test.ts): one warpgroup (128 threads) loads A
+// and B into shared tiles (T.tile.wg.copy_async, the tile's swizzle applied), optionally A into
+// registers (T.tile.wg.copy), computes C = A · op(B) with gemm_async, waits, and stores C
+// (T.tile.wg.copy). The check is against a float64 product of the rounded inputs within
+// 2^-20 · Σ|a·b| per element (examples/gemm_hopper.ts's bound without the output rounding: C
+// stays float32).
+import { T, compile, tensor, type DeviceLike } from "tirx-ts";
+import type { PrimFunc } from "@tirx-ts/core";
+
+/** One gemm_async case: C [M, N] = A [M, K] · B, B stored [N, K] (`bKMajor`) or [K, N]. */
+export interface GemmAsyncCase {
+  readonly name: string;
+  readonly M: number;
+  readonly N: number;
+  readonly K: number;
+  readonly dtype: "float16" | "bfloat16";
+  readonly swizzle: "128B" | "64B" | "32B";
+  /** B stored [N, K] (K-major, transB) rather than [K, N] (MN-major). Default true. */
+  readonly bKMajor?: boolean;
+  /** A from registers (RS) rather than shared (SS). */
+  readonly rs?: boolean;
+  /** `accum: false` (scale-d 0 on the first k step) instead of zeroing C first. */
+  readonly overwrite?: boolean;
+}
+
+const ATOM: Record<GemmAsyncCase["swizzle"], number> = { "128B": 1024, "64B": 512, "32B": 256 };
+
+/** The kernel of `c` (grid 1, block 128). */
+export function gemmAsyncKernel(c: GemmAsyncCase): PrimFunc {
+  const { M, N, K, dtype: dt } = c;
+  const bk = c.bKMajor ?? true;
+  const bShape: [number, number] = bk ? [N, K] : [K, N];
+  return T.function(
+    c.name,
+    { A: T.Tensor([M, K], dt), B: T.Tensor(bShape, dt), C: T.Tensor([M, N], "float32") },
+    ({ A, B, C }) => {
+      T.device_entry({ launch: T.cuda.LaunchConfig({ grid: 1, block: 128 }) });
+      const swz = { layout: T.swizzle_mode(c.swizzle), align: ATOM[c.swizzle] };
+      const sA = T.alloc_shared([M, K], dt, { name: "sA", ...swz });
+      const sB = T.alloc_shared(bShape, dt, { name: "sB", ...swz });
+      const acc = T.alloc_local([M, N], "float32", {
+        name: "acc",
+        layout: T.layout.wgmma_tile_layout("D", M, N, "float32"),
+      });
+      T.tile.wg.copy_async(sB, B);
+      if (!c.rs) T.tile.wg.copy_async(sA, A);
+      T.ptx.cp.async_.commit_group();
+      T.ptx.cp.async_.wait_group(0);
+      T.ptx.fence.proxy_async();
+      T.cuda.cta_sync();
+      if (!c.overwrite) T.tile.wg.zero(acc);
+      if (c.rs) {
+        const a = T.alloc_local([M, K], dt, {
+          name: "a",
+          layout: T.layout.wgmma_tile_layout("A", M, K, dt),
+        });
+        T.tile.wg.copy(a, A);
+        T.tile.wg.gemm_async(acc, a, sB, { transB: bk, accum: !c.overwrite });
+      } else {
+        T.tile.wg.gemm_async(acc, sA, sB, { transB: bk, accum: !c.overwrite });
+      }
+      T.ptx.wgmma.wait_group(0);
+      T.tile.wg.copy(C, acc);
+    },
+  );
+}
+
+/** Inputs in [-1, 1) from a fixed LCG. */
+function values(n: number, seed: number): Float32Array {
+  let s = seed;
+  return Float32Array.from(
+    { length: n },
+    () => ((s = (s * 1103515245 + 12345) >>> 0) / 2 ** 32) * 2 - 1,
+  );
+}
+
+/**
+ * Run case `c` on `dev` and return the worst error as a fraction of 2^-20 · Σ|a·b| (the wgmma
+ * bound: its accumulation order and internal precision are unspecified) against a float64
+ * product of the inputs as rounded to the dtype; ≤ 1 passes.
+ */
+export function runGemmAsync(c: GemmAsyncCase, dev: DeviceLike, fn = gemmAsyncKernel(c)): number {
+  const { M, N, K, dtype } = c;
+  const bk = c.bKMajor ?? true;
+  const run = compile(fn, { target: "cuda", arch: "sm_90a" });
+  const ha = tensor(values(M * K, 7), { shape: [M, K], dtype, device: dev });
+  const hb = tensor(values(N * K, 11), { shape: bk ? [N, K] : [K, N], dtype, device: dev });
+  const hc = tensor.zeros([M, N], "float32", dev);
+  run(ha, hb, hc);
+  const a = ha.toArray() as Float32Array;
+  const b = hb.toArray() as Float32Array;
+  const got = hc.toArray() as Float32Array;
+  let worst = 0;
+  for (let r = 0; r < M; r++) {
+    for (let q = 0; q < N; q++) {
+      let s = 0;
+      let mag = 0;
+      for (let p = 0; p < K; p++) {
+        const x = a[r * K + p]! * b[bk ? q * K + p : p * N + q]!;
+        s += x;
+        mag += Math.abs(x);
+      }
+      const bound = mag * 2 ** -20;
+      const err = Math.abs(got[r * N + q]! - s);
+      worst = Math.max(worst, err === 0 ? 0 : err / (bound || Number.MIN_VALUE));
+    }
+  }
+  for (const x of [ha, hb, hc]) x.dispose();
+  return worst;
+}
