@@ -44,6 +44,8 @@ export class Builder {
   deviceEntered = false;
   /** The launch of `T.device_entry`, once called (tile primitives read it). */
   launch: LaunchConfig | undefined;
+  /** The sm of `T.device_entry`'s `arch`, when given (tile primitives dispatch for it). */
+  sm: number | undefined;
   /** The tile primitive calls traced so far. */
   readonly tileNotes: TileNote[] = [];
 

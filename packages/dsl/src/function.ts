@@ -1,4 +1,6 @@
 import {
+  ARCHS,
+  archNamed,
   dtypeBytes,
   showSwizzle,
   swizzleInBytes,
@@ -165,10 +167,16 @@ export function function_<P extends Record<string, ParamType>>(
 
 /**
  * Begin the device part of the kernel: every later statement runs on each thread of `launch`.
- * Call it once, first. (TIRx `T.device_entry(launch=...)`.)
- * @throws TirxError TX1006 when called twice or after other statements.
+ * Call it once, first. (TIRx `T.device_entry(launch=...)`.) `arch` (optional, e.g. `"sm_90"`)
+ * names the target the tile primitives dispatch for (TIRx reads the current target): with sm_90
+ * or later `T.tile.warp.copy` stores mma fragments to shared memory by stmatrix; without it they
+ * choose instructions every target has. Compiling for a lower arch than an instruction chosen
+ * needs is the op table's arch error as usual.
+ * @example T.device_entry({ launch: T.cuda.LaunchConfig({ grid: 1, block: 32 }), arch: "sm_90" });
+ * @throws TirxError TX1006 when called twice or after other statements; TX5006 for an `arch`
+ *   that is not a target name of ARCHS.
  */
-export function device_entry(opts: { launch: LaunchConfig }): void {
+export function device_entry(opts: { launch: LaunchConfig; arch?: string }): void {
   const span = callerSpan();
   const b = builder("T.device_entry", span);
   if (b.deviceEntered) throw new TirxError("TX1006", "T.device_entry is called twice", span);
@@ -185,8 +193,19 @@ export function device_entry(opts: { launch: LaunchConfig }): void {
       span,
     );
   }
-  checkOptions(opts, ["launch"], "T.device_entry", span);
+  checkOptions(opts, ["launch", "arch"], "T.device_entry", span);
   const launch = checkLaunchConfig(opts.launch, span);
+  if (opts.arch !== undefined) {
+    const a = typeof opts.arch === "string" ? archNamed(opts.arch) : undefined;
+    if (!a) {
+      throw new TirxError(
+        "TX5006",
+        `T.device_entry: arch must name a target (${ARCHS.map((x) => x.name).join(", ")}), got ${show(opts.arch)}`,
+        span,
+      );
+    }
+    b.sm = a.sm;
+  }
   b.emit({ kind: "DeviceEntry", launch, body: seq([]), ...(span ? { span } : {}) });
   b.launch = launch;
   b.openDevice();

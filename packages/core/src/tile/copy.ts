@@ -5,7 +5,7 @@ import type { View } from "../ir/buffer.js";
 import type { Stmt } from "../ir/stmt.js";
 import { showTileLayout } from "../layout/tile-layout.js";
 import { loadSlot, storeSlot } from "./elementwise.js";
-import { ldmatrixCopy } from "./ldmatrix.js";
+import { matrixMoveCopy, matrixTiling, MATRIX_MOVE_SM } from "./matrix-move.js";
 import { tileDispatchError, type RegisterTile, type TileContext } from "./operand.js";
 import {
   ALL_SCOPES,
@@ -60,10 +60,16 @@ function memoryStrides(t: RegisterTile, view: View, ctx: TileContext): number[] 
  * alignment, PTX ISA "Vectors"); otherwise the layout gives each thread scalar elements and the
  * loop is scalar. Stores to memory are made by one replica only (replicas never race) and only by
  * threads that hold elements; threads of the scope the layout does not name (e.g. the other warps
- * of a CTA for a layout over laneid only) are replicas too, and only the first of them stores. Register to register copies need equal layouts. Shared → a warp
- * tile of mma.sync A/B fragments is `ldmatrix` (see `ldmatrixCopy` in `ldmatrix.ts`).
+ * of a CTA for a layout over laneid only) are replicas too, and only the first of them stores.
+ * Register to register copies need equal layouts.
+ * Dispatch order between a register tile and shared memory: a warp tile of mma.sync fragments
+ * (A, B, or C of a 16-bit dtype) moves by `ldmatrix` (shared → registers, sm_75) or `stmatrix`
+ * (registers → shared, sm_90; the target is `T.device_entry`'s `arch`, and without one, or below
+ * sm_90, the vectorized `st.shared` path serves and `explain` says why); see `matrixMoveCopy` in
+ * `matrix-move.ts`. Every other pair takes the vector / scalar path.
  * @throws TirxError TX2022 for two memory operands, different dtypes or shapes, layouts
- *   spread beyond the scope, a tile without a TileLayout at warp/wg/cta scope, or a shared layout that splits a 16-byte ldmatrix row.
+ *   spread beyond the scope, a tile without a TileLayout at warp/wg/cta scope, or a shared layout
+ *   that splits a 16-byte ldmatrix / stmatrix row.
  */
 export const copy: TilePrimitive<typeof DST_SRC> = {
   name: "copy",
@@ -101,8 +107,15 @@ export const copy: TilePrimitive<typeof DST_SRC> = {
     }
     checkLaidOut(reg, ctx);
     checkScope(reg, ctx);
-    const matrices = toMemory ? undefined : ldmatrixCopy(reg, mem, ctx);
+    const matrices = matrixMoveCopy(toMemory ? "stmatrix" : "ldmatrix", reg, mem, ctx);
     if (matrices) return matrices;
+    // Why a fragment tile stored to shared memory did not take stmatrix (for explain).
+    const noStmatrix =
+      toMemory && mem.view.buffer.scope.startsWith("shared") && matrixTiling(reg)
+        ? ctx.sm === undefined
+          ? ` (stmatrix needs sm_90: T.device_entry({ launch, arch: "sm_90" }) selects it)`
+          : ` (stmatrix needs sm_${MATRIX_MOVE_SM.stmatrix}; the target is sm_${ctx.sm})`
+        : "";
     const view = mem.view;
     if (view.dtype !== reg.dtype) {
       throw tileDispatchError(
@@ -188,7 +201,10 @@ export const copy: TilePrimitive<typeof DST_SRC> = {
       vec > 1
         ? `${verb}.${space} vectors of ${vec * dtypeBytes(reg.dtype)} B (${vec} × ${reg.dtype}) ×${count} per thread: the innermost m iter is contiguous in registers and memory`
         : `scalar ${verb}.${space} ×${count} per thread: no m iter is contiguous in both registers and memory`;
-    return { stmts: body, explain: `${how}; ${reg.buffer.name} ${showTileLayout(reg.layout)}` };
+    return {
+      stmts: body,
+      explain: `${how}; ${reg.buffer.name} ${showTileLayout(reg.layout)}${noStmatrix}`,
+    };
   },
 };
 

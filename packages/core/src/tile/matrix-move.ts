@@ -1,13 +1,13 @@
 import { dtypeBytes } from "../dtype.js";
-import { binary } from "../ir/arith.js";
+import { binary, logical } from "../ir/arith.js";
 import { intImm, type Expr } from "../ir/expr.js";
 import type { Stmt } from "../ir/stmt.js";
 import { showSwizzle, swizzleAtomBytes } from "../layout/swizzle.js";
 import { bufferPtr } from "../layout/view.js";
 import { checkOpCall } from "../ops/check.js";
-import { ldmatrixName, type MatrixCount } from "../ops/mma/ldmatrix.js";
+import { ldmatrixName, stmatrixName, type MatrixCount } from "../ops/mma/ldmatrix.js";
 import { opOf } from "../ops/registry.js";
-import { laneSlots, matchMmaTiling, matrixShape, slotPtr } from "./mma-fragment.js";
+import { laneSlots, matchMmaTiling, matrixShape, slotPtr, type MmaTiling } from "./mma-fragment.js";
 import {
   showTile,
   tileDispatchError,
@@ -16,73 +16,102 @@ import {
   type TileContext,
   type TileLowering,
 } from "./operand.js";
-import { axisCoord } from "./threads.js";
+import { axisCoord, storeOnceConds } from "./threads.js";
 
-/** Bytes of one ldmatrix row: 8 b16 elements (PTX ISA, ldmatrix). */
+/** Bytes of one ldmatrix / stmatrix row: 8 b16 elements (PTX ISA, ldmatrix, stmatrix). */
 const ROW_BYTES = 16;
 
-/** One 32-bit register of the lane's array as an 8 × 8 b16 matrix of ldmatrix. */
+/** One 32-bit register of the lane's array as an 8 × 8 b16 matrix of ldmatrix / stmatrix. */
 interface MatrixReg {
   readonly trans: boolean;
   /** Element offset (in the view, before any swizzle) of row r of the matrix, r = 0..7. */
   readonly rows: readonly number[];
 }
 
+/** The direction of a matrix move: shared → registers (ldmatrix) or registers → shared (stmatrix). */
+export type MatrixMoveKind = "ldmatrix" | "stmatrix";
+
+/** The lowest sm of each matrix move (PTX ISA, ldmatrix: sm_75; stmatrix: sm_90). */
+export const MATRIX_MOVE_SM: Readonly<Record<MatrixMoveKind, number>> = {
+  ldmatrix: 75,
+  stmatrix: 90,
+};
+
 /**
- * The ldmatrix lowering of `T.tile.warp.copy(dst, src)` (PTX ISA,
- * `ldmatrix.sync.aligned.m8n8.{x1,x2,x4}{.trans}.shared.b16`, sm_75): taken when `dst` is a
- * warp tile of mma.sync A or B fragments (float16 / bfloat16, m16n8k16; see
- * `mmaSyncTileLayout`) and `src` a shared view of its shape. Each 32-bit register of the lane's
- * array (slots 2q, 2q + 1) is then an 8 × 8 matrix whose lane (g, t) = (lane / 4, lane % 4)
- * holds [g][2t + h] (a memory row is 8 contiguous elements: plain ldmatrix) or [2t + h][g]
+ * The mma.sync fragment tiling a matrix move serves for `t`: A or B fragments of m16n8k16, or
+ * the C/accumulator fragments of m16n8k16 when `t` holds a 16-bit dtype (e.g. a float16 C tile
+ * after `T.tile.cast`); every such fragment keeps two b16 elements of one matrix row per 32-bit
+ * register. Undefined when `t` is none of them (or not a laid-out 16-bit tile).
+ */
+export function matrixTiling(t: RegisterTile): MmaTiling | undefined {
+  if (!t.laidOut || dtypeBytes(t.dtype) !== 2) return undefined;
+  for (const operand of ["A", "B", "C"] as const) {
+    const m = matchMmaTiling(t, operand, "m16n8k16");
+    if (typeof m !== "string") return m;
+  }
+  return undefined;
+}
+
+/**
+ * Copy's rule between a warp register tile of mma.sync fragments and a shared view, one concept
+ * for both directions: the fragment grid is a set of 8 × 8 b16 matrices. Each 32-bit register of
+ * the lane's array (slots 2q, 2q + 1) is an 8 × 8 matrix whose lane (g, t) = (lane / 4, lane % 4)
+ * holds [g][2t + h] (a memory row is 8 contiguous elements: the plain form) or [2t + h][g]
  * (`.trans`, e.g. B of a row-major K × N tile); runs of 4, 2 or 1 consecutive registers of one
  * orientation become one `.x4`, `.x2` or `.x1`, lane 8·j + r giving the address of row r of
  * matrix j. Row addresses go through the buffer's swizzle like any access.
- * @returns undefined when `dst` is not such a tile or `src` not shared (the plain copy serves).
- * @throws TirxError TX2022 when a 16-byte ldmatrix row would be split: the shared view does not
+ * - `ldmatrix` (PTX ISA, `ldmatrix.sync.aligned.m8n8.{x1,x2,x4}{.trans}.shared.b16`, sm_75):
+ *   shared → `reg`;
+ * - `stmatrix` (PTX ISA, `stmatrix.sync.aligned.m8n8.{x1,x2,x4}{.trans}.shared.b16`, sm_90, PTX
+ *   7.8): `reg` → shared. When the scope has more warps than the layout names (e.g. a warp tile
+ *   stored at cta scope), only the first of those implicit replicas stores (`storeOnceConds`).
+ * `reg` is A, B or a 16-bit C tile (see {@link matrixTiling}).
+ * @returns undefined when `reg` is not such a tile, `mem` is not shared, or the target is below
+ *   the instruction's sm (for stmatrix: `ctx.sm` unknown or below 90): the plain copy then serves.
+ * @throws TirxError TX2022 when a 16-byte matrix row would be split: the shared view does not
  *   keep the 8 elements of each matrix row contiguous, a row does not start 16-byte aligned, or
  *   the buffer's swizzle keeps fewer than 16 bytes together; the message names the register and
  *   the nearest layout that works.
  */
-export function ldmatrixCopy(
-  dst: RegisterTile,
-  src: MemoryTile,
+export function matrixMoveCopy(
+  kind: MatrixMoveKind,
+  reg: RegisterTile,
+  mem: MemoryTile,
   ctx: TileContext,
 ): TileLowering | undefined {
-  const view = src.view;
+  const view = mem.view;
   const buf = view.buffer;
   if (buf.scope !== "shared" && buf.scope !== "shared.dyn") return undefined;
-  if (!dst.laidOut || dtypeBytes(dst.dtype) !== 2) return undefined;
-  const tiling =
-    [matchMmaTiling(dst, "A", "m16n8k16"), matchMmaTiling(dst, "B", "m16n8k16")].find(
-      (x) => typeof x !== "string",
-    ) ?? undefined;
-  if (!tiling || typeof tiling === "string") return undefined;
-  const what = `ldmatrix into ${showTile(dst)} (${tiling.shape} ${tiling.operand} fragments)`;
-  if (view.dtype !== dst.dtype || buf.dtype !== dst.dtype) {
+  // Every target of ARCHS has ldmatrix; stmatrix is chosen only for a known sm_90+ target.
+  const sm = ctx.sm ?? (kind === "ldmatrix" ? MATRIX_MOVE_SM.ldmatrix : 0);
+  if (sm < MATRIX_MOVE_SM[kind]) return undefined;
+  const tiling = matrixTiling(reg);
+  if (!tiling) return undefined;
+  const what = `${kind} ${kind === "ldmatrix" ? "into" : "from"} ${showTile(reg)} (${tiling.shape} ${tiling.operand} fragments)`;
+  if (view.dtype !== reg.dtype || buf.dtype !== reg.dtype) {
     throw tileDispatchError(
       ctx,
-      `${what} moves ${dst.dtype} bits; ${buf.name} holds ${buf.dtype} (view ${view.dtype})`,
-      `a ${dst.dtype} shared tile`,
+      `${what} moves ${reg.dtype} bits; ${buf.name} holds ${buf.dtype} (view ${view.dtype})`,
+      `a ${reg.dtype} shared tile`,
     );
   }
   const vs = viewMatrix(view.shape, view.strides);
-  const shape = matrixShape(dst.shape)!;
+  const shape = matrixShape(reg.shape)!;
   if (!vs || vs.shape[0] !== shape[0] || vs.shape[1] !== shape[1]) {
     throw tileDispatchError(
       ctx,
-      `the register tile ${dst.buffer.name} is ${shape.join(" × ")} and the view of ${buf.name} [${view.shape.join(", ")}]; they must have one shape (extent-1 dims aside)`,
+      `the register tile ${reg.buffer.name} is ${shape.join(" × ")} and the view of ${buf.name} [${view.shape.join(", ")}]; they must have one shape (extent-1 dims aside)`,
       `a view of shape [${shape.join(", ")}] (sub / rearrange the shared tile)`,
     );
   }
   if (buf.layout && buf.layout.swizzleLen > 0 && swizzleAtomBytes(buf.layout) < ROW_BYTES) {
     throw tileDispatchError(
       ctx,
-      `${what}: an ldmatrix row is 16 contiguous bytes, but ${buf.name}'s ${showSwizzle(buf.layout)} keeps only ${swizzleAtomBytes(buf.layout)} bytes together, so it splits every row`,
+      `${what}: ${kind === "ldmatrix" ? "an ldmatrix" : "a stmatrix"} row is 16 contiguous bytes, but ${buf.name}'s ${showSwizzle(buf.layout)} keeps only ${swizzleAtomBytes(buf.layout)} bytes together, so it splits every row`,
       `a swizzle that keeps 16-byte atoms, e.g. T.SwizzleLayout(3, ${buf.layout.swizzleLen}, ${Math.max(3 + buf.layout.swizzleLen, buf.layout.atomLen)}) in 16-bit elements`,
     );
   }
-  const ls = laneSlots(dst);
+  const ls = laneSlots(reg);
   if (typeof ls === "string") return undefined;
   // (lane, slot) → memory offset of the element in the view.
   const at = new Map<number, number>();
@@ -98,21 +127,19 @@ export function ldmatrixCopy(
       regs.push(undefined);
       continue;
     }
-    const plain = matrixRows(off, false);
-    const trans = matrixRows(off, true);
-    const m = plain ?? trans;
+    const m = matrixRows(off, false) ?? matrixRows(off, true);
     if (!m) {
       throw tileDispatchError(
         ctx,
         `${what}: register ${q} (slots ${2 * q}, ${2 * q + 1}) of every lane is an 8 × 8 matrix whose 16-byte rows must each be 8 contiguous elements of ${buf.name}, but the view [${view.shape.join(", ")}] : [${view.strides.join(", ")}] splits them (neither its rows nor its columns are contiguous)`,
-        `a shared view whose ${tiling.operand === "A" ? "K" : "N or K"} dim is contiguous (stride 1) in runs of 8 elements`,
+        `a shared view whose ${tiling.operand === "A" ? "K" : tiling.operand === "C" ? "N" : "N or K"} dim is contiguous (stride 1) in runs of 8 elements`,
       );
     }
     const bad = m.rows.find((r) => (r * 2) % ROW_BYTES !== 0);
     if (bad !== undefined) {
       throw tileDispatchError(
         ctx,
-        `${what}: a row of register ${q}'s 8 × 8 matrix starts at element ${bad} of the view, byte ${bad * 2}: an ldmatrix row must start 16-byte aligned, or the 16-byte row is split`,
+        `${what}: a row of register ${q}'s 8 × 8 matrix starts at element ${bad} of the view, byte ${bad * 2}: ${kind === "ldmatrix" ? "an ldmatrix" : "a stmatrix"} row must start 16-byte aligned, or the 16-byte row is split`,
         `row strides that are multiples of 8 elements (16 bytes)`,
       );
     }
@@ -141,9 +168,9 @@ export function ldmatrixCopy(
         `T.layout.mma_sync_tile_layout over a row-major shared tile`,
       );
     }
-    const name = ldmatrixName(num, r.trans);
+    const name = kind === "ldmatrix" ? ldmatrixName(num, r.trans) : stmatrixName(num, r.trans);
     const args = [
-      slotPtr(dst, 2 * q, ctx.span),
+      slotPtr(reg, 2 * q, ctx.span),
       bufferPtr(buf, binary("add", view.offset, addr), ctx.span),
     ];
     checkOpCall(opOf(name, "stmt", ctx.span), args, ctx.span);
@@ -151,10 +178,22 @@ export function ldmatrixCopy(
     counts.push(`x${num}${r.trans ? ".trans" : ""}`);
     q += num;
   }
+  let out: readonly Stmt[] = stmts;
+  const once = kind === "stmatrix" ? storeOnceConds(reg.layout, ctx) : [];
+  if (once.length > 0) {
+    out = [
+      {
+        kind: "If",
+        cond: once.reduce((a, b) => logical("and", a, b)),
+        then: stmts.length === 1 ? stmts[0]! : { kind: "Seq", stmts },
+        ...(ctx.span ? { span: ctx.span } : {}),
+      },
+    ];
+  }
   const tally = [...new Set(counts)].map((c) => `${c} ×${counts.filter((x) => x === c).length}`);
   return {
-    stmts,
-    explain: `ldmatrix ${tally.join(", ")}: ${dst.buffer.name} is ${tiling.grid[0]} × ${tiling.grid[1]} ${tiling.shape} ${tiling.operand} fragments and ${buf.name}${buf.layout ? ` (${showSwizzle(buf.layout)})` : ""} keeps each 16-byte row contiguous`,
+    stmts: out,
+    explain: `${kind} ${tally.join(", ")}: ${reg.buffer.name} is ${tiling.grid[0]} × ${tiling.grid[1]} ${tiling.shape} ${tiling.operand} fragments and ${buf.name}${buf.layout ? ` (${showSwizzle(buf.layout)})` : ""} keeps each 16-byte row contiguous${kind === "stmatrix" ? " (sm_90)" : ""}${once.length > 0 ? "; one warp of the scope stores" : ""}`,
   };
 }
 
@@ -175,7 +214,8 @@ function viewMatrix(
 }
 
 /**
- * The 8 row offsets of one register's 8 × 8 matrix when `off(lane, h)` follows ldmatrix's
+ * The 8 row offsets of one register's 8 × 8 matrix when `off(lane, h)` follows ldmatrix's (and
+ * stmatrix's)
  * pattern: plain, lane (g, t) holds row g's elements 2t + h; `.trans`, it holds element g of
  * rows 2t + h. Undefined when it does not.
  */

@@ -1,0 +1,160 @@
+// T.tile.warp.copy register → shared by stmatrix (sm_90) and back by ldmatrix: round trips of
+// A, B and 16-bit C fragment tiles whose elements are all distinct, on the simulated device with
+// its hazard checks on, compared with the input; the PTX uses stmatrix (plain and .trans) and is
+// assembled by ptxas for sm_90. Without an sm_90 target the vectorized st.shared path serves.
+// Dispatch errors (TX2022) name the failed requirement and the nearest layout that works.
+import { describe, expect, it } from "vitest";
+import { T, compile, explainTile, sim, tensor, type PrimFunc } from "tirx-ts";
+import { isTirxError, type TirxError } from "@tirx-ts/core";
+import { compileToPtx } from "@tirx-ts/codegen-ptx";
+import { assembleLater } from "./util/ptxas-deferred.js";
+import { distinct, roundTrip } from "./util/stmatrix-kernels.js";
+
+const dev = sim();
+
+function errorOf(f0: () => unknown): TirxError {
+  try {
+    f0();
+  } catch (e) {
+    if (isTirxError(e)) return e;
+    throw e;
+  }
+  throw new Error("no error");
+}
+
+function ptxOf(fn: PrimFunc, arch = "sm_90"): string {
+  const text = compileToPtx(fn, { arch }).text;
+  assembleLater(text, arch, fn.name);
+  return text;
+}
+
+function run(fn: PrimFunc, r: number, c: number): void {
+  const x = distinct(r * c);
+  const k = compile(fn, { target: "cuda" });
+  const X = tensor(x, { shape: [r, c], dtype: "float16", device: dev });
+  const Y = tensor.zeros([r, c], "float16", dev);
+  k(X, Y);
+  expect(Array.from(Y.toArray() as Float32Array)).toEqual(Array.from(x));
+  X.dispose();
+  Y.dispose();
+}
+
+describe("T.tile.warp.copy: mma fragments → shared by stmatrix (sm_90)", () => {
+  it("A (16 × 16): stmatrix.x4 then ldmatrix.x4, bit for bit, plain and swizzled", () => {
+    for (const [sw, tag] of [
+      [undefined, "plain"],
+      [T.SwizzleLayout(3, 2, 3), "swz"],
+    ] as const) {
+      const fn = roundTrip("A", 16, 16, `stm_a_${tag}`, { swizzle: sw, arch: "sm_90" });
+      const ptx = ptxOf(fn);
+      expect(ptx).toMatch(/stmatrix\.sync\.aligned\.m8n8\.x4\.shared\.b16/);
+      expect(ptx).toMatch(/ldmatrix\.sync\.aligned\.m8n8\.x4\.shared\.b16/);
+      run(fn, 16, 16);
+    }
+  });
+
+  it("B (32 × 16, row-major K × N): stmatrix.x4.trans; one n8 column is .x2.trans", () => {
+    const fn = roundTrip("B", 32, 16, "stm_b", {
+      swizzle: T.SwizzleLayout(3, 1, 3),
+      arch: "sm_90",
+    });
+    const ptx = ptxOf(fn);
+    expect(ptx).toMatch(/stmatrix\.sync\.aligned\.m8n8\.x4\.trans\.shared\.b16/);
+    run(fn, 32, 16);
+    const narrow = roundTrip("B", 16, 8, "stm_b_x2", { arch: "sm_90" });
+    const line = ptxOf(narrow)
+      .split("\n")
+      .find((l) => /^\s*stmatrix\.sync/.test(l))!
+      .trim()
+      .replace(/%\w+/g, "%r");
+    expect(line).toMatchInlineSnapshot(
+      `"stmatrix.sync.aligned.m8n8.x2.trans.shared.b16 [%r], {%r, %r};"`,
+    );
+    run(narrow, 16, 8);
+    expect(explainTile(fn)[1]).toMatch(
+      /T\.tile\.warp\.copy → stmatrix x4\.trans ×2: f is 2 × 2 m16n8k16 B fragments.*\(sm_90\)/,
+    );
+  });
+
+  it("C of float16 (32 × 16): stmatrix.x4 of the accumulator layout, bit for bit", () => {
+    const fn = roundTrip("C", 32, 16, "stm_c", { arch: "sm_90" });
+    const ptx = ptxOf(fn);
+    expect(ptx).toMatch(/stmatrix\.sync\.aligned\.m8n8\.x4\.shared\.b16/);
+    expect(ptx).toMatch(/ldmatrix\.sync\.aligned\.m8n8\.x4\.shared\.b16/);
+    run(fn, 32, 16);
+    const small = roundTrip("C", 16, 8, "stm_c_x2", { arch: "sm_90" });
+    expect(ptxOf(small)).toMatch(/stmatrix\.sync\.aligned\.m8n8\.x2\.shared\.b16/);
+    run(small, 16, 8);
+  });
+
+  it("a warp tile stored at cta scope: one warp stores (no race), the others wait", () => {
+    const fn = T.function(
+      "stm_cta",
+      { X: T.Tensor([16, 16], "float16"), Y: T.Tensor([16, 16], "float16") },
+      ({ X, Y }) => {
+        T.device_entry({ launch: T.cuda.LaunchConfig({ grid: 1, block: 64 }), arch: "sm_90" });
+        const s = T.alloc_shared([16, 16], "float16");
+        const layout = T.layout.mma_sync_tile_layout("A", "m16n8k16", "float16", 16, 16);
+        const f = T.alloc_local([16, 16], "float16", { layout });
+        T.tile.cta.copy(f, X);
+        T.tile.cta.copy(s, f);
+        T.cuda.cta_sync();
+        T.tile.cta.copy(f, s);
+        T.tile.cta.copy(Y, f);
+      },
+    );
+    expect(explainTile(fn)[1]).toMatch(/stmatrix x4 ×1: .*; one warp of the scope stores/);
+    run(fn, 16, 16);
+  });
+
+  it("without an sm_90 target: vectorized st.shared, and explain says why", () => {
+    const fn = roundTrip("A", 16, 16, "stm_none");
+    const ptx = ptxOf(fn, "sm_80");
+    expect(ptx).not.toMatch(/stmatrix\.sync/);
+    expect(ptx).toMatch(/ldmatrix\.sync\.aligned\.m8n8\.x4\.shared\.b16/);
+    expect(explainTile(fn)[1]).toMatch(
+      /st\.shared vectors of 4 B .*\(stmatrix needs sm_90: T\.device_entry\(\{ launch, arch: "sm_90" \}\) selects it\)/,
+    );
+    run(fn, 16, 16);
+    const old = roundTrip("A", 16, 16, "stm_80", { arch: "sm_80" });
+    expect(explainTile(old)[1]).toMatch(/\(stmatrix needs sm_90; the target is sm_80\)/);
+    expect(ptxOf(old, "sm_80")).not.toMatch(/stmatrix\.sync/);
+  });
+
+  it("a swizzle that splits a 16-byte stmatrix row is TX2022 naming why and a swizzle that works", () => {
+    const e = errorOf(() =>
+      roundTrip("A", 16, 16, "stm_bad", { swizzle: T.SwizzleLayout(2, 2, 3), arch: "sm_90" }),
+    );
+    expect(e.code).toBe("TX2022");
+    expect(e.message).toMatch(
+      /T\.tile\.warp\.copy: stmatrix from f .*keeps only 8 bytes together, so it splits every row/,
+    );
+    expect(e.message).toMatch(/nearest that works: a swizzle that keeps 16-byte atoms/);
+  });
+
+  it("a shared tile whose rows are not 16-byte aligned is TX2022", () => {
+    const e = errorOf(() =>
+      T.function("stm_bad_pitch", { X: T.Tensor([16, 16], "float16") }, ({ X }) => {
+        T.device_entry({ launch: T.cuda.LaunchConfig({ grid: 1, block: 32 }), arch: "sm_90" });
+        const s = T.alloc_shared([16, 36], "float16");
+        const f = T.alloc_local([16, 16], "float16", {
+          layout: T.layout.mma_sync_tile_layout("C", "m16n8k16", "float32", 16, 16),
+        });
+        T.tile.warp.copy(f, X);
+        T.tile.warp.copy(s.sub(":", "0:16"), f);
+      }),
+    );
+    expect(e.code).toBe("TX2022");
+    expect(e.message).toMatch(/byte 72: a stmatrix row must start 16-byte aligned/);
+  });
+
+  it("an arch that names no target is TX5006", () => {
+    const e = errorOf(() =>
+      T.function("stm_bad_arch", { X: T.Tensor([16], "float16") }, () => {
+        T.device_entry({ launch: T.cuda.LaunchConfig({ grid: 1, block: 32 }), arch: "sm_70" });
+      }),
+    );
+    expect(e.code).toBe("TX5006");
+    expect(e.message).toMatch(/arch must name a target \(sm_80, .*sm_90a\), got "sm_70"/);
+  });
+});
