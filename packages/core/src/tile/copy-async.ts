@@ -4,8 +4,15 @@ import { intImm, type Expr } from "../ir/expr.js";
 import type { View } from "../ir/buffer.js";
 import type { Stmt } from "../ir/stmt.js";
 import { showSwizzle, swizzleAtomBytes } from "../layout/swizzle.js";
-import { tileDispatchError, type TileContext } from "./operand.js";
+import { tileDispatchError, type TileContext, type TileLowering } from "./operand.js";
 import { asArg, DST_SRC, type TilePrimitive } from "./primitive.js";
+import {
+  bulkFits,
+  lowerBulk,
+  lowerTma,
+  type AsyncCopyOptions,
+  type AsyncDirection,
+} from "./copy-async-tma.js";
 import { axisCoord, loopNest } from "./threads.js";
 
 /** Bytes of one cp.async.cg chunk (PTX ISA, cp.async: `.cg` copies 16 bytes). */
@@ -39,119 +46,193 @@ function rowsOf(v: View): { rows: number; cols: number; rowStride: number; colSt
   };
 }
 
+/** Non-unit extents of a view, in order. */
+const bigDims = (v: View): number[] => v.shape.filter((n) => n !== 1);
+
+/** dst, src, then the options { mbar, cta_mask, dispatch }. */
+const OPERANDS = [...DST_SRC, { name: "options", kind: "options" }] as const;
+
 /**
- * `T.tile.{warp,wg,cta}.copy_async(dst, src)` (TIRx `Tx.tile.copy_async`): a shared view `dst`
- * ← a global view `src` of one shape and dtype (rank ≤ 2 once extent-1 dims are dropped) by
- * `cp.async.cg.shared.global` 16-byte chunks (PTX ISA, cp.async; sm_80). Each row must be
- * contiguous (stride 1) on both sides with a whole number of 16-byte chunks, and rows must
- * start 16-byte aligned (row strides multiples of 16 bytes). The scope's threads share the
- * chunks: chunk e = index + n · j (n threads of the scope: 1, 32, 128 or the CTA's; index the
- * lane, tid_in_wg or linear tid), chunk e being row e / (chunks per row), so a warp writes 32
- * consecutive chunks. The copies join the thread's open cp.async group: commit and wait are
- * the author's (`T.ptx.cp.async_.commit_group()` / `wait_group(n)`), then a barrier of the
- * scope before other threads read. The destination's swizzle applies to each chunk, which it
- * must keep whole (16-byte atoms).
- * @throws TirxError TX2022 for operands that are not a shared dst and a global src of one shape
- *   and dtype, a row that is not contiguous or not a multiple of 16 bytes, a row stride that
- *   breaks the 16-byte alignment, or a swizzle that splits a chunk.
+ * The cp.async (TIRx ldgsts) path: a shared view `d` ← a global view `s` of one shape and dtype
+ * (rank ≤ 2 once extent-1 dims are dropped) by `cp.async.cg.shared.global` 16-byte chunks (PTX
+ * ISA, cp.async; sm_80). Each row must be contiguous (stride 1) on both sides with a whole
+ * number of 16-byte chunks, and rows must start 16-byte aligned (row strides multiples of 16
+ * bytes). The scope's threads share the chunks: chunk e = index + n · j (n threads of the scope:
+ * 1, 32, 128 or the CTA's; index the lane, tid_in_wg or linear tid), chunk e being row e /
+ * (chunks per row), so a warp writes 32 consecutive chunks. The copies join the thread's open
+ * cp.async group: commit and wait are the author's (`T.ptx.cp.async_.commit_group()` /
+ * `wait_group(n)`), then a barrier of the scope before other threads read. The destination's
+ * swizzle applies to each chunk, which it must keep whole (16-byte atoms).
+ * @throws TirxError TX2022 for a row that is not contiguous or not a multiple of 16 bytes, a row
+ *   stride that breaks the 16-byte alignment, or a swizzle that splits a chunk.
  */
-export const copy_async: TilePrimitive<typeof DST_SRC> = {
+function lowerLdgsts(d: View, s: View, ctx: TileContext): TileLowering {
+  const eb = dtypeBytes(d.dtype);
+  if (bigDims(d).length > 2) {
+    throw tileDispatchError(
+      ctx,
+      `cp.async chunks rows of a view of rank ≤ 2 (extent-1 dims aside), ${d.buffer.name} is [${d.shape.join(", ")}]`,
+      `one T.tile.copy_async per 2-D slice, or the TMA path (thread scope with { mbar })`,
+    );
+  }
+  const dr = rowsOf(d);
+  const sr = rowsOf(s);
+  if (d.dtype !== s.dtype || dr.rows !== sr.rows || dr.cols !== sr.cols) {
+    throw tileDispatchError(
+      ctx,
+      `copy_async moves bits between views of one shape: ${d.buffer.name} [${d.shape.join(", ")}] ${d.dtype}, ${s.buffer.name} [${s.shape.join(", ")}] ${s.dtype}`,
+      `a view of ${s.buffer.name} of shape [${d.shape.join(", ")}] and dtype ${d.dtype}`,
+    );
+  }
+  const rowBytes = dr.cols * eb;
+  const problem =
+    dr.colStride !== 1 || sr.colStride !== 1
+      ? `the innermost dim is strided (${d.buffer.name} ${dr.colStride}, ${s.buffer.name} ${sr.colStride}), so a 16-byte chunk is not contiguous`
+      : rowBytes % CHUNK !== 0
+        ? `a row is ${rowBytes} bytes, not a whole number of 16-byte chunks`
+        : dr.rows > 1 && ((dr.rowStride * eb) % CHUNK !== 0 || (sr.rowStride * eb) % CHUNK !== 0)
+          ? `row strides of ${dr.rowStride * eb} and ${sr.rowStride * eb} bytes: rows must start 16-byte aligned`
+          : undefined;
+  if (problem) {
+    throw tileDispatchError(
+      ctx,
+      `cp.async copies 16 contiguous, 16-byte aligned bytes per chunk; ${problem}`,
+      `rows contiguous on both sides, ${CHUNK / eb} × ${d.dtype} per chunk (T.tile.copy through registers otherwise)`,
+    );
+  }
+  const sw = d.buffer.layout;
+  if (sw && sw.swizzleLen > 0 && swizzleAtomBytes(sw) < CHUNK) {
+    throw tileDispatchError(
+      ctx,
+      `${d.buffer.name}'s ${showSwizzle(sw)} keeps only ${swizzleAtomBytes(sw)} bytes together and would split each 16-byte cp.async chunk`,
+      `a swizzle with 16-byte atoms (per_element 3 for 16-bit elements)`,
+    );
+  }
+  const per = CHUNK / eb;
+  const cpr = rowBytes / CHUNK;
+  const total = dr.rows * cpr;
+  const { n, index } = scopeThreads(ctx);
+  const reps = Math.ceil(total / n);
+  const chunkView = (v: View, rowStride: number, e: Expr): View => {
+    const row = binary("floordiv", e, intImm(cpr));
+    const col = binary("floormod", e, intImm(cpr));
+    const off = binary(
+      "add",
+      binary("add", v.offset, binary("mul", row, intImm(rowStride))),
+      binary("mul", col, intImm(per)),
+    );
+    return { ...v, offset: off, shape: [per], strides: [1], axes: [""] };
+  };
+  const stmts = loopNest(ctx, [reps], (vars) => {
+    const e = reps === 1 ? index : binary("add", index, binary("mul", vars[0]!, intImm(n)));
+    // Past the last chunk a thread issues nothing (the guard below); its address is clamped so
+    // that the views stay inside the operands for the verifier's bounds checks.
+    const ce = total % n === 0 ? e : binary("min", e, intImm(total - 1));
+    const copy: Stmt = {
+      kind: "TileApply",
+      opcode: "cp.async.cg.shared.global",
+      dst: chunkView(d, dr.rowStride, ce),
+      src: chunkView(s, sr.rowStride, ce),
+      params: { chunk_bytes: CHUNK },
+      ...(ctx.span ? { span: ctx.span } : {}),
+    };
+    if (total % n === 0) return [copy];
+    return [
+      {
+        kind: "If",
+        cond: compare("lt", e, intImm(total)),
+        then: copy,
+        ...(ctx.span ? { span: ctx.span } : {}),
+      },
+    ];
+  });
+  return {
+    stmts,
+    explain: `cp.async.cg 16 B ×${reps} per thread (${total} chunks of ${per} × ${d.dtype} over ${n} threads${total % n === 0 ? "" : ", guarded"}): rows of ${d.buffer.name} and ${s.buffer.name} are contiguous and 16-byte aligned`,
+  };
+}
+
+/**
+ * `T.tile.copy_async(dst, src, options?)` at thread, warp, wg or cta scope (TIRx
+ * `Tx.tile.copy_async`): an asynchronous copy between a shared and a global view of one dtype
+ * and equal extents (extent-1 dims aside). Variants, in dispatch order:
+ * 1. `{ dispatch }` (TIRx's option: "ldgsts", "tma" or "bulk") forces one;
+ * 2. without `mbar`/`cta_mask`, global → shared: cp.async (ldgsts) 16-byte chunks shared by the
+ *    scope's threads (`lowerLdgsts`), as before;
+ * 3. at thread scope (one elected thread: inside the author's `T.if_(tid.eq(0), ...)`), a load
+ *    with `{ mbar }` (plus `cta_mask` to multicast) or any shared → global store: `cp.async.bulk`
+ *    when both sides are one contiguous, 16-byte aligned run of whole 16-byte units and the
+ *    shared side is unswizzled (no tensor map needed; `lowerBulk`), else TMA
+ *    `cp.async.bulk.tensor` with a tensor map planned from the two views (`lowerTma`,
+ *    `tma-plan.ts`). TIRx ranks ldgsts (20) over tma (10) where both apply; here `mbar` picks the
+ *    mbarrier-completed variants, which ldgsts cannot use.
+ * Completion is always the author's: commit/wait for cp.async, `mbarrier.arrive.expect_tx` and
+ * a wait for loads, `cp.async.bulk.commit_group`/`wait_group` for stores.
+ * @example T.if_(tid.eq(0), () => T.tile.copy_async(sA, A.sub(...), { mbar: bar.sub(0) }))
+ * @throws TirxError TX2022 for operands that are not one shared and one global view, dtypes or
+ *   extents that differ, an unknown dispatch, and each variant's requirements.
+ */
+export const copy_async: TilePrimitive<typeof OPERANDS> = {
   name: "copy_async",
-  doc: "shared dst ← global src by cp.async 16-byte chunks shared by the scope's threads",
+  doc: "shared ↔ global async copy: cp.async chunks over the scope's threads, or from one thread TMA / cp.async.bulk completing on { mbar }",
   scopes: ["thread", "warp", "wg", "cta"],
-  operands: DST_SRC,
+  operands: OPERANDS,
+  options: ["mbar", "cta_mask", "dispatch"],
   lower: (args, ctx) => {
     const dst = asArg(args[0]);
     const src = asArg(args[1]);
-    if (
-      dst?.kind !== "memory" ||
-      src?.kind !== "memory" ||
-      !dst.view.buffer.scope.startsWith("shared") ||
-      src.view.buffer.scope !== "global"
-    ) {
+    const o = (args[2] ?? {}) as AsyncCopyOptions;
+    const shared = (v: View): boolean => v.buffer.scope.startsWith("shared");
+    const dir: AsyncDirection | undefined =
+      dst?.kind === "memory" && src?.kind === "memory"
+        ? shared(dst.view) && src.view.buffer.scope === "global"
+          ? "g2s"
+          : dst.view.buffer.scope === "global" && shared(src.view)
+            ? "s2g"
+            : undefined
+        : undefined;
+    if (dir === undefined || dst?.kind !== "memory" || src?.kind !== "memory") {
       throw tileDispatchError(
         ctx,
-        "copy_async copies a global view into a shared view (cp.async: global → shared)",
+        "copy_async copies between a global and a shared view (global → shared, or shared → global by TMA / bulk)",
         "T.tile.copy for register tiles",
       );
     }
     const d = dst.view;
     const s = src.view;
-    const eb = dtypeBytes(d.dtype);
-    const dr = rowsOf(d);
-    const sr = rowsOf(s);
-    if (d.dtype !== s.dtype || dr.rows !== sr.rows || dr.cols !== sr.cols) {
+    const [sv, gv] = dir === "g2s" ? [d, s] : [s, d];
+    const de = bigDims(d);
+    const se = bigDims(s);
+    if (d.dtype !== s.dtype || de.length !== se.length || de.some((n, k) => n !== se[k])) {
       throw tileDispatchError(
         ctx,
         `copy_async moves bits between views of one shape: ${d.buffer.name} [${d.shape.join(", ")}] ${d.dtype}, ${s.buffer.name} [${s.shape.join(", ")}] ${s.dtype}`,
         `a view of ${s.buffer.name} of shape [${d.shape.join(", ")}] and dtype ${d.dtype}`,
       );
     }
-    const rowBytes = dr.cols * eb;
-    const problem =
-      dr.colStride !== 1 || sr.colStride !== 1
-        ? `the innermost dim is strided (${d.buffer.name} ${dr.colStride}, ${s.buffer.name} ${sr.colStride}), so a 16-byte chunk is not contiguous`
-        : rowBytes % CHUNK !== 0
-          ? `a row is ${rowBytes} bytes, not a whole number of 16-byte chunks`
-          : dr.rows > 1 && ((dr.rowStride * eb) % CHUNK !== 0 || (sr.rowStride * eb) % CHUNK !== 0)
-            ? `row strides of ${dr.rowStride * eb} and ${sr.rowStride * eb} bytes: rows must start 16-byte aligned`
-            : undefined;
-    if (problem) {
+    const how = o.dispatch;
+    if (how !== undefined && how !== "ldgsts" && how !== "tma" && how !== "bulk") {
       throw tileDispatchError(
         ctx,
-        `cp.async copies 16 contiguous, 16-byte aligned bytes per chunk; ${problem}`,
-        `rows contiguous on both sides, ${CHUNK / eb} × ${d.dtype} per chunk (T.tile.copy through registers otherwise)`,
+        `dispatch must be "ldgsts", "tma" or "bulk", got ${JSON.stringify(how)}`,
+        `{ dispatch: "tma" }`,
       );
     }
-    const sw = d.buffer.layout;
-    if (sw && sw.swizzleLen > 0 && swizzleAtomBytes(sw) < CHUNK) {
-      throw tileDispatchError(
-        ctx,
-        `${d.buffer.name}'s ${showSwizzle(sw)} keeps only ${swizzleAtomBytes(sw)} bytes together and would split each 16-byte cp.async chunk`,
-        `a swizzle with 16-byte atoms (per_element 3 for 16-bit elements)`,
-      );
+    const async = o.mbar !== undefined || o.cta_mask !== undefined || dir === "s2g";
+    if (how === "ldgsts" || (how === undefined && !async)) {
+      if (dir === "s2g") {
+        throw tileDispatchError(
+          ctx,
+          "cp.async (ldgsts) copies global → shared only; a shared → global copy is a TMA or bulk store",
+          "T.tile.copy_async(global, shared) at thread scope inside T.if_(tid.eq(0), ...)",
+        );
+      }
+      return lowerLdgsts(d, s, ctx);
     }
-    const per = CHUNK / eb;
-    const cpr = rowBytes / CHUNK;
-    const total = dr.rows * cpr;
-    const { n, index } = scopeThreads(ctx);
-    const reps = Math.ceil(total / n);
-    const chunkView = (v: View, rowStride: number, e: Expr): View => {
-      const row = binary("floordiv", e, intImm(cpr));
-      const col = binary("floormod", e, intImm(cpr));
-      const off = binary(
-        "add",
-        binary("add", v.offset, binary("mul", row, intImm(rowStride))),
-        binary("mul", col, intImm(per)),
-      );
-      return { ...v, offset: off, shape: [per], strides: [1], axes: [""] };
-    };
-    const stmts = loopNest(ctx, [reps], (vars) => {
-      const e = reps === 1 ? index : binary("add", index, binary("mul", vars[0]!, intImm(n)));
-      // Past the last chunk a thread issues nothing (the guard below); its address is clamped so
-      // that the views stay inside the operands for the verifier's bounds checks.
-      const ce = total % n === 0 ? e : binary("min", e, intImm(total - 1));
-      const copy: Stmt = {
-        kind: "TileApply",
-        opcode: "cp.async.cg.shared.global",
-        dst: chunkView(d, dr.rowStride, ce),
-        src: chunkView(s, sr.rowStride, ce),
-        params: { chunk_bytes: CHUNK },
-        ...(ctx.span ? { span: ctx.span } : {}),
-      };
-      if (total % n === 0) return [copy];
-      return [
-        {
-          kind: "If",
-          cond: compare("lt", e, intImm(total)),
-          then: copy,
-          ...(ctx.span ? { span: ctx.span } : {}),
-        },
-      ];
-    });
-    return {
-      stmts,
-      explain: `cp.async.cg 16 B ×${reps} per thread (${total} chunks of ${per} × ${d.dtype} over ${n} threads${total % n === 0 ? "" : ", guarded"}): rows of ${d.buffer.name} and ${s.buffer.name} are contiguous and 16-byte aligned`,
-    };
+    if (how === "bulk") return lowerBulk(dir, sv, gv, o, ctx);
+    if (how === undefined && o.cta_mask === undefined && bulkFits(sv, gv)) {
+      return lowerBulk(dir, sv, gv, o, ctx);
+    }
+    return lowerTma(dir, sv, gv, o, ctx);
   },
 };

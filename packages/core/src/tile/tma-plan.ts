@@ -1,0 +1,322 @@
+import { knownDivisor } from "../analysis/bounds.js";
+import { dtypeBytes } from "../dtype.js";
+import { binary } from "../ir/arith.js";
+import { rowMajorStrides, staticShape, type Buffer, type View } from "../ir/buffer.js";
+import { constInt, intImm, type Expr } from "../ir/expr.js";
+import { mkTensorMap, SWIZZLE_BYTES, type TensorMap, type TmaSwizzle } from "../ir/tensor-map.js";
+import { showSwizzle, swizzleModeOf } from "../layout/swizzle.js";
+import { tileDispatchError, type TileContext } from "./operand.js";
+
+/** TMA tensors have rank 1..5 (PTX ISA, cp.async.bulk.tensor: `.dim` is `.1d` … `.5d`). */
+const MAX_RANK = 5;
+/** Box extents are at most 256 elements per axis (CUDA Driver API, cuTensorMapEncodeTiled). */
+const MAX_BOX = 256;
+/** Most TMA instructions one tile call unrolls into (a wider split is a dst layout to rethink). */
+export const MAX_TMA_ISSUES = 32;
+
+const SWIZZLE_OF_MODE: readonly TmaSwizzle[] = ["none", "32B", "64B", "128B"];
+
+/** One `cp.async.bulk.tensor` of a planned copy: the shared tile it fills or reads, its coords. */
+export interface TmaIssue {
+  /** The shared box: the map's box shape (rank of the global tensor), dense row-major. */
+  readonly shared: View;
+  /** Box origin in the global tensor, one int32 per axis, outermost first. */
+  readonly coords: readonly Expr[];
+}
+
+/** A copy between a shared view and a global view planned as TMA issues of one tensor map. */
+export interface TmaCopyPlan {
+  readonly map: TensorMap;
+  readonly issues: readonly TmaIssue[];
+  /** Bytes of one box (every issue moves one whole box). */
+  readonly boxBytes: number;
+  /** Bytes of the whole tile (what the caller's expect_tx must cover for a load). */
+  readonly totalBytes: number;
+}
+
+/** One dim of the copy (extent > 1): its extent and its strides in the shared and global views. */
+interface Dim {
+  readonly n: number;
+  readonly ds: number;
+  readonly gs: number;
+}
+
+/**
+ * Tensor maps planned so far per global tensor: the same tensor, box and swizzle planned twice
+ * in one kernel (two calls, or two issues) reuse one map, so the kernel takes one map parameter.
+ * Buffers belong to one traced kernel, so the cache never joins maps of two kernels.
+ */
+const MAPS = new WeakMap<Buffer, TensorMap[]>();
+
+function mapFor(buffer: Buffer, box: readonly number[], swizzle: TmaSwizzle): TensorMap {
+  let list = MAPS.get(buffer);
+  if (!list) MAPS.set(buffer, (list = []));
+  const key = box.join(",");
+  const hit = list.find((m) => m.swizzle === swizzle && m.box.join(",") === key);
+  if (hit) return hit;
+  const m = mkTensorMap({
+    buffer,
+    box,
+    elementStrides: box.map(() => 1),
+    swizzle,
+    l2Promotion: "none",
+    oobFill: "none",
+    name: list.length === 0 ? `${buffer.name}_tmap` : `${buffer.name}_tmap${list.length}`,
+  });
+  list.push(m);
+  return m;
+}
+
+/** The constant factor of a product (`e * 4 * 16` → 64, `x << 3` → 8) and the rest. */
+function splitCoef(e: Expr): { k: number; atom: Expr | undefined } {
+  const c = constInt(e);
+  if (c !== undefined) return { k: c, atom: undefined };
+  if (e.kind === "Binary" && e.op === "mul") {
+    const cb = constInt(e.b);
+    if (cb !== undefined) {
+      const r = splitCoef(e.a);
+      return { k: r.k * cb, atom: r.atom };
+    }
+    const ca = constInt(e.a);
+    if (ca !== undefined) {
+      const r = splitCoef(e.b);
+      return { k: r.k * ca, atom: r.atom };
+    }
+  }
+  if (e.kind === "Binary" && e.op === "shl") {
+    const s = constInt(e.b);
+    if (s !== undefined && s >= 0 && s < 31) {
+      const r = splitCoef(e.a);
+      return { k: r.k * 2 ** s, atom: r.atom };
+    }
+  }
+  return { k: 1, atom: e };
+}
+
+/** The terms of a sum (`add` trees flattened). */
+function terms(e: Expr): Expr[] {
+  if (e.kind === "Binary" && e.op === "add") return [...terms(e.a), ...terms(e.b)];
+  return [e];
+}
+
+/**
+ * The coordinates (outermost first, int32) of element offset `offset` of a row-major tensor of
+ * `shape`: the constant part by division; each term `k · x` to the outermost axis whose stride
+ * divides k, as `(k / stride) · x` (how `sub`, slices and `rearrange` build offsets: each index
+ * stays in its axis); a term with no such axis by floordiv/floormod of each axis.
+ */
+export function coordsOf(offset: Expr, shape: readonly number[]): Expr[] {
+  const strides = rowMajorStrides(shape);
+  const out: Expr[] = shape.map(() => intImm(0));
+  const add = (g: number, e: Expr): void => {
+    out[g] = binary("add", out[g]!, e);
+  };
+  let c = 0;
+  for (const t of terms(offset)) {
+    const { k, atom } = splitCoef(t);
+    if (atom === undefined) {
+      c += k;
+      continue;
+    }
+    const g = strides.findIndex((s) => k % s === 0);
+    if (g >= 0) {
+      add(g, k / strides[g]! === 1 ? atom : binary("mul", atom, intImm(k / strides[g]!)));
+      continue;
+    }
+    strides.forEach((s, a) => {
+      const q = binary("floordiv", t, intImm(s));
+      add(a, a === 0 ? q : binary("floormod", q, intImm(shape[a]!)));
+    });
+  }
+  let rest = c;
+  strides.forEach((s, a) => {
+    const q = Math.floor(rest / s);
+    rest -= q * s;
+    if (q !== 0) add(a, intImm(q));
+  });
+  return out;
+}
+
+/** The TMA swizzle of a shared buffer's layout. @throws TirxError TX2022 for a non-TMA one. */
+function swizzleOf(shared: View, ctx: TileContext): TmaSwizzle {
+  const l = shared.buffer.layout;
+  if (!l || l.swizzleLen === 0) return "none";
+  const mode = swizzleModeOf(l);
+  if (mode !== undefined) return SWIZZLE_OF_MODE[mode]!;
+  throw tileDispatchError(
+    ctx,
+    `${shared.buffer.name}'s ${showSwizzle(l)} is not a TMA swizzle mode (TMA writes the 32B, 64B or 128B swizzle of CUtensorMapSwizzle)`,
+    `alloc_shared(..., { layout: T.swizzle_mode("128B" | "64B" | "32B") })`,
+  );
+}
+
+const gcd = (a: number, b: number): number => (b === 0 ? Math.abs(a) : gcd(b, a % b));
+
+/** Provable byte alignment of a view's first element (the buffer's alignment caps it). */
+export function viewAlignment(v: View): number {
+  const d = knownDivisor(v.offset) * dtypeBytes(v.dtype);
+  return d === 0 ? v.buffer.align : gcd(d, v.buffer.align);
+}
+
+/**
+ * Plan a copy between shared view `shared` and global view `global` (one dtype, equal extents
+ * once extent-1 dims are dropped, paired in order) as TMA boxes of one tensor map over
+ * `global`'s whole tensor (CUDA Driver API cuTensorMapEncodeTiled; PTX ISA
+ * cp.async.bulk.tensor):
+ * - the map's swizzle is the shared buffer's (`T.swizzle_mode`), dims and strides the tensor's;
+ * - the box is the chain of dims, innermost first, that is dense in shared memory in the
+ *   tensor's axis order: the dim of shared stride 1 (global stride 1), then the dim whose shared
+ *   stride is the product of the box so far and whose global stride is an outer axis' stride,
+ *   and so on. A dim wider than 256 elements, or an innermost dim wider than the swizzle span
+ *   (128B: 128 bytes, 64 float16), is cut into boxes of the largest divisor that fits, and the
+ *   chain ends there. Every other dim (and the rest of a cut dim) is an issue dim: one TMA per
+ *   index, at its shared offset and global coordinates;
+ * - so a dst is filled exactly as its view says: a 256 × 32 float32 row-major dst of 512 rows is
+ *   two 256 × 32 boxes, the second at shared offset 256·32; a 128 × 128 float16 tile under a
+ *   128B swizzle is two 128 × 64 boxes when the dst is a column-block view (buffer
+ *   [2, 128, 64], view `sA.rearrange("b r c -> r b c")`, src `A.rearrange("r (b c) -> r b c")`):
+ *   block b at shared offset b·128·64 elements, the layout wgmma reads for K-major 128B swizzle
+ *   with K = 128; a row-major 128 × 128 dst would take 256 one-row boxes and is refused.
+ * Coordinates come from the global view's offset (see {@link coordsOf}).
+ * @throws TirxError TX2022: rank > 5, a global row stride not a multiple of 16 bytes, the
+ *   innermost dim strided (global or shared), a non-TMA swizzle, a shared base not aligned to
+ *   the swizzle atom (1024 B for 128B, else 128 B), an innermost box not a multiple of 16 bytes,
+ *   more than {@link MAX_TMA_ISSUES} issues.
+ */
+export function planTma(shared: View, global: View, ctx: TileContext): TmaCopyPlan {
+  const gb = global.buffer;
+  const gshape = staticShape(gb, "a TMA copy", ctx.span);
+  const R = gshape.length;
+  const eb = dtypeBytes(shared.dtype);
+  if (R > MAX_RANK) {
+    throw tileDispatchError(
+      ctx,
+      `TMA tensors have rank 1..5, but ${gb.name} has rank ${R}`,
+      `a ${gb.name}.rearrange(...) is not enough (the map describes the tensor): use the cp.async path (T.tile.warp.copy_async) or T.tile.copy`,
+    );
+  }
+  const gstr = rowMajorStrides(gshape);
+  for (let k = 0; k < R - 1; k++) {
+    if ((gstr[k]! * eb) % 16 !== 0) {
+      throw tileDispatchError(
+        ctx,
+        `axis ${k} of ${gb.name} [${gshape.join(", ")}] has a stride of ${gstr[k]! * eb} bytes; a tensor map needs strides that are multiples of 16 bytes`,
+        `pad the inner axis of ${gb.name} to a multiple of ${16 / gcd(16, eb)} elements, or the cp.async path (T.tile.warp.copy_async)`,
+      );
+    }
+  }
+  const swizzle = swizzleOf(shared, ctx);
+  const span = SWIZZLE_BYTES[swizzle];
+  const sdims = shared.shape.flatMap((n, d) => (n === 1 ? [] : [d]));
+  const gdims = global.shape.flatMap((n, d) => (n === 1 ? [] : [d]));
+  const dims: Dim[] = sdims.map((d, i) => ({
+    n: shared.shape[d]!,
+    ds: shared.strides[d]!,
+    gs: global.strides[gdims[i]!]!,
+  }));
+  const axisOf = (gs: number, n: number): number => {
+    for (let g = R - 1; g >= 0; g--) if (gstr[g] === gs && gshape[g]! >= n) return g;
+    return -1;
+  };
+  // The box chain, innermost first.
+  const box = gshape.map(() => 1);
+  const used = new Set<number>();
+  const issueDims: Dim[] = [];
+  let cur = 1;
+  let prevAxis = R;
+  for (;;) {
+    const i = dims.findIndex((x, j) => !used.has(j) && x.ds === cur);
+    const x = dims[i];
+    const g = x ? axisOf(x.gs, x.n) : -1;
+    if (!x || g < 0 || g >= prevAxis || (cur === 1 && g !== R - 1)) {
+      if (cur === 1) {
+        const sInner = dims.find((y) => y.ds === 1);
+        throw tileDispatchError(
+          ctx,
+          sInner
+            ? `the innermost dim of ${shared.buffer.name} (shared stride 1) has a global stride of ${sInner.gs} in ${gb.name}; TMA boxes are contiguous along the tensor's innermost axis`
+            : `no dim of ${shared.buffer.name} has shared stride 1, so no TMA box row is contiguous in shared memory`,
+          `views whose innermost dim is contiguous on both sides, or T.tile.copy through registers`,
+        );
+      }
+      break;
+    }
+    used.add(i);
+    const inner = prevAxis === R;
+    const cap = inner && span > 0 ? Math.min(MAX_BOX, span / eb) : MAX_BOX;
+    let b = x.n;
+    if (b > cap) {
+      b = cap;
+      while (x.n % b !== 0) b--;
+    }
+    box[g] = b;
+    prevAxis = g;
+    if (b < x.n) {
+      issueDims.push({ n: x.n / b, ds: x.ds * b, gs: x.gs * b });
+      break;
+    }
+    cur *= b;
+  }
+  dims.forEach((x, j) => {
+    if (!used.has(j)) issueDims.push(x);
+  });
+  const innerBytes = box[R - 1]! * eb;
+  if (innerBytes % 16 !== 0) {
+    throw tileDispatchError(
+      ctx,
+      `the innermost TMA box is ${box[R - 1]} × ${shared.dtype} = ${innerBytes} bytes; boxes need a multiple of 16 bytes along the innermost axis`,
+      `an innermost extent of a multiple of ${16 / gcd(16, eb)} elements`,
+    );
+  }
+  const count = issueDims.reduce((a, x) => a * x.n, 1);
+  const boxShape = `[${box.join(", ")}]`;
+  if (count > MAX_TMA_ISSUES) {
+    const spanEl = span > 0 ? span / eb : 0;
+    throw tileDispatchError(
+      ctx,
+      `the dst ${shared.buffer.name} [${shared.shape.join(", ")}] (strides [${shared.strides.join(", ")}]) is dense in shared memory only in boxes of ${boxShape}, so the copy would take ${count} TMA issues (at most ${MAX_TMA_ISSUES})`,
+      spanEl > 0 && dims.some((x) => x.ds === 1 && x.n > spanEl)
+        ? `column blocks of ${spanEl} (${swizzle} swizzle span): a shared buffer [blocks, rows, ${spanEl}] viewed as .rearrange("b r c -> r b c"), with src .rearrange("r (b c) -> r b c", { c: ${spanEl} })`
+        : `a dst view that is row-major over the tile (as ${gb.name}'s axes), so one box covers it`,
+    );
+  }
+  const need = Math.max(128, 8 * span);
+  const got = viewAlignment(shared);
+  const stepAlign = issueDims.reduce((a, x) => gcd(a, x.ds * eb), 0);
+  const align = stepAlign === 0 ? got : gcd(got, stepAlign);
+  if (align % need !== 0) {
+    throw tileDispatchError(
+      ctx,
+      `a TMA box in ${shared.buffer.name} must start ${need}-byte aligned${span > 0 ? ` (the ${swizzle} swizzle atom: 8 rows of ${span} bytes)` : ""}, but its boxes are only provably ${align}-byte aligned`,
+      `T.alloc_shared(..., { align: ${need} }) and box offsets that are multiples of ${need} bytes`,
+    );
+  }
+  const map = mapFor(gb, box, swizzle);
+  const tileStrides = rowMajorStrides(box);
+  const issues: TmaIssue[] = [];
+  for (let e = 0; e < count; e++) {
+    let r = e;
+    let dOff = 0;
+    let gOff = 0;
+    for (let k = issueDims.length - 1; k >= 0; k--) {
+      const x = issueDims[k]!;
+      const j = r % x.n;
+      r = Math.floor(r / x.n);
+      dOff += j * x.ds;
+      gOff += j * x.gs;
+    }
+    const goff = binary("add", global.offset, intImm(gOff));
+    issues.push({
+      shared: {
+        ...shared,
+        offset: binary("add", shared.offset, intImm(dOff)),
+        shape: [...box],
+        strides: tileStrides,
+        axes: box.map(() => ""),
+      },
+      coords: coordsOf(goff, gshape),
+    });
+  }
+  const boxBytes = box.reduce((a, b) => a * b, eb);
+  return { map, issues, boxBytes, totalBytes: boxBytes * count };
+}
