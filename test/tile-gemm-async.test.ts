@@ -336,6 +336,22 @@ describe("gemm_async dispatch errors (TX2022)", () => {
     expect(m).toMatch(/one dtype; A is float16, B bfloat16/);
   });
 
+  it("C of more than 128 float32 per thread (a register array's limit)", () => {
+    const m = msg(() =>
+      T.function("bad_big", { X: T.Tensor([1], "float32") }, () => {
+        T.device_entry({ launch: T.cuda.LaunchConfig({ grid: 1, block: 128 }) });
+        const swz = { layout: T.swizzle_mode("32B"), align: 256 };
+        const sA = T.alloc_shared([64, 16], "float16", swz);
+        const sB = T.alloc_shared([512, 16], "float16", swz);
+        const C = T.alloc_local([64, 512], "float32", {
+          layout: T.layout.wgmma_tile_layout("D", 64, 512, "float32"),
+        });
+        T.tile.wg.gemm_async(C, sA, sB, { transB: true });
+      }),
+    );
+    expect(m).toMatch(/C \[64, 512\] is 256 float32 per thread; .* at most 128 elements/);
+  });
+
   it("shapes that disagree", () => {
     const m = msg(
       misuse(({ C, sA, sB }) => T.tile.wg.gemm_async(C, sA, sB.sub("0:32", ":"), { transB: true })),

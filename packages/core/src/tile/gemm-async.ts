@@ -4,6 +4,7 @@ import { intImm, type Expr } from "../ir/expr.js";
 import type { View } from "../ir/buffer.js";
 import type { Stmt } from "../ir/stmt.js";
 import { residueMod } from "../analysis/bounds.js";
+import { MAX_REGISTER_ARRAY } from "../analysis/register-arrays.js";
 import { wgmmaOperandLayout, wgmmaTileLayout } from "../layout/fragments.js";
 import { swizzleModeOf } from "../layout/swizzle.js";
 import { applyLayout, showTileLayout } from "../layout/tile-layout.js";
@@ -233,9 +234,11 @@ function flag(
  *   A and B are float16 or bfloat16, one dtype.
  * - C is `T.layout.wgmma_tile_layout("D", M, N, "float32")` (for M = 64 and N ≤ 256 that is
  *   `wgmma_operand_layout("D", N, "float32")`): M = 64·r issues r wgmmas on 64-row blocks; N > 256
- *   is split into column blocks of the largest multiple of 8 ≤ 256 dividing N (each block's slots
- *   are contiguous in that layout). K is a multiple of 16: one wgmma per k16 step, per row and
- *   column block, k outermost.
+ *   would be split into column blocks of the largest multiple of 8 ≤ 256 dividing N (each block's
+ *   slots are contiguous in that layout), but C holds M·N/128 float32 per thread and a register
+ *   array at most `MAX_REGISTER_ARRAY` (128), so M·N ≤ 16384: 64 × 256 or 128 × 128 at most, and
+ *   N ≤ 256 in practice. K is a multiple of 16: one wgmma per k16 step, per row and column
+ *   block, k outermost.
  * - Descriptors come from the views: the buffer's swizzle (`T.swizzle_mode`) is the descriptor's;
  *   LBO/SBO are read off the view's strides and every element of each operand is checked against
  *   the PTX ISA's canonical layout ("Matrix Descriptor Format", "Shared Memory Matrix Layout",
@@ -254,7 +257,7 @@ function flag(
  *   the simulator (TX7007, TX6026) instead of here.
  * @example T.tile.wg.gemm_async(acc, sA.sub(st), sB.sub(st), { transB: true }) // 4 × m64n256k16
  * @throws TirxError TX2022 when the scope is not `wg`, the target is below sm_90, C is not a
- *   float32 register tile in the D layout (naming the element that breaks it and the nearest
+ *   float32 register tile in the D layout or holds more than 128 elements per thread (naming the element that breaks it and the nearest
  *   layout), A is not shared or a register tile in the A layout, B is not shared, A and B are not
  *   one f16/bf16 dtype, M, N, K disagree or are not multiples of 64, 8, 16, a shared operand's
  *   view has no descriptor (naming the misplaced element), its buffer's swizzle is not one of
@@ -374,6 +377,13 @@ function lowerGemmAsync(args: readonly TileInput[], ctx: TileContext): TileLower
       ctx,
       "transA needs A in shared memory (register A is M × K)",
       "transA: false",
+    );
+  }
+  if ((M * N) / 128 > MAX_REGISTER_ARRAY) {
+    throw tileDispatchError(
+      ctx,
+      `C [${M}, ${N}] is ${(M * N) / 128} float32 per thread; a wgmma accumulator lives in registers, and a register array holds at most ${MAX_REGISTER_ARRAY} elements (M · N ≤ ${128 * MAX_REGISTER_ARRAY})`,
+      `one gemm_async per C tile of at most 64 × 256 or 128 × 128 (B's rows, or columns, split among them)`,
     );
   }
   const nb = blockN(N);
