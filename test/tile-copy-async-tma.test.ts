@@ -123,6 +123,38 @@ describe("T.tile.copy_async: TMA and bulk on the simulator", () => {
   });
 });
 
+describe("T.tile.copy_async: dispatch order", () => {
+  const pick = (opts: "none" | "mbar" | "tma", swizzled: boolean): string => {
+    const fn = kernel(`order_${opts}_${swizzled}`, [32, 64], ({ A, bar, tid }) => {
+      const s = T.alloc_shared(
+        [32, 64],
+        "float16",
+        swizzled ? { layout: T.swizzle_mode("128B") } : { align: 128 },
+      );
+      T.if_(tid.eq(0), () => {
+        if (opts === "none") T.tile.copy_async(s, A);
+        else if (opts === "mbar") T.tile.copy_async(s, A, { mbar: bar.sub(0) });
+        else T.tile.copy_async(s, A, { mbar: bar.sub(0), dispatch: "tma" });
+      });
+    });
+    return explainTile(fn)[0]!;
+  };
+  it("thread scope without mbar: cp.async chunks (ldgsts)", () => {
+    expect(pick("none", false)).toMatch(/→ cp\.async\.cg 16 B ×256 per thread/);
+  });
+  it("with mbar, one contiguous unswizzled run: cp.async.bulk, no tensor map", () => {
+    expect(pick("mbar", false)).toMatch(/→ bulk cp\.async\.bulk ×1 \(4096 B/);
+  });
+  it('with mbar, swizzled: TMA; { dispatch: "tma" } forces TMA on a contiguous run', () => {
+    expect(pick("mbar", true)).toMatch(
+      /→ TMA cp\.async\.bulk\.tensor\.2d ×1 \(box \[32, 64\] of A_tmap, 128B swizzle/,
+    );
+    expect(pick("tma", false)).toMatch(
+      /→ TMA cp\.async\.bulk\.tensor\.2d ×1 \(box \[32, 64\] of A_tmap, unswizzled/,
+    );
+  });
+});
+
 describe("T.tile.copy_async: TMA/bulk dispatch failures are TX2022", () => {
   const swz = { layout: T.swizzle_mode("128B"), align: 1024 } as const;
   const cases: [string, () => PrimFunc, RegExp][] = [
@@ -226,6 +258,33 @@ describe("T.tile.copy_async: TMA/bulk dispatch failures are TX2022", () => {
           T.tile.copy_async(s, A, { mbar: bar.sub(0), cta_mask: T.uint16(3) });
         }),
       /cta_mask multicasts to the CTAs of a cluster, but the launch has no cluster/,
+    ],
+    [
+      "multicast on a store",
+      () =>
+        kernel("e_store_mc", [32, 64], ({ B }) => {
+          const s = T.alloc_shared([32, 64], "float16", swz);
+          T.tile.copy_async(B, s, { cta_mask: T.uint16(3) });
+        }),
+      /a TMA store has no multicast/,
+    ],
+    [
+      "cp.async forced on a store",
+      () =>
+        kernel("e_store_ldgsts", [32, 64], ({ B }) => {
+          const s = T.alloc_shared([32, 64], "float16", swz);
+          T.tile.copy_async(B, s, { dispatch: "ldgsts" });
+        }),
+      /cp\.async \(ldgsts\) copies global → shared only/,
+    ],
+    [
+      "an unknown dispatch",
+      () =>
+        kernel("e_dispatch", [32, 64], ({ A, bar }) => {
+          const s = T.alloc_shared([32, 64], "float16", swz);
+          T.tile.copy_async(s, A, { mbar: bar.sub(0), dispatch: "tmaa" as never });
+        }),
+      /dispatch must be "ldgsts", "tma" or "bulk", got "tmaa"/,
     ],
   ];
   for (const [what, build, msg] of cases) {

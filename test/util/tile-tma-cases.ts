@@ -237,10 +237,51 @@ export function multicastLoad(): TmaCase {
   };
 }
 
+/**
+ * A [16, 64] float32; one CTA loads columns 32 … 63 under a 64B swizzle (a span of 16 float32):
+ * two 16 × 16 column blocks (buffer [2, 16, 16], block 1 at shared offset 256) read back through
+ * the blocks into B.
+ */
+export function swz64Blocks(): TmaCase {
+  const fn = T.function(
+    "tile_tma_swz64",
+    { A: T.Tensor([16, 64], "float32"), B: T.Tensor([16, 32], "float32") },
+    ({ A, B }) => {
+      T.device_entry({ launch: T.cuda.LaunchConfig({ grid: 1, block: 32 }) });
+      const tid = T.cuda.thread_idx("x");
+      const s = T.alloc_shared([2, 16, 16], "float32", {
+        name: "s",
+        layout: T.swizzle_mode("64B"),
+      });
+      const bar = initBar(tid);
+      T.if_(tid.eq(0), () => {
+        T.ptx.mbarrier.arrive.expect_tx(bar.sub(0), 16 * 32 * 4);
+        T.tile.copy_async(
+          s.rearrange("b r c -> r b c"),
+          A.sub(":", "32:64").rearrange("r (b c) -> r b c", { c: 16 }),
+          { mbar: bar.sub(0) },
+        );
+      });
+      T.ptx.mbarrier.try_wait(bar.sub(0), 0);
+      for (const r of T.range(16)) B.set([r, tid], s.get([tid.floordiv(16), r, tid.floormod(16)]));
+    },
+  );
+  const a = ramp(16 * 64).map((x) => x * 5 + 1);
+  return {
+    name: "64B column blocks",
+    fn,
+    inputs: [{ data: a, shape: [16, 64], dtype: "float32" }],
+    out: { shape: [16, 32], dtype: "float32" },
+    expected: () =>
+      Array.from({ length: 16 * 32 }, (_, e) => a[Math.floor(e / 32) * 64 + 32 + (e % 32)]!),
+  };
+}
+
 /** Every case, for the simulator and GPU tests. */
 export const TILE_TMA_CASES: readonly (() => TmaCase)[] = [
   swz128Load,
   colBlocksLoad,
+  swz64Blocks,
   rowSplitLoadStore,
   bulkLoadStore,
   multicastLoad,
