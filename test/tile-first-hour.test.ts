@@ -242,3 +242,32 @@ describe("the CLI", () => {
     }
   });
 });
+
+describe("README's tile-layer rules", () => {
+  it("a reduction over lanes: dst [4, 1] in S[4 : 1] + R[32 : 1@laneid], as README shows", () => {
+    const fn = T.function(
+      "readme_sum",
+      { X: T.Tensor([4, 32], "float32"), Y: T.Tensor([4, 1], "float32") },
+      ({ X, Y }) => {
+        T.device_entry({ launch: T.cuda.LaunchConfig({ grid: 1, block: 32 }) });
+        const a = T.alloc_local([4, 32], "float32", {
+          layout: T.TileLayout("S[(4, 32) : (1, 1@laneid)]"),
+        });
+        const s = T.alloc_local([4, 1], "float32", {
+          layout: T.TileLayout("S[4 : 1] + R[32 : 1@laneid]"),
+        });
+        T.tile.warp.copy(a, X);
+        T.tile.warp.sum(s, a, 1);
+        T.tile.warp.copy(Y, s);
+      },
+    );
+    const dev = sim();
+    // Small integers: every order of summation is exact.
+    const x = Float32Array.from({ length: 128 }, (_, i) => (i * 7) % 13);
+    const X = tensor(x, { shape: [4, 32], dtype: "float32", device: dev });
+    const Y = tensor.zeros([4, 1], "float32", dev);
+    compile(fn, { target: "cuda" })(X, Y);
+    const want = [0, 1, 2, 3].map((r) => x.slice(r * 32, r * 32 + 32).reduce((p, v) => p + v, 0));
+    expect([...(Y.toArray() as Float32Array)]).toEqual(want);
+  });
+});
