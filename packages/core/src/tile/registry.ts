@@ -2,6 +2,7 @@ import * as arith from "./arith.js";
 import { copy } from "./copy.js";
 import { copy_async } from "./copy-async.js";
 import { gemm } from "./gemm.js";
+import { memset } from "./memset.js";
 import { gemm_async } from "./gemm-async.js";
 import type { TileOperandSpec, TilePrimitive } from "./primitive.js";
 import { permute_layout } from "./permute.js";
@@ -32,6 +33,7 @@ export const TILE_PRIMITIVES = {
   silu: arith.silu,
   copy,
   copy_async,
+  memset,
   gemm,
   gemm_async,
   permute_layout,
