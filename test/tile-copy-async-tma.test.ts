@@ -65,6 +65,44 @@ describe("T.tile.copy_async: TMA and bulk on the simulator", () => {
     });
   }
 
+  it("an opaque runtime offset (one let variable) is split into coordinates exactly", () => {
+    const fn = T.function(
+      "tile_tma_opaque_offset",
+      { A: T.Tensor([64, 64], "float16"), B: T.Tensor([64, 64], "float16") },
+      ({ A, B }) => {
+        T.device_entry({ launch: T.cuda.LaunchConfig({ grid: [2, 1], block: 64 }) });
+        const tid = T.cuda.thread_idx("x");
+        const bx = T.cuda.block_idx("x");
+        const bar = T.alloc_shared([1], "uint64", { name: "bar" });
+        const s = T.alloc_shared([32, 64], "float16", { name: "s", align: 128 });
+        T.if_(tid.eq(0), () => {
+          T.ptx.mbarrier.init(bar.sub(0), 1);
+          T.ptx.fence.mbarrier_init();
+        });
+        T.cuda.cta_sync();
+        const off = T.let_("off", bx.mul(32 * 64));
+        T.if_(tid.eq(0), () => {
+          T.ptx.mbarrier.arrive.expect_tx(bar.sub(0), 32 * 64 * 2);
+          const src = A.as_strided({ offset: off, shape: [32, 64], strides: [64, 1] });
+          T.tile.copy_async(s, src, { mbar: bar.sub(0), dispatch: "tma" });
+        });
+        T.ptx.mbarrier.try_wait(bar.sub(0), 0);
+        for (const r of T.range(32)) B.set([bx.mul(32).add(r), tid], s.get([r, tid]));
+      },
+    );
+    const a = Array.from({ length: 64 * 64 }, (_, i) => (i * 7) % 2048);
+    const r = simCase({
+      name: "opaque",
+      fn,
+      inputs: [{ data: a, shape: [64, 64], dtype: "float16" }],
+      out: { shape: [64, 64], dtype: "float16" },
+      expected: () => a,
+    });
+    expect(r.reports).toEqual([]);
+    expect(r.out).toEqual(a);
+    ptxOf(fn);
+  });
+
   it("a split box is one TMA per column block, one map; explain gives the bytes", () => {
     const fn = colBlocksLoad().fn;
     expect(tmaLines(ptxOf(fn))).toMatchInlineSnapshot(`

@@ -101,9 +101,12 @@ function terms(e: Expr): Expr[] {
 
 /**
  * The coordinates (outermost first, int32) of element offset `offset` of a row-major tensor of
- * `shape`: the constant part by division; each term `k · x` to the outermost axis whose stride
- * divides k, as `(k / stride) · x` (how `sub`, slices and `rearrange` build offsets: each index
- * stays in its axis); a term with no such axis by floordiv/floormod of each axis.
+ * `shape`: the constant part by division; each term `k · x` (k a constant factor, k > 1) to the
+ * outermost axis whose stride divides k, as `(k / stride) · x` — how `sub`, slices and
+ * `rearrange` build a tile's offset from per-axis tile indices (`A.rearrange("(m r) (n c) -> m n
+ * r c", ...).sub(i, j)`: i·r·K + j·c), exact while each index stays inside its axis, as it does
+ * for an in-bounds tile of such a view; a bare term (k = 1, e.g. one opaque offset variable) is
+ * split exactly by floordiv/floormod over every axis.
  */
 export function coordsOf(offset: Expr, shape: readonly number[]): Expr[] {
   const strides = rowMajorStrides(shape);
@@ -119,7 +122,7 @@ export function coordsOf(offset: Expr, shape: readonly number[]): Expr[] {
       continue;
     }
     const g = strides.findIndex((s) => k % s === 0);
-    if (g >= 0) {
+    if (k !== 1 || g === 0) {
       add(g, k / strides[g]! === 1 ? atom : binary("mul", atom, intImm(k / strides[g]!)));
       continue;
     }
