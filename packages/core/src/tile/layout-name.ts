@@ -59,6 +59,9 @@ function candidates(rows: number, cols: number, dtype: DType): [string, () => Ti
   return out;
 }
 
+/** The most elements a tile may have for its layout to be matched against the built-ins. */
+const NAME_LIMIT = 1 << 16;
+
 /** Every physical coordinate of element `e` (replicas included), zero axes left out, as text. */
 function coordsText(l: TileLayout, e: number): string {
   return layoutCoordinates(l, e)
@@ -83,8 +86,8 @@ function sameMap(a: TileLayout, b: TileLayout, n: number): boolean {
  * `mma_sync_operand_layout` equals, `T.layout.wgmma_operand_layout(...)`,
  * `T.layout.wg_local_layout(...)`) that builds `l` for a tile of `shape` (2-D, rows × cols) and
  * `dtype`: the same coordinates for every element, replicas included. Undefined when none does
- * (or the tile is not 2-D). For messages only: it builds each candidate, so it costs the tile's
- * elements times the candidates (about 20).
+ * (or the tile is not 2-D, or has more than 2^16 elements). For messages only: it builds each
+ * candidate, so it costs the tile's elements times the candidates (about 20).
  * @example builtinLayoutCall(mmaSyncTileLayout("C", "m16n8k16", "float32", 16, 16), [16, 16], "float32")
  *   // 'T.layout.mma_sync_tile_layout("C", "m16n8k16", "float32", 16, 16)'
  */
@@ -96,7 +99,7 @@ export function builtinLayoutCall(
   if (shape.length !== 2) return undefined;
   const [rows, cols] = shape as [number, number];
   const n = rows * cols;
-  if (layoutSize(l) !== n) return undefined;
+  if (layoutSize(l) !== n || n > NAME_LIMIT) return undefined;
   for (const [call, build] of candidates(rows, cols, dtype)) {
     let c: TileLayout;
     try {
