@@ -8,6 +8,7 @@ import { T, explainTile, sim } from "tirx-ts";
 import { isTirxError, type PrimFunc, type TirxError } from "@tirx-ts/core";
 import { compileToPtx } from "@tirx-ts/codegen-ptx";
 import { assembleLater } from "./util/ptxas-deferred.js";
+import { makeGemmHopper } from "../examples/gemm_hopper.js";
 import { gemmAsyncKernel, runGemmAsync, type GemmAsyncCase } from "./util/gemm-async-kernels.js";
 
 const dev = sim();
@@ -44,7 +45,15 @@ function wgmmaLines(ptx: string): string[] {
 }
 
 const CASES: readonly GemmAsyncCase[] = [
-  { name: "ga_ss_f16_128", M: 64, N: 16, K: 64, dtype: "float16", swizzle: "128B" },
+  {
+    name: "ga_ss_f16_128_mn_a",
+    M: 64,
+    N: 16,
+    K: 64,
+    dtype: "float16",
+    swizzle: "128B",
+    aMNMajor: true,
+  },
   { name: "ga_ss_bf16_64", M: 64, N: 8, K: 32, dtype: "bfloat16", swizzle: "64B", overwrite: true },
   {
     name: "ga_ss_bf16_mn_m128",
@@ -74,7 +83,7 @@ describe("T.tile.wg.gemm_async on the simulator", () => {
     );
     expect(lines).toMatchInlineSnapshot(`
       [
-        "T.tile.wg.gemm_async → wgmma.fence, wgmma m64n16k16 ×4 (SS: A K-major, 128B swizzle: SBO 1024 B, k16 step +32 B; B K-major, 128B swizzle: SBO 1024 B, k16 step +32 B) then commit_group; the wait is the author's",
+        "T.tile.wg.gemm_async → wgmma.fence, wgmma m64n16k16 ×4 (SS: A MN-major, 128B swizzle: SBO 1024 B, k16 step +2048 B; B K-major, 128B swizzle: SBO 1024 B, k16 step +32 B) then commit_group; the wait is the author's",
         "T.tile.wg.gemm_async → wgmma.fence, wgmma m64n8k16 ×2 (SS: A K-major, 64B swizzle: SBO 512 B, k16 step +32 B; B K-major, 64B swizzle: SBO 512 B, k16 step +32 B; scale-d 0 on the first k step) then commit_group; the wait is the author's",
         "T.tile.wg.gemm_async → wgmma.fence, wgmma m64n16k16 ×2 (SS: A K-major, 32B swizzle: SBO 256 B, k16 step +32 B; B MN-major, 32B swizzle: SBO 256 B, k16 step +512 B; 2 × 1 blocks of C; scale-d 0 on the first k step) then commit_group; the wait is the author's",
         "T.tile.wg.gemm_async → wgmma.fence, wgmma m64n8k16 ×2 (RS: A from registers a S[(4, 2, 8, 4, 4, 2) : (32@tid_in_wg, 2, 4@tid_in_wg, 4, 1@tid_in_wg, 1)]; B K-major, 64B swizzle: SBO 512 B, k16 step +32 B) then commit_group; the wait is the author's",
@@ -96,12 +105,12 @@ describe("T.tile.wg.gemm_async on the simulator", () => {
         "and.b32 %r0, %r1, 262143;",
         "shr.u32 %r0, %r0, 4;",
         "cvt.u64.u32 %r2, %r0;",
-        "or.b64 %r2, %r2, 0x4000004000010000;",
+        "or.b64 %r2, %r2, 0x4000004000400000;",
         "and.b32 %r3, %r4, 262143;",
         "shr.u32 %r3, %r3, 4;",
         "cvt.u64.u32 %r5, %r3;",
         "or.b64 %r5, %r5, 0x4000004000010000;",
-        "wgmma.mma_async.sync.aligned.m64n16k16.f32.f16.f16 {acc}, %r2, %r5, %r6, 1, 1, 0, 0;",
+        "wgmma.mma_async.sync.aligned.m64n16k16.f32.f16.f16 {acc}, %r2, %r5, %r6, 1, 1, 1, 0;",
         "wgmma.commit_group.sync.aligned;",
       ]
     `);
@@ -115,9 +124,9 @@ const STAGES = 4;
  * stage, 128B-swizzled, consumer `cw` taking rows 64·cw..), at the instruction level or as one
  * gemm_async.
  */
-function hopperInner(tile: boolean): PrimFunc {
+function hopperInner(tile: boolean, accum = false): PrimFunc {
   return T.function(
-    tile ? "inner_tile" : "inner_ptx",
+    tile ? `inner_tile${accum ? "_acc" : ""}` : "inner_ptx",
     { C: T.Tensor([256], "float32") },
     ({ C }) => {
       T.device_entry({
@@ -141,7 +150,7 @@ function hopperInner(tile: boolean): PrimFunc {
           const rows = sA.sub(st).rearrange("(c r) k -> c r k", { c: 2 }).sub(cw);
           T.tile.wg.gemm_async(acc, rows, sB.sub(st), {
             transB: true,
-            accum: false,
+            accum,
           });
           T.ptx.wgmma.wait_group(0);
           C.set([tid], acc.get([0, 0]));
@@ -180,6 +189,25 @@ describe("gemm_async against the instruction-level gemm_hopper", () => {
       hand.filter((l) => l.startsWith("or.b64")).map((l) => l.split(", ").pop()),
     );
     expect(tile.filter((l) => l.startsWith("wgmma.mma_async"))).toHaveLength(4);
+  });
+
+  it("the same as examples/gemm_hopper.ts's consumer: descriptor fields, k16 address steps, wgmmas", () => {
+    const body = (ptx: string): string =>
+      ptx.slice(ptx.indexOf("wgmma.fence"), ptx.indexOf("wgmma.commit_group") + 40);
+    const example = body(
+      compileToPtx(makeGemmHopper({ m: 128, n: 256, k: 64, ctas: 1 }), { arch: "sm_90a" }).text,
+    );
+    const tile = body(ptxOf(hopperInner(true, true)));
+    const facts = (b: string) => ({
+      wgmma: wgmmaLines(b).filter((l) => l.startsWith("wgmma")),
+      fields: wgmmaLines(b)
+        .filter((l) => l.startsWith("or.b64"))
+        .map((l) => l.split(", ").pop()),
+      // The k16 steps: the start address + 32, 64, 96 bytes (A and B each).
+      steps: [...b.matchAll(/add\.s32 %r\d+, %r\d+, (\d+);/g)].map((m) => Number(m[1])),
+    });
+    expect(facts(tile)).toEqual(facts(example));
+    expect(facts(tile).steps).toEqual([32, 32, 64, 64, 96, 96]);
   });
 });
 

@@ -1,5 +1,5 @@
 // T.tile.wg.gemm_async compiled for sm_90a and run on the GPU and on the simulated device
-// (test/util/gemm-async-kernels.ts): SS with each swizzle, K-major and MN-major B, M = 128 (two
+// (test/util/gemm-async-kernels.ts): SS with each swizzle, K-major and MN-major A and B, M = 128 (two
 // row blocks), RS, accum false; each output within
 // wgmma's bound 2^-20 · Σ|a·b| of a float64 product on both. Skipped, with the reason printed,
 // where no CUDA driver loads.
@@ -30,6 +30,15 @@ const CASES: readonly GemmAsyncCase[] = [
     dtype: "float16",
     swizzle: "128B",
     bKMajor: false,
+  },
+  {
+    name: "gpu_ga_ss_f16_mn_a",
+    M: 64,
+    N: 128,
+    K: 64,
+    dtype: "float16",
+    swizzle: "128B",
+    aMNMajor: true,
   },
   { name: "gpu_ga_ss_bf16_m128", M: 128, N: 128, K: 64, dtype: "bfloat16", swizzle: "128B" },
   { name: "gpu_ga_rs_f16_128", M: 64, N: 256, K: 64, dtype: "float16", swizzle: "128B", rs: true },

@@ -8,7 +8,10 @@
 import { T, compile, tensor, type DeviceLike } from "tirx-ts";
 import type { PrimFunc } from "@tirx-ts/core";
 
-/** One gemm_async case: C [M, N] = A [M, K] · B, B stored [N, K] (`bKMajor`) or [K, N]. */
+/**
+ * One gemm_async case: C [M, N] = A · B, A stored [M, K] or [K, M] (`aMNMajor`), B stored [N, K]
+ * (`bKMajor`) or [K, N].
+ */
 export interface GemmAsyncCase {
   readonly name: string;
   readonly M: number;
@@ -18,6 +21,8 @@ export interface GemmAsyncCase {
   readonly swizzle: "128B" | "64B" | "32B";
   /** B stored [N, K] (K-major, transB) rather than [K, N] (MN-major). Default true. */
   readonly bKMajor?: boolean;
+  /** A stored [K, M] (MN-major, transA) rather than [M, K]; SS only. */
+  readonly aMNMajor?: boolean;
   /** A from registers (RS) rather than shared (SS). */
   readonly rs?: boolean;
   /** `accum: false` (scale-d 0 on the first k step) instead of zeroing C first. */
@@ -31,13 +36,14 @@ export function gemmAsyncKernel(c: GemmAsyncCase): PrimFunc {
   const { M, N, K, dtype: dt } = c;
   const bk = c.bKMajor ?? true;
   const bShape: [number, number] = bk ? [N, K] : [K, N];
+  const aShape: [number, number] = c.aMNMajor ? [K, M] : [M, K];
   return T.function(
     c.name,
-    { A: T.Tensor([M, K], dt), B: T.Tensor(bShape, dt), C: T.Tensor([M, N], "float32") },
+    { A: T.Tensor(aShape, dt), B: T.Tensor(bShape, dt), C: T.Tensor([M, N], "float32") },
     ({ A, B, C }) => {
       T.device_entry({ launch: T.cuda.LaunchConfig({ grid: 1, block: 128 }) });
       const swz = { layout: T.swizzle_mode(c.swizzle), align: ATOM[c.swizzle] };
-      const sA = T.alloc_shared([M, K], dt, { name: "sA", ...swz });
+      const sA = T.alloc_shared(aShape, dt, { name: "sA", ...swz });
       const sB = T.alloc_shared(bShape, dt, { name: "sB", ...swz });
       const acc = T.alloc_local([M, N], "float32", {
         name: "acc",
@@ -58,7 +64,11 @@ export function gemmAsyncKernel(c: GemmAsyncCase): PrimFunc {
         T.tile.wg.copy(a, A);
         T.tile.wg.gemm_async(acc, a, sB, { transB: bk, accum: !c.overwrite });
       } else {
-        T.tile.wg.gemm_async(acc, sA, sB, { transB: bk, accum: !c.overwrite });
+        T.tile.wg.gemm_async(acc, sA, sB, {
+          transA: c.aMNMajor ?? false,
+          transB: bk,
+          accum: !c.overwrite,
+        });
       }
       T.ptx.wgmma.wait_group(0);
       T.tile.wg.copy(C, acc);
@@ -84,7 +94,8 @@ export function runGemmAsync(c: GemmAsyncCase, dev: DeviceLike, fn = gemmAsyncKe
   const { M, N, K, dtype } = c;
   const bk = c.bKMajor ?? true;
   const run = compile(fn, { target: "cuda", arch: "sm_90a" });
-  const ha = tensor(values(M * K, 7), { shape: [M, K], dtype, device: dev });
+  const am = c.aMNMajor ?? false;
+  const ha = tensor(values(M * K, 7), { shape: am ? [K, M] : [M, K], dtype, device: dev });
   const hb = tensor(values(N * K, 11), { shape: bk ? [N, K] : [K, N], dtype, device: dev });
   const hc = tensor.zeros([M, N], "float32", dev);
   run(ha, hb, hc);
@@ -97,7 +108,7 @@ export function runGemmAsync(c: GemmAsyncCase, dev: DeviceLike, fn = gemmAsyncKe
       let s = 0;
       let mag = 0;
       for (let p = 0; p < K; p++) {
-        const x = a[r * K + p]! * b[bk ? q * K + p : p * N + q]!;
+        const x = a[am ? p * M + r : r * K + p]! * b[bk ? q * K + p : p * N + q]!;
         s += x;
         mag += Math.abs(x);
       }
