@@ -1,6 +1,8 @@
 // The float16 tensor-core GEMM of examples/gemm_mma.ts written with the tile layer: C (M × N,
 // float32) = A (M × K) · B (K × N), A and B float16 row-major. Same design and tile sizes:
-//   - a 128 × 128 tile of C per CTA of 256 threads, 8 warps as 2 × 4, each warp 64 × 32 of C in
+//   - a 128 × 128 tile of C per CTA of 256 threads, two CTAs per SM (min_ctas_per_sm: 2 caps
+//     registers at 128 per thread; left to itself the driver's JIT used 130 and halved the
+//     occupancy), 8 warps as 2 × 4, each warp 64 × 32 of C in
 //     a register tile laid out as 4 × 4 mma.sync m16n8k16 C fragments
 //     (T.layout.mma_sync_tile_layout);
 //   - K in tiles of 32, a 3-stage pipeline: T.tile.cta.copy_async moves each K-tile of A
@@ -65,7 +67,7 @@ export function makeTileGemm(
     },
     ({ A, B, C }) => {
       T.device_entry({
-        launch: T.cuda.LaunchConfig({ grid: [n / BN, m / BM], block: THREADS }),
+        launch: T.cuda.LaunchConfig({ grid: [n / BN, m / BM], block: THREADS, min_ctas_per_sm: 2 }),
       });
       const warp = T.let_("warp", T.cuda.thread_idx("x").floordiv(32));
       const by = T.cuda.block_idx("y");

@@ -35,7 +35,9 @@ export const gemm_mma = T.prim_func(function gemm_mma(
   B: Tensor<[64, 128], "float16">,
   C: Tensor<[128, 128], "float32">,
 ) {
-  T.device_entry({ launch: T.cuda.LaunchConfig({ grid: [N / BN, M / BM], block: THREADS }) });
+  T.device_entry({
+    launch: T.cuda.LaunchConfig({ grid: [N / BN, M / BM], block: THREADS, min_ctas_per_sm: 2 }),
+  });
   const warp = T.let_("warp", T.floordiv(T.cuda.thread_idx("x"), 32));
   const by = T.cuda.block_idx("y");
   const bx = T.cuda.block_idx("x");

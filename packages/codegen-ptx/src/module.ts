@@ -105,9 +105,14 @@ export function emitPtx(vf: VerifiedFunc, opts: PtxOptions = {}): PtxModule {
       version,
       target: arch.name,
       launch: vf.launch,
-      // setmaxnreg is honoured only under a register cap at entry (ptxas C7508 otherwise):
-      // .maxntid with .minnctapersm 1, as __launch_bounds__(threads, 1) gives.
-      ...(vf.requirements.some((r) => r.registerCap) ? { minCtasPerSm: 1 } : {}),
+      // The author's CTAs per SM (`min_ctas_per_sm`); else, setmaxnreg is honoured only under
+      // a register cap at entry (ptxas C7508 otherwise): .maxntid with .minnctapersm 1, as
+      // __launch_bounds__(threads, 1) gives.
+      ...(vf.launch.minCtasPerSm !== undefined
+        ? { minCtasPerSm: vf.launch.minCtasPerSm }
+        : vf.requirements.some((r) => r.registerCap)
+          ? { minCtasPerSm: 1 }
+          : {}),
     },
     entry,
   );

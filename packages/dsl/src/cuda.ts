@@ -97,6 +97,12 @@ export function LaunchConfig(cfg: {
   dynamic_shared_bytes?: number;
   /** CTAs per thread-block cluster (sm_90), e.g. `[2, 1, 1]`; checked by the verifier (TX4025). */
   cluster?: Dim3;
+  /**
+   * CTAs that must fit on one SM at once (CUDA `__launch_bounds__(block, n)`, PTX
+   * `.minnctapersm n`): caps registers per thread at 65536 / (threads · n), so that e.g. two
+   * 256-thread CTAs stay resident (128 registers each). Checked by the verifier (TX2007).
+   */
+  min_ctas_per_sm?: number;
 }): LaunchConfig {
   const span = callerSpan();
   if (!isPlainObject(cfg)) {
@@ -108,16 +114,18 @@ export function LaunchConfig(cfg: {
   }
   const o = checkOptions(
     cfg,
-    ["grid", "block", "dynamic_shared_bytes", "cluster"],
+    ["grid", "block", "dynamic_shared_bytes", "cluster", "min_ctas_per_sm"],
     "T.cuda.LaunchConfig",
     span,
   );
   checkOptInt(o.dynamic_shared_bytes, "dynamic_shared_bytes", 0, span);
+  checkOptInt(o.min_ctas_per_sm, "min_ctas_per_sm", 1, span);
   return {
     grid: gridDim3(o.grid, span),
     block: dim3(o.block, "block", span),
     dynamicSharedBytes: o.dynamic_shared_bytes ?? 0,
     ...(o.cluster !== undefined ? { cluster: dim3(o.cluster, "cluster", span) } : {}),
+    ...(o.min_ctas_per_sm !== undefined ? { minCtasPerSm: o.min_ctas_per_sm } : {}),
   };
 }
 
@@ -156,6 +164,7 @@ export function checkLaunchConfig(l: unknown, span?: Span): LaunchConfig {
     block: [c.block[0], c.block[1], c.block[2]],
     dynamicSharedBytes: c.dynamicSharedBytes,
     ...(c.cluster !== undefined ? { cluster: dim3(c.cluster, "cluster", span) } : {}),
+    ...(typeof c.minCtasPerSm === "number" ? { minCtasPerSm: c.minCtasPerSm } : {}),
   };
 }
 

@@ -242,7 +242,8 @@ function printKernel(fn: PrimFunc, exportName: string, syn: KernelSyntax): strin
         const grid = l.grid.map((g) => (typeof g === "number" ? String(g) : e(g)));
         const dyn =
           (l.dynamicSharedBytes ? `, dynamic_shared_bytes: ${l.dynamicSharedBytes}` : "") +
-          (l.cluster ? `, cluster: [${l.cluster.join(", ")}]` : "");
+          (l.cluster ? `, cluster: [${l.cluster.join(", ")}]` : "") +
+          (l.minCtasPerSm !== undefined ? `, min_ctas_per_sm: ${l.minCtasPerSm}` : "");
         out(
           `T.device_entry({ launch: T.cuda.LaunchConfig({ grid: ${dim3(grid)}, block: ${dim3(l.block.map(String))}${dyn} }) });`,
         );

@@ -158,6 +158,12 @@ export interface LaunchConfig {
    * The grid is a whole number of clusters.
    */
   readonly cluster?: readonly [number, number, number];
+  /**
+   * CTAs that must fit on one SM at once (CUDA `__launch_bounds__(threads, minBlocks)`; PTX
+   * `.minnctapersm`): ptxas then caps registers per thread at 65536 / (threads · n), rounded
+   * down to its allocation granule. Absent: no cap.
+   */
+  readonly minCtasPerSm?: number;
 }
 
 /** The device part of a function: everything in `body` runs on every thread of the launch. */

@@ -19,7 +19,8 @@ const showExtent = (g: number | Expr): string => (typeof g === "number" ? String
 /**
  * The launch's extents: grid and block positive integers, at most 1024 threads per CTA (block z
  * at most 64), grid x below 2^31 and y, z at most 65535 (CUDA C++ Programming Guide, "Features
- * and Technical Specifications"). A runtime grid extent is checked by {@link checkGridExpr}.
+ * and Technical Specifications"); `minCtasPerSm` CTAs of the block fit the SM's 2048 threads
+ * (ibid., compute capability 9.0). A runtime grid extent is checked by {@link checkGridExpr}.
  * @throws TirxError TX2007 (wf/launch) at `span`.
  */
 export function checkLaunch(l: LaunchConfig, span?: Span): void {
@@ -36,6 +37,14 @@ export function checkLaunch(l: LaunchConfig, span?: Span): void {
     throw new TirxError(
       "TX2007",
       `a CTA has at most 1024 threads (block z at most 64); got block (${l.block.join(", ")})`,
+      span,
+    );
+  }
+  const min = l.minCtasPerSm;
+  if (min !== undefined && (!Number.isInteger(min) || min < 1 || min * threads > 2048)) {
+    throw new TirxError(
+      "TX2007",
+      `min_ctas_per_sm ${min} with ${threads} threads per CTA: an SM holds at most 2048 threads (sm_90), so it is an integer in 1..${Math.max(1, Math.floor(2048 / threads))}`,
       span,
     );
   }

@@ -170,6 +170,7 @@ export type ScriptT = Omit<Script<typeof BuilderT>, Overridden> & {
       block: number | readonly number[];
       dynamic_shared_bytes?: number;
       cluster?: number | readonly number[];
+      min_ctas_per_sm?: number;
     }): LaunchConfig;
   };
 };
