@@ -5,7 +5,7 @@ import { viewOf } from "../layout/view.js";
 import { intImm, type Expr } from "../ir/expr.js";
 import type { Stmt, TileParam } from "../ir/stmt.js";
 import { tileDispatchError, type TileContext, type TileLowering } from "./operand.js";
-import { MAX_TMA_ISSUES, planTma, viewAlignment } from "./tma-plan.js";
+import { planTma, viewAlignment } from "./tma-plan.js";
 
 /** TMA and bulk copies need sm_90 (PTX ISA, cp.async.bulk / cp.async.bulk.tensor). */
 const SM_TMA = 90;
@@ -178,7 +178,7 @@ export function lowerTma(
         : `completing ${plan.totalBytes} B on the caller's mbarrier (expect_tx ${plan.totalBytes}; no completion op emitted)`;
   return {
     stmts,
-    explain: `TMA cp.async.bulk.tensor.${R}d ×${n}${mask ? " multicast" : ""} (box ${box} of ${plan.map.name}, ${plan.map.swizzle === "none" ? "unswizzled" : `${plan.map.swizzle} swizzle`} as ${shared.buffer.name}'s layout${n > 1 ? `, ${n} boxes ≤ ${MAX_TMA_ISSUES}` : ""}), ${tail}`,
+    explain: `TMA cp.async.bulk.tensor.${R}d ×${n}${mask ? " multicast" : ""} (box ${box} of ${plan.map.name}, ${plan.map.swizzle === "none" ? "unswizzled" : `${plan.map.swizzle} swizzle`} as ${shared.buffer.name}'s layout${n > 1 ? `, ${n} boxes at their shared offsets` : ""}), ${tail}`,
   };
 }
 
