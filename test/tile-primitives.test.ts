@@ -427,7 +427,7 @@ describe("dispatch explains itself (TX2022)", () => {
       }),
     );
     expect(warps.message).toMatch(
-      /spreads over warps, so the reduction needs shared scratch and a CTA barrier; nearest that works: T\.tile\.cta\.sum/,
+      /spreads over warps, so the reduction needs shared scratch and a barrier of the warps; nearest that works: T\.tile\.wg\.sum for warps of one warpgroup, T\.tile\.cta\.sum across the CTA/,
     );
   });
 
@@ -441,7 +441,7 @@ describe("dispatch explains itself (TX2022)", () => {
     );
     expect(e.code).toBe("TX2022");
     expect(e.message).toMatch(
-      /nearest that works: \[4, 1\] with S\[4 : 1\] \+ R\[\(2, 32\) : \(1@warpid, 1@laneid\)\]/,
+      /nearest that works: T\.alloc_local\(\[4, 1\], "float32"\) laid out as S\[4 : 1\] \+ R\[\(2, 32\) : \(1@warpid, 1@laneid\)\] \(or the shape \[4\] without the reduced dim\)/,
     );
   });
 

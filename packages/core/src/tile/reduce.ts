@@ -67,16 +67,22 @@ const key = (x: LayoutIter): string => `${x.extent}:${x.stride}@${x.axis}`;
  * 2. across the lanes of the axis with `shfl.sync.bfly` butterflies, one per lane bit, highest
  *    first (PTX ISA, shfl.sync; the order of `T.cuda.warp_sum`);
  * 3. across the warps of the axis through a shared scratch of one partial per warp: lane 0
- *    writes, one `bar.sync 0`, and every thread combines the partials in warp order (a second
- *    barrier follows when the call is nested in a loop, so the scratch is free again).
+ *    writes, one barrier, and every thread combines the partials in warp order (a second
+ *    barrier follows when the call is nested in a loop, so the scratch is free again). At cta
+ *    scope the barrier is `bar.sync 0`; at wg scope (warps of one warpgroup, a layout over
+ *    tid_in_wg) each warpgroup has its own scratch and its named barrier `bar.sync 1 + wgid, 128`
+ *    (PTX ISA, bar/barrier), so warpgroups reduce independently.
+ * `axis` may be negative: -1 is the last dim (Python's and TIRx's indexing).
  * `dst` has `src`'s shape with the axis dropped or 1, and the layout that replicates over the
  * reduced thread axes: src's thread iters of the axis become replicas `R[...]`; its `m` iters of
  * the axis drop.
  * `dst` and `src` must have one dtype (partials accumulate in it).
  * @throws TirxError TX2022 for dst and src of different dtypes (suggesting `T.tile.cast`); a
  *   tile without a TileLayout at warp/wg/cta scope; an axis out of range; a `dst` whose layout does not replicate
- *   over the reduced axes (naming the one that does); a reduction wider than the scope (lanes
- *   need warp, warps need cta); a cross-warp reduction whose result stays spread over lanes.
+ *   over the reduced axes (naming the dst allocation, shape and layout, that does); a reduction
+ *   wider than the scope (lanes need warp, warps need wg or cta; at wg scope an axis over wgid or
+ *   warpid, or a CTA that is not whole warpgroups); a cross-warp reduction whose result stays
+ *   spread over lanes.
  */
 /** The operands of a reduction: dst and src register tiles, and the logical axis. */
 export type ReduceOperands = readonly [
@@ -106,9 +112,15 @@ function reduction(op: TileReduceOp): TilePrimitive<ReduceOperands> {
         ],
         ctx,
       );
-      const axis = typeof args[2] === "number" ? args[2] : src.shape.length - 1;
+      const given = typeof args[2] === "number" ? args[2] : -1;
+      // A negative axis counts from the last dim (-1 = last), as Python and TIRx index.
+      const axis = given < 0 ? given + src.shape.length : given;
       if (!Number.isInteger(axis) || axis < 0 || axis >= src.shape.length) {
-        throw tileDispatchError(ctx, `axis ${axis} is not a dim of src [${src.shape.join(", ")}]`);
+        throw tileDispatchError(
+          ctx,
+          `axis ${given} is not a dim of src [${src.shape.join(", ")}]`,
+          `an axis in 0..${src.shape.length - 1}, or -${src.shape.length}..-1 counted from the last`,
+        );
       }
       const shard = src.layout.shard;
       const red = shard.filter((x, i) => src.dims[i] === axis && x.extent > 1);
@@ -130,7 +142,8 @@ function reduction(op: TileReduceOp): TilePrimitive<ReduceOperands> {
         replica: [...src.layout.replica, ...red.filter((x) => x.axis !== "m")],
         offset: {},
       };
-      const nearest = `[${src.shape.map((n, d) => (d === axis ? 1 : n)).join(", ")}] with ${showTileLayout(compactM(expected))}`;
+      const dShape = src.shape.map((n, d) => (d === axis ? 1 : n));
+      const nearest = `T.alloc_local([${dShape.join(", ")}], "${src.dtype}") laid out as ${showTileLayout(compactM(expected))}${src.shape.length > 1 ? ` (or the shape [${src.shape.filter((_, d) => d !== axis).join(", ")}] without the reduced dim)` : ""}`;
       const dKept = dst.layout.shard.filter((x) => x.extent > 1);
       const same =
         dst.shape.reduce((a, b) => a * b, 1) * src.shape[axis]! ===
@@ -152,11 +165,30 @@ function reduction(op: TileReduceOp): TilePrimitive<ReduceOperands> {
         );
       }
       checkLaidOut(dst, ctx);
-      if (warps.length > 0 && ctx.scope !== "cta") {
+      const threads = ctx.launch.block.reduce((a, b) => a * b, 1);
+      if (warps.length > 0 && ctx.scope !== "cta" && ctx.scope !== "wg") {
         throw tileDispatchError(
           ctx,
-          `axis ${axis} of ${src.buffer.name} ${showTileLayout(src.layout)} spreads over warps, so the reduction needs shared scratch and a CTA barrier`,
-          `T.tile.cta.${op}`,
+          `axis ${axis} of ${src.buffer.name} ${showTileLayout(src.layout)} spreads over warps, so the reduction needs shared scratch and a barrier of the warps`,
+          `T.tile.wg.${op} for warps of one warpgroup, T.tile.cta.${op} across the CTA`,
+        );
+      }
+      const wgSpread = src.layout.shard.find(
+        (x, i) =>
+          src.dims[i] === axis && x.extent > 1 && (x.axis === "wgid" || x.axis === "warpid"),
+      );
+      if (warps.length > 0 && ctx.scope === "wg" && wgSpread) {
+        throw tileDispatchError(
+          ctx,
+          `axis ${axis} of ${src.buffer.name} ${showTileLayout(src.layout)} spreads over ${wgSpread.axis}, beyond the 4 warps of one warpgroup that a wg reduction combines with its named barrier`,
+          `T.tile.cta.${op}, or a layout over tid_in_wg`,
+        );
+      }
+      if (warps.length > 0 && ctx.scope === "wg" && threads > 128 && threads % 128 !== 0) {
+        throw tileDispatchError(
+          ctx,
+          `a wg reduction across warps meets at a named barrier of 128 threads per warpgroup, but the CTA's ${threads} threads are not whole warpgroups`,
+          `a block of a multiple of 128 threads, or T.tile.cta.${op}`,
         );
       }
       if (lanes.length > 0 && ctx.scope === "thread") {
@@ -180,11 +212,16 @@ function reduction(op: TileReduceOp): TilePrimitive<ReduceOperands> {
       const acc = pairs ? ctx.fresh(`${op}_acc`, [2], src.dtype, "local") : undefined;
       if (acc) stmts.push({ kind: "Alloc", buffer: acc });
       const accT: RegisterTile | undefined = acc && { ...src, buffer: acc };
-      const warpCount = Math.ceil(ctx.launch.block.reduce((a, b) => a * b, 1) / 32);
+      // At wg scope the warps combined are the warpgroup's (up to 4), each warpgroup with its
+      // own scratch and named barrier; at cta scope the CTA's.
+      const wgScope = ctx.scope === "wg";
+      const ctaWarps = Math.ceil(threads / 32);
+      const warpCount = wgScope ? Math.min(4, ctaWarps) : ctaWarps;
+      const groups = wgScope ? Math.ceil(ctaWarps / 4) : 1;
       const nKept = keptM.reduce((p, x) => p * x.extent, 1);
       const scratch =
         warps.length > 0
-          ? ctx.fresh(`${op}_scratch`, [nKept * warpCount], dst.dtype, "shared")
+          ? ctx.fresh(`${op}_scratch`, [nKept * warpCount * groups], dst.dtype, "shared")
           : undefined;
       if (scratch) stmts.push({ kind: "Alloc", buffer: scratch });
       const dM = dst.layout.shard.filter((x) => x.axis === "m" && x.extent > 1);
@@ -273,10 +310,17 @@ function reduction(op: TileReduceOp): TilePrimitive<ReduceOperands> {
       }
       // 3. Across warps.
       if (scratch) {
-        const warpid = axisCoord("warpid", ctx);
+        // The warp's index among the warps combined, and its group's first scratch element.
+        const warpid = wgScope
+          ? binary("floordiv", axisCoord("tid_in_wg", ctx), intImm(32))
+          : axisCoord("warpid", ctx);
+        const groupBase: Expr | undefined =
+          groups > 1 ? binary("mul", axisCoord("wgid", ctx), intImm(nKept * warpCount)) : undefined;
         const lane0 = compare("eq", axisCoord("laneid", ctx), intImm(0));
-        const at = (k: Expr, w: Expr): Expr =>
-          binary("add", binary("mul", k, intImm(warpCount)), w);
+        const at = (k: Expr, w: Expr): Expr => {
+          const e = binary("add", binary("mul", k, intImm(warpCount)), w);
+          return groupBase ? binary("add", groupBase, e) : e;
+        };
         const write = perKept((_sb, ds, k) => [
           {
             kind: "Store",
@@ -291,7 +335,7 @@ function reduction(op: TileReduceOp): TilePrimitive<ReduceOperands> {
           cond: lane0,
           then: write.length === 1 ? write[0]! : { kind: "Seq", stmts: write },
         });
-        stmts.push(barrier(ctx));
+        stmts.push(...barrier(ctx, groups));
         // The first warp of this thread's reduced group: 0 when the axis spans every warp.
         const sorted = [...warps].sort((a, b) => a.stride - b.stride);
         let reach = 1;
@@ -325,12 +369,16 @@ function reduction(op: TileReduceOp): TilePrimitive<ReduceOperands> {
             ]),
           ]),
         );
-        if (ctx.nested) stmts.push(barrier(ctx));
+        if (ctx.nested) stmts.push(...barrier(ctx, groups));
       }
       const steps: string[] = [];
       if (n > 1) steps.push(`${n} slots in-thread${pairs ? " (2 accumulators)" : ""}`);
       if (masks.length > 0) steps.push(`warp shfl.sync.bfly ×${masks.length}`);
-      if (scratch)
+      if (scratch && wgScope)
+        steps.push(
+          `shared scratch (${nw(warps)} warps per warpgroup) + named bar.sync (1 + wgid, ${Math.min(128, threads)})${ctx.nested ? " ×2" : ""}`,
+        );
+      else if (scratch)
         steps.push(`shared scratch (${nw(warps)} warps) + bar.sync${ctx.nested ? " ×2" : ""}`);
       return {
         stmts,
@@ -344,10 +392,39 @@ function nw(warps: readonly { extent: number }[]): number {
   return warps.reduce((p, w) => p * w.extent, 1);
 }
 
-function barrier(ctx: TileContext): Stmt {
-  const args = [intImm(0)];
-  checkOpCall(opOf("bar.sync", "stmt", ctx.span), args, ctx.span);
-  return { kind: "Call", op: "bar.sync", args, ...(ctx.span ? { span: ctx.span } : {}) };
+/**
+ * The barrier of the threads that combine partials: at cta scope `bar.sync 0` (the CTA barrier);
+ * at wg scope the warpgroup's named barrier `bar.sync 1 + wgid, 128` (PTX ISA, bar/barrier: ids
+ * 1..15 are free for such groups; id 0 is the CTA's), so warpgroups reduce independently. The id
+ * is an immediate of the op record, so for several warpgroups it is picked by a warp-uniform
+ * branch on wgid.
+ */
+function barrier(ctx: TileContext, groups: number): Stmt[] {
+  const at = ctx.span ? { span: ctx.span } : {};
+  if (ctx.scope !== "wg") {
+    const args = [intImm(0)];
+    checkOpCall(opOf("bar.sync", "stmt", ctx.span), args, ctx.span);
+    return [{ kind: "Call", op: "bar.sync", args, ...at }];
+  }
+  const threads = ctx.launch.block.reduce((a, b) => a * b, 1);
+  const named = (g: number): Stmt => {
+    const args = [intImm(1 + g), intImm(Math.min(128, threads))];
+    checkOpCall(opOf("bar.sync.named", "stmt", ctx.span), args, ctx.span);
+    return { kind: "Call", op: "bar.sync.named", args, ...at };
+  };
+  if (groups === 1) return [named(0)];
+  const wgid = axisCoord("wgid", ctx);
+  let chain: Stmt = named(groups - 1);
+  for (let g = groups - 2; g >= 0; g--) {
+    chain = {
+      kind: "If",
+      cond: compare("eq", wgid, intImm(g)),
+      then: named(g),
+      else: chain,
+      ...at,
+    };
+  }
+  return [chain];
 }
 
 function sameSet(a: readonly string[], b: readonly string[]): boolean {
