@@ -15,6 +15,7 @@ import {
   parseTileLayout,
   wgLocalLayout,
   wgmmaOperandLayout,
+  wgmmaTileLayout,
   type DType,
   type TirxError,
 } from "@tirx-ts/core";
@@ -131,7 +132,13 @@ describe("a nearest layout a built-in builds is shown as its call", () => {
         wgmmaOperandLayout("D", 32, "float32"),
         [64, 32],
         "float32",
-        'T.layout.wgmma_operand_layout("D", 32, "float32")',
+        'T.layout.wgmma_tile_layout("D", 64, 32, "float32")',
+      ],
+      [
+        wgmmaTileLayout("A", 128, 32, "bfloat16"),
+        [128, 32],
+        "bfloat16",
+        'T.layout.wgmma_tile_layout("A", 128, 32, "bfloat16")',
       ],
       [wgLocalLayout(8), [128, 8], "float16", "T.layout.wg_local_layout(8)"],
       [wgLocalLayout(8, 64), [64, 8], "float32", "T.layout.wg_local_layout(8, 64)"],

@@ -6,6 +6,7 @@ import {
   mmaSyncTileLayout,
   wgLocalLayout,
   wgmmaOperandLayout,
+  wgmmaTileLayout,
   type MmaOperand,
   type MmaSyncShape,
 } from "../layout/fragments.js";
@@ -38,6 +39,14 @@ function candidates(rows: number, cols: number, dtype: DType): [string, () => Ti
           () => mmaSyncTileLayout(op, shape, dtype, rows, cols),
         ]);
       }
+    }
+  }
+  if (rows % 64 === 0) {
+    for (const op of ["D", "A"] as const) {
+      out.push([
+        `T.layout.wgmma_tile_layout("${op}", ${rows}, ${cols}, ${d})`,
+        () => wgmmaTileLayout(op, rows, cols, dtype),
+      ]);
     }
   }
   if (rows === 64) {
@@ -83,7 +92,8 @@ function sameMap(a: TileLayout, b: TileLayout, n: number): boolean {
 
 /**
  * The built-in constructor call (`T.layout.mma_sync_tile_layout(...)`, which a single atom's
- * `mma_sync_operand_layout` equals, `T.layout.wgmma_operand_layout(...)`,
+ * `mma_sync_operand_layout` equals, `T.layout.wgmma_tile_layout(...)`, which a 64-row
+ * `wgmma_operand_layout` equals, then `T.layout.wgmma_operand_layout(...)` and
  * `T.layout.wg_local_layout(...)`) that builds `l` for a tile of `shape` (2-D, rows × cols) and
  * `dtype`: the same coordinates for every element, replicas included. Undefined when none does
  * (or the tile is not 2-D, or has more than 2^16 elements). For messages only: it builds each
