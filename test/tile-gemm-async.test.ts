@@ -75,6 +75,52 @@ describe("T.tile.wg.gemm_async on the simulator", () => {
     expect(runGemmAsync(c, dev, fn)).toBeLessThanOrEqual(1);
   });
 
+  it("a k-tile loop with a runtime accum (kt > 0) keeps the group's wait the author's", () => {
+    const c: GemmAsyncCase = {
+      name: "ga_ktiles",
+      M: 64,
+      N: 16,
+      K: 32,
+      dtype: "float16",
+      swizzle: "32B",
+    };
+    const fn = T.function(
+      c.name,
+      {
+        A: T.Tensor([64, 32], "float16"),
+        B: T.Tensor([16, 32], "float16"),
+        C: T.Tensor([64, 16], "float32"),
+      },
+      ({ A, B, C }) => {
+        T.device_entry({ launch: T.cuda.LaunchConfig({ grid: 1, block: 128 }) });
+        const swz = { layout: T.swizzle_mode("32B"), align: 256 };
+        const sA = T.alloc_shared([2, 64, 16], "float16", swz);
+        const sB = T.alloc_shared([2, 16, 16], "float16", swz);
+        for (let j = 0; j < 2; j++) {
+          T.tile.wg.copy_async(sA.sub(j), A.sub(":", `${16 * j}:${16 * j + 16}`));
+          T.tile.wg.copy_async(sB.sub(j), B.sub(":", `${16 * j}:${16 * j + 16}`));
+        }
+        T.ptx.cp.async_.commit_group();
+        T.ptx.cp.async_.wait_group(0);
+        T.ptx.fence.proxy_async();
+        T.cuda.cta_sync();
+        const acc = T.alloc_local([64, 16], "float32", {
+          layout: T.layout.wgmma_operand_layout("D", 16, "float32"),
+        });
+        for (const kt of T.range(2)) {
+          T.tile.wg.gemm_async(acc, sA.sub(kt), sB.sub(kt), { transB: true, accum: kt.gt(0) });
+          T.ptx.wgmma.wait_group(0);
+        }
+        T.tile.wg.copy(C, acc);
+      },
+    );
+    expect(explainTile(fn).find((l) => l.includes("gemm_async"))).toMatch(
+      /wgmma m64n16k16 ×1 .*; scale-d of the first k step is accum\) then commit_group; the wait is the author's/,
+    );
+    ptxOf(fn);
+    expect(runGemmAsync(c, dev, fn)).toBeLessThanOrEqual(1);
+  });
+
   it("explains the instructions and descriptors it chose", () => {
     const lines = CASES.map((c) =>
       explainTile(gemmAsyncKernel(c))
@@ -378,6 +424,13 @@ describe("gemm_async dispatch errors (TX2022)", () => {
       }),
     );
     expect(m).toMatch(/C \[64, 512\] is 256 float32 per thread; .* at most 128 elements/);
+  });
+
+  it("an accum that is not a bool", () => {
+    const m = msg(
+      misuse(({ C, sA, sB }) => T.tile.wg.gemm_async(C, sA, sB, { transB: true, accum: 2 })),
+    );
+    expect(m).toMatch(/option accum must be true, false or a bool expression, got 2/);
   });
 
   it("shapes that disagree", () => {

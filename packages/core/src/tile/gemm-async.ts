@@ -222,6 +222,34 @@ function flag(
 }
 
 /**
+ * Option `accum`: true (default: C += A · B), false (C = A · B: scale-d 0 on the first k step), or
+ * a runtime bool / int32 expression (nonzero accumulates; e.g. `kt.gt(0)` in a k-tile loop).
+ * @throws TirxError TX2022 for another value.
+ */
+function accumOption(
+  o: Readonly<Record<string, unknown>> | undefined,
+  ctx: TileContext,
+): boolean | Expr {
+  const v = o?.accum;
+  if (v === undefined) return true;
+  if (typeof v === "boolean") return v;
+  const e = v as Partial<Expr>;
+  if (typeof v === "object" && v !== null && typeof e.kind === "string" && "dtype" in e) {
+    if (e.dtype === "bool" || e.dtype === "int32") return v as Expr;
+    throw tileDispatchError(
+      ctx,
+      `accum is a ${String(e.dtype)} expression; wgmma's scale-d takes a bool or int32`,
+      "accum: true, false, or a bool expression such as kt.gt(0)",
+    );
+  }
+  throw tileDispatchError(
+    ctx,
+    `option accum must be true, false or a bool expression, got ${String(v)}`,
+    "accum: true, false, or a bool expression such as kt.gt(0)",
+  );
+}
+
+/**
  * `T.tile.wg.gemm_async(C, A, B, { transA, transB, accum })` (TIRx `Tx.tile.gemm_async`, its
  * option names; TIRx lowers it to tcgen05 on Blackwell, here to Hopper's wgmma): the warpgroup
  * issues C (M × N float32 register tile) = A · B (+ C when `accum`) on the tensor cores with
@@ -249,8 +277,9 @@ function flag(
  *   degenerate shapes. The trans bits are the derived major-ness. A k16 step moves the start
  *   address (32 bytes K-major for 2-byte types; 16 k rows MN-major).
  * - Emission: `wgmma.fence` (the registers of C, and of A in RS, may have been written by other
- *   instructions: PTX ISA, wgmma.fence), the wgmmas (scale-d 0 on the first k step when
- *   `accum: false`, else 1), then `wgmma.commit_group`. The wait is the author's
+ *   instructions: PTX ISA, wgmma.fence), the wgmmas (scale-d on the first k step: 0 when
+ *   `accum: false`, the expression's value when `accum` is a runtime bool / int32 (e.g.
+ *   `kt.gt(0)` in a k-tile loop), else 1; 1 on the later steps), then `wgmma.commit_group`. The wait is the author's
  *   (`T.ptx.wgmma.wait_group(n)`), so that a pipeline keeps groups in flight; C (and A) must not be
  *   touched before it (the simulator's TX6023).
  * - A start whose alignment is not evident (a runtime stage index) is checked by the verifier and
@@ -303,7 +332,7 @@ function lowerGemmAsync(args: readonly TileInput[], ctx: TileContext): TileLower
   const o = args[3] as Readonly<Record<string, unknown>> | undefined;
   const transA = flag(o, "transA", false, ctx);
   const transB = flag(o, "transB", false, ctx);
-  const accum = flag(o, "accum", true, ctx);
+  const accum = accumOption(o, ctx);
   const c = needRegister(args[0], "C", ctx);
   checkLaidOut(c, ctx);
   const a = asArg(args[1]);
@@ -513,7 +542,7 @@ function lowerGemmAsync(args: readonly TileInput[], ctx: TileContext): TileLower
           slotPtr(c, cBase[I]![J]!, ctx.span),
           aArg,
           bArg,
-          intImm(s === 0 && !accum ? 0 : 1),
+          s > 0 || accum === true ? intImm(1) : accum === false ? intImm(0) : accum,
           intImm(1),
           intImm(1),
           ...(xa ? [intImm(da!.mn ? 1 : 0)] : []),
@@ -534,6 +563,6 @@ function lowerGemmAsync(args: readonly TileInput[], ctx: TileContext): TileLower
   ].join("; ");
   return {
     stmts,
-    explain: `wgmma.fence, wgmma m64n${nb}k16 ×${count} (${rs ? "RS" : "SS"}: ${how}${mBlocks > 1 || nBlocks > 1 ? `; ${mBlocks} × ${nBlocks} blocks of C` : ""}${accum ? "" : "; scale-d 0 on the first k step"}) then commit_group; the wait is the author's`,
+    explain: `wgmma.fence, wgmma m64n${nb}k16 ×${count} (${rs ? "RS" : "SS"}: ${how}${mBlocks > 1 || nBlocks > 1 ? `; ${mBlocks} × ${nBlocks} blocks of C` : ""}${accum === true ? "" : accum === false ? "; scale-d 0 on the first k step" : "; scale-d of the first k step is accum"}) then commit_group; the wait is the author's`,
   };
 }
