@@ -148,6 +148,43 @@ describe("T.tile.warp.copy: mma fragments → shared by stmatrix (sm_90)", () =>
     expect(e.message).toMatch(/byte 72: a stmatrix row must start 16-byte aligned/);
   });
 
+  it("{ dispatch } forces a path: stmatrix without an arch (compiled for sm_90), vector on sm_90", () => {
+    const forced = roundTrip("C", 16, 16, "stm_forced", { dispatch: "stmatrix" });
+    expect(explainTile(forced)[1]).toMatch(/→ stmatrix x4 ×1: /);
+    expect(ptxOf(forced)).toMatch(/stmatrix\.sync\.aligned\.m8n8\.x4\.shared\.b16/);
+    run(forced, 16, 16);
+    const vec = roundTrip("A", 16, 16, "stm_vec", { arch: "sm_90", dispatch: "vector" });
+    expect(explainTile(vec)[1]).toMatch(/st\.shared vectors of 4 B .*\(\{ dispatch: "vector" \}\)/);
+    expect(ptxOf(vec)).not.toMatch(/stmatrix\.sync/);
+  });
+
+  it("stmatrix forced below sm_90, on a tile that is no fragment grid, or an unknown dispatch: TX2022", () => {
+    const old = errorOf(() =>
+      roundTrip("A", 16, 16, "stm_forced_80", { arch: "sm_80", dispatch: "stmatrix" }),
+    );
+    expect(old.code).toBe("TX2022");
+    expect(old.message).toMatch(
+      /T\.tile\.warp\.copy: \{ dispatch: "stmatrix" \}: stmatrix needs sm_90, but T\.device_entry's arch is sm_80; nearest that works: the vectorized st\.shared path/,
+    );
+    const plain = errorOf(() =>
+      T.function("stm_forced_plain", { X: T.Tensor([32, 8], "float16") }, ({ X }) => {
+        T.device_entry({ launch: T.cuda.LaunchConfig({ grid: 1, block: 32 }), arch: "sm_90" });
+        const s = T.alloc_shared([32, 8], "float16");
+        const f = T.alloc_local([32, 8], "float16", {
+          layout: T.TileLayout(T.S([32, 8], ["1@laneid", 1])),
+        });
+        T.tile.warp.copy(f, X);
+        T.tile.warp.copy(s, f, { dispatch: "stmatrix" });
+      }),
+    );
+    expect(plain.code).toBe("TX2022");
+    expect(plain.message).toMatch(/is not a warp tile of m16n8k16 A, B or 16-bit C fragments/);
+    const unknown = errorOf(() => roundTrip("A", 16, 16, "stm_unknown", { dispatch: "tma" }));
+    expect(unknown.message).toMatch(
+      /dispatch must be "ldmatrix", "stmatrix" or "vector", got "tma"/,
+    );
+  });
+
   it("an arch that names no target is TX5006", () => {
     const e = errorOf(() =>
       T.function("stm_bad_arch", { X: T.Tensor([16], "float16") }, () => {

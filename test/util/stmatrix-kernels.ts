@@ -16,7 +16,7 @@ export function roundTrip(
   r: number,
   c: number,
   name: string,
-  opts: { swizzle?: Swz; arch?: string } = {},
+  opts: { swizzle?: Swz; arch?: string; dispatch?: string } = {},
 ): PrimFunc {
   return T.function(
     name,
@@ -33,7 +33,8 @@ export function roundTrip(
       const f = T.alloc_local([r, c], "float16", { layout });
       const g = T.alloc_local([r, c], "float16", { layout });
       T.tile.warp.copy(f, X);
-      T.tile.warp.copy(s, f);
+      if (opts.dispatch) T.tile.warp.copy(s, f, { dispatch: opts.dispatch });
+      else T.tile.warp.copy(s, f);
       T.cuda.cta_sync();
       T.tile.warp.copy(g, s);
       T.tile.warp.copy(Y, g);

@@ -19,6 +19,9 @@ import { iterValue, loopNest, ownsGuard, storeOnceConds } from "./threads.js";
 
 const VECTOR_BYTES = 16;
 
+/** dst, src, then the options { dispatch }. */
+const OPERANDS = [...DST_SRC, { name: "options", kind: "options" }] as const;
+
 /** Dims of `shape` whose extent is not 1, with their index. */
 function bigDims(shape: readonly number[]): number[] {
   return shape.flatMap((n, d) => (n === 1 ? [] : [d]));
@@ -66,17 +69,36 @@ function memoryStrides(t: RegisterTile, view: View, ctx: TileContext): number[] 
  * (A, B, or C of a 16-bit dtype) moves by `ldmatrix` (shared → registers, sm_75) or `stmatrix`
  * (registers → shared, sm_90; the target is `T.device_entry`'s `arch`, and without one, or below
  * sm_90, the vectorized `st.shared` path serves and `explain` says why); see `matrixMoveCopy` in
- * `matrix-move.ts`. Every other pair takes the vector / scalar path.
+ * `matrix-move.ts`. Every other pair takes the vector / scalar path. `{ dispatch }` forces one:
+ * `"ldmatrix"` / `"stmatrix"` (TX2022 naming why when the tile, the view or the target cannot
+ * take it, e.g. stmatrix below sm_90 names the vectorized path) or `"vector"` (the vector / scalar
+ * path even for fragment tiles).
  * @throws TirxError TX2022 for two memory operands, different dtypes or shapes, layouts
  *   spread beyond the scope, a tile without a TileLayout at warp/wg/cta scope, or a shared layout
- *   that splits a 16-byte ldmatrix / stmatrix row.
+ *   that splits a 16-byte ldmatrix / stmatrix row; an unknown dispatch, or a forced one that
+ *   cannot serve the call.
  */
-export const copy: TilePrimitive<typeof DST_SRC> = {
+export const copy: TilePrimitive<typeof OPERANDS> = {
   name: "copy",
   doc: "dst = src between a register tile and a shared/global view (vectorized when contiguous)",
   scopes: ALL_SCOPES,
-  operands: DST_SRC,
+  operands: OPERANDS,
+  options: ["dispatch"],
   lower: (args, ctx) => {
+    const o = (args[2] ?? {}) as { dispatch?: unknown };
+    const forced = o.dispatch;
+    if (
+      forced !== undefined &&
+      forced !== "ldmatrix" &&
+      forced !== "stmatrix" &&
+      forced !== "vector"
+    ) {
+      throw tileDispatchError(
+        ctx,
+        `dispatch must be "ldmatrix", "stmatrix" or "vector", got ${JSON.stringify(forced)}`,
+        `no dispatch option (the layouts and the target choose)`,
+      );
+    }
     const dst = asArg(args[0]);
     const src = asArg(args[1]);
     if (dst?.kind === "register" && src?.kind === "register") {
@@ -107,14 +129,25 @@ export const copy: TilePrimitive<typeof DST_SRC> = {
     }
     checkLaidOut(reg, ctx);
     checkScope(reg, ctx);
-    const matrices = matrixMoveCopy(toMemory ? "stmatrix" : "ldmatrix", reg, mem, ctx);
+    const kind = toMemory ? "stmatrix" : "ldmatrix";
+    if (forced !== undefined && forced !== "vector" && forced !== kind) {
+      throw tileDispatchError(
+        ctx,
+        `{ dispatch: "${forced}" } moves ${forced === "ldmatrix" ? "shared → registers" : "registers → shared"}, but this copy goes the other way`,
+        `{ dispatch: "${kind}" }`,
+      );
+    }
+    const matrices =
+      forced === "vector" ? undefined : matrixMoveCopy(kind, reg, mem, ctx, forced === kind);
     if (matrices) return matrices;
     // Why a fragment tile stored to shared memory did not take stmatrix (for explain).
     const noStmatrix =
       toMemory && mem.view.buffer.scope.startsWith("shared") && matrixTiling(reg)
-        ? ctx.sm === undefined
-          ? ` (stmatrix needs sm_90: T.device_entry({ launch, arch: "sm_90" }) selects it)`
-          : ` (stmatrix needs sm_${MATRIX_MOVE_SM.stmatrix}; the target is sm_${ctx.sm})`
+        ? forced === "vector"
+          ? ` ({ dispatch: "vector" })`
+          : ctx.sm === undefined
+            ? ` (stmatrix needs sm_90: T.device_entry({ launch, arch: "sm_90" }) selects it)`
+            : ` (stmatrix needs sm_${MATRIX_MOVE_SM.stmatrix}; the target is sm_${ctx.sm})`
         : "";
     const view = mem.view;
     if (view.dtype !== reg.dtype) {

@@ -66,27 +66,47 @@ export function matrixTiling(t: RegisterTile): MmaTiling | undefined {
  *   7.8): `reg` → shared. When the scope has more warps than the layout names (e.g. a warp tile
  *   stored at cta scope), only the first of those implicit replicas stores (`storeOnceConds`).
  * `reg` is A, B or a 16-bit C tile (see {@link matrixTiling}).
+ * `forced` (copy's `{ dispatch: "ldmatrix" | "stmatrix" }`) turns each of those refusals into
+ * TX2022; forced stmatrix without a known target is left to the op table's arch check.
  * @returns undefined when `reg` is not such a tile, `mem` is not shared, or the target is below
  *   the instruction's sm (for stmatrix: `ctx.sm` unknown or below 90): the plain copy then serves.
  * @throws TirxError TX2022 when a 16-byte matrix row would be split: the shared view does not
  *   keep the 8 elements of each matrix row contiguous, a row does not start 16-byte aligned, or
  *   the buffer's swizzle keeps fewer than 16 bytes together; the message names the register and
- *   the nearest layout that works.
+ *   the nearest layout that works; when `forced`, also for each refusal above (a target below the
+ *   instruction's sm names the vectorized path).
  */
 export function matrixMoveCopy(
   kind: MatrixMoveKind,
   reg: RegisterTile,
   mem: MemoryTile,
   ctx: TileContext,
+  forced = false,
 ): TileLowering | undefined {
   const view = mem.view;
   const buf = view.buffer;
-  if (buf.scope !== "shared" && buf.scope !== "shared.dyn") return undefined;
-  // Every target of ARCHS has ldmatrix; stmatrix is chosen only for a known sm_90+ target.
-  const sm = ctx.sm ?? (kind === "ldmatrix" ? MATRIX_MOVE_SM.ldmatrix : 0);
-  if (sm < MATRIX_MOVE_SM[kind]) return undefined;
+  const vector = `the vectorized ${kind === "ldmatrix" ? "ld" : "st"}.shared path (no dispatch option, or { dispatch: "vector" })`;
+  const refuse = (why: string, nearest: string): undefined => {
+    if (forced) throw tileDispatchError(ctx, `{ dispatch: "${kind}" }: ${why}`, nearest);
+    return undefined;
+  };
+  if (buf.scope !== "shared" && buf.scope !== "shared.dyn") {
+    return refuse(`${kind} moves to and from shared memory; ${buf.name} is ${buf.scope}`, vector);
+  }
+  // Every target of ARCHS has ldmatrix; stmatrix is chosen only for a known sm_90+ target
+  // (forced, an unknown target is left to the op table's arch check at compile time).
+  const need = MATRIX_MOVE_SM[kind];
+  if (ctx.sm !== undefined && ctx.sm < need) {
+    return refuse(`${kind} needs sm_${need}, but T.device_entry's arch is sm_${ctx.sm}`, vector);
+  }
+  if (ctx.sm === undefined && kind === "stmatrix" && !forced) return undefined;
   const tiling = matrixTiling(reg);
-  if (!tiling) return undefined;
+  if (!tiling) {
+    return refuse(
+      `${showTile(reg)} is not a warp tile of m16n8k16 A, B or 16-bit C fragments`,
+      `T.layout.mma_sync_tile_layout("A" | "B" | "C", "m16n8k16", ...) over a ${reg.dtype === "float16" || reg.dtype === "bfloat16" ? reg.dtype : "16-bit"} tile, or ${vector}`,
+    );
+  }
   const what = `${kind} ${kind === "ldmatrix" ? "into" : "from"} ${showTile(reg)} (${tiling.shape} ${tiling.operand} fragments)`;
   if (view.dtype !== reg.dtype || buf.dtype !== reg.dtype) {
     throw tileDispatchError(
