@@ -1,6 +1,7 @@
 // Hopper GEMM on the GPU, side by side, at 4096³ and 8192³ for float16 and bfloat16 (C = A·Bᵀ,
 // A M × K and B N × K row-major, 16-bit out, float32 accumulation):
 //   tirx-ts examples/gemm_hopper.ts (TMA, wgmma, warp specialisation; compiled for sm_90a)
+//   tirx-ts examples/tile/gemm_hopper.ts (the same design written with the tile layer)
 //   the hand-written CUDA kernel of the same design, bench/cuda/gemm_hopper.cu variant "a"
 //     (bn256_bm128_st4_cl1_w0_pers_g8) for cluster 1 and "c" (bn256_bm128_st4_cl2_w0_pers_g8)
 //     for cluster 2, and its fastest variants "d", "k" (2-CTA clusters, wait_group 1)
@@ -19,6 +20,7 @@ import { parseArgs } from "node:util";
 import { decodeHost, encodeHost } from "@tirx-ts/core";
 import { cuda, cudaEmpty, cudaZeros, compileCuda, timeLaunches } from "@tirx-ts/runtime-cuda";
 import { makeGemmHopper } from "../examples/gemm_hopper.js";
+import { makeTileGemmHopper } from "../examples/tile/gemm_hopper.js";
 
 const { values } = parseArgs({
   options: {
@@ -126,8 +128,15 @@ for (const size of sizes) {
     const A = cudaEmpty([m, k], dtype, dev).copyFrom(new Uint8Array(a.bits.buffer));
     const B = cudaEmpty([n, k], dtype, dev).copyFrom(new Uint8Array(b.bits.buffer));
     const C = cudaZeros([m, n], dtype, dev);
-    for (const cluster of [1, 2] as const) {
-      const fn = makeGemmHopper({ m, n, k, dtype, ctas: sms, cluster });
+    for (const [cluster, file, make] of [1, 2].flatMap((cl) =>
+      (
+        [
+          ["examples/gemm_hopper.ts", makeGemmHopper],
+          ["examples/tile/gemm_hopper.ts", makeTileGemmHopper],
+        ] as const
+      ).map(([f, mk]) => [cl as 1 | 2, f, mk] as const),
+    )) {
+      const fn = make({ m, n, k, dtype, ctas: sms, cluster });
       const run = compileCuda(fn, { arch: "sm_90a", device: dev });
       C.zero();
       run(A, B, C);
@@ -154,7 +163,7 @@ for (const size of sizes) {
       const row: Row = {
         dtype,
         size,
-        variant: `tirx-ts examples/gemm_hopper.ts, cluster ${cluster}`,
+        variant: `tirx-ts ${file}, cluster ${cluster}`,
         us: t.medianUs,
         check: `${worst <= 1 ? "ok" : "FAILED"}: worst ${worst.toFixed(3)} of 2^-20·Σ|a·b| + ½ ulp (8 rows)`,
       };
@@ -219,6 +228,20 @@ for (const size of sizes) {
       .filter((r) => r.variant.startsWith("tirx-ts"))
       .sort((x, y) => x.us - y.us)[0];
     const hand = ours ? handOf(ours) : undefined;
+    // The tile layer's kernel against the instruction-level one of the same cluster size.
+    for (const cl of [1, 2]) {
+      const inst = group.find(
+        (r) => r.variant === `tirx-ts examples/gemm_hopper.ts, cluster ${cl}`,
+      );
+      const tile = group.find(
+        (r) => r.variant === `tirx-ts examples/tile/gemm_hopper.ts, cluster ${cl}`,
+      );
+      if (inst && tile) {
+        summary.push(
+          `tile gemm_hopper ${dtype} ${size}³ cluster ${cl}: ${(inst.us / tile.us).toFixed(3)}× examples/gemm_hopper.ts (target 0.98)`,
+        );
+      }
+    }
     if (ours && cu && hand) {
       summary.push(
         `gemm_hopper ${dtype} ${size}³: ${ours.variant} ${tflops(size, ours.us).toFixed(1)} TFLOP/s, ${(cu.us / ours.us).toFixed(3)}× cuBLAS (target 0.90), ${(hand.us / ours.us).toFixed(3)}× the hand kernel of the same design (target 0.98)`,

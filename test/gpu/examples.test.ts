@@ -9,7 +9,13 @@ const probe = cudaAvailable();
 if (!probe.ok) console.log(`test/gpu/examples: skipped, no CUDA driver (${probe.reason})`);
 
 const dir = fileURLToPath(new URL("../../examples/", import.meta.url));
-const examples = readdirSync(dir).filter((f) => f.endsWith(".ts"));
+const examples = [
+  ...readdirSync(dir).filter((f) => f.endsWith(".ts")),
+  // The tile-layer twins (examples/tile/).
+  ...readdirSync(`${dir}tile/`)
+    .filter((f) => f.endsWith(".ts"))
+    .map((f) => `tile/${f}`),
+];
 
 describe.skipIf(!probe.ok)("examples on the GPU, bit for bit against the simulator", () => {
   test.each(examples)("%s", async (file) => {
