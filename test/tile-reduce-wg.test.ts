@@ -9,6 +9,15 @@ import { T, compile, explainTile, sim, tensor, type PrimFunc } from "tirx-ts";
 import { isTirxError, type TirxError } from "@tirx-ts/core";
 import { compileToPtx } from "@tirx-ts/codegen-ptx";
 import { assembleLater } from "./util/ptxas-deferred.js";
+import {
+  COLS,
+  dstLayout,
+  ints,
+  ROWS,
+  srcLayout,
+  wgReduce,
+  wgReduceReference,
+} from "./util/wg-reduce-kernels.js";
 
 const dev = sim();
 
@@ -22,50 +31,6 @@ function errorOf(f0: () => unknown): TirxError {
   throw new Error("no error");
 }
 
-/** Integers in [-50, 50], distinct enough that a wrong partial changes a result. */
-function ints(n: number, seed: number): Float32Array {
-  let s = seed;
-  return Float32Array.from({ length: n }, () => ((s = (s * 1103515245 + 12345) >>> 0) % 101) - 50);
-}
-
-const ROWS = 4;
-const COLS = 128;
-/** A warpgroup's [4, 128] tile: 4 slots per thread, columns over tid_in_wg. */
-const srcLayout = () => T.TileLayout(T.S([ROWS, COLS], [1, "1@tid_in_wg"]));
-/** The reduced [4, 1] tile, replicated over the threads that reduced it. */
-const dstLayout = () => T.TileLayout(T.S([ROWS, 1]), T.R([COLS], ["1@tid_in_wg"]));
-
-/**
- * `iters` rounds (a loop when > 1) in which each of 2 warpgroups reduces its own [4, 128] slice
- * of X by sum, max and min at wg scope, with axis `axis` (1 or -1).
- */
-function wgReduce(name: string, iters: number, axis: number): PrimFunc {
-  return T.function(
-    name,
-    {
-      X: T.Tensor([iters, 2, ROWS, COLS], "float32"),
-      R: T.Tensor([iters, 2, 3, ROWS], "float32"),
-    },
-    ({ X, R }) => {
-      T.device_entry({ launch: T.cuda.LaunchConfig({ grid: 1, block: 256 }) });
-      const wg = T.cuda.thread_idx("x").floordiv(128);
-      const a = T.alloc_local([ROWS, COLS], "float32", { layout: srcLayout() });
-      const d = T.alloc_local([ROWS, 1], "float32", { layout: dstLayout() });
-      const round = (it: number | ReturnType<typeof T.cuda.thread_idx>) => {
-        T.tile.wg.copy(a, X.sub(it, wg));
-        T.tile.wg.sum(d, a, axis);
-        T.tile.wg.copy(R.sub(it, wg, 0), d);
-        T.tile.wg.max(d, a, axis);
-        T.tile.wg.copy(R.sub(it, wg, 1), d);
-        T.tile.wg.min(d, a, axis);
-        T.tile.wg.copy(R.sub(it, wg, 2), d);
-      };
-      if (iters === 1) round(0);
-      else for (const it of T.serial(0, iters)) round(it);
-    },
-  );
-}
-
 function check(fn: PrimFunc, iters: number, seed: number): void {
   const x = ints(iters * 2 * ROWS * COLS, seed);
   const k = compile(fn, { target: "cuda" });
@@ -73,17 +38,7 @@ function check(fn: PrimFunc, iters: number, seed: number): void {
   const R = tensor.zeros([iters, 2, 3, ROWS], "float32", dev);
   k(X, R);
   const got = Array.from(R.toArray() as Float32Array);
-  const want: number[] = [];
-  for (let it = 0; it < iters; it++)
-    for (let g = 0; g < 2; g++) {
-      const rows = Array.from({ length: ROWS }, (_, r) => {
-        const at = ((it * 2 + g) * ROWS + r) * COLS;
-        return Array.from(x.subarray(at, at + COLS));
-      });
-      want.push(...rows.map((row) => row.reduce((p, v) => p + v, 0)));
-      want.push(...rows.map((row) => Math.max(...row)));
-      want.push(...rows.map((row) => Math.min(...row)));
-    }
+  const want = wgReduceReference(x, iters);
   expect(got).toEqual(want);
   X.dispose();
   R.dispose();
@@ -101,8 +56,8 @@ describe("T.tile.wg reductions across the warpgroup's warps", () => {
         "bar.sync 2, 128;",
       ]
     `);
-    expect(explainTile(fn)[1]).toMatchInlineSnapshot(
-      `"tile-reduce-wg.test.ts:56 T.tile.wg.sum → warp shfl.sync.bfly ×5 + shared scratch (4 warps per warpgroup) + named bar.sync (1 + wgid, 128): reduces axis 1 of S[(4, 128) : (1, 1@tid_in_wg)]"`,
+    expect(explainTile(fn)[1]).toMatch(
+      /T\.tile\.wg\.sum → warp shfl\.sync\.bfly ×5 \+ shared scratch \(4 warps per warpgroup\) \+ named bar\.sync \(1 \+ wgid, 128\): reduces axis 1 of S\[\(4, 128\) : \(1, 1@tid_in_wg\)\]$/,
     );
     check(fn, 1, 3);
   });
