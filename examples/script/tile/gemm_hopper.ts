@@ -100,11 +100,12 @@ export const gemm_hopper = T.prim_func(function gemm_hopper(
     for (let turn = 0; turn < TURNS; turn++) {
       const u = T.let_("u", T.cuda.block_idx("x") + turn * CTAS);
       if (u < UNITS) {
+        T.tile.wg.zero(acc);
         for (let kt = 0; kt < K_TILES; kt++) {
           const st = T.let_("st", T.floormod(turn * K_TILES + kt, STAGES));
           T.ptx.mbarrier.try_wait(full.sub(st), phase(turn * K_TILES + kt));
           const rowsA = sA.sub(st).rearrange("(w r) c -> w r c", { r: 64 }).sub(cw);
-          T.tile.wg.gemm_async(acc, rowsA, sB.sub(st), { transB: true, accum: kt > 0 });
+          T.tile.wg.gemm_async(acc, rowsA, sB.sub(st), { transB: true });
           T.ptx.wgmma.wait_group(0);
           if (T.floormod(tid, 128) === 0) T.ptx.mbarrier.arrive(empty.sub(st));
         }
