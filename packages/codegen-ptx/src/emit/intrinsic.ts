@@ -34,6 +34,7 @@ function operands(
   op: OpDef,
   args: readonly Expr[],
   span?: Span,
+  packed?: PackedFragments,
 ): {
   ops: string[];
   spaces: ("global" | "shared")[];
@@ -72,6 +73,8 @@ function operands(
         return ex.value(a);
       case "fragment": {
         if (a.kind === "BufferPtr") dts[i] = a.buffer.dtype;
+        const early = packed?.get(i);
+        if (early !== undefined) return early;
         const f = fragmentOperand(ex.ctx, spec, a, op.surface);
         after.push(...f.after);
         return f.text;
@@ -79,6 +82,29 @@ function operands(
     }
   });
   return guard ? { ops, spaces, dts, after, guard } : { ops, spaces, dts, after };
+}
+
+/** Fragment operands of one call packed ahead of it: operand index → the `{%r…}` text. */
+export type PackedFragments = ReadonlyMap<number, string>;
+
+/**
+ * Pack the read-only fragment operands of statement op call `s` now (the `mov.b32 %r, {lo, hi}`
+ * of 16-bit elements), for its emission later through {@link emitIntrinsic}. A `wgmma.fence`
+ * orders register writes before it against the mma_asyncs after it (PTX ISA, wgmma.fence):
+ * register A operands packed after the fence are writes ptxas must order again, so it injects a
+ * `warpgroup.arrive` before each such wgmma (C7519). Packing them all before the fence avoids
+ * that. Operands the op writes are not packed early (their unpacking follows the op).
+ */
+export function packFragments(ex: ValueEmitter, s: Call): PackedFragments {
+  const op = verifiedOp(s.op, "stmt");
+  const out = new Map<number, string>();
+  op.operands.forEach((spec, i) => {
+    if (spec.kind !== "fragment" || spec.access !== "read") return;
+    const f = fragmentOperand(ex.ctx, spec, s.args[i]!, op.surface);
+    invariant(f.after.length === 0, () => `read-only fragment of ${op.surface} unpacks after`);
+    out.set(i, f.text);
+  });
+  return out;
 }
 
 /** The code generator as an op lowering sees it. */
@@ -102,9 +128,9 @@ function verifiedOp(name: string, form: OpDef["form"]): OpDef {
 }
 
 /** Emit a statement op through its record's lowering. The verifier checked its operands. */
-export function emitIntrinsic(ex: ValueEmitter, s: Call): void {
+export function emitIntrinsic(ex: ValueEmitter, s: Call, packed?: PackedFragments): void {
   const op = verifiedOp(s.op, "stmt");
-  const { ops, spaces, dts, after, guard } = operands(ex, op, s.args, s.span);
+  const { ops, spaces, dts, after, guard } = operands(ex, op, s.args, s.span, packed);
   // A guarded op whose address is out of range is branched around.
   const skip = guard ? skipUnless(ex, guard) : undefined;
   op.lower(lowerCtx(ex, spaces), "", ops, dts, undefined);

@@ -1,10 +1,12 @@
 import {
   InternalError,
   constInt,
+  findOp,
   invariant,
   setp,
   walkExpr,
   walkScoped,
+  type Call,
   type Descend,
   type Expr,
   type For,
@@ -19,7 +21,12 @@ import { elementReg } from "./register-array.js";
 import { emitVectorized, where } from "./vectorize.js";
 import type { EmitContext } from "./context.js";
 import { ExprEmitter } from "./expr.js";
-import { emitIntrinsic, prepareValueIntrinsic } from "./intrinsic.js";
+import {
+  emitIntrinsic,
+  packFragments,
+  prepareValueIntrinsic,
+  type PackedFragments,
+} from "./intrinsic.js";
 
 /** True when `e` reads memory (a value that may change between two tests of a loop). */
 function hasLoad(e: Expr): boolean {
@@ -28,6 +35,16 @@ function hasLoad(e: Expr): boolean {
     if (x.kind === "BufferLoad" || x.kind === "CallExpr") found = true;
   });
   return found;
+}
+
+/** The wgmma unit's action of statement `s` (a machine op's record fact), if it has one. */
+function wgmmaAction(s: Stmt): "fence" | "mma" | undefined {
+  if (s.kind !== "Call") return undefined;
+  const sim = findOp(s.op)?.sim;
+  if (sim?.kind !== "machine" || sim.effect.unit !== "wgmma") return undefined;
+  return sim.effect.action === "fence" || sim.effect.action === "mma"
+    ? sim.effect.action
+    : undefined;
 }
 
 /** True for a statement that emits nothing (an empty sequence, possibly nested). */
@@ -48,6 +65,13 @@ function isEmpty(s: Stmt): boolean {
  */
 export class StmtEmitter {
   readonly ex: ExprEmitter;
+  /**
+   * A sequence's `wgmma.fence` → the mma_asyncs that follow it in the sequence (before any
+   * other statement), whose register operands are packed before the fence; and each such call's
+   * packed operands, until it is emitted.
+   */
+  private readonly fenced = new Map<Stmt, Call[]>();
+  private readonly packed = new Map<Stmt, PackedFragments>();
 
   constructor(readonly ctx: EmitContext) {
     this.ex = new ExprEmitter(ctx);
@@ -76,8 +100,17 @@ export class StmtEmitter {
       ctx.comment(`${what} at ${s.span.file.split(/[\\/]/).pop()}:${s.span.line}:${s.span.col}`);
     }
     switch (s.kind) {
-      case "Seq":
+      case "Seq": {
+        s.stmts.forEach((x, i) => {
+          if (wgmmaAction(x) !== "fence") return;
+          const run: Call[] = [];
+          for (let k = i + 1; k < s.stmts.length && wgmmaAction(s.stmts[k]!) === "mma"; k++) {
+            run.push(s.stmts[k] as Call);
+          }
+          if (run.length > 0) this.fenced.set(x, run);
+        });
         return;
+      }
       case "For":
         return this.loop(s);
       case "While":
@@ -140,8 +173,16 @@ export class StmtEmitter {
         ctx.bufferBase(s.buffer);
         return;
       }
-      case "Call":
-        return emitIntrinsic(this.ex, s);
+      case "Call": {
+        const run = this.fenced.get(s);
+        if (run) {
+          this.fenced.delete(s);
+          for (const c of run) this.packed.set(c, packFragments(this.ex, c));
+        }
+        const early = this.packed.get(s);
+        if (early) this.packed.delete(s);
+        return emitIntrinsic(this.ex, s, early);
+      }
       case "TileOp":
         return emitTilePlan(ctx, this.ex, s.plan);
       case "TileApply":
