@@ -27,9 +27,17 @@ type ArgOf<K extends TileOperandKind> = K extends "register" | "tile"
   ? TileView
   : K extends "value"
     ? TileView | ExprLike
-    : K extends "axis"
-      ? number
-      : Readonly<Record<string, unknown>>;
+    : K extends "predicate"
+      ? TileView | ExprLike | IndexFn
+      : K extends "axis"
+        ? number
+        : Readonly<Record<string, unknown>>;
+
+/**
+ * A function of the destination's logical indices (one int32 per dim), e.g. a mask predicate:
+ * `([i, j]) => j.gt(i.add(off))`. Called once while tracing, inside the slot loop.
+ */
+export type IndexFn = (idx: PrimExpr[]) => ExprLike;
 
 type MapArgs<Ops extends readonly unknown[]> = {
   -readonly [I in keyof Ops]: Ops[I] extends { readonly kind: infer K extends TileOperandKind }
@@ -54,7 +62,8 @@ export type TileNamespace = {
 
 /**
  * Resolve one surface argument of kind `kind`: a TileView of a local buffer is a register tile,
- * of a shared/global buffer a memory view; an expression or number a scalar; options are
+ * of a shared/global buffer a memory view; an expression or number a scalar; a function (for a
+ * `predicate`) a function of the indices, its result converted to an Expr; options are
  * checked against the record's `optionNames` (TX1002 for another name), their TileView values
  * passed as core Views and PrimExpr values as Exprs.
  */
@@ -87,11 +96,18 @@ function resolve(
     }
     return out;
   }
+  if (kind === "predicate" && typeof a === "function") {
+    const f0 = a as IndexFn;
+    return {
+      kind: "index_fn",
+      fn: (idx) => toExpr(f0(idx.map((e) => new PrimExpr(e))), "bool", span),
+    };
+  }
   if (a instanceof TileView) {
     if (a.buffer.scope === "local") return registerTile(a.buffer, ctx);
     return { kind: "memory", view: a.view };
   }
-  if (kind !== "value") {
+  if (kind !== "value" && kind !== "predicate") {
     throw new TirxError(
       "TX2022",
       `T.tile.${ctx.name}: ${spec.name} must be a tile (T.alloc_local, T.alloc_shared or a tensor view)`,

@@ -2,7 +2,7 @@ import type { DType } from "../dtype.js";
 import type { Expr } from "../ir/expr.js";
 import type { BinaryOp } from "../ir/expr.js";
 import { binary, constant, elementwise, ifThenElse, maybeApprox } from "./elementwise.js";
-import { asDType, valueOp } from "./primitive.js";
+import { asDType, valueOp, type TilePrimitive } from "./primitive.js";
 
 // The elementwise family (TIRx `Tx.tile.fill`, `cast`, `add`, …): one record each, built by
 // `elementwise`. Exact ops round once in dst's dtype as the IR's arithmetic does (IEEE
@@ -75,16 +75,27 @@ export const sqrt = elementwise("sqrt", "dst = sqrt(src)", ["src"], (ins, dtype,
 export const reciprocal = elementwise("reciprocal", "dst = 1 / src", ["src"], (ins, dtype) =>
   binary("div", constant(1, dtype), asDType(ins[0]!, dtype)),
 );
-/** `dst = cond ? a : b` (`cond` a bool tile or scalar; both arms evaluated, PTX selp). */
-export const select = elementwise(
-  "select",
-  "dst = cond ? a : b",
-  ["cond", "a", "b"],
-  (ins, dtype) => {
-    const [a, b] = conv(ins.slice(1), dtype);
-    return ifThenElse(asDType(ins[0]!, "bool"), a!, b!);
-  },
-);
+const select0 = elementwise("select", "dst = cond ? a : b", ["cond", "a", "b"], (ins, dtype) => {
+  const [a, b] = conv(ins.slice(1), dtype);
+  return ifThenElse(asDType(ins[0]!, "bool"), a!, b!);
+});
+/**
+ * `dst = cond ? a : b` (both arms evaluated, PTX selp). `cond` is a bool tile (dst's layout, or
+ * broadcast), a scalar, or a function of dst's logical indices returning a bool, evaluated per
+ * element (TIRx's primitives take reified lambdas, `LambdaExprNode`), e.g. the causal mask of
+ * attention's diagonal block, `off` a runtime int32:
+ * `T.tile.wg.select(S, ([i, j]) => j.gt(i.add(off)), -Infinity, S)`.
+ */
+export const select = {
+  ...select0,
+  doc: "dst = cond ? a : b (cond: a bool tile, a scalar, or a function of dst's indices)",
+  operands: [
+    { name: "dst", kind: "register" },
+    { name: "cond", kind: "predicate" },
+    { name: "a", kind: "value" },
+    { name: "b", kind: "value" },
+  ] as const,
+} satisfies TilePrimitive;
 /** `dst = src / (1 + e^-src)` (SiLU); `{ approx: true }` uses the .approx exp. */
 export const silu = elementwise(
   "silu",

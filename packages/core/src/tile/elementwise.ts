@@ -3,9 +3,17 @@ import { binary, ifThenElse } from "../ir/arith.js";
 import { floatImm, intImm, type Expr } from "../ir/expr.js";
 import { isFloat } from "../dtype.js";
 import type { Stmt } from "../ir/stmt.js";
+import type { LayoutIter, TileLayout } from "../ir/tile-layout.js";
 import { showTileLayout } from "../layout/tile-layout.js";
 import { layoutText } from "./layout-name.js";
-import { memoryIters, tileDispatchError, type RegisterTile, type TileContext } from "./operand.js";
+import {
+  memoryIters,
+  tileDispatchError,
+  type IndexFnOperand,
+  type RegisterTile,
+  type TileArg,
+  type TileContext,
+} from "./operand.js";
 import {
   ALL_SCOPES,
   asArg,
@@ -18,7 +26,7 @@ import {
   type TileInput,
   type TilePrimitive,
 } from "./primitive.js";
-import { loopNest } from "./threads.js";
+import { iterValue, loopNest } from "./threads.js";
 
 /**
  * The per-element computation of an elementwise primitive: `ins` as loaded (their own dtypes),
@@ -54,7 +62,11 @@ function layoutKey(t: RegisterTile): string {
  * span on `m` is the thread's array), `body` getting the slot expression. Thread iters do not
  * appear: every thread runs the same loop over its own slots.
  */
-export function slotLoop(t: RegisterTile, ctx: TileContext, body: (slot: Expr) => Stmt[]): Stmt[] {
+export function slotLoop(
+  t: RegisterTile,
+  ctx: TileContext,
+  body: (slot: Expr, vars: readonly Expr[]) => Stmt[],
+): Stmt[] {
   const ms = memoryIters(t.layout);
   const base = t.layout.offset.m ?? 0;
   return loopNest(
@@ -66,7 +78,7 @@ export function slotLoop(t: RegisterTile, ctx: TileContext, body: (slot: Expr) =
         const s = ms[i]!.iter.stride;
         if (s !== 0) slot = binary("add", slot, s === 1 ? v : binary("mul", v, intImm(s)));
       });
-      return body(slot);
+      return body(slot, vars);
     },
   );
 }
@@ -90,13 +102,18 @@ export function storeSlot(t: RegisterTile, slot: Expr, value: Expr, ctx: TileCon
 
 /**
  * An elementwise primitive `dst = f(in_0, …)`: `dst` a register tile, each input a register tile
- * with `dst`'s shape and layout, or a scalar broadcast to every element. Lowered to an unrolled
+ * with `dst`'s shape and layout, a register tile that broadcasts to it (numpy's rule at one rank:
+ * extent 1 in the broadcast dims, e.g. a per-row `[64, 1]` against `[64, 128]`; its layout must
+ * keep each element in the threads that hold its dst elements, see `broadcastSlot`), a scalar
+ * broadcast to every element, or (for a `predicate` operand) a function of dst's logical indices
+ * evaluated per element ({@link IndexFnOperand}). Lowered to an unrolled
  * loop over the thread's own slots (the layout says each thread owns scalar elements, so a scalar
  * loop is the lowering, not a fallback); `f` converts the inputs it computes on to `dst`'s dtype.
  * Register-tile inputs must have dst's dtype (except for `cast`, and `select`'s bool `cond`);
  * scalars are converted to it.
- * @throws TirxError TX2022 for an input whose shape or layout differs from dst's (naming dst's
- *   layout as the one that works), a register-tile input of another dtype (suggesting
+ * @throws TirxError TX2022 for an input whose shape or layout differs from dst's and does not
+ *   broadcast to it (naming dst's layout, or for a broadcast the element and thread that break
+ *   the rule and the layout that works), a register-tile input of another dtype (suggesting
  *   `T.tile.cast` first), a tile without a TileLayout at warp/wg/cta scope, or a layout spread
  *   beyond the scope's threads.
  */
@@ -127,20 +144,23 @@ export function elementwise<
       checkLaidOut(dst, ctx);
       checkScope(dst, ctx);
       const key = layoutKey(dst);
-      const ins = inputs.map((n, i) => {
-        const a = asArg(args[i + 1]);
+      // Per register input: its slot as a function of dst's slot and loop variables (dst's own
+      // slot when the layouts are equal; the kept dims' digits when it broadcasts).
+      const slotOf: (((slot: Expr, vars: readonly Expr[]) => Expr) | undefined)[] = [];
+      const ins: (TileArg | IndexFnOperand)[] = inputs.map((n, i) => {
+        const raw = args[i + 1];
+        if (typeof raw === "object" && raw !== null && raw.kind === "index_fn") {
+          return raw as IndexFnOperand;
+        }
+        const a = asArg(raw);
         if (a === undefined || a.kind === "memory") {
           throw tileDispatchError(
             ctx,
             `${n} must be a register tile or a scalar; a memory operand needs T.tile.copy into registers first`,
           );
         }
-        if (a.kind === "register" && layoutKey(a) !== key) {
-          throw tileDispatchError(
-            ctx,
-            `${n} (${a.buffer.name} [${a.shape.join(", ")}] ${showTileLayout(a.layout)}) must have dst's shape and layout, slot for slot`,
-            `${n} allocated as [${dst.shape.join(", ")}] with ${layoutText(dst.layout, dst.shape, dst.dtype)} (dst's), or T.tile.permute_layout into it`,
-          );
+        if (a.kind === "register") {
+          slotOf[i] = layoutKey(a) === key ? (slot) => slot : broadcastSlot(dst, a, n, ctx);
         }
         return a;
       });
@@ -170,10 +190,16 @@ export function elementwise<
         lets.push({ kind: "Let", var: v, value: a.expr, ...(ctx.span ? { span: ctx.span } : {}) });
         return v;
       });
-      const loop = slotLoop(dst, ctx, (slot) => {
-        const vals = ins.map(
-          (a, i) => scalars[i] ?? (a.kind === "scalar" ? a.expr : loadSlot(a, slot)),
-        );
+      // A function of the indices: dst's per-dim thread part bound once, before the loop.
+      const indices = ins.some((a) => a.kind === "index_fn")
+        ? logicalIndices(dst, ctx, lets)
+        : undefined;
+      const loop = slotLoop(dst, ctx, (slot, vars) => {
+        const vals = ins.map((a, i) => {
+          if (a.kind === "index_fn") return a.fn(indices!(vars));
+          if (a.kind === "scalar") return scalars[i] ?? a.expr;
+          return loadSlot(a as RegisterTile, slotOf[i]!(slot, vars));
+        });
         return [storeSlot(dst, slot, f(vals, dst.dtype, opts ?? {}, ctx), ctx)];
       });
       const stmts = [...lets, ...loop];
@@ -184,6 +210,191 @@ export function elementwise<
       };
     },
   };
+}
+
+const iterKey = (x: LayoutIter): string => `${x.extent}:${x.stride}@${x.axis}`;
+
+/** `l` with its m iters renumbered compactly (row-major over the m iters). */
+export function compactM(l: TileLayout): TileLayout {
+  let s = 1;
+  const shard = [...l.shard];
+  for (let i = shard.length - 1; i >= 0; i--) {
+    const x = shard[i]!;
+    if (x.axis !== "m") continue;
+    shard[i] = { ...x, stride: s };
+    s *= x.extent;
+  }
+  return { ...l, shard };
+}
+
+/**
+ * The slot of a broadcast input `a` (numpy's rule at one rank: each dim of `a` is dst's extent
+ * or 1) as a function of dst's slot loop variables, when the broadcast is a register-only
+ * operation: every dst element a thread holds has its `a` element (same indices, 0 in the
+ * broadcast dims) in the same thread. That holds when `a`'s layout, grouped by its shape, is
+ * dst's iters of the kept dims in order (thread iters equal; `m` iters of the same extents, any
+ * strides), replicated over dst's thread iters of the broadcast dims and dst's own replicas, with
+ * dst's thread offsets. `a`'s slot is then its `m` offset plus, per `m` iter, the loop variable of
+ * dst's matching iter times `a`'s stride. Rank-1 `[n]` against `[n, k]` is not taken: TIRx's docs
+ * state no such rule, so the ranks must match (allocate `[n, 1]`).
+ * @throws TirxError TX2022 when the shapes do not broadcast (naming the rule) or the layouts do
+ *   not agree: naming an element of dst and the thread (or slot digit) that holds it where `a`
+ *   does not, and the layout that works (the one `T.tile.<scope>.max(a, dst, axis)` gives).
+ */
+function broadcastSlot(
+  dst: RegisterTile,
+  a: RegisterTile,
+  n: string,
+  ctx: TileContext,
+): (slot: Expr, vars: readonly Expr[]) => Expr {
+  const aText = `${n} (${a.buffer.name} [${a.shape.join(", ")}] ${showTileLayout(a.layout)})`;
+  const fits =
+    a.shape.length === dst.shape.length &&
+    a.shape.every((e, d) => e === dst.shape[d] || e === 1) &&
+    a.shape.some((e, d) => e !== dst.shape[d]);
+  if (!fits) {
+    const same = a.shape.length === dst.shape.length && a.shape.every((e, d) => e === dst.shape[d]);
+    throw tileDispatchError(
+      ctx,
+      same
+        ? `${aText} must have dst's shape and layout, slot for slot`
+        : `${aText} must have dst's shape [${dst.shape.join(", ")}], or broadcast to it: the same rank, each dim dst's extent or 1`,
+      `${n} allocated as [${dst.shape.join(", ")}] with ${layoutText(dst.layout, dst.shape, dst.dtype)} (dst's), or T.tile.permute_layout into it${same ? "" : `; a per-row operand as [${dst.shape.map((e, d) => (d === dst.shape.length - 1 ? 1 : e)).join(", ")}]`}`,
+    );
+  }
+  const bcast = new Set(a.shape.flatMap((e, d) => (e === 1 && dst.shape[d]! > 1 ? [d] : [])));
+  const shard = dst.layout.shard;
+  const kept = shard.flatMap((x, i) => (x.extent > 1 && !bcast.has(dst.dims[i]!) ? [i] : []));
+  const dropped = shard.filter((x, i) => x.extent > 1 && bcast.has(dst.dims[i]!));
+  // The layout that works: dst's kept iters, its broadcast thread iters as replicas.
+  const expected: TileLayout = compactM({
+    kind: "TileLayout",
+    shard: kept.length > 0 ? kept.map((i) => shard[i]!) : [{ extent: 1, stride: 1, axis: "m" }],
+    replica: [...dst.layout.replica, ...dropped.filter((x) => x.axis !== "m")],
+    offset: Object.fromEntries(Object.entries(dst.layout.offset).filter(([k]) => k !== "m")),
+  });
+  const axis = [...bcast].join(", ");
+  const nearest = `T.alloc_local([${a.shape.join(", ")}], "${a.dtype}") laid out as ${showTileLayout(expected)} (what T.tile.${ctx.scope === "thread" ? "" : `${ctx.scope}.`}max(${a.buffer.name}, ${dst.buffer.name}, ${axis}) writes)`;
+  const fail = (why: string): never => {
+    throw tileDispatchError(
+      ctx,
+      `${aText} broadcasts along dim ${axis} of dst ${dst.buffer.name} [${dst.shape.join(", ")}] ${showTileLayout(dst.layout)}, which needs each thread to hold the ${n} element of every dst element it holds (same indices, 0 in the broadcast dims): ${why}`,
+      nearest,
+    );
+  };
+  /** The element of dst whose digit on shard iter `i` is 1 (others 0), shown as indices. */
+  const elementAt = (i: number): string => {
+    const d = dst.dims[i]!;
+    let inner = 1;
+    for (let k = i + 1; k < shard.length && dst.dims[k] === d; k++) inner *= shard[k]!.extent;
+    return `[${dst.shape.map((_, e) => (e === d ? inner : 0)).join(", ")}]`;
+  };
+  const holder = (x: LayoutIter): string =>
+    x.axis === "m"
+      ? `slot digit ${x.extent}:${x.stride}`
+      : `the thread with ${x.axis} = ${x.stride + (dst.layout.offset[x.axis] ?? 0)}`;
+  const aIters = a.layout.shard.flatMap((x, j) => (x.extent > 1 ? [{ x, d: a.dims[j]! }] : []));
+  const pairs: { dm?: number; am: LayoutIter }[] = [];
+  const ms = memoryIters(dst.layout);
+  kept.forEach((i, k) => {
+    const x = shard[i]!;
+    const y = aIters[k];
+    const ok =
+      y !== undefined &&
+      y.d === dst.dims[i] &&
+      (x.axis === "m" ? y.x.axis === "m" && y.x.extent === x.extent : iterKey(x) === iterKey(y.x));
+    if (!ok) {
+      fail(
+        `dst element ${elementAt(i)} is held by ${holder(x)} (dst's iter ${iterKey(x)} of dim ${dst.dims[i]}), where ${n} has ${y ? `the iter ${iterKey(y.x)} of dim ${y.d}` : "no iter"}`,
+      );
+    }
+    if (x.axis === "m") pairs.push({ dm: ms.findIndex((z) => z.index === i), am: y!.x });
+  });
+  if (aIters.length > kept.length) {
+    const y = aIters[kept.length]!;
+    fail(`${n} has the iter ${iterKey(y.x)} of dim ${y.d} beyond dst's kept iters`);
+  }
+  const want = expected.replica.filter((x) => x.extent > 1).map(iterKey);
+  const have = a.layout.replica.filter((x) => x.extent > 1).map(iterKey);
+  const missing = want.find((k) => !have.includes(k));
+  if (missing) {
+    const x = dropped.find((y) => iterKey(y) === missing);
+    fail(
+      x
+        ? `dst element ${elementAt(shard.indexOf(x))} is held by ${holder(x)}, which holds no ${n} element of its row: ${n} must replicate over ${missing}`
+        : `${n} must replicate over dst's replica ${missing}`,
+    );
+  }
+  const extra = have.find((k) => !want.includes(k));
+  if (extra) fail(`${n}'s replica ${extra} is not one of dst's threads of the broadcast dims`);
+  for (const ax of Object.keys({ ...dst.layout.offset, ...a.layout.offset })) {
+    if (ax === "m") continue;
+    const k = ax as keyof TileLayout["offset"];
+    if ((a.layout.offset[k] ?? 0) !== (dst.layout.offset[k] ?? 0)) {
+      fail(
+        `${n}'s ${ax} offset ${a.layout.offset[k] ?? 0} is not dst's ${dst.layout.offset[k] ?? 0}, so the threads differ`,
+      );
+    }
+  }
+  const base = a.layout.offset.m ?? 0;
+  return (_slot, vars) => {
+    let slot: Expr = intImm(base);
+    for (const p of pairs) {
+      const v = vars[p.dm!]!;
+      const st = p.am.stride;
+      if (st !== 0) slot = binary("add", slot, st === 1 ? v : binary("mul", v, intImm(st)));
+    }
+    return slot;
+  };
+}
+
+/**
+ * The logical indices of dst's element at a slot-loop iteration, for a function-of-the-indices
+ * operand: per dim, the sum over its shard iters (outermost first) of the iter's digit times the
+ * extents inside it; a thread iter's digit is the calling thread's ({@link iterValue}), bound to
+ * one int32 variable per dim before the loop (pushed on `lets`); an `m` iter's digit is its loop
+ * variable.
+ */
+function logicalIndices(
+  dst: RegisterTile,
+  ctx: TileContext,
+  lets: Stmt[],
+): (vars: readonly Expr[]) => Expr[] {
+  const shard = dst.layout.shard;
+  const ms = memoryIters(dst.layout);
+  const inner = shard.map((_, i) => {
+    let p = 1;
+    for (let k = i + 1; k < shard.length && dst.dims[k] === dst.dims[i]; k++) p *= shard[k]!.extent;
+    return p;
+  });
+  const rank = Math.max(1, dst.shape.length);
+  const threadPart: Expr[] = [];
+  for (let d = 0; d < rank; d++) {
+    let e: Expr | undefined;
+    shard.forEach((x, i) => {
+      if (dst.dims[i] !== d || x.axis === "m" || x.extent === 1) return;
+      const v = iterValue(dst.layout, x, ctx);
+      const t = inner[i] === 1 ? v : binary("mul", v, intImm(inner[i]!));
+      e = e ? binary("add", e, t) : t;
+    });
+    if (!e) {
+      threadPart.push(intImm(0));
+      continue;
+    }
+    const v = ctx.freshVar(`idx${d}`, "int32");
+    lets.push({ kind: "Let", var: v, value: e, ...(ctx.span ? { span: ctx.span } : {}) });
+    threadPart.push(v);
+  }
+  return (vars) =>
+    threadPart.map((t, d) => {
+      let e = t;
+      ms.forEach((z, k) => {
+        if (dst.dims[z.index] !== d || z.iter.extent === 1) return;
+        const v = vars[k]!;
+        e = binary("add", e, inner[z.index] === 1 ? v : binary("mul", v, intImm(inner[z.index]!)));
+      });
+      return e;
+    });
 }
 
 /** A float constant of `dtype` (an integer dtype takes the integer). */

@@ -47,6 +47,18 @@ export interface ScalarOperand {
   readonly expr: Expr;
 }
 
+/**
+ * A function of a tile's logical indices (TIRx's tile primitives take reified Python lambdas,
+ * `LambdaExprNode` in tvm/tirx/tile_primitive.h): `fn(idx)` gets one int32 expression per dim of
+ * the destination (the element's logical index) and returns the operand's value there, e.g. a
+ * bool for `select`'s `cond`. Evaluated once while tracing, inside the slot loop, so the
+ * expressions it builds are computed per element.
+ */
+export interface IndexFnOperand {
+  readonly kind: "index_fn";
+  readonly fn: (idx: readonly Expr[]) => Expr;
+}
+
 /** One resolved operand of a tile primitive. */
 export type TileArg = RegisterTile | MemoryTile | ScalarOperand;
 

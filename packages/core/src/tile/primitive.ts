@@ -14,6 +14,7 @@ import { layoutText } from "./layout-name.js";
 import {
   threadAxes,
   tileDispatchError,
+  type IndexFnOperand,
   type RegisterTile,
   type TileArg,
   type TileContext,
@@ -26,10 +27,12 @@ import {
  * - `register`: a register tile (`T.alloc_local`, with or without a TileLayout);
  * - `tile`: a register tile or a shared/global view;
  * - `value`: a register tile or a scalar (broadcast to every element);
+ * - `predicate`: a `value`, or a function of the destination's logical indices
+ *   ({@link IndexFnOperand}: `select`'s `cond` for masks such as causal attention's);
  * - `axis`: a static integer (a logical dim of the source tile);
  * - `options`: an optional plain object of the primitive's options.
  */
-export type TileOperandKind = "register" | "tile" | "value" | "axis" | "options";
+export type TileOperandKind = "register" | "tile" | "value" | "predicate" | "axis" | "options";
 
 /** One operand of a primitive: its name (for messages and docs) and kind. */
 export interface TileOperandSpec {
@@ -37,8 +40,12 @@ export interface TileOperandSpec {
   readonly kind: TileOperandKind;
 }
 
-/** A resolved operand as a lowering gets it: tiles and scalars, an axis, or options. */
-export type TileInput = TileArg | number | Readonly<Record<string, unknown>> | undefined;
+/**
+ * A resolved operand as a lowering gets it: tiles and scalars, a function of the indices, an
+ * axis, or options.
+ */
+export type TileInput =
+  TileArg | IndexFnOperand | number | Readonly<Record<string, unknown>> | undefined;
 
 /**
  * One tile primitive (TIRx `Tx.tile.<name>`): its name, the scopes it serves, its operands, and

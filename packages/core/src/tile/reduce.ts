@@ -5,7 +5,7 @@ import type { LayoutIter } from "../ir/tile-layout.js";
 import { showTileLayout } from "../layout/tile-layout.js";
 import { checkOpCall } from "../ops/check.js";
 import { opOf } from "../ops/registry.js";
-import { constant, loadSlot, storeSlot } from "./elementwise.js";
+import { compactM, constant, loadSlot, storeSlot } from "./elementwise.js";
 import { tileDispatchError, type RegisterTile, type TileContext } from "./operand.js";
 import {
   checkLaidOut,
@@ -429,21 +429,6 @@ function barrier(ctx: TileContext, groups: number): Stmt[] {
 
 function sameSet(a: readonly string[], b: readonly string[]): boolean {
   return a.length === b.length && [...a].sort().join() === [...b].sort().join();
-}
-
-/** `l` with its m iters renumbered compactly (row-major over the m iters). */
-function compactM(
-  l: import("../ir/tile-layout.js").TileLayout,
-): import("../ir/tile-layout.js").TileLayout {
-  let s = 1;
-  const shard = [...l.shard];
-  for (let i = shard.length - 1; i >= 0; i--) {
-    const x = shard[i]!;
-    if (x.axis !== "m") continue;
-    shard[i] = { ...x, stride: s };
-    s *= x.extent;
-  }
-  return { ...l, shard };
 }
 
 /** `T.tile.sum(dst, src, axis)`. */
