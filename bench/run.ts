@@ -1,8 +1,8 @@
 // All benchmarks in one command: `npm run bench` (or `tsx -C source bench/run.ts [--out-dir DIR]`).
 // The simulator, script-build and deep-IR benchmarks run everywhere; the bulk-copy bandwidth,
-// compute and module-load benchmarks need an sm_90 GPU (and nvcc) and say so where there is
-// none. Each writes its table, with date, GPU and command, to DIR/<name>-<date>.md (default DIR:
-// bench/results).
+// compute, Hopper GEMM, attention and module-load benchmarks need an sm_90 GPU (and nvcc; the
+// attention peers python3 with torch and triton) and say so where there is none. Each writes its
+// table, with date, GPU and command, to DIR/<name>-<date>.md (default DIR: bench/results).
 import { spawnSync } from "node:child_process";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { cpus } from "node:os";
@@ -63,6 +63,10 @@ const hopper = run("Hopper GEMM (TMA, wgmma, warp specialisation) vs hand kernel
   "--out",
   join(outDir, `hopper-${day}.md`),
 ]);
+const attention = run(
+  "FlashAttention (forward, backward at hd 128) vs torch SDPA cuDNN/flash and Triton",
+  [join(here, "attention.ts"), "--out", join(outDir, `attention-${day}.md`)],
+);
 const launch = run("launch overhead and CUDA graphs", [
   join(here, "launch.ts"),
   "--out",
@@ -103,6 +107,7 @@ process.exitCode =
   bulk.code ||
   compute.code ||
   hopper.code ||
+  attention.code ||
   launch.code ||
   breakdown.code ||
   timings.some((t) => t.code)

@@ -1,0 +1,298 @@
+// FlashAttention on the GPU, side by side, on the same inputs: 16384 tokens (batch × seq), hidden
+// 2048 (heads × hd), hd 64/128/256, seq 1024/4096/16384, causal and not, bfloat16 and float16;
+// forward, and backward at hd 128:
+//   tirx-ts examples/flash_attention.ts (forward only; makeFlashAttention, imported when present)
+//   torch SDPA with the cuDNN backend and with the flash backend, and the Triton FlashAttention-2
+//   kernels of bench/attention_triton.py: bench/attention_peers.py, one python3 process
+// The inputs (normal(0, 1), fixed seed, bshd) are made by bench/attention_peers.py, which also
+// writes them and float32 reference rows for the tirx-ts side; every output is checked on sampled
+// rows before it is timed (bounds: bench/attention-cases.ts FWD_BOUND / BWD_BOUND). Times are
+// medians of CUDA-event-timed calls after 3 warm-ups; TFLOP/s count 4·b·h·s²·hd for the forward
+// (half when causal) and 2.5× that for the backward; × cuDNN / × flash = their time / this time.
+// Usage: tsx -C source bench/attention.ts [--dtypes bfloat16,float16] [--hd 64,128,256]
+//   [--seqs 1024,4096,16384] [--causal false,true] [--no-backward] [--no-peers] [--iters 20]
+//   [--ctas N] [--out results.md] [--dry-run] [--help]
+import { spawnSync } from "node:child_process";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath, pathToFileURL } from "node:url";
+import type { PrimFunc } from "@tirx-ts/core";
+import {
+  BWD_BOUND,
+  FWD_BOUND,
+  USAGE,
+  attentionCases,
+  describeCase,
+  failed,
+  formatAttentionTable,
+  parseAttentionArgs,
+  worstRowError,
+  type AttentionCase,
+  type AttentionDType,
+  type AttentionRow,
+} from "./attention-cases.js";
+
+const repo = (p: string): string => fileURLToPath(new URL(`../${p}`, import.meta.url));
+const EXAMPLE = "examples/flash_attention.ts";
+
+const opts = parseAttentionArgs(process.argv.slice(2));
+if (opts.help) {
+  console.log(USAGE);
+  process.exit(0);
+}
+const cases = attentionCases(opts);
+const command = `tsx -C source bench/attention.ts ${process.argv.slice(2).join(" ")}`.trim();
+if (opts.dryRun) {
+  console.log(`${command}: ${cases.length} cases (dry run, nothing launched)`);
+  cases.forEach((c, i) => console.log(describeCase(c, i)));
+  console.log(
+    `variants: tirx-ts ${EXAMPLE} (${existsSync(repo(EXAMPLE)) ? "present" : "missing"}, forward only)` +
+      (opts.peers
+        ? ", torch SDPA cuDNN, torch SDPA flash, Triton FA2 (bench/attention_peers.py)"
+        : ""),
+  );
+  process.exit(0);
+}
+
+const rows: AttentionRow[] = [];
+const notes: string[] = [];
+
+// ---- the tirx-ts kernel: imported when the example exists ----
+/** The interface examples/flash_attention.ts implements (see its doc comment). */
+interface FlashAttentionSizes {
+  batch: number;
+  heads: number;
+  seqQ: number;
+  seqK: number;
+  headDim: 64 | 128 | 256;
+  dtype: "float16" | "bfloat16";
+  causal?: boolean;
+  scale?: number;
+  ctas?: number;
+}
+type MakeFlashAttention = (s: FlashAttentionSizes) => PrimFunc;
+let make: MakeFlashAttention | undefined;
+let tirxWhy = "";
+if (!existsSync(repo(EXAMPLE))) tirxWhy = `${EXAMPLE} missing`;
+else {
+  try {
+    const m = (await import(pathToFileURL(repo(EXAMPLE)).href)) as {
+      makeFlashAttention?: MakeFlashAttention;
+    };
+    if (typeof m.makeFlashAttention !== "function")
+      tirxWhy = `${EXAMPLE} does not export makeFlashAttention`;
+    else make = m.makeFlashAttention;
+  } catch (err) {
+    tirxWhy = `${EXAMPLE} failed to import: ${String(err).split("\n")[0]}`;
+  }
+}
+
+// ---- peers (and the inputs and references) ----
+const work = mkdtempSync(join(tmpdir(), "attention-"));
+const plan = join(work, "plan.json");
+writeFileSync(
+  plan,
+  JSON.stringify({
+    seed: 0,
+    cases: cases.map((c) => ({
+      ...c,
+      fwd_bound: FWD_BOUND[c.dtype],
+      bwd_bound: BWD_BOUND[c.dtype],
+    })),
+  }),
+);
+interface Inputs {
+  q: string;
+  k: string;
+  v: string;
+}
+const inputs = new Map<string, Inputs>(); // `${dtype}:${elements}` → files
+const refs = new Map<number, { index: Int32Array; rows: Float32Array }>();
+let gpu = "unknown GPU";
+let pyOk = false;
+if (opts.peers || make) {
+  const args = [repo("bench/attention_peers.py"), plan];
+  if (make) args.push("--dump", work);
+  if (!opts.peers) args.push("--no-time");
+  console.log(`peers: python3 ${args.join(" ")}`);
+  const p = spawnSync("python3", args, {
+    encoding: "utf8",
+    stdio: ["ignore", "pipe", "inherit"],
+    maxBuffer: 64 << 20,
+  });
+  pyOk = p.status === 0;
+  if (!pyOk)
+    notes.push(`peers: python3 bench/attention_peers.py failed (exit ${p.status ?? p.signal})`);
+  for (const line of (p.stdout ?? "").split("\n")) {
+    if (!line.startsWith("{")) {
+      if (line.trim()) console.log(line);
+      continue;
+    }
+    let j: Record<string, unknown>;
+    try {
+      j = JSON.parse(line) as Record<string, unknown>;
+    } catch {
+      console.log(line);
+      continue;
+    }
+    if (j.kind === "info") {
+      gpu = String(j.gpu);
+      notes.push(
+        `peers: torch ${String(j.torch)}, cuDNN ${String(j.cudnn)}, Triton ${String(j.triton)}`,
+      );
+    } else if (j.kind === "inputs") {
+      inputs.set(`${String(j.dtype)}:${Number(j.elements)}`, j as unknown as Inputs);
+    } else if (j.kind === "ref") {
+      const raw = (f: unknown) => {
+        const b = readFileSync(String(f));
+        return b.buffer.slice(b.byteOffset, b.byteOffset + b.byteLength);
+      };
+      refs.set(Number(j.case), {
+        index: new Int32Array(raw(j.index)),
+        rows: new Float32Array(raw(j.rows)),
+      });
+    } else if (j.kind === "result") {
+      const row: AttentionRow =
+        j.skipped !== undefined
+          ? {
+              case: Number(j.case),
+              pass: j.pass as "forward" | "backward",
+              variant: String(j.variant),
+              note: `skipped: ${String(j.skipped)}`,
+            }
+          : {
+              case: Number(j.case),
+              pass: j.pass as "forward" | "backward",
+              variant: String(j.variant),
+              us: Number(j.median_us),
+              // null: a non-finite error (NaN or overflow in the output)
+              err: j.err === null ? Infinity : Number(j.err),
+              bound: Number(j.bound),
+            };
+      rows.push(row);
+      console.log(JSON.stringify(row));
+    }
+  }
+}
+
+// ---- tirx-ts ----
+const tirxRow = (ci: number, note: string): void => {
+  rows.push({ case: ci, pass: "forward", variant: "tirx-ts", note: `tirx-ts: ${note}` });
+};
+const rt = await import("@tirx-ts/runtime-cuda");
+const probe = rt.cudaAvailable();
+if (!make) cases.forEach((_, ci) => tirxRow(ci, tirxWhy));
+else if (!probe.ok) cases.forEach((_, ci) => tirxRow(ci, `no CUDA driver (${probe.reason})`));
+else if (!pyOk && inputs.size === 0)
+  cases.forEach((_, ci) => tirxRow(ci, "no inputs (bench/attention_peers.py failed)"));
+else {
+  const { decodeHost } = await import("@tirx-ts/core");
+  const dev = rt.cuda(0);
+  if (gpu === "unknown GPU") gpu = dev.name;
+  const ctas =
+    opts.ctas ??
+    rt
+      .driver()
+      .deviceAttribute(rt.CU_DEVICE_ATTRIBUTE.MULTIPROCESSOR_COUNT, rt.driver().deviceGet(0));
+  const tables = new Map<AttentionDType, Float32Array>();
+  /** Every 16-bit pattern of `dtype` as a float. */
+  const table = (dtype: AttentionDType): Float32Array => {
+    let t = tables.get(dtype);
+    if (!t) {
+      const all = new Uint16Array(65536).map((_, i) => i);
+      t = Float32Array.from(decodeHost(new Uint8Array(all.buffer), dtype) as ArrayLike<number>);
+      tables.set(dtype, t);
+    }
+    return t;
+  };
+  let hostKey = "";
+  let host: Uint8Array[] = [];
+  cases.forEach((c: AttentionCase, ci) => {
+    const shape = [c.batch, c.seq, c.heads, c.hd];
+    const n = shape.reduce((a, b) => a * b, 1);
+    const files = inputs.get(`${c.dtype}:${n}`);
+    const ref = refs.get(ci);
+    if (!files || !ref)
+      return tirxRow(ci, "no inputs or reference rows from bench/attention_peers.py");
+    const tensors: { dispose(): void }[] = [];
+    try {
+      const fn = make!({
+        batch: c.batch,
+        heads: c.heads,
+        seqQ: c.seq,
+        seqK: c.seq,
+        headDim: c.hd,
+        dtype: c.dtype,
+        causal: c.causal,
+        scale: 1 / Math.sqrt(c.hd),
+        ctas,
+      });
+      const run = rt.compileCuda(fn, { device: dev });
+      if (hostKey !== `${c.dtype}:${n}`) {
+        host = [files.q, files.k, files.v].map((f) => new Uint8Array(readFileSync(f)));
+        hostKey = `${c.dtype}:${n}`;
+      }
+      const [Q, K, V] = host.map((b) => rt.cudaEmpty(shape, c.dtype, dev).copyFrom(b));
+      const O = rt.cudaEmpty(shape, c.dtype, dev);
+      tensors.push(Q!, K!, V!, O);
+      // NaN everywhere first, so that rows the kernel does not write fail the check.
+      rt.driver().memsetD8(O.ptr, 0xff, O.nbytes);
+      run(Q!, K!, V!, O);
+      const ob = O.toBytes();
+      const bits = new Uint16Array(ob.buffer, ob.byteOffset, n);
+      const t16 = table(c.dtype);
+      const err = worstRowError((i) => t16[bits[i]!]!, c, ref.index, ref.rows);
+      const t = rt.timeLaunches(() => run.launchAsync(Q!, K!, V!, O), {
+        iters: c.iters,
+        device: dev,
+      });
+      const row: AttentionRow = {
+        case: ci,
+        pass: "forward",
+        variant: `tirx-ts ${EXAMPLE}`,
+        us: t.medianUs,
+        err,
+        bound: FWD_BOUND[c.dtype],
+      };
+      rows.push(row);
+      console.log(JSON.stringify(row));
+    } catch (err) {
+      tirxRow(ci, String(err).split("\n")[0]!.slice(0, 240));
+    } finally {
+      for (const t of tensors) t.dispose();
+    }
+  });
+}
+rmSync(work, { recursive: true, force: true });
+
+// ---- table ----
+const lines = formatAttentionTable(cases, rows);
+const summary: string[] = [];
+cases.forEach((c, ci) => {
+  const g = rows.filter((r) => r.case === ci && r.pass === "forward" && r.us !== undefined);
+  const ours = g.find((r) => r.variant.startsWith("tirx-ts"));
+  const cudnn = g.find((r) => r.variant.startsWith("torch SDPA cuDNN"));
+  const flash = g.find((r) => r.variant.startsWith("torch SDPA flash"));
+  if (ours && (cudnn || flash))
+    summary.push(
+      `${c.dtype} hd ${c.hd} seq ${c.seq}${c.causal ? " causal" : ""}: tirx-ts ${cudnn ? `${(cudnn.us! / ours.us!).toFixed(3)}× cuDNN` : ""}${cudnn && flash ? ", " : ""}${flash ? `${(flash.us! / ours.us!).toFixed(3)}× flash` : ""}`,
+    );
+});
+const text = [
+  `# FlashAttention, ${new Date().toISOString()}`,
+  "",
+  `- GPU: ${gpu}`,
+  `- command: ${command}`,
+  `- shapes: batch × seq = 16384 tokens, heads × hd = 2048; Q, K, V, O bshd; inputs normal(0, 1), seed 0; scale 1/√hd`,
+  `- checks (sampled rows against float32 SDPA): forward max |o − ref| ≤ bound · max |ref| per row (bf16 2^-7, fp16 2^-9); backward per gradient, bound · max |ref| over the rows (bf16 2^-6, fp16 2^-8)`,
+  ...notes.map((n) => `- ${n}`),
+  "",
+  ...lines,
+  "",
+  ...summary,
+  "",
+].join("\n");
+console.log(text);
+if (opts.out) writeFileSync(opts.out, text);
+process.exitCode = rows.some(failed) ? 1 : 0;
