@@ -12,10 +12,11 @@
 // Usage: tsx -C source bench/attention.ts [--dtypes bfloat16,float16] [--hd 64,128,256]
 //   [--seqs 1024,4096,16384] [--causal false,true] [--no-backward] [--no-peers] [--iters 20]
 //   [--ctas N] [--out results.md] [--dry-run] [--help]
-import { spawnSync } from "node:child_process";
+import { spawn } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { createInterface } from "node:readline";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import type { PrimFunc } from "@tirx-ts/core";
 import {
@@ -116,15 +117,13 @@ if (opts.peers || make) {
   if (make) args.push("--dump", work);
   if (!opts.peers) args.push("--no-time");
   console.log(`peers: python3 ${args.join(" ")}`);
-  const p = spawnSync("python3", args, {
-    encoding: "utf8",
-    stdio: ["ignore", "pipe", "inherit"],
-    maxBuffer: 64 << 20,
+  // Streamed: each result is printed as it comes (the whole run takes minutes).
+  const child = spawn("python3", args, { stdio: ["ignore", "pipe", "inherit"] });
+  const closed = new Promise<string>((resolve) => {
+    child.on("error", (e) => resolve(String(e)));
+    child.on("close", (code, signal) => resolve(code === 0 ? "" : `exit ${code ?? signal}`));
   });
-  pyOk = p.status === 0;
-  if (!pyOk)
-    notes.push(`peers: python3 bench/attention_peers.py failed (exit ${p.status ?? p.signal})`);
-  for (const line of (p.stdout ?? "").split("\n")) {
+  for await (const line of createInterface({ input: child.stdout })) {
     if (!line.startsWith("{")) {
       if (line.trim()) console.log(line);
       continue;
@@ -174,6 +173,9 @@ if (opts.peers || make) {
       console.log(JSON.stringify(row));
     }
   }
+  const failure = await closed;
+  pyOk = failure === "";
+  if (!pyOk) notes.push(`peers: python3 bench/attention_peers.py failed (${failure})`);
 }
 
 // ---- tirx-ts ----
