@@ -174,12 +174,13 @@ export function makeFlashAttention(s: FlashAttentionSizes): PrimFunc {
           const acc = T.alloc_local([64, D], "float32", { name: "acc", layout: ol });
           const out = T.alloc_local([64, D], dt, { name: "out", layout: ol });
           // m: the running max of the scaled logits (log2 domain); l: the running sum of
-          // exp2(scaled logit − m); mNew, corr, rs: this block's max, rescale and row sum.
+          // exp2(scaled logit − m); mNew, corr, rs, negM: this block's max, rescale, row sum, −max.
           const m = T.alloc_local([64, 1], "float32", { name: "m", layout: rl });
           const l = T.alloc_local([64, 1], "float32", { name: "l", layout: rl });
           const mNew = T.alloc_local([64, 1], "float32", { name: "mNew", layout: rl });
           const corr = T.alloc_local([64, 1], "float32", { name: "corr", layout: rl });
           const rs = T.alloc_local([64, 1], "float32", { name: "rs", layout: rl });
+          const negM = T.alloc_local([64, 1], "float32", { name: "negM", layout: rl });
           T.tile.wg.zero(acc);
           T.tile.wg.fill(m, -Infinity);
           T.tile.wg.zero(l);
@@ -206,8 +207,8 @@ export function makeFlashAttention(s: FlashAttentionSizes): PrimFunc {
             T.tile.wg.sub(corr, m, mNew);
             T.tile.wg.exp2(corr, corr);
             T.tile.wg.maximum(m, m, mNew);
-            T.tile.wg.mul(S, S, c);
-            T.tile.wg.sub(S, S, mNew);
+            T.tile.wg.mul(negM, mNew, -1);
+            T.tile.wg.fma(S, S, c, negM);
             T.tile.wg.exp2(S, S);
             // l = l · corr + rowsum(P); O = O · corr + P · V.
             T.tile.wg.sum(rs, S, 1);
