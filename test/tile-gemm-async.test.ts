@@ -2,7 +2,8 @@
 // against a float64 product within wgmma's bound (test/util/gemm-async-kernels.ts), with the
 // simulator's hazard checks on; its PTX (descriptors and wgmma lines) as an inline snapshot and
 // assembled by ptxas for sm_90a; the same wgmma/descriptor instructions as the instruction-level
-// inner loop of examples/gemm_hopper.ts; each TX2022 dispatch failure.
+// inner loop of examples/gemm_hopper.ts; FlashAttention's head dim 128 operands as 64-wide column
+// blocks loaded by TMA (S = Q·Kᵀ SS, O += P·V RS with V MN-major); each TX2022 dispatch failure.
 import { describe, expect, it } from "vitest";
 import { T, explainTile, sim } from "tirx-ts";
 import { isTirxError, type PrimFunc, type TirxError } from "@tirx-ts/core";
@@ -66,12 +67,38 @@ const CASES: readonly GemmAsyncCase[] = [
     overwrite: true,
   },
   { name: "ga_rs_f16_64", M: 64, N: 8, K: 32, dtype: "float16", swizzle: "64B", rs: true },
+  // FlashAttention at head dim 128: S = Q · Kᵀ with Q [64, 128] and K [64, 128] K-major, and
+  // O += P · V with P in registers and V [64, 128] MN-major, each as two 64-wide column blocks
+  // loaded by TMA.
+  {
+    name: "ga_ss_f16_hd128",
+    M: 64,
+    N: 64,
+    K: 128,
+    dtype: "float16",
+    swizzle: "128B",
+    blocked: true,
+  },
+  {
+    name: "ga_rs_bf16_pv128",
+    M: 64,
+    N: 128,
+    K: 64,
+    dtype: "bfloat16",
+    swizzle: "128B",
+    rs: true,
+    bKMajor: false,
+    blocked: true,
+  },
 ];
+
+/** The PTX of each of CASES, as the simulator test compiled it. */
+const casePtx = new Map<string, string>();
 
 describe("T.tile.wg.gemm_async on the simulator", () => {
   it.each(CASES.map((c) => [c.name, c] as const))("%s within 2^-20·Σ|a·b|", (_, c) => {
     const fn = gemmAsyncKernel(c);
-    ptxOf(fn);
+    casePtx.set(c.name, ptxOf(fn));
     expect(runGemmAsync(c, dev, fn)).toBeLessThanOrEqual(1);
   });
 
@@ -133,6 +160,8 @@ describe("T.tile.wg.gemm_async on the simulator", () => {
         "T.tile.wg.gemm_async → wgmma.fence, wgmma m64n8k16 ×2 (SS: A K-major, 64B swizzle: SBO 512 B, k16 step +32 B; B K-major, 64B swizzle: SBO 512 B, k16 step +32 B; scale-d 0 on the first k step) then commit_group; the wait is the author's",
         "T.tile.wg.gemm_async → wgmma.fence, wgmma m64n16k16 ×2 (SS: A K-major, 32B swizzle: SBO 256 B, k16 step +32 B; B MN-major, 32B swizzle: SBO 256 B, k16 step +512 B; 2 × 1 blocks of C; scale-d 0 on the first k step) then commit_group; the wait is the author's",
         "T.tile.wg.gemm_async → wgmma.fence, wgmma m64n8k16 ×2 (RS: A from registers a S[(4, 2, 8, 4, 4, 2) : (32@tid_in_wg, 2, 4@tid_in_wg, 4, 1@tid_in_wg, 1)]; B K-major, 64B swizzle: SBO 512 B, k16 step +32 B) then commit_group; the wait is the author's",
+        "T.tile.wg.gemm_async → wgmma.fence, wgmma m64n64k16 ×8 (SS: A K-major, 128B swizzle: SBO 1024 B, k16 step +32 B, K in 2 blocks of 64 (+8192 B); B K-major, 128B swizzle: SBO 1024 B, k16 step +32 B, K in 2 blocks of 64 (+8192 B)) then commit_group; the wait is the author's",
+        "T.tile.wg.gemm_async → wgmma.fence, wgmma m64n128k16 ×4 (RS: A from registers a S[(4, 2, 8, 8, 4, 2) : (32@tid_in_wg, 2, 4@tid_in_wg, 4, 1@tid_in_wg, 1)]; B MN-major, 128B swizzle: LBO 8192 B, SBO 1024 B, k16 step +2048 B, N in 2 blocks of 64) then commit_group; the wait is the author's",
       ]
     `);
   });
@@ -160,6 +189,124 @@ describe("T.tile.wg.gemm_async on the simulator", () => {
         "wgmma.commit_group.sync.aligned;",
       ]
     `);
+  });
+});
+
+describe("gemm_async over 64-wide column blocks (FlashAttention head dim 128)", () => {
+  /** The start-address steps (add.s32 immediates) and descriptor fields (or.b64) of a body. */
+  const steps = (c: GemmAsyncCase): { adds: number[]; fields: string[] } => {
+    const ptx = casePtx.get(c.name) ?? ptxOf(gemmAsyncKernel(c));
+    const body = ptx.slice(ptx.indexOf("wgmma.fence"), ptx.indexOf("wgmma.commit_group"));
+    return {
+      adds: [...body.matchAll(/add\.s32 %r\d+, %r\d+, (\d+);/g)].map((m) => Number(m[1])),
+      fields: [
+        ...new Set([...body.matchAll(/or\.b64 %rd\d+, %rd\d+, (0x[0-9a-f]+);/g)].map((m) => m[1]!)),
+      ],
+    };
+  };
+
+  it("S = Q·Kᵀ: each k16 step's descriptor starts in its K block (+8192 B past k 64); P·V: LBO 8192 between V's N blocks", () => {
+    const ss = steps(CASES.find((c) => c.name === "ga_ss_f16_hd128")!);
+    const pv = steps(CASES.find((c) => c.name === "ga_rs_bf16_pv128")!);
+    // A and B alike: k 16, 32, 48 at +32, +64, +96 B; k 64.. in the second block, +8192 B on.
+    expect(ss).toMatchInlineSnapshot(`
+      {
+        "adds": [
+          32,
+          32,
+          64,
+          64,
+          96,
+          96,
+          8192,
+          8192,
+          8224,
+          8224,
+          8256,
+          8256,
+          8288,
+          8288,
+        ],
+        "fields": [
+          "0x4000004000010000",
+        ],
+      }
+    `);
+    expect(pv).toMatchInlineSnapshot(`
+      {
+        "adds": [
+          2048,
+          4096,
+          6144,
+        ],
+        "fields": [
+          "0x4000004002000000",
+        ],
+      }
+    `);
+  });
+
+  /** gemm_async(C [64, n], A, B) with A and B made by `make` (float16, 128B swizzle). */
+  const blockedMisuse =
+    (make: () => { a: Sh; b: Sh; transB: boolean }, n = 64) =>
+    (): unknown =>
+      T.function("bad_blocks", { X: T.Tensor([1], "float32") }, () => {
+        T.device_entry({ launch: T.cuda.LaunchConfig({ grid: 1, block: 128 }) });
+        const C = T.alloc_local([64, n], "float32", {
+          layout: T.layout.wgmma_operand_layout("D", n, "float32"),
+        });
+        const { a, b, transB } = make();
+        T.tile.wg.gemm_async(C, a, b, { transB });
+      });
+  const swz = { layout: T.swizzle_mode("128B"), align: 1024 } as const;
+  const tx2022 = (f: () => unknown): string => {
+    const e = errorOf(f);
+    expect(e.code).toBe("TX2022");
+    return e.message.replace(/ \(at [^)]*\)$/, "");
+  };
+
+  it("TX2022: K blocks 68 rows apart put k 64 at row 4 of a swizzle atom", () => {
+    const m = tx2022(
+      blockedMisuse(() => {
+        const sA = T.alloc_shared([2, 68, 64], "float16", { name: "sA", ...swz });
+        const sB = T.alloc_shared([2, 64, 64], "float16", { name: "sB", ...swz });
+        return {
+          a: sA.sub(":", "0:64").rearrange("b r c -> r b c"),
+          b: sB.rearrange("b r c -> r b c"),
+          transB: true,
+        };
+      }),
+    );
+    expect(m).toMatch(
+      /A's rows \[0\.\.\] k 64 start 512 bytes into a 1024-byte swizzle atom of sA \(row 4\)/,
+    );
+  });
+
+  it("TX2022: V's N blocks 68 rows apart need an LBO off the swizzle atom", () => {
+    const m = tx2022(
+      blockedMisuse(() => {
+        const sA = T.alloc_shared([64, 64], "float16", { name: "sA", ...swz });
+        const sV = T.alloc_shared([2, 68, 64], "float16", { name: "sV", ...swz });
+        // B = V [K = 64, N = 128]: its N blocks 68 rows (8704 B) apart.
+        return { a: sA, b: sV.sub(":", "0:64").rearrange("b k c -> k b c"), transB: false };
+      }, 128),
+    );
+    expect(m).toMatchInlineSnapshot(
+      `"TX2022 [tile/dispatch] T.tile.wg.gemm_async: no wgmma descriptor reads B (sV view [64, 2, 64] strides [64, 4352, 1], 128B swizzle): the MN-major 128B swizzle descriptor would need LBO 8704 B, not a multiple of the 1024-byte swizzle atom (each 64-wide column block must start at row 0 of an atom); nearest that works: an MN-major B [64, 64] float16 tile with T.swizzle_mode("128B") and align 1024 (k rows of one 128-byte swizzle row) ("64B" / "32B" take 32 / 16 columns); N = 128 as 64-wide column blocks: a buffer [2, 64, 64] read as s.rearrange("b k c -> k b c")"`,
+    );
+  });
+
+  it("TX2022: blocks interleaved row by row ([K, 2, 64]) name the misplaced element", () => {
+    const m = tx2022(
+      blockedMisuse(() => {
+        const sA = T.alloc_shared([64, 64], "float16", { name: "sA", ...swz });
+        const sV = T.alloc_shared([64, 2, 64], "float16", { name: "sV", ...swz });
+        return { a: sA, b: sV, transB: false };
+      }, 128),
+    );
+    expect(m).toMatchInlineSnapshot(
+      `"TX2022 [tile/dispatch] T.tile.wg.gemm_async: no wgmma descriptor reads B (sV view [64, 2, 64] strides [128, 64, 1], 128B swizzle): element (0, 1) of B lies 256 bytes from the operand's start, where an MN-major 128B swizzle descriptor (LBO 128, SBO 2048) reads byte 128; nearest that works: an MN-major B [64, 64] float16 tile with T.swizzle_mode("128B") and align 1024 (k rows of one 128-byte swizzle row) ("64B" / "32B" take 32 / 16 columns); N = 128 as 64-wide column blocks: a buffer [2, 64, 64] read as s.rearrange("b k c -> k b c")"`,
+    );
   });
 });
 

@@ -1,6 +1,7 @@
 // T.tile.wg.gemm_async compiled for sm_90a and run on the GPU and on the simulated device
 // (test/util/gemm-async-kernels.ts): SS with each swizzle, K-major and MN-major A and B, M = 128 (two
-// row blocks), RS, accum false; each output within
+// row blocks), RS, accum false, and FlashAttention's head dim 128 operands as two 64-wide column
+// blocks loaded by TMA (S = Q·Kᵀ SS K-major, O += P·V RS with V MN-major); each output within
 // wgmma's bound 2^-20 · Σ|a·b| of a float64 product on both. Skipped, with the reason printed,
 // where no CUDA driver loads.
 import { describe, expect, it } from "vitest";
@@ -51,6 +52,56 @@ const CASES: readonly GemmAsyncCase[] = [
     swizzle: "64B",
     rs: true,
     overwrite: true,
+  },
+  {
+    name: "gpu_ga_ss_f16_hd128",
+    M: 64,
+    N: 64,
+    K: 128,
+    dtype: "float16",
+    swizzle: "128B",
+    blocked: true,
+  },
+  {
+    name: "gpu_ga_rs_bf16_pv128",
+    M: 64,
+    N: 128,
+    K: 64,
+    dtype: "bfloat16",
+    swizzle: "128B",
+    rs: true,
+    bKMajor: false,
+    blocked: true,
+  },
+  {
+    name: "gpu_ga_ss_bf16_hd256",
+    M: 64,
+    N: 16,
+    K: 256,
+    dtype: "bfloat16",
+    swizzle: "128B",
+    blocked: true,
+  },
+  {
+    name: "gpu_ga_rs_f16_pv256",
+    M: 64,
+    N: 256,
+    K: 64,
+    dtype: "float16",
+    swizzle: "128B",
+    rs: true,
+    bKMajor: false,
+    blocked: true,
+  },
+  {
+    name: "gpu_ga_ss_f16_mn_a_blocks",
+    M: 128,
+    N: 64,
+    K: 64,
+    dtype: "float16",
+    swizzle: "128B",
+    aMNMajor: true,
+    blocked: true,
   },
 ];
 

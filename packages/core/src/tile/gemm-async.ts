@@ -46,7 +46,7 @@ interface Derived {
   readonly swizzle: 0 | 1 | 2 | 3;
   /** MN-major (the instruction's trans bit), else K-major. */
   readonly mn: boolean;
-  /** Bytes one k16 step moves the start address. */
+  /** Bytes the next k16 step's start lies past this one's (within a column block), for explain. */
   readonly kStep: number;
   /** Whether the operand's shape reads LBO (a K-major swizzled one, or one swizzle row, never does). */
   readonly ldoUsed: boolean;
@@ -60,43 +60,79 @@ interface SharedOperand {
   readonly k: number;
   /** Element offset (from the view's start) of logical element (r, k). */
   readonly off: (r: number, k: number) => number;
+  /** The view's column blocks, and which logical dim they split (K, or the rows: M / N). */
+  readonly blocks?: { readonly count: number; readonly size: number; readonly stride: number };
+  readonly blockDim?: "K" | "M" | "N";
+  /** The view is [K, rows] (its contiguous dim M / N): a failure names the MN-major candidate's. */
+  readonly mnView: boolean;
+}
+
+/** A view read as a matrix [rows, cols]: its row dim and its column dim(s). */
+interface ViewMatrix {
+  readonly rows: number;
+  readonly cols: number;
+  readonly rowStride: number;
+  /** Element offset (from the view's start) of column c. */
+  readonly colOff: (c: number) => number;
+  /** The columns as `count` blocks of `size` elements `stride` elements apart (a 3-D view). */
+  readonly blocks?: { readonly count: number; readonly size: number; readonly stride: number };
 }
 
 /**
- * The view as a 2-D matrix: its dims of extent > 1 (one or two), as [rows, cols] with their
- * element strides; undefined for a view of rank > 2 once extent-1 dims are dropped.
+ * The view as a matrix: its dims of extent > 1 (one, two or three), as [rows, cols] with the row's
+ * element stride and each column's element offset. Three dims are [rows, blocks, size], the
+ * columns split in blocks (`s.rearrange("b r c -> r b c")` of a column-blocked buffer [b, r, c],
+ * as a TMA load cut at the swizzle span writes it): column c = (⌊c / size⌋, c % size).
+ * Undefined for a view of rank > 3 once extent-1 dims are dropped.
  */
-function matrixOf(
-  v: View,
-): { rows: number; cols: number; rowStride: number; colStride: number } | undefined {
+function matrixOf(v: View): ViewMatrix | undefined {
   const big = v.shape.flatMap((n, d) => (n === 1 ? [] : [d]));
-  if (big.length > 2) return undefined;
+  if (big.length > 3) return undefined;
+  if (big.length === 3) {
+    const [r, b, c] = big as [number, number, number];
+    const size = v.shape[c]!;
+    const sb = v.strides[b]!;
+    const sc = v.strides[c]!;
+    return {
+      rows: v.shape[r]!,
+      cols: v.shape[b]! * size,
+      rowStride: v.strides[r]!,
+      colOff: (k) => Math.floor(k / size) * sb + (k % size) * sc,
+      blocks: { count: v.shape[b]!, size, stride: sb },
+    };
+  }
   const last = big[big.length - 1];
   const first = big.length === 2 ? big[0] : undefined;
+  const colStride = last === undefined ? 1 : v.strides[last]!;
   return {
     rows: first === undefined ? 1 : v.shape[first]!,
     cols: last === undefined ? 1 : v.shape[last]!,
     rowStride: first === undefined ? 0 : v.strides[first]!,
-    colStride: last === undefined ? 1 : v.strides[last]!,
+    colOff: (k) => k * colStride,
   };
 }
 
 /**
- * The descriptor fields that read `opRows` × 16 elements of `x` (2-byte elements, the buffer's
- * swizzle `sw`) where the view holds them: the PTX ISA's canonical layouts ("Shared Memory Matrix
- * Layout"; `operandOffset`), K-major tried first, then MN-major. LBO and SBO are read off the
- * view's strides (SBO: 8 rows apart K-major, 8 k apart MN-major; LBO: 8 k apart without swizzle,
- * one swizzle row of elements apart MN-major swizzled, 16 — unused — K-major swizzled), then
- * every element is checked.
- * @returns the fields, or one sentence naming the element the nearest candidate misplaces.
+ * The descriptor fields that read the `opRows` × 16 elements of `x` from (r0, k0) on (2-byte
+ * elements `eb`, the buffer's swizzle `sw`: one k16 step of one row block) where the view holds
+ * them: the PTX ISA's canonical layouts ("Shared Memory Matrix Layout"; `operandOffset`), K-major
+ * tried first, then MN-major. LBO and SBO are read off the operand's offsets (SBO: 8 rows apart
+ * K-major, 8 k apart MN-major; LBO: 8 k apart without swizzle, one swizzle row of elements apart
+ * MN-major swizzled — the stride between W-byte column blocks —, 16 — unused — K-major
+ * swizzled), every element is checked, then a swizzled LBO / SBO that is read must be a multiple
+ * of the swizzle atom (8 swizzle rows: each block starts at row 0 of an atom, base offset 0).
+ * @returns the fields, or one sentence naming the element (of the whole operand) that the
+ *   candidate of the view's own major-ness (`x.mnView`) misplaces.
  */
 function deriveDescriptor(
   x: SharedOperand,
   opRows: number,
   sw: 0 | 1 | 2 | 3,
   eb: number,
+  r0 = 0,
+  k0 = 0,
 ): Derived | string {
-  const d0 = (r: number, k: number): number => eb * (x.off(r, k) - x.off(0, 0));
+  const d0 = (r: number, k: number): number => eb * (x.off(r0 + r, k0 + k) - x.off(r0, k0));
   const W = 16 << sw;
   const E = W / eb;
   const kMajor = sw === 0 ? { ldo: d0(0, 8), sdo: d0(8, 0) } : { ldo: 16, sdo: d0(8, 0) };
@@ -107,7 +143,7 @@ function deriveDescriptor(
   // A swizzled K-major operand of 8 rows, or a swizzled MN-major one within a swizzle row, never
   // reads its SBO / LBO: keep the canonical value then.
   if (sw !== 0 && opRows <= 8) kMajor.sdo = 8 * W;
-  let first: string | undefined;
+  let why: string | undefined;
   for (const [mn, f] of [
     [false, kMajor],
     [true, mnMajor],
@@ -125,22 +161,52 @@ function deriveDescriptor(
         const got = operandOffset({ ...f, swizzle: sw }, mn, r, k);
         const want = d0(r, k);
         if (got !== want) {
-          bad = `element (${r}, ${k}) of ${x.role} lies ${want} bytes from the operand's start, where a ${mn ? "MN" : "K"}-major ${MODE_NAME[sw]} descriptor (LBO ${f.ldo}, SBO ${f.sdo}) reads byte ${got}`;
+          bad = `element (${r0 + r}, ${k0 + k}) of ${x.role} lies ${want} bytes from ${r0 || k0 ? `element (${r0}, ${k0}), the start of its wgmma's operand` : "the operand's start"}, where ${mn ? "an MN" : "a K"}-major ${MODE_NAME[sw]} descriptor (LBO ${f.ldo}, SBO ${f.sdo}) reads byte ${got}`;
         }
+      }
+    }
+    const atom = 8 * W;
+    if (!bad && sw !== 0) {
+      const ldoUsed = mn && opRows > E;
+      const off =
+        f.sdo % atom !== 0
+          ? `SBO ${f.sdo}`
+          : ldoUsed && f.ldo % atom !== 0
+            ? `LBO ${f.ldo}`
+            : undefined;
+      if (off) {
+        bad = `the ${mn ? "MN" : "K"}-major ${MODE_NAME[sw]} descriptor would need ${off} B, not a multiple of the ${atom}-byte swizzle atom (each ${off.startsWith("SBO") ? `8-${mn ? "deep k" : "row"} group` : `${E}-wide column block`} must start at row 0 of an atom)`;
       }
     }
     if (!bad) {
       const ldoUsed = sw === 0 || (mn && opRows > E);
       return { ...f, swizzle: sw, mn, kStep: d0(0, 16), ldoUsed };
     }
-    first ??= bad;
+    if (mn === x.mnView) why = bad;
   }
-  return first!;
+  return why!;
 }
 
-/** The nearest shared tile that a descriptor reads, as text for TX2022. */
+/**
+ * The nearest shared tile that a descriptor reads, as text for TX2022: of the view's own
+ * major-ness, 128B-swizzled rows of 64 elements, a longer K (K-major) or M / N (MN-major) as
+ * 64-wide column blocks.
+ */
 function nearestShared(x: SharedOperand, dtype: DType): string {
-  return `a K-major ${x.role} [${x.rows}, 64] ${dtype} tile with T.swizzle_mode("128B") and align 1024 (rows of one 128-byte swizzle row; "64B" / "32B" take 32 / 16 columns), K in tiles of 64`;
+  const alt = `("64B" / "32B" take 32 / 16 columns)`;
+  if (x.mnView) {
+    const dim = x.role === "A" ? "M" : "N";
+    const blocks =
+      x.rows > 64
+        ? `; ${dim} = ${x.rows} as 64-wide column blocks: a buffer [${Math.ceil(x.rows / 64)}, ${x.k}, 64] read as s.rearrange("b k c -> k b c")`
+        : "";
+    return `an MN-major ${x.role} [${x.k}, 64] ${dtype} tile with T.swizzle_mode("128B") and align 1024 (k rows of one 128-byte swizzle row) ${alt}${blocks}`;
+  }
+  const blocks =
+    x.k > 64
+      ? `; K = ${x.k} as 64-wide column blocks: a buffer [${Math.ceil(x.k / 64)}, ${x.rows}, 64] read as s.rearrange("b r c -> r b c")`
+      : "";
+  return `a K-major ${x.role} [${x.rows}, 64] ${dtype} tile with T.swizzle_mode("128B") and align 1024 (rows of one 128-byte swizzle row) ${alt}${blocks}`;
 }
 
 /**
@@ -260,6 +326,13 @@ function accumOption(
  *   k step, 64-row blocks after one another) → RS. B is K × N: a shared view [K, N], or [N, K]
  *   with `transB` (the instruction-level examples/gemm_hopper.ts's `A · Bᵀ` is `transB: true`).
  *   A and B are float16 or bfloat16, one dtype.
+ * - A shared view may also be 3-D, its last two dims (block, element) splitting its columns:
+ *   [R, b, c] is the matrix [R, b·c]. That is how a row longer than the swizzle span is stored,
+ *   the way TMA writes it (`T.tile.copy_async`'s boxes are cut at the span): a buffer [b, R, 64]
+ *   (128B swizzle, 16-bit) read as `s.rearrange("b r c -> r b c")`. K-major (Q, K of
+ *   FlashAttention at head dim 128: [64, 2, 64] = [rows, K = 128]) each k16 step's descriptor
+ *   starts in its K block; MN-major (V [kv, 2, 64] = [K, N = 128] for O += P·V) the N blocks are
+ *   LBO apart.
  * - C is `T.layout.wgmma_tile_layout("D", M, N, "float32")` (for M = 64 and N ≤ 256 that is
  *   `wgmma_operand_layout("D", N, "float32")`): M = 64·r issues r wgmmas on 64-row blocks; N > 256
  *   would be split into column blocks of the largest multiple of 8 ≤ 256 dividing N (each block's
@@ -268,12 +341,15 @@ function accumOption(
  *   N ≤ 256 in practice. K is a multiple of 16: one wgmma per k16 step, per row and column
  *   block, k outermost.
  * - Descriptors come from the views: the buffer's swizzle (`T.swizzle_mode`) is the descriptor's;
- *   LBO/SBO are read off the view's strides and every element of each operand is checked against
+ *   each operand is a logical matrix [M / N, K] with an element offset off(r, k); per k16 step and
+ *   row (A) / column (B) block, that wgmma's operand starts at off(r0, k0), its LBO/SBO are read
+ *   off the offsets and every one of its elements is checked against
  *   the PTX ISA's canonical layout ("Matrix Descriptor Format", "Shared Memory Matrix Layout",
  *   the rule of CUTLASS's `make_gmma_desc`): K-major swizzled: rows of exactly one swizzle row
  *   (W = 128 / 64 / 32 bytes), SBO = 8·W between 8-row groups, LBO unused (16); MN-major swizzled:
- *   k rows of W bytes, SBO = 8·W between 8-deep k groups, LBO between W-byte column groups;
- *   without swizzle the 8 × 16-byte core matrices, which a 2-D strided view holds only in
+ *   k rows of W bytes, SBO = 8·W between 8-deep k groups, LBO between W-byte column groups; a
+ *   swizzled SBO / LBO that is read must be a multiple of the 8·W-byte swizzle atom (each group
+ *   starts at row 0 of an atom: base offset 0); without swizzle the 8 × 16-byte core matrices, which a 2-D strided view holds only in
  *   degenerate shapes. The trans bits are the derived major-ness. A k16 step moves the start
  *   address (32 bytes K-major for 2-byte types; 16 k rows MN-major).
  * - Emission: `wgmma.fence` (the registers of C, and of A in RS, may have been written by other
@@ -285,13 +361,18 @@ function accumOption(
  * - A start whose alignment is not evident (a runtime stage index) is checked by the verifier and
  *   the simulator (TX7007, TX6026) instead of here.
  * @example T.tile.wg.gemm_async(acc, sA.sub(st), sB.sub(st), { transB: true }) // 4 × m64n256k16
+ * @example // FlashAttention, head dim 128: sQ [2, 64, 64], sK / sV [2, 128, 64] (128B swizzle)
+ * T.tile.wg.gemm_async(S, sQ.rearrange("b r c -> r b c"), sK.rearrange("b r c -> r b c"), {
+ *   transB: true, accum: false }) // 8 × m64n128k16, K in 2 blocks of 64
+ * T.tile.wg.gemm_async(acc, P, sV.rearrange("b k c -> k b c"), { accum: true }) // LBO 8192 B
  * @throws TirxError TX2022 when the scope is not `wg`, the target is below sm_90, C is not a
  *   float32 register tile in the D layout or holds more than 128 elements per thread (naming the element that breaks it and the nearest
  *   layout), A is not shared or a register tile in the A layout, B is not shared, A and B are not
  *   one f16/bf16 dtype, M, N, K disagree or are not multiples of 64, 8, 16, a shared operand's
  *   view has no descriptor (naming the misplaced element), its buffer's swizzle is not one of
  *   wgmma's or it is aligned below the swizzle atom (1024/512/256 bytes), or an operand's start is
- *   not 16-byte aligned or lies past row 0 of its swizzle atom.
+ *   not 16-byte aligned or lies past row 0 of its swizzle atom (a column block whose stride is
+ *   not a multiple of the atom), or a view has more than three dims of extent > 1.
  */
 export const gemm_async: TilePrimitive<
   readonly [
@@ -386,12 +467,14 @@ function lowerGemmAsync(args: readonly TileInput[], ctx: TileContext): TileLower
   if (!cm || !am || !bm) {
     throw tileDispatchError(
       ctx,
-      `C, A and B must be matrices (two dims of extent > 1 at most): C [${c.shape.join(", ")}], A [${rs ? a.shape.join(", ") : (a as { view: View }).view.shape.join(", ")}], B [${b.view.shape.join(", ")}]`,
-      "C [M, N], A [M, K], B [K, N] (or [N, K] with transB)",
+      `C, A and B must be matrices (two dims of extent > 1 at most; a shared view may split its columns in blocks, [rows, blocks, cols]): C [${c.shape.join(", ")}], A [${rs ? a.shape.join(", ") : (a as { view: View }).view.shape.join(", ")}], B [${b.view.shape.join(", ")}]`,
+      "C [M, N], A [M, K], B [K, N] (or [N, K] with transB); a column-blocked shared view as [rows, blocks, cols]",
     );
   }
   const [M, N] = cm;
-  const [aRows, aCols] = Array.isArray(am) ? am : [am.rows, am.cols];
+  const [aRows, aCols] = Array.isArray(am)
+    ? am
+    : [(am as ViewMatrix).rows, (am as ViewMatrix).cols];
   const [M2, K] = !rs && transA ? [aCols, aRows] : [aRows, aCols];
   const [K2, N2] = transB ? [bm.cols, bm.rows] : [bm.rows, bm.cols];
   if (M !== M2 || N !== N2 || K !== K2 || M % 64 !== 0 || N % 8 !== 0 || K % 16 !== 0) {
@@ -440,25 +523,34 @@ function lowerGemmAsync(args: readonly TileInput[], ctx: TileContext): TileLower
   const eb = dtypeBytes(ab);
   const operandOf = (role: "A" | "B", v: View, trans: boolean): SharedOperand => {
     const mx = matrixOf(v)!;
-    // [rows, K] when not transposed (A [M, K]; B [N, K] is transB), else [K, rows].
+    // [rows, K] when not transposed (A [M, K]; B [N, K] is transB), else [K, rows]; the view's
+    // columns (blocked or not) are K, or the rows.
     const kMajorView = role === "A" ? !trans : trans;
+    const blocks = mx.blocks ? { blocks: mx.blocks } : {};
     return kMajorView
       ? {
           role,
           view: v,
           rows: mx.rows,
           k: mx.cols,
-          off: (r, k) => r * mx.rowStride + k * mx.colStride,
+          off: (r, k) => r * mx.rowStride + mx.colOff(k),
+          ...blocks,
+          blockDim: "K",
+          mnView: false,
         }
       : {
           role,
           view: v,
           rows: mx.cols,
           k: mx.rows,
-          off: (r, k) => k * mx.rowStride + r * mx.colStride,
+          off: (r, k) => k * mx.rowStride + mx.colOff(r),
+          ...blocks,
+          blockDim: role === "A" ? "M" : "N",
+          mnView: true,
         };
   };
-  const describe = (x: SharedOperand, opRows: number): Derived => {
+  /** The descriptor of `x`'s wgmma operand at (r0, k0): `opRows` rows × one k16 step. */
+  const describe = (x: SharedOperand, opRows: number, r0: number, k0: number): Derived => {
     const buf = x.view.buffer;
     const sw = buf.layout ? swizzleModeOf(buf.layout) : 0;
     if (sw === undefined) {
@@ -476,11 +568,11 @@ function lowerGemmAsync(args: readonly TileInput[], ctx: TileContext): TileLower
         `T.alloc_shared(..., { align: ${period}, layout: T.swizzle_mode("${16 << sw}B") })`,
       );
     }
-    const d = deriveDescriptor(x, opRows, sw, eb);
+    const d = deriveDescriptor(x, opRows, sw, eb, r0, k0);
     if (typeof d === "string") {
       throw tileDispatchError(
         ctx,
-        `no wgmma descriptor reads ${x.role} (${buf.name} view [${x.view.shape.join(", ")}] strides [${x.view.strides.join(", ")}], ${MODE_NAME[sw]}): ${d}`,
+        `no wgmma descriptor reads ${x.role}${r0 || k0 ? ` rows ${r0}..${r0 + opRows - 1}, k ${k0}..${k0 + 15}` : ""} (${buf.name} view [${x.view.shape.join(", ")}] strides [${x.view.strides.join(", ")}], ${MODE_NAME[sw]}): ${d}`,
         nearestShared(x, ab),
       );
     }
@@ -521,22 +613,33 @@ function lowerGemmAsync(args: readonly TileInput[], ctx: TileContext): TileLower
     );
   const xa = rs ? undefined : operandOf("A", (a as { view: View }).view, transA);
   const xb = operandOf("B", b.view, transB);
-  const da = xa ? describe(xa, 64) : undefined;
-  const db = describe(xb, nb);
+  // One descriptor per k16 step and row (A) / column (B) block, each derived and checked: a
+  // column-blocked view need not step K (or N) uniformly.
+  const mBlocks = M / 64;
+  const nBlocks = N / nb;
+  const steps = K / 16;
+  const das = xa
+    ? Array.from({ length: mBlocks }, (_, I) =>
+        Array.from({ length: steps }, (_, s) => describe(xa, 64, 64 * I, 16 * s)),
+      )
+    : undefined;
+  const dbs = Array.from({ length: nBlocks }, (_, J) =>
+    Array.from({ length: steps }, (_, s) => describe(xb, nb, nb * J, 16 * s)),
+  );
   const abTok = ab === "float16" ? "f16" : "bf16";
   const name = wgmmaName({ n: nb, ab: abTok, abDtype: ab, a: rs ? "rs" : "ss" });
   const op = opOf(name, "stmt", ctx.span);
   const at = ctx.span ? { span: ctx.span } : {};
   const stmts: Stmt[] = [{ kind: "Call", op: "wgmma.fence.sync.aligned", args: [], ...at }];
   checkOpCall(opOf("wgmma.fence.sync.aligned", "stmt", ctx.span), [], ctx.span);
-  const mBlocks = M / 64;
-  const nBlocks = N / nb;
-  for (let s = 0; s < K / 16; s++) {
+  for (let s = 0; s < steps; s++) {
     for (let I = 0; I < mBlocks; I++) {
+      const da = das?.[I]![s];
       const aArg = xa
         ? descExpr(xa, da!, startOf(xa, da!, 64 * I, 16 * s))
         : slotPtr(a as RegisterTile, aBase![I]![s]!, ctx.span);
       for (let J = 0; J < nBlocks; J++) {
+        const db = dbs[J]![s]!;
         const bArg = descExpr(xb, db, startOf(xb, db, nb * J, 16 * s));
         const ops: Expr[] = [
           slotPtr(c, cBase[I]![J]!, ctx.span),
@@ -555,11 +658,19 @@ function lowerGemmAsync(args: readonly TileInput[], ctx: TileContext): TileLower
   }
   stmts.push({ kind: "Call", op: "wgmma.commit_group.sync.aligned", args: [], ...at });
   const count = (K / 16) * mBlocks * nBlocks;
-  const side = (role: string, d: Derived): string =>
-    `${role} ${d.mn ? "MN" : "K"}-major, ${MODE_NAME[d.swizzle]}: ${d.ldoUsed ? `LBO ${d.ldo} B, ` : ""}SBO ${d.sdo} B, k16 step +${d.kStep} B`;
+  const side = (x: SharedOperand, ds: readonly (readonly Derived[])[]): string => {
+    const d = ds[0]![0]!;
+    const same = (e: Derived): boolean =>
+      e.mn === d.mn && e.ldo === d.ldo && e.sdo === d.sdo && e.swizzle === d.swizzle;
+    const bl = x.blocks;
+    const split = !bl
+      ? ""
+      : `, ${x.blockDim} in ${bl.count} blocks of ${bl.size}${x.blockDim === "K" ? ` (+${bl.stride * eb} B)` : ""}`;
+    return `${x.role} ${d.mn ? "MN" : "K"}-major, ${MODE_NAME[d.swizzle]}: ${d.ldoUsed ? `LBO ${d.ldo} B, ` : ""}SBO ${d.sdo} B, k16 step +${d.kStep} B${split}${ds.every((r) => r.every(same)) ? "" : " (fields differ by step; each checked)"}`;
+  };
   const how = [
-    rs ? `A from registers ${showTile(a as RegisterTile)}` : side("A", da!),
-    side("B", db),
+    rs ? `A from registers ${showTile(a as RegisterTile)}` : side(xa!, das!),
+    side(xb, dbs),
   ].join("; ");
   return {
     stmts,
