@@ -108,7 +108,6 @@ export const flash_attention = T.prim_func(function flash_attention(
     const mNew = T.alloc_local([64, 1], "float32", { name: "mNew", layout: rl });
     const corr = T.alloc_local([64, 1], "float32", { name: "corr", layout: rl });
     const rs = T.alloc_local([64, 1], "float32", { name: "rs", layout: rl });
-    const negM = T.alloc_local([64, 1], "float32", { name: "negM", layout: rl });
     T.tile.wg.zero(acc);
     T.tile.wg.fill(m, -Infinity);
     T.tile.wg.zero(l);
@@ -125,11 +124,11 @@ export const flash_attention = T.prim_func(function flash_attention(
       T.tile.wg.mul(mNew, mNew, C);
       T.tile.wg.maximum(mNew, mNew, m);
       T.tile.wg.sub(corr, m, mNew);
-      T.tile.wg.exp2(corr, corr);
+      T.tile.wg.exp2(corr, corr, { approx: true });
       T.tile.wg.maximum(m, m, mNew);
-      T.tile.wg.mul(negM, mNew, -1);
-      T.tile.wg.fma(S, S, C, negM);
-      T.tile.wg.exp2(S, S);
+      T.tile.wg.mul(S, S, C);
+      T.tile.wg.sub(S, S, mNew);
+      T.tile.wg.exp2(S, S, { approx: true });
       T.tile.wg.sum(rs, S, 1);
       T.tile.wg.fma(l, l, corr, rs);
       T.tile.wg.mul(acc, acc, corr);
