@@ -16,9 +16,12 @@
 //   - the epilogue divides by the row sums and stores O with T.tile.wg.copy (32-bit stores).
 // Numerics: the running max starts at -inf and is taken in float32 of the scaled logits, so
 // float16 inputs never overflow before it is subtracted.
-// Causal (seq_q = seq_k): query tile i reads KV blocks 0..i, the diagonal one masked to -inf
-// by T.tile.wg.select with a function of the element's indices; tiles run longest first.
-// Shapes: head_dim 64; seq_q and seq_k multiples of 128. Run: npx tsx examples/flash_attention.ts
+// Causal (seq_q = seq_k): a query tile reads the KV blocks up to its last row, those that
+// cross the diagonal masked to -inf by T.tile.wg.select with a function of the element's
+// indices; tiles run longest first.
+// Head dims 64, 128 and 256 (KV blocks of 64 keys at 256); Q, K and V tiles are stored as
+// 64-wide column blocks (one 128-byte swizzle row each), as TMA writes them and wgmma reads them.
+// Shapes: seq_q and seq_k multiples of 128. Run: npx tsx examples/flash_attention.ts
 import {
   T,
   device,
@@ -35,9 +38,9 @@ import type { PrimFunc } from "@tirx-ts/core";
 
 /** Query rows per CTA (two consumer warpgroups of 64). */
 const BM = 128;
-/** Keys per KV block. */
-const BN = 128;
 const STAGES = 2;
+/** Columns of one 128B-swizzle row of 16-bit elements: Q, K and V tiles are column blocks of 64. */
+const W = 64;
 
 /** Sizes of {@link makeFlashAttention}. */
 export interface FlashAttentionSizes {
@@ -45,7 +48,7 @@ export interface FlashAttentionSizes {
   readonly heads: number;
   readonly seqQ: number;
   readonly seqK: number;
-  /** Head dim: 64 (128 and 256 are not written yet). */
+  /** Head dim: 64, 128 or 256. */
   readonly headDim: 64 | 128 | 256;
   readonly dtype: "float16" | "bfloat16";
   readonly causal?: boolean;
@@ -58,12 +61,17 @@ export interface FlashAttentionSizes {
 /**
  * The forward kernel for Q [batch, seqQ, heads, hd], K and V [batch, seqK, heads, hd] → O
  * [batch, seqQ, heads, hd] (all `dtype`).
- * @throws Error for a head dim other than 64, sequence lengths that are not positive multiples
+ * @throws Error for a head dim other than 64, 128, 256, sequence lengths that are not positive multiples
  *   of 128, or a causal mask with seq_q ≠ seq_k.
  */
 export function makeFlashAttention(s: FlashAttentionSizes): PrimFunc {
   const { batch, heads, seqQ, seqK, headDim: D, dtype: dt } = s;
-  if (D !== 64) throw new Error(`flash_attention: head_dim ${D} is not written yet (64 is)`);
+  if (D !== 64 && D !== 128 && D !== 256) {
+    throw new Error(`flash_attention: head_dim is 64, 128 or 256, got ${D}`);
+  }
+  // Keys per KV block: 128, or 64 at head dim 256 (Q, two stages of K and V in 227 KiB of
+  // shared memory, and O's 64 × 256 float32 accumulators are 128 registers per thread).
+  const BN = D === 256 ? 64 : 128;
   if (seqQ <= 0 || seqK <= 0 || seqQ % BM || seqK % BN) {
     throw new Error(`flash_attention needs seq_q and seq_k positive multiples of ${BM}`);
   }
@@ -93,28 +101,29 @@ export function makeFlashAttention(s: FlashAttentionSizes): PrimFunc {
         }),
       });
       const tid = T.cuda.thread_idx("x");
-      // With a causal mask, query tile qt sees KV blocks 0..qt; the longest tiles go first.
+      // With a causal mask, query tile qt sees the KV blocks up to its last row; the longest
+      // tiles go first.
       const qt = causal
         ? T.let_("qt", T.sub(seqQ / BM - 1, T.cuda.block_idx("x")))
         : T.cuda.block_idx("x");
-      const blocks = causal ? T.let_("blocks", T.add(qt, 1)) : kvBlocks;
+      const blocks = causal ? T.let_("blocks", T.mul(T.add(qt, 1), BM / BN)) : kvBlocks;
       const h = T.cuda.block_idx("y");
       const b = T.cuda.block_idx("z");
       const wg = T.let_("wg", tid.floordiv(128));
       const sw = T.swizzle_mode("128B");
-      const sQ = T.alloc_shared([BM, D], dt, {
+      const sQ = T.alloc_shared([D / W, BM, W], dt, {
         name: "sQ",
         align: 1024,
         layout: sw,
         dynamic: true,
       });
-      const sK = T.alloc_shared([STAGES, BN, D], dt, {
+      const sK = T.alloc_shared([STAGES, D / W, BN, W], dt, {
         name: "sK",
         align: 1024,
         layout: sw,
         dynamic: true,
       });
-      const sV = T.alloc_shared([STAGES, BN, D], dt, {
+      const sV = T.alloc_shared([STAGES, D / W, BN, W], dt, {
         name: "sV",
         align: 1024,
         layout: sw,
@@ -136,25 +145,36 @@ export function makeFlashAttention(s: FlashAttentionSizes): PrimFunc {
         T.ptx.fence.mbarrier_init();
       });
       T.cuda.cta_sync();
-      // Row blocks of a [batch, seq, heads, D] tensor: rows(X, r).sub(b, i, h) is [r, D].
+      // Row blocks of a [batch, seq, heads, D] tensor: rows(X, r).sub(b, i, h) is [r, D];
+      // cols(v) is a [r, D] view as its 64-wide column blocks [r, D / 64, 64], and
+      // blocked(s) a shared [D / 64, r, 64] tile seen the same way: what TMA writes for a
+      // 128B swizzle (a box is at most one 128-byte swizzle row wide).
       const rows = (x: typeof Q, r: number) => x.rearrange("b (i r) h d -> b i h r d", { r });
+      const cols = (v: ReturnType<typeof rows>) => v.rearrange("r (k c) -> r k c", { c: W });
+      const blocked = (t: typeof sQ) => t.rearrange("k r c -> r k c");
       T.if_(
         wg.eq(0),
         () => {
           T.ptx.setmaxnreg(false, 40);
           T.if_(tid.eq(0), () => {
             T.ptx.mbarrier.arrive.expect_tx(qFull.sub(0), BM * D * 2);
-            T.tile.copy_async(sQ, rows(Q, BM).sub(b, qt, h), { mbar: qFull.sub(0) });
+            T.tile.copy_async(blocked(sQ), cols(rows(Q, BM).sub(b, qt, h)), {
+              mbar: qFull.sub(0),
+            });
             for (const j of T.range(blocks)) {
               // KV block j's stage in the ring, and the phase of that stage's barriers.
               const st = T.let_("st", T.floormod(j, STAGES));
               const ph = T.let_("ph", T.floormod(T.floordiv(j, STAGES), 2));
               T.ptx.mbarrier.try_wait(kEmpty.sub(st), T.sub(1, ph));
               T.ptx.mbarrier.arrive.expect_tx(kFull.sub(st), tileBytes);
-              T.tile.copy_async(sK.sub(st), rows(K, BN).sub(b, j, h), { mbar: kFull.sub(st) });
+              T.tile.copy_async(blocked(sK.sub(st)), cols(rows(K, BN).sub(b, j, h)), {
+                mbar: kFull.sub(st),
+              });
               T.ptx.mbarrier.try_wait(vEmpty.sub(st), T.sub(1, ph));
               T.ptx.mbarrier.arrive.expect_tx(vFull.sub(st), tileBytes);
-              T.tile.copy_async(sV.sub(st), rows(V, BN).sub(b, j, h), { mbar: vFull.sub(st) });
+              T.tile.copy_async(blocked(sV.sub(st)), cols(rows(V, BN).sub(b, j, h)), {
+                mbar: vFull.sub(st),
+              });
             }
           });
         },
@@ -184,19 +204,25 @@ export function makeFlashAttention(s: FlashAttentionSizes): PrimFunc {
           T.tile.wg.fill(m, -Infinity);
           T.tile.wg.zero(l);
           T.ptx.mbarrier.try_wait(qFull.sub(0), 0);
-          const sQh = sQ.rearrange("(w r) d -> w r d", { r: 64 }).sub(cw);
+          const sQh = sQ.rearrange("k (w r) c -> w r k c", { r: 64 }).sub(cw);
           for (const j of T.range(blocks)) {
             const st = T.let_("st", T.floormod(j, STAGES));
             const ph = T.let_("ph", T.floormod(T.floordiv(j, STAGES), 2));
             T.ptx.mbarrier.try_wait(kFull.sub(st), ph);
-            T.tile.wg.gemm_async(S, sQh, sK.sub(st), { transB: true, accum: false });
+            T.tile.wg.gemm_async(S, sQh, blocked(sK.sub(st)), { transB: true, accum: false });
             T.ptx.wgmma.wait_group(0);
             T.if_(T.floormod(tid, 128).eq(0), () => T.ptx.mbarrier.arrive(kEmpty.sub(st)));
             if (causal) {
-              // The diagonal block: key c of the block is hidden from this warpgroup's row r
-              // (row 64·cw + r of the query tile) when c > 64·cw + r.
-              T.if_(j.eq(qt), () =>
-                T.tile.wg.select(S, ([r, c]) => c!.gt(r!.add(cw.mul(64))), -Infinity, S),
+              // Blocks that reach past the query tile's first row: key BN·j + c is hidden from
+              // this warpgroup's row r (query BM·qt + 64·cw + r) when it comes after it.
+              const q0 = T.let_("q0", T.add(T.mul(qt, BM), T.mul(cw, 64)));
+              T.if_(T.add(T.mul(j, BN), BN - 1).gt(T.mul(qt, BM)), () =>
+                T.tile.wg.select(
+                  S,
+                  ([r, c]) => T.add(T.mul(j, BN), c!).gt(T.add(q0, r!)),
+                  -Infinity,
+                  S,
+                ),
               );
             }
             // m' = max(m, c · rowmax(S)); corr = exp2(m − m'); P = exp2(c · S − m').
@@ -219,7 +245,7 @@ export function makeFlashAttention(s: FlashAttentionSizes): PrimFunc {
             T.tile.wg.mul(acc, acc, corr);
             T.tile.wg.cast(P, S);
             T.ptx.mbarrier.try_wait(vFull.sub(st), ph);
-            T.tile.wg.gemm_async(acc, P, sV.sub(st), { accum: true });
+            T.tile.wg.gemm_async(acc, P, blocked(sV.sub(st)), { accum: true });
             T.ptx.wgmma.wait_group(0);
             T.if_(T.floormod(tid, 128).eq(0), () => T.ptx.mbarrier.arrive(vEmpty.sub(st)));
           }

@@ -41,19 +41,19 @@ export const flash_attention = T.prim_func(function flash_attention(
   const h = T.cuda.block_idx("y");
   const b = T.cuda.block_idx("z");
   const wg = T.let_("wg", T.floordiv(tid, 128));
-  const sQ = T.alloc_shared([BM, D], "float16", {
+  const sQ = T.alloc_shared([1, BM, D], "float16", {
     name: "sQ",
     align: 1024,
     layout: T.swizzle_mode("128B"),
     dynamic: true,
   });
-  const sK = T.alloc_shared([STAGES, BN, D], "float16", {
+  const sK = T.alloc_shared([STAGES, 1, BN, D], "float16", {
     name: "sK",
     align: 1024,
     layout: T.swizzle_mode("128B"),
     dynamic: true,
   });
-  const sV = T.alloc_shared([STAGES, BN, D], "float16", {
+  const sV = T.alloc_shared([STAGES, 1, BN, D], "float16", {
     name: "sV",
     align: 1024,
     layout: T.swizzle_mode("128B"),
@@ -77,20 +77,27 @@ export const flash_attention = T.prim_func(function flash_attention(
   T.cuda.cta_sync();
   // Row blocks of a [batch, seq, heads, D] tensor: rows(X, r).sub(b, i, h) is [r, D].
   const rows = (x: Tile, r: number): Tile => x.rearrange("b (i r) h d -> b i h r d", { r });
+  // A [r, 64] view as one 64-wide column block [r, 1, 64], and a shared [1, r, 64] tile alike.
+  const cols = (v: Tile): Tile => v.rearrange("r (k c) -> r k c", { c: 64 });
+  const blocked = (t: Tile): Tile => t.rearrange("k r c -> r k c");
   if (wg === 0) {
     T.ptx.setmaxnreg(false, 40);
     if (tid === 0) {
       T.ptx.mbarrier.arrive.expect_tx(qFull.sub(0), BM * D * 2);
-      T.tile.copy_async(sQ, rows(Q, BM).sub(b, qt, h), { mbar: qFull.sub(0) });
+      T.tile.copy_async(blocked(sQ), cols(rows(Q, BM).sub(b, qt, h)), { mbar: qFull.sub(0) });
       for (let j = 0; j < KV_BLOCKS; j++) {
         const st = T.let_("st", T.floormod(j, STAGES));
         const ph = T.let_("ph", T.floormod(T.floordiv(j, STAGES), 2));
         T.ptx.mbarrier.try_wait(kEmpty.sub(st), T.int32(1) - ph);
         T.ptx.mbarrier.arrive.expect_tx(kFull.sub(st), TILE_BYTES);
-        T.tile.copy_async(sK.sub(st), rows(K, BN).sub(b, j, h), { mbar: kFull.sub(st) });
+        T.tile.copy_async(blocked(sK.sub(st)), cols(rows(K, BN).sub(b, j, h)), {
+          mbar: kFull.sub(st),
+        });
         T.ptx.mbarrier.try_wait(vEmpty.sub(st), T.int32(1) - ph);
         T.ptx.mbarrier.arrive.expect_tx(vFull.sub(st), TILE_BYTES);
-        T.tile.copy_async(sV.sub(st), rows(V, BN).sub(b, j, h), { mbar: vFull.sub(st) });
+        T.tile.copy_async(blocked(sV.sub(st)), cols(rows(V, BN).sub(b, j, h)), {
+          mbar: vFull.sub(st),
+        });
       }
     }
   } else {
@@ -112,12 +119,12 @@ export const flash_attention = T.prim_func(function flash_attention(
     T.tile.wg.fill(m, -Infinity);
     T.tile.wg.zero(l);
     T.ptx.mbarrier.try_wait(qFull.sub(0), 0);
-    const sQh = sQ.rearrange("(w r) d -> w r d", { r: 64 }).sub(cw);
+    const sQh = sQ.rearrange("k (w r) c -> w r k c", { r: 64 }).sub(cw);
     for (let j = 0; j < KV_BLOCKS; j++) {
       const st = T.let_("st", T.floormod(j, STAGES));
       const ph = T.let_("ph", T.floormod(T.floordiv(j, STAGES), 2));
       T.ptx.mbarrier.try_wait(kFull.sub(st), ph);
-      T.tile.wg.gemm_async(S, sQh, sK.sub(st), { transB: true, accum: false });
+      T.tile.wg.gemm_async(S, sQh, blocked(sK.sub(st)), { transB: true, accum: false });
       T.ptx.wgmma.wait_group(0);
       if (T.floormod(tid, 128) === 0) T.ptx.mbarrier.arrive(kEmpty.sub(st));
       T.tile.wg.max(mNew, S, 1);
@@ -134,7 +141,7 @@ export const flash_attention = T.prim_func(function flash_attention(
       T.tile.wg.mul(acc, acc, corr);
       T.tile.wg.cast(P, S);
       T.ptx.mbarrier.try_wait(vFull.sub(st), ph);
-      T.tile.wg.gemm_async(acc, P, sV.sub(st), { accum: true });
+      T.tile.wg.gemm_async(acc, P, blocked(sV.sub(st)), { accum: true });
       T.ptx.wgmma.wait_group(0);
       if (T.floormod(tid, 128) === 0) T.ptx.mbarrier.arrive(vEmpty.sub(st));
     }
