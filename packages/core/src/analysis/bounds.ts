@@ -226,6 +226,51 @@ function asVarPlusConst(e: Expr): { id: number; c: number } | undefined {
   return undefined;
 }
 
+/** `e` as `c + Σ k·v` with constant k > 0 (a strided loop index `tid + 128·j`), else undefined. */
+function asLinear(e: Expr): { c: number; terms: { id: number; k: number }[] } | undefined {
+  const out = { c: 0, terms: [] as { id: number; k: number }[] };
+  const work: [Expr, number][] = [[e, 1]];
+  while (work.length > 0) {
+    const [x, k] = work.pop()!;
+    if (x.kind === "IntImm") out.c += k * Number(x.value);
+    else if (x.kind === "Var") out.terms.push({ id: x.id, k });
+    else if (x.kind === "Binary" && x.op === "add") work.push([x.a, k], [x.b, k]);
+    else if (x.kind === "Binary" && x.op === "mul" && x.b.kind === "IntImm")
+      work.push([x.a, k * Number(x.b.value)]);
+    else if (x.kind === "Binary" && x.op === "mul" && x.a.kind === "IntImm")
+      work.push([x.b, k * Number(x.a.value)]);
+    else return undefined;
+  }
+  return out.terms.length > 1 && out.terms.every((t) => t.k > 0) ? out : undefined;
+}
+
+/**
+ * `c + Σ k·v < rhs` (or `<=`) with every k > 0 and every v bounded below: each v is at most
+ * (max(rhs) − c − Σ of the other terms' minima) / k, so a guard `i < n` on a strided loop index
+ * `i = tid + 128·j` bounds both `tid` and `j` in `out`.
+ */
+function narrowLinear(
+  lhs: Expr,
+  rhs: Expr,
+  op: "lt" | "le",
+  out: Map<number, Interval>,
+  env: RangeEnv,
+): void {
+  const lin = asLinear(lhs);
+  if (!lin) return;
+  const r = exprRange(rhs, { ...env, vars: out });
+  const top = op === "lt" ? r.max - 1 : r.max;
+  if (!Number.isFinite(top)) return;
+  const ranges = lin.terms.map((t) => out.get(t.id) ?? ANY);
+  if (ranges.some((x) => !Number.isFinite(x.min))) return;
+  const lows = lin.terms.reduce((a, t, i) => a + t.k * ranges[i]!.min, lin.c);
+  lin.terms.forEach((t, i) => {
+    const cur = ranges[i]!;
+    const max = Math.floor((top - (lows - t.k * cur.min)) / t.k);
+    if (max < cur.max) out.set(t.id, { min: cur.min, max });
+  });
+}
+
 /**
  * Ranges of variables where `cond` holds: narrows `v + c < n`, `<=`, `>`, `>=`, `==` against
  * a bounded other side, `v + c != k` where `k - c` is an end of v's range, and both sides of
@@ -249,7 +294,10 @@ export function refineRanges(cond: Expr, env: RangeEnv): Map<number, Interval> {
     ];
     for (const [lhs, rhs, op] of sides) {
       const v = asVarPlusConst(lhs);
-      if (!v) continue;
+      if (!v) {
+        if (op === "lt" || op === "le") narrowLinear(lhs, rhs, op, out, env);
+        continue;
+      }
       const r = exprRange(rhs, { ...env, vars: out });
       const cur = out.get(v.id) ?? ANY;
       let { min, max } = cur;

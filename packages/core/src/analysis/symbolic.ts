@@ -2,7 +2,7 @@ import type { Buffer } from "../ir/buffer.js";
 import type { Expr, Var } from "../ir/expr.js";
 import { impure } from "../visit.js";
 import { exprRange, type RangeEnv } from "./bounds.js";
-import { bottomUp } from "./deep.js";
+import { bottomUp, postOrder } from "./deep.js";
 
 /**
  * Symbolic upper bounds for accesses to tensors with symbolic dims (`T.Tensor(["n"], ...)`).
@@ -18,6 +18,8 @@ export type Poly = ReadonlyMap<string, number>;
 export interface Fact {
   readonly expr: Expr;
   readonly max: Poly;
+  /** True for a fact learnt from a guard (`refineFacts`), not from a loop or let binding. */
+  readonly guard?: boolean;
 }
 
 /** What the symbolic analysis knows: numeric ranges, dim variables (≥ 0) and learnt facts. */
@@ -125,7 +127,9 @@ function* pairs(a: readonly Poly[], b: readonly Poly[], f: (x: Poly, y: Poly) =>
  * Upper bounds of `e` as polynomials in dim variables, each valid on its own (empty when none
  * is known): every fact about `e` (innermost first: a guard `t < n` inside a `let t = tid`
  * bounds `t` by both `n - 1` and the launch), and the bound built from `e`'s parts: sums add,
- * products of non-negative factors multiply, anything else falls back to the numeric range. At
+ * products of non-negative factors multiply, `floordiv(x, c)` of x ≥ 0 divides x's constant
+ * bounds, `floordiv(x, c)·c + floormod(x, c)` is bounded as x (the flat index of a 2-D split),
+ * anything else falls back to the numeric range. At
  * most MAX_BOUNDS are kept.
  */
 export function symMaxes(e: Expr, env: SymEnv): readonly Poly[] {
@@ -151,6 +155,12 @@ function structural(e: Expr, env: SymEnv, symMaxes: (x: Expr) => readonly Poly[]
   if (e.kind === "Cast" && e.value.dtype === "int32") return [...symMaxes(e.value)];
   if (e.kind !== "Binary") return numeric();
   if (e.op === "add") {
+    // floordiv(x, c)·c + floormod(x, c) is x (floor division): the flat index of a 2-D split.
+    const whole = splitIndexOf(e);
+    if (whole) {
+      const w = symMaxes(whole);
+      if (w.length) return [...w];
+    }
     const a = symMaxes(e.a);
     const b = symMaxes(e.b);
     return a.length && b.length ? distinctBounds(pairs(a, b, (x, y) => addPoly(x, y))) : numeric();
@@ -167,7 +177,69 @@ function structural(e: Expr, env: SymEnv, symMaxes: (x: Expr) => readonly Poly[]
     const b = symMaxes(e.b);
     return a.length && b.length ? distinctBounds(pairs(a, b, mulPoly)) : numeric();
   }
+  const c = e.b.kind === "IntImm" ? Number(e.b.value) : 0;
+  if (e.op === "floordiv" && c > 0 && exprRange(e.a, env).min >= 0) {
+    // floor(x / c) ≤ floor(max / c) for a constant bound of x ≥ 0 (a guard on x, say).
+    const ks = symMaxes(e.a).flatMap((p) => constantOf(p));
+    if (ks.length)
+      return distinctBounds([...ks.map((k) => constPoly(Math.floor(k / c))), ...numeric()]);
+  }
   return numeric();
+}
+
+/** The value of a polynomial without variables, as a one-element list (else empty). */
+function constantOf(p: Poly): number[] {
+  if ([...p.keys()].some((k) => k !== "")) return [];
+  return [p.get("") ?? 0];
+}
+
+/** `x` when `e` is `floordiv(x, c)·c + floormod(x, c)` (factors and terms in either order). */
+function splitIndexOf(e: Expr): Expr | undefined {
+  if (e.kind !== "Binary" || e.op !== "add") return undefined;
+  for (const [m, r] of [
+    [e.a, e.b],
+    [e.b, e.a],
+  ] as const) {
+    if (r.kind !== "Binary" || r.op !== "floormod" || r.b.kind !== "IntImm") continue;
+    if (m.kind !== "Binary" || m.op !== "mul") continue;
+    for (const [q, k] of [
+      [m.a, m.b],
+      [m.b, m.a],
+    ] as const) {
+      if (k.kind !== "IntImm" || Number(k.value) !== Number(r.b.value)) continue;
+      if (q.kind !== "Binary" || q.op !== "floordiv" || !sameExpr(q.b, r.b)) continue;
+      if (sameExpr(q.a, r.a)) return r.a;
+    }
+  }
+  return undefined;
+}
+
+/**
+ * The guard facts in `env` about sub-expressions of `e` (a guard such as `T.if_(i.lt(120), ...)` on an
+ * index `i` that `e` is built from), innermost guard first: what a bounds error reports as
+ * already present, so that it never asks for a guard the code has.
+ */
+export function factsWithin(e: Expr, env: SymEnv): Fact[] {
+  const subs = postOrder(e);
+  const out: Fact[] = [];
+  for (let i = env.facts.length - 1; i >= 0; i--) {
+    const f = env.facts[i]!;
+    if (f.guard && subs.some((x) => sameExpr(f.expr, x))) out.push(f);
+  }
+  return out;
+}
+
+/** A bound polynomial as text: `4`, `n - 1`, `2·n·m + 3` (variables as `v<id>` unless named). */
+export function showPoly(p: Poly, names: ReadonlyMap<number, string> = new Map()): string {
+  const parts = [...p]
+    .filter(([k]) => k !== "")
+    .map(([k, c]) => {
+      const vars = k.split("*").map((id) => names.get(Number(id)) ?? `v${id}`);
+      return `${c === 1 ? "" : `${c}·`}${vars.join("·")}`;
+    });
+  const c = p.get("") ?? 0;
+  if (parts.length === 0) return String(c);
+  return c === 0 ? parts.join(" + ") : `${parts.join(" + ")} ${c < 0 ? "-" : "+"} ${Math.abs(c)}`;
 }
 
 /**
@@ -196,9 +268,9 @@ export function refineFacts(cond: Expr, env: SymEnv): Fact[] {
       if (impure(lhs)) continue;
       for (const m of symMaxes(rhs, { ...env, facts: [...env.facts, ...out] })) {
         const max = op === "lt" ? addPoly(m, constPoly(1), -1) : m;
-        out.push({ expr: lhs, max });
+        out.push({ expr: lhs, max, guard: true });
         const v = asVarPlusConst(lhs);
-        if (v) out.push({ expr: v.v, max: addPoly(max, constPoly(v.c), -1) });
+        if (v) out.push({ expr: v.v, max: addPoly(max, constPoly(v.c), -1), guard: true });
       }
     }
   }

@@ -3,7 +3,7 @@ import { dtypeBytes, type DType } from "../dtype.js";
 import { TirxError } from "../diagnostics.js";
 import type { RangeScope } from "../analysis/range-scope.js";
 import { exprRange } from "../analysis/bounds.js";
-import { provablyBelowNumel } from "../analysis/symbolic.js";
+import { factsWithin, provablyBelowNumel, showPoly } from "../analysis/symbolic.js";
 import { isStaticShape, numel, showShape, staticShape, type Buffer } from "../ir/buffer.js";
 import type { Expr } from "../ir/expr.js";
 import type { Param, PrimFunc } from "../ir/func.js";
@@ -51,7 +51,9 @@ export function checkAccess(
       span,
       [
         {
-          message: `guard the access with the dim it must stay below, e.g. T.if_(i.lt(${names[0] ?? "n"}), () => ...), or bound each index by its axis with a loop such as T.range(${names[0] ?? "n"})`,
+          message:
+            guardNote(offset, scope, names.join(" · ") || "n") ??
+            `guard the access with the dim it must stay below, e.g. T.if_(i.lt(${names[0] ?? "n"}), () => ...), or bound each index by its axis with a loop such as T.range(${names[0] ?? "n"})`,
         },
       ],
     );
@@ -71,12 +73,66 @@ export function checkAccess(
       high && !low
         ? [
             {
-              message: `guard the access, e.g. T.if_(i.lt(${limit}), () => ...); for a length known only at launch declare the dim from a scalar parameter, { n: T.int32, ${buffer.name}: T.Tensor(["n"], ...) }, and guard with T.if_(i.lt(n), ...)`,
+              message: `${
+                guardNote(offset, scope, `${limit}`) ??
+                `guard the access, e.g. T.if_(i.lt(${limit}), () => ...)`
+              }; for a length known only at launch declare the dim from a scalar parameter, { n: T.int32, ${buffer.name}: T.Tensor(["n"], ...) }, and guard with T.if_(i.lt(n), ...)`,
             },
           ]
         : [],
     );
   }
+}
+
+/** Most characters of an expression shown in a note. */
+const MAX_SHOWN = 60;
+
+/** A short rendering of an index expression: names, constants, arithmetic; `…` past a limit. */
+function showIndex(e: Expr): string {
+  const go = (x: Expr, depth: number): string => {
+    if (depth > 6) return "…";
+    switch (x.kind) {
+      case "Var":
+        return x.name;
+      case "IntImm":
+        return String(x.value);
+      case "Special":
+        return `%${x.name}`;
+      case "Binary": {
+        const a = go(x.a, depth + 1);
+        const b = go(x.b, depth + 1);
+        const infix: Record<string, string> = { add: "+", sub: "-", mul: "*" };
+        const op = infix[x.op];
+        return op ? `(${a} ${op} ${b})` : `${x.op}(${a}, ${b})`;
+      }
+      default:
+        return "…";
+    }
+  };
+  const t = go(e, 0).replace(/^\((.*)\)$/, "$1");
+  return t.length > MAX_SHOWN ? `${t.slice(0, MAX_SHOWN)}…` : t;
+}
+
+/**
+ * The note of a bounds error where a guard already bounds a sub-expression of the offset
+ * (`T.if_(i.lt(120), ...)` around `O[i / 24, i % 24]`): it names the guard and what is missing
+ * (a bound too loose for `limit`, or an index built from the guarded expression in a way the
+ * range analysis does not follow), instead of asking for a guard the code has. Undefined where
+ * no guard bounds any part of the offset.
+ */
+function guardNote(offset: Expr, scope: RangeScope, limit: string): string | undefined {
+  const f = factsWithin(offset, scope)[0];
+  if (!f) return undefined;
+  const guarded = `a guard (or loop bound) already bounds ${showIndex(f.expr)} ≤ ${showPoly(f.max)} here`;
+  const c = [...f.max.keys()].every((k) => k === "") ? (f.max.get("") ?? 0) : undefined;
+  const lim = Number(limit);
+  if (c !== undefined && Number.isFinite(lim) && c >= lim) {
+    return `${guarded}, which lets the access reach past element ${lim - 1}: tighten that guard to ${showIndex(f.expr)} < ${lim} (or less, for an index that adds to it)`;
+  }
+  if (!Number.isFinite(lim)) {
+    return `${guarded}, which does not prove the offset ${showIndex(offset)} below ${limit}: guard the whole index by the dim it indexes, e.g. T.if_(i.lt(n), () => ...) with n that dim`;
+  }
+  return `${guarded}, but the offset ${showIndex(offset)} is not provably below ${limit} from it: the range analysis follows +, -, * by non-negative factors, floordiv by a constant and floordiv(x, c) * c + floormod(x, c); guard the whole offset expression, or build the index from the guarded one with those`;
 }
 
 /**
