@@ -1,18 +1,21 @@
 // FlashAttention forward on Hopper with the tile layer: O = softmax(Q·Kᵀ · scale) · V per batch
 // and head, Q, K, V and O [batch, seq, heads, head_dim] (bshd, contiguous), float16 or
-// bfloat16 in and out, float32 accumulation and softmax. The design (FlashAttention-3's, without
-// its ping-pong and intra-warpgroup overlap yet):
+// bfloat16 in and out, float32 accumulation and softmax. The design (FlashAttention-3's, with
+// its intra-warpgroup overlap, without its explicit ping-pong between warpgroups yet):
 //   - a CTA per 128 query rows of one (batch, head); 384 threads: warpgroup 0 produces, warpgroups
 //     1 and 2 consume 64 query rows each;
-//   - the producer thread loads Q's tile once and K's and V's 128-row blocks through a 2-deep
-//     ring by T.tile.copy_async (TMA, 128B swizzle; tensor maps planned from the views), each on
-//     its own "full" mbarrier, after the consumers freed the stage ("empty", one arrive each);
-//   - per KV block a consumer computes S = Q·Kᵀ with T.tile.wg.gemm_async (wgmma SS, 64 × 128
-//     float32 in the wgmma accumulator layout), the online softmax in registers with T.tile.wg
-//     reductions (row max and sum: shuffles within each row's 4 lanes) and elementwise ops
-//     broadcast along rows (exp2 with the scale folded in, log2(e) · scale), then O += P·V with
-//     P kept in registers (wgmma RS: the accumulator layout of S is the A operand's layout, so
+//   - the producer thread loads Q's tile once and K's and V's blocks through a 2-deep ring by
+//     T.tile.copy_async (TMA, 128B swizzle; tensor maps planned from the views), each on its own
+//     "full" mbarrier, after the consumers freed the stage ("empty", one arrive each);
+//   - a consumer computes S = Q·Kᵀ with T.tile.wg.gemm_async (wgmma SS, 64 × BN float32 in the
+//     wgmma accumulator layout), the online softmax in registers with T.tile.wg reductions (row
+//     max and sum: shuffles within each row's 4 lanes) and elementwise ops broadcast along rows
+//     (ex2.approx with the scale folded in, log2(e) · scale), and O += P·V with P kept in
+//     registers (wgmma RS: the accumulator layout of S is the A operand's layout, so
 //     T.tile.wg.cast makes P in place);
+//   - block j's S = Q·K_jᵀ is issued together with block j − 1's O += P·V, and block j's softmax
+//     runs while that P·V wgmma does (wgmma.wait_group 1, then 0), so exp2 overlaps the tensor
+//     cores within each warpgroup;
 //   - the epilogue divides by the row sums and stores O with T.tile.wg.copy (32-bit stores).
 // Numerics: the running max starts at -inf and is taken in float32 of the scaled logits, so
 // float16 inputs never overflow before it is subtracted.
@@ -35,6 +38,9 @@ import {
   type ExprLike,
 } from "tirx-ts";
 import type { PrimFunc } from "@tirx-ts/core";
+
+/** An int32 expression of the kernel (a loop variable, a let, an index). */
+type E = ExprLike;
 
 /** Query rows per CTA (two consumer warpgroups of 64). */
 const BM = 128;
@@ -205,13 +211,23 @@ export function makeFlashAttention(s: FlashAttentionSizes): PrimFunc {
           T.tile.wg.zero(l);
           T.ptx.mbarrier.try_wait(qFull.sub(0), 0);
           const sQh = sQ.rearrange("k (w r) c -> w r k c", { r: 64 }).sub(cw);
-          for (const j of T.range(blocks)) {
-            const st = T.let_("st", T.floormod(j, STAGES));
-            const ph = T.let_("ph", T.floormod(T.floordiv(j, STAGES), 2));
+          const first = T.floormod(tid, 128).eq(0);
+          /** Wait for K_j (stage st, phase ph), issue S = Q·K_jᵀ; the wait is the caller's. */
+          const issueS = (st: E, ph: E): void => {
             T.ptx.mbarrier.try_wait(kFull.sub(st), ph);
             T.tile.wg.gemm_async(S, sQh, blocked(sK.sub(st)), { transB: true, accum: false });
-            T.ptx.wgmma.wait_group(0);
-            T.if_(T.floormod(tid, 128).eq(0), () => T.ptx.mbarrier.arrive(kEmpty.sub(st)));
+          };
+          /** Wait for V (stage st, phase ph), issue O += P·V; the wait is the caller's. */
+          const issuePV = (st: E, ph: E): void => {
+            T.ptx.mbarrier.try_wait(vFull.sub(st), ph);
+            T.tile.wg.gemm_async(acc, P, blocked(sV.sub(st)), { accum: true });
+          };
+          /**
+           * The online softmax of block j in S: the causal mask, m' = max(m, c · rowmax(S)),
+           * corr = exp2(m − m'), S = exp2(c · S − m'), l = l · corr + rowsum(S). Touches
+           * neither acc nor P, which a P·V wgmma may still be reading and writing.
+           */
+          const softmax = (j: E): void => {
             if (causal) {
               // Blocks that reach past the query tile's first row: key BN·j + c is hidden from
               // this warpgroup's row r (query BM·qt + 64·cw + r) when it comes after it.
@@ -225,7 +241,6 @@ export function makeFlashAttention(s: FlashAttentionSizes): PrimFunc {
                 ),
               );
             }
-            // m' = max(m, c · rowmax(S)); corr = exp2(m − m'); P = exp2(c · S − m').
             T.tile.wg.max(mNew, S, 1);
             T.tile.wg.mul(mNew, mNew, c);
             T.tile.wg.maximum(mNew, mNew, m);
@@ -233,22 +248,43 @@ export function makeFlashAttention(s: FlashAttentionSizes): PrimFunc {
             T.tile.wg.exp2(corr, corr, { approx: true });
             T.tile.wg.maximum(m, m, mNew);
             // c·S rounded, then − m' (not one fma): m' is max(c·S) rounded the same way, so
-            // the row's largest logit gives exactly exp2(0) = 1 and no logit gives more, even when
-            // logits are huge (an fma would leave c·S's rounding error, up to 2^-25·|c·S|, in
-            // the exponent).
+            // the row's largest logit gives exactly exp2(0) = 1 and no logit gives more, even
+            // when logits are huge (an fma would leave c·S's rounding error, up to
+            // 2^-25·|c·S|, in the exponent).
             T.tile.wg.mul(S, S, c);
             T.tile.wg.sub(S, S, mNew);
             T.tile.wg.exp2(S, S, { approx: true });
-            // l = l · corr + rowsum(P); O = O · corr + P · V.
             T.tile.wg.sum(rs, S, 1);
             T.tile.wg.fma(l, l, corr, rs);
+          };
+          // Block 0, then each block j ≥ 1 overlapped with block j − 1's P·V: S_j = Q·K_jᵀ and
+          // O += P_{j−1}·V_{j−1} are issued together, the softmax of S_j runs while the P·V
+          // wgmma does, then O is rescaled and P_j made from S_j.
+          issueS(0, 0);
+          T.ptx.wgmma.wait_group(0);
+          T.if_(first, () => T.ptx.mbarrier.arrive(kEmpty.sub(0)));
+          softmax(0);
+          T.tile.wg.cast(P, S);
+          for (const j of T.range(1, blocks)) {
+            const st = T.let_("st", T.floormod(j, STAGES));
+            const ph = T.let_("ph", T.floormod(T.floordiv(j, STAGES), 2));
+            const sp = T.let_("sp", T.floormod(T.sub(j, 1), STAGES));
+            const pp = T.let_("pp", T.floormod(T.floordiv(T.sub(j, 1), STAGES), 2));
+            issueS(st, ph);
+            issuePV(sp, pp);
+            T.ptx.wgmma.wait_group(1);
+            T.if_(first, () => T.ptx.mbarrier.arrive(kEmpty.sub(st)));
+            softmax(j);
+            T.ptx.wgmma.wait_group(0);
+            T.if_(first, () => T.ptx.mbarrier.arrive(vEmpty.sub(sp)));
             T.tile.wg.mul(acc, acc, corr);
             T.tile.wg.cast(P, S);
-            T.ptx.mbarrier.try_wait(vFull.sub(st), ph);
-            T.tile.wg.gemm_async(acc, P, blocked(sV.sub(st)), { accum: true });
-            T.ptx.wgmma.wait_group(0);
-            T.if_(T.floormod(tid, 128).eq(0), () => T.ptx.mbarrier.arrive(vEmpty.sub(st)));
           }
+          const sl_ = T.let_("sl", T.floormod(T.sub(blocks, 1), STAGES));
+          const pl = T.let_("pl", T.floormod(T.floordiv(T.sub(blocks, 1), STAGES), 2));
+          issuePV(sl_, pl);
+          T.ptx.wgmma.wait_group(0);
+          T.if_(first, () => T.ptx.mbarrier.arrive(vEmpty.sub(sl_)));
           // O = acc / l (l ≥ 1: every row sees its maximum's key, exp2(0) = 1).
           T.tile.wg.reciprocal(rs, l);
           T.tile.wg.mul(acc, acc, rs);

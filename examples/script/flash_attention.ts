@@ -12,6 +12,7 @@ import {
   script as T,
   type Tensor,
   type Tile,
+  type int32,
   type DeviceLike,
   type ExampleResult,
 } from "tirx-ts";
@@ -120,13 +121,16 @@ export const flash_attention = T.prim_func(function flash_attention(
     T.tile.wg.zero(l);
     T.ptx.mbarrier.try_wait(qFull.sub(0), 0);
     const sQh = sQ.rearrange("k (w r) c -> w r k c", { r: 64 }).sub(cw);
-    for (let j = 0; j < KV_BLOCKS; j++) {
-      const st = T.let_("st", T.floormod(j, STAGES));
-      const ph = T.let_("ph", T.floormod(T.floordiv(j, STAGES), 2));
+    const issueS = (st: int32, ph: int32): void => {
       T.ptx.mbarrier.try_wait(kFull.sub(st), ph);
       T.tile.wg.gemm_async(S, sQh, blocked(sK.sub(st)), { transB: true, accum: false });
-      T.ptx.wgmma.wait_group(0);
-      if (T.floormod(tid, 128) === 0) T.ptx.mbarrier.arrive(kEmpty.sub(st));
+    };
+    const issuePV = (st: int32, ph: int32): void => {
+      T.ptx.mbarrier.try_wait(vFull.sub(st), ph);
+      T.tile.wg.gemm_async(acc, P, blocked(sV.sub(st)), { accum: true });
+    };
+    // The online softmax of the block in S (it touches neither acc nor P).
+    const softmax = (): void => {
       T.tile.wg.max(mNew, S, 1);
       T.tile.wg.mul(mNew, mNew, C);
       T.tile.wg.maximum(mNew, mNew, m);
@@ -138,13 +142,33 @@ export const flash_attention = T.prim_func(function flash_attention(
       T.tile.wg.exp2(S, S, { approx: true });
       T.tile.wg.sum(rs, S, 1);
       T.tile.wg.fma(l, l, corr, rs);
+    };
+    // Block 0, then each block j ≥ 1 overlapped with block j − 1's P·V.
+    issueS(0, 0);
+    T.ptx.wgmma.wait_group(0);
+    if (T.floormod(tid, 128) === 0) T.ptx.mbarrier.arrive(kEmpty.sub(0));
+    softmax();
+    T.tile.wg.cast(P, S);
+    for (let j = 1; j < KV_BLOCKS; j++) {
+      const st = T.let_("st", T.floormod(j, STAGES));
+      const ph = T.let_("ph", T.floormod(T.floordiv(j, STAGES), 2));
+      const sp = T.let_("sp", T.floormod(j - 1, STAGES));
+      const pp = T.let_("pp", T.floormod(T.floordiv(j - 1, STAGES), 2));
+      issueS(st, ph);
+      issuePV(sp, pp);
+      T.ptx.wgmma.wait_group(1);
+      if (T.floormod(tid, 128) === 0) T.ptx.mbarrier.arrive(kEmpty.sub(st));
+      softmax();
+      T.ptx.wgmma.wait_group(0);
+      if (T.floormod(tid, 128) === 0) T.ptx.mbarrier.arrive(vEmpty.sub(sp));
       T.tile.wg.mul(acc, acc, corr);
       T.tile.wg.cast(P, S);
-      T.ptx.mbarrier.try_wait(vFull.sub(st), ph);
-      T.tile.wg.gemm_async(acc, P, blocked(sV.sub(st)), { accum: true });
-      T.ptx.wgmma.wait_group(0);
-      if (T.floormod(tid, 128) === 0) T.ptx.mbarrier.arrive(vEmpty.sub(st));
     }
+    const sl_ = T.let_("sl", T.floormod(KV_BLOCKS - 1, STAGES));
+    const pl = T.let_("pl", T.floormod(T.floordiv(KV_BLOCKS - 1, STAGES), 2));
+    issuePV(sl_, pl);
+    T.ptx.wgmma.wait_group(0);
+    if (T.floormod(tid, 128) === 0) T.ptx.mbarrier.arrive(vEmpty.sub(sl_));
     T.tile.wg.reciprocal(rs, l);
     T.tile.wg.mul(acc, acc, rs);
     T.tile.wg.cast(out, acc);
