@@ -1,6 +1,7 @@
 import { dtypeBytes } from "../dtype.js";
 import { binary, compare } from "../ir/arith.js";
-import { intImm, type Expr } from "../ir/expr.js";
+import { constInt, intImm, type Expr } from "../ir/expr.js";
+import { knownDivisor } from "../analysis/bounds.js";
 import type { View } from "../ir/buffer.js";
 import type { Stmt } from "../ir/stmt.js";
 import { showSwizzle, swizzleAtomBytes } from "../layout/swizzle.js";
@@ -14,9 +15,20 @@ import {
   type AsyncDirection,
 } from "./copy-async-tma.js";
 import { axisCoord, loopNest } from "./threads.js";
+import { viewAlignment } from "./tma-plan.js";
 
 /** Bytes of one cp.async.cg chunk (PTX ISA, cp.async: `.cg` copies 16 bytes). */
 const CHUNK = 16;
+/** Chunk sizes, widest first (PTX ISA, cp.async: `.ca` copies 4, 8 or 16 bytes, `.cg` 16). */
+const CHUNKS = [16, 8, 4] as const;
+
+/** A view's element offset for a message: the number, or what is known of a runtime one. */
+function showOffset(e: Expr): string {
+  const c = constInt(e);
+  if (c !== undefined) return String(c);
+  const k = knownDivisor(e);
+  return k > 1 ? `(a runtime value, a multiple of ${k})` : "(a runtime value)";
+}
 
 /** The threads of a scope that share the chunks: their count and index (int32). */
 function scopeThreads(ctx: TileContext): { n: number; index: Expr } {
@@ -54,17 +66,22 @@ const OPERANDS = [...DST_SRC, { name: "options", kind: "options" }] as const;
 
 /**
  * The cp.async (TIRx ldgsts) path: a shared view `d` ← a global view `s` of one shape and dtype
- * (rank ≤ 2 once extent-1 dims are dropped) by `cp.async.cg.shared.global` 16-byte chunks (PTX
- * ISA, cp.async; sm_80). Each row must be contiguous (stride 1) on both sides with a whole
- * number of 16-byte chunks, and rows must start 16-byte aligned (row strides multiples of 16
- * bytes). The scope's threads share the chunks: chunk e = index + n · j (n threads of the scope:
- * 1, 32, 128 or the CTA's; index the lane, tid_in_wg or linear tid), chunk e being row e /
- * (chunks per row), so a warp writes 32 consecutive chunks. The copies join the thread's open
- * cp.async group: commit and wait are the author's (`T.ptx.cp.async_.commit_group()` /
- * `wait_group(n)`), then a barrier of the scope before other threads read. The destination's
- * swizzle applies to each chunk, which it must keep whole (16-byte atoms).
- * @throws TirxError TX2022 for a row that is not contiguous or not a multiple of 16 bytes, a row
- *   stride that breaks the 16-byte alignment, or a swizzle that splits a chunk.
+ * (rank ≤ 2 once extent-1 dims are dropped) by cp.async chunks (PTX ISA, cp.async; sm_80):
+ * `cp.async.cg.shared.global` 16-byte chunks where every chunk provably starts 16-byte aligned
+ * on both sides, else the widest `cp.async.ca.shared.global` chunk (8, then 4 bytes) that does
+ * (explain says why 16 bytes could not be proven). A chunk size fits when each row is contiguous
+ * (stride 1) on both sides and a whole number of chunks, both views' start offsets are multiples
+ * of it (a constant offset, or a runtime one whose known divisor shows it; the buffer's alignment
+ * caps it) and so are both row strides. The scope's threads share the chunks: chunk e = index +
+ * n · j (n threads of the scope: 1, 32, 128 or the CTA's; index the lane, tid_in_wg or linear
+ * tid), chunk e being row e / (chunks per row), so a warp writes consecutive chunks. The copies
+ * join the thread's open cp.async group: commit and wait are the author's
+ * (`T.ptx.cp.async_.commit_group()` / `wait_group(n)`), then a barrier of the scope before other
+ * threads read. The destination's swizzle applies to each chunk, which it must keep whole.
+ * @example a float16 [5, 24] tile of G [16, 40] at column 4 (offset 8-byte aligned): 8-byte .ca
+ * @throws TirxError TX2022 for a row that is not contiguous, no chunk of 4, 8 or 16 bytes that
+ *   the row length, start offsets (named) and row strides allow, or a swizzle that splits a
+ *   chunk.
  */
 function lowerLdgsts(d: View, s: View, ctx: TileContext): TileLowering {
   const eb = dtypeBytes(d.dtype);
@@ -85,31 +102,52 @@ function lowerLdgsts(d: View, s: View, ctx: TileContext): TileLowering {
     );
   }
   const rowBytes = dr.cols * eb;
-  const problem =
-    dr.colStride !== 1 || sr.colStride !== 1
-      ? `the innermost dim is strided (${d.buffer.name} ${dr.colStride}, ${s.buffer.name} ${sr.colStride}), so a 16-byte chunk is not contiguous`
-      : rowBytes % CHUNK !== 0
-        ? `a row is ${rowBytes} bytes, not a whole number of 16-byte chunks`
-        : dr.rows > 1 && ((dr.rowStride * eb) % CHUNK !== 0 || (sr.rowStride * eb) % CHUNK !== 0)
-          ? `row strides of ${dr.rowStride * eb} and ${sr.rowStride * eb} bytes: rows must start 16-byte aligned`
-          : undefined;
-  if (problem) {
+  if (dr.colStride !== 1 || sr.colStride !== 1) {
     throw tileDispatchError(
       ctx,
-      `cp.async copies 16 contiguous, 16-byte aligned bytes per chunk; ${problem}`,
-      `rows contiguous on both sides, ${CHUNK / eb} × ${d.dtype} per chunk (T.tile.copy through registers otherwise)`,
+      `cp.async copies contiguous bytes per chunk; the innermost dim is strided (${d.buffer.name} ${dr.colStride}, ${s.buffer.name} ${sr.colStride}), so a 16-byte chunk is not contiguous, nor a 4- or 8-byte one`,
+      `rows contiguous on both sides (T.tile.copy through registers otherwise)`,
     );
   }
-  const sw = d.buffer.layout;
-  if (sw && sw.swizzleLen > 0 && swizzleAtomBytes(sw) < CHUNK) {
+  // The widest chunk every row start and every row length allows (PTX ISA, cp.async: .cg
+  // copies 16 bytes, .ca 4, 8 or 16; src and dst aligned to the chunk).
+  const starts = [
+    { v: d, align: viewAlignment(d), stride: dr.rowStride * eb },
+    { v: s, align: viewAlignment(s), stride: sr.rowStride * eb },
+  ];
+  const fits = (c: number): string | undefined => {
+    if (c < eb) return `a ${c}-byte chunk would split a ${d.dtype} element`;
+    if (rowBytes % c !== 0)
+      return `a row is ${rowBytes} bytes, not a whole number of ${c}-byte chunks`;
+    for (const x of starts) {
+      if (x.align % c !== 0) {
+        return `${x.v.buffer.name}'s view starts at element offset ${showOffset(x.v.offset)}, only provably ${x.align}-byte aligned`;
+      }
+      if (dr.rows > 1 && x.stride % c !== 0) {
+        return `${x.v.buffer.name}'s rows are ${x.stride} bytes apart, so a row after the first starts off a ${c}-byte boundary`;
+      }
+    }
+    return undefined;
+  };
+  const chunk = CHUNKS.find((c) => fits(c) === undefined);
+  if (chunk === undefined) {
     throw tileDispatchError(
       ctx,
-      `${d.buffer.name}'s ${showSwizzle(sw)} keeps only ${swizzleAtomBytes(sw)} bytes together and would split each 16-byte cp.async chunk`,
+      `cp.async copies chunks of 4, 8 or 16 contiguous bytes aligned to their size; ${fits(CHUNKS[CHUNKS.length - 1]!)}`,
+      `views whose start offsets, row strides and row lengths are multiples of ${Math.max(1, 4 / eb)} × ${d.dtype} (4 bytes; 16 bytes for 16-byte .cg chunks), or T.tile.copy through registers`,
+    );
+  }
+  const narrow = chunk < CHUNK ? fits(CHUNK) : undefined;
+  const sw = d.buffer.layout;
+  if (sw && sw.swizzleLen > 0 && swizzleAtomBytes(sw) < chunk) {
+    throw tileDispatchError(
+      ctx,
+      `${d.buffer.name}'s ${showSwizzle(sw)} keeps only ${swizzleAtomBytes(sw)} bytes together and would split each ${chunk}-byte cp.async chunk`,
       `a swizzle with 16-byte atoms (per_element 3 for 16-bit elements)`,
     );
   }
-  const per = CHUNK / eb;
-  const cpr = rowBytes / CHUNK;
+  const per = chunk / eb;
+  const cpr = rowBytes / chunk;
   const total = dr.rows * cpr;
   const { n, index } = scopeThreads(ctx);
   const reps = Math.ceil(total / n);
@@ -130,10 +168,10 @@ function lowerLdgsts(d: View, s: View, ctx: TileContext): TileLowering {
     const ce = total % n === 0 ? e : binary("min", e, intImm(total - 1));
     const copy: Stmt = {
       kind: "TileApply",
-      opcode: "cp.async.cg.shared.global",
+      opcode: chunk === CHUNK ? "cp.async.cg.shared.global" : "cp.async.ca.shared.global",
       dst: chunkView(d, dr.rowStride, ce),
       src: chunkView(s, sr.rowStride, ce),
-      params: { chunk_bytes: CHUNK },
+      params: { chunk_bytes: chunk },
       ...(ctx.span ? { span: ctx.span } : {}),
     };
     if (total % n === 0) return [copy];
@@ -148,7 +186,7 @@ function lowerLdgsts(d: View, s: View, ctx: TileContext): TileLowering {
   });
   return {
     stmts,
-    explain: `cp.async.cg 16 B ×${reps} per thread (${total} chunks of ${per} × ${d.dtype} over ${n} threads${total % n === 0 ? "" : ", guarded"}): rows of ${d.buffer.name} and ${s.buffer.name} are contiguous and 16-byte aligned`,
+    explain: `cp.async.${chunk === CHUNK ? "cg" : "ca"} ${chunk} B ×${reps} per thread (${total} chunks of ${per} × ${d.dtype} over ${n} threads${total % n === 0 ? "" : ", guarded"}): rows of ${d.buffer.name} and ${s.buffer.name} are contiguous and ${chunk}-byte aligned${narrow ? `; not 16-byte chunks (.cg) because ${narrow}` : ""}`,
   };
 }
 
@@ -157,8 +195,9 @@ function lowerLdgsts(d: View, s: View, ctx: TileContext): TileLowering {
  * `Tx.tile.copy_async`): an asynchronous copy between a shared and a global view of one dtype
  * and equal extents (extent-1 dims aside). Variants, in dispatch order:
  * 1. `{ dispatch }` (TIRx's option: "ldgsts", "tma" or "bulk") forces one;
- * 2. without `mbar`/`cta_mask`, global → shared: cp.async (ldgsts) 16-byte chunks shared by the
- *    scope's threads (`lowerLdgsts`), as before;
+ * 2. without `mbar`/`cta_mask`, global → shared: cp.async (ldgsts) chunks shared by the scope's
+ *    threads (`lowerLdgsts`): 16-byte .cg, or 8- / 4-byte .ca where 16-byte alignment of the
+ *    views' starts or rows cannot be proven;
  * 3. at thread scope (one elected thread: inside the author's `T.if_(tid.eq(0), ...)`), a load
  *    with `{ mbar }` (plus `cta_mask` to multicast) or any shared → global store: `cp.async.bulk`
  *    when both sides are one contiguous, 16-byte aligned run of whole 16-byte units and the
