@@ -448,10 +448,11 @@ describe("gemm_async dispatch errors (TX2022)", () => {
   };
 
   it("scope: a warp (or CTA) is not a warpgroup", () => {
+    // The record serves wg only (its scopes, the README table's column): the surface refuses.
     expect(
       msg(misuse(({ C, sA, sB }) => T.tile.warp.gemm_async(C, sA, sB, { transB: true }))),
     ).toMatch(
-      /issued by the 128 threads of a warpgroup.*nearest that works: T\.tile\.wg\.gemm_async/,
+      /T\.tile\.warp\.gemm_async: gemm_async runs at wg scope only.*nearest that works: T\.tile\.wg\.gemm_async \(at /,
     );
   });
 

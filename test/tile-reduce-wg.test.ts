@@ -85,7 +85,7 @@ describe("wg reduction dispatch errors", () => {
     );
     expect(e.code).toBe("TX2022");
     expect(e.message).toMatch(
-      /spreads over wgid, beyond the 4 warps of one warpgroup .*; nearest that works: T\.tile\.cta\.sum/,
+      /spreads over wgid \(the iter 2 : 1@wgid\); a wg reduction combines the warps of each warpgroup .*; nearest that works: T\.tile\.cta\.sum/,
     );
   });
 

@@ -5,6 +5,7 @@ import {
   registerTile,
   TILE_PRIMITIVES,
   TirxError,
+  tileDispatchError,
   type Expr,
   type PrimFunc,
   type Span,
@@ -202,8 +203,19 @@ function callTile(
 function namespace(scope: TileScope): TileNamespace {
   const out: Record<string, (...args: unknown[]) => void> = {};
   for (const [name, rec] of Object.entries(TILE_PRIMITIVES) as [string, TilePrimitive][]) {
-    if (!rec.scopes.includes(scope)) continue;
-    out[name] = (...args: unknown[]) => callTile(rec, scope, args, callerSpan());
+    out[name] = rec.scopes.includes(scope)
+      ? (...args: unknown[]) => callTile(rec, scope, args, callerSpan())
+      : () => {
+          // A scope the record does not serve (its `scopes`, the README table's column).
+          const span = callerSpan();
+          const at = (s: TileScope): string =>
+            s === "thread" ? `T.tile.${name}` : `T.tile.${s}.${name}`;
+          throw tileDispatchError(
+            { name, scope, ...(span ? { span } : {}) },
+            `${name} runs at ${rec.scopes.join(", ")} scope only (${rec.doc}), not ${scope === "thread" ? "per thread" : `over a ${scope}`}`,
+            rec.scopes.map(at).join(" or "),
+          );
+        };
   }
   return out as TileNamespace;
 }
@@ -212,7 +224,9 @@ function namespace(scope: TileScope): TileNamespace {
  * TIRx's tile primitives (`Tx.tile.*`), generated from core's `TILE_PRIMITIVES`: `T.tile.<name>`
  * runs per thread, `T.tile.warp.<name>`, `T.tile.wg.<name>` and `T.tile.cta.<name>` with the
  * threads of a warp, warpgroup or CTA (every one of them must make the call). Each call dispatches
- * on its operands' layouts and records ordinary IR; `explainTile(fn)` says what it chose.
+ * on its operands' layouts and records ordinary IR; `explainTile(fn)` says what it chose. A
+ * primitive called at a scope its record does not serve (e.g. `T.tile.warp.gemm_async`) throws
+ * TX2022 naming the scopes it serves.
  * @example T.tile.cta.sum(rowSum, x, 1) // lane butterflies + one partial per warp in shared memory
  */
 export const tile: TileNamespace & {

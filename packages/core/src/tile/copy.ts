@@ -61,8 +61,8 @@ function memoryStrides(t: RegisterTile, view: View, ctx: TileContext): number[] 
  * contiguous in both the registers (stride 1) and memory (stride 1), it becomes vectorized
  * accesses of up to 16 bytes (`T.vectorized`; codegen emits `ld/st.v*` where it proves the
  * alignment, PTX ISA "Vectors"); otherwise the layout gives each thread scalar elements and the
- * loop is scalar. Stores to memory are made by one replica only (replicas never race) and only by
- * threads that hold elements; threads of the scope the layout does not name (e.g. the other warps
+ * loop is scalar. Stores to shared or global memory are made by one replica only (replicas never
+ * race) and only by threads that hold elements (a local buffer is per thread: every holder stores); threads of the scope the layout does not name (e.g. the other warps
  * of a CTA for a layout over laneid only) are replicas too, and only the first of them stores.
  * Register to register copies need equal layouts.
  * Dispatch order between a register tile and shared memory: a warp tile of mma.sync fragments
@@ -124,7 +124,11 @@ export const copy: TilePrimitive<typeof OPERANDS> = {
       throw tileDispatchError(
         ctx,
         "copy moves between a register tile and a shared or global view (or two register tiles)",
-        "T.cuda.tile.apply for shared ← global async copies",
+        dst?.kind === "memory" && src?.kind === "memory"
+          ? dst.view.buffer.scope.startsWith("shared")
+            ? `a register tile in between (T.tile.${ctx.scope === "thread" ? "" : `${ctx.scope}.`}copy(regs, ${src.view.buffer.name}) then copy(${dst.view.buffer.name}, regs)), or T.tile.copy_async(${dst.view.buffer.name}, ${src.view.buffer.name}) for shared ← global async copies (cp.async / TMA)`
+            : `a register tile in between (T.tile.${ctx.scope === "thread" ? "" : `${ctx.scope}.`}copy(regs, ${src.view.buffer.name}) then copy(${dst.view.buffer.name}, regs)), or T.tile.copy_async(${dst.view.buffer.name}, ${src.view.buffer.name}) at thread scope (inside T.if_(tid.eq(0), ...)) for global ← shared bulk / TMA stores`
+          : "a register tile (T.alloc_local with a TileLayout) as one operand",
       );
     }
     checkLaidOut(reg, ctx);
@@ -214,8 +218,9 @@ export const copy: TilePrimitive<typeof OPERANDS> = {
       vec > 1 ? "vectorized" : "unroll",
     );
     let guard = ownsGuard(reg.layout, ctx);
-    if (toMemory) {
-      // One copy of each element stores: explicit replicas and unnamed threads alike.
+    if (toMemory && view.buffer.scope !== "local") {
+      // One copy of each element stores: explicit replicas and unnamed threads alike (a local
+      // buffer is each thread's own, so there every holder stores its copy).
       for (const c of storeOnceConds(reg.layout, ctx)) guard = guard ? logical("and", guard, c) : c;
     }
     if (guard)

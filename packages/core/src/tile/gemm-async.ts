@@ -23,7 +23,6 @@ import {
   type TileLowering,
 } from "./operand.js";
 import {
-  ALL_SCOPES,
   asArg,
   checkLaidOut,
   needRegister,
@@ -384,7 +383,7 @@ export const gemm_async: TilePrimitive<
 > = {
   name: "gemm_async",
   doc: "C (+)= A · B on Hopper tensor cores (wgmma.mma_async, SS or RS) from the operands' layouts; commit is issued, the wait is the author's",
-  scopes: ALL_SCOPES,
+  scopes: ["wg"],
   operands: [
     { name: "C", kind: "register" },
     { name: "A", kind: "tile" },

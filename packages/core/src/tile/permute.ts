@@ -6,7 +6,9 @@ import { showTileLayout } from "../layout/tile-layout.js";
 import { checkOpCall } from "../ops/check.js";
 import { opOf } from "../ops/registry.js";
 import { copy } from "./copy.js";
-import { tileDispatchError, type TileContext } from "./operand.js";
+import { tileDispatchError, type RegisterTile, type TileContext } from "./operand.js";
+import { loadSlot, storeSlot } from "./elementwise.js";
+import { inThreadSlots } from "./threads.js";
 import { ALL_SCOPES, checkScope, needRegister, type TilePrimitive } from "./primitive.js";
 
 function barrier(ctx: TileContext): Stmt {
@@ -19,7 +21,11 @@ function barrier(ctx: TileContext): Stmt {
  * `T.tile.permute_layout(dst, src)` (TIRx `Tx.tile.permute_layout`): the elements of register
  * tile `src` into register tile `dst` of the same shape and dtype and another layout. Equal
  * layouts are register moves. Layouts on `m` only (each thread holds the whole tile) permute in
- * registers through a local scratch (`T.tile.permute_layout`, any scope). Layouts over threads go
+ * registers through a local scratch (`T.tile.permute_layout`, any scope), and so do layouts over
+ * threads that keep every element on its threads (each thread holding an element in dst holds it
+ * in src: the element → thread maps compared, not the notations, e.g. an mma C fragment to the A
+ * fragment of the same thread mapping), at any scope: register moves when each dst slot reads one
+ * src slot on every thread, else through the local scratch. Other layouts over threads go
  * through a shared scratch of the tile, row-major: each thread stores its elements of src (one
  * replica each, `T.tile.copy`'s rule), `bar.sync 0`, each loads its elements of dst (and a second
  * barrier when the call is nested, so a loop may reuse the scratch): `T.tile.cta.permute_layout`.
@@ -49,17 +55,32 @@ export const permute_layout: TilePrimitive<
       );
     }
     if (showTileLayout(dst.layout) === showTileLayout(src.layout)) return copy.lower(args, ctx);
-    const local =
-      [dst, src].every((t) => t.layout.shard.every((x) => x.axis === "m" || x.extent === 1)) &&
-      [dst, src].every((t) => t.layout.replica.every((x) => x.axis === "m" || x.extent === 1));
-    if (!local) {
+    const mOnly = [dst, src].every((t) =>
+      [...t.layout.shard, ...t.layout.replica].every((x) => x.axis === "m" || x.extent === 1),
+    );
+    if (!mOnly) {
       checkScope(dst, ctx);
       checkScope(src, ctx);
+    }
+    // Every element stays on its threads: each thread that holds it in dst holds it in src.
+    const slots = inThreadSlots(dst, src, ctx);
+    const local = mOnly || slots !== undefined;
+    if (slots && slots.every((v) => v === undefined || v >= 0)) {
+      // The same src slot on every thread: straight register moves.
+      const stmts = slots.flatMap((from, to) =>
+        from === undefined ? [] : [storeSlot(dst, intImm(to), loadSlot(src, intImm(from)), ctx)],
+      );
+      return {
+        stmts,
+        explain: `in-thread register moves (${stmts.length} slots per thread; every element stays on its threads): ${showTileLayout(src.layout)} → ${showTileLayout(dst.layout)}`,
+      };
+    }
+    if (!local) {
       if (ctx.scope !== "cta") {
         throw tileDispatchError(
           ctx,
           `${showTileLayout(src.layout)} → ${showTileLayout(dst.layout)} moves elements between threads, which needs a shared scratch and a CTA barrier`,
-          "T.tile.cta.permute_layout",
+          `T.tile.cta.permute_layout (or a dst layout that keeps each element on the threads of src: ${showTileLayout(src.layout)} reordered only in its m iters)`,
         );
       }
     }
@@ -75,7 +96,7 @@ export const permute_layout: TilePrimitive<
     return {
       stmts,
       explain: local
-        ? `in-thread permutation of ${n} elements: ${showTileLayout(src.layout)} → ${showTileLayout(dst.layout)}`
+        ? `in-thread permutation through a per-thread scratch of ${n} elements (the slot depends on the thread): ${showTileLayout(src.layout)} → ${showTileLayout(dst.layout)}`
         : `shared scratch (${n * dtypeBytes(dst.dtype)} B) + bar.sync${ctx.nested ? " ×2" : ""}: ${showTileLayout(src.layout)} → ${showTileLayout(dst.layout)}`,
     };
   },

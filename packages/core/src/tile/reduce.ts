@@ -10,11 +10,13 @@ import { tileDispatchError, type RegisterTile, type TileContext } from "./operan
 import {
   checkLaidOut,
   checkSameDType,
+  layoutForScope,
   needRegister,
   valueOp,
   type TilePrimitive,
 } from "./primitive.js";
-import { axisCoord, laneWarpParts, loopNest } from "./threads.js";
+import { layoutText } from "./layout-name.js";
+import { axisCoord, laneWarpParts, linearThreads, loopNest } from "./threads.js";
 
 /** The reduction operators (TIRx `Tx.tile.sum` / `max` / `min`). */
 export type TileReduceOp = "sum" | "max" | "min";
@@ -67,7 +69,8 @@ const key = (x: LayoutIter): string => `${x.extent}:${x.stride}@${x.axis}`;
  * 2. across the lanes of the axis with `shfl.sync.bfly` butterflies, one per lane bit, highest
  *    first (PTX ISA, shfl.sync; the order of `T.cuda.warp_sum`);
  * 3. across the warps of the axis through a shared scratch of one partial per warp: lane 0
- *    writes, one barrier, and every thread combines the partials in warp order (a second
+ *    writes (every lane, a partial per lane and warp, when other elements stay on lanes, e.g.
+ *    a column sum of a tile whose rows lie on warps and columns on lanes), one barrier, and every thread combines the partials in warp order (a second
  *    barrier follows when the call is nested in a loop, so the scratch is free again). At cta
  *    scope the barrier is `bar.sync 0`; at wg scope (warps of one warpgroup, a layout over
  *    tid_in_wg) each warpgroup has its own scratch and its named barrier `bar.sync 1 + wgid, 128`
@@ -81,8 +84,8 @@ const key = (x: LayoutIter): string => `${x.extent}:${x.stride}@${x.axis}`;
  *   tile without a TileLayout at warp/wg/cta scope; an axis out of range; a `dst` whose layout does not replicate
  *   over the reduced axes (naming the dst allocation, shape and layout, that does); a reduction
  *   wider than the scope (lanes need warp, warps need wg or cta; at wg scope an axis over wgid or
- *   warpid, or a CTA that is not whole warpgroups); a cross-warp reduction whose result stays
- *   spread over lanes.
+ *   warpid, naming the layouts over tid_in_wg that name the same threads, or a CTA that is not
+ *   whole warpgroups); thread axes whose digits overlap (see `linearThreads`).
  */
 /** The operands of a reduction: dst and src register tiles, and the logical axis. */
 export type ReduceOperands = readonly [
@@ -122,6 +125,8 @@ function reduction(op: TileReduceOp): TilePrimitive<ReduceOperands> {
           `an axis in 0..${src.shape.length - 1}, or -${src.shape.length}..-1 counted from the last`,
         );
       }
+      // Validates a mix of thread axes as digits of the thread index (TX2022 on overlaps).
+      linearThreads(src.layout, ctx);
       const shard = src.layout.shard;
       const red = shard.filter((x, i) => src.dims[i] === axis && x.extent > 1);
       const kept = shard.filter((x, i) => src.dims[i] !== axis && x.extent > 1);
@@ -178,10 +183,15 @@ function reduction(op: TileReduceOp): TilePrimitive<ReduceOperands> {
           src.dims[i] === axis && x.extent > 1 && (x.axis === "wgid" || x.axis === "warpid"),
       );
       if (warps.length > 0 && ctx.scope === "wg" && wgSpread) {
+        // The same threads inside each warpgroup, over tid_in_wg (warpid < 4, no wgid).
+        const sMoved = layoutForScope(src.layout, "wg");
+        const dMoved = layoutForScope(dst.layout, "wg");
         throw tileDispatchError(
           ctx,
-          `axis ${axis} of ${src.buffer.name} ${showTileLayout(src.layout)} spreads over ${wgSpread.axis}, beyond the 4 warps of one warpgroup that a wg reduction combines with its named barrier`,
-          `T.tile.cta.${op}, or a layout over tid_in_wg`,
+          `axis ${axis} of ${src.buffer.name} ${showTileLayout(src.layout)} spreads over ${wgSpread.axis} (the iter ${wgSpread.extent} : ${wgSpread.stride}@${wgSpread.axis}); a wg reduction combines the warps of each warpgroup (its named barrier), so its layouts bind only laneid and tid_in_wg (inside a warpgroup k@warpid is 32·k@tid_in_wg)`,
+          sMoved && dMoved
+            ? `src ${layoutText(sMoved, src.shape, src.dtype)} and dst ${layoutText(dMoved, dst.shape, dst.dtype)} (the same threads in each warpgroup) with T.tile.wg.${op}, or these layouts with T.tile.cta.${op}`
+            : `T.tile.cta.${op} (the layout reaches past the 4 warps of one warpgroup)`,
         );
       }
       if (warps.length > 0 && ctx.scope === "wg" && threads > 128 && threads % 128 !== 0) {
@@ -198,14 +208,10 @@ function reduction(op: TileReduceOp): TilePrimitive<ReduceOperands> {
           `T.tile.warp.${op}`,
         );
       }
+      // Kept elements on lanes (e.g. a column sum across warps): each lane keeps its own
+      // partials in the scratch, one per lane and warp.
       const keptLanes = kept.some((x) => x.axis !== "m" && laneWarpParts(x, ctx).lane);
-      if (warps.length > 0 && keptLanes) {
-        throw tileDispatchError(
-          ctx,
-          `a reduction across warps needs each warp's result in every lane, but ${showTileLayout(src.layout)} keeps other elements on lanes`,
-          "a layout whose lanes all lie on the reduced axis",
-        );
-      }
+      const laneSlots = warps.length > 0 && keptLanes ? 32 : 1;
       const stmts: Stmt[] = [];
       const n = redM.reduce((p, x) => p * x.extent, 1);
       const pairs = op === "sum" && n >= 2 && n % 2 === 0;
@@ -221,7 +227,12 @@ function reduction(op: TileReduceOp): TilePrimitive<ReduceOperands> {
       const nKept = keptM.reduce((p, x) => p * x.extent, 1);
       const scratch =
         warps.length > 0
-          ? ctx.fresh(`${op}_scratch`, [nKept * warpCount * groups], dst.dtype, "shared")
+          ? ctx.fresh(
+              `${op}_scratch`,
+              [nKept * laneSlots * warpCount * groups],
+              dst.dtype,
+              "shared",
+            )
           : undefined;
       if (scratch) stmts.push({ kind: "Alloc", buffer: scratch });
       const dM = dst.layout.shard.filter((x) => x.axis === "m" && x.extent > 1);
@@ -315,10 +326,16 @@ function reduction(op: TileReduceOp): TilePrimitive<ReduceOperands> {
           ? binary("floordiv", axisCoord("tid_in_wg", ctx), intImm(32))
           : axisCoord("warpid", ctx);
         const groupBase: Expr | undefined =
-          groups > 1 ? binary("mul", axisCoord("wgid", ctx), intImm(nKept * warpCount)) : undefined;
+          groups > 1
+            ? binary("mul", axisCoord("wgid", ctx), intImm(nKept * laneSlots * warpCount))
+            : undefined;
         const lane0 = compare("eq", axisCoord("laneid", ctx), intImm(0));
         const at = (k: Expr, w: Expr): Expr => {
-          const e = binary("add", binary("mul", k, intImm(warpCount)), w);
+          const kl =
+            laneSlots > 1
+              ? binary("add", binary("mul", k, intImm(laneSlots)), axisCoord("laneid", ctx))
+              : k;
+          const e = binary("add", binary("mul", kl, intImm(warpCount)), w);
           return groupBase ? binary("add", groupBase, e) : e;
         };
         const write = perKept((_sb, ds, k) => [
@@ -330,18 +347,34 @@ function reduction(op: TileReduceOp): TilePrimitive<ReduceOperands> {
             value: loadSlot(dst, ds),
           },
         ]);
-        stmts.push({
-          kind: "If",
-          cond: lane0,
-          then: write.length === 1 ? write[0]! : { kind: "Seq", stmts: write },
-        });
+        const written = write.length === 1 ? write[0]! : { kind: "Seq" as const, stmts: write };
+        // One writer per warp, or every lane when lanes keep their own partials.
+        stmts.push(laneSlots > 1 ? written : { kind: "If", cond: lane0, then: written });
         stmts.push(...barrier(ctx, groups));
         // The first warp of this thread's reduced group: 0 when the axis spans every warp.
         const sorted = [...warps].sort((a, b) => a.stride - b.stride);
         let reach = 1;
         for (const w of sorted) reach = w.stride === reach ? reach * w.extent : -1;
         let wbase: Expr = reach === warpCount ? intImm(0) : warpid;
-        if (reach !== warpCount)
+        // The warp index with the reduced digits cleared, as a sum of the digits between them
+        // (each term ≥ 0, so the scratch index provably stays in range) when they nest.
+        let pos = 1;
+        const pieces: { lo: number; hi?: number }[] = [];
+        const nests = sorted.every((w) => {
+          if (w.stride % pos !== 0) return false;
+          if (w.stride > pos) pieces.push({ lo: pos, hi: w.stride });
+          pos = w.stride * w.extent;
+          return true;
+        });
+        if (reach !== warpCount && nests) {
+          if (pos < warpCount) pieces.push({ lo: pos });
+          wbase = intImm(0);
+          for (const p of pieces) {
+            let d: Expr = p.lo === 1 ? warpid : binary("floordiv", warpid, intImm(p.lo));
+            if (p.hi !== undefined) d = binary("floormod", d, intImm(p.hi / p.lo));
+            wbase = binary("add", wbase, p.lo === 1 ? d : binary("mul", d, intImm(p.lo)));
+          }
+        } else if (reach !== warpCount)
           for (const w of warps) {
             const digit = binary(
               "floormod",
@@ -376,10 +409,12 @@ function reduction(op: TileReduceOp): TilePrimitive<ReduceOperands> {
       if (masks.length > 0) steps.push(`warp shfl.sync.bfly ×${masks.length}`);
       if (scratch && wgScope)
         steps.push(
-          `shared scratch (${nw(warps)} warps per warpgroup) + named bar.sync (1 + wgid, ${Math.min(128, threads)})${ctx.nested ? " ×2" : ""}`,
+          `shared scratch (${nw(warps)} warps per warpgroup${laneSlots > 1 ? ", a partial per lane" : ""}) + named bar.sync (1 + wgid, ${Math.min(128, threads)})${ctx.nested ? " ×2" : ""}`,
         );
       else if (scratch)
-        steps.push(`shared scratch (${nw(warps)} warps) + bar.sync${ctx.nested ? " ×2" : ""}`);
+        steps.push(
+          `shared scratch (${nw(warps)} warps${laneSlots > 1 ? ", a partial per lane" : ""}) + bar.sync${ctx.nested ? " ×2" : ""}`,
+        );
       return {
         stmts,
         explain: `${steps.join(" + ") || "copy (nothing to reduce)"}: reduces axis ${axis} of ${showTileLayout(src.layout)}`,

@@ -3,7 +3,8 @@ import { intImm, type Expr } from "../ir/expr.js";
 import type { ForAnnotation, Stmt } from "../ir/stmt.js";
 import type { LayoutAxis, LayoutIter, TileLayout } from "../ir/tile-layout.js";
 import { layoutAxisExtent } from "../verify/launch-check.js";
-import { tileDispatchError, type TileContext } from "./operand.js";
+import { invariant } from "../invariant.js";
+import { tileDispatchError, type RegisterTile, type TileContext } from "./operand.js";
 
 /**
  * The coordinate of the calling thread on a layout axis, from the linear thread index `tid`:
@@ -35,6 +36,112 @@ export function axisCoord(axis: LayoutAxis, ctx: TileContext): Expr {
   }
 }
 
+/**
+ * Each thread axis as digits of the linear thread index (PTX ISA, "Thread hierarchy"): its
+ * coordinate times `base` is its part of the index, and `span` (when the axis is a field below
+ * the top) is how many values it has (laneid = tid mod 32, warpid = tid / 32,
+ * tid_in_wg = tid mod 128, wgid = tid / 128).
+ */
+const LINEAR: Partial<Record<LayoutAxis, { base: number; span?: number }>> = {
+  laneid: { base: 1, span: 32 },
+  warpid: { base: 32 },
+  tid_in_wg: { base: 1, span: 128 },
+  wgid: { base: 128 },
+  tid: { base: 1 },
+};
+
+/** The thread axes `l` binds: iters of extent > 1 (shard or replica) and offsets. */
+function boundThreadAxes(l: TileLayout): Set<LayoutAxis> {
+  const axes = new Set<LayoutAxis>();
+  for (const x of [...l.shard, ...l.replica]) if (x.axis !== "m" && x.extent > 1) axes.add(x.axis);
+  for (const a of Object.keys(l.offset) as LayoutAxis[]) {
+    if (a !== "m" && (l.offset[a] ?? 0) !== 0) axes.add(a);
+  }
+  return axes;
+}
+
+const showIter = (x: LayoutIter): string => `${x.extent}:${x.stride}@${x.axis}`;
+
+/**
+ * `l` with its thread iters over one axis of the scope's linear thread index, when it binds more
+ * than one thread axis (e.g. `S[(4, 32) : (32@tid_in_wg, 1@laneid)]`, where laneid is the low 5
+ * bits of tid_in_wg): every thread iter becomes digits of `tid_in_wg` at wg scope, of `tid`
+ * otherwise (`k@laneid` is `k`, `k@warpid` is `32·k`, `k@tid_in_wg` is `k`, `k@wgid` is `128·k`;
+ * PTX ISA, "Thread hierarchy"), offsets likewise, and the parts of the scope's threads no axis of
+ * `l` names (see {@link unnamedParts}) become explicit replica iters, so owners, replicas and
+ * digits of the result are those of `l`. Shard and replica iters keep their order (new replicas
+ * appended). `l` itself when it binds at most one thread axis (unless `always`).
+ * @throws TirxError TX2022 when an axis's iters reach past its field (laneid values ≥ 32,
+ *   tid_in_wg values ≥ 128), when two iters name the same bits of the thread index (naming both
+ *   and the overlap), or when the iters do not nest as mixed-radix digits.
+ */
+export function linearThreads(l: TileLayout, ctx: TileContext, always = false): TileLayout {
+  const axes = boundThreadAxes(l);
+  if (axes.size <= 1 && !always) return l;
+  const target: LayoutAxis = ctx.scope === "wg" ? "tid_in_wg" : "tid";
+  for (const a of axes) {
+    const lin = LINEAR[a];
+    if (!lin) axisCoord(a, ctx);
+    if (!lin?.span) continue;
+    let max = l.offset[a] ?? 0;
+    for (const x of [...l.shard, ...l.replica]) {
+      if (x.axis === a) max += (x.extent - 1) * x.stride;
+    }
+    if (max >= lin.span) {
+      throw tileDispatchError(
+        ctx,
+        `${a} takes values 0..${lin.span - 1}, but the iters of ${a} in this layout reach ${max}, beyond the field of the thread index that ${a} names`,
+        `the iters past ${lin.span} on ${a === "laneid" ? "warpid (k@warpid = 32·k@tid_in_wg)" : "wgid (k@wgid = 128·k@tid)"}`,
+      );
+    }
+  }
+  const move = (x: LayoutIter): LayoutIter =>
+    x.axis === "m" || x.extent === 1
+      ? x
+      : { extent: x.extent, stride: x.stride * LINEAR[x.axis]!.base, axis: target };
+  const replica = l.replica.map(move);
+  const threads = ctx.launch.block.reduce((a, b) => a * b, 1);
+  const size = ctx.scope === "wg" ? Math.min(128, threads) : threads;
+  for (const p of unnamedParts(l, ctx)) {
+    if (p === "lane") replica.push({ extent: Math.min(32, size), stride: 1, axis: target });
+    if (p === "warp")
+      replica.push({ extent: Math.min(4, Math.ceil(size / 32)), stride: 32, axis: target });
+    if (p === "wg") replica.push({ extent: Math.ceil(size / 128), stride: 128, axis: target });
+  }
+  let offset = 0;
+  for (const a of axes) offset += (l.offset[a] ?? 0) * LINEAR[a]!.base;
+  const out: TileLayout = {
+    ...l,
+    shard: l.shard.map(move),
+    replica,
+    offset: { ...(l.offset.m !== undefined ? { m: l.offset.m } : {}), [target]: offset },
+  };
+  // The digits must not overlap: each stride at least the reach of the iter below.
+  const orig = [...l.shard, ...l.replica];
+  const all = [...out.shard, ...out.replica]
+    .map((x, i) => ({ x, from: orig[i] }))
+    .filter((e) => e.x.axis !== "m" && e.x.extent > 1)
+    .sort((a, b) => a.x.stride - b.x.stride);
+  let below: { x: LayoutIter; from?: LayoutIter } | undefined;
+  for (const e of all) {
+    const reach = below ? below.x.stride * below.x.extent : 1;
+    if (e.x.stride < reach || e.x.stride % reach !== 0) {
+      const name = (f: { x: LayoutIter; from?: LayoutIter }): string =>
+        f.from ? showIter(f.from) : `the threads ${showIter(f.x)} that no axis names`;
+      const overlap = e.x.stride < reach;
+      throw tileDispatchError(
+        ctx,
+        overlap
+          ? `${name(below!)} and ${name(e)} name the same threads: as digits of the linear thread index (${target}) they are ${showIter(below!.x)} and ${showIter(e.x)}, which overlap on ${target} ${e.x.stride}..${Math.min(reach, e.x.stride * e.x.extent) - 1}`
+          : `${name(below!)} and ${name(e)} do not nest as digits of the linear thread index (${target}): ${showIter(e.x)} starts at no multiple of ${reach}`,
+        `iters whose ${target} digits (k@laneid = k, k@warpid = 32·k, k@tid_in_wg = k, k@wgid = 128·k) do not overlap, e.g. (32@tid_in_wg, 1@laneid) for a [4, 32] tile`,
+      );
+    }
+    below = e;
+  }
+  return out;
+}
+
 /** Every iter (shard and replica) of `l` on `axis`, by increasing stride. */
 function itersOn(l: TileLayout, axis: LayoutAxis): LayoutIter[] {
   return [...l.shard, ...l.replica]
@@ -50,6 +157,14 @@ function itersOn(l: TileLayout, axis: LayoutAxis): LayoutIter[] {
  */
 export function iterValue(l: TileLayout, x: LayoutIter, ctx: TileContext): Expr {
   if (x.extent === 1) return intImm(0);
+  const lin = linearThreads(l, ctx);
+  if (lin !== l) {
+    const from = [...l.shard, ...l.replica];
+    let i = from.indexOf(x);
+    if (i < 0) i = from.findIndex((y) => showIter(y) === showIter(x));
+    invariant(i >= 0, `iterValue: ${showIter(x)} is not an iter of the layout`);
+    return iterValue(lin, [...lin.shard, ...lin.replica][i]!, ctx);
+  }
   const all = itersOn(l, x.axis);
   let reach = 1;
   for (const y of all) {
@@ -80,6 +195,7 @@ export function iterValue(l: TileLayout, x: LayoutIter, ctx: TileContext): Expr 
  * the coordinate must equal its own digits. `undefined` when every thread holds elements.
  */
 export function ownsGuard(l: TileLayout, ctx: TileContext): Expr | undefined {
+  l = linearThreads(l, ctx);
   let guard: Expr | undefined;
   const axes = new Set<LayoutAxis>();
   for (const x of [...l.shard, ...l.replica]) if (x.axis !== "m" && x.extent > 1) axes.add(x.axis);
@@ -263,6 +379,7 @@ export function unnamedFirstGuard(l: TileLayout, ctx: TileContext): Expr | undef
  * Empty when every element has one holder. The caller ands them, in order, onto its guard.
  */
 export function storeOnceConds(l: TileLayout, ctx: TileContext): Expr[] {
+  l = linearThreads(l, ctx);
   const conds: Expr[] = [];
   for (const r of l.replica) {
     if (r.axis === "m" || r.extent === 1) continue;
@@ -271,4 +388,82 @@ export function storeOnceConds(l: TileLayout, ctx: TileContext): Expr[] {
   const unnamed = unnamedFirstGuard(l, ctx);
   if (unnamed) conds.push(unnamed);
   return conds;
+}
+
+/**
+ * Calls `visit(elem, thread, slot)` for every copy of every element of register tile `t`: its
+ * logical index (row-major over `t.shape`), a thread of the scope that holds it (on the scope's
+ * linear thread index, {@link linearThreads}: tid_in_wg at wg scope, tid otherwise; replicas
+ * and unnamed threads included), and its slot in that thread's array.
+ * @throws TirxError TX2022 as {@link linearThreads}.
+ */
+function eachCopy(
+  t: RegisterTile,
+  ctx: TileContext,
+  visit: (elem: number, thread: number, slot: number) => void,
+): void {
+  const lin = linearThreads(t.layout, ctx, true);
+  const shard = lin.shard;
+  // The logical stride of each shard iter: its row-major dim stride times the extents of the
+  // later iters of its dim.
+  const rowStride = t.shape.map((_, d) => t.shape.slice(d + 1).reduce((a, b) => a * b, 1));
+  const logical = shard.map((x, i) => {
+    const d = t.dims[i]!;
+    let inner = 1;
+    for (let k = i + 1; k < shard.length; k++) if (t.dims[k] === d) inner *= shard[k]!.extent;
+    return rowStride[d]! * inner;
+  });
+  const off = Object.entries(lin.offset).reduce((a, [k, v]) => (k === "m" ? a : a + (v ?? 0)), 0);
+  const reps = lin.replica.filter((x) => x.axis !== "m" && x.extent > 1);
+  const walk = (i: number, elem: number, thread: number, slot: number): void => {
+    if (i === shard.length) {
+      const set = new Set<number>([thread]);
+      for (const r of reps) {
+        for (const th of [...set]) for (let d = 1; d < r.extent; d++) set.add(th + d * r.stride);
+      }
+      for (const th of set) visit(elem, th, slot);
+      return;
+    }
+    const x = shard[i]!;
+    for (let d = 0; d < x.extent; d++) {
+      const m = x.axis === "m";
+      walk(
+        i + 1,
+        elem + d * logical[i]!,
+        m ? thread : thread + d * x.stride,
+        m ? slot + d * x.stride : slot,
+      );
+    }
+  };
+  walk(0, 0, off, lin.offset.m ?? 0);
+}
+
+/**
+ * When every thread of the scope that holds an element in `dst` holds it in `src` too (the
+ * element → thread maps of the two layouts compared, not their notations: `S[(4, 8, 4) :
+ * (8@laneid, 1@laneid, 1)]` and `S[(32, 4) : (1@laneid, 1)]` are one map), the src slot of
+ * each dst slot (`undefined` for a slot no thread uses, -1 where it depends on the thread: then a
+ * per-thread scratch serves); `undefined` when some element must move between threads.
+ * @throws TirxError TX2022 as {@link linearThreads}.
+ */
+export function inThreadSlots(
+  dst: RegisterTile,
+  src: RegisterTile,
+  ctx: TileContext,
+): (number | undefined)[] | undefined {
+  const at = new Map<string, number>();
+  eachCopy(src, ctx, (e, t, slot) => at.set(`${e}:${t}`, slot));
+  const slots = dst.buffer.shape.reduce<number>((a, b) => a * (b as number), 1);
+  const map: (number | undefined)[] = Array.from({ length: slots }, () => undefined);
+  let moves = false;
+  eachCopy(dst, ctx, (e, t, slot) => {
+    const from = at.get(`${e}:${t}`);
+    if (from === undefined) {
+      moves = true;
+      return;
+    }
+    const was = map[slot];
+    map[slot] = was === undefined || was === from ? from : -1;
+  });
+  return moves ? undefined : map;
 }
