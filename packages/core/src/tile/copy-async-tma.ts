@@ -118,7 +118,8 @@ function mbarOf(o: AsyncCopyOptions, ctx: TileContext, what: string): View | Exp
 
 /**
  * The TMA path of `copy_async` (TIRx copy_async → tma): `cp.async.bulk.tensor` issues of one
- * tensor map planned from the two views ({@link planTma}), global → shared completing on the
+ * tensor map planned from the two views ({@link planTma}; a second map for the narrower last box
+ * of a dim cut into 256-element or swizzle-span boxes, 264 rows as 256 + 8), global → shared completing on the
  * caller's mbarrier (`.mbarrier::complete_tx::bytes`; `.multicast::cluster` with `cta_mask`) or
  * shared → global in the thread's bulk group (`.bulk_group`: the author commits and waits, and
  * fences the shared writes with `T.ptx.fence.proxy_async()` first). No completion op is emitted:
@@ -159,7 +160,7 @@ export function lowerTma(
   const whole = viewOf(global.buffer, ctx.span);
   const stmts = plan.issues.map((is) => {
     const params: Record<string, TileParam> = {
-      tensor_map: plan.map,
+      tensor_map: is.map,
       coords: is.coords,
       ...(mbar ? { mbar } : {}),
       ...(mask ? { cta_mask: mask } : {}),
@@ -169,7 +170,7 @@ export function lowerTma(
       : applyStmt(opcode, whole, is.shared, params, ctx);
   });
   const n = plan.issues.length;
-  const box = `[${plan.map.box.join(", ")}]`;
+  const box = `[${plan.map.box.join(", ")}] of ${plan.map.name}${plan.tailMap ? ` and a last box [${plan.tailMap.box.join(", ")}] of ${plan.tailMap.name}` : ""}`;
   const tail =
     dir === "s2g"
       ? `${plan.totalBytes} B in the thread's bulk group (commit/wait are the author's)`
@@ -178,7 +179,7 @@ export function lowerTma(
         : `completing ${plan.totalBytes} B on the caller's mbarrier (expect_tx ${plan.totalBytes}; no completion op emitted)`;
   return {
     stmts,
-    explain: `TMA cp.async.bulk.tensor.${R}d ×${n}${mask ? " multicast" : ""} (box ${box} of ${plan.map.name}, ${plan.map.swizzle === "none" ? "unswizzled" : `${plan.map.swizzle} swizzle`} as ${shared.buffer.name}'s layout${n > 1 ? `, ${n} boxes at their shared offsets` : ""}), ${tail}`,
+    explain: `TMA cp.async.bulk.tensor.${R}d ×${n}${mask ? " multicast" : ""} (box ${box}, ${plan.map.swizzle === "none" ? "unswizzled" : `${plan.map.swizzle} swizzle`} as ${shared.buffer.name}'s layout${n > 1 ? `, ${n} boxes at their shared offsets` : ""}), ${tail}`,
   };
 }
 

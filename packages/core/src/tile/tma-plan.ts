@@ -18,6 +18,8 @@ const SWIZZLE_OF_MODE: readonly TmaSwizzle[] = ["none", "32B", "64B", "128B"];
 
 /** One `cp.async.bulk.tensor` of a planned copy: the shared tile it fills or reads, its coords. */
 export interface TmaIssue {
+  /** The tensor map this issue uses (the plan's map, or its tail map for the last box of a cut). */
+  readonly map: TensorMap;
   /** The shared box: the map's box shape (rank of the global tensor), dense row-major. */
   readonly shared: View;
   /** Box origin in the global tensor, one int32 per axis, outermost first. */
@@ -26,9 +28,15 @@ export interface TmaIssue {
 
 /** A copy between a shared view and a global view planned as TMA issues of one tensor map. */
 export interface TmaCopyPlan {
+  /** The map of the full boxes. */
   readonly map: TensorMap;
+  /**
+   * The map of the narrower last box along a cut dim whose extent is not a multiple of the box
+   * (264 rows as 256 + 8): same tensor and swizzle, that box's shape. Absent when boxes are equal.
+   */
+  readonly tailMap?: TensorMap;
   readonly issues: readonly TmaIssue[];
-  /** Bytes of one box (every issue moves one whole box). */
+  /** Bytes of one full box (of `map`). */
   readonly boxBytes: number;
   /** Bytes of the whole tile (what the caller's expect_tx must cover for a load). */
   readonly totalBytes: number;
@@ -171,9 +179,12 @@ export function viewAlignment(v: View): number {
  *   tensor's axis order: the dim of shared stride 1 (global stride 1), then the dim whose shared
  *   stride is the product of the box so far and whose global stride is an outer axis' stride,
  *   and so on. A dim wider than 256 elements, or an innermost dim wider than the swizzle span
- *   (128B: 128 bytes, 64 float16), is cut into boxes of the largest divisor that fits, and the
- *   chain ends there. Every other dim (and the rest of a cut dim) is an issue dim: one TMA per
- *   index, at its shared offset and global coordinates;
+ *   (128B: 128 bytes, 64 float16), is cut into the widest boxes whose innermost extent stays a
+ *   multiple of 16 bytes and whose shared starts stay on the swizzle atom (see `cutDim`): 300
+ *   float32 columns as 256 + 44, 264 rows of 128 bytes as 256 + 8, equal boxes where as few
+ *   allow; a narrower last box is a second tensor map (`tailMap`). The chain ends at a cut.
+ *   Every other dim (and the rest of a cut dim) is an issue dim: one TMA per index, at its
+ *   shared offset and global coordinates;
  * - so a dst is filled exactly as its view says: a 256 × 32 float32 row-major dst of 512 rows is
  *   two 256 × 32 boxes, the second at shared offset 256·32; a 128 × 128 float16 tile under a
  *   128B swizzle is two 128 × 64 boxes when the dst is a column-block view (buffer
@@ -182,9 +193,11 @@ export function viewAlignment(v: View): number {
  *   with K = 128; a row-major 128 × 128 dst would take 256 one-row boxes and is refused.
  * Coordinates come from the global view's offset (see {@link coordsOf}).
  * @throws TirxError TX2022: rank > 5, a global row stride not a multiple of 16 bytes, the
- *   innermost dim strided (global or shared), a non-TMA swizzle, a shared base not aligned to
- *   the swizzle atom (1024 B for 128B, else 128 B), an innermost box not a multiple of 16 bytes,
- *   more than {@link MAX_TMA_ISSUES} issues.
+ *   innermost dim strided (global or shared), a non-TMA swizzle, a box start not provably on
+ *   the swizzle atom (1024 B for 128B, else 128 B; a shared stride between boxes that breaks it
+ *   is named, with the row pitch that works), an innermost extent not a multiple of 16 bytes
+ *   (the nearest extent named), more than {@link MAX_TMA_ISSUES} issues. Refused only when no
+ *   cut into legal boxes exists.
  */
 export function planTma(shared: View, global: View, ctx: TileContext): TmaCopyPlan {
   const gb = global.buffer;
@@ -210,6 +223,8 @@ export function planTma(shared: View, global: View, ctx: TileContext): TmaCopyPl
   }
   const swizzle = swizzleOf(shared, ctx);
   const span = SWIZZLE_BYTES[swizzle];
+  /** Box starts in shared memory: the swizzle atom (8 rows of the span), at least 128 bytes. */
+  const need = Math.max(128, 8 * span);
   const sdims = shared.shape.flatMap((n, d) => (n === 1 ? [] : [d]));
   const gdims = global.shape.flatMap((n, d) => (n === 1 ? [] : [d]));
   const dims: Dim[] = sdims.map((d, i) => ({
@@ -225,6 +240,8 @@ export function planTma(shared: View, global: View, ctx: TileContext): TmaCopyPl
   const box = gshape.map(() => 1);
   const used = new Set<number>();
   const issueDims: Dim[] = [];
+  /** The narrower last box of a cut dim: its axis, extent, and shared / global offsets. */
+  let cut: { g: number; tail: number; ds: number; gs: number } | undefined;
   let cur = 1;
   let prevAxis = R;
   for (;;) {
@@ -247,31 +264,39 @@ export function planTma(shared: View, global: View, ctx: TileContext): TmaCopyPl
     used.add(i);
     const inner = prevAxis === R;
     const cap = inner && span > 0 ? Math.min(MAX_BOX, span / eb) : MAX_BOX;
-    let b = x.n;
-    if (b > cap) {
-      b = cap;
-      while (x.n % b !== 0) b--;
-    }
-    box[g] = b;
-    prevAxis = g;
-    if (b < x.n) {
-      issueDims.push({ n: x.n / b, ds: x.ds * b, gs: x.gs * b });
+    if (x.n > cap) {
+      const c = cutDim(x, inner, cap, eb, need, shared, ctx);
+      box[g] = c.b;
+      issueDims.push({ n: c.q, ds: x.ds * c.b, gs: x.gs * c.b });
+      if (c.tail > 0) cut = { g, tail: c.tail, ds: x.ds * c.b * c.q, gs: x.gs * c.b * c.q };
       break;
     }
-    cur *= b;
+    box[g] = x.n;
+    prevAxis = g;
+    cur *= x.n;
   }
   dims.forEach((x, j) => {
     if (!used.has(j)) issueDims.push(x);
   });
   const innerBytes = box[R - 1]! * eb;
   if (innerBytes % 16 !== 0) {
+    const unit = 16 / gcd(16, eb);
     throw tileDispatchError(
       ctx,
       `the innermost TMA box is ${box[R - 1]} × ${shared.dtype} = ${innerBytes} bytes; boxes need a multiple of 16 bytes along the innermost axis`,
-      `an innermost extent of a multiple of ${16 / gcd(16, eb)} elements`,
+      innerFix(
+        shared,
+        box[R - 1]!,
+        unit,
+        eb,
+        need,
+        span > 0 ? Math.min(MAX_BOX, span / eb) : MAX_BOX,
+      ),
     );
   }
-  const count = issueDims.reduce((a, x) => a * x.n, 1);
+  const main = issueDims.reduce((a, x) => a * x.n, 1);
+  // The tail boxes: one per index of the issue dims other than the cut one (issueDims[0]).
+  const count = main + (cut ? main / issueDims[0]!.n : 0);
   const boxShape = `[${box.join(", ")}]`;
   if (count > MAX_TMA_ISSUES) {
     const spanEl = span > 0 ? span / eb : 0;
@@ -283,43 +308,151 @@ export function planTma(shared: View, global: View, ctx: TileContext): TmaCopyPl
         : `a dst view that is row-major over the tile (as ${gb.name}'s axes), so one box covers it`,
     );
   }
-  const need = Math.max(128, 8 * span);
   const got = viewAlignment(shared);
-  const stepAlign = issueDims.reduce((a, x) => gcd(a, x.ds * eb), 0);
+  const stepAlign = issueDims.reduce((a, x) => gcd(a, x.ds * eb), cut ? cut.ds * eb : 0);
   const align = stepAlign === 0 ? got : gcd(got, stepAlign);
   if (align % need !== 0) {
+    const atom = span > 0 ? ` (the ${swizzle} swizzle atom: 8 rows of ${span} bytes)` : "";
+    const bad = issueDims.find((x) => (x.ds * eb) % need !== 0);
+    if (got % need === 0 && bad) {
+      const unit = need / gcd(need, eb);
+      const pitch = Math.ceil(bad.ds / unit) * unit;
+      const shape = shared.buffer.shape;
+      const rows2d =
+        shape.length === 2 &&
+        shared.strides[shared.strides.length - 1] === 1 &&
+        bad.ds === shape[1];
+      throw tileDispatchError(
+        ctx,
+        `a TMA box in ${shared.buffer.name} must start ${need}-byte aligned${atom}, but consecutive boxes along a dim of ${bad.n} are ${bad.ds * eb} bytes apart (its shared stride ${bad.ds} × ${shared.dtype}), so only ${align}-byte aligned`,
+        rows2d
+          ? `a row pitch that is a multiple of ${unit} elements: T.alloc_shared([${String(shape[0])}, ${pitch}], ...) and the copy into its .sub(":", "0:${String(shape[1])}")`
+          : `a shared stride along that dim that is a multiple of ${unit} elements (${pitch} instead of ${bad.ds}): pad ${shared.buffer.name} and copy into a view of it`,
+      );
+    }
     throw tileDispatchError(
       ctx,
-      `a TMA box in ${shared.buffer.name} must start ${need}-byte aligned${span > 0 ? ` (the ${swizzle} swizzle atom: 8 rows of ${span} bytes)` : ""}, but its boxes are only provably ${align}-byte aligned`,
+      `a TMA box in ${shared.buffer.name} must start ${need}-byte aligned${atom}, but its boxes are only provably ${align}-byte aligned`,
       `T.alloc_shared(..., { align: ${need} }) and box offsets that are multiples of ${need} bytes`,
     );
   }
   const map = mapFor(gb, box, swizzle);
-  const tileStrides = rowMajorStrides(box);
+  const tailBox = cut ? box.map((b, a) => (a === cut!.g ? cut!.tail : b)) : undefined;
+  const tailMap = tailBox ? mapFor(gb, tailBox, swizzle) : undefined;
   const issues: TmaIssue[] = [];
-  for (let e = 0; e < count; e++) {
-    let r = e;
-    let dOff = 0;
-    let gOff = 0;
-    for (let k = issueDims.length - 1; k >= 0; k--) {
-      const x = issueDims[k]!;
-      const j = r % x.n;
-      r = Math.floor(r / x.n);
-      dOff += j * x.ds;
-      gOff += j * x.gs;
+  const emit = (m: TensorMap, shape: number[], dims: readonly Dim[], d0: number, g0: number) => {
+    const n = dims.reduce((a, x) => a * x.n, 1);
+    const tileStrides = rowMajorStrides(shape);
+    for (let e = 0; e < n; e++) {
+      let r = e;
+      let dOff = d0;
+      let gOff = g0;
+      for (let k = dims.length - 1; k >= 0; k--) {
+        const x = dims[k]!;
+        const j = r % x.n;
+        r = Math.floor(r / x.n);
+        dOff += j * x.ds;
+        gOff += j * x.gs;
+      }
+      const goff = binary("add", global.offset, intImm(gOff));
+      issues.push({
+        map: m,
+        shared: {
+          ...shared,
+          offset: binary("add", shared.offset, intImm(dOff)),
+          shape: [...shape],
+          strides: tileStrides,
+          axes: shape.map(() => ""),
+        },
+        coords: coordsOf(goff, gshape),
+      });
     }
-    const goff = binary("add", global.offset, intImm(gOff));
-    issues.push({
-      shared: {
-        ...shared,
-        offset: binary("add", shared.offset, intImm(dOff)),
-        shape: [...box],
-        strides: tileStrides,
-        axes: box.map(() => ""),
-      },
-      coords: coordsOf(goff, gshape),
-    });
-  }
+  };
+  emit(map, box, issueDims, 0, 0);
+  if (cut && tailMap && tailBox) emit(tailMap, tailBox, issueDims.slice(1), cut.ds, cut.gs);
   const boxBytes = box.reduce((a, b) => a * b, eb);
-  return { map, issues, boxBytes, totalBytes: boxBytes * count };
+  const tailBytes = tailBox ? tailBox.reduce((a, b) => a * b, eb) : 0;
+  return {
+    map,
+    ...(tailMap ? { tailMap } : {}),
+    issues,
+    boxBytes,
+    totalBytes: boxBytes * main + tailBytes * (count - main),
+  };
+}
+
+/**
+ * The nearest call for an innermost extent `n` that is not a multiple of `unit` elements (16
+ * bytes): the next multiple, and, for a 2-D shared buffer whose rows would then be separate boxes
+ * (wider than `cap`, or padded), a row pitch that keeps each row's box `need`-byte aligned.
+ */
+function innerFix(
+  shared: View,
+  n: number,
+  unit: number,
+  eb: number,
+  need: number,
+  cap: number,
+): string {
+  const up = Math.ceil(n / unit) * unit;
+  const text = `an innermost extent that is a multiple of ${unit} elements (${up} instead of ${n})`;
+  const shape = shared.buffer.shape;
+  const rows = shared.shape.some((x, d) => x > 1 && shared.strides[d] === shape[1]);
+  if (shape.length !== 2 || typeof shape[1] !== "number" || !rows) return text;
+  const pitch = Math.max(shape[1], up);
+  const rowUnit = need / gcd(need, eb);
+  if ((up <= cap && pitch === up) || (pitch * eb) % need === 0) {
+    return pitch === shape[1]
+      ? text
+      : `${text}, in T.alloc_shared([${String(shape[0])}, ${pitch}], ...)`;
+  }
+  return `${text}, in rows ${need}-byte aligned: T.alloc_shared([${String(shape[0])}, ${Math.ceil(pitch / rowUnit) * rowUnit}], ...) and the copy into its .sub(":", "0:${up}")`;
+}
+
+const lcm = (a: number, b: number): number => (a / gcd(a, b)) * b;
+
+/**
+ * How a dim of the box chain wider than a box (`cap`: 256 elements, or the swizzle span for the
+ * innermost) is cut: boxes of `b` elements, `q` of them, then one of `tail` (0: none). Each box
+ * extent along the innermost axis is a multiple of 16 bytes, and each box starts `need` bytes
+ * (the swizzle atom, at least 128) after a multiple of the view's start, so b is a multiple of
+ * both granules; the plan takes the fewest boxes (the largest such b ≤ cap), equal boxes of one
+ * map where that count allows them (300 = 3 × 100 would take 3; 256 + 44 takes 2).
+ * Where no box start along the dim reaches `need` bytes within `cap` elements (an innermost dim
+ * under a swizzle), equal boxes of the largest divisor of the extent, for the plan's issue-count
+ * and alignment checks to refuse with the layout that works.
+ * @throws TirxError TX2022 for an innermost extent wider than a box and not a multiple of 16
+ *   bytes (no cut into whole 16-byte rows exists).
+ */
+function cutDim(
+  x: Dim,
+  inner: boolean,
+  cap: number,
+  eb: number,
+  need: number,
+  shared: View,
+  ctx: TileContext,
+): { b: number; q: number; tail: number } {
+  const ext = inner ? 16 / gcd(16, eb) : 1;
+  if (x.n % ext !== 0) {
+    throw tileDispatchError(
+      ctx,
+      `the innermost extent ${x.n} × ${shared.dtype} = ${x.n * eb} bytes is wider than one TMA box (${cap} elements) and not a multiple of 16 bytes, so it splits into no boxes of whole 16-byte rows`,
+      innerFix(shared, x.n, ext, eb, need, cap),
+    );
+  }
+  const start = need / gcd(need, x.ds * eb);
+  const unit = lcm(ext, start);
+  const top = Math.floor(cap / unit) * unit;
+  if (top === 0) {
+    // No box start along this dim reaches the atom (an innermost dim under a swizzle: boxes at
+    // span offsets inside a row): equal boxes of the largest divisor, which the plan's issue
+    // count and alignment checks then refuse with the layout that works (column blocks).
+    let b = cap;
+    while (x.n % b !== 0) b--;
+    return { b, q: x.n / b, tail: 0 };
+  }
+  const k = Math.ceil(x.n / top);
+  if (x.n % k === 0 && (x.n / k) % unit === 0) return { b: x.n / k, q: k, tail: 0 };
+  return { b: top, q: Math.floor(x.n / top), tail: x.n % top };
 }
