@@ -1,7 +1,7 @@
 // FlashAttention forward on Hopper with the tile layer: O = softmax(Q·Kᵀ · scale) · V per batch
 // and head, Q, K, V and O [batch, seq, heads, head_dim] (bshd, contiguous), float16 or
-// bfloat16 in and out, float32 accumulation and softmax. The design (FlashAttention-3's, with
-// its intra-warpgroup overlap, without its explicit ping-pong between warpgroups yet):
+// bfloat16 in and out, float32 accumulation and softmax. The design (FlashAttention-3's:
+// intra-warpgroup overlap and ping-pong between the two consumer warpgroups):
 //   - a CTA per 128 query rows of one (batch, head); 384 threads: warpgroup 0 produces, warpgroups
 //     1 and 2 consume 64 query rows each;
 //   - the producer thread loads Q's tile once and K's and V's blocks through a 2-deep ring by
@@ -15,7 +15,8 @@
 //     T.tile.wg.cast makes P in place);
 //   - block j's S = Q·K_jᵀ is issued together with block j − 1's O += P·V, and block j's softmax
 //     runs while that P·V wgmma does (wgmma.wait_group 1, then 0), so exp2 overlaps the tensor
-//     cores within each warpgroup;
+//     cores within each warpgroup; the two consumers take turns to issue (named barriers), so
+//     one's softmax runs while the other's wgmmas do;
 //   - the epilogue divides by the row sums and stores O with T.tile.wg.copy (32-bit stores).
 // Numerics: the running max starts at -inf and is taken in float32 of the scaled logits, so
 // float16 inputs never overflow before it is subtracted.
@@ -45,6 +46,8 @@ type E = ExprLike;
 /** Query rows per CTA (two consumer warpgroups of 64). */
 const BM = 128;
 const STAGES = 2;
+/** Named barriers of the consumers' ping-pong: PING + cw is warpgroup cw's turn to issue. */
+const PING = 8;
 /** Columns of one 128B-swizzle row of 16-bit elements: Q, K and V tiles are column blocks of 64. */
 const W = 64;
 
@@ -257,10 +260,28 @@ export function makeFlashAttention(s: FlashAttentionSizes): PrimFunc {
             T.tile.wg.sum(rs, S, 1);
             T.tile.wg.fma(l, l, corr, rs);
           };
+          // Ping-pong: the two consumers take turns to issue their wgmmas (named barrier PING + cw
+          // is cw's turn; 256 threads: the waiting warpgroup and the arriving one), so one's
+          // softmax runs while the other's wgmmas do. Consumer 0 goes first.
+          const myTurn = (): void =>
+            T.if_(
+              cw.eq(0),
+              () => T.cuda.bar_sync(PING, 256),
+              () => T.cuda.bar_sync(PING + 1, 256),
+            );
+          const yourTurn = (): void =>
+            T.if_(
+              cw.eq(0),
+              () => T.cuda.bar_arrive(PING + 1, 256),
+              () => T.cuda.bar_arrive(PING, 256),
+            );
+          T.if_(cw.eq(1), () => T.cuda.bar_arrive(PING, 256));
           // Block 0, then each block j ≥ 1 overlapped with block j − 1's P·V: S_j = Q·K_jᵀ and
           // O += P_{j−1}·V_{j−1} are issued together, the softmax of S_j runs while the P·V
           // wgmma does, then O is rescaled and P_j made from S_j.
+          myTurn();
           issueS(0, 0);
+          yourTurn();
           T.ptx.wgmma.wait_group(0);
           T.if_(first, () => T.ptx.mbarrier.arrive(kEmpty.sub(0)));
           softmax(0);
@@ -270,8 +291,10 @@ export function makeFlashAttention(s: FlashAttentionSizes): PrimFunc {
             const ph = T.let_("ph", T.floormod(T.floordiv(j, STAGES), 2));
             const sp = T.let_("sp", T.floormod(T.sub(j, 1), STAGES));
             const pp = T.let_("pp", T.floormod(T.floordiv(T.sub(j, 1), STAGES), 2));
+            myTurn();
             issueS(st, ph);
             issuePV(sp, pp);
+            yourTurn();
             T.ptx.wgmma.wait_group(1);
             T.if_(first, () => T.ptx.mbarrier.arrive(kEmpty.sub(st)));
             softmax(j);
@@ -282,7 +305,10 @@ export function makeFlashAttention(s: FlashAttentionSizes): PrimFunc {
           }
           const sl_ = T.let_("sl", T.floormod(T.sub(blocks, 1), STAGES));
           const pl = T.let_("pl", T.floormod(T.floordiv(T.sub(blocks, 1), STAGES), 2));
+          myTurn();
           issuePV(sl_, pl);
+          // The last turn: consumer 1 does not hand one back (each barrier completes n + 1 times).
+          T.if_(cw.eq(0), () => T.cuda.bar_arrive(PING + 1, 256));
           T.ptx.wgmma.wait_group(0);
           T.if_(first, () => T.ptx.mbarrier.arrive(vEmpty.sub(sl_)));
           // O = acc / l (l ≥ 1: every row sees its maximum's key, exp2(0) = 1).

@@ -22,6 +22,7 @@ const BM = 128;
 const BN = 128;
 const D = 64;
 const STAGES = 2;
+const PING = 8;
 const KV_BLOCKS = 2;
 const TILE_BYTES = BN * D * 2;
 const SMEM = (BM + 2 * STAGES * BN) * D * 2;
@@ -143,8 +144,26 @@ export const flash_attention = T.prim_func(function flash_attention(
       T.tile.wg.sum(rs, S, 1);
       T.tile.wg.fma(l, l, corr, rs);
     };
+    // Ping-pong: named barrier PING + cw is consumer cw's turn to issue; consumer 0 goes first.
+    const myTurn = (): void => {
+      if (cw === 0) {
+        T.cuda.bar_sync(PING, 256);
+      } else {
+        T.cuda.bar_sync(PING + 1, 256);
+      }
+    };
+    const yourTurn = (): void => {
+      if (cw === 0) {
+        T.cuda.bar_arrive(PING + 1, 256);
+      } else {
+        T.cuda.bar_arrive(PING, 256);
+      }
+    };
+    if (cw === 1) T.cuda.bar_arrive(PING, 256);
     // Block 0, then each block j ≥ 1 overlapped with block j − 1's P·V.
+    myTurn();
     issueS(0, 0);
+    yourTurn();
     T.ptx.wgmma.wait_group(0);
     if (T.floormod(tid, 128) === 0) T.ptx.mbarrier.arrive(kEmpty.sub(0));
     softmax();
@@ -154,8 +173,10 @@ export const flash_attention = T.prim_func(function flash_attention(
       const ph = T.let_("ph", T.floormod(T.floordiv(j, STAGES), 2));
       const sp = T.let_("sp", T.floormod(j - 1, STAGES));
       const pp = T.let_("pp", T.floormod(T.floordiv(j - 1, STAGES), 2));
+      myTurn();
       issueS(st, ph);
       issuePV(sp, pp);
+      yourTurn();
       T.ptx.wgmma.wait_group(1);
       if (T.floormod(tid, 128) === 0) T.ptx.mbarrier.arrive(kEmpty.sub(st));
       softmax();
@@ -166,7 +187,9 @@ export const flash_attention = T.prim_func(function flash_attention(
     }
     const sl_ = T.let_("sl", T.floormod(KV_BLOCKS - 1, STAGES));
     const pl = T.let_("pl", T.floormod(T.floordiv(KV_BLOCKS - 1, STAGES), 2));
+    myTurn();
     issuePV(sl_, pl);
+    if (cw === 0) T.cuda.bar_arrive(PING + 1, 256);
     T.ptx.wgmma.wait_group(0);
     if (T.floormod(tid, 128) === 0) T.ptx.mbarrier.arrive(vEmpty.sub(sl_));
     T.tile.wg.reciprocal(rs, l);
