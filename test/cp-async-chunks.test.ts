@@ -3,50 +3,13 @@
 // else TX2022 naming the offset. Each kernel runs on the simulator against the host's copy of the
 // tile and its PTX is assembled by ptxas.
 import { describe, expect, it } from "vitest";
-import { T, compile, explainTile, sim, tensor, type PrimFunc } from "tirx-ts";
+import { compile, explainTile, sim, tensor, type PrimFunc } from "tirx-ts";
 import { isTirxError } from "@tirx-ts/core";
 import { compileToPtx } from "@tirx-ts/codegen-ptx";
 import { assembleLater } from "./util/ptxas-deferred.js";
+import { cpKernel as kernel, GC, GR } from "./util/split-copy-cases.js";
 
 const dev = sim();
-const GR = 16;
-const GC = 40;
-
-/**
- * 128 threads copy the R × C tile of G [16, 40] at (r0 + ro, c0) into shared by cp.async (ro a
- * runtime row when `runtime`), then write it to O [R, C].
- */
-function kernel(
-  R: number,
-  C: number,
-  r0: number,
-  c0: number,
-  dt: "float16" | "float32",
-  runtime = false,
-): PrimFunc {
-  return T.function(
-    "cp_chunks",
-    { ro: T.int32, G: T.Tensor([GR, GC], dt), O: T.Tensor([R, C], dt) },
-    ({ ro, G, O }) => {
-      T.device_entry({ launch: T.cuda.LaunchConfig({ grid: 1, block: 128 }) });
-      const tid = T.cuda.thread_idx("x");
-      const s = T.alloc_shared([R, C], dt);
-      const src = runtime
-        ? G.rearrange("(i r) c -> i r c", { r: R })
-            .sub(ro)
-            .sub(":", `${c0}:${c0 + C}`)
-        : G.sub(`${r0}:${r0 + R}`, `${c0}:${c0 + C}`);
-      T.tile.cta.copy_async(s, src);
-      T.ptx.cp.async_.commit_group();
-      T.ptx.cp.async_.wait_group(0);
-      T.cuda.cta_sync();
-      for (const i of T.range(tid, R * C, 128))
-        T.if_(i.lt(R * C), () =>
-          O.set([T.floordiv(i, C), T.floormod(i, C)], s.get([T.floordiv(i, C), T.floormod(i, C)])),
-        );
-    },
-  );
-}
 
 /** Run `fn` with G = 1, 2, 3, ...; O's elements and the host's tile of G at (row0, c0). */
 function run(

@@ -8,83 +8,11 @@
 // nearest suggestion, applied, is accepted.
 import { describe, expect, it } from "vitest";
 import fc from "fast-check";
-import { T, compile, explainTile, sim, tensor, type PrimFunc } from "tirx-ts";
+import { compile, explainTile, sim, tensor } from "tirx-ts";
 import { isTirxError, type TirxError } from "@tirx-ts/core";
 import { compileToPtx } from "@tirx-ts/codegen-ptx";
 import { assembleLater } from "./util/ptxas-deferred.js";
-
-type DT = "float16" | "float32" | "int8";
-type Sw = "none" | "32B" | "64B" | "128B";
-const BYTES: Record<DT, number> = { float16: 2, float32: 4, int8: 1 };
-
-/** A copy of G[r0 .. r0 + R, c0 .. c0 + C] into the first C columns of a shared [R, P]. */
-interface Case {
-  readonly R: number;
-  readonly C: number;
-  readonly P: number;
-  readonly gR: number;
-  readonly gC: number;
-  readonly r0: number;
-  readonly c0: number;
-  readonly dt: DT;
-  readonly sw: Sw;
-}
-
-/**
- * Thread 0 loads the tile by T.tile.copy_async (TMA, completing on an mbarrier); every thread
- * then copies the shared tile to O [R, C] through the tile's view.
- */
-function kernel(c: Case): PrimFunc {
-  const eb = BYTES[c.dt];
-  return T.function(
-    "tma_split",
-    { G: T.Tensor([c.gR, c.gC], c.dt), O: T.Tensor([c.R, c.C], c.dt) },
-    ({ G, O }) => {
-      T.device_entry({
-        launch: T.cuda.LaunchConfig({
-          grid: 1,
-          block: 128,
-          dynamic_shared_bytes: c.R * c.P * eb + 1024,
-        }),
-      });
-      const tid = T.cuda.thread_idx("x");
-      const s = T.alloc_shared(
-        [c.R, c.P],
-        c.dt,
-        c.sw === "none"
-          ? { align: 128, dynamic: true }
-          : { layout: T.swizzle_mode(c.sw), align: 1024, dynamic: true },
-      );
-      const v = c.P > c.C ? s.sub(":", `0:${c.C}`) : s;
-      const bar = T.alloc_shared([1], "uint64");
-      T.if_(tid.eq(0), () => {
-        T.ptx.mbarrier.init(bar.sub(0), 1);
-        T.ptx.fence.mbarrier_init();
-      });
-      T.cuda.cta_sync();
-      T.if_(tid.eq(0), () => {
-        T.ptx.mbarrier.arrive.expect_tx(bar.sub(0), c.R * c.C * eb);
-        T.tile.copy_async(v, G.sub(`${c.r0}:${c.r0 + c.R}`, `${c.c0}:${c.c0 + c.C}`), {
-          mbar: bar.sub(0),
-          dispatch: "tma",
-        });
-      });
-      T.ptx.mbarrier.try_wait(bar.sub(0), 0);
-      const n = c.R * c.C;
-      for (const i of T.range(tid, n, 128))
-        T.if_(i.lt(n), () =>
-          O.set(
-            [T.floordiv(i, c.C), T.floormod(i, c.C)],
-            v.get([T.floordiv(i, c.C), T.floormod(i, c.C)]),
-          ),
-        );
-    },
-  );
-}
-
-/** G's elements: distinct where the dtype allows. */
-const gOf = (c: Case): number[] =>
-  Array.from({ length: c.gR * c.gC }, (_, i) => (c.dt === "int8" ? (i % 255) - 127 : i % 2039));
+import { BYTES, gOf, kernel, type Case, type DT, type Sw } from "./util/split-copy-cases.js";
 
 /** Run on the simulator: O and the host's tile of G. */
 function run(c: Case): { got: number[]; want: number[] } {
@@ -199,7 +127,9 @@ function evalInt(e: unknown): number {
 }
 
 /** Every TMA TileApply of a traced kernel. */
-function tmaIssues(fn: PrimFunc): { box: number[]; coords: number[]; off: number }[] {
+function tmaIssues(
+  fn: ReturnType<typeof kernel>,
+): { box: number[]; coords: number[]; off: number }[] {
   const out: { box: number[]; coords: number[]; off: number }[] = [];
   const seen = new Set<unknown>();
   const walk = (x: unknown): void => {
@@ -227,7 +157,7 @@ function tmaIssues(fn: PrimFunc): { box: number[]; coords: number[]; off: number
  * with G's elements at its coordinates. True when every element of the dst view is written once
  * with its source element and nothing else is written.
  */
-function copiesExactly(c: Case, fn: PrimFunc): boolean {
+function copiesExactly(c: Case, fn: ReturnType<typeof kernel>): boolean {
   const sh = new Array<number | undefined>(c.R * c.P).fill(undefined);
   const g = gOf(c);
   for (const is of tmaIssues(fn)) {
