@@ -318,6 +318,34 @@ describe("permute_layout keeps elements on their threads at any scope", () => {
     expect(Array.from(Y.toArray() as Float32Array)).toEqual(Array.from(x));
   });
 
+  it("a slot that depends on the thread goes through a per-thread scratch", () => {
+    // Every lane holds the whole tile (m only); dst gives lane t the row t.
+    const fn = T.function(
+      "perm2",
+      { X: T.Tensor([32, 4], "float32"), Y: T.Tensor([32, 4], "float32") },
+      ({ X, Y }) => {
+        T.device_entry({ launch: T.cuda.LaunchConfig({ grid: 1, block: 32 }) });
+        const a = T.alloc_local([32, 4], "float32", {
+          layout: T.TileLayout("S[(32, 4) : (4, 1)]"),
+        });
+        const b = T.alloc_local([32, 4], "float32", {
+          layout: T.TileLayout("S[(32, 4) : (1@laneid, 1)]"),
+        });
+        T.tile.warp.copy(a, X);
+        T.tile.warp.permute_layout(b, a);
+        T.tile.warp.copy(Y, b);
+      },
+    );
+    expect(explainTile(fn)[1]).toMatch(
+      /per-thread scratch of 128 elements \(the slot depends on the thread\)/,
+    );
+    const x = ints(128, 5);
+    const X = tensor(x, { shape: [32, 4], dtype: "float32", device: dev });
+    const Y = tensor.zeros([32, 4], "float32", dev);
+    compile(fn, { target: "cuda" })(X, Y);
+    expect(Array.from(Y.toArray() as Float32Array)).toEqual(Array.from(x));
+  });
+
   it("moving elements between lanes below cta scope stays TX2022", () => {
     const e = errorOf(() =>
       T.function("perm", { X: T.Tensor([32, 4], "float32") }, () => {
