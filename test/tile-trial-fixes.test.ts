@@ -401,6 +401,21 @@ describe("messages", () => {
     );
   });
 
+  it("a wg copy over a mix of tid and laneid names the layout over tid_in_wg", () => {
+    const e = errorOf(() =>
+      T.function("c", { X: T.Tensor([4, 32], "float32") }, ({ X }) => {
+        T.device_entry({ launch: T.cuda.LaunchConfig({ grid: 1, block: 128 }) });
+        const f = T.alloc_local([4, 32], "float32", {
+          layout: T.TileLayout("S[(4, 32) : (32@tid, 1@laneid)]"),
+        });
+        T.tile.wg.copy(f, X);
+      }),
+    );
+    expect(e.text).toMatch(
+      /nearest that works: S\[\(4, 32\) : \(32@tid_in_wg, 1@tid_in_wg\)\] \(the same threads in each warpgroup\) with T\.tile\.wg\.copy, or this layout with T\.tile\.cta\.copy$/,
+    );
+  });
+
   it("a primitive at a scope its record does not serve is TX2022 naming the scopes", () => {
     const e = errorOf(() =>
       T.function("g", { X: T.Tensor([1], "float32") }, () => {

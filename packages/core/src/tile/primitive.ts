@@ -101,24 +101,36 @@ export function layoutForScope(l: TileLayout, scope: TileScope): TileLayout | un
     const r = layoutAxisRange(l, a);
     return r.min >= 0 && r.max < n;
   };
-  let map: Partial<Record<LayoutAxis, [LayoutAxis, number]>>;
-  if (
-    scope === "wg" &&
-    axes.has("warpid") &&
-    [...axes].every((a) => a === "warpid" || a === "laneid")
-  ) {
-    if (!fits("warpid", 4) || !fits("laneid", 32)) return undefined;
-    map = { warpid: ["tid_in_wg", 32], laneid: ["tid_in_wg", 1] };
-  } else if (scope !== "thread" && scope !== "cta" && axes.size === 1 && axes.has("tid")) {
-    if (!fits("tid", scope === "wg" ? 128 : 32)) return undefined;
-    map = { tid: [scope === "wg" ? "tid_in_wg" : "laneid", 1] };
-  } else return undefined;
+  // Each axis as digits of the scope's thread index (PTX ISA, "Thread hierarchy"), when its
+  // coordinates stay inside the scope's first warp / warpgroup.
+  const within: Partial<Record<LayoutAxis, [LayoutAxis, number, number]>> =
+    scope === "wg"
+      ? {
+          laneid: ["tid_in_wg", 1, 32],
+          warpid: ["tid_in_wg", 32, 4],
+          tid: ["tid_in_wg", 1, 128],
+          tid_in_wg: ["tid_in_wg", 1, 128],
+        }
+      : scope === "warp"
+        ? { laneid: ["laneid", 1, 32], tid: ["laneid", 1, 32] }
+        : {};
+  const target = scope === "wg" ? "tid_in_wg" : "laneid";
+  // Nothing to rewrite: the scope's own axis, or lanes alone (allowed at wg, other warps copies).
+  if ([...axes].every((a) => a === target || a === "laneid")) return undefined;
+  const map: Partial<Record<LayoutAxis, [LayoutAxis, number]>> = {};
+  for (const a of axes) {
+    const w = within[a];
+    if (!w || !fits(a, w[2])) return undefined;
+    map[a] = [w[0], w[1]];
+  }
   const move = (x: LayoutIter): LayoutIter => {
     const to = map[x.axis];
     return to ? { extent: x.extent, stride: x.stride * to[1], axis: to[0] } : x;
   };
   const replica = l.replica.map(move);
-  if (map.warpid && !axes.has("laneid")) replica.push({ extent: 32, stride: 1, axis: "tid_in_wg" });
+  // Warps named without their lanes: the lanes are implicit replicas, made explicit.
+  if (map.warpid && !axes.has("laneid") && !axes.has("tid") && !axes.has("tid_in_wg"))
+    replica.push({ extent: 32, stride: 1, axis: "tid_in_wg" });
   const offset: Partial<Record<LayoutAxis, number>> = {};
   for (const a of LAYOUT_AXES) {
     const v = l.offset[a];
