@@ -153,7 +153,8 @@ function itersOn(l: TileLayout, axis: LayoutAxis): LayoutIter[] {
  * The value of thread iter `x` (on a thread axis) for the calling thread:
  * `((coord - offset) / stride) % extent`. The iters of one axis must nest (each stride a
  * multiple of the previous stride × extent), so the value is a mixed-radix digit of the coordinate.
- * @throws TirxError TX2022 when the iters of the axis overlap or do not nest.
+ * A layout over several thread axes is read on the linear thread index ({@link linearThreads}).
+ * @throws TirxError TX2022 when the iters of the axis overlap or do not nest (as linearThreads).
  */
 export function iterValue(l: TileLayout, x: LayoutIter, ctx: TileContext): Expr {
   if (x.extent === 1) return intImm(0);
@@ -192,7 +193,10 @@ export function iterValue(l: TileLayout, x: LayoutIter, ctx: TileContext): Expr 
 /**
  * A predicate true on the threads that hold elements of `l`: on each thread axis whose iters
  * leave coordinates out (an offset, gaps between strides, fewer values than the launch has),
- * the coordinate must equal its own digits. `undefined` when every thread holds elements.
+ * the coordinate must equal its own digits. A layout over several thread axes is read on the
+ * linear thread index ({@link linearThreads}), so e.g. `(32@tid_in_wg, 1@laneid)` needs no guard.
+ * `undefined` when every thread holds elements.
+ * @throws TirxError TX2022 as linearThreads.
  */
 export function ownsGuard(l: TileLayout, ctx: TileContext): Expr | undefined {
   l = linearThreads(l, ctx);
@@ -376,7 +380,9 @@ export function unnamedFirstGuard(l: TileLayout, ctx: TileContext): Expr | undef
  * The conditions, each true on one copy, that together pick a single holder of every element
  * of `l` for a store to memory: coordinate 0 on each replica iter (`R[...]`), then
  * {@link unnamedFirstGuard} for the threads the layout leaves unnamed (implicit replicas).
- * Empty when every element has one holder. The caller ands them, in order, onto its guard.
+ * Empty when every element has one holder. The caller ands them, in order, onto its guard. A
+ * layout over several thread axes is read on the linear thread index ({@link linearThreads}).
+ * @throws TirxError TX2022 as linearThreads.
  */
 export function storeOnceConds(l: TileLayout, ctx: TileContext): Expr[] {
   l = linearThreads(l, ctx);
