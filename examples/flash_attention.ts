@@ -1,23 +1,23 @@
 // FlashAttention forward on Hopper with the tile layer: O = softmax(Q·Kᵀ · scale) · V per batch
 // and head, Q, K, V and O [batch, seq, heads, head_dim] (bshd, contiguous), float16 or
-// bfloat16 in and out, float32 accumulation and softmax. The design (FlashAttention-3's:
-// intra-warpgroup overlap and ping-pong between the two consumer warpgroups):
+// bfloat16 in and out, float32 accumulation and softmax. The design (FlashAttention-3's, without
+// its ping-pong and intra-warpgroup overlap yet):
 //   - a CTA per 128 query rows of one (batch, head); 384 threads: warpgroup 0 produces, warpgroups
 //     1 and 2 consume 64 query rows each;
-//   - the producer thread loads Q's tile once and K's and V's blocks through a 2-deep ring by
-//     T.tile.copy_async (TMA, 128B swizzle; tensor maps planned from the views), each on its own
-//     "full" mbarrier, after the consumers freed the stage ("empty", one arrive each);
-//   - a consumer computes S = Q·Kᵀ with T.tile.wg.gemm_async (wgmma SS, 64 × BN float32 in the
-//     wgmma accumulator layout), the online softmax in registers with T.tile.wg reductions (row
-//     max and sum: shuffles within each row's 4 lanes) and elementwise ops broadcast along rows
-//     (ex2.approx with the scale folded in, log2(e) · scale), and O += P·V with P kept in
-//     registers (wgmma RS: the accumulator layout of S is the A operand's layout, so
+//   - the producer thread loads Q's tile once and K's and V's 128-row blocks through a 2-deep
+//     ring by T.tile.copy_async (TMA, 128B swizzle; tensor maps planned from the views), each on
+//     its own "full" mbarrier, after the consumers freed the stage ("empty", one arrive each);
+//   - per KV block a consumer computes S = Q·Kᵀ with T.tile.wg.gemm_async (wgmma SS, 64 × 128
+//     float32 in the wgmma accumulator layout), the online softmax in registers with T.tile.wg
+//     reductions (row max and sum: shuffles within each row's 4 lanes) and elementwise ops
+//     broadcast along rows (exp2 with the scale folded in, log2(e) · scale), then O += P·V with
+//     P kept in registers (wgmma RS: the accumulator layout of S is the A operand's layout, so
 //     T.tile.wg.cast makes P in place);
-//   - block j's S = Q·K_jᵀ is issued together with block j − 1's O += P·V, and block j's softmax
-//     runs while that P·V wgmma does (wgmma.wait_group 1, then 0), so exp2 overlaps the tensor
-//     cores within each warpgroup; the two consumers take turns to issue (named barriers), so
-//     one's softmax runs while the other's wgmmas do;
 //   - the epilogue divides by the row sums and stores O with T.tile.wg.copy (32-bit stores).
+// FlashAttention-3's intra-warpgroup overlap (block j's Q·Kᵀ issued with block j − 1's P·V)
+// and its ping-pong of the two consumers by named barriers were both written and measured
+// slower on the H200 in this form (bench/results/attention-overlap-2026-12-02.md,
+// attention-pingpong-2026-12-02.md): the two consumers already alternate on their own.
 // Numerics: the running max starts at -inf and is taken in float32 of the scaled logits, so
 // float16 inputs never overflow before it is subtracted.
 // Causal (seq_q = seq_k): a query tile reads the KV blocks up to its last row, those that
@@ -40,14 +40,9 @@ import {
 } from "tirx-ts";
 import type { PrimFunc } from "@tirx-ts/core";
 
-/** An int32 expression of the kernel (a loop variable, a let, an index). */
-type E = ExprLike;
-
 /** Query rows per CTA (two consumer warpgroups of 64). */
 const BM = 128;
 const STAGES = 2;
-/** Named barriers of the consumers' ping-pong: PING + cw is warpgroup cw's turn to issue. */
-const PING = 8;
 /** Columns of one 128B-swizzle row of 16-bit elements: Q, K and V tiles are column blocks of 64. */
 const W = 64;
 
@@ -214,23 +209,13 @@ export function makeFlashAttention(s: FlashAttentionSizes): PrimFunc {
           T.tile.wg.zero(l);
           T.ptx.mbarrier.try_wait(qFull.sub(0), 0);
           const sQh = sQ.rearrange("k (w r) c -> w r k c", { r: 64 }).sub(cw);
-          const first = T.floormod(tid, 128).eq(0);
-          /** Wait for K_j (stage st, phase ph), issue S = Q·K_jᵀ; the wait is the caller's. */
-          const issueS = (st: E, ph: E): void => {
+          for (const j of T.range(blocks)) {
+            const st = T.let_("st", T.floormod(j, STAGES));
+            const ph = T.let_("ph", T.floormod(T.floordiv(j, STAGES), 2));
             T.ptx.mbarrier.try_wait(kFull.sub(st), ph);
             T.tile.wg.gemm_async(S, sQh, blocked(sK.sub(st)), { transB: true, accum: false });
-          };
-          /** Wait for V (stage st, phase ph), issue O += P·V; the wait is the caller's. */
-          const issuePV = (st: E, ph: E): void => {
-            T.ptx.mbarrier.try_wait(vFull.sub(st), ph);
-            T.tile.wg.gemm_async(acc, P, blocked(sV.sub(st)), { accum: true });
-          };
-          /**
-           * The online softmax of block j in S: the causal mask, m' = max(m, c · rowmax(S)),
-           * corr = exp2(m − m'), S = exp2(c · S − m'), l = l · corr + rowsum(S). Touches
-           * neither acc nor P, which a P·V wgmma may still be reading and writing.
-           */
-          const softmax = (j: E): void => {
+            T.ptx.wgmma.wait_group(0);
+            T.if_(T.floormod(tid, 128).eq(0), () => T.ptx.mbarrier.arrive(kEmpty.sub(st)));
             if (causal) {
               // Blocks that reach past the query tile's first row: key BN·j + c is hidden from
               // this warpgroup's row r (query BM·qt + 64·cw + r) when it comes after it.
@@ -244,6 +229,7 @@ export function makeFlashAttention(s: FlashAttentionSizes): PrimFunc {
                 ),
               );
             }
+            // m' = max(m, c · rowmax(S)); corr = exp2(m − m'); P = exp2(c · S − m').
             T.tile.wg.max(mNew, S, 1);
             T.tile.wg.mul(mNew, mNew, c);
             T.tile.wg.maximum(mNew, mNew, m);
@@ -251,66 +237,22 @@ export function makeFlashAttention(s: FlashAttentionSizes): PrimFunc {
             T.tile.wg.exp2(corr, corr, { approx: true });
             T.tile.wg.maximum(m, m, mNew);
             // c·S rounded, then − m' (not one fma): m' is max(c·S) rounded the same way, so
-            // the row's largest logit gives exactly exp2(0) = 1 and no logit gives more, even
-            // when logits are huge (an fma would leave c·S's rounding error, up to
-            // 2^-25·|c·S|, in the exponent).
+            // the row's largest logit gives exactly exp2(0) = 1 and no logit gives more, even when
+            // logits are huge (an fma would leave c·S's rounding error, up to 2^-25·|c·S|, in
+            // the exponent).
             T.tile.wg.mul(S, S, c);
             T.tile.wg.sub(S, S, mNew);
             T.tile.wg.exp2(S, S, { approx: true });
+            // l = l · corr + rowsum(P); O = O · corr + P · V.
             T.tile.wg.sum(rs, S, 1);
             T.tile.wg.fma(l, l, corr, rs);
-          };
-          // Ping-pong: the two consumers take turns to issue their wgmmas (named barrier PING + cw
-          // is cw's turn; 256 threads: the waiting warpgroup and the arriving one), so one's
-          // softmax runs while the other's wgmmas do. Consumer 0 goes first.
-          const myTurn = (): void =>
-            T.if_(
-              cw.eq(0),
-              () => T.cuda.bar_sync(PING, 256),
-              () => T.cuda.bar_sync(PING + 1, 256),
-            );
-          const yourTurn = (): void =>
-            T.if_(
-              cw.eq(0),
-              () => T.cuda.bar_arrive(PING + 1, 256),
-              () => T.cuda.bar_arrive(PING, 256),
-            );
-          T.if_(cw.eq(1), () => T.cuda.bar_arrive(PING, 256));
-          // Block 0, then each block j ≥ 1 overlapped with block j − 1's P·V: S_j = Q·K_jᵀ and
-          // O += P_{j−1}·V_{j−1} are issued together, the softmax of S_j runs while the P·V
-          // wgmma does, then O is rescaled and P_j made from S_j.
-          myTurn();
-          issueS(0, 0);
-          yourTurn();
-          T.ptx.wgmma.wait_group(0);
-          T.if_(first, () => T.ptx.mbarrier.arrive(kEmpty.sub(0)));
-          softmax(0);
-          T.tile.wg.cast(P, S);
-          for (const j of T.range(1, blocks)) {
-            const st = T.let_("st", T.floormod(j, STAGES));
-            const ph = T.let_("ph", T.floormod(T.floordiv(j, STAGES), 2));
-            const sp = T.let_("sp", T.floormod(T.sub(j, 1), STAGES));
-            const pp = T.let_("pp", T.floormod(T.floordiv(T.sub(j, 1), STAGES), 2));
-            myTurn();
-            issueS(st, ph);
-            issuePV(sp, pp);
-            yourTurn();
-            T.ptx.wgmma.wait_group(1);
-            T.if_(first, () => T.ptx.mbarrier.arrive(kEmpty.sub(st)));
-            softmax(j);
-            T.ptx.wgmma.wait_group(0);
-            T.if_(first, () => T.ptx.mbarrier.arrive(vEmpty.sub(sp)));
             T.tile.wg.mul(acc, acc, corr);
             T.tile.wg.cast(P, S);
+            T.ptx.mbarrier.try_wait(vFull.sub(st), ph);
+            T.tile.wg.gemm_async(acc, P, blocked(sV.sub(st)), { accum: true });
+            T.ptx.wgmma.wait_group(0);
+            T.if_(T.floormod(tid, 128).eq(0), () => T.ptx.mbarrier.arrive(vEmpty.sub(st)));
           }
-          const sl_ = T.let_("sl", T.floormod(T.sub(blocks, 1), STAGES));
-          const pl = T.let_("pl", T.floormod(T.floordiv(T.sub(blocks, 1), STAGES), 2));
-          myTurn();
-          issuePV(sl_, pl);
-          // The last turn: consumer 1 does not hand one back (each barrier completes n + 1 times).
-          T.if_(cw.eq(0), () => T.cuda.bar_arrive(PING + 1, 256));
-          T.ptx.wgmma.wait_group(0);
-          T.if_(first, () => T.ptx.mbarrier.arrive(vEmpty.sub(sl_)));
           // O = acc / l (l ≥ 1: every row sees its maximum's key, exp2(0) = 1).
           T.tile.wg.reciprocal(rs, l);
           T.tile.wg.mul(acc, acc, rs);

@@ -12,7 +12,6 @@ import {
   script as T,
   type Tensor,
   type Tile,
-  type int32,
   type DeviceLike,
   type ExampleResult,
 } from "tirx-ts";
@@ -22,7 +21,6 @@ const BM = 128;
 const BN = 128;
 const D = 64;
 const STAGES = 2;
-const PING = 8;
 const KV_BLOCKS = 2;
 const TILE_BYTES = BN * D * 2;
 const SMEM = (BM + 2 * STAGES * BN) * D * 2;
@@ -122,16 +120,13 @@ export const flash_attention = T.prim_func(function flash_attention(
     T.tile.wg.zero(l);
     T.ptx.mbarrier.try_wait(qFull.sub(0), 0);
     const sQh = sQ.rearrange("k (w r) c -> w r k c", { r: 64 }).sub(cw);
-    const issueS = (st: int32, ph: int32): void => {
+    for (let j = 0; j < KV_BLOCKS; j++) {
+      const st = T.let_("st", T.floormod(j, STAGES));
+      const ph = T.let_("ph", T.floormod(T.floordiv(j, STAGES), 2));
       T.ptx.mbarrier.try_wait(kFull.sub(st), ph);
       T.tile.wg.gemm_async(S, sQh, blocked(sK.sub(st)), { transB: true, accum: false });
-    };
-    const issuePV = (st: int32, ph: int32): void => {
-      T.ptx.mbarrier.try_wait(vFull.sub(st), ph);
-      T.tile.wg.gemm_async(acc, P, blocked(sV.sub(st)), { accum: true });
-    };
-    // The online softmax of the block in S (it touches neither acc nor P).
-    const softmax = (): void => {
+      T.ptx.wgmma.wait_group(0);
+      if (T.floormod(tid, 128) === 0) T.ptx.mbarrier.arrive(kEmpty.sub(st));
       T.tile.wg.max(mNew, S, 1);
       T.tile.wg.mul(mNew, mNew, C);
       T.tile.wg.maximum(mNew, mNew, m);
@@ -143,55 +138,13 @@ export const flash_attention = T.prim_func(function flash_attention(
       T.tile.wg.exp2(S, S, { approx: true });
       T.tile.wg.sum(rs, S, 1);
       T.tile.wg.fma(l, l, corr, rs);
-    };
-    // Ping-pong: named barrier PING + cw is consumer cw's turn to issue; consumer 0 goes first.
-    const myTurn = (): void => {
-      if (cw === 0) {
-        T.cuda.bar_sync(PING, 256);
-      } else {
-        T.cuda.bar_sync(PING + 1, 256);
-      }
-    };
-    const yourTurn = (): void => {
-      if (cw === 0) {
-        T.cuda.bar_arrive(PING + 1, 256);
-      } else {
-        T.cuda.bar_arrive(PING, 256);
-      }
-    };
-    if (cw === 1) T.cuda.bar_arrive(PING, 256);
-    // Block 0, then each block j ≥ 1 overlapped with block j − 1's P·V.
-    myTurn();
-    issueS(0, 0);
-    yourTurn();
-    T.ptx.wgmma.wait_group(0);
-    if (T.floormod(tid, 128) === 0) T.ptx.mbarrier.arrive(kEmpty.sub(0));
-    softmax();
-    T.tile.wg.cast(P, S);
-    for (let j = 1; j < KV_BLOCKS; j++) {
-      const st = T.let_("st", T.floormod(j, STAGES));
-      const ph = T.let_("ph", T.floormod(T.floordiv(j, STAGES), 2));
-      const sp = T.let_("sp", T.floormod(j - 1, STAGES));
-      const pp = T.let_("pp", T.floormod(T.floordiv(j - 1, STAGES), 2));
-      myTurn();
-      issueS(st, ph);
-      issuePV(sp, pp);
-      yourTurn();
-      T.ptx.wgmma.wait_group(1);
-      if (T.floormod(tid, 128) === 0) T.ptx.mbarrier.arrive(kEmpty.sub(st));
-      softmax();
-      T.ptx.wgmma.wait_group(0);
-      if (T.floormod(tid, 128) === 0) T.ptx.mbarrier.arrive(vEmpty.sub(sp));
       T.tile.wg.mul(acc, acc, corr);
       T.tile.wg.cast(P, S);
+      T.ptx.mbarrier.try_wait(vFull.sub(st), ph);
+      T.tile.wg.gemm_async(acc, P, blocked(sV.sub(st)), { accum: true });
+      T.ptx.wgmma.wait_group(0);
+      if (T.floormod(tid, 128) === 0) T.ptx.mbarrier.arrive(vEmpty.sub(st));
     }
-    const sl_ = T.let_("sl", T.floormod(KV_BLOCKS - 1, STAGES));
-    const pl = T.let_("pl", T.floormod(T.floordiv(KV_BLOCKS - 1, STAGES), 2));
-    myTurn();
-    issuePV(sl_, pl);
-    if (cw === 0) T.cuda.bar_arrive(PING + 1, 256);
-    T.ptx.wgmma.wait_group(0);
-    if (T.floormod(tid, 128) === 0) T.ptx.mbarrier.arrive(vEmpty.sub(sl_));
     T.tile.wg.reciprocal(rs, l);
     T.tile.wg.mul(acc, acc, rs);
     T.tile.wg.cast(out, acc);
