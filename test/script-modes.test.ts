@@ -1,8 +1,11 @@
 // Both modes agree: every kernel of examples/script/ (script mode, parsed with ts-morph) builds
 // IR structurally equal to its builder-mode twin in examples/, and the same PTX module text. Each
-// script-mode example also runs as a program: its runExample (the builder twin's check applied
-// to the script-mode kernel) passes on the simulated device and prints what it checked.
-import { readdirSync } from "node:fs";
+// script-mode example's runExample is the builder twin's check applied to the script-mode kernel
+// (test/examples.test.ts runs every builder twin's check on the simulated device; structural
+// equality makes a second simulator run of the same IR prove nothing more): its wiring is checked
+// from the source, and one example (the cheapest) runs as a program end to end and prints what it
+// checked.
+import { readFileSync, readdirSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { describe, expect, test } from "vitest";
 import { structuralEqual, verify, type PrimFunc } from "@tirx-ts/core";
@@ -63,8 +66,31 @@ describe("script mode and builder mode agree", () => {
       const ptx = (k: PrimFunc): string => stripComments(emitPtx(verify(k), { arch }).text);
       expect(ptx(fn)).toBe(ptx(twin!));
     }
+    // runExample hands one of the kernels just compared to its builder twin's check.
+    const src = readFileSync(`${dir}script/${f}`, "utf8");
+    const twinPath = f.startsWith("tile/") ? `../../${f}` : `../${f}`;
+    expect(src).toContain(
+      `import { runExample as check } from ${JSON.stringify(twinPath.replace(/\.ts$/, ".js"))};`,
+    );
+    const body =
+      /export function runExample\(dev: DeviceLike = device\(\)\): ExampleResult \{\n {2}return check\(dev, (?:undefined, )?(\w+)\);\n\}/.exec(
+        src,
+      );
+    expect(body, `examples/script/${f}: runExample returns check(dev, <kernel>)`).not.toBeNull();
+    expect(script.map(([name]) => name)).toContain(body![1]);
     const label = `${f.replace(/\.ts$/, "").replace(/^tile\//, "")} (script mode)`;
-    const { printed, result, exitCode } = await runExampleAsMain(`${dir}script/${f}`, label);
+    expect(src, `${f} runs itself under isMain`).toContain(
+      `if (isMain(import.meta.url)) runAsMain(${JSON.stringify(label)}, runExample);`,
+    );
+  });
+  // One script-mode example end to end as a program (the cheapest): runAsMain under isMain runs
+  // runExample on the simulated device and prints what it checked.
+  test("vector_add.ts runs as a program", async () => {
+    const label = "vector_add (script mode)";
+    const { printed, result, exitCode } = await runExampleAsMain(
+      `${dir}script/vector_add.ts`,
+      label,
+    );
     expect(result.ok, result.summary).toBe(true);
     expect(exitCode).toBe(0);
     expect(result.summary).toMatch(/\d/);
