@@ -21,6 +21,7 @@ import ts from "typescript";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { verify, type PrimFunc } from "@tirx-ts/core";
 import { cudaAvailable } from "@tirx-ts/runtime-cuda";
+import { main } from "../packages/tirx-ts/src/cli.js";
 import {
   codeBlocks,
   packagingBlock,
@@ -80,6 +81,76 @@ const npxShim = (() => {
   return { dir, env: { ...ENV, PATH: `${dir}:${process.env["PATH"] ?? ""}` } };
 })();
 afterAll(() => rmSync(npxShim.dir, { recursive: true, force: true }));
+
+/**
+ * The command that runs `npx tirx` as a process (through the npx shim and bin/tirx.js, the built
+ * CLI): the cheapest one, so the bin's wiring is tried; the quick start's `npx tsx` runs as a
+ * process too. Every other `npx tirx ...` part runs in this process through the CLI's `main`
+ * with the same argv, at the repository root (the shell's cwd), saving a second of start-up each
+ * on a busy machine.
+ */
+const AS_PROCESS = /^npx tirx layout --builtin /;
+
+/**
+ * The words of a shell command part: whitespace-separated, a word either "..." or plain, a
+ * trailing ` # comment` dropped, `>` a word of its own. Returns undefined for anything else
+ * (single quotes, `$`, pipes, globs, `;`, a quote inside a word), which then runs in bash.
+ */
+function shellWords(part: string): string[] | undefined {
+  const words: string[] = [];
+  const text = part.replace(/\s+#[^"]*$/, "").trim();
+  for (const m of text.matchAll(/"([^"]*)"(?=\s|$)|(\S+)/g)) {
+    const w = m[1] ?? m[2]!;
+    if (m[2] !== undefined && /["'$`\\|;&<*?(){}]/.test(w)) return undefined;
+    if (m[1] !== undefined && /[$`\\]/.test(w)) return undefined;
+    if (m[2] !== undefined && w.includes(">") && w !== ">") return undefined;
+    words.push(w);
+  }
+  return words;
+}
+
+/**
+ * Run the `&&`-separated `command` as bash would at the repository root, each `npx tirx ARGS
+ * [> FILE]` part through the CLI's `main(ARGS)` in this process (TIRX_DEVICE=sim meanwhile),
+ * any other part in bash with `env`. Stops at the first part that fails, as `&&` does.
+ */
+async function runParts(command: string, env: Record<string, string>): Promise<ShRun> {
+  expect(process.cwd(), "the CLI resolves paths from the repository root").toBe(
+    root.replace(/\/$/, ""),
+  );
+  let stdout = "";
+  let stderr = "";
+  for (const part of command.split(/\s+&&\s+/)) {
+    const words = shellWords(part);
+    if (words === undefined || words[0] !== "npx" || words[1] !== "tirx") {
+      const r = runSh(part, root, env);
+      stdout += r.stdout;
+      stderr += r.stderr;
+      if (r.status !== 0) return { status: r.status, stdout, stderr };
+      continue;
+    }
+    const at = words.indexOf(">");
+    const argv = words.slice(2, at < 0 ? undefined : at);
+    let out = "";
+    const saved = process.env["TIRX_DEVICE"];
+    process.env["TIRX_DEVICE"] = "sim";
+    let status: number;
+    try {
+      status = await main(argv, {
+        out: (t) => void (out += t),
+        err: (t) => void (stderr += t),
+        color: false,
+      });
+    } finally {
+      if (saved === undefined) delete process.env["TIRX_DEVICE"];
+      else process.env["TIRX_DEVICE"] = saved;
+    }
+    if (at < 0) stdout += out;
+    else writeFileSync(join(root, words[at + 1]!), out);
+    if (status !== 0) return { status, stdout, stderr };
+  }
+  return { status: 0, stdout, stderr };
+}
 
 /** `command` without the parts NOT_RUN lists; "" when nothing is left. */
 function runnable(command: string): string {
@@ -142,14 +213,23 @@ describe("the READMEs' sh commands, as written", () => {
   const commands = sh.flatMap((b) =>
     shCommands(b).map((c) => ({ where: `${b.file}:${c.line}`, text: c.text })),
   );
-  test.each(commands)("$where: $text", ({ text }) => {
+  test("one tirx command runs as a process, the quick start's too; the others have simple words", () => {
+    expect(commands.filter((c) => AS_PROCESS.test(runnable(c.text))).length).toBe(1);
+    for (const { text } of commands) {
+      for (const part of runnable(text).split(/\s+&&\s+/)) {
+        if (part.startsWith("npx tirx ")) expect(shellWords(part), part).toBeDefined();
+      }
+    }
+  });
+  test.each(commands)("$where: $text", async ({ text }) => {
     const cmd = runnable(text);
     if (cmd === "") return; // only NOT_RUN parts (see its reasons)
-    const r = runSh(
-      cmd,
-      root,
-      cmd.includes("examples/copy_async.ts") && cmd.startsWith("npx tsx") ? ENV : npxShim.env,
-    );
+    const r =
+      cmd.includes("examples/copy_async.ts") && cmd.startsWith("npx tsx")
+        ? runSh(cmd, root, ENV)
+        : AS_PROCESS.test(cmd)
+          ? runSh(cmd, root, npxShim.env)
+          : await runParts(cmd, npxShim.env);
     results.set(text, r);
     expect(r.status, `${cmd}\n${r.stderr}`).toBe(0);
   });
@@ -196,9 +276,9 @@ test("outputs under the names tirx --help shows (trace.json, layout-<kernel>/) a
 describe("the README's shown command output", () => {
   const shown = blocks.filter((b) => b.lang === "" && b.text.startsWith("$ "));
   test("there is one", () => expect(shown.length).toBeGreaterThan(0));
-  test.each(shown.map((b) => ({ where: `${b.file}:${b.line}`, b })))("$where", ({ b }) => {
+  test.each(shown.map((b) => ({ where: `${b.file}:${b.line}`, b })))("$where", async ({ b }) => {
     const [first, ...rest] = b.text.split("\n");
-    const r = runSh(first!.slice(2), root, npxShim.env);
+    const r = await runParts(first!.slice(2), npxShim.env);
     // An error block: `tirx build` of a kernel with errors exits 1 (README, "Exit codes").
     expect(r.status).toBe(1);
     expect(r.stderr.trimEnd()).toBe(rest.join("\n").trimEnd());
