@@ -7,9 +7,10 @@
 // on the PTX, and the TX2022 messages of layouts that do not broadcast in registers.
 import { describe, expect, it } from "vitest";
 import { T, compile, explainTile, sim, tensor } from "tirx-ts";
-import { isTirxError, type TirxError } from "@tirx-ts/core";
+import { type TirxError } from "@tirx-ts/core";
 import { compileToPtx } from "@tirx-ts/codegen-ptx";
 import { assembleLater } from "./util/ptxas-deferred.js";
+import { errorOf } from "./util/error-of.js";
 
 const dev = sim();
 const f = Math.fround;
@@ -22,16 +23,6 @@ const sLayout = () => T.layout.wgmma_tile_layout("D", ROWS, COLS, "float32");
 /** The per-row [64, 1] layout T.tile.wg.max(m, S, 1) writes: S's row iters, replicated over its 4 column lanes. */
 const rowLayout = () =>
   T.TileLayout(T.S([4, 2, 8, 1], ["32@tid_in_wg", 1, "4@tid_in_wg", 1]), T.R([4], ["1@tid_in_wg"]));
-
-function errorOf(f0: () => unknown): TirxError {
-  try {
-    f0();
-  } catch (e) {
-    if (isTirxError(e)) return e;
-    throw e;
-  }
-  throw new Error("no error");
-}
 
 /** Integers in [-8, 8] (every max, difference and scaled value exact in float32). */
 function ints(n: number, seed: number): Float32Array {

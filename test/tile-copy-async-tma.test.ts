@@ -5,11 +5,12 @@
 // reported at the tile call; each dispatch failure is TX2022 naming the requirement.
 import { describe, expect, it } from "vitest";
 import { T, explainTile, type PrimFunc } from "tirx-ts";
-import { isTirxError, verify, type TirxError } from "@tirx-ts/core";
+import { verify } from "@tirx-ts/core";
 import { compileToPtx } from "@tirx-ts/codegen-ptx";
 import { assembleLater } from "./util/ptxas-deferred.js";
 import { simCase } from "./tma/sim-run.js";
 import { colBlocksLoad, multicastLoad, TILE_TMA_CASES } from "./util/tile-tma-cases.js";
+import { errorOf } from "./util/error-of.js";
 
 function ptxOf(fn: PrimFunc): string {
   const text = compileToPtx(fn, { arch: "sm_90a" }).text;
@@ -23,16 +24,6 @@ const tmaLines = (ptx: string): string =>
     .filter((l) => l.includes("cp.async.bulk"))
     .map((l) => l.trim())
     .join("\n");
-
-function errorOf(f0: () => unknown): TirxError {
-  try {
-    f0();
-  } catch (e) {
-    if (isTirxError(e)) return e;
-    throw e;
-  }
-  throw new Error("no error");
-}
 
 type View = ReturnType<typeof T.alloc_shared>;
 

@@ -6,23 +6,14 @@
 // blocks loaded by TMA (S = Q·Kᵀ SS, O += P·V RS with V MN-major); each TX2022 dispatch failure.
 import { describe, expect, it } from "vitest";
 import { T, explainTile, sim } from "tirx-ts";
-import { isTirxError, type PrimFunc, type TirxError } from "@tirx-ts/core";
+import { type PrimFunc } from "@tirx-ts/core";
 import { compileToPtx } from "@tirx-ts/codegen-ptx";
 import { assembleLater } from "./util/ptxas-deferred.js";
 import { makeGemmHopper } from "../examples/gemm_hopper.js";
 import { gemmAsyncKernel, runGemmAsync, type GemmAsyncCase } from "./util/gemm-async-kernels.js";
+import { errorOf } from "./util/error-of.js";
 
 const dev = sim();
-
-function errorOf(f0: () => unknown): TirxError {
-  try {
-    f0();
-  } catch (e) {
-    if (isTirxError(e)) return e;
-    throw e;
-  }
-  throw new Error("no error");
-}
 
 function ptxOf(fn: PrimFunc): string {
   const text = compileToPtx(fn, { arch: "sm_90a" }).text;

@@ -5,21 +5,11 @@
 // the failed requirement and the nearest layout that works.
 import { describe, expect, it } from "vitest";
 import { T, compile, explainTile, sim, tensor, type PrimFunc } from "tirx-ts";
-import { isTirxError, type TirxError } from "@tirx-ts/core";
 import { compileToPtx } from "@tirx-ts/codegen-ptx";
 import { assembleLater } from "./util/ptxas-deferred.js";
+import { errorOf } from "./util/error-of.js";
 
 const dev = sim();
-
-function errorOf(f0: () => unknown): TirxError {
-  try {
-    f0();
-  } catch (e) {
-    if (isTirxError(e)) return e;
-    throw e;
-  }
-  throw new Error("no error");
-}
 
 /** Small integers in [-4, 4]: every product and sum of a few hundred is exact in float32. */
 function ints(n: number, seed: number): Float32Array {

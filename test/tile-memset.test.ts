@@ -5,21 +5,11 @@
 // their sentinel. PTX excerpt, ptxas, TX2022.
 import { describe, expect, it } from "vitest";
 import { T, compile, explainTile, sim, tensor, type PrimFunc } from "tirx-ts";
-import { isTirxError, type TirxError } from "@tirx-ts/core";
 import { compileToPtx } from "@tirx-ts/codegen-ptx";
 import { assembleLater } from "./util/ptxas-deferred.js";
+import { errorOf } from "./util/error-of.js";
 
 const dev = sim();
-
-function errorOf(f0: () => unknown): TirxError {
-  try {
-    f0();
-  } catch (e) {
-    if (isTirxError(e)) return e;
-    throw e;
-  }
-  throw new Error("no error");
-}
 
 function ptxOf(fn: PrimFunc): string {
   const text = compileToPtx(fn, { arch: "sm_80" }).text;

@@ -6,9 +6,10 @@
 // layout, and explainTile says what each call chose.
 import { describe, expect, it } from "vitest";
 import { T, compile, explainTile, sim, tensor, type PrimFunc } from "tirx-ts";
-import { fma32, isTirxError, roundF16, type TirxError } from "@tirx-ts/core";
+import { fma32, roundF16 } from "@tirx-ts/core";
 import { compileToPtx } from "@tirx-ts/codegen-ptx";
 import { assembleLater } from "./util/ptxas-deferred.js";
+import { errorOf } from "./util/error-of.js";
 
 const f = Math.fround;
 const dev = sim();
@@ -51,16 +52,6 @@ const ulp = (w: number): number => {
 };
 const near = (g: number, w: number, ulps: number): boolean =>
   same(g, f(w)) || (Number.isFinite(w) && Math.abs(g - w) <= ulps * ulp(w));
-
-function errorOf(f0: () => unknown): TirxError {
-  try {
-    f0();
-  } catch (e) {
-    if (isTirxError(e)) return e;
-    throw e;
-  }
-  throw new Error("no error");
-}
 
 // [4, 64] over 2 warps: dim 0 in each thread's 4 slots, dim 1 over (warp, lane).
 const ROWS_L = () => T.TileLayout(T.S([4, 2, 32], [1, "1@warpid", "1@laneid"]));

@@ -6,7 +6,6 @@
 // in a loop, the negative axis, and the TX2022 messages that remain.
 import { describe, expect, it } from "vitest";
 import { T, compile, explainTile, sim, tensor, type PrimFunc } from "tirx-ts";
-import { isTirxError, type TirxError } from "@tirx-ts/core";
 import { compileToPtx } from "@tirx-ts/codegen-ptx";
 import { assembleLater } from "./util/ptxas-deferred.js";
 import {
@@ -18,18 +17,9 @@ import {
   wgReduce,
   wgReduceReference,
 } from "./util/wg-reduce-kernels.js";
+import { errorOf } from "./util/error-of.js";
 
 const dev = sim();
-
-function errorOf(f0: () => unknown): TirxError {
-  try {
-    f0();
-  } catch (e) {
-    if (isTirxError(e)) return e;
-    throw e;
-  }
-  throw new Error("no error");
-}
 
 function check(fn: PrimFunc, iters: number, seed: number): void {
   const x = ints(iters * 2 * ROWS * COLS, seed);

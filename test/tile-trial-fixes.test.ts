@@ -10,19 +10,10 @@
 import { describe, expect, it } from "vitest";
 import fc from "fast-check";
 import { T, compile, explainTile, sim, tensor, type PrimFunc } from "tirx-ts";
-import { isTirxError, TILE_PRIMITIVES, TILE_SCOPES, type TirxError } from "@tirx-ts/core";
+import { isTirxError, TILE_PRIMITIVES, TILE_SCOPES } from "@tirx-ts/core";
+import { errorOf } from "./util/error-of.js";
 
 const dev = sim();
-
-function errorOf(f0: () => unknown): TirxError {
-  try {
-    f0();
-  } catch (e) {
-    if (isTirxError(e)) return e;
-    throw e;
-  }
-  throw new Error("no error");
-}
 
 /** Integers in [-20, 20]. */
 function ints(n: number, seed: number): Float32Array {
