@@ -12,7 +12,13 @@ import { dtypeBytes } from "@tirx-ts/core";
 import { assembleAll, type PtxFailure } from "./ptxas-pool.js";
 
 const SEED = 0x7c0a5f;
-const RUNS = 2000;
+/**
+ * Runs of each refusal property (mutations, garbage parameter values). With this seed, 1000 runs
+ * apply every mutation kind and every garbage key at least MIN_PER_KIND times (the tests count
+ * them, so a lower count or another seed cannot silently drop a kind); 2000 found nothing more.
+ */
+const RUNS = 1000;
+const MIN_PER_KIND = 15;
 /**
  * Legal configurations simulated (and their modules assembled): each costs a compile, a
  * simulated launch and two ptxas runs, so fewer than the mutations; the test checks that these
@@ -498,10 +504,12 @@ describe("cp.async property tests (fast-check)", () => {
 
   test(`${RUNS} mutations of legal configurations (wrong chunk, misalignment, swapped operands, bad qualifiers/params, mismatched shapes, out-of-bounds views, wrong operand dtypes) raise a TirxError, never another exception`, () => {
     let rejected = 0;
+    const kinds = new Map<string, number>();
     fc.assert(
       fc.property(legalConfig, mutation, (c, mutate) => {
         const m = mutate(c);
         if (m === undefined) return; // that mutation does not apply to this configuration
+        kinds.set(m.kind, (kinds.get(m.kind) ?? 0) + 1);
         let err: unknown;
         try {
           verify(build(c, m));
@@ -521,10 +529,30 @@ describe("cp.async property tests (fast-check)", () => {
       `cp-async property: ${rejected} of ${RUNS} mutations applied, all rejected with TirxError`,
     );
     expect(rejected).toBeGreaterThan(RUNS / 2);
+    const ALL_KINDS: Mutation["kind"][] = [
+      "chunk",
+      "misalign",
+      "swap",
+      "opcode",
+      "param",
+      "shape",
+      "oob",
+      "operandType",
+      "fillBoth",
+      "policy",
+      "srcSizeImm",
+      "scope",
+      "ctaGroup",
+    ];
+    console.log(`cp-async property: mutations applied per kind: ${JSON.stringify([...kinds])}`);
+    for (const k of ALL_KINDS) {
+      expect(kinds.get(k) ?? 0, `mutations of kind ${k}`).toBeGreaterThanOrEqual(MIN_PER_KIND);
+    }
   }, 180_000);
 
   test(`${RUNS} random garbage values (fc.anything) for each parameter raise only TirxError (or verify, when the value happens to be legal)`, () => {
     const keys = ["chunk_bytes", "scope", "src_size", "ignore_src", "cache_policy", "pred"];
+    const perKey = new Map<string, number>();
     fc.assert(
       fc.property(
         legalConfig,
@@ -538,6 +566,7 @@ describe("cp.async property tests (fast-check)", () => {
           withSet: true,
         }),
         (c, key, value) => {
+          perKey.set(key, (perKey.get(key) ?? 0) + 1);
           try {
             verify(build(c, { kind: "param", key, value }));
           } catch (e) {
@@ -549,5 +578,9 @@ describe("cp.async property tests (fast-check)", () => {
       ),
       params,
     );
+    console.log(`cp-async property: garbage values per parameter: ${JSON.stringify([...perKey])}`);
+    for (const k of keys) {
+      expect(perKey.get(k) ?? 0, `garbage values for ${k}`).toBeGreaterThanOrEqual(MIN_PER_KIND);
+    }
   }, 180_000);
 });
