@@ -28,7 +28,7 @@ import { gemm_hopper, makeGemmHopper } from "../examples/gemm_hopper.js";
 import { gemm_mma } from "../examples/gemm_mma.js";
 import { tma_transpose } from "../examples/tma_transpose.js";
 import { tmaMulticast } from "./kernels/tma.js";
-import { assemblePtx } from "./util/ptxas.js";
+import { assembleLater } from "./util/ptxas-deferred.js";
 
 const MULTICAST =
   "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster";
@@ -204,7 +204,7 @@ describe("requirements recorded by the verifier", () => {
       const mod = emitPtx(vf);
       const uses = instructionsByWalk(vf).some((i) => findOp(i)?.registerCap === true);
       expect(mod.text.includes(".minnctapersm 1\n"), fn.name).toBe(uses);
-      assemblePtx(mod.text, mod.target);
+      assembleLater(mod.text, mod.target, fn.name);
     }
   });
 });
@@ -226,7 +226,7 @@ describe("targets compared against the requirements", () => {
     for (const fn of [multicastThen(true), multicastThen(false)]) {
       const mod = emitPtx(verify(fn));
       expect(mod.target).toBe("sm_90a");
-      assemblePtx(mod.text, mod.target);
+      assembleLater(mod.text, mod.target, fn.name);
     }
   });
 
@@ -241,7 +241,7 @@ describe("targets compared against the requirements", () => {
     }
     const mod = emitPtx(vf);
     expect(mod.target).toBe("sm_90");
-    assemblePtx(mod.text, mod.target);
+    assembleLater(mod.text, mod.target, "cluster_only");
   });
 
   it("no source tests an instruction's or a target's spelling", () => {
