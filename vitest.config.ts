@@ -20,24 +20,25 @@ const ISOLATED = [
 ];
 
 /**
- * The slowest files, slowest first (seconds on a quiet 2-core machine, 2026-12-01). Vitest runs
- * the files it has timings for longest first, but a fresh clone has none, and it then runs the
- * largest files first: these short files that spawn npm, tsx or ptxas would start last and
- * leave one core idle for their whole length at the end of the run.
+ * The slowest files, slowest first (seconds each took in a full run on a quiet 2-core machine,
+ * 2026-12-02, both workers busy). Vitest runs the files it has timings for longest first, but a
+ * fresh clone has none, and it then runs the largest files first: these short files that spawn
+ * npm, tsx or ptxas would start last and leave one core idle for their whole length at the end
+ * of the run.
  */
 const SLOWEST = [
-  "test/packaging.test.ts", // 24 s: npm pack + npm install
-  "test/readme-commands.test.ts", // 22 s: every README command in a shell
-  "test/replay.test.ts", // 16 s
-  "test/conformance/cp-async-property.test.ts", // 13 s
-  "test/diff/wgmma-cpu.test.ts", // 11 s
+  "test/packaging.test.ts", // 30 s: npm pack + npm install
+  "test/depth-limit.test.ts", // 16 s: ptxas on 2048-deep nests
+  "test/readme-commands.test.ts", // 14 s: the README's commands
+  "test/replay.test.ts", // 14 s
+  "test/diff/wgmma-cpu.test.ts", // 13 s
+  "test/script-roundtrip.test.ts", // 11 s
+  "test/conformance/cp-async-property.test.ts", // 10 s
+  "packages/dsl/test/robustness.test.ts", // 10 s
   "test/range-checks.test.ts", // 10 s
-  "packages/core/test/float-rem.test.ts", // 8 s
-  "test/script-roundtrip.test.ts", // 8 s
-  "test/diff/ops-cpu.test.ts", // 8 s
-  "packages/dsl/test/robustness.test.ts", // 8 s
-  "test/conformance/cp-async-checklist.test.ts", // 8 s
-  "test/cli.test.ts", // 7 s
+  "test/diff/ops-cpu.test.ts", // 10 s
+  "test/diff/jit-cpu.test.ts", // 8 s
+  "test/examples.test.ts", // 8 s
 ];
 
 /** Vitest's order, with the files of SLOWEST moved first (in SLOWEST's order) in each project. */
