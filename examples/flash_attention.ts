@@ -22,7 +22,14 @@
 // float16 inputs never overflow before it is subtracted.
 // Causal (seq_q = seq_k): a query tile reads the KV blocks up to its last row, those that
 // cross the diagonal masked to -inf by T.tile.wg.select with a function of the element's
-// indices; tiles run longest first.
+// indices; tiles run longest first. Causal is the sliding window [-1, 0].
+// Options (FlashAttention's): `kvHeads` for grouped-query / multi-query attention (query head h
+// reads KV head ⌊h / (heads / kvHeads)⌋; only the producer's K and V views change); `window:
+// [left, right]`, query i seeing keys i − left ≤ j ≤ i + right (−1: unbounded on that side):
+// a query tile loops over the KV blocks that meet the union of its rows' windows (the producer
+// and both consumers over the same range), masking those that cross an edge; `lse` adds the
+// output LSE [batch, heads, seq_q] float32, log Σ_j exp(scale · q_i · k_j) (natural log).
+// A row that sees no key (a window can hide them all) gives O = 0 and LSE = −inf, not NaN.
 // Head dims 64, 128 and 256 (KV blocks of 64 keys at 256); Q, K and V tiles are stored as
 // 64-wide column blocks (one 128-byte swizzle row each), as TMA writes them and wgmma reads them.
 // Shapes: seq_q and seq_k multiples of 128. Run: npx tsx examples/flash_attention.ts
@@ -40,33 +47,61 @@ import {
 } from "tirx-ts";
 import type { PrimFunc } from "@tirx-ts/core";
 
+/** The largest and the smallest normal float32. */
+const FLT_MAX = 3.4028234663852886e38;
+const FLT_MIN = 2 ** -126;
 /** Query rows per CTA (two consumer warpgroups of 64). */
 const BM = 128;
 const STAGES = 2;
 /** Columns of one 128B-swizzle row of 16-bit elements: Q, K and V tiles are column blocks of 64. */
 const W = 64;
 
-/** Sizes of {@link makeFlashAttention}. */
+/** Sizes and options of {@link makeFlashAttention}. */
 export interface FlashAttentionSizes {
+  /** Batch size, ≥ 1 (grid z). */
   readonly batch: number;
+  /** Query heads, ≥ 1 (grid y). */
   readonly heads: number;
+  /** Query rows per (batch, head): a positive multiple of 128. */
   readonly seqQ: number;
+  /** Key / value rows per (batch, head): a positive multiple of 128. */
   readonly seqK: number;
   /** Head dim: 64, 128 or 256. */
   readonly headDim: 64 | 128 | 256;
+  /** Q, K, V and O element type (accumulation and softmax in float32). */
   readonly dtype: "float16" | "bfloat16";
+  /** Query i sees keys j ≤ i (needs seq_q = seq_k): the window [-1, 0]. Default false. */
   readonly causal?: boolean;
   /** Softmax scale (default 1 / √head_dim). */
   readonly scale?: number;
+  /**
+   * KV heads (grouped-query attention; 1: multi-query), an integer ≥ 1 dividing `heads`
+   * (default `heads`): K and V are [batch, seqK, kvHeads, hd] and query head h reads KV head
+   * ⌊h / (heads / kvHeads)⌋.
+   */
+  readonly kvHeads?: number;
+  /**
+   * Sliding window [left, right] in keys (FlashAttention's convention): query i sees keys j with
+   * i − left ≤ j ≤ i + right, −1 leaving that side unbounded (any other integer bounds it, a
+   * negative right excluding the diagonal). Indices are absolute (row i of Q, row j of K), for
+   * any seq_q and seq_k. Not with `causal` (which is [-1, 0]). Default [-1, -1] (no mask).
+   */
+  readonly window?: readonly [number, number];
+  /** Add the output LSE [batch, heads, seqQ] float32 after O (default false). */
+  readonly lse?: boolean;
   /** Unused (the grid is one CTA per 128 query rows of each batch and head). */
   readonly ctas?: number;
 }
 
 /**
- * The forward kernel for Q [batch, seqQ, heads, hd], K and V [batch, seqK, heads, hd] → O
- * [batch, seqQ, heads, hd] (all `dtype`).
+ * The forward kernel for Q [batch, seqQ, heads, hd], K and V [batch, seqK, kvHeads, hd] → O
+ * [batch, seqQ, heads, hd] (all `dtype`), and with `lse` LSE [batch, heads, seqQ] float32:
+ * the natural log of row i's softmax denominator, log Σ_j exp(scale · q_i · k_j) over the keys
+ * it sees (−inf for a row that sees none; its O row is 0).
  * @throws Error for a head dim other than 64, 128, 256, sequence lengths that are not positive multiples
- *   of 128, or a causal mask with seq_q ≠ seq_k.
+ *   of 128, a causal mask with seq_q ≠ seq_k, a `kvHeads` that is not a positive integer
+ *   dividing `heads`, a `window` that is not two integers or is given with `causal`, or a
+ *   non-boolean `lse`.
  */
 export function makeFlashAttention(s: FlashAttentionSizes): PrimFunc {
   const { batch, heads, seqQ, seqK, headDim: D, dtype: dt } = s;
@@ -83,6 +118,37 @@ export function makeFlashAttention(s: FlashAttentionSizes): PrimFunc {
   if (causal && seqQ !== seqK) {
     throw new Error("flash_attention: a causal mask needs seq_q = seq_k (not written otherwise)");
   }
+  const kvHeads = s.kvHeads ?? heads;
+  if (!Number.isInteger(kvHeads) || kvHeads < 1 || heads % kvHeads !== 0) {
+    throw new Error(
+      `flash_attention: kvHeads must be a positive integer dividing heads (${heads}), got ${kvHeads}`,
+    );
+  }
+  if (s.window !== undefined) {
+    const w = s.window;
+    if (!Array.isArray(w) || w.length !== 2 || !w.every((x) => Number.isInteger(x))) {
+      throw new Error(
+        `flash_attention: window is [left, right], two integers (-1: unbounded), got ${JSON.stringify(w)}`,
+      );
+    }
+    if (causal) {
+      throw new Error(
+        "flash_attention: give causal or window, not both (causal is window [-1, 0])",
+      );
+    }
+  }
+  if (s.lse !== undefined && typeof s.lse !== "boolean") {
+    throw new Error(`flash_attention: lse is a boolean, got ${String(s.lse)}`);
+  }
+  const lse = s.lse ?? false;
+  // Query heads per KV head.
+  const group = heads / kvHeads;
+  // The window [left, right] (−1: unbounded); [-1, -1] is no mask.
+  const [left, right] = s.window ?? (causal ? [-1, 0] : [-1, -1]);
+  const masked = left !== -1 || right !== -1;
+  // A row may see no key in its first blocks (or at all) unless the window is unbounded on the
+  // left and reaches the diagonal (then every row sees key 0, in the first block).
+  const emptyRows = left !== -1 || right < -1;
   const scale = s.scale ?? 1 / Math.sqrt(D);
   // exp(x · scale) = exp2(x · scale · log2 e): the scale and log2 e folded into one multiply.
   const c = scale * Math.LOG2E;
@@ -92,11 +158,12 @@ export function makeFlashAttention(s: FlashAttentionSizes): PrimFunc {
     "flash_attention",
     {
       Q: T.Tensor([batch, seqQ, heads, D], dt),
-      K: T.Tensor([batch, seqK, heads, D], dt),
-      V: T.Tensor([batch, seqK, heads, D], dt),
+      K: T.Tensor([batch, seqK, kvHeads, D], dt),
+      V: T.Tensor([batch, seqK, kvHeads, D], dt),
       O: T.Tensor([batch, seqQ, heads, D], dt),
+      ...(lse ? { LSE: T.Tensor([batch, heads, seqQ], "float32") } : {}),
     },
-    ({ Q, K, V, O }) => {
+    ({ Q, K, V, O, LSE }) => {
       T.device_entry({
         launch: T.cuda.LaunchConfig({
           grid: [seqQ / BM, heads, batch],
@@ -105,13 +172,41 @@ export function makeFlashAttention(s: FlashAttentionSizes): PrimFunc {
         }),
       });
       const tid = T.cuda.thread_idx("x");
-      // With a causal mask, query tile qt sees the KV blocks up to its last row; the longest
-      // tiles go first.
-      const qt = causal
-        ? T.let_("qt", T.sub(seqQ / BM - 1, T.cuda.block_idx("x")))
-        : T.cuda.block_idx("x");
-      const blocks = causal ? T.let_("blocks", T.mul(T.add(qt, 1), BM / BN)) : kvBlocks;
+      // With a window unbounded on the left (causal), query tile qt sees the KV blocks up to
+      // its last row's right edge: the longest tiles go first.
+      const qt =
+        left === -1 && right !== -1
+          ? T.let_("qt", T.sub(seqQ / BM - 1, T.cuda.block_idx("x")))
+          : T.cuda.block_idx("x");
+      // KV blocks j0 ≤ j < j0 + blocks meet some row's window: keys from the first row's left
+      // edge, qt·BM − left, to the last row's right edge, qt·BM + BM − 1 + right.
+      const j0 =
+        left === -1
+          ? 0
+          : T.let_("j0", T.floordiv(T.max(T.sub(T.mul(qt, BM), left), 0), BN).min(kvBlocks));
+      const blocks =
+        right === -1
+          ? left === -1
+            ? kvBlocks
+            : T.let_("blocks", T.sub(kvBlocks, j0))
+          : T.let_(
+              "blocks",
+              T.max(
+                T.sub(
+                  T.min(
+                    T.floordiv(T.max(T.add(T.mul(qt, BM), BM - 1 + right + BN), 0), BN),
+                    kvBlocks,
+                  ),
+                  j0,
+                ),
+                0,
+              ),
+            );
+      // The KV block of the loop's n-th step.
+      const kvBlock = (n: ExprLike): ExprLike => (left === -1 ? n : T.add(j0, n));
       const h = T.cuda.block_idx("y");
+      // Query head h reads KV head ⌊h / group⌋.
+      const hk = group === 1 ? h : T.let_("hk", T.floordiv(h, group));
       const b = T.cuda.block_idx("z");
       const wg = T.let_("wg", tid.floordiv(128));
       const sw = T.swizzle_mode("128B");
@@ -171,12 +266,12 @@ export function makeFlashAttention(s: FlashAttentionSizes): PrimFunc {
               const ph = T.let_("ph", T.floormod(T.floordiv(j, STAGES), 2));
               T.ptx.mbarrier.try_wait(kEmpty.sub(st), T.sub(1, ph));
               T.ptx.mbarrier.arrive.expect_tx(kFull.sub(st), tileBytes);
-              T.tile.copy_async(blocked(sK.sub(st)), cols(rows(K, BN).sub(b, j, h)), {
+              T.tile.copy_async(blocked(sK.sub(st)), cols(rows(K, BN).sub(b, kvBlock(j), hk)), {
                 mbar: kFull.sub(st),
               });
               T.ptx.mbarrier.try_wait(vEmpty.sub(st), T.sub(1, ph));
               T.ptx.mbarrier.arrive.expect_tx(vFull.sub(st), tileBytes);
-              T.tile.copy_async(blocked(sV.sub(st)), cols(rows(V, BN).sub(b, j, h)), {
+              T.tile.copy_async(blocked(sV.sub(st)), cols(rows(V, BN).sub(b, kvBlock(j), hk)), {
                 mbar: vFull.sub(st),
               });
             }
@@ -216,23 +311,36 @@ export function makeFlashAttention(s: FlashAttentionSizes): PrimFunc {
             T.tile.wg.gemm_async(S, sQh, blocked(sK.sub(st)), { transB: true, accum: false });
             T.ptx.wgmma.wait_group(0);
             T.if_(T.floormod(tid, 128).eq(0), () => T.ptx.mbarrier.arrive(kEmpty.sub(st)));
-            if (causal) {
-              // Blocks that reach past the query tile's first row: key BN·j + c is hidden from
-              // this warpgroup's row r (query BM·qt + 64·cw + r) when it comes after it.
+            if (masked) {
+              // Blocks that cross a window edge of the query tile: key k = BN·kj + c is hidden
+              // from this warpgroup's row r (query q = BM·qt + 64·cw + r) when k > q + right
+              // (past the right edge; causal: after it) or k < q − left.
+              const kj = kvBlock(j);
               const q0 = T.let_("q0", T.add(T.mul(qt, BM), T.mul(cw, 64)));
-              T.if_(T.add(T.mul(j, BN), BN - 1).gt(T.mul(qt, BM)), () =>
-                T.tile.wg.select(
-                  S,
-                  ([r, c]) => T.add(T.mul(j, BN), c!).gt(T.add(q0, r!)),
-                  -Infinity,
-                  S,
-                ),
-              );
+              const k0 = T.mul(kj, BN);
+              const crossRight = T.add(k0, BN - 1).gt(T.add(T.mul(qt, BM), right));
+              const crossLeft = k0.lt(T.add(T.mul(qt, BM), BM - 1 - left));
+              const hidden = (r: ExprLike, c: ExprLike) => {
+                const k = T.add(k0, c);
+                const q = T.add(q0, r);
+                const pastRight = k.gt(right === 0 ? q : T.add(q, right));
+                const pastLeft = k.lt(T.sub(q, left));
+                return left === -1 ? pastRight : right === -1 ? pastLeft : pastRight.or(pastLeft);
+              };
+              const cross =
+                left === -1 ? crossRight : right === -1 ? crossLeft : crossRight.or(crossLeft);
+              T.if_(cross, () => T.tile.wg.select(S, ([r, c]) => hidden(r!, c!), -Infinity, S));
             }
             // m' = max(m, c · rowmax(S)); corr = exp2(m − m'); P = exp2(c · S − m').
             T.tile.wg.max(mNew, S, 1);
             T.tile.wg.mul(mNew, mNew, c);
             T.tile.wg.maximum(mNew, mNew, m);
+            if (emptyRows) {
+              // A row that has seen no key yet has m' = -inf, and exp2(-inf − (-inf)) is NaN:
+              // m' = max(m', −FLT_MAX) instead (the same for every other row), so corr =
+              // exp2(-inf) = 0 and P = exp2(-inf) = 0 there while l and O stay 0.
+              T.tile.wg.maximum(mNew, mNew, -FLT_MAX);
+            }
             T.tile.wg.sub(corr, m, mNew);
             T.tile.wg.exp2(corr, corr, { approx: true });
             T.tile.wg.maximum(m, m, mNew);
@@ -253,7 +361,20 @@ export function makeFlashAttention(s: FlashAttentionSizes): PrimFunc {
             T.ptx.wgmma.wait_group(0);
             T.if_(T.floormod(tid, 128).eq(0), () => T.ptx.mbarrier.arrive(vEmpty.sub(st)));
           }
-          // O = acc / l (l ≥ 1: every row sees its maximum's key, exp2(0) = 1).
+          // The LSE parameter when `lse` (the params' type does not see the conditional spread).
+          const lseOut = LSE as unknown as typeof O | undefined;
+          if (lseOut !== undefined) {
+            // LSE = ln 2 · (m + log2 l) (m in the log2 domain); −inf where l = 0 (log2 0 = −inf,
+            // and m is −inf or −FLT_MAX there). Each row's 4 replicas store the same value.
+            T.tile.wg.log2(corr, l, { approx: true });
+            T.tile.wg.add(corr, corr, m);
+            T.tile.wg.mul(corr, corr, Math.LN2);
+            const lseRows = lseOut.rearrange("b h (i r o) -> b h i r o", { r: 64, o: 1 });
+            T.tile.wg.copy(lseRows.sub(b, h, T.add(T.mul(qt, 2), cw)), corr);
+          }
+          // O = acc / l (l ≥ 1 where a row sees a key: its maximum's, exp2(0) = 1; a row that
+          // sees none has l = 0 and acc = 0: 1 / max(l, FLT_MIN) is finite, so O = 0, not NaN).
+          if (emptyRows) T.tile.wg.maximum(l, l, FLT_MIN);
           T.tile.wg.reciprocal(rs, l);
           T.tile.wg.mul(acc, acc, rs);
           T.tile.wg.cast(out, acc);
@@ -280,10 +401,12 @@ export const EXAMPLE: FlashAttentionSizes = {
 export const flash_attention = makeFlashAttention(EXAMPLE);
 
 /**
- * Run `fn` (sizes `s`) on `dev` on fixed random inputs and compare O with a float64 reference:
- * every element within 2^-8 · max|V| + ½ ulp of the output dtype (P is rounded to the 16-bit
- * dtype before P·V, a relative error of 2^-11 (float16) or 2^-8 (bfloat16) per term; exp2 is
- * approximate (ex2.approx, 2^-22 relative)).
+ * Run `fn` (sizes and options `s`) on `dev` on fixed random inputs and compare O with a float64
+ * reference: every element within 2^-8 · max|V| + ½ ulp of the output dtype (P is rounded to the
+ * 16-bit dtype before P·V, a relative error of 2^-11 (float16) or 2^-8 (bfloat16) per term;
+ * exp2 is approximate (ex2.approx, 2^-22 relative)); a row that sees no key exactly 0. With
+ * `lse`, LSE within 2^-18 · max(1, |LSE|) (float32 logits; ex2.approx and lg2.approx), and
+ * exactly −inf for a row that sees no key.
  */
 export function checkFlashAttention(
   dev: DeviceLike,
@@ -292,48 +415,80 @@ export function checkFlashAttention(
 ): ExampleResult {
   const { batch, heads, seqQ, seqK, headDim: D, dtype: dt } = s;
   const scale = s.scale ?? 1 / Math.sqrt(D);
+  const kvHeads = s.kvHeads ?? heads;
+  const [left, right] = s.window ?? (s.causal ? [-1, 0] : [-1, -1]);
+  const sees = (i: number, j: number) =>
+    (left === -1 || j >= i - left) && (right === -1 || j <= i + right);
   let seed = 7;
   const rnd = (): number => ((seed = (seed * 1103515245 + 12345) >>> 0) / 2 ** 32) * 2 - 1;
   const make = (n: number, shape: number[]) =>
     tensor(Float32Array.from({ length: n }, rnd), { shape, dtype: dt, device: dev });
   const q = make(batch * seqQ * heads * D, [batch, seqQ, heads, D]);
-  const k = make(batch * seqK * heads * D, [batch, seqK, heads, D]);
-  const v = make(batch * seqK * heads * D, [batch, seqK, heads, D]);
+  const k = make(batch * seqK * kvHeads * D, [batch, seqK, kvHeads, D]);
+  const v = make(batch * seqK * kvHeads * D, [batch, seqK, kvHeads, D]);
   const o = tensor.zeros([batch, seqQ, heads, D], dt, dev);
-  compile(fn, { target: "cuda", arch: "sm_90a" })(q, k, v, o);
+  const lse = s.lse ? tensor.zeros([batch, heads, seqQ], "float32", dev) : undefined;
+  compile(fn, { target: "cuda", arch: "sm_90a" })(q, k, v, o, ...(lse ? [lse] : []));
   const [Q, K, V, O] = [q, k, v, o].map((x) => x.toArray() as Float32Array);
-  const at = (bi: number, si: number, hi: number, seq: number) =>
-    ((bi * seq + si) * heads + hi) * D;
+  const L = lse?.toArray() as Float32Array | undefined;
+  const at = (bi: number, si: number, hi: number, seq: number, nh = heads) =>
+    ((bi * seq + si) * nh + hi) * D;
   const bound = (dt === "float16" ? 2 ** -10 : 2 ** -7) * 2;
   let worst = 0;
+  let worstLse = 0;
+  let emptyRows = 0;
   for (let bi = 0; bi < batch; bi++) {
     for (let hi = 0; hi < heads; hi++) {
+      const hk = Math.floor(hi / (heads / kvHeads));
       for (let i = 0; i < seqQ; i++) {
         const logits = Array.from({ length: seqK }, (_, j) => {
-          if (s.causal && j > i) return -Infinity;
+          if (!sees(i, j)) return -Infinity;
           let d = 0;
           for (let x = 0; x < D; x++)
-            d += Q![at(bi, i, hi, seqQ) + x]! * K![at(bi, j, hi, seqK) + x]!;
+            d += Q![at(bi, i, hi, seqQ) + x]! * K![at(bi, j, hk, seqK, kvHeads) + x]!;
           return d * scale;
         });
         const mx = Math.max(...logits);
+        if (mx === -Infinity) {
+          // No visible key: O's row exactly 0, LSE −inf.
+          emptyRows++;
+          for (let x = 0; x < D; x++) {
+            if (O![at(bi, i, hi, seqQ) + x] !== 0) worst = Infinity;
+          }
+          if (L && L[(bi * heads + hi) * seqQ + i] !== -Infinity) worstLse = Infinity;
+          continue;
+        }
         const p = logits.map((z) => Math.exp(z - mx));
         const sum = p.reduce((a, z) => a + z, 0);
         for (let x = 0; x < D; x++) {
           let ref = 0;
-          for (let j = 0; j < seqK; j++) ref += p[j]! * V![at(bi, j, hi, seqK) + x]!;
+          for (let j = 0; j < seqK; j++) {
+            if (p[j] !== 0) ref += p[j]! * V![at(bi, j, hk, seqK, kvHeads) + x]!;
+          }
           ref /= sum;
           worst = Math.max(worst, Math.abs(O![at(bi, i, hi, seqQ) + x]! - ref) / bound);
+        }
+        if (L) {
+          const ref = mx + Math.log(sum);
+          const got = L[(bi * heads + hi) * seqQ + i]!;
+          worstLse = Math.max(
+            worstLse,
+            Number.isNaN(got)
+              ? Infinity
+              : Math.abs(got - ref) / (2 ** -18 * Math.max(1, Math.abs(ref))),
+          );
         }
       }
     }
   }
   const bytes = o.toBytes();
-  for (const x of [q, k, v, o]) x.dispose();
+  for (const x of [q, k, v, o, ...(lse ? [lse] : [])]) x.dispose();
+  const lseSummary = L ? `; LSE worst ${worstLse.toFixed(3)} of its bound` : "";
+  const emptySummary = emptyRows ? `; ${emptyRows} rows see no key` : "";
   return {
-    ok: worst <= 1,
+    ok: worst <= 1 && worstLse <= 1 && !Number.isNaN(worst),
     outputs: [bytes],
-    summary: `worst error ${worst.toFixed(3)} of the bound (2 ulp of ${dt}, inputs in [-1, 1)) against float64`,
+    summary: `worst error ${worst.toFixed(3)} of the bound (2 ulp of ${dt}, inputs in [-1, 1)) against float64${lseSummary}${emptySummary}`,
     approximate: "exp2 is ex2.approx; P is rounded to the 16-bit dtype before P·V",
   };
 }
