@@ -27,13 +27,14 @@ describe("flash_attention forward", () => {
     expect(r.ok, r.summary).toBe(true);
   });
 
-  it("GQA (2 heads on 1 KV head), window [30, -20], LSE, seq_q 384 > seq_k 256: within the bound of float64, empty rows 0 and -inf", () => {
-    // Query i sees keys i − 30 … i − 20: rows 0-19 and 286-383 see none; tile 0 skips KV block 1
-    // and tile 2 block 0, blocks crossing both edges are masked.
+  it("GQA (4 heads on 2 KV heads), window [30, -20], LSE, seq_q 384 > seq_k 256: within the bound of float64, empty rows 0 and -inf", () => {
+    // Query i sees keys i − 30 … i − 20: rows 0-19 and 286-383 see none, row 255 none in KV
+    // block 0 (its running max stays -inf there); tile 0 skips KV block 1 and tile 2 block 0,
+    // blocks crossing both edges are masked. Query head h reads KV head ⌊h / 2⌋ (h mod 2 fails).
     const s: FlashAttentionSizes = {
       batch: 1,
-      heads: 2,
-      kvHeads: 1,
+      heads: 4,
+      kvHeads: 2,
       seqQ: 384,
       seqK: 256,
       headDim: 64,
@@ -43,7 +44,7 @@ describe("flash_attention forward", () => {
     };
     const r = checkFlashAttention(sim(), makeFlashAttention(s), s);
     expect(r.ok, r.summary).toBe(true);
-    expect(r.summary).toContain(`${2 * (20 + 98)} rows see no key`);
+    expect(r.summary).toContain(`${4 * (20 + 98)} rows see no key`);
   });
 
   it("option errors: kvHeads not dividing heads, a malformed window, window with causal, non-boolean lse", () => {
