@@ -318,7 +318,8 @@ export function makeFlashAttention(s: FlashAttentionSizes): PrimFunc {
               const kj = kvBlock(j);
               const q0 = T.let_("q0", T.add(T.mul(qt, BM), T.mul(cw, 64)));
               const k0 = T.mul(kj, BN);
-              const crossRight = T.add(k0, BN - 1).gt(T.add(T.mul(qt, BM), right));
+              const tileRight = right === 0 ? T.mul(qt, BM) : T.add(T.mul(qt, BM), right);
+              const crossRight = T.add(k0, BN - 1).gt(tileRight);
               const crossLeft = k0.lt(T.add(T.mul(qt, BM), BM - 1 - left));
               const hidden = (r: ExprLike, c: ExprLike) => {
                 const k = T.add(k0, c);
