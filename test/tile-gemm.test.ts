@@ -8,6 +8,7 @@ import { T, compile, explainTile, sim, tensor, type PrimFunc } from "tirx-ts";
 import { compileToPtx } from "@tirx-ts/codegen-ptx";
 import { assembleLater } from "./util/ptxas-deferred.js";
 import { errorOf } from "./util/error-of.js";
+import { runRoundTrip } from "./util/stmatrix-kernels.js";
 
 const dev = sim();
 
@@ -49,15 +50,9 @@ function roundTrip(operand: "A" | "B", r: number, c: number, swizzle: Swz, name:
   );
 }
 
-function runRoundTrip(fn: PrimFunc, r: number, c: number): void {
+function roundTripInts(fn: PrimFunc, r: number, c: number): void {
   const x = ints(r * c, r + c);
-  const k = compile(fn, { target: "cuda" });
-  const X = tensor(x, { shape: [r, c], dtype: "float16", device: dev });
-  const Y = tensor.zeros([r, c], "float16", dev);
-  k(X, Y);
-  expect(Array.from(Y.toArray() as Float32Array)).toEqual(Array.from(x));
-  X.dispose();
-  Y.dispose();
+  expect(runRoundTrip(fn, r, c, x, dev)).toEqual(Array.from(x));
 }
 
 describe("T.tile.warp.copy: shared → mma fragments by ldmatrix", () => {
@@ -70,7 +65,7 @@ describe("T.tile.warp.copy: shared → mma fragments by ldmatrix", () => {
       const ptx = ptxOf(fn);
       expect(ptx).toMatch(/ldmatrix\.sync\.aligned\.m8n8\.x4\.shared\.b16/);
       expect(ptx).toMatch(/cp\.async\.cg\.shared\.global/);
-      runRoundTrip(fn, 32, 32);
+      roundTripInts(fn, 32, 32);
     }
   });
 
@@ -78,10 +73,10 @@ describe("T.tile.warp.copy: shared → mma fragments by ldmatrix", () => {
     const fn = roundTrip("B", 32, 16, T.SwizzleLayout(3, 1, 3), "ldm_b");
     const ptx = ptxOf(fn);
     expect(ptx).toMatch(/ldmatrix\.sync\.aligned\.m8n8\.x4\.trans\.shared\.b16/);
-    runRoundTrip(fn, 32, 16);
+    roundTripInts(fn, 32, 16);
     const narrow = roundTrip("B", 16, 8, undefined, "ldm_b_x2");
     expect(ptxOf(narrow)).toMatch(/ldmatrix\.sync\.aligned\.m8n8\.x2\.trans\.shared\.b16/);
-    runRoundTrip(narrow, 16, 8);
+    roundTripInts(narrow, 16, 8);
     expect(explainTile(fn)[1]).toMatch(
       /T\.tile\.warp\.copy → ldmatrix x4\.trans ×2: .* 2 × 2 m16n8k16 B fragments/,
     );

@@ -4,10 +4,10 @@
 // assembled by ptxas for sm_90. Without an sm_90 target the vectorized st.shared path serves.
 // Dispatch errors (TX2022) name the failed requirement and the nearest layout that works.
 import { describe, expect, it } from "vitest";
-import { T, compile, explainTile, sim, tensor, type PrimFunc } from "tirx-ts";
+import { T, explainTile, sim, type PrimFunc } from "tirx-ts";
 import { compileToPtx } from "@tirx-ts/codegen-ptx";
 import { assembleLater } from "./util/ptxas-deferred.js";
-import { distinct, roundTrip } from "./util/stmatrix-kernels.js";
+import { distinct, roundTrip, runRoundTrip } from "./util/stmatrix-kernels.js";
 import { errorOf } from "./util/error-of.js";
 
 const dev = sim();
@@ -20,13 +20,7 @@ function ptxOf(fn: PrimFunc, arch = "sm_90"): string {
 
 function run(fn: PrimFunc, r: number, c: number): void {
   const x = distinct(r * c);
-  const k = compile(fn, { target: "cuda" });
-  const X = tensor(x, { shape: [r, c], dtype: "float16", device: dev });
-  const Y = tensor.zeros([r, c], "float16", dev);
-  k(X, Y);
-  expect(Array.from(Y.toArray() as Float32Array)).toEqual(Array.from(x));
-  X.dispose();
-  Y.dispose();
+  expect(runRoundTrip(fn, r, c, x, dev)).toEqual(Array.from(x));
 }
 
 describe("T.tile.warp.copy: mma fragments → shared by stmatrix (sm_90)", () => {

@@ -4,24 +4,14 @@
 // run it, the simulator's output bit for bit. Skipped without a CUDA driver.
 import { describe, expect, it } from "vitest";
 import { encodeHost } from "@tirx-ts/core";
-import { compileCuda, cudaAvailable, cudaTensor, cudaZeros } from "@tirx-ts/runtime-cuda";
-import { TMA_CASES, type TmaCase } from "../tma/cases.js";
+import { cudaAvailable } from "@tirx-ts/runtime-cuda";
+import { TMA_CASES } from "../tma/cases.js";
+import { gpuCase as onGpu } from "../tma/gpu-run.js";
 import { simCase } from "../tma/sim-run.js";
 
 const available = cudaAvailable();
 if (!available.ok) console.log(`test/gpu/tma: skipped, ${available.reason}`);
 const gpu = available.ok ? describe : describe.skip;
-
-/** Run a case on cuda(0) (sm_90a); the output's raw bytes. */
-function onGpu(c: TmaCase): Uint8Array {
-  const run = compileCuda(c.fn, { arch: "sm_90a" });
-  const ts = c.inputs.map((i) => cudaTensor(i.data, { shape: i.shape, dtype: i.dtype }));
-  const o = cudaZeros(c.out.shape, c.out.dtype);
-  run(...ts, o);
-  const bytes = o.toBytes();
-  for (const t of [...ts, o]) t.dispose();
-  return bytes;
-}
 
 gpu("TMA on the GPU", () => {
   for (const c of TMA_CASES) {

@@ -1,6 +1,6 @@
 // Round-trip kernels of T.tile.warp.copy through stmatrix and ldmatrix, shared by the simulator
 // test (test/tile-stmatrix.test.ts) and the GPU differential test (test/gpu/tile-stmatrix.test.ts).
-import { T, type PrimFunc } from "tirx-ts";
+import { T, compile, tensor, type DeviceLike, type PrimFunc } from "tirx-ts";
 
 /** The mma.sync operand a round-trip tile is laid out as. */
 export type Operand = "A" | "B" | "C";
@@ -45,4 +45,25 @@ export function roundTrip(
 /** Distinct float16 integers 0 .. r·c - 1 in a scrambled order (exact in float16 below 2048). */
 export function distinct(n: number): Float32Array {
   return Float32Array.from({ length: n }, (_, i) => (i * 37) % n);
+}
+
+/**
+ * Run a round-trip kernel `fn` ([r, c] float16 in, [r, c] out) on `dev` with input `x` and
+ * return what came back, for the caller to compare with `x` (every element must return).
+ */
+export function runRoundTrip(
+  fn: PrimFunc,
+  r: number,
+  c: number,
+  x: Float32Array,
+  dev: DeviceLike,
+): number[] {
+  const k = compile(fn, { target: "cuda" });
+  const X = tensor(x, { shape: [r, c], dtype: "float16", device: dev });
+  const Y = tensor.zeros([r, c], "float16", dev);
+  k(X, Y);
+  const out = Array.from(Y.toArray() as Float32Array);
+  X.dispose();
+  Y.dispose();
+  return out;
 }
