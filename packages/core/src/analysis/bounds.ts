@@ -113,11 +113,21 @@ function rangeOf(e: Expr, env: RangeEnv, range: (x: Expr) => Interval): Interval
   }
 }
 
-function gcd(a: number, b: number): number {
+/** Greatest common divisor of |a| and |b| (0 when both are 0). */
+export function gcd(a: number, b: number): number {
   a = Math.abs(a);
   b = Math.abs(b);
   while (b) [a, b] = [b, a % b];
   return a;
+}
+
+/**
+ * The byte alignment an address provably has when its offset from a buffer is a multiple of
+ * `divisor` bytes (0: always 0) and the buffer starts `bufferAlign`-aligned: gcd of the two,
+ * capped by the buffer's own alignment.
+ */
+export function provableAlignment(divisor: number, bufferAlign: number): number {
+  return divisor === 0 ? bufferAlign : gcd(divisor, bufferAlign);
 }
 
 /**

@@ -6,7 +6,13 @@ import { binary } from "../ir/arith.js";
 import { numel, staticShape, type Buffer, type View } from "../ir/buffer.js";
 import { intImm, type Expr } from "../ir/expr.js";
 import type { LaunchConfig, TileApply, TileParam } from "../ir/stmt.js";
-import { exprRange, knownDivisor, type RangeEnv } from "../analysis/bounds.js";
+import {
+  exprRange,
+  gcd,
+  knownDivisor,
+  provableAlignment,
+  type RangeEnv,
+} from "../analysis/bounds.js";
 import { didYouMean } from "../suggest.js";
 import { MAX_UNROLL } from "../limits.js";
 import type { Span } from "../span.js";
@@ -91,14 +97,12 @@ export function sideOf(view: View, groupAxes: number, span?: Span): AtomSide {
   };
 }
 
-const gcd = (a: number, b: number): number => (b === 0 ? Math.abs(a) : gcd(b, a % b));
-
 /** gcd of the byte offsets an atom of `side` can start at (relative to its buffer). */
 export function atomAlignment(side: AtomSide): number {
   let g = knownDivisor(side.baseBytes);
   for (const s of [...side.groupStridesBytes, ...side.repeatStridesBytes]) g = gcd(g, s);
   // Relative alignment is capped by the alignment of the buffer itself.
-  return g === 0 ? side.buffer.align : gcd(g, side.buffer.align);
+  return provableAlignment(g, side.buffer.align);
 }
 
 /**

@@ -9,7 +9,7 @@ import { SWIZZLE_BYTES, isTensorMap, tmaTileShape, type TensorMap } from "../ir/
 import type { Span } from "../span.js";
 import { didYouMean } from "../suggest.js";
 import { isExpr, isExprList, isView } from "../visit.js";
-import { knownDivisor } from "../analysis/bounds.js";
+import { knownDivisor, provableAlignment } from "../analysis/bounds.js";
 import {
   cachePolicyParam,
   checkParamNames,
@@ -207,12 +207,9 @@ export function tmaSharedAlign(m: TensorMap): number {
   return Math.max(128, 8 * SWIZZLE_BYTES[m.swizzle]);
 }
 
-const gcd = (a: number, b: number): number => (b === 0 ? Math.abs(a) : gcd(b, a % b));
-
 /** Provable alignment in bytes of a side's origin (the buffer's alignment caps it). */
 function originAlignment(side: AtomSide): number {
-  const g = knownDivisor(side.baseBytes);
-  return g === 0 ? side.buffer.align : gcd(g, side.buffer.align);
+  return provableAlignment(knownDivisor(side.baseBytes), side.buffer.align);
 }
 
 const isShared = (v: View): boolean =>

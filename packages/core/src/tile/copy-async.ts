@@ -5,7 +5,7 @@ import { knownDivisor } from "../analysis/bounds.js";
 import type { View } from "../ir/buffer.js";
 import type { Stmt } from "../ir/stmt.js";
 import { showSwizzle, swizzleAtomBytes } from "../layout/swizzle.js";
-import { tileDispatchError, type TileContext, type TileLowering } from "./operand.js";
+import { tileDispatchError, viewRows, type TileContext, type TileLowering } from "./operand.js";
 import { asArg, DST_SRC, type TilePrimitive } from "./primitive.js";
 import {
   bulkFits,
@@ -14,7 +14,7 @@ import {
   type AsyncCopyOptions,
   type AsyncDirection,
 } from "./copy-async-tma.js";
-import { axisCoord, loopNest } from "./threads.js";
+import { loopNest, scopeThreads } from "./threads.js";
 import { viewAlignment } from "./tma-plan.js";
 
 /** Bytes of one cp.async.cg chunk (PTX ISA, cp.async: `.cg` copies 16 bytes). */
@@ -28,34 +28,6 @@ function showOffset(e: Expr): string {
   if (c !== undefined) return String(c);
   const k = knownDivisor(e);
   return k > 1 ? `(a runtime value, a multiple of ${k})` : "(a runtime value)";
-}
-
-/** The threads of a scope that share the chunks: their count and index (int32). */
-function scopeThreads(ctx: TileContext): { n: number; index: Expr } {
-  const b = ctx.launch.block;
-  switch (ctx.scope) {
-    case "thread":
-      return { n: 1, index: intImm(0) };
-    case "warp":
-      return { n: 32, index: axisCoord("laneid", ctx) };
-    case "wg":
-      return { n: 128, index: axisCoord("tid_in_wg", ctx) };
-    case "cta":
-      return { n: b[0] * b[1] * b[2], index: ctx.tid };
-  }
-}
-
-/** The view's rows and the row stride (its dims of extent > 1: one or two). */
-function rowsOf(v: View): { rows: number; cols: number; rowStride: number; colStride: number } {
-  const big = v.shape.flatMap((n, d) => (n === 1 ? [] : [d]));
-  const last = big[big.length - 1];
-  const first = big.length === 2 ? big[0] : undefined;
-  return {
-    rows: first === undefined ? 1 : v.shape[first]!,
-    cols: last === undefined ? 1 : v.shape[last]!,
-    rowStride: first === undefined ? 0 : v.strides[first]!,
-    colStride: last === undefined ? 1 : v.strides[last]!,
-  };
 }
 
 /** Non-unit extents of a view, in order. */
@@ -92,8 +64,8 @@ function lowerLdgsts(d: View, s: View, ctx: TileContext): TileLowering {
       `one T.tile.copy_async per 2-D slice, or the TMA path (thread scope with { mbar })`,
     );
   }
-  const dr = rowsOf(d);
-  const sr = rowsOf(s);
+  const dr = viewRows(d);
+  const sr = viewRows(s);
   if (d.dtype !== s.dtype || dr.rows !== sr.rows || dr.cols !== sr.cols) {
     throw tileDispatchError(
       ctx,

@@ -18,6 +18,7 @@ import { matrixShape, slotPtr } from "./mma-fragment.js";
 import {
   showTile,
   tileDispatchError,
+  viewRows,
   type RegisterTile,
   type TileContext,
   type TileLowering,
@@ -100,15 +101,8 @@ function matrixOf(v: View): ViewMatrix | undefined {
       blocks: { count: v.shape[b]!, size, stride: sb },
     };
   }
-  const last = big[big.length - 1];
-  const first = big.length === 2 ? big[0] : undefined;
-  const colStride = last === undefined ? 1 : v.strides[last]!;
-  return {
-    rows: first === undefined ? 1 : v.shape[first]!,
-    cols: last === undefined ? 1 : v.shape[last]!,
-    rowStride: first === undefined ? 0 : v.strides[first]!,
-    colOff: (k) => k * colStride,
-  };
+  const m = viewRows(v);
+  return { rows: m.rows, cols: m.cols, rowStride: m.rowStride, colOff: (k) => k * m.colStride };
 }
 
 /**

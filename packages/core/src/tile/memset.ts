@@ -5,7 +5,7 @@ import type { View } from "../ir/buffer.js";
 import type { Stmt } from "../ir/stmt.js";
 import { showTile, tileDispatchError, type TileContext } from "./operand.js";
 import { asArg, asDType, ALL_SCOPES, type TilePrimitive } from "./primitive.js";
-import { axisCoord, loopNest } from "./threads.js";
+import { loopNest, scopeThreads } from "./threads.js";
 
 /** The widest store one thread makes: 16 bytes (PTX ISA, "Vectors": `st.v4.b32`). */
 const VECTOR_BYTES = 16;
@@ -15,20 +15,6 @@ const OPERANDS = [
   { name: "dst", kind: "tile" },
   { name: "value", kind: "value" },
 ] as const;
-
-/** The threads of the scope that share the stores: their count and index (int32). */
-function scopeThreads(ctx: TileContext): { n: number; index: Expr } {
-  switch (ctx.scope) {
-    case "thread":
-      return { n: 1, index: intImm(0) };
-    case "warp":
-      return { n: 32, index: axisCoord("laneid", ctx) };
-    case "wg":
-      return { n: 128, index: axisCoord("tid_in_wg", ctx) };
-    case "cta":
-      return { n: ctx.launch.block.reduce((a, b) => a * b, 1), index: ctx.tid };
-  }
-}
 
 /**
  * The view as rows of a contiguous run: `run` elements at stride 1 (the innermost dims merged

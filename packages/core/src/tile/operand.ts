@@ -175,3 +175,25 @@ export function threadAxes(l: TileLayout): LayoutAxis[] {
   for (const x of [...l.shard, ...l.replica]) if (x.axis !== "m" && x.extent > 1) out.add(x.axis);
   return [...out];
 }
+
+/**
+ * A view of one or two dims of extent > 1 (extent-1 dims dropped) as rows × cols with their
+ * element strides: one dim is a single row (rows 1, row stride 0); no dim is one element. With
+ * more dims the result is the last dim as one row: callers check the rank first.
+ */
+export function viewRows(v: View): {
+  rows: number;
+  cols: number;
+  rowStride: number;
+  colStride: number;
+} {
+  const big = v.shape.flatMap((n, d) => (n === 1 ? [] : [d]));
+  const last = big[big.length - 1];
+  const first = big.length === 2 ? big[0] : undefined;
+  return {
+    rows: first === undefined ? 1 : v.shape[first]!,
+    cols: last === undefined ? 1 : v.shape[last]!,
+    rowStride: first === undefined ? 0 : v.strides[first]!,
+    colStride: last === undefined ? 1 : v.strides[last]!,
+  };
+}

@@ -63,6 +63,24 @@ function boundThreadAxes(l: TileLayout): Set<LayoutAxis> {
 const showIter = (x: LayoutIter): string => `${x.extent}:${x.stride}@${x.axis}`;
 
 /**
+ * The threads of `ctx`'s scope that share a piece of work (cp.async chunks, memset stores): their
+ * count and the calling thread's index among them (int32): 1 and 0 for a thread, the lane for a
+ * warp, tid_in_wg for a warpgroup, the linear tid for the CTA.
+ */
+export function scopeThreads(ctx: TileContext): { n: number; index: Expr } {
+  switch (ctx.scope) {
+    case "thread":
+      return { n: 1, index: intImm(0) };
+    case "warp":
+      return { n: 32, index: axisCoord("laneid", ctx) };
+    case "wg":
+      return { n: 128, index: axisCoord("tid_in_wg", ctx) };
+    case "cta":
+      return { n: ctx.launch.block.reduce((a, b) => a * b, 1), index: ctx.tid };
+  }
+}
+
+/**
  * `l` with its thread iters over one axis of the scope's linear thread index, when it binds more
  * than one thread axis (e.g. `S[(4, 32) : (32@tid_in_wg, 1@laneid)]`, where laneid is the low 5
  * bits of tid_in_wg): every thread iter becomes digits of `tid_in_wg` at wg scope, of `tid`

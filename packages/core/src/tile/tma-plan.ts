@@ -1,4 +1,4 @@
-import { knownDivisor } from "../analysis/bounds.js";
+import { gcd, knownDivisor, provableAlignment } from "../analysis/bounds.js";
 import { dtypeBytes } from "../dtype.js";
 import { binary } from "../ir/arith.js";
 import { rowMajorStrides, staticShape, type Buffer, type View } from "../ir/buffer.js";
@@ -161,12 +161,9 @@ function swizzleOf(shared: View, ctx: TileContext): TmaSwizzle {
   );
 }
 
-const gcd = (a: number, b: number): number => (b === 0 ? Math.abs(a) : gcd(b, a % b));
-
 /** Provable byte alignment of a view's first element (the buffer's alignment caps it). */
 export function viewAlignment(v: View): number {
-  const d = knownDivisor(v.offset) * dtypeBytes(v.dtype);
-  return d === 0 ? v.buffer.align : gcd(d, v.buffer.align);
+  return provableAlignment(knownDivisor(v.offset) * dtypeBytes(v.dtype), v.buffer.align);
 }
 
 /**
@@ -310,7 +307,7 @@ export function planTma(shared: View, global: View, ctx: TileContext): TmaCopyPl
   }
   const got = viewAlignment(shared);
   const stepAlign = issueDims.reduce((a, x) => gcd(a, x.ds * eb), cut ? cut.ds * eb : 0);
-  const align = stepAlign === 0 ? got : gcd(got, stepAlign);
+  const align = provableAlignment(stepAlign, got);
   if (align % need !== 0) {
     const atom = span > 0 ? ` (the ${swizzle} swizzle atom: 8 rows of ${span} bytes)` : "";
     const bad = issueDims.find((x) => (x.ds * eb) % need !== 0);
