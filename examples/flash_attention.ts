@@ -321,15 +321,15 @@ export function makeFlashAttention(s: FlashAttentionSizes): PrimFunc {
               const tileRight = right === 0 ? T.mul(qt, BM) : T.add(T.mul(qt, BM), right);
               const crossRight = T.add(k0, BN - 1).gt(tileRight);
               const crossLeft = k0.lt(T.add(T.mul(qt, BM), BM - 1 - left));
+              // The test of the window's bounded edges: right only, left only, or either.
+              const edges = (pr: typeof crossRight, pl: typeof crossLeft) =>
+                left === -1 ? pr : right === -1 ? pl : pr.or(pl);
               const hidden = (r: ExprLike, c: ExprLike) => {
                 const k = T.add(k0, c);
                 const q = T.add(q0, r);
-                const pastRight = k.gt(right === 0 ? q : T.add(q, right));
-                const pastLeft = k.lt(T.sub(q, left));
-                return left === -1 ? pastRight : right === -1 ? pastLeft : pastRight.or(pastLeft);
+                return edges(k.gt(right === 0 ? q : T.add(q, right)), k.lt(T.sub(q, left)));
               };
-              const cross =
-                left === -1 ? crossRight : right === -1 ? crossLeft : crossRight.or(crossLeft);
+              const cross = edges(crossRight, crossLeft);
               T.if_(cross, () => T.tile.wg.select(S, ([r, c]) => hidden(r!, c!), -Infinity, S));
             }
             // m' = max(m, c · rowmax(S)); corr = exp2(m − m'); P = exp2(c · S − m').
