@@ -2,6 +2,7 @@ import { binary, compare, logical } from "../ir/arith.js";
 import { intImm, type Expr } from "../ir/expr.js";
 import type { ForAnnotation, Stmt } from "../ir/stmt.js";
 import type { LayoutAxis, LayoutIter, TileLayout } from "../ir/tile-layout.js";
+import { layoutCoordinates } from "../layout/tile-layout.js";
 import { layoutAxisExtent } from "../verify/launch-check.js";
 import { invariant } from "../invariant.js";
 import { tileDispatchError, type RegisterTile, type TileContext } from "./operand.js";
@@ -426,40 +427,19 @@ function eachCopy(
   ctx: TileContext,
   visit: (elem: number, thread: number, slot: number) => void,
 ): void {
-  const lin = linearThreads(t.layout, ctx, true);
-  const shard = lin.shard;
-  // The logical stride of each shard iter: its row-major dim stride times the extents of the
-  // later iters of its dim.
-  const rowStride = t.shape.map((_, d) => t.shape.slice(d + 1).reduce((a, b) => a * b, 1));
-  const logical = shard.map((x, i) => {
-    const d = t.dims[i]!;
-    let inner = 1;
-    for (let k = i + 1; k < shard.length; k++) if (t.dims[k] === d) inner *= shard[k]!.extent;
-    return rowStride[d]! * inner;
-  });
-  const off = Object.entries(lin.offset).reduce((a, [k, v]) => (k === "m" ? a : a + (v ?? 0)), 0);
-  const reps = lin.replica.filter((x) => x.axis !== "m" && x.extent > 1);
-  const walk = (i: number, elem: number, thread: number, slot: number): void => {
-    if (i === shard.length) {
-      const set = new Set<number>([thread]);
-      for (const r of reps) {
-        for (const th of [...set]) for (let d = 1; d < r.extent; d++) set.add(th + d * r.stride);
-      }
-      for (const th of set) visit(elem, th, slot);
-      return;
+  // After linearThreads one thread axis is left: a coordinate's thread is the sum of its
+  // non-m axes (0 when the layout names none). A replica on m (one element in several slots of
+  // a thread) is left out: the element's first slot stands for it.
+  const linear = linearThreads(t.layout, ctx, true);
+  const lin = { ...linear, replica: linear.replica.filter((x) => x.axis !== "m") };
+  const n = t.shape.reduce((x, y) => x * y, 1);
+  for (let e = 0; e < n; e++) {
+    for (const c of layoutCoordinates(lin, e, t.shape)) {
+      let thread = 0;
+      for (const [axis, v] of Object.entries(c)) if (axis !== "m") thread += v ?? 0;
+      visit(e, thread, c.m ?? 0);
     }
-    const x = shard[i]!;
-    for (let d = 0; d < x.extent; d++) {
-      const m = x.axis === "m";
-      walk(
-        i + 1,
-        elem + d * logical[i]!,
-        m ? thread : thread + d * x.stride,
-        m ? slot + d * x.stride : slot,
-      );
-    }
-  };
-  walk(0, 0, off, lin.offset.m ?? 0);
+  }
 }
 
 /**
