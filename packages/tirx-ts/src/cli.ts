@@ -179,21 +179,29 @@ function watchStdout(): void {
   });
 }
 
-/** The options that take a value (parseArgs' `type: "string"` ones below). */
-const VALUE_OPTIONS: ReadonlySet<string> = new Set([
-  "kernel",
-  "emit",
-  "after",
-  "arch",
-  "out",
-  "args",
-  "tile",
-  "builtin",
-  "layout",
-  "shape",
-  "dtype",
-  "swizzle",
-]);
+/** The command line's options, as parseArgs takes them. */
+const ARG_OPTIONS = {
+  kernel: { type: "string" },
+  emit: { type: "string" },
+  after: { type: "string" },
+  arch: { type: "string" },
+  out: { type: "string" },
+  args: { type: "string" },
+  tile: { type: "string" },
+  builtin: { type: "string" },
+  layout: { type: "string" },
+  shape: { type: "string" },
+  dtype: { type: "string" },
+  swizzle: { type: "string" },
+  explain: { type: "boolean" },
+  help: { type: "boolean", short: "h" },
+  version: { type: "boolean", short: "v" },
+} as const;
+
+/** The options that take a value (the string ones of {@link ARG_OPTIONS}). */
+const VALUE_OPTIONS: ReadonlySet<string> = new Set(
+  Object.entries(ARG_OPTIONS).flatMap(([name, o]) => (o.type === "string" ? [name] : [])),
+);
 
 /**
  * `--shape -4,8` as `--shape=-4,8`: parseArgs takes a value starting with "-" for an option
@@ -225,23 +233,7 @@ async function run(argv: readonly string[], io: CliIO, color: boolean): Promise<
       args: joinNegativeValues(argv),
       allowPositionals: true,
       tokens: true,
-      options: {
-        kernel: { type: "string" },
-        emit: { type: "string" },
-        after: { type: "string" },
-        arch: { type: "string" },
-        out: { type: "string" },
-        args: { type: "string" },
-        tile: { type: "string" },
-        builtin: { type: "string" },
-        layout: { type: "string" },
-        shape: { type: "string" },
-        dtype: { type: "string" },
-        swizzle: { type: "string" },
-        explain: { type: "boolean" },
-        help: { type: "boolean", short: "h" },
-        version: { type: "boolean", short: "v" },
-      },
+      options: ARG_OPTIONS,
     });
   } catch (e) {
     return usage((e as Error).message);
