@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, relative, resolve, sep } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -14,7 +14,10 @@ import { afterAll, describe, expect, it } from "vitest";
  */
 
 const ROOT = resolve(fileURLToPath(new URL("..", import.meta.url)));
-const PACKAGES = ["core", "dsl", "codegen-ptx", "runtime-sim", "runtime-cuda", "tirx-ts"];
+/** Every workspace package's folder name under packages/ (the root package.json's list). */
+const PACKAGES: string[] = (
+  JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as { workspaces: string[] }
+).workspaces.map((w) => w.replace(/^packages\//, ""));
 
 /** Every `.ts` file under `dir`, absolute. */
 function tsFiles(dir: string): string[] {

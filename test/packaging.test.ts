@@ -21,7 +21,15 @@ import { expect, test } from "vitest";
 import { codeBlocks, packagingBlock, runSh, shCommands } from "./util/readme.js";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
-const PACKAGES = ["core", "dsl", "codegen-ptx", "runtime-sim", "runtime-cuda", "tirx-ts"];
+const PACKAGES = [
+  "core",
+  "dsl",
+  "codegen-ptx",
+  "runtime-sim",
+  "runtime-cuda",
+  "kernels",
+  "tirx-ts",
+];
 
 function sources(dir: string): string[] {
   return readdirSync(dir).flatMap((f) => {

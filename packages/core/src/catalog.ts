@@ -547,6 +547,16 @@ export const CATALOG = {
     title:
       "the layout tirx layout draws must be given once (--tile notation, --builtin name, or --layout naming an export) and parse, name a known built-in, and group by --shape",
   },
+  TX9001: {
+    rule: "kernels/config",
+    title:
+      "a library kernel's sizes and options must be ones it offers (head dims, sequence multiples, masks, heads)",
+  },
+  TX9002: {
+    rule: "kernels/tensors",
+    title:
+      "a library call's tensors must agree in shape, dtype and device with each other and with its options",
+  },
 } as const satisfies Record<string, { rule: string; title: string }>;
 
 /** A stable diagnostic code such as `"TX3007"`. */

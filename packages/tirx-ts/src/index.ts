@@ -44,6 +44,7 @@ export {
   captureGraph,
 } from "@tirx-ts/runtime-cuda";
 export { sim } from "@tirx-ts/runtime-sim";
+export { makeFlashAttention, type FlashAttentionSizes } from "@tirx-ts/kernels";
 export { compile, type Compiled, type CompileOptions, type LaunchResult } from "./compile.js";
 export { tensor, type TensorOptions } from "./tensor.js";
 export { device } from "./device.js";

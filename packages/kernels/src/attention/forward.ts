@@ -1,0 +1,382 @@
+// FlashAttention forward on Hopper with the tile layer: O = softmax(Q·Kᵀ · scale) · V per batch
+// and head, Q, K, V and O [batch, seq, heads, head_dim] (bshd, contiguous), float16 or
+// bfloat16 in and out, float32 accumulation and softmax. The design (FlashAttention-3's, without
+// its ping-pong and intra-warpgroup overlap yet):
+//   - a CTA per 128 query rows of one (batch, head); 384 threads: warpgroup 0 produces, warpgroups
+//     1 and 2 consume 64 query rows each;
+//   - the producer thread loads Q's tile once and K's and V's 128-row blocks through a 2-deep
+//     ring by T.tile.copy_async (TMA, 128B swizzle; tensor maps planned from the views), each on
+//     its own "full" mbarrier, after the consumers freed the stage ("empty", one arrive each);
+//   - per KV block a consumer computes S = Q·Kᵀ with T.tile.wg.gemm_async (wgmma SS, 64 × 128
+//     float32 in the wgmma accumulator layout), the online softmax in registers with T.tile.wg
+//     reductions (row max and sum: shuffles within each row's 4 lanes) and elementwise ops
+//     broadcast along rows (exp2 with the scale folded in, log2(e) · scale), then O += P·V with
+//     P kept in registers (wgmma RS: the accumulator layout of S is the A operand's layout, so
+//     T.tile.wg.cast makes P in place);
+//   - the epilogue divides by the row sums and stores O with T.tile.wg.copy (32-bit stores).
+// FlashAttention-3's intra-warpgroup overlap (block j's Q·Kᵀ issued with block j − 1's P·V)
+// and its ping-pong of the two consumers by named barriers were both written and measured
+// slower on the H200 in this form (bench/results/attention-overlap-2026-12-02.md,
+// attention-pingpong-2026-12-02.md): the two consumers already alternate on their own.
+// Numerics: the running max starts at -inf and is taken in float32 of the scaled logits, so
+// float16 inputs never overflow before it is subtracted.
+// Causal (seq_q = seq_k): a query tile reads the KV blocks up to its last row, those that
+// cross the diagonal masked to -inf by T.tile.wg.select with a function of the element's
+// indices; tiles run longest first. Causal is the sliding window [-1, 0].
+// Options (FlashAttention's): `kvHeads` for grouped-query / multi-query attention (query head h
+// reads KV head ⌊h / (heads / kvHeads)⌋; only the producer's K and V views change); `window:
+// [left, right]`, query i seeing keys i − left ≤ j ≤ i + right (−1: unbounded on that side):
+// a query tile loops over the KV blocks that meet the union of its rows' windows (the producer
+// and both consumers over the same range), masking those that cross an edge; `lse` adds the
+// output LSE [batch, heads, seq_q] float32, log Σ_j exp(scale · q_i · k_j) (natural log).
+// A row that sees no key (a window can hide them all) gives O = 0 and LSE = −inf, not NaN.
+// Head dims 64, 128 and 256 (KV blocks of 64 keys at 256); Q, K and V tiles are stored as
+// 64-wide column blocks (one 128-byte swizzle row each), as TMA writes them and wgmma reads them.
+// Shapes: seq_q and seq_k multiples of 128. The runnable example: examples/flash_attention.ts.
+import { T, type ExprLike } from "@tirx-ts/dsl";
+import { TirxError, type PrimFunc } from "@tirx-ts/core";
+
+/** TX9001 (kernels/config): sizes or options the kernel does not offer. */
+function configError(message: string): TirxError {
+  return new TirxError("TX9001", message);
+}
+
+/** The largest and the smallest normal float32. */
+const FLT_MAX = 3.4028234663852886e38;
+const FLT_MIN = 2 ** -126;
+/** Query rows per CTA (two consumer warpgroups of 64). */
+const BM = 128;
+const STAGES = 2;
+/** Columns of one 128B-swizzle row of 16-bit elements: Q, K and V tiles are column blocks of 64. */
+const W = 64;
+
+/** Sizes and options of {@link makeFlashAttention}. */
+export interface FlashAttentionSizes {
+  /** Batch size, ≥ 1 (grid z). */
+  readonly batch: number;
+  /** Query heads, ≥ 1 (grid y). */
+  readonly heads: number;
+  /** Query rows per (batch, head): a positive multiple of 128. */
+  readonly seqQ: number;
+  /** Key / value rows per (batch, head): a positive multiple of 128. */
+  readonly seqK: number;
+  /** Head dim: 64, 128 or 256. */
+  readonly headDim: 64 | 128 | 256;
+  /** Q, K, V and O element type (accumulation and softmax in float32). */
+  readonly dtype: "float16" | "bfloat16";
+  /** Query i sees keys j ≤ i (needs seq_q = seq_k): the window [-1, 0]. Default false. */
+  readonly causal?: boolean;
+  /** Softmax scale (default 1 / √head_dim). */
+  readonly scale?: number;
+  /**
+   * KV heads (grouped-query attention; 1: multi-query), an integer ≥ 1 dividing `heads`
+   * (default `heads`): K and V are [batch, seqK, kvHeads, hd] and query head h reads KV head
+   * ⌊h / (heads / kvHeads)⌋.
+   */
+  readonly kvHeads?: number;
+  /**
+   * Sliding window [left, right] in keys (FlashAttention's convention): query i sees keys j with
+   * i − left ≤ j ≤ i + right, −1 leaving that side unbounded (any other integer bounds it, a
+   * negative right excluding the diagonal). Indices are absolute (row i of Q, row j of K), for
+   * any seq_q and seq_k. Not with `causal` (which is [-1, 0]). Default [-1, -1] (no mask).
+   */
+  readonly window?: readonly [number, number];
+  /** Add the output LSE [batch, heads, seqQ] float32 after O (default false). */
+  readonly lse?: boolean;
+  /** Unused (the grid is one CTA per 128 query rows of each batch and head). */
+  readonly ctas?: number;
+}
+
+/**
+ * The forward kernel for Q [batch, seqQ, heads, hd], K and V [batch, seqK, kvHeads, hd] → O
+ * [batch, seqQ, heads, hd] (all `dtype`), and with `lse` LSE [batch, heads, seqQ] float32:
+ * the natural log of row i's softmax denominator, log Σ_j exp(scale · q_i · k_j) over the keys
+ * it sees (−inf for a row that sees none; its O row is 0).
+ * @throws TirxError TX9001 (kernels/config) for a head dim other than 64, 128, 256, sequence lengths that are not positive multiples
+ *   of 128, a causal mask with seq_q ≠ seq_k, a `kvHeads` that is not a positive integer
+ *   dividing `heads`, a `window` that is not two integers or is given with `causal`, or a
+ *   non-boolean `lse`.
+ */
+export function makeFlashAttention(s: FlashAttentionSizes): PrimFunc {
+  const { batch, heads, seqQ, seqK, headDim: D, dtype: dt } = s;
+  if (D !== 64 && D !== 128 && D !== 256) {
+    throw configError(`flash_attention: head_dim is 64, 128 or 256, got ${D}`);
+  }
+  // Keys per KV block: 128, or 64 at head dim 256 (Q, two stages of K and V in 227 KiB of
+  // shared memory, and O's 64 × 256 float32 accumulators are 128 registers per thread).
+  const BN = D === 256 ? 64 : 128;
+  if (seqQ <= 0 || seqK <= 0 || seqQ % BM || seqK % BN) {
+    throw configError(`flash_attention needs seq_q and seq_k positive multiples of ${BM}`);
+  }
+  const causal = s.causal ?? false;
+  if (causal && seqQ !== seqK) {
+    throw configError("flash_attention: a causal mask needs seq_q = seq_k (not written otherwise)");
+  }
+  const kvHeads = s.kvHeads ?? heads;
+  if (!Number.isInteger(kvHeads) || kvHeads < 1 || heads % kvHeads !== 0) {
+    throw configError(
+      `flash_attention: kvHeads must be a positive integer dividing heads (${heads}), got ${kvHeads}`,
+    );
+  }
+  if (s.window !== undefined) {
+    const w = s.window;
+    if (!Array.isArray(w) || w.length !== 2 || !w.every((x) => Number.isInteger(x))) {
+      throw configError(
+        `flash_attention: window is [left, right], two integers (-1: unbounded), got ${JSON.stringify(w)}`,
+      );
+    }
+    if (causal) {
+      throw configError(
+        "flash_attention: give causal or window, not both (causal is window [-1, 0])",
+      );
+    }
+  }
+  if (s.lse !== undefined && typeof s.lse !== "boolean") {
+    throw configError(`flash_attention: lse is a boolean, got ${String(s.lse)}`);
+  }
+  const lse = s.lse ?? false;
+  // Query heads per KV head.
+  const group = heads / kvHeads;
+  // The window [left, right] (−1: unbounded); [-1, -1] is no mask.
+  const [left, right] = s.window ?? (causal ? [-1, 0] : [-1, -1]);
+  const masked = left !== -1 || right !== -1;
+  // A row may see no key in its first blocks (or at all) unless the window is unbounded on the
+  // left and reaches the diagonal (then every row sees key 0, in the first block).
+  const emptyRows = left !== -1 || right < -1;
+  const scale = s.scale ?? 1 / Math.sqrt(D);
+  // exp(x · scale) = exp2(x · scale · log2 e): the scale and log2 e folded into one multiply.
+  const c = scale * Math.LOG2E;
+  const kvBlocks = seqK / BN;
+  const tileBytes = BN * D * 2;
+  return T.function(
+    "flash_attention",
+    {
+      Q: T.Tensor([batch, seqQ, heads, D], dt),
+      K: T.Tensor([batch, seqK, kvHeads, D], dt),
+      V: T.Tensor([batch, seqK, kvHeads, D], dt),
+      O: T.Tensor([batch, seqQ, heads, D], dt),
+      ...(lse ? { LSE: T.Tensor([batch, heads, seqQ], "float32") } : {}),
+    },
+    ({ Q, K, V, O, LSE }) => {
+      T.device_entry({
+        launch: T.cuda.LaunchConfig({
+          grid: [seqQ / BM, heads, batch],
+          block: 384,
+          dynamic_shared_bytes: (BM + 2 * STAGES * BN) * D * 2,
+        }),
+      });
+      const tid = T.cuda.thread_idx("x");
+      // With a window unbounded on the left (causal), query tile qt sees the KV blocks up to
+      // its last row's right edge: the longest tiles go first.
+      const qt =
+        left === -1 && right !== -1
+          ? T.let_("qt", T.sub(seqQ / BM - 1, T.cuda.block_idx("x")))
+          : T.cuda.block_idx("x");
+      // KV blocks j0 ≤ j < j0 + blocks meet some row's window: keys from the first row's left
+      // edge, qt·BM − left, to the last row's right edge, qt·BM + BM − 1 + right.
+      const j0 =
+        left === -1
+          ? 0
+          : T.let_("j0", T.floordiv(T.max(T.sub(T.mul(qt, BM), left), 0), BN).min(kvBlocks));
+      const blocks =
+        right === -1
+          ? left === -1
+            ? kvBlocks
+            : T.let_("blocks", T.sub(kvBlocks, j0))
+          : T.let_(
+              "blocks",
+              T.max(
+                T.sub(
+                  T.min(
+                    T.floordiv(T.max(T.add(T.mul(qt, BM), BM - 1 + right + BN), 0), BN),
+                    kvBlocks,
+                  ),
+                  j0,
+                ),
+                0,
+              ),
+            );
+      // The KV block of the loop's n-th step.
+      const kvBlock = (n: ExprLike): ExprLike => (left === -1 ? n : T.add(j0, n));
+      const h = T.cuda.block_idx("y");
+      // Query head h reads KV head ⌊h / group⌋.
+      const hk = group === 1 ? h : T.let_("hk", T.floordiv(h, group));
+      const b = T.cuda.block_idx("z");
+      const wg = T.let_("wg", tid.floordiv(128));
+      const sw = T.swizzle_mode("128B");
+      const sQ = T.alloc_shared([D / W, BM, W], dt, {
+        name: "sQ",
+        align: 1024,
+        layout: sw,
+        dynamic: true,
+      });
+      const sK = T.alloc_shared([STAGES, D / W, BN, W], dt, {
+        name: "sK",
+        align: 1024,
+        layout: sw,
+        dynamic: true,
+      });
+      const sV = T.alloc_shared([STAGES, D / W, BN, W], dt, {
+        name: "sV",
+        align: 1024,
+        layout: sw,
+        dynamic: true,
+      });
+      const qFull = T.alloc_shared([1], "uint64", { name: "qFull" });
+      const kFull = T.alloc_shared([STAGES], "uint64", { name: "kFull" });
+      const vFull = T.alloc_shared([STAGES], "uint64", { name: "vFull" });
+      const kEmpty = T.alloc_shared([STAGES], "uint64", { name: "kEmpty" });
+      const vEmpty = T.alloc_shared([STAGES], "uint64", { name: "vEmpty" });
+      T.if_(tid.eq(0), () => {
+        T.ptx.mbarrier.init(qFull.sub(0), 1);
+        for (const st of T.unroll(STAGES)) {
+          T.ptx.mbarrier.init(kFull.sub(st), 1);
+          T.ptx.mbarrier.init(vFull.sub(st), 1);
+          T.ptx.mbarrier.init(kEmpty.sub(st), 2);
+          T.ptx.mbarrier.init(vEmpty.sub(st), 2);
+        }
+        T.ptx.fence.mbarrier_init();
+      });
+      T.cuda.cta_sync();
+      // Row blocks of a [batch, seq, heads, D] tensor: rows(X, r).sub(b, i, h) is [r, D];
+      // cols(v) is a [r, D] view as its 64-wide column blocks [r, D / 64, 64], and
+      // blocked(s) a shared [D / 64, r, 64] tile seen the same way: what TMA writes for a
+      // 128B swizzle (a box is at most one 128-byte swizzle row wide).
+      const rows = (x: typeof Q, r: number) => x.rearrange("b (i r) h d -> b i h r d", { r });
+      const cols = (v: ReturnType<typeof rows>) => v.rearrange("r (k c) -> r k c", { c: W });
+      const blocked = (t: typeof sQ) => t.rearrange("k r c -> r k c");
+      T.if_(
+        wg.eq(0),
+        () => {
+          T.ptx.setmaxnreg(false, 40);
+          T.if_(tid.eq(0), () => {
+            T.ptx.mbarrier.arrive.expect_tx(qFull.sub(0), BM * D * 2);
+            T.tile.copy_async(blocked(sQ), cols(rows(Q, BM).sub(b, qt, h)), {
+              mbar: qFull.sub(0),
+            });
+            for (const j of T.range(blocks)) {
+              // KV block j's stage in the ring, and the phase of that stage's barriers.
+              const st = T.let_("st", T.floormod(j, STAGES));
+              const ph = T.let_("ph", T.floormod(T.floordiv(j, STAGES), 2));
+              T.ptx.mbarrier.try_wait(kEmpty.sub(st), T.sub(1, ph));
+              T.ptx.mbarrier.arrive.expect_tx(kFull.sub(st), tileBytes);
+              T.tile.copy_async(blocked(sK.sub(st)), cols(rows(K, BN).sub(b, kvBlock(j), hk)), {
+                mbar: kFull.sub(st),
+              });
+              T.ptx.mbarrier.try_wait(vEmpty.sub(st), T.sub(1, ph));
+              T.ptx.mbarrier.arrive.expect_tx(vFull.sub(st), tileBytes);
+              T.tile.copy_async(blocked(sV.sub(st)), cols(rows(V, BN).sub(b, kvBlock(j), hk)), {
+                mbar: vFull.sub(st),
+              });
+            }
+          });
+        },
+        () => {
+          T.ptx.setmaxnreg(true, 232);
+          // Consumer cw = wg - 1 ∈ {0, 1} (spelled (wg + 1) mod 2: bounds analysis sees it ≥ 0).
+          const cw = T.let_("cw", wg.add(1).floormod(2));
+          // S and O in the wgmma accumulator layout; P (16-bit) in the same layout, which is
+          // also the register A operand's; per-row values replicated over each row's 4 lanes.
+          const sl = T.layout.wgmma_tile_layout("D", 64, BN, "float32");
+          const ol = T.layout.wgmma_tile_layout("D", 64, D, "float32");
+          const rl = T.TileLayout(
+            "S[(4, 2, 8) : (32@tid_in_wg, 1, 4@tid_in_wg)] + R[4 : 1@tid_in_wg]",
+          );
+          const S = T.alloc_local([64, BN], "float32", { name: "S", layout: sl });
+          const P = T.alloc_local([64, BN], dt, { name: "P", layout: sl });
+          const acc = T.alloc_local([64, D], "float32", { name: "acc", layout: ol });
+          const out = T.alloc_local([64, D], dt, { name: "out", layout: ol });
+          // m: the running max of the scaled logits (log2 domain); l: the running sum of
+          // exp2(scaled logit − m); mNew, corr, rs: this block's max, rescale and row sum.
+          const m = T.alloc_local([64, 1], "float32", { name: "m", layout: rl });
+          const l = T.alloc_local([64, 1], "float32", { name: "l", layout: rl });
+          const mNew = T.alloc_local([64, 1], "float32", { name: "mNew", layout: rl });
+          const corr = T.alloc_local([64, 1], "float32", { name: "corr", layout: rl });
+          const rs = T.alloc_local([64, 1], "float32", { name: "rs", layout: rl });
+          T.tile.wg.zero(acc);
+          T.tile.wg.fill(m, -Infinity);
+          T.tile.wg.zero(l);
+          T.ptx.mbarrier.try_wait(qFull.sub(0), 0);
+          const sQh = sQ.rearrange("k (w r) c -> w r k c", { r: 64 }).sub(cw);
+          for (const j of T.range(blocks)) {
+            const st = T.let_("st", T.floormod(j, STAGES));
+            const ph = T.let_("ph", T.floormod(T.floordiv(j, STAGES), 2));
+            T.ptx.mbarrier.try_wait(kFull.sub(st), ph);
+            T.tile.wg.gemm_async(S, sQh, blocked(sK.sub(st)), { transB: true, accum: false });
+            T.ptx.wgmma.wait_group(0);
+            T.if_(T.floormod(tid, 128).eq(0), () => T.ptx.mbarrier.arrive(kEmpty.sub(st)));
+            if (masked) {
+              // Blocks that cross a window edge of the query tile: key k = BN·kj + c is hidden
+              // from this warpgroup's row r (query q = BM·qt + 64·cw + r) when k > q + right
+              // (past the right edge; causal: after it) or k < q − left.
+              const kj = kvBlock(j);
+              const q0 = T.let_("q0", T.add(T.mul(qt, BM), T.mul(cw, 64)));
+              const k0 = T.mul(kj, BN);
+              const tileRight = right === 0 ? T.mul(qt, BM) : T.add(T.mul(qt, BM), right);
+              const crossRight = T.add(k0, BN - 1).gt(tileRight);
+              const crossLeft = k0.lt(T.add(T.mul(qt, BM), BM - 1 - left));
+              // The test of the window's bounded edges: right only, left only, or either.
+              const edges = (pr: typeof crossRight, pl: typeof crossLeft) =>
+                left === -1 ? pr : right === -1 ? pl : pr.or(pl);
+              const hidden = (r: ExprLike, c: ExprLike) => {
+                const k = T.add(k0, c);
+                const q = T.add(q0, r);
+                return edges(k.gt(right === 0 ? q : T.add(q, right)), k.lt(T.sub(q, left)));
+              };
+              const cross = edges(crossRight, crossLeft);
+              T.if_(cross, () => T.tile.wg.select(S, ([r, c]) => hidden(r!, c!), -Infinity, S));
+            }
+            // m' = max(m, c · rowmax(S)); corr = exp2(m − m'); P = exp2(c · S − m').
+            T.tile.wg.max(mNew, S, 1);
+            T.tile.wg.mul(mNew, mNew, c);
+            T.tile.wg.maximum(mNew, mNew, m);
+            if (emptyRows) {
+              // A row that has seen no key yet has m' = -inf, and exp2(-inf − (-inf)) is NaN:
+              // m' = max(m', −FLT_MAX) instead (the same for every other row), so corr =
+              // exp2(-inf) = 0 and P = exp2(-inf) = 0 there while l and O stay 0.
+              T.tile.wg.maximum(mNew, mNew, -FLT_MAX);
+            }
+            T.tile.wg.sub(corr, m, mNew);
+            T.tile.wg.exp2(corr, corr, { approx: true });
+            T.tile.wg.maximum(m, m, mNew);
+            // c·S rounded, then − m' (not one fma): m' is max(c·S) rounded the same way, so
+            // the row's largest logit gives exactly exp2(0) = 1 and no logit gives more, even when
+            // logits are huge (an fma would leave c·S's rounding error, up to 2^-25·|c·S|, in
+            // the exponent).
+            T.tile.wg.mul(S, S, c);
+            T.tile.wg.sub(S, S, mNew);
+            T.tile.wg.exp2(S, S, { approx: true });
+            // l = l · corr + rowsum(P); O = O · corr + P · V.
+            T.tile.wg.sum(rs, S, 1);
+            T.tile.wg.fma(l, l, corr, rs);
+            T.tile.wg.mul(acc, acc, corr);
+            T.tile.wg.cast(P, S);
+            T.ptx.mbarrier.try_wait(vFull.sub(st), ph);
+            T.tile.wg.gemm_async(acc, P, blocked(sV.sub(st)), { accum: true });
+            T.ptx.wgmma.wait_group(0);
+            T.if_(T.floormod(tid, 128).eq(0), () => T.ptx.mbarrier.arrive(vEmpty.sub(st)));
+          }
+          // The LSE parameter when `lse` (the params' type does not see the conditional spread).
+          const lseOut = LSE as unknown as typeof O | undefined;
+          if (lseOut !== undefined) {
+            // LSE = ln 2 · (m + log2 l) (m in the log2 domain); −inf where l = 0 (log2 0 = −inf,
+            // and m is −inf or −FLT_MAX there). Each row's 4 replicas store the same value.
+            T.tile.wg.log2(corr, l, { approx: true });
+            T.tile.wg.add(corr, corr, m);
+            T.tile.wg.mul(corr, corr, Math.LN2);
+            const lseRows = lseOut.rearrange("b h (i r o) -> b h i r o", { r: 64, o: 1 });
+            T.tile.wg.copy(lseRows.sub(b, h, T.add(T.mul(qt, 2), cw)), corr);
+          }
+          // O = acc / l (l ≥ 1 where a row sees a key: its maximum's, exp2(0) = 1; a row that
+          // sees none has l = 0 and acc = 0: 1 / max(l, FLT_MIN) is finite, so O = 0, not NaN).
+          if (emptyRows) T.tile.wg.maximum(l, l, FLT_MIN);
+          T.tile.wg.reciprocal(rs, l);
+          T.tile.wg.mul(acc, acc, rs);
+          T.tile.wg.cast(out, acc);
+          const oRows = rows(O, 64).sub(b, T.add(T.mul(qt, 2), cw), h);
+          T.tile.wg.copy(oRows, out);
+        },
+      );
+    },
+  );
+}

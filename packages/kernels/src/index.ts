@@ -1,0 +1,1 @@
+export { makeFlashAttention, type FlashAttentionSizes } from "./attention/forward.js";
