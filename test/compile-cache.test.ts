@@ -2,7 +2,7 @@
 // and the options; TIRX_CACHE=off disables it.
 import { afterEach, expect, test } from "vitest";
 import { T, compile, sim, tensor } from "tirx-ts";
-import { spanFingerprint } from "../packages/tirx-ts/src/cache.js";
+import { spanFingerprint } from "../packages/runtime/src/cache.js";
 
 const make = (n: number, name = "cache_inc") =>
   T.function(name, { A: T.Tensor([n], "float32") }, ({ A }) => {

@@ -3,7 +3,7 @@
 import { expect, test } from "vitest";
 import { checkArgs, type KernelArg } from "@tirx-ts/core";
 import { T, sim, tensor } from "tirx-ts";
-import { fastArgCheck } from "../packages/tirx-ts/src/fast-args.js";
+import { fastArgCheck } from "../packages/runtime/src/fast-args.js";
 
 const f = T.function(
   "fast_args",

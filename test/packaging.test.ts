@@ -27,6 +27,7 @@ const PACKAGES = [
   "codegen-ptx",
   "runtime-sim",
   "runtime-cuda",
+  "runtime",
   "kernels",
   "tirx-ts",
 ];

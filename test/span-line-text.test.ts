@@ -17,7 +17,7 @@ import {
   type Stmt,
 } from "@tirx-ts/core";
 import { parseScript } from "@tirx-ts/dsl";
-import { spanFingerprint } from "../packages/tirx-ts/src/cache.js";
+import { spanFingerprint } from "../packages/runtime/src/cache.js";
 import { printedDir } from "./util/cli-files.js";
 
 const dir = printedDir("span-line-text");

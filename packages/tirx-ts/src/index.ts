@@ -45,9 +45,15 @@ export {
 } from "@tirx-ts/runtime-cuda";
 export { sim } from "@tirx-ts/runtime-sim";
 export { makeFlashAttention, type FlashAttentionSizes } from "@tirx-ts/kernels";
-export { compile, type Compiled, type CompileOptions, type LaunchResult } from "./compile.js";
-export { tensor, type TensorOptions } from "./tensor.js";
-export { device } from "./device.js";
+export {
+  compile,
+  tensor,
+  device,
+  type Compiled,
+  type CompileOptions,
+  type LaunchResult,
+  type TensorOptions,
+} from "@tirx-ts/runtime";
 export { layoutPictures, siteSvg, type LayoutPicture } from "./layout.js";
 export { isMain, checkOutput, runAsMain, type ExampleResult } from "./main.js";
 export { installUncaughtHandler } from "./uncaught.js";

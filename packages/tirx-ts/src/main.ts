@@ -1,7 +1,7 @@
 import { pathToFileURL } from "node:url";
 import { realpathSync } from "node:fs";
 import type { DeviceLike, DeviceTensor } from "@tirx-ts/core";
-import { device } from "./device.js";
+import { device } from "@tirx-ts/runtime";
 
 /**
  * True when the module with `importMetaUrl` is the program's entry point (`tsx file.ts`), so an
