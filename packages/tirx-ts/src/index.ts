@@ -44,7 +44,12 @@ export {
   captureGraph,
 } from "@tirx-ts/runtime-cuda";
 export { sim } from "@tirx-ts/runtime-sim";
-export { makeFlashAttention, type FlashAttentionSizes } from "@tirx-ts/kernels";
+export {
+  makeFlashAttention,
+  makeFlashAttentionBackward,
+  type FlashAttentionSizes,
+  type FlashAttentionBackward,
+} from "@tirx-ts/kernels";
 export {
   compile,
   tensor,

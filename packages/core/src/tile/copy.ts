@@ -1,6 +1,9 @@
 import { dtypeBytes } from "../dtype.js";
 import { binary, logical } from "../ir/arith.js";
 import { intImm, type Expr } from "../ir/expr.js";
+import { bufferPtr } from "../layout/view.js";
+import { checkOpCall } from "../ops/check.js";
+import { opOf } from "../ops/registry.js";
 import type { View } from "../ir/buffer.js";
 import type { Stmt } from "../ir/stmt.js";
 import { showTileLayout } from "../layout/tile-layout.js";
@@ -19,7 +22,7 @@ import { iterValue, loopNest, ownsGuard, storeOnceConds } from "./threads.js";
 
 const VECTOR_BYTES = 16;
 
-/** dst, src, then the options { dispatch }. */
+/** dst, src, then the options { dispatch, reduce }. */
 const OPERANDS = [...DST_SRC, { name: "options", kind: "options" }] as const;
 
 /** Dims of `shape` whose extent is not 1, with their index. */
@@ -73,6 +76,10 @@ function memoryStrides(t: RegisterTile, view: View, ctx: TileContext): number[] 
  * `"ldmatrix"` / `"stmatrix"` (TX2022 naming why when the tile, the view or the target cannot
  * take it, e.g. stmatrix below sm_90 names the vectorized path) or `"vector"` (the vector / scalar
  * path even for fragment tiles).
+ * `{ reduce: "add" }` (registers → global or shared memory, float32, int32, uint32 or uint64)
+ * adds each element into memory with `red.add` instead of storing it (PTX ISA, red: relaxed, gpu
+ * scope; one replica adds, so an element is added once): the accumulation of partial results of
+ * several CTAs, e.g. FlashAttention backward's dQ. Scalar, one `red` per element.
  * @throws TirxError TX2022 for two memory operands, different dtypes or shapes, layouts
  *   spread beyond the scope, a tile without a TileLayout at warp/wg/cta scope, or a shared layout
  *   that splits a 16-byte ldmatrix / stmatrix row; an unknown dispatch, or a forced one that
@@ -83,10 +90,18 @@ export const copy: TilePrimitive<typeof OPERANDS> = {
   doc: "dst = src between a register tile and a shared/global view (vectorized when contiguous)",
   scopes: ALL_SCOPES,
   operands: OPERANDS,
-  options: ["dispatch"],
+  options: ["dispatch", "reduce"],
   lower: (args, ctx) => {
-    const o = (args[2] ?? {}) as { dispatch?: unknown };
+    const o = (args[2] ?? {}) as { dispatch?: unknown; reduce?: unknown };
     const forced = o.dispatch;
+    const reduce = o.reduce;
+    if (reduce !== undefined && reduce !== "add") {
+      throw tileDispatchError(
+        ctx,
+        `reduce must be "add", got ${JSON.stringify(reduce)}`,
+        `{ reduce: "add" } (red.add into memory), or no reduce option (a plain store)`,
+      );
+    }
     if (
       forced !== undefined &&
       forced !== "ldmatrix" &&
@@ -133,6 +148,23 @@ export const copy: TilePrimitive<typeof OPERANDS> = {
     }
     checkLaidOut(reg, ctx);
     checkScope(reg, ctx);
+    if (reduce !== undefined) {
+      if (!toMemory || !REDUCE_DTYPES.includes(reg.dtype) || forced !== undefined) {
+        throw tileDispatchError(
+          ctx,
+          !toMemory
+            ? `{ reduce: "add" } adds registers into memory; this copy loads`
+            : forced !== undefined
+              ? `{ reduce: "add" } is one red.add per element; it takes no dispatch option`
+              : `{ reduce: "add" } needs a dtype red.add takes (${REDUCE_DTYPES.join(", ")}); ${reg.buffer.name} is ${reg.dtype}`,
+          !toMemory
+            ? `T.tile.copy(${mem.view.buffer.name}, regs, { reduce: "add" })`
+            : forced !== undefined
+              ? `{ reduce: "add" } alone`
+              : `T.tile.cast into a float32 tile first`,
+        );
+      }
+    }
     const kind = toMemory ? "stmatrix" : "ldmatrix";
     if (forced !== undefined && forced !== "vector" && forced !== kind) {
       throw tileDispatchError(
@@ -142,7 +174,9 @@ export const copy: TilePrimitive<typeof OPERANDS> = {
       );
     }
     const matrices =
-      forced === "vector" ? undefined : matrixMoveCopy(kind, reg, mem, ctx, forced === kind);
+      forced === "vector" || reduce !== undefined
+        ? undefined
+        : matrixMoveCopy(kind, reg, mem, ctx, forced === kind);
     if (matrices) return matrices;
     // Why a fragment tile stored to shared memory did not take stmatrix (for explain).
     const noStmatrix =
@@ -175,7 +209,7 @@ export const copy: TilePrimitive<typeof OPERANDS> = {
     );
     const last = ms[ms.length - 1];
     let vec = 1;
-    if (last && last.x.stride === 1 && last.g === 1) {
+    if (last && last.x.stride === 1 && last.g === 1 && reduce === undefined) {
       const bytes = dtypeBytes(reg.dtype);
       while (vec * 2 * bytes <= VECTOR_BYTES && last.x.extent % (vec * 2) === 0) vec *= 2;
     }
@@ -198,21 +232,23 @@ export const copy: TilePrimitive<typeof OPERANDS> = {
           slot = binary("add", slot, l.m === 1 ? v : binary("mul", v, intImm(l.m)));
           off = binary("add", off, l.g === 1 ? v : binary("mul", v, intImm(l.g)));
         });
-        const s: Stmt = toMemory
-          ? {
-              kind: "Store",
-              buffer: view.buffer,
-              dtype: view.dtype,
-              offset: off,
-              value: loadSlot(reg, slot),
-              ...(ctx.span ? { span: ctx.span } : {}),
-            }
-          : storeSlot(
-              reg,
-              slot,
-              { kind: "BufferLoad", buffer: view.buffer, offset: off, dtype: view.dtype },
-              ctx,
-            );
+        const s: Stmt = reduce
+          ? redAdd(view, off, loadSlot(reg, slot), ctx)
+          : toMemory
+            ? {
+                kind: "Store",
+                buffer: view.buffer,
+                dtype: view.dtype,
+                offset: off,
+                value: loadSlot(reg, slot),
+                ...(ctx.span ? { span: ctx.span } : {}),
+              }
+            : storeSlot(
+                reg,
+                slot,
+                { kind: "BufferLoad", buffer: view.buffer, offset: off, dtype: view.dtype },
+                ctx,
+              );
         return [s];
       },
       vec > 1 ? "vectorized" : "unroll",
@@ -234,9 +270,10 @@ export const copy: TilePrimitive<typeof OPERANDS> = {
       ];
     const count = loops.reduce((p, l) => p * l.extent, 1) / vec;
     const space = view.buffer.scope.startsWith("shared") ? "shared" : view.buffer.scope;
-    const verb = toMemory ? "st" : "ld";
-    const how =
-      vec > 1
+    const verb = reduce ? "red" : toMemory ? "st" : "ld";
+    const how = reduce
+      ? `red.${space}.add.${reg.dtype} ×${count} per thread (one replica adds each element)`
+      : vec > 1
         ? `${verb}.${space} vectors of ${vec * dtypeBytes(reg.dtype)} B (${vec} × ${reg.dtype}) ×${count} per thread: the innermost m iter is contiguous in registers and memory`
         : `scalar ${verb}.${space} ×${count} per thread: no m iter is contiguous in both registers and memory`;
     return {
@@ -245,6 +282,16 @@ export const copy: TilePrimitive<typeof OPERANDS> = {
     };
   },
 };
+
+/** The dtypes `{ reduce: "add" }` takes: those of `red.add` (PTX ISA, red). */
+const REDUCE_DTYPES: readonly string[] = ["float32", "int32", "uint32", "uint64"];
+
+/** `red.add [view.buffer + off], value` (the `T.cuda.red_add` op), checked against its record. */
+function redAdd(view: View, off: Expr, value: Expr, ctx: TileContext): Stmt {
+  const args = [bufferPtr(view.buffer, off, ctx.span), value];
+  checkOpCall(opOf("red.add", "stmt", ctx.span), args, ctx.span);
+  return { kind: "Call", op: "red.add", args, ...(ctx.span ? { span: ctx.span } : {}) };
+}
 
 function seqOf(stmts: readonly Stmt[], ctx: TileContext): Stmt {
   return stmts.length === 1

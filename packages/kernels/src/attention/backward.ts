@@ -1,0 +1,421 @@
+// FlashAttention backward on Hopper with the tile layer: dQ, dK and dV of O = softmax(Q·Kᵀ ·
+// scale) · V from Q, K, V, O, dO and the forward's LSE, in three kernels:
+//   1. `preprocess`, a warp per query row: Δ_i = Σ_d dO_id · O_id (float32), the forward's LSE
+//      in the log2 domain (LSE · log2 e; +inf for a row that saw no key, so exp2(s − LSE₂) = 0
+//      there, not NaN) and the float32 dQ accumulator zeroed;
+//   2. `main`, a CTA per 128 keys of one (batch, KV head); 384 threads: warpgroup 0 produces,
+//      warpgroups 1 and 2 consume 64 keys each (FlashAttention-3's split of the KV block):
+//      - the producer thread loads the CTA's K and V rows once, then Q and dO blocks of 64 query
+//        rows through a 2-deep ring by T.tile.copy_async (TMA, 128B swizzle), for each query
+//        head of the KV head's group in turn;
+//      - per query block a consumer recomputes S = Q·K_wᵀ and computes dP = dO·V_wᵀ (wgmma SS,
+//        64 × 64 float32 each, both in flight together), then P = exp2(scale·log2e·S − LSE₂)
+//        and dS = P ∘ (dP − Δ) with row vectors broadcast along the keys, and rounds P and dS
+//        to the 16-bit dtype. dQ_partial = dS · K_w is wgmma RS (dS in registers, the
+//        accumulator layout is the A operand's); dV_w += Pᵀ·dO and dK_w += dSᵀ·Q read P and dS
+//        from shared memory as MN-major A operands (`transA`: P and dS are written row-major by
+//        stmatrix, so Pᵀ is read transposed), after a proxy fence and the warpgroup's barrier.
+//        dQ_partial is added into the float32 accumulator with `red.global.add` (the 2 ·
+//        seq_k / 128 partials of a query row meet there);
+//      - the epilogue scales dK by the softmax scale and stores dK and dV (32-bit stores);
+//   3. `postprocess`, a warp per query row: dQ = scale · dQ_accumulator, rounded to the dtype.
+// Masks and heads as the forward (packages/kernels/src/attention/forward.ts): causal = window
+// [-1, 0], `window: [left, right]` (a KV block loops over the query blocks that meet its keys'
+// windows, masking those that cross an edge), `kvHeads` (a CTA sums the gradients of its KV
+// head's query heads in registers: no atomics for dK, dV). Head dims 64 and 128 (256 would need
+// 256 float32 registers per thread for dK and dV in this split); seq_q and seq_k multiples of
+// 128.
+import { T, type ExprLike } from "@tirx-ts/dsl";
+import { TirxError, type PrimFunc } from "@tirx-ts/core";
+import type { FlashAttentionSizes } from "./forward.js";
+
+/** Keys per CTA (two consumer warpgroups of 64). */
+const BN = 128;
+/** Query rows per step of a consumer's loop. */
+const BM = 64;
+const STAGES = 2;
+/** Columns of one 128B-swizzle row of 16-bit elements: tiles are column blocks of 64. */
+const W = 64;
+/** Warps (query rows) per CTA of the pre- and postprocessing kernels. */
+const ROWS = 8;
+
+/** TX9001 (kernels/config): sizes or options the kernel does not offer. */
+function configError(message: string): TirxError {
+  return new TirxError("TX9001", message);
+}
+
+/** The three kernels of the backward pass, launched in this order. */
+export interface FlashAttentionBackward {
+  /**
+   * (O, dO, LSE, Delta, LSE2, dQacc): O and dO [batch, seqQ, heads, hd] `dtype`, LSE [batch,
+   * heads, seqQ] float32 (the forward's, natural log) → Delta and LSE2 [batch, heads, seqQ]
+   * float32 (Δ = rowsum(dO ∘ O); LSE · log2 e, +inf where LSE = −inf), dQacc [batch, seqQ,
+   * heads, hd] float32 zeroed.
+   */
+  readonly preprocess: PrimFunc;
+  /**
+   * (Q, K, V, dO, LSE2, Delta, dQacc, dK, dV): Q, dO [batch, seqQ, heads, hd], K, V, dK, dV
+   * [batch, seqK, kvHeads, hd] `dtype`; dQacc float32 accumulates dQ / scale.
+   */
+  readonly main: PrimFunc;
+  /** (dQacc, dQ): dQ [batch, seqQ, heads, hd] `dtype` = scale · dQacc. */
+  readonly postprocess: PrimFunc;
+}
+
+/**
+ * The backward kernels for the forward of the same sizes and options (`makeFlashAttention`):
+ * gradients dQ [batch, seqQ, heads, hd], dK and dV [batch, seqK, kvHeads, hd] (`dtype`) of O
+ * from dO, given O and the forward's LSE (its `lse: true` output). `lse` is ignored. Float32
+ * accumulation; P and dS are rounded to the 16-bit dtype before their products (as the forward
+ * rounds P).
+ * @throws TirxError TX9001 (kernels/config) for a head dim other than 64 or 128, sequence lengths
+ *   that are not positive multiples of 128, a causal mask with seq_q ≠ seq_k, a `kvHeads` that is
+ *   not a positive integer dividing `heads`, or a `window` that is not two integers or is given
+ *   with `causal`.
+ */
+export function makeFlashAttentionBackward(s: FlashAttentionSizes): FlashAttentionBackward {
+  const { batch, heads, seqQ, seqK, headDim: D, dtype: dt } = s;
+  if (D !== 64 && D !== 128) {
+    throw configError(
+      `flash_attention backward: head_dim is 64 or 128, got ${D} (256 needs a split of dK and dV over the head dim, not written)`,
+    );
+  }
+  if (seqQ <= 0 || seqK <= 0 || seqQ % BN || seqK % BN) {
+    throw configError(`flash_attention backward needs seq_q and seq_k positive multiples of ${BN}`);
+  }
+  const causal = s.causal ?? false;
+  if (causal && seqQ !== seqK) {
+    throw configError(
+      "flash_attention backward: a causal mask needs seq_q = seq_k (not written otherwise)",
+    );
+  }
+  const kvHeads = s.kvHeads ?? heads;
+  if (!Number.isInteger(kvHeads) || kvHeads < 1 || heads % kvHeads !== 0) {
+    throw configError(
+      `flash_attention backward: kvHeads must be a positive integer dividing heads (${heads}), got ${kvHeads}`,
+    );
+  }
+  if (s.window !== undefined) {
+    const w = s.window;
+    if (!Array.isArray(w) || w.length !== 2 || !w.every((x) => Number.isInteger(x))) {
+      throw configError(
+        `flash_attention backward: window is [left, right], two integers (-1: unbounded), got ${JSON.stringify(w)}`,
+      );
+    }
+    if (causal) {
+      throw configError(
+        "flash_attention backward: give causal or window, not both (causal is window [-1, 0])",
+      );
+    }
+  }
+  const [left, right] = s.window ?? (causal ? [-1, 0] : [-1, -1]);
+  const scale = s.scale ?? 1 / Math.sqrt(D);
+  const rowTensors = {
+    rowF32: () => T.Tensor([batch, heads, seqQ], "float32"),
+    qF32: () => T.Tensor([batch, seqQ, heads, D], "float32"),
+  };
+
+  // One query row per warp: lane l holds elements l·v .. l·v + v − 1 of the row (v = hd / 32).
+  const v = D / 32;
+  const rowLayout = T.TileLayout(T.S([32, v], ["1@laneid", "1@m"]));
+  const oneLayout = T.TileLayout(T.S([1]), T.R([32], ["1@laneid"]));
+  const rowLaunch = () =>
+    T.device_entry({
+      launch: T.cuda.LaunchConfig({ grid: [seqQ / ROWS, heads, batch], block: 32 * ROWS }),
+    });
+
+  const preprocess = T.function(
+    "flash_attention_bwd_pre",
+    {
+      O: T.Tensor([batch, seqQ, heads, D], dt),
+      dO: T.Tensor([batch, seqQ, heads, D], dt),
+      LSE: rowTensors.rowF32(),
+      Delta: rowTensors.rowF32(),
+      LSE2: rowTensors.rowF32(),
+      dQacc: rowTensors.qF32(),
+    },
+    ({ O, dO, LSE, Delta, LSE2, dQacc }) => {
+      rowLaunch();
+      const i = T.let_(
+        "i",
+        T.add(T.mul(T.cuda.block_idx("x"), ROWS), T.cuda.thread_idx("x").floordiv(32)),
+      );
+      const h = T.cuda.block_idx("y");
+      const b = T.cuda.block_idx("z");
+      const o = T.alloc_local([D], dt, { name: "o", layout: rowLayout });
+      const g = T.alloc_local([D], dt, { name: "g", layout: rowLayout });
+      const of = T.alloc_local([D], "float32", { name: "of", layout: rowLayout });
+      const gf = T.alloc_local([D], "float32", { name: "gf", layout: rowLayout });
+      const delta = T.alloc_local([1], "float32", { name: "delta", layout: oneLayout });
+      T.tile.warp.copy(o, O.sub(b, i, h));
+      T.tile.warp.copy(g, dO.sub(b, i, h));
+      T.tile.warp.cast(of, o);
+      T.tile.warp.cast(gf, g);
+      T.tile.warp.mul(of, of, gf);
+      T.tile.warp.sum(delta, of, 0);
+      T.tile.warp.copy(Delta.sub(b, h).rearrange("(s o) -> s o", { o: 1 }).sub(i), delta);
+      T.tile.warp.zero(gf);
+      T.tile.warp.copy(dQacc.sub(b, i, h), gf);
+      T.if_(T.floormod(T.cuda.thread_idx("x"), 32).eq(0), () => {
+        const l = T.let_("l", LSE.get([b, h, i]));
+        LSE2.set([b, h, i], T.if_then_else(l.eq(-Infinity), Infinity, l.mul(Math.LOG2E)));
+      });
+    },
+  );
+
+  const postprocess = T.function(
+    "flash_attention_bwd_post",
+    { dQacc: rowTensors.qF32(), dQ: T.Tensor([batch, seqQ, heads, D], dt) },
+    ({ dQacc, dQ }) => {
+      rowLaunch();
+      const i = T.let_(
+        "i",
+        T.add(T.mul(T.cuda.block_idx("x"), ROWS), T.cuda.thread_idx("x").floordiv(32)),
+      );
+      const h = T.cuda.block_idx("y");
+      const b = T.cuda.block_idx("z");
+      const a = T.alloc_local([D], "float32", { name: "a", layout: rowLayout });
+      const q = T.alloc_local([D], dt, { name: "q", layout: rowLayout });
+      T.tile.warp.copy(a, dQacc.sub(b, i, h));
+      T.tile.warp.mul(a, a, scale);
+      T.tile.warp.cast(q, a);
+      T.tile.warp.copy(dQ.sub(b, i, h), q);
+    },
+  );
+
+  const group = heads / kvHeads;
+  const qBlocks = seqQ / BM;
+  // exp(x · scale) = exp2(x · scale · log2 e).
+  const c = scale * Math.LOG2E;
+  const kvBytes = BN * D * 2;
+  const qBytes = BM * D * 2;
+  const masked = left !== -1 || right !== -1;
+  const main = T.function(
+    "flash_attention_bwd",
+    {
+      Q: T.Tensor([batch, seqQ, heads, D], dt),
+      K: T.Tensor([batch, seqK, kvHeads, D], dt),
+      V: T.Tensor([batch, seqK, kvHeads, D], dt),
+      dO: T.Tensor([batch, seqQ, heads, D], dt),
+      LSE2: rowTensors.rowF32(),
+      Delta: rowTensors.rowF32(),
+      dQacc: rowTensors.qF32(),
+      dK: T.Tensor([batch, seqK, kvHeads, D], dt),
+      dV: T.Tensor([batch, seqK, kvHeads, D], dt),
+    },
+    ({ Q, K, V, dO, LSE2, Delta, dQacc, dK, dV }) => {
+      T.device_entry({
+        launch: T.cuda.LaunchConfig({
+          grid: [seqK / BN, kvHeads, batch],
+          block: 384,
+          dynamic_shared_bytes: (2 * BN + 2 * STAGES * BM) * D * 2 + STAGES * 2 * 2 * BM * 64 * 2,
+        }),
+      });
+      const tid = T.cuda.thread_idx("x");
+      const kb = T.cuda.block_idx("x");
+      const hk = T.cuda.block_idx("y");
+      const b = T.cuda.block_idx("z");
+      const wg = T.let_("wg", tid.floordiv(128));
+      // Query blocks i0 ≤ i < i0 + blocks meet some key's window: query q sees key k when
+      // k − right ≤ q ≤ k + left; the keys are kb·BN .. kb·BN + BN − 1.
+      const i0 =
+        right === -1
+          ? 0
+          : T.let_("i0", T.floordiv(T.max(T.sub(T.mul(kb, BN), right), 0), BM).min(qBlocks));
+      const blocks =
+        left === -1
+          ? right === -1
+            ? qBlocks
+            : T.let_("blocks", T.sub(qBlocks, i0))
+          : T.let_(
+              "blocks",
+              T.max(
+                T.sub(
+                  T.min(
+                    T.floordiv(T.max(T.add(T.mul(kb, BN), BN - 1 + left + BM), 0), BM),
+                    qBlocks,
+                  ),
+                  i0,
+                ),
+                0,
+              ),
+            );
+      // The steps of a KV block: for each query head hk·group + g of the KV head's group, the
+      // query blocks i0 + r (r < blocks); step n = g · blocks + r picks the ring stage.
+      const forSteps = (body: (n: ExprLike, h: ExprLike, i: ExprLike) => void) => {
+        const inner = (g: ExprLike, h: ExprLike) => {
+          for (const r of T.range(blocks)) {
+            const n = group === 1 ? r : T.let_("n", T.add(T.mul(g, blocks), r));
+            // i0 + r < qBlocks always (blocks ≤ qBlocks − i0); the min states it for the
+            // verifier's bounds analysis, which does not relate i0 to blocks.
+            body(n, h, right === -1 ? r : T.let_("i", T.min(T.add(i0, r), qBlocks - 1)));
+          }
+        };
+        if (group === 1) inner(0, hk);
+        else {
+          for (const g of T.range(group)) inner(g, T.let_("h", T.add(T.mul(hk, group), g)));
+        }
+      };
+      const sw = T.swizzle_mode("128B");
+      const shared = (shape: number[], name: string) =>
+        T.alloc_shared(shape, dt, { name, align: 1024, layout: sw, dynamic: true });
+      const sK = shared([D / W, BN, W], "sK");
+      const sV = shared([D / W, BN, W], "sV");
+      const sQ = shared([STAGES, D / W, BM, W], "sQ");
+      const sdO = shared([STAGES, D / W, BM, W], "sdO");
+      // P and dS of each consumer: [64 query rows, 64 keys], one swizzle row wide, one per ring
+      // stage: step n + 1 writes the other buffer while a slower warp of the warpgroup may still
+      // have step n's wgmma reading this one (the warpgroup's barrier of step n + 1 orders step
+      // n + 2's writes after every warp's wait of step n).
+      const sP = shared([STAGES, 2, BM, 64], "sP");
+      const sdS = shared([STAGES, 2, BM, 64], "sdS");
+      const kvFull = T.alloc_shared([1], "uint64", { name: "kvFull" });
+      const qFull = T.alloc_shared([STAGES], "uint64", { name: "qFull" });
+      const oFull = T.alloc_shared([STAGES], "uint64", { name: "oFull" });
+      const qEmpty = T.alloc_shared([STAGES], "uint64", { name: "qEmpty" });
+      T.if_(tid.eq(0), () => {
+        T.ptx.mbarrier.init(kvFull.sub(0), 1);
+        for (const st of T.unroll(STAGES)) {
+          T.ptx.mbarrier.init(qFull.sub(st), 1);
+          T.ptx.mbarrier.init(oFull.sub(st), 1);
+          T.ptx.mbarrier.init(qEmpty.sub(st), 2);
+        }
+        T.ptx.fence.mbarrier_init();
+      });
+      T.cuda.cta_sync();
+      // Row blocks of a [batch, seq, heads, D] tensor, as the forward: rows(X, r).sub(b, i, h)
+      // is [r, D]; cols() its 64-wide column blocks; blocked() a shared [D / 64, r, 64] tile.
+      const rows = (x: typeof Q, r: number) => x.rearrange("b (i r) h d -> b i h r d", { r });
+      const cols = (x: ReturnType<typeof rows>) => x.rearrange("r (k c) -> r k c", { c: W });
+      const blocked = (t: typeof sK) => t.rearrange("k r c -> r k c");
+      T.if_(
+        wg.eq(0),
+        () => {
+          T.ptx.setmaxnreg(false, 24);
+          T.if_(tid.eq(0), () => {
+            T.ptx.mbarrier.arrive.expect_tx(kvFull.sub(0), 2 * kvBytes);
+            T.tile.copy_async(blocked(sK), cols(rows(K, BN).sub(b, kb, hk)), {
+              mbar: kvFull.sub(0),
+            });
+            T.tile.copy_async(blocked(sV), cols(rows(V, BN).sub(b, kb, hk)), {
+              mbar: kvFull.sub(0),
+            });
+            forSteps((n, h, i) => {
+              const st = T.let_("st", T.floormod(n, STAGES));
+              const ph = T.let_("ph", T.floormod(T.floordiv(n, STAGES), 2));
+              // The stage's Q and dO are freed together (the consumers' last reads of both
+              // are the same wgmma group).
+              T.ptx.mbarrier.try_wait(qEmpty.sub(st), T.sub(1, ph));
+              T.ptx.mbarrier.arrive.expect_tx(qFull.sub(st), qBytes);
+              T.tile.copy_async(blocked(sQ.sub(st)), cols(rows(Q, BM).sub(b, i, h)), {
+                mbar: qFull.sub(st),
+              });
+              T.ptx.mbarrier.arrive.expect_tx(oFull.sub(st), qBytes);
+              T.tile.copy_async(blocked(sdO.sub(st)), cols(rows(dO, BM).sub(b, i, h)), {
+                mbar: oFull.sub(st),
+              });
+            });
+          });
+        },
+        () => {
+          T.ptx.setmaxnreg(true, 240);
+          // Consumer cw = wg − 1 ∈ {0, 1} owns keys kb·BN + 64·cw .. + 63.
+          const cw = T.let_("cw", wg.add(1).floormod(2));
+          const sl = T.layout.wgmma_tile_layout("D", 64, 64, "float32");
+          const ol = T.layout.wgmma_tile_layout("D", 64, D, "float32");
+          const rl = T.TileLayout(
+            "S[(4, 2, 8) : (32@tid_in_wg, 1, 4@tid_in_wg)] + R[4 : 1@tid_in_wg]",
+          );
+          const S = T.alloc_local([64, 64], "float32", { name: "S", layout: sl });
+          const dP = T.alloc_local([64, 64], "float32", { name: "dP", layout: sl });
+          const P16 = T.alloc_local([64, 64], dt, { name: "P16", layout: sl });
+          const dS16 = T.alloc_local([64, 64], dt, { name: "dS16", layout: sl });
+          const dKa = T.alloc_local([64, D], "float32", { name: "dKa", layout: ol });
+          const dVa = T.alloc_local([64, D], "float32", { name: "dVa", layout: ol });
+          const dQa = T.alloc_local([64, D], "float32", { name: "dQa", layout: ol });
+          const out = T.alloc_local([64, D], dt, { name: "out", layout: ol });
+          const lse = T.alloc_local([64, 1], "float32", { name: "lse", layout: rl });
+          const dl = T.alloc_local([64, 1], "float32", { name: "dl", layout: rl });
+          T.tile.wg.zero(dKa);
+          T.tile.wg.zero(dVa);
+          // This consumer's 64 keys of K and V: [64, D / 64, 64] column-blocked views.
+          const keys = (t: typeof sK) => t.rearrange("k (w r) c -> w r k c", { r: 64 }).sub(cw);
+          const sKw = keys(sK);
+          const sVw = keys(sV);
+          T.ptx.mbarrier.try_wait(kvFull.sub(0), 0);
+          forSteps((n, h, i) => {
+            const st = T.let_("st", T.floormod(n, STAGES));
+            const ph = T.let_("ph", T.floormod(T.floordiv(n, STAGES), 2));
+            const sPw = sP.sub(st, cw);
+            const sdSw = sdS.sub(st, cw);
+            // S = Q·K_wᵀ and dP = dO·V_wᵀ, both in flight.
+            T.ptx.mbarrier.try_wait(qFull.sub(st), ph);
+            T.tile.wg.gemm_async(S, blocked(sQ.sub(st)), sKw, { transB: true, accum: false });
+            T.ptx.mbarrier.try_wait(oFull.sub(st), ph);
+            T.tile.wg.gemm_async(dP, blocked(sdO.sub(st)), sVw, { transB: true, accum: false });
+            // The block's LSE₂ and Δ rows, one per query row.
+            const rowVec = (x: typeof LSE2) =>
+              x.rearrange("b h (i r o) -> b h i r o", { r: 64, o: 1 }).sub(b, h, i);
+            T.tile.wg.copy(lse, rowVec(LSE2));
+            T.tile.wg.copy(dl, rowVec(Delta));
+            T.ptx.wgmma.wait_group(0);
+            if (masked) {
+              // Key k = kb·BN + 64·cw + c is hidden from query q = 64·i + r when k > q + right
+              // or k < q − left (the forward's test).
+              const k0 = T.let_("k0", T.add(T.mul(kb, BN), T.mul(cw, 64)));
+              const q0 = T.mul(i, BM);
+              const edges = (pr: ExprLike, pl: ExprLike) =>
+                left === -1 ? pr : right === -1 ? pl : T.or(pr, pl);
+              // The block crosses an edge when its corner keys are hidden from a corner query.
+              const crossRight = T.add(k0, 63).gt(right === 0 ? q0 : T.add(q0, right));
+              const crossLeft = k0.lt(T.add(q0, BM - 1 - left));
+              const hidden = (r: ExprLike, cc: ExprLike) => {
+                const k = T.add(k0, cc);
+                const q = T.add(q0, r);
+                return edges(k.gt(right === 0 ? q : T.add(q, right)), k.lt(T.sub(q, left)));
+              };
+              T.if_(edges(crossRight, crossLeft), () =>
+                T.tile.wg.select(S, ([r, cc]) => hidden(r!, cc!), -Infinity, S),
+              );
+            }
+            // P = exp2(c·S − LSE₂) (the forward's normalised probabilities).
+            T.tile.wg.mul(S, S, c);
+            T.tile.wg.sub(S, S, lse);
+            T.tile.wg.exp2(S, S, { approx: true });
+            // dS = P ∘ (dP − Δ).
+            T.tile.wg.sub(dP, dP, dl);
+            T.tile.wg.mul(dP, dP, S);
+            T.tile.wg.cast(P16, S);
+            T.tile.wg.cast(dS16, dP);
+            // dQ_partial = dS · K_w (RS), issued first: it needs no shared P or dS.
+            T.tile.wg.gemm_async(dQa, dS16, sKw, { accum: false });
+            T.tile.wg.copy(sPw, P16);
+            T.tile.wg.copy(sdSw, dS16);
+            // The warpgroup's generic-proxy stores of P and dS, before its wgmma reads them.
+            T.ptx.fence.proxy_async("shared::cta");
+            // Named barrier 5 + cw (ids 1..15 are free; a warp-uniform branch picks the immediate).
+            T.if_(
+              cw.eq(0),
+              () => T.cuda.bar_sync(5, 128),
+              () => T.cuda.bar_sync(6, 128),
+            );
+            // dV_w += Pᵀ·dO, dK_w += dSᵀ·Q: P and dS [64 queries, 64 keys] read as [K, M].
+            T.tile.wg.gemm_async(dVa, sPw, blocked(sdO.sub(st)), { transA: true, accum: true });
+            T.tile.wg.gemm_async(dKa, sdSw, blocked(sQ.sub(st)), { transA: true, accum: true });
+            T.ptx.wgmma.wait_group(0);
+            T.if_(T.floormod(tid, 128).eq(0), () => T.ptx.mbarrier.arrive(qEmpty.sub(st)));
+            T.tile.wg.copy(rows(dQacc, BM).sub(b, i, h), dQa, { reduce: "add" });
+          });
+          // dK = scale · Σ dSᵀ·Q (dS is the gradient of the scaled logits); dV = Σ Pᵀ·dO.
+          const kRows = (x: typeof dK) => rows(x, 64).sub(b, T.add(T.mul(kb, 2), cw), hk);
+          T.tile.wg.mul(dKa, dKa, scale);
+          T.tile.wg.cast(out, dKa);
+          T.tile.wg.copy(kRows(dK), out);
+          T.tile.wg.cast(out, dVa);
+          T.tile.wg.copy(kRows(dV), out);
+        },
+      );
+    },
+  );
+  return { preprocess, main, postprocess };
+}

@@ -1,0 +1,156 @@
+// examples/flash_attention_backward.ts: the backward kernels (preprocess, main, postprocess) on the
+// simulator against float64 gradients (causal float16 at the example's size; bfloat16 GQA with a
+// window hiding every key from some rows and every query from some keys: those gradient rows
+// exactly 0), option errors, their PTX assembles for sm_90a; and T.tile.copy's `reduce: "add"`,
+// which the main kernel's dQ accumulation uses.
+import { describe, expect, it } from "vitest";
+import { compileToPtx } from "@tirx-ts/codegen-ptx";
+import { T, compile, explainTile, sim, tensor } from "tirx-ts";
+import {
+  checkFlashAttentionBackward,
+  makeFlashAttentionBackward,
+  runExample,
+} from "../examples/flash_attention_backward.js";
+import { assembleLater } from "./util/ptxas-deferred.js";
+
+describe("flash_attention backward", () => {
+  it("the example (causal, float16, two heads): within the bound of float64, no reports", () => {
+    const r = runExample(sim());
+    expect(r.ok, r.summary).toBe(true);
+  });
+
+  it("bfloat16, GQA (2 heads on 1 KV head), window [20, -10]: within the bound; unseen rows exactly 0", () => {
+    // Query i sees keys i − 20 … i − 10: queries 0-9 see none, keys 118-127 no query; every
+    // query block crosses both edges of the KV block's windows.
+    const r = checkFlashAttentionBackward(sim(), {
+      batch: 1,
+      heads: 2,
+      kvHeads: 1,
+      seqQ: 128,
+      seqK: 128,
+      headDim: 64,
+      dtype: "bfloat16",
+      window: [20, -10],
+    });
+    expect(r.ok, r.summary).toBe(true);
+    // dQ: 2 heads × 10 rows; dK and dV: 10 keys each (one KV head), 64 elements per row.
+    expect(r.summary).toContain(`${(2 * 10 + 2 * 10) * 64} elements of unseen rows exactly 0`);
+  });
+
+  it("option errors name what is offered", () => {
+    const base = {
+      batch: 1,
+      heads: 2,
+      seqQ: 128,
+      seqK: 128,
+      headDim: 64,
+      dtype: "float16",
+    } as const;
+    expect(() => makeFlashAttentionBackward({ ...base, headDim: 256 })).toThrow(
+      /TX9001.*head_dim is 64 or 128, got 256/,
+    );
+    expect(() => makeFlashAttentionBackward({ ...base, seqK: 192 })).toThrow(
+      /positive multiples of 128/,
+    );
+    expect(() => makeFlashAttentionBackward({ ...base, kvHeads: 3 })).toThrow(
+      /kvHeads must be a positive integer dividing heads \(2\), got 3/,
+    );
+    expect(() => makeFlashAttentionBackward({ ...base, causal: true, window: [4, 0] })).toThrow(
+      /give causal or window, not both/,
+    );
+  });
+
+  it("assembles for sm_90a: head dims 64 and 128, causal and not, GQA + window", () => {
+    const sizes = [
+      ...[64, 128].flatMap((headDim) =>
+        [false, true].map(
+          (causal) =>
+            ({
+              batch: 2,
+              heads: 8,
+              seqQ: 1024,
+              seqK: 1024,
+              headDim,
+              dtype: "float16",
+              causal,
+            }) as const,
+        ),
+      ),
+      {
+        batch: 2,
+        heads: 8,
+        kvHeads: 2,
+        seqQ: 1024,
+        seqK: 512,
+        headDim: 128,
+        dtype: "bfloat16",
+        window: [256, 0],
+      } as const,
+    ];
+    for (const s of sizes) {
+      const k = makeFlashAttentionBackward(s);
+      const main = compileToPtx(k.main, { arch: "sm_90a" }).text;
+      expect(main).toMatch(/wgmma\.mma_async.*\.f32\.(b?f16)\.\1 \{/);
+      expect(main).toMatch(/red\.global\.add\.f32/);
+      const name = `bwd hd${s.headDim} ${JSON.stringify(s.window ?? s.causal)}`;
+      assembleLater(main, "sm_90a", name);
+      assembleLater(compileToPtx(k.preprocess, { arch: "sm_90a" }).text, "sm_90a", `${name} pre`);
+      assembleLater(compileToPtx(k.postprocess, { arch: "sm_90a" }).text, "sm_90a", `${name} post`);
+    }
+  });
+});
+
+describe("T.tile.copy reduce", () => {
+  // Four CTAs each add their warp's [32] float32 tile into Y: Y = Σ over CTAs.
+  const kernel = T.function(
+    "reduce_add",
+    { X: T.Tensor([4, 32], "float32"), Y: T.Tensor([32], "float32") },
+    ({ X, Y }) => {
+      T.device_entry({ launch: T.cuda.LaunchConfig({ grid: 4, block: 32 }) });
+      const l = T.TileLayout(T.S([32], ["1@laneid"]));
+      const r = T.alloc_local([32], "float32", { name: "r", layout: l });
+      T.tile.warp.copy(r, X.sub(T.cuda.block_idx("x")));
+      T.tile.warp.copy(Y, r, { reduce: "add" });
+    },
+  );
+
+  it('{ reduce: "add" } adds each element once per CTA with red.global.add', () => {
+    const dev = sim();
+    const x = Float32Array.from({ length: 128 }, (_, i) => (i % 7) - 3 + i / 4);
+    const X = tensor(x, { shape: [4, 32], dtype: "float32", device: dev });
+    const y0 = Float32Array.from({ length: 32 }, (_, i) => i);
+    const Y = tensor(y0, { shape: [32], dtype: "float32", device: dev });
+    compile(kernel, { target: "cuda" })(X, Y);
+    const want = y0.map((v, i) =>
+      [0, 1, 2, 3].reduce((a, c) => Math.fround(a + x[c * 32 + i]!), v),
+    );
+    // Every partial is a multiple of 1/4 below 2^20: the float32 sums are exact in any order.
+    expect(Array.from(Y.toArray() as Float32Array)).toEqual(Array.from(want));
+    expect(explainTile(kernel)[1]).toMatch(/red\.global\.add\.float32 ×1 per thread/);
+    const ptx = compileToPtx(kernel, { arch: "sm_90a" }).text;
+    expect(ptx).toMatch(/red\.global\.add\.f32 \[%rd\d+\], %f\d+;/);
+    assembleLater(ptx, "sm_90a", "reduce add");
+  });
+
+  it("refuses a load, a dtype red.add lacks, and a dispatch option", () => {
+    const l = T.TileLayout(T.S([32], ["1@laneid"]));
+    const build = (body: (X: never, r: never) => void, dtype: "float32" | "float16" = "float32") =>
+      T.function("bad", { X: T.Tensor([32], dtype) }, ({ X }) => {
+        T.device_entry({ launch: T.cuda.LaunchConfig({ grid: 1, block: 32 }) });
+        const r = T.alloc_local([32], dtype, { name: "r", layout: l });
+        body(X as never, r as never);
+      });
+    expect(() => build((X, r) => T.tile.warp.copy(r, X, { reduce: "add" }))).toThrow(
+      /TX2022.*adds registers into memory; this copy loads/,
+    );
+    expect(() => build((X, r) => T.tile.warp.copy(X, r, { reduce: "add" }), "float16")).toThrow(
+      /TX2022.*needs a dtype red\.add takes \(float32, int32, uint32, uint64\); r is float16/,
+    );
+    expect(() =>
+      build((X, r) => T.tile.warp.copy(X, r, { reduce: "add", dispatch: "vector" })),
+    ).toThrow(/TX2022.*takes no dispatch option/);
+    expect(() => build((X, r) => T.tile.warp.copy(X, r, { reduce: "max" }))).toThrow(
+      /TX2022.*reduce must be "add", got "max"/,
+    );
+  });
+});
