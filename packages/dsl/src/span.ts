@@ -3,7 +3,7 @@ import { findSourceMap } from "node:module";
 import { withFileText, type Span } from "@tirx-ts/core";
 
 const OWN_FILES =
-  /[\\/]packages[\\/](dsl|core|codegen-ptx|runtime-sim|runtime-cuda|tirx-ts)[\\/](src|dist)[\\/]/;
+  /[\\/]packages[\\/](dsl|core|codegen-ptx|runtime-sim|runtime-cuda|runtime|kernels|tirx-ts)[\\/](src|dist)[\\/]/;
 
 const foreign = (file: string): boolean =>
   !(OWN_FILES.test(file) || file.startsWith("node:") || file.includes("node_modules"));

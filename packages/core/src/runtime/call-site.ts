@@ -6,7 +6,7 @@ import { withFileText } from "../source-lines.js";
 
 /** Source and build folders of this repository's packages (as a workspace checkout has them). */
 const OWN_FILES =
-  /[\\/]packages[\\/](dsl|core|codegen-ptx|runtime-sim|runtime-cuda|tirx-ts)[\\/](src|dist|bin)[\\/]/;
+  /[\\/]packages[\\/](dsl|core|codegen-ptx|runtime-sim|runtime-cuda|runtime|kernels|tirx-ts)[\\/](src|dist|bin)[\\/]/;
 const FRAME = /\(?((?:file:\/\/)?[^\s()]+?):(\d+):(\d+)\)?$/;
 
 /** True for a frame of the program that uses tirx-ts (not tirx-ts, Node, or an installed package). */
