@@ -2,8 +2,12 @@ import { fileURLToPath } from "node:url";
 import { findSourceMap } from "node:module";
 import { withFileText, type Span } from "@tirx-ts/core";
 
+/**
+ * Source and build folders of the packages whose frames are never the author's. Not
+ * packages/kernels: its kernel builders are kernel source, and their IR records their own lines.
+ */
 const OWN_FILES =
-  /[\\/]packages[\\/](dsl|core|codegen-ptx|runtime-sim|runtime-cuda|runtime|kernels|tirx-ts)[\\/](src|dist)[\\/]/;
+  /[\\/]packages[\\/](dsl|core|codegen-ptx|runtime-sim|runtime-cuda|runtime|tirx-ts)[\\/](src|dist)[\\/]/;
 
 const foreign = (file: string): boolean =>
   !(OWN_FILES.test(file) || file.startsWith("node:") || file.includes("node_modules"));
