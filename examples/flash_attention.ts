@@ -13,6 +13,7 @@ import {
   compile,
   makeFlashAttention,
   type DeviceLike,
+  type DeviceTensor,
   type ExampleResult,
   type FlashAttentionSizes,
   type PrimFunc,
@@ -35,76 +36,107 @@ export const EXAMPLE: FlashAttentionSizes = {
 export const flash_attention = makeFlashAttention(EXAMPLE);
 
 /**
- * Run `fn` (sizes and options `s`) on `dev` on fixed random inputs and compare O with a float64
- * reference: every element within 2^-8 · max|V| + ½ ulp of the output dtype (P is rounded to the
- * 16-bit dtype before P·V, a relative error of 2^-11 (float16) or 2^-8 (bfloat16) per term;
- * exp2 is approximate (ex2.approx, 2^-22 relative)); a row that sees no key exactly 0. With
- * `lse`, LSE within 2^-18 · max(1, |LSE|) (float32 logits; ex2.approx and lg2.approx), and
- * exactly −inf for a row that sees no key.
+ * One sequence of a batch as the reference sees it: its query rows qOff … qOff + lenQ − 1 and key
+ * rows kOff … kOff + lenK − 1 in the packed [rows, heads, hd] view of Q and K (a [batch, seq,
+ * heads, hd] tensor is that view with sequence b at rows b · seq), and `sees(i, j)`: does its
+ * query i see its key j.
  */
-export function checkFlashAttention(
+interface RefSequence {
+  readonly qOff: number;
+  readonly lenQ: number;
+  readonly kOff: number;
+  readonly lenK: number;
+  readonly sees: (i: number, j: number) => boolean;
+}
+
+/**
+ * Run `fn` (sizes and options `s`) on `dev` with Q, K, V of fixed random values in [-1, 1) and
+ * compare O (and LSE) with a float64 reference over `seqs`; `lseIndex(b, h, i)` is the LSE
+ * element of sequence b's query i at head h; `extra` are the kernel's parameters after O (and
+ * before LSE). O starts at the marker −3, and rows that belong to no sequence must keep it.
+ */
+function checkAgainstFloat64(
   dev: DeviceLike,
   fn: PrimFunc,
   s: FlashAttentionSizes,
+  seqs: readonly RefSequence[],
+  shapes: { q: number[]; k: number[]; lse: number[] },
+  lseIndex: (b: number, h: number, i: number) => number,
+  extra: (DeviceTensor & Disposable)[],
 ): ExampleResult {
-  const { batch, heads, seqQ, seqK, headDim: D, dtype: dt } = s;
+  const { heads, headDim: D, dtype: dt } = s;
   const scale = s.scale ?? 1 / Math.sqrt(D);
   const kvHeads = s.kvHeads ?? heads;
-  const [left, right] = s.window ?? (s.causal ? [-1, 0] : [-1, -1]);
-  const sees = (i: number, j: number) =>
-    (left === -1 || j >= i - left) && (right === -1 || j <= i + right);
+  const rowsQ = shapes.q.slice(0, -2).reduce((a, x) => a * x, 1);
   let seed = 7;
   const rnd = (): number => ((seed = (seed * 1103515245 + 12345) >>> 0) / 2 ** 32) * 2 - 1;
-  const make = (n: number, shape: number[]) =>
-    tensor(Float32Array.from({ length: n }, rnd), { shape, dtype: dt, device: dev });
-  const q = make(batch * seqQ * heads * D, [batch, seqQ, heads, D]);
-  const k = make(batch * seqK * kvHeads * D, [batch, seqK, kvHeads, D]);
-  const v = make(batch * seqK * kvHeads * D, [batch, seqK, kvHeads, D]);
-  const o = tensor.zeros([batch, seqQ, heads, D], dt, dev);
-  const lse = s.lse ? tensor.zeros([batch, heads, seqQ], "float32", dev) : undefined;
-  compile(fn, { target: "cuda", arch: "sm_90a" })(q, k, v, o, ...(lse ? [lse] : []));
+  const make = (shape: number[]) =>
+    tensor(Float32Array.from({ length: shape.reduce((a, x) => a * x, 1) }, rnd), {
+      shape,
+      dtype: dt,
+      device: dev,
+    });
+  const q = make(shapes.q);
+  const k = make(shapes.k);
+  const v = make(shapes.k);
+  const MARK = -3;
+  const o = tensor(new Float32Array(rowsQ * heads * D).fill(MARK), {
+    shape: shapes.q,
+    dtype: dt,
+    device: dev,
+  });
+  const lse = s.lse
+    ? tensor(new Float32Array(heads * rowsQ).fill(MARK), {
+        shape: shapes.lse,
+        dtype: "float32",
+        device: dev,
+      })
+    : undefined;
+  compile(fn, { target: "cuda", arch: "sm_90a" })(q, k, v, o, ...extra, ...(lse ? [lse] : []));
   const [Q, K, V, O] = [q, k, v, o].map((x) => x.toArray() as Float32Array);
   const L = lse?.toArray() as Float32Array | undefined;
-  const at = (bi: number, si: number, hi: number, seq: number, nh = heads) =>
-    ((bi * seq + si) * nh + hi) * D;
+  const at = (row: number, hi: number, nh = heads) => (row * nh + hi) * D;
   const bound = (dt === "float16" ? 2 ** -10 : 2 ** -7) * 2;
   let worst = 0;
   let worstLse = 0;
   let emptyRows = 0;
-  for (let bi = 0; bi < batch; bi++) {
+  const written = new Uint8Array(rowsQ);
+  seqs.forEach(({ qOff, lenQ, kOff, lenK, sees }, bi) => {
     for (let hi = 0; hi < heads; hi++) {
       const hk = Math.floor(hi / (heads / kvHeads));
-      for (let i = 0; i < seqQ; i++) {
-        const logits = Array.from({ length: seqK }, (_, j) => {
+      for (let i = 0; i < lenQ; i++) {
+        written[qOff + i] = 1;
+        const logits = Array.from({ length: lenK }, (_, j) => {
           if (!sees(i, j)) return -Infinity;
           let d = 0;
           for (let x = 0; x < D; x++)
-            d += Q![at(bi, i, hi, seqQ) + x]! * K![at(bi, j, hk, seqK, kvHeads) + x]!;
+            d += Q![at(qOff + i, hi) + x]! * K![at(kOff + j, hk, kvHeads) + x]!;
           return d * scale;
         });
-        const mx = Math.max(...logits);
+        const mx = Math.max(-Infinity, ...logits);
         if (mx === -Infinity) {
           // No visible key: O's row exactly 0, LSE −inf.
           emptyRows++;
           for (let x = 0; x < D; x++) {
-            if (O![at(bi, i, hi, seqQ) + x] !== 0) worst = Infinity;
+            if (O![at(qOff + i, hi) + x] !== 0) worst = Infinity;
           }
-          if (L && L[(bi * heads + hi) * seqQ + i] !== -Infinity) worstLse = Infinity;
+          if (L && L[lseIndex(bi, hi, i)] !== -Infinity) worstLse = Infinity;
           continue;
         }
         const p = logits.map((z) => Math.exp(z - mx));
         const sum = p.reduce((a, z) => a + z, 0);
         for (let x = 0; x < D; x++) {
           let ref = 0;
-          for (let j = 0; j < seqK; j++) {
-            if (p[j] !== 0) ref += p[j]! * V![at(bi, j, hk, seqK, kvHeads) + x]!;
+          for (let j = 0; j < lenK; j++) {
+            if (p[j] !== 0) ref += p[j]! * V![at(kOff + j, hk, kvHeads) + x]!;
           }
           ref /= sum;
-          worst = Math.max(worst, Math.abs(O![at(bi, i, hi, seqQ) + x]! - ref) / bound);
+          const got = O![at(qOff + i, hi) + x]!;
+          worst = Math.max(worst, Number.isNaN(got) ? Infinity : Math.abs(got - ref) / bound);
         }
         if (L) {
           const ref = mx + Math.log(sum);
-          const got = L[(bi * heads + hi) * seqQ + i]!;
+          const got = L[lseIndex(bi, hi, i)]!;
           worstLse = Math.max(
             worstLse,
             Number.isNaN(got)
@@ -114,17 +146,115 @@ export function checkFlashAttention(
         }
       }
     }
+  });
+  // Rows of no sequence (varlen padding) keep the marker in O and LSE.
+  let strays = 0;
+  for (let row = 0; row < rowsQ; row++) {
+    if (written[row]) continue;
+    for (let hi = 0; hi < heads; hi++) {
+      for (let x = 0; x < D; x++) if (O![at(row, hi) + x] !== MARK) strays++;
+      if (L && L[hi * rowsQ + row] !== MARK) strays++;
+    }
   }
   const bytes = o.toBytes();
-  for (const x of [q, k, v, o, ...(lse ? [lse] : [])]) x.dispose();
+  for (const x of [q, k, v, o, ...extra, ...(lse ? [lse] : [])]) x.dispose();
   const lseSummary = L ? `; LSE worst ${worstLse.toFixed(3)} of its bound` : "";
   const emptySummary = emptyRows ? `; ${emptyRows} rows see no key` : "";
+  const straySummary = strays ? `; ${strays} elements written outside every sequence` : "";
   return {
-    ok: worst <= 1 && worstLse <= 1 && !Number.isNaN(worst),
+    ok: worst <= 1 && worstLse <= 1 && !Number.isNaN(worst) && strays === 0,
     outputs: [bytes],
-    summary: `worst error ${worst.toFixed(3)} of the bound (2 ulp of ${dt}, inputs in [-1, 1)) against float64${lseSummary}${emptySummary}`,
+    summary: `worst error ${worst.toFixed(3)} of the bound (2 ulp of ${dt}, inputs in [-1, 1)) against float64${lseSummary}${emptySummary}${straySummary}`,
     approximate: "exp2 is ex2.approx; P is rounded to the 16-bit dtype before P·V",
   };
+}
+
+/**
+ * Run `fn` (sizes and options `s`, without `varlen`) on `dev` on fixed random inputs and compare O
+ * with a float64 reference: every element within 2^-8 · max|V| + ½ ulp of the output dtype (P is
+ * rounded to the 16-bit dtype before P·V, a relative error of 2^-11 (float16) or 2^-8 (bfloat16)
+ * per term; exp2 is approximate (ex2.approx, 2^-22 relative)); a row that sees no key exactly 0.
+ * With `lse`, LSE within 2^-18 · max(1, |LSE|) (float32 logits; ex2.approx and lg2.approx), and
+ * exactly −inf for a row that sees no key. Causal is bottom-right aligned (query i sees keys
+ * j ≤ i + seqK − seqQ); a `window` is absolute.
+ */
+export function checkFlashAttention(
+  dev: DeviceLike,
+  fn: PrimFunc,
+  s: FlashAttentionSizes,
+): ExampleResult {
+  const { batch, heads, seqQ, seqK, headDim: D } = s;
+  const kvHeads = s.kvHeads ?? heads;
+  const [left, right] = s.window ?? (s.causal ? [-1, 0] : [-1, -1]);
+  const shift = s.causal ? seqK - seqQ : 0;
+  const sees = (i: number, j: number) =>
+    (left === -1 || j >= i + shift - left) && (right === -1 || j <= i + shift + right);
+  const seqs = Array.from({ length: batch }, (_, b) => ({
+    qOff: b * seqQ,
+    lenQ: seqQ,
+    kOff: b * seqK,
+    lenK: seqK,
+    sees,
+  }));
+  return checkAgainstFloat64(
+    dev,
+    fn,
+    s,
+    seqs,
+    {
+      q: [batch, seqQ, heads, D],
+      k: [batch, seqK, kvHeads, D],
+      lse: [batch, heads, seqQ],
+    },
+    (b, h, i) => (b * heads + h) * seqQ + i,
+    [],
+  );
+}
+
+/**
+ * The varlen sibling of {@link checkFlashAttention}: `fn` made with `s.varlen`, sequence b of
+ * `lensQ[b]` queries and `lensK[b]` keys packed one after the other from row 0 (cuSeqlensQ and
+ * cuSeqlensK their prefix sums; `s.seqQ` and `s.seqK`, the packed row counts, may leave padding
+ * rows after the last sequence). The same bounds, causal and `window` bottom-right aligned per
+ * sequence (query i sees keys i + lenK − lenQ − left ≤ j ≤ i + lenK − lenQ + right, j < lenK), and
+ * O and LSE rows of no sequence must keep their initial value.
+ */
+export function checkFlashAttentionVarlen(
+  dev: DeviceLike,
+  fn: PrimFunc,
+  s: FlashAttentionSizes,
+  lensQ: readonly number[],
+  lensK: readonly number[],
+): ExampleResult {
+  const { heads, seqQ, seqK, headDim: D } = s;
+  const kvHeads = s.kvHeads ?? heads;
+  const [left, right] = s.window ?? (s.causal ? [-1, 0] : [-1, -1]);
+  const cum = (lens: readonly number[]) => lens.reduce((a, n) => [...a, a[a.length - 1]! + n], [0]);
+  const cuQ = cum(lensQ);
+  const cuK = cum(lensK);
+  const seqs = lensQ.map((lenQ, b) => {
+    const lenK = lensK[b]!;
+    const shift = lenK - lenQ;
+    return {
+      qOff: cuQ[b]!,
+      lenQ,
+      kOff: cuK[b]!,
+      lenK,
+      sees: (i: number, j: number) =>
+        (left === -1 || j >= i + shift - left) && (right === -1 || j <= i + shift + right),
+    };
+  });
+  const ints = (a: number[]) =>
+    tensor(Int32Array.from(a), { shape: [a.length], dtype: "int32", device: dev });
+  return checkAgainstFloat64(
+    dev,
+    fn,
+    s,
+    seqs,
+    { q: [seqQ, heads, D], k: [seqK, kvHeads, D], lse: [heads, seqQ] },
+    (b, h, i) => h * seqQ + cuQ[b]! + i,
+    [ints(cuQ), ints(cuK)],
+  );
 }
 
 /** Run at the example's size on `dev` against float64. */

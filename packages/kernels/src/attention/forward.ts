@@ -20,9 +20,11 @@
 // attention-pingpong-2026-12-02.md): the two consumers already alternate on their own.
 // Numerics: the running max starts at -inf and is taken in float32 of the scaled logits, so
 // float16 inputs never overflow before it is subtracted.
-// Causal (seq_q = seq_k): a query tile reads the KV blocks up to its last row, those that
-// cross the diagonal masked to -inf by T.tile.wg.select with a function of the element's
-// indices; tiles run longest first. Causal is the sliding window [-1, 0].
+// Causal: a query tile reads the KV blocks up to its last row, those that cross the diagonal
+// masked to -inf by T.tile.wg.select with a function of the element's indices; tiles run longest
+// first. Causal is the sliding window [-1, 0] aligned bottom-right as in FlashAttention (query i
+// sees keys j ≤ i + seq_k − seq_q, so seq_q ≠ seq_k is allowed; with seq_q > seq_k the first
+// seq_q − seq_k rows see no key).
 // Options (FlashAttention's): `kvHeads` for grouped-query / multi-query attention (query head h
 // reads KV head ⌊h / (heads / kvHeads)⌋; only the producer's K and V views change); `window:
 // [left, right]`, query i seeing keys i − left ≤ j ≤ i + right (−1: unbounded on that side):
@@ -30,10 +32,27 @@
 // and both consumers over the same range), masking those that cross an edge; `lse` adds the
 // output LSE [batch, heads, seq_q] float32, log Σ_j exp(scale · q_i · k_j) (natural log).
 // A row that sees no key (a window can hide them all) gives O = 0 and LSE = −inf, not NaN.
+// Variable-length batches (`varlen`, FlashAttention's cu_seqlens): Q and O [totalQ, heads, hd],
+// K and V [totalK, kvHeads, hd], sequence b at rows cuSeqlensQ[b] … cuSeqlensQ[b + 1] − 1 (and
+// the same for keys), two int32 parameters [batch + 1] after O; LSE [heads, totalQ]. The grid is
+// ⌈maxSeqQ / 128⌉ query tiles per (sequence, head); each CTA reads its sequence's offsets and
+// lengths, and one whose tile starts past its sequence's end exits before its first barrier
+// (the whole CTA). Tiles are views at a dynamic row of the packed tensors (TMA coordinates
+// cuSeqlens[b] + 128·tile): Q rows past the sequence's end load whatever follows (the next
+// sequence, or zeros past the tensor's end, which TMA fills) and are never stored; keys past the
+// end are masked to -inf in the last KV block (k ≥ lenK: one more edge of the mask), so V's rows
+// there meet P = 0. O and LSE are stored by each thread for its own rows of the wgmma
+// accumulator layout, each row under its guard (the tile copy has no predicate). Causal and
+// `window` are bottom-right aligned per sequence (shift lenK − lenQ, a runtime value in the
+// block range and the mask); a sequence with no keys gives O = 0, LSE = −inf.
 // Head dims 64, 128 and 256 (KV blocks of 64 keys at 256); Q, K and V tiles are stored as
 // 64-wide column blocks (one 128-byte swizzle row each), as TMA writes them and wgmma reads them.
-// Shapes: seq_q and seq_k multiples of 128. The runnable example: examples/flash_attention.ts.
-import { T, type ExprLike } from "@tirx-ts/dsl";
+// Shapes: seq_q and seq_k multiples of 128, or any packed lengths with varlen (totals ≥ 128:
+// a tile's TMA box must fit in the tensor). Shapes are compile-time constants: batch, heads and
+// the totals are not kernel parameters, since tensor maps (TMA) of tensors with symbolic dims are
+// not supported yet (core patterns/tma.ts refuses them, TX4024); varlen makes the sequence
+// lengths runtime values. The runnable example: examples/flash_attention.ts.
+import { T, type ExprLike, type ParamType, type PrimExpr, type TileView } from "@tirx-ts/dsl";
 import { TirxError, type PrimFunc } from "@tirx-ts/core";
 
 /** TX9001 (kernels/config): sizes or options the kernel does not offer. */
@@ -52,19 +71,30 @@ const W = 64;
 
 /** Sizes and options of {@link makeFlashAttention}. */
 export interface FlashAttentionSizes {
-  /** Batch size, ≥ 1 (grid z). */
+  /** Batch size, ≥ 1 (grid z); with `varlen`, the number of sequences. */
   readonly batch: number;
   /** Query heads, ≥ 1 (grid y). */
   readonly heads: number;
-  /** Query rows per (batch, head): a positive multiple of 128. */
+  /**
+   * Query rows per (batch, head): a positive multiple of 128. With `varlen`, the packed row
+   * count of Q and O (totalQ, the sum of the sequences' query lengths or more), an integer ≥ 128.
+   */
   readonly seqQ: number;
-  /** Key / value rows per (batch, head): a positive multiple of 128. */
+  /**
+   * Key / value rows per (batch, head): a positive multiple of 128. With `varlen`, the packed row
+   * count of K and V (totalK), an integer ≥ 128 (≥ 64 at head dim 256).
+   */
   readonly seqK: number;
   /** Head dim: 64, 128 or 256. */
   readonly headDim: 64 | 128 | 256;
   /** Q, K, V and O element type (accumulation and softmax in float32). */
   readonly dtype: "float16" | "bfloat16";
-  /** Query i sees keys j ≤ i (needs seq_q = seq_k): the window [-1, 0]. Default false. */
+  /**
+   * Query i sees keys j ≤ i + seq_k − seq_q (FlashAttention's bottom-right alignment: the last
+   * query sees the last key; with `varlen`, each sequence's own lengths): the window [-1, 0]
+   * aligned there. A row that sees no key (seq_q > seq_k) gives O = 0 and LSE = −inf. Default
+   * false.
+   */
   readonly causal?: boolean;
   /** Softmax scale (default 1 / √head_dim). */
   readonly scale?: number;
@@ -78,11 +108,26 @@ export interface FlashAttentionSizes {
    * Sliding window [left, right] in keys (FlashAttention's convention): query i sees keys j with
    * i − left ≤ j ≤ i + right, −1 leaving that side unbounded (any other integer bounds it, a
    * negative right excluding the diagonal). Indices are absolute (row i of Q, row j of K), for
-   * any seq_q and seq_k. Not with `causal` (which is [-1, 0]). Default [-1, -1] (no mask).
+   * any seq_q and seq_k; with `varlen` they are bottom-right aligned per sequence as in
+   * FlashAttention's varlen kernels (i + seqlen_k − seqlen_q − left ≤ j ≤ i + seqlen_k − seqlen_q
+   * + right). Not with `causal` (which is [-1, 0]). Default [-1, -1] (no mask).
    */
   readonly window?: readonly [number, number];
-  /** Add the output LSE [batch, heads, seqQ] float32 after O (default false). */
+  /**
+   * Add the output LSE after O: [batch, heads, seqQ] float32, or [heads, totalQ] with `varlen`
+   * (default false).
+   */
   readonly lse?: boolean;
+  /**
+   * A variable-length batch (FlashAttention's `cu_seqlens` convention): Q and O are [totalQ,
+   * heads, hd] and K, V [totalK, kvHeads, hd] (totalQ = `seqQ`, totalK = `seqK`), sequence b's
+   * queries rows cuSeqlensQ[b] … cuSeqlensQ[b + 1] − 1 and its keys rows cuSeqlensK[b] …
+   * cuSeqlensK[b + 1] − 1, of any lengths (0 included); the kernel takes two more int32
+   * parameters after O, cuSeqlensQ and cuSeqlensK [batch + 1] (non-decreasing cumulative offsets,
+   * the first 0, the last ≤ totalQ / totalK). `maxSeqQ` (an integer in 1 … seqQ), the longest
+   * sequence's query rows, sizes the grid: ⌈maxSeqQ / 128⌉ query tiles per (sequence, head).
+   */
+  readonly varlen?: { readonly maxSeqQ: number };
   /** Unused (the grid is one CTA per 128 query rows of each batch and head). */
   readonly ctas?: number;
 }
@@ -91,11 +136,18 @@ export interface FlashAttentionSizes {
  * The forward kernel for Q [batch, seqQ, heads, hd], K and V [batch, seqK, kvHeads, hd] → O
  * [batch, seqQ, heads, hd] (all `dtype`), and with `lse` LSE [batch, heads, seqQ] float32:
  * the natural log of row i's softmax denominator, log Σ_j exp(scale · q_i · k_j) over the keys
- * it sees (−inf for a row that sees none; its O row is 0).
- * @throws TirxError TX9001 (kernels/config) for a head dim other than 64, 128, 256, sequence lengths that are not positive multiples
- *   of 128, a causal mask with seq_q ≠ seq_k, a `kvHeads` that is not a positive integer
- *   dividing `heads`, a `window` that is not two integers or is given with `causal`, or a
- *   non-boolean `lse`.
+ * it sees (−inf for a row that sees none; its O row is 0). With `varlen`: Q [totalQ, heads, hd],
+ * K and V [totalK, kvHeads, hd], O [totalQ, heads, hd], cuSeqlensQ and cuSeqlensK [batch + 1]
+ * int32, then LSE [heads, totalQ] float32 with `lse`; O and LSE rows outside every sequence are
+ * not written.
+ * @example
+ *   makeFlashAttention({ batch: 3, heads: 8, seqQ: 4096, seqK: 4096, headDim: 128,
+ *     dtype: "bfloat16", causal: true, varlen: { maxSeqQ: 2048 } })
+ * @throws TirxError TX9001 (kernels/config) for a head dim other than 64, 128, 256, sequence
+ *   lengths that are not positive multiples of 128 (with `varlen`: packed row counts under 128,
+ *   or 64 for K at head dim 256, or a `varlen` that is not `{ maxSeqQ }` with an integer in
+ *   1 … seqQ), a `kvHeads` that is not a positive integer dividing `heads`, a `window` that is
+ *   not two integers or is given with `causal`, or a non-boolean `lse`.
  */
 export function makeFlashAttention(s: FlashAttentionSizes): PrimFunc {
   const { batch, heads, seqQ, seqK, headDim: D, dtype: dt } = s;
@@ -105,13 +157,25 @@ export function makeFlashAttention(s: FlashAttentionSizes): PrimFunc {
   // Keys per KV block: 128, or 64 at head dim 256 (Q, two stages of K and V in 227 KiB of
   // shared memory, and O's 64 × 256 float32 accumulators are 128 registers per thread).
   const BN = D === 256 ? 64 : 128;
-  if (seqQ <= 0 || seqK <= 0 || seqQ % BM || seqK % BN) {
+  const varlen = s.varlen;
+  if (varlen !== undefined) {
+    const maxSeqQ: unknown =
+      typeof varlen === "object" && varlen !== null ? varlen.maxSeqQ : undefined;
+    if (!Number.isInteger(maxSeqQ) || (maxSeqQ as number) < 1 || (maxSeqQ as number) > seqQ) {
+      throw configError(
+        `flash_attention: varlen is { maxSeqQ }, the longest sequence's query rows, an integer in 1 … seq_q (${seqQ}), got ${JSON.stringify(varlen)}`,
+      );
+    }
+    // A TMA box of a tile's rows (128 queries, BN keys) must fit in the tensor's rows.
+    if (!Number.isInteger(seqQ) || !Number.isInteger(seqK) || seqQ < BM || seqK < BN) {
+      throw configError(
+        `flash_attention: with varlen, seq_q and seq_k are the packed row counts of Q and K, integers ≥ ${BM} and ≥ ${BN} (a tile's TMA box fits in the tensor: pad the packed tensors), got ${seqQ} and ${seqK}`,
+      );
+    }
+  } else if (seqQ <= 0 || seqK <= 0 || seqQ % BM || seqK % BN) {
     throw configError(`flash_attention needs seq_q and seq_k positive multiples of ${BM}`);
   }
   const causal = s.causal ?? false;
-  if (causal && seqQ !== seqK) {
-    throw configError("flash_attention: a causal mask needs seq_q = seq_k (not written otherwise)");
-  }
   const kvHeads = s.kvHeads ?? heads;
   if (!Number.isInteger(kvHeads) || kvHeads < 1 || heads % kvHeads !== 0) {
     throw configError(
@@ -137,50 +201,117 @@ export function makeFlashAttention(s: FlashAttentionSizes): PrimFunc {
   const lse = s.lse ?? false;
   // Query heads per KV head.
   const group = heads / kvHeads;
-  // The window [left, right] (−1: unbounded); [-1, -1] is no mask.
-  const [left, right] = s.window ?? (causal ? [-1, 0] : [-1, -1]);
-  const masked = left !== -1 || right !== -1;
-  // A row may see no key in its first blocks (or at all) unless the window is unbounded on the
-  // left and reaches the diagonal (then every row sees key 0, in the first block).
-  const emptyRows = left !== -1 || right < -1;
+  // The window [left, right]; undefined: unbounded on that side ([-1, -1] is no mask).
+  const [wl, wr] = s.window ?? (causal ? [-1, 0] : [-1, -1]);
+  const winLeft = wl === -1 ? undefined : wl;
+  const winRight = wr === -1 ? undefined : wr;
   const scale = s.scale ?? 1 / Math.sqrt(D);
   // exp(x · scale) = exp2(x · scale · log2 e): the scale and log2 e folded into one multiply.
   const c = scale * Math.LOG2E;
-  const kvBlocks = seqK / BN;
   const tileBytes = BN * D * 2;
-  return T.function(
-    "flash_attention",
-    {
-      Q: T.Tensor([batch, seqQ, heads, D], dt),
-      K: T.Tensor([batch, seqK, kvHeads, D], dt),
-      V: T.Tensor([batch, seqK, kvHeads, D], dt),
-      O: T.Tensor([batch, seqQ, heads, D], dt),
-      ...(lse ? { LSE: T.Tensor([batch, heads, seqQ], "float32") } : {}),
-    },
-    ({ Q, K, V, O, LSE }) => {
-      T.device_entry({
-        launch: T.cuda.LaunchConfig({
-          grid: [seqQ / BM, heads, batch],
-          block: 384,
-          dynamic_shared_bytes: (BM + 2 * STAGES * BN) * D * 2,
-        }),
+  const lseParam = lse
+    ? { LSE: T.Tensor(varlen ? [heads, seqQ] : [batch, heads, seqQ], "float32") }
+    : {};
+  const params = varlen
+    ? {
+        Q: T.Tensor([seqQ, heads, D], dt),
+        K: T.Tensor([seqK, kvHeads, D], dt),
+        V: T.Tensor([seqK, kvHeads, D], dt),
+        O: T.Tensor([seqQ, heads, D], dt),
+        cuSeqlensQ: T.Tensor([batch + 1], "int32"),
+        cuSeqlensK: T.Tensor([batch + 1], "int32"),
+        ...lseParam,
+      }
+    : {
+        Q: T.Tensor([batch, seqQ, heads, D], dt),
+        K: T.Tensor([batch, seqK, kvHeads, D], dt),
+        V: T.Tensor([batch, seqK, kvHeads, D], dt),
+        O: T.Tensor([batch, seqQ, heads, D], dt),
+        ...lseParam,
+      };
+  return T.function("flash_attention", params as Record<string, ParamType>, (args) => {
+    const { Q, K, V, O, LSE, cuSeqlensQ, cuSeqlensK } = args as unknown as Record<
+      string,
+      TileView | undefined
+    >;
+    T.device_entry({
+      launch: T.cuda.LaunchConfig({
+        grid: [varlen ? Math.ceil(varlen.maxSeqQ / BM) : seqQ / BM, heads, batch],
+        block: 384,
+        dynamic_shared_bytes: (BM + 2 * STAGES * BN) * D * 2,
+      }),
+    });
+    const tid = T.cuda.thread_idx("x");
+    // The batch index (read here with varlen, for the sequence's offsets; else where the
+    // kernel always read it, after the head).
+    const bz = varlen ? T.cuda.block_idx("z") : undefined;
+    // With varlen: sequence b's first query and key rows and its lengths.
+    const seq = varlen
+      ? (() => {
+          const q0 = T.let_("seqQ0", cuSeqlensQ!.get([bz!]));
+          const k0 = T.let_("seqK0", cuSeqlensK!.get([bz!]));
+          const lenQ = T.let_("lenQ", T.sub(cuSeqlensQ!.get([T.add(bz!, 1)]), q0));
+          const lenK = T.let_("lenK", T.sub(cuSeqlensK!.get([T.add(bz!, 1)]), k0));
+          return { q0, k0, lenQ, lenK };
+        })()
+      : undefined;
+    // Query i sees keys j with i − leftOff ≤ j ≤ i + rightOff (undefined: unbounded): the
+    // window shifted by seq_k − seq_q where it is bottom-right aligned (causal; varlen), and,
+    // with varlen, keys j < lenK only.
+    const shift: ExprLike = seq
+      ? T.let_("shift", T.sub(seq.lenK, seq.lenQ))
+      : causal
+        ? seqK - seqQ
+        : 0;
+    const plus = (a: ExprLike, n: number): ExprLike =>
+      typeof a === "number" ? a + n : n === 0 ? a : T.add(a, n);
+    const rightOff = winRight === undefined ? undefined : plus(shift, winRight);
+    const leftOff =
+      winLeft === undefined
+        ? undefined
+        : typeof shift === "number"
+          ? winLeft - shift
+          : T.sub(winLeft, shift);
+    const masked = seq !== undefined || winLeft !== undefined || winRight !== undefined;
+    // A row may see no key in its first blocks (or at all) unless the window is unbounded on
+    // the left and reaches the diagonal (then every row sees key 0, in the first block); with
+    // varlen, a sequence of no keys or a causal one with lenQ > lenK has such rows.
+    const emptyRows =
+      seq !== undefined || leftOff !== undefined || (typeof rightOff === "number" && rightOff < 0);
+    // KV blocks of the sequence.
+    const kvBlocks: ExprLike = seq ? T.let_("kvBlocks", T.ceildiv(seq.lenK, BN)) : seqK / BN;
+    // Query tiles of the sequence (with varlen, tiles past its end exit at once).
+    const qTiles: ExprLike = seq ? T.let_("qTiles", T.ceildiv(seq.lenQ, BM)) : seqQ / BM;
+    // With a window unbounded on the left (causal), query tile qt sees the KV blocks up to
+    // its last row's right edge: the longest tiles go first.
+    const qt =
+      winLeft === undefined && winRight !== undefined
+        ? T.let_(
+            "qt",
+            T.sub(
+              typeof qTiles === "number" ? qTiles - 1 : T.sub(qTiles, 1),
+              T.cuda.block_idx("x"),
+            ),
+          )
+        : T.cuda.block_idx("x");
+    // Rows of one (sequence, head) tile: `r` rows of X from `row` on, head `hh`, as a [r, D]
+    // view (with varlen, a view at a dynamic row of the packed [rows, heads, D] tensor).
+    const rowsAt = (x: TileView, row: ExprLike, hh: ExprLike, r: number, nh: number): TileView =>
+      x.as_strided({
+        offset: T.add(T.mul(row, nh * D), T.mul(hh, D)),
+        shape: [r, D],
+        strides: [nh * D, 1],
       });
-      const tid = T.cuda.thread_idx("x");
-      // With a window unbounded on the left (causal), query tile qt sees the KV blocks up to
-      // its last row's right edge: the longest tiles go first.
-      const qt =
-        left === -1 && right !== -1
-          ? T.let_("qt", T.sub(seqQ / BM - 1, T.cuda.block_idx("x")))
-          : T.cuda.block_idx("x");
+    const kernel = (): void => {
       // KV blocks j0 ≤ j < j0 + blocks meet some row's window: keys from the first row's left
-      // edge, qt·BM − left, to the last row's right edge, qt·BM + BM − 1 + right.
+      // edge, qt·BM − leftOff, to the last row's right edge, qt·BM + BM − 1 + rightOff.
       const j0 =
-        left === -1
+        leftOff === undefined
           ? 0
-          : T.let_("j0", T.floordiv(T.max(T.sub(T.mul(qt, BM), left), 0), BN).min(kvBlocks));
+          : T.let_("j0", T.floordiv(T.max(T.sub(T.mul(qt, BM), leftOff), 0), BN).min(kvBlocks));
       const blocks =
-        right === -1
-          ? left === -1
+        rightOff === undefined
+          ? leftOff === undefined
             ? kvBlocks
             : T.let_("blocks", T.sub(kvBlocks, j0))
           : T.let_(
@@ -188,7 +319,7 @@ export function makeFlashAttention(s: FlashAttentionSizes): PrimFunc {
               T.max(
                 T.sub(
                   T.min(
-                    T.floordiv(T.max(T.add(T.mul(qt, BM), BM - 1 + right + BN), 0), BN),
+                    T.floordiv(T.max(T.add(T.mul(qt, BM), plus(rightOff, BM - 1 + BN)), 0), BN),
                     kvBlocks,
                   ),
                   j0,
@@ -197,11 +328,11 @@ export function makeFlashAttention(s: FlashAttentionSizes): PrimFunc {
               ),
             );
       // The KV block of the loop's n-th step.
-      const kvBlock = (n: ExprLike): ExprLike => (left === -1 ? n : T.add(j0, n));
+      const kvBlock = (n: ExprLike): ExprLike => (leftOff === undefined ? n : T.add(j0, n));
       const h = T.cuda.block_idx("y");
       // Query head h reads KV head ⌊h / group⌋.
       const hk = group === 1 ? h : T.let_("hk", T.floordiv(h, group));
-      const b = T.cuda.block_idx("z");
+      const b = bz ?? T.cuda.block_idx("z");
       const wg = T.let_("wg", tid.floordiv(128));
       const sw = T.swizzle_mode("128B");
       const sQ = T.alloc_shared([D / W, BM, W], dt, {
@@ -242,30 +373,33 @@ export function makeFlashAttention(s: FlashAttentionSizes): PrimFunc {
       // cols(v) is a [r, D] view as its 64-wide column blocks [r, D / 64, 64], and
       // blocked(s) a shared [D / 64, r, 64] tile seen the same way: what TMA writes for a
       // 128B swizzle (a box is at most one 128-byte swizzle row wide).
-      const rows = (x: typeof Q, r: number) => x.rearrange("b (i r) h d -> b i h r d", { r });
-      const cols = (v: ReturnType<typeof rows>) => v.rearrange("r (k c) -> r k c", { c: W });
-      const blocked = (t: typeof sQ) => t.rearrange("k r c -> r k c");
+      const rows = (x: TileView, r: number) => x.rearrange("b (i r) h d -> b i h r d", { r });
+      const cols = (v: TileView) => v.rearrange("r (k c) -> r k c", { c: W });
+      const blocked = (t: TileView) => t.rearrange("k r c -> r k c");
+      // Query tile qt's rows and KV block kj's rows of head hh ([r, D] views).
+      const qTile = (): TileView =>
+        seq ? rowsAt(Q!, T.add(seq.q0, T.mul(qt, BM)), h, BM, heads) : rows(Q!, BM).sub(b, qt, h);
+      const kvTile = (x: TileView, kj: ExprLike): TileView =>
+        seq ? rowsAt(x, T.add(seq.k0, T.mul(kj, BN)), hk, BN, kvHeads) : rows(x, BN).sub(b, kj, hk);
       T.if_(
         wg.eq(0),
         () => {
           T.ptx.setmaxnreg(false, 40);
           T.if_(tid.eq(0), () => {
             T.ptx.mbarrier.arrive.expect_tx(qFull.sub(0), BM * D * 2);
-            T.tile.copy_async(blocked(sQ), cols(rows(Q, BM).sub(b, qt, h)), {
-              mbar: qFull.sub(0),
-            });
+            T.tile.copy_async(blocked(sQ), cols(qTile()), { mbar: qFull.sub(0) });
             for (const j of T.range(blocks)) {
               // KV block j's stage in the ring, and the phase of that stage's barriers.
               const st = T.let_("st", T.floormod(j, STAGES));
               const ph = T.let_("ph", T.floormod(T.floordiv(j, STAGES), 2));
               T.ptx.mbarrier.try_wait(kEmpty.sub(st), T.sub(1, ph));
               T.ptx.mbarrier.arrive.expect_tx(kFull.sub(st), tileBytes);
-              T.tile.copy_async(blocked(sK.sub(st)), cols(rows(K, BN).sub(b, kvBlock(j), hk)), {
+              T.tile.copy_async(blocked(sK.sub(st)), cols(kvTile(K!, kvBlock(j))), {
                 mbar: kFull.sub(st),
               });
               T.ptx.mbarrier.try_wait(vEmpty.sub(st), T.sub(1, ph));
               T.ptx.mbarrier.arrive.expect_tx(vFull.sub(st), tileBytes);
-              T.tile.copy_async(blocked(sV.sub(st)), cols(rows(V, BN).sub(b, kvBlock(j), hk)), {
+              T.tile.copy_async(blocked(sV.sub(st)), cols(kvTile(V!, kvBlock(j))), {
                 mbar: vFull.sub(st),
               });
             }
@@ -307,23 +441,35 @@ export function makeFlashAttention(s: FlashAttentionSizes): PrimFunc {
             T.if_(T.floormod(tid, 128).eq(0), () => T.ptx.mbarrier.arrive(kEmpty.sub(st)));
             if (masked) {
               // Blocks that cross a window edge of the query tile: key k = BN·kj + c is hidden
-              // from this warpgroup's row r (query q = BM·qt + 64·cw + r) when k > q + right
-              // (past the right edge; causal: after it) or k < q − left.
+              // from this warpgroup's row r (query q = BM·qt + 64·cw + r) when k > q + rightOff
+              // (past the right edge; causal: after it), k < q − leftOff, or (varlen) k ≥ lenK.
               const kj = kvBlock(j);
               const q0 = T.let_("q0", T.add(T.mul(qt, BM), T.mul(cw, 64)));
               const k0 = T.mul(kj, BN);
-              const tileRight = right === 0 ? T.mul(qt, BM) : T.add(T.mul(qt, BM), right);
-              const crossRight = T.add(k0, BN - 1).gt(tileRight);
-              const crossLeft = k0.lt(T.add(T.mul(qt, BM), BM - 1 - left));
-              // The test of the window's bounded edges: right only, left only, or either.
-              const edges = (pr: typeof crossRight, pl: typeof crossLeft) =>
-                left === -1 ? pr : right === -1 ? pl : pr.or(pl);
+              const tq = T.mul(qt, BM);
+              // The tests of the bounded edges, right, left, then the sequence's end: per block
+              // (does it cross the edge?) and per element (is key k hidden from query q?).
+              const edges: [PrimExpr, (q: ExprLike, k: PrimExpr) => PrimExpr][] = [];
+              if (rightOff !== undefined) {
+                const tileRight = rightOff === 0 ? tq : T.add(tq, rightOff);
+                edges.push([
+                  T.add(k0, BN - 1).gt(tileRight),
+                  (q, k) => k.gt(rightOff === 0 ? q : T.add(q, rightOff)),
+                ]);
+              }
+              if (leftOff !== undefined) {
+                const lastRow =
+                  typeof leftOff === "number" ? BM - 1 - leftOff : T.sub(BM - 1, leftOff);
+                edges.push([k0.lt(T.add(tq, lastRow)), (q, k) => k.lt(T.sub(q, leftOff))]);
+              }
+              if (seq) edges.push([T.add(k0, BN).gt(seq.lenK), (_q, k) => k.ge(seq.lenK)]);
+              const any = (ps: PrimExpr[]): PrimExpr => ps.reduce((a, p) => a.or(p));
               const hidden = (r: ExprLike, c: ExprLike) => {
                 const k = T.add(k0, c);
                 const q = T.add(q0, r);
-                return edges(k.gt(right === 0 ? q : T.add(q, right)), k.lt(T.sub(q, left)));
+                return any(edges.map(([, e]) => e(q, k)));
               };
-              const cross = edges(crossRight, crossLeft);
+              const cross = any(edges.map(([p]) => p));
               T.if_(cross, () => T.tile.wg.select(S, ([r, c]) => hidden(r!, c!), -Infinity, S));
             }
             // m' = max(m, c · rowmax(S)); corr = exp2(m − m'); P = exp2(c · S − m').
@@ -356,16 +502,40 @@ export function makeFlashAttention(s: FlashAttentionSizes): PrimFunc {
             T.ptx.wgmma.wait_group(0);
             T.if_(T.floormod(tid, 128).eq(0), () => T.ptx.mbarrier.arrive(vEmpty.sub(st)));
           }
-          // The LSE parameter when `lse` (the params' type does not see the conditional spread).
-          const lseOut = LSE as unknown as typeof O | undefined;
-          if (lseOut !== undefined) {
+          // With varlen, rows past the sequence's end are not stored: each thread stores its own
+          // rows of the wgmma accumulator layout (thread t of the warpgroup holds rows 16·⌊t /
+          // 32⌋ + 8·i + ⌊(t mod 32) / 4⌋, i = 0, 1: slot i of a row tile (rl), slots 4·n + 2·i + e
+          // of a 64 × D tile (ol), column 8·n + 2·(t mod 4) + e), each row under its own guard.
+          const own = seq
+            ? (() => {
+                const t = T.let_("t", T.floormod(tid, 128));
+                const r0 = T.let_(
+                  "r0",
+                  T.add(
+                    T.add(T.mul(qt, BM), T.mul(cw, 64)),
+                    T.add(T.mul(T.floordiv(t, 32), 16), T.floordiv(T.floormod(t, 32), 4)),
+                  ),
+                );
+                return { t, r0 };
+              })()
+            : undefined;
+          if (LSE !== undefined) {
             // LSE = ln 2 · (m + log2 l) (m in the log2 domain); −inf where l = 0 (log2 0 = −inf,
             // and m is −inf or −FLT_MAX there). Each row's 4 replicas store the same value.
             T.tile.wg.log2(corr, l, { approx: true });
             T.tile.wg.add(corr, corr, m);
             T.tile.wg.mul(corr, corr, Math.LN2);
-            const lseRows = lseOut.rearrange("b h (i r o) -> b h i r o", { r: 64, o: 1 });
-            T.tile.wg.copy(lseRows.sub(b, h, T.add(T.mul(qt, 2), cw)), corr);
+            if (seq && own) {
+              for (const i of T.unroll(2)) {
+                const r = T.add(own.r0, T.mul(i, 8));
+                T.if_(T.floormod(own.t, 4).eq(0).and(r.lt(seq.lenQ)), () =>
+                  LSE.set([h, T.add(seq.q0, r)], corr.flat().get([i])),
+                );
+              }
+            } else {
+              const lseRows = LSE.rearrange("b h (i r o) -> b h i r o", { r: 64, o: 1 });
+              T.tile.wg.copy(lseRows.sub(b, h, T.add(T.mul(qt, 2), cw)), corr);
+            }
           }
           // O = acc / l (l ≥ 1 where a row sees a key: its maximum's, exp2(0) = 1; a row that
           // sees none has l = 0 and acc = 0: 1 / max(l, FLT_MIN) is finite, so O = 0, not NaN).
@@ -373,10 +543,33 @@ export function makeFlashAttention(s: FlashAttentionSizes): PrimFunc {
           T.tile.wg.reciprocal(rs, l);
           T.tile.wg.mul(acc, acc, rs);
           T.tile.wg.cast(out, acc);
-          const oRows = rows(O, 64).sub(b, T.add(T.mul(qt, 2), cw), h);
-          T.tile.wg.copy(oRows, out);
+          if (seq && own) {
+            // Column pairs as 32-bit stores (a vectorized pair), as T.tile.wg.copy makes them.
+            const c0 = T.let_("c0", T.mul(T.floormod(own.t, 4), 2));
+            const outSlots = out.flat();
+            for (const i of T.unroll(2)) {
+              const r = T.let_("r", T.add(own.r0, T.mul(i, 8)));
+              T.if_(r.lt(seq.lenQ), () => {
+                const oRow = O!.sub(T.add(seq.q0, r), h);
+                for (const n of T.unroll(D / 8)) {
+                  for (const e of T.vectorized(2)) {
+                    oRow.set(
+                      [T.add(T.add(T.mul(n, 8), c0), e)],
+                      outSlots.get([T.add(T.add(T.mul(n, 4), T.mul(i, 2)), e)]),
+                    );
+                  }
+                }
+              });
+            }
+          } else {
+            T.tile.wg.copy(rows(O!, 64).sub(b, T.add(T.mul(qt, 2), cw), h), out);
+          }
         },
       );
-    },
-  );
+    };
+    // With varlen, a CTA whose query tile starts past its sequence's end exits before its first
+    // barrier (all its threads: the condition is the CTA's).
+    if (seq) T.if_(T.cuda.block_idx("x").lt(qTiles), kernel);
+    else kernel();
+  });
 }
