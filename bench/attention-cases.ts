@@ -42,7 +42,7 @@ export interface AttentionCase {
   readonly seq: number;
   readonly hd: HeadDim;
   readonly causal: boolean;
-  /** Also time the backward of this case (peers only: the tirx-ts kernel is forward only). */
+  /** Also time the backward of this case (tirx-ts: @tirx-ts/kernels' backward kernels). */
   readonly backward: boolean;
   /** CUDA-event-timed calls per variant (after 3 warm-ups). */
   readonly iters: number;

@@ -1,7 +1,8 @@
 // FlashAttention on the GPU, side by side, on the same inputs: 16384 tokens (batch × seq), hidden
 // 2048 (heads × hd), hd 64/128/256, seq 1024/4096/16384, causal and not, bfloat16 and float16;
 // forward, and backward at hd 128:
-//   tirx-ts examples/flash_attention.ts (forward only; makeFlashAttention, imported when present)
+//   tirx-ts examples/flash_attention.ts (makeFlashAttention, imported when present) and, for the
+//   backward, @tirx-ts/kernels' makeFlashAttentionBackward (its three kernels, timed together)
 //   torch SDPA with the cuDNN backend and with the flash backend, and the Triton FlashAttention-2
 //   kernels of bench/attention_triton.py: bench/attention_peers.py, one python3 process
 // The inputs (normal(0, 1), fixed seed, bshd) are made by bench/attention_peers.py, which also
@@ -19,6 +20,7 @@ import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import type { PrimFunc } from "@tirx-ts/core";
+import type { CudaTensor } from "@tirx-ts/runtime-cuda";
 import {
   BWD_BOUND,
   FWD_BOUND,
@@ -48,7 +50,7 @@ if (opts.dryRun) {
   console.log(`${command}: ${cases.length} cases (dry run, nothing launched)`);
   cases.forEach((c, i) => console.log(describeCase(c, i)));
   console.log(
-    `variants: tirx-ts ${EXAMPLE} (${existsSync(repo(EXAMPLE)) ? "present" : "missing"}, forward only)` +
+    `variants: tirx-ts ${EXAMPLE} (${existsSync(repo(EXAMPLE)) ? "present" : "missing"}; the backward: @tirx-ts/kernels makeFlashAttentionBackward)` +
       (opts.peers
         ? ", torch SDPA cuDNN, torch SDPA flash, Triton FA2 (bench/attention_peers.py)"
         : ""),
@@ -71,6 +73,7 @@ interface FlashAttentionSizes {
   causal?: boolean;
   scale?: number;
   ctas?: number;
+  lse?: boolean;
 }
 type MakeFlashAttention = (s: FlashAttentionSizes) => PrimFunc;
 let make: MakeFlashAttention | undefined;
@@ -87,6 +90,22 @@ else {
   } catch (err) {
     tirxWhy = `${EXAMPLE} failed to import: ${String(err).split("\n")[0]}`;
   }
+}
+
+/** The backward kernels of @tirx-ts/kernels, when that package loads. */
+type MakeBackward = (s: FlashAttentionSizes) => {
+  preprocess: PrimFunc;
+  main: PrimFunc;
+  postprocess: PrimFunc;
+};
+let makeBackward: MakeBackward | undefined;
+let backwardWhy = "";
+try {
+  const m = (await import("@tirx-ts/kernels")) as { makeFlashAttentionBackward?: MakeBackward };
+  makeBackward = m.makeFlashAttentionBackward;
+  if (!makeBackward) backwardWhy = "@tirx-ts/kernels has no makeFlashAttentionBackward";
+} catch (err) {
+  backwardWhy = `@tirx-ts/kernels failed to import: ${String(err).split("\n")[0]}`;
 }
 
 // ---- peers (and the inputs and references) ----
@@ -107,9 +126,12 @@ interface Inputs {
   q: string;
   k: string;
   v: string;
+  do: string;
 }
 const inputs = new Map<string, Inputs>(); // `${dtype}:${elements}` → files
 const refs = new Map<number, { index: Int32Array; rows: Float32Array }>();
+/** Backward cases: float32 [3, count, hd], the dQ, dK and dV references at the rows of `refs`. */
+const grefs = new Map<number, Float32Array>();
 let gpu = "unknown GPU";
 let pyOk = false;
 if (opts.peers || make) {
@@ -151,6 +173,12 @@ if (opts.peers || make) {
         index: new Int32Array(raw(j.index)),
         rows: new Float32Array(raw(j.rows)),
       });
+    } else if (j.kind === "gref") {
+      const b = readFileSync(String(j.rows));
+      grefs.set(
+        Number(j.case),
+        new Float32Array(b.buffer.slice(b.byteOffset, b.byteOffset + b.byteLength)),
+      );
     } else if (j.kind === "result") {
       const row: AttentionRow =
         j.skipped !== undefined
@@ -208,6 +236,105 @@ else {
     }
     return t;
   };
+  /**
+   * The tirx-ts backward of case `c` (makeFlashAttentionBackward's three kernels) on the forward's
+   * inputs: O and LSE from the forward with `lse`, dO from the peers' inputs; checked per
+   * gradient at the sampled rows against `gref` (BWD_BOUND), then timed (the three launches).
+   */
+  const backward = (
+    c: AttentionCase,
+    ci: number,
+    x: { Q: CudaTensor; K: CudaTensor; V: CudaTensor; O: CudaTensor },
+    files: Inputs,
+    index: Int32Array,
+    gref: Float32Array,
+  ): void => {
+    const sizes = {
+      batch: c.batch,
+      heads: c.heads,
+      seqQ: c.seq,
+      seqK: c.seq,
+      headDim: c.hd,
+      dtype: c.dtype,
+      causal: c.causal,
+      scale: 1 / Math.sqrt(c.hd),
+    } as const;
+    const note = (why: string): void => {
+      rows.push({ case: ci, pass: "backward", variant: "tirx-ts", note: `tirx-ts: ${why}` });
+    };
+    if (!makeBackward) return note(backwardWhy);
+    const shape = [c.batch, c.seq, c.heads, c.hd];
+    const rowShape = [c.batch, c.heads, c.seq];
+    const held: CudaTensor[] = [];
+    const empty = (sh: number[], dt: AttentionDType | "float32") => {
+      const t = rt.cudaEmpty(sh, dt, dev);
+      held.push(t);
+      return t;
+    };
+    try {
+      const fwd = rt.compileCuda(make!({ ...sizes, lse: true } as FlashAttentionSizes), {
+        device: dev,
+      });
+      const k = makeBackward(sizes);
+      const [pre, main, post] = [k.preprocess, k.main, k.postprocess].map((f) =>
+        rt.compileCuda(f, { device: dev }),
+      );
+      const dO = empty(shape, c.dtype).copyFrom(new Uint8Array(readFileSync(files.do)));
+      const lse = empty(rowShape, "float32");
+      const delta = empty(rowShape, "float32");
+      const lse2 = empty(rowShape, "float32");
+      const dQacc = empty(shape, "float32");
+      const [dQ, dK, dV] = [0, 1, 2].map(() => empty(shape, c.dtype));
+      fwd(x.Q, x.K, x.V, x.O, lse);
+      for (const g of [dQ!, dK!, dV!]) rt.driver().memsetD8(g.ptr, 0xff, g.nbytes);
+      // The three kernels in order: synchronous for the check, queued for the timing.
+      const argsOf = [
+        [x.O, dO, lse, delta, lse2, dQacc],
+        [x.Q, x.K, x.V, dO, lse2, delta, dQacc, dK!, dV!],
+        [dQacc, dQ!],
+      ];
+      const kernels = [pre!, main!, post!];
+      const launch = (sync: boolean) =>
+        kernels.forEach((f, fi) => (sync ? f(...argsOf[fi]!) : f.launchAsync(...argsOf[fi]!)));
+      launch(true);
+      const t16 = table(c.dtype);
+      const hd = c.hd;
+      const count = index.length / 3;
+      let err = 0;
+      [dQ!, dK!, dV!].forEach((g, gi) => {
+        const gb = g.toBytes();
+        const bits = new Uint16Array(gb.buffer, gb.byteOffset, gb.byteLength / 2);
+        let worst = 0;
+        let mag = 0;
+        for (let i = 0; i < count; i++) {
+          const [b, s, h] = [index[3 * i]!, index[3 * i + 1]!, index[3 * i + 2]!];
+          const at = ((b * c.seq + s) * c.heads + h) * hd;
+          for (let d = 0; d < hd; d++) {
+            const r = gref[(gi * count + i) * hd + d]!;
+            const e = Math.abs(t16[bits[at + d]!]! - r);
+            worst = Number.isNaN(e) ? Infinity : Math.max(worst, e);
+            mag = Math.max(mag, Math.abs(r));
+          }
+        }
+        err = Math.max(err, worst / mag);
+      });
+      const t = rt.timeLaunches(() => launch(false), { iters: c.iters, device: dev });
+      const row: AttentionRow = {
+        case: ci,
+        pass: "backward",
+        variant: "tirx-ts @tirx-ts/kernels backward",
+        us: t.medianUs,
+        err,
+        bound: BWD_BOUND[c.dtype],
+      };
+      rows.push(row);
+      console.log(JSON.stringify(row));
+    } catch (e) {
+      note(String(e).split("\n")[0]!.slice(0, 240));
+    } finally {
+      for (const t of held) t.dispose();
+    }
+  };
   let hostKey = "";
   let host: Uint8Array[] = [];
   cases.forEach((c: AttentionCase, ci) => {
@@ -259,6 +386,8 @@ else {
       };
       rows.push(row);
       console.log(JSON.stringify(row));
+      const gref = grefs.get(ci);
+      if (c.backward && gref) backward(c, ci, { Q: Q!, K: K!, V: V!, O }, files, ref.index, gref);
     } catch (err) {
       tirxRow(ci, String(err).split("\n")[0]!.slice(0, 240));
     } finally {
@@ -272,14 +401,16 @@ rmSync(work, { recursive: true, force: true });
 const lines = formatAttentionTable(cases, rows);
 const summary: string[] = [];
 cases.forEach((c, ci) => {
-  const g = rows.filter((r) => r.case === ci && r.pass === "forward" && r.us !== undefined);
-  const ours = g.find((r) => r.variant.startsWith("tirx-ts"));
-  const cudnn = g.find((r) => r.variant.startsWith("torch SDPA cuDNN"));
-  const flash = g.find((r) => r.variant.startsWith("torch SDPA flash"));
-  if (ours && (cudnn || flash))
-    summary.push(
-      `${c.dtype} hd ${c.hd} seq ${c.seq}${c.causal ? " causal" : ""}: tirx-ts ${cudnn ? `${(cudnn.us! / ours.us!).toFixed(3)}× cuDNN` : ""}${cudnn && flash ? ", " : ""}${flash ? `${(flash.us! / ours.us!).toFixed(3)}× flash` : ""}`,
-    );
+  for (const pass of ["forward", "backward"] as const) {
+    const g = rows.filter((r) => r.case === ci && r.pass === pass && r.us !== undefined);
+    const ours = g.find((r) => r.variant.startsWith("tirx-ts"));
+    const cudnn = g.find((r) => r.variant.startsWith("torch SDPA cuDNN"));
+    const flash = g.find((r) => r.variant.startsWith("torch SDPA flash"));
+    if (ours && (cudnn || flash))
+      summary.push(
+        `${pass} ${c.dtype} hd ${c.hd} seq ${c.seq}${c.causal ? " causal" : ""}: tirx-ts ${cudnn ? `${(cudnn.us! / ours.us!).toFixed(3)}× cuDNN` : ""}${cudnn && flash ? ", " : ""}${flash ? `${(flash.us! / ours.us!).toFixed(3)}× flash` : ""}`,
+      );
+  }
 });
 const text = [
   `# FlashAttention, ${new Date().toISOString()}`,

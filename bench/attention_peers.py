@@ -25,9 +25,11 @@ like timeLaunches of @tirx-ts/runtime-cuda. Backward times cover only the backwa
 
 Prints one JSON line per record (other lines are informational):
   {"kind": "info", "gpu", "torch", "triton", "cudnn"}
-  {"kind": "inputs", "dtype", "elements", "q", "k", "v"}        (with --dump: raw 16-bit files)
+  {"kind": "inputs", "dtype", "elements", "q", "k", "v", "do"}  (with --dump: raw 16-bit files)
   {"kind": "ref", <case>, "count", "index", "rows"}               (with --dump: int32 [count, 3]
       (batch, seq position, head) and float32 [count, hd] files)
+  {"kind": "gref", <case>, "rows"}  (with --dump, backward cases: float32 [3, count, hd], the
+      dQ, dK and dV references at the same rows)
   {"kind": "result", <case>, "variant", "median_us", "err" (null when not finite), "bound", "ok"} or
   {"kind": "result", <case>, "variant", "skipped": reason}
 where <case> is "case" (the index in the plan), "dtype", "hd", "seq", "causal", and results have
@@ -154,7 +156,7 @@ def main():
             inputs[(dtype, n)] = [base[n][i].to(DTYPES[dtype]) for i in range(4)]
             if dump:
                 files = {}
-                for name, t in zip("qkv", inputs[(dtype, n)]):
+                for name, t in zip(("q", "k", "v", "do"), inputs[(dtype, n)]):
                     files[name] = os.path.join(dump, f"{name}-{dtype}-{n}.bin")
                     t.view(torch.int16).cpu().numpy().tofile(files[name])
                 emit(kind="inputs", dtype=dtype, elements=n, **files)
@@ -175,6 +177,15 @@ def main():
             ref.cpu().numpy().tofile(stem + "-rows.bin")
             emit(kind="ref", **key, count=idx.shape[0], index=stem + "-index.bin",
                  rows=stem + "-rows.bin")
+        gref = None
+        if c["backward"]:
+            try:
+                gref = bwd_reference(q, k, v, do, pairs, rows, causal)
+            except Exception as e:
+                gref = e
+            if dump and not isinstance(gref, Exception):
+                torch.stack(gref).cpu().numpy().tofile(stem + "-grad.bin")
+                emit(kind="gref", **key, rows=stem + "-grad.bin")
         if not timing:
             continue
         iters = c["iters"]
@@ -226,11 +237,9 @@ def main():
 
         if not c["backward"]:
             continue
-        try:
-            gref = bwd_reference(q, k, v, do, pairs, rows, causal)
-        except Exception as e:
+        if isinstance(gref, Exception):
             for name in ("torch SDPA cuDNN", "torch SDPA flash", "Triton FA2"):
-                result("backward", name, skipped=f"reference failed: {reason(e)}")
+                result("backward", name, skipped=f"reference failed: {reason(gref)}")
             continue
         bb = c["bwd_bound"]
         dot = do.transpose(1, 2)
