@@ -1,12 +1,15 @@
 // examples/flash_attention.ts beyond its example size: the causal mask on the simulator against
-// float64, huge equal logits (bf16 Q = K = V = 133120, logits 1.1e12 taken in float32: exactly
-// 133120 out, row 0 seeing one key), GQA with a sliding window and LSE (rows that see no key: O
-// exactly 0, LSE −inf), option errors, and its PTX assembles for sm_90a at each head dim.
+// float64 (seq_q = seq_k, and bottom-right aligned for seq_q ≠ seq_k), huge equal logits (bf16
+// Q = K = V = 133120, logits 1.1e12 taken in float32: exactly 133120 out, row 0 seeing one key),
+// GQA with a sliding window and LSE (rows that see no key: O exactly 0, LSE −inf), varlen batches
+// of odd lengths (causal and not, padding rows left alone), option errors, and its PTX assembles
+// for sm_90a at each head dim, varlen too.
 import { describe, expect, it } from "vitest";
 import { compileToPtx } from "@tirx-ts/codegen-ptx";
 import { compile, sim, tensor } from "tirx-ts";
 import {
   checkFlashAttention,
+  checkFlashAttentionVarlen,
   makeFlashAttention,
   type FlashAttentionSizes,
 } from "../examples/flash_attention.js";
@@ -45,6 +48,101 @@ describe("flash_attention forward", () => {
     const r = checkFlashAttention(sim(), makeFlashAttention(s), s);
     expect(r.ok, r.summary).toBe(true);
     expect(r.summary).toContain(`${4 * (20 + 98)} rows see no key`);
+  });
+
+  it("causal with seq_q ≠ seq_k, bottom-right aligned: 256 queries on 128 keys (rows 0-127 see none) and 128 on 256, LSE", () => {
+    // 256 on 128: query i sees keys j ≤ i − 128, so query tile 0 reads no KV block (O = 0,
+    // LSE −inf from an empty loop) and tile 1 one diagonal block; 128 on 256: j ≤ i + 128, the
+    // second KV block crossing the diagonal.
+    for (const [seqQ, seqK, empty] of [
+      [256, 128, 128],
+      [128, 256, 0],
+    ] as const) {
+      const s: FlashAttentionSizes = {
+        batch: 1,
+        heads: 1,
+        seqQ,
+        seqK,
+        headDim: 64,
+        dtype: "float16",
+        causal: true,
+        lse: true,
+      };
+      const r = checkFlashAttention(sim(), makeFlashAttention(s), s);
+      expect(r.ok, r.summary).toBe(true);
+      if (empty) expect(r.summary).toContain(`${empty} rows see no key`);
+      else expect(r.summary).not.toContain("see no key");
+    }
+  });
+
+  it("varlen: 3 sequences of 1, 130, 77 queries on 200, 50, 76 keys, LSE, padding rows: within the bound of float64, padding untouched", () => {
+    // Packed Q [216, 1, 64] (8 padding rows), K and V [330, 1, 64] (4): sequence 0's second KV
+    // block reads sequence 1's keys (masked), sequence 2's tiles run past the tensors' ends
+    // (TMA fills zeros), sequence 1's second query tile is partial and the grid's second tile of
+    // sequences 0 and 2 exits at once.
+    const s: FlashAttentionSizes = {
+      batch: 3,
+      heads: 1,
+      seqQ: 216,
+      seqK: 330,
+      headDim: 64,
+      dtype: "float16",
+      lse: true,
+      varlen: { maxSeqQ: 130 },
+    };
+    const r = checkFlashAttentionVarlen(
+      sim(),
+      makeFlashAttention(s),
+      s,
+      [1, 130, 77],
+      [200, 50, 76],
+    );
+    expect(r.ok, r.summary).toBe(true);
+    expect(r.summary).not.toContain("see no key");
+  });
+
+  it("varlen causal (bottom-right per sequence), GQA 2 heads on 1, bfloat16, LSE: rows that see no key exactly 0 and -inf", () => {
+    // Sequence 1 (130 queries, 50 keys): query i sees keys j ≤ i − 80, rows 0-79 none; sequence 2
+    // (77 on 76): row 0 none; sequence 0 (1 on 200): its one row sees every key.
+    const s: FlashAttentionSizes = {
+      batch: 3,
+      heads: 2,
+      kvHeads: 1,
+      seqQ: 216,
+      seqK: 330,
+      headDim: 64,
+      dtype: "bfloat16",
+      causal: true,
+      lse: true,
+      varlen: { maxSeqQ: 130 },
+    };
+    const r = checkFlashAttentionVarlen(
+      sim(),
+      makeFlashAttention(s),
+      s,
+      [1, 130, 77],
+      [200, 50, 76],
+    );
+    expect(r.ok, r.summary).toBe(true);
+    expect(r.summary).toContain(`${2 * (80 + 1)} rows see no key`);
+  });
+
+  it("varlen errors: a malformed varlen, packed totals under one tile", () => {
+    const base: FlashAttentionSizes = {
+      batch: 2,
+      heads: 1,
+      seqQ: 300,
+      seqK: 300,
+      headDim: 64,
+      dtype: "float16",
+    };
+    expect(() => makeFlashAttention({ ...base, varlen: { maxSeqQ: 0 } })).toThrow(
+      'flash_attention: varlen is { maxSeqQ }, the longest sequence\'s query rows, an integer in 1 … seq_q (300), got {"maxSeqQ":0}',
+    );
+    expect(() => makeFlashAttention({ ...base, varlen: { maxSeqQ: 301 } })).toThrow(/varlen is/);
+    expect(() => makeFlashAttention({ ...base, seqQ: 100, varlen: { maxSeqQ: 60 } })).toThrow(
+      "flash_attention: with varlen, seq_q and seq_k are the packed row counts of Q and K, integers ≥ 128 and ≥ 128 (a tile's TMA box fits in the tensor: pad the packed tensors), got 100 and 300",
+    );
   });
 
   it("option errors: kvHeads not dividing heads, a malformed window, window with causal, non-boolean lse", () => {
@@ -132,5 +230,24 @@ describe("flash_attention forward", () => {
     const ptx = compileToPtx(makeFlashAttention(o), { arch: "sm_90a" }).text;
     expect(ptx).toMatch(/lg2\.approx/);
     assembleLater(ptx, "sm_90a", "fa gqa window lse");
+    // Varlen at each head dim (causal with LSE at 128, a window with GQA at 256).
+    for (const headDim of [64, 128, 256] as const) {
+      const v: FlashAttentionSizes = {
+        batch: 4,
+        heads: 8,
+        kvHeads: headDim === 256 ? 2 : 8,
+        seqQ: 5000,
+        seqK: 6000,
+        headDim,
+        dtype: "bfloat16",
+        causal: headDim === 128,
+        lse: headDim === 128,
+        ...(headDim === 256 ? { window: [200, 100] as const } : {}),
+        varlen: { maxSeqQ: 2000 },
+      };
+      const text = compileToPtx(makeFlashAttention(v), { arch: "sm_90a" }).text;
+      expect(text).toMatch(/cp\.async\.bulk\.tensor\.3d/);
+      assembleLater(text, "sm_90a", `fa varlen hd${headDim}`);
+    }
   });
 });

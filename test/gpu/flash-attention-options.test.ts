@@ -1,11 +1,14 @@
 // On a GPU: examples/flash_attention.ts with its options (GQA / MQA `kvHeads`, a sliding `window`,
-// the `lse` output) at sizes past the simulator's, each against the float64 reference of
-// checkFlashAttention (O within its stated bound, rows that see no key exactly 0 and LSE −inf).
+// the `lse` output, causal with seq_q ≠ seq_k, variable-length batches) at sizes past the
+// simulator's, each against the float64 reference of checkFlashAttention or
+// checkFlashAttentionVarlen (O within its stated bound, rows that see no key exactly 0 and LSE
+// −inf, varlen padding rows untouched).
 // Skipped, with the reason printed, where no CUDA driver loads.
 import { describe, expect, test } from "vitest";
 import { cuda, cudaAvailable } from "tirx-ts";
 import {
   checkFlashAttention,
+  checkFlashAttentionVarlen,
   makeFlashAttention,
   type FlashAttentionSizes,
 } from "../../examples/flash_attention.js";
@@ -63,6 +66,89 @@ const CASES: readonly FlashAttentionSizes[] = [
     causal: true,
     lse: true,
   },
+  // Causal with seq_q ≠ seq_k, bottom-right aligned: keys past the queries (shift +512), and
+  // queries past the keys (shift −512: rows 0-511 see no key).
+  {
+    batch: 2,
+    heads: 4,
+    seqQ: 1024,
+    seqK: 1536,
+    headDim: 128,
+    dtype: "float16",
+    causal: true,
+    lse: true,
+  },
+  {
+    batch: 1,
+    heads: 4,
+    kvHeads: 1,
+    seqQ: 1536,
+    seqK: 1024,
+    headDim: 64,
+    dtype: "bfloat16",
+    causal: true,
+    lse: true,
+  },
+];
+
+/** Varlen cases: sizes and options, then the sequences' query and key lengths. */
+const VARLEN: readonly (readonly [FlashAttentionSizes, number[], number[]])[] = [
+  // Lengths 1000, 4096, 37 at head dim 128, float16 and bfloat16, causal and not, with LSE.
+  ...(["float16", "bfloat16"] as const).flatMap((dtype) =>
+    [false, true].map(
+      (causal) =>
+        [
+          {
+            batch: 3,
+            heads: 2,
+            seqQ: 5200,
+            seqK: 5200,
+            headDim: 128,
+            dtype,
+            causal,
+            lse: true,
+            varlen: { maxSeqQ: 4096 },
+          },
+          [1000, 4096, 37],
+          [1000, 4096, 37],
+        ] as const,
+    ),
+  ),
+  // Different key lengths, causal bottom-right (sequence 1: its first 300 rows see no key;
+  // sequence 3 has no keys at all, and 129 rows: two query tiles), GQA 4 on 2, head dim 64.
+  [
+    {
+      batch: 4,
+      heads: 4,
+      kvHeads: 2,
+      seqQ: 3000,
+      seqK: 3000,
+      headDim: 64,
+      dtype: "bfloat16",
+      causal: true,
+      lse: true,
+      varlen: { maxSeqQ: 1500 },
+    },
+    [700, 1500, 1, 129],
+    [1200, 1200, 300, 0],
+  ],
+  // A window bounded both sides (bottom-right aligned), MQA at head dim 256 (64-key blocks).
+  [
+    {
+      batch: 3,
+      heads: 2,
+      kvHeads: 1,
+      seqQ: 2400,
+      seqK: 2400,
+      headDim: 256,
+      dtype: "float16",
+      window: [300, 40],
+      lse: true,
+      varlen: { maxSeqQ: 1111 },
+    },
+    [1111, 513, 640],
+    [900, 1000, 333],
+  ],
 ];
 
 describe.skipIf(!probe.ok)("flash_attention options on the GPU against float64", () => {
@@ -71,4 +157,12 @@ describe.skipIf(!probe.ok)("flash_attention options on the GPU against float64",
     console.log(`flash_attention ${JSON.stringify(s)}: ${r.summary}`);
     expect(r.ok, r.summary).toBe(true);
   });
+  test.each(VARLEN.map(([s, q, k]) => [`${JSON.stringify(s)} q ${q} k ${k}`, s, q, k] as const))(
+    "varlen %s",
+    (_name, s, lensQ, lensK) => {
+      const r = checkFlashAttentionVarlen(cuda(0), makeFlashAttention(s), s, lensQ, lensK);
+      console.log(`flash_attention varlen ${JSON.stringify(s)}: ${r.summary}`);
+      expect(r.ok, r.summary).toBe(true);
+    },
+  );
 });
