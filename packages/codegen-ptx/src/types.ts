@@ -21,9 +21,13 @@ export const REG_DECL: Readonly<Record<RegClass, string>> = {
   fd: ".f64",
 };
 
-/** Type suffix of ld/st/ld.param: bool is one byte; 16-bit floats move as raw `.b16` bits. */
+/**
+ * Type suffix of ld/st/ld.param: bool is one byte; 16-bit floats move as raw `.b16` bits, float8
+ * codes as `.b8` (into and out of the low byte of a `.b16` register).
+ */
 export function memType(dt: DType): string {
   if (dt === "bool") return "u8";
+  if (dt === "float8_e4m3" || dt === "float8_e5m2") return "b8";
   if (dt === "float16" || dt === "bfloat16") return "b16";
   if (isFloat(dt)) return `f${dtypeBits(dt)}`;
   return `${dtypeKind(dt) === "int" ? "s" : "u"}${dtypeBits(dt)}`;

@@ -1,6 +1,9 @@
 /**
  * Scalar data types of tirx-ts, named as in TVM (`"float16"`, `"int32"`, ...).
  * `bool` is one byte in memory (as in CUDA C++) and a predicate in registers.
+ * `float8_e4m3` and `float8_e5m2` are the OCP 8-bit floats (numeric/fp8.ts): one byte in memory,
+ * the low byte of a 16-bit register; PTX has no arithmetic on them (conversions, loads, stores and
+ * wgmma operands only).
  */
 export type DType =
   | "bool"
@@ -12,6 +15,8 @@ export type DType =
   | "uint16"
   | "uint32"
   | "uint64"
+  | "float8_e4m3"
+  | "float8_e5m2"
   | "float16"
   | "bfloat16"
   | "float32"
@@ -42,6 +47,8 @@ const TABLE: Record<DType, DTypeInfo> = {
   bfloat16: { kind: "float", bits: 16, bytes: 2 },
   float32: { kind: "float", bits: 32, bytes: 4 },
   float64: { kind: "float", bits: 64, bytes: 8 },
+  float8_e4m3: { kind: "float", bits: 8, bytes: 1 },
+  float8_e5m2: { kind: "float", bits: 8, bytes: 1 },
 };
 
 /** Every dtype name, in a stable order. */
@@ -67,8 +74,11 @@ export function dtypeKind(dt: DType): DTypeKind {
   return TABLE[dt].kind;
 }
 
-/** float16, bfloat16, float32, float64. */
+/** float8_e4m3, float8_e5m2, float16, bfloat16, float32, float64. */
 export const isFloat = (dt: DType): boolean => TABLE[dt].kind === "float";
+/** The OCP 8-bit floats float8_e4m3 and float8_e5m2: no arithmetic, conversions only. */
+export const isFloat8 = (dt: DType): dt is "float8_e4m3" | "float8_e5m2" =>
+  dt === "float8_e4m3" || dt === "float8_e5m2";
 /** Signed or unsigned integers (not bool). */
 export const isInt = (dt: DType): boolean => TABLE[dt].kind === "int" || TABLE[dt].kind === "uint";
 /** Signed integers int8..int64. */

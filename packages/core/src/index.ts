@@ -53,6 +53,7 @@ export * from "./ir/literal.js";
 export * from "./analysis/symbolic.js";
 export * from "./runtime/grid.js";
 export * from "./numeric/float.js";
+export * from "./numeric/fp8.js";
 export * from "./numeric/int.js";
 export * from "./numeric/int-fold.js";
 export * from "./numeric/float-rem.js";

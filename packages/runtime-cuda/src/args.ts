@@ -42,6 +42,8 @@ const PTX_SCALAR: Record<DType, string> = {
   uint16: "u16",
   uint32: "u32",
   uint64: "u64",
+  float8_e4m3: "b8",
+  float8_e5m2: "b8",
   float16: "b16",
   bfloat16: "b16",
   float32: "f32",

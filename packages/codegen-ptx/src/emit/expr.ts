@@ -9,6 +9,7 @@ import {
   exprRange,
   findOp,
   isFloat,
+  isFloat8,
   SHALLOW_HEIGHT,
   type Binary,
   type Compare,
@@ -228,8 +229,10 @@ export class ExprEmitter implements ValueEmitter {
           : intImmediate(e.value, e.dtype);
       case "FloatImm": {
         const imm = floatImmediate(e.value, e.dtype);
-        // 16-bit float immediates exist only as raw bits of a .b16 move.
-        return e.dtype === "float16" || e.dtype === "bfloat16" ? this.toReg(imm, e.dtype) : imm;
+        // 16-bit and float8 immediates exist only as raw bits of a .b16 move.
+        return e.dtype === "float16" || e.dtype === "bfloat16" || isFloat8(e.dtype)
+          ? this.toReg(imm, e.dtype)
+          : imm;
       }
       case "Var": {
         const op = ctx.env.get(e.id);

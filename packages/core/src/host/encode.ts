@@ -1,13 +1,16 @@
 import { Float16Array, getFloat16, setFloat16 } from "@petamoriken/float16";
-import { dtypeBytes, dtypeKind, type DType } from "../dtype.js";
+import { dtypeBytes, dtypeKind, isFloat8, type DType } from "../dtype.js";
 import { TirxError } from "../diagnostics.js";
 import { showValue } from "../show.js";
+import { fp8Bits, fp8Format, fp8Value } from "../numeric/fp8.js";
 
 /**
  * Host-side element encoding shared by every runtime: little-endian bytes with each dtype's
  * exact bits. float16 uses IEEE binary16 with round-to-nearest-even (@petamoriken/float16);
- * bfloat16 keeps the top 16 bits of the float32 after round-to-nearest-even; integers wrap;
- * bool is one byte, 0 or 1.
+ * bfloat16 keeps the top 16 bits of the float32 after round-to-nearest-even; float8_e4m3 and
+ * float8_e5m2 round once to nearest even and saturate as `cvt.rn.satfinite` does (numeric/fp8.ts:
+ * NaN → 0x7f, ±inf and values beyond the largest finite → ±max); integers wrap; bool is one byte,
+ * 0 or 1.
  */
 
 const scratch = new DataView(new ArrayBuffer(8));
@@ -79,6 +82,10 @@ export function writeElement(
     case "float64":
       dv.setFloat64(off, Number(v), true);
       return;
+    case "float8_e4m3":
+    case "float8_e5m2":
+      dv.setUint8(off, fp8Bits(Number(v), fp8Format(dtype)));
+      return;
   }
 }
 
@@ -111,6 +118,9 @@ export function readElement(dv: DataView, off: number, dtype: DType): number | b
       return dv.getFloat32(off, true);
     case "float64":
       return dv.getFloat64(off, true);
+    case "float8_e4m3":
+    case "float8_e5m2":
+      return fp8Value(dv.getUint8(off), fp8Format(dtype));
   }
 }
 
@@ -121,7 +131,9 @@ export type HostData = ArrayLike<number | bigint | boolean> | Uint8Array;
  * Encode `data` (one value per element, row-major) as the bytes of a `dtype` tensor of `count`
  * elements. A Uint8Array is taken as raw bytes only when `dtype` is not uint8/int8/bool and
  * its length is count × element bytes. Integers wrap to their dtype's width; float16/bfloat16
- * round to nearest even.
+ * round to nearest even; float8_e4m3/float8_e5m2 round to nearest even and saturate (NaN stays
+ * NaN), as `cvt.rn.satfinite` does; a Uint8Array of count bytes for a float8 tensor is its raw
+ * codes (as for every dtype but uint8/int8/bool).
  * @throws TirxError TX5007 when `data` is not array-like, the element count does not match, or an
  *   element is no value of
  *   `dtype`: not a number, bigint or boolean (a hole, undefined, a string), or for an integer
@@ -137,7 +149,7 @@ export function encodeHost(data: HostData, dtype: DType, count: number): Uint8Ar
     );
   }
   const eb = dtypeBytes(dtype);
-  if (data instanceof Uint8Array && eb > 1 && data.length === count * eb) {
+  if (data instanceof Uint8Array && (eb > 1 || isFloat8(dtype)) && data.length === count * eb) {
     return new Uint8Array(data);
   }
   if (data.length !== count) {
@@ -242,7 +254,8 @@ export type HostArray =
   | number[];
 
 /**
- * Decode tensor bytes into a host array: float16 and bfloat16 widen exactly to Float32Array,
+ * Decode tensor bytes into a host array: float16, bfloat16, float8_e4m3 and float8_e5m2 widen
+ * exactly to Float32Array (float8 NaN codes to NaN),
  * bool decodes to Uint8Array of 0/1, 64-bit ints to BigInt64Array/BigUint64Array.
  */
 export function decodeHost(bytes: Uint8Array, dtype: DType): HostArray {
@@ -285,6 +298,14 @@ export function decodeHost(bytes: Uint8Array, dtype: DType): HostArray {
       const out = new Float32Array(n);
       const wide = new Uint32Array(out.buffer);
       for (let i = 0; i < n; i++) wide[i] = bits[i]! << 16;
+      return out;
+    }
+    case "float8_e4m3":
+    case "float8_e5m2": {
+      const fmt = fp8Format(dtype);
+      const src = new Uint8Array(buf);
+      const out = new Float32Array(n);
+      for (let i = 0; i < n; i++) out[i] = fp8Value(src[i]!, fmt);
       return out;
     }
   }

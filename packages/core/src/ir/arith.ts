@@ -1,4 +1,4 @@
-import { dtypeBits, isFloat, isSigned, isWideInt, type DType } from "../dtype.js";
+import { dtypeBits, isFloat, isFloat8, isSigned, isWideInt, type DType } from "../dtype.js";
 import { TirxError } from "../diagnostics.js";
 import type { Span } from "../span.js";
 import { constInt, intImm, type BinaryOp, type CompareOp, type Expr, type IntImm } from "./expr.js";
@@ -43,7 +43,25 @@ function fits(v: number, dt: DType): boolean {
   return isSigned(dt) ? v >= -(2 ** (bits - 1)) && v < 2 ** (bits - 1) : v >= 0 && v < 2 ** bits;
 }
 
-/** `a op b`; both operands must have the same dtype. Folds integer constants the dtype holds. */
+/**
+ * TX1007 for an operator on float8: PTX has no float8 arithmetic or comparison (only cvt and the
+ * wgmma operands: PTX ISA, "Alternate Floating-Point Data Formats").
+ */
+function refuseFloat8(what: string, dt: DType, span?: Span): void {
+  if (isFloat8(dt)) {
+    throw new TirxError(
+      "TX1007",
+      `${what} is not defined on ${dt}: PTX has no float8 arithmetic; cast to float16 or float32 first (x.cast("float32"))`,
+      span,
+    );
+  }
+}
+
+/**
+ * `a op b`; both operands must have the same dtype. Folds integer constants the dtype holds.
+ * @throws TirxError TX1007 for operands of two dtypes, a bit operator on floats, an operator on
+ *   bool other than the bit operators, or any operator on float8.
+ */
 export function binary(op: BinaryOp, a: Expr, b: Expr, span?: Span): Expr {
   if (a.dtype !== b.dtype) {
     throw new TirxError(
@@ -52,6 +70,7 @@ export function binary(op: BinaryOp, a: Expr, b: Expr, span?: Span): Expr {
       span ?? a.span ?? b.span,
     );
   }
+  refuseFloat8(op, a.dtype, span ?? a.span);
   if (isFloat(a.dtype) && ["bitand", "bitor", "bitxor", "shl", "shr"].includes(op)) {
     throw new TirxError(
       "TX1007",
@@ -85,7 +104,10 @@ export function binary(op: BinaryOp, a: Expr, b: Expr, span?: Span): Expr {
   return { kind: "Binary", op, a, b, dtype: a.dtype, ...sp(span) };
 }
 
-/** `a cmp b` as a bool. */
+/**
+ * `a cmp b` as a bool.
+ * @throws TirxError TX1007 for operands of two dtypes, or float8 operands (no float8 setp).
+ */
 export function compare(op: CompareOp, a: Expr, b: Expr, span?: Span): Expr {
   if (a.dtype !== b.dtype) {
     throw new TirxError(
@@ -94,6 +116,7 @@ export function compare(op: CompareOp, a: Expr, b: Expr, span?: Span): Expr {
       span ?? a.span ?? b.span,
     );
   }
+  refuseFloat8(op, a.dtype, span ?? a.span);
   return { kind: "Compare", op, a, b, dtype: "bool", ...sp(span) };
 }
 
@@ -113,9 +136,23 @@ export function not(a: Expr, span?: Span): Expr {
   return { kind: "Not", a, dtype: "bool", ...sp(span) };
 }
 
-/** Value conversion to `dtype`; a no-op when the dtype already matches. */
+/**
+ * Value conversion to `dtype`; a no-op when the dtype already matches. Into float8 the value is
+ * rounded to nearest even and saturated (`cvt.rn.satfinite`: NaN stays NaN, ±inf and overflow
+ * give ±max finite); out of float8 it is exact into any float, and truncated as a float is into an
+ * integer.
+ * @throws TirxError TX1007 for float64 → float8: PTX converts to float8 only from float32 and
+ *   float16, and float64 → float32 → float8 would round twice.
+ */
 export function cast(dtype: DType, value: Expr, span?: Span): Expr {
   if (value.dtype === dtype) return value;
+  if (isFloat8(dtype) && value.dtype === "float64") {
+    throw new TirxError(
+      "TX1007",
+      `no conversion float64 → ${dtype}: PTX converts to float8 only from float32 and float16 (cvt.rn.satfinite.*x2), and through float32 it would round twice; cast to float32 first if that is meant`,
+      span ?? value.span,
+    );
+  }
   const c = constInt(value);
   if (c !== undefined && !isFloat(dtype) && dtype !== "bool" && !isWideInt(dtype)) {
     if (dtype === "int32" && c >= -(2 ** 31) && c < 2 ** 31) return intImm(c, dtype, span);

@@ -1,4 +1,5 @@
-import { dtypeBits, isFloat, isSigned, type DType } from "../dtype.js";
+import { dtypeBits, isFloat, isFloat8, isSigned, type DType } from "../dtype.js";
+import { fp8Format, fp8Max, roundFp8Unsaturated } from "../numeric/fp8.js";
 import { TirxError } from "../diagnostics.js";
 import type { Span } from "../span.js";
 
@@ -12,11 +13,26 @@ const HALF_LIMITS: Partial<Record<DType, { max: number; inf: number }>> = {
 
 /**
  * Refuse a literal that `dtype` cannot hold, as TVM's IntImm range check does: an integer outside
- * the dtype's range (bool takes 0 and 1), or a finite float16/bfloat16 literal that would round
- * to infinity. Explicit ±Infinity and NaN are kept.
+ * the dtype's range (bool takes 0 and 1), a finite float16/bfloat16 literal that would round
+ * to infinity, or a finite float8 literal that would round beyond its largest finite value
+ * (where `cvt.rn.satfinite` would clamp it). Explicit ±Infinity and NaN are kept.
  * @throws TirxError TX1015 (dsl/literal-range) at `span`, the author's line.
  */
 export function checkLiteral(value: number | bigint, dtype: DType, span?: Span): void {
+  if (isFloat8(dtype)) {
+    const fmt = fp8Format(dtype);
+    if (typeof value === "number" && Number.isFinite(value)) {
+      const r = roundFp8Unsaturated(value, fmt);
+      if (Math.abs(r) > fp8Max(fmt)) {
+        throw new TirxError(
+          "TX1015",
+          `${value} does not fit ${dtype}: its largest finite value is ${fp8Max(fmt)} (the literal would saturate to ${r < 0 ? "-" : ""}${fp8Max(fmt)})`,
+          span,
+        );
+      }
+    }
+    return;
+  }
   if (isFloat(dtype)) {
     const lim = HALF_LIMITS[dtype];
     if (lim && typeof value === "number" && Number.isFinite(value) && Math.abs(value) >= lim.inf) {

@@ -6,40 +6,15 @@
  * NaN results are written as the canonical NaN of PTX (all exponent and mantissa bits set).
  */
 
+import { roundToFormat } from "./round.js";
+import { roundFp8 } from "./fp8.js";
+
+export { roundToFormat } from "./round.js";
+
 const f32 = new Float32Array(1);
 const u32 = new Uint32Array(f32.buffer);
 
 const bitsView = new DataView(new ArrayBuffer(8));
-
-/** floor(log2(a)) for a finite a > 0, exact (Math.log2 may be off by one near powers of two). */
-function exponentOf(a: number): number {
-  // A normal float64 holds it in its exponent field.
-  bitsView.setFloat64(0, a);
-  const field = (bitsView.getUint32(0) >>> 20) & 0x7ff;
-  if (field !== 0) return field - 1023;
-  let e = Math.floor(Math.log2(a));
-  if (2 ** e > a) e--;
-  else if (2 ** (e + 1) <= a) e++;
-  return e;
-}
-
-/**
- * Round `x` to a binary format with `p` significand bits (implicit bit included), smallest normal
- * exponent `emin` and largest finite value `maxFinite`; overflow rounds to ±Infinity.
- */
-export function roundToFormat(x: number, p: number, emin: number, maxFinite: number): number {
-  if (x !== x || x === 0 || x === Infinity || x === -Infinity) return x;
-  const a = Math.abs(x);
-  const e = Math.max(exponentOf(a), emin);
-  const q = 2 ** (e - (p - 1));
-  const m = a / q;
-  const f = Math.floor(m);
-  const d = m - f;
-  const r = d > 0.5 || (d === 0.5 && f % 2 === 1) ? f + 1 : f;
-  let y = r * q;
-  if (y > maxFinite) y = Infinity;
-  return x < 0 ? -y : y;
-}
 
 const F16_MAX = 65504;
 const BF16_MAX = (2 - 2 ** -7) * 2 ** 127;
@@ -118,7 +93,10 @@ export function bf16Value(bits: number): number {
   return f32[0]!;
 }
 
-/** The rounding function that makes a float64 value a value of float dtype `dt`. */
+/**
+ * The rounding function that makes a float64 value a value of float dtype `dt`: RNE, overflow to
+ * ±inf; for float8_e4m3/float8_e5m2 RNE with saturation (`cvt.rn.satfinite`, numeric/fp8.ts).
+ */
 export function floatRounder(dt: string): (x: number) => number {
   switch (dt) {
     case "float16":
@@ -127,6 +105,10 @@ export function floatRounder(dt: string): (x: number) => number {
       return roundBf16;
     case "float32":
       return Math.fround;
+    case "float8_e4m3":
+      return (x) => roundFp8(x, "e4m3");
+    case "float8_e5m2":
+      return (x) => roundFp8(x, "e5m2");
     default:
       return (x) => x;
   }

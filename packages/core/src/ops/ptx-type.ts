@@ -1,11 +1,12 @@
-import { dtypeBits, dtypeKind, isFloat, type DType } from "../dtype.js";
+import { dtypeBits, dtypeKind, isFloat, isFloat8, type DType } from "../dtype.js";
 
 /**
  * How each dtype lives in PTX registers, for op lowerings and the code generator alike. Registers
  * are typed by class, as nvcc and tinygrad name them: `%p` pred, `%rs` 8/16-bit integers, `%h`
  * float16/bfloat16 bits, `%r` 32-bit integers, `%rd` 64-bit integers and addresses, `%f` float32,
  * `%fd` float64. 8-bit integers live in 16-bit `%rs` registers, sign- or zero-extended from their
- * low byte (PTX ISA, "Fundamental Types": no 8-bit register type).
+ * low byte (PTX ISA, "Fundamental Types": no 8-bit register type); float8_e4m3/float8_e5m2 codes
+ * likewise sit in the low byte of a `%rs` register (the `.b16` operand of `cvt ….e4m3x2`).
  */
 export type RegClass = "p" | "rs" | "h" | "r" | "rd" | "f" | "fd";
 
@@ -21,16 +22,25 @@ export function regClass(dt: DType): RegClass {
 
 const INT_SUFFIX = (dt: DType): string => `${dtypeKind(dt) === "int" ? "s" : "u"}${dtypeBits(dt)}`;
 
-/** Type suffix of arithmetic and setp: 8-bit integers compute in their 16-bit registers. */
+/**
+ * Type suffix of arithmetic and setp: 8-bit integers compute in their 16-bit registers. float8
+ * has no arithmetic: its register moves as `b16`.
+ */
 export function opType(dt: DType): string {
+  if (isFloat8(dt)) return "b16";
   if (isFloat(dt)) return `f${dtypeBits(dt)}`;
   if (dt === "bool") return "u16";
   const bits = Math.max(16, dtypeBits(dt));
   return `${dtypeKind(dt) === "int" ? "s" : "u"}${bits}`;
 }
 
-/** Type suffix of cvt: the exact source/destination format (`.s8` reads the low byte). */
+/**
+ * Type suffix of cvt: the exact source/destination format (`.s8` reads the low byte; `.e4m3` /
+ * `.e5m2` name a float8 format, which cvt takes only in its packed x2 forms).
+ */
 export function cvtType(dt: DType): string {
+  if (dt === "float8_e4m3") return "e4m3";
+  if (dt === "float8_e5m2") return "e5m2";
   if (dt === "float16") return "f16";
   if (dt === "bfloat16") return "bf16";
   if (isFloat(dt)) return `f${dtypeBits(dt)}`;

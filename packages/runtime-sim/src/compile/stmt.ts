@@ -199,7 +199,14 @@ function bitCopy(s: Extract<Stmt, { kind: "Store" }>): Extract<Stmt, { kind: "St
   const v = s.value;
   if (v.kind !== "BufferLoad" || v.dtype !== s.dtype) return s;
   const bits = (
-    { float16: "uint16", bfloat16: "uint16", float32: "uint32", float64: "uint64" } as const
+    {
+      float8_e4m3: "uint8",
+      float8_e5m2: "uint8",
+      float16: "uint16",
+      bfloat16: "uint16",
+      float32: "uint32",
+      float64: "uint64",
+    } as const
   )[s.dtype as "float16"];
   if (bits === undefined) return s;
   return { ...s, dtype: bits, value: { ...v, dtype: bits } };

@@ -1,9 +1,11 @@
-import type { DType } from "@tirx-ts/core";
+import { FP8_NAN_BITS, fp8Bits, fp8Value, type DType } from "@tirx-ts/core";
 import { bf16Bits, bf16Value, f16Bits, f16Value } from "./float.js";
 
 /**
  * Element encodings in memory: little-endian bytes with each dtype's exact bits. Stores of NaN
- * write the canonical NaN of PTX arithmetic (0x7fff..., all mantissa bits set).
+ * write the canonical NaN of PTX arithmetic (0x7fff..., all mantissa bits set); float8 NaN is
+ * written 0x7f (numeric/fp8.ts). A float8 value in a register is always one of its format's
+ * values (loads and `cvt.rn.satfinite` make them), so a store writes its exact code.
  */
 export interface NumCodec {
   readonly wide: false;
@@ -82,6 +84,16 @@ export function codecOf(dt: DType): Codec {
         (dv, a) => dv.getFloat64(a, true),
         (dv, a, v) =>
           v !== v ? dv.setBigUint64(a, 0x7fffffffffffffffn, true) : dv.setFloat64(a, v, true),
+      );
+    case "float8_e4m3":
+      return num(
+        (dv, a) => fp8Value(dv.getUint8(a), "e4m3"),
+        (dv, a, v) => dv.setUint8(a, v !== v ? FP8_NAN_BITS : fp8Bits(v, "e4m3")),
+      );
+    case "float8_e5m2":
+      return num(
+        (dv, a) => fp8Value(dv.getUint8(a), "e5m2"),
+        (dv, a, v) => dv.setUint8(a, v !== v ? FP8_NAN_BITS : fp8Bits(v, "e5m2")),
       );
     case "int64":
       return {

@@ -3,6 +3,7 @@ import {
   dtypeBits,
   dtypeKind,
   isFloat,
+  isFloat8,
   isSigned,
   isWideInt,
   type DType,
@@ -254,7 +255,8 @@ const SPECS: Readonly<Record<BinaryOp, BinarySpec>> = {
 };
 
 function binaryRecord(op: BinaryOp, spec: BinarySpec): OpDef {
-  const accepts = (dt: DType) => spec.families.includes(arithFamily(dt));
+  // float8 has no arithmetic in PTX (cvt and wgmma only): cast to float16/float32 first.
+  const accepts = (dt: DType) => !isFloat8(dt) && spec.families.includes(arithFamily(dt));
   const result = (dts: readonly DType[], span?: Span): DType => {
     if (dts.length !== 2 || dts[0] !== dts[1] || !accepts(dts[0]!)) {
       throw badDtypes(`operator ${op}`, dts, span);
