@@ -7,6 +7,7 @@ import {
   COMPARE_OPERATORS,
   DTYPES,
   isFloat,
+  isFloat8,
   isTirxError,
   type ApproxBound,
   type DType,
@@ -14,7 +15,18 @@ import {
 } from "@tirx-ts/core";
 import { T, callValueOp, type PrimExpr, type TileView } from "@tirx-ts/dsl";
 import { compileToPtx, type PtxModule } from "@tirx-ts/codegen-ptx";
-import { decode, edges, encode, prng, random, type Value } from "./values.js";
+import {
+  decode,
+  edges,
+  encode,
+  fp8Ties,
+  ocpFp8Code,
+  ocpFp8Value,
+  prng,
+  random,
+  type Value,
+} from "./values.js";
+import { getFloat16, setFloat16 } from "@petamoriken/float16";
 import { warpCases } from "./warp-cases.js";
 import { fma, refBinary, refCast, refCompare, roundTo, wrap } from "./reference.js";
 
@@ -43,8 +55,15 @@ export interface DiffCase {
 
 const RANDOM = 2048;
 
-/** Inputs: every combination of edge values (up to 3 operands), then seeded random tuples. */
-function operandValues(dts: readonly DType[], seed: number): Value[][] {
+/**
+ * Inputs: every combination of edge values (up to 3 operands), then `extra` values per operand
+ * (columns padded with random values to one length), then seeded random tuples.
+ */
+function operandValues(
+  dts: readonly DType[],
+  seed: number,
+  extra?: readonly (readonly Value[])[],
+): Value[][] {
   const rnd = prng(seed);
   const cols: Value[][] = dts.map(() => []);
   const es = dts.map(edges);
@@ -60,6 +79,13 @@ function operandValues(dts: readonly DType[], seed: number): Value[][] {
     }
   } else {
     dts.forEach((_, j) => es[j]!.forEach((v) => cols[j]!.push(v)));
+    const longest = Math.max(...cols.map((c) => c.length));
+    dts.forEach((dt, j) => {
+      while (cols[j]!.length < longest) cols[j]!.push(random(dt, rnd));
+    });
+  }
+  if (extra) {
+    dts.forEach((_, j) => cols[j]!.push(...(extra[j] ?? [])));
     const longest = Math.max(...cols.map((c) => c.length));
     dts.forEach((dt, j) => {
       while (cols[j]!.length < longest) cols[j]!.push(random(dt, rnd));
@@ -109,8 +135,9 @@ function makeCase(
   body: (xs: PrimExpr[]) => PrimExpr,
   ref: (args: Value[]) => Value | "unspecified" | undefined,
   approx?: ApproxBound,
+  extra?: readonly (readonly Value[])[],
 ): DiffCase | undefined {
-  const inputs = operandValues(dts, seed++);
+  const inputs = operandValues(dts, seed++, extra);
   const n = inputs[0]?.length ?? RANDOM;
   const k = kernel(id, dts, rt, n, body);
   if (!k) return undefined;
@@ -178,6 +205,9 @@ function threadCases(): DiffCase[] {
           to,
           ([a]) => a!.cast(to),
           ([a]) => refCast(a!, from, to),
+          undefined,
+          // Into float8: every rounding tie and the saturation edge of the format, too.
+          isFloat8(to) && isFloat(from) && !isFloat8(from) ? [fp8Ties(to)] : undefined,
         ),
       );
     }
@@ -198,6 +228,7 @@ function threadCases(): DiffCase[] {
           (xs) => callValueOp(op.name, xs),
           (args) => (exact ? exact(args, rt) : approxReference(op.name, args, rt)),
           op.approx,
+          EXTRA_INPUTS[op.name]?.(),
         ),
       );
     }
@@ -205,8 +236,78 @@ function threadCases(): DiffCase[] {
   return out;
 }
 
+type F8 = "float8_e4m3" | "float8_e5m2";
+const F8S: readonly [string, F8][] = [
+  ["e4m3", "float8_e4m3"],
+  ["e5m2", "float8_e5m2"],
+];
+
+const f16Of = (bits: number): number => {
+  const dv = new DataView(new ArrayBuffer(2));
+  dv.setUint16(0, bits & 0xffff, true);
+  return getFloat16(dv, 0, true);
+};
+const f16BitsOf = (x: number): number => {
+  const dv = new DataView(new ArrayBuffer(2));
+  setFloat16(dv, 0, x, true);
+  return dv.getUint16(0, true);
+};
+
+/**
+ * References of the packed float8 conversions (cvt-fp8.ts), built from the OCP definition and the
+ * saturating rounding of reference.ts. PTX leaves a NaN result's payload and sign unspecified, so
+ * an element with a NaN input is "unspecified" here (NaN → NaN is checked by the scalar casts).
+ */
+function fp8CvtReferences(): Record<string, (args: Value[]) => Value | "unspecified"> {
+  const out: Record<string, (args: Value[]) => Value | "unspecified"> = {};
+  for (const [f, dt] of F8S) {
+    const code = (x: number): number => ocpFp8Code(roundTo(x, dt), dt);
+    out[`cvt.rn.satfinite.${f}x2.f32`] = ([a, b]) => {
+      const [x, y] = [Number(a), Number(b)];
+      return x !== x || y !== y ? "unspecified" : (code(x) << 8) | code(y);
+    };
+    out[`cvt.rn.satfinite.${f}x2.f16x2`] = ([a]) => {
+      const [hi, lo] = [f16Of(Number(a) >>> 16), f16Of(Number(a))];
+      return hi !== hi || lo !== lo ? "unspecified" : (code(hi) << 8) | code(lo);
+    };
+    out[`cvt.rn.f16x2.${f}x2`] = ([a]) => {
+      const [hi, lo] = [ocpFp8Value(Number(a) >>> 8, dt), ocpFp8Value(Number(a) & 0xff, dt)];
+      return hi !== hi || lo !== lo ? "unspecified" : ((f16BitsOf(hi) << 16) | f16BitsOf(lo)) >>> 0;
+    };
+  }
+  return out;
+}
+
+/** Inputs beyond the operand dtypes' edges, by op name: the float8 ties and saturation edges. */
+const EXTRA_INPUTS: Record<string, () => Value[][]> = Object.fromEntries(
+  F8S.flatMap(([f, dt]) => {
+    const ties = fp8Ties(dt);
+    // Each tie against a few partners, both orders, so both bytes see every tie.
+    const partner = ties.map((_, i) => ties[(i * 7 + 3) % ties.length]!);
+    const halves = ties.map((v) => f16BitsOf(v));
+    const pairs16 = halves.map((h, i) => ((h << 16) | halves[(i * 5 + 1) % halves.length]!) >>> 0);
+    // Every code in the low byte and in the high byte.
+    const codes = Array.from({ length: 256 }, (_, c) => [
+      c | (((c * 37) & 0xff) << 8),
+      (c << 8) | ((c * 11) & 0xff),
+    ]).flat();
+    return [
+      [
+        `cvt.rn.satfinite.${f}x2.f32`,
+        () => [
+          [...ties, ...partner],
+          [...partner, ...ties],
+        ],
+      ],
+      [`cvt.rn.satfinite.${f}x2.f16x2`, () => [pairs16]],
+      [`cvt.rn.f16x2.${f}x2`, () => [codes]],
+    ];
+  }),
+);
+
 /** Exact references of per-thread ops that are not operators (by op name). */
-const EXACT_REFERENCES: Record<string, (args: Value[], rt: DType) => Value> = {
+const EXACT_REFERENCES: Record<string, (args: Value[], rt: DType) => Value | "unspecified"> = {
+  ...fp8CvtReferences(),
   fma: ([a, b, c], rt) => fma(Number(a), Number(b), Number(c), rt),
   // float64's sqrt is correctly rounded (IEEE 754), and rounding it again to a format of at most
   // 24 bits is innocuous (53 ≥ 2·24 + 2).

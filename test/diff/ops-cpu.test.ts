@@ -24,7 +24,8 @@ describe("differential test on the CPU: simulator against the reference", () => 
       `ops differential (CPU): ${cases.length} op × dtype cases: ${[...counts].map(([f, n]) => `${f} ${n}`).join(", ")}`,
     );
     expect(counts.get("arith")).toBeGreaterThan(100);
-    expect(counts.get("cast")).toBe(13 * 12);
+    // Every ordered pair of the 15 dtypes but float64 → float8 (refused: it would round twice).
+    expect(counts.get("cast")).toBe(15 * 14 - 2);
   });
 
   it("every case's PTX assembles for sm_90 (batched into a few ptxas runs)", async () => {

@@ -8,8 +8,13 @@ interface Format {
   readonly p: number; // significand bits, implicit bit included
   readonly emin: number;
   readonly emax: number;
+  /** Saturating formats (float8: `cvt.rn.satfinite`): the largest finite value, where overflow and ±inf land. */
+  readonly satMax?: number;
 }
 const FORMATS: Partial<Record<DType, Format>> = {
+  // OCP float8: e4m3's top binade stops at 1.75·2^8 (1.875·2^8 is NaN), e5m2 is IEEE-like.
+  float8_e4m3: { p: 4, emin: -6, emax: 8, satMax: 448 },
+  float8_e5m2: { p: 3, emin: -14, emax: 15, satMax: 57344 },
   float16: { p: 11, emin: -14, emax: 15 },
   bfloat16: { p: 8, emin: -126, emax: 127 },
   float32: { p: 24, emin: -126, emax: 127 },
@@ -36,7 +41,10 @@ export function toDyadic(x: number): { m: bigint; e: number } {
 
 const bitLength = (v: bigint): number => v.toString(2).length;
 
-/** m·2^e rounded once, to nearest with ties to even, into `dt`'s format (overflow → ±inf). */
+/**
+ * m·2^e rounded once, to nearest with ties to even, into `dt`'s format (overflow → ±inf; for the
+ * saturating float8 formats → ±max finite).
+ */
 export function roundDyadic(m: bigint, e: number, dt: DType, negZero = false): number {
   const f = FORMATS[dt]!;
   if (m === 0n) return negZero ? -0 : 0;
@@ -56,7 +64,9 @@ export function roundDyadic(m: bigint, e: number, dt: DType, negZero = false): n
   }
   a = r;
   let y = Number(a) * 2 ** q;
-  if (!Number.isFinite(y) || y > (2 - 2 ** (1 - f.p)) * 2 ** f.emax) y = Infinity;
+  if (f.satMax !== undefined) {
+    if (!Number.isFinite(y) || y > f.satMax) y = f.satMax;
+  } else if (!Number.isFinite(y) || y > (2 - 2 ** (1 - f.p)) * 2 ** f.emax) y = Infinity;
   // Number(a) is exact (a < 2^54) and the power of two scales exactly unless it underflows f64,
   // which happens only for float64 subnormal quanta: use two steps there.
   if (q < -1022) y = Number(a) * 2 ** (q + 600) * 2 ** -600;
@@ -65,6 +75,8 @@ export function roundDyadic(m: bigint, e: number, dt: DType, negZero = false): n
 
 /** `x` rounded to `dt` (a value of a wider float). */
 export function roundTo(x: number, dt: DType): number {
+  const sat = FORMATS[dt]?.satMax;
+  if (sat !== undefined && (x === Infinity || x === -Infinity)) return x < 0 ? -sat : sat;
   if (x !== x || !Number.isFinite(x)) return x;
   const { m, e } = toDyadic(x);
   return roundDyadic(m, e, dt, Object.is(x, -0));

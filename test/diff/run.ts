@@ -1,6 +1,6 @@
 // Running a differential case on a device, and judging its outputs against the reference.
 import { compile, tensor } from "tirx-ts";
-import { dtypeBytes, type ApproxBound, type DType, type DeviceLike } from "@tirx-ts/core";
+import { dtypeBytes, isFloat8, type ApproxBound, type DType, type DeviceLike } from "@tirx-ts/core";
 import type { DiffCase } from "./cases.js";
 import { decode, type Value } from "./values.js";
 import { roundTo, sameValue, ulpDistance, ulpOf } from "./reference.js";
@@ -8,8 +8,10 @@ import { roundTo, sameValue, ulpDistance, ulpOf } from "./reference.js";
 /** The output bytes of `c` on `dev`, the output first poisoned so unwritten elements show. */
 export function runCase(c: DiffCase, dev: DeviceLike): Uint8Array {
   const run = compile(c.fn, { target: "cuda", arch: "sm_90" });
+  // One-byte integers and bool take values; every other dtype (float8 too) takes raw bytes.
+  const raw = (dt: DType): boolean => dtypeBytes(dt) > 1 || isFloat8(dt);
   const xs = c.bytes.map((b, j) =>
-    tensor(dtypeBytes(c.operands[j]!) === 1 ? Array.from(b) : b, {
+    tensor(raw(c.operands[j]!) ? b : Array.from(b), {
       shape: [c.n],
       dtype: c.operands[j]!,
       device: dev,
@@ -21,7 +23,7 @@ export function runCase(c: DiffCase, dev: DeviceLike): Uint8Array {
   const oneByte = c.initial
     ? Array.from(poison)
     : Array.from(poison, () => (c.result === "bool" ? 1 : 0xa5));
-  const y = tensor(eb === 1 ? oneByte : poison, {
+  const y = tensor(raw(c.result) ? poison : oneByte, {
     shape: [c.n],
     dtype: c.result,
     device: dev,

@@ -24,9 +24,79 @@ const bf16 = (x: number): number => {
   return u >>> 16;
 };
 
+/**
+ * The value of float8 code `code` read off the OCP 8-bit float definition (sign, biased exponent,
+ * mantissa): e4m3 bias 7, no infinities, NaN S.1111.111; e5m2 bias 15, IEEE-like. Independent of
+ * the simulator's codec.
+ */
+export function ocpFp8Value(code: number, dt: "float8_e4m3" | "float8_e5m2"): number {
+  const [eb, mb, bias] = dt === "float8_e4m3" ? [4, 3, 7] : [5, 2, 15];
+  const s = code & 0x80 ? -1 : 1;
+  const e = (code >> mb) & ((1 << eb) - 1);
+  const m = code & ((1 << mb) - 1);
+  const top = (1 << eb) - 1;
+  if (dt === "float8_e4m3" && e === top && m === 7) return NaN;
+  if (dt === "float8_e5m2" && e === top) return m === 0 ? s * Infinity : NaN;
+  return e === 0 ? s * m * 2 ** (1 - bias - mb) : s * (1 + m / (1 << mb)) * 2 ** (e - bias);
+}
+
+/** The code of float8 value `v` (a value of the format; NaN → 0x7f), by search over the 256 codes. */
+export function ocpFp8Code(v: number, dt: "float8_e4m3" | "float8_e5m2"): number {
+  if (v !== v) return 0x7f;
+  for (let c = 0; c < 256; c++) if (Object.is(ocpFp8Value(c, dt), v)) return c;
+  throw new RangeError(`${v} is no ${dt} value`);
+}
+
+/**
+ * The finite non-negative values of a float8 format in increasing order, the midpoints between
+ * neighbours (rounding ties) with a float32 step either side, and the saturation edge (max + half
+ * an ulp, max + an ulp, twice max), each with both signs: inputs for the conversions into float8.
+ */
+export function fp8Ties(dt: "float8_e4m3" | "float8_e5m2"): number[] {
+  const vals = Array.from({ length: 128 }, (_, c) => ocpFp8Value(c, dt))
+    .filter((v) => Number.isFinite(v))
+    .sort((a, b) => a - b);
+  const out: number[] = [];
+  for (let i = 0; i + 1 < vals.length; i++) {
+    const mid = (vals[i]! + vals[i + 1]!) / 2;
+    out.push(mid, nextF32(mid, 1), nextF32(mid, -1));
+  }
+  const max = vals[vals.length - 1]!;
+  const ulp = max - vals[vals.length - 2]!;
+  out.push(max + ulp / 2, max + ulp, 2 * max, nextF32(max, 1));
+  return [...out, ...out.map((v) => -v)];
+}
+
+/** The float32 neighbour of float32 `x` in direction `dir` (x > 0). */
+function nextF32(x: number, dir: 1 | -1): number {
+  const u = new Uint32Array(new Float32Array([x]).buffer);
+  u[0] = u[0]! + dir;
+  return new Float32Array(u.buffer)[0]!;
+}
+
 /** Edge values of `dt`: signed zeros, subnormals, extremes, infinities, NaN, integer limits. */
 export function edges(dt: DType): Value[] {
   switch (dt) {
+    case "float8_e4m3":
+      return [0, -0, 2 ** -9, -(2 ** -9), 7 * 2 ** -9, 2 ** -6, 1, -1, 0.5, 3, 448, -448, NaN];
+    case "float8_e5m2":
+      return [
+        0,
+        -0,
+        2 ** -16,
+        -(2 ** -16),
+        3 * 2 ** -16,
+        2 ** -14,
+        1,
+        -1,
+        0.5,
+        3,
+        57344,
+        -57344,
+        Infinity,
+        -Infinity,
+        NaN,
+      ];
     case "bool":
       return [0, 1];
     case "float16":
@@ -146,6 +216,9 @@ export function random(dt: DType, rnd: () => number): Value {
   switch (dt) {
     case "bool":
       return rnd() < 0.5 ? 0 : 1;
+    case "float8_e4m3":
+    case "float8_e5m2":
+      return ocpFp8Value(u32() & 0xff, dt);
     case "float32": {
       // Half the time a "nice" magnitude, so results are rarely all inf/0.
       if (rnd() < 0.5) return Math.fround((rnd() - 0.5) * 2 ** Math.floor(rnd() * 40 - 20));
@@ -203,6 +276,10 @@ export function encode(values: readonly Value[], dt: DType): Uint8Array {
       case "bool":
         dv.setUint8(o, v ? 1 : 0);
         return;
+      case "float8_e4m3":
+      case "float8_e5m2":
+        dv.setUint8(o, ocpFp8Code(Number(v), dt));
+        return;
       case "float16":
         setFloat16(dv, o, Number(v), true);
         return;
@@ -253,6 +330,10 @@ export function decode(bytes: Uint8Array, dt: DType): Value[] {
     switch (dt) {
       case "bool":
         out.push(dv.getUint8(o));
+        break;
+      case "float8_e4m3":
+      case "float8_e5m2":
+        out.push(ocpFp8Value(dv.getUint8(o), dt));
         break;
       case "float16":
         out.push(getFloat16(dv, o, true));

@@ -7,6 +7,7 @@ import { TileView } from "./view.js";
 import { ldmatrix, mma, stmatrix } from "./mma.js";
 import { encode_matrix_descriptor, setmaxnreg, wgmma } from "./wgmma.js";
 import { arrive_remote, barrierCluster, mapa } from "./cluster.js";
+import { cvt } from "./cvt.js";
 
 /** An instruction named by its PTX opcode, e.g. `T.ptx["cp.async.cg.shared.global"]`. */
 export class PtxOp {
@@ -226,6 +227,7 @@ const namespace = {
   fence: strict("T.ptx.fence", fence),
   barrier: strict("T.ptx.barrier", { cluster: strict("T.ptx.barrier.cluster", barrierCluster) }),
   mapa,
+  cvt,
   ldmatrix,
   stmatrix,
   mma,

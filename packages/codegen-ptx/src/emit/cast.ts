@@ -1,5 +1,5 @@
-import { dtypeBits, isFloat, type DType } from "@tirx-ts/core";
-import { bitType, cvtType, floatImmediate, opType } from "../types.js";
+import { dtypeBits, invariant, isFloat, isFloat8, type DType } from "@tirx-ts/core";
+import { bitType, cvtType, floatImmediate, isReg, opType } from "../types.js";
 import type { EmitContext } from "./context.js";
 
 /** `selp` operands for true/false of a bool converted to `to`. */
@@ -14,10 +14,12 @@ function boolValues(to: DType): [string, string] {
  * saturates (`.rzi`); widening is exact (no modifier); int to int chops or extends by the source
  * type. bool becomes 1/0 (`selp`), and anything becomes bool by `!= 0` (`setp.ne`, `setp.neu` for
  * floats so NaN is true). bfloat16 widens by a 16-bit shift, which needs no PTX 7.1.
- * Conversions PTX lacks at sm_80 were rewritten through float32 by `lower/upcast-half.ts`.
+ * Conversions PTX lacks at sm_80 were rewritten through float32 by `lower/upcast-half.ts`; float8
+ * arrives only to float16 or from float16/float32 (see {@link emitFloat8Cast}).
  */
 export function emitCast(ctx: EmitContext, a: string, from: DType, to: DType): string {
   if (from === to) return a;
+  if (isFloat8(from) || isFloat8(to)) return emitFloat8Cast(ctx, a, from, to);
   const d = ctx.reg(to);
   if (from === "bool") {
     const [t, f] = boolValues(to);
@@ -58,5 +60,39 @@ export function emitCast(ctx: EmitContext, a: string, from: DType, to: DType): s
   } else {
     ctx.ins(`cvt.${t}.${f} ${d}, ${a}`);
   }
+  return d;
+}
+
+/**
+ * A scalar float8 conversion through the packed x2 forms of cvt (PTX ISA, cvt; sm_89 with PTX 8.1,
+ * sm_90 with PTX 7.8), the value in the low byte / half and the same value in the other: float8 →
+ * float16 `cvt.rn.f16x2.{e4m3x2,e5m2x2}` (exact) and its low half; float32 → float8
+ * `cvt.rn.satfinite.{e4m3x2,e5m2x2}.f32 d, a, a`; float16 → float8 `mov.b32 {a, a}` then
+ * `cvt.rn.satfinite.{e4m3x2,e5m2x2}.f16x2`. Other pairs were routed through these by upcast-half.
+ */
+function emitFloat8Cast(ctx: EmitContext, a: string, from: DType, to: DType): string {
+  const d = ctx.reg(to);
+  if (isFloat8(from)) {
+    invariant(to === "float16", `cast ${from} → ${to} reached PTX unrouted`);
+    const pair = ctx.regs.fresh("r");
+    const high = ctx.regs.fresh("h");
+    ctx.ins(`cvt.rn.f16x2.${cvtType(from)}x2 ${pair}, ${a}`);
+    ctx.ins(`mov.b32 {${d}, ${high}}, ${pair}`);
+    return d;
+  }
+  invariant(from === "float32" || from === "float16", `cast ${from} → ${to} reached PTX unrouted`);
+  const f8 = `${cvtType(to)}x2`;
+  let src = a;
+  if (!isReg(a)) {
+    src = ctx.reg(from);
+    ctx.ins(`mov.${bitType(from)} ${src}, ${a}`);
+  }
+  if (from === "float32") {
+    ctx.ins(`cvt.rn.satfinite.${f8}.f32 ${d}, ${src}, ${src}`);
+    return d;
+  }
+  const pair = ctx.regs.fresh("r");
+  ctx.ins(`mov.b32 ${pair}, {${src}, ${src}}`);
+  ctx.ins(`cvt.rn.satfinite.${f8}.f16x2 ${d}, ${pair}`);
   return d;
 }

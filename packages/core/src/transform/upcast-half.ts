@@ -1,4 +1,4 @@
-import type { DType } from "../dtype.js";
+import { isFloat8, type DType } from "../dtype.js";
 import type { BinaryOp, Expr } from "../ir/expr.js";
 import { mapExpr, mapStmt } from "./map.js";
 import { findOp } from "../ops/registry.js";
@@ -9,7 +9,12 @@ import { entryPass, type Pass } from "./pass.js";
  * scalar bf16 arithmetic, and f32 results rounded once back to 16 bits equal the correctly rounded
  * 16-bit results for add, sub, mul, div (f32 carries more than 2*11+2 bits), and exactly for min,
  * max and comparisons. Conversions that PTX lacks at sm_80 (anything between bfloat16 and a type
- * other than float32; float16 to or from bool) are routed through float32 too.
+ * other than float32; float16 to or from bool) are routed through float32 too. float8 converts
+ * only to and from float16 and float32 (`cvt.rn.f16x2.e4m3x2`, `cvt.rn.satfinite.e4m3x2.{f32,f16x2}`):
+ * out of float8 to anything else goes through float16 (exact) then float32 (exact), into float8
+ * from anything else (not float64: refused when the cast is built) through float32 (exact for
+ * bfloat16 and bool; for integers the one rounding into float32 moves only values far beyond the
+ * float8 range, which saturate either way).
  */
 
 const HALF = (dt: DType): boolean => dt === "float16" || dt === "bfloat16";
@@ -30,8 +35,13 @@ const PROMOTED: ReadonlySet<BinaryOp> = new Set([
 const toF32 = (e: Expr): Expr =>
   e.dtype === "float32" ? e : { kind: "Cast", value: e, dtype: "float32" };
 
+const toF16 = (e: Expr): Expr =>
+  e.dtype === "float16" ? e : { kind: "Cast", value: e, dtype: "float16" };
+
 /** True when one `cvt` (or a bit trick of the cast emitter) converts `from` to `to` at sm_80. */
 export function directCast(from: DType, to: DType): boolean {
+  if (isFloat8(from)) return to === "float16";
+  if (isFloat8(to)) return from === "float32" || from === "float16";
   if (from === "bfloat16") return to === "float32";
   if (to === "bfloat16") return from === "float32" || from === "bool";
   if (from === "float16") return to !== "bool";
@@ -55,8 +65,15 @@ function upcastNode(e: Expr): Expr {
       return e;
     case "Compare":
       return HALF(e.a.dtype) ? { ...e, a: toF32(e.a), b: toF32(e.b) } : e;
-    case "Cast":
-      return directCast(e.value.dtype, e.dtype) ? e : { ...e, value: toF32(e.value) };
+    case "Cast": {
+      const from = e.value.dtype;
+      if (directCast(from, e.dtype)) return e;
+      if (isFloat8(from)) {
+        const half = toF16(e.value);
+        return e.dtype === "float32" ? { ...e, value: half } : { ...e, value: toF32(half) };
+      }
+      return { ...e, value: toF32(e.value) };
+    }
     case "CallExpr": {
       // Float math/arith ops on 16-bit operands compute in float32 and round back once.
       const fam = findOp(e.op)?.family;

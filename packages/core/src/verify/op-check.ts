@@ -1,7 +1,7 @@
 import { TirxError } from "../diagnostics.js";
-import type { Binary, CallExpr } from "../ir/expr.js";
+import type { Binary, CallExpr, Cast } from "../ir/expr.js";
 import type { Call, TileApply } from "../ir/stmt.js";
-import { binaryOp, checkOpCall, opOf } from "../ops/index.js";
+import { binaryOp, checkOpCall, fp8CastOp, opOf } from "../ops/index.js";
 import { TILE_OPS, tileOpOf } from "../patterns/tile-ops.js";
 import type { Span } from "../span.js";
 import { didYouMean } from "../suggest.js";
@@ -25,6 +25,26 @@ export function checkValueCall(e: CallExpr, ctx: VerifyContext, where: Span | un
 }
 
 /**
+ * A cast into or out of float8: not from float64 (PTX converts into float8 from float32 and float16
+ * only, and through float32 it would round twice); the packed cvt it is emitted as records its
+ * target requirement (sm_89 with PTX 8.1, `cvt-fp8.ts`), so a lower target is refused with TX5006.
+ * Casts of other dtypes need nothing here.
+ * @throws TirxError TX1007 for float64 → float8.
+ */
+export function checkCast(e: Cast, ctx: VerifyContext, where: Span | undefined): void {
+  const name = fp8CastOp(e.value.dtype, e.dtype);
+  if (name === undefined) return;
+  if (e.value.dtype === "float64") {
+    throw new TirxError(
+      "TX1007",
+      `no conversion float64 → ${e.dtype}: cast to float32 first (PTX converts into float8 from float32 and float16 only)`,
+      where,
+    );
+  }
+  ctx.reqs.exprOp(opOf(name, "value", where));
+}
+
+/**
  * A statement intrinsic: a known statement op whose operand contract holds and whose launch
  * contract (`checkLaunch` of its record, e.g. warpgroup-sized CTAs) holds for the entry's
  * launch; its target requirements are recorded.
@@ -34,7 +54,7 @@ export function checkStmtCall(s: Call, ctx: VerifyContext): void {
   const op = opOf(s.op, "stmt", s.span);
   checkOpCall(op, s.args, s.span);
   op.checkLaunch?.(s.args, ctx.entry.launch, s.span);
-  ctx.reqs.stmtOp(op);
+  ctx.reqs.stmtOp(op, s.args);
 }
 
 /**

@@ -26,7 +26,13 @@ import {
 } from "./scope-check.js";
 import { AllocBudget, checkAccess, checkStore, checkTensorBytes } from "./access-check.js";
 import { checkGridExpr, checkLaunch, checkTileLayoutLaunch } from "./launch-check.js";
-import { checkOperator, checkStmtCall, checkTileApply, checkValueCall } from "./op-check.js";
+import {
+  checkCast,
+  checkOperator,
+  checkStmtCall,
+  checkTileApply,
+  checkValueCall,
+} from "./op-check.js";
 import { checkRegisterArrays } from "./register-arrays.js";
 import { checkLoop } from "./loop-check.js";
 
@@ -181,6 +187,7 @@ function checkExpr(root: Expr, ctx: VerifyContext, span?: Span): void {
       if (e.kind === "BufferLoad") checkAccess(e.buffer, e.offset, e.dtype, ctx.scope, where);
       if (e.kind === "CallExpr") checkValueCall(e, ctx, where);
       if (e.kind === "Binary") checkOperator(e, where);
+      if (e.kind === "Cast") checkCast(e, ctx, where);
     });
     const cs = exprChildren(e);
     for (let i = cs.length - 1; i >= 0; i--) work.push([cs[i]!, where]);
