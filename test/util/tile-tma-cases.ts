@@ -2,6 +2,7 @@
 // simulator, test/gpu/tile-copy-async-tma.test.ts on the GPU): each with its inputs and the
 // output the host computes (every element distinct, so a misplaced element shows).
 import { T } from "tirx-ts";
+import { fp8Value } from "@tirx-ts/core";
 import type { TmaCase } from "../tma/cases.js";
 
 /** 0, 1, 2, ... (distinct and exact in float16 below 2048). */
@@ -60,6 +61,55 @@ export function swz128Load(): TmaCase {
         const b = Math.floor(e / 4096);
         const r = Math.floor(e / 64) % 64;
         return a[r * 128 + b * 64 + (e % 64)]!;
+      }),
+  };
+}
+
+/**
+ * A [64, 256] float8_e4m3 (a UINT8 tensor map); CTA b loads the 64 × 128 tile at column 128·b by
+ * one TMA box into a 128B-swizzled shared tile (128 one-byte elements are one swizzle span) and
+ * reads it back into B[b]. Elements cycle through the 254 finite e4m3 codes, shifted by 3 every
+ * 254 elements, so a misplaced element shows.
+ */
+export function fp8Swz128Load(): TmaCase {
+  const fn = T.function(
+    "tile_tma_fp8_swz128",
+    { A: T.Tensor([64, 256], "float8_e4m3"), B: T.Tensor([2, 64, 128], "float8_e4m3") },
+    ({ A, B }) => {
+      T.device_entry({ launch: T.cuda.LaunchConfig({ grid: [2, 1], block: 128 }) });
+      const tid = T.cuda.thread_idx("x");
+      const bx = T.cuda.block_idx("x");
+      const sA = T.alloc_shared([64, 128], "float8_e4m3", {
+        name: "sA",
+        layout: T.swizzle_mode("128B"),
+        align: 1024,
+      });
+      const bar = initBar(tid);
+      T.if_(tid.eq(0), () => {
+        T.ptx.mbarrier.arrive.expect_tx(bar.sub(0), 64 * 128);
+        T.tile.copy_async(sA, A.rearrange("r (t c) -> t r c", { c: 128 }).sub(bx), {
+          mbar: bar.sub(0),
+        });
+      });
+      T.ptx.mbarrier.try_wait(bar.sub(0), 0);
+      for (const k of T.range(64)) B.set([bx, k, tid], sA.get([k, tid]));
+    },
+  );
+  const finite = Array.from({ length: 256 }, (_, c) => fp8Value(c, "e4m3")).filter((v) => v === v);
+  const a = Array.from(
+    { length: 64 * 256 },
+    (_, i) => finite[(i + 3 * Math.floor(i / finite.length)) % finite.length]!,
+  );
+  return {
+    name: "float8_e4m3 swz128 load",
+    fn,
+    inputs: [{ data: a, shape: [64, 256], dtype: "float8_e4m3" }],
+    out: { shape: [2, 64, 128], dtype: "float8_e4m3" },
+    expected: () =>
+      Array.from({ length: 2 * 64 * 128 }, (_, e) => {
+        const b = Math.floor(e / 8192);
+        const r = Math.floor(e / 128) % 64;
+        return a[r * 256 + b * 128 + (e % 128)]!;
       }),
   };
 }
@@ -280,6 +330,7 @@ export function swz64Blocks(): TmaCase {
 /** Every case, for the simulator and GPU tests. */
 export const TILE_TMA_CASES: readonly (() => TmaCase)[] = [
   swz128Load,
+  fp8Swz128Load,
   colBlocksLoad,
   swz64Blocks,
   rowSplitLoadStore,

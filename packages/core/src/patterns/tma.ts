@@ -96,10 +96,16 @@ export function parseTmaOpcode(opcode: string, span?: Span): TmaOpcode {
   );
 }
 
-/** Element dtypes a tensor map can describe, with the `CUtensorMapDataType` each encodes as. */
+/**
+ * Element dtypes a tensor map can describe, with the `CUtensorMapDataType` each encodes as. The
+ * float8 dtypes have no data type of their own before CUDA 12.8's sub-byte types and move as
+ * `CU_TENSOR_MAP_DATA_TYPE_UINT8` bytes (TMA copies bits; CUTLASS encodes fp8 the same way).
+ */
 export const TMA_DTYPES: Readonly<Partial<Record<DType, number>>> = {
   uint8: 0,
   int8: 0,
+  float8_e4m3: 0,
+  float8_e5m2: 0,
   uint16: 1,
   int16: 1,
   uint32: 2,
