@@ -2,7 +2,9 @@
 // heads, head_dim] float16 or bfloat16. The kernel is `makeFlashAttention` of @tirx-ts/kernels
 // (packages/kernels/src/attention/forward.ts: its design, options and numerics are described
 // there; examples/script/flash_attention.ts is the same kernel in script mode). This file runs it
-// at a small size on the simulator (or the GPU) against a float64 reference.
+// at a small size on the simulator (or the GPU) against a float64 reference; the references of
+// the options (checkFlashAttention) and of variable-length batches (checkFlashAttentionVarlen) are
+// here too, for test/flash-attention.test.ts and test/gpu/flash-attention-options.test.ts.
 // Run: npx tsx examples/flash_attention.ts
 import {
   device,

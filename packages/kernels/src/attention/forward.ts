@@ -100,8 +100,8 @@ export interface FlashAttentionSizes {
   readonly scale?: number;
   /**
    * KV heads (grouped-query attention; 1: multi-query), an integer ≥ 1 dividing `heads`
-   * (default `heads`): K and V are [batch, seqK, kvHeads, hd] and query head h reads KV head
-   * ⌊h / (heads / kvHeads)⌋.
+   * (default `heads`): K and V are [batch, seqK, kvHeads, hd] ([totalK, kvHeads, hd] with
+   * `varlen`) and query head h reads KV head ⌊h / (heads / kvHeads)⌋.
    */
   readonly kvHeads?: number;
   /**
@@ -125,7 +125,8 @@ export interface FlashAttentionSizes {
    * cuSeqlensK[b + 1] − 1, of any lengths (0 included); the kernel takes two more int32
    * parameters after O, cuSeqlensQ and cuSeqlensK [batch + 1] (non-decreasing cumulative offsets,
    * the first 0, the last ≤ totalQ / totalK). `maxSeqQ` (an integer in 1 … seqQ), the longest
-   * sequence's query rows, sizes the grid: ⌈maxSeqQ / 128⌉ query tiles per (sequence, head).
+   * sequence's query rows, sizes the grid: ⌈maxSeqQ / 128⌉ query tiles per (sequence, head)
+   * (rows of a longer sequence past ⌈maxSeqQ / 128⌉ · 128 would be left unwritten).
    */
   readonly varlen?: { readonly maxSeqQ: number };
   /** Unused (the grid is one CTA per 128 query rows of each batch and head). */
