@@ -5,7 +5,7 @@
 // which the main kernel's dQ accumulation uses.
 import { describe, expect, it } from "vitest";
 import { compileToPtx } from "@tirx-ts/codegen-ptx";
-import { T, compile, explainTile, sim, tensor } from "tirx-ts";
+import { T, compile, explainTile, sim, tensor, type FlashAttentionSizes } from "tirx-ts";
 import {
   checkFlashAttentionBackward,
   makeFlashAttentionBackward,
@@ -61,8 +61,8 @@ describe("flash_attention backward", () => {
   });
 
   it("assembles for sm_90a: head dims 64 and 128, causal and not, GQA + window", () => {
-    const sizes = [
-      ...[64, 128].flatMap((headDim) =>
+    const sizes: FlashAttentionSizes[] = [
+      ...([64, 128] as const).flatMap((headDim) =>
         [false, true].map(
           (causal) =>
             ({
