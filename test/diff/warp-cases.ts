@@ -1,7 +1,8 @@
-// Differential cases of the warp and atomic families: every shuffle mode × width × dtype, warp
-// reductions × width × dtype, votes, activemask, and atomics (atom/red) on global memory, each
-// with a reference computed here per warp from the PTX ISA's definitions (shfl.sync pseudo-code,
-// butterfly reductions, vote) — independent of the simulator's code.
+// Differential cases of the warp, atomic and memory families: every shuffle mode × width × dtype,
+// warp reductions × width × dtype, votes, activemask, redux.sync × dtype, atomics (atom/red, also
+// with a sem and scope) on global memory, and strong loads (ld.relaxed/acquire), each with a
+// reference computed here per warp from the PTX ISA's definitions (shfl.sync pseudo-code,
+// butterfly reductions, vote, redux.sync) — independent of the simulator's code.
 import { allOps, dtypeBytes, isFloat, type DType, type PrimFunc } from "@tirx-ts/core";
 import { T, callStmtOp, callValueOp, type PrimExpr, type TileView } from "@tirx-ts/dsl";
 import { compileToPtx } from "@tirx-ts/codegen-ptx";
@@ -18,7 +19,7 @@ function build(
   id: string,
   dts: readonly DType[],
   rt: DType,
-  body: (xs: PrimExpr[], out: TileView, i: PrimExpr) => void,
+  body: (xs: PrimExpr[], out: TileView, i: PrimExpr, views: TileView[]) => void,
 ): { fn: PrimFunc; module: ReturnType<typeof compileToPtx> } {
   const params: Record<string, ReturnType<typeof T.Tensor>> = {};
   dts.forEach((dt, j) => (params[`X${j}`] = T.Tensor([N], dt)));
@@ -30,6 +31,7 @@ function build(
       dts.map((_, j) => (p[`X${j}`] as TileView).get([i])),
       p["Y"] as TileView,
       i,
+      dts.map((_, j) => p[`X${j}`] as TileView),
     );
   });
   return { fn, module: compileToPtx(fn, { arch: "sm_90" }) };
@@ -42,7 +44,7 @@ function makeCase(
   rt: DType,
   inputs: Value[][],
   want: Value[],
-  body: (xs: PrimExpr[], out: TileView, i: PrimExpr) => void,
+  body: (xs: PrimExpr[], out: TileView, i: PrimExpr, views: TileView[]) => void,
 ): DiffCase {
   const cols = inputs.map((c, j) => decode(encode(c, dts[j]!), dts[j]!));
   const k = build(id, dts, rt, body);
@@ -184,6 +186,37 @@ export function warpCases(): DiffCase[] {
           ),
         );
       }
+    } else if (op.name.startsWith("redux.sync.")) {
+      // PTX ISA, redux.sync: every lane gets the reduction over the member lanes (all 32 here);
+      // add wraps modulo 2^32, min/max compare as the dtype, and/or/xor are bitwise.
+      const kind = op.name.split(".")[2]!;
+      for (const sig of op.signatures) {
+        const vt = sig[1]!;
+        const vals = Array.from({ length: N }, () => random(vt, rnd));
+        const cols = decode(encode(vals, vt), vt).map(Number);
+        const want = cols.map((_, i) => {
+          const w = cols.slice(i & ~31, (i & ~31) + 32);
+          const r = w.reduce((a, b) =>
+            kind === "add"
+              ? a + b
+              : kind === "min"
+                ? Math.min(a, b)
+                : kind === "max"
+                  ? Math.max(a, b)
+                  : kind === "and"
+                    ? a & b
+                    : kind === "or"
+                      ? a | b
+                      : a ^ b,
+          );
+          return Number(wrap(BigInt(r), vt));
+        });
+        out.push(
+          makeCase("warp", `${op.name}.${vt}`, [vt], vt, [cols], want, ([v], y, i) =>
+            y.set([i], callValueOp(op.name, [FULL, v!])),
+          ),
+        );
+      }
     } else if (op.name === "activemask") {
       const rt = op.result([])!;
       out.push(
@@ -203,10 +236,16 @@ export function warpCases(): DiffCase[] {
   // starts at 0 (add) or at the slot's first value (min, max; idempotent). Integer and
   // integral-float values keep every order exact. `atom` returns the old value (unused here);
   // `red` returns nothing.
+  // The forms with a sem and scope take them as static operands: acq_rel (red: release) at gpu
+  // scope here; the arithmetic is the same, so one dtype each keeps the suite cheap (the
+  // simulator tracks release chains per atomic for them).
   for (const op of allOps("atomic")) {
-    const action = op.name.split(".")[1]!;
-    if (!["add", "min", "max"].includes(action) || op.name.includes("x2")) continue;
-    for (const sig of op.signatures) {
+    const fx =
+      op.sim.kind === "machine" && op.sim.effect.unit === "atomic" ? op.sim.effect : undefined;
+    const action = fx?.action ?? "";
+    if (!["add", "min", "max"].includes(action) || fx?.packed) continue;
+    const order = fx?.ordered ? [op.form === "value" ? 3 : 2, 2] : [];
+    for (const sig of fx?.ordered ? op.signatures.slice(0, 1) : op.signatures) {
       const vt = sig[1]!;
       const rnd = prng(seed++);
       const small = (): Value =>
@@ -229,10 +268,30 @@ export function warpCases(): DiffCase[] {
       }
       const c = makeCase("atomic", `${op.name}.${vt}`, [vt], vt, [vals], want, ([v], y, i) => {
         const ptr = y.ptr([i.floormod(64)]);
-        if (op.form === "value") T.let_("old", callValueOp(op.name, [ptr, v!]));
-        else callStmtOp(op.name, [ptr, v!]);
+        if (op.form === "value") T.let_("old", callValueOp(op.name, [ptr, v!, ...order]));
+        else callStmtOp(op.name, [ptr, v!, ...order]);
       });
       out.push({ ...c, initial: encode(initial, vt) });
+    }
+  }
+  // Strong loads (ld.relaxed / ld.acquire with a scope): Y[i] = X[i], the value's bits.
+  for (const op of allOps("memory")) {
+    if (op.form !== "value") continue;
+    for (const sig of op.signatures) {
+      const vt = sig[0]!;
+      const rnd = prng(seed++);
+      const vals = decode(
+        encode(
+          Array.from({ length: N }, () => random(vt, rnd)),
+          vt,
+        ),
+        vt,
+      );
+      out.push(
+        makeCase("memory", `${op.name}.${vt}`, [vt], vt, [vals], vals, (_, y, i, xs) =>
+          y.set([i], callValueOp(op.name, [xs[0]!.ptr([i]), 1, 2])),
+        ),
+      );
     }
   }
   return out;

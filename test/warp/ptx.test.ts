@@ -213,7 +213,7 @@ describe("ptxas 13.0 assembles every signature", () => {
             const s = T.alloc_shared([32], dt);
             s.set([tid], A.get([tid]));
             T.cuda.cta_sync();
-            const vals = sig.slice(1).map(() => A.get([tid]));
+            const vals = op.operands.filter((o) => o.kind === "value").map(() => A.get([tid]));
             for (const ptr of [A.ptr([tid.bitand(7)]), s.ptr([tid.bitand(3)])]) {
               if (op.form === "value") {
                 B.set([tid], callAtomic(op.name, ptr, vals));
@@ -232,6 +232,9 @@ describe("ptxas 13.0 assembles every signature", () => {
   });
 });
 
+const ACQ_REL = { sem: "acq_rel", scope: "gpu" } as const;
+const RELEASE = { sem: "release", scope: "sys" } as const;
+
 /** An atom op of `allOps("atomic")` through its T surface. */
 function callAtomic(name: string, ptr: PrimExpr, vals: PrimExpr[]): PrimExpr {
   const c = T.cuda;
@@ -243,6 +246,13 @@ function callAtomic(name: string, ptr: PrimExpr, vals: PrimExpr[]): PrimExpr {
     [atomicName(true, "cas")]: (p, v) => c.atomic_cas(p, v[0]!, v[1]!),
     [atomicName(true, "f16x2")]: (p, v) => c.atomic_add_f16x2(p, v[0]!),
     [atomicName(true, "bf16x2")]: (p, v) => c.atomic_add_bf16x2(p, v[0]!),
+    // The forms with a sem and scope (atom.acq_rel.gpu; cas with acquire at cta scope).
+    [atomicName(true, "add", true)]: (p, v) => c.atomic_add(p, v[0]!, ACQ_REL),
+    [atomicName(true, "min", true)]: (p, v) => c.atomic_min(p, v[0]!, ACQ_REL),
+    [atomicName(true, "max", true)]: (p, v) => c.atomic_max(p, v[0]!, ACQ_REL),
+    [atomicName(true, "exch", true)]: (p, v) => c.atomic_exch(p, v[0]!, ACQ_REL),
+    [atomicName(true, "cas", true)]: (p, v) =>
+      c.atomic_cas(p, v[0]!, v[1]!, { sem: "acquire", scope: "cta" }),
   };
   return table[name]!(ptr, vals);
 }
@@ -255,6 +265,9 @@ function callRed(name: string, ptr: PrimExpr, v: PrimExpr): void {
     [atomicName(false, "max")]: c.red_max,
     [atomicName(false, "f16x2")]: c.red_add_f16x2,
     [atomicName(false, "bf16x2")]: c.red_add_bf16x2,
+    [atomicName(false, "add", true)]: (p, x) => c.red_add(p, x, RELEASE),
+    [atomicName(false, "min", true)]: (p, x) => c.red_min(p, x, RELEASE),
+    [atomicName(false, "max", true)]: (p, x) => c.red_max(p, x, RELEASE),
   };
   table[name]!(ptr, v);
 }

@@ -2,6 +2,7 @@ import { DTYPES, logical, not, type DType, type Slice } from "@tirx-ts/core";
 import * as control from "./control.js";
 import * as cuda from "./cuda.js";
 import * as warp from "./warp.js";
+import * as memoryOrder from "./memory-order.js";
 import {
   ceildiv,
   freeBinary,
@@ -121,6 +122,9 @@ export const builderT = {
     cluster_dim: clusterOps.cluster_dim,
     cluster_idx: clusterOps.cluster_idx,
     cluster_grid_dim: clusterOps.cluster_grid_dim,
+    threadfence: memoryOrder.threadfence,
+    threadfence_block: memoryOrder.threadfence_block,
+    threadfence_system: memoryOrder.threadfence_system,
     ...warp,
   },
   tensormap_encode_tiled,

@@ -8,6 +8,7 @@ import { ldmatrix, mma, stmatrix } from "./mma.js";
 import { encode_matrix_descriptor, setmaxnreg, wgmma } from "./wgmma.js";
 import { arrive_remote, barrierCluster, mapa } from "./cluster.js";
 import { cvt } from "./cvt.js";
+import { fenceAcqRel, fenceSc, ld, st } from "./memory-order.js";
 
 /** An instruction named by its PTX opcode, e.g. `T.ptx["cp.async.cg.shared.global"]`. */
 export class PtxOp {
@@ -150,6 +151,10 @@ const fence = {
   mbarrier_init(): void {
     call("fence.mbarrier_init.release.cluster", []);
   },
+  /** `fence.sc.<scope>` (default "gpu"; PTX ISA, membar/fence): see memory-order.ts. */
+  sc: fenceSc,
+  /** `fence.acq_rel.<scope>` (default "gpu"; PTX ISA, membar/fence): see memory-order.ts. */
+  acq_rel: fenceAcqRel,
 };
 
 /** `T.ptx.cp.async_.bulk`: the bulk async-group operations of shared → global bulk copies. */
@@ -235,6 +240,8 @@ const namespace = {
   /** TIRx's flat spelling of `T.ptx.wgmma.encode_matrix_descriptor`. */
   wgmma_encode_matrix_descriptor: encode_matrix_descriptor,
   setmaxnreg,
+  ld,
+  st,
 };
 
 /**

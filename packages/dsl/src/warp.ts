@@ -1,4 +1,12 @@
-import { atomicName, numel, TirxError, type ReduceKind, type Span } from "@tirx-ts/core";
+import {
+  atomicName,
+  atomicSurface,
+  numel,
+  TirxError,
+  type ReduceKind,
+  type Span,
+} from "@tirx-ts/core";
+import { semScopeOperands, type MemoryOrderOptions } from "./memory-order.js";
 import { callStmtOp, callValueOp } from "./op-call.js";
 import { if_, let_ } from "./control.js";
 import { cta_sync } from "./cuda.js";
@@ -237,6 +245,35 @@ export function __ballot_sync(mask: ExprLike, predicate: ExprLike): PrimExpr {
 }
 
 /**
+ * `__reduce_add_sync(mask, value)` (CUDA, sm_80): the sum modulo 2^32 of `value` (int32 or
+ * uint32) over the lanes of `mask`, every one of which must execute it (PTX ISA, redux.sync).
+ * @throws TirxError TX2005 for other dtypes (float32 min/max is sm_100a only).
+ */
+export function __reduce_add_sync(mask: ExprLike, value: ExprLike): PrimExpr {
+  return bound("redux", "redux.sync.add", [mask, value], callerSpan());
+}
+/** `__reduce_min_sync(mask, value)`: the minimum over the lanes of `mask` (redux.sync.min, sm_80). */
+export function __reduce_min_sync(mask: ExprLike, value: ExprLike): PrimExpr {
+  return bound("redux", "redux.sync.min", [mask, value], callerSpan());
+}
+/** `__reduce_max_sync(mask, value)`: the maximum over the lanes of `mask` (redux.sync.max, sm_80). */
+export function __reduce_max_sync(mask: ExprLike, value: ExprLike): PrimExpr {
+  return bound("redux", "redux.sync.max", [mask, value], callerSpan());
+}
+/** `__reduce_and_sync(mask, value)`: bitwise and over the lanes of `mask` (redux.sync.and, sm_80). */
+export function __reduce_and_sync(mask: ExprLike, value: ExprLike): PrimExpr {
+  return bound("redux", "redux.sync.and", [mask, value], callerSpan());
+}
+/** `__reduce_or_sync(mask, value)`: bitwise or over the lanes of `mask` (redux.sync.or, sm_80). */
+export function __reduce_or_sync(mask: ExprLike, value: ExprLike): PrimExpr {
+  return bound("redux", "redux.sync.or", [mask, value], callerSpan());
+}
+/** `__reduce_xor_sync(mask, value)`: bitwise xor over the lanes of `mask` (redux.sync.xor, sm_80). */
+export function __reduce_xor_sync(mask: ExprLike, value: ExprLike): PrimExpr {
+  return bound("redux", "redux.sync.xor", [mask, value], callerSpan());
+}
+
+/**
  * Named barrier `bar.sync id, count`: waits until `count` threads (a multiple of 32, at most the
  * CTA's threads) arrived at barrier `id` (0..15; id 0 is the one cta_sync uses).
  * @throws TirxError TX2010 (id), TX2014 (count).
@@ -266,14 +303,28 @@ function atomicArgs(ptr: PrimExpr, values: readonly ExprLike[], span?: Span): un
   ];
 }
 
-function atom(kind: string, ptr: PrimExpr, values: readonly ExprLike[]): PrimExpr {
+function atom(
+  kind: string,
+  ptr: PrimExpr,
+  values: readonly ExprLike[],
+  opts?: MemoryOrderOptions,
+): PrimExpr {
   const span = callerSpan();
-  return bound("old", atomicName(true, kind), atomicArgs(ptr, values, span), span);
+  const args = atomicArgs(ptr, values, span);
+  if (opts === undefined) return bound("old", atomicName(true, kind), args, span);
+  const order = semScopeOperands(opts, "relaxed", atomicSurface(true, kind), span);
+  return bound("old", atomicName(true, kind, true), [...args, ...order], span);
 }
 
-function red(kind: string, ptr: PrimExpr, value: ExprLike): void {
+function red(kind: string, ptr: PrimExpr, value: ExprLike, opts?: MemoryOrderOptions): void {
   const span = callerSpan();
-  callStmtOp(atomicName(false, kind), atomicArgs(ptr, [value], span), span);
+  const args = atomicArgs(ptr, [value], span);
+  if (opts === undefined) {
+    callStmtOp(atomicName(false, kind), args, span);
+    return;
+  }
+  const order = semScopeOperands(opts, "relaxed", atomicSurface(false, kind), span);
+  callStmtOp(atomicName(false, kind, true), [...args, ...order], span);
 }
 
 /**
@@ -281,30 +332,44 @@ function red(kind: string, ptr: PrimExpr, value: ExprLike): void {
  * atom; relaxed, GPU scope). Element dtypes: add int32/uint32/uint64/float32; min/max
  * int32/uint32/uint64; cas/exch int32/uint32/float32/uint64. `*_f16x2` / `*_bf16x2` add packed
  * pairs: the element is a uint32 holding two halves (low 16 bits at the lower address).
- * @throws TirxError TX2009 (ptr not a global/shared element), TX2005 (dtypes).
+ * `opts` (`{ sem, scope }`, not for the packed forms) emits `atom.<sem>.<scope>` (sm_70; sem
+ * relaxed, acquire, release or acq_rel; scope cta, cluster (sm_90), gpu or sys):
+ * `T.cuda.atomic_add(count.ptr([0]), 1, { sem: "acq_rel", scope: "gpu" })`.
+ * @throws TirxError TX2009 (ptr not a global/shared element), TX2005 (dtypes), TX1002 (opts).
  */
-export const atomic_add = (ptr: PrimExpr, value: ExprLike): PrimExpr => atom("add", ptr, [value]);
+export const atomic_add = (ptr: PrimExpr, value: ExprLike, opts?: MemoryOrderOptions): PrimExpr =>
+  atom("add", ptr, [value], opts);
 /** `atom.min`: see {@link atomic_add}. */
-export const atomic_min = (ptr: PrimExpr, value: ExprLike): PrimExpr => atom("min", ptr, [value]);
+export const atomic_min = (ptr: PrimExpr, value: ExprLike, opts?: MemoryOrderOptions): PrimExpr =>
+  atom("min", ptr, [value], opts);
 /** `atom.max`: see {@link atomic_add}. */
-export const atomic_max = (ptr: PrimExpr, value: ExprLike): PrimExpr => atom("max", ptr, [value]);
-/** `atom.exch`: stores `value`, returns the old value. */
-export const atomic_exch = (ptr: PrimExpr, value: ExprLike): PrimExpr => atom("exch", ptr, [value]);
-/** TIRx `atomic_cas(ptr, old_val, new_val)`: stores `new_val` when the element's bits equal `old_val`'s; returns the old value. */
-export const atomic_cas = (ptr: PrimExpr, old_val: ExprLike, new_val: ExprLike): PrimExpr =>
-  atom("cas", ptr, [old_val, new_val]);
+export const atomic_max = (ptr: PrimExpr, value: ExprLike, opts?: MemoryOrderOptions): PrimExpr =>
+  atom("max", ptr, [value], opts);
+/** `atom.exch`: stores `value`, returns the old value; `opts` as {@link atomic_add}. */
+export const atomic_exch = (ptr: PrimExpr, value: ExprLike, opts?: MemoryOrderOptions): PrimExpr =>
+  atom("exch", ptr, [value], opts);
+/** TIRx `atomic_cas(ptr, old_val, new_val)`: stores `new_val` when the element's bits equal `old_val`'s; returns the old value; `opts` as {@link atomic_add}. */
+export const atomic_cas = (
+  ptr: PrimExpr,
+  old_val: ExprLike,
+  new_val: ExprLike,
+  opts?: MemoryOrderOptions,
+): PrimExpr => atom("cas", ptr, [old_val, new_val], opts);
 /** `atom.add.noftz.f16x2` on a uint32 element holding two float16 (sm_60+). */
 export const atomic_add_f16x2 = (ptr: PrimExpr, value: ExprLike): PrimExpr =>
   atom("f16x2", ptr, [value]);
 /** `atom.add.noftz.bf16x2` on a uint32 element holding two bfloat16 (sm_90+). */
 export const atomic_add_bf16x2 = (ptr: PrimExpr, value: ExprLike): PrimExpr =>
   atom("bf16x2", ptr, [value]);
-/** `red.add` (no result): see {@link atomic_add}. */
-export const red_add = (ptr: PrimExpr, value: ExprLike): void => red("add", ptr, value);
-/** `red.min` (no result). */
-export const red_min = (ptr: PrimExpr, value: ExprLike): void => red("min", ptr, value);
-/** `red.max` (no result). */
-export const red_max = (ptr: PrimExpr, value: ExprLike): void => red("max", ptr, value);
+/** `red.add` (no result): see {@link atomic_add}; `opts.sem` is relaxed or release. */
+export const red_add = (ptr: PrimExpr, value: ExprLike, opts?: MemoryOrderOptions): void =>
+  red("add", ptr, value, opts);
+/** `red.min` (no result); `opts` as {@link red_add}. */
+export const red_min = (ptr: PrimExpr, value: ExprLike, opts?: MemoryOrderOptions): void =>
+  red("min", ptr, value, opts);
+/** `red.max` (no result); `opts` as {@link red_add}. */
+export const red_max = (ptr: PrimExpr, value: ExprLike, opts?: MemoryOrderOptions): void =>
+  red("max", ptr, value, opts);
 /** `red.add.noftz.f16x2` (no result). */
 export const red_add_f16x2 = (ptr: PrimExpr, value: ExprLike): void => red("f16x2", ptr, value);
 /** `red.add.noftz.bf16x2` (no result, sm_90+). */

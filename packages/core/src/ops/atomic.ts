@@ -1,5 +1,14 @@
 import type { DType } from "../dtype.js";
 import { badDtypes, valueArg } from "./define.js";
+import type { Expr } from "../ir/expr.js";
+import type { Span } from "../span.js";
+import {
+  checkSem,
+  clusterScopeNeed,
+  MEMORY_SEMS,
+  semScopeArgs,
+  semScopeText,
+} from "./memory-order.js";
 import type { OpDef, OperandSpec } from "./op.js";
 import type { PtxVersion } from "../target.js";
 
@@ -16,6 +25,11 @@ export type AtomicUnitAction = {
   readonly returns: boolean;
   /** A packed pair of halves per 32-bit element (`.noftz.f16x2` / `.bf16x2` add), else absent. */
   readonly packed?: "f16x2" | "bf16x2";
+  /**
+   * The op's last two operands are its static `.sem` and `.scope` (`atom.sem.*`, `red.sem.*`;
+   * ops/memory-order.ts), else absent: relaxed at gpu scope, the PTX defaults.
+   */
+  readonly ordered?: true;
 };
 
 declare module "./op.js" {
@@ -59,9 +73,12 @@ const VARIANTS: readonly Variant[] = [
   { kind: "bf16x2", action: "add", sm: 90, ptx: [7, 8], archCode: "TX4007" },
 ];
 
-/** The IR name of an atomic: `atom.add`, `red.min`, `atom.add.noftz.f16x2`, ... */
-export function atomicName(returns: boolean, kind: string): string {
-  const head = returns ? "atom" : "red";
+/**
+ * The IR name of an atomic: `atom.add`, `red.min`, `atom.add.noftz.f16x2`, ...; with `ordered`
+ * the form taking a static sem and scope: `atom.sem.add`, `red.sem.min`.
+ */
+export function atomicName(returns: boolean, kind: string, ordered = false): string {
+  const head = `${returns ? "atom" : "red"}${ordered ? ".sem" : ""}`;
   return kind === "f16x2" || kind === "bf16x2" ? `${head}.add.noftz.${kind}` : `${head}.${kind}`;
 }
 
@@ -71,15 +88,18 @@ export function atomicSurface(returns: boolean, kind: string): string {
   return kind === "f16x2" || kind === "bf16x2" ? `${head}_add_${kind}` : `${head}_${kind}`;
 }
 
-function atomicOp(v: Variant, returns: boolean): OpDef {
+function atomicOp(v: Variant, returns: boolean, ordered = false): OpDef {
   const types = TYPES[v.kind]!;
   const surface = atomicSurface(returns, v.kind);
   const operands: OperandSpec[] = [{ kind: "address", name: "ptr" }];
   if (v.action === "cas") operands.push(valueArg("compare"));
   operands.push(valueArg("value"));
+  const values = operands.length;
+  if (ordered) operands.push(...semScopeArgs);
   const ptxOp = v.kind === "f16x2" || v.kind === "bf16x2" ? "add" : v.kind;
+  const head = returns ? "atom" : "red";
   return {
-    name: atomicName(returns, v.kind),
+    name: atomicName(returns, v.kind, ordered),
     family: "atomic",
     surface,
     form: returns ? "value" : "stmt",
@@ -87,19 +107,32 @@ function atomicOp(v: Variant, returns: boolean): OpDef {
     // dts[0] is the dtype of the addressed element; every value operand has that dtype.
     result(dts, span) {
       const dt = dts[0]!;
-      if (!types[dt] || dts.some((d) => d !== dt)) throw badDtypes(surface, dts, span);
+      if (!types[dt] || dts.slice(0, values).some((d) => d !== dt)) {
+        throw badDtypes(surface, dts, span);
+      }
       return returns ? dt : undefined;
     },
-    signatures: Object.keys(types).map((dt) => operands.map(() => dt as DType)),
-    sm: v.sm,
+    signatures: Object.keys(types).map((dt) =>
+      operands.map((o) => (o.kind === "static" ? "int32" : (dt as DType))),
+    ),
+    sm: ordered ? Math.max(v.sm, 70) : v.sm,
     ptx: v.ptx,
-    source: `PTX ISA, ${returns ? "atom" : "red"} (.${ptxOp}${v.kind === ptxOp ? "" : `.noftz.${v.kind}`})`,
+    source: `PTX ISA, ${head} (.${ptxOp}${v.kind === ptxOp ? "" : `.noftz.${v.kind}`}${ordered ? "; .sem and .scope: sm_70, PTX 6.0" : ""})`,
     ...(v.archCode ? { archCode: v.archCode } : {}),
+    ...(ordered
+      ? {
+          check(args: readonly Expr[], span?: Span) {
+            checkSem(surface, args, returns ? MEMORY_SEMS : ["relaxed", "release"], span);
+          },
+          needs: (args: readonly Expr[]) => clusterScopeNeed(head, args),
+        }
+      : {}),
     lower(c, d, ops, dts) {
       const dt = dts[0]!;
-      const vals = ops.slice(1).map((o) => c.toReg(o, dt));
-      const head = `${returns ? "atom" : "red"}.${c.space(0)}.${ptxOp}.${types[dt]!}`;
-      c.ins(`${head} ${[...(returns ? [d] : []), ops[0]!, ...vals].join(", ")}`);
+      const vals = ops.slice(1, values).map((o) => c.toReg(o, dt));
+      const sem = ordered ? `.${semScopeText(ops)}` : "";
+      const ins = `${head}${sem}.${c.space(0)}.${ptxOp}.${types[dt]!}`;
+      c.ins(`${ins} ${[...(returns ? [d] : []), ops[0]!, ...vals].join(", ")}`);
     },
     sim: {
       kind: "machine",
@@ -108,15 +141,22 @@ function atomicOp(v: Variant, returns: boolean): OpDef {
         action: v.action,
         returns,
         ...(v.kind === "f16x2" || v.kind === "bf16x2" ? { packed: v.kind } : {}),
+        ...(ordered ? { ordered: true as const } : {}),
       },
     },
     effects: true,
   };
 }
 
+/** The variants that take a `.sem` and `.scope` (the packed halves are left out). */
+const ORDERED = VARIANTS.filter((v) => v.kind !== "f16x2" && v.kind !== "bf16x2");
+
 /**
  * Atomics on global and shared memory: `atom` (returns the old value; TIRx `atomic_add`,
  * `atomic_cas(ptr, compare, value)`) and `red` (no result). Relaxed, GPU scope (PTX defaults).
+ * The `atom.sem.*` / `red.sem.*` forms take a static sem and scope as their last operands
+ * (`T.cuda.atomic_add(ptr, v, { sem: "acq_rel", scope: "gpu" })`: atom.acq_rel.gpu.global.add;
+ * red takes relaxed or release; PTX ISA, atom / red, .sem and .scope: sm_70, PTX 6.0).
  * The simulator applies them in thread order within a warp and warp order within the CTA; the
  * GPU's order is unspecified, so float sums may differ in their last bits from run to run.
  */
@@ -124,5 +164,9 @@ export const ATOMIC_OPS: readonly OpDef[] = [
   ...VARIANTS.map((v) => atomicOp(v, true)),
   ...VARIANTS.filter((v) => v.action !== "cas" && v.action !== "exch").map((v) =>
     atomicOp(v, false),
+  ),
+  ...ORDERED.map((v) => atomicOp(v, true, true)),
+  ...ORDERED.filter((v) => v.action !== "cas" && v.action !== "exch").map((v) =>
+    atomicOp(v, false, true),
   ),
 ];

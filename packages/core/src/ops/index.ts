@@ -12,6 +12,7 @@ import { MMA_OPS } from "./mma/index.js";
 import { WGMMA_OPS } from "./wgmma/index.js";
 import { MBARRIER_CLUSTER_OPS } from "./mbarrier-cluster.js";
 import { CLUSTER_OPS } from "./cluster.js";
+import { MEMORY_ORDER_OPS } from "./memory-order.js";
 
 /**
  * The op table: every family registers its records here, once, when core loads. Adding an op
@@ -31,6 +32,7 @@ registerOps([
   ...WGMMA_OPS,
   ...MBARRIER_CLUSTER_OPS,
   ...CLUSTER_OPS,
+  ...MEMORY_ORDER_OPS,
 ]);
 
 export * from "./op.js";
@@ -45,6 +47,14 @@ export type { CpAsyncAction } from "./cp-async.js";
 export type { BulkAction } from "./bulk.js";
 export type { MbarrierAction } from "./mbarrier.js";
 export type { BarrierAction, FenceAction } from "./sync.js";
+export {
+  MEMORY_SCOPES,
+  MEMORY_SEMS,
+  semScopeOf,
+  type MemoryScope,
+  type MemorySem,
+  type OrderAction,
+} from "./memory-order.js";
 export type { WgmmaAction, RegsAction } from "./wgmma/sync.js";
 export * from "./ptx-type.js";
 export * from "./arith/index.js";

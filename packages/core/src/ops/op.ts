@@ -191,6 +191,18 @@ export type SimSemantics =
       make(dts: readonly DType[]): (w: FragmentCall) => void;
     };
 
+/** A requirement of one call of an op beyond the op's own `sm` and `ptx` (OpDef.needs). */
+export interface OpNeed {
+  /** The instruction with the qualifier that needs it, for messages (`atom with .cluster scope`). */
+  readonly instr: string;
+  readonly sm: number;
+  readonly ptx: PtxVersion;
+  /** The code of a target below `sm`. */
+  readonly code: DiagnosticCode;
+  /** Where the rule comes from. */
+  readonly source: string;
+}
+
 /** The documented error bound of an approximate op, checked by the differential test. */
 export interface ApproxBound {
   /** Maximum error in units in the last place of the result dtype, against the exact result. */
@@ -266,6 +278,12 @@ export interface OpDef {
   readonly registerCap?: true;
   /** Checks beyond operands and dtypes (static ranges of runtime-constant operands, ...). */
   check?(args: readonly Expr[], span?: Span): void;
+  /**
+   * A further target requirement of one call, chosen by its static operands (a `.cluster` scope
+   * needs sm_90 and PTX 7.8 where the op itself needs sm_70), or undefined; the verifier records
+   * it after the op's own.
+   */
+  needs?(args: readonly Expr[]): OpNeed | undefined;
   /** Checks against the kernel's launch (the verifier runs them; e.g. a named barrier's count). */
   checkLaunch?(args: readonly Expr[], launch: LaunchConfig, span?: Span): void;
   readonly lower: Lowering;

@@ -21,7 +21,7 @@ export function checkValueCall(e: CallExpr, ctx: VerifyContext, where: Span | un
   if (rt !== e.dtype) {
     throw new TirxError("TX2005", `${op.surface} gives ${rt}, but the call says ${e.dtype}`, where);
   }
-  ctx.reqs.exprOp(op);
+  ctx.reqs.exprOp(op, e.args);
 }
 
 /**

@@ -1,3 +1,4 @@
+import type { Expr } from "../ir/expr.js";
 import type { OpDef } from "../ops/op.js";
 import type { TileOpDef } from "../patterns/tile-ops.js";
 import type { TilePlan } from "../ir/tile-plan.js";
@@ -25,14 +26,39 @@ export class RequirementLog {
     this.span = span;
   }
 
-  /** An op used in an expression of the current statement (a `CallExpr`). */
-  exprOp(op: OpDef): void {
+  /**
+   * An op used in an expression of the current statement (a `CallExpr`) with operands `args`:
+   * its own requirement, then what its static operands need (OpDef.needs).
+   */
+  exprOp(op: OpDef, args: readonly Expr[] = []): void {
     this.add(fromOp(op, this.span));
+    this.#need(op, args, false);
   }
 
-  /** The current statement's own op (a `Call`). */
-  stmtOp(op: OpDef): void {
+  /** The current statement's own op (a `Call`) with operands `args`, as exprOp. */
+  stmtOp(op: OpDef, args: readonly Expr[] = []): void {
     this.add(fromOp(op, this.span), true);
+    this.#need(op, args, true);
+  }
+
+  #need(op: OpDef, args: readonly Expr[], first: boolean): void {
+    const n = op.needs?.(args);
+    if (!n) return;
+    const req: Requirement = {
+      kind: "instruction",
+      instr: n.instr,
+      sm: n.sm,
+      ptx: n.ptx,
+      archSpecific: false,
+      code: n.code,
+      source: n.source,
+      ...at(this.span),
+    };
+    // A statement's own op comes first; its qualifier right after it.
+    if (first) this.list.splice(this.mark + 1, 0, req);
+    else this.list.push(req);
+    this.version = maxVersion(this.version, req.ptx);
+    this.sm = Math.max(this.sm, req.sm);
   }
 
   /** The current statement's `tile.apply` of `opcode`, verified as `plan` by the tile op `def`. */

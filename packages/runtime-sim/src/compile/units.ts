@@ -7,6 +7,7 @@ import { CLUSTER_UNIT } from "./units/cluster.js";
 import { CP_ASYNC_UNIT } from "./units/cp-async.js";
 import { FENCE_UNIT } from "./units/fence.js";
 import { MBARRIER_UNIT } from "./units/mbarrier.js";
+import { ORDER_UNIT } from "./units/order.js";
 import { REGS_UNIT, WGMMA_UNIT } from "./units/wgmma.js";
 
 /**
@@ -25,6 +26,7 @@ export const MACHINE_UNITS = {
   wgmma: WGMMA_UNIT,
   regs: REGS_UNIT,
   cluster: CLUSTER_UNIT,
+  order: ORDER_UNIT,
 } as const satisfies { readonly [U in MachineAction["unit"]]: UnitCompiler<UnitAction<U>> };
 
 /**

@@ -26,6 +26,15 @@
  * Proxy fences (fence.proxy.async) and fence.mbarrier_init are kept per thread here too, with
  * what each fence's thread knew then, for the async-proxy rules (TX6015, TX6016).
  *
+ * Other CTAs (and clusters) of the launch: a stamp of another one is unordered unless the thread
+ * acquired it through the PTX memory model's release and acquire patterns (exec/memory-order.ts):
+ * a release publishes the releaser's view (`viewOf`: per group of the launch, per thread of it,
+ * the highest clock known), an acquire joins it into what the thread knows of earlier groups
+ * (`ext`, per thread; `extAll`, what a cta_sync made every thread know). Barriers spread it:
+ * cta_sync, named barriers, mbarrier phases and warp collectives carry each participant's `ext`
+ * to the others as they carry clocks (barrier.cluster does not: a false report, never a missed
+ * race). Views are immutable once made (joins copy), so records share them.
+ *
  * Known limits: clocks are int32 and grow by one per release event per thread, so a process
  * must stay below 2^31 of them.
  *
@@ -36,6 +45,42 @@ import { THREAD_MASK } from "./packed.js";
 
 /** Clocks start above 0 (0 marks "ordered before everything") and never repeat in a process. */
 let nextClock = 1;
+
+/**
+ * What a thread knows of the groups (CTAs, or clusters) of the launch: group index → per thread
+ * of that group, the highest clock of its ordered before. Immutable once made: joins copy.
+ */
+export type GroupView = ReadonlyMap<number, Int32Array>;
+
+/** The join of `a` and `b` (a or b itself when one holds all of the other). */
+export function joinViews(
+  a: GroupView | undefined,
+  b: GroupView | undefined,
+): GroupView | undefined {
+  if (a === undefined || a.size === 0) return b;
+  if (b === undefined || b.size === 0 || a === b) return a;
+  let out: Map<number, Int32Array> | undefined;
+  for (const [g, y] of b) {
+    const x = a.get(g);
+    let z = y;
+    if (x !== undefined && x !== y) {
+      let xHolds = true;
+      let yHolds = true;
+      for (let i = 0; i < x.length; i++) {
+        if (x[i]! < y[i]!) xHolds = false;
+        else if (x[i]! > y[i]!) yHolds = false;
+      }
+      if (xHolds) continue;
+      if (!yHolds) {
+        z = new Int32Array(x.length);
+        for (let i = 0; i < x.length; i++) z[i] = x[i]! > y[i]! ? x[i]! : y[i]!;
+      }
+    } else if (x === y) continue;
+    out ??= new Map(a);
+    out.set(g, z);
+  }
+  return out ?? a;
+}
 
 /** The happens-before clocks of one Machine's threads (see the file comment). */
 export class Clocks {
@@ -121,6 +166,10 @@ export class Clocks {
     this.#fenceKnew.length = 0;
     this.#globalKnew.length = 0;
     this.initFence.fill(0);
+    this.#ext.length = 0;
+    this.#extAll = undefined;
+    this.hasExt = false;
+    this.#namedExt.clear();
     this.#ctaStarts.push(base);
     this.#ctaLabels.push(label);
     this.resetBars();
@@ -148,7 +197,7 @@ export class Clocks {
 
   /** Does access `(u, c)` happen before thread `t`'s current point? */
   ordered(u: number, c: number, t: number): boolean {
-    if (c < this.ctaBase) return c < this.launchBase;
+    if (c < this.ctaBase) return c < this.launchBase || (this.hasExt && this.#extKnows(u, c, t));
     if (u === t) return true;
     if (c <= this.floor[u]!) return true;
     if (u >> 5 === t >> 5 && c <= this.wfloor[u]!) return true;
@@ -188,10 +237,12 @@ export class Clocks {
     c: number,
   ): boolean {
     if (rec < 0) return true;
-    // Another launch's or CTA's record (ordered or not for every thread alike), or one a cta_sync
-    // ordered before every thread.
-    if (c < this.ctaBase) return c < this.launchBase;
-    if (c <= this.floorMin) return true;
+    // Another launch's or CTA's record (ordered or not for every thread alike, unless threads
+    // acquired other CTAs' writes), or one a cta_sync ordered before every thread.
+    if (c < this.ctaBase) {
+      if (c < this.launchBase) return true;
+      if (!this.hasExt) return false;
+    } else if (c <= this.floorMin) return true;
     const base = rec & THREAD_MASK;
     if (k < 0) {
       for (let i = 0; i < count; i++) if (!this.ordered(base, c, t0 + i)) return false;
@@ -215,6 +266,10 @@ export class Clocks {
    * prunes its overflow records at the same point: SharedShadow.onBarrier).
    */
   onBarrier(): void {
+    if (this.hasExt) {
+      for (const v of this.#ext) this.#extAll = joinViews(this.#extAll, v);
+      this.#ext.length = 0;
+    }
     const c = this.clock;
     let least = c[0]!;
     let most = least;
@@ -260,6 +315,7 @@ export class Clocks {
    * or a warp collective of some lanes): each acquires what any of them knew and did.
    */
   onGroupSync(lanes: ArrayLike<number>, n: number, offset = 0): void {
+    if (this.hasExt) this.#shareExt(lanes, n, offset);
     const K = this.matrix();
     const T = this.threads;
     const j = this.#join;
@@ -287,6 +343,7 @@ export class Clocks {
   onWarpSync(warp: number, lanes: readonly number[], present: number): void {
     const base = warp << 5;
     if (lanes.length === present && this.#K === null) {
+      if (this.hasExt) this.#shareExt(lanes, lanes.length, base);
       for (let i = 0; i < lanes.length; i++) {
         const p = base + lanes[i]!;
         this.wfloor[p] = this.clock[p]!;
@@ -311,6 +368,7 @@ export class Clocks {
     let acc = this.#named.get(key);
     if (!acc) this.#named.set(key, (acc = new Int32Array(this.threads)));
     const c = this.clock[t]!;
+    if (this.hasExt) this.#namedExt.set(key, joinViews(this.#namedExt.get(key), this.#ext[t]));
     this.release(acc, t);
     return c;
   }
@@ -320,6 +378,12 @@ export class Clocks {
    * bar.sync, blocked since they arrived) acquires what every arriver released or knew.
    */
   onNamedComplete(key: number, syncers: readonly number[]): void {
+    if (this.hasExt) {
+      let v = this.#namedExt.get(key);
+      this.#namedExt.delete(key);
+      for (const p of syncers) v = joinViews(v, this.#ext[p]);
+      for (const p of syncers) this.#ext[p] = v;
+    }
     const K = this.matrix();
     const T = this.threads;
     const j = this.#join;
@@ -346,11 +410,13 @@ export class Clocks {
 
   /** `mbarrier.arrive` by `t` on the mbarrier in `slot`: releases what `t` knows and did. */
   onArrive(slot: number, t: number): void {
+    if (this.hasExt) this.#accExt[slot] = joinViews(this.#accExt[slot], this.#ext[t]);
     this.release((this.#acc[slot] ??= new Int32Array(this.threads)), t);
   }
 
   /** The current phase of the mbarrier in `slot` completed: its releases become acquirable. */
   onPhaseComplete(slot: number): void {
+    if (this.hasExt) this.#relExt[slot] = this.#accExt[slot];
     const acc = this.#acc[slot];
     if (!acc) return;
     const rel = (this.#rel[slot] ??= new Int32Array(this.threads));
@@ -359,14 +425,111 @@ export class Clocks {
 
   /** A successful try_wait by `t` on the mbarrier in `slot`. */
   onWaitSuccess(slot: number, t: number): void {
+    if (this.hasExt) this.#ext[t] = joinViews(this.#ext[t], this.#relExt[slot]);
     const rel = this.#rel[slot];
     if (rel) this.acquire(rel, t);
   }
 
   /** Forget mbarrier knowledge (CTA start; stale clocks would be harmless, this keeps it tidy). */
   resetBars(): void {
+    this.#accExt.length = 0;
+    this.#relExt.length = 0;
     for (const a of this.#acc) a?.fill(0);
     for (const r of this.#rel) r?.fill(0);
+  }
+
+  // ---------------------------------------------------------------- other CTAs of the launch
+
+  /** True once a thread of this group acquired a view of another group (see the file comment). */
+  hasExt = false;
+  /** Per thread: what it acquired of other groups (GroupView), beyond `#extAll`. */
+  readonly #ext: (GroupView | undefined)[] = [];
+  /** What every thread of this group knows of other groups (joined at each cta_sync). */
+  #extAll: GroupView | undefined;
+  /** Per named barrier key, per mbarrier slot: the ext views released into it. */
+  readonly #namedExt = new Map<number, GroupView | undefined>();
+  readonly #accExt: (GroupView | undefined)[] = [];
+  readonly #relExt: (GroupView | undefined)[] = [];
+
+  /** The index of the running group in this launch (0 for the first CTA or cluster). */
+  get group(): number {
+    return this.#ctaStarts.length - 1;
+  }
+
+  /** The group of the launch whose clocks hold `c` (a clock of this launch), or -1. */
+  groupOf(c: number): number {
+    const s = this.#ctaStarts;
+    let lo = 0;
+    let hi = s.length - 1;
+    if (hi < 0 || c < s[0]!) return -1;
+    while (lo < hi) {
+      const mid = (lo + hi + 1) >> 1;
+      if (s[mid]! <= c) lo = mid;
+      else hi = mid - 1;
+    }
+    return lo;
+  }
+
+  /** Does thread `t` know access `(u, c)` of an earlier group of the launch? */
+  #extKnows(u: number, c: number, t: number): boolean {
+    const g = this.groupOf(c);
+    const all = this.#extAll?.get(g);
+    if (all !== undefined && all[u]! >= c) return true;
+    const own = this.#ext[t]?.get(g);
+    return own !== undefined && own[u]! >= c;
+  }
+
+  /** The participants `lanes[0..n)` (+ `offset`) of a synchronization share what they know of other groups. */
+  #shareExt(lanes: ArrayLike<number>, n: number, offset: number): void {
+    let v: GroupView | undefined;
+    for (let i = 0; i < n; i++) v = joinViews(v, this.#ext[lanes[i]! + offset]);
+    if (v === undefined) return;
+    for (let i = 0; i < n; i++) this.#ext[lanes[i]! + offset] = v;
+  }
+
+  /**
+   * What thread `t` knows and did, as a view of the launch's groups (a release publishes it): for
+   * this group, per thread the highest clock ordered before t's current point (cta_sync floors,
+   * warp floors, K) and t's own clock; for earlier groups, what t acquired of them. t's clock
+   * moves on, so its later accesses are not covered. O(threads).
+   */
+  releaseView(t: number): GroupView {
+    const T = this.threads;
+    const knew = new Int32Array(T);
+    const K = this.#K;
+    const row = t * T;
+    const warp = t >> 5;
+    for (let u = 0; u < T; u++) {
+      let c = this.floor[u]!;
+      if (u >> 5 === warp && this.wfloor[u]! > c) c = this.wfloor[u]!;
+      if (K !== null && K[row + u]! > c) c = K[row + u]!;
+      knew[u] = c;
+    }
+    knew[t] = this.clock[t]!;
+    this.tick(t);
+    const ext = joinViews(this.#extAll, this.#ext[t]);
+    const out = new Map(ext ?? []);
+    out.set(this.group, knew);
+    return out;
+  }
+
+  /**
+   * Thread `t` acquires `view` (a release it synchronized with): this group's part joins t's row
+   * of K, other groups' parts what t knows of them.
+   */
+  acquireView(view: GroupView, t: number): void {
+    const g = this.group;
+    for (const [j, arr] of view) {
+      if (j === g) {
+        const K = this.matrix();
+        const T = this.threads;
+        const row = t * T;
+        for (let u = 0; u < T; u++) if (arr[u]! > K[row + u]!) K[row + u] = arr[u]!;
+      } else if (j < g) {
+        this.#ext[t] = joinViews(this.#ext[t], new Map([[j, arr]]));
+        this.hasExt = true;
+      }
+    }
   }
 
   // ---------------------------------------------------------------- proxy fences

@@ -1,6 +1,7 @@
 import type { DiagnosticCode, Note, Span } from "@tirx-ts/core";
 import type { Clocks } from "./clocks.js";
 import type { LaunchOptions } from "./launch-options.js";
+import type { MemoryOrder } from "./memory-order.js";
 import type { BarBuffer, GlobalMem, Placed } from "./memory.js";
 import type { Guards } from "./shared-bytes.js";
 import type { SharedShadow } from "./shared-shadow.js";
@@ -160,6 +161,8 @@ export interface SimContext extends Reporter {
   readonly isAtomicSite: (site: number) => boolean;
   readonly asyncWriteSites: Set<number>;
   readonly clocks: Clocks;
+  /** Release and acquire patterns (exec/memory-order.ts). */
+  readonly order: MemoryOrder;
   readonly shadow: SharedShadow;
   readonly async: AsyncPort;
   readonly bulk: BulkPort;

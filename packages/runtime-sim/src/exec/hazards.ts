@@ -117,6 +117,7 @@ export function checkSharedWrite(acc: SharedAccess): void {
   }
   // The recorded write ends the bytes' bulk guards (SharedShadow.recordWrite).
   const atomic = acc.atomic;
+  if (!atomic && m.order.live) m.order.plainWrite(undefined, a, n);
   const hit = sh.onWrite(t, acc.site, a, n, atomic, m.isAtomicSite);
   if (hit) {
     const verb = atomic ? "atomically updates" : "writes";
@@ -160,6 +161,41 @@ export function checkGlobalRead(acc: GlobalAccess): void {
 }
 
 /**
+ * A strong global read (ld.relaxed / ld.acquire): as checkGlobalRead, but morally strong with
+ * atomics and strong stores, so only an unordered plain write is a race (TX6003: PTX ISA, "Data
+ * races"); the read is not recorded for write-after-read.
+ */
+export function checkStrongGlobalRead(acc: GlobalAccess): void {
+  const m = acc.m;
+  const sh = acc.buf.shadow;
+  if (!sh.tracksWriters) {
+    if (!sh.recordReads) return;
+    sh.trackWriters();
+  }
+  checkGlobalBulkWrite(acc, "reads");
+  if (m.speculative > 0) return;
+  const hit = sh.checkWriters(acc.addr, acc.n, acc.thread, true, m.isAtomicSite);
+  if (hit) reportRace(acc, "TX6003", "reads", globalAt(acc), hit, "wrote");
+}
+
+/**
+ * A strong shared read (ld.relaxed / ld.acquire): TX6004 for never-written bytes, TX6003 for an
+ * unordered plain write (atomics and strong stores do not race with it); not recorded as a read.
+ */
+export function checkStrongSharedRead(acc: SharedAccess): void {
+  const m = acc.m;
+  if (m.speculative > 0) return;
+  if (m.shadow.firstUnwritten(acc.addr, acc.n) >= 0) {
+    checkAtomicAccess(acc);
+    return;
+  }
+  const hit = m.shadow.writeHit(acc.thread, acc.addr, acc.n);
+  if (hit && !m.isAtomicSite(hit.other >> THREAD_BITS)) {
+    reportRace(acc, "TX6003", "reads", sharedAt(m, acc.buf, acc.addr, acc.n), hit, "wrote");
+  }
+}
+
+/**
  * A global store (`acc.verb` "writes"; an atomic's write when `acc.atomic`) of `n` bytes at byte
  * `addr` of the tensor; records the writer. TX6014 when an earlier write by another thread of the
  * CTA is not ordered before it, or by a thread of another CTA (atomics do not race with atomics);
@@ -177,6 +213,8 @@ export function checkGlobalWrite(acc: GlobalAccess): void {
   if (m.bulk.s2gLive > 0) checkGlobalBulkWrite(acc, "writes");
   sh.trackWriters();
   const atomic = acc.atomic;
+  // A plain write ends the release chains of its bytes (exec/memory-order.ts).
+  if (!atomic && m.order.live) m.order.plainWrite(sh, a, n);
   const w = (acc.site << THREAD_BITS) | t;
   const now = m.clocks.clock[t]!;
   const verb = atomic ? "atomically updates" : "writes";

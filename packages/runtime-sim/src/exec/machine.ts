@@ -21,6 +21,7 @@ import type { GlobalMem } from "./memory.js";
 import { ClusterUnit } from "./cluster.js";
 import { AccessBatch } from "./access-batch.js";
 import { NO_LAUNCH, type LaunchOptions } from "./launch-options.js";
+import { MemoryOrder } from "./memory-order.js";
 
 /**
  * Loop iterations a held report waits for its write (Machine.heldIteration): far more than a
@@ -92,6 +93,8 @@ export class Machine implements SimContext {
   readonly sdv: DataView;
   /** Happens-before clocks of the threads (exec/clocks.ts). */
   readonly clocks: Clocks;
+  /** Release and acquire patterns of the PTX memory model (exec/memory-order.ts). */
+  readonly order: MemoryOrder;
   /**
    * The shadow of shared memory (every CTA window): per-byte race records, bulk-copy guards and
    * pending cp.async counts (exec/shared-shadow.ts).
@@ -205,6 +208,7 @@ export class Machine implements SimContext {
     this.shared = new Uint8Array(total);
     this.sdv = new DataView(this.shared.buffer);
     this.clocks = new Clocks(n);
+    this.order = new MemoryOrder(this.clocks);
     this.shadow = new SharedShadow(this.clocks, total);
     this.localStride = localStride;
     this.local = new Uint8Array(localStride * n);
@@ -266,6 +270,7 @@ export class Machine implements SimContext {
     this.#held = undefined;
     this.epoch = nextEpoch;
     this.clocks.beginLaunch();
+    this.order.beginLaunch();
   }
 
   /** The launch ended (or stopped): epochs and clocks move on, the launch's options are let go. */
@@ -288,6 +293,7 @@ export class Machine implements SimContext {
     // Only bulk copies set guards; BulkUnit.active says whether the last CTA issued any (read
     // before bulk.reset clears it).
     this.clocks.beginCta(this.#cta0());
+    this.order.beginCta();
     this.shadow.beginCta(this.bulk.active, this.hasBulk);
     this.local.fill(0);
     this.async.reset(this);

@@ -67,9 +67,11 @@ export function reportRace(
       : m.ctas > 1
         ? `thread ${m.threadId(u)} of the CTA of rank ${m.rank[u]} in the cluster of CTA ${cta}`
         : `thread ${m.thread(u)} of CTA ${cta}`;
+  const mine = code === "TX6003" ? "read" : "write";
+  const theirs = otherVerb === "read" ? "read" : "write";
   const why =
     cta !== undefined
-      ? `; ${m.ctas > 1 ? "clusters" : "CTAs"} of one launch are not ordered with each other (only atomics may meet)`
+      ? `; no release/acquire or fence orders ${m.ctas > 1 ? "the cluster of " : ""}CTA ${cta}'s ${theirs} before this ${mine} (${m.ctas > 1 ? "clusters" : "CTAs"} of one launch are not ordered with each other unless a release there after the ${theirs}, st.release, atom.release/acq_rel, or fence.acq_rel/fence.sc then a strong write such as an atomic, is observed by an acquire on this side before the ${mine}, ld.acquire, atom.acquire/acq_rel, or a strong read then a fence, in this thread or one a barrier orders before it; PTX ISA, Memory Consistency Model, "Release and Acquire Patterns"; atomics never race with each other)`
       : ` with no synchronization ordering the two (cta_sync, a named barrier, an mbarrier phase, __syncwarp${m.ctas > 1 ? ", barrier.cluster" : ""})`;
   m.hazard(
     code,

@@ -2,10 +2,12 @@ import type { OpDef } from "../op.js";
 import { SHFL_OPS } from "./shfl.js";
 import { REDUCE_OPS } from "./reduce.js";
 import { VOTE_OPS } from "./vote.js";
+import { REDUX_OPS } from "./redux.js";
 
-/** The warp family: shuffles, warp reductions, votes, the active mask and __syncwarp. */
-export const WARP_OPS: readonly OpDef[] = [...SHFL_OPS, ...REDUCE_OPS, ...VOTE_OPS];
+/** The warp family: shuffles, warp reductions, votes, the active mask, __syncwarp and redux.sync. */
+export const WARP_OPS: readonly OpDef[] = [...SHFL_OPS, ...REDUCE_OPS, ...VOTE_OPS, ...REDUX_OPS];
 
 export { SHFL_DTYPES } from "./shfl.js";
 export { REDUCE_DTYPES, combine, type ReduceKind } from "./reduce.js";
+export { reduxCombine, type ReduxKind } from "./redux.js";
 export { shflSource, shflC, type ShflMode } from "./lanes.js";

@@ -1,6 +1,8 @@
 import {
   dtypeBytes,
   invariant,
+  MEMORY_SCOPES,
+  semScopeOf,
   TirxError,
   type AtomicAction,
   type AtomicUnitAction,
@@ -112,7 +114,27 @@ function compileAtomic(
   const dt = ptr.buffer.dtype;
   const eb = dtypeBytes(dt);
   const off = ec.index(ptr.offset, span);
-  const vals = exprs.slice(1).map((e) => ec.any(e, span) as (t: number) => SimValue);
+  // An ordered atomic's last two operands are its static sem and scope (not values).
+  const order = fx.ordered ? semScopeOf(exprs) : { sem: "relaxed" as const, scope: "gpu" as const };
+  if (fx.ordered) m.order.enabled = true;
+  const scope = MEMORY_SCOPES.indexOf(order.scope);
+  const acquire = order.sem === "acquire" || order.sem === "acq_rel";
+  const release = order.sem === "release" || order.sem === "acq_rel";
+  const mo = m.order;
+  const clocks = m.clocks;
+  /**
+   * The memory-model side of the read-modify-write at location (`key`, `at`) by thread t: its
+   * read observes the location's release chains, its write (when it wrote) continues them and,
+   * as a release or after a fence of t, heads one (exec/memory-order.ts).
+   */
+  const ordering = (key: object | undefined, at: number, t: number, wrote: boolean): void => {
+    const who = { scope, group: clocks.group, cta: m.rank[t]! };
+    mo.read(key, at, t, who, acquire);
+    if (wrote) mo.write(key, at, t, who, release, true);
+  };
+  const vals = exprs
+    .slice(1, fx.ordered ? -2 : undefined)
+    .map((e) => ec.any(e, span) as (t: number) => SimValue);
   const a = vals[0]!;
   const b = vals[1] ?? a;
   const site = m.site(span);
@@ -128,10 +150,11 @@ function compileAtomic(
     bounds.thread = t;
     reportOob(bounds, space, size);
   };
-  const apply = (dv: DataView, at: number, t: number): SimValue => {
+  const apply = (dv: DataView, at: number, t: number, key: object | undefined): SimValue => {
     const old = codec.load(dv, at) as SimValue;
     const nv = rmw(old, a(t), b(t));
     if (nv !== undefined) codec.store(dv, at, nv as number);
+    if (mo.enabled) ordering(key, at, t, nv !== undefined);
     return old;
   };
   if (w.space === "shared") {
@@ -147,7 +170,7 @@ function compileAtomic(
       acc.thread = t;
       checkAtomicAccess(acc);
       checkSharedWrite(acc);
-      return apply(m.sdv, at, t);
+      return apply(m.sdv, at, t, undefined);
     };
   }
   invariant(w.space === "global", "the verifier refuses atomics on local buffers");
@@ -165,7 +188,7 @@ function compileAtomic(
     g.addr = rel;
     g.thread = t;
     checkGlobalWrite(g);
-    return apply(gm.dv, rel, t);
+    return apply(gm.dv, rel, t, gm.shadow);
   };
 }
 

@@ -1,0 +1,157 @@
+import {
+  dtypeBytes,
+  invariant,
+  MEMORY_SCOPES,
+  semScopeOf,
+  TirxError,
+  type Expr,
+  type OpDef,
+  type SimValue,
+  type Span,
+} from "@tirx-ts/core";
+import { codecOf, type NumCodec } from "../../numeric/codec.js";
+import {
+  checkGlobalWrite,
+  checkSharedWrite,
+  checkStrongGlobalRead,
+  checkStrongSharedRead,
+} from "../../exec/hazards.js";
+import { reportOob } from "../../exec/reports.js";
+import { accessRecord } from "../../exec/context.js";
+import type { GlobalMem } from "../../exec/memory.js";
+import { beforeGlobalWrite } from "../../exec/pending-reads.js";
+import { placementOf } from "../access.js";
+import type { ExprCompiler, UnitAction, UnitCompiler } from "../compiled.js";
+
+/**
+ * A strong load or store (`ld.sem` / `st.sem`) by thread t on the element `exprs[0]` points at:
+ * bounds (TX6005), the race checks of a strong access (morally strong with atomics and other
+ * strong accesses: only unordered plain accesses race; exec/hazards.ts), the access, then its
+ * part in the release and acquire patterns (exec/memory-order.ts): a load observes the location's
+ * release chains (acquiring them at once, or at the thread's next fence when relaxed), a store
+ * heads a new chain (a release, or after a fence of the thread).
+ * @returns per thread, the loaded value (a store: the stored value).
+ */
+function compileStrong(
+  ec: ExprCompiler,
+  op: OpDef,
+  store: boolean,
+  exprs: readonly Expr[],
+  span?: Span,
+): (t: number) => SimValue {
+  const m = ec.m;
+  m.order.enabled = true;
+  const ptr = exprs[0]!;
+  if (ptr.kind !== "BufferPtr") {
+    throw new TirxError(
+      "TX2009",
+      `the address of ${op.surface} must be buf.ptr([i]) of a global or shared buffer`,
+      span,
+    );
+  }
+  const { sem, scope: scopeName } = semScopeOf(exprs);
+  const scope = MEMORY_SCOPES.indexOf(scopeName);
+  const w = placementOf(ec.layout, ptr.buffer, span);
+  const dt = ptr.buffer.dtype;
+  const eb = dtypeBytes(dt);
+  const off = ec.index(ptr.offset, span);
+  const value = store ? (ec.any(exprs[1]!, span) as (t: number) => SimValue) : undefined;
+  const site = m.site(span);
+  if (store) m.atomicSites.add(site);
+  const codec = codecOf(dt) as unknown as NumCodec;
+  const zero: SimValue = dt === "uint64" || dt === "int64" ? 0n : 0;
+  const { base, size } = w.placed;
+  const verb = store ? "writes" : "reads";
+  const bounds = accessRecord(m, w.placed, eb, site, verb);
+  const oob = (t: number, rel: number, space: string): void => {
+    bounds.addr = rel;
+    bounds.thread = t;
+    reportOob(bounds, space, size);
+  };
+  const mo = m.order;
+  const clocks = m.clocks;
+  const acquire = sem === "acquire";
+  const release = sem === "release";
+  const access = (dv: DataView, at: number, t: number, key: object | undefined): SimValue => {
+    const who = { scope, group: clocks.group, cta: m.rank[t]! };
+    if (value === undefined) {
+      const v = codec.load(dv, at) as SimValue;
+      mo.read(key, at, t, who, acquire);
+      return v;
+    }
+    const v = value(t);
+    codec.store(dv, at, v as number);
+    mo.write(key, at, t, who, release, false);
+    return v;
+  };
+  if (w.space === "shared") {
+    const acc = accessRecord(m, w.placed, eb, site, verb, store);
+    return (t) => {
+      const rel = off(t) * eb;
+      if (!(rel >= 0 && rel + eb <= size)) {
+        oob(t, rel, "shared");
+        return zero;
+      }
+      const at = base + rel + m.win[t]!;
+      acc.addr = at;
+      acc.thread = t;
+      if (store) checkSharedWrite(acc);
+      else checkStrongSharedRead(acc);
+      return access(m.sdv, at, t, undefined);
+    };
+  }
+  invariant(w.space === "global", "the verifier refuses strong accesses of local buffers");
+  const k = w.param;
+  const g = accessRecord<GlobalMem>(m, undefined, eb, site, verb, store);
+  return (t) => {
+    const rel = off(t) * eb;
+    if (!(rel >= 0 && rel + eb <= size)) {
+      oob(t, rel, "global");
+      return zero;
+    }
+    const gm = m.globals[k]!;
+    g.buf = gm;
+    g.addr = rel;
+    g.thread = t;
+    if (store) {
+      beforeGlobalWrite(m, gm);
+      checkGlobalWrite(g);
+    } else checkStrongGlobalRead(g);
+    return access(gm.dv, rel, t, gm.shadow);
+  };
+}
+
+/**
+ * The memory-order unit (PTX ISA, "Memory Consistency Model"; membar/fence; ld; st): fences
+ * complete the acquire patterns of the thread's earlier strong reads and start the release
+ * patterns of its later strong writes; strong loads and stores (compileStrong). fence.sc is
+ * simulated as fence.acq_rel (no Fence-SC order; exec/memory-order.ts).
+ */
+export const ORDER_UNIT = {
+  fence: {
+    stmt({ ec, fx }) {
+      const m = ec.m;
+      m.order.enabled = true;
+      const scope = MEMORY_SCOPES.indexOf(fx.scope);
+      const mo = m.order;
+      const clocks = m.clocks;
+      return (lanes, n) => {
+        for (let i = 0; i < n; i++) {
+          const t = lanes[i]!;
+          mo.fence(t, { scope, group: clocks.group, cta: m.rank[t]! });
+        }
+      };
+    },
+  },
+  load: {
+    value: ({ ec, op, args, at }) => compileStrong(ec, op, false, args, at),
+  },
+  store: {
+    stmt({ ec, op, args, at }) {
+      const f = compileStrong(ec, op, true, args, at);
+      return (lanes, n) => {
+        for (let i = 0; i < n; i++) f(lanes[i]!);
+      };
+    },
+  },
+} as const satisfies UnitCompiler<UnitAction<"order">>;
