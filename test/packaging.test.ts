@@ -2,8 +2,8 @@
 // block runs as written (test/util/readme.ts takes it from README.md): every package is packed
 // with `npm pack`, the tarballs are installed into a fresh project outside the repository (from
 // the npm cache where it can), and there the README's kernel runs with `npx tsx` on the simulated
-// device and `npx tirx build` prints its PTX. Also: each package declares exactly the packages
-// its source imports.
+// device and `npx tirx build` prints its PTX, and the README's attention() program runs there on
+// the simulated device. Also: each package declares exactly the packages its source imports.
 import { execFileSync } from "node:child_process";
 import {
   mkdirSync,
@@ -31,6 +31,31 @@ const PACKAGES = [
   "kernels",
   "tirx-ts",
 ];
+
+/**
+ * Appended to the README's attention() program (q, k, v, o, lse; shape [1, 128, 1, 64],
+ * causal): causal row 1 sees keys 0 and 1, O's row and LSE from the host's float64 within
+ * 2^-9 (2 ulp of float16 at 1, inputs in [0, 1)) and 2^-18 · max(1, |LSE|).
+ */
+const ATTENTION_CHECK = `
+const [Q, K, V, O, L] = [q, k, v, o, lse].map((t) => t.toArray());
+const dot = (i: number, j: number) => {
+  let s = 0;
+  for (let x = 0; x < 64; x++) s += Q[i * 64 + x]! * K[j * 64 + x]!;
+  return s / 8;
+};
+const [s0, s1] = [dot(1, 0), dot(1, 1)];
+const m = Math.max(s0, s1);
+const [p0, p1] = [Math.exp(s0 - m), Math.exp(s1 - m)];
+let worst = 0;
+for (let x = 0; x < 64; x++) {
+  const ref = (p0 * V[x]! + p1 * V[64 + x]!) / (p0 + p1);
+  worst = Math.max(worst, Math.abs(O[64 + x]! - ref));
+}
+const lseRef = m + Math.log(p0 + p1);
+const ok = worst <= 2 ** -9 && Math.abs(L[1]! - lseRef) <= 2 ** -18 * Math.max(1, lseRef);
+console.log(\`attention row 1: \${ok ? "ok" : "WRONG"} (O \${worst}, LSE \${L[1]} vs \${lseRef})\`);
+`;
 
 function sources(dir: string): string[] {
   return readdirSync(dir).flatMap((f) => {
@@ -116,6 +141,21 @@ test("the README's packaging commands as written: tarballs packed here install i
     const bin = join(app, "node_modules", ".bin", "tirx");
     const version = execFileSync(bin, ["--version"], { cwd: app, encoding: "utf8" });
     expect(version.trim()).toMatch(/^tirx-ts \d+\.\d+\.\d+/);
+    // The README's attention() program, installed: on the simulated device, its causal row 1
+    // (keys 0 and 1) against the host's float64, within examples/flash_attention.ts's bounds.
+    const attn = codeBlocks("README.md").find(
+      (b) => b.lang === "ts" && /\battention\(q, k, v\b/.test(b.text),
+    );
+    expect(attn, "README.md's attention() program").toBeDefined();
+    writeFileSync(join(app, "attention.ts"), `${attn!.text}\n${ATTENTION_CHECK}`);
+    const tsx = join(app, "node_modules", ".bin", "tsx");
+    const checked = execFileSync(tsx, ["attention.ts"], {
+      cwd: app,
+      encoding: "utf8",
+      env: { ...process.env, ...env },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    expect(checked).toMatch(/^attention row 1: ok/m);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

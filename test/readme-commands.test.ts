@@ -323,6 +323,8 @@ describe("the READMEs' whole-program ts blocks", () => {
     expect(programs.map((b) => `${b.file}:${b.line}`)).toEqual([
       expect.stringMatching(/^README\.md:\d+$/),
       expect.stringMatching(/^README\.md:\d+$/),
+      // attention(), run by test/packaging.test.ts from the installed tarballs.
+      expect.stringMatching(/^README\.md:\d+$/),
       expect.stringMatching(/^packages\/dsl\/README\.md:\d+$/),
       expect.stringMatching(/^packages\/runtime-cuda\/README\.md:\d+$/),
     ]);

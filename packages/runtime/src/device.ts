@@ -1,5 +1,5 @@
-import { TirxError, callSite, type DeviceLike } from "@tirx-ts/core";
-import { cuda, cudaAvailable } from "@tirx-ts/runtime-cuda";
+import { TirxError, callSite, showValue, type DeviceLike } from "@tirx-ts/core";
+import { archForDevice, cuda, cudaAvailable, CudaDevice } from "@tirx-ts/runtime-cuda";
 import { sim } from "@tirx-ts/runtime-sim";
 
 let chosen: DeviceLike | undefined;
@@ -43,4 +43,18 @@ export function device(): DeviceLike {
   const where = chosen.kind === "sim" ? "the simulated device" : `${chosen.name} (cuda:0)`;
   process.stderr.write(`tirx-ts: running on ${where}; ${why}\n`);
   return chosen;
+}
+
+/**
+ * The PTX target of `dev`'s GPU, as `compile` picks it by default: its own compute capability
+ * ("sm_90" on an H100/H200; runtime-cuda's `archForDevice`), never an architecture-specific
+ * target (`compile` raises sm_90 to sm_90a for a kernel that needs it). Undefined for the
+ * simulated device, which runs every target.
+ * @throws TirxError TX5012 (runtime/device) for a device that is neither `sim()` nor one from
+ *   `cuda(n)`.
+ */
+export function deviceArch(dev: DeviceLike): string | undefined {
+  if (dev === sim()) return undefined;
+  if (dev instanceof CudaDevice) return archForDevice(dev);
+  throw new TirxError("TX5012", `a device must be sim() or cuda(n), got ${showValue(dev)}`);
 }

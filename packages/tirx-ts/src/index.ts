@@ -49,6 +49,9 @@ export {
   makeFlashAttentionBackward,
   type FlashAttentionSizes,
   type FlashAttentionBackward,
+  attention,
+  type AttentionOptions,
+  type AttentionResult,
 } from "@tirx-ts/kernels";
 export {
   compile,

@@ -1,0 +1,89 @@
+// On a GPU: the library call attention(q, k, v, opts) of @tirx-ts/kernels at head dims 64, 128
+// and 256, causal and not, grouped-query, a sliding window, each O (and LSE) against the float64
+// reference of test/util/attention-reference.ts with examples/flash_attention.ts's bounds; a
+// second call of the same sizes reuses the compiled kernel and gives the same bytes.
+// Skipped, with the reason printed, where no CUDA driver loads.
+import { describe, expect, test } from "vitest";
+import { attention, cuda, cudaAvailable, type AttentionOptions, type DeviceTensor } from "tirx-ts";
+import {
+  attentionError,
+  attentionInputs,
+  attentionReference,
+  type AttentionCase,
+} from "../util/attention-reference.js";
+
+const probe = cudaAvailable();
+if (!probe.ok) {
+  console.log(`test/gpu/kernels-attention: skipped, no CUDA driver (${probe.reason})`);
+}
+
+const CASES: readonly AttentionCase[] = [
+  { batch: 2, heads: 4, kvHeads: 4, seqQ: 512, seqK: 512, headDim: 64, dtype: "float16" },
+  {
+    batch: 1,
+    heads: 4,
+    kvHeads: 2,
+    seqQ: 768,
+    seqK: 768,
+    headDim: 128,
+    dtype: "bfloat16",
+    causal: true,
+  },
+  {
+    batch: 1,
+    heads: 4,
+    kvHeads: 1,
+    seqQ: 384,
+    seqK: 640,
+    headDim: 256,
+    dtype: "float16",
+    scale: 0.05,
+  },
+  {
+    batch: 1,
+    heads: 2,
+    kvHeads: 2,
+    seqQ: 512,
+    seqK: 512,
+    headDim: 256,
+    dtype: "bfloat16",
+    causal: true,
+  },
+  {
+    batch: 1,
+    heads: 4,
+    kvHeads: 2,
+    seqQ: 512,
+    seqK: 512,
+    headDim: 128,
+    dtype: "float16",
+    window: [100, 50],
+  },
+];
+
+describe.skipIf(!probe.ok)("attention() on the GPU against float64", () => {
+  test.each(CASES.map((c) => [JSON.stringify(c), c] as const))("%s", (_name, c) => {
+    const dev = cuda(0);
+    const { q, k, v } = attentionInputs(c, dev);
+    const opts: AttentionOptions = {
+      ...(c.causal ? { causal: true } : {}),
+      ...(c.scale !== undefined ? { scale: c.scale } : {}),
+      ...(c.window ? { window: c.window } : {}),
+    };
+    const { o, lse } = attention(q, k, v, { ...opts, lse: true });
+    const host = (t: DeviceTensor) => t.toArray() as Float32Array;
+    const ref = attentionReference(c, host(q), host(k), host(v));
+    const err = attentionError(c, ref, host(o), host(lse));
+    console.log(
+      `attention ${JSON.stringify(c)}: O worst ${err.o.toFixed(3)}, LSE worst ${err.lse.toFixed(3)} of the bounds`,
+    );
+    expect(err.o).toBeLessThanOrEqual(1);
+    expect(err.lse).toBeLessThanOrEqual(1);
+    // Again, without LSE (another kernel) and then with it (the compiled one): the same O.
+    const again = attention(q, k, v, opts);
+    const third = attention(q, k, v, { ...opts, lse: true });
+    expect(Buffer.from(third.o.toBytes()).equals(Buffer.from(o.toBytes()))).toBe(true);
+    expect(Buffer.from(again.o.toBytes()).equals(Buffer.from(o.toBytes()))).toBe(true);
+    for (const t of [q, k, v, o, lse, again.o, third.o, third.lse]) t.dispose();
+  });
+});
