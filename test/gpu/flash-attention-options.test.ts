@@ -91,33 +91,36 @@ const CASES: readonly FlashAttentionSizes[] = [
   },
 ];
 
-/** Varlen cases: sizes and options, then the sequences' query and key lengths. */
-const VARLEN: readonly (readonly [FlashAttentionSizes, number[], number[]])[] = [
+/** A varlen case: sizes and options, then the sequences' query and key lengths. */
+interface VarlenCase {
+  readonly s: FlashAttentionSizes;
+  readonly lensQ: readonly number[];
+  readonly lensK: readonly number[];
+}
+
+const VARLEN: readonly VarlenCase[] = [
   // Lengths 1000, 4096, 37 at head dim 128, float16 and bfloat16, causal and not, with LSE.
   ...(["float16", "bfloat16"] as const).flatMap((dtype) =>
-    [false, true].map(
-      (causal) =>
-        [
-          {
-            batch: 3,
-            heads: 2,
-            seqQ: 5200,
-            seqK: 5200,
-            headDim: 128,
-            dtype,
-            causal,
-            lse: true,
-            varlen: { maxSeqQ: 4096 },
-          },
-          [1000, 4096, 37],
-          [1000, 4096, 37],
-        ] as const,
-    ),
+    [false, true].map((causal): VarlenCase => ({
+      s: {
+        batch: 3,
+        heads: 2,
+        seqQ: 5200,
+        seqK: 5200,
+        headDim: 128,
+        dtype,
+        causal,
+        lse: true,
+        varlen: { maxSeqQ: 4096 },
+      },
+      lensQ: [1000, 4096, 37],
+      lensK: [1000, 4096, 37],
+    })),
   ),
   // Different key lengths, causal bottom-right (sequence 1: its first 300 rows see no key;
   // sequence 3 has no keys at all, and 129 rows: two query tiles), GQA 4 on 2, head dim 64.
-  [
-    {
+  {
+    s: {
       batch: 4,
       heads: 4,
       kvHeads: 2,
@@ -129,12 +132,12 @@ const VARLEN: readonly (readonly [FlashAttentionSizes, number[], number[]])[] = 
       lse: true,
       varlen: { maxSeqQ: 1500 },
     },
-    [700, 1500, 1, 129],
-    [1200, 1200, 300, 0],
-  ],
+    lensQ: [700, 1500, 1, 129],
+    lensK: [1200, 1200, 300, 0],
+  },
   // A window bounded both sides (bottom-right aligned), MQA at head dim 256 (64-key blocks).
-  [
-    {
+  {
+    s: {
       batch: 3,
       heads: 2,
       kvHeads: 1,
@@ -146,9 +149,9 @@ const VARLEN: readonly (readonly [FlashAttentionSizes, number[], number[]])[] = 
       lse: true,
       varlen: { maxSeqQ: 1111 },
     },
-    [1111, 513, 640],
-    [900, 1000, 333],
-  ],
+    lensQ: [1111, 513, 640],
+    lensK: [900, 1000, 333],
+  },
 ];
 
 describe.skipIf(!probe.ok)("flash_attention options on the GPU against float64", () => {
@@ -157,9 +160,9 @@ describe.skipIf(!probe.ok)("flash_attention options on the GPU against float64",
     console.log(`flash_attention ${JSON.stringify(s)}: ${r.summary}`);
     expect(r.ok, r.summary).toBe(true);
   });
-  test.each(VARLEN.map(([s, q, k]) => [`${JSON.stringify(s)} q ${q} k ${k}`, s, q, k] as const))(
+  test.each(VARLEN.map((c) => [`${JSON.stringify(c.s)} q ${c.lensQ} k ${c.lensK}`, c] as const))(
     "varlen %s",
-    (_name, s, lensQ, lensK) => {
+    (_name, { s, lensQ, lensK }) => {
       const r = checkFlashAttentionVarlen(cuda(0), makeFlashAttention(s), s, lensQ, lensK);
       console.log(`flash_attention varlen ${JSON.stringify(s)}: ${r.summary}`);
       expect(r.ok, r.summary).toBe(true);
