@@ -110,7 +110,8 @@ export interface FlashAttentionSizes {
    * negative right excluding the diagonal). Indices are absolute (row i of Q, row j of K), for
    * any seq_q and seq_k; with `varlen` they are bottom-right aligned per sequence as in
    * FlashAttention's varlen kernels (i + seqlen_k − seqlen_q − left ≤ j ≤ i + seqlen_k − seqlen_q
-   * + right). Not with `causal` (which is [-1, 0]). Default [-1, -1] (no mask).
+   * + right). Not with `causal` (which is [-1, 0] bottom-right aligned, so for seq_q ≠ seq_k
+   * without varlen it differs from `window: [-1, 0]`). Default [-1, -1] (no mask).
    */
   readonly window?: readonly [number, number];
   /**
