@@ -75,7 +75,7 @@ describe("attention() errors", () => {
   const q = t([1, 128, 2, 64]);
   const k = t([1, 128, 1, 64]);
 
-  test("TX9002: tensors that disagree in rank, dtype, shape or device, named with what was expected", () => {
+  test("TX9002: tensors that disagree in rank, dtype, shape or device, named with what was expected, at the caller's line", () => {
     const cases: [() => unknown, RegExp][] = [
       [
         () => attention(t([128, 2, 64]), k, k),
@@ -124,6 +124,8 @@ describe("attention() errors", () => {
       expect(e.code, e.message).toBe("TX9002");
       expect(e.rule).toBe("kernels/tensors");
       expect(e.message).toMatch(message);
+      // At the line that called attention().
+      expect(e.span?.file).toMatch(/kernels-attention\.test\.ts$/);
     }
   });
 
@@ -154,6 +156,8 @@ describe("attention() errors", () => {
       const e = errorOf(f);
       expect(e.code, e.message).toBe("TX9001");
       expect(e.message).toMatch(message);
+      // At the line that called attention().
+      expect(e.span?.file).toMatch(/kernels-attention\.test\.ts$/);
     }
   });
 });

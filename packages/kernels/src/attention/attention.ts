@@ -6,6 +6,7 @@
 // tensors live, on the GPU or on the simulated device.
 import {
   TirxError,
+  callSite,
   didYouMean,
   showValue,
   type DeviceLike,
@@ -208,6 +209,40 @@ export function attention(
   v: DeviceTensor,
   opts: AttentionOptions = {},
 ): AttentionResult {
+  const { fn, o, lseShape } = atCaller(() => prepare(q, k, v, opts));
+  const dev = q.device;
+  const O = o.out ?? tensor.empty(q.shape, q.dtype, dev);
+  const lse = lseShape ? tensor.empty(lseShape, "float32", dev) : undefined;
+  compile(fn, { target: "cuda" })(q, k, v, O, ...(lse ? [lse] : []));
+  return lse ? { o: O, lse } : { o: O };
+}
+
+/**
+ * `f()`, with a TirxError it throws without a position placed at the caller's line that called
+ * `attention` (core's `callSite`: the first frame outside the tirx-ts packages).
+ */
+function atCaller<R>(f: () => R): R {
+  try {
+    return f();
+  } catch (e) {
+    if (e instanceof TirxError && e.span === undefined) {
+      throw new TirxError(e.code, e.text, callSite(), e.notes);
+    }
+    throw e;
+  }
+}
+
+/**
+ * attention's checks and its kernel: the options, the tensors, the configuration, and the
+ * kernel built for them (kept by sizes). Returns the checked options and LSE's shape when asked.
+ * @throws TirxError TX9001, TX9002 as {@link attention}.
+ */
+function prepare(
+  q: DeviceTensor,
+  k: DeviceTensor,
+  v: DeviceTensor,
+  opts: AttentionOptions,
+): { fn: PrimFunc; o: AttentionOptions; lseShape: number[] | undefined } {
   const o = checkOptions(opts);
   const Q = rank4(q, "q", "[batch, seqQ, heads, headDim]");
   const K = rank4(k, "k", "[batch, seqK, kvHeads, headDim]");
@@ -282,11 +317,7 @@ export function attention(
     if (BUILT.size >= 256) BUILT.clear();
     BUILT.set(key, fn);
   }
-  const dev = Q.device;
-  const O = o.out ?? tensor.empty(Q.shape, dtype, dev);
-  const lse = o.lse === true ? tensor.empty([batch, heads, seqQ], "float32", dev) : undefined;
-  compile(fn, { target: "cuda" })(Q, K, V, O, ...(lse ? [lse] : []));
-  return lse ? { o: O, lse } : { o: O };
+  return { fn, o, lseShape: o.lse === true ? [batch, heads, seqQ] : undefined };
 }
 
 /** Options checked before the tensors: known keys, `causal` a boolean, `scale` finite. */
