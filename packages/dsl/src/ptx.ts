@@ -96,6 +96,21 @@ const mbarrier = {
   },
   arrive,
   /**
+   * `mbarrier.expect_tx.relaxed.cta`: add `bytes` (uint32) to the current phase's tx-count
+   * without arriving (PTX ISA, mbarrier.expect_tx). sm_90.
+   */
+  expect_tx(bar: MbarrierRef, bytes: ExprLike): void {
+    call("mbarrier.expect_tx", [mbarPtr(bar), u32(bytes)]);
+  },
+  /**
+   * `mbarrier.complete_tx.relaxed.cta`: complete `bytes` (uint32) of the current phase's
+   * tx-count, as a bulk copy landing would, without arriving; relaxed, so it orders no memory
+   * for the waiters (PTX ISA, mbarrier.complete_tx). sm_90.
+   */
+  complete_tx(bar: MbarrierRef, bytes: ExprLike): void {
+    call("mbarrier.complete_tx", [mbarPtr(bar), u32(bytes)]);
+  },
+  /**
    * Wait until the phase with parity `phase` (0 or 1) of `bar` completed: a loop around
    * `mbarrier.try_wait.parity`, which may return false spuriously. sm_90.
    */
@@ -242,6 +257,22 @@ const namespace = {
   setmaxnreg,
   ld,
   st,
+  griddepcontrol: strict("T.ptx.griddepcontrol", {
+    /**
+     * `griddepcontrol.launch_dependents` (PTX ISA, griddepcontrol; sm_90): grids launched as
+     * this one's programmatic dependents may start once every CTA issued it or exited.
+     */
+    launch_dependents(): void {
+      call("griddepcontrol.launch_dependents", []);
+    },
+    /**
+     * `griddepcontrol.wait` (sm_90): wait until the prerequisite grids completed and their
+     * memory is visible. A no-op without a programmatic dependent launch (and on the simulator).
+     */
+    wait(): void {
+      call("griddepcontrol.wait", []);
+    },
+  }),
 };
 
 /**

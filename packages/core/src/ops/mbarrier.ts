@@ -10,11 +10,15 @@ import type { OpDef } from "./op.js";
  */
 export type MbarrierAction = {
   readonly unit: "mbarrier";
-  readonly action: "init" | "arrive" | "try_wait" | "arrive_remote";
   /**
-   * An arrive that also announces transaction bytes (its second operand; PTX ISA,
-   * mbarrier.arrive.expect_tx): the verifier matches them against the bulk copies
-   * (verify/expect-tx.ts).
+   * `expect_tx` / `complete_tx`: the standalone mbarrier.expect_tx / mbarrier.complete_tx (add
+   * to / take from the current phase's tx-count without arriving).
+   */
+  readonly action: "init" | "arrive" | "try_wait" | "arrive_remote" | "expect_tx" | "complete_tx";
+  /**
+   * An op that announces transaction bytes (its second operand; PTX ISA,
+   * mbarrier.arrive.expect_tx, mbarrier.expect_tx): the verifier matches them against the bulk
+   * copies and complete_tx ops of the block (verify/expect-tx.ts).
    */
   readonly expectTx?: true;
 };
@@ -31,6 +35,10 @@ const count = valueArg("count", ["uint32", "int32"]);
  * mbarrier objects in shared memory (PTX ISA, mbarrier). The `.shared::cta` spellings need PTX
  * 7.8; transaction counts (`expect_tx`) and `try_wait` need sm_90 (checked with ptxas 13.0).
  * The arrival state is never read back (waits use the phase parity), so it goes to the sink `_`.
+ * The standalone `mbarrier.expect_tx` / `mbarrier.complete_tx` (sm_90, PTX 8.0) add to and take
+ * from the current phase's tx-count without an arrival, `.relaxed` at `.cta` scope (the only
+ * sem they have): complete_tx releases nothing, so a thread that signals bytes it stored with it
+ * orders nothing for the waiters (use an arrive, which releases, for that).
  */
 export const MBARRIER_OPS: readonly OpDef[] = [
   stmtOp({
@@ -72,6 +80,30 @@ export const MBARRIER_OPS: readonly OpDef[] = [
     archCode: "TX4007",
     lower: template("mbarrier.arrive.expect_tx.shared::cta.b64 _, $0, $1"),
     effect: { unit: "mbarrier", action: "arrive", expectTx: true },
+  }),
+  stmtOp({
+    name: "mbarrier.expect_tx",
+    family: "mbarrier",
+    surface: "T.ptx.mbarrier.expect_tx",
+    operands: [mbarrierArg(), valueArg("tx_bytes", ["uint32", "int32"])],
+    sm: 90,
+    ptx: [8, 0],
+    source: "PTX ISA, mbarrier.expect_tx (.relaxed .cta: sm_90, PTX 8.0)",
+    archCode: "TX4007",
+    lower: template("mbarrier.expect_tx.relaxed.cta.shared::cta.b64 $0, $1"),
+    effect: { unit: "mbarrier", action: "expect_tx", expectTx: true },
+  }),
+  stmtOp({
+    name: "mbarrier.complete_tx",
+    family: "mbarrier",
+    surface: "T.ptx.mbarrier.complete_tx",
+    operands: [mbarrierArg(), valueArg("tx_bytes", ["uint32", "int32"])],
+    sm: 90,
+    ptx: [8, 0],
+    source: "PTX ISA, mbarrier.complete_tx (.relaxed .cta: sm_90, PTX 8.0)",
+    archCode: "TX4007",
+    lower: template("mbarrier.complete_tx.relaxed.cta.shared::cta.b64 $0, $1"),
+    effect: { unit: "mbarrier", action: "complete_tx" },
   }),
   {
     ...stmtOp({

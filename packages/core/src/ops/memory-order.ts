@@ -40,7 +40,13 @@ export type OrderAction =
       readonly sem: "sc" | "acq_rel";
       readonly scope: MemoryScope;
     }
-  | { readonly unit: "order"; readonly action: "load" | "store" };
+  | { readonly unit: "order"; readonly action: "load" | "store" }
+  | {
+      readonly unit: "order";
+      readonly action: "griddep";
+      /** griddepcontrol.wait or griddepcontrol.launch_dependents. */
+      readonly which: "wait" | "launch_dependents";
+    };
 
 declare module "./op.js" {
   interface MachineUnits {
@@ -190,6 +196,30 @@ const ST_SEM: OpDef = {
 };
 
 /**
+ * Programmatic dependent launch (PTX ISA, griddepcontrol; sm_90, PTX 7.8):
+ * `griddepcontrol.launch_dependents` lets the grids that depend on this one (launched with the
+ * programmatic stream serialization attribute) be scheduled before this grid completes, once
+ * every CTA issued it or exited; `griddepcontrol.wait` waits until the prerequisite grids
+ * completed and their memory operations are performed and visible to this grid. Without such a
+ * launch both are no-ops. The simulator runs launches one after another, so a grid's
+ * prerequisites have always completed and their writes are ordered before it: both are no-ops
+ * there too.
+ */
+function griddepOp(which: "wait" | "launch_dependents"): OpDef {
+  return stmtOp({
+    name: `griddepcontrol.${which}`,
+    family: "sync",
+    surface: `T.ptx.griddepcontrol.${which}`,
+    sm: 90,
+    ptx: [7, 8],
+    source: "PTX ISA, griddepcontrol (sm_90, PTX 7.8)",
+    archCode: "TX4007",
+    lower: template(`griddepcontrol.${which}`),
+    effect: { unit: "order", action: "griddep", which },
+  });
+}
+
+/**
  * The PTX memory model beyond barriers (PTX ISA, "Memory Consistency Model"; membar/fence; ld;
  * st): `fence.sc` and `fence.acq_rel` at each scope (`T.ptx.fence.sc("gpu")`; CUDA's
  * `__threadfence()` is `T.cuda.threadfence()`, fence.sc.gpu, which the PTX ISA gives the
@@ -203,4 +233,6 @@ export const MEMORY_ORDER_OPS: readonly OpDef[] = [
   ...(["sc", "acq_rel"] as const).flatMap((sem) => MEMORY_SCOPES.map((s) => fenceOp(sem, s))),
   LD_SEM,
   ST_SEM,
+  griddepOp("launch_dependents"),
+  griddepOp("wait"),
 ];

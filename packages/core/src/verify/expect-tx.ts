@@ -15,10 +15,19 @@ function announcesTx(name: string): boolean {
   return sim?.kind === "machine" && "expectTx" in sim.effect && sim.effect.expectTx === true;
 }
 
+/** Whether op `name` completes transaction bytes itself (PTX ISA, mbarrier.complete_tx). */
+function completesTx(name: string): boolean {
+  const sim = findOp(name)?.sim;
+  return (
+    sim?.kind === "machine" && sim.effect.unit === "mbarrier" && sim.effect.action === "complete_tx"
+  );
+}
+
 /**
- * Within each block of statements, the bytes announced with `mbarrier.arrive.expect_tx` on a
- * barrier must equal the bytes that the block's unpredicated global → shared bulk copies
- * complete on the same barrier, where both are static (PTX ISA, "mbarrier": a phase completes
+ * Within each block of statements, the bytes announced with `mbarrier.arrive.expect_tx` (or
+ * `mbarrier.expect_tx`) on a barrier must equal the bytes that the block's unpredicated global →
+ * shared bulk copies and `mbarrier.complete_tx` ops complete on the same barrier, where all are
+ * static (PTX ISA, "mbarrier": a phase completes
  * when pending arrivals and the tx-count both reach zero; too few bytes never complete it, too
  * many complete it early).
  Every expect_tx that disagrees is its own error: each is `report`ed, in program order, and the
@@ -42,10 +51,12 @@ function checkBlock(
   report: (e: TirxError) => void,
 ): void {
   const expects: { mbar: Expr; bytes: number | undefined; stmt: Stmt }[] = [];
-  const copies: { mbar: Expr; bytes: number | undefined; stmt: TileApply }[] = [];
+  const copies: { mbar: Expr; bytes: number | undefined; stmt: Stmt }[] = [];
   for (const s of stmts) {
     if (s.kind === "Call" && announcesTx(s.op) && s.args[1]) {
       expects.push({ mbar: s.args[0]!, bytes: constInt(s.args[1]!), stmt: s });
+    } else if (s.kind === "Call" && completesTx(s.op) && s.args[1]) {
+      copies.push({ mbar: s.args[0]!, bytes: constInt(s.args[1]!), stmt: s });
     } else if (s.kind === "TileApply") {
       const p = plans.get(s);
       const tx = p && tilePlanRecord(p).completeTx(p);
@@ -64,7 +75,7 @@ function checkBlock(
           `expect_tx announces ${e.bytes} bytes, but the bulk copies on this mbarrier complete ${total} bytes; the phase would ${total < e.bytes ? "never complete" : "complete before all bytes land"}`,
           e.stmt.span,
           mine.map((c) => ({
-            message: `bulk copy of ${c.bytes} bytes on this mbarrier`,
+            message: `${c.stmt.kind === "Call" ? "complete_tx" : "bulk copy"} of ${c.bytes} bytes on this mbarrier`,
             ...(c.stmt.span ? { span: c.stmt.span } : {}),
           })),
         ),

@@ -315,6 +315,45 @@ export class Mbarriers implements BarsPort {
   }
 
   /**
+   * The standalone `mbarrier.expect_tx(bar, bytes)` by thread `t` (PTX ISA, mbarrier.expect_tx):
+   * the current phase's tx-count grows by `bytes`; no arrival, nothing released.
+   */
+  expectTx(
+    m: SimContext,
+    t: number,
+    addr: number,
+    bytes: number,
+    bb: BarBuffer,
+    site: number,
+  ): void {
+    const slot = this.use(m, t, addr, bb, site, "expects transaction bytes on");
+    if (slot < 0) return;
+    const b = this.#bars[slot]!;
+    b.tx += bytes;
+    if (bytes !== 0) b.txSite = site;
+    this.progress++;
+    this.#maybeComplete(m, b, slot, t);
+  }
+
+  /**
+   * The standalone `mbarrier.complete_tx(bar, bytes)` by thread `t` (PTX ISA,
+   * mbarrier.complete_tx): `bytes` complete on the current phase as a bulk copy's would
+   * (completeTx: TX6022 beyond what expect_tx announced); `.relaxed`, so it releases nothing.
+   */
+  completeTxBy(
+    m: SimContext,
+    t: number,
+    addr: number,
+    bytes: number,
+    bb: BarBuffer,
+    site: number,
+  ): void {
+    const slot = this.use(m, t, addr, bb, site, "completes transaction bytes on");
+    if (slot < 0) return;
+    this.completeTx(m, slot, bytes, t, site);
+  }
+
+  /**
    * complete_tx(bytes) on the mbarrier in `slot`: a bulk copy issued by thread `t` at `site`
    * landed. TX6022 when every arrival of the phase is in and the bytes completed exceed those
    * announced with expect_tx (the runtime form of the verifier's TX4008): the phase can never

@@ -4,7 +4,8 @@ import type { UnitAction, UnitCompiler } from "../compiled.js";
 const MAX_MBARRIER_COUNT = 2 ** 20 - 1;
 
 /**
- * The mbarrier unit (PTX ISA, mbarrier.init, mbarrier.arrive[.expect_tx],
+ * The mbarrier unit (PTX ISA, mbarrier.init, mbarrier.arrive[.expect_tx], mbarrier.expect_tx,
+ * mbarrier.complete_tx,
  * mbarrier.try_wait.parity, mbarrier.arrive.shared::cluster; the barriers are
  * exec/mbarrier.ts's, remote arrivals go through exec/cluster.ts). `try_wait` is a value op (a
  * non-blocking test of the phase, 0/1); a loop around it is compiled as a wait loop
@@ -50,6 +51,36 @@ export const MBARRIER_UNIT = {
         for (let i = 0; i < n; i++) {
           const t = lanes[i]!;
           bars.arrive(m, t, addr(t), val ? val(t) >>> 0 : 0, bb, site);
+        }
+      };
+    },
+  },
+  expect_tx: {
+    stmt({ ec, args: exprs, span }) {
+      const m = ec.m;
+      const site = m.site(span);
+      const { addr, bb } = ec.bar(exprs[0]!, span);
+      const val = ec.num(exprs[1]!, span);
+      const bars = m.bars;
+      return (lanes, n) => {
+        for (let i = 0; i < n; i++) {
+          const t = lanes[i]!;
+          bars.expectTx(m, t, addr(t), val(t) >>> 0, bb, site);
+        }
+      };
+    },
+  },
+  complete_tx: {
+    stmt({ ec, args: exprs, span }) {
+      const m = ec.m;
+      const site = m.site(span);
+      const { addr, bb } = ec.bar(exprs[0]!, span);
+      const val = ec.num(exprs[1]!, span);
+      const bars = m.bars;
+      return (lanes, n) => {
+        for (let i = 0; i < n; i++) {
+          const t = lanes[i]!;
+          bars.completeTxBy(m, t, addr(t), val(t) >>> 0, bb, site);
         }
       };
     },

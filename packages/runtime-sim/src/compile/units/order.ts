@@ -21,7 +21,7 @@ import { accessRecord } from "../../exec/context.js";
 import type { GlobalMem } from "../../exec/memory.js";
 import { beforeGlobalWrite } from "../../exec/pending-reads.js";
 import { placementOf } from "../access.js";
-import type { ExprCompiler, UnitAction, UnitCompiler } from "../compiled.js";
+import { nothing, type ExprCompiler, type UnitAction, type UnitCompiler } from "../compiled.js";
 
 /**
  * A strong load or store (`ld.sem` / `st.sem`) by thread t on the element `exprs[0]` points at:
@@ -122,7 +122,8 @@ function compileStrong(
 }
 
 /**
- * The memory-order unit (PTX ISA, "Memory Consistency Model"; membar/fence; ld; st): fences
+ * The memory-order unit (PTX ISA, "Memory Consistency Model"; membar/fence; ld; st;
+ * griddepcontrol): fences
  * complete the acquire patterns of the thread's earlier strong reads and start the release
  * patterns of its later strong writes; strong loads and stores (compileStrong). fence.sc is
  * simulated as fence.acq_rel (no Fence-SC order; exec/memory-order.ts).
@@ -146,6 +147,10 @@ export const ORDER_UNIT = {
   load: {
     value: ({ ec, op, args, at }) => compileStrong(ec, op, false, args, at),
   },
+  // griddepcontrol (PTX ISA): launches run one after another on the simulator, so the
+  // prerequisite grids of `wait` have completed (their writes are ordered before every access of
+  // this launch) and `launch_dependents` has no dependent grid to let start early: no-ops.
+  griddep: { stmt: () => nothing },
   store: {
     stmt({ ec, op, args, at }) {
       const f = compileStrong(ec, op, true, args, at);
