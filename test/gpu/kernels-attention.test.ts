@@ -1,7 +1,8 @@
 // On a GPU: the library call attention(q, k, v, opts) of @tirx-ts/kernels at head dims 64, 128
-// and 256, causal and not, grouped-query, a sliding window, each O (and LSE) against the float64
-// reference of test/util/attention-reference.ts with examples/flash_attention.ts's bounds; a
-// second call of the same sizes reuses the compiled kernel and gives the same bytes.
+// and 256, causal (seqQ = seqK, and seqQ > seqK bottom-right aligned) and not, grouped-query, a
+// sliding window, each O (and LSE) against the float64 reference of
+// test/util/attention-reference.ts with examples/flash_attention.ts's bounds; calls again
+// without and with LSE give the same O bytes.
 // Skipped, with the reason printed, where no CUDA driver loads.
 import { describe, expect, test } from "vitest";
 import { attention, cuda, cudaAvailable, type AttentionOptions, type DeviceTensor } from "tirx-ts";
@@ -18,6 +19,17 @@ if (!probe.ok) {
 }
 
 const CASES: readonly AttentionCase[] = [
+  // Causal bottom-right aligned with seqQ > seqK: query rows 0-127 see no key (O 0, LSE -inf).
+  {
+    batch: 1,
+    heads: 2,
+    kvHeads: 2,
+    seqQ: 384,
+    seqK: 256,
+    headDim: 64,
+    dtype: "float16",
+    causal: true,
+  },
   { batch: 2, heads: 4, kvHeads: 4, seqQ: 512, seqK: 512, headDim: 64, dtype: "float16" },
   {
     batch: 1,

@@ -37,8 +37,9 @@ export function attentionInputs(
 /**
  * O [batch, seqQ, heads, hd] and LSE [batch, heads, seqQ] in float64 from the host values of Q,
  * K and V (as the device holds them, rounded to the 16-bit dtype): O = softmax(Q·Kᵀ · scale) · V
- * over the keys each row sees, query head h reading KV head ⌊h / (heads / kvHeads)⌋; a row that
- * sees no key has O = 0 and LSE = −inf.
+ * over the keys each row sees (causal: j ≤ i + seqK − seqQ; a window: i − left ≤ j ≤ i + right),
+ * query head h reading KV head ⌊h / (heads / kvHeads)⌋; a row that sees no key has O = 0 and
+ * LSE = −inf.
  */
 export function attentionReference(
   c: AttentionCase,
@@ -48,9 +49,11 @@ export function attentionReference(
 ): { o: Float64Array; lse: Float64Array } {
   const { batch, heads, kvHeads, seqQ, seqK, headDim: D } = c;
   const scale = c.scale ?? 1 / Math.sqrt(D);
+  // Causal: the window [-1, 0] aligned bottom-right (shifted by seqK − seqQ); a window: absolute.
   const [left, right] = c.window ?? (c.causal ? [-1, 0] : [-1, -1]);
+  const shift = c.causal ? seqK - seqQ : 0;
   const sees = (i: number, j: number) =>
-    (left === -1 || j >= i - left) && (right === -1 || j <= i + right);
+    (left === -1 || j >= i + shift - left) && (right === -1 || j <= i + shift + right);
   const o = new Float64Array(batch * seqQ * heads * D);
   const lse = new Float64Array(batch * heads * seqQ);
   const at = (b: number, i: number, h: number, seq: number, nh: number) =>

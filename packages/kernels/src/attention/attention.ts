@@ -117,13 +117,17 @@ export function pickAttentionConfig(
 
 /** Options of {@link attention}. */
 export interface AttentionOptions {
-  /** Query i sees keys j ≤ i (needs seqQ = seqK). Default false. */
+  /**
+   * Query i sees keys j ≤ i + seqK − seqQ (FlashAttention's bottom-right alignment: the last
+   * query sees the last key; a row that sees no key gives O = 0 and LSE = −inf). Default false.
+   */
   readonly causal?: boolean;
   /** Softmax scale, a finite number (default 1 / √headDim). */
   readonly scale?: number;
   /**
-   * Sliding window [left, right] in keys: query i sees keys i − left ≤ j ≤ i + right, −1 leaving
-   * that side unbounded (FlashAttention's convention). Not with `causal`. Default no window.
+   * Sliding window [left, right] in keys: query i sees keys i − left ≤ j ≤ i + right (absolute
+   * indices), −1 leaving that side unbounded (FlashAttention's convention). Not with `causal`.
+   * Default no window.
    */
   readonly window?: readonly [number, number];
   /** Also return LSE [batch, heads, seqQ] float32 (natural log). Default false. */
@@ -187,9 +191,9 @@ function rank4(x: unknown, name: string, what: string): DeviceTensor {
  *   tensor, a dtype other than float16/bfloat16 or differing from q's, shapes that disagree
  *   (batch, head dim, k vs v, out vs q), tensors on different devices; TX9001 (kernels/config)
  *   for options or sizes the kernel does not offer (an unknown option, a non-boolean `causal`, a
- *   scale that is not a finite number, and the builder's: head dim, sequence multiples, causal
- *   with seqQ ≠ seqK, heads not a multiple of kvHeads, the window), or a GPU the kernel is not
- *   written for; the launch's errors (TX5011 for a disposed tensor, CudaError).
+ *   scale that is not a finite number, and the builder's: head dim, sequence multiples, heads
+ *   not a multiple of kvHeads, the window), or a GPU the kernel is not written for; the
+ *   launch's errors (TX5011 for a disposed tensor, CudaError).
  */
 export function attention(
   q: DeviceTensor,
