@@ -16,6 +16,7 @@ import {
   last_block_done_fences,
   makeLastBlockDone,
   runExample,
+  runLastBlockDone,
 } from "../examples/last_block_done.js";
 import { assembleLater } from "./util/ptxas-deferred.js";
 import { errorOf } from "./util/error-of.js";
@@ -93,6 +94,11 @@ describe("the last-block-done reduction on the simulator", () => {
   it("with __threadfence, a relaxed atomicAdd and fence.acq_rel.gpu: clean, the exact sum", () => {
     const r = runExample(sim(), last_block_done_fences);
     expect(r.ok, r.summary).toBe(true);
+  });
+
+  it("70 CTAs (the last CTA's threads add two partials each), fences form: clean, exact", () => {
+    const { sums, want } = runLastBlockDone(sim(), makeLastBlockDone("fences", 70), 70, 1);
+    expect(sums).toEqual([want]);
   });
 
   it("without ordering: TX6003 at the last CTA's read, naming the missing release/acquire", () => {
