@@ -4,7 +4,9 @@ import {
   opOf,
   TirxError,
   WGMMA_NS,
+  wgmmaFp8Name,
   wgmmaName,
+  type WgmmaFp8,
   type Expr,
   type Span,
 } from "@tirx-ts/core";
@@ -45,12 +47,95 @@ export interface WgmmaOptions {
   readonly trans_b?: number | boolean;
   /** Element offset of A's 8-element fragment when A is a register array. Default 0. */
   readonly a_offset?: ExprLike;
+  /** float8 (m64nNk32) only: B's dtype where it differs from A's (`"float8_e5m2"`, `"e5m2"`). */
+  readonly b_dtype?: string;
+  /** float8 (m64nNk32) only: the accumulator dtype, `"float32"` (default) or `"float16"`. */
+  readonly acc_dtype?: string;
 }
 
 /** The keys of {@link WgmmaOptions}. */
-const WGMMA_OPTIONS = ["scale_d", "scale_a", "scale_b", "trans_a", "trans_b", "a_offset"] as const;
+const WGMMA_OPTIONS = [
+  "scale_d",
+  "scale_a",
+  "scale_b",
+  "trans_a",
+  "trans_b",
+  "a_offset",
+  "b_dtype",
+  "acc_dtype",
+] as const;
 
 const SHAPE = /^m64n(\d+)k16$/;
+const SHAPE_K32 = /^m64n(\d+)k32$/;
+
+/** The float8 type token of a dtype spelling, or undefined. */
+function fp8Token(dt: unknown): WgmmaFp8 | undefined {
+  if (dt === "float8_e4m3" || dt === "e4m3") return "e4m3";
+  if (dt === "float8_e5m2" || dt === "e5m2") return "e5m2";
+  return undefined;
+}
+
+/**
+ * The float8 form of `mma_async` (`m64nNk32`, SS, K-major): `wgmma.mma_async.sync.aligned.m64nNk32
+ * .{f32,f16}.{e4m3,e5m2}.{e4m3,e5m2} d, a-desc, b-desc, scale-d, imm-scale-a, imm-scale-b` (PTX ISA;
+ * sm_90a, PTX 8.0).
+ * @throws TirxError TX7004 (shape, dtypes, a register A, a transpose: float8 operands are K-major).
+ */
+function mmaAsyncFp8(
+  shape: string,
+  dtype: string,
+  acc: TileView,
+  accOffset: ExprLike,
+  a: ExprLike | TileView,
+  bDesc: ExprLike,
+  opts: WgmmaOptions,
+  span: Span | undefined,
+): void {
+  const o = checkOptions(opts, WGMMA_OPTIONS, "T.ptx.wgmma.mma_async", span) as WgmmaOptions;
+  const n = Number(SHAPE_K32.exec(String(shape))?.[1]);
+  const at = fp8Token(dtype);
+  const bt = o.b_dtype === undefined ? at : fp8Token(o.b_dtype);
+  const accDt = o.acc_dtype ?? "float32";
+  const accTok = accDt === "float32" ? "f32" : accDt === "float16" ? "f16" : undefined;
+  if (!WGMMA_NS.includes(n) || !at || !bt || !accTok) {
+    throw new TirxError(
+      "TX7004",
+      `T.ptx.wgmma.mma_async has no float8 variant ${show(shape)} ${show(dtype)} (b_dtype ${show(o.b_dtype)}, acc_dtype ${show(o.acc_dtype)}); supported: m64nNk32 with N a multiple of 8 in 8..256, A and B float8_e4m3 or float8_e5m2, accumulators float32 or float16`,
+      span,
+    );
+  }
+  if (a instanceof TileView) {
+    throw new TirxError(
+      "TX7004",
+      `float8 wgmma takes A from shared memory (a descriptor) here; A in registers (the RS form) is not offered for float8`,
+      span,
+    );
+  }
+  if (o.trans_a || o.trans_b) {
+    throw new TirxError(
+      "TX7004",
+      `float8 wgmma operands are K-major: imm-trans-a/b exist for .f16/.bf16 only (PTX ISA, wgmma.mma_async)`,
+      span,
+    );
+  }
+  const op = opOf(wgmmaFp8Name({ n, a: at, b: bt, acc: accTok }), "stmt", span);
+  const st = (k: "scale_a" | "scale_b"): Expr => staticOperand(op, k, o[k] ?? 1, span);
+  const sd = o.scale_d ?? 1;
+  const scaleD =
+    typeof sd === "boolean" ? intImm(sd ? 1 : 0) : toExpr(sd as ExprLike, "int32", span);
+  recordStmtOp(
+    op,
+    [
+      registerPtr("acc of T.ptx.wgmma.mma_async", acc, accOffset, span),
+      toExpr(a, "uint64", span),
+      toExpr(bDesc, "uint64", span),
+      scaleD,
+      st("scale_a"),
+      st("scale_b"),
+    ],
+    span,
+  );
+}
 
 /**
  * `T.ptx.wgmma.mma_async(shape, dtype, acc, accOffset, a, bDesc, opts)`: the warpgroup (4
@@ -63,6 +148,10 @@ const SHAPE = /^m64n(\d+)k16$/;
  * array holding 8 elements per thread (mma.sync's A fragment layout, from `opts.a_offset`);
  * `bDesc` describes B (N × 16, K-major unless trans_b). Accumulator element `4j + i` of a thread
  * (lane l of warp q of the warpgroup) is D[16q + l/4 + 8·(i ≥ 2)][8j + 2(l % 4) + i % 2].
+ * float8: `shape` `m64nNk32`, `dtype` `"float8_e4m3"` / `"float8_e5m2"` (A; `opts.b_dtype` B's when
+ * it differs), `opts.acc_dtype` `"float32"` or `"float16"` (N/2 elements per thread either way),
+ * both operands K-major descriptors of 64×32 / N×32 one-byte elements (32 bytes per row, as k16).
+ * @example T.ptx.wgmma.mma_async("m64n64k32", "float8_e4m3", acc, 0, aDesc, bDesc, { b_dtype: "float8_e5m2" })
  * @throws TirxError TX7004 (shape, dtype, scales, transposes), TX7001 (register arrays),
  *   TX2010 (operand dtypes), TX1002 (`opts` not an object, or an unknown option: a "did you mean").
  */
@@ -76,6 +165,9 @@ export function mma_async(
   opts: WgmmaOptions = {},
 ): void {
   const span = callerSpan();
+  if (SHAPE_K32.test(String(shape)) || fp8Token(dtype)) {
+    return mmaAsyncFp8(shape, dtype, acc, accOffset, a, bDesc, opts, span);
+  }
   const n = Number(SHAPE.exec(String(shape))?.[1]);
   const ab =
     dtype === "float16" || dtype === "f16"
@@ -94,6 +186,13 @@ export function mma_async(
   const abDtype = ab === "f16" ? "float16" : "bfloat16";
   const name = wgmmaName({ n, ab, abDtype, a: aRegs ? "rs" : "ss" });
   const o = checkOptions(opts, WGMMA_OPTIONS, "T.ptx.wgmma.mma_async", span) as WgmmaOptions;
+  if (o.b_dtype !== undefined || o.acc_dtype !== undefined) {
+    throw new TirxError(
+      "TX7004",
+      `b_dtype and acc_dtype are options of the float8 (m64nNk32) wgmma; ${show(dtype)} takes float32 accumulators and one A/B dtype`,
+      span,
+    );
+  }
   const op = opOf(name, "stmt", span);
   const st = (k: "scale_a" | "scale_b" | "trans_a" | "trans_b", dflt: number): Expr =>
     staticOperand(op, k, o[k] ?? dflt, span, k.startsWith("trans"));

@@ -45,7 +45,16 @@ export const wgmmaName = (v: WgmmaVariant): string => wgmmaPtx(v) + (v.a === "rs
 /** Accumulator elements per thread of m64nN (float32): 64·N / 128. */
 export const wgmmaAccCount = (n: number): number => n / 2;
 
-function checkScales(surface: string, args: readonly Expr[], from: number, span?: Span): void {
+/**
+ * imm-scale-a and imm-scale-b (operands `from`, `from + 1`) are 1 or -1.
+ * @throws TirxError TX7004 otherwise.
+ */
+export function checkScales(
+  surface: string,
+  args: readonly Expr[],
+  from: number,
+  span?: Span,
+): void {
   for (const i of [from, from + 1]) {
     const v = constInt(args[i]!);
     if (v !== 1 && v !== -1) {
@@ -68,11 +77,12 @@ function checkScales(surface: string, args: readonly Expr[], from: number, span?
  * atom (8 rows of W = 16·2^mode bytes) where its element offset's residue modulo 8·W bytes is
  * evident (`residueMod`). What depends on runtime values (the start's row in its swizzle atom
  * when not evident, the footprint) is the simulator's (TX6026, TX6018).
+ * `v.abDtype` is the operand's dtype (2-byte, or float8 with k32 steps of the same 32 bytes).
  * @throws TirxError TX7007.
  */
-function checkOperandDescriptor(
+export function checkOperandDescriptor(
   surface: string,
-  v: WgmmaVariant,
+  v: { readonly n: number; readonly abDtype: DType },
   which: "A" | "B",
   desc: Expr,
   mn: boolean,
@@ -123,11 +133,17 @@ function checkOperandDescriptor(
   if (b.dtype !== v.abDtype || b.shape.length < 2 || !isStaticShape(b.shape)) return;
   const cols = Number(b.shape[b.shape.length - 1]);
   const rows = which === "A" ? 64 : v.n;
-  const bad = operandTileMismatch({ ldo, sdo, swizzle: sw as 0 | 1 | 2 | 3 }, mn, rows, cols);
+  const bad = operandTileMismatch(
+    { ldo, sdo, swizzle: sw as 0 | 1 | 2 | 3 },
+    mn,
+    rows,
+    cols,
+    dtypeBytes(v.abDtype),
+  );
   if (bad) {
     throw new TirxError(
       "TX7007",
-      `the descriptor of ${which} (LBO ${ldo}, SBO ${sdo}, ${mn ? "MN" : "K"}-major) does not describe the layout of ${bufferName(b)}: it reads element (${bad.r}, ${bad.k}) at byte ${bad.got} from the start, where the tile holds it at byte ${bad.want}; ${operandLayoutHint(sw, mn, cols)}`,
+      `the descriptor of ${which} (LBO ${ldo}, SBO ${sdo}, ${mn ? "MN" : "K"}-major) does not describe the layout of ${bufferName(b)}: it reads element (${bad.r}, ${bad.k}) at byte ${bad.got} from the start, where the tile holds it at byte ${bad.want}; ${operandLayoutHint(sw, mn, cols, dtypeBytes(v.abDtype))}`,
       at,
       notes,
     );
@@ -135,7 +151,7 @@ function checkOperandDescriptor(
 }
 
 /** `setp.ne` of an int32 operand into a predicate, or a bool operand as it is. */
-function predicate(c: LowerCtx, op: string, dt: DType): string {
+export function predicate(c: LowerCtx, op: string, dt: DType): string {
   if (dt === "bool") return c.toReg(op, "bool");
   const p = c.tmp("bool");
   c.ins(`setp.ne.b32 ${p}, ${c.toReg(op, "int32")}, 0`);

@@ -10,23 +10,30 @@ import type { MatrixDescriptor } from "./descriptor.js";
  * - K-major: `(r >> 3)·SBO + (r & 7)·W + 2k` swizzled, `(r >> 3)·SBO + (k >> 3)·LBO + (r & 7)·16 + 2(k & 7)` not;
  * - MN-major: `⌊r / E⌋·LBO + (k >> 3)·SBO + (k & 7)·W + 2(r % E)` swizzled,
  *   `(r >> 3)·SBO + (k >> 3)·LBO + (k & 7)·16 + 2(r & 7)` not.
+ * A K-major operand of `eb`-byte elements (1 for float8, whose k32 step spans the same 32 bytes
+ * per row as a k16 step of a 2-byte type) is the same bytes: with kb = eb·k its byte along K,
+ * `(r >> 3)·SBO + (r & 7)·W + kb` swizzled, `(r >> 3)·SBO + (kb >> 4)·LBO + (r & 7)·16 + (kb & 15)`
+ * not. MN-major operands exist for 2-byte types only (PTX ISA, wgmma.mma_async: imm-trans-a/b
+ * for .f16/.bf16 alone).
  */
 export function operandOffset(
   d: Pick<MatrixDescriptor, "ldo" | "sdo" | "swizzle">,
   mn: boolean,
   r: number,
   k: number,
+  eb = 2,
 ): number {
+  const kb = eb * k;
   if (d.swizzle === 0) {
     return mn
       ? (r >> 3) * d.sdo + (k >> 3) * d.ldo + (k & 7) * 16 + 2 * (r & 7)
-      : (r >> 3) * d.sdo + (k >> 3) * d.ldo + (r & 7) * 16 + 2 * (k & 7);
+      : (r >> 3) * d.sdo + (kb >> 4) * d.ldo + (r & 7) * 16 + (kb & 15);
   }
   const W = 16 << d.swizzle;
   const E = W >> 1;
   return mn
     ? Math.floor(r / E) * d.ldo + (k >> 3) * d.sdo + (k & 7) * W + 2 * (r % E)
-    : (r >> 3) * d.sdo + (r & 7) * W + 2 * k;
+    : (r >> 3) * d.sdo + (r & 7) * W + kb;
 }
 
 /** The physical shared byte of pre-swizzle byte address `x` (CuTe Swizzle<mode, 4, 3>: bits 4.. ^= bits 7..). */
@@ -45,9 +52,9 @@ export interface OperandMismatch {
 }
 
 /**
- * The first element of a `rows`×16 operand (2-byte type) that the descriptor `d` reads from
- * another place than a row-major tile with rows of `cols` elements holds it: K-major (r, k) at
- * `2(r·cols + k)` from the start, MN-major at `2(k·cols + r)` (the tile is [M/N, K] or [K, M/N]
+ * The first element of a `rows`×(32/eb) operand (`eb`-byte type: 2, or 1 for float8, K-major) that
+ * the descriptor `d` reads from another place than a row-major tile with rows of `cols` elements
+ * holds it: K-major (r, k) at `eb(r·cols + k)` from the start, MN-major at `2(k·cols + r)` (the tile is [M/N, K] or [K, M/N]
  * with its swizzle applied to the whole tile, as `T.swizzle_mode` does). Undefined when they agree
  * for every element, that is when LBO and SBO are the ones the tile's layout needs, and when a
  * tile row is shorter than the operand's (16 elements K-major, `rows` MN-major): such a tile is
@@ -58,15 +65,17 @@ export function operandTileMismatch(
   mn: boolean,
   rows: number,
   cols: number,
+  eb = 2,
 ): OperandMismatch | undefined {
+  const K = 32 / eb;
   // Only a tile whose rows hold the operand's is claimed; other tiles (core matrices in a
   // [k/8][row][k%8] tile, an MN-major operand wider than the tile's rows) are not read as
   // row-major [M/N, K] or [K, M/N].
-  if (cols < (mn ? rows : 16)) return undefined;
+  if (cols < (mn ? rows : K)) return undefined;
   for (let r = 0; r < rows; r++) {
-    for (let k = 0; k < 16; k++) {
-      const got = operandOffset(d, mn, r, k);
-      const want = 2 * (mn ? k * cols + r : r * cols + k);
+    for (let k = 0; k < K; k++) {
+      const got = operandOffset(d, mn, r, k, eb);
+      const want = eb * (mn ? k * cols + r : r * cols + k);
       if (got !== want) return { r, k, got, want };
     }
   }
@@ -77,8 +86,8 @@ export function operandTileMismatch(
  * What a row-major tile of a swizzle needs of LBO/SBO, in words, for a message: the rows of a
  * swizzled tile are one swizzle row (W bytes) and SBO steps 8 of them.
  */
-export function operandLayoutHint(swizzle: number, mn: boolean, cols: number): string {
-  const rowBytes = 2 * cols;
+export function operandLayoutHint(swizzle: number, mn: boolean, cols: number, eb = 2): string {
+  const rowBytes = eb * cols;
   if (swizzle === 0) {
     return `a no-swizzle descriptor reads 8×16-byte core matrices (each 128 contiguous bytes), which a row-major tile with ${rowBytes}-byte rows does not hold; lay the tile out as core matrices (a 1-D buffer indexed by hand) or use a swizzled tile`;
   }

@@ -12,9 +12,14 @@ export type WgmmaAction =
   | {
       readonly unit: "wgmma";
       readonly action: "mma";
-      /** N of m64nNk16. */
+      /** N of m64nNk16 (m64nNk32 for float8). */
       readonly n: number;
-      readonly ab: "float16" | "bfloat16";
+      /** A's dtype, and B's unless `b` is set; K = 32 bytes / its size (k16, or k32 for float8). */
+      readonly ab: "float16" | "bfloat16" | "float8_e4m3" | "float8_e5m2";
+      /** B's dtype where it differs from A's (float8: `.e4m3.e5m2`, `.e5m2.e4m3`). */
+      readonly b?: "float8_e4m3" | "float8_e5m2";
+      /** The accumulator dtype: float32 unless set (float8 variants with `.f16` D). */
+      readonly acc?: "float16";
       /** A from registers (8 elements per thread) instead of a shared-memory descriptor. */
       readonly aRegs: boolean;
       /**

@@ -1,6 +1,7 @@
 import {
   bufferName,
   decodeMatrixDescriptor,
+  dtypeBytes,
   fragmentCoord,
   operandDtypeConflict,
   operandLayoutHint,
@@ -99,7 +100,10 @@ function warpgroupOp(c: UnitCall<WgmmaAction>): {
  * - MN-major (trans 1): `start + ⌊r / E⌋·LBO + (k >> 3)·SBO + (k & 7)·W + 2(r % E)` when
  *   swizzled (LBO steps whole swizzle atoms along M/N, SBO the 8-deep k groups),
  *   `start + (r >> 3)·SBO + (k >> 3)·LBO + (k & 7)·16 + 2(r & 7)` without swizzle.
- * A swizzled address then has bits 4.. XORed with bits 7.. (CuTe Swizzle<mode, 4, 3>). Every byte read is hazard-checked like an ordinary read by
+ * A swizzled address then has bits 4.. XORed with bits 7.. (CuTe Swizzle<mode, 4, 3>). float8
+ * operands (`m64nNk32`, K-major only) are the same bytes with K = 32 one-byte elements
+ * (`operandOffset` with eb = 1); A and B may be of the two float8 types; a float16 accumulator
+ * (`.f16` D) holds the once-rounded sum as float16, two per 32-bit register. Every byte read is hazard-checked like an ordinary read by
  * the warp's lane 0 (pending async copies, never-written bytes, an unordered earlier write), but
  * the read lasts until a wgmma.wait_group retires the instruction: WgmmaReads checks later writes
  * (TX6024). The async proxy's reads need a fence.proxy.async after generic-proxy writes (TX6015).
@@ -131,18 +135,25 @@ function compileMma(c: UnitCall<ActionOf<WgmmaAction, "mma">>): Exec {
   const bDesc = ec.big(exprs[2]!, span);
   const scaleD = ec.num(exprs[3]!, span);
   const imm = (i: number): number => {
-    const e = exprs[i]!;
-    return e.kind === "IntImm" ? Number(e.value) : 0;
+    const e = exprs[i];
+    return e?.kind === "IntImm" ? Number(e.value) : 0; // float8 variants have no trans operands
   };
   const sa = imm(4);
   const sb = imm(5);
   const transA = aRegs ? 0 : imm(6);
   const transB = imm(aRegs ? 6 : 7);
-  const codec = codecOf(mma.ab);
-  const load = codec.load as (dv: DataView, a: number) => number;
-  const f32 = codecOf("float32");
-  const ld32 = f32.load as (dv: DataView, a: number) => number;
-  const st32 = f32.store as (dv: DataView, a: number, v: number) => void;
+  const aType = mma.ab;
+  const bType = mma.b ?? mma.ab;
+  const eb = dtypeBytes(aType);
+  /** K of one instruction: 32 bytes of a row (k16 of a 2-byte type, k32 of float8). */
+  const K = 32 / eb;
+  const loadA = codecOf(aType).load as (dv: DataView, a: number) => number;
+  const loadB = codecOf(bType).load as (dv: DataView, a: number) => number;
+  const accType = mma.acc ?? "float32";
+  const accEb = dtypeBytes(accType);
+  const accCodec = codecOf(accType);
+  const ldAcc = accCodec.load as (dv: DataView, a: number) => number;
+  const stAcc = accCodec.store as (dv: DataView, a: number, v: number) => void;
   const ldv = m.ldv;
   const sdv = m.sdv;
   const stride = m.localStride;
@@ -157,10 +168,9 @@ function compileMma(c: UnitCall<ActionOf<WgmmaAction, "mma">>): Exec {
     mn: boolean,
     r: number,
     k: number,
-  ): number => swizzleByte(d.addr + operandOffset(d, mn, r, k), d.swizzle);
+  ): number => swizzleByte(d.addr + operandOffset(d, mn, r, k, eb), d.swizzle);
   /** Per descriptor layout (LBO, SBO, mode, major-ness, tile row): the disagreement, if any. */
   const layoutCache = new Map<string, string | undefined>();
-  const ab = mma.ab;
 
   /**
    * The descriptor against the tile its start lies in (PTX ISA, wgmma: Matrix Descriptor Format,
@@ -176,6 +186,7 @@ function compileMma(c: UnitCall<ActionOf<WgmmaAction, "mma">>): Exec {
     t: number,
     what: string,
   ): boolean => {
+    const ab = what === "A" ? aType : bType;
     const where = `${op.surface} in warp ${t >> 5} of CTA ${m.cta()}`;
     if (p.dtype !== undefined && operandDtypeConflict(p.dtype, ab)) {
       m.hazard(
@@ -204,9 +215,9 @@ function compileMma(c: UnitCall<ActionOf<WgmmaAction, "mma">>): Exec {
       const key = `${d.ldo},${d.sdo},${d.swizzle},${mn},${cols},${opRows}`;
       let msg = layoutCache.get(key);
       if (!layoutCache.has(key)) {
-        const bad = operandTileMismatch(d, mn, opRows, cols);
+        const bad = operandTileMismatch(d, mn, opRows, cols, eb);
         msg = bad
-          ? `reads element (${bad.r}, ${bad.k}) at byte ${bad.got} from the start, where the tile holds it at byte ${bad.want}; ${operandLayoutHint(d.swizzle, mn, cols)}`
+          ? `reads element (${bad.r}, ${bad.k}) at byte ${bad.got} from the start, where the tile holds it at byte ${bad.want}; ${operandLayoutHint(d.swizzle, mn, cols, eb)}`
           : undefined;
         layoutCache.set(key, msg);
       }
@@ -223,8 +234,8 @@ function compileMma(c: UnitCall<ActionOf<WgmmaAction, "mma">>): Exec {
   };
 
   /** The record of the operand reads' checks (buffer, address and thread set per element). */
-  const operand = accessRecord<Placed>(m, undefined, 2, site, "reads");
-  /** Read an operand's rows [r0, r0 + rows) × 16 k into `out`; the chunks it touches. */
+  const operand = accessRecord<Placed>(m, undefined, eb, site, "reads");
+  /** Read an operand's rows [r0, r0 + rows) × K into `out`; the chunks it touches. */
   const readOperand = (
     desc: bigint,
     mn: boolean,
@@ -249,13 +260,14 @@ function compileMma(c: UnitCall<ActionOf<WgmmaAction, "mma">>): Exec {
       return false;
     }
     if (!agrees(d, p, mn, opRows, t, what)) return false;
+    const load = what === "A" ? loadA : loadB;
     for (let r = 0; r < rows; r++) {
-      for (let k = 0; k < 16; k++) {
+      for (let k = 0; k < K; k++) {
         const local = addressOf(d, mn, r0 + r, k);
-        if (local < p.base || local + 2 > p.base + p.size) {
+        if (local < p.base || local + eb > p.base + p.size) {
           m.hazard(
             "TX6018",
-            `${op.surface} in warp ${t >> 5} of CTA ${m.cta()}: ${what} element (${r0 + r}, ${k}) lies at shared byte ${local}, which leaves ${bufferName(p)} (bytes ${p.base}..${p.base + p.size - 1}) that the descriptor starts in (start ${d.addr}, LBO ${d.ldo}, SBO ${d.sdo}); the ${what === "A" ? "64×16 A" : `${N}×16 B`} operand must lie inside its buffer`,
+            `${op.surface} in warp ${t >> 5} of CTA ${m.cta()}: ${what} element (${r0 + r}, ${k}) lies at shared byte ${local}, which leaves ${bufferName(p)} (bytes ${p.base}..${p.base + p.size - 1}) that the descriptor starts in (start ${d.addr}, LBO ${d.ldo}, SBO ${d.sdo}); the ${what === "A" ? `64×${K} A` : `${N}×${K} B`} operand must lie inside its buffer`,
             site,
             p.span ? [{ message: `${bufferName(p)} is allocated here`, span: p.span }] : [],
           );
@@ -263,8 +275,8 @@ function compileMma(c: UnitCall<ActionOf<WgmmaAction, "mma">>): Exec {
         }
         const a = local + win;
         if (m.opts.track) {
-          checkAsyncProxyRead(setAccess(operand, p, a, 2, t, site));
-          const b = m.shadow.unfenced(a, 2, t);
+          checkAsyncProxyRead(setAccess(operand, p, a, eb, t, site));
+          const b = m.shadow.unfenced(a, eb, t);
           if (b >= 0) {
             const w = m.shadow.writerAt(b);
             const u = m.thread(w & THREAD_MASK);
@@ -277,14 +289,14 @@ function compileMma(c: UnitCall<ActionOf<WgmmaAction, "mma">>): Exec {
           }
         }
         chunks.add(a & ~15);
-        out[r * 16 + k] = load(sdv, a);
+        out[r * K + k] = load(sdv, a);
       }
     }
     return true;
   };
 
-  const A = new Float64Array(16 * 16);
-  const B = new Float64Array(N * 16);
+  const A = new Float64Array(16 * K);
+  const B = new Float64Array(N * K);
   return (lanes, n) =>
     eachWarp(lanes, n, (w) => {
       const base = w << 5;
@@ -304,7 +316,7 @@ function compileMma(c: UnitCall<ActionOf<WgmmaAction, "mma">>): Exec {
       }
       const accAt = new Int32Array(32);
       for (let l = 0; l < 32; l++)
-        accAt[l] = (base + l) * stride + dPlaced.base + dOff(base + l) * 4;
+        accAt[l] = (base + l) * stride + dPlaced.base + dOff(base + l) * accEb;
       const aAt = new Int32Array(32).fill(-1);
       if (aRegs)
         for (let l = 0; l < 32; l++)
@@ -312,11 +324,11 @@ function compileMma(c: UnitCall<ActionOf<WgmmaAction, "mma">>): Exec {
       const regs = [
         {
           start: accAt,
-          bytes: accCount * 4,
+          bytes: accCount * accEb,
           what: "accumulator",
           name: dPlaced.name,
           base: dPlaced.base,
-          elem: 4,
+          elem: accEb,
         },
       ];
       if (aRegs) {
@@ -339,7 +351,7 @@ function compileMma(c: UnitCall<ActionOf<WgmmaAction, "mma">>): Exec {
           const at = t * stride + aPlaced!.base + aOff!(t) * 2;
           for (let i = 0; i < 8; i++) {
             const [r, k] = fragmentCoord("a.m16n8k16", l, i);
-            A[r * 16 + k] = load(ldv, at + 2 * i);
+            A[r * 16 + k] = loadA(ldv, at + 2 * i);
           }
         }
       }
@@ -348,7 +360,7 @@ function compileMma(c: UnitCall<ActionOf<WgmmaAction, "mma">>): Exec {
       if (aRegs) for (let l = 0; l < 32; l++) aStart[l] = aPlaced!.base + aOff!(base + l) * 2;
       for (let l = 0; l < 32; l++) {
         const t = base + l;
-        const rel = dPlaced.base + dOff(t) * 4;
+        const rel = dPlaced.base + dOff(t) * accEb;
         accStart[l] = rel;
         const at = t * stride + rel;
         const keep = scaleD(t) !== 0;
@@ -356,16 +368,16 @@ function compileMma(c: UnitCall<ActionOf<WgmmaAction, "mma">>): Exec {
           const [r, c] = fragmentCoord("c.m16n8", l, i & 3);
           const col = 8 * (i >> 2) + c;
           let s = 0;
-          for (let k = 0; k < 16; k++) s += sa * A[r * 16 + k]! * (sb * B[col * 16 + k]!);
-          if (keep) s += ld32(ldv, at + 4 * i);
-          st32(ldv, at + 4 * i, s);
+          for (let k = 0; k < K; k++) s += sa * A[r * K + k]! * (sb * B[col * K + k]!);
+          if (keep) s += ldAcc(ldv, at + accEb * i);
+          stAcc(ldv, at + accEb * i, s); // the codec rounds once (RNE) to D's type
         }
       }
       unit.issue({
         site,
         warp: w,
         accStart,
-        accBytes: accCount * 4,
+        accBytes: accCount * accEb,
         accName: dPlaced.name,
         accBase: dPlaced.base,
         aStart,
