@@ -1,7 +1,8 @@
 // The float8 conversions: T.ptx.cvt's packed forms and scalar casts, their PTX (snapshots, then
 // ptxas for sm_90 and sm_89), the target contract (sm_89 + PTX 8.1; sm_80 refused), and a kernel
 // on the simulator that packs float32 pairs, widens them back and checks every element against
-// exact host math. The bit-for-bit differential cases are in test/diff/cases.ts.
+// exact host math; T.tile.cta.cast into and out of float8 register tiles. The bit-for-bit
+// differential cases are in test/diff/cases.ts.
 import { describe, expect, it } from "vitest";
 import { T } from "@tirx-ts/dsl";
 import { compileToPtx } from "@tirx-ts/codegen-ptx";
@@ -114,4 +115,42 @@ describe("float8 conversions", () => {
       }
     },
   );
+
+  it("T.tile.cta.cast into and out of float8 register tiles, with vector copies of float8", () => {
+    const L = () => T.TileLayout(T.S([2, 64, 4], ["4@m", "1@tid", "1@m"]));
+    const fn = T.function(
+      "tile_cast_fp8",
+      {
+        X: T.Tensor([512], "float32"),
+        Y: T.Tensor([512], "float8_e5m2"),
+        Z: T.Tensor([512], "float32"),
+      },
+      ({ X, Y, Z }) => {
+        T.device_entry({ launch: T.cuda.LaunchConfig({ grid: 1, block: 64 }) });
+        const r = T.alloc_local([512], "float32", { layout: L() });
+        const q = T.alloc_local([512], "float8_e5m2", { layout: L() });
+        const w = T.alloc_local([512], "float32", { layout: L() });
+        T.tile.cta.copy(r, X);
+        T.tile.cta.cast(q, r);
+        T.tile.cta.copy(Y, q);
+        T.tile.cta.cast(w, q);
+        T.tile.cta.copy(Z, w);
+      },
+    );
+    const x = Float32Array.from({ length: 512 }, (_, i) =>
+      i === 7 ? NaN : i === 9 ? -Infinity : (i - 256) * 311.5 * (i % 3 === 0 ? 2 ** -20 : 1),
+    );
+    const run = compile(fn, { target: "cuda", arch: "sm_90" });
+    using X = tensor(x, { shape: [512], dtype: "float32", device: sim() });
+    using Y = tensor.zeros([512], "float8_e5m2", sim());
+    using Z = tensor.zeros([512], "float32", sim());
+    run(X, Y, Z);
+    const want = Array.from(x, (v) => satRound(v, "e5m2"));
+    expect(Array.from(Y.toArray() as Float32Array)).toEqual(want);
+    expect(Array.from(Z.toArray() as Float32Array)).toEqual(want);
+    const text = compileToPtx(fn, { arch: "sm_90" }).text;
+    // Four float8 elements of a thread travel as one 32-bit store.
+    expect(text).toMatch(/st\.global\.u32 /);
+    assembleLater(text, "sm_90", "tile_cast_fp8");
+  });
 });
