@@ -18,6 +18,7 @@ import {
   attentionReference,
   type AttentionCase,
 } from "./util/attention-reference.js";
+import { deviceArch } from "@tirx-ts/runtime";
 import { errorOf } from "./util/error-of.js";
 
 const dev = sim();
@@ -180,6 +181,19 @@ describe("the configuration table", () => {
       expect(pickAttentionConfig("forward", sizes(hd), undefined)).toBe(gpu);
     }
     expect(SIM_ARCH).toBe("sm_90");
+  });
+
+  test("the simulator has no target (it takes SIM_ARCH's rows); tensors on a look-alike device are TX9002", () => {
+    expect(deviceArch(dev)).toBeUndefined();
+    const fake = { kind: "cuda", name: "NVIDIA H200" } as const;
+    expect(errorOf(() => deviceArch(fake)).code).toBe("TX5012");
+    const [q, k] = [
+      [1, 128, 1, 64],
+      [1, 128, 1, 64],
+    ].map((shape) => ({ ...tensor.empty(shape, "float16", dev), device: fake }) as DeviceTensor);
+    const e = errorOf(() => attention(q!, k!, k!));
+    expect(e.code).toBe("TX9002");
+    expect(e.message).toMatch(/q's device is not one/);
   });
 
   test("a GPU with no entry for the pass is TX9001 naming the targets there are", () => {
