@@ -145,6 +145,52 @@ describe("release and acquire patterns between two CTAs", () => {
   });
 });
 
+/** Warp 0 writes Data then sets a shared flag; warp 1 reads the flag and, when set, Data. */
+function sameCta(sem: "acquire" | "relaxed"): PrimFunc {
+  return T.function(
+    `same_cta_${sem}`,
+    { Data: T.Tensor([32], "int32"), Out: T.Tensor([32], "int32") },
+    ({ Data, Out }) => {
+      T.device_entry({ launch: T.cuda.LaunchConfig({ grid: 1, block: 64 }) });
+      const tid = T.cuda.thread_idx("x");
+      const flag = T.alloc_shared([1], "int32", { name: "flag" });
+      T.if_(tid.eq(0), () => flag.set([0], 0));
+      T.cuda.cta_sync();
+      T.if_(tid.lt(32), () => {
+        Data.set([tid], tid.add(1));
+        T.cuda.__syncwarp();
+        T.if_(tid.eq(0), () => T.ptx.st(flag.ptr([0]), 1, { sem: "release", scope: "cta" }));
+      });
+      T.if_(tid.ge(32), () => {
+        const f = T.ptx.ld(flag.ptr([0]), { sem, scope: "cta" });
+        T.if_(f.eq(1), () => Out.set([tid.sub(32)], Data.get([tid.sub(32)])));
+      });
+    },
+  );
+}
+
+describe("release and acquire within a CTA, through a shared flag", () => {
+  it("st.release.cta observed by ld.acquire.cta orders warp 0's stores before warp 1's loads", () => {
+    const out = simZeros([32], "int32");
+    const r = runSim(verify(sameCta("acquire")), [simZeros([32], "int32"), out], {
+      hazards: "collect",
+    });
+    expect(r.reports.map(String)).toEqual([]);
+    expect(Array.from(out.toArray() as Int32Array)).toEqual(
+      Array.from({ length: 32 }, (_, i) => i + 1),
+    );
+  });
+
+  it("ld.relaxed.cta alone: warp 1's load of Data races (TX6003)", () => {
+    const r = runSim(
+      verify(sameCta("relaxed")),
+      [simZeros([32], "int32"), simZeros([32], "int32")],
+      { hazards: "collect" },
+    );
+    expect(r.reports.map((e) => e.code)).toContain("TX6003");
+  });
+});
+
 describe("contracts", () => {
   it("cluster scope needs sm_90 (TX4007), the other scopes sm_70", () => {
     const fn = T.function("cl", { A: T.Tensor([4], "uint32") }, ({ A }) => {

@@ -178,7 +178,13 @@ export class MemoryOrder {
       if (!morallyStrong(r.last, me)) continue;
       if (acquire) {
         if (morallyStrong(r.first, me)) this.#clocks.acquireView(r.view, t);
-      } else (this.#pending[t] ??= []).push(r);
+      } else {
+        const pending = (this.#pending[t] ??= []);
+        pending.push(r);
+        // Relaxed reads with no fence after them (a loop of atomics) keep one record per first
+        // operation, their views joined: only the first operation matters at the fence.
+        if (pending.length > 32) this.#pending[t] = mergeByFirst(pending);
+      }
     }
   }
 
@@ -283,6 +289,17 @@ function merge(list: ReleaseRecord[]): ReleaseRecord[] {
     const i = out.findIndex((o) => same(o.first, r.first) && same(o.last, r.last));
     if (i < 0) out.push(r);
     else out[i] = { view: joinViews(out[i]!.view, r.view)!, first: r.first, last: r.last };
+  }
+  return out;
+}
+
+/** Records with the same first operation, merged (views joined; `last` of the first kept). */
+function mergeByFirst(list: ReleaseRecord[]): ReleaseRecord[] {
+  const out: ReleaseRecord[] = [];
+  for (const r of list) {
+    const i = out.findIndex((o) => same(o.first, r.first));
+    if (i < 0) out.push(r);
+    else out[i] = { view: joinViews(out[i]!.view, r.view)!, first: r.first, last: out[i]!.last };
   }
   return out;
 }
