@@ -153,4 +153,20 @@ describe("float8 conversions", () => {
     expect(text).toMatch(/st\.global\.u32 /);
     assembleLater(text, "sm_90", "tile_cast_fp8");
   });
+
+  it("float8 literals: raw bits in a .b16 move, stored as one byte; beyond max finite is TX1015", () => {
+    const fn = T.function("fp8_literal", { Y: T.Tensor([2], "float8_e4m3") }, ({ Y }) => {
+      T.device_entry({ launch: T.cuda.LaunchConfig({ grid: 1, block: 1 }) });
+      Y.set([0], T.float8_e4m3(1.5));
+      Y.set([1], T.float8_e4m3(-448));
+    });
+    const text = compileToPtx(fn, { arch: "sm_90" }).text;
+    expect(text).toMatch(/mov\.b16 %rs\d+, 0x3C;/);
+    const run = compile(fn, { target: "cuda", arch: "sm_90" });
+    using Y = tensor.zeros([2], "float8_e4m3", sim());
+    run(Y);
+    expect(Array.from(Y.toBytes())).toEqual([0x3c, 0xfe]);
+    expect(errorOf(() => T.float8_e4m3(465)).code).toBe("TX1015");
+    expect(errorOf(() => T.float8_e5m2(-61440)).code).toBe("TX1015");
+  });
 });
