@@ -5,7 +5,7 @@
 // first lane (jitAfter 0) and once on closures only (jitAfter Infinity); the outputs must be
 // equal bit for bit, and no case may report a hazard either way.
 import { describe, expect, it } from "vitest";
-import { dtypeBytes, verify, type KernelArg } from "@tirx-ts/core";
+import { dtypeBytes, isFloat8, verify, type KernelArg } from "@tirx-ts/core";
 import { runSim, simTensor, type SimTensor } from "@tirx-ts/runtime-sim";
 import { diffCases, type DiffCase } from "./cases.js";
 
@@ -14,7 +14,11 @@ const cases = diffCases();
 /** The output bytes of `c` under `jitAfter` (the output first poisoned, as runCase does). */
 function outputOf(c: DiffCase, jitAfter: number): Uint8Array {
   const one = (b: Uint8Array, dt: DiffCase["result"]): SimTensor =>
-    simTensor(dtypeBytes(dt) === 1 ? Array.from(b) : b, { shape: [c.n], dtype: dt });
+    // One-byte integers and bool take values; every other dtype (float8 too) takes raw bytes.
+    simTensor(dtypeBytes(dt) === 1 && !isFloat8(dt) ? Array.from(b) : b, {
+      shape: [c.n],
+      dtype: dt,
+    });
   const xs = c.bytes.map((b, j) => one(b, c.operands[j]!));
   const eb = dtypeBytes(c.result);
   const poison = c.initial ?? new Uint8Array(c.n * eb).fill(c.result === "bool" ? 1 : 0xa5);
