@@ -18,9 +18,17 @@ export function prng(seed: number): () => number {
 /** A value of a dtype as a test case holds it: a number, or a bigint for 64-bit integers. */
 export type Value = number | bigint;
 
+// One scratch buffer viewed as float32 / uint32 / float64 for the bit casts below (the test builds
+// ~10^6 values: a fresh typed array per value was most of the cost of making the cases).
+const scratch = new ArrayBuffer(8);
+const f32s = new Float32Array(scratch);
+const u32s = new Uint32Array(scratch);
+const f64s = new Float64Array(scratch);
+const dv16 = new DataView(scratch);
+
 const bf16 = (x: number): number => {
-  const f = new Float32Array([x]);
-  const u = new Uint32Array(f.buffer)[0]!;
+  f32s[0] = x;
+  const u = u32s[0]!;
   return u >>> 16;
 };
 
@@ -40,11 +48,29 @@ export function ocpFp8Value(code: number, dt: "float8_e4m3" | "float8_e5m2"): nu
   return e === 0 ? s * m * 2 ** (1 - bias - mb) : s * (1 + m / (1 << mb)) * 2 ** (e - bias);
 }
 
-/** The code of float8 value `v` (a value of the format; NaN → 0x7f), by search over the 256 codes. */
+/** Per format: the first of the 256 codes with each value other than NaN, made once. */
+const fp8Codes = new Map<string, Map<number | "-0", number>>();
+/** A Map key of a float8 value: a Map takes -0 and 0 for one key, the codes do not. */
+const fp8Key = (x: number): number | "-0" => (Object.is(x, -0) ? "-0" : x);
+
+/**
+ * The code of float8 value `v` (a value of the format; NaN → 0x7f): the first of the 256 codes
+ * whose ocpFp8Value is `v` (Object.is: -0 is its own code).
+ */
 export function ocpFp8Code(v: number, dt: "float8_e4m3" | "float8_e5m2"): number {
   if (v !== v) return 0x7f;
-  for (let c = 0; c < 256; c++) if (Object.is(ocpFp8Value(c, dt), v)) return c;
-  throw new RangeError(`${v} is no ${dt} value`);
+  let codes = fp8Codes.get(dt);
+  if (!codes) {
+    codes = new Map();
+    for (let c = 0; c < 256; c++) {
+      const x = ocpFp8Value(c, dt);
+      if (x === x && !codes.has(fp8Key(x))) codes.set(fp8Key(x), c);
+    }
+    fp8Codes.set(dt, codes);
+  }
+  const c = codes.get(fp8Key(v));
+  if (c === undefined) throw new RangeError(`${v} is no ${dt} value`);
+  return c;
 }
 
 /**
@@ -222,8 +248,8 @@ export function random(dt: DType, rnd: () => number): Value {
     case "float32": {
       // Half the time a "nice" magnitude, so results are rarely all inf/0.
       if (rnd() < 0.5) return Math.fround((rnd() - 0.5) * 2 ** Math.floor(rnd() * 40 - 20));
-      const f = new Float32Array(new Uint32Array([u32()]).buffer)[0]!;
-      return f;
+      u32s[0] = u32();
+      return f32s[0]!;
     }
     case "float16": {
       if (rnd() < 0.5) return getF16(setF16((rnd() - 0.5) * 2 ** Math.floor(rnd() * 20 - 10)));
@@ -235,8 +261,10 @@ export function random(dt: DType, rnd: () => number): Value {
     }
     case "float64": {
       if (rnd() < 0.5) return (rnd() - 0.5) * 2 ** Math.floor(rnd() * 80 - 40);
-      const b = new Uint32Array([u32(), u32()]);
-      return new Float64Array(b.buffer)[0]!;
+      const lo = u32();
+      u32s[1] = u32();
+      u32s[0] = lo;
+      return f64s[0]!;
     }
     default: {
       const bits = dtypeBytes(dt) * 8;
@@ -252,17 +280,16 @@ export function random(dt: DType, rnd: () => number): Value {
 }
 
 function setF16(x: number): number {
-  const dv = new DataView(new ArrayBuffer(2));
-  setFloat16(dv, 0, x, true);
-  return dv.getUint16(0, true);
+  setFloat16(dv16, 0, x, true);
+  return dv16.getUint16(0, true);
 }
 function getF16(bits: number): number {
-  const dv = new DataView(new ArrayBuffer(2));
-  dv.setUint16(0, bits, true);
-  return getFloat16(dv, 0, true);
+  dv16.setUint16(0, bits, true);
+  return getFloat16(dv16, 0, true);
 }
 function getBf16(bits: number): number {
-  return new Float32Array(new Uint32Array([bits << 16]).buffer)[0]!;
+  u32s[0] = bits << 16;
+  return f32s[0]!;
 }
 
 /** Little-endian bytes of `values` as `dt` (16-bit floats: the values are already representable). */
