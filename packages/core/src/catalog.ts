@@ -320,6 +320,10 @@ export const CATALOG = {
     rule: "cluster/dims",
     title: "cluster dims are static, divide the grid and hold at most 8 CTAs",
   },
+  TX4026: {
+    rule: "bulk/reduce-dtype",
+    title: "both views of a bulk reduction hold elements of the opcode's .type",
+  },
   TX5001: { rule: "launch/arg-count", title: "wrong number of kernel arguments" },
   TX5002: { rule: "launch/arg-dtype", title: "a tensor argument has the wrong dtype" },
   TX5003: { rule: "launch/arg-shape", title: "a tensor argument has the wrong shape" },

@@ -9,10 +9,29 @@ import { encode_matrix_descriptor, setmaxnreg, wgmma } from "./wgmma.js";
 import { arrive_remote, barrierCluster, mapa } from "./cluster.js";
 import { cvt } from "./cvt.js";
 import { fenceAcqRel, fenceSc, ld, st } from "./memory-order.js";
+import { tile } from "./cuda.js";
 
-/** An instruction named by its PTX opcode, e.g. `T.ptx["cp.async.cg.shared.global"]`. */
+/**
+ * An instruction named by its PTX opcode, e.g. `T.ptx["cp.async.cg.shared.global"]`: the first
+ * operand of `T.cuda.tile.apply`, or called itself, `T.ptx[opcode](dst, src, params)` being
+ * `T.cuda.tile.apply(T.ptx[opcode], dst, src, params)` (e.g.
+ * `T.ptx["cp.reduce.async.bulk.global.shared::cta.bulk_group.add.f32"](dQ, sdQ, { chunk_bytes: 4096 })`).
+ * Errors: those of tile.apply and of the opcode's contract.
+ */
 export class PtxOp {
-  constructor(readonly opcode: string) {}
+  readonly opcode!: string;
+  constructor(opcode: string) {
+    const op = ((dst: TileView, src: TileView, params?: Readonly<Record<string, unknown>>) =>
+      tile.apply(op, dst, src, params)) as unknown as PtxOp;
+    Object.setPrototypeOf(op, PtxOp.prototype);
+    Object.defineProperty(op, "opcode", { value: opcode, enumerable: true });
+    return op;
+  }
+}
+
+/** The call form of a PtxOp: `T.ptx[opcode](dst, src, params)` (see the class). */
+export interface PtxOp {
+  (dst: TileView, src: TileView, params?: Readonly<Record<string, unknown>>): void;
 }
 
 /** Record a call of statement op `op` of the op table, checked against its record at the author's line. */
@@ -275,20 +294,41 @@ const namespace = {
   }),
 };
 
+type BulkHint = "" | ".L2::cache_hint";
+type BulkReducePrefix = `cp.reduce.async.bulk.global.shared::cta.bulk_group${BulkHint}`;
+
+/**
+ * The bulk copy and bulk reduction opcodes (PTX ISA, "cp.async.bulk", "cp.reduce.async.bulk"
+ * with its table of .redOp and .type), typed as members of `T.ptx` so that
+ * `T.ptx[opcode](dst, src, params)` type-checks without a non-null assertion; any other dotted
+ * name is a PtxOp too, possibly undefined to the type checker.
+ */
+export type BulkOpcodeName =
+  | `cp.async.bulk.global.shared::cta.bulk_group${BulkHint}`
+  | `cp.async.bulk.${"shared::cta" | "shared::cluster"}.global.mbarrier::complete_tx::bytes${BulkHint}`
+  | `${BulkReducePrefix}.add.${"u32" | "s32" | "u64" | "f32" | "f64"}`
+  | `${BulkReducePrefix}.add.noftz.${"f16" | "bf16"}`
+  | `${BulkReducePrefix}.${"min" | "max"}.${"u32" | "s32" | "u64" | "s64" | "f16" | "bf16"}`
+  | `${BulkReducePrefix}.${"inc" | "dec"}.u32`
+  | `${BulkReducePrefix}.${"and" | "or" | "xor"}.${"b32" | "b64"}`;
+
+/** `T.ptx`'s type: its namespaces, the bulk opcodes as members, any other dotted name. */
+type PtxTable = typeof namespace & { readonly [K in BulkOpcodeName]: PtxOp } & Record<
+    string,
+    PtxOp
+  >;
+
 /**
  * `T.ptx`: index with an opcode string for tile patterns (`T.ptx["cp.async.ca.shared.global"]`),
  * or use its namespaces for plain instructions (`T.ptx.cp.async_.commit_group()`). Only dotted
  * names are opcodes; any other unknown member is an error (TX1002) with a "did you mean".
  */
-export const ptx: typeof namespace & Record<string, PtxOp> = new Proxy(
-  namespace as typeof namespace & Record<string, PtxOp>,
-  {
-    get(target, key, receiver) {
-      if (typeof key !== "string" || key in target || PROTOCOL.has(key)) {
-        return Reflect.get(target, key, receiver) as unknown;
-      }
-      if (key.includes(".")) return new PtxOp(key);
-      throw unknownMember("T.ptx", key, Object.keys(target));
-    },
+export const ptx: PtxTable = new Proxy(namespace as PtxTable, {
+  get(target, key, receiver) {
+    if (typeof key !== "string" || key in target || PROTOCOL.has(key)) {
+      return Reflect.get(target, key, receiver) as unknown;
+    }
+    if (key.includes(".")) return new PtxOp(key);
+    throw unknownMember("T.ptx", key, Object.keys(target));
   },
-);
+});

@@ -19,13 +19,15 @@ const dot = (idx: readonly number[], strides: readonly number[]): number =>
   idx.reduce((acc, i, k) => acc + i * strides[k]!, 0);
 
 /**
- * Emit one verified cp.async.bulk `tile.apply` (PTX ISA "cp.async.bulk"): the origins once, then
- * one instruction per repeat index, fully unrolled in row-major repeat order, each repeat's
- * constant byte offset a displacement. Forms, with the plan's opcode spelling:
+ * Emit one verified cp.async.bulk `tile.apply` (PTX ISA "cp.async.bulk", "cp.reduce.async.bulk"):
+ * the origins once, then one instruction per repeat index, fully unrolled in row-major repeat
+ * order, each repeat's constant byte offset a displacement. Forms, with the plan's opcode spelling:
  *
  *     cp.async.bulk.{shared::cta|shared::cluster}.global.mbarrier::complete_tx::bytes{.L2::cache_hint}
  *         [dst32], [src64], size, [mbar32]{, policy64};
  *     cp.async.bulk.global.shared::cta.bulk_group{.L2::cache_hint} [dst64], [src32], size{, policy64};
+ *     cp.reduce.async.bulk.global.shared::cta.bulk_group{.L2::cache_hint}.redOp{.noftz}.type
+ *         [dst64], [src32], size{, policy64};
  *
  * `size` is the chunk in bytes (an immediate); `pred` becomes the guard `@%p`. Every thread that
  * executes the statement issues the copies; no commit, wait, fence or arrive is added.
@@ -38,10 +40,13 @@ export function emitBulkCopy(ctx: EmitContext, ex: ExprEmitter, plan: BulkCopyPl
   const policy = plan.cachePolicy ? `, ${ex.register(plan.cachePolicy)}` : "";
   const guard = plan.pred ? `@${ex.register(plan.pred)} ` : "";
   const hint = opcode.cacheHint ? ".L2::cache_hint" : "";
+  const red = opcode.reduce;
   const name =
     opcode.direction === "g2s"
       ? `cp.async.bulk.${opcode.dstSpace}.global.mbarrier::complete_tx::bytes${hint}`
-      : `cp.async.bulk.global.shared::cta.bulk_group${hint}`;
+      : red
+        ? `cp.reduce.async.bulk.global.shared::cta.bulk_group${hint}.${red.op}${red.noftz ? ".noftz" : ""}.${red.type}`
+        : `cp.async.bulk.global.shared::cta.bulk_group${hint}`;
   for (const idx of repeatIndices(plan.repeatShape)) {
     const d = memRef(dst.reg, dst.disp + dot(idx, plan.dst.repeatStridesBytes));
     const s = memRef(src.reg, src.disp + dot(idx, plan.src.repeatStridesBytes));

@@ -62,6 +62,28 @@ export interface BulkOpcode {
   /** Destination spelling for g2s: `.shared::cta` (PTX 8.6) or `.shared::cluster` (PTX 8.0). */
   readonly dstSpace: "shared::cta" | "shared::cluster" | "global";
   readonly cacheHint: boolean;
+  /**
+   * The `cp.reduce.async.bulk` form (s2g only): the destination's elements become
+   * `dst redOp src` instead of `src` (PTX ISA, "cp.reduce.async.bulk"). Absent for a copy.
+   */
+  readonly reduce?: BulkReduce;
+}
+
+/** The reduction operators of `cp.reduce.async.bulk` (PTX ISA, "cp.reduce.async.bulk": .redOp). */
+export type BulkRedOp = "and" | "or" | "xor" | "add" | "inc" | "dec" | "min" | "max";
+
+/** The element types of `cp.reduce.async.bulk` to global memory (PTX ISA: .type). */
+export type BulkRedType =
+  "b32" | "b64" | "u32" | "s32" | "u64" | "s64" | "f16" | "bf16" | "f32" | "f64";
+
+/**
+ * A bulk reduction's operator and element type, as the opcode spells them:
+ * `.redOp{.noftz}.type` (`.noftz` is spelled exactly for `.add` on `.f16`/`.bf16`).
+ */
+export interface BulkReduce {
+  readonly op: BulkRedOp;
+  readonly type: BulkRedType;
+  readonly noftz: boolean;
 }
 
 /**

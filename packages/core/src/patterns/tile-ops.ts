@@ -17,6 +17,7 @@ export interface TileOpDef<K extends TilePlanKind = TilePlanKind> {
   readonly family:
     | "cp.async"
     | "cp.async.bulk"
+    | "cp.reduce.async.bulk"
     | "cp.async.bulk.tensor"
     | "cp.async.bulk.prefetch.tensor"
     | "prefetch";
@@ -99,6 +100,20 @@ const DEFS = [
     sm: 90,
     archCode: "TX4007",
     source: "PTX ISA, cp.async.bulk: requires sm_90 or higher",
+    plan: planBulkCopy,
+  },
+  {
+    // The bulk reduction: a form of the shared → global bulk copy (same plan and checks).
+    family: "cp.reduce.async.bulk",
+    kind: "cp.async.bulk",
+    examples: [
+      "cp.reduce.async.bulk.global.shared::cta.bulk_group.add.f32",
+      "cp.reduce.async.bulk.global.shared::cta.bulk_group.add.noftz.bf16",
+      "cp.reduce.async.bulk.global.shared::cta.bulk_group.max.s32",
+    ],
+    sm: 90,
+    archCode: "TX4007",
+    source: "PTX ISA, cp.reduce.async.bulk: requires sm_90 or higher",
     plan: planBulkCopy,
   },
   {

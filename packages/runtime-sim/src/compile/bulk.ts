@@ -6,13 +6,16 @@ import { misaligned, repeatOffsets } from "./cp-async.js";
 import type { ExprCompiler } from "./expr.js";
 import type { Exec } from "./compiled.js";
 import { Tracer } from "../exec/trace.js";
+import { bulkReducer } from "../exec/bulk-reduce.js";
 
 /**
  * A cp.async.bulk `tile.apply` (PTX ISA, "cp.async.bulk"): every active thread whose `pred`
  * holds issues one bulk copy of `chunkBytes` per repeat index, at `base + Σ r_k * stride_k` bytes
  * on each side. Global → shared copies complete on the mbarrier `mbar` (complete_tx of the chunk
- * when they land); shared → global copies join the thread's bulk async-group. Timing and hazards:
- * see BulkUnit and Mbarriers.
+ * when they land); shared → global copies join the thread's bulk async-group. A bulk reduction
+ * (cp.reduce.async.bulk) is a shared → global copy whose completion combines each element with
+ * the destination's (bulkReducer), its site an atomic one (atomics never race with it). Timing
+ * and hazards: see BulkUnit and Mbarriers.
  */
 export function compileBulkCopy(ec: ExprCompiler, s: TileApply, plan: BulkCopyPlan): Exec {
   const m = ec.m;
@@ -43,7 +46,13 @@ export function compileBulkCopy(ec: ExprCompiler, s: TileApply, plan: BulkCopyPl
   const k = gl.param;
   const bu = m.bulk;
   const shBase = sh.placed.base;
-  const what = g2s ? "cp.async.bulk global → shared" : "cp.async.bulk shared → global";
+  const red = plan.opcode.reduce ? bulkReducer(plan.opcode.reduce) : undefined;
+  if (red) m.atomicSites.add(site);
+  const what = g2s
+    ? "cp.async.bulk global → shared"
+    : red
+      ? `cp.reduce.async.bulk.${plan.opcode.reduce!.op} shared → global`
+      : "cp.async.bulk shared → global";
   const dAcc = accessRecord(m, dPlaced, chunk, site, "cp.async.bulk writes");
   const sAcc = accessRecord(m, sPlaced, chunk, site, "cp.async.bulk reads");
   return (lanes, n) => {
@@ -70,7 +79,7 @@ export function compileBulkCopy(ec: ExprCompiler, s: TileApply, plan: BulkCopyPl
         }
         const w = m.win[t]!;
         if (g2s) bu.issueG2s(m, t, w + shBase + d, dPlaced, k, sb, chunk, mb, bar!.bb, site);
-        else bu.issueS2g(m, t, w + shBase + sb, sPlaced, k, d, chunk, site);
+        else bu.issueS2g(m, t, w + shBase + sb, sPlaced, k, d, chunk, site, false, red);
       }
     }
   };

@@ -15,6 +15,7 @@ import {
   checkReads,
   checkSharedRead,
 } from "./hazards.js";
+import type { BulkReducer } from "./bulk-reduce.js";
 import type { Mbarriers } from "./mbarrier.js";
 import type { BarBuffer, GlobalMem, Placed } from "./memory.js";
 import { firstPendingRead } from "./pending-reads.js";
@@ -50,6 +51,18 @@ import { globalAt, globalPendingRead, issuedNotes, reportRace } from "./reports.
  * taken at that moment; before that, a write to them is TX6007); `wait_group n` also writes their
  * destination (before that, a read or write of those global bytes is TX6007). Copies still
  * pending at CTA end are completed then. `pred` false issues nothing.
+ *
+ * A bulk reduction (PTX ISA, "cp.reduce.async.bulk") is a shared → global copy with a reducer:
+ * it reads its source as a copy does (same hazards), and where the copy would overwrite the
+ * destination, the reduction combines each element with it (BulkReducer), at the same moment
+ * (the wait_group that completes its group, or CTA end). So the simulator applies a CTA's
+ * reductions in the order their groups complete, and CTAs in the order they run; on the GPU the
+ * order among CTAs is unspecified, so float sums may differ there in the last bits. Towards
+ * other accesses the reduction is a set of relaxed gpu-scope atomics of its elements (PTX ISA,
+ * "Data races": morally strong): other reductions and `atom`/`red` of the bytes never race with
+ * it, pending or completed; a plain load or store of them that happens-before does not order
+ * with it does (TX6003/TX6013/TX6014), and so does a plain access by a thread of this CTA while
+ * it is pending (TX6007).
  */
 export class BulkUnit implements BulkPort {
   readonly threads: number;
@@ -275,16 +288,17 @@ export class BulkUnit implements BulkPort {
 
   /**
    * The first byte of [a, a + n) of `gm`'s tensor that a pending shared → global copy writes,
-   * or -1 (an interval scan of the copies not yet written).
+   * or -1 (an interval scan of the copies not yet written). `atomic`: the access is an atomic
+   * (or a bulk reduction), which pending bulk reductions do not conflict with.
    */
-  firstBulkWrite(m: SimContext, gm: GlobalMem, a: number, n: number): number {
+  firstBulkWrite(m: SimContext, gm: GlobalMem, a: number, n: number, atomic = false): number {
     if (this.#s2gLive === 0) return -1;
     let hit = -1;
     const e = a + n;
     for (const list of this.#s2g) {
       for (let i = 0; i < list.length; i++) {
         const c = list[i]!;
-        if (m.globals[c.tens]?.shadow !== gm.shadow) continue;
+        if (m.globals[c.tens]?.shadow !== gm.shadow || (atomic && c.red)) continue;
         const lo = c.dst > a ? c.dst : a;
         if (lo < e && lo < c.dst + c.len && (hit < 0 || lo < hit)) hit = lo;
       }
@@ -328,6 +342,7 @@ export class BulkUnit implements BulkPort {
   /**
    * Thread `t` issues a shared → global bulk copy of `len` bytes. Bounds were checked.
    * `piece`: a further contiguous run of the instruction the previous call began (TMA stores).
+   * `red`: a bulk reduction (cp.reduce.async.bulk), combining with the destination on completion.
    */
   issueS2g(
     m: SimContext,
@@ -339,6 +354,7 @@ export class BulkUnit implements BulkPort {
     len: number,
     site: number,
     piece = false,
+    red?: BulkReducer,
   ): void {
     this.active = true;
     if (!piece) this.#instr++;
@@ -361,16 +377,19 @@ export class BulkUnit implements BulkPort {
       }
     }
     const gm = m.globals[tens]!;
-    const verb = "issues a bulk copy that writes";
+    const verb = red ? "issues a bulk reduction that updates" : "issues a bulk copy that writes";
     const g = setAccess(this.#globalAccess(m, gm), gm, dst, len, t, site, verb);
     const hit = firstPendingRead(m, gm, dst, len);
     if (hit >= 0) globalPendingRead(g, hit, verb);
-    // Pending bulk stores writing these bytes (an interval scan).
+    // Pending bulk stores writing these bytes (an interval scan); reductions among themselves
+    // are atomics, which never conflict.
+    g.atomic = red !== undefined;
     checkGlobalBulkWrite(g);
+    g.atomic = false;
     gm.shadow.trackWriters();
     this.#s2gLive++;
     this.#unread++;
-    this.#s2g[t]!.push({ src, tens, dst, len, site, instr: this.#instr, data: undefined });
+    this.#s2g[t]!.push({ src, tens, dst, len, site, instr: this.#instr, data: undefined, red });
     this.#bars.progress++;
   }
 
@@ -412,18 +431,29 @@ export class BulkUnit implements BulkPort {
 
   #writeDest(m: SimContext, t: number, c: S2gCopy): void {
     const gm = m.globals[c.tens]!;
-    gm.bytes.set(c.data!, c.dst);
+    const red = c.red;
+    if (red) red(gm.dv, c.dst, c.data!);
+    else gm.bytes.set(c.data!, c.dst);
     let spare = this.#spare.get(c.len);
     if (!spare) this.#spare.set(c.len, (spare = []));
     spare.push(c.data!);
     const sh = gm.shadow;
     this.#s2gLive--;
-    const verb = "writes (bulk copy)";
+    const verb = red ? "updates (bulk reduction)" : "writes (bulk copy)";
     const acc = setAccess(this.#globalAccess(m, gm), gm, c.dst, c.len, t, c.site, verb);
-    const hit = sh.checkWriters(c.dst, c.len, t, false, m.isAtomicSite);
+    // A reduction is atomic per element: earlier atomics (and reductions) do not race with it.
+    const atomic = red !== undefined;
+    const hit = sh.checkWriters(c.dst, c.len, t, atomic, m.isAtomicSite);
     if (hit) reportRace(acc, "TX6014", verb, globalAt(acc), hit, "wrote");
     else checkReads(acc);
-    sh.recordWrite(c.dst, c.len, (c.site << THREAD_BITS) | t, m.clocks.clock[t]!);
+    const w = (c.site << THREAD_BITS) | t;
+    if (!atomic) {
+      sh.recordWrite(c.dst, c.len, w, m.clocks.clock[t]!);
+      return;
+    }
+    // Recorded as atomics of at most MAX_ATOMIC (8) bytes each, as AtomicShadow keeps them.
+    for (let a = c.dst, e = c.dst + c.len; a < e; a += 8)
+      sh.recordAtomic(a, 8, t, w, m.isAtomicSite);
   }
 
   /** A pending shared → global copy reading shared byte `b` (`global` false) or writing byte `b` of tensor `tens`. */
@@ -521,4 +551,6 @@ interface S2gCopy {
   readonly instr: number;
   /** The source bytes, once read (wait_group.read). */
   data: Uint8Array | undefined;
+  /** A bulk reduction's element-wise update (cp.reduce.async.bulk); undefined for a copy. */
+  readonly red: BulkReducer | undefined;
 }

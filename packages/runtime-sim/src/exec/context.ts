@@ -85,7 +85,7 @@ export interface BulkPort extends Guards {
   /** The first shared byte of [a, a + n) a pending shared → global copy has not read yet, or -1. */
   firstUnread(a: number, n: number): number;
   /** The first byte of [a, a + n) of `gm`'s tensor a pending shared → global copy writes, or -1. */
-  firstBulkWrite(m: SimContext, gm: GlobalMem, a: number, n: number): number;
+  firstBulkWrite(m: SimContext, gm: GlobalMem, a: number, n: number, atomic?: boolean): number;
   /** A pending shared → global copy reading shared byte `b` (`tens` < 0) or writing byte `b` of tensor `tens`. */
   findS2g(b: number, tens?: number): { thread: number; site: number } | undefined;
   /** An in-flight global → shared copy reading byte `b` of tensor `tens`, for notes. */

@@ -279,11 +279,11 @@ export function checkAsyncWrite(acc: SharedAccess): void {
 
 /**
  * TX6007: an access (`verb`, by default the record's) of global bytes of `acc` that a pending
- * shared → global bulk copy writes.
+ * shared → global bulk copy writes (an atomic access: a pending bulk copy that is no reduction).
  */
 export function checkGlobalBulkWrite(acc: GlobalAccess, verb = acc.verb): void {
   const m = acc.m;
-  const b = m.bulk.firstBulkWrite(m, acc.buf, acc.addr, acc.n);
+  const b = m.bulk.firstBulkWrite(m, acc.buf, acc.addr, acc.n, acc.atomic);
   if (b >= 0) reportBulkDestination(acc, b, verb);
 }
 
