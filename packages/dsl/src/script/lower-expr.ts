@@ -10,6 +10,7 @@ import {
 import type * as TsMorph from "ts-morph";
 import { PrimExpr, freeBinary, freeCompare, if_then_else, type ExprLike } from "../expr.js";
 import { FlatView } from "../flat.js";
+import { PtxOp } from "../ptx.js";
 import { withSpan } from "../span.js";
 import { TileView } from "../view.js";
 import { builderT as T } from "../builder-t.js";
@@ -346,7 +347,9 @@ export abstract class ExprLowerer {
         "check the name against the builder's T",
       );
     }
-    return typeof v === "function"
+    // Methods are bound to their object; an opcode (`T.ptx[opcode]`, callable) needs no `this`
+    // and stays a PtxOp for tile.apply.
+    return typeof v === "function" && !(v instanceof PtxOp)
       ? Object.assign((...a: unknown[]) => Reflect.apply(v, obj, a), v)
       : v;
   }
