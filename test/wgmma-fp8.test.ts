@@ -7,19 +7,21 @@
 // lacks (TX7004).
 import { describe, expect, it } from "vitest";
 import { isTirxError, verify } from "@tirx-ts/core";
-import { T } from "@tirx-ts/dsl";
+import { T, explainTile } from "tirx-ts";
 import { compileToPtx } from "@tirx-ts/codegen-ptx";
 import { runSim, simTensor, simZeros } from "@tirx-ts/runtime-sim";
 import { assembleLater } from "./util/ptxas-deferred.js";
 import {
+  fp8GemmAsyncKernel,
   fp8Reference,
   fp8Values,
   fp8WgmmaKernel,
   type Fp8Wgmma,
 } from "./util/wgmma-fp8-kernels.js";
+import { errorOf } from "./util/error-of.js";
 
 const CASES: readonly Fp8Wgmma[] = [
-  { n: 16, a: "float8_e4m3", b: "float8_e4m3", acc: "float32", swizzle: 1 },
+  { n: 8, a: "float8_e4m3", b: "float8_e4m3", acc: "float32", swizzle: 1 },
   { n: 8, a: "float8_e5m2", b: "float8_e4m3", acc: "float16", swizzle: 2 },
   { n: 8, a: "float8_e4m3", b: "float8_e5m2", acc: "float32", swizzle: 0 },
 ];
@@ -51,23 +53,23 @@ describe("wgmma float8 (m64nNk32) on the simulator", () => {
         o.acc,
       );
       expect(got).toEqual(want);
-      assembleLater(compileToPtx(fn, { arch: "sm_90a" }).text, "sm_90a", fn.name);
+      const text = compileToPtx(fn, { arch: "sm_90a" }).text;
+      assembleLater(text, "sm_90a", fn.name);
+      if (o.swizzle === 2) {
+        // The k32 instruction with its types and no transpose immediates, twice (K = 64).
+        const lines = text
+          .split("\n")
+          .filter((l) => l.includes("wgmma.mma_async"))
+          .map((l) => l.trim().replace(/\{[^}]*\}/, "{…}"));
+        expect(lines).toMatchInlineSnapshot(`
+          [
+            "wgmma.mma_async.sync.aligned.m64n8k32.f16.e5m2.e4m3 {…}, %rd9, %rd10, %p3, 1, 1;",
+            "wgmma.mma_async.sync.aligned.m64n8k32.f16.e5m2.e4m3 {…}, %rd11, %rd12, %p4, 1, 1;",
+          ]
+        `);
+      }
     });
   }
-
-  it("PTX: the k32 instruction with its types, no transpose immediates", () => {
-    const { fn } = fp8WgmmaKernel(CASES[1]!);
-    const line = compileToPtx(fn, { arch: "sm_90a" })
-      .text.split("\n")
-      .filter((l) => l.includes("wgmma.mma_async"))
-      .map((l) => l.trim().replace(/\{[^}]*\}/, "{…}"));
-    expect(line).toMatchInlineSnapshot(`
-      [
-        "wgmma.mma_async.sync.aligned.m64n8k32.f16.e5m2.e4m3 {…}, %rd9, %rd10, %p3, 1, 1;",
-        "wgmma.mma_async.sync.aligned.m64n8k32.f16.e5m2.e4m3 {…}, %rd11, %rd12, %p4, 1, 1;",
-      ]
-    `);
-  });
 
   it("refuses what float8 wgmma lacks: a transpose, A in registers, another shape (TX7004)", () => {
     const codes: string[] = [];
@@ -95,5 +97,47 @@ describe("wgmma float8 (m64nNk32) on the simulator", () => {
       }
     }
     expect(codes).toEqual(["TX7004", "TX7004", "TX7004", "TX7004"]);
+  });
+
+  it("T.tile.wg.gemm_async on float8 tiles: one m64nNk32 per k32 step, D exact per step", () => {
+    const { fn, K } = fp8GemmAsyncKernel(16, "float8_e4m3", "float8_e5m2", "64B");
+    expect(explainTile(fn).find((l) => l.includes("gemm_async"))).toMatch(
+      /wgmma m64n16k32 \.e4m3\.e5m2 ×2 \(SS: A K-major, 64B swizzle: SBO 512 B, k32 step \+32 B; B K-major/,
+    );
+    const av = fp8Values("float8_e4m3", 64 * K, 7);
+    const bv = fp8Values("float8_e5m2", 16 * K, 9);
+    const c = simZeros([64, 16], "float32");
+    const r = runSim(
+      verify(fn),
+      [
+        simTensor(av, { shape: [64, K], dtype: "float8_e4m3" }),
+        simTensor(bv, { shape: [16, K], dtype: "float8_e5m2" }),
+        c,
+      ],
+      { hazards: "collect" },
+    );
+    expect(r.reports).toEqual([]);
+    expect(Array.from(c.toArray() as ArrayLike<number>)).toEqual(
+      fp8Reference(av, bv, 16, K, "float32"),
+    );
+    assembleLater(compileToPtx(fn, { arch: "sm_90a" }).text, "sm_90a", fn.name);
+  });
+
+  it("T.tile.wg.gemm_async refuses a transposed float8 operand (TX2022)", () => {
+    const e = errorOf(() =>
+      T.function("tile_fp8_mn", { B: T.Tensor([64, 16], "float8_e4m3") }, () => {
+        T.device_entry({ launch: T.cuda.LaunchConfig({ grid: 1, block: 128 }) });
+        const sA = T.alloc_shared([64, 64], "float8_e4m3", {
+          layout: T.swizzle_mode("64B"),
+          align: 512,
+        });
+        const sB = T.alloc_shared([64, 16], "float8_e4m3", { align: 512 });
+        const acc = T.alloc_local([64, 16], "float32", {
+          layout: T.layout.wgmma_tile_layout("D", 64, 16, "float32"),
+        });
+        T.tile.wg.gemm_async(acc, sA, sB, { transB: false });
+      }),
+    );
+    expect([e.code, /K-major/.test(e.message)]).toEqual(["TX2022", true]);
   });
 });

@@ -11,6 +11,7 @@ import { describe, expect, it } from "vitest";
 import { WGMMA_FP8_BOUND, WGMMA_FP8_F16_BOUND } from "@tirx-ts/core";
 import { compile, cuda, cudaAvailable, sim, tensor, type DeviceLike } from "tirx-ts";
 import {
+  fp8GemmAsyncKernel,
   fp8Reference,
   fp8Values,
   fp8WgmmaKernel,
@@ -41,7 +42,7 @@ const halfUlpF16 = (x: number): number =>
   2 ** (Math.max(Math.floor(Math.log2(Math.abs(x) || 2 ** -14)), -14) - 11);
 
 /** The bound of each output: the variant's bound summed over the k32 steps. */
-function bounds(av: number[], bv: number[], o: Fp8Wgmma, K: number): number[] {
+function bounds(av: number[], bv: number[], o: Pick<Fp8Wgmma, "n" | "acc">, K: number): number[] {
   const out: number[] = [];
   for (let i = 0; i < 64; i++) {
     for (let j = 0; j < o.n; j++) {
@@ -122,4 +123,27 @@ describe.skipIf(!probe.ok)("wgmma float8: GPU (sm_90a), simulator, reference", (
       expect(onSim).toEqual(want);
     },
   );
+
+  it("T.tile.wg.gemm_async on float8 tiles (e4m3 × e5m2, 128B swizzle, four k32 steps)", () => {
+    const n = 64;
+    const { fn, K } = fp8GemmAsyncKernel(n, "float8_e4m3", "float8_e5m2", "128B");
+    const av = fp8Values("float8_e4m3", 64 * K, 13);
+    const bv = fp8Values("float8_e5m2", n * K, 17);
+    const want = fp8Reference(av, bv, n, K, "float32");
+    const bound = bounds(av, bv, { n, acc: "float32" }, K);
+    const out = (dev: DeviceLike): number[] => {
+      const f = compile(fn, { target: "cuda", arch: "sm_90a" });
+      using A = tensor(av, { shape: [64, K], dtype: "float8_e4m3", device: dev });
+      using B = tensor(bv, { shape: [n, K], dtype: "float8_e5m2", device: dev });
+      using C = tensor.zeros([64, n], "float32", dev);
+      f(A, B, C);
+      return Array.from(C.toArray() as ArrayLike<number>);
+    };
+    const gpu = out(cuda(0));
+    const bad = gpu.flatMap((g, e) =>
+      Math.abs(g - want[e]!) <= bound[e]! ? [] : [`C[${e}] = ${g}, exact ${want[e]}`],
+    );
+    expect(bad.slice(0, 5)).toEqual([]);
+    expect(out(sim())).toEqual(want);
+  });
 });

@@ -109,3 +109,41 @@ export function fp8Reference(av: number[], bv: number[], n: number, K: number, a
   }
   return want;
 }
+
+/**
+ * T.tile.wg.gemm_async on float8: C [64, n] (float32) = A [64, K] · B [n, K]ᵀ, both loaded into
+ * shared tiles of one swizzle row per row (`swizzle` 64B: K = 64, two k32 steps; 128B: K = 128,
+ * four) by T.tile.wg.copy_async, C stored by T.tile.wg.copy.
+ */
+export function fp8GemmAsyncKernel(
+  n: number,
+  a: F8,
+  b: F8,
+  swizzle: "64B" | "128B",
+): { fn: PrimFunc; K: number } {
+  const K = swizzle === "64B" ? 64 : 128;
+  const align = swizzle === "64B" ? 512 : 1024;
+  const fn = T.function(
+    `tile_fp8_${a}_${b}_${n}_${swizzle}`,
+    { A: T.Tensor([64, K], a), B: T.Tensor([n, K], b), C: T.Tensor([64, n], "float32") },
+    ({ A, B, C }) => {
+      T.device_entry({ launch: T.cuda.LaunchConfig({ grid: 1, block: 128 }) });
+      const sA = T.alloc_shared([64, K], a, { name: "sA", layout: T.swizzle_mode(swizzle), align });
+      const sB = T.alloc_shared([n, K], b, { name: "sB", layout: T.swizzle_mode(swizzle), align });
+      T.tile.wg.copy_async(sA, A);
+      T.tile.wg.copy_async(sB, B);
+      T.ptx.cp.async_.commit_group();
+      T.ptx.cp.async_.wait_group(0);
+      T.ptx.fence.proxy_async();
+      T.cuda.cta_sync();
+      const acc = T.alloc_local([64, n], "float32", {
+        name: "acc",
+        layout: T.layout.wgmma_tile_layout("D", 64, n, "float32"),
+      });
+      T.tile.wg.gemm_async(acc, sA, sB, { transB: true, accum: false });
+      T.ptx.wgmma.wait_group(0);
+      T.tile.wg.copy(C, acc);
+    },
+  );
+  return { fn, K };
+}

@@ -1,4 +1,4 @@
-import { dtypeBytes, type DType } from "../dtype.js";
+import { dtypeBytes, isFloat8, type DType } from "../dtype.js";
 import { binary } from "../ir/arith.js";
 import { intImm, type Expr } from "../ir/expr.js";
 import type { View } from "../ir/buffer.js";
@@ -13,6 +13,7 @@ import { checkOpCall } from "../ops/check.js";
 import { opOf } from "../ops/registry.js";
 import { operandOffset } from "../ops/wgmma/operand.js";
 import { wgmmaName } from "../ops/wgmma/mma-async.js";
+import { wgmmaFp8Name, type WgmmaFp8 } from "../ops/wgmma/mma-fp8.js";
 import type { TileLayout } from "../ir/tile-layout.js";
 import { matrixShape, slotPtr } from "./mma-fragment.js";
 import {
@@ -128,7 +129,10 @@ function deriveDescriptor(
   const d0 = (r: number, k: number): number => eb * (x.off(r0 + r, k0 + k) - x.off(r0, k0));
   const W = 16 << sw;
   const E = W / eb;
-  const kMajor = sw === 0 ? { ldo: d0(0, 8), sdo: d0(8, 0) } : { ldo: 16, sdo: d0(8, 0) };
+  // One k step is 32 bytes of a row: 16 elements of a 2-byte type, 32 of float8; a no-swizzle
+  // core matrix is 16 bytes wide (8 or 16 elements).
+  const kStep = 32 / eb;
+  const kMajor = sw === 0 ? { ldo: d0(0, 16 / eb), sdo: d0(8, 0) } : { ldo: 16, sdo: d0(8, 0) };
   const mnMajor =
     sw === 0
       ? { ldo: d0(0, 8), sdo: d0(8, 0) }
@@ -137,10 +141,15 @@ function deriveDescriptor(
   // reads its SBO / LBO: keep the canonical value then.
   if (sw !== 0 && opRows <= 8) kMajor.sdo = 8 * W;
   let why: string | undefined;
-  for (const [mn, f] of [
-    [false, kMajor],
-    [true, mnMajor],
-  ] as const) {
+  // float8 operands are K-major only (PTX ISA, wgmma.mma_async: imm-trans for .f16/.bf16 alone).
+  const candidates =
+    eb === 1
+      ? ([[false, kMajor]] as const)
+      : ([
+          [false, kMajor],
+          [true, mnMajor],
+        ] as const);
+  for (const [mn, f] of candidates) {
     const fits = (o: number): boolean => o >= 0 && o <= MAX_OFFSET && o % 16 === 0;
     let bad: string | undefined = !fits(f.ldo)
       ? `LBO ${f.ldo} B`
@@ -150,8 +159,8 @@ function deriveDescriptor(
     if (bad)
       bad = `the ${mn ? "MN" : "K"}-major descriptor would need ${bad}, not a multiple of 16 in 0..${MAX_OFFSET}`;
     for (let r = 0; r < opRows && !bad; r++) {
-      for (let k = 0; k < 16 && !bad; k++) {
-        const got = operandOffset({ ...f, swizzle: sw }, mn, r, k);
+      for (let k = 0; k < kStep && !bad; k++) {
+        const got = operandOffset({ ...f, swizzle: sw }, mn, r, k, eb);
         const want = d0(r, k);
         if (got !== want) {
           bad = `element (${r0 + r}, ${k0 + k}) of ${x.role} lies ${want} bytes from ${r0 || k0 ? `element (${r0}, ${k0}), the start of its wgmma's operand` : "the operand's start"}, where ${mn ? "an MN" : "a K"}-major ${MODE_NAME[sw]} descriptor (LBO ${f.ldo}, SBO ${f.sdo}) reads byte ${got}`;
@@ -173,9 +182,9 @@ function deriveDescriptor(
     }
     if (!bad) {
       const ldoUsed = sw === 0 || (mn && opRows > E);
-      return { ...f, swizzle: sw, mn, kStep: d0(0, 16), ldoUsed };
+      return { ...f, swizzle: sw, mn, kStep: d0(0, kStep), ldoUsed };
     }
-    if (mn === x.mnView) why = bad;
+    if (mn === x.mnView || eb === 1) why = bad;
   }
   return why!;
 }
@@ -318,7 +327,10 @@ function accumOption(
  *   in `T.layout.wgmma_tile_layout("A", M, K, dtype)` (K/16 register-A fragments of 8 slots per
  *   k step, 64-row blocks after one another) → RS. B is K × N: a shared view [K, N], or [N, K]
  *   with `transB` (the instruction-level examples/gemm_hopper.ts's `A · Bᵀ` is `transB: true`).
- *   A and B are float16 or bfloat16, one dtype.
+ *   A and B are float16 or bfloat16, one dtype; or float8 (float8_e4m3 / float8_e5m2, either
+ *   for each): then both are shared and K-major (A [M, K], B [N, K] with `transB`), K a multiple
+ *   of 32, one `wgmma.mma_async….m64nNk32.f32.{e4m3,e5m2}.{e4m3,e5m2}` per k32 step (32 bytes
+ *   of a row, as a k16 step of a 2-byte type; the PTX ISA has no transposed float8 operand).
  * - A shared view may also be 3-D, its last two dims (block, element) splitting its columns:
  *   [R, b, c] is the matrix [R, b·c]. That is how a row longer than the swizzle span is stored,
  *   the way TMA writes it (`T.tile.copy_async`'s boxes are cut at the span): a buffer [b, R, 64]
@@ -361,7 +373,7 @@ function accumOption(
  * @throws TirxError TX2022 when the scope is not `wg`, the target is below sm_90, C is not a
  *   float32 register tile in the D layout or holds more than 128 elements per thread (naming the element that breaks it and the nearest
  *   layout), A is not shared or a register tile in the A layout, B is not shared, A and B are not
- *   one f16/bf16 dtype, M, N, K disagree or are not multiples of 64, 8, 16, a shared operand's
+ *   one f16/bf16 dtype nor both float8 (float8: a register A or an MN-major operand), M, N, K disagree or are not multiples of 64, 8, 16, a shared operand's
  *   view has no descriptor (naming the misplaced element), its buffer's swizzle is not one of
  *   wgmma's or it is aligned below the swizzle atom (1024/512/256 bytes), or an operand's start is
  *   not 16-byte aligned or lies past row 0 of its swizzle atom (a column block whose stride is
@@ -430,11 +442,19 @@ function lowerGemmAsync(args: readonly TileInput[], ctx: TileContext): TileLower
   }
   const ab = rs ? a.dtype : (a as { view: View }).view.dtype;
   const bd = b.view.dtype;
-  if ((ab !== "float16" && ab !== "bfloat16") || bd !== ab) {
+  const fp8 = isFloat8(ab) && isFloat8(bd);
+  if (!fp8 && ((ab !== "float16" && ab !== "bfloat16") || bd !== ab)) {
     throw tileDispatchError(
       ctx,
-      `wgmma multiplies float16 or bfloat16 A and B of one dtype; A is ${ab}, B ${bd}`,
-      "A and B both float16 or both bfloat16 (T.tile.cast a register A first)",
+      `wgmma multiplies float8 A and B (e4m3 / e5m2, either), or float16 or bfloat16 A and B of one dtype; A is ${ab}, B ${bd}`,
+      "A and B both float16 or both bfloat16 (T.tile.cast a register A first), or both float8 in shared memory",
+    );
+  }
+  if (fp8 && (rs || transA || !transB)) {
+    throw tileDispatchError(
+      ctx,
+      `float8 wgmma reads A and B K-major from shared memory (no register A, no transposed operand: PTX ISA, wgmma.mma_async); A is ${rs ? "a register tile" : transA ? "read as [K, M] (transA)" : "[M, K]"}, B ${transB ? "[N, K]" : "read as [K, N]"}`,
+      "A a shared [M, K] view and B a shared [N, K] view with transB: true",
     );
   }
   for (const x of rs ? [b] : [a as { view: View }, b]) {
@@ -449,7 +469,7 @@ function lowerGemmAsync(args: readonly TileInput[], ctx: TileContext): TileLower
   if (c.dtype !== "float32") {
     throw tileDispatchError(
       ctx,
-      `C is ${c.dtype}; the f16/bf16 wgmma accumulates into float32`,
+      `C is ${c.dtype}; the wgmma of gemm_async accumulates into float32`,
       `T.alloc_local([M, N], "float32", { layout: T.layout.wgmma_tile_layout("D", M, N, "float32") })`,
     );
   }
@@ -470,10 +490,12 @@ function lowerGemmAsync(args: readonly TileInput[], ctx: TileContext): TileLower
     : [(am as ViewMatrix).rows, (am as ViewMatrix).cols];
   const [M2, K] = !rs && transA ? [aCols, aRows] : [aRows, aCols];
   const [K2, N2] = transB ? [bm.cols, bm.rows] : [bm.rows, bm.cols];
-  if (M !== M2 || N !== N2 || K !== K2 || M % 64 !== 0 || N % 8 !== 0 || K % 16 !== 0) {
+  /** K of one wgmma: 32 bytes of a row (k16, or k32 for float8). */
+  const kk = 32 / dtypeBytes(ab);
+  if (M !== M2 || N !== N2 || K !== K2 || M % 64 !== 0 || N % 8 !== 0 || K % kk !== 0) {
     throw tileDispatchError(
       ctx,
-      `C [${M}, ${N}] += A [${M2}, ${K}] · B [${K2}, ${N2}]${transB ? " (B read as [N, K])" : ""}: M, N and K must agree, M a multiple of 64, N of 8, K of 16 (wgmma m64nNk16)`,
+      `C [${M}, ${N}] += A [${M2}, ${K}] · B [${K2}, ${N2}]${transB ? " (B read as [N, K])" : ""}: M, N and K must agree, M a multiple of 64, N of 8, K of ${kk} (wgmma m64nNk${kk})`,
       `C [64·r, N], A [64·r, K]${transA ? " ([K, M] with transA)" : ""}, B [K, N] ([N, K] with transB)`,
     );
   }
@@ -497,7 +519,7 @@ function lowerGemmAsync(args: readonly TileInput[], ctx: TileContext): TileLower
   if (typeof cBase === "string") {
     throw tileDispatchError(
       ctx,
-      `C must be a grid of wgmma m64n${nb}k16 accumulator (D) fragments: ${cBase}`,
+      `C must be a grid of wgmma m64n${nb}k${kk} accumulator (D) fragments: ${cBase}`,
       `${showTileLayout(wgmmaTileLayout("D", M, N, "float32"))} (T.layout.wgmma_tile_layout("D", ${M}, ${N}, "float32"))`,
     );
   }
@@ -565,7 +587,7 @@ function lowerGemmAsync(args: readonly TileInput[], ctx: TileContext): TileLower
     if (typeof d === "string") {
       throw tileDispatchError(
         ctx,
-        `no wgmma descriptor reads ${x.role}${r0 || k0 ? ` rows ${r0}..${r0 + opRows - 1}, k ${k0}..${k0 + 15}` : ""} (${buf.name} view [${x.view.shape.join(", ")}] strides [${x.view.strides.join(", ")}], ${MODE_NAME[sw]}): ${d}`,
+        `no wgmma descriptor reads ${x.role}${r0 || k0 ? ` rows ${r0}..${r0 + opRows - 1}, k ${k0}..${k0 + kk - 1}` : ""} (${buf.name} view [${x.view.shape.join(", ")}] strides [${x.view.strides.join(", ")}], ${MODE_NAME[sw]}): ${d}`,
         nearestShared(x, ab),
       );
     }
@@ -610,17 +632,24 @@ function lowerGemmAsync(args: readonly TileInput[], ctx: TileContext): TileLower
   // column-blocked view need not step K (or N) uniformly.
   const mBlocks = M / 64;
   const nBlocks = N / nb;
-  const steps = K / 16;
+  const steps = K / kk;
   const das = xa
     ? Array.from({ length: mBlocks }, (_, I) =>
-        Array.from({ length: steps }, (_, s) => describe(xa, 64, 64 * I, 16 * s)),
+        Array.from({ length: steps }, (_, s) => describe(xa, 64, 64 * I, kk * s)),
       )
     : undefined;
   const dbs = Array.from({ length: nBlocks }, (_, J) =>
-    Array.from({ length: steps }, (_, s) => describe(xb, nb, nb * J, 16 * s)),
+    Array.from({ length: steps }, (_, s) => describe(xb, nb, nb * J, kk * s)),
   );
-  const abTok = ab === "float16" ? "f16" : "bf16";
-  const name = wgmmaName({ n: nb, ab: abTok, abDtype: ab, a: rs ? "rs" : "ss" });
+  const f8 = (dt: DType): WgmmaFp8 => (dt === "float8_e4m3" ? "e4m3" : "e5m2");
+  const name = fp8
+    ? wgmmaFp8Name({ n: nb, a: f8(ab), b: f8(bd), acc: "f32" })
+    : wgmmaName({
+        n: nb,
+        ab: ab === "float16" ? "f16" : "bf16",
+        abDtype: ab as "float16" | "bfloat16",
+        a: rs ? "rs" : "ss",
+      });
   const op = opOf(name, "stmt", ctx.span);
   const at = ctx.span ? { span: ctx.span } : {};
   const stmts: Stmt[] = [{ kind: "Call", op: "wgmma.fence.sync.aligned", args: [], ...at }];
@@ -629,11 +658,11 @@ function lowerGemmAsync(args: readonly TileInput[], ctx: TileContext): TileLower
     for (let I = 0; I < mBlocks; I++) {
       const da = das?.[I]![s];
       const aArg = xa
-        ? descExpr(xa, da!, startOf(xa, da!, 64 * I, 16 * s))
+        ? descExpr(xa, da!, startOf(xa, da!, 64 * I, kk * s))
         : slotPtr(a as RegisterTile, aBase![I]![s]!, ctx.span);
       for (let J = 0; J < nBlocks; J++) {
         const db = dbs[J]![s]!;
-        const bArg = descExpr(xb, db, startOf(xb, db, nb * J, 16 * s));
+        const bArg = descExpr(xb, db, startOf(xb, db, nb * J, kk * s));
         const ops: Expr[] = [
           slotPtr(c, cBase[I]![J]!, ctx.span),
           aArg,
@@ -641,8 +670,8 @@ function lowerGemmAsync(args: readonly TileInput[], ctx: TileContext): TileLower
           s > 0 || accum === true ? intImm(1) : accum === false ? intImm(0) : accum,
           intImm(1),
           intImm(1),
-          ...(xa ? [intImm(da!.mn ? 1 : 0)] : []),
-          intImm(db.mn ? 1 : 0),
+          // float8 variants take no imm-trans operands (K-major only).
+          ...(fp8 ? [] : [...(xa ? [intImm(da!.mn ? 1 : 0)] : []), intImm(db.mn ? 1 : 0)]),
         ];
         checkOpCall(op, ops, ctx.span);
         stmts.push({ kind: "Call", op: name, args: ops, ...at });
@@ -650,7 +679,7 @@ function lowerGemmAsync(args: readonly TileInput[], ctx: TileContext): TileLower
     }
   }
   stmts.push({ kind: "Call", op: "wgmma.commit_group.sync.aligned", args: [], ...at });
-  const count = (K / 16) * mBlocks * nBlocks;
+  const count = (K / kk) * mBlocks * nBlocks;
   const side = (x: SharedOperand, ds: readonly (readonly Derived[])[]): string => {
     const d = ds[0]![0]!;
     const same = (e: Derived): boolean =>
@@ -659,7 +688,7 @@ function lowerGemmAsync(args: readonly TileInput[], ctx: TileContext): TileLower
     const split = !bl
       ? ""
       : `, ${x.blockDim} in ${bl.count} blocks of ${bl.size}${x.blockDim === "K" ? ` (+${bl.stride * eb} B)` : ""}`;
-    return `${x.role} ${d.mn ? "MN" : "K"}-major, ${MODE_NAME[d.swizzle]}: ${d.ldoUsed ? `LBO ${d.ldo} B, ` : ""}SBO ${d.sdo} B, k16 step +${d.kStep} B${split}${ds.every((r) => r.every(same)) ? "" : " (fields differ by step; each checked)"}`;
+    return `${x.role} ${d.mn ? "MN" : "K"}-major, ${MODE_NAME[d.swizzle]}: ${d.ldoUsed ? `LBO ${d.ldo} B, ` : ""}SBO ${d.sdo} B, k${kk} step +${d.kStep} B${split}${ds.every((r) => r.every(same)) ? "" : " (fields differ by step; each checked)"}`;
   };
   const how = [
     rs ? `A from registers ${showTile(a as RegisterTile)}` : side(xa!, das!),
@@ -667,6 +696,6 @@ function lowerGemmAsync(args: readonly TileInput[], ctx: TileContext): TileLower
   ].join("; ");
   return {
     stmts,
-    explain: `wgmma.fence, wgmma m64n${nb}k16 ×${count} (${rs ? "RS" : "SS"}: ${how}${mBlocks > 1 || nBlocks > 1 ? `; ${mBlocks} × ${nBlocks} blocks of C` : ""}${accum === true ? "" : accum === false ? "; scale-d 0 on the first k step" : "; scale-d of the first k step is accum"}) then commit_group; the wait is the author's`,
+    explain: `wgmma.fence, wgmma m64n${nb}k${kk}${fp8 ? ` .${f8(ab)}.${f8(bd)}` : ""} ×${count} (${rs ? "RS" : "SS"}: ${how}${mBlocks > 1 || nBlocks > 1 ? `; ${mBlocks} × ${nBlocks} blocks of C` : ""}${accum === true ? "" : accum === false ? "; scale-d 0 on the first k step" : "; scale-d of the first k step is accum"}) then commit_group; the wait is the author's`,
   };
 }
