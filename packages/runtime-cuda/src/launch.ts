@@ -150,15 +150,27 @@ function pointerOn(device: CudaDevice): (t: DeviceTensor, i: number) => bigint {
   };
 }
 
+/** `CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION` (cuda.h, CUDA 12.0). */
+const PROGRAMMATIC_STREAM_SERIALIZATION = 6;
+
 /**
  * A CUlaunchConfig (cuda.h, CUDA 12.0) for `launch` in memory that never moves: gridDimX/Y/Z,
- * blockDimX/Y/Z and sharedMemBytes as u32 at bytes 0–24, hStream at 32, attrs (NULL) at 40,
- * numAttrs (0) at 48; 56 bytes. A runtime grid is written per launch by the caller.
+ * blockDimX/Y/Z and sharedMemBytes as u32 at bytes 0–24, hStream at 32, attrs at 40, numAttrs at
+ * 48; 56 bytes, then one 72-byte CUlaunchAttribute (id u32 at 56, value at 64). The attribute is
+ * used (attrs, numAttrs 1) for a programmatic dependent launch:
+ * `CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION` with value 1, so the launch may start
+ * before the previous kernel on its stream completes, once that kernel's CTAs all executed
+ * griddepcontrol.launch_dependents or exited (CUDA Programming Guide, "Programmatic Dependent
+ * Launch and Synchronization"); otherwise attrs is NULL and numAttrs 0. A runtime grid is written
+ * per launch by the caller.
  */
-function launchConfigBlock(launch: LaunchConfig): { address: bigint; view: DataView } {
+function launchConfigBlock(
+  launch: LaunchConfig,
+  programmatic = false,
+): { address: bigint; view: DataView } {
   const k = koffi();
-  const address = k.alloc("uint8_t", 56) as bigint;
-  const view = new DataView(k.view(address, 56));
+  const address = k.alloc("uint8_t", 56 + 72) as bigint;
+  const view = new DataView(k.view(address, 56 + 72));
   const g = launch.grid;
   const fields = [
     typeof g[0] === "number" ? g[0] : 0,
@@ -170,8 +182,13 @@ function launchConfigBlock(launch: LaunchConfig): { address: bigint; view: DataV
   fields.forEach((v, i) => view.setUint32(4 * i, v, true));
   view.setUint32(28, 0, true);
   view.setBigUint64(32, 0n, true);
-  view.setBigUint64(40, 0n, true);
-  view.setBigUint64(48, 0n, true);
+  view.setBigUint64(40, programmatic ? address + 56n : 0n, true);
+  view.setBigUint64(48, programmatic ? 1n : 0n, true);
+  for (let b = 56; b < 56 + 72; b += 4) view.setUint32(b, 0, true);
+  if (programmatic) {
+    view.setUint32(56, PROGRAMMATIC_STREAM_SERIALIZATION, true);
+    view.setInt32(64, 1, true);
+  }
   return { address, view };
 }
 
@@ -270,11 +287,19 @@ export class CudaKernel {
    * cuLaunchKernelEx and a CUlaunchConfig kept beside the packer, four FFI arguments instead of
    * eleven (about 0.2 µs less per queued launch on the H200 host, bench/results/gpu-runs.md);
    * cuLaunchKernel is used when the driver lacks cuLaunchKernelEx (before CUDA 12.0).
+   *
+   * `opts.programmaticDependent` launches with the programmatic stream serialization attribute
+   * (programmatic dependent launch, sm_90): the kernel may start while the previous kernel on the
+   * stream still runs, once every CTA of that kernel executed
+   * `T.ptx.griddepcontrol.launch_dependents()` or exited; it must execute
+   * `T.ptx.griddepcontrol.wait()` before it reads what that kernel wrote (PTX ISA,
+   * griddepcontrol). Always through cuLaunchKernelEx.
+   * @throws TirxError TX5010 for `programmaticDependent` with a driver that lacks cuLaunchKernelEx.
    */
   launcher(
     params: readonly Param[],
     launch: LaunchConfig,
-    opts: { readonly ex?: boolean } = {},
+    opts: { readonly ex?: boolean; readonly programmaticDependent?: boolean } = {},
   ): BoundLaunch {
     const dev = this.device;
     const stale = (): Error =>
@@ -299,12 +324,19 @@ export class CudaKernel {
     const name = this.name;
     const generation = this.generation;
     const fn = { name, params };
+    const programmatic = opts.programmaticDependent === true;
     const ex =
-      (opts.ex ?? process.env["TIRX_LAUNCH"] !== "classic")
+      programmatic || (opts.ex ?? process.env["TIRX_LAUNCH"] !== "classic")
         ? this.#driver.cuLaunchKernelEx
         : undefined;
+    if (programmatic && !ex) {
+      throw new TirxError(
+        "TX5010",
+        `kernel "${this.name}": a programmatic dependent launch needs cuLaunchKernelEx, which this CUDA driver lacks (CUDA 12.0 or newer)`,
+      );
+    }
     if (ex) {
-      const config = launchConfigBlock(launch);
+      const config = launchConfigBlock(launch, programmatic);
       let lastStream = 0n;
       const run = (
         args: readonly KernelArg[],
