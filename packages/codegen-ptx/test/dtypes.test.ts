@@ -9,6 +9,7 @@ import {
   ifThenElse,
   intImm,
   isFloat,
+  isFloat8,
   logical,
   not,
   type BinaryOp,
@@ -38,8 +39,12 @@ const BINARY_OPS: BinaryOp[] = [
 const COMPARE_OPS: CompareOp[] = ["eq", "ne", "lt", "le", "gt", "ge"];
 const isHalf = (dt: DType) => dt === "float16" || dt === "bfloat16";
 
-/** Which operators a dtype has: arithmetic on numbers, bit operators on integers and bool. */
+/**
+ * Which operators a dtype has: arithmetic on numbers, bit operators on integers and bool, none on
+ * float8 (PTX has no float8 arithmetic: TX1007, test/fp8-host.test.ts).
+ */
 function defined(op: BinaryOp, dt: DType): boolean {
+  if (isFloat8(dt)) return false;
   if (dt === "bool") return op === "bitand" || op === "bitor" || op === "bitxor";
   if (isFloat(dt)) return !["bitand", "bitor", "bitxor", "shl", "shr"].includes(op);
   return true;
@@ -121,7 +126,9 @@ describe("binary operators", () => {
 });
 
 describe("comparisons, logic and select", () => {
-  const cmpCases = DTYPES.flatMap((dt) => COMPARE_OPS.map((op) => [dt, op] as const));
+  const cmpCases = DTYPES.filter((dt) => !isFloat8(dt)).flatMap((dt) =>
+    COMPARE_OPS.map((op) => [dt, op] as const),
+  );
   it.each(cmpCases)("%s %s", (dt, op) => {
     const mod = build(elementwise(`${op}_${dt}`, dt, "bool", (a, b) => compare(op, a, b)));
     // bool is a byte in memory: 1 or 0.
@@ -130,8 +137,11 @@ describe("comparisons, logic and select", () => {
   });
 
   it.each(DTYPES)("if_then_else on %s", (dt) => {
+    // float8 compares after a cast to float32 (sm_89+ for the conversion).
+    const wide = (x: Expr): Expr => (isFloat8(dt) ? cast("float32", x) : x);
     const mod = build(
-      elementwise(`sel_${dt}`, dt, dt, (a, b) => ifThenElse(compare("ne", a, b), a, b)),
+      elementwise(`sel_${dt}`, dt, dt, (a, b) => ifThenElse(compare("ne", wide(a), wide(b)), a, b)),
+      isFloat8(dt) ? { arch: "sm_90" } : undefined,
     );
     if (dt !== "bool") expect(mod.text).toMatch(/selp\.(b16|b32|b64|f32|f64) /);
     else expect(mod.text).toContain("or.pred");
@@ -149,11 +159,18 @@ describe("comparisons, logic and select", () => {
 });
 
 describe("casts", () => {
+  // float64 → float8 is refused when the cast is built (TX1007: it would round twice); a
+  // conversion into or out of float8 needs sm_89 (PTX 8.1) or sm_90.
   const pairs = DTYPES.flatMap((from) =>
-    DTYPES.filter((to) => to !== from).map((to) => [from, to] as const),
+    DTYPES.filter((to) => to !== from && !(from === "float64" && isFloat8(to))).map(
+      (to) => [from, to] as const,
+    ),
   );
   it.each(pairs)("%s -> %s", (from, to) => {
-    build(elementwise(`cast_${from}_${to}`, from, to, (a) => cast(to, a)));
+    build(
+      elementwise(`cast_${from}_${to}`, from, to, (a) => cast(to, a)),
+      isFloat8(from) || isFloat8(to) ? { arch: "sm_90" } : undefined,
+    );
   });
 
   it("uses the rounding each conversion needs", () => {
@@ -179,11 +196,36 @@ describe("casts", () => {
     // bfloat16 to anything but float32 goes through float32 (sm_80 has no direct cvt).
     expect(text("bfloat16", "int32")).toMatch(/shl\.b32[\s\S]*cvt\.rzi\.s32\.f32/);
     expect(text("float16", "bfloat16")).toMatch(/cvt\.f32\.f16[\s\S]*cvt\.rn\.bf16\.f32/);
+    // float8 through the packed cvt forms; other dtypes through float16 / float32.
+    const f8 = (from: DType, to: DType) =>
+      build(
+        elementwise("k", from, to, (a) => cast(to, a)),
+        { arch: "sm_90" },
+      ).text;
+    expect(f8("float32", "float8_e4m3")).toMatch(
+      /cvt\.rn\.satfinite\.e4m3x2\.f32 (%rs\d+), (%f\d+), \2;[\s\S]*st\.global\.b8 \[%rd\d+\], \1;/,
+    );
+    expect(f8("float16", "float8_e5m2")).toMatch(
+      /mov\.b32 (%r\d+), \{(%h\d+), \2\};\n\tcvt\.rn\.satfinite\.e5m2x2\.f16x2 %rs\d+, \1;/,
+    );
+    expect(f8("float8_e4m3", "float16")).toMatch(
+      /ld\.global\.b8 (%rs\d+)[\s\S]*cvt\.rn\.f16x2\.e4m3x2 (%r\d+), \1;\n\tmov\.b32 \{%h\d+, %h\d+\}, \2;/,
+    );
+    expect(f8("int32", "float8_e5m2")).toMatch(/cvt\.rn\.f32\.s32[\s\S]*e5m2x2\.f32/);
+    expect(f8("float8_e5m2", "int8")).toMatch(/e5m2x2[\s\S]*cvt\.f32\.f16[\s\S]*cvt\.rzi\.s8\.f32/);
+    expect(() => f8("float64", "float8_e4m3")).toThrow(/TX1007/);
+    expect(() =>
+      build(
+        elementwise("k", "float32", "float8_e4m3", (a) => cast("float8_e4m3", a)),
+        { arch: "sm_80" },
+      ),
+    ).toThrow(/TX5006/);
   });
 });
 
 describe("constants", () => {
-  it.each(DTYPES.filter((dt) => dt !== "bool"))("immediates of %s", (dt) => {
+  // float8 has no arithmetic to take an immediate (its literals: test/fp8-cvt.test.ts).
+  it.each(DTYPES.filter((dt) => dt !== "bool" && !isFloat8(dt)))("immediates of %s", (dt) => {
     const c = isFloat(dt) ? floatImm(1.5, dt) : intImm(dt.startsWith("u") ? 200 : -3, dt);
     const mod = build(
       elementwise(`imm_${dt}`, dt, dt, (a) => binary(isFloat(dt) ? "mul" : "add", a, c)),
