@@ -34,6 +34,10 @@ export const EXAMPLE: FlashAttentionSizes = {
   causal: true,
 };
 export const flash_attention_bwd = makeFlashAttentionBackward(EXAMPLE);
+/** The three kernels at the example's size (examples/script/flash_attention_backward.ts's twins). */
+export const flash_attention_bwd_pre = flash_attention_bwd.preprocess;
+export const flash_attention_bwd_main = flash_attention_bwd.main;
+export const flash_attention_bwd_post = flash_attention_bwd.postprocess;
 
 /**
  * The relative bound of the gradients: every element of dQ, dK and dV within `bound · max|ref|`
@@ -147,9 +151,15 @@ export function checkFlashAttentionBackward(
   const dO = make(qShape);
   const o = tensor.zeros(qShape, dt, dev);
   const lse = tensor.zeros(rowShape, "float32", dev);
-  const delta = tensor.zeros(rowShape, "float32", dev);
-  const lse2 = tensor.zeros(rowShape, "float32", dev);
-  const dQacc = tensor.zeros(qShape, "float32", dev);
+  // The scratch tensors as the main kernel declares them (dQacc is blocked; see its doc).
+  const scratch = (name: string) => {
+    const p = kernels.main.params.find((x) => x.kind === "buffer" && x.name === name);
+    if (p?.kind !== "buffer") throw new Error(`the backward kernel has no parameter ${name}`);
+    return tensor.zeros(p.buffer.shape as number[], p.buffer.dtype, dev);
+  };
+  const delta = scratch("Delta");
+  const lse2 = scratch("LSE2");
+  const dQacc = scratch("dQacc");
   const dQ = tensor.zeros(qShape, dt, dev);
   const dK = tensor.zeros(kShape, dt, dev);
   const dV = tensor.zeros(kShape, dt, dev);

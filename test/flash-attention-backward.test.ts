@@ -1,8 +1,8 @@
 // examples/flash_attention_backward.ts: the backward kernels (preprocess, main, postprocess) on the
 // simulator against float64 gradients (causal float16 at the example's size; bfloat16 GQA with a
 // window hiding every key from some rows and every query from some keys: those gradient rows
-// exactly 0), option errors, their PTX assembles for sm_90a; and T.tile.copy's `reduce: "add"`,
-// which the main kernel's dQ accumulation uses.
+// exactly 0), option errors, their PTX assembles for sm_90a (dQ by bulk reductions); and
+// T.tile.copy's `reduce: "add"` (red.add of a register tile into memory).
 import { describe, expect, it } from "vitest";
 import { compileToPtx } from "@tirx-ts/codegen-ptx";
 import { T, compile, explainTile, sim, tensor, type FlashAttentionSizes } from "tirx-ts";
@@ -35,6 +35,19 @@ describe("flash_attention backward", () => {
     expect(r.ok, r.summary).toBe(true);
     // dQ: 2 heads × 10 rows; dK and dV: 10 keys each (one KV head), 64 elements per row.
     expect(r.summary).toContain(`${(2 * 10 + 2 * 10) * 64} elements of unseen rows exactly 0`);
+  });
+
+  it("head dim 128 (the consumers split dQ's columns), causal, bfloat16: within the bound", () => {
+    const r = checkFlashAttentionBackward(sim(), {
+      batch: 1,
+      heads: 1,
+      seqQ: 128,
+      seqK: 128,
+      headDim: 128,
+      dtype: "bfloat16",
+      causal: true,
+    });
+    expect(r.ok, r.summary).toBe(true);
   });
 
   it("option errors name what is offered", () => {
@@ -91,7 +104,7 @@ describe("flash_attention backward", () => {
       const k = makeFlashAttentionBackward(s);
       const main = compileToPtx(k.main, { arch: "sm_90a" }).text;
       expect(main).toMatch(/wgmma\.mma_async.*\.f32\.(b?f16)\.\1 \{/);
-      expect(main).toMatch(/red\.global\.add\.f32/);
+      expect(main).toMatch(/cp\.reduce\.async\.bulk\.global\.shared::cta\.bulk_group\.add\.f32/);
       const name = `bwd hd${s.headDim} ${JSON.stringify(s.window ?? s.causal)}`;
       assembleLater(main, "sm_90a", name);
       assembleLater(compileToPtx(k.preprocess, { arch: "sm_90a" }).text, "sm_90a", `${name} pre`);

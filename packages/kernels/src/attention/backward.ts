@@ -2,7 +2,8 @@
 // scale) · V from Q, K, V, O, dO and the forward's LSE, in three kernels:
 //   1. `preprocess`, a warp per query row: Δ_i = Σ_d dO_id · O_id (float32), the forward's LSE
 //      in the log2 domain (LSE · log2 e; +inf for a row that saw no key, so exp2(s − LSE₂) = 0
-//      there, not NaN) and the float32 dQ accumulator zeroed;
+//      there, not NaN) and the float32 dQ accumulator zeroed (blocked: [64 queries, 64 columns]
+//      blocks, each contiguous);
 //   2. `main`, a CTA per 128 keys of one (batch, KV head); 384 threads: warpgroup 0 produces,
 //      warpgroups 1 and 2 consume 64 keys each (FlashAttention-3's split of the KV block):
 //      - the producer thread loads the CTA's K and V rows once, then Q and dO blocks of 64 query
@@ -11,12 +12,17 @@
 //      - per query block a consumer recomputes S = Q·K_wᵀ and computes dP = dO·V_wᵀ (wgmma SS,
 //        64 × 64 float32 each, both in flight together), then P = exp2(scale·log2e·S − LSE₂)
 //        and dS = P ∘ (dP − Δ) with row vectors broadcast along the keys, and rounds P and dS
-//        to the 16-bit dtype. dQ_partial = dS · K_w is wgmma RS (dS in registers, the
-//        accumulator layout is the A operand's); dV_w += Pᵀ·dO and dK_w += dSᵀ·Q read P and dS
-//        from shared memory as MN-major A operands (`transA`: P and dS are written row-major by
-//        stmatrix, so Pᵀ is read transposed), after a proxy fence and the warpgroup's barrier.
-//        dQ_partial is added into the float32 accumulator with `red.global.add` (the 2 ·
-//        seq_k / 128 partials of a query row meet there);
+//        to the 16-bit dtype; it stores both to shared memory (32-bit stores, 128B swizzle),
+//        and dV_w += Pᵀ·dO and dK_w += dSᵀ·Q read them as MN-major A operands (`transA`: P and
+//        dS are row-major, so Pᵀ is read transposed), after a proxy fence and a barrier;
+//      - dQ's partial sums of the block go through shared memory to the accumulator by one bulk
+//        reduction per consumer (`cp.reduce.async.bulk .add.f32`, 16 KiB, the L2 adds): at head
+//        dim 128 the consumers split dQ's columns, each computing dQ[:, 64·w ..] = dS · K[:,
+//        64·w ..] over all 128 keys (SS, both consumers' dS from shared memory: a barrier of the
+//        256 consumer threads), as FlashAttention-3; at head dim 64 each computes all 64 columns
+//        over its own keys (RS: dS in registers is the A operand's layout). Per-element
+//        red.global.add of the same sums measured 0.15–0.21× cuDNN on the H200
+//        (bench/results/attention-hd128-bwd-2026-12-02.md): the L2's atomic units were the limit;
 //      - the epilogue scales dK by the softmax scale and stores dK and dV (32-bit stores);
 //   3. `postprocess`, a warp per query row: dQ = scale · dQ_accumulator, rounded to the dtype.
 // Masks and heads as the forward (packages/kernels/src/attention/forward.ts): causal = window
@@ -25,7 +31,7 @@
 // head's query heads in registers: no atomics for dK, dV). Head dims 64 and 128 (256 would need
 // 256 float32 registers per thread for dK and dV in this split); seq_q and seq_k multiples of
 // 128.
-import { T, type ExprLike } from "@tirx-ts/dsl";
+import { T, type ExprLike, type TileView } from "@tirx-ts/dsl";
 import { TirxError, type PrimFunc } from "@tirx-ts/core";
 import type { FlashAttentionSizes } from "./forward.js";
 
@@ -39,6 +45,16 @@ const W = 64;
 /** Warps (query rows) per CTA of the pre- and postprocessing kernels. */
 const ROWS = 8;
 
+/**
+ * Query row i of the blocked dQ accumulator [batch, heads, seqQ / 64, hd / 64, 64 · 64] of batch
+ * b and head h, as its [hd / 64, 64] column blocks.
+ */
+function accRow(acc: TileView, b: ExprLike, h: ExprLike, i: ExprLike): TileView {
+  return acc
+    .rearrange("b h q k (r c) -> b h q r k c", { c: W })
+    .sub(b, h, T.floordiv(i, BM), T.floormod(i, BM));
+}
+
 /** TX9001 (kernels/config): sizes or options the kernel does not offer. */
 function configError(message: string): TirxError {
   return new TirxError("TX9001", message);
@@ -49,13 +65,14 @@ export interface FlashAttentionBackward {
   /**
    * (O, dO, LSE, Delta, LSE2, dQacc): O and dO [batch, seqQ, heads, hd] `dtype`, LSE [batch,
    * heads, seqQ] float32 (the forward's, natural log) → Delta and LSE2 [batch, heads, seqQ]
-   * float32 (Δ = rowsum(dO ∘ O); LSE · log2 e, +inf where LSE = −inf), dQacc [batch, seqQ,
-   * heads, hd] float32 zeroed.
+   * float32 (Δ = rowsum(dO ∘ O); LSE · log2 e, +inf where LSE = −inf), dQacc float32 zeroed
+   * ([batch, heads, seqQ / 64, hd / 64, 64 · 64]: blocks of 64 queries × 64 columns).
    */
   readonly preprocess: PrimFunc;
   /**
    * (Q, K, V, dO, LSE2, Delta, dQacc, dK, dV): Q, dO [batch, seqQ, heads, hd], K, V, dK, dV
-   * [batch, seqK, kvHeads, hd] `dtype`; dQacc float32 accumulates dQ / scale.
+   * [batch, seqK, kvHeads, hd] `dtype`; dQacc (blocked, see `preprocess`) accumulates dQ /
+   * scale.
    */
   readonly main: PrimFunc;
   /** (dQacc, dQ): dQ [batch, seqQ, heads, hd] `dtype` = scale · dQacc. */
@@ -112,17 +129,26 @@ export function makeFlashAttentionBackward(s: FlashAttentionSizes): FlashAttenti
   const scale = s.scale ?? 1 / Math.sqrt(D);
   const rowTensors = {
     rowF32: () => T.Tensor([batch, heads, seqQ], "float32"),
-    qF32: () => T.Tensor([batch, seqQ, heads, D], "float32"),
+    // dQ's float32 accumulator, blocked: [batch, heads, seqQ / 64, D / 64, 64 · 64], each
+    // [64 queries, 64 columns] block row-major and contiguous (16 KiB), the unit one bulk
+    // reduction adds.
+    qF32: () => T.Tensor([batch, heads, seqQ / BM, D / W, BM * W], "float32"),
   };
 
-  // One query row per warp: lane l holds elements l·v .. l·v + v − 1 of the row (v = hd / 32).
-  const v = D / 32;
-  const rowLayout = T.TileLayout(T.S([32, v], ["1@laneid", "1@m"]));
+  // One query row per warp, [hd] or as its 64-column blocks [hd / 64, 64]: lane l holds columns
+  // 2l and 2l + 1 of each block.
+  const rowLayout = T.TileLayout(T.S([D / W, 32, 2], ["2@m", "1@laneid", "1@m"]));
   const oneLayout = T.TileLayout(T.S([1]), T.R([32], ["1@laneid"]));
   const rowLaunch = () =>
     T.device_entry({
       launch: T.cuda.LaunchConfig({ grid: [seqQ / ROWS, heads, batch], block: 32 * ROWS }),
     });
+  /** The warp's query row: i = ROWS · blockIdx.x + warp, head blockIdx.y, batch blockIdx.z. */
+  const rowIndex = () => ({
+    i: T.let_("i", T.add(T.mul(T.cuda.block_idx("x"), ROWS), T.cuda.thread_idx("x").floordiv(32))),
+    h: T.cuda.block_idx("y"),
+    b: T.cuda.block_idx("z"),
+  });
 
   const preprocess = T.function(
     "flash_attention_bwd_pre",
@@ -136,16 +162,12 @@ export function makeFlashAttentionBackward(s: FlashAttentionSizes): FlashAttenti
     },
     ({ O, dO, LSE, Delta, LSE2, dQacc }) => {
       rowLaunch();
-      const i = T.let_(
-        "i",
-        T.add(T.mul(T.cuda.block_idx("x"), ROWS), T.cuda.thread_idx("x").floordiv(32)),
-      );
-      const h = T.cuda.block_idx("y");
-      const b = T.cuda.block_idx("z");
+      const { i, h, b } = rowIndex();
       const o = T.alloc_local([D], dt, { name: "o", layout: rowLayout });
       const g = T.alloc_local([D], dt, { name: "g", layout: rowLayout });
       const of = T.alloc_local([D], "float32", { name: "of", layout: rowLayout });
       const gf = T.alloc_local([D], "float32", { name: "gf", layout: rowLayout });
+      const z = T.alloc_local([D / W, W], "float32", { name: "z", layout: rowLayout });
       const delta = T.alloc_local([1], "float32", { name: "delta", layout: oneLayout });
       T.tile.warp.copy(o, O.sub(b, i, h));
       T.tile.warp.copy(g, dO.sub(b, i, h));
@@ -154,8 +176,8 @@ export function makeFlashAttentionBackward(s: FlashAttentionSizes): FlashAttenti
       T.tile.warp.mul(of, of, gf);
       T.tile.warp.sum(delta, of, 0);
       T.tile.warp.copy(Delta.sub(b, h).rearrange("(s o) -> s o", { o: 1 }).sub(i), delta);
-      T.tile.warp.zero(gf);
-      T.tile.warp.copy(dQacc.sub(b, i, h), gf);
+      T.tile.warp.zero(z);
+      T.tile.warp.copy(accRow(dQacc, b, h, i), z);
       T.if_(T.floormod(T.cuda.thread_idx("x"), 32).eq(0), () => {
         const l = T.let_("l", LSE.get([b, h, i]));
         LSE2.set([b, h, i], T.if_then_else(l.eq(-Infinity), Infinity, l.mul(Math.LOG2E)));
@@ -168,18 +190,13 @@ export function makeFlashAttentionBackward(s: FlashAttentionSizes): FlashAttenti
     { dQacc: rowTensors.qF32(), dQ: T.Tensor([batch, seqQ, heads, D], dt) },
     ({ dQacc, dQ }) => {
       rowLaunch();
-      const i = T.let_(
-        "i",
-        T.add(T.mul(T.cuda.block_idx("x"), ROWS), T.cuda.thread_idx("x").floordiv(32)),
-      );
-      const h = T.cuda.block_idx("y");
-      const b = T.cuda.block_idx("z");
-      const a = T.alloc_local([D], "float32", { name: "a", layout: rowLayout });
-      const q = T.alloc_local([D], dt, { name: "q", layout: rowLayout });
-      T.tile.warp.copy(a, dQacc.sub(b, i, h));
+      const { i, h, b } = rowIndex();
+      const a = T.alloc_local([D / W, W], "float32", { name: "a", layout: rowLayout });
+      const q = T.alloc_local([D / W, W], dt, { name: "q", layout: rowLayout });
+      T.tile.warp.copy(a, accRow(dQacc, b, h, i));
       T.tile.warp.mul(a, a, scale);
       T.tile.warp.cast(q, a);
-      T.tile.warp.copy(dQ.sub(b, i, h), q);
+      T.tile.warp.copy(dQ.sub(b, i, h).rearrange("(k c) -> k c", { c: W }), q);
     },
   );
 
@@ -190,6 +207,10 @@ export function makeFlashAttentionBackward(s: FlashAttentionSizes): FlashAttenti
   const kvBytes = BN * D * 2;
   const qBytes = BM * D * 2;
   const masked = left !== -1 || right !== -1;
+  // hd 128: the consumers split dQ's columns (each reads both consumers' dS); hd 64: each
+  // consumer's dQ covers all 64 columns over its own keys (a split would give wgmma N = 32 of a
+  // 128B-swizzled MN-major K, which no canonical layout holds).
+  const splitD = D === 128;
   const main = T.function(
     "flash_attention_bwd",
     {
@@ -208,7 +229,8 @@ export function makeFlashAttentionBackward(s: FlashAttentionSizes): FlashAttenti
         launch: T.cuda.LaunchConfig({
           grid: [seqK / BN, kvHeads, batch],
           block: 384,
-          dynamic_shared_bytes: (2 * BN + 2 * STAGES * BM) * D * 2 + STAGES * 2 * 2 * BM * 64 * 2,
+          dynamic_shared_bytes:
+            (2 * BN + 2 * STAGES * BM) * D * 2 + STAGES * 2 * 2 * BM * 64 * 2 + 2 * BM * W * 4,
         }),
       });
       const tid = T.cuda.thread_idx("x");
@@ -269,6 +291,13 @@ export function makeFlashAttentionBackward(s: FlashAttentionSizes): FlashAttenti
       // n + 2's writes after every warp's wait of step n).
       const sP = shared([STAGES, 2, BM, 64], "sP");
       const sdS = shared([STAGES, 2, BM, 64], "sdS");
+      // Each consumer's [64 queries, 64 columns] float32 block of dQ, row-major as the blocked
+      // accumulator holds it: the source of its bulk reduction.
+      const sdQ = T.alloc_shared([2, BM * W], "float32", {
+        name: "sdQ",
+        align: 128,
+        dynamic: true,
+      });
       const kvFull = T.alloc_shared([1], "uint64", { name: "kvFull" });
       const qFull = T.alloc_shared([STAGES], "uint64", { name: "qFull" });
       const oFull = T.alloc_shared([STAGES], "uint64", { name: "oFull" });
@@ -332,7 +361,11 @@ export function makeFlashAttentionBackward(s: FlashAttentionSizes): FlashAttenti
           const dS16 = T.alloc_local([64, 64], dt, { name: "dS16", layout: sl });
           const dKa = T.alloc_local([64, D], "float32", { name: "dKa", layout: ol });
           const dVa = T.alloc_local([64, D], "float32", { name: "dVa", layout: ol });
-          const dQa = T.alloc_local([64, D], "float32", { name: "dQa", layout: ol });
+          // dQ's block of this consumer: at hd 128 columns 64·cw .. + 63 of the CTA's 128 keys'
+          // sum (FlashAttention-3's split of dQ = dS · K over the head dim, both consumers' dS
+          // read from shared memory); at hd 64 all 64 columns over its own 64 keys (RS).
+          const ql = T.layout.wgmma_tile_layout("D", 64, W, "float32");
+          const dQa = T.alloc_local([64, W], "float32", { name: "dQa", layout: ql });
           const out = T.alloc_local([64, D], dt, { name: "out", layout: ol });
           const lse = T.alloc_local([64, 1], "float32", { name: "lse", layout: rl });
           const dl = T.alloc_local([64, 1], "float32", { name: "dl", layout: rl });
@@ -342,6 +375,15 @@ export function makeFlashAttentionBackward(s: FlashAttentionSizes): FlashAttenti
           const keys = (t: typeof sK) => t.rearrange("k (w r) c -> w r k c", { r: 64 }).sub(cw);
           const sKw = keys(sK);
           const sVw = keys(sV);
+          const sdQw = sdQ.sub(cw);
+          // The warpgroup's named barrier 5 + cw (ids 1..15 are free; a warp-uniform branch
+          // picks the immediate).
+          const wgBarrier = () =>
+            T.if_(
+              cw.eq(0),
+              () => T.cuda.bar_sync(5, 128),
+              () => T.cuda.bar_sync(6, 128),
+            );
           T.ptx.mbarrier.try_wait(kvFull.sub(0), 0);
           forSteps((n, h, i) => {
             const st = T.let_("st", T.floormod(n, STAGES));
@@ -387,25 +429,48 @@ export function makeFlashAttentionBackward(s: FlashAttentionSizes): FlashAttenti
             T.tile.wg.mul(dP, dP, S);
             T.tile.wg.cast(P16, S);
             T.tile.wg.cast(dS16, dP);
-            // dQ_partial = dS · K_w (RS), issued first: it needs no shared P or dS.
-            T.tile.wg.gemm_async(dQa, dS16, sKw, { accum: false });
+            if (!splitD) {
+              // dQ_partial = dS · K_w (RS), issued first: it needs no shared P or dS.
+              T.tile.wg.gemm_async(dQa, dS16, sKw, { accum: false });
+            }
             T.tile.wg.copy(sPw, P16);
             T.tile.wg.copy(sdSw, dS16);
-            // The warpgroup's generic-proxy stores of P and dS, before its wgmma reads them.
+            // The generic-proxy stores of P and dS, before the wgmma reads them: at hd 128 both
+            // consumers' (dQ reads all 128 keys' dS), else the warpgroup's.
             T.ptx.fence.proxy_async("shared::cta");
-            // Named barrier 5 + cw (ids 1..15 are free; a warp-uniform branch picks the immediate).
-            T.if_(
-              cw.eq(0),
-              () => T.cuda.bar_sync(5, 128),
-              () => T.cuda.bar_sync(6, 128),
-            );
+            if (splitD) T.cuda.bar_sync(7, 256);
+            else wgBarrier();
             // dV_w += Pᵀ·dO, dK_w += dSᵀ·Q: P and dS [64 queries, 64 keys] read as [K, M].
             T.tile.wg.gemm_async(dVa, sPw, blocked(sdO.sub(st)), { transA: true, accum: true });
             T.tile.wg.gemm_async(dKa, sdSw, blocked(sQ.sub(st)), { transA: true, accum: true });
+            if (splitD) {
+              // dQ[:, 64·cw ..] = dS [64, 128 keys] · K[128 keys, 64·cw ..].
+              T.tile.wg.gemm_async(dQa, blocked(sdS.sub(st)), sK.sub(cw), { accum: false });
+            }
             T.ptx.wgmma.wait_group(0);
             T.if_(T.floormod(tid, 128).eq(0), () => T.ptx.mbarrier.arrive(qEmpty.sub(st)));
-            T.tile.wg.copy(rows(dQacc, BM).sub(b, i, h), dQa, { reduce: "add" });
+            // dQ's block into the accumulator: the previous step's bulk reduction has read the
+            // staging block (wait_group.read by its issuing thread, then the warpgroup's
+            // barrier), the warpgroup stores the block, fences, meets again, and one thread
+            // issues the reduction.
+            const leader = T.floormod(tid, 128).eq(0);
+            T.if_(leader, () => T.ptx.cp.async_.bulk.wait_group_read(0));
+            wgBarrier();
+            T.tile.wg.copy(sdQw.rearrange("(r c) -> r c", { c: W }), dQa);
+            T.ptx.fence.proxy_async("shared::cta");
+            wgBarrier();
+            T.if_(leader, () => {
+              T.cuda.tile.apply(
+                T.ptx["cp.reduce.async.bulk.global.shared::cta.bulk_group.add.f32"],
+                dQacc.sub(b, h, i, splitD ? cw : 0),
+                sdQw,
+                { chunk_bytes: BM * W * 4 },
+              );
+              T.ptx.cp.async_.bulk.commit_group();
+            });
           });
+          // The last reduction completes before the CTA exits.
+          T.if_(T.floormod(tid, 128).eq(0), () => T.ptx.cp.async_.bulk.wait_group(0));
           // dK = scale · Σ dSᵀ·Q (dS is the gradient of the scaled logits); dV = Σ Pᵀ·dO.
           const kRows = (x: typeof dK) => rows(x, 64).sub(b, T.add(T.mul(kb, 2), cw), hk);
           T.tile.wg.mul(dKa, dKa, scale);
