@@ -1,10 +1,20 @@
 // The library call attention(q, k, v, opts) of @tirx-ts/kernels on the simulated device: O and
 // LSE against a float64 reference (test/util/attention-reference.ts, the bounds of
 // examples/flash_attention.ts) at the smallest size (seq 128, head dim 64: one CTA per query
-// head), causal and not, grouped-query; the tensor errors (TX9002) and option errors (TX9001),
-// and the configuration table's choice.
+// head), causal and not, grouped-query; attentionBackward(q, k, v, o, dO, lse, opts): dQ, dK and
+// dV against float64 gradients (examples/flash_attention_backward.ts's reference and bound) at
+// the same size, causal, grouped-query; the tensor errors (TX9002) and option errors (TX9001) of
+// both, and the configuration table's choice.
 import { describe, expect, test } from "vitest";
-import { attention, sim, tensor, type AttentionOptions, type DeviceTensor } from "tirx-ts";
+import {
+  attention,
+  attentionBackward,
+  sim,
+  tensor,
+  type AttentionBackwardOptions,
+  type AttentionOptions,
+  type DeviceTensor,
+} from "tirx-ts";
 import {
   ATTENTION_CONFIGS,
   SIM_ARCH,
@@ -20,6 +30,7 @@ import {
 } from "./util/attention-reference.js";
 import { deviceArch } from "@tirx-ts/runtime";
 import { errorOf } from "./util/error-of.js";
+import { gradientBound, referenceGradients } from "../examples/flash_attention_backward.js";
 
 const dev = sim();
 const host = (t: DeviceTensor) => t.toArray() as Float32Array;
@@ -67,6 +78,57 @@ describe("attention() on the simulator against float64", () => {
     expect(err.lse).toBeLessThanOrEqual(1);
     // Row 0 sees key 0 only: O's row is V's row 0, exactly.
     expect(Array.from(host(out).subarray(0, 64))).toEqual(Array.from(host(v).subarray(0, 64)));
+  });
+});
+
+describe("attentionBackward() on the simulator against float64", () => {
+  test("causal, grouped-query (2 query heads on 1 KV head), float16, dk written into `out`", () => {
+    const c: AttentionCase = {
+      batch: 1,
+      heads: 2,
+      kvHeads: 1,
+      seqQ: 128,
+      seqK: 128,
+      headDim: 64,
+      dtype: "float16",
+      causal: true,
+    };
+    const { q, k, v } = attentionInputs(c, dev);
+    // dO: the next values of another seed's sequence (Q's shape).
+    const dO = attentionInputs({ ...c, kvHeads: c.heads }, dev, 23).q;
+    // O and LSE of the forward from the float64 reference (O rounded to float16 as the forward's
+    // is; LSE to float32), not a forward run on the simulator: the backward is what is tested.
+    const fwd = attentionReference(c, host(q), host(k), host(v));
+    const o = tensor(Float32Array.from(fwd.o), { shape: q.shape, dtype: "float16", device: dev });
+    const lse = tensor(Float32Array.from(fwd.lse), {
+      shape: [1, 2, 128],
+      dtype: "float32",
+      device: dev,
+    });
+    const dk = tensor.empty(k.shape, "float16", dev);
+    const g = attentionBackward(q, k, v, o, dO, lse, { causal: true, out: { dk } });
+    expect(g.dk).toBe(dk);
+    expect([g.dq.shape, g.dq.dtype, g.dq.device]).toEqual([[1, 128, 2, 64], "float16", dev]);
+    expect([g.dv.shape, g.dv.dtype, g.dv.device]).toEqual([[1, 128, 1, 64], "float16", dev]);
+    const ref = referenceGradients({ ...c, headDim: 64 }, host(q), host(k), host(v), host(dO));
+    // Every element within gradientBound · max|ref| of its tensor (examples/
+    // flash_attention_backward.ts); causal with seqQ = seqK: every row sees a key.
+    const bound = gradientBound("float16");
+    for (const [name, got, want] of [
+      ["dq", g.dq, ref.dQ],
+      ["dk", g.dk, ref.dK],
+      ["dv", g.dv, ref.dV],
+    ] as const) {
+      const x = host(got);
+      const top = want.reduce((a, w) => Math.max(a, Math.abs(w)), 0);
+      expect(top, name).toBeGreaterThan(0);
+      let worst = 0;
+      for (let e = 0; e < x.length; e++) {
+        const err = Math.abs(x[e]! - want[e]!) / (bound * top);
+        worst = Number.isNaN(err) ? Infinity : Math.max(worst, err);
+      }
+      expect(worst, `${name}: worst error as a fraction of the bound`).toBeLessThanOrEqual(1);
+    }
   });
 });
 
@@ -163,6 +225,95 @@ describe("attention() errors", () => {
   });
 });
 
+describe("attentionBackward() errors", () => {
+  const t = (shape: number[], dtype: "float16" | "bfloat16" | "float32" = "float16") =>
+    tensor.empty(shape, dtype, dev);
+  const q = t([1, 128, 2, 64]);
+  const k = t([1, 128, 1, 64]);
+  const lse = t([1, 2, 128], "float32");
+  const bwd = (over: Partial<Record<"q" | "k" | "v" | "o" | "dO" | "lse", DeviceTensor>>) => () =>
+    attentionBackward(
+      over.q ?? q,
+      over.k ?? k,
+      over.v ?? k,
+      over.o ?? q,
+      over.dO ?? q,
+      over.lse ?? lse,
+    );
+
+  test("TX9002: o, dO, lse or out tensors that disagree with q and k, named, at the caller's line", () => {
+    const cases: [() => unknown, RegExp][] = [
+      [
+        bwd({ dO: t([1, 128, 1, 64]) }),
+        /dO's shape must be q's \[1, 128, 2, 64\], got \[1, 128, 1, 64\]/,
+      ],
+      [
+        bwd({ o: t([1, 128, 2, 64], "bfloat16") }),
+        /o's dtype must be q's \(float16\), got bfloat16/,
+      ],
+      [
+        bwd({ lse: t([1, 2, 128], "float16") }),
+        /lse's dtype must be float32 \(the forward's lse output\), got float16/,
+      ],
+      [
+        bwd({ lse: t([1, 128, 2], "float32") }),
+        /lse must be \[batch, heads, seqQ\] = \[1, 2, 128\] \(the forward's lse output\), got \[1, 128, 2\]/,
+      ],
+      [
+        bwd({ lse: t([1, 2, 128, 1], "float32") }),
+        /lse must be \[batch, heads, seqQ\] float32, got shape/,
+      ],
+      [bwd({ v: t([1, 256, 1, 64]) }), /v's shape must be k's \[1, 128, 1, 64\]/],
+      [
+        () => attentionBackward(q, k, k, q, q, lse, { out: { dk: t([1, 128, 2, 64]) } }),
+        /out\.dk's shape must be k's \[1, 128, 1, 64\], got \[1, 128, 2, 64\]/,
+      ],
+    ];
+    for (const [f, message] of cases) {
+      const e = errorOf(f);
+      expect(e.code, e.message).toBe("TX9002");
+      expect(e.rule).toBe("kernels/tensors");
+      expect(e.message).toMatch(/attentionBackward: /);
+      expect(e.message).toMatch(message);
+      expect(e.span?.file).toMatch(/kernels-attention\.test\.ts$/);
+    }
+  });
+
+  test("TX9001: options the call does not take, and the builder's own (head dim 256 has no backward)", () => {
+    const d256 = t([1, 128, 1, 256]);
+    const cases: [() => unknown, RegExp][] = [
+      [
+        () => attentionBackward(d256, d256, d256, d256, d256, t([1, 1, 128], "float32")),
+        /flash_attention backward: head_dim is 64 or 128, got 256/,
+      ],
+      [
+        () =>
+          attentionBackward(q, k, k, q, q, lse, {
+            lse: true,
+          } as unknown as AttentionBackwardOptions),
+        /no option "lse": the forward's lse output is the sixth argument/,
+      ],
+      [
+        () =>
+          attentionBackward(q, k, k, q, q, lse, {
+            out: { dQ: q },
+          } as unknown as AttentionBackwardOptions),
+        /out has no key "dQ"; did you mean "dq"\?/,
+      ],
+      [
+        () => attentionBackward(q, k, k, q, q, lse, { causal: true, window: [4, 0] }),
+        /give causal or window, not both/,
+      ],
+    ];
+    for (const [f, message] of cases) {
+      const e = errorOf(f);
+      expect(e.code, e.message).toBe("TX9001");
+      expect(e.message).toMatch(message);
+      expect(e.span?.file).toMatch(/kernels-attention\.test\.ts$/);
+    }
+  });
+});
+
 describe("the configuration table", () => {
   const sizes = (headDim: 64 | 128 | 256): FlashAttentionSizes => ({
     batch: 1,
@@ -200,7 +351,19 @@ describe("the configuration table", () => {
     const e = errorOf(() => pickAttentionConfig("forward", sizes(64), "sm_80"));
     expect(e.code).toBe("TX9001");
     expect(e.message).toMatch(/no configuration for a GPU of target sm_80 \(written for sm_90\)/);
-    expect(errorOf(() => pickAttentionConfig("backward", sizes(64), "sm_90")).code).toBe("TX9001");
+    expect(errorOf(() => pickAttentionConfig("backward", sizes(64), "sm_80")).code).toBe("TX9001");
+  });
+
+  test("backward entries for head dims 64 and 128 on sm_90; 256 gets the builder's defaults (which refuse it)", () => {
+    for (const hd of [64, 128] as const) {
+      const gpu = pickAttentionConfig("backward", sizes(hd), "sm_90");
+      expect(ATTENTION_CONFIGS).toContain(gpu);
+      expect([gpu.pass, gpu.headDim, gpu.arch]).toEqual(["backward", hd, "sm_90"]);
+      expect(pickAttentionConfig("backward", sizes(hd), undefined)).toBe(gpu);
+    }
+    const d256 = pickAttentionConfig("backward", sizes(256), "sm_90");
+    expect(ATTENTION_CONFIGS).not.toContain(d256);
+    expect(d256).toMatchObject({ pass: "backward", headDim: 256, tune: {} });
   });
 
   test("the first entry whose `when` holds wins; a head dim without one gets the builder's defaults", () => {

@@ -2,11 +2,14 @@ export { makeFlashAttention, type FlashAttentionSizes } from "./attention/forwar
 export { makeFlashAttentionBackward, type FlashAttentionBackward } from "./attention/backward.js";
 export {
   attention,
+  attentionBackward,
   pickAttentionConfig,
   ATTENTION_CONFIGS,
   SIM_ARCH,
   type AttentionOptions,
   type AttentionResult,
+  type AttentionBackwardOptions,
+  type AttentionGradients,
   type AttentionConfig,
   type AttentionPass,
   type AttentionTuning,

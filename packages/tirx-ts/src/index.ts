@@ -52,6 +52,9 @@ export {
   attention,
   type AttentionOptions,
   type AttentionResult,
+  attentionBackward,
+  type AttentionBackwardOptions,
+  type AttentionGradients,
 } from "@tirx-ts/kernels";
 export {
   compile,

@@ -1,20 +1,24 @@
 // attention(q, k, v, opts): the library call of the FlashAttention forward kernel on device
-// tensors. It checks the tensors against each other (TX9002), picks the configuration for the
-// head dim and the GPU from ATTENTION_CONFIGS, builds the kernel with makeFlashAttention (which
-// checks the options: TX9001), compiles it through @tirx-ts/runtime's `compile` (cached:
-// a second call of the same sizes launches the same compiled kernel) and launches it where the
-// tensors live, on the GPU or on the simulated device.
+// tensors, and attentionBackward(q, k, v, o, dO, lse, opts) that of the backward kernels. Each
+// checks the tensors against each other (TX9002), picks the configuration for the head dim and
+// the GPU from ATTENTION_CONFIGS, builds the kernel(s) with makeFlashAttention or
+// makeFlashAttentionBackward (which check the options: TX9001), compiles through
+// @tirx-ts/runtime's `compile` (cached: a second call of the same sizes launches the same
+// compiled kernels) and launches where the tensors live, on the GPU or on the simulated device.
 import {
   TirxError,
   callSite,
+  invariant,
   didYouMean,
   showValue,
   type DeviceLike,
+  type DType,
   type DeviceTensor,
   type PrimFunc,
 } from "@tirx-ts/core";
 import { compile, deviceArch, tensor } from "@tirx-ts/runtime";
 import { makeFlashAttention, type FlashAttentionSizes } from "./forward.js";
+import { makeFlashAttentionBackward, type FlashAttentionBackward } from "./backward.js";
 
 /** Which kernel builder an {@link AttentionConfig} configures. */
 export type AttentionPass = "forward" | "backward";
@@ -59,8 +63,9 @@ export const SIM_ARCH = "sm_90";
  * TX9001 names the head dims it offers); a GPU with no entry for the pass is refused (TX9001).
  * Today the forward kernel has one configuration per head dim (its tiles follow from the head
  * dim; measured on an H200 in bench/results/attention-2026-12-02.md); tuned entries for a shape
- * range go before the head dim's general entry, with a `when`. The backward call adds its
- * entries with `pass: "backward"`.
+ * range go before the head dim's general entry, with a `when`. The backward kernels
+ * (makeFlashAttentionBackward) have one entry per head dim they offer, 64 and 128 (their tiles
+ * follow from the head dim); head dim 256 has none, and the builder refuses it (TX9001).
  */
 export const ATTENTION_CONFIGS: readonly AttentionConfig[] = [
   {
@@ -83,6 +88,20 @@ export const ATTENTION_CONFIGS: readonly AttentionConfig[] = [
     arch: "sm_90",
     tune: {},
     note: "128 query rows per CTA, 64-key blocks (Q and two stages of K and V fill 227 KiB of shared memory)",
+  },
+  {
+    pass: "backward",
+    headDim: 64,
+    arch: "sm_90",
+    tune: {},
+    note: "128 keys per CTA (two consumer warpgroups of 64), 64-query Q/dO blocks through a 2-stage ring",
+  },
+  {
+    pass: "backward",
+    headDim: 128,
+    arch: "sm_90",
+    tune: {},
+    note: "128 keys per CTA (two consumer warpgroups of 64), 64-query Q/dO blocks through a 2-stage ring; the consumers split dQ's columns",
   },
 ];
 
@@ -148,17 +167,24 @@ export interface AttentionResult {
 }
 
 const OPTIONS = ["causal", "scale", "window", "lse", "out"] as const;
+const BACKWARD_OPTIONS = ["causal", "scale", "window", "out"] as const;
+const BACKWARD_OUTS = ["dq", "dk", "dv"] as const;
+
+/** The library call a message names. */
+type Call = "attention" | "attentionBackward";
 
 /** The built kernels by their sizes (building traces the kernel; compile's cache then hits by identity). */
 const BUILT = new Map<string, PrimFunc>();
+/** The built backward kernels by their sizes, as {@link BUILT}. */
+const BUILT_BACKWARD = new Map<string, FlashAttentionBackward>();
 
 /** TX9002 (kernels/tensors). */
-function tensorError(message: string): TirxError {
-  return new TirxError("TX9002", `attention: ${message}`);
+function tensorError(message: string, who: Call = "attention"): TirxError {
+  return new TirxError("TX9002", `${who}: ${message}`);
 }
 
-/** `x` as a device tensor of rank 4 (`name`'s role in `what`). @throws TirxError TX9002. */
-function rank4(x: unknown, name: string, what: string): DeviceTensor {
+/** `x` as a device tensor of rank `rank` (`name`'s role in `what`). @throws TirxError TX9002. */
+function ranked(x: unknown, name: string, what: string, rank: number, who: Call): DeviceTensor {
   const t = x as Partial<DeviceTensor> | null;
   if (
     typeof x !== "object" ||
@@ -167,12 +193,17 @@ function rank4(x: unknown, name: string, what: string): DeviceTensor {
     typeof t.dtype !== "string" ||
     typeof t.device !== "object"
   ) {
-    throw tensorError(`${name} must be a device tensor ${what}, got ${showValue(x)}`);
+    throw tensorError(`${name} must be a device tensor ${what}, got ${showValue(x)}`, who);
   }
-  if (t.shape.length !== 4) {
-    throw tensorError(`${name} must be ${what}, got shape [${t.shape.join(", ")}]`);
+  if (t.shape.length !== rank) {
+    throw tensorError(`${name} must be ${what}, got shape [${t.shape.join(", ")}]`, who);
   }
   return x as DeviceTensor;
+}
+
+/** `x` as a device tensor of rank 4 (`name`'s role in `what`). @throws TirxError TX9002. */
+function rank4(x: unknown, name: string, what: string, who: Call = "attention"): DeviceTensor {
+  return ranked(x, name, what, 4, who);
 }
 
 /**
@@ -221,9 +252,116 @@ export function attention(
   return lse ? { o: O, lse } : { o: O };
 }
 
+/** Options of {@link attentionBackward}: the forward call's mask and scale, and where to write. */
+export interface AttentionBackwardOptions {
+  /** As {@link AttentionOptions.causal}; give the forward call's. Default false. */
+  readonly causal?: boolean;
+  /** As {@link AttentionOptions.scale}; give the forward call's (default 1 / √headDim). */
+  readonly scale?: number;
+  /** As {@link AttentionOptions.window}; give the forward call's. Default no window. */
+  readonly window?: readonly [number, number];
+  /**
+   * Write the gradients here instead of new tensors, each optional: dq like q, dk and dv like k
+   * (shape, dtype, device).
+   */
+  readonly out?: {
+    readonly dq?: DeviceTensor;
+    readonly dk?: DeviceTensor;
+    readonly dv?: DeviceTensor;
+  };
+}
+
+/** What {@link attentionBackward} returns: the gradients of the forward's O. */
+export interface AttentionGradients {
+  /** dQ [batch, seqQ, heads, headDim], q's dtype, on q's device (`out.dq` when given). */
+  readonly dq: DeviceTensor;
+  /** dK [batch, seqK, kvHeads, headDim], k's dtype, on q's device (`out.dk` when given). */
+  readonly dk: DeviceTensor;
+  /** dV [batch, seqK, kvHeads, headDim], k's dtype, on q's device (`out.dv` when given). */
+  readonly dv: DeviceTensor;
+}
+
+/**
+ * FlashAttention backward on device tensors: the gradients dQ, dK and dV of the forward's O =
+ * softmax(Q·Kᵀ · scale) · V given dO (the loss's gradient with respect to O), from the forward's
+ * O and LSE (`attention(q, k, v, { ...opts, lse: true })`), with the forward's options. Grouped
+ * query heads add into their KV head's dK and dV. Float32 accumulation; P and dS are rounded to
+ * the 16-bit dtype before their products; the gradients within 2^-9 (float16) or 2^-6 (bfloat16)
+ * of each tensor's largest magnitude of a float64 reference for inputs in [-1, 1)
+ * (examples/flash_attention_backward.ts). Launches makeFlashAttentionBackward's three kernels in
+ * turn (Δ = rowsum(dO ∘ O) and a float32 dQ accumulator, then dK, dV and the accumulator, then
+ * dQ) on scratch tensors it allocates and frees; runs where the tensors live, on the GPU (an
+ * sm_90 one: Hopper) or on the simulated device.
+ * @param q [batch, seqQ, heads, headDim], float16 or bfloat16.
+ * @param k [batch, seqK, kvHeads, headDim], q's dtype and device; seqQ and seqK positive
+ *   multiples of 128 (equal when causal), headDim 64 or 128, kvHeads dividing heads.
+ * @param v k's shape, q's dtype and device.
+ * @param o The forward's O: q's shape, dtype and device.
+ * @param dO The gradient of O: q's shape, dtype and device.
+ * @param lse The forward's LSE (its `lse: true` output): [batch, heads, seqQ] float32 (natural
+ *   log; −inf for a row that sees no key, whose dQ is 0), on q's device.
+ * @returns New tensors dq (like q), dk and dv (like k), or those of `out`.
+ * @example const { dq, dk, dv } = attentionBackward(q, k, v, o, dO, lse, { causal: true });
+ * @throws TirxError TX9002 (kernels/tensors) for a q, k, v, o, dO or out tensor that is not a
+ *   rank-4 device tensor, an lse that is not a rank-3 one, a dtype other than float16/bfloat16 or
+ *   differing from q's (lse: other than float32), shapes that disagree (k vs q, v vs k, o and dO
+ *   vs q, lse vs [batch, heads, seqQ], out.dq vs q, out.dk and out.dv vs k), tensors on different
+ *   devices; TX9001 (kernels/config) for options or sizes the kernels do not offer (an unknown
+ *   option or out key, a non-boolean `causal`, a scale that is not a finite number, and the
+ *   builder's: head dim other than 64 or 128, sequence multiples, causal with seqQ ≠ seqK, heads
+ *   not a multiple of kvHeads, the window), or a GPU the kernels are not written for; the
+ *   launches' errors (TX5011 for a disposed tensor, CudaError).
+ */
+export function attentionBackward(
+  q: DeviceTensor,
+  k: DeviceTensor,
+  v: DeviceTensor,
+  o: DeviceTensor,
+  dO: DeviceTensor,
+  lse: DeviceTensor,
+  opts: AttentionBackwardOptions = {},
+): AttentionGradients {
+  const { kernels, out } = atCaller(() => prepareBackward(q, k, v, o, dO, lse, opts));
+  const dev = q.device;
+  const dq = out.dq ?? tensor.empty(q.shape, q.dtype, dev);
+  const dk = out.dk ?? tensor.empty(k.shape, k.dtype, dev);
+  const dv = out.dv ?? tensor.empty(k.shape, k.dtype, dev);
+  // The scratch tensors as the kernels declare them (preprocess writes all three: Δ, LSE₂ and
+  // the zeroed dQ accumulator).
+  const scratch = (name: string) => {
+    const b = paramBuffer(kernels.preprocess, name);
+    return tensor.empty(b.shape, b.dtype, dev);
+  };
+  const delta = scratch("Delta");
+  const lse2 = scratch("LSE2");
+  const dQacc = scratch("dQacc");
+  try {
+    const cuda = { target: "cuda" } as const;
+    compile(kernels.preprocess, cuda)(o, dO, lse, delta, lse2, dQacc);
+    compile(kernels.main, cuda)(q, k, v, dO, lse2, delta, dQacc, dk, dv);
+    compile(kernels.postprocess, cuda)(dQacc, dq);
+  } finally {
+    // Each launch has finished (compile's launches synchronize).
+    for (const t of [delta, lse2, dQacc]) t.dispose();
+  }
+  return { dq, dk, dv };
+}
+
+/** The shape (static extents) and dtype of `fn`'s buffer parameter `name`. */
+function paramBuffer(fn: PrimFunc, name: string): { shape: number[]; dtype: DType } {
+  const p = fn.params.find((x) => x.name === name);
+  invariant(p?.kind === "buffer", () => `kernel "${fn.name}" has no buffer parameter ${name}`);
+  const shape = p.buffer.shape.map((d) => {
+    invariant(typeof d === "number", () => `kernel "${fn.name}": ${name} has a symbolic shape`);
+    return d;
+  });
+  return { shape, dtype: p.buffer.dtype };
+}
+
 /**
  * `f()`, with a TirxError it throws without a position placed at the caller's line that called
- * `attention` (core's `callSite`: the first frame outside the tirx-ts packages).
+ * `attention` or `attentionBackward` (core's `callSite`: the first frame outside the tirx-ts
+ * packages).
  */
 function atCaller<R>(f: () => R): R {
   try {
@@ -234,6 +372,141 @@ function atCaller<R>(f: () => R): R {
     }
     throw e;
   }
+}
+
+/** q, k and v checked against each other, and the sizes they give. */
+interface Checked {
+  readonly Q: DeviceTensor;
+  readonly K: DeviceTensor;
+  readonly dtype: "float16" | "bfloat16";
+  readonly batch: number;
+  readonly seqQ: number;
+  readonly heads: number;
+  readonly headDim: number;
+  readonly seqK: number;
+  readonly kvHeads: number;
+}
+
+/** `[a, b, c]` for a message. */
+const show = (s: readonly number[]) => `[${s.join(", ")}]`;
+
+/**
+ * q, k and v of the call `who`: rank-4 device tensors, q's dtype float16 or bfloat16, k and v
+ * of q's dtype and device, k of q's batch and head dim, v of k's shape.
+ * @throws TirxError TX9002.
+ */
+function checkQKV(q: unknown, k: unknown, v: unknown, who: Call): Checked {
+  const Q = rank4(q, "q", "[batch, seqQ, heads, headDim]", who);
+  const K = rank4(k, "k", "[batch, seqK, kvHeads, headDim]", who);
+  const V = rank4(v, "v", "[batch, seqK, kvHeads, headDim]", who);
+  const dtype = Q.dtype;
+  if (dtype !== "float16" && dtype !== "bfloat16") {
+    throw tensorError(`q's dtype must be float16 or bfloat16, got ${dtype}`, who);
+  }
+  const [batch, seqQ, heads, headDim] = Q.shape as [number, number, number, number];
+  const [kb, seqK, kvHeads, kd] = K.shape as [number, number, number, number];
+  for (const [name, t] of [
+    ["k", K],
+    ["v", V],
+  ] as const) {
+    checkDtypeDevice(t, name, dtype, Q, who);
+  }
+  if (kb !== batch || kd !== headDim) {
+    throw tensorError(
+      `k must be [batch, seqK, kvHeads, headDim] with q's batch ${batch} and head dim ${headDim}, got ${show(K.shape)}`,
+      who,
+    );
+  }
+  if (!sameShape(V.shape, K.shape)) {
+    throw tensorError(`v's shape must be k's ${show(K.shape)}, got ${show(V.shape)}`, who);
+  }
+  return { Q, K, dtype, batch, seqQ, heads, headDim, seqK, kvHeads };
+}
+
+/** `t`'s dtype is `dtype` (q's) and its device q's. @throws TirxError TX9002. */
+function checkDtypeDevice(
+  t: DeviceTensor,
+  name: string,
+  dtype: string,
+  Q: DeviceTensor,
+  who: Call,
+  whose = "q's",
+): void {
+  if (t.dtype !== dtype) {
+    throw tensorError(`${name}'s dtype must be ${whose} (${dtype}), got ${t.dtype}`, who);
+  }
+  if (t.device !== Q.device) {
+    throw tensorError(
+      `${name} must be on q's device (${deviceName(Q.device)}), got ${deviceName(t.device)}`,
+      who,
+    );
+  }
+}
+
+/**
+ * `x` (`name`) a rank-4 device tensor of `like`'s shape and dtype (`likeName`'s), on q's device.
+ * @throws TirxError TX9002.
+ */
+function checkLike(
+  x: unknown,
+  name: string,
+  like: DeviceTensor,
+  likeName: string,
+  Q: DeviceTensor,
+  who: Call,
+): DeviceTensor {
+  const what =
+    likeName === "q" ? "[batch, seqQ, heads, headDim]" : "[batch, seqK, kvHeads, headDim]";
+  const t = rank4(x, name, what, who);
+  if (!sameShape(t.shape, like.shape)) {
+    throw tensorError(
+      `${name}'s shape must be ${likeName}'s ${show(like.shape)}, got ${show(t.shape)}`,
+      who,
+    );
+  }
+  checkDtypeDevice(t, name, like.dtype, Q, who, `${likeName}'s`);
+  return t;
+}
+
+/**
+ * The target of the tensors' device (undefined: the simulated device).
+ * @throws TirxError TX9002 for a device this library cannot launch on.
+ */
+function archOf(Q: DeviceTensor, who: Call): string | undefined {
+  try {
+    return deviceArch(Q.device);
+  } catch (e) {
+    // A look-alike device: the tensors are on none this library can launch on.
+    if (e instanceof TirxError) throw tensorError(`q's device is not one: ${e.text}`, who);
+    throw e;
+  }
+}
+
+/** The sizes of the checked tensors with the mask and scale options that are given. */
+function sizesOf(c: Checked, o: AttentionOptions | AttentionBackwardOptions): FlashAttentionSizes {
+  return {
+    batch: c.batch,
+    heads: c.heads,
+    seqQ: c.seqQ,
+    seqK: c.seqK,
+    headDim: c.headDim as FlashAttentionSizes["headDim"],
+    dtype: c.dtype,
+    kvHeads: c.kvHeads,
+    ...(o.causal !== undefined ? { causal: o.causal } : {}),
+    ...(o.scale !== undefined ? { scale: o.scale } : {}),
+    ...(o.window !== undefined ? { window: o.window } : {}),
+  };
+}
+
+/** `cache`'s entry for `key`, built by `make` when missing (at most 256 kept). */
+function cached<V>(cache: Map<string, V>, key: string, make: () => V): V {
+  let hit = cache.get(key);
+  if (hit === undefined) {
+    hit = make();
+    if (cache.size >= 256) cache.clear();
+    cache.set(key, hit);
+  }
+  return hit;
 }
 
 /**
@@ -247,97 +520,102 @@ function prepare(
   v: DeviceTensor,
   opts: AttentionOptions,
 ): { fn: PrimFunc; o: AttentionOptions; lseShape: number[] | undefined } {
-  const o = checkOptions(opts);
-  const Q = rank4(q, "q", "[batch, seqQ, heads, headDim]");
-  const K = rank4(k, "k", "[batch, seqK, kvHeads, headDim]");
-  const V = rank4(v, "v", "[batch, seqK, kvHeads, headDim]");
-  const dtype = Q.dtype;
-  if (dtype !== "float16" && dtype !== "bfloat16") {
-    throw tensorError(`q's dtype must be float16 or bfloat16, got ${dtype}`);
-  }
-  const [batch, seqQ, heads, headDim] = Q.shape as [number, number, number, number];
-  const [kb, seqK, kvHeads, kd] = K.shape as [number, number, number, number];
-  const show = (s: readonly number[]) => `[${s.join(", ")}]`;
-  for (const [name, t] of [
-    ["k", K],
-    ["v", V],
-  ] as const) {
-    if (t.dtype !== dtype)
-      throw tensorError(`${name}'s dtype must be q's (${dtype}), got ${t.dtype}`);
-    if (t.device !== Q.device) {
-      throw tensorError(
-        `${name} must be on q's device (${deviceName(Q.device)}), got ${deviceName(t.device)}`,
-      );
-    }
-  }
-  if (kb !== batch || kd !== headDim) {
-    throw tensorError(
-      `k must be [batch, seqK, kvHeads, headDim] with q's batch ${batch} and head dim ${headDim}, got ${show(K.shape)}`,
-    );
-  }
-  if (!sameShape(V.shape, K.shape)) {
-    throw tensorError(`v's shape must be k's ${show(K.shape)}, got ${show(V.shape)}`);
-  }
-  if (o.out !== undefined) {
-    const out = rank4(o.out, "out", "[batch, seqQ, heads, headDim]");
-    if (!sameShape(out.shape, Q.shape)) {
-      throw tensorError(`out's shape must be q's ${show(Q.shape)}, got ${show(out.shape)}`);
-    }
-    if (out.dtype !== dtype)
-      throw tensorError(`out's dtype must be q's (${dtype}), got ${out.dtype}`);
-    if (out.device !== Q.device) {
-      throw tensorError(
-        `out must be on q's device (${deviceName(Q.device)}), got ${deviceName(out.device)}`,
-      );
-    }
-  }
+  const o = checkOptions(opts, OPTIONS, "attention") as AttentionOptions;
+  const c = checkQKV(q, k, v, "attention");
+  if (o.out !== undefined) checkLike(o.out, "out", c.Q, "q", c.Q, "attention");
   const sizes: FlashAttentionSizes = {
-    batch,
-    heads,
-    seqQ,
-    seqK,
-    headDim: headDim as FlashAttentionSizes["headDim"],
-    dtype,
-    kvHeads,
-    ...(o.causal !== undefined ? { causal: o.causal } : {}),
-    ...(o.scale !== undefined ? { scale: o.scale } : {}),
-    ...(o.window !== undefined ? { window: o.window } : {}),
+    ...sizesOf(c, o),
     ...(o.lse !== undefined ? { lse: o.lse } : {}),
   };
-  let arch: string | undefined;
-  try {
-    arch = deviceArch(Q.device);
-  } catch (e) {
-    // A look-alike device: the tensors are on none this library can launch on.
-    if (e instanceof TirxError) throw tensorError(`q's device is not one: ${e.text}`);
-    throw e;
-  }
-  const config = pickAttentionConfig("forward", sizes, arch);
+  const config = pickAttentionConfig("forward", sizes, archOf(c.Q, "attention"));
   const full: FlashAttentionSizes = { ...sizes, ...config.tune };
-  const key = JSON.stringify(full);
-  let fn = BUILT.get(key);
-  if (fn === undefined) {
-    fn = makeFlashAttention(full);
-    if (BUILT.size >= 256) BUILT.clear();
-    BUILT.set(key, fn);
-  }
-  return { fn, o, lseShape: o.lse === true ? [batch, heads, seqQ] : undefined };
+  const fn = cached(BUILT, JSON.stringify(full), () => makeFlashAttention(full));
+  return { fn, o, lseShape: o.lse === true ? [c.batch, c.heads, c.seqQ] : undefined };
 }
 
-/** Options checked before the tensors: known keys, `causal` a boolean, `scale` finite. */
-function checkOptions(opts: unknown): AttentionOptions {
+/**
+ * attentionBackward's checks and its kernels: the options, the tensors (q, k, v, then o, dO,
+ * lse and the outs), the configuration, and the kernels built for them (kept by sizes). Returns
+ * the checked `out` (empty when none).
+ * @throws TirxError TX9001, TX9002 as {@link attentionBackward}.
+ */
+function prepareBackward(
+  q: DeviceTensor,
+  k: DeviceTensor,
+  v: DeviceTensor,
+  o: DeviceTensor,
+  dO: DeviceTensor,
+  lse: DeviceTensor,
+  opts: AttentionBackwardOptions,
+): { kernels: FlashAttentionBackward; out: NonNullable<AttentionBackwardOptions["out"]> } {
+  const who = "attentionBackward";
+  const op = checkOptions(opts, BACKWARD_OPTIONS, who) as AttentionBackwardOptions;
+  const out = op.out ?? {};
+  if (typeof out !== "object" || out === null || Array.isArray(out)) {
+    throw new TirxError(
+      "TX9001",
+      `${who}: out must be an object like { dq, dk, dv } (each optional), got ${showValue(out)}`,
+    );
+  }
+  for (const key of Object.keys(out)) {
+    if ((BACKWARD_OUTS as readonly string[]).includes(key)) continue;
+    const guess = didYouMean(key, BACKWARD_OUTS);
+    throw new TirxError(
+      "TX9001",
+      `${who}: out has no key ${showValue(key)}${guess ? `; did you mean "${guess}"?` : ""} (keys: ${BACKWARD_OUTS.join(", ")})`,
+    );
+  }
+  const c = checkQKV(q, k, v, who);
+  checkLike(o, "o", c.Q, "q", c.Q, who);
+  checkLike(dO, "dO", c.Q, "q", c.Q, who);
+  const lseShape = [c.batch, c.heads, c.seqQ];
+  const L = ranked(lse, "lse", "[batch, heads, seqQ] float32", 3, who);
+  if (!sameShape(L.shape, lseShape)) {
+    throw tensorError(
+      `lse must be [batch, heads, seqQ] = ${show(lseShape)} (the forward's lse output), got ${show(L.shape)}`,
+      who,
+    );
+  }
+  if (L.dtype !== "float32") {
+    throw tensorError(
+      `lse's dtype must be float32 (the forward's lse output), got ${L.dtype}`,
+      who,
+    );
+  }
+  checkDtypeDevice(L, "lse", "float32", c.Q, who);
+  if (out.dq !== undefined) checkLike(out.dq, "out.dq", c.Q, "q", c.Q, who);
+  if (out.dk !== undefined) checkLike(out.dk, "out.dk", c.K, "k", c.Q, who);
+  if (out.dv !== undefined) checkLike(out.dv, "out.dv", c.K, "k", c.Q, who);
+  const sizes = sizesOf(c, op);
+  const config = pickAttentionConfig("backward", sizes, archOf(c.Q, who));
+  const full: FlashAttentionSizes = { ...sizes, ...config.tune };
+  const kernels = cached(BUILT_BACKWARD, JSON.stringify(full), () =>
+    makeFlashAttentionBackward(full),
+  );
+  return { kernels, out };
+}
+
+/**
+ * Options checked before the tensors: an object of known keys (`known`, those of the call
+ * `who`), `causal` a boolean, `scale` finite.
+ * @throws TirxError TX9001.
+ */
+function checkOptions(opts: unknown, known: readonly string[], who: Call): object {
   const bad = (message: string): never => {
-    throw new TirxError("TX9001", `attention: ${message}`);
+    throw new TirxError("TX9001", `${who}: ${message}`);
   };
   if (typeof opts !== "object" || opts === null || Array.isArray(opts)) {
     bad(`options must be an object like { causal: true }, got ${showValue(opts)}`);
   }
   const o = opts as Record<string, unknown>;
   for (const key of Object.keys(o)) {
-    if ((OPTIONS as readonly string[]).includes(key)) continue;
-    const guess = didYouMean(key, OPTIONS);
+    if (known.includes(key)) continue;
+    if (key === "lse" && who === "attentionBackward") {
+      bad(`no option "lse": the forward's lse output is the sixth argument`);
+    }
+    const guess = didYouMean(key, known);
     bad(
-      `no option ${showValue(key)}${guess ? `; did you mean "${guess}"?` : ""} (options: ${OPTIONS.join(", ")}; kvHeads is k's third dim)`,
+      `no option ${showValue(key)}${guess ? `; did you mean "${guess}"?` : ""} (options: ${known.join(", ")}; kvHeads is k's third dim)`,
     );
   }
   if (o.causal !== undefined && typeof o.causal !== "boolean") {
@@ -346,7 +624,7 @@ function checkOptions(opts: unknown): AttentionOptions {
   if (o.scale !== undefined && !(typeof o.scale === "number" && Number.isFinite(o.scale))) {
     bad(`scale is a finite number, got ${showValue(o.scale)}`);
   }
-  return o as AttentionOptions;
+  return o;
 }
 
 /** Equal shapes (same rank and extents). */
