@@ -2,8 +2,7 @@
 // independent references; every case's PTX assembles for sm_90. test/gpu/mma-differential.test.ts
 // runs the same cases on a GPU.
 import { describe, expect, it } from "vitest";
-import { sim } from "tirx-ts";
-import { compileToPtx } from "@tirx-ts/codegen-ptx";
+import { compile, sim } from "tirx-ts";
 import { mmaCases, runMmaCase } from "./mma-cases.js";
 import { assembleMerged } from "../util/ptx-merge.js";
 
@@ -13,7 +12,8 @@ describe("tensor-core differential cases on the simulator", () => {
   it("every case's PTX assembles for sm_90", async () => {
     const mods = cases.map((c) => ({
       name: c.id,
-      text: compileToPtx(c.fn, { arch: "sm_90" }).text,
+      // compile's PTX (compileToPtx's): runMmaCase's compile then finds it in the compile cache.
+      text: compile(c.fn, { target: "cuda", arch: "sm_90" }).ptx,
     }));
     expect(await assembleMerged(mods, "sm_90")).toEqual([]);
   });
