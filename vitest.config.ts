@@ -31,7 +31,7 @@ const SLOWEST = [
   "test/depth-limit.test.ts", // 16 s: ptxas on 2048-deep nests
   "test/diff/ops-cpu.test.ts", // 15 s: with the generated-code half (was jit-cpu, 8 s)
   "test/readme-commands.test.ts", // 14 s: the README's commands
-  "test/replay.test.ts", // 14 s
+  "test/mutation.test.ts", // 15 s: with the replay tests (were 14 s + 8 s)
   "test/diff/wgmma-cpu.test.ts", // 13 s
   "test/script-roundtrip.test.ts", // 11 s
   "test/conformance/cp-async-property.test.ts", // 10 s
