@@ -11,7 +11,7 @@
 // the cases are built once: building them is about a third of each half.)
 import { describe, expect, it } from "vitest";
 import { sim } from "tirx-ts";
-import { dtypeBytes, verify, type KernelArg, type VerifiedFunc } from "@tirx-ts/core";
+import { dtypeBytes, isFloat8, verify, type KernelArg, type VerifiedFunc } from "@tirx-ts/core";
 import { runSim, simTensor, type SimTensor } from "@tirx-ts/runtime-sim";
 import { diffCases, type DiffCase } from "./cases.js";
 import { judge, runCase, showMismatches } from "./run.js";
@@ -59,7 +59,11 @@ describe("differential test on the CPU: simulator against the reference", () => 
  */
 function outputOf(c: DiffCase, vf: VerifiedFunc, jitAfter: number): Uint8Array {
   const one = (b: Uint8Array, dt: DiffCase["result"]): SimTensor =>
-    simTensor(dtypeBytes(dt) === 1 ? Array.from(b) : b, { shape: [c.n], dtype: dt });
+    // One-byte integers and bool take values; every other dtype (float8 too) takes raw bytes.
+    simTensor(dtypeBytes(dt) === 1 && !isFloat8(dt) ? Array.from(b) : b, {
+      shape: [c.n],
+      dtype: dt,
+    });
   const xs = c.bytes.map((b, j) => one(b, c.operands[j]!));
   const eb = dtypeBytes(c.result);
   const poison = c.initial ?? new Uint8Array(c.n * eb).fill(c.result === "bool" ? 1 : 0xa5);
