@@ -281,9 +281,15 @@ else {
       );
       const dO = empty(shape, c.dtype).copyFrom(new Uint8Array(readFileSync(files.do)));
       const lse = empty(rowShape, "float32");
-      const delta = empty(rowShape, "float32");
-      const lse2 = empty(rowShape, "float32");
-      const dQacc = empty(shape, "float32");
+      // The scratch tensors as the main kernel declares them (dQacc is blocked).
+      const scratch = (name: string) => {
+        const p = k.main.params.find((x) => x.kind === "buffer" && x.name === name);
+        if (p?.kind !== "buffer") throw new Error(`the backward kernel has no parameter ${name}`);
+        return empty(p.buffer.shape as number[], "float32");
+      };
+      const delta = scratch("Delta");
+      const lse2 = scratch("LSE2");
+      const dQacc = scratch("dQacc");
       const [dQ, dK, dV] = [0, 1, 2].map(() => empty(shape, c.dtype));
       fwd(x.Q, x.K, x.V, x.O, lse);
       for (const g of [dQ!, dK!, dV!]) rt.driver().memsetD8(g.ptr, 0xff, g.nbytes);
