@@ -1,6 +1,5 @@
 import {
   constInt,
-  isTensorMap,
   intImm,
   mkVar,
   TirxError,
@@ -9,15 +8,13 @@ import {
   type LaunchConfig,
   type Span,
   type SpecialName,
-  type TileParam,
 } from "@tirx-ts/core";
 import { builder } from "./builder.js";
 import { PrimExpr, show } from "./expr.js";
 import { checkOptInt, checkOptions, isPlainObject } from "./check.js";
 import { recordStmtOp } from "./op-call.js";
-import { PtxOp } from "./ptx.js";
+import { tile } from "./tile-apply.js";
 import { callerSpan } from "./span.js";
-import { TileView } from "./view.js";
 
 type Dim3 =
   number | readonly [number] | readonly [number, number] | readonly [number, number, number];
@@ -216,98 +213,4 @@ export function cta_sync(): void {
   recordStmtOp("bar.sync", [intImm(0)], callerSpan());
 }
 
-function toParam(key: string, v: unknown, span?: Span): TileParam {
-  if (v instanceof PrimExpr) return v.expr;
-  if (isTensorMap(v)) return v;
-  if (Array.isArray(v)) {
-    // TMA coordinates: int32 expressions or integers.
-    return (v as unknown[]).map((x, i) => {
-      if (x instanceof PrimExpr) return x.expr;
-      if (typeof x === "number" && Number.isSafeInteger(x)) return intImm(x, "int32", span);
-      throw new TirxError(
-        "TX1002",
-        `tile.apply parameter ${key}[${i}] must be an expression or an integer, got ${show(x)}`,
-        span,
-      );
-    });
-  }
-  if (v instanceof TileView) return v.view;
-  if (typeof v === "number" || typeof v === "string" || typeof v === "boolean") return v;
-  if (typeof v === "bigint") return { kind: "IntImm", value: v, dtype: "uint64" };
-  throw new TirxError(
-    "TX1002",
-    `tile.apply parameter ${key} must be an expression, a view or a constant, got ${show(v)}`,
-    span,
-  );
-}
-
-/**
- * Explicit CUDA tile patterns (TIRx `T.cuda.tile`). `apply(T.ptx[opcode], dst, src, params)`
- * records one tile-pattern instruction; the verifier checks it against the opcode's contract.
- * `op` is typed `PtxOp | undefined` because `T.ptx[opcode]` reads an index signature, which
- * `noUncheckedIndexedAccess` types as possibly undefined; `T.ptx` gives a PtxOp for every
- * dotted name, and anything that is not a PtxOp (undefined included) is TX1002 here.
- */
-export const tile = {
-  apply(
-    op: PtxOp | undefined,
-    dst: TileView,
-    src: TileView,
-    params: Readonly<Record<string, unknown>> = {},
-  ): void {
-    const span = callerSpan();
-    const b = builder("T.cuda.tile.apply", span);
-    if (!(op instanceof PtxOp)) {
-      throw new TirxError(
-        "TX1002",
-        `the first operand of tile.apply is an opcode such as T.ptx["cp.async.cg.shared.global"], got ${show(op)}`,
-        span,
-      );
-    }
-    for (const [name, v] of [
-      ["dst", dst],
-      ["src", src],
-    ] as const) {
-      if (!(v instanceof TileView)) {
-        throw new TirxError(
-          "TX1002",
-          `${name} of tile.apply must be a tensor or view, got ${show(v)}`,
-          span,
-        );
-      }
-    }
-    if (!isPlainObject(params)) {
-      throw new TirxError(
-        "TX1002",
-        `tile.apply parameters must be an object like { chunk_bytes: 16 }, got ${show(params)}`,
-        span,
-      );
-    }
-    const p: Record<string, TileParam> = {};
-    for (const k of Reflect.ownKeys(params)) {
-      if (typeof k !== "string") {
-        throw new TirxError(
-          "TX1002",
-          `tile.apply parameter names are strings, got ${show(k)}`,
-          span,
-        );
-      }
-      const v: unknown = Object.getOwnPropertyDescriptor(params, k)?.value;
-      if (v === undefined || v === null) continue;
-      Object.defineProperty(p, k, {
-        value: toParam(k, v, span),
-        enumerable: true,
-        writable: true,
-        configurable: true,
-      });
-    }
-    b.emit({
-      kind: "TileApply",
-      opcode: op.opcode,
-      dst: dst.view,
-      src: src.view,
-      params: p,
-      ...(span ? { span } : {}),
-    });
-  },
-};
+export { tile };

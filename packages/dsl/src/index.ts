@@ -5,7 +5,7 @@ export { TileView, type Index } from "./view.js";
 export { LocalScalar } from "./local-scalar.js";
 export { FlatView } from "./flat.js";
 export type { Stride, ShardSpec, ReplicaSpec, OffsetSpec } from "./layout.js";
-export { PtxOp } from "./ptx.js";
+export { PtxOp } from "./tile-apply.js";
 export type { TensorType, ScalarType, DTypeFn } from "./types.js";
 export type { ParamType, ParamHandles } from "./function.js";
 export { printFunc, printFuncAsync, printModule, printModuleAsync } from "./printer.js";

@@ -9,30 +9,7 @@ import { encode_matrix_descriptor, setmaxnreg, wgmma } from "./wgmma.js";
 import { arrive_remote, barrierCluster, mapa } from "./cluster.js";
 import { cvt } from "./cvt.js";
 import { fenceAcqRel, fenceSc, ld, st } from "./memory-order.js";
-import { tile } from "./cuda.js";
-
-/**
- * An instruction named by its PTX opcode, e.g. `T.ptx["cp.async.cg.shared.global"]`: the first
- * operand of `T.cuda.tile.apply`, or called itself, `T.ptx[opcode](dst, src, params)` being
- * `T.cuda.tile.apply(T.ptx[opcode], dst, src, params)` (e.g.
- * `T.ptx["cp.reduce.async.bulk.global.shared::cta.bulk_group.add.f32"](dQ, sdQ, { chunk_bytes: 4096 })`).
- * Errors: those of tile.apply and of the opcode's contract.
- */
-export class PtxOp {
-  readonly opcode!: string;
-  constructor(opcode: string) {
-    const op = ((dst: TileView, src: TileView, params?: Readonly<Record<string, unknown>>) =>
-      tile.apply(op, dst, src, params)) as unknown as PtxOp;
-    Object.setPrototypeOf(op, PtxOp.prototype);
-    Object.defineProperty(op, "opcode", { value: opcode, enumerable: true });
-    return op;
-  }
-}
-
-/** The call form of a PtxOp: `T.ptx[opcode](dst, src, params)` (see the class). */
-export interface PtxOp {
-  (dst: TileView, src: TileView, params?: Readonly<Record<string, unknown>>): void;
-}
+import { PtxOp } from "./tile-apply.js";
 
 /** Record a call of statement op `op` of the op table, checked against its record at the author's line. */
 function call(op: string, args: Expr[]): void {

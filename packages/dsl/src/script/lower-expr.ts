@@ -10,7 +10,7 @@ import {
 import type * as TsMorph from "ts-morph";
 import { PrimExpr, freeBinary, freeCompare, if_then_else, type ExprLike } from "../expr.js";
 import { FlatView } from "../flat.js";
-import { PtxOp } from "../ptx.js";
+import { PtxOp } from "../tile-apply.js";
 import { withSpan } from "../span.js";
 import { TileView } from "../view.js";
 import { builderT as T } from "../builder-t.js";
