@@ -5,7 +5,7 @@
 // CTAs: the last-block-done reduction runs clean with release/acquire and with fences, and
 // without them the report names the missing ordering.
 import { describe, expect, it } from "vitest";
-import { verify, type PrimFunc } from "@tirx-ts/core";
+import { verify, walkStmt, type PrimFunc, type Stmt } from "@tirx-ts/core";
 import { T } from "@tirx-ts/dsl";
 import { compileToPtx } from "@tirx-ts/codegen-ptx";
 import { runSim, simTensor, simZeros } from "@tirx-ts/runtime-sim";
@@ -20,6 +20,7 @@ import {
 } from "../examples/last_block_done.js";
 import { assembleLater } from "./util/ptxas-deferred.js";
 import { errorOf } from "./util/error-of.js";
+import { without } from "./util/sync-mutants.js";
 
 /** The lines of `fn`'s PTX for `arch` that hold one of `words`, trimmed. */
 function ptxLines(fn: PrimFunc, arch: string, words: readonly string[]): string[] {
@@ -118,6 +119,32 @@ describe("the last-block-done reduction on the simulator", () => {
     );
     expect(first).toContain("Release and Acquire Patterns");
   });
+});
+
+describe("each fence of the fence form is needed", () => {
+  // Removing either fence of last_block_done_fences (the release side's fence.sc.gpu before the
+  // counter's atomic, the acquire side's fence.acq_rel.gpu after it) leaves the partials
+  // unordered; the counter's own atomics stay ordered by observation.
+  const x = inputs();
+  for (const op of ["fence.sc.gpu", "fence.acq_rel.gpu"]) {
+    it(`without ${op}: TX6003 at the last CTA's read of a partial`, () => {
+      let target: Stmt | undefined;
+      walkStmt(last_block_done_fences.body, (s) => {
+        if (s.kind === "Call" && s.op === op) target = s;
+      });
+      const fn = without(last_block_done_fences, target!);
+      const t = [
+        simTensor(x, { shape: [x.length], dtype: "int32" }),
+        simZeros([8], "int32"),
+        simZeros([1], "uint32"),
+        simZeros([1], "int32"),
+      ];
+      const r = runSim(verify(fn), t, { hazards: "collect" });
+      expect(r.reports.map(String)[0]).toMatch(
+        /TX6003.*reads global "Partial".*no release\/acquire or fence orders/,
+      );
+    });
+  }
 });
 
 describe("release and acquire patterns between two CTAs", () => {

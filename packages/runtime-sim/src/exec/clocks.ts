@@ -169,6 +169,7 @@ export class Clocks {
     this.#ext.length = 0;
     this.#extAll = undefined;
     this.hasExt = false;
+    this.focus = undefined;
     this.#namedExt.clear();
     this.#ctaStarts.push(base);
     this.#ctaLabels.push(label);
@@ -197,12 +198,36 @@ export class Clocks {
 
   /** Does access `(u, c)` happen before thread `t`'s current point? */
   ordered(u: number, c: number, t: number): boolean {
-    if (c < this.ctaBase) return c < this.launchBase || (this.hasExt && this.#extKnows(u, c, t));
+    if (c < this.ctaBase) {
+      return (
+        c < this.launchBase ||
+        (this.hasExt && this.#extKnows(u, c, t)) ||
+        (this.focus !== undefined && this.#focusKnows(u, c))
+      );
+    }
     if (u === t) return true;
     if (c <= this.floor[u]!) return true;
     if (u >> 5 === t >> 5 && c <= this.wfloor[u]!) return true;
     const K = this.#K;
-    return K !== null && K[t * this.threads + u]! >= c;
+    if (K !== null && K[t * this.threads + u]! >= c) return true;
+    return this.focus !== undefined && this.#focusKnows(u, c);
+  }
+
+  /**
+   * While the race checks of one access run: the strong writes of its location that the
+   * accessing thread observed (flat `[group, thread, clock, ...]`, exec/memory-order.ts), each
+   * ordered before the access by observation order alone; undefined otherwise.
+   */
+  focus: readonly number[] | undefined = undefined;
+
+  /** Is access `(u, c)` one of the observed writes in `focus` (or an earlier write of u there)? */
+  #focusKnows(u: number, c: number): boolean {
+    const f = this.focus!;
+    const g = c < this.ctaBase ? this.groupOf(c) : this.group;
+    for (let i = 0; i < f.length; i += 3) {
+      if (f[i] === g && f[i + 1] === u && f[i + 2]! >= c) return true;
+    }
+    return false;
   }
 
   /** Packed record `rec` (-1: none) at clock `c` is of another thread and not ordered before `t`. */
@@ -241,7 +266,7 @@ export class Clocks {
     // acquired other CTAs' writes), or one a cta_sync ordered before every thread.
     if (c < this.ctaBase) {
       if (c < this.launchBase) return true;
-      if (!this.hasExt) return false;
+      if (!this.hasExt && this.focus === undefined) return false;
     } else if (c <= this.floorMin) return true;
     const base = rec & THREAD_MASK;
     if (k < 0) {

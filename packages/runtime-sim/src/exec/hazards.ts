@@ -155,9 +155,23 @@ export function checkGlobalRead(acc: GlobalAccess): void {
   }
   checkGlobalBulkWrite(acc, "reads");
   if (m.speculative > 0) return;
+  const focus = m.order.live ? focusOn(m, sh, acc.addr, acc.thread) : false;
   const hit = sh.checkWriters(acc.addr, acc.n, acc.thread, false, m.isAtomicSite);
+  if (focus) m.clocks.focus = undefined;
   if (hit) reportRace(acc, "TX6003", "reads", globalAt(acc), hit, "wrote");
   if (sh.recordReads) sh.recordRead(acc.addr, acc.n, acc.thread, acc.site);
+}
+
+/**
+ * Point the clocks' focus (Clocks.focus) at the strong writes of location (`key`, `addr`) that
+ * thread `t` observed, for the race checks of its access there; true when it set one (the caller
+ * clears it after the checks).
+ */
+function focusOn(m: GlobalAccess["m"], key: object | undefined, addr: number, t: number): boolean {
+  const f = m.order.observedFor(key, addr, t);
+  if (f === undefined) return false;
+  m.clocks.focus = f;
+  return true;
 }
 
 /**
@@ -174,7 +188,9 @@ export function checkStrongGlobalRead(acc: GlobalAccess): void {
   }
   checkGlobalBulkWrite(acc, "reads");
   if (m.speculative > 0) return;
+  const focus = m.order.live ? focusOn(m, sh, acc.addr, acc.thread) : false;
   const hit = sh.checkWriters(acc.addr, acc.n, acc.thread, true, m.isAtomicSite);
+  if (focus) m.clocks.focus = undefined;
   if (hit) reportRace(acc, "TX6003", "reads", globalAt(acc), hit, "wrote");
 }
 
@@ -213,13 +229,16 @@ export function checkGlobalWrite(acc: GlobalAccess): void {
   if (m.bulk.s2gLive > 0) checkGlobalBulkWrite(acc, "writes");
   sh.trackWriters();
   const atomic = acc.atomic;
-  // A plain write ends the release chains of its bytes (exec/memory-order.ts).
+  // A plain write ends the release chains of its bytes (exec/memory-order.ts); the writes of the
+  // chain this thread observed there are ordered before it (Clocks.focus).
+  const focus = m.order.live ? focusOn(m, sh, a, t) : false;
   if (!atomic && m.order.live) m.order.plainWrite(sh, a, n);
   const w = (acc.site << THREAD_BITS) | t;
   const now = m.clocks.clock[t]!;
   const verb = atomic ? "atomically updates" : "writes";
   if (n >= GLOBAL_RANGE_MIN) {
     const hit = sh.checkWriters(a, n, t, atomic, m.isAtomicSite);
+    if (focus) m.clocks.focus = undefined;
     if (hit) reportRace(acc, "TX6014", verb, globalAt(acc), hit, "wrote");
     else checkReads(acc, verb);
     sh.recordWrite(a, n, w, now);
@@ -227,6 +246,7 @@ export function checkGlobalWrite(acc: GlobalAccess): void {
   }
   // An element: its bytes per byte (the block around it materialised once).
   const hit = sh.checkElement(a, n, t, atomic, m.isAtomicSite);
+  if (focus) m.clocks.focus = undefined;
   if (hit) reportRace(acc, "TX6014", verb, globalAt(acc), hit, "wrote");
   else if (sh.hasReaders) checkReads(acc, verb);
   if (atomic) sh.recordAtomic(a, n, t, w, m.isAtomicSite);

@@ -25,7 +25,10 @@ import { joinViews } from "./clocks.js";
  *   when X precedes Z in observation order and Z precedes Y in base causality order): a strong
  *   read that observes M's chain of strong writes orders those writes (not what their threads did
  *   before them) before the reader's later accesses, without any fence. So the last CTA of a
- *   last-block-done reduction may reset the counter the other CTAs' atomics wrote.
+ *   last-block-done reduction may reset the counter the other CTAs' atomics wrote. The
+ *   simulator keeps what each thread observed per location and consults it in the race checks
+ *   of that thread's accesses of that location (Clocks.focus); a barrier does not pass it on to
+ *   other threads (a false report, never a missed race).
  *
  * State: per location (a tensor's element start byte, or an absolute shared byte), the release
  * records whose chain reaches the location's current value: the released view (Clocks.GroupView),
@@ -97,6 +100,8 @@ export class MemoryOrder {
   readonly #shared = new Map<number, ReleaseRecord[]>();
   /** Per tensor (undefined: shared memory), per element byte: its chain of strong writes. */
   readonly #chains = new Map<object | undefined, Map<number, Chain>>();
+  /** Per thread, per location: the chain of strong writes it observed there (observedFor). */
+  readonly #observed: (Map<object | undefined, Map<number, number[]>> | undefined)[] = [];
   /** Per thread: records its strong relaxed reads observed since its last fence. */
   readonly #pending: (ReleaseRecord[] | undefined)[] = [];
   /** Per thread: its last fence's view and who performed it. */
@@ -118,6 +123,7 @@ export class MemoryOrder {
     this.live = false;
     this.#pending.length = 0;
     this.#fence.length = 0;
+    this.#observed.length = 0;
   }
 
   /** A CTA (or cluster) starts: shared memory is new, and no thread fenced or read yet. */
@@ -126,6 +132,7 @@ export class MemoryOrder {
     this.#chains.delete(undefined);
     this.#pending.length = 0;
     this.#fence.length = 0;
+    this.#observed.length = 0;
   }
 
   /** The records of a location (`tensor` undefined: shared byte `addr`), settled for the running group. */
@@ -170,7 +177,7 @@ export class MemoryOrder {
   read(tensor: object | undefined, addr: number, t: number, me: Who, acquire: boolean): void {
     const chain = this.#chains.get(tensor)?.get(addr);
     if (chain !== undefined && morallyStrong(settle(chain.last, this.#clocks.group) ?? me, me)) {
-      this.#observe(chain.stamps, t);
+      this.#observe(tensor, addr, chain.stamps, t);
     }
     const list = this.#records(tensor, addr);
     if (list === undefined) return;
@@ -253,17 +260,25 @@ export class MemoryOrder {
     old.last = me;
   }
 
-  /** Thread `t` observed the strong writes `stamps` (`[group, thread, clock, ...]`): they are ordered before its later accesses. */
-  #observe(stamps: readonly number[], t: number): void {
-    const clocks = this.#clocks;
-    const byGroup = new Map<number, Int32Array>();
-    for (let i = 0; i < stamps.length; i += 3) {
-      const g = stamps[i]!;
-      let arr = byGroup.get(g);
-      if (arr === undefined) byGroup.set(g, (arr = new Int32Array(clocks.threads)));
-      if (stamps[i + 2]! > arr[stamps[i + 1]!]!) arr[stamps[i + 1]!] = stamps[i + 2]!;
-    }
-    clocks.acquireView(byGroup, t);
+  /**
+   * Thread `t` observed the strong writes `stamps` (`[group, thread, clock, ...]`) of the location
+   * (`tensor`, `addr`): those writes, and no access their threads made before them, are ordered
+   * before t's later accesses of that location (see focus).
+   */
+  #observe(tensor: object | undefined, addr: number, stamps: readonly number[], t: number): void {
+    let byLoc = this.#observed[t];
+    if (byLoc === undefined) this.#observed[t] = byLoc = new Map();
+    let m = byLoc.get(tensor);
+    if (m === undefined) byLoc.set(tensor, (m = new Map()));
+    m.set(addr, stamps.slice());
+  }
+
+  /**
+   * The strong writes of location (`tensor`, `addr`) thread `t` observed (flat `[group, thread,
+   * clock, ...]`), or undefined: Clocks.focus while the race checks of t's access there run.
+   */
+  observedFor(tensor: object | undefined, addr: number, t: number): readonly number[] | undefined {
+    return this.#observed[t]?.get(tensor)?.get(addr);
   }
 
   /**
