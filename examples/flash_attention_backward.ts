@@ -19,6 +19,7 @@ import {
   type ExampleResult,
   type FlashAttentionBackward,
   type FlashAttentionSizes,
+  type PrimFunc,
 } from "tirx-ts";
 
 export { makeFlashAttentionBackward, type FlashAttentionBackward };
@@ -205,9 +206,16 @@ export function checkFlashAttentionBackward(
   };
 }
 
-/** Run at the example's size on `dev` against float64. */
-export function runExample(dev: DeviceLike = device()): ExampleResult {
-  return checkFlashAttentionBackward(dev, EXAMPLE, flash_attention_bwd);
+/**
+ * Run at the example's size on `dev` against float64; `main` stands in for the main kernel (the
+ * script-mode twin's, examples/script/flash_attention_backward.ts), the pre- and postprocessing
+ * kernels are this file's.
+ */
+export function runExample(
+  dev: DeviceLike = device(),
+  main: PrimFunc = flash_attention_bwd_main,
+): ExampleResult {
+  return checkFlashAttentionBackward(dev, EXAMPLE, { ...flash_attention_bwd, main });
 }
 
 if (isMain(import.meta.url)) {

@@ -1,0 +1,318 @@
+// flash_attention backward in script mode (examples/flash_attention_backward.ts is the builder-mode
+// twin, at its example size: one batch, two heads, 128 queries and keys, head dim 64, float16,
+// causal): dQ, dK and dV of O = softmax(Q·Kᵀ / 8) · V, in three kernels launched in order.
+// flash_attention_bwd_pre, a warp per query row: Δ = rowsum(dO ∘ O), LSE₂ = LSE · log2 e (+inf
+// for a row that saw no key) and the blocked float32 dQ accumulator zeroed. flash_attention_bwd,
+// a CTA per (128 keys, head): a producer thread loads K and V once and the Q and dO blocks of 64
+// rows through a 2-deep ring by TMA (T.tile.copy_async); two consumer warpgroups of 64 keys each
+// recompute S = Q·Kᵀ and dP = dO·Vᵀ (wgmma SS), mask the blocks that cross the diagonal, form
+// P = exp2(S · C − LSE₂) and dS = P ∘ (dP − Δ), compute dQ's partial sums dS·K (wgmma RS) while P
+// and dS go to shared memory for dV += Pᵀ·dO and dK += dSᵀ·Q (transposed A), and add dQ into the
+// accumulator by one bulk reduction per step (cp.reduce.async.bulk .add.f32).
+// flash_attention_bwd_post, a warp per query row: dQ = accumulator / 8, rounded to float16.
+// Run: npx tsx examples/script/flash_attention_backward.ts (its check is
+// examples/flash_attention_backward.ts's).
+import {
+  device,
+  isMain,
+  runAsMain,
+  script as T,
+  type Tensor,
+  type Tile,
+  type DeviceLike,
+  type ExampleResult,
+} from "tirx-ts";
+import { runExample as check } from "../flash_attention_backward.js";
+
+/** Keys per CTA of the main kernel (two consumer warpgroups of 64). */
+const BN = 128;
+/** Query rows per step of a consumer's loop. */
+const BM = 64;
+const D = 64;
+const STAGES = 2;
+/** Query blocks of 64 rows: 128 queries. */
+const Q_BLOCKS = 2;
+/** Warps (query rows) per CTA of the pre- and postprocessing kernels. */
+const ROWS = 8;
+/** The softmax scale 1/√64. */
+const SCALE = 0.125;
+/** The softmax scale times log2(e): exp(x / 8) = exp2(x · C). */
+const C = 0.18033688011112042;
+const KV_BYTES = BN * D * 2;
+const Q_BYTES = BM * D * 2;
+/** K, V, the Q and dO rings, the P and dS rings of both consumers, their dQ staging blocks. */
+const SMEM = (2 * BN + 2 * STAGES * BM) * D * 2 + STAGES * 2 * 2 * BM * 64 * 2 + 2 * BM * D * 4;
+
+export const flash_attention_bwd_pre = T.prim_func(function flash_attention_bwd_pre(
+  O: Tensor<[1, 128, 2, 64], "float16">,
+  dO: Tensor<[1, 128, 2, 64], "float16">,
+  LSE: Tensor<[1, 2, 128], "float32">,
+  Delta: Tensor<[1, 2, 128], "float32">,
+  LSE2: Tensor<[1, 2, 128], "float32">,
+  dQacc: Tensor<[1, 2, 2, 1, 4096], "float32">,
+) {
+  T.device_entry({ launch: T.cuda.LaunchConfig({ grid: [16, 2, 1], block: 256 }) });
+  // The warp's query row i, head h, batch b.
+  const i = T.let_("i", T.cuda.block_idx("x") * ROWS + T.floordiv(T.cuda.thread_idx("x"), 32));
+  const h = T.cuda.block_idx("y");
+  const b = T.cuda.block_idx("z");
+  // One query row per warp, [64] or as one 64-column block [1, 64]: lane l holds columns 2l and
+  // 2l + 1.
+  const rowLayout = T.TileLayout(T.S([1, 32, 2], ["2@m", "1@laneid", "1@m"]));
+  const oneLayout = T.TileLayout(T.S([1]), T.R([32], ["1@laneid"]));
+  const o = T.alloc_local([D], "float16", { name: "o", layout: rowLayout });
+  const g = T.alloc_local([D], "float16", { name: "g", layout: rowLayout });
+  const of = T.alloc_local([D], "float32", { name: "of", layout: rowLayout });
+  const gf = T.alloc_local([D], "float32", { name: "gf", layout: rowLayout });
+  const z = T.alloc_local([1, 64], "float32", { name: "z", layout: rowLayout });
+  const delta = T.alloc_local([1], "float32", { name: "delta", layout: oneLayout });
+  T.tile.warp.copy(o, O.sub(b, i, h));
+  T.tile.warp.copy(g, dO.sub(b, i, h));
+  T.tile.warp.cast(of, o);
+  T.tile.warp.cast(gf, g);
+  T.tile.warp.mul(of, of, gf);
+  T.tile.warp.sum(delta, of, 0);
+  T.tile.warp.copy(Delta.sub(b, h).rearrange("(s o) -> s o", { o: 1 }).sub(i), delta);
+  T.tile.warp.zero(z);
+  // Row i of the blocked accumulator: block i / 64, row i % 64, as its [1, 64] column blocks.
+  const accRow = dQacc
+    .rearrange("b h q k (r c) -> b h q r k c", { c: 64 })
+    .sub(b, h, T.floordiv(i, BM), T.floormod(i, BM));
+  T.tile.warp.copy(accRow, z);
+  if (T.floormod(T.cuda.thread_idx("x"), 32) === 0) {
+    const l = T.let_("l", LSE[b]![h]![i]!);
+    LSE2[b]![h]![i] = l === -Infinity ? Infinity : l * Math.LOG2E;
+  }
+});
+
+export const flash_attention_bwd_main = T.prim_func(function flash_attention_bwd(
+  Q: Tensor<[1, 128, 2, 64], "float16">,
+  K: Tensor<[1, 128, 2, 64], "float16">,
+  V: Tensor<[1, 128, 2, 64], "float16">,
+  dO: Tensor<[1, 128, 2, 64], "float16">,
+  LSE2: Tensor<[1, 2, 128], "float32">,
+  Delta: Tensor<[1, 2, 128], "float32">,
+  dQacc: Tensor<[1, 2, 2, 1, 4096], "float32">,
+  dK: Tensor<[1, 128, 2, 64], "float16">,
+  dV: Tensor<[1, 128, 2, 64], "float16">,
+) {
+  T.device_entry({
+    launch: T.cuda.LaunchConfig({ grid: [1, 2, 1], block: 384, dynamic_shared_bytes: SMEM }),
+  });
+  const tid = T.cuda.thread_idx("x");
+  const kb = T.cuda.block_idx("x");
+  const h = T.cuda.block_idx("y");
+  const b = T.cuda.block_idx("z");
+  const wg = T.let_("wg", T.floordiv(tid, 128));
+  // Causal: the query blocks i0 ≤ i < Q_BLOCKS meet the CTA's keys kb·128 .. kb·128 + 127.
+  const i0 = T.let_("i0", T.min(T.floordiv(T.max(kb * BN, 0), BM), Q_BLOCKS));
+  const blocks = T.let_("blocks", Q_BLOCKS - i0);
+  const shared = T.swizzle_mode("128B");
+  const sK = T.alloc_shared([1, BN, 64], "float16", {
+    name: "sK",
+    align: 1024,
+    layout: shared,
+    dynamic: true,
+  });
+  const sV = T.alloc_shared([1, BN, 64], "float16", {
+    name: "sV",
+    align: 1024,
+    layout: shared,
+    dynamic: true,
+  });
+  const sQ = T.alloc_shared([STAGES, 1, BM, 64], "float16", {
+    name: "sQ",
+    align: 1024,
+    layout: shared,
+    dynamic: true,
+  });
+  const sdO = T.alloc_shared([STAGES, 1, BM, 64], "float16", {
+    name: "sdO",
+    align: 1024,
+    layout: shared,
+    dynamic: true,
+  });
+  // P and dS of each consumer, one buffer per ring stage.
+  const sP = T.alloc_shared([STAGES, 2, BM, 64], "float16", {
+    name: "sP",
+    align: 1024,
+    layout: shared,
+    dynamic: true,
+  });
+  const sdS = T.alloc_shared([STAGES, 2, BM, 64], "float16", {
+    name: "sdS",
+    align: 1024,
+    layout: shared,
+    dynamic: true,
+  });
+  // Each consumer's [64 queries, 64 columns] float32 block of dQ: its bulk reduction's source.
+  const sdQ = T.alloc_shared([2, BM * D], "float32", { name: "sdQ", align: 128, dynamic: true });
+  const kvFull = T.alloc_shared([1], "uint64", { name: "kvFull" });
+  const qFull = T.alloc_shared([STAGES], "uint64", { name: "qFull" });
+  const oFull = T.alloc_shared([STAGES], "uint64", { name: "oFull" });
+  const qEmpty = T.alloc_shared([STAGES], "uint64", { name: "qEmpty" });
+  if (tid === 0) {
+    T.ptx.mbarrier.init(kvFull.sub(0), 1);
+    for (const st of T.unroll(STAGES)) {
+      T.ptx.mbarrier.init(qFull.sub(st), 1);
+      T.ptx.mbarrier.init(oFull.sub(st), 1);
+      T.ptx.mbarrier.init(qEmpty.sub(st), 2);
+    }
+    T.ptx.fence.mbarrier_init();
+  }
+  T.cuda.cta_sync();
+  // Row blocks of a [batch, seq, heads, D] tensor: rows(X, r).sub(b, i, h) is [r, D].
+  const rows = (x: Tile, r: number): Tile => x.rearrange("b (i r) h d -> b i h r d", { r });
+  // A [r, 64] view as one 64-wide column block [r, 1, 64], and a shared [1, r, 64] tile alike.
+  const cols = (v: Tile): Tile => v.rearrange("r (k c) -> r k c", { c: 64 });
+  const blocked = (t: Tile): Tile => t.rearrange("k r c -> r k c");
+  if (wg === 0) {
+    T.ptx.setmaxnreg(false, 24);
+    if (tid === 0) {
+      T.ptx.mbarrier.arrive.expect_tx(kvFull.sub(0), 2 * KV_BYTES);
+      T.tile.copy_async(blocked(sK), cols(rows(K, BN).sub(b, kb, h)), { mbar: kvFull.sub(0) });
+      T.tile.copy_async(blocked(sV), cols(rows(V, BN).sub(b, kb, h)), { mbar: kvFull.sub(0) });
+      for (const r of T.range(blocks)) {
+        const i = T.let_("i", T.min(i0 + r, Q_BLOCKS - 1));
+        const st = T.let_("st", T.floormod(r, STAGES));
+        const ph = T.let_("ph", T.floormod(T.floordiv(r, STAGES), 2));
+        // The stage's Q and dO are freed together.
+        T.ptx.mbarrier.try_wait(qEmpty.sub(st), 1 - ph);
+        T.ptx.mbarrier.arrive.expect_tx(qFull.sub(st), Q_BYTES);
+        T.tile.copy_async(blocked(sQ.sub(st)), cols(rows(Q, BM).sub(b, i, h)), {
+          mbar: qFull.sub(st),
+        });
+        T.ptx.mbarrier.arrive.expect_tx(oFull.sub(st), Q_BYTES);
+        T.tile.copy_async(blocked(sdO.sub(st)), cols(rows(dO, BM).sub(b, i, h)), {
+          mbar: oFull.sub(st),
+        });
+      }
+    }
+  } else {
+    T.ptx.setmaxnreg(true, 240);
+    // Consumer cw owns keys kb·128 + 64·cw .. + 63.
+    const cw = T.let_("cw", T.floormod(wg + 1, 2));
+    const sl = T.layout.wgmma_tile_layout("D", 64, 64, "float32");
+    const rl = T.TileLayout("S[(4, 2, 8) : (32@tid_in_wg, 1, 4@tid_in_wg)] + R[4 : 1@tid_in_wg]");
+    const S = T.alloc_local([64, 64], "float32", { name: "S", layout: sl });
+    const dP = T.alloc_local([64, 64], "float32", { name: "dP", layout: sl });
+    const P16 = T.alloc_local([64, 64], "float16", { name: "P16", layout: sl });
+    const dS16 = T.alloc_local([64, 64], "float16", { name: "dS16", layout: sl });
+    const dKa = T.alloc_local([64, D], "float32", { name: "dKa", layout: sl });
+    const dVa = T.alloc_local([64, D], "float32", { name: "dVa", layout: sl });
+    const dQa = T.alloc_local([64, D], "float32", { name: "dQa", layout: sl });
+    const out = T.alloc_local([64, D], "float16", { name: "out", layout: sl });
+    const lse = T.alloc_local([64, 1], "float32", { name: "lse", layout: rl });
+    const dl = T.alloc_local([64, 1], "float32", { name: "dl", layout: rl });
+    T.tile.wg.zero(dKa);
+    T.tile.wg.zero(dVa);
+    // This consumer's 64 keys of K and V: [64, 1, 64] column-blocked views.
+    const sKw = sK.rearrange("k (w r) c -> w r k c", { r: 64 }).sub(cw);
+    const sVw = sV.rearrange("k (w r) c -> w r k c", { r: 64 }).sub(cw);
+    const sdQw = sdQ.sub(cw);
+    // The warpgroup's named barrier 5 + cw.
+    const wgBarrier = () => {
+      if (cw === 0) T.cuda.bar_sync(5, 128);
+      else T.cuda.bar_sync(6, 128);
+    };
+    T.ptx.mbarrier.try_wait(kvFull.sub(0), 0);
+    for (const r of T.range(blocks)) {
+      const i = T.let_("i", T.min(i0 + r, Q_BLOCKS - 1));
+      const st = T.let_("st", T.floormod(r, STAGES));
+      const ph = T.let_("ph", T.floormod(T.floordiv(r, STAGES), 2));
+      const sPw = sP.sub(st, cw);
+      const sdSw = sdS.sub(st, cw);
+      // S = Q·K_wᵀ and dP = dO·V_wᵀ, both in flight.
+      T.ptx.mbarrier.try_wait(qFull.sub(st), ph);
+      T.tile.wg.gemm_async(S, blocked(sQ.sub(st)), sKw, { transB: true, accum: false });
+      T.ptx.mbarrier.try_wait(oFull.sub(st), ph);
+      T.tile.wg.gemm_async(dP, blocked(sdO.sub(st)), sVw, { transB: true, accum: false });
+      // The block's LSE₂ and Δ rows, one per query row.
+      T.tile.wg.copy(lse, LSE2.rearrange("b h (i r o) -> b h i r o", { r: 64, o: 1 }).sub(b, h, i));
+      T.tile.wg.copy(dl, Delta.rearrange("b h (i r o) -> b h i r o", { r: 64, o: 1 }).sub(b, h, i));
+      T.ptx.wgmma.wait_group(0);
+      // Key k0 + c is hidden from query 64·i + r when it is greater; a block crosses the
+      // diagonal when its last key is hidden from its first query.
+      const k0 = T.let_("k0", kb * BN + cw * 64);
+      if (k0 + 63 > i * BM) {
+        T.tile.wg.select(S, ([row, col]) => k0 + col! > i * BM + row!, -Infinity, S);
+      }
+      // P = exp2(C·S − LSE₂).
+      T.tile.wg.mul(S, S, C);
+      T.tile.wg.sub(S, S, lse);
+      T.tile.wg.exp2(S, S, { approx: true });
+      // dS = P ∘ (dP − Δ).
+      T.tile.wg.sub(dP, dP, dl);
+      T.tile.wg.mul(dP, dP, S);
+      T.tile.wg.cast(P16, S);
+      T.tile.wg.cast(dS16, dP);
+      // dQ_partial = dS · K_w (RS), issued first: it needs no shared P or dS.
+      T.tile.wg.gemm_async(dQa, dS16, sKw, { accum: false });
+      T.tile.wg.copy(sPw, P16);
+      T.tile.wg.copy(sdSw, dS16);
+      // The generic-proxy stores of P and dS, before the wgmma reads them.
+      T.ptx.fence.proxy_async("shared::cta");
+      wgBarrier();
+      // dV_w += Pᵀ·dO, dK_w += dSᵀ·Q: P and dS [64 queries, 64 keys] read as [K, M].
+      T.tile.wg.gemm_async(dVa, sPw, blocked(sdO.sub(st)), { transA: true, accum: true });
+      T.tile.wg.gemm_async(dKa, sdSw, blocked(sQ.sub(st)), { transA: true, accum: true });
+      T.ptx.wgmma.wait_group(0);
+      if (T.floormod(tid, 128) === 0) T.ptx.mbarrier.arrive(qEmpty.sub(st));
+      // dQ's block into the accumulator: once the previous reduction has read the staging
+      // block, the warpgroup stores it, fences, meets again, and one thread issues the reduction.
+      if (T.floormod(tid, 128) === 0) T.ptx.cp.async_.bulk.wait_group_read(0);
+      wgBarrier();
+      T.tile.wg.copy(sdQw.rearrange("(r c) -> r c", { c: 64 }), dQa);
+      T.ptx.fence.proxy_async("shared::cta");
+      wgBarrier();
+      if (T.floormod(tid, 128) === 0) {
+        T.cuda.tile.apply(
+          T.ptx["cp.reduce.async.bulk.global.shared::cta.bulk_group.add.f32"],
+          dQacc.sub(b, h, i, 0),
+          sdQw,
+          { chunk_bytes: BM * D * 4 },
+        );
+        T.ptx.cp.async_.bulk.commit_group();
+      }
+    }
+    // The last reduction completes before the CTA exits.
+    if (T.floormod(tid, 128) === 0) T.ptx.cp.async_.bulk.wait_group(0);
+    // dK = Σ dSᵀ·Q / 8; dV = Σ Pᵀ·dO.
+    T.tile.wg.mul(dKa, dKa, SCALE);
+    T.tile.wg.cast(out, dKa);
+    T.tile.wg.copy(rows(dK, 64).sub(b, kb * 2 + cw, h), out);
+    T.tile.wg.cast(out, dVa);
+    T.tile.wg.copy(rows(dV, 64).sub(b, kb * 2 + cw, h), out);
+  }
+});
+
+export const flash_attention_bwd_post = T.prim_func(function flash_attention_bwd_post(
+  dQacc: Tensor<[1, 2, 2, 1, 4096], "float32">,
+  dQ: Tensor<[1, 128, 2, 64], "float16">,
+) {
+  T.device_entry({ launch: T.cuda.LaunchConfig({ grid: [16, 2, 1], block: 256 }) });
+  const i = T.let_("i", T.cuda.block_idx("x") * ROWS + T.floordiv(T.cuda.thread_idx("x"), 32));
+  const h = T.cuda.block_idx("y");
+  const b = T.cuda.block_idx("z");
+  const rowLayout = T.TileLayout(T.S([1, 32, 2], ["2@m", "1@laneid", "1@m"]));
+  const a = T.alloc_local([1, 64], "float32", { name: "a", layout: rowLayout });
+  const q = T.alloc_local([1, 64], "float16", { name: "q", layout: rowLayout });
+  const accRow = dQacc
+    .rearrange("b h q k (r c) -> b h q r k c", { c: 64 })
+    .sub(b, h, T.floordiv(i, BM), T.floormod(i, BM));
+  T.tile.warp.copy(a, accRow);
+  T.tile.warp.mul(a, a, SCALE);
+  T.tile.warp.cast(q, a);
+  T.tile.warp.copy(dQ.sub(b, i, h).rearrange("(k c) -> k c", { c: 64 }), q);
+});
+
+/**
+ * Run the script-mode main kernel on `dev` with the check of its builder twin,
+ * examples/flash_attention_backward.ts (float64 reference, the bound stated there; the pre- and
+ * postprocessing kernels there are structurally equal to this file's).
+ */
+export function runExample(dev: DeviceLike = device()): ExampleResult {
+  return check(dev, flash_attention_bwd_main);
+}
+
+if (isMain(import.meta.url)) runAsMain("flash_attention_backward (script mode)", runExample);
