@@ -1,10 +1,13 @@
 // Launch examples/flash_attention.ts a few times at one shape, for a profiler:
 //   ncu -k regex:flash_attention --set full tsx -C source bench/profile-attention.ts \
-//     [--seq 4096] [--hd 64] [--dtype bfloat16] [--causal]
+//     [--seq 4096] [--hd 64] [--dtype bfloat16] [--causal] [--backward]
+// With --backward, the forward (with LSE) runs once, then the three backward kernels
+// (makeFlashAttentionBackward) `iters` times: profile the main one with -k regex:flash_attention_bwd$.
 // Times nothing itself: bench/attention.ts gives the medians beside cuDNN.
 import { parseArgs } from "node:util";
 import { compile, device, tensor } from "tirx-ts";
 import { makeFlashAttention } from "../examples/flash_attention.js";
+import { makeFlashAttentionBackward } from "@tirx-ts/kernels";
 
 const { values } = parseArgs({
   options: {
@@ -13,6 +16,7 @@ const { values } = parseArgs({
     dtype: { type: "string", default: "bfloat16" },
     causal: { type: "boolean", default: false },
     iters: { type: "string", default: "3" },
+    backward: { type: "boolean", default: false },
   },
 });
 process.env["TIRX_DEVICE"] = "cuda"; // never a full-size attention on the simulator
@@ -26,19 +30,41 @@ const n = batch * seq * heads * hd;
 const rnd = () => Float32Array.from({ length: n }, (_, i) => ((i * 7919) % 97) / 97 - 0.5);
 const [q, k, v] = [rnd(), rnd(), rnd()].map((x) => tensor(x, { shape, dtype, device: dev }));
 const o = tensor.zeros(shape, dtype, dev);
-const run = compile(
-  makeFlashAttention({
-    batch,
-    heads,
-    seqQ: seq,
-    seqK: seq,
-    headDim: hd,
-    dtype,
-    causal: values.causal,
-  }),
-  { target: "cuda", arch: "sm_90a" },
-);
-for (let i = 0; i < Number(values.iters); i++) run(q!, k!, v!, o);
+const sizes = {
+  batch,
+  heads,
+  seqQ: seq,
+  seqK: seq,
+  headDim: hd,
+  dtype,
+  causal: values.causal,
+};
+const opts = { target: "cuda", arch: "sm_90a" } as const;
+if (!values.backward) {
+  const run = compile(makeFlashAttention(sizes), opts);
+  for (let i = 0; i < Number(values.iters); i++) run(q!, k!, v!, o);
+} else {
+  const lse = tensor.zeros([batch, heads, seq], "float32", dev);
+  compile(makeFlashAttention({ ...sizes, lse: true }), opts)(q!, k!, v!, o, lse);
+  const bwd = makeFlashAttentionBackward(sizes);
+  const scratch = (name: string) => {
+    const p = bwd.main.params.find((x) => x.kind === "buffer" && x.name === name);
+    if (p?.kind !== "buffer") throw new Error(`no parameter ${name}`);
+    return tensor.zeros(p.buffer.shape as number[], "float32", dev);
+  };
+  const [delta, lse2, dQacc] = ["Delta", "LSE2", "dQacc"].map(scratch);
+  const [dO, dQ, dK, dV] = [rnd(), rnd(), rnd(), rnd()].map((x) =>
+    tensor(x, { shape, dtype, device: dev }),
+  );
+  const [pre, main, post] = [bwd.preprocess, bwd.main, bwd.postprocess].map((f) =>
+    compile(f, opts),
+  );
+  for (let i = 0; i < Number(values.iters); i++) {
+    pre!(o, dO!, lse, delta!, lse2!, dQacc!);
+    main!(q!, k!, v!, dO!, lse2!, delta!, dQacc!, dK!, dV!);
+    post!(dQacc!, dQ!);
+  }
+}
 console.log(
-  `flash_attention ${shape.join("×")} ${dtype}${values.causal ? " causal" : ""}: ${values.iters} launches`,
+  `flash_attention${values.backward ? " backward" : ""} ${shape.join("×")} ${dtype}${values.causal ? " causal" : ""}: ${values.iters} launches`,
 );
