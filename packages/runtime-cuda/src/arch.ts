@@ -12,3 +12,25 @@ export function archForDevice(device: Pick<CudaDevice, "computeCapability">): st
   const [major, minor] = device.computeCapability;
   return archForSm(major * 10 + minor).name;
 }
+
+/** CU_COMPUTE_ACCELERATED_TARGET_BASE (cuda.h): CU_TARGET_COMPUTE_90A = base + 90. */
+const ACCELERATED_TARGET_BASE = 0x10000;
+
+/**
+ * The JIT target (CUjit_target) a PTX module needs, from its `.target` directive: for an
+ * architecture-specific target (`sm_90a`: wgmma, setmaxnreg, multicast) CU_TARGET_COMPUTE_90A
+ * (CU_COMPUTE_ACCELERATED_TARGET_BASE + 90), with its name; `undefined` for any other module,
+ * which the driver compiles for the context's device. Without the explicit target the driver
+ * JIT-compiles sm_90a PTX for plain sm_90, where it keeps a kernel that uses setmaxnreg within the
+ * launch's register budget for every thread (on an H200, FlashAttention's 240-register consumer
+ * warpgroups spilled to local memory: 339 LDL/STL in the backward's SASS, none from
+ * `ptxas -arch=sm_90a`). Sources: CUDA Driver API, CUjit_option CU_JIT_TARGET and CUjit_target.
+ * @param ptx PTX module text.
+ */
+export function jitTargetOf(
+  ptx: string,
+): { readonly target: number; readonly arch: string } | undefined {
+  const m = /^\s*\.target\s+sm_(\d+)a\b/m.exec(ptx);
+  if (!m) return undefined;
+  return { target: ACCELERATED_TARGET_BASE + Number(m[1]), arch: `sm_${m[1]}a` };
+}

@@ -45,6 +45,8 @@ export const CU_JIT = {
   ERROR_LOG_BUFFER: 5,
   ERROR_LOG_BUFFER_SIZE_BYTES: 6,
   LOG_VERBOSE: 12,
+  /** CU_JIT_TARGET: the CUjit_target to compile for, in the pointer slot. */
+  TARGET: 9,
 } as const;
 
 /** Bytes of each JIT log buffer handed to cuModuleLoadDataEx. */
@@ -289,7 +291,10 @@ export class CudaDriver {
    * `JIT_LOG_BYTES` each. The image is passed NUL-terminated. On failure the CudaError's
    * message and `log` hold the JIT error log (falling back to the info log).
    */
-  moduleLoadData(ptx: string | Uint8Array): { module: CuHandle; infoLog: string } {
+  moduleLoadData(
+    ptx: string | Uint8Array,
+    jitTarget?: number,
+  ): { module: CuHandle; infoLog: string } {
     const k = this.#k;
     // PTX text must end with NUL; a cubin or fatbin (bytes) is passed as it is.
     const image = typeof ptx === "string" ? Buffer.from(ptx + "\0", "utf8") : ptx;
@@ -298,11 +303,13 @@ export class CudaDriver {
     try {
       new Uint8Array(k.view(info, JIT_LOG_BYTES)).fill(0);
       new Uint8Array(k.view(error, JIT_LOG_BYTES)).fill(0);
+      const target = typeof ptx === "string" && jitTarget !== undefined;
       const options = new Int32Array([
         CU_JIT.INFO_LOG_BUFFER,
         CU_JIT.INFO_LOG_BUFFER_SIZE_BYTES,
         CU_JIT.ERROR_LOG_BUFFER,
         CU_JIT.ERROR_LOG_BUFFER_SIZE_BYTES,
+        ...(target ? [CU_JIT.TARGET] : []),
       ]);
       // Size options carry the integer itself in the pointer slot; the driver writes back the bytes used.
       const values = new BigUint64Array([
@@ -310,6 +317,7 @@ export class CudaDriver {
         BigInt(JIT_LOG_BYTES),
         error,
         BigInt(JIT_LOG_BYTES),
+        ...(target ? [BigInt(jitTarget)] : []),
       ]);
       const out = new BigUint64Array(1);
       const code = this.#raw.cuModuleLoadDataEx(out, image, options.length, options, values);
@@ -518,11 +526,17 @@ export class CudaDriver {
   /**
    * Compile PTX text to a cubin for the current context's device with the driver's linker
    * (cuLinkCreate, cuLinkAddData with CU_JIT_INPUT_PTX, cuLinkComplete), returning a copy of the
-   * cubin bytes (the linker owns its output until cuLinkDestroy).
+   * cubin bytes (the linker owns its output until cuLinkDestroy). `jitTarget` (a CUjit_target,
+   * `jitTargetOf`) is passed as CU_JIT_TARGET; without it the linker targets the context's device.
    */
-  linkPtxToCubin(ptx: string, name = "tirx.ptx"): Uint8Array {
+  linkPtxToCubin(ptx: string, name = "tirx.ptx", jitTarget?: number): Uint8Array {
     const state = new BigUint64Array(1);
-    this.check("cuLinkCreate", this.#raw.cuLinkCreate(0, null, null, state));
+    const options = jitTarget === undefined ? null : new Int32Array([CU_JIT.TARGET]);
+    const values = jitTarget === undefined ? null : new BigUint64Array([BigInt(jitTarget)]);
+    this.check(
+      "cuLinkCreate",
+      this.#raw.cuLinkCreate(options ? options.length : 0, options, values, state),
+    );
     const link = state[0]!;
     try {
       const image = Buffer.from(ptx + "\0", "utf8");

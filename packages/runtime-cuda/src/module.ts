@@ -4,6 +4,7 @@ import type { CudaDevice } from "./device.js";
 import { driver, type CuHandle } from "./driver.js";
 import { CudaKernel, type LoadedModule } from "./launch.js";
 import { binaryCacheDir, binaryKey, forgetBinary, readBinary, writeBinary } from "./disk-cache.js";
+import { jitTargetOf } from "./arch.js";
 
 /** Loaded modules per device, keyed by the SHA-256 of their PTX text. */
 /**
@@ -155,11 +156,13 @@ function loadImage(
 ): { module: CuHandle; infoLog: string } {
   const d = driver();
   const dir = binaryCacheDir();
+  // An architecture-specific module (sm_90a) is compiled for that target explicitly.
+  const jit = typeof ptx === "string" ? jitTargetOf(ptx) : undefined;
   if (typeof ptx !== "string" || !dir) {
     moduleLoadStats.uncached++;
-    return d.moduleLoadData(ptx);
+    return d.moduleLoadData(ptx, jit?.target);
   }
-  const key = binaryKey(hash, device.arch, d.driverVersion());
+  const key = binaryKey(hash, jit?.arch ?? device.arch, d.driverVersion());
   const cached = readBinary(key, dir);
   if (cached) {
     try {
@@ -172,10 +175,10 @@ function loadImage(
   }
   let cubin: Uint8Array;
   try {
-    cubin = d.linkPtxToCubin(ptx);
+    cubin = d.linkPtxToCubin(ptx, "tirx.ptx", jit?.target);
   } catch {
     moduleLoadStats.uncached++;
-    return d.moduleLoadData(ptx);
+    return d.moduleLoadData(ptx, jit?.target);
   }
   const r = d.moduleLoadData(cubin);
   writeBinary(key, cubin, dir);
