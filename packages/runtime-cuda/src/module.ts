@@ -5,6 +5,7 @@ import { driver, type CuHandle } from "./driver.js";
 import { CudaKernel, type LoadedModule } from "./launch.js";
 import { binaryCacheDir, binaryKey, forgetBinary, readBinary, writeBinary } from "./disk-cache.js";
 import { jitTargetOf } from "./arch.js";
+import { findPtxas, ptxasCompile, ptxasTag } from "./ptxas.js";
 
 /** Loaded modules per device, keyed by the SHA-256 of their PTX text. */
 /**
@@ -144,9 +145,10 @@ export function loadedModuleCount(): number {
 export const moduleLoadStats = { fromDiskCache: 0, compiled: 0, uncached: 0 };
 
 /**
- * Load PTX through the on-disk binary cache: a cached cubin for (PTX hash, device arch, driver
- * version) loads without JIT; otherwise the driver's linker compiles the PTX to a cubin, which is
- * stored and loaded. Binary images, a disabled cache (`TIRX_CACHE=off`) and PTX the linker
+ * Load PTX through the on-disk binary cache: a cached cubin for (PTX hash, arch and compiler,
+ * driver version) loads without JIT; otherwise the toolkit's ptxas (`findPtxas`), or without one
+ * the driver's linker, compiles the PTX to a cubin for the module's target (`sm_90a` PTX for
+ * sm_90a), which is stored and loaded. Binary images, a disabled cache (`TIRX_CACHE=off`) and PTX the linker
  * refuses go straight to cuModuleLoadDataEx (whose error carries the JIT log).
  */
 function loadImage(
@@ -162,7 +164,10 @@ function loadImage(
     moduleLoadStats.uncached++;
     return d.moduleLoadData(ptx, jit?.target);
   }
-  const key = binaryKey(hash, jit?.arch ?? device.arch, d.driverVersion());
+  const arch = jit?.arch ?? device.arch;
+  // The toolkit's ptxas when there is one (see findPtxas), else the driver's linker.
+  const ptxas = findPtxas();
+  const key = binaryKey(hash, ptxas ? `${arch}-${ptxasTag(ptxas)}` : arch, d.driverVersion());
   const cached = readBinary(key, dir);
   if (cached) {
     try {
@@ -175,7 +180,9 @@ function loadImage(
   }
   let cubin: Uint8Array;
   try {
-    cubin = d.linkPtxToCubin(ptx, "tirx.ptx", jit?.target);
+    cubin =
+      (ptxas ? ptxasCompile(ptxas, ptx, arch) : undefined) ??
+      d.linkPtxToCubin(ptx, "tirx.ptx", jit?.target);
   } catch {
     moduleLoadStats.uncached++;
     return d.moduleLoadData(ptx, jit?.target);
