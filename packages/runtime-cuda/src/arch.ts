@@ -20,11 +20,11 @@ const ACCELERATED_TARGET_BASE = 0x10000;
  * The JIT target (CUjit_target) a PTX module needs, from its `.target` directive: for an
  * architecture-specific target (`sm_90a`: wgmma, setmaxnreg, multicast) CU_TARGET_COMPUTE_90A
  * (CU_COMPUTE_ACCELERATED_TARGET_BASE + 90), with its name; `undefined` for any other module,
- * which the driver compiles for the context's device. Without the explicit target the driver
- * JIT-compiles sm_90a PTX for plain sm_90, where it keeps a kernel that uses setmaxnreg within the
- * launch's register budget for every thread (on an H200, FlashAttention's 240-register consumer
- * warpgroups spilled to local memory: 339 LDL/STL in the backward's SASS, none from
- * `ptxas -arch=sm_90a`). Sources: CUDA Driver API, CUjit_option CU_JIT_TARGET and CUjit_target.
+ * which the driver compiles for the context's device. Passed as CU_JIT_TARGET when the driver
+ * compiles (no toolkit ptxas, or TIRX_CACHE=off), and names the cubin's arch in the disk cache.
+ * (It did not remove the driver JIT's spills in the FlashAttention kernels on an H200 with the
+ * CUDA 13.0 driver; compiling with the toolkit's ptxas did: see ptxas.ts.) Sources: CUDA Driver
+ * API, CUjit_option CU_JIT_TARGET and CUjit_target.
  * @param ptx PTX module text.
  */
 export function jitTargetOf(
