@@ -1,7 +1,32 @@
-import type { UnitAction, UnitCompiler } from "../compiled.js";
+import type { Exec, UnitAction, UnitCall, UnitCompiler } from "../compiled.js";
 
 /** The largest mbarrier arrival count (PTX ISA, mbarrier: counts lie in [1, 2^20 - 1]). */
 const MAX_MBARRIER_COUNT = 2 ** 20 - 1;
+
+/**
+ * The statement `(bar, tx_bytes)` that applies each executing lane's byte count (read as
+ * unsigned) to the mbarrier it addresses, through `apply` of exec/mbarrier.ts: `expectTx` (PTX
+ * ISA, mbarrier.expect_tx: the phase's tx-count grows) or `completeTxBy` (PTX ISA,
+ * mbarrier.complete_tx: the bytes complete on the phase, TX6022 beyond those announced).
+ * @throws TirxError TX4011 (via `ec.bar`) when `bar` is not a pointer into a shared buffer.
+ */
+function txBytesStmt(
+  apply: "expectTx" | "completeTxBy",
+): (c: UnitCall<UnitAction<"mbarrier">>) => Exec {
+  return ({ ec, args: exprs, span }) => {
+    const m = ec.m;
+    const site = m.site(span);
+    const { addr, bb } = ec.bar(exprs[0]!, span);
+    const val = ec.num(exprs[1]!, span);
+    const bars = m.bars;
+    return (lanes, n) => {
+      for (let i = 0; i < n; i++) {
+        const t = lanes[i]!;
+        bars[apply](m, t, addr(t), val(t) >>> 0, bb, site);
+      }
+    };
+  };
+}
 
 /**
  * The mbarrier unit (PTX ISA, mbarrier.init, mbarrier.arrive[.expect_tx], mbarrier.expect_tx,
@@ -55,36 +80,8 @@ export const MBARRIER_UNIT = {
       };
     },
   },
-  expect_tx: {
-    stmt({ ec, args: exprs, span }) {
-      const m = ec.m;
-      const site = m.site(span);
-      const { addr, bb } = ec.bar(exprs[0]!, span);
-      const val = ec.num(exprs[1]!, span);
-      const bars = m.bars;
-      return (lanes, n) => {
-        for (let i = 0; i < n; i++) {
-          const t = lanes[i]!;
-          bars.expectTx(m, t, addr(t), val(t) >>> 0, bb, site);
-        }
-      };
-    },
-  },
-  complete_tx: {
-    stmt({ ec, args: exprs, span }) {
-      const m = ec.m;
-      const site = m.site(span);
-      const { addr, bb } = ec.bar(exprs[0]!, span);
-      const val = ec.num(exprs[1]!, span);
-      const bars = m.bars;
-      return (lanes, n) => {
-        for (let i = 0; i < n; i++) {
-          const t = lanes[i]!;
-          bars.completeTxBy(m, t, addr(t), val(t) >>> 0, bb, site);
-        }
-      };
-    },
-  },
+  expect_tx: { stmt: txBytesStmt("expectTx") },
+  complete_tx: { stmt: txBytesStmt("completeTxBy") },
   arrive_remote: {
     stmt({ ec, args: exprs, span }) {
       const m = ec.m;
