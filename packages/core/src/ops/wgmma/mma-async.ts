@@ -5,6 +5,7 @@ import { constInt, type Expr } from "../../ir/expr.js";
 import type { Span } from "../../span.js";
 import { staticArg, valueArg } from "../define.js";
 import type { LowerCtx, OpDef, OperandSpec } from "../op.js";
+import type { LaunchConfig } from "../../ir/stmt.js";
 import { MMA_F32_BOUND } from "../mma/mma.js";
 import { isStaticShape } from "../../ir/buffer.js";
 import { operandDtypeConflict, operandLayoutHint, operandTileMismatch } from "./operand.js";
@@ -150,6 +151,22 @@ export function checkOperandDescriptor(
   }
 }
 
+/**
+ * A wgmma op's launch check: the op is issued by whole warpgroups of 128 threads (PTX ISA,
+ * wgmma: "warpgroup"), so the block's thread count (x·y·z) must be a multiple of 128.
+ * @throws TirxError TX7010 naming `surface` and the block's thread count otherwise.
+ */
+export function checkWarpgroupBlock(surface: string, launch: LaunchConfig, span?: Span): void {
+  const threads = launch.block[0] * launch.block[1] * launch.block[2];
+  if (threads % 128 !== 0) {
+    throw new TirxError(
+      "TX7010",
+      `${surface} is issued by warpgroups of 128 threads, but the block has ${threads} threads (not a multiple of 128)`,
+      span,
+    );
+  }
+}
+
 /** `setp.ne` of an int32 operand into a predicate, or a bool operand as it is. */
 export function predicate(c: LowerCtx, op: string, dt: DType): string {
   if (dt === "bool") return c.toReg(op, "bool");
@@ -203,16 +220,7 @@ function wgmmaOp(v: WgmmaVariant): OpDef {
       if (v.a === "ss") checkOperandDescriptor(surface, v, "A", args[1]!, transA, span);
       checkOperandDescriptor(surface, v, "B", args[2]!, transB, span);
     },
-    checkLaunch: (_args, launch, span) => {
-      const threads = launch.block[0] * launch.block[1] * launch.block[2];
-      if (threads % 128 !== 0) {
-        throw new TirxError(
-          "TX7010",
-          `${surface} is issued by warpgroups of 128 threads, but the block has ${threads} threads (not a multiple of 128)`,
-          span,
-        );
-      }
-    },
+    checkLaunch: (_args, launch, span) => checkWarpgroupBlock(surface, launch, span),
     lower: (c, _d, ops, dts) => {
       const p = predicate(c, ops[3]!, dts[3]!);
       const rest = ops.slice(4).join(", ");

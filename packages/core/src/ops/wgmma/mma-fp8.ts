@@ -1,7 +1,12 @@
-import { TirxError } from "../../diagnostics.js";
 import type { ApproxBound, OpDef, OperandSpec } from "../op.js";
 import { staticArg, valueArg } from "../define.js";
-import { checkOperandDescriptor, checkScales, predicate, WGMMA_NS } from "./mma-async.js";
+import {
+  checkOperandDescriptor,
+  checkScales,
+  checkWarpgroupBlock,
+  predicate,
+  WGMMA_NS,
+} from "./mma-async.js";
 
 /** A float8 operand type token of wgmma (PTX ISA, wgmma.mma_async: `.atype`/`.btype`). */
 export type WgmmaFp8 = "e4m3" | "e5m2";
@@ -117,16 +122,7 @@ function wgmmaFp8Op(v: WgmmaFp8Variant): OpDef {
         span,
       );
     },
-    checkLaunch: (_args, launch, span) => {
-      const threads = launch.block[0] * launch.block[1] * launch.block[2];
-      if (threads % 128 !== 0) {
-        throw new TirxError(
-          "TX7010",
-          `${surface} is issued by warpgroups of 128 threads, but the block has ${threads} threads (not a multiple of 128)`,
-          span,
-        );
-      }
-    },
+    checkLaunch: (_args, launch, span) => checkWarpgroupBlock(surface, launch, span),
     lower: (c, _d, ops, dts) => {
       const p = predicate(c, ops[3]!, dts[3]!);
       c.ins(`${name} ${ops[0]}, ${ops[1]}, ${ops[2]}, ${p}, ${ops[4]}, ${ops[5]}`);
