@@ -513,12 +513,11 @@ export class Clocks {
   }
 
   /**
-   * What thread `t` knows and did, as a view of the launch's groups (a release publishes it): for
-   * this group, per thread the highest clock ordered before t's current point (cta_sync floors,
-   * warp floors, K) and t's own clock; for earlier groups, what t acquired of them. t's clock
-   * moves on, so its later accesses are not covered. O(threads).
+   * What thread `t` knows at its current point: per thread u of this group, the highest clock of
+   * u ordered before it (the cta_sync floor, u's warp floor when u is in t's warp, t's row of K),
+   * and t's own clock for t. A fresh array, O(threads).
    */
-  releaseView(t: number): GroupView {
+  #knownBy(t: number): Int32Array {
     const T = this.threads;
     const knew = new Int32Array(T);
     const K = this.#K;
@@ -531,6 +530,17 @@ export class Clocks {
       knew[u] = c;
     }
     knew[t] = this.clock[t]!;
+    return knew;
+  }
+
+  /**
+   * What thread `t` knows and did, as a view of the launch's groups (a release publishes it): for
+   * this group, per thread the highest clock ordered before t's current point (cta_sync floors,
+   * warp floors, K) and t's own clock; for earlier groups, what t acquired of them. t's clock
+   * moves on, so its later accesses are not covered. O(threads).
+   */
+  releaseView(t: number): GroupView {
+    const knew = this.#knownBy(t);
     this.tick(t);
     const ext = joinViews(this.#extAll, this.#ext[t]);
     const out = new Map(ext ?? []);
@@ -573,18 +583,7 @@ export class Clocks {
    * is ordered for the async proxy after it (PTX ISA, fence.proxy.async).
    */
   onProxyFence(t: number, spaces: "shared::cta" | "global" | "all" = "shared::cta"): void {
-    const T = this.threads;
-    const knew = new Int32Array(T);
-    const K = this.#K;
-    const row = t * T;
-    const warp = t >> 5;
-    for (let u = 0; u < T; u++) {
-      let c = this.floor[u]!;
-      if (u >> 5 === warp && this.wfloor[u]! > c) c = this.wfloor[u]!;
-      if (K !== null && K[row + u]! > c) c = K[row + u]!;
-      knew[u] = c;
-    }
-    knew[t] = this.clock[t]!;
+    const knew = this.#knownBy(t);
     if (spaces !== "global") {
       this.#fenceKnew[t] = knew;
       this.proxyFence[t] = this.clock[t]!;
