@@ -15,6 +15,26 @@ import {
 } from "../examples/flash_attention.js";
 import { assembleLater } from "./util/ptxas-deferred.js";
 
+/**
+ * Runs the kernel of `s` on the simulator against the float64 reference (checkFlashAttention; a
+ * varlen `s` with sequence b of `lensQ[b]` queries and `lensK[b]` keys:
+ * checkFlashAttentionVarlen), expects its `ok` (within the bound, no reports) and returns its
+ * summary.
+ */
+function simulated(
+  s: FlashAttentionSizes,
+  lensQ?: readonly number[],
+  lensK?: readonly number[],
+): string {
+  const f = makeFlashAttention(s);
+  const r =
+    lensQ === undefined || lensK === undefined
+      ? checkFlashAttention(sim(), f, s)
+      : checkFlashAttentionVarlen(sim(), f, s, lensQ, lensK);
+  expect(r.ok, r.summary).toBe(true);
+  return r.summary;
+}
+
 describe("flash_attention forward", () => {
   it("causal, head dim 128, bfloat16, two query tiles: within the stated bound of float64, no reports", () => {
     const s: FlashAttentionSizes = {
@@ -26,8 +46,7 @@ describe("flash_attention forward", () => {
       dtype: "bfloat16",
       causal: true,
     };
-    const r = checkFlashAttention(sim(), makeFlashAttention(s), s);
-    expect(r.ok, r.summary).toBe(true);
+    simulated(s);
   });
 
   it("GQA (4 heads on 2 KV heads), window [30, -20], LSE, seq_q 384 > seq_k 256: within the bound of float64, empty rows 0 and -inf", () => {
@@ -45,9 +64,7 @@ describe("flash_attention forward", () => {
       window: [30, -20],
       lse: true,
     };
-    const r = checkFlashAttention(sim(), makeFlashAttention(s), s);
-    expect(r.ok, r.summary).toBe(true);
-    expect(r.summary).toContain(`${4 * (20 + 98)} rows see no key`);
+    expect(simulated(s)).toContain(`${4 * (20 + 98)} rows see no key`);
   });
 
   it("causal with seq_q ≠ seq_k, bottom-right aligned: 256 queries on 128 keys, rows 0-127 see none, LSE", () => {
@@ -63,9 +80,7 @@ describe("flash_attention forward", () => {
       causal: true,
       lse: true,
     };
-    const r = checkFlashAttention(sim(), makeFlashAttention(s), s);
-    expect(r.ok, r.summary).toBe(true);
-    expect(r.summary).toContain("128 rows see no key");
+    expect(simulated(s)).toContain("128 rows see no key");
   });
 
   it("varlen: 3 sequences of 1, 130, 77 queries on 200, 50, 76 keys, LSE, padding rows: within the bound of float64, padding untouched", () => {
@@ -83,15 +98,7 @@ describe("flash_attention forward", () => {
       lse: true,
       varlen: { maxSeqQ: 130 },
     };
-    const r = checkFlashAttentionVarlen(
-      sim(),
-      makeFlashAttention(s),
-      s,
-      [1, 130, 77],
-      [200, 50, 76],
-    );
-    expect(r.ok, r.summary).toBe(true);
-    expect(r.summary).not.toContain("see no key");
+    expect(simulated(s, [1, 130, 77], [200, 50, 76])).not.toContain("see no key");
   });
 
   it("varlen causal (bottom-right per sequence), GQA 2 heads on 1, bfloat16, LSE: rows that see no key exactly 0 and -inf", () => {
@@ -109,15 +116,7 @@ describe("flash_attention forward", () => {
       lse: true,
       varlen: { maxSeqQ: 130 },
     };
-    const r = checkFlashAttentionVarlen(
-      sim(),
-      makeFlashAttention(s),
-      s,
-      [1, 130, 77],
-      [200, 50, 76],
-    );
-    expect(r.ok, r.summary).toBe(true);
-    expect(r.summary).toContain(`${2 * (80 + 1)} rows see no key`);
+    expect(simulated(s, [1, 130, 77], [200, 50, 76])).toContain(`${2 * (80 + 1)} rows see no key`);
   });
 
   it("varlen window [20, 3] (bottom-right per sequence): 100 queries on 40 keys, 77 on 150", () => {
@@ -134,9 +133,7 @@ describe("flash_attention forward", () => {
       lse: true,
       varlen: { maxSeqQ: 100 },
     };
-    const r = checkFlashAttentionVarlen(sim(), makeFlashAttention(s), s, [100, 77], [40, 150]);
-    expect(r.ok, r.summary).toBe(true);
-    expect(r.summary).toContain("57 rows see no key");
+    expect(simulated(s, [100, 77], [40, 150])).toContain("57 rows see no key");
   });
 
   it("varlen errors: a malformed varlen, packed totals under one tile", () => {
