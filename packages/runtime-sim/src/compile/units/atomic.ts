@@ -22,10 +22,8 @@ import {
   roundF16,
 } from "../../numeric/float.js";
 import { checkAtomicAccess, checkGlobalWrite, checkSharedWrite } from "../../exec/hazards.js";
-import { reportOob } from "../../exec/reports.js";
-import { accessRecord } from "../../exec/context.js";
-import type { GlobalMem } from "../../exec/memory.js";
 import { placementOf } from "../access.js";
+import { compileElement } from "./element.js";
 import type { ActionCompiler, ExprCompiler, UnitAction, UnitCompiler } from "../compiled.js";
 import { beforeGlobalWrite } from "../../exec/pending-reads.js";
 
@@ -142,14 +140,6 @@ function compileAtomic(
   const codec = codecOf(dt) as unknown as NumCodec;
   const rmw = rmwOf(action, dt, fx.packed);
   const zero: SimValue = dt === "uint64" ? 0n : 0;
-  const { base, size } = w.placed;
-  // The site's records: bounds reports, and the atomic's write (verb "writes", atomic).
-  const bounds = accessRecord(m, w.placed, eb, site, "atomically updates");
-  const oob = (t: number, rel: number, space: string): void => {
-    bounds.addr = rel;
-    bounds.thread = t;
-    reportOob(bounds, space, size);
-  };
   const apply = (dv: DataView, at: number, t: number, key: object | undefined): SimValue => {
     const old = codec.load(dv, at) as SimValue;
     const nv = rmw(old, a(t), b(t));
@@ -157,39 +147,22 @@ function compileAtomic(
     if (mo.enabled) ordering(key, at, t, nv !== undefined);
     return old;
   };
-  if (w.space === "shared") {
-    const acc = accessRecord(m, w.placed, eb, site, "writes", true);
-    return (t) => {
-      const rel = off(t) * eb;
-      if (!(rel >= 0 && rel + eb <= size)) {
-        oob(t, rel, "shared");
-        return zero;
-      }
-      const at = base + rel + m.win[t]!;
-      acc.addr = at;
-      acc.thread = t;
+  // The site's records: bounds reports, and the atomic's write (verb "writes", atomic).
+  return compileElement(m, w, off, eb, site, zero, {
+    what: "atomics",
+    boundsVerb: "atomically updates",
+    verb: "writes",
+    strong: true,
+    checkShared: (acc) => {
       checkAtomicAccess(acc);
       checkSharedWrite(acc);
-      return apply(m.sdv, at, t, undefined);
-    };
-  }
-  invariant(w.space === "global", "the verifier refuses atomics on local buffers");
-  const k = w.param;
-  const g = accessRecord<GlobalMem>(m, undefined, eb, site, "writes", true);
-  return (t) => {
-    const rel = off(t) * eb;
-    if (!(rel >= 0 && rel + eb <= size)) {
-      oob(t, rel, "global");
-      return zero;
-    }
-    const gm = m.globals[k]!;
-    beforeGlobalWrite(m, gm);
-    g.buf = gm;
-    g.addr = rel;
-    g.thread = t;
-    checkGlobalWrite(g);
-    return apply(gm.dv, rel, t, gm.shadow);
-  };
+    },
+    checkGlobal: (g, gm) => {
+      beforeGlobalWrite(m, gm);
+      checkGlobalWrite(g);
+    },
+    access: apply,
+  });
 }
 
 /**

@@ -1,6 +1,5 @@
 import {
   dtypeBytes,
-  invariant,
   MEMORY_SCOPES,
   semScopeOf,
   TirxError,
@@ -16,11 +15,9 @@ import {
   checkStrongGlobalRead,
   checkStrongSharedRead,
 } from "../../exec/hazards.js";
-import { reportOob } from "../../exec/reports.js";
-import { accessRecord } from "../../exec/context.js";
-import type { GlobalMem } from "../../exec/memory.js";
 import { beforeGlobalWrite } from "../../exec/pending-reads.js";
 import { placementOf } from "../access.js";
+import { compileElement } from "./element.js";
 import { nothing, type ExprCompiler, type UnitAction, type UnitCompiler } from "../compiled.js";
 
 /**
@@ -60,14 +57,7 @@ function compileStrong(
   if (store) m.atomicSites.add(site);
   const codec = codecOf(dt) as unknown as NumCodec;
   const zero: SimValue = dt === "uint64" || dt === "int64" ? 0n : 0;
-  const { base, size } = w.placed;
   const verb = store ? "writes" : "reads";
-  const bounds = accessRecord(m, w.placed, eb, site, verb);
-  const oob = (t: number, rel: number, space: string): void => {
-    bounds.addr = rel;
-    bounds.thread = t;
-    reportOob(bounds, space, size);
-  };
   const mo = m.order;
   const clocks = m.clocks;
   const acquire = sem === "acquire";
@@ -84,41 +74,20 @@ function compileStrong(
     mo.write(key, at, t, who, release, false);
     return v;
   };
-  if (w.space === "shared") {
-    const acc = accessRecord(m, w.placed, eb, site, verb, store);
-    return (t) => {
-      const rel = off(t) * eb;
-      if (!(rel >= 0 && rel + eb <= size)) {
-        oob(t, rel, "shared");
-        return zero;
-      }
-      const at = base + rel + m.win[t]!;
-      acc.addr = at;
-      acc.thread = t;
-      if (store) checkSharedWrite(acc);
-      else checkStrongSharedRead(acc);
-      return access(m.sdv, at, t, undefined);
-    };
-  }
-  invariant(w.space === "global", "the verifier refuses strong accesses of local buffers");
-  const k = w.param;
-  const g = accessRecord<GlobalMem>(m, undefined, eb, site, verb, store);
-  return (t) => {
-    const rel = off(t) * eb;
-    if (!(rel >= 0 && rel + eb <= size)) {
-      oob(t, rel, "global");
-      return zero;
-    }
-    const gm = m.globals[k]!;
-    g.buf = gm;
-    g.addr = rel;
-    g.thread = t;
-    if (store) {
-      beforeGlobalWrite(m, gm);
-      checkGlobalWrite(g);
-    } else checkStrongGlobalRead(g);
-    return access(gm.dv, rel, t, gm.shadow);
-  };
+  return compileElement(m, w, off, eb, site, zero, {
+    what: "strong accesses",
+    boundsVerb: verb,
+    verb,
+    strong: store,
+    checkShared: store ? checkSharedWrite : checkStrongSharedRead,
+    checkGlobal: store
+      ? (g, gm) => {
+          beforeGlobalWrite(m, gm);
+          checkGlobalWrite(g);
+        }
+      : checkStrongGlobalRead,
+    access,
+  });
 }
 
 /**
