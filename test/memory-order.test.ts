@@ -81,6 +81,21 @@ function runMp(mode: Mode): { reports: string[]; out: number[] } {
   return { reports: r.reports.map(String), out: Array.from(out.toArray() as Int32Array) };
 }
 
+/**
+ * The reports (hazards collected) of one launch of `fn`, a last_block_done kernel for the
+ * example's CTA count, on its inputs, 8 partials, the counter and the output.
+ */
+function lastBlockDoneReports(fn: PrimFunc): string[] {
+  const x = inputs();
+  const t = [
+    simTensor(x, { shape: [x.length], dtype: "int32" }),
+    simZeros([8], "int32"),
+    simZeros([1], "uint32"),
+    simZeros([1], "int32"),
+  ];
+  return runSim(verify(fn), t, { hazards: "collect" }).reports.map(String);
+}
+
 describe("the last-block-done reduction on the simulator", () => {
   const x = inputs();
   let want = 0;
@@ -103,15 +118,7 @@ describe("the last-block-done reduction on the simulator", () => {
   });
 
   it("without ordering: TX6003 at the last CTA's read, naming the missing release/acquire", () => {
-    const fn = makeLastBlockDone("none");
-    const t = [
-      simTensor(x, { shape: [x.length], dtype: "int32" }),
-      simZeros([8], "int32"),
-      simZeros([1], "uint32"),
-      simZeros([1], "int32"),
-    ];
-    const r = runSim(verify(fn), t, { hazards: "collect" });
-    const first = String(r.reports[0]);
+    const first = String(lastBlockDoneReports(makeLastBlockDone("none"))[0]);
     expect(first).toMatch(/TX6003/);
     expect(first).toMatch(/reads global "Partial" bytes \d+\.\.\d+/);
     expect(first).toMatch(
@@ -125,22 +132,14 @@ describe("each fence of the fence form is needed", () => {
   // Removing either fence of last_block_done_fences (the release side's fence.sc.gpu before the
   // counter's atomic, the acquire side's fence.acq_rel.gpu after it) leaves the partials
   // unordered; the counter's own atomics stay ordered by observation.
-  const x = inputs();
   for (const op of ["fence.sc.gpu", "fence.acq_rel.gpu"]) {
     it(`without ${op}: TX6003 at the last CTA's read of a partial`, () => {
       let target: Stmt | undefined;
       walkStmt(last_block_done_fences.body, (s) => {
         if (s.kind === "Call" && s.op === op) target = s;
       });
-      const fn = without(last_block_done_fences, target!);
-      const t = [
-        simTensor(x, { shape: [x.length], dtype: "int32" }),
-        simZeros([8], "int32"),
-        simZeros([1], "uint32"),
-        simZeros([1], "int32"),
-      ];
-      const r = runSim(verify(fn), t, { hazards: "collect" });
-      expect(r.reports.map(String)[0]).toMatch(
+      const reports = lastBlockDoneReports(without(last_block_done_fences, target!));
+      expect(reports[0]).toMatch(
         /TX6003.*reads global "Partial".*no release\/acquire or fence orders/,
       );
     });
