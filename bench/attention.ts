@@ -76,6 +76,20 @@ interface FlashAttentionSizes {
   lse?: boolean;
 }
 type MakeFlashAttention = (s: FlashAttentionSizes) => PrimFunc;
+
+/** The kernel sizes of case `c`: seq_q = seq_k = `c.seq`, softmax scale 1/√hd. */
+function sizesOf(c: AttentionCase): FlashAttentionSizes {
+  return {
+    batch: c.batch,
+    heads: c.heads,
+    seqQ: c.seq,
+    seqK: c.seq,
+    headDim: c.hd,
+    dtype: c.dtype,
+    causal: c.causal,
+    scale: 1 / Math.sqrt(c.hd),
+  };
+}
 let make: MakeFlashAttention | undefined;
 let tirxWhy = "";
 if (!existsSync(repo(EXAMPLE))) tirxWhy = `${EXAMPLE} missing`;
@@ -249,16 +263,7 @@ else {
     index: Int32Array,
     gref: Float32Array,
   ): void => {
-    const sizes = {
-      batch: c.batch,
-      heads: c.heads,
-      seqQ: c.seq,
-      seqK: c.seq,
-      headDim: c.hd,
-      dtype: c.dtype,
-      causal: c.causal,
-      scale: 1 / Math.sqrt(c.hd),
-    } as const;
+    const sizes = sizesOf(c);
     const note = (why: string): void => {
       rows.push({ case: ci, pass: "backward", variant: "tirx-ts", note: `tirx-ts: ${why}` });
     };
@@ -352,17 +357,7 @@ else {
       return tirxRow(ci, "no inputs or reference rows from bench/attention_peers.py");
     const tensors: { dispose(): void }[] = [];
     try {
-      const fn = make!({
-        batch: c.batch,
-        heads: c.heads,
-        seqQ: c.seq,
-        seqK: c.seq,
-        headDim: c.hd,
-        dtype: c.dtype,
-        causal: c.causal,
-        scale: 1 / Math.sqrt(c.hd),
-        ctas,
-      });
+      const fn = make!({ ...sizesOf(c), ctas });
       const run = rt.compileCuda(fn, { device: dev });
       if (hostKey !== `${c.dtype}:${n}`) {
         host = [files.q, files.k, files.v].map((f) => new Uint8Array(readFileSync(f)));
