@@ -3,8 +3,10 @@
 // examples/flash_attention.ts) at the smallest size (seq 128, head dim 64: one CTA per query
 // head), causal and not, grouped-query; attentionBackward(q, k, v, o, dO, lse, opts): dQ, dK and
 // dV against float64 gradients (examples/flash_attention_backward.ts's reference and bound) at
-// the same size, causal, grouped-query; the tensor errors (TX9002) and option errors (TX9001) of
-// both, and the configuration table's choice.
+// the same size, causal, grouped-query; a packed variable-length batch (cuSeqlensQ, cuSeqlensK,
+// maxSeqQ) against the reference per sequence; the tensor errors (TX9002) and option errors
+// (TX9001) of both (attentionBackward refuses packed tensors), and the configuration table's
+// choice.
 import { describe, expect, test } from "vitest";
 import {
   attention,
@@ -34,6 +36,10 @@ import { gradientBound, referenceGradients } from "../examples/flash_attention_b
 
 const dev = sim();
 const host = (t: DeviceTensor) => t.toArray() as Float32Array;
+
+/** Int32 offsets [n] on the simulated device. */
+const ints = (a: readonly number[]) =>
+  tensor(Int32Array.from(a), { shape: [a.length], dtype: "int32", device: dev });
 
 describe("attention() on the simulator against float64", () => {
   test("grouped-query (2 query heads on 1 KV head), no mask, with LSE, float16", () => {
@@ -78,6 +84,88 @@ describe("attention() on the simulator against float64", () => {
     expect(err.lse).toBeLessThanOrEqual(1);
     // Row 0 sees key 0 only: O's row is V's row 0, exactly.
     expect(Array.from(host(out).subarray(0, 64))).toEqual(Array.from(host(v).subarray(0, 64)));
+  });
+});
+
+describe("attention() on a packed variable-length batch, on the simulator against float64", () => {
+  test("3 sequences of 7, 121, 33 queries on 3, 121, 90 keys, causal, LSE, float16, into `out`: each sequence within the bounds, padding rows untouched", () => {
+    // Sequence 0 (7 queries on 3 keys, bottom-right causal: query i sees keys j ≤ i − 4): rows
+    // 0-3 see no key (O exactly 0, LSE −inf). 7 padding rows after the last sequence in Q and O,
+    // 4 in K and V.
+    const lensQ = [7, 121, 33];
+    const lensK = [3, 121, 90];
+    const [heads, kvHeads, D] = [1, 1, 64];
+    const cum = (lens: number[]) => lens.reduce((a, n) => [...a, a[a.length - 1]! + n], [0]);
+    const cuQ = cum(lensQ);
+    const cuK = cum(lensK);
+    const totalQ = cuQ[3]! + 7;
+    const totalK = cuK[3]! + 4;
+    let seed = 5;
+    const rnd = (): number => ((seed = (seed * 1103515245 + 12345) >>> 0) / 2 ** 32) * 2 - 1;
+    const packed = (rows: number, h: number) =>
+      tensor(Float32Array.from({ length: rows * h * D }, rnd), {
+        shape: [rows, h, D],
+        dtype: "float16",
+        device: dev,
+      });
+    const q = packed(totalQ, heads);
+    const k = packed(totalK, kvHeads);
+    const v = packed(totalK, kvHeads);
+    const MARK = 7;
+    const out = tensor(new Float32Array(totalQ * heads * D).fill(MARK), {
+      shape: [totalQ, heads, D],
+      dtype: "float16",
+      device: dev,
+    });
+    const r = attention(q, k, v, {
+      cuSeqlensQ: ints(cuQ),
+      cuSeqlensK: ints(cuK),
+      maxSeqQ: 121,
+      causal: true,
+      lse: true,
+      out,
+    });
+    expect(r.o).toBe(out);
+    expect([r.lse.shape, r.lse.dtype, r.lse.device]).toEqual([[heads, totalQ], "float32", dev]);
+    const [Q, K, V, O, L] = [q, k, v, out, r.lse].map(host) as Float32Array[];
+    let empty = 0;
+    for (let b = 0; b < 3; b++) {
+      // Sequence b as a batch of one: the reference's causal is bottom-right aligned by its own
+      // lengths, the varlen convention.
+      const c: AttentionCase = {
+        batch: 1,
+        heads,
+        kvHeads,
+        seqQ: lensQ[b]!,
+        seqK: lensK[b]!,
+        headDim: D,
+        dtype: "float16",
+        causal: true,
+      };
+      const rows = (x: Float32Array, cu: number[], h: number) =>
+        x.subarray(cu[b]! * h * D, cu[b + 1]! * h * D);
+      const ref = attentionReference(
+        c,
+        rows(Q!, cuQ, heads),
+        rows(K!, cuK, kvHeads),
+        rows(V!, cuK, kvHeads),
+      );
+      // LSE [heads, totalQ]: sequence b's rows of each head, as the reference's [1, heads, lenQ].
+      const lse = Float32Array.from({ length: heads * lensQ[b]! }, (_, e) => {
+        const [h, i] = [Math.floor(e / lensQ[b]!), e % lensQ[b]!];
+        return L![h * totalQ + cuQ[b]! + i]!;
+      });
+      empty += ref.lse.filter((x) => x === -Infinity).length;
+      const err = attentionError(c, ref, rows(O!, cuQ, heads), lse);
+      expect(
+        err.o,
+        `sequence ${b}: O's worst error as a fraction of the bound`,
+      ).toBeLessThanOrEqual(1);
+      expect(err.lse, `sequence ${b}: LSE's worst error`).toBeLessThanOrEqual(1);
+    }
+    expect(empty).toBe(heads * 4);
+    // Rows of no sequence keep the marker.
+    expect(O!.subarray(cuQ[3]! * heads * D).every((x) => x === MARK)).toBe(true);
   });
 });
 
@@ -222,6 +310,144 @@ describe("attention() errors", () => {
       // At the line that called attention().
       expect(e.span?.file).toMatch(/kernels-attention\.test\.ts$/);
     }
+  });
+});
+
+describe("attention() errors of a packed variable-length batch", () => {
+  const t = (shape: number[], dtype: "float16" | "bfloat16" | "float32" | "int32" = "float16") =>
+    tensor.empty(shape, dtype, dev);
+  const q = t([200, 2, 64]);
+  const k = t([150, 1, 64]);
+  const cuQ = ints([0, 120, 200]);
+  const cuK = ints([0, 100, 150]);
+  const varlen = { cuSeqlensQ: cuQ, cuSeqlensK: cuK, maxSeqQ: 120 };
+
+  test("TX9002: rank-3 q, k, v only with the offsets; offsets int32 [batch + 1] of one batch, on q's device, in range; named, at the caller's line", () => {
+    const cases: [() => unknown, RegExp][] = [
+      [
+        () => attention(q, k, k),
+        /q must be \[batch, seqQ, heads, headDim\], got shape \[200, 2, 64\] \(a packed \[totalQ, heads, headDim\] batch takes cuSeqlensQ, cuSeqlensK and maxSeqQ\)/,
+      ],
+      [
+        () => attention(t([1, 200, 2, 64]), k, k, varlen),
+        /q must be \[totalQ, heads, headDim\] \(a packed batch: cuSeqlensQ given\), got shape \[1, 200, 2, 64\]/,
+      ],
+      [
+        () => attention(q, t([1, 150, 1, 64]), k, varlen),
+        /k must be \[totalK, kvHeads, headDim\] \(a packed batch: cuSeqlensK given\), got shape/,
+      ],
+      [
+        () => attention(q, k, t([150, 1, 128]), varlen),
+        /v's shape must be k's \[150, 1, 64\], got \[150, 1, 128\]/,
+      ],
+      [
+        () => attention(q, k, k, { ...varlen, cuSeqlensQ: t([3], "float32") }),
+        /cuSeqlensQ's dtype must be int32, got float32/,
+      ],
+      [
+        () => attention(q, k, k, { ...varlen, cuSeqlensK: t([3, 1], "int32") }),
+        /cuSeqlensK must be \[batch \+ 1\] int32 \(cumulative offsets\), got shape \[3, 1\]/,
+      ],
+      [
+        () => attention(q, k, k, { ...varlen, cuSeqlensK: ints([0, 100, 120, 150]) }),
+        /cuSeqlensK must be \[batch \+ 1\] with cuSeqlensQ's batch 2, got \[4\]/,
+      ],
+      [
+        () => attention(q, k, k, { ...varlen, cuSeqlensQ: ints([0]) }),
+        /cuSeqlensQ must be \[batch \+ 1\] with batch ≥ 1/,
+      ],
+      [
+        () =>
+          attention(q, k, k, {
+            ...varlen,
+            cuSeqlensQ: { ...cuQ, device: { kind: "cuda", name: "NVIDIA H200" } } as DeviceTensor,
+          }),
+        /cuSeqlensQ must be on q's device \(the simulated device\), got NVIDIA H200/,
+      ],
+      [
+        () => attention(q, k, k, { ...varlen, out: t([200, 1, 64]) }),
+        /out's shape must be q's \[200, 2, 64\], got \[200, 1, 64\]/,
+      ],
+      [
+        () => attention(q, k, k, { ...varlen, cuSeqlensQ: ints([0, 120, 201]) }),
+        /cuSeqlensQ must be non-decreasing offsets from 0 to at most totalQ \(200\), got \[0, 120, 201\]/,
+      ],
+      [
+        () => attention(q, k, k, { ...varlen, cuSeqlensK: ints([0, 100, 90]) }),
+        /cuSeqlensK must be non-decreasing offsets from 0 to at most totalK \(150\), got \[0, 100, 90\]/,
+      ],
+    ];
+    for (const [f, message] of cases) {
+      const e = errorOf(f);
+      expect(e.code, e.message).toBe("TX9002");
+      expect(e.rule).toBe("kernels/tensors");
+      expect(e.text).toMatch(/^attention: /);
+      expect(e.message).toMatch(message);
+      expect(e.span?.file).toMatch(/kernels-attention\.test\.ts$/);
+    }
+  });
+
+  test("TX9001: maxSeqQ missing, short or without offsets, one offset tensor alone, and the builder's (packed totals under 128, maxSeqQ past totalQ)", () => {
+    const cases: [() => unknown, RegExp][] = [
+      [
+        () => attention(q, k, k, { cuSeqlensQ: cuQ, cuSeqlensK: cuK }),
+        /attention: a packed variable-length batch \(cuSeqlensQ, cuSeqlensK\) needs maxSeqQ, the longest sequence's query rows \(FlashAttention's max_seqlen_q\)/,
+      ],
+      [
+        () => attention(q, k, k, { cuSeqlensQ: cuQ, maxSeqQ: 120 }),
+        /attention: cuSeqlensQ given without cuSeqlensK/,
+      ],
+      [() => attention(q, k, k, { cuSeqlensK: cuK }), /cuSeqlensK given without cuSeqlensQ/],
+      [
+        () =>
+          attention(t([1, 128, 2, 64]), t([1, 128, 1, 64]), t([1, 128, 1, 64]), { maxSeqQ: 128 }),
+        /maxSeqQ is for a packed variable-length batch: give it with cuSeqlensQ and cuSeqlensK/,
+      ],
+      [
+        () => attention(q, k, k, { ...varlen, maxSeqQ: 100 }),
+        /maxSeqQ \(100\) must be at least the longest sequence's query rows \(120, from cuSeqlensQ\)/,
+      ],
+      [
+        () => attention(q, k, k, { ...varlen, maxSeqQ: 201 }),
+        /flash_attention: varlen is \{ maxSeqQ \}, the longest sequence's query rows, an integer in 1 … seq_q \(200\)/,
+      ],
+      [
+        () =>
+          attention(t([100, 2, 64]), k, k, {
+            cuSeqlensQ: ints([0, 60, 100]),
+            cuSeqlensK: cuK,
+            maxSeqQ: 60,
+          }),
+        /with varlen, seq_q and seq_k are the packed row counts of Q and K, integers ≥ 128/,
+      ],
+      [
+        () => attention(q, k, k, { ...varlen, maxSeq: 120 } as unknown as AttentionOptions),
+        /no option "maxSeq"; did you mean "maxSeqQ"\?/,
+      ],
+    ];
+    for (const [f, message] of cases) {
+      const e = errorOf(f);
+      expect(e.code, e.message).toBe("TX9001");
+      expect(e.message).toMatch(message);
+      expect(e.span?.file).toMatch(/kernels-attention\.test\.ts$/);
+    }
+  });
+
+  test("attentionBackward refuses packed (rank-3) tensors: TX9002, varlen backward is not offered", () => {
+    const e = errorOf(() => attentionBackward(q, k, k, q, q, t([2, 200], "float32")));
+    expect(e.code).toBe("TX9002");
+    expect(e.message).toMatch(
+      /attentionBackward: q is rank 3 \[200, 2, 64\]: a packed variable-length batch .* \(varlen backward is not offered\); give \[batch, seq, heads, headDim\] tensors/,
+    );
+    expect(e.span?.file).toMatch(/kernels-attention\.test\.ts$/);
+    const q4 = t([1, 128, 2, 64]);
+    const k3 = errorOf(() =>
+      attentionBackward(q4, t([128, 1, 64]), t([128, 1, 64]), q4, q4, t([1, 2, 128], "float32")),
+    );
+    expect([k3.code, k3.message]).toEqual([
+      "TX9002",
+      expect.stringMatching(/k is rank 3 \[128, 1, 64\].*varlen backward is not offered/),
+    ]);
   });
 });
 

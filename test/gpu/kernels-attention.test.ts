@@ -5,7 +5,10 @@
 // without and with LSE give the same O bytes. attentionBackward(q, k, v, o, dO, lse, opts) after
 // the forward at head dims 64 and 128, causal and not, grouped-query: dQ, dK and dV against the
 // float64 gradients of examples/flash_attention_backward.ts within its bound; a second call into
-// `out` gives the same dK and dV bytes (no atomics there).
+// `out` gives the same dK and dV bytes (no atomics there). Packed variable-length batches
+// (cuSeqlensQ, cuSeqlensK, maxSeqQ) at head dims 64, 128 and 256, causal, a window and no mask,
+// sequences of 0 to 1000 rows: each sequence's O and LSE against the reference of that sequence
+// alone, padding rows of `out` untouched, a second call the same O bytes.
 // Skipped, with the reason printed, where no CUDA driver loads.
 import { describe, expect, test } from "vitest";
 import {
@@ -185,5 +188,162 @@ describe.skipIf(!probe.ok)("attentionBackward() on the GPU against float64", () 
     expect(Buffer.from(dk.toBytes()).equals(Buffer.from(g.dk.toBytes()))).toBe(true);
     expect(Buffer.from(dv.toBytes()).equals(Buffer.from(g.dv.toBytes()))).toBe(true);
     for (const t of [q, k, v, dO, o, lse, g.dq, g.dk, g.dv, again.dq, dk, dv]) t.dispose();
+  });
+});
+
+/** A packed variable-length case: sequence b of lensQ[b] queries on lensK[b] keys. */
+interface VarlenCase {
+  readonly lensQ: readonly number[];
+  readonly lensK: readonly number[];
+  /** Rows after the last sequence in q (and O) and in k, v. */
+  readonly padQ: number;
+  readonly padK: number;
+  readonly heads: number;
+  readonly kvHeads: number;
+  readonly headDim: number;
+  readonly dtype: "float16" | "bfloat16";
+  readonly causal?: boolean;
+  /** Only with lensQ[b] = lensK[b] for every b (the reference's window is absolute). */
+  readonly window?: readonly [number, number];
+}
+
+const VARLEN_CASES: readonly VarlenCase[] = [
+  // Sequence 2 (77 queries on 76 keys): causal row 0 sees no key; sequence 0's one row sees all
+  // 200 keys; sequence 3 spans five query tiles.
+  {
+    lensQ: [1, 300, 77, 513],
+    lensK: [200, 300, 76, 600],
+    padQ: 5,
+    padK: 3,
+    heads: 4,
+    kvHeads: 2,
+    headDim: 64,
+    dtype: "float16",
+    causal: true,
+  },
+  // A sequence with no queries, one with no keys (its rows: O 0, LSE −inf), one of 1000 queries.
+  {
+    lensQ: [0, 129, 1000],
+    lensK: [10, 0, 700],
+    padQ: 0,
+    padK: 9,
+    heads: 2,
+    kvHeads: 2,
+    headDim: 128,
+    dtype: "bfloat16",
+  },
+  {
+    lensQ: [300, 211],
+    lensK: [300, 211],
+    padQ: 1,
+    padK: 0,
+    heads: 2,
+    kvHeads: 1,
+    headDim: 128,
+    dtype: "float16",
+    window: [30, 10],
+  },
+  {
+    lensQ: [200, 64],
+    lensK: [250, 100],
+    padQ: 0,
+    padK: 0,
+    heads: 2,
+    kvHeads: 2,
+    headDim: 256,
+    dtype: "float16",
+    causal: true,
+  },
+];
+
+describe.skipIf(!probe.ok)("attention() on a packed variable-length batch on the GPU", () => {
+  test.each(VARLEN_CASES.map((c) => [JSON.stringify(c), c] as const))("%s", (_name, c) => {
+    const dev = cuda(0);
+    const { heads, kvHeads, headDim: D, dtype } = c;
+    const cum = (lens: readonly number[]) =>
+      lens.reduce((a, n) => [...a, a[a.length - 1]! + n], [0]);
+    const cuQ = cum(c.lensQ);
+    const cuK = cum(c.lensK);
+    const batch = c.lensQ.length;
+    const totalQ = cuQ[batch]! + c.padQ;
+    const totalK = cuK[batch]! + c.padK;
+    let seed = 7;
+    const rnd = (): number => ((seed = (seed * 1103515245 + 12345) >>> 0) / 2 ** 32) * 2 - 1;
+    const packed = (rows: number, h: number) =>
+      tensor(Float32Array.from({ length: rows * h * D }, rnd), {
+        shape: [rows, h, D],
+        dtype,
+        device: dev,
+      });
+    const ints = (a: number[]) =>
+      tensor(Int32Array.from(a), { shape: [a.length], dtype: "int32", device: dev });
+    const q = packed(totalQ, heads);
+    const k = packed(totalK, kvHeads);
+    const v = packed(totalK, kvHeads);
+    const MARK = 7;
+    const out = tensor(new Float32Array(totalQ * heads * D).fill(MARK), {
+      shape: [totalQ, heads, D],
+      dtype,
+      device: dev,
+    });
+    const opts: AttentionOptions = {
+      cuSeqlensQ: ints(cuQ),
+      cuSeqlensK: ints(cuK),
+      maxSeqQ: Math.max(...c.lensQ),
+      ...(c.causal ? { causal: true } : {}),
+      ...(c.window ? { window: c.window } : {}),
+    };
+    const { lse } = attention(q, k, v, { ...opts, lse: true, out });
+    const host = (t: DeviceTensor) => t.toArray() as Float32Array;
+    const [Q, K, V, O, L] = [q, k, v, out, lse].map(host) as Float32Array[];
+    const worst = { o: 0, lse: 0 };
+    for (let b = 0; b < batch; b++) {
+      const lenQ = c.lensQ[b]!;
+      // Sequence b alone as a batch of one: the reference's causal is bottom-right aligned by its
+      // own lengths (the varlen convention); its window is absolute (lenQ = lenK here).
+      const one: AttentionCase = {
+        batch: 1,
+        heads,
+        kvHeads,
+        seqQ: lenQ,
+        seqK: c.lensK[b]!,
+        headDim: D,
+        dtype,
+        ...(c.causal ? { causal: true } : {}),
+        ...(c.window ? { window: c.window } : {}),
+      };
+      const rows = (x: Float32Array, cu: number[], h: number) =>
+        x.subarray(cu[b]! * h * D, cu[b + 1]! * h * D);
+      const ref = attentionReference(
+        one,
+        rows(Q!, cuQ, heads),
+        rows(K!, cuK, kvHeads),
+        rows(V!, cuK, kvHeads),
+      );
+      // LSE [heads, totalQ]: sequence b's rows of each head, as the reference's [1, heads, lenQ].
+      const l = Float32Array.from(
+        { length: heads * lenQ },
+        (_, e) => L![Math.floor(e / lenQ) * totalQ + cuQ[b]! + (e % lenQ)]!,
+      );
+      const err = attentionError(one, ref, rows(O!, cuQ, heads), l);
+      worst.o = Math.max(worst.o, err.o);
+      worst.lse = Math.max(worst.lse, err.lse);
+    }
+    console.log(
+      `attention varlen ${JSON.stringify(c)}: O worst ${worst.o.toFixed(3)}, LSE worst ${worst.lse.toFixed(3)} of the bounds`,
+    );
+    expect(worst.o).toBeLessThanOrEqual(1);
+    expect(worst.lse).toBeLessThanOrEqual(1);
+    // Rows of no sequence keep the marker.
+    expect(O!.subarray(cuQ[batch]! * heads * D).every((x) => x === MARK)).toBe(true);
+    // Again into a new O, without LSE (another kernel): the same bytes in the sequences' rows.
+    const again = attention(q, k, v, opts);
+    const used = cuQ[batch]! * heads * D * 2;
+    expect(
+      Buffer.from(again.o.toBytes().subarray(0, used)).equals(
+        Buffer.from(out.toBytes().subarray(0, used)),
+      ),
+    ).toBe(true);
+    for (const t of [q, k, v, out, lse, again.o, opts.cuSeqlensQ!, opts.cuSeqlensK!]) t.dispose();
   });
 });

@@ -5,6 +5,8 @@
 // makeFlashAttentionBackward (which check the options: TX9001), compiles through
 // @tirx-ts/runtime's `compile` (cached: a second call of the same sizes launches the same
 // compiled kernels) and launches where the tensors live, on the GPU or on the simulated device.
+// attention also takes a packed variable-length batch (cuSeqlensQ, cuSeqlensK, maxSeqQ:
+// FlashAttention's varlen convention), which attentionBackward refuses (no varlen backward).
 import {
   TirxError,
   callSite,
@@ -138,35 +140,76 @@ export function pickAttentionConfig(
 export interface AttentionOptions {
   /**
    * Query i sees keys j ≤ i + seqK − seqQ (FlashAttention's bottom-right alignment: the last
-   * query sees the last key; a row that sees no key gives O = 0 and LSE = −inf). Default false.
+   * query sees the last key; with `cuSeqlensQ`, each sequence's own lengths; a row that sees no
+   * key gives O = 0 and LSE = −inf). Default false.
    */
   readonly causal?: boolean;
   /** Softmax scale, a finite number (default 1 / √headDim). */
   readonly scale?: number;
   /**
    * Sliding window [left, right] in keys: query i sees keys i − left ≤ j ≤ i + right (absolute
-   * indices), −1 leaving that side unbounded (FlashAttention's convention). Not with `causal`.
-   * Default no window.
+   * indices), −1 leaving that side unbounded (FlashAttention's convention; with `cuSeqlensQ`,
+   * bottom-right aligned per sequence: i + lenK − lenQ − left ≤ j ≤ i + lenK − lenQ + right,
+   * indices within the sequence). Not with `causal`. Default no window.
    */
   readonly window?: readonly [number, number];
-  /** Also return LSE [batch, heads, seqQ] float32 (natural log). Default false. */
+  /**
+   * Also return LSE [batch, heads, seqQ] float32 (natural log); [heads, totalQ] for a packed
+   * batch (`cuSeqlensQ`). Default false.
+   */
   readonly lse?: boolean;
-  /** Write O here instead of a new tensor: [batch, seqQ, heads, headDim], q's dtype and device. */
+  /**
+   * Write O here instead of a new tensor: q's shape ([batch, seqQ, heads, headDim], or [totalQ,
+   * heads, headDim] for a packed batch), dtype and device.
+   */
   readonly out?: DeviceTensor;
+  /**
+   * A variable-length batch (FlashAttention's `cu_seqlens_q`): q and O packed [totalQ, heads,
+   * headDim], sequence b's queries at rows cuSeqlensQ[b] … cuSeqlensQ[b + 1] − 1. An int32
+   * device tensor [batch + 1] on q's device: non-decreasing offsets from 0 to at most totalQ.
+   * Given with `cuSeqlensK` and `maxSeqQ`. Default none (q [batch, seqQ, heads, headDim]).
+   */
+  readonly cuSeqlensQ?: DeviceTensor;
+  /**
+   * With `cuSeqlensQ` (FlashAttention's `cu_seqlens_k`): k and v packed [totalK, kvHeads,
+   * headDim], sequence b's keys at rows cuSeqlensK[b] … cuSeqlensK[b + 1] − 1; int32 [batch + 1]
+   * (cuSeqlensQ's batch) on q's device, non-decreasing from 0 to at most totalK.
+   */
+  readonly cuSeqlensK?: DeviceTensor;
+  /**
+   * With `cuSeqlensQ` (FlashAttention's `max_seqlen_q`): the longest sequence's query rows, an
+   * integer in 1 … totalQ, at least every sequence's (it sizes the grid: ⌈maxSeqQ / 128⌉ query
+   * tiles per sequence and head).
+   */
+  readonly maxSeqQ?: number;
 }
 
 /** What {@link attention} returns. */
 export interface AttentionResult {
-  /** O [batch, seqQ, heads, headDim], q's dtype, on q's device (`out` when given). */
+  /**
+   * O like q ([batch, seqQ, heads, headDim], or [totalQ, heads, headDim] for a packed batch),
+   * q's dtype, on q's device (`out` when given). Rows of a packed q outside every sequence are
+   * not written (a new tensor's are uninitialized).
+   */
   readonly o: DeviceTensor;
   /**
-   * With `lse: true`, LSE [batch, heads, seqQ] float32 on q's device: log Σ_j exp(scale · q_i ·
-   * k_j) over the keys row i sees (−inf for a row that sees none; its O row is 0).
+   * With `lse: true`, LSE [batch, heads, seqQ] float32 on q's device ([heads, totalQ] for a
+   * packed batch, rows outside every sequence not written): log Σ_j exp(scale · q_i · k_j) over
+   * the keys row i sees (−inf for a row that sees none; its O row is 0).
    */
   readonly lse?: DeviceTensor;
 }
 
-const OPTIONS = ["causal", "scale", "window", "lse", "out"] as const;
+const OPTIONS = [
+  "causal",
+  "scale",
+  "window",
+  "lse",
+  "out",
+  "cuSeqlensQ",
+  "cuSeqlensK",
+  "maxSeqQ",
+] as const;
 const BACKWARD_OPTIONS = ["causal", "scale", "window", "out"] as const;
 const BACKWARD_OUTS = ["dq", "dk", "dv"] as const;
 
@@ -212,19 +255,43 @@ function rank4(x: unknown, name: string, what: string, who: Call = "attention"):
  * kvHeads is k's third dim). Float32 accumulation and softmax; O within 2 ulp of the 16-bit dtype
  * of a float64 reference for inputs in [-1, 1) (examples/flash_attention.ts). Runs where the
  * tensors live: on the GPU (an sm_90 one: Hopper) or on the simulated device.
- * @param q [batch, seqQ, heads, headDim], float16 or bfloat16.
- * @param k [batch, seqK, kvHeads, headDim], q's dtype and device; seqQ and seqK positive
- *   multiples of 128, headDim 64, 128 or 256, kvHeads dividing heads.
+ *
+ * Variable-length batches (FlashAttention's varlen convention, `flash_attn_varlen_func`): with
+ * `cuSeqlensQ`, `cuSeqlensK` and `maxSeqQ`, q and O are packed [totalQ, heads, headDim] and k, v
+ * [totalK, kvHeads, headDim]; sequence b's queries are rows cuSeqlensQ[b] … cuSeqlensQ[b + 1] − 1
+ * and its keys rows cuSeqlensK[b] … cuSeqlensK[b + 1] − 1 (the offsets int32 [batch + 1] device
+ * tensors on q's device, FlashAttention's `cu_seqlens_q`/`cu_seqlens_k`: non-decreasing from 0;
+ * `maxSeqQ` its `max_seqlen_q`). Sequences have any lengths (0 included); each attends only to
+ * its own keys, causal and `window` bottom-right aligned per sequence (query i of a sequence sees
+ * its keys j ≤ i + lenK − lenQ: the last query sees the last key; a row that sees none gives O =
+ * 0, LSE = −inf). LSE is [heads, totalQ]. The packed totals are at least 128 rows (64 keys at
+ * head dim 256: a tile's TMA box fits in the tensor; pad the packed tensors). Rows of O and LSE
+ * outside every sequence are not written. The offsets are read back to the host and checked
+ * (one small copy each). No backward: {@link attentionBackward} takes rank-4 tensors only.
+ * @param q [batch, seqQ, heads, headDim] ([totalQ, heads, headDim] packed), float16 or bfloat16.
+ * @param k [batch, seqK, kvHeads, headDim] ([totalK, kvHeads, headDim] packed), q's dtype and
+ *   device; seqQ and seqK positive multiples of 128 (packed: any lengths, totals ≥ 128),
+ *   headDim 64, 128 or 256, kvHeads dividing heads.
  * @param v k's shape, q's dtype and device.
- * @returns O (a new tensor, or `out`) and with `lse: true` LSE [batch, heads, seqQ] float32.
+ * @returns O (a new tensor, or `out`) and with `lse: true` LSE [batch, heads, seqQ] float32
+ *   ([heads, totalQ] packed).
  * @example const { o, lse } = attention(q, k, v, { causal: true, lse: true });
+ * @example
+ *   // Three sequences of 1, 130 and 77 queries packed in q [208, heads, 64], and of keys in k, v.
+ *   const cuSeqlensQ = tensor(Int32Array.of(0, 1, 131, 208), { shape: [4], dtype: "int32" });
+ *   const { o, lse } = attention(q, k, v, { cuSeqlensQ, cuSeqlensK, maxSeqQ: 130, lse: true });
  * @throws TirxError TX9002 (kernels/tensors) for a q, k, v or out that is not a rank-4 device
- *   tensor, a dtype other than float16/bfloat16 or differing from q's, shapes that disagree
- *   (batch, head dim, k vs v, out vs q), tensors on different devices; TX9001 (kernels/config)
- *   for options or sizes the kernel does not offer (an unknown option, a non-boolean `causal`, a
- *   scale that is not a finite number, and the builder's: head dim, sequence multiples, heads
- *   not a multiple of kvHeads, the window), or a GPU the kernel is not written for; the
- *   launch's errors (TX5011 for a disposed tensor, CudaError).
+ *   tensor (rank 3 for a packed batch), a dtype other than float16/bfloat16 or differing from
+ *   q's, shapes that disagree (batch, head dim, k vs v, out vs q), tensors on different devices;
+ *   offsets that are not rank-1 int32 tensors [batch + 1] (batch ≥ 1) of equal length on q's
+ *   device, or whose values are not non-decreasing from 0 to at most totalQ / totalK; TX9001
+ *   (kernels/config) for options or sizes the kernel does not offer (an unknown option, a
+ *   non-boolean `causal`, a scale that is not a finite number, one offset tensor without the
+ *   other, offsets without `maxSeqQ` or `maxSeqQ` without offsets, a `maxSeqQ` under the longest
+ *   sequence's query rows, and the builder's: head dim, sequence multiples or packed totals
+ *   under 128, `maxSeqQ` not an integer in 1 … totalQ, heads not a multiple of kvHeads, the
+ *   window), or a GPU the kernel is not written for; the launch's errors (TX5011 for a disposed
+ *   tensor, CudaError).
  */
 export function attention(
   q: DeviceTensor,
@@ -244,11 +311,11 @@ export function attention(
   v: DeviceTensor,
   opts: AttentionOptions = {},
 ): AttentionResult {
-  const { fn, o, lseShape } = atCaller(() => prepare(q, k, v, opts));
+  const { fn, o, lseShape, offsets } = atCaller(() => prepare(q, k, v, opts));
   const dev = q.device;
   const O = o.out ?? tensor.empty(q.shape, q.dtype, dev);
   const lse = lseShape ? tensor.empty(lseShape, "float32", dev) : undefined;
-  compile(fn, { target: "cuda" })(q, k, v, O, ...(lse ? [lse] : []));
+  compile(fn, { target: "cuda" })(q, k, v, O, ...offsets, ...(lse ? [lse] : []));
   return lse ? { o: O, lse } : { o: O };
 }
 
@@ -396,6 +463,12 @@ const show = (s: readonly number[]) => `[${s.join(", ")}]`;
  * @throws TirxError TX9002.
  */
 function checkQKV(q: unknown, k: unknown, v: unknown, who: Call): Checked {
+  const qShape = (q as Partial<DeviceTensor> | null)?.shape;
+  if (who === "attention" && Array.isArray(qShape) && qShape.length === 3) {
+    throw tensorError(
+      `q must be [batch, seqQ, heads, headDim], got shape ${show(qShape)} (a packed [totalQ, heads, headDim] batch takes cuSeqlensQ, cuSeqlensK and maxSeqQ)`,
+    );
+  }
   const Q = rank4(q, "q", "[batch, seqQ, heads, headDim]", who);
   const K = rank4(k, "k", "[batch, seqK, kvHeads, headDim]", who);
   const V = rank4(v, "v", "[batch, seqK, kvHeads, headDim]", who);
@@ -444,7 +517,8 @@ function checkDtypeDevice(
 }
 
 /**
- * `x` (`name`) a rank-4 device tensor of `like`'s shape and dtype (`likeName`'s), on q's device.
+ * `x` (`name`) a device tensor of `like`'s shape (rank 4, or rank 3 for a packed batch) and dtype
+ * (`likeName`'s), on q's device.
  * @throws TirxError TX9002.
  */
 function checkLike(
@@ -455,9 +529,14 @@ function checkLike(
   Q: DeviceTensor,
   who: Call,
 ): DeviceTensor {
+  const packed = like.shape.length === 3;
   const what =
-    likeName === "q" ? "[batch, seqQ, heads, headDim]" : "[batch, seqK, kvHeads, headDim]";
-  const t = rank4(x, name, what, who);
+    likeName === "q"
+      ? packed
+        ? "[totalQ, heads, headDim]"
+        : "[batch, seqQ, heads, headDim]"
+      : "[batch, seqK, kvHeads, headDim]";
+  const t = ranked(x, name, what, like.shape.length, who);
   if (!sameShape(t.shape, like.shape)) {
     throw tensorError(
       `${name}'s shape must be ${likeName}'s ${show(like.shape)}, got ${show(t.shape)}`,
@@ -519,18 +598,155 @@ function prepare(
   k: DeviceTensor,
   v: DeviceTensor,
   opts: AttentionOptions,
-): { fn: PrimFunc; o: AttentionOptions; lseShape: number[] | undefined } {
+): {
+  fn: PrimFunc;
+  o: AttentionOptions;
+  lseShape: number[] | undefined;
+  offsets: DeviceTensor[];
+} {
   const o = checkOptions(opts, OPTIONS, "attention") as AttentionOptions;
-  const c = checkQKV(q, k, v, "attention");
+  const packed = checkVarlenOptions(o);
+  const c = packed ? checkPackedQKV(q, k, v, o) : checkQKV(q, k, v, "attention");
   if (o.out !== undefined) checkLike(o.out, "out", c.Q, "q", c.Q, "attention");
   const sizes: FlashAttentionSizes = {
     ...sizesOf(c, o),
     ...(o.lse !== undefined ? { lse: o.lse } : {}),
+    ...(packed ? { varlen: { maxSeqQ: o.maxSeqQ! } } : {}),
   };
   const config = pickAttentionConfig("forward", sizes, archOf(c.Q, "attention"));
   const full: FlashAttentionSizes = { ...sizes, ...config.tune };
   const fn = cached(BUILT, JSON.stringify(full), () => makeFlashAttention(full));
-  return { fn, o, lseShape: o.lse === true ? [c.batch, c.heads, c.seqQ] : undefined };
+  if (!packed) {
+    const lseShape = o.lse === true ? [c.batch, c.heads, c.seqQ] : undefined;
+    return { fn, o, lseShape, offsets: [] };
+  }
+  // After the builder's checks (maxSeqQ an integer in 1 … totalQ, the totals): the offsets' values.
+  checkOffsetValues(o, c);
+  const lseShape = o.lse === true ? [c.heads, c.seqQ] : undefined;
+  return { fn, o, lseShape, offsets: [o.cuSeqlensQ!, o.cuSeqlensK!] };
+}
+
+/**
+ * Whether the options ask for a packed variable-length batch: `cuSeqlensQ`, `cuSeqlensK` and
+ * `maxSeqQ` all given (true) or none (false).
+ * @throws TirxError TX9001 for one offset tensor without the other, offsets without `maxSeqQ`,
+ *   or `maxSeqQ` without offsets.
+ */
+function checkVarlenOptions(o: AttentionOptions): boolean {
+  const bad = (message: string): never => {
+    throw new TirxError("TX9001", `attention: ${message}`);
+  };
+  const hasQ = o.cuSeqlensQ !== undefined;
+  const hasK = o.cuSeqlensK !== undefined;
+  if (hasQ !== hasK) {
+    bad(
+      `${hasQ ? "cuSeqlensQ" : "cuSeqlensK"} given without ${hasQ ? "cuSeqlensK" : "cuSeqlensQ"}: a packed variable-length batch takes both offset tensors (FlashAttention's cu_seqlens_q and cu_seqlens_k) and maxSeqQ`,
+    );
+  }
+  if (hasQ && o.maxSeqQ === undefined) {
+    bad(
+      "a packed variable-length batch (cuSeqlensQ, cuSeqlensK) needs maxSeqQ, the longest sequence's query rows (FlashAttention's max_seqlen_q)",
+    );
+  }
+  if (!hasQ && o.maxSeqQ !== undefined) {
+    bad(
+      "maxSeqQ is for a packed variable-length batch: give it with cuSeqlensQ and cuSeqlensK (q [totalQ, heads, headDim])",
+    );
+  }
+  return hasQ;
+}
+
+/**
+ * q, k and v of a packed batch: rank-3 device tensors q [totalQ, heads, headDim] and k, v
+ * [totalK, kvHeads, headDim], dtypes and device as {@link checkQKV}; the offsets rank-1 int32
+ * tensors [batch + 1] (batch ≥ 1) of equal length on q's device. The checked sizes have the
+ * sequence count as batch and the totals as seqQ and seqK.
+ * @throws TirxError TX9002.
+ */
+function checkPackedQKV(q: unknown, k: unknown, v: unknown, o: AttentionOptions): Checked {
+  const who = "attention";
+  const Q = ranked(q, "q", "[totalQ, heads, headDim] (a packed batch: cuSeqlensQ given)", 3, who);
+  const kWhat = "[totalK, kvHeads, headDim] (a packed batch: cuSeqlensK given)";
+  const K = ranked(k, "k", kWhat, 3, who);
+  const V = ranked(v, "v", kWhat, 3, who);
+  const dtype = Q.dtype;
+  if (dtype !== "float16" && dtype !== "bfloat16") {
+    throw tensorError(`q's dtype must be float16 or bfloat16, got ${dtype}`, who);
+  }
+  checkDtypeDevice(K, "k", dtype, Q, who);
+  checkDtypeDevice(V, "v", dtype, Q, who);
+  const [seqQ, heads, headDim] = Q.shape as [number, number, number];
+  const [seqK, kvHeads, kd] = K.shape as [number, number, number];
+  if (kd !== headDim) {
+    throw tensorError(
+      `k must be [totalK, kvHeads, headDim] with q's head dim ${headDim}, got ${show(K.shape)}`,
+      who,
+    );
+  }
+  if (!sameShape(V.shape, K.shape)) {
+    throw tensorError(`v's shape must be k's ${show(K.shape)}, got ${show(V.shape)}`, who);
+  }
+  let batch = 0;
+  for (const name of ["cuSeqlensQ", "cuSeqlensK"] as const) {
+    const t = ranked(o[name], name, "[batch + 1] int32 (cumulative offsets)", 1, who);
+    if (t.dtype !== "int32") {
+      throw tensorError(`${name}'s dtype must be int32, got ${t.dtype}`, who);
+    }
+    if (t.device !== Q.device) {
+      throw tensorError(
+        `${name} must be on q's device (${deviceName(Q.device)}), got ${deviceName(t.device)}`,
+        who,
+      );
+    }
+    const n = t.shape[0]!;
+    if (n < 2) {
+      throw tensorError(
+        `${name} must be [batch + 1] with batch ≥ 1 (offsets 0, end of sequence 0, …), got ${show(t.shape)}`,
+        who,
+      );
+    }
+    if (name === "cuSeqlensQ") batch = n - 1;
+    else if (n - 1 !== batch) {
+      throw tensorError(
+        `cuSeqlensK must be [batch + 1] with cuSeqlensQ's batch ${batch}, got ${show(t.shape)}`,
+        who,
+      );
+    }
+  }
+  return { Q, K, dtype, batch, seqQ, heads, headDim, seqK, kvHeads };
+}
+
+/**
+ * The offsets' values (read back to the host): each tensor non-decreasing from 0 to at most its
+ * total (c.seqQ, c.seqK), and `maxSeqQ` at least the longest sequence's query rows (the grid
+ * covers ⌈maxSeqQ / 128⌉ tiles per sequence: rows past them would be left unwritten).
+ * @throws TirxError TX9002 for offsets out of order or range; TX9001 for a short `maxSeqQ`.
+ */
+function checkOffsetValues(o: AttentionOptions, c: Checked): void {
+  let longest = 0;
+  for (const [name, total, what] of [
+    ["cuSeqlensQ", c.seqQ, "totalQ"],
+    ["cuSeqlensK", c.seqK, "totalK"],
+  ] as const) {
+    const x = Array.from(o[name]!.toArray() as Int32Array);
+    const ok =
+      x[0] === 0 && x.every((e, i) => i === 0 || e >= x[i - 1]!) && x[x.length - 1]! <= total;
+    if (!ok) {
+      const shown = x.length <= 16 ? show(x) : `${show(x.slice(0, 16)).slice(0, -1)}, …]`;
+      throw tensorError(
+        `${name} must be non-decreasing offsets from 0 to at most ${what} (${total}), got ${shown}`,
+      );
+    }
+    if (name === "cuSeqlensQ") {
+      for (let i = 1; i < x.length; i++) longest = Math.max(longest, x[i]! - x[i - 1]!);
+    }
+  }
+  if (o.maxSeqQ! < longest) {
+    throw new TirxError(
+      "TX9001",
+      `attention: maxSeqQ (${o.maxSeqQ}) must be at least the longest sequence's query rows (${longest}, from cuSeqlensQ)`,
+    );
+  }
 }
 
 /**
@@ -564,6 +780,21 @@ function prepareBackward(
       "TX9001",
       `${who}: out has no key ${showValue(key)}${guess ? `; did you mean "${guess}"?` : ""} (keys: ${BACKWARD_OUTS.join(", ")})`,
     );
+  }
+  for (const [name, x] of [
+    ["q", q],
+    ["k", k],
+    ["v", v],
+    ["o", o],
+    ["dO", dO],
+  ] as const) {
+    const shape = (x as Partial<DeviceTensor> | null)?.shape;
+    if (Array.isArray(shape) && shape.length === 3) {
+      throw tensorError(
+        `${name} is rank 3 ${show(shape)}: a packed variable-length batch (attention's cuSeqlensQ / cuSeqlensK) has no backward here (varlen backward is not offered); give [batch, seq, heads, headDim] tensors`,
+        who,
+      );
+    }
   }
   const c = checkQKV(q, k, v, who);
   checkLike(o, "o", c.Q, "q", c.Q, who);
