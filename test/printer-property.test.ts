@@ -1,63 +1,57 @@
 // Property: random IR functions (expression trees over int32/float32/bool with loads, stores,
 // lets, ifs, whiles and loops over a few buffers, built as raw IR so that unfolded constants and
-// no-op casts occur) print as a `T` module that rebuilds structurally equal functions. The
-// functions are valid (`verify` accepts each); all go into ONE generated module, imported once.
-import { spawnSync } from "node:child_process";
+// no-op casts occur) print as a `T` module that rebuilds structurally equal functions, and as
+// script-mode TypeScript that parseScript reads back structurally equal (250 of them formatted
+// with prettier). The functions are valid (`verify` accepts each), built and verified once for
+// both printers; the builder-mode ones go into ONE generated module, imported once.
 import { mkdirSync, rmSync, writeFileSync } from "node:fs";
-import { fileURLToPath, pathToFileURL } from "node:url";
-import { afterAll, describe, expect, test } from "vitest";
+import { fileURLToPath } from "node:url";
+import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import fc from "fast-check";
-import { printModule } from "@tirx-ts/dsl";
+import { parseScript, printModule, printScriptModule, printScriptModuleText } from "@tirx-ts/dsl";
 import { structuralEqual, verify, type PrimFunc } from "@tirx-ts/core";
 import { build } from "./util/random-ir.js";
-
-/**
- * Import the generated module in a plain node process, which loads `tirx-ts` from its build
- * (`npm test` builds first) and records the builder's ~10^5 spans without vitest's source
- * mapping (several times faster), and read its kernels back as JSON. Variables and buffers are
- * interned by id again, so that `structuralEqual` sees one object per binding as in the original.
- */
-function importInNode(file: string): Record<string, PrimFunc> {
-  const script =
-    `const m = await import(${JSON.stringify(pathToFileURL(file).href)});` +
-    `process.stdout.write(JSON.stringify(m, (k, v) => (typeof v === "bigint" ? { $big: String(v) } : k === "span" ? undefined : v)));`;
-  const r = spawnSync(process.execPath, ["--input-type=module", "-e", script], {
-    cwd: outDir,
-    encoding: "utf8",
-    maxBuffer: 1 << 30,
-  });
-  if (r.status !== 0) throw new Error(r.stderr);
-  const bindings = new Map<string, unknown>();
-  return JSON.parse(r.stdout, (_k, v: unknown) => {
-    if (typeof v !== "object" || v === null) return v;
-    const o = v as { $big?: string; kind?: string; id?: number };
-    if (o.$big !== undefined) return BigInt(o.$big);
-    if (o.kind !== "Var" && o.kind !== "Buffer") return v;
-    const key = `${o.kind}${o.id}`;
-    if (!bindings.has(key)) bindings.set(key, v);
-    return bindings.get(key);
-  }) as Record<string, PrimFunc>;
-}
+import { importInNode } from "./util/import-in-node.js";
 
 const outDir = fileURLToPath(new URL("./.printed/property/", import.meta.url));
 afterAll(() => rmSync(`${outDir}property.mjs`, { force: true }));
 
+/** The 1000 random valid functions both printers are checked on (each verified). */
+let fns: PrimFunc[] = [];
+beforeAll(() => {
+  const tapes = fc.sample(fc.array(fc.nat({ max: 1 << 16 }), { minLength: 8, maxLength: 400 }), {
+    numRuns: 1000,
+    seed: 20240611,
+  });
+  fns = tapes.map((t, i) => build(t, i));
+  for (const fn of fns) verify(fn);
+});
+
+/**
+ * Print `fns` as one script-mode module (formatted with prettier unless `raw`), parse it back, and
+ * name the functions that did not come back equal.
+ */
+async function scriptRoundTrip(
+  fns: readonly PrimFunc[],
+  raw = false,
+): Promise<{ bad: string[]; text: string }> {
+  const text = raw ? printScriptModuleText(fns) : await printScriptModule(fns);
+  const back = parseScript(text, "roundtrip.ts");
+  expect(back.length).toBe(fns.length);
+  const bad = fns.filter((f, i) => !structuralEqual(f, back[i]!)).map((f) => f.name);
+  return { bad, text };
+}
+
 describe("printFunc on random IR", () => {
-  test("1000 random valid functions print → parse → structurally equal", async () => {
-    const tapes = fc.sample(fc.array(fc.nat({ max: 1 << 16 }), { minLength: 8, maxLength: 400 }), {
-      numRuns: 1000,
-      seed: 20240611,
-    });
-    const fns = tapes.map((t, i) => build(t, i));
-    for (const fn of fns) verify(fn);
+  test("1000 random valid functions print → parse → structurally equal", () => {
     mkdirSync(outDir, { recursive: true });
     const file = `${outDir}property.mjs`;
-    writeFileSync(file, printModule(fns));
+    const text = printModule(fns);
+    writeFileSync(file, text);
     const mod = importInNode(file);
     const bad = fns.filter((fn) => !structuralEqual(fn, mod[fn.name])).map((fn) => fn.name);
     expect(bad).toEqual([]);
     // The generator reaches what the printer must spell exactly.
-    const text = printModule(fns);
     for (const needle of [
       "T.raw.binary",
       "T.raw.cast",
@@ -66,6 +60,19 @@ describe("printFunc on random IR", () => {
       "T.if_then_else",
       ".not()",
     ]) {
+      expect(text).toContain(needle);
+    }
+  });
+
+  test("printScript → parseScript: the same 1000 functions", async () => {
+    // prettier takes ~5 ms a kernel here, so 250 go through it and all 1000 unformatted: what
+    // prettier may change (it rebalances `a && (b && c)`) is met within the first 250.
+    const formatted = await scriptRoundTrip(fns.slice(0, 250));
+    expect(formatted.bad).toEqual([]);
+    const { bad, text } = await scriptRoundTrip(fns, true);
+    expect(bad).toEqual([]);
+    // The generator reaches the spellings the script printer must get exactly right.
+    for (const needle of ["T.raw.binary", "T.raw.cast", "while (", "T.unroll", " ? ", "} else {"]) {
       expect(text).toContain(needle);
     }
   });

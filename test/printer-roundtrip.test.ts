@@ -1,10 +1,13 @@
 // The IR printer round-trips: every kernel of examples/*.ts and a set of test kernels (also as
 // each pass of the PTX pipeline leaves them) print as a `T` module which, imported, rebuilds a
-// structurally equal PrimFunc. All kernels go into ONE generated module, imported once.
+// structurally equal PrimFunc. All kernels go into ONE generated module, imported once in a plain
+// node process (importInNode). The script printer's round trip of the examples' stages
+// (printScript → parseScript) runs here too, on the same run of the pipeline (the kernels as
+// written and the random functions are in script-roundtrip and printer-property).
 import { mkdirSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { T, printFuncAsync, printModule } from "@tirx-ts/dsl";
+import { T, parseScript, printFuncAsync, printModule, printScriptModuleText } from "@tirx-ts/dsl";
 import {
   mapStmt,
   runPipeline,
@@ -22,6 +25,7 @@ import {
 } from "../packages/codegen-ptx/test/util/bulk-kernels.js";
 import { rowCopyKernel, seedKernel as simSeed } from "../packages/runtime-sim/test/kernels.js";
 import { seedKernel } from "./kernels/seed.js";
+import { importInNode } from "./util/import-in-node.js";
 
 const examplesDir = fileURLToPath(new URL("../examples/", import.meta.url));
 // Gitignored and prettier-ignored: generated modules live inside the repository so that
@@ -144,23 +148,32 @@ const testKernels: PrimFunc[] = [
   storeOnly(),
 ];
 
+/** A kernel as written (`stage` undefined) or as a stage of the PTX pipeline left it. */
+interface Case {
+  label: string;
+  fn: PrimFunc;
+  stage?: string;
+}
+
 /** The IR after every stage of the PTX pipeline, TileOps replaced by the tile.apply they print as. */
-function stages(fn: PrimFunc): { label: string; fn: PrimFunc }[] {
-  const out = [{ label: `${fn.name} as written`, fn }];
+function stages(fn: PrimFunc): Case[] {
+  const out: Case[] = [{ label: `${fn.name} as written`, fn }];
   // One run of the pipeline, every stage kept.
   runPipeline(verify(fn), PTX_PASSES, {
     onStage: (name, cur) => {
       const body = mapStmt(cur.fn.body, {
         stmt: (s: Stmt): Stmt => (s.kind === "TileOp" ? s.source : s),
       });
-      out.push({ label: `${fn.name} after ${name}`, fn: { ...cur.fn, body } });
+      out.push({ label: `${fn.name} after ${name}`, fn: { ...cur.fn, body }, stage: name });
     },
   });
   return out;
 }
 
-let cases: { label: string; fn: PrimFunc }[] = [];
+let cases: Case[] = [];
 let rebuilt: PrimFunc[] = [];
+/** The example kernels after every pass of the PTX pipeline, each under a name of its own. */
+let exampleStages: PrimFunc[] = [];
 
 beforeAll(async () => {
   const fromExamples: PrimFunc[] = [];
@@ -168,14 +181,18 @@ beforeAll(async () => {
     const mod = (await import(`${examplesDir}${f}`)) as Record<string, unknown>;
     fromExamples.push(...Object.values(mod).filter(isPrimFunc));
   }
-  cases = [...fromExamples, ...testKernels].flatMap(stages);
+  const ofExamples = fromExamples.flatMap(stages);
+  exampleStages = ofExamples.flatMap((c) =>
+    c.stage === undefined ? [] : [{ ...c.fn, name: `${c.fn.name}_${c.stage.replace(/\W/g, "_")}` }],
+  );
+  cases = [...ofExamples, ...testKernels.flatMap(stages)];
   // Every kernel under its own name, so that the exports of one module do not collide.
   const named = cases.map((c, i) => ({ ...c.fn, name: `k${i}_${c.fn.name}` }));
   mkdirSync(outDir, { recursive: true });
-  const file = `${outDir}roundtrip.ts`;
+  const file = `${outDir}roundtrip.mjs`;
   writeFileSync(file, printModule(named));
-  const mod = (await import(file)) as Record<string, unknown>;
-  rebuilt = named.map((f) => mod[f.name] as PrimFunc);
+  const mod = importInNode(file);
+  rebuilt = named.map((f) => mod[f.name]!);
 });
 
 afterAll(() => rmSync(outDir, { recursive: true, force: true }));
@@ -187,6 +204,15 @@ describe("printFunc round-trips through the T builder", () => {
       (c, i) => !structuralEqual({ ...c.fn, name: "k" }, { ...rebuilt[i]!, name: "k" }),
     );
     expect(bad.map((c) => c.label)).toEqual([]);
+  });
+
+  test("printScript → parseScript: every example kernel after every pass of the PTX pipeline", () => {
+    expect(exampleStages.length).toBeGreaterThanOrEqual(8 * PTX_PASSES.length);
+    // Unformatted: the unrolled stages are large, and the kernels as written went through prettier.
+    const back = parseScript(printScriptModuleText(exampleStages), "roundtrip.ts");
+    expect(back.length).toBe(exampleStages.length);
+    const bad = exampleStages.filter((f, i) => !structuralEqual(f, back[i]!)).map((f) => f.name);
+    expect(bad).toEqual([]);
   });
 
   test("the printed text of a small kernel", async () => {
