@@ -31,6 +31,7 @@ import {
   type AttentionCase,
 } from "./util/attention-reference.js";
 import { deviceArch } from "@tirx-ts/runtime";
+import type { TirxError } from "@tirx-ts/core";
 import { errorOf } from "./util/error-of.js";
 import { gradientBound, referenceGradients } from "../examples/flash_attention_backward.js";
 
@@ -40,6 +41,25 @@ const host = (t: DeviceTensor) => t.toArray() as Float32Array;
 /** Int32 offsets [n] on the simulated device. */
 const ints = (a: readonly number[]) =>
   tensor(Int32Array.from(a), { shape: [a.length], dtype: "int32", device: dev });
+
+/**
+ * Each case's call throws a TirxError of `code` (and `rule`, when given) whose message matches the
+ * case's pattern, at the line of this file that made the call; the errors, in the cases' order.
+ */
+function expectErrors(
+  cases: readonly (readonly [() => unknown, RegExp])[],
+  code: "TX9001" | "TX9002",
+  rule?: string,
+): TirxError[] {
+  return cases.map(([f, message]) => {
+    const e = errorOf(f);
+    expect(e.code, e.message).toBe(code);
+    if (rule !== undefined) expect(e.rule).toBe(rule);
+    expect(e.message).toMatch(message);
+    expect(e.span?.file).toMatch(/kernels-attention\.test\.ts$/);
+    return e;
+  });
+}
 
 describe("attention() on the simulator against float64", () => {
   test("grouped-query (2 query heads on 1 KV head), no mask, with LSE, float16", () => {
@@ -270,14 +290,7 @@ describe("attention() errors", () => {
         /k must be on q's device \(the simulated device\), got NVIDIA H200/,
       ],
     ];
-    for (const [f, message] of cases) {
-      const e = errorOf(f);
-      expect(e.code, e.message).toBe("TX9002");
-      expect(e.rule).toBe("kernels/tensors");
-      expect(e.message).toMatch(message);
-      // At the line that called attention().
-      expect(e.span?.file).toMatch(/kernels-attention\.test\.ts$/);
-    }
+    expectErrors(cases, "TX9002", "kernels/tensors");
   });
 
   test("TX9001: options the call does not take, and the builder's own (head dim, heads, mask)", () => {
@@ -303,13 +316,7 @@ describe("attention() errors", () => {
       ],
       [() => attention(t([1, 64, 2, 64]), k, k), /positive multiples of 128/],
     ];
-    for (const [f, message] of cases) {
-      const e = errorOf(f);
-      expect(e.code, e.message).toBe("TX9001");
-      expect(e.message).toMatch(message);
-      // At the line that called attention().
-      expect(e.span?.file).toMatch(/kernels-attention\.test\.ts$/);
-    }
+    expectErrors(cases, "TX9001");
   });
 });
 
@@ -377,13 +384,8 @@ describe("attention() errors of a packed variable-length batch", () => {
         /cuSeqlensK must be non-decreasing offsets from 0 to at most totalK \(150\), got \[0, 100, 90\]/,
       ],
     ];
-    for (const [f, message] of cases) {
-      const e = errorOf(f);
-      expect(e.code, e.message).toBe("TX9002");
-      expect(e.rule).toBe("kernels/tensors");
+    for (const e of expectErrors(cases, "TX9002", "kernels/tensors")) {
       expect(e.text).toMatch(/^attention: /);
-      expect(e.message).toMatch(message);
-      expect(e.span?.file).toMatch(/kernels-attention\.test\.ts$/);
     }
   });
 
@@ -425,12 +427,7 @@ describe("attention() errors of a packed variable-length batch", () => {
         /no option "maxSeq"; did you mean "maxSeqQ"\?/,
       ],
     ];
-    for (const [f, message] of cases) {
-      const e = errorOf(f);
-      expect(e.code, e.message).toBe("TX9001");
-      expect(e.message).toMatch(message);
-      expect(e.span?.file).toMatch(/kernels-attention\.test\.ts$/);
-    }
+    expectErrors(cases, "TX9001");
   });
 
   test("attentionBackward refuses packed (rank-3) tensors: TX9002, varlen backward is not offered", () => {
@@ -495,13 +492,8 @@ describe("attentionBackward() errors", () => {
         /out\.dk's shape must be k's \[1, 128, 1, 64\], got \[1, 128, 2, 64\]/,
       ],
     ];
-    for (const [f, message] of cases) {
-      const e = errorOf(f);
-      expect(e.code, e.message).toBe("TX9002");
-      expect(e.rule).toBe("kernels/tensors");
+    for (const e of expectErrors(cases, "TX9002", "kernels/tensors")) {
       expect(e.message).toMatch(/attentionBackward: /);
-      expect(e.message).toMatch(message);
-      expect(e.span?.file).toMatch(/kernels-attention\.test\.ts$/);
     }
   });
 
@@ -531,12 +523,7 @@ describe("attentionBackward() errors", () => {
         /give causal or window, not both/,
       ],
     ];
-    for (const [f, message] of cases) {
-      const e = errorOf(f);
-      expect(e.code, e.message).toBe("TX9001");
-      expect(e.message).toMatch(message);
-      expect(e.span?.file).toMatch(/kernels-attention\.test\.ts$/);
-    }
+    expectErrors(cases, "TX9001");
   });
 });
 
