@@ -150,6 +150,14 @@ export function checkAtomicAccess(acc: SharedAccess): void {
  * when the kernel may write the tensor.
  */
 export function checkGlobalRead(acc: GlobalAccess): void {
+  checkGlobalReadOf(acc, false);
+}
+
+/**
+ * checkGlobalRead (`strong` false) and checkStrongGlobalRead (`strong` true): a strong read races
+ * only with unordered plain writes and is not recorded for write-after-read.
+ */
+function checkGlobalReadOf(acc: GlobalAccess, strong: boolean): void {
   const m = acc.m;
   const sh = acc.buf.shadow;
   if (!sh.tracksWriters) {
@@ -159,10 +167,10 @@ export function checkGlobalRead(acc: GlobalAccess): void {
   checkGlobalBulkWrite(acc, "reads");
   if (m.speculative > 0) return;
   const focus = m.order.live ? focusOn(m, sh, acc.addr, acc.thread) : false;
-  const hit = sh.checkWriters(acc.addr, acc.n, acc.thread, false, m.isAtomicSite);
+  const hit = sh.checkWriters(acc.addr, acc.n, acc.thread, strong, m.isAtomicSite);
   if (focus) m.clocks.focus = undefined;
   if (hit) reportRace(acc, "TX6003", "reads", globalAt(acc), hit, "wrote");
-  if (sh.recordReads) sh.recordRead(acc.addr, acc.n, acc.thread, acc.site);
+  if (!strong && sh.recordReads) sh.recordRead(acc.addr, acc.n, acc.thread, acc.site);
 }
 
 /**
@@ -183,18 +191,7 @@ function focusOn(m: GlobalAccess["m"], key: object | undefined, addr: number, t:
  * races"); the read is not recorded for write-after-read.
  */
 export function checkStrongGlobalRead(acc: GlobalAccess): void {
-  const m = acc.m;
-  const sh = acc.buf.shadow;
-  if (!sh.tracksWriters) {
-    if (!sh.recordReads) return;
-    sh.trackWriters();
-  }
-  checkGlobalBulkWrite(acc, "reads");
-  if (m.speculative > 0) return;
-  const focus = m.order.live ? focusOn(m, sh, acc.addr, acc.thread) : false;
-  const hit = sh.checkWriters(acc.addr, acc.n, acc.thread, true, m.isAtomicSite);
-  if (focus) m.clocks.focus = undefined;
-  if (hit) reportRace(acc, "TX6003", "reads", globalAt(acc), hit, "wrote");
+  checkGlobalReadOf(acc, true);
 }
 
 /**
