@@ -21,23 +21,28 @@ const ISOLATED = [
 
 /**
  * The slowest files, slowest first (seconds each took in a full run on a quiet 2-core machine,
- * 2026-12-02, both workers busy). Vitest runs the files it has timings for longest first, but a
+ * 2026-12-02, both workers busy; the three printer files' figures estimated after their checks
+ * were regrouped). Vitest runs the files it has timings for longest first, but a
  * fresh clone has none, and it then runs the largest files first: these short files that spawn
  * npm, tsx or ptxas would start last and leave one core idle for their whole length at the end
  * of the run.
  */
 const SLOWEST = [
-  "test/packaging.test.ts", // 30 s: npm pack + npm install
-  "test/depth-limit.test.ts", // 16 s: ptxas on 2048-deep nests
-  "test/diff/ops-cpu.test.ts", // 15 s: with the generated-code half (was jit-cpu, 8 s)
-  "test/readme-commands.test.ts", // 14 s: the README's commands
-  "test/mutation.test.ts", // 15 s: with the replay tests (were 14 s + 8 s)
-  "test/diff/wgmma-cpu.test.ts", // 13 s
-  "test/script-roundtrip.test.ts", // 11 s
-  "test/conformance/cp-async-property.test.ts", // 10 s
-  "packages/dsl/test/robustness.test.ts", // 10 s
-  "test/range-checks.test.ts", // 10 s
-  "test/examples.test.ts", // 8 s
+  "test/packaging.test.ts", // 37 s: npm pack + npm install
+  "test/depth-limit.test.ts", // 21 s: ptxas on 2048-deep nests
+  "test/flash-attention.test.ts", // 18 s (11 s alone): the forward on the simulator, ptxas
+  "test/diff/ops-cpu.test.ts", // 17 s: with the generated-code half (was jit-cpu, 8 s)
+  "test/mutation.test.ts", // 12 s: with the replay tests (were 14 s + 8 s)
+  "packages/dsl/test/robustness.test.ts", // 12 s
+  "test/diff/wgmma-cpu.test.ts", // 12 s
+  "test/readme-commands.test.ts", // 12 s: the README's commands
+  "test/conformance/cp-async-property.test.ts", // 12 s
+  "test/printer-roundtrip.test.ts", // 11 s: both printers on every example's pipeline stages
+  "test/examples.test.ts", // 10 s
+  "test/cli.test.ts", // 9 s: tsx processes
+  "test/printer-property.test.ts", // 9 s: both printers on 1000 random functions
+  "test/script-roundtrip.test.ts", // 8 s
+  "test/mma/ptx.test.ts", // 8 s
 ];
 
 /** Vitest's order, with the files of SLOWEST moved first (in SLOWEST's order) in each project. */
