@@ -1,9 +1,7 @@
 import {
-  dtypeBytes,
   invariant,
   MEMORY_SCOPES,
   semScopeOf,
-  TirxError,
   type AtomicAction,
   type AtomicUnitAction,
   type DType,
@@ -22,8 +20,7 @@ import {
   roundF16,
 } from "../../numeric/float.js";
 import { checkAtomicAccess, checkGlobalWrite, checkSharedWrite } from "../../exec/hazards.js";
-import { placementOf } from "../access.js";
-import { compileElement } from "./element.js";
+import { compileElement, elementOf } from "./element.js";
 import type { ActionCompiler, ExprCompiler, UnitAction, UnitCompiler } from "../compiled.js";
 import { beforeGlobalWrite } from "../../exec/pending-reads.js";
 
@@ -100,18 +97,8 @@ function compileAtomic(
 ): (t: number) => SimValue {
   const m = ec.m;
   const action = fx.action;
-  const ptr = exprs[0]!;
-  if (ptr.kind !== "BufferPtr") {
-    throw new TirxError(
-      "TX2009",
-      `the address of ${op.surface} must be buf.ptr([i]) of a global or shared buffer`,
-      span,
-    );
-  }
-  const w = placementOf(ec.layout, ptr.buffer, span);
-  const dt = ptr.buffer.dtype;
-  const eb = dtypeBytes(dt);
-  const off = ec.index(ptr.offset, span);
+  const el = elementOf(ec, op, exprs[0]!, span);
+  const dt = el.dt;
   // An ordered atomic's last two operands are its static sem and scope (not values).
   const order = fx.ordered ? semScopeOf(exprs) : { sem: "relaxed" as const, scope: "gpu" as const };
   if (fx.ordered) m.order.enabled = true;
@@ -148,7 +135,7 @@ function compileAtomic(
     return old;
   };
   // The site's records: bounds reports, and the atomic's write (verb "writes", atomic).
-  return compileElement(m, w, off, eb, site, zero, {
+  return compileElement(m, el, site, zero, {
     what: "atomics",
     boundsVerb: "atomically updates",
     verb: "writes",

@@ -1,9 +1,52 @@
-import { invariant, type SimValue } from "@tirx-ts/core";
+import {
+  dtypeBytes,
+  invariant,
+  TirxError,
+  type DType,
+  type Expr,
+  type OpDef,
+  type SimValue,
+  type Span,
+} from "@tirx-ts/core";
 import { accessRecord, type GlobalAccess, type SharedAccess } from "../../exec/context.js";
 import type { Machine } from "../../exec/machine.js";
 import type { GlobalMem } from "../../exec/memory.js";
 import { reportOob } from "../../exec/reports.js";
-import type { NumFn, placementOf } from "../access.js";
+import { placementOf, type NumFn } from "../access.js";
+import type { ExprCompiler } from "../compiled.js";
+
+/** The element a single-element memory op (a strong load or store, an atomic) addresses. */
+export interface Element {
+  /** Where its buffer lives (global or shared; the verifier refuses local ones). */
+  readonly w: ReturnType<typeof placementOf>;
+  /** The buffer's dtype. */
+  readonly dt: DType;
+  /** The element's size in bytes. */
+  readonly eb: number;
+  /** Per thread, the element offset into the buffer. */
+  readonly off: NumFn;
+}
+
+/**
+ * The element that `ptr`, the address operand of `op`, points at.
+ * @throws TirxError TX2009 when `ptr` is not `buf.ptr([i])`; placementOf's errors.
+ */
+export function elementOf(ec: ExprCompiler, op: OpDef, ptr: Expr, span?: Span): Element {
+  if (ptr.kind !== "BufferPtr") {
+    throw new TirxError(
+      "TX2009",
+      `the address of ${op.surface} must be buf.ptr([i]) of a global or shared buffer`,
+      span,
+    );
+  }
+  const dt = ptr.buffer.dtype;
+  return {
+    w: placementOf(ec.layout, ptr.buffer, span),
+    dt,
+    eb: dtypeBytes(dt),
+    off: ec.index(ptr.offset, span),
+  };
+}
 
 /**
  * What one kind of single-element memory op (a strong load or store, an atomic) checks and does
@@ -35,20 +78,19 @@ export interface ElementOp {
 }
 
 /**
- * Per thread t, `op` on the element of `eb` bytes at element offset `off(t)` of the global or
- * shared buffer placed at `w`: out of bounds, TX6005 (reportOob) and `zero`; else the element's
+ * Per thread t, `op` on element `el` (`eb` bytes at element offset `off(t)` of the global or
+ * shared buffer placed at `w`): out of bounds, TX6005 (reportOob) and `zero`; else the element's
  * byte address (shared: in t's CTA window), `op.checkShared` or `op.checkGlobal`, then
  * `op.access`. `site` is the op's site (m.site).
  */
 export function compileElement(
   m: Machine,
-  w: ReturnType<typeof placementOf>,
-  off: NumFn,
-  eb: number,
+  el: Element,
   site: number,
   zero: SimValue,
   op: ElementOp,
 ): (t: number) => SimValue {
+  const { w, eb, off } = el;
   const { base, size } = w.placed;
   const bounds = accessRecord(m, w.placed, eb, site, op.boundsVerb);
   const oob = (t: number, rel: number, space: string): void => {

@@ -1,8 +1,6 @@
 import {
-  dtypeBytes,
   MEMORY_SCOPES,
   semScopeOf,
-  TirxError,
   type Expr,
   type OpDef,
   type SimValue,
@@ -16,8 +14,7 @@ import {
   checkStrongSharedRead,
 } from "../../exec/hazards.js";
 import { beforeGlobalWrite } from "../../exec/pending-reads.js";
-import { placementOf } from "../access.js";
-import { compileElement } from "./element.js";
+import { compileElement, elementOf } from "./element.js";
 import { nothing, type ExprCompiler, type UnitAction, type UnitCompiler } from "../compiled.js";
 
 /**
@@ -38,20 +35,10 @@ function compileStrong(
 ): (t: number) => SimValue {
   const m = ec.m;
   m.order.enabled = true;
-  const ptr = exprs[0]!;
-  if (ptr.kind !== "BufferPtr") {
-    throw new TirxError(
-      "TX2009",
-      `the address of ${op.surface} must be buf.ptr([i]) of a global or shared buffer`,
-      span,
-    );
-  }
+  const el = elementOf(ec, op, exprs[0]!, span);
+  const dt = el.dt;
   const { sem, scope: scopeName } = semScopeOf(exprs);
   const scope = MEMORY_SCOPES.indexOf(scopeName);
-  const w = placementOf(ec.layout, ptr.buffer, span);
-  const dt = ptr.buffer.dtype;
-  const eb = dtypeBytes(dt);
-  const off = ec.index(ptr.offset, span);
   const value = store ? (ec.any(exprs[1]!, span) as (t: number) => SimValue) : undefined;
   const site = m.site(span);
   if (store) m.atomicSites.add(site);
@@ -74,7 +61,7 @@ function compileStrong(
     mo.write(key, at, t, who, release, false);
     return v;
   };
-  return compileElement(m, w, off, eb, site, zero, {
+  return compileElement(m, el, site, zero, {
     what: "strong accesses",
     boundsVerb: verb,
     verb,
