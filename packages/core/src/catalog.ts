@@ -520,6 +520,11 @@ export const CATALOG = {
     rule: "wgmma/fence",
     title: "a wgmma.mma_async comes before any wgmma.fence in program order",
   },
+  TX7012: {
+    rule: "wgmma/warpgroup-divergent",
+    title:
+      "a warpgroup-aligned instruction (wgmma, setmaxnreg: .sync.aligned) under a condition that differs between the threads of one warpgroup",
+  },
   TX8001: {
     rule: "cli/usage",
     title:

@@ -276,6 +276,14 @@ export interface OpDef {
    * `__launch_bounds__(threads, 1)` gives): setmaxnreg is honoured only under one (ptxas C7508).
    */
   readonly registerCap?: true;
+  /**
+   * The instruction is `.sync.aligned` at warpgroup scale: all 128 threads of a warpgroup execute
+   * it together, so it must not sit under a condition that splits a warpgroup (PTX ISA, wgmma:
+   * "all threads in the warpgroup must execute the same wgmma instruction"; setmaxnreg, whose
+   * `.sync.aligned` asks the same of the warpgroup's threads). The verifier refuses one under a
+   * provably divergent condition (TX7012, verify/warpgroup-convergence.ts).
+   */
+  readonly warpgroupAligned?: true;
   /** Checks beyond operands and dtypes (static ranges of runtime-constant operands, ...). */
   check?(args: readonly Expr[], span?: Span): void;
   /**

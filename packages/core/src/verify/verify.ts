@@ -9,6 +9,7 @@ import type { TilePlan } from "../ir/tile-plan.js";
 import { checkExpectTx } from "./expect-tx.js";
 import { checkCluster } from "./cluster.js";
 import { checkWgmmaFence } from "./wgmma-fence.js";
+import { checkWarpgroupConvergence } from "./warpgroup-convergence.js";
 import type { PtxVersion, Requirement } from "../target.js";
 import { RequirementLog } from "./requirements.js";
 import { exprChildren, stmtExprs } from "../visit.js";
@@ -156,6 +157,7 @@ export function verify(fn: PrimFunc): VerifiedFunc {
   // expect_tx is matched against the plans of the bulk copies: only when every one has its plan.
   if (unplanned === 0) checkExpectTx(entry.body, ctx.plans, report);
   checkWgmmaFence(entry.body, report);
+  checkWarpgroupConvergence(entry.body, entry.launch, report);
   // What codegen assumes of register arrays (TX7001, TX2006), on IR whose names all resolve.
   if (log.count === 0) checkRegisterArrays(entry.body, report);
   log.throwIfAny();

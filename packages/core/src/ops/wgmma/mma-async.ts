@@ -211,6 +211,7 @@ function wgmmaOp(v: WgmmaVariant): OpDef {
     source: `PTX ISA, wgmma.mma_async (m64n${v.n}k16, .${v.ab}, A from ${v.a === "ss" ? "a shared-memory descriptor" : "registers"}); sm_90a`,
     archCode: "TX7006",
     archSpecific: true,
+    warpgroupAligned: true,
     effects: true,
     approx: MMA_F32_BOUND,
     check: (args, span) => {

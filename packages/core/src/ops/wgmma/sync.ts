@@ -77,6 +77,7 @@ export const WGMMA_SYNC_OPS: readonly OpDef[] = [
       effect: { unit: "wgmma", action: "fence", fence: true },
     }),
     archSpecific: true,
+    warpgroupAligned: true,
   },
   {
     ...stmtOp({
@@ -88,6 +89,7 @@ export const WGMMA_SYNC_OPS: readonly OpDef[] = [
       effect: { unit: "wgmma", action: "commit" },
     }),
     archSpecific: true,
+    warpgroupAligned: true,
   },
   {
     ...stmtOp({
@@ -100,6 +102,7 @@ export const WGMMA_SYNC_OPS: readonly OpDef[] = [
       effect: { unit: "wgmma", action: "wait" },
     }),
     archSpecific: true,
+    warpgroupAligned: true,
   },
   ...(["inc", "dec"] as const).map((dir): OpDef => ({
     ...stmtOp({
@@ -122,6 +125,7 @@ export const WGMMA_SYNC_OPS: readonly OpDef[] = [
       },
     }),
     archSpecific: true,
+    warpgroupAligned: true,
     registerCap: true,
     checkLaunch: (args, launch, span) => {
       const threads = launch.block[0] * launch.block[1] * launch.block[2];
