@@ -9,21 +9,13 @@ import { lineOf } from "./helpers.js";
 // `// @<name>`.
 const here = import.meta.url;
 
-/**
- * Run `k` on `args` collecting hazards (on statements' closures, then again on their generated
- * functions under a varied schedule, which must agree): [code, line] of each report, and the
- * reports of the first run.
- */
+/** Run `k` on `args` collecting hazards: [code, line] of each report, and the reports. */
 function reportsOf(
   k: PrimFunc,
   args: SimTensor[],
 ): { at: [string, number?][]; r: readonly TirxError[] } {
-  const f = verify(k);
-  const r = runSim(f, args, { hazards: "collect" }).reports;
-  const at = r.map((e): [string, number?] => [e.code, e.span?.line]);
-  const again = runSim(f, args, { hazards: "collect", jitAfter: 0, simSeed: 3 }).reports;
-  expect(again.map((e) => [e.code, e.span?.line])).toEqual(at);
-  return { at, r };
+  const r = runSim(verify(k), args, { hazards: "collect" }).reports;
+  return { at: r.map((e) => [e.code, e.span?.line]), r };
 }
 
 /**
