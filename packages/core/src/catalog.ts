@@ -468,11 +468,6 @@ export const CATALOG = {
     title:
       "a wgmma.mma_async with no wgmma.fence before it in its warpgroup, or after its accumulator/A registers were written by other instructions",
   },
-  TX6028: {
-    rule: "hazard/same-instruction-values",
-    title:
-      "lanes of one warp store different values to the same bytes in one store instruction: which lane's value lands is undefined",
-  },
   TX7001: {
     rule: "mma/fragment-operand",
     title:

@@ -222,8 +222,6 @@ export function compileStore(
   ) => void;
   const val = value as NumFn;
   if (batched && w.space !== "local") return deferredStore(m, w, eb, off, val, site, store);
-  // Each lane's value, for stores of one instruction to the same bytes (exec/same-instruction.ts).
-  const sv = m.stores.val;
   if (w.space === "shared") {
     const dv = m.sdv;
     // The thread's CTA's shared window (0 outside a cluster of several CTAs).
@@ -235,7 +233,6 @@ export function compileStore(
         if (!(rel >= 0 && rel + eb <= size)) return oob(t, rel, size);
         const a = base + rel + win[t]!;
         if (m.opts.track) {
-          sv[t] = v;
           acc.addr = a;
           acc.thread = t;
           checkSharedWrite(acc);
@@ -249,7 +246,6 @@ export function compileStore(
       if (!(rel >= 0 && rel + eb <= size)) return oob(t, rel, size);
       const a = base + rel + win[t]!;
       if (m.opts.track) {
-        sv[t] = v;
         acc.addr = a;
         acc.thread = t;
         checkSharedWrite(acc);
@@ -282,7 +278,6 @@ export function compileStore(
       const gm = globals[k]!;
       if (!(rel >= 0 && rel + eb <= gm.dv.byteLength)) return oob(t, rel, gm.dv.byteLength);
       if (m.opts.track) {
-        sv[t] = v;
         beforeGlobalWrite(m, gm);
         g.buf = gm;
         g.addr = rel;
@@ -298,7 +293,6 @@ export function compileStore(
     const gm = globals[k]!;
     if (!(rel >= 0 && rel + eb <= gm.dv.byteLength)) return oob(t, rel, gm.dv.byteLength);
     if (m.opts.track) {
-      sv[t] = v;
       beforeGlobalWrite(m, gm);
       g.buf = gm;
       g.addr = rel;
@@ -388,7 +382,6 @@ function deferredStore(
   const { base, size } = w.placed;
   const batch = m.batch;
   const acc = accessRecord(m, w.placed, eb, site, "writes");
-  const sv = m.stores.val;
   if (w.space === "shared") {
     const dv = m.sdv;
     const win = m.win;
@@ -403,7 +396,6 @@ function deferredStore(
       }
       const a = base + rel + win[t]!;
       if (m.opts.track) {
-        sv[t] = v;
         if (batch.deferring) q.push(t, a);
         else {
           acc.addr = a;
@@ -428,7 +420,6 @@ function deferredStore(
       return reportOob(acc, "global", gm.dv.byteLength);
     }
     if (m.opts.track) {
-      sv[t] = v;
       if (batch.deferring) q.push(t, rel);
       else {
         beforeGlobalWrite(m, gm);

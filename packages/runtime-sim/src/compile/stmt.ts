@@ -161,15 +161,7 @@ function compileOne(ec: ExprCompiler, s: Stmt): Exec | Omit<Frame, "done"> {
       const closures: Exec = (lanes, n) => {
         for (let i = 0; i < n; i++) st(lanes[i]!);
       };
-      const exec = plainStatement(ec, c, closures, runs, batch, shared);
-      // One execution for the lanes it runs is one instruction instance per warp: lanes storing
-      // the same bytes there do not race (exec/same-instruction.ts).
-      const stores = m.stores;
-      return (lanes, n) => {
-        stores.begin();
-        exec(lanes, n);
-        stores.end();
-      };
+      return plainStatement(ec, c, closures, runs, batch, shared);
     }
     case "If": {
       const { value: cond, runs } = ec.collect(() => ec.num(s.cond, s.span));

@@ -5,7 +5,6 @@ import type { MemoryOrder } from "./memory-order.js";
 import type { BarBuffer, GlobalMem, Placed } from "./memory.js";
 import type { Guards } from "./shared-bytes.js";
 import type { SharedShadow } from "./shared-shadow.js";
-import type { StoreInstances } from "./same-instruction.js";
 
 /**
  * The contract between the Machine (exec/machine.ts) and what runs inside it: the checks
@@ -170,8 +169,6 @@ export interface SimContext extends Reporter {
   readonly wgmma: WgmmaPort;
   readonly bars: BarsPort;
   readonly clusterUnit: ClusterPort;
-  /** Stores of one instruction by lanes of one warp (exec/same-instruction.ts). */
-  readonly stores: StoreInstances;
 }
 
 /**

@@ -3,7 +3,6 @@ import type { Access, GlobalAccess, SharedAccess } from "./context.js";
 import { GLOBAL_RANGE_MIN } from "./global-shadow.js";
 import type { Placed } from "./memory.js";
 import { THREAD_BITS } from "./packed.js";
-import { sameInstruction } from "./same-instruction.js";
 import { NOT_PLAIN } from "./shared-shadow.js";
 import {
   globalAt,
@@ -99,9 +98,8 @@ function reportUnready(acc: SharedAccess): boolean | "unwritten" {
 /**
  * A shared store (`acc.verb` "writes"; an atomic's write when `acc.atomic`) of `n` bytes at
  * absolute shared byte `addr`; records the writer and ends the bytes' bulk guards. Races with
- * earlier unordered reads (TX6013) and writes (TX6014; not the store of another lane of the warp
- * in the same instruction, TX6028 when its value differs: exec/same-instruction.ts); TX6001 on a
- * pending cp.async, TX6007 on bytes a bulk copy still reads or guards, TX6024 on a wgmma operand.
+ * earlier unordered reads (TX6013) and writes (TX6014); TX6001 on a pending cp.async, TX6007 on
+ * bytes a bulk copy still reads or guards, TX6024 on a wgmma operand.
  */
 export function checkSharedWrite(acc: SharedAccess): void {
   const m = acc.m;
@@ -121,11 +119,10 @@ export function checkSharedWrite(acc: SharedAccess): void {
   const atomic = acc.atomic;
   if (!atomic && m.order.live) m.order.plainWrite(undefined, a, n);
   const hit = sh.onWrite(t, acc.site, a, n, atomic, m.isAtomicSite);
-  if (hit && (hit.read || !sameInstruction(acc, hit, true))) {
+  if (hit) {
     const verb = atomic ? "atomically updates" : "writes";
     reportWriteRace(acc, verb, sharedAt(m, acc.buf, a, n), hit);
   }
-  m.stores.note(t, a);
 }
 
 /**
@@ -214,8 +211,7 @@ export function checkStrongSharedRead(acc: SharedAccess): void {
 /**
  * A global store (`acc.verb` "writes"; an atomic's write when `acc.atomic`) of `n` bytes at byte
  * `addr` of the tensor; records the writer. TX6014 when an earlier write by another thread of the
- * CTA is not ordered before it, or by a thread of another CTA (atomics do not race with atomics;
- * another lane of the warp in the same instruction does not either, exec/same-instruction.ts);
+ * CTA is not ordered before it, or by a thread of another CTA (atomics do not race with atomics);
  * TX6013 after an unordered recorded read; TX6002 while an async copy reads the bytes; TX6007
  * while a pending shared → global bulk copy writes them.
  */
@@ -240,20 +236,16 @@ export function checkGlobalWrite(acc: GlobalAccess): void {
   if (n >= GLOBAL_RANGE_MIN) {
     const hit = sh.checkWriters(a, n, t, atomic, m.isAtomicSite);
     if (focus) m.clocks.focus = undefined;
-    if (hit && !sameInstruction(acc, hit, false)) {
-      reportRace(acc, "TX6014", verb, globalAt(acc), hit, "wrote");
-    } else if (!hit) checkReads(acc, verb);
-    m.stores.note(t, a);
+    if (hit) reportRace(acc, "TX6014", verb, globalAt(acc), hit, "wrote");
+    else checkReads(acc, verb);
     sh.recordWrite(a, n, w, now);
     return;
   }
   // An element: its bytes per byte (the block around it materialised once).
   const hit = sh.checkElement(a, n, t, atomic, m.isAtomicSite);
   if (focus) m.clocks.focus = undefined;
-  if (hit && !sameInstruction(acc, hit, false)) {
-    reportRace(acc, "TX6014", verb, globalAt(acc), hit, "wrote");
-  } else if (!hit && sh.hasReaders) checkReads(acc, verb);
-  m.stores.note(t, a);
+  if (hit) reportRace(acc, "TX6014", verb, globalAt(acc), hit, "wrote");
+  else if (sh.hasReaders) checkReads(acc, verb);
   if (atomic) sh.recordAtomic(a, n, t, w, m.isAtomicSite);
   else sh.recordWrite(a, n, w, now);
 }

@@ -1,4 +1,3 @@
-import { StoreInstances } from "./same-instruction.js";
 import { WgmmaUnit } from "./wgmma.js";
 import {
   TirxError,
@@ -101,8 +100,6 @@ export class Machine implements SimContext {
    * pending cp.async counts (exec/shared-shadow.ts).
    */
   readonly shadow: SharedShadow;
-  /** Stores of one instruction by lanes of one warp (exec/same-instruction.ts). */
-  readonly stores: StoreInstances;
   /** Deferred hazard checks of batched statements (exec/access-batch.ts). */
   readonly batch: AccessBatch = new AccessBatch(this);
   readonly localStride: number;
@@ -193,7 +190,6 @@ export class Machine implements SimContext {
     this.rz = new Int32Array(n);
     this.win = new Int32Array(n);
     this.allLanes = new Int32Array(n);
-    this.stores = new StoreInstances(n, per);
     for (let t = 0; t < n; t++) {
       const l = t % per;
       const r = Math.floor(t / per);
