@@ -19,7 +19,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { fileURLToPath, pathToFileURL } from "node:url";
-import type { PrimFunc } from "@tirx-ts/core";
+import type { DType, PrimFunc } from "@tirx-ts/core";
+import type { FlashAttentionBackward, backwardScratch } from "@tirx-ts/kernels";
 import type { CudaTensor } from "@tirx-ts/runtime-cuda";
 import {
   BWD_BOUND,
@@ -106,18 +107,20 @@ else {
   }
 }
 
-/** The backward kernels of @tirx-ts/kernels, when that package loads. */
-type MakeBackward = (s: FlashAttentionSizes) => {
-  preprocess: PrimFunc;
-  main: PrimFunc;
-  postprocess: PrimFunc;
-};
+/** The backward kernels of @tirx-ts/kernels and their scratch shapes, when that package loads. */
+type MakeBackward = (s: FlashAttentionSizes) => FlashAttentionBackward;
 let makeBackward: MakeBackward | undefined;
+let scratchOf: typeof backwardScratch | undefined;
 let backwardWhy = "";
 try {
-  const m = (await import("@tirx-ts/kernels")) as { makeFlashAttentionBackward?: MakeBackward };
+  const m = (await import("@tirx-ts/kernels")) as {
+    makeFlashAttentionBackward?: MakeBackward;
+    backwardScratch?: typeof backwardScratch;
+  };
   makeBackward = m.makeFlashAttentionBackward;
-  if (!makeBackward) backwardWhy = "@tirx-ts/kernels has no makeFlashAttentionBackward";
+  scratchOf = m.backwardScratch;
+  if (!makeBackward || !scratchOf)
+    backwardWhy = "@tirx-ts/kernels has no makeFlashAttentionBackward / backwardScratch";
 } catch (err) {
   backwardWhy = `@tirx-ts/kernels failed to import: ${String(err).split("\n")[0]}`;
 }
@@ -267,11 +270,11 @@ else {
     const note = (why: string): void => {
       rows.push({ case: ci, pass: "backward", variant: "tirx-ts", note: `tirx-ts: ${why}` });
     };
-    if (!makeBackward) return note(backwardWhy);
+    if (!makeBackward || !scratchOf) return note(backwardWhy);
     const shape = [c.batch, c.seq, c.heads, c.hd];
     const rowShape = [c.batch, c.heads, c.seq];
     const held: CudaTensor[] = [];
-    const empty = (sh: number[], dt: AttentionDType | "float32") => {
+    const empty = (sh: readonly number[], dt: DType) => {
       const t = rt.cudaEmpty(sh, dt, dev);
       held.push(t);
       return t;
@@ -286,15 +289,11 @@ else {
       );
       const dO = empty(shape, c.dtype).copyFrom(new Uint8Array(readFileSync(files.do)));
       const lse = empty(rowShape, "float32");
-      // The scratch tensors as the main kernel declares them (dQacc is blocked).
-      const scratch = (name: string) => {
-        const p = k.main.params.find((x) => x.kind === "buffer" && x.name === name);
-        if (p?.kind !== "buffer") throw new Error(`the backward kernel has no parameter ${name}`);
-        return empty(p.buffer.shape as number[], "float32");
-      };
-      const delta = scratch("Delta");
-      const lse2 = scratch("LSE2");
-      const dQacc = scratch("dQacc");
+      // The scratch tensors as the kernels declare them (dQacc is blocked).
+      const scratch = scratchOf(k);
+      const delta = empty(scratch.Delta.shape, scratch.Delta.dtype);
+      const lse2 = empty(scratch.LSE2.shape, scratch.LSE2.dtype);
+      const dQacc = empty(scratch.dQacc.shape, scratch.dQacc.dtype);
       const [dQ, dK, dV] = [0, 1, 2].map(() => empty(shape, c.dtype));
       fwd(x.Q, x.K, x.V, x.O, lse);
       for (const g of [dQ!, dK!, dV!]) rt.driver().memsetD8(g.ptr, 0xff, g.nbytes);

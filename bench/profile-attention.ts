@@ -7,7 +7,7 @@
 import { parseArgs } from "node:util";
 import { compile, device, tensor } from "tirx-ts";
 import { makeFlashAttention } from "../examples/flash_attention.js";
-import { makeFlashAttentionBackward } from "@tirx-ts/kernels";
+import { backwardScratch, makeFlashAttentionBackward } from "@tirx-ts/kernels";
 
 const { values } = parseArgs({
   options: {
@@ -47,12 +47,10 @@ if (!values.backward) {
   const lse = tensor.zeros([batch, heads, seq], "float32", dev);
   compile(makeFlashAttention({ ...sizes, lse: true }), opts)(q!, k!, v!, o, lse);
   const bwd = makeFlashAttentionBackward(sizes);
-  const scratch = (name: string) => {
-    const p = bwd.main.params.find((x) => x.kind === "buffer" && x.name === name);
-    if (p?.kind !== "buffer") throw new Error(`no parameter ${name}`);
-    return tensor.zeros(p.buffer.shape as number[], "float32", dev);
-  };
-  const [delta, lse2, dQacc] = ["Delta", "LSE2", "dQacc"].map(scratch);
+  const scratch = backwardScratch(bwd);
+  const [delta, lse2, dQacc] = [scratch.Delta, scratch.LSE2, scratch.dQacc].map((b) =>
+    tensor.zeros(b.shape, b.dtype, dev),
+  );
   const [dO, dQ, dK, dV] = [rnd(), rnd(), rnd(), rnd()].map((x) =>
     tensor(x, { shape, dtype, device: dev }),
   );

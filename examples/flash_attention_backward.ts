@@ -6,6 +6,7 @@
 // simulator (or the GPU) and compares the gradients with a float64 reference.
 // Run: npx tsx examples/flash_attention_backward.ts
 import {
+  backwardScratch,
   compile,
   device,
   explainTile,
@@ -152,15 +153,11 @@ export function checkFlashAttentionBackward(
   const dO = make(qShape);
   const o = tensor.zeros(qShape, dt, dev);
   const lse = tensor.zeros(rowShape, "float32", dev);
-  // The scratch tensors as the main kernel declares them (dQacc is blocked; see its doc).
-  const scratch = (name: string) => {
-    const p = kernels.main.params.find((x) => x.kind === "buffer" && x.name === name);
-    if (p?.kind !== "buffer") throw new Error(`the backward kernel has no parameter ${name}`);
-    return tensor.zeros(p.buffer.shape as number[], p.buffer.dtype, dev);
-  };
-  const delta = scratch("Delta");
-  const lse2 = scratch("LSE2");
-  const dQacc = scratch("dQacc");
+  // The scratch tensors as the kernels declare them (dQacc is blocked; see backwardScratch).
+  const scratch = backwardScratch(kernels);
+  const delta = tensor.zeros(scratch.Delta.shape, scratch.Delta.dtype, dev);
+  const lse2 = tensor.zeros(scratch.LSE2.shape, scratch.LSE2.dtype, dev);
+  const dQacc = tensor.zeros(scratch.dQacc.shape, scratch.dQacc.dtype, dev);
   const dQ = tensor.zeros(qShape, dt, dev);
   const dK = tensor.zeros(kShape, dt, dev);
   const dV = tensor.zeros(kShape, dt, dev);

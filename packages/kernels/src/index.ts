@@ -1,5 +1,10 @@
 export { makeFlashAttention, type FlashAttentionSizes } from "./attention/forward.js";
-export { makeFlashAttentionBackward, type FlashAttentionBackward } from "./attention/backward.js";
+export {
+  backwardScratch,
+  makeFlashAttentionBackward,
+  type FlashAttentionBackward,
+  type ScratchTensor,
+} from "./attention/backward.js";
 export {
   attention,
   attentionBackward,

@@ -46,6 +46,7 @@ export {
 export { sim } from "@tirx-ts/runtime-sim";
 export {
   makeFlashAttention,
+  backwardScratch,
   makeFlashAttentionBackward,
   type FlashAttentionSizes,
   type FlashAttentionBackward,

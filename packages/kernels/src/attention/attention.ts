@@ -10,17 +10,20 @@
 import {
   TirxError,
   callSite,
-  invariant,
   didYouMean,
   showValue,
   type DeviceLike,
-  type DType,
   type DeviceTensor,
   type PrimFunc,
 } from "@tirx-ts/core";
 import { compile, deviceArch, tensor } from "@tirx-ts/runtime";
 import { makeFlashAttention, type FlashAttentionSizes } from "./forward.js";
-import { makeFlashAttentionBackward, type FlashAttentionBackward } from "./backward.js";
+import {
+  backwardScratch,
+  makeFlashAttentionBackward,
+  type FlashAttentionBackward,
+  type ScratchTensor,
+} from "./backward.js";
 
 /** Which kernel builder an {@link AttentionConfig} configures. */
 export type AttentionPass = "forward" | "backward";
@@ -395,13 +398,11 @@ export function attentionBackward(
   const dv = out.dv ?? tensor.empty(k.shape, k.dtype, dev);
   // The scratch tensors as the kernels declare them (preprocess writes all three: Δ, LSE₂ and
   // the zeroed dQ accumulator).
-  const scratch = (name: string) => {
-    const b = paramBuffer(kernels.preprocess, name);
-    return tensor.empty(b.shape, b.dtype, dev);
-  };
-  const delta = scratch("Delta");
-  const lse2 = scratch("LSE2");
-  const dQacc = scratch("dQacc");
+  const scratch = backwardScratch(kernels);
+  const empty = (b: ScratchTensor) => tensor.empty(b.shape, b.dtype, dev);
+  const delta = empty(scratch.Delta);
+  const lse2 = empty(scratch.LSE2);
+  const dQacc = empty(scratch.dQacc);
   try {
     const cuda = { target: "cuda" } as const;
     compile(kernels.preprocess, cuda)(o, dO, lse, delta, lse2, dQacc);
@@ -412,17 +413,6 @@ export function attentionBackward(
     for (const t of [delta, lse2, dQacc]) t.dispose();
   }
   return { dq, dk, dv };
-}
-
-/** The shape (static extents) and dtype of `fn`'s buffer parameter `name`. */
-function paramBuffer(fn: PrimFunc, name: string): { shape: number[]; dtype: DType } {
-  const p = fn.params.find((x) => x.name === name);
-  invariant(p?.kind === "buffer", () => `kernel "${fn.name}" has no buffer parameter ${name}`);
-  const shape = p.buffer.shape.map((d) => {
-    invariant(typeof d === "number", () => `kernel "${fn.name}": ${name} has a symbolic shape`);
-    return d;
-  });
-  return { shape, dtype: p.buffer.dtype };
 }
 
 /**

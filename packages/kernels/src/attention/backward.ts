@@ -32,7 +32,8 @@
 // 256 float32 registers per thread for dK and dV in this split); seq_q and seq_k multiples of
 // 128.
 import { T, type ExprLike, type TileView } from "@tirx-ts/dsl";
-import { TirxError, type PrimFunc } from "@tirx-ts/core";
+import { invariant, type DType, type PrimFunc } from "@tirx-ts/core";
+import { checkHeadsAndWindow, configError } from "./options.js";
 import type { FlashAttentionSizes } from "./forward.js";
 
 /** Keys per CTA (two consumer warpgroups of 64). */
@@ -53,11 +54,6 @@ function accRow(acc: TileView, b: ExprLike, h: ExprLike, i: ExprLike): TileView 
   return acc
     .rearrange("b h q k (r c) -> b h q r k c", { c: W })
     .sub(b, h, T.floordiv(i, BM), T.floormod(i, BM));
-}
-
-/** TX9001 (kernels/config): sizes or options the kernel does not offer. */
-function configError(message: string): TirxError {
-  return new TirxError("TX9001", message);
 }
 
 /** The three kernels of the backward pass, launched in this order. */
@@ -106,25 +102,7 @@ export function makeFlashAttentionBackward(s: FlashAttentionSizes): FlashAttenti
       "flash_attention backward: a causal mask needs seq_q = seq_k (not written otherwise)",
     );
   }
-  const kvHeads = s.kvHeads ?? heads;
-  if (!Number.isInteger(kvHeads) || kvHeads < 1 || heads % kvHeads !== 0) {
-    throw configError(
-      `flash_attention backward: kvHeads must be a positive integer dividing heads (${heads}), got ${kvHeads}`,
-    );
-  }
-  if (s.window !== undefined) {
-    const w = s.window;
-    if (!Array.isArray(w) || w.length !== 2 || !w.every((x) => Number.isInteger(x))) {
-      throw configError(
-        `flash_attention backward: window is [left, right], two integers (-1: unbounded), got ${JSON.stringify(w)}`,
-      );
-    }
-    if (causal) {
-      throw configError(
-        "flash_attention backward: give causal or window, not both (causal is window [-1, 0])",
-      );
-    }
-  }
+  const kvHeads = checkHeadsAndWindow(s, "flash_attention backward");
   const [left, right] = s.window ?? (causal ? [-1, 0] : [-1, -1]);
   const scale = s.scale ?? 1 / Math.sqrt(D);
   const rowTensors = {
@@ -483,4 +461,33 @@ export function makeFlashAttentionBackward(s: FlashAttentionSizes): FlashAttenti
     },
   );
   return { preprocess, main, postprocess };
+}
+
+/** A scratch tensor of the backward kernels: its static shape and dtype. */
+export interface ScratchTensor {
+  readonly shape: readonly number[];
+  readonly dtype: DType;
+}
+
+/**
+ * The scratch tensors the backward kernels `k` pass between them, as `preprocess` declares them:
+ * Delta and LSE2 [batch, heads, seqQ] float32, and dQacc, the blocked float32 dQ accumulator
+ * [batch, heads, seqQ / 64, hd / 64, 64 · 64]. Allocate them with these shapes (contents are
+ * written by `preprocess`) and pass them to the three kernels.
+ */
+export function backwardScratch(k: FlashAttentionBackward): {
+  readonly Delta: ScratchTensor;
+  readonly LSE2: ScratchTensor;
+  readonly dQacc: ScratchTensor;
+} {
+  const of = (name: string): ScratchTensor => {
+    const p = k.preprocess.params.find((x) => x.name === name);
+    invariant(p?.kind === "buffer", () => `kernel "${k.preprocess.name}" has no buffer ${name}`);
+    const shape = p.buffer.shape.map((d) => {
+      invariant(typeof d === "number", () => `backward scratch ${name} has a symbolic shape`);
+      return d;
+    });
+    return { shape, dtype: p.buffer.dtype };
+  };
+  return { Delta: of("Delta"), LSE2: of("LSE2"), dQacc: of("dQacc") };
 }

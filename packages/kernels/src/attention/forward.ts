@@ -53,12 +53,8 @@
 // not supported yet (core patterns/tma.ts refuses them, TX4024); varlen makes the sequence
 // lengths runtime values. The runnable example: examples/flash_attention.ts.
 import { T, type ExprLike, type ParamType, type PrimExpr, type TileView } from "@tirx-ts/dsl";
-import { TirxError, type PrimFunc } from "@tirx-ts/core";
-
-/** TX9001 (kernels/config): sizes or options the kernel does not offer. */
-function configError(message: string): TirxError {
-  return new TirxError("TX9001", message);
-}
+import type { PrimFunc } from "@tirx-ts/core";
+import { checkHeadsAndWindow, configError } from "./options.js";
 
 /** The largest and the smallest normal float32. */
 const FLT_MAX = 3.4028234663852886e38;
@@ -178,25 +174,7 @@ export function makeFlashAttention(s: FlashAttentionSizes): PrimFunc {
     throw configError(`flash_attention needs seq_q and seq_k positive multiples of ${BM}`);
   }
   const causal = s.causal ?? false;
-  const kvHeads = s.kvHeads ?? heads;
-  if (!Number.isInteger(kvHeads) || kvHeads < 1 || heads % kvHeads !== 0) {
-    throw configError(
-      `flash_attention: kvHeads must be a positive integer dividing heads (${heads}), got ${kvHeads}`,
-    );
-  }
-  if (s.window !== undefined) {
-    const w = s.window;
-    if (!Array.isArray(w) || w.length !== 2 || !w.every((x) => Number.isInteger(x))) {
-      throw configError(
-        `flash_attention: window is [left, right], two integers (-1: unbounded), got ${JSON.stringify(w)}`,
-      );
-    }
-    if (causal) {
-      throw configError(
-        "flash_attention: give causal or window, not both (causal is window [-1, 0])",
-      );
-    }
-  }
+  const kvHeads = checkHeadsAndWindow(s, "flash_attention");
   if (s.lse !== undefined && typeof s.lse !== "boolean") {
     throw configError(`flash_attention: lse is a boolean, got ${String(s.lse)}`);
   }
