@@ -60,6 +60,8 @@ export interface AttentionOptions {
   readonly out?: string;
   /** CTAs passed to makeFlashAttention (default: the device's SM count). */
   readonly ctas?: number;
+  /** makeFlashAttention's consumer schedules to time, each a forward row (default: its own). */
+  readonly schedules?: readonly ("serial" | "overlap" | "pingpong")[];
   readonly dryRun: boolean;
   readonly help: boolean;
 }
@@ -74,6 +76,8 @@ export const USAGE = `Usage: tsx -C source bench/attention.ts [options]
   --no-peers      time only tirx-ts (python still makes the inputs and references)
   --iters N       timed calls per variant (default 20, at least 5; halved at seq ≥ 16384, not below 10)
   --ctas N        CTAs for makeFlashAttention (default: the GPU's SM count)
+  --schedules L   makeFlashAttention schedules to time, among serial,overlap,pingpong (default:
+                  the builder's default), a forward row each
   --out FILE      also write the markdown table there
   --dry-run       print the planned cases and exit
   --help          this text`;
@@ -97,6 +101,7 @@ export function parseAttentionArgs(argv: readonly string[]): AttentionOptions {
       "no-peers": { type: "boolean", default: false },
       iters: { type: "string", default: "20" },
       ctas: { type: "string" },
+      schedules: { type: "string" },
       out: { type: "string" },
       "dry-run": { type: "boolean", default: false },
       help: { type: "boolean", default: false },
@@ -126,6 +131,14 @@ export function parseAttentionArgs(argv: readonly string[]): AttentionOptions {
   const ctas = values.ctas === undefined ? undefined : Number(values.ctas);
   if (ctas !== undefined && !(Number.isInteger(ctas) && ctas > 0))
     throw new Error(`--ctas must be a positive integer`);
+  const schedules =
+    values.schedules === undefined
+      ? undefined
+      : list(values.schedules).map((x) => {
+          if (x !== "serial" && x !== "overlap" && x !== "pingpong")
+            throw new Error(`--schedules: "${x}" is not serial, overlap or pingpong`);
+          return x;
+        });
   return {
     dtypes,
     hds,
@@ -136,6 +149,7 @@ export function parseAttentionArgs(argv: readonly string[]): AttentionOptions {
     iters,
     ...(values.out !== undefined ? { out: values.out } : {}),
     ...(ctas !== undefined ? { ctas } : {}),
+    ...(schedules !== undefined ? { schedules } : {}),
     dryRun: values["dry-run"]!,
     help: values.help!,
   };

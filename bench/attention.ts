@@ -12,7 +12,7 @@
 // (half when causal) and 2.5× that for the backward; × cuDNN / × flash = their time / this time.
 // Usage: tsx -C source bench/attention.ts [--dtypes bfloat16,float16] [--hd 64,128,256]
 //   [--seqs 1024,4096,16384] [--causal false,true] [--no-backward] [--no-peers] [--iters 20]
-//   [--ctas N] [--out results.md] [--dry-run] [--help]
+//   [--ctas N] [--schedules serial,overlap,pingpong] [--out results.md] [--dry-run] [--help]
 import { spawn } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -75,6 +75,7 @@ interface FlashAttentionSizes {
   scale?: number;
   ctas?: number;
   lse?: boolean;
+  schedule?: "serial" | "overlap" | "pingpong";
 }
 type MakeFlashAttention = (s: FlashAttentionSizes) => PrimFunc;
 
@@ -356,8 +357,6 @@ else {
       return tirxRow(ci, "no inputs or reference rows from bench/attention_peers.py");
     const tensors: { dispose(): void }[] = [];
     try {
-      const fn = make!({ ...sizesOf(c), ctas });
-      const run = rt.compileCuda(fn, { device: dev });
       if (hostKey !== `${c.dtype}:${n}`) {
         host = [files.q, files.k, files.v].map((f) => new Uint8Array(readFileSync(f)));
         hostKey = `${c.dtype}:${n}`;
@@ -365,27 +364,32 @@ else {
       const [Q, K, V] = host.map((b) => rt.cudaEmpty(shape, c.dtype, dev).copyFrom(b));
       const O = rt.cudaEmpty(shape, c.dtype, dev);
       tensors.push(Q!, K!, V!, O);
-      // NaN everywhere first, so that rows the kernel does not write fail the check.
-      rt.driver().memsetD8(O.ptr, 0xff, O.nbytes);
-      run(Q!, K!, V!, O);
-      const ob = O.toBytes();
-      const bits = new Uint16Array(ob.buffer, ob.byteOffset, n);
-      const t16 = table(c.dtype);
-      const err = worstRowError((i) => t16[bits[i]!]!, c, ref.index, ref.rows);
-      const t = rt.timeLaunches(() => run.launchAsync(Q!, K!, V!, O), {
-        iters: c.iters,
-        device: dev,
-      });
-      const row: AttentionRow = {
-        case: ci,
-        pass: "forward",
-        variant: `tirx-ts ${EXAMPLE}`,
-        us: t.medianUs,
-        err,
-        bound: FWD_BOUND[c.dtype],
-      };
-      rows.push(row);
-      console.log(JSON.stringify(row));
+      // One forward row per schedule asked for (the builder's default when none was).
+      for (const schedule of opts.schedules ?? [undefined]) {
+        const fn = make!({ ...sizesOf(c), ctas, ...(schedule ? { schedule } : {}) });
+        const run = rt.compileCuda(fn, { device: dev });
+        // NaN everywhere first, so that rows the kernel does not write fail the check.
+        rt.driver().memsetD8(O.ptr, 0xff, O.nbytes);
+        run(Q!, K!, V!, O);
+        const ob = O.toBytes();
+        const bits = new Uint16Array(ob.buffer, ob.byteOffset, n);
+        const t16 = table(c.dtype);
+        const err = worstRowError((i) => t16[bits[i]!]!, c, ref.index, ref.rows);
+        const t = rt.timeLaunches(() => run.launchAsync(Q!, K!, V!, O), {
+          iters: c.iters,
+          device: dev,
+        });
+        const row: AttentionRow = {
+          case: ci,
+          pass: "forward",
+          variant: `tirx-ts ${EXAMPLE}${schedule ? ` (${schedule})` : ""}`,
+          us: t.medianUs,
+          err,
+          bound: FWD_BOUND[c.dtype],
+        };
+        rows.push(row);
+        console.log(JSON.stringify(row));
+      }
       const gref = grefs.get(ci);
       if (c.backward && gref) backward(c, ci, { Q: Q!, K: K!, V: V!, O }, files, ref.index, gref);
     } catch (err) {

@@ -64,6 +64,8 @@ const BM = 128;
 const STAGES = 2;
 /** Columns of one 128B-swizzle row of 16-bit elements: Q, K and V tiles are column blocks of 64. */
 const W = 64;
+/** Named barriers of the consumers' ping-pong: PING + cw is consumer cw's turn to issue. */
+const PING = 8;
 
 /** Sizes and options of {@link makeFlashAttention}. */
 export interface FlashAttentionSizes {
@@ -128,6 +130,14 @@ export interface FlashAttentionSizes {
   readonly varlen?: { readonly maxSeqQ: number };
   /** Unused (the grid is one CTA per 128 query rows of each batch and head). */
   readonly ctas?: number;
+  /**
+   * The consumers' schedule (the same result, bit for bit): "serial" issues a block's P·V after
+   * its softmax and waits for it; "overlap" (FlashAttention-3's intra-warpgroup overlap) issues
+   * block j's Q·K_jᵀ with block j − 1's P·V and runs block j's softmax while that wgmma does;
+   * "pingpong" adds FlashAttention-3's inter-warpgroup ping-pong (named barriers 8 and 9: the two
+   * consumers take turns to issue their wgmmas). Default "serial".
+   */
+  readonly schedule?: "serial" | "overlap" | "pingpong";
 }
 
 /**
@@ -179,6 +189,12 @@ export function makeFlashAttention(s: FlashAttentionSizes): PrimFunc {
     throw configError(`flash_attention: lse is a boolean, got ${String(s.lse)}`);
   }
   const lse = s.lse ?? false;
+  const schedule = s.schedule ?? "serial";
+  if (schedule !== "serial" && schedule !== "overlap" && schedule !== "pingpong") {
+    throw configError(
+      `flash_attention: schedule is "serial", "overlap" or "pingpong", got ${JSON.stringify(schedule)}`,
+    );
+  }
   // Query heads per KV head.
   const group = heads / kvHeads;
   // The window [left, right]; undefined: unbounded on that side ([-1, -1] is no mask).
@@ -412,18 +428,28 @@ export function makeFlashAttention(s: FlashAttentionSizes): PrimFunc {
           T.tile.wg.zero(l);
           T.ptx.mbarrier.try_wait(qFull.sub(0), 0);
           const sQh = sQ.rearrange("k (w r) c -> w r k c", { r: 64 }).sub(cw);
-          for (const j of T.range(blocks)) {
-            const st = T.let_("st", T.floormod(j, STAGES));
-            const ph = T.let_("ph", T.floormod(T.floordiv(j, STAGES), 2));
+          const first = T.floormod(tid, 128).eq(0);
+          /** Wait for K_j (stage st, phase ph) and issue S = Q·K_jᵀ (one wgmma group). */
+          const issueS = (st: ExprLike, ph: ExprLike): void => {
             T.ptx.mbarrier.try_wait(kFull.sub(st), ph);
             T.tile.wg.gemm_async(S, sQh, blocked(sK.sub(st)), { transB: true, accum: false });
-            T.ptx.wgmma.wait_group(0);
-            T.if_(T.floormod(tid, 128).eq(0), () => T.ptx.mbarrier.arrive(kEmpty.sub(st)));
+          };
+          /** Wait for V_j (stage st, phase ph) and issue O += P·V_j (one wgmma group). */
+          const issuePV = (st: ExprLike, ph: ExprLike): void => {
+            T.ptx.mbarrier.try_wait(vFull.sub(st), ph);
+            T.tile.wg.gemm_async(acc, P, blocked(sV.sub(st)), { accum: true });
+          };
+          /**
+           * The mask and online softmax of the n-th block in S: m' = max(m, c · rowmax(S)),
+           * corr = exp2(m − m'), S = exp2(c · S − m'), l = l · corr + rowsum(S). Touches
+           * neither acc nor P, which a P·V wgmma of the block before may still read and write.
+           */
+          const softmax = (n: ExprLike): void => {
             if (masked) {
               // Blocks that cross a window edge of the query tile: key k = BN·kj + c is hidden
               // from this warpgroup's row r (query q = BM·qt + 64·cw + r) when k > q + rightOff
               // (past the right edge; causal: after it), k < q − leftOff, or (varlen) k ≥ lenK.
-              const kj = kvBlock(j);
+              const kj = kvBlock(n);
               const q0 = T.let_("q0", T.add(T.mul(qt, BM), T.mul(cw, 64)));
               const k0 = T.mul(kj, BN);
               const tq = T.mul(qt, BM);
@@ -472,15 +498,92 @@ export function makeFlashAttention(s: FlashAttentionSizes): PrimFunc {
             T.tile.wg.mul(S, S, c);
             T.tile.wg.sub(S, S, mNew);
             T.tile.wg.exp2(S, S, { approx: true });
-            // l = l · corr + rowsum(P); O = O · corr + P · V.
+            // l = l · corr + rowsum(P).
             T.tile.wg.sum(rs, S, 1);
             T.tile.wg.fma(l, l, corr, rs);
-            T.tile.wg.mul(acc, acc, corr);
-            T.tile.wg.cast(P, S);
-            T.ptx.mbarrier.try_wait(vFull.sub(st), ph);
-            T.tile.wg.gemm_async(acc, P, blocked(sV.sub(st)), { accum: true });
-            T.ptx.wgmma.wait_group(0);
-            T.if_(T.floormod(tid, 128).eq(0), () => T.ptx.mbarrier.arrive(vEmpty.sub(st)));
+          };
+          /** The ring stage of the loop's n-th block and the phase of its barriers. */
+          const stage = (n: ExprLike, name: string): [ExprLike, ExprLike] => [
+            T.let_(`st${name}`, T.floormod(n, STAGES)),
+            T.let_(`ph${name}`, T.floormod(T.floordiv(n, STAGES), 2)),
+          ];
+          if (schedule === "serial") {
+            // Per block: S = Q·K_jᵀ, wait, softmax, O = O · corr + P · V_j, wait.
+            for (const j of T.range(blocks)) {
+              const [st, ph] = stage(j, "");
+              issueS(st, ph);
+              T.ptx.wgmma.wait_group(0);
+              T.if_(first, () => T.ptx.mbarrier.arrive(kEmpty.sub(st)));
+              softmax(j);
+              T.tile.wg.mul(acc, acc, corr);
+              T.tile.wg.cast(P, S);
+              issuePV(st, ph);
+              T.ptx.wgmma.wait_group(0);
+              T.if_(first, () => T.ptx.mbarrier.arrive(vEmpty.sub(st)));
+            }
+          } else {
+            // FlashAttention-3's intra-warpgroup overlap: block j's S = Q·K_jᵀ is issued with
+            // block j − 1's O += P·V (two wgmma groups), and block j's softmax runs while the
+            // P·V group does (wait_group 1: S is ready; then 0). With "pingpong" the two
+            // consumers also take turns to issue (named barrier PING + cw is cw's turn; 256
+            // threads: the waiting warpgroup and the arriving one), so one's softmax runs while
+            // the other's wgmmas do. Consumer 0 goes first; each barrier completes once per turn.
+            const ping = schedule === "pingpong";
+            const myTurn = (): void => {
+              if (ping) {
+                T.if_(
+                  cw.eq(0),
+                  () => T.cuda.bar_sync(PING, 256),
+                  () => T.cuda.bar_sync(PING + 1, 256),
+                );
+              }
+            };
+            const yourTurn = (): void => {
+              if (ping) {
+                T.if_(
+                  cw.eq(0),
+                  () => T.cuda.bar_arrive(PING + 1, 256),
+                  () => T.cuda.bar_arrive(PING, 256),
+                );
+              }
+            };
+            const body = (): void => {
+              if (ping) T.if_(cw.eq(1), () => T.cuda.bar_arrive(PING, 256));
+              myTurn();
+              issueS(0, 0);
+              yourTurn();
+              T.ptx.wgmma.wait_group(0);
+              T.if_(first, () => T.ptx.mbarrier.arrive(kEmpty.sub(0)));
+              softmax(0);
+              T.tile.wg.cast(P, S);
+              for (const j of T.range(1, blocks)) {
+                const [st, ph] = stage(j, "");
+                const [sp, pp] = stage(T.sub(j, 1), "p");
+                myTurn();
+                issueS(st, ph);
+                issuePV(sp, pp);
+                yourTurn();
+                T.ptx.wgmma.wait_group(1);
+                T.if_(first, () => T.ptx.mbarrier.arrive(kEmpty.sub(st)));
+                softmax(j);
+                T.ptx.wgmma.wait_group(0);
+                T.if_(first, () => T.ptx.mbarrier.arrive(vEmpty.sub(sp)));
+                T.tile.wg.mul(acc, acc, corr);
+                T.tile.wg.cast(P, S);
+              }
+              const [sl_, pl] = stage(T.sub(blocks, 1), "l");
+              myTurn();
+              issuePV(sl_, pl);
+              // The last turn: consumer 1 hands none back (each barrier completes blocks + 1
+              // times: consumer 1's first arrive, then one per turn of consumer 0).
+              if (ping) T.if_(cw.eq(0), () => T.cuda.bar_arrive(PING + 1, 256));
+              T.ptx.wgmma.wait_group(0);
+              T.if_(first, () => T.ptx.mbarrier.arrive(vEmpty.sub(sl_)));
+            };
+            // A tile that sees no KV block (a window or varlen can leave none) skips the loop:
+            // both consumers alike (the block range is the CTA's).
+            if (typeof blocks === "number") body();
+            else T.if_(T.gt(blocks, 0), body);
           }
           // With varlen, rows past the sequence's end are not stored: each thread stores its own
           // rows of the wgmma accumulator layout (thread t of the warpgroup holds rows 16·⌊t /

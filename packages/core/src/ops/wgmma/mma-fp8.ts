@@ -41,19 +41,50 @@ export const wgmmaFp8Name = (v: WgmmaFp8Variant): string =>
   `wgmma.mma_async.sync.aligned.m64n${v.n}k32.${v.acc}.${v.a}.${v.b}`;
 
 /**
- * The error bound of a float8 wgmma element with float32 D against the exact
- * `scale_d·C + Σ_k a_k·b_k` (K = 32 per instruction): the PTX ISA leaves the accumulation order
- * and internal precision unspecified, and Hopper's FP8 tensor cores are reported to keep about 14
- * significant bits while they sum the products (DeepSeek-V3 technical report, section 3.3.2,
- * "Increasing Accumulation Precision"), so the bound is `2^-13 · (|c| + Σ|a_k·b_k|)` per
- * instruction — checked by test/gpu/wgmma-fp8.test.ts. The simulator sums the exact products in
- * float64 in k order and rounds once to D's type.
+ * Fraction bits the float32-D float8 wgmma keeps while it sums one instruction's terms, in the
+ * model of {@link wgmmaFp8F32Bound}: the terms are aligned to the largest one's exponent and
+ * truncated there (DeepSeek-V3 technical report, section 3.3.2, "Increasing Accumulation
+ * Precision": Hopper's FP8 tensor cores keep about 14 bits).
+ */
+export const WGMMA_FP8_F32_KEPT_BITS = 13;
+
+/**
+ * The error bound of one float32-D float8 wgmma element against the exact
+ * `scale_d·c + Σ_k a_k·b_k` (K = 32 per instruction). The PTX ISA leaves the accumulation order
+ * and internal precision unspecified; the model is an aligned sum: every one of the 33 terms
+ * (c and the 32 products) is aligned to the exponent E = ⌊log2 max(|c|, |a_k·b_k|)⌋ of the
+ * largest and truncated to {@link WGMMA_FP8_F32_KEPT_BITS} fraction bits there, so each loses
+ * less than 2^(E − 13), and the sum is rounded once to float32:
+ * `33 · 2^(E − 13) + 2^-24 · |exact|`. (A bound relative to Σ|terms| is not one: with products
+ * of mixed magnitudes the truncations of the small ones add up past 2^-13 · Σ|terms|; measured
+ * on the H200, test/gpu/wgmma-fp8.test.ts.) The simulator sums the exact products in float64 in
+ * k order and rounds once to D's type.
+ * @param c the accumulator's value before the instruction (0 when scale_d is 0)
+ * @param products the 32 exact products a_k·b_k
+ * @returns the bound, ≥ 0 (0 when every term is 0)
+ */
+export function wgmmaFp8F32Bound(c: number, products: readonly number[]): number {
+  let max = Math.abs(c);
+  let exact = c;
+  for (const p of products) {
+    max = Math.max(max, Math.abs(p));
+    exact += p;
+  }
+  if (max === 0) return 0;
+  const e = Math.floor(Math.log2(max));
+  return (products.length + 1) * 2 ** (e - WGMMA_FP8_F32_KEPT_BITS) + 2 ** -24 * Math.abs(exact);
+}
+
+/**
+ * The float32-D float8 wgmma bound as an {@link ApproxBound} record, for tables that list one per
+ * op: its `rel` is the per-term truncation, 2^-13 of the largest term's binade; the bound itself
+ * is {@link wgmmaFp8F32Bound}'s.
  */
 export const WGMMA_FP8_BOUND: ApproxBound = {
-  ulp: 0,
-  rel: 2 ** -13,
+  ulp: 0.5,
+  rel: 2 ** -WGMMA_FP8_F32_KEPT_BITS,
   source:
-    "PTX ISA, wgmma.mma_async: accumulation order and precision unspecified; FP8 tensor cores keep ~14 bits while summing (DeepSeek-V3 report, 3.3.2): 2^-13·(|c| + Σ|a·b|) per instruction",
+    "PTX ISA, wgmma.mma_async: accumulation order and precision unspecified; FP8 tensor cores align the terms to the largest and keep ~13 fraction bits (DeepSeek-V3 report, 3.3.2): 33·2^(⌊log2 max term⌋ − 13) + 0.5 ulp of float32 per instruction (wgmmaFp8F32Bound)",
 };
 
 /**
