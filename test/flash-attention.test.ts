@@ -36,7 +36,7 @@ function simulated(
 }
 
 describe("flash_attention forward", () => {
-  it("causal, head dim 128, bfloat16, two query tiles: within the stated bound of float64, no reports", () => {
+  it("causal, head dim 128, bfloat16, two query tiles, the ping-pong schedule: within the stated bound of float64, no reports", () => {
     const s: FlashAttentionSizes = {
       batch: 1,
       heads: 1,
@@ -45,11 +45,12 @@ describe("flash_attention forward", () => {
       headDim: 128,
       dtype: "bfloat16",
       causal: true,
+      schedule: "pingpong",
     };
     simulated(s);
   });
 
-  it("GQA (4 heads on 2 KV heads), window [30, -20], LSE, seq_q 384 > seq_k 256: within the bound of float64, empty rows 0 and -inf", () => {
+  it("GQA (4 heads on 2 KV heads), window [30, -20], LSE, seq_q 384 > seq_k 256, the overlap schedule: within the bound of float64, empty rows 0 and -inf", () => {
     // Query i sees keys i − 30 … i − 20: rows 0-19 and 286-383 see none, row 255 none in KV
     // block 0 (its running max stays -inf there); tile 0 skips KV block 1 and tile 2 block 0,
     // blocks crossing both edges are masked. Query head h reads KV head ⌊h / 2⌋ (h mod 2 fails).
@@ -63,6 +64,7 @@ describe("flash_attention forward", () => {
       dtype: "float16",
       window: [30, -20],
       lse: true,
+      schedule: "overlap",
     };
     expect(simulated(s)).toContain(`${4 * (20 + 98)} rows see no key`);
   });
@@ -101,7 +103,7 @@ describe("flash_attention forward", () => {
     expect(simulated(s, [1, 130, 77], [200, 50, 76])).not.toContain("see no key");
   });
 
-  it("varlen causal (bottom-right per sequence), GQA 2 heads on 1, bfloat16, LSE: rows that see no key exactly 0 and -inf", () => {
+  it("varlen causal (bottom-right per sequence), GQA 2 heads on 1, bfloat16, LSE, ping-pong: rows that see no key exactly 0 and -inf", () => {
     // Sequence 1 (130 queries, 50 keys): query i sees keys j ≤ i − 80, rows 0-79 none; sequence 2
     // (77 on 76): row 0 none; sequence 0 (1 on 200): its one row sees every key.
     const s: FlashAttentionSizes = {
@@ -115,11 +117,12 @@ describe("flash_attention forward", () => {
       causal: true,
       lse: true,
       varlen: { maxSeqQ: 130 },
+      schedule: "pingpong",
     };
     expect(simulated(s, [1, 130, 77], [200, 50, 76])).toContain(`${2 * (80 + 1)} rows see no key`);
   });
 
-  it("varlen window [20, 3] (bottom-right per sequence): 100 queries on 40 keys, 77 on 150", () => {
+  it("varlen window [20, 3] (bottom-right per sequence), the overlap schedule: 100 queries on 40 keys, 77 on 150", () => {
     // Sequence 0 (shift −60): query i sees keys i − 80 … i − 57, rows 0-56 none; sequence 1
     // (shift 73): keys i + 53 … i + 76, under its 150.
     const s: FlashAttentionSizes = {
@@ -132,6 +135,7 @@ describe("flash_attention forward", () => {
       window: [20, 3],
       lse: true,
       varlen: { maxSeqQ: 100 },
+      schedule: "overlap",
     };
     expect(simulated(s, [100, 77], [40, 150])).toContain("57 rows see no key");
   });
@@ -175,6 +179,9 @@ describe("flash_attention forward", () => {
     expect(() => makeFlashAttention({ ...base, causal: true, window: [16, 0] })).toThrow(
       "flash_attention: give causal or window, not both (causal is window [-1, 0])",
     );
+    expect(() => makeFlashAttention({ ...base, schedule: "fast" as unknown as "serial" })).toThrow(
+      'flash_attention: schedule is "serial", "overlap" or "pingpong", got "fast"',
+    );
     expect(() => makeFlashAttention({ ...base, lse: 1 as unknown as boolean })).toThrow(
       "flash_attention: lse is a boolean, got 1",
     );
@@ -206,9 +213,16 @@ describe("flash_attention forward", () => {
     });
   }
 
-  it("assembles for sm_90a: head dims 64, 128, 256, causal and not; GQA + window + LSE", () => {
+  it("assembles for sm_90a: head dims 64, 128, 256, causal and not, each schedule; GQA + window + LSE", () => {
+    // Each schedule at two head dims (serial, the default, also in the builds below).
+    const schedules = {
+      64: ["overlap", "pingpong"],
+      128: ["pingpong", "overlap"],
+      256: ["serial", "overlap"],
+    } as const;
     for (const headDim of [64, 128, 256] as const) {
       for (const causal of [false, true]) {
+        const schedule = schedules[headDim][causal ? 1 : 0];
         const s = {
           batch: 2,
           heads: 8,
@@ -217,11 +231,16 @@ describe("flash_attention forward", () => {
           headDim,
           dtype: "float16",
           causal,
+          schedule,
         } as const;
         const ptx = compileToPtx(makeFlashAttention(s), { arch: "sm_90a" }).text;
         expect(ptx).toMatch(/wgmma\.mma_async.*\.f32\.f16\.f16 \{/);
         expect(ptx).toMatch(/cp\.async\.bulk\.tensor/);
-        assembleLater(ptx, "sm_90a", `fa hd${headDim} ${causal}`);
+        // The overlapped schedules wait for one of two wgmma groups; ping-pong's turns are
+        // named barriers 8 and 9.
+        expect(/wgmma\.wait_group\.sync\.aligned 1;/.test(ptx)).toBe(schedule !== "serial");
+        expect(/bar\.sync 8, 256;/.test(ptx)).toBe(schedule === "pingpong");
+        assembleLater(ptx, "sm_90a", `fa hd${headDim} ${causal} ${schedule}`);
       }
     }
     // The options: GQA (8 heads on 2), a window bounded on both sides, LSE.

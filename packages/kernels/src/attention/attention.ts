@@ -30,11 +30,12 @@ export type AttentionPass = "forward" | "backward";
 
 /**
  * The builder fields a configuration sets: tuning choices that do not change the result. Today
- * only `ctas` (which the forward kernel does not use yet: its grid is one CTA per 128 query rows
- * of each batch and head); a tuning option a builder grows (KV block, pipeline stages) is added
- * here and to {@link FlashAttentionSizes}.
+ * `schedule` (the forward consumers' schedule: serial, overlap or pingpong, bit for bit the same
+ * output) and `ctas` (which the forward kernel does not use yet: its grid is one CTA per 128
+ * query rows of each batch and head); a tuning option a builder grows (KV block, pipeline
+ * stages) is added here and to {@link FlashAttentionSizes}.
  */
-export type AttentionTuning = Partial<Pick<FlashAttentionSizes, "ctas">>;
+export type AttentionTuning = Partial<Pick<FlashAttentionSizes, "ctas" | "schedule">>;
 
 /** One configuration of an attention pass: what the library call builds for a head dim on a GPU. */
 export interface AttentionConfig {
