@@ -19,3 +19,22 @@ export {
   type AttentionPass,
   type AttentionTuning,
 } from "./attention/attention.js";
+export {
+  makeGemm,
+  checkGemmSizes,
+  type GemmSizes,
+  type GemmKernels,
+  type GemmInput,
+} from "./gemm/kernel.js";
+export {
+  GEMM_CONFIGS,
+  MAX_GEMM_SHARED,
+  gemmTiles,
+  pickGemmConfig,
+  type GemmConfig,
+  type GemmConfigEntry,
+  type GemmShape,
+} from "./gemm/config.js";
+export { type GemmActivation, type GemmEpilogue, type GemmFloat } from "./gemm/epilogue.js";
+export { gemm, type GemmOptions } from "./gemm/gemm.js";
+export { makePadRows, paddedPitch } from "./gemm/pad.js";

@@ -56,6 +56,11 @@ export {
   attentionBackward,
   type AttentionBackwardOptions,
   type AttentionGradients,
+  gemm,
+  type GemmOptions,
+  makeGemm,
+  type GemmSizes,
+  type GemmConfig,
 } from "@tirx-ts/kernels";
 export {
   compile,

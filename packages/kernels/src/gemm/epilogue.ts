@@ -1,0 +1,92 @@
+// The fused epilogue of the GEMM kernels: what happens to one float32 element of A·B between the
+// accumulator and D, written once as a function of the element's row and column so that the
+// main kernel (on its wgmma accumulators) and the split-K finishing kernel (on the float32
+// workspace) apply the same instructions in the same order.
+import { T, type ExprLike, type PrimExpr, type TileView } from "@tirx-ts/dsl";
+
+/** An activation of the epilogue. */
+export type GemmActivation = "relu" | "gelu" | "silu";
+
+/** The float dtypes the epilogue's tensors (C, bias, residual) and D may have. */
+export type GemmFloat = "float32" | "float16" | "bfloat16";
+
+/**
+ * The epilogue of {@link makeGemm}, applied to each element v = (A·B)[r, c] in float32, in this
+ * order (each step only when given):
+ * 1. `scales`: v ·= scaleA · scaleB (two float32 kernel parameters [1]: FP8 per-tensor scales,
+ *    torch._scaled_mm's scale_a and scale_b);
+ * 2. `alpha` (default 1): v ·= alpha;
+ * 3. `c` (C's dtype; D's shape): v += beta · C[r, c] (`beta` default 1);
+ * 4. `bias` (its dtype; length n): v += bias[c];
+ * 5. `activation`: "relu" max(v, 0); "gelu" the tanh approximation 0.5·v·(1 + tanh(√(2/π)·(v +
+ *    0.044715·v³))) with `tanh.approx.f32` (PTX ISA, tanh: relative error 2^-10.987; PyTorch's
+ *    gelu(approximate="tanh")); "silu" v / (1 + e^-v) with e^-v by `ex2.approx.ftz.f32` of
+ *    −v·log2 e (CUDA's __expf) and a correctly rounded division;
+ * 6. `residual` (its dtype; D's shape): v += residual[r, c];
+ * 7. the conversion to D's dtype (round to nearest even).
+ * Every step is float32 arithmetic rounded once (mul.rn / add.rn / div.rn).
+ */
+export interface GemmEpilogue {
+  readonly alpha?: number;
+  readonly beta?: number;
+  readonly c?: GemmFloat;
+  readonly bias?: GemmFloat;
+  readonly activation?: GemmActivation;
+  readonly residual?: GemmFloat;
+  readonly scales?: boolean;
+}
+
+/** The epilogue's tensors in a kernel (those its spec names). */
+export interface EpilogueTensors {
+  readonly C?: TileView;
+  readonly bias?: TileView;
+  readonly residual?: TileView;
+  /** scaleA[0] · scaleB[0] (float32), read once per thread. */
+  readonly scale?: PrimExpr;
+}
+
+/** √(2/π), GELU's tanh-approximation constant. */
+const GELU_K = Math.sqrt(2 / Math.PI);
+
+/** `act(v)` in float32 (see {@link GemmEpilogue}, step 5). */
+function activate(v: PrimExpr, act: GemmActivation): PrimExpr {
+  switch (act) {
+    case "relu":
+      return T.max(v, T.float32(0));
+    case "gelu": {
+      const inner = T.mul(T.mul(v, GELU_K), T.add(T.mul(T.mul(v, v), 0.044715), 1));
+      // √(2/π)·(v + 0.044715·v³) as (√(2/π)·v)·(1 + 0.044715·v²).
+      const t = T.tanh(inner, { approx: true });
+      return T.mul(T.mul(v, 0.5), T.add(t, 1));
+    }
+    case "silu": {
+      const e = T.exp(T.sub(T.float32(0), v), { approx: true });
+      return T.div(v, T.add(e, 1));
+    }
+  }
+}
+
+/**
+ * The epilogue value of element (r, c) from its float32 product `v` (see {@link GemmEpilogue}),
+ * still float32: the caller converts it to D's dtype.
+ */
+export function epilogueValue(
+  v0: PrimExpr,
+  r: ExprLike,
+  c: ExprLike,
+  spec: GemmEpilogue,
+  x: EpilogueTensors,
+): PrimExpr {
+  let v = v0;
+  if (x.scale !== undefined) v = T.mul(v, x.scale);
+  if (spec.alpha !== undefined && spec.alpha !== 1) v = T.mul(v, spec.alpha);
+  if (x.C !== undefined) {
+    const cv = x.C.get([r, c]).cast("float32");
+    const beta = spec.beta ?? 1;
+    v = T.add(v, beta === 1 ? cv : T.mul(cv, beta));
+  }
+  if (x.bias !== undefined) v = T.add(v, x.bias.get([c]).cast("float32"));
+  if (spec.activation !== undefined) v = activate(v, spec.activation);
+  if (x.residual !== undefined) v = T.add(v, x.residual.get([r, c]).cast("float32"));
+  return v;
+}

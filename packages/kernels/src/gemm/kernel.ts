@@ -1,0 +1,505 @@
+// The Hopper GEMM kernel builder: D (m × n) = epilogue(A · B) for any m, n, k ≥ 1, the four
+// layouts (A [m, k] or, with transA, stored [k, m]; B [k, n] or, with transB, stored [n, k]),
+// float16 / bfloat16 / float8 inputs, float32 accumulation, a fused epilogue (epilogue.ts) and
+// float32 / float16 / bfloat16 output. The design of examples/tile/gemm_hopper.ts:
+//   - a persistent grid (at most `ctas` CTAs) walks D's bm × bn tiles in groups of 8 tile rows
+//     (L2 reuse of B's tiles); with split-K a work unit is a tile and one of `splitK` K slices;
+//   - warpgroup 0 produces: one thread waits for a stage of the ring to be empty, arms its "full"
+//     mbarrier with the stage's bytes and issues the TMA loads (cp.async.bulk.tensor.2d) of A's
+//     and B's K-tiles into 128B-swizzled shared tiles. The loads are T.cuda.tile.apply with
+//     tensor maps of the whole tensors and explicit box coordinates: a box that crosses the
+//     tensor's edge (the last tile row / column / K-tile of a size that is not a tile multiple)
+//     is filled with zeros by TMA (CUDA Driver API, cuTensorMapEncodeTiled: out-of-bound
+//     elements are zero with CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE; PTX ISA, cp.async.bulk.tensor:
+//     the whole box's bytes complete on the mbarrier), so zero rows and columns add nothing.
+//     (T.tile.copy_async plans coordinates from a view's offset, which is exact only for
+//     in-bounds tiles: tma-plan.ts's coordsOf; hence the explicit coordinates here.)
+//     A K-major operand's K-tile is one box [rows, bk]; an MN-major one (16-bit only) is stored
+//     as 64-wide column blocks [rows / 64, bk, 64] (one 128-byte swizzle row each), one box
+//     [bk, 64] per block, read by wgmma through the MN-major descriptor (gemm_async transA /
+//     transB: no transpose pass);
+//   - bm / 64 consumer warpgroups own 64 rows each: T.tile.wg.gemm_async per K-tile
+//     (wgmma.mma_async m64nNk16, or m64nNk32 for float8, N = bn), wait, free the stage;
+//   - the epilogue: each thread takes its accumulator slots (the wgmma D fragment: thread t of
+//     the warpgroup holds rows 16·⌊t / 32⌋ + ⌊(t mod 32) / 4⌋ + 8·i, columns 8·j + 2·(t mod 4) +
+//     e, slot 4·j + 2·i + e; PTX ISA, wgmma "Matrix fragments for accumulator D"), applies the
+//     epilogue in float32 and stores the elements inside D (a row guard and a column guard unless
+//     the sizes are tile multiples); with split-K it adds the raw products into the float32
+//     workspace W by red.global.add.f32 instead, and makeGemm's `finish` kernel (one thread per
+//     element) applies the epilogue from W.
+// Sizes are compile-time constants (tensor maps need static shapes: core patterns/tma.ts).
+import { T, type ExprLike, type ParamType, type PrimExpr, type TileView } from "@tirx-ts/dsl";
+import type { PrimFunc } from "@tirx-ts/core";
+import { configError } from "../attention/options.js";
+import { MAX_GEMM_SHARED, type GemmConfig } from "./config.js";
+import {
+  epilogueValue,
+  type EpilogueTensors,
+  type GemmEpilogue,
+  type GemmFloat,
+} from "./epilogue.js";
+
+/** The input dtypes of {@link makeGemm}. */
+export type GemmInput = "float16" | "bfloat16" | "float8_e4m3" | "float8_e5m2";
+
+/** Sizes and options of {@link makeGemm}. */
+export interface GemmSizes extends GemmEpilogue {
+  /** D's rows (A's rows), ≥ 1. */
+  readonly m: number;
+  /** D's columns (B's columns), ≥ 1. */
+  readonly n: number;
+  /** The reduction length (A's columns, B's rows), ≥ 1. */
+  readonly k: number;
+  /** A's dtype. */
+  readonly dtype: GemmInput;
+  /** B's dtype (default `dtype`); float8 with float8 (e4m3 × e5m2 mixes), 16-bit equal to A's. */
+  readonly dtypeB?: GemmInput;
+  /** D's dtype (default: `dtype` for 16-bit inputs, bfloat16 for float8). */
+  readonly outDtype?: GemmFloat;
+  /** A is stored [k, m] (row-major; A's transpose is read) instead of [m, k]. Default false. */
+  readonly transA?: boolean;
+  /** B is stored [n, k] (row-major; B's transpose is read) instead of [k, n]. Default false. */
+  readonly transB?: boolean;
+  /**
+   * Elements per stored row of A (default its inner extent: k, or m with transA): a larger pitch
+   * (≥ the inner extent) reads A from a zero-padded copy, as the library call makes for rows
+   * that are not a multiple of 16 bytes. Columns past the inner extent must hold zeros when they
+   * are K (A [m, pitch] without transA); past m (transA) they are never stored.
+   */
+  readonly pitchA?: number;
+  /** Elements per stored row of B (default n, or k with transB), as {@link GemmSizes.pitchA}. */
+  readonly pitchB?: number;
+  /** The tiles, ring and split (see {@link GemmConfig}). */
+  readonly config: GemmConfig;
+  /** CTAs of the persistent grid at most (the GPU's SM count; default 132, the H200's). */
+  readonly ctas?: number;
+}
+
+/** What {@link makeGemm} builds. */
+export interface GemmKernels {
+  /**
+   * The main kernel. Parameters: A, B, then D [m, n] (outDtype), C, bias, residual, scaleA,
+   * scaleB (those the sizes ask for, in this order); with split-K: A, B, W [m, n] float32 (the
+   * workspace, zeroed by the caller before each launch).
+   */
+  readonly main: PrimFunc;
+  /**
+   * With split-K: the finishing kernel, W, D, C, bias, residual, scaleA, scaleB (those asked
+   * for), applying the epilogue to W's sums. Absent without split-K.
+   */
+  readonly finish?: PrimFunc;
+  /** The configuration's values as built (bk filled in, splitK the slices actually used). */
+  readonly config: Required<GemmConfig>;
+}
+
+const LOAD_2D = "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes";
+/** Tile rows per group of the tile order (L2 reuse of B's tiles; the example's). */
+const GROUP = 8;
+/** Bytes of a 128B-swizzle row: one K-tile row of a K-major operand, one column block MN-major. */
+const ROW = 128;
+
+const isFp8 = (d: GemmInput): boolean => d === "float8_e4m3" || d === "float8_e5m2";
+const INPUTS: readonly GemmInput[] = ["float16", "bfloat16", "float8_e4m3", "float8_e5m2"];
+const FLOATS: readonly GemmFloat[] = ["float32", "float16", "bfloat16"];
+
+/** A positive integer or TX9001 naming `what`. */
+function positive(x: unknown, what: string): number {
+  if (!Number.isSafeInteger(x) || (x as number) < 1) {
+    throw configError(`gemm: ${what} must be a positive integer, got ${String(x)}`);
+  }
+  return x as number;
+}
+
+/**
+ * Check the sizes and the configuration; the configuration with its defaults filled in.
+ * @throws TirxError TX9001 as {@link makeGemm}.
+ */
+export function checkGemmSizes(s: GemmSizes): Required<GemmConfig> {
+  positive(s.m, "m");
+  positive(s.n, "n");
+  positive(s.k, "k");
+  const dtB = s.dtypeB ?? s.dtype;
+  for (const [name, d] of [
+    ["dtype", s.dtype],
+    ["dtypeB", dtB],
+  ] as const) {
+    if (!INPUTS.includes(d)) {
+      throw configError(`gemm: ${name} is one of ${INPUTS.join(", ")}, got ${String(d)}`);
+    }
+  }
+  const fp8 = isFp8(s.dtype);
+  if (fp8 !== isFp8(dtB) || (!fp8 && s.dtype !== dtB)) {
+    throw configError(
+      `gemm: A and B are one 16-bit dtype or both float8 (wgmma's kinds: PTX ISA, wgmma.mma_async), got ${s.dtype} and ${dtB}`,
+    );
+  }
+  if (fp8 && (s.transA === true || s.transB !== true)) {
+    throw configError(
+      `gemm: float8 operands must be K-major (wgmma has no transposed float8 operand: PTX ISA, wgmma.mma_async): A stored [m, k] (transA false) and B stored [n, k] (transB true), got transA ${s.transA === true}, transB ${s.transB === true}; transpose the operand to that layout first`,
+    );
+  }
+  for (const [name, d] of [
+    ["outDtype", s.outDtype],
+    ["c", s.c],
+    ["bias", s.bias],
+    ["residual", s.residual],
+  ] as const) {
+    if (d !== undefined && !FLOATS.includes(d)) {
+      throw configError(`gemm: ${name}'s dtype is one of ${FLOATS.join(", ")}, got ${String(d)}`);
+    }
+  }
+  for (const [name, v] of [
+    ["alpha", s.alpha],
+    ["beta", s.beta],
+  ] as const) {
+    if (v !== undefined && !(typeof v === "number" && Number.isFinite(v))) {
+      throw configError(`gemm: ${name} is a finite number, got ${String(v)}`);
+    }
+  }
+  if (s.beta !== undefined && s.c === undefined) {
+    throw configError("gemm: beta scales C: give c (an input of D's shape) with beta");
+  }
+  if (s.scales === true && !fp8) {
+    throw configError(
+      "gemm: scaleA and scaleB are the per-tensor scales of float8 inputs; for 16-bit inputs use alpha",
+    );
+  }
+  const acts = ["relu", "gelu", "silu"];
+  if (s.activation !== undefined && !acts.includes(s.activation)) {
+    throw configError(
+      `gemm: activation is "relu", "gelu" or "silu", got ${JSON.stringify(s.activation)}`,
+    );
+  }
+  const eb = fp8 ? 1 : 2;
+  // TMA's global strides are multiples of 16 bytes (CUDA Driver API, cuTensorMapEncodeTiled).
+  const pitches = [
+    ["A", s.transA ? s.m : s.k, s.transA ? "m" : "k", s.pitchA],
+    ["B", s.transB ? s.k : s.n, s.transB ? "k" : "n", s.pitchB],
+  ] as const;
+  for (const [name, inner, dim, pitch] of pitches) {
+    if (pitch !== undefined && (!Number.isSafeInteger(pitch) || pitch < inner)) {
+      throw configError(
+        `gemm: pitch${name} is an integer ≥ ${name}'s row length ${inner} (${dim}), got ${String(pitch)}`,
+      );
+    }
+    const len = pitch ?? inner;
+    if ((len * eb) % 16 !== 0) {
+      throw configError(
+        `gemm: ${name}'s rows are ${len} elements (${pitch === undefined ? dim : `pitch${name}`}) of ${eb} byte(s), ${len * eb} bytes; TMA needs a row pitch that is a multiple of 16 bytes (CUDA Driver API, cuTensorMapEncodeTiled): pad ${dim} to ${Math.ceil((len * eb) / 16) * (16 / eb)} with zeros (the library call gemm() does)`,
+      );
+    }
+  }
+  const c = s.config;
+  if (typeof c !== "object" || c === null) {
+    throw configError(`gemm: config is { bm, bn, stages, bk?, splitK? }, got ${String(c)}`);
+  }
+  if (c.bm !== 64 && c.bm !== 128) {
+    throw configError(`gemm: config.bm is 64 or 128 (one or two consumer warpgroups), got ${c.bm}`);
+  }
+  if (!Number.isInteger(c.bn) || c.bn < 64 || c.bn > 256 || c.bn % 64 !== 0) {
+    throw configError(
+      `gemm: config.bn is a multiple of 64 in 64 … 256 (wgmma N ≤ 256; whole 128-byte swizzle rows), got ${c.bn}`,
+    );
+  }
+  const bk = c.bk ?? ROW / eb;
+  if (bk * eb !== ROW) {
+    throw configError(
+      `gemm: config.bk is ${ROW / eb} for ${s.dtype} (one 128-byte swizzle row of K), got ${bk}`,
+    );
+  }
+  const stageBytes = (c.bm + c.bn) * bk * eb;
+  if (!Number.isInteger(c.stages) || c.stages < 2 || c.stages > 8) {
+    throw configError(`gemm: config.stages is an integer in 2 … 8, got ${c.stages}`);
+  }
+  if (c.stages * stageBytes > MAX_GEMM_SHARED) {
+    throw configError(
+      `gemm: ${c.stages} stages of ${c.bm} × ${c.bn} tiles take ${c.stages * stageBytes} bytes of shared memory, over ${MAX_GEMM_SHARED}; at most ${Math.floor(MAX_GEMM_SHARED / stageBytes)} stages`,
+    );
+  }
+  if (c.cluster !== undefined && c.cluster !== 1) {
+    throw configError(
+      `gemm: config.cluster is 1 (clusters of 2 with a multicast B are examples/tile/gemm_hopper.ts's, not this kernel's yet), got ${String(c.cluster)}`,
+    );
+  }
+  const kTiles = Math.ceil(s.k / bk);
+  const split = c.splitK ?? 1;
+  if (!Number.isInteger(split) || split < 1) {
+    throw configError(`gemm: config.splitK is a positive integer, got ${String(split)}`);
+  }
+  // Slices of ⌈kTiles / split⌉ K-tiles; no slice is empty.
+  const per = Math.ceil(kTiles / Math.min(split, kTiles));
+  return {
+    bm: c.bm,
+    bn: c.bn,
+    bk,
+    stages: c.stages,
+    cluster: 1,
+    splitK: Math.ceil(kTiles / per),
+  };
+}
+
+/**
+ * The GEMM kernels for D = epilogue(A · B) (see the file's header and {@link GemmEpilogue}):
+ * A [m, k] (transA: stored [k, m]) and B [k, n] (transB: stored [n, k]) row-major, of `dtype`
+ * (B `dtypeB`); D [m, n] of `outDtype`; any m, n, k ≥ 1 (rows of A and B a multiple of 16
+ * bytes: TMA's pitch). Float32 accumulation; each element of D within output rounding plus
+ * float32 accumulation error (k · 2^-24 · Σ|a·b|) of the exact result of the rounded inputs.
+ * @example
+ *   const { main } = makeGemm({ m: 17, n: 40, k: 24, dtype: "bfloat16", bias: "float32",
+ *     activation: "gelu", config: { bm: 64, bn: 64, stages: 2 } });
+ * @throws TirxError TX9001 (kernels/config) for sizes that are not positive integers, an input
+ *   dtype other than float16, bfloat16, float8_e4m3, float8_e5m2 (A and B one 16-bit dtype or
+ *   both float8), a float8 operand that is not K-major (transA, or B without transB), an output
+ *   or epilogue dtype other than float32/float16/bfloat16, alpha / beta not finite, beta without
+ *   c, scales with 16-bit inputs, an unknown activation, a row pitch that is not a multiple of 16
+ *   bytes, a configuration outside {@link GemmConfig}'s ranges (bm, bn, bk, stages, shared memory,
+ *   cluster, splitK).
+ */
+export function makeGemm(s: GemmSizes): GemmKernels {
+  const cfg = checkGemmSizes(s);
+  const { m, n, k } = s;
+  const { bm: BM, bn: BN, bk: BK, stages: STAGES, splitK: SPLIT } = cfg;
+  const dtA = s.dtype;
+  const dtB = s.dtypeB ?? dtA;
+  const fp8 = isFp8(dtA);
+  const eb = fp8 ? 1 : 2;
+  const outDt: GemmFloat = s.outDtype ?? (fp8 ? "bfloat16" : (dtA as GemmFloat));
+  const transA = s.transA === true;
+  const transB = s.transB === true;
+  const consumers = BM / 64;
+  const mTiles = Math.ceil(m / BM);
+  const nTiles = Math.ceil(n / BN);
+  const tiles = mTiles * nTiles;
+  const kTiles = Math.ceil(k / BK);
+  const kPer = Math.ceil(kTiles / SPLIT);
+  const units = tiles * SPLIT;
+  const ctas = Math.min(units, s.ctas ?? 132);
+  const turns = Math.ceil(units / ctas);
+  const stageBytes = (BM + BN) * BK * eb;
+  // Columns per 128-byte block of an MN-major 16-bit operand.
+  const E = ROW / eb;
+  const split = SPLIT > 1;
+
+  const epiParams = (): Record<string, ParamType> => ({
+    ...(s.c !== undefined ? { C: T.Tensor([m, n], s.c) } : {}),
+    ...(s.bias !== undefined ? { bias: T.Tensor([n], s.bias) } : {}),
+    ...(s.residual !== undefined ? { residual: T.Tensor([m, n], s.residual) } : {}),
+    ...(s.scales === true
+      ? { scaleA: T.Tensor([1], "float32"), scaleB: T.Tensor([1], "float32") }
+      : {}),
+  });
+  const epiTensors = (h: Record<string, TileView | undefined>): EpilogueTensors => ({
+    ...(h.C ? { C: h.C } : {}),
+    ...(h.bias ? { bias: h.bias } : {}),
+    ...(h.residual ? { residual: h.residual } : {}),
+    ...(h.scaleA && h.scaleB
+      ? { scale: T.let_("sab", T.mul(h.scaleA.get([0]), h.scaleB.get([0]))) }
+      : {}),
+  });
+
+  const params: Record<string, ParamType> = {
+    A: T.Tensor(transA ? [k, s.pitchA ?? m] : [m, s.pitchA ?? k], dtA),
+    B: T.Tensor(transB ? [n, s.pitchB ?? k] : [k, s.pitchB ?? n], dtB),
+    ...(split
+      ? { W: T.Tensor([m, n], "float32") }
+      : { D: T.Tensor([m, n], outDt), ...epiParams() }),
+  };
+  const main = T.function(split ? "gemm_splitk" : "gemm", params, (args) => {
+    const h = args as unknown as Record<string, TileView | undefined>;
+    const A = h.A!;
+    const B = h.B!;
+    T.device_entry({
+      launch: T.cuda.LaunchConfig({
+        grid: ctas,
+        block: 128 * (1 + consumers),
+        dynamic_shared_bytes: STAGES * stageBytes,
+      }),
+    });
+    const tid = T.cuda.thread_idx("x");
+    const wg = T.let_("wg", tid.floordiv(128));
+    const swz = { align: 1024, layout: T.swizzle_mode("128B"), dynamic: true } as const;
+    // K-major: [stages, rows, bk]; MN-major: [stages, rows / 64, bk, 64] (column blocks).
+    const sA = transA
+      ? T.alloc_shared([STAGES, BM / E, BK, E], dtA, { name: "sA", ...swz })
+      : T.alloc_shared([STAGES, BM, BK], dtA, { name: "sA", ...swz });
+    const sB = transB
+      ? T.alloc_shared([STAGES, BN, BK], dtB, { name: "sB", ...swz })
+      : T.alloc_shared([STAGES, BN / E, BK, E], dtB, { name: "sB", ...swz });
+    const full = T.alloc_shared([STAGES], "uint64", { name: "full" });
+    const empty = T.alloc_shared([STAGES], "uint64", { name: "empty" });
+    const mapA = T.tensormap_encode_tiled(A, {
+      box: transA ? [BK, E] : [BM, BK],
+      swizzle: "128B",
+    });
+    const mapB = T.tensormap_encode_tiled(B, {
+      box: transB ? [BN, BK] : [BK, E],
+      swizzle: "128B",
+    });
+    T.if_(tid.eq(0), () => {
+      for (const st of T.unroll(STAGES)) {
+        T.ptx.mbarrier.init(full.sub(st), 1);
+        T.ptx.mbarrier.init(empty.sub(st), consumers);
+      }
+      T.ptx.fence.mbarrier_init();
+    });
+    T.cuda.cta_sync();
+    // Work unit u → its tile (grouped order: GROUP tile rows at a time) and K slice.
+    const tileOf = (u: ExprLike): PrimExpr => (split ? T.floordiv(u, SPLIT) : T.add(u, 0));
+    const g = GROUP * nTiles;
+    const rowsOf = (t: ExprLike) => T.min(T.sub(mTiles, T.floordiv(t, g).mul(GROUP)), GROUP);
+    const origin = (u: ExprLike) => {
+      const t = T.let_("t", tileOf(u));
+      const rows = T.let_("rows", rowsOf(t));
+      const mt = T.floordiv(t, g)
+        .mul(GROUP)
+        .add(T.floormod(T.floormod(t, g), rows));
+      const nt = T.floordiv(T.floormod(t, g), rows);
+      return {
+        m0: T.let_("m0", mt.mul(BM)),
+        n0: T.let_("n0", nt.mul(BN)),
+        kt0: split ? T.let_("kt0", T.floormod(u, SPLIT).mul(kPer)) : undefined,
+      };
+    };
+    // Ring iteration i (turn · kPer + kt): stage i mod STAGES, phase ⌊i / STAGES⌋ mod 2.
+    const phase = (i: ExprLike) => T.floormod(T.floordiv(i, STAGES), 2);
+    const eachUnit = (body: (u: PrimExpr, turn: PrimExpr) => void): void => {
+      for (const turn of T.range(turns)) {
+        const u = T.let_("u", T.add(T.cuda.block_idx("x"), turn.mul(ctas)));
+        T.if_(u.lt(units), () => body(u, turn));
+      }
+    };
+    T.if_(
+      wg.eq(0),
+      () => {
+        T.ptx.setmaxnreg(false, 40);
+        T.if_(tid.eq(0), () =>
+          eachUnit((u, turn) => {
+            const { m0, n0, kt0 } = origin(u);
+            for (const kt of T.range(kPer)) {
+              const it = T.let_("it", T.add(T.mul(turn, kPer), kt));
+              const st = T.let_("st", T.floormod(it, STAGES));
+              T.ptx.mbarrier.try_wait(empty.sub(st), T.sub(1, phase(it)));
+              T.ptx.mbarrier.arrive.expect_tx(full.sub(st), stageBytes);
+              const k0 = T.let_("k0", T.mul(kt0 ? T.add(kt0, kt) : kt, BK));
+              const bar = full.sub(st);
+              if (transA) {
+                for (let b = 0; b < BM / E; b++) {
+                  T.cuda.tile.apply(T.ptx[LOAD_2D], sA.sub(st, b), A, {
+                    tensor_map: mapA,
+                    coords: [k0, T.add(m0, b * E)],
+                    mbar: bar,
+                  });
+                }
+              } else {
+                T.cuda.tile.apply(T.ptx[LOAD_2D], sA.sub(st), A, {
+                  tensor_map: mapA,
+                  coords: [m0, k0],
+                  mbar: bar,
+                });
+              }
+              if (transB) {
+                T.cuda.tile.apply(T.ptx[LOAD_2D], sB.sub(st), B, {
+                  tensor_map: mapB,
+                  coords: [n0, k0],
+                  mbar: bar,
+                });
+              } else {
+                for (let b = 0; b < BN / E; b++) {
+                  T.cuda.tile.apply(T.ptx[LOAD_2D], sB.sub(st, b), B, {
+                    tensor_map: mapB,
+                    coords: [k0, T.add(n0, b * E)],
+                    mbar: bar,
+                  });
+                }
+              }
+            }
+          }),
+        );
+      },
+      () => {
+        T.ptx.setmaxnreg(true, 232);
+        // Consumer cw = wg − 1, spelled (wg + consumers) mod (consumers + 1) − … : with one
+        // consumer cw is 0; with two, (wg + 1) mod 2 (bounds analysis sees it non-negative).
+        const cw = consumers === 1 ? undefined : T.let_("cw", wg.add(1).floormod(2));
+        const D = T.layout.wgmma_tile_layout("D", 64, BN, "float32");
+        const acc = T.alloc_local([64, BN], "float32", { name: "acc", layout: D });
+        const slots = acc.flat();
+        const epi = split ? undefined : epiTensors(h);
+        const t = T.let_("t", T.floormod(tid, 128));
+        eachUnit((u, turn) => {
+          const { m0, n0 } = origin(u);
+          T.tile.wg.zero(acc);
+          for (const kt of T.range(kPer)) {
+            const it = T.let_("it", T.add(T.mul(turn, kPer), kt));
+            const st = T.let_("st", T.floormod(it, STAGES));
+            T.ptx.mbarrier.try_wait(full.sub(st), phase(it));
+            const opA = transA
+              ? sA.sub(st, cw ?? 0)
+              : consumers === 1
+                ? sA.sub(st)
+                : sA.sub(st).rearrange("(w r) c -> w r c", { r: 64 }).sub(cw!);
+            const opB = transB ? sB.sub(st) : sB.sub(st).rearrange("b k c -> k b c");
+            T.tile.wg.gemm_async(acc, opA, opB, { transA, transB });
+            T.ptx.wgmma.wait_group(0);
+            T.if_(t.eq(0), () => T.ptx.mbarrier.arrive(empty.sub(st)));
+          }
+          // This thread's first row and column of the tile (see the header).
+          const r0 = T.let_(
+            "r0",
+            T.add(
+              T.add(m0, cw ? T.mul(cw, 64) : 0),
+              T.add(T.mul(T.floordiv(t, 32), 16), T.floordiv(T.floormod(t, 32), 4)),
+            ),
+          );
+          const c0 = T.let_("c0", T.add(n0, T.mul(T.floormod(t, 4), 2)));
+          const put = (r: PrimExpr, c: PrimExpr, v: PrimExpr): void => {
+            if (split) T.cuda.red_add(h.W!.ptr([r, c]), v);
+            else h.D!.set([r, c], epilogueValue(v, r, c, s, epi!).cast(outDt));
+          };
+          for (const i of T.unroll(2)) {
+            const r = T.let_("r", T.add(r0, T.mul(i, 8)));
+            const row = (): void => {
+              for (const j of T.unroll(BN / 8)) {
+                const c = T.let_("c", T.add(c0, T.mul(j, 8)));
+                const v = (e: number): PrimExpr =>
+                  slots.get([T.add(T.add(T.mul(j, 4), T.mul(i, 2)), e)]);
+                const pair = (): void => {
+                  for (const e of [0, 1]) put(r, T.add(c, e), v(e));
+                };
+                // c is even: with n even, c < n − 1 ⇔ c < n (the pair is inside or outside
+                // together); with n odd the last pair may hold one column.
+                if (n % BN === 0) pair();
+                else if (n % 2 === 0) T.if_(c.lt(n - 1), pair);
+                else T.if_(c.lt(n - 1), pair, () => T.if_(c.lt(n), () => put(r, c, v(0))));
+              }
+            };
+            if (m % BM === 0) row();
+            else T.if_(r.lt(m), row);
+          }
+        });
+      },
+    );
+  });
+  if (!split) return { main, config: cfg };
+  const finishParams: Record<string, ParamType> = {
+    W: T.Tensor([m, n], "float32"),
+    D: T.Tensor([m, n], outDt),
+    ...epiParams(),
+  };
+  const THREADS = 256;
+  const finish = T.function("gemm_splitk_epilogue", finishParams, (args) => {
+    const h = args as unknown as Record<string, TileView | undefined>;
+    T.device_entry({
+      launch: T.cuda.LaunchConfig({ grid: Math.ceil((m * n) / THREADS), block: THREADS }),
+    });
+    const idx = T.let_("idx", T.add(T.mul(T.cuda.block_idx("x"), THREADS), T.cuda.thread_idx("x")));
+    T.if_(idx.lt(m * n), () => {
+      const epi = epiTensors(h);
+      const r = T.let_("r", T.floordiv(idx, n));
+      const c = T.let_("c", T.floormod(idx, n));
+      const v = h.W!.get([r, c]);
+      h.D!.set([r, c], epilogueValue(v, r, c, s, epi).cast(outDt));
+    });
+  });
+  return { main, finish, config: cfg };
+}

@@ -1,0 +1,231 @@
+// A float64 reference of gemm() (packages/kernels/src/gemm) for the simulator tests
+// (test/kernels-gemm*.test.ts) and the GPU tests (test/gpu/gemm.test.ts): inputs as the device
+// holds them (rounded to their dtypes), the product and the epilogue in float64, and the bound
+// each element of D must meet.
+//
+// The bound of element (i, j), from the kernel's arithmetic (kernel.ts, epilogue.ts):
+//   S    = |α·s|·Σ_x |a_ix·b_xj| + |β·C_ij| + |bias_j|    (s = scaleA·scaleB, 1 without scales)
+//   pre  = (k + 8)·2^-24·S    float32 accumulation of k products (at most k roundings of partial
+//                             sums, each ≤ 2^-24 of a sum ≤ Σ|a·b|) and ≤ 8 float32 roundings of
+//                             the epilogue's steps (scale, α, β·C, bias)
+//   act  = relu: pre; gelu: 1.2·pre + 2^-10·|g| (g the reference's GELU before the residual;
+//          tanh.approx's relative error 2^-10.987, PTX ISA; the slope of GELU and SiLU is below
+//          1.2); silu: 1.2·pre + 2^-20·|g| (ex2.approx, then a rounded division)
+//   post = act + 2^-24·(|g| + |residual_ij|)   the residual's add
+//   then half an ulp of D's dtype at |ref| + post (round to nearest), and D's smallest
+//   subnormal for ties near zero.
+// With float8 inputs on a GPU the tensor cores keep about 13 fraction bits while they add
+// (WGMMA_FP8_BOUND): the GPU test passes `fp8Gpu` and the accumulation term becomes
+// 2^-12·Σ|a·b| per 32-wide k step's sum, bounded here by 2^-12·|α·s|·Σ|a·b| · ⌈k / 32⌉.
+import { tensor, type DeviceLike, type DeviceTensor } from "tirx-ts";
+
+/** A float dtype of D or of an epilogue tensor. */
+export type Float = "float32" | "float16" | "bfloat16";
+
+/** The operands and options of one gemm case, as host arrays (the device tensors' values). */
+export interface GemmCase {
+  readonly m: number;
+  readonly n: number;
+  readonly k: number;
+  readonly transA?: boolean;
+  readonly transB?: boolean;
+  readonly alpha?: number;
+  readonly beta?: number;
+  readonly activation?: "relu" | "gelu" | "silu";
+  /** scaleA · scaleB (1 without scales). */
+  readonly scale?: number;
+  readonly outDtype: Float;
+}
+
+/** Host values of the case's tensors (each as the device holds it). */
+export interface GemmHost {
+  readonly a: ArrayLike<number>;
+  readonly b: ArrayLike<number>;
+  readonly c?: ArrayLike<number>;
+  readonly bias?: ArrayLike<number>;
+  readonly residual?: ArrayLike<number>;
+}
+
+/** A pseudo-random generator of values in [lo, hi) (an LCG seeded by `seed`). */
+export function uniform(seed: number, lo = -1, hi = 1): () => number {
+  let s = seed >>> 0;
+  return () => lo + ((s = (s * 1103515245 + 12345) >>> 0) / 2 ** 32) * (hi - lo);
+}
+
+/** A device tensor of `shape` and `dtype` with values from `rnd` (rounded by the device). */
+export function randomTensor(
+  shape: readonly number[],
+  dtype: string,
+  dev: DeviceLike,
+  rnd: () => number,
+): DeviceTensor & Disposable {
+  const n = shape.reduce((p, x) => p * x, 1);
+  return tensor(Float32Array.from({ length: n }, rnd), {
+    shape: [...shape],
+    dtype: dtype as "float32",
+    device: dev,
+  });
+}
+
+/** The float64 GELU of PyTorch's approximate="tanh". */
+const gelu = (v: number): number =>
+  0.5 * v * (1 + Math.tanh(Math.sqrt(2 / Math.PI) * (v + 0.044715 * v * v * v)));
+const act = (v: number, a: GemmCase["activation"]): number =>
+  a === "relu"
+    ? Math.max(v, 0)
+    : a === "gelu"
+      ? gelu(v)
+      : a === "silu"
+        ? v / (1 + Math.exp(-v))
+        : v;
+
+/** Significand bits (without the implicit one) and the smallest subnormal of each float dtype. */
+const FORMAT: Readonly<Record<Float, { bits: number; tiny: number }>> = {
+  float32: { bits: 23, tiny: 2 ** -149 },
+  float16: { bits: 10, tiny: 2 ** -24 },
+  bfloat16: { bits: 7, tiny: 2 ** -133 },
+};
+
+/** Half an ulp of `dt` at magnitude `x` (and its smallest subnormal). */
+function halfUlp(x: number, dt: Float): number {
+  const f = FORMAT[dt];
+  if (x === 0) return f.tiny;
+  return 2 ** (Math.floor(Math.log2(x)) - f.bits - 1) + f.tiny;
+}
+
+/**
+ * The reference D [m, n] (float64) of `c` on `h`, and each element's bound (see the file's
+ * header; `fp8Gpu` for float8 inputs on a GPU). Only the rows in `rows` (default all).
+ */
+export function gemmReference(
+  c: GemmCase,
+  h: GemmHost,
+  opts: { readonly fp8Gpu?: boolean; readonly rows?: readonly number[] } = {},
+): { readonly ref: Float64Array; readonly bound: Float64Array } {
+  const { m, n, k } = c;
+  const ref = new Float64Array(m * n);
+  const bound = new Float64Array(m * n);
+  const av = (i: number, x: number) => (c.transA ? h.a[x * m + i]! : h.a[i * k + x]!);
+  const bv = (x: number, j: number) => (c.transB ? h.b[j * k + x]! : h.b[x * n + j]!);
+  const as = Math.abs((c.alpha ?? 1) * (c.scale ?? 1));
+  const beta = c.beta ?? 1;
+  const rows = opts.rows ?? Array.from({ length: m }, (_, i) => i);
+  for (const i of rows) {
+    for (let j = 0; j < n; j++) {
+      let dot = 0;
+      let mag = 0;
+      for (let x = 0; x < k; x++) {
+        const p = av(i, x) * bv(x, j);
+        dot += p;
+        mag += Math.abs(p);
+      }
+      let v = dot * (c.alpha ?? 1) * (c.scale ?? 1);
+      let S = as * mag;
+      if (h.c) {
+        v += beta * h.c[i * n + j]!;
+        S += Math.abs(beta * h.c[i * n + j]!);
+      }
+      if (h.bias) {
+        v += h.bias[j]!;
+        S += Math.abs(h.bias[j]!);
+      }
+      let err = (k + 8) * 2 ** -24 * S;
+      if (opts.fp8Gpu) err += 2 ** -12 * as * mag * Math.ceil(k / 32);
+      const g = act(v, c.activation);
+      if (c.activation === "gelu") err = 1.2 * err + 2 ** -10 * Math.abs(g);
+      else if (c.activation === "silu") err = 1.2 * err + 2 ** -20 * Math.abs(g);
+      let out = g;
+      if (h.residual) {
+        out += h.residual[i * n + j]!;
+        err += 2 ** -24 * (Math.abs(g) + Math.abs(h.residual[i * n + j]!));
+      }
+      ref[i * n + j] = out;
+      bound[i * n + j] = err + halfUlp(Math.abs(out) + err, c.outDtype);
+    }
+  }
+  return { ref, bound };
+}
+
+/**
+ * The worst error of `got` against the reference, as a fraction of each element's bound (≤ 1
+ * passes), with the element that reaches it; only the rows in `rows` (default all).
+ */
+export function gemmWorst(
+  got: ArrayLike<number>,
+  r: { readonly ref: Float64Array; readonly bound: Float64Array },
+  n: number,
+  rows?: readonly number[],
+): { readonly ratio: number; readonly at: string } {
+  let ratio = 0;
+  let at = "none";
+  const all = rows ?? Array.from({ length: r.ref.length / n }, (_, i) => i);
+  for (const i of all) {
+    for (let j = 0; j < n; j++) {
+      const e = i * n + j;
+      const q = Number.isNaN(got[e]!) ? Infinity : Math.abs(got[e]! - r.ref[e]!) / r.bound[e]!;
+      if (q > ratio) {
+        ratio = q;
+        at = `D[${i}, ${j}] = ${got[e]}, reference ${r.ref[e]}, bound ${r.bound[e]}`;
+      }
+    }
+  }
+  return { ratio, at };
+}
+
+/** One gemm() call to check: sizes, dtypes of the tensors it passes, options. */
+export interface GemmSpec extends GemmCase {
+  readonly dtype: "float16" | "bfloat16" | "float8_e4m3" | "float8_e5m2";
+  readonly dtypeB?: GemmSpec["dtype"];
+  readonly c?: Float;
+  readonly bias?: Float;
+  readonly residual?: Float;
+  /** scaleA and scaleB (float32 [1] tensors); `scale` is set from them. */
+  readonly scales?: readonly [number, number];
+  readonly config?: import("@tirx-ts/kernels").GemmConfig;
+  readonly seed?: number;
+}
+
+/**
+ * Run `gemm()` for `s` on `dev` (inputs uniform in [-1, 1), epilogue tensors too) and compare D
+ * with {@link gemmReference} on `rows` (default all): the worst error as a fraction of the bound.
+ */
+export function checkGemm(
+  gemm: typeof import("@tirx-ts/kernels").gemm,
+  dev: DeviceLike,
+  s: GemmSpec,
+  opts: { readonly rows?: readonly number[]; readonly fp8Gpu?: boolean } = {},
+): { readonly ratio: number; readonly at: string; readonly d: DeviceTensor } {
+  const rnd = uniform(s.seed ?? 5);
+  const { m, n, k } = s;
+  const a = randomTensor(s.transA ? [k, m] : [m, k], s.dtype, dev, rnd);
+  const b = randomTensor(s.transB ? [n, k] : [k, n], s.dtypeB ?? s.dtype, dev, rnd);
+  const C = s.c ? randomTensor([m, n], s.c, dev, rnd) : undefined;
+  const bias = s.bias ? randomTensor([n], s.bias, dev, rnd) : undefined;
+  const residual = s.residual ? randomTensor([m, n], s.residual, dev, rnd) : undefined;
+  const scale = (x: number) =>
+    tensor(Float32Array.of(x), { shape: [1], dtype: "float32", device: dev });
+  const d = gemm(a, b, {
+    outDtype: s.outDtype,
+    ...(s.transA !== undefined ? { transA: s.transA } : {}),
+    ...(s.transB !== undefined ? { transB: s.transB } : {}),
+    ...(s.alpha !== undefined ? { alpha: s.alpha } : {}),
+    ...(s.beta !== undefined ? { beta: s.beta } : {}),
+    ...(s.activation !== undefined ? { activation: s.activation } : {}),
+    ...(C ? { c: C } : {}),
+    ...(bias ? { bias } : {}),
+    ...(residual ? { residual } : {}),
+    ...(s.scales ? { scaleA: scale(s.scales[0]), scaleB: scale(s.scales[1]) } : {}),
+    ...(s.config ? { config: s.config } : {}),
+  });
+  const host = (t: DeviceTensor | undefined) => (t ? (t.toArray() as Float32Array) : undefined);
+  const h: GemmHost = {
+    a: host(a)!,
+    b: host(b)!,
+    ...(C ? { c: host(C)! } : {}),
+    ...(bias ? { bias: host(bias)! } : {}),
+    ...(residual ? { residual: host(residual)! } : {}),
+  };
+  const c: GemmCase = s.scales ? { ...s, scale: Math.fround(s.scales[0] * s.scales[1]) } : s;
+  const r = gemmReference(c, h, opts);
+  return { ...gemmWorst(host(d)!, r, n, opts.rows), d };
+}
