@@ -361,6 +361,11 @@ export const CATALOG = {
     rule: "runtime/device",
     title: "a device is one that sim() or cuda(n) returned",
   },
+  TX5013: {
+    rule: "runtime/autotune",
+    title:
+      "autotune takes plain-object configs, and at least one must build, fit the device and run",
+  },
   TX6001: {
     rule: "hazard/async-pending",
     title: "shared bytes accessed while a cp.async targeting them is not yet waited for",

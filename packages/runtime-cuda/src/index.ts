@@ -41,6 +41,7 @@ export {
   type TimeOptions,
 } from "./launch.js";
 export { compileCuda, type CudaCompileOptions, type CudaCompiled } from "./compile.js";
+export { findPtxas, ptxasTag } from "./ptxas.js";
 export { CudaStream, CudaEvent, currentStream } from "./stream.js";
 export { CudaGraph, captureGraph } from "./graph.js";
 export { archForDevice } from "./arch.js";

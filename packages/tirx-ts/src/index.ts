@@ -71,6 +71,17 @@ export {
   type LaunchResult,
   type TensorOptions,
 } from "@tirx-ts/runtime";
+export {
+  autotune,
+  registerTunedDefaults,
+  tuneKeyText,
+  type AutotuneOptions,
+  type AutotuneResult,
+  type TuneCandidate,
+  type TuneConfig,
+  type TuneKey,
+  type TunedDefaults,
+} from "@tirx-ts/runtime";
 export { layoutPictures, siteSvg, type LayoutPicture } from "./layout.js";
 export { isMain, checkOutput, runAsMain, type ExampleResult } from "./main.js";
 export { installUncaughtHandler } from "./uncaught.js";
