@@ -1,5 +1,5 @@
-import { isAbsolute, relative } from "node:path";
 import { formatSpan, type Span } from "./span.js";
+import { relativeToCwd } from "./host/node.js";
 
 /**
  * The names `T.alloc_shared` and `T.alloc_local` give a buffer the author neither named
@@ -27,10 +27,6 @@ export function bufferName(b: {
   const unnamed =
     b.scope === undefined ? b.name === "smem" || b.name === "local" : UNNAMED[b.scope] === b.name;
   if (!unnamed || b.span === undefined) return `"${b.name}"`;
-  let file = b.span.file;
-  if (isAbsolute(file)) {
-    const rel = relative(process.cwd(), file);
-    if (rel !== "" && !rel.startsWith("..") && !isAbsolute(rel)) file = rel;
-  }
+  const file = relativeToCwd(b.span.file);
   return `<buffer declared at ${formatSpan({ ...b.span, file })}>`;
 }

@@ -1,7 +1,7 @@
-import { relative } from "node:path";
 import { codeFrameColumns } from "@babel/code-frame";
 import { formatSpan, type Span } from "./span.js";
 import { CATALOG, type DiagnosticCode } from "./catalog.js";
+import { nodeBuiltin } from "./host/node.js";
 
 /** A secondary message attached to a diagnostic, optionally with its own span. */
 export interface Note {
@@ -101,7 +101,8 @@ export function renderDiagnostic(
 ): string {
   const color = opts.color ?? false;
   const show = (span: Span): string => {
-    const file = opts.cwd ? relative(opts.cwd, span.file) : span.file;
+    const path = opts.cwd ? nodeBuiltin("path") : undefined;
+    const file = path && opts.cwd ? path.relative(opts.cwd, span.file) : span.file;
     return formatSpan({ ...span, file: file.startsWith("..") ? span.file : file });
   };
   const where = err.span ? `${show(err.span)}: ` : "";

@@ -1,6 +1,7 @@
 export * from "./dtype.js";
 export * from "./span.js";
 export * from "./source-lines.js";
+export * from "./host/node.js";
 export * from "./catalog.js";
 export * from "./diagnostics.js";
 export * from "./diagnostic-log.js";

@@ -1,4 +1,4 @@
-import { readFileSync, statSync } from "node:fs";
+import { nodeBuiltin } from "./host/node.js";
 import type { Span } from "./span.js";
 
 /**
@@ -49,6 +49,35 @@ export function withLineText(
  */
 export const sourceTextCounters = { reads: 0, stats: 0 };
 
+/**
+ * Source texts registered by path (registerSource): where there is no file system (a browser),
+ * or where the text being compiled is not the file's (an editor's buffer). Consulted first.
+ */
+const registered = new Map<
+  string,
+  { readonly text: string; readonly lines: readonly string[]; readonly version: number }
+>();
+let registrations = 0;
+
+/**
+ * Make `text` the source of `path` for spans' line text (code frames), in place of the file, or
+ * forget it (`text` undefined). For hosts without a file system: a browser page compiling the
+ * text of an editor registers it under the name its stack frames carry.
+ */
+export function registerSource(path: string, text: string | undefined): void {
+  if (text === undefined) registered.delete(path);
+  else registered.set(path, { text, lines: sourceLines(text), version: ++registrations });
+}
+
+/**
+ * The text registered for `path` (registerSource) and its version (a number that changes with
+ * every registration), or undefined when none is.
+ */
+export function registeredSource(path: string): { text: string; version: number } | undefined {
+  const r = registered.get(path);
+  return r && { text: r.text, version: r.version };
+}
+
 /** Lines of files read, by path, with the version (mtime and size) they were read at. */
 const files = new Map<string, { stamp: string; lines: readonly string[] | undefined }>();
 const FILES_LIMIT = 256;
@@ -62,6 +91,10 @@ const checked = new Set<string>();
  * cost one check of their file, not one each.
  */
 export function fileLines(path: string): readonly string[] | undefined {
+  const own = registered.get(path);
+  if (own !== undefined) return own.lines;
+  const fs = nodeBuiltin("fs");
+  if (fs === undefined) return undefined;
   const hit = files.get(path);
   if (hit && checked.has(path)) return hit.lines;
   if (checked.size === 0) queueMicrotask(() => checked.clear());
@@ -69,7 +102,7 @@ export function fileLines(path: string): readonly string[] | undefined {
   let stamp: string;
   try {
     sourceTextCounters.stats++;
-    const st = statSync(path);
+    const st = fs.statSync(path);
     stamp = `${st.mtimeMs}:${st.size}`;
   } catch {
     files.delete(path);
@@ -79,7 +112,7 @@ export function fileLines(path: string): readonly string[] | undefined {
   let lines: readonly string[] | undefined;
   try {
     sourceTextCounters.reads++;
-    lines = sourceLines(readFileSync(path, "utf8"));
+    lines = sourceLines(fs.readFileSync(path, "utf8"));
   } catch {
     lines = undefined;
   }

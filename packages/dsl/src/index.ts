@@ -15,6 +15,6 @@ export { show } from "./expr.js";
 export { callValueOp, callStmtOp } from "./op-call.js";
 export { script } from "./script/script.js";
 export { parseScript } from "./script/prim-func.js";
-export { scriptSourceCounters } from "./script/source.js";
+export { provideTypeScript, scriptSourceCounters } from "./script/source.js";
 export type * from "./script/types.js";
 export { printScript, printScriptModule, printScriptModuleText } from "./script/print.js";

@@ -1,5 +1,5 @@
-import { createRequire } from "node:module";
 import type * as TsMorph from "ts-morph";
+import { tsMorph } from "./script/source.js";
 
 type Ts = typeof TsMorph.ts;
 type Node = TsMorph.ts.Node;
@@ -53,7 +53,7 @@ export function chunkLongBlocks(js: string): ChunkedText | undefined {
     lines++;
   }
   if (lines < MIN_BLOCK_STATEMENTS) return undefined;
-  ts ??= (createRequire(import.meta.url)("ts-morph") as typeof TsMorph).ts;
+  ts ??= tsMorph().ts;
   const t = ts;
   const sf = t.createSourceFile("bundle.mjs", js, t.ScriptTarget.Latest, false, t.ScriptKind.JS);
   const starts = sf.getLineStarts();

@@ -1,6 +1,4 @@
-import { fileURLToPath } from "node:url";
-import { findSourceMap } from "node:module";
-import { withFileText, type Span } from "@tirx-ts/core";
+import { filePathOf, nodeBuiltin, nodeProcess, withFileText, type Span } from "@tirx-ts/core";
 
 /**
  * Source and build folders of the packages whose frames are never the author's. Not
@@ -29,7 +27,7 @@ function pathOf(file: string): string {
   if (!file.startsWith("file://")) return file;
   let p = paths.get(file);
   if (p === undefined) {
-    p = fileURLToPath(file);
+    p = filePathOf(file);
     if (paths.size < 10_000) paths.set(file, p);
   }
   return p;
@@ -60,7 +58,7 @@ const asSites: Prepare = (_e, sites) => sites;
 function captureAuthor(): Capture | null | undefined {
   const prepare = Error.prepareStackTrace as Prepare | undefined;
   const limit = Error.stackTraceLimit;
-  const maps = process.sourceMapsEnabled === true;
+  const maps = nodeProcess()?.sourceMapsEnabled === true;
   try {
     for (const frames of [4, 64]) {
       Error.stackTraceLimit = frames;
@@ -133,7 +131,8 @@ function mapPosition(c: Capture, line: number, col: number): Span | undefined {
   if (c.prepare === undefined) {
     // No formatter to ask (Node before ErrorPrepareStackTrace): Node's source maps directly.
     if (!c.maps) return undefined;
-    const entry = findSourceMap(c.site.getFileName() ?? c.file)?.findEntry(line - 1, col - 1);
+    const find = nodeBuiltin("module")?.findSourceMap;
+    const entry = find?.(c.site.getFileName() ?? c.file)?.findEntry(line - 1, col - 1);
     if (!entry || !("originalSource" in entry)) return undefined;
     return {
       file: pathOf(entry.originalSource),
@@ -141,15 +140,18 @@ function mapPosition(c: Capture, line: number, col: number): Span | undefined {
       col: entry.originalColumn + 1,
     };
   }
-  const restore = process.sourceMapsEnabled === true;
-  if (restore !== c.maps) process.setSourceMapsEnabled(c.maps);
+  // Node's source-map setting as it was at the capture (off Node there is none to set).
+  const proc = nodeProcess();
+  const set = proc?.setSourceMapsEnabled?.bind(proc);
+  const restore = proc?.sourceMapsEnabled === true;
+  if (restore !== c.maps) set?.(c.maps);
   let text: unknown;
   try {
     text = c.prepare(PROBE, [c.site]);
   } catch {
     return undefined;
   } finally {
-    if (restore !== c.maps) process.setSourceMapsEnabled(restore);
+    if (restore !== c.maps) set?.(restore);
   }
   if (typeof text !== "string") return undefined;
   for (const l of text.split("\n").slice(1)) {

@@ -11,6 +11,13 @@ export type { HazardMode } from "./exec/launch-options.js";
 export { MAX_WHILE_ITERATIONS } from "./compile/stmt.js";
 export { MAX_COROUTINE_DEPTH } from "./compile/blocking.js";
 export type { TraceEvent } from "./exec/trace.js";
+export type {
+  DeadlockFacts,
+  MbarrierFacts,
+  MbarrierWaitFacts,
+  NamedBarrierFacts,
+  NamedBarrierWaitFacts,
+} from "./exec/deadlock-facts.js";
 export {
   phaseWavefronts,
   lanesPerPhase,

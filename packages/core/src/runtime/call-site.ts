@@ -1,8 +1,8 @@
-import { fileURLToPath } from "node:url";
 import { TirxError, type Note } from "../diagnostics.js";
 import type { DiagnosticCode } from "../catalog.js";
 import type { Span } from "../span.js";
 import { withFileText } from "../source-lines.js";
+import { filePathOf } from "../host/node.js";
 
 /** Source and build folders of this repository's packages (as a workspace checkout has them). */
 const OWN_FILES =
@@ -34,7 +34,7 @@ export function callSite(): Span | undefined {
     const m = FRAME.exec(line.trim());
     if (!m) continue;
     let file = m[1]!;
-    if (file.startsWith("file://")) file = fileURLToPath(file);
+    if (file.startsWith("file://")) file = filePathOf(file);
     if (!foreign(file)) continue;
     return withFileText({ file, line: Number(m[2]), col: Number(m[3]) });
   }

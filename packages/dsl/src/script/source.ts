@@ -1,19 +1,42 @@
-import { readFileSync, statSync } from "node:fs";
-import { createRequire } from "node:module";
-import { TirxError, type Span } from "@tirx-ts/core";
+import { TirxError, nodeBuiltin, registeredSource, type Span } from "@tirx-ts/core";
 import type * as TsMorph from "ts-morph";
 
 type Ts = typeof TsMorph.ts;
 
-let morph: typeof TsMorph | undefined;
+let morph: { ts: Ts } | undefined;
+
+/**
+ * Give script mode its TypeScript compiler where it cannot load ts-morph itself (a browser
+ * bundle: pass `{ ts }` of the `typescript` package, or ts-morph's module). On Node, ts-morph is
+ * loaded on first use and this is not needed.
+ */
+export function provideTypeScript(m: { ts: Ts }): void {
+  morph = { ts: m.ts };
+}
 
 /**
  * The TypeScript compiler that ts-morph ships, loaded on the first script-mode kernel
  * (builder-only programs never pay for it). Script mode parses with it; it reads syntax only.
+ * @throws TirxError TX1021 off Node when none was provided (provideTypeScript).
  */
 export function tsMorph(): { ts: Ts } {
-  if (!morph) morph = createRequire(import.meta.url)("ts-morph") as typeof TsMorph;
-  return { ts: morph.ts };
+  if (!morph) {
+    const req = nodeBuiltin("module")?.createRequire(import.meta.url);
+    if (req === undefined) {
+      throw new TirxError(
+        "TX1021",
+        "script mode needs the TypeScript compiler, and this host cannot load ts-morph",
+        undefined,
+        [
+          {
+            message: "call provideTypeScript({ ts }) from @tirx-ts/dsl with the typescript module",
+          },
+        ],
+      );
+    }
+    morph = { ts: (req("ts-morph") as typeof TsMorph).ts };
+  }
+  return morph;
 }
 
 interface Parsed {
@@ -34,9 +57,17 @@ export const scriptSourceCounters = { parses: 0, callSearches: 0 };
 /** `file` parsed (once per version on disk: its mtime and size are checked on every call). */
 export function sourceFileAt(file: string, span?: Span): TsMorph.ts.SourceFile {
   let stamp: string;
+  let text: string | undefined;
+  const own = registeredSource(file);
+  const fs = own === undefined ? nodeBuiltin("fs") : undefined;
   try {
-    const st = statSync(file);
-    stamp = `${st.mtimeMs}:${st.size}`;
+    if (own !== undefined) {
+      stamp = `registered ${own.version}`;
+      text = own.text;
+    } else {
+      const st = fs!.statSync(file);
+      stamp = `${st.mtimeMs}:${st.size}`;
+    }
   } catch {
     throw new TirxError(
       "TX1021",
@@ -52,7 +83,7 @@ export function sourceFileAt(file: string, span?: Span): TsMorph.ts.SourceFile {
   const hit = files.get(file);
   if (hit && hit.stamp === stamp) return hit.sf;
   scriptSourceCounters.parses++;
-  const parsed = { stamp, sf: parseSource(readFileSync(file, "utf8"), file) };
+  const parsed = { stamp, sf: parseSource(text ?? fs!.readFileSync(file, "utf8"), file) };
   files.set(file, parsed);
   sites.clear();
   return parsed.sf;

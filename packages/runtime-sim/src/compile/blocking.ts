@@ -252,7 +252,7 @@ function compileGen(
           if (wait) {
             // A body may change what a wait condition reads (waitReadsState): not a deadlock yet.
             if (!pure && busy) bars.busy = true;
-            bars.blocked.push({ site, thread: live[0]!, slot, parity });
+            bars.blocked.push({ site, thread: live[0]!, slot, parity, lanes: live, n });
             yield undefined;
           }
         }

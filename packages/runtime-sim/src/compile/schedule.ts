@@ -1,4 +1,4 @@
-import { someStmt, stmtExprs, walkExpr, type Stmt } from "@tirx-ts/core";
+import { envVar, someStmt, stmtExprs, walkExpr, type Stmt } from "@tirx-ts/core";
 import type { Machine } from "../exec/machine.js";
 import type { Exec } from "./compiled.js";
 import { actionTraits } from "./units.js";
@@ -19,7 +19,7 @@ import { actionTraits } from "./units.js";
 /** The seed of a launch: the option, else TIRX_SIM_SEED, else 0. */
 export function seedOf(option: number | undefined): number {
   if (option !== undefined) return option >>> 0;
-  const env = process.env["TIRX_SIM_SEED"];
+  const env = envVar("TIRX_SIM_SEED");
   if (env !== undefined && /^\d+$/.test(env.trim())) return Number(env.trim()) >>> 0;
   return 0;
 }

@@ -7,6 +7,7 @@ import {
   type SharedAccess,
   type SimContext,
 } from "./context.js";
+import { warpList, type MbarrierFacts, type MbarrierWaitFacts } from "./deadlock-facts.js";
 import { checkBounds } from "./hazards.js";
 import type { BarBuffer, Placed } from "./memory.js";
 import { THREAD_BITS, THREAD_MASK } from "./packed.js";
@@ -15,9 +16,13 @@ import type { SharedShadow } from "./shared-shadow.js";
 /** A wait loop that could not proceed in the current scheduling round (for TX6006). */
 interface Blocked {
   readonly site: number;
+  /** Its first still-waiting lane, whose mbarrier and parity `slot` and `parity` are. */
   readonly thread: number;
   readonly slot: number;
   readonly parity: number;
+  /** The still-waiting lanes: `lanes[0..n)` (the loop's own array, read only at the report). */
+  readonly lanes: ArrayLike<number>;
+  readonly n: number;
 }
 
 /** The state of one mbarrier object of the running CTA. */
@@ -437,47 +442,139 @@ export class Mbarriers implements BarsPort {
     }
   }
 
-  /** TX6006: every thread is blocked and nothing is in flight. */
+  /**
+   * TX6006: every thread is blocked and nothing is in flight. The report names the cause: the
+   * message gives the first waiter's phase (arrivals received of the count, transaction bytes
+   * outstanding, or a completed phase it never observed); a note per wait statement and mbarrier
+   * names the waiting warps, the parity they pass against the barrier's current phase and the
+   * verdict (MbarrierWaitFacts); a note at each mbarrier's init gives its state (MbarrierFacts),
+   * and one at the last expect_tx that left bytes outstanding.
+   */
   reportDeadlock(m: SimContext): void {
     const b = this.blocked[0];
     if (!b) return;
     this.deadlocked = true;
     const notes: Note[] = [];
-    const state = (bar: Bar): string => {
-      const parts = [`${bar.pending} of ${bar.count} arrivals still pending`];
-      if (bar.tx > 0) parts.push(`tx-count ${bar.tx} bytes still expected`);
-      else if (bar.tx < 0)
-        parts.push(`${-bar.tx} bytes completed beyond those announced with expect_tx`);
-      else parts.push("tx-count 0");
-      return `phase ${bar.phase - bar.base} has ${parts.join(", ")}`;
-    };
-    const seen = new Set<string>();
+    const groups = new Map<string, { x: Blocked; lanes: number[] }>();
     for (const x of this.blocked) {
-      const key = `${x.site}/${x.slot}`;
-      if (seen.has(key)) continue;
-      seen.add(key);
       if (x.slot < 0) continue;
-      const bar = this.label(m, x.slot);
-      if (x !== b) {
+      const key = `${x.site}/${x.slot}`;
+      let g = groups.get(key);
+      if (!g) groups.set(key, (g = { x, lanes: [] }));
+      // Lanes of the first lane's CTA: in a cluster, the others test their own CTA's mbarrier.
+      const rank = m.rank[x.thread]!;
+      for (let i = 0; i < x.n; i++) {
+        const t = x.lanes[i]!;
+        if (m.rank[t] === rank) g.lanes.push(t);
+      }
+    }
+    const described = new Set<number>();
+    let head = "";
+    for (const { x, lanes } of groups.values()) {
+      const w = this.#waitFacts(m, x, lanes);
+      if (x === b) head = this.#cause(w, x.slot);
+      notes.push({ message: this.#waitMessage(m, w, x.slot), span: m.sites[x.site], facts: w });
+      if (described.has(x.slot)) continue;
+      described.add(x.slot);
+      const xb = this.#bars[x.slot]!;
+      const f = this.#barFacts(m, x.slot);
+      notes.push({
+        message: `mbarrier ${f.barrier} is initialised here with count ${xb.count}; its phase ${f.phase} has ${stateOf(f)}`,
+        span: m.sites[xb.initSite],
+        facts: f,
+      });
+      if (f.txBytes > 0 && xb.txSite >= 0) {
         notes.push({
-          message: `thread ${m.thread(x.thread)} is also blocked here, waiting on mbarrier ${bar} (parity ${x.parity})`,
-          span: m.sites[x.site],
+          message: `the last expect_tx on mbarrier ${f.barrier} is here: ${f.txBytes} of the bytes it announced for phase ${f.phase} never arrived (expect_tx more bytes than the copies bring?)`,
+          span: m.sites[xb.txSite],
         });
       }
-      const xb = this.#bars[x.slot]!;
-      notes.push({
-        message: `mbarrier ${bar} is initialised here with count ${xb.count}; its ${state(xb)}`,
-        span: m.sites[xb.initSite],
-      });
     }
     const bar = b.slot >= 0 ? `mbarrier ${this.label(m, b.slot)}` : "an mbarrier";
     m.hazard(
       "TX6006",
-      `thread ${m.thread(b.thread)} of CTA ${m.cta()} waits forever on ${bar} (phase parity ${b.parity}): every thread of the CTA is blocked and no bulk copy is in flight to complete the phase.`,
+      `thread ${m.thread(b.thread)} of CTA ${m.cta()} waits forever on ${bar} (phase parity ${b.parity})${head}; every thread of the CTA is blocked and no bulk copy is in flight to complete the phase.`,
       b.site,
       notes,
     );
   }
+
+  /** The state of the mbarrier in `slot` as facts (see MbarrierFacts). */
+  #barFacts(m: SimContext, slot: number): MbarrierFacts {
+    const b = this.#bars[slot]!;
+    const phase = b.phase - b.base;
+    return {
+      kind: "mbarrier",
+      barrier: labelOf(m, b.bb, b.addr),
+      cta: m.ctaOfRank(m.rankAt(b.addr)),
+      count: b.count,
+      arrived: b.count - b.pending,
+      pending: b.pending,
+      txBytes: b.tx,
+      phase,
+      parity: phase & 1,
+    };
+  }
+
+  /** The facts of the blocked wait `x`, whose still-waiting lanes of its CTA are `lanes`. */
+  #waitFacts(m: SimContext, x: Blocked, lanes: readonly number[]): MbarrierWaitFacts {
+    const b = this.#bars[x.slot]!;
+    const current = b.phase - b.base;
+    const warps = new Set<number>();
+    let observed = current;
+    for (const t of lanes) {
+      warps.add((t % m.ctaThreads) >> 5);
+      observed = Math.min(observed, Math.max(0, this.observed(x.slot, t) - b.base));
+    }
+    return {
+      kind: "mbarrier-wait",
+      barrier: labelOf(m, b.bb, b.addr),
+      cta: m.ctaOf(x.thread),
+      warps: [...warps].sort((p, q) => p - q),
+      threads: lanes.length,
+      parity: x.parity,
+      waitsFor: current,
+      observed,
+      verdict: observed < current ? "parity" : "future",
+    };
+  }
+
+  /** The note of a blocked wait (MbarrierWaitFacts `w`) on the mbarrier in `slot`. */
+  #waitMessage(m: SimContext, w: MbarrierWaitFacts, slot: number): string {
+    const who = `${warpList(w.warps)} of CTA ${w.cta} (${w.threads} ${w.threads === 1 ? "thread" : "threads"})`;
+    const waits = `${who} ${w.threads === 1 ? "waits" : "wait"} here on mbarrier ${w.barrier} with parity ${w.parity}, for phase ${w.waitsFor} (the barrier's current phase, parity ${w.waitsFor & 1})`;
+    if (w.verdict === "parity") return `${waits}; ${this.#parityBug(w)}`;
+    return `${waits}, a future phase: ${stateOf(this.#barFacts(m, slot))}`;
+  }
+
+  /** Why a wait of verdict "parity" is a parity bug, for messages. */
+  #parityBug(w: MbarrierWaitFacts): string {
+    const done = w.waitsFor - 1;
+    return `phase ${done} (parity ${done & 1}) already completed and the waiting threads never observed it (they observed ${w.observed} of the ${w.waitsFor} completed phases): a parity bug (a wait for phase ${done} passes parity ${done & 1})`;
+  }
+
+  /** The cause of the report's first wait (`w` on the mbarrier in `slot`), for its message. */
+  #cause(w: MbarrierWaitFacts, slot: number): string {
+    if (w.verdict === "parity") return `; ${this.#parityBug(w)}`;
+    const b = this.#bars[slot]!;
+    const tx =
+      b.tx > 0
+        ? `; ${b.tx} transaction bytes announced with expect_tx are outstanding`
+        : b.tx < 0
+          ? `; ${-b.tx} bytes completed beyond those announced with expect_tx`
+          : "";
+    return ` for phase ${w.waitsFor}, which has received ${b.count - b.pending} of its ${b.count} arrivals${tx}`;
+  }
+}
+
+/** The state of an mbarrier's current phase (MbarrierFacts), for messages. */
+function stateOf(f: MbarrierFacts): string {
+  const parts = [`${f.pending} of ${f.count} arrivals still pending (${f.arrived} received)`];
+  if (f.txBytes > 0) parts.push(`tx-count ${f.txBytes} bytes still expected`);
+  else if (f.txBytes < 0)
+    parts.push(`${-f.txBytes} bytes completed beyond those announced with expect_tx`);
+  else parts.push("tx-count 0");
+  return parts.join(", ");
 }
 
 /** `"bars"[i]` (in a cluster of several CTAs: `"bars"[i] of CTA (x, y, z)`), for messages. */

@@ -1,4 +1,6 @@
+import type { Note } from "@tirx-ts/core";
 import type { SimContext } from "./context.js";
+import { warpList, type NamedBarrierFacts, type NamedBarrierWaitFacts } from "./deadlock-facts.js";
 import { Tracer } from "./trace.js";
 
 /**
@@ -73,7 +75,7 @@ interface Instance {
   /** For an .aligned instance whose arrivals came from several statements: per site, its threads. */
   split: Map<number, number[]> | undefined;
   /** Named barriers: per warp, the statement its first lane arrived from and that lane. */
-  readonly warpSite: Map<number, { site: number; thread: number; what: string }>;
+  readonly warpSite: Map<number, { site: number; thread: number; what: string; sync: boolean }>;
   /** Warps already reported as split (once per instance). */
   readonly warpSplit: Set<number>;
 }
@@ -193,7 +195,7 @@ export class NamedBarriers {
     const w = t >> 5;
     const first = inst.warpSite.get(w);
     if (!first) {
-      inst.warpSite.set(w, { site: a.site, thread: t, what: a.what });
+      inst.warpSite.set(w, { site: a.site, thread: t, what: a.what, sync: a.sync });
       return;
     }
     if (first.site === a.site || inst.warpSplit.has(w)) return;
@@ -325,10 +327,81 @@ export class NamedBarriers {
         "TX6012",
         `${a.what} in CTA ${m.cta()} is reached by ${n} threads, but its count is ${inst.count}; it never releases${inst.syncers.length === 0 ? " (the CTA ends with the barrier instance incomplete)" : ""}`,
         a.site,
+        incompleteNotes(m, key, inst),
       );
     }
     return any;
   }
+}
+
+/**
+ * The notes of named barrier instance `inst` (barrier `key`) that never completes: the count
+ * against the threads that arrived (NamedBarrierFacts), then per statement the warps that arrived
+ * there (NamedBarrierWaitFacts), at its span.
+ */
+function incompleteNotes(m: SimContext, key: number, inst: Instance): Note[] {
+  const id = key % BARRIER_IDS;
+  const first = inst.firstThread;
+  const cta = m.ctaOf(first);
+  const perWarp = new Map<number, number>();
+  for (let i = 0; i < inst.arrivals.length; i += 2) {
+    const w = (inst.arrivals[i]! % m.ctaThreads) >> 5;
+    perWarp.set(w, (perWarp.get(w) ?? 0) + 1);
+  }
+  const warps = [...perWarp.keys()].sort((p, q) => p - q);
+  const arrived = inst.arrivals.length / 2;
+  const facts: NamedBarrierFacts = {
+    kind: "named-barrier",
+    id,
+    cta,
+    expected: inst.count,
+    arrived,
+    warps,
+  };
+  const notes: Note[] = [
+    {
+      message: `barrier ${idName(id)} of CTA ${cta} expects ${inst.count} threads in this instance; ${arrived} arrived (${warpList(warps)}), ${inst.count - arrived} never arrive (PTX ISA, bar/barrier: the instance completes when b threads arrived)`,
+      facts,
+    },
+  ];
+  const bySite = new Map<
+    number,
+    { warps: number[]; threads: number; what: string; sync: boolean }
+  >();
+  const siteOf = new Map<number, { site: number; what: string; sync: boolean }>();
+  for (const v of inst.warpSite.values()) siteOf.set((v.thread % m.ctaThreads) >> 5, v);
+  for (const w of warps) {
+    const at = siteOf.get(w);
+    const site = at?.site ?? inst.first.site;
+    let g = bySite.get(site);
+    if (!g) {
+      g = {
+        warps: [],
+        threads: 0,
+        what: at?.what ?? inst.first.what,
+        sync: at?.sync ?? inst.first.sync,
+      };
+      bySite.set(site, g);
+    }
+    g.warps.push(w);
+    g.threads += perWarp.get(w)!;
+  }
+  for (const [site, g] of bySite) {
+    const f: NamedBarrierWaitFacts = {
+      kind: "named-barrier-wait",
+      id,
+      cta,
+      warps: g.warps,
+      threads: g.threads,
+      sync: g.sync,
+    };
+    notes.push({
+      message: `${warpList(g.warps)} of CTA ${cta} (${g.threads} threads) arrived here (${g.what})${g.sync ? " and wait for the instance to complete" : ""}`,
+      span: m.sites[site],
+      facts: f,
+    });
+  }
+  return notes;
 }
 
 /** The threads of an arrival list `[t, clock, ...]`. */
