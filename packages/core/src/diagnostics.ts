@@ -3,10 +3,22 @@ import { formatSpan, type Span } from "./span.js";
 import { CATALOG, type DiagnosticCode } from "./catalog.js";
 import { nodeBuiltin } from "./host/node.js";
 
-/** A secondary message attached to a diagnostic, optionally with its own span. */
+/**
+ * Machine-readable facts of a note, for tools and tests: `kind` names the report's record (the
+ * simulator's deadlock reports: `"mbarrier"`, `"mbarrier-wait"`, `"named-barrier"`,
+ * `"named-barrier-wait"`, each documented where it is built), the other keys its values (counts,
+ * phases, warp ids). The note's message says the same in words.
+ */
+export interface NoteFacts {
+  readonly kind: string;
+  readonly [key: string]: string | number | boolean | readonly number[];
+}
+
+/** A secondary message attached to a diagnostic, optionally with its own span and facts. */
 export interface Note {
   readonly message: string;
   readonly span?: Span;
+  readonly facts?: NoteFacts;
 }
 
 /**
