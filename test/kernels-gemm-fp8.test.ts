@@ -1,0 +1,45 @@
+// gemm() with float8 inputs on the simulated device: e4m3 × e4m3 and e5m2 × e4m3 (both operands
+// K-major: a [m, k], b [n, k] with transB) with per-tensor scales (torch._scaled_mm's scale_a ·
+// scale_b multiplies the product before the rest of the epilogue), against the float64
+// reference of test/util/gemm-reference.ts; and the layouts float8 cannot take (wgmma has no
+// transposed float8 operand) refused with TX9001 naming the fix.
+import { describe, expect, test } from "vitest";
+import { gemm, sim, tensor } from "tirx-ts";
+import { makeGemm } from "@tirx-ts/kernels";
+import { checkGemm, type GemmSpec } from "./util/gemm-reference.js";
+import { errorOf } from "./util/error-of.js";
+
+const dev = sim();
+const small = { bm: 64, bn: 64, stages: 2 } as const;
+
+describe("gemm() with float8 inputs on the simulator against float64", () => {
+  const cases: readonly (GemmSpec & { name: string })[] = [
+    {
+      name: "float8 e4m3 × e4m3 with scales 0.5 and 3 → bfloat16",
+      ...{ m: 17, n: 40, k: 48, dtype: "float8_e4m3", transB: true, outDtype: "bfloat16" },
+      scales: [0.5, 3],
+    },
+    {
+      name: "float8 e5m2 × e4m3 with scales, bias and residual → float32",
+      ...{ m: 17, n: 40, k: 40, dtype: "float8_e5m2", dtypeB: "float8_e4m3", transB: true },
+      ...{ outDtype: "float32", scales: [0.25, 2], bias: "float16", residual: "float32" },
+    },
+  ];
+  for (const c of cases) {
+    test(c.name, () => {
+      const { ratio, at } = checkGemm(gemm, dev, { ...c, config: small });
+      expect(ratio, at).toBeLessThanOrEqual(1);
+    });
+  }
+
+  test("an MN-major float8 operand is TX9001 naming the K-major layout", () => {
+    const a = tensor.zeros([16, 32], "float8_e4m3", dev);
+    const b = tensor.zeros([32, 16], "float8_e4m3", dev);
+    const e = errorOf(() => gemm(a, b));
+    expect(e.code).toBe("TX9001");
+    expect(e.message).toMatch(/float8 operands must be K-major .*transB true.*transpose/);
+    expect(e.span?.file).toMatch(/kernels-gemm-fp8\.test\.ts$/);
+    const base = { m: 16, n: 16, k: 32, dtype: "float8_e4m3", config: small } as const;
+    expect(errorOf(() => makeGemm({ ...base, transA: true, transB: true })).code).toBe("TX9001");
+  });
+});
