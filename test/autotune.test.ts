@@ -9,15 +9,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "nod
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, describe, expect, test } from "vitest";
-import {
-  autotune,
-  registerTunedDefaults,
-  sim,
-  tensor,
-  tuneKeyText,
-  type PrimFunc,
-  type TuneConfig,
-} from "tirx-ts";
+import { autotune, registerTunedDefaults, sim, tensor, tuneKeyText, type PrimFunc } from "tirx-ts";
 import {
   parsePtxasUsage,
   readTuneCache,
@@ -57,7 +49,7 @@ export const makeInc2 = family(2);
 const familyFile = join(base, "family.mjs");
 writeFileSync(familyFile, FAMILY);
 
-interface Cfg extends TuneConfig {
+interface Cfg {
   readonly block: number;
   readonly words?: number;
 }

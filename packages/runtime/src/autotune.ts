@@ -60,7 +60,7 @@ export type TuneKey = string | { readonly [k: string]: string | number | boolean
  * compute capability, e.g. `"sm_90/dtype=float16,n=4096"`; on the simulator, autotune's `arch`
  * option), the latter first.
  */
-export type TunedDefaults<C extends TuneConfig = TuneConfig> = { readonly [key: string]: C };
+export type TunedDefaults<C extends object = TuneConfig> = { readonly [key: string]: C };
 
 /** Limits a candidate must fit besides the device's own (tighter budgets, e.g. two CTAs per SM). */
 export interface AutotuneLimits {
@@ -79,7 +79,7 @@ export interface AutotuneLimits {
 }
 
 /** Options of `autotune`. */
-export interface AutotuneOptions<C extends TuneConfig> {
+export interface AutotuneOptions<C extends object> {
   /** The caller's key (shape class, dtypes, …); see `TuneKey`. Required. */
   readonly key: TuneKey;
   /** The family's name, for the cache file and messages. Default: the first candidate's kernel name. */
@@ -130,7 +130,7 @@ export interface AutotuneOptions<C extends TuneConfig> {
 }
 
 /** One candidate of a result. */
-export interface TuneCandidate<C extends TuneConfig> {
+export interface TuneCandidate<C extends object> {
   readonly config: C;
   /**
    * - "timed": fits and was timed (`us`);
@@ -153,7 +153,7 @@ export interface TuneCandidate<C extends TuneConfig> {
 }
 
 /** What `autotune` chose and why. */
-export interface AutotuneResult<C extends TuneConfig> {
+export interface AutotuneResult<C extends object> {
   /** The chosen config: one of the caller's objects (or the default table's). */
   readonly config: C;
   /** The chosen candidate, compiled. */
@@ -201,10 +201,10 @@ const OPTIONS = [
 ] as const;
 
 /** Tables of `registerTunedDefaults`, by family name. */
-const REGISTERED = new Map<string, TunedDefaults>();
+const REGISTERED = new Map<string, TunedDefaults<object>>();
 
 /** Results of this process, by `make` and everything else that decides them (see `autotune`). */
-const MEMO = new WeakMap<object, Map<string, AutotuneResult<TuneConfig>>>();
+const MEMO = new WeakMap<object, Map<string, AutotuneResult<object>>>();
 
 /**
  * Register shipped choices for the family `name` (autotune's `name` option, or its first
@@ -212,10 +212,19 @@ const MEMO = new WeakMap<object, Map<string, AutotuneResult<TuneConfig>>>();
  * call for the same name replaces the table.
  * @example registerTunedDefaults("gemm", { "sm_90/dtype=float16,n=4096": { bm: 128, bn: 256 } });
  */
-export function registerTunedDefaults<C extends TuneConfig>(
+export function registerTunedDefaults<C extends object>(
   name: string,
   table: TunedDefaults<C>,
 ): void {
+  const span = callerSpan();
+  if (typeof name !== "string" || name === "") {
+    throw new TirxError(
+      "TX1002",
+      `registerTunedDefaults needs a family name, got ${showValue(name)}`,
+      span,
+    );
+  }
+  checkDefaults(table, "registerTunedDefaults", span);
   REGISTERED.set(name, table);
 }
 
@@ -259,7 +268,7 @@ export function familyHash(
 }
 
 /** A candidate's build: its kernel, or the TirxError its builder threw. */
-interface Built<C extends TuneConfig> {
+interface Built<C extends object> {
   readonly config: C;
   /** canonicalJson(config) */
   readonly text: string;
@@ -315,7 +324,7 @@ type Fit =
  *   (the message lists each candidate's reason); CudaError when a launch loses the GPU's context;
  *   whatever `make` throws other than a TirxError.
  */
-export function autotune<C extends TuneConfig>(
+export function autotune<C extends object>(
   make: (config: C) => PrimFunc | Compiled,
   configs: readonly C[],
   options: AutotuneOptions<C>,
@@ -360,12 +369,12 @@ export function autotune<C extends TuneConfig>(
   };
   const tuner = new Tuner(make, options, dev, gpu, name, key, built, dir, span);
   const result = tuner.choose();
-  memo.set(memoKey, result as unknown as AutotuneResult<TuneConfig>);
+  memo.set(memoKey, result);
   return result;
 }
 
 /** Call `make(config)`: its kernel, or the TirxError it threw (anything else propagates). */
-function build<C extends TuneConfig>(
+function build<C extends object>(
   make: (config: C) => PrimFunc | Compiled,
   config: C,
   span: Span | undefined,
@@ -394,7 +403,7 @@ function isCompiled(x: unknown): x is Compiled {
 const fmtUs = (us: number): string => `${Number(us.toPrecision(4))} µs`;
 
 /** One call's state: the candidates, where to report, and the four ways to a choice. */
-class Tuner<C extends TuneConfig> {
+class Tuner<C extends object> {
   readonly #stream: ProgressStream | undefined;
   readonly #fits = new Map<Built<C>, Fit>();
 
@@ -574,10 +583,10 @@ class Tuner<C extends TuneConfig> {
         format: 1,
         name: this.name,
         key: this.key,
-        config: best.b.config,
+        config: best.b.config as TuneConfig,
         us: best.us,
         candidates: candidates.map((c) => ({
-          config: c.config,
+          config: c.config as TuneConfig,
           ...(c.status === "timed" ? { us: c.us! } : {}),
           ...(c.status === "pruned"
             ? { pruned: c.reason!, ...(c.code ? { code: c.code } : {}) }
@@ -835,15 +844,7 @@ function checkAutotuneArgs(
       bad(`autotune's ${f} must be an integer ≥ ${min}, got ${showValue(v)}`);
     }
   }
-  const d = o["defaults"];
-  if (d !== undefined) {
-    if (!isPlainObject(d))
-      bad(`autotune's defaults must be an object { key: config }, got ${showValue(d)}`);
-    for (const [k, c] of Object.entries(d as object)) {
-      const problem = jsonProblem(c, `defaults[${JSON.stringify(k)}]`, true);
-      if (problem) bad(`autotune's defaults hold plain-object configs: ${problem}`);
-    }
-  }
+  if (o["defaults"] !== undefined) checkDefaults(o["defaults"], "autotune's defaults", span);
   const dir = o["cacheDir"];
   if (dir !== undefined && dir !== false && (typeof dir !== "string" || dir === "")) {
     bad(`autotune's cacheDir must be a folder or false, got ${showValue(dir)}`);
@@ -875,6 +876,22 @@ function checkAutotuneArgs(
     bad(
       `autotune's progress must be a stream (such as process.stderr) or false, got ${showValue(p)}`,
     );
+  }
+}
+
+/** A `TunedDefaults` table: a plain object of plain-object configs (TX1002 otherwise). */
+function checkDefaults(d: unknown, what: string, span: Span | undefined): void {
+  if (!isPlainObject(d)) {
+    throw new TirxError(
+      "TX1002",
+      `${what} must be an object { key: config }, got ${showValue(d)}`,
+      span,
+    );
+  }
+  for (const [k, c] of Object.entries(d)) {
+    const problem = jsonProblem(c, `[${JSON.stringify(k)}]`, true);
+    if (problem)
+      throw new TirxError("TX1002", `${what} hold plain-object configs: ${problem}`, span);
   }
 }
 
