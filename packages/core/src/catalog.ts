@@ -364,7 +364,7 @@ export const CATALOG = {
   TX5013: {
     rule: "runtime/autotune",
     title:
-      "autotune takes plain-object configs, and at least one must build, fit the device and run",
+      "autotune needs a candidate config that builds, fits the device's shared memory and registers, and runs",
   },
   TX6001: {
     rule: "hazard/async-pending",

@@ -291,8 +291,8 @@ type Fit =
 /**
  * Choose the fastest of `configs` for `make`, per key, and remember the choice on disk.
  *
- * Order: (1) this process's earlier result for the same `make`, configs, key, device and
- * options; (2) the cache file (`autotuneFile`: `<name>-<hash of user key, GPU name, compute
+ * Order: (1) this process's earlier result for the same `make` (the function object), configs,
+ * key, device, `arch`, `cacheDir`, `limits` and `name` (unless `retune`); (2) the cache file (`autotuneFile`: `<name>-<hash of user key, GPU name, compute
  * capability, driver version, target>.json`) when its kernel source hash (`familyHash`) is this
  * family's and its config still fits; (3) the shipped default (`defaults`, or the table
  * registered for `name`) when it fits; (4) on the simulated device without `measure`, the first
