@@ -5,7 +5,7 @@
 // integer mma exact; float mma is compared with the exact D = A·B + C rounded once to float32
 // (BigInt arithmetic), within MMA_F32_BOUND (mmaF32Bound: 2^-21 of |c| + Σ|a·b| plus (K+1)·2^-22 of the largest addend), and the number of elements
 // that equal the once-rounded exact value is reported.
-import { mmaF32Bound, type DType, type PrimFunc } from "@tirx-ts/core";
+import { dtypeBytes, mmaF32Bound, type DType, type PrimFunc } from "@tirx-ts/core";
 import { T, type PrimExpr } from "@tirx-ts/dsl";
 import { compile, tensor, type DeviceLike } from "tirx-ts";
 import { decode, encode, prng, type Value } from "./values.js";
@@ -102,7 +102,7 @@ export function runMmaCase(c: MmaCase, dev: DeviceLike): Value[] {
       device: dev,
     });
   });
-  const y = tensor(new Uint8Array(c.out.n * (c.out.dtype === "uint16" ? 2 : 4)), {
+  const y = tensor(new Uint8Array(c.out.n * dtypeBytes(c.out.dtype)), {
     shape: [c.out.n],
     dtype: c.out.dtype,
     device: dev,

@@ -1,19 +1,24 @@
 // The tensor-core differential cases (test/diff/mma-cases.ts) on the GPU and on the simulated
 // device, each against the independent reference: ldmatrix/stmatrix (from/to a 128B-swizzled
-// tile filled by cp.async) and integer mma must be bit-exact on both and agree with each other;
-// float mma must lie within MMA_F32_BOUND of the exact D = A·B + C on both, and the run prints
+// tile filled by cp.async) and integer mma (every s8/u8, s4/u4 and b1 form, with and without
+// .satfinite) must be bit-exact on both and agree with each other; float mma must lie within its
+// form's documented bound of the exact D = A·B + C on both (MMA_F32_BOUND; f16 C, float8 and f64
+// forms: core's mmaFormBound), and the run prints
 // how many elements equal the once-rounded exact value on each (the PTX ISA does not specify
 // the accumulation order or internal precision). Skipped, with the reason printed, where no
 // CUDA driver loads.
 import { describe, expect, it } from "vitest";
 import { cuda, cudaAvailable, sim } from "tirx-ts";
 import { mmaCases, runMmaCase } from "../diff/mma-cases.js";
+import { mmaFormCases } from "../diff/mma-form-cases.js";
 
 const probe = cudaAvailable();
 if (!probe.ok) console.log(`test/gpu/mma-differential: skipped, no CUDA driver (${probe.reason})`);
 
 describe.skipIf(!probe.ok)("tensor-core differential: GPU, simulator, reference", () => {
-  const cases = probe.ok ? mmaCases() : [];
+  // The moves and the first mma cases, then one case per mma.sync form of MMA_FORMS (f16, bf16,
+  // tf32, f64, s8/u8, s4/u4, b1 and float8 inputs; test/diff/mma-form-cases.ts).
+  const cases = probe.ok ? [...mmaCases(), ...mmaFormCases()] : [];
   it.each(cases.map((c) => [c.id, c] as const))("%s", (_, c) => {
     const gpuOut = runMmaCase(c, cuda(0));
     const simOut = runMmaCase(c, sim());

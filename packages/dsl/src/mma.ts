@@ -1,11 +1,16 @@
 import {
   ldmatrixName,
-  mmaName,
-  MMA_VARIANTS,
+  findMmaForm,
+  mmaFormName,
+  nearestMmaForm,
+  showMmaForm,
   stmatrixName,
   TirxError,
   type Expr,
   type MatrixCount,
+  type MmaBitOp,
+  type MmaFormShape,
+  type MmaType,
   type Span,
 } from "@tirx-ts/core";
 import { recordStmtOp } from "./op-call.js";
@@ -144,37 +149,98 @@ export function stmatrix(
   );
 }
 
-const TOKEN: Readonly<Record<string, string>> = {
+/** The dtype spellings `T.ptx.mma` takes, TIRx's and PTX's, by PTX type token. */
+const TOKEN: Readonly<Record<string, MmaType>> = {
   fp16: "f16",
   f16: "f16",
   float16: "f16",
   bf16: "bf16",
   bfloat16: "bf16",
   tf32: "tf32",
-  int8: "s8",
-  s8: "s8",
   fp32: "f32",
   f32: "f32",
   float32: "f32",
+  fp64: "f64",
+  f64: "f64",
+  float64: "f64",
+  e4m3: "e4m3",
+  fp8_e4m3: "e4m3",
+  float8_e4m3: "e4m3",
+  e4m3_float8: "e4m3",
+  e5m2: "e5m2",
+  fp8_e5m2: "e5m2",
+  float8_e5m2: "e5m2",
+  e5m2_float8: "e5m2",
+  int8: "s8",
+  s8: "s8",
+  uint8: "u8",
+  u8: "u8",
+  int4: "s4",
+  s4: "s4",
+  uint4: "u4",
+  u4: "u4",
+  int1: "b1",
+  uint1: "b1",
+  b1: "b1",
   int32: "s32",
   s32: "s32",
 };
 
+const token = (x: unknown): MmaType | undefined =>
+  typeof x === "string" && Object.hasOwn(TOKEN, x) ? TOKEN[x] : undefined;
+
+/**
+ * Why a request is refused where a reason says more than the nearest form: a form of the PTX ISA
+ * left out (m8n8k4 .f16), layouts other than .row.col, `saturate` on a float form, a b1 form
+ * without its operator, or an operator on another form.
+ */
+function refusalReason(
+  shape: unknown,
+  layouts: [unknown, unknown],
+  a: MmaType | undefined,
+  c: MmaType | undefined,
+  saturate: boolean,
+  operator: unknown,
+): string | undefined {
+  if (shape === "m8n8k4" && a === "f16") {
+    return "m8n8k4 .f16 is sm_70's shape (four 8×8×4 products per warp on quad-pairs; the PTX ISA warns of reduced performance on later targets) and is not offered";
+  }
+  if (layouts[0] !== "row" || layouts[1] !== "col") {
+    return "every offered form is .row.col (the PTX ISA has other layouts only for m8n8k4 .f16)";
+  }
+  if (saturate && c !== "s32") return "saturate (.satfinite) belongs to the integer forms";
+  if (a === "b1" && operator === undefined) return 'a b1 form needs operator "xor" or "and"';
+  if (a !== "b1" && operator !== undefined) return "operator belongs to the b1 forms";
+  return undefined;
+}
+
 /**
  * `T.ptx.mma(shape, "row", "col", aDtype, bDtype, cDtype, a, aOffset, b, bOffset, c, cOffset,
- * saturate = false)`: the warp computes `D = A·B + C` on tensor cores and writes D over C
- * (PTX ISA, `mma.sync.aligned.{shape}.row.col.{c}.{ab}.{ab}.{c}`, sm_80). Variants:
- * - `m16n8k16` fp16/bf16 → fp32: a 8, b 4, c 4 elements per lane (float16/bfloat16, float32);
- * - `m16n8k8` tf32 → fp32: a 4, b 2, c 4 (float32 registers holding tf32);
- * - `m16n8k32` int8 → int32: a 16, b 8, c 4 (int8, int32; the sum wraps).
- * Fragments are register arrays at element offsets; the lane ↔ element mapping is the PTX
- * ISA's (groupID = lane / 4, threadID_in_group = lane % 4). Mirrors TIRx `T.ptx.mma(shape,
+ * saturate = false, operator?)`: the warp computes `D = A·B + C` on tensor cores and writes D over
+ * C (PTX ISA, "Warp Level Matrix Multiply-Accumulate Instructions: mma",
+ * `mma.sync.aligned.{shape}.row.col{.satfinite}.{c}.{a}.{b}.{c}{.xor|.and.popc}`). Every form of
+ * core's `MMA_FORMS` (docs/mma-sync-forms.md):
+ * - fp16 · fp16 → fp32 or fp16: m16n8k8, m16n8k16; bf16 → fp32: m16n8k8, m16n8k16;
+ *   tf32 → fp32: m16n8k4, m16n8k8 (float32 registers holding tf32);
+ * - fp64: m8n8k4, and m16n8k4/k8/k16 on sm_90;
+ * - int8/uint8 (any mix) → int32: m8n8k16, m16n8k16, m16n8k32; int4/uint4: m8n8k32, m16n8k32,
+ *   m16n8k64 (8 nibbles per uint32 or int32 array element, the first in the low bits); with
+ *   `saturate` (.satfinite) D clamps to the int32 range, else it wraps;
+ * - int1 (b1) → int32: m8n8k128, m16n8k128, m16n8k256 (32 bits per uint32 / int32 element), with
+ *   `operator` "xor" (.xor.popc) or "and" (.and.popc);
+ * - float8 e4m3/e5m2 (any mix) → fp32 or fp16: m16n8k16, m16n8k32 (sm_89).
+ * Fragments are register arrays at element offsets holding the counts core's `mmaFragment`
+ * gives (e.g. m16n8k16 fp16: a 8, b 4, c 4 elements per lane); the lane ↔ element mapping is the
+ * PTX ISA's (groupID = lane / 4, threadID_in_group = lane % 4). Mirrors TIRx `T.ptx.mma(shape,
  * a_layout, b_layout, a_dtype, b_dtype, c_dtype, a_ptr, a_offset, b_ptr, b_offset, acc_ptr,
- * c_offset, saturate)`.
- * @throws TirxError TX7004 for a variant outside the table (or `saturate`), TX7001 (fragments).
+ * c_offset, saturate, operator)`.
+ * @example T.ptx.mma("m16n8k32", "row", "col", "int8", "uint8", "int32", a, 0, b, 0, c, 0, true)
+ * @throws TirxError TX7004 for a form outside the table (naming the nearest offered form and, for
+ *   a form of the PTX ISA not offered, why), `saturate` on a float form, or `operator` missing on
+ *   a b1 form or given on another; TX7001 (fragments).
  */
 export function mma(
-  shape: "m16n8k16" | "m16n8k8" | "m16n8k32",
+  shape: MmaFormShape,
   aLayout: "row",
   bLayout: "col",
   aDtype: string,
@@ -187,22 +253,27 @@ export function mma(
   c: TileView,
   cOffset: ExprLike,
   saturate = false,
+  operator?: MmaBitOp,
 ): void {
   const span = callerSpan();
-  const ab = TOKEN[aDtype];
-  const cd = TOKEN[cDtype];
-  const v = MMA_VARIANTS.find(
-    (x) => x.shape === shape && x.ab === ab && x.cd === cd && TOKEN[bDtype] === ab,
-  );
-  if (!v || aLayout !== "row" || bLayout !== "col" || saturate) {
+  const [ta, tb, tc] = [token(aDtype), token(bDtype), token(cDtype)];
+  const bitOp = operator === "xor" || operator === "and" ? operator : undefined;
+  const f =
+    ta && tb && tc && aLayout === "row" && bLayout === "col" && operator === bitOp
+      ? findMmaForm(shape, ta, tb, tc, saturate === true, bitOp)
+      : undefined;
+  if (!f) {
+    const asked = `${show(shape)} ${show(aLayout)}.${show(bLayout)} ${show(cDtype)} = ${show(aDtype)} · ${show(bDtype)}${saturate ? " with saturate" : ""}${operator !== undefined ? ` with operator ${show(operator)}` : ""}`;
+    const why = refusalReason(shape, [aLayout, bLayout], ta, tc, saturate === true, operator);
+    const near = nearestMmaForm(String(shape), ta, tb, tc, saturate === true, bitOp);
     throw new TirxError(
       "TX7004",
-      `T.ptx.mma has no variant ${show(shape)} ${show(aLayout)}.${show(bLayout)} ${show(cDtype)} = ${show(aDtype)} · ${show(bDtype)}${saturate ? " with saturate" : ""}; supported: ${MMA_VARIANTS.map((x) => `${x.shape} row.col ${x.ab}→${x.cd}`).join(", ")}`,
+      `T.ptx.mma has no form ${asked}${why ? ` (${why})` : ""}; nearest offered: ${showMmaForm(near)} (${mmaFormName(near)}); docs/mma-sync-forms.md lists every form`,
       span,
     );
   }
   recordStmtOp(
-    mmaName(v),
+    mmaFormName(f),
     [
       fragmentPtr("a of T.ptx.mma", a, aOffset, span),
       fragmentPtr("b of T.ptx.mma", b, bOffset, span),

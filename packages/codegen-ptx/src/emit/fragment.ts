@@ -12,7 +12,8 @@ import { elementReg } from "./register-array.js";
 /**
  * A fragment operand (`frag.ptr([i])` of a register array) as the vector operand of a
  * warp-level matrix instruction: `{%r1, %r2, ...}`, one 32-bit register per 32 bits of the
- * fragment. 32-bit elements are their own registers; 16-bit elements are packed in pairs
+ * fragment (or per 64 bits: an f64 mma's fragments are .f64 registers). 32- and 64-bit elements
+ * are their own registers; 16-bit elements are packed in pairs
  * (`mov.b32 %r, {lo, hi}` before a read, the reverse after a write); 8-bit elements (read only)
  * are packed four to a register with `bfi`. Returns the operand text and the instructions to
  * emit after the instruction (unpacking written registers). The verifier checked that the
@@ -46,7 +47,7 @@ export function fragmentOperand(
       ctx.ins(`mov.b32 ${r}, ${el(k)}`);
       vec.push(r);
     }
-  } else if (bits === 32) {
+  } else if (bits === 32 || bits === 64) {
     for (let k = 0; k < spec.count; k++) vec.push(el(k));
   } else if (bits === 16) {
     for (let k = 0; k < spec.count; k += 2) {

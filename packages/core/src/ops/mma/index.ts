@@ -8,3 +8,4 @@ export const MMA_OPS: readonly OpDef[] = [...MATRIX_MOVE_OPS, ...MMA_SYNC_OPS];
 export * from "./layout.js";
 export * from "./ldmatrix.js";
 export * from "./mma.js";
+export * from "./forms.js";

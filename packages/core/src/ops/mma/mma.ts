@@ -1,8 +1,24 @@
 import type { DType } from "../../dtype.js";
+import { dyadic, roundDyadic } from "../../numeric/dyadic.js";
 import type { ApproxBound, FragmentCall, OpDef, OperandSpec } from "../op.js";
-import { FRAGMENT_SHAPE, fragmentCoord, type FragmentKind } from "./layout.js";
+import {
+  isMmaIntType,
+  MMA_FORMS,
+  mmaArrayDtypes,
+  mmaFormName,
+  mmaFragment,
+  showMmaForm,
+  type MmaForm,
+  type MmaFragment,
+  type MmaType,
+} from "./forms.js";
+import type { FragmentKind } from "./layout.js";
 
-/** One mma.sync variant: shape, PTX type tokens, fragment element dtypes. */
+/**
+ * One mma.sync variant of the tile layer: shape, PTX type tokens, fragment element dtypes, and the
+ * fragment kinds of layout.ts. `T.tile.warp.gemm` and the built-in fragment layouts
+ * (layout/fragments.ts) cover these; `T.ptx.mma` offers every form of `MMA_FORMS` (forms.ts).
+ */
 export interface MmaVariant {
   readonly shape: "m16n8k16" | "m16n8k8" | "m16n8k32";
   /** PTX type token of A and B (`f16`, `bf16`, `tf32`, `s8`) and of C/D (`f32`, `s32`). */
@@ -15,7 +31,7 @@ export interface MmaVariant {
   readonly b: FragmentKind;
 }
 
-/** The mma.sync variants of the op table (row.col layouts; PTX ISA, mma). */
+/** The mma.sync variants of the tile layer (row.col layouts; PTX ISA, mma), each a form of `MMA_FORMS`. */
 export const MMA_VARIANTS: readonly MmaVariant[] = [
   {
     shape: "m16n8k16",
@@ -108,86 +124,211 @@ export function tf32(x: number): number {
   return f[0]!;
 }
 
-function mmaOp(v: MmaVariant): OpDef {
-  const name = mmaName(v);
-  const ka = FRAGMENT_SHAPE[v.a];
-  const kb = FRAGMENT_SHAPE[v.b];
-  const kc = FRAGMENT_SHAPE["c.m16n8"];
-  const frag = (
-    n: string,
-    count: number,
-    dt: DType,
-    access: "read" | "readwrite",
-  ): OperandSpec => ({
+/**
+ * The bound of a float mma with float16 C/D (f16 or float8 inputs) against the exact
+ * `D = A·B + C` of each element: the PTX ISA leaves the accumulation order and its internal
+ * precision unspecified, so partial sums no more precise than float16's 11 bits are allowed,
+ * `2^-10 · (|c| + Σ|a·b|)`, plus half a float16 ulp of the result (its final rounding). The
+ * domain: no partial sum beyond float16's largest finite value (65504), where a float16
+ * accumulation may overflow though the exact result does not. The simulator sums the exact
+ * products in float64 in k order, adds C and rounds once to float16.
+ */
+export const MMA_F16_BOUND: ApproxBound = {
+  ulp: 0.5,
+  rel: 2 ** -10,
+  source:
+    "PTX ISA, mma (.f16 C/D): accumulation order and internal precision unspecified; 2^-10·(|c| + Σ|a·b|) + 0.5 ulp of float16 per instruction (mmaFormBound)",
+  domain: "|c| + Σ|a·b| ≤ 65504",
+};
+
+/**
+ * The bound of a float8 (e4m3/e5m2) mma with float32 C/D: `2^-13 · (|c| + Σ|a·b|)` per
+ * instruction. The PTX ISA leaves the accumulation precision unspecified; Hopper's float8 tensor
+ * cores are reported to keep about 14 significant bits while they sum the products (DeepSeek-V3
+ * technical report, 3.3.2), the bound wgmma's float8 forms use too.
+ */
+export const MMA_FP8_BOUND: ApproxBound = {
+  ulp: 0,
+  rel: 2 ** -13,
+  source:
+    "PTX ISA, mma (.e4m3/.e5m2, .f32 C/D): accumulation precision unspecified; FP8 tensor cores keep ~14 bits while summing (DeepSeek-V3 report, 3.3.2): 2^-13·(|c| + Σ|a·b|) per instruction (mmaFormBound)",
+};
+
+/**
+ * The bound of the f64 forms: the PTX ISA gives each element-wise multiply and add the precision
+ * of an .f64 fused multiply-add, rounding to nearest, in an unspecified order, so K + 1 roundings
+ * of partial sums no larger than `|c| + Σ|a·b|`: `(K + 1) · 2^-53 · (|c| + Σ|a·b|)` (K ≤ 16, so
+ * `rel` here is that of K = 16). The simulator computes the exact `A·B + C` of each element
+ * (bigint) and rounds it once to float64, which is exact for small integers.
+ */
+export const MMA_F64_BOUND: ApproxBound = {
+  ulp: 0,
+  rel: 17 * 2 ** -53,
+  source:
+    "PTX ISA, mma (.f64): each multiply-add as precise as fma.rn.f64, order unspecified; (K+1)·2^-53·(|c| + Σ|a·b|) per instruction (mmaFormBound)",
+};
+
+/** The documented bound of a float form (undefined for the exact integer and single-bit forms). */
+export function mmaFormApprox(f: MmaForm): ApproxBound | undefined {
+  if (isMmaIntType(f.c)) return undefined;
+  if (f.c === "f64") return MMA_F64_BOUND;
+  if (f.c === "f16") return MMA_F16_BOUND;
+  return f.a === "e4m3" || f.a === "e5m2" ? MMA_FP8_BOUND : MMA_F32_BOUND;
+}
+
+/**
+ * The absolute error bound of one element of a float form's D against the exact
+ * `c + Σ_k a_k·b_k`: `products` are the K exact products, `exact` the exact value (for the
+ * half-ulp term of a float16 D). f16/bf16/tf32 → f32: {@link mmaF32Bound}; float8 → f32:
+ * `2^-13·(|c| + Σ|p|)`; → f16: `2^-10·(|c| + Σ|p|)` plus half a float16 ulp of `exact` (2^-25 at
+ * least); f64: `(K + 1)·2^-53·(|c| + Σ|p|)` plus the smallest subnormal. Infinite or NaN inputs
+ * give a non-finite bound. 0 for the integer forms (exact).
+ * @example mmaFormBound(MMA_FORMS[1]!, 0, [1, 1], 2) // 2^-10·2 + 2^-10 (half an ulp at 2)
+ */
+export function mmaFormBound(
+  f: MmaForm,
+  c: number,
+  products: ArrayLike<number>,
+  exact: number,
+): number {
+  if (isMmaIntType(f.c)) return 0;
+  let sum = Math.abs(c);
+  for (let k = 0; k < products.length; k++) sum += Math.abs(products[k]!);
+  if (f.c === "f64") return (products.length + 1) * 2 ** -53 * sum + Number.MIN_VALUE;
+  if (f.c === "f16") {
+    const e = Math.max(-14, Math.floor(Math.log2(Math.abs(exact) || 2 ** -24)));
+    return 2 ** -10 * sum + 2 ** (e - 11);
+  }
+  if (f.a === "e4m3" || f.a === "e5m2") return 2 ** -13 * sum;
+  return mmaF32Bound(c, products);
+}
+
+/** Element `q` (of `perSlot`) of a register-array slot's value `x`, as the type reads it. */
+function unpack(t: MmaType, x: number, q: number): number {
+  if (t === "b1") return (x >>> q) & 1;
+  const v = (x >>> (4 * q)) & 15;
+  return t === "s4" && v >= 8 ? v - 16 : v;
+}
+
+/** `c + Σ a_k·b_k` exact, rounded once to float64 (non-finite inputs: IEEE arithmetic). */
+function exactF64(as: ArrayLike<number>, bs: ArrayLike<number>, c: number): number {
+  let plain = c;
+  for (let k = 0; k < as.length; k++) plain += as[k]! * bs[k]!;
+  if (!Number.isFinite(c) || !Array.from(as).every(Number.isFinite)) return plain;
+  if (!Array.from(bs).every(Number.isFinite)) return plain;
+  const parts = [dyadic(c)];
+  for (let k = 0; k < as.length; k++) {
+    const x = dyadic(as[k]!);
+    const y = dyadic(bs[k]!);
+    parts.push({ m: x.m * y.m, e: x.e + y.e });
+  }
+  const e = Math.min(...parts.map((p) => p.e));
+  const m = parts.reduce((s, p) => s + (p.m << BigInt(p.e - e)), 0n);
+  return roundDyadic(m, e, "float64");
+}
+
+/**
+ * The simulator's D of form `f` for one warp: reads A, B and C per the form's fragments
+ * ({@link mmaFragment}), computes every element and writes D over C.
+ * - s8/u8/s4/u4: the exact `c + Σ a·b` (|Σ| < 2^53), wrapped to int32, or with `.satfinite`
+ *   clamped to [-2^31, 2^31 - 1] (the clamp of the exact value: a partial sum that would clamp in
+ *   another order is not modelled);
+ * - b1: `c + Σ_k popc(a_k op b_k)` over the K bits of row and column, wrapped;
+ * - f64: the exact value rounded once;
+ * - other floats: the exact products (tf32 inputs truncated to their 19 bits) summed in float64
+ *   in k order, then C, rounded once to D's type (within the form's bound, {@link mmaFormBound}).
+ */
+function simulate(f: MmaForm): (w: FragmentCall) => void {
+  const fa = mmaFragment(f, "A");
+  const fb = mmaFragment(f, "B");
+  const fc = mmaFragment(f, "C");
+  const K = f.k;
+  const conv = f.a === "tf32" ? tf32 : (x: number): number => x;
+  const intForm = isMmaIntType(f.c);
+  return (w) => {
+    const A = new Float64Array(f.m * K);
+    const B = new Float64Array(K * f.n);
+    const C = new Float64Array(f.m * f.n);
+    const read = (op: number, fr: MmaFragment, into: Float64Array, cols: number): void => {
+      for (let lane = 0; lane < 32; lane++) {
+        const v = w.values(op, lane);
+        for (let i = 0; i < fr.perLane; i++) {
+          const x = Number(v[Math.floor(i / fr.perSlot)]);
+          const [r, c] = fr.coord(lane, i);
+          into[r * cols + c] =
+            fr.perSlot > 1 ? unpack(fr.type, x, i % fr.perSlot) : op === 2 ? x : conv(x);
+        }
+      }
+    };
+    read(0, fa, A, K);
+    read(1, fb, B, f.n);
+    read(2, fc, C, f.n);
+    const as = new Float64Array(K);
+    const bs = new Float64Array(K);
+    for (let lane = 0; lane < 32; lane++) {
+      const d: number[] = [];
+      for (let i = 0; i < fc.perLane; i++) {
+        const [r, n] = fc.coord(lane, i);
+        const c = C[r * f.n + n]!;
+        for (let k = 0; k < K; k++) {
+          as[k] = A[r * K + k]!;
+          bs[k] = B[k * f.n + n]!;
+        }
+        if (f.c === "f64") {
+          d.push(exactF64(as, bs, c));
+          continue;
+        }
+        let s = 0;
+        if (f.bitOp === "xor") for (let k = 0; k < K; k++) s += as[k]! ^ bs[k]!;
+        else if (f.bitOp === "and") for (let k = 0; k < K; k++) s += as[k]! & bs[k]!;
+        else for (let k = 0; k < K; k++) s += as[k]! * bs[k]!;
+        s += c;
+        if (!intForm) d.push(s);
+        else if (f.satfinite) d.push(Math.min(2 ** 31 - 1, Math.max(-(2 ** 31), s)));
+        else d.push(s | 0);
+      }
+      w.setValues(2, lane, d);
+    }
+  };
+}
+
+/** The op record of one mma.sync form: fragments, contract, lowering, simulator semantics. */
+function mmaFormOp(f: MmaForm): OpDef {
+  const name = mmaFormName(f);
+  const frag = (n: string, fr: MmaFragment, access: "read" | "readwrite"): OperandSpec => ({
     kind: "fragment",
     name: n,
-    count,
-    dtypes: [dt],
+    count: fr.slots,
+    dtypes: mmaArrayDtypes(fr.type),
     access,
-    ...(v.ab === "tf32" && access === "read" ? { b32: true } : {}),
+    ...(fr.type === "tf32" ? { b32: true } : {}),
   });
-  const integer = v.cd === "s32";
-  const conv = v.ab === "tf32" ? tf32 : (x: number): number => x;
+  const approx = mmaFormApprox(f);
   return {
     name,
     family: "mma",
     surface: "T.ptx.mma",
     form: "stmt",
     operands: [
-      frag("a", ka.perLane, v.abDtype, "read"),
-      frag("b", kb.perLane, v.abDtype, "read"),
-      frag("c", kc.perLane, v.cdDtype, "readwrite"),
+      frag("a", mmaFragment(f, "A"), "read"),
+      frag("b", mmaFragment(f, "B"), "read"),
+      frag("c", mmaFragment(f, "C"), "readwrite"),
     ],
     result: () => undefined,
-    signatures: [[v.abDtype, v.abDtype, v.cdDtype]],
-    sm: 80,
-    ptx: [7, 0],
-    source: `PTX ISA, mma (${v.shape}, .${v.ab})`,
+    signatures: [[mmaArrayDtypes(f.a)[0]!, mmaArrayDtypes(f.b)[0]!, mmaArrayDtypes(f.c)[0]!]],
+    sm: f.sm,
+    ptx: f.ptx,
+    source: `PTX ISA, mma (${showMmaForm(f)}; sm_${f.sm}, PTX ${f.ptx.join(".")})`,
     archCode: "TX7003",
     effects: true,
-    ...(integer ? {} : { approx: MMA_F32_BOUND }),
+    ...(approx ? { approx } : {}),
     lower: (c, _d, ops) => c.ins(`${name} ${ops[2]}, ${ops[0]}, ${ops[1]}, ${ops[2]}`),
-    sim: {
-      kind: "fragment",
-      make: () => (w: FragmentCall) => {
-        const A = new Float64Array(ka.rows * ka.cols);
-        const B = new Float64Array(kb.rows * kb.cols);
-        const C = new Float64Array(kc.rows * kc.cols);
-        for (let lane = 0; lane < 32; lane++) {
-          const a = w.values(0, lane);
-          const b = w.values(1, lane);
-          const cc = w.values(2, lane);
-          a.forEach((x, i) => {
-            const [r, k] = fragmentCoord(v.a, lane, i);
-            A[r * ka.cols + k] = conv(Number(x));
-          });
-          b.forEach((x, i) => {
-            const [k, n] = fragmentCoord(v.b, lane, i);
-            B[k * kb.cols + n] = conv(Number(x));
-          });
-          cc.forEach((x, i) => {
-            const [r, n] = fragmentCoord("c.m16n8", lane, i);
-            C[r * kc.cols + n] = Number(x);
-          });
-        }
-        const K = ka.cols;
-        for (let lane = 0; lane < 32; lane++) {
-          const d: number[] = [];
-          for (let i = 0; i < kc.perLane; i++) {
-            const [r, n] = fragmentCoord("c.m16n8", lane, i);
-            // Exact products; float64 sum in k order (integer: exact, |sum| < 2^53), then C.
-            let s = 0;
-            for (let k = 0; k < K; k++) s += A[r * K + k]! * B[k * kb.cols + n]!;
-            s += C[r * kc.cols + n]!;
-            // The store rounds once to float32 / wraps to int32 (.s32 without .satfinite).
-            d.push(integer ? s | 0 : s);
-          }
-          w.setValues(2, lane, d);
-        }
-      },
-    },
+    sim: { kind: "fragment", make: () => simulate(f) },
   };
 }
 
-/** mma.sync.aligned m16n8k16 f16/bf16 → f32, m16n8k8 tf32 → f32, m16n8k32 s8 → s32 (sm_80, PTX 7.0). */
-export const MMA_SYNC_OPS: readonly OpDef[] = MMA_VARIANTS.map(mmaOp);
+/**
+ * The mma.sync op records: one per form of {@link MMA_FORMS} (f16, bf16, tf32, f64, s8/u8,
+ * s4/u4, b1 and float8 forms, sm_75–sm_90), built from the table.
+ */
+export const MMA_SYNC_OPS: readonly OpDef[] = MMA_FORMS.map(mmaFormOp);
