@@ -207,6 +207,22 @@ describe("tuning and the cache", () => {
     expect(again).toBe(r);
     expect(calls.length).toBe(fam.CONFIGS.length);
     expect(builds).toBe(0);
+    // A call that names its family is answered by name, whatever closure builds it: a library
+    // call can call autotune on every call. The first one here reads the cache file.
+    const named = () =>
+      autotune((c: Cfg) => (builds++, fam.makeInc(c)), fam.CONFIGS, {
+        key: KEY,
+        name: "tune_inc",
+        device: sim(),
+        measure,
+        cacheDir: dir,
+        progress: false,
+      });
+    const first = named();
+    expect([first.source, builds]).toEqual(["cache", fam.CONFIGS.length]);
+    expect(named()).toBe(first);
+    expect(builds).toBe(fam.CONFIGS.length);
+    expect(calls.length).toBe(fam.CONFIGS.length);
   });
 
   test("a second process reads the cache file and times nothing", () => {

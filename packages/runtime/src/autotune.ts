@@ -206,6 +206,9 @@ const REGISTERED = new Map<string, TunedDefaults<object>>();
 /** Results of this process, by `make` and everything else that decides them (see `autotune`). */
 const MEMO = new WeakMap<object, Map<string, AutotuneResult<object>>>();
 
+/** Results of this process for calls that name their family (the name is in the memo key). */
+const MEMO_BY_NAME = new Map<string, AutotuneResult<object>>();
+
 /**
  * Register shipped choices for the family `name` (autotune's `name` option, or its first
  * candidate's kernel name), consulted when autotune's own `defaults` option is absent; a second
@@ -291,8 +294,10 @@ type Fit =
 /**
  * Choose the fastest of `configs` for `make`, per key, and remember the choice on disk.
  *
- * Order: (1) this process's earlier result for the same `make` (the function object), configs,
- * key, device, `arch`, `cacheDir`, `limits` and `name` (unless `retune`); (2) the cache file (`autotuneFile`: `<name>-<hash of user key, GPU name, compute
+ * Order: (1) this process's earlier result for the same `name` (without one, the same `make`
+ * function object), configs, key, device, `arch`, `cacheDir` and `limits`, unless `retune`:
+ * nothing is built then, so a library call can call autotune on every call with a fresh closure
+ * (the key must name everything `make` depends on besides the config); (2) the cache file (`autotuneFile`: `<name>-<hash of user key, GPU name, compute
  * capability, driver version, target>.json`) when its kernel source hash (`familyHash`) is this
  * family's and its config still fits; (3) the shipped default (`defaults`, or the table
  * registered for `name`) when it fits; (4) on the simulated device without `measure`, the first
@@ -310,8 +315,8 @@ type Fit =
  * context, or a TirxError) prunes its candidate too. Every pruned candidate keeps its reason.
  *
  * @param make builds the kernel of one config (a PrimFunc, or a `compile`d kernel); it is called
- *   once per config and call (the source hash needs every candidate), not again within this
- *   process for the same `make`, configs and key.
+ *   once per config and call (the source hash needs every candidate), not at all for a call
+ *   this process answered before (see (1)).
  * @param configs candidate configs, plain objects of JSON values (`TuneConfig`), in order of
  *   preference (the first that fits wins on the simulator, and ties).
  * @example
@@ -352,7 +357,7 @@ export function autotune<C extends object>(
     name: options.name ?? null,
     configs,
   });
-  let memo = MEMO.get(make);
+  let memo = options.name !== undefined ? MEMO_BY_NAME : MEMO.get(make);
   if (!memo) MEMO.set(make, (memo = new Map()));
   const earlier = memo.get(memoKey);
   if (earlier && options.retune !== true) return earlier as unknown as AutotuneResult<C>;
@@ -524,8 +529,9 @@ class Tuner<C extends object> {
     const candidates = this.built.map((x): TuneCandidate<C> =>
       x === b ? this.#fitted(x, fit, "untimed") : { config: x.config, status: "unchecked" },
     );
+    const more = notes.length > 0 ? `; ${notes.join("; ")}` : "";
     return this.#result(b.config, fit.kernel, "default", candidates, {
-      why: `the shipped default "${found}"; nothing timed`,
+      why: `the shipped default "${found}"; nothing timed${more}`,
     });
   }
 
