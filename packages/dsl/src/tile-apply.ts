@@ -1,7 +1,15 @@
 // The explicit tile-pattern instruction: `T.cuda.tile.apply(T.ptx[opcode], dst, src, params)` and
 // its call form `T.ptx[opcode](dst, src, params)` (the PtxOp), one module that both cuda.ts and
 // ptx.ts import.
-import { isTensorMap, intImm, TirxError, type Span, type TileParam } from "@tirx-ts/core";
+import {
+  isTensorMap,
+  intImm,
+  tensorView,
+  TirxError,
+  type Span,
+  type TileParam,
+  type View,
+} from "@tirx-ts/core";
 import { builder } from "./builder.js";
 import { PrimExpr, show } from "./expr.js";
 import { isPlainObject } from "./check.js";
@@ -116,11 +124,17 @@ export const tile = {
         configurable: true,
       });
     }
+    // A whole tensor with symbolic dims is a TMA copy's global operand as its stand-in view
+    // (tensorView): the tensor map gives the box position and reads the dims at launch.
+    const operand = (v: TileView): View => {
+      const t = v.symbolicTensor;
+      return t && isTensorMap(p["tensor_map"]) ? tensorView(t, span) : v.view;
+    };
     b.emit({
       kind: "TileApply",
       opcode: op.opcode,
-      dst: dst.view,
-      src: src.view,
+      dst: operand(dst),
+      src: operand(src),
       params: p,
       ...(span ? { span } : {}),
     });

@@ -57,8 +57,11 @@ function intList(v: unknown, what: string): number[] {
  * CUDA `cuTensorMapEncodeTiled`), for TMA copies: pass it as `tensor_map` to
  * `T.cuda.tile.apply(T.ptx["cp.async.bulk.tensor.2d…"], …)`. The runtime encodes it at each
  * launch from the tensor's argument and passes it as a 128-byte `__grid_constant__`-style
- * parameter; the caller's argument list does not change. Fields are checked by the verifier
- * (TX4017 box, TX4024 dtype and strides).
+ * parameter; the caller's argument list does not change. `tensor` may have symbolic dims
+ * (`T.Tensor(["m", "n"], ...)`): the box stays static and the map's dims and strides are the
+ * launch's (a stride that is not a multiple of 16 bytes is TX4024 at launch); the whole tensor
+ * is then the copy's global operand as it is. Fields are checked by the verifier (TX4017 box,
+ * TX4024 dtype and static strides).
  * @example
  *   const mapA = T.tensormap_encode_tiled(A, { box: [64, 64], swizzle: "128B" });
  * @throws TirxError TX1002 for a malformed option.
@@ -78,7 +81,7 @@ export function tensormap_encode_tiled(tensor: TileView, opts: TensorMapOptions)
     "T.tensormap_encode_tiled",
     span,
   );
-  const view = tensor.view;
+  const buffer = tensor.symbolicTensor ?? tensor.view.buffer;
   const box = intList(o["box"], "box");
   const es =
     o["element_strides"] === undefined
@@ -88,7 +91,7 @@ export function tensormap_encode_tiled(tensor: TileView, opts: TensorMapOptions)
   if (name !== undefined && typeof name !== "string")
     throw new TirxError("TX1002", `name must be a string, got ${show(name)}`, span);
   return mkTensorMap({
-    buffer: view.buffer,
+    buffer,
     box,
     elementStrides: es,
     swizzle: oneOf(o["swizzle"], SWIZZLES, "swizzle", "none"),

@@ -115,6 +115,14 @@ export class TileView {
     return viewOf(this.source, callerSpan());
   }
 
+  /**
+   * The tensor when this is a whole global tensor with symbolic dims (which has no static view:
+   * a TMA copy names it whole, with its tensor map), else undefined.
+   */
+  get symbolicTensor(): Buffer | undefined {
+    return this.source.kind === "Buffer" ? this.source : undefined;
+  }
+
   /** The underlying buffer (storage). */
   get buffer(): Buffer {
     return this.source.kind === "View" ? this.source.buffer : this.source;

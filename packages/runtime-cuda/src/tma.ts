@@ -6,6 +6,7 @@ import {
   dtypeBytes,
   isStaticShape,
   launchGrid,
+  tensorMapLaunchDims,
   type DeviceTensor,
   type KernelArg,
   type LaunchConfig,
@@ -87,25 +88,29 @@ export interface TensorMapArgs {
 /**
  * The cuTensorMapEncodeTiled arguments of `map`: the tensor's row-major dims and byte strides
  * and the box, reversed into the driver's innermost-first order, and the enum values of cuda.h.
- * Pure (no driver). Source: CUDA Driver API, cuTensorMapEncodeTiled.
+ * `shape` is the tensor's shape at this launch (default: the static shape; required for a
+ * tensor with symbolic dims, whose dims and strides are the launch's). Pure (no driver).
+ * @throws TirxError TX4024 (at the launching call) for launch dims the driver would refuse: a
+ *   stride that is not a multiple of 16 bytes (tensorMapLaunchDims). Source: CUDA Driver API,
+ *   cuTensorMapEncodeTiled.
  */
-export function tensorMapArgs(map: TensorMap): TensorMapArgs {
-  const shape = map.buffer.shape;
-  // The verifier refuses a map of a symbolic tensor (TX4024, core patterns/tma.ts).
-  invariant(isStaticShape(shape), () => `tensor map "${map.name}" of a symbolic tensor`);
-  const rank = shape.length;
-  const eb = dtypeBytes(map.dtype);
-  const strides = new BigUint64Array(Math.max(1, rank - 1));
-  let s = 1;
-  for (let k = 0; k < rank - 1; k++) {
-    s *= shape[rank - 1 - k]!;
-    strides[k] = BigInt(s * eb);
-  }
+export function tensorMapArgs(map: TensorMap, shape?: readonly number[]): TensorMapArgs {
+  const own = map.buffer.shape;
+  const dimsNow = shape ?? (isStaticShape(own) ? own : undefined);
+  invariant(
+    dimsNow !== undefined,
+    () => `tensor map "${map.name}" of a symbolic tensor without its launch shape`,
+  );
+  const r = tensorMapLaunchDims(map, dimsNow);
+  if (typeof r === "string") throw new TirxError("TX4024", r, callSite());
   return {
     dataType: TMA_DTYPES[map.dtype]!,
-    rank,
-    globalDim: BigUint64Array.from([...shape].reverse(), (n) => BigInt(n)),
-    globalStrides: strides,
+    rank: dimsNow.length,
+    globalDim: BigUint64Array.from(r.dims, (n) => BigInt(n)),
+    globalStrides:
+      r.strides.length > 0
+        ? BigUint64Array.from(r.strides, (n) => BigInt(n))
+        : new BigUint64Array(1),
     boxDim: Uint32Array.from([...map.box].reverse()),
     elementStrides: Uint32Array.from([...map.elementStrides].reverse()),
     interleave: 0,
@@ -117,11 +122,18 @@ export function tensorMapArgs(map: TensorMap): TensorMapArgs {
 
 /**
  * Encode `map` over the tensor at device address `ptr` into the 128 bytes at host address `out`
- * (64-byte aligned) with cuTensorMapEncodeTiled ({@link tensorMapArgs}).
- * @throws CudaError from the driver (CUDA_ERROR_INVALID_VALUE for a map it refuses).
+ * (64-byte aligned) with cuTensorMapEncodeTiled ({@link tensorMapArgs}); `shape` is the
+ * tensor's shape at this launch (needed for a tensor with symbolic dims).
+ * @throws TirxError TX4024 (launch dims the driver refuses); CudaError from the driver
+ *   (CUDA_ERROR_INVALID_VALUE for a map it refuses).
  */
-export function encodeTensorMap(map: TensorMap, ptr: bigint, out: bigint): void {
-  const a = tensorMapArgs(map);
+export function encodeTensorMap(
+  map: TensorMap,
+  ptr: bigint,
+  out: bigint,
+  shape?: readonly number[],
+): void {
+  const a = tensorMapArgs(map, shape);
   const code = bind().encode(
     out,
     a.dataType,
@@ -144,7 +156,9 @@ export function encodeTensorMap(map: TensorMap, ptr: bigint, out: bigint): void 
  * Launches of a kernel with tensor-map parameters or cluster dims: the argument block holds the
  * declared parameters' 8-byte slots, then one 128-byte (64-aligned) `CUtensorMap` per map, then
  * the `kernelParams` pointer array, then a `CUlaunchConfig` and one `CUlaunchAttribute` (cluster
- * dims). Maps are re-encoded only when their tensor's device address changes. The launch goes
+ * dims). Maps are re-encoded only when their tensor's device address changes, or, for a tensor
+ * with symbolic dims, its shape (the launch's dims and strides): repeated launches of the same
+ * tensors encode nothing. The launch goes
  * through cuLaunchKernelEx (with `CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION` for a cluster launch).
  */
 export class ExtendedLauncher {
@@ -158,6 +172,10 @@ export class ExtendedLauncher {
   readonly #config: DataView;
   readonly #configAt: bigint;
   readonly #encodedFor: bigint[];
+  /** Per map: the shape it was last encoded for (symbolic tensors), else undefined. */
+  readonly #encodedShape: (number[] | undefined)[];
+  /** Per map: true when its tensor has a symbolic dim (its shape is read at each launch). */
+  readonly #symbolic: readonly boolean[];
 
   constructor(params: readonly Param[], maps: readonly TensorMap[]) {
     this.#params = params;
@@ -192,6 +210,8 @@ export class ExtendedLauncher {
     this.#configAt = cfgAbs;
     this.#config = new DataView(all, Number(cfgAbs - this.#block), 56 + 72);
     this.#encodedFor = maps.map(() => -1n);
+    this.#encodedShape = maps.map(() => undefined);
+    this.#symbolic = maps.map((m) => !isStaticShape(m.buffer.shape));
   }
 
   /**
@@ -219,9 +239,28 @@ export class ExtendedLauncher {
     packArgs(this.#params, args, this.#values, pointerOf);
     this.#maps.forEach((m, j) => {
       const ptr = this.#values.getBigUint64(this.#mapArg[j]! * ARG_SLOT_BYTES, true);
-      if (this.#encodedFor[j] === ptr) return;
-      encodeTensorMap(m, ptr, this.#mapsAt + BigInt(j * TENSOR_MAP_BYTES));
+      if (!this.#symbolic[j]) {
+        if (this.#encodedFor[j] === ptr) return;
+        encodeTensorMap(m, ptr, this.#mapsAt + BigInt(j * TENSOR_MAP_BYTES));
+        this.#encodedFor[j] = ptr;
+        return;
+      }
+      // A symbolic tensor: the argument's shape is the launch's dims (checkArgs matched it
+      // against the scalar arguments, TX5008); re-encode when the pointer or a dim changes.
+      const shape = (args[this.#mapArg[j]!] as DeviceTensor).shape;
+      const last = this.#encodedShape[j];
+      if (
+        this.#encodedFor[j] === ptr &&
+        last !== undefined &&
+        last.length === shape.length &&
+        last.every((x, k) => x === shape[k])
+      ) {
+        return;
+      }
+      this.#encodedFor[j] = -1n;
+      encodeTensorMap(m, ptr, this.#mapsAt + BigInt(j * TENSOR_MAP_BYTES), shape);
       this.#encodedFor[j] = ptr;
+      this.#encodedShape[j] = [...shape];
     });
     const grid = launchGrid({ name: kernel.name, params: this.#params }, launch, args);
     const c = this.#config;

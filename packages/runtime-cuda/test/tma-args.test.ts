@@ -1,7 +1,7 @@
 // cuTensorMapEncodeTiled's arguments for a tensor map (no driver needed): dims, byte strides,
 // box and element strides in the driver's innermost-first order, and cuda.h's enum values.
 import { describe, expect, it } from "vitest";
-import { mkBuffer, mkTensorMap } from "@tirx-ts/core";
+import { mkBuffer, mkTensorMap, mkVar, TirxError } from "@tirx-ts/core";
 import { tensorMapArgs } from "../src/index.js";
 
 describe("tensorMapArgs", () => {
@@ -46,5 +46,30 @@ describe("tensorMapArgs", () => {
       [256n],
       1,
     ]);
+  });
+
+  it("takes a symbolic tensor's dims and strides from the launch shape; a bad stride is TX4024", () => {
+    const A = mkBuffer("A", [mkVar("m", "int32"), mkVar("n", "int32")], "float32", "global");
+    const map = mkTensorMap({
+      buffer: A,
+      box: [16, 32],
+      elementStrides: [1, 1],
+      swizzle: "none",
+      l2Promotion: "none",
+      oobFill: "none",
+    });
+    const a = tensorMapArgs(map, [40, 36]);
+    expect([...a.globalDim]).toEqual([36n, 40n]);
+    expect([...a.globalStrides]).toEqual([144n]); // 36·4 bytes
+    expect([...a.boxDim]).toEqual([32, 16]);
+    let err: unknown;
+    try {
+      tensorMapArgs(map, [8, 6]);
+    } catch (e) {
+      err = e;
+    }
+    expect(err).toBeInstanceOf(TirxError);
+    expect((err as TirxError).code).toBe("TX4024");
+    expect((err as TirxError).message).toContain("stride of 24 bytes");
   });
 });

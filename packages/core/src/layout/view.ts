@@ -37,6 +37,32 @@ export function viewOf(buffer: Buffer, span?: Span): View {
   };
 }
 
+/**
+ * The view that stands for a whole global tensor in a TMA copy (the global operand of a
+ * `cp.async.bulk.tensor` tile.apply, whose tensor map gives the box position by coords): the
+ * tensor's row-major view when its shape is static ({@link viewOf}); for a tensor with symbolic
+ * dims (`T.Tensor(["m", "n"], ...)`), a stand-in of the tensor's rank at offset 0 with extent 1
+ * and stride 0 on each axis whose length or stride is symbolic (the map reads the runtime dims
+ * at launch) and the static extent and stride elsewhere. Source: PTX ISA
+ * "cp.async.bulk.tensor" (the tensor is named by the tensor map, not by an address).
+ */
+export function tensorView(buffer: Buffer, span?: Span): View {
+  if (buffer.shape.every((d) => typeof d === "number")) return viewOf(buffer, span);
+  const strides = rowMajorStrideExprs(buffer, span).map((e) => constInt(e));
+  const sym = (k: number): boolean =>
+    typeof buffer.shape[k] !== "number" || strides[k] === undefined;
+  return {
+    kind: "View",
+    buffer,
+    dtype: buffer.dtype,
+    offset: intImm(0),
+    shape: buffer.shape.map((d, k) => (sym(k) ? 1 : (d as number))),
+    strides: strides.map((s, k) => (sym(k) ? 0 : s!)),
+    axes: buffer.shape.map(() => ""),
+    ...(span ? { span } : {}),
+  };
+}
+
 function asIndex(i: Expr | number, span?: Span): Expr {
   if (typeof i === "number") {
     if (!Number.isInteger(i)) throw new TirxError("TX1002", `index ${i} is not an integer`, span);

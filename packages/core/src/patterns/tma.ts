@@ -1,7 +1,7 @@
 import { bufferName } from "../buffer-name.js";
 import { dtypeBytes, type DType } from "../dtype.js";
 import { TirxError } from "../diagnostics.js";
-import { isStaticShape, numel, rowMajorStrides, type View } from "../ir/buffer.js";
+import { numel, rowMajorStrides, showShape, type View } from "../ir/buffer.js";
 import { constInt, type Expr } from "../ir/expr.js";
 import type { TileApply } from "../ir/stmt.js";
 import { showSwizzle, swizzleModeOf } from "../layout/swizzle.js";
@@ -19,7 +19,7 @@ import {
   type PatternContext,
 } from "./common.js";
 import { checkMbarrierOperand } from "./mbarrier.js";
-import { viewStartPtr } from "../layout/view.js";
+import { tensorView, viewStartPtr } from "../layout/view.js";
 import type { AtomSide, TmaOpcode, TmaPlan } from "../ir/tile-plan.js";
 
 const G2S = "mbarrier::complete_tx::bytes";
@@ -119,8 +119,11 @@ export const TMA_DTYPES: Readonly<Partial<Record<DType, number>>> = {
 };
 
 /**
- * Check a tensor map's own fields against the driver's contract (cuTensorMapEncodeTiled).
- * @throws TirxError TX4024 (dtype, static shape, row strides multiple of 16 bytes, rank 1..5),
+ * Check a tensor map's own fields against the driver's contract (cuTensorMapEncodeTiled). A
+ * tensor with symbolic dims (`T.Tensor(["m", "n"], ...)`) is accepted: its global dims and
+ * strides are the launch's (see {@link tensorMapLaunchDims}); here the strides inside which
+ * every dim is static are checked.
+ * @throws TirxError TX4024 (dtype, static row strides multiple of 16 bytes, rank 1..5),
  *   TX4017 (box extents in [1, 256], element strides in [1, 8], inner box bytes a multiple of 16
  *   and at most the swizzle span). Source: CUDA Driver API, cuTensorMapEncodeTiled.
  */
@@ -142,13 +145,6 @@ export function checkTensorMap(m: TensorMap, span?: Span): void {
     );
   }
   const shape = b.shape;
-  if (!isStaticShape(shape)) {
-    throw new TirxError(
-      "TX4024",
-      `tensor map "${m.name}": ${bufferName(b)} needs a static shape (symbolic dims are not supported by TMA maps yet)`,
-      where,
-    );
-  }
   const rank = shape.length;
   if (rank < 1 || rank > 5) {
     throw new TirxError(
@@ -158,12 +154,16 @@ export function checkTensorMap(m: TensorMap, span?: Span): void {
     );
   }
   const eb = dtypeBytes(m.dtype);
-  const strides = rowMajorStrides(shape);
-  for (let k = 0; k < rank - 1; k++) {
-    if ((strides[k]! * eb) % 16 !== 0) {
+  // Strides inside which every dim is static; a stride with a symbolic dim inside is the launch's.
+  let stride = 1;
+  for (let k = rank - 1; k > 0; k--) {
+    const d = shape[k]!;
+    if (typeof d !== "number") break;
+    stride *= d;
+    if ((stride * eb) % 16 !== 0) {
       throw new TirxError(
         "TX4024",
-        `tensor map "${m.name}": axis ${k} of ${bufferName(b)} has a stride of ${strides[k]! * eb} bytes; TMA needs strides that are multiples of 16 bytes (pad the inner axis)`,
+        `tensor map "${m.name}": axis ${k - 1} of ${bufferName(b)} has a stride of ${stride * eb} bytes; TMA needs strides that are multiples of 16 bytes (pad the inner axis)`,
         where,
       );
     }
@@ -213,6 +213,50 @@ export function tmaSharedAlign(m: TensorMap): number {
   return Math.max(128, 8 * SWIZZLE_BYTES[m.swizzle]);
 }
 
+/** The global dims and byte strides of a tensor map for one launch, innermost first. */
+export interface TensorMapDims {
+  /** Dims in elements, innermost first (cuTensorMapEncodeTiled's `globalDim`). */
+  readonly dims: readonly number[];
+  /** Byte strides of dims 1..rank-1, innermost first (`globalStrides`). */
+  readonly strides: readonly number[];
+}
+
+/**
+ * The global dims and byte strides of `map` for one launch, innermost first as
+ * cuTensorMapEncodeTiled takes them, or the reason the driver would refuse them: `shape` is the
+ * launch argument's shape (for a tensor with symbolic dims, the values its scalar parameters are
+ * bound to; checkArgs has matched them, TX5008). Each dim is in 1..2^32 and each stride a
+ * multiple of 16 bytes below 2^40: a symbolic tensor's strides are checked here, at launch (the
+ * verifier checks static strides, TX4024). Shared by the CUDA runtime (the map it encodes; its
+ * TX4024 at the launching call) and the simulator (its bounds and out-of-bounds fill; its
+ * TX4024 at the copy). Source: CUDA Driver API, cuTensorMapEncodeTiled (globalDim ≤ 2^32,
+ * globalStrides multiples of 16 and < 2^40).
+ */
+export function tensorMapLaunchDims(
+  map: TensorMap,
+  shape: readonly number[],
+): TensorMapDims | string {
+  const rank = shape.length;
+  const eb = dtypeBytes(map.dtype);
+  const dims = [...shape].reverse();
+  const strides: number[] = [];
+  let s = eb;
+  const what = `tensor map "${map.name}" of ${bufferName(map.buffer)} ${showShape(map.buffer.shape)} at [${shape.join(", ")}]`;
+  for (let k = 0; k < rank; k++) {
+    const d = dims[k]!;
+    if (!Number.isInteger(d) || d < 1 || d > 2 ** 32) {
+      return `${what}: dim ${rank - 1 - k} is ${d}; TMA dims are in 1..2^32`;
+    }
+    s *= d;
+    if (k === rank - 1) break;
+    if (s % 16 !== 0 || s >= 2 ** 40) {
+      return `${what}: axis ${rank - 2 - k} has a stride of ${s} bytes; TMA needs strides that are multiples of 16 bytes below 2^40 (pad the inner axis)`;
+    }
+    strides.push(s);
+  }
+  return { dims, strides };
+}
+
 /** Provable alignment in bytes of a side's origin (the buffer's alignment caps it). */
 function originAlignment(side: AtomSide): number {
   return provableAlignment(knownDivisor(side.baseBytes), side.buffer.align);
@@ -223,13 +267,14 @@ const isShared = (v: View): boolean =>
 
 function checkWholeTensor(v: View, m: TensorMap, s: TileApply): void {
   const b = v.buffer;
+  const w = b.id === m.buffer.id ? tensorView(b) : undefined;
   const whole =
-    b.id === m.buffer.id &&
+    w !== undefined &&
     constInt(v.offset) === 0 &&
     v.dtype === b.dtype &&
-    v.shape.length === b.shape.length &&
-    v.shape.every((n, k) => n === b.shape[k]) &&
-    rowMajorStrides(v.shape).every((x, k) => x === v.strides[k]);
+    v.shape.length === w.shape.length &&
+    v.shape.every((n, k) => n === w.shape[k]) &&
+    v.strides.every((x, k) => v.shape[k] === 1 || x === w.strides[k]);
   if (!whole) {
     throw new TirxError(
       "TX4016",

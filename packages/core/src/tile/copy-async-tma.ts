@@ -1,7 +1,7 @@
 import { dtypeBytes } from "../dtype.js";
 import { isExpr, isView } from "../visit.js";
 import { numel, rowMajorStrides, type View } from "../ir/buffer.js";
-import { viewOf } from "../layout/view.js";
+import { tensorView } from "../layout/view.js";
 import { intImm, type Expr } from "../ir/expr.js";
 import type { Stmt, TileParam } from "../ir/stmt.js";
 import { tileDispatchError, type TileContext, type TileLowering } from "./operand.js";
@@ -157,7 +157,7 @@ export function lowerTma(
     dir === "g2s"
       ? `cp.async.bulk.tensor.${R}d.shared::cluster.global.tile.mbarrier::complete_tx::bytes${mask ? ".multicast::cluster" : ""}`
       : `cp.async.bulk.tensor.${R}d.global.shared::cta.tile.bulk_group`;
-  const whole = viewOf(global.buffer, ctx.span);
+  const whole = tensorView(global.buffer, ctx.span);
   const stmts = plan.issues.map((is) => {
     const params: Record<string, TileParam> = {
       tensor_map: is.map,

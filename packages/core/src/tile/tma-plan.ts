@@ -1,7 +1,14 @@
 import { gcd, knownDivisor, provableAlignment } from "../analysis/bounds.js";
 import { dtypeBytes } from "../dtype.js";
 import { binary } from "../ir/arith.js";
-import { rowMajorStrides, staticShape, type Buffer, type View } from "../ir/buffer.js";
+import {
+  isStaticShape,
+  rowMajorStrides,
+  showShape,
+  type Buffer,
+  type Dim as ShapeDim,
+  type View,
+} from "../ir/buffer.js";
 import { constInt, intImm, type Expr } from "../ir/expr.js";
 import { mkTensorMap, SWIZZLE_BYTES, type TensorMap, type TmaSwizzle } from "../ir/tensor-map.js";
 import { showSwizzle, swizzleModeOf } from "../layout/swizzle.js";
@@ -116,7 +123,8 @@ function terms(e: Expr): Expr[] {
  * for an in-bounds tile of such a view; a bare term (k = 1, e.g. one opaque offset variable) is
  * split exactly by floordiv/floormod over every axis.
  */
-export function coordsOf(offset: Expr, shape: readonly number[]): Expr[] {
+export function coordsOf(offset: Expr, shape: readonly ShapeDim[]): Expr[] {
+  if (!isStaticShape(shape)) return symbolicCoordsOf(offset, shape);
   const strides = rowMajorStrides(shape);
   const out: Expr[] = shape.map(() => intImm(0));
   const add = (g: number, e: Expr): void => {
@@ -143,6 +151,89 @@ export function coordsOf(offset: Expr, shape: readonly number[]): Expr[] {
   strides.forEach((s, a) => {
     const q = Math.floor(rest / s);
     rest -= q * s;
+    if (q !== 0) add(a, intImm(q));
+  });
+  return out;
+}
+
+/** The factors of a product (`mul` trees flattened). */
+function factors(e: Expr): Expr[] {
+  if (e.kind === "Binary" && e.op === "mul") return [...factors(e.a), ...factors(e.b)];
+  return [e];
+}
+
+/**
+ * Row-major strides of a shape with symbolic dims, per axis: the symbolic dims inside it (their
+ * `Var` ids, sorted) and the product of the static ones (`[b, s, 8, 64]`: axis 0 is s · 512).
+ */
+function symbolicStrides(shape: readonly ShapeDim[]): { vars: number[]; k: number }[] {
+  const out: { vars: number[]; k: number }[] = [];
+  let vars: number[] = [];
+  let k = 1;
+  for (let a = shape.length - 1; a >= 0; a--) {
+    out[a] = { vars: [...vars].sort((x, y) => x - y), k };
+    const d = shape[a]!;
+    if (typeof d === "number") k *= d;
+    else vars = [...vars, d.id];
+  }
+  return out;
+}
+
+/**
+ * {@link coordsOf} of a tensor with symbolic dims: a term `k · v₁ · … · x` whose symbolic-dim
+ * factors v are those of an axis' stride and whose constant k is a multiple of the stride's
+ * static part goes to the outermost such axis as `(k / static) · x` (`b · (s · 512)` of
+ * `[b, s, 8, 64]` is coordinate b on axis 0; `r · 512` is r on axis 1), the constant part to the
+ * axes of static stride, and any other term is split exactly by floordiv/floormod over every
+ * axis with the strides and dims as expressions.
+ */
+function symbolicCoordsOf(offset: Expr, shape: readonly ShapeDim[]): Expr[] {
+  const strides = symbolicStrides(shape);
+  const dimExpr = (d: ShapeDim): Expr => (typeof d === "number" ? intImm(d) : d);
+  const strideExpr = (a: number): Expr =>
+    shape.slice(a + 1).reduce<Expr>((acc, d) => binary("mul", acc, dimExpr(d)), intImm(1));
+  const symbolic = new Set(shape.flatMap((d) => (typeof d === "number" ? [] : [d.id])));
+  const out: Expr[] = shape.map(() => intImm(0));
+  const add = (g: number, e: Expr): void => {
+    out[g] = binary("add", out[g]!, e);
+  };
+  const sameVars = (a: readonly number[], b: readonly number[]): boolean =>
+    a.length === b.length && a.every((x, i) => x === b[i]);
+  let c = 0;
+  for (const t of terms(offset)) {
+    const { k: k0, atom } = splitCoef(t);
+    if (atom === undefined) {
+      c += k0;
+      continue;
+    }
+    const vars: number[] = [];
+    const rest: Expr[] = [];
+    let k = k0;
+    for (const f of factors(atom)) {
+      const fc = constInt(f);
+      if (fc !== undefined) k *= fc;
+      else if (f.kind === "Var" && symbolic.has(f.id)) vars.push(f.id);
+      else rest.push(f);
+    }
+    vars.sort((x, y) => x - y);
+    const g = strides.findIndex((st) => sameVars(st.vars, vars) && k % st.k === 0);
+    if (g >= 0 && (k !== 1 || vars.length > 0 || g === 0)) {
+      const x = rest.length === 0 ? intImm(1) : rest.reduce((p, f) => binary("mul", p, f));
+      const q = k / strides[g]!.k;
+      add(g, q === 1 ? x : binary("mul", x, intImm(q)));
+      continue;
+    }
+    shape.forEach((d, a) => {
+      const q = binary("floordiv", t, strideExpr(a));
+      add(a, a === 0 ? q : binary("floormod", q, dimExpr(d)));
+    });
+  }
+  // The constant part: on the axes of static stride, outermost first.
+  let rest = c;
+  strides.forEach((st, a) => {
+    if (st.vars.length > 0) return;
+    const q = Math.floor(rest / st.k);
+    rest -= q * st.k;
     if (q !== 0) add(a, intImm(q));
   });
   return out;
@@ -189,6 +280,12 @@ export function viewAlignment(v: View): number {
  *   block b at shared offset b·128·64 elements, the layout wgmma reads for K-major 128B swizzle
  *   with K = 128; a row-major 128 × 128 dst would take 256 one-row boxes and is refused.
  * Coordinates come from the global view's offset (see {@link coordsOf}).
+ * The tensor's dims may be symbolic (`T.Tensor(["b", "s", 8, 64], ...)`): the map's dims and
+ * strides are then the launch's (the runtime encodes it from the bound sizes; a stride that is
+ * not a multiple of 16 bytes is TX4024 at launch), the views' static strides match only the
+ * axes whose strides are static, a box along an axis of symbolic length is not checked against
+ * it (TMA fills what lies past the end with zeros), and coordinates come off the offset's terms
+ * by the symbolic strides (`b · (s · 512)` is coordinate b on axis 0).
  * @throws TirxError TX2022: rank > 5, a global row stride not a multiple of 16 bytes, the
  *   innermost dim strided (global or shared), a non-TMA swizzle, a box start not provably on
  *   the swizzle atom (1024 B for 128B, else 128 B; a shared stride between boxes that breaks it
@@ -198,7 +295,9 @@ export function viewAlignment(v: View): number {
  */
 export function planTma(shared: View, global: View, ctx: TileContext): TmaCopyPlan {
   const gb = global.buffer;
-  const gshape = staticShape(gb, "a TMA copy", ctx.span);
+  // Dims and row-major strides; undefined for a stride with a symbolic dim inside (the launch's,
+  // checked then: tensorMapLaunchDims), which no view's static stride can name.
+  const gshape = gb.shape;
   const R = gshape.length;
   const eb = dtypeBytes(shared.dtype);
   if (R > MAX_RANK) {
@@ -208,12 +307,19 @@ export function planTma(shared: View, global: View, ctx: TileContext): TmaCopyPl
       `a ${gb.name}.rearrange(...) is not enough (the map describes the tensor): use the cp.async path (T.tile.warp.copy_async) or T.tile.copy`,
     );
   }
-  const gstr = rowMajorStrides(gshape);
+  const gstr: (number | undefined)[] = [];
+  let acc: number | undefined = 1;
+  for (let k = R - 1; k >= 0; k--) {
+    gstr[k] = acc;
+    const d = gshape[k]!;
+    acc = acc === undefined || typeof d !== "number" ? undefined : acc * d;
+  }
   for (let k = 0; k < R - 1; k++) {
-    if ((gstr[k]! * eb) % 16 !== 0) {
+    const st = gstr[k];
+    if (st !== undefined && (st * eb) % 16 !== 0) {
       throw tileDispatchError(
         ctx,
-        `axis ${k} of ${gb.name} [${gshape.join(", ")}] has a stride of ${gstr[k]! * eb} bytes; a tensor map needs strides that are multiples of 16 bytes`,
+        `axis ${k} of ${gb.name} ${showShape(gshape)} has a stride of ${st * eb} bytes; a tensor map needs strides that are multiples of 16 bytes`,
         `pad the inner axis of ${gb.name} to a multiple of ${16 / gcd(16, eb)} elements, or the cp.async path (T.tile.warp.copy_async)`,
       );
     }
@@ -230,7 +336,11 @@ export function planTma(shared: View, global: View, ctx: TileContext): TmaCopyPl
     gs: global.strides[gdims[i]!]!,
   }));
   const axisOf = (gs: number, n: number): number => {
-    for (let g = R - 1; g >= 0; g--) if (gstr[g] === gs && gshape[g]! >= n) return g;
+    for (let g = R - 1; g >= 0; g--) {
+      const d = gshape[g]!;
+      // A symbolic dim's length is the launch's: a box past its end is filled (OOB).
+      if (gstr[g] === gs && (typeof d !== "number" || d >= n)) return g;
+    }
     return -1;
   };
   // The box chain, innermost first.

@@ -3,6 +3,7 @@ import {
   bufferName,
   dtypeBytes,
   TirxError,
+  tensorMapLaunchDims,
   type TileApply,
   type TmaPlan,
 } from "@tirx-ts/core";
@@ -25,11 +26,16 @@ interface Run {
  * The runs of the box at `coords` (outermost first): for each box row (all indices but the
  * innermost), the in-bounds elements as one run (split further into 16-byte chunks when the
  * tile is swizzled, since TMA permutes 16-byte chunks) and the out-of-bounds ones as runs with
- * `global` -1. Element strides step the global coordinate (`c + i·stride`).
+ * `global` -1. Element strides step the global coordinate (`c + i·stride`). `shape` is the
+ * tensor's at this launch (its symbolic dims' values).
  */
-function boxRuns(p: TmaPlan, coords: readonly number[], chunk: number): Run[] {
+function boxRuns(
+  p: TmaPlan,
+  shape: readonly number[],
+  coords: readonly number[],
+  chunk: number,
+): Run[] {
   const m = p.map;
-  const shape = m.buffer.shape as readonly number[];
   const rank = shape.length;
   const eb = dtypeBytes(m.dtype);
   const tile = m.box.map((b, k) => Math.ceil(b / m.elementStrides[k]!));
@@ -141,6 +147,20 @@ export function compileTmaCopy(ec: ExprCompiler, s: TileApply, plan: TmaPlan): E
   const stride = m.sharedStride;
   const ranks: number[] = [];
   const box = accessRecord(m, placed, plan.boxBytes, site, "cp.async.bulk.tensor accesses");
+  // The tensor's dims at this launch: static, or its symbolic dims' scalar arguments, checked
+  // as the driver's encoding would (tensorMapLaunchDims: TX4024 for a stride it refuses).
+  const gshape = plan.map.buffer.shape;
+  const dimFns = gshape.map((d) => (typeof d === "number" ? undefined : ec.num(d, s.span)));
+  const symbolic = dimFns.some((f) => f !== undefined);
+  let shape: readonly number[] = symbolic ? [] : (gshape as readonly number[]);
+  const shapeOf = (t: number): readonly number[] => {
+    if (!symbolic) return shape;
+    const now = gshape.map((d, k) => (typeof d === "number" ? d : dimFns[k]!(t)));
+    if (now.length === shape.length && now.every((x, k) => x === shape[k])) return shape;
+    const r = tensorMapLaunchDims(plan.map, now);
+    if (typeof r === "string") throw new TirxError("TX4024", r, s.span);
+    return (shape = now);
+  };
   return (lanes, n) => {
     m.opts.tracer?.bulkIssue(Tracer.warpsOf(lanes, n), what);
     for (let i = 0; i < n; i++) {
@@ -177,6 +197,7 @@ export function compileTmaCopy(ec: ExprCompiler, s: TileApply, plan: TmaPlan): E
       }
       const runs = boxRuns(
         plan,
+        shapeOf(t),
         coords.map((c) => c(t)),
         chunk,
       );
