@@ -31,7 +31,7 @@
 // head's query heads in registers: no atomics for dK, dV). Head dims 64 and 128 (256 would need
 // 256 float32 registers per thread for dK and dV in this split); seq_q and seq_k multiples of
 // 128.
-import { T, type ExprLike, type TileView } from "@tirx-ts/dsl";
+import { T, type ExprLike, type ParamType, type PrimExpr, type TileView } from "@tirx-ts/dsl";
 import { invariant, type DType, type PrimFunc } from "@tirx-ts/core";
 import { checkHeadsAndWindow, configError } from "./options.js";
 import type { FlashAttentionSizes } from "./forward.js";
@@ -56,6 +56,31 @@ function accRow(acc: TileView, b: ExprLike, h: ExprLike, i: ExprLike): TileView 
     .sub(b, h, T.floordiv(i, BM), T.floormod(i, BM));
 }
 
+/**
+ * Padded row p of the varlen blocked dQ accumulator [heads, padQ / 64, hd / 64, 64 · 64] of head
+ * h, as its [hd / 64, 64] column blocks.
+ */
+function accRowPacked(acc: TileView, h: ExprLike, p: ExprLike): TileView {
+  return acc
+    .rearrange("h q k (r c) -> h q r k c", { c: W })
+    .sub(h, T.floordiv(p, BM), T.floormod(p, BM));
+}
+
+/**
+ * Sequence b's query rows of a varlen batch, read from cuSeqlensQ: its first packed row q0, its
+ * length lenQ, and blk, the first 64-row block of its rows in the padded row space of the
+ * scratch tensors (⌊q0 / 64⌋ + b: see {@link backwardScratch}).
+ */
+function queryRowsOf(
+  cuSeqlensQ: TileView,
+  b: ExprLike,
+): { q0: PrimExpr; lenQ: PrimExpr; blk: PrimExpr } {
+  const q0 = T.let_("seqQ0", cuSeqlensQ.get([b]));
+  const lenQ = T.let_("lenQ", T.sub(cuSeqlensQ.get([T.add(b, 1)]), q0));
+  const blk = T.let_("blkQ", T.add(T.floordiv(q0, BM), b));
+  return { q0, lenQ, blk };
+}
+
 /** The three kernels of the backward pass, launched in this order. */
 export interface FlashAttentionBackward {
   /**
@@ -63,28 +88,50 @@ export interface FlashAttentionBackward {
    * heads, seqQ] float32 (the forward's, natural log) → Delta and LSE2 [batch, heads, seqQ]
    * float32 (Δ = rowsum(dO ∘ O); LSE · log2 e, +inf where LSE = −inf), dQacc float32 zeroed
    * ([batch, heads, seqQ / 64, hd / 64, 64 · 64]: blocks of 64 queries × 64 columns).
+   * With `varlen`: (O, dO, LSE, Delta, LSE2, dQacc, cuSeqlensQ), O and dO [totalQ, heads, hd],
+   * LSE [heads, totalQ], the scratch tensors in the padded row space (see
+   * {@link backwardScratch}: each sequence's padding rows get Δ = 0, LSE₂ = +inf, dQacc 0),
+   * cuSeqlensQ int32 [batch + 1].
    */
   readonly preprocess: PrimFunc;
   /**
    * (Q, K, V, dO, LSE2, Delta, dQacc, dK, dV): Q, dO [batch, seqQ, heads, hd], K, V, dK, dV
    * [batch, seqK, kvHeads, hd] `dtype`; dQacc (blocked, see `preprocess`) accumulates dQ /
-   * scale.
+   * scale. With `varlen`: (…, dK, dV, cuSeqlensQ, cuSeqlensK), Q, dO [totalQ, heads, hd], K, V,
+   * dK, dV [totalK, kvHeads, hd]; dK and dV rows outside every sequence are not written.
    */
   readonly main: PrimFunc;
-  /** (dQacc, dQ): dQ [batch, seqQ, heads, hd] `dtype` = scale · dQacc. */
+  /**
+   * (dQacc, dQ): dQ [batch, seqQ, heads, hd] `dtype` = scale · dQacc. With `varlen`: (dQacc, dQ,
+   * cuSeqlensQ), dQ [totalQ, heads, hd]; rows outside every sequence are not written.
+   */
   readonly postprocess: PrimFunc;
 }
 
 /**
  * The backward kernels for the forward of the same sizes and options (`makeFlashAttention`):
  * gradients dQ [batch, seqQ, heads, hd], dK and dV [batch, seqK, kvHeads, hd] (`dtype`) of O
- * from dO, given O and the forward's LSE (its `lse: true` output). `lse` is ignored. Float32
- * accumulation; P and dS are rounded to the 16-bit dtype before their products (as the forward
- * rounds P).
+ * from dO, given O and the forward's LSE (its `lse: true` output). `lse` and `schedule` are
+ * ignored. Float32 accumulation; P and dS are rounded to the 16-bit dtype before their products
+ * (as the forward rounds P).
+ *
+ * With `varlen: { maxSeqQ, maxSeqK }` (a packed variable-length batch, FlashAttention's
+ * cu_seqlens convention, as the forward's `varlen`; FlashAttention's varlen backward takes
+ * max_seqlen_q and max_seqlen_k alike): dQ [totalQ, heads, hd], dK and dV [totalK, kvHeads, hd]
+ * from Q, O, dO [totalQ, heads, hd], K, V [totalK, kvHeads, hd] and LSE [heads, totalQ], each
+ * kernel taking cuSeqlensQ (and the main one cuSeqlensK) int32 [batch + 1] last. `maxSeqQ` sizes
+ * the grids of the pre- and postprocessing kernels (⌈maxSeqQ / 64⌉ · 64 rows per sequence and
+ * head), `maxSeqK` the main kernel's (⌈maxSeqK / 128⌉ key tiles per sequence and KV head).
+ * Causal and `window` are bottom-right aligned per sequence; a sequence with no keys gets dQ = 0,
+ * one with no queries dK = dV = 0; gradient rows outside every sequence are not written.
+ * @example
+ *   makeFlashAttentionBackward({ batch: 3, heads: 8, seqQ: 4096, seqK: 4096, headDim: 128,
+ *     dtype: "bfloat16", causal: true, varlen: { maxSeqQ: 2048, maxSeqK: 2048 } })
  * @throws TirxError TX9001 (kernels/config) for a head dim other than 64 or 128, sequence lengths
- *   that are not positive multiples of 128, a causal mask with seq_q ≠ seq_k, a `kvHeads` that is
- *   not a positive integer dividing `heads`, or a `window` that is not two integers or is given
- *   with `causal`.
+ *   that are not positive multiples of 128 (with `varlen`: packed row counts under 128), a causal
+ *   mask with seq_q ≠ seq_k (without `varlen`), a `varlen` that is not `{ maxSeqQ, maxSeqK }` with
+ *   integers in 1 … seqQ and 1 … seqK, a `kvHeads` that is not a positive integer dividing
+ *   `heads`, or a `window` that is not two integers or is given with `causal`.
  */
 export function makeFlashAttentionBackward(s: FlashAttentionSizes): FlashAttentionBackward {
   const { batch, heads, seqQ, seqK, headDim: D, dtype: dt } = s;
@@ -93,11 +140,31 @@ export function makeFlashAttentionBackward(s: FlashAttentionSizes): FlashAttenti
       `flash_attention backward: head_dim is 64 or 128, got ${D} (256 needs a split of dK and dV over the head dim, not written)`,
     );
   }
-  if (seqQ <= 0 || seqK <= 0 || seqQ % BN || seqK % BN) {
+  const varlen = s.varlen;
+  if (varlen !== undefined) {
+    const v = (typeof varlen === "object" && varlen !== null ? varlen : {}) as {
+      maxSeqQ?: unknown;
+      maxSeqK?: unknown;
+    };
+    const within = (x: unknown, n: number) =>
+      Number.isInteger(x) && (x as number) >= 1 && (x as number) <= n;
+    if (!within(v.maxSeqQ, seqQ) || !within(v.maxSeqK, seqK)) {
+      throw configError(
+        `flash_attention backward: varlen is { maxSeqQ, maxSeqK }, the longest sequence's query and key rows, integers in 1 … seq_q (${seqQ}) and 1 … seq_k (${seqK}), got ${JSON.stringify(varlen)}`,
+      );
+    }
+    // A TMA box of a tile's rows (64 queries, 128 keys) must fit in the tensor's rows; 128 for
+    // both, as the forward.
+    if (!Number.isInteger(seqQ) || !Number.isInteger(seqK) || seqQ < BN || seqK < BN) {
+      throw configError(
+        `flash_attention backward: with varlen, seq_q and seq_k are the packed row counts of Q and K, integers ≥ ${BN} (a tile's TMA box fits in the tensor: pad the packed tensors), got ${seqQ} and ${seqK}`,
+      );
+    }
+  } else if (seqQ <= 0 || seqK <= 0 || seqQ % BN || seqK % BN) {
     throw configError(`flash_attention backward needs seq_q and seq_k positive multiples of ${BN}`);
   }
   const causal = s.causal ?? false;
-  if (causal && seqQ !== seqK) {
+  if (causal && seqQ !== seqK && varlen === undefined) {
     throw configError(
       "flash_attention backward: a causal mask needs seq_q = seq_k (not written otherwise)",
     );
@@ -105,13 +172,25 @@ export function makeFlashAttentionBackward(s: FlashAttentionSizes): FlashAttenti
   const kvHeads = checkHeadsAndWindow(s, "flash_attention backward");
   const [left, right] = s.window ?? (causal ? [-1, 0] : [-1, -1]);
   const scale = s.scale ?? 1 / Math.sqrt(D);
-  const rowTensors = {
-    rowF32: () => T.Tensor([batch, heads, seqQ], "float32"),
-    // dQ's float32 accumulator, blocked: [batch, heads, seqQ / 64, D / 64, 64 · 64], each
-    // [64 queries, 64 columns] block row-major and contiguous (16 KiB), the unit one bulk
-    // reduction adds.
-    qF32: () => T.Tensor([batch, heads, seqQ / BM, D / W, BM * W], "float32"),
-  };
+  // With varlen, the scratch tensors' padded row space: sequence b's rows start at row
+  // 64 · (⌊cuSeqlensQ[b] / 64⌋ + b), which is past the previous sequence's last block, and the
+  // last sequence's blocks end by block ⌈totalQ / 64⌉ + batch − 1.
+  const padQ = BM * (Math.ceil(seqQ / BM) + batch - 1);
+  const rowTensors = varlen
+    ? {
+        rowF32: () => T.Tensor([heads, padQ], "float32"),
+        qF32: () => T.Tensor([heads, padQ / BM, D / W, BM * W], "float32"),
+      }
+    : {
+        rowF32: () => T.Tensor([batch, heads, seqQ], "float32"),
+        // dQ's float32 accumulator, blocked: [batch, heads, seqQ / 64, D / 64, 64 · 64], each
+        // [64 queries, 64 columns] block row-major and contiguous (16 KiB), the unit one bulk
+        // reduction adds.
+        qF32: () => T.Tensor([batch, heads, seqQ / BM, D / W, BM * W], "float32"),
+      };
+  const qRowsT = () => T.Tensor(varlen ? [seqQ, heads, D] : [batch, seqQ, heads, D], dt);
+  const kRowsT = () => T.Tensor(varlen ? [seqK, kvHeads, D] : [batch, seqK, kvHeads, D], dt);
+  const offsetsT = () => T.Tensor([batch + 1], "int32");
 
   // One query row per warp, [hd] or as its 64-column blocks [hd / 64, 64]: lane l holds columns
   // 2l and 2l + 1 of each block.
@@ -119,72 +198,127 @@ export function makeFlashAttentionBackward(s: FlashAttentionSizes): FlashAttenti
   const oneLayout = T.TileLayout(T.S([1]), T.R([32], ["1@laneid"]));
   const rowLaunch = () =>
     T.device_entry({
-      launch: T.cuda.LaunchConfig({ grid: [seqQ / ROWS, heads, batch], block: 32 * ROWS }),
+      launch: T.cuda.LaunchConfig({
+        // With varlen, ⌈maxSeqQ / 64⌉ blocks of 64 rows per sequence (their padding rows too).
+        grid: [varlen ? (BM / ROWS) * Math.ceil(varlen.maxSeqQ / BM) : seqQ / ROWS, heads, batch],
+        block: 32 * ROWS,
+      }),
     });
-  /** The warp's query row: i = ROWS · blockIdx.x + warp, head blockIdx.y, batch blockIdx.z. */
+  /**
+   * The warp's query row: i = ROWS · blockIdx.x + warp, head blockIdx.y, batch blockIdx.z (with
+   * varlen: i is the row within sequence b).
+   */
   const rowIndex = () => ({
     i: T.let_("i", T.add(T.mul(T.cuda.block_idx("x"), ROWS), T.cuda.thread_idx("x").floordiv(32))),
     h: T.cuda.block_idx("y"),
     b: T.cuda.block_idx("z"),
   });
+  const lane0 = () => T.floormod(T.cuda.thread_idx("x"), 32).eq(0);
 
   const preprocess = T.function(
     "flash_attention_bwd_pre",
     {
-      O: T.Tensor([batch, seqQ, heads, D], dt),
-      dO: T.Tensor([batch, seqQ, heads, D], dt),
-      LSE: rowTensors.rowF32(),
+      O: qRowsT(),
+      dO: qRowsT(),
+      LSE: T.Tensor(varlen ? [heads, seqQ] : [batch, heads, seqQ], "float32"),
       Delta: rowTensors.rowF32(),
       LSE2: rowTensors.rowF32(),
       dQacc: rowTensors.qF32(),
-    },
-    ({ O, dO, LSE, Delta, LSE2, dQacc }) => {
+      ...(varlen ? { cuSeqlensQ: offsetsT() } : {}),
+    } as Record<string, ParamType>,
+    (args) => {
+      const { O, dO, LSE, Delta, LSE2, dQacc, cuSeqlensQ } = args as unknown as Record<
+        string,
+        TileView
+      >;
       rowLaunch();
       const { i, h, b } = rowIndex();
+      const sq = varlen ? queryRowsOf(cuSeqlensQ!, b) : undefined;
+      // With varlen: the row's place in the scratch tensors' padded row space.
+      const p = sq ? T.let_("p", T.add(T.mul(sq.blk, BM), i)) : undefined;
       const o = T.alloc_local([D], dt, { name: "o", layout: rowLayout });
       const g = T.alloc_local([D], dt, { name: "g", layout: rowLayout });
       const of = T.alloc_local([D], "float32", { name: "of", layout: rowLayout });
       const gf = T.alloc_local([D], "float32", { name: "gf", layout: rowLayout });
       const z = T.alloc_local([D / W, W], "float32", { name: "z", layout: rowLayout });
       const delta = T.alloc_local([1], "float32", { name: "delta", layout: oneLayout });
-      T.tile.warp.copy(o, O.sub(b, i, h));
-      T.tile.warp.copy(g, dO.sub(b, i, h));
-      T.tile.warp.cast(of, o);
-      T.tile.warp.cast(gf, g);
-      T.tile.warp.mul(of, of, gf);
-      T.tile.warp.sum(delta, of, 0);
-      T.tile.warp.copy(Delta.sub(b, h).rearrange("(s o) -> s o", { o: 1 }).sub(i), delta);
-      T.tile.warp.zero(z);
-      T.tile.warp.copy(accRow(dQacc, b, h, i), z);
-      T.if_(T.floormod(T.cuda.thread_idx("x"), 32).eq(0), () => {
-        const l = T.let_("l", LSE.get([b, h, i]));
-        LSE2.set([b, h, i], T.if_then_else(l.eq(-Infinity), Infinity, l.mul(Math.LOG2E)));
-      });
+      const acc = () => (p ? accRowPacked(dQacc!, h, p) : accRow(dQacc!, b, h, i));
+      const row = () => {
+        const x = sq ? T.add(sq.q0, i) : i;
+        T.tile.warp.copy(o, sq ? O!.sub(x, h) : O!.sub(b, i, h));
+        T.tile.warp.copy(g, sq ? dO!.sub(x, h) : dO!.sub(b, i, h));
+        T.tile.warp.cast(of, o);
+        T.tile.warp.cast(gf, g);
+        T.tile.warp.mul(of, of, gf);
+        T.tile.warp.sum(delta, of, 0);
+        const dRow = p ? Delta!.sub(h) : Delta!.sub(b, h);
+        T.tile.warp.copy(dRow.rearrange("(s o) -> s o", { o: 1 }).sub(p ?? i), delta);
+        T.tile.warp.zero(z);
+        T.tile.warp.copy(acc(), z);
+        T.if_(lane0(), () => {
+          const l = T.let_("l", sq ? LSE!.get([h, x]) : LSE!.get([b, h, i]));
+          const v = T.if_then_else(l.eq(-Infinity), Infinity, l.mul(Math.LOG2E));
+          if (p) LSE2!.set([h, p], v);
+          else LSE2!.set([b, h, i], v);
+        });
+      };
+      if (!sq || !p) row();
+      else {
+        // Rows of the sequence; then its padding rows up to its last 64-row block: Δ = 0 and
+        // LSE₂ = +inf (P = exp2(c·S − LSE₂) = 0 there, so the main kernel's rows past the
+        // sequence's end add nothing), dQacc zeroed; warps past the last block do nothing.
+        T.if_(i.lt(sq.lenQ), row, () =>
+          T.if_(i.lt(T.mul(T.ceildiv(sq.lenQ, BM), BM)), () => {
+            T.tile.warp.zero(z);
+            T.tile.warp.copy(acc(), z);
+            T.if_(lane0(), () => {
+              Delta!.set([h, p], 0);
+              LSE2!.set([h, p], Infinity);
+            });
+          }),
+        );
+      }
     },
   );
 
   const postprocess = T.function(
     "flash_attention_bwd_post",
-    { dQacc: rowTensors.qF32(), dQ: T.Tensor([batch, seqQ, heads, D], dt) },
-    ({ dQacc, dQ }) => {
+    {
+      dQacc: rowTensors.qF32(),
+      dQ: qRowsT(),
+      ...(varlen ? { cuSeqlensQ: offsetsT() } : {}),
+    } as Record<string, ParamType>,
+    (args) => {
+      const { dQacc, dQ, cuSeqlensQ } = args as unknown as Record<string, TileView>;
       rowLaunch();
       const { i, h, b } = rowIndex();
+      const sq = varlen ? queryRowsOf(cuSeqlensQ!, b) : undefined;
       const a = T.alloc_local([D / W, W], "float32", { name: "a", layout: rowLayout });
       const q = T.alloc_local([D / W, W], dt, { name: "q", layout: rowLayout });
-      T.tile.warp.copy(a, accRow(dQacc, b, h, i));
-      T.tile.warp.mul(a, a, scale);
-      T.tile.warp.cast(q, a);
-      T.tile.warp.copy(dQ.sub(b, i, h).rearrange("(k c) -> k c", { c: W }), q);
+      const row = (acc: TileView, out: TileView) => {
+        T.tile.warp.copy(a, acc);
+        T.tile.warp.mul(a, a, scale);
+        T.tile.warp.cast(q, a);
+        T.tile.warp.copy(out.rearrange("(k c) -> k c", { c: W }), q);
+      };
+      if (!sq) row(accRow(dQacc!, b, h, i), dQ!.sub(b, i, h));
+      else {
+        // The sequence's rows only (rows outside every sequence are not written).
+        T.if_(i.lt(sq.lenQ), () =>
+          row(accRowPacked(dQacc!, h, T.add(T.mul(sq.blk, BM), i)), dQ!.sub(T.add(sq.q0, i), h)),
+        );
+      }
     },
   );
 
   const group = heads / kvHeads;
-  const qBlocks = seqQ / BM;
+  const qBlocksDense = seqQ / BM;
   // exp(x · scale) = exp2(x · scale · log2 e).
   const c = scale * Math.LOG2E;
   const kvBytes = BN * D * 2;
   const qBytes = BM * D * 2;
-  const masked = left !== -1 || right !== -1;
+  // With varlen, keys past the sequence's end are masked in its last key tile.
+  const masked = varlen !== undefined || left !== -1 || right !== -1;
   // hd 128: the consumers split dQ's columns (each reads both consumers' dS); hd 64: each
   // consumer's dQ covers all 64 columns over its own keys (a split would give wgmma N = 32 of a
   // 128B-swizzled MN-major K, which no canonical layout holds).
@@ -192,20 +326,23 @@ export function makeFlashAttentionBackward(s: FlashAttentionSizes): FlashAttenti
   const main = T.function(
     "flash_attention_bwd",
     {
-      Q: T.Tensor([batch, seqQ, heads, D], dt),
-      K: T.Tensor([batch, seqK, kvHeads, D], dt),
-      V: T.Tensor([batch, seqK, kvHeads, D], dt),
-      dO: T.Tensor([batch, seqQ, heads, D], dt),
+      Q: qRowsT(),
+      K: kRowsT(),
+      V: kRowsT(),
+      dO: qRowsT(),
       LSE2: rowTensors.rowF32(),
       Delta: rowTensors.rowF32(),
       dQacc: rowTensors.qF32(),
-      dK: T.Tensor([batch, seqK, kvHeads, D], dt),
-      dV: T.Tensor([batch, seqK, kvHeads, D], dt),
-    },
-    ({ Q, K, V, dO, LSE2, Delta, dQacc, dK, dV }) => {
+      dK: kRowsT(),
+      dV: kRowsT(),
+      ...(varlen ? { cuSeqlensQ: offsetsT(), cuSeqlensK: offsetsT() } : {}),
+    } as Record<string, ParamType>,
+    (args) => {
+      const { Q, K, V, dO, LSE2, Delta, dQacc, dK, dV, cuSeqlensQ, cuSeqlensK } =
+        args as unknown as Record<string, TileView>;
       T.device_entry({
         launch: T.cuda.LaunchConfig({
-          grid: [seqK / BN, kvHeads, batch],
+          grid: [varlen ? Math.ceil(varlen.maxSeqK! / BN) : seqK / BN, kvHeads, batch],
           block: 384,
           dynamic_shared_bytes:
             (2 * BN + 2 * STAGES * BM) * D * 2 + STAGES * 2 * 2 * BM * 64 * 2 + 2 * BM * W * 4,
@@ -215,249 +352,358 @@ export function makeFlashAttentionBackward(s: FlashAttentionSizes): FlashAttenti
       const kb = T.cuda.block_idx("x");
       const hk = T.cuda.block_idx("y");
       const b = T.cuda.block_idx("z");
-      const wg = T.let_("wg", tid.floordiv(128));
-      // Query blocks i0 ≤ i < i0 + blocks meet some key's window: query q sees key k when
-      // k − right ≤ q ≤ k + left; the keys are kb·BN .. kb·BN + BN − 1.
-      const i0 =
-        right === -1
-          ? 0
-          : T.let_("i0", T.floordiv(T.max(T.sub(T.mul(kb, BN), right), 0), BM).min(qBlocks));
-      const blocks =
-        left === -1
-          ? right === -1
-            ? qBlocks
-            : T.let_("blocks", T.sub(qBlocks, i0))
-          : T.let_(
-              "blocks",
-              T.max(
-                T.sub(
-                  T.min(
-                    T.floordiv(T.max(T.add(T.mul(kb, BN), BN - 1 + left + BM), 0), BM),
-                    qBlocks,
+      // With varlen: sequence b's query rows (and their first block in the padded row space of
+      // the scratch tensors), its first key row and its key count.
+      const seq = varlen
+        ? (() => {
+            const sq = queryRowsOf(cuSeqlensQ!, b);
+            const k0 = T.let_("seqK0", cuSeqlensK!.get([b]));
+            const lenK = T.let_("lenK", T.sub(cuSeqlensK!.get([T.add(b, 1)]), k0));
+            return { ...sq, k0, lenK };
+          })()
+        : undefined;
+      // Query q sees key k when q + shift − left ≤ k ≤ q + shift + right (−1: unbounded): the
+      // window as given (dense: causal needs seq_q = seq_k), or with varlen shifted by lenK − lenQ
+      // (bottom-right aligned per sequence). rightOff = shift + right, leftOff = left − shift.
+      const shift = seq ? T.let_("shift", T.sub(seq.lenK, seq.lenQ)) : undefined;
+      const rightOff: ExprLike | undefined =
+        right === -1 ? undefined : shift ? (right === 0 ? shift : T.add(shift, right)) : right;
+      const leftOff: ExprLike | undefined =
+        left === -1 ? undefined : shift ? T.sub(left, shift) : left;
+      const plus = (a: ExprLike, n: number): ExprLike =>
+        typeof a === "number" ? a + n : n === 0 ? a : T.add(a, n);
+      // Query blocks of the sequence.
+      const qBlocks: ExprLike = seq ? T.let_("qBlocks", T.ceildiv(seq.lenQ, BM)) : qBlocksDense;
+      // Rows of one (sequence, head) tile: `r` rows of X from packed row `row` on, head `hh`, as a
+      // [r, D] view at a dynamic row of the packed [rows, heads, D] tensor (as the forward).
+      const rowsAt = (x: TileView, row: ExprLike, hh: ExprLike, r: number, nh: number): TileView =>
+        x.as_strided({
+          offset: T.add(T.mul(row, nh * D), T.mul(hh, D)),
+          shape: [r, D],
+          strides: [nh * D, 1],
+        });
+      const kernel = (): void => {
+        const wg = T.let_("wg", tid.floordiv(128));
+        // Query blocks i0 ≤ i < i0 + blocks meet some key's window: query q sees key k when
+        // k − rightOff ≤ q ≤ k + leftOff; the keys are kb·BN .. kb·BN + BN − 1.
+        const i0 =
+          rightOff === undefined
+            ? 0
+            : T.let_("i0", T.floordiv(T.max(T.sub(T.mul(kb, BN), rightOff), 0), BM).min(qBlocks));
+        const blocks =
+          leftOff === undefined
+            ? rightOff === undefined
+              ? qBlocks
+              : T.let_("blocks", T.sub(qBlocks, i0))
+            : T.let_(
+                "blocks",
+                T.max(
+                  T.sub(
+                    T.min(
+                      T.floordiv(T.max(T.add(T.mul(kb, BN), plus(leftOff, BN - 1 + BM)), 0), BM),
+                      qBlocks,
+                    ),
+                    i0,
                   ),
-                  i0,
+                  0,
                 ),
-                0,
-              ),
-            );
-      // The steps of a KV block: for each query head hk·group + g of the KV head's group, the
-      // query blocks i0 + r (r < blocks); step n = g · blocks + r picks the ring stage.
-      const forSteps = (body: (n: ExprLike, h: ExprLike, i: ExprLike) => void) => {
-        const inner = (g: ExprLike, h: ExprLike) => {
-          for (const r of T.range(blocks)) {
-            const n = group === 1 ? r : T.let_("n", T.add(T.mul(g, blocks), r));
-            // i0 + r < qBlocks always (blocks ≤ qBlocks − i0); the min states it for the
-            // verifier's bounds analysis, which does not relate i0 to blocks.
-            body(n, h, right === -1 ? r : T.let_("i", T.min(T.add(i0, r), qBlocks - 1)));
+              );
+        // The steps of a KV block: for each query head hk·group + g of the KV head's group, the
+        // query blocks i0 + r (r < blocks); step n = g · blocks + r picks the ring stage.
+        const forSteps = (body: (n: ExprLike, h: ExprLike, i: ExprLike) => void) => {
+          const inner = (g: ExprLike, h: ExprLike) => {
+            for (const r of T.range(blocks)) {
+              const n = group === 1 ? r : T.let_("n", T.add(T.mul(g, blocks), r));
+              // i0 + r < qBlocks always (blocks ≤ qBlocks − i0); the min states it for the
+              // verifier's bounds analysis, which does not relate i0 to blocks (dense; with
+              // varlen the block indexes only dynamic views).
+              body(
+                n,
+                h,
+                rightOff === undefined
+                  ? r
+                  : seq
+                    ? T.let_("i", T.add(i0, r))
+                    : T.let_("i", T.min(T.add(i0, r), qBlocksDense - 1)),
+              );
+            }
+          };
+          if (group === 1) inner(0, hk);
+          else {
+            for (const g of T.range(group)) inner(g, T.let_("h", T.add(T.mul(hk, group), g)));
           }
         };
-        if (group === 1) inner(0, hk);
-        else {
-          for (const g of T.range(group)) inner(g, T.let_("h", T.add(T.mul(hk, group), g)));
-        }
-      };
-      const sw = T.swizzle_mode("128B");
-      const shared = (shape: number[], name: string) =>
-        T.alloc_shared(shape, dt, { name, align: 1024, layout: sw, dynamic: true });
-      const sK = shared([D / W, BN, W], "sK");
-      const sV = shared([D / W, BN, W], "sV");
-      const sQ = shared([STAGES, D / W, BM, W], "sQ");
-      const sdO = shared([STAGES, D / W, BM, W], "sdO");
-      // P and dS of each consumer: [64 query rows, 64 keys], one swizzle row wide, one per ring
-      // stage: step n + 1 writes the other buffer while a slower warp of the warpgroup may still
-      // have step n's wgmma reading this one (the warpgroup's barrier of step n + 1 orders step
-      // n + 2's writes after every warp's wait of step n).
-      const sP = shared([STAGES, 2, BM, 64], "sP");
-      const sdS = shared([STAGES, 2, BM, 64], "sdS");
-      // Each consumer's [64 queries, 64 columns] float32 block of dQ, row-major as the blocked
-      // accumulator holds it: the source of its bulk reduction.
-      const sdQ = T.alloc_shared([2, BM * W], "float32", {
-        name: "sdQ",
-        align: 128,
-        dynamic: true,
-      });
-      const kvFull = T.alloc_shared([1], "uint64", { name: "kvFull" });
-      const qFull = T.alloc_shared([STAGES], "uint64", { name: "qFull" });
-      const oFull = T.alloc_shared([STAGES], "uint64", { name: "oFull" });
-      const qEmpty = T.alloc_shared([STAGES], "uint64", { name: "qEmpty" });
-      T.if_(tid.eq(0), () => {
-        T.ptx.mbarrier.init(kvFull.sub(0), 1);
-        for (const st of T.unroll(STAGES)) {
-          T.ptx.mbarrier.init(qFull.sub(st), 1);
-          T.ptx.mbarrier.init(oFull.sub(st), 1);
-          T.ptx.mbarrier.init(qEmpty.sub(st), 2);
-        }
-        T.ptx.fence.mbarrier_init();
-      });
-      T.cuda.cta_sync();
-      // Row blocks of a [batch, seq, heads, D] tensor, as the forward: rows(X, r).sub(b, i, h)
-      // is [r, D]; cols() its 64-wide column blocks; blocked() a shared [D / 64, r, 64] tile.
-      const rows = (x: typeof Q, r: number) => x.rearrange("b (i r) h d -> b i h r d", { r });
-      const cols = (x: ReturnType<typeof rows>) => x.rearrange("r (k c) -> r k c", { c: W });
-      const blocked = (t: typeof sK) => t.rearrange("k r c -> r k c");
-      T.if_(
-        wg.eq(0),
-        () => {
-          T.ptx.setmaxnreg(false, 24);
-          T.if_(tid.eq(0), () => {
-            T.ptx.mbarrier.arrive.expect_tx(kvFull.sub(0), 2 * kvBytes);
-            T.tile.copy_async(blocked(sK), cols(rows(K, BN).sub(b, kb, hk)), {
-              mbar: kvFull.sub(0),
+        const sw = T.swizzle_mode("128B");
+        const shared = (shape: number[], name: string) =>
+          T.alloc_shared(shape, dt, { name, align: 1024, layout: sw, dynamic: true });
+        const sK = shared([D / W, BN, W], "sK");
+        const sV = shared([D / W, BN, W], "sV");
+        const sQ = shared([STAGES, D / W, BM, W], "sQ");
+        const sdO = shared([STAGES, D / W, BM, W], "sdO");
+        // P and dS of each consumer: [64 query rows, 64 keys], one swizzle row wide, one per ring
+        // stage: step n + 1 writes the other buffer while a slower warp of the warpgroup may still
+        // have step n's wgmma reading this one (the warpgroup's barrier of step n + 1 orders step
+        // n + 2's writes after every warp's wait of step n).
+        const sP = shared([STAGES, 2, BM, 64], "sP");
+        const sdS = shared([STAGES, 2, BM, 64], "sdS");
+        // Each consumer's [64 queries, 64 columns] float32 block of dQ, row-major as the blocked
+        // accumulator holds it: the source of its bulk reduction.
+        const sdQ = T.alloc_shared([2, BM * W], "float32", {
+          name: "sdQ",
+          align: 128,
+          dynamic: true,
+        });
+        const kvFull = T.alloc_shared([1], "uint64", { name: "kvFull" });
+        const qFull = T.alloc_shared([STAGES], "uint64", { name: "qFull" });
+        const oFull = T.alloc_shared([STAGES], "uint64", { name: "oFull" });
+        const qEmpty = T.alloc_shared([STAGES], "uint64", { name: "qEmpty" });
+        T.if_(tid.eq(0), () => {
+          T.ptx.mbarrier.init(kvFull.sub(0), 1);
+          for (const st of T.unroll(STAGES)) {
+            T.ptx.mbarrier.init(qFull.sub(st), 1);
+            T.ptx.mbarrier.init(oFull.sub(st), 1);
+            T.ptx.mbarrier.init(qEmpty.sub(st), 2);
+          }
+          T.ptx.fence.mbarrier_init();
+        });
+        T.cuda.cta_sync();
+        // Row blocks of a [batch, seq, heads, D] tensor, as the forward: rows(X, r).sub(b, i, h)
+        // is [r, D]; cols() its 64-wide column blocks; blocked() a shared [D / 64, r, 64] tile.
+        const rows = (x: TileView, r: number) => x.rearrange("b (i r) h d -> b i h r d", { r });
+        const cols = (x: TileView) => x.rearrange("r (k c) -> r k c", { c: W });
+        const blocked = (t: TileView) => t.rearrange("k r c -> r k c");
+        // The CTA's K or V tile and query block i of head h of Q or dO ([r, D] views).
+        const kvTile = (x: TileView): TileView =>
+          seq
+            ? rowsAt(x, T.add(seq.k0, T.mul(kb, BN)), hk, BN, kvHeads)
+            : rows(x, BN).sub(b, kb, hk);
+        const qTile = (x: TileView, i: ExprLike, h: ExprLike): TileView =>
+          seq ? rowsAt(x, T.add(seq.q0, T.mul(i, BM)), h, BM, heads) : rows(x, BM).sub(b, i, h);
+        T.if_(
+          wg.eq(0),
+          () => {
+            T.ptx.setmaxnreg(false, 24);
+            T.if_(tid.eq(0), () => {
+              T.ptx.mbarrier.arrive.expect_tx(kvFull.sub(0), 2 * kvBytes);
+              T.tile.copy_async(blocked(sK), cols(kvTile(K!)), { mbar: kvFull.sub(0) });
+              T.tile.copy_async(blocked(sV), cols(kvTile(V!)), { mbar: kvFull.sub(0) });
+              forSteps((n, h, i) => {
+                const st = T.let_("st", T.floormod(n, STAGES));
+                const ph = T.let_("ph", T.floormod(T.floordiv(n, STAGES), 2));
+                // The stage's Q and dO are freed together (the consumers' last reads of both
+                // are the same wgmma group).
+                T.ptx.mbarrier.try_wait(qEmpty.sub(st), T.sub(1, ph));
+                T.ptx.mbarrier.arrive.expect_tx(qFull.sub(st), qBytes);
+                T.tile.copy_async(blocked(sQ.sub(st)), cols(qTile(Q!, i, h)), {
+                  mbar: qFull.sub(st),
+                });
+                T.ptx.mbarrier.arrive.expect_tx(oFull.sub(st), qBytes);
+                T.tile.copy_async(blocked(sdO.sub(st)), cols(qTile(dO!, i, h)), {
+                  mbar: oFull.sub(st),
+                });
+              });
             });
-            T.tile.copy_async(blocked(sV), cols(rows(V, BN).sub(b, kb, hk)), {
-              mbar: kvFull.sub(0),
-            });
+          },
+          () => {
+            T.ptx.setmaxnreg(true, 240);
+            // Consumer cw = wg − 1 ∈ {0, 1} owns keys kb·BN + 64·cw .. + 63.
+            const cw = T.let_("cw", wg.add(1).floormod(2));
+            const sl = T.layout.wgmma_tile_layout("D", 64, 64, "float32");
+            const ol = T.layout.wgmma_tile_layout("D", 64, D, "float32");
+            const rl = T.TileLayout(
+              "S[(4, 2, 8) : (32@tid_in_wg, 1, 4@tid_in_wg)] + R[4 : 1@tid_in_wg]",
+            );
+            const S = T.alloc_local([64, 64], "float32", { name: "S", layout: sl });
+            const dP = T.alloc_local([64, 64], "float32", { name: "dP", layout: sl });
+            const P16 = T.alloc_local([64, 64], dt, { name: "P16", layout: sl });
+            const dS16 = T.alloc_local([64, 64], dt, { name: "dS16", layout: sl });
+            const dKa = T.alloc_local([64, D], "float32", { name: "dKa", layout: ol });
+            const dVa = T.alloc_local([64, D], "float32", { name: "dVa", layout: ol });
+            // dQ's block of this consumer: at hd 128 columns 64·cw .. + 63 of the CTA's 128 keys'
+            // sum (FlashAttention-3's split of dQ = dS · K over the head dim, both consumers' dS
+            // read from shared memory); at hd 64 all 64 columns over its own 64 keys (RS).
+            const ql = T.layout.wgmma_tile_layout("D", 64, W, "float32");
+            const dQa = T.alloc_local([64, W], "float32", { name: "dQa", layout: ql });
+            const out = T.alloc_local([64, D], dt, { name: "out", layout: ol });
+            const lse = T.alloc_local([64, 1], "float32", { name: "lse", layout: rl });
+            const dl = T.alloc_local([64, 1], "float32", { name: "dl", layout: rl });
+            T.tile.wg.zero(dKa);
+            T.tile.wg.zero(dVa);
+            // This consumer's 64 keys of K and V: [64, D / 64, 64] column-blocked views.
+            const keys = (t: typeof sK) => t.rearrange("k (w r) c -> w r k c", { r: 64 }).sub(cw);
+            const sKw = keys(sK);
+            const sVw = keys(sV);
+            const sdQw = sdQ.sub(cw);
+            // The warpgroup's named barrier 5 + cw (ids 1..15 are free; a warp-uniform branch
+            // picks the immediate).
+            const wgBarrier = () =>
+              T.if_(
+                cw.eq(0),
+                () => T.cuda.bar_sync(5, 128),
+                () => T.cuda.bar_sync(6, 128),
+              );
+            T.ptx.mbarrier.try_wait(kvFull.sub(0), 0);
             forSteps((n, h, i) => {
               const st = T.let_("st", T.floormod(n, STAGES));
               const ph = T.let_("ph", T.floormod(T.floordiv(n, STAGES), 2));
-              // The stage's Q and dO are freed together (the consumers' last reads of both
-              // are the same wgmma group).
-              T.ptx.mbarrier.try_wait(qEmpty.sub(st), T.sub(1, ph));
-              T.ptx.mbarrier.arrive.expect_tx(qFull.sub(st), qBytes);
-              T.tile.copy_async(blocked(sQ.sub(st)), cols(rows(Q, BM).sub(b, i, h)), {
-                mbar: qFull.sub(st),
-              });
-              T.ptx.mbarrier.arrive.expect_tx(oFull.sub(st), qBytes);
-              T.tile.copy_async(blocked(sdO.sub(st)), cols(rows(dO, BM).sub(b, i, h)), {
-                mbar: oFull.sub(st),
+              const sPw = sP.sub(st, cw);
+              const sdSw = sdS.sub(st, cw);
+              // S = Q·K_wᵀ and dP = dO·V_wᵀ, both in flight.
+              T.ptx.mbarrier.try_wait(qFull.sub(st), ph);
+              T.tile.wg.gemm_async(S, blocked(sQ.sub(st)), sKw, { transB: true, accum: false });
+              T.ptx.mbarrier.try_wait(oFull.sub(st), ph);
+              T.tile.wg.gemm_async(dP, blocked(sdO.sub(st)), sVw, { transB: true, accum: false });
+              // The block's LSE₂ and Δ rows, one per query row (with varlen, the block's rows in
+              // the padded row space: rows past the sequence's end have LSE₂ = +inf, Δ = 0).
+              const rowVec = (x: TileView) =>
+                seq
+                  ? x.rearrange("h (i r o) -> h i r o", { r: 64, o: 1 }).sub(h, T.add(seq.blk, i))
+                  : x.rearrange("b h (i r o) -> b h i r o", { r: 64, o: 1 }).sub(b, h, i);
+              T.tile.wg.copy(lse, rowVec(LSE2!));
+              T.tile.wg.copy(dl, rowVec(Delta!));
+              T.ptx.wgmma.wait_group(0);
+              if (masked) {
+                // Key k = kb·BN + 64·cw + c is hidden from query q = 64·i + r when k > q +
+                // rightOff, k < q − leftOff (the forward's test) or (varlen) k ≥ lenK.
+                const k0 = T.let_("k0", T.add(T.mul(kb, BN), T.mul(cw, 64)));
+                const q0 = T.mul(i, BM);
+                // The tests of the bounded edges, right, left, then the sequence's end: per block
+                // (does it cross the edge? its corner keys hidden from a corner query) and per
+                // element.
+                const edges: [PrimExpr, (q: ExprLike, k: PrimExpr) => PrimExpr][] = [];
+                if (rightOff !== undefined) {
+                  edges.push([
+                    T.add(k0, 63).gt(rightOff === 0 ? q0 : T.add(q0, rightOff)),
+                    (q, k) => k.gt(rightOff === 0 ? q : T.add(q, rightOff)),
+                  ]);
+                }
+                if (leftOff !== undefined) {
+                  edges.push([
+                    k0.lt(
+                      T.add(
+                        q0,
+                        typeof leftOff === "number" ? BM - 1 - leftOff : T.sub(BM - 1, leftOff),
+                      ),
+                    ),
+                    (q, k) => k.lt(T.sub(q, leftOff)),
+                  ]);
+                }
+                if (seq) edges.push([T.add(k0, 64).gt(seq.lenK), (_q, k) => k.ge(seq.lenK)]);
+                const any = (ps: PrimExpr[]): PrimExpr => ps.reduce((a, x) => T.or(a, x));
+                const hidden = (r: ExprLike, cc: ExprLike) => {
+                  const k = T.add(k0, cc);
+                  const q = T.add(q0, r);
+                  return any(edges.map(([, e]) => e(q, k)));
+                };
+                T.if_(any(edges.map(([x]) => x)), () =>
+                  T.tile.wg.select(S, ([r, cc]) => hidden(r!, cc!), -Infinity, S),
+                );
+              }
+              // P = exp2(c·S − LSE₂) (the forward's normalised probabilities).
+              T.tile.wg.mul(S, S, c);
+              T.tile.wg.sub(S, S, lse);
+              T.tile.wg.exp2(S, S, { approx: true });
+              // dS = P ∘ (dP − Δ).
+              T.tile.wg.sub(dP, dP, dl);
+              T.tile.wg.mul(dP, dP, S);
+              T.tile.wg.cast(P16, S);
+              T.tile.wg.cast(dS16, dP);
+              if (!splitD) {
+                // dQ_partial = dS · K_w (RS), issued first: it needs no shared P or dS.
+                T.tile.wg.gemm_async(dQa, dS16, sKw, { accum: false });
+              }
+              T.tile.wg.copy(sPw, P16);
+              T.tile.wg.copy(sdSw, dS16);
+              // The generic-proxy stores of P and dS, before the wgmma reads them: at hd 128 both
+              // consumers' (dQ reads all 128 keys' dS), else the warpgroup's.
+              T.ptx.fence.proxy_async("shared::cta");
+              if (splitD) T.cuda.bar_sync(7, 256);
+              else wgBarrier();
+              // dV_w += Pᵀ·dO, dK_w += dSᵀ·Q: P and dS [64 queries, 64 keys] read as [K, M].
+              T.tile.wg.gemm_async(dVa, sPw, blocked(sdO.sub(st)), { transA: true, accum: true });
+              T.tile.wg.gemm_async(dKa, sdSw, blocked(sQ.sub(st)), { transA: true, accum: true });
+              if (splitD) {
+                // dQ[:, 64·cw ..] = dS [64, 128 keys] · K[128 keys, 64·cw ..].
+                T.tile.wg.gemm_async(dQa, blocked(sdS.sub(st)), sK.sub(cw), { accum: false });
+              }
+              T.ptx.wgmma.wait_group(0);
+              T.if_(T.floormod(tid, 128).eq(0), () => T.ptx.mbarrier.arrive(qEmpty.sub(st)));
+              // dQ's block into the accumulator: the previous step's bulk reduction has read the
+              // staging block (wait_group.read by its issuing thread, then the warpgroup's
+              // barrier), the warpgroup stores the block, fences, meets again, and one thread
+              // issues the reduction.
+              const leader = T.floormod(tid, 128).eq(0);
+              T.if_(leader, () => T.ptx.cp.async_.bulk.wait_group_read(0));
+              wgBarrier();
+              T.tile.wg.copy(sdQw.rearrange("(r c) -> r c", { c: W }), dQa);
+              T.ptx.fence.proxy_async("shared::cta");
+              wgBarrier();
+              T.if_(leader, () => {
+                T.cuda.tile.apply(
+                  T.ptx["cp.reduce.async.bulk.global.shared::cta.bulk_group.add.f32"],
+                  seq
+                    ? dQacc!.sub(h, T.add(seq.blk, i), splitD ? cw : 0)
+                    : dQacc!.sub(b, h, i, splitD ? cw : 0),
+                  sdQw,
+                  { chunk_bytes: BM * W * 4 },
+                );
+                T.ptx.cp.async_.bulk.commit_group();
               });
             });
-          });
-        },
-        () => {
-          T.ptx.setmaxnreg(true, 240);
-          // Consumer cw = wg − 1 ∈ {0, 1} owns keys kb·BN + 64·cw .. + 63.
-          const cw = T.let_("cw", wg.add(1).floormod(2));
-          const sl = T.layout.wgmma_tile_layout("D", 64, 64, "float32");
-          const ol = T.layout.wgmma_tile_layout("D", 64, D, "float32");
-          const rl = T.TileLayout(
-            "S[(4, 2, 8) : (32@tid_in_wg, 1, 4@tid_in_wg)] + R[4 : 1@tid_in_wg]",
-          );
-          const S = T.alloc_local([64, 64], "float32", { name: "S", layout: sl });
-          const dP = T.alloc_local([64, 64], "float32", { name: "dP", layout: sl });
-          const P16 = T.alloc_local([64, 64], dt, { name: "P16", layout: sl });
-          const dS16 = T.alloc_local([64, 64], dt, { name: "dS16", layout: sl });
-          const dKa = T.alloc_local([64, D], "float32", { name: "dKa", layout: ol });
-          const dVa = T.alloc_local([64, D], "float32", { name: "dVa", layout: ol });
-          // dQ's block of this consumer: at hd 128 columns 64·cw .. + 63 of the CTA's 128 keys'
-          // sum (FlashAttention-3's split of dQ = dS · K over the head dim, both consumers' dS
-          // read from shared memory); at hd 64 all 64 columns over its own 64 keys (RS).
-          const ql = T.layout.wgmma_tile_layout("D", 64, W, "float32");
-          const dQa = T.alloc_local([64, W], "float32", { name: "dQa", layout: ql });
-          const out = T.alloc_local([64, D], dt, { name: "out", layout: ol });
-          const lse = T.alloc_local([64, 1], "float32", { name: "lse", layout: rl });
-          const dl = T.alloc_local([64, 1], "float32", { name: "dl", layout: rl });
-          T.tile.wg.zero(dKa);
-          T.tile.wg.zero(dVa);
-          // This consumer's 64 keys of K and V: [64, D / 64, 64] column-blocked views.
-          const keys = (t: typeof sK) => t.rearrange("k (w r) c -> w r k c", { r: 64 }).sub(cw);
-          const sKw = keys(sK);
-          const sVw = keys(sV);
-          const sdQw = sdQ.sub(cw);
-          // The warpgroup's named barrier 5 + cw (ids 1..15 are free; a warp-uniform branch
-          // picks the immediate).
-          const wgBarrier = () =>
-            T.if_(
-              cw.eq(0),
-              () => T.cuda.bar_sync(5, 128),
-              () => T.cuda.bar_sync(6, 128),
-            );
-          T.ptx.mbarrier.try_wait(kvFull.sub(0), 0);
-          forSteps((n, h, i) => {
-            const st = T.let_("st", T.floormod(n, STAGES));
-            const ph = T.let_("ph", T.floormod(T.floordiv(n, STAGES), 2));
-            const sPw = sP.sub(st, cw);
-            const sdSw = sdS.sub(st, cw);
-            // S = Q·K_wᵀ and dP = dO·V_wᵀ, both in flight.
-            T.ptx.mbarrier.try_wait(qFull.sub(st), ph);
-            T.tile.wg.gemm_async(S, blocked(sQ.sub(st)), sKw, { transB: true, accum: false });
-            T.ptx.mbarrier.try_wait(oFull.sub(st), ph);
-            T.tile.wg.gemm_async(dP, blocked(sdO.sub(st)), sVw, { transB: true, accum: false });
-            // The block's LSE₂ and Δ rows, one per query row.
-            const rowVec = (x: typeof LSE2) =>
-              x.rearrange("b h (i r o) -> b h i r o", { r: 64, o: 1 }).sub(b, h, i);
-            T.tile.wg.copy(lse, rowVec(LSE2));
-            T.tile.wg.copy(dl, rowVec(Delta));
-            T.ptx.wgmma.wait_group(0);
-            if (masked) {
-              // Key k = kb·BN + 64·cw + c is hidden from query q = 64·i + r when k > q + right
-              // or k < q − left (the forward's test).
-              const k0 = T.let_("k0", T.add(T.mul(kb, BN), T.mul(cw, 64)));
-              const q0 = T.mul(i, BM);
-              const edges = (pr: ExprLike, pl: ExprLike) =>
-                left === -1 ? pr : right === -1 ? pl : T.or(pr, pl);
-              // The block crosses an edge when its corner keys are hidden from a corner query.
-              const crossRight = T.add(k0, 63).gt(right === 0 ? q0 : T.add(q0, right));
-              const crossLeft = k0.lt(T.add(q0, BM - 1 - left));
-              const hidden = (r: ExprLike, cc: ExprLike) => {
-                const k = T.add(k0, cc);
-                const q = T.add(q0, r);
-                return edges(k.gt(right === 0 ? q : T.add(q, right)), k.lt(T.sub(q, left)));
+            // The last reduction completes before the CTA exits.
+            T.if_(T.floormod(tid, 128).eq(0), () => T.ptx.cp.async_.bulk.wait_group(0));
+            // dK = scale · Σ dSᵀ·Q (dS is the gradient of the scaled logits); dV = Σ Pᵀ·dO.
+            T.tile.wg.mul(dKa, dKa, scale);
+            T.tile.wg.cast(out, dKa);
+            if (seq) {
+              // With varlen, keys past the sequence's end are not stored: each thread stores its
+              // own rows of the wgmma accumulator layout (thread t of the warpgroup holds rows
+              // 16·⌊t / 32⌋ + 8·i + ⌊(t mod 32) / 4⌋, i = 0, 1, slots 4·n + 2·i + e of a 64 × D
+              // tile, column 8·n + 2·(t mod 4) + e), each row under its own guard, as the
+              // forward stores O.
+              const t = T.let_("t", T.floormod(tid, 128));
+              const r0 = T.let_(
+                "r0",
+                T.add(
+                  T.add(T.mul(kb, BN), T.mul(cw, 64)),
+                  T.add(T.mul(T.floordiv(t, 32), 16), T.floordiv(T.floormod(t, 32), 4)),
+                ),
+              );
+              const c0 = T.let_("c0", T.mul(T.floormod(t, 4), 2));
+              const outSlots = out.flat();
+              const store = (x: TileView) => {
+                for (const ii of T.unroll(2)) {
+                  const r = T.let_("r", T.add(r0, T.mul(ii, 8)));
+                  T.if_(r.lt(seq.lenK), () => {
+                    const xRow = x.sub(T.add(seq.k0, r), hk);
+                    for (const n of T.unroll(D / 8)) {
+                      for (const e of T.vectorized(2)) {
+                        xRow.set(
+                          [T.add(T.add(T.mul(n, 8), c0), e)],
+                          outSlots.get([T.add(T.add(T.mul(n, 4), T.mul(ii, 2)), e)]),
+                        );
+                      }
+                    }
+                  });
+                }
               };
-              T.if_(edges(crossRight, crossLeft), () =>
-                T.tile.wg.select(S, ([r, cc]) => hidden(r!, cc!), -Infinity, S),
-              );
+              store(dK!);
+              T.tile.wg.cast(out, dVa);
+              store(dV!);
+            } else {
+              const kRows = (x: TileView) => rows(x, 64).sub(b, T.add(T.mul(kb, 2), cw), hk);
+              T.tile.wg.copy(kRows(dK!), out);
+              T.tile.wg.cast(out, dVa);
+              T.tile.wg.copy(kRows(dV!), out);
             }
-            // P = exp2(c·S − LSE₂) (the forward's normalised probabilities).
-            T.tile.wg.mul(S, S, c);
-            T.tile.wg.sub(S, S, lse);
-            T.tile.wg.exp2(S, S, { approx: true });
-            // dS = P ∘ (dP − Δ).
-            T.tile.wg.sub(dP, dP, dl);
-            T.tile.wg.mul(dP, dP, S);
-            T.tile.wg.cast(P16, S);
-            T.tile.wg.cast(dS16, dP);
-            if (!splitD) {
-              // dQ_partial = dS · K_w (RS), issued first: it needs no shared P or dS.
-              T.tile.wg.gemm_async(dQa, dS16, sKw, { accum: false });
-            }
-            T.tile.wg.copy(sPw, P16);
-            T.tile.wg.copy(sdSw, dS16);
-            // The generic-proxy stores of P and dS, before the wgmma reads them: at hd 128 both
-            // consumers' (dQ reads all 128 keys' dS), else the warpgroup's.
-            T.ptx.fence.proxy_async("shared::cta");
-            if (splitD) T.cuda.bar_sync(7, 256);
-            else wgBarrier();
-            // dV_w += Pᵀ·dO, dK_w += dSᵀ·Q: P and dS [64 queries, 64 keys] read as [K, M].
-            T.tile.wg.gemm_async(dVa, sPw, blocked(sdO.sub(st)), { transA: true, accum: true });
-            T.tile.wg.gemm_async(dKa, sdSw, blocked(sQ.sub(st)), { transA: true, accum: true });
-            if (splitD) {
-              // dQ[:, 64·cw ..] = dS [64, 128 keys] · K[128 keys, 64·cw ..].
-              T.tile.wg.gemm_async(dQa, blocked(sdS.sub(st)), sK.sub(cw), { accum: false });
-            }
-            T.ptx.wgmma.wait_group(0);
-            T.if_(T.floormod(tid, 128).eq(0), () => T.ptx.mbarrier.arrive(qEmpty.sub(st)));
-            // dQ's block into the accumulator: the previous step's bulk reduction has read the
-            // staging block (wait_group.read by its issuing thread, then the warpgroup's
-            // barrier), the warpgroup stores the block, fences, meets again, and one thread
-            // issues the reduction.
-            const leader = T.floormod(tid, 128).eq(0);
-            T.if_(leader, () => T.ptx.cp.async_.bulk.wait_group_read(0));
-            wgBarrier();
-            T.tile.wg.copy(sdQw.rearrange("(r c) -> r c", { c: W }), dQa);
-            T.ptx.fence.proxy_async("shared::cta");
-            wgBarrier();
-            T.if_(leader, () => {
-              T.cuda.tile.apply(
-                T.ptx["cp.reduce.async.bulk.global.shared::cta.bulk_group.add.f32"],
-                dQacc.sub(b, h, i, splitD ? cw : 0),
-                sdQw,
-                { chunk_bytes: BM * W * 4 },
-              );
-              T.ptx.cp.async_.bulk.commit_group();
-            });
-          });
-          // The last reduction completes before the CTA exits.
-          T.if_(T.floormod(tid, 128).eq(0), () => T.ptx.cp.async_.bulk.wait_group(0));
-          // dK = scale · Σ dSᵀ·Q (dS is the gradient of the scaled logits); dV = Σ Pᵀ·dO.
-          const kRows = (x: typeof dK) => rows(x, 64).sub(b, T.add(T.mul(kb, 2), cw), hk);
-          T.tile.wg.mul(dKa, dKa, scale);
-          T.tile.wg.cast(out, dKa);
-          T.tile.wg.copy(kRows(dK), out);
-          T.tile.wg.cast(out, dVa);
-          T.tile.wg.copy(kRows(dV), out);
-        },
-      );
+          },
+        );
+      };
+      // With varlen, a CTA whose key tile starts past its sequence's end exits before its first
+      // barrier (all its threads: the condition is the CTA's). A sequence with no queries still
+      // runs its key tiles: no steps, dK = dV = 0.
+      if (seq) T.if_(kb.lt(T.let_("kTiles", T.ceildiv(seq.lenK, BN))), kernel);
+      else kernel();
     },
   );
   return { preprocess, main, postprocess };

@@ -125,9 +125,11 @@ export interface FlashAttentionSizes {
    * parameters after O, cuSeqlensQ and cuSeqlensK [batch + 1] (non-decreasing cumulative offsets,
    * the first 0, the last ≤ totalQ / totalK). `maxSeqQ` (an integer in 1 … seqQ), the longest
    * sequence's query rows, sizes the grid: ⌈maxSeqQ / 128⌉ query tiles per (sequence, head)
-   * (rows of a longer sequence past ⌈maxSeqQ / 128⌉ · 128 would be left unwritten).
+   * (rows of a longer sequence past ⌈maxSeqQ / 128⌉ · 128 would be left unwritten). `maxSeqK`,
+   * the longest sequence's key rows, is the backward's (makeFlashAttentionBackward, whose main
+   * grid is over key tiles; this kernel ignores it), so that one sizes object serves both.
    */
-  readonly varlen?: { readonly maxSeqQ: number };
+  readonly varlen?: { readonly maxSeqQ: number; readonly maxSeqK?: number };
   /** Unused (the grid is one CTA per 128 query rows of each batch and head). */
   readonly ctas?: number;
   /**
