@@ -9,7 +9,15 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "nod
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, describe, expect, test } from "vitest";
-import { autotune, registerTunedDefaults, sim, tensor, tuneKeyText, type PrimFunc } from "tirx-ts";
+import {
+  TirxError,
+  autotune,
+  registerTunedDefaults,
+  sim,
+  tensor,
+  tuneKeyText,
+  type PrimFunc,
+} from "tirx-ts";
 import {
   parsePtxasUsage,
   readTuneCache,
@@ -148,6 +156,42 @@ describe("pruning", () => {
     );
   });
 
+  test("a candidate whose run throws a TirxError is pruned with it; a measure that is no time is TX1002", () => {
+    const bad = fam.CONFIGS[1]!;
+    const r = autotune(fam.makeInc, fam.CONFIGS.slice(0, 2), {
+      key: "run fails",
+      device: sim(),
+      cacheDir: false,
+      progress: false,
+      measure: (c) => {
+        if (c === bad) throw new TirxError("TX5003", "a tensor argument has the wrong shape");
+        return fam.fakeUs(c);
+      },
+    });
+    expect(r.config).toBe(fam.CONFIGS[0]);
+    expect(r.pruned).toEqual([
+      {
+        config: bad,
+        status: "pruned",
+        reason: "launch: TX5003 [launch/arg-shape] a tensor argument has the wrong shape",
+        code: "TX5003",
+      },
+    ]);
+    const e = errorOf(() =>
+      autotune(fam.makeInc, fam.CONFIGS.slice(0, 1), {
+        key: "no time",
+        device: sim(),
+        cacheDir: false,
+        progress: false,
+        measure: () => Number.NaN,
+      }),
+    );
+    expect(e.code).toBe("TX1002");
+    expect(e.message).toContain(
+      'autotune\'s measure must return a time in µs (a finite number ≥ 0), got NaN for {"block":32}',
+    );
+  });
+
   test("ptxas -v's report: registers and spills", () => {
     const text = [
       "ptxas info    : Compiling entry function 'k' for 'sm_90a'",
@@ -280,6 +324,20 @@ process.stdout.write(JSON.stringify({ measured, source: r.source, config: r.conf
     const [b, a] = [before, after].map((x) => (x as { entry: TuneCacheEntry }).entry);
     expect(a!.key.source).toBe(r.key.source);
     expect(a!.key.source).not.toBe(b!.key.source);
+  });
+
+  test("retune: true times again although the cache file has the choice", () => {
+    const { calls, measure } = counted();
+    const r = autotune(fam.makeInc, fam.CONFIGS, {
+      key: KEY,
+      device: sim(),
+      measure,
+      cacheDir: dir,
+      progress: false,
+      retune: true,
+    });
+    expect([r.source, r.config]).toEqual(["tuned", fastest]);
+    expect(calls).toEqual(fam.CONFIGS);
   });
 
   test("a corrupt cache file: a warning, then a new tuning that rewrites it", () => {
