@@ -1,7 +1,8 @@
 // All benchmarks in one command: `npm run bench` (or `tsx -C source bench/run.ts [--out-dir DIR]`).
 // The simulator, script-build and deep-IR benchmarks run everywhere; the bulk-copy bandwidth,
-// compute, Hopper GEMM, attention and module-load benchmarks need an sm_90 GPU (and nvcc; the
-// attention peers python3 with torch and triton) and say so where there is none. Each writes its
+// compute, Hopper GEMM, attention, gemm() sweep and module-load benchmarks need an sm_90 GPU
+// (and nvcc; the attention and gemm peers python3 with torch and triton) and say so where there
+// is none. Each writes its
 // table, with date, GPU and command, to DIR/<name>-<date>.md (default DIR: bench/results).
 import { spawnSync } from "node:child_process";
 import { mkdirSync, writeFileSync } from "node:fs";
@@ -67,6 +68,11 @@ const attention = run(
   "FlashAttention (forward, backward at hd 128) vs torch SDPA cuDNN/flash and Triton",
   [join(here, "attention.ts"), "--out", join(outDir, `attention-${day}.md`)],
 );
+const gemmSweep = run("gemm() sweep (bf16, fp8 scaled, bias + GELU) vs torch", [
+  join(here, "gemm-sweep.ts"),
+  "--out",
+  join(outDir, `gemm-sweep-${day}.md`),
+]);
 const launch = run("launch overhead and CUDA graphs", [
   join(here, "launch.ts"),
   "--out",
@@ -108,6 +114,7 @@ process.exitCode =
   compute.code ||
   hopper.code ||
   attention.code ||
+  gemmSweep.code ||
   launch.code ||
   breakdown.code ||
   timings.some((t) => t.code)

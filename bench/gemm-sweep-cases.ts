@@ -1,0 +1,270 @@
+// The pure parts of bench/gemm-sweep.ts (no GPU, no python): options, the case list, FLOP
+// counting, the deterministic inputs both sides generate, the sampled check and the markdown
+// table. test/bench-gemm-sweep.test.ts runs them on the CPU.
+import { parseArgs } from "node:util";
+
+/** What a case times: bf16 A·Bᵀ, float8 e4m3 A·Bᵀ with per-tensor scales, or bf16 with bias + GELU. */
+export type GemmKind = "bf16" | "fp8" | "bias-gelu";
+
+/** One case of the sweep: D [m, n] = A [m, k] · B [n, k]ᵀ (both K-major: torch's a @ b.T). */
+export interface GemmCase {
+  readonly kind: GemmKind;
+  readonly m: number;
+  readonly n: number;
+  readonly k: number;
+  readonly iters: number;
+}
+
+/** The options of bench/gemm-sweep.ts. */
+export interface GemmSweepOptions {
+  readonly ms: readonly number[];
+  /** (n, k) pairs. */
+  readonly shapes: readonly (readonly [number, number])[];
+  readonly kinds: readonly GemmKind[];
+  /** m = n = k of the epilogue cases (bias + GELU and plain, side by side). */
+  readonly epilogueSize: number;
+  readonly iters?: number;
+  readonly peers: boolean;
+  readonly out?: string;
+  readonly dryRun: boolean;
+  readonly help: boolean;
+}
+
+/** The issue's sweep: M ∈ {16, 128, 1024, 8192} × these (N, K). */
+export const DEFAULT_SHAPES: readonly (readonly [number, number])[] = [
+  [4096, 4096],
+  [14336, 4096],
+  [4096, 14336],
+  [8192, 8192],
+  [28672, 8192],
+  [8192, 28672],
+];
+
+export const USAGE = `Usage: tsx -C source bench/gemm-sweep.ts [options]
+  --ms 16,128,1024,8192          rows of D
+  --shapes 4096x4096,14336x4096  (n)x(k) pairs (default: the six of issue 24)
+  --kinds bf16,fp8,bias-gelu     what to time (bias-gelu: at --epilogue-size³, with plain bf16 beside it)
+  --epilogue-size 8192           m = n = k of the epilogue cases
+  --iters N                      timed launches per case (default: by FLOPs, 10 … 100)
+  --no-peers                     skip torch (python3 bench/gemm_peers.py)
+  --out FILE                     write the markdown table there
+  --dry-run                      list the cases, launch nothing
+  --help`;
+
+const KINDS: readonly GemmKind[] = ["bf16", "fp8", "bias-gelu"];
+
+/** A positive integer list "a,b,c". @throws RangeError naming the option. */
+function ints(v: string, what: string): number[] {
+  const xs = v.split(",").map((s) => Number(s.trim()));
+  if (xs.length === 0 || xs.some((x) => !Number.isSafeInteger(x) || x < 1)) {
+    throw new RangeError(`${what} takes positive integers separated by commas, got "${v}"`);
+  }
+  return xs;
+}
+
+/**
+ * The options from the command line (see {@link USAGE}).
+ * @throws RangeError for a malformed value; TypeError (node:util parseArgs) for an unknown flag.
+ */
+export function parseGemmArgs(argv: readonly string[]): GemmSweepOptions {
+  const { values } = parseArgs({
+    args: [...argv],
+    options: {
+      ms: { type: "string" },
+      shapes: { type: "string" },
+      kinds: { type: "string" },
+      "epilogue-size": { type: "string" },
+      iters: { type: "string" },
+      "no-peers": { type: "boolean" },
+      out: { type: "string" },
+      "dry-run": { type: "boolean" },
+      help: { type: "boolean" },
+    },
+    strict: true,
+  });
+  const shapes =
+    values.shapes === undefined
+      ? DEFAULT_SHAPES
+      : values.shapes.split(",").map((p) => {
+          const m = /^\s*(\d+)x(\d+)\s*$/.exec(p);
+          if (!m || Number(m[1]) < 1 || Number(m[2]) < 1) {
+            throw new RangeError(`--shapes takes (n)x(k) pairs like 4096x14336, got "${p}"`);
+          }
+          return [Number(m[1]), Number(m[2])] as const;
+        });
+  const kinds =
+    values.kinds === undefined
+      ? KINDS
+      : values.kinds.split(",").map((k) => {
+          if (!(KINDS as readonly string[]).includes(k.trim())) {
+            throw new RangeError(`--kinds takes ${KINDS.join(", ")}, got "${k}"`);
+          }
+          return k.trim() as GemmKind;
+        });
+  const iters = values.iters === undefined ? undefined : ints(values.iters, "--iters")[0];
+  return {
+    ms: values.ms === undefined ? [16, 128, 1024, 8192] : ints(values.ms, "--ms"),
+    shapes,
+    kinds,
+    epilogueSize:
+      values["epilogue-size"] === undefined
+        ? 8192
+        : ints(values["epilogue-size"], "--epilogue-size")[0]!,
+    ...(iters !== undefined ? { iters } : {}),
+    peers: values["no-peers"] !== true,
+    ...(values.out !== undefined ? { out: values.out } : {}),
+    dryRun: values["dry-run"] === true,
+    help: values.help === true,
+  };
+}
+
+/** 2·m·n·k. */
+export const gemmFlops = (c: { m: number; n: number; k: number }): number => 2 * c.m * c.n * c.k;
+
+/** TFLOP/s of `c` in `us` microseconds. */
+export const tflops = (c: { m: number; n: number; k: number }, us: number): number =>
+  gemmFlops(c) / us / 1e6;
+
+/** Timed launches for a case: about 2 s of a 500 TFLOP/s GPU, clamped to 10 … 100. */
+export function itersFor(c: { m: number; n: number; k: number }): number {
+  const us = gemmFlops(c) / 500e6;
+  return Math.max(10, Math.min(100, Math.round(2e6 / Math.max(us, 1) / 100)));
+}
+
+/**
+ * The cases: bf16 and fp8 over ms × shapes (each kind asked for), then the epilogue pair at
+ * epilogueSize³ (bias + GELU, and plain bf16 unless the sweep already has that shape).
+ */
+export function gemmSweepCases(o: GemmSweepOptions): GemmCase[] {
+  const out: GemmCase[] = [];
+  const add = (kind: GemmKind, m: number, n: number, k: number): void => {
+    if (out.some((c) => c.kind === kind && c.m === m && c.n === n && c.k === k)) return;
+    out.push({ kind, m, n, k, iters: o.iters ?? itersFor({ m, n, k }) });
+  };
+  for (const kind of ["bf16", "fp8"] as const) {
+    if (!o.kinds.includes(kind)) continue;
+    for (const m of o.ms) for (const [n, k] of o.shapes) add(kind, m, n, k);
+  }
+  if (o.kinds.includes("bias-gelu")) {
+    const s = o.epilogueSize;
+    add("bf16", s, s, s);
+    add("bias-gelu", s, s, s);
+  }
+  return out;
+}
+
+/** One line of a case's description. */
+export function describeGemmCase(c: GemmCase, i: number): string {
+  return `#${i} ${c.kind} m ${c.m} n ${c.n} k ${c.k} (${c.iters} iters)`;
+}
+
+/**
+ * The deterministic inputs both sides generate (exact in bfloat16 and float8_e4m3, so torch and
+ * tirx-ts hold the same bits): element i of a tensor with `seed`:
+ * bf16 / the bias: (((i mod 251) · 37 + seed) mod 251) / 128 − 1 (multiples of 1/128 in
+ * [−1, 0.96]); fp8: (((i mod 13) · 5 + seed) mod 16) / 8 − 1 (multiples of 1/8 in [−1, 0.875]).
+ */
+export function inputValue(i: number, seed: number, fp8: boolean): number {
+  if (fp8) return (((i % 13) * 5 + seed) % 16) / 8 - 1;
+  return (((i % 251) * 37 + seed) % 251) / 128 - 1;
+}
+
+/** The seeds of A, B and the bias. */
+export const SEEDS = { a: 1, b: 2, bias: 3 } as const;
+/** The per-tensor scales of the fp8 cases (torch._scaled_mm's scale_a, scale_b). */
+export const FP8_SCALES = [0.5, 0.25] as const;
+
+/** The GELU of PyTorch's approximate="tanh", float64. */
+export const geluTanh = (v: number): number =>
+  0.5 * v * (1 + Math.tanh(Math.sqrt(2 / Math.PI) * (v + 0.044715 * v * v * v)));
+
+/**
+ * The float64 reference of D[i, j] for case `c` from {@link inputValue} (A [m, k], B [n, k],
+ * the bias [n]), and the magnitude Σ|a·b| (for the bound).
+ */
+export function referenceAt(c: GemmCase, i: number, j: number): { ref: number; mag: number } {
+  const fp8 = c.kind === "fp8";
+  let dot = 0;
+  let mag = 0;
+  for (let x = 0; x < c.k; x++) {
+    const p = inputValue(i * c.k + x, SEEDS.a, fp8) * inputValue(j * c.k + x, SEEDS.b, fp8);
+    dot += p;
+    mag += Math.abs(p);
+  }
+  if (fp8) {
+    const s = FP8_SCALES[0] * FP8_SCALES[1];
+    return { ref: dot * s, mag: mag * s };
+  }
+  if (c.kind === "bias-gelu") {
+    const b = inputValue(j, SEEDS.bias, false);
+    return { ref: geluTanh(dot + b), mag: mag + Math.abs(b) };
+  }
+  return { ref: dot, mag };
+}
+
+/**
+ * The check's bound at D[i, j] (D bfloat16): 2^-8 of |ref| (half an ulp, and the GELU's
+ * tanh.approx 2^-11) plus float32 accumulation k·2^-24·Σ|a·b| (and, for float8, the tensor
+ * cores' 13-bit alignment: 2^-12 · Σ|a·b| · ⌈k / 32⌉ … capped by 2^-10·Σ|a·b|).
+ */
+export function boundAt(c: GemmCase, ref: number, mag: number): number {
+  const acc = c.k * 2 ** -24 * mag + (c.kind === "fp8" ? 2 ** -10 * mag : 0);
+  return 2 ** -8 * Math.abs(ref) + acc + 2 ** -20;
+}
+
+/** One row of the table: a variant's time of a case, or why it has none. */
+export interface GemmRow {
+  readonly case: number;
+  readonly variant: string;
+  readonly us?: number;
+  /** Worst error at the sampled entries as a fraction of the bound (≤ 1 passes). */
+  readonly err?: number;
+  readonly note?: string;
+}
+
+/** The peer variant each kind is compared with. */
+export const PEER: Readonly<Record<GemmKind, string>> = {
+  bf16: "torch.matmul",
+  fp8: "torch._scaled_mm",
+  "bias-gelu": "torch gelu(addmm)",
+};
+
+const fmt = (x: number | undefined, d = 1): string =>
+  x === undefined || !Number.isFinite(x) ? "–" : x.toFixed(d);
+
+/**
+ * The markdown table: one line per case with tirx-ts gemm() and its peer (median µs, TFLOP/s),
+ * the ratio peer time / tirx-ts time (> 1: tirx-ts faster), the check, and a line per note.
+ */
+export function formatGemmTable(
+  cases: readonly GemmCase[],
+  rows: readonly GemmRow[],
+  meta: { readonly gpu: string; readonly command: string; readonly date: string },
+): string {
+  const out = [
+    "# gemm() sweep: tirx-ts vs torch",
+    "",
+    `- date: ${meta.date}`,
+    `- GPU: ${meta.gpu}`,
+    `- command: ${meta.command}`,
+    "- D = A·Bᵀ (A [m, k], B [n, k], both K-major), bf16 → bf16; fp8: e4m3 × e4m3 with per-tensor scales → bf16; bias-gelu: bf16 with a bias per column and GELU (tanh) fused",
+    "- times: medians of CUDA-event-timed launches after warm-up; ratio = peer time / tirx-ts time",
+    "",
+    "| # | kind | m | n | k | tirx-ts µs | TFLOP/s | peer | peer µs | peer TFLOP/s | ratio | check |",
+    "| - | ---- | - | - | - | ---------- | ------- | ---- | ------- | ------------ | ----- | ----- |",
+  ];
+  const notes: string[] = [];
+  cases.forEach((c, i) => {
+    const mine = rows.find((r) => r.case === i && r.variant === "tirx-ts");
+    const peer = rows.find((r) => r.case === i && r.variant === PEER[c.kind]);
+    for (const r of [mine, peer]) if (r?.note) notes.push(`#${i} ${r.variant}: ${r.note}`);
+    const ratio = mine?.us !== undefined && peer?.us !== undefined ? peer.us / mine.us : undefined;
+    const check =
+      mine?.err === undefined ? "–" : mine.err <= 1 ? "ok" : `FAIL (${fmt(mine.err, 2)})`;
+    out.push(
+      `| ${i} | ${c.kind} | ${c.m} | ${c.n} | ${c.k} | ${fmt(mine?.us)} | ${fmt(mine?.us && tflops(c, mine.us))} | ${PEER[c.kind]} | ${fmt(peer?.us)} | ${fmt(peer?.us && tflops(c, peer.us))} | ${fmt(ratio, 2)} | ${check} |`,
+    );
+  });
+  if (notes.length) out.push("", ...notes.map((n) => `- ${n}`));
+  return out.join("\n") + "\n";
+}

@@ -1,0 +1,228 @@
+// gemm() of @tirx-ts/kernels on the GPU beside torch, on the same inputs: D = A·Bᵀ (A [m, k],
+// B [n, k], both K-major) for M ∈ {16, 128, 1024, 8192} × (N, K) ∈ {(4096, 4096), (14336, 4096),
+// (4096, 14336), (8192, 8192), (28672, 8192), (8192, 28672)}:
+//   bf16 → bf16 against torch.matmul; float8 e4m3 × e4m3 with per-tensor scales → bf16 against
+//   torch._scaled_mm; and at 8192³ the fused bias + GELU (tanh) epilogue against torch's
+//   F.gelu(addmm(bias, a, b.T)), with plain bf16 beside it.
+// The kernels are makeGemm's with the configuration gemm() picks (pickGemmConfig) and the GPU's
+// SM count as the persistent grid; each is checked on sampled entries against a float64
+// reference (bench/gemm-sweep-cases.ts: referenceAt, boundAt) before it is timed. Inputs are
+// deterministic and exact in bf16 / float8 (inputValue): a small kernel fills them here, torch
+// makes the same bits in bench/gemm_peers.py (python3 subprocess). Times are medians of
+// CUDA-event-timed launches (timeLaunches) after one checked launch; split-K configurations
+// include the workspace's memset and the epilogue kernel.
+// Usage: tsx -C source bench/gemm-sweep.ts [--ms 16,128] [--shapes 4096x4096] [--kinds bf16,fp8,bias-gelu]
+//   [--epilogue-size 8192] [--iters N] [--no-peers] [--out results.md] [--dry-run] [--help]
+import { spawn } from "node:child_process";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { createInterface } from "node:readline";
+import { fileURLToPath } from "node:url";
+import type { DType, PrimFunc } from "@tirx-ts/core";
+import {
+  FP8_SCALES,
+  PEER,
+  SEEDS,
+  USAGE,
+  boundAt,
+  describeGemmCase,
+  formatGemmTable,
+  gemmSweepCases,
+  parseGemmArgs,
+  referenceAt,
+  type GemmCase,
+  type GemmRow,
+} from "./gemm-sweep-cases.js";
+
+const repo = (p: string): string => fileURLToPath(new URL(`../${p}`, import.meta.url));
+
+const opts = parseGemmArgs(process.argv.slice(2));
+if (opts.help) {
+  console.log(USAGE);
+  process.exit(0);
+}
+const cases = gemmSweepCases(opts);
+const command = `tsx -C source bench/gemm-sweep.ts ${process.argv.slice(2).join(" ")}`.trim();
+if (opts.dryRun) {
+  console.log(`${command}: ${cases.length} cases (dry run, nothing launched)`);
+  cases.forEach((c, i) => console.log(describeGemmCase(c, i)));
+  process.exit(0);
+}
+
+const rows: GemmRow[] = [];
+let gpu = "unknown GPU";
+
+// ---- torch ----
+if (opts.peers) {
+  const work = mkdtempSync(join(tmpdir(), "gemm-sweep-"));
+  const plan = join(work, "plan.json");
+  writeFileSync(plan, JSON.stringify({ cases, seeds: SEEDS, scales: FP8_SCALES }));
+  console.log(`peers: python3 bench/gemm_peers.py ${plan}`);
+  const child = spawn("python3", [repo("bench/gemm_peers.py"), plan], {
+    stdio: ["ignore", "pipe", "inherit"],
+  });
+  const closed = new Promise<string>((resolve) => {
+    child.on("error", (e) => resolve(String(e)));
+    child.on("close", (code, signal) => resolve(code === 0 ? "" : `exit ${code ?? signal}`));
+  });
+  for await (const line of createInterface({ input: child.stdout })) {
+    let j: Record<string, unknown> | undefined;
+    try {
+      j = line.startsWith("{") ? (JSON.parse(line) as Record<string, unknown>) : undefined;
+    } catch {
+      j = undefined;
+    }
+    if (j === undefined) {
+      if (line.trim()) console.log(line);
+    } else if (j.kind === "info") {
+      gpu = `${String(j.gpu)} (torch ${String(j.torch)})`;
+    } else if (j.kind === "result") {
+      const row: GemmRow =
+        j.skipped !== undefined
+          ? {
+              case: Number(j.case),
+              variant: String(j.variant),
+              note: `skipped: ${String(j.skipped)}`,
+            }
+          : { case: Number(j.case), variant: String(j.variant), us: Number(j.median_us) };
+      rows.push(row);
+      console.log(JSON.stringify(row));
+    }
+  }
+  const failure = await closed;
+  if (failure) {
+    cases.forEach((c, i) => {
+      if (!rows.some((r) => r.case === i && r.variant === PEER[c.kind])) {
+        rows.push({
+          case: i,
+          variant: PEER[c.kind],
+          note: `python3 bench/gemm_peers.py: ${failure}`,
+        });
+      }
+    });
+  }
+  rmSync(work, { recursive: true, force: true });
+}
+
+// ---- tirx-ts ----
+const rt = await import("@tirx-ts/runtime-cuda");
+const probe = rt.cudaAvailable();
+const mine = (ci: number, note: string): void => {
+  rows.push({ case: ci, variant: "tirx-ts", note });
+};
+if (!probe.ok) cases.forEach((_, ci) => mine(ci, `no CUDA driver (${probe.reason})`));
+else {
+  const { T } = await import("@tirx-ts/dsl");
+  const { decodeHost } = await import("@tirx-ts/core");
+  const { makeGemm, pickGemmConfig } = await import("@tirx-ts/kernels");
+  const dev = rt.cuda(0);
+  if (gpu === "unknown GPU") gpu = dev.name;
+  const ctas = rt
+    .driver()
+    .deviceAttribute(rt.CU_DEVICE_ATTRIBUTE.MULTIPROCESSOR_COUNT, rt.driver().deviceGet(0));
+  /** The kernel filling X ([rows, cols], or [cols] when rowsN is 0) of `dtype` with inputValue(i, seed). */
+  const fillKernel = (rowsN: number, cols: number, dtype: DType, seed: number): PrimFunc =>
+    T.function("fill", { X: T.Tensor(rowsN ? [rowsN, cols] : [cols], dtype) }, ({ X }) => {
+      T.device_entry({
+        launch: T.cuda.LaunchConfig({
+          grid: Math.ceil((Math.max(rowsN, 1) * cols) / 256),
+          block: 256,
+        }),
+      });
+      const i = T.let_("i", T.add(T.mul(T.cuda.block_idx("x"), 256), T.cuda.thread_idx("x")));
+      T.if_(i.lt(Math.max(rowsN, 1) * cols), () => {
+        const fp8 = dtype === "float8_e4m3";
+        const v = fp8
+          ? T.floormod(T.add(T.mul(T.floormod(i, 13), 5), seed), 16)
+          : T.floormod(T.add(T.mul(T.floormod(i, 251), 37), seed), 251);
+        const x = T.sub(T.div(v.cast("float32"), fp8 ? 8 : 128), 1);
+        X.set(rowsN ? [T.floordiv(i, cols), T.floormod(i, cols)] : [i], x.cast(dtype));
+      });
+    });
+  const held: { dispose(): void }[] = [];
+  const filled = (shape: [number, number], dtype: DType, seed: number) => {
+    const t = rt.cudaEmpty(shape[0] ? shape : [shape[1]], dtype, dev);
+    held.push(t);
+    rt.compileCuda(fillKernel(shape[0], shape[1], dtype, seed), { device: dev })(t);
+    return t;
+  };
+  const scalar = (x: number) => {
+    const t = rt.cudaEmpty([1], "float32", dev).copyFrom(new Uint8Array(Float32Array.of(x).buffer));
+    held.push(t);
+    return t;
+  };
+  cases.forEach((c: GemmCase, ci) => {
+    try {
+      const fp8 = c.kind === "fp8";
+      const inDt = fp8 ? "float8_e4m3" : "bfloat16";
+      const A = filled([c.m, c.k], inDt, SEEDS.a);
+      const B = filled([c.n, c.k], inDt, SEEDS.b);
+      const D = rt.cudaEmpty([c.m, c.n], "bfloat16", dev);
+      held.push(D);
+      const extra =
+        c.kind === "bias-gelu"
+          ? [filled([0, c.n], "bfloat16", SEEDS.bias)]
+          : fp8
+            ? [scalar(FP8_SCALES[0]), scalar(FP8_SCALES[1])]
+            : [];
+      const args = extra;
+      const entry = pickGemmConfig({ m: c.m, n: c.n, k: c.k, inBytes: fp8 ? 1 : 2 });
+      const k = makeGemm({
+        ...{ m: c.m, n: c.n, k: c.k, dtype: inDt, transB: true, outDtype: "bfloat16" },
+        ...{ config: entry.config, ctas },
+        ...(c.kind === "bias-gelu" ? { bias: "bfloat16", activation: "gelu" } : {}),
+        ...(fp8 ? { scales: true } : {}),
+      } as const);
+      const main = rt.compileCuda(k.main, { device: dev });
+      let launch: () => void;
+      if (k.finish) {
+        const W = rt.cudaEmpty([c.m, c.n], "float32", dev);
+        held.push(W);
+        const finish = rt.compileCuda(k.finish, { device: dev });
+        launch = () => {
+          rt.driver().memsetD8(W.ptr, 0, W.nbytes);
+          main.launchAsync(A, B, W);
+          finish.launchAsync(W, D, ...args);
+        };
+      } else launch = () => main.launchAsync(A, B, D, ...args);
+      launch();
+      rt.driver().ctxSynchronize();
+      // The check: 4 rows × 64 columns spread over D.
+      const bytes = D.toBytes();
+      let err = 0;
+      for (const i of [0, Math.floor(c.m / 3), Math.floor((2 * c.m) / 3), c.m - 1]) {
+        for (let s = 0; s < 64; s++) {
+          const j = Math.floor((s * (c.n - 1)) / 63);
+          const at = (i * c.n + j) * 2;
+          const got = (decodeHost(bytes.subarray(at, at + 2), "bfloat16") as ArrayLike<number>)[0]!;
+          const { ref, mag } = referenceAt(c, i, j);
+          const q = Math.abs(got - ref) / boundAt(c, ref, mag);
+          err = Number.isNaN(q) ? Infinity : Math.max(err, q);
+        }
+      }
+      const t = rt.timeLaunches(launch, { iters: c.iters, device: dev });
+      const row: GemmRow = {
+        case: ci,
+        variant: "tirx-ts",
+        us: t.medianUs,
+        err,
+        note: `config ${entry.name}`,
+      };
+      rows.push(row);
+      console.log(JSON.stringify(row));
+    } catch (e) {
+      mine(ci, String(e).split("\n")[0]!.slice(0, 240));
+    } finally {
+      for (const t of held.splice(0)) t.dispose();
+    }
+  });
+}
+
+const table = formatGemmTable(cases, rows, {
+  gpu,
+  command,
+  date: new Date().toISOString(),
+});
+console.log(table);
+if (opts.out) writeFileSync(opts.out, table);

@@ -1,0 +1,94 @@
+// The pure parts of bench/gemm-sweep.ts on the CPU: options, the case list (the issue's sweep
+// and the epilogue pair at 8192³), FLOP counting, the deterministic inputs (exact in bfloat16
+// and float8 e4m3) and their float64 reference, and the markdown table.
+import { describe, expect, test } from "vitest";
+import {
+  DEFAULT_SHAPES,
+  formatGemmTable,
+  gemmSweepCases,
+  inputValue,
+  itersFor,
+  parseGemmArgs,
+  referenceAt,
+  tflops,
+  type GemmCase,
+} from "../bench/gemm-sweep-cases.js";
+
+describe("bench/gemm-sweep options and cases", () => {
+  test("the defaults are issue 24's sweep, bf16 and fp8, then bias + GELU beside plain at 8192³", () => {
+    const o = parseGemmArgs([]);
+    expect([o.ms, o.shapes, o.peers, o.dryRun]).toEqual([
+      [16, 128, 1024, 8192],
+      DEFAULT_SHAPES,
+      true,
+      false,
+    ]);
+    const cases = gemmSweepCases(o);
+    // 4 × 6 per kind; 8192³ bf16 is already in the sweep, so the epilogue adds one case.
+    expect(cases.length).toBe(2 * 24 + 1);
+    expect(cases.at(-1)).toMatchObject({ kind: "bias-gelu", m: 8192, n: 8192, k: 8192 });
+    expect(cases.filter((c) => c.kind === "fp8").map((c) => [c.m, c.n, c.k])[7]).toEqual([
+      128, 14336, 4096,
+    ]);
+  });
+  test("flags narrow the sweep; bad values are RangeErrors naming the flag", () => {
+    const o = parseGemmArgs([
+      "--ms",
+      "16",
+      "--shapes",
+      "4096x14336",
+      "--kinds",
+      "fp8",
+      "--iters",
+      "5",
+      "--no-peers",
+      "--out",
+      "x.md",
+    ]);
+    expect(gemmSweepCases(o)).toEqual([{ kind: "fp8", m: 16, n: 4096, k: 14336, iters: 5 }]);
+    expect([o.peers, o.out]).toEqual([false, "x.md"]);
+    expect(() => parseGemmArgs(["--shapes", "4096"])).toThrow(/--shapes takes \(n\)x\(k\) pairs/);
+    expect(() => parseGemmArgs(["--ms", "0"])).toThrow(/--ms takes positive integers/);
+    expect(() => parseGemmArgs(["--kinds", "int8"])).toThrow(/--kinds takes bf16, fp8, bias-gelu/);
+  });
+  test("FLOPs and iterations", () => {
+    const c = { m: 8192, n: 8192, k: 8192 };
+    expect(tflops(c, 1e6)).toBeCloseTo((2 * 8192 ** 3) / 1e12, 9);
+    expect([itersFor(c), itersFor({ m: 16, n: 4096, k: 4096 })]).toEqual([10, 100]);
+  });
+});
+
+describe("bench/gemm-sweep inputs and table", () => {
+  test("inputs are exact in their dtypes; the reference sums their products", () => {
+    const bf = Array.from({ length: 600 }, (_, i) => inputValue(i, 1, false));
+    expect(bf.every((v) => v >= -1 && v < 1 && Number.isInteger(v * 128))).toBe(true);
+    const f8 = Array.from({ length: 100 }, (_, i) => inputValue(i, 2, true));
+    expect(f8.every((v) => v >= -1 && v < 1 && Number.isInteger(v * 8))).toBe(true);
+    const c: GemmCase = { kind: "bf16", m: 2, n: 3, k: 5, iters: 1 };
+    let dot = 0;
+    for (let x = 0; x < 5; x++)
+      dot += inputValue(1 * 5 + x, 1, false) * inputValue(2 * 5 + x, 2, false);
+    expect(referenceAt(c, 1, 2).ref).toBe(dot);
+  });
+  test("the table: times, TFLOP/s, the ratio peer / tirx-ts, the check and notes", () => {
+    const cases: GemmCase[] = [
+      { kind: "bf16", m: 1024, n: 4096, k: 4096, iters: 10 },
+      { kind: "fp8", m: 16, n: 4096, k: 4096, iters: 10 },
+    ];
+    const text = formatGemmTable(
+      cases,
+      [
+        { case: 0, variant: "tirx-ts", us: 100, err: 0.25 },
+        { case: 0, variant: "torch.matmul", us: 110 },
+        { case: 1, variant: "tirx-ts", note: "no CUDA driver" },
+        { case: 1, variant: "torch._scaled_mm", us: 20 },
+      ],
+      { gpu: "H200", command: "tsx bench/gemm-sweep.ts", date: "2026-12-02" },
+    );
+    expect(text.split("\n").filter((l) => /^\| \d/.test(l))).toEqual([
+      "| 0 | bf16 | 1024 | 4096 | 4096 | 100.0 | 343.6 | torch.matmul | 110.0 | 312.4 | 1.10 | ok |",
+      "| 1 | fp8 | 16 | 4096 | 4096 | – | – | torch._scaled_mm | 20.0 | 26.8 | – | – |",
+    ]);
+    expect(text).toMatch(/- #1 tirx-ts: no CUDA driver/);
+  });
+});
