@@ -311,7 +311,9 @@ export function judgeForm(
         continue;
       }
       const want = exactFloat(as, bs, cv);
-      if (Object.is(got, roundTo(want, ARRAY[f.c])) || (got !== got && want !== want)) {
+      // Equal values count as exact, zeros of either sign too (the ISA does not say which sign
+      // an exact zero sum of signed zeros takes).
+      if (got === roundTo(want, ARRAY[f.c]) || (got !== got && want !== want)) {
         exact++;
         continue;
       }

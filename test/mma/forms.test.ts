@@ -17,7 +17,7 @@ import {
   type PrimFunc,
 } from "@tirx-ts/core";
 import { T } from "@tirx-ts/dsl";
-import { compileToPtx } from "@tirx-ts/codegen-ptx";
+import { compileToPtx, emitPtx } from "@tirx-ts/codegen-ptx";
 import { runSim, simTensor, simZeros } from "@tirx-ts/runtime-sim";
 import { assembleMerged } from "../util/ptx-merge.js";
 import { formData, formsKernel, judgeForm, refFragment } from "../diff/mma-form-cases.js";
@@ -27,6 +27,7 @@ import { decode, encode, prng } from "../diff/values.js";
 const rnd = prng(1301);
 const data = MMA_FORMS.map((f) => formData(f, rnd));
 const all = formsKernel("mma_forms", MMA_FORMS, data);
+const verified = verify(all.fn);
 
 const nameOf = (f: MmaForm): string => mmaFormName(f);
 
@@ -55,26 +56,29 @@ const mmaLines = (fn: PrimFunc, arch: string): string => {
 
 describe("mma.sync forms", () => {
   it("every form's PTX assembles for sm_90a (one kernel of all forms)", async () => {
-    const text = compileToPtx(all.fn, { arch: "sm_90a" }).text;
+    const text = emitPtx(verified, { arch: "sm_90a" }).text;
     expect(text.match(/^\s*mma\.sync\.aligned\./gm)?.length).toBe(MMA_FORMS.length);
     expect(await assembleMerged([{ name: "mma_forms", text }], "sm_90a")).toEqual([]);
   });
 
   it("derives each operand's fragment as the PTX ISA's figures give it", () => {
-    const got: unknown[] = [];
-    const want: unknown[] = [];
+    // One line per form and operand: its sizes, then every lane's [row, col] in element order.
+    const got: string[] = [];
+    const want: string[] = [];
     for (const f of MMA_FORMS) {
       for (const op of ["A", "B", "C"] as const) {
         const g = mmaFragment(f, op);
         const w = refFragment(f, op);
-        got.push(nameOf(f), op, g.rows, g.cols, g.perLane, g.perSlot);
-        want.push(nameOf(f), op, w.rows, w.cols, w.perLane, w.perSlot);
+        const gs = [nameOf(f), op, g.rows, g.cols, g.perLane, g.perSlot];
+        const ws = [nameOf(f), op, w.rows, w.cols, w.perLane, w.perSlot];
         for (let l = 0; l < 32; l++) {
           for (let i = 0; i < g.perLane; i++) {
-            got.push(...g.coord(l, i));
-            want.push(...w.at(l, i));
+            gs.push(...g.coord(l, i));
+            ws.push(...w.at(l, i));
           }
         }
+        got.push(gs.join(" "));
+        want.push(ws.join(" "));
       }
     }
     expect(got).toEqual(want);
@@ -110,7 +114,7 @@ describe("mma.sync forms", () => {
       simTensor(encode(x.values, x.dtype), { shape: [x.values.length], dtype: x.dtype }),
     );
     const ys = all.outputs.map((y) => simZeros([y.n], y.dtype));
-    const r = runSim(verify(all.fn), [...xs, ...ys], { hazards: "collect" });
+    const r = runSim(verified, [...xs, ...ys], { hazards: "collect" });
     expect(r.reports).toEqual([]);
     const outs = ys.map((y, i) => decode(y.toBytes(), all.outputs[i]!.dtype).map(Number));
     const failures: string[] = [];
