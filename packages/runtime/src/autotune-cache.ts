@@ -119,7 +119,10 @@ function entryProblem(x: unknown): string | undefined {
   return undefined;
 }
 
-/** Read and check the cache file `file` (a missing file is `none`, anything unreadable `corrupt`). */
+/**
+ * Read and check the cache file `file`: a missing file is `none`; a file that cannot be read, is
+ * not JSON or not a format-1 entry is `corrupt` with why. Never throws.
+ */
 export function readTuneCache(file: string): TuneCacheRead {
   let text: string;
   try {

@@ -131,6 +131,7 @@ export interface AutotuneOptions<C extends object> {
 
 /** One candidate of a result. */
 export interface TuneCandidate<C extends object> {
+  /** The caller's config object. */
   readonly config: C;
   /**
    * - "timed": fits and was timed (`us`);
@@ -144,7 +145,9 @@ export interface TuneCandidate<C extends object> {
   readonly us?: number;
   /** The rounds' medians, µs (timed on the GPU in this process). */
   readonly samplesUs?: readonly number[];
+  /** Why it was pruned: the stage (build, compile, shared memory, registers, launch) and the message. */
   readonly reason?: string;
+  /** The TirxError's code that pruned it, if a TirxError did (TX2008 for shared memory). */
   readonly code?: string;
   /** Static plus dynamic shared memory of one CTA, bytes (fitted in this process). */
   readonly sharedBytes?: number;
@@ -170,6 +173,7 @@ export interface AutotuneResult<C extends object> {
   readonly why: string;
   /** The chosen candidate's time, µs (tuned, or cache). */
   readonly us?: number;
+  /** What the choice depends on (`TuneKeyRecord`), as the cache file records it. */
   readonly key: TuneKeyRecord;
   /** Every candidate, in the order given. */
   readonly candidates: readonly TuneCandidate<C>[];
@@ -214,6 +218,8 @@ const MEMO_BY_NAME = new Map<string, AutotuneResult<object>>();
  * candidate's kernel name), consulted when autotune's own `defaults` option is absent; a second
  * call for the same name replaces the table.
  * @example registerTunedDefaults("gemm", { "sm_90/dtype=float16,n=4096": { bm: 128, bn: 256 } });
+ * @throws TirxError TX1002 when `name` is not a non-empty string or a config of `table` is not
+ *   a plain object of JSON values.
  */
 export function registerTunedDefaults<C extends object>(
   name: string,
