@@ -1,0 +1,166 @@
+// On a GPU: gemm() of @tirx-ts/kernels over shapes of bench/gemm-sweep.ts's sweep (M ∈ {16, 128,
+// 1024}, N and K from {4096, 14336}: the split-K, 64-row and 128-row configurations gemm()
+// picks), bf16 and float16 in every layout, float8 e4m3 with per-tensor scales, the bias + GELU
+// epilogue, and odd sizes (m 17, n 40, k 24 in NN/NT/TN/TT; 333 × 517 × 999 with both operands
+// padded to TMA's 16-byte pitch), each against the float64 reference of
+// test/util/gemm-reference.ts on sampled rows (float8 with the tensor cores' 13-bit alignment
+// term, WGMMA_FP8_BOUND). A second call of the same sizes gives the same bytes (no atomics
+// outside split-K: bytes compared only for the other configurations).
+// Skipped, with the reason printed, where no CUDA driver loads.
+import { describe, expect, test } from "vitest";
+import { cuda, cudaAvailable, gemm } from "tirx-ts";
+import { checkGemm, type GemmSpec } from "../util/gemm-reference.js";
+
+const probe = cudaAvailable();
+if (!probe.ok) console.log(`test/gpu/gemm: skipped, no CUDA driver (${probe.reason})`);
+
+/** Rows sampled for the reference: the first, the last and three between. */
+const sampled = (m: number): number[] =>
+  [...new Set([0, 1, Math.floor(m / 3), Math.floor((2 * m) / 3), m - 1])].filter((r) => r < m);
+
+const CASES: readonly (GemmSpec & { name: string })[] = [
+  {
+    name: "16 × 4096 × 4096 bf16 A·Bᵀ (split-K)",
+    m: 16,
+    n: 4096,
+    k: 4096,
+    dtype: "bfloat16",
+    transB: true,
+    outDtype: "bfloat16",
+  },
+  {
+    name: "16 × 14336 × 4096 bf16 NN",
+    m: 16,
+    n: 14336,
+    k: 4096,
+    dtype: "bfloat16",
+    outDtype: "bfloat16",
+  },
+  {
+    name: "128 × 4096 × 14336 bf16 A·Bᵀ",
+    m: 128,
+    n: 4096,
+    k: 14336,
+    dtype: "bfloat16",
+    transB: true,
+    outDtype: "float32",
+  },
+  {
+    name: "128 × 14336 × 4096 float16 TN",
+    m: 128,
+    n: 14336,
+    k: 4096,
+    dtype: "float16",
+    transA: true,
+    outDtype: "float16",
+  },
+  {
+    name: "1024 × 4096 × 4096 bf16 TT",
+    m: 1024,
+    n: 4096,
+    k: 4096,
+    dtype: "bfloat16",
+    transA: true,
+    transB: true,
+    outDtype: "bfloat16",
+  },
+  {
+    name: "1024 × 14336 × 4096 bf16 bias + GELU",
+    m: 1024,
+    n: 14336,
+    k: 4096,
+    dtype: "bfloat16",
+    transB: true,
+    outDtype: "bfloat16",
+    bias: "bfloat16",
+    activation: "gelu",
+  },
+  {
+    name: "1024 × 4096 × 4096 float8 e4m3 scaled",
+    m: 1024,
+    n: 4096,
+    k: 4096,
+    dtype: "float8_e4m3",
+    transB: true,
+    outDtype: "bfloat16",
+    scales: [0.5, 0.25],
+  },
+  {
+    name: "16 × 4096 × 14336 float8 e4m3 scaled (split-K)",
+    m: 16,
+    n: 4096,
+    k: 14336,
+    dtype: "float8_e4m3",
+    transB: true,
+    outDtype: "bfloat16",
+    scales: [2, 0.125],
+  },
+  { name: "odd NN 17 × 40 × 24", m: 17, n: 40, k: 24, dtype: "bfloat16", outDtype: "float32" },
+  {
+    name: "odd NT 17 × 40 × 24, α·AB + β·C, SiLU",
+    m: 17,
+    n: 40,
+    k: 24,
+    dtype: "bfloat16",
+    transB: true,
+    outDtype: "float32",
+    alpha: 0.5,
+    beta: 2,
+    c: "float32",
+    activation: "silu",
+  },
+  {
+    name: "odd TN 17 × 40 × 24, ReLU, residual",
+    m: 17,
+    n: 40,
+    k: 24,
+    dtype: "float16",
+    transA: true,
+    outDtype: "float16",
+    activation: "relu",
+    residual: "float16",
+  },
+  {
+    name: "odd TT 17 × 40 × 24",
+    m: 17,
+    n: 40,
+    k: 24,
+    dtype: "bfloat16",
+    transA: true,
+    transB: true,
+    outDtype: "bfloat16",
+  },
+  {
+    name: "odd NN 333 × 517 × 999 (both padded)",
+    m: 333,
+    n: 517,
+    k: 999,
+    dtype: "bfloat16",
+    outDtype: "float32",
+  },
+];
+
+describe.skipIf(!probe.ok)("gemm() on the GPU against float64 on sampled rows", () => {
+  for (const c of CASES) {
+    test(
+      c.name,
+      () => {
+        const dev = cuda(0);
+        const rows = sampled(c.m);
+        const fp8Gpu = c.dtype.startsWith("float8");
+        const first = checkGemm(gemm, dev, c, { rows, fp8Gpu });
+        expect(first.ratio, first.at).toBeLessThanOrEqual(1);
+        // The same call again: the same bytes, except where split-K's atomics reorder the sums.
+        const again = checkGemm(gemm, dev, c, { rows, fp8Gpu });
+        if (c.m > 64) {
+          const bits = (t: typeof first.d) => new Uint32Array((t.toArray() as Float32Array).buffer);
+          const [x, y] = [bits(first.d), bits(again.d)];
+          const diff = x.findIndex((v, e) => v !== y[e]);
+          expect(diff, `element ${diff} differs between two calls`).toBe(-1);
+        }
+        for (const t of [first.d, again.d]) (t as { dispose?: () => void }).dispose?.();
+      },
+      120_000,
+    );
+  }
+});
