@@ -225,6 +225,12 @@ describe("refused forms", () => {
     expect(msg).toContain("nearest offered:");
   });
 
+  it("names an unknown dtype", () => {
+    expect(errorOf(request("m16n8k16", "int16", "int16", "int32"))).toMatch(
+      /^TX7004: .*dtype "int16" is none of fp16, f16, float16/,
+    );
+  });
+
   it("only .row.col layouts", () => {
     expect(
       errorOf(request("m16n8k16", "fp16", "fp16", "fp32", false, undefined, ["col", "col"])),

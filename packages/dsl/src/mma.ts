@@ -264,7 +264,11 @@ export function mma(
       : undefined;
   if (!f) {
     const asked = `${show(shape)} ${show(aLayout)}.${show(bLayout)} ${show(cDtype)} = ${show(aDtype)} · ${show(bDtype)}${saturate ? " with saturate" : ""}${operator !== undefined ? ` with operator ${show(operator)}` : ""}`;
-    const why = refusalReason(shape, [aLayout, bLayout], ta, tc, saturate === true, operator);
+    const unknown = [aDtype, bDtype, cDtype].find((x) => token(x) === undefined);
+    const why =
+      unknown !== undefined
+        ? `dtype ${show(unknown)} is none of ${Object.keys(TOKEN).join(", ")}`
+        : refusalReason(shape, [aLayout, bLayout], ta, tc, saturate === true, operator);
     const near = nearestMmaForm(String(shape), ta, tb, tc, saturate === true, bitOp);
     throw new TirxError(
       "TX7004",
