@@ -426,6 +426,7 @@ export function makeGemm(s: GemmSizes): GemmKernels {
         const slots = acc.flat();
         const epi = split ? undefined : epiTensors(h);
         const t = T.let_("t", T.floormod(tid, 128));
+        const reads = s.c !== undefined || s.bias !== undefined || s.residual !== undefined;
         eachUnit((u, turn) => {
           const { m0, n0 } = origin(u);
           T.tile.wg.zero(acc);
@@ -461,10 +462,14 @@ export function makeGemm(s: GemmSizes): GemmKernels {
             const row = (): void => {
               for (const j of T.unroll(BN / 8)) {
                 const c = T.let_("c", T.add(c0, T.mul(j, 8)));
-                const v = (e: number): PrimExpr =>
+                const v = (e: ExprLike): PrimExpr =>
                   slots.get([T.add(T.add(T.mul(j, 4), T.mul(i, 2)), e)]);
+                // With n even and no epilogue tensor to read, the pair is one vectorized store
+                // (c even: 4- or 8-byte aligned), as the example's T.tile.wg.copy stores it.
                 const pair = (): void => {
-                  for (const e of [0, 1]) put(r, T.add(c, e), v(e));
+                  if (n % 2 === 0 && !split && !reads) {
+                    for (const e of T.vectorized(2)) put(r, T.add(c, e), v(e));
+                  } else for (const e of [0, 1]) put(r, T.add(c, e), v(e));
                 };
                 // c is even: with n even, c < n − 1 ⇔ c < n (the pair is inside or outside
                 // together); with n odd the last pair may hold one column.
