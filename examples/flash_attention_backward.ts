@@ -6,6 +6,7 @@
 // simulator (or the GPU) and compares the gradients with a float64 reference.
 // Run: npx tsx examples/flash_attention_backward.ts
 import {
+  attentionBackward,
   backwardScratch,
   compile,
   device,
@@ -358,18 +359,21 @@ function varlenReference(
  * sequence (causal and `window` bottom-right aligned per sequence: query i sees keys i + lenK −
  * lenQ − left ≤ j ≤ i + lenK − lenQ + right, j < lenK) within {@link gradientBound} of each
  * tensor's largest compared magnitude; the rows of queries that see no key and of keys no query
- * sees exactly 0; gradient rows outside every sequence keep their initial −3. `every` > 1
+ * sees exactly 0; gradient rows outside every sequence keep their initial −3. `opts.every` > 1
  * compares only rows i of each sequence's queries and keys with i mod every = 0 (and its last
  * row), as a GPU run of long sequences does (the host still computes P, dP and O of every row:
- * 3 · lenQ · lenK · hd per head).
+ * 3 · lenQ · lenK · hd per head). `opts.library` launches through the library call
+ * attentionBackward (its options from `s`, the gradients written into the marked tensors by its
+ * `out`) instead of the kernels themselves (then the scratch tensors are the call's own).
  */
 export function checkFlashAttentionBackwardVarlen(
   dev: DeviceLike,
   s: FlashAttentionSizes,
   lensQ: readonly number[],
   lensK: readonly number[],
-  every = 1,
+  opts: { readonly every?: number; readonly library?: boolean } = {},
 ): ExampleResult {
+  const every = opts.every ?? 1;
   const { heads, seqQ, seqK, headDim: D, dtype: dt } = s;
   const kvHeads = s.kvHeads ?? heads;
   const cum = (lens: readonly number[]) => lens.reduce((a, n) => [...a, a[a.length - 1]! + n], [0]);
@@ -405,18 +409,33 @@ export function checkFlashAttentionBackwardVarlen(
   const lse = of(ref.lse, [heads, seqQ], "float32");
   const cuSeqlensQ = ints(cuQ);
   const cuSeqlensK = ints(cuK);
-  const kernels = makeFlashAttentionBackward(s);
-  const scratch = backwardScratch(kernels);
-  const [delta, lse2, dQacc] = [scratch.Delta, scratch.LSE2, scratch.dQacc].map((x) =>
-    filled([...x.shape], NaN, x.dtype),
-  ) as unknown as [DeviceTensor, DeviceTensor, DeviceTensor];
   const dQ = filled(qShape, MARK);
   const dK = filled(kShape, MARK);
   const dV = filled(kShape, MARK);
-  const opts = { target: "cuda", arch: "sm_90a" } as const;
-  compile(kernels.preprocess, opts)(o, dO, lse, delta, lse2, dQacc, cuSeqlensQ);
-  compile(kernels.main, opts)(q, k, v, dO, lse2, delta, dQacc, dK, dV, cuSeqlensQ, cuSeqlensK);
-  compile(kernels.postprocess, opts)(dQacc, dQ, cuSeqlensQ);
+  const scratch: DeviceTensor[] = [];
+  if (opts.library) {
+    attentionBackward(q, k, v, o, dO, lse, {
+      ...(s.causal !== undefined ? { causal: s.causal } : {}),
+      ...(s.scale !== undefined ? { scale: s.scale } : {}),
+      ...(s.window !== undefined ? { window: s.window } : {}),
+      cuSeqlensQ,
+      cuSeqlensK,
+      maxSeqQ: s.varlen!.maxSeqQ,
+      maxSeqK: s.varlen!.maxSeqK!,
+      out: { dq: dQ, dk: dK, dv: dV },
+    });
+  } else {
+    const kernels = makeFlashAttentionBackward(s);
+    const shapes = backwardScratch(kernels);
+    const [delta, lse2, dQacc] = [shapes.Delta, shapes.LSE2, shapes.dQacc].map((x) =>
+      filled([...x.shape], NaN, x.dtype),
+    ) as unknown as [DeviceTensor, DeviceTensor, DeviceTensor];
+    scratch.push(delta, lse2, dQacc);
+    const target = { target: "cuda", arch: "sm_90a" } as const;
+    compile(kernels.preprocess, target)(o, dO, lse, delta, lse2, dQacc, cuSeqlensQ);
+    compile(kernels.main, target)(q, k, v, dO, lse2, delta, dQacc, dK, dV, cuSeqlensQ, cuSeqlensK);
+    compile(kernels.postprocess, target)(dQacc, dQ, cuSeqlensQ);
+  }
   const bound = gradientBound(dt);
   const worst: string[] = [];
   let ok = true;
@@ -453,7 +472,7 @@ export function checkFlashAttentionBackwardVarlen(
   if (strays) ok = false;
   const compared = `${ref.dQ.size / D} dQ rows, ${ref.dK.size / D} dK and dV rows compared`;
   const outputs = [dQ, dK, dV].map((x) => x.toBytes());
-  for (const x of [q, k, v, dO, o, lse, cuSeqlensQ, cuSeqlensK, delta, lse2, dQacc, dQ, dK, dV]) {
+  for (const x of [q, k, v, dO, o, lse, cuSeqlensQ, cuSeqlensK, ...scratch, dQ, dK, dV]) {
     x.dispose();
   }
   return {

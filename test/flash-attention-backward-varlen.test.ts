@@ -1,17 +1,26 @@
 // The FlashAttention backward of packed variable-length batches (makeFlashAttentionBackward's
-// `varlen: { maxSeqQ, maxSeqK }`) on the simulator against float64 gradients per sequence
+// `varlen: { maxSeqQ, maxSeqK }`, and attentionBackward's cuSeqlensQ, cuSeqlensK, maxSeqQ,
+// maxSeqK) on the simulator against float64 gradients per sequence
 // (examples/flash_attention_backward.ts's checkFlashAttentionBackwardVarlen: odd lengths, a
 // sequence with no queries, one with no keys, padding rows after the last sequence left alone,
-// scratch tensors starting as NaN), with no hazard report; its option errors; its PTX (the
-// sequence's offsets read once, the CTA past its sequence's key tiles exiting before any
-// barrier) assembles for sm_90a.
+// the kernels' scratch tensors starting as NaN), with no hazard report; the builder's option
+// errors and attentionBackward's of a packed batch; its PTX (the sequence's offsets read once,
+// the CTA past its sequence's key tiles exiting before any barrier) assembles for sm_90a.
 import { describe, expect, it } from "vitest";
 import { compileToPtx } from "@tirx-ts/codegen-ptx";
-import { sim, type FlashAttentionSizes } from "tirx-ts";
+import {
+  attentionBackward,
+  sim,
+  tensor,
+  type AttentionBackwardOptions,
+  type FlashAttentionSizes,
+  type TirxError,
+} from "tirx-ts";
 import {
   checkFlashAttentionBackwardVarlen,
   makeFlashAttentionBackward,
 } from "../examples/flash_attention_backward.js";
+import { errorOf } from "./util/error-of.js";
 import { assembleLater } from "./util/ptxas-deferred.js";
 
 /** Three sequences of 130, 0 and 70 queries on 90, 60 and 128 keys, packed with padding rows. */
@@ -25,8 +34,27 @@ const BASE: FlashAttentionSizes = {
   varlen: { maxSeqQ: 130, maxSeqK: 128 },
 };
 
+/**
+ * Each case's error: its `code`, `rule` (when given), a message matching the case's, at this
+ * file's line that called the library (attentionBackward places its errors at the caller).
+ */
+function expectErrors(
+  cases: readonly (readonly [() => unknown, RegExp])[],
+  code: "TX9001" | "TX9002",
+  rule?: string,
+): TirxError[] {
+  return cases.map(([f, message]) => {
+    const e = errorOf(f);
+    expect(e.code, e.message).toBe(code);
+    if (rule !== undefined) expect(e.rule).toBe(rule);
+    expect(e.message).toMatch(message);
+    expect(e.span?.file).toMatch(/flash-attention-backward-varlen\.test\.ts$/);
+    return e;
+  });
+}
+
 describe("flash_attention backward, varlen", () => {
-  it("[130, 0, 70] queries on [90, 60, 128] keys, float16, no mask: within the bound; keys of the query-less sequence exactly 0", () => {
+  it("attentionBackward: [130, 0, 70] queries on [90, 60, 128] keys, float16, no mask: within the bound; keys of the query-less sequence exactly 0", () => {
     // maxSeqK 200: a second key tile per sequence, past every sequence's end (each such CTA
     // exits at once). Sequence 0's key tile reads sequence 1's keys (masked), sequence 2's query
     // blocks run past the tensor's end (TMA fills zeros, LSE₂ = +inf there).
@@ -35,6 +63,7 @@ describe("flash_attention backward, varlen", () => {
       { ...BASE, varlen: { maxSeqQ: 130, maxSeqK: 200 } },
       [130, 0, 70],
       [90, 60, 128],
+      { library: true },
     );
     expect(r.ok, r.summary).toBe(true);
     // Sequence 1's 60 keys see no query: its dK and dV rows.
@@ -84,6 +113,69 @@ describe("flash_attention backward, varlen", () => {
         causal: true,
       }),
     ).toThrow(/a causal mask needs seq_q = seq_k/);
+  });
+
+  it("attentionBackward's errors of a packed batch: TX9001 for the options, TX9002 for the tensors", () => {
+    const dev = sim();
+    const t = (shape: number[], dtype: "float16" | "float32" | "int32" = "float16") =>
+      tensor.empty(shape, dtype, dev);
+    const ints = (a: number[]) =>
+      tensor(Int32Array.from(a), { shape: [a.length], dtype: "int32", device: dev });
+    const q = t([200, 2, 64]);
+    const k = t([150, 1, 64]);
+    const lse = t([2, 200], "float32");
+    const varlen = {
+      cuSeqlensQ: ints([0, 120, 200]),
+      cuSeqlensK: ints([0, 100, 150]),
+      maxSeqQ: 120,
+      maxSeqK: 100,
+    };
+    const bwd =
+      (o: AttentionBackwardOptions, l = lse) =>
+      () =>
+        attentionBackward(q, k, k, q, q, l, o);
+    expectErrors(
+      [
+        [
+          bwd({ ...varlen, maxSeqK: undefined }),
+          /attentionBackward: a packed variable-length batch \(cuSeqlensQ, cuSeqlensK\) needs maxSeqQ and maxSeqK, the longest sequence's query and key rows \(FlashAttention's max_seqlen_q and max_seqlen_k\)/,
+        ],
+        [
+          bwd({ ...varlen, cuSeqlensK: undefined }),
+          /attentionBackward: cuSeqlensQ given without cuSeqlensK: .* and maxSeqQ and maxSeqK/,
+        ],
+        [
+          bwd({ ...varlen, maxSeqK: 99 }),
+          /attentionBackward: maxSeqK \(99\) must be at least the longest sequence's key rows \(100, from cuSeqlensK\)/,
+        ],
+        [
+          bwd({ ...varlen, maxSeqK: 151 }),
+          /flash_attention backward: varlen is \{ maxSeqQ, maxSeqK \}.*got \{"maxSeqQ":120,"maxSeqK":151\}/,
+        ],
+      ],
+      "TX9001",
+    );
+    const cases: [() => unknown, RegExp][] = [
+      [
+        bwd(varlen, t([1, 2, 200], "float32")),
+        /attentionBackward: lse must be \[heads, totalQ\] float32, got shape \[1, 2, 200\]/,
+      ],
+      [
+        bwd(varlen, t([2, 201], "float32")),
+        /lse must be \[heads, totalQ\] = \[2, 200\] \(the forward's lse output\), got \[2, 201\]/,
+      ],
+      [
+        bwd({ ...varlen, out: { dk: t([150, 2, 64]) } }),
+        /out\.dk's shape must be k's \[150, 1, 64\], got \[150, 2, 64\]/,
+      ],
+      [
+        bwd({ ...varlen, cuSeqlensK: ints([0, 100, 151]) }),
+        /attentionBackward: cuSeqlensK must be non-decreasing offsets from 0 to at most totalK \(150\), got \[0, 100, 151\]/,
+      ],
+    ];
+    for (const e of expectErrors(cases, "TX9002", "kernels/tensors")) {
+      expect(e.message).toMatch(/attentionBackward: /);
+    }
   });
 
   it("PTX: the offsets read once, a CTA past its sequence's key tiles exits; assembles for sm_90a", () => {

@@ -5,8 +5,7 @@
 // dV against float64 gradients (examples/flash_attention_backward.ts's reference and bound) at
 // the same size, causal, grouped-query; a packed variable-length batch (cuSeqlensQ, cuSeqlensK,
 // maxSeqQ) against the reference per sequence; the tensor errors (TX9002) and option errors
-// (TX9001) of both (attentionBackward refuses packed tensors), and the configuration table's
-// choice.
+// (TX9001) of both, and the configuration table's choice.
 import { describe, expect, test } from "vitest";
 import {
   attention,
@@ -430,11 +429,11 @@ describe("attention() errors of a packed variable-length batch", () => {
     expectErrors(cases, "TX9001");
   });
 
-  test("attentionBackward refuses packed (rank-3) tensors: TX9002, varlen backward is not offered", () => {
+  test("attentionBackward of rank-3 tensors without the offsets: TX9002 naming them (test/flash-attention-backward-varlen.test.ts has its packed runs and errors)", () => {
     const e = errorOf(() => attentionBackward(q, k, k, q, q, t([2, 200], "float32")));
     expect(e.code).toBe("TX9002");
     expect(e.message).toMatch(
-      /attentionBackward: q is rank 3 \[200, 2, 64\]: a packed variable-length batch .* \(varlen backward is not offered\); give \[batch, seq, heads, headDim\] tensors/,
+      /attentionBackward: q must be \[batch, seqQ, heads, headDim\], got shape \[200, 2, 64\] \(a packed \[totalQ, heads, headDim\] batch takes cuSeqlensQ, cuSeqlensK, maxSeqQ and maxSeqK\)/,
     );
     expect(e.span?.file).toMatch(/kernels-attention\.test\.ts$/);
     const q4 = t([1, 128, 2, 64]);
@@ -443,7 +442,9 @@ describe("attention() errors of a packed variable-length batch", () => {
     );
     expect([k3.code, k3.message]).toEqual([
       "TX9002",
-      expect.stringMatching(/k is rank 3 \[128, 1, 64\].*varlen backward is not offered/),
+      expect.stringMatching(
+        /k must be \[batch, seqK, kvHeads, headDim\], got shape \[128, 1, 64\]/,
+      ),
     ]);
   });
 });

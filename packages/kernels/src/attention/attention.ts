@@ -5,8 +5,8 @@
 // makeFlashAttentionBackward (which check the options: TX9001), compiles through
 // @tirx-ts/runtime's `compile` (cached: a second call of the same sizes launches the same
 // compiled kernels) and launches where the tensors live, on the GPU or on the simulated device.
-// attention also takes a packed variable-length batch (cuSeqlensQ, cuSeqlensK, maxSeqQ:
-// FlashAttention's varlen convention), which attentionBackward refuses (no varlen backward).
+// Both take a packed variable-length batch (cuSeqlensQ, cuSeqlensK, maxSeqQ, and maxSeqK for the
+// backward: FlashAttention's varlen convention).
 import {
   TirxError,
   callSite,
@@ -214,7 +214,16 @@ const OPTIONS = [
   "cuSeqlensK",
   "maxSeqQ",
 ] as const;
-const BACKWARD_OPTIONS = ["causal", "scale", "window", "out"] as const;
+const BACKWARD_OPTIONS = [
+  "causal",
+  "scale",
+  "window",
+  "out",
+  "cuSeqlensQ",
+  "cuSeqlensK",
+  "maxSeqQ",
+  "maxSeqK",
+] as const;
 const BACKWARD_OUTS = ["dq", "dk", "dv"] as const;
 
 /** The library call a message names. */
@@ -271,7 +280,7 @@ function rank4(x: unknown, name: string, what: string, who: Call = "attention"):
  * 0, LSE = −inf). LSE is [heads, totalQ]. The packed totals are at least 128 rows (64 keys at
  * head dim 256: a tile's TMA box fits in the tensor; pad the packed tensors). Rows of O and LSE
  * outside every sequence are not written. The offsets are read back to the host and checked
- * (one small copy each). No backward: {@link attentionBackward} takes rank-4 tensors only.
+ * (one small copy each). {@link attentionBackward} takes the same packed batch (and maxSeqK).
  * @param q [batch, seqQ, heads, headDim] ([totalQ, heads, headDim] packed), float16 or bfloat16.
  * @param k [batch, seqK, kvHeads, headDim] ([totalK, kvHeads, headDim] packed), q's dtype and
  *   device; seqQ and seqK positive multiples of 128 (packed: any lengths, totals ≥ 128),
@@ -340,15 +349,44 @@ export interface AttentionBackwardOptions {
     readonly dk?: DeviceTensor;
     readonly dv?: DeviceTensor;
   };
+  /**
+   * A packed variable-length batch, as {@link AttentionOptions.cuSeqlensQ} (give the forward
+   * call's): q, o, dO and dq [totalQ, heads, headDim], lse [heads, totalQ]. Given with
+   * `cuSeqlensK`, `maxSeqQ` and `maxSeqK`.
+   */
+  readonly cuSeqlensQ?: DeviceTensor;
+  /** As {@link AttentionOptions.cuSeqlensK}: k, v, dk and dv [totalK, kvHeads, headDim]. */
+  readonly cuSeqlensK?: DeviceTensor;
+  /**
+   * As {@link AttentionOptions.maxSeqQ} (FlashAttention's `max_seqlen_q`): at least every
+   * sequence's query rows (it sizes the grids of the backward's per-row kernels: ⌈maxSeqQ / 64⌉
+   * blocks of 64 rows per sequence and head).
+   */
+  readonly maxSeqQ?: number;
+  /**
+   * With `cuSeqlensK` (FlashAttention's `max_seqlen_k`): the longest sequence's key rows, an
+   * integer in 1 … totalK, at least every sequence's (it sizes the main kernel's grid:
+   * ⌈maxSeqK / 128⌉ key tiles per sequence and KV head).
+   */
+  readonly maxSeqK?: number;
 }
 
-/** What {@link attentionBackward} returns: the gradients of the forward's O. */
+/**
+ * What {@link attentionBackward} returns: the gradients of the forward's O. For a packed batch,
+ * rows outside every sequence are not written (a new tensor's are uninitialized).
+ */
 export interface AttentionGradients {
-  /** dQ [batch, seqQ, heads, headDim], q's dtype, on q's device (`out.dq` when given). */
+  /**
+   * dQ [batch, seqQ, heads, headDim] ([totalQ, heads, headDim] packed), q's dtype, on q's device
+   * (`out.dq` when given).
+   */
   readonly dq: DeviceTensor;
-  /** dK [batch, seqK, kvHeads, headDim], k's dtype, on q's device (`out.dk` when given). */
+  /**
+   * dK [batch, seqK, kvHeads, headDim] ([totalK, kvHeads, headDim] packed), k's dtype, on q's
+   * device (`out.dk` when given).
+   */
   readonly dk: DeviceTensor;
-  /** dV [batch, seqK, kvHeads, headDim], k's dtype, on q's device (`out.dv` when given). */
+  /** dV, as dK (`out.dv` when given). */
   readonly dv: DeviceTensor;
 }
 
@@ -363,25 +401,42 @@ export interface AttentionGradients {
  * turn (Δ = rowsum(dO ∘ O) and a float32 dQ accumulator, then dK, dV and the accumulator, then
  * dQ) on scratch tensors it allocates and frees; runs where the tensors live, on the GPU (an
  * sm_90 one: Hopper) or on the simulated device.
- * @param q [batch, seqQ, heads, headDim], float16 or bfloat16.
- * @param k [batch, seqK, kvHeads, headDim], q's dtype and device; seqQ and seqK positive
- *   multiples of 128 (equal when causal), headDim 64 or 128, kvHeads dividing heads.
+ *
+ * Variable-length batches, as {@link attention}'s (give the forward call's `cuSeqlensQ`,
+ * `cuSeqlensK` and `maxSeqQ`, and `maxSeqK`, FlashAttention's `max_seqlen_k`): q, o, dO and dq
+ * packed [totalQ, heads, headDim], k, v, dk and dv [totalK, kvHeads, headDim], lse [heads,
+ * totalQ]; causal and `window` bottom-right aligned per sequence. A sequence with no keys gets
+ * dq = 0, one with no queries dk = dv = 0; gradient rows outside every sequence are not written.
+ * Rows of q, dO, k and v after the last sequence (up to the totals) are read, as the forward reads
+ * them, and must hold finite values (e.g. zeros): their products with a probability of 0 are 0.
+ * @param q [batch, seqQ, heads, headDim] ([totalQ, heads, headDim] packed), float16 or bfloat16.
+ * @param k [batch, seqK, kvHeads, headDim] ([totalK, kvHeads, headDim] packed), q's dtype and
+ *   device; seqQ and seqK positive multiples of 128 (equal when causal; packed: any lengths,
+ *   totals ≥ 128), headDim 64 or 128, kvHeads dividing heads.
  * @param v k's shape, q's dtype and device.
  * @param o The forward's O: q's shape, dtype and device.
  * @param dO The gradient of O: q's shape, dtype and device.
- * @param lse The forward's LSE (its `lse: true` output): [batch, heads, seqQ] float32 (natural
- *   log; −inf for a row that sees no key, whose dQ is 0), on q's device.
+ * @param lse The forward's LSE (its `lse: true` output): [batch, heads, seqQ] ([heads, totalQ]
+ *   packed) float32 (natural log; −inf for a row that sees no key, whose dQ is 0), on q's device.
  * @returns New tensors dq (like q), dk and dv (like k), or those of `out`.
  * @example const { dq, dk, dv } = attentionBackward(q, k, v, o, dO, lse, { causal: true });
+ * @example
+ *   // The packed batch of attention's example, its O and LSE.
+ *   const { dq, dk, dv } = attentionBackward(q, k, v, o, dO, lse,
+ *     { cuSeqlensQ, cuSeqlensK, maxSeqQ: 130, maxSeqK: 200 });
  * @throws TirxError TX9002 (kernels/tensors) for a q, k, v, o, dO or out tensor that is not a
- *   rank-4 device tensor, an lse that is not a rank-3 one, a dtype other than float16/bfloat16 or
- *   differing from q's (lse: other than float32), shapes that disagree (k vs q, v vs k, o and dO
- *   vs q, lse vs [batch, heads, seqQ], out.dq vs q, out.dk and out.dv vs k), tensors on different
- *   devices; TX9001 (kernels/config) for options or sizes the kernels do not offer (an unknown
- *   option or out key, a non-boolean `causal`, a scale that is not a finite number, and the
- *   builder's: head dim other than 64 or 128, sequence multiples, causal with seqQ ≠ seqK, heads
- *   not a multiple of kvHeads, the window), or a GPU the kernels are not written for; the
- *   launches' errors (TX5011 for a disposed tensor, CudaError).
+ *   rank-4 device tensor (rank 3 packed), an lse that is not a rank-3 one (rank 2 packed), a
+ *   dtype other than float16/bfloat16 or differing from q's (lse: other than float32), shapes
+ *   that disagree (k vs q, v vs k, o and dO vs q, lse vs [batch, heads, seqQ] or [heads,
+ *   totalQ], out.dq vs q, out.dk and out.dv vs k), tensors on different devices, offsets as
+ *   {@link attention}'s; TX9001 (kernels/config) for options or sizes the kernels do not offer
+ *   (an unknown option or out key, a non-boolean `causal`, a scale that is not a finite number,
+ *   offsets without both of `maxSeqQ` and `maxSeqK` or either without offsets, one offset tensor
+ *   without the other, a `maxSeqQ` or `maxSeqK` under the longest sequence's rows, and the
+ *   builder's: head dim other than 64 or 128, sequence multiples or packed totals under 128,
+ *   causal with seqQ ≠ seqK (not packed), `maxSeqQ` / `maxSeqK` not integers in 1 … totalQ /
+ *   totalK, heads not a multiple of kvHeads, the window), or a GPU the kernels are not written
+ *   for; the launches' errors (TX5011 for a disposed tensor, CudaError).
  */
 export function attentionBackward(
   q: DeviceTensor,
@@ -392,7 +447,7 @@ export function attentionBackward(
   lse: DeviceTensor,
   opts: AttentionBackwardOptions = {},
 ): AttentionGradients {
-  const { kernels, out } = atCaller(() => prepareBackward(q, k, v, o, dO, lse, opts));
+  const { kernels, out, offsets } = atCaller(() => prepareBackward(q, k, v, o, dO, lse, opts));
   const dev = q.device;
   const dq = out.dq ?? tensor.empty(q.shape, q.dtype, dev);
   const dk = out.dk ?? tensor.empty(k.shape, k.dtype, dev);
@@ -406,9 +461,11 @@ export function attentionBackward(
   const dQacc = empty(scratch.dQacc);
   try {
     const cuda = { target: "cuda" } as const;
-    compile(kernels.preprocess, cuda)(o, dO, lse, delta, lse2, dQacc);
-    compile(kernels.main, cuda)(q, k, v, dO, lse2, delta, dQacc, dk, dv);
-    compile(kernels.postprocess, cuda)(dQacc, dq);
+    // A packed batch's kernels take cuSeqlensQ last (the main kernel cuSeqlensK after it).
+    const offQ = offsets.slice(0, 1);
+    compile(kernels.preprocess, cuda)(o, dO, lse, delta, lse2, dQacc, ...offQ);
+    compile(kernels.main, cuda)(q, k, v, dO, lse2, delta, dQacc, dk, dv, ...offsets);
+    compile(kernels.postprocess, cuda)(dQacc, dq, ...offQ);
   } finally {
     // Each launch has finished (compile's launches synchronize).
     for (const t of [delta, lse2, dQacc]) t.dispose();
@@ -455,9 +512,10 @@ const show = (s: readonly number[]) => `[${s.join(", ")}]`;
  */
 function checkQKV(q: unknown, k: unknown, v: unknown, who: Call): Checked {
   const qShape = (q as Partial<DeviceTensor> | null)?.shape;
-  if (who === "attention" && Array.isArray(qShape) && qShape.length === 3) {
+  if (Array.isArray(qShape) && qShape.length === 3) {
     throw tensorError(
-      `q must be [batch, seqQ, heads, headDim], got shape ${show(qShape)} (a packed [totalQ, heads, headDim] batch takes cuSeqlensQ, cuSeqlensK and maxSeqQ)`,
+      `q must be [batch, seqQ, heads, headDim], got shape ${show(qShape)} (a packed [totalQ, heads, headDim] batch takes ${who === "attention" ? "cuSeqlensQ, cuSeqlensK and maxSeqQ" : "cuSeqlensQ, cuSeqlensK, maxSeqQ and maxSeqK"})`,
+      who,
     );
   }
   const Q = rank4(q, "q", "[batch, seqQ, heads, headDim]", who);
@@ -526,7 +584,9 @@ function checkLike(
       ? packed
         ? "[totalQ, heads, headDim]"
         : "[batch, seqQ, heads, headDim]"
-      : "[batch, seqK, kvHeads, headDim]";
+      : packed
+        ? "[totalK, kvHeads, headDim]"
+        : "[batch, seqK, kvHeads, headDim]";
   const t = ranked(x, name, what, like.shape.length, who);
   if (!sameShape(t.shape, like.shape)) {
     throw tensorError(
@@ -617,45 +677,72 @@ function prepare(
   return { fn, o, lseShape, offsets: [o.cuSeqlensQ!, o.cuSeqlensK!] };
 }
 
+/** The varlen options of a call: the offsets and the longest sequences' rows. */
+interface VarlenOptions {
+  readonly cuSeqlensQ?: DeviceTensor;
+  readonly cuSeqlensK?: DeviceTensor;
+  readonly maxSeqQ?: number;
+  readonly maxSeqK?: number;
+}
+
+/** The longest-sequence options the call `who` takes with its offsets, for a message. */
+function varlenMaxes(who: Call): string {
+  return who === "attention" ? "maxSeqQ" : "maxSeqQ and maxSeqK";
+}
+
 /**
- * Whether the options ask for a packed variable-length batch: `cuSeqlensQ`, `cuSeqlensK` and
- * `maxSeqQ` all given (true) or none (false).
- * @throws TirxError TX9001 for one offset tensor without the other, offsets without `maxSeqQ`,
- *   or `maxSeqQ` without offsets.
+ * Whether the options of the call `who` ask for a packed variable-length batch: `cuSeqlensQ`,
+ * `cuSeqlensK` and `maxSeqQ` (and for attentionBackward `maxSeqK`) all given (true) or none
+ * (false).
+ * @throws TirxError TX9001 for one offset tensor without the other, offsets without `maxSeqQ`
+ *   (or `maxSeqK`), or either without offsets.
  */
-function checkVarlenOptions(o: AttentionOptions): boolean {
+function checkVarlenOptions(o: VarlenOptions, who: Call = "attention"): boolean {
   const bad = (message: string): never => {
-    throw new TirxError("TX9001", `attention: ${message}`);
+    throw new TirxError("TX9001", `${who}: ${message}`);
   };
   const hasQ = o.cuSeqlensQ !== undefined;
   const hasK = o.cuSeqlensK !== undefined;
   if (hasQ !== hasK) {
     bad(
-      `${hasQ ? "cuSeqlensQ" : "cuSeqlensK"} given without ${hasQ ? "cuSeqlensK" : "cuSeqlensQ"}: a packed variable-length batch takes both offset tensors (FlashAttention's cu_seqlens_q and cu_seqlens_k) and maxSeqQ`,
+      `${hasQ ? "cuSeqlensQ" : "cuSeqlensK"} given without ${hasQ ? "cuSeqlensK" : "cuSeqlensQ"}: a packed variable-length batch takes both offset tensors (FlashAttention's cu_seqlens_q and cu_seqlens_k) and ${varlenMaxes(who)}`,
     );
   }
-  if (hasQ && o.maxSeqQ === undefined) {
+  const backward = who === "attentionBackward";
+  if (hasQ && o.maxSeqQ === undefined && !backward) {
     bad(
       "a packed variable-length batch (cuSeqlensQ, cuSeqlensK) needs maxSeqQ, the longest sequence's query rows (FlashAttention's max_seqlen_q)",
     );
   }
-  if (!hasQ && o.maxSeqQ !== undefined) {
+  if (hasQ && backward && (o.maxSeqQ === undefined || o.maxSeqK === undefined)) {
     bad(
-      "maxSeqQ is for a packed variable-length batch: give it with cuSeqlensQ and cuSeqlensK (q [totalQ, heads, headDim])",
+      "a packed variable-length batch (cuSeqlensQ, cuSeqlensK) needs maxSeqQ and maxSeqK, the longest sequence's query and key rows (FlashAttention's max_seqlen_q and max_seqlen_k)",
     );
+  }
+  for (const name of ["maxSeqQ", "maxSeqK"] as const) {
+    if (!hasQ && o[name] !== undefined) {
+      bad(
+        `${name} is for a packed variable-length batch: give it with cuSeqlensQ and cuSeqlensK (q [totalQ, heads, headDim])`,
+      );
+    }
   }
   return hasQ;
 }
 
 /**
- * q, k and v of a packed batch: rank-3 device tensors q [totalQ, heads, headDim] and k, v
- * [totalK, kvHeads, headDim], dtypes and device as {@link checkQKV}; the offsets rank-1 int32
- * tensors [batch + 1] (batch ≥ 1) of equal length on q's device. The checked sizes have the
- * sequence count as batch and the totals as seqQ and seqK.
+ * q, k and v of a packed batch (of the call `who`): rank-3 device tensors q [totalQ, heads,
+ * headDim] and k, v [totalK, kvHeads, headDim], dtypes and device as {@link checkQKV}; the
+ * offsets rank-1 int32 tensors [batch + 1] (batch ≥ 1) of equal length on q's device. The
+ * checked sizes have the sequence count as batch and the totals as seqQ and seqK.
  * @throws TirxError TX9002.
  */
-function checkPackedQKV(q: unknown, k: unknown, v: unknown, o: AttentionOptions): Checked {
-  const who = "attention";
+function checkPackedQKV(
+  q: unknown,
+  k: unknown,
+  v: unknown,
+  o: VarlenOptions,
+  who: Call = "attention",
+): Checked {
   const Q = ranked(q, "q", "[totalQ, heads, headDim] (a packed batch: cuSeqlensQ given)", 3, who);
   const kWhat = "[totalK, kvHeads, headDim] (a packed batch: cuSeqlensK given)";
   const K = ranked(k, "k", kWhat, 3, who);
@@ -708,13 +795,16 @@ function checkPackedQKV(q: unknown, k: unknown, v: unknown, o: AttentionOptions)
 }
 
 /**
- * The offsets' values (read back to the host): each tensor non-decreasing from 0 to at most its
- * total (c.seqQ, c.seqK), and `maxSeqQ` at least the longest sequence's query rows (the grid
- * covers ⌈maxSeqQ / 128⌉ tiles per sequence: rows past them would be left unwritten).
- * @throws TirxError TX9002 for offsets out of order or range; TX9001 for a short `maxSeqQ`.
+ * The offsets' values (read back to the host) of the call `who`: each tensor non-decreasing from
+ * 0 to at most its total (c.seqQ, c.seqK), and `maxSeqQ` (and `maxSeqK` when given) at least the
+ * longest sequence's query (key) rows (the grid covers ⌈maxSeqQ / 128⌉ tiles per sequence: rows
+ * past them would be left unwritten; the backward's grids likewise).
+ * @throws TirxError TX9002 for offsets out of order or range; TX9001 for a short `maxSeqQ` or
+ *   `maxSeqK`.
  */
-function checkOffsetValues(o: AttentionOptions, c: Checked): void {
+function checkOffsetValues(o: VarlenOptions, c: Checked, who: Call = "attention"): void {
   let longest = 0;
+  let longestK = 0;
   for (const [name, total, what] of [
     ["cuSeqlensQ", c.seqQ, "totalQ"],
     ["cuSeqlensK", c.seqK, "totalK"],
@@ -726,16 +816,24 @@ function checkOffsetValues(o: AttentionOptions, c: Checked): void {
       const shown = x.length <= 16 ? show(x) : `${show(x.slice(0, 16)).slice(0, -1)}, …]`;
       throw tensorError(
         `${name} must be non-decreasing offsets from 0 to at most ${what} (${total}), got ${shown}`,
+        who,
       );
     }
-    if (name === "cuSeqlensQ") {
-      for (let i = 1; i < x.length; i++) longest = Math.max(longest, x[i]! - x[i - 1]!);
+    for (let i = 1; i < x.length; i++) {
+      if (name === "cuSeqlensQ") longest = Math.max(longest, x[i]! - x[i - 1]!);
+      else longestK = Math.max(longestK, x[i]! - x[i - 1]!);
     }
   }
   if (o.maxSeqQ! < longest) {
     throw new TirxError(
       "TX9001",
-      `attention: maxSeqQ (${o.maxSeqQ}) must be at least the longest sequence's query rows (${longest}, from cuSeqlensQ)`,
+      `${who}: maxSeqQ (${o.maxSeqQ}) must be at least the longest sequence's query rows (${longest}, from cuSeqlensQ)`,
+    );
+  }
+  if (o.maxSeqK !== undefined && o.maxSeqK < longestK) {
+    throw new TirxError(
+      "TX9001",
+      `${who}: maxSeqK (${o.maxSeqK}) must be at least the longest sequence's key rows (${longestK}, from cuSeqlensK)`,
     );
   }
 }
@@ -743,7 +841,8 @@ function checkOffsetValues(o: AttentionOptions, c: Checked): void {
 /**
  * attentionBackward's checks and its kernels: the options, the tensors (q, k, v, then o, dO,
  * lse and the outs), the configuration, and the kernels built for them (kept by sizes). Returns
- * the checked `out` (empty when none).
+ * the checked `out` (empty when none) and, for a packed batch, the offset tensors the kernels
+ * take (cuSeqlensQ, cuSeqlensK; none otherwise).
  * @throws TirxError TX9001, TX9002 as {@link attentionBackward}.
  */
 function prepareBackward(
@@ -754,7 +853,11 @@ function prepareBackward(
   dO: DeviceTensor,
   lse: DeviceTensor,
   opts: AttentionBackwardOptions,
-): { kernels: FlashAttentionBackward; out: NonNullable<AttentionBackwardOptions["out"]> } {
+): {
+  kernels: FlashAttentionBackward;
+  out: NonNullable<AttentionBackwardOptions["out"]>;
+  offsets: DeviceTensor[];
+} {
   const who = "attentionBackward";
   const op = checkOptions(opts, BACKWARD_OPTIONS, who) as AttentionBackwardOptions;
   const out = op.out ?? {};
@@ -772,29 +875,16 @@ function prepareBackward(
       `${who}: out has no key ${showValue(key)}${guess ? `; did you mean "${guess}"?` : ""} (keys: ${BACKWARD_OUTS.join(", ")})`,
     );
   }
-  for (const [name, x] of [
-    ["q", q],
-    ["k", k],
-    ["v", v],
-    ["o", o],
-    ["dO", dO],
-  ] as const) {
-    const shape = (x as Partial<DeviceTensor> | null)?.shape;
-    if (Array.isArray(shape) && shape.length === 3) {
-      throw tensorError(
-        `${name} is rank 3 ${show(shape)}: a packed variable-length batch (attention's cuSeqlensQ / cuSeqlensK) has no backward here (varlen backward is not offered); give [batch, seq, heads, headDim] tensors`,
-        who,
-      );
-    }
-  }
-  const c = checkQKV(q, k, v, who);
+  const packed = checkVarlenOptions(op, who);
+  const c = packed ? checkPackedQKV(q, k, v, op, who) : checkQKV(q, k, v, who);
   checkLike(o, "o", c.Q, "q", c.Q, who);
   checkLike(dO, "dO", c.Q, "q", c.Q, who);
-  const lseShape = [c.batch, c.heads, c.seqQ];
-  const L = ranked(lse, "lse", "[batch, heads, seqQ] float32", 3, who);
+  const lseShape = packed ? [c.heads, c.seqQ] : [c.batch, c.heads, c.seqQ];
+  const lseWhat = packed ? "[heads, totalQ]" : "[batch, heads, seqQ]";
+  const L = ranked(lse, "lse", `${lseWhat} float32`, lseShape.length, who);
   if (!sameShape(L.shape, lseShape)) {
     throw tensorError(
-      `lse must be [batch, heads, seqQ] = ${show(lseShape)} (the forward's lse output), got ${show(L.shape)}`,
+      `lse must be ${lseWhat} = ${show(lseShape)} (the forward's lse output), got ${show(L.shape)}`,
       who,
     );
   }
@@ -808,13 +898,20 @@ function prepareBackward(
   if (out.dq !== undefined) checkLike(out.dq, "out.dq", c.Q, "q", c.Q, who);
   if (out.dk !== undefined) checkLike(out.dk, "out.dk", c.K, "k", c.Q, who);
   if (out.dv !== undefined) checkLike(out.dv, "out.dv", c.K, "k", c.Q, who);
-  const sizes = sizesOf(c, op);
+  const sizes: FlashAttentionSizes = {
+    ...sizesOf(c, op),
+    ...(packed ? { varlen: { maxSeqQ: op.maxSeqQ!, maxSeqK: op.maxSeqK! } } : {}),
+  };
   const config = pickAttentionConfig("backward", sizes, archOf(c.Q, who));
   const full: FlashAttentionSizes = { ...sizes, ...config.tune };
   const kernels = cached(BUILT_BACKWARD, JSON.stringify(full), () =>
     makeFlashAttentionBackward(full),
   );
-  return { kernels, out };
+  if (!packed) return { kernels, out, offsets: [] };
+  // After the builder's checks (maxSeqQ and maxSeqK integers in 1 … the totals): the offsets'
+  // values.
+  checkOffsetValues(op, c, who);
+  return { kernels, out, offsets: [op.cuSeqlensQ!, op.cuSeqlensK!] };
 }
 
 /**
