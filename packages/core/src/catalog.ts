@@ -285,7 +285,7 @@ export const CATALOG = {
   TX4017: {
     rule: "tma/box",
     title:
-      "tensor-map box extents lie in [1, 256], inner box bytes are a multiple of 16 (at most the swizzle span)",
+      "tensor-map box extents lie in [1, 256], inner box bytes are a multiple of 16 (at most the swizzle span), element strides in [1, 8] (the innermost 1)",
   },
   TX4018: {
     rule: "tma/tile-shape",
@@ -314,7 +314,8 @@ export const CATALOG = {
   },
   TX4024: {
     rule: "tma/global-tensor",
-    title: "a tensor-map tensor has a TMA dtype and row strides that are multiples of 16 bytes",
+    title:
+      "a tensor-map tensor has a TMA dtype, rank 1..5, dims in 1..2^32 and row strides that are multiples of 16 bytes below 2^40",
   },
   TX4025: {
     rule: "cluster/dims",
@@ -323,6 +324,19 @@ export const CATALOG = {
   TX4026: {
     rule: "bulk/reduce-dtype",
     title: "both views of a bulk reduction hold elements of the opcode's .type",
+  },
+  TX4027: {
+    rule: "tma/global-address",
+    title: "a tensor map's global address is 16-byte aligned (32 with 32B interleave)",
+  },
+  TX4028: {
+    rule: "tma/modes",
+    title:
+      "a tensor map's interleave, swizzle, L2 promotion and oob fill are values of their cuda.h enums; 32B interleave needs 32B swizzle",
+  },
+  TX4029: {
+    rule: "tma/oob-fill",
+    title: 'oob_fill "nan" (NAN_REQUEST_ZERO_FMA) needs a floating-point tensor dtype',
   },
   TX5001: { rule: "launch/arg-count", title: "wrong number of kernel arguments" },
   TX5002: { rule: "launch/arg-dtype", title: "a tensor argument has the wrong dtype" },

@@ -33,6 +33,7 @@ export * from "./patterns/cp-async-bulk.js";
 export * from "./patterns/mbarrier.js";
 export * from "./patterns/tile-ops.js";
 export * from "./patterns/tma.js";
+export * from "./patterns/tensor-map-contract.js";
 export * from "./ir/tensor-map.js";
 export * from "./verify/verify.js";
 export { layoutAxisExtent } from "./verify/launch-check.js";

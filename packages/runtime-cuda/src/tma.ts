@@ -2,6 +2,7 @@ import {
   TMA_DTYPES,
   TirxError,
   callSite,
+  checkTensorMapEncoding,
   invariant,
   dtypeBytes,
   isStaticShape,
@@ -122,7 +123,10 @@ export function tensorMapArgs(map: TensorMap, shape?: readonly number[]): Tensor
 
 /**
  * Encode `map` over the tensor at device address `ptr` into the 128 bytes at host address `out`
- * (64-byte aligned) with cuTensorMapEncodeTiled ({@link tensorMapArgs}); `shape` is the
+ * (64-byte aligned) with cuTensorMapEncodeTiled ({@link tensorMapArgs}),
+ * after core's checkTensorMapEncoding (the driver's contract with `ptr`, the check the verifier
+ * and the simulator share: TirxError TX4027 for a `ptr` that is not 16-byte aligned, TX4017,
+ * TX4024, TX4028, TX4029 for the rest, at the launching call); `shape` is the
  * tensor's shape at this launch (needed for a tensor with symbolic dims).
  * @throws TirxError TX4024 (launch dims the driver refuses); CudaError from the driver
  *   (CUDA_ERROR_INVALID_VALUE for a map it refuses).
@@ -134,6 +138,8 @@ export function encodeTensorMap(
   shape?: readonly number[],
 ): void {
   const a = tensorMapArgs(map, shape);
+  // The driver's contract, address included, as the verifier and the simulator check it.
+  checkTensorMapEncoding(map.name, { ...a, globalAddress: ptr }, callSite());
   const code = bind().encode(
     out,
     a.dataType,

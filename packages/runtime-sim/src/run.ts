@@ -18,6 +18,7 @@ import { affineVars } from "./compile/affine.js";
 import { layoutOf } from "./compile/layout.js";
 import type { Exec } from "./compile/stmt.js";
 import { compileRoot } from "./compile/blocking.js";
+import { checkTensorMapsAtLaunch } from "./compile/tensor-maps.js";
 import { hostScalar } from "./numeric/cast.js";
 import { sim } from "./device.js";
 import { SimTensor } from "./tensor.js";
@@ -215,7 +216,9 @@ function checkSimCall(vf: unknown, opts: unknown): void {
  * [1, 2^20 - 1]; TX6021 a cp.async / bulk-copy address not aligned to its chunk (16 bytes for
  * bulk); TX6022 bulk copies completing more bytes on an mbarrier phase than expect_tx announced.
  * @throws TirxError TX1002 for a `vf` that is not verify's result or an unknown or mistyped
- *   option; TX5001-TX5005, TX5008, TX5011 and TX5012 from core's checkArgs; TX5009 for a runtime grid
+ *   option; TX4027 (a tensor map's tensor not 16-byte aligned) and TX4017, TX4024, TX4028,
+ *   TX4029 for a tensor map the driver would refuse at this launch (compile/tensor-maps.ts);
+ *   TX5001-TX5005, TX5008, TX5011 and TX5012 from core's checkArgs; TX5009 for a runtime grid
  *   extent out of range; TX5004 when a tensor is not a sim
  *   tensor; TX2010 for an intrinsic the simulator does not support, or a cluster of more than
  *   1024 threads or of CTAs that are not whole warps; the first hazard in "throw" mode.
@@ -246,6 +249,8 @@ export function runSim(
     }
     return a;
   });
+  // Tensor maps the driver would refuse at this launch (address, launch dims): refused here too.
+  checkTensorMapsAtLaunch(vf, tensors);
   const { m, body, scalars } = compile(vf);
   const names = vf.fn.params.map((p) => ({
     name: p.name,

@@ -1,5 +1,5 @@
 import { bufferName } from "../buffer-name.js";
-import { dtypeBytes, type DType } from "../dtype.js";
+import { dtypeBytes } from "../dtype.js";
 import { TirxError } from "../diagnostics.js";
 import { numel, rowMajorStrides, showShape, type View } from "../ir/buffer.js";
 import { constInt, type Expr } from "../ir/expr.js";
@@ -19,6 +19,7 @@ import {
   type PatternContext,
 } from "./common.js";
 import { checkMbarrierOperand } from "./mbarrier.js";
+import { TMA_DTYPES, checkTensorMapEncoding, tensorMapEncoding } from "./tensor-map-contract.js";
 import { tensorView, viewStartPtr } from "../layout/view.js";
 import type { AtomSide, TmaOpcode, TmaPlan } from "../ir/tile-plan.js";
 
@@ -97,35 +98,16 @@ export function parseTmaOpcode(opcode: string, span?: Span): TmaOpcode {
 }
 
 /**
- * Element dtypes a tensor map can describe, with the `CUtensorMapDataType` each encodes as. The
- * float8 dtypes have no data type of their own before CUDA 12.8's sub-byte types and move as
- * `CU_TENSOR_MAP_DATA_TYPE_UINT8` bytes (TMA copies bits; CUTLASS encodes fp8 the same way).
- */
-export const TMA_DTYPES: Readonly<Partial<Record<DType, number>>> = {
-  uint8: 0,
-  int8: 0,
-  float8_e4m3: 0,
-  float8_e5m2: 0,
-  uint16: 1,
-  int16: 1,
-  uint32: 2,
-  int32: 3,
-  uint64: 4,
-  int64: 5,
-  float16: 6,
-  float32: 7,
-  float64: 8,
-  bfloat16: 9,
-};
-
-/**
  * Check a tensor map's own fields against the driver's contract (cuTensorMapEncodeTiled). A
  * tensor with symbolic dims (`T.Tensor(["m", "n"], ...)`) is accepted: its global dims and
  * strides are the launch's (see {@link tensorMapLaunchDims}); here the strides inside which
  * every dim is static are checked.
  * @throws TirxError TX4024 (dtype, static row strides multiple of 16 bytes, rank 1..5),
- *   TX4017 (box extents in [1, 256], element strides in [1, 8], inner box bytes a multiple of 16
- *   and at most the swizzle span). Source: CUDA Driver API, cuTensorMapEncodeTiled.
+ *   TX4017 (box and element strides), TX4027 (address), TX4028 (modes), TX4029 (oob_fill
+ *   "nan" on a non-float dtype) and the rest of the driver's contract on what is static (the
+ *   dims and strides of a static tensor) through checkTensorMapEncoding, the check the runtimes
+ *   run again at launch (tensor-map-contract.ts). Source: CUDA Driver API,
+ *   cuTensorMapEncodeTiled.
  */
 export function checkTensorMap(m: TensorMap, span?: Span): void {
   const where = span ?? m.span;
@@ -175,37 +157,9 @@ export function checkTensorMap(m: TensorMap, span?: Span): void {
       where,
     );
   }
-  m.box.forEach((n, k) => {
-    if (!Number.isInteger(n) || n < 1 || n > 256)
-      throw new TirxError(
-        "TX4017",
-        `tensor map "${m.name}": box extent ${n} on axis ${k} is outside [1, 256]`,
-        where,
-      );
-    const e = m.elementStrides[k]!;
-    if (!Number.isInteger(e) || e < 1 || e > 8)
-      throw new TirxError(
-        "TX4017",
-        `tensor map "${m.name}": element stride ${e} on axis ${k} is outside [1, 8]`,
-        where,
-      );
-  });
-  const inner = m.box[rank - 1]! * eb;
-  if (inner % 16 !== 0) {
-    throw new TirxError(
-      "TX4017",
-      `tensor map "${m.name}": the inner box extent is ${inner} bytes (${m.box[rank - 1]} × ${eb}); it must be a multiple of 16 bytes`,
-      where,
-    );
-  }
-  const span_ = SWIZZLE_BYTES[m.swizzle];
-  if (span_ > 0 && inner > span_) {
-    throw new TirxError(
-      "TX4017",
-      `tensor map "${m.name}": with ${m.swizzle} swizzle the inner box extent may be at most ${span_} bytes, got ${inner}`,
-      where,
-    );
-  }
+  // The rest of cuTensorMapEncodeTiled's contract, on what is static (symbolic dims wait for
+  // the launch, where the runtimes run the same check with the address and the launch shape).
+  checkTensorMapEncoding(m.name, tensorMapEncoding(m), where);
 }
 
 /** Shared alignment a TMA tile needs: 128 bytes, or the swizzle atom (8 rows of the span). */
