@@ -123,6 +123,8 @@ function gemm(n: number, K: number, body: (c: GemmCtx) => void) {
       T.device_entry({ launch: T.cuda.LaunchConfig({ grid: 1, block: 128 }) });
       const tid = T.cuda.thread_idx("x");
       const acc = T.alloc_local([n / 2], "float32", { name: "acc" });
+      // The wgmmas accumulate (scale-d 1): D starts from zeroed registers (TX6028 otherwise).
+      for (let i = 0; i < n / 2; i++) acc.set([i], T.float32(0));
       const each = (rows: number, f: (r: Idx, k: Idx) => void) => {
         for (const i of T.range((rows * K) / 128)) {
           const e = tid.add(i.mul(128));

@@ -487,6 +487,11 @@ export const CATALOG = {
     title:
       "a wgmma.mma_async with no wgmma.fence before it in its warpgroup, or after its accumulator/A registers were written by other instructions",
   },
+  TX6028: {
+    rule: "hazard/uninitialized-register",
+    title:
+      "a register (an element of a local array) read before its thread wrote it: registers start undefined",
+  },
   TX7001: {
     rule: "mma/fragment-operand",
     title:

@@ -204,13 +204,16 @@ function checkSimCall(vf: unknown, opts: unknown): void {
  * every thread of the CTA; TX6013 a write (store, atomic, cp.async or bulk-copy issue) after
  * another thread's unordered read (on global memory also another CTA's read; reads are recorded
  * for tensors the kernel may write); TX6014 a write after another thread's (or another CTA's)
- * unordered write (atomics do not race with atomics); TX6015 a bulk copy reading shared bytes a
- * generic-proxy write left without fence.proxy.async; TX6016 a bulk copy completing on an
- * mbarrier whose init had no fence.mbarrier_init; TX6017 a CTA exiting with cp.async or bulk
- * copies not waited for, or an mbarrier phase with transaction bytes outstanding; TX6025 a CTA
- * exiting while a remote mbarrier arrive from another CTA of its cluster is not ordered before its
- * exit, or a multicast into it landed in a phase none of its threads observed (PTX ISA,
- * distributed shared memory); TX6006 also a cluster barrier some threads never arrive at.
+ * unordered write (atomics do not race with atomics, nor the lanes of one warp storing to the
+ * same bytes in one instance of one store instruction: exec/store-instances.ts); TX6015 a bulk
+ * copy reading shared bytes a generic-proxy write left without fence.proxy.async; TX6016 a bulk
+ * copy completing on an mbarrier whose init had no fence.mbarrier_init; TX6017 a CTA exiting
+ * with cp.async or bulk copies not waited for, or an mbarrier phase with transaction bytes
+ * outstanding; TX6025 a CTA exiting while a remote mbarrier arrive from another CTA of its
+ * cluster is not ordered before its exit, or a multicast into it landed in a phase none of its
+ * threads observed (PTX ISA, distributed shared memory); TX6006 also a cluster barrier some
+ * threads never arrive at; TX6028 a read of a register (an element of a local array) that its
+ * thread has not written since its CTA started (exec/local-written.ts).
  * Runtime contracts (the verifier's static range checks, applied to runtime values at their
  * line): TX6010 src_size above chunk_bytes; TX6020 an mbarrier.init count outside
  * [1, 2^20 - 1]; TX6021 a cp.async / bulk-copy address not aligned to its chunk (16 bytes for

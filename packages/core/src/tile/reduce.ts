@@ -1,4 +1,4 @@
-import { binary, compare } from "../ir/arith.js";
+import { binary, compare, ifThenElse } from "../ir/arith.js";
 import { intImm, type Expr, type Var } from "../ir/expr.js";
 import type { Stmt } from "../ir/stmt.js";
 import type { LayoutIter } from "../ir/tile-layout.js";
@@ -16,7 +16,7 @@ import {
   type TilePrimitive,
 } from "./primitive.js";
 import { layoutText } from "./layout-name.js";
-import { axisCoord, laneWarpParts, linearThreads, loopNest } from "./threads.js";
+import { axisCoord, laneWarpParts, linearThreads, loopNest, ownsGuard } from "./threads.js";
 
 /** The reduction operators (TIRx `Tx.tile.sum` / `max` / `min`). */
 export type TileReduceOp = "sum" | "max" | "min";
@@ -254,8 +254,15 @@ function reduction(op: TileReduceOp): TilePrimitive<ReduceOperands> {
           },
         );
       const redIters = redM.map((x) => ({ extent: x.extent, stride: x.stride }));
-      const srcAt = (base: Expr, r: Expr): Expr =>
-        loadSlot(src, binary("add", base, decode(r, redIters)));
+      // Threads that hold no element of src (a layout with gaps or an offset) read none of its
+      // slots (they were never written: a GPU register's value is undefined, the simulator's
+      // TX6028): their partials start from 0 (a selp). Only such threads combine with each other
+      // (the reduced iters' digits keep a thread's ownership), and their results are not stored.
+      const owns = ownsGuard(src.layout, ctx);
+      const srcAt = (base: Expr, r: Expr): Expr => {
+        const v = loadSlot(src, binary("add", base, decode(r, redIters)));
+        return owns ? ifThenElse(owns, v, constant(0, src.dtype)) : v;
+      };
       // 1. Within the thread.
       stmts.push(
         ...perKept((sb, ds) => {

@@ -14,7 +14,7 @@ import {
   checkSharedRead,
   checkSharedWrite,
 } from "../exec/hazards.js";
-import { reportOob } from "../exec/reports.js";
+import { reportOob, reportUnwrittenLocal } from "../exec/reports.js";
 import type { Machine } from "../exec/machine.js";
 import type { GlobalMem, Placed } from "../exec/memory.js";
 import { beforeGlobalWrite } from "../exec/pending-reads.js";
@@ -139,6 +139,8 @@ export function compileLoad(
   if (w.space === "local") {
     const dv = m.ldv;
     const stride = m.localStride;
+    // Which local bytes their thread wrote (a tracked read of one it did not is TX6028).
+    const written = m.localWritten.bytes;
     return (t) => {
       const rel = off(t) * eb;
       if (!(rel >= 0 && rel + eb <= size)) {
@@ -150,7 +152,18 @@ export function compileLoad(
         acc.thread = t;
         m.wgmma.checkLocal(acc);
       }
-      return load(dv, t * stride + base + rel);
+      const a = t * stride + base + rel;
+      if (m.opts.track) {
+        for (let b = a, e = a + eb; b < e; b++) {
+          if (written[b] === 0) {
+            acc.addr = base + rel;
+            acc.thread = t;
+            reportUnwrittenLocal(acc, b - t * stride);
+            break;
+          }
+        }
+      }
+      return load(dv, a);
     };
   }
   const globals = m.globals;
@@ -256,6 +269,7 @@ export function compileStore(
   if (w.space === "local") {
     const dv = m.ldv;
     const stride = m.localStride;
+    const written = m.localWritten.bytes;
     return (t) => {
       const rel = off(t) * eb;
       const v = val(t);
@@ -265,8 +279,10 @@ export function compileStore(
         acc.thread = t;
         m.wgmma.checkLocal(acc);
       }
-      if (m.wgmma.dirty) m.wgmma.noteLocalWrite(t * stride + base + rel, eb, site);
-      store(dv, t * stride + base + rel, v);
+      const a = t * stride + base + rel;
+      if (m.wgmma.dirty) m.wgmma.noteLocalWrite(a, eb, site);
+      for (let b = a, e = a + eb; b < e; b++) written[b] = 1;
+      store(dv, a, v);
     };
   }
   const globals = m.globals;

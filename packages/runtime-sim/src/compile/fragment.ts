@@ -12,7 +12,7 @@ import {
 import { codecOf } from "../numeric/codec.js";
 import type { LaneMove, MovePiece } from "../exec/access-log.js";
 import { checkSharedRead, checkSharedWrite } from "../exec/hazards.js";
-import { reportOob } from "../exec/reports.js";
+import { reportOob, reportUnwrittenLocal } from "../exec/reports.js";
 import { accessRecord, setAccess } from "../exec/context.js";
 import type { Placed } from "../exec/memory.js";
 import { placementOf, type NumFn } from "./access.js";
@@ -81,7 +81,11 @@ export function compileFragmentCall(
   const frag = (i: number): FragOperand => operands[i] as FragOperand;
   /** The record of the site's checks (buffer, bytes, thread and verb set per check). */
   const acc = accessRecord<Placed>(m, undefined, 0, site, "reads");
-  /** Absolute local byte of fragment `i` of thread `t`, or -1 after reporting TX6005. */
+  const written = m.localWritten;
+  /**
+   * Absolute local byte of fragment `i` of thread `t`, or -1 after reporting TX6005. A fragment
+   * is read whole (TX6028 for a register its thread never wrote) or written whole.
+   */
   const fragAt = (i: number, t: number, verb: string): number => {
     const f = frag(i);
     const rel = f.off(t) * f.eb;
@@ -94,10 +98,20 @@ export function compileFragmentCall(
     // its wgmma.fence (TX6027): ldmatrix may not fill an A fragment a wgmma still reads.
     if (m.wgmma.live > 0)
       m.wgmma.checkLocal(setAccess(acc, f.placed, f.placed.base + rel, n, t, site, verb));
-    if (verb === "writes" && m.wgmma.dirty) {
-      m.wgmma.noteLocalWrite(t * stride + f.placed.base + rel, n, site);
+    const a = t * stride + f.placed.base + rel;
+    if (verb === "writes") {
+      if (m.wgmma.dirty) m.wgmma.noteLocalWrite(a, n, site);
+      written.mark(a, n);
+    } else if (m.opts.track) {
+      const b = written.firstUnwritten(a, n);
+      if (b >= 0) {
+        reportUnwrittenLocal(
+          setAccess(acc, f.placed, f.placed.base + rel, n, t, site, verb),
+          b - t * stride,
+        );
+      }
     }
-    return t * stride + f.placed.base + rel;
+    return a;
   };
   const rowAt = (i: number, t: number, n: number): number => {
     const s = operands[i] as SharedOperand;

@@ -161,7 +161,7 @@ function compileOne(ec: ExprCompiler, s: Stmt): Exec | Omit<Frame, "done"> {
       const closures: Exec = (lanes, n) => {
         for (let i = 0; i < n; i++) st(lanes[i]!);
       };
-      return plainStatement(ec, c, closures, runs, batch, shared);
+      return storeInstance(m, plainStatement(ec, c, closures, runs, batch, shared));
     }
     case "If": {
       const { value: cond, runs } = ec.collect(() => ec.num(s.cond, s.span));
@@ -227,6 +227,24 @@ function plainStatement(
   const m = ec.m;
   const exec = shared ? tiered(m, closures, () => jitStatement(ec, s, shared)) : closures;
   return withCollectives(runs, batch ? deferred(m, exec) : exec);
+}
+
+/**
+ * `exec`, each of whose calls is one instance of a store instruction (exec/store-instances.ts):
+ * its lanes of one warp storing to the same bytes do not race with each other, whichever way the
+ * statement runs (closures, generated function, deferred checks), since its checks (a deferred
+ * statement's too) are made before the call returns.
+ */
+function storeInstance(m: Machine, exec: Exec): Exec {
+  const stores = m.stores;
+  return (lanes, n) => {
+    stores.begin();
+    try {
+      exec(lanes, n);
+    } finally {
+      stores.end();
+    }
+  };
 }
 
 /**
@@ -395,7 +413,8 @@ function compileCall(ec: ExprCompiler, name: string, exprs: readonly Expr[], spa
     );
     return c.run;
   }
-  if (sem.kind === "fragment") return compileFragmentCall(ec, op, exprs, span);
+  // stmatrix: lanes giving one row address store to the same bytes in one instruction.
+  if (sem.kind === "fragment") return storeInstance(m, compileFragmentCall(ec, op, exprs, span));
   if (sem.kind !== "machine") return unsupported(`op "${name}"`, span);
   const stmt = machineAction(sem.effect).stmt;
   if (!stmt) return unsupported(`op "${name}"`, span);

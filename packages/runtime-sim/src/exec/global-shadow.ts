@@ -1,6 +1,7 @@
 import type { Clocks } from "./clocks.js";
 import { AtomicShadow } from "./atomic-shadow.js";
 import { THREAD_BITS, THREAD_MASK, type RaceHit } from "./packed.js";
+import type { StoreInstances } from "./store-instances.js";
 
 /**
  * Lazy uniform ranges of a tensor's writer records are at least this many bytes (a bulk copy's,
@@ -102,6 +103,8 @@ export class ShadowPool {
 export class TensorShadow {
   readonly #pool: ShadowPool;
   readonly #clocks: Clocks;
+  /** Stores of one instruction by lanes of one warp, which do not race (StoreInstances). */
+  readonly #stores: StoreInstances;
   readonly #bytes: number;
   /**
    * True when the kernel may write this tensor (through any parameter it is passed as): only
@@ -137,10 +140,21 @@ export class TensorShadow {
   #readLo = 0;
   #readHi = 0;
 
-  /** The shadow of a tensor of `bytes` bytes for one launch (`recordReads`: see the field). */
-  constructor(pool: ShadowPool, clocks: Clocks, bytes: number, recordReads: boolean) {
+  /**
+   * The shadow of a tensor of `bytes` bytes for one launch (`recordReads`: see the field); plain
+   * writes noted in `stores` (lanes of one warp storing to the same bytes in one instruction do
+   * not race).
+   */
+  constructor(
+    pool: ShadowPool,
+    clocks: Clocks,
+    bytes: number,
+    recordReads: boolean,
+    stores: StoreInstances,
+  ) {
     this.#pool = pool;
     this.#clocks = clocks;
+    this.#stores = stores;
     this.#bytes = bytes;
     this.recordReads = recordReads;
     this.#watched = recordReads;
@@ -321,8 +335,10 @@ export class TensorShadow {
   /**
    * The first write to [a, a + n) (writers tracked) not ordered before thread `t`'s access:
    * same CTA without synchronization, or any other CTA of this launch; atomics (`atomic`) do not
-   * race with atomics (`isAtomic` of the earlier site). Over an entry its one record decides;
-   * then the atomic records (checkAtomics).
+   * race with atomics (`isAtomic` of the earlier site). A plain store at `site` (-1: a read, or
+   * no store) does not race with the store of another lane of its warp in the same instance of
+   * the same store instruction (StoreInstances.same). Over an entry its one record decides; then
+   * the atomic records (checkAtomics).
    */
   checkWriters(
     a: number,
@@ -330,15 +346,17 @@ export class TensorShadow {
     t: number,
     atomic: boolean,
     isAtomic: (site: number) => boolean,
+    site = -1,
   ): RaceHit | undefined {
     const u = this.#entryAt(a, n);
     if (u !== undefined && u.k < 0) {
       return (
-        this.#checkRecord(u.w, u.c, t, atomic, isAtomic) ?? this.#checkAtomics(a, n, t, atomic)
+        this.#checkRecord(u.w, u.c, t, atomic, isAtomic, site, a) ??
+        this.#checkAtomics(a, n, t, atomic)
       );
     }
     this.#materialise(a, n);
-    return this.#checkBytes(a, n, t, atomic, isAtomic) ?? this.#checkAtomics(a, n, t, atomic);
+    return this.#checkBytes(a, n, t, atomic, isAtomic, site) ?? this.#checkAtomics(a, n, t, atomic);
   }
 
   /**
@@ -351,9 +369,18 @@ export class TensorShadow {
     t: number,
     atomic: boolean,
     isAtomic: (site: number) => boolean,
+    site = -1,
   ): RaceHit | undefined {
     this.#materialise(a, n);
-    return this.#checkBytes(a, n, t, atomic, isAtomic) ?? this.#checkAtomics(a, n, t, atomic);
+    return this.#checkBytes(a, n, t, atomic, isAtomic, site) ?? this.#checkAtomics(a, n, t, atomic);
+  }
+
+  /**
+   * The store instance `site` of a plain store in (StoreInstances), or undefined: reads
+   * (`site` -1), atomics, and stores outside an instance.
+   */
+  #instance(atomic: boolean, site: number): StoreInstances | undefined {
+    return !atomic && site >= 0 && this.#stores.active ? this.#stores : undefined;
   }
 
   /** checkWriters over materialised bytes [a, a + n), atomic records aside. */
@@ -363,7 +390,9 @@ export class TensorShadow {
     t: number,
     atomic: boolean,
     isAtomic: (site: number) => boolean,
+    site: number,
   ): RaceHit | undefined {
+    const st = this.#instance(atomic, site);
     const writer = this.#writer!;
     const clocks = this.#epoch!;
     const hb = this.#clocks;
@@ -384,6 +413,7 @@ export class TensorShadow {
       if (c < lb || (c >= base && (w & THREAD_MASK) === t)) continue;
       if (hb.ordered(w & THREAD_MASK, c, t)) continue;
       if (atomic && isAtomic(w >> THREAD_BITS)) continue;
+      if (st?.same(w, c, t, site, b, hb.clock)) continue;
       return { other: w, clock: c };
     }
     return undefined;
@@ -396,6 +426,8 @@ export class TensorShadow {
     t: number,
     atomic: boolean,
     isAtomic: (site: number) => boolean,
+    site: number,
+    a: number,
   ): RaceHit | undefined {
     const hb = this.#clocks;
     if (w < 0 || c < hb.launchBase || (c >= hb.ctaBase && (w & THREAD_MASK) === t)) {
@@ -403,6 +435,7 @@ export class TensorShadow {
     }
     if (hb.ordered(w & THREAD_MASK, c, t)) return undefined;
     if (atomic && isAtomic(w >> THREAD_BITS)) return undefined;
+    if (this.#instance(atomic, site)?.same(w, c, t, site, a, hb.clock)) return undefined;
     return { other: w, clock: c };
   }
 
@@ -436,6 +469,7 @@ export class TensorShadow {
 
   /** Record writer `w` at clock `c` for bytes [a, a + n) (writers tracked). */
   recordWrite(a: number, n: number, w: number, c: number): void {
+    this.#stores.note(w & THREAD_MASK, a, n);
     // A plain write: the atomics' records of its bytes are ordered before it, or reported.
     if (this.#atomics !== undefined && this.#atomics.size > 0) this.#atomics.drop(a, n);
     if (n >= GLOBAL_RANGE_MIN) {
@@ -603,6 +637,7 @@ export class TensorShadow {
     if (!hb.runOrdered(t0, count, a, sh, u.w, u.k, u.o, u.c)) return false;
     const w = (site << THREAD_BITS) | t0;
     this.#addEntry({ s: a, f: a + n, w, c: hb.clock[t0]!, k: sh, o: a });
+    this.#stores.noteRun(t0, count, a, 1 << sh, 1 << sh);
     return true;
   }
 
@@ -647,6 +682,7 @@ export class TensorShadow {
         ep[b] = now;
       }
     }
+    this.#stores.noteRun(t0, count, a, eb, step);
     return true;
   }
 }

@@ -98,8 +98,9 @@ function reportUnready(acc: SharedAccess): boolean | "unwritten" {
 /**
  * A shared store (`acc.verb` "writes"; an atomic's write when `acc.atomic`) of `n` bytes at
  * absolute shared byte `addr`; records the writer and ends the bytes' bulk guards. Races with
- * earlier unordered reads (TX6013) and writes (TX6014); TX6001 on a pending cp.async, TX6007 on
- * bytes a bulk copy still reads or guards, TX6024 on a wgmma operand.
+ * earlier unordered reads (TX6013) and writes (TX6014; not the store of another lane of the warp
+ * in the same instance of the same store instruction, exec/store-instances.ts); TX6001 on a
+ * pending cp.async, TX6007 on bytes a bulk copy still reads or guards, TX6024 on a wgmma operand.
  */
 export function checkSharedWrite(acc: SharedAccess): void {
   const m = acc.m;
@@ -211,7 +212,9 @@ export function checkStrongSharedRead(acc: SharedAccess): void {
 /**
  * A global store (`acc.verb` "writes"; an atomic's write when `acc.atomic`) of `n` bytes at byte
  * `addr` of the tensor; records the writer. TX6014 when an earlier write by another thread of the
- * CTA is not ordered before it, or by a thread of another CTA (atomics do not race with atomics);
+ * CTA is not ordered before it, or by a thread of another CTA (atomics do not race with atomics,
+ * nor a plain store with the store of another lane of its warp in the same instance of the same
+ * store instruction, exec/store-instances.ts);
  * TX6013 after an unordered recorded read; TX6002 while an async copy reads the bytes; TX6007
  * while a pending shared → global bulk copy writes them.
  */
@@ -234,7 +237,7 @@ export function checkGlobalWrite(acc: GlobalAccess): void {
   const now = m.clocks.clock[t]!;
   const verb = atomic ? "atomically updates" : "writes";
   if (n >= GLOBAL_RANGE_MIN) {
-    const hit = sh.checkWriters(a, n, t, atomic, m.isAtomicSite);
+    const hit = sh.checkWriters(a, n, t, atomic, m.isAtomicSite, acc.site);
     if (focus) m.clocks.focus = undefined;
     if (hit) reportRace(acc, "TX6014", verb, globalAt(acc), hit, "wrote");
     else checkReads(acc, verb);
@@ -242,7 +245,7 @@ export function checkGlobalWrite(acc: GlobalAccess): void {
     return;
   }
   // An element: its bytes per byte (the block around it materialised once).
-  const hit = sh.checkElement(a, n, t, atomic, m.isAtomicSite);
+  const hit = sh.checkElement(a, n, t, atomic, m.isAtomicSite, acc.site);
   if (focus) m.clocks.focus = undefined;
   if (hit) reportRace(acc, "TX6014", verb, globalAt(acc), hit, "wrote");
   else if (sh.hasReaders) checkReads(acc, verb);

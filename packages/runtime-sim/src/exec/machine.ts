@@ -22,6 +22,8 @@ import { ClusterUnit } from "./cluster.js";
 import { AccessBatch } from "./access-batch.js";
 import { NO_LAUNCH, type LaunchOptions } from "./launch-options.js";
 import { MemoryOrder } from "./memory-order.js";
+import { StoreInstances } from "./store-instances.js";
+import { LocalWritten } from "./local-written.js";
 
 /**
  * Loop iterations a held report waits for its write (Machine.heldIteration): far more than a
@@ -100,11 +102,21 @@ export class Machine implements SimContext {
    * pending cp.async counts (exec/shared-shadow.ts).
    */
   readonly shadow: SharedShadow;
+  /**
+   * Stores of one instruction by lanes of one warp (exec/store-instances.ts): the shadows note
+   * plain writes there and do not call those lanes' stores to the same bytes a race.
+   */
+  readonly stores: StoreInstances;
   /** Deferred hazard checks of batched statements (exec/access-batch.ts). */
   readonly batch: AccessBatch = new AccessBatch(this);
   readonly localStride: number;
   readonly local: Uint8Array;
   readonly ldv: DataView;
+  /**
+   * Which bytes of `local` their thread wrote in the running CTA (exec/local-written.ts): a read
+   * of a register element no instruction wrote is TX6028.
+   */
+  readonly localWritten: LocalWritten;
   /** Tensors of the current launch, by parameter index (refilled in place by each launch). */
   readonly globals: GlobalMem[] = [];
   /** Tensor shadow arrays by parameter index, reused across launches. */
@@ -209,10 +221,12 @@ export class Machine implements SimContext {
     this.sdv = new DataView(this.shared.buffer);
     this.clocks = new Clocks(n);
     this.order = new MemoryOrder(this.clocks);
-    this.shadow = new SharedShadow(this.clocks, total);
+    this.stores = new StoreInstances(n, per);
+    this.shadow = new SharedShadow(this.clocks, total, this.stores);
     this.localStride = localStride;
     this.local = new Uint8Array(localStride * n);
     this.ldv = new DataView(this.local.buffer);
+    this.localWritten = new LocalWritten(localStride * n);
     this.async = makeAsync(n);
     this.bars = new Mbarriers(n, this.clocks, this.shadow);
     this.bulk = new BulkUnit(n, this.bars);
@@ -251,7 +265,7 @@ export class Machine implements SimContext {
       let shadow = shadows.get(bytes);
       if (!shadow) {
         const pool = (this.#pools[i] ??= new ShadowPool());
-        shadow = new TensorShadow(pool, this.clocks, bytes.length, written.has(bytes));
+        shadow = new TensorShadow(pool, this.clocks, bytes.length, written.has(bytes), this.stores);
         shadows.set(bytes, shadow);
       }
       this.globals[i] = {
@@ -282,8 +296,9 @@ export class Machine implements SimContext {
 
   /**
    * Start CTA (x, y, z), or the cluster whose first CTA it is: shared memory poisoned and never
-   * written, local memory zero. The units' per-byte and per-thread state is reset only where the
-   * last CTA used it (see SharedShadow.beginCta, AsyncUnit.reset).
+   * written, local memory zero and never written (a read of it is TX6028). The units' per-byte
+   * and per-thread state is reset only where the last CTA used it (see SharedShadow.beginCta,
+   * AsyncUnit.reset).
    */
   beginCta(x: number, y: number, z: number): void {
     this.cx = x;
@@ -296,6 +311,7 @@ export class Machine implements SimContext {
     this.order.beginCta();
     this.shadow.beginCta(this.bulk.active, this.hasBulk);
     this.local.fill(0);
+    this.localWritten.reset();
     this.async.reset(this);
     this.bars.reset();
     this.named.reset(this);

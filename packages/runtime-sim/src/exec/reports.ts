@@ -1,4 +1,4 @@
-import { bufferName, type Note, type Scope } from "@tirx-ts/core";
+import { bufferName, dtypeBytes, type Note, type Scope } from "@tirx-ts/core";
 import type { Access, GlobalAccess, InFlightCopy, SharedAccess, SimContext } from "./context.js";
 import type { Placed } from "./memory.js";
 import { THREAD_BITS, THREAD_MASK, type RaceHit, type WriteHit } from "./packed.js";
@@ -144,6 +144,34 @@ export function reportUnwritten(acc: SharedAccess, b: number): void {
     acc.site,
     notes,
     true,
+  );
+}
+
+/**
+ * TX6028 for the read `acc` of a local buffer (`acc.buf`; `acc.addr`, `acc.n`: its bytes, relative
+ * to the thread's local memory) whose byte `b` (relative to the thread's local memory) its thread
+ * has not written since its CTA started (exec/local-written.ts): the element holding `b`, as the
+ * author indexes the buffer, and a note on the buffer's declaration. Source: PTX ISA,
+ * "Initializers" (.reg and .local variables have no defined value before their first write).
+ */
+export function reportUnwrittenLocal(acc: Access<Placed>, b: number): void {
+  const { m, buf } = acc;
+  const label = bufferName({ name: buf.name, span: buf.span, scope: "local" });
+  const eb = buf.dtype !== undefined ? dtypeBytes(buf.dtype) : 1;
+  const e = Math.floor((b - buf.base) / eb);
+  const notes = buf.span
+    ? [
+        {
+          message: `${label} is declared here; a register array starts with no defined value (the simulator's reads 0, a GPU's whatever its registers held)`,
+          span: buf.span,
+        },
+      ]
+    : [];
+  m.hazard(
+    "TX6028",
+    `thread ${m.thread(acc.thread)} of CTA ${m.cta()} ${acc.verb} local ${label}[${e}], which no instruction of the thread has written since its CTA started; write every element before reading it (T.tile.fill, a store, or the instruction that produces it)`,
+    acc.site,
+    notes,
   );
 }
 

@@ -29,6 +29,7 @@ import { AtomicShadow } from "./atomic-shadow.js";
 import type { Clocks } from "./clocks.js";
 import { THREAD_BITS, THREAD_MASK, type RaceHit, type WriteHit } from "./packed.js";
 import { SharedBytes, UNIFORM_MIN, freshEntry, type Uniform } from "./shared-bytes.js";
+import type { StoreInstances } from "./store-instances.js";
 
 /**
  * Entry `v` becomes a run's write at `site` as of clock `now`: thread t0's 2^sh bytes from `a`,
@@ -57,6 +58,8 @@ export const NOT_PLAIN: RaceHit = Object.freeze({ other: -1, clock: -1 });
 /** The shadow of one Machine's shared memory (see the file comment). */
 export class SharedShadow extends SharedBytes {
   readonly #clocks: Clocks;
+  /** Stores of one instruction by lanes of one warp, which do not race (StoreInstances). */
+  readonly #stores: StoreInstances;
 
   /**
    * Readers beyond the two slots, by shared byte: flat `[packed, clock, ...]` of earlier readers
@@ -77,10 +80,14 @@ export class SharedShadow extends SharedBytes {
     return this.#atomics.size;
   }
 
-  /** The shadow of `sharedBytes` bytes, its accesses ordered by `clocks`. */
-  constructor(clocks: Clocks, sharedBytes: number) {
+  /**
+   * The shadow of `sharedBytes` bytes, its accesses ordered by `clocks`; plain writes noted in
+   * `stores` (lanes of one warp storing to the same bytes in one instruction do not race).
+   */
+  constructor(clocks: Clocks, sharedBytes: number, stores: StoreInstances) {
     super(sharedBytes);
     this.#clocks = clocks;
+    this.#stores = stores;
   }
 
   // ---------------------------------------------------------------- CTA start, cta_sync
@@ -312,7 +319,9 @@ export class SharedShadow extends SharedBytes {
   /**
    * A write of shared bytes [a, a + n) by thread `t`: the first unordered earlier access, as
    * `{ other, clock, read }` (read: write-after-read, else write-after-write); `atomic` writes do
-   * not race with earlier atomic writes (`isAtomic` of the earlier site). With `record` false only
+   * not race with earlier atomic writes (`isAtomic` of the earlier site), and a plain write does
+   * not race with the write of another lane of its warp in the same instance of the same store
+   * instruction (StoreInstances.same). With `record` false only
    * checks (an async copy's issue: its write lands later, see recordWrite). An atomic is also
    * checked against the plain write its byte's atomics replaced, a plain write against every
    * atomic concurrent with the recorded one (AtomicShadow); an atomic is recorded by
@@ -333,11 +342,14 @@ export class SharedShadow extends SharedBytes {
     let hit: WriteHit | undefined;
     // Atomics are elements, never lazy uniform ranges (materialised below).
     const u = atomic ? undefined : this.uniformAt(a, n);
+    // Plain stores in an instance of a store instruction (StoreInstances).
+    const st = !atomic && this.#stores.active ? this.#stores : undefined;
     if (u !== undefined) {
       // Over a uniform range its entry decides.
       const w = u.wr;
       if (w >= 0 && (w & THREAD_MASK) !== t && !clocks.ordered(w & THREAD_MASK, u.wc, t)) {
-        if (!(atomic && isAtomic(w >> THREAD_BITS))) hit = { other: w, clock: u.wc, read: false };
+        if (!(atomic && isAtomic(w >> THREAD_BITS)) && !st?.same(w, u.wc, t, site, a, clocks.clock))
+          hit = { other: w, clock: u.wc, read: false };
       }
       const r = u.r1;
       if (!hit && r >= 0 && (r & THREAD_MASK) !== t && !clocks.ordered(r & THREAD_MASK, u.c1, t)) {
@@ -362,7 +374,11 @@ export class SharedShadow extends SharedBytes {
     for (let b = lo; b < hi && hit === undefined; b++) {
       const w = wr[b]!;
       if (w >= 0 && (w & THREAD_MASK) !== t && !clocks.ordered(w & THREAD_MASK, wc[b]!, t)) {
-        if (!(atomic && isAtomic(w >> THREAD_BITS))) hit = { other: w, clock: wc[b]!, read: false };
+        if (
+          !(atomic && isAtomic(w >> THREAD_BITS)) &&
+          !st?.same(w, wc[b]!, t, site, b, clocks.clock)
+        )
+          hit = { other: w, clock: wc[b]!, read: false };
       }
       if (hit !== undefined) break;
       const r = this.r1[b]!;
@@ -420,6 +436,7 @@ export class SharedShadow extends SharedBytes {
   recordWrite(t: number, site: number, a: number, n: number): void {
     const w = (site << THREAD_BITS) | t;
     const now = this.#clocks.clock[t]!;
+    this.#stores.note(t, a, n);
     this.#dropMore(a, n);
     if (this.#atomics.size > 0) this.#atomics.drop(a, n);
     const u = this.uniformAt(a, n);
@@ -576,12 +593,14 @@ export class SharedShadow extends SharedBytes {
       if (!clocks.runOrdered(t0, count, a, sh, u.r1, u.rk, u.ro, u.c1)) return false;
       if (!clocks.runOrdered(t0, count, a, sh, u.r2, -1, 0, u.c2)) return false;
       writeRecords(this.isolate(u, a, n), site, t0, a, sh, clocks.clock[t0]!);
+      this.#stores.noteRun(t0, count, a, 1 << sh, 1 << sh);
       return true;
     }
     if (!this.fresh(a, n) || !this.idle(a, n)) return false;
     const v = freshEntry(a, a + n);
     writeRecords(v, site, t0, a, sh, clocks.clock[t0]!);
     this.addEntry(v);
+    this.#stores.noteRun(t0, count, a, 1 << sh, 1 << sh);
     return true;
   }
 
@@ -721,6 +740,7 @@ export class SharedShadow extends SharedBytes {
         r2[b] = -1;
       }
     }
+    this.#stores.noteRun(t0, count, a, eb, step);
     return true;
   }
 }

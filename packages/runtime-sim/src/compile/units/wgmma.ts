@@ -17,6 +17,7 @@ import type { Machine } from "../../exec/machine.js";
 import type { Placed } from "../../exec/memory.js";
 import { setAccess, accessRecord } from "../../exec/context.js";
 import { THREAD_BITS, THREAD_MASK } from "../../exec/packed.js";
+import { reportUnwrittenLocal } from "../../exec/reports.js";
 import { placementOf, type NumFn } from "../access.js";
 import type { ActionOf, Exec, UnitAction, UnitCall, UnitCompiler } from "../compiled.js";
 
@@ -107,6 +108,9 @@ function warpgroupOp(c: UnitCall<WgmmaAction>): {
  * the warp's lane 0 (pending async copies, never-written bytes, an unordered earlier write), but
  * the read lasts until a wgmma.wait_group retires the instruction: WgmmaReads checks later writes
  * (TX6024). The async proxy's reads need a fence.proxy.async after generic-proxy writes (TX6015).
+ * Register operands its thread never wrote in the CTA are TX6028 (exec/local-written.ts): A from
+ * registers, and the accumulator when the instruction accumulates (scale-d nonzero); every
+ * mma_async writes its whole accumulator.
  */
 function compileMma(c: UnitCall<ActionOf<WgmmaAction, "mma">>): Exec {
   const { ec, op, fx: mma, args: exprs, span } = c;
@@ -297,6 +301,18 @@ function compileMma(c: UnitCall<ActionOf<WgmmaAction, "mma">>): Exec {
 
   const A = new Float64Array(16 * K);
   const B = new Float64Array(N * K);
+  const written = m.localWritten;
+  /** The record of the register reads' TX6028 reports (buffer, bytes and thread set per read). */
+  const regs = accessRecord<Placed>(m, undefined, 0, site, "reads");
+  /**
+   * TX6028 when thread `t`'s `n` register bytes of `p` from byte `rel` of its local memory hold a
+   * byte it never wrote (tracked launches).
+   */
+  const checkWritten = (p: Placed, rel: number, n: number, t: number): void => {
+    if (!m.opts.track) return;
+    const b = written.firstUnwritten(t * stride + rel, n);
+    if (b >= 0) reportUnwrittenLocal(setAccess(regs, p, rel, n, t, site), b - t * stride);
+  };
   return (lanes, n) =>
     eachWarp(lanes, n, (w) => {
       const base = w << 5;
@@ -349,6 +365,7 @@ function compileMma(c: UnitCall<ActionOf<WgmmaAction, "mma">>): Exec {
         for (let l = 0; l < 32; l++) {
           const t = base + l;
           const at = t * stride + aPlaced!.base + aOff!(t) * 2;
+          checkWritten(aPlaced!, at - t * stride, 16, t);
           for (let i = 0; i < 8; i++) {
             const [r, k] = fragmentCoord("a.m16n8k16", l, i);
             A[r * 16 + k] = loadA(ldv, at + 2 * i);
@@ -364,6 +381,8 @@ function compileMma(c: UnitCall<ActionOf<WgmmaAction, "mma">>): Exec {
         accStart[l] = rel;
         const at = t * stride + rel;
         const keep = scaleD(t) !== 0;
+        if (keep) checkWritten(dPlaced, rel, accCount * accEb, t);
+        written.mark(at, accCount * accEb);
         for (let i = 0; i < accCount; i++) {
           const [r, c] = fragmentCoord("c.m16n8", l, i & 3);
           const col = 8 * (i >> 2) + c;
