@@ -126,12 +126,13 @@ export function tf32(x: number): number {
 
 /**
  * The bound of a float mma with float16 C/D (f16 or float8 inputs) against the exact
- * `D = A·B + C` of each element: the PTX ISA leaves the accumulation order and its internal
- * precision unspecified, so partial sums no more precise than float16's 11 bits are allowed,
- * `2^-10 · (|c| + Σ|a·b|)`, plus half a float16 ulp of the result (its final rounding). The
- * domain: no partial sum beyond float16's largest finite value (65504), where a float16
- * accumulation may overflow though the exact result does not. The simulator sums the exact
- * products in float64 in k order, adds C and rounds once to float16.
+ * `D = A·B + C` of each element: `2^-10 · (|c| + Σ|a·b|)` plus half a float16 ulp of the result
+ * (D's final rounding). The PTX ISA leaves the accumulation order and internal precision
+ * unspecified; the first term holds the f32-D bound ({@link mmaF32Bound}: the same tensor-core
+ * sum, addends aligned and truncated) for any K < 4096, and a sum kept to float16's 11 bits
+ * relative to `|c| + Σ|a·b|`. The domain: no partial sum beyond float16's largest finite value
+ * (65504), where a float16 accumulation may overflow though the exact result does not. The
+ * simulator sums the exact products in float64 in k order, adds C and rounds once to float16.
  */
 export const MMA_F16_BOUND: ApproxBound = {
   ulp: 0.5,
