@@ -47,11 +47,19 @@
 // block range and the mask); a sequence with no keys gives O = 0, LSE = −inf.
 // Head dims 64, 128 and 256 (KV blocks of 64 keys at 256); Q, K and V tiles are stored as
 // 64-wide column blocks (one 128-byte swizzle row each), as TMA writes them and wgmma reads them.
-// Shapes: seq_q and seq_k multiples of 128, or any packed lengths with varlen (totals ≥ 128:
-// a tile's TMA box must fit in the tensor). Shapes are compile-time constants: batch, heads and
-// the totals are not kernel parameters, since tensor maps (TMA) of tensors with symbolic dims are
-// not supported yet (core patterns/tma.ts refuses them, TX4024); varlen makes the sequence
-// lengths runtime values. The runnable example: examples/flash_attention.ts.
+// Shapes: seq_q and seq_k multiples of 128 (of 64 for seq_k at head dim 256), or any packed
+// lengths with varlen (totals ≥ 128: a tile's TMA box must fit in the tensor). By default the
+// sizes are compile-time constants (the grid, the block counts and the causal shift fold into
+// the code). With `dynamic`, batch, seq_q and seq_k are kernel parameters instead (int32 scalars
+// after O, the tensors' symbolic dims): one build serves every size, the grid is
+// computed at launch from them ([seq_q / 128, heads, batch]), the tensor maps (TMA) are encoded
+// at launch from the bound sizes (core tile/tma-plan.ts: the box stays the tile), and the block
+// counts and the causal / window shift seq_k − seq_q are runtime values; heads, kvHeads and the
+// head dim stay static. The dynamic build's own cost: the runtime block counts and shift, the
+// causal tile index clamped at 0, and O's and LSE's stores under a guard (b < batch, the tile's
+// rows below seq_q) from which the verifier proves them inside the tensors (TX2006); a static
+// build's PTX is unchanged. varlen makes the sequence lengths runtime values its own way.
+// The runnable example: examples/flash_attention.ts.
 import { T, type ExprLike, type ParamType, type PrimExpr, type TileView } from "@tirx-ts/dsl";
 import type { PrimFunc } from "@tirx-ts/core";
 import { checkHeadsAndWindow, configError } from "./options.js";
@@ -140,6 +148,39 @@ export interface FlashAttentionSizes {
    * consumers take turns to issue their wgmmas). Default "serial".
    */
   readonly schedule?: "serial" | "overlap" | "pingpong";
+  /**
+   * Batch and sequence lengths from kernel parameters (default false): the kernel takes three
+   * int32 scalars after O (before LSE), `batch`, `seqQ` and `seqK`, the tensors' symbolic dims (Q
+   * and O [batch, seqQ, heads, hd], K and V [batch, seqK, kvHeads, hd], LSE [batch, heads, seqQ]),
+   * so that one build runs at every size: the grid is [seqQ / 128, heads, batch] at launch and
+   * the tensor maps are encoded from the launch's sizes. `batch`, `seqQ` and `seqK` of these
+   * sizes are then not the kernel's (any values; attention() passes the first call's); at launch
+   * seqQ must be a positive multiple of 128 and seqK of 128 (64 at head dim 256), which the kernel
+   * does not check (attention() does, TX9001). Heads, kvHeads, the head dim, the dtype and the
+   * options stay compile-time. Not with `varlen`. A static build (false) has none of the runtime
+   * arithmetic.
+   */
+  readonly dynamic?: boolean;
+}
+
+/**
+ * The sequence lengths of a dense (not varlen) forward: seq_q a positive multiple of 128 (the
+ * query tile), seq_k of the KV block (128, or 64 at head dim 256). Shared by
+ * {@link makeFlashAttention} and attention(), which checks a `dynamic` kernel's launch sizes.
+ * @throws TirxError TX9001 (kernels/config) naming the multiples.
+ */
+export function checkDenseSeqs(seqQ: number, seqK: number, headDim: number): void {
+  const bn = headDim === 256 ? 64 : 128;
+  if (
+    !Number.isInteger(seqQ) ||
+    !Number.isInteger(seqK) ||
+    seqQ <= 0 ||
+    seqK <= 0 ||
+    seqQ % BM ||
+    seqK % bn
+  ) {
+    throw configError(`flash_attention needs seq_q and seq_k positive multiples of ${BM}`);
+  }
 }
 
 /**
@@ -149,15 +190,22 @@ export interface FlashAttentionSizes {
  * it sees (−inf for a row that sees none; its O row is 0). With `varlen`: Q [totalQ, heads, hd],
  * K and V [totalK, kvHeads, hd], O [totalQ, heads, hd], cuSeqlensQ and cuSeqlensK [batch + 1]
  * int32, then LSE [heads, totalQ] float32 with `lse`; O and LSE rows outside every sequence are
- * not written.
+ * not written. With `dynamic`: Q, K, V, O as without it, then the int32 scalars batch, seqQ and
+ * seqK (their symbolic dims), then LSE [batch, heads, seqQ] with `lse`.
  * @example
  *   makeFlashAttention({ batch: 3, heads: 8, seqQ: 4096, seqK: 4096, headDim: 128,
  *     dtype: "bfloat16", causal: true, varlen: { maxSeqQ: 2048 } })
+ * @example
+ *   // One build for every batch and sequence length (multiples of 128):
+ *   const f = makeFlashAttention({ batch: 1, heads: 8, seqQ: 128, seqK: 128, headDim: 128,
+ *     dtype: "bfloat16", causal: true, dynamic: true });
+ *   compile(f)(q, k, v, o, batch, seqQ, seqK);
  * @throws TirxError TX9001 (kernels/config) for a head dim other than 64, 128, 256, sequence
  *   lengths that are not positive multiples of 128 (with `varlen`: packed row counts under 128,
  *   or 64 for K at head dim 256, or a `varlen` that is not `{ maxSeqQ }` with an integer in
  *   1 … seqQ), a `kvHeads` that is not a positive integer dividing `heads`, a `window` that is
- *   not two integers or is given with `causal`, or a non-boolean `lse`.
+ *   not two integers or is given with `causal`, a non-boolean `lse` or `dynamic`, or `dynamic`
+ *   with `varlen`.
  */
 export function makeFlashAttention(s: FlashAttentionSizes): PrimFunc {
   const { batch, heads, seqQ, seqK, headDim: D, dtype: dt } = s;
@@ -168,6 +216,15 @@ export function makeFlashAttention(s: FlashAttentionSizes): PrimFunc {
   // shared memory, and O's 64 × 256 float32 accumulators are 128 registers per thread).
   const BN = D === 256 ? 64 : 128;
   const varlen = s.varlen;
+  if (s.dynamic !== undefined && typeof s.dynamic !== "boolean") {
+    throw configError(`flash_attention: dynamic is a boolean, got ${String(s.dynamic)}`);
+  }
+  const dynamic = s.dynamic ?? false;
+  if (dynamic && varlen !== undefined) {
+    throw configError(
+      "flash_attention: dynamic and varlen are two ways to take sequence lengths at launch; give one",
+    );
+  }
   if (varlen !== undefined) {
     const maxSeqQ: unknown =
       typeof varlen === "object" && varlen !== null ? varlen.maxSeqQ : undefined;
@@ -182,8 +239,8 @@ export function makeFlashAttention(s: FlashAttentionSizes): PrimFunc {
         `flash_attention: with varlen, seq_q and seq_k are the packed row counts of Q and K, integers ≥ ${BM} and ≥ ${BN} (a tile's TMA box fits in the tensor: pad the packed tensors), got ${seqQ} and ${seqK}`,
       );
     }
-  } else if (seqQ <= 0 || seqK <= 0 || seqQ % BM || seqK % BN) {
-    throw configError(`flash_attention needs seq_q and seq_k positive multiples of ${BM}`);
+  } else if (!dynamic) {
+    checkDenseSeqs(seqQ, seqK, D);
   }
   const causal = s.causal ?? false;
   const kvHeads = checkHeadsAndWindow(s, "flash_attention");
@@ -208,33 +265,55 @@ export function makeFlashAttention(s: FlashAttentionSizes): PrimFunc {
   const c = scale * Math.LOG2E;
   const tileBytes = BN * D * 2;
   const lseParam = lse
-    ? { LSE: T.Tensor(varlen ? [heads, seqQ] : [batch, heads, seqQ], "float32") }
-    : {};
-  const params = varlen
     ? {
-        Q: T.Tensor([seqQ, heads, D], dt),
-        K: T.Tensor([seqK, kvHeads, D], dt),
-        V: T.Tensor([seqK, kvHeads, D], dt),
-        O: T.Tensor([seqQ, heads, D], dt),
-        cuSeqlensQ: T.Tensor([batch + 1], "int32"),
-        cuSeqlensK: T.Tensor([batch + 1], "int32"),
+        LSE: T.Tensor(
+          varlen ? [heads, seqQ] : dynamic ? ["batch", heads, "seqQ"] : [batch, heads, seqQ],
+          "float32",
+        ),
+      }
+    : {};
+  const params = dynamic
+    ? {
+        Q: T.Tensor(["batch", "seqQ", heads, D], dt),
+        K: T.Tensor(["batch", "seqK", kvHeads, D], dt),
+        V: T.Tensor(["batch", "seqK", kvHeads, D], dt),
+        O: T.Tensor(["batch", "seqQ", heads, D], dt),
+        batch: T.int32,
+        seqQ: T.int32,
+        seqK: T.int32,
         ...lseParam,
       }
-    : {
-        Q: T.Tensor([batch, seqQ, heads, D], dt),
-        K: T.Tensor([batch, seqK, kvHeads, D], dt),
-        V: T.Tensor([batch, seqK, kvHeads, D], dt),
-        O: T.Tensor([batch, seqQ, heads, D], dt),
-        ...lseParam,
-      };
+    : varlen
+      ? {
+          Q: T.Tensor([seqQ, heads, D], dt),
+          K: T.Tensor([seqK, kvHeads, D], dt),
+          V: T.Tensor([seqK, kvHeads, D], dt),
+          O: T.Tensor([seqQ, heads, D], dt),
+          cuSeqlensQ: T.Tensor([batch + 1], "int32"),
+          cuSeqlensK: T.Tensor([batch + 1], "int32"),
+          ...lseParam,
+        }
+      : {
+          Q: T.Tensor([batch, seqQ, heads, D], dt),
+          K: T.Tensor([batch, seqK, kvHeads, D], dt),
+          V: T.Tensor([batch, seqK, kvHeads, D], dt),
+          O: T.Tensor([batch, seqQ, heads, D], dt),
+          ...lseParam,
+        };
   return T.function("flash_attention", params as Record<string, ParamType>, (args) => {
     const { Q, K, V, O, LSE, cuSeqlensQ, cuSeqlensK } = args as unknown as Record<
       string,
       TileView | undefined
     >;
+    // With `dynamic`: batch, seq_q and seq_k, the kernel's scalar parameters.
+    const dyn = dynamic
+      ? (args as unknown as Record<"batch" | "seqQ" | "seqK", PrimExpr>)
+      : undefined;
     T.device_entry({
       launch: T.cuda.LaunchConfig({
-        grid: [varlen ? Math.ceil(varlen.maxSeqQ / BM) : seqQ / BM, heads, batch],
+        grid: dyn
+          ? [T.floordiv(dyn.seqQ, BM), heads, dyn.batch]
+          : [varlen ? Math.ceil(varlen.maxSeqQ / BM) : seqQ / BM, heads, batch],
         block: 384,
         dynamic_shared_bytes: (BM + 2 * STAGES * BN) * D * 2,
       }),
@@ -259,7 +338,9 @@ export function makeFlashAttention(s: FlashAttentionSizes): PrimFunc {
     const shift: ExprLike = seq
       ? T.let_("shift", T.sub(seq.lenK, seq.lenQ))
       : causal
-        ? seqK - seqQ
+        ? dyn
+          ? T.let_("shift", T.sub(dyn.seqK, dyn.seqQ))
+          : seqK - seqQ
         : 0;
     const plus = (a: ExprLike, n: number): ExprLike =>
       typeof a === "number" ? a + n : n === 0 ? a : T.add(a, n);
@@ -274,22 +355,37 @@ export function makeFlashAttention(s: FlashAttentionSizes): PrimFunc {
     // A row may see no key in its first blocks (or at all) unless the window is unbounded on
     // the left and reaches the diagonal (then every row sees key 0, in the first block); with
     // varlen, a sequence of no keys or a causal one with lenQ > lenK has such rows.
+    // (With `dynamic`, a causal shift seq_k − seq_q is a runtime value: it may be negative.)
     const emptyRows =
-      seq !== undefined || leftOff !== undefined || (typeof rightOff === "number" && rightOff < 0);
+      seq !== undefined ||
+      leftOff !== undefined ||
+      (typeof rightOff === "number" ? rightOff < 0 : rightOff !== undefined);
     // KV blocks of the sequence.
-    const kvBlocks: ExprLike = seq ? T.let_("kvBlocks", T.ceildiv(seq.lenK, BN)) : seqK / BN;
+    const kvBlocks: ExprLike = seq
+      ? T.let_("kvBlocks", T.ceildiv(seq.lenK, BN))
+      : dyn
+        ? T.let_("kvBlocks", T.floordiv(dyn.seqK, BN))
+        : seqK / BN;
     // Query tiles of the sequence (with varlen, tiles past its end exit at once).
-    const qTiles: ExprLike = seq ? T.let_("qTiles", T.ceildiv(seq.lenQ, BM)) : seqQ / BM;
+    const qTiles: ExprLike = seq
+      ? T.let_("qTiles", T.ceildiv(seq.lenQ, BM))
+      : dyn
+        ? T.floordiv(dyn.seqQ, BM)
+        : seqQ / BM;
     // With a window unbounded on the left (causal), query tile qt sees the KV blocks up to
     // its last row's right edge: the longest tiles go first.
+    // (With `dynamic`, clamped at 0: the CTA's index is below qTiles, but the verifier's ranges
+    // of a runtime grid do not show it, and O's and LSE's stores must be provably in bounds.)
     const qt =
       winLeft === undefined && winRight !== undefined
         ? T.let_(
             "qt",
-            T.sub(
-              typeof qTiles === "number" ? qTiles - 1 : T.sub(qTiles, 1),
-              T.cuda.block_idx("x"),
-            ),
+            dyn
+              ? T.max(T.sub(T.sub(qTiles, 1), T.cuda.block_idx("x")), 0)
+              : T.sub(
+                  typeof qTiles === "number" ? qTiles - 1 : T.sub(qTiles, 1),
+                  T.cuda.block_idx("x"),
+                ),
           )
         : T.cuda.block_idx("x");
     // Rows of one (sequence, head) tile: `r` rows of X from `row` on, head `hh`, as a [r, D]
@@ -297,6 +393,23 @@ export function makeFlashAttention(s: FlashAttentionSizes): PrimFunc {
     const rowsAt = (x: TileView, row: ExprLike, hh: ExprLike, r: number, nh: number): TileView =>
       x.as_strided({
         offset: T.add(T.mul(row, nh * D), T.mul(hh, D)),
+        shape: [r, D],
+        strides: [nh * D, 1],
+      });
+    // With `dynamic`: `r` rows of batch b's sequence of `len` rows from `row` on, head `hh`, as a
+    // [r, D] view of the [batch, len, nh, D] tensor, its offset a sum of one term per axis
+    // (b · len · nh·D, row · nh·D, hh · D) so that TMA's coordinates come off it per axis.
+    const seqRows = (
+      x: TileView,
+      b: ExprLike,
+      len: PrimExpr,
+      row: ExprLike,
+      hh: ExprLike,
+      r: number,
+      nh: number,
+    ): TileView =>
+      x.as_strided({
+        offset: T.add(T.add(T.mul(b, T.mul(len, nh * D)), T.mul(row, nh * D)), T.mul(hh, D)),
         shape: [r, D],
         strides: [nh * D, 1],
       });
@@ -376,9 +489,17 @@ export function makeFlashAttention(s: FlashAttentionSizes): PrimFunc {
       const blocked = (t: TileView) => t.rearrange("k r c -> r k c");
       // Query tile qt's rows and KV block kj's rows of head hh ([r, D] views).
       const qTile = (): TileView =>
-        seq ? rowsAt(Q!, T.add(seq.q0, T.mul(qt, BM)), h, BM, heads) : rows(Q!, BM).sub(b, qt, h);
+        seq
+          ? rowsAt(Q!, T.add(seq.q0, T.mul(qt, BM)), h, BM, heads)
+          : dyn
+            ? seqRows(Q!, b, dyn.seqQ, T.mul(qt, BM), h, BM, heads)
+            : rows(Q!, BM).sub(b, qt, h);
       const kvTile = (x: TileView, kj: ExprLike): TileView =>
-        seq ? rowsAt(x, T.add(seq.k0, T.mul(kj, BN)), hk, BN, kvHeads) : rows(x, BN).sub(b, kj, hk);
+        seq
+          ? rowsAt(x, T.add(seq.k0, T.mul(kj, BN)), hk, BN, kvHeads)
+          : dyn
+            ? seqRows(x, b, dyn.seqK, T.mul(kj, BN), hk, BN, kvHeads)
+            : rows(x, BN).sub(b, kj, hk);
       T.if_(
         wg.eq(0),
         () => {
@@ -604,6 +725,16 @@ export function makeFlashAttention(s: FlashAttentionSizes): PrimFunc {
                 return { t, r0 };
               })()
             : undefined;
+          // With `dynamic`: this warpgroup's first row, and a guard that holds in every CTA of
+          // the grid (b < batch, row0 + 64 ≤ seqQ) from which the verifier proves O's and
+          // LSE's stores inside the tensors (TX2006) for every batch and seqQ.
+          const inTensor = dyn
+            ? (() => {
+                const row0 = T.let_("row0", T.add(T.mul(qt, BM), T.mul(cw, 64)));
+                const cond = T.lt(b, dyn.batch).and(T.lt(row0, T.sub(dyn.seqQ, 63)));
+                return { row0, cond };
+              })()
+            : undefined;
           if (LSE !== undefined) {
             // LSE = ln 2 · (m + log2 l) (m in the log2 domain); −inf where l = 0 (log2 0 = −inf,
             // and m is −inf or −FLT_MAX there). Each row's 4 replicas store the same value.
@@ -617,6 +748,14 @@ export function makeFlashAttention(s: FlashAttentionSizes): PrimFunc {
                   LSE.set([h, T.add(seq.q0, r)], corr.flat().get([i])),
                 );
               }
+            } else if (dyn && inTensor) {
+              // Rows row0 … row0 + 63 of LSE [batch, heads, seqQ] at (b, h): a [64, 1] view.
+              const at = T.add(
+                T.add(T.mul(b, T.mul(dyn.seqQ, heads)), T.mul(h, dyn.seqQ)),
+                inTensor.row0,
+              );
+              const lseRows = LSE.as_strided({ offset: at, shape: [64, 1], strides: [1, 1] });
+              T.if_(inTensor.cond, () => T.tile.wg.copy(lseRows, corr));
             } else {
               const lseRows = LSE.rearrange("b h (i r o) -> b h i r o", { r: 64, o: 1 });
               T.tile.wg.copy(lseRows.sub(b, h, T.add(T.mul(qt, 2), cw)), corr);
@@ -646,6 +785,9 @@ export function makeFlashAttention(s: FlashAttentionSizes): PrimFunc {
                 }
               });
             }
+          } else if (dyn && inTensor) {
+            const oRows = seqRows(O!, b, dyn.seqQ, inTensor.row0, h, 64, heads);
+            T.if_(inTensor.cond, () => T.tile.wg.copy(oRows, out));
           } else {
             T.tile.wg.copy(rows(O!, 64).sub(b, T.add(T.mul(qt, 2), cw), h), out);
           }

@@ -1,0 +1,83 @@
+// makeFlashAttention's `dynamic` build: batch, seq_q and seq_k are kernel parameters (the
+// tensors' symbolic dims), so one build runs at several sizes on the simulator, each against
+// the float64 reference (causal, bottom-right aligned with the runtime shift seq_k − seq_q, rows
+// that see no key, LSE); its grid is computed at launch; a static build's PTX has none of the
+// runtime arithmetic; the option errors; the PTX assembles for sm_90a.
+import { describe, expect, it } from "vitest";
+import { compileToPtx } from "@tirx-ts/codegen-ptx";
+import { compile, sim, tensor, type DeviceTensor } from "tirx-ts";
+import { launchGrid, verify, type TirxError } from "@tirx-ts/core";
+import { makeFlashAttention, type FlashAttentionSizes } from "@tirx-ts/kernels";
+import {
+  attentionError,
+  attentionInputs,
+  attentionReference,
+  type AttentionCase,
+} from "./util/attention-reference.js";
+import { assembleLater } from "./util/ptxas-deferred.js";
+import { errorOf } from "./util/error-of.js";
+
+const dev = sim();
+const host = (t: DeviceTensor) => t.toArray() as Float32Array;
+
+/** One build for every size: causal, LSE, one head, head dim 64, float16. */
+const SIZES: FlashAttentionSizes = {
+  batch: 1,
+  heads: 1,
+  seqQ: 128,
+  seqK: 128,
+  headDim: 64,
+  dtype: "float16",
+  causal: true,
+  lse: true,
+  dynamic: true,
+};
+
+describe("flash_attention forward, dynamic sizes", () => {
+  const fn = makeFlashAttention(SIZES);
+  const run = compile(fn, { target: "cuda", arch: "sm_90a" });
+
+  for (const [batch, seqQ, seqK] of [
+    [1, 128, 256],
+    [2, 256, 128],
+  ] as const) {
+    it(`one build at batch ${batch}, seq_q ${seqQ}, seq_k ${seqK}: within the bound of float64`, () => {
+      const c: AttentionCase = { ...SIZES, batch, seqQ, seqK, kvHeads: 1 };
+      const { q, k, v } = attentionInputs(c, dev, 5 + batch);
+      const o = tensor.zeros([batch, seqQ, 1, 64], "float16", dev);
+      const lse = tensor.zeros([batch, 1, seqQ], "float32", dev);
+      run(q, k, v, o, batch, seqQ, seqK, lse);
+      const ref = attentionReference(c, host(q), host(k), host(v));
+      const err = attentionError(c, ref, host(o), host(lse));
+      expect(err.o).toBeLessThanOrEqual(1);
+      expect(err.lse).toBeLessThanOrEqual(1);
+    });
+  }
+
+  it("the grid is computed at launch: [seq_q / 128, heads, batch]", () => {
+    const t = (shape: number[]) => ({ shape, dtype: "float16", device: dev }) as never;
+    const args = [t([3, 384, 1, 64]), t([3, 256, 1, 64]), t([3, 256, 1, 64]), t([3, 384, 1, 64])];
+    const grid = launchGrid(fn, verify(fn).entry.launch, [...args, 3, 384, 256, t([3, 1, 384])]);
+    expect(grid).toEqual([3, 1, 3]);
+  });
+
+  it("PTX: the dynamic build assembles; a static build's has no parameter beyond its tensors", () => {
+    const text = compileToPtx(fn, { arch: "sm_90a" }).text;
+    assembleLater(text, "sm_90a", "flash_attention_dynamic");
+    const params = (t: string) => t.split("\n").filter((l) => /\.param \./.test(l)).length;
+    expect(params(text)).toBe(5 + 3 + 3); // Q, K, V, O, LSE; batch, seqQ, seqK; Q's, K's, V's maps
+    const { dynamic: _, ...rest } = SIZES;
+    expect(params(compileToPtx(makeFlashAttention(rest), { arch: "sm_90a" }).text)).toBe(5 + 3);
+  });
+
+  it("option errors: dynamic is a boolean, and not with varlen (TX9001)", () => {
+    const e1 = errorOf(() => makeFlashAttention({ ...SIZES, dynamic: 1 as never }));
+    expect([e1.code, e1.message]).toEqual([
+      "TX9001",
+      expect.stringMatching(/dynamic is a boolean/),
+    ]);
+    const e2: TirxError = errorOf(() => makeFlashAttention({ ...SIZES, varlen: { maxSeqQ: 128 } }));
+    expect(e2.code).toBe("TX9001");
+    expect(e2.message).toMatch(/dynamic and varlen/);
+  });
+});
