@@ -16,22 +16,8 @@ import {
 import { T } from "@tirx-ts/dsl";
 import { encodeTensorMap, tensorMapArgs } from "@tirx-ts/runtime-cuda";
 import { runSim, SimTensor, simZeros } from "@tirx-ts/runtime-sim";
+import { BASE, CONTRACT_CASES } from "./contract-cases.js";
 import { boxOf } from "./reference.js";
-
-/** A valid encoding: float32 [64, 32] (innermost first: dims 32, 64), box 8 × 16, 64B swizzle. */
-const BASE: TensorMapEncoding = {
-  dataType: 7, // FLOAT32
-  rank: 2,
-  globalAddress: 0x1000n,
-  globalDim: [32, 64],
-  globalStrides: [32 * 4],
-  boxDim: [16, 8],
-  elementStrides: [1, 1],
-  interleave: 0,
-  swizzle: 2, // 64B
-  l2Promotion: 0,
-  oobFill: 0,
-};
 
 const violation = (over: Partial<TensorMapEncoding>) =>
   tensorMapViolation("m", { ...BASE, ...over });
@@ -44,80 +30,7 @@ describe("tensorMapViolation: each rule of cuTensorMapEncodeTiled", () => {
     expect(violation({ globalStrides: [big], globalDim: [32, 2] })).toBeUndefined();
   });
 
-  // [what, the change, code, a value the message names]
-  const cases: [string, Partial<TensorMapEncoding>, string, string][] = [
-    ["an unknown data type", { dataType: 13 }, "TX4024", "tensorDataType 13"],
-    ["rank 0", { rank: 0 }, "TX4024", "tensorRank is 0"],
-    ["rank 6", { rank: 6 }, "TX4024", "tensorRank is 6"],
-    ["rank 2 with interleave", { interleave: 1 }, "TX4024", "at least 3 with interleave"],
-    ["an address 8 bytes past 16", { globalAddress: 0x1008n }, "TX4027", "0x1008"],
-    [
-      "an address 16- but not 32-byte aligned with 32B interleave",
-      {
-        rank: 3,
-        interleave: 2,
-        swizzle: 1,
-        globalAddress: 0x1010n,
-        globalDim: [32, 64, 2],
-        globalStrides: [128, 128 * 64],
-        boxDim: [8, 8, 1],
-        elementStrides: [1, 1, 1],
-      },
-      "TX4027",
-      "not 32-byte aligned",
-    ],
-    ["a zero dim", { globalDim: [32, 0] }, "TX4024", "globalDim of dim 1 (tensor axis 0) is 0"],
-    ["a dim above 2^32", { globalDim: [32, 2 ** 32 + 1] }, "TX4024", `is ${2 ** 32 + 1}`],
-    ["a stride of 136 bytes", { globalStrides: [136], globalDim: [34, 64] }, "TX4024", "136 bytes"],
-    ["a stride of 2^40", { globalStrides: [2n ** 40n] }, "TX4024", `${2n ** 40n} bytes`],
-    [
-      "a stride below the row it holds",
-      { globalStrides: [64] },
-      "TX4024",
-      `less than the ${32 * 4} bytes`,
-    ],
-    [
-      "a 16- but not 32-byte stride with 32B interleave",
-      {
-        rank: 3,
-        interleave: 2,
-        swizzle: 1,
-        globalDim: [4, 64, 2],
-        globalStrides: [16, 16 * 64],
-        boxDim: [4, 8, 1],
-        elementStrides: [1, 1, 1],
-      },
-      "TX4024",
-      "multiples of 32 bytes",
-    ],
-    ["a box of 0", { boxDim: [16, 0] }, "TX4017", "boxDim of dim 1 (tensor axis 0) is 0"],
-    ["a box of 257", { boxDim: [16, 257] }, "TX4017", "is 257"],
-    ["an element stride of 9", { elementStrides: [1, 9] }, "TX4017", "is 9"],
-    ["an element stride of 0", { elementStrides: [1, 0] }, "TX4017", "is 0"],
-    ["an inner element stride of 2", { elementStrides: [2, 1] }, "TX4017", "is 2"],
-    ["an inner box of 12 bytes", { boxDim: [3, 8], swizzle: 0 }, "TX4017", `${3 * 4} bytes`],
-    ["an inner box above the 64B span", { boxDim: [32, 8] }, "TX4017", `got ${32 * 4} bytes`],
-    ["interleave 3", { interleave: 3 }, "TX4028", "interleave 3"],
-    ["swizzle 4 (128B_ATOM_32B, not written here)", { swizzle: 4 }, "TX4028", "swizzle 4"],
-    [
-      "32B interleave with 64B swizzle",
-      {
-        rank: 3,
-        interleave: 2,
-        globalDim: [32, 64, 2],
-        globalStrides: [128, 128 * 64],
-        boxDim: [8, 8, 1],
-        elementStrides: [1, 1, 1],
-      },
-      "TX4028",
-      "got 64B",
-    ],
-    ["L2 promotion 4", { l2Promotion: 4 }, "TX4028", "l2Promotion 4"],
-    ["oob fill 2", { oobFill: 2 }, "TX4028", "oobFill 2"],
-    ["NaN fill of INT32", { dataType: 3, oobFill: 1 }, "TX4029", "got INT32"],
-    ["NaN fill of UINT8 (float8 moves as UINT8)", { dataType: 0, oobFill: 1 }, "TX4029", "UINT8"],
-  ];
-  for (const [what, over, code, named] of cases) {
+  for (const { what, over, code, named } of CONTRACT_CASES) {
     it(`${code}: ${what}`, () => {
       const v = violation(over);
       expect(v?.code).toBe(code);
