@@ -17,7 +17,7 @@ import {
   type PrimFunc,
 } from "@tirx-ts/core";
 import { compile, deviceArch, tensor } from "@tirx-ts/runtime";
-import { makeFlashAttention, type FlashAttentionSizes } from "./forward.js";
+import { checkDenseSeqs, makeFlashAttention, type FlashAttentionSizes } from "./forward.js";
 import {
   backwardScratch,
   makeFlashAttentionBackward,
@@ -267,7 +267,10 @@ function rank4(x: unknown, name: string, what: string, who: Call = "attention"):
  * head, with query head h reading KV head ⌊h / (heads / kvHeads)⌋ (grouped-query attention;
  * kvHeads is k's third dim). Float32 accumulation and softmax; O within 2 ulp of the 16-bit dtype
  * of a float64 reference for inputs in [-1, 1) (examples/flash_attention.ts). Runs where the
- * tensors live: on the GPU (an sm_90 one: Hopper) or on the simulated device.
+ * tensors live: on the GPU (an sm_90 one: Hopper) or on the simulated device. One kernel serves
+ * every batch and sequence length of a head dim, dtype, head count and options
+ * (makeFlashAttention's `dynamic` build: the sizes are launch arguments), so a new length
+ * compiles nothing.
  *
  * Variable-length batches (FlashAttention's varlen convention, `flash_attn_varlen_func`): with
  * `cuSeqlensQ`, `cuSeqlensK` and `maxSeqQ`, q and O are packed [totalQ, heads, headDim] and k, v
@@ -324,11 +327,11 @@ export function attention(
   v: DeviceTensor,
   opts: AttentionOptions = {},
 ): AttentionResult {
-  const { fn, o, lseShape, offsets } = atCaller(() => prepare(q, k, v, opts));
+  const { fn, o, lseShape, offsets, sizes } = atCaller(() => prepare(q, k, v, opts));
   const dev = q.device;
   const O = o.out ?? tensor.empty(q.shape, q.dtype, dev);
   const lse = lseShape ? tensor.empty(lseShape, "float32", dev) : undefined;
-  compile(fn, { target: "cuda" })(q, k, v, O, ...offsets, ...(lse ? [lse] : []));
+  compile(fn, { target: "cuda" })(q, k, v, O, ...offsets, ...sizes, ...(lse ? [lse] : []));
   return lse ? { o: O, lse } : { o: O };
 }
 
@@ -641,7 +644,10 @@ function cached<V>(cache: Map<string, V>, key: string, make: () => V): V {
 
 /**
  * attention's checks and its kernel: the options, the tensors, the configuration, and the
- * kernel built for them (kept by sizes). Returns the checked options and LSE's shape when asked.
+ * kernel built for them: for dense tensors makeFlashAttention's `dynamic` build, kept by head
+ * dim, dtype, heads and options (one kernel across batch and sequence lengths, which it takes
+ * as the scalars `sizes` after O); for a packed batch the static build, kept by sizes. Returns
+ * the checked options and LSE's shape when asked.
  * @throws TirxError TX9001, TX9002 as {@link attention}.
  */
 function prepare(
@@ -654,6 +660,7 @@ function prepare(
   o: AttentionOptions;
   lseShape: number[] | undefined;
   offsets: DeviceTensor[];
+  sizes: number[];
 } {
   const o = checkOptions(opts, OPTIONS, "attention") as AttentionOptions;
   const packed = checkVarlenOptions(o);
@@ -666,15 +673,23 @@ function prepare(
   };
   const config = pickAttentionConfig("forward", sizes, archOf(c.Q, "attention"));
   const full: FlashAttentionSizes = { ...sizes, ...config.tune };
-  const fn = cached(BUILT, JSON.stringify(full), () => makeFlashAttention(full));
   if (!packed) {
+    // One kernel per head dim, dtype, heads and options across batch and sequence lengths: the
+    // dynamic build, kept without the sizes it takes at launch (which are checked here, as the
+    // static build's builder checked them).
+    const { batch: _b, seqQ: _q, seqK: _k, ...rest } = full;
+    const fn = cached(BUILT, JSON.stringify({ ...rest, dynamic: true }), () =>
+      makeFlashAttention({ ...full, dynamic: true }),
+    );
+    checkDenseSeqs(c.seqQ, c.seqK, c.headDim);
     const lseShape = o.lse === true ? [c.batch, c.heads, c.seqQ] : undefined;
-    return { fn, o, lseShape, offsets: [] };
+    return { fn, o, lseShape, offsets: [], sizes: [c.batch, c.seqQ, c.seqK] };
   }
+  const fn = cached(BUILT, JSON.stringify(full), () => makeFlashAttention(full));
   // After the builder's checks (maxSeqQ an integer in 1 … totalQ, the totals): the offsets' values.
   checkOffsetValues(o, c);
   const lseShape = o.lse === true ? [c.heads, c.seqQ] : undefined;
-  return { fn, o, lseShape, offsets: [o.cuSeqlensQ!, o.cuSeqlensK!] };
+  return { fn, o, lseShape, offsets: [o.cuSeqlensQ!, o.cuSeqlensK!], sizes: [] };
 }
 
 /** The varlen options of a call: the offsets and the longest sequences' rows. */
