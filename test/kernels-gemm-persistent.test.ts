@@ -1,10 +1,11 @@
 // The GEMM's two-consumer tile configurations on the simulated device: the GEMM_CONFIGS rows of
 // 128-row tiles (128 × 256, 128 × 128) at m 70 (the second consumer stores nothing past row 69),
-// and a persistent grid of 2 CTAs walking 6 tiles (3 turns: the ring's phases wrap) through
-// makeGemm, each against the float64 reference of test/util/gemm-reference.ts.
+// and a persistent grid of 2 CTAs walking 6 tiles split in 2 over K (12 units, 6 turns: the
+// ring's phases wrap; the float32 workspace, then the epilogue kernel) through makeGemm, each
+// against the float64 reference of test/util/gemm-reference.ts.
 import { describe, expect, test } from "vitest";
 import { compile, gemm, sim, tensor } from "tirx-ts";
-import { GEMM_CONFIGS, makeGemm, pickGemmConfig } from "@tirx-ts/kernels";
+import { GEMM_CONFIGS, makeGemm } from "@tirx-ts/kernels";
 import {
   checkGemm,
   gemmReference,
@@ -28,19 +29,23 @@ describe("every GEMM_CONFIGS row on the simulator against float64", () => {
 });
 
 describe("makeGemm's persistent grid", () => {
-  test("2 CTAs walk 6 tiles of 64 × 64 in 3 turns (k 72: two K-tiles, a 2-stage ring)", () => {
+  test("2 CTAs walk 6 tiles of 64 × 64 split in 2 over K: 12 units in 6 turns, a 2-stage ring", () => {
     const [m, n, k] = [130, 72, 72];
-    const { main } = makeGemm({
-      ...{ m, n, k, dtype: "float16", outDtype: "float32", ctas: 2 },
-      config: { bm: 64, bn: 64, stages: 2 },
+    const built = makeGemm({
+      ...{ m, n, k, dtype: "float16", outDtype: "bfloat16", ctas: 2, alpha: 0.5 },
+      config: { bm: 64, bn: 64, stages: 2, splitK: 2 },
     });
+    expect(built.config.splitK).toBe(2);
     const rnd = uniform(9);
     const a = randomTensor([m, k], "float16", dev, rnd);
     const b = randomTensor([k, n], "float16", dev, rnd);
-    const d = tensor.zeros([m, n], "float32", dev);
-    compile(main, { target: "cuda" })(a, b, d);
+    const w = tensor.zeros([m, n], "float32", dev);
+    const d = tensor.zeros([m, n], "bfloat16", dev);
+    compile(built.main, { target: "cuda" })(a, b, w);
+    compile(built.finish!, { target: "cuda" })(w, d);
     const host = (t: typeof a) => t.toArray() as Float32Array;
-    const r = gemmReference({ m, n, k, outDtype: "float32" }, { a: host(a), b: host(b) });
+    const c = { m, n, k, outDtype: "bfloat16", alpha: 0.5 } as const;
+    const r = gemmReference(c, { a: host(a), b: host(b) });
     const { ratio, at } = gemmWorst(host(d), r, n);
     expect(ratio, at).toBeLessThanOrEqual(1);
   });
