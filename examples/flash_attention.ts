@@ -43,12 +43,73 @@ export const flash_attention = makeFlashAttention(EXAMPLE);
  * heads, hd] tensor is that view with sequence b at rows b · seq), and `sees(i, j)`: does its
  * query i see its key j.
  */
-interface RefSequence {
+export interface RefSequence {
   readonly qOff: number;
   readonly lenQ: number;
   readonly kOff: number;
   readonly lenK: number;
   readonly sees: (i: number, j: number) => boolean;
+}
+
+/**
+ * Attention in float64 over the sequences `seqs` of packed Q [rowsQ, heads, hd] and K, V [rowsK,
+ * kvHeads, hd] (host values, as the device holds them): for query i of sequence b at head h,
+ * O's row = softmax(q_i · k_jᵀ · scale) · V over the keys j it sees, query head h reading KV
+ * head ⌊h / (heads / kvHeads)⌋. Returns O in Q's packed layout (rows of no sequence 0), LSE
+ * (length `lseLength`) at `lseIndex(b, h, i)` (entries of no sequence NaN), and the number of
+ * (row, head) pairs that see no key: their O row is 0 and their LSE −inf. The one reference of
+ * the forward's checks: checkFlashAttention, checkFlashAttentionVarlen and the tests'
+ * test/util/attention-reference.ts.
+ */
+export function attentionFloat64(
+  Q: ArrayLike<number>,
+  K: ArrayLike<number>,
+  V: ArrayLike<number>,
+  seqs: readonly RefSequence[],
+  dims: { readonly heads: number; readonly kvHeads: number; readonly headDim: number },
+  scale: number,
+  lse: { readonly length: number; readonly index: (b: number, h: number, i: number) => number },
+): { o: Float64Array; lse: Float64Array; emptyRows: number } {
+  const { heads, kvHeads, headDim: D } = dims;
+  const o = new Float64Array(Q.length);
+  const L = new Float64Array(lse.length).fill(NaN);
+  const p = new Float64Array(Math.max(0, ...seqs.map((q) => q.lenK)));
+  let emptyRows = 0;
+  seqs.forEach(({ qOff, lenQ, kOff, lenK, sees }, b) => {
+    for (let h = 0; h < heads; h++) {
+      const hk = Math.floor(h / (heads / kvHeads));
+      for (let i = 0; i < lenQ; i++) {
+        const qi = ((qOff + i) * heads + h) * D;
+        let mx = -Infinity;
+        for (let j = 0; j < lenK; j++) {
+          if (!sees(i, j)) {
+            p[j] = -Infinity;
+            continue;
+          }
+          const kj = ((kOff + j) * kvHeads + hk) * D;
+          let d = 0;
+          for (let x = 0; x < D; x++) d += Q[qi + x]! * K[kj + x]!;
+          p[j] = d * scale;
+          if (p[j]! > mx) mx = p[j]!;
+        }
+        if (mx === -Infinity) {
+          emptyRows++;
+          L[lse.index(b, h, i)] = -Infinity;
+          continue;
+        }
+        let sum = 0;
+        for (let j = 0; j < lenK; j++) sum += p[j] = Math.exp(p[j]! - mx);
+        for (let j = 0; j < lenK; j++) {
+          if (p[j] === 0) continue;
+          const vj = ((kOff + j) * kvHeads + hk) * D;
+          const w = p[j]! / sum;
+          for (let x = 0; x < D; x++) o[qi + x] = o[qi + x]! + w * V[vj + x]!;
+        }
+        L[lse.index(b, h, i)] = mx + Math.log(sum);
+      }
+    }
+  });
+  return { o, lse: L, emptyRows };
 }
 
 /**
@@ -97,53 +158,40 @@ function checkAgainstFloat64(
   compile(fn, { target: "cuda", arch: "sm_90a" })(q, k, v, o, ...extra, ...(lse ? [lse] : []));
   const [Q, K, V, O] = [q, k, v, o].map((x) => x.toArray() as Float32Array);
   const L = lse?.toArray() as Float32Array | undefined;
-  const at = (row: number, hi: number, nh = heads) => (row * nh + hi) * D;
+  const at = (row: number, hi: number) => (row * heads + hi) * D;
   const bound = (dt === "float16" ? 2 ** -10 : 2 ** -7) * 2;
+  const ref = attentionFloat64(Q!, K!, V!, seqs, { heads, kvHeads, headDim: D }, scale, {
+    length: heads * rowsQ,
+    index: lseIndex,
+  });
   let worst = 0;
   let worstLse = 0;
-  let emptyRows = 0;
   const written = new Uint8Array(rowsQ);
-  seqs.forEach(({ qOff, lenQ, kOff, lenK, sees }, bi) => {
+  seqs.forEach(({ qOff, lenQ }, bi) => {
     for (let hi = 0; hi < heads; hi++) {
-      const hk = Math.floor(hi / (heads / kvHeads));
       for (let i = 0; i < lenQ; i++) {
         written[qOff + i] = 1;
-        const logits = Array.from({ length: lenK }, (_, j) => {
-          if (!sees(i, j)) return -Infinity;
-          let d = 0;
-          for (let x = 0; x < D; x++)
-            d += Q![at(qOff + i, hi) + x]! * K![at(kOff + j, hk, kvHeads) + x]!;
-          return d * scale;
-        });
-        const mx = Math.max(-Infinity, ...logits);
-        if (mx === -Infinity) {
+        const refLse = ref.lse[lseIndex(bi, hi, i)]!;
+        if (refLse === -Infinity) {
           // No visible key: O's row exactly 0, LSE −inf.
-          emptyRows++;
           for (let x = 0; x < D; x++) {
             if (O![at(qOff + i, hi) + x] !== 0) worst = Infinity;
           }
           if (L && L[lseIndex(bi, hi, i)] !== -Infinity) worstLse = Infinity;
           continue;
         }
-        const p = logits.map((z) => Math.exp(z - mx));
-        const sum = p.reduce((a, z) => a + z, 0);
         for (let x = 0; x < D; x++) {
-          let ref = 0;
-          for (let j = 0; j < lenK; j++) {
-            if (p[j] !== 0) ref += p[j]! * V![at(kOff + j, hk, kvHeads) + x]!;
-          }
-          ref /= sum;
           const got = O![at(qOff + i, hi) + x]!;
-          worst = Math.max(worst, Number.isNaN(got) ? Infinity : Math.abs(got - ref) / bound);
+          const want = ref.o[at(qOff + i, hi) + x]!;
+          worst = Math.max(worst, Number.isNaN(got) ? Infinity : Math.abs(got - want) / bound);
         }
         if (L) {
-          const ref = mx + Math.log(sum);
           const got = L[lseIndex(bi, hi, i)]!;
           worstLse = Math.max(
             worstLse,
             Number.isNaN(got)
               ? Infinity
-              : Math.abs(got - ref) / (2 ** -18 * Math.max(1, Math.abs(ref))),
+              : Math.abs(got - refLse) / (2 ** -18 * Math.max(1, Math.abs(refLse))),
           );
         }
       }
@@ -161,7 +209,7 @@ function checkAgainstFloat64(
   const bytes = o.toBytes();
   for (const x of [q, k, v, o, ...extra, ...(lse ? [lse] : [])]) x.dispose();
   const lseSummary = L ? `; LSE worst ${worstLse.toFixed(3)} of its bound` : "";
-  const emptySummary = emptyRows ? `; ${emptyRows} rows see no key` : "";
+  const emptySummary = ref.emptyRows ? `; ${ref.emptyRows} rows see no key` : "";
   const straySummary = strays ? `; ${strays} elements written outside every sequence` : "";
   return {
     ok: worst <= 1 && worstLse <= 1 && !Number.isNaN(worst) && strays === 0,

@@ -2,6 +2,7 @@
 // (test/kernels-attention.test.ts on the simulator, test/gpu/kernels-attention.test.ts on a GPU),
 // with the bounds of examples/flash_attention.ts's checkFlashAttention.
 import { tensor, type DeviceLike, type DeviceTensor } from "tirx-ts";
+import { attentionFloat64 } from "../../examples/flash_attention.js";
 
 /** The sizes and options of one attention case (q [batch, seqQ, heads, hd], k and v [batch, seqK, kvHeads, hd]). */
 export interface AttentionCase {
@@ -39,7 +40,8 @@ export function attentionInputs(
  * K and V (as the device holds them, rounded to the 16-bit dtype): O = softmax(Q·Kᵀ · scale) · V
  * over the keys each row sees (causal: j ≤ i + seqK − seqQ; a window: i − left ≤ j ≤ i + right),
  * query head h reading KV head ⌊h / (heads / kvHeads)⌋; a row that sees no key has O = 0 and
- * LSE = −inf.
+ * LSE = −inf. The examples' reference (attentionFloat64 of examples/flash_attention.ts, which
+ * checkFlashAttention uses), each batch a sequence.
  */
 export function attentionReference(
   c: AttentionCase,
@@ -47,50 +49,28 @@ export function attentionReference(
   K: ArrayLike<number>,
   V: ArrayLike<number>,
 ): { o: Float64Array; lse: Float64Array } {
-  const { batch, heads, kvHeads, seqQ, seqK, headDim: D } = c;
-  const scale = c.scale ?? 1 / Math.sqrt(D);
+  const { batch, heads, seqQ, seqK, headDim } = c;
   // Causal: the window [-1, 0] aligned bottom-right (shifted by seqK − seqQ); a window: absolute.
   const [left, right] = c.window ?? (c.causal ? [-1, 0] : [-1, -1]);
   const shift = c.causal ? seqK - seqQ : 0;
   const sees = (i: number, j: number) =>
     (left === -1 || j >= i + shift - left) && (right === -1 || j <= i + shift + right);
-  const o = new Float64Array(batch * seqQ * heads * D);
-  const lse = new Float64Array(batch * heads * seqQ);
-  const at = (b: number, i: number, h: number, seq: number, nh: number) =>
-    ((b * seq + i) * nh + h) * D;
-  const p = new Float64Array(seqK);
-  for (let b = 0; b < batch; b++) {
-    for (let h = 0; h < heads; h++) {
-      const hk = Math.floor(h / (heads / kvHeads));
-      for (let i = 0; i < seqQ; i++) {
-        const qi = at(b, i, h, seqQ, heads);
-        let mx = -Infinity;
-        for (let j = 0; j < seqK; j++) {
-          if (!sees(i, j)) {
-            p[j] = -Infinity;
-            continue;
-          }
-          const kj = at(b, j, hk, seqK, kvHeads);
-          let d = 0;
-          for (let x = 0; x < D; x++) d += Q[qi + x]! * K[kj + x]!;
-          p[j] = d * scale;
-          mx = Math.max(mx, p[j]!);
-        }
-        if (mx === -Infinity) {
-          lse[(b * heads + h) * seqQ + i] = -Infinity;
-          continue;
-        }
-        let sum = 0;
-        for (let j = 0; j < seqK; j++) sum += p[j] = Math.exp(p[j]! - mx);
-        for (let j = 0; j < seqK; j++) {
-          if (p[j] === 0) continue;
-          const vj = at(b, j, hk, seqK, kvHeads);
-          for (let x = 0; x < D; x++) o[qi + x] = o[qi + x]! + (p[j]! * V[vj + x]!) / sum;
-        }
-        lse[(b * heads + h) * seqQ + i] = mx + Math.log(sum);
-      }
-    }
-  }
+  const seqs = Array.from({ length: batch }, (_, b) => ({
+    qOff: b * seqQ,
+    lenQ: seqQ,
+    kOff: b * seqK,
+    lenK: seqK,
+    sees,
+  }));
+  const { o, lse } = attentionFloat64(
+    Q,
+    K,
+    V,
+    seqs,
+    { heads, kvHeads: c.kvHeads, headDim },
+    c.scale ?? 1 / Math.sqrt(headDim),
+    { length: batch * heads * seqQ, index: (b, h, i) => (b * heads + h) * seqQ + i },
+  );
   return { o, lse };
 }
 
