@@ -2,8 +2,9 @@
 // block runs as written (test/util/readme.ts takes it from README.md): every package is packed
 // with `npm pack`, the tarballs are installed into a fresh project outside the repository (from
 // the npm cache where it can), and there the README's kernel runs with `npx tsx` on the simulated
-// device and `npx tirx build` prints its PTX, and the README's attention() program runs there on
-// the simulated device. Also: each package declares exactly the packages its source imports.
+// device and `npx tirx build` prints its PTX (npx finding the project's installed bins, as npx
+// does, without npm's start-up), and the README's attention() program runs there on the
+// simulated device. Also: each package declares exactly the packages its source imports.
 import { execFileSync } from "node:child_process";
 import {
   mkdirSync,
@@ -115,8 +116,26 @@ test("the README's packaging commands as written: tarballs packed here install i
   // The README packs into /tmp/tirx-tgz; each run takes its own folder, so that runs side by
   // side do not share one. npm takes packages from its cache where it can (CI's npm ci filled it).
   const tgz = join(dir, "tgz");
+  // `npx X` in the project runs its node_modules/.bin/X, as npx does for an installed bin,
+  // without npm's start-up (a second or two of CPU per command); test/readme-commands.test.ts
+  // runs the real npx.
+  const shim = join(dir, "bin");
+  mkdirSync(shim);
+  const npx = runSh("command -v npx", root).stdout.trim();
+  writeFileSync(
+    join(shim, "npx"),
+    [
+      "#!/usr/bin/env bash",
+      'bin="$PWD/node_modules/.bin/$1"',
+      'if [[ -x "$bin" ]]; then shift; exec "$bin" "$@"; fi',
+      `exec ${JSON.stringify(npx)} "$@"`,
+      "",
+    ].join("\n"),
+    { mode: 0o755 },
+  );
   const env = {
     TIRX_DEVICE: "sim",
+    PATH: `${shim}:${process.env["PATH"] ?? ""}`,
     npm_config_prefer_offline: "true",
     npm_config_audit: "false",
     npm_config_fund: "false",
