@@ -274,8 +274,9 @@ function varlenReference(
         for (let j = 0; j < lenK; j++) {
           let z = -Infinity;
           if (sees(i, j)) {
+            const kAt = ka(k0 + j, hk);
             let d = 0;
-            for (let x = 0; x < D; x++) d += Q[oAt + x]! * K[ka(k0 + j, hk) + x]!;
+            for (let x = 0; x < D; x++) d += Q[oAt + x]! * K[kAt + x]!;
             z = d * scale;
           }
           row[j] = z;
@@ -296,9 +297,10 @@ function varlenReference(
         for (let j = 0; j < lenK; j++) {
           const pj = (row[j]! /= sum);
           if (pj === 0) continue;
+          const vAt = ka(k0 + j, hk);
           let d = 0;
           for (let x = 0; x < D; x++) {
-            const vx = V[ka(k0 + j, hk) + x]!;
+            const vx = V[vAt + x]!;
             d += dO[oAt + x]! * vx;
             o[x]! += pj * vx;
           }
@@ -317,7 +319,8 @@ function varlenReference(
         for (let j = 0; j < lenK; j++) {
           if (P[i * lenK + j] === 0) continue;
           const ds = dS(i, j);
-          for (let x = 0; x < D; x++) acc[x]! += ds * K[ka(k0 + j, hk) + x]!;
+          const kAt = ka(k0 + j, hk);
+          for (let x = 0; x < D; x++) acc[x]! += ds * K[kAt + x]!;
         }
         acc.forEach((a, x) => r.dQ.set(at + x, a));
       }
@@ -328,9 +331,10 @@ function varlenReference(
           if (pj === 0) continue;
           row.seen = true;
           const ds = dS(i, row.j);
+          const qAt = qa(q0 + i, h);
           for (let x = 0; x < D; x++) {
-            row.dk[x]! += ds * Q[qa(q0 + i, h) + x]!;
-            row.dv[x]! += pj * dO[qa(q0 + i, h) + x]!;
+            row.dk[x]! += ds * Q[qAt + x]!;
+            row.dv[x]! += pj * dO[qAt + x]!;
           }
         }
       }

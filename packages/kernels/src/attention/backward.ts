@@ -30,7 +30,34 @@
 // windows, masking those that cross an edge), `kvHeads` (a CTA sums the gradients of its KV
 // head's query heads in registers: no atomics for dK, dV). Head dims 64 and 128 (256 would need
 // 256 float32 registers per thread for dK and dV in this split); seq_q and seq_k multiples of
-// 128.
+// 128, or any packed lengths with varlen (totals ≥ 128).
+// Variable-length batches (`varlen: { maxSeqQ, maxSeqK }`, the forward's cu_seqlens convention:
+// Q, O, dO, dQ [totalQ, heads, hd], K, V, dK, dV [totalK, kvHeads, hd], LSE [heads, totalQ],
+// cuSeqlensQ / cuSeqlensK int32 [batch + 1] as each kernel's last parameters):
+//   - the scratch tensors live in a padded row space: sequence b's rows start at row
+//     64 · (⌊cuSeqlensQ[b] / 64⌋ + b) (FlashAttention's padded offset, which never reaches into the
+//     previous sequence's last 64-row block: the offsets differ by at least its length, and b by
+//     one), so each of its 64-row blocks of dQacc is one contiguous 16 KiB block, 16-byte aligned,
+//     as the bulk reduction adds it; Delta and LSE2 are [heads, padQ] and dQacc [heads, padQ / 64,
+//     hd / 64, 64 · 64], padQ = 64 · (⌈totalQ / 64⌉ + batch − 1). The per-row kernels run
+//     ⌈maxSeqQ / 64⌉ · 64 rows per (sequence, head): a row of the sequence as above, a padding row
+//     of its last block gets Δ = 0, LSE₂ = +inf and a zero accumulator row (so P = 0 there), rows
+//     past the block do nothing; dQ rows outside every sequence are not written;
+//   - the main grid is ⌈maxSeqK / 128⌉ key tiles per (sequence, KV head); a CTA reads its
+//     sequence's offsets and lengths, and one whose key tile starts past the sequence's end exits
+//     before its first barrier (the whole CTA). K, V, Q and dO tiles are TMA views at a dynamic
+//     row of the packed tensors (coordinates cuSeqlens[b] + 128·tile, + 64·block), as the
+//     forward's: rows past the sequence's end load whatever follows (the next sequence, or zeros
+//     past the tensor's end, which TMA fills). Keys ≥ lenK are masked to -inf in the last key
+//     tile (P = 0, dS = 0: they add nothing to dQ) and their dK, dV rows are not stored (each
+//     thread stores its own rows of the accumulator layout under a guard, as the forward stores
+//     O); queries ≥ lenQ of the last query block have LSE₂ = +inf and Δ = 0, so P = dS = 0 and
+//     they add nothing to dK, dV. Products with a probability of 0 are 0 only for finite values:
+//     rows of Q, dO, K and V after the last sequence (up to the totals) must be finite, as the
+//     forward's V rows there. Causal and `window` are bottom-right aligned per sequence (shift
+//     lenK − lenQ, a runtime value in the block range and the mask); a sequence with no keys has
+//     no CTA (its dQ rows are the accumulator's zeros), one with no queries runs no step (dK =
+//     dV = 0).
 import { T, type ExprLike, type ParamType, type PrimExpr, type TileView } from "@tirx-ts/dsl";
 import { invariant, type DType, type PrimFunc } from "@tirx-ts/core";
 import { checkHeadsAndWindow, configError } from "./options.js";
@@ -121,7 +148,8 @@ export interface FlashAttentionBackward {
  * from Q, O, dO [totalQ, heads, hd], K, V [totalK, kvHeads, hd] and LSE [heads, totalQ], each
  * kernel taking cuSeqlensQ (and the main one cuSeqlensK) int32 [batch + 1] last. `maxSeqQ` sizes
  * the grids of the pre- and postprocessing kernels (⌈maxSeqQ / 64⌉ · 64 rows per sequence and
- * head), `maxSeqK` the main kernel's (⌈maxSeqK / 128⌉ key tiles per sequence and KV head).
+ * head), `maxSeqK` the main kernel's (⌈maxSeqK / 128⌉ key tiles per sequence and KV head):
+ * each at least every sequence's rows (the kernels cannot check it; attentionBackward does).
  * Causal and `window` are bottom-right aligned per sequence; a sequence with no keys gets dQ = 0,
  * one with no queries dK = dV = 0; gradient rows outside every sequence are not written.
  * @example
@@ -342,6 +370,7 @@ export function makeFlashAttentionBackward(s: FlashAttentionSizes): FlashAttenti
         args as unknown as Record<string, TileView>;
       T.device_entry({
         launch: T.cuda.LaunchConfig({
+          // With varlen, ⌈maxSeqK / 128⌉ key tiles per sequence (maxSeqK checked above).
           grid: [varlen ? Math.ceil(varlen.maxSeqK! / BN) : seqK / BN, kvHeads, batch],
           block: 384,
           dynamic_shared_bytes:
@@ -718,8 +747,14 @@ export interface ScratchTensor {
 /**
  * The scratch tensors the backward kernels `k` pass between them, as `preprocess` declares them:
  * Delta and LSE2 [batch, heads, seqQ] float32, and dQacc, the blocked float32 dQ accumulator
- * [batch, heads, seqQ / 64, hd / 64, 64 · 64]. Allocate them with these shapes (contents are
- * written by `preprocess`) and pass them to the three kernels.
+ * [batch, heads, seqQ / 64, hd / 64, 64 · 64]. With `varlen`, in the padded row space of the
+ * packed batch (sequence b's rows from row 64 · (⌊cuSeqlensQ[b] / 64⌋ + b), padQ = 64 ·
+ * (⌈totalQ / 64⌉ + batch − 1)): Delta and LSE2 [heads, padQ], dQacc [heads, padQ / 64, hd / 64,
+ * 64 · 64]. Allocate them with these shapes (contents are written by `preprocess`) and pass them
+ * to the three kernels.
+ * @example
+ *   const { Delta, LSE2, dQacc } = backwardScratch(makeFlashAttentionBackward(sizes));
+ *   const delta = tensor.empty(Delta.shape, Delta.dtype, dev);
  */
 export function backwardScratch(k: FlashAttentionBackward): {
   readonly Delta: ScratchTensor;
