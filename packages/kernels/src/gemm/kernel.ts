@@ -418,8 +418,8 @@ export function makeGemm(s: GemmSizes): GemmKernels {
       },
       () => {
         T.ptx.setmaxnreg(true, 232);
-        // Consumer cw = wg − 1, spelled (wg + consumers) mod (consumers + 1) − … : with one
-        // consumer cw is 0; with two, (wg + 1) mod 2 (bounds analysis sees it non-negative).
+        // Consumer cw = wg − 1: 0 with one consumer; with two, spelled (wg + 1) mod 2 so that
+        // bounds analysis sees it non-negative (as the example does).
         const cw = consumers === 1 ? undefined : T.let_("cw", wg.add(1).floormod(2));
         const D = T.layout.wgmma_tile_layout("D", 64, BN, "float32");
         const acc = T.alloc_local([64, BN], "float32", { name: "acc", layout: D });
