@@ -5,111 +5,25 @@
 // copy_async (coordinates off a symbolic stride); a stride that is not a multiple of 16 bytes is
 // TX4024 at launch; PTX assembled by ptxas (sm_90a).
 import { describe, expect, it } from "vitest";
-import { T, type PrimFunc } from "tirx-ts";
+import type { PrimFunc } from "tirx-ts";
 import { TirxError, verify } from "@tirx-ts/core";
 import { compileToPtx } from "@tirx-ts/codegen-ptx";
 import { runSim, simTensor, simZeros } from "@tirx-ts/runtime-sim";
 import { assembleLater } from "./util/ptxas-deferred.js";
 import { errorOf } from "./util/error-of.js";
+import {
+  ramp,
+  rawLoad,
+  rawLoadExpected,
+  tileCopy,
+  tileCopyPaddedExpected,
+} from "./util/tma-symbolic-kernels.js";
 
 function ptxOf(fn: PrimFunc): string {
   const text = compileToPtx(fn, { arch: "sm_90a" }).text;
   assembleLater(text, "sm_90a", fn.name);
   return text;
 }
-
-const LOAD2D = "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes";
-
-/** Distinct values (exact in float16 and float32): element i of a tensor. */
-const ramp = (n: number): number[] => Array.from({ length: n }, (_, i) => (i % 2039) - 1000);
-
-/**
- * One CTA loads the 16 × 32 float32 box at (r0, c0) of A [m, n] through an explicit tensor map
- * and writes it to B [16, 32] (elements past A's end read as TMA's zero fill).
- */
-const rawLoad: PrimFunc = T.function(
-  "tma_symbolic_raw",
-  {
-    m: T.int32,
-    n: T.int32,
-    r0: T.int32,
-    c0: T.int32,
-    A: T.Tensor(["m", "n"], "float32"),
-    B: T.Tensor([16, 32], "float32"),
-  },
-  ({ r0, c0, A, B }) => {
-    T.device_entry({ launch: T.cuda.LaunchConfig({ grid: 1, block: 32 }) });
-    const tid = T.cuda.thread_idx("x");
-    const bar = T.alloc_shared([1], "uint64", { name: "bar" });
-    const s = T.alloc_shared([16, 32], "float32", { name: "s", align: 128 });
-    const map = T.tensormap_encode_tiled(A, { box: [16, 32] });
-    T.if_(tid.eq(0), () => {
-      T.ptx.mbarrier.init(bar.sub(0), 1);
-      T.ptx.fence.mbarrier_init();
-    });
-    T.cuda.cta_sync();
-    T.if_(tid.eq(0), () => {
-      T.ptx.mbarrier.arrive.expect_tx(bar.sub(0), 16 * 32 * 4);
-      T.cuda.tile.apply(T.ptx[LOAD2D], s, A, {
-        tensor_map: map,
-        coords: [r0, c0],
-        mbar: bar.sub(0),
-      });
-    });
-    T.ptx.mbarrier.try_wait(bar.sub(0), 0);
-    for (const i of T.range(16)) B.set([i, tid], s.get([i, tid]));
-  },
-);
-
-/**
- * A [b, s, 64] float16 → O (the same shape) and P [b, sp, 64] (sp = ⌈s / 32⌉ · 32): CTA (t, z)
- * loads rows 32t … 32t + 31 of batch z by T.tile.copy_async (TMA: coordinates (z, 32t, 0) off
- * the view's offset z · (s · 64) + 32t · 64) and stores them to O (rows past s not written)
- * and to P (the zero fill of rows past s shows).
- */
-const tileCopy: PrimFunc = T.function(
-  "tma_symbolic_tile",
-  {
-    b: T.int32,
-    s: T.int32,
-    sp: T.int32,
-    A: T.Tensor(["b", "s", 64], "float16"),
-    O: T.Tensor(["b", "s", 64], "float16"),
-    P: T.Tensor(["b", "sp", 64], "float16"),
-  },
-  ({ b, s, sp, A, O, P }) => {
-    T.device_entry({
-      launch: T.cuda.LaunchConfig({ grid: [T.ceildiv(s, 32), b], block: 32 }),
-    });
-    const tid = T.cuda.thread_idx("x");
-    const t = T.cuda.block_idx("x");
-    const z = T.cuda.block_idx("y");
-    const bar = T.alloc_shared([1], "uint64", { name: "bar" });
-    const sA = T.alloc_shared([32, 64], "float16", { name: "sA", align: 128 });
-    const rowsOf = (x: typeof A, n: typeof s) =>
-      x.as_strided({
-        offset: T.add(T.mul(z, T.mul(n, 64)), T.mul(t, 32 * 64)),
-        shape: [32, 64],
-        strides: [64, 1],
-      });
-    T.if_(tid.eq(0), () => {
-      T.ptx.mbarrier.init(bar.sub(0), 1);
-      T.ptx.fence.mbarrier_init();
-    });
-    T.cuda.cta_sync();
-    T.if_(tid.eq(0), () => {
-      T.ptx.mbarrier.arrive.expect_tx(bar.sub(0), 32 * 64 * 2);
-      T.tile.copy_async(sA, rowsOf(A, s), { mbar: bar.sub(0), dispatch: "tma" });
-    });
-    T.ptx.mbarrier.try_wait(bar.sub(0), 0);
-    T.if_(tid.eq(0), () => {
-      T.tile.copy_async(rowsOf(O, s), sA, { dispatch: "tma" });
-      T.tile.copy_async(rowsOf(P, sp), sA, { dispatch: "tma" });
-      T.ptx.cp.async_.bulk.commit_group();
-      T.ptx.cp.async_.bulk.wait_group(0);
-    });
-  },
-);
 
 describe("TMA over a tensor of symbolic shape", () => {
   it("an explicit map of A [m, n]: the box at each runtime size and position, zeros past the end", () => {
@@ -126,12 +40,7 @@ describe("TMA over a tensor of symbolic shape", () => {
         hazards: "collect",
       });
       expect(r.reports).toEqual([]);
-      const want = Array.from({ length: 16 * 32 }, (_, e) => {
-        const i = r0 + Math.floor(e / 32);
-        const j = c0 + (e % 32);
-        return i < m && j < n ? a[i * n + j]! : 0;
-      });
-      expect(Array.from(B.toArray() as ArrayLike<number>)).toEqual(want);
+      expect(Array.from(B.toArray() as ArrayLike<number>)).toEqual(rawLoadExpected(m, n, r0, c0));
     }
     ptxOf(rawLoad);
   });
@@ -169,12 +78,9 @@ describe("TMA over a tensor of symbolic shape", () => {
       );
       expect(r.reports).toEqual([]);
       expect(Array.from(O.toArray() as ArrayLike<number>)).toEqual(a);
-      const want = Array.from({ length: b * sp * 64 }, (_, e) => {
-        const z = Math.floor(e / (sp * 64));
-        const row = Math.floor(e / 64) % sp;
-        return row < s ? a[(z * s + row) * 64 + (e % 64)]! : 0;
-      });
-      expect(Array.from(P.toArray() as ArrayLike<number>)).toEqual(want);
+      expect(Array.from(P.toArray() as ArrayLike<number>)).toEqual(
+        tileCopyPaddedExpected(b, s, sp),
+      );
     }
     const ptx = ptxOf(tileCopy);
     expect(ptx.split("\n").filter((l) => l.includes("cp.async.bulk.tensor")).length).toBe(3);
