@@ -61,13 +61,15 @@ describe("flash_attention forward, dynamic sizes", () => {
     expect(grid).toEqual([3, 1, 3]);
   });
 
-  it("PTX: the dynamic build assembles; a static build's has no parameter beyond its tensors", () => {
+  it("PTX: the dynamic build assembles, its sizes scalars after O; a static build takes only tensors", () => {
     const text = compileToPtx(fn, { arch: "sm_90a" }).text;
     assembleLater(text, "sm_90a", "flash_attention_dynamic");
     const params = (t: string) => t.split("\n").filter((l) => /\.param \./.test(l)).length;
     expect(params(text)).toBe(5 + 3 + 3); // Q, K, V, O, LSE; batch, seqQ, seqK; Q's, K's, V's maps
     const { dynamic: _, ...rest } = SIZES;
-    expect(params(compileToPtx(makeFlashAttention(rest), { arch: "sm_90a" }).text)).toBe(5 + 3);
+    const kinds = (f: typeof fn) => f.params.map((p) => p.kind).join(" ");
+    expect(kinds(fn)).toBe("buffer buffer buffer buffer scalar scalar scalar buffer");
+    expect(kinds(makeFlashAttention(rest))).toBe("buffer buffer buffer buffer buffer");
   });
 
   it("option errors: dynamic is a boolean, and not with varlen (TX9001)", () => {
