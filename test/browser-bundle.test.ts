@@ -5,21 +5,21 @@
 // gives), where a missing cta_sync is reported as a race naming both accesses.
 import { runInNewContext } from "node:vm";
 import { fileURLToPath } from "node:url";
-import { build } from "esbuild";
+import { build, type BuildOptions } from "esbuild";
 import { describe, expect, it } from "vitest";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
 const PACKAGES = ["core", "dsl", "codegen-ptx", "runtime-sim"] as const;
 
 /** esbuild's options for a browser bundle of the packages' sources. */
-const browser = {
+const browser: BuildOptions & { write: false; metafile: true } = {
   bundle: true,
   platform: "browser",
   write: false,
   metafile: true,
   conditions: ["source"],
   logLevel: "silent",
-} as const;
+};
 
 /** The kernel a page would write: B[i] = A[n − 1 − i] through shared memory, with or without the barrier. */
 const ENTRY = `
