@@ -260,6 +260,11 @@ function prepare(a: unknown, b: unknown, opts: unknown): Prepared {
     const [rows, cols] = t.shape as [number, number];
     const pitch = paddedPitch(cols, inBytes);
     if (pitch === cols) return undefined;
+    if (rows * pitch > 2 ** 31 - 256) {
+      throw tensorError(
+        `${t === A ? "a" : "b"} ${show(t.shape)} needs a zero-padded copy (rows of ${cols} elements are not a multiple of 16 bytes), which takes fewer than 2^31 elements; pad it yourself to ${pitch} columns`,
+      );
+    }
     const key = JSON.stringify([rows, cols, pitch, t.dtype]);
     let fn = PADS.get(key);
     if (fn === undefined) {
@@ -324,11 +329,12 @@ function prepare(a: unknown, b: unknown, opts: unknown): Prepared {
  * @throws TirxError TX9002 (kernels/tensors) for an a, b, c, residual, out (rank 2), bias (rank
  *   1) or scale ([1] float32) that is not such a device tensor, shapes that disagree (k, [m, n],
  *   [n]), dtypes outside the lists, out's dtype other than outDtype, tensors on different
- *   devices; TX9001 (kernels/config) for an unknown option, transA / transB not booleans, one
- *   scale without the other, outDtype outside the list, a GPU that is not Hopper, and
- *   makeGemm's (float8 with an MN-major operand, scales with 16-bit inputs, beta without c,
- *   alpha / beta not finite, an unknown activation, a config outside its ranges); the launches'
- *   errors (TX5011 for a disposed tensor, CudaError).
+ *   devices, an operand to pad of 2^31 − 256 elements or more; TX9001 (kernels/config) for an
+ *   unknown option, transA / transB not booleans, one scale without the other, outDtype outside
+ *   the list, a GPU that is not Hopper, and makeGemm's (float8 with an MN-major operand, scales
+ *   with 16-bit inputs, beta without c, alpha / beta not finite, an unknown activation, a config
+ *   outside its ranges, split-K with m · n of 2^31 − 256 or more); the launches' errors (TX5011
+ *   for a disposed tensor, CudaError).
  */
 export function gemm(a: DeviceTensor, b: DeviceTensor, opts: GemmOptions = {}): DeviceTensor {
   const p = atCaller(() => prepare(a, b, opts));

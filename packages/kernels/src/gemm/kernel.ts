@@ -226,6 +226,12 @@ export function checkGemmSizes(s: GemmSizes): Required<GemmConfig> {
   if (!Number.isInteger(split) || split < 1) {
     throw configError(`gemm: config.splitK is a positive integer, got ${String(split)}`);
   }
+  // The split-K epilogue kernel numbers D's elements with one int32 per thread.
+  if (split > 1 && s.m * s.n > 2 ** 31 - 256) {
+    throw configError(
+      `gemm: split-K's epilogue kernel takes m · n below 2^31 (one int32 index per element), got ${s.m} · ${s.n}; use splitK 1`,
+    );
+  }
   // Slices of ⌈kTiles / split⌉ K-tiles; no slice is empty.
   const per = Math.ceil(kTiles / Math.min(split, kTiles));
   return {
@@ -253,7 +259,7 @@ export function checkGemmSizes(s: GemmSizes): Required<GemmConfig> {
  *   or epilogue dtype other than float32/float16/bfloat16, alpha / beta not finite, beta without
  *   c, scales with 16-bit inputs, an unknown activation, a row pitch that is not a multiple of 16
  *   bytes, a configuration outside {@link GemmConfig}'s ranges (bm, bn, bk, stages, shared memory,
- *   cluster, splitK).
+ *   cluster, splitK), split-K with m · n of 2^31 − 256 or more.
  */
 export function makeGemm(s: GemmSizes): GemmKernels {
   const cfg = checkGemmSizes(s);
