@@ -3,7 +3,10 @@
 // (packages/kernels/src/attention/backward.ts: a preprocessing kernel for Δ = rowsum(dO ∘ O), the
 // main kernel, a CTA per 128 keys with two consumer warpgroups, and a postprocessing kernel for
 // dQ). This file runs the forward (with its LSE output) and the backward at a small size on the
-// simulator (or the GPU) and compares the gradients with a float64 reference.
+// simulator (or the GPU) and compares the gradients with a float64 reference;
+// checkFlashAttentionBackwardVarlen checks packed variable-length batches the same way (the
+// kernels' `varlen` option, or attentionBackward with cuSeqlensQ / cuSeqlensK), from a float64
+// O and LSE instead of a forward run.
 // Run: npx tsx examples/flash_attention_backward.ts
 import {
   attentionBackward,
