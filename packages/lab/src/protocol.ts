@@ -1,0 +1,83 @@
+// Messages between the lab's page and its workers (one builds as you type, one runs).
+import type { TraceEvent } from "@tirx-ts/runtime-sim";
+
+/** A position in a source: the editor's file ("kernel.ts" for the editor) or an example's path. */
+export interface Where {
+  readonly file: string;
+  readonly line: number;
+  readonly col: number;
+  readonly length?: number;
+}
+
+/** A diagnostic as the page shows it: a TirxError (code, message, notes) or another error. */
+export interface Diag {
+  readonly code: string;
+  readonly message: string;
+  readonly severity: "error" | "warning";
+  readonly at?: Where;
+  readonly notes: readonly { readonly message: string; readonly at?: Where }[];
+}
+
+/** Build the editor's text: exported kernels, the chosen kernel's PTX and IR after `after`. */
+export interface BuildRequest {
+  readonly kind: "build";
+  readonly id: number;
+  readonly file: string;
+  readonly source: string;
+  readonly kernel?: string;
+  readonly after?: string;
+}
+
+/** Run the editor's text: its `runExample`, else the chosen kernel on pattern arguments. */
+export interface RunRequest {
+  readonly kind: "run";
+  readonly id: number;
+  readonly file: string;
+  readonly source: string;
+  readonly kernel?: string;
+}
+
+/** Draw the chosen kernel's access-site pictures (`tirx layout`). */
+export interface LayoutRequest {
+  readonly kind: "layouts";
+  readonly id: number;
+  readonly file: string;
+  readonly source: string;
+  readonly kernel?: string;
+}
+
+export type Request = BuildRequest | RunRequest | LayoutRequest;
+
+export interface BuildReply {
+  readonly kind: "build";
+  readonly id: number;
+  readonly kernels: readonly string[];
+  readonly kernel?: string;
+  readonly ptx?: string;
+  readonly ir?: string;
+  readonly stages: readonly string[];
+  readonly explain: readonly string[];
+  readonly diagnostics: readonly Diag[];
+}
+
+export interface RunReply {
+  readonly kind: "run";
+  readonly id: number;
+  /** True when the example's check passed (or, without runExample, the run had no hazard). */
+  readonly ok: boolean;
+  readonly summary: string;
+  readonly reports: readonly Diag[];
+  readonly diagnostics: readonly Diag[];
+  readonly launches: number;
+  readonly trace: readonly TraceEvent[];
+  readonly traceKernel?: string;
+}
+
+export interface LayoutReply {
+  readonly kind: "layouts";
+  readonly id: number;
+  readonly pictures: readonly { readonly name: string; readonly svg: string }[];
+  readonly diagnostics: readonly Diag[];
+}
+
+export type Reply = BuildReply | RunReply | LayoutReply;
