@@ -28,6 +28,8 @@ export const TENSOR_MAP_BYTES = 128;
 const SWIZZLE = { none: 0, "32B": 1, "64B": 2, "128B": 3 } as const;
 const L2_PROMOTION = { none: 0, "64B": 1, "128B": 2, "256B": 3 } as const;
 const OOB_FILL = { none: 0, nan: 1 } as const;
+/** Encodings kept per tensor map of a symbolic tensor (by device pointer and shape). */
+const ENCODINGS_KEPT = 8;
 /** `CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION` (cuda.h). */
 const CLUSTER_DIMENSION = 4;
 
@@ -164,7 +166,8 @@ export function encodeTensorMap(
  * the `kernelParams` pointer array, then a `CUlaunchConfig` and one `CUlaunchAttribute` (cluster
  * dims). Maps are re-encoded only when their tensor's device address changes, or, for a tensor
  * with symbolic dims, its shape (the launch's dims and strides): repeated launches of the same
- * tensors encode nothing. The launch goes
+ * tensors encode nothing, and a symbolic tensor's last 8 encodings are kept by pointer and shape
+ * (launches that alternate between tensors copy the kept 128 bytes). The launch goes
  * through cuLaunchKernelEx (with `CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION` for a cluster launch).
  */
 export class ExtendedLauncher {
@@ -182,6 +185,14 @@ export class ExtendedLauncher {
   readonly #encodedShape: (number[] | undefined)[];
   /** Per map: true when its tensor has a symbolic dim (its shape is read at each launch). */
   readonly #symbolic: readonly boolean[];
+  /** The maps' 128-byte slots in the argument block, as bytes. */
+  readonly #mapBytes: Uint8Array;
+  /**
+   * Per symbolic map: its last {@link ENCODINGS_KEPT} encodings by pointer and shape, so that
+   * launches that alternate between tensors (a kernel called per layer) copy 128 bytes instead
+   * of encoding again.
+   */
+  readonly #encodings: Map<string, Uint8Array>[];
 
   constructor(params: readonly Param[], maps: readonly TensorMap[]) {
     this.#params = params;
@@ -205,6 +216,11 @@ export class ExtendedLauncher {
     // Align the maps to 64 bytes (cuTensorMapEncodeTiled requires it).
     const mapsAbs = (this.#block + BigInt(mapsOff)) & ~63n;
     this.#mapsAt = mapsAbs;
+    this.#mapBytes = new Uint8Array(
+      all,
+      Number(mapsAbs - this.#block),
+      maps.length * TENSOR_MAP_BYTES,
+    );
     const ptrs = new DataView(all, ptrOff, (n + maps.length) * 8);
     for (let i = 0; i < n; i++)
       ptrs.setBigUint64(i * 8, this.#block + BigInt(i * ARG_SLOT_BYTES), true);
@@ -218,6 +234,7 @@ export class ExtendedLauncher {
     this.#encodedFor = maps.map(() => -1n);
     this.#encodedShape = maps.map(() => undefined);
     this.#symbolic = maps.map((m) => !isStaticShape(m.buffer.shape));
+    this.#encodings = maps.map(() => new Map());
   }
 
   /**
@@ -252,7 +269,8 @@ export class ExtendedLauncher {
         return;
       }
       // A symbolic tensor: the argument's shape is the launch's dims (checkArgs matched it
-      // against the scalar arguments, TX5008); re-encode when the pointer or a dim changes.
+      // against the scalar arguments, TX5008); when the pointer or a dim changed, copy a kept
+      // encoding of that pointer and shape, or encode.
       const shape = (args[this.#mapArg[j]!] as DeviceTensor).shape;
       const last = this.#encodedShape[j];
       if (
@@ -263,8 +281,17 @@ export class ExtendedLauncher {
       ) {
         return;
       }
-      this.#encodedFor[j] = -1n;
-      encodeTensorMap(m, ptr, this.#mapsAt + BigInt(j * TENSOR_MAP_BYTES), shape);
+      const key = `${ptr}:${shape.join(",")}`;
+      const slot = this.#mapBytes.subarray(j * TENSOR_MAP_BYTES, (j + 1) * TENSOR_MAP_BYTES);
+      const cache = this.#encodings[j]!;
+      const hit = cache.get(key);
+      if (hit) slot.set(hit);
+      else {
+        this.#encodedFor[j] = -1n;
+        encodeTensorMap(m, ptr, this.#mapsAt + BigInt(j * TENSOR_MAP_BYTES), shape);
+        if (cache.size >= ENCODINGS_KEPT) cache.delete(cache.keys().next().value!);
+        cache.set(key, slot.slice());
+      }
       this.#encodedFor[j] = ptr;
       this.#encodedShape[j] = [...shape];
     });
