@@ -5,13 +5,14 @@
 // copy_async (coordinates off a symbolic stride); a stride that is not a multiple of 16 bytes is
 // TX4024 at launch; PTX assembled by ptxas (sm_90a).
 import { describe, expect, it } from "vitest";
-import type { PrimFunc } from "tirx-ts";
+import { T, type PrimFunc } from "tirx-ts";
 import { TirxError, verify } from "@tirx-ts/core";
 import { compileToPtx } from "@tirx-ts/codegen-ptx";
 import { runSim, simTensor, simZeros } from "@tirx-ts/runtime-sim";
 import { assembleLater } from "./util/ptxas-deferred.js";
 import { errorOf } from "./util/error-of.js";
 import {
+  LOAD2D,
   ramp,
   rawLoad,
   rawLoadExpected,
@@ -59,6 +60,30 @@ describe("TMA over a tensor of symbolic shape", () => {
     expect(e).toBeInstanceOf(TirxError);
     expect(e.code).toBe("TX4024");
     expect(e.message).toContain("axis 0 has a stride of 24 bytes");
+  });
+
+  it("a static stride (the dims inside it all static) that is not a multiple of 16 bytes is TX4024 at verify", () => {
+    const fn = T.function(
+      "tma_symbolic_bad_stride",
+      { m: T.int32, A: T.Tensor(["m", 6], "float32"), B: T.Tensor([8, 4], "float32") },
+      ({ A }) => {
+        T.device_entry({ launch: T.cuda.LaunchConfig({ grid: 1, block: 32 }) });
+        const tid = T.cuda.thread_idx("x");
+        const bar = T.alloc_shared([1], "uint64", { name: "bar" });
+        const s = T.alloc_shared([8, 4], "float32", { name: "s", align: 128 });
+        const map = T.tensormap_encode_tiled(A, { box: [8, 4] });
+        T.if_(tid.eq(0), () => {
+          T.cuda.tile.apply(T.ptx[LOAD2D], s, A, {
+            tensor_map: map,
+            coords: [0, 0],
+            mbar: bar.sub(0),
+          });
+        });
+      },
+    );
+    const e = errorOf(() => verify(fn));
+    expect(e.code).toBe("TX4024");
+    expect(e.message).toContain(`axis 0 of "A" has a stride of 24 bytes`);
   });
 
   it("copy_async of [32, 64] tiles of A [b, s, 64] at two sizes: load, clipped store, zero fill", () => {

@@ -2,7 +2,9 @@
 // simulator) and test/gpu/tma-symbolic.test.ts (a GPU), with the host results they must give.
 import { T, type PrimFunc } from "tirx-ts";
 
-const LOAD2D = "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes";
+/** The 2-D TMA load opcode (global → shared, completing on an mbarrier). */
+export const LOAD2D =
+  "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes";
 
 /** Distinct values (exact in float16 and float32): element i of a tensor. */
 export const ramp = (n: number): number[] => Array.from({ length: n }, (_, i) => (i % 2039) - 1000);
