@@ -28,6 +28,7 @@ const ISOLATED = [
  * of the run.
  */
 const SLOWEST = [
+  "packages/lab/test/lab-browser.test.ts", // 60-110 s: Chromium, the lab on every example
   "test/packaging.test.ts", // 37 s: npm pack + npm install
   "test/depth-limit.test.ts", // 21 s: ptxas on 2048-deep nests
   "test/flash-attention.test.ts", // 18 s (11 s alone): the forward on the simulator, ptxas

@@ -19,6 +19,20 @@ export default defineConfig({
     ],
   },
   server: { fs: { allow: [repo] } },
+  // The dev server bundles these before the first page load (none found later reloads the page).
+  optimizeDeps: {
+    entries: ["index.html", "src/worker.ts"],
+    include: [
+      "codemirror",
+      "@codemirror/state",
+      "@codemirror/view",
+      "@codemirror/lang-javascript",
+      "@codemirror/language",
+      "@codemirror/lint",
+      "sucrase",
+      "typescript",
+    ],
+  },
   worker: {
     format: "es",
     // dsl's span capture skips stack frames of files under packages/<package>/(src|dist)/ as the

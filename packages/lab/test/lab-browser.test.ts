@@ -1,0 +1,207 @@
+// The lab in a real browser: Chromium from the system's packages (/usr/bin/chromium, never a
+// downloaded build) driven by playwright-core against the lab's Vite dev server. In one page
+// session, every example of examples/ (builder, tile and script mode) loads into the editor,
+// shows its PTX with no diagnostic, and its Run passes its own check on the simulated device (a
+// script-mode twin runs its builder twin's check on the same instructions: of those, only
+// script/vector_add.ts runs here unless TIRX_LAB_ALL=1, which keeps this file near a minute);
+// a kernel whose cta_sync is missing shows the simulator's race report naming both accesses'
+// lines, both highlighted in the editor. A screenshot of each goes to bench/results/lab/.
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { chromium, type BrowserContext, type Page } from "playwright-core";
+import { createServer, type ViteDevServer } from "vite";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+
+const CHROMIUM = "/usr/bin/chromium";
+const root = fileURLToPath(new URL("../../../", import.meta.url));
+const shots = join(root, "bench/results/lab");
+
+/** Every example under examples/, as the lab names them ("tile/softmax.ts"). */
+function examples(dir = join(root, "examples"), prefix = ""): string[] {
+  return readdirSync(dir, { withFileTypes: true })
+    .flatMap((e) =>
+      e.isDirectory()
+        ? examples(join(dir, e.name), `${prefix}${e.name}/`)
+        : e.name.endsWith(".ts")
+          ? [`${prefix}${e.name}`]
+          : [],
+    )
+    .sort();
+}
+
+/** What the page exposes as window.tirxLab (packages/lab/src/main.ts). */
+interface LabState {
+  builds: number;
+  runs: number;
+  building: boolean;
+  running: boolean;
+  lastBuild?: {
+    kernels: string[];
+    ptx?: string;
+    diagnostics: { code: string; message: string }[];
+  };
+  lastRun?: {
+    ok: boolean;
+    summary: string;
+    reports: {
+      code: string;
+      message: string;
+      at?: { line: number };
+      notes: { message: string; at?: { line: number } }[];
+    }[];
+    diagnostics: { message: string }[];
+    trace: unknown[];
+  };
+  load(path: string): void;
+  setSource(text: string): void;
+}
+declare const tirxLab: LabState;
+
+/** B[i] = A[N − 1 − i] through shared memory with no cta_sync between the write and the read. */
+const RACY = `import { T } from "tirx-ts";
+const N = 128;
+export const reverse = T.function(
+  "reverse",
+  { A: T.Tensor([N], "float32"), B: T.Tensor([N], "float32") },
+  ({ A, B }) => {
+    T.device_entry({ launch: T.cuda.LaunchConfig({ grid: [1], block: N }) });
+    const t = T.cuda.thread_idx("x");
+    const tile = T.alloc_shared([N], "float32", { name: "tile" });
+    tile.set([t], A.get([t]));
+    B.set([t], tile.get([T.sub(N - 1, t)]));
+  },
+);
+`;
+
+/** Examples whose Run the test clicks: all with TIRX_LAB_ALL=1, else all but script-mode twins. */
+const runs = (path: string): boolean =>
+  process.env["TIRX_LAB_ALL"] === "1" ||
+  !path.startsWith("script/") ||
+  path === "script/vector_add.ts";
+
+const available = existsSync(CHROMIUM);
+if (!available)
+  console.log(`lab browser test skipped: ${CHROMIUM} is missing (apt-get install -y chromium)`);
+
+describe.skipIf(!available)("the lab in Chromium", () => {
+  let server: ViteDevServer;
+  let context: BrowserContext;
+  let page: Page;
+  let profile: string;
+
+  /** Wait until the page has finished a build after `before` builds; its state then. */
+  const built = async (before: number): Promise<LabState> => {
+    await page.waitForFunction(
+      (n) => typeof tirxLab !== "undefined" && tirxLab.builds > n && !tirxLab.building,
+      before,
+      {
+        timeout: 60_000,
+      },
+    );
+    return page.evaluate(() => ({ ...tirxLab }));
+  };
+  const builds = (): Promise<number> => page.evaluate(() => tirxLab.builds);
+  /** Click Run and wait for its reply. */
+  const run = async (): Promise<NonNullable<LabState["lastRun"]>> => {
+    const before = await page.evaluate(() => tirxLab.runs);
+    await page.click("#run");
+    await page.waitForFunction((n) => tirxLab.runs > n, before, { timeout: 120_000 });
+    return (await page.evaluate(() => tirxLab.lastRun))!;
+  };
+  const shot = (name: string): Promise<Buffer> =>
+    page.screenshot({ path: join(shots, `${name.replace(/\//g, "-").replace(/\.ts$/, "")}.png`) });
+
+  beforeAll(async () => {
+    mkdirSync(shots, { recursive: true });
+    server = await createServer({
+      configFile: join(root, "packages/lab/vite.config.ts"),
+      root: join(root, "packages/lab"),
+      server: { host: "127.0.0.1", port: 0, strictPort: false },
+      logLevel: "error",
+      clearScreen: false,
+    });
+    await server.listen();
+    const address = server.httpServer!.address() as { port: number };
+    profile = mkdtempSync(join(tmpdir(), "tirx-lab-chromium-"));
+    context = await chromium.launchPersistentContext(profile, {
+      executablePath: CHROMIUM,
+      headless: true,
+      args: [
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+      ],
+      viewport: { width: 800, height: 480 },
+    });
+    page = context.pages()[0] ?? (await context.newPage());
+    await page.goto(`http://127.0.0.1:${address.port}/`);
+    await built(0);
+  }, 120_000);
+
+  afterAll(async () => {
+    await context?.close();
+    await server?.close();
+    if (profile) rmSync(profile, { recursive: true, force: true });
+  });
+
+  it("every example shows its PTX, and its Run passes its check", async () => {
+    const all = examples();
+    expect(all.length).toBeGreaterThan(10);
+    for (const path of all) {
+      const before = await builds();
+      await page.evaluate((p) => tirxLab.load(p), path);
+      const state = await built(before);
+      expect(state.lastBuild!.diagnostics, path).toEqual([]);
+      expect(state.lastBuild!.ptx, path).toMatch(/\.visible \.entry \w+\(/);
+      if (!runs(path)) {
+        await shot(path);
+        continue;
+      }
+      const r = await run();
+      expect({ path, ok: r.ok, diagnostics: r.diagnostics, reports: r.reports.length }).toEqual({
+        path,
+        ok: true,
+        diagnostics: [],
+        reports: 0,
+      });
+      expect(r.summary, path).toMatch(/\d/);
+      await shot(path);
+    }
+  }, 170_000);
+
+  it("a missing cta_sync is a race naming both lines, both highlighted in the editor", async () => {
+    const before = await builds();
+    await page.evaluate((s) => tirxLab.setSource(s), RACY);
+    const state = await built(before);
+    expect(state.lastBuild!.diagnostics).toEqual([]);
+    expect(state.lastBuild!.ptx).not.toMatch(/bar\.sync/);
+    const r = await run();
+    expect(r.ok).toBe(false);
+    const lines = RACY.split("\n");
+    const write = lines.findIndex((l) => l.includes("tile.set(")) + 1;
+    const read = lines.findIndex((l) => l.includes("tile.get(")) + 1;
+    const race = r.reports.find((x) => x.code === "TX6003");
+    expect(race, JSON.stringify(r.reports.slice(0, 2))).toBeDefined();
+    expect(race!.message).toContain('"tile"');
+    expect(race!.at?.line).toBe(read);
+    expect(race!.notes.map((n) => n.at?.line)).toContain(write);
+    // Both lines carry the lab's hazard highlight.
+    const marked = await page.$$eval("[data-hazard-line]", (els) =>
+      els.map((e) => Number(e.getAttribute("data-hazard-line"))),
+    );
+    expect(marked.sort((a, b) => a - b)).toEqual([write, read]);
+    // The Run panel lists the report with the line of each access.
+    const listed = await page.textContent("#reports");
+    expect(listed).toContain(`:${read}:`);
+    expect(listed).toContain(`:${write}:`);
+    expect(r.trace.length).toBeGreaterThan(0);
+    await shot("race-missing-cta-sync");
+  }, 60_000);
+});
