@@ -25,6 +25,7 @@ import * as clusterOps from "./cluster.js";
 import { SwizzleLayout, SwizzleMode, swizzle_mode } from "./swizzle.js";
 import { ComposeLayout, layout, O, R, S, TileLayout } from "./layout.js";
 import { tile } from "./tile.js";
+import { nvshmem } from "./nvshmem.js";
 
 const dtypes = Object.fromEntries(DTYPES.map((d) => [d, dtypeFn(d)])) as Record<DType, DTypeFn>;
 
@@ -129,6 +130,8 @@ export const builderT = {
   },
   tensormap_encode_tiled,
   ptx,
+  // NVSHMEM's device API on symmetric tensors (dsl nvshmem.ts).
+  nvshmem,
   ...math,
   raw,
   call_op,

@@ -18,3 +18,4 @@ export { parseScript } from "./script/prim-func.js";
 export { provideTypeScript, scriptSourceCounters } from "./script/source.js";
 export type * from "./script/types.js";
 export { printScript, printScriptModule, printScriptModuleText } from "./script/print.js";
+export { type NvshmemOptions, type NvshmemScope, type SignalOp } from "./nvshmem.js";

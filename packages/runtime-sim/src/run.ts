@@ -67,6 +67,17 @@ export interface SimOptions {
    * over every launch of the VerifiedFunc, and a statement that moved stays moved.
    */
   readonly jitAfter?: number;
+  /**
+   * PEs (simulated GPUs) of the launch, 1 to 8 (default 1): every PE runs the same kernel over the
+   * same grid, `T.nvshmem.my_pe()` differing. The CTAs of one index on the P PEs run together, as
+   * one group whose warps the scheduler interleaves as it interleaves a CTA's (so cross-PE
+   * interleavings are explored as warps' are, with any seed). Global memory is shared by the PEs:
+   * a symmetric tensor is passed as one tensor whose leading dim is the PE (TIRx's device axis
+   * `pid`), PE p's copy at index p, so a remote access is an ordinary access with the usual
+   * checks (races across PEs, TX6003/TX6013/TX6014 naming both lines and both PEs; out of bounds,
+   * TX6005; a signal no PE sends, TX6006 naming it). A cluster launch cannot have several PEs.
+   */
+  readonly pes?: number;
 }
 
 /** What a simulated launch reports. */
@@ -90,10 +101,10 @@ interface Compiled {
   }[];
 }
 
-const cache = new WeakMap<VerifiedFunc, Compiled>();
+const cache = new WeakMap<VerifiedFunc, Map<number, Compiled>>();
 
-function compile(vf: VerifiedFunc): Compiled {
-  const hit = cache.get(vf);
+function compile(vf: VerifiedFunc, pes: number): Compiled {
+  const hit = cache.get(vf)?.get(pes);
   if (hit) return hit;
   const original = vf;
   // The stages code generation runs after verify, except upcast-half: the simulator rounds
@@ -104,7 +115,22 @@ function compile(vf: VerifiedFunc): Compiled {
   );
   const layout = layoutOf(vf);
   const [bx, by, bz] = vf.launch.block;
-  const ctas = (vf.launch.cluster ?? [1, 1, 1]).reduce((a, b) => a * b, 1);
+  const clusterCtas = (vf.launch.cluster ?? [1, 1, 1]).reduce((a, b) => a * b, 1);
+  if (pes > 1 && clusterCtas > 1) {
+    throw new TirxError(
+      "TX2010",
+      `a cluster launch of ${clusterCtas} CTAs on ${pes} PEs is not supported by the simulator: it runs the PEs' CTAs of one index together as a cluster's`,
+      vf.fn.span,
+    );
+  }
+  const ctas = pes > 1 ? pes : clusterCtas;
+  if (pes > 1 && ((bx * by * bz) % 32 !== 0 || bx * by * bz * ctas > 1024)) {
+    throw new TirxError(
+      "TX2010",
+      `${pes} PEs of CTAs of ${bx * by * bz} threads are not supported by the simulator: it runs the PEs' CTAs of one index together, at most 1024 threads in all, each CTA a whole number of warps`,
+      vf.fn.span,
+    );
+  }
   if (ctas > 1 && ((bx * by * bz) % 32 !== 0 || bx * by * bz * ctas > 1024)) {
     // Threads are numbered across the cluster in 10 bits (race records), warps must not straddle CTAs.
     throw new TirxError(
@@ -119,6 +145,7 @@ function compile(vf: VerifiedFunc): Compiled {
     layout.sharedBytes,
     layout.localStride,
     (n) => new AsyncUnit(n),
+    pes,
   );
   m.written = writtenParams(vf.entry.body, layout);
   m.exitSite = m.site(vf.fn.span);
@@ -137,7 +164,9 @@ function compile(vf: VerifiedFunc): Compiled {
     return [{ index, slot: s.slot, wide: s.wide, dtype: p.var.dtype }];
   });
   const c = { m, body, scalars };
-  cache.set(original, c);
+  let byPes = cache.get(original);
+  if (!byPes) cache.set(original, (byPes = new Map()));
+  byPes.set(pes, c);
   simCounters.compiles++;
   return c;
 }
@@ -150,6 +179,7 @@ const SIM_OPTIONS: Record<keyof SimOptions, (v: unknown) => boolean> = {
   accesses: (v) => typeof v === "boolean",
   rangeChecks: (v) => typeof v === "boolean",
   jitAfter: (v) => typeof v === "number" && v >= 0,
+  pes: (v) => typeof v === "number" && Number.isInteger(v) && v >= 1 && v <= 8,
 };
 
 /**
@@ -224,7 +254,8 @@ function checkSimCall(vf: unknown, opts: unknown): void {
  *   TX5001-TX5005, TX5008, TX5011 and TX5012 from core's checkArgs; TX5009 for a runtime grid
  *   extent out of range; TX5004 when a tensor is not a sim
  *   tensor; TX2010 for an intrinsic the simulator does not support, or a cluster of more than
- *   1024 threads or of CTAs that are not whole warps; the first hazard in "throw" mode.
+ *   1024 threads or of CTAs that are not whole warps (also P PEs' CTAs of one index), a
+ *   cluster launch with `pes` > 1; the first hazard in "throw" mode.
  * @example const { reports } = runSim(verify(fn), [a, b], { hazards: "collect" });
  */
 export function runSim(
@@ -254,7 +285,7 @@ export function runSim(
   });
   // Tensor maps the driver would refuse at this launch (address, launch dims): refused here too.
   checkTensorMapsAtLaunch(vf, tensors);
-  const { m, body, scalars } = compile(vf);
+  const { m, body, scalars } = compile(vf, opts.pes ?? 1);
   const names = vf.fn.params.map((p) => ({
     name: p.name,
     ...(p.kind === "buffer" && p.buffer.span ? { span: p.buffer.span } : {}),
@@ -292,6 +323,7 @@ export function runSim(
       for (let y = 0; y < gy; y += ky) {
         for (let x = 0; x < gx; x += kx) {
           m.beginCta(x, y, z);
+          m.signals.reset();
           body(m.allLanes, T);
           m.flushHeld();
           if (!m.bars.deadlocked) m.wgmma.aligned.settle(m, "by the end of the CTA");

@@ -11,9 +11,14 @@ function byName(op: OpDef, fx: MachineAction): Record<string, unknown> {
   const { unit, action } = fx;
   return {
     syncs:
-      (unit === "barrier" && op.form === "stmt") || (unit === "mbarrier" && op.form === "value"),
-    polls: unit === "mbarrier" && action === "try_wait",
-    stateless: unit === "cluster" && (action === "register" || action === "mapa"),
+      (unit === "barrier" && op.form === "stmt") ||
+      (unit === "mbarrier" && op.form === "value") ||
+      (unit === "nvshmem" && action === "signal_test"),
+    // An NVSHMEM signal wait polls its word as an mbarrier wait polls its phase.
+    polls: (unit === "mbarrier" && action === "try_wait") || action === "signal_test",
+    stateless:
+      (unit === "cluster" && (action === "register" || action === "mapa")) ||
+      (unit === "nvshmem" && action === "pe"),
     waitsForCluster: unit === "cluster" && action === "wait",
     ctaBarrier:
       unit !== "barrier" || action === "warp"

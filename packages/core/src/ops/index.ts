@@ -13,6 +13,7 @@ import { WGMMA_OPS } from "./wgmma/index.js";
 import { MBARRIER_CLUSTER_OPS } from "./mbarrier-cluster.js";
 import { CLUSTER_OPS } from "./cluster.js";
 import { MEMORY_ORDER_OPS } from "./memory-order.js";
+import { NVSHMEM_OPS } from "./nvshmem.js";
 
 /**
  * The op table: every family registers its records here, once, when core loads. Adding an op
@@ -33,6 +34,7 @@ registerOps([
   ...MBARRIER_CLUSTER_OPS,
   ...CLUSTER_OPS,
   ...MEMORY_ORDER_OPS,
+  ...NVSHMEM_OPS,
 ]);
 
 export * from "./op.js";
@@ -67,3 +69,10 @@ export {
   type ClusterRegister,
   type ClusterRegisterKind,
 } from "./cluster.js";
+export {
+  NVSHMEM_OPS,
+  NVSHMEM_STATE,
+  SIGNAL_CMPS,
+  type NvshmemAction,
+  type SignalCmp,
+} from "./nvshmem.js";

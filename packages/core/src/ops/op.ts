@@ -20,7 +20,8 @@ export type OpFamily =
   | "fence"
   | "mma"
   | "wgmma"
-  | "cluster";
+  | "cluster"
+  | "nvshmem";
 
 /**
  * One operand of an op.

@@ -398,6 +398,7 @@ export function compileRoot(ec: ExprCompiler, vf: VerifiedFunc, s: Stmt): Exec {
     for (;;) {
       const p0 = bars.progress;
       bars.blocked.length = 0;
+      m.signals.blocked.length = 0;
       bars.busy = false;
       cu.blockedSite = -1;
       if (th && m.opts.seed !== 0) {
@@ -433,6 +434,11 @@ export function compileRoot(ec: ExprCompiler, vf: VerifiedFunc, s: Stmt): Exec {
         return;
       }
       if (bars.blocked.length === 0 && cu.reportDeadlock(m)) return;
+      // Signal waits (T.nvshmem.signal_wait_until) name the signal and the waiting PE.
+      if (m.signals.reportDeadlock(m)) {
+        bars.deadlocked = true;
+        return;
+      }
       bars.reportDeadlock(m);
       return;
     }

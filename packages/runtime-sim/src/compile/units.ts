@@ -8,6 +8,7 @@ import { CP_ASYNC_UNIT } from "./units/cp-async.js";
 import { FENCE_UNIT } from "./units/fence.js";
 import { MBARRIER_UNIT } from "./units/mbarrier.js";
 import { ORDER_UNIT } from "./units/order.js";
+import { NVSHMEM_UNIT } from "./units/nvshmem.js";
 import { REGS_UNIT, WGMMA_UNIT } from "./units/wgmma.js";
 
 /**
@@ -27,6 +28,7 @@ export const MACHINE_UNITS = {
   regs: REGS_UNIT,
   cluster: CLUSTER_UNIT,
   order: ORDER_UNIT,
+  nvshmem: NVSHMEM_UNIT,
 } as const satisfies { readonly [U in MachineAction["unit"]]: UnitCompiler<UnitAction<U>> };
 
 /**

@@ -1,4 +1,5 @@
 import { WgmmaUnit } from "./wgmma.js";
+import { SignalWaits } from "./signals.js";
 import {
   TirxError,
   type DiagnosticCode,
@@ -68,6 +69,15 @@ export class Machine implements SimContext {
   readonly block: readonly [number, number, number];
   /** CTAs per cluster (the launch's cluster dims; 1, 1, 1 without a cluster launch). */
   readonly cluster: readonly [number, number, number];
+  /**
+   * PEs of a multi-PE launch (runSim's `pes`; 1 otherwise). With P > 1 the CTAs of one index on
+   * the P simulated GPUs run together as one group, as a cluster's CTAs do (`ctas` is P, `rank`
+   * the PE, `%ctaid` the same on every PE): thread `t` runs on PE `t / ctaThreads`, so cross-PE
+   * interleavings are explored as warps' are (NVSHMEM device API, nvshmem_my_pe).
+   */
+  readonly pes: number;
+  /** The signal waits of a multi-PE launch (exec/signals.ts): deadlock reports name the signal. */
+  readonly signals: SignalWaits = new SignalWaits();
   readonly tidx: Int32Array;
   readonly tidy: Int32Array;
   readonly tidz: Int32Array;
@@ -177,12 +187,15 @@ export class Machine implements SimContext {
     sharedBytes: number,
     localStride: number,
     makeAsync: (threads: number) => AsyncUnit,
+    pes = 1,
   ) {
     const [bx, by, bz] = launch.block;
     this.block = launch.block;
     const per = bx * by * bz;
-    const cl = launch.cluster ?? [1, 1, 1];
-    this.cluster = cl;
+    // P PEs group like a cluster of P CTAs along x, whose %ctaid does not move (rx stays 0).
+    const cl = pes > 1 ? ([pes, 1, 1] as const) : (launch.cluster ?? [1, 1, 1]);
+    this.cluster = pes > 1 ? [1, 1, 1] : cl;
+    this.pes = pes;
     const ctas = cl[0] * cl[1] * cl[2];
     this.ctas = ctas;
     this.ctaThreads = per;
@@ -209,7 +222,7 @@ export class Machine implements SimContext {
       this.tidy[t] = Math.floor(l / bx) % by;
       this.tidz[t] = Math.floor(l / (bx * by));
       this.rank[t] = r;
-      this.rx[t] = r % cl[0];
+      this.rx[t] = pes > 1 ? 0 : r % cl[0];
       this.ry[t] = Math.floor(r / cl[0]) % cl[1];
       this.rz[t] = Math.floor(r / (cl[0] * cl[1]));
       this.win[t] = r * stride;
@@ -329,6 +342,7 @@ export class Machine implements SimContext {
    */
   thread(t: number): string {
     const id = this.threadId(t);
+    if (this.pes > 1) return `${id} of CTA ${this.ctaOf(t)} on PE ${this.rank[t]!}`;
     return this.ctas > 1 ? `${id} of CTA ${this.ctaOf(t)}` : id;
   }
 
@@ -354,7 +368,8 @@ export class Machine implements SimContext {
 
   /** %ctaid of the CTA of rank `r` in the running cluster, for messages. */
   ctaOfRank(r: number): string {
-    return this.ctaOf(r * this.ctaThreads);
+    const c = this.ctaOf(r * this.ctaThreads);
+    return this.pes > 1 ? `${c} on PE ${r}` : c;
   }
 
   /**
@@ -368,6 +383,12 @@ export class Machine implements SimContext {
   /** A message with the cluster sentinel of `cta()` resolved. */
   #resolve(text: string): string {
     if (this.ctas === 1 || !text.includes(CLUSTER_CTA)) return text;
+    if (this.pes > 1) {
+      return text
+        .replaceAll(` of CTA ${CLUSTER_CTA}`, "")
+        .replaceAll(` in CTA ${CLUSTER_CTA}`, "")
+        .replaceAll(`CTA ${CLUSTER_CTA}`, `CTA ${this.#cta0()} of PEs 0..${this.pes - 1}`);
+    }
     const last = this.ctaOfRank(this.ctas - 1);
     return text
       .replaceAll(` of CTA ${CLUSTER_CTA}`, "")

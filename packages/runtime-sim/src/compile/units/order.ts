@@ -26,7 +26,7 @@ import { nothing, type ExprCompiler, type UnitAction, type UnitCompiler } from "
  * heads a new chain (a release, or after a fence of the thread).
  * @returns per thread, the loaded value (a store: the stored value).
  */
-function compileStrong(
+export function compileStrong(
   ec: ExprCompiler,
   op: OpDef,
   store: boolean,
