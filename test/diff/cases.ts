@@ -30,6 +30,15 @@ import {
 import { getFloat16, setFloat16 } from "@petamoriken/float16";
 import { warpCases } from "./warp-cases.js";
 import { fma, refBinary, refCast, refCompare, roundTo, wrap } from "./reference.js";
+import {
+  arithExtras,
+  cvtFloatExtras,
+  cvtIntExtras,
+  refRoundedArith,
+  refRoundedCvtFloat,
+  refRoundedCvtInt,
+  type Dir,
+} from "./rounding-reference.js";
 
 /** One op × dtype of the differential test. */
 export interface DiffCase {
@@ -231,7 +240,7 @@ function threadCases(): DiffCase[] {
           (xs) => callValueOp(op.name, xs),
           (args) => (exact ? exact(args, rt) : approxReference(op.name, args, rt)),
           op.approx,
-          EXTRA_INPUTS[op.name]?.(),
+          EXTRA_INPUTS[op.name]?.(dts),
         ),
       );
     }
@@ -281,8 +290,68 @@ function fp8CvtReferences(): Record<string, (args: Value[]) => Value | "unspecif
   return out;
 }
 
+/**
+ * References of the rounding-mode ops (core ops/arith/rounding.ts: `add.rz`, `cvt.rmi.s32`, …),
+ * from rounding-reference.ts, by op name.
+ */
+function roundingReferences(): Record<string, (args: Value[], rt: DType) => Value> {
+  const out: Record<string, (args: Value[], rt: DType) => Value> = {};
+  const dirs: Dir[] = ["rn", "rz", "rm", "rp"];
+  for (const d of dirs) {
+    for (const k of ["add", "sub", "mul", "fma"] as const) {
+      out[`${k}.${d}`] = (args, rt) => refRoundedArith(k, d, rt, args.map(Number));
+    }
+    for (const to of ["float16", "bfloat16", "float32", "float64"] as const) {
+      out[`cvt.${d}.${PTX_FLOAT[to]}`] = ([x]) => refRoundedCvtFloat(x!, to, d);
+    }
+    for (const to of INT_DTYPES) {
+      out[`cvt.${d}i.${intSuffix(to)}`] = ([x]) => refRoundedCvtInt(Number(x), to, d);
+    }
+  }
+  return out;
+}
+
+const PTX_FLOAT = { float16: "f16", bfloat16: "bf16", float32: "f32", float64: "f64" } as const;
+const INT_DTYPES: readonly DType[] = [
+  "int8",
+  "uint8",
+  "int16",
+  "uint16",
+  "int32",
+  "uint32",
+  "int64",
+  "uint64",
+];
+const intSuffix = (dt: DType): string =>
+  `${dt.startsWith("u") ? "u" : "s"}${dt.replace(/\D/g, "")}`;
+
+/**
+ * Extra inputs of the rounding-mode ops, by op name (so one list serves every operand dtype: the
+ * pairs of each float format, rounded to the operands' dtype): ties, near-ties and the overflow
+ * threshold of the result format.
+ */
+function roundingExtras(): Record<string, (dts: readonly DType[]) => Value[][]> {
+  const out: Record<string, (dts: readonly DType[]) => Value[][]> = {};
+  for (const d of ["rn", "rz", "rm", "rp"]) {
+    const pairs = (): [number[], number[]] => {
+      const fs = (["float16", "bfloat16", "float32", "float64"] as const).map(arithExtras);
+      return [fs.flatMap((p) => p[0]), fs.flatMap((p) => p[1])];
+    };
+    for (const k of ["add", "sub", "mul"]) out[`${k}.${d}`] = pairs;
+    out[`fma.${d}`] = () => {
+      const [a, b] = pairs();
+      return [a, b.map(() => 1), b];
+    };
+    for (const to of ["float16", "bfloat16", "float32"] as const) {
+      out[`cvt.${d}.${PTX_FLOAT[to]}`] = (dts) => (isFloat(dts[0]!) ? [cvtFloatExtras(to)] : []);
+    }
+    for (const to of INT_DTYPES) out[`cvt.${d}i.${intSuffix(to)}`] = () => [cvtIntExtras(to)];
+  }
+  return out;
+}
+
 /** Inputs beyond the operand dtypes' edges, by op name: the float8 ties and saturation edges. */
-const EXTRA_INPUTS: Record<string, () => Value[][]> = Object.fromEntries(
+const EXTRA_INPUTS: Record<string, (dts: readonly DType[]) => Value[][]> = Object.fromEntries(
   F8S.flatMap(([f, dt]) => {
     const ties = fp8Ties(dt);
     // Each tie against a few partners, both orders, so both bytes see every tie.
@@ -307,10 +376,12 @@ const EXTRA_INPUTS: Record<string, () => Value[][]> = Object.fromEntries(
     ];
   }),
 );
+Object.assign(EXTRA_INPUTS, roundingExtras());
 
 /** Exact references of per-thread ops that are not operators (by op name). */
 const EXACT_REFERENCES: Record<string, (args: Value[], rt: DType) => Value | "unspecified"> = {
   ...fp8CvtReferences(),
+  ...roundingReferences(),
   fma: ([a, b, c], rt) => fma(Number(a), Number(b), Number(c), rt),
   // float64's sqrt is correctly rounded (IEEE 754), and rounding it again to a format of at most
   // 24 bits is innocuous (53 ≥ 2·24 + 2).

@@ -61,3 +61,4 @@ export * from "./numeric/int-fold.js";
 export * from "./numeric/float-rem.js";
 export * from "./numeric/dyadic.js";
 export * from "./numeric/fma32.js";
+export * from "./numeric/directed.js";

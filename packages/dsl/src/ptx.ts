@@ -8,6 +8,7 @@ import { ldmatrix, mma, stmatrix } from "./mma.js";
 import { encode_matrix_descriptor, setmaxnreg, wgmma } from "./wgmma.js";
 import { arrive_remote, barrierCluster, mapa } from "./cluster.js";
 import { cvt } from "./cvt.js";
+import { rnd } from "./rnd.js";
 import { fenceAcqRel, fenceSc, ld, st } from "./memory-order.js";
 import { PtxOp } from "./tile-apply.js";
 
@@ -244,6 +245,7 @@ const namespace = {
   barrier: strict("T.ptx.barrier", { cluster: strict("T.ptx.barrier.cluster", barrierCluster) }),
   mapa,
   cvt,
+  rnd: strict("T.ptx.rnd", rnd),
   ldmatrix,
   stmatrix,
   mma,

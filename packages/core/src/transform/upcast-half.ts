@@ -75,9 +75,15 @@ function upcastNode(e: Expr): Expr {
       return { ...e, value: toF32(e.value) };
     }
     case "CallExpr": {
-      // Float math/arith ops on 16-bit operands compute in float32 and round back once.
-      const fam = findOp(e.op)?.family;
-      if ((fam === "math" || fam === "arith") && e.args.some((a) => HALF(a.dtype))) {
+      // Float math/arith ops on 16-bit operands compute in float32 and round back once, but for
+      // the ops whose instruction takes 16-bit registers (OpDef.halfNative).
+      const rec = findOp(e.op);
+      const fam = rec?.family;
+      if (
+        (fam === "math" || fam === "arith") &&
+        !rec?.halfNative &&
+        e.args.some((a) => HALF(a.dtype))
+      ) {
         const wide: Expr = {
           ...e,
           args: e.args.map(toF32),

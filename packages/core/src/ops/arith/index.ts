@@ -3,16 +3,18 @@ import { BINARY_OPS } from "./binary.js";
 import { COMPARE_OPS } from "./compare.js";
 import { FMA } from "./fma.js";
 import { FP8_CVT_OPS } from "./cvt-fp8.js";
+import { ROUNDING_OPS } from "./rounding.js";
 
 /**
  * The arith family: binary operators, comparisons (looked up by the IR node's `op`), fma, the
- * packed float8 conversions.
+ * packed float8 conversions, the rounding-mode variants (rounding.ts).
  */
 export const ARITH_OPS: readonly OpDef[] = [
   ...Object.values(BINARY_OPS),
   ...Object.values(COMPARE_OPS),
   FMA,
   ...FP8_CVT_OPS,
+  ...ROUNDING_OPS,
 ];
 
 export { arithFamily, binaryOp, BINARY_OPS, type ArithFamily } from "./binary.js";
@@ -20,3 +22,4 @@ export { compareOpDef, COMPARE_OPS, setp } from "./compare.js";
 export { dyadicFma, exactFma, FMA } from "./fma.js";
 export { lowerFloatRem, type FloatRemKind } from "./float-rem-ptx.js";
 export { fp8CastOp, FP8_CVT_OPS } from "./cvt-fp8.js";
+export { INT_ROUND_MODES, ROUND_MODES, ROUNDING_OPS } from "./rounding.js";
