@@ -14,6 +14,10 @@
 //   post = act + 2^-24·(|g| + |residual_ij|)   the residual's add
 //   then half an ulp of D's dtype at |ref| + post (round to nearest), and D's smallest
 //   subnormal for ties near zero.
+// Block scales (float8, DeepSeek-V3's: sA [m, ⌈k/128⌉], sB [⌈n/128⌉, ⌈k/128⌉]): the product is
+// Σ_kb sA[i, kb]·sB[⌊j/128⌋, kb]·Σ_{x in kb} a_ix·b_xj, Σ|a·b| becomes Σ_kb |sA·sB|·Σ_{x in kb}
+// |a_ix·b_xj|, and pre gains 3 roundings per K block (sA·sB, tmp·(sA·sB), the add into the
+// accumulator): (k + 8 + 3·⌈k/128⌉)·2^-24·S.
 // With float8 inputs on a GPU the tensor cores keep about 13 fraction bits while they add
 // (WGMMA_FP8_BOUND: 33·2^(⌊log2 max term⌋ − 13) per m64nNk32 instruction): the GPU test passes
 // `fp8Gpu`, which adds 33·2^-13·|α·s|·Σ|a·b| (each instruction's largest term is at most the
@@ -45,6 +49,9 @@ export interface GemmHost {
   readonly c?: ArrayLike<number>;
   readonly bias?: ArrayLike<number>;
   readonly residual?: ArrayLike<number>;
+  /** Block scales of a [m, ⌈k/128⌉] and of b [⌈n/128⌉, ⌈k/128⌉] (float8's "block" mode). */
+  readonly sa?: ArrayLike<number>;
+  readonly sb?: ArrayLike<number>;
 }
 
 /** A pseudo-random generator of values in [lo, hi) (an LCG seeded by `seed`). */
@@ -111,12 +118,19 @@ export function gemmReference(
   const as = Math.abs((c.alpha ?? 1) * (c.scale ?? 1));
   const beta = c.beta ?? 1;
   const rows = opts.rows ?? Array.from({ length: m }, (_, i) => i);
+  const kBlocks = Math.ceil(k / 128);
+  const blockScale = (i: number, j: number, x: number): number =>
+    h.sa && h.sb
+      ? h.sa[i * kBlocks + Math.floor(x / 128)]! *
+        h.sb[Math.floor(j / 128) * kBlocks + Math.floor(x / 128)]!
+      : 1;
+  const perBlock = h.sa && h.sb ? 3 * kBlocks : 0;
   for (const i of rows) {
     for (let j = 0; j < n; j++) {
       let dot = 0;
       let mag = 0;
       for (let x = 0; x < k; x++) {
-        const p = av(i, x) * bv(x, j);
+        const p = av(i, x) * bv(x, j) * blockScale(i, j, x);
         dot += p;
         mag += Math.abs(p);
       }
@@ -130,7 +144,7 @@ export function gemmReference(
         v += h.bias[j]!;
         S += Math.abs(h.bias[j]!);
       }
-      let err = (k + 8) * 2 ** -24 * S;
+      let err = (k + 8 + perBlock) * 2 ** -24 * S;
       if (opts.fp8Gpu) err += 33 * 2 ** -13 * as * mag;
       const g = act(v, c.activation);
       if (c.activation === "gelu") err = 1.2 * err + 2 ** -10 * Math.abs(g);
@@ -182,6 +196,11 @@ export interface GemmSpec extends GemmCase {
   readonly residual?: Float;
   /** scaleA and scaleB (float32 [1] tensors); `scale` is set from them. */
   readonly scales?: readonly [number, number];
+  /**
+   * Float8 block scales instead: scaleA [m, ⌈k/128⌉] and scaleB [⌈n/128⌉, ⌈k/128⌉], float32,
+   * random in [0.25, 4).
+   */
+  readonly blockScales?: boolean;
   readonly config?: import("@tirx-ts/kernels").GemmConfig;
   readonly seed?: number;
 }
@@ -205,6 +224,12 @@ export function checkGemm(
   const residual = s.residual ? randomTensor([m, n], s.residual, dev, rnd) : undefined;
   const scale = (x: number) =>
     tensor(Float32Array.of(x), { shape: [1], dtype: "float32", device: dev });
+  const kBlocks = Math.ceil(k / 128);
+  const srnd = uniform((s.seed ?? 5) + 1, 0.25, 4);
+  const sa = s.blockScales ? randomTensor([m, kBlocks], "float32", dev, srnd) : undefined;
+  const sb = s.blockScales
+    ? randomTensor([Math.ceil(n / 128), kBlocks], "float32", dev, srnd)
+    : undefined;
   const d = gemm(a, b, {
     outDtype: s.outDtype,
     ...(s.transA !== undefined ? { transA: s.transA } : {}),
@@ -216,6 +241,7 @@ export function checkGemm(
     ...(bias ? { bias } : {}),
     ...(residual ? { residual } : {}),
     ...(s.scales ? { scaleA: scale(s.scales[0]), scaleB: scale(s.scales[1]) } : {}),
+    ...(sa && sb ? { scaleA: sa, scaleB: sb } : {}),
     ...(s.config ? { config: s.config } : {}),
   });
   const host = (t: DeviceTensor | undefined) => (t ? (t.toArray() as Float32Array) : undefined);
@@ -225,6 +251,7 @@ export function checkGemm(
     ...(C ? { c: host(C)! } : {}),
     ...(bias ? { bias: host(bias)! } : {}),
     ...(residual ? { residual: host(residual)! } : {}),
+    ...(sa && sb ? { sa: host(sa)!, sb: host(sb)! } : {}),
   };
   const c: GemmCase = s.scales ? { ...s, scale: Math.fround(s.scales[0] * s.scales[1]) } : s;
   const r = gemmReference(c, h, opts);

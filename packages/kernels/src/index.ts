@@ -22,19 +22,37 @@ export {
 export {
   makeGemm,
   checkGemmSizes,
+  blockScaleShapes,
+  SCALE_BLOCK,
   type GemmSizes,
   type GemmKernels,
   type GemmInput,
 } from "./gemm/kernel.js";
 export {
   GEMM_CONFIGS,
+  GEMM_TUNED_DEFAULTS,
   MAX_GEMM_SHARED,
+  gemmRowsBucket,
+  gemmTuneKey,
+  type GemmKeySizes,
   gemmTiles,
   pickGemmConfig,
   type GemmConfig,
   type GemmConfigEntry,
   type GemmShape,
 } from "./gemm/config.js";
-export { type GemmActivation, type GemmEpilogue, type GemmFloat } from "./gemm/epilogue.js";
-export { gemm, type GemmOptions } from "./gemm/gemm.js";
+export {
+  scaleMode,
+  type GemmActivation,
+  type GemmEpilogue,
+  type GemmFloat,
+} from "./gemm/epilogue.js";
+export {
+  gemm,
+  gemmChoice,
+  gemmTuneCandidates,
+  type GemmChoice,
+  type GemmOptions,
+  type GemmTuneOptions,
+} from "./gemm/gemm.js";
 export { makePadRows, paddedPitch } from "./gemm/pad.js";

@@ -3,6 +3,7 @@
 // wins), and the picker. Every candidate builds a correct kernel for every size (the simulator
 // tests run each of them); the table only chooses which is fast.
 import { configError } from "../attention/options.js";
+import type { GemmSizes } from "./kernel.js";
 
 /**
  * One tile configuration of {@link makeGemm}:
@@ -36,6 +37,8 @@ export interface GemmShape {
   readonly k: number;
   /** Bytes of an input element: 2 (float16, bfloat16) or 1 (float8). */
   readonly inBytes: 1 | 2;
+  /** Float8 with block scales (makeGemm's `scales: "block"`). Default false. */
+  readonly blockScaled?: boolean;
 }
 
 /** One row of {@link GEMM_CONFIGS}. */
@@ -85,6 +88,12 @@ export const GEMM_CONFIGS: readonly GemmConfigEntry[] = [
     note: "few 128 × 256 tiles: 128 × 128 tiles give twice the CTAs",
   },
   {
+    name: "block-m128-n128",
+    when: (s) => s.blockScaled === true,
+    config: { bm: 128, bn: 128, stages: 6 },
+    note: "block-scaled float8: the K block's second float32 register tile beside 128 × 256's 128 accumulators would spill; 128 × 128 tiles",
+  },
+  {
     name: "m128-n256",
     config: { bm: 128, bn: 256, stages: 4 },
     note: "examples/tile/gemm_hopper.ts: 128 × 256 tiles, 4 stages, persistent, grouped order",
@@ -108,3 +117,94 @@ export function pickGemmConfig(
   }
   return hit;
 }
+
+/**
+ * The m bucket of the tuning key: m ≤ 16, ≤ 64, ≤ 256, ≤ 1024, then the next power of two (2048,
+ * 4096, …). gemm()'s tuning builds and times each candidate at the bucket's top (the kernels are
+ * built for static sizes, and the cached choice is checked against the candidates' source): one
+ * tuning serves every m of the bucket (batch and token counts vary; a model's n and k do not).
+ * @example gemmRowsBucket(100) // 256
+ */
+export function gemmRowsBucket(m: number): number {
+  for (const top of [16, 64, 256, 1024]) if (m <= top) return top;
+  return 2 ** Math.ceil(Math.log2(m));
+}
+
+/** What a tuning key of gemm() reads: the sizes and options of makeGemm without the config. */
+export type GemmKeySizes = Omit<GemmSizes, "config" | "pitchA" | "pitchB" | "ctas">;
+
+/**
+ * The tuning key of a gemm() call (autotune's `key`, and the key of {@link GEMM_TUNED_DEFAULTS}
+ * written by runtime's `tuneKeyText`): m's bucket ({@link gemmRowsBucket}), n and k exact (a
+ * model's layers have a handful of them), the dtypes of A, B and D, the layouts, and the epilogue
+ * (C's, the bias's and the residual's dtypes, the activation, α ≠ 1, β, the scaling: each changes
+ * the epilogue's cost, and block scales the main loop's).
+ * @example gemmTuneKey({ m: 100, n: 4096, k: 4096, dtype: "bfloat16", transB: true })
+ *   // { m: 256, n: 4096, k: 4096, a: "bfloat16", b: "bfloat16", d: "bfloat16", layout: "NT", epilogue: "none" }
+ */
+export function gemmTuneKey(s: GemmKeySizes): { readonly [k: string]: string | number } {
+  const fp8 = s.dtype.startsWith("float8");
+  const epi = [
+    s.scales === "block" ? "blockscale" : s.scales === true || s.scales === "tensor" ? "scale" : "",
+    s.alpha !== undefined && s.alpha !== 1 ? "alpha" : "",
+    s.c !== undefined ? `c:${s.c}${s.beta !== undefined && s.beta !== 1 ? "*beta" : ""}` : "",
+    s.bias !== undefined ? `bias:${s.bias}` : "",
+    s.activation ?? "",
+    s.residual !== undefined ? `residual:${s.residual}` : "",
+  ].filter((x) => x !== "");
+  return {
+    m: gemmRowsBucket(s.m),
+    n: s.n,
+    k: s.k,
+    a: s.dtype,
+    b: s.dtypeB ?? s.dtype,
+    d: s.outDtype ?? (fp8 ? "bfloat16" : s.dtype),
+    layout: `${s.transA === true ? "T" : "N"}${s.transB === true ? "T" : "N"}`,
+    epilogue: epi.length > 0 ? epi.join("+") : "none",
+  };
+}
+
+/** The text of a key as runtime's tuneKeyText writes it (names sorted, `k=v` joined by commas). */
+function keyText(key: { readonly [k: string]: string | number }): string {
+  return Object.keys(key)
+    .sort()
+    .map((k) => `${k}=${String(key[k])}`)
+    .join(",");
+}
+
+/**
+ * The shipped tuning defaults of gemm() (registered with runtime's registerTunedDefaults as the
+ * family "gemm"), by key text ({@link gemmTuneKey}; no arch prefix: the kernel runs on Hopper
+ * only). A call whose key is here takes its config without tuning (also with `tune: true`, unless
+ * `retune`). Today the entries are pickGemmConfig's choices for bench/gemm-sweep.ts's cases
+ * (m 16, 128, 1024, 8192 × the six (n, k) of issue 24; bf16 A·Bᵀ → bf16, and float8 e4m3 A·Bᵀ
+ * with per-tensor scales → bf16): this table is where measured H200 winners
+ * (`bench/gemm-sweep.ts --tune`) go.
+ */
+export const GEMM_TUNED_DEFAULTS: Readonly<Record<string, GemmConfig>> = (() => {
+  const table: Record<string, GemmConfig> = {};
+  const nk = [
+    [4096, 4096],
+    [14336, 4096],
+    [4096, 14336],
+    [8192, 8192],
+    [28672, 8192],
+    [8192, 28672],
+  ] as const;
+  for (const m of [16, 128, 1024, 8192]) {
+    for (const [n, k] of nk) {
+      for (const fp8 of [false, true]) {
+        const s: GemmKeySizes = fp8
+          ? { m, n, k, dtype: "float8_e4m3", transB: true, scales: true }
+          : { m, n, k, dtype: "bfloat16", transB: true };
+        table[keyText(gemmTuneKey(s))] = pickGemmConfig({
+          m,
+          n,
+          k,
+          inBytes: fp8 ? 1 : 2,
+        }).config;
+      }
+    }
+  }
+  return table;
+})();

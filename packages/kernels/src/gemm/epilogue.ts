@@ -13,8 +13,9 @@ export type GemmFloat = "float32" | "float16" | "bfloat16";
 /**
  * The epilogue of {@link makeGemm}, applied to each element v = (A·B)[r, c] in float32, in this
  * order (each step only when given):
- * 1. `scales`: v ·= scaleA · scaleB (two float32 kernel parameters [1]: FP8 per-tensor scales,
- *    torch._scaled_mm's scale_a and scale_b);
+ * 1. `scales` true or "tensor": v ·= scaleA · scaleB (two float32 kernel parameters [1]: FP8
+ *    per-tensor scales, torch._scaled_mm's scale_a and scale_b); "block" (FP8 block scales,
+ *    DeepSeek-V3's) is applied in the main loop instead (kernel.ts), not here;
  * 2. `alpha` (default 1): v ·= alpha;
  * 3. `c` (C's dtype; D's shape): v += beta · C[r, c] (`beta` default 1);
  * 4. `bias` (its dtype; length n): v += bias[c];
@@ -33,7 +34,18 @@ export interface GemmEpilogue {
   readonly bias?: GemmFloat;
   readonly activation?: GemmActivation;
   readonly residual?: GemmFloat;
-  readonly scales?: boolean;
+  /**
+   * Float8 scales: true or "tensor" (per-tensor, float32 [1] each, step 1), or "block" (A's
+   * float32 [m, ⌈k/128⌉] and B's float32 [⌈n/128⌉, ⌈k/128⌉], applied per 128-wide K block in
+   * the main loop: makeGemm's header). Absent or false: none.
+   */
+  readonly scales?: boolean | "tensor" | "block";
+}
+
+/** The scaling of a spec: none, per-tensor (epilogue step 1) or per K block (the main loop). */
+export function scaleMode(spec: GemmEpilogue): "none" | "tensor" | "block" {
+  if (spec.scales === "block") return "block";
+  return spec.scales === true || spec.scales === "tensor" ? "tensor" : "none";
 }
 
 /** The epilogue's tensors in a kernel (those its spec names). */

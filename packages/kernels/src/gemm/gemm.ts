@@ -10,16 +10,46 @@ import {
   TirxError,
   callSite,
   didYouMean,
+  invariant,
   showValue,
   type DeviceLike,
   type DeviceTensor,
   type PrimFunc,
 } from "@tirx-ts/core";
-import { compile, deviceArch, tensor } from "@tirx-ts/runtime";
+import {
+  autotune,
+  autotuneCacheDir,
+  canonicalJson,
+  compile,
+  deviceArch,
+  readTuneCache,
+  registerTunedDefaults,
+  tensor,
+  tuneKeyText,
+  type AutotuneOptions,
+  type Compiled,
+} from "@tirx-ts/runtime";
+import { existsSync, readdirSync } from "node:fs";
+import { join } from "node:path";
 import { configError } from "../attention/options.js";
-import { pickGemmConfig, type GemmConfig } from "./config.js";
+import {
+  GEMM_CONFIGS,
+  GEMM_TUNED_DEFAULTS,
+  gemmRowsBucket,
+  gemmTiles,
+  gemmTuneKey,
+  pickGemmConfig,
+  type GemmConfig,
+  type GemmShape,
+} from "./config.js";
 import type { GemmActivation, GemmFloat } from "./epilogue.js";
-import { makeGemm, type GemmInput, type GemmKernels, type GemmSizes } from "./kernel.js";
+import {
+  blockScaleShapes,
+  makeGemm,
+  type GemmInput,
+  type GemmKernels,
+  type GemmSizes,
+} from "./kernel.js";
 import { makePadRows, paddedPitch } from "./pad.js";
 
 /** Options of {@link gemm}. */
@@ -48,15 +78,57 @@ export interface GemmOptions {
   /** b is stored [n, k] (its transpose is used: a · bᵀ, as torch.nn.functional.linear). Default false. */
   readonly transB?: boolean;
   /**
-   * Float8 inputs: a's per-tensor scale, a float32 device tensor [1] (torch._scaled_mm's
-   * scale_a): the product is multiplied by scaleA · scaleB before the rest of the epilogue.
-   * Given with `scaleB`; only for float8 inputs.
+   * Float8 inputs: a's scales, float32, one of two shapes (given with `scaleB`, which takes the
+   * matching one; only for float8 inputs):
+   * - per tensor, [1] (torch._scaled_mm's scale_a): the product is multiplied by scaleA · scaleB
+   *   before the rest of the epilogue;
+   * - per block (DeepSeek-V3's fine-grained scaling), [m, ⌈k/128⌉]: one scale per row of a and
+   *   128-wide K block, with scaleB [⌈n/128⌉, ⌈k/128⌉] (one per 128 × 128 block of b's [n, k]):
+   *   D = Σ_kb scaleA[i, kb] · scaleB[⌊j/128⌋, kb] · Σ_{x in kb} a[i, x] · b[x, j], each block's
+   *   sum promoted into float32 in the main loop (makeGemm's `scales: "block"`).
    */
   readonly scaleA?: DeviceTensor;
-  /** b's per-tensor scale, float32 [1] (torch._scaled_mm's scale_b); with `scaleA`. */
+  /** b's scales: float32 [1] with a per-tensor scaleA, [⌈n/128⌉, ⌈k/128⌉] with a block one. */
   readonly scaleB?: DeviceTensor;
-  /** The tile configuration (default: the first matching row of GEMM_CONFIGS). */
+  /**
+   * The tile configuration. Default: chosen as {@link gemmChoice} describes (tuned with `tune`;
+   * else a cached tuning, a shipped default, or the first matching row of GEMM_CONFIGS).
+   */
   readonly config?: GemmConfig;
+  /**
+   * Tune the configuration for this call's shape class (see {@link gemmChoice}): true, or the
+   * tuning's options (autotune's `measure`, `cacheDir`, `retune`, `progress`, `warmup`, `iters`,
+   * `rounds`). Default: true when the environment has TIRX_TUNE=1, else false. Not with `config`.
+   */
+  readonly tune?: boolean | GemmTuneOptions;
+}
+
+/** The options of gemm()'s tuning: these of runtime's autotune (packages/runtime/src/autotune.ts). */
+export type GemmTuneOptions = Pick<
+  AutotuneOptions<GemmConfig>,
+  "measure" | "cacheDir" | "retune" | "progress" | "warmup" | "iters" | "rounds"
+>;
+
+/** How gemm() chose a call's configuration ({@link gemmChoice}). */
+export interface GemmChoice {
+  /** The configuration the call builds. */
+  readonly config: GemmConfig;
+  /**
+   * - "given": the `config` option;
+   * - "tuned", "cache", "default", "first-fit": autotune's result, with `tune`;
+   * - "cache" without `tune`: a tuning of this key found in the cache folder;
+   * - "default" without `tune`: the shipped default (GEMM_TUNED_DEFAULTS);
+   * - "picked": pickGemmConfig (the first matching row of GEMM_CONFIGS).
+   */
+  readonly source: "given" | "tuned" | "cache" | "default" | "first-fit" | "picked";
+  /** One line: why. */
+  readonly why: string;
+  /** The tuning key's text (gemmTuneKey written by runtime's tuneKeyText). */
+  readonly key: string;
+  /** Candidates timed for this call (0 unless "tuned"). */
+  readonly measurements: number;
+  /** The candidates a tuning considered, in order (with `tune`). */
+  readonly candidates?: readonly GemmConfig[];
 }
 
 const OPTIONS = [
@@ -73,7 +145,16 @@ const OPTIONS = [
   "scaleA",
   "scaleB",
   "config",
+  "tune",
 ] as const;
+
+/** The family name of gemm()'s tunings (autotune's `name`; the cache files' prefix). */
+const FAMILY = "gemm";
+
+registerTunedDefaults(FAMILY, GEMM_TUNED_DEFAULTS);
+
+/** SMs of the H200, the grid the configurations are written for. */
+const SMS = 132;
 
 /** The built kernels by their sizes. */
 const BUILT = new Map<string, GemmKernels>();
@@ -124,7 +205,10 @@ interface Prepared {
   readonly n: number;
   readonly outDtype: GemmFloat;
   readonly epilogueArgs: DeviceTensor[];
+  /** The main kernel's last arguments (block scales), after D's or W's epilogue arguments. */
+  readonly mainArgs: DeviceTensor[];
   readonly pads: { readonly fn: PrimFunc; readonly x: DeviceTensor; readonly pitch: number }[];
+  readonly choice: GemmChoice;
 }
 
 /**
@@ -149,6 +233,18 @@ function prepare(a: unknown, b: unknown, opts: unknown): Prepared {
     if (o[key] !== undefined && typeof o[key] !== "boolean") {
       throw configError(`gemm: ${key} is a boolean, got ${showValue(o[key])}`);
     }
+  }
+  if (
+    o.tune !== undefined &&
+    typeof o.tune !== "boolean" &&
+    (typeof o.tune !== "object" || o.tune === null || Array.isArray(o.tune))
+  ) {
+    throw configError(
+      `gemm: tune is true, false or the tuning's options ({ measure, cacheDir, retune, progress, warmup, iters, rounds }), got ${showValue(o.tune)}`,
+    );
+  }
+  if (o.tune !== undefined && o.tune !== false && o.config !== undefined) {
+    throw configError("gemm: give config or tune, not both (tuning chooses the config)");
   }
   const transA = o.transA === true;
   const transB = o.transB === true;
@@ -210,14 +306,25 @@ function prepare(a: unknown, b: unknown, opts: unknown): Prepared {
     );
   }
   const scales: DeviceTensor[] = [];
+  let scaleKind: "tensor" | "block" | undefined;
   if (hasScales) {
-    for (const [name, x] of [
-      ["scaleA", o.scaleA],
-      ["scaleB", o.scaleB],
+    const bs = blockScaleShapes(m, n, k);
+    const want = `float32 [1] each (per tensor), or scaleA ${show(bs.a)} and scaleB ${show(bs.b)} (per 1 × 128 and 128 × 128 block: [m, ⌈k/128⌉], [⌈n/128⌉, ⌈k/128⌉])`;
+    const shapeOf = (x: unknown): readonly number[] | undefined => {
+      const sh = (x as Partial<DeviceTensor> | null)?.shape;
+      return Array.isArray(sh) ? sh : undefined;
+    };
+    const sa = shapeOf(o.scaleA);
+    scaleKind = sa !== undefined && sa.length === 2 ? "block" : "tensor";
+    for (const [name, x, shape] of [
+      ["scaleA", o.scaleA, scaleKind === "block" ? bs.a : [1]],
+      ["scaleB", o.scaleB, scaleKind === "block" ? bs.b : [1]],
     ] as const) {
-      const t = ranked(x, name, "[1] float32", 1);
-      if (t.shape[0] !== 1 || t.dtype !== "float32") {
-        throw tensorError(`${name} must be a float32 tensor [1], got ${t.dtype} ${show(t.shape)}`);
+      const t = ranked(x, name, want, shape.length);
+      if (t.dtype !== "float32" || t.shape.some((d, i) => d !== shape[i])) {
+        throw tensorError(
+          `${name} must be float32 ${show(shape)} (with ${scaleKind === "block" ? "a block" : "a per-tensor"} scaleA), got ${t.dtype} ${show(t.shape)}; the scales are ${want}`,
+        );
       }
       sameDevice(t, name);
       scales.push(t);
@@ -277,8 +384,7 @@ function prepare(a: unknown, b: unknown, opts: unknown): Prepared {
   };
   const pitchA = pitchOf(A);
   const pitchB = pitchOf(B);
-  const config = o.config ?? pickGemmConfig({ m, n, k, inBytes }).config;
-  const sizes: GemmSizes = {
+  const base: Omit<GemmSizes, "config"> = {
     m,
     n,
     k,
@@ -287,7 +393,6 @@ function prepare(a: unknown, b: unknown, opts: unknown): Prepared {
     outDtype,
     transA,
     transB,
-    config,
     ...(pitchA !== undefined ? { pitchA } : {}),
     ...(pitchB !== undefined ? { pitchB } : {}),
     ...(o.alpha !== undefined ? { alpha: o.alpha } : {}),
@@ -296,8 +401,16 @@ function prepare(a: unknown, b: unknown, opts: unknown): Prepared {
     ...(bias ? { bias: bias.dtype as GemmFloat } : {}),
     ...(o.activation !== undefined ? { activation: o.activation } : {}),
     ...(R ? { residual: R.dtype as GemmFloat } : {}),
-    ...(hasScales ? { scales: true } : {}),
+    ...(scaleKind === "tensor" ? { scales: true } : {}),
+    ...(scaleKind === "block" ? { scales: "block" as const } : {}),
   };
+  const choice = chooseConfig(o, base, dev, {
+    ...(C ? { c: C } : {}),
+    ...(bias ? { bias } : {}),
+    ...(R ? { residual: R } : {}),
+    scales,
+  });
+  const sizes: GemmSizes = { ...base, config: choice.config };
   const key = JSON.stringify(sizes);
   let kernels = BUILT.get(key);
   if (kernels === undefined) {
@@ -305,8 +418,243 @@ function prepare(a: unknown, b: unknown, opts: unknown): Prepared {
     if (BUILT.size >= 256) BUILT.clear();
     BUILT.set(key, kernels);
   }
-  const epilogueArgs = [...(C ? [C] : []), ...(bias ? [bias] : []), ...(R ? [R] : []), ...scales];
-  return { kernels, m, n, outDtype, epilogueArgs, pads };
+  const epilogueArgs = [
+    ...(C ? [C] : []),
+    ...(bias ? [bias] : []),
+    ...(R ? [R] : []),
+    ...(scaleKind === "tensor" ? scales : []),
+  ];
+  const mainArgs = scaleKind === "block" ? scales : [];
+  return { kernels, m, n, outDtype, epilogueArgs, mainArgs, pads, choice };
+}
+
+/** The tensors of a call besides a and b, for a tuning's timed launches (their shapes and dtypes). */
+interface CallTensors {
+  readonly c?: DeviceTensor;
+  readonly bias?: DeviceTensor;
+  readonly residual?: DeviceTensor;
+  readonly scales: readonly DeviceTensor[];
+}
+
+/** Choices of this process without `tune`, by key text and device (a cache folder read once). */
+const UNTUNED = new Map<string, GemmChoice>();
+
+/** The sizes of `base` at `m` rows (A's pitch recomputed where it depends on m: transA). */
+function atRows(base: Omit<GemmSizes, "config">, m: number): Omit<GemmSizes, "config"> {
+  if (m === base.m) return base;
+  const inBytes = base.dtype.startsWith("float8") ? 1 : 2;
+  const rest: Omit<GemmSizes, "config"> & { pitchA?: number } = { ...base };
+  delete rest.pitchA;
+  const pitchA = base.transA === true ? paddedPitch(m, inBytes) : base.pitchA;
+  return { ...rest, m, ...(pitchA !== undefined && pitchA !== m ? { pitchA } : {}) };
+}
+
+/**
+ * The configurations gemm()'s tuning tries for a shape: the rows of GEMM_CONFIGS (pickGemmConfig's
+ * choice first, each configuration once), without the split-K rows that cannot help: fewer than
+ * 2 K-tiles per slice, or D already has as many tiles as the H200 has SMs (132).
+ * @example gemmTuneCandidates({ m: 16, n: 256, k: 64, inBytes: 2 }) // no split-K row (1 K-tile)
+ * @throws TirxError TX9001 as pickGemmConfig.
+ */
+export function gemmTuneCandidates(s: GemmShape): GemmConfig[] {
+  const first = pickGemmConfig(s).config;
+  const seen = new Set<string>();
+  const out: GemmConfig[] = [];
+  for (const c of [first, ...GEMM_CONFIGS.map((r) => r.config)]) {
+    const text = canonicalJson(c);
+    if (seen.has(text)) continue;
+    seen.add(text);
+    const split = c.splitK ?? 1;
+    if (split > 1) {
+      const kTiles = Math.ceil(s.k / (128 / s.inBytes));
+      if (kTiles < 2 * split || gemmTiles(s, c) >= SMS) continue;
+    }
+    out.push(c);
+  }
+  return out;
+}
+
+/** A tuning of key `key` (text) on `dev` in the cache folder, read without building: its config. */
+function cachedConfig(
+  dir: string | undefined,
+  key: string,
+  dev: DeviceLike,
+): GemmConfig | undefined {
+  if (dir === undefined || !existsSync(dir)) return undefined;
+  const device = dev.kind === "sim" ? "sim" : dev.name;
+  for (const f of readdirSync(dir)) {
+    if (!f.startsWith(`${FAMILY}-`) || !f.endsWith(".json")) continue;
+    const r = readTuneCache(join(dir, f));
+    if (r.kind !== "entry") continue;
+    const e = r.entry;
+    if (
+      e.name === FAMILY &&
+      e.key.user === key &&
+      e.key.device === device &&
+      e.key.target === "default"
+    ) {
+      return e.config as unknown as GemmConfig;
+    }
+  }
+  return undefined;
+}
+
+/**
+ * The configuration of a call (see {@link gemmChoice}).
+ * @throws TirxError autotune's (TX1002 for bad tuning options, TX5013 when no candidate fits).
+ */
+function chooseConfig(
+  o: GemmOptions,
+  base: Omit<GemmSizes, "config">,
+  dev: DeviceLike,
+  x: CallTensors,
+): GemmChoice {
+  const key = gemmTuneKey(base);
+  const text = tuneKeyText(key);
+  const plain = { key: text, measurements: 0 };
+  if (o.config !== undefined) {
+    return { config: o.config, source: "given", why: "the config option", ...plain };
+  }
+  const inBytes: 1 | 2 = base.dtype.startsWith("float8") ? 1 : 2;
+  const shape: GemmShape = {
+    m: base.m,
+    n: base.n,
+    k: base.k,
+    inBytes,
+    blockScaled: base.scales === "block",
+  };
+  const tune = o.tune ?? process.env["TIRX_TUNE"] === "1";
+  if (tune === false) {
+    const dir = autotuneCacheDir();
+    const memoKey = `${text}|${dev.kind === "sim" ? "sim" : dev.name}|${dir ?? ""}`;
+    const memo = UNTUNED.get(memoKey);
+    if (memo !== undefined) return memo;
+    const cached = cachedConfig(dir, text, dev);
+    const shipped = GEMM_TUNED_DEFAULTS[text];
+    const pick = pickGemmConfig(shape);
+    const choice: GemmChoice =
+      cached !== undefined
+        ? { config: cached, source: "cache", why: `an earlier tuning in ${dir}`, ...plain }
+        : shipped !== undefined
+          ? { config: shipped, source: "default", why: "the shipped default", ...plain }
+          : {
+              config: pick.config,
+              source: "picked",
+              why: `pickGemmConfig's "${pick.name}" (no tuning cached, no shipped default)`,
+              ...plain,
+            };
+    if (UNTUNED.size >= 1024) UNTUNED.clear();
+    UNTUNED.set(memoKey, choice);
+    return choice;
+  }
+  const t: GemmTuneOptions = tune === true ? {} : tune;
+  const top = gemmRowsBucket(base.m);
+  const rep = atRows(base, top);
+  const candidates = gemmTuneCandidates({ ...shape, m: top });
+  const kernels = new Map<string, GemmKernels>();
+  const make = (c: GemmConfig): PrimFunc => {
+    const ks = makeGemm({ ...rep, config: c });
+    kernels.set(canonicalJson(c), ks);
+    return ks.main;
+  };
+  const temps: DeviceTensor[] = [];
+  try {
+    const gpu = dev.kind !== "sim" && t.measure === undefined;
+    const launch = gpu ? timedLaunch(rep, dev, x, kernels, temps) : undefined;
+    const r = autotune(make, candidates, {
+      key,
+      name: FAMILY,
+      device: dev,
+      ...(launch ? { launch } : {}),
+      ...(t.measure !== undefined ? { measure: t.measure } : {}),
+      ...(t.cacheDir !== undefined ? { cacheDir: t.cacheDir } : {}),
+      ...(t.retune !== undefined ? { retune: t.retune } : {}),
+      ...(t.progress !== undefined ? { progress: t.progress } : {}),
+      ...(t.warmup !== undefined ? { warmup: t.warmup } : {}),
+      ...(t.iters !== undefined ? { iters: t.iters } : {}),
+      ...(t.rounds !== undefined ? { rounds: t.rounds } : {}),
+    });
+    // A tuning may have written the cache: untuned calls look again.
+    UNTUNED.clear();
+    return {
+      config: r.config,
+      source: r.source,
+      why: `${r.why} (m bucket ≤ ${top})`,
+      key: text,
+      measurements: r.measurements,
+      candidates,
+    };
+  } finally {
+    for (const d of temps) d.dispose();
+  }
+}
+
+/**
+ * A GPU tuning's launch of one candidate at the bucket's sizes `rep`: zero-filled operands and
+ * epilogue tensors of those sizes (allocated once here, disposed by the caller through `temps`),
+ * the main kernel and, with split-K, the finishing kernel (the workspace is not zeroed again
+ * between timed launches: its sums are not read).
+ */
+function timedLaunch(
+  rep: Omit<GemmSizes, "config">,
+  dev: DeviceLike,
+  x: CallTensors,
+  kernels: ReadonlyMap<string, GemmKernels>,
+  temps: DeviceTensor[],
+): (kernel: Compiled, config: GemmConfig) => void {
+  const { m, n, k } = rep;
+  const zeros = (shape: number[], dtype: string): DeviceTensor => {
+    const t = tensor.zeros(shape, dtype as "float32", dev);
+    temps.push(t);
+    return t;
+  };
+  const A = zeros(rep.transA ? [k, rep.pitchA ?? m] : [m, rep.pitchA ?? k], rep.dtype);
+  const B = zeros(
+    rep.transB ? [n, rep.pitchB ?? k] : [k, rep.pitchB ?? n],
+    rep.dtypeB ?? rep.dtype,
+  );
+  const D = zeros([m, n], rep.outDtype ?? "bfloat16");
+  const W = zeros([m, n], "float32");
+  const block = rep.scales === "block";
+  const epi = [
+    ...(x.c ? [zeros([m, n], x.c.dtype)] : []),
+    ...(x.bias ? [x.bias] : []),
+    ...(x.residual ? [zeros([m, n], x.residual.dtype)] : []),
+    ...(block ? [] : x.scales),
+  ];
+  const tail = block ? [zeros([m, Math.ceil(k / 128)], "float32"), x.scales[1]!] : [];
+  return (kernel, config) => {
+    const ks = kernels.get(canonicalJson(config));
+    invariant(ks !== undefined, "gemm: a tuned candidate was built by make");
+    if (ks.finish === undefined) kernel.launchAsync(A, B, D, ...epi, ...tail);
+    else {
+      kernel.launchAsync(A, B, W, ...tail);
+      compile(ks.finish, { target: "cuda" }).launchAsync(W, D, ...epi);
+    }
+  };
+}
+
+/**
+ * How gemm(a, b, opts) chooses its configuration, and the choice (gemm's checks; the kernels are
+ * built and kept, so a gemm() call after it with the same options builds nothing):
+ * 1. `config`: taken as given;
+ * 2. `tune` (or TIRX_TUNE=1 in the environment, unless `tune: false`): runtime's autotune over
+ *    {@link gemmTuneCandidates}, key {@link gemmTuneKey} (m bucketed by gemmRowsBucket, every
+ *    candidate built and timed at the bucket's top m; n and k exact; dtypes, layouts, epilogue),
+ *    family name "gemm": this process's earlier answer, else the cache file (autotune's folder:
+ *    `$TIRX_CACHE_DIR/autotune`, …), else a shipped default (GEMM_TUNED_DEFAULTS: nothing timed),
+ *    else each candidate timed (CUDA events around launches on zero-filled tensors of the
+ *    bucket's sizes, or the `measure` option), the fastest written to the cache file; on the
+ *    simulator without `measure`, the first candidate that fits, untimed;
+ * 3. otherwise, building nothing: a tuning of the same key and device found in the cache folder
+ *    (its kernel source not checked: every configuration is correct for every shape; `tune: true`
+ *    checks it), else the shipped default, else pickGemmConfig (the first matching row of
+ *    GEMM_CONFIGS).
+ * @example gemmChoice(x, w, { transB: true, tune: true }).config // e.g. { bm: 128, bn: 256, stages: 4 }
+ * @throws TirxError as {@link gemm} before its launches, and autotune's (TX5013: no candidate fits).
+ */
+export function gemmChoice(a: DeviceTensor, b: DeviceTensor, opts: GemmOptions = {}): GemmChoice {
+  return atCaller(() => prepare(a, b, opts)).choice;
 }
 
 /**
@@ -316,7 +664,9 @@ function prepare(a: unknown, b: unknown, opts: unknown): Prepared {
  * dtype), or float8_e4m3 / float8_e5m2 (any pair; then a [m, k] and b [n, k] with `transB`:
  * wgmma reads float8 only K-major). An operand whose rows are not a multiple of 16 bytes is
  * first copied into a zero-padded tensor (one extra kernel and allocation per call). With a
- * split-K configuration the call also allocates a zeroed float32 workspace [m, n]. Runs where
+ * split-K configuration the call also allocates a zeroed float32 workspace [m, n]. The
+ * configuration: `config`, else tuned or looked up as {@link gemmChoice} says (`tune`,
+ * TIRX_TUNE=1). Runs where
  * the tensors live: on the GPU (sm_90: Hopper) or on the simulated device.
  * Each element of D is within the rounding of D's dtype plus float32 accumulation error (about
  * k · 2^-24 · Σ|a·b|; float8 on a GPU: the tensor cores' 13-bit alignment, WGMMA_FP8_BOUND) of
@@ -325,15 +675,20 @@ function prepare(a: unknown, b: unknown, opts: unknown): Prepared {
  * @param b [k, n] (transB: [n, k]), on a's device.
  * @returns D [m, n] of `outDtype` (a new tensor, or `out`).
  * @example const d = gemm(x, w, { transB: true, bias, activation: "gelu" }) // x·wᵀ + bias, GELU
+ * @example const d = gemm(x, w, { transB: true, tune: true }) // tuned for x's m bucket, n and k
  * @example const d = gemm(a8, b8, { transB: true, scaleA, scaleB, outDtype: "bfloat16" })
+ * @example // DeepSeek-V3 block scales: sa float32 [m, ⌈k/128⌉], sb float32 [⌈n/128⌉, ⌈k/128⌉]
+ *   const d = gemm(a8, b8, { transB: true, scaleA: sa, scaleB: sb })
  * @throws TirxError TX9002 (kernels/tensors) for an a, b, c, residual, out (rank 2), bias (rank
- *   1) or scale ([1] float32) that is not such a device tensor, shapes that disagree (k, [m, n],
+ *   1) or scale (float32: both [1], or scaleA [m, ⌈k/128⌉] with scaleB [⌈n/128⌉, ⌈k/128⌉]) that
+ *   is not such a device tensor, shapes that disagree (k, [m, n],
  *   [n]), dtypes outside the lists, out's dtype other than outDtype, tensors on different
  *   devices, an operand to pad of 2^31 − 256 elements or more; TX9001 (kernels/config) for an
- *   unknown option, transA / transB not booleans, one scale without the other, outDtype outside
+ *   unknown option, transA / transB not booleans, tune not a boolean or an object, tune with config, one scale without the other, outDtype outside
  *   the list, a GPU that is not Hopper, and makeGemm's (float8 with an MN-major operand, scales
  *   with 16-bit inputs, beta without c, alpha / beta not finite, an unknown activation, a config
- *   outside its ranges, split-K with m · n of 2^31 − 256 or more); the launches' errors (TX5011
+ *   outside its ranges, split-K with m · n of 2^31 − 256 or more); with tune, autotune's (TX1002 for
+ *   bad tuning options, TX5013 when no candidate fits); the launches' errors (TX5011
  *   for a disposed tensor, CudaError).
  */
 export function gemm(a: DeviceTensor, b: DeviceTensor, opts: GemmOptions = {}): DeviceTensor {
@@ -353,11 +708,11 @@ export function gemm(a: DeviceTensor, b: DeviceTensor, opts: GemmOptions = {}): 
     });
     const D = opts.out ?? tensor.empty([p.m, p.n], p.outDtype, dev);
     if (p.kernels.finish === undefined) {
-      compile(p.kernels.main, cuda)(ops[0]!, ops[1]!, D, ...p.epilogueArgs);
+      compile(p.kernels.main, cuda)(ops[0]!, ops[1]!, D, ...p.epilogueArgs, ...p.mainArgs);
     } else {
       const W = tensor.zeros([p.m, p.n], "float32", dev);
       temps.push(W);
-      compile(p.kernels.main, cuda)(ops[0]!, ops[1]!, W);
+      compile(p.kernels.main, cuda)(ops[0]!, ops[1]!, W, ...p.mainArgs);
       compile(p.kernels.finish, cuda)(W, D, ...p.epilogueArgs);
     }
     return D;

@@ -26,7 +26,21 @@
 //     epilogue in float32 and stores the elements inside D (a row guard and a column guard unless
 //     the sizes are tile multiples); with split-K it adds the raw products into the float32
 //     workspace W by red.global.add.f32 instead, and makeGemm's `finish` kernel (one thread per
-//     element) applies the epilogue from W.
+//     element) applies the epilogue from W;
+//   - float8 block scales (`scales: "block"`, DeepSeek-V3's fine-grained scaling: A's scales 1 ×
+//     128, float32 sA [m, ⌈k/128⌉]; B's 128 × 128, float32 sB [⌈n/128⌉, ⌈k/128⌉]): a float8
+//     K-tile is one 128-wide K block (bk 128), so per K-tile the wgmmas (4 × k32) accumulate into
+//     a second float32 register tile (scale-d 0 at the first k32 step: gemm_async's accum false)
+//     and, after the wait, each thread promotes it: acc += tmp · (sA[row, kb] · sB[nb, kb]) for
+//     its slots (its two rows per 64-row block and its columns' n blocks are known from the
+//     accumulator layout above). The scales are plain ld.global by the consumer threads, issued
+//     before the wait on the stage's mbarrier so their latency hides behind it: per K block a
+//     thread reads 2 of A's scales and 1 or 2 of B's (a bn ≤ 128 tile lies in one 128-column
+//     block; a 192 or 256 tile spans two), L1/L2 hits after the first warp — cheaper than a TMA
+//     of a [bm] column of sA (a 4-byte-wide box with its own mbarrier and shared slot per stage).
+//     A partial last K block is zero-filled by TMA: its scale multiplies zeros there. Rows past
+//     m read row m − 1's scale (their results are never stored). With split-K each slice adds
+//     its promoted blocks into W; the finishing kernel then applies no scale.
 // Sizes are compile-time constants (tensor maps need static shapes: core patterns/tma.ts).
 import { T, type ExprLike, type ParamType, type PrimExpr, type TileView } from "@tirx-ts/dsl";
 import type { PrimFunc } from "@tirx-ts/core";
@@ -34,6 +48,7 @@ import { configError } from "../attention/options.js";
 import { MAX_GEMM_SHARED, type GemmConfig } from "./config.js";
 import {
   epilogueValue,
+  scaleMode,
   type EpilogueTensors,
   type GemmEpilogue,
   type GemmFloat,
@@ -79,17 +94,38 @@ export interface GemmSizes extends GemmEpilogue {
 export interface GemmKernels {
   /**
    * The main kernel. Parameters: A, B, then D [m, n] (outDtype), C, bias, residual, scaleA,
-   * scaleB (those the sizes ask for, in this order); with split-K: A, B, W [m, n] float32 (the
-   * workspace, zeroed by the caller before each launch).
+   * scaleB (those the sizes ask for, in this order; scales "tensor": float32 [1] each); with
+   * split-K: A, B, W [m, n] float32 (the workspace, zeroed by the caller before each launch).
+   * With scales "block", last: scaleA float32 [m, ⌈k/128⌉] and scaleB float32 [⌈n/128⌉,
+   * ⌈k/128⌉] ({@link blockScaleShapes}), with or without split-K.
    */
   readonly main: PrimFunc;
   /**
    * With split-K: the finishing kernel, W, D, C, bias, residual, scaleA, scaleB (those asked
-   * for), applying the epilogue to W's sums. Absent without split-K.
+   * for; no scales with "block": W holds scaled sums), applying the epilogue to W's sums. Absent
+   * without split-K.
    */
   readonly finish?: PrimFunc;
   /** The configuration's values as built (bk filled in, splitK the slices actually used). */
   readonly config: Required<GemmConfig>;
+}
+
+/** Elements of K, and of N, per float8 block scale (DeepSeek-V3's 1 × 128 and 128 × 128 blocks). */
+export const SCALE_BLOCK = 128;
+
+/**
+ * The shapes of the block-scale tensors of an m × n × k float8 GEMM (`scales: "block"`): A's
+ * [m, ⌈k/128⌉] (one per row and 128-wide K block) and B's [⌈n/128⌉, ⌈k/128⌉] (one per 128 × 128
+ * block of B's [n, k] storage), both float32.
+ * @example blockScaleShapes(130, 200, 300) // { a: [130, 3], b: [2, 3] }
+ */
+export function blockScaleShapes(
+  m: number,
+  n: number,
+  k: number,
+): { readonly a: readonly [number, number]; readonly b: readonly [number, number] } {
+  const kb = Math.ceil(k / SCALE_BLOCK);
+  return { a: [m, kb], b: [Math.ceil(n / SCALE_BLOCK), kb] };
 }
 
 const LOAD_2D = "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes";
@@ -159,9 +195,20 @@ export function checkGemmSizes(s: GemmSizes): Required<GemmConfig> {
   if (s.beta !== undefined && s.c === undefined) {
     throw configError("gemm: beta scales C: give c (an input of D's shape) with beta");
   }
-  if (s.scales === true && !fp8) {
+  if (
+    s.scales !== undefined &&
+    s.scales !== false &&
+    s.scales !== true &&
+    s.scales !== "tensor" &&
+    s.scales !== "block"
+  ) {
     throw configError(
-      "gemm: scaleA and scaleB are the per-tensor scales of float8 inputs; for 16-bit inputs use alpha",
+      `gemm: scales is "tensor" (float32 [1] each) or "block" (A's [m, ⌈k/128⌉], B's [⌈n/128⌉, ⌈k/128⌉]), got ${JSON.stringify(s.scales)}`,
+    );
+  }
+  if (scaleMode(s) !== "none" && !fp8) {
+    throw configError(
+      "gemm: scaleA and scaleB are the scales of float8 inputs (per tensor or per block); for 16-bit inputs use alpha",
     );
   }
   const acts = ["relu", "gelu", "silu"];
@@ -250,14 +297,21 @@ export function checkGemmSizes(s: GemmSizes): Required<GemmConfig> {
  * (B `dtypeB`); D [m, n] of `outDtype`; any m, n, k ≥ 1 (rows of A and B a multiple of 16
  * bytes: TMA's pitch). Float32 accumulation; each element of D within output rounding plus
  * float32 accumulation error (k · 2^-24 · Σ|a·b|) of the exact result of the rounded inputs.
+ * With `scales: "block"` (float8 only) the main kernel takes A's and B's block scales after its
+ * other parameters (see {@link GemmKernels.main}) and applies them per 128-wide K block (the
+ * file's header); each element is then within the block sums' float32 rounding (Σ over blocks of
+ * (128 + 3)·2^-24·|sA·sB|·Σ_block |a·b|, plus 2^-24 per block's add) of the exact scaled sum.
  * @example
  *   const { main } = makeGemm({ m: 17, n: 40, k: 24, dtype: "bfloat16", bias: "float32",
  *     activation: "gelu", config: { bm: 64, bn: 64, stages: 2 } });
+ * @example
+ *   const { main } = makeGemm({ m: 130, n: 200, k: 300, dtype: "float8_e4m3", transB: true,
+ *     scales: "block", config: { bm: 128, bn: 128, stages: 4 } }); // main(A, B, D, sA, sB)
  * @throws TirxError TX9001 (kernels/config) for sizes that are not positive integers, an input
  *   dtype other than float16, bfloat16, float8_e4m3, float8_e5m2 (A and B one 16-bit dtype or
  *   both float8), a float8 operand that is not K-major (transA, or B without transB), an output
  *   or epilogue dtype other than float32/float16/bfloat16, alpha / beta not finite, beta without
- *   c, scales with 16-bit inputs, an unknown activation, a row pitch that is not a multiple of 16
+ *   c, scales with 16-bit inputs or other than true / false / "tensor" / "block", an unknown activation, a row pitch that is not a multiple of 16
  *   bytes, a configuration outside {@link GemmConfig}'s ranges (bm, bn, bk, stages, shared memory,
  *   cluster, splitK), split-K with m · n of 2^31 − 256 or more.
  */
@@ -285,12 +339,15 @@ export function makeGemm(s: GemmSizes): GemmKernels {
   // Columns per 128-byte block of an MN-major 16-bit operand.
   const E = ROW / eb;
   const split = SPLIT > 1;
+  const mode = scaleMode(s);
+  const block = mode === "block";
+  const blockShapes = blockScaleShapes(m, n, k);
 
   const epiParams = (): Record<string, ParamType> => ({
     ...(s.c !== undefined ? { C: T.Tensor([m, n], s.c) } : {}),
     ...(s.bias !== undefined ? { bias: T.Tensor([n], s.bias) } : {}),
     ...(s.residual !== undefined ? { residual: T.Tensor([m, n], s.residual) } : {}),
-    ...(s.scales === true
+    ...(mode === "tensor"
       ? { scaleA: T.Tensor([1], "float32"), scaleB: T.Tensor([1], "float32") }
       : {}),
   });
@@ -298,7 +355,7 @@ export function makeGemm(s: GemmSizes): GemmKernels {
     ...(h.C ? { C: h.C } : {}),
     ...(h.bias ? { bias: h.bias } : {}),
     ...(h.residual ? { residual: h.residual } : {}),
-    ...(h.scaleA && h.scaleB
+    ...(mode === "tensor" && h.scaleA && h.scaleB
       ? { scale: T.let_("sab", T.mul(h.scaleA.get([0]), h.scaleB.get([0]))) }
       : {}),
   });
@@ -309,6 +366,12 @@ export function makeGemm(s: GemmSizes): GemmKernels {
     ...(split
       ? { W: T.Tensor([m, n], "float32") }
       : { D: T.Tensor([m, n], outDt), ...epiParams() }),
+    ...(block
+      ? {
+          scaleA: T.Tensor([...blockShapes.a], "float32"),
+          scaleB: T.Tensor([...blockShapes.b], "float32"),
+        }
+      : {}),
   };
   const main = T.function(split ? "gemm_splitk" : "gemm", params, (args) => {
     const h = args as unknown as Record<string, TileView | undefined>;
@@ -430,15 +493,81 @@ export function makeGemm(s: GemmSizes): GemmKernels {
         const D = T.layout.wgmma_tile_layout("D", 64, BN, "float32");
         const acc = T.alloc_local([64, BN], "float32", { name: "acc", layout: D });
         const slots = acc.flat();
+        // Block scales: the K block's products, promoted into acc after each K-tile.
+        const tmpTile = block
+          ? T.alloc_local([64, BN], "float32", { name: "tmp", layout: D })
+          : undefined;
+        const tmp = tmpTile?.flat();
         const epi = split ? undefined : epiTensors(h);
         const t = T.let_("t", T.floormod(tid, 128));
         const reads = s.c !== undefined || s.bias !== undefined || s.residual !== undefined;
+        // This thread's first row of the tile (see the header).
+        const firstRow = (m0: PrimExpr): PrimExpr =>
+          T.let_(
+            "r0",
+            T.add(
+              T.add(m0, cw ? T.mul(cw, 64) : 0),
+              T.add(T.mul(T.floordiv(t, 32), 16), T.floordiv(T.floormod(t, 32), 4)),
+            ),
+          );
+        // K block kb's scales for this thread's rows r0 and r0 + 8 and its columns' n blocks,
+        // loaded now (before the stage's wait), and the promotion acc += tmp · sA · sB that the
+        // returned function emits after the block's wgmmas (the file's header).
+        const loadBlockScales = (r0: PrimExpr, n0: PrimExpr, kb: ExprLike): (() => void) => {
+          const SA = h.scaleA!;
+          const SB = h.scaleB!;
+          const nBlocks = blockShapes.b[0];
+          const sa = [0, 1].map((i) => {
+            const r = T.add(r0, i * 8);
+            return T.let_(`sa${i}`, SA.get([m % BM === 0 ? r : T.min(r, m - 1), kb]));
+          });
+          const nb0 = T.let_("nb0", T.floordiv(n0, SCALE_BLOCK));
+          // n0 is a multiple of bn: a 64- or 128-column tile lies in one 128-column block, a
+          // 192- or 256-column one spans two (the second clamped at the last block: its columns
+          // past n are never stored).
+          const two = SCALE_BLOCK % BN !== 0;
+          const sb0 = T.let_("sb0", SB.get([nb0, kb]));
+          const sb1 = two
+            ? T.let_("sb1", SB.get([T.min(T.add(nb0, 1), nBlocks - 1), kb]))
+            : undefined;
+          return () => {
+            for (let j = 0; j < BN / 8; j++) {
+              // Columns n0 + 8j … n0 + 8j + 7 lie in one block: nb0, or nb0 + 1 past its end.
+              const sb =
+                sb1 === undefined
+                  ? sb0
+                  : BN % (2 * SCALE_BLOCK) === 0
+                    ? 8 * j < SCALE_BLOCK
+                      ? sb0
+                      : sb1
+                    : T.if_then_else(
+                        T.add(n0, 8 * j).lt(T.mul(T.add(nb0, 1), SCALE_BLOCK)),
+                        sb0,
+                        sb1,
+                      );
+              for (const i of [0, 1]) {
+                const sab = T.let_("sab", T.mul(sa[i]!, sb));
+                for (const e of [0, 1]) {
+                  const slot = 4 * j + 2 * i + e;
+                  slots.set([slot], T.add(slots.get([slot]), T.mul(tmp!.get([slot]), sab)));
+                }
+              }
+            }
+          };
+        };
         eachUnit((u, turn) => {
-          const { m0, n0 } = origin(u);
+          const { m0, n0, kt0 } = origin(u);
           T.tile.wg.zero(acc);
+          const rb = block ? firstRow(m0) : undefined;
           for (const kt of T.range(kPer)) {
             const it = T.let_("it", T.add(T.mul(turn, kPer), kt));
             const st = T.let_("st", T.floormod(it, STAGES));
+            // With split-K the last slice may run past the last K-tile (TMA fills zeros there):
+            // its scale index is clamped.
+            const kb = kt0 ? T.add(kt0, kt) : kt;
+            const promote = block
+              ? loadBlockScales(rb!, n0, SPLIT * kPer > kTiles ? T.min(kb, kTiles - 1) : kb)
+              : undefined;
             T.ptx.mbarrier.try_wait(full.sub(st), phase(it));
             const opA = transA
               ? sA.sub(st, cw ?? 0)
@@ -446,18 +575,15 @@ export function makeGemm(s: GemmSizes): GemmKernels {
                 ? sA.sub(st)
                 : sA.sub(st).rearrange("(w r) c -> w r c", { r: 64 }).sub(cw!);
             const opB = transB ? sB.sub(st) : sB.sub(st).rearrange("b k c -> k b c");
-            T.tile.wg.gemm_async(acc, opA, opB, { transA, transB });
+            if (block) {
+              T.tile.wg.gemm_async(tmpTile!, opA, opB, { transA, transB, accum: false });
+            } else T.tile.wg.gemm_async(acc, opA, opB, { transA, transB });
             T.ptx.wgmma.wait_group(0);
             T.if_(t.eq(0), () => T.ptx.mbarrier.arrive(empty.sub(st)));
+            promote?.();
           }
           // This thread's first row and column of the tile (see the header).
-          const r0 = T.let_(
-            "r0",
-            T.add(
-              T.add(m0, cw ? T.mul(cw, 64) : 0),
-              T.add(T.mul(T.floordiv(t, 32), 16), T.floordiv(T.floormod(t, 32), 4)),
-            ),
-          );
+          const r0 = rb ?? firstRow(m0);
           const c0 = T.let_("c0", T.add(n0, T.mul(T.floormod(t, 4), 2)));
           const put = (r: PrimExpr, c: PrimExpr, v: PrimExpr): void => {
             if (split) T.cuda.red_add(h.W!.ptr([r, c]), v);

@@ -1,0 +1,165 @@
+// gemm()'s tuning on the simulated device with an injected measure (no clock): the candidates
+// (GEMM_CONFIGS' rows, split-K pruned where K is short), the injected fastest chosen and used,
+// the cache file read by a second process that then times nothing and, without `tune`, takes
+// the cached choice; a shipped default taken without timing; TIRX_TUNE=1 turning tuning on.
+import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import { spawnSync } from "node:child_process";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { gemm, sim, tensor, type GemmConfig } from "tirx-ts";
+import {
+  GEMM_TUNED_DEFAULTS,
+  gemmChoice,
+  gemmRowsBucket,
+  gemmTuneCandidates,
+  gemmTuneKey,
+} from "@tirx-ts/kernels";
+import { tuneKeyText } from "@tirx-ts/runtime";
+import { randomTensor, uniform } from "./util/gemm-reference.js";
+import { errorOf } from "./util/error-of.js";
+
+const dev = sim();
+const root = fileURLToPath(new URL("..", import.meta.url));
+// Inside the repository (so that the child process resolves the packages), gitignored.
+const work = join(root, "test", ".printed", "gemm-tune");
+mkdirSync(work, { recursive: true });
+const base = mkdtempSync(join(work, "run-"));
+// Fitting a candidate runs ptxas -v for its registers when one is found; these kernels are
+// assembled by the other gemm tests, so this file skips it (TIRX_PTXAS=off: runtime-cuda's
+// findPtxas) to stay cheap.
+const savedPtxas = process.env["TIRX_PTXAS"];
+beforeAll(() => {
+  process.env["TIRX_PTXAS"] = "off";
+});
+afterAll(() => {
+  if (savedPtxas === undefined) delete process.env["TIRX_PTXAS"];
+  else process.env["TIRX_PTXAS"] = savedPtxas;
+  rmSync(base, { recursive: true, force: true });
+});
+
+/** The injected measure: µs by config, 128 × 128 tiles fastest. */
+const fakeUs = (c: GemmConfig): number => (c.bm === 128 && c.bn === 128 ? 1 : 2 + c.bn / 64);
+const FASTEST: GemmConfig = { bm: 128, bn: 128, stages: 6 };
+const SHAPE = { m: 20, n: 72, k: 40 } as const;
+
+describe("gemm() tuned on the simulator with an injected measure", () => {
+  test("the candidates: GEMM_CONFIGS' rows, pickGemmConfig's first, split-K only for long K", () => {
+    const short = gemmTuneCandidates({ m: 64, n: 256, k: 64, inBytes: 2 });
+    expect(short.some((c) => (c.splitK ?? 1) > 1)).toBe(false);
+    expect(short[0]).toEqual({ bm: 64, bn: 128, stages: 6 });
+    const long = gemmTuneCandidates({ m: 64, n: 256, k: 8192, inBytes: 2 });
+    expect(long[0]).toEqual({ bm: 64, bn: 128, stages: 6, splitK: 4 });
+    expect(new Set(long.map((c) => JSON.stringify(c))).size).toBe(long.length);
+    expect(gemmRowsBucket(20)).toBe(64);
+    expect(gemmRowsBucket(3000)).toBe(4096);
+  });
+
+  const cacheRoot = join(base, "cache");
+  const cacheDir = join(cacheRoot, "autotune");
+  const rnd = uniform(3);
+  const a = randomTensor([SHAPE.m, SHAPE.k], "bfloat16", dev, rnd);
+  const b = randomTensor([SHAPE.n, SHAPE.k], "bfloat16", dev, rnd);
+
+  test("tune picks the injected fastest and writes the cache file", () => {
+    let measured = 0;
+    const tune = {
+      cacheDir,
+      progress: false as const,
+      measure: (c: GemmConfig) => (measured++, fakeUs(c)),
+    };
+    const choice = gemmChoice(a, b, { transB: true, tune });
+    expect(choice.source).toBe("tuned");
+    expect(choice.config).toEqual(FASTEST);
+    expect(measured).toBe(choice.candidates!.length);
+    expect(choice.measurements).toBe(measured);
+    expect(choice.key).toBe(
+      tuneKeyText(gemmTuneKey({ ...SHAPE, dtype: "bfloat16", transB: true })),
+    );
+    // Again (as gemm() would ask): this process's answer, nothing timed again. (The kernel of
+    // each configuration is checked against float64 in test/kernels-gemm-configs.)
+    expect(gemmChoice(a, b, { transB: true, tune }).config).toEqual(FASTEST);
+    expect(measured).toBe(choice.candidates!.length);
+  });
+
+  test("a second process reads the cache: no measurement, and untuned calls take it too", () => {
+    const child = join(base, "child.mjs");
+    writeFileSync(
+      child,
+      `import { sim, tensor } from "tirx-ts";
+import { gemmChoice } from "@tirx-ts/kernels";
+const dev = sim();
+const a = tensor.zeros([${SHAPE.m}, ${SHAPE.k}], "bfloat16", dev);
+const b = tensor.zeros([${SHAPE.n}, ${SHAPE.k}], "bfloat16", dev);
+const plain = gemmChoice(a, b, { transB: true });
+let measured = 0;
+const tuned = gemmChoice(a, b, { transB: true, tune: { progress: false, measure: () => (measured++, 1) } });
+process.stdout.write(JSON.stringify({ measured, plain, tuned }));
+`,
+    );
+    const p = spawnSync(process.execPath, [child], {
+      cwd: root,
+      encoding: "utf8",
+      env: { ...process.env, TIRX_CACHE_DIR: cacheRoot, TIRX_TUNE: "", TIRX_PTXAS: "off" },
+    });
+    expect(p.status, p.stderr).toBe(0);
+    const got = JSON.parse(p.stdout) as {
+      measured: number;
+      plain: { source: string; config: GemmConfig };
+      tuned: { source: string; config: GemmConfig; measurements: number };
+    };
+    expect(got.plain.source).toBe("cache");
+    expect(got.plain.config).toEqual(FASTEST);
+    expect(got.measured).toBe(0);
+    expect(got.tuned.measurements).toBe(0);
+    expect(got.tuned.source).toBe("cache");
+    expect(got.tuned.config).toEqual(FASTEST);
+  });
+
+  test("a shipped default is taken without timing, with or without tune", () => {
+    const [m, n, k] = [16, 4096, 4096];
+    const a16 = tensor.zeros([m, k], "bfloat16", dev);
+    const b16 = tensor.zeros([n, k], "bfloat16", dev);
+    const key = tuneKeyText(gemmTuneKey({ m, n, k, dtype: "bfloat16", transB: true }));
+    expect(GEMM_TUNED_DEFAULTS[key]).toBeDefined();
+    let measured = 0;
+    const tune = {
+      cacheDir: join(base, "none"),
+      progress: false as const,
+      measure: () => (measured++, 1),
+    };
+    const tuned = gemmChoice(a16, b16, { transB: true, tune });
+    expect(tuned.source).toBe("default");
+    expect(measured).toBe(0);
+    expect(tuned.config).toEqual(GEMM_TUNED_DEFAULTS[key]);
+    const plain = gemmChoice(a16, b16, { transB: true });
+    expect(plain.source).toBe("default");
+  });
+
+  test("TIRX_TUNE=1 tunes without the option (the simulator without measure: first fit)", () => {
+    const saved = { tune: process.env["TIRX_TUNE"], dir: process.env["TIRX_CACHE_DIR"] };
+    process.env["TIRX_TUNE"] = "1";
+    process.env["TIRX_CACHE_DIR"] = join(base, "env");
+    try {
+      const c = gemmChoice(a, b, { transB: true });
+      expect(c.source).toBe("first-fit");
+      expect(gemmChoice(a, b, { transB: true, tune: false }).source).toBe("picked");
+    } finally {
+      for (const [k, v] of [
+        ["TIRX_TUNE", saved.tune],
+        ["TIRX_CACHE_DIR", saved.dir],
+      ] as const) {
+        if (v === undefined) delete process.env[k];
+        else process.env[k] = v;
+      }
+    }
+  });
+
+  test("tune with config, or a tune that is not a boolean or an object, is TX9001", () => {
+    const e = errorOf(() => gemm(a, b, { transB: true, tune: true, config: FASTEST }));
+    expect(e.code).toBe("TX9001");
+    expect(e.message).toMatch(/config or tune, not both/);
+    const e2 = errorOf(() => gemm(a, b, { transB: true, tune: 1 as unknown as boolean }));
+    expect(e2.code).toBe("TX9001");
+  });
+});
