@@ -15,6 +15,7 @@ import {
   checkSharedWrite,
 } from "../exec/hazards.js";
 import { reportOob, reportUnwrittenLocal } from "../exec/reports.js";
+import { elementWritten, markElement } from "../exec/local-written.js";
 import type { Machine } from "../exec/machine.js";
 import type { GlobalMem, Placed } from "../exec/memory.js";
 import { beforeGlobalWrite } from "../exec/pending-reads.js";
@@ -140,7 +141,8 @@ export function compileLoad(
     const dv = m.ldv;
     const stride = m.localStride;
     // Which local bytes their thread wrote (a tracked read of one it did not is TX6028).
-    const written = m.localWritten.bytes;
+    const written = m.localWritten;
+    const wv = written.view;
     return (t) => {
       const rel = off(t) * eb;
       if (!(rel >= 0 && rel + eb <= size)) {
@@ -153,15 +155,10 @@ export function compileLoad(
         m.wgmma.checkLocal(acc);
       }
       const a = t * stride + base + rel;
-      if (m.opts.track) {
-        for (let b = a, e = a + eb; b < e; b++) {
-          if (written[b] === 0) {
-            acc.addr = base + rel;
-            acc.thread = t;
-            reportUnwrittenLocal(acc, b - t * stride);
-            break;
-          }
-        }
+      if (m.opts.track && !elementWritten(wv, a, eb)) {
+        acc.addr = base + rel;
+        acc.thread = t;
+        reportUnwrittenLocal(acc, written.firstUnwritten(a, eb) - t * stride);
       }
       return load(dv, a);
     };
@@ -269,7 +266,7 @@ export function compileStore(
   if (w.space === "local") {
     const dv = m.ldv;
     const stride = m.localStride;
-    const written = m.localWritten.bytes;
+    const wv = m.localWritten.view;
     return (t) => {
       const rel = off(t) * eb;
       const v = val(t);
@@ -281,7 +278,7 @@ export function compileStore(
       }
       const a = t * stride + base + rel;
       if (m.wgmma.dirty) m.wgmma.noteLocalWrite(a, eb, site);
-      for (let b = a, e = a + eb; b < e; b++) written[b] = 1;
+      markElement(wv, a, eb);
       store(dv, a, v);
     };
   }

@@ -161,7 +161,9 @@ function compileOne(ec: ExprCompiler, s: Stmt): Exec | Omit<Frame, "done"> {
       const closures: Exec = (lanes, n) => {
         for (let i = 0; i < n; i++) st(lanes[i]!);
       };
-      return storeInstance(m, plainStatement(ec, c, closures, runs, batch, shared));
+      const exec = plainStatement(ec, c, closures, runs, batch, shared);
+      // A register store races with nothing: no instance to keep.
+      return ec.layout.local.has(c.buffer.id) ? exec : storeInstance(m, exec);
     }
     case "If": {
       const { value: cond, runs } = ec.collect(() => ec.num(s.cond, s.span));

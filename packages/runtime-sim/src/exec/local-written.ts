@@ -14,15 +14,19 @@
  * accumulator written by every mma_async, read only when it accumulates, A read from registers).
  *
  * One byte per local byte (`local`'s layout: thread t's byte b at `t * stride + b`), cleared at
- * every CTA start. Cost: a store marks its bytes, a tracked load tests them.
+ * every CTA start. Cost: an element store marks its bytes and a tracked element load tests them
+ * with one DataView access for 1, 2 and 4 bytes (two for 8: markElement, elementWritten).
  */
 export class LocalWritten {
   /** Per byte of local memory: 1 once its thread wrote it in the running CTA. */
   readonly bytes: Uint8Array;
+  /** `bytes` as a DataView (the element marks and tests). */
+  readonly view: DataView;
 
   /** Flags for `size` bytes of local memory (every thread's). */
   constructor(size: number) {
     this.bytes = new Uint8Array(size);
+    this.view = new DataView(this.bytes.buffer);
   }
 
   /** A new CTA: nothing written. */
@@ -41,5 +45,49 @@ export class LocalWritten {
     const w = this.bytes;
     for (let b = a, e = a + n; b < e; b++) if (w[b] === 0) return b;
     return -1;
+  }
+}
+
+/** Four written flags, as one 32-bit word. */
+const ALL4 = 0x01010101;
+
+/**
+ * Mark the `n` local bytes at `a` (absolute) written, through `w` (LocalWritten.view): one store
+ * for an element of 1, 2 or 4 bytes, two for 8.
+ */
+export function markElement(w: DataView, a: number, n: number): void {
+  switch (n) {
+    case 4:
+      w.setUint32(a, ALL4);
+      return;
+    case 2:
+      w.setUint16(a, 0x0101);
+      return;
+    case 1:
+      w.setUint8(a, 1);
+      return;
+    case 8:
+      w.setUint32(a, ALL4);
+      w.setUint32(a + 4, ALL4);
+      return;
+    default:
+      for (let b = a, e = a + n; b < e; b++) w.setUint8(b, 1);
+  }
+}
+
+/** True when every one of the `n` local bytes at `a` (absolute) is written (see markElement). */
+export function elementWritten(w: DataView, a: number, n: number): boolean {
+  switch (n) {
+    case 4:
+      return w.getUint32(a) === ALL4;
+    case 2:
+      return w.getUint16(a) === 0x0101;
+    case 1:
+      return w.getUint8(a) === 1;
+    case 8:
+      return w.getUint32(a) === ALL4 && w.getUint32(a + 4) === ALL4;
+    default:
+      for (let b = a, e = a + n; b < e; b++) if (w.getUint8(b) === 0) return false;
+      return true;
   }
 }
