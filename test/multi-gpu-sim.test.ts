@@ -12,7 +12,11 @@ import { T } from "@tirx-ts/dsl";
 import { runSim, simZeros } from "@tirx-ts/runtime-sim";
 import { checkAllreduce } from "../examples/multi_gpu/allreduce.js";
 import { checkAllgatherGemm } from "../examples/multi_gpu/allgather_gemm.js";
+import { compileToPtx } from "@tirx-ts/codegen-ptx";
+import { makeAllreduce } from "../examples/multi_gpu/allreduce.js";
+import { makeAllgatherGemm } from "../examples/multi_gpu/allgather_gemm.js";
 import { errorOf } from "./util/error-of.js";
+import { assembleLater } from "./util/ptxas-deferred.js";
 
 /** The 1-based line of the first line of `file` (under examples/multi_gpu/) containing `text`. */
 function lineOf(file: string, text: string): number {
@@ -191,5 +195,35 @@ describe("T.nvshmem on the simulator", () => {
     expect(errorOf(() => runSim(verify(big), [simZeros([2, 1], "int32")], { pes: 2 })).code).toBe(
       "TX2010",
     );
+  });
+});
+
+describe("the direct path's PTX (sm_90a)", () => {
+  it("PE registers from the module state, signals as red/atom.release.sys, waits as ld.acquire.sys polls; assembled by ptxas", () => {
+    const fn = makeAllreduce("one_shot", { pes: 2, n: 128, dtype: "bfloat16" });
+    const text = compileToPtx(fn, { arch: "sm_90a" }).text;
+    assembleLater(text, "sm_90a", fn.name);
+    const gemm = makeAllgatherGemm({ pes: 2, mp: 4, k: 8, n: 8 });
+    assembleLater(compileToPtx(gemm, { arch: "sm_90a" }).text, "sm_90a", gemm.name);
+    const lines = text
+      .split("\n")
+      .map((l) => l.trim())
+      .filter((l) => /nvshmem|\.sys|setp\.hs/.test(l));
+    expect(lines).toMatchInlineSnapshot(`
+      [
+        ".visible .global .align 8 .u32 tirx_nvshmem_state[2];",
+        "ld.global.u32 %r1, [tirx_nvshmem_state+0];",
+        "red.release.sys.global.add.u64 [%rd8], %rd11;",
+        "red.release.sys.global.add.u64 [%rd8+16], %rd14;",
+        "ld.global.u32 %r13, [tirx_nvshmem_state+0];",
+        "ld.acquire.sys.global.u64 %rd16, [%rd15];",
+        "setp.hs.u64 %p5, %rd16, %rd17;",
+      ]
+    `);
+  });
+
+  it("barrier_all has no PTX on the direct path yet: TX4007", () => {
+    const fn = peKernel(2, () => T.nvshmem.barrier_all());
+    expect(errorOf(() => compileToPtx(fn, { arch: "sm_90a" })).code).toBe("TX4007");
   });
 });

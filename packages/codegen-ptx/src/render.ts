@@ -1,4 +1,4 @@
-import type { LaunchConfig } from "@tirx-ts/core";
+import { NVSHMEM_STATE, type LaunchConfig } from "@tirx-ts/core";
 import { DYN_SMEM } from "./lower/storage.js";
 import type { EntryParts } from "./emit/entry.js";
 import { OOB_RECORD, OOB_RECORD_BYTES } from "./emit/bounds-check.js";
@@ -14,7 +14,8 @@ export interface ModuleHeader {
 
 /**
  * Module text: header (`.version`, `.target`, `.address_size 64`), the module-scope
- * record of out-of-range accesses under `checkBounds` (`.global tirx_oob`), the
+ * record of out-of-range accesses under `checkBounds` (`.global tirx_oob`), the direct path's
+ * NVSHMEM state when T.nvshmem's PE registers are read (`.global tirx_nvshmem_state`), the
  * `.extern .shared` array when `shared.dyn` buffers exist (PTX allows it only at module scope),
  * then the entry with `.maxntid` from the launch, register declarations, `.shared`/`.local`
  * arrays and the instructions.
@@ -32,6 +33,11 @@ export function renderModule(h: ModuleHeader, e: EntryParts): string {
   ];
   if (e.boundsSites.length > 0) {
     out.push(`.visible .global .align 8 .u32 ${OOB_RECORD}[${OOB_RECORD_BYTES / 4}];`, "");
+  }
+  // T.nvshmem's PE registers read the direct path's module state (core ops/nvshmem.ts): my_pe
+  // and n_pes, two u32 the host writes before launch (cuModuleGetGlobal).
+  if (e.lines.some((l) => l.includes(NVSHMEM_STATE))) {
+    out.push(`.visible .global .align 8 .u32 ${NVSHMEM_STATE}[2];`, "");
   }
   if (e.storage.dynamicBytes > 0) {
     // Declared 16-byte aligned, what CUDA guarantees; larger alignments are made at run time.
