@@ -58,6 +58,8 @@ export interface BuildReply {
   readonly stages: readonly string[];
   readonly explain: readonly string[];
   readonly diagnostics: readonly Diag[];
+  /** Milliseconds of the build's phases in the worker (load = transform + evaluate, verify …). */
+  readonly phases: Readonly<Record<string, number>>;
 }
 
 export interface RunReply {

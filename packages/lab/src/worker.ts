@@ -138,10 +138,16 @@ interface Loaded {
 const isPrimFunc = (v: unknown): v is PrimFunc =>
   typeof v === "object" && v !== null && (v as { kind?: unknown }).kind === "PrimFunc";
 
+/** The last load's times (ms): transpiling and making the module, evaluating it. */
+const loadPhases = { transform: 0, evaluate: 0 };
+
 async function load(file: string, source: string): Promise<Loaded> {
+  const t0 = performance.now();
   const url = await moduleUrl(file, source);
+  loadPhases.transform = performance.now() - t0;
   try {
     const mod = (await import(/* @vite-ignore */ url)) as Record<string, unknown>;
+    loadPhases.evaluate = performance.now() - t0 - loadPhases.transform;
     const found = Object.entries(mod).filter((e): e is [string, PrimFunc] => isPrimFunc(e[1]));
     const at = (name: string): number => {
       const i = source.search(new RegExp(`export\\s+(const|let|var|function)\\s+${name}\\b`));
@@ -207,10 +213,21 @@ function chosen(l: Loaded, name: string | undefined): PrimFunc | undefined {
 }
 
 async function build(r: Extract<Request, { kind: "build" }>): Promise<BuildReply> {
-  const base = { kind: "build" as const, id: r.id, stages: STAGES };
+  const phases: Record<string, number> = {};
+  let t = performance.now();
+  /** Time since the last mark, as phase `name`. */
+  const mark = (name: string): void => {
+    const now = performance.now();
+    phases[name] = now - t;
+    t = now;
+  };
+  const base = { kind: "build" as const, id: r.id, stages: STAGES, phases };
   let l: Loaded;
   try {
     l = await load(r.file, r.source);
+    mark("load");
+    phases["transform"] = loadPhases.transform;
+    phases["evaluate"] = loadPhases.evaluate;
   } catch (e) {
     return { ...base, kernels: [], explain: [], diagnostics: diagnosticsOf(e) };
   }
@@ -224,11 +241,15 @@ async function build(r: Extract<Request, { kind: "build" }>): Promise<BuildReply
   let explain: string[] = [];
   try {
     const vf = verify(fn);
+    mark("verify");
     ptx = emitPtx(vf).text;
+    mark("ptx");
     const after = r.after ?? "verify";
     ir =
       after === "verify" ? printFunc(vf.fn) : printFunc(runPipeline(vf, PTX_PASSES, { after }).fn);
+    mark("ir");
     explain = explainTile(fn);
+    mark("explain");
   } catch (e) {
     diags.push(...diagnosticsOf(e));
     if (ir === undefined) ir = printFunc(fn);
@@ -312,7 +333,15 @@ self.onmessage = async (ev: MessageEvent<Request>) => {
     const diagnostics = diagnosticsOf(e);
     reply =
       r.kind === "build"
-        ? { kind: "build", id: r.id, kernels: [], stages: STAGES, explain: [], diagnostics }
+        ? {
+            kind: "build",
+            id: r.id,
+            kernels: [],
+            stages: STAGES,
+            explain: [],
+            diagnostics,
+            phases: {},
+          }
         : r.kind === "run"
           ? {
               kind: "run",
