@@ -108,7 +108,8 @@ function combine(kind: string, dt: DType, a: Value, b: Value): Value {
             : y !== y
               ? x
               : Math.min(x, y);
-    return dt === "float32" ? roundTo(r, "float32") : r;
+    // Every step rounds to the value's format (add.rn.f32, add.rn.f16, fma.rn.bf16 a, 1, b).
+    return dt === "float64" ? r : roundTo(r, dt);
   }
   const x = BigInt(a);
   const y = BigInt(b);

@@ -84,7 +84,7 @@ function reduceKind(op: unknown, span?: Span): ReduceKind {
  * TIRx `warp_reduce(value, op, width = 32)`: the `op` ("sum" | "max" | "min") of `value` over
  * each group of `width` adjacent lanes, in every lane of the group. Emitted as log2(width) steps
  * `v = v op __shfl_xor_sync(0xffffffff, v, m)`, m = width/2 .. 1, so every lane of the warp must
- * execute it. Dtypes: float32, float64, int32, uint32, int64, uint64.
+ * execute it. Dtypes: float16, bfloat16 (each step rounded to the format), float32, float64, int32, uint32, int64, uint64.
  * @throws TirxError TX2010 for an unknown op or a width that is not a static power of two in
  *   2..32; TX2005 for other dtypes.
  */

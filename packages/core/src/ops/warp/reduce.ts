@@ -1,4 +1,5 @@
-import type { DType } from "../../dtype.js";
+import { isFloat, type DType } from "../../dtype.js";
+import { roundBf16, roundF16 } from "../../numeric/float.js";
 import { badDtypes, staticArg, valueArg } from "../define.js";
 import type { OpDef, SimValue } from "../op.js";
 import { checkWidth, emitShfl } from "./shfl.js";
@@ -7,8 +8,15 @@ import { checkMembers, shflC, shuffle } from "./lanes.js";
 /** The reductions of TIRx's `warp_reduce` (`op`: "sum" | "max" | "min"). */
 export type ReduceKind = "sum" | "max" | "min";
 
-/** Dtypes warp_reduce accepts (16-bit floats are not supported: reduce in float32). */
+/**
+ * Dtypes warp_reduce accepts. float16/bfloat16 combine in their own format at every step
+ * (`add.rn.f16`; bfloat16 sums as `fma.rn.bf16 a, 1.0, b`, the same one rounding of a + b, which
+ * sm_80 has where `add.bf16` needs sm_90; `min/max.{f16,bf16}`, sm_80), so a 16-bit sum rounds
+ * log2(width) times: reduce in float32 where that matters.
+ */
 export const REDUCE_DTYPES: readonly DType[] = [
+  "float16",
+  "bfloat16",
   "float32",
   "float64",
   "int32",
@@ -18,6 +26,8 @@ export const REDUCE_DTYPES: readonly DType[] = [
 ];
 
 const SUFFIX: Partial<Record<DType, string>> = {
+  float16: "f16",
+  bfloat16: "bf16",
   float32: "f32",
   float64: "f64",
   int32: "s32",
@@ -43,11 +53,16 @@ export function combine(kind: ReduceKind, dt: DType): (a: SimValue, b: SimValue)
   }
   const x = (f: (a: number, b: number) => number) => (a: SimValue, b: SimValue) =>
     f(a as number, b as number);
-  if (kind === "max") return x(dt.startsWith("float") ? fmax : Math.max);
-  if (kind === "min") return x(dt.startsWith("float") ? fmin : Math.min);
+  if (kind === "max") return x(isFloat(dt) ? fmax : Math.max);
+  if (kind === "min") return x(isFloat(dt) ? fmin : Math.min);
   switch (dt) {
     case "float32":
       return x((a, b) => Math.fround(a + b));
+    // The float64 sum of two 16-bit floats rounds innocuously once more (53 ≥ 2·11 + 2).
+    case "float16":
+      return x((a, b) => roundF16(a + b));
+    case "bfloat16":
+      return x((a, b) => roundBf16(a + b));
     case "int32":
       return x((a, b) => (a + b) | 0);
     case "uint32":
@@ -86,11 +101,17 @@ function reduceOp(kind: ReduceKind): OpDef {
       const dt = dts[0]!;
       const width = Number(ops[1]);
       let v = c.toReg(ops[0]!, dt);
+      let one: string | undefined;
       for (let m = width >> 1; m >= 1; m >>= 1) {
         const t = c.tmp(dt);
         emitShfl(c, "bfly", t, v, dt, String(m), shflC("bfly", 32), "0xffffffff");
         const nv = m === 1 ? d : c.tmp(dt);
-        c.ins(`${ins}.${SUFFIX[dt]!} ${nv}, ${v}, ${t}`);
+        if (dt === "bfloat16" && ins === "add") {
+          // add.bf16 is sm_90; fma.rn.bf16 (sm_80) with b = 1.0 rounds the exact a + c once.
+          one ??= c.tmp(dt);
+          if (m === width >> 1) c.ins(`mov.b16 ${one}, 0x3F80`);
+          c.ins(`fma.rn.bf16 ${nv}, ${v}, ${one}, ${t}`);
+        } else c.ins(`${ins}.${SUFFIX[dt]!} ${nv}, ${v}, ${t}`);
         v = nv;
       }
     },
