@@ -3,8 +3,12 @@
 // table. test/bench-gemm-sweep.test.ts runs them on the CPU.
 import { parseArgs } from "node:util";
 
-/** What a case times: bf16 A·Bᵀ, float8 e4m3 A·Bᵀ with per-tensor scales, or bf16 with bias + GELU. */
-export type GemmKind = "bf16" | "fp8" | "bias-gelu";
+/**
+ * What a case times: bf16 A·Bᵀ, float8 e4m3 A·Bᵀ with per-tensor scales, float8 e4m3 A·Bᵀ with
+ * block scales (DeepSeek-V3's: A's per row and 128-wide K block, B's per 128 × 128 block), or
+ * bf16 with bias + GELU.
+ */
+export type GemmKind = "bf16" | "fp8" | "fp8-block" | "bias-gelu";
 
 /** One case of the sweep: D [m, n] = A [m, k] · B [n, k]ᵀ (both K-major: torch's a @ b.T). */
 export interface GemmCase {
@@ -28,6 +32,8 @@ export interface GemmSweepOptions {
   readonly out?: string;
   readonly dryRun: boolean;
   readonly help: boolean;
+  /** Tune each case's configuration first (runtime's autotune over gemmTuneCandidates). */
+  readonly tune: boolean;
 }
 
 /** The issue's sweep: M ∈ {16, 128, 1024, 8192} × these (N, K). */
@@ -44,15 +50,18 @@ export const DEFAULT_SHAPES: readonly (readonly [number, number])[] = [
 export const USAGE = `Usage: tsx -C source bench/gemm-sweep.ts [options]
   --ms 16,128,1024,8192          rows of D
   --shapes 4096x4096,14336x4096  (n)x(k) pairs (default: the six of issue 24)
-  --kinds bf16,fp8,bias-gelu     what to time (bias-gelu: at --epilogue-size³, with plain bf16 beside it)
+  --kinds bf16,fp8,fp8-block,bias-gelu
+                                 what to time (fp8-block: block scales, timed against tirx-ts's
+                                 per-tensor fp8; bias-gelu: at --epilogue-size³, with plain bf16 beside it)
   --epilogue-size 8192           m = n = k of the epilogue cases
   --iters N                      timed launches per case (default: by FLOPs, 10 … 100)
   --no-peers                     skip torch (python3 bench/gemm_peers.py)
+  --tune                         tune each case's configuration before timing (the table names it)
   --out FILE                     write the markdown table there
   --dry-run                      list the cases, launch nothing
   --help`;
 
-const KINDS: readonly GemmKind[] = ["bf16", "fp8", "bias-gelu"];
+const KINDS: readonly GemmKind[] = ["bf16", "fp8", "fp8-block", "bias-gelu"];
 
 /** A positive integer list "a,b,c". @throws RangeError naming the option. */
 function ints(v: string, what: string): number[] {
@@ -80,6 +89,7 @@ export function parseGemmArgs(argv: readonly string[]): GemmSweepOptions {
       out: { type: "string" },
       "dry-run": { type: "boolean" },
       help: { type: "boolean" },
+      tune: { type: "boolean" },
     },
     strict: true,
   });
@@ -116,6 +126,7 @@ export function parseGemmArgs(argv: readonly string[]): GemmSweepOptions {
     ...(values.out !== undefined ? { out: values.out } : {}),
     dryRun: values["dry-run"] === true,
     help: values.help === true,
+    tune: values.tune === true,
   };
 }
 
@@ -142,7 +153,7 @@ export function gemmSweepCases(o: GemmSweepOptions): GemmCase[] {
     if (out.some((c) => c.kind === kind && c.m === m && c.n === n && c.k === k)) return;
     out.push({ kind, m, n, k, iters: o.iters ?? itersFor({ m, n, k }) });
   };
-  for (const kind of ["bf16", "fp8"] as const) {
+  for (const kind of ["bf16", "fp8", "fp8-block"] as const) {
     if (!o.kinds.includes(kind)) continue;
     for (const m of o.ms) for (const [n, k] of o.shapes) add(kind, m, n, k);
   }
@@ -172,6 +183,17 @@ export function inputValue(i: number, seed: number, fp8: boolean): number {
 
 /** The seeds of A, B and the bias. */
 export const SEEDS = { a: 1, b: 2, bias: 3 } as const;
+
+/** Elements of K (and of N) per block scale of the fp8-block cases. */
+export const SCALE_BLOCK = 128;
+
+/**
+ * The block scales of the fp8-block cases, exact in float32 (powers of two in 1/4 … 4): element
+ * i of A's [m, ⌈k/128⌉] (`b` false) or B's [⌈n/128⌉, ⌈k/128⌉] (`b` true), row-major.
+ */
+export function blockScaleValue(i: number, b: boolean): number {
+  return 2 ** ((((i % 7) * 3 + (b ? 2 : 1)) % 5) - 2);
+}
 /** The per-tensor scales of the fp8 cases (torch._scaled_mm's scale_a, scale_b). */
 export const FP8_SCALES = [0.5, 0.25] as const;
 
@@ -184,14 +206,23 @@ export const geluTanh = (v: number): number =>
  * the bias [n]), and the magnitude Σ|a·b| (for the bound).
  */
 export function referenceAt(c: GemmCase, i: number, j: number): { ref: number; mag: number } {
-  const fp8 = c.kind === "fp8";
+  const fp8 = c.kind === "fp8" || c.kind === "fp8-block";
+  const kb = Math.ceil(c.k / SCALE_BLOCK);
+  // fp8-block: Σ_kb sA[i, kb]·sB[⌊j/128⌋, kb]·Σ_{x in kb} a·b (the block scales in float64).
+  const scale = (x: number): number =>
+    c.kind === "fp8-block"
+      ? blockScaleValue(i * kb + Math.floor(x / SCALE_BLOCK), false) *
+        blockScaleValue(Math.floor(j / SCALE_BLOCK) * kb + Math.floor(x / SCALE_BLOCK), true)
+      : 1;
   let dot = 0;
   let mag = 0;
   for (let x = 0; x < c.k; x++) {
-    const p = inputValue(i * c.k + x, SEEDS.a, fp8) * inputValue(j * c.k + x, SEEDS.b, fp8);
+    const p =
+      inputValue(i * c.k + x, SEEDS.a, fp8) * inputValue(j * c.k + x, SEEDS.b, fp8) * scale(x);
     dot += p;
     mag += Math.abs(p);
   }
+  if (c.kind === "fp8-block") return { ref: dot, mag };
   if (fp8) {
     const s = FP8_SCALES[0] * FP8_SCALES[1];
     return { ref: dot * s, mag: mag * s };
@@ -206,10 +237,13 @@ export function referenceAt(c: GemmCase, i: number, j: number): { ref: number; m
 /**
  * The check's bound at D[i, j] (D bfloat16): 2^-8 of |ref| (half an ulp, and the GELU's
  * tanh.approx 2^-11) plus float32 accumulation k·2^-24·Σ|a·b| (and, for float8, the tensor
- * cores' 13-bit alignment: 2^-12 · Σ|a·b| · ⌈k / 32⌉ … capped by 2^-10·Σ|a·b|).
+ * cores' 13-bit alignment: 2^-12 · Σ|a·b| · ⌈k / 32⌉ … capped by 2^-10·Σ|a·b|; fp8-block: Σ|a·b|
+ * scaled by each block's scales, plus 3 float32 roundings per K block of the promotion).
  */
 export function boundAt(c: GemmCase, ref: number, mag: number): number {
-  const acc = c.k * 2 ** -24 * mag + (c.kind === "fp8" ? 2 ** -10 * mag : 0);
+  const promote = c.kind === "fp8-block" ? 3 * Math.ceil(c.k / SCALE_BLOCK) : 0;
+  const fp8 = c.kind === "fp8" || c.kind === "fp8-block";
+  const acc = (c.k + promote) * 2 ** -24 * mag + (fp8 ? 2 ** -10 * mag : 0);
   return 2 ** -8 * Math.abs(ref) + acc + 2 ** -20;
 }
 
@@ -221,12 +255,17 @@ export interface GemmRow {
   /** Worst error at the sampled entries as a fraction of the bound (≤ 1 passes). */
   readonly err?: number;
   readonly note?: string;
+  /** The configuration timed (with --tune: the tuned one and how it was chosen). */
+  readonly config?: string;
 }
 
 /** The peer variant each kind is compared with. */
 export const PEER: Readonly<Record<GemmKind, string>> = {
   bf16: "torch.matmul",
   fp8: "torch._scaled_mm",
+  // Timed by bench/gemm-sweep.ts itself (torch has no 1 × 128 / 128 × 128 scaled matmul to
+  // compare with): the cost of block scaling over per-tensor scaling, target ≥ 0.9.
+  "fp8-block": "tirx-ts fp8 per-tensor",
   "bias-gelu": "torch gelu(addmm)",
 };
 
@@ -235,24 +274,26 @@ const fmt = (x: number | undefined, d = 1): string =>
 
 /**
  * The markdown table: one line per case with tirx-ts gemm() and its peer (median µs, TFLOP/s),
- * the ratio peer time / tirx-ts time (> 1: tirx-ts faster), the check, and a line per note.
+ * the ratio peer time / tirx-ts time (> 1: tirx-ts faster), the check, the configuration when
+ * any row names one (--tune), and a line per note.
  */
 export function formatGemmTable(
   cases: readonly GemmCase[],
   rows: readonly GemmRow[],
   meta: { readonly gpu: string; readonly command: string; readonly date: string },
 ): string {
+  const tuned = rows.some((r) => r.config !== undefined);
   const out = [
     "# gemm() sweep: tirx-ts vs torch",
     "",
     `- date: ${meta.date}`,
     `- GPU: ${meta.gpu}`,
     `- command: ${meta.command}`,
-    "- D = A·Bᵀ (A [m, k], B [n, k], both K-major), bf16 → bf16; fp8: e4m3 × e4m3 with per-tensor scales → bf16; bias-gelu: bf16 with a bias per column and GELU (tanh) fused",
+    "- D = A·Bᵀ (A [m, k], B [n, k], both K-major), bf16 → bf16; fp8: e4m3 × e4m3 with per-tensor scales → bf16; fp8-block: e4m3 × e4m3 with block scales (A 1 × 128, B 128 × 128) → bf16, its peer tirx-ts's per-tensor fp8; bias-gelu: bf16 with a bias per column and GELU (tanh) fused",
     "- times: medians of CUDA-event-timed launches after warm-up; ratio = peer time / tirx-ts time",
     "",
-    "| # | kind | m | n | k | tirx-ts µs | TFLOP/s | peer | peer µs | peer TFLOP/s | ratio | check |",
-    "| - | ---- | - | - | - | ---------- | ------- | ---- | ------- | ------------ | ----- | ----- |",
+    `| # | kind | m | n | k | tirx-ts µs | TFLOP/s | peer | peer µs | peer TFLOP/s | ratio | check |${tuned ? " config |" : ""}`,
+    `| - | ---- | - | - | - | ---------- | ------- | ---- | ------- | ------------ | ----- | ----- |${tuned ? " ------ |" : ""}`,
   ];
   const notes: string[] = [];
   cases.forEach((c, i) => {
@@ -263,7 +304,7 @@ export function formatGemmTable(
     const check =
       mine?.err === undefined ? "–" : mine.err <= 1 ? "ok" : `FAIL (${fmt(mine.err, 2)})`;
     out.push(
-      `| ${i} | ${c.kind} | ${c.m} | ${c.n} | ${c.k} | ${fmt(mine?.us)} | ${fmt(mine?.us && tflops(c, mine.us))} | ${PEER[c.kind]} | ${fmt(peer?.us)} | ${fmt(peer?.us && tflops(c, peer.us))} | ${fmt(ratio, 2)} | ${check} |`,
+      `| ${i} | ${c.kind} | ${c.m} | ${c.n} | ${c.k} | ${fmt(mine?.us)} | ${fmt(mine?.us && tflops(c, mine.us))} | ${PEER[c.kind]} | ${fmt(peer?.us)} | ${fmt(peer?.us && tflops(c, peer.us))} | ${fmt(ratio, 2)} | ${check} |${tuned ? ` ${mine?.config ?? "–"} |` : ""}`,
     );
   });
   if (notes.length) out.push("", ...notes.map((n) => `- ${n}`));

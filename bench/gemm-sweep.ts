@@ -2,17 +2,24 @@
 // B [n, k], both K-major) for M ∈ {16, 128, 1024, 8192} × (N, K) ∈ {(4096, 4096), (14336, 4096),
 // (4096, 14336), (8192, 8192), (28672, 8192), (8192, 28672)}:
 //   bf16 → bf16 against torch.matmul; float8 e4m3 × e4m3 with per-tensor scales → bf16 against
-//   torch._scaled_mm; and at 8192³ the fused bias + GELU (tanh) epilogue against torch's
-//   F.gelu(addmm(bias, a, b.T)), with plain bf16 beside it.
-// The kernels are makeGemm's with the configuration gemm() picks (pickGemmConfig) and the GPU's
-// SM count as the persistent grid; each is checked on sampled entries against a float64
+//   torch._scaled_mm; float8 e4m3 with block scales (DeepSeek-V3's 1 × 128 / 128 × 128:
+//   makeGemm's scales "block") against tirx-ts's own per-tensor float8 kernel of the same shape
+//   (the cost of the promotion; target ≥ 0.9× on the large shapes); and at 8192³ the fused
+//   bias + GELU (tanh) epilogue against torch's F.gelu(addmm(bias, a, b.T)), with plain bf16
+//   beside it.
+// The kernels are makeGemm's with the configuration gemm() picks (pickGemmConfig; with --tune,
+// runtime's autotune over gemmTuneCandidates at the case's sizes, the choice in the table's
+// config column and cached under the family name "gemm-sweep": a winner to copy into
+// packages/kernels/src/gemm/config.ts's GEMM_TUNED_DEFAULTS) and the GPU's SM count as the
+// persistent grid; each is checked on sampled entries against a float64
 // reference (bench/gemm-sweep-cases.ts: referenceAt, boundAt) before it is timed. Inputs are
 // deterministic and exact in bf16 / float8 (inputValue): a small kernel fills them here, torch
 // makes the same bits in bench/gemm_peers.py (python3 subprocess). Times are medians of
 // CUDA-event-timed launches (timeLaunches) after one checked launch; split-K configurations
 // include the workspace's memset and the epilogue kernel.
-// Usage: tsx -C source bench/gemm-sweep.ts [--ms 16,128] [--shapes 4096x4096] [--kinds bf16,fp8,bias-gelu]
-//   [--epilogue-size 8192] [--iters N] [--no-peers] [--out results.md] [--dry-run] [--help]
+// Usage: tsx -C source bench/gemm-sweep.ts [--ms 16,128] [--shapes 4096x4096]
+//   [--kinds bf16,fp8,fp8-block,bias-gelu] [--epilogue-size 8192] [--iters N] [--no-peers]
+//   [--tune] [--out results.md] [--dry-run] [--help]
 import { spawn } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -20,10 +27,13 @@ import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 import type { DType, PrimFunc } from "@tirx-ts/core";
+import type { GemmConfig, GemmSizes } from "@tirx-ts/kernels";
 import {
   FP8_SCALES,
   PEER,
+  SCALE_BLOCK,
   SEEDS,
+  blockScaleValue,
   USAGE,
   boundAt,
   describeGemmCase,
@@ -115,7 +125,9 @@ if (!probe.ok) cases.forEach((_, ci) => mine(ci, `no CUDA driver (${probe.reason
 else {
   const { T } = await import("@tirx-ts/dsl");
   const { decodeHost } = await import("@tirx-ts/core");
-  const { makeGemm, pickGemmConfig } = await import("@tirx-ts/kernels");
+  const { makeGemm, pickGemmConfig, gemmTuneCandidates, gemmTuneKey } =
+    await import("@tirx-ts/kernels");
+  const { autotune, tuneKeyText } = await import("@tirx-ts/runtime");
   const dev = rt.cuda(0);
   if (gpu === "unknown GPU") gpu = dev.name;
   const ctas = rt
@@ -152,40 +164,108 @@ else {
     held.push(t);
     return t;
   };
+  /** Block scales [rows, cols] float32 of blockScaleValue(i, b). */
+  const scaleTensor = (rows: number, cols: number, b: boolean) => {
+    const host = Float32Array.from({ length: rows * cols }, (_, i) => blockScaleValue(i, b));
+    const t = rt.cudaEmpty([rows, cols], "float32", dev).copyFrom(new Uint8Array(host.buffer));
+    held.push(t);
+    return t;
+  };
+  type Kernels = ReturnType<typeof makeGemm>;
+  type Config = GemmConfig;
+  /** makeGemm's sizes of a kind at c's sizes with `config`. */
+  const sizesOf = (kind: GemmCase["kind"], c: GemmCase, config: Config): GemmSizes =>
+    ({
+      ...{ m: c.m, n: c.n, k: c.k, transB: true, outDtype: "bfloat16", config, ctas },
+      dtype: kind === "fp8" || kind === "fp8-block" ? "float8_e4m3" : "bfloat16",
+      ...(kind === "bias-gelu" ? { bias: "bfloat16", activation: "gelu" } : {}),
+      ...(kind === "fp8" ? { scales: true } : {}),
+      ...(kind === "fp8-block" ? { scales: "block" } : {}),
+    }) as GemmSizes;
+  /**
+   * One run of kernels `k` (main compiled as `main`) for case `c`: D = A·Bᵀ with the epilogue's
+   * `args` and the main kernel's `tail` (block scales); split-K zeroes its workspace first.
+   */
+  const launcher = (
+    k: Kernels,
+    main: { readonly launchAsync: (...x: never[]) => void },
+    c: GemmCase,
+    A: unknown,
+    B: unknown,
+    D: unknown,
+    args: readonly unknown[],
+    tail: readonly unknown[],
+  ): (() => void) => {
+    const run = main.launchAsync as (...x: unknown[]) => void;
+    if (!k.finish) return () => run(A, B, D, ...args, ...tail);
+    const Wt = rt.cudaEmpty([c.m, c.n], "float32", dev);
+    held.push(Wt);
+    const finish = rt.compileCuda(k.finish, { device: dev });
+    const fin = finish.launchAsync as (...x: unknown[]) => void;
+    return () => {
+      rt.driver().memsetD8(Wt.ptr, 0, Wt.nbytes);
+      run(A, B, Wt, ...tail);
+      fin(Wt, D, ...args);
+    };
+  };
   cases.forEach((c: GemmCase, ci) => {
     try {
-      const fp8 = c.kind === "fp8";
+      const fp8 = c.kind === "fp8" || c.kind === "fp8-block";
       const inDt = fp8 ? "float8_e4m3" : "bfloat16";
       const A = filled([c.m, c.k], inDt, SEEDS.a);
       const B = filled([c.n, c.k], inDt, SEEDS.b);
       const D = rt.cudaEmpty([c.m, c.n], "bfloat16", dev);
       held.push(D);
-      const extra =
+      const perTensor = [scalar(FP8_SCALES[0]), scalar(FP8_SCALES[1])];
+      const args =
         c.kind === "bias-gelu"
           ? [filled([0, c.n], "bfloat16", SEEDS.bias)]
-          : fp8
-            ? [scalar(FP8_SCALES[0]), scalar(FP8_SCALES[1])]
+          : c.kind === "fp8"
+            ? perTensor
             : [];
-      const args = extra;
-      const entry = pickGemmConfig({ m: c.m, n: c.n, k: c.k, inBytes: fp8 ? 1 : 2 });
-      const k = makeGemm({
-        ...{ m: c.m, n: c.n, k: c.k, dtype: inDt, transB: true, outDtype: "bfloat16" },
-        ...{ config: entry.config, ctas },
-        ...(c.kind === "bias-gelu" ? { bias: "bfloat16", activation: "gelu" } : {}),
-        ...(fp8 ? { scales: true } : {}),
-      } as const);
+      const kb = Math.ceil(c.k / SCALE_BLOCK);
+      const tail =
+        c.kind === "fp8-block"
+          ? [scaleTensor(c.m, kb, false), scaleTensor(Math.ceil(c.n / SCALE_BLOCK), kb, true)]
+          : [];
+      const shape = {
+        ...{ m: c.m, n: c.n, k: c.k, inBytes: (fp8 ? 1 : 2) as 1 | 2 },
+        blockScaled: c.kind === "fp8-block",
+      } as const;
+      const entry = pickGemmConfig(shape);
+      let config: Config = entry.config;
+      let configNote = entry.name;
+      if (opts.tune) {
+        const built = new Map<string, Kernels>();
+        const runs = new Map<string, () => void>();
+        const tuned = autotune(
+          (cfg: Config) => {
+            const kk = makeGemm(sizesOf(c.kind, c, cfg));
+            built.set(JSON.stringify(cfg), kk);
+            return kk.main;
+          },
+          gemmTuneCandidates(shape),
+          {
+            key: gemmTuneKey(sizesOf(c.kind, c, config)),
+            name: "gemm-sweep",
+            device: dev,
+            launch: (kernel, cfg) => {
+              const key = JSON.stringify(cfg);
+              let run = runs.get(key);
+              if (run === undefined) {
+                run = launcher(built.get(key)!, kernel, c, A, B, D, args, tail);
+                runs.set(key, run);
+              }
+              run();
+            },
+          },
+        );
+        config = tuned.config;
+        configNote = `${JSON.stringify(config)} (${tuned.source}; key ${tuneKeyText(gemmTuneKey(sizesOf(c.kind, c, config)))})`;
+      }
+      const k = makeGemm(sizesOf(c.kind, c, config));
       const main = rt.compileCuda(k.main, { device: dev });
-      let launch: () => void;
-      if (k.finish) {
-        const W = rt.cudaEmpty([c.m, c.n], "float32", dev);
-        held.push(W);
-        const finish = rt.compileCuda(k.finish, { device: dev });
-        launch = () => {
-          rt.driver().memsetD8(W.ptr, 0, W.nbytes);
-          main.launchAsync(A, B, W);
-          finish.launchAsync(W, D, ...args);
-        };
-      } else launch = () => main.launchAsync(A, B, D, ...args);
+      const launch = launcher(k, main, c, A, B, D, args, tail);
       launch();
       rt.driver().ctxSynchronize();
       // The check: 4 rows × 64 columns spread over D.
@@ -207,10 +287,20 @@ else {
         variant: "tirx-ts",
         us: t.medianUs,
         err,
-        note: `config ${entry.name}`,
+        ...(opts.tune ? { config: configNote } : { note: `config ${configNote}` }),
       };
       rows.push(row);
       console.log(JSON.stringify(row));
+      if (c.kind === "fp8-block") {
+        // The peer: tirx-ts's per-tensor float8 kernel at the same sizes and configuration.
+        const pk = makeGemm(sizesOf("fp8", c, config));
+        const pmain = rt.compileCuda(pk.main, { device: dev });
+        const plaunch = launcher(pk, pmain, c, A, B, D, perTensor, []);
+        const pt = rt.timeLaunches(plaunch, { iters: c.iters, device: dev });
+        const prow: GemmRow = { case: ci, variant: PEER[c.kind], us: pt.medianUs };
+        rows.push(prow);
+        console.log(JSON.stringify(prow));
+      }
     } catch (e) {
       mine(ci, String(e).split("\n")[0]!.slice(0, 240));
     } finally {

@@ -48,6 +48,8 @@ def main():
     sa, sb = plan["scales"]
     for ci, c in enumerate(plan["cases"]):
         kind, m, n, k = c["kind"], c["m"], c["n"], c["k"]
+        if kind not in PEER:
+            continue  # fp8-block: its peer is tirx-ts's per-tensor fp8, timed by gemm-sweep.ts
         variant = PEER[kind]
         try:
             fp8 = kind == "fp8"

@@ -4,6 +4,7 @@
 import { describe, expect, test } from "vitest";
 import {
   DEFAULT_SHAPES,
+  blockScaleValue,
   formatGemmTable,
   gemmSweepCases,
   inputValue,
@@ -15,7 +16,7 @@ import {
 } from "../bench/gemm-sweep-cases.js";
 
 describe("bench/gemm-sweep options and cases", () => {
-  test("the defaults are issue 24's sweep, bf16 and fp8, then bias + GELU beside plain at 8192³", () => {
+  test("the defaults are issue 24's sweep, bf16, fp8 and fp8-block, then bias + GELU beside plain at 8192³", () => {
     const o = parseGemmArgs([]);
     expect([o.ms, o.shapes, o.peers, o.dryRun]).toEqual([
       [16, 128, 1024, 8192],
@@ -24,8 +25,9 @@ describe("bench/gemm-sweep options and cases", () => {
       false,
     ]);
     const cases = gemmSweepCases(o);
-    // 4 × 6 per kind; 8192³ bf16 is already in the sweep, so the epilogue adds one case.
-    expect(cases.length).toBe(2 * 24 + 1);
+    // 4 × 6 per kind (bf16, fp8, fp8-block); 8192³ bf16 is already in the sweep, so the
+    // epilogue adds one case.
+    expect(cases.length).toBe(3 * 24 + 1);
     expect(cases.at(-1)).toMatchObject({ kind: "bias-gelu", m: 8192, n: 8192, k: 8192 });
     expect(cases.filter((c) => c.kind === "fp8").map((c) => [c.m, c.n, c.k])[7]).toEqual([
       128, 14336, 4096,
@@ -49,7 +51,10 @@ describe("bench/gemm-sweep options and cases", () => {
     expect([o.peers, o.out]).toEqual([false, "x.md"]);
     expect(() => parseGemmArgs(["--shapes", "4096"])).toThrow(/--shapes takes \(n\)x\(k\) pairs/);
     expect(() => parseGemmArgs(["--ms", "0"])).toThrow(/--ms takes positive integers/);
-    expect(() => parseGemmArgs(["--kinds", "int8"])).toThrow(/--kinds takes bf16, fp8, bias-gelu/);
+    expect(() => parseGemmArgs(["--kinds", "int8"])).toThrow(
+      /--kinds takes bf16, fp8, fp8-block, bias-gelu/,
+    );
+    expect([o.tune, parseGemmArgs(["--tune"]).tune]).toEqual([false, true]);
   });
   test("FLOPs and iterations", () => {
     const c = { m: 8192, n: 8192, k: 8192 };
@@ -69,6 +74,21 @@ describe("bench/gemm-sweep inputs and table", () => {
     for (let x = 0; x < 5; x++)
       dot += inputValue(1 * 5 + x, 1, false) * inputValue(2 * 5 + x, 2, false);
     expect(referenceAt(c, 1, 2).ref).toBe(dot);
+  });
+  test("fp8-block: exact power-of-two scales; the reference sums each K block's products scaled", () => {
+    const c: GemmCase = { kind: "fp8-block", m: 3, n: 200, k: 300, iters: 1 };
+    const kb = Math.ceil(c.k / 128);
+    const [i, j] = [2, 150];
+    let ref = 0;
+    for (let b = 0; b < kb; b++) {
+      let dot = 0;
+      for (let x = b * 128; x < Math.min(c.k, (b + 1) * 128); x++)
+        dot += inputValue(i * c.k + x, 1, true) * inputValue(j * c.k + x, 2, true);
+      ref += blockScaleValue(i * kb + b, false) * blockScaleValue(1 * kb + b, true) * dot;
+    }
+    expect(referenceAt(c, i, j).ref).toBe(ref);
+    const s = Array.from({ length: 50 }, (_, x) => blockScaleValue(x, x % 2 === 0));
+    expect(s.every((v) => v >= 0.25 && v <= 4 && Number.isInteger(Math.log2(v)))).toBe(true);
   });
   test("the table: times, TFLOP/s, the ratio peer / tirx-ts, the check and notes", () => {
     const cases: GemmCase[] = [
@@ -90,5 +110,24 @@ describe("bench/gemm-sweep inputs and table", () => {
       "| 1 | fp8 | 16 | 4096 | 4096 | – | – | torch._scaled_mm | 20.0 | 26.8 | – | – |",
     ]);
     expect(text).toMatch(/- #1 tirx-ts: no CUDA driver/);
+  });
+});
+
+describe("bench/gemm-sweep --tune's table", () => {
+  test("a config column when a row names its configuration", () => {
+    const cases: GemmCase[] = [{ kind: "fp8-block", m: 128, n: 4096, k: 4096, iters: 10 }];
+    const text = formatGemmTable(
+      cases,
+      [
+        { case: 0, variant: "tirx-ts", us: 50, err: 0.5, config: "m128-n128 (tuned)" },
+        { case: 0, variant: "tirx-ts fp8 per-tensor", us: 45 },
+      ],
+      { gpu: "H200", command: "tsx bench/gemm-sweep.ts --tune", date: "2026-12-02" },
+    );
+    const line = text.split("\n").find((l) => /^\| 0/.test(l));
+    expect(line).toMatch(
+      /\| tirx-ts fp8 per-tensor \| 45\.0 \|.*\| 0\.90 \| ok \| m128-n128 \(tuned\) \|$/,
+    );
+    expect(text).toMatch(/\| check \| config \|/);
   });
 });

@@ -1,6 +1,7 @@
 // On a GPU: gemm() of @tirx-ts/kernels over shapes of bench/gemm-sweep.ts's sweep (M ∈ {16, 128,
 // 1024}, N and K from {4096, 14336}: the split-K, 64-row and 128-row configurations gemm()
-// picks), bf16 and float16 in every layout, float8 e4m3 with per-tensor scales, the bias + GELU
+// picks), bf16 and float16 in every layout, float8 e4m3 with per-tensor scales and with block
+// scales (DeepSeek-V3's 1 × 128 / 128 × 128, large and odd sizes, split-K), the bias + GELU
 // epilogue, and odd sizes (m 17, n 40, k 24 in NN/NT/TN/TT; 333 × 517 × 999 with both operands
 // padded to TMA's 16-byte pitch), each against the float64 reference of
 // test/util/gemm-reference.ts on sampled rows (float8 with the tensor cores' 13-bit alignment
@@ -94,6 +95,49 @@ const CASES: readonly (GemmSpec & { name: string })[] = [
     transB: true,
     outDtype: "bfloat16",
     scales: [2, 0.125],
+  },
+  {
+    name: "1024 × 4096 × 4096 float8 e4m3 block-scaled",
+    m: 1024,
+    n: 4096,
+    k: 4096,
+    dtype: "float8_e4m3",
+    transB: true,
+    outDtype: "bfloat16",
+    blockScales: true,
+  },
+  {
+    name: "16 × 4096 × 14336 float8 e4m3 block-scaled (split-K)",
+    m: 16,
+    n: 4096,
+    k: 14336,
+    dtype: "float8_e4m3",
+    transB: true,
+    outDtype: "bfloat16",
+    blockScales: true,
+  },
+  {
+    name: "odd 130 × 200 × 300 float8 e5m2 × e4m3 block-scaled, bn 192 (a partial K block, an n block across two tiles)",
+    m: 130,
+    n: 200,
+    k: 300,
+    dtype: "float8_e5m2",
+    dtypeB: "float8_e4m3",
+    transB: true,
+    outDtype: "float32",
+    blockScales: true,
+    config: { bm: 128, bn: 192, stages: 4 },
+  },
+  {
+    name: "odd 130 × 200 × 300 float8 e4m3 block-scaled, gemm()'s choice, bias",
+    m: 130,
+    n: 200,
+    k: 300,
+    dtype: "float8_e4m3",
+    transB: true,
+    outDtype: "bfloat16",
+    bias: "float32",
+    blockScales: true,
   },
   { name: "odd NN 17 × 40 × 24", m: 17, n: 40, k: 24, dtype: "bfloat16", outDtype: "float32" },
   {
