@@ -380,6 +380,11 @@ export const CATALOG = {
     title:
       "autotune needs a candidate config that builds, fits the device's shared memory and registers, and runs",
   },
+  TX5014: {
+    rule: "runtime/nccl",
+    title:
+      "a multi-GPU call needs NCCL (libnccl.so.2) or the CUDA virtual memory API, and it is missing or failed",
+  },
   TX6001: {
     rule: "hazard/async-pending",
     title: "shared bytes accessed while a cp.async targeting them is not yet waited for",

@@ -53,3 +53,16 @@ export {
   tensorMapArgs,
   type TensorMapArgs,
 } from "./tma.js";
+export {
+  MULTI_GPU_ENV,
+  NCCL_DTYPE,
+  NCCL_OP,
+  NcclComm,
+  nccl,
+  ncclEnvironment,
+  ncclLibraryPath,
+  ncclUniqueId,
+  ncclVersion,
+  type NcclOp,
+} from "./nccl.js";
+export { SymmetricTensor, symmetricGranularity, writePeState } from "./symmetric.js";
