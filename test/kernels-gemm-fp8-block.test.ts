@@ -2,11 +2,14 @@
 // b's [⌈n/128⌉, ⌈k/128⌉]) on the simulated device, against the float64 reference of the same
 // scaling (test/util/gemm-reference.ts: Σ_kb sA·sB·Σ_{x in kb} a·b, the bound with 3 float32
 // roundings per K block): several K blocks and a partial last one (k 300: blocks of 128, 128,
-// 44), n blocks that straddle a tile (bn 192: the second tile's columns 192 … 383 lie in blocks
-// 1 and 2), split-K, and the shapes gemm() refuses (TX9002).
+// 44), a tile that straddles two n blocks (bn 192: columns 0 … 127 in block 0, 128 … 135 in
+// block 1, past n the rest), split-K, and the shapes gemm() refuses (TX9002); the block-scaled main kernel's PTX
+// (sm_90a, assembled by ptxas): the scale loads per K block and the promotion's arithmetic.
 import { describe, expect, test } from "vitest";
 import { gemm, sim, tensor } from "tirx-ts";
-import { makeGemm } from "@tirx-ts/kernels";
+import { compileToPtx } from "@tirx-ts/codegen-ptx";
+import { blockScaleShapes, makeGemm } from "@tirx-ts/kernels";
+import { assembleLater } from "./util/ptxas-deferred.js";
 import { checkGemm, type GemmSpec } from "./util/gemm-reference.js";
 import { errorOf } from "./util/error-of.js";
 
@@ -15,13 +18,13 @@ const dev = sim();
 describe("gemm() with float8 block scales on the simulator against float64", () => {
   const cases: readonly (GemmSpec & { name: string })[] = [
     {
-      name: "e4m3, m 20, n 200, k 300, bn 192: a partial K block, an n block across two tiles",
-      ...{ m: 20, n: 200, k: 300, dtype: "float8_e4m3", transB: true, outDtype: "float32" },
+      name: "e4m3, m 20, n 136, k 300, bn 192: a partial K block, a tile across two n blocks",
+      ...{ m: 20, n: 136, k: 300, dtype: "float8_e4m3", transB: true, outDtype: "float32" },
       ...{ blockScales: true, config: { bm: 64, bn: 192, stages: 2 } },
     },
     {
       name: "e5m2 × e4m3, split-K 2, bias → bfloat16",
-      ...{ m: 20, n: 72, k: 300, dtype: "float8_e5m2", dtypeB: "float8_e4m3", transB: true },
+      ...{ m: 20, n: 40, k: 300, dtype: "float8_e5m2", dtypeB: "float8_e4m3", transB: true },
       ...{ outDtype: "bfloat16", bias: "float32", blockScales: true },
       config: { bm: 64, bn: 64, stages: 2, splitK: 2 },
     },
@@ -53,5 +56,42 @@ describe("gemm() with float8 block scales on the simulator against float64", () 
     const e = errorOf(() => makeGemm({ ...base, config: { bm: 64, bn: 64, stages: 2 } }));
     expect(e.code).toBe("TX9001");
     expect(e.message).toMatch(/scales of float8 inputs/);
+  });
+
+  test("the PTX: 3 scale loads per K block before the wgmmas, one multiply-add per slot", () => {
+    const lines = (fn: Parameters<typeof compileToPtx>[0]) =>
+      compileToPtx(fn, { arch: "sm_90a" }).text.split("\n");
+    const count = (ls: string[], re: RegExp) => ls.filter((l) => re.test(l)).length;
+    const big = makeGemm({
+      ...{ m: 4096, n: 4096, k: 4096, dtype: "float8_e4m3", transB: true, scales: "block" },
+      config: { bm: 128, bn: 128, stages: 6 },
+    });
+    const ls = lines(big.main);
+    assembleLater(ls.join("\n"), "sm_90a", "gemm fp8 block scales 128x128");
+    const loop = ls.filter((l) => /ld\.global|wgmma\.mma_async/.test(l)).map((l) => l.trim());
+    expect(loop.map((l) => l.split(" ")[0])).toMatchInlineSnapshot(`
+      [
+        "ld.global.f32",
+        "ld.global.f32",
+        "ld.global.f32",
+        "wgmma.mma_async.sync.aligned.m64n128k32.f32.e4m3.e4m3",
+        "wgmma.mma_async.sync.aligned.m64n128k32.f32.e4m3.e4m3",
+        "wgmma.mma_async.sync.aligned.m64n128k32.f32.e4m3.e4m3",
+        "wgmma.mma_async.sync.aligned.m64n128k32.f32.e4m3.e4m3",
+      ]
+    `);
+    // A 128-column tile lies in one 128-column block of B: sA·sB is two products (rows r0 and
+    // r0 + 8), then tmp · (sA·sB) and the add into acc for each of the 64 slots.
+    expect([count(ls, /mul\.(rn\.)?f32/), count(ls, /add\.(rn\.)?f32/)]).toEqual([66, 64]);
+    // A 192-column tile may span two blocks of B: the second block's scale, chosen per 8 columns.
+    const odd = makeGemm({
+      ...{ m: 130, n: 200, k: 300, pitchA: 304, pitchB: 304, dtype: "float8_e4m3" },
+      ...{ transB: true, scales: "block", config: { bm: 128, bn: 192, stages: 4 } },
+    });
+    const ls2 = lines(odd.main);
+    assembleLater(ls2.join("\n"), "sm_90a", "gemm fp8 block scales 128x192");
+    expect(count(ls2, /ld\.global\.f32/)).toBe(4);
+    expect(count(ls2, /selp\.f32/)).toBeGreaterThan(0);
+    expect(blockScaleShapes(130, 200, 300)).toEqual({ a: [130, 3], b: [2, 3] });
   });
 });
