@@ -186,6 +186,29 @@ describe("T.nvshmem on the simulator", () => {
     expect(codes(runPe(half, 2).reports)).toContain("TX6011");
   });
 
+  it("barrier_all orders a put before the peer's read; a cta-scope put by part of the CTA is TX6009", () => {
+    const exchange = (barrier: boolean) =>
+      peKernel(2, ({ Buf }) => {
+        const me = T.nvshmem.my_pe();
+        // Own [0, 16) to the peer's [16, 32); after the barrier, read what the peer put here.
+        T.nvshmem.put(Buf, [16], Buf, [me, 0], 16, T.sub(1, me), { scope: "warp" });
+        if (barrier) T.nvshmem.barrier_all();
+        const lane = T.floormod(T.cuda.thread_idx("x"), 16);
+        T.if_(Buf.get([me, lane.add(16)]).gt(1), () => Buf.set([me, 0], 1));
+      });
+    expect(runPe(exchange(true), 2).reports.map(String)).toEqual([]);
+    expect(codes(runPe(exchange(false), 2).reports)).toContain("TX6003");
+    const part = T.function("part_cta", { Buf: T.Tensor([2, 64], "float32") }, ({ Buf }) => {
+      T.device_entry({ launch: T.cuda.LaunchConfig({ grid: 1, block: 64 }) });
+      const me = T.nvshmem.my_pe();
+      T.if_(T.cuda.thread_idx("x").lt(32), () =>
+        T.nvshmem.put(Buf, [0], Buf, [me, 0], 64, me, { scope: "cta" }),
+      );
+    });
+    const r = runSim(verify(part), [simZeros([2, 64], "float32")], { pes: 2, hazards: "collect" });
+    expect(codes(r.reports)).toContain("TX6009");
+  });
+
   it("more than 8 PEs, or PEs × threads over 1024, are refused", () => {
     expect(errorOf(() => runPe(peKernel(9), 9)).code).toBe("TX1002");
     const big = T.function("big", { X: T.Tensor([2, 1], "int32") }, ({ X }) => {
