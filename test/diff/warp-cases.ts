@@ -117,6 +117,17 @@ function combine(kind: string, dt: DType, a: Value, b: Value): Value {
   return dtypeBytes(dt) === 8 ? r : Number(r);
 }
 
+/** The identity of an exclusive scan's first lane (the record's documented value). */
+function scanIdentity(kind: string, dt: DType): Value {
+  if (isFloat(dt)) return kind === "sum" ? 0 : kind === "max" ? -Infinity : Infinity;
+  const bits = dtypeBytes(dt) * 8;
+  const signed = !dt.startsWith("u");
+  const lo = signed ? -(2n ** BigInt(bits - 1)) : 0n;
+  const hi = signed ? 2n ** BigInt(bits - 1) - 1n : 2n ** BigInt(bits) - 1n;
+  const v = kind === "sum" ? 0n : kind === "max" ? lo : hi;
+  return bits === 64 ? v : Number(v);
+}
+
 /** Every warp and atomic case. */
 export function warpCases(): DiffCase[] {
   const out: DiffCase[] = [];
@@ -147,6 +158,89 @@ export function warpCases(): DiffCase[] {
               [vals, lanes],
               want,
               ([v, l], y, i) => y.set([i], callValueOp(op.name, [FULL, v!, l!, width])),
+            ),
+          );
+        }
+      }
+    } else if (op.name.startsWith("warp_scan_")) {
+      // Hillis–Steele in the record's documented order: step d makes lane l's value
+      // v[l-d] op v[l] when l is at least d into its group; exclusive shifts by one lane.
+      const kind = op.name.slice(10);
+      for (const sig of op.signatures) {
+        const vt = sig[0]!;
+        for (const [width, exclusive] of [
+          [32, 0],
+          [32, 1],
+          [8, 1],
+          [4, 0],
+        ] as const) {
+          const vals = Array.from({ length: N }, () => random(vt, rnd));
+          const cols = decode(encode(vals, vt), vt);
+          const cur = [...cols];
+          for (let d = 1; d < width; d *= 2) {
+            const prev = [...cur];
+            for (let i = 0; i < N; i++) {
+              if ((i & (width - 1)) >= d) cur[i] = combine(kind, vt, prev[i - d]!, prev[i]!);
+            }
+          }
+          const want = exclusive
+            ? cur.map((_, i) => ((i & (width - 1)) === 0 ? scanIdentity(kind, vt) : cur[i - 1]!))
+            : cur;
+          out.push(
+            makeCase(
+              "warp",
+              `${op.name}.${vt}.w${width}${exclusive ? ".excl" : ""}`,
+              [vt],
+              vt,
+              [cols],
+              want,
+              ([v], y, i) => y.set([i], callValueOp(op.name, [v!, width, exclusive])),
+            ),
+          );
+        }
+      }
+    } else if (op.name.startsWith("warp_arg")) {
+      // The best (value, index) of each group by a linear search: NaN never wins unless all are
+      // NaN, equal values tie, ties to the lowest index. Values from a small set (ties, ±0, NaN).
+      const max = op.name === "warp_argmax";
+      for (const sig of op.signatures) {
+        const vt = sig[0]!;
+        const pool: Value[] = isFloat(vt)
+          ? [0, -0, 1, 2, -3, NaN, Infinity, -Infinity]
+          : vt.endsWith("64")
+            ? [0n, 1n, 5n, vt === "int64" ? -7n : 2n ** 63n]
+            : [0, 1, 5, vt === "int32" ? -7 : 2 ** 31];
+        for (const width of [32, 8]) {
+          const vals = Array.from({ length: N }, (_, i) =>
+            (i >> 5) % 7 === 3 && isFloat(vt) ? NaN : pool[Math.floor(rnd() * pool.length)]!,
+          );
+          const idx = Array.from({ length: N }, () => Math.floor(rnd() * 64) - 16);
+          const want = vals.map((_, i) => {
+            const base = i & ~(width - 1);
+            let best = -1;
+            for (let k = base; k < base + width; k++) {
+              const v = vals[k]!;
+              if (typeof v === "number" && v !== v) continue;
+              if (best < 0) best = k;
+              else {
+                const b = vals[best]!;
+                const better = max ? v > b : v < b;
+                // eslint-disable-next-line eqeqeq
+                if (better || (v == b && idx[k]! < idx[best]!)) best = k;
+              }
+            }
+            if (best < 0) return Math.min(...idx.slice(base, base + width));
+            return idx[best]!;
+          });
+          out.push(
+            makeCase(
+              "warp",
+              `${op.name}.${vt}.w${width}`,
+              [vt, "int32"],
+              "int32",
+              [vals, idx],
+              want,
+              ([v, k], y, i) => y.set([i], callValueOp(op.name, [v!, k!, width])),
             ),
           );
         }

@@ -84,7 +84,8 @@ function reduceKind(op: unknown, span?: Span): ReduceKind {
  * TIRx `warp_reduce(value, op, width = 32)`: the `op` ("sum" | "max" | "min") of `value` over
  * each group of `width` adjacent lanes, in every lane of the group. Emitted as log2(width) steps
  * `v = v op __shfl_xor_sync(0xffffffff, v, m)`, m = width/2 .. 1, so every lane of the warp must
- * execute it. Dtypes: float16, bfloat16 (each step rounded to the format), float32, float64, int32, uint32, int64, uint64.
+ * execute it. Dtypes: float16, bfloat16 (each step rounded to the format), float32, float64,
+ * int32, uint32, int64, uint64.
  * @throws TirxError TX2010 for an unknown op or a width that is not a static power of two in
  *   2..32; TX2005 for other dtypes.
  */
@@ -107,6 +108,51 @@ export function warp_max(value: ExprLike, width = 32): PrimExpr {
 /** TIRx `warp_min(value, width = 32)` = `warp_reduce(value, "min", width)`. */
 export function warp_min(value: ExprLike, width = 32): PrimExpr {
   return bound("warp_min", "warp_min", [value, width], callerSpan());
+}
+
+/** Options of {@link warp_scan}: the group width (a static power of two, default 32) and the kind. */
+export interface WarpScanOptions {
+  readonly width?: number;
+  /** Exclusive scan: lane k of a group gets the op over lanes 0..k−1 (the identity at k = 0). */
+  readonly exclusive?: boolean;
+}
+
+/**
+ * Prefix `op` ("sum" | "max" | "min") of `value` over each group of `width` adjacent lanes (CUB's
+ * WarpScan): inclusive by default (lane k gets lanes 0..k of its group), exclusive with
+ * `{ exclusive: true }` (lanes 0..k−1; the first lane gets the identity: 0, −∞ / +∞ for float
+ * max / min, the dtype's minimum / maximum for integers). Emitted as log2(width) Hillis–Steele
+ * steps with `shfl.sync.up` (PTX ISA, shfl.sync): step d = 1, 2, …, width/2 makes lane l's value
+ * v[l−d] ⊕ v[l] when l is at least d into its group, each ⊕ one `add/min/max` instruction (float
+ * sums round at every step, in that order; the simulator follows it bit for bit); an exclusive
+ * scan shifts the inclusive one up a lane. Every lane of the warp must execute it. Dtypes:
+ * float32, float64, int32, uint32, int64, uint64 (integer sums wrap).
+ * @throws TirxError TX2010 for an unknown op or width; TX2005 for other dtypes.
+ * @example const prefix = T.cuda.warp_scan(x, "sum", { exclusive: true })
+ */
+export function warp_scan(value: ExprLike, op: ReduceKind, opts: WarpScanOptions = {}): PrimExpr {
+  const span = callerSpan();
+  const kind = reduceKind(op, span);
+  const args = [value, opts.width ?? 32, opts.exclusive ? 1 : 0];
+  return bound(`warp_scan_${kind}`, `warp_scan_${kind}`, args, span);
+}
+
+/**
+ * The int32 `index` that goes with the largest `value` of each group of `width` adjacent lanes,
+ * in every lane of the group (a key–value butterfly: `shfl.sync.bfly` on both, `setp`/`selp`).
+ * NaN values never win unless every value is NaN; equal values (−0 == +0) and NaNs tie; a tie
+ * goes to the lowest index. The winning value is `warp_max(value, width)` (same NaN rule).
+ * Dtypes of `value`: float32, float64, int32, uint32, int64, uint64.
+ * @throws TirxError TX2010 for a width that is not a static power of two in 2..32; TX2005.
+ * @example const best = T.cuda.warp_argmax(score, T.cuda.thread_idx("x"))
+ */
+export function warp_argmax(value: ExprLike, index: ExprLike, width = 32): PrimExpr {
+  return bound("warp_argmax", "warp_argmax", [value, index, width], callerSpan());
+}
+
+/** The index of the smallest `value` (see {@link warp_argmax}: same NaN and tie rules). */
+export function warp_argmin(value: ExprLike, index: ExprLike, width = 32): PrimExpr {
+  return bound("warp_argmin", "warp_argmin", [value, index, width], callerSpan());
 }
 
 /** The linear thread index in the CTA (x fastest), as int32. */
