@@ -58,7 +58,7 @@ describe("gemm() with float8 block scales on the simulator against float64", () 
     expect(e.message).toMatch(/scales of float8 inputs/);
   });
 
-  test("the PTX: 3 scale loads per K block before the wgmmas, one multiply-add per slot", () => {
+  test("the PTX: 3 scale loads per K block before the wgmmas, one fma per slot", () => {
     const lines = (fn: Parameters<typeof compileToPtx>[0]) =>
       compileToPtx(fn, { arch: "sm_90a" }).text.split("\n");
     const count = (ls: string[], re: RegExp) => ls.filter((l) => re.test(l)).length;
@@ -81,8 +81,8 @@ describe("gemm() with float8 block scales on the simulator against float64", () 
       ]
     `);
     // A 128-column tile lies in one 128-column block of B: sA·sB is two products (rows r0 and
-    // r0 + 8), then tmp · (sA·sB) and the add into acc for each of the 64 slots.
-    expect([count(ls, /mul\.(rn\.)?f32/), count(ls, /add\.(rn\.)?f32/)]).toEqual([66, 64]);
+    // r0 + 8), then one fma acc = tmp · (sA·sB) + acc for each of the 64 slots.
+    expect([count(ls, /mul\.(rn\.)?f32/), count(ls, /fma\.rn\.f32/)]).toEqual([2, 64]);
     // A 192-column tile may span two blocks of B: the second block's scale, chosen per 8 columns.
     const odd = makeGemm({
       ...{ m: 130, n: 200, k: 300, pitchA: 304, pitchB: 304, dtype: "float8_e4m3" },

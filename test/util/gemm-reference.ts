@@ -16,8 +16,8 @@
 //   subnormal for ties near zero.
 // Block scales (float8, DeepSeek-V3's: sA [m, ⌈k/128⌉], sB [⌈n/128⌉, ⌈k/128⌉]): the product is
 // Σ_kb sA[i, kb]·sB[⌊j/128⌋, kb]·Σ_{x in kb} a_ix·b_xj, Σ|a·b| becomes Σ_kb |sA·sB|·Σ_{x in kb}
-// |a_ix·b_xj|, and pre gains 3 roundings per K block (sA·sB, tmp·(sA·sB), the add into the
-// accumulator): (k + 8 + 3·⌈k/128⌉)·2^-24·S.
+// |a_ix·b_xj|, and pre gains 3 roundings per K block (sA·sB, then the fma into the accumulator;
+// 3 leaves room for a separate multiply and add): (k + 8 + 3·⌈k/128⌉)·2^-24·S.
 // With float8 inputs on a GPU the tensor cores keep about 13 fraction bits while they add
 // (WGMMA_FP8_BOUND: 33·2^(⌊log2 max term⌋ − 13) per m64nNk32 instruction): the GPU test passes
 // `fp8Gpu`, which adds 33·2^-13·|α·s|·Σ|a·b| (each instruction's largest term is at most the

@@ -31,7 +31,7 @@
 //     128, float32 sA [m, ⌈k/128⌉]; B's 128 × 128, float32 sB [⌈n/128⌉, ⌈k/128⌉]): a float8
 //     K-tile is one 128-wide K block (bk 128), so per K-tile the wgmmas (4 × k32) accumulate into
 //     a second float32 register tile (scale-d 0 at the first k32 step: gemm_async's accum false)
-//     and, after the wait, each thread promotes it: acc += tmp · (sA[row, kb] · sB[nb, kb]) for
+//     and, after the wait, each thread promotes it: acc = fma(tmp, sA[row, kb] · sB[nb, kb], acc) for
 //     its slots (its two rows per 64-row block and its columns' n blocks are known from the
 //     accumulator layout above). The scales are plain ld.global by the consumer threads, issued
 //     before the wait on the stage's mbarrier so their latency hides behind it: per K block a
@@ -511,8 +511,8 @@ export function makeGemm(s: GemmSizes): GemmKernels {
             ),
           );
         // K block kb's scales for this thread's rows r0 and r0 + 8 and its columns' n blocks,
-        // loaded now (before the stage's wait), and the promotion acc += tmp · sA · sB that the
-        // returned function emits after the block's wgmmas (the file's header).
+        // loaded now (before the stage's wait), and the promotion acc = fma(tmp, sA · sB, acc)
+        // that the returned function emits after the block's wgmmas (the file's header).
         const loadBlockScales = (r0: PrimExpr, n0: PrimExpr, kb: ExprLike): (() => void) => {
           const SA = h.scaleA!;
           const SB = h.scaleB!;
@@ -549,7 +549,7 @@ export function makeGemm(s: GemmSizes): GemmKernels {
                 const sab = T.let_("sab", T.mul(sa[i]!, sb));
                 for (const e of [0, 1]) {
                   const slot = 4 * j + 2 * i + e;
-                  slots.set([slot], T.add(slots.get([slot]), T.mul(tmp!.get([slot]), sab)));
+                  slots.set([slot], T.fma(tmp!.get([slot]), sab, slots.get([slot])));
                 }
               }
             }
