@@ -292,8 +292,12 @@ else {
       rows.push(row);
       console.log(JSON.stringify(row));
       if (c.kind === "fp8-block") {
-        // The peer: tirx-ts's per-tensor float8 kernel at the same sizes and configuration.
-        const pk = makeGemm(sizesOf("fp8", c, config));
+        // The peer: tirx-ts's per-tensor float8 kernel at the same sizes, in the configuration
+        // gemm() picks for it (block scaling keeps to 128-column tiles: the cost is the
+        // promotion and the tile choice together).
+        const pk = makeGemm(
+          sizesOf("fp8", c, pickGemmConfig({ ...shape, blockScaled: false }).config),
+        );
         const pmain = rt.compileCuda(pk.main, { device: dev });
         const plaunch = launcher(pk, pmain, c, A, B, D, perTensor, []);
         const pt = rt.timeLaunches(plaunch, { iters: c.iters, device: dev });
