@@ -623,13 +623,18 @@ function timedLaunch(
     ...(block ? [] : x.scales),
   ];
   const tail = block ? [zeros([m, Math.ceil(k / 128)], "float32"), x.scales[1]!] : [];
+  // The finishing kernels, compiled once (outside the timed launches after the first).
+  const finishes = new Map<string, Compiled>();
   return (kernel, config) => {
-    const ks = kernels.get(canonicalJson(config));
+    const text = canonicalJson(config);
+    const ks = kernels.get(text);
     invariant(ks !== undefined, "gemm: a tuned candidate was built by make");
     if (ks.finish === undefined) kernel.launchAsync(A, B, D, ...epi, ...tail);
     else {
+      let fin = finishes.get(text);
+      if (fin === undefined) finishes.set(text, (fin = compile(ks.finish, { target: "cuda" })));
       kernel.launchAsync(A, B, W, ...tail);
-      compile(ks.finish, { target: "cuda" }).launchAsync(W, D, ...epi);
+      fin.launchAsync(W, D, ...epi);
     }
   };
 }
