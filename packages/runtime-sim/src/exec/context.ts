@@ -145,6 +145,8 @@ export interface SimContext extends Reporter {
   readonly threads: number;
   readonly ctaThreads: number;
   readonly ctas: number;
+  /** PEs of a multi-PE launch (1 otherwise; then `rank` is the thread's PE). */
+  readonly pes: number;
   /** Per thread: its CTA's rank in the cluster. */
   readonly rank: Int32Array;
   readonly sharedStride: number;
