@@ -10,7 +10,7 @@ import { semScopeOperands, type MemoryOrderOptions } from "./memory-order.js";
 import { callStmtOp, callValueOp } from "./op-call.js";
 import { if_, let_ } from "./control.js";
 import { cta_sync } from "./cuda.js";
-import { PrimExpr, show, toExpr, type ExprLike } from "./expr.js";
+import { if_then_else, PrimExpr, show, toExpr, type ExprLike } from "./expr.js";
 import { callerSpan } from "./span.js";
 import { TileView } from "./view.js";
 
@@ -253,6 +253,101 @@ export function cta_reduce(
 function flatPattern(n: number): string {
   const axes = Array.from({ length: n }, (_, i) => `a${i}`).join(" ");
   return `${axes} -> (${axes})`;
+}
+
+/**
+ * The prefix `op` ("sum" | "max" | "min") of `value` over the threads of the CTA in linear
+ * thread order (x fastest): inclusive by default, exclusive with `{ exclusive: true }` (thread 0
+ * gets the identity of {@link warp_scan}). Every thread of the CTA calls it; `num_warps` (a static
+ * power of two in 1..32) is the CTA's warp count and `scratch` a shared buffer of at least
+ * `num_warps` elements of `value`'s dtype. Order of operations (the simulator follows it, so
+ * float sums agree with a GPU bit for bit): each warp scans its lanes (`warp_scan`, width 32);
+ * lane 31 stores its warp's total to `scratch[warp]`; after a CTA barrier warp 0 replaces the
+ * totals by their exclusive scan (`warp_scan` over `num_warps` lanes); after a second barrier
+ * every thread of warp w > 0 computes `scratch[w] ⊕ own` (warp 0 keeps its own). A sum whose
+ * offset is −0 and own value +0 is +0 (IEEE). Dtypes of {@link warp_scan}.
+ * @throws TirxError TX2015 for a bad `num_warps` or `scratch`, TX2010 for an unknown op, TX2005
+ *   for other dtypes.
+ * @example const offset = T.cuda.cta_scan(count, "sum", 4, scratch, { exclusive: true })
+ */
+export function cta_scan(
+  value: ExprLike,
+  op: ReduceKind,
+  num_warps: number,
+  scratch: TileView,
+  opts: { readonly exclusive?: boolean } = {},
+): PrimExpr {
+  const span = callerSpan();
+  const kind = reduceKind(op, span);
+  const v = value instanceof PrimExpr ? value : new PrimExpr(toExpr(value, undefined, span));
+  checkCtaScratch("cta_scan", v, num_warps, scratch, span);
+  const ex = opts.exclusive ? 1 : 0;
+  const inc = bound("cta_scan_inc", `warp_scan_${kind}`, [v, 32, 0], span);
+  const own = ex ? bound("cta_scan_own", `warp_scan_${kind}`, [v, 32, 1], span) : inc;
+  if (num_warps === 1) return own;
+  const flat =
+    scratch.shape.length === 1 ? scratch : scratch.rearrange(flatPattern(scratch.shape.length));
+  const tid = let_("cta_tid", linearTid());
+  const lane = tid.bitand(31);
+  const warp = tid.shr(5);
+  if_(lane.eq(31), () => flat.set([warp], inc));
+  cta_sync();
+  if_(warp.eq(0), () => {
+    const offs = let_(
+      "cta_offsets",
+      callValueOp(
+        `warp_scan_${kind}`,
+        [flat.get([lane.bitand(num_warps - 1)]), num_warps, 1],
+        span,
+      ),
+    );
+    // Lanes write totals other lanes of warp 0 read: bar.warp.sync orders those reads first.
+    callStmtOp("bar.warp.sync", [FULL], span);
+    if_(lane.lt(num_warps), () => flat.set([lane], offs));
+  });
+  cta_sync();
+  const off = flat.get([warp]);
+  const joined = kind === "sum" ? off.add(own) : kind === "max" ? off.max(own) : off.min(own);
+  return let_("cta_scan", if_then_else(warp.eq(0), own, joined));
+}
+
+/**
+ * The contract of a CTA collective's `num_warps` and `scratch` (shared, ≥ num_warps elements of
+ * the value's dtype). @throws TirxError TX2015.
+ */
+function checkCtaScratch(
+  what: string,
+  v: PrimExpr,
+  num_warps: number,
+  scratch: TileView,
+  span?: Span,
+): void {
+  if (
+    typeof num_warps !== "number" ||
+    !Number.isSafeInteger(num_warps) ||
+    num_warps < 1 ||
+    num_warps > 32 ||
+    (num_warps & (num_warps - 1)) !== 0
+  ) {
+    throw new TirxError(
+      "TX2015",
+      `num_warps of T.cuda.${what} must be a static power of two in 1..32, got ${show(num_warps)}`,
+      span,
+    );
+  }
+  const scope = scratch instanceof TileView ? scratch.buffer.scope : undefined;
+  if (
+    !(scratch instanceof TileView) ||
+    (scope !== "shared" && scope !== "shared.dyn") ||
+    scratch.dtype !== v.dtype ||
+    numel(scratch.shape) < num_warps
+  ) {
+    throw new TirxError(
+      "TX2015",
+      `scratch of T.cuda.${what} must be a shared buffer (T.alloc_shared) of at least ${num_warps} ${v.dtype} elements, got ${show(scratch)}`,
+      span,
+    );
+  }
 }
 
 /** TIRx `cta_sum(value, num_warps, scratch)` = `cta_reduce(value, "sum", num_warps, scratch)`. */
