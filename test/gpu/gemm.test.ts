@@ -6,10 +6,14 @@
 // padded to TMA's 16-byte pitch), each against the float64 reference of
 // test/util/gemm-reference.ts on sampled rows (float8 with the tensor cores' 13-bit alignment
 // term, WGMMA_FP8_BOUND). A second call of the same sizes gives the same bytes (no atomics
-// outside split-K: bytes compared only for the other configurations).
+// outside split-K: bytes compared only for the other configurations). gemm() with tune: every
+// candidate timed on the GPU (zero-filled tensors of the m bucket's sizes), its choice checked.
 // Skipped, with the reason printed, where no CUDA driver loads.
 import { describe, expect, test } from "vitest";
-import { cuda, cudaAvailable, gemm } from "tirx-ts";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { cuda, cudaAvailable, gemm, gemmChoice, tensor } from "tirx-ts";
 import { checkGemm, type GemmSpec } from "../util/gemm-reference.js";
 
 const probe = cudaAvailable();
@@ -207,4 +211,30 @@ describe.skipIf(!probe.ok)("gemm() on the GPU against float64 on sampled rows", 
       120_000,
     );
   }
+});
+
+describe.skipIf(!probe.ok)("gemm() tuned on the GPU", () => {
+  test("tune times every candidate (split-K ones with their finishing kernel) and its choice is exact", () => {
+    const dev = cuda(0);
+    const dir = mkdtempSync(join(tmpdir(), "gemm-tune-"));
+    try {
+      const [m, n, k] = [100, 512, 8192];
+      const a = tensor.zeros([m, k], "bfloat16", dev);
+      const b = tensor.zeros([n, k], "bfloat16", dev);
+      const tune = { cacheDir: dir, progress: false, warmup: 1, iters: 3, rounds: 1 } as const;
+      const choice = gemmChoice(a, b, { transB: true, tune });
+      expect(choice.source).toBe("tuned");
+      expect(choice.measurements).toBe(choice.candidates!.length);
+      expect(choice.candidates!.some((c) => (c.splitK ?? 1) > 1)).toBe(true);
+      const spec: GemmSpec = {
+        ...{ m, n, k, dtype: "bfloat16", transB: true, outDtype: "float32" },
+        config: choice.config,
+      };
+      const r = checkGemm(gemm, dev, spec, { rows: sampled(m) });
+      expect(r.ratio, r.at).toBeLessThanOrEqual(1);
+      for (const t of [a, b, r.d]) (t as { dispose?: () => void }).dispose?.();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 300_000);
 });
