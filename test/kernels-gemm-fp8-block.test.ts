@@ -3,8 +3,9 @@
 // scaling (test/util/gemm-reference.ts: Σ_kb sA·sB·Σ_{x in kb} a·b, the bound with 3 float32
 // roundings per K block): several K blocks and a partial last one (k 300: blocks of 128, 128,
 // 44), a tile that straddles two n blocks (bn 192: columns 0 … 127 in block 0, 128 … 135 in
-// block 1, past n the rest), split-K, and the shapes gemm() refuses (TX9002); the block-scaled main kernel's PTX
-// (sm_90a, assembled by ptxas): the scale loads per K block and the promotion's arithmetic.
+// block 1, past n the rest), two consumer warpgroups (rows 64 … 69 read their own scales) with
+// split-K, and the shapes gemm() refuses (TX9002); the block-scaled main kernel's PTX (sm_90a,
+// assembled by ptxas): the scale loads per K block and the promotion's arithmetic.
 import { describe, expect, test } from "vitest";
 import { gemm, sim, tensor } from "tirx-ts";
 import { compileToPtx } from "@tirx-ts/codegen-ptx";
@@ -23,10 +24,10 @@ describe("gemm() with float8 block scales on the simulator against float64", () 
       ...{ blockScales: true, config: { bm: 64, bn: 192, stages: 2 } },
     },
     {
-      name: "e5m2 × e4m3, split-K 2, bias → bfloat16",
-      ...{ m: 20, n: 40, k: 300, dtype: "float8_e5m2", dtypeB: "float8_e4m3", transB: true },
+      name: "e5m2 × e4m3, m 70 on two consumer warpgroups, split-K 2, bias → bfloat16",
+      ...{ m: 70, n: 40, k: 300, dtype: "float8_e5m2", dtypeB: "float8_e4m3", transB: true },
       ...{ outDtype: "bfloat16", bias: "float32", blockScales: true },
-      config: { bm: 64, bn: 64, stages: 2, splitK: 2 },
+      config: { bm: 128, bn: 64, stages: 2, splitK: 2 },
     },
   ];
   for (const c of cases) {
