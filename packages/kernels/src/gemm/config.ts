@@ -1,7 +1,8 @@
 // The tile configurations of the Hopper GEMM (makeGemm) as data: a record of tile sizes, ring
 // depth and split-K, the candidates the library call picks from (GEMM_CONFIGS, first match
-// wins), and the picker. Every candidate builds a correct kernel for every size (the simulator
-// tests run each of them); the table only chooses which is fast.
+// wins), and the picker; the tuning key of gemm() (gemmTuneKey, m bucketed by gemmRowsBucket) and
+// the shipped tuned choices (GEMM_TUNED_DEFAULTS). Every candidate builds a correct kernel for
+// every size (the simulator tests run each of them); the table only chooses which is fast.
 import { configError } from "../attention/options.js";
 import type { GemmSizes } from "./kernel.js";
 

@@ -1,8 +1,9 @@
 // gemm(a, b, opts): the library call of the Hopper GEMM (makeGemm) on device tensors, in the
 // convention of torch.matmul / cuBLAS-style transposes: a is [m, k] (with transA, stored [k, m]
 // and read transposed), b is [k, n] (with transB, stored [n, k]), D = epilogue(a · b) [m, n].
-// It checks the tensors against each other (TX9002) and the options (TX9001), picks a
-// configuration from GEMM_CONFIGS (or takes `config`), pads an operand whose rows are not a
+// It checks the tensors against each other (TX9002) and the options (TX9001), chooses a
+// configuration (`config`; with `tune` or TIRX_TUNE=1 runtime's autotune over GEMM_CONFIGS' rows
+// per shape class; else a cached tuning, a shipped default or pickGemmConfig: gemmChoice), pads an operand whose rows are not a
 // multiple of 16 bytes into a zero-padded copy (TMA's pitch), builds the kernels (kept by sizes;
 // compile's cache keeps the compiled ones), and launches where the tensors live, on the GPU or
 // on the simulated device.
