@@ -1,7 +1,8 @@
 // T.cuda.cta_scan (dsl warp.ts): a CTA of 4 warps scans float32 (sum, inclusive and exclusive)
 // and int32 (max, exclusive) on the simulator, against the documented order of operations
 // computed here (per-warp Hillis–Steele scans, the warp totals' exclusive scan, offset ⊕ own),
-// with the race checker on; the kernel's PTX assembles (ptxas, sm_90a).
+// with the race checker on; T.cuda.cta_argmax / cta_argmin against a linear search (NaN never
+// wins, ties to the lowest index); every kernel's PTX assembles (ptxas, sm_90a).
 import { describe, expect, it } from "vitest";
 import { T, compile, sim, tensor } from "tirx-ts";
 import { compileToPtx } from "@tirx-ts/codegen-ptx";
@@ -65,5 +66,41 @@ describe("T.cuda.cta_scan", () => {
     const b = a.map((v) => Math.trunc(v * 1000));
     const want = ctaScan(b, Math.max, -(2 ** 31), true);
     expect(run(kernel("int32", "max", true), b, "int32")).toEqual(want);
+  });
+
+  it("cta_argmax / cta_argmin: NaN never wins, ties to the lowest index", () => {
+    // Values from a small set, so ties cross warps; NaNs in warp 1.
+    const v = Array.from({ length: N }, (_, i) =>
+      i >> 5 === 1 && i % 3 === 0 ? NaN : (i * 7) % 5,
+    );
+    for (const kind of ["max", "min"] as const) {
+      const fn = T.function(
+        `cta_arg${kind}`,
+        { A: T.Tensor([N], "float32"), Y: T.Tensor([N], "int32") },
+        (p) => {
+          T.device_entry({ launch: T.cuda.LaunchConfig({ grid: 1, block: N }) });
+          const sv = T.alloc_shared([4], "float32");
+          const si = T.alloc_shared([4], "int32");
+          const i = T.let_("i", T.cuda.thread_idx("x"));
+          const idx = i.cast("int32");
+          p.Y.set(
+            [i],
+            kind === "max"
+              ? T.cuda.cta_argmax(p.A.get([i]), idx, 4, sv, si)
+              : T.cuda.cta_argmin(p.A.get([i]), idx, 4, sv, si),
+          );
+        },
+      );
+      assembleLater(compileToPtx(fn, { arch: "sm_90a" }).text, "sm_90a", fn.name);
+      const x = tensor(Float32Array.from(v), { shape: [N], dtype: "float32", device: dev });
+      const y = tensor.zeros([N], "int32", dev);
+      compile(fn, { target: "cuda" })(x, y);
+      let best = -1;
+      v.forEach((a, k) => {
+        if (a !== a) return;
+        if (best < 0 || (kind === "max" ? a > v[best]! : a < v[best]!)) best = k;
+      });
+      expect(Array.from(y.toArray() as Int32Array)).toEqual(v.map(() => best));
+    }
   });
 });

@@ -312,6 +312,80 @@ export function cta_scan(
 }
 
 /**
+ * The int32 `index` that goes with the largest `value` over the threads of the CTA (the rules of
+ * {@link warp_argmax}: NaN never wins unless every value is NaN, equal values tie, a tie goes to
+ * the lowest index), in every thread. Every thread calls it; `scratch` (≥ num_warps elements of
+ * `value`'s dtype) and `indices` (≥ num_warps int32) are shared buffers. Each warp finds its
+ * winner (`warp_argmax`, its value `warp_max`); lane 0 stores both; `bar.sync`; warp 0 runs
+ * `warp_argmax` over the `num_warps` winners and lane 0 stores the index; `bar.sync`; all read it.
+ * The order makes no difference (the rule is a total preorder).
+ * @throws TirxError TX2015 for a bad `num_warps`, `scratch` or `indices`, TX2005 for other dtypes.
+ * @example const best = T.cuda.cta_argmax(score, tid, 4, sv, si)
+ */
+export function cta_argmax(
+  value: ExprLike,
+  index: ExprLike,
+  num_warps: number,
+  scratch: TileView,
+  indices: TileView,
+): PrimExpr {
+  return ctaArg("max", value, index, num_warps, scratch, indices, callerSpan());
+}
+
+/** The index of the smallest `value` over the CTA (see {@link cta_argmax}). */
+export function cta_argmin(
+  value: ExprLike,
+  index: ExprLike,
+  num_warps: number,
+  scratch: TileView,
+  indices: TileView,
+): PrimExpr {
+  return ctaArg("min", value, index, num_warps, scratch, indices, callerSpan());
+}
+
+function ctaArg(
+  kind: "max" | "min",
+  value: ExprLike,
+  index: ExprLike,
+  num_warps: number,
+  scratch: TileView,
+  indices: TileView,
+  span?: Span,
+): PrimExpr {
+  const what = `cta_arg${kind}`;
+  const v = value instanceof PrimExpr ? value : new PrimExpr(toExpr(value, undefined, span));
+  const i = index instanceof PrimExpr ? index : new PrimExpr(toExpr(index, "int32", span));
+  checkCtaScratch(what, v, num_warps, scratch, span);
+  checkCtaScratch(what, i, num_warps, indices, span);
+  const best = bound("cta_arg_warp", `warp_arg${kind}`, [v, i, 32], span);
+  if (num_warps === 1) return best;
+  const bestV = bound("cta_arg_value", `warp_${kind}`, [v, 32], span);
+  const flat = (t: TileView): TileView =>
+    t.shape.length === 1 ? t : t.rearrange(flatPattern(t.shape.length));
+  const [sv, si] = [flat(scratch), flat(indices)];
+  const tid = let_("cta_tid", linearTid());
+  const lane = tid.bitand(31);
+  const warp = tid.shr(5);
+  if_(lane.eq(0), () => {
+    sv.set([warp], bestV);
+    si.set([warp], best);
+  });
+  cta_sync();
+  if_(warp.eq(0), () => {
+    const k = lane.bitand(num_warps - 1);
+    const r = let_(
+      "cta_arg_total",
+      callValueOp(`warp_arg${kind}`, [sv.get([k]), si.get([k]), num_warps], span),
+    );
+    // Lane 0 overwrites an index other lanes of warp 0 read: bar.warp.sync orders those reads.
+    callStmtOp("bar.warp.sync", [FULL], span);
+    if_(lane.eq(0), () => si.set([0], r));
+  });
+  cta_sync();
+  return let_("cta_arg", si.get([0]));
+}
+
+/**
  * The contract of a CTA collective's `num_warps` and `scratch` (shared, ≥ num_warps elements of
  * the value's dtype). @throws TirxError TX2015.
  */
