@@ -1,8 +1,9 @@
 // makeFlashAttention's `dynamic` build: batch, seq_q and seq_k are kernel parameters (the
 // tensors' symbolic dims), so one build runs at several sizes on the simulator, each against
-// the float64 reference (causal, bottom-right aligned with the runtime shift seq_k − seq_q, rows
-// that see no key, LSE); its grid is computed at launch; a static build's PTX has none of the
-// runtime arithmetic; the option errors; the PTX assembles for sm_90a.
+// the float64 reference, at lengths that are not tile multiples (a partial last query tile and KV
+// block; causal, bottom-right aligned with the runtime shift seq_k − seq_q, rows that see no key,
+// LSE; and non-causal), every row written; its grid ⌈seq_q / 128⌉ is computed at launch; a static
+// build's PTX has none of the runtime arithmetic; the option errors; the PTX assembles for sm_90a.
 import { describe, expect, it } from "vitest";
 import { compileToPtx } from "@tirx-ts/codegen-ptx";
 import { compile, sim, tensor, type DeviceTensor } from "tirx-ts";
@@ -36,17 +37,30 @@ const SIZES: FlashAttentionSizes = {
 describe("flash_attention forward, dynamic sizes", () => {
   const fn = makeFlashAttention(SIZES);
   const run = compile(fn, { target: "cuda", arch: "sm_90a" });
+  const runNonCausal = () =>
+    compile(makeFlashAttention({ ...SIZES, causal: false }), { target: "cuda", arch: "sm_90a" });
 
-  for (const [batch, seqQ, seqK] of [
-    [1, 128, 256],
-    [2, 256, 128],
+  // Lengths that are not multiples of the tiles: a partial last query tile (its rows past seq_q
+  // not stored) and KV block (keys past seq_k masked); causal with seq_q > seq_k (rows that see
+  // no key) over two batches, whose tiles read the next batch's rows, and non-causal with two
+  // query tiles and two KV blocks (its own build). O and LSE start as NaN: every row of every
+  // batch must be written.
+  for (const [batch, seqQ, seqK, causal] of [
+    [2, 100, 77, true],
+    [1, 130, 200, false],
   ] as const) {
-    it(`one build at batch ${batch}, seq_q ${seqQ}, seq_k ${seqK}: within the bound of float64`, () => {
-      const c: AttentionCase = { ...SIZES, batch, seqQ, seqK, kvHeads: 1 };
+    it(`one build at batch ${batch}, seq_q ${seqQ}, seq_k ${seqK}${causal ? ", causal" : ""}: within the bound of float64`, () => {
+      const c: AttentionCase = { ...SIZES, batch, seqQ, seqK, causal, kvHeads: 1 };
       const { q, k, v } = attentionInputs(c, dev, 5 + batch);
-      const o = tensor.zeros([batch, seqQ, 1, 64], "float16", dev);
-      const lse = tensor.zeros([batch, 1, seqQ], "float32", dev);
-      run(q, k, v, o, batch, seqQ, seqK, lse);
+      const nan = (shape: number[], dtype: "float16" | "float32") =>
+        tensor(new Float32Array(shape.reduce((a, b) => a * b)).fill(NaN), {
+          shape,
+          dtype,
+          device: dev,
+        });
+      const o = nan([batch, seqQ, 1, 64], "float16");
+      const lse = nan([batch, 1, seqQ], "float32");
+      (causal ? run : runNonCausal())(q, k, v, o, batch, seqQ, seqK, lse);
       const ref = attentionReference(c, host(q), host(k), host(v));
       const err = attentionError(c, ref, host(o), host(lse));
       expect(err.o).toBeLessThanOrEqual(1);
@@ -54,11 +68,11 @@ describe("flash_attention forward, dynamic sizes", () => {
     });
   }
 
-  it("the grid is computed at launch: [seq_q / 128, heads, batch]", () => {
+  it("the grid is computed at launch: [⌈seq_q / 128⌉, heads, batch]", () => {
     const t = (shape: number[]) => ({ shape, dtype: "float16", device: dev }) as never;
-    const args = [t([3, 384, 1, 64]), t([3, 256, 1, 64]), t([3, 256, 1, 64]), t([3, 384, 1, 64])];
-    const grid = launchGrid(fn, verify(fn).entry.launch, [...args, 3, 384, 256, t([3, 1, 384])]);
-    expect(grid).toEqual([3, 1, 3]);
+    const args = [t([3, 385, 1, 64]), t([3, 256, 1, 64]), t([3, 256, 1, 64]), t([3, 385, 1, 64])];
+    const grid = launchGrid(fn, verify(fn).entry.launch, [...args, 3, 385, 256, t([3, 1, 385])]);
+    expect(grid).toEqual([4, 1, 3]);
   });
 
   it("PTX: the dynamic build assembles, its sizes scalars after O; a static build takes only tensors", () => {

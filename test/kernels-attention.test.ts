@@ -1,7 +1,7 @@
 // The library call attention(q, k, v, opts) of @tirx-ts/kernels on the simulated device: O and
 // LSE against a float64 reference (test/util/attention-reference.ts, the bounds of
-// examples/flash_attention.ts) at the smallest size (seq 128, head dim 64: one CTA per query
-// head), causal and not, grouped-query; attentionBackward(q, k, v, o, dO, lse, opts): dQ, dK and
+// examples/flash_attention.ts) at the smallest sizes (seq 128, or 100 queries on 77 keys, not
+// multiples of the tiles; head dim 64: one CTA per query head), causal and not, grouped-query; attentionBackward(q, k, v, o, dO, lse, opts): dQ, dK and
 // dV against float64 gradients (examples/flash_attention_backward.ts's reference and bound) at
 // the same size, causal, grouped-query; a packed variable-length batch (cuSeqlensQ, cuSeqlensK,
 // maxSeqQ) against the reference per sequence; the tensor errors (TX9002) and option errors
@@ -61,20 +61,20 @@ function expectErrors(
 }
 
 describe("attention() on the simulator against float64", () => {
-  test("grouped-query (2 query heads on 1 KV head), no mask, with LSE, float16", () => {
+  test("grouped-query (2 query heads on 1 KV head), no mask, with LSE, float16, lengths 100 and 77 (not multiples of 128)", () => {
     const c: AttentionCase = {
       batch: 1,
       heads: 2,
       kvHeads: 1,
-      seqQ: 128,
-      seqK: 128,
+      seqQ: 100,
+      seqK: 77,
       headDim: 64,
       dtype: "float16",
     };
     const { q, k, v } = attentionInputs(c, dev);
     const { o, lse } = attention(q, k, v, { lse: true });
-    expect([o.shape, o.dtype, o.device]).toEqual([[1, 128, 2, 64], "float16", dev]);
-    expect([lse.shape, lse.dtype, lse.device]).toEqual([[1, 2, 128], "float32", dev]);
+    expect([o.shape, o.dtype, o.device]).toEqual([[1, 100, 2, 64], "float16", dev]);
+    expect([lse.shape, lse.dtype, lse.device]).toEqual([[1, 2, 100], "float32", dev]);
     const ref = attentionReference(c, host(q), host(k), host(v));
     const err = attentionError(c, ref, host(o), host(lse));
     expect(err.o).toBeLessThanOrEqual(1);
@@ -313,7 +313,10 @@ describe("attention() errors", () => {
         () => attention(q, k, k, { causal: true, window: [4, 0] }),
         /give causal or window, not both/,
       ],
-      [() => attention(t([1, 64, 2, 64]), k, k), /positive multiples of 128/],
+      [
+        () => attention(t([1, 0, 2, 64]), k, k),
+        /seq_q and seq_k integers ≥ 1 \(a tensor map.s dims are at least 1\), got 0 and 128/,
+      ],
     ];
     expectErrors(cases, "TX9001");
   });

@@ -5,12 +5,15 @@
 // maps follow the sizes (a size, then another, then the first again); a stride that is not a
 // multiple of 16 bytes is TX4024 at the launching call. One dynamic FlashAttention build at
 // three (batch, seq_q, seq_k) sizes against the float64 reference with checkFlashAttention's
-// bounds, and the same bytes as the static build of each size.
+// bounds, and the same bytes as the static build of each size; the dynamic builds (causal at head
+// dim 128, non-causal at 256, KV blocks of 64) at lengths that are not tile multiples (a partial
+// last query tile and KV block, seq_q 1, seq_q > seq_k), O and LSE filled with NaN first so that
+// every row of every batch must be written, and attention() at such a length.
 // Skipped, with the reason printed, where no CUDA driver loads.
 import { describe, expect, test } from "vitest";
 import { compile, cuda, cudaAvailable, tensor, type DeviceTensor } from "tirx-ts";
 import { TirxError } from "@tirx-ts/core";
-import { makeFlashAttention, type FlashAttentionSizes } from "@tirx-ts/kernels";
+import { attention, makeFlashAttention, type FlashAttentionSizes } from "@tirx-ts/kernels";
 import {
   ramp,
   rawLoad,
@@ -128,5 +131,64 @@ describe.skipIf(!probe.ok)("TMA over tensors of symbolic shape on a GPU", () => 
       expect(o.toBytes()).toEqual(so.toBytes());
       expect(lse.toBytes()).toEqual(sl.toBytes());
     }
+  });
+
+  test("the dynamic FlashAttention builds at lengths that are not tile multiples: within the bound, every row written", () => {
+    const dev = cuda(0);
+    const nan = (shape: number[], dtype: "bfloat16" | "float32") =>
+      tensor(new Float32Array(shape.reduce((a, b) => a * b)).fill(Number.NaN), {
+        shape,
+        dtype,
+        device: dev,
+      });
+    for (const [headDim, causal] of [
+      [128, true],
+      [256, false],
+    ] as const) {
+      const base: FlashAttentionSizes = {
+        batch: 1,
+        heads: 4,
+        kvHeads: 2,
+        seqQ: 128,
+        seqK: 128,
+        headDim,
+        dtype: "bfloat16",
+        causal,
+        lse: true,
+      };
+      const run = compile(makeFlashAttention({ ...base, dynamic: true }), { target: "cuda" });
+      for (const [batch, seqQ, seqK] of [
+        [2, 1000, 77],
+        [1, 129, 1031],
+        [3, 1, 300],
+        [2, 300, 1],
+      ] as const) {
+        const c: AttentionCase = { ...base, kvHeads: 2, batch, seqQ, seqK };
+        const { q, k, v } = attentionInputs(c, dev, 3 + batch);
+        const o = nan([batch, seqQ, 4, headDim], "bfloat16");
+        const lse = nan([batch, 4, seqQ], "float32");
+        run(q, k, v, o, batch, seqQ, seqK, lse);
+        const ref = attentionReference(c, host(q), host(k), host(v));
+        const err = attentionError(c, ref, host(o), host(lse));
+        expect(err.o, `${headDim} ${batch} ${seqQ} ${seqK}`).toBeLessThanOrEqual(1);
+        expect(err.lse, `${headDim} ${batch} ${seqQ} ${seqK}`).toBeLessThanOrEqual(1);
+      }
+    }
+    const c: AttentionCase = {
+      batch: 2,
+      heads: 2,
+      kvHeads: 1,
+      seqQ: 333,
+      seqK: 190,
+      headDim: 64,
+      dtype: "float16",
+      causal: true,
+    };
+    const { q, k, v } = attentionInputs(c, dev, 17);
+    const r = attention(q, k, v, { causal: true, lse: true });
+    const ref = attentionReference(c, host(q), host(k), host(v));
+    const err = attentionError(c, ref, host(r.o), host(r.lse));
+    expect(err.o).toBeLessThanOrEqual(1);
+    expect(err.lse).toBeLessThanOrEqual(1);
   });
 });

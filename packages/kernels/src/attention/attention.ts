@@ -17,7 +17,7 @@ import {
   type PrimFunc,
 } from "@tirx-ts/core";
 import { compile, deviceArch, tensor } from "@tirx-ts/runtime";
-import { checkDenseSeqs, makeFlashAttention, type FlashAttentionSizes } from "./forward.js";
+import { checkDynamicSeqs, makeFlashAttention, type FlashAttentionSizes } from "./forward.js";
 import {
   backwardScratch,
   makeFlashAttentionBackward,
@@ -270,7 +270,8 @@ function rank4(x: unknown, name: string, what: string, who: Call = "attention"):
  * tensors live: on the GPU (an sm_90 one: Hopper) or on the simulated device. One kernel serves
  * every batch and sequence length of a head dim, dtype, head count and options
  * (makeFlashAttention's `dynamic` build: the sizes are launch arguments), so a new length
- * compiles nothing.
+ * compiles nothing. Sequence lengths are any integers ≥ 1, tile multiples or not (the last query
+ * tile and KV block are partial: keys past seqK are masked, rows past seqQ not stored).
  *
  * Variable-length batches (FlashAttention's varlen convention, `flash_attn_varlen_func`): with
  * `cuSeqlensQ`, `cuSeqlensK` and `maxSeqQ`, q and O are packed [totalQ, heads, headDim] and k, v
@@ -286,8 +287,9 @@ function rank4(x: unknown, name: string, what: string, who: Call = "attention"):
  * (one small copy each). {@link attentionBackward} takes the same packed batch (and maxSeqK).
  * @param q [batch, seqQ, heads, headDim] ([totalQ, heads, headDim] packed), float16 or bfloat16.
  * @param k [batch, seqK, kvHeads, headDim] ([totalK, kvHeads, headDim] packed), q's dtype and
- *   device; seqQ and seqK positive multiples of 128 (packed: any lengths, totals ≥ 128),
- *   headDim 64, 128 or 256, kvHeads dividing heads.
+ *   device; seqQ and seqK any integers ≥ 1 (not multiples of 128: the kernel masks keys past
+ *   seqK and stores no row past seqQ; packed: any lengths, totals ≥ 128), headDim 64, 128 or
+ *   256, kvHeads dividing heads.
  * @param v k's shape, q's dtype and device.
  * @returns O (a new tensor, or `out`) and with `lse: true` LSE [batch, heads, seqQ] float32
  *   ([heads, totalQ] packed).
@@ -304,9 +306,9 @@ function rank4(x: unknown, name: string, what: string, who: Call = "attention"):
  *   (kernels/config) for options or sizes the kernel does not offer (an unknown option, a
  *   non-boolean `causal`, a scale that is not a finite number, one offset tensor without the
  *   other, offsets without `maxSeqQ` or `maxSeqQ` without offsets, a `maxSeqQ` under the longest
- *   sequence's query rows, and the builder's: head dim, sequence multiples or packed totals
- *   under 128, `maxSeqQ` not an integer in 1 … totalQ, heads not a multiple of kvHeads, the
- *   window), or a GPU the kernel is not written for; the launch's errors (TX5011 for a disposed
+ *   sequence's query rows, a dense seqQ or seqK of 0 (a tensor map's dims are at least 1), and
+ *   the builder's: head dim, packed totals under 128, `maxSeqQ` not an integer in 1 … totalQ,
+ *   heads not a multiple of kvHeads, the window), or a GPU the kernel is not written for; the launch's errors (TX5011 for a disposed
  *   tensor, CudaError).
  */
 export function attention(
@@ -675,13 +677,12 @@ function prepare(
   const full: FlashAttentionSizes = { ...sizes, ...config.tune };
   if (!packed) {
     // One kernel per head dim, dtype, heads and options across batch and sequence lengths: the
-    // dynamic build, kept without the sizes it takes at launch (which are checked here, as the
-    // static build's builder checked them).
+    // dynamic build, kept without the sizes it takes at launch (any lengths ≥ 1, checked here).
     const { batch: _b, seqQ: _q, seqK: _k, ...rest } = full;
     const fn = cached(BUILT, JSON.stringify({ ...rest, dynamic: true }), () =>
       makeFlashAttention({ ...full, dynamic: true }),
     );
-    checkDenseSeqs(c.seqQ, c.seqK, c.headDim);
+    checkDynamicSeqs(c.seqQ, c.seqK);
     const lseShape = o.lse === true ? [c.batch, c.heads, c.seqQ] : undefined;
     return { fn, o, lseShape, offsets: [], sizes: [c.batch, c.seqQ, c.seqK] };
   }

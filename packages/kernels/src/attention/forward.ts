@@ -48,17 +48,25 @@
 // Head dims 64, 128 and 256 (KV blocks of 64 keys at 256); Q, K and V tiles are stored as
 // 64-wide column blocks (one 128-byte swizzle row each), as TMA writes them and wgmma reads them.
 // Shapes: seq_q and seq_k multiples of 128 (of 64 for seq_k at head dim 256), or any packed
-// lengths with varlen (totals ≥ 128: a tile's TMA box must fit in the tensor). By default the
-// sizes are compile-time constants (the grid, the block counts and the causal shift fold into
-// the code). With `dynamic`, batch, seq_q and seq_k are kernel parameters instead (int32 scalars
-// after O, the tensors' symbolic dims): one build serves every size, the grid is
-// computed at launch from them ([seq_q / 128, heads, batch]), the tensor maps (TMA) are encoded
-// at launch from the bound sizes (core tile/tma-plan.ts: the box stays the tile), and the block
-// counts and the causal / window shift seq_k − seq_q are runtime values; heads, kvHeads and the
-// head dim stay static. The dynamic build's own cost: the runtime block counts and shift, the
-// causal tile index clamped at 0, and O's and LSE's stores under a guard (b < batch, the tile's
-// rows below seq_q) from which the verifier proves them inside the tensors (TX2006); a static
-// build's PTX is unchanged. varlen makes the sequence lengths runtime values its own way.
+// lengths with varlen (totals ≥ 128: a tile's TMA box must fit in the tensor), or any lengths
+// seq_q ≥ 1, seq_k ≥ 1 with `dynamic`. By default the sizes are compile-time constants (the
+// grid, the block counts and the causal shift fold into the code). With `dynamic`, batch, seq_q
+// and seq_k are kernel parameters instead (int32 scalars after O, the tensors' symbolic dims):
+// one build serves every size, the grid is computed at launch from them ([⌈seq_q / 128⌉, heads,
+// batch]), the tensor maps (TMA) are encoded at launch from the bound sizes (core
+// tile/tma-plan.ts: the box stays the tile), and the block counts and the causal / window shift
+// seq_k − seq_q are runtime values; heads, kvHeads and the head dim stay static. Lengths that are
+// not tile multiples take varlen's machinery with batch b's sequence at q0 = b·seq_q, lenQ =
+// seq_q, k0 = b·seq_k, lenK = seq_k: the last query tile's rows past seq_q load what TMA gives
+// there (zeros, or the next batch's rows) and are never stored, keys k ≥ seq_k are masked to
+// -inf in the last KV block (⌈seq_k / BN⌉ blocks), and O and LSE are stored by each thread for
+// its own rows, each under the guard r < seq_q and b < batch (from which the verifier proves the
+// stores inside the tensors, TX2006, for every batch and length). A length of 0 is out of TMA's
+// limits (a tensor map's dims are ≥ 1: TX4024 at launch for seq_k = 0; a grid of ⌈0 / 128⌉ = 0
+// CTAs is TX5009). The dynamic build's own cost: the runtime block counts and shift, the causal
+// tile index clamped at 0, the k ≥ seq_k edge of the mask (tested once per block), the guard of
+// rows that see no key, and O's and LSE's per-row guarded stores; a static build's PTX is
+// unchanged. varlen makes the sequence lengths runtime values its own way (per sequence).
 // The runnable example: examples/flash_attention.ts.
 import { T, type ExprLike, type ParamType, type PrimExpr, type TileView } from "@tirx-ts/dsl";
 import type { PrimFunc } from "@tirx-ts/core";
@@ -82,12 +90,14 @@ export interface FlashAttentionSizes {
   /** Query heads, ≥ 1 (grid y). */
   readonly heads: number;
   /**
-   * Query rows per (batch, head): a positive multiple of 128. With `varlen`, the packed row
+   * Query rows per (batch, head): a positive multiple of 128 (with `dynamic`, not the kernel's:
+   * any value, the launch's seqQ is any integer ≥ 1). With `varlen`, the packed row
    * count of Q and O (totalQ, the sum of the sequences' query lengths or more), an integer ≥ 128.
    */
   readonly seqQ: number;
   /**
-   * Key / value rows per (batch, head): a positive multiple of 128. With `varlen`, the packed row
+   * Key / value rows per (batch, head): a positive multiple of 128 (64 at head dim 256; with
+   * `dynamic`, not the kernel's: the launch's seqK is any integer ≥ 1). With `varlen`, the packed row
    * count of K and V (totalK), an integer ≥ 128 (≥ 64 at head dim 256).
    */
   readonly seqK: number;
@@ -152,11 +162,13 @@ export interface FlashAttentionSizes {
    * Batch and sequence lengths from kernel parameters (default false): the kernel takes three
    * int32 scalars after O (before LSE), `batch`, `seqQ` and `seqK`, the tensors' symbolic dims (Q
    * and O [batch, seqQ, heads, hd], K and V [batch, seqK, kvHeads, hd], LSE [batch, heads, seqQ]),
-   * so that one build runs at every size: the grid is [seqQ / 128, heads, batch] at launch and
+   * so that one build runs at every size: the grid is [⌈seqQ / 128⌉, heads, batch] at launch and
    * the tensor maps are encoded from the launch's sizes. `batch`, `seqQ` and `seqK` of these
    * sizes are then not the kernel's (any values; attention() passes the first call's); at launch
-   * seqQ must be a positive multiple of 128 and seqK of 128 (64 at head dim 256), which the kernel
-   * does not check (attention() does, TX9001). Heads, kvHeads, the head dim, the dtype and the
+   * seqQ and seqK are any integers ≥ 1 (not multiples of the tiles: the last query tile and KV
+   * block are partial, keys past seqK masked and rows past seqQ not stored, as with `varlen`;
+   * seqK = 0 is TX4024 at launch, a tensor map's dims being ≥ 1, and seqQ = 0 an empty grid,
+   * TX5009; {@link checkDynamicSeqs}). Heads, kvHeads, the head dim, the dtype and the
    * options stay compile-time. Not with `varlen`. A static build (false) has none of the runtime
    * arithmetic.
    */
@@ -164,9 +176,9 @@ export interface FlashAttentionSizes {
 }
 
 /**
- * The sequence lengths of a dense (not varlen) forward: seq_q a positive multiple of 128 (the
- * query tile), seq_k of the KV block (128, or 64 at head dim 256). Shared by
- * {@link makeFlashAttention} and attention(), which checks a `dynamic` kernel's launch sizes.
+ * The sequence lengths of a static dense (not varlen, not `dynamic`) forward: seq_q a positive
+ * multiple of 128 (the query tile), seq_k of the KV block (128, or 64 at head dim 256), as
+ * {@link makeFlashAttention} checks them.
  * @throws TirxError TX9001 (kernels/config) naming the multiples.
  */
 export function checkDenseSeqs(seqQ: number, seqK: number, headDim: number): void {
@@ -184,6 +196,23 @@ export function checkDenseSeqs(seqQ: number, seqK: number, headDim: number): voi
 }
 
 /**
+ * The launch sizes of a `dynamic` forward: seq_q and seq_k integers ≥ 1 (any lengths, not tile
+ * multiples; a tensor map's dims are at least 1: CUDA Driver API, cuTensorMapEncodeTiled, and
+ * the grid's x extent ⌈seq_q / 128⌉ is at least 1) and at most 2^31 − 1 (int32 parameters).
+ * attention() checks its dense calls with it before launching the dynamic build.
+ * @example checkDynamicSeqs(100, 77); // passes
+ * @throws TirxError TX9001 (kernels/config) naming the lengths given.
+ */
+export function checkDynamicSeqs(seqQ: number, seqK: number): void {
+  const ok = (n: number) => Number.isInteger(n) && n >= 1 && n <= 2 ** 31 - 1;
+  if (!ok(seqQ) || !ok(seqK)) {
+    throw configError(
+      `flash_attention needs seq_q and seq_k integers ≥ 1 (a tensor map's dims are at least 1), got ${seqQ} and ${seqK}`,
+    );
+  }
+}
+
+/**
  * The forward kernel for Q [batch, seqQ, heads, hd], K and V [batch, seqK, kvHeads, hd] → O
  * [batch, seqQ, heads, hd] (all `dtype`), and with `lse` LSE [batch, heads, seqQ] float32:
  * the natural log of row i's softmax denominator, log Σ_j exp(scale · q_i · k_j) over the keys
@@ -196,12 +225,13 @@ export function checkDenseSeqs(seqQ: number, seqK: number, headDim: number): voi
  *   makeFlashAttention({ batch: 3, heads: 8, seqQ: 4096, seqK: 4096, headDim: 128,
  *     dtype: "bfloat16", causal: true, varlen: { maxSeqQ: 2048 } })
  * @example
- *   // One build for every batch and sequence length (multiples of 128):
+ *   // One build for every batch and sequence length (any lengths ≥ 1, e.g. seqQ 100, seqK 77):
  *   const f = makeFlashAttention({ batch: 1, heads: 8, seqQ: 128, seqK: 128, headDim: 128,
  *     dtype: "bfloat16", causal: true, dynamic: true });
  *   compile(f)(q, k, v, o, batch, seqQ, seqK);
  * @throws TirxError TX9001 (kernels/config) for a head dim other than 64, 128, 256, sequence
- *   lengths that are not positive multiples of 128 (with `varlen`: packed row counts under 128,
+ *   lengths that are not positive multiples of 128 (without `dynamic`, whose builder takes any
+ *   and whose launch any ≥ 1; with `varlen`: packed row counts under 128,
  *   or 64 for K at head dim 256, or a `varlen` that is not `{ maxSeqQ }` with an integer in
  *   1 … seqQ), a `kvHeads` that is not a positive integer dividing `heads`, a `window` that is
  *   not two integers or is given with `causal`, a non-boolean `lse` or `dynamic`, or `dynamic`
@@ -312,7 +342,7 @@ export function makeFlashAttention(s: FlashAttentionSizes): PrimFunc {
     T.device_entry({
       launch: T.cuda.LaunchConfig({
         grid: dyn
-          ? [T.floordiv(dyn.seqQ, BM), heads, dyn.batch]
+          ? [T.ceildiv(dyn.seqQ, BM), heads, dyn.batch]
           : [varlen ? Math.ceil(varlen.maxSeqQ / BM) : seqQ / BM, heads, batch],
         block: 384,
         dynamic_shared_bytes: (BM + 2 * STAGES * BN) * D * 2,
@@ -332,9 +362,16 @@ export function makeFlashAttention(s: FlashAttentionSizes): PrimFunc {
           return { q0, k0, lenQ, lenK };
         })()
       : undefined;
+    // The lengths that are runtime values: with varlen the sequence's, with `dynamic` seq_q and
+    // seq_k (any lengths: the last query tile and KV block may be partial).
+    const lens = seq
+      ? { lenQ: seq.lenQ, lenK: seq.lenK }
+      : dyn
+        ? { lenQ: dyn.seqQ, lenK: dyn.seqK }
+        : undefined;
     // Query i sees keys j with i − leftOff ≤ j ≤ i + rightOff (undefined: unbounded): the
     // window shifted by seq_k − seq_q where it is bottom-right aligned (causal; varlen), and,
-    // with varlen, keys j < lenK only.
+    // with varlen or `dynamic`, keys j < lenK only.
     const shift: ExprLike = seq
       ? T.let_("shift", T.sub(seq.lenK, seq.lenQ))
       : causal
@@ -351,26 +388,23 @@ export function makeFlashAttention(s: FlashAttentionSizes): PrimFunc {
         : typeof shift === "number"
           ? winLeft - shift
           : T.sub(winLeft, shift);
-    const masked = seq !== undefined || winLeft !== undefined || winRight !== undefined;
+    const masked = lens !== undefined || winLeft !== undefined || winRight !== undefined;
     // A row may see no key in its first blocks (or at all) unless the window is unbounded on
     // the left and reaches the diagonal (then every row sees key 0, in the first block); with
-    // varlen, a sequence of no keys or a causal one with lenQ > lenK has such rows.
-    // (With `dynamic`, a causal shift seq_k − seq_q is a runtime value: it may be negative.)
+    // varlen or `dynamic`, a sequence of no keys or a causal one with lenQ > lenK has such rows
+    // (with `dynamic`, the causal shift seq_k − seq_q is a runtime value: it may be negative).
     const emptyRows =
-      seq !== undefined ||
+      lens !== undefined ||
       leftOff !== undefined ||
       (typeof rightOff === "number" ? rightOff < 0 : rightOff !== undefined);
-    // KV blocks of the sequence.
-    const kvBlocks: ExprLike = seq
-      ? T.let_("kvBlocks", T.ceildiv(seq.lenK, BN))
-      : dyn
-        ? T.let_("kvBlocks", T.floordiv(dyn.seqK, BN))
-        : seqK / BN;
-    // Query tiles of the sequence (with varlen, tiles past its end exit at once).
+    // KV blocks of the sequence (the last one partial where lenK is not a multiple of BN).
+    const kvBlocks: ExprLike = lens ? T.let_("kvBlocks", T.ceildiv(lens.lenK, BN)) : seqK / BN;
+    // Query tiles of the sequence (with varlen, tiles past its end exit at once; with `dynamic`
+    // the grid's x extent, ⌈seq_q / 128⌉).
     const qTiles: ExprLike = seq
       ? T.let_("qTiles", T.ceildiv(seq.lenQ, BM))
       : dyn
-        ? T.floordiv(dyn.seqQ, BM)
+        ? T.ceildiv(dyn.seqQ, BM)
         : seqQ / BM;
     // With a window unbounded on the left (causal), query tile qt sees the KV blocks up to
     // its last row's right edge: the longest tiles go first.
@@ -571,7 +605,8 @@ export function makeFlashAttention(s: FlashAttentionSizes): PrimFunc {
             if (masked) {
               // Blocks that cross a window edge of the query tile: key k = BN·kj + c is hidden
               // from this warpgroup's row r (query q = BM·qt + 64·cw + r) when k > q + rightOff
-              // (past the right edge; causal: after it), k < q − leftOff, or (varlen) k ≥ lenK.
+              // (past the right edge; causal: after it), k < q − leftOff, or (varlen, `dynamic`)
+              // k ≥ lenK.
               const kj = kvBlock(n);
               const q0 = T.let_("q0", T.add(T.mul(qt, BM), T.mul(cw, 64)));
               const k0 = T.mul(kj, BN);
@@ -591,7 +626,7 @@ export function makeFlashAttention(s: FlashAttentionSizes): PrimFunc {
                   typeof leftOff === "number" ? BM - 1 - leftOff : T.sub(BM - 1, leftOff);
                 edges.push([k0.lt(T.add(tq, lastRow)), (q, k) => k.lt(T.sub(q, leftOff))]);
               }
-              if (seq) edges.push([T.add(k0, BN).gt(seq.lenK), (_q, k) => k.ge(seq.lenK)]);
+              if (lens) edges.push([T.add(k0, BN).gt(lens.lenK), (_q, k) => k.ge(lens.lenK)]);
               const any = (ps: PrimExpr[]): PrimExpr => ps.reduce((a, p) => a.or(p));
               const hidden = (r: ExprLike, c: ExprLike) => {
                 const k = T.add(k0, c);
@@ -708,11 +743,14 @@ export function makeFlashAttention(s: FlashAttentionSizes): PrimFunc {
             if (typeof blocks === "number") body();
             else T.if_(T.gt(blocks, 0), body);
           }
-          // With varlen, rows past the sequence's end are not stored: each thread stores its own
-          // rows of the wgmma accumulator layout (thread t of the warpgroup holds rows 16·⌊t /
-          // 32⌋ + 8·i + ⌊(t mod 32) / 4⌋, i = 0, 1: slot i of a row tile (rl), slots 4·n + 2·i + e
-          // of a 64 × D tile (ol), column 8·n + 2·(t mod 4) + e), each row under its own guard.
-          const own = seq
+          // With varlen or `dynamic`, rows past the sequence's end are not stored: each thread
+          // stores its own rows of the wgmma accumulator layout (thread t of the warpgroup holds
+          // rows 16·⌊t / 32⌋ + 8·i + ⌊(t mod 32) / 4⌋, i = 0, 1: slot i of a row tile (rl), slots
+          // 4·n + 2·i + e of a 64 × D tile (ol), column 8·n + 2·(t mod 4) + e), each row under
+          // its own guard: r < lenQ, and with `dynamic` b < batch too (it holds in every CTA of
+          // the grid; from it the verifier proves O's and LSE's stores inside the tensors, TX2006,
+          // for every batch and seq_q).
+          const own = lens
             ? (() => {
                 const t = T.let_("t", T.floormod(tid, 128));
                 const r0 = T.let_(
@@ -722,17 +760,9 @@ export function makeFlashAttention(s: FlashAttentionSizes): PrimFunc {
                     T.add(T.mul(T.floordiv(t, 32), 16), T.floordiv(T.floormod(t, 32), 4)),
                   ),
                 );
-                return { t, r0 };
-              })()
-            : undefined;
-          // With `dynamic`: this warpgroup's first row, and a guard that holds in every CTA of
-          // the grid (b < batch, row0 + 64 ≤ seqQ) from which the verifier proves O's and
-          // LSE's stores inside the tensors (TX2006) for every batch and seqQ.
-          const inTensor = dyn
-            ? (() => {
-                const row0 = T.let_("row0", T.add(T.mul(qt, BM), T.mul(cw, 64)));
-                const cond = T.lt(b, dyn.batch).and(T.lt(row0, T.sub(dyn.seqQ, 63)));
-                return { row0, cond };
+                const inRow = (r: PrimExpr): PrimExpr =>
+                  dyn ? r.lt(lens.lenQ).and(T.lt(b, dyn.batch)) : r.lt(lens.lenQ);
+                return { t, r0, inRow };
               })()
             : undefined;
           if (LSE !== undefined) {
@@ -741,21 +771,13 @@ export function makeFlashAttention(s: FlashAttentionSizes): PrimFunc {
             T.tile.wg.log2(corr, l, { approx: true });
             T.tile.wg.add(corr, corr, m);
             T.tile.wg.mul(corr, corr, Math.LN2);
-            if (seq && own) {
+            if (own) {
               for (const i of T.unroll(2)) {
                 const r = T.add(own.r0, T.mul(i, 8));
-                T.if_(T.floormod(own.t, 4).eq(0).and(r.lt(seq.lenQ)), () =>
-                  LSE.set([h, T.add(seq.q0, r)], corr.flat().get([i])),
+                T.if_(T.floormod(own.t, 4).eq(0).and(own.inRow(r)), () =>
+                  LSE.set(seq ? [h, T.add(seq.q0, r)] : [b, h, r], corr.flat().get([i])),
                 );
               }
-            } else if (dyn && inTensor) {
-              // Rows row0 … row0 + 63 of LSE [batch, heads, seqQ] at (b, h): a [64, 1] view.
-              const at = T.add(
-                T.add(T.mul(b, T.mul(dyn.seqQ, heads)), T.mul(h, dyn.seqQ)),
-                inTensor.row0,
-              );
-              const lseRows = LSE.as_strided({ offset: at, shape: [64, 1], strides: [1, 1] });
-              T.if_(inTensor.cond, () => T.tile.wg.copy(lseRows, corr));
             } else {
               const lseRows = LSE.rearrange("b h (i r o) -> b h i r o", { r: 64, o: 1 });
               T.tile.wg.copy(lseRows.sub(b, h, T.add(T.mul(qt, 2), cw)), corr);
@@ -767,14 +789,14 @@ export function makeFlashAttention(s: FlashAttentionSizes): PrimFunc {
           T.tile.wg.reciprocal(rs, l);
           T.tile.wg.mul(acc, acc, rs);
           T.tile.wg.cast(out, acc);
-          if (seq && own) {
+          if (own) {
             // Column pairs as 32-bit stores (a vectorized pair), as T.tile.wg.copy makes them.
             const c0 = T.let_("c0", T.mul(T.floormod(own.t, 4), 2));
             const outSlots = out.flat();
             for (const i of T.unroll(2)) {
               const r = T.let_("r", T.add(own.r0, T.mul(i, 8)));
-              T.if_(r.lt(seq.lenQ), () => {
-                const oRow = O!.sub(T.add(seq.q0, r), h);
+              T.if_(own.inRow(r), () => {
+                const oRow = seq ? O!.sub(T.add(seq.q0, r), h) : O!.sub(b, r, h);
                 for (const n of T.unroll(D / 8)) {
                   for (const e of T.vectorized(2)) {
                     oRow.set(
@@ -785,9 +807,6 @@ export function makeFlashAttention(s: FlashAttentionSizes): PrimFunc {
                 }
               });
             }
-          } else if (dyn && inTensor) {
-            const oRows = seqRows(O!, b, dyn.seqQ, inTensor.row0, h, 64, heads);
-            T.if_(inTensor.cond, () => T.tile.wg.copy(oRows, out));
           } else {
             T.tile.wg.copy(rows(O!, 64).sub(b, T.add(T.mul(qt, 2), cw), h), out);
           }
