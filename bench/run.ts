@@ -1,5 +1,6 @@
 // All benchmarks in one command: `npm run bench` (or `tsx -C source bench/run.ts [--out-dir DIR]`).
-// The simulator, script-build and deep-IR benchmarks run everywhere; the bulk-copy bandwidth,
+// The simulator, script-build and deep-IR benchmarks run everywhere (the lab's where Debian's
+// Chromium is installed); the bulk-copy bandwidth,
 // compute, Hopper GEMM, attention, gemm() sweep and module-load benchmarks need an sm_90 GPU
 // (and nvcc; the attention and gemm peers python3 with torch and triton) and say so where there
 // is none. Each writes its
@@ -83,6 +84,11 @@ const breakdown = run("launch + synchronize broken down in one process", [
   "--out",
   join(outDir, `launch-breakdown-${day}.md`),
 ]);
+const labBench = run("the lab in Chromium: a keystroke, a run of the seed kernel, gemm_hopper", [
+  join(here, "lab.ts"),
+  "--out",
+  join(outDir, `lab-${day}.md`),
+]);
 /** Run bench/<file>.ts and write its output, with date, machine and command, to <file>-<day>.md. */
 function table(title: string, file: string): { code: number } {
   const r = run(title, [join(here, `${file}.ts`)]);
@@ -117,6 +123,7 @@ process.exitCode =
   gemmSweep.code ||
   launch.code ||
   breakdown.code ||
+  labBench.code ||
   timings.some((t) => t.code)
     ? 1
     : 0;

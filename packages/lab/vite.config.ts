@@ -5,6 +5,7 @@ import { fileURLToPath } from "node:url";
 import { defaultClientConditions, defineConfig } from "vite";
 
 const lab = fileURLToPath(new URL("./src/tirx-lab.ts", import.meta.url));
+const nodeStub = fileURLToPath(new URL("./src/node-stub.ts", import.meta.url));
 const repo = fileURLToPath(new URL("../..", import.meta.url));
 
 export default defineConfig({
@@ -14,6 +15,8 @@ export default defineConfig({
     alias: [
       { find: /^tirx-ts$/, replacement: lab },
       { find: /^@tirx-ts\/runtime$/, replacement: lab },
+      // Node built-ins that kernels imports (gemm()'s tuning cache): a stub with no files.
+      { find: /^(node:)?(fs|path)$/, replacement: nodeStub },
       // The CLI's browser-clean files (layout pictures, pattern arguments), not in its exports.
       { find: /^tirx-ts\/src\/(.*)$/, replacement: `${repo}packages/tirx-ts/src/$1` },
     ],

@@ -46,8 +46,13 @@ export interface LayoutRequest {
   readonly kernel?: string;
 }
 
+/** What the page asks a worker. */
 export type Request = BuildRequest | RunRequest | LayoutRequest;
 
+/**
+ * A build's answer: the exported kernels in source order, the one built (`kernel`), its PTX and
+ * IR (after the stage asked, one of `stages`), explainTile's lines, and the diagnostics.
+ */
 export interface BuildReply {
   readonly kind: "build";
   readonly id: number;
@@ -62,6 +67,11 @@ export interface BuildReply {
   readonly phases: Readonly<Record<string, number>>;
 }
 
+/**
+ * A run's answer: the verdict and summary of the example's check, the simulator's hazard
+ * reports of every launch, errors the run threw (`diagnostics`), and the first traced launch's
+ * trace events (at most 20,000).
+ */
 export interface RunReply {
   readonly kind: "run";
   readonly id: number;
@@ -75,6 +85,7 @@ export interface RunReply {
   readonly traceKernel?: string;
 }
 
+/** The pictures of `tirx layout` for the chosen kernel (SVG text), or why there are none. */
 export interface LayoutReply {
   readonly kind: "layouts";
   readonly id: number;
@@ -82,4 +93,5 @@ export interface LayoutReply {
   readonly diagnostics: readonly Diag[];
 }
 
+/** What a worker answers (the request's `id` and `kind`). */
 export type Reply = BuildReply | RunReply | LayoutReply;

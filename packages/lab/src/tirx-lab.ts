@@ -119,10 +119,12 @@ export function tensor(data: HostData, opts: TensorOptions): DeviceTensor & Disp
   checkTensorSpec(opts.shape, opts.dtype, MAX_SIM_TENSOR_BYTES);
   return simTensor(data, { shape: opts.shape, dtype: opts.dtype });
 }
+/** A zero-filled tensor on the simulated device. @throws TirxError TX5007 (checkTensorSpec). */
 tensor.zeros = (shape: readonly number[], dtype: DType, _dev?: DeviceLike) => {
   checkTensorSpec(shape, dtype, MAX_SIM_TENSOR_BYTES);
   return simZeros(shape, dtype);
 };
+/** A tensor on the simulated device whose bytes are unset (the simulator's poison). @throws TirxError TX5007. */
 tensor.empty = (shape: readonly number[], dtype: DType, _dev?: DeviceLike) => {
   checkTensorSpec(shape, dtype, MAX_SIM_TENSOR_BYTES);
   return simEmpty(shape, dtype);
@@ -178,6 +180,48 @@ export function runAsMain(
 }
 
 export { layoutPictures, siteSvg, type LayoutPicture } from "tirx-ts/src/layout.js";
+
+/** A tuning key: a string, or named numbers and strings (runtime's TuneKey). */
+export type TuneKey = string | { readonly [k: string]: string | number };
+
+/**
+ * Register shipped choices for the autotune family `name` (runtime's registerTunedDefaults): the
+ * lab never tunes, so it keeps none. (kernels calls it while its modules load, before this
+ * module's own body has run: it must touch no module-level binding.)
+ */
+export function registerTunedDefaults(_name: string, _table: object): void {}
+
+/** A tuning key's text: `k=v` pairs, names sorted, joined by commas (runtime's tuneKeyText). */
+export function tuneKeyText(key: TuneKey): string {
+  if (typeof key === "string") return key;
+  return Object.keys(key)
+    .sort()
+    .map((k) => `${k}=${String(key[k])}`)
+    .join(",");
+}
+
+/** JSON with object keys sorted at every level (runtime's canonicalJson). */
+export function canonicalJson(v: unknown): string {
+  if (Array.isArray(v)) return `[${v.map(canonicalJson).join(",")}]`;
+  if (v !== null && typeof v === "object") {
+    const o = v as Record<string, unknown>;
+    return `{${Object.keys(o)
+      .sort()
+      .map((k) => `${JSON.stringify(k)}:${canonicalJson(o[k])}`)
+      .join(",")}}`;
+  }
+  return JSON.stringify(v);
+}
+
+/** Autotune's cache folder: none in the lab (no file system). */
+export function autotuneCacheDir(): string | undefined {
+  return undefined;
+}
+
+/** A tuning cache file: never one in the lab (runtime's readTuneCache's "none"). */
+export function readTuneCache(_file: string): { readonly kind: "none" } {
+  return { kind: "none" };
+}
 
 /** Not in the lab: a TirxError TX5010 naming what needs a GPU. */
 function gpuOnly(what: string): never {

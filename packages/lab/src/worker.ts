@@ -29,6 +29,12 @@ const STAGES = ["verify", ...PTX_PASSES.map((p) => p.name)];
 const TRACE_EVENTS = 20_000;
 
 (globalThis as { __tirxLab?: unknown }).__tirxLab = lab;
+/**
+ * What an example's `process` is in the lab (`process.argv[1]` to tell whether it is the entry
+ * point, `process.exitCode`): no entry point, no environment. A module's own, not a global: the
+ * packages tell Node from a browser by globalThis.process.
+ */
+(globalThis as { __tirxProcess?: unknown }).__tirxProcess = { argv: [], env: {}, exitCode: 0 };
 
 /** Blob URL of the module that re-exports the lab library (made once). */
 let libUrl: string | undefined;
@@ -75,11 +81,16 @@ async function moduleUrl(file: string, source: string): Promise<string> {
     provideTypeScript({ ts: (ts.default ?? ts) as Parameters<typeof provideTypeScript>[0]["ts"] });
     tsProvided = true;
   }
-  const js = transform(source, {
+  const plain = transform(source, {
     transforms: ["typescript"],
     disableESTransforms: true,
     filePath: file,
   }).code;
+  // A module that reads `process` and declares none gets the lab's, on its first line (lines kept).
+  const js =
+    /\bprocess\b/.test(plain) && !/\b(const|let|var|function)\s+process\b/.test(plain)
+      ? `const process = globalThis.__tirxProcess; ${plain}`
+      : plain;
   const deps = new Map<string, string>();
   const specs = [...js.matchAll(/\b(?:from|import)\s*["']([^"']+)["']/g)].map((m) => m[1]!);
   for (const spec of new Set(specs)) {
