@@ -325,6 +325,8 @@ describe("the READMEs' whole-program ts blocks", () => {
       expect.stringMatching(/^README\.md:\d+$/),
       // attention(), run by test/packaging.test.ts from the installed tarballs.
       expect.stringMatching(/^README\.md:\d+$/),
+      // gemm() on the simulated device.
+      expect.stringMatching(/^README\.md:\d+$/),
       expect.stringMatching(/^packages\/dsl\/README\.md:\d+$/),
       expect.stringMatching(/^packages\/runtime-cuda\/README\.md:\d+$/),
     ]);
