@@ -189,9 +189,15 @@ function fill(sel: HTMLSelectElement, values: readonly string[], chosen?: string
 function showBuild(r: BuildReply, ms: number): void {
   fill(kernelSel, r.kernels, r.kernel);
   fill(stageSel, r.stages, stageSel.value || "verify");
+  // Which instructions the tile primitives chose and why (as `tirx build --explain` prints it).
+  const why = r.explain.map((l) => `// ${l}\n`).join("");
   setText(
     ptxView,
-    r.ptx ?? (r.diagnostics.length ? "// no PTX: see the diagnostics" : "// no exported kernel"),
+    r.ptx !== undefined
+      ? why + r.ptx
+      : r.diagnostics.length
+        ? "// no PTX: see the diagnostics"
+        : "// no exported kernel",
   );
   setText(irView, r.ir ?? "");
   showDiagnostics(r.diagnostics);

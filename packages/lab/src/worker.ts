@@ -63,6 +63,8 @@ function stubModule(spec: string, names: readonly string[]): string {
 
 /** Blob URL → the file it holds ("kernel.ts" for the editor, or an example's path). */
 const fileOfUrl = new Map<string, string>();
+/** The same by the URL's last segment (a UUID), which the spans' short forms print. */
+const fileOfId = new Map<string, string>();
 /** Example modules already made, by path (their text never changes). */
 const exampleUrls = new Map<string, string>();
 
@@ -117,6 +119,7 @@ async function moduleUrl(file: string, source: string): Promise<string> {
   );
   const url = URL.createObjectURL(new Blob([rewritten], { type: "text/javascript" }));
   fileOfUrl.set(url, file);
+  fileOfId.set(url.slice(url.lastIndexOf("/") + 1), file);
   registerSource(url, source);
   return url;
 }
@@ -181,7 +184,12 @@ function where(span: Span | undefined): Where | undefined {
 
 /** `text` with each blob URL of ours replaced by the file it holds. */
 const unblob = (text: string): string =>
-  text.replace(/blob:[^\s)]+?(?=:\d+:\d+|[\s)]|$)/g, (u) => fileOfUrl.get(u) ?? u);
+  text
+    .replace(/blob:[^\s)]+?(?=:\d+:\d+|[\s)]|$)/g, (u) => fileOfUrl.get(u) ?? u)
+    .replace(
+      /\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b/g,
+      (id) => fileOfId.get(id) ?? id,
+    );
 
 /** A TirxError as diagnostics (each error of an aggregate), or a thrown value as one. */
 function diagnosticsOf(e: unknown, severity: "error" | "warning" = "error"): Diag[] {
@@ -259,7 +267,7 @@ async function build(r: Extract<Request, { kind: "build" }>): Promise<BuildReply
     ir =
       after === "verify" ? printFunc(vf.fn) : printFunc(runPipeline(vf, PTX_PASSES, { after }).fn);
     mark("ir");
-    explain = explainTile(fn);
+    explain = explainTile(fn).map(unblob);
     mark("explain");
   } catch (e) {
     diags.push(...diagnosticsOf(e));
