@@ -20,6 +20,7 @@ import {
   checkFlashAttentionBackwardVarlen,
   makeFlashAttentionBackward,
 } from "../examples/flash_attention_backward.js";
+import { showValue } from "@tirx-ts/core";
 import { errorOf } from "./util/error-of.js";
 import { assembleLater } from "./util/ptxas-deferred.js";
 
@@ -87,7 +88,7 @@ describe("flash_attention backward, varlen", () => {
 
   it("option errors: a malformed varlen, packed totals under one tile, causal with varlen allowed", () => {
     const err = (varlen: unknown) =>
-      `flash_attention backward: varlen is { maxSeqQ, maxSeqK }, the longest sequence's query and key rows, integers in 1 … seq_q (208) and 1 … seq_k (280), got ${JSON.stringify(varlen)}`;
+      `flash_attention backward: varlen is { maxSeqQ, maxSeqK }, the longest sequence's query and key rows, integers in 1 … seq_q (208) and 1 … seq_k (280), got ${showValue(varlen)}`;
     for (const varlen of [
       { maxSeqQ: 130 },
       { maxSeqQ: 0, maxSeqK: 1 },
@@ -150,7 +151,7 @@ describe("flash_attention backward, varlen", () => {
         ],
         [
           bwd({ ...varlen, maxSeqK: 151 }),
-          /flash_attention backward: varlen is \{ maxSeqQ, maxSeqK \}.*got \{"maxSeqQ":120,"maxSeqK":151\}/,
+          /flash_attention backward: varlen is \{ maxSeqQ, maxSeqK \}.*got \{ maxSeqQ: 120, maxSeqK: 151 \}/,
         ],
       ],
       "TX9001",

@@ -150,7 +150,7 @@ describe("flash_attention forward", () => {
       dtype: "float16",
     };
     expect(() => makeFlashAttention({ ...base, varlen: { maxSeqQ: 0 } })).toThrow(
-      'flash_attention: varlen is { maxSeqQ }, the longest sequence\'s query rows, an integer in 1 … seq_q (300), got {"maxSeqQ":0}',
+      "flash_attention: varlen is { maxSeqQ }, the longest sequence's query rows, an integer in 1 … seq_q (300), got { maxSeqQ: 0 }",
     );
     expect(() => makeFlashAttention({ ...base, varlen: { maxSeqQ: 301 } })).toThrow(/varlen is/);
     expect(() => makeFlashAttention({ ...base, seqQ: 100, varlen: { maxSeqQ: 60 } })).toThrow(
@@ -174,7 +174,7 @@ describe("flash_attention forward", () => {
     expect(() =>
       makeFlashAttention({ ...base, window: [1.5, 0] as unknown as [number, number] }),
     ).toThrow(
-      "flash_attention: window is [left, right], two integers (-1: unbounded), got [1.5,0]",
+      "flash_attention: window is [left, right], two integers (-1: unbounded), got [1.5, 0]",
     );
     expect(() => makeFlashAttention({ ...base, causal: true, window: [16, 0] })).toThrow(
       "flash_attention: give causal or window, not both (causal is window [-1, 0])",

@@ -300,7 +300,8 @@ function rank4(x: unknown, name: string, what: string, who: Call = "attention"):
  *   const { o, lse } = attention(q, k, v, { cuSeqlensQ, cuSeqlensK, maxSeqQ: 130, lse: true });
  * @throws TirxError TX9002 (kernels/tensors) for a q, k, v or out that is not a rank-4 device
  *   tensor (rank 3 for a packed batch), a dtype other than float16/bfloat16 or differing from
- *   q's, shapes that disagree (batch, head dim, k vs v, out vs q), tensors on different devices;
+ *   q's, shapes that disagree (batch, head dim, k vs v, out vs q), a batch, heads or kvHeads of
+ *   0, tensors on different devices;
  *   offsets that are not rank-1 int32 tensors [batch + 1] (batch ≥ 1) of equal length on q's
  *   device, or whose values are not non-decreasing from 0 to at most totalQ / totalK; TX9001
  *   (kernels/config) for options or sizes the kernel does not offer (an unknown option, a
@@ -433,7 +434,8 @@ export interface AttentionGradients {
  *   rank-4 device tensor (rank 3 packed), an lse that is not a rank-3 one (rank 2 packed), a
  *   dtype other than float16/bfloat16 or differing from q's (lse: other than float32), shapes
  *   that disagree (k vs q, v vs k, o and dO vs q, lse vs [batch, heads, seqQ] or [heads,
- *   totalQ], out.dq vs q, out.dk and out.dv vs k), tensors on different devices, offsets as
+ *   totalQ], out.dq vs q, out.dk and out.dv vs k), a batch, heads or kvHeads of 0, tensors on
+ *   different devices, offsets as
  *   {@link attention}'s; TX9001 (kernels/config) for options or sizes the kernels do not offer
  *   (an unknown option or out key, a non-boolean `causal`, a scale that is not a finite number,
  *   offsets without both of `maxSeqQ` and `maxSeqK` or either without offsets, one offset tensor
@@ -546,6 +548,12 @@ function checkQKV(q: unknown, k: unknown, v: unknown, who: Call): Checked {
   }
   if (!sameShape(V.shape, K.shape)) {
     throw tensorError(`v's shape must be k's ${show(K.shape)}, got ${show(V.shape)}`, who);
+  }
+  if (batch < 1 || heads < 1 || kvHeads < 1) {
+    throw tensorError(
+      `batch, heads and kvHeads must be at least 1 (a tensor map's dims are), got batch ${batch}, heads ${heads}, kvHeads ${kvHeads}`,
+      who,
+    );
   }
   return { Q, K, dtype, batch, seqQ, heads, headDim, seqK, kvHeads };
 }
@@ -779,6 +787,12 @@ function checkPackedQKV(
   }
   if (!sameShape(V.shape, K.shape)) {
     throw tensorError(`v's shape must be k's ${show(K.shape)}, got ${show(V.shape)}`, who);
+  }
+  if (heads < 1 || kvHeads < 1) {
+    throw tensorError(
+      `heads and kvHeads must be at least 1 (a tensor map's dims are), got heads ${heads}, kvHeads ${kvHeads}`,
+      who,
+    );
   }
   let batch = 0;
   for (const name of ["cuSeqlensQ", "cuSeqlensK"] as const) {

@@ -59,7 +59,7 @@
 //     no CTA (its dQ rows are the accumulator's zeros), one with no queries runs no step (dK =
 //     dV = 0).
 import { T, type ExprLike, type ParamType, type PrimExpr, type TileView } from "@tirx-ts/dsl";
-import { invariant, type DType, type PrimFunc } from "@tirx-ts/core";
+import { invariant, showValue, type DType, type PrimFunc } from "@tirx-ts/core";
 import { checkHeadsAndWindow, configError } from "./options.js";
 import type { FlashAttentionSizes } from "./forward.js";
 
@@ -178,7 +178,7 @@ export function makeFlashAttentionBackward(s: FlashAttentionSizes): FlashAttenti
       Number.isInteger(x) && (x as number) >= 1 && (x as number) <= n;
     if (!within(v.maxSeqQ, seqQ) || !within(v.maxSeqK, seqK)) {
       throw configError(
-        `flash_attention backward: varlen is { maxSeqQ, maxSeqK }, the longest sequence's query and key rows, integers in 1 … seq_q (${seqQ}) and 1 … seq_k (${seqK}), got ${JSON.stringify(varlen)}`,
+        `flash_attention backward: varlen is { maxSeqQ, maxSeqK }, the longest sequence's query and key rows, integers in 1 … seq_q (${seqQ}) and 1 … seq_k (${seqK}), got ${showValue(varlen)}`,
       );
     }
     // A TMA box of a tile's rows (64 queries, 128 keys) must fit in the tensor's rows; 128 for

@@ -69,7 +69,7 @@
 // unchanged. varlen makes the sequence lengths runtime values its own way (per sequence).
 // The runnable example: examples/flash_attention.ts.
 import { T, type ExprLike, type ParamType, type PrimExpr, type TileView } from "@tirx-ts/dsl";
-import type { PrimFunc } from "@tirx-ts/core";
+import { showValue, type PrimFunc } from "@tirx-ts/core";
 import { checkHeadsAndWindow, configError } from "./options.js";
 
 /** The largest and the smallest normal float32. */
@@ -247,7 +247,7 @@ export function makeFlashAttention(s: FlashAttentionSizes): PrimFunc {
   const BN = D === 256 ? 64 : 128;
   const varlen = s.varlen;
   if (s.dynamic !== undefined && typeof s.dynamic !== "boolean") {
-    throw configError(`flash_attention: dynamic is a boolean, got ${String(s.dynamic)}`);
+    throw configError(`flash_attention: dynamic is a boolean, got ${showValue(s.dynamic)}`);
   }
   const dynamic = s.dynamic ?? false;
   if (dynamic && varlen !== undefined) {
@@ -260,7 +260,7 @@ export function makeFlashAttention(s: FlashAttentionSizes): PrimFunc {
       typeof varlen === "object" && varlen !== null ? varlen.maxSeqQ : undefined;
     if (!Number.isInteger(maxSeqQ) || (maxSeqQ as number) < 1 || (maxSeqQ as number) > seqQ) {
       throw configError(
-        `flash_attention: varlen is { maxSeqQ }, the longest sequence's query rows, an integer in 1 … seq_q (${seqQ}), got ${JSON.stringify(varlen)}`,
+        `flash_attention: varlen is { maxSeqQ }, the longest sequence's query rows, an integer in 1 … seq_q (${seqQ}), got ${showValue(varlen)}`,
       );
     }
     // A TMA box of a tile's rows (128 queries, BN keys) must fit in the tensor's rows.
@@ -275,13 +275,13 @@ export function makeFlashAttention(s: FlashAttentionSizes): PrimFunc {
   const causal = s.causal ?? false;
   const kvHeads = checkHeadsAndWindow(s, "flash_attention");
   if (s.lse !== undefined && typeof s.lse !== "boolean") {
-    throw configError(`flash_attention: lse is a boolean, got ${String(s.lse)}`);
+    throw configError(`flash_attention: lse is a boolean, got ${showValue(s.lse)}`);
   }
   const lse = s.lse ?? false;
   const schedule = s.schedule ?? "serial";
   if (schedule !== "serial" && schedule !== "overlap" && schedule !== "pingpong") {
     throw configError(
-      `flash_attention: schedule is "serial", "overlap" or "pingpong", got ${JSON.stringify(schedule)}`,
+      `flash_attention: schedule is "serial", "overlap" or "pingpong", got ${showValue(schedule)}`,
     );
   }
   // Query heads per KV head.

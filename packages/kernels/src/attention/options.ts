@@ -1,6 +1,6 @@
 // The option checks the FlashAttention forward and backward builders share: the error kind, and
 // the heads and mask options (kvHeads, window, causal) both take alike.
-import { TirxError } from "@tirx-ts/core";
+import { TirxError, showValue } from "@tirx-ts/core";
 
 /** The heads and mask options of a FlashAttention builder's sizes (FlashAttentionSizes). */
 export interface HeadsAndWindow {
@@ -32,7 +32,7 @@ export function checkHeadsAndWindow(s: HeadsAndWindow, who: string): number {
     const w = s.window;
     if (!Array.isArray(w) || w.length !== 2 || !w.every((x) => Number.isInteger(x))) {
       throw configError(
-        `${who}: window is [left, right], two integers (-1: unbounded), got ${JSON.stringify(w)}`,
+        `${who}: window is [left, right], two integers (-1: unbounded), got ${showValue(w)}`,
       );
     }
     if (s.causal) {

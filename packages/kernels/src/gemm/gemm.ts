@@ -348,6 +348,18 @@ function prepare(a: unknown, b: unknown, opts: unknown): Prepared {
       throw tensorError(`out's dtype must be outDtype (${outDtype}), got ${out.dtype}`);
     }
     sameDevice(out, "out");
+    // Other CTAs still read the operands while a tile of D is stored: D written over a or b is
+    // a race (wrong data on the GPU, TX6003 on the simulator).
+    for (const [name, t] of [
+      ["a", A],
+      ["b", B],
+    ] as const) {
+      if (out === t) {
+        throw tensorError(
+          `out is ${name}: D cannot overwrite an operand (other tiles still read it); give another tensor, or leave out unset for a new one`,
+        );
+      }
+    }
   }
   let arch: string | undefined;
   try {
@@ -688,8 +700,8 @@ export function gemmChoice(a: DeviceTensor, b: DeviceTensor, opts: GemmOptions =
  * @throws TirxError TX9002 (kernels/tensors) for an a, b, c, residual, out (rank 2), bias (rank
  *   1) or scale (float32: both [1], or scaleA [m, ⌈k/128⌉] with scaleB [⌈n/128⌉, ⌈k/128⌉]) that
  *   is not such a device tensor, shapes that disagree (k, [m, n],
- *   [n]), dtypes outside the lists, out's dtype other than outDtype, tensors on different
- *   devices, an operand to pad of 2^31 − 256 elements or more; TX9001 (kernels/config) for an
+ *   [n]), dtypes outside the lists, out's dtype other than outDtype, out that is a or b (other
+ *   tiles still read the operand D would overwrite), tensors on different devices, an operand to pad of 2^31 − 256 elements or more; TX9001 (kernels/config) for an
  *   unknown option, transA / transB not booleans, tune not a boolean or an object, tune with config, one scale without the other, outDtype outside
  *   the list, a GPU that is not Hopper, and makeGemm's (float8 with an MN-major operand, scales
  *   with 16-bit inputs, beta without c, alpha / beta not finite, an unknown activation, a config

@@ -43,7 +43,7 @@
 //     its promoted blocks into W; the finishing kernel then applies no scale.
 // Sizes are compile-time constants (tensor maps need static shapes: core patterns/tma.ts).
 import { T, type ExprLike, type ParamType, type PrimExpr, type TileView } from "@tirx-ts/dsl";
-import type { PrimFunc } from "@tirx-ts/core";
+import { showValue, type PrimFunc } from "@tirx-ts/core";
 import { configError } from "../attention/options.js";
 import { MAX_GEMM_SHARED, type GemmConfig } from "./config.js";
 import {
@@ -189,7 +189,7 @@ export function checkGemmSizes(s: GemmSizes): Required<GemmConfig> {
     ["beta", s.beta],
   ] as const) {
     if (v !== undefined && !(typeof v === "number" && Number.isFinite(v))) {
-      throw configError(`gemm: ${name} is a finite number, got ${String(v)}`);
+      throw configError(`gemm: ${name} is a finite number, got ${showValue(v)}`);
     }
   }
   if (s.beta !== undefined && s.c === undefined) {
