@@ -19,6 +19,8 @@ const browser: BuildOptions & { write: false; metafile: true } = {
   metafile: true,
   conditions: ["source"],
   logLevel: "silent",
+  // Not the process's working directory, which another file of the worker may have changed.
+  absWorkingDir: root,
 };
 
 /** The kernel a page would write: B[i] = A[n − 1 − i] through shared memory, with or without the barrier. */

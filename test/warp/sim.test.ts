@@ -408,8 +408,8 @@ describe("errors at the author's line", () => {
       /^TX2010 width of T.cuda.warp_sum must be a static power of two in 2..32, got 3/,
     );
     expect(body((x) => T.cuda.__shfl_xor_sync(0xffffffff, x, 1, 64))).toMatch(/^TX2010/);
-    expect(body((x) => T.cuda.warp_sum(x.cast("float16")))).toMatch(
-      /^TX2005 T.cuda.warp_sum is not defined on float16/,
+    expect(body((x) => T.cuda.warp_sum(x.cast("int8")))).toMatch(
+      /^TX2005 T.cuda.warp_sum is not defined on int8/,
     );
     expect(body(() => T.cuda.bar_sync(16, 64))).toMatch(/^TX2010 barrier of bar.sync.named/);
     expect(body(() => T.cuda.bar_sync(1, 48))).toMatch(

@@ -45,7 +45,7 @@
 import { T, type ExprLike, type ParamType, type PrimExpr, type TileView } from "@tirx-ts/dsl";
 import { showValue, type PrimFunc } from "@tirx-ts/core";
 import { configError } from "../attention/options.js";
-import { MAX_GEMM_SHARED, type GemmConfig } from "./config.js";
+import { MAX_GEMM_SHARED, type GemmConfig } from "./tile.js";
 import {
   epilogueValue,
   scaleMode,

@@ -1,0 +1,31 @@
+// A tile configuration of the Hopper GEMM (makeGemm) and the shared-memory limit it is checked
+// against: what both the kernel builder (kernel.ts) and the configuration table (config.ts) read,
+// in a file of its own so that neither imports the other both ways.
+
+/**
+ * One tile configuration of makeGemm:
+ * - `bm`: rows of D per CTA tile, 64 (one consumer warpgroup, 256 threads) or 128 (two, 384
+ *   threads: examples/tile/gemm_hopper.ts's design);
+ * - `bn`: columns per tile, a multiple of 64 in 64 … 256 (one wgmma m64nNk16 of N = bn per k16
+ *   step; 64 keeps an MN-major B of 16-bit elements whole 128-byte swizzle rows);
+ * - `bk`: K elements per stage, 128 bytes' worth (64 for 16-bit inputs, 128 for float8: one
+ *   128B-swizzle row of a K-major tile). Absent: that value;
+ * - `stages`: depth of the TMA → wgmma ring (2 … 8; shared memory stages · (bm + bn) · 128 B
+ *   must fit in 227 KiB);
+ * - `cluster`: CTAs per cluster; only 1 today (multicast of B across a cluster, as the example
+ *   does, is not in this kernel yet);
+ * - `splitK`: K split over this many CTAs per tile (≥ 1); with more than 1 each CTA adds its
+ *   float32 partial product into a zeroed float32 workspace with `red.global.add.f32` and a
+ *   second kernel applies the epilogue (the small-M strategy: more CTAs than D's tiles).
+ */
+export interface GemmConfig {
+  readonly bm: 64 | 128;
+  readonly bn: number;
+  readonly bk?: number;
+  readonly stages: number;
+  readonly cluster?: 1;
+  readonly splitK?: number;
+}
+
+/** Shared memory a kernel may take per CTA on sm_90 (227 KiB: CUDA C Programming Guide, H.8.1). */
+export const MAX_GEMM_SHARED = 227 * 1024;
