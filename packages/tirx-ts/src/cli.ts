@@ -5,6 +5,7 @@ import {
   ARCHS,
   archNamed,
   countLine,
+  didYouMean,
   invariant,
   isTirxError,
   MAX_DIAGNOSTICS,
@@ -226,6 +227,20 @@ function joinNegativeValues(argv: readonly string[]): string[] {
   return out;
 }
 
+/**
+ * parseArgs' unknown-option error (ERR_PARSE_ARGS_UNKNOWN_OPTION) as one line naming the option
+ * and the nearest known one (`unknown option "--emti"; did you mean "--emit"?`), else the list of
+ * options; undefined for any other error.
+ */
+function unknownOption(e: unknown): string | undefined {
+  if ((e as { code?: unknown } | null)?.code !== "ERR_PARSE_ARGS_UNKNOWN_OPTION") return undefined;
+  const given = /'([^']+)'/.exec((e as Error).message)?.[1];
+  if (given === undefined) return undefined;
+  const names = Object.keys(ARG_OPTIONS).map((n) => `--${n}`);
+  const guess = didYouMean(given.replace(/=.*$/, ""), names);
+  return `unknown option ${JSON.stringify(given)}; ${guess ? `did you mean "${guess}"?` : `the options are ${names.join(", ")}`}`;
+}
+
 async function run(argv: readonly string[], io: CliIO, color: boolean): Promise<number> {
   let parsed;
   try {
@@ -236,7 +251,7 @@ async function run(argv: readonly string[], io: CliIO, color: boolean): Promise<
       options: ARG_OPTIONS,
     });
   } catch (e) {
-    return usage((e as Error).message);
+    return usage(unknownOption(e) ?? (e as Error).message);
   }
   const { values, positionals, tokens } = parsed;
   if (values.version) {
@@ -250,7 +265,10 @@ async function run(argv: readonly string[], io: CliIO, color: boolean): Promise<
   const [cmd, file, ...rest] = positionals;
   if (cmd === undefined) return usage("no command given; expected build, trace or layout");
   if (cmd !== "build" && cmd !== "trace" && cmd !== "layout") {
-    return usage(`unknown command ${JSON.stringify(cmd)}; expected build, trace or layout`);
+    const guess = didYouMean(cmd, ["build", "trace", "layout"]);
+    return usage(
+      `unknown command ${JSON.stringify(cmd)}; expected build, trace or layout${guess ? ` (did you mean "${guess}"?)` : ""}`,
+    );
   }
   // `tirx layout --tile / --builtin / FILE --layout` draws one TileLayout, not a kernel's accesses.
   const drawsLayout =
