@@ -122,6 +122,13 @@ function converge(scope: NvshmemScope): void {
 
 /** The last index moved by k: elements contiguous along the innermost dim. */
 function at(index: readonly ExprLike[], k: PrimExpr, span?: Span): ExprLike[] {
+  if (!Array.isArray(index)) {
+    throw new TirxError(
+      "TX1002",
+      `T.nvshmem: an index is an array of element indices, e.g. [row, 0], got ${show(index)}`,
+      span,
+    );
+  }
   const out = [...index];
   const last = out.pop();
   const base = last instanceof PrimExpr ? last : new PrimExpr(toExpr(last ?? 0, "int32", span));
@@ -140,8 +147,20 @@ function countOf(count: unknown, what: string, span?: Span): number {
   return count;
 }
 
-/** The dtypes of both sides agree. @throws TirxError TX2005 otherwise. */
+/**
+ * Both sides are buffers (views) and their dtypes agree.
+ * @throws TirxError TX1002 for a side that is not a buffer, TX2005 for dtypes that differ.
+ */
 function sameDtype(a: TileView, b: TileView, what: string, span?: Span): void {
+  for (const v of [a, b] as unknown[]) {
+    if (!(v instanceof TileView)) {
+      throw new TirxError(
+        "TX1002",
+        `${what}: both sides are buffers (a kernel parameter or a T.alloc_shared / T.alloc_local view), got ${show(v)}`,
+        span,
+      );
+    }
+  }
   if (a.dtype !== b.dtype) {
     throw new TirxError(
       "TX2005",
@@ -175,7 +194,8 @@ export function n_pes(): PrimExpr {
  * the end, TX6011 otherwise); cta scope: every thread (`bar.sync 0`, TX6009 otherwise).
  * Example: `T.nvshmem.put(Buf, [0], X, [0], 256, peer, { scope: "cta" })`.
  * @throws TirxError TX2009 (not symmetric), TX2005 (dtypes differ), TX2003 (count), TX1005 (a
- *   static PE out of range), TX1002 (options).
+ *   static PE out of range), TX1002 (options; a side that is not a buffer or an index that is
+ *   not an array).
  */
 export function put(
   dst: TileView,
