@@ -2,7 +2,8 @@
 // launched: gemm() with out being one of its operands (other tiles still read it: a race, wrong
 // data on the GPU) is TX9002; attention() with a batch or heads of 0 is TX9002 at the call (not
 // the tensor map's TX4024 from inside the kernel); option values in messages are shown as
-// values ("2" a string, NaN as NaN), not through String or JSON.
+// values ("2" a string, NaN as NaN), not through String or JSON; a tensor without a dtype is
+// TX1003 saying so.
 import { describe, expect, test } from "vitest";
 import { attention, attentionBackward, gemm, sim, tensor } from "tirx-ts";
 import { errorOf } from "./util/error-of.js";
@@ -59,5 +60,19 @@ describe("attention(): empty batch or heads, option values in messages", () => {
     const bad = (opts: object) => errorOf(() => attention(x, x, x, opts as never)).message;
     expect(bad({ lse: "true" })).toMatch(/lse is a boolean, got "true"/);
     expect(bad({ window: [Number.NaN, 0] })).toMatch(/two integers .*got \[NaN, 0\]/);
+  });
+});
+
+describe("tensor(): a missing dtype", () => {
+  test("is TX1003 saying a dtype is needed, not 'unknown dtype undefined'", () => {
+    const zeros = tensor.zeros as unknown as (shape: number[]) => unknown;
+    const e = errorOf(() => zeros([4]));
+    expect([e.code, e.message]).toEqual([
+      "TX1003",
+      expect.stringMatching(/a tensor needs a dtype, none given/),
+    ]);
+    const e2 = errorOf(() => tensor(new Float32Array(4), { shape: [4] } as never));
+    expect(e2.code).toBe("TX1003");
+    expect(e2.message).toMatch(/none given/);
   });
 });

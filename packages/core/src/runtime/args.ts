@@ -203,6 +203,12 @@ export function checkTensorSpec(
   dtype: unknown,
   maxBytes: number = MAX_TENSOR_BYTES,
 ): number {
+  if (dtype === undefined) {
+    throw new TirxError(
+      "TX1003",
+      'a tensor needs a dtype, none given: tensor(data, { shape, dtype }), tensor.zeros(shape, dtype), e.g. "float32"',
+    );
+  }
   if (!isDType(dtype)) {
     const guess = typeof dtype === "string" ? didYouMean(dtype, DTYPES) : undefined;
     throw new TirxError(
