@@ -3,7 +3,8 @@
 // session, every example of examples/ (builder, tile, script mode, multi-GPU) loads into the editor,
 // shows its PTX with no diagnostic, and its Run passes its own check on the simulated device (a
 // script-mode twin runs its builder twin's check on the same instructions: of those, only
-// script/vector_add.ts runs here unless TIRX_LAB_ALL=1, which keeps this file near a minute);
+// script/vector_add.ts runs here unless TIRX_LAB_ALL=1, nor do the FlashAttention and Hopper
+// GEMM examples, whose simulated runs test/examples.test.ts checks in Node);
 // a kernel whose cta_sync is missing shows the simulator's race report naming both accesses'
 // lines, both highlighted in the editor. A screenshot of each goes to bench/results/lab/.
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync } from "node:fs";
@@ -76,15 +77,23 @@ export const reverse = T.function(
 `;
 
 /**
+ * The examples whose simulated Run at their example size costs seconds of the suite's time
+ * (FlashAttention forward and backward, the Hopper GEMMs): test/examples.test.ts runs each of
+ * them on the simulator in Node, and bench/lab.ts runs gemm_hopper.ts in this page; here they
+ * show their PTX, and TIRX_LAB_ALL=1 runs them too.
+ */
+const HEAVY = /(^|\/)(flash_attention|flash_attention_backward|gemm_hopper)\.ts$/;
+
+/**
  * Examples whose Run the test clicks: those with a `runExample` (the lab's Run calls it; the
  * multi-GPU examples check several simulated PEs through functions with parameters, and show
- * their PTX only), all of them with TIRX_LAB_ALL=1, else all but the script-mode twins.
+ * their PTX only), all of them with TIRX_LAB_ALL=1, else all but the script-mode twins (but
+ * script/vector_add.ts) and the HEAVY ones.
  */
 const runs = (path: string): boolean =>
   /export function runExample\b/.test(readFileSync(join(root, "examples", path), "utf8")) &&
   (process.env["TIRX_LAB_ALL"] === "1" ||
-    !path.startsWith("script/") ||
-    path === "script/vector_add.ts");
+    ((!path.startsWith("script/") || path === "script/vector_add.ts") && !HEAVY.test(path)));
 
 const available = existsSync(CHROMIUM);
 if (!available)
