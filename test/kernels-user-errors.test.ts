@@ -76,3 +76,16 @@ describe("tensor(): a missing dtype", () => {
     expect(e2.message).toMatch(/none given/);
   });
 });
+
+describe("gemm(): a config field it lacks", () => {
+  test("is TX9001 naming the nearest field", () => {
+    const a = t([16, 16]);
+    const e = errorOf(() =>
+      gemm(a, a, { config: { bm: 64, bn: 64, stages: 2, splitk: 2 } as never }),
+    );
+    expect([e.code, e.message]).toEqual([
+      "TX9001",
+      expect.stringMatching(/config has no field "splitk"; did you mean "splitK"\?/),
+    ]);
+  });
+});

@@ -43,7 +43,7 @@
 //     its promoted blocks into W; the finishing kernel then applies no scale.
 // Sizes are compile-time constants (tensor maps need static shapes: core patterns/tma.ts).
 import { T, type ExprLike, type ParamType, type PrimExpr, type TileView } from "@tirx-ts/dsl";
-import { showValue, type PrimFunc } from "@tirx-ts/core";
+import { didYouMean, showValue, type PrimFunc } from "@tirx-ts/core";
 import { configError } from "../attention/options.js";
 import { MAX_GEMM_SHARED, type GemmConfig } from "./tile.js";
 import {
@@ -238,7 +238,16 @@ export function checkGemmSizes(s: GemmSizes): Required<GemmConfig> {
   }
   const c = s.config;
   if (typeof c !== "object" || c === null) {
-    throw configError(`gemm: config is { bm, bn, stages, bk?, splitK? }, got ${String(c)}`);
+    throw configError(`gemm: config is { bm, bn, stages, bk?, splitK? }, got ${showValue(c)}`);
+  }
+  const CONFIG_KEYS = ["bm", "bn", "bk", "stages", "cluster", "splitK"];
+  for (const key of Object.keys(c)) {
+    if (!CONFIG_KEYS.includes(key)) {
+      const guess = didYouMean(key, CONFIG_KEYS);
+      throw configError(
+        `gemm: config has no field ${showValue(key)}${guess ? `; did you mean "${guess}"?` : ""} (fields: ${CONFIG_KEYS.join(", ")})`,
+      );
+    }
   }
   if (c.bm !== 64 && c.bm !== 128) {
     throw configError(`gemm: config.bm is 64 or 128 (one or two consumer warpgroups), got ${c.bm}`);
@@ -312,7 +321,7 @@ export function checkGemmSizes(s: GemmSizes): Required<GemmConfig> {
  *   both float8), a float8 operand that is not K-major (transA, or B without transB), an output
  *   or epilogue dtype other than float32/float16/bfloat16, alpha / beta not finite, beta without
  *   c, scales with 16-bit inputs or other than true / false / "tensor" / "block", an unknown activation, a row pitch that is not a multiple of 16
- *   bytes, a configuration outside {@link GemmConfig}'s ranges (bm, bn, bk, stages, shared memory,
+ *   bytes, a configuration with a field GemmConfig lacks or outside {@link GemmConfig}'s ranges (bm, bn, bk, stages, shared memory,
  *   cluster, splitK), split-K with m · n of 2^31 − 256 or more.
  */
 export function makeGemm(s: GemmSizes): GemmKernels {
