@@ -45,6 +45,7 @@ export * from "./host/encode.js";
 export * from "./runtime/tensor.js";
 export * from "./runtime/args.js";
 export * from "./runtime/call-site.js";
+export * from "./runtime/example-result.js";
 export * from "./buffer-name.js";
 export * from "./invariant.js";
 export * from "./analysis/depth.js";

@@ -12,6 +12,7 @@ import {
   type DType,
   type DeviceLike,
   type DeviceTensor,
+  type ExampleResult,
   type HostData,
   type KernelArg,
   type PrimFunc,
@@ -138,36 +139,6 @@ export function cudaAvailable(): { ok: false; reason: string } {
 /** Never the program's entry point in the lab (the lab calls `runExample` itself). */
 export function isMain(_importMetaUrl: string): boolean {
   return false;
-}
-
-/** What a runnable example reports (the Node package's ExampleResult). */
-export interface ExampleResult {
-  readonly ok: boolean;
-  readonly outputs: readonly Uint8Array[];
-  readonly summary: string;
-  readonly approximate?: string;
-}
-
-/**
- * Compare `out` with `expected` element by element (exact equality after the dtype's rounding),
- * then free `out` and every tensor in `free` (the Node package's checkOutput).
- */
-export function checkOutput(
-  out: DeviceTensor,
-  expected: ArrayLike<number>,
-  free: readonly DeviceTensor[] = [],
-  unit = "elements",
-): ExampleResult {
-  const got = out.toArray() as ArrayLike<number>;
-  let equal = 0;
-  for (let i = 0; i < expected.length; i++) if (got[i] === expected[i]) equal++;
-  const bytes = out.toBytes();
-  for (const t of [out, ...free]) t.dispose();
-  return {
-    ok: equal === expected.length && got.length === expected.length,
-    outputs: [bytes],
-    summary: `${equal} of ${expected.length} ${unit} match`,
-  };
 }
 
 /** Run `runExample` on the simulator and log its summary (the lab's Run calls runExample itself). */

@@ -1,6 +1,8 @@
 import { pathToFileURL } from "node:url";
 import { realpathSync } from "node:fs";
-import type { DeviceLike, DeviceTensor } from "@tirx-ts/core";
+import { checkOutput, type DeviceLike, type ExampleResult } from "@tirx-ts/core";
+
+export { checkOutput, type ExampleResult };
 import { device } from "@tirx-ts/runtime";
 
 /**
@@ -15,45 +17,6 @@ export function isMain(importMetaUrl: string): boolean {
   } catch {
     return false;
   }
-}
-
-/**
- * What a runnable example reports: whether its numeric check passed, the raw bytes of its
- * outputs (so devices can be compared bit for bit), and a one-line summary.
- */
-export interface ExampleResult {
-  readonly ok: boolean;
-  readonly outputs: readonly Uint8Array[];
-  readonly summary: string;
-  /**
-   * Set when the example uses an approximate op (a `.approx` instruction whose bits the simulator
-   * cannot reproduce): why devices may differ. Both are then held to the example's own check
-   * against a float64 reference instead of to each other bit for bit.
-   */
-  readonly approximate?: string;
-}
-
-/**
- * Compare `out` with `expected` element by element (exact equality, after the tensor's dtype
- * rounding), then free `out` and every tensor in `free`. Returns the example's result, with
- * `out`'s raw bytes for bit-for-bit comparisons between devices.
- */
-export function checkOutput(
-  out: DeviceTensor,
-  expected: ArrayLike<number>,
-  free: readonly DeviceTensor[] = [],
-  unit = "elements",
-): ExampleResult {
-  const got = out.toArray() as ArrayLike<number>;
-  let equal = 0;
-  for (let i = 0; i < expected.length; i++) if (got[i] === expected[i]) equal++;
-  const bytes = out.toBytes();
-  for (const t of [out, ...free]) t.dispose();
-  return {
-    ok: equal === expected.length && got.length === expected.length,
-    outputs: [bytes],
-    summary: `${equal} of ${expected.length} ${unit} match`,
-  };
 }
 
 /**
