@@ -25,9 +25,8 @@ describe("makeGemm's PTX (sm_90a, ptxas)", () => {
     };
     const text = ptx(makeGemm(s).main);
     assembleLater(text, "sm_90a", "gemm 128x256 bias gelu");
-    expect(
-      lines(text, /wgmma\.mma_async|cp\.async\.bulk\.tensor/).map((l) => l.split(" ")[0]),
-    ).toMatchInlineSnapshot(`
+    expect(lines(text, /wgmma\.mma_async|cp\.async\.bulk\.tensor/).map((l) => l.split(" ")[0]))
+      .toMatchInlineSnapshot(`
       [
         "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes",
         "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes",
