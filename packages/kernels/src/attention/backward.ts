@@ -61,6 +61,7 @@
 import { T, type ExprLike, type ParamType, type PrimExpr, type TileView } from "@tirx-ts/dsl";
 import { invariant, showValue, type DType, type PrimFunc } from "@tirx-ts/core";
 import { checkHeadsAndWindow, configError } from "./options.js";
+import { W, blocked, cols, rows, rowsAt } from "./views.js";
 import type { FlashAttentionSizes } from "./forward.js";
 
 /** Keys per CTA (two consumer warpgroups of 64). */
@@ -68,8 +69,6 @@ const BN = 128;
 /** Query rows per step of a consumer's loop. */
 const BM = 64;
 const STAGES = 2;
-/** Columns of one 128B-swizzle row of 16-bit elements: tiles are column blocks of 64. */
-const W = 64;
 /** Warps (query rows) per CTA of the pre- and postprocessing kernels. */
 const ROWS = 8;
 
@@ -403,14 +402,6 @@ export function makeFlashAttentionBackward(s: FlashAttentionSizes): FlashAttenti
         typeof a === "number" ? a + n : n === 0 ? a : T.add(a, n);
       // Query blocks of the sequence.
       const qBlocks: ExprLike = seq ? T.let_("qBlocks", T.ceildiv(seq.lenQ, BM)) : qBlocksDense;
-      // Rows of one (sequence, head) tile: `r` rows of X from packed row `row` on, head `hh`, as a
-      // [r, D] view at a dynamic row of the packed [rows, heads, D] tensor (as the forward).
-      const rowsAt = (x: TileView, row: ExprLike, hh: ExprLike, r: number, nh: number): TileView =>
-        x.as_strided({
-          offset: T.add(T.mul(row, nh * D), T.mul(hh, D)),
-          shape: [r, D],
-          strides: [nh * D, 1],
-        });
       const kernel = (): void => {
         const wg = T.let_("wg", tid.floordiv(128));
         // Query blocks i0 ≤ i < i0 + blocks meet some key's window: query q sees key k when
@@ -496,18 +487,13 @@ export function makeFlashAttentionBackward(s: FlashAttentionSizes): FlashAttenti
           T.ptx.fence.mbarrier_init();
         });
         T.cuda.cta_sync();
-        // Row blocks of a [batch, seq, heads, D] tensor, as the forward: rows(X, r).sub(b, i, h)
-        // is [r, D]; cols() its 64-wide column blocks; blocked() a shared [D / 64, r, 64] tile.
-        const rows = (x: TileView, r: number) => x.rearrange("b (i r) h d -> b i h r d", { r });
-        const cols = (x: TileView) => x.rearrange("r (k c) -> r k c", { c: W });
-        const blocked = (t: TileView) => t.rearrange("k r c -> r k c");
         // The CTA's K or V tile and query block i of head h of Q or dO ([r, D] views).
         const kvTile = (x: TileView): TileView =>
           seq
-            ? rowsAt(x, T.add(seq.k0, T.mul(kb, BN)), hk, BN, kvHeads)
+            ? rowsAt(x, D, T.add(seq.k0, T.mul(kb, BN)), hk, BN, kvHeads)
             : rows(x, BN).sub(b, kb, hk);
         const qTile = (x: TileView, i: ExprLike, h: ExprLike): TileView =>
-          seq ? rowsAt(x, T.add(seq.q0, T.mul(i, BM)), h, BM, heads) : rows(x, BM).sub(b, i, h);
+          seq ? rowsAt(x, D, T.add(seq.q0, T.mul(i, BM)), h, BM, heads) : rows(x, BM).sub(b, i, h);
         T.if_(
           wg.eq(0),
           () => {

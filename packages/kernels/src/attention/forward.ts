@@ -71,6 +71,7 @@
 import { T, type ExprLike, type ParamType, type PrimExpr, type TileView } from "@tirx-ts/dsl";
 import { showValue, type PrimFunc } from "@tirx-ts/core";
 import { checkHeadsAndWindow, configError } from "./options.js";
+import { W, blocked, cols, rows, rowsAt } from "./views.js";
 
 /** The largest and the smallest normal float32. */
 const FLT_MAX = 3.4028234663852886e38;
@@ -78,8 +79,6 @@ const FLT_MIN = 2 ** -126;
 /** Query rows per CTA (two consumer warpgroups of 64). */
 const BM = 128;
 const STAGES = 2;
-/** Columns of one 128B-swizzle row of 16-bit elements: Q, K and V tiles are column blocks of 64. */
-const W = 64;
 /** Named barriers of the consumers' ping-pong: PING + cw is consumer cw's turn to issue. */
 const PING = 8;
 
@@ -422,14 +421,6 @@ export function makeFlashAttention(s: FlashAttentionSizes): PrimFunc {
                 ),
           )
         : T.cuda.block_idx("x");
-    // Rows of one (sequence, head) tile: `r` rows of X from `row` on, head `hh`, as a [r, D]
-    // view (with varlen, a view at a dynamic row of the packed [rows, heads, D] tensor).
-    const rowsAt = (x: TileView, row: ExprLike, hh: ExprLike, r: number, nh: number): TileView =>
-      x.as_strided({
-        offset: T.add(T.mul(row, nh * D), T.mul(hh, D)),
-        shape: [r, D],
-        strides: [nh * D, 1],
-      });
     // With `dynamic`: `r` rows of batch b's sequence of `len` rows from `row` on, head `hh`, as a
     // [r, D] view of the [batch, len, nh, D] tensor, its offset a sum of one term per axis
     // (b · len · nh·D, row · nh·D, hh · D) so that TMA's coordinates come off it per axis.
@@ -514,23 +505,16 @@ export function makeFlashAttention(s: FlashAttentionSizes): PrimFunc {
         T.ptx.fence.mbarrier_init();
       });
       T.cuda.cta_sync();
-      // Row blocks of a [batch, seq, heads, D] tensor: rows(X, r).sub(b, i, h) is [r, D];
-      // cols(v) is a [r, D] view as its 64-wide column blocks [r, D / 64, 64], and
-      // blocked(s) a shared [D / 64, r, 64] tile seen the same way: what TMA writes for a
-      // 128B swizzle (a box is at most one 128-byte swizzle row wide).
-      const rows = (x: TileView, r: number) => x.rearrange("b (i r) h d -> b i h r d", { r });
-      const cols = (v: TileView) => v.rearrange("r (k c) -> r k c", { c: W });
-      const blocked = (t: TileView) => t.rearrange("k r c -> r k c");
       // Query tile qt's rows and KV block kj's rows of head hh ([r, D] views).
       const qTile = (): TileView =>
         seq
-          ? rowsAt(Q!, T.add(seq.q0, T.mul(qt, BM)), h, BM, heads)
+          ? rowsAt(Q!, D, T.add(seq.q0, T.mul(qt, BM)), h, BM, heads)
           : dyn
             ? seqRows(Q!, b, dyn.seqQ, T.mul(qt, BM), h, BM, heads)
             : rows(Q!, BM).sub(b, qt, h);
       const kvTile = (x: TileView, kj: ExprLike): TileView =>
         seq
-          ? rowsAt(x, T.add(seq.k0, T.mul(kj, BN)), hk, BN, kvHeads)
+          ? rowsAt(x, D, T.add(seq.k0, T.mul(kj, BN)), hk, BN, kvHeads)
           : dyn
             ? seqRows(x, b, dyn.seqK, T.mul(kj, BN), hk, BN, kvHeads)
             : rows(x, BN).sub(b, kj, hk);
