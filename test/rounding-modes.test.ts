@@ -79,21 +79,30 @@ describe("T.ptx.rnd", () => {
         Y: T.Tensor([32], "float16"),
         Z: T.Tensor([32], "int32"),
         W: T.Tensor([32], "bfloat16"),
+        V: T.Tensor([32], "int64"),
       },
-      ({ A, X, Y, Z, W }) => {
+      ({ A, X, Y, Z, W, V }) => {
         T.device_entry({ launch: T.cuda.LaunchConfig({ grid: 1, block: 32 }) });
         const i = T.let_("i", T.cuda.thread_idx("x"));
         const a = A.get([i]);
         Y.set([i], T.ptx.rnd.fma(a, a, a, "rn"));
         Z.set([i], T.ptx.rnd.cvt(X.get([i]), "int32", "rmi"));
         W.set([i], T.ptx.rnd.cvt(X.get([i]), "bfloat16", "rz"));
+        V.set([i], T.ptx.rnd.cvt(a, "int64", "rzi"));
       },
     );
     const text = compileToPtx(fn, { arch: "sm_90a" }).text;
-    expect(lines(text, /(fma|cvt)\./)).toMatchInlineSnapshot(`
+    // From float64 or to a 64-bit integer, cvt gives the most negative integer for NaN on the
+    // H200: a setp.nan / selp pair makes it 0, as the simulator and the plain cast give.
+    expect(lines(text, /(fma|cvt|setp\.nan|selp)\./)).toMatchInlineSnapshot(`
       "fma.rn.f16 %h4, %h1, %h2, %h3;
       cvt.rmi.s32.f64 %r2, %fd1;
-      cvt.rz.bf16.f64 %h5, %fd2;"
+      setp.nan.f64 %p1, %fd1, %fd1;
+      selp.b32 %r2, 0, %r2, %p1;
+      cvt.rz.bf16.f64 %h5, %fd2;
+      cvt.rzi.s64.f16 %rd18, %h6;
+      setp.nan.f16 %p2, %h6, %h6;
+      selp.b64 %rd18, 0, %rd18, %p2;"
     `);
     assembleLater(text, "sm_90a", "rnd16");
   });
