@@ -126,7 +126,8 @@ function inType(t: MmaType, x: number): number {
     case "e4m3":
       return roundTo(x, "float8_e4m3");
     case "e5m2":
-      return roundTo(x, "float8_e5m2");
+      // e5m2 holds ±Infinity (roundTo saturates it, as cvt .satfinite does).
+      return Number.isFinite(x) ? roundTo(x, "float8_e5m2") : x;
     case "tf32": {
       const v = new Float32Array([x]);
       new Uint32Array(v.buffer)[0]! &= 0xffffe000;
@@ -226,6 +227,30 @@ export function formData(f: MmaForm, rnd: () => number): { A: number[]; B: numbe
   return { A, B, C };
 }
 
+/**
+ * Why one element's inputs lie outside its form's documented bound (undefined: inside). The
+ * float16 D bound holds for |c| + Σ|a·b| ≤ 65504 (MMA_F16_BOUND's domain): past it a partial
+ * sum may overflow to ±Infinity in some order of the additions (seen on the H200). Non-finite
+ * inputs are outside no domain (the exact value is non-finite too).
+ */
+export function outsideDomain(
+  f: MmaForm,
+  as: readonly number[],
+  bs: readonly number[],
+  c: number,
+): string | undefined {
+  if (f.c !== "f16") return undefined;
+  const mag = as.reduce((t, a, k) => t + Math.abs(a * bs[k]!), Math.abs(c));
+  if (!Number.isFinite(mag) || mag <= 65504) return undefined;
+  return `|c| + Σ|a·b| = ${mag}, outside float16 D's domain (≤ 65504)`;
+}
+
+/** One warp's data of each of the GPU cases' warps for form `f` (mmaFormCases' seeds). */
+export function formCaseData(f: MmaForm, seed: number): ReturnType<typeof formData>[] {
+  const rnd = prng(seed);
+  return Array.from({ length: WARPS }, () => formData(f, rnd));
+}
+
 /** The exact c + Σ a·b rounded once to float64; IEEE arithmetic for non-finite inputs. */
 function exactFloat(as: readonly number[], bs: readonly number[], c: number): number {
   let plain = c;
@@ -311,6 +336,8 @@ export function judgeForm(
         continue;
       }
       const want = exactFloat(as, bs, cv);
+      const outside = outsideDomain(f, as, bs, cv);
+      if (outside !== undefined && bad.length < 3) bad.push(`${where}: ${outside}`);
       // Equal values count as exact, zeros of either sign too (the ISA does not say which sign
       // an exact zero sum of signed zeros takes).
       if (got === roundTo(want, ARRAY[f.c]) || (got !== got && want !== want)) {
@@ -439,8 +466,7 @@ const WARPS = 2;
  * {@link formData}), judged per warp by {@link judgeForm}.
  */
 function formCase(f: MmaForm, seed: number): MmaCase {
-  const rnd = prng(seed);
-  const data = Array.from({ length: WARPS }, () => formData(f, rnd));
+  const data = formCaseData(f, seed);
   const fa = refFragment(f, "A");
   const fb = refFragment(f, "B");
   const fc = refFragment(f, "C");
@@ -511,7 +537,10 @@ function formCase(f: MmaForm, seed: number): MmaCase {
   };
 }
 
+/** The seed of MMA_FORMS[0]'s GPU case; form i uses FORM_SEED + i. */
+export const FORM_SEED = 1300;
+
 /** One differential case per form of MMA_FORMS (2 warps each), seeded by its index. */
 export function mmaFormCases(): MmaCase[] {
-  return MMA_FORMS.map((f, i) => formCase(f, 1300 + i));
+  return MMA_FORMS.map((f, i) => formCase(f, FORM_SEED + i));
 }
