@@ -103,7 +103,13 @@ const r = autotune(makeInc, CONFIGS, {
 process.stdout.write(JSON.stringify({ measurements: r.measurements, source: r.source, config: r.config }));
 `,
     );
-    const p = spawnSync(process.execPath, [child], { cwd: root, encoding: "utf8" });
+    // Through tsx with the "source" condition, so the child runs the same sources as this file
+    // (no build needed), as the project's scripts do.
+    const tsx = join(root, "node_modules", "tsx", "dist", "cli.mjs");
+    const p = spawnSync(process.execPath, [tsx, "-C", "source", child], {
+      cwd: root,
+      encoding: "utf8",
+    });
     expect(p.status, p.stderr).toBe(0);
     const got2 = JSON.parse(p.stdout) as { measurements: number; source: string; config: Cfg };
     expect(got2).toEqual({ measurements: 0, source: "cache", config: r.config });

@@ -87,17 +87,24 @@ gpu("cuTensorMapEncodeTiled against tensorMapViolation", () => {
         expect(driverResult(encode, e, t.ptr, out)).toBe(0);
       }
       const table: string[] = [];
+      const wrong: string[] = [];
       for (const c of CONTRACT_CASES) {
         const e = { ...BASE, ...c.over };
         const ours = tensorMapViolation("m", e);
         const code = driverResult(encode, e, t.ptr, out);
         table.push(`${c.what}: driver ${code}, check ${ours?.code ?? "accepts"}`);
         // The property the simulator relies on: the driver refuses ⇒ the check refuses.
-        if (code !== 0) expect(ours, c.what).toBeDefined();
+        if (code !== 0 && ours === undefined)
+          wrong.push(`${c.what}: the driver refuses, we accept`);
         // The check refuses what the driver takes only where a case says it is stricter.
-        if (code === 0 && ours !== undefined) expect(c.stricter ?? false, c.what).toBe(true);
+        if (code === 0 && ours !== undefined && c.stricter !== true)
+          wrong.push(
+            `${c.what}: the driver accepts, we refuse (${ours.code}), not marked stricter`,
+          );
       }
+      // The whole table first, so one run shows every case.
       console.log(`cuTensorMapEncodeTiled cases:\n  ${table.join("\n  ")}`);
+      expect(wrong).toEqual([]);
     } finally {
       k.free(raw);
       t.dispose();
