@@ -2,6 +2,7 @@
 // counting, the deterministic inputs both sides generate, the sampled check and the markdown
 // table. test/bench-gemm-sweep.test.ts runs them on the CPU.
 import { parseArgs } from "node:util";
+import { wgmmaFp8F32Bound } from "@tirx-ts/core";
 
 /**
  * What a case times: bf16 A·Bᵀ, float8 e4m3 A·Bᵀ with per-tensor scales, float8 e4m3 A·Bᵀ with
@@ -187,6 +188,9 @@ export const SEEDS = { a: 1, b: 2, bias: 3 } as const;
 /** Elements of K (and of N) per block scale of the fp8-block cases. */
 export const SCALE_BLOCK = 128;
 
+/** K of one float8 wgmma (PTX ISA, wgmma.mma_async: m64nNk32 for .e4m3/.e5m2). */
+export const WGMMA_K = 32;
+
 /**
  * The block scales of the fp8-block cases, exact in float32 (powers of two in 1/4 … 4): element
  * i of A's [m, ⌈k/128⌉] (`b` false) or B's [⌈n/128⌉, ⌈k/128⌉] (`b` true), row-major.
@@ -205,7 +209,11 @@ export const geluTanh = (v: number): number =>
  * The float64 reference of D[i, j] for case `c` from {@link inputValue} (A [m, k], B [n, k],
  * the bias [n]), and the magnitude Σ|a·b| (for the bound).
  */
-export function referenceAt(c: GemmCase, i: number, j: number): { ref: number; mag: number } {
+export function referenceAt(
+  c: GemmCase,
+  i: number,
+  j: number,
+): { ref: number; mag: number; tc: number } {
   const fp8 = c.kind === "fp8" || c.kind === "fp8-block";
   const kb = Math.ceil(c.k / SCALE_BLOCK);
   // fp8-block: Σ_kb sA[i, kb]·sB[⌊j/128⌋, kb]·Σ_{x in kb} a·b (the block scales in float64).
@@ -216,34 +224,53 @@ export function referenceAt(c: GemmCase, i: number, j: number): { ref: number; m
       : 1;
   let dot = 0;
   let mag = 0;
+  // The float8 tensor cores' truncation (core's wgmmaFp8F32Bound, one k32 wgmma at a time): the
+  // accumulator runs over all of K (per-tensor) or restarts at every 128-wide K block, whose
+  // float32 sum is then scaled and promoted (fp8-block).
+  let tc = 0;
+  let acc = 0;
+  let chunk: number[] = [];
+  const flush = (s: number): void => {
+    if (chunk.length === 0) return;
+    tc += Math.abs(s) * wgmmaFp8F32Bound(acc, chunk);
+    for (const p of chunk) acc += p;
+    chunk = [];
+  };
   for (let x = 0; x < c.k; x++) {
-    const p =
-      inputValue(i * c.k + x, SEEDS.a, fp8) * inputValue(j * c.k + x, SEEDS.b, fp8) * scale(x);
+    const raw = inputValue(i * c.k + x, SEEDS.a, fp8) * inputValue(j * c.k + x, SEEDS.b, fp8);
+    const p = raw * scale(x);
     dot += p;
     mag += Math.abs(p);
+    if (fp8) {
+      chunk.push(raw);
+      const last = x === c.k - 1;
+      if (chunk.length === WGMMA_K || last) flush(scale(x));
+      if (c.kind === "fp8-block" && ((x + 1) % SCALE_BLOCK === 0 || last)) acc = 0;
+    }
   }
-  if (c.kind === "fp8-block") return { ref: dot, mag };
+  if (c.kind === "fp8-block") return { ref: dot, mag, tc };
   if (fp8) {
     const s = FP8_SCALES[0] * FP8_SCALES[1];
-    return { ref: dot * s, mag: mag * s };
+    return { ref: dot * s, mag: mag * s, tc: tc * s };
   }
   if (c.kind === "bias-gelu") {
     const b = inputValue(j, SEEDS.bias, false);
-    return { ref: geluTanh(dot + b), mag: mag + Math.abs(b) };
+    return { ref: geluTanh(dot + b), mag: mag + Math.abs(b), tc: 0 };
   }
-  return { ref: dot, mag };
+  return { ref: dot, mag, tc: 0 };
 }
 
 /**
  * The check's bound at D[i, j] (D bfloat16): 2^-8 of |ref| (half an ulp, and the GELU's
- * tanh.approx 2^-11) plus float32 accumulation k·2^-24·Σ|a·b| (and, for float8, the tensor
- * cores' 13-bit alignment: 2^-12 · Σ|a·b| · ⌈k / 32⌉ … capped by 2^-10·Σ|a·b|; fp8-block: Σ|a·b|
- * scaled by each block's scales, plus 3 float32 roundings per K block of the promotion).
+ * tanh.approx 2^-11) plus float32 accumulation k·2^-24·Σ|a·b|, plus, for float8, `tc`: the
+ * tensor cores' aligned, truncated sums (core's wgmmaFp8F32Bound summed over the k32 wgmmas of
+ * the element, scaled as the kernel scales them; measured on the H200 by
+ * test/gpu/wgmma-fp8.test.ts) and for fp8-block 3 float32 roundings per K block of the
+ * promotion.
  */
-export function boundAt(c: GemmCase, ref: number, mag: number): number {
+export function boundAt(c: GemmCase, ref: number, mag: number, tc = 0): number {
   const promote = c.kind === "fp8-block" ? 3 * Math.ceil(c.k / SCALE_BLOCK) : 0;
-  const fp8 = c.kind === "fp8" || c.kind === "fp8-block";
-  const acc = (c.k + promote) * 2 ** -24 * mag + (fp8 ? 2 ** -10 * mag : 0);
+  const acc = (c.k + promote) * 2 ** -24 * mag + tc;
   return 2 ** -8 * Math.abs(ref) + acc + 2 ** -20;
 }
 

@@ -276,8 +276,8 @@ else {
           const j = Math.floor((s * (c.n - 1)) / 63);
           const at = (i * c.n + j) * 2;
           const got = (decodeHost(bytes.subarray(at, at + 2), "bfloat16") as ArrayLike<number>)[0]!;
-          const { ref, mag } = referenceAt(c, i, j);
-          const q = Math.abs(got - ref) / boundAt(c, ref, mag);
+          const { ref, mag, tc } = referenceAt(c, i, j);
+          const q = Math.abs(got - ref) / boundAt(c, ref, mag, tc);
           err = Number.isNaN(q) ? Infinity : Math.max(err, q);
         }
       }

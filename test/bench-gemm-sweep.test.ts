@@ -2,9 +2,12 @@
 // and the epilogue pair at 8192³), FLOP counting, the deterministic inputs (exact in bfloat16
 // and float8 e4m3) and their float64 reference, and the markdown table.
 import { describe, expect, test } from "vitest";
+import { wgmmaFp8F32Bound } from "@tirx-ts/core";
 import {
   DEFAULT_SHAPES,
+  FP8_SCALES,
   blockScaleValue,
+  boundAt,
   formatGemmTable,
   gemmSweepCases,
   inputValue,
@@ -89,6 +92,39 @@ describe("bench/gemm-sweep inputs and table", () => {
     expect(referenceAt(c, i, j).ref).toBe(ref);
     const s = Array.from({ length: 50 }, (_, x) => blockScaleValue(x, x % 2 === 0));
     expect(s.every((v) => v >= 0.25 && v <= 4 && Number.isInteger(Math.log2(v)))).toBe(true);
+  });
+  test("float8: the bound adds the tensor cores' truncation, one k32 wgmma at a time", () => {
+    // Per-tensor: one accumulator over all of K (k = 70: wgmmas of 32, 32 and 6 products).
+    const c: GemmCase = { kind: "fp8", m: 2, n: 2, k: 70, iters: 1 };
+    const p = Array.from(
+      { length: 70 },
+      (_, x) => inputValue(x, 1, true) * inputValue(70 + x, 2, true),
+    );
+    const sum = (a: number[]): number => a.reduce((x, y) => x + y, 0);
+    const want =
+      wgmmaFp8F32Bound(0, p.slice(0, 32)) +
+      wgmmaFp8F32Bound(sum(p.slice(0, 32)), p.slice(32, 64)) +
+      wgmmaFp8F32Bound(sum(p.slice(0, 64)), p.slice(64));
+    const got = referenceAt(c, 0, 1);
+    expect(got.tc).toBeCloseTo(want * FP8_SCALES[0] * FP8_SCALES[1], 12);
+    expect(boundAt(c, got.ref, got.mag, got.tc)).toBeGreaterThan(boundAt(c, got.ref, got.mag));
+    // fp8-block: the accumulator restarts at each 128-wide K block (k = 160: 4 wgmmas, then 1).
+    const b: GemmCase = { kind: "fp8-block", m: 1, n: 1, k: 160, iters: 1 };
+    const q = Array.from(
+      { length: 160 },
+      (_, x) => inputValue(x, 1, true) * inputValue(x, 2, true),
+    );
+    let tc = 0;
+    for (const [lo, hi] of [
+      [0, 128],
+      [128, 160],
+    ] as const) {
+      const s0 = blockScaleValue(lo / 128, false) * blockScaleValue(lo / 128, true);
+      for (let x = lo; x < hi; x += 32)
+        tc += s0 * wgmmaFp8F32Bound(sum(q.slice(lo, x)), q.slice(x, Math.min(hi, x + 32)));
+    }
+    expect(referenceAt(b, 0, 0).tc).toBeCloseTo(tc, 12);
+    expect(referenceAt({ kind: "bf16", m: 1, n: 1, k: 64, iters: 1 }, 0, 0).tc).toBe(0);
   });
   test("the table: times, TFLOP/s, the ratio peer / tirx-ts, the check and notes", () => {
     const cases: GemmCase[] = [
