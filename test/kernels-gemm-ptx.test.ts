@@ -39,8 +39,13 @@ describe("makeGemm's PTX (sm_90a, ptxas)", () => {
     // Four k16 steps per 64-wide K-tile; one tanh per accumulator (64 × 256 / 128 threads).
     expect(count(text, /wgmma\.mma_async/)).toBe(4);
     expect(count(text, /tanh\.approx\.f32/)).toBe(128);
-    // Whole tiles (4096 is a multiple of 128 and 256): no guard per element.
-    expect(count(text, /st\.global/)).toBe(128);
+    // Whole tiles (4096 is a multiple of 128 and 256): no guard per element, and each pair of
+    // bfloat16 columns is one 4-byte store.
+    expect(count(text, /st\.global/)).toBe(64);
+    expect(count(text, /st\.global\.b32/)).toBe(64);
+    // One bias load per element: GELU reads its argument through one binding (it read the bias
+    // and recomputed v at each of its 4 uses before).
+    expect(count(text, /ld\.global/)).toBe(128);
   });
 
   test("NN (B [k, n], MN-major) and split-K kernels assemble", () => {

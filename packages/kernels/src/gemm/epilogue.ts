@@ -61,10 +61,12 @@ export interface EpilogueTensors {
 const GELU_K = Math.sqrt(2 / Math.PI);
 
 /** `act(v)` in float32 (see {@link GemmEpilogue}, step 5). */
-function activate(v: PrimExpr, act: GemmActivation): PrimExpr {
+function activate(v0: PrimExpr, act: GemmActivation): PrimExpr {
+  if (act === "relu") return T.max(v0, T.float32(0));
+  // GELU and SiLU read v more than once: bound once, so that its loads (bias, C) and arithmetic
+  // are emitted once and not once per use.
+  const v = T.let_("v", v0);
   switch (act) {
-    case "relu":
-      return T.max(v, T.float32(0));
     case "gelu": {
       const inner = T.mul(T.mul(v, GELU_K), T.add(T.mul(T.mul(v, v), 0.044715), 1));
       // √(2/π)·(v + 0.044715·v³) as (√(2/π)·v)·(1 + 0.044715·v²).

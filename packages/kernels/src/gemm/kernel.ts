@@ -509,7 +509,16 @@ export function makeGemm(s: GemmSizes): GemmKernels {
         const tmp = tmpTile?.flat();
         const epi = split ? undefined : epiTensors(h);
         const t = T.let_("t", T.floormod(tid, 128));
-        const reads = s.c !== undefined || s.bias !== undefined || s.residual !== undefined;
+        // The pair of columns a thread stores goes out as one 4- or 8-byte store when n is even.
+        // Without an epilogue (or with ReLU) the vectorized loop converts the accumulator slots
+        // straight into D; an epilogue that reads C, the bias or the residual, or binds its value
+        // (GELU, SiLU), computes the pair into `pairOut` first, then stores it vectorized.
+        const direct =
+          s.c === undefined &&
+          s.bias === undefined &&
+          s.residual === undefined &&
+          (s.activation === undefined || s.activation === "relu");
+        const pairOut = split || direct ? undefined : T.alloc_local([2], outDt, { name: "pair" });
         // This thread's first row of the tile (see the header).
         const firstRow = (m0: PrimExpr): PrimExpr =>
           T.let_(
@@ -605,11 +614,17 @@ export function makeGemm(s: GemmSizes): GemmKernels {
                 const c = T.let_("c", T.add(c0, T.mul(j, 8)));
                 const v = (e: ExprLike): PrimExpr =>
                   slots.get([T.add(T.add(T.mul(j, 4), T.mul(i, 2)), e)]);
-                // With n even and no epilogue tensor to read, the pair is one vectorized store
-                // (c even: 4- or 8-byte aligned), as the example's T.tile.wg.copy stores it.
+                // With n even the pair is one vectorized store (c even: 4- or 8-byte aligned),
+                // as the example's T.tile.wg.copy stores it.
                 const pair = (): void => {
-                  if (n % 2 === 0 && !split && !reads) {
+                  if (n % 2 === 0 && direct && !split) {
                     for (const e of T.vectorized(2)) put(r, T.add(c, e), v(e));
+                  } else if (n % 2 === 0 && pairOut !== undefined) {
+                    for (const e of [0, 1]) {
+                      const ce = T.add(c, e);
+                      pairOut.set([e], epilogueValue(v(e), r, ce, s, epi!).cast(outDt));
+                    }
+                    for (const e of T.vectorized(2)) h.D!.set([r, T.add(c, e)], pairOut.get([e]));
                   } else for (const e of [0, 1]) put(r, T.add(c, e), v(e));
                 };
                 // c is even: with n even, c < n − 1 ⇔ c < n (the pair is inside or outside
