@@ -5,7 +5,7 @@
 // against the float64 reference of test/util/gemm-reference.ts.
 import { describe, expect, test } from "vitest";
 import { compile, gemm, sim, tensor } from "tirx-ts";
-import { GEMM_CONFIGS, makeGemm } from "@tirx-ts/kernels";
+import { GEMM_CONFIGS, GEMM_TUNE_EXTRA, makeGemm } from "@tirx-ts/kernels";
 import {
   checkGemm,
   gemmReference,
@@ -22,6 +22,20 @@ describe("every GEMM_CONFIGS row on the simulator against float64", () => {
       const { ratio, at } = checkGemm(gemm, dev, {
         ...{ m: 70, n: 40, k: 72, dtype: "bfloat16", transB: true, outDtype: "float32" },
         ...{ bias: "float32", activation: "relu", config: row.config },
+      });
+      expect(ratio, at).toBeLessThanOrEqual(1);
+    });
+  }
+});
+
+describe("every GEMM_TUNE_EXTRA row on the simulator against float64", () => {
+  // n 200: 128 × 192 and 64 × 256 tiles end in a partial column tile; k 136 gives split-K 2
+  // uneven slices (3 K-tiles of 64).
+  for (const row of GEMM_TUNE_EXTRA) {
+    test(`${row.name} at m 70, n 200, k 136 (bias, GELU)`, () => {
+      const { ratio, at } = checkGemm(gemm, dev, {
+        ...{ m: 70, n: 200, k: 136, dtype: "bfloat16", transB: true, outDtype: "bfloat16" },
+        ...{ bias: "float32", activation: "gelu", config: row.config },
       });
       expect(ratio, at).toBeLessThanOrEqual(1);
     });

@@ -30,6 +30,7 @@ export {
 } from "./gemm/kernel.js";
 export {
   GEMM_CONFIGS,
+  GEMM_TUNE_EXTRA,
   GEMM_TUNED_DEFAULTS,
   MAX_GEMM_SHARED,
   gemmRowsBucket,

@@ -77,6 +77,32 @@ export const GEMM_CONFIGS: readonly GemmConfigEntry[] = [
 ];
 
 /**
+ * Configurations only tuning tries, beside {@link GEMM_CONFIGS}' rows (no shape picks them
+ * untuned): 128 × 128 tiles split in 2 over K (a few large tiles over a long K: 128 rows of D at
+ * k 14336), 128 × 192 tiles (between 128 × 128's CTA count and 128 × 256's operand reuse), and
+ * 64 × 256 tiles (small m with one consumer warpgroup and half the CTAs of 64 × 128). Each builds
+ * a correct kernel at every size (test/kernels-gemm-persistent.test.ts runs each on the
+ * simulator at an odd size).
+ */
+export const GEMM_TUNE_EXTRA: readonly GemmConfigEntry[] = [
+  {
+    name: "m128-n128-splitk2",
+    config: { bm: 128, bn: 128, stages: 6, splitK: 2 },
+    note: "few 128 × 128 tiles, long K: 2 CTAs per tile",
+  },
+  {
+    name: "m128-n192",
+    config: { bm: 128, bn: 192, stages: 5 },
+    note: "128 × 192 tiles, 5 stages (200 KiB)",
+  },
+  {
+    name: "m64-n256",
+    config: { bm: 64, bn: 256, stages: 5 },
+    note: "small M: one consumer warpgroup per 64 × 256 tile",
+  },
+];
+
+/**
  * The configuration for `s` from `configs` (default {@link GEMM_CONFIGS}): the first row whose
  * `when` holds (absent: every shape).
  * @throws TirxError TX9001 (kernels/config) when no row matches (a table without a general row).

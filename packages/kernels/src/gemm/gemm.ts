@@ -2,9 +2,9 @@
 // convention of torch.matmul / cuBLAS-style transposes: a is [m, k] (with transA, stored [k, m]
 // and read transposed), b is [k, n] (with transB, stored [n, k]), D = epilogue(a · b) [m, n].
 // It checks the tensors against each other (TX9002) and the options (TX9001), chooses a
-// configuration (`config`; with `tune` or TIRX_TUNE=1 runtime's autotune over GEMM_CONFIGS' rows
-// per shape class; else a cached tuning, a shipped default or pickGemmConfig: gemmChoice), pads an operand whose rows are not a
-// multiple of 16 bytes into a zero-padded copy (TMA's pitch), builds the kernels (kept by sizes;
+// configuration (`config`; with `tune` or TIRX_TUNE=1 runtime's autotune over GEMM_CONFIGS' and
+// GEMM_TUNE_EXTRA's rows per shape class; else a cached tuning, a shipped default or
+// pickGemmConfig: gemmChoice), pads an operand whose rows are not a multiple of 16 bytes into a zero-padded copy (TMA's pitch), builds the kernels (kept by sizes;
 // compile's cache keeps the compiled ones), and launches where the tensors live, on the GPU or
 // on the simulated device.
 import {
@@ -35,6 +35,7 @@ import { join } from "node:path";
 import { configError } from "../attention/options.js";
 import {
   GEMM_CONFIGS,
+  GEMM_TUNE_EXTRA,
   GEMM_TUNED_DEFAULTS,
   gemmRowsBucket,
   gemmTiles,
@@ -463,8 +464,9 @@ function atRows(base: Omit<GemmSizes, "config">, m: number): Omit<GemmSizes, "co
 }
 
 /**
- * The configurations gemm()'s tuning tries for a shape: the rows of GEMM_CONFIGS (pickGemmConfig's
- * choice first, each configuration once), without the split-K rows that cannot help: fewer than
+ * The configurations gemm()'s tuning tries for a shape: the rows of GEMM_CONFIGS and
+ * GEMM_TUNE_EXTRA (pickGemmConfig's choice first, each configuration once), without the split-K
+ * rows that cannot help: fewer than
  * 2 K-tiles per slice, or D already has as many tiles as the H200 has SMs (132).
  * @example gemmTuneCandidates({ m: 16, n: 256, k: 64, inBytes: 2 }) // no split-K row (1 K-tile)
  * @throws TirxError TX9001 as pickGemmConfig.
@@ -473,7 +475,7 @@ export function gemmTuneCandidates(s: GemmShape): GemmConfig[] {
   const first = pickGemmConfig(s).config;
   const seen = new Set<string>();
   const out: GemmConfig[] = [];
-  for (const c of [first, ...GEMM_CONFIGS.map((r) => r.config)]) {
+  for (const c of [first, ...[...GEMM_CONFIGS, ...GEMM_TUNE_EXTRA].map((r) => r.config)]) {
     const text = canonicalJson(c);
     if (seen.has(text)) continue;
     seen.add(text);
