@@ -338,6 +338,11 @@ export const CATALOG = {
     rule: "tma/oob-fill",
     title: 'oob_fill "nan" (NAN_REQUEST_ZERO_FMA) needs a floating-point tensor dtype',
   },
+  TX4030: {
+    rule: "bulk/cluster-launch",
+    title:
+      "a shared::cta → shared::cluster bulk copy needs a cluster launch (T.device_entry's cluster dims)",
+  },
   TX5001: { rule: "launch/arg-count", title: "wrong number of kernel arguments" },
   TX5002: { rule: "launch/arg-dtype", title: "a tensor argument has the wrong dtype" },
   TX5003: { rule: "launch/arg-shape", title: "a tensor argument has the wrong shape" },
@@ -497,6 +502,16 @@ export const CATALOG = {
     title:
       "a register (an element of a local array) read before its thread wrote it: registers start undefined",
   },
+  TX6029: {
+    rule: "contract/mma-sp-metadata",
+    title:
+      "mma.sp::ordered_metadata metadata whose index pair of a 4-wide chunk is not increasing (undefined behaviour in PTX)",
+  },
+  TX6030: {
+    rule: "contract/dsmem-copy",
+    title:
+      "a shared::cta → shared::cluster bulk copy whose destination and mbarrier are not in one CTA of the cluster, or whose bytes leave the destination's shared buffer",
+  },
   TX7001: {
     rule: "mma/fragment-operand",
     title:
@@ -548,6 +563,11 @@ export const CATALOG = {
     rule: "wgmma/warpgroup-divergent",
     title:
       "a warpgroup-aligned instruction (wgmma, setmaxnreg: .sync.aligned) under a condition that differs between the threads of one warpgroup",
+  },
+  TX7013: {
+    rule: "mma/sparsity-selector",
+    title:
+      "an mma.sp sparsity selector must be a static value the form allows (0..3 for m16n8k16 .f16/.bf16, 0..1 for m16n8k32, 0 for m16n8k64)",
   },
   TX8001: {
     rule: "cli/usage",

@@ -1,8 +1,13 @@
 import {
   ldmatrixName,
   findMmaForm,
+  findMmaSpForm,
+  MMA_SP_FORMS,
+  mmaSpFormName,
+  showMmaSpForm,
   mmaFormName,
   nearestMmaForm,
+  opOf,
   showMmaForm,
   stmatrixName,
   TirxError,
@@ -13,7 +18,7 @@ import {
   type MmaType,
   type Span,
 } from "@tirx-ts/core";
-import { recordStmtOp } from "./op-call.js";
+import { recordStmtOp, staticOperand } from "./op-call.js";
 import { PrimExpr, show, toExpr, type ExprLike } from "./expr.js";
 import { callerSpan } from "./span.js";
 import { TileView } from "./view.js";
@@ -282,6 +287,83 @@ export function mma(
       fragmentPtr("a of T.ptx.mma", a, aOffset, span),
       fragmentPtr("b of T.ptx.mma", b, bOffset, span),
       fragmentPtr("c of T.ptx.mma", c, cOffset, span),
+    ],
+    span,
+  );
+}
+
+/**
+ * `T.ptx.mma_sp(shape, "row", "col", aDtype, bDtype, cDtype, a, aOffset, b, bOffset, c, cOffset,
+ * e, eOffset, selector)`: the warp computes `D = A·B + C` with a 2:4 structured-sparse A and
+ * writes D over C (PTX ISA, "mma.sp::ordered_metadata",
+ * `mma.sp::ordered_metadata.sync.aligned.{shape}.row.col.{c}.{a}.{b}.{c} d, a, b, c, e, f`).
+ * Forms (core's `MMA_SP_FORMS`, docs/mma-sync-forms.md): fp16 · fp16 → fp32 or fp16 and
+ * bf16 → fp32 at m16n8k16 and m16n8k32 (sm_80), float8 e4m3/e5m2 (any mix) → fp32 at m16n8k64
+ * (sm_89); PTX 8.5. `a` holds each lane's kept elements of A (K / 2 per row: a[0..] as core's
+ * `mmaSpFragment(form, "A")` places them, e.g. m16n8k32 fp16: 8 halves), `b` and `c` the dense
+ * fragments (m16n8k32 fp16: 8 and 4), `e[eOffset]` a uint32 (or int32) register of metadata:
+ * per 4-wide chunk of a row of A, the two column indices of its kept elements in increasing
+ * order, 2 bits each (core's `mmaSpMetadataAt` says which lane and bits). `selector` is the
+ * sparsity selector: which lanes of each quad hold the metadata (0..3 for m16n8k16, 0..1 for
+ * m16n8k32, 0 for m16n8k64). Mirrors TIRx/TVM's `ptx_mma_sp(..., metadata, meta_index,
+ * sparse_selector)` without `saturate` (every offered form is a float form).
+ * @example T.ptx.mma_sp("m16n8k32", "row", "col", "fp16", "fp16", "fp32", a, 0, b, 0, c, 0, e, 0, 1)
+ * @throws TirxError TX7004 for a form outside the table (naming the nearest offered sparse form),
+ *   TX7013 for a selector the form does not allow, TX7001 (fragments).
+ */
+export function mma_sp(
+  shape: string,
+  aLayout: "row",
+  bLayout: "col",
+  aDtype: string,
+  bDtype: string,
+  cDtype: string,
+  a: TileView,
+  aOffset: ExprLike,
+  b: TileView,
+  bOffset: ExprLike,
+  c: TileView,
+  cOffset: ExprLike,
+  e: TileView,
+  eOffset: ExprLike,
+  selector: number,
+): void {
+  const span = callerSpan();
+  const [ta, tb, tc] = [token(aDtype), token(bDtype), token(cDtype)];
+  const f =
+    ta && tb && tc && aLayout === "row" && bLayout === "col"
+      ? findMmaSpForm(shape, ta, tb, tc)
+      : undefined;
+  if (!f) {
+    const asked = `${show(shape)} ${show(aLayout)}.${show(bLayout)} ${show(cDtype)} = sparse ${show(aDtype)} · ${show(bDtype)}`;
+    const unknown = [aDtype, bDtype, cDtype].find((x) => token(x) === undefined);
+    const why =
+      unknown !== undefined
+        ? ` (dtype ${show(unknown)} is none of ${Object.keys(TOKEN).join(", ")})`
+        : aLayout !== "row" || bLayout !== "col"
+          ? " (every sparse form is .row.col)"
+          : "";
+    const near =
+      MMA_SP_FORMS.find((g) => g.a === ta && g.c === tc && g.shape === shape) ??
+      MMA_SP_FORMS.find((g) => g.a === ta && g.c === tc) ??
+      MMA_SP_FORMS.find((g) => g.a === ta) ??
+      MMA_SP_FORMS.find((g) => g.shape === shape) ??
+      MMA_SP_FORMS[0]!;
+    throw new TirxError(
+      "TX7004",
+      `T.ptx.mma_sp has no form ${asked}${why}; nearest offered: ${showMmaSpForm(near)} (${mmaSpFormName(near)}); docs/mma-sync-forms.md lists the sparse forms`,
+      span,
+    );
+  }
+  const op = opOf(mmaSpFormName(f), "stmt", span);
+  recordStmtOp(
+    op,
+    [
+      fragmentPtr("a of T.ptx.mma_sp", a, aOffset, span),
+      fragmentPtr("b of T.ptx.mma_sp", b, bOffset, span),
+      fragmentPtr("c of T.ptx.mma_sp", c, cOffset, span),
+      fragmentPtr("e (the metadata) of T.ptx.mma_sp", e, eOffset, span),
+      staticOperand(op, "sparsity selector", selector, span),
     ],
     span,
   );

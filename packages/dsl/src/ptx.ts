@@ -4,7 +4,7 @@ import { recordStmtOp, staticOperand } from "./op-call.js";
 import { PrimExpr, show, toExpr, type ExprLike } from "./expr.js";
 import { callerSpan } from "./span.js";
 import { TileView } from "./view.js";
-import { ldmatrix, mma, stmatrix } from "./mma.js";
+import { ldmatrix, mma, mma_sp, stmatrix } from "./mma.js";
 import { encode_matrix_descriptor, setmaxnreg, wgmma } from "./wgmma.js";
 import { arrive_remote, barrierCluster, mapa } from "./cluster.js";
 import { cvt } from "./cvt.js";
@@ -249,6 +249,7 @@ const namespace = {
   ldmatrix,
   stmatrix,
   mma,
+  mma_sp,
   wgmma: strict("T.ptx.wgmma", wgmma),
   /** TIRx's flat spelling of `T.ptx.wgmma.encode_matrix_descriptor`. */
   wgmma_encode_matrix_descriptor: encode_matrix_descriptor,

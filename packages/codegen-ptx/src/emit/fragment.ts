@@ -15,7 +15,8 @@ import { elementReg } from "./register-array.js";
  * fragment (or per 64 bits: an f64 mma's fragments are .f64 registers). 32- and 64-bit elements
  * are their own registers; 16-bit elements are packed in pairs
  * (`mov.b32 %r, {lo, hi}` before a read, the reverse after a write); 8-bit elements (read only)
- * are packed four to a register with `bfi`. Returns the operand text and the instructions to
+ * are packed four to a register with `bfi`. A `scalar` fragment is its one 32-bit register
+ * without braces (mma.sp's metadata). Returns the operand text and the instructions to
  * emit after the instruction (unpacking written registers). The verifier checked that the
  * operand is `frag.ptr([i])` of a local array (TX7001, the op's record), that the array lives in
  * registers and that the fragment stays inside it in every unrolled iteration (TX7001, core
@@ -70,5 +71,7 @@ export function fragmentOperand(
   } else {
     throw new InternalError(`fragment of ${bits}-bit ${b.dtype} elements (${spec.access})`);
   }
+  // A scalar fragment (mma.sp's metadata `e`) is its one register, not a vector expression.
+  if (spec.scalar) return { text: vec[0]!, after };
   return { text: `{${vec.join(", ")}}`, after };
 }

@@ -61,6 +61,11 @@ export type OperandSpec =
       readonly access: "read" | "write" | "readwrite";
       /** The instruction takes `.b32` registers (float32 elements move through them: tf32). */
       readonly b32?: boolean;
+      /**
+       * The operand is one 32-bit register, not a vector expression `{...}` (mma.sp's metadata:
+       * PTX ISA, mma.sp, operand `e`); `count` is then 1 element of 32 bits.
+       */
+      readonly scalar?: true;
     };
 
 /**
@@ -130,8 +135,13 @@ export interface WarpCall {
 export interface FragmentCall {
   /** The warp's index in its CTA. */
   readonly warp: number;
-  /** Report a hazard (TX6011, TX6018) at the instruction. */
-  hazard(code: "TX6011" | "TX6018", message: string): void;
+  /**
+   * Report a hazard at the instruction: TX6011 (lanes), TX6018 (a row address), TX6029 (an
+   * operand value the PTX ISA leaves undefined, such as mma.sp metadata).
+   */
+  hazard(code: "TX6011" | "TX6018" | "TX6029", message: string): void;
+  /** The value of static operand `i` (an immediate such as mma.sp's sparsity selector). */
+  staticArg(i: number): number;
   /** The bytes of fragment operand `i` of `lane` (a copy). */
   bytes(i: number, lane: number): Uint8Array;
   /** Overwrite fragment operand `i` of `lane` with `b` (its whole byte length). */

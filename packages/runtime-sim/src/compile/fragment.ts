@@ -1,5 +1,6 @@
 import {
   bufferName,
+  constInt,
   dtypeBytes,
   invariant,
   TirxError,
@@ -152,9 +153,18 @@ export function compileFragmentCall(
     };
     moves!.push({ warp, lane: row, dst: load ? reg : sh, src: load ? sh : reg });
   };
+  // Static operands (mma.sp's sparsity selector): the verifier checked they are constants.
+  const statics = op.operands.map((spec, i) =>
+    spec.kind === "static" ? constInt(exprs[i]!) : undefined,
+  );
   const call: FragmentCall = {
     get warp() {
       return warp;
+    },
+    staticArg(i) {
+      const v = statics[i];
+      invariant(v !== undefined, () => `operand ${i} of ${op.name} is not a static integer`);
+      return v;
     },
     hazard: (code, message) =>
       m.hazard(code, `${op.surface} in warp ${warp} of CTA ${m.cta()}: ${message}`, site),
