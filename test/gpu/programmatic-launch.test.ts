@@ -18,7 +18,10 @@ import {
 } from "@tirx-ts/runtime-cuda";
 import { runSim, simTensor, simZeros } from "@tirx-ts/runtime-sim";
 
-const N = 1 << 14;
+// 4 MiB per tensor: Y and Z are zeroed (cudaZeros) just before each pair on a non-blocking
+// stream, so a memset still in flight on the default stream would show (it did with 64 KiB
+// tensors and other GPU processes beside this one, before CudaTensor.zero waited for it).
+const N = 1 << 20;
 const BLOCK = 256;
 
 const producer: PrimFunc = T.function(

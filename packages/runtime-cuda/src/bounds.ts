@@ -25,7 +25,10 @@ export function takeBoundsReport(kernel: CudaKernel, mod: PtxModule): TirxError 
   const bytes = new Uint8Array(OOB_RECORD_BYTES);
   d.memcpyDtoH(bytes, ptr);
   const report = boundsReport(mod, bytes);
-  if (report) d.memsetD8(ptr, 0, OOB_RECORD_BYTES);
+  if (report) {
+    d.memsetD8(ptr, 0, OOB_RECORD_BYTES);
+    d.settleDefaultStream();
+  }
   return report;
 }
 

@@ -387,6 +387,18 @@ export class CudaDriver {
   }
 
   /**
+   * Wait for the legacy default stream (stream 0), where cuMemsetD8 and cuMemcpyHtoD are queued.
+   * Both may return before the device memory holds their bytes (CUDA Driver API, "API
+   * synchronization behavior": a memset is asynchronous with respect to the host, and a copy from
+   * pageable memory returns once the bytes are staged), and a non-blocking stream does not wait
+   * for stream 0: a kernel queued there next could read the memory before they land (seen on the
+   * H200: test/gpu/programmatic-launch.test.ts read a zeroed tensor's old bytes).
+   */
+  settleDefaultStream(): void {
+    this.check("cuStreamSynchronize", this.#raw.cuStreamSynchronize(0n));
+  }
+
+  /**
    * cuLaunchKernel on `stream` (0n: the default stream). `kernelParams` is the address of an
    * array of pointers, one per kernel parameter, each to that argument's value (0n when the
    * kernel takes no parameters).

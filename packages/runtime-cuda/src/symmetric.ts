@@ -219,4 +219,5 @@ export class SymmetricTensor {
 export function writePeState(global: CuHandle, pe: number, pes: number): void {
   const words = Uint32Array.from([pe, pes]);
   driver().memcpyHtoD(global, new Uint8Array(words.buffer));
+  driver().settleDefaultStream();
 }

@@ -34,9 +34,19 @@ const registry = new FinalizationRegistry<Allocation>((a) => {
 });
 
 /**
+ * What a borrowed tensor's memory belongs to (a SymmetricTensor): the tensor is unusable once
+ * the owner is disposed. `what` names the owner in the error.
+ */
+export interface TensorOwner {
+  readonly disposed: boolean;
+  readonly what: string;
+}
+
+/**
  * A contiguous, row-major tensor in CUDA device memory (cuMemAlloc). Owns its memory: free it
  * with `dispose()`; a FinalizationRegistry frees it as a safety net when the tensor is collected.
- * Any use after `dispose()` throws.
+ * Any use after `dispose()` throws. A borrowed tensor (`CudaTensor.borrow`: a PE's view of a
+ * SymmetricTensor) is a window on memory another object owns: it allocates and frees nothing.
  */
 export class CudaTensor implements DeviceTensor {
   readonly device: CudaDevice;
@@ -47,15 +57,26 @@ export class CudaTensor implements DeviceTensor {
   #ptr: CuHandle;
   #disposed = false;
   readonly #generation: number;
+  readonly #owner: TensorOwner | undefined;
 
-  private constructor(device: CudaDevice, shape: readonly number[], dtype: DType) {
+  private constructor(
+    device: CudaDevice,
+    shape: readonly number[],
+    dtype: DType,
+    borrowed?: { readonly ptr: CuHandle; readonly owner: TensorOwner },
+  ) {
     checkShape(shape, dtype);
     this.device = device;
     this.shape = Object.freeze([...shape]);
     this.dtype = dtype;
     this.nbytes = numel(shape) * dtypeBytes(dtype);
-    device.activate();
     this.#generation = device.generation;
+    this.#owner = borrowed?.owner;
+    if (borrowed) {
+      this.#ptr = borrowed.ptr;
+      return;
+    }
+    device.activate();
     // cuMemAlloc refuses 0 bytes: an empty tensor has no allocation (pointer 0).
     this.#ptr = this.nbytes > 0 ? driver().memAlloc(this.nbytes) : 0n;
     if (this.#ptr !== 0n) {
@@ -73,15 +94,30 @@ export class CudaTensor implements DeviceTensor {
     return new CudaTensor(device, shape, dtype);
   }
 
+  /**
+   * @internal A tensor of `shape` and `dtype` at device address `ptr`, used from `device`, over
+   * memory `owner` holds (a SymmetricTensor's range: SymmetricTensor.on / slice). It allocates
+   * nothing and `dispose()` frees nothing; once the owner is disposed, its use throws TX5011.
+   */
+  static borrow(
+    device: CudaDevice,
+    shape: readonly number[],
+    dtype: DType,
+    ptr: CuHandle,
+    owner: TensorOwner,
+  ): CudaTensor {
+    return new CudaTensor(device, shape, dtype, { ptr, owner });
+  }
+
   /** The CUdeviceptr of the first element (0n for an empty tensor). @throws TirxError TX5011 after dispose(). */
   get ptr(): CuHandle {
     this.#live();
     return this.#ptr;
   }
 
-  /** True once `dispose()` ran. */
+  /** True once `dispose()` ran (for a borrowed tensor: or its owner was disposed). */
   get disposed(): boolean {
-    return this.#disposed;
+    return this.#disposed || this.#owner?.disposed === true;
   }
 
   /** Copy the raw little-endian bytes to the host (cuMemcpyDtoH, synchronous). */
@@ -102,7 +138,8 @@ export class CudaTensor implements DeviceTensor {
 
   /**
    * Overwrite the contents from the host: one value per element, or raw bytes (a Uint8Array of
-   * exactly `nbytes` for dtypes wider than one byte). Synchronous (cuMemcpyHtoD).
+   * exactly `nbytes` for dtypes wider than one byte). Synchronous (cuMemcpyHtoD, then a wait
+   * for the default stream: the bytes are in device memory when this returns).
    * @throws TirxError TX5007 when the data does not fit the shape and dtype.
    */
   copyFrom(data: HostData): this {
@@ -111,16 +148,21 @@ export class CudaTensor implements DeviceTensor {
     if (bytes.length > 0) {
       this.device.activate();
       driver().memcpyHtoD(this.#ptr, bytes);
+      driver().settleDefaultStream();
     }
     return this;
   }
 
-  /** Set every byte to zero (cuMemsetD8). */
+  /**
+   * Set every byte to zero (cuMemsetD8), done when this returns: work queued next on any stream
+   * sees the zeros.
+   */
   zero(): this {
     this.#live();
     if (this.nbytes > 0) {
       this.device.activate();
       driver().memsetD8(this.#ptr, 0, this.nbytes);
+      driver().settleDefaultStream();
     }
     return this;
   }
@@ -134,6 +176,7 @@ export class CudaTensor implements DeviceTensor {
   dispose(): void {
     if (this.#disposed) return;
     this.#disposed = true;
+    if (this.#owner) return; // borrowed: the owner frees the memory
     registry.unregister(this);
     if (this.#ptr !== 0n) {
       const ptr = this.#ptr;
@@ -151,6 +194,12 @@ export class CudaTensor implements DeviceTensor {
   }
 
   #live(): void {
+    if (this.#owner?.disposed === true) {
+      throw new TirxError(
+        "TX5011",
+        `${this.dtype}[${this.shape.join(", ")}] CUDA tensor is a view of ${this.#owner.what}, which was disposed`,
+      );
+    }
     if (this.#disposed) {
       throw new TirxError(
         "TX5011",
@@ -207,6 +256,7 @@ export function cudaTensor(data: HostData, opts: CudaTensorOptions): CudaTensor 
   if (bytes.length > 0) {
     try {
       driver().memcpyHtoD(t.ptr, bytes);
+      driver().settleDefaultStream();
     } catch (e) {
       t.dispose();
       throw e;
