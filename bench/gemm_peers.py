@@ -18,6 +18,7 @@ Prints one JSON line per record: {"kind": "info", "gpu", "torch"}, then per case
 import json
 import os
 import sys
+import time
 
 import torch
 import torch.nn.functional as F
@@ -46,6 +47,14 @@ def main():
     emit(kind="info", gpu=torch.cuda.get_device_name(dev), torch=torch.__version__)
     seeds = plan["seeds"]
     sa, sb = plan["scales"]
+    # The GPU is warmed up first (clocks, caches), as bench/gemm-sweep.ts does on its side: the
+    # first cases ran up to 1.7x slower without it (16 x 4096 x 4096: 44.2 us, 26.7 us warm).
+    x = torch.empty(1 << 26, device=dev, dtype=torch.float32)
+    end = time.perf_counter() + 0.3
+    while time.perf_counter() < end:
+        x.zero_()
+        torch.cuda.synchronize()
+    del x
     for ci, c in enumerate(plan["cases"]):
         kind, m, n, k = c["kind"], c["m"], c["n"], c["k"]
         if kind not in PEER:
