@@ -7,7 +7,8 @@
 //   (the cost of the promotion; target ≥ 0.9× on the large shapes); and at 8192³ the fused
 //   bias + GELU (tanh) epilogue against torch's F.gelu(addmm(bias, a, b.T)), with plain bf16
 //   beside it.
-// The kernels are makeGemm's with the configuration gemm() picks (pickGemmConfig; with --tune,
+// The kernels are makeGemm's with the configuration gemm() takes untuned (its shipped default,
+// GEMM_TUNED_DEFAULTS, else pickGemmConfig; with --tune,
 // runtime's autotune over gemmTuneCandidates at the case's sizes, the choice in the table's
 // config column and cached under the family name "gemm-sweep": a winner to copy into
 // packages/kernels/src/gemm/config.ts's GEMM_TUNED_DEFAULTS) and the GPU's SM count as the
@@ -125,8 +126,19 @@ if (!probe.ok) cases.forEach((_, ci) => mine(ci, `no CUDA driver (${probe.reason
 else {
   const { T } = await import("@tirx-ts/dsl");
   const { decodeHost } = await import("@tirx-ts/core");
-  const { makeGemm, pickGemmConfig, gemmTuneCandidates, gemmTuneKey } =
+  const { makeGemm, pickGemmConfig, gemmTuneCandidates, gemmTuneKey, GEMM_TUNED_DEFAULTS } =
     await import("@tirx-ts/kernels");
+  /** gemm()'s untuned choice: the shipped default of the case's key, else pickGemmConfig's. */
+  const untuned = (
+    kind: GemmCase["kind"],
+    c: GemmCase,
+    shape: Parameters<typeof pickGemmConfig>[0],
+  ) => {
+    const pick = pickGemmConfig(shape);
+    const key = tuneKeyText(gemmTuneKey(sizesOf(kind, c, pick.config)));
+    const shipped = GEMM_TUNED_DEFAULTS[key];
+    return shipped ? { config: shipped, name: `default ${JSON.stringify(shipped)}` } : pick;
+  };
   const { autotune, tuneKeyText } = await import("@tirx-ts/runtime");
   const dev = rt.cuda(0);
   if (gpu === "unknown GPU") gpu = dev.name;
@@ -252,7 +264,7 @@ else {
         ...{ m: c.m, n: c.n, k: c.k, inBytes: (fp8 ? 1 : 2) as 1 | 2 },
         blockScaled: c.kind === "fp8-block",
       } as const;
-      const entry = pickGemmConfig(shape);
+      const entry = untuned(c.kind, c, shape);
       let config: Config = entry.config;
       let configNote = entry.name;
       if (opts.tune) {
@@ -317,7 +329,7 @@ else {
         // gemm() picks for it (block scaling keeps to 128-column tiles: the cost is the
         // promotion and the tile choice together).
         const pk = makeGemm(
-          sizesOf("fp8", c, pickGemmConfig({ ...shape, blockScaled: false }).config),
+          sizesOf("fp8", c, untuned("fp8", c, { ...shape, blockScaled: false }).config),
         );
         const pmain = rt.compileCuda(pk.main, { device: dev });
         const plaunch = launcher(pk, pmain, c, A, B, D, perTensor, []);

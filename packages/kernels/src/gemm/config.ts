@@ -175,13 +175,44 @@ function keyText(key: { readonly [k: string]: string | number }): string {
 }
 
 /**
+ * The winners of `bench/gemm-sweep.ts --tune` on the H200 (bench/results/gemm-tune-2026-12-02.md:
+ * autotune's medians over GEMM_CONFIGS and GEMM_TUNE_EXTRA; bf16 A·Bᵀ → bf16), as (kind, m, n, k,
+ * config): what {@link GEMM_TUNED_DEFAULTS} ships for those keys.
+ */
+const H200_TUNED: readonly (readonly ["bf16" | "fp8", number, number, number, GemmConfig])[] = [
+  ["bf16", 16, 4096, 4096, { bm: 64, bn: 128, stages: 6 }],
+  ["bf16", 16, 14336, 4096, { bm: 64, bn: 256, stages: 5 }],
+  ["bf16", 16, 4096, 14336, { bm: 64, bn: 128, stages: 6, splitK: 4 }],
+  ["bf16", 16, 8192, 8192, { bm: 64, bn: 128, stages: 6 }],
+  ["bf16", 16, 28672, 8192, { bm: 64, bn: 256, stages: 5 }],
+  ["bf16", 16, 8192, 28672, { bm: 64, bn: 128, stages: 6, splitK: 4 }],
+  ["bf16", 128, 4096, 4096, { bm: 64, bn: 128, stages: 6 }],
+  ["bf16", 128, 14336, 4096, { bm: 128, bn: 128, stages: 6 }],
+  ["bf16", 128, 4096, 14336, { bm: 128, bn: 128, stages: 6, splitK: 2 }],
+  ["bf16", 128, 8192, 8192, { bm: 64, bn: 128, stages: 6 }],
+  ["bf16", 128, 28672, 8192, { bm: 128, bn: 256, stages: 4 }],
+  ["bf16", 128, 8192, 28672, { bm: 64, bn: 128, stages: 6 }],
+  ["bf16", 1024, 4096, 4096, { bm: 128, bn: 256, stages: 4 }],
+  ["bf16", 1024, 14336, 4096, { bm: 128, bn: 192, stages: 5 }],
+  ["bf16", 1024, 4096, 14336, { bm: 128, bn: 256, stages: 4 }],
+  ["bf16", 1024, 8192, 8192, { bm: 128, bn: 256, stages: 4 }],
+  ["bf16", 1024, 28672, 8192, { bm: 128, bn: 256, stages: 4 }],
+  ["bf16", 1024, 8192, 28672, { bm: 128, bn: 256, stages: 4 }],
+  ["bf16", 8192, 4096, 4096, { bm: 128, bn: 256, stages: 4 }],
+  ["bf16", 8192, 14336, 4096, { bm: 128, bn: 256, stages: 4 }],
+  ["bf16", 8192, 4096, 14336, { bm: 128, bn: 256, stages: 4 }],
+  ["bf16", 8192, 8192, 8192, { bm: 128, bn: 256, stages: 4 }],
+  ["bf16", 8192, 28672, 8192, { bm: 128, bn: 256, stages: 4 }],
+  ["bf16", 8192, 8192, 28672, { bm: 128, bn: 256, stages: 4 }],
+];
+
+/**
  * The shipped tuning defaults of gemm() (registered with runtime's registerTunedDefaults as the
  * family "gemm"), by key text ({@link gemmTuneKey}; no arch prefix: the kernel runs on Hopper
  * only). A call whose key is here takes its config without tuning (also with `tune: true`, unless
- * `retune`). Today the entries are pickGemmConfig's choices for bench/gemm-sweep.ts's cases
- * (m 16, 128, 1024, 8192 × the six (n, k) of issue 24; bf16 A·Bᵀ → bf16, and float8 e4m3 A·Bᵀ
- * with per-tensor scales → bf16): this table is where measured H200 winners
- * (`bench/gemm-sweep.ts --tune`) go.
+ * `retune`). The entries are bench/gemm-sweep.ts's cases (m 16, 128, 1024, 8192 × the six (n, k)
+ * of issue 24; bf16 A·Bᵀ → bf16, and float8 e4m3 A·Bᵀ with per-tensor scales → bf16): the
+ * measured H200 winners of H200_TUNED where there is one, else pickGemmConfig's choice.
  */
 export const GEMM_TUNED_DEFAULTS: Readonly<Record<string, GemmConfig>> = (() => {
   const table: Record<string, GemmConfig> = {};
@@ -207,6 +238,13 @@ export const GEMM_TUNED_DEFAULTS: Readonly<Record<string, GemmConfig>> = (() => 
         }).config;
       }
     }
+  }
+  for (const [kind, m, n, k, config] of H200_TUNED) {
+    const s: GemmKeySizes =
+      kind === "fp8"
+        ? { m, n, k, dtype: "float8_e4m3", transB: true, scales: true }
+        : { m, n, k, dtype: "bfloat16", transB: true };
+    table[keyText(gemmTuneKey(s))] = config;
   }
   return table;
 })();
