@@ -74,6 +74,11 @@ const gemmSweep = run("gemm() sweep (bf16, fp8 scaled, bias + GELU) vs torch", [
   "--out",
   join(outDir, `gemm-sweep-${day}.md`),
 ]);
+const firstLaunch = run("gemm(): a tuned call's first launch in a new process", [
+  join(here, "gemm-first-launch.ts"),
+  "--out",
+  join(outDir, `gemm-first-launch-${day}.md`),
+]);
 const launch = run("launch overhead and CUDA graphs", [
   join(here, "launch.ts"),
   "--out",
@@ -121,6 +126,7 @@ process.exitCode =
   hopper.code ||
   attention.code ||
   gemmSweep.code ||
+  firstLaunch.code ||
   launch.code ||
   breakdown.code ||
   labBench.code ||
