@@ -183,6 +183,36 @@ const bulk = {
   wait_group_read(n: number): void {
     call("cp.async.bulk.wait_group.read", [staticN("cp.async.bulk.wait_group.read", n)]);
   },
+  /**
+   * `cp.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes [dst], [src], size,
+   * [mbar]` (PTX ISA, cp.async.bulk; sm_90): copy `size` bytes (a static multiple of 16) from
+   * this CTA's shared memory at `src` (`buf.ptr([i])`, or a view: its first element) to the
+   * shared memory of a CTA of the cluster at `dst`, completing `size` transaction bytes on the
+   * mbarrier at `mbar` of that same CTA. `dst` and `mbar` are shared::cluster addresses
+   * (`T.ptx.mapa(buf.ptr([i]), rank)`); both addresses 16-byte aligned; a cluster launch.
+   * @example T.ptx.cp.async_.bulk.shared_cluster(T.ptx.mapa(S.ptr([0]), 1), S.ptr([0]), 256, T.ptx.mapa(bar.ptr([0]), 1))
+   * @throws TirxError TX4003 (size), TX4004 (alignment, swizzle), TX4005 (not shared memory),
+   *   TX4006 (mbarrier in another CTA than dst), TX4011 (mbarrier), TX4030 (no cluster launch),
+   *   TX4007 below sm_90.
+   */
+  shared_cluster(dst: ExprLike, src: PrimExpr | TileView, size: number, mbar: ExprLike): void {
+    const span = callerSpan();
+    const op = opOf(
+      "cp.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes",
+      "stmt",
+      span,
+    );
+    const from =
+      src instanceof TileView
+        ? viewStartPtr(
+            src.view,
+            "the source of T.ptx.cp.async_.bulk.shared_cluster",
+            span,
+            "TX4005",
+          )
+        : toExpr(src, "uint32", span);
+    recordStmtOp(op, [u32(dst), from, staticOperand(op, "size", size, span), u32(mbar)], span);
+  },
 };
 
 /**

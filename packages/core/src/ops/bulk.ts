@@ -1,13 +1,16 @@
+import { BULK_DSMEM_OPS } from "./bulk-dsmem.js";
 import { staticArg, stmtOp, template } from "./define.js";
 import type { OpDef } from "./op.js";
 
 /**
  * The bulk-copy unit's actions (PTX ISA, cp.async.bulk.commit_group /
- * cp.async.bulk.wait_group[.read]): the bulk groups of a thread's cp.async.bulk copies.
+ * cp.async.bulk.wait_group[.read]): the bulk groups of a thread's cp.async.bulk copies; and
+ * `copy_dsmem`, the shared::cta → shared::cluster bulk copy (ops/bulk-dsmem.ts), which completes
+ * on the destination CTA's mbarrier.
  */
 export type BulkAction = {
   readonly unit: "bulk";
-  readonly action: "commit" | "wait" | "wait_read";
+  readonly action: "commit" | "wait" | "wait_read" | "copy_dsmem";
 };
 
 declare module "./op.js" {
@@ -18,7 +21,8 @@ declare module "./op.js" {
 
 /**
  * Bulk-group operations of `cp.async.bulk` shared → global copies (PTX ISA,
- * cp.async.bulk.commit_group / cp.async.bulk.wait_group; sm_90, PTX 8.0).
+ * cp.async.bulk.commit_group / cp.async.bulk.wait_group; sm_90, PTX 8.0), and the
+ * shared::cta → shared::cluster copy (ops/bulk-dsmem.ts).
  */
 export const BULK_OPS: readonly OpDef[] = [
   stmtOp({
@@ -56,4 +60,5 @@ export const BULK_OPS: readonly OpDef[] = [
     archCode: "TX4007",
     effect: { unit: "bulk", action: "wait_read" },
   }),
+  ...BULK_DSMEM_OPS,
 ];

@@ -63,6 +63,14 @@ import { globalAt, globalPendingRead, issuedNotes, reportRace } from "./reports.
  * it, pending or completed; a plain load or store of them that happens-before does not order
  * with it does (TX6003/TX6013/TX6014), and so does a plain access by a thread of this CTA while
  * it is pending (TX6007).
+ *
+ * A shared::cta → shared::cluster copy (PTX ISA, cp.async.bulk; `issueDsmem`) is a global →
+ * shared copy whose source is the issuing CTA's shared memory: the same record, in flight until
+ * every thread is blocked, landing in the destination CTA's window as an async-proxy write and
+ * completing its bytes on that CTA's mbarrier, its bytes guarded until a thread observes that
+ * phase. Its source is read by the async proxy at issue (the checks of a shared → global copy's
+ * source: races, unwritten bytes, TX6015 without fence.proxy.async) and is taken when it lands:
+ * a write to the source while it is in flight is TX6007.
  */
 export class BulkUnit implements BulkPort {
   readonly threads: number;
@@ -112,6 +120,7 @@ export class BulkUnit implements BulkPort {
     this.#g2s.length = 0;
     this.#inflight = [];
     this.#unread = 0;
+    this.#dsmemLive = 0;
     for (let t = 0; t < this.threads; t++) {
       this.#s2g[t]!.length = 0;
       this.#ends[t]!.length = 0;
@@ -162,6 +171,92 @@ export class BulkUnit implements BulkPort {
     gm?.shadow.pendingRead(src, len, 1);
     this.#bars.progress++;
     return id;
+  }
+
+  /** Shared::cta → shared::cluster copies in flight (their sources are not yet taken). */
+  #dsmemLive = 0;
+
+  /**
+   * Thread `t` issues a shared::cta → shared::cluster bulk copy of `len` bytes from absolute
+   * shared byte `src` (in `srcBuf`, the issuing CTA's window) to absolute shared byte `dst` (in
+   * `dstBuf`, the destination CTA's window), completing on the mbarrier at absolute `bar` (of the
+   * destination CTA). Bounds, alignment and the CTAs were checked. Returns the copy's id, -1 when
+   * the mbarrier is unusable (reported) and nothing was issued.
+   */
+  issueDsmem(
+    m: SimContext,
+    t: number,
+    src: number,
+    srcBuf: Placed,
+    dst: number,
+    dstBuf: Placed,
+    len: number,
+    bar: number,
+    bb: BarBuffer,
+    site: number,
+  ): number {
+    const slot = this.#bars.use(m, t, bar, bb, site, "completes a bulk copy on");
+    if (slot < 0) return -1;
+    this.#bars.checkInitFence(m, slot, t, site, "issues a bulk copy completing on");
+    this.active = true;
+    if (m.opts.track) {
+      checkSharedRead(setAccess(this.#sharedAccess(m, srcBuf), srcBuf, src, len, t, site, "reads"));
+      this.#checkSharedProxy(m, t, srcBuf, src, len, site);
+      checkAsyncWrite(
+        setAccess(
+          this.#sharedAccess(m, dstBuf),
+          dstBuf,
+          dst,
+          len,
+          t,
+          site,
+          "issues a bulk copy to",
+        ),
+      );
+    }
+    const id = this.#g2s.length;
+    this.#g2s.push({
+      dst,
+      tens: -1,
+      src,
+      len,
+      slot,
+      site,
+      thread: t,
+      phase: -1,
+      fill: undefined,
+      shared: true,
+    });
+    this.#inflight.push(id);
+    this.#dsmemLive++;
+    m.shadow.guardRange(dst, len, id + 1);
+    this.#bars.progress++;
+    return id;
+  }
+
+  /**
+   * TX6015 for shared memory: the async proxy reads bytes [a, a + n) of `buf` that a thread
+   * wrote through the generic proxy with no fence.proxy.async on a causality path from the write
+   * to thread `t`'s issue (SharedShadow.unfenced).
+   */
+  #checkSharedProxy(
+    m: SimContext,
+    t: number,
+    buf: Placed,
+    a: number,
+    n: number,
+    site: number,
+  ): void {
+    const b = m.shadow.unfenced(a, n, t);
+    if (b < 0) return;
+    const w = m.shadow.writerAt(b);
+    const u = m.thread(w & THREAD_MASK);
+    m.hazard(
+      "TX6015",
+      `thread ${m.thread(t)} of CTA ${m.cta()} issues a bulk copy (async proxy) reading shared ${bufferName(buf)} byte ${m.ctaLocal(b) - buf.base}, which thread ${u} wrote through the generic proxy with no fence.proxy.async (T.ptx.fence.proxy_async) between the write and this read (by the writer after it, or by a thread after synchronizing with the writer)`,
+      site,
+      [{ message: `thread ${u} writes it here`, span: m.sites[w >> THREAD_BITS] }],
+    );
   }
 
   /**
@@ -216,7 +311,10 @@ export class BulkUnit implements BulkPort {
     for (const id of ids) {
       const c = this.#g2s[id]!;
       const { dst, src, len } = c;
-      if (c.tens < 0) {
+      if (c.shared) {
+        m.shared.copyWithin(dst, src, src + len);
+        this.#dsmemLive--;
+      } else if (c.tens < 0) {
         const f = c.fill!;
         for (let i = 0; i < len; i++) m.shared[dst + i] = f[i % f.length]!;
       } else {
@@ -272,9 +370,17 @@ export class BulkUnit implements BulkPort {
    * -1 (an interval scan of the pending copies; TX6007 for a write to it).
    */
   firstUnread(a: number, n: number): number {
-    if (this.#unread === 0) return -1;
+    if (this.#unread === 0 && this.#dsmemLive === 0) return -1;
     let hit = -1;
     const e = a + n;
+    if (this.#dsmemLive > 0) {
+      for (const id of this.#inflight) {
+        const c = this.#g2s[id]!;
+        if (!c.shared) continue;
+        const lo = c.src > a ? c.src : a;
+        if (lo < e && lo < c.src + c.len && (hit < 0 || lo < hit)) hit = lo;
+      }
+    }
     for (const list of this.#s2g) {
       for (let i = 0; i < list.length; i++) {
         const c = list[i]!;
@@ -363,18 +469,8 @@ export class BulkUnit implements BulkPort {
     if (m.opts.track) {
       checkSharedRead(setAccess(this.#sharedAccess(m, buf), buf, src, len, t, site, "reads"));
       // The async proxy reads them: generic-proxy writes need a fence.proxy.async on a causality
-      // path to this issue (SharedShadow.unfenced).
-      const b = m.shadow.unfenced(src, len, t);
-      if (b >= 0) {
-        const w = m.shadow.writerAt(b);
-        const u = m.thread(w & THREAD_MASK);
-        m.hazard(
-          "TX6015",
-          `thread ${m.thread(t)} of CTA ${m.cta()} issues a bulk copy (async proxy) reading shared ${bufferName(buf)} byte ${m.ctaLocal(b) - buf.base}, which thread ${u} wrote through the generic proxy with no fence.proxy.async (T.ptx.fence.proxy_async) between the write and this read (by the writer after it, or by a thread after synchronizing with the writer)`,
-          site,
-          [{ message: `thread ${u} writes it here`, span: m.sites[w >> THREAD_BITS] }],
-        );
-      }
+      // path to this issue.
+      this.#checkSharedProxy(m, t, buf, src, len, site);
     }
     const gm = m.globals[tens]!;
     const verb = red ? "issues a bulk reduction that updates" : "issues a bulk copy that writes";
@@ -456,6 +552,33 @@ export class BulkUnit implements BulkPort {
       sh.recordAtomic(a, 8, t, w, m.isAtomicSite);
   }
 
+  /**
+   * The pending copy that still reads shared byte `b` (a shared → global copy not yet read, or a
+   * shared::cta → shared::cluster copy in flight), as `what` and how to wait for it, for TX6007.
+   */
+  sourceReader(b: number): { thread: number; site: number; what: string; fix: string } | undefined {
+    const s2g = this.findS2g(b);
+    if (s2g) {
+      return {
+        ...s2g,
+        what: "a pending shared → global bulk copy",
+        fix: "wait with T.ptx.cp.async_.bulk.wait_group_read first",
+      };
+    }
+    for (const id of this.#inflight) {
+      const c = this.#g2s[id]!;
+      if (c.shared && b >= c.src && b < c.src + c.len) {
+        return {
+          thread: c.thread,
+          site: c.site,
+          what: "a shared::cta → shared::cluster bulk copy in flight",
+          fix: "rewrite it only after its destination CTA observed the copy's mbarrier phase and told this CTA so (a remote mbarrier arrive or barrier.cluster)",
+        };
+      }
+    }
+    return undefined;
+  }
+
   /** A pending shared → global copy reading shared byte `b` (`global` false) or writing byte `b` of tensor `tens`. */
   findS2g(b: number, tens = -1): { thread: number; site: number } | undefined {
     for (let t = 0; t < this.threads; t++) {
@@ -497,7 +620,7 @@ export class BulkUnit implements BulkPort {
       const c = this.#g2s[id]!;
       m.hazard(
         "TX6017",
-        `thread ${m.thread(c.thread)} of CTA ${m.cta()} exits while its global → shared bulk copy is still in flight (no thread waited for its mbarrier phase)`,
+        `thread ${m.thread(c.thread)} of CTA ${m.cta()} exits while its ${c.shared ? "shared::cta → shared::cluster" : "global → shared"} bulk copy is still in flight (no thread waited for its mbarrier phase)`,
         c.site,
       );
     }
@@ -520,9 +643,10 @@ export class BulkUnit implements BulkPort {
   #dropInflight(m: SimContext): void {
     for (const id of this.#inflight) {
       const c = this.#g2s[id]!;
-      m.globals[c.tens]?.shadow.pendingRead(c.src, c.len, -1);
+      if (!c.shared) m.globals[c.tens]?.shadow.pendingRead(c.src, c.len, -1);
     }
     this.#inflight = [];
+    this.#dsmemLive = 0;
   }
 }
 
@@ -539,6 +663,11 @@ interface G2sCopy {
   phase: number;
   /** For a TMA out-of-bounds fill (tens < 0): the element's fill bytes, repeated. */
   readonly fill: Uint8Array | undefined;
+  /**
+   * A shared::cta → shared::cluster copy (tens < 0): `src` is an absolute shared byte of the
+   * issuing CTA's window.
+   */
+  readonly shared?: true;
 }
 
 interface S2gCopy {

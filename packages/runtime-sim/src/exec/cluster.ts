@@ -25,11 +25,13 @@ import type { Layout } from "../compile/layout.js";
  *
  * Exit (PTX ISA, "Distributed shared memory": a CTA must not exit while another CTA of its
  * cluster may still access its shared memory): per (accessing thread, target CTA) the latest
- * remote mbarrier arrive and the latest multicast TMA copy into the target are kept. At the
- * cluster's end, TX6025 for an arrive not ordered before the end of any thread of its target
- * CTA, and for a multicast copy that landed in an mbarrier phase no thread of the target CTA
- * observed (one still in flight is TX6017). The usual fix: barrier.cluster arrive + wait before
- * exit.
+ * remote mbarrier arrive and the latest multicast TMA or shared::cta → shared::cluster copy
+ * into the target are kept, and per issuing thread its latest shared::cta → shared::cluster copy
+ * into another CTA (which reads the issuer's CTA's memory). At the cluster's end, TX6025 for an
+ * arrive not ordered before the end of any thread of its target CTA, for a copy that landed in
+ * an mbarrier phase no thread of the target CTA observed, and for a shared::cta →
+ * shared::cluster copy whose landing no thread of the issuing CTA learned of (one still in
+ * flight is TX6017). The usual fix: barrier.cluster arrive + wait before exit.
  */
 export class ClusterUnit implements ClusterPort {
   readonly #m: SimContext;
@@ -64,6 +66,11 @@ export class ClusterUnit implements ClusterPort {
    */
   readonly #remote = new Map<number, { clock: number; site: number; what: string }>();
   readonly #copies = new Map<number, { id: number; site: number; what: string }>();
+  /**
+   * Shared::cta → shared::cluster copies into another CTA, key `source * threads + u`: the
+   * latest copy (bulk copy id) thread u of CTA `source` issued, which reads that CTA's memory.
+   */
+  readonly #sources = new Map<number, { id: number; site: number; what: string }>();
 
   constructor(m: SimContext) {
     this.#m = m;
@@ -90,6 +97,7 @@ export class ClusterUnit implements ClusterPort {
     this.#arriveSite = -1;
     this.#remote.clear();
     this.#copies.clear();
+    this.#sources.clear();
   }
 
   /** `barrier.cluster.arrive` (release unless `relaxed`) by thread `t` at `site`. */
@@ -186,6 +194,17 @@ export class ClusterUnit implements ClusterPort {
   }
 
   /**
+   * Thread `t`'s shared::cta → shared::cluster copy `id` (BulkUnit) into another CTA reads its
+   * own CTA's shared memory until it lands: a thread of its CTA must learn of the landing (observe
+   * the destination mbarrier's phase, through a remote arrive or barrier.cluster) before the CTA
+   * exits.
+   */
+  recordSourceCopy(t: number, id: number, site: number, what: string): void {
+    if (id < 0) return;
+    this.#sources.set(this.#m.rank[t]! * this.#m.threads + t, { id, site, what });
+  }
+
+  /**
    * `mbarrier.arrive` by thread `t` on the mbarrier at CTA-local shared address `local` of the
    * CTA of rank `rank` (-1: its own CTA), as `mbarrier.arrive.shared::cluster` performs it on a
    * mapa address. `bb` is the mbarrier's buffer when the operand names it, else the shared
@@ -277,6 +296,18 @@ export class ClusterUnit implements ClusterPort {
         `CTA ${m.ctaOfRank(target)} exits while thread ${m.thread(u)} ${r.what} of CTA ${m.ctaOfRank(target)} may still write it: no thread of CTA ${m.ctaOfRank(target)} observed the completion of mbarrier ${bar}'s phase the copy completes in (PTX ISA, distributed shared memory: a CTA's shared memory must not be accessed after it exits)`,
         r.site,
         [exitNote(target)],
+      );
+    }
+    for (const [key, r] of this.#sources) {
+      const source = Math.floor(key / T);
+      const u = key % T;
+      const { seen, bar } = m.bulk.landingObserved(m, r.id, source * per, (source + 1) * per);
+      if (seen !== false) continue; // known to the CTA, or still in flight (TX6017 at exit)
+      m.hazard(
+        "TX6025",
+        `CTA ${m.ctaOfRank(source)} exits while thread ${m.thread(u)} ${r.what}, which reads CTA ${m.ctaOfRank(source)}'s shared memory until it lands: no thread of CTA ${m.ctaOfRank(source)} learned of the completion of mbarrier ${bar}'s phase the copy completes in (a remote mbarrier arrive from the destination CTA after its wait, or barrier.cluster arrive + wait before exit; PTX ISA, distributed shared memory)`,
+        r.site,
+        [exitNote(source)],
       );
     }
     for (const [key, r] of this.#remote) {

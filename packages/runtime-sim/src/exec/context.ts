@@ -82,8 +82,13 @@ export interface BulkPort extends Guards {
   readonly inflight: number;
   /** TX6007 for the access `acc` (`verb`, by default its own) of shared byte `b` under guard `g`. */
   reportGuard(acc: SharedAccess, b: number, g: number, verb?: string): void;
-  /** The first shared byte of [a, a + n) a pending shared → global copy has not read yet, or -1. */
+  /**
+   * The first shared byte of [a, a + n) a pending copy has not read yet (a shared → global copy,
+   * or a shared::cta → shared::cluster copy in flight), or -1.
+   */
   firstUnread(a: number, n: number): number;
+  /** The pending copy still reading shared byte `b`, what it is and how to wait for it. */
+  sourceReader(b: number): { thread: number; site: number; what: string; fix: string } | undefined;
   /** The first byte of [a, a + n) of `gm`'s tensor a pending shared → global copy writes, or -1. */
   firstBulkWrite(m: SimContext, gm: GlobalMem, a: number, n: number, atomic?: boolean): number;
   /** A pending shared → global copy reading shared byte `b` (`tens` < 0) or writing byte `b` of tensor `tens`. */

@@ -177,14 +177,18 @@ export function reportUnwrittenLocal(acc: Access<Placed>, b: number): void {
   );
 }
 
-/** TX6007: shared byte `b` is the source of a shared → global bulk copy that has not read it. */
+/**
+ * TX6007: shared byte `b` is the source of a bulk copy that has not read it (a shared → global
+ * copy before its wait_group.read, a shared::cta → shared::cluster copy in flight).
+ */
 export function reportS2gSource(acc: SharedAccess, b: number, verb: string): void {
   const { m, buf } = acc;
+  const r = m.bulk.sourceReader(b);
   m.hazard(
     "TX6007",
-    `thread ${m.thread(acc.thread)} of CTA ${m.cta()} ${verb} shared ${bufferName(buf)} byte ${m.ctaLocal(b) - buf.base}, which a pending shared → global bulk copy has not read yet; wait with T.ptx.cp.async_.bulk.wait_group_read first`,
+    `thread ${m.thread(acc.thread)} of CTA ${m.cta()} ${verb} shared ${bufferName(buf)} byte ${m.ctaLocal(b) - buf.base}, which ${r?.what ?? "a pending shared → global bulk copy"} has not read yet; ${r?.fix ?? "wait with T.ptx.cp.async_.bulk.wait_group_read first"}`,
     acc.site,
-    issuedNotes(m, m.bulk.findS2g(b), "the bulk copy", " reading it"),
+    issuedNotes(m, r, "the bulk copy", " reading it"),
   );
 }
 

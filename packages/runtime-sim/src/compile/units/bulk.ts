@@ -1,6 +1,7 @@
 import { constInt } from "@tirx-ts/core";
 import { Tracer } from "../../exec/trace.js";
 import type { UnitAction, UnitCall, UnitCompiler, Exec } from "../compiled.js";
+import { compileDsmemCopy } from "../dsmem.js";
 
 /**
  * cp.async.bulk.wait_group (`readOnly`: its `.read` form, which waits only until the groups'
@@ -19,9 +20,10 @@ function bulkWait(c: UnitCall<UnitAction<"bulk">>, readOnly: boolean): Exec {
 }
 
 /**
- * The bulk-copy unit's group actions (PTX ISA, cp.async.bulk.commit_group,
- * cp.async.bulk.wait_group[.read]; the groups are exec/bulk.ts's): statement ops only. The
- * copies themselves are tile plans (compile/bulk.ts, compile/tma.ts).
+ * The bulk-copy unit's actions (PTX ISA, cp.async.bulk.commit_group,
+ * cp.async.bulk.wait_group[.read]; the groups are exec/bulk.ts's; and the shared::cta →
+ * shared::cluster copy, compile/dsmem.ts): statement ops only. The other copies are tile plans
+ * (compile/bulk.ts, compile/tma.ts).
  */
 export const BULK_UNIT = {
   commit: {
@@ -36,4 +38,5 @@ export const BULK_UNIT = {
   },
   wait: { stmt: (c) => bulkWait(c, false) },
   wait_read: { stmt: (c) => bulkWait(c, true) },
+  copy_dsmem: { stmt: compileDsmemCopy },
 } as const satisfies UnitCompiler<UnitAction<"bulk">>;
