@@ -13,9 +13,11 @@ import { runSim, simZeros } from "@tirx-ts/runtime-sim";
 import { checkAllreduce } from "../examples/multi_gpu/allreduce.js";
 import { checkAllgatherGemm } from "../examples/multi_gpu/allgather_gemm.js";
 import { compileToPtx } from "@tirx-ts/codegen-ptx";
+import { SYMMETRIC_GRANULARITY, symmetricShard } from "@tirx-ts/runtime-cuda";
 import { makeAllreduce } from "../examples/multi_gpu/allreduce.js";
 import { makeAllgatherGemm } from "../examples/multi_gpu/allgather_gemm.js";
 import { errorOf } from "./util/error-of.js";
+import { exchangeMismatches, makeBarrierExchange } from "./util/barrier-exchange.js";
 import { assembleLater } from "./util/ptxas-deferred.js";
 
 /** The 1-based line of the first line of `file` (under examples/multi_gpu/) containing `text`. */
@@ -211,6 +213,27 @@ describe("T.nvshmem on the simulator", () => {
     expect(codes(r.reports)).toContain("TX6009");
   });
 
+  it("barrier_all over 3 CTAs in 2 rounds: each PE reads what the previous PE stored, no report; without it a race", () => {
+    const s = { pes: 2, ctas: 3, threads: 32, rounds: 2, shard: 192 };
+    for (const seed of [0, 5]) {
+      const out = simZeros([2, 192], "float32");
+      const r = runSim(verify(makeBarrierExchange(s)), [simZeros([2, 192], "float32"), out], {
+        pes: 2,
+        hazards: "collect",
+        simSeed: seed,
+      });
+      expect(r.reports.map(String)).toEqual([]);
+      const got = Array.from(out.toArray() as ArrayLike<number>);
+      for (const p of [0, 1]) expect(exchangeMismatches(s, p, got.slice(p * 192))).toBe(0);
+    }
+    const racy = makeBarrierExchange({ ...s, barrier: false });
+    const r = runSim(verify(racy), [simZeros([2, 192], "float32"), simZeros([2, 192], "float32")], {
+      pes: 2,
+      hazards: "collect",
+    });
+    expect(codes(r.reports)).toContain("TX6003");
+  });
+
   it("more than 8 PEs, or PEs × threads over 1024, are refused", () => {
     expect(errorOf(() => runPe(peKernel(9), 9)).code).toBe("TX1002");
     const big = T.function("big", { X: T.Tensor([2, 1], "int32") }, ({ X }) => {
@@ -220,6 +243,19 @@ describe("T.nvshmem on the simulator", () => {
     expect(errorOf(() => runSim(verify(big), [simZeros([2, 1], "int32")], { pes: 2 })).code).toBe(
       "TX2010",
     );
+  });
+});
+
+describe("symmetric shards", () => {
+  it("symmetricShard grows the leading dim to whole granules and keeps the rest", () => {
+    expect(symmetricShard([2], "uint64")).toEqual([262144]);
+    expect(symmetricShard([4, 128], "bfloat16")).toEqual([8192, 128]);
+    // A 4000-byte row shares 32 with 2 MiB: 65536 rows (262 MB); flattened, only the tail pads.
+    expect(symmetricShard([3, 1000], "float32")).toEqual([65536, 1000]);
+    expect(symmetricShard([3000], "float32")).toEqual([524288]);
+    expect(symmetricShard([5, 3], "float32", 1)).toEqual([5, 3]);
+    expect(symmetricShard([300000], "bfloat16")).toEqual([1048576]);
+    expect(() => symmetricShard([], "float32")).toThrow(/symmetricShard takes a shard/);
   });
 });
 
@@ -247,8 +283,53 @@ describe("the direct path's PTX (sm_90a)", () => {
     `);
   });
 
-  it("barrier_all has no PTX on the direct path yet: TX4007", () => {
+  it("barrier_all: thread 0 arrives on every PE's counter (.release.sys) and spins on its own (.acquire.sys); assembled by ptxas", () => {
     const fn = peKernel(2, () => T.nvshmem.barrier_all());
-    expect(errorOf(() => compileToPtx(fn, { arch: "sm_90a" })).code).toBe("TX4007");
+    const text = compileToPtx(fn, { arch: "sm_90a" }).text;
+    assembleLater(text, "sm_90a", "barrier_all");
+    const lines = text
+      .split("\n")
+      .map((l) => l.trim())
+      .filter((l) => /nvshmem_barrier|\.sys|barrier\.sync|div\.u64|trap|%ctaid/.test(l));
+    expect(lines).toMatchInlineSnapshot(`
+      [
+        ".visible .global .align 8 .u64 tirx_nvshmem_barrier[3];",
+        "barrier.sync 0;",
+        "mov.u32 %r9, %ctaid.z;",
+        "mov.u32 %r8, %ctaid.y;",
+        "mov.u32 %r8, %ctaid.x;",
+        "ld.global.u64 %rd10, [tirx_nvshmem_barrier+0];",
+        "ld.global.u64 %rd11, [tirx_nvshmem_barrier+8];",
+        "ld.global.u64 %rd12, [tirx_nvshmem_barrier+16];",
+        "@%p2 trap;",
+        "atom.release.sys.global.add.u64 %rd16, [%rd14], 1;",
+        "@!%p3 red.release.sys.global.add.u64 [%rd15], 1;",
+        "div.u64 %rd18, %rd16, %rd17;",
+        "ld.acquire.sys.global.u64 %rd19, [%rd14];",
+        "barrier.sync 0;",
+      ]
+    `);
+  });
+
+  it("the examples with shards padded to the 2 MiB granularity (as on H100/H200) assemble", () => {
+    const g = SYMMETRIC_GRANULARITY;
+    for (const kind of ["one_shot", "two_shot"] as const) {
+      const fn = makeAllreduce(kind, { pes: 2, n: 4096, dtype: "bfloat16", granularity: g });
+      expect(fn.params.map((p) => (p.kind === "buffer" ? p.buffer.shape : []))).toEqual([
+        [2, 1048576],
+        [2, 1048576],
+        [2, 256, 4096],
+        [2, 262144],
+      ]);
+      assembleLater(compileToPtx(fn, { arch: "sm_90a" }).text, "sm_90a", fn.name);
+    }
+    const gemm = makeAllgatherGemm({ pes: 2, mp: 64, k: 64, n: 64, granularity: g });
+    expect(gemm.params.map((p) => (p.kind === "buffer" ? p.buffer.shape : []))).toEqual([
+      [2, 524288],
+      [64, 64],
+      [2, 8192, 64],
+      [2, 262144],
+    ]);
+    assembleLater(compileToPtx(gemm, { arch: "sm_90a" }).text, "sm_90a", gemm.name);
   });
 });

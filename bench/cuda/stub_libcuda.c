@@ -2,7 +2,10 @@
 // without a GPU (bench/launch-cpu.ts): every entry point the binding resolves returns
 // CUDA_SUCCESS at once, writing plausible values to its outputs (one device, sm_90, non-zero
 // handles). Nothing is launched, copied or allocated on a device; allocations are only recorded
-// (stub_live_bytes), for tests of the binding's device-memory accounting.
+// (stub_live_bytes), for tests of the binding's device-memory accounting. STUB_CUDA_DEVICES
+// (default 1) sets the device count, each with its own context handle; launches and host-to-device
+// copies are logged with the context current when they were made (stub_launch_at, stub_htod_at),
+// for tests of launches on several GPUs; the virtual memory API maps nothing (granularity 2 MiB).
 // Build: gcc -O2 -shared -fPIC -o stub_libcuda.so stub_libcuda.c
 #include <stddef.h>
 #include <stdint.h>
@@ -14,7 +17,11 @@ static uint64_t next_handle = 0x1000;
 static uint64_t handle(void) { return next_handle += 0x100; }
 
 CUresult cuInit(unsigned f) { (void)f; return 0; }
-CUresult cuDeviceGetCount(int *n) { *n = 1; return 0; }
+CUresult cuDeviceGetCount(int *n) {
+  const char *e = getenv("STUB_CUDA_DEVICES");
+  *n = e && *e ? atoi(e) : 1;
+  return 0;
+}
 CUresult cuDeviceGet(int *d, int o) { *d = o; return 0; }
 CUresult cuDeviceGetName(char *name, int len, int d) { (void)d; strncpy(name, "stub GPU", (size_t)len); return 0; }
 CUresult cuDeviceGetAttribute(int *v, int attr, int d) {
@@ -29,7 +36,9 @@ CUresult cuDeviceGetAttribute(int *v, int attr, int d) {
   }
   return 0;
 }
-CUresult cuDevicePrimaryCtxRetain(uint64_t *ctx, int d) { (void)d; *ctx = 0xc0; return 0; }
+// Device d's primary context is 0xc0 + 0x10·d; the current one is recorded.
+static uint64_t current_ctx;
+CUresult cuDevicePrimaryCtxRetain(uint64_t *ctx, int d) { *ctx = 0xc0 + 0x10 * (uint64_t)d; return 0; }
 CUresult cuDevicePrimaryCtxRelease_v2(int d) { (void)d; return 0; }
 // Live allocations (pointer, bytes): at most MAX_LIVE; the next cuMemAlloc is out of memory.
 #define MAX_LIVE 4096
@@ -40,7 +49,7 @@ static uint64_t live_bytes;
 /** Bytes allocated by cuMemAlloc and not freed by cuMemFree or a context reset. */
 uint64_t stub_live_bytes(void) { return live_bytes; }
 CUresult cuDevicePrimaryCtxReset_v2(int d) { (void)d; live_n = 0; live_bytes = 0; return 0; }
-CUresult cuCtxSetCurrent(void *c) { (void)c; return 0; }
+CUresult cuCtxSetCurrent(void *c) { current_ctx = (uint64_t)c; return 0; }
 CUresult cuCtxSynchronize(void) { return 0; }
 CUresult cuModuleLoadDataEx(uint64_t *m, const void *img, unsigned n, void *o, void *v) {
   (void)img; (void)n; (void)o; (void)v; *m = handle(); return 0;
@@ -71,7 +80,21 @@ CUresult cuMemFree_v2(uint64_t p) {
   }
   return 1; // CUDA_ERROR_INVALID_VALUE: not an allocation
 }
-CUresult cuMemcpyHtoD_v2(uint64_t d, const void *s, size_t n) { (void)d; (void)s; (void)n; return 0; }
+// The last 256 host-to-device copies: context, destination, bytes, their first 24 bytes.
+#define LOG_MAX 256
+static uint64_t htod[LOG_MAX][6];
+static int htod_n;
+int stub_htod_count(void) { return htod_n; }
+void stub_htod_at(int i, uint64_t out[6]) { memcpy(out, htod[i % LOG_MAX], sizeof htod[0]); }
+CUresult cuMemcpyHtoD_v2(uint64_t d, const void *s, size_t n) {
+  uint64_t *r = htod[htod_n++ % LOG_MAX];
+  memset(r, 0, sizeof htod[0]);
+  r[0] = current_ctx;
+  r[1] = d;
+  r[2] = n;
+  memcpy(&r[3], s, n < 24 ? n : 24);
+  return 0;
+}
 CUresult cuMemcpyDtoH_v2(void *d, uint64_t s, size_t n) { (void)s; memset(d, 0, n); return 0; }
 CUresult cuMemcpyDtoD_v2(uint64_t d, uint64_t s, size_t n) { (void)d; (void)s; (void)n; return 0; }
 CUresult cuMemsetD8_v2(uint64_t d, unsigned char v, size_t n) { (void)d; (void)v; (void)n; return 0; }
@@ -79,8 +102,21 @@ CUresult cuMemsetD8_v2(uint64_t d, unsigned char v, size_t n) { (void)d; (void)v
 // shared bytes, stream, the first 8 bytes of the first kernel parameter, and which entry point.
 static uint64_t last[12];
 void stub_last_launch(uint64_t out[12]) { memcpy(out, last, sizeof last); }
+// Every launch (the last 256): context, function, stream, and the first 8 bytes of each of the
+// first stub_set_param_count(n) kernel parameters (at most 8; 0 by default).
+static uint64_t launches[LOG_MAX][11];
+static int launch_n, param_count;
+void stub_set_param_count(int n) { param_count = n < 8 ? n : 8; }
+int stub_launch_count(void) { return launch_n; }
+void stub_launch_at(int i, uint64_t out[11]) { memcpy(out, launches[i % LOG_MAX], sizeof launches[0]); }
 static void record(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
                    unsigned bz, unsigned shmem, void *stream, void **params, uint64_t ex) {
+  uint64_t *r = launches[launch_n++ % LOG_MAX];
+  memset(r, 0, sizeof launches[0]);
+  r[0] = current_ctx;
+  r[1] = (uint64_t)f;
+  r[2] = (uint64_t)stream;
+  for (int i = 0; i < param_count && params; i++) r[3 + i] = *(uint64_t *)params[i];
   last[0]++;
   last[1] = (uint64_t)f;
   last[2] = gx; last[3] = gy; last[4] = gz; last[5] = bx; last[6] = by; last[7] = bz;
@@ -118,6 +154,7 @@ CUresult cuStreamCreate(uint64_t *s, unsigned f) { (void)f; *s = handle(); retur
 CUresult cuStreamDestroy_v2(void *s) { (void)s; return 0; }
 CUresult cuStreamSynchronize(void *s) { (void)s; return 0; }
 CUresult cuStreamQuery(void *s) { (void)s; return 0; }
+CUresult cuStreamWaitEvent(void *s, void *e, unsigned f) { (void)s; (void)e; (void)f; return 0; }
 CUresult cuStreamBeginCapture_v2(void *s, int m) { (void)s; (void)m; return 0; }
 CUresult cuStreamEndCapture(void *s, uint64_t *g) { (void)s; *g = handle(); return 0; }
 CUresult cuGraphInstantiateWithFlags(uint64_t *e, void *g, uint64_t f) { (void)g; (void)f; *e = handle(); return 0; }
@@ -134,5 +171,28 @@ CUresult cuLinkAddData_v2(void *s, int t, void *d, size_t n, const char *name, u
 static char cubin[16];
 CUresult cuLinkComplete(void *s, void **out, size_t *n) { (void)s; *out = cubin; *n = sizeof cubin; return 0; }
 CUresult cuLinkDestroy(void *s) { (void)s; return 0; }
+// The virtual memory API (symmetric tensors): reservations are distinct addresses, nothing maps.
+CUresult cuMemGetAllocationGranularity(size_t *g, const void *prop, int option) {
+  (void)prop; (void)option; *g = (size_t)2 << 20; return 0;
+}
+CUresult cuMemCreate(uint64_t *h, size_t n, const void *prop, uint64_t flags) {
+  (void)n; (void)prop; (void)flags; *h = handle(); return 0;
+}
+CUresult cuMemAddressReserve(uint64_t *p, size_t n, size_t align, uint64_t addr, uint64_t flags) {
+  (void)n; (void)align; (void)addr; (void)flags; *p = handle() << 24; return 0;
+}
+CUresult cuMemMap(uint64_t p, size_t n, size_t off, uint64_t h, uint64_t flags) {
+  (void)p; (void)n; (void)off; (void)h; (void)flags; return 0;
+}
+CUresult cuMemSetAccess(uint64_t p, size_t n, const void *desc, size_t count) {
+  (void)p; (void)n; (void)desc; (void)count; return 0;
+}
+CUresult cuMemUnmap(uint64_t p, size_t n) { (void)p; (void)n; return 0; }
+CUresult cuMemRelease(uint64_t h) { (void)h; return 0; }
+CUresult cuMemAddressFree(uint64_t p, size_t n) { (void)p; (void)n; return 0; }
+// One CTA per SM of any kernel (132 SMs: 132 resident CTAs).
+CUresult cuOccupancyMaxActiveBlocksPerMultiprocessor(int *n, void *f, int block, size_t shared) {
+  (void)f; (void)block; (void)shared; *n = 1; return 0;
+}
 CUresult cuGetErrorName(int c, const char **s) { (void)c; *s = "CUDA_ERROR_STUB"; return 0; }
 CUresult cuGetErrorString(int c, const char **s) { (void)c; *s = "stub"; return 0; }

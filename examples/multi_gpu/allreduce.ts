@@ -7,10 +7,15 @@
 // The signal's atom/red.release.sys orders the put's stores before the waiter's reads
 // (ld.acquire.sys in signal_wait_until). `wait: false` leaves the wait out: the simulator then
 // reports the read of a peer's put that nothing orders (TX6003, naming both lines).
-// Runs on the simulator with runSim's `pes` (one simulated GPU per PE); float32 or bfloat16
-// (summed in float32, rounded once). Run: npx tsx examples/multi_gpu/allreduce.ts
-import { T, verify, type PrimFunc } from "tirx-ts";
+// Runs on the simulator with runSim's `pes` (one simulated GPU per PE), and on P GPUs of one
+// machine with compile(fn).launchAll (symmetric tensors padded to the GPUs' allocation
+// granularity); float32 or bfloat16 (summed in float32, rounded once).
+// Run: npx tsx examples/multi_gpu/allreduce.ts (on 2+ GPUs it runs there too)
+import { compile, symmetricShard, T, verify, type PrimFunc } from "tirx-ts";
 import { runSim, simTensor, simZeros, type SimTensor } from "@tirx-ts/runtime-sim";
+// The GPU side (SymmetricTensor, the driver) as a namespace: the lab, which loads every example
+// in a browser, has no CUDA runtime, and only checkAllreduceOnGpus and the main block use it.
+import * as gpu from "@tirx-ts/runtime-cuda";
 import { bf16Bits, bf16Value, type TirxError } from "@tirx-ts/core";
 
 /** Threads of each PE's CTA. */
@@ -28,6 +33,26 @@ export interface AllreduceOptions {
   readonly dtype: "float32" | "bfloat16";
   /** False leaves out the signal waits (the race the simulator reports). Default true. */
   readonly wait?: boolean;
+  /**
+   * Bytes each symmetric tensor's shard is padded to a multiple of (symmetricShard: the leading
+   * dim of the shard grows, indices stay): the GPUs' allocation granularity for a launch on
+   * GPUs, 1 (no padding, the default) on the simulator.
+   */
+  readonly granularity?: number;
+}
+
+/** The shapes of the kernel's four symmetric tensors (X, Out, Stage, Sig), padded as `o` says. */
+export function allreduceShapes(o: AllreduceOptions): {
+  readonly x: number[];
+  readonly stage: number[];
+  readonly sig: number[];
+} {
+  const g = o.granularity ?? 1;
+  return {
+    x: [o.pes, ...symmetricShard([o.n], o.dtype, g)],
+    stage: [o.pes, ...symmetricShard([o.pes, o.n], o.dtype, g)],
+    sig: [o.pes, ...symmetricShard([2], "uint64", g)],
+  };
 }
 
 /**
@@ -39,13 +64,14 @@ export function makeAllreduce(kind: AllreduceKind, o: AllreduceOptions): PrimFun
   const { pes: P, n, dtype } = o;
   const wait = o.wait ?? true;
   const C = n / P;
+  const shapes = allreduceShapes(o);
   return T.function(
     `allreduce_${kind}_${dtype}_${P}${wait ? "" : "_nowait"}`,
     {
-      X: T.Tensor([P, n], dtype),
-      Out: T.Tensor([P, n], dtype),
-      Stage: T.Tensor([P, P, n], dtype),
-      Sig: T.Tensor([P, 2], "uint64"),
+      X: T.Tensor(shapes.x, dtype),
+      Out: T.Tensor(shapes.x, dtype),
+      Stage: T.Tensor(shapes.stage, dtype),
+      Sig: T.Tensor(shapes.sig, "uint64"),
     },
     ({ X, Out, Stage, Sig }) => {
       T.device_entry({ launch: T.cuda.LaunchConfig({ grid: 1, block: BLOCK }) });
@@ -105,6 +131,20 @@ export interface AllreduceCheck {
   readonly reports: readonly TirxError[];
 }
 
+/** How many of PE p's `n` results `got(p, i)` differ from the host's sum, rounded to the dtype. */
+function allreduceMismatches(o: AllreduceOptions, got: (p: number, i: number) => number): number {
+  let bad = 0;
+  for (let p = 0; p < o.pes; p++) {
+    for (let i = 0; i < o.n; i++) {
+      let s = 0;
+      for (let q = 0; q < o.pes; q++) s += allreduceInput(q, i);
+      const want = o.dtype === "bfloat16" ? bf16Value(bf16Bits(s)) : Math.fround(s);
+      if (got(p, i) !== want) bad++;
+    }
+  }
+  return bad;
+}
+
 /**
  * Run the kernel on `o.pes` simulated GPUs (hazards collected) and compare every PE's result with
  * the host's sum in float64 (exact for these inputs), rounded to the dtype.
@@ -125,20 +165,52 @@ export function checkAllreduce(
     simSeed,
   });
   const got = Out.toArray() as ArrayLike<number>;
-  let bad = 0;
-  for (let p = 0; p < P; p++) {
-    for (let i = 0; i < n; i++) {
-      let s = 0;
-      for (let q = 0; q < P; q++) s += allreduceInput(q, i);
-      const want = dtype === "bfloat16" ? bf16Value(bf16Bits(s)) : Math.fround(s);
-      if (got[p * n + i] !== want) bad++;
-    }
-  }
+  const bad = allreduceMismatches(o, (p, i) => got[p * n + i]!);
   return {
     ok: bad === 0 && reports.length === 0,
     summary: `${kind} ${dtype} on ${P} PEs: ${P * n - bad} of ${P * n} elements equal the host's sum, ${reports.length} reports`,
     reports,
   };
+}
+
+/**
+ * Run the kernel on the GPUs `devices` (PE p on devices[p], `o.pes` of them), its four tensors
+ * symmetric (SymmetricTensor, shards padded to the GPUs' allocation granularity), launched with
+ * compile(fn).launchAll, and compare every PE's result with the host's sum as checkAllreduce
+ * does. Needs as many GPUs as PEs, with peer access between them (NVLink).
+ */
+export function checkAllreduceOnGpus(
+  kind: AllreduceKind,
+  o: AllreduceOptions,
+  devices: readonly number[],
+): AllreduceCheck {
+  const { pes: P, n, dtype } = o;
+  const granularity = Math.max(...devices.map((d) => gpu.symmetricGranularity(d)));
+  const padded = { ...o, granularity };
+  const shapes = allreduceShapes(padded);
+  const sym = (shape: number[], dt: "float32" | "bfloat16" | "uint64"): gpu.SymmetricTensor =>
+    gpu.SymmetricTensor.allocate(devices, shape.slice(1), dt).zero();
+  const [X, Out, Stage, Sig] = [
+    sym(shapes.x, dtype),
+    sym(shapes.x, dtype),
+    sym(shapes.stage, dtype),
+    sym(shapes.sig, "uint64"),
+  ];
+  try {
+    for (let p = 0; p < P; p++) {
+      X.slice(p, 0, [n]).copyFrom(Array.from({ length: n }, (_, i) => allreduceInput(p, i)));
+    }
+    compile(makeAllreduce(kind, padded)).launchAll(devices, X, Out, Stage, Sig);
+    const got = Array.from({ length: P }, (_, p) => Out.slice(p, 0, [n]).toArray());
+    const bad = allreduceMismatches(o, (p, i) => got[p]![i] as number);
+    return {
+      ok: bad === 0,
+      summary: `${kind} ${dtype} on ${P} GPUs (cuda:${devices.join(", cuda:")}): ${P * n - bad} of ${P * n} elements equal the host's sum`,
+      reports: [],
+    };
+  } finally {
+    for (const t of [X, Out, Stage, Sig]) t.dispose();
+  }
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
@@ -149,4 +221,12 @@ if (import.meta.url === `file://${process.argv[1]}`) {
       if (!r.ok) process.exitCode = 1;
     }
   }
+  const gpus = gpu.cudaAvailable().ok ? gpu.driver().deviceCount() : 0;
+  if (gpus >= 2) {
+    for (const kind of ["one_shot", "two_shot"] as const) {
+      const r = checkAllreduceOnGpus(kind, { pes: 2, n: 4096, dtype: "bfloat16" }, [0, 1]);
+      console.log(`allreduce on GPUs: ${r.summary}`);
+      if (!r.ok) process.exitCode = 1;
+    }
+  } else console.log(`allreduce on GPUs: not run (${gpus} GPU here, 2 needed)`);
 }

@@ -2,10 +2,14 @@
 // fewer than 2 GPUs or without NCCL): NCCL's all-reduce, all-gather and reduce-scatter on tirx
 // tensors, one process driving every GPU (ncclCommInitAll + a group), against sums computed
 // here; a symmetric tensor's slices mapped on every GPU (the direct path's memory): each PE's
-// slice written on its GPU reads back through the one pointer. The process keeps NVLink SHARP
-// off (MULTI_GPU_ENV: NCCL_NVLS_ENABLE=0, NVSHMEM_DISABLE_NVLS=1,
+// slice written on its GPU reads back through the one pointer; T.nvshmem kernels launched on 2
+// GPUs with compile(fn).launchAll: both examples of examples/multi_gpu/ (one-shot and two-shot
+// all-reduce, all-gather + GEMM) against the host's exact results, and barrier_all's counter
+// barrier over 8 CTAs in 4 rounds, launched twice (the counters persist). The process keeps
+// NVLink SHARP off (MULTI_GPU_ENV: NCCL_NVLS_ENABLE=0, NVSHMEM_DISABLE_NVLS=1,
 // TORCH_SYMM_MEM_DISABLE_MULTICAST=1).
 import { describe, expect, it } from "vitest";
+import { compile } from "@tirx-ts/runtime";
 import {
   cuda,
   cudaAvailable,
@@ -17,7 +21,11 @@ import {
   ncclEnvironment,
   SymmetricTensor,
   symmetricGranularity,
+  symmetricShard,
 } from "@tirx-ts/runtime-cuda";
+import { checkAllreduceOnGpus } from "../../examples/multi_gpu/allreduce.js";
+import { checkAllgatherGemmOnGpus } from "../../examples/multi_gpu/allgather_gemm.js";
+import { exchangeMismatches, makeBarrierExchange } from "../util/barrier-exchange.js";
 
 ncclEnvironment();
 
@@ -99,6 +107,48 @@ describe.skipIf(reason !== undefined)("symmetric tensors (the direct path's memo
       }
     } finally {
       sym.dispose();
+    }
+  });
+});
+
+describe.skipIf(reason !== undefined)("T.nvshmem kernels on 2 GPUs (compile(fn).launchAll)", () => {
+  it.each([
+    ["one_shot", "bfloat16"],
+    ["one_shot", "float32"],
+    ["two_shot", "bfloat16"],
+    ["two_shot", "float32"],
+  ] as const)(
+    "examples/multi_gpu/allreduce %s %s: every PE's sum equals the host's",
+    (kind, dtype) => {
+      const r = checkAllreduceOnGpus(kind, { pes: 2, n: 4096, dtype }, [0, 1]);
+      expect(r.ok, r.summary).toBe(true);
+    },
+  );
+
+  it("examples/multi_gpu/allgather_gemm: every PE's C equals the host's product", () => {
+    const r = checkAllgatherGemmOnGpus({ pes: 2, mp: 64, k: 64, n: 64 }, [0, 1]);
+    expect(r.ok, r.summary).toBe(true);
+  });
+
+  it("barrier_all over 8 CTAs in 4 rounds orders each PE's stores before the other's reads, twice", () => {
+    const g = Math.max(symmetricGranularity(0), symmetricGranularity(1));
+    const shard = symmetricShard([4 * 8 * 128], "float32", g)[0]!;
+    const s = { pes: 2, ctas: 8, threads: 128, rounds: 4, shard };
+    const f = compile(makeBarrierExchange(s));
+    const X = SymmetricTensor.allocate([0, 1], [shard], "float32").zero();
+    const Out = SymmetricTensor.allocate([0, 1], [shard], "float32").zero();
+    try {
+      for (let launch = 0; launch < 2; launch++) {
+        f.launchAll([0, 1], X, Out);
+        for (const p of [0, 1]) {
+          const got = Out.slice(p, 0, [4 * 8 * 128]).toArray() as ArrayLike<number>;
+          expect(exchangeMismatches(s, p, got), `launch ${launch}, PE ${p}`).toBe(0);
+        }
+        Out.zero();
+      }
+    } finally {
+      X.dispose();
+      Out.dispose();
     }
   });
 });

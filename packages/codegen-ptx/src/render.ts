@@ -1,4 +1,4 @@
-import { NVSHMEM_STATE, type LaunchConfig } from "@tirx-ts/core";
+import { NVSHMEM_BARRIER, NVSHMEM_STATE, type LaunchConfig } from "@tirx-ts/core";
 import { DYN_SMEM } from "./lower/storage.js";
 import type { EntryParts } from "./emit/entry.js";
 import { OOB_RECORD, OOB_RECORD_BYTES } from "./emit/bounds-check.js";
@@ -15,7 +15,8 @@ export interface ModuleHeader {
 /**
  * Module text: header (`.version`, `.target`, `.address_size 64`), the module-scope
  * record of out-of-range accesses under `checkBounds` (`.global tirx_oob`), the direct path's
- * NVSHMEM state when T.nvshmem's PE registers are read (`.global tirx_nvshmem_state`), the
+ * NVSHMEM state when T.nvshmem's PE registers are read (`.global tirx_nvshmem_state`) and the
+ * description of barrier_all's counters when it is called (`.global tirx_nvshmem_barrier`), the
  * `.extern .shared` array when `shared.dyn` buffers exist (PTX allows it only at module scope),
  * then the entry with `.maxntid` from the launch, register declarations, `.shared`/`.local`
  * arrays and the instructions.
@@ -38,6 +39,11 @@ export function renderModule(h: ModuleHeader, e: EntryParts): string {
   // and n_pes, two u32 the host writes before launch (cuModuleGetGlobal).
   if (e.lines.some((l) => l.includes(NVSHMEM_STATE))) {
     out.push(`.visible .global .align 8 .u32 ${NVSHMEM_STATE}[2];`, "");
+  }
+  // barrier_all's counters (core ops/nvshmem.ts): their address, the bytes between PEs' slices
+  // and the counters per PE, written by the host before launch.
+  if (e.lines.some((l) => l.includes(NVSHMEM_BARRIER))) {
+    out.push(`.visible .global .align 8 .u64 ${NVSHMEM_BARRIER}[3];`, "");
   }
   if (e.storage.dynamicBytes > 0) {
     // Declared 16-byte aligned, what CUDA guarantees; larger alignments are made at run time.

@@ -390,6 +390,11 @@ export const CATALOG = {
     title:
       "a multi-GPU call needs NCCL (libnccl.so.2) or the CUDA virtual memory API, and it is missing or failed",
   },
+  TX5015: {
+    rule: "launch/pes",
+    title:
+      "a launch on several GPUs (PEs) takes a SymmetricTensor over those GPUs for each parameter whose leading dim is the PE count, one tensor per PE for other tensors, and a grid every GPU holds at once when the kernel calls barrier_all",
+  },
   TX6001: {
     rule: "hazard/async-pending",
     title: "shared bytes accessed while a cp.async targeting them is not yet waited for",

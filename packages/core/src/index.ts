@@ -55,6 +55,7 @@ export * from "./tile/index.js";
 export * from "./ir/literal.js";
 export * from "./analysis/symbolic.js";
 export * from "./runtime/grid.js";
+export * from "./runtime/symmetric-shard.js";
 export * from "./numeric/float.js";
 export * from "./numeric/fp8.js";
 export * from "./numeric/int.js";

@@ -63,10 +63,11 @@ export interface CudaCompiled {
   /** Queue one launch on `stream` (null: the default stream) without waiting. */
   launchOn(stream: CudaStream | null, ...args: KernelArg[]): void;
   /**
-   * @internal Queue one launch on `device` and the current stream, with arguments the caller
-   * has already checked (core's `checkArgs`): the fast path of tirx-ts's `compile`.
+   * @internal Queue one launch on `device` and `stream` (default: the current stream; null: the
+   * default stream), with arguments the caller has already checked (core's `checkArgs`): the
+   * fast path of tirx-ts's `compile`, and each PE's launch of a launch on several GPUs.
    */
-  enqueueChecked(device: CudaDevice, args: readonly KernelArg[]): void;
+  enqueueChecked(device: CudaDevice, args: readonly KernelArg[], stream?: CudaStream | null): void;
   /**
    * @internal A launch function for `device` with everything resolved but the arguments (see
    * `CudaKernel.launcher`), for arguments the caller has checked; it reloads the module after a
@@ -75,6 +76,12 @@ export interface CudaCompiled {
   launcher(device: CudaDevice): (args: readonly KernelArg[], stream?: CudaStream | null) => void;
   /** The loaded kernel on `device` (loading the module on first use). */
   kernel(device?: CudaDevice): CudaKernel;
+  /**
+   * @internal The loaded kernel a launch on `device` with `args` uses (the 64-bit-offset
+   * module's when a symbolic tensor is larger than 2^31 − 1 bytes), loading it on first use: a
+   * launch on several GPUs writes the PE state into that kernel's module.
+   */
+  kernelFor(device: CudaDevice, args: readonly KernelArg[]): CudaKernel;
 }
 
 /**
@@ -223,10 +230,15 @@ export function compileCuda(fn: PrimFunc, opts: CudaCompileOptions = {}): CudaCo
     launchOn: (stream: CudaStream | null, ...args: KernelArg[]): void => {
       enqueue(args, stream);
     },
-    enqueueChecked: (device: CudaDevice, args: readonly KernelArg[]): void => {
-      launchOn(device, args, currentStream());
+    enqueueChecked: (
+      device: CudaDevice,
+      args: readonly KernelArg[],
+      stream: CudaStream | null = currentStream(),
+    ): void => {
+      launchOn(device, args, stream);
     },
     kernel,
+    kernelFor,
     launcher,
     checkBoundsRecord,
   });

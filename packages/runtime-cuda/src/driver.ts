@@ -119,6 +119,7 @@ const SIGNATURES = {
   cuStreamDestroy: [["cuStreamDestroy_v2", "cuStreamDestroy"], ["void *"]],
   cuStreamSynchronize: [["cuStreamSynchronize"], ["void *"]],
   cuStreamQuery: [["cuStreamQuery"], ["void *"]],
+  cuStreamWaitEvent: [["cuStreamWaitEvent"], ["void *", "void *", "uint32_t"]],
   cuStreamBeginCapture: [
     ["cuStreamBeginCapture_v2", "cuStreamBeginCapture"],
     ["void *", "int"],
@@ -477,6 +478,11 @@ export class CudaDriver {
 
   streamDestroy(stream: CuHandle): void {
     this.check("cuStreamDestroy", this.#raw.cuStreamDestroy(stream));
+  }
+
+  /** Work queued on `stream` after this waits for `ev`'s recorded work (cuStreamWaitEvent). */
+  streamWaitEvent(stream: CuHandle, ev: CuHandle): void {
+    this.check("cuStreamWaitEvent", this.#raw.cuStreamWaitEvent(stream, ev, 0));
   }
 
   streamSynchronize(stream: CuHandle, context?: string): void {

@@ -7,6 +7,9 @@
  * - `compileCuda(fn)` verifies a PrimFunc, emits PTX and returns a callable that launches it.
  * - `loadModule(device, ptx).getKernel(name).launch(params, args, launch)` is the lower level.
  * - `timeLaunches(fn, { warmup, iters })` times queued work with CUDA events (µs).
+ * - Several GPUs from one process: `SymmetricTensor` (one address range of per-GPU slices),
+ *   `launchPes` (one launch per GPU of a T.nvshmem kernel, its PE state written per module),
+ *   `NcclComm` (NCCL's collectives).
  *
  * Driver failures throw `CudaError` (driver error name, code, call; JIT log for bad PTX); a
  * machine without libcuda.so.1 throws `CudaUnavailableError`; `cudaAvailable()` never throws.
@@ -66,3 +69,8 @@ export {
   type NcclOp,
 } from "./nccl.js";
 export { SymmetricTensor, symmetricGranularity, writePeState } from "./symmetric.js";
+export { SYMMETRIC_GRANULARITY, symmetricShard } from "@tirx-ts/core";
+export { isSymmetricParam, peArgs, peDevices, type PeArg } from "./pe-args.js";
+export { launchPes, type PePlan } from "./pe-launch.js";
+export { peBarrier, residentCtas, type PeBarrier } from "./pe-barrier.js";
+export type { TensorOwner } from "./tensor.js";

@@ -135,6 +135,17 @@ export class CudaStream implements Disposable {
     return poll(() => ev.query()).finally(() => ev.dispose());
   }
 
+  /**
+   * Make the work queued on this stream from now on wait for `event`'s recorded work, without
+   * blocking the host (cuStreamWaitEvent; the event may belong to another stream or GPU): how a
+   * compute stream waits for a copy stream's transfer.
+   */
+  wait(event: CudaEvent): this {
+    this.device.activate();
+    driver().streamWaitEvent(this.handle, event.handle);
+    return this;
+  }
+
   /** Run `fn` with this stream as the current stream; launches inside it queue here. */
   use<R>(fn: () => R): R {
     const saved = current;

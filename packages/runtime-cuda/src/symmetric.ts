@@ -1,5 +1,7 @@
-import { TirxError, dtypeBytes, numel, type DType } from "@tirx-ts/core";
+import { TirxError, dtypeBytes, numel, showValue, type DType } from "@tirx-ts/core";
+import { cuda, CudaDevice } from "./device.js";
 import { driver, koffi, libraryPath, type CuHandle } from "./driver.js";
+import { CudaTensor } from "./tensor.js";
 
 /**
  * Symmetric tensors for T.nvshmem's direct (intra-node) path, through the CUDA virtual memory
@@ -119,20 +121,31 @@ export function symmetricGranularity(dev: number): number {
   return Number(out[0]!);
 }
 
+/** A device ordinal of `d` (a CudaDevice or an ordinal). */
+function ordinalOf(d: CudaDevice | number): number {
+  return d instanceof CudaDevice ? d.ordinal : d;
+}
+
 /**
  * A symmetric tensor over the GPUs `devices` (PE p on devices[p]): shape [P, ...shard], one
- * device pointer valid on every PE (slice q physically on devices[q]). Not zeroed.
+ * device pointer valid on every PE (slice q physically on devices[q]). Not zeroed. A kernel takes
+ * it for a parameter `T.Tensor([P, ...shard])` in a launch on those GPUs (`compile(fn).launchAll`):
+ * each PE's launch gets `on(p)`, the whole range seen from its GPU.
  */
 export class SymmetricTensor {
   readonly shape: readonly number[];
   readonly dtype: DType;
+  /** The device ordinal of each PE. */
   readonly devices: readonly number[];
   /** Bytes of one PE's slice. */
   readonly sliceBytes: number;
   /** Bytes of the whole range (P slices). */
   readonly nbytes: number;
+  /** Names it in errors (e.g. a view used after dispose()). */
+  readonly what: string;
   #ptr: CuHandle;
   readonly #handles: bigint[];
+  readonly #views = new Map<number, CudaTensor>();
 
   private constructor(
     shape: readonly number[],
@@ -147,57 +160,139 @@ export class SymmetricTensor {
     this.devices = Object.freeze([...devices]);
     this.sliceBytes = sliceBytes;
     this.nbytes = sliceBytes * devices.length;
+    this.what = `the symmetric ${dtype}[${shape.join(", ")}] over cuda:${devices.join(", cuda:")}`;
     this.#ptr = ptr;
     this.#handles = handles;
   }
 
   /**
    * Allocate [devices.length, ...shard] of `dtype`: one physical slice per device, mapped
-   * contiguously, access granted to every device. The CUDA context of devices[0] must be current
-   * (cuMemMap and cuMemSetAccess act on the process's address space).
+   * contiguously, access granted to every device (devices[0]'s context is made current first).
+   * `symmetricShard` gives a shard whose bytes fit the granularity.
+   * @param devices the GPU of each PE, as CudaDevices or ordinals, each once.
    * @throws TirxError TX5014 when a slice (shard bytes) is not a multiple of the granularity of
-   *   each device (pad the shard) or the VMM API is missing; CudaError from the driver.
+   *   each device (pad the shard) or the VMM API is missing; TX5015 for an empty or repeated
+   *   device list; CudaError from the driver.
    */
   static allocate(
-    devices: readonly number[],
+    devices: readonly (CudaDevice | number)[],
     shard: readonly number[],
     dtype: DType,
   ): SymmetricTensor {
+    const ids = devices.map(ordinalOf);
+    if (ids.length === 0 || new Set(ids).size !== ids.length) {
+      throw new TirxError(
+        "TX5015",
+        `a symmetric tensor spans one or more distinct GPUs (one per PE), got cuda:${ids.join(", cuda:")}`,
+      );
+    }
+    cuda(ids[0]!).activate();
     const slice = numel(shard) * dtypeBytes(dtype);
-    for (const d of devices) {
+    for (const d of ids) {
       const g = symmetricGranularity(d);
       if (slice % g !== 0) {
         throw new TirxError(
           "TX5014",
-          `a symmetric tensor's shard is ${slice} bytes, not a multiple of device ${d}'s allocation granularity ${g}: pad the shard to ${Math.ceil(slice / g) * g} bytes`,
+          `a symmetric tensor's shard is ${slice} bytes, not a multiple of device ${d}'s allocation granularity ${g}: pad the shard to ${Math.ceil(slice / g) * g} bytes (symmetricShard)`,
         );
       }
     }
     const v = vmmApi();
-    const total = slice * devices.length;
+    const total = slice * ids.length;
     const va = new BigUint64Array(1);
     check("cuMemAddressReserve", v.cuMemAddressReserve(va, total, 0, 0n, 0n));
     const handles: bigint[] = [];
-    devices.forEach((d, q) => {
+    ids.forEach((d, q) => {
       const h = new BigUint64Array(1);
       check("cuMemCreate", v.cuMemCreate(h, slice, v.prop(d), 0n));
       handles.push(h[0]!);
       check("cuMemMap", v.cuMemMap(va[0]! + BigInt(q * slice), slice, 0, h[0]!, 0n));
     });
-    const access = v.access(devices);
-    check("cuMemSetAccess", v.cuMemSetAccess(va[0]!, total, access, devices.length));
-    return new SymmetricTensor([devices.length, ...shard], dtype, devices, va[0]!, handles, slice);
+    const access = v.access(ids);
+    check("cuMemSetAccess", v.cuMemSetAccess(va[0]!, total, access, ids.length));
+    return new SymmetricTensor([ids.length, ...shard], dtype, ids, va[0]!, handles, slice);
   }
 
   /** The device pointer every PE's kernel takes. @throws TirxError TX5011 after dispose(). */
   get ptr(): CuHandle {
-    if (this.#ptr === 0n) throw new TirxError("TX5011", "this symmetric tensor was disposed");
+    if (this.#ptr === 0n) throw new TirxError("TX5011", `${this.what} was disposed`);
     return this.#ptr;
+  }
+
+  /** True once `dispose()` ran. */
+  get disposed(): boolean {
+    return this.#ptr === 0n;
+  }
+
+  /** The PE count (the leading dim). */
+  get pes(): number {
+    return this.devices.length;
   }
 
   /** PE q's slice (for host copies and NCCL on one PE's data). */
   slicePtr(q: number): CuHandle {
     return this.ptr + BigInt(q * this.sliceBytes);
+  }
+
+  /**
+   * PE `pe`'s kernel argument: the whole [P, ...shard] range as a CudaTensor on that PE's GPU
+   * (borrowed: it frees nothing; unusable after this tensor's dispose()). The same object on
+   * every call.
+   * @throws TirxError TX5015 for a PE outside [0, P); TX5011 after dispose().
+   */
+  on(pe: number): CudaTensor {
+    this.#pe(pe);
+    let t = this.#views.get(pe);
+    if (!t) {
+      t = CudaTensor.borrow(cuda(this.devices[pe]!), this.shape, this.dtype, this.ptr, this);
+      this.#views.set(pe, t);
+    }
+    return t;
+  }
+
+  /**
+   * A window on PE q's slice, as a CudaTensor on q's GPU (borrowed): `shape` (default the shard)
+   * starting `offset` elements into the slice. For host copies (`copyFrom`, `toArray`), NCCL on
+   * one PE's data, and library calls on part of it (a GEMM on a block of rows).
+   * @example sym.slice(1).copyFrom(x) // PE 1's shard from the host
+   * @throws TirxError TX5015 for a PE outside [0, P); TX5007 when the window leaves the slice.
+   */
+  slice(q: number, offset = 0, shape: readonly number[] = this.shape.slice(1)): CudaTensor {
+    this.#pe(q);
+    const shardElems = this.sliceBytes / dtypeBytes(this.dtype);
+    if (
+      !Number.isSafeInteger(offset) ||
+      offset < 0 ||
+      !Array.isArray(shape) ||
+      shape.some((d) => !Number.isSafeInteger(d) || d < 0) ||
+      offset + numel(shape) > shardElems
+    ) {
+      throw new TirxError(
+        "TX5007",
+        `a window of shape ${showValue(shape)} at element ${showValue(offset)} does not fit a PE's slice of ${shardElems} elements of ${this.what}`,
+      );
+    }
+    return CudaTensor.borrow(
+      cuda(this.devices[q]!),
+      shape,
+      this.dtype,
+      this.slicePtr(q) + BigInt(offset * dtypeBytes(this.dtype)),
+      this,
+    );
+  }
+
+  /**
+   * Set every byte of every slice to zero (cuMemsetD8 on each slice's own GPU), waiting for each
+   * GPU's default stream: a peer's kernel queued next may write the slice before an unfinished
+   * memset would land.
+   */
+  zero(): this {
+    this.devices.forEach((d, q) => {
+      cuda(d).activate();
+      driver().memsetD8(this.slicePtr(q), 0, this.sliceBytes);
+      driver().settleDefaultStream();
+    });
+    return this;
   }
 
   /** Unmap, release the physical slices and free the range (once). */
@@ -209,6 +304,23 @@ export class SymmetricTensor {
     check("cuMemUnmap", v.cuMemUnmap(p, this.nbytes));
     for (const h of this.#handles) check("cuMemRelease", v.cuMemRelease(h));
     check("cuMemAddressFree", v.cuMemAddressFree(p, this.nbytes));
+  }
+
+  [Symbol.dispose](): void {
+    this.dispose();
+  }
+
+  toString(): string {
+    return `SymmetricTensor(${this.dtype}[${this.shape.join(", ")}] over cuda:${this.devices.join(", cuda:")})`;
+  }
+
+  #pe(pe: number): void {
+    if (!Number.isInteger(pe) || pe < 0 || pe >= this.devices.length) {
+      throw new TirxError(
+        "TX5015",
+        `${this.what} has PEs 0..${this.devices.length - 1}, got ${showValue(pe)}`,
+      );
+    }
   }
 }
 

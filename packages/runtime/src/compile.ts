@@ -6,6 +6,7 @@ import {
   launchArgError,
   didYouMean,
   isStaticShape,
+  NVSHMEM_STATE,
   type DeviceLike,
   showValue,
   TirxError as TirxErrorClass,
@@ -22,8 +23,11 @@ import {
   archForDevice,
   compileCuda,
   CudaDevice,
+  launchPes,
+  peDevices,
   type CudaCompiled,
   type CudaStream,
+  type PeArg,
 } from "@tirx-ts/runtime-cuda";
 import { runSim } from "@tirx-ts/runtime-sim";
 import { device as defaultDevice } from "./device.js";
@@ -76,6 +80,35 @@ export interface Compiled {
   launchAsync(...args: KernelArg[]): void;
   /** Launch on `stream` without waiting (the default stream for null); on the simulator, runs it. */
   launchOn(stream: CudaStream | null, ...args: KernelArg[]): void;
+  /**
+   * Launch a `T.nvshmem` kernel on several GPUs, one PE per GPU (PE p on `pes[p]`, a CudaDevice
+   * or an ordinal), from this process, then wait for every GPU. Each PE's module is loaded on its
+   * GPU with its PE state (`my_pe` = p, `n_pes` = P) and, when the kernel calls barrier_all, the
+   * counters of this set of GPUs; each launch goes on its GPU's default stream, all queued before
+   * any wait. The arguments are given once for all PEs (runtime-cuda's `PeArg`):
+   * - a `SymmetricTensor` over `pes` (in that order) for each symmetric parameter
+   *   `T.Tensor([P, ...shard])`, leading dim = P (its shard padded to the GPUs' allocation
+   *   granularity: `symmetricShard`);
+   * - a list of P tensors for any other tensor parameter, PE p's on `pes[p]`;
+   * - a scalar for every PE, or a list of P scalars.
+   * The simulator runs such kernels with runSim's `pes`.
+   * @example f.launchAll([0, 1], X, Out, Stage, Sig) // X, Out, Stage, Sig: SymmetricTensors
+   * @example f.launchAll([cuda(0), cuda(1)], A, [b0, b1], C, Sig) // b0 on cuda(0), b1 on cuda(1)
+   * @throws TirxError TX5015 (not a SymmetricTensor over these GPUs where the kernel needs one, a
+   *   PE count that is not the kernel's, a list whose length is not P or whose tensor is on
+   *   another GPU, one tensor for several PEs, a barrier_all grid a GPU cannot hold at once),
+   *   TX5001–TX5012 for each PE's arguments as a one-GPU launch, TX5010 without a CUDA driver or
+   *   GPU, TX5014 without the virtual memory API; TX6005 for `checkBounds`; CudaError.
+   */
+  launchAll(pes: readonly (CudaDevice | number)[], ...args: PeArg[]): LaunchResult;
+  /** {@link launchAll} without waiting: one launch per GPU on its default stream. */
+  launchAllAsync(pes: readonly (CudaDevice | number)[], ...args: PeArg[]): void;
+  /**
+   * {@link launchAll} without waiting, PE p's launch on `streams[p]` (PE p's GPU is that
+   * stream's device).
+   * @throws TirxError as {@link launchAll}; TX5015 for two streams of one GPU.
+   */
+  launchAllOn(streams: readonly CudaStream[], ...args: PeArg[]): void;
 }
 
 /**
@@ -123,6 +156,8 @@ function compileUncached(fn: PrimFunc, opts: CompileOptions): Compiled {
     return c;
   };
   const quickCheck = fastArgCheck(fn);
+  /** The kernel reads T.nvshmem's module state: only a launch on several GPUs writes it. */
+  const peState = module.text.includes(NVSHMEM_STATE);
   /** The context of a synchronize's error, built once (a synchronous launch allocates nothing). */
   const afterKernel = `after kernel "${fn.name}"`;
   const SIM: LaunchResult = { device: "sim", reports: [] };
@@ -140,6 +175,13 @@ function compileUncached(fn: PrimFunc, opts: CompileOptions): Compiled {
       throw launchArgError(
         "TX5012",
         `the tensors' device ${showValue(dev)} is not one from cuda(n)`,
+        fn,
+      );
+    }
+    if (peState) {
+      throw launchArgError(
+        "TX5015",
+        `kernel "${fn.name}" reads T.nvshmem's PE state (my_pe, n_pes, barrier_all), which a launch on one GPU does not set: launch it with launchAll(pes, ...args), one GPU per PE (on the simulated device, runSim(verify(fn), args, { pes }))`,
         fn,
       );
     }
@@ -186,6 +228,20 @@ function compileUncached(fn: PrimFunc, opts: CompileOptions): Compiled {
     if (checkBounds) cudaFor(dev).checkBoundsRecord(dev);
     return CUDA;
   };
+  // Several GPUs: one launch per PE (runtime-cuda launchPes), each GPU's arch compiled once.
+  const onPes = (
+    pes: readonly (CudaDevice | number)[],
+    args: readonly PeArg[],
+    streams: readonly (CudaStream | null)[],
+    wait: boolean,
+  ): LaunchResult => {
+    const devices = peDevices(fn, pes);
+    const plans = launchPes(fn, cudaFor, devices, args, streams);
+    if (!wait) return CUDA;
+    plans.forEach((p) => p.device.synchronize(afterKernel));
+    if (checkBounds) plans.forEach((p) => p.compiled.checkBoundsRecord(p.device));
+    return CUDA;
+  };
   return Object.assign(run, {
     ptx: module.text,
     module,
@@ -193,6 +249,25 @@ function compileUncached(fn: PrimFunc, opts: CompileOptions): Compiled {
     launchAsync,
     launchOn: (stream: CudaStream | null, ...args: KernelArg[]): void =>
       void launch(args, false, stream),
+    launchAll: (pes: readonly (CudaDevice | number)[], ...args: PeArg[]): LaunchResult =>
+      onPes(pes, args, [], true),
+    launchAllAsync: (pes: readonly (CudaDevice | number)[], ...args: PeArg[]): void =>
+      void onPes(pes, args, [], false),
+    launchAllOn: (streams: readonly CudaStream[], ...args: PeArg[]): void => {
+      if (!Array.isArray(streams) || streams.some((s) => !(s?.device instanceof CudaDevice))) {
+        throw launchArgError(
+          "TX5015",
+          `kernel "${fn.name}": launchAllOn takes one CudaStream per PE, got ${showValue(streams)}`,
+          fn,
+        );
+      }
+      void onPes(
+        streams.map((s) => s.device),
+        args,
+        streams,
+        false,
+      );
+    },
   });
 }
 

@@ -31,6 +31,8 @@ export {
   type DeviceLike,
   type DeviceTensor,
   type KernelArg,
+  SYMMETRIC_GRANULARITY,
+  symmetricShard,
 } from "@tirx-ts/core";
 export { emitPtx, compileToPtx, type PtxModule } from "@tirx-ts/codegen-ptx";
 export {
@@ -42,6 +44,9 @@ export {
   CudaEvent,
   CudaGraph,
   captureGraph,
+  SymmetricTensor,
+  symmetricGranularity,
+  type PeArg,
 } from "@tirx-ts/runtime-cuda";
 export { sim } from "@tirx-ts/runtime-sim";
 export {

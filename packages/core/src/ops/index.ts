@@ -70,6 +70,7 @@ export {
   type ClusterRegisterKind,
 } from "./cluster.js";
 export {
+  NVSHMEM_BARRIER,
   NVSHMEM_OPS,
   NVSHMEM_STATE,
   SIGNAL_CMPS,
