@@ -262,11 +262,32 @@ describe("tuning and the cache", () => {
         cacheDir: dir,
         progress: false,
       });
+    // The file records each candidate's hash: only the cached choice is built, its hash checked.
     const first = named();
-    expect([first.source, builds]).toEqual(["cache", fam.CONFIGS.length]);
+    expect([first.source, builds]).toEqual(["cache", 1]);
+    expect(first.why).toContain("no other candidate built");
     expect(named()).toBe(first);
-    expect(builds).toBe(fam.CONFIGS.length);
+    expect(builds).toBe(1);
     expect(calls.length).toBe(fam.CONFIGS.length);
+    // A file without the hashes (written before they were recorded) is checked by building every
+    // candidate and comparing the family's hash.
+    const file = first.cacheFile!;
+    const saved = JSON.parse(readFileSync(file, "utf8")) as TuneCacheEntry;
+    const stripped = { ...saved, candidates: saved.candidates.map(({ hash: _h, ...c }) => c) };
+    writeFileSync(file, JSON.stringify(stripped));
+    builds = 0;
+    const older = autotune((c: Cfg) => (builds++, fam.makeInc(c)), fam.CONFIGS, {
+      key: KEY,
+      device: sim(),
+      measure,
+      cacheDir: dir,
+      progress: false,
+      retune: false,
+      name: "tune_inc",
+      limits: { sharedBytes: 1 << 20 }, // another call than the memoized one
+    });
+    expect([older.source, builds]).toEqual(["cache", fam.CONFIGS.length]);
+    writeFileSync(file, JSON.stringify(saved));
   });
 
   test("a second process reads the cache file and times nothing", () => {
@@ -318,7 +339,7 @@ process.stdout.write(JSON.stringify({ measured, source: r.source, config: r.conf
     });
     expect(r.source).toBe("tuned");
     expect(calls).toEqual(fam.CONFIGS);
-    expect(r.why).toContain("the kernel source changed since the cached tuning");
+    expect(r.why).toContain("the cached choice's kernel changed since the tuning");
     const after = readTuneCache(r.cacheFile!);
     expect(after.kind).toBe("entry");
     const [b, a] = [before, after].map((x) => (x as { entry: TuneCacheEntry }).entry);

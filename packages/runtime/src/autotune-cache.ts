@@ -36,6 +36,13 @@ export interface CachedCandidate {
   readonly us?: number;
   readonly pruned?: string;
   readonly code?: string;
+  /**
+   * The candidate's line of the family hash (`familyHash`: its kernel IR's structural hash, or
+   * its build error), so that a later call can check one candidate without building the others.
+   */
+  readonly hash?: string;
+  /** Registers per thread (ptxas -v) of a fitted candidate, when a ptxas was found. */
+  readonly registers?: number;
 }
 
 /** The JSON of one cache file (`format` 1). */

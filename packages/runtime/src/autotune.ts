@@ -31,6 +31,7 @@ import {
   sha256,
   writeTuneCache,
   type CachedCandidate,
+  type TuneCacheEntry,
   type TuneConfig,
   type TuneKeyRecord,
 } from "./autotune-cache.js";
@@ -266,14 +267,12 @@ export function familyHash(
     readonly error?: TirxError;
   }[],
 ): string {
-  return sha256(
-    lines
-      .map(
-        (b) =>
-          `${b.config}=${b.fn ? structuralHash(b.fn) : `error ${b.error?.code} ${b.error?.text}`}`,
-      )
-      .join("\n"),
-  );
+  return sha256(lines.map((b) => `${b.config}=${candidateHash(b)}`).join("\n"));
+}
+
+/** One candidate's part of {@link familyHash}: its IR's structural hash, or its build error. */
+export function candidateHash(b: { readonly fn?: PrimFunc; readonly error?: TirxError }): string {
+  return b.fn ? structuralHash(b.fn) : `error ${b.error?.code} ${b.error?.text}`;
 }
 
 /** A candidate's build: its kernel, or the TirxError its builder threw. */
@@ -305,7 +304,10 @@ type Fit =
  * nothing is built then, so a library call can call autotune on every call with a fresh closure
  * (the key must name everything `make` depends on besides the config); (2) the cache file (`autotuneFile`: `<name>-<hash of user key, GPU name, compute
  * capability, driver version, target>.json`) when its kernel source hash (`familyHash`) is this
- * family's and its config still fits; (3) the shipped default (`defaults`, or the table
+ * family's and its config still fits (a file that records each candidate's hash, for the same
+ * candidates in the same order, has only its choice built and that kernel's hash checked, its
+ * registers read from the file: a first call in a new process costs one build, not one per
+ * candidate; a change to another candidate's kernel is seen at the next tuning); (3) the shipped default (`defaults`, or the table
  * registered for `name`) when it fits; (4) on the simulated device without `measure`, the first
  * candidate that fits, untimed (there is nothing meaningful to time); (5) otherwise tuning:
  * each candidate is built, compiled and fitted, in order, and timed if it fits (CUDA events
@@ -321,8 +323,9 @@ type Fit =
  * context, or a TirxError) prunes its candidate too. Every pruned candidate keeps its reason.
  *
  * @param make builds the kernel of one config (a PrimFunc, or a `compile`d kernel); it is called
- *   once per config and call (the source hash needs every candidate), not at all for a call
- *   this process answered before (see (1)).
+ *   once per config and call when tuning (the source hash needs every candidate), once for a
+ *   cache hit as (2) or a shipped default, not at all for a call this process answered before
+ *   (see (1)).
  * @param configs candidate configs, plain objects of JSON values (`TuneConfig`), in order of
  *   preference (the first that fits wins on the simulator, and ties).
  * @example
@@ -368,17 +371,18 @@ export function autotune<C extends object>(
   const earlier = memo.get(memoKey);
   if (earlier && options.retune !== true) return earlier as unknown as AutotuneResult<C>;
 
-  const built = configs.map((config) => build(make, config, span));
-  const name = options.name ?? built.find((b) => b.fn)?.fn?.name ?? "kernel";
-  const key: TuneKeyRecord = {
+  // The candidates are built lazily: a cache hit builds only the cached choice (its IR's hash is
+  // checked against the one the tuning recorded), a shipped default only itself.
+  const builds = new Builds(make, configs, span);
+  const name = options.name ?? builds.firstName();
+  const key: Omit<TuneKeyRecord, "source"> = {
     user,
     device: gpu ? gpu.name : "sim",
     arch: gpuArch ?? "sim",
     driver: gpu ? String(driver().driverVersion()) : "none",
     target: options.arch ?? "default",
-    source: familyHash(built.map((b) => ({ ...b, config: b.text }))),
   };
-  const tuner = new Tuner(make, options, dev, gpu, name, key, built, dir, span);
+  const tuner = new Tuner(make, options, dev, gpu, name, key, builds, dir, span);
   const result = tuner.choose();
   memo.set(memoKey, result);
   return result;
@@ -403,6 +407,52 @@ function build<C extends object>(
   return { config, text, fn: out };
 }
 
+/** The candidates' builds, each made on first use (in configs' order for `all`). */
+class Builds<C extends object> {
+  readonly texts: readonly string[];
+  readonly #done = new Map<string, Built<C>>();
+  #all: readonly Built<C>[] | undefined;
+
+  constructor(
+    readonly make: (config: C) => PrimFunc | Compiled,
+    readonly configs: readonly C[],
+    readonly span: Span | undefined,
+  ) {
+    this.texts = configs.map((c) => canonicalJson(c));
+  }
+
+  /** The build of the config whose canonical JSON is `text` (a candidate's or not). */
+  one(text: string, config?: C): Built<C> {
+    let b = this.#done.get(text);
+    if (!b) {
+      const i = this.texts.indexOf(text);
+      const c = i >= 0 ? this.configs[i]! : config!;
+      this.#done.set(text, (b = build(this.make, c, this.span)));
+    }
+    return b;
+  }
+
+  /** Every candidate's build, in order. */
+  all(): readonly Built<C>[] {
+    this.#all ??= this.configs.map((c, i) => this.one(this.texts[i]!, c));
+    return this.#all;
+  }
+
+  /** The family's source hash ({@link familyHash}): builds every candidate. */
+  source(): string {
+    return familyHash(this.all().map((b) => ({ ...b, config: b.text })));
+  }
+
+  /** The first candidate's kernel name that builds (building up to it), else "kernel". */
+  firstName(): string {
+    for (const t of this.texts) {
+      const fn = this.one(t).fn;
+      if (fn) return fn.name;
+    }
+    return "kernel";
+  }
+}
+
 function isCompiled(x: unknown): x is Compiled {
   return (
     typeof x === "function" &&
@@ -424,12 +474,30 @@ class Tuner<C extends object> {
     readonly dev: DeviceLike,
     readonly gpu: CudaDevice | undefined,
     readonly name: string,
-    readonly key: TuneKeyRecord,
-    readonly built: readonly Built<C>[],
+    keyBase: Omit<TuneKeyRecord, "source">,
+    readonly builds: Builds<C>,
     readonly dir: string | undefined,
     readonly span: Span | undefined,
   ) {
     this.#stream = options.progress === false ? undefined : (options.progress ?? process.stderr);
+    // The key's source hash needs every candidate built: computed when first read (a cache hit
+    // that checked its choice alone sets it from the file).
+    let source: string | undefined;
+    const key = { ...keyBase } as TuneKeyRecord;
+    Object.defineProperty(key, "source", {
+      enumerable: true,
+      get: () => (source ??= builds.source()),
+      set: (v: string) => void (source = v),
+    });
+    this.key = key;
+  }
+
+  /** What the choice depends on; `source` is computed on first read. */
+  readonly key: TuneKeyRecord;
+
+  /** Every candidate's build, in order (built on first use). */
+  get built(): readonly Built<C>[] {
+    return this.builds.all();
   }
 
   choose(): AutotuneResult<C> {
@@ -472,6 +540,8 @@ class Tuner<C extends object> {
       notes.push("the cache file holds another key");
       return undefined;
     }
+    const fast = this.#fromCacheChecked(e, file, notes);
+    if (fast !== undefined) return fast === "changed" ? undefined : fast;
     if (e.key.source !== k.source) {
       notes.push(
         `the kernel source changed since the cached tuning (source ${e.key.source.slice(0, 12)} → ${k.source.slice(0, 12)})`,
@@ -515,6 +585,58 @@ class Tuner<C extends object> {
     });
   }
 
+  /**
+   * A cache entry that records each candidate's hash (`CachedCandidate.hash`), for the same
+   * candidates in the same order: only the cached choice is built, and its hash checked (its
+   * registers taken from the file, not from ptxas). The result; "changed" when the choice's
+   * kernel changed (then the caller tunes again, with a note); undefined when the entry cannot
+   * be checked this way (the caller builds every candidate and compares the family's hash).
+   */
+  #fromCacheChecked(
+    e: TuneCacheEntry,
+    file: string,
+    notes: string[],
+  ): AutotuneResult<C> | "changed" | undefined {
+    const texts = this.builds.texts;
+    const cached = e.candidates;
+    if (
+      cached.length !== texts.length ||
+      !cached.every((c, i) => c.hash !== undefined && canonicalJson(c.config) === texts[i])
+    ) {
+      return undefined;
+    }
+    const text = canonicalJson(e.config);
+    const i = texts.indexOf(text);
+    if (i < 0) return undefined;
+    const chosen = this.builds.one(text);
+    const now = candidateHash(chosen);
+    if (now !== cached[i]!.hash) {
+      notes.push(
+        `the cached choice's kernel changed since the tuning (${cached[i]!.hash!.slice(0, 12)} → ${now.slice(0, 12)})`,
+      );
+      return "changed";
+    }
+    const fit = this.#fit(chosen, cached[i]!.registers);
+    if (!fit.ok) {
+      notes.push(`the cached config no longer fits (${fit.reason})`);
+      return "changed";
+    }
+    (this.key as { source: string }).source = e.key.source;
+    const candidates = this.builds.configs.map((config, j): TuneCandidate<C> => {
+      const c = cached[j]!;
+      if (j === i) return this.#fitted(chosen, fit, "untimed", e.us);
+      if (c.pruned !== undefined) {
+        return { config, status: "pruned", reason: c.pruned, ...(c.code ? { code: c.code } : {}) };
+      }
+      return { config, status: "unchecked", ...(typeof c.us === "number" ? { us: c.us } : {}) };
+    });
+    return this.#result(chosen.config, fit.kernel, "cache", candidates, {
+      why: `read from the cache file ${file}: the choice of an earlier tuning for this key, device, driver and candidates, its kernel unchanged (${fmtUs(e.us)}); nothing timed, no other candidate built`,
+      us: e.us,
+      file,
+    });
+  }
+
   /** The shipped default that fits, or undefined (a warning when it does not fit). */
   #fromDefaults(notes: string[]): AutotuneResult<C> | undefined {
     const table = this.options.defaults ?? (REGISTERED.get(this.name) as TunedDefaults<C>);
@@ -525,15 +647,17 @@ class Tuner<C extends object> {
     if (found === undefined) return undefined;
     const config = table[found]!;
     const text = canonicalJson(config);
-    const b = this.built.find((x) => x.text === text) ?? build(this.make, config, this.span);
+    const b = this.builds.one(text, config);
     const fit = this.#fit(b);
     if (!fit.ok) {
       this.#warn(`the shipped default "${found}" ${text} does not fit (${fit.reason}); tuning`);
       notes.push(`the shipped default "${found}" does not fit (${fit.reason})`);
       return undefined;
     }
-    const candidates = this.built.map((x): TuneCandidate<C> =>
-      x === b ? this.#fitted(x, fit, "untimed") : { config: x.config, status: "unchecked" },
+    const candidates = this.builds.configs.map((config, j): TuneCandidate<C> =>
+      this.builds.texts[j] === text
+        ? this.#fitted(b, fit, "untimed")
+        : { config, status: "unchecked" },
     );
     const more = notes.length > 0 ? `; ${notes.join("; ")}` : "";
     return this.#result(b.config, fit.kernel, "default", candidates, {
@@ -597,12 +721,14 @@ class Tuner<C extends object> {
         key: this.key,
         config: best.b.config as TuneConfig,
         us: best.us,
-        candidates: candidates.map((c) => ({
+        candidates: candidates.map((c, j) => ({
           config: c.config as TuneConfig,
           ...(c.status === "timed" ? { us: c.us! } : {}),
           ...(c.status === "pruned"
             ? { pruned: c.reason!, ...(c.code ? { code: c.code } : {}) }
             : {}),
+          hash: candidateHash(this.built[j]!),
+          ...(c.registers !== undefined ? { registers: c.registers } : {}),
         })),
       });
       if (failed === undefined) written = file;
@@ -680,13 +806,17 @@ class Tuner<C extends object> {
   }
 
   /** Build into PTX and check shared memory and registers against the limits (memoized). */
-  #fit(b: Built<C>): Fit {
+  /**
+   * `knownRegisters`: the registers per thread a tuning recorded for this same kernel (its hash
+   * checked), used instead of running ptxas.
+   */
+  #fit(b: Built<C>, knownRegisters?: number): Fit {
     let fit = this.#fits.get(b);
-    if (!fit) this.#fits.set(b, (fit = this.#fitUncached(b)));
+    if (!fit) this.#fits.set(b, (fit = this.#fitUncached(b, knownRegisters)));
     return fit;
   }
 
-  #fitUncached(b: Built<C>): Fit {
+  #fitUncached(b: Built<C>, knownRegisters?: number): Fit {
     if (b.error) return { ok: false, reason: `build: ${b.error.message}`, code: b.error.code };
     let kernel: Compiled;
     try {
@@ -730,8 +860,13 @@ class Tuner<C extends object> {
         code: "TX2008",
       };
     }
-    const ptxas = findPtxas();
-    const usage = ptxas ? ptxasUsage(ptxas, mod.text, arch) : undefined;
+    const ptxas = knownRegisters === undefined ? findPtxas() : undefined;
+    const usage =
+      knownRegisters !== undefined
+        ? ({ registers: knownRegisters } as PtxasUsage)
+        : ptxas
+          ? ptxasUsage(ptxas, mod.text, arch)
+          : undefined;
     const threads = mod.launch.block.reduce<number>(
       (a, x) => a * (typeof x === "number" ? x : NaN),
       1,
