@@ -25,7 +25,9 @@ export { makeFlashAttention, type FlashAttentionSizes };
 
 /**
  * The example's size (the simulator runs it in the test suite): one batch and head, 128 queries
- * (one CTA), 256 keys (two KV blocks: the ring turns and the online softmax rescales once).
+ * (one CTA), 256 keys (two KV blocks: the ring turns and the online softmax rescales once). The
+ * serial schedule, as examples/script/flash_attention.ts writes it out (makeFlashAttention's
+ * default, "pingpong", adds the consumers' named-barrier turns; the result is the same bits).
  */
 export const EXAMPLE: FlashAttentionSizes = {
   batch: 1,
@@ -34,6 +36,7 @@ export const EXAMPLE: FlashAttentionSizes = {
   seqK: 256,
   headDim: 64,
   dtype: "float16",
+  schedule: "serial",
 };
 export const flash_attention = makeFlashAttention(EXAMPLE);
 
