@@ -75,8 +75,17 @@ export const MMA_SP_FORMS: readonly MmaSpForm[] = [
     spForm(k, "f16", "f16", "f16", 80),
     spForm(k, "bf16", "bf16", "f32", 80),
   ]),
-  ...FP8.flatMap((a) => FP8.map((b) => spForm(64, a, b, "f32", 89))),
+  // The float8 forms (m16n8k64 .e4m3/.e5m2 → f32, sm_89) are not offered: written from the PTX
+  // ISA's figures, all four disagreed with the H200 on every element
+  // (test/gpu/mma-sp-differential.test.ts, bench/results/gpu-runs-2026-12-02d.md, run 4), and
+  // no reading of the A, B and metadata figures tried reproduced the GPU's values. SPARSE_FP8
+  // keeps them for the day their layout is measured.
 ];
+
+/** The float8 sparse forms, not in {@link MMA_SP_FORMS} (see there): their layouts are unconfirmed. */
+export const SPARSE_FP8: readonly MmaSpForm[] = FP8.flatMap((a) =>
+  FP8.map((b) => spForm(64, a, b, "f32", 89)),
+);
 
 /**
  * The PTX spelling of a sparse form, also its op's IR name.
