@@ -293,17 +293,29 @@ function simulate(f: MmaForm): (w: FragmentCall) => void {
   };
 }
 
-/** The op record of one mma.sync form: fragments, contract, lowering, simulator semantics. */
-function mmaFormOp(f: MmaForm): OpDef {
-  const name = mmaFormName(f);
-  const frag = (n: string, fr: MmaFragment, access: "read" | "readwrite"): OperandSpec => ({
+/**
+ * The fragment operand `n` of an mma form (dense or sparse): `fr.slots` register-array slots of
+ * `fr.type`'s array dtypes (tf32 moved as .b32), read or read and written.
+ */
+export function mmaFragmentOperand(
+  n: string,
+  fr: MmaFragment,
+  access: "read" | "readwrite",
+): OperandSpec {
+  return {
     kind: "fragment",
     name: n,
     count: fr.slots,
     dtypes: mmaArrayDtypes(fr.type),
     access,
     ...(fr.type === "tf32" ? { b32: true } : {}),
-  });
+  };
+}
+
+/** The op record of one mma.sync form: fragments, contract, lowering, simulator semantics. */
+function mmaFormOp(f: MmaForm): OpDef {
+  const name = mmaFormName(f);
+  const frag = mmaFragmentOperand;
   const approx = mmaFormApprox(f);
   return {
     name,

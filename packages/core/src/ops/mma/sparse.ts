@@ -1,6 +1,6 @@
 import { invariant } from "../../invariant.js";
 import type { PtxVersion } from "../../target.js";
-import type { ApproxBound, FragmentCall, OpDef, OperandSpec } from "../op.js";
+import type { ApproxBound, FragmentCall, OpDef } from "../op.js";
 import {
   mmaArrayDtypes,
   mmaFragment,
@@ -9,7 +9,7 @@ import {
   type MmaFragment,
   type MmaType,
 } from "./forms.js";
-import { mmaFormApprox, mmaFormBound } from "./mma.js";
+import { mmaFormApprox, mmaFormBound, mmaFragmentOperand } from "./mma.js";
 
 /*
  * Sparse mma.sync (PTX ISA, "Matrix multiply-accumulate operation using mma.sp instruction with
@@ -270,13 +270,7 @@ function simulateSp(f: MmaSpForm): (w: FragmentCall) => void {
 /** The op record of one sparse form: fragments, selector, contract, lowering, semantics. */
 function mmaSpFormOp(f: MmaSpForm): OpDef {
   const name = mmaSpFormName(f);
-  const frag = (n: string, fr: MmaFragment, access: "read" | "readwrite"): OperandSpec => ({
-    kind: "fragment",
-    name: n,
-    count: fr.slots,
-    dtypes: mmaArrayDtypes(fr.type),
-    access,
-  });
+  const frag = mmaFragmentOperand;
   return {
     name,
     family: "mma",
