@@ -85,7 +85,8 @@ function activate(v0: PrimExpr, act: GemmActivation): PrimExpr {
 
 /**
  * The epilogue value of element (r, c) from its float32 product `v` (see {@link GemmEpilogue}),
- * still float32: the caller converts it to D's dtype.
+ * still float32: the caller converts it to D's dtype. `pre.bias`: the bias of column c as float32,
+ * loaded by the caller (once for the rows it stores), instead of a load here.
  */
 export function epilogueValue(
   v0: PrimExpr,
@@ -93,6 +94,7 @@ export function epilogueValue(
   c: ExprLike,
   spec: GemmEpilogue,
   x: EpilogueTensors,
+  pre?: { readonly bias?: PrimExpr },
 ): PrimExpr {
   let v = v0;
   if (x.scale !== undefined) v = T.mul(v, x.scale);
@@ -102,7 +104,7 @@ export function epilogueValue(
     const beta = spec.beta ?? 1;
     v = T.add(v, beta === 1 ? cv : T.mul(cv, beta));
   }
-  if (x.bias !== undefined) v = T.add(v, x.bias.get([c]).cast("float32"));
+  if (x.bias !== undefined) v = T.add(v, pre?.bias ?? x.bias.get([c]).cast("float32"));
   if (spec.activation !== undefined) v = activate(v, spec.activation);
   if (x.residual !== undefined) v = T.add(v, x.residual.get([r, c]).cast("float32"));
   return v;

@@ -607,35 +607,57 @@ export function makeGemm(s: GemmSizes): GemmKernels {
             if (split) T.cuda.red_add(h.W!.ptr([r, c]), v);
             else h.D!.set([r, c], epilogueValue(v, r, c, s, epi!).cast(outDt));
           };
-          for (const i of T.unroll(2)) {
-            const r = T.let_("r", T.add(r0, T.mul(i, 8)));
-            const row = (): void => {
-              for (const j of T.unroll(BN / 8)) {
-                const c = T.let_("c", T.add(c0, T.mul(j, 8)));
-                const v = (e: ExprLike): PrimExpr =>
-                  slots.get([T.add(T.add(T.mul(j, 4), T.mul(i, 2)), e)]);
-                // With n even the pair is one vectorized store (c even: 4- or 8-byte aligned),
-                // as the example's T.tile.wg.copy stores it.
-                const pair = (): void => {
-                  if (n % 2 === 0 && direct && !split) {
-                    for (const e of T.vectorized(2)) put(r, T.add(c, e), v(e));
-                  } else if (n % 2 === 0 && pairOut !== undefined) {
-                    for (const e of [0, 1]) {
-                      const ce = T.add(c, e);
-                      pairOut.set([e], epilogueValue(v(e), r, ce, s, epi!).cast(outDt));
-                    }
-                    for (const e of T.vectorized(2)) h.D!.set([r, T.add(c, e)], pairOut.get([e]));
-                  } else for (const e of [0, 1]) put(r, T.add(c, e), v(e));
-                };
-                // c is even: with n even, c < n − 1 ⇔ c < n (the pair is inside or outside
-                // together); with n odd the last pair may hold one column.
-                if (n % BN === 0) pair();
-                else if (n % 2 === 0) T.if_(c.lt(n - 1), pair);
-                else T.if_(c.lt(n - 1), pair, () => T.if_(c.lt(n), () => put(r, c, v(0))));
+          // Column pairs outer, this thread's two rows (r0, r0 + 8) inner: a bias pair is loaded
+          // once for both rows.
+          for (const j of T.unroll(BN / 8)) {
+            const c = T.let_("c", T.add(c0, T.mul(j, 8)));
+            const v = (i: number, e: ExprLike): PrimExpr =>
+              slots.get([T.add(T.add(T.mul(j, 4), i * 2), e)]);
+            /** `body` for each of the two rows inside D (a row guard unless m is whole tiles). */
+            const rows = (body: (i: number, r: PrimExpr) => void): void => {
+              for (const i of [0, 1]) {
+                const r = T.let_("r", T.add(r0, i * 8));
+                if (m % BM === 0) body(i, r);
+                else T.if_(r.lt(m), () => body(i, r));
               }
             };
-            if (m % BM === 0) row();
-            else T.if_(r.lt(m), row);
+            // With n even the pair is one vectorized store (c even: 4- or 8-byte aligned), as
+            // the example's T.tile.wg.copy stores it.
+            const pairs = (): void => {
+              if (n % 2 === 0 && direct && !split) {
+                rows((i, r) => {
+                  for (const e of T.vectorized(2)) put(r, T.add(c, e), v(i, e));
+                });
+              } else if (n % 2 === 0 && pairOut !== undefined) {
+                const bias =
+                  epi!.bias === undefined
+                    ? undefined
+                    : [0, 1].map((e) =>
+                        T.let_(`bias${e}`, epi!.bias!.get([T.add(c, e)]).cast("float32")),
+                      );
+                rows((i, r) => {
+                  for (const e of [0, 1]) {
+                    const ce = T.add(c, e);
+                    const pre = bias ? { bias: bias[e]! } : undefined;
+                    pairOut.set([e], epilogueValue(v(i, e), r, ce, s, epi!, pre).cast(outDt));
+                  }
+                  for (const e of T.vectorized(2)) h.D!.set([r, T.add(c, e)], pairOut.get([e]));
+                });
+              } else {
+                rows((i, r) => {
+                  for (const e of [0, 1]) put(r, T.add(c, e), v(i, e));
+                });
+              }
+            };
+            // c is even: with n even, c < n − 1 ⇔ c < n (the pair is inside or outside
+            // together); with n odd the last pair may hold one column.
+            if (n % BN === 0) pairs();
+            else if (n % 2 === 0) T.if_(c.lt(n - 1), pairs);
+            else {
+              T.if_(c.lt(n - 1), pairs, () =>
+                T.if_(c.lt(n), () => rows((i, r) => put(r, c, v(i, 0)))),
+              );
+            }
           }
         });
       },
