@@ -8,6 +8,7 @@ import {
   DTYPES,
   isFloat,
   isFloat8,
+  isPacked,
   isTirxError,
   type ApproxBound,
   type DType,
@@ -30,6 +31,7 @@ import {
 import { getFloat16, setFloat16 } from "@petamoriken/float16";
 import { warpCases } from "./warp-cases.js";
 import { fma, refBinary, refCast, refCompare, roundTo, wrap } from "./reference.js";
+import { packedExtras, packedReferences } from "./packed-reference.js";
 import {
   arithExtras,
   cvtFloatExtras,
@@ -46,7 +48,9 @@ export interface DiffCase {
   readonly id: string;
   /** The op's family, for the counts in the report. */
   readonly family: string;
+  /** The operand tensors' dtypes (a packed pair's is uint32: its bits). */
   readonly operands: readonly DType[];
+  /** The output tensor's dtype (uint32 for a packed pair). */
   readonly result: DType;
   readonly fn: PrimFunc;
   readonly module: PtxModule;
@@ -108,6 +112,14 @@ function operandValues(
 
 let seed = 1;
 
+/**
+ * The tensor dtype that carries values of `dt`: a packed pair (float16x2, bfloat16x2; no tensor
+ * holds one, TX1027) travels as its uint32 bits, moved by T.ptx.x2.from_bits / bits.
+ */
+const storage = (dt: DType): DType => (isPacked(dt) ? "uint32" : dt);
+/** The dtypes the scalar operator and cast tables run over (pairs have their own ops). */
+const SCALARS = DTYPES.filter((dt) => !isPacked(dt));
+
 /** Build the kernel for `body`, or undefined when the op refuses these dtypes (a TirxError). */
 function kernel(
   id: string,
@@ -117,16 +129,20 @@ function kernel(
   body: (xs: PrimExpr[]) => PrimExpr,
 ): { fn: PrimFunc; module: PtxModule } | undefined {
   const params: Record<string, ReturnType<typeof T.Tensor>> = {};
-  dts.forEach((dt, j) => (params[`X${j}`] = T.Tensor([n], dt)));
-  params["Y"] = T.Tensor([n], rt);
+  dts.forEach((dt, j) => (params[`X${j}`] = T.Tensor([n], storage(dt))));
+  params["Y"] = T.Tensor([n], storage(rt));
   const block = 256;
   try {
     const fn = T.function(`diff_${id.replace(/[^A-Za-z0-9]/g, "_")}`, params, (p) => {
       T.device_entry({ launch: T.cuda.LaunchConfig({ grid: Math.ceil(n / block), block }) });
       const i = T.let_("i", T.cuda.block_idx("x").mul(block).add(T.cuda.thread_idx("x")));
       T.if_(i.lt(n), () => {
-        const xs = dts.map((_, j) => (p[`X${j}`] as TileView).get([i]));
-        (p["Y"] as TileView).set([i], body(xs));
+        const xs = dts.map((dt, j) => {
+          const x = (p[`X${j}`] as TileView).get([i]);
+          return isPacked(dt) ? T.ptx.x2.from_bits(x, dt) : x;
+        });
+        const y = body(xs);
+        (p["Y"] as TileView).set([i], isPacked(rt) ? T.ptx.x2.bits(y) : y);
       });
     });
     const arch = "sm_90";
@@ -149,20 +165,21 @@ function makeCase(
   approx?: ApproxBound,
   extra?: readonly (readonly Value[])[],
 ): DiffCase | undefined {
-  const inputs = operandValues(dts, seed++, extra);
+  const stored = dts.map(storage);
+  const inputs = operandValues(stored, seed++, extra);
   const n = inputs[0]?.length ?? RANDOM;
   const k = kernel(id, dts, rt, n, body);
   if (!k) return undefined;
   return {
     id,
     family,
-    operands: dts,
-    result: rt,
+    operands: stored,
+    result: storage(rt),
     fn: k.fn,
     module: k.module,
     inputs,
     n,
-    bytes: inputs.map((vals, j) => encode(vals, dts[j]!)),
+    bytes: inputs.map((vals, j) => encode(vals, stored[j]!)),
     reference: (i) => ref(inputs.map((c) => c[i]!)),
     ...(approx ? { approx } : {}),
   };
@@ -179,7 +196,7 @@ function threadCases(): DiffCase[] {
   const out: DiffCase[] = [];
   const push = (c: DiffCase | undefined): void => void (c && out.push(c));
   for (const op of BINARY_OPERATORS) {
-    for (const dt of DTYPES) {
+    for (const dt of SCALARS) {
       push(
         makeCase(
           "arith",
@@ -193,7 +210,7 @@ function threadCases(): DiffCase[] {
     }
   }
   for (const op of COMPARE_OPERATORS) {
-    for (const dt of DTYPES) {
+    for (const dt of SCALARS) {
       push(
         makeCase(
           "compare",
@@ -206,8 +223,8 @@ function threadCases(): DiffCase[] {
       );
     }
   }
-  for (const from of DTYPES) {
-    for (const to of DTYPES) {
+  for (const from of SCALARS) {
+    for (const to of SCALARS) {
       if (from === to) continue;
       push(
         makeCase(
@@ -376,12 +393,13 @@ const EXTRA_INPUTS: Record<string, (dts: readonly DType[]) => Value[][]> = Objec
     ];
   }),
 );
-Object.assign(EXTRA_INPUTS, roundingExtras());
+Object.assign(EXTRA_INPUTS, roundingExtras(), packedExtras());
 
 /** Exact references of per-thread ops that are not operators (by op name). */
 const EXACT_REFERENCES: Record<string, (args: Value[], rt: DType) => Value | "unspecified"> = {
   ...fp8CvtReferences(),
   ...roundingReferences(),
+  ...packedReferences(),
   fma: ([a, b, c], rt) => fma(Number(a), Number(b), Number(c), rt),
   // float64's sqrt is correctly rounded (IEEE 754), and rounding it again to a format of at most
   // 24 bits is innocuous (53 ≥ 2·24 + 2).

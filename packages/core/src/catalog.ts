@@ -77,6 +77,11 @@ export const CATALOG = {
     title:
       "a TileLayout (S[...] + R[...] + O[...]) needs positive integer extents, integer strides and offsets on known axes, and a shard that groups by the tile's shape",
   },
+  TX1027: {
+    rule: "dsl/packed-storage",
+    title:
+      "float16x2 and bfloat16x2 are register values only: no tensor, buffer or view holds them (store their lanes, or their bits as uint32)",
+  },
   TX2001: {
     rule: "wf/undefined-var",
     title: "a variable is used outside the scope that defines it",

@@ -4,6 +4,10 @@
  * `float8_e4m3` and `float8_e5m2` are the OCP 8-bit floats (numeric/fp8.ts): one byte in memory,
  * the low byte of a 16-bit register; PTX has no arithmetic on them (conversions, loads, stores and
  * wgmma operands only).
+ * `float16x2` and `bfloat16x2` are PTX's packed 16-bit float pairs (PTX ISA, "Packed Data
+ * Types"): one `.b32` register holding two halves, lane 0 in the low 16 bits. They are register
+ * values only (the packed-arithmetic ops of ops/packed/ and kernel scalar parameters, whose host
+ * value is the register's 32 bits); no buffer or view holds them (TX1027, `checkStorageDType`).
  */
 export type DType =
   | "bool"
@@ -20,10 +24,12 @@ export type DType =
   | "float16"
   | "bfloat16"
   | "float32"
-  | "float64";
+  | "float64"
+  | "float16x2"
+  | "bfloat16x2";
 
-/** The family of a dtype: how its bits are read. */
-export type DTypeKind = "bool" | "int" | "uint" | "float";
+/** The family of a dtype: how its bits are read ("packed": two float lanes in one register). */
+export type DTypeKind = "bool" | "int" | "uint" | "float" | "packed";
 
 interface DTypeInfo {
   readonly kind: DTypeKind;
@@ -49,6 +55,8 @@ const TABLE: Record<DType, DTypeInfo> = {
   float64: { kind: "float", bits: 64, bytes: 8 },
   float8_e4m3: { kind: "float", bits: 8, bytes: 1 },
   float8_e5m2: { kind: "float", bits: 8, bytes: 1 },
+  float16x2: { kind: "packed", bits: 32, bytes: 4 },
+  bfloat16x2: { kind: "packed", bits: 32, bytes: 4 },
 };
 
 /** Every dtype name, in a stable order. */
@@ -87,3 +95,14 @@ export const isSigned = (dt: DType): boolean => TABLE[dt].kind === "int";
 export const isBool = (dt: DType): boolean => dt === "bool";
 /** 64-bit integers: their constants are carried as bigint. */
 export const isWideInt = (dt: DType): boolean => dt === "int64" || dt === "uint64";
+
+/** The packed pairs float16x2 and bfloat16x2 (PTX ISA, "Packed Data Types"). */
+export type PackedDType = "float16x2" | "bfloat16x2";
+/** True for float16x2 and bfloat16x2: two 16-bit float lanes in one 32-bit register. */
+export const isPacked = (dt: DType): dt is PackedDType => TABLE[dt].kind === "packed";
+/** The dtype of one lane of a packed pair: float16x2 → float16, bfloat16x2 → bfloat16. */
+export const packedLane = (dt: PackedDType): "float16" | "bfloat16" =>
+  dt === "float16x2" ? "float16" : "bfloat16";
+/** The packed pair of a 16-bit float lane dtype: float16 → float16x2, bfloat16 → bfloat16x2. */
+export const packedOf = (lane: "float16" | "bfloat16"): PackedDType =>
+  lane === "float16" ? "float16x2" : "bfloat16x2";

@@ -9,6 +9,7 @@ import { encode_matrix_descriptor, setmaxnreg, wgmma } from "./wgmma.js";
 import { arrive_remote, barrierCluster, mapa } from "./cluster.js";
 import { cvt } from "./cvt.js";
 import { rnd } from "./rnd.js";
+import { pack, unpack, x2 } from "./packed.js";
 import { fenceAcqRel, fenceSc, ld, st } from "./memory-order.js";
 import { PtxOp } from "./tile-apply.js";
 
@@ -276,6 +277,9 @@ const namespace = {
   mapa,
   cvt,
   rnd: strict("T.ptx.rnd", rnd),
+  pack,
+  unpack,
+  x2: strict("T.ptx.x2", x2),
   ldmatrix,
   stmatrix,
   mma,

@@ -1,4 +1,4 @@
-import { isFloat, TirxError, type DType } from "@tirx-ts/core";
+import { checkStorageDType, isFloat, TirxError, type DType } from "@tirx-ts/core";
 import { checkDType, PrimExpr, show, toExpr, type ExprLike } from "./expr.js";
 import { checkShape } from "./check.js";
 import { callerSpan } from "./span.js";
@@ -26,11 +26,13 @@ export interface ScalarType {
  * many elements along the axis (TX5008). Row-major strides after a symbolic dim are runtime values.
  * @example
  * T.function("vector_add", { n: T.int32, A: T.Tensor(["n"], "float32") }, ({ n, A }) => { ... });
- * @throws TirxError TX1003 (dtype), TX2003 (a dim neither a positive integer nor a name).
+ * @throws TirxError TX1003 (dtype), TX1027 (float16x2 / bfloat16x2: register values only), TX2003
+ *   (a dim neither a positive integer nor a name).
  */
 export function Tensor(shape: readonly (number | string)[], dtype: DType): TensorType {
   const span = callerSpan();
   checkDType(dtype, "T.Tensor", span);
+  checkStorageDType(dtype, "T.Tensor", span);
   if (Array.isArray(shape) && shape.some((d) => typeof d === "string")) {
     const bad = shape.find((d) => typeof d === "string" && !/^[A-Za-z_$][\w$]*$/.test(d));
     if (bad !== undefined) {

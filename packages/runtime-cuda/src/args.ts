@@ -48,6 +48,8 @@ const PTX_SCALAR: Record<DType, string> = {
   bfloat16: "b16",
   float32: "f32",
   float64: "f64",
+  float16x2: "b32",
+  bfloat16x2: "b32",
 };
 
 /** The PTX `.param` type a parameter is passed as: "u64" for tensors, the scalar's type otherwise. */

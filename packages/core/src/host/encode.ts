@@ -58,6 +58,8 @@ export function writeElement(
       dv.setInt32(off, Number(v), true);
       return;
     case "uint32":
+    case "float16x2": // packed: the host value is the register's 32 bits (lane 0 low)
+    case "bfloat16x2":
       dv.setUint32(off, Number(v), true);
       return;
     case "int64":
@@ -105,6 +107,8 @@ export function readElement(dv: DataView, off: number, dtype: DType): number | b
     case "int32":
       return dv.getInt32(off, true);
     case "uint32":
+    case "float16x2":
+    case "bfloat16x2":
       return dv.getUint32(off, true);
     case "int64":
       return dv.getBigInt64(off, true);
@@ -275,6 +279,8 @@ export function decodeHost(bytes: Uint8Array, dtype: DType): HostArray {
     case "int32":
       return new Int32Array(buf);
     case "uint32":
+    case "float16x2":
+    case "bfloat16x2":
       return new Uint32Array(buf);
     case "int64":
       return new BigInt64Array(buf);

@@ -1,5 +1,5 @@
 import { bufferName } from "../buffer-name.js";
-import type { DType } from "../dtype.js";
+import { isPacked, type DType } from "../dtype.js";
 import { freshBufferId } from "./ids.js";
 import { TirxError } from "../diagnostics.js";
 import type { Span } from "../span.js";
@@ -27,7 +27,25 @@ export interface View {
   readonly span?: Span;
 }
 
-/** A fresh buffer. */
+/**
+ * Refuse a packed dtype (float16x2, bfloat16x2) as the element dtype of a buffer or a view:
+ * tirx-ts keeps them in registers only (dtype.ts).
+ * @throws TirxError TX1027 (dsl/packed-storage), naming `what`.
+ */
+export function checkStorageDType(dtype: DType, what: string, span?: Span): void {
+  if (!isPacked(dtype)) return;
+  throw new TirxError(
+    "TX1027",
+    `${what}: ${dtype} is a register value only; no tensor, buffer or view holds it`,
+    span,
+    [{ message: "store its lanes (T.ptx.unpack) or its 32 bits as uint32 (T.ptx.x2.bits)" }],
+  );
+}
+
+/**
+ * A fresh buffer.
+ * @throws TirxError TX1027 for a packed dtype (`checkStorageDType`).
+ */
 export function mkBuffer(
   name: string,
   shape: readonly Dim[],
@@ -35,6 +53,7 @@ export function mkBuffer(
   scope: Scope,
   opts: { align?: number; span?: Span; layout?: SwizzleLayout; tileLayout?: TileLayout } = {},
 ): Buffer {
+  checkStorageDType(dtype, `buffer "${name}"`, opts.span);
   return {
     kind: "Buffer",
     name,

@@ -5,7 +5,7 @@ import { MAX_TENSOR_BYTES } from "../limits.js";
 import { didYouMean } from "../suggest.js";
 import { showValue } from "../show.js";
 import type { PrimFunc } from "../ir/func.js";
-import { isStaticShape, showShape } from "../ir/buffer.js";
+import { checkStorageDType, isStaticShape, showShape } from "../ir/buffer.js";
 import type { DeviceLike, DeviceTensor } from "./tensor.js";
 
 /** A launch argument: a device tensor for a tensor parameter, a number/bigint/boolean for a scalar. */
@@ -196,7 +196,8 @@ export function checkArgs(fn: PrimFunc, args: readonly KernelArg[]): DeviceLike 
  * Check a tensor's shape and dtype before anything is allocated: a known dtype, a shape of
  * non-negative integers, and at most `maxBytes` bytes (default MAX_TENSOR_BYTES, 2^48; a
  * simulated device passes MAX_SIM_TENSOR_BYTES). Returns the element count.
- * @throws TirxError TX1003 (dtype), TX5007 (shape or size).
+ * @throws TirxError TX1003 (dtype), TX1027 (float16x2 / bfloat16x2: register values only), TX5007
+ *   (shape or size).
  */
 export function checkTensorSpec(
   shape: unknown,
@@ -216,6 +217,7 @@ export function checkTensorSpec(
       `unknown dtype ${showValue(dtype)}${guess ? `; did you mean "${guess}"?` : ""}`,
     );
   }
+  checkStorageDType(dtype, "tensor");
   if (
     !Array.isArray(shape) ||
     shape.some((n) => typeof n !== "number" || !Number.isInteger(n) || n < 0)

@@ -1,4 +1,4 @@
-import { isFloat, isWideInt, type DType } from "@tirx-ts/core";
+import { isFloat, isPacked, isWideInt, type DType } from "@tirx-ts/core";
 import { bigToFloat, floatRounder } from "./float.js";
 import { bigWrapper, floatToBig, floatToInt, intWrapper } from "./int.js";
 
@@ -39,9 +39,11 @@ export function conversion(from: DType, to: DType): Conversion {
 
 /**
  * A host scalar (kernel argument or constant) as a value of `dt`: numbers are converted like a
- * cast from float64 for float dtypes and wrapped for integer dtypes; booleans are 0/1.
+ * cast from float64 for float dtypes and wrapped for integer dtypes; booleans are 0/1. A packed
+ * pair (float16x2, bfloat16x2) is its 32 register bits, wrapped as a uint32.
  */
 export function hostScalar(v: number | bigint | boolean, dt: DType): number | bigint {
+  if (isPacked(dt)) dt = "uint32";
   if (typeof v === "boolean") v = v ? 1 : 0;
   if (isWideInt(dt)) {
     if (typeof v === "bigint") return bigWrapper(dt)(v);

@@ -60,6 +60,8 @@ export function codecOf(dt: DType): Codec {
         (dv, a, v) => dv.setInt32(a, v, true),
       );
     case "uint32":
+    case "float16x2": // packed: a register value is its 32 bits, lane 0 in the low half
+    case "bfloat16x2":
       return num(
         (dv, a) => dv.getUint32(a, true),
         (dv, a, v) => dv.setUint32(a, v, true),

@@ -4,10 +4,12 @@ import { COMPARE_OPS } from "./compare.js";
 import { FMA } from "./fma.js";
 import { FP8_CVT_OPS } from "./cvt-fp8.js";
 import { ROUNDING_OPS } from "./rounding.js";
+import { PACKED_OPS } from "./packed.js";
 
 /**
  * The arith family: binary operators, comparisons (looked up by the IR node's `op`), fma, the
- * packed float8 conversions, the rounding-mode variants (rounding.ts).
+ * packed float8 conversions, the rounding-mode variants (rounding.ts), the packed 16-bit float
+ * pairs (packed.ts).
  */
 export const ARITH_OPS: readonly OpDef[] = [
   ...Object.values(BINARY_OPS),
@@ -15,6 +17,7 @@ export const ARITH_OPS: readonly OpDef[] = [
   FMA,
   ...FP8_CVT_OPS,
   ...ROUNDING_OPS,
+  ...PACKED_OPS,
 ];
 
 export { arithFamily, binaryOp, BINARY_OPS, type ArithFamily } from "./binary.js";
@@ -22,4 +25,5 @@ export { compareOpDef, COMPARE_OPS, setp } from "./compare.js";
 export { dyadicFma, exactFma, FMA } from "./fma.js";
 export { lowerFloatRem, type FloatRemKind } from "./float-rem-ptx.js";
 export { fp8CastOp, FP8_CVT_OPS } from "./cvt-fp8.js";
+export { PACKED_OPS } from "./packed.js";
 export { INT_ROUND_MODES, ROUND_MODES, ROUNDING_OPS } from "./rounding.js";
