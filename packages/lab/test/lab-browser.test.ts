@@ -6,7 +6,8 @@
 // script/vector_add.ts runs here unless TIRX_LAB_ALL=1, nor do the FlashAttention and Hopper
 // GEMM examples, whose simulated runs test/examples.test.ts checks in Node);
 // a kernel whose cta_sync is missing shows the simulator's race report naming both accesses'
-// lines, both highlighted in the editor. A screenshot of each goes to bench/results/lab/.
+// lines, both highlighted in the editor. With TIRX_LAB_SHOTS=1, a screenshot of each goes to
+// bench/results/lab/ (3 s of a run's 35 otherwise spent encoding 35 PNGs nothing compares).
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -124,11 +125,15 @@ describe.skipIf(!available)("the lab in Chromium", () => {
     await page.waitForFunction((n) => tirxLab.runs > n, before, { timeout: 120_000 });
     return (await page.evaluate(() => tirxLab.lastRun))!;
   };
-  const shot = (name: string): Promise<Buffer> =>
-    page.screenshot({ path: join(shots, `${name.replace(/\//g, "-").replace(/\.ts$/, "")}.png`) });
+  /** With TIRX_LAB_SHOTS=1, the page as a PNG in bench/results/lab/; nothing otherwise. */
+  const shot = async (name: string): Promise<void> => {
+    if (process.env["TIRX_LAB_SHOTS"] !== "1") return;
+    mkdirSync(shots, { recursive: true });
+    const file = `${name.replace(/\//g, "-").replace(/\.ts$/, "")}.png`;
+    await page.screenshot({ path: join(shots, file) });
+  };
 
   beforeAll(async () => {
-    mkdirSync(shots, { recursive: true });
     server = await createServer({
       configFile: join(root, "packages/lab/vite.config.ts"),
       root: join(root, "packages/lab"),
