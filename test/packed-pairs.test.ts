@@ -217,7 +217,7 @@ describe("float16x2 / bfloat16x2 values", () => {
     expect((y.toArray() as Uint32Array)[0]).toBe(0x4000c400);
   });
 
-  it("refuses pairs in storage (TX1027), mixed or wrong dtypes (TX2005, TX2010) and a lane other than 0 or 1", () => {
+  it("refuses pairs in storage (TX1027), mixed or wrong dtypes (TX2005, TX2010), a lane other than 0 or 1, operators and casts (TX1007)", () => {
     expect(errorOf(() => T.Tensor([4], "float16x2")).code).toBe("TX1027");
     expect(errorOf(() => tensor.zeros([4], "bfloat16x2", dev)).code).toBe("TX1027");
     const body = (f: (u: ReturnType<typeof T.ptx.pack>, h: unknown) => unknown) =>
@@ -245,6 +245,15 @@ describe("float16x2 / bfloat16x2 values", () => {
     );
     expect(body((u) => T.ptx.pack(u, u)).code).toBe("TX2010");
     expect(body((u) => T.ptx.unpack(u, 2 as 0)).code).toBe("TX2010");
+    // No operator, comparison or cast takes a pair: its instructions are the T.ptx.x2 records.
+    const pairOps: ((u: ReturnType<typeof T.ptx.pack>) => unknown)[] = [
+      (u) => u.add(u),
+      (u) => u.lt(u),
+      (u) => u.cast("float32"),
+      (u) => u.cast("uint32"),
+      (u) => T.ptx.x2.bits(u).cast("float16x2"),
+    ];
+    for (const f of pairOps) expect(body(f).code).toBe("TX1007");
     expect(body((u) => T.ptx.x2.cvt(1, 2, "float16" as "float16x2")).code).toBe("TX2005");
   });
 });

@@ -1,4 +1,12 @@
-import { dtypeBits, isFloat, isFloat8, isSigned, isWideInt, type DType } from "../dtype.js";
+import {
+  dtypeBits,
+  isFloat,
+  isFloat8,
+  isPacked,
+  isSigned,
+  isWideInt,
+  type DType,
+} from "../dtype.js";
 import { TirxError } from "../diagnostics.js";
 import type { Span } from "../span.js";
 import { constInt, intImm, type BinaryOp, type CompareOp, type Expr, type IntImm } from "./expr.js";
@@ -58,9 +66,24 @@ function refuseFloat8(what: string, dt: DType, span?: Span): void {
 }
 
 /**
+ * TX1007 for an operator on a packed pair (float16x2, bfloat16x2): its arithmetic is the
+ * `T.ptx.x2` records (PTX's `.f16x2` forms), and PTX's `setp.f16x2` gives two predicates, not
+ * one bool.
+ */
+function refusePacked(what: string, dt: DType, span?: Span): void {
+  if (isPacked(dt)) {
+    throw new TirxError(
+      "TX1007",
+      `${what} is not defined on ${dt}: pairs compute with T.ptx.x2.* (the .f16x2 / .bf16x2 instructions) and compare lane by lane (T.ptx.unpack)`,
+      span,
+    );
+  }
+}
+
+/**
  * `a op b`; both operands must have the same dtype. Folds integer constants the dtype holds.
  * @throws TirxError TX1007 for operands of two dtypes, a bit operator on floats, an operator on
- *   bool other than the bit operators, or any operator on float8.
+ *   bool other than the bit operators, or any operator on float8 or a packed pair.
  */
 export function binary(op: BinaryOp, a: Expr, b: Expr, span?: Span): Expr {
   if (a.dtype !== b.dtype) {
@@ -71,6 +94,7 @@ export function binary(op: BinaryOp, a: Expr, b: Expr, span?: Span): Expr {
     );
   }
   refuseFloat8(op, a.dtype, span ?? a.span);
+  refusePacked(op, a.dtype, span ?? a.span);
   if (isFloat(a.dtype) && ["bitand", "bitor", "bitxor", "shl", "shr"].includes(op)) {
     throw new TirxError(
       "TX1007",
@@ -117,6 +141,7 @@ export function compare(op: CompareOp, a: Expr, b: Expr, span?: Span): Expr {
     );
   }
   refuseFloat8(op, a.dtype, span ?? a.span);
+  refusePacked(op, a.dtype, span ?? a.span);
   return { kind: "Compare", op, a, b, dtype: "bool", ...sp(span) };
 }
 
@@ -142,10 +167,14 @@ export function not(a: Expr, span?: Span): Expr {
  * give ±max finite); out of float8 it is exact into any float, and truncated as a float is into an
  * integer.
  * @throws TirxError TX1007 for float64 → float8: PTX converts to float8 only from float32 and
- *   float16, and float64 → float32 → float8 would round twice.
+ *   float16, and float64 → float32 → float8 would round twice; TX1007 for a cast into or out of a
+ *   packed pair (float16x2, bfloat16x2: `packedCastError`).
  */
 export function cast(dtype: DType, value: Expr, span?: Span): Expr {
   if (value.dtype === dtype) return value;
+  if (isPacked(dtype) || isPacked(value.dtype)) {
+    throw packedCastError(value.dtype, dtype, span ?? value.span);
+  }
   if (isFloat8(dtype) && value.dtype === "float64") {
     throw new TirxError(
       "TX1007",
@@ -178,3 +207,17 @@ export function ifThenElse(cond: Expr, t: Expr, f: Expr, span?: Span): Expr {
 
 /** int32 constant. */
 export const i32 = (v: number, span?: Span): IntImm => intImm(v, "int32", span);
+
+/**
+ * No cast converts into or out of a packed pair: its lanes move with `T.ptx.pack` /
+ * `T.ptx.unpack` / `T.ptx.x2.cvt`, its bits with `T.ptx.x2.bits` / `T.ptx.x2.from_bits` (a value
+ * cast of the 32 bits would read them as an integer).
+ * @returns TirxError TX1007 naming both dtypes.
+ */
+export function packedCastError(from: DType, to: DType, span?: Span): TirxError {
+  return new TirxError(
+    "TX1007",
+    `no cast ${from} → ${to}: a packed pair's lanes move with T.ptx.pack / T.ptx.unpack / T.ptx.x2.cvt, its 32 bits with T.ptx.x2.bits / T.ptx.x2.from_bits`,
+    span,
+  );
+}

@@ -1,4 +1,6 @@
 import { TirxError } from "../diagnostics.js";
+import { isPacked } from "../dtype.js";
+import { packedCastError } from "../ir/arith.js";
 import type { Binary, CallExpr, Cast } from "../ir/expr.js";
 import type { Call, TileApply } from "../ir/stmt.js";
 import { binaryOp, checkOpCall, fp8CastOp, opOf } from "../ops/index.js";
@@ -28,10 +30,14 @@ export function checkValueCall(e: CallExpr, ctx: VerifyContext, where: Span | un
  * A cast into or out of float8: not from float64 (PTX converts into float8 from float32 and float16
  * only, and through float32 it would round twice); the packed cvt it is emitted as records its
  * target requirement (sm_89 with PTX 8.1, `cvt-fp8.ts`), so a lower target is refused with TX5006.
- * Casts of other dtypes need nothing here.
- * @throws TirxError TX1007 for float64 → float8.
+ * Casts of other dtypes need nothing here but those of packed pairs, which do not exist.
+ * @throws TirxError TX1007 for float64 → float8, and for a cast into or out of float16x2 /
+ *   bfloat16x2 (`packedCastError`).
  */
 export function checkCast(e: Cast, ctx: VerifyContext, where: Span | undefined): void {
+  if (isPacked(e.dtype) || isPacked(e.value.dtype)) {
+    throw packedCastError(e.value.dtype, e.dtype, where);
+  }
   const name = fp8CastOp(e.value.dtype, e.dtype);
   if (name === undefined) return;
   if (e.value.dtype === "float64") {
