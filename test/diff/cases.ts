@@ -31,7 +31,7 @@ import {
 import { getFloat16, setFloat16 } from "@petamoriken/float16";
 import { warpCases } from "./warp-cases.js";
 import { fma, refBinary, refCast, refCompare, roundTo, wrap } from "./reference.js";
-import { packedExtras, packedReferences } from "./packed-reference.js";
+import { packedExtras, packedReferences, samePairBits } from "./packed-reference.js";
 import {
   arithExtras,
   cvtFloatExtras,
@@ -65,6 +65,11 @@ export interface DiffCase {
   readonly initial?: Uint8Array;
   /** Set for approximate ops: the op's documented bound. */
   readonly approx?: ApproxBound;
+  /**
+   * Set for packed pair results: equality of the output's uint32 bits with the reference's, lane
+   * by lane, a NaN lane equal to any NaN (payloads aside, as `sameValue` for floats).
+   */
+  readonly same?: (got: Value, want: Value) => boolean;
 }
 
 const RANDOM = 2048;
@@ -182,6 +187,7 @@ function makeCase(
     bytes: inputs.map((vals, j) => encode(vals, stored[j]!)),
     reference: (i) => ref(inputs.map((c) => c[i]!)),
     ...(approx ? { approx } : {}),
+    ...(isPacked(rt) ? { same: samePairBits(rt) } : {}),
   };
 }
 

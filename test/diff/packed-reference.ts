@@ -95,17 +95,14 @@ export function packedReferences(): Record<
     const dt = pairOf(rt);
     return laneWise(dt, args, (a, b, c) => fma(a!, b!, c!, LANE[dt]));
   };
-  // neg/abs: a NaN lane's result is unspecified (PTX ISA, neg/abs).
-  out["x2.neg"] = (args, rt) =>
-    laneWise(pairOf(rt), args, (a) => (a! !== a! ? "unspecified" : -a!));
-  out["x2.abs"] = (args, rt) =>
-    laneWise(pairOf(rt), args, (a) => (a! !== a! ? "unspecified" : Math.abs(a!)));
-  // pack: operands are lane values; a NaN operand's payload is unspecified here (the simulator
-  // carries a 16-bit float as its value, so a NaN there is the canonical one).
+  // neg/abs: a NaN lane's result is some NaN (PTX ISA, neg/abs; `samePairBits` compares NaN
+  // lanes by class). pack: the simulator carries a 16-bit float as its value, so a NaN operand
+  // packs as the canonical NaN where the GPU moves its bits; the class is the same.
+  out["x2.neg"] = (args, rt) => laneWise(pairOf(rt), args, (a) => -a!);
+  out["x2.abs"] = (args, rt) => laneWise(pairOf(rt), args, (a) => Math.abs(a!));
   out["x2.pack"] = ([lo, hi], rt) => {
     const lane = LANE[pairOf(rt)];
-    const [l, h] = [Number(lo), Number(hi)];
-    return l !== l || h !== h ? "unspecified" : join(valueCode(l, lane), valueCode(h, lane));
+    return join(valueCode(Number(lo), lane), valueCode(Number(hi), lane));
   };
   for (const dt of ["float16x2", "bfloat16x2"] as const) {
     out[`cvt.rn.${SUFFIX[dt]}.f32`] = ([hi, lo]) =>
@@ -162,4 +159,21 @@ export function packedExtras(): Record<string, (dts: readonly DType[]) => Value[
     out[`x2.${k}`] = cols;
   }
   return out;
+}
+
+/**
+ * Equality of two pairs' uint32 bits lane by lane, a NaN lane equal to any NaN lane: PTX does not
+ * specify a NaN result's payload (the simulator writes the canonical 0x7fff).
+ */
+export function samePairBits(dt: DType): (got: Value, want: Value) => boolean {
+  const lane: Lane = dt === "bfloat16x2" ? "bfloat16" : "float16";
+  const nan = (code: number): boolean => {
+    const v = codeValue(code, lane);
+    return v !== v;
+  };
+  const same = (g: number, w: number): boolean => g === w || (nan(g) && nan(w));
+  return (got, want) => {
+    const [g, w] = [Number(got), Number(want)];
+    return same(g & 0xffff, w & 0xffff) && same(g >>> 16, w >>> 16);
+  };
 }

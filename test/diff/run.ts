@@ -45,7 +45,8 @@ export interface Mismatch {
 
 /**
  * Elements of `out` that disagree with the reference: exact ops bit for bit (NaN equal to NaN,
- * -0 distinct from +0), approximate ops within their bound. Unspecified results are skipped.
+ * -0 distinct from +0; a packed pair lane by lane, `DiffCase.same`), approximate ops within their
+ * bound. Unspecified results are skipped.
  */
 export function judge(c: DiffCase, out: Uint8Array): { checked: number; bad: Mismatch[] } {
   const got = decode(out, c.result);
@@ -63,7 +64,7 @@ export function judge(c: DiffCase, out: Uint8Array): { checked: number; bad: Mis
       if (!withinBound(c.approx, c.result, Number(args[0]), g, w)) {
         bad.push({ i, args, got: got[i]!, want, ulp: ulpDistance(g, w, c.result) });
       }
-    } else if (!sameValue(got[i]!, want)) {
+    } else if (!(c.same ?? sameValue)(got[i]!, want)) {
       bad.push({ i, args, got: got[i]!, want });
     }
   }
