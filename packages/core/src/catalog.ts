@@ -80,7 +80,7 @@ export const CATALOG = {
   TX1027: {
     rule: "dsl/packed-storage",
     title:
-      "float16x2 and bfloat16x2 are register values only: no tensor, buffer or view holds them (store their lanes, or their bits as uint32)",
+      "float16x2 and bfloat16x2 are register values: no tensor or buffer has them as its dtype (a view of a 16-bit float buffer may: view_as)",
   },
   TX2001: {
     rule: "wf/undefined-var",

@@ -7,7 +7,8 @@
  * `float16x2` and `bfloat16x2` are PTX's packed 16-bit float pairs (PTX ISA, "Packed Data
  * Types"): one `.b32` register holding two halves, lane 0 in the low 16 bits. They are register
  * values only (the packed-arithmetic ops of ops/packed/ and kernel scalar parameters, whose host
- * value is the register's 32 bits); no buffer or view holds them (TX1027, `checkStorageDType`).
+ * value is the register's 32 bits) and views of other buffers (`view_as`: two adjacent 16-bit
+ * elements per access); no tensor or buffer has them as its dtype (TX1027, `checkStorageDType`).
  */
 export type DType =
   | "bool"

@@ -79,10 +79,10 @@ export const x2 = {
     const s = pairSuffix("T.ptx.x2.cvt", dtype, span);
     return callValueOp(`cvt.rn.${s}.f32`, [hi, lo], span);
   },
-  /** The pair's 32 bits as uint32 (`mov.b32`), lane 0 low: how a pair reaches memory. */
+  /** The pair's 32 bits as uint32 (`mov.b32`), lane 0 low (pairs also load and store through `view_as`). */
   bits: (x: ExprLike): PrimExpr => callValueOp("x2.bits", [x], callerSpan()),
   /**
-   * A uint32's bits as a pair of `dtype` (`mov.b32`), lane 0 low: how a pair comes from memory.
+   * A uint32's bits as a pair of `dtype` (`mov.b32`), lane 0 low.
    * @throws TirxError TX2005 for another dtype.
    */
   from_bits: (u: ExprLike, dtype: PairDType): PrimExpr => {

@@ -1,6 +1,5 @@
 import {
   bufferOffset,
-  checkStorageDType,
   elementOffset,
   layoutSlot,
   isTirxError,
@@ -187,12 +186,13 @@ export class TileView {
 
   /**
    * The same bytes seen as `dtype` (e.g. float16 rows as uint32 words); a byte view, no conversion.
-   * @throws TirxError TX1014, TX1027 (a packed pair dtype).
+   * A float16 or bfloat16 buffer seen as `"float16x2"` / `"bfloat16x2"` loads and stores one pair
+   * (two adjacent elements, the first in lane 0) per access.
+   * @throws TirxError TX1014.
    */
   view_as(dtype: DType): TileView {
     const span = callerSpan();
     checkDType(dtype, "view_as", span);
-    checkStorageDType(dtype, "view_as", span);
     return new TileView(reinterpret(this.view, dtype, span));
   }
 
@@ -203,7 +203,6 @@ export class TileView {
    */
   flat(dtype: DType = this.buffer.dtype): FlatView {
     checkDType(dtype, "flat", callerSpan());
-    checkStorageDType(dtype, "flat", callerSpan());
     return new FlatView(this.buffer, dtype);
   }
 
@@ -227,7 +226,6 @@ export class TileView {
     }
     const dtype: unknown = opts.dtype ?? this.buffer.dtype;
     checkDType(dtype, "as_strided", span);
-    checkStorageDType(dtype, "as_strided", span);
     const ints = (x: unknown, min: number): x is number[] =>
       Array.isArray(x) &&
       x.every((n) => typeof n === "number" && Number.isSafeInteger(n) && n >= min);

@@ -28,17 +28,21 @@ export interface View {
 }
 
 /**
- * Refuse a packed dtype (float16x2, bfloat16x2) as the element dtype of a buffer or a view:
- * tirx-ts keeps them in registers only (dtype.ts).
+ * Refuse a packed dtype (float16x2, bfloat16x2) as the element dtype of a tensor or a buffer:
+ * tirx-ts keeps them in registers (dtype.ts); a view may reinterpret a buffer's bytes as pairs.
  * @throws TirxError TX1027 (dsl/packed-storage), naming `what`.
  */
 export function checkStorageDType(dtype: DType, what: string, span?: Span): void {
   if (!isPacked(dtype)) return;
   throw new TirxError(
     "TX1027",
-    `${what}: ${dtype} is a register value only; no tensor, buffer or view holds it`,
+    `${what}: ${dtype} is a register value; no tensor or buffer has it as its dtype`,
     span,
-    [{ message: "store its lanes (T.ptx.unpack) or its 32 bits as uint32 (T.ptx.x2.bits)" }],
+    [
+      {
+        message: `keep the pairs in a ${dtype === "float16x2" ? "float16" : "bfloat16"} buffer and access it through buf.view_as("${dtype}"), or store the bits as uint32 (T.ptx.x2.bits)`,
+      },
+    ],
   );
 }
 

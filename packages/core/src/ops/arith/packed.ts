@@ -25,7 +25,8 @@ import type { OpDef, OpNeed, ThreadFn } from "../op.js";
  * - `T.ptx.x2.cvt(hi, lo, dtype)`: `cvt.rn.{f16x2,bf16x2}.f32 d, hi, lo`, the first float32
  *   source into the upper half (PTX ISA, cvt);
  * - `T.ptx.x2.bits(x)` (→ uint32) and `T.ptx.x2.from_bits(u, dtype)`: the same 32 bits
- *   (`mov.b32`), for storing pairs in uint32 tensors (no buffer holds a pair: TX1027).
+ *   (`mov.b32`), for pairs in uint32 tensors (no tensor or buffer has a pair dtype: TX1027;
+ *   a view of a 16-bit float buffer may, `view_as`).
  * Targets: every form below assembles at sm_80 but bfloat16x2 add/sub/mul, which need sm_90 and
  * PTX 7.8 (TX5006, checked with ptxas 13.0 at sm_80 and sm_90a). Simulator semantics: each lane
  * computed exactly and rounded once to nearest even in its format (numeric/packed.ts), NaN and
