@@ -246,6 +246,21 @@ describe("float16x2 / bfloat16x2 values", () => {
     expect(Array.from(y.toArray() as Float32Array)).toEqual(Array.from(h, (x) => x * x + x));
   });
 
+  it("a pair literal is its bits; a Let of one is not an integer to the range checks", () => {
+    // T.float16x2(0) in a Let reached the register-array check's integer range and failed an
+    // invariant (packages/dsl/test/robustness.test.ts found it).
+    const fn = T.function("pair_literal", { Y: T.Tensor([1], "uint32") }, ({ Y }) => {
+      T.device_entry({ launch: T.cuda.LaunchConfig({ grid: 1, block: 1 }) });
+      const x = T.let_("x", T.float16x2(0x3c00bc00));
+      Y.set([0], T.ptx.x2.bits(T.ptx.x2.abs(x)));
+    });
+    const text = compileToPtx(fn, { arch: "sm_90a" }).text;
+    assembleLater(text, "sm_90a", "pair_literal");
+    const y = tensor.zeros([1], "uint32", dev);
+    compile(fn, { target: "cuda" })(y);
+    expect((y.toArray() as Uint32Array)[0]).toBe(0x3c003c00);
+  });
+
   it("refuses tensors and buffers of pairs (TX1027), mixed or wrong dtypes (TX2005, TX2010), a lane other than 0 or 1, operators and casts (TX1007)", () => {
     expect(errorOf(() => T.Tensor([4], "float16x2")).code).toBe("TX1027");
     expect(errorOf(() => tensor.zeros([4], "bfloat16x2", dev)).code).toBe("TX1027");

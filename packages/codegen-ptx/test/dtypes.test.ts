@@ -1,7 +1,7 @@
 // Table-driven: a small kernel per dtype and operator, assembled by ptxas for sm_80 and sm_90.
 import { describe, expect, it } from "vitest";
 import {
-  DTYPES,
+  DTYPES as ALL_DTYPES,
   binary,
   cast,
   compare,
@@ -10,6 +10,7 @@ import {
   intImm,
   isFloat,
   isFloat8,
+  isPacked,
   logical,
   not,
   type BinaryOp,
@@ -18,6 +19,12 @@ import {
   type Expr,
 } from "@tirx-ts/core";
 import { build } from "./util/assemble.js";
+
+/**
+ * The scalar dtypes: the packed pairs (float16x2, bfloat16x2) take no operator, comparison, cast
+ * or immediate here (TX1007); their ops are records (test/packed-pairs.test.ts).
+ */
+const DTYPES = ALL_DTYPES.filter((dt) => !isPacked(dt));
 import { kernel, launch, load, store, tensor, tidx } from "./util/build.js";
 
 const BINARY_OPS: BinaryOp[] = [

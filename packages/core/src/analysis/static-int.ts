@@ -1,5 +1,5 @@
 import type { Expr } from "../ir/expr.js";
-import { dtypeBits, dtypeKind, isFloat } from "../dtype.js";
+import { dtypeBits, dtypeKind, isFloat, isInt } from "../dtype.js";
 import { foldInt } from "../numeric/int-fold.js";
 import { bottomUp, distinctPostOrder } from "./deep.js";
 
@@ -29,7 +29,8 @@ function intArithmetic(e: Expr): boolean {
   const hit = shapes.get(e);
   if (hit !== undefined) return hit;
   for (const x of distinctPostOrder(e, (y) => shapes.has(y))) {
-    let ok = !isFloat(x.dtype) && x.dtype !== "bool";
+    // Integers only: not floats, bool, or packed pairs (whose literals are their bits).
+    let ok = isInt(x.dtype);
     if (ok && x.kind === "Binary") ok = shapes.get(x.a)! && shapes.get(x.b)!;
     else if (ok && x.kind === "Cast") ok = shapes.get(x.value)!;
     else if (ok) ok = x.kind === "IntImm" || x.kind === "Var";
@@ -80,7 +81,7 @@ function staticNode(
   known: ReadonlySet<number>,
   isStaticInt: (x: Expr) => boolean,
 ): boolean {
-  if (isFloat(e.dtype) || e.dtype === "bool") return false;
+  if (!isInt(e.dtype)) return false;
   switch (e.kind) {
     case "IntImm":
       return true;
