@@ -2,6 +2,21 @@ import { configDefaults, defineConfig } from "vitest/config";
 import { BaseSequencer, type TestSpecification } from "vitest/node";
 
 /**
+ * glibc malloc settings for the workers (forked from this process after it read this file) and
+ * the processes they start: blocks up to 32 MiB come from the heap and freed memory stays there
+ * (up to 256 MiB), instead of each large block being mapped afresh and faulted in page by page.
+ * The simulator allocates its shadow arrays (megabytes) per compiled kernel; on the 2-core
+ * machine the simulator-heavy files took 20% fewer page faults and 3-5% less CPU. A value set
+ * in the environment is kept.
+ */
+const MALLOC = {
+  MALLOC_MMAP_THRESHOLD_: String(32 << 20),
+  MALLOC_TRIM_THRESHOLD_: String(256 << 20),
+  MALLOC_TOP_PAD_: String(64 << 20),
+};
+for (const [name, value] of Object.entries(MALLOC)) process.env[name] ??= value;
+
+/**
  * Files that change process-wide state another file would see: a stub libcuda loaded into the
  * driver binding (launch-stub, allocated-bytes, unavailable) and a mocked code generator
  * (runtime-cuda's compile test). They
