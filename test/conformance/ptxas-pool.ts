@@ -3,12 +3,13 @@
 // kept once), a few ptxas processes run at a time (ptxas takes one input file per run; a CI
 // machine has 2 cores), and a merged module that ptxas refuses is assembled again module by
 // module, so every failure names its own module. Failures carry ptxas's message and the
-// numbered PTX.
+// numbered PTX. A module this ptxas already accepted (test/util/ptxas-accepted.ts) is skipped.
 import { execFile } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { findPtxas } from "../util/ptxas.js";
+import { acceptedKey, recordAccepted, wasAccepted } from "../util/ptxas-accepted.js";
 
 export interface PtxJob {
   readonly name: string;
@@ -73,8 +74,8 @@ export function mergeModules(mods: readonly { text: string }[]): string {
 }
 
 /**
- * Run ptxas on every job (merged as above) with at most `concurrency` processes; resolves with
- * the jobs ptxas refused (empty when all assembled).
+ * Run ptxas on every job (merged as above) with at most `concurrency` processes, but a job this
+ * ptxas already accepted; resolves with the jobs ptxas refused (empty when all assembled).
  * @throws Error when ptxas is not installed (tests must fail loudly, never skip).
  */
 export async function assembleAll(jobs: readonly PtxJob[], concurrency = 2): Promise<PtxFailure[]> {
@@ -97,9 +98,13 @@ export async function assembleAll(jobs: readonly PtxJob[], concurrency = 2): Pro
       );
     });
   };
-  // Chunks of jobs with one arch and one .target (merging needs one target).
+  // The jobs not accepted before, in chunks of one arch and one .target (merging needs one target).
+  const keys = new Map<PtxJob, string | undefined>();
   const groups = new Map<string, PtxJob[]>();
   for (const j of jobs) {
+    const k = acceptedKey(ptxas, j.text, j.arch);
+    if (wasAccepted(k)) continue;
+    keys.set(j, k);
     const key = `${j.arch} ${/\.target (\S+)/.exec(j.text)?.[1] ?? ""}`;
     const g = groups.get(key) ?? [];
     g.push(j);
@@ -115,10 +120,14 @@ export async function assembleAll(jobs: readonly PtxJob[], concurrency = 2): Pro
       const chunk = chunks[next++]!;
       const arch = chunk[0]!.arch;
       const merged = chunk.length === 1 ? chunk[0]!.text : mergeModules(chunk);
-      if ((await run(merged, arch)).code === 0) continue;
+      if ((await run(merged, arch)).code === 0) {
+        for (const job of chunk) recordAccepted(keys.get(job));
+        continue;
+      }
       for (const job of chunk) {
         const r = await run(job.text, arch);
-        if (r.code !== 0) {
+        if (r.code === 0) recordAccepted(keys.get(job));
+        else {
           failures.push({
             name: job.name,
             arch,

@@ -2,6 +2,7 @@ import { spawnSync } from "node:child_process";
 import { accessSync, constants, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { delimiter, join } from "node:path";
+import { acceptedKey, recordAccepted, wasAccepted } from "./ptxas-accepted.js";
 
 /** Where CUDA installs ptxas on every development and CI machine (the CUDA 13.0 toolchain). */
 const DEFAULT_PTXAS = "/usr/local/bin/ptxas";
@@ -34,7 +35,8 @@ function numbered(text: string): string {
 
 /**
  * Assemble `text` with `ptxas -arch=<arch>` (no GPU needed). Tests call this for every PTX
- * module they produce, so that what the code generator emits is real PTX for its target.
+ * module they produce, so that what the code generator emits is real PTX for its target. A text
+ * this ptxas already accepted for `arch` (ptxas-accepted.ts) is not assembled again.
  * @throws Error with ptxas's messages and the numbered PTX when ptxas refuses the module;
  *   Error when ptxas is not installed (tests must fail loudly, never skip).
  */
@@ -45,6 +47,8 @@ export function assemblePtx(text: string, arch: string): void {
       `ptxas not found at ${DEFAULT_PTXAS} or on PATH; install the CUDA toolkit (13.0) to run these tests`,
     );
   }
+  const key = acceptedKey(ptxas, text, arch);
+  if (wasAccepted(key)) return;
   const dir = mkdtempSync(join(tmpdir(), "tirx-ptxas-"));
   try {
     const file = join(dir, "module.ptx");
@@ -58,6 +62,7 @@ export function assemblePtx(text: string, arch: string): void {
         `ptxas -arch=${arch} refused the module (exit ${r.status}):\n${r.stderr}${r.stdout}\n${numbered(text)}`,
       );
     }
+    recordAccepted(key);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
