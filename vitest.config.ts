@@ -35,30 +35,33 @@ const ISOLATED = [
 ];
 
 /**
- * The slowest files, slowest first (seconds each took in a full run on a quiet 2-core machine,
- * 2026-12-02, both workers busy; the three printer files' figures estimated after their checks
- * were regrouped). Vitest runs the files it has timings for longest first, but a
- * fresh clone has none, and it then runs the largest files first: these short files that spawn
- * npm, tsx or ptxas would start last and leave one core idle for their whole length at the end
- * of the run.
+ * The slowest files, slowest first (seconds each took in a full run on the 2-core machine,
+ * 2026-12-02, both workers busy and other work beside them, with ptxas's record of accepted
+ * modules empty as in a fresh clone; the lab's from runs of it alone and in that full run).
+ * Vitest runs the files it has timings for longest first, but a fresh clone has none, and it
+ * then runs the largest files first: these short files that spawn npm, tsx or ptxas would start
+ * last and leave one core idle for their whole length at the end of the run. The lab and
+ * packaging come first: most of their time is Chromium's and npm's, beside the other worker.
  */
 const SLOWEST = [
-  "packages/lab/test/lab-browser.test.ts", // 60-110 s: Chromium, the lab on every example
-  "test/packaging.test.ts", // 37 s: npm pack + npm install
-  "test/depth-limit.test.ts", // 21 s: ptxas on 2048-deep nests
-  "test/flash-attention.test.ts", // 18 s (11 s alone): the forward on the simulator, ptxas
-  "test/diff/ops-cpu.test.ts", // 17 s: with the generated-code half (was jit-cpu, 8 s)
-  "test/mutation.test.ts", // 12 s: with the replay tests (were 14 s + 8 s)
+  "packages/lab/test/lab-browser.test.ts", // 35 s alone, 55 s in the run: Chromium, every example
+  "test/packaging.test.ts", // 44 s (25 s alone): npm pack, npm install, tsx
+  "test/diff/ops-cpu.test.ts", // 37 s: 1207 op × dtype cases built, run twice, assembled
+  "test/flash-attention.test.ts", // 33 s: the forward on the simulator, 9 builds for ptxas
+  "test/mutation.test.ts", // 22 s: with the replay tests
+  "test/readme-commands.test.ts", // 17 s: the README's commands
+  "test/diff/wgmma-cpu.test.ts", // 14 s
+  "test/examples.test.ts", // 14 s
+  "test/printer-property.test.ts", // 12 s: both printers on 1000 random functions
   "packages/dsl/test/robustness.test.ts", // 12 s
-  "test/diff/wgmma-cpu.test.ts", // 12 s
-  "test/readme-commands.test.ts", // 12 s: the README's commands
-  "test/conformance/cp-async-property.test.ts", // 12 s
-  "test/printer-roundtrip.test.ts", // 11 s: both printers on every example's pipeline stages
-  "test/examples.test.ts", // 10 s
-  "test/cli.test.ts", // 9 s: tsx processes
-  "test/printer-property.test.ts", // 9 s: both printers on 1000 random functions
-  "test/script-roundtrip.test.ts", // 8 s
+  "test/flash-attention-backward-varlen.test.ts", // 12 s
+  "test/conformance/cp-async-property.test.ts", // 11 s
+  "test/depth-limit.test.ts", // 11 s: ptxas on 2048-deep nests
+  "test/flash-attention-backward.test.ts", // 10 s
+  "test/range-checks.test.ts", // 10 s
+  "test/cli.test.ts", // 8 s: tirx processes
   "test/mma/ptx.test.ts", // 8 s
+  "test/kernels-attention.test.ts", // 7 s
 ];
 
 /** Vitest's order, with the files of SLOWEST moved first (in SLOWEST's order) in each project. */
