@@ -101,7 +101,7 @@ export default defineConfig({
     sequence: { sequencer: SlowestFirst },
     // Transformed modules kept on disk (node_modules/.experimental-vitest-cache, keyed by each
     // file's content and this config): a run after the first transforms only what changed. The
-    // transforms ran in vitest's main process beside both workers, 7 of its 10 s of CPU for a
+    // transforms ran in vitest's main process beside both workers, 6 of its 9 s of CPU for a
     // quarter of the suite.
     experimental: { fsModuleCache: true },
     projects: [
