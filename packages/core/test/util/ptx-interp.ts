@@ -52,6 +52,43 @@ function fromFloat(x: number, t: string): bigint {
 const signed = (b: bigint, w: number): bigint => BigInt.asIntN(w, b);
 const mask = (b: bigint, w: number): bigint => BigInt.asUintN(w, b);
 
+/** One line of `lines`, split once: a label, or an instruction with its guard and operands. */
+interface Decoded {
+  readonly label: boolean;
+  /** The guard's predicate register and whether it is negated (`@!%p`). */
+  readonly guard?: { readonly reg: string; readonly neg: boolean };
+  readonly opc: readonly string[];
+  readonly args: readonly string[];
+  /** The line without its guard, for messages. */
+  readonly text: string;
+}
+
+/** Each `lines` array decoded once (a lowering's lines run for every input). */
+const decodedLines = new WeakMap<readonly string[], Decoded[]>();
+
+function decode(lines: readonly string[]): Decoded[] {
+  let out = decodedLines.get(lines);
+  if (out) return out;
+  out = lines.map((l): Decoded => {
+    if (l.endsWith(":")) return { label: true, opc: [], args: [], text: l };
+    let line = l;
+    let guard: Decoded["guard"];
+    if (line.startsWith("@")) {
+      const sp = line.indexOf(" ");
+      const g = line.slice(1, sp);
+      const neg = g.startsWith("!");
+      guard = { reg: neg ? g.slice(1) : g, neg };
+      line = line.slice(sp + 1);
+    }
+    const sp = line.indexOf(" ");
+    const opc = line.slice(0, sp).split(".");
+    const args = line.slice(sp + 1).split(", ");
+    return { label: false, ...(guard ? { guard } : {}), opc, args, text: line };
+  });
+  decodedLines.set(lines, out);
+  return out;
+}
+
 /**
  * Run `lines` with registers `init` (bits), returning the register file.
  * @param maxSteps guard against a lowering that never terminates.
@@ -64,6 +101,7 @@ export function runPtx(
   const regs = new Map<string, bigint>(Object.entries(init));
   const labels = new Map<string, number>();
   lines.forEach((l, i) => l.endsWith(":") && labels.set(l.slice(0, -1), i));
+  const code = decode(lines);
   const imm = (x: string, t: string): bigint => {
     if (x.startsWith("%")) {
       const v = regs.get(x);
@@ -78,19 +116,11 @@ export function runPtx(
   let pc = 0;
   for (let steps = 0; pc < lines.length; steps++) {
     if (steps > maxSteps) throw new Error("runaway PTX loop");
-    let line = lines[pc++]!;
-    if (line.endsWith(":")) continue;
-    if (line.startsWith("@")) {
-      const sp = line.indexOf(" ");
-      const g = line.slice(1, sp);
-      const neg = g.startsWith("!");
-      const p = regs.get(neg ? g.slice(1) : g)!;
-      line = line.slice(sp + 1);
-      if ((p === 1n) === neg) continue;
-    }
-    const sp = line.indexOf(" ");
-    const opc = line.slice(0, sp).split(".");
-    const args = line.slice(sp + 1).split(", ");
+    const ins = code[pc++]!;
+    if (ins.label) continue;
+    if (ins.guard && (regs.get(ins.guard.reg)! === 1n) === ins.guard.neg) continue;
+    const { opc, args } = ins;
+    const line = ins.text;
     const [d, x, y, z] = args;
     const set = (v: bigint) => regs.set(d!, v);
     const t = opc[opc.length - 1]!;
