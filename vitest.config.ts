@@ -35,23 +35,25 @@ const ISOLATED = [
 ];
 
 /**
- * The slowest files, slowest first (seconds each took in a full run on the 2-core machine,
- * 2026-12-02, both workers busy and other work beside them, with ptxas's record of accepted
- * modules empty as in a fresh clone; the lab's from runs of it alone and in that full run).
+ * The slowest files, in the order they start (seconds each took in a full run on the 2-core
+ * machine, 2026-12-02, both workers busy and other work beside them, with ptxas's record of
+ * accepted modules empty as in a fresh clone; the lab's from runs of it alone and in that run).
  * Vitest runs the files it has timings for longest first, but a fresh clone has none, and it
  * then runs the largest files first: these short files that spawn npm, tsx or ptxas would start
- * last and leave one core idle for their whole length at the end of the run. The lab and
- * packaging come first: most of their time is Chromium's and npm's, beside the other worker.
+ * last and leave one core idle for their whole length at the end of the run. Most of the lab's
+ * and packaging's time is Chromium's and npm's, less than a core: the lab comes first and
+ * packaging after three files that keep a core busy, so that each has such a file beside it on
+ * the other worker rather than each other (run together first, both took 51-56 s).
  */
 const SLOWEST = [
   "packages/lab/test/lab-browser.test.ts", // 35 s alone, 55 s in the run: Chromium, every example
-  "test/packaging.test.ts", // 44 s (25 s alone): npm pack, npm install, tsx
   "test/diff/ops-cpu.test.ts", // 37 s: 1207 op × dtype cases built, run twice, assembled
   "test/flash-attention.test.ts", // 33 s: the forward on the simulator, 9 builds for ptxas
+  "test/examples.test.ts", // 14 s
+  "test/packaging.test.ts", // 44 s (25 s alone): npm pack, npm install, tsx
   "test/mutation.test.ts", // 22 s: with the replay tests
   "test/readme-commands.test.ts", // 17 s: the README's commands
   "test/diff/wgmma-cpu.test.ts", // 14 s
-  "test/examples.test.ts", // 14 s
   "test/printer-property.test.ts", // 12 s: both printers on 1000 random functions
   "packages/dsl/test/robustness.test.ts", // 12 s
   "test/flash-attention-backward-varlen.test.ts", // 12 s
