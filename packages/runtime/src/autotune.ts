@@ -35,12 +35,7 @@ import {
   type TuneConfig,
   type TuneKeyRecord,
 } from "./autotune-cache.js";
-import {
-  ptxasUsage,
-  REGISTERS_PER_BLOCK,
-  registersPerBlock,
-  type PtxasUsage,
-} from "./autotune-fit.js";
+import { ptxasUsage, REGISTERS_PER_BLOCK, registersPerBlock } from "./autotune-fit.js";
 import { Progress, type ProgressStream } from "./autotune-progress.js";
 import { compile, type Compiled } from "./compile.js";
 import { device as defaultDevice, deviceArch } from "./device.js";
@@ -292,7 +287,8 @@ type Fit =
       readonly ok: true;
       readonly kernel: Compiled;
       readonly sharedBytes: number;
-      readonly usage?: PtxasUsage;
+      /** Registers per thread, from ptxas -v or a cache entry that recorded them. */
+      readonly registers?: number;
     }
   | { readonly ok: false; readonly reason: string; readonly code?: DiagnosticCode };
 
@@ -559,25 +555,7 @@ class Tuner<C extends object> {
       notes.push(`the cached config no longer fits (${fit.reason})`);
       return undefined;
     }
-    const byText = new Map<string, CachedCandidate>();
-    for (const c of e.candidates) byText.set(canonicalJson(c.config), c);
-    const candidates = this.built.map((b): TuneCandidate<C> => {
-      const c = byText.get(b.text);
-      if (b === chosen) return this.#fitted(b, fit, "untimed", e.us);
-      if (c?.pruned !== undefined) {
-        return {
-          config: b.config,
-          status: "pruned",
-          reason: c.pruned,
-          ...(c.code ? { code: c.code } : {}),
-        };
-      }
-      return {
-        config: b.config,
-        status: "unchecked",
-        ...(typeof c?.us === "number" ? { us: c.us } : {}),
-      };
-    });
+    const candidates = this.#cachedCandidates(e, chosen, fit);
     return this.#result(chosen.config, fit.kernel, "cache", candidates, {
       why: `read from the cache file ${file}: the choice of an earlier tuning for this key, device, driver and kernel source (${fmtUs(e.us)}); nothing timed`,
       us: e.us,
@@ -622,18 +600,30 @@ class Tuner<C extends object> {
       return "changed";
     }
     (this.key as { source: string }).source = e.key.source;
-    const candidates = this.builds.configs.map((config, j): TuneCandidate<C> => {
-      const c = cached[j]!;
-      if (j === i) return this.#fitted(chosen, fit, "untimed", e.us);
-      if (c.pruned !== undefined) {
-        return { config, status: "pruned", reason: c.pruned, ...(c.code ? { code: c.code } : {}) };
-      }
-      return { config, status: "unchecked", ...(typeof c.us === "number" ? { us: c.us } : {}) };
-    });
+    const candidates = this.#cachedCandidates(e, chosen, fit);
     return this.#result(chosen.config, fit.kernel, "cache", candidates, {
       why: `read from the cache file ${file}: the choice of an earlier tuning for this key, device, driver and candidates, its kernel unchanged (${fmtUs(e.us)}); nothing timed, no other candidate built`,
       us: e.us,
       file,
+    });
+  }
+
+  /**
+   * The candidates as a cache hit reports them: the chosen one fitted and untimed (at the file's
+   * time), the others as the file recorded them (pruned with its reason, or unchecked with their
+   * time), none of them built.
+   */
+  #cachedCandidates(e: TuneCacheEntry, chosen: Built<C>, fit: Fit): TuneCandidate<C>[] {
+    const byText = new Map<string, CachedCandidate>();
+    for (const c of e.candidates) byText.set(canonicalJson(c.config), c);
+    return this.builds.configs.map((config, j): TuneCandidate<C> => {
+      const text = this.builds.texts[j]!;
+      if (text === chosen.text) return this.#fitted(chosen, fit, "untimed", e.us);
+      const c = byText.get(text);
+      if (c?.pruned !== undefined) {
+        return { config, status: "pruned", reason: c.pruned, ...(c.code ? { code: c.code } : {}) };
+      }
+      return { config, status: "unchecked", ...(typeof c?.us === "number" ? { us: c.us } : {}) };
     });
   }
 
@@ -770,7 +760,7 @@ class Tuner<C extends object> {
       ...(us !== undefined ? { us } : {}),
       ...(samplesUs ? { samplesUs } : {}),
       sharedBytes: fit.sharedBytes,
-      ...(fit.usage ? { registers: fit.usage.registers } : {}),
+      ...(fit.registers !== undefined ? { registers: fit.registers } : {}),
     };
   }
 
@@ -861,27 +851,28 @@ class Tuner<C extends object> {
       };
     }
     const ptxas = knownRegisters === undefined ? findPtxas() : undefined;
-    const usage =
-      knownRegisters !== undefined
-        ? ({ registers: knownRegisters } as PtxasUsage)
-        : ptxas
-          ? ptxasUsage(ptxas, mod.text, arch)
-          : undefined;
+    const registers =
+      knownRegisters ?? (ptxas ? ptxasUsage(ptxas, mod.text, arch) : undefined)?.registers;
     const threads = mod.launch.block.reduce<number>(
       (a, x) => a * (typeof x === "number" ? x : NaN),
       1,
     );
-    if (usage && Number.isFinite(threads)) {
-      const regs = registersPerBlock(usage.registers, threads);
+    if (registers !== undefined && Number.isFinite(threads)) {
+      const regs = registersPerBlock(registers, threads);
       const regLimit = this.options.limits?.registersPerBlock ?? REGISTERS_PER_BLOCK;
       if (regs > regLimit) {
         return {
           ok: false,
-          reason: `registers: ${usage.registers} per thread (ptxas -v) × ${threads} threads take ${regs} of the register file, over ${regLimit} per CTA`,
+          reason: `registers: ${registers} per thread (ptxas -v) × ${threads} threads take ${regs} of the register file, over ${regLimit} per CTA`,
         };
       }
     }
-    return { ok: true, kernel, sharedBytes: shared, ...(usage ? { usage } : {}) };
+    return {
+      ok: true,
+      kernel,
+      sharedBytes: shared,
+      ...(registers !== undefined ? { registers } : {}),
+    };
   }
 
   /** Time one fitting candidate: its median µs, or why its launch failed. */
