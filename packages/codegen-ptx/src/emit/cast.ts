@@ -1,4 +1,4 @@
-import { dtypeBits, invariant, isFloat, isFloat8, type DType } from "@tirx-ts/core";
+import { cvtNanToZero, dtypeBits, invariant, isFloat, isFloat8, type DType } from "@tirx-ts/core";
 import { bitType, cvtType, floatImmediate, isReg, opType } from "../types.js";
 import type { EmitContext } from "./context.js";
 
@@ -48,13 +48,14 @@ export function emitCast(ctx: EmitContext, a: string, from: DType, to: DType): s
     ctx.ins(`cvt.rn.${t}.${f} ${d}, ${a}`);
   } else if (isFloat(from)) {
     ctx.ins(`cvt.rzi.${t}.${f} ${d}, ${a}`);
-    if (from === "float64" || dtypeBits(to) === 64) {
-      // These conversions give the most negative integer's bits for NaN on sm_80/sm_90 (seen on
-      // an H200); the IR defines NaN → 0, as the 32-bit conversions from float32 give it.
-      const nan = ctx.reg("bool");
-      ctx.ins(`setp.nan.${f} ${nan}, ${a}, ${a}`);
-      ctx.ins(`selp.${bitType(to)} ${d}, 0, ${d}, ${nan}`);
-    }
+    cvtNanToZero(
+      (l) => ctx.ins(l),
+      d,
+      a,
+      from,
+      to,
+      () => ctx.reg("bool"),
+    );
   } else if (dtypeBits(from) === dtypeBits(to) && dtypeBits(to) >= 16) {
     ctx.ins(`mov.${bitType(to)} ${d}, ${a}`);
   } else {

@@ -55,3 +55,25 @@ export function bitType(dt: DType): string {
   if (cls === "fd") return "f64";
   return { rs: "b16", h: "b16", r: "b32", rd: "b64" }[cls];
 }
+
+/**
+ * The fix-up after `cvt.{rni,rzi,rmi,rpi}.<int to>.<float from>` that makes a NaN source 0 (the
+ * IR's and the simulator's value): from float64, or into a 64-bit integer, the sm_80/sm_90
+ * hardware gives the most negative integer's bits for NaN (measured on an H200,
+ * test/gpu/ops-differential.test.ts), where the 32-bit conversions from narrower floats give 0.
+ * `d` holds the conversion's result, `x` its source, `p` a free predicate register; `ins` emits
+ * one PTX line. Emits nothing for the conversions that already give 0.
+ */
+export function cvtNanToZero(
+  ins: (line: string) => void,
+  d: string,
+  x: string,
+  from: DType,
+  to: DType,
+  p: () => string,
+): void {
+  if (from !== "float64" && dtypeBits(to) !== 64) return;
+  const nan = p();
+  ins(`setp.nan.${cvtType(from)} ${nan}, ${x}, ${x}`);
+  ins(`selp.${bitType(to)} ${d}, 0, ${d}, ${nan}`);
+}

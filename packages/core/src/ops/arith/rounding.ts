@@ -13,7 +13,7 @@ import {
 } from "../../numeric/directed.js";
 import { badDtypes, valueArg } from "../define.js";
 import type { OpDef, OpNeed, SimValue, ThreadFn } from "../op.js";
-import { bitType, cvtType } from "../ptx-type.js";
+import { cvtNanToZero, cvtType } from "../ptx-type.js";
 
 declare module "../op.js" {
   interface OpDef {
@@ -248,13 +248,14 @@ function cvtToIntRecord(mode: IntRoundMode, to: DType): OpDef {
       const from = dts[0]!;
       const x = c.toReg(ops[0]!, from);
       c.ins(`cvt.${mode}.${cvtType(to)}.${cvtType(from)} ${d}, ${x}`);
-      if (from === "float64" || bits === 64) {
-        // These conversions give the most negative integer's bits for NaN on sm_90 (measured
-        // on an H200, test/gpu/ops-differential.test.ts); NaN → 0 as the plain cast's.
-        const nan = c.tmp("bool");
-        c.ins(`setp.nan.${cvtType(from)} ${nan}, ${x}, ${x}`);
-        c.ins(`selp.${bitType(to)} ${d}, 0, ${d}, ${nan}`);
-      }
+      cvtNanToZero(
+        (l) => c.ins(l),
+        d,
+        x,
+        from,
+        to,
+        () => c.tmp("bool"),
+      );
     },
     halfNative: true,
     sim: {
