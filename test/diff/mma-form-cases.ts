@@ -234,7 +234,7 @@ export function formData(f: MmaForm, rnd: () => number): { A: number[]; B: numbe
  * inputs are outside no domain (the exact value is non-finite too).
  */
 export function outsideDomain(
-  f: MmaForm,
+  f: Pick<MmaForm, "c">,
   as: readonly number[],
   bs: readonly number[],
   c: number,
@@ -300,6 +300,38 @@ export interface FormVerdict {
   readonly bad: readonly string[];
 }
 
+/**
+ * One float element of D, `got`, against the exact `want` = c + Σ as·bs of a form of D type
+ * `f.c` (dense or sparse): exact when it equals `want` rounded once to that type (NaN for NaN;
+ * zeros of either sign, as the ISA does not say which sign an exact zero sum of signed zeros
+ * takes), else its error as a fraction of `bound()`; `bad` holds why it fails (non-finite
+ * mismatch, over the bound, data outside the bound's domain).
+ */
+export function judgeFloatElement(
+  f: Pick<MmaForm, "c">,
+  where: string,
+  got: number,
+  want: number,
+  as: readonly number[],
+  bs: readonly number[],
+  c: number,
+  bound: () => number,
+): { exact: boolean; err: number; bad: string[] } {
+  const bad: string[] = [];
+  const outside = outsideDomain(f, as, bs, c);
+  if (outside !== undefined) bad.push(`${where}: ${outside}`);
+  if (got === roundTo(want, ARRAY[f.c]!) || (got !== got && want !== want)) {
+    return { exact: true, err: 0, bad };
+  }
+  if (!Number.isFinite(want) || !Number.isFinite(got)) {
+    bad.push(`${where} = ${got}, exact ${want}`);
+    return { exact: false, err: 0, bad };
+  }
+  const err = Math.abs(got - want) / bound();
+  if (!(err <= 1)) bad.push(`${where} = ${got}, exact ${want}, ${err.toFixed(2)} of the bound`);
+  return { exact: false, err, bad };
+}
+
 /** Judge one warp's D slots `out` of form `f` on data `d` (see {@link formData}). */
 export function judgeForm(
   f: MmaForm,
@@ -336,29 +368,17 @@ export function judgeForm(
         continue;
       }
       const want = exactFloat(as, bs, cv);
-      const outside = outsideDomain(f, as, bs, cv);
-      if (outside !== undefined && bad.length < 3) bad.push(`${where}: ${outside}`);
-      // Equal values count as exact, zeros of either sign too (the ISA does not say which sign
-      // an exact zero sum of signed zeros takes).
-      if (got === roundTo(want, ARRAY[f.c]) || (got !== got && want !== want)) {
-        exact++;
-        continue;
-      }
-      if (!Number.isFinite(want) || !Number.isFinite(got)) {
-        if (bad.length < 3) bad.push(`${where} = ${got}, exact ${want}`);
-        continue;
-      }
-      const bound = mmaFormBound(
-        f,
-        cv,
-        as.map((a, k) => a * bs[k]!),
-        want,
+      const t = judgeFloatElement(f, where, got, want, as, bs, cv, () =>
+        mmaFormBound(
+          f,
+          cv,
+          as.map((a, k) => a * bs[k]!),
+          want,
+        ),
       );
-      const err = Math.abs(got - want) / bound;
-      worst = Math.max(worst, err);
-      if (!(err <= 1) && bad.length < 3) {
-        bad.push(`${where} = ${got}, exact ${want}, ${err.toFixed(2)} of the bound`);
-      }
+      if (t.exact) exact++;
+      worst = Math.max(worst, t.err);
+      for (const b of t.bad) if (bad.length < 3) bad.push(b);
     }
   }
   return { checked, exact, worst, bad };

@@ -20,6 +20,7 @@ import { T } from "@tirx-ts/dsl";
 import { roundDyadic, roundTo, toDyadic } from "./reference.js";
 import { prng } from "./values.js";
 import type { MmaCase, Verdict } from "./mma-cases.js";
+import { judgeFloatElement } from "./mma-form-cases.js";
 
 /** The register array's dtype of each type the sparse forms use. */
 const ARRAY: Partial<Record<MmaType, DType>> = {
@@ -246,26 +247,17 @@ export function judgeSp(
       const want = exactSum(cv, as, bs);
       const got = out[l * 4 + i]!;
       checked++;
-      const where = `D[${r}][${n}]`;
-      if (got === roundTo(want, dtOf(f.c)) || (got !== got && want !== want)) {
-        exact++;
-        continue;
-      }
-      if (!Number.isFinite(want) || !Number.isFinite(got)) {
-        if (bad.length < 3) bad.push(`${where} = ${got}, exact ${want}`);
-        continue;
-      }
-      const bound = mmaSpFormBound(
-        f,
-        cv,
-        as.map((x, k) => x * bs[k]!),
-        want,
+      const t = judgeFloatElement(f, `D[${r}][${n}]`, got, want, as, bs, cv, () =>
+        mmaSpFormBound(
+          f,
+          cv,
+          as.map((x, k) => x * bs[k]!),
+          want,
+        ),
       );
-      const err = Math.abs(got - want) / bound;
-      worst = Math.max(worst, err);
-      if (!(err <= 1) && bad.length < 3) {
-        bad.push(`${where} = ${got}, exact ${want}, ${err.toFixed(2)} of the bound`);
-      }
+      if (t.exact) exact++;
+      worst = Math.max(worst, t.err);
+      for (const b of t.bad) if (bad.length < 3) bad.push(b);
     }
   }
   return { checked, exact, worst, bad };
