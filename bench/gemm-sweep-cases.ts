@@ -9,7 +9,7 @@ import { wgmmaFp8F32Bound } from "@tirx-ts/core";
  * block scales (DeepSeek-V3's: A's per row and 128-wide K block, B's per 128 × 128 block), or
  * bf16 with bias + GELU.
  */
-export type GemmKind = "bf16" | "fp8" | "fp8-block" | "bias-gelu";
+export type GemmKind = "bf16" | "fp8" | "fp8-fast" | "fp8-block" | "bias-gelu";
 
 /** One case of the sweep: D [m, n] = A [m, k] · B [n, k]ᵀ (both K-major: torch's a @ b.T). */
 export interface GemmCase {
@@ -51,9 +51,12 @@ export const DEFAULT_SHAPES: readonly (readonly [number, number])[] = [
 export const USAGE = `Usage: tsx -C source bench/gemm-sweep.ts [options]
   --ms 16,128,1024,8192          rows of D
   --shapes 4096x4096,14336x4096  (n)x(k) pairs (default: the six of issue 24)
-  --kinds bf16,fp8,fp8-block,bias-gelu
-                                 what to time (fp8-block: block scales, timed against tirx-ts's
-                                 per-tensor fp8; bias-gelu: at --epilogue-size³, with plain bf16 beside it)
+  --kinds bf16,fp8,fp8-fast,fp8-block,bias-gelu
+                                 what to time (fp8: per-tensor scales, each K-tile promoted into
+                                 float32, against torch._scaled_mm; fp8-fast: gemm()'s fastAccum
+                                 against _scaled_mm's use_fast_accum; fp8-block: block scales,
+                                 timed against tirx-ts's per-tensor fp8; bias-gelu: at
+                                 --epilogue-size³, with plain bf16 beside it)
   --epilogue-size 8192           m = n = k of the epilogue cases
   --iters N                      timed launches per case (default: by FLOPs, 10 … 100)
   --no-peers                     skip torch (python3 bench/gemm_peers.py)
@@ -62,7 +65,7 @@ export const USAGE = `Usage: tsx -C source bench/gemm-sweep.ts [options]
   --dry-run                      list the cases, launch nothing
   --help`;
 
-const KINDS: readonly GemmKind[] = ["bf16", "fp8", "fp8-block", "bias-gelu"];
+const KINDS: readonly GemmKind[] = ["bf16", "fp8", "fp8-fast", "fp8-block", "bias-gelu"];
 
 /** A positive integer list "a,b,c". @throws RangeError naming the option. */
 function ints(v: string, what: string): number[] {
@@ -154,7 +157,7 @@ export function gemmSweepCases(o: GemmSweepOptions): GemmCase[] {
     if (out.some((c) => c.kind === kind && c.m === m && c.n === n && c.k === k)) return;
     out.push({ kind, m, n, k, iters: o.iters ?? itersFor({ m, n, k }) });
   };
-  for (const kind of ["bf16", "fp8", "fp8-block"] as const) {
+  for (const kind of ["bf16", "fp8", "fp8-fast", "fp8-block"] as const) {
     if (!o.kinds.includes(kind)) continue;
     for (const m of o.ms) for (const [n, k] of o.shapes) add(kind, m, n, k);
   }
@@ -214,7 +217,7 @@ export function referenceAt(
   i: number,
   j: number,
 ): { ref: number; mag: number; tc: number } {
-  const fp8 = c.kind === "fp8" || c.kind === "fp8-block";
+  const fp8 = c.kind === "fp8" || c.kind === "fp8-fast" || c.kind === "fp8-block";
   const kb = Math.ceil(c.k / SCALE_BLOCK);
   // fp8-block: Σ_kb sA[i, kb]·sB[⌊j/128⌋, kb]·Σ_{x in kb} a·b (the block scales in float64).
   const scale = (x: number): number =>
@@ -225,8 +228,8 @@ export function referenceAt(
   let dot = 0;
   let mag = 0;
   // The float8 tensor cores' truncation (core's wgmmaFp8F32Bound, one k32 wgmma at a time): the
-  // accumulator runs over all of K (per-tensor) or restarts at every 128-wide K block, whose
-  // float32 sum is then scaled and promoted (fp8-block).
+  // accumulator restarts at every 128-wide K-tile, whose float32 sum is then promoted (fp8,
+  // fp8-block: scaled there), or runs over all of K (fp8-fast).
   let tc = 0;
   let acc = 0;
   let chunk: number[] = [];
@@ -245,7 +248,7 @@ export function referenceAt(
       chunk.push(raw);
       const last = x === c.k - 1;
       if (chunk.length === WGMMA_K || last) flush(scale(x));
-      if (c.kind === "fp8-block" && ((x + 1) % SCALE_BLOCK === 0 || last)) acc = 0;
+      if (c.kind !== "fp8-fast" && ((x + 1) % SCALE_BLOCK === 0 || last)) acc = 0;
     }
   }
   if (c.kind === "fp8-block") return { ref: dot, mag, tc };
@@ -265,11 +268,11 @@ export function referenceAt(
  * tanh.approx 2^-11) plus float32 accumulation k·2^-24·Σ|a·b|, plus, for float8, `tc`: the
  * tensor cores' aligned, truncated sums (core's wgmmaFp8F32Bound summed over the k32 wgmmas of
  * the element, scaled as the kernel scales them; measured on the H200 by
- * test/gpu/wgmma-fp8.test.ts) and for fp8-block 3 float32 roundings per K block of the
+ * test/gpu/wgmma-fp8.test.ts) and for fp8 and fp8-block 3 float32 roundings per K-tile of the
  * promotion.
  */
 export function boundAt(c: GemmCase, ref: number, mag: number, tc = 0): number {
-  const promote = c.kind === "fp8-block" ? 3 * Math.ceil(c.k / SCALE_BLOCK) : 0;
+  const promote = c.kind === "fp8-block" || c.kind === "fp8" ? 3 * Math.ceil(c.k / SCALE_BLOCK) : 0;
   const acc = (c.k + promote) * 2 ** -24 * mag + tc;
   return 2 ** -8 * Math.abs(ref) + acc + 2 ** -20;
 }
@@ -290,6 +293,7 @@ export interface GemmRow {
 export const PEER: Readonly<Record<GemmKind, string>> = {
   bf16: "torch.matmul",
   fp8: "torch._scaled_mm",
+  "fp8-fast": "torch._scaled_mm use_fast_accum",
   // Timed by bench/gemm-sweep.ts itself (torch has no 1 × 128 / 128 × 128 scaled matmul to
   // compare with): the cost of block scaling over per-tensor scaling, target ≥ 0.9.
   "fp8-block": "tirx-ts fp8 per-tensor",
@@ -316,7 +320,7 @@ export function formatGemmTable(
     `- date: ${meta.date}`,
     `- GPU: ${meta.gpu}`,
     `- command: ${meta.command}`,
-    "- D = A·Bᵀ (A [m, k], B [n, k], both K-major), bf16 → bf16; fp8: e4m3 × e4m3 with per-tensor scales → bf16; fp8-block: e4m3 × e4m3 with block scales (A 1 × 128, B 128 × 128) → bf16, its peer tirx-ts's per-tensor fp8; bias-gelu: bf16 with a bias per column and GELU (tanh) fused",
+    "- D = A·Bᵀ (A [m, k], B [n, k], both K-major), bf16 → bf16; fp8: e4m3 × e4m3 with per-tensor scales → bf16, each 128-wide K-tile's sum promoted into float32 (gemm()'s default; torch._scaled_mm's too); fp8-fast: the same with one accumulator over all of K (gemm()'s fastAccum, _scaled_mm's use_fast_accum); fp8-block: e4m3 × e4m3 with block scales (A 1 × 128, B 128 × 128) → bf16, its peer tirx-ts's per-tensor fp8; bias-gelu: bf16 with a bias per column and GELU (tanh) fused",
     "- times: medians of CUDA-event-timed launches after warm-up; ratio = peer time / tirx-ts time",
     "",
     `| # | kind | m | n | k | tirx-ts µs | TFLOP/s | peer | peer µs | peer TFLOP/s | ratio | check |${tuned ? " config |" : ""}`,

@@ -19,7 +19,7 @@
 // CUDA-event-timed launches (timeLaunches) after one checked launch; split-K configurations
 // include the workspace's memset and the epilogue kernel.
 // Usage: tsx -C source bench/gemm-sweep.ts [--ms 16,128] [--shapes 4096x4096]
-//   [--kinds bf16,fp8,fp8-block,bias-gelu] [--epilogue-size 8192] [--iters N] [--no-peers]
+//   [--kinds bf16,fp8,fp8-fast,fp8-block,bias-gelu] [--epilogue-size 8192] [--iters N] [--no-peers]
 //   [--tune] [--out results.md] [--dry-run] [--help]
 import { spawn } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
@@ -189,9 +189,10 @@ else {
   const sizesOf = (kind: GemmCase["kind"], c: GemmCase, config: Config): GemmSizes =>
     ({
       ...{ m: c.m, n: c.n, k: c.k, transB: true, outDtype: "bfloat16", config, ctas },
-      dtype: kind === "fp8" || kind === "fp8-block" ? "float8_e4m3" : "bfloat16",
+      dtype: kind === "bf16" || kind === "bias-gelu" ? "bfloat16" : "float8_e4m3",
       ...(kind === "bias-gelu" ? { bias: "bfloat16", activation: "gelu" } : {}),
-      ...(kind === "fp8" ? { scales: true } : {}),
+      ...(kind === "fp8" || kind === "fp8-fast" ? { scales: true } : {}),
+      ...(kind === "fp8-fast" ? { fastAccum: true } : {}),
       ...(kind === "fp8-block" ? { scales: "block" } : {}),
     }) as GemmSizes;
   /**
@@ -242,7 +243,7 @@ else {
   };
   cases.forEach((c: GemmCase, ci) => {
     try {
-      const fp8 = c.kind === "fp8" || c.kind === "fp8-block";
+      const fp8 = c.kind === "fp8" || c.kind === "fp8-fast" || c.kind === "fp8-block";
       const inDt = fp8 ? "float8_e4m3" : "bfloat16";
       const A = filled([c.m, c.k], inDt, SEEDS.a);
       const B = filled([c.n, c.k], inDt, SEEDS.b);
@@ -252,7 +253,7 @@ else {
       const args =
         c.kind === "bias-gelu"
           ? [filled([0, c.n], "bfloat16", SEEDS.bias)]
-          : c.kind === "fp8"
+          : c.kind === "fp8" || c.kind === "fp8-fast"
             ? perTensor
             : [];
       const kb = Math.ceil(c.k / SCALE_BLOCK);
@@ -262,7 +263,7 @@ else {
           : [];
       const shape = {
         ...{ m: c.m, n: c.n, k: c.k, inBytes: (fp8 ? 1 : 2) as 1 | 2 },
-        blockScaled: c.kind === "fp8-block",
+        promoted: c.kind === "fp8" || c.kind === "fp8-block",
       } as const;
       const entry = untuned(c.kind, c, shape);
       let config: Config = entry.config;
@@ -329,7 +330,7 @@ else {
         // gemm() picks for it (block scaling keeps to 128-column tiles: the cost is the
         // promotion and the tile choice together).
         const pk = makeGemm(
-          sizesOf("fp8", c, untuned("fp8", c, { ...shape, blockScaled: false }).config),
+          sizesOf("fp8", c, untuned("fp8", c, { ...shape, promoted: true }).config),
         );
         const pmain = rt.compileCuda(pk.main, { device: dev });
         const plaunch = launcher(pk, pmain, c, A, B, D, perTensor, []);

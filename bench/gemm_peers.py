@@ -1,5 +1,6 @@
 """Peers of bench/gemm-sweep.ts on the GPU: torch.matmul (bf16), torch._scaled_mm (float8 e4m3 x
-e4m3 with per-tensor scales, bf16 out) and torch's unfused bias + GELU (F.gelu(torch.addmm(bias,
+e4m3 with per-tensor scales, bf16 out; "fp8" its default accumulation, "fp8-fast" with
+use_fast_accum=True) and torch's unfused bias + GELU (F.gelu(torch.addmm(bias,
 a, b.T), approximate="tanh")). Needs python3 with torch (and triton: the timing helpers are
 bench/attention_peers.py's).
 
@@ -26,7 +27,12 @@ import torch.nn.functional as F
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from attention_peers import emit, reason, time_us  # noqa: E402
 
-PEER = {"bf16": "torch.matmul", "fp8": "torch._scaled_mm", "bias-gelu": "torch gelu(addmm)"}
+PEER = {
+    "bf16": "torch.matmul",
+    "fp8": "torch._scaled_mm",
+    "fp8-fast": "torch._scaled_mm use_fast_accum",
+    "bias-gelu": "torch gelu(addmm)",
+}
 
 
 def values(shape, seed, fp8, dev):
@@ -61,14 +67,16 @@ def main():
             continue  # fp8-block: its peer is tirx-ts's per-tensor fp8, timed by gemm-sweep.ts
         variant = PEER[kind]
         try:
-            fp8 = kind == "fp8"
+            fp8 = kind in ("fp8", "fp8-fast")
             a = values((m, k), seeds["a"], fp8, dev)
             b = values((n, k), seeds["b"], fp8, dev)
             if fp8:
                 scale_a = torch.tensor(sa, device=dev, dtype=torch.float32)
                 scale_b = torch.tensor(sb, device=dev, dtype=torch.float32)
+                fast = kind == "fp8-fast"
                 fn = lambda: torch._scaled_mm(  # noqa: E731
-                    a, b.t(), scale_a=scale_a, scale_b=scale_b, out_dtype=torch.bfloat16)
+                    a, b.t(), scale_a=scale_a, scale_b=scale_b, out_dtype=torch.bfloat16,
+                    use_fast_accum=fast)
             elif kind == "bias-gelu":
                 bias = values((n,), seeds["bias"], False, dev)
                 fn = lambda: F.gelu(torch.addmm(bias, a, b.t()), approximate="tanh")  # noqa: E731

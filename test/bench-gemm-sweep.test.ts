@@ -19,7 +19,7 @@ import {
 } from "../bench/gemm-sweep-cases.js";
 
 describe("bench/gemm-sweep options and cases", () => {
-  test("the defaults are issue 24's sweep, bf16, fp8 and fp8-block, then bias + GELU beside plain at 8192³", () => {
+  test("the defaults are issue 24's sweep, bf16, fp8, fp8-fast and fp8-block, then bias + GELU beside plain at 8192³", () => {
     const o = parseGemmArgs([]);
     expect([o.ms, o.shapes, o.peers, o.dryRun]).toEqual([
       [16, 128, 1024, 8192],
@@ -28,9 +28,9 @@ describe("bench/gemm-sweep options and cases", () => {
       false,
     ]);
     const cases = gemmSweepCases(o);
-    // 4 × 6 per kind (bf16, fp8, fp8-block); 8192³ bf16 is already in the sweep, so the
-    // epilogue adds one case.
-    expect(cases.length).toBe(3 * 24 + 1);
+    // 4 × 6 per kind (bf16, fp8, fp8-fast, fp8-block); 8192³ bf16 is already in the sweep, so
+    // the epilogue adds one case.
+    expect(cases.length).toBe(4 * 24 + 1);
     expect(cases.at(-1)).toMatchObject({ kind: "bias-gelu", m: 8192, n: 8192, k: 8192 });
     expect(cases.filter((c) => c.kind === "fp8").map((c) => [c.m, c.n, c.k])[7]).toEqual([
       128, 14336, 4096,
@@ -55,7 +55,7 @@ describe("bench/gemm-sweep options and cases", () => {
     expect(() => parseGemmArgs(["--shapes", "4096"])).toThrow(/--shapes takes \(n\)x\(k\) pairs/);
     expect(() => parseGemmArgs(["--ms", "0"])).toThrow(/--ms takes positive integers/);
     expect(() => parseGemmArgs(["--kinds", "int8"])).toThrow(
-      /--kinds takes bf16, fp8, fp8-block, bias-gelu/,
+      /--kinds takes bf16, fp8, fp8-fast, fp8-block, bias-gelu/,
     );
     expect([o.tune, parseGemmArgs(["--tune"]).tune]).toEqual([false, true]);
   });

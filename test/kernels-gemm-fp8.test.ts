@@ -5,9 +5,11 @@
 // transposed float8 operand) refused with TX9001 naming the fix.
 import { describe, expect, test } from "vitest";
 import { gemm, sim, tensor } from "tirx-ts";
-import { makeGemm } from "@tirx-ts/kernels";
+import { gemmTuneKey, makeGemm } from "@tirx-ts/kernels";
 import { checkGemm, type GemmSpec } from "./util/gemm-reference.js";
 import { errorOf } from "./util/error-of.js";
+import { assembleLater } from "./util/ptxas-deferred.js";
+import { compileToPtx } from "@tirx-ts/codegen-ptx";
 
 const dev = sim();
 const small = { bm: 64, bn: 64, stages: 2 } as const;
@@ -41,5 +43,67 @@ describe("gemm() with float8 inputs on the simulator against float64", () => {
     expect(e.span?.file).toMatch(/kernels-gemm-fp8\.test\.ts$/);
     const base = { m: 16, n: 16, k: 32, dtype: "float8_e4m3", config: small } as const;
     expect(errorOf(() => makeGemm({ ...base, transA: true, transB: true })).code).toBe("TX9001");
+  });
+});
+
+describe("float8 accumulation: promoted per K-tile by default, fastAccum on request", () => {
+  const sizes = {
+    m: 64,
+    n: 64,
+    k: 512,
+    dtype: "float8_e4m3",
+    transB: true,
+    scales: true,
+    config: small,
+  } as const;
+  /** The PTX of the main kernel's float32 adds (the promotion adds acc += tmp per K-tile). */
+  const adds = (ptx: string): number => (ptx.match(/^\s*add(\.rn)?\.f32\s/gm) ?? []).length;
+
+  test("the default sums each K-tile in a second register tile and adds it to the accumulator", () => {
+    const promoted = compileToPtx(makeGemm(sizes).main, { arch: "sm_90a" }).text;
+    const fast = compileToPtx(makeGemm({ ...sizes, fastAccum: true }).main, {
+      arch: "sm_90a",
+    }).text;
+    assembleLater(promoted, "sm_90a", "gemm float8 promoted");
+    assembleLater(fast, "sm_90a", "gemm float8 fastAccum");
+    // bn 64: 32 accumulator slots per thread (64 × 64 over 128 threads), one add each in the
+    // K loop's body; nothing else differs in the float32 adds.
+    expect(adds(promoted) - adds(fast)).toBe(32);
+  });
+
+  test("both are within the float64 reference's bound on the simulator, and fastAccum's key differs", () => {
+    const c = {
+      m: 17,
+      n: 40,
+      k: 300,
+      dtype: "float8_e4m3",
+      transB: true,
+      outDtype: "float32",
+      scales: [0.5, 2],
+      config: small,
+    } as const;
+    for (const fastAccum of [false, true]) {
+      const { ratio, at } = checkGemm(gemm, dev, { ...c, fastAccum });
+      expect(ratio, at).toBeLessThanOrEqual(1);
+    }
+    const key = (fastAccum: boolean) =>
+      JSON.stringify(gemmTuneKey({ ...sizes, fastAccum, outDtype: "bfloat16" }));
+    expect(key(true)).not.toBe(key(false));
+  });
+
+  test("fastAccum is refused with 16-bit inputs, with block scales, and when not a boolean", () => {
+    const e16 = errorOf(() =>
+      makeGemm({ ...sizes, dtype: "bfloat16", scales: false, fastAccum: true }),
+    );
+    expect(e16.code).toBe("TX9001");
+    expect(e16.message).toMatch(/fastAccum is for float8 inputs/);
+    const eb = errorOf(() => makeGemm({ ...sizes, scales: "block", fastAccum: true }));
+    expect(eb.code).toBe("TX9001");
+    expect(eb.message).toMatch(/not offered with scales "block"/);
+    const a = tensor.zeros([16, 32], "float8_e4m3", dev);
+    const b = tensor.zeros([16, 32], "float8_e4m3", dev);
+    const eo = errorOf(() => gemm(a, b, { transB: true, fastAccum: 1 as unknown as boolean }));
+    expect(eo.code).toBe("TX9001");
+    expect(eo.message).toMatch(/fastAccum is a boolean/);
   });
 });

@@ -5,8 +5,10 @@
 // epilogue, and odd sizes (m 17, n 40, k 24 in NN/NT/TN/TT; 333 × 517 × 999 with both operands
 // padded to TMA's 16-byte pitch), each against the float64 reference of
 // test/util/gemm-reference.ts on sampled rows (float8 with the tensor cores' 13-bit alignment
-// term, WGMMA_FP8_BOUND). A second call of the same sizes gives the same bytes (no atomics
-// outside split-K: bytes compared only for the other configurations). gemm() with tune: every
+// term per k32 wgmma, core's wgmmaFp8F32Bound, its accumulator the partial sum since the last
+// promotion: per 128-wide K-tile by default, over all of K with fastAccum). A second call on the
+// same inputs gives the same bytes (no atomics outside split-K: bytes compared only for the
+// other configurations). gemm() with tune: every
 // candidate timed on the GPU (zero-filled tensors of the m bucket's sizes), its choice checked.
 // Skipped, with the reason printed, where no CUDA driver loads.
 import { describe, expect, test } from "vitest";
@@ -89,6 +91,17 @@ const CASES: readonly (GemmSpec & { name: string })[] = [
     transB: true,
     outDtype: "bfloat16",
     scales: [0.5, 0.25],
+  },
+  {
+    name: "1024 × 4096 × 4096 float8 e4m3 scaled, fastAccum (one accumulator over K)",
+    m: 1024,
+    n: 4096,
+    k: 4096,
+    dtype: "float8_e4m3",
+    transB: true,
+    outDtype: "bfloat16",
+    scales: [0.5, 0.25],
+    fastAccum: true,
   },
   {
     name: "16 × 4096 × 14336 float8 e4m3 scaled (split-K)",
@@ -196,17 +209,18 @@ describe.skipIf(!probe.ok)("gemm() on the GPU against float64 on sampled rows", 
         const dev = cuda(0);
         const rows = sampled(c.m);
         const fp8Gpu = c.dtype.startsWith("float8");
-        const first = checkGemm(gemm, dev, c, { rows, fp8Gpu });
+        const first = checkGemm(gemm, dev, c, { rows, fp8Gpu, again: true });
         expect(first.ratio, first.at).toBeLessThanOrEqual(1);
-        // The same call again: the same bytes, except where split-K's atomics reorder the sums.
-        const again = checkGemm(gemm, dev, c, { rows, fp8Gpu });
+        // The second call on the same inputs: the same bytes, except where split-K's atomics
+        // reorder the sums.
         if (c.m > 64) {
           const bits = (t: typeof first.d) => new Uint32Array((t.toArray() as Float32Array).buffer);
-          const [x, y] = [bits(first.d), bits(again.d)];
+          const [x, y] = [bits(first.d), bits(first.again!)];
           const diff = x.findIndex((v, e) => v !== y[e]);
           expect(diff, `element ${diff} differs between two calls`).toBe(-1);
         }
-        for (const t of [first.d, again.d]) (t as { dispose?: () => void }).dispose?.();
+        for (const t of [first.d, first.again])
+          (t as { dispose?: () => void } | undefined)?.dispose?.();
       },
       120_000,
     );

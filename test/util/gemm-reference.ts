@@ -19,9 +19,12 @@
 // |a_ix·b_xj|, and pre gains 3 roundings per K block (sA·sB, then the fma into the accumulator;
 // 3 leaves room for a separate multiply and add): (k + 8 + 3·⌈k/128⌉)·2^-24·S.
 // With float8 inputs on a GPU the tensor cores keep about 13 fraction bits while they add
-// (WGMMA_FP8_BOUND: 33·2^(⌊log2 max term⌋ − 13) per m64nNk32 instruction): the GPU test passes
-// `fp8Gpu`, which adds 33·2^-13·|α·s|·Σ|a·b| (each instruction's largest term is at most the
-// sum of its terms' magnitudes, and the instructions' sums add up to Σ|a·b|).
+// (core's wgmmaFp8F32Bound: 33·2^(⌊log2 max term⌋ − 13) + 2^-24·|sum| per m64nNk32 instruction,
+// the accumulator's value before it one of the terms): the GPU test passes `fp8Gpu`, which adds
+// that bound for each k32 step of the element, its accumulator term the exact partial sum since
+// the last promotion (128-wide K-tiles: gemm()'s default and block scales; all of K so far with
+// `fastAccum`), times |α·s| (and the K block's scales).
+import { wgmmaFp8F32Bound } from "@tirx-ts/core";
 import { tensor, type DeviceLike, type DeviceTensor } from "tirx-ts";
 
 /** A float dtype of D or of an epilogue tensor. */
@@ -39,6 +42,8 @@ export interface GemmCase {
   readonly activation?: "relu" | "gelu" | "silu";
   /** scaleA · scaleB (1 without scales). */
   readonly scale?: number;
+  /** Float8: one accumulator over all of K (gemm()'s fastAccum) instead of promoted K-tiles. */
+  readonly fastAccum?: boolean;
   readonly outDtype: Float;
 }
 
@@ -113,8 +118,6 @@ export function gemmReference(
   const { m, n, k } = c;
   const ref = new Float64Array(m * n);
   const bound = new Float64Array(m * n);
-  const av = (i: number, x: number) => (c.transA ? h.a[x * m + i]! : h.a[i * k + x]!);
-  const bv = (x: number, j: number) => (c.transB ? h.b[j * k + x]! : h.b[x * n + j]!);
   const as = Math.abs((c.alpha ?? 1) * (c.scale ?? 1));
   const beta = c.beta ?? 1;
   const rows = opts.rows ?? Array.from({ length: m }, (_, i) => i);
@@ -124,15 +127,45 @@ export function gemmReference(
       ? h.sa[i * kBlocks + Math.floor(x / 128)]! *
         h.sb[Math.floor(j / 128) * kBlocks + Math.floor(x / 128)]!
       : 1;
-  const perBlock = h.sa && h.sb ? 3 * kBlocks : 0;
+  // Float8's promotions (block scales: sA·sB, then an fma; per-tensor: an add): 3 roundings per
+  // 128-wide K block.
+  const perBlock = (h.sa && h.sb) || (opts.fp8Gpu && !c.fastAccum) ? 3 * kBlocks : 0;
+  const chunk = new Array<number>(32).fill(0);
+  const [aStride, bStride] = [c.transA ? m : 1, c.transB ? 1 : n];
   for (const i of rows) {
+    const aRow = c.transA ? i : i * k;
     for (let j = 0; j < n; j++) {
+      const bCol = c.transB ? j * k : j;
       let dot = 0;
       let mag = 0;
-      for (let x = 0; x < k; x++) {
-        const p = av(i, x) * bv(x, j) * blockScale(i, j, x);
-        dot += p;
-        mag += Math.abs(p);
+      // The tensor cores' truncation (fp8Gpu), in units of the products: per k32 step.
+      let tc = 0;
+      // One K block (128, or all of K without block scales) at a time, its scale applied once.
+      const step = h.sa && h.sb ? 128 : k;
+      for (let x0 = 0; x0 < k; x0 += step) {
+        const s = blockScale(i, j, x0);
+        const x1 = Math.min(k, x0 + step);
+        for (let x = x0; x < x1; x++) {
+          const p = h.a[aRow + x * aStride]! * h.b[bCol + x * bStride]! * s;
+          dot += p;
+          mag += Math.abs(p);
+        }
+      }
+      if (opts.fp8Gpu) {
+        // The raw products of each k32 wgmma, the accumulator restarting at each 128-wide K-tile
+        // (its sum promoted, and scaled by the K block's scales) unless fastAccum.
+        let acc = 0;
+        for (let x0 = 0; x0 < k; x0 += 32) {
+          const n32 = Math.min(32, k - x0);
+          for (let e = 0; e < n32; e++) {
+            const x = x0 + e;
+            chunk[e] = h.a[aRow + x * aStride]! * h.b[bCol + x * bStride]!;
+          }
+          const part = n32 === 32 ? chunk : chunk.slice(0, n32);
+          tc += Math.abs(blockScale(i, j, x0)) * wgmmaFp8F32Bound(acc, part);
+          for (const p of part) acc += p;
+          if (!c.fastAccum && (x0 + 32) % 128 === 0) acc = 0;
+        }
       }
       let v = dot * (c.alpha ?? 1) * (c.scale ?? 1);
       let S = as * mag;
@@ -145,7 +178,7 @@ export function gemmReference(
         S += Math.abs(h.bias[j]!);
       }
       let err = (k + 8 + perBlock) * 2 ** -24 * S;
-      if (opts.fp8Gpu) err += 33 * 2 ** -13 * as * mag;
+      err += as * tc;
       const g = act(v, c.activation);
       if (c.activation === "gelu") err = 1.2 * err + 2 ** -10 * Math.abs(g);
       else if (c.activation === "silu") err = 1.2 * err + 2 ** -20 * Math.abs(g);
@@ -208,13 +241,23 @@ export interface GemmSpec extends GemmCase {
 /**
  * Run `gemm()` for `s` on `dev` (inputs uniform in [-1, 1), epilogue tensors too) and compare D
  * with {@link gemmReference} on `rows` (default all): the worst error as a fraction of the bound.
+ * With `again`, gemm() is called a second time on the same inputs and that D is returned too.
  */
 export function checkGemm(
   gemm: typeof import("@tirx-ts/kernels").gemm,
   dev: DeviceLike,
   s: GemmSpec,
-  opts: { readonly rows?: readonly number[]; readonly fp8Gpu?: boolean } = {},
-): { readonly ratio: number; readonly at: string; readonly d: DeviceTensor } {
+  opts: {
+    readonly rows?: readonly number[];
+    readonly fp8Gpu?: boolean;
+    readonly again?: boolean;
+  } = {},
+): {
+  readonly ratio: number;
+  readonly at: string;
+  readonly d: DeviceTensor;
+  readonly again?: DeviceTensor;
+} {
   const rnd = uniform(s.seed ?? 5);
   const { m, n, k } = s;
   const a = randomTensor(s.transA ? [k, m] : [m, k], s.dtype, dev, rnd);
@@ -230,20 +273,25 @@ export function checkGemm(
   const sb = s.blockScales
     ? randomTensor([Math.ceil(n / 128), kBlocks], "float32", dev, srnd)
     : undefined;
-  const d = gemm(a, b, {
-    outDtype: s.outDtype,
-    ...(s.transA !== undefined ? { transA: s.transA } : {}),
-    ...(s.transB !== undefined ? { transB: s.transB } : {}),
-    ...(s.alpha !== undefined ? { alpha: s.alpha } : {}),
-    ...(s.beta !== undefined ? { beta: s.beta } : {}),
-    ...(s.activation !== undefined ? { activation: s.activation } : {}),
-    ...(C ? { c: C } : {}),
-    ...(bias ? { bias } : {}),
-    ...(residual ? { residual } : {}),
-    ...(s.scales ? { scaleA: scale(s.scales[0]), scaleB: scale(s.scales[1]) } : {}),
-    ...(sa && sb ? { scaleA: sa, scaleB: sb } : {}),
-    ...(s.config ? { config: s.config } : {}),
-  });
+  const call = () =>
+    gemm(a, b, {
+      outDtype: s.outDtype,
+      ...(s.transA !== undefined ? { transA: s.transA } : {}),
+      ...(s.transB !== undefined ? { transB: s.transB } : {}),
+      ...(s.alpha !== undefined ? { alpha: s.alpha } : {}),
+      ...(s.beta !== undefined ? { beta: s.beta } : {}),
+      ...(s.activation !== undefined ? { activation: s.activation } : {}),
+      ...(s.fastAccum !== undefined ? { fastAccum: s.fastAccum } : {}),
+      ...(C ? { c: C } : {}),
+      ...(bias ? { bias } : {}),
+      ...(residual ? { residual } : {}),
+      ...(s.scales ? { scaleA: scale(s.scales[0]), scaleB: scale(s.scales[1]) } : {}),
+      ...(sa && sb ? { scaleA: sa, scaleB: sb } : {}),
+      ...(s.config ? { config: s.config } : {}),
+    });
+  const d = call();
+  // The same call again on the same inputs (for a check that two calls give the same bytes).
+  const again = opts.again ? call() : undefined;
   const host = (t: DeviceTensor | undefined) => (t ? (t.toArray() as Float32Array) : undefined);
   const h: GemmHost = {
     a: host(a)!,
@@ -255,5 +303,5 @@ export function checkGemm(
   };
   const c: GemmCase = s.scales ? { ...s, scale: Math.fround(s.scales[0] * s.scales[1]) } : s;
   const r = gemmReference(c, h, opts);
-  return { ...gemmWorst(host(d)!, r, n, opts.rows), d };
+  return { ...gemmWorst(host(d)!, r, n, opts.rows), d, ...(again ? { again } : {}) };
 }

@@ -16,8 +16,12 @@ export interface GemmShape {
   readonly k: number;
   /** Bytes of an input element: 2 (float16, bfloat16) or 1 (float8). */
   readonly inBytes: 1 | 2;
-  /** Float8 with block scales (makeGemm's `scales: "block"`). Default false. */
-  readonly blockScaled?: boolean;
+  /**
+   * Float8 whose K-tiles are summed in a second float32 register tile and promoted (block
+   * scales, or float8 without makeGemm's `fastAccum`): bn / 2 more registers per thread.
+   * Default false.
+   */
+  readonly promoted?: boolean;
 }
 
 /** One row of {@link GEMM_CONFIGS}. */
@@ -64,10 +68,10 @@ export const GEMM_CONFIGS: readonly GemmConfigEntry[] = [
     note: "few 128 × 256 tiles: 128 × 128 tiles give twice the CTAs",
   },
   {
-    name: "block-m128-n128",
-    when: (s) => s.blockScaled === true,
+    name: "promoted-m128-n128",
+    when: (s) => s.promoted === true,
     config: { bm: 128, bn: 128, stages: 6 },
-    note: "block-scaled float8: the K block's second float32 register tile beside 128 × 256's 128 accumulators would spill; 128 × 128 tiles",
+    note: "float8 promoted per K-tile (block scales, or without fastAccum): the K-tile's second float32 register tile beside 128 × 256's 128 accumulators would spill; 128 × 128 tiles",
   },
   {
     name: "m128-n256",
@@ -140,7 +144,7 @@ export type GemmKeySizes = Omit<GemmSizes, "config" | "pitchA" | "pitchB" | "cta
  * written by runtime's `tuneKeyText`): m's bucket ({@link gemmRowsBucket}), n and k exact (a
  * model's layers have a handful of them), the dtypes of A, B and D, the layouts, and the epilogue
  * (C's, the bias's and the residual's dtypes, the activation, α ≠ 1, β, the scaling: each changes
- * the epilogue's cost, and block scales the main loop's).
+ * the epilogue's cost, and block scales and float8's fastAccum the main loop's).
  * @example gemmTuneKey({ m: 100, n: 4096, k: 4096, dtype: "bfloat16", transB: true })
  *   // { m: 256, n: 4096, k: 4096, a: "bfloat16", b: "bfloat16", d: "bfloat16", layout: "NT", epilogue: "none" }
  */
@@ -148,6 +152,7 @@ export function gemmTuneKey(s: GemmKeySizes): { readonly [k: string]: string | n
   const fp8 = s.dtype.startsWith("float8");
   const epi = [
     s.scales === "block" ? "blockscale" : s.scales === true || s.scales === "tensor" ? "scale" : "",
+    fp8 && s.fastAccum === true ? "fastaccum" : "",
     s.alpha !== undefined && s.alpha !== 1 ? "alpha" : "",
     s.c !== undefined ? `c:${s.c}${s.beta !== undefined && s.beta !== 1 ? "*beta" : ""}` : "",
     s.bias !== undefined ? `bias:${s.bias}` : "",
@@ -235,6 +240,7 @@ export const GEMM_TUNED_DEFAULTS: Readonly<Record<string, GemmConfig>> = (() => 
           n,
           k,
           inBytes: fp8 ? 1 : 2,
+          promoted: fp8,
         }).config;
       }
     }

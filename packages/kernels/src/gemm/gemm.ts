@@ -93,6 +93,15 @@ export interface GemmOptions {
   /** b's scales: float32 [1] with a per-tensor scaleA, [⌈n/128⌉, ⌈k/128⌉] with a block one. */
   readonly scaleB?: DeviceTensor;
   /**
+   * Float8 inputs without block scales: accumulate all of K in the tensor cores' accumulator
+   * (torch._scaled_mm's use_fast_accum), faster but less exact: the float8 tensor cores add with
+   * about 13 fraction bits aligned to the largest term, the running sum included (DeepSeek-V3
+   * report, 3.3.2), so the error grows with K (on the H200, 5% of D at k 4096 with inputs of
+   * one sign). Default false: each K-tile's sum is promoted into float32 (makeGemm's
+   * `fastAccum`).
+   */
+  readonly fastAccum?: boolean;
+  /**
    * The tile configuration. Default: chosen as {@link gemmChoice} describes (tuned with `tune`;
    * else a cached tuning, a shipped default, or the first matching row of GEMM_CONFIGS).
    */
@@ -146,6 +155,7 @@ const OPTIONS = [
   "transB",
   "scaleA",
   "scaleB",
+  "fastAccum",
   "config",
   "tune",
 ] as const;
@@ -231,7 +241,7 @@ function prepare(a: unknown, b: unknown, opts: unknown): Prepared {
       `gemm: no option ${showValue(key)}${guess ? `; did you mean "${guess}"?` : ""} (options: ${OPTIONS.join(", ")})`,
     );
   }
-  for (const key of ["transA", "transB"] as const) {
+  for (const key of ["transA", "transB", "fastAccum"] as const) {
     if (o[key] !== undefined && typeof o[key] !== "boolean") {
       throw configError(`gemm: ${key} is a boolean, got ${showValue(o[key])}`);
     }
@@ -417,6 +427,7 @@ function prepare(a: unknown, b: unknown, opts: unknown): Prepared {
     ...(R ? { residual: R.dtype as GemmFloat } : {}),
     ...(scaleKind === "tensor" ? { scales: true } : {}),
     ...(scaleKind === "block" ? { scales: "block" as const } : {}),
+    ...(o.fastAccum === true ? { fastAccum: true } : {}),
   };
   const choice = chooseConfig(o, base, dev, {
     ...(C ? { c: C } : {}),
@@ -467,7 +478,9 @@ function atRows(base: Omit<GemmSizes, "config">, m: number): Omit<GemmSizes, "co
  * The configurations gemm()'s tuning tries for a shape: the rows of GEMM_CONFIGS and
  * GEMM_TUNE_EXTRA (pickGemmConfig's choice first, each configuration once), without the split-K
  * rows that cannot help: fewer than
- * 2 K-tiles per slice, or D already has as many tiles as the H200 has SMs (132).
+ * 2 K-tiles per slice, or D already has as many tiles as the H200 has SMs (132); for promoted
+ * float8 (GemmShape's `promoted`), none with 256-column tiles (two float32 register tiles of
+ * 128 each would spill).
  * @example gemmTuneCandidates({ m: 16, n: 256, k: 64, inBytes: 2 }) // no split-K row (1 K-tile)
  * @throws TirxError TX9001 as pickGemmConfig.
  */
@@ -479,6 +492,9 @@ export function gemmTuneCandidates(s: GemmShape): GemmConfig[] {
     const text = canonicalJson(c);
     if (seen.has(text)) continue;
     seen.add(text);
+    // A promoted float8 K-tile's second register tile: 2 · bn / 2 accumulator registers per
+    // thread, over setmaxnreg's 232 at bn 256 (ptxas would spill).
+    if (s.promoted === true && c.bn >= 256) continue;
     const split = c.splitK ?? 1;
     if (split > 1) {
       const kTiles = Math.ceil(s.k / (128 / s.inBytes));
@@ -536,7 +552,7 @@ function chooseConfig(
     n: base.n,
     k: base.k,
     inBytes,
-    blockScaled: base.scales === "block",
+    promoted: inBytes === 1 && base.fastAccum !== true,
   };
   const tune = o.tune ?? process.env["TIRX_TUNE"] === "1";
   if (tune === false) {
@@ -689,8 +705,9 @@ export function gemmChoice(a: DeviceTensor, b: DeviceTensor, opts: GemmOptions =
  * TIRX_TUNE=1). Runs where
  * the tensors live: on the GPU (sm_90: Hopper) or on the simulated device.
  * Each element of D is within the rounding of D's dtype plus float32 accumulation error (about
- * k · 2^-24 · Σ|a·b|; float8 on a GPU: the tensor cores' 13-bit alignment, WGMMA_FP8_BOUND) of
- * the exact result of the stored inputs.
+ * k · 2^-24 · Σ|a·b|; float8 on a GPU: the tensor cores' 13-bit alignment, WGMMA_FP8_BOUND, per
+ * 128-wide K-tile promoted into float32, or over all of K with `fastAccum`) of the exact result
+ * of the stored inputs.
  * @param a [m, k] (transA: [k, m]).
  * @param b [k, n] (transB: [n, k]), on a's device.
  * @returns D [m, n] of `outDtype` (a new tensor, or `out`).
@@ -704,7 +721,8 @@ export function gemmChoice(a: DeviceTensor, b: DeviceTensor, opts: GemmOptions =
  *   is not such a device tensor, shapes that disagree (k, [m, n],
  *   [n]), dtypes outside the lists, out's dtype other than outDtype, out that is a or b (other
  *   tiles still read the operand D would overwrite), tensors on different devices, an operand to pad of 2^31 − 256 elements or more; TX9001 (kernels/config) for an
- *   unknown option, transA / transB not booleans, tune not a boolean or an object, tune with config, one scale without the other, outDtype outside
+ *   unknown option, transA / transB / fastAccum not booleans, fastAccum with 16-bit inputs or
+ *   block scales, tune not a boolean or an object, tune with config, one scale without the other, outDtype outside
  *   the list, a GPU that is not Hopper, and makeGemm's (float8 with an MN-major operand, scales
  *   with 16-bit inputs, beta without c, alpha / beta not finite, an unknown activation, a config
  *   outside its ranges, split-K with m · n of 2^31 − 256 or more); with tune, autotune's (TX1002 for

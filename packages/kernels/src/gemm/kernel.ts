@@ -41,6 +41,12 @@
 //     A partial last K block is zero-filled by TMA: its scale multiplies zeros there. Rows past
 //     m read row m − 1's scale (their results are never stored). With split-K each slice adds
 //     its promoted blocks into W; the finishing kernel then applies no scale.
+//   - float8 with per-tensor scales or none promotes too (unless `fastAccum`): each K-tile's
+//     wgmmas go into the second register tile and acc += tmp after the wait. The float8 tensor
+//     cores keep about 13 fraction bits aligned to the largest term, the accumulator included
+//     (DeepSeek-V3 report, 3.3.2), so one accumulator over all of K loses up to 2^-13 of D per
+//     k32 step; promotion bounds that by the K-tile's own sum. The second tile costs bn / 2
+//     registers per thread: 128 × 256 tiles do not fit beside it (config.ts).
 // Sizes are compile-time constants (tensor maps need static shapes: core patterns/tma.ts).
 import { T, type ExprLike, type ParamType, type PrimExpr, type TileView } from "@tirx-ts/dsl";
 import { didYouMean, showValue, type PrimFunc } from "@tirx-ts/core";
@@ -84,6 +90,17 @@ export interface GemmSizes extends GemmEpilogue {
   readonly pitchA?: number;
   /** Elements per stored row of B (default n, or k with transB), as {@link GemmSizes.pitchA}. */
   readonly pitchB?: number;
+  /**
+   * Float8 only: accumulate all of K in the wgmma accumulator (false: promote every K-tile's sum
+   * into float32, the default). The float8 tensor cores add with about 13 fraction bits aligned
+   * to the largest term, the accumulator included (DeepSeek-V3 report, 3.3.2; core's
+   * wgmmaFp8F32Bound): over a long K the accumulator's own truncation adds up (on the H200, 5% of
+   * D at k 4096 with inputs of one sign). By default each K-tile's 4 k32 wgmmas go into a second
+   * float32 register tile that is then added to the accumulator (as torch._scaled_mm's default
+   * and DeepGEMM do); `fastAccum: true` is torch._scaled_mm's use_fast_accum. Not with 16-bit
+   * inputs or block scales (which always promote). Default false.
+   */
+  readonly fastAccum?: boolean;
   /** The tiles, ring and split (see {@link GemmConfig}). */
   readonly config: GemmConfig;
   /** CTAs of the persistent grid at most (the GPU's SM count; default 132, the H200's). */
@@ -211,6 +228,19 @@ export function checkGemmSizes(s: GemmSizes): Required<GemmConfig> {
       "gemm: scaleA and scaleB are the scales of float8 inputs (per tensor or per block); for 16-bit inputs use alpha",
     );
   }
+  if (s.fastAccum !== undefined && typeof s.fastAccum !== "boolean") {
+    throw configError(`gemm: fastAccum is a boolean, got ${showValue(s.fastAccum)}`);
+  }
+  if (s.fastAccum === true && !fp8) {
+    throw configError(
+      "gemm: fastAccum is for float8 inputs (the float8 tensor cores' short accumulation); 16-bit inputs accumulate in float32",
+    );
+  }
+  if (s.fastAccum === true && scaleMode(s) === "block") {
+    throw configError(
+      'gemm: fastAccum is not offered with scales "block": block scales are applied when each K block\'s sum is promoted into float32',
+    );
+  }
   const acts = ["relu", "gelu", "silu"];
   if (s.activation !== undefined && !acts.includes(s.activation)) {
     throw configError(
@@ -310,6 +340,9 @@ export function checkGemmSizes(s: GemmSizes): Required<GemmConfig> {
  * other parameters (see {@link GemmKernels.main}) and applies them per 128-wide K block (the
  * file's header); each element is then within the block sums' float32 rounding (Σ over blocks of
  * (128 + 3)·2^-24·|sA·sB|·Σ_block |a·b|, plus 2^-24 per block's add) of the exact scaled sum.
+ * On a GPU, float8 inputs add the tensor cores' truncation (core's wgmmaFp8F32Bound per k32
+ * wgmma, its accumulator term the K-tile's partial sum; with `fastAccum`, the partial sum of all
+ * of K so far).
  * @example
  *   const { main } = makeGemm({ m: 17, n: 40, k: 24, dtype: "bfloat16", bias: "float32",
  *     activation: "gelu", config: { bm: 64, bn: 64, stages: 2 } });
@@ -320,7 +353,8 @@ export function checkGemmSizes(s: GemmSizes): Required<GemmConfig> {
  *   dtype other than float16, bfloat16, float8_e4m3, float8_e5m2 (A and B one 16-bit dtype or
  *   both float8), a float8 operand that is not K-major (transA, or B without transB), an output
  *   or epilogue dtype other than float32/float16/bfloat16, alpha / beta not finite, beta without
- *   c, scales with 16-bit inputs or other than true / false / "tensor" / "block", an unknown activation, a row pitch that is not a multiple of 16
+ *   c, scales with 16-bit inputs or other than true / false / "tensor" / "block", fastAccum not a
+ *   boolean or true with 16-bit inputs or block scales, an unknown activation, a row pitch that is not a multiple of 16
  *   bytes, a configuration with a field GemmConfig lacks or outside {@link GemmConfig}'s ranges (bm, bn, bk, stages, shared memory,
  *   cluster, splitK), split-K with m · n of 2^31 − 256 or more.
  */
@@ -350,6 +384,8 @@ export function makeGemm(s: GemmSizes): GemmKernels {
   const split = SPLIT > 1;
   const mode = scaleMode(s);
   const block = mode === "block";
+  // Float8 K-tiles summed in a second register tile and promoted into acc (see fastAccum).
+  const promoted = block || (fp8 && s.fastAccum !== true);
   const blockShapes = blockScaleShapes(m, n, k);
 
   const epiParams = (): Record<string, ParamType> => ({
@@ -502,8 +538,9 @@ export function makeGemm(s: GemmSizes): GemmKernels {
         const D = T.layout.wgmma_tile_layout("D", 64, BN, "float32");
         const acc = T.alloc_local([64, BN], "float32", { name: "acc", layout: D });
         const slots = acc.flat();
-        // Block scales: the K block's products, promoted into acc after each K-tile.
-        const tmpTile = block
+        // Float8 (unless fastAccum): the K-tile's products, promoted into acc after each K-tile
+        // (with block scales, scaled there).
+        const tmpTile = promoted
           ? T.alloc_local([64, BN], "float32", { name: "tmp", layout: D })
           : undefined;
         const tmp = tmpTile?.flat();
@@ -585,7 +622,9 @@ export function makeGemm(s: GemmSizes): GemmKernels {
             const kb = kt0 ? T.add(kt0, kt) : kt;
             const promote = block
               ? loadBlockScales(rb!, n0, SPLIT * kPer > kTiles ? T.min(kb, kTiles - 1) : kb)
-              : undefined;
+              : promoted
+                ? () => T.tile.wg.add(acc, acc, tmpTile!)
+                : undefined;
             T.ptx.mbarrier.try_wait(full.sub(st), phase(it));
             const opA = transA
               ? sA.sub(st, cw ?? 0)
@@ -593,7 +632,7 @@ export function makeGemm(s: GemmSizes): GemmKernels {
                 ? sA.sub(st)
                 : sA.sub(st).rearrange("(w r) c -> w r c", { r: 64 }).sub(cw!);
             const opB = transB ? sB.sub(st) : sB.sub(st).rearrange("b k c -> k b c");
-            if (block) {
+            if (promoted) {
               T.tile.wg.gemm_async(tmpTile!, opA, opB, { transA, transB, accum: false });
             } else T.tile.wg.gemm_async(acc, opA, opB, { transA, transB });
             T.ptx.wgmma.wait_group(0);
