@@ -4,7 +4,7 @@
 // scales (DeepSeek-V3's 1 × 128 / 128 × 128, large and odd sizes, split-K), the bias + GELU
 // epilogue, and odd sizes (m 17, n 40, k 24 in NN/NT/TN/TT; 333 × 517 × 999 with both operands
 // padded to TMA's 16-byte pitch), each against the float64 reference of
-// test/util/gemm-reference.ts on sampled rows (float8 with the tensor cores' 13-bit alignment
+// test/util/gemm-reference.ts on sampled rows and columns (float8 with the tensor cores' 13-bit alignment
 // term per k32 wgmma, core's wgmmaFp8F32Bound, its accumulator the partial sum since the last
 // promotion: per 128-wide K-tile by default, over all of K with fastAccum). A second call on the
 // same inputs gives the same bytes (no atomics outside split-K: bytes compared only for the
@@ -24,6 +24,19 @@ if (!probe.ok) console.log(`test/gpu/gemm: skipped, no CUDA driver (${probe.reas
 /** Rows sampled for the reference: the first, the last and three between. */
 const sampled = (m: number): number[] =>
   [...new Set([0, 1, Math.floor(m / 3), Math.floor((2 * m) / 3), m - 1])].filter((r) => r < m);
+
+/**
+ * Columns sampled for the reference: all of them up to 1024, else the first and last 160 (the
+ * edge tiles) and 704 spread between with a stride that is not a multiple of 8 (so that every
+ * column of a wgmma fragment's 8-column group is met).
+ */
+const sampledCols = (n: number): number[] => {
+  if (n <= 1024) return Array.from({ length: n }, (_, j) => j);
+  const stride = Math.floor((n - 320) / 704) | 1;
+  const mid = Array.from({ length: 704 }, (_, s) => 160 + s * stride).filter((j) => j < n - 160);
+  const edges = Array.from({ length: 160 }, (_, j) => [j, n - 160 + j]).flat();
+  return [...new Set([...edges, ...mid])].sort((x, y) => x - y);
+};
 
 const CASES: readonly (GemmSpec & { name: string })[] = [
   {
@@ -209,7 +222,8 @@ describe.skipIf(!probe.ok)("gemm() on the GPU against float64 on sampled rows", 
         const dev = cuda(0);
         const rows = sampled(c.m);
         const fp8Gpu = c.dtype.startsWith("float8");
-        const first = checkGemm(gemm, dev, c, { rows, fp8Gpu, again: true });
+        const cols = sampledCols(c.n);
+        const first = checkGemm(gemm, dev, c, { rows, cols, fp8Gpu, again: true });
         expect(first.ratio, first.at).toBeLessThanOrEqual(1);
         // The second call on the same inputs: the same bytes, except where split-K's atomics
         // reorder the sums.
@@ -244,7 +258,7 @@ describe.skipIf(!probe.ok)("gemm() tuned on the GPU", () => {
         ...{ m, n, k, dtype: "bfloat16", transB: true, outDtype: "float32" },
         config: choice.config,
       };
-      const r = checkGemm(gemm, dev, spec, { rows: sampled(m) });
+      const r = checkGemm(gemm, dev, spec, { rows: sampled(m), cols: sampledCols(n) });
       expect(r.ratio, r.at).toBeLessThanOrEqual(1);
       for (const t of [a, b, r.d]) (t as { dispose?: () => void }).dispose?.();
     } finally {

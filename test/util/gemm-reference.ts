@@ -108,12 +108,17 @@ function halfUlp(x: number, dt: Float): number {
 
 /**
  * The reference D [m, n] (float64) of `c` on `h`, and each element's bound (see the file's
- * header; `fp8Gpu` for float8 inputs on a GPU). Only the rows in `rows` (default all).
+ * header; `fp8Gpu` for float8 inputs on a GPU). Only the rows in `rows` and the columns in
+ * `cols` (default all; other elements stay 0).
  */
 export function gemmReference(
   c: GemmCase,
   h: GemmHost,
-  opts: { readonly fp8Gpu?: boolean; readonly rows?: readonly number[] } = {},
+  opts: {
+    readonly fp8Gpu?: boolean;
+    readonly rows?: readonly number[];
+    readonly cols?: readonly number[];
+  } = {},
 ): { readonly ref: Float64Array; readonly bound: Float64Array } {
   const { m, n, k } = c;
   const ref = new Float64Array(m * n);
@@ -121,6 +126,7 @@ export function gemmReference(
   const as = Math.abs((c.alpha ?? 1) * (c.scale ?? 1));
   const beta = c.beta ?? 1;
   const rows = opts.rows ?? Array.from({ length: m }, (_, i) => i);
+  const cols = opts.cols ?? Array.from({ length: n }, (_, j) => j);
   const kBlocks = Math.ceil(k / 128);
   const blockScale = (i: number, j: number, x: number): number =>
     h.sa && h.sb
@@ -134,7 +140,7 @@ export function gemmReference(
   const [aStride, bStride] = [c.transA ? m : 1, c.transB ? 1 : n];
   for (const i of rows) {
     const aRow = c.transA ? i : i * k;
-    for (let j = 0; j < n; j++) {
+    for (const j of cols) {
       const bCol = c.transB ? j * k : j;
       let dot = 0;
       let mag = 0;
@@ -196,19 +202,22 @@ export function gemmReference(
 
 /**
  * The worst error of `got` against the reference, as a fraction of each element's bound (≤ 1
- * passes), with the element that reaches it; only the rows in `rows` (default all).
+ * passes), with the element that reaches it; only the rows in `rows` and the columns in `cols`
+ * (default all).
  */
 export function gemmWorst(
   got: ArrayLike<number>,
   r: { readonly ref: Float64Array; readonly bound: Float64Array },
   n: number,
   rows?: readonly number[],
+  cols?: readonly number[],
 ): { readonly ratio: number; readonly at: string } {
   let ratio = 0;
   let at = "none";
   const all = rows ?? Array.from({ length: r.ref.length / n }, (_, i) => i);
+  const allCols = cols ?? Array.from({ length: n }, (_, j) => j);
   for (const i of all) {
-    for (let j = 0; j < n; j++) {
+    for (const j of allCols) {
       const e = i * n + j;
       const q = Number.isNaN(got[e]!) ? Infinity : Math.abs(got[e]! - r.ref[e]!) / r.bound[e]!;
       if (q > ratio) {
@@ -240,7 +249,8 @@ export interface GemmSpec extends GemmCase {
 
 /**
  * Run `gemm()` for `s` on `dev` (inputs uniform in [-1, 1), epilogue tensors too) and compare D
- * with {@link gemmReference} on `rows` (default all): the worst error as a fraction of the bound.
+ * with {@link gemmReference} on `rows` and `cols` (default all): the worst error as a fraction of
+ * the bound.
  * With `again`, gemm() is called a second time on the same inputs and that D is returned too.
  */
 export function checkGemm(
@@ -249,6 +259,7 @@ export function checkGemm(
   s: GemmSpec,
   opts: {
     readonly rows?: readonly number[];
+    readonly cols?: readonly number[];
     readonly fp8Gpu?: boolean;
     readonly again?: boolean;
   } = {},
@@ -303,5 +314,5 @@ export function checkGemm(
   };
   const c: GemmCase = s.scales ? { ...s, scale: Math.fround(s.scales[0] * s.scales[1]) } : s;
   const r = gemmReference(c, h, opts);
-  return { ...gemmWorst(host(d)!, r, n, opts.rows), d, ...(again ? { again } : {}) };
+  return { ...gemmWorst(host(d)!, r, n, opts.rows, opts.cols), d, ...(again ? { again } : {}) };
 }
