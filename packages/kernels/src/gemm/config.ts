@@ -180,9 +180,10 @@ function keyText(key: { readonly [k: string]: string | number }): string {
 }
 
 /**
- * The winners of `bench/gemm-sweep.ts --tune` on the H200 (bench/results/gemm-tune-2026-12-02.md:
- * autotune's medians over GEMM_CONFIGS and GEMM_TUNE_EXTRA; bf16 A·Bᵀ → bf16), as (kind, m, n, k,
- * config): what {@link GEMM_TUNED_DEFAULTS} ships for those keys.
+ * The winners of `bench/gemm-sweep.ts --tune` on the H200 (autotune's medians over GEMM_CONFIGS
+ * and GEMM_TUNE_EXTRA; bench/results/gemm-tune-2026-12-02.md: bf16 A·Bᵀ → bf16;
+ * gemm-tune-fp8-2026-12-02.md: float8 e4m3 A·Bᵀ with per-tensor scales → bf16, each K-tile
+ * promoted), as (kind, m, n, k, config): what {@link GEMM_TUNED_DEFAULTS} ships for those keys.
  */
 const H200_TUNED: readonly (readonly ["bf16" | "fp8", number, number, number, GemmConfig])[] = [
   ["bf16", 16, 4096, 4096, { bm: 64, bn: 128, stages: 6 }],
@@ -209,6 +210,30 @@ const H200_TUNED: readonly (readonly ["bf16" | "fp8", number, number, number, Ge
   ["bf16", 8192, 8192, 8192, { bm: 128, bn: 256, stages: 4 }],
   ["bf16", 8192, 28672, 8192, { bm: 128, bn: 256, stages: 4 }],
   ["bf16", 8192, 8192, 28672, { bm: 128, bn: 256, stages: 4 }],
+  ["fp8", 16, 4096, 4096, { bm: 64, bn: 128, stages: 6 }],
+  ["fp8", 16, 14336, 4096, { bm: 64, bn: 128, stages: 6 }],
+  ["fp8", 16, 4096, 14336, { bm: 64, bn: 128, stages: 6, splitK: 4 }],
+  ["fp8", 16, 8192, 8192, { bm: 64, bn: 128, stages: 6 }],
+  ["fp8", 16, 28672, 8192, { bm: 64, bn: 128, stages: 6 }],
+  ["fp8", 16, 8192, 28672, { bm: 64, bn: 128, stages: 6, splitK: 4 }],
+  ["fp8", 128, 4096, 4096, { bm: 64, bn: 128, stages: 6 }],
+  ["fp8", 128, 14336, 4096, { bm: 128, bn: 128, stages: 6 }],
+  ["fp8", 128, 4096, 14336, { bm: 64, bn: 128, stages: 6 }],
+  ["fp8", 128, 8192, 8192, { bm: 64, bn: 128, stages: 6 }],
+  ["fp8", 128, 28672, 8192, { bm: 128, bn: 128, stages: 6 }],
+  ["fp8", 128, 8192, 28672, { bm: 64, bn: 128, stages: 6 }],
+  ["fp8", 1024, 4096, 4096, { bm: 128, bn: 128, stages: 6 }],
+  ["fp8", 1024, 14336, 4096, { bm: 128, bn: 192, stages: 5 }],
+  ["fp8", 1024, 4096, 14336, { bm: 128, bn: 128, stages: 6 }],
+  ["fp8", 1024, 8192, 8192, { bm: 128, bn: 192, stages: 5 }],
+  ["fp8", 1024, 28672, 8192, { bm: 128, bn: 192, stages: 5 }],
+  ["fp8", 1024, 8192, 28672, { bm: 128, bn: 192, stages: 5 }],
+  ["fp8", 8192, 4096, 4096, { bm: 128, bn: 192, stages: 5 }],
+  ["fp8", 8192, 14336, 4096, { bm: 128, bn: 192, stages: 5 }],
+  ["fp8", 8192, 4096, 14336, { bm: 128, bn: 192, stages: 5 }],
+  ["fp8", 8192, 8192, 8192, { bm: 128, bn: 192, stages: 5 }],
+  ["fp8", 8192, 28672, 8192, { bm: 128, bn: 192, stages: 5 }],
+  ["fp8", 8192, 8192, 28672, { bm: 128, bn: 192, stages: 5 }],
 ];
 
 /**
