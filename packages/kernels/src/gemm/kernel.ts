@@ -586,27 +586,35 @@ export function makeGemm(s: GemmSizes): GemmKernels {
             ? T.let_("sb1", SB.get([T.min(T.add(nb0, 1), nBlocks - 1), kb]))
             : undefined;
           return () => {
-            for (let j = 0; j < BN / 8; j++) {
-              // Columns n0 + 8j … n0 + 8j + 7 lie in one block: nb0, or nb0 + 1 past its end.
-              const sb =
-                sb1 === undefined
-                  ? sb0
-                  : BN % (2 * SCALE_BLOCK) === 0
-                    ? 8 * j < SCALE_BLOCK
-                      ? sb0
-                      : sb1
-                    : T.if_then_else(
-                        T.add(n0, 8 * j).lt(T.mul(T.add(nb0, 1), SCALE_BLOCK)),
-                        sb0,
-                        sb1,
-                      );
-              for (const i of [0, 1]) {
-                const sab = T.let_("sab", T.mul(sa[i]!, sb));
-                for (const e of [0, 1]) {
-                  const slot = 4 * j + 2 * i + e;
-                  slots.set([slot], T.fma(tmp!.get([slot]), sab, slots.get([slot])));
+            // sA·sB for this thread's two rows and the tile's one or two n blocks, once per K
+            // block (not per column group).
+            const sab = [0, 1].map((i) => [
+              T.let_(`sab${i}`, T.mul(sa[i]!, sb0)),
+              sb1 === undefined ? undefined : T.let_(`sabn${i}`, T.mul(sa[i]!, sb1)),
+            ]);
+            /** The promotion with columns 0 … edge − 1 of the tile in block nb0, the rest in nb0 + 1. */
+            const promoteAt = (edge: number): void => {
+              for (let j = 0; j < BN / 8; j++) {
+                for (const i of [0, 1]) {
+                  const f = sab[i]![8 * j < edge ? 0 : 1]!;
+                  for (const e of [0, 1]) {
+                    const slot = 4 * j + 2 * i + e;
+                    slots.set([slot], T.fma(tmp!.get([slot]), f, slots.get([slot])));
+                  }
                 }
               }
+            };
+            // n0 is a multiple of bn (a multiple of 64), so it starts a 128-column block or
+            // sits 64 columns into one: the tile's columns cross into the next block at 128 or
+            // 64 (only 192-column tiles meet both; 256-column ones always start a block).
+            if (sb1 === undefined) promoteAt(BN);
+            else if (BN % (2 * SCALE_BLOCK) === 0) promoteAt(SCALE_BLOCK);
+            else {
+              T.if_(
+                T.floormod(n0, SCALE_BLOCK).eq(0),
+                () => promoteAt(SCALE_BLOCK),
+                () => promoteAt(SCALE_BLOCK / 2),
+              );
             }
           };
         };
