@@ -183,9 +183,16 @@ function keyText(key: { readonly [k: string]: string | number }): string {
  * The winners of `bench/gemm-sweep.ts --tune` on the H200 (autotune's medians over GEMM_CONFIGS
  * and GEMM_TUNE_EXTRA; bench/results/gemm-tune-2026-12-02.md: bf16 A·Bᵀ → bf16;
  * gemm-tune-fp8-2026-12-02.md: float8 e4m3 A·Bᵀ with per-tensor scales → bf16, each K-tile
- * promoted), as (kind, m, n, k, config): what {@link GEMM_TUNED_DEFAULTS} ships for those keys.
+ * promoted, and with block scales at m 1024 and 8192), as (kind, m, n, k, config): what
+ * {@link GEMM_TUNED_DEFAULTS} ships for those keys.
  */
-const H200_TUNED: readonly (readonly ["bf16" | "fp8", number, number, number, GemmConfig])[] = [
+const H200_TUNED: readonly (readonly [
+  "bf16" | "fp8" | "fp8-block",
+  number,
+  number,
+  number,
+  GemmConfig,
+])[] = [
   ["bf16", 16, 4096, 4096, { bm: 64, bn: 128, stages: 6 }],
   ["bf16", 16, 14336, 4096, { bm: 64, bn: 256, stages: 5 }],
   ["bf16", 16, 4096, 14336, { bm: 64, bn: 128, stages: 6, splitK: 4 }],
@@ -234,6 +241,18 @@ const H200_TUNED: readonly (readonly ["bf16" | "fp8", number, number, number, Ge
   ["fp8", 8192, 8192, 8192, { bm: 128, bn: 192, stages: 5 }],
   ["fp8", 8192, 28672, 8192, { bm: 128, bn: 192, stages: 5 }],
   ["fp8", 8192, 8192, 28672, { bm: 128, bn: 192, stages: 5 }],
+  ["fp8-block", 1024, 4096, 4096, { bm: 128, bn: 128, stages: 6 }],
+  ["fp8-block", 1024, 14336, 4096, { bm: 128, bn: 128, stages: 6 }],
+  ["fp8-block", 1024, 4096, 14336, { bm: 128, bn: 128, stages: 6 }],
+  ["fp8-block", 1024, 8192, 8192, { bm: 128, bn: 128, stages: 6 }],
+  ["fp8-block", 1024, 28672, 8192, { bm: 128, bn: 128, stages: 6 }],
+  ["fp8-block", 1024, 8192, 28672, { bm: 128, bn: 128, stages: 6 }],
+  ["fp8-block", 8192, 4096, 4096, { bm: 128, bn: 192, stages: 5 }],
+  ["fp8-block", 8192, 14336, 4096, { bm: 128, bn: 192, stages: 5 }],
+  ["fp8-block", 8192, 4096, 14336, { bm: 128, bn: 128, stages: 6 }],
+  ["fp8-block", 8192, 8192, 8192, { bm: 128, bn: 192, stages: 5 }],
+  ["fp8-block", 8192, 28672, 8192, { bm: 128, bn: 192, stages: 5 }],
+  ["fp8-block", 8192, 8192, 28672, { bm: 128, bn: 192, stages: 5 }],
 ];
 
 /**
@@ -242,7 +261,8 @@ const H200_TUNED: readonly (readonly ["bf16" | "fp8", number, number, number, Ge
  * only). A call whose key is here takes its config without tuning (also with `tune: true`, unless
  * `retune`). The entries are bench/gemm-sweep.ts's cases (m 16, 128, 1024, 8192 × the six (n, k)
  * of issue 24; bf16 A·Bᵀ → bf16, and float8 e4m3 A·Bᵀ with per-tensor scales → bf16): the
- * measured H200 winners of H200_TUNED where there is one, else pickGemmConfig's choice.
+ * measured H200 winners of H200_TUNED where there is one, else pickGemmConfig's choice; and
+ * H200_TUNED's block-scaled float8 winners (m 1024 and 8192).
  */
 export const GEMM_TUNED_DEFAULTS: Readonly<Record<string, GemmConfig>> = (() => {
   const table: Record<string, GemmConfig> = {};
@@ -274,7 +294,9 @@ export const GEMM_TUNED_DEFAULTS: Readonly<Record<string, GemmConfig>> = (() => 
     const s: GemmKeySizes =
       kind === "fp8"
         ? { m, n, k, dtype: "float8_e4m3", transB: true, scales: true }
-        : { m, n, k, dtype: "bfloat16", transB: true };
+        : kind === "fp8-block"
+          ? { m, n, k, dtype: "float8_e4m3", transB: true, scales: "block" }
+          : { m, n, k, dtype: "bfloat16", transB: true };
     table[keyText(gemmTuneKey(s))] = config;
   }
   return table;
