@@ -2,8 +2,8 @@
 // float64 (seq_q = seq_k, and bottom-right aligned for seq_q ≠ seq_k), huge equal logits (bf16
 // Q = K = V = 133120, logits 1.1e12 taken in float32: exactly 133120 out, row 0 seeing one key),
 // GQA with a sliding window and LSE (rows that see no key: O exactly 0, LSE −inf), varlen batches
-// of odd lengths (causal and not, padding rows left alone), option errors, and its PTX assembles
-// for sm_90a at each head dim, varlen too.
+// of odd lengths (causal and not, padding rows left alone), a negative scale whose exponents span
+// hundreds, option errors, and its PTX assembles for sm_90a at each head dim, varlen too.
 import { describe, expect, it } from "vitest";
 import { compileToPtx } from "@tirx-ts/codegen-ptx";
 import { compile, sim, tensor } from "tirx-ts";
@@ -67,6 +67,18 @@ describe("flash_attention forward", () => {
       schedule: "overlap",
     };
     expect(simulated(s)).toContain(`${4 * (20 + 98)} rows see no key`);
+  });
+
+  it("a negative scale (−16) with logits spanning hundreds in the exponent: the running max is of scale · S, so no exp2 overflows", () => {
+    // With scale < 0 the largest scaled logit is scale · min(S): taking scale · max(S) there
+    // would make every exponent ≥ 0 and their sum overflow float32 (logits over [-1, 1) inputs
+    // at head dim 64 span about ±8; times 16 · log2 e that is ±185).
+    // (Every schedule shares the softmax; the default, ping-pong, runs here.)
+    const s: FlashAttentionSizes = {
+      ...{ batch: 1, heads: 1, seqQ: 128, seqK: 256, headDim: 64, dtype: "bfloat16" },
+      ...{ scale: -16, lse: true },
+    };
+    simulated(s);
   });
 
   it("causal with seq_q ≠ seq_k, bottom-right aligned: 256 queries on 128 keys, rows 0-127 see none, LSE", () => {

@@ -622,8 +622,12 @@ export function makeFlashAttention(s: FlashAttentionSizes): PrimFunc {
               const cross = any(edges.map(([p]) => p));
               T.if_(cross, () => T.tile.wg.select(S, ([r, c]) => hidden(r!, c!), -Infinity, S));
             }
-            // m' = max(m, c · rowmax(S)); corr = exp2(m − m'); P = exp2(c · S − m').
-            T.tile.wg.max(mNew, S, 1);
+            // m' = max(m, max_k c · S); corr = exp2(m − m'); P = exp2(c · S − m'). The largest
+            // scaled logit is c · rowmax(S), or c · rowmin(S) for a negative scale (c is a
+            // build-time constant; rounding is monotonic, so it is also the largest of the
+            // rounded c · S below).
+            if (c >= 0) T.tile.wg.max(mNew, S, 1);
+            else T.tile.wg.min(mNew, S, 1);
             T.tile.wg.mul(mNew, mNew, c);
             T.tile.wg.maximum(mNew, mNew, m);
             if (emptyRows) {
