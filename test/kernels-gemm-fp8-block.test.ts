@@ -59,7 +59,7 @@ describe("gemm() with float8 block scales on the simulator against float64", () 
     expect(e.message).toMatch(/scales of float8 inputs/);
   });
 
-  test("the PTX: 3 scale loads per K block before the wgmmas, one fma per slot", () => {
+  test("the PTX: 3 scale loads per K block, one K-tile ahead of its wgmmas, one fma per slot", () => {
     const lines = (fn: Parameters<typeof compileToPtx>[0]) =>
       compileToPtx(fn, { arch: "sm_90a" }).text.split("\n");
     const count = (ls: string[], re: RegExp) => ls.filter((l) => re.test(l)).length;
@@ -70,8 +70,13 @@ describe("gemm() with float8 block scales on the simulator against float64", () 
     const ls = lines(big.main);
     assembleLater(ls.join("\n"), "sm_90a", "gemm fp8 block scales 128x128");
     const loop = ls.filter((l) => /ld\.global|wgmma\.mma_async/.test(l)).map((l) => l.trim());
+    // The first K block's 3 scales before the K loop, then in the loop the next K block's 3
+    // (one K-tile ahead) before the block's 4 wgmmas.
     expect(loop.map((l) => l.split(" ")[0])).toMatchInlineSnapshot(`
       [
+        "ld.global.f32",
+        "ld.global.f32",
+        "ld.global.f32",
         "ld.global.f32",
         "ld.global.f32",
         "ld.global.f32",
@@ -94,7 +99,7 @@ describe("gemm() with float8 block scales on the simulator against float64", () 
     });
     const ls2 = lines(odd.main);
     assembleLater(ls2.join("\n"), "sm_90a", "gemm fp8 block scales 128x192");
-    expect(count(ls2, /ld\.global\.f32/)).toBe(4);
+    expect(count(ls2, /ld\.global\.f32/)).toBe(2 * 4);
     expect(count(ls2, /selp\.f32/)).toBe(0);
     expect([count(ls2, /mul\.(rn\.)?f32/), count(ls2, /fma\.rn\.f32/)]).toEqual([4, 2 * 96]);
     expect(blockScaleShapes(130, 200, 300)).toEqual({ a: [130, 3], b: [2, 3] });

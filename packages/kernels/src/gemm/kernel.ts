@@ -34,7 +34,8 @@
 //     and, after the wait, each thread promotes it: acc = fma(tmp, sA[row, kb] · sB[nb, kb], acc) for
 //     its slots (its two rows per 64-row block and its columns' n blocks are known from the
 //     accumulator layout above). The scales are plain ld.global by the consumer threads, issued
-//     before the wait on the stage's mbarrier so their latency hides behind it: per K block a
+//     one K-tile ahead (the next K block's, into registers, before this one's wait and wgmmas)
+//     so their latency hides behind a whole K-tile: per K block a
 //     thread reads 2 of A's scales and 1 or 2 of B's (a bn ≤ 128 tile lies in one 128-column
 //     block; a 192 or 256 tile spans two), L1/L2 hits after the first warp — cheaper than a TMA
 //     of a [bm] column of sA (a 4-byte-wide box with its own mbarrier and shared slot per stage).
@@ -565,31 +566,35 @@ export function makeGemm(s: GemmSizes): GemmKernels {
               T.add(T.mul(T.floordiv(t, 32), 16), T.floordiv(T.floormod(t, 32), 4)),
             ),
           );
-        // K block kb's scales for this thread's rows r0 and r0 + 8 and its columns' n blocks,
-        // loaded now (before the stage's wait), and the promotion acc = fma(tmp, sA · sB, acc)
-        // that the returned function emits after the block's wgmmas (the file's header).
-        const loadBlockScales = (r0: PrimExpr, n0: PrimExpr, kb: ExprLike): (() => void) => {
+        // K block kb's scales for this thread's rows r0 and r0 + 8 (sa0, sa1) and its columns'
+        // one or two n blocks (sb0, sb1), as plain loads (the file's header).
+        const two = SCALE_BLOCK % BN !== 0;
+        const loadBlockScales = (r0: PrimExpr, n0: PrimExpr, kb: ExprLike): PrimExpr[] => {
           const SA = h.scaleA!;
           const SB = h.scaleB!;
           const nBlocks = blockShapes.b[0];
           const sa = [0, 1].map((i) => {
             const r = T.add(r0, i * 8);
-            return T.let_(`sa${i}`, SA.get([m % BM === 0 ? r : T.min(r, m - 1), kb]));
+            return SA.get([m % BM === 0 ? r : T.min(r, m - 1), kb]);
           });
-          const nb0 = T.let_("nb0", T.floordiv(n0, SCALE_BLOCK));
+          const nb0 = T.floordiv(n0, SCALE_BLOCK);
           // n0 is a multiple of bn: a 64- or 128-column tile lies in one 128-column block, a
           // 192- or 256-column one spans two (the second clamped at the last block: its columns
           // past n are never stored).
-          const two = SCALE_BLOCK % BN !== 0;
-          const sb0 = T.let_("sb0", SB.get([nb0, kb]));
-          const sb1 = two
-            ? T.let_("sb1", SB.get([T.min(T.add(nb0, 1), nBlocks - 1), kb]))
-            : undefined;
-          return () => {
+          const sb0 = SB.get([nb0, kb]);
+          const sb1 = two ? SB.get([T.min(T.add(nb0, 1), nBlocks - 1), kb]) : undefined;
+          return sb1 === undefined ? [...sa, sb0] : [...sa, sb0, sb1];
+        };
+        // The promotion acc = fma(tmp, sA · sB, acc) after a K block's wgmmas, with its scales
+        // [sa0, sa1, sb0, sb1?] (registers loaded a K-tile earlier) and n0 the tile's column.
+        const promoteBlock = (v: readonly ExprLike[], n0: PrimExpr): void => {
+          const [sa0, sa1, sb0, sb1] = v;
+          const sa = [sa0!, sa1!];
+          {
             // sA·sB for this thread's two rows and the tile's one or two n blocks, once per K
             // block (not per column group).
             const sab = [0, 1].map((i) => [
-              T.let_(`sab${i}`, T.mul(sa[i]!, sb0)),
+              T.let_(`sab${i}`, T.mul(sa[i]!, sb0!)),
               sb1 === undefined ? undefined : T.let_(`sabn${i}`, T.mul(sa[i]!, sb1)),
             ]);
             /** The promotion with columns 0 … edge − 1 of the tile in block nb0, the rest in nb0 + 1. */
@@ -616,20 +621,38 @@ export function makeGemm(s: GemmSizes): GemmKernels {
                 () => promoteAt(SCALE_BLOCK / 2),
               );
             }
-          };
+          }
         };
+        // The scales in registers: the current K block's, loaded one K-tile ahead so that their
+        // latency hides behind a whole K-tile (its wait, wgmmas and promotion), not only behind
+        // the stage's wait and wgmmas.
+        const scl = block ? T.alloc_local([two ? 4 : 3], "float32", { name: "scl" }) : undefined;
         eachUnit((u, turn) => {
           const { m0, n0, kt0 } = origin(u);
           T.tile.wg.zero(acc);
           const rb = block ? firstRow(m0) : undefined;
+          // K block kb's index, clamped at the last one (a split-K slice may run past the last
+          // K-tile, where TMA fills zeros; the prefetch one K-tile ahead runs past it too).
+          const kbOf = (kt: ExprLike, ahead: number): ExprLike => {
+            const kb = kt0 ? T.add(T.add(kt0, kt), ahead) : T.add(kt, ahead);
+            return ahead > 0 || SPLIT * kPer > kTiles ? T.min(kb, kTiles - 1) : kb;
+          };
+          const setScales = (v: readonly PrimExpr[]): void => v.forEach((x, i) => scl!.set([i], x));
+          const scales = (): PrimExpr[] =>
+            Array.from({ length: two ? 4 : 3 }, (_, i) => scl!.get([i]));
+          if (block) setScales(loadBlockScales(rb!, n0, kbOf(0, 0)));
           for (const kt of T.range(kPer)) {
             const it = T.let_("it", T.add(T.mul(turn, kPer), kt));
             const st = T.let_("st", T.floormod(it, STAGES));
-            // With split-K the last slice may run past the last K-tile (TMA fills zeros there):
-            // its scale index is clamped.
-            const kb = kt0 ? T.add(kt0, kt) : kt;
+            // The next K block's scales, issued now; this block's are in scl.
+            const next = block
+              ? loadBlockScales(rb!, n0, kbOf(kt, 1)).map((x, i) => T.let_(`scn${i}`, x))
+              : undefined;
             const promote = block
-              ? loadBlockScales(rb!, n0, SPLIT * kPer > kTiles ? T.min(kb, kTiles - 1) : kb)
+              ? () => {
+                  promoteBlock(scales(), n0);
+                  setScales(next!);
+                }
               : promoted
                 ? () => T.tile.wg.add(acc, acc, tmpTile!)
                 : undefined;
