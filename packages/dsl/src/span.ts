@@ -50,6 +50,18 @@ interface Capture {
 const asSites: Prepare = (_e, sites) => sites;
 
 /**
+ * The name of a frame's script, as its stack line prints it: its file, or where the script has
+ * no file of its own (a module imported from a data: URL, as the lab's editor text is; code run
+ * by eval) the name its `//# sourceURL=` comment gives, else the data: URL. core's `callSite()`
+ * reads the same name from the formatted stack.
+ */
+function frameFile(site: NodeJS.CallSite): string | undefined {
+  const name = site.getFileName();
+  if (name && !name.startsWith("data:")) return name;
+  return site.getScriptNameOrSourceURL() || name || undefined;
+}
+
+/**
  * The first stack frame outside the tirx-ts packages, as a V8 call site (cheap: V8 records the
  * frames; nothing is formatted and no position computed). Builder calls reach the author within
  * two or three frames (the T.* function, a helper); a deeper path is captured again with more. Null when no frame is outside the
@@ -68,7 +80,7 @@ function captureAuthor(): Capture | null | undefined {
       const sites = holder.stack;
       if (!Array.isArray(sites)) return undefined;
       for (const site of sites) {
-        const name = site.getFileName();
+        const name = frameFile(site);
         if (!name) continue;
         const file = pathOf(name);
         if (foreign(file)) return { site, file, prepare, maps };
