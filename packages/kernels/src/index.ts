@@ -50,6 +50,7 @@ export {
 } from "./gemm/epilogue.js";
 export {
   gemm,
+  gemmBuildStats,
   gemmChoice,
   gemmTuneCandidates,
   type GemmChoice,

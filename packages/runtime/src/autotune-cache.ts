@@ -43,6 +43,14 @@ export interface CachedCandidate {
   readonly hash?: string;
   /** Registers per thread (ptxas -v) of a fitted candidate, when a ptxas was found. */
   readonly registers?: number;
+  /**
+   * A fitted candidate's static plus dynamic shared memory per CTA, bytes, its threads per CTA
+   * (when the block is static) and the PTX target it was fitted for: with `hash` and
+   * `registers`, a later call checks the cached choice against the limits without compiling it.
+   */
+  readonly sharedBytes?: number;
+  readonly threads?: number;
+  readonly target?: string;
 }
 
 /** The JSON of one cache file (`format` 1). */

@@ -4,7 +4,6 @@ import {
   checkPrimFunc,
   didYouMean,
   showValue,
-  structuralHash,
   TirxError,
   type DeviceLike,
   type DiagnosticCode,
@@ -36,6 +35,7 @@ import {
   type TuneKeyRecord,
 } from "./autotune-cache.js";
 import { ptxasUsage, REGISTERS_PER_BLOCK, registersPerBlock } from "./autotune-fit.js";
+import { funcHash } from "./cache.js";
 import { Progress, type ProgressStream } from "./autotune-progress.js";
 import { compile, type Compiled } from "./compile.js";
 import { device as defaultDevice, deviceArch } from "./device.js";
@@ -145,9 +145,12 @@ export interface TuneCandidate<C extends object> {
   readonly reason?: string;
   /** The TirxError's code that pruned it, if a TirxError did (TX2008 for shared memory). */
   readonly code?: string;
-  /** Static plus dynamic shared memory of one CTA, bytes (fitted in this process). */
+  /**
+   * Static plus dynamic shared memory of one CTA, bytes (fitted in this process, or as the
+   * tuning recorded it for a cache hit's choice).
+   */
   readonly sharedBytes?: number;
-  /** ptxas's registers per thread (fitted in this process, when a ptxas was found). */
+  /** ptxas's registers per thread (when a ptxas was found; a cache hit's from the file). */
   readonly registers?: number;
 }
 
@@ -155,7 +158,12 @@ export interface TuneCandidate<C extends object> {
 export interface AutotuneResult<C extends object> {
   /** The chosen config: one of the caller's objects (or the default table's). */
   readonly config: C;
-  /** The chosen candidate, compiled. */
+  /**
+   * The chosen candidate, compiled (`compile`'s result). A cache hit whose file recorded the
+   * choice's fit compiles it on the first read of this property, not before: a caller that
+   * launches a kernel of its own (gemm() at the call's sizes) compiles nothing here.
+   * @throws TirxError compile's, on that first read (the kernel compiled when it was tuned).
+   */
   readonly kernel: Compiled;
   /**
    * - "tuned": timed every fitting candidate now (by CUDA events, or `measure`);
@@ -267,7 +275,7 @@ export function familyHash(
 
 /** One candidate's part of {@link familyHash}: its IR's structural hash, or its build error. */
 export function candidateHash(b: { readonly fn?: PrimFunc; readonly error?: TirxError }): string {
-  return b.fn ? structuralHash(b.fn) : `error ${b.error?.code} ${b.error?.text}`;
+  return b.fn ? funcHash(b.fn) : `error ${b.error?.code} ${b.error?.text}`;
 }
 
 /** A candidate's build: its kernel, or the TirxError its builder threw. */
@@ -285,8 +293,14 @@ interface Built<C extends object> {
 type Fit =
   | {
       readonly ok: true;
-      readonly kernel: Compiled;
+      /** The candidate compiled: at once when fitted here, on first use when from a cache entry. */
+      readonly kernel: () => Compiled;
+      /** Static plus dynamic shared memory of one CTA, bytes. */
       readonly sharedBytes: number;
+      /** Threads per CTA (the launch's block). */
+      readonly threads: number;
+      /** The PTX target whose module this device runs (the limits' target). */
+      readonly target: string;
       /** Registers per thread, from ptxas -v or a cache entry that recorded them. */
       readonly registers?: number;
     }
@@ -302,9 +316,11 @@ type Fit =
  * capability, driver version, target>.json`) when its kernel source hash (`familyHash`) is this
  * family's and its config still fits (a file that records each candidate's hash, for the same
  * candidates in the same order, has only its choice built and that kernel's hash checked, its
- * registers read from the file: a first call in a new process costs one build, not one per
- * candidate; a change to another candidate's kernel is seen at the next tuning); (3) the shipped default (`defaults`, or the table
- * registered for `name`) when it fits; (4) on the simulated device without `measure`, the first
+ * registers, shared memory and threads read from the file and checked against the limits: a
+ * first call in a new process costs one build, not one per candidate, and compiles the choice
+ * only when the result's `kernel` is read; a change to another candidate's kernel is seen at
+ * the next tuning); (3) the shipped default (`defaults`, or the table registered for `name`)
+ * when it fits; (4) on the simulated device without `measure`, the first
  * candidate that fits, untimed (there is nothing meaningful to time); (5) otherwise tuning:
  * each candidate is built, compiled and fitted, in order, and timed if it fits (CUDA events
  * around `iters` launches after `warmup`, median of `rounds` medians; or `measure`); the
@@ -566,9 +582,11 @@ class Tuner<C extends object> {
   /**
    * A cache entry that records each candidate's hash (`CachedCandidate.hash`), for the same
    * candidates in the same order: only the cached choice is built, and its hash checked (its
-   * registers taken from the file, not from ptxas). The result; "changed" when the choice's
-   * kernel changed (then the caller tunes again, with a note); undefined when the entry cannot
-   * be checked this way (the caller builds every candidate and compares the family's hash).
+   * registers taken from the file, not from ptxas; with its shared bytes and target recorded
+   * too, its fit checked from the file and its compile left to the result's `kernel`). The
+   * result; "changed" when the choice's kernel changed or no longer fits (then the caller tunes
+   * again, with a note); undefined when the entry cannot be checked this way (the caller builds
+   * every candidate and compares the family's hash).
    */
   #fromCacheChecked(
     e: TuneCacheEntry,
@@ -594,7 +612,7 @@ class Tuner<C extends object> {
       );
       return "changed";
     }
-    const fit = this.#fit(chosen, cached[i]!.registers);
+    const fit = this.#fit(chosen, cached[i]!);
     if (!fit.ok) {
       notes.push(`the cached config no longer fits (${fit.reason})`);
       return "changed";
@@ -666,11 +684,12 @@ class Tuner<C extends object> {
       }
       const fit = this.#fit(b);
       candidates.push(this.#fitted(b, fit, "untimed"));
-      if (fit.ok) chosen = { b, kernel: fit.kernel, index: i };
+      if (fit.ok) chosen = { b, kernel: fit.kernel(), index: i };
     }
     if (!chosen) this.#noneFits(candidates);
     const more = notes.length > 0 ? `; ${notes.join("; ")}` : "";
-    return this.#result(chosen.b.config, chosen.kernel, "first-fit", candidates, {
+    const { kernel } = chosen;
+    return this.#result(chosen.b.config, () => kernel, "first-fit", candidates, {
       why: `the simulated device has no meaningful timings: the first candidate that fits (${chosen.index + 1} of ${this.built.length}), not timed${more}`,
     });
   }
@@ -689,13 +708,13 @@ class Tuner<C extends object> {
         candidates.push(this.#fitted(b, fit, "pruned"));
         continue;
       }
-      const timed = this.#time(b, fit.kernel);
+      const timed = this.#time(b, fit.kernel());
       if ("reason" in timed) {
         candidates.push({ config: b.config, status: "pruned", ...timed });
         continue;
       }
       candidates.push(this.#fitted(b, fit, "timed", timed.us, timed.samplesUs));
-      if (!best || timed.us < best.us) best = { b, kernel: fit.kernel, us: timed.us };
+      if (!best || timed.us < best.us) best = { b, kernel: fit.kernel(), us: timed.us };
     }
     if (!best) {
       progress.finish(`tirx-ts: autotune ${this.name} (${this.key.user}): no candidate fits`);
@@ -711,15 +730,25 @@ class Tuner<C extends object> {
         key: this.key,
         config: best.b.config as TuneConfig,
         us: best.us,
-        candidates: candidates.map((c, j) => ({
-          config: c.config as TuneConfig,
-          ...(c.status === "timed" ? { us: c.us! } : {}),
-          ...(c.status === "pruned"
-            ? { pruned: c.reason!, ...(c.code ? { code: c.code } : {}) }
-            : {}),
-          hash: candidateHash(this.built[j]!),
-          ...(c.registers !== undefined ? { registers: c.registers } : {}),
-        })),
+        candidates: candidates.map((c, j) => {
+          const fit = this.#fits.get(this.built[j]!);
+          return {
+            config: c.config as TuneConfig,
+            ...(c.status === "timed" ? { us: c.us! } : {}),
+            ...(c.status === "pruned"
+              ? { pruned: c.reason!, ...(c.code ? { code: c.code } : {}) }
+              : {}),
+            hash: candidateHash(this.built[j]!),
+            ...(c.registers !== undefined ? { registers: c.registers } : {}),
+            ...(fit?.ok
+              ? {
+                  sharedBytes: fit.sharedBytes,
+                  ...(Number.isFinite(fit.threads) ? { threads: fit.threads } : {}),
+                  target: fit.target,
+                }
+              : {}),
+          };
+        }),
       });
       if (failed === undefined) written = file;
       else this.#warn(`the cache file ${file} could not be written (${failed})`);
@@ -730,7 +759,8 @@ class Tuner<C extends object> {
     progress.finish(
       `tirx-ts: autotune ${this.name} (${this.key.user}): ${best.b.text} at ${fmtUs(best.us)}, the fastest of ${timedCount} timed (${prunedCount} pruned)${written ? `; cached in ${written}` : ""}`,
     );
-    return this.#result(best.b.config, best.kernel, "tuned", candidates, {
+    const { kernel } = best;
+    return this.#result(best.b.config, () => kernel, "tuned", candidates, {
       why,
       us: best.us,
       measurements: timedCount,
@@ -764,16 +794,20 @@ class Tuner<C extends object> {
     };
   }
 
+  /** The result; `kernel` compiles the choice on first read (see AutotuneResult's `kernel`). */
   #result(
     config: C,
-    kernel: Compiled,
+    kernel: () => Compiled,
     source: AutotuneResult<C>["source"],
     candidates: readonly TuneCandidate<C>[],
     more: { why: string; us?: number; measurements?: number; file?: string },
   ): AutotuneResult<C> {
+    let compiled: Compiled | undefined;
     return {
       config,
-      kernel,
+      get kernel(): Compiled {
+        return (compiled ??= kernel());
+      },
       source,
       why: more.why,
       ...(more.us !== undefined ? { us: more.us } : {}),
@@ -795,17 +829,51 @@ class Tuner<C extends object> {
     );
   }
 
-  /** Build into PTX and check shared memory and registers against the limits (memoized). */
   /**
-   * `knownRegisters`: the registers per thread a tuning recorded for this same kernel (its hash
-   * checked), used instead of running ptxas.
+   * Check a candidate's shared memory and registers against the limits (memoized): from
+   * `recorded`, the fit a tuning recorded for this same kernel (its hash checked by the caller),
+   * when it holds the shared bytes and target (and the registers, or no ptxas is found now),
+   * compiling nothing; else built into PTX (and `ptxas -v` for the registers, unless `recorded`
+   * has them).
    */
-  #fit(b: Built<C>, knownRegisters?: number): Fit {
+  #fit(b: Built<C>, recorded?: CachedCandidate): Fit {
     let fit = this.#fits.get(b);
-    if (!fit) this.#fits.set(b, (fit = this.#fitUncached(b, knownRegisters)));
+    if (!fit) {
+      fit =
+        (recorded && this.#fitRecorded(b, recorded)) ?? this.#fitUncached(b, recorded?.registers);
+      this.#fits.set(b, fit);
+    }
     return fit;
   }
 
+  /** The fit of a cache entry's candidate from its record, or undefined when it lacks a part. */
+  #fitRecorded(b: Built<C>, r: CachedCandidate): Fit | undefined {
+    const { sharedBytes, threads, target, registers } = r;
+    if (b.error || typeof sharedBytes !== "number" || typeof target !== "string") return undefined;
+    if (this.options.arch !== undefined && this.options.arch !== target) return undefined;
+    if (registers === undefined && findPtxas() !== undefined) return undefined;
+    const over =
+      this.#sharedOver(sharedBytes, `${sharedBytes} bytes per CTA (as tuned)`, target) ??
+      this.#registersOver(registers, threads ?? NaN);
+    if (over) return over;
+    let kernel: Compiled | undefined;
+    return {
+      ok: true,
+      kernel: () =>
+        (kernel ??=
+          b.compiled ??
+          compile(b.fn!, {
+            target: "cuda",
+            ...(this.options.arch !== undefined ? { arch: this.options.arch } : {}),
+          })),
+      sharedBytes,
+      threads: threads ?? NaN,
+      target,
+      ...(registers !== undefined ? { registers } : {}),
+    };
+  }
+
+  /** Build into PTX and check shared memory and registers against the limits. */
   #fitUncached(b: Built<C>, knownRegisters?: number): Fit {
     if (b.error) return { ok: false, reason: `build: ${b.error.message}`, code: b.error.code };
     let kernel: Compiled;
@@ -836,42 +904,62 @@ class Tuner<C extends object> {
       }
     }
     const shared = mod.staticSharedBytes + mod.dynamicSharedBytes;
+    const threads = mod.launch.block.reduce<number>(
+      (a, x) => a * (typeof x === "number" ? x : NaN),
+      1,
+    );
+    const detail = `${shared} bytes (${mod.staticSharedBytes} static + ${mod.dynamicSharedBytes} dynamic) per CTA`;
+    const sharedOver = this.#sharedOver(shared, detail, arch);
+    if (sharedOver) return sharedOver;
+    const ptxas = knownRegisters === undefined ? findPtxas() : undefined;
+    const registers =
+      knownRegisters ?? (ptxas ? ptxasUsage(ptxas, mod.text, arch) : undefined)?.registers;
+    const over = this.#registersOver(registers, threads);
+    if (over) return over;
+    return {
+      ok: true,
+      kernel: () => kernel,
+      sharedBytes: shared,
+      threads,
+      target: arch,
+      ...(registers !== undefined ? { registers } : {}),
+    };
+  }
+
+  /**
+   * Why `shared` bytes of shared memory per CTA (`detail`: how to write them) cannot run here
+   * for `target`, or undefined: over `limits.sharedBytes`, else the GPU's opt-in limit, else on
+   * the simulator the target's limit per CTA (core's ARCHS).
+   */
+  #sharedOver(shared: number, detail: string, target: string): Fit | undefined {
     const limit = this.options.limits?.sharedBytes;
     const [sharedLimit, from] =
       limit !== undefined
         ? [limit, "the limits.sharedBytes option"]
         : this.gpu
           ? [this.gpu.maxSharedOptin, `${this.gpu.name}'s opt-in limit per CTA`]
-          : [archNamed(arch)?.sharedPerCta ?? Infinity, `the limit per CTA on ${arch}`];
-    if (shared > sharedLimit) {
-      return {
-        ok: false,
-        reason: `shared memory: ${shared} bytes (${mod.staticSharedBytes} static + ${mod.dynamicSharedBytes} dynamic) per CTA exceed ${from}, ${sharedLimit} bytes`,
-        code: "TX2008",
-      };
-    }
-    const ptxas = knownRegisters === undefined ? findPtxas() : undefined;
-    const registers =
-      knownRegisters ?? (ptxas ? ptxasUsage(ptxas, mod.text, arch) : undefined)?.registers;
-    const threads = mod.launch.block.reduce<number>(
-      (a, x) => a * (typeof x === "number" ? x : NaN),
-      1,
-    );
-    if (registers !== undefined && Number.isFinite(threads)) {
-      const regs = registersPerBlock(registers, threads);
-      const regLimit = this.options.limits?.registersPerBlock ?? REGISTERS_PER_BLOCK;
-      if (regs > regLimit) {
-        return {
-          ok: false,
-          reason: `registers: ${registers} per thread (ptxas -v) × ${threads} threads take ${regs} of the register file, over ${regLimit} per CTA`,
-        };
-      }
-    }
+          : [archNamed(target)?.sharedPerCta ?? Infinity, `the limit per CTA on ${target}`];
+    if (shared <= sharedLimit) return undefined;
     return {
-      ok: true,
-      kernel,
-      sharedBytes: shared,
-      ...(registers !== undefined ? { registers } : {}),
+      ok: false,
+      reason: `shared memory: ${detail} exceed ${from}, ${sharedLimit} bytes`,
+      code: "TX2008",
+    };
+  }
+
+  /**
+   * Why `registers` per thread (when known) × `threads` per CTA (when finite) cannot run here,
+   * or undefined: their share of the register file (`registersPerBlock`) over
+   * `limits.registersPerBlock` (64 K by default).
+   */
+  #registersOver(registers: number | undefined, threads: number): Fit | undefined {
+    if (registers === undefined || !Number.isFinite(threads)) return undefined;
+    const regs = registersPerBlock(registers, threads);
+    const regLimit = this.options.limits?.registersPerBlock ?? REGISTERS_PER_BLOCK;
+    if (regs <= regLimit) return undefined;
+    return {
+      ok: false,
+      reason: `registers: ${registers} per thread (ptxas -v) × ${threads} threads take ${regs} of the register file, over ${regLimit} per CTA`,
     };
   }
 

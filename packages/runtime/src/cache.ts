@@ -1,6 +1,19 @@
 import { createHash } from "node:crypto";
 import { structuralEqual, structuralHash, type PrimFunc, type Span } from "@tirx-ts/core";
 
+/** structuralHash by PrimFunc object (see {@link funcHash}). */
+const HASHES = new WeakMap<PrimFunc, string>();
+
+/**
+ * core's `structuralHash` of `fn`, computed once per PrimFunc object (the IR is plain readonly
+ * data): autotune's check of a cached choice and compile's cache hash the same kernel once.
+ */
+export function funcHash(fn: PrimFunc): string {
+  let h = HASHES.get(fn);
+  if (h === undefined) HASHES.set(fn, (h = structuralHash(fn)));
+  return h;
+}
+
 /**
  * A fingerprint of every source span in `fn` (file:line:col:length and its code frame's lines,
  * in visiting order): two functions that are structurally equal and have the same fingerprint
@@ -50,7 +63,7 @@ export class CompileCache<V> {
   get(fn: PrimFunc, options: string, make: () => V): V {
     const own = this.#byFn.get(fn)?.get(options);
     if (own !== undefined) return own;
-    const key = `${structuralHash(fn)}|${spanFingerprint(fn)}|${options}`;
+    const key = `${funcHash(fn)}|${spanFingerprint(fn)}|${options}`;
     const bucket = this.#byHash.get(key);
     const hit = bucket?.find((e) => structuralEqual(e.fn, fn));
     const value = hit ? hit.value : make();

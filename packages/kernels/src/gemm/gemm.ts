@@ -168,8 +168,33 @@ registerTunedDefaults(FAMILY, GEMM_TUNED_DEFAULTS);
 /** SMs of the H200, the grid the configurations are written for. */
 const SMS = 132;
 
-/** The built kernels by their sizes. */
+/** The built kernels by their sizes (canonicalJson of the GemmSizes), the tunings' included. */
 const BUILT = new Map<string, GemmKernels>();
+
+/**
+ * Kernels built by gemm() and its tuning in this process (makeGemm calls), for tests and
+ * benchmarks: a tuned call whose tuning is cached builds one (the choice, at the m bucket's top,
+ * which is the call's own kernel when m is the top), a call after it none.
+ */
+export const gemmBuildStats = { kernels: 0 };
+
+/**
+ * The kernels of `sizes`: built once per process (makeGemm) and kept by their canonical JSON,
+ * so that a tuning's build of its choice at the bucket's top m is the kernel a call at that m
+ * launches (compile's cache then finds the same PrimFunc, with no hashing).
+ * @throws TirxError makeGemm's.
+ */
+function builtKernels(sizes: GemmSizes): GemmKernels {
+  const key = canonicalJson(sizes);
+  let kernels = BUILT.get(key);
+  if (kernels === undefined) {
+    kernels = makeGemm(sizes);
+    gemmBuildStats.kernels++;
+    if (BUILT.size >= 256) BUILT.clear();
+    BUILT.set(key, kernels);
+  }
+  return kernels;
+}
 /** The built padding kernels by their sizes. */
 const PADS = new Map<string, PrimFunc>();
 
@@ -435,14 +460,7 @@ function prepare(a: unknown, b: unknown, opts: unknown): Prepared {
     ...(R ? { residual: R } : {}),
     scales,
   });
-  const sizes: GemmSizes = { ...base, config: choice.config };
-  const key = JSON.stringify(sizes);
-  let kernels = BUILT.get(key);
-  if (kernels === undefined) {
-    kernels = makeGemm(sizes);
-    if (BUILT.size >= 256) BUILT.clear();
-    BUILT.set(key, kernels);
-  }
+  const kernels = builtKernels({ ...base, config: choice.config });
   const epilogueArgs = [
     ...(C ? [C] : []),
     ...(bias ? [bias] : []),
@@ -584,7 +602,7 @@ function chooseConfig(
   const candidates = gemmTuneCandidates({ ...shape, m: top });
   const kernels = new Map<string, GemmKernels>();
   const make = (c: GemmConfig): PrimFunc => {
-    const ks = makeGemm({ ...rep, config: c });
+    const ks = builtKernels({ ...rep, config: c });
     kernels.set(canonicalJson(c), ks);
     return ks.main;
   };
@@ -622,9 +640,10 @@ function chooseConfig(
 
 /**
  * A GPU tuning's launch of one candidate at the bucket's sizes `rep`: zero-filled operands and
- * epilogue tensors of those sizes (allocated once here, disposed by the caller through `temps`),
- * the main kernel and, with split-K, the finishing kernel (the workspace is not zeroed again
- * between timed launches: its sums are not read).
+ * epilogue tensors of those sizes (allocated at the first launch, so that a choice read from the
+ * cache, this process's memo or a shipped default allocates nothing; disposed by the caller
+ * through `temps`), the main kernel and, with split-K, the finishing kernel (the workspace is
+ * not zeroed again between timed launches: its sums are not read).
  */
 function timedLaunch(
   rep: Omit<GemmSizes, "config">,
@@ -633,30 +652,37 @@ function timedLaunch(
   kernels: ReadonlyMap<string, GemmKernels>,
   temps: DeviceTensor[],
 ): (kernel: Compiled, config: GemmConfig) => void {
-  const { m, n, k } = rep;
-  const zeros = (shape: number[], dtype: string): DeviceTensor => {
-    const t = tensor.zeros(shape, dtype as "float32", dev);
-    temps.push(t);
-    return t;
+  let args: { A: DeviceTensor; B: DeviceTensor; D: DeviceTensor; W: DeviceTensor } | undefined;
+  let epi: DeviceTensor[] = [];
+  let tail: DeviceTensor[] = [];
+  const allocate = (): NonNullable<typeof args> => {
+    const { m, n, k } = rep;
+    const zeros = (shape: number[], dtype: string): DeviceTensor => {
+      const t = tensor.zeros(shape, dtype as "float32", dev);
+      temps.push(t);
+      return t;
+    };
+    const A = zeros(rep.transA ? [k, rep.pitchA ?? m] : [m, rep.pitchA ?? k], rep.dtype);
+    const B = zeros(
+      rep.transB ? [n, rep.pitchB ?? k] : [k, rep.pitchB ?? n],
+      rep.dtypeB ?? rep.dtype,
+    );
+    const D = zeros([m, n], rep.outDtype ?? "bfloat16");
+    const W = zeros([m, n], "float32");
+    const block = rep.scales === "block";
+    epi = [
+      ...(x.c ? [zeros([m, n], x.c.dtype)] : []),
+      ...(x.bias ? [x.bias] : []),
+      ...(x.residual ? [zeros([m, n], x.residual.dtype)] : []),
+      ...(block ? [] : x.scales),
+    ];
+    tail = block ? [zeros([m, Math.ceil(k / 128)], "float32"), x.scales[1]!] : [];
+    return { A, B, D, W };
   };
-  const A = zeros(rep.transA ? [k, rep.pitchA ?? m] : [m, rep.pitchA ?? k], rep.dtype);
-  const B = zeros(
-    rep.transB ? [n, rep.pitchB ?? k] : [k, rep.pitchB ?? n],
-    rep.dtypeB ?? rep.dtype,
-  );
-  const D = zeros([m, n], rep.outDtype ?? "bfloat16");
-  const W = zeros([m, n], "float32");
-  const block = rep.scales === "block";
-  const epi = [
-    ...(x.c ? [zeros([m, n], x.c.dtype)] : []),
-    ...(x.bias ? [x.bias] : []),
-    ...(x.residual ? [zeros([m, n], x.residual.dtype)] : []),
-    ...(block ? [] : x.scales),
-  ];
-  const tail = block ? [zeros([m, Math.ceil(k / 128)], "float32"), x.scales[1]!] : [];
   // The finishing kernels, compiled once (outside the timed launches after the first).
   const finishes = new Map<string, Compiled>();
   return (kernel, config) => {
+    const { A, B, D, W } = (args ??= allocate());
     const text = canonicalJson(config);
     const ks = kernels.get(text);
     invariant(ks !== undefined, "gemm: a tuned candidate was built by make");
