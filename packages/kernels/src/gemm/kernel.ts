@@ -465,10 +465,17 @@ export function makeGemm(s: GemmSizes): GemmKernels {
     const origin = (u: ExprLike) => {
       const t = T.let_("t", tileOf(u));
       const rows = T.let_("rows", rowsOf(t));
-      const mt = T.floordiv(t, g)
+      const grouped = T.floordiv(t, g)
         .mul(GROUP)
         .add(T.floormod(T.floormod(t, g), rows));
-      const nt = T.floordiv(T.floormod(t, g), rows);
+      // Below mTiles for every tile (the last group has mTiles mod GROUP rows), but the
+      // verifier's ranges do not tie `rows` to the group: with mTiles not a multiple of GROUP
+      // the tile row is clamped (a no-op at run time) so that D's stores are provably inside it
+      // when m and n are tile multiples and they have no guard (TX2006 otherwise).
+      const mt = mTiles % GROUP === 0 ? grouped : T.min(grouped, mTiles - 1);
+      // The tile column likewise: (t mod g) / rows is below nTiles, rows being the group's.
+      const byRows = T.floordiv(T.floormod(t, g), rows);
+      const nt = mTiles % GROUP === 0 ? byRows : T.min(byRows, nTiles - 1);
       return {
         m0: T.let_("m0", mt.mul(BM)),
         n0: T.let_("n0", nt.mul(BN)),
