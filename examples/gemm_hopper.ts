@@ -125,10 +125,17 @@ export function makeGemmHopper(s: GemmHopperSizes): PrimFunc {
         const first = T.let_("first", u.floordiv(GROUP * nTiles).mul(GROUP));
         const rows = T.let_("rows", T.min(T.sub(mTiles, first), GROUP));
         const r = T.let_("r", u.floormod(GROUP * nTiles));
-        const mb = first.add(r.floormod(rows));
+        // In range for every tile, but with mTiles not a multiple of GROUP (the last group
+        // shorter) the verifier cannot tie `rows` to the group: the tile row and column are
+        // clamped there (no-ops at run time) so that C's stores are provably inside it.
+        const whole = mTiles <= GROUP || mTiles % GROUP === 0;
+        const mb = whole
+          ? first.add(r.floormod(rows))
+          : T.min(first.add(r.floormod(rows)), mTiles - 1);
+        const nb = whole ? r.floordiv(rows) : T.min(r.floordiv(rows), nTiles - 1);
         return {
           m0: T.let_("m0", CL > 1 ? mb.mul(CL).add(rank!).mul(BM) : mb.mul(BM)),
-          n0: T.let_("n0", r.floordiv(rows).mul(BN)),
+          n0: T.let_("n0", nb.mul(BN)),
         };
       };
       T.if_(

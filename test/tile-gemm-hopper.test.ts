@@ -1,9 +1,10 @@
 // examples/tile/gemm_hopper.ts (the tile layer's Hopper GEMM) issues the instructions of the
 // instruction-level examples/gemm_hopper.ts, as many of each, with one cluster and with two
 // (multicast B); ptxas assembles both. The examples test runs it on the simulator with its
-// numeric check; test/script-modes.test.ts checks its script twin.
+// numeric check; test/script-modes.test.ts checks its script twin. Both builders verify at sizes
+// whose tile rows are not a multiple of the grouped order's 8.
 import { describe, expect, it } from "vitest";
-import type { PrimFunc } from "@tirx-ts/core";
+import { verify, type PrimFunc } from "@tirx-ts/core";
 import { compileToPtx } from "@tirx-ts/codegen-ptx";
 import { makeGemmHopper } from "../examples/gemm_hopper.js";
 import { makeTileGemmHopper } from "../examples/tile/gemm_hopper.js";
@@ -41,6 +42,19 @@ describe("examples/tile/gemm_hopper.ts against examples/gemm_hopper.ts", () => {
       expect(count(tile, /st\.global\.b32/)).toBe(64);
       expect(count(tile, /wgmma\.mma_async/)).toBe(4);
       expect(tile).not.toMatch(/\.local/);
+    });
+  }
+});
+
+describe("both builders verify at sizes whose tile rows are not a multiple of the grouped order's 8", () => {
+  // m 1536: 12 tile rows (cluster 1) or 6 cluster rows (cluster 2); the last group is shorter
+  // and C's stores (no guard: the sizes are tile multiples) were TX2006 before the tile row and
+  // column were clamped where the verifier cannot tie them to the group.
+  for (const cluster of [1, 2] as const) {
+    it(`m 1536, n 768, cluster ${cluster}`, () => {
+      const sizes = { m: 1536, n: 768, k: 128, ctas: 8, cluster, dtype: "bfloat16" } as const;
+      expect(() => verify(makeTileGemmHopper(sizes))).not.toThrow();
+      expect(() => verify(makeGemmHopper(sizes))).not.toThrow();
     });
   }
 });

@@ -101,13 +101,22 @@ export function makeTileGemmHopper(s: GemmHopperSizes, name = "gemm_hopper"): Pr
       // 128 rows) and tile column (of 256).
       const g = GROUP * nTiles;
       const rowsOf = (u: E) => T.min(T.sub(mTiles, T.floordiv(u, g).mul(GROUP)), GROUP);
+      // Both are in range for every unit, but with mTiles not a multiple of GROUP (the last
+      // group shorter) the verifier cannot tie rowsOf(u) to u's group: they are clamped there
+      // (no-ops at run time) so that C's stores are provably inside it (TX2006 otherwise).
+      // (One group, or whole groups: provable as it is.)
+      const whole = mTiles <= GROUP || mTiles % GROUP === 0;
       const mtOf = (u: E) => {
-        const mb = T.floordiv(u, g)
+        const grouped = T.floordiv(u, g)
           .mul(GROUP)
           .add(T.floormod(T.floormod(u, g), rowsOf(u)));
+        const mb = whole ? grouped : T.min(grouped, mTiles - 1);
         return rank ? mb.mul(CL).add(rank) : mb;
       };
-      const ntOf = (u: E) => T.floordiv(T.floormod(u, g), rowsOf(u));
+      const ntOf = (u: E) => {
+        const nt = T.floordiv(T.floormod(u, g), rowsOf(u));
+        return whole ? nt : T.min(nt, nTiles - 1);
+      };
       // K-tile kt of a turn is the ring's iteration i: stage i mod STAGES, phase ⌊i / STAGES⌋ mod 2.
       const phase = (i: E) => T.floormod(T.floordiv(i, STAGES), 2);
       /** `body(u, turn)` for each turn's work unit u of this CTA's cluster, when in range. */

@@ -472,10 +472,12 @@ export function makeGemm(s: GemmSizes): GemmKernels {
       // verifier's ranges do not tie `rows` to the group: with mTiles not a multiple of GROUP
       // the tile row is clamped (a no-op at run time) so that D's stores are provably inside it
       // when m and n are tile multiples and they have no guard (TX2006 otherwise).
-      const mt = mTiles % GROUP === 0 ? grouped : T.min(grouped, mTiles - 1);
+      // (One group, or whole groups: provable as it is.)
+      const whole = mTiles <= GROUP || mTiles % GROUP === 0;
+      const mt = whole ? grouped : T.min(grouped, mTiles - 1);
       // The tile column likewise: (t mod g) / rows is below nTiles, rows being the group's.
       const byRows = T.floordiv(T.floormod(t, g), rows);
-      const nt = mTiles % GROUP === 0 ? byRows : T.min(byRows, nTiles - 1);
+      const nt = whole ? byRows : T.min(byRows, nTiles - 1);
       return {
         m0: T.let_("m0", mt.mul(BM)),
         n0: T.let_("n0", nt.mul(BN)),
