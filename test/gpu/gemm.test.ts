@@ -169,6 +169,16 @@ const CASES: readonly (GemmSpec & { name: string })[] = [
     bias: "float32",
     blockScales: true,
   },
+  {
+    name: "1536 × 3072 × 512 bf16 A·Bᵀ on 128 × 192 tiles (12 tile rows: the grouped order's last group is short)",
+    m: 1536,
+    n: 3072,
+    k: 512,
+    dtype: "bfloat16",
+    transB: true,
+    outDtype: "bfloat16",
+    config: { bm: 128, bn: 192, stages: 5 },
+  },
   { name: "odd NN 17 × 40 × 24", m: 17, n: 40, k: 24, dtype: "bfloat16", outDtype: "float32" },
   {
     name: "odd NT 17 × 40 × 24, α·AB + β·C, SiLU",
