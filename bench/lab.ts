@@ -1,8 +1,8 @@
 // The lab in Chromium (Debian's /usr/bin/chromium, driven by playwright-core), on its production
 // build served by `vite preview`: a keystroke in the seed kernel (examples/vector_add.ts) to its
-// diagnostics and PTX shown (the editor's debounce included; target ≤ 50 ms warm), a simulated
-// Run of the seed kernel with its check (≤ 100 ms), and a Run of examples/gemm_hopper.ts at its
-// example size (≤ 3 s). Times are the page's clock (performance.now()) from the key press or
+// diagnostics and PTX shown (the editor's handling of the key included; target ≤ 50 ms warm), a
+// simulated Run of the seed kernel with its check (≤ 100 ms), and a Run of examples/gemm_hopper.ts
+// at its example size (≤ 3 s). Times are the page's clock (performance.now()) from the key press or
 // click to the reply shown; medians of warm repetitions after one untimed warm-up. Writes
 // bench/results/lab-<date>.md (or --out FILE).
 // Run: npx tsx -C source bench/lab.ts [--out FILE] [--no-build]
@@ -181,7 +181,7 @@ const text = [
     .join(", ")} (other processes share the cores: figures above 1 × cores are inflated)`,
   "- command: npx tsx -C source bench/lab.ts (vite build, then vite preview of packages/lab)",
   "- clock: the page's performance.now(), from the key press or the Run click to the reply shown",
-  "  (a keystroke includes the editor's 5 ms debounce); medians of warm repetitions",
+  "  (a keystroke's build starts with its edit, no debounce); medians of warm repetitions",
   "",
   "| measure | target | median |",
   "| --- | --- | --- |",
