@@ -2,11 +2,10 @@
 // (GEMM_CONFIGS' rows, split-K pruned where K is short), the injected fastest chosen and used,
 // the cache file read by a second process that then times nothing and, without `tune`, takes
 // the cached choice; a shipped default taken without timing; TIRX_TUNE=1 turning tuning on.
-import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import { describe, expect, test } from "vitest";
 import { spawnSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { gemm, sim, tensor, type GemmConfig } from "tirx-ts";
 import {
   GEMM_TUNED_DEFAULTS,
@@ -18,25 +17,12 @@ import {
 import { tuneKeyText } from "@tirx-ts/runtime";
 import { randomTensor, uniform } from "./util/gemm-reference.js";
 import { errorOf } from "./util/error-of.js";
+import { repoRoot, tuneChildDir } from "./util/tune-child-dir.js";
 
 const dev = sim();
-const root = fileURLToPath(new URL("..", import.meta.url));
-// Inside the repository (so that the child process resolves the packages), gitignored.
-const work = join(root, "test", ".printed", "gemm-tune");
-mkdirSync(work, { recursive: true });
-const base = mkdtempSync(join(work, "run-"));
-// Fitting a candidate runs ptxas -v for its registers when one is found; these kernels are
-// assembled by the other gemm tests, so this file skips it (TIRX_PTXAS=off: runtime-cuda's
-// findPtxas) to stay cheap.
-const savedPtxas = process.env["TIRX_PTXAS"];
-beforeAll(() => {
-  process.env["TIRX_PTXAS"] = "off";
-});
-afterAll(() => {
-  if (savedPtxas === undefined) delete process.env["TIRX_PTXAS"];
-  else process.env["TIRX_PTXAS"] = savedPtxas;
-  rmSync(base, { recursive: true, force: true });
-});
+const root = repoRoot;
+// A fresh folder in the repository for the child processes; ptxas off while the file runs.
+const base = tuneChildDir("gemm-tune");
 
 /** The injected measure: µs by config, 128 × 128 tiles fastest. */
 const fakeUs = (c: GemmConfig): number => (c.bm === 128 && c.bn === 128 ? 1 : 2 + c.bn / 64);

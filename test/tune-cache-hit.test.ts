@@ -7,28 +7,16 @@
 // whose recorded hash differs is tuned again. autotune checks a cache hit's recorded shared
 // memory against the limits without compiling, and compiles the choice when its kernel is read.
 import { spawnSync } from "node:child_process";
-import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { cpSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
-import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import { beforeAll, describe, expect, test } from "vitest";
 import { autotune, gemmChoice, sim, tensor, type GemmConfig, type PrimFunc } from "tirx-ts";
+import { repoRoot, tuneChildDir } from "./util/tune-child-dir.js";
 import { readTuneCache, type TuneCacheEntry } from "@tirx-ts/runtime";
 
-const root = fileURLToPath(new URL("..", import.meta.url));
-// Inside the repository (so that the child processes resolve the packages), gitignored.
-const work = join(root, "test", ".printed", "tune-cache-hit");
-mkdirSync(work, { recursive: true });
-const base = mkdtempSync(join(work, "run-"));
-// The fits run no ptxas (runtime-cuda's findPtxas): the counts do not depend on a toolkit.
-const savedPtxas = process.env["TIRX_PTXAS"];
-beforeAll(() => {
-  process.env["TIRX_PTXAS"] = "off";
-});
-afterAll(() => {
-  if (savedPtxas === undefined) delete process.env["TIRX_PTXAS"];
-  else process.env["TIRX_PTXAS"] = savedPtxas;
-  rmSync(base, { recursive: true, force: true });
-});
+const root = repoRoot;
+// A fresh folder in the repository for the child processes; ptxas off while the file runs.
+const base = tuneChildDir("tune-cache-hit");
 
 /** The compile cache of the child's `tirx-ts` (the built packages): its size counts compilations. */
 const compiledModule = JSON.stringify(join(root, "packages", "runtime", "dist", "compile.js"));
