@@ -1,5 +1,6 @@
 import { configDefaults, defineConfig } from "vitest/config";
 import { BaseSequencer, type TestSpecification } from "vitest/node";
+import { explicitReexports } from "./test/util/explicit-reexports.js";
 
 /**
  * glibc malloc settings for the workers (forked from this process after it read this file) and
@@ -94,6 +95,9 @@ const shared = {
 };
 
 export default defineConfig({
+  // The packages' star exports spelled as names (test/util/explicit-reexports.ts): a call through
+  // a barrel no longer goes through the module runner's shared keyed getter.
+  plugins: [explicitReexports()],
   resolve: { conditions: ["source"] },
   ssr: { resolve: { conditions: ["source"] } },
   test: {

@@ -375,6 +375,16 @@ function attempt(tv: TileView, p: Pattern): Outcome {
 const same = (a: readonly number[], b: readonly number[]): boolean =>
   a.length === b.length && a.every((x, i) => x === b[i]);
 
+/**
+ * Patterns checked (fixed seed). The bug this test came with (af10786: a merge across a size-1
+ * axis read the wrong elements) fails the property within 15-153 patterns (seed 42 and seeds
+ * 1-9), and mutants of the merge check and the merged stride (the last axis of more than one
+ * element, size-1 axes skipped, the comparison, the first pair) within 2-88 (seeds 42, 1-3):
+ * 4,000 is 26 times the most any took (20,000 before: 3.6 of the file's 4.5 s on the 2-core
+ * machine went to the other 16,000).
+ */
+const RUNS = 4_000;
+
 const counts = {
   runs: 0,
   accepted: 0,
@@ -494,23 +504,23 @@ describe("rearrange against an einops reference", () => {
     expect(readView(w).data).toEqual(Array.from({ length: 27 }, (_, i) => i));
   });
 
-  it("20,000 random patterns read the reference's elements or are refused with a code", () => {
+  it(`${RUNS.toLocaleString("en")} random patterns read the reference's elements or are refused with a code`, () => {
     fc.assert(
       fc.property(fc.array(fc.nat({ max: 2 ** 30 - 1 }), { maxLength: 24 }), (xs) => {
         scenario(xs);
       }),
-      { seed: 42, numRuns: 20_000 },
+      { seed: 42, numRuns: RUNS },
     );
     // The runs reached every kind of case (a property that checked nothing would pass too).
-    expect(counts.runs).toBeGreaterThanOrEqual(20_000);
-    expect(counts.accepted).toBeGreaterThan(12_000);
-    expect(counts.reads).toBeGreaterThan(1_500);
-    expect(counts.merges).toBeGreaterThan(1_500);
-    expect(counts.mergesWithUnit).toBeGreaterThan(1_000);
-    expect(counts.tx1012).toBeGreaterThan(1_200);
-    expect(counts.invalid).toBeGreaterThan(1_200);
-    expect(counts.fromSub).toBeGreaterThan(5_000);
-    expect(counts.fromRearranged).toBeGreaterThan(3_000);
-    expect(counts.fromStrided).toBeGreaterThan(2_500);
+    expect(counts.runs).toBeGreaterThanOrEqual(RUNS);
+    expect(counts.accepted).toBeGreaterThan(RUNS * 0.6);
+    expect(counts.reads).toBeGreaterThan(RUNS * 0.075);
+    expect(counts.merges).toBeGreaterThan(RUNS * 0.075);
+    expect(counts.mergesWithUnit).toBeGreaterThan(RUNS * 0.05);
+    expect(counts.tx1012).toBeGreaterThan(RUNS * 0.06);
+    expect(counts.invalid).toBeGreaterThan(RUNS * 0.06);
+    expect(counts.fromSub).toBeGreaterThan(RUNS * 0.25);
+    expect(counts.fromRearranged).toBeGreaterThan(RUNS * 0.15);
+    expect(counts.fromStrided).toBeGreaterThan(RUNS * 0.125);
   });
 });
