@@ -264,6 +264,8 @@ else {
       const shape = {
         ...{ m: c.m, n: c.n, k: c.k, inBytes: (fp8 ? 1 : 2) as 1 | 2 },
         promoted: c.kind === "fp8" || c.kind === "fp8-block",
+        // Every sweep case is A·Bᵀ (B stored [n, k]): 32-column tile steps, unless block scales.
+        kMajorB: c.kind !== "fp8-block",
       } as const;
       const entry = untuned(c.kind, c, shape);
       let config: Config = entry.config;

@@ -103,7 +103,12 @@ describe("gemm()'s errors", () => {
       [() => gemm(a, b, { activation: "tanh" as never }), /activation is "relu", "gelu" or "silu"/],
       [
         () => gemm(a, b, { config: { bm: 64, bn: 96, stages: 2 } }),
-        /config\.bn is a multiple of 64/,
+        /config\.bn is a multiple of 64 in 64 … 256 \(.*MN-major B\), got 96/,
+      ],
+      [
+        // K-major B: 32-column steps, and nothing between them.
+        () => gemm(a, t([40, 24]), { transB: true, config: { bm: 64, bn: 112, stages: 2 } }),
+        /config\.bn is a multiple of 32 in 64 … 256 with a K-major B .*, got 112/,
       ],
       [
         () => gemm(a, b, { config: { bm: 128, bn: 256, stages: 8 } }),

@@ -22,6 +22,11 @@ export interface GemmShape {
    * Default false.
    */
   readonly promoted?: boolean;
+  /**
+   * B is K-major (stored [n, k], makeGemm's transB) and has no block scales: tiles of any
+   * multiple of 32 columns build (makeGemm), not only multiples of 64. Default false.
+   */
+  readonly kMajorB?: boolean;
 }
 
 /** One row of {@link GEMM_CONFIGS}. */
@@ -83,10 +88,11 @@ export const GEMM_CONFIGS: readonly GemmConfigEntry[] = [
 /**
  * Configurations only tuning tries, beside {@link GEMM_CONFIGS}' rows (no shape picks them
  * untuned): 128 × 128 tiles split in 2 over K (a few large tiles over a long K: 128 rows of D at
- * k 14336), 128 × 192 tiles (between 128 × 128's CTA count and 128 × 256's operand reuse), and
- * 64 × 256 tiles (small m with one consumer warpgroup and half the CTAs of 64 × 128). Each builds
- * a correct kernel at every size (test/kernels-gemm-persistent.test.ts runs each on the
- * simulator at an odd size).
+ * k 14336), 128 × 192 tiles (between 128 × 128's CTA count and 128 × 256's operand reuse),
+ * 64 × 256 tiles (small m with one consumer warpgroup and half the CTAs of 64 × 128), and, with a
+ * K-major B, 128 × 224 and 128 × 160 tiles (wave counts of 132 CTAs that 64-column steps miss).
+ * Each builds a correct kernel at every size (test/kernels-gemm-persistent.test.ts runs each on
+ * the simulator at an odd size).
  */
 export const GEMM_TUNE_EXTRA: readonly GemmConfigEntry[] = [
   {
@@ -103,6 +109,16 @@ export const GEMM_TUNE_EXTRA: readonly GemmConfigEntry[] = [
     name: "m64-n256",
     config: { bm: 64, bn: 256, stages: 5 },
     note: "small M: one consumer warpgroup per 64 × 256 tile",
+  },
+  {
+    name: "m128-n224",
+    config: { bm: 128, bn: 224, stages: 5 },
+    note: "K-major B only: 128 × 224 tiles, 5 stages (220 KiB); n 14336 is 64 of them, so m 1024 fills 3.9 waves of 132 CTAs where 128 × 256 fills 3.4 (4 waves, the last 40% idle)",
+  },
+  {
+    name: "m128-n160",
+    config: { bm: 128, bn: 160, stages: 6 },
+    note: "K-major B only: 128 × 160 tiles, 6 stages (216 KiB), another wave count between 128 × 128 and 128 × 192",
   },
 ];
 

@@ -497,8 +497,8 @@ function atRows(base: Omit<GemmSizes, "config">, m: number): Omit<GemmSizes, "co
  * GEMM_TUNE_EXTRA (pickGemmConfig's choice first, each configuration once), without the split-K
  * rows that cannot help: fewer than
  * 2 K-tiles per slice, or D already has as many tiles as the H200 has SMs (132); for promoted
- * float8 (GemmShape's `promoted`), none with 256-column tiles (two float32 register tiles of
- * 128 each would spill).
+ * float8 (GemmShape's `promoted`), none over 192 columns (two float32 register tiles of 112 or
+ * 128 each would spill); tiles of a 32-column step (not 64) only with GemmShape's `kMajorB`.
  * @example gemmTuneCandidates({ m: 16, n: 256, k: 64, inBytes: 2 }) // no split-K row (1 K-tile)
  * @throws TirxError TX9001 as pickGemmConfig.
  */
@@ -511,8 +511,10 @@ export function gemmTuneCandidates(s: GemmShape): GemmConfig[] {
     if (seen.has(text)) continue;
     seen.add(text);
     // A promoted float8 K-tile's second register tile: 2 · bn / 2 accumulator registers per
-    // thread, over setmaxnreg's 232 at bn 256 (ptxas would spill).
-    if (s.promoted === true && c.bn >= 256) continue;
+    // thread, over setmaxnreg's 232 at bn 224 and 256 (ptxas would spill).
+    if (s.promoted === true && c.bn > 192) continue;
+    // Tiles of 32-column steps read a K-major B only (makeGemm's bn rule).
+    if (c.bn % 64 !== 0 && s.kMajorB !== true) continue;
     const split = c.splitK ?? 1;
     if (split > 1) {
       const kTiles = Math.ceil(s.k / (128 / s.inBytes));
@@ -571,6 +573,7 @@ function chooseConfig(
     k: base.k,
     inBytes,
     promoted: inBytes === 1 && base.fastAccum !== true,
+    kMajorB: base.transB === true && base.scales !== "block",
   };
   const tune = o.tune ?? process.env["TIRX_TUNE"] === "1";
   if (tune === false) {

@@ -283,9 +283,17 @@ export function checkGemmSizes(s: GemmSizes): Required<GemmConfig> {
   if (c.bm !== 64 && c.bm !== 128) {
     throw configError(`gemm: config.bm is 64 or 128 (one or two consumer warpgroups), got ${c.bm}`);
   }
-  if (!Number.isInteger(c.bn) || c.bn < 64 || c.bn > 256 || c.bn % 64 !== 0) {
+  // K-major B (transB) is read as [bn, bk] boxes: bn rows of one 128-byte swizzle row each, any
+  // multiple of 32 (wgmma N a multiple of 8 up to 256: PTX ISA, wgmma.mma_async; whole 8-row
+  // swizzle atoms of 1024 bytes, the alignment of each stage's tile). MN-major B is read in
+  // 64-column blocks (one 128-byte swizzle row of 16-bit elements each). Block scales take
+  // 64 … 256 in steps of 64: a tile then meets at most two 128-column scale blocks, at 64 or 128.
+  const step = s.transB === true && s.scales !== "block" ? 32 : 64;
+  if (!Number.isInteger(c.bn) || c.bn < 64 || c.bn > 256 || c.bn % step !== 0) {
     throw configError(
-      `gemm: config.bn is a multiple of 64 in 64 … 256 (wgmma N ≤ 256; whole 128-byte swizzle rows), got ${c.bn}`,
+      step === 32
+        ? `gemm: config.bn is a multiple of 32 in 64 … 256 with a K-major B (wgmma N ≤ 256; whole 8-row swizzle atoms), got ${c.bn}`
+        : `gemm: config.bn is a multiple of 64 in 64 … 256 (wgmma N ≤ 256; whole 128-byte swizzle rows of an MN-major B${s.scales === "block" ? ", and at most two 128-column block scales per tile" : ""}), got ${c.bn}`,
     );
   }
   const bk = c.bk ?? ROW / eb;

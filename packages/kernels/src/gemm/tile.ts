@@ -6,8 +6,10 @@
  * One tile configuration of makeGemm:
  * - `bm`: rows of D per CTA tile, 64 (one consumer warpgroup, 256 threads) or 128 (two, 384
  *   threads: examples/tile/gemm_hopper.ts's design);
- * - `bn`: columns per tile, a multiple of 64 in 64 … 256 (one wgmma m64nNk16 of N = bn per k16
- *   step; 64 keeps an MN-major B of 16-bit elements whole 128-byte swizzle rows);
+ * - `bn`: columns per tile, in 64 … 256 (one wgmma m64nNk16 of N = bn per k16 step): a
+ *   multiple of 32 with a K-major B (transB, no block scales: whole 8-row swizzle atoms), else
+ *   of 64 (an MN-major B of 16-bit elements in whole 128-byte swizzle rows; block scales meet at
+ *   most two 128-column blocks per tile);
  * - `bk`: K elements per stage, 128 bytes' worth (64 for 16-bit inputs, 128 for float8: one
  *   128B-swizzle row of a K-major tile). Absent: that value;
  * - `stages`: depth of the TMA → wgmma ring (2 … 8; shared memory stages · (bm + bn) · 128 B
