@@ -2,9 +2,10 @@
 // two warps per form and sparsity selector. Each lane loads its fragments and its metadata
 // register from tensors, runs T.ptx.mma_sp and stores D. The host builds a 2:4-sparse A (random
 // kept columns per 4-wide chunk), B and C, and packs every lane's registers through the PTX ISA's
-// figures, written out below (not imported from core): the kept elements of A, B, C, and the
-// metadata of the lanes the selector names (the other lanes' metadata registers hold 0, a field
-// the ISA leaves undefined, so reading the wrong lanes shows). D is judged against the exact
+// figures (the float8 forms' metadata as measured on an H200), written out below (not imported
+// from core): the kept elements of A, B, C, and the metadata of the lanes the selector names
+// (the other lanes' metadata registers hold 0, a field the ISA leaves undefined, so reading the
+// wrong lanes shows). D is judged against the exact
 // C + Σ (kept a)·b over the K / 2 products the instruction forms, within the form's documented
 // bound (core's mmaSpFormBound). Warp 1's rows keep no element in column 3 of their first chunk
 // and B's row 3 is NaN: a pruned zero is not multiplied, so D stays finite there.
@@ -54,6 +55,8 @@ const dtOf = (t: MmaType): DType => ARRAY[t]!;
  * - B: m16n8k16/k32 .f16: b_i at row 2t + (i & 1) + 8·⌊i / 2⌋, column g; m16n8k64 8-bit: b_i
  *   at row 4t + (i & 3) + 16·⌊i / 4⌋, column g.
  * - C/D: c0, c1 at row g, c2, c3 at row g + 8, columns 2t and 2t + 1.
+ * One-hot probes on an H200 (one A element and one B element 1.0, the rest 0) reproduced these
+ * A and B figures for m16n8k32 .f16 and m16n8k64 with every float8 type mix.
  */
 export function refA(
   f: MmaSpForm,
@@ -86,13 +89,18 @@ export function refC(l: number, i: number): [number, number] {
 }
 
 /**
- * The metadata figures ("Sparse MMA .m16n8k16 / .m16n8k32 metadata layout for .f16/.bf16
- * type", "Sparse MMA .m16n8k64 metadata layout for columns 0–31 / 32–63"): in each quad the
- * lanes the selector names (m16n8k16: lane `sel`; m16n8k32: lanes 2·sel and 2·sel + 1;
- * m16n8k64: all four) hold, one per 16 columns of A in order, the 4-bit fields of the four
- * chunks of those columns, row g's in bits 0..15 and row g + 8's in bits 16..31, the chunk of
- * the lowest columns lowest. A field's bits [1:0] are the column (in its chunk) of the first
- * kept element, [3:2] of the second.
+ * Where each chunk's metadata sits: [lane, bit of its 4-bit field]. A field's bits [1:0] are the
+ * column (in its chunk) of the first kept element, [3:2] of the second.
+ * - m16n8k16 / m16n8k32 .f16/.bf16, the PTX ISA's figures ("Sparse MMA .m16n8k16 / .m16n8k32
+ *   metadata layout for .f16/.bf16 type"): in each quad the lanes the selector names
+ *   (m16n8k16: lane `sel`; m16n8k32: lanes 2·sel and 2·sel + 1) hold, one per 16 columns of A
+ *   in order, the 4-bit fields of the four chunks of those columns, row g's in bits 0..15 and
+ *   row g + 8's in bits 16..31, the chunk of the lowest columns lowest.
+ * - m16n8k64 .e4m3/.e5m2 (selector 0), as measured on an H200 with one-hot probes (each 4-bit
+ *   field of each lane changed alone; the ISA figure's reading above, with all four lanes of a
+ *   quad holding 16 columns each, disagreed): lane 4g of a quad holds row g's columns 0..31,
+ *   lane 4g + 2 its columns 32..63, lanes 4g + 1 and 4g + 3 the same of row g + 8; the 8
+ *   chunks of a lane's 32 columns fill its bits 0..31 from the low end.
  */
 export function refMetaLane(
   f: MmaSpForm,
@@ -100,8 +108,13 @@ export function refMetaLane(
   row: number,
   chunk: number,
 ): [number, number] {
-  const perQuad = f.k === 16 ? 1 : f.k === 32 ? 2 : 4;
-  const lane = 4 * (row % 8) + perQuad * sel + Math.floor(chunk / 4);
+  const g = row % 8;
+  if (f.k === 64) {
+    const lanes = row < 8 ? [4 * g, 4 * g + 2] : [4 * g + 1, 4 * g + 3];
+    return [lanes[chunk < 8 ? 0 : 1]!, 4 * (chunk % 8)];
+  }
+  const perQuad = f.k === 16 ? 1 : 2;
+  const lane = 4 * g + perQuad * sel + Math.floor(chunk / 4);
   return [lane, (row >= 8 ? 16 : 0) + 4 * (chunk % 4)];
 }
 

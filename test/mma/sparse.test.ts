@@ -2,7 +2,7 @@
 // (inline snapshot), every form and selector assembled by ptxas for sm_90a and at the form's own
 // sm, every case of test/diff/mma-sp-cases.ts on the simulator against the exact sparse product
 // (within the form's bound), core's fragment and metadata geometry against the PTX ISA's figures
-// written out in that file, the verifier's refusals (TX7004 form, TX7013 selector, TX7003 target,
+// written out in that file (the float8 forms' metadata as measured on an H200), the verifier's refusals (TX7004 form, TX7013 selector, TX7003 target,
 // TX7001 metadata operand) and the simulator's hazards (TX6029 metadata outside
 // .sp::ordered_metadata's values, TX6028 a metadata register never written, none for the lanes
 // the selector leaves out). test/gpu/mma-sp-differential.test.ts runs the cases on a GPU.
@@ -50,11 +50,20 @@ function oneWarp(
   });
 }
 
-/** The reports of a simulated run of `fn` (its one output of 128 float32), and that output. */
-function simulate(fn: PrimFunc): { msgs: string[]; y: Float32Array } {
-  const x = simTensor(new Float32Array(16).fill(1), { shape: [16], dtype: "float16" });
+/** The m16n8k64 e4m3 · e4m3 → fp32 form, for {@link oneWarp}. */
+const FP8_FORM = { shape: "m16n8k64", a: "e4m3", c: "fp32" };
+
+/**
+ * The reports of a simulated run of `fn` (its one output of 128 float32), and that output; X
+ * (16 ones) of dtype `x`.
+ */
+function simulate(
+  fn: PrimFunc,
+  x: "float16" | "float8_e4m3" = "float16",
+): { msgs: string[]; y: Float32Array } {
+  const xs = simTensor(new Float32Array(16).fill(1), { shape: [16], dtype: x });
   const y = simZeros([128], "float32");
-  const r = runSim(verify(fn), [x, y], { hazards: "collect" });
+  const r = runSim(verify(fn), [xs, y], { hazards: "collect" });
   return { msgs: r.reports.map((x) => `${x.code}: ${x.message}`), y: y.toArray() as Float32Array };
 }
 
@@ -106,7 +115,7 @@ describe("T.ptx.mma_sp: PTX", () => {
       text: compileToPtx(c.fn, { arch: "sm_90a" }).text,
     }));
     expect(await assembleMerged(mods, "sm_90a")).toEqual([]);
-    for (const sm of [80]) {
+    for (const sm of [80, 89]) {
       const own = cases.filter(
         (c) =>
           MMA_SP_FORMS.find((f) => c.id.includes(`${f.shape}.${f.c}.${f.a}.${f.b}.`))!.sm === sm,
@@ -201,6 +210,40 @@ describe("T.ptx.mma_sp: simulator", () => {
     expect(m[0]).toMatch(/thread \(3, 0, 0\) .* reads local "e"\[0\]/);
   });
 
+  it("float8 m16n8k64: each lane's metadata is 32 columns of one row (TX6029 names it)", () => {
+    // As measured on an H200: lane 4g + 1 holds row g + 8's columns 0..31, lane 4g + 3 its
+    // columns 32..63, 4 bits per chunk from the low end. Lane 3's bits 11..8: row 8, columns
+    // 40..43.
+    const word = (0x44444444 & ~(0xf << 8)) | (0x1 << 8);
+    const fn = oneWarp(
+      "sp_fp8_bad",
+      0,
+      (e, l) => e.set([0], T.if_then_else(l.eq(3), T.uint32(word), T.uint32(0x44444444))),
+      FP8_FORM,
+    );
+    const { msgs } = simulate(fn, "float8_e4m3");
+    expect(msgs).toHaveLength(1);
+    expect(msgs[0]).toMatch(
+      /^TX6029: .*row 8, columns 40\.\.43 of A \(lane 3's e, bits 11\.\.8\) is 0b0001/,
+    );
+    // Every lane's e is read: one lane left unwritten is TX6028 (and its 0 fields TX6029).
+    for (const lane of [0, 1, 2, 3, 29]) {
+      const missing = oneWarp(
+        `sp_fp8_missing_${lane}`,
+        0,
+        (e, l) => T.if_(l.ne(lane), () => e.set([0], T.uint32(0x44444444))),
+        FP8_FORM,
+      );
+      const m = simulate(missing, "float8_e4m3").msgs.map((x) => x.slice(0, 6));
+      expect(m).toEqual(["TX6028", "TX6029"]);
+    }
+    // All ones, every chunk keeping columns 0, 1: each D element sums 32 products of 1.
+    const ok = oneWarp("sp_fp8_ok", 0, (e) => e.set([0], T.uint32(0x44444444)), FP8_FORM);
+    const r = simulate(ok, "float8_e4m3");
+    expect(r.msgs).toEqual([]);
+    expect([...r.y].every((v) => v === 32)).toBe(true);
+  });
+
   it("does not multiply pruned zeros: NaN in a row of B no metadata names leaves D finite", () => {
     // Covered per form by warp 1 of every case (B's row 3 is NaN, chunk 0 keeps columns 0..2).
     const c = cases.find((x) => x.id.startsWith("mma.sp.m16n8k32.f32.f16"))!;
@@ -229,8 +272,9 @@ describe("T.ptx.mma_sp: refusals", () => {
       `"TX7004: TX7004 [mma/variant] T.ptx.mma_sp has no form "m16n8k32" "row"."col" "fp32" = sparse "tf32" · "tf32"; nearest offered: m16n8k32 f32 = sparse f16 · f16 + f32 (mma.sp::ordered_metadata.sync.aligned.m16n8k32.row.col.f32.f16.f16.f32); docs/mma-sync-forms.md lists the sparse forms"`,
     );
     expect(errorOf(request("m16n8k64", "fp16", "fp32", 0)).code).toBe("TX7004");
-    // The float8 forms are withheld (their layouts disagreed with the H200).
-    expect(errorOf(request("m16n8k64", "e4m3", "fp32", 0)).code).toBe("TX7004");
+    // float8 with a float16 D is not offered (PTX 8.7; ptxas 13.0 refuses it for sm_90a).
+    expect(errorOf(request("m16n8k64", "e4m3", "fp16", 0)).code).toBe("TX7004");
+    expect(errorOf(request("m16n8k32", "e4m3", "fp32", 0)).code).toBe("TX7004");
   });
 
   it("TX7013 for a selector the form does not allow", () => {
@@ -248,8 +292,11 @@ describe("T.ptx.mma_sp: refusals", () => {
     );
   });
 
-  it("the fp16 forms run on sm_80", () => {
+  it("the fp16 forms run on sm_80; the float8 forms need sm_89 (TX7003 at sm_80)", () => {
     const f16 = oneWarp("sp_f16", 0, (e) => e.set([0], T.uint32(0x44444444)));
     expect(() => compileToPtx(f16, { arch: "sm_80" })).not.toThrow();
+    const fp8 = oneWarp("sp_fp8", 0, (e) => e.set([0], T.uint32(0x44444444)), FP8_FORM);
+    expect(() => compileToPtx(fp8, { arch: "sm_89" })).not.toThrow();
+    expect(errorOf(() => compileToPtx(fp8, { arch: "sm_80" })).code).toBe("TX7003");
   });
 });

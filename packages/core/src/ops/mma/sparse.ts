@@ -63,9 +63,9 @@ const FP8: readonly MmaType[] = ["e4m3", "e5m2"];
  * The offered sparse forms (PTX ISA, mma.sp: Syntax, "PTX ISA Notes", "Target ISA Notes"; each
  * assembled by ptxas 13.0 for sm_90a, and for sm_80 or sm_89 at its own sm):
  * - f16 · f16 → f32 or f16, bf16 · bf16 → f32: m16n8k16 and m16n8k32 (sm_80);
- * - e4m3/e5m2 (any mix) → f32: m16n8k64 (sm_89). The → f16 float8 form needs PTX 8.7 and
- *   ptxas 13.0 refuses it for sm_90a (it assembles for sm_120a): not offered; nor are tf32,
- *   s8/u8 and s4/u4.
+ * - e4m3/e5m2 (any mix) → f32: m16n8k64 (sm_89), their metadata placement measured on an H200
+ *   ({@link mmaSpMetadataAt}). The → f16 float8 form needs PTX 8.7 and ptxas 13.0 refuses it
+ *   for sm_90a (it assembles for sm_120a): not offered; nor are tf32, s8/u8 and s4/u4.
  * Only `.sp::ordered_metadata` is offered: ptxas advises against plain `.sp` ("expected to have
  * substantially reduced performance on some future architectures").
  */
@@ -75,17 +75,8 @@ export const MMA_SP_FORMS: readonly MmaSpForm[] = [
     spForm(k, "f16", "f16", "f16", 80),
     spForm(k, "bf16", "bf16", "f32", 80),
   ]),
-  // The float8 forms (m16n8k64 .e4m3/.e5m2 → f32, sm_89) are not offered: written from the PTX
-  // ISA's figures, all four disagreed with the H200 on every element
-  // (test/gpu/mma-sp-differential.test.ts, bench/results/gpu-runs-2026-12-02d.md, run 4), and
-  // no reading of the A, B and metadata figures tried reproduced the GPU's values. SPARSE_FP8
-  // keeps them for the day their layout is measured.
+  ...FP8.flatMap((a) => FP8.map((b) => spForm(64, a, b, "f32", 89))),
 ];
-
-/** The float8 sparse forms, not in {@link MMA_SP_FORMS} (see there): their layouts are unconfirmed. */
-export const SPARSE_FP8: readonly MmaSpForm[] = FP8.flatMap((a) =>
-  FP8.map((b) => spForm(64, a, b, "f32", 89)),
-);
 
 /**
  * The PTX spelling of a sparse form, also its op's IR name.
@@ -138,7 +129,10 @@ function denseOf(f: MmaSpForm, k: number): MmaForm {
  *   g + 8; a8..a15 the same rows at columns 32 + 8t ..;
  * - m16n8k16 .f16: a0, a1 row g, chunk t; a2, a3 row g + 8, chunk t.
  * B (K × 8) and C/D are the dense fragments of K ("Sparse MMA .m16n8k32 fragment layout for
- * matrix B", four registers of two halves: rows 2t + (i & 1) + 8·⌊i / 2⌋, column g).
+ * matrix B", four registers of two halves: rows 2t + (i & 1) + 8·⌊i / 2⌋, column g; m16n8k64
+ * 8-bit: four registers of four bytes, rows 4t + (i & 3) + 16·⌊i / 4⌋, column g). One-hot
+ * probes on an H200 (one A element and one B element 1.0, the rest 0) reproduced these A and B
+ * fragments for m16n8k32 .f16 and for m16n8k64 with every float8 type mix.
  */
 export function mmaSpFragment(f: MmaSpForm, operand: "A" | "B" | "C"): MmaFragment {
   return operand === "A"
@@ -150,13 +144,20 @@ export function mmaSpFragment(f: MmaSpForm, operand: "A" | "B" | "C"): MmaFragme
  * Where the metadata of chunk `chunk` (columns 4·chunk .. 4·chunk + 3) of row `row` of A sits
  * under sparsity selector `selector`: the lane whose `e` register holds it and the bit of its
  * 4-bit field (bits [1:0] the column in the chunk of the first kept element, [3:2] of the
- * second). From the PTX ISA's metadata figures ("Sparse MMA .m16n8k16 / .m16n8k32 metadata
- * layout for .f16/.bf16 type", "Sparse MMA .m16n8k64 metadata layout for columns 0–31 / 32–63"):
- * with Q = K / 16 lanes of each quad holding metadata (1, 2, 4), lane 4·(row mod 8) + Q·selector
- * + j holds the chunks of columns 16j .. 16j + 15 of rows g and g + 8, row g in bits [15:0]
- * and row g + 8 in bits [31:16], chunk by chunk from the low bits (MLIR's sparse-mma-2-4-f16
- * integration test builds m16n8k32's metadata the same way: lane 2i + j of a pair holds the
- * 16-bit words of rows g and g + 8 of column block j, row g's in the low half).
+ * second).
+ * - m16n8k16 / m16n8k32 .f16/.bf16 (PTX ISA, "Sparse MMA .m16n8k16 / .m16n8k32 metadata layout
+ *   for .f16/.bf16 type"): with Q = K / 16 lanes of each quad holding metadata (1, 2), lane
+ *   4·(row mod 8) + Q·selector + j holds the chunks of columns 16j .. 16j + 15 of rows g and
+ *   g + 8, row g in bits [15:0] and row g + 8 in bits [31:16], chunk by chunk from the low bits
+ *   (MLIR's sparse-mma-2-4-f16 integration test builds m16n8k32's metadata the same way: lane
+ *   2i + j of a pair holds the 16-bit words of rows g and g + 8 of column block j, row g's in
+ *   the low half); confirmed on an H200 by one-hot probes.
+ * - m16n8k64 .e4m3/.e5m2 (measured on an H200, every type mix alike: one-hot A and B elements
+ *   under uniform metadata, and each 4-bit field of each lane changed alone): each lane holds
+ *   32 columns of one row, lane 4·(row mod 8) + ⌊row / 8⌋ + 2·⌊chunk / 8⌋, bits 4·(chunk mod 8);
+ *   so lanes 4g and 4g + 2 hold row g's columns 0..31 and 32..63, lanes 4g + 1 and 4g + 3 row
+ *   g + 8's. The PTX ISA's figure ("Sparse MMA .m16n8k64 metadata layout for .e4m3/.e5m2/...
+ *   type"), read as the 16-bit forms' rule with Q = 4, disagreed with the GPU.
  * @example mmaSpMetadataAt(MMA_SP_FORMS[3]!, 1, 9, 5) // { lane: 7, bit: 20 }
  */
 export function mmaSpMetadataAt(
@@ -166,6 +167,13 @@ export function mmaSpMetadataAt(
   chunk: number,
 ): { lane: number; bit: number } {
   invariant(row >= 0 && row < f.m && chunk >= 0 && chunk < f.k / 4, "metadata chunk out of A");
+  if (f.k === 64) {
+    invariant(selector === 0, "m16n8k64 has sparsity selector 0 alone");
+    return {
+      lane: 4 * (row % 8) + Math.floor(row / 8) + 2 * Math.floor(chunk / 8),
+      bit: 4 * (chunk % 8),
+    };
+  }
   const q = f.k / 16;
   return {
     lane: 4 * (row % 8) + q * selector + Math.floor(chunk / 4),
