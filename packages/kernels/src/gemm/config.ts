@@ -197,7 +197,8 @@ function keyText(key: { readonly [k: string]: string | number }): string {
 
 /**
  * The winners of `bench/gemm-sweep.ts --tune` on the H200 (autotune's medians over GEMM_CONFIGS
- * and GEMM_TUNE_EXTRA; bench/results/gemm-tune-2026-12-02.md: bf16 A·Bᵀ → bf16;
+ * and GEMM_TUNE_EXTRA; bench/results/gemm-tune-2026-12-02.md: bf16 A·Bᵀ → bf16, with m 1024 and
+ * 8192 re-tuned with the 224- and 160-column tiles in gemm-tune-bf16-2026-12-02f.md;
  * gemm-tune-fp8-2026-12-02.md: float8 e4m3 A·Bᵀ with per-tensor scales → bf16, each K-tile
  * promoted; gemm-tune-fp8-block-2026-12-02c.md: with block scales at m 1024 and 8192), as (kind,
  * m, n, k, config): what {@link GEMM_TUNED_DEFAULTS} ships for those keys.
@@ -222,14 +223,14 @@ const H200_TUNED: readonly (readonly [
   ["bf16", 128, 28672, 8192, { bm: 128, bn: 256, stages: 4 }],
   ["bf16", 128, 8192, 28672, { bm: 64, bn: 128, stages: 6 }],
   ["bf16", 1024, 4096, 4096, { bm: 128, bn: 256, stages: 4 }],
-  ["bf16", 1024, 14336, 4096, { bm: 128, bn: 192, stages: 5 }],
+  ["bf16", 1024, 14336, 4096, { bm: 128, bn: 224, stages: 5 }],
   ["bf16", 1024, 4096, 14336, { bm: 128, bn: 256, stages: 4 }],
   ["bf16", 1024, 8192, 8192, { bm: 128, bn: 256, stages: 4 }],
   ["bf16", 1024, 28672, 8192, { bm: 128, bn: 256, stages: 4 }],
   ["bf16", 1024, 8192, 28672, { bm: 128, bn: 256, stages: 4 }],
   ["bf16", 8192, 4096, 4096, { bm: 128, bn: 256, stages: 4 }],
-  ["bf16", 8192, 14336, 4096, { bm: 128, bn: 256, stages: 4 }],
-  ["bf16", 8192, 4096, 14336, { bm: 128, bn: 256, stages: 4 }],
+  ["bf16", 8192, 14336, 4096, { bm: 128, bn: 192, stages: 5 }],
+  ["bf16", 8192, 4096, 14336, { bm: 128, bn: 160, stages: 6 }],
   ["bf16", 8192, 8192, 8192, { bm: 128, bn: 256, stages: 4 }],
   ["bf16", 8192, 28672, 8192, { bm: 128, bn: 256, stages: 4 }],
   ["bf16", 8192, 8192, 28672, { bm: 128, bn: 256, stages: 4 }],
