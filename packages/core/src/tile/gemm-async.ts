@@ -126,7 +126,8 @@ function deriveDescriptor(
   r0 = 0,
   k0 = 0,
 ): Derived | string {
-  const d0 = (r: number, k: number): number => eb * (x.off(r0 + r, k0 + k) - x.off(r0, k0));
+  const base = x.off(r0, k0);
+  const d0 = (r: number, k: number): number => eb * (x.off(r0 + r, k0 + k) - base);
   const W = 16 << sw;
   const E = W / eb;
   // One k step is 32 bytes of a row: 16 elements of a 2-byte type, 32 of float8; a no-swizzle
@@ -158,9 +159,10 @@ function deriveDescriptor(
         : undefined;
     if (bad)
       bad = `the ${mn ? "MN" : "K"}-major descriptor would need ${bad}, not a multiple of 16 in 0..${MAX_OFFSET}`;
+    const desc = { ...f, swizzle: sw };
     for (let r = 0; r < opRows && !bad; r++) {
       for (let k = 0; k < kStep && !bad; k++) {
-        const got = operandOffset({ ...f, swizzle: sw }, mn, r, k, eb);
+        const got = operandOffset(desc, mn, r, k, eb);
         const want = d0(r, k);
         if (got !== want) {
           bad = `element (${r0 + r}, ${k0 + k}) of ${x.role} lies ${want} bytes from ${r0 || k0 ? `element (${r0}, ${k0}), the start of its wgmma's operand` : "the operand's start"}, where ${mn ? "an MN" : "a K"}-major ${MODE_NAME[sw]} descriptor (LBO ${f.ldo}, SBO ${f.sdo}) reads byte ${got}`;
