@@ -41,10 +41,42 @@ const heights = new WeakMap<Expr, number>();
 
 /**
  * Height of `e`: 1 for a leaf, else 1 + the largest height of its children. Memoized per node
- * (IR is immutable) and computed without recursion, in time linear in the distinct nodes not
- * measured before.
+ * (IR is immutable; leaves need no memo), in time linear in the distinct nodes not measured
+ * before; a plain recursion to RECURSE_HEIGHT levels, an iterative walk below that, so any depth
+ * is safe.
  */
 export function exprHeight(e: Expr): number {
+  return heightNear(e, 0);
+}
+
+/**
+ * How deep {@link heightNear} recurses before it hands a sub-expression to the iterative walk:
+ * far below the stack's limit, far above the heights realistic IR has.
+ */
+const RECURSE_HEIGHT = 256;
+
+/**
+ * exprHeight of `e`, reached `depth` levels down a plain recursion (a leaf is 1 without the memo:
+ * most nodes are leaves, and each has its own object). The common case, one call per node and
+ * no explicit stack; past RECURSE_HEIGHT levels the iterative walk takes over.
+ */
+function heightNear(e: Expr, depth: number): number {
+  const cs = exprChildren(e);
+  if (cs.length === 0) return 1;
+  const hit = heights.get(e);
+  if (hit !== undefined) return hit;
+  if (depth >= RECURSE_HEIGHT) return heightFar(e);
+  let h = 0;
+  for (const c of cs) {
+    const ch = heightNear(c, depth + 1);
+    if (ch > h) h = ch;
+  }
+  heights.set(e, h + 1);
+  return h + 1;
+}
+
+/** exprHeight of `e` without recursion: any depth is safe. */
+function heightFar(e: Expr): number {
   const hit = heights.get(e);
   if (hit !== undefined) return hit;
   const stack: Expr[] = [e];
