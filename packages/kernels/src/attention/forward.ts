@@ -3,7 +3,7 @@
 // bfloat16 in and out, float32 accumulation and softmax. The design (FlashAttention-3's, without
 // its ping-pong and intra-warpgroup overlap yet):
 //   - a CTA per 128 query rows of one (batch, head); 384 threads: warpgroup 0 produces, warpgroups
-//     1 and 2 consume 64 query rows each;
+//     1 and 2 consume 64 query rows each (192 rows and three consumers with `blockM`, below);
 //   - the producer thread loads Q's tile once and K's and V's 128-row blocks through a 2-deep
 //     ring by T.tile.copy_async (TMA, 128B swizzle; tensor maps planned from the views), each on
 //     its own "full" mbarrier, after the consumers freed the stage ("empty", one arrive each);
@@ -46,6 +46,18 @@
 // accumulator layout, each row under its guard (the tile copy has no predicate). Causal and
 // `window` are bottom-right aligned per sequence (shift lenK − lenQ, a runtime value in the
 // block range and the mask); a sequence with no keys gives O = 0, LSE = −inf.
+// Tiles (`blockM`, `blockN`): by default 128 query rows (two consumers) and KV blocks of 128 keys
+// (64 at head dim 256). At head dim 64, FlashAttention-3's tiles (hopper/tile_size.h): 192 query
+// rows, three consumer warpgroups (512 threads; setmaxnreg 32 for the producer, 160 for each
+// consumer: 128·32 + 384·160 = 65536, and 65536 / 512 = 128 registers a thread at launch; the
+// "empty" barriers count three arrivals and the ping-pong is a ring of named barriers 8, 9, 10:
+// consumer i waits on 8 + i, issues, and arrives at the next's); and KV blocks of 192 keys (two
+// consumers at setmaxnreg 24 / 240, or with three the "serial" schedule only). 192 divides none of
+// 1k, 4k, 16k: a static build with a 192 tile takes any lengths ≥ the tiles, its last query tile
+// or KV block partial as with `dynamic` (rows past seq_q loaded as TMA gives them, never stored;
+// keys k ≥ seq_k masked). With three consumers the overlapped schedules keep S, P and O live at
+// once in more than 160 registers (ptxas -v spills 100–170 bytes a thread at 64 × 128), so the
+// default schedule there is "serial"; the other two stay selectable for measurement.
 // Head dims 64, 128 and 256 (KV blocks of 64 keys at 256); Q, K and V tiles are stored as
 // 64-wide column blocks (one 128-byte swizzle row each), as TMA writes them and wgmma reads them.
 // Shapes: seq_q and seq_k multiples of 128 (of 64 for seq_k at head dim 256), or any packed
@@ -77,8 +89,8 @@ import { W, blocked, cols, rows, rowsAt } from "./views.js";
 /** The largest and the smallest normal float32. */
 const FLT_MAX = 3.4028234663852886e38;
 const FLT_MIN = 2 ** -126;
-/** Query rows per CTA (two consumer warpgroups of 64). */
-const BM = 128;
+/** Query rows per CTA by default (two consumer warpgroups of 64); `blockM` 192 takes three. */
+const BM128 = 128;
 const STAGES = 2;
 /** Named barriers of the consumers' ping-pong: PING + cw is consumer cw's turn to issue. */
 const PING = 8;
@@ -148,15 +160,16 @@ export interface FlashAttentionSizes {
    * grid is over key tiles; this kernel ignores it), so that one sizes object serves both.
    */
   readonly varlen?: { readonly maxSeqQ: number; readonly maxSeqK?: number };
-  /** Unused (the grid is one CTA per 128 query rows of each batch and head). */
+  /** Unused (the grid is one CTA per `blockM` query rows of each batch and head). */
   readonly ctas?: number;
   /**
    * The consumers' schedule (the same result, bit for bit): "serial" issues a block's P·V after
    * its softmax and waits for it; "overlap" (FlashAttention-3's intra-warpgroup overlap) issues
    * block j's Q·K_jᵀ with block j − 1's P·V and runs block j's softmax while that wgmma does;
    * "pingpong" adds FlashAttention-3's inter-warpgroup ping-pong (named barriers 8 and 9: the two
-   * consumers take turns to issue their wgmmas). Default "pingpong" (the fastest on the H200,
-   * bench/results/attention-schedules-2026-12-02.md).
+   * consumers take turns to issue their wgmmas; with `blockM` 192 a ring of three, 8, 9 and 10).
+   * Default "pingpong" (the fastest on the H200, bench/results/attention-schedules-2026-12-02.md),
+   * "serial" with `blockM` 192 (the overlapped schedules spill there).
    */
   readonly schedule?: "serial" | "overlap" | "pingpong";
   /**
@@ -174,6 +187,29 @@ export interface FlashAttentionSizes {
    * arithmetic.
    */
   readonly dynamic?: boolean;
+  /**
+   * Query rows per CTA: 128 (default; two consumer warpgroups of 64 rows, 384 threads, setmaxnreg
+   * 40 / 232) or 192 at head dim 64 only (three consumer warpgroups, 512 threads, setmaxnreg 32 /
+   * 160: 128·32 + 384·160 = 65536 registers; FlashAttention-3's tile for head dims ≤ 64,
+   * hopper/tile_size.h: at head dim 64 a 128-row tile leaves the tensor cores idle during the
+   * softmax too often, and the third warpgroup fills them). The ping-pong then is a ring over the
+   * three consumers. With 192 a static build takes seq_q any integer ≥ 192 (192 divides none of
+   * 1k, 4k, 16k): the grid is ⌈seq_q / 192⌉ tiles, the last one partial, its rows past seq_q
+   * loaded as TMA gives them (zeros) and never stored (O and LSE stored per row under r < seq_q,
+   * as with `dynamic`).
+   */
+  readonly blockM?: 128 | 192;
+  /**
+   * Keys per KV block: 128 (default; 64 at head dim 256, the only size there) or, at head dim 64,
+   * 192 (FlashAttention-3's for head dims ≤ 64 when neither causal nor windowed,
+   * hopper/tile_size.h: fewer, longer blocks). S is then 96 float32 registers a thread: with two
+   * consumers setmaxnreg 24 / 240 (128·24 + 256·240 = 64512), with three (`blockM` 192) the
+   * "serial" schedule only (overlapped, S and the block before's P do not fit in 160 registers;
+   * FlashAttention-3 keeps P in shared memory there, which this kernel does not). With 192 a
+   * static build takes seq_k any integer ≥ 192: ⌈seq_k / 192⌉ blocks, the last one partial, its
+   * keys k ≥ seq_k masked to -inf (as with `dynamic`).
+   */
+  readonly blockN?: 128 | 192;
 }
 
 /**
@@ -189,10 +225,10 @@ export function checkDenseSeqs(seqQ: number, seqK: number, headDim: number): voi
     !Number.isInteger(seqK) ||
     seqQ <= 0 ||
     seqK <= 0 ||
-    seqQ % BM ||
+    seqQ % BM128 ||
     seqK % bn
   ) {
-    throw configError(`flash_attention needs seq_q and seq_k positive multiples of ${BM}`);
+    throw configError(`flash_attention needs seq_q and seq_k positive multiples of ${BM128}`);
   }
 }
 
@@ -235,17 +271,41 @@ export function checkDynamicSeqs(seqQ: number, seqK: number): void {
  *   and whose launch any ≥ 1; with `varlen`: packed row counts under 128,
  *   or 64 for K at head dim 256, or a `varlen` that is not `{ maxSeqQ }` with an integer in
  *   1 … seqQ), a `kvHeads` that is not a positive integer dividing `heads`, a `window` that is
- *   not two integers or is given with `causal`, a non-boolean `lse` or `dynamic`, or `dynamic`
- *   with `varlen`.
+ *   not two integers or is given with `causal`, a non-boolean `lse` or `dynamic`, `dynamic`
+ *   with `varlen`, a `blockM` other than 128 or 192 (192 at head dim 64 only), a `blockN` the
+ *   head dim does not offer (128 or 192 at 64, 128 at 128, 64 at 256), `blockM` and `blockN`
+ *   both 192 with a schedule other than "serial", or, with a 192 tile, static sequence lengths
+ *   under a tile (seq_q < blockM, seq_k < blockN; packed totals too with `varlen`).
  */
 export function makeFlashAttention(s: FlashAttentionSizes): PrimFunc {
   const { batch, heads, seqQ, seqK, headDim: D, dtype: dt } = s;
   if (D !== 64 && D !== 128 && D !== 256) {
     throw configError(`flash_attention: head_dim is 64, 128 or 256, got ${D}`);
   }
+  // Query rows per CTA, 64 per consumer warpgroup: 128 (two), or 192 (three) at head dim 64,
+  // where S (64 × BN), P and O's accumulators fit in 160 registers per consumer thread.
+  const BM = s.blockM ?? BM128;
+  if (BM !== 128 && BM !== 192) {
+    throw configError(
+      `flash_attention: blockM (query rows per CTA) is 128 or 192, got ${showValue(BM)}`,
+    );
+  }
+  if (BM === 192 && D !== 64) {
+    throw configError(
+      `flash_attention: blockM 192 (three consumer warpgroups at 160 registers each) is offered at head dim 64 only, got head dim ${D}`,
+    );
+  }
+  /** Consumer warpgroups (64 query rows each). */
+  const NC = BM / 64;
   // Keys per KV block: 128, or 64 at head dim 256 (Q, two stages of K and V in 227 KiB of
-  // shared memory, and O's 64 × 256 float32 accumulators are 128 registers per thread).
-  const BN = D === 256 ? 64 : 128;
+  // shared memory, and O's 64 × 256 float32 accumulators are 128 registers per thread); 192 at
+  // head dim 64 if asked.
+  const BN = s.blockN ?? (D === 256 ? 64 : 128);
+  if (!(D === 64 ? [128, 192] : [D === 256 ? 64 : 128]).includes(BN)) {
+    throw configError(
+      `flash_attention: blockN (keys per KV block) is ${D === 64 ? "128 or 192" : D === 256 ? "64" : "128"} at head dim ${D}, got ${showValue(BN)}`,
+    );
+  }
   const varlen = s.varlen;
   if (s.dynamic !== undefined && typeof s.dynamic !== "boolean") {
     throw configError(`flash_attention: dynamic is a boolean, got ${showValue(s.dynamic)}`);
@@ -271,20 +331,43 @@ export function makeFlashAttention(s: FlashAttentionSizes): PrimFunc {
       );
     }
   } else if (!dynamic) {
-    checkDenseSeqs(seqQ, seqK, D);
+    if (BM === BM128 && BN !== 192) checkDenseSeqs(seqQ, seqK, D);
+    else if (!Number.isInteger(seqQ) || !Number.isInteger(seqK) || seqQ < BM || seqK < BN) {
+      // With a 192-row or 192-key tile the last query tile and KV block may be partial (rows
+      // guarded, keys masked); a tile's TMA box fits in the tensor.
+      throw configError(
+        `flash_attention: with blockM ${BM} and blockN ${BN}, seq_q and seq_k are integers ≥ ${BM} and ≥ ${BN} (not tile multiples: the last tiles are partial), got ${seqQ} and ${seqK}`,
+      );
+    }
   }
+  // A static build whose last query tile (KV block) is partial: 192 does not divide seq_q
+  // (seq_k). Its rows past seq_q are not stored, its keys k ≥ seq_k masked (`partQ`, `partK`).
+  const partQ = !varlen && !dynamic && seqQ % BM !== 0;
+  const partK = !varlen && !dynamic && seqK % BN !== 0;
   const causal = s.causal ?? false;
   const kvHeads = checkHeadsAndWindow(s, "flash_attention");
   if (s.lse !== undefined && typeof s.lse !== "boolean") {
     throw configError(`flash_attention: lse is a boolean, got ${showValue(s.lse)}`);
   }
   const lse = s.lse ?? false;
-  const schedule = s.schedule ?? "pingpong";
+  // With three consumers the default is "serial": the overlapped schedules keep S, P and O's
+  // accumulators live at once, more than 160 registers (ptxas spills).
+  const schedule = s.schedule ?? (NC === 3 ? "serial" : "pingpong");
   if (schedule !== "serial" && schedule !== "overlap" && schedule !== "pingpong") {
     throw configError(
       `flash_attention: schedule is "serial", "overlap" or "pingpong", got ${showValue(schedule)}`,
     );
   }
+  if (NC === 3 && BN === 192 && schedule !== "serial") {
+    throw configError(
+      `flash_attention: blockM 192 with blockN 192 takes the "serial" schedule only (overlapped, S 64 × 192 and P of the block before take 144 of a consumer's 160 registers: ptxas spills), got "${schedule}"`,
+    );
+  }
+  // Registers per thread after setmaxnreg, the producer's and each consumer's (of an SM's 65536;
+  // at launch 65536 / threads each): 128·40 + 256·232 = 64512; 128·24 + 256·240 = 64512 with
+  // 192-key blocks (S is 96 registers a thread); 128·32 + 384·160 = 65536 with three consumers
+  // (FlashAttention-3's, hopper/flash_fwd_kernel_sm90.h).
+  const [producerRegs, consumerRegs] = NC === 3 ? [32, 160] : BN === 192 ? [24, 240] : [40, 232];
   // Query heads per KV head.
   const group = heads / kvHeads;
   // The window [left, right]; undefined: unbounded on that side ([-1, -1] is no mask).
@@ -344,8 +427,8 @@ export function makeFlashAttention(s: FlashAttentionSizes): PrimFunc {
       launch: T.cuda.LaunchConfig({
         grid: dyn
           ? [T.ceildiv(dyn.seqQ, BM), heads, dyn.batch]
-          : [varlen ? Math.ceil(varlen.maxSeqQ / BM) : seqQ / BM, heads, batch],
-        block: 384,
+          : [Math.ceil((varlen ? varlen.maxSeqQ : seqQ) / BM), heads, batch],
+        block: 128 * (NC + 1),
         dynamic_shared_bytes: (BM + 2 * STAGES * BN) * D * 2,
       }),
     });
@@ -389,7 +472,9 @@ export function makeFlashAttention(s: FlashAttentionSizes): PrimFunc {
         : typeof shift === "number"
           ? winLeft - shift
           : T.sub(winLeft, shift);
-    const masked = lens !== undefined || winLeft !== undefined || winRight !== undefined;
+    // Keys j ≥ lenK are masked (a runtime length, or a static seq_k that BN does not divide).
+    const lenK: ExprLike | undefined = lens ? lens.lenK : partK ? seqK : undefined;
+    const masked = lenK !== undefined || winLeft !== undefined || winRight !== undefined;
     // A row may see no key in its first blocks (or at all) unless the window is unbounded on
     // the left and reaches the diagonal (then every row sees key 0, in the first block); with
     // varlen or `dynamic`, a sequence of no keys or a causal one with lenQ > lenK has such rows
@@ -399,14 +484,16 @@ export function makeFlashAttention(s: FlashAttentionSizes): PrimFunc {
       leftOff !== undefined ||
       (typeof rightOff === "number" ? rightOff < 0 : rightOff !== undefined);
     // KV blocks of the sequence (the last one partial where lenK is not a multiple of BN).
-    const kvBlocks: ExprLike = lens ? T.let_("kvBlocks", T.ceildiv(lens.lenK, BN)) : seqK / BN;
+    const kvBlocks: ExprLike = lens
+      ? T.let_("kvBlocks", T.ceildiv(lens.lenK, BN))
+      : Math.ceil(seqK / BN);
     // Query tiles of the sequence (with varlen, tiles past its end exit at once; with `dynamic`
-    // the grid's x extent, ⌈seq_q / 128⌉).
+    // the grid's x extent, ⌈seq_q / BM⌉).
     const qTiles: ExprLike = seq
       ? T.let_("qTiles", T.ceildiv(seq.lenQ, BM))
       : dyn
         ? T.ceildiv(dyn.seqQ, BM)
-        : seqQ / BM;
+        : Math.ceil(seqQ / BM);
     // With a window unbounded on the left (causal), query tile qt sees the KV blocks up to
     // its last row's right edge: the longest tiles go first.
     // (With `dynamic`, clamped at 0: the CTA's index is below qTiles, but the verifier's ranges
@@ -429,14 +516,20 @@ export function makeFlashAttention(s: FlashAttentionSizes): PrimFunc {
     const seqRows = (
       x: TileView,
       b: ExprLike,
-      len: PrimExpr,
+      len: ExprLike,
       row: ExprLike,
       hh: ExprLike,
       r: number,
       nh: number,
     ): TileView =>
       x.as_strided({
-        offset: T.add(T.add(T.mul(b, T.mul(len, nh * D)), T.mul(row, nh * D)), T.mul(hh, D)),
+        offset: T.add(
+          T.add(
+            T.mul(b, typeof len === "number" ? len * nh * D : T.mul(len, nh * D)),
+            T.mul(row, nh * D),
+          ),
+          T.mul(hh, D),
+        ),
         shape: [r, D],
         strides: [nh * D, 1],
       });
@@ -501,8 +594,8 @@ export function makeFlashAttention(s: FlashAttentionSizes): PrimFunc {
         for (const st of T.unroll(STAGES)) {
           T.ptx.mbarrier.init(kFull.sub(st), 1);
           T.ptx.mbarrier.init(vFull.sub(st), 1);
-          T.ptx.mbarrier.init(kEmpty.sub(st), 2);
-          T.ptx.mbarrier.init(vEmpty.sub(st), 2);
+          T.ptx.mbarrier.init(kEmpty.sub(st), NC);
+          T.ptx.mbarrier.init(vEmpty.sub(st), NC);
         }
         T.ptx.fence.mbarrier_init();
       });
@@ -513,17 +606,21 @@ export function makeFlashAttention(s: FlashAttentionSizes): PrimFunc {
           ? rowsAt(Q!, D, T.add(seq.q0, T.mul(qt, BM)), h, BM, heads)
           : dyn
             ? seqRows(Q!, b, dyn.seqQ, T.mul(qt, BM), h, BM, heads)
-            : rows(Q!, BM).sub(b, qt, h);
+            : partQ
+              ? seqRows(Q!, b, seqQ, T.mul(qt, BM), h, BM, heads)
+              : rows(Q!, BM).sub(b, qt, h);
       const kvTile = (x: TileView, kj: ExprLike): TileView =>
         seq
           ? rowsAt(x, D, T.add(seq.k0, T.mul(kj, BN)), hk, BN, kvHeads)
           : dyn
             ? seqRows(x, b, dyn.seqK, T.mul(kj, BN), hk, BN, kvHeads)
-            : rows(x, BN).sub(b, kj, hk);
+            : partK
+              ? seqRows(x, b, seqK, T.mul(kj, BN), hk, BN, kvHeads)
+              : rows(x, BN).sub(b, kj, hk);
       T.if_(
         wg.eq(0),
         () => {
-          T.ptx.setmaxnreg(false, 40);
+          T.ptx.setmaxnreg(false, producerRegs);
           T.if_(tid.eq(0), () => {
             T.ptx.mbarrier.arrive.expect_tx(qFull.sub(0), BM * D * 2);
             T.tile.copy_async(blocked(sQ), cols(qTile()), { mbar: qFull.sub(0) });
@@ -545,9 +642,25 @@ export function makeFlashAttention(s: FlashAttentionSizes): PrimFunc {
           });
         },
         () => {
-          T.ptx.setmaxnreg(true, 232);
-          // Consumer cw = wg - 1 ∈ {0, 1} (spelled (wg + 1) mod 2: bounds analysis sees it ≥ 0).
-          const cw = T.let_("cw", wg.add(1).floormod(2));
+          T.ptx.setmaxnreg(true, consumerRegs);
+          // Consumer cw = wg - 1 ∈ {0, …, NC − 1} (spelled (wg + NC − 1) mod NC: bounds analysis
+          // sees it ≥ 0).
+          const cw = T.let_("cw", wg.add(NC - 1).floormod(NC));
+          /**
+           * `f(i)` run by consumer i for i < n (n ≤ NC) as a chain of ifs on cw (the last one
+           * the else branch when n = NC): the named barriers' ids are immediates.
+           */
+          const byConsumer = (f: (i: number) => void, n = NC, i = 0): void => {
+            if (i === n - 1) {
+              if (n === NC) f(i);
+              else T.if_(cw.eq(i), () => f(i));
+            } else
+              T.if_(
+                cw.eq(i),
+                () => f(i),
+                () => byConsumer(f, n, i + 1),
+              );
+          };
           // S and O in the wgmma accumulator layout; P (16-bit) in the same layout, which is
           // also the register A operand's; per-row values replicated over each row's 4 lanes.
           const sl = T.layout.wgmma_tile_layout("D", 64, BN, "float32");
@@ -612,7 +725,9 @@ export function makeFlashAttention(s: FlashAttentionSizes): PrimFunc {
                   typeof leftOff === "number" ? BM - 1 - leftOff : T.sub(BM - 1, leftOff);
                 edges.push([k0.lt(T.add(tq, lastRow)), (q, k) => k.lt(T.sub(q, leftOff))]);
               }
-              if (lens) edges.push([T.add(k0, BN).gt(lens.lenK), (_q, k) => k.ge(lens.lenK)]);
+              if (lenK !== undefined) {
+                edges.push([T.add(k0, BN).gt(lenK), (_q, k) => k.ge(lenK)]);
+              }
               const any = (ps: PrimExpr[]): PrimExpr => ps.reduce((a, p) => a.or(p));
               const hidden = (r: ExprLike, c: ExprLike) => {
                 const k = T.add(k0, c);
@@ -672,31 +787,20 @@ export function makeFlashAttention(s: FlashAttentionSizes): PrimFunc {
           } else {
             // FlashAttention-3's intra-warpgroup overlap: block j's S = Q·K_jᵀ is issued with
             // block j − 1's O += P·V (two wgmma groups), and block j's softmax runs while the
-            // P·V group does (wait_group 1: S is ready; then 0). With "pingpong" the two
-            // consumers also take turns to issue (named barrier PING + cw is cw's turn; 256
-            // threads: the waiting warpgroup and the arriving one), so one's softmax runs while
-            // the other's wgmmas do. Consumer 0 goes first; each barrier completes once per turn.
+            // P·V group does (wait_group 1: S is ready; then 0). With "pingpong" the consumers
+            // also take turns to issue, a ring (named barrier PING + cw is cw's turn; 256
+            // threads: the waiting warpgroup and the one before it, which arrives), so one's
+            // softmax runs while the others' wgmmas do. Consumer 0 goes first (the last one
+            // arrives at PING once before its first turn); each barrier completes once per turn.
             const ping = schedule === "pingpong";
             const myTurn = (): void => {
-              if (ping) {
-                T.if_(
-                  cw.eq(0),
-                  () => T.cuda.bar_sync(PING, 256),
-                  () => T.cuda.bar_sync(PING + 1, 256),
-                );
-              }
+              if (ping) byConsumer((i) => T.cuda.bar_sync(PING + i, 256));
             };
             const yourTurn = (): void => {
-              if (ping) {
-                T.if_(
-                  cw.eq(0),
-                  () => T.cuda.bar_arrive(PING + 1, 256),
-                  () => T.cuda.bar_arrive(PING, 256),
-                );
-              }
+              if (ping) byConsumer((i) => T.cuda.bar_arrive(PING + ((i + 1) % NC), 256));
             };
             const body = (): void => {
-              if (ping) T.if_(cw.eq(1), () => T.cuda.bar_arrive(PING, 256));
+              if (ping) T.if_(cw.eq(NC - 1), () => T.cuda.bar_arrive(PING, 256));
               myTurn();
               issueS(0, 0);
               yourTurn();
@@ -722,9 +826,10 @@ export function makeFlashAttention(s: FlashAttentionSizes): PrimFunc {
               const [sl_, pl] = stage(T.sub(blocks, 1), "l");
               myTurn();
               issuePV(sl_, pl);
-              // The last turn: consumer 1 hands none back (each barrier completes blocks + 1
-              // times: consumer 1's first arrive, then one per turn of consumer 0).
-              if (ping) T.if_(cw.eq(0), () => T.cuda.bar_arrive(PING + 1, 256));
+              // The last turn: the last consumer hands none back (each barrier completes
+              // blocks + 1 times: PING + i + 1 once per turn of consumer i, PING at the last
+              // consumer's first arrive and its turns but the last).
+              if (ping) byConsumer((i) => T.cuda.bar_arrive(PING + i + 1, 256), NC - 1);
               T.ptx.wgmma.wait_group(0);
               T.if_(first, () => T.ptx.mbarrier.arrive(vEmpty.sub(sl_)));
             };
@@ -733,28 +838,31 @@ export function makeFlashAttention(s: FlashAttentionSizes): PrimFunc {
             if (typeof blocks === "number") body();
             else T.if_(T.gt(blocks, 0), body);
           }
-          // With varlen or `dynamic`, rows past the sequence's end are not stored: each thread
+          // With varlen, `dynamic` or a partial static tile (192 rows not dividing seq_q), rows
+          // past the sequence's end are not stored: each thread
           // stores its own rows of the wgmma accumulator layout (thread t of the warpgroup holds
           // rows 16·⌊t / 32⌋ + 8·i + ⌊(t mod 32) / 4⌋, i = 0, 1: slot i of a row tile (rl), slots
           // 4·n + 2·i + e of a 64 × D tile (ol), column 8·n + 2·(t mod 4) + e), each row under
           // its own guard: r < lenQ, and with `dynamic` b < batch too (it holds in every CTA of
           // the grid; from it the verifier proves O's and LSE's stores inside the tensors, TX2006,
           // for every batch and seq_q).
-          const own = lens
-            ? (() => {
-                const t = T.let_("t", T.floormod(tid, 128));
-                const r0 = T.let_(
-                  "r0",
-                  T.add(
-                    T.add(T.mul(qt, BM), T.mul(cw, 64)),
-                    T.add(T.mul(T.floordiv(t, 32), 16), T.floordiv(T.floormod(t, 32), 4)),
-                  ),
-                );
-                const inRow = (r: PrimExpr): PrimExpr =>
-                  dyn ? r.lt(lens.lenQ).and(T.lt(b, dyn.batch)) : r.lt(lens.lenQ);
-                return { t, r0, inRow };
-              })()
-            : undefined;
+          const lenQ: ExprLike | undefined = lens ? lens.lenQ : partQ ? seqQ : undefined;
+          const own =
+            lenQ !== undefined
+              ? (() => {
+                  const t = T.let_("t", T.floormod(tid, 128));
+                  const r0 = T.let_(
+                    "r0",
+                    T.add(
+                      T.add(T.mul(qt, BM), T.mul(cw, 64)),
+                      T.add(T.mul(T.floordiv(t, 32), 16), T.floordiv(T.floormod(t, 32), 4)),
+                    ),
+                  );
+                  const inRow = (r: PrimExpr): PrimExpr =>
+                    dyn ? r.lt(lenQ).and(T.lt(b, dyn.batch)) : r.lt(lenQ);
+                  return { t, r0, inRow };
+                })()
+              : undefined;
           if (LSE !== undefined) {
             // LSE = ln 2 · (m + log2 l) (m in the log2 domain); −inf where l = 0 (log2 0 = −inf,
             // and m is −inf or −FLT_MAX there). Each row's 4 replicas store the same value.
@@ -770,7 +878,7 @@ export function makeFlashAttention(s: FlashAttentionSizes): PrimFunc {
               }
             } else {
               const lseRows = LSE.rearrange("b h (i r o) -> b h i r o", { r: 64, o: 1 });
-              T.tile.wg.copy(lseRows.sub(b, h, T.add(T.mul(qt, 2), cw)), corr);
+              T.tile.wg.copy(lseRows.sub(b, h, T.add(T.mul(qt, NC), cw)), corr);
             }
           }
           // O = acc / l (l ≥ 1 where a row sees a key: its maximum's, exp2(0) = 1; a row that
@@ -798,7 +906,7 @@ export function makeFlashAttention(s: FlashAttentionSizes): PrimFunc {
               });
             }
           } else {
-            T.tile.wg.copy(rows(O!, 64).sub(b, T.add(T.mul(qt, 2), cw), h), out);
+            T.tile.wg.copy(rows(O!, 64).sub(b, T.add(T.mul(qt, NC), cw), h), out);
           }
         },
       );
