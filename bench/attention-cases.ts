@@ -48,6 +48,52 @@ export interface AttentionCase {
   readonly iters: number;
 }
 
+/**
+ * A tile of makeFlashAttention: `blockM` query rows per CTA (128: two consumer warpgroups, 192:
+ * three) and, when given, `blockN` keys per KV block (else the builder's default, 128 at hd 64).
+ */
+export interface AttentionTile {
+  readonly blockM: 128 | 192;
+  readonly blockN?: 128 | 192;
+}
+
+/** `tile` as --tiles spells it: "192", "192x128". */
+export function tileName(tile: AttentionTile): string {
+  return tile.blockN === undefined ? `${tile.blockM}` : `${tile.blockM}x${tile.blockN}`;
+}
+
+/** One tirx-ts forward row of a case: a schedule and a tile, each undefined for the builder's. */
+export interface ForwardVariant {
+  readonly schedule?: "serial" | "overlap" | "pingpong";
+  readonly tile?: AttentionTile;
+}
+
+/**
+ * The tirx-ts forward rows of a case at head dim `hd`: each tile of `tiles` (at hd 64 only; other
+ * head dims take the default tile) with each schedule of `schedules` (undefined: the builder's
+ * default, one row).
+ * @example forwardVariants(128, ["pingpong"], [{ blockM: 192 }]); // [{ schedule: "pingpong" }]
+ */
+export function forwardVariants(
+  hd: HeadDim,
+  schedules: AttentionOptions["schedules"],
+  tiles: AttentionOptions["tiles"],
+): ForwardVariant[] {
+  const ts = hd === 64 && tiles !== undefined ? tiles : [undefined];
+  return ts.flatMap((tile) =>
+    (schedules ?? [undefined]).map((schedule) => ({
+      ...(schedule !== undefined ? { schedule } : {}),
+      ...(tile !== undefined ? { tile } : {}),
+    })),
+  );
+}
+
+/** The suffix a forward row's variant name takes: " (pingpong)", " (serial, 192x128)", "". */
+export function variantSuffix(v: ForwardVariant): string {
+  const parts = [v.schedule, v.tile && tileName(v.tile)].filter((x) => x !== undefined);
+  return parts.length > 0 ? ` (${parts.join(", ")})` : "";
+}
+
 /** The benchmark's options (bench/attention.ts --help lists them). */
 export interface AttentionOptions {
   readonly dtypes: readonly AttentionDType[];
@@ -62,6 +108,11 @@ export interface AttentionOptions {
   readonly ctas?: number;
   /** makeFlashAttention's consumer schedules to time, each a forward row (default: its own). */
   readonly schedules?: readonly ("serial" | "overlap" | "pingpong")[];
+  /**
+   * makeFlashAttention's tiles to time at head dim 64, each a forward row with each schedule
+   * (default: its own; other head dims take their default tile).
+   */
+  readonly tiles?: readonly AttentionTile[];
   readonly dryRun: boolean;
   readonly help: boolean;
 }
@@ -78,6 +129,10 @@ export const USAGE = `Usage: tsx -C source bench/attention.ts [options]
   --ctas N        CTAs for makeFlashAttention (default: the GPU's SM count)
   --schedules L   makeFlashAttention schedules to time, among serial,overlap,pingpong (default:
                   the builder's default), a forward row each
+  --tiles L       makeFlashAttention tiles to time at hd 64, query rows per CTA and optionally keys
+                  per KV block, among 128,192,128x128,128x192,192x128,192x192 (default: the
+                  builder's, 128x128), a forward row each with each schedule (192x192 takes
+                  serial only; the 192-row default schedule is serial); other hd take the default
   --out FILE      also write the markdown table there
   --dry-run       print the planned cases and exit
   --help          this text`;
@@ -102,6 +157,7 @@ export function parseAttentionArgs(argv: readonly string[]): AttentionOptions {
       iters: { type: "string", default: "20" },
       ctas: { type: "string" },
       schedules: { type: "string" },
+      tiles: { type: "string" },
       out: { type: "string" },
       "dry-run": { type: "boolean", default: false },
       help: { type: "boolean", default: false },
@@ -139,6 +195,15 @@ export function parseAttentionArgs(argv: readonly string[]): AttentionOptions {
             throw new Error(`--schedules: "${x}" is not serial, overlap or pingpong`);
           return x;
         });
+  const tiles =
+    values.tiles === undefined
+      ? undefined
+      : list(values.tiles).map((x): AttentionTile => {
+          const m = /^(128|192)(?:x(128|192))?$/.exec(x);
+          if (!m) throw new Error(`--tiles: "${x}" is not 128 or 192, optionally x128 or x192`);
+          const blockM = Number(m[1]) as 128 | 192;
+          return m[2] === undefined ? { blockM } : { blockM, blockN: Number(m[2]) as 128 | 192 };
+        });
   return {
     dtypes,
     hds,
@@ -150,6 +215,7 @@ export function parseAttentionArgs(argv: readonly string[]): AttentionOptions {
     ...(values.out !== undefined ? { out: values.out } : {}),
     ...(ctas !== undefined ? { ctas } : {}),
     ...(schedules !== undefined ? { schedules } : {}),
+    ...(tiles !== undefined ? { tiles } : {}),
     dryRun: values["dry-run"]!,
     help: values.help!,
   };

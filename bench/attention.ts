@@ -12,7 +12,8 @@
 // (half when causal) and 2.5× that for the backward; × cuDNN / × flash = their time / this time.
 // Usage: tsx -C source bench/attention.ts [--dtypes bfloat16,float16] [--hd 64,128,256]
 //   [--seqs 1024,4096,16384] [--causal false,true] [--no-backward] [--no-peers] [--iters 20]
-//   [--ctas N] [--schedules serial,overlap,pingpong] [--out results.md] [--dry-run] [--help]
+//   [--ctas N] [--schedules serial,overlap,pingpong] [--tiles 128,192,192x192] [--out results.md]
+//   [--dry-run] [--help]
 import { spawn } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -30,7 +31,10 @@ import {
   describeCase,
   failed,
   formatAttentionTable,
+  forwardVariants,
   parseAttentionArgs,
+  tileName,
+  variantSuffix,
   worstRowError,
   type AttentionCase,
   type AttentionDType,
@@ -52,6 +56,7 @@ if (opts.dryRun) {
   cases.forEach((c, i) => console.log(describeCase(c, i)));
   console.log(
     `variants: tirx-ts ${EXAMPLE} (${existsSync(repo(EXAMPLE)) ? "present" : "missing"}; the backward: @tirx-ts/kernels makeFlashAttentionBackward)` +
+      (opts.tiles ? ` at tiles ${opts.tiles.map(tileName).join(", ")} (hd 64)` : "") +
       (opts.peers
         ? ", torch SDPA cuDNN, torch SDPA flash, Triton FA2 (bench/attention_peers.py)"
         : ""),
@@ -76,6 +81,8 @@ interface FlashAttentionSizes {
   ctas?: number;
   lse?: boolean;
   schedule?: "serial" | "overlap" | "pingpong";
+  blockM?: 128 | 192;
+  blockN?: 128 | 192;
 }
 type MakeFlashAttention = (s: FlashAttentionSizes) => PrimFunc;
 
@@ -364,9 +371,27 @@ else {
       const [Q, K, V] = host.map((b) => rt.cudaEmpty(shape, c.dtype, dev).copyFrom(b));
       const O = rt.cudaEmpty(shape, c.dtype, dev);
       tensors.push(Q!, K!, V!, O);
-      // One forward row per schedule asked for (the builder's default when none was).
-      for (const schedule of opts.schedules ?? [undefined]) {
-        const fn = make!({ ...sizesOf(c), ctas, ...(schedule ? { schedule } : {}) });
+      // One forward row per schedule and tile asked for (the builder's defaults when none was);
+      // a variant the builder refuses (192x192 overlapped: TX9001) is a row with its reason.
+      for (const v of forwardVariants(c.hd, opts.schedules, opts.tiles)) {
+        const variant = `tirx-ts ${EXAMPLE}${variantSuffix(v)}`;
+        let fn: PrimFunc;
+        try {
+          fn = make!({
+            ...sizesOf(c),
+            ctas,
+            ...v.tile,
+            ...(v.schedule ? { schedule: v.schedule } : {}),
+          });
+        } catch (err) {
+          rows.push({
+            case: ci,
+            pass: "forward",
+            variant,
+            note: `tirx-ts: ${String(err).split("\n")[0]!.slice(0, 240)}`,
+          });
+          continue;
+        }
         const run = rt.compileCuda(fn, { device: dev });
         // NaN everywhere first, so that rows the kernel does not write fail the check.
         rt.driver().memsetD8(O.ptr, 0xff, O.nbytes);
@@ -382,7 +407,7 @@ else {
         const row: AttentionRow = {
           case: ci,
           pass: "forward",
-          variant: `tirx-ts ${EXAMPLE}${schedule ? ` (${schedule})` : ""}`,
+          variant,
           us: t.medianUs,
           err,
           bound: FWD_BOUND[c.dtype],
@@ -407,13 +432,16 @@ const summary: string[] = [];
 cases.forEach((c, ci) => {
   for (const pass of ["forward", "backward"] as const) {
     const g = rows.filter((r) => r.case === ci && r.pass === pass && r.us !== undefined);
-    const ours = g.find((r) => r.variant.startsWith("tirx-ts"));
     const cudnn = g.find((r) => r.variant.startsWith("torch SDPA cuDNN"));
     const flash = g.find((r) => r.variant.startsWith("torch SDPA flash"));
-    if (ours && (cudnn || flash))
+    // A line per tirx-ts row (its schedule and tile named when there are several).
+    const ours = g.filter((r) => r.variant.startsWith("tirx-ts"));
+    for (const o of cudnn || flash ? ours : []) {
+      const name = ours.length > 1 ? o.variant.replace(` ${EXAMPLE}`, "") : "tirx-ts";
       summary.push(
-        `${pass} ${c.dtype} hd ${c.hd} seq ${c.seq}${c.causal ? " causal" : ""}: tirx-ts ${cudnn ? `${(cudnn.us! / ours.us!).toFixed(3)}× cuDNN` : ""}${cudnn && flash ? ", " : ""}${flash ? `${(flash.us! / ours.us!).toFixed(3)}× flash` : ""}`,
+        `${pass} ${c.dtype} hd ${c.hd} seq ${c.seq}${c.causal ? " causal" : ""}: ${name} ${cudnn ? `${(cudnn.us! / o.us!).toFixed(3)}× cuDNN` : ""}${cudnn && flash ? ", " : ""}${flash ? `${(flash.us! / o.us!).toFixed(3)}× flash` : ""}`,
       );
+    }
   }
 });
 const text = [

@@ -15,8 +15,10 @@ import {
   attentionFlops,
   failed,
   formatAttentionTable,
+  forwardVariants,
   itersFor,
   parseAttentionArgs,
+  variantSuffix,
   worstRowError,
   type AttentionRow,
 } from "../bench/attention-cases.js";
@@ -62,6 +64,41 @@ describe("options and cases", () => {
     expect(() => parseAttentionArgs(["--seqs", "1000"])).toThrow(/--seqs: 1000/);
     expect(() => parseAttentionArgs(["--causal", "yes"])).toThrow(/--causal/);
     expect(() => parseAttentionArgs(["--iters", "2"])).toThrow(/--iters/);
+  });
+});
+
+describe("tiles and schedules", () => {
+  test("--tiles: query rows per CTA, optionally x keys per KV block; bad values refused by name", () => {
+    expect(defaults.tiles).toBeUndefined();
+    expect(parseAttentionArgs(["--tiles", "128,192,192x192,128x192"]).tiles).toEqual([
+      { blockM: 128 },
+      { blockM: 192 },
+      { blockM: 192, blockN: 192 },
+      { blockM: 128, blockN: 192 },
+    ]);
+    for (const bad of ["256", "192x64", "x192", "192x"])
+      expect(() => parseAttentionArgs(["--tiles", bad])).toThrow(`--tiles: "${bad}"`);
+  });
+  test("a forward row per tile (hd 64 only) and schedule, named by both", () => {
+    const { schedules, tiles } = parseAttentionArgs([
+      "--tiles",
+      "128,192x192",
+      "--schedules",
+      "serial,pingpong",
+    ]);
+    const v64 = forwardVariants(64, schedules, tiles);
+    expect(v64.map(variantSuffix)).toEqual([
+      " (serial, 128)",
+      " (pingpong, 128)",
+      " (serial, 192x192)",
+      " (pingpong, 192x192)",
+    ]);
+    expect(forwardVariants(128, schedules, tiles).map(variantSuffix)).toEqual([
+      " (serial)",
+      " (pingpong)",
+    ]);
+    expect(forwardVariants(64, undefined, undefined)).toEqual([{}]);
+    expect(variantSuffix(forwardVariants(64, undefined, [{ blockM: 192 }])[0]!)).toBe(" (192)");
   });
 });
 
@@ -183,6 +220,8 @@ describe("the script", () => {
       "--no-backward",
       "--no-peers",
       "--iters",
+      "--schedules",
+      "--tiles",
       "--out",
       "--dry-run",
     ])
