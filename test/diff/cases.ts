@@ -8,8 +8,10 @@ import {
   DTYPES,
   isFloat,
   isFloat8,
+  isLaneValue,
   isPacked,
   isTirxError,
+  isVector,
   type ApproxBound,
   type DType,
   type PrimFunc,
@@ -30,6 +32,7 @@ import {
 } from "./values.js";
 import { getFloat16, setFloat16 } from "@petamoriken/float16";
 import { warpCases } from "./warp-cases.js";
+import { vectorCases } from "./vector-cases.js";
 import { fma, refBinary, refCast, refCompare, roundTo, wrap } from "./reference.js";
 import { packedExtras, packedReferences, samePairBits } from "./packed-reference.js";
 import {
@@ -122,8 +125,8 @@ let seed = 1;
  * holds one, TX1027) travels as its uint32 bits, moved by T.ptx.x2.from_bits / bits.
  */
 const storage = (dt: DType): DType => (isPacked(dt) ? "uint32" : dt);
-/** The dtypes the scalar operator and cast tables run over (pairs have their own ops). */
-const SCALARS = DTYPES.filter((dt) => !isPacked(dt));
+/** The dtypes the scalar operator and cast tables run over (pairs and vectors have their own ops). */
+const SCALARS = DTYPES.filter((dt) => !isLaneValue(dt));
 
 /** Build the kernel for `body`, or undefined when the op refuses these dtypes (a TirxError). */
 function kernel(
@@ -193,7 +196,11 @@ function makeCase(
 
 /** Every case of the differential test, in a stable order. */
 export function diffCases(): DiffCase[] {
-  return [...threadCases(), ...warpCases()];
+  return [
+    ...threadCases(),
+    ...vectorCases((dts, s) => operandValues(dts, s), 100_000),
+    ...warpCases(),
+  ];
 }
 
 /** Cases of operators, conversions and per-thread ops. */
@@ -253,6 +260,8 @@ function threadCases(): DiffCase[] {
     for (const dts of op.signatures) {
       const rt = op.result(dts);
       if (!rt) continue;
+      // Vector operands and results travel in tensors of their lanes: vector-cases.ts.
+      if (isVector(rt) || dts.some(isVector)) continue;
       const exact = EXACT_REFERENCES[op.name];
       push(
         makeCase(

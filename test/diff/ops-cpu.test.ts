@@ -71,7 +71,7 @@ function outputOf(c: DiffCase, vf: VerifiedFunc, jitAfter: number): Uint8Array {
   const one = (b: Uint8Array, dt: DiffCase["result"]): SimTensor =>
     // One-byte integers and bool take values; every other dtype (float8 too) takes raw bytes.
     simTensor(dtypeBytes(dt) === 1 && !isFloat8(dt) ? Array.from(b) : b, {
-      shape: [c.n],
+      shape: [b.length / dtypeBytes(dt)],
       dtype: dt,
     });
   const xs = c.bytes.map((b, j) => one(b, c.operands[j]!));

@@ -10,9 +10,10 @@ export function runCase(c: DiffCase, dev: DeviceLike): Uint8Array {
   const run = compile(c.fn, { target: "cuda", arch: "sm_90" });
   // One-byte integers and bool take values; every other dtype (float8 too) takes raw bytes.
   const raw = (dt: DType): boolean => dtypeBytes(dt) > 1 || isFloat8(dt);
+  // An operand tensor holds its bytes (a vector case's operands hold more elements than Y).
   const xs = c.bytes.map((b, j) =>
     tensor(raw(c.operands[j]!) ? b : Array.from(b), {
-      shape: [c.n],
+      shape: [b.length / dtypeBytes(c.operands[j]!)],
       dtype: c.operands[j]!,
       device: dev,
     }),

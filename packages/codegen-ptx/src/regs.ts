@@ -1,4 +1,4 @@
-import type { DType } from "@tirx-ts/core";
+import { isVector, laneRegisters, vectorOperand, type DType } from "@tirx-ts/core";
 import { REG_DECL, regClass, type RegClass } from "./types.js";
 
 /**
@@ -16,8 +16,15 @@ export class Registers {
     return `%${cls}${n}`;
   }
 
-  /** A fresh register able to hold a value of `dt`. */
+  /**
+   * A fresh register able to hold a value of `dt`; for a vector, fresh registers of its lane
+   * class as one vector operand `{%f1, %f2, %f3, %f4}` (PTX ISA, "Vectors").
+   */
   of(dt: DType): string {
+    if (isVector(dt)) {
+      const cls = regClass(dt);
+      return vectorOperand(Array.from({ length: laneRegisters(dt) }, () => this.fresh(cls)));
+    }
     return this.fresh(regClass(dt));
   }
 

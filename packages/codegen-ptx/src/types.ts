@@ -2,6 +2,9 @@ import {
   dtypeBits,
   dtypeKind,
   isFloat,
+  isVector,
+  laneDType,
+  laneRegisters,
   writeElement,
   type DType,
   type RegClass,
@@ -23,9 +26,17 @@ export const REG_DECL: Readonly<Record<RegClass, string>> = {
 
 /**
  * Type suffix of ld/st/ld.param: bool is one byte; 16-bit floats move as raw `.b16` bits, float8
- * codes as `.b8` (into and out of the low byte of a `.b16` register).
+ * codes as `.b8` (into and out of the low byte of a `.b16` register). A vector moves as one vector
+ * access of its registers: `v4.f32`, `v2.s32`, `v4.b32` for a float16x8's four pairs (PTX ISA,
+ * ld / st: `.v2`, `.v4` of 32-bit elements, 128 bits at most on sm_90).
  */
 export function memType(dt: DType): string {
+  if (isVector(dt)) {
+    const lane = laneDType(dt);
+    const t =
+      lane === "float32" ? "f32" : lane === "int32" ? "s32" : lane === "uint32" ? "u32" : "b32";
+    return `v${laneRegisters(dt)}.${t}`;
+  }
   if (dt === "bool") return "u8";
   if (dt === "float8_e4m3" || dt === "float8_e5m2") return "b8";
   if (dt === "float16" || dt === "bfloat16") return "b16";
@@ -80,4 +91,5 @@ export function intImmediate(v: number | bigint, dt: DType): string {
 }
 
 /** True when an operand string is a register (as opposed to an immediate). */
-export const isReg = (op: string): boolean => op.startsWith("%") || op.startsWith("!%");
+export const isReg = (op: string): boolean =>
+  op.startsWith("%") || op.startsWith("!%") || op.startsWith("{");

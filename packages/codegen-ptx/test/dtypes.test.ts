@@ -10,7 +10,7 @@ import {
   intImm,
   isFloat,
   isFloat8,
-  isPacked,
+  isLaneValue,
   logical,
   not,
   type BinaryOp,
@@ -21,10 +21,10 @@ import {
 import { build } from "./util/assemble.js";
 
 /**
- * The scalar dtypes: the packed pairs (float16x2, bfloat16x2) take no operator, comparison, cast
+ * The scalar dtypes: the packed pairs (float16x2, bfloat16x2) and the vectors take no operator, comparison, cast
  * or immediate here (TX1007); their ops are records (test/packed-pairs.test.ts).
  */
-const DTYPES = ALL_DTYPES.filter((dt) => !isPacked(dt));
+const DTYPES = ALL_DTYPES.filter((dt) => !isLaneValue(dt));
 import { kernel, launch, load, store, tensor, tidx } from "./util/build.js";
 
 const BINARY_OPS: BinaryOp[] = [

@@ -80,7 +80,7 @@ export const CATALOG = {
   TX1027: {
     rule: "dsl/packed-storage",
     title:
-      "float16x2 and bfloat16x2 are register values: no tensor or buffer has them as its dtype (a view of a 16-bit float buffer may: view_as)",
+      "float16x2, bfloat16x2 and the vectors (float32x4, int32x2, float16x8, …) are register values: no tensor, buffer or scalar parameter has a vector dtype, no tensor or buffer a pair's (a view of a buffer of the lane dtype may: view_as)",
   },
   TX2001: {
     rule: "wf/undefined-var",

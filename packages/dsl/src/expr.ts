@@ -2,6 +2,9 @@ import {
   binary,
   boolImm,
   cast,
+  checkOpCall,
+  isPacked,
+  opOf,
   compare,
   floatImm,
   ifThenElse,
@@ -111,6 +114,27 @@ export class PrimExpr {
   not(): PrimExpr {
     const span = callerSpan();
     return new PrimExpr(tracked(not(this.expr, span), span));
+  }
+  /**
+   * Lane `i` (a static integer) of a pair or vector (`float16x2`, `float32x4`, …) as a scalar of
+   * its lane dtype: `T.ptx.vec.lane(v, i)` (core ops/arith/vector.ts; a pair's lane is
+   * `T.ptx.unpack(v, i)`).
+   * @throws TirxError TX2010 for a lane past the value's lanes, TX2005 for a scalar.
+   */
+  lane(i: number): PrimExpr {
+    const span = callerSpan();
+    const pair = isPacked(this.dtype);
+    if (pair && i !== 0 && i !== 1) {
+      throw new TirxError(
+        "TX2010",
+        `lane: ${this.dtype} has lanes 0..1, got lane ${showValue(i)}`,
+        span,
+      );
+    }
+    const name = pair ? `x2.unpack.${i}` : "vec.lane";
+    const args = pair ? [this.expr] : [this.expr, toExpr(i, "int32", span)];
+    const dtype = checkOpCall(opOf(name, "value", span), args, span)!;
+    return new PrimExpr({ kind: "CallExpr", op: name, args, dtype, ...(span ? { span } : {}) });
   }
   /** Value conversion to `dtype` (PTX cvt semantics). */
   cast(dtype: DType): PrimExpr {

@@ -10,6 +10,7 @@ import { arrive_remote, barrierCluster, mapa } from "./cluster.js";
 import { cvt } from "./cvt.js";
 import { rnd } from "./rnd.js";
 import { pack, unpack, x2 } from "./packed.js";
+import { vec } from "./vector.js";
 import { fenceAcqRel, fenceSc, ld, st } from "./memory-order.js";
 import { PtxOp } from "./tile-apply.js";
 
@@ -280,6 +281,7 @@ const namespace = {
   pack,
   unpack,
   x2: strict("T.ptx.x2", x2),
+  vec: strict("T.ptx.vec", vec),
   ldmatrix,
   stmatrix,
   mma,

@@ -50,6 +50,17 @@ const PTX_SCALAR: Record<DType, string> = {
   float64: "f64",
   float16x2: "b32",
   bfloat16x2: "b32",
+  // Vectors are never scalar parameters (the verifier's TX1027); their bits' width, for the table.
+  float32x2: "b64",
+  float32x4: "b128",
+  int32x2: "b64",
+  int32x4: "b128",
+  uint32x2: "b64",
+  uint32x4: "b128",
+  float16x4: "b64",
+  float16x8: "b128",
+  bfloat16x4: "b64",
+  bfloat16x8: "b128",
 };
 
 /** The PTX `.param` type a parameter is passed as: "u64" for tensors, the scalar's type otherwise. */

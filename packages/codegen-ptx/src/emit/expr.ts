@@ -10,7 +10,9 @@ import {
   findOp,
   isFloat,
   isFloat8,
+  isVector,
   SHALLOW_HEIGHT,
+  vectorRegs,
   type Binary,
   type Compare,
   type DType,
@@ -290,7 +292,9 @@ export class ExprEmitter implements ValueEmitter {
           return d;
         }
         const d = ctx.reg(e.dtype);
-        if (guard) ctx.ins(`mov.b${elemBytes(e.dtype) * 8} ${d}, 0`);
+        if (guard && isVector(e.dtype)) {
+          for (const r of vectorRegs(d, e.dtype)) ctx.ins(`mov.b32 ${r}, 0`);
+        } else if (guard) ctx.ins(`mov.b${elemBytes(e.dtype) * 8} ${d}, 0`);
         ctx.ins(`${at}ld.${space}.${memType(e.dtype)} ${d}, ${ref}`);
         return d;
       }

@@ -1,5 +1,5 @@
 import { Float16Array, getFloat16, setFloat16 } from "@petamoriken/float16";
-import { dtypeBytes, dtypeKind, isFloat8, type DType } from "../dtype.js";
+import { dtypeBits, dtypeBytes, dtypeKind, isFloat8, type DType } from "../dtype.js";
 import { TirxError } from "../diagnostics.js";
 import { showValue } from "../show.js";
 import { fp8Bits, fp8Format, fp8Value } from "../numeric/fp8.js";
@@ -88,6 +88,13 @@ export function writeElement(
     case "float8_e5m2":
       dv.setUint8(off, fp8Bits(Number(v), fp8Format(dtype)));
       return;
+    default: {
+      // A vector: the host value is its bits as a bigint, lane 0 low (dtype.ts).
+      let bits = BigInt.asUintN(dtypeBits(dtype), BigInt(v));
+      for (let w = 0; w < dtypeBytes(dtype); w += 4, bits >>= 32n)
+        dv.setUint32(off + w, Number(bits & 0xffffffffn), true);
+      return;
+    }
   }
 }
 
@@ -125,6 +132,13 @@ export function readElement(dv: DataView, off: number, dtype: DType): number | b
     case "float8_e4m3":
     case "float8_e5m2":
       return fp8Value(dv.getUint8(off), fp8Format(dtype));
+    default: {
+      // A vector: its bits as a bigint, lane 0 low.
+      let bits = 0n;
+      for (let w = dtypeBytes(dtype) - 4; w >= 0; w -= 4)
+        bits = (bits << 32n) | BigInt(dv.getUint32(off + w, true));
+      return bits;
+    }
   }
 }
 
@@ -281,6 +295,18 @@ export function decodeHost(bytes: Uint8Array, dtype: DType): HostArray {
     case "uint32":
     case "float16x2":
     case "bfloat16x2":
+      return new Uint32Array(buf);
+    case "float32x2":
+    case "float32x4":
+    case "int32x2":
+    case "int32x4":
+    case "uint32x2":
+    case "uint32x4":
+    case "float16x4":
+    case "float16x8":
+    case "bfloat16x4":
+    case "bfloat16x8":
+      // A vector's 32-bit registers, in order (no tensor has a vector dtype: TX1027).
       return new Uint32Array(buf);
     case "int64":
       return new BigInt64Array(buf);

@@ -2,8 +2,10 @@ import {
   dtypeBits,
   isFloat,
   isFloat8,
+  isLaneValue,
   isPacked,
   isSigned,
+  isVector,
   isWideInt,
   type DType,
 } from "../dtype.js";
@@ -71,6 +73,13 @@ function refuseFloat8(what: string, dt: DType, span?: Span): void {
  * one bool.
  */
 function refusePacked(what: string, dt: DType, span?: Span): void {
+  if (isVector(dt)) {
+    throw new TirxError(
+      "TX1007",
+      `${what} is not defined on ${dt}: vectors compute with T.ptx.vec.* (one instruction per lane or pair) and compare lane by lane (v.lane(i))`,
+      span,
+    );
+  }
   if (isPacked(dt)) {
     throw new TirxError(
       "TX1007",
@@ -172,7 +181,7 @@ export function not(a: Expr, span?: Span): Expr {
  */
 export function cast(dtype: DType, value: Expr, span?: Span): Expr {
   if (value.dtype === dtype) return value;
-  if (isPacked(dtype) || isPacked(value.dtype)) {
+  if (isLaneValue(dtype) || isLaneValue(value.dtype)) {
     throw packedCastError(value.dtype, dtype, span ?? value.span);
   }
   if (isFloat8(dtype) && value.dtype === "float64") {
@@ -190,7 +199,10 @@ export function cast(dtype: DType, value: Expr, span?: Span): Expr {
   return { kind: "Cast", value, dtype, ...sp(span) };
 }
 
-/** `cond ? t : f`; `t` and `f` share a dtype, `cond` is bool. */
+/**
+ * `cond ? t : f`; `t` and `f` share a dtype, `cond` is bool.
+ * @throws TirxError TX1007 for a non-bool condition, arms of two dtypes, or vector arms.
+ */
 export function ifThenElse(cond: Expr, t: Expr, f: Expr, span?: Span): Expr {
   if (cond.dtype !== "bool") {
     throw new TirxError("TX1007", `if_then_else condition must be bool, got ${cond.dtype}`, span);
@@ -202,6 +214,13 @@ export function ifThenElse(cond: Expr, t: Expr, f: Expr, span?: Span): Expr {
       span,
     );
   }
+  if (isVector(t.dtype)) {
+    throw new TirxError(
+      "TX1007",
+      `if_then_else is not defined on ${t.dtype}: PTX's selp takes one register; select lane by lane (T.ptx.vec.make of if_then_else of each v.lane(i))`,
+      span,
+    );
+  }
   return { kind: "IfThenElse", cond, t, f, dtype: t.dtype, ...sp(span) };
 }
 
@@ -209,12 +228,20 @@ export function ifThenElse(cond: Expr, t: Expr, f: Expr, span?: Span): Expr {
 export const i32 = (v: number, span?: Span): IntImm => intImm(v, "int32", span);
 
 /**
- * No cast converts into or out of a packed pair: its lanes move with `T.ptx.pack` /
+ * No cast converts into or out of a packed pair or a vector (a vector's lane-wise conversion is
+ * the op `T.ptx.vec.cast`): a pair's lanes move with `T.ptx.pack` /
  * `T.ptx.unpack` / `T.ptx.x2.cvt`, its bits with `T.ptx.x2.bits` / `T.ptx.x2.from_bits` (a value
  * cast of the 32 bits would read them as an integer).
  * @returns TirxError TX1007 naming both dtypes.
  */
 export function packedCastError(from: DType, to: DType, span?: Span): TirxError {
+  if (isVector(from) || isVector(to)) {
+    return new TirxError(
+      "TX1007",
+      `no cast ${from} → ${to}: a vector converts lane by lane to a vector of as many lanes with T.ptx.vec.cast(v, dtype); its lanes move with T.ptx.vec.make / T.ptx.vec.broadcast / v.lane(i)`,
+      span,
+    );
+  }
   return new TirxError(
     "TX1007",
     `no cast ${from} → ${to}: a packed pair's lanes move with T.ptx.pack / T.ptx.unpack / T.ptx.x2.cvt, its 32 bits with T.ptx.x2.bits / T.ptx.x2.from_bits`,

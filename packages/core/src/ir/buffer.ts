@@ -1,5 +1,5 @@
 import { bufferName } from "../buffer-name.js";
-import { isPacked, type DType } from "../dtype.js";
+import { isLaneValue, isVector, laneDType, type DType } from "../dtype.js";
 import { freshBufferId } from "./ids.js";
 import { TirxError } from "../diagnostics.js";
 import type { Span } from "../span.js";
@@ -28,19 +28,23 @@ export interface View {
 }
 
 /**
- * Refuse a packed dtype (float16x2, bfloat16x2) as the element dtype of a tensor or a buffer:
- * tirx-ts keeps them in registers (dtype.ts); a view may reinterpret a buffer's bytes as pairs.
+ * Refuse a packed dtype (float16x2, bfloat16x2) or a vector dtype (float32x4, …) as the element
+ * dtype of a tensor or a buffer: tirx-ts keeps them in registers (dtype.ts); a view may
+ * reinterpret a buffer of the lane dtype as pairs or vectors (`view_as`).
  * @throws TirxError TX1027 (dsl/packed-storage), naming `what`.
  */
 export function checkStorageDType(dtype: DType, what: string, span?: Span): void {
-  if (!isPacked(dtype)) return;
+  if (!isLaneValue(dtype)) return;
+  const lane = laneDType(dtype);
   throw new TirxError(
     "TX1027",
     `${what}: ${dtype} is a register value; no tensor or buffer has it as its dtype`,
     span,
     [
       {
-        message: `keep the pairs in a ${dtype === "float16x2" ? "float16" : "bfloat16"} buffer and access it through buf.view_as("${dtype}"), or store the bits as uint32 (T.ptx.x2.bits)`,
+        message: isVector(dtype)
+          ? `keep the lanes in a ${lane} buffer and access it through buf.view_as("${dtype}") (one vector ld/st per access)`
+          : `keep the pairs in a ${lane} buffer and access it through buf.view_as("${dtype}"), or store the bits as uint32 (T.ptx.x2.bits)`,
       },
     ],
   );
@@ -48,7 +52,7 @@ export function checkStorageDType(dtype: DType, what: string, span?: Span): void
 
 /**
  * A fresh buffer.
- * @throws TirxError TX1027 for a packed dtype (`checkStorageDType`).
+ * @throws TirxError TX1027 for a packed or vector dtype (`checkStorageDType`).
  */
 export function mkBuffer(
   name: string,

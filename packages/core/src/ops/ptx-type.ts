@@ -1,4 +1,15 @@
-import { dtypeBits, dtypeKind, isFloat, isFloat8, type DType } from "../dtype.js";
+import {
+  dtypeBits,
+  dtypeKind,
+  isFloat,
+  isFloat8,
+  isVector,
+  laneDType,
+  laneRegisters,
+  type DType,
+  type VectorDType,
+} from "../dtype.js";
+import { invariant } from "../invariant.js";
 
 /**
  * How each dtype lives in PTX registers, for op lowerings and the code generator alike. Registers
@@ -7,11 +18,15 @@ import { dtypeBits, dtypeKind, isFloat, isFloat8, type DType } from "../dtype.js
  * `%fd` float64. 8-bit integers live in 16-bit `%rs` registers, sign- or zero-extended from their
  * low byte (PTX ISA, "Fundamental Types": no 8-bit register type); float8_e4m3/float8_e5m2 codes
  * likewise sit in the low byte of a `%rs` register (the `.b16` operand of `cvt ….e4m3x2`).
+ * A vector (float32x4, int32x2, float16x8, …) is 2 or 4 registers of its lane's class, `%f` for
+ * float32 lanes and `%r` for the rest (32-bit integers, or 16-bit float pairs), written as PTX's
+ * vector operand `{%f1, %f2, %f3, %f4}` (PTX ISA, "Vectors"); `regClass` gives that class.
  */
 export type RegClass = "p" | "rs" | "h" | "r" | "rd" | "f" | "fd";
 
 /** The register class of `dt`. */
 export function regClass(dt: DType): RegClass {
+  if (isVector(dt)) return laneDType(dt) === "float32" ? "f" : "r";
   if (dt === "bool") return "p";
   if (dt === "float16" || dt === "bfloat16") return "h";
   if (dt === "float32") return "f";
@@ -47,9 +62,13 @@ export function cvtType(dt: DType): string {
   return INT_SUFFIX(dt);
 }
 
-/** Untyped suffix of the register width (`mov`, `selp` on raw bits). */
+/**
+ * Untyped suffix of the register width (`mov`, `selp` on raw bits); a vector's is its vector
+ * type, `v4.f32`, `v2.b32` (PTX ISA, mov: vector operands `mov.v4.f32 {…}, {…}`).
+ */
 export function bitType(dt: DType): string {
   const cls = regClass(dt);
+  if (isVector(dt)) return `v${laneRegisters(dt)}.${cls === "f" ? "f32" : "b32"}`;
   if (cls === "p") return "pred";
   if (cls === "f") return "f32";
   if (cls === "fd") return "f64";
@@ -77,3 +96,21 @@ export function cvtNanToZero(
   ins(`setp.nan.${cvtType(from)} ${nan}, ${x}, ${x}`);
   ins(`selp.${bitType(to)} ${d}, 0, ${d}, ${nan}`);
 }
+
+/**
+ * The registers of a vector operand `{%f1, %f2, %f3, %f4}` (as the code generator writes one), in
+ * lane order; each holds one 32-bit lane, or a pair of 16-bit lanes (lane 2k low).
+ * @throws InternalError (invariant) for text that is no vector operand of `dt`'s register count.
+ */
+export function vectorRegs(op: string, dt: VectorDType): string[] {
+  const m = /^\{(.*)\}$/.exec(op.trim());
+  const regs = m ? m[1]!.split(",").map((r) => r.trim()) : [];
+  invariant(
+    regs.length === laneRegisters(dt) && regs.every((r) => r.startsWith("%")),
+    () => `${op} is no vector operand of ${dt}`,
+  );
+  return regs;
+}
+
+/** The vector operand `{a, b, …}` of `regs`. */
+export const vectorOperand = (regs: readonly string[]): string => `{${regs.join(", ")}}`;

@@ -1,5 +1,5 @@
 import { bufferName } from "../buffer-name.js";
-import { dtypeBytes, type DType } from "../dtype.js";
+import { dtypeBytes, isLaneValue, isVector, laneCount, laneDType, type DType } from "../dtype.js";
 import { TirxError } from "../diagnostics.js";
 import type { RangeScope } from "../analysis/range-scope.js";
 import { exprRange } from "../analysis/bounds.js";
@@ -25,8 +25,13 @@ import { checkBufferInScope, namesDefined } from "./scope-check.js";
  * runs and is not checked, nor is one whose offset uses an undefined variable (`checkNames`
  * reports that). An unbounded end of a static-shaped access is left to code generation's
  * `checkBounds`.
+ * A vector access (a pair or vector dtype, `view_as("float32x4")`) moves its whole size in one
+ * `ld`/`st.v2`/`.v4`, which must be aligned to that size (PTX ISA, "Vectors" and ld: "the address
+ * must be naturally aligned to a multiple of the access size"): its offset counts whole vectors,
+ * so the buffer's own alignment must be a multiple of the vector's bytes.
  * @throws TirxError TX2001 (wf/scope) for a buffer out of scope; TX2006 (wf/bounds) for an
- *   access that may lie outside, with a note on the guard that would prove it.
+ *   access that may lie outside, with a note on the guard that would prove it; TX1014
+ *   (layout/reinterpret) for a vector access into a buffer aligned to fewer bytes than it moves.
  */
 export function checkAccess(
   buffer: Buffer,
@@ -36,6 +41,18 @@ export function checkAccess(
   span?: Span,
 ): void {
   checkBufferInScope(buffer, scope, span);
+  if (isLaneValue(dtype) && buffer.align % dtypeBytes(dtype) !== 0) {
+    throw new TirxError(
+      "TX1014",
+      `a ${dtype} access moves ${dtypeBytes(dtype)} bytes at once, but ${bufferName(buffer)} is aligned to only ${buffer.align} bytes`,
+      span,
+      [
+        {
+          message: `allocate it with { align: ${dtypeBytes(dtype)} } or more (PTX ISA, "Vectors": a vector access is aligned to its size)`,
+        },
+      ],
+    );
+  }
   // Code under a guard no value satisfies never runs: nothing there can go out of bounds.
   if (scope.unreachable || !namesDefined(offset, scope)) return;
   const r = exprRange(offset, scope);
@@ -154,10 +171,23 @@ export function checkStore(s: Store, scope: RangeScope): void {
 /**
  * A tensor parameter of static shape holds at most MAX_TENSOR_BYTES (2^48, the GPU's address
  * space). One of symbolic shape is checked when the tensor is made (TX5007) and against its dims
- * at launch.
- * @throws TirxError TX2011 at the tensor's span (or `fn`'s).
+ * at launch. A scalar parameter has no vector dtype (a vector is several registers; tirx-ts
+ * passes scalars as one `.param` of their type).
+ * @throws TirxError TX2011 at the tensor's span (or `fn`'s); TX1027 for a vector scalar.
  */
 export function checkTensorBytes(p: Param, fn: PrimFunc): void {
+  if (p.kind === "scalar" && isVector(p.var.dtype)) {
+    throw new TirxError(
+      "TX1027",
+      `scalar parameter "${p.name}": ${p.var.dtype} is a register value of ${dtypeBytes(p.var.dtype) / 4} registers; no kernel parameter has it as its dtype`,
+      p.var.span ?? fn.span,
+      [
+        {
+          message: `pass its lanes in a ${laneDType(p.var.dtype)} tensor and load them with view_as("${p.var.dtype}"), or as ${laneCount(p.var.dtype)} scalars joined by T.ptx.vec.make`,
+        },
+      ],
+    );
+  }
   if (p.kind !== "buffer" || !isStaticShape(p.buffer.shape)) return;
   const bytes = numel(staticShape(p.buffer, "a tensor parameter")) * dtypeBytes(p.buffer.dtype);
   if (bytes > MAX_TENSOR_BYTES) {

@@ -1,5 +1,5 @@
 import { TirxError } from "../diagnostics.js";
-import { isPacked } from "../dtype.js";
+import { isLaneValue } from "../dtype.js";
 import { packedCastError } from "../ir/arith.js";
 import type { Binary, CallExpr, Cast } from "../ir/expr.js";
 import type { Call, TileApply } from "../ir/stmt.js";
@@ -32,10 +32,10 @@ export function checkValueCall(e: CallExpr, ctx: VerifyContext, where: Span | un
  * target requirement (sm_89 with PTX 8.1, `cvt-fp8.ts`), so a lower target is refused with TX5006.
  * Casts of other dtypes need nothing here but those of packed pairs, which do not exist.
  * @throws TirxError TX1007 for float64 → float8, and for a cast into or out of float16x2 /
- *   bfloat16x2 (`packedCastError`).
+ *   bfloat16x2 or a vector (`packedCastError`).
  */
 export function checkCast(e: Cast, ctx: VerifyContext, where: Span | undefined): void {
-  if (isPacked(e.dtype) || isPacked(e.value.dtype)) {
+  if (isLaneValue(e.dtype) || isLaneValue(e.value.dtype)) {
     throw packedCastError(e.value.dtype, e.dtype, where);
   }
   const name = fp8CastOp(e.value.dtype, e.dtype);

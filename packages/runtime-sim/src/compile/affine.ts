@@ -1,4 +1,4 @@
-import { binaryOp, isWideInt, walkExpr, walkStmt, type Expr, type Stmt } from "@tirx-ts/core";
+import { binaryOp, isBigValue, walkExpr, walkStmt, type Expr, type Stmt } from "@tirx-ts/core";
 import type { ExprCompiler } from "./compiled.js";
 import type { Machine } from "../exec/machine.js";
 
@@ -99,7 +99,7 @@ function threadFree(e: Expr): boolean {
 /** The AffineFn of integer expression `e` (int32 or narrower), or undefined when it has none. */
 export function affineOf(ec: ExprCompiler, af: Affine, e: Expr): AffineFn | undefined {
   const m = ec.m;
-  if (isWideInt(e.dtype) || (!e.dtype.startsWith("int") && !e.dtype.startsWith("uint"))) {
+  if (isBigValue(e.dtype) || (!e.dtype.startsWith("int") && !e.dtype.startsWith("uint"))) {
     return undefined;
   }
   switch (e.kind) {

@@ -8,7 +8,7 @@ import {
   findOp,
   InternalError,
   invariant,
-  isWideInt,
+  isBigValue,
   opOf,
   SHALLOW_HEIGHT,
   TirxError,
@@ -60,7 +60,7 @@ export class ExprCompiler {
 
   /** Compile `e` (not int64/uint64). `span` locates loads that carry no span of their own. */
   num(e: Expr, span?: Span): NumFn {
-    if (isWideInt(e.dtype)) {
+    if (isBigValue(e.dtype)) {
       throw new InternalError(`${e.dtype} expression where a 32-bit value is needed`);
     }
     const r = this.#take(e) ?? this.#deep(e, span);
@@ -69,7 +69,7 @@ export class ExprCompiler {
 
   /** Compile an int64/uint64 expression. */
   big(e: Expr, span?: Span): BigFn {
-    if (!isWideInt(e.dtype)) return this.#toBig(this.num(e, span));
+    if (!isBigValue(e.dtype)) return this.#toBig(this.num(e, span));
     const r = this.#take(e) ?? this.#deep(e, span);
     return (r as BigFn | undefined) ?? this.#big(e, e.span ?? span);
   }
@@ -148,7 +148,7 @@ export class ExprCompiler {
       for (const [x, s] of order) {
         let f: NumFn | BigFn;
         if (this.#transparent(x)) {
-          f = isWideInt(x.dtype) ? this.#big(x, x.span ?? s) : this.#num(x, x.span ?? s);
+          f = isBigValue(x.dtype) ? this.#big(x, x.span ?? s) : this.#num(x, x.span ?? s);
         } else {
           // An opaque node's own sub-expressions must not take closures meant for others.
           const outer = this.#ready;
@@ -163,7 +163,7 @@ export class ExprCompiler {
         if (q) q.push(f);
         else this.#ready.set(x, [f]);
       }
-      return isWideInt(e.dtype) ? this.#big(e, e.span ?? span) : this.#num(e, e.span ?? span);
+      return isBigValue(e.dtype) ? this.#big(e, e.span ?? span) : this.#num(e, e.span ?? span);
     } finally {
       this.#ready = saved;
     }
@@ -171,14 +171,14 @@ export class ExprCompiler {
 
   /** Compile an index or byte count: 64-bit values are narrowed to numbers. */
   index(e: Expr, span?: Span): NumFn {
-    if (!isWideInt(e.dtype)) return this.num(e, span);
+    if (!isBigValue(e.dtype)) return this.num(e, span);
     const f = this.big(e, span);
     return (t) => Number(f(t));
   }
 
   /** Compile either kind. */
   any(e: Expr, span?: Span): NumFn | BigFn {
-    return isWideInt(e.dtype) ? this.big(e, span) : this.num(e, span);
+    return isBigValue(e.dtype) ? this.big(e, span) : this.num(e, span);
   }
 
   #toBig(f: NumFn): BigFn {
@@ -228,7 +228,7 @@ export class ExprCompiler {
         const cmp = compareOpDef(e.op).sim as Extract<SimSemantics, { kind: "thread" }>;
         const dts = [e.a.dtype, e.a.dtype];
         const f = cmp.make(dts, "bool") as (x: SimValue, y: SimValue) => number;
-        if (isWideInt(e.a.dtype)) {
+        if (isBigValue(e.a.dtype)) {
           const a = this.big(e.a, span);
           const b = this.big(e.b, span);
           return (t) => f(a(t), b(t));

@@ -3,7 +3,7 @@ import {
   compareOpDef,
   exprHeight,
   invariant,
-  isWideInt,
+  isBigValue,
   walkExpr,
   type Expr,
   type SimSemantics,
@@ -77,7 +77,7 @@ export function jitable(ec: ExprCompiler, s: Stmt): boolean {
     return slot !== undefined && !slot.wide && plain(ec, s.value);
   }
   if (s.kind !== "Store") return false;
-  if (isWideInt(s.dtype)) return false;
+  if (isBigValue(s.dtype)) return false;
   return plain(ec, s.offset) && plain(ec, s.value);
 }
 
@@ -87,13 +87,13 @@ function plain(ec: ExprCompiler, e: Expr): boolean {
   let ok = true;
   walkExpr(e, (x) => {
     if (!ok) return;
-    if (isWideInt(x.dtype)) ok = false;
+    if (isBigValue(x.dtype)) ok = false;
     else if (x.kind === "Var") ok = ec.layout.slots.get(x.id)?.wide === false;
     else if (x.kind === "Special")
       ok = x.name.startsWith("tid.") || (ec.m.ctas === 1 && x.name.startsWith("ctaid."));
     else if (x.kind === "Compare" || x.kind === "Cast")
-      ok = !isWideInt(x.kind === "Cast" ? x.value.dtype : x.a.dtype);
-    else if (x.kind === "BufferLoad") ok = !isWideInt(x.offset.dtype);
+      ok = !isBigValue(x.kind === "Cast" ? x.value.dtype : x.a.dtype);
+    else if (x.kind === "BufferLoad") ok = !isBigValue(x.offset.dtype);
     else ok = ["IntImm", "FloatImm", "Binary", "Logical", "Not"].includes(x.kind);
   });
   return ok;
@@ -323,7 +323,7 @@ class Gen {
 
   /** JavaScript source of `e` (a number of `e.dtype`, thread `t`), or undefined when not generated. */
   expr(e: Expr, span: Stmt["span"]): string | undefined {
-    if (isWideInt(e.dtype)) return undefined;
+    if (isBigValue(e.dtype)) return undefined;
     // A node's own span locates what it reports, else its nearest enclosing one (as in ExprCompiler).
     span = e.span ?? span;
     const m = this.ec.m;
@@ -354,7 +354,7 @@ class Gen {
         return this.#named(this.#binary(e, a!, b, span));
       }
       case "Compare": {
-        if (isWideInt(e.a.dtype)) return undefined;
+        if (isBigValue(e.a.dtype)) return undefined;
         const cmp = compareOpDef(e.op).sim as Extract<SimSemantics, { kind: "thread" }>;
         const f = cmp.make([e.a.dtype, e.a.dtype], "bool") as (x: SimValue, y: SimValue) => number;
         const a = this.expr(e.a, span);
@@ -373,7 +373,7 @@ class Gen {
         return a === undefined ? undefined : `(${a} ? 0 : 1)`;
       }
       case "Cast": {
-        if (isWideInt(e.value.dtype)) return undefined;
+        if (isBigValue(e.value.dtype)) return undefined;
         const a = this.expr(e.value, span);
         if (a === undefined) return undefined;
         return `${this.capture(conversion(e.value.dtype, e.dtype).f)}(${a})`;

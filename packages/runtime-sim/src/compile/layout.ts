@@ -1,6 +1,6 @@
 import {
   dtypeBytes,
-  isWideInt,
+  isBigValue,
   numel,
   staticShape,
   stmtExprs,
@@ -40,7 +40,7 @@ export function layoutOf(vf: VerifiedFunc): Layout {
   let bigSlots = 0;
   const addVar = (v: Var): void => {
     if (slots.has(v.id)) return;
-    const wide = isWideInt(v.dtype);
+    const wide = isBigValue(v.dtype);
     slots.set(v.id, { wide, slot: wide ? bigSlots++ : numSlots++ });
   };
   vf.fn.params.forEach((p, i) => {

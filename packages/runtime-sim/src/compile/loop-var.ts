@@ -1,4 +1,4 @@
-import { isWideInt, type Stmt } from "@tirx-ts/core";
+import { isBigValue, type Stmt } from "@tirx-ts/core";
 import { bigWrapper, intWrapper } from "../numeric/int.js";
 import type { BigFn, NumFn } from "./access.js";
 import type { ExprCompiler } from "./compiled.js";
@@ -35,7 +35,7 @@ export class LoopVar {
     // variable would write it without this one's records knowing, so neither is trusted then.
     ec.loops.set(s.var.id, ec.loops.has(s.var.id) ? null : this);
     const T = ec.m.threads;
-    const wide = isWideInt(s.var.dtype);
+    const wide = isBigValue(s.var.dtype);
     this.#lo = wide ? undefined : ec.num(s.min, s.span);
     this.#loBig = wide ? ec.big(s.min, s.span) : undefined;
     this.#ext = ec.index(s.extent, s.span);

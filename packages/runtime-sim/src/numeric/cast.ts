@@ -1,4 +1,4 @@
-import { isFloat, isPacked, isWideInt, type DType } from "@tirx-ts/core";
+import { dtypeBits, isFloat, isPacked, isVector, isWideInt, type DType } from "@tirx-ts/core";
 import { bigToFloat, floatRounder } from "./float.js";
 import { bigWrapper, floatToBig, floatToInt, intWrapper } from "./int.js";
 
@@ -40,10 +40,12 @@ export function conversion(from: DType, to: DType): Conversion {
 /**
  * A host scalar (kernel argument or constant) as a value of `dt`: numbers are converted like a
  * cast from float64 for float dtypes and wrapped for integer dtypes; booleans are 0/1. A packed
- * pair (float16x2, bfloat16x2) is its 32 register bits, wrapped as a uint32.
+ * pair (float16x2, bfloat16x2) is its 32 register bits, wrapped as a uint32; a vector its bits as a
+ * bigint, lane 0 low.
  */
 export function hostScalar(v: number | bigint | boolean, dt: DType): number | bigint {
   if (isPacked(dt)) dt = "uint32";
+  if (isVector(dt)) return BigInt.asUintN(dtypeBits(dt), BigInt(v));
   if (typeof v === "boolean") v = v ? 1 : 0;
   if (isWideInt(dt)) {
     if (typeof v === "bigint") return bigWrapper(dt)(v);

@@ -1,4 +1,4 @@
-import { FP8_NAN_BITS, fp8Bits, fp8Value, type DType } from "@tirx-ts/core";
+import { dtypeBytes, FP8_NAN_BITS, fp8Bits, fp8Value, type DType } from "@tirx-ts/core";
 import { bf16Bits, bf16Value, f16Bits, f16Value } from "./float.js";
 
 /**
@@ -109,5 +109,23 @@ export function codecOf(dt: DType): Codec {
         load: (dv, a) => dv.getBigUint64(a, true),
         store: (dv, a, v) => dv.setBigUint64(a, v, true),
       };
+    default: {
+      // A vector (float32x4, float16x8, …): its register bits as a bigint, lane 0 low, moved
+      // unchanged (ld/st.v2/.v4 move bits; NaN payloads included).
+      const words = dtypeBytes(dt) / 4;
+      return {
+        wide: true,
+        load: (dv, a) => {
+          let bits = 0n;
+          for (let w = words - 1; w >= 0; w--)
+            bits = (bits << 32n) | BigInt(dv.getUint32(a + 4 * w, true));
+          return bits;
+        },
+        store: (dv, a, v) => {
+          for (let w = 0; w < words; w++, v >>= 32n)
+            dv.setUint32(a + 4 * w, Number(v & 0xffffffffn), true);
+        },
+      };
+    }
   }
 }

@@ -1,4 +1,4 @@
-import { DTYPES, isFloat, isFloat8, isPacked, type DType } from "../../dtype.js";
+import { DTYPES, isFloat, isFloat8, isLaneValue, type DType } from "../../dtype.js";
 import type { CompareOp } from "../../ir/expr.js";
 import type { Span } from "../../span.js";
 import { badDtypes, valueArg } from "../define.js";
@@ -29,7 +29,7 @@ function compareRecord(op: CompareOp): OpDef {
   const result = (dts: readonly DType[], span?: Span): DType => {
     // float8 has no setp (PTX ISA, setp types): compare after a cast to float16 or float32. A
     // packed pair's setp.f16x2 gives two predicates, not one bool: compare its lanes.
-    if (dts.length !== 2 || dts[0] !== dts[1] || isFloat8(dts[0]!) || isPacked(dts[0]!))
+    if (dts.length !== 2 || dts[0] !== dts[1] || isFloat8(dts[0]!) || isLaneValue(dts[0]!))
       throw badDtypes(`comparison ${op}`, dts, span);
     return "bool";
   };
@@ -40,7 +40,7 @@ function compareRecord(op: CompareOp): OpDef {
     form: "operator",
     operands: [valueArg("a"), valueArg("b")],
     result,
-    signatures: DTYPES.filter((dt) => !isFloat8(dt) && !isPacked(dt)).map((dt) => [dt, dt]),
+    signatures: DTYPES.filter((dt) => !isFloat8(dt) && !isLaneValue(dt)).map((dt) => [dt, dt]),
     sm: 30,
     ptx: [6, 0],
     source: "PTX ISA, setp",
