@@ -7,7 +7,8 @@
 import { describe, expect, it } from "vitest";
 import { T, compile, sim, tensor } from "tirx-ts";
 import { compileToPtx } from "@tirx-ts/codegen-ptx";
-import { verify } from "@tirx-ts/core";
+import { structuralEqual, verify } from "@tirx-ts/core";
+import { parseScript, printScriptModuleText } from "@tirx-ts/dsl";
 import { assembleLater } from "./util/ptxas-deferred.js";
 import { errorOf } from "./util/error-of.js";
 
@@ -246,5 +247,67 @@ describe("vector values", () => {
     expect(() => verify(at(4))).not.toThrow();
     // A shared buffer aligned to 8 bytes cannot serve a 16-byte access.
     expect(errorOf(() => verify(at(4, 8))).code).toBe("TX1014");
+  });
+
+  it("a register array of the lane dtype takes vector loads and stores in its elements' registers", () => {
+    const fn = T.function(
+      "vec_regs",
+      { X: T.Tensor([64], "float32"), Y: T.Tensor([64], "float32") },
+      ({ X, Y }) => {
+        T.device_entry({ launch: T.cuda.LaunchConfig({ grid: 1, block: 8 }) });
+        const i = T.let_("i", T.cuda.thread_idx("x"));
+        const r = T.alloc_local([8], "float32");
+        r.view_as("float32x4").set([0], X.view_as("float32x4").get([i.mul(2)]));
+        r.view_as("float32x4").set([1], X.view_as("float32x4").get([i.mul(2).add(1)]));
+        for (const k of [0, 5]) r.set([k], r.get([k]).mul(2));
+        Y.view_as("float32x4").set([i.mul(2)], r.view_as("float32x4").get([1]));
+        Y.view_as("float32x4").set([i.mul(2).add(1)], r.view_as("float32x4").get([0]));
+      },
+    );
+    const text = compileToPtx(fn, { arch: "sm_90" }).text;
+    // No .local array: the vectors name the elements' registers %f1..%f8.
+    expect(text).not.toMatch(/\.local/);
+    expect(lines(text, /\.v4\.|mov\.f32 %f[1-8],|mul/)).toMatchInlineSnapshot(`
+      "ld.global.v4.f32 {%f9, %f10, %f11, %f12}, [%rd5];
+      mov.f32 %f1, %f9;
+      mov.f32 %f2, %f10;
+      mov.f32 %f3, %f11;
+      mov.f32 %f4, %f12;
+      ld.global.v4.f32 {%f13, %f14, %f15, %f16}, [%rd5+16];
+      mov.f32 %f5, %f13;
+      mov.f32 %f6, %f14;
+      mov.f32 %f7, %f15;
+      mov.f32 %f8, %f16;
+      mul.rn.f32 %f1, %f1, 0f40000000;
+      mul.rn.f32 %f6, %f6, 0f40000000;
+      mov.v4.f32 {%f17, %f18, %f19, %f20}, {%f5, %f6, %f7, %f8};
+      st.global.v4.f32 [%rd6], {%f17, %f18, %f19, %f20};
+      mov.v4.f32 {%f21, %f22, %f23, %f24}, {%f1, %f2, %f3, %f4};
+      st.global.v4.f32 [%rd6+16], {%f21, %f22, %f23, %f24};"
+    `);
+    assembleLater(text, "sm_90", "vec_regs");
+    const x = Float32Array.from({ length: 64 }, (_, k) => k);
+    const Y = tensor.zeros([64], "float32", dev);
+    compile(fn, { target: "cuda" })(tensor(x, { shape: [64], dtype: "float32", device: dev }), Y);
+    const want = Array.from({ length: 64 }, (_, k) => {
+      const e = (k & 7) ^ 4; // the halves swapped
+      return ((k & ~7) + e) * (e === 0 || e === 5 ? 2 : 1);
+    });
+    expect(Array.from(Y.toArray() as Float32Array)).toEqual(want);
+    // A vector past the array's elements is named at compile time: TX2006.
+    const past = T.function("vec_past", { X: T.Tensor([64], "float32") }, ({ X }) => {
+      T.device_entry({ launch: T.cuda.LaunchConfig({ grid: 1, block: 1 }) });
+      const r = T.alloc_local([6], "float32");
+      for (const k of T.unroll(2))
+        r.view_as("float32x2").set([k.add(2)], X.view_as("float32x2").get([k]));
+    });
+    expect(errorOf(() => verify(past)).code).toBe("TX2006");
+  });
+
+  it("prints as script mode and parses back to the same function", () => {
+    const text = printScriptModuleText([f32Kernel]);
+    expect(text).toContain('X.flat("float32x4")');
+    const back = parseScript(text, "vectors-roundtrip.ts");
+    expect(structuralEqual(f32Kernel, back[0]!)).toBe(true);
   });
 });

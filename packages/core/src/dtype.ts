@@ -188,3 +188,11 @@ export function vectorOf(lane: DType, n: number): PackedDType | VectorDType | un
   const name = `${lane}x${n}`;
   return isDType(name) && isLaneValue(name) && laneDType(name) === lane ? name : undefined;
 }
+
+/**
+ * True when an access as `access` to elements of `element` reads or writes whole elements as
+ * the lanes of a vector of 32-bit lanes (float32x4 of float32, int32x2 of int32): a local array
+ * of `element` may then stay in registers, each vector access naming its elements' registers.
+ */
+export const isLaneAccess = (access: DType, element: DType): boolean =>
+  isVector(access) && laneDType(access) === element && TABLE[element].bits === 32;

@@ -10,9 +10,12 @@ import {
   findOp,
   isFloat,
   isFloat8,
+  isLaneAccess,
   isVector,
   SHALLOW_HEIGHT,
+  vectorOperand,
   vectorRegs,
+  type VectorDType,
   type Binary,
   type Compare,
   type DType,
@@ -34,7 +37,7 @@ import { addressOperand, elementRef } from "./address.js";
 import { emitCast } from "./cast.js";
 import { exprKey } from "./key.js";
 import { foldBinary, foldCompare } from "./immediate.js";
-import { elementReg } from "./register-array.js";
+import { elementReg, vectorElementRegs } from "./register-array.js";
 import { lowerCtx, prepareValueIntrinsic } from "./intrinsic.js";
 import type { EmitContext } from "./context.js";
 import type { ValueEmitter } from "./value-emitter.js";
@@ -268,7 +271,15 @@ export class ExprEmitter implements ValueEmitter {
       case "BufferLoad": {
         const lane = ctx.laneValue(e);
         if (lane !== undefined) return lane;
-        const regs = e.dtype === e.buffer.dtype ? ctx.elementRegs(e.buffer) : undefined;
+        const lanes = isLaneAccess(e.dtype, e.buffer.dtype);
+        const regs = e.dtype === e.buffer.dtype || lanes ? ctx.elementRegs(e.buffer) : undefined;
+        if (regs && lanes) {
+          // A vector of a register array's elements: copied, as the elements may change.
+          const d = ctx.reg(e.dtype);
+          const at = vectorElementRegs(ctx, regs, e.buffer, e.offset, e.dtype as VectorDType);
+          ctx.ins(`mov.${bitType(e.dtype)} ${d}, ${vectorOperand(at)}`);
+          return d;
+        }
         if (regs) return elementReg(ctx, regs, e.buffer, e.offset);
         const { space, ref, guard } = elementRef(
           ctx,

@@ -3,7 +3,9 @@ import {
   constInt,
   findOp,
   invariant,
+  isVector,
   setp,
+  vectorRegs,
   walkExpr,
   walkScoped,
   type Call,
@@ -17,7 +19,7 @@ import {
 import { emitTilePlan } from "../patterns/tile-ops.js";
 import { bitType, elemBytes, intImmediate, memType, opType } from "../types.js";
 import { elementRef } from "./address.js";
-import { elementReg } from "./register-array.js";
+import { elementReg, vectorElementRegs } from "./register-array.js";
 import { emitVectorized, where } from "./vectorize.js";
 import type { EmitContext } from "./context.js";
 import { ExprEmitter } from "./expr.js";
@@ -138,6 +140,14 @@ export class StmtEmitter {
           () => `a ${s.value.dtype} value stored into ${s.dtype} elements of "${s.buffer.name}"`,
         );
         const regs = ctx.elementRegs(s.buffer);
+        if (regs && isVector(s.dtype)) {
+          // A vector into a register array's elements (core isLaneAccess): one mov per lane.
+          const at = vectorElementRegs(ctx, regs, s.buffer, s.offset, s.dtype);
+          const t = bitType(s.buffer.dtype);
+          const v = vectorRegs(this.ex.value(s.value), s.dtype);
+          at.forEach((r, k) => ctx.ins(`mov.${t} ${r}, ${v[k]}`));
+          return;
+        }
         if (regs) return this.ex.into(s.value, elementReg(ctx, regs, s.buffer, s.offset));
         let v = this.ex.value(s.value);
         const { space, ref, guard } = elementRef(

@@ -1,3 +1,4 @@
+import { isLaneAccess } from "../dtype.js";
 import type { Expr } from "../ir/expr.js";
 import type { Buffer } from "../ir/buffer.js";
 import { numel, staticShape } from "../ir/buffer.js";
@@ -21,7 +22,8 @@ const where = (span?: Span): string =>
  * Which local arrays can live in registers, as nvcc does for arrays indexed by constants after
  * unrolling: every load and store of the array must have an element index built from constants,
  * variables of loops that codegen unrolls (`T.unroll`, `T.vectorized` with constant bounds) and
- * lets of such values, must read the array's own dtype, and the array's address must never be
+ * lets of such values, must read the array's own dtype (or a vector of it with 32-bit lanes,
+ * `isLaneAccess`: its lanes are the elements' registers), and the array's address must never be
  * taken (no `BufferPtr`, no tile-pattern view). Returns, for each local array that stays in
  * `.local`, the reason (for a PTX comment); arrays not in the map live in registers. The
  * verifier plans the IR it checks (and refuses fragments of arrays left in `.local`, TX7001);
@@ -52,7 +54,7 @@ export function planRegisterArrays(body: Stmt): Map<number, string> {
         if (isStaticInt(s.value, known)) known.add(s.var.id);
         break;
       case "Store":
-        if (s.dtype !== s.buffer.dtype)
+        if (s.dtype !== s.buffer.dtype && !isLaneAccess(s.dtype, s.buffer.dtype))
           keep(s.buffer, () => `a store${where(s.span)} reinterprets it`);
         else if (!isStaticInt(s.offset, known)) {
           keep(
@@ -86,7 +88,8 @@ export function planRegisterArrays(body: Stmt): Map<number, string> {
         const at = (): string => where(x.span ?? s.span);
         if (x.kind === "BufferPtr") keep(x.buffer, () => `its address is taken${at()}`);
         if (x.kind !== "BufferLoad") return;
-        if (x.dtype !== x.buffer.dtype) keep(x.buffer, () => `a load${at()} reinterprets it`);
+        if (x.dtype !== x.buffer.dtype && !isLaneAccess(x.dtype, x.buffer.dtype))
+          keep(x.buffer, () => `a load${at()} reinterprets it`);
         else if (!isStaticInt(x.offset, known)) {
           keep(x.buffer, () => `the index of the load${at()} is not a constant after unrolling`);
         }

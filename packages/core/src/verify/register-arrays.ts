@@ -4,6 +4,7 @@ import { tileStorage } from "../tile/slots.js";
 import { fragmentArgs, planRegisterArrays, unrolledLoop } from "../analysis/register-arrays.js";
 import { evalInt, isStaticInt } from "../analysis/static-int.js";
 import { bufferName } from "../buffer-name.js";
+import { laneCount, type DType, type VectorDType } from "../dtype.js";
 import { TirxError } from "../diagnostics.js";
 import { numel, staticShape, type Buffer } from "../ir/buffer.js";
 import { intRange } from "../numeric/int.js";
@@ -134,16 +135,21 @@ export function checkRegisterArrays(body: Stmt, report: (e: TirxError) => void):
       ? ""
       : ` when ${[...at].map(([id, v]) => `${names.get(id) ?? "i"} = ${v}`).join(", ")}`;
 
-  /** An access of `count` elements of `b` from `offset` (a load, a store or a fragment). */
+  /**
+   * An access of `count` elements of `b` from `offset` (a load, a store or a fragment); `dtype`,
+   * the access's, counts `offset` and the array in vectors when it is a vector of the elements.
+   */
   const access = (
     b: Buffer,
     offset: Expr,
     count: number,
     span: Span | undefined,
     fragment?: string,
+    dtype: DType = b.dtype,
   ): void => {
-    const n = sizes.get(b.id);
-    if (n === undefined) return;
+    const all = sizes.get(b.id);
+    if (all === undefined) return;
+    const n = dtype === b.dtype ? all : Math.floor(all / laneCount(dtype as VectorDType));
     const bad = firstOutside(offset, count, n);
     if (!bad) return;
     const when = iteration(bad.at);
@@ -207,7 +213,7 @@ export function checkRegisterArrays(body: Stmt, report: (e: TirxError) => void):
         }
         break;
       case "Store":
-        access(s.buffer, s.offset, 1, s.span);
+        access(s.buffer, s.offset, 1, s.span, undefined, s.dtype);
         break;
       default:
         break;
@@ -236,7 +242,8 @@ export function checkRegisterArrays(body: Stmt, report: (e: TirxError) => void):
         continue;
       }
       walkExpr(e, (x) => {
-        if (x.kind === "BufferLoad") access(x.buffer, x.offset, 1, x.span ?? s.span);
+        if (x.kind === "BufferLoad")
+          access(x.buffer, x.offset, 1, x.span ?? s.span, undefined, x.dtype);
       });
     }
   });
