@@ -55,9 +55,10 @@
 // consumers at setmaxnreg 24 / 240, or with three the "serial" schedule only). 192 divides none of
 // 1k, 4k, 16k: a static build with a 192 tile takes any lengths ≥ the tiles, its last query tile
 // or KV block partial as with `dynamic` (rows past seq_q loaded as TMA gives them, never stored;
-// keys k ≥ seq_k masked). With three consumers the overlapped schedules keep S, P and O live at
-// once in more than 160 registers (ptxas -v spills 100–170 bytes a thread at 64 × 128), so the
-// default schedule there is "serial"; the other two stay selectable for measurement.
+// keys k ≥ seq_k masked). With these tiles P is cast a column pair at a time into 32-bit registers
+// (cvt.rn.{f16x2,bf16x2}.f32), the pairs wgmma's register A operand takes: ptxas -v then reports
+// no spills for every schedule at 192 × 128 in 160 registers (it spilled 140–170 bytes a thread
+// with P cast element by element, each element a register until the P·V wgmma packs them).
 // Head dims 64, 128 and 256 (KV blocks of 64 keys at 256); Q, K and V tiles are stored as
 // 64-wide column blocks (one 128-byte swizzle row each), as TMA writes them and wgmma reads them.
 // Shapes: seq_q and seq_k multiples of 128 (of 64 for seq_k at head dim 256), or any packed
@@ -169,7 +170,7 @@ export interface FlashAttentionSizes {
    * "pingpong" adds FlashAttention-3's inter-warpgroup ping-pong (named barriers 8 and 9: the two
    * consumers take turns to issue their wgmmas; with `blockM` 192 a ring of three, 8, 9 and 10).
    * Default "pingpong" (the fastest on the H200, bench/results/attention-schedules-2026-12-02.md),
-   * "serial" with `blockM` 192 (the overlapped schedules spill there).
+   * "serial" with `blockM` and `blockN` both 192 (the only one offered there).
    */
   readonly schedule?: "serial" | "overlap" | "pingpong";
   /**
@@ -350,9 +351,9 @@ export function makeFlashAttention(s: FlashAttentionSizes): PrimFunc {
     throw configError(`flash_attention: lse is a boolean, got ${showValue(s.lse)}`);
   }
   const lse = s.lse ?? false;
-  // With three consumers the default is "serial": the overlapped schedules keep S, P and O's
-  // accumulators live at once, more than 160 registers (ptxas spills).
-  const schedule = s.schedule ?? (NC === 3 ? "serial" : "pingpong");
+  // 192 × 192 tiles take "serial" only: the overlapped schedules keep S, the block before's P and
+  // O's accumulators live at once, 96 + 48 + 32 of a consumer's 160 registers before any other.
+  const schedule = s.schedule ?? (NC === 3 && BN === 192 ? "serial" : "pingpong");
   if (schedule !== "serial" && schedule !== "overlap" && schedule !== "pingpong") {
     throw configError(
       `flash_attention: schedule is "serial", "overlap" or "pingpong", got ${showValue(schedule)}`,
@@ -360,7 +361,7 @@ export function makeFlashAttention(s: FlashAttentionSizes): PrimFunc {
   }
   if (NC === 3 && BN === 192 && schedule !== "serial") {
     throw configError(
-      `flash_attention: blockM 192 with blockN 192 takes the "serial" schedule only (overlapped, S 64 × 192 and P of the block before take 144 of a consumer's 160 registers: ptxas spills), got "${schedule}"`,
+      `flash_attention: blockM 192 with blockN 192 takes the "serial" schedule only (overlapped, S 64 × 192, the block before's P and O take 176 registers a thread, more than a consumer's 160: ptxas spills), got "${schedule}"`,
     );
   }
   // Registers per thread after setmaxnreg, the producer's and each consumer's (of an SM's 65536;
@@ -691,6 +692,36 @@ export function makeFlashAttention(s: FlashAttentionSizes): PrimFunc {
             T.tile.wg.gemm_async(S, sQh, blocked(sK.sub(st)), { transB: true, accum: false });
           };
           /** Wait for V_j (stage st, phase ph) and issue O += P·V_j (one wgmma group). */
+          /**
+           * P = S rounded to the 16-bit dtype. With the larger tiles (`blockM` or `blockN` 192) a
+           * column pair at a time into one 32-bit register (cvt.rn.{f16x2,bf16x2}.f32, the same
+           * rounding), then its halves: wgmma's register A operand takes those pairs, and ptxas
+           * keeps P in 32 registers (BN = 128) instead of a register per element until the P·V
+           * wgmma packs them, which is what fits the overlapped schedules in 160 registers.
+           */
+          const castP = (): void => {
+            if (BM === BM128 && BN !== 192) {
+              T.tile.wg.cast(P, S);
+              return;
+            }
+            const sf = S.flat();
+            const pf = P.flat();
+            // A thread's slots 2i and 2i + 1 are columns 2·(t mod 4) + {0, 1} of one row.
+            for (const i of T.unroll(BN / 4)) {
+              const lo = T.mul(i, 2);
+              const hi = T.add(lo, 1);
+              const pair = T.let_(
+                "p2",
+                T.ptx.x2.cvt(
+                  sf.get([hi]),
+                  sf.get([lo]),
+                  dt === "float16" ? "float16x2" : "bfloat16x2",
+                ),
+              );
+              pf.set([lo], T.ptx.unpack(pair, 0));
+              pf.set([hi], T.ptx.unpack(pair, 1));
+            }
+          };
           const issuePV = (st: ExprLike, ph: ExprLike): void => {
             T.ptx.mbarrier.try_wait(vFull.sub(st), ph);
             T.tile.wg.gemm_async(acc, P, blocked(sV.sub(st)), { accum: true });
@@ -779,7 +810,7 @@ export function makeFlashAttention(s: FlashAttentionSizes): PrimFunc {
               T.if_(first, () => T.ptx.mbarrier.arrive(kEmpty.sub(st)));
               softmax(j);
               T.tile.wg.mul(acc, acc, corr);
-              T.tile.wg.cast(P, S);
+              castP();
               issuePV(st, ph);
               T.ptx.wgmma.wait_group(0);
               T.if_(first, () => T.ptx.mbarrier.arrive(vEmpty.sub(st)));
@@ -807,7 +838,7 @@ export function makeFlashAttention(s: FlashAttentionSizes): PrimFunc {
               T.ptx.wgmma.wait_group(0);
               T.if_(first, () => T.ptx.mbarrier.arrive(kEmpty.sub(0)));
               softmax(0);
-              T.tile.wg.cast(P, S);
+              castP();
               for (const j of T.range(1, blocks)) {
                 const [st, ph] = stage(j, "");
                 const [sp, pp] = stage(T.sub(j, 1), "p");
@@ -821,7 +852,7 @@ export function makeFlashAttention(s: FlashAttentionSizes): PrimFunc {
                 T.ptx.wgmma.wait_group(0);
                 T.if_(first, () => T.ptx.mbarrier.arrive(vEmpty.sub(sp)));
                 T.tile.wg.mul(acc, acc, corr);
-                T.tile.wg.cast(P, S);
+                castP();
               }
               const [sl_, pl] = stage(T.sub(blocks, 1), "l");
               myTurn();
