@@ -31,11 +31,16 @@ export type AttentionPass = "forward" | "backward";
 /**
  * The builder fields a configuration sets: tuning choices that do not change the result. Today
  * `schedule` (the forward consumers' schedule: serial, overlap or pingpong, bit for bit the same
- * output) and `ctas` (which the forward kernel does not use yet: its grid is one CTA per 128
- * query rows of each batch and head); a tuning option a builder grows (KV block, pipeline
- * stages) is added here and to {@link FlashAttentionSizes}.
+ * output), `blockM` (the forward's query tile at head dim 64, 128 or 192 rows: each row's
+ * arithmetic is the same, a taller tile's extra KV blocks fully masked for the row, adding exact
+ * zeros), `blockN` (its KV block at head dim 64, 128 or 192 keys: the online
+ * softmax's blocks move, so the result moves within rounding) and `ctas` (which the forward
+ * kernel does not use yet: its grid is one CTA per `blockM` query rows of each batch and head); a
+ * tuning option a builder grows (pipeline stages) is added here and to {@link FlashAttentionSizes}.
  */
-export type AttentionTuning = Partial<Pick<FlashAttentionSizes, "ctas" | "schedule">>;
+export type AttentionTuning = Partial<
+  Pick<FlashAttentionSizes, "ctas" | "schedule" | "blockM" | "blockN">
+>;
 
 /** One configuration of an attention pass: what the library call builds for a head dim on a GPU. */
 export interface AttentionConfig {
