@@ -1,8 +1,8 @@
 // On a GPU: examples/flash_attention.ts with its options (GQA / MQA `kvHeads`, a sliding `window`,
-// the `lse` output, causal with seq_q ≠ seq_k, variable-length batches) at sizes past the
-// simulator's, each against the float64 reference of checkFlashAttention or
-// checkFlashAttentionVarlen (O within its stated bound, rows that see no key exactly 0 and LSE
-// −inf, varlen padding rows untouched).
+// the `lse` output, causal with seq_q ≠ seq_k, variable-length batches, the 192-row and 192-key
+// tiles at head dim 64) at sizes past the simulator's, each against the float64 reference of
+// checkFlashAttention or checkFlashAttentionVarlen (O within its stated bound, rows that see no
+// key exactly 0 and LSE −inf, varlen padding rows untouched).
 // Skipped, with the reason printed, where no CUDA driver loads.
 import { describe, expect, test } from "vitest";
 import { cuda, cudaAvailable } from "tirx-ts";
@@ -88,6 +88,42 @@ const CASES: readonly FlashAttentionSizes[] = [
     dtype: "bfloat16",
     causal: true,
     lse: true,
+  },
+  // FlashAttention-3's tiles at head dim 64: 192 query rows (three consumers, the ping-pong
+  // ring) on 1024 queries (a partial last tile), causal, GQA 4 on 2; 192 × 192 (serial) on
+  // lengths 192 divides neither of (a partial tile and KV block); 128 × 192 (two consumers).
+  {
+    batch: 2,
+    heads: 4,
+    kvHeads: 2,
+    seqQ: 1024,
+    seqK: 1024,
+    headDim: 64,
+    dtype: "bfloat16",
+    causal: true,
+    lse: true,
+    blockM: 192,
+  },
+  {
+    batch: 2,
+    heads: 2,
+    seqQ: 1000,
+    seqK: 1100,
+    headDim: 64,
+    dtype: "float16",
+    lse: true,
+    blockM: 192,
+    blockN: 192,
+  },
+  {
+    batch: 1,
+    heads: 4,
+    seqQ: 512,
+    seqK: 1000,
+    headDim: 64,
+    dtype: "bfloat16",
+    causal: true,
+    blockN: 192,
   },
 ];
 
