@@ -70,8 +70,8 @@ describe("flash_attention forward, 192-row query tiles and 192-key blocks at hea
     simulated({ ...BASE, seqQ: 250, seqK: 128, lse: true, schedule: "overlap" });
   });
 
-  it("blockM 192, causal, 192 queries on 256 keys (bottom-right), bfloat16, the ping-pong ring (the default schedule)", () => {
-    simulated({ ...BASE, seqQ: 192, seqK: 256, dtype: "bfloat16", causal: true });
+  it("blockM 192, causal, 192 queries on 384 keys (bottom-right; 3 KV blocks: the 2-stage ring turns), bfloat16, the ping-pong ring (the default schedule)", () => {
+    simulated({ ...BASE, seqQ: 192, seqK: 384, dtype: "bfloat16", causal: true });
   });
 
   it("blockM 192 and blockN 192 (serial, the default), causal, 200 queries on 200 keys: the partial tile first, the partial block masked, LSE", () => {
