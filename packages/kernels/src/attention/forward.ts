@@ -691,7 +691,6 @@ export function makeFlashAttention(s: FlashAttentionSizes): PrimFunc {
             T.ptx.mbarrier.try_wait(kFull.sub(st), ph);
             T.tile.wg.gemm_async(S, sQh, blocked(sK.sub(st)), { transB: true, accum: false });
           };
-          /** Wait for V_j (stage st, phase ph) and issue O += P·V_j (one wgmma group). */
           /**
            * P = S rounded to the 16-bit dtype. With the larger tiles (`blockM` or `blockN` 192) a
            * column pair at a time into one 32-bit register (cvt.rn.{f16x2,bf16x2}.f32, the same
@@ -706,7 +705,8 @@ export function makeFlashAttention(s: FlashAttentionSizes): PrimFunc {
             }
             const sf = S.flat();
             const pf = P.flat();
-            // A thread's slots 2i and 2i + 1 are columns 2·(t mod 4) + {0, 1} of one row.
+            // A thread's slots 2i and 2i + 1 are adjacent columns of one row (8·⌊i / 2⌋ +
+            // 2·(t mod 4) + {0, 1}), a pair of the register A operand.
             for (const i of T.unroll(BN / 4)) {
               const lo = T.mul(i, 2);
               const hi = T.add(lo, 1);
@@ -722,6 +722,7 @@ export function makeFlashAttention(s: FlashAttentionSizes): PrimFunc {
               pf.set([hi], T.ptx.unpack(pair, 1));
             }
           };
+          /** Wait for V_j (stage st, phase ph) and issue O += P·V_j (one wgmma group). */
           const issuePV = (st: ExprLike, ph: ExprLike): void => {
             T.ptx.mbarrier.try_wait(vFull.sub(st), ph);
             T.tile.wg.gemm_async(acc, P, blocked(sV.sub(st)), { accum: true });
