@@ -103,15 +103,17 @@ export interface FlashAttentionSizes {
   /** Query heads, ≥ 1 (grid y). */
   readonly heads: number;
   /**
-   * Query rows per (batch, head): a positive multiple of 128 (with `dynamic`, not the kernel's:
-   * any value, the launch's seqQ is any integer ≥ 1). With `varlen`, the packed row
-   * count of Q and O (totalQ, the sum of the sequences' query lengths or more), an integer ≥ 128.
+   * Query rows per (batch, head): a positive multiple of 128 (with `blockM` or `blockN` 192 any
+   * integer ≥ `blockM`; with `dynamic`, not the kernel's: any value, the launch's seqQ is any
+   * integer ≥ 1). With `varlen`, the packed row count of Q and O (totalQ, the sum of the
+   * sequences' query lengths or more), an integer ≥ `blockM` (128 by default).
    */
   readonly seqQ: number;
   /**
    * Key / value rows per (batch, head): a positive multiple of 128 (64 at head dim 256; with
-   * `dynamic`, not the kernel's: the launch's seqK is any integer ≥ 1). With `varlen`, the packed row
-   * count of K and V (totalK), an integer ≥ 128 (≥ 64 at head dim 256).
+   * `blockM` or `blockN` 192 any integer ≥ `blockN`; with `dynamic`, not the kernel's: the
+   * launch's seqK is any integer ≥ 1). With `varlen`, the packed row count of K and V (totalK),
+   * an integer ≥ `blockN` (128 by default, 64 at head dim 256).
    */
   readonly seqK: number;
   /** Head dim: 64, 128 or 256. */
