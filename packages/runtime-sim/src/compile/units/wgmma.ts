@@ -265,6 +265,7 @@ function compileMma(c: UnitCall<ActionOf<WgmmaAction, "mma">>): Exec {
     }
     if (!agrees(d, p, mn, opRows, t, what)) return false;
     const load = what === "A" ? loadA : loadB;
+    let last = -1;
     for (let r = 0; r < rows; r++) {
       for (let k = 0; k < K; k++) {
         const local = addressOf(d, mn, r0 + r, k);
@@ -292,7 +293,9 @@ function compileMma(c: UnitCall<ActionOf<WgmmaAction, "mma">>): Exec {
             );
           }
         }
-        chunks.add(a & ~15);
+        // Elements come in 16-byte runs: a chunk already added is not looked up again.
+        const chunk = a & ~15;
+        if (chunk !== last) chunks.add((last = chunk));
         out[r * K + k] = load(sdv, a);
       }
     }
@@ -301,6 +304,25 @@ function compileMma(c: UnitCall<ActionOf<WgmmaAction, "mma">>): Exec {
 
   const A = new Float64Array(16 * K);
   const B = new Float64Array(N * K);
+  /**
+   * The fragment coordinates of the math loop, by lane: accumulator slot j (of a group of 4) of
+   * lane l is row `cRow[4l + j]`, column `cCol[4l + j]` of its 8-column block (c.m16n8); A
+   * register i of lane l is element `aAt16[8l + i]` (r · 16 + k) of A (a.m16n8k16).
+   */
+  const cRow = new Int32Array(32 * 4);
+  const cCol = new Int32Array(32 * 4);
+  const aAt16 = new Int32Array(32 * 8);
+  for (let l = 0; l < 32; l++) {
+    for (let j = 0; j < 4; j++) {
+      const [r, c] = fragmentCoord("c.m16n8", l, j);
+      cRow[4 * l + j] = r;
+      cCol[4 * l + j] = c;
+    }
+    for (let i = 0; i < 8; i++) {
+      const [r, k] = fragmentCoord("a.m16n8k16", l, i);
+      aAt16[8 * l + i] = r * 16 + k;
+    }
+  }
   const written = m.localWritten;
   /** The record of the register reads' TX6028 reports (buffer, bytes and thread set per read). */
   const regs = accessRecord<Placed>(m, undefined, 0, site, "reads");
@@ -366,10 +388,7 @@ function compileMma(c: UnitCall<ActionOf<WgmmaAction, "mma">>): Exec {
           const t = base + l;
           const at = t * stride + aPlaced!.base + aOff!(t) * 2;
           checkWritten(aPlaced!, at - t * stride, 16, t);
-          for (let i = 0; i < 8; i++) {
-            const [r, k] = fragmentCoord("a.m16n8k16", l, i);
-            A[r * 16 + k] = loadA(ldv, at + 2 * i);
-          }
+          for (let i = 0; i < 8; i++) A[aAt16[8 * l + i]!] = loadA(ldv, at + 2 * i);
         }
       }
       const accStart = new Int32Array(32);
@@ -384,10 +403,10 @@ function compileMma(c: UnitCall<ActionOf<WgmmaAction, "mma">>): Exec {
         if (keep) checkWritten(dPlaced, rel, accCount * accEb, t);
         written.mark(at, accCount * accEb);
         for (let i = 0; i < accCount; i++) {
-          const [r, c] = fragmentCoord("c.m16n8", l, i & 3);
-          const col = 8 * (i >> 2) + c;
+          const ra = cRow[4 * l + (i & 3)]! * K;
+          const cb = (8 * (i >> 2) + cCol[4 * l + (i & 3)]!) * K;
           let s = 0;
-          for (let k = 0; k < K; k++) s += sa * A[r * K + k]! * (sb * B[col * K + k]!);
+          for (let k = 0; k < K; k++) s += sa * A[ra + k]! * (sb * B[cb + k]!);
           if (keep) s += ldAcc(ldv, at + accEb * i);
           stAcc(ldv, at + accEb * i, s); // the codec rounds once (RNE) to D's type
         }
