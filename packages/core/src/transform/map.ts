@@ -49,6 +49,39 @@ export function withExprChildren(e: Expr, cs: readonly Expr[]): Expr {
  * its result.
  */
 export function mapExpr(e: Expr, f: ExprRewrite, memo: Map<Expr, Expr> = new Map()): Expr {
+  return mapNear(e, f, memo, 0);
+}
+
+/**
+ * How deep {@link mapNear} recurses before it hands a sub-expression to the iterative walk:
+ * far below the stack's limit, far above the heights realistic IR has.
+ */
+const RECURSE_HEIGHT = 256;
+
+/**
+ * mapExpr of `n`, reached `depth` levels down a plain recursion: the same calls of `f` in the
+ * same order (children left to right, then the node; each distinct node once), without the
+ * explicit stack's frames and per-node arrays. Past RECURSE_HEIGHT levels the iterative walk
+ * takes over.
+ */
+function mapNear(n: Expr, f: ExprRewrite, memo: Map<Expr, Expr>, depth: number): Expr {
+  const done = memo.get(n);
+  if (done) return done;
+  if (depth >= RECURSE_HEIGHT) return mapFar(n, f, memo);
+  const cs = exprChildren(n);
+  let r: Expr;
+  if (cs.length === 0) r = f(n);
+  else {
+    const out = new Array<Expr>(cs.length);
+    for (let i = 0; i < cs.length; i++) out[i] = mapNear(cs[i]!, f, memo, depth + 1);
+    r = f(withExprChildren(n, out));
+  }
+  memo.set(n, r);
+  return r;
+}
+
+/** mapExpr of `e` without recursion: any depth is safe. */
+function mapFar(e: Expr, f: ExprRewrite, memo: Map<Expr, Expr>): Expr {
   const done = memo.get(e);
   if (done) return done;
   // Frames of an explicit post-order walk: the node and how many children are already pushed.
