@@ -60,6 +60,13 @@ export class WgmmaUnit implements WgmmaPort {
   dirty: Uint8Array | undefined;
   /** Per thread-local byte: the site of that write. */
   #dirtySite: Int32Array | undefined;
+  /**
+   * Per warp: 1 when a byte of its threads' local memory is marked in `dirty` (a write since
+   * its fence), else 0, so that a wgmma of a warp with none skips the byte scan.
+   */
+  #dirtyWarp: Uint8Array | undefined;
+  /** Local bytes of one warp's threads (32 · the thread stride). */
+  #warpBytes = 1;
   /** Write sites already reported by TX6027 in this CTA (one report per write). */
   #reportedWrites = new Set<number>();
 
@@ -80,6 +87,7 @@ export class WgmmaUnit implements WgmmaPort {
     if (this.#groups.length > 0) this.#groups = [];
     if (this.#fenced.length > 0) this.#fenced = [];
     this.dirty?.fill(0);
+    this.#dirtyWarp?.fill(0);
     this.aligned.reset();
     // Set.prototype.clear allocates a new table even for an empty set.
     if (this.#reportedWrites.size > 0) this.#reportedWrites.clear();
@@ -91,13 +99,20 @@ export class WgmmaUnit implements WgmmaPort {
     if (!this.dirty) {
       this.dirty = new Uint8Array(threads * stride);
       this.#dirtySite = new Int32Array(threads * stride);
-    } else this.dirty.fill(0, warp * 32 * stride, (warp + 1) * 32 * stride);
+      this.#dirtyWarp = new Uint8Array(Math.ceil(threads / 32));
+      this.#warpBytes = 32 * stride;
+    } else {
+      this.dirty.fill(0, warp * 32 * stride, (warp + 1) * 32 * stride);
+      this.#dirtyWarp![warp] = 0;
+    }
   }
 
   /** An ordinary write of thread-local bytes [a, a + n) (absolute in local memory) at `site`. */
   noteLocalWrite(a: number, n: number, site: number): void {
     this.dirty!.fill(1, a, a + n);
     this.#dirtySite!.fill(site, a, a + n);
+    // One thread's bytes: within one warp's.
+    this.#dirtyWarp![Math.floor(a / this.#warpBytes)] = 1;
   }
 
   /**
@@ -127,6 +142,8 @@ export class WgmmaUnit implements WgmmaPort {
       );
       return false;
     }
+    // The ranges are the warp's threads' registers: nothing marked there since the fence.
+    if (this.#dirtyWarp![warp] === 0) return true;
     const dirty = this.dirty!;
     for (const { start, bytes, what, name, base, elem } of ranges) {
       for (let l = 0; l < 32; l++) {
@@ -178,45 +195,46 @@ export class WgmmaUnit implements WgmmaPort {
     }
   }
 
-  #all(): Issued[] {
-    const out: Issued[] = [];
-    for (const u of this.#uncommitted) if (u) out.push(...u);
-    for (const g of this.#groups) if (g) for (const x of g) out.push(...x);
-    return out;
-  }
-
   /**
    * An ordinary access `acc` (`verb`) by a thread to its local bytes [addr, addr + n) (`addr`
    * relative to the thread's local memory): TX6023 when they are the accumulators (or, written,
    * the A fragment) of a wgmma of its warp that is not retired.
    */
   checkLocal(acc: Access<Placed>): void {
+    const warp = acc.thread >> 5;
+    // The warp's wgmmas not retired, uncommitted first, then by group: issue and commit keep
+    // each warp's own at its index, so no other warp's need be looked at.
+    const own = this.#uncommitted[warp];
+    if (own) for (const p of own) if (this.#reportLocal(acc, p)) return;
+    const groups = this.#groups[warp];
+    if (groups) for (const g of groups) for (const p of g) if (this.#reportLocal(acc, p)) return;
+  }
+
+  /** checkLocal's TX6023 for the not retired wgmma `p` of the accessing thread's warp: reported? */
+  #reportLocal(acc: Access<Placed>, p: Issued): boolean {
     const { m, thread: t, addr: rel, n, site, verb } = acc;
-    const warp = t >> 5;
     const lane = t & 31;
-    for (const p of this.#all()) {
-      if (p.warp !== warp) continue;
-      const s0 = p.aStart[lane]!;
-      if (verb === "writes" && p.aBytes > 0 && rel < s0 + p.aBytes && s0 < rel + n) {
-        m.hazard(
-          "TX6023",
-          `thread ${m.thread(t)} of CTA ${m.cta()} writes ${p.aName}[${Math.floor((rel - p.aBase) / 2)}], in the A fragment of a wgmma.mma_async that no wgmma.wait_group has retired; the tensor cores may still read it`,
-          site,
-          [{ message: "the wgmma is issued here", span: m.sites[p.site] }],
-        );
-        return;
-      }
-      const a = p.accStart[lane]!;
-      if (rel < a + p.accBytes && a < rel + n) {
-        m.hazard(
-          "TX6023",
-          `thread ${m.thread(t)} of CTA ${m.cta()} ${verb} ${p.accName}[${Math.floor((rel - p.accBase) / 4)}], an accumulator of a wgmma.mma_async that no wgmma.wait_group has retired; the tensor cores may still write it (wait with T.ptx.wgmma.wait_group first)`,
-          site,
-          [{ message: "the wgmma is issued here", span: m.sites[p.site] }],
-        );
-        return;
-      }
+    const s0 = p.aStart[lane]!;
+    if (verb === "writes" && p.aBytes > 0 && rel < s0 + p.aBytes && s0 < rel + n) {
+      m.hazard(
+        "TX6023",
+        `thread ${m.thread(t)} of CTA ${m.cta()} writes ${p.aName}[${Math.floor((rel - p.aBase) / 2)}], in the A fragment of a wgmma.mma_async that no wgmma.wait_group has retired; the tensor cores may still read it`,
+        site,
+        [{ message: "the wgmma is issued here", span: m.sites[p.site] }],
+      );
+      return true;
     }
+    const a = p.accStart[lane]!;
+    if (rel < a + p.accBytes && a < rel + n) {
+      m.hazard(
+        "TX6023",
+        `thread ${m.thread(t)} of CTA ${m.cta()} ${verb} ${p.accName}[${Math.floor((rel - p.accBase) / 4)}], an accumulator of a wgmma.mma_async that no wgmma.wait_group has retired; the tensor cores may still write it (wait with T.ptx.wgmma.wait_group first)`,
+        site,
+        [{ message: "the wgmma is issued here", span: m.sites[p.site] }],
+      );
+      return true;
+    }
+    return false;
   }
 
   /** A write of shared bytes (the access `acc`): see WgmmaReads.checkWrite (TX6024). */
