@@ -208,6 +208,13 @@ describe("vector values", () => {
 
   it("refuses vectors as storage, parameters, operators, casts and selects", () => {
     expect(errorOf(() => T.Tensor([4], "float32x4")).code).toBe("TX1027");
+    // No vector literal: PTX has no vector immediate.
+    const lit = (): unknown =>
+      T.function("lit", { X: T.Tensor([8], "float32") }, ({ X }) => {
+        T.device_entry({ launch: T.cuda.LaunchConfig({ grid: 1, block: 1 }) });
+        X.view_as("float32x4").set([0], T.float32x4(1));
+      });
+    expect(errorOf(lit).code).toBe("TX1007");
     const param = T.function("p", { v: T.Scalar("float32x4") }, () => {
       T.device_entry({ launch: T.cuda.LaunchConfig({ grid: 1, block: 1 }) });
     });
@@ -301,7 +308,11 @@ describe("vector values", () => {
       for (const k of T.unroll(2))
         r.view_as("float32x2").set([k.add(2)], X.view_as("float32x2").get([k]));
     });
-    expect(errorOf(() => verify(past)).code).toBe("TX2006");
+    const e = errorOf(() => verify(past));
+    expect(e.code).toBe("TX2006");
+    expect(e.message).toContain(
+      'access to "r" as float32x2 at vectors 2..3, but it holds 3 whole vectors of float32x2 (shape [6] of float32)',
+    );
   });
 
   it("prints as script mode and parses back to the same function", () => {

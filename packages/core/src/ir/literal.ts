@@ -1,4 +1,4 @@
-import { dtypeBits, isFloat, isFloat8, isSigned, type DType } from "../dtype.js";
+import { dtypeBits, isFloat, isFloat8, isSigned, isVector, type DType } from "../dtype.js";
 import { fp8Format, fp8Max, roundFp8Unsaturated } from "../numeric/fp8.js";
 import { TirxError } from "../diagnostics.js";
 import type { Span } from "../span.js";
@@ -15,10 +15,19 @@ const HALF_LIMITS: Partial<Record<DType, { max: number; inf: number }>> = {
  * Refuse a literal that `dtype` cannot hold, as TVM's IntImm range check does: an integer outside
  * the dtype's range (bool takes 0 and 1), a finite float16/bfloat16 literal that would round
  * to infinity, or a finite float8 literal that would round beyond its largest finite value
- * (where `cvt.rn.satfinite` would clamp it). Explicit ±Infinity and NaN are kept.
- * @throws TirxError TX1015 (dsl/literal-range) at `span`, the author's line.
+ * (where `cvt.rn.satfinite` would clamp it). Explicit ±Infinity and NaN are kept. A vector dtype
+ * has no literal: PTX has no vector immediate (a pair's literal is its 32 bits).
+ * @throws TirxError TX1015 (dsl/literal-range) at `span`, the author's line; TX1007 for a literal
+ *   of a vector dtype.
  */
 export function checkLiteral(value: number | bigint, dtype: DType, span?: Span): void {
+  if (isVector(dtype)) {
+    throw new TirxError(
+      "TX1007",
+      `a ${dtype} has no literal (${value}): PTX has no vector immediate; build one with T.ptx.vec.broadcast(x, n) or T.ptx.vec.make(...)`,
+      span,
+    );
+  }
   if (isFloat8(dtype)) {
     const fmt = fp8Format(dtype);
     if (typeof value === "number" && Number.isFinite(value)) {

@@ -85,7 +85,9 @@ export function checkAccess(
   if (low || (high && !provablyBelowNumel(buffer, offset, scale, scope))) {
     throw new TirxError(
       "TX2006",
-      `access to ${bufferName(buffer)} at elements ${r.min}..${r.max}, but it holds ${limit} elements (shape [${buffer.shape.join(", ")}])`,
+      isVector(dtype)
+        ? `access to ${bufferName(buffer)} as ${dtype} at vectors ${r.min}..${r.max}, but it holds ${limit} whole vectors of ${dtype} (shape [${buffer.shape.join(", ")}] of ${buffer.dtype})`
+        : `access to ${bufferName(buffer)} at elements ${r.min}..${r.max}, but it holds ${limit} elements (shape [${buffer.shape.join(", ")}])`,
       span,
       high && !low
         ? [

@@ -167,7 +167,9 @@ export function checkRegisterArrays(body: Stmt, report: (e: TirxError) => void):
       report(
         new TirxError(
           "TX2006",
-          `access to ${bufferName(b)} at element ${bad.first}${when}, but it holds ${n} elements (shape [${b.shape.join(", ")}])`,
+          dtype === b.dtype
+            ? `access to ${bufferName(b)} at element ${bad.first}${when}, but it holds ${n} elements (shape [${b.shape.join(", ")}])`
+            : `access to ${bufferName(b)} as ${dtype} at vector ${bad.first}${when}, but it holds ${n} whole vectors of ${dtype} (shape [${b.shape.join(", ")}])`,
           span,
           [
             {
