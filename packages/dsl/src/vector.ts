@@ -3,22 +3,7 @@ import { callValueOp } from "./op-call.js";
 import { toExpr, type ExprLike, type PrimExpr } from "./expr.js";
 import { callerSpan } from "./span.js";
 
-/**
- * `T.ptx.vec`: vector values (TVM's dtypes with lanes: `float32x4`, `int32x2`, `float16x8`, …),
- * 2 or 4 registers of 32 bits each (PTX ISA, "Vectors"). Op records in core
- * `ops/arith/vector.ts`; a vector computes one instruction per 32-bit lane or per pair of 16-bit
- * lanes. The pairs `float16x2` / `bfloat16x2` are the one-register case: every surface here also
- * takes them, through the pair records (`T.ptx.x2.*`, `T.ptx.pack` / `unpack`). Vectors load and
- * store through a view of a buffer of the lane dtype, one `ld`/`st.v2`/`.v4` per access:
- * `A.view_as("float32x4").get([i])` reads elements 4i..4i+3 of a float32 buffer.
- * @example
- * const v = X.view_as("float32x4").get([i]); // ld.global.v4.f32
- * const w = T.ptx.vec.fma(v, T.ptx.vec.broadcast(2.0, 4), v);
- * Y.view_as("float32x4").set([i], w); // st.global.v4.f32
- * const s = T.ptx.vec.sum(w); // float32
- */
-
-/** The operand dtype of `x` (a literal is float32 here, as no vector has a literal). */
+/** The operand dtype of `x` (a JS literal: its default dtype, int32 or float32; no vector has one). */
 const dtypeOf = (x: ExprLike, span?: Span): DType => toExpr(x, undefined, span).dtype;
 
 function laneOp(kind: string, args: readonly ExprLike[], span?: Span): PrimExpr {
@@ -57,7 +42,20 @@ export function lane(v: ExprLike, i: number): PrimExpr {
   return callValueOp("vec.lane", [v, i], span);
 }
 
-/** See the comment at the top of this file. */
+/**
+ * `T.ptx.vec`: vector values (TVM's dtypes with lanes: `float32x4`, `int32x2`, `float16x8`, …),
+ * 2 or 4 registers of 32 bits each (PTX ISA, "Vectors"). Op records in core
+ * `ops/arith/vector.ts`; a vector computes one instruction per 32-bit lane or per pair of 16-bit
+ * lanes. The pairs `float16x2` / `bfloat16x2` are the one-register case: every surface here also
+ * takes them, through the pair records (`T.ptx.x2.*`, `T.ptx.pack` / `unpack`). Vectors load and
+ * store through a view of a buffer of the lane dtype, one `ld`/`st.v2`/`.v4` per access:
+ * `A.view_as("float32x4").get([i])` reads elements 4i..4i+3 of a float32 buffer.
+ * @example
+ * const v = X.view_as("float32x4").get([i]); // ld.global.v4.f32
+ * const w = T.ptx.vec.fma(v, T.ptx.vec.broadcast(2.0, 4), v);
+ * Y.view_as("float32x4").set([i], w); // st.global.v4.f32
+ * const s = T.ptx.vec.sum(w); // float32
+ */
 export const vec = {
   /**
    * `T.ptx.vec.make(x0, …, x{n-1})`: n (2, 4 or 8) scalars of one lane dtype (float32, int32,
