@@ -215,6 +215,13 @@ describe("vector values", () => {
         X.view_as("float32x4").set([0], T.float32x4(1));
       });
     expect(errorOf(lit).code).toBe("TX1007");
+    // 256-bit vectors (ld.global.v8.b32) need sm_100 and PTX 8.8: no float32x8 dtype.
+    const x8 = (): unknown =>
+      T.function("x8", { X: T.Tensor([8], "float32") }, ({ X }) => {
+        T.device_entry({ launch: T.cuda.LaunchConfig({ grid: 1, block: 1 }) });
+        X.view_as("float32x8" as never);
+      });
+    expect(errorOf(x8).code).toBe("TX1003");
     const param = T.function("p", { v: T.Scalar("float32x4") }, () => {
       T.device_entry({ launch: T.cuda.LaunchConfig({ grid: 1, block: 1 }) });
     });
