@@ -13,6 +13,7 @@ import {
 } from "@tirx-ts/core";
 import { codecOf } from "../../numeric/codec.js";
 import { checkAsyncProxyRead } from "../../exec/hazards.js";
+import { UNIFORM_MIN } from "../../exec/shared-bytes.js";
 import type { Machine } from "../../exec/machine.js";
 import type { Placed } from "../../exec/memory.js";
 import { setAccess, accessRecord } from "../../exec/context.js";
@@ -237,6 +238,22 @@ function compileMma(c: UnitCall<ActionOf<WgmmaAction, "mma">>): Exec {
     return true;
   };
 
+  /**
+   * True when shared bytes [c, c + 16) have nothing checkAsyncProxyRead or the TX6015 check
+   * would report for thread `t`. The shadow's queries over 16 bytes (under UNIFORM_MIN, so byte
+   * by byte) find nothing exactly when none finds anything on any part of them: a chunk found
+   * ready needs no check of its elements, and one that is not is checked element by element, as
+   * every element was before.
+   */
+  const chunkReady = (c: number, t: number): boolean => {
+    const sh = m.shadow;
+    return (
+      16 < UNIFORM_MIN &&
+      sh.firstUnready(c, 16, t, m.bulk) < 0 &&
+      (m.speculative > 0 || sh.writeHit(t, c, 16) === undefined) &&
+      sh.unfenced(c, 16, t) < 0
+    );
+  };
   /** The record of the operand reads' checks (buffer, address and thread set per element). */
   const operand = accessRecord<Placed>(m, undefined, eb, site, "reads");
   /** Read an operand's rows [r0, r0 + rows) × K into `out`; the chunks it touches. */
@@ -266,6 +283,8 @@ function compileMma(c: UnitCall<ActionOf<WgmmaAction, "mma">>): Exec {
     if (!agrees(d, p, mn, opRows, t, what)) return false;
     const load = what === "A" ? loadA : loadB;
     let last = -1;
+    /** The chunk (absolute, 16-byte aligned) whose bytes chunkReady found ready; -1: none. */
+    let clean = -1;
     for (let r = 0; r < rows; r++) {
       for (let k = 0; k < K; k++) {
         const local = addressOf(d, mn, r0 + r, k);
@@ -279,22 +298,28 @@ function compileMma(c: UnitCall<ActionOf<WgmmaAction, "mma">>): Exec {
           return false;
         }
         const a = local + win;
-        if (m.opts.track) {
-          checkAsyncProxyRead(setAccess(operand, p, a, eb, t, site));
-          const b = m.shadow.unfenced(a, eb, t);
-          if (b >= 0) {
-            const w = m.shadow.writerAt(b);
-            const u = m.thread(w & THREAD_MASK);
-            m.hazard(
-              "TX6015",
-              `${op.surface} (async proxy) in warp ${t >> 5} of CTA ${m.cta()} reads shared ${bufferName(p)} byte ${m.ctaLocal(b) - p.base}, which thread ${u} wrote through the generic proxy with no fence.proxy.async (T.ptx.fence.proxy_async) between the write and this read (by the writer after it, or by a thread after synchronizing with the writer)`,
-              site,
-              [{ message: `thread ${u} writes it here`, span: m.sites[w >> THREAD_BITS] }],
-            );
+        const chunk = a & ~15;
+        if (m.opts.track && chunk !== clean) {
+          // A K-major row's 16-byte chunk (consecutive k) checked whole at its first element:
+          // when none of its bytes has anything to report, neither has any element in it.
+          if (!mn && a === chunk && local + 16 <= p.base + p.size && chunkReady(chunk, t)) {
+            clean = chunk;
+          } else {
+            checkAsyncProxyRead(setAccess(operand, p, a, eb, t, site));
+            const b = m.shadow.unfenced(a, eb, t);
+            if (b >= 0) {
+              const w = m.shadow.writerAt(b);
+              const u = m.thread(w & THREAD_MASK);
+              m.hazard(
+                "TX6015",
+                `${op.surface} (async proxy) in warp ${t >> 5} of CTA ${m.cta()} reads shared ${bufferName(p)} byte ${m.ctaLocal(b) - p.base}, which thread ${u} wrote through the generic proxy with no fence.proxy.async (T.ptx.fence.proxy_async) between the write and this read (by the writer after it, or by a thread after synchronizing with the writer)`,
+                site,
+                [{ message: `thread ${u} writes it here`, span: m.sites[w >> THREAD_BITS] }],
+              );
+            }
           }
         }
         // Elements come in 16-byte runs: a chunk already added is not looked up again.
-        const chunk = a & ~15;
         if (chunk !== last) chunks.add((last = chunk));
         out[r * K + k] = load(sdv, a);
       }
