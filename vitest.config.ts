@@ -56,6 +56,7 @@ const SLOWEST = [
   "test/readme-commands.test.ts", // 17 s: the README's commands
   "test/diff/wgmma-cpu.test.ts", // 14 s
   "test/printer-property.test.ts", // 12 s: both printers on 1000 random functions
+  "test/printer-roundtrip.test.ts", // 10 s: every example's pipeline stages, a node child
   "packages/dsl/test/robustness.test.ts", // 12 s
   "test/flash-attention-backward-varlen.test.ts", // 12 s
   "test/conformance/cp-async-property.test.ts", // 11 s
@@ -63,6 +64,7 @@ const SLOWEST = [
   "test/flash-attention-backward.test.ts", // 10 s
   "test/range-checks.test.ts", // 10 s
   "test/cli.test.ts", // 8 s: tirx processes
+  "test/tune-cache-hit.test.ts", // 8 s: four node processes
   "test/mma/ptx.test.ts", // 8 s
   "test/kernels-attention.test.ts", // 7 s
 ];
