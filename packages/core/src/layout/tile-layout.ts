@@ -804,20 +804,31 @@ export function layoutInjective(l: TileLayout): LayoutCollision | undefined {
     l.replica.forEach((x, i) => (c[x.axis] = c[x.axis]! + reps[i]! * x.stride));
     return c;
   };
+  // The numeric key without the coordinate record: per axis (by index in `axes`) the sum of
+  // its iterators' steps, which is the coordinate less the offset (integers: exact).
+  const shardAxis = l.shard.map((x) => axes.indexOf(x.axis));
+  const repAxis = l.replica.map((x) => axes.indexOf(x.axis));
+  const los = axes.map((a) => lo.get(a)!);
+  const radixes = axes.map((a) => radix.get(a)!);
+  const sums = new Float64Array(axes.length);
   for (let e = 0; e < n; e++) {
     const r = new Array<number>(repExt.length).fill(0);
     for (let k = 0; k < reps; k++) {
-      const c = coord(r);
       let key: number | string;
       if (numeric) {
+        sums.fill(0);
+        for (let i = 0; i < shardAxis.length; i++)
+          sums[shardAxis[i]!]! += idx[i]! * l.shard[i]!.stride;
+        for (let i = 0; i < repAxis.length; i++) sums[repAxis[i]!]! += r[i]! * l.replica[i]!.stride;
         let v = 0;
-        for (const a of axes) v += (c[a]! - (l.offset[a] ?? 0) - lo.get(a)!) * radix.get(a)!;
+        for (let j = 0; j < axes.length; j++) v += (sums[j]! - los[j]!) * radixes[j]!;
         key = v;
       } else {
+        const c = coord(r);
         key = axes.map((a) => c[a]).join(",");
       }
       const prev = seen.get(key);
-      if (prev !== undefined && prev !== e) return { a: prev, b: e, at: c };
+      if (prev !== undefined && prev !== e) return { a: prev, b: e, at: coord(r) };
       seen.set(key, e);
       for (let i = r.length - 1; i >= 0; i--) {
         if (++r[i]! < repExt[i]!) break;
