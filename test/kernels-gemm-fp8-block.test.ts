@@ -59,7 +59,7 @@ describe("gemm() with float8 block scales on the simulator against float64", () 
     expect(e.message).toMatch(/scales of float8 inputs/);
   });
 
-  test("the PTX: 3 scale loads per K block, one K-tile ahead of its wgmmas, one fma per slot", () => {
+  test("the PTX: 3 scale loads per K block, two K-tiles ahead into alternate register sets, one fma per slot", () => {
     const lines = (fn: Parameters<typeof compileToPtx>[0]) =>
       compileToPtx(fn, { arch: "sm_90a" }).text.split("\n");
     const count = (ls: string[], re: RegExp) => ls.filter((l) => re.test(l)).length;
@@ -70,25 +70,20 @@ describe("gemm() with float8 block scales on the simulator against float64", () 
     const ls = lines(big.main);
     assembleLater(ls.join("\n"), "sm_90a", "gemm fp8 block scales 128x128");
     const loop = ls.filter((l) => /ld\.global|wgmma\.mma_async/.test(l)).map((l) => l.trim());
-    // The first K block's 3 scales before the K loop, then in the loop the next K block's 3
-    // (one K-tile ahead) before the block's 4 wgmmas.
-    expect(loop.map((l) => l.split(" ")[0])).toMatchInlineSnapshot(`
-      [
-        "ld.global.f32",
-        "ld.global.f32",
-        "ld.global.f32",
-        "ld.global.f32",
-        "ld.global.f32",
-        "ld.global.f32",
-        "wgmma.mma_async.sync.aligned.m64n128k32.f32.e4m3.e4m3",
-        "wgmma.mma_async.sync.aligned.m64n128k32.f32.e4m3.e4m3",
-        "wgmma.mma_async.sync.aligned.m64n128k32.f32.e4m3.e4m3",
-        "wgmma.mma_async.sync.aligned.m64n128k32.f32.e4m3.e4m3",
-      ]
-    `);
+    // The first two K blocks' 3 scales each before the K loop (sets 0 and 1); in the loop,
+    // unrolled by 2, each K-tile's 4 wgmmas, then (after its promotion) its set refilled with the
+    // scales of the K block two ahead.
+    const wgmma = "wgmma.mma_async.sync.aligned.m64n128k32.f32.e4m3.e4m3";
+    const ld = "ld.global.f32";
+    expect(loop.map((l) => l.split(" ")[0])).toEqual([
+      ...Array<string>(6).fill(ld),
+      ...[...Array<string>(4).fill(wgmma), ...Array<string>(3).fill(ld)],
+      ...[...Array<string>(4).fill(wgmma), ...Array<string>(3).fill(ld)],
+    ]);
     // A 128-column tile lies in one 128-column block of B: sA·sB is two products (rows r0 and
-    // r0 + 8), then one fma acc = tmp · (sA·sB) + acc for each of the 64 slots.
-    expect([count(ls, /mul\.(rn\.)?f32/), count(ls, /fma\.rn\.f32/)]).toEqual([2, 64]);
+    // r0 + 8), then one fma acc = tmp · (sA·sB) + acc for each of the 64 slots, in each of the
+    // loop's two K-tiles.
+    expect([count(ls, /mul\.(rn\.)?f32/), count(ls, /fma\.rn\.f32/)]).toEqual([2 * 2, 2 * 64]);
     // A 192-column tile spans two blocks of B, crossing into the second at column 128 or 64
     // (n0 a multiple of 192): four products sA·sB (two rows × two blocks) per K block, then one
     // of two fully unrolled promotions (96 slots each), picked once per K block by n0 mod 128,
@@ -99,9 +94,13 @@ describe("gemm() with float8 block scales on the simulator against float64", () 
     });
     const ls2 = lines(odd.main);
     assembleLater(ls2.join("\n"), "sm_90a", "gemm fp8 block scales 128x192");
-    expect(count(ls2, /ld\.global\.f32/)).toBe(2 * 4);
+    // 3 K-tiles: the loop's second K-tile under a guard (an odd count); 4 scales per K block.
+    expect(count(ls2, /ld\.global\.f32/)).toBe(4 * 4);
     expect(count(ls2, /selp\.f32/)).toBe(0);
-    expect([count(ls2, /mul\.(rn\.)?f32/), count(ls2, /fma\.rn\.f32/)]).toEqual([4, 2 * 96]);
+    expect([count(ls2, /mul\.(rn\.)?f32/), count(ls2, /fma\.rn\.f32/)]).toEqual([
+      2 * 4,
+      2 * 2 * 96,
+    ]);
     expect(blockScaleShapes(130, 200, 300)).toEqual({ a: [130, 3], b: [2, 3] });
   });
 });

@@ -34,8 +34,8 @@
 //     and, after the wait, each thread promotes it: acc = fma(tmp, sA[row, kb] · sB[nb, kb], acc) for
 //     its slots (its two rows per 64-row block and its columns' n blocks are known from the
 //     accumulator layout above). The scales are plain ld.global by the consumer threads, issued
-//     one K-tile ahead (the next K block's, into registers, before this one's wait and wgmmas)
-//     so their latency hides behind a whole K-tile: per K block a
+//     two K-tiles ahead into one of two register sets (the K loop unrolled by 2) so that their
+//     latency hides behind two whole K-tiles: per K block a
 //     thread reads 2 of A's scales and 1 or 2 of B's (a bn ≤ 128 tile lies in one 128-column
 //     block; a 192 or 256 tile spans two), L1/L2 hits after the first warp — cheaper than a TMA
 //     of a [bm] column of sA (a 4-byte-wide box with its own mbarrier and shared slot per stage).
@@ -640,39 +640,34 @@ export function makeGemm(s: GemmSizes): GemmKernels {
             }
           }
         };
-        // The scales in registers: the current K block's, loaded one K-tile ahead so that their
-        // latency hides behind a whole K-tile (its wait, wgmmas and promotion), not only behind
-        // the stage's wait and wgmmas.
-        const scl = block ? T.alloc_local([two ? 4 : 3], "float32", { name: "scl" }) : undefined;
+        // Block scales in registers, two sets used by alternate K-tiles (the K loop unrolled by 2):
+        // K-tile kt's promotion reads its set, then refills it with K-tile kt + 2's scales, so a
+        // load has two whole K-tiles (waits, wgmmas, promotions) to land before it is read. With
+        // one set refilled a K-tile ahead (the loads' first use was the copy into the set at the
+        // end of the same K-tile) the block-scaled kernel ran 6% slower at 8192³ and 17% at
+        // 1024 × 8192 × 8192 than with its scales loaded once per tile (H200,
+        // bench/results/gpu-runs-2026-12-02f.md): a load served by L2 outlasts one K-tile.
+        const NS = two ? 4 : 3;
+        const sets = block
+          ? [0, 1].map((i) => T.alloc_local([NS], "float32", { name: `scl${i}` }))
+          : undefined;
         eachUnit((u, turn) => {
           const { m0, n0, kt0 } = origin(u);
           T.tile.wg.zero(acc);
           const rb = block ? firstRow(m0) : undefined;
           // K block kb's index, clamped at the last one (a split-K slice may run past the last
-          // K-tile, where TMA fills zeros; the prefetch one K-tile ahead runs past it too).
+          // K-tile, where TMA fills zeros; the loads two K-tiles ahead run past it too).
           const kbOf = (kt: ExprLike, ahead: number): ExprLike => {
             const kb = kt0 ? T.add(T.add(kt0, kt), ahead) : T.add(kt, ahead);
             return ahead > 0 || SPLIT * kPer > kTiles ? T.min(kb, kTiles - 1) : kb;
           };
-          const setScales = (v: readonly PrimExpr[]): void => v.forEach((x, i) => scl!.set([i], x));
-          const scales = (): PrimExpr[] =>
-            Array.from({ length: two ? 4 : 3 }, (_, i) => scl!.get([i]));
-          if (block) setScales(loadBlockScales(rb!, n0, kbOf(0, 0)));
-          for (const kt of T.range(kPer)) {
+          /** Set `set` := K-tile kt + ahead's scales. */
+          const fill = (set: number, kt: ExprLike, ahead: number): void =>
+            loadBlockScales(rb!, n0, kbOf(kt, ahead)).forEach((x, i) => sets![set]!.set([i], x));
+          /** K-tile kt: wait for its stage, its wgmmas, free the stage, promote (set: its scales). */
+          const step = (kt: PrimExpr, set: number): void => {
             const it = T.let_("it", T.add(T.mul(turn, kPer), kt));
             const st = T.let_("st", T.floormod(it, STAGES));
-            // The next K block's scales, issued now; this block's are in scl.
-            const next = block
-              ? loadBlockScales(rb!, n0, kbOf(kt, 1)).map((x, i) => T.let_(`scn${i}`, x))
-              : undefined;
-            const promote = block
-              ? () => {
-                  promoteBlock(scales(), n0);
-                  setScales(next!);
-                }
-              : promoted
-                ? () => T.tile.wg.add(acc, acc, tmpTile!)
-                : undefined;
             T.ptx.mbarrier.try_wait(full.sub(st), phase(it));
             const opA = transA
               ? sA.sub(st, cw ?? 0)
@@ -685,7 +680,26 @@ export function makeGemm(s: GemmSizes): GemmKernels {
             } else T.tile.wg.gemm_async(acc, opA, opB, { transA, transB });
             T.ptx.wgmma.wait_group(0);
             T.if_(t.eq(0), () => T.ptx.mbarrier.arrive(empty.sub(st)));
-            promote?.();
+            if (block) {
+              promoteBlock(
+                Array.from({ length: NS }, (_, i) => sets![set]!.get([i])),
+                n0,
+              );
+              fill(set, kt, 2);
+            } else if (promoted) T.tile.wg.add(acc, acc, tmpTile!);
+          };
+          if (block) {
+            fill(0, 0, 0);
+            fill(1, 0, 1);
+            for (const kp of T.range(Math.ceil(kPer / 2))) {
+              const k0 = T.let_("kt", T.mul(kp, 2));
+              step(k0, 0);
+              const k1 = T.add(k0, 1);
+              if (kPer % 2 === 0) step(k1, 1);
+              else T.if_(k1.lt(kPer), () => step(k1, 1));
+            }
+          } else {
+            for (const kt of T.range(kPer)) step(kt, 0);
           }
           // This thread's first row and column of the tile (see the header).
           const r0 = rb ?? firstRow(m0);
