@@ -17,12 +17,7 @@ import { compile, sim, tensor, type DeviceTensor } from "tirx-ts";
 import { verify } from "@tirx-ts/core";
 import { parsePtxasUsage, type PtxasUsage } from "@tirx-ts/runtime";
 import { findPtxas } from "@tirx-ts/runtime-cuda";
-import {
-  checkFlashAttention,
-  checkFlashAttentionVarlen,
-  makeFlashAttention,
-  type FlashAttentionSizes,
-} from "../examples/flash_attention.js";
+import { makeFlashAttention, type FlashAttentionSizes } from "../examples/flash_attention.js";
 import {
   attentionError,
   attentionInputs,
@@ -30,21 +25,7 @@ import {
   type AttentionCase,
 } from "./util/attention-reference.js";
 import { errorOf } from "./util/error-of.js";
-
-/** Runs `s` on the simulator against float64; expects its `ok` and returns its summary. */
-function simulated(
-  s: FlashAttentionSizes,
-  lensQ?: readonly number[],
-  lensK?: readonly number[],
-): string {
-  const f = makeFlashAttention(s);
-  const r =
-    lensQ === undefined || lensK === undefined
-      ? checkFlashAttention(sim(), f, s)
-      : checkFlashAttentionVarlen(sim(), f, s, lensQ, lensK);
-  expect(r.ok, r.summary).toBe(true);
-  return r.summary;
-}
+import { simulated } from "./util/flash-attention-sim.js";
 
 /** `ptxas -v -arch=sm_90a` on `ptx`: its registers and spills (parsePtxasUsage). */
 function ptxasUsage(ptxas: string, ptx: string): PtxasUsage | undefined {

@@ -7,33 +7,9 @@
 import { describe, expect, it } from "vitest";
 import { compileToPtx } from "@tirx-ts/codegen-ptx";
 import { compile, sim, tensor } from "tirx-ts";
-import {
-  checkFlashAttention,
-  checkFlashAttentionVarlen,
-  makeFlashAttention,
-  type FlashAttentionSizes,
-} from "../examples/flash_attention.js";
+import { makeFlashAttention, type FlashAttentionSizes } from "../examples/flash_attention.js";
 import { assembleLater } from "./util/ptxas-deferred.js";
-
-/**
- * Runs the kernel of `s` on the simulator against the float64 reference (checkFlashAttention; a
- * varlen `s` with sequence b of `lensQ[b]` queries and `lensK[b]` keys:
- * checkFlashAttentionVarlen), expects its `ok` (within the bound, no reports) and returns its
- * summary.
- */
-function simulated(
-  s: FlashAttentionSizes,
-  lensQ?: readonly number[],
-  lensK?: readonly number[],
-): string {
-  const f = makeFlashAttention(s);
-  const r =
-    lensQ === undefined || lensK === undefined
-      ? checkFlashAttention(sim(), f, s)
-      : checkFlashAttentionVarlen(sim(), f, s, lensQ, lensK);
-  expect(r.ok, r.summary).toBe(true);
-  return r.summary;
-}
+import { simulated } from "./util/flash-attention-sim.js";
 
 describe("flash_attention forward", () => {
   it("causal, head dim 128, bfloat16, two query tiles, the ping-pong schedule: within the stated bound of float64, no reports", () => {

@@ -35,16 +35,7 @@ export type DType =
   | "float64"
   | "float16x2"
   | "bfloat16x2"
-  | "float32x2"
-  | "float32x4"
-  | "int32x2"
-  | "int32x4"
-  | "uint32x2"
-  | "uint32x4"
-  | "float16x4"
-  | "float16x8"
-  | "bfloat16x4"
-  | "bfloat16x8";
+  | VectorDType;
 
 /**
  * The family of a dtype: how its bits are read ("packed": two float lanes in one register;
