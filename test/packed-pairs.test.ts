@@ -9,16 +9,9 @@ import { T, compile, sim, tensor } from "tirx-ts";
 import { compileToPtx } from "@tirx-ts/codegen-ptx";
 import { assembleLater } from "./util/ptxas-deferred.js";
 import { errorOf } from "./util/error-of.js";
+import { ptxLines as lines } from "./util/ptx-lines.js";
 
 const dev = sim();
-
-/** The instruction lines of `text` matching `re`, trimmed. */
-const lines = (text: string, re: RegExp): string =>
-  text
-    .split("\n")
-    .filter((l) => re.test(l))
-    .map((l) => l.trim())
-    .join("\n");
 
 const dv = new DataView(new ArrayBuffer(4));
 const f16 = (bits: number): number => {

@@ -9,6 +9,7 @@ import { compileToPtx } from "@tirx-ts/codegen-ptx";
 import { assembleLater } from "./util/ptxas-deferred.js";
 import { errorOf } from "./util/error-of.js";
 import { refRoundedArith } from "./diff/rounding-reference.js";
+import { ptxLines as lines } from "./util/ptx-lines.js";
 
 const dev = sim();
 
@@ -29,14 +30,6 @@ function kernel(n: number, body: (a: PrimExpr, b: PrimExpr, c: PrimExpr) => Prim
     },
   );
 }
-
-/** The instruction lines of a module that name one of `ops`. */
-const lines = (text: string, re: RegExp): string =>
-  text
-    .split("\n")
-    .filter((l) => re.test(l))
-    .map((l) => l.trim())
-    .join("\n");
 
 describe("T.ptx.rnd", () => {
   it("fma.rm and fma.rp bracket the exact a·b + c; the simulator matches BigInt rounding", () => {

@@ -11,16 +11,9 @@ import { structuralEqual, verify } from "@tirx-ts/core";
 import { parseScript, printScriptModuleText } from "@tirx-ts/dsl";
 import { assembleLater } from "./util/ptxas-deferred.js";
 import { errorOf } from "./util/error-of.js";
+import { ptxLines as lines } from "./util/ptx-lines.js";
 
 const dev = sim();
-
-/** The instruction lines of `text` matching `re`, trimmed. */
-const lines = (text: string, re: RegExp): string =>
-  text
-    .split("\n")
-    .filter((l) => re.test(l))
-    .map((l) => l.trim())
-    .join("\n");
 
 const n = 8;
 

@@ -1,0 +1,9 @@
+// A PTX module's instruction lines that match a pattern, for inline snapshots of lowerings.
+
+/** The lines of PTX `text` matching `re`, trimmed, joined by newlines. */
+export const ptxLines = (text: string, re: RegExp): string =>
+  text
+    .split("\n")
+    .filter((l) => re.test(l))
+    .map((l) => l.trim())
+    .join("\n");
