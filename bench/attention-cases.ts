@@ -62,35 +62,56 @@ export function tileName(tile: AttentionTile): string {
   return tile.blockN === undefined ? `${tile.blockM}` : `${tile.blockM}x${tile.blockN}`;
 }
 
-/** One tirx-ts forward row of a case: a schedule and a tile, each undefined for the builder's. */
+/**
+ * CTAs of the forward's grid as --ctas spells them: a count (a persistent grid of at most that
+ * many CTAs) or "grid" (one CTA per query tile of each batch and head).
+ */
+export type AttentionCtas = number | "grid";
+
+/**
+ * One tirx-ts forward row of a case: a schedule, a tile and a grid, each undefined for the
+ * library call's tuning (none of them given) or the builder's default (some given).
+ */
 export interface ForwardVariant {
   readonly schedule?: "serial" | "overlap" | "pingpong";
   readonly tile?: AttentionTile;
+  readonly ctas?: AttentionCtas;
 }
 
 /**
  * The tirx-ts forward rows of a case at head dim `hd`: each tile of `tiles` (at hd 64 only; other
- * head dims take the default tile) with each schedule of `schedules` (undefined: the builder's
- * default, one row).
+ * head dims take the default tile) with each schedule of `schedules` and each grid of `ctas`
+ * (undefined: one row with the default).
  * @example forwardVariants(128, ["pingpong"], [{ blockM: 192 }]); // [{ schedule: "pingpong" }]
  */
 export function forwardVariants(
   hd: HeadDim,
   schedules: AttentionOptions["schedules"],
   tiles: AttentionOptions["tiles"],
+  ctas?: AttentionOptions["ctas"],
 ): ForwardVariant[] {
   const ts = hd === 64 && tiles !== undefined ? tiles : [undefined];
   return ts.flatMap((tile) =>
-    (schedules ?? [undefined]).map((schedule) => ({
-      ...(schedule !== undefined ? { schedule } : {}),
-      ...(tile !== undefined ? { tile } : {}),
-    })),
+    (schedules ?? [undefined]).flatMap((schedule) =>
+      (ctas ?? [undefined]).map((c) => ({
+        ...(schedule !== undefined ? { schedule } : {}),
+        ...(tile !== undefined ? { tile } : {}),
+        ...(c !== undefined ? { ctas: c } : {}),
+      })),
+    ),
   );
 }
 
-/** The suffix a forward row's variant name takes: " (pingpong)", " (serial, 192x128)", "". */
+/**
+ * The suffix a forward row's variant name takes: " (pingpong)", " (serial, 192x128)",
+ * " (ctas 132)", "".
+ */
 export function variantSuffix(v: ForwardVariant): string {
-  const parts = [v.schedule, v.tile && tileName(v.tile)].filter((x) => x !== undefined);
+  const parts = [
+    v.schedule,
+    v.tile && tileName(v.tile),
+    v.ctas === undefined ? undefined : v.ctas === "grid" ? "grid" : `ctas ${v.ctas}`,
+  ].filter((x) => x !== undefined);
   return parts.length > 0 ? ` (${parts.join(", ")})` : "";
 }
 
@@ -104,8 +125,11 @@ export interface AttentionOptions {
   readonly peers: boolean;
   readonly iters: number;
   readonly out?: string;
-  /** CTAs passed to makeFlashAttention (default: the device's SM count). */
-  readonly ctas?: number;
+  /**
+   * makeFlashAttention's grids to time, each a forward row: a CTA count (persistent) or "grid"
+   * (one CTA per query tile); default: the library call's tuning.
+   */
+  readonly ctas?: readonly AttentionCtas[];
   /** makeFlashAttention's consumer schedules to time, each a forward row (default: its own). */
   readonly schedules?: readonly ("serial" | "overlap" | "pingpong")[];
   /**
@@ -126,7 +150,8 @@ export const USAGE = `Usage: tsx -C source bench/attention.ts [options]
   --no-backward   skip the backward (timed at hd ${BACKWARD_HD} only)
   --no-peers      time only tirx-ts (python still makes the inputs and references)
   --iters N       timed calls per variant (default 20, at least 5; halved at seq ≥ 16384, not below 10)
-  --ctas N        CTAs for makeFlashAttention (default: the GPU's SM count)
+  --ctas L        makeFlashAttention grids to time, among grid (a CTA per query tile) and CTA
+                  counts (a persistent grid), a forward row each (default: the library's)
   --schedules L   makeFlashAttention schedules to time, among serial,overlap,pingpong (default:
                   the builder's default), a forward row each
   --tiles L       makeFlashAttention tiles to time at hd 64, query rows per CTA and optionally keys
@@ -184,9 +209,16 @@ export function parseAttentionArgs(argv: readonly string[]): AttentionOptions {
   });
   const iters = Number(values.iters);
   if (!Number.isInteger(iters) || iters < 5) throw new Error(`--iters must be an integer ≥ 5`);
-  const ctas = values.ctas === undefined ? undefined : Number(values.ctas);
-  if (ctas !== undefined && !(Number.isInteger(ctas) && ctas > 0))
-    throw new Error(`--ctas must be a positive integer`);
+  const ctas =
+    values.ctas === undefined
+      ? undefined
+      : list(values.ctas).map((x): AttentionCtas => {
+          if (x === "grid") return x;
+          const n = Number(x);
+          if (!(Number.isInteger(n) && n > 0))
+            throw new Error(`--ctas: "${x}" is not grid or a positive integer`);
+          return n;
+        });
   const schedules =
     values.schedules === undefined
       ? undefined

@@ -117,6 +117,9 @@ else {
 
 /** The backward kernels of @tirx-ts/kernels and their scratch shapes, when that package loads. */
 type MakeBackward = (s: FlashAttentionSizes) => FlashAttentionBackward;
+/** The library call's tuning of the forward for sizes on a GPU of target `arch` (its table). */
+type PickTuning = (s: FlashAttentionSizes, arch: string) => Partial<FlashAttentionSizes>;
+let pickTuning: PickTuning | undefined;
 let makeBackward: MakeBackward | undefined;
 let scratchOf: typeof backwardScratch | undefined;
 let backwardWhy = "";
@@ -124,7 +127,14 @@ try {
   const m = (await import("@tirx-ts/kernels")) as {
     makeFlashAttentionBackward?: MakeBackward;
     backwardScratch?: typeof backwardScratch;
+    pickAttentionConfig?: (
+      pass: "forward",
+      s: FlashAttentionSizes,
+      arch: string,
+    ) => { tune: Partial<FlashAttentionSizes> };
   };
+  const pick = m.pickAttentionConfig;
+  if (pick) pickTuning = (s, arch) => pick("forward", s, arch).tune;
   makeBackward = m.makeFlashAttentionBackward;
   scratchOf = m.backwardScratch;
   if (!makeBackward || !scratchOf)
@@ -245,11 +255,6 @@ else {
   const { decodeHost } = await import("@tirx-ts/core");
   const dev = rt.cuda(0);
   if (gpu === "unknown GPU") gpu = dev.name;
-  const ctas =
-    opts.ctas ??
-    rt
-      .driver()
-      .deviceAttribute(rt.CU_DEVICE_ATTRIBUTE.MULTIPROCESSOR_COUNT, rt.driver().deviceGet(0));
   const tables = new Map<AttentionDType, Float32Array>();
   /** Every 16-bit pattern of `dtype` as a float. */
   const table = (dtype: AttentionDType): Float32Array => {
@@ -373,13 +378,26 @@ else {
       tensors.push(Q!, K!, V!, O);
       // One forward row per schedule and tile asked for (the builder's defaults when none was);
       // a variant the builder refuses (192x192 overlapped: TX9001) is a row with its reason.
-      for (const v of forwardVariants(c.hd, opts.schedules, opts.tiles)) {
-        const variant = `tirx-ts ${EXAMPLE}${variantSuffix(v)}`;
+      for (const v of forwardVariants(c.hd, opts.schedules, opts.tiles, opts.ctas)) {
+        // No tile, schedule or grid asked for: the library call's tuning for the case
+        // (attention()'s table for this GPU), named in the row.
+        const lib =
+          v.tile === undefined && v.schedule === undefined && v.ctas === undefined && pickTuning
+            ? pickTuning(sizesOf(c), dev.arch)
+            : undefined;
+        const libName =
+          lib && Object.keys(lib).length > 0
+            ? ` (attention() tuning ${Object.entries(lib)
+                .map(([key, x]) => `${key} ${String(x)}`)
+                .join(", ")})`
+            : "";
+        const variant = `tirx-ts ${EXAMPLE}${variantSuffix(v)}${libName}`;
         let fn: PrimFunc;
         try {
           fn = make!({
             ...sizesOf(c),
-            ctas,
+            ...lib,
+            ...(typeof v.ctas === "number" ? { ctas: v.ctas } : {}),
             ...v.tile,
             ...(v.schedule ? { schedule: v.schedule } : {}),
           });

@@ -98,6 +98,12 @@ describe("tiles and schedules", () => {
       " (pingpong)",
     ]);
     expect(forwardVariants(64, undefined, undefined)).toEqual([{}]);
+    const { ctas } = parseAttentionArgs(["--ctas", "grid,132"]);
+    expect(forwardVariants(128, ["pingpong"], undefined, ctas).map(variantSuffix)).toEqual([
+      " (pingpong, grid)",
+      " (pingpong, ctas 132)",
+    ]);
+    expect(() => parseAttentionArgs(["--ctas", "0"])).toThrow(`--ctas: "0"`);
     expect(variantSuffix(forwardVariants(64, undefined, [{ blockM: 192 }])[0]!)).toBe(" (192)");
   });
 });

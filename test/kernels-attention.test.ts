@@ -19,6 +19,7 @@ import {
 import {
   ATTENTION_CONFIGS,
   SIM_ARCH,
+  makeFlashAttention,
   pickAttentionConfig,
   type AttentionConfig,
   type FlashAttentionSizes,
@@ -571,6 +572,27 @@ describe("the configuration table", () => {
     expect(errorOf(() => pickAttentionConfig("backward", sizes(64), "sm_80")).code).toBe("TX9001");
   });
 
+  test("forward at head dim 64 on sm_90: 192 × 192 tiles from seq 2048, 192 query rows for shorter non-causal, else 128 × 128", () => {
+    const at = (seq: number, causal: boolean) =>
+      pickAttentionConfig("forward", { ...sizes(64), seqQ: seq, seqK: seq, causal }, "sm_90").tune;
+    expect(at(4096, false)).toEqual({ blockM: 192, blockN: 192 });
+    expect(at(16384, true)).toEqual({ blockM: 192, blockN: 192 });
+    expect(at(1024, false)).toEqual({ blockM: 192 });
+    expect(at(1024, true)).toEqual({});
+    // Under a 192-row tile (a static varlen build needs packed totals ≥ blockM): 128 rows.
+    expect(at(128, false)).toEqual({});
+    // Each picked tuning builds (the builder takes its tiles at those sizes).
+    for (const [seq, causal] of [
+      [4096, true],
+      [1024, false],
+      [1024, true],
+    ] as const) {
+      expect(() =>
+        makeFlashAttention({ ...sizes(64), seqQ: seq, seqK: seq, causal, ...at(seq, causal) }),
+      ).not.toThrow();
+    }
+  });
+
   test("backward entries for head dims 64 and 128 on sm_90; 256 gets the builder's defaults (which refuse it)", () => {
     for (const hd of [64, 128] as const) {
       const gpu = pickAttentionConfig("backward", sizes(hd), "sm_90");
@@ -595,7 +617,9 @@ describe("the configuration table", () => {
     const table = [tuned, ...ATTENTION_CONFIGS];
     const long = { ...sizes(128), seqQ: 4096, seqK: 4096 };
     expect(pickAttentionConfig("forward", long, "sm_90", table)).toBe(tuned);
-    expect(pickAttentionConfig("forward", sizes(128), "sm_90", table)).toBe(ATTENTION_CONFIGS[1]);
+    const general128 = ATTENTION_CONFIGS.find((c) => c.pass === "forward" && c.headDim === 128);
+    expect(general128?.when).toBeUndefined();
+    expect(pickAttentionConfig("forward", sizes(128), "sm_90", table)).toBe(general128);
     const only64 = ATTENTION_CONFIGS.filter((c) => c.headDim === 64);
     expect(pickAttentionConfig("forward", sizes(128), "sm_90", only64)).toMatchObject({
       headDim: 128,

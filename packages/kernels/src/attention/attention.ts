@@ -72,13 +72,30 @@ export const SIM_ARCH = "sm_90";
  * pass, head dim and GPU whose `when` holds (absent: every size) is taken. A head dim with no
  * entry on a GPU that has entries is built with the builder's defaults (so the builder's own
  * TX9001 names the head dims it offers); a GPU with no entry for the pass is refused (TX9001).
- * Today the forward kernel has one configuration per head dim (its tiles follow from the head
- * dim; measured on an H200 in bench/results/attention-2026-12-02.md); tuned entries for a shape
- * range go before the head dim's general entry, with a `when`. The backward kernels
+ * The forward kernel has a general entry per head dim (its tiles follow from the head dim;
+ * measured on an H200 in bench/results/attention-2026-12-02.md), and at head dim 64 tuned
+ * entries for shape ranges before it, each with a `when` (bench/results/
+ * attention-tiles-hd64-2026-12-02f.md). The backward kernels
  * (makeFlashAttentionBackward) have one entry per head dim they offer, 64 and 128 (their tiles
  * follow from the head dim); head dim 256 has none, and the builder refuses it (TX9001).
  */
 export const ATTENTION_CONFIGS: readonly AttentionConfig[] = [
+  {
+    pass: "forward",
+    headDim: 64,
+    arch: "sm_90",
+    when: (s) => s.seqQ >= 2048 && s.seqK >= 2048,
+    tune: { blockM: 192, blockN: 192 },
+    note: "long sequences: 192 query rows per CTA (three consumer warpgroups) and 192-key blocks, the serial schedule; H200 bf16 0.99× cuDNN at seq 4k (causal 0.99×) against 0.88× (0.86×) with 128 × 128, 1.12× (1.13×) at 16k against 0.92× (bench/results/attention-tiles-hd64-2026-12-02f.md)",
+  },
+  {
+    pass: "forward",
+    headDim: 64,
+    arch: "sm_90",
+    when: (s) => s.causal !== true && s.seqQ >= 192 && s.seqK >= 128,
+    tune: { blockM: 192 },
+    note: "short sequences without causal: 192 query rows per CTA, 128-key blocks; H200 bf16 seq 1k 0.86× cuDNN against 0.82× with 128 rows (causal: 0.71× against 0.75×, so causal keeps 128; bench/results/attention-tiles-hd64-2026-12-02f.md)",
+  },
   {
     pass: "forward",
     headDim: 64,
