@@ -23,6 +23,7 @@ export {
   makeGemm,
   checkGemmSizes,
   blockScaleShapes,
+  blockScaleBytes,
   SCALE_BLOCK,
   type GemmSizes,
   type GemmKernels,

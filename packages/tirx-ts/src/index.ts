@@ -66,6 +66,7 @@ export {
   gemmChoice,
   type GemmChoice,
   blockScaleShapes,
+  blockScaleBytes,
   makeGemm,
   type GemmSizes,
   type GemmConfig,
