@@ -23,7 +23,6 @@ export {
   makeGemm,
   checkGemmSizes,
   blockScaleShapes,
-  blockScaleBytes,
   SCALE_BLOCK,
   type GemmSizes,
   type GemmKernels,

@@ -66,7 +66,6 @@ export {
   gemmChoice,
   type GemmChoice,
   blockScaleShapes,
-  blockScaleBytes,
   makeGemm,
   type GemmSizes,
   type GemmConfig,

@@ -33,14 +33,12 @@
 //     a second float32 register tile (scale-d 0 at the first k32 step: gemm_async's accum false)
 //     and, after the wait, each thread promotes it: acc = fma(tmp, sA[row, kb] · sB[nb, kb], acc) for
 //     its slots (its two rows per 64-row block and its columns' n blocks are known from the
-//     accumulator layout above). Each consumer thread copies its own scales (2 of A's, 1 or 2 of
-//     B's: a bn ≤ 128 tile lies in one 128-column block; a 192 or 256 tile spans two) from
-//     global to a shared staging slot by cp.async (4 bytes each, one commit group per K-tile),
-//     two K-tiles ahead into one of two sets (the K loop unrolled by 2), and reads them back
-//     with ld.shared after cp.async.wait_group 1: no register waits on global memory across the
-//     next K-tile's wgmmas. (With the same loads as ld.global into two register sets the kernel
-//     ran 0.83-0.93× the per-tensor one on the H200; a TMA of a [bm] column of sA would need a
-//     4-byte-wide box, below TMA's 16-byte minimum, or a transposed sA.)
+//     accumulator layout above). The scales are plain ld.global by the consumer threads, issued
+//     two K-tiles ahead into one of two register sets (the K loop unrolled by 2) so that their
+//     latency hides behind two whole K-tiles: per K block a
+//     thread reads 2 of A's scales and 1 or 2 of B's (a bn ≤ 128 tile lies in one 128-column
+//     block; a 192 or 256 tile spans two), L1/L2 hits after the first warp — cheaper than a TMA
+//     of a [bm] column of sA (a 4-byte-wide box with its own mbarrier and shared slot per stage).
 //     A partial last K block is zero-filled by TMA: its scale multiplies zeros there. Rows past
 //     m read row m − 1's scale (their results are never stored). With split-K each slice adds
 //     its promoted blocks into W; the finishing kernel then applies no scale.
@@ -146,15 +144,6 @@ export function blockScaleShapes(
 ): { readonly a: readonly [number, number]; readonly b: readonly [number, number] } {
   const kb = Math.ceil(k / SCALE_BLOCK);
   return { a: [m, kb], b: [Math.ceil(n / SCALE_BLOCK), kb] };
-}
-
-/**
- * Shared bytes of the block scales' staging buffer of a bm × bn tile (`scales: "block"`): two
- * sets (alternate K-tiles) of each consumer thread's scales, its 2 of A's and 1 of B's (2 when a
- * bn-column tile can span two 128-column blocks), float32.
- */
-export function blockScaleBytes(bm: number, bn: number): number {
-  return 2 * (bm / 64) * 128 * (SCALE_BLOCK % bn !== 0 ? 4 : 3) * 4;
 }
 
 const LOAD_2D = "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes";
@@ -317,11 +306,9 @@ export function checkGemmSizes(s: GemmSizes): Required<GemmConfig> {
   if (!Number.isInteger(c.stages) || c.stages < 2 || c.stages > 8) {
     throw configError(`gemm: config.stages is an integer in 2 … 8, got ${c.stages}`);
   }
-  // Block scales add their staging buffer (blockScaleBytes) beside the ring.
-  const extra = s.scales === "block" ? blockScaleBytes(c.bm, c.bn) : 0;
-  if (c.stages * stageBytes + extra > MAX_GEMM_SHARED) {
+  if (c.stages * stageBytes > MAX_GEMM_SHARED) {
     throw configError(
-      `gemm: ${c.stages} stages of ${c.bm} × ${c.bn} tiles take ${c.stages * stageBytes} bytes of shared memory${extra ? ` (and ${extra} for the block scales)` : ""}, over ${MAX_GEMM_SHARED}; at most ${Math.floor((MAX_GEMM_SHARED - extra) / stageBytes)} stages`,
+      `gemm: ${c.stages} stages of ${c.bm} × ${c.bn} tiles take ${c.stages * stageBytes} bytes of shared memory, over ${MAX_GEMM_SHARED}; at most ${Math.floor(MAX_GEMM_SHARED / stageBytes)} stages`,
     );
   }
   if (c.cluster !== undefined && c.cluster !== 1) {
@@ -462,12 +449,6 @@ export function makeGemm(s: GemmSizes): GemmKernels {
       ? T.alloc_shared([STAGES, BN, BK], dtB, { name: "sB", ...swz })
       : T.alloc_shared([STAGES, BN / E, BK, E], dtB, { name: "sB", ...swz });
     const full = T.alloc_shared([STAGES], "uint64", { name: "full" });
-    // Block scales: each consumer thread's scales of two K-tiles in flight (see the consumers).
-    const two = SCALE_BLOCK % BN !== 0;
-    const NS = two ? 4 : 3;
-    const scaleStage = block
-      ? T.alloc_shared([2, NS, 128 * consumers], "float32", { name: "scales" })
-      : undefined;
     const empty = T.alloc_shared([STAGES], "uint64", { name: "empty" });
     const mapA = T.tensormap_encode_tiled(A, {
       box: transA ? [BK, E] : [BM, BK],
@@ -602,38 +583,27 @@ export function makeGemm(s: GemmSizes): GemmKernels {
               T.add(T.mul(T.floordiv(t, 32), 16), T.floordiv(T.floormod(t, 32), 4)),
             ),
           );
-        // This consumer thread's slot of the scales' staging buffer.
-        const slot = cw ? T.let_("slot", T.add(t, T.mul(cw, 128))) : t;
         // K block kb's scales for this thread's rows r0 and r0 + 8 (sa0, sa1) and its columns'
-        // one or two n blocks (sb0, sb1), copied by cp.async (4 bytes each, .ca) into set `set`
-        // of its slot (the file's header); the caller commits the group.
-        const copyBlockScales = (set: number, r0: PrimExpr, n0: PrimExpr, kb: ExprLike): void => {
+        // one or two n blocks (sb0, sb1), as plain loads (the file's header).
+        const two = SCALE_BLOCK % BN !== 0;
+        const loadBlockScales = (r0: PrimExpr, n0: PrimExpr, kb: ExprLike): PrimExpr[] => {
           const SA = h.scaleA!;
           const SB = h.scaleB!;
           const nBlocks = blockShapes.b[0];
-          const one = (v: TileView): TileView => v.rearrange("(c v) -> c v", { v: 1 }).sub(kb);
-          const srcs = [0, 1].map((i) => {
+          const sa = [0, 1].map((i) => {
             const r = T.add(r0, i * 8);
-            return one(SA.sub(m % BM === 0 ? r : T.min(r, m - 1)));
+            return SA.get([m % BM === 0 ? r : T.min(r, m - 1), kb]);
           });
           const nb0 = T.floordiv(n0, SCALE_BLOCK);
           // n0 is a multiple of bn: a 64- or 128-column tile lies in one 128-column block, a
           // 192- or 256-column one spans two (the second clamped at the last block: its columns
           // past n are never stored).
-          srcs.push(one(SB.sub(nb0)));
-          if (two) srcs.push(one(SB.sub(T.min(T.add(nb0, 1), nBlocks - 1))));
-          // [set, i, slot]: a warp's 32 slots side by side (no bank conflicts).
-          srcs.forEach((src, i) =>
-            T.cuda.tile.apply(
-              T.ptx["cp.async.ca.shared.global"],
-              scaleStage!.sub(set, i).rearrange("(c v) -> c v", { v: 1 }).sub(slot),
-              src,
-              { chunk_bytes: 4 },
-            ),
-          );
+          const sb0 = SB.get([nb0, kb]);
+          const sb1 = two ? SB.get([T.min(T.add(nb0, 1), nBlocks - 1), kb]) : undefined;
+          return sb1 === undefined ? [...sa, sb0] : [...sa, sb0, sb1];
         };
         // The promotion acc = fma(tmp, sA · sB, acc) after a K block's wgmmas, with its scales
-        // [sa0, sa1, sb0, sb1?] (read from the staging buffer) and n0 the tile's column.
+        // [sa0, sa1, sb0, sb1?] (registers loaded a K-tile earlier) and n0 the tile's column.
         const promoteBlock = (v: readonly ExprLike[], n0: PrimExpr): void => {
           const [sa0, sa1, sb0, sb1] = v;
           const sa = [sa0!, sa1!];
@@ -670,14 +640,17 @@ export function makeGemm(s: GemmSizes): GemmKernels {
             }
           }
         };
-        // Block scales in shared memory, two sets used by alternate K-tiles (the K loop unrolled
-        // by 2): K-tile kt's promotion reads its set (after cp.async.wait_group 1: its group is
-        // done, kt + 1's may still fly), then refills it by cp.async with K-tile kt + 2's scales,
-        // one commit group per K-tile. A thread reads back only what it copied itself, which its
-        // own wait_group makes visible (PTX ISA, cp.async.wait_group). The copies leave no
-        // register pending across the next K-tile's wgmmas; with the scales as plain ld.global
-        // into two register sets (two K-tiles ahead) the block-scaled kernel ran 0.83-0.93× the
-        // per-tensor one (H200, bench/results/gemm-sweep-fp8-block-2026-12-02f.md).
+        // Block scales in registers, two sets used by alternate K-tiles (the K loop unrolled by 2):
+        // K-tile kt's promotion reads its set, then refills it with K-tile kt + 2's scales, so a
+        // load has two whole K-tiles (waits, wgmmas, promotions) to land before it is read. With
+        // one set refilled a K-tile ahead (the loads' first use was the copy into the set at the
+        // end of the same K-tile) the block-scaled kernel ran 6% slower at 8192³ and 17% at
+        // 1024 × 8192 × 8192 than with its scales loaded once per tile (H200,
+        // bench/results/gpu-runs-2026-12-02f.md): a load served by L2 outlasts one K-tile.
+        const NS = two ? 4 : 3;
+        const sets = block
+          ? [0, 1].map((i) => T.alloc_local([NS], "float32", { name: `scl${i}` }))
+          : undefined;
         eachUnit((u, turn) => {
           const { m0, n0, kt0 } = origin(u);
           T.tile.wg.zero(acc);
@@ -688,11 +661,9 @@ export function makeGemm(s: GemmSizes): GemmKernels {
             const kb = kt0 ? T.add(T.add(kt0, kt), ahead) : T.add(kt, ahead);
             return ahead > 0 || SPLIT * kPer > kTiles ? T.min(kb, kTiles - 1) : kb;
           };
-          /** Set `set` := K-tile kt + ahead's scales, one cp.async group. */
-          const fill = (set: number, kt: ExprLike, ahead: number): void => {
-            copyBlockScales(set, rb!, n0, kbOf(kt, ahead));
-            T.ptx.cp.async_.commit_group();
-          };
+          /** Set `set` := K-tile kt + ahead's scales. */
+          const fill = (set: number, kt: ExprLike, ahead: number): void =>
+            loadBlockScales(rb!, n0, kbOf(kt, ahead)).forEach((x, i) => sets![set]!.set([i], x));
           /** K-tile kt: wait for its stage, its wgmmas, free the stage, promote (set: its scales). */
           const step = (kt: PrimExpr, set: number): void => {
             const it = T.let_("it", T.add(T.mul(turn, kPer), kt));
@@ -710,19 +681,14 @@ export function makeGemm(s: GemmSizes): GemmKernels {
             T.ptx.wgmma.wait_group(0);
             T.if_(t.eq(0), () => T.ptx.mbarrier.arrive(empty.sub(st)));
             if (block) {
-              T.ptx.cp.async_.wait_group(1);
               promoteBlock(
-                Array.from({ length: NS }, (_, i) =>
-                  T.let_(`scl${i}`, scaleStage!.get([set, i, slot])),
-                ),
+                Array.from({ length: NS }, (_, i) => sets![set]!.get([i])),
                 n0,
               );
               fill(set, kt, 2);
             } else if (promoted) T.tile.wg.add(acc, acc, tmpTile!);
           };
           if (block) {
-            // The previous unit's copies past its last K-tile land before this unit's refill.
-            T.ptx.cp.async_.wait_all();
             fill(0, 0, 0);
             fill(1, 0, 1);
             for (const kp of T.range(Math.ceil(kPer / 2))) {
@@ -795,8 +761,6 @@ export function makeGemm(s: GemmSizes): GemmKernels {
             }
           }
         });
-        // The last unit's copies past its last K-tile: none left in flight at exit.
-        if (block) T.ptx.cp.async_.wait_all();
       },
     );
   });

@@ -12,9 +12,8 @@
  *   most two 128-column blocks per tile);
  * - `bk`: K elements per stage, 128 bytes' worth (64 for 16-bit inputs, 128 for float8: one
  *   128B-swizzle row of a K-major tile). Absent: that value;
- * - `stages`: depth of the TMA → wgmma ring (2 … 8; shared memory stages · (bm + bn) · 128 B,
- *   plus with float8 block scales their staging buffer (kernel.ts's blockScaleBytes, 6 or 8
- *   KiB at bm 128), must fit in 227 KiB);
+ * - `stages`: depth of the TMA → wgmma ring (2 … 8; shared memory stages · (bm + bn) · 128 B
+ *   must fit in 227 KiB);
  * - `cluster`: CTAs per cluster; only 1 today (multicast of B across a cluster, as the example
  *   does, is not in this kernel yet);
  * - `splitK`: K split over this many CTAs per tile (≥ 1); with more than 1 each CTA adds its
