@@ -34,8 +34,10 @@ export type AttentionPass = "forward" | "backward";
  * output), `blockM` (the forward's query tile at head dim 64, 128 or 192 rows: each row's
  * arithmetic is the same, a taller tile's extra KV blocks fully masked for the row, adding exact
  * zeros), `blockN` (its KV block at head dim 64, 128 or 192 keys: the online
- * softmax's blocks move, so the result moves within rounding) and `ctas` (which the forward
- * kernel does not use yet: its grid is one CTA per `blockM` query rows of each batch and head); a
+ * softmax's blocks move, so the result moves within rounding) and `ctas` (the forward's
+ * persistent grid of at most `ctas` CTAs, bit for bit the same output; offered by static builds
+ * only, while this library call launches the `dynamic` build for dense tensors and the varlen one
+ * for packed batches, both of which refuse it with TX9001, so a row that sets it fails there); a
  * tuning option a builder grows (pipeline stages) is added here and to {@link FlashAttentionSizes}.
  */
 export type AttentionTuning = Partial<

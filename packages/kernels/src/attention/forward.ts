@@ -2,8 +2,9 @@
 // and head, Q, K, V and O [batch, seq, heads, head_dim] (bshd, contiguous), float16 or
 // bfloat16 in and out, float32 accumulation and softmax. The design (FlashAttention-3's, without
 // its ping-pong and intra-warpgroup overlap yet):
-//   - a CTA per 128 query rows of one (batch, head); 384 threads: warpgroup 0 produces, warpgroups
-//     1 and 2 consume 64 query rows each (192 rows and three consumers with `blockM`, below);
+//   - a CTA per 128 query rows of one (batch, head) (with `ctas`, a persistent grid: below); 384
+//     threads: warpgroup 0 produces, warpgroups 1 and 2 consume 64 query rows each (192 rows and
+//     three consumers with `blockM`, below);
 //   - the producer thread loads Q's tile once and K's and V's 128-row blocks through a 2-deep
 //     ring by T.tile.copy_async (TMA, 128B swizzle; tensor maps planned from the views), each on
 //     its own "full" mbarrier, after the consumers freed the stage ("empty", one arrive each);
@@ -81,6 +82,25 @@
 // tile index clamped at 0, the k ≥ seq_k edge of the mask (tested once per block), the guard of
 // rows that see no key, and O's and LSE's per-row guarded stores; a static build's PTX is
 // unchanged. varlen makes the sequence lengths runtime values its own way (per sequence).
+// Persistent grid (`ctas`, FlashAttention-3's): a unit of work is one query tile of one (batch,
+// head), ⌈seq_q / blockM⌉ · heads · batch of them; with `ctas: N` the grid is min(N, units) CTAs
+// and CTA x runs units x, x + grid, x + 2·grid, … in turn (the units' order: causal longest
+// first in L2 sections of (batch, head) pairs, else the query tile fastest; FlashAttentionSizes
+// .ctas). A CTA pays its fixed costs once (launch, mbarrier init, setmaxnreg), and the producer
+// runs ahead into the next unit: Q has its own full/empty mbarrier pair (qFull, qEmpty: each
+// consumer arrives on qEmpty once its last Q·Kᵀ wgmma of the unit has completed, or once Q has
+// landed in a unit that sees no KV block), and the producer loads the next unit's first K block,
+// then its Q as soon as qEmpty completes, then its other K and V blocks through the same ring, so
+// the consumers' epilogue (normalise, store O and LSE) of one unit overlaps the next one's
+// loads. The ring's position runs on across units (block j of a unit is the CTA's ring position
+// r + j, r the blocks of its units before; stage and phase from it as without `ctas`), and so
+// does the ping-pong (the last consumer arrives at PING once before the first unit, each
+// consumer hands the turn on after every turn, consumer 0 takes the last one after the last
+// unit), so consumer 0 issues the next unit's first Q·Kᵀ while the last consumer stores the unit
+// before. The arithmetic of each row is the same as with one CTA per unit, so O and LSE are the
+// same bits (test/flash-attention-persistent.test.ts compares them on the simulator). The
+// one-CTA-a-unit build's PTX is unchanged. Static builds only (TX9001 with `dynamic` or
+// `varlen`, whose units are known at launch only).
 // The runnable example: examples/flash_attention.ts.
 import { T, type ExprLike, type ParamType, type PrimExpr, type TileView } from "@tirx-ts/dsl";
 import { showValue, type PrimFunc } from "@tirx-ts/core";
@@ -163,7 +183,22 @@ export interface FlashAttentionSizes {
    * grid is over key tiles; this kernel ignores it), so that one sizes object serves both.
    */
   readonly varlen?: { readonly maxSeqQ: number; readonly maxSeqK?: number };
-  /** Unused (the grid is one CTA per `blockM` query rows of each batch and head). */
+  /**
+   * A persistent grid of at most `ctas` CTAs (a positive integer; the GPU's SM count, 132 on an
+   * H200, is the natural value): the grid is min(ctas, units) CTAs over the units (query tile,
+   * head, batch), ⌈seq_q / blockM⌉ · heads · batch of them, and CTA x runs units x, x + grid,
+   * x + 2·grid, … (FlashAttention-3's static persistent scheduler). Causal (a window unbounded on
+   * the left and bounded on the right) orders the units longest first within sections of
+   * (batch, head) pairs whose K and V fit a 32 MiB share of L2 (FlashAttention-3's
+   * hopper/tile_scheduler.hpp); otherwise the query tile varies fastest, as the one-CTA-a-unit
+   * grid is dispatched. The producer runs ahead into the CTA's next unit (its first K block and Q,
+   * once the consumers have released Q, then the rest through the same K/V ring) while the
+   * consumers finish the unit before, so one unit's epilogue overlaps the next one's loads. The
+   * same arithmetic per row: the output is bit for bit the one-CTA-a-unit grid's. Absent (the
+   * default): one CTA per unit, grid [⌈seq_q / blockM⌉, heads, batch]. Static builds only: not
+   * with `dynamic` or `varlen` (TX9001: their unit count and each unit's sequence are launch
+   * values, which this static unit walk does not take).
+   */
   readonly ctas?: number;
   /**
    * The consumers' schedule (the same result, bit for bit): "serial" issues a block's P·V after
@@ -213,6 +248,74 @@ export interface FlashAttentionSizes {
    * keys k ≥ seq_k masked to -inf (as with `dynamic`).
    */
   readonly blockN?: 128 | 192;
+}
+
+/** A work unit of the forward: its query tile, query head and batch (sequence). */
+interface Unit {
+  readonly qt: ExprLike;
+  readonly h: ExprLike;
+  readonly b: ExprLike;
+}
+
+/**
+ * A unit with its KV head `hk` and KV range: the loop's n-th block is KV block kvBlock(n), for
+ * n < blocks.
+ */
+interface Work extends Unit {
+  readonly hk: ExprLike;
+  readonly blocks: ExprLike;
+  readonly kvBlock: (n: ExprLike) => ExprLike;
+}
+
+/** The persistent grid of a static build with `ctas` (FlashAttentionSizes.ctas). */
+interface PersistentPlan {
+  /** Query tiles per (batch, head): ⌈seq_q / blockM⌉. */
+  readonly qTiles: number;
+  /** (batch, head) pairs: batch · heads. */
+  readonly pairs: number;
+  /** Work units: qTiles · pairs. */
+  readonly units: number;
+  /** CTAs: min(ctas, units). */
+  readonly grid: number;
+  /** Units per CTA at most: ⌈units / grid⌉ (CTA x runs x + turn · grid for each turn below). */
+  readonly turns: number;
+  /**
+   * (batch, head) pairs per L2 section of the longest-first order: the KV heads whose K and V
+   * (2 · seq_k · hd · 2 bytes each) fit in 32 MiB, rounded down to a power of two (at least one),
+   * times the query heads per KV head, at most `pairs` (FlashAttention-3's swizzle,
+   * hopper/tile_scheduler.hpp, DynamicPersistentTileScheduler).
+   */
+  readonly section: number;
+}
+
+/** L2 bytes a section's K and V may take (FlashAttention-3's 32 MB "for K & V"). */
+const L2_SECTION_BYTES = 32 * 2 ** 20;
+
+/**
+ * The persistent grid of static sizes `s` with `ctas` CTAs at most, `bm` query rows per tile and
+ * `group` query heads per KV head (see {@link PersistentPlan}).
+ */
+function persistentPlan(
+  s: FlashAttentionSizes,
+  bm: number,
+  group: number,
+  ctas: number,
+): PersistentPlan {
+  const qTiles = Math.ceil(s.seqQ / bm);
+  const pairs = s.batch * s.heads;
+  const units = qTiles * pairs;
+  const grid = Math.min(ctas, units);
+  const kvBytes = 2 * s.seqK * s.headDim * 2;
+  let heads = 1;
+  while (2 * heads * kvBytes <= L2_SECTION_BYTES) heads *= 2;
+  return {
+    qTiles,
+    pairs,
+    units,
+    grid,
+    turns: Math.ceil(units / grid),
+    section: Math.min(pairs, heads * group),
+  };
 }
 
 /**
@@ -269,6 +372,10 @@ export function checkDynamicSeqs(seqQ: number, seqK: number): void {
  *   const f = makeFlashAttention({ batch: 1, heads: 8, seqQ: 128, seqK: 128, headDim: 128,
  *     dtype: "bfloat16", causal: true, dynamic: true });
  *   compile(f)(q, k, v, o, batch, seqQ, seqK);
+ * @example
+ *   // A persistent grid of at most 132 CTAs (an H200's SMs), 2048 units: 15 or 16 each.
+ *   makeFlashAttention({ batch: 16, heads: 16, seqQ: 1024, seqK: 1024, headDim: 128,
+ *     dtype: "bfloat16", ctas: 132 })
  * @throws TirxError TX9001 (kernels/config) for a head dim other than 64, 128, 256, sequence
  *   lengths that are not positive multiples of 128 (without `dynamic`, whose builder takes any
  *   and whose launch any ≥ 1; with `varlen`: packed row counts under 128,
@@ -277,8 +384,9 @@ export function checkDynamicSeqs(seqQ: number, seqK: number): void {
  *   not two integers or is given with `causal`, a non-boolean `lse` or `dynamic`, `dynamic`
  *   with `varlen`, a `blockM` other than 128 or 192 (192 at head dim 64 only), a `blockN` the
  *   head dim does not offer (128 or 192 at 64, 128 at 128, 64 at 256), `blockM` and `blockN`
- *   both 192 with a schedule other than "serial", or, with a 192 tile, static sequence lengths
- *   under a tile (seq_q < blockM, seq_k < blockN; packed totals too with `varlen`).
+ *   both 192 with a schedule other than "serial", with a 192 tile, static sequence lengths
+ *   under a tile (seq_q < blockM, seq_k < blockN; packed totals too with `varlen`), or a `ctas`
+ *   that is not a positive integer or is given with `dynamic` or `varlen`.
  */
 export function makeFlashAttention(s: FlashAttentionSizes): PrimFunc {
   const { batch, heads, seqQ, seqK, headDim: D, dtype: dt } = s;
@@ -366,6 +474,21 @@ export function makeFlashAttention(s: FlashAttentionSizes): PrimFunc {
       `flash_attention: blockM 192 with blockN 192 takes the "serial" schedule only (overlapped, S 64 × 192, the block before's P and O take 176 registers a thread, more than a consumer's 160: ptxas spills), got "${schedule}"`,
     );
   }
+  // A persistent grid (`ctas`): static builds only, where the units and their order are known
+  // when the kernel is built.
+  const ctas = s.ctas;
+  if (ctas !== undefined) {
+    if (!Number.isInteger(ctas) || ctas < 1) {
+      throw configError(
+        `flash_attention: ctas (the persistent grid's CTAs at most) is a positive integer, got ${showValue(ctas)}`,
+      );
+    }
+    if (dynamic || varlen !== undefined) {
+      throw configError(
+        `flash_attention: ctas (a persistent grid) is offered with static sizes only, not with ${dynamic ? "dynamic" : "varlen"}: there the number of units ${dynamic ? "(query tiles of seq_q)" : "and each unit's sequence (from cuSeqlensQ)"} is known at launch only, and the persistent walk over the units is planned when the kernel is built`,
+      );
+    }
+  }
   // Registers per thread after setmaxnreg, the producer's and each consumer's (of an SM's 65536;
   // at launch 65536 / threads each): 128·40 + 256·232 = 64512; 128·24 + 256·240 = 64512 with
   // 192-key blocks (S is 96 registers a thread); 128·32 + 384·160 = 65536 with three consumers
@@ -381,6 +504,10 @@ export function makeFlashAttention(s: FlashAttentionSizes): PrimFunc {
   // exp(x · scale) = exp2(x · scale · log2 e): the scale and log2 e folded into one multiply.
   const c = scale * Math.LOG2E;
   const tileBytes = BN * D * 2;
+  // Tiles whose windows are unbounded on the left and bounded on the right (causal) read more KV
+  // blocks the later they are: such tiles run longest first.
+  const longestFirst = winLeft === undefined && winRight !== undefined;
+  const plan = ctas === undefined ? undefined : persistentPlan(s, BM, group, ctas);
   const lseParam = lse
     ? {
         LSE: T.Tensor(
@@ -428,9 +555,11 @@ export function makeFlashAttention(s: FlashAttentionSizes): PrimFunc {
       : undefined;
     T.device_entry({
       launch: T.cuda.LaunchConfig({
-        grid: dyn
-          ? [T.ceildiv(dyn.seqQ, BM), heads, dyn.batch]
-          : [Math.ceil((varlen ? varlen.maxSeqQ : seqQ) / BM), heads, batch],
+        grid: plan
+          ? plan.grid
+          : dyn
+            ? [T.ceildiv(dyn.seqQ, BM), heads, dyn.batch]
+            : [Math.ceil((varlen ? varlen.maxSeqQ : seqQ) / BM), heads, batch],
         block: 128 * (NC + 1),
         dynamic_shared_bytes: (BM + 2 * STAGES * BN) * D * 2,
       }),
@@ -501,8 +630,10 @@ export function makeFlashAttention(s: FlashAttentionSizes): PrimFunc {
     // its last row's right edge: the longest tiles go first.
     // (With `dynamic`, clamped at 0: the CTA's index is below qTiles, but the verifier's ranges
     // of a runtime grid do not show it, and O's and LSE's stores must be provably in bounds.)
-    const qt =
-      winLeft === undefined && winRight !== undefined
+    // (With `ctas`, each unit's own: unitAt.)
+    const qt = plan
+      ? undefined
+      : longestFirst
         ? T.let_(
             "qt",
             dyn
@@ -536,9 +667,13 @@ export function makeFlashAttention(s: FlashAttentionSizes): PrimFunc {
         shape: [r, D],
         strides: [nh * D, 1],
       });
-    const kernel = (): void => {
-      // KV blocks j0 ≤ j < j0 + blocks meet some row's window: keys from the first row's left
-      // edge, qt·BM − leftOff, to the last row's right edge, qt·BM + BM − 1 + rightOff.
+    /**
+     * The unit of query tile qt (its head and batch from `head` and `batch`) with its KV range and
+     * KV head: KV blocks j0 ≤ j < j0 + blocks meet some row's window (keys from the first row's
+     * left edge, qt·BM − leftOff, to the last row's right edge, qt·BM + BM − 1 + rightOff);
+     * kvBlock(n) is the loop's n-th block; query head h reads KV head ⌊h / group⌋.
+     */
+    const work = (qt: ExprLike, head: () => ExprLike, batch: () => ExprLike): Work => {
       const j0 =
         leftOff === undefined
           ? 0
@@ -561,12 +696,94 @@ export function makeFlashAttention(s: FlashAttentionSizes): PrimFunc {
                 0,
               ),
             );
-      // The KV block of the loop's n-th step.
       const kvBlock = (n: ExprLike): ExprLike => (leftOff === undefined ? n : T.add(j0, n));
-      const h = T.cuda.block_idx("y");
-      // Query head h reads KV head ⌊h / group⌋.
+      // The head, its KV head, then the batch, in the order the one-CTA-a-unit kernel always
+      // read them (its PTX is unchanged).
+      const h = head();
       const hk = group === 1 ? h : T.let_("hk", T.floordiv(h, group));
-      const b = bz ?? T.cuda.block_idx("z");
+      return { qt, h, b: batch(), hk, blocks, kvBlock };
+    };
+    /**
+     * Unit u of the persistent grid (u < units): its query tile, head and batch, in the order
+     * FlashAttentionSizes.ctas describes. Longest first, in sections of sw pairs (pair = batch ·
+     * heads + head): with l = u mod sw·qTiles, unit u is rank ⌊l / sw⌋ (query tile qTiles − 1 −
+     * rank) of pair sw·⌊u / (sw·qTiles)⌋ + (l mod sw), and in the last section, of the remaining
+     * rem = pairs mod sw pairs, rank ⌊l / rem⌋ of pair sw·⌊u / (sw·qTiles)⌋ + (l mod rem)
+     * (FlashAttention-3's DynamicPersistentTileScheduler, its order without its atomic counter);
+     * otherwise query tile u mod qTiles of pair ⌊u / qTiles⌋.
+     */
+    const unitAt = (u: PrimExpr): Unit => {
+      const { qTiles: nq, pairs, section: sw } = plan!;
+      let rank: PrimExpr;
+      let pair: PrimExpr;
+      if (!longestFirst) {
+        rank = T.floormod(u, nq);
+        pair = T.floordiv(u, nq);
+      } else if (sw === pairs) {
+        rank = T.floordiv(u, pairs);
+        pair = T.floormod(u, pairs);
+      } else {
+        const sec = T.let_("sec", T.floordiv(u, sw * nq));
+        const l2 = T.let_("l2", T.floormod(u, sw * nq));
+        const rem = pairs % sw;
+        if (rem === 0) {
+          rank = T.floordiv(l2, sw);
+          pair = T.add(T.mul(sec, sw), T.floormod(l2, sw));
+        } else {
+          // The last section has the remaining rem pairs. (Clamped: no-ops for u < units, but
+          // the verifier's ranges of the two arms do not tie them to the section, and O's stores
+          // must be provably inside O, TX2006.)
+          const last = sec.ge(Math.floor(pairs / sw));
+          rank = T.min(T.if_then_else(last, T.floordiv(l2, rem), T.floordiv(l2, sw)), nq - 1);
+          pair = T.min(
+            T.add(T.mul(sec, sw), T.if_then_else(last, T.floormod(l2, rem), T.floormod(l2, sw))),
+            pairs - 1,
+          );
+        }
+      }
+      const pr = T.let_("pair", pair);
+      return {
+        qt: T.let_("qt", longestFirst ? T.sub(nq - 1, rank) : rank),
+        h: T.let_("h", T.floormod(pr, heads)),
+        b: T.let_("b", T.floordiv(pr, heads)),
+      };
+    };
+    const kernel = (): void => {
+      // Without `ctas`, the CTA's one unit (grid [query tiles, heads, batch]).
+      const work0 = plan
+        ? undefined
+        : work(
+            qt!,
+            () => T.cuda.block_idx("y"),
+            () => bz ?? T.cuda.block_idx("z"),
+          );
+      /**
+       * `body(w, turn)` for each unit of the CTA: its one unit (turn 0) without `ctas`; with it,
+       * unit u = blockIdx.x + turn · grid of turn 0, 1, … while u < units (a prefix of the turns,
+       * so the CTA's i-th unit is turn i).
+       */
+      const eachUnit = (body: (w: Work, turn: ExprLike) => void): void => {
+        if (!plan) {
+          body(work0!, 0);
+          return;
+        }
+        for (const turn of T.range(plan.turns)) {
+          const u = T.let_("u", T.add(T.cuda.block_idx("x"), T.mul(turn, plan.grid)));
+          const run = () => {
+            const unit = unitAt(u);
+            body(
+              work(
+                unit.qt,
+                () => unit.h,
+                () => unit.b,
+              ),
+              turn,
+            );
+          };
+          if (plan.turns * plan.grid === plan.units) run();
+          else T.if_(u.lt(plan.units), run);
+        }
+      };
       const wg = T.let_("wg", tid.floordiv(128));
       const sw = T.swizzle_mode("128B");
       const sQ = T.alloc_shared([D / W, BM, W], dt, {
@@ -592,8 +809,12 @@ export function makeFlashAttention(s: FlashAttentionSizes): PrimFunc {
       const vFull = T.alloc_shared([STAGES], "uint64", { name: "vFull" });
       const kEmpty = T.alloc_shared([STAGES], "uint64", { name: "kEmpty" });
       const vEmpty = T.alloc_shared([STAGES], "uint64", { name: "vEmpty" });
+      // With `ctas`: Q's slot is free again (one arrive per consumer after its unit's last
+      // Q·Kᵀ wgmma completed), so the producer may load the next unit's Q.
+      const qEmpty = plan ? T.alloc_shared([1], "uint64", { name: "qEmpty" }) : undefined;
       T.if_(tid.eq(0), () => {
         T.ptx.mbarrier.init(qFull.sub(0), 1);
+        if (qEmpty) T.ptx.mbarrier.init(qEmpty.sub(0), NC);
         for (const st of T.unroll(STAGES)) {
           T.ptx.mbarrier.init(kFull.sub(st), 1);
           T.ptx.mbarrier.init(vFull.sub(st), 1);
@@ -603,8 +824,8 @@ export function makeFlashAttention(s: FlashAttentionSizes): PrimFunc {
         T.ptx.fence.mbarrier_init();
       });
       T.cuda.cta_sync();
-      // Query tile qt's rows and KV block kj's rows of head hh ([r, D] views).
-      const qTile = (): TileView =>
+      // A unit's query tile's rows and KV block kj's rows of its KV head ([r, D] views).
+      const qTile = ({ qt, h, b }: Work): TileView =>
         seq
           ? rowsAt(Q!, D, T.add(seq.q0, T.mul(qt, BM)), h, BM, heads)
           : dyn
@@ -612,7 +833,7 @@ export function makeFlashAttention(s: FlashAttentionSizes): PrimFunc {
             : partQ
               ? seqRows(Q!, b, seqQ, T.mul(qt, BM), h, BM, heads)
               : rows(Q!, BM).sub(b, qt, h);
-      const kvTile = (x: TileView, kj: ExprLike): TileView =>
+      const kvTile = ({ hk, b }: Work, x: TileView, kj: ExprLike): TileView =>
         seq
           ? rowsAt(x, D, T.add(seq.k0, T.mul(kj, BN)), hk, BN, kvHeads)
           : dyn
@@ -620,28 +841,54 @@ export function makeFlashAttention(s: FlashAttentionSizes): PrimFunc {
             : partK
               ? seqRows(x, b, seqK, T.mul(kj, BN), hk, BN, kvHeads)
               : rows(x, BN).sub(b, kj, hk);
+      /** Ring position n's stage and the phase of its barriers (position n: the CTA's n-th KV block). */
+      const ringAt = (n: ExprLike, name: string): [ExprLike, ExprLike] => [
+        T.let_(`st${name}`, T.floormod(n, STAGES)),
+        T.let_(`ph${name}`, T.floormod(T.floordiv(n, STAGES), 2)),
+      ];
       T.if_(
         wg.eq(0),
         () => {
           T.ptx.setmaxnreg(false, producerRegs);
           T.if_(tid.eq(0), () => {
-            T.ptx.mbarrier.arrive.expect_tx(qFull.sub(0), BM * D * 2);
-            T.tile.copy_async(blocked(sQ), cols(qTile()), { mbar: qFull.sub(0) });
-            for (const j of T.range(blocks)) {
-              // KV block j's stage in the ring, and the phase of that stage's barriers.
-              const st = T.let_("st", T.floormod(j, STAGES));
-              const ph = T.let_("ph", T.floormod(T.floordiv(j, STAGES), 2));
-              T.ptx.mbarrier.try_wait(kEmpty.sub(st), T.sub(1, ph));
-              T.ptx.mbarrier.arrive.expect_tx(kFull.sub(st), tileBytes);
-              T.tile.copy_async(blocked(sK.sub(st)), cols(kvTile(K!, kvBlock(j))), {
-                mbar: kFull.sub(st),
-              });
-              T.ptx.mbarrier.try_wait(vEmpty.sub(st), T.sub(1, ph));
-              T.ptx.mbarrier.arrive.expect_tx(vFull.sub(st), tileBytes);
-              T.tile.copy_async(blocked(sV.sub(st)), cols(kvTile(V!, kvBlock(j))), {
-                mbar: vFull.sub(st),
-              });
-            }
+            // With `ctas`: the KV blocks of the CTA's units before this one (the ring runs on
+            // across units: block j of this unit is ring position ring + j).
+            const ring = plan ? T.local_scalar("int32", 0, { name: "ring" }) : undefined;
+            eachUnit((w, turn) => {
+              const loadQ = (): void => {
+                // The consumers released the previous unit's Q (its qEmpty phase; the first
+                // unit's wait, on the phase before the barrier's first, returns at once).
+                if (qEmpty) {
+                  T.ptx.mbarrier.try_wait(qEmpty.sub(0), T.sub(1, T.floormod(turn, 2)));
+                }
+                T.ptx.mbarrier.arrive.expect_tx(qFull.sub(0), BM * D * 2);
+                T.tile.copy_async(blocked(sQ), cols(qTile(w)), { mbar: qFull.sub(0) });
+              };
+              // Without `ctas`, Q first; with it, the unit's first K block first (its stage is
+              // free earlier: the consumers release it after the Q·Kᵀ of two blocks before,
+              // while Q waits for their last Q·Kᵀ of the unit before), then Q.
+              if (!ring) loadQ();
+              for (const j of T.range(w.blocks)) {
+                // KV block j's stage in the ring, and the phase of that stage's barriers.
+                const [st, ph] = ringAt(ring ? T.add(ring, j) : j, "");
+                T.ptx.mbarrier.try_wait(kEmpty.sub(st), T.sub(1, ph));
+                T.ptx.mbarrier.arrive.expect_tx(kFull.sub(st), tileBytes);
+                T.tile.copy_async(blocked(sK.sub(st)), cols(kvTile(w, K!, w.kvBlock(j))), {
+                  mbar: kFull.sub(st),
+                });
+                if (ring) T.if_(j.eq(0), loadQ);
+                T.ptx.mbarrier.try_wait(vEmpty.sub(st), T.sub(1, ph));
+                T.ptx.mbarrier.arrive.expect_tx(vFull.sub(st), tileBytes);
+                T.tile.copy_async(blocked(sV.sub(st)), cols(kvTile(w, V!, w.kvBlock(j))), {
+                  mbar: vFull.sub(st),
+                });
+              }
+              if (ring) {
+                // A unit that sees no KV block still loads Q (the consumers wait for it).
+                if (typeof w.blocks !== "number") T.if_(T.eq(w.blocks, 0), loadQ);
+                ring.set(T.add(ring, w.blocks));
+              }
+            });
           });
         },
         () => {
@@ -682,10 +929,6 @@ export function makeFlashAttention(s: FlashAttentionSizes): PrimFunc {
           const mNew = T.alloc_local([64, 1], "float32", { name: "mNew", layout: rl });
           const corr = T.alloc_local([64, 1], "float32", { name: "corr", layout: rl });
           const rs = T.alloc_local([64, 1], "float32", { name: "rs", layout: rl });
-          T.tile.wg.zero(acc);
-          T.tile.wg.fill(m, -Infinity);
-          T.tile.wg.zero(l);
-          T.ptx.mbarrier.try_wait(qFull.sub(0), 0);
           const sQh = sQ.rearrange("k (w r) c -> w r k c", { r: 64 }).sub(cw);
           const first = T.floormod(tid, 128).eq(0);
           /** Wait for K_j (stage st, phase ph) and issue S = Q·K_jᵀ (one wgmma group). */
@@ -729,219 +972,257 @@ export function makeFlashAttention(s: FlashAttentionSizes): PrimFunc {
             T.ptx.mbarrier.try_wait(vFull.sub(st), ph);
             T.tile.wg.gemm_async(acc, P, blocked(sV.sub(st)), { accum: true });
           };
-          /**
-           * The mask and online softmax of the n-th block in S: m' = max(m, c · rowmax(S)),
-           * corr = exp2(m − m'), S = exp2(c · S − m'), l = l · corr + rowsum(S). Touches
-           * neither acc nor P, which a P·V wgmma of the block before may still read and write.
-           */
-          const softmax = (n: ExprLike): void => {
-            if (masked) {
-              // Blocks that cross a window edge of the query tile: key k = BN·kj + c is hidden
-              // from this warpgroup's row r (query q = BM·qt + 64·cw + r) when k > q + rightOff
-              // (past the right edge; causal: after it), k < q − leftOff, or (varlen, `dynamic`)
-              // k ≥ lenK.
-              const kj = kvBlock(n);
-              const q0 = T.let_("q0", T.add(T.mul(qt, BM), T.mul(cw, 64)));
-              const k0 = T.mul(kj, BN);
-              const tq = T.mul(qt, BM);
-              // The tests of the bounded edges, right, left, then the sequence's end: per block
-              // (does it cross the edge?) and per element (is key k hidden from query q?).
-              const edges: [PrimExpr, (q: ExprLike, k: PrimExpr) => PrimExpr][] = [];
-              if (rightOff !== undefined) {
-                const tileRight = rightOff === 0 ? tq : T.add(tq, rightOff);
-                edges.push([
-                  T.add(k0, BN - 1).gt(tileRight),
-                  (q, k) => k.gt(rightOff === 0 ? q : T.add(q, rightOff)),
-                ]);
-              }
-              if (leftOff !== undefined) {
-                const lastRow =
-                  typeof leftOff === "number" ? BM - 1 - leftOff : T.sub(BM - 1, leftOff);
-                edges.push([k0.lt(T.add(tq, lastRow)), (q, k) => k.lt(T.sub(q, leftOff))]);
-              }
-              if (lenK !== undefined) {
-                edges.push([T.add(k0, BN).gt(lenK), (_q, k) => k.ge(lenK)]);
-              }
-              const any = (ps: PrimExpr[]): PrimExpr => ps.reduce((a, p) => a.or(p));
-              const hidden = (r: ExprLike, c: ExprLike) => {
-                const k = T.add(k0, c);
-                const q = T.add(q0, r);
-                return any(edges.map(([, e]) => e(q, k)));
-              };
-              const cross = any(edges.map(([p]) => p));
-              T.if_(cross, () => T.tile.wg.select(S, ([r, c]) => hidden(r!, c!), -Infinity, S));
-            }
-            // m' = max(m, max_k c · S); corr = exp2(m − m'); P = exp2(c · S − m'). The largest
-            // scaled logit is c · rowmax(S), or c · rowmin(S) for a negative scale (c is a
-            // build-time constant; rounding is monotonic, so it is also the largest of the
-            // rounded c · S below).
-            if (c >= 0) T.tile.wg.max(mNew, S, 1);
-            else T.tile.wg.min(mNew, S, 1);
-            T.tile.wg.mul(mNew, mNew, c);
-            T.tile.wg.maximum(mNew, mNew, m);
-            if (emptyRows) {
-              // A row that has seen no key yet has m' = -inf, and exp2(-inf − (-inf)) is NaN:
-              // m' = max(m', −FLT_MAX) instead (the same for every other row), so corr =
-              // exp2(-inf) = 0 and P = exp2(-inf) = 0 there while l and O stay 0.
-              T.tile.wg.maximum(mNew, mNew, -FLT_MAX);
-            }
-            T.tile.wg.sub(corr, m, mNew);
-            T.tile.wg.exp2(corr, corr, { approx: true });
-            T.tile.wg.maximum(m, m, mNew);
-            // c·S rounded, then − m' (not one fma): m' is max(c·S) rounded the same way, so
-            // the row's largest logit gives exactly exp2(0) = 1 and no logit gives more, even when
-            // logits are huge (an fma would leave c·S's rounding error, up to 2^-25·|c·S|, in
-            // the exponent).
-            T.tile.wg.mul(S, S, c);
-            T.tile.wg.sub(S, S, mNew);
-            T.tile.wg.exp2(S, S, { approx: true });
-            // l = l · corr + rowsum(P).
-            T.tile.wg.sum(rs, S, 1);
-            T.tile.wg.fma(l, l, corr, rs);
-          };
-          /** The ring stage of the loop's n-th block and the phase of its barriers. */
-          const stage = (n: ExprLike, name: string): [ExprLike, ExprLike] => [
-            T.let_(`st${name}`, T.floormod(n, STAGES)),
-            T.let_(`ph${name}`, T.floormod(T.floordiv(n, STAGES), 2)),
-          ];
-          if (schedule === "serial") {
-            // Per block: S = Q·K_jᵀ, wait, softmax, O = O · corr + P · V_j, wait.
-            for (const j of T.range(blocks)) {
-              const [st, ph] = stage(j, "");
-              issueS(st, ph);
-              T.ptx.wgmma.wait_group(0);
-              T.if_(first, () => T.ptx.mbarrier.arrive(kEmpty.sub(st)));
-              softmax(j);
-              T.tile.wg.mul(acc, acc, corr);
-              castP();
-              issuePV(st, ph);
-              T.ptx.wgmma.wait_group(0);
-              T.if_(first, () => T.ptx.mbarrier.arrive(vEmpty.sub(st)));
-            }
-          } else {
-            // FlashAttention-3's intra-warpgroup overlap: block j's S = Q·K_jᵀ is issued with
-            // block j − 1's O += P·V (two wgmma groups), and block j's softmax runs while the
-            // P·V group does (wait_group 1: S is ready; then 0). With "pingpong" the consumers
-            // also take turns to issue, a ring (named barrier PING + cw is cw's turn; 256
-            // threads: the waiting warpgroup and the one before it, which arrives), so one's
-            // softmax runs while the others' wgmmas do. Consumer 0 goes first (the last one
-            // arrives at PING once before its first turn); each barrier completes once per turn.
-            const ping = schedule === "pingpong";
-            const myTurn = (): void => {
-              if (ping) byConsumer((i) => T.cuda.bar_sync(PING + i, 256));
-            };
-            const yourTurn = (): void => {
-              if (ping) byConsumer((i) => T.cuda.bar_arrive(PING + ((i + 1) % NC), 256));
-            };
-            const body = (): void => {
-              if (ping) T.if_(cw.eq(NC - 1), () => T.cuda.bar_arrive(PING, 256));
-              myTurn();
-              issueS(0, 0);
-              yourTurn();
-              T.ptx.wgmma.wait_group(0);
-              T.if_(first, () => T.ptx.mbarrier.arrive(kEmpty.sub(0)));
-              softmax(0);
-              castP();
-              for (const j of T.range(1, blocks)) {
-                const [st, ph] = stage(j, "");
-                const [sp, pp] = stage(T.sub(j, 1), "p");
-                myTurn();
-                issueS(st, ph);
-                issuePV(sp, pp);
-                yourTurn();
-                T.ptx.wgmma.wait_group(1);
-                T.if_(first, () => T.ptx.mbarrier.arrive(kEmpty.sub(st)));
-                softmax(j);
-                T.ptx.wgmma.wait_group(0);
-                T.if_(first, () => T.ptx.mbarrier.arrive(vEmpty.sub(sp)));
-                T.tile.wg.mul(acc, acc, corr);
-                castP();
-              }
-              const [sl_, pl] = stage(T.sub(blocks, 1), "l");
-              myTurn();
-              issuePV(sl_, pl);
-              // The last turn: the last consumer hands none back (each barrier completes
-              // blocks + 1 times: PING + i + 1 once per turn of consumer i, PING at the last
-              // consumer's first arrive and its turns but the last).
-              if (ping) byConsumer((i) => T.cuda.bar_arrive(PING + i + 1, 256), NC - 1);
-              T.ptx.wgmma.wait_group(0);
-              T.if_(first, () => T.ptx.mbarrier.arrive(vEmpty.sub(sl_)));
-            };
-            // A tile that sees no KV block (a window or varlen can leave none) skips the loop:
-            // both consumers alike (the block range is the CTA's).
-            if (typeof blocks === "number") body();
-            else T.if_(T.gt(blocks, 0), body);
-          }
-          // With varlen, `dynamic` or a partial static tile (192 rows not dividing seq_q), rows
-          // past the sequence's end are not stored: each thread
-          // stores its own rows of the wgmma accumulator layout (thread t of the warpgroup holds
-          // rows 16·⌊t / 32⌋ + 8·i + ⌊(t mod 32) / 4⌋, i = 0, 1: slot i of a row tile (rl), slots
-          // 4·n + 2·i + e of a 64 × D tile (ol), column 8·n + 2·(t mod 4) + e), each row under
-          // its own guard: r < lenQ, and with `dynamic` b < batch too (it holds in every CTA of
-          // the grid; from it the verifier proves O's and LSE's stores inside the tensors, TX2006,
-          // for every batch and seq_q).
-          const lenQ: ExprLike | undefined = lens ? lens.lenQ : partQ ? seqQ : undefined;
-          const own =
-            lenQ !== undefined
-              ? (() => {
-                  const t = T.let_("t", T.floormod(tid, 128));
-                  const r0 = T.let_(
-                    "r0",
-                    T.add(
-                      T.add(T.mul(qt, BM), T.mul(cw, 64)),
-                      T.add(T.mul(T.floordiv(t, 32), 16), T.floordiv(T.floormod(t, 32), 4)),
-                    ),
-                  );
-                  const inRow = (r: PrimExpr): PrimExpr =>
-                    dyn ? r.lt(lenQ).and(T.lt(b, dyn.batch)) : r.lt(lenQ);
-                  return { t, r0, inRow };
-                })()
-              : undefined;
-          if (LSE !== undefined) {
-            // LSE = ln 2 · (m + log2 l) (m in the log2 domain); −inf where l = 0 (log2 0 = −inf,
-            // and m is −inf or −FLT_MAX there). Each row's 4 replicas store the same value.
-            T.tile.wg.log2(corr, l, { approx: true });
-            T.tile.wg.add(corr, corr, m);
-            T.tile.wg.mul(corr, corr, Math.LN2);
-            if (own) {
-              for (const i of T.unroll(2)) {
-                const r = T.add(own.r0, T.mul(i, 8));
-                T.if_(T.floormod(own.t, 4).eq(0).and(own.inRow(r)), () =>
-                  LSE.set(seq ? [h, T.add(seq.q0, r)] : [b, h, r], corr.flat().get([i])),
-                );
-              }
-            } else {
-              const lseRows = LSE.rearrange("b h (i r o) -> b h i r o", { r: 64, o: 1 });
-              T.tile.wg.copy(lseRows.sub(b, h, T.add(T.mul(qt, NC), cw)), corr);
-            }
-          }
-          // O = acc / l (l ≥ 1 where a row sees a key: its maximum's, exp2(0) = 1; a row that
-          // sees none has l = 0 and acc = 0: 1 / max(l, FLT_MIN) is finite, so O = 0, not NaN).
-          if (emptyRows) T.tile.wg.maximum(l, l, FLT_MIN);
-          T.tile.wg.reciprocal(rs, l);
-          T.tile.wg.mul(acc, acc, rs);
-          T.tile.wg.cast(out, acc);
-          if (own) {
-            // Column pairs as 32-bit stores (a vectorized pair), as T.tile.wg.copy makes them.
-            const c0 = T.let_("c0", T.mul(T.floormod(own.t, 4), 2));
-            const outSlots = out.flat();
-            for (const i of T.unroll(2)) {
-              const r = T.let_("r", T.add(own.r0, T.mul(i, 8)));
-              T.if_(own.inRow(r), () => {
-                const oRow = seq ? O!.sub(T.add(seq.q0, r), h) : O!.sub(b, r, h);
-                for (const n of T.unroll(D / 8)) {
-                  for (const e of T.vectorized(2)) {
-                    oRow.set(
-                      [T.add(T.add(T.mul(n, 8), c0), e)],
-                      outSlots.get([T.add(T.add(T.mul(n, 4), T.mul(i, 2)), e)]),
-                    );
-                  }
+          // With `ctas`: the KV blocks of the CTA's units before this one (as the producer's).
+          const ring = plan ? T.local_scalar("int32", 0, { name: "ring" }) : undefined;
+          const ping = schedule === "pingpong";
+          // With `ctas`, the ping-pong's turns run on across units (FlashAttention-3's
+          // mma_init): the last consumer arrives at PING once before the first unit and every
+          // consumer hands the turn on after each of its turns, so that consumer 0 issues the next
+          // unit's first Q·Kᵀ while the last consumer finishes the unit before; consumer 0 takes
+          // the turn left over after the last unit (each barrier's arrivals and waits match).
+          if (ping && plan) T.if_(cw.eq(NC - 1), () => T.cuda.bar_arrive(PING, 256));
+          eachUnit((w, turn) => {
+            const { qt, h, b, blocks, kvBlock } = w;
+            T.tile.wg.zero(acc);
+            T.tile.wg.fill(m, -Infinity);
+            T.tile.wg.zero(l);
+            T.ptx.mbarrier.try_wait(qFull.sub(0), plan ? T.floormod(turn, 2) : 0);
+            // Block n of the unit: the CTA's ring position ring + n (n without `ctas`).
+            const at = (n: ExprLike): ExprLike => (ring ? T.add(ring, n) : n);
+            /**
+             * After the unit's n-th Q·Kᵀ completed: free K's stage st, and with `ctas` after the
+             * unit's last one (n = blocks − 1) Q's slot (qEmpty).
+             */
+            const sDone = (st: ExprLike, n: ExprLike): void =>
+              T.if_(first, () => {
+                T.ptx.mbarrier.arrive(kEmpty.sub(st));
+                if (qEmpty) {
+                  const last =
+                    typeof n === "number" && typeof blocks === "number"
+                      ? n === blocks - 1
+                      : T.eq(n, T.sub(blocks, 1));
+                  if (last === true) T.ptx.mbarrier.arrive(qEmpty.sub(0));
+                  else if (last !== false) T.if_(last, () => T.ptx.mbarrier.arrive(qEmpty.sub(0)));
                 }
               });
+            // A unit that sees no KV block issues no Q·Kᵀ: Q's slot is free once Q has landed.
+            if (qEmpty && typeof blocks !== "number") {
+              T.if_(first.and(T.eq(blocks, 0)), () => T.ptx.mbarrier.arrive(qEmpty.sub(0)));
             }
-          } else {
-            T.tile.wg.copy(rows(O!, 64).sub(b, T.add(T.mul(qt, NC), cw), h), out);
-          }
+            /**
+             * The mask and online softmax of the n-th block in S: m' = max(m, c · rowmax(S)),
+             * corr = exp2(m − m'), S = exp2(c · S − m'), l = l · corr + rowsum(S). Touches
+             * neither acc nor P, which a P·V wgmma of the block before may still read and write.
+             */
+            const softmax = (n: ExprLike): void => {
+              if (masked) {
+                // Blocks that cross a window edge of the query tile: key k = BN·kj + c is hidden
+                // from this warpgroup's row r (query q = BM·qt + 64·cw + r) when k > q + rightOff
+                // (past the right edge; causal: after it), k < q − leftOff, or (varlen, `dynamic`)
+                // k ≥ lenK.
+                const kj = kvBlock(n);
+                const q0 = T.let_("q0", T.add(T.mul(qt, BM), T.mul(cw, 64)));
+                const k0 = T.mul(kj, BN);
+                const tq = T.mul(qt, BM);
+                // The tests of the bounded edges, right, left, then the sequence's end: per block
+                // (does it cross the edge?) and per element (is key k hidden from query q?).
+                const edges: [PrimExpr, (q: ExprLike, k: PrimExpr) => PrimExpr][] = [];
+                if (rightOff !== undefined) {
+                  const tileRight = rightOff === 0 ? tq : T.add(tq, rightOff);
+                  edges.push([
+                    T.add(k0, BN - 1).gt(tileRight),
+                    (q, k) => k.gt(rightOff === 0 ? q : T.add(q, rightOff)),
+                  ]);
+                }
+                if (leftOff !== undefined) {
+                  const lastRow =
+                    typeof leftOff === "number" ? BM - 1 - leftOff : T.sub(BM - 1, leftOff);
+                  edges.push([k0.lt(T.add(tq, lastRow)), (q, k) => k.lt(T.sub(q, leftOff))]);
+                }
+                if (lenK !== undefined) {
+                  edges.push([T.add(k0, BN).gt(lenK), (_q, k) => k.ge(lenK)]);
+                }
+                const any = (ps: PrimExpr[]): PrimExpr => ps.reduce((a, p) => a.or(p));
+                const hidden = (r: ExprLike, c: ExprLike) => {
+                  const k = T.add(k0, c);
+                  const q = T.add(q0, r);
+                  return any(edges.map(([, e]) => e(q, k)));
+                };
+                const cross = any(edges.map(([p]) => p));
+                T.if_(cross, () => T.tile.wg.select(S, ([r, c]) => hidden(r!, c!), -Infinity, S));
+              }
+              // m' = max(m, max_k c · S); corr = exp2(m − m'); P = exp2(c · S − m'). The largest
+              // scaled logit is c · rowmax(S), or c · rowmin(S) for a negative scale (c is a
+              // build-time constant; rounding is monotonic, so it is also the largest of the
+              // rounded c · S below).
+              if (c >= 0) T.tile.wg.max(mNew, S, 1);
+              else T.tile.wg.min(mNew, S, 1);
+              T.tile.wg.mul(mNew, mNew, c);
+              T.tile.wg.maximum(mNew, mNew, m);
+              if (emptyRows) {
+                // A row that has seen no key yet has m' = -inf, and exp2(-inf − (-inf)) is NaN:
+                // m' = max(m', −FLT_MAX) instead (the same for every other row), so corr =
+                // exp2(-inf) = 0 and P = exp2(-inf) = 0 there while l and O stay 0.
+                T.tile.wg.maximum(mNew, mNew, -FLT_MAX);
+              }
+              T.tile.wg.sub(corr, m, mNew);
+              T.tile.wg.exp2(corr, corr, { approx: true });
+              T.tile.wg.maximum(m, m, mNew);
+              // c·S rounded, then − m' (not one fma): m' is max(c·S) rounded the same way, so
+              // the row's largest logit gives exactly exp2(0) = 1 and no logit gives more, even when
+              // logits are huge (an fma would leave c·S's rounding error, up to 2^-25·|c·S|, in
+              // the exponent).
+              T.tile.wg.mul(S, S, c);
+              T.tile.wg.sub(S, S, mNew);
+              T.tile.wg.exp2(S, S, { approx: true });
+              // l = l · corr + rowsum(P).
+              T.tile.wg.sum(rs, S, 1);
+              T.tile.wg.fma(l, l, corr, rs);
+            };
+            if (schedule === "serial") {
+              // Per block: S = Q·K_jᵀ, wait, softmax, O = O · corr + P · V_j, wait.
+              for (const j of T.range(blocks)) {
+                const [st, ph] = ringAt(at(j), "");
+                issueS(st, ph);
+                T.ptx.wgmma.wait_group(0);
+                sDone(st, j);
+                softmax(j);
+                T.tile.wg.mul(acc, acc, corr);
+                castP();
+                issuePV(st, ph);
+                T.ptx.wgmma.wait_group(0);
+                T.if_(first, () => T.ptx.mbarrier.arrive(vEmpty.sub(st)));
+              }
+            } else {
+              // FlashAttention-3's intra-warpgroup overlap: block j's S = Q·K_jᵀ is issued with
+              // block j − 1's O += P·V (two wgmma groups), and block j's softmax runs while the
+              // P·V group does (wait_group 1: S is ready; then 0). With "pingpong" the consumers
+              // also take turns to issue, a ring (named barrier PING + cw is cw's turn; 256
+              // threads: the waiting warpgroup and the one before it, which arrives), so one's
+              // softmax runs while the others' wgmmas do. Consumer 0 goes first (the last one
+              // arrives at PING once before its first turn); each barrier completes once per turn.
+              const myTurn = (): void => {
+                if (ping) byConsumer((i) => T.cuda.bar_sync(PING + i, 256));
+              };
+              const yourTurn = (): void => {
+                if (ping) byConsumer((i) => T.cuda.bar_arrive(PING + ((i + 1) % NC), 256));
+              };
+              const body = (): void => {
+                if (ping && !plan) T.if_(cw.eq(NC - 1), () => T.cuda.bar_arrive(PING, 256));
+                const [s0, p0] = ring ? ringAt(ring, "0") : [0, 0];
+                myTurn();
+                issueS(s0, p0);
+                yourTurn();
+                T.ptx.wgmma.wait_group(0);
+                sDone(s0, 0);
+                softmax(0);
+                castP();
+                for (const j of T.range(1, blocks)) {
+                  const [st, ph] = ringAt(at(j), "");
+                  const [sp, pp] = ringAt(at(T.sub(j, 1)), "p");
+                  myTurn();
+                  issueS(st, ph);
+                  issuePV(sp, pp);
+                  yourTurn();
+                  T.ptx.wgmma.wait_group(1);
+                  sDone(st, j);
+                  softmax(j);
+                  T.ptx.wgmma.wait_group(0);
+                  T.if_(first, () => T.ptx.mbarrier.arrive(vEmpty.sub(sp)));
+                  T.tile.wg.mul(acc, acc, corr);
+                  castP();
+                }
+                const [sl_, pl] = ringAt(at(T.sub(blocks, 1)), "l");
+                myTurn();
+                issuePV(sl_, pl);
+                // The last turn: without `ctas` the last consumer hands none back (each barrier
+                // completes blocks + 1 times: PING + i + 1 once per turn of consumer i, PING at the
+                // last consumer's first arrive and its turns but the last); with it, every one
+                // does (the turns run on into the next unit).
+                if (ping && plan) yourTurn();
+                else if (ping) byConsumer((i) => T.cuda.bar_arrive(PING + i + 1, 256), NC - 1);
+                T.ptx.wgmma.wait_group(0);
+                T.if_(first, () => T.ptx.mbarrier.arrive(vEmpty.sub(sl_)));
+              };
+              // A tile that sees no KV block (a window or varlen can leave none) skips the loop:
+              // both consumers alike (the block range is the CTA's).
+              if (typeof blocks === "number") body();
+              else T.if_(T.gt(blocks, 0), body);
+            }
+            // With varlen, `dynamic` or a partial static tile (192 rows not dividing seq_q), rows
+            // past the sequence's end are not stored: each thread
+            // stores its own rows of the wgmma accumulator layout (thread t of the warpgroup holds
+            // rows 16·⌊t / 32⌋ + 8·i + ⌊(t mod 32) / 4⌋, i = 0, 1: slot i of a row tile (rl), slots
+            // 4·n + 2·i + e of a 64 × D tile (ol), column 8·n + 2·(t mod 4) + e), each row under
+            // its own guard: r < lenQ, and with `dynamic` b < batch too (it holds in every CTA of
+            // the grid; from it the verifier proves O's and LSE's stores inside the tensors, TX2006,
+            // for every batch and seq_q).
+            const lenQ: ExprLike | undefined = lens ? lens.lenQ : partQ ? seqQ : undefined;
+            const own =
+              lenQ !== undefined
+                ? (() => {
+                    const t = T.let_("t", T.floormod(tid, 128));
+                    const r0 = T.let_(
+                      "r0",
+                      T.add(
+                        T.add(T.mul(qt, BM), T.mul(cw, 64)),
+                        T.add(T.mul(T.floordiv(t, 32), 16), T.floordiv(T.floormod(t, 32), 4)),
+                      ),
+                    );
+                    const inRow = (r: PrimExpr): PrimExpr =>
+                      dyn ? r.lt(lenQ).and(T.lt(b, dyn.batch)) : r.lt(lenQ);
+                    return { t, r0, inRow };
+                  })()
+                : undefined;
+            if (LSE !== undefined) {
+              // LSE = ln 2 · (m + log2 l) (m in the log2 domain); −inf where l = 0 (log2 0 = −inf,
+              // and m is −inf or −FLT_MAX there). Each row's 4 replicas store the same value.
+              T.tile.wg.log2(corr, l, { approx: true });
+              T.tile.wg.add(corr, corr, m);
+              T.tile.wg.mul(corr, corr, Math.LN2);
+              if (own) {
+                for (const i of T.unroll(2)) {
+                  const r = T.add(own.r0, T.mul(i, 8));
+                  T.if_(T.floormod(own.t, 4).eq(0).and(own.inRow(r)), () =>
+                    LSE.set(seq ? [h, T.add(seq.q0, r)] : [b, h, r], corr.flat().get([i])),
+                  );
+                }
+              } else {
+                const lseRows = LSE.rearrange("b h (i r o) -> b h i r o", { r: 64, o: 1 });
+                T.tile.wg.copy(lseRows.sub(b, h, T.add(T.mul(qt, NC), cw)), corr);
+              }
+            }
+            // O = acc / l (l ≥ 1 where a row sees a key: its maximum's, exp2(0) = 1; a row that
+            // sees none has l = 0 and acc = 0: 1 / max(l, FLT_MIN) is finite, so O = 0, not NaN).
+            if (emptyRows) T.tile.wg.maximum(l, l, FLT_MIN);
+            T.tile.wg.reciprocal(rs, l);
+            T.tile.wg.mul(acc, acc, rs);
+            T.tile.wg.cast(out, acc);
+            if (own) {
+              // Column pairs as 32-bit stores (a vectorized pair), as T.tile.wg.copy makes them.
+              const c0 = T.let_("c0", T.mul(T.floormod(own.t, 4), 2));
+              const outSlots = out.flat();
+              for (const i of T.unroll(2)) {
+                const r = T.let_("r", T.add(own.r0, T.mul(i, 8)));
+                T.if_(own.inRow(r), () => {
+                  const oRow = seq ? O!.sub(T.add(seq.q0, r), h) : O!.sub(b, r, h);
+                  for (const n of T.unroll(D / 8)) {
+                    for (const e of T.vectorized(2)) {
+                      oRow.set(
+                        [T.add(T.add(T.mul(n, 8), c0), e)],
+                        outSlots.get([T.add(T.add(T.mul(n, 4), T.mul(i, 2)), e)]),
+                      );
+                    }
+                  }
+                });
+              }
+            } else {
+              T.tile.wg.copy(rows(O!, 64).sub(b, T.add(T.mul(qt, NC), cw), h), out);
+            }
+            if (ring) ring.set(T.add(ring, blocks));
+          });
+          // The turn the last consumer handed on after its last one.
+          if (ping && plan) T.if_(cw.eq(0), () => T.cuda.bar_sync(PING, 256));
         },
       );
     };
