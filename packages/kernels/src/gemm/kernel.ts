@@ -33,18 +33,12 @@
 //     a second float32 register tile (scale-d 0 at the first k32 step: gemm_async's accum false)
 //     and, after the wait, each thread promotes it: acc = fma(tmp, sA[row, kb] · sB[nb, kb], acc) for
 //     its slots (its two rows per 64-row block and its columns' n blocks are known from the
-//     accumulator layout above). The scales come through shared memory with the stage: warp 1
-//     of the producer warpgroup (the scale warp) loads each K block's scales for the tile (A's
-//     bm, BM / 32 per lane, and B's one or two: a bn ≤ 128 tile lies in one 128-column block; a
-//     192 or 256 tile spans two) with ld.global before it waits for the stage to be empty (the
-//     loads fly during the wait), stores them into the stage's slot of `scales` [stages, bm + 2]
-//     and arrives on the stage's "full" barrier (counting 1 + 32 arrivals). A consumer thread
-//     reads its 2 of A's and B's with ld.shared after its wgmmas, its warpgroup meets on a named
-//     barrier, then its thread 0 frees the stage. No consumer register waits on global memory:
-//     with the same loads by the consumers (ld.global two K-tiles ahead into alternate register
-//     sets) the kernel ran 0.83-0.93× the per-tensor one on the H200, and with cp.async copies
-//     into shared memory (cp.async.wait_group before the promotion) 0.42-0.53×
-//     (bench/results/gpu-runs-2026-12-03.md).
+//     accumulator layout above). The scales are plain ld.global by the consumer threads, issued
+//     two K-tiles ahead into one of two register sets (the K loop unrolled by 2) so that their
+//     latency hides behind two whole K-tiles: per K block a
+//     thread reads 2 of A's scales and 1 or 2 of B's (a bn ≤ 128 tile lies in one 128-column
+//     block; a 192 or 256 tile spans two), L1/L2 hits after the first warp — cheaper than a TMA
+//     of a [bm] column of sA (a 4-byte-wide box with its own mbarrier and shared slot per stage).
 //     A partial last K block is zero-filled by TMA: its scale multiplies zeros there. Rows past
 //     m read row m − 1's scale (their results are never stored). With split-K each slice adds
 //     its promoted blocks into W; the finishing kernel then applies no scale.
@@ -152,8 +146,6 @@ export function blockScaleShapes(
   return { a: [m, kb], b: [Math.ceil(n / SCALE_BLOCK), kb] };
 }
 
-/** Lanes of the producer's scale warp (float8 block scales): one warp. */
-const SCALE_LANES = 32;
 const LOAD_2D = "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes";
 /** Tile rows per group of the tile order (L2 reuse of B's tiles; the example's). */
 const GROUP = 8;
@@ -314,11 +306,9 @@ export function checkGemmSizes(s: GemmSizes): Required<GemmConfig> {
   if (!Number.isInteger(c.stages) || c.stages < 2 || c.stages > 8) {
     throw configError(`gemm: config.stages is an integer in 2 … 8, got ${c.stages}`);
   }
-  // Block scales: each stage also holds the tile's bm + 2 float32 scales (makeGemm's `scales`).
-  const perStage = stageBytes + (s.scales === "block" ? (c.bm + 2) * 4 : 0);
-  if (c.stages * perStage > MAX_GEMM_SHARED) {
+  if (c.stages * stageBytes > MAX_GEMM_SHARED) {
     throw configError(
-      `gemm: ${c.stages} stages of ${c.bm} × ${c.bn} tiles take ${c.stages * perStage} bytes of shared memory${perStage > stageBytes ? " (with their block scales)" : ""}, over ${MAX_GEMM_SHARED}; at most ${Math.floor(MAX_GEMM_SHARED / perStage)} stages`,
+      `gemm: ${c.stages} stages of ${c.bm} × ${c.bn} tiles take ${c.stages * stageBytes} bytes of shared memory, over ${MAX_GEMM_SHARED}; at most ${Math.floor(MAX_GEMM_SHARED / stageBytes)} stages`,
     );
   }
   if (c.cluster !== undefined && c.cluster !== 1) {
@@ -459,9 +449,6 @@ export function makeGemm(s: GemmSizes): GemmKernels {
       ? T.alloc_shared([STAGES, BN, BK], dtB, { name: "sB", ...swz })
       : T.alloc_shared([STAGES, BN / E, BK, E], dtB, { name: "sB", ...swz });
     const full = T.alloc_shared([STAGES], "uint64", { name: "full" });
-    // Block scales per stage: A's for the tile's BM rows, then B's for its one or two 128-column
-    // blocks (slots BM and BM + 1), written by the producer's scale warp (below).
-    const scl = block ? T.alloc_shared([STAGES, BM + 2], "float32", { name: "scales" }) : undefined;
     const empty = T.alloc_shared([STAGES], "uint64", { name: "empty" });
     const mapA = T.tensormap_encode_tiled(A, {
       box: transA ? [BK, E] : [BM, BK],
@@ -473,8 +460,7 @@ export function makeGemm(s: GemmSizes): GemmKernels {
     });
     T.if_(tid.eq(0), () => {
       for (const st of T.unroll(STAGES)) {
-        // With block scales the scale warp's 32 lanes arrive too (each after its stores).
-        T.ptx.mbarrier.init(full.sub(st), block ? 1 + SCALE_LANES : 1);
+        T.ptx.mbarrier.init(full.sub(st), 1);
         T.ptx.mbarrier.init(empty.sub(st), consumers);
       }
       T.ptx.fence.mbarrier_init();
@@ -561,45 +547,6 @@ export function makeGemm(s: GemmSizes): GemmKernels {
             }
           }),
         );
-        // The scale warp (warp 1): per K-tile, each lane loads BM / 32 of A's scales (rows lane,
-        // lane + 32, …) and lanes 0 and 1 B's one or two, before waiting for the stage to be
-        // empty (the loads fly while it waits), then stores them into the stage's slot and
-        // arrives on its "full" barrier: the consumers read them with ld.shared after the wait
-        // they do anyway, and no consumer register waits on global memory.
-        if (block) {
-          const lane = T.let_("lane", T.floormod(tid, 32));
-          T.if_(T.floordiv(tid, 32).eq(1), () => {
-            const SA = h.scaleA!;
-            const SB = h.scaleB!;
-            const nBlocks = blockShapes.b[0];
-            const per = BM / SCALE_LANES;
-            const vals = T.alloc_local([per + 1], "float32", { name: "sclv" });
-            eachUnit((u, turn) => {
-              const { m0, n0, kt0 } = origin(u);
-              for (const kt of T.range(kPer)) {
-                const it = T.let_("it", T.add(T.mul(turn, kPer), kt));
-                const st = T.let_("st", T.floormod(it, STAGES));
-                const kb0 = kt0 ? T.add(kt0, kt) : kt;
-                // A split-K slice may run past the last K-tile (TMA fills zeros there).
-                const kb = SPLIT * kPer > kTiles ? T.min(kb0, kTiles - 1) : kb0;
-                for (let j = 0; j < per; j++) {
-                  const r = T.add(T.add(m0, lane), j * SCALE_LANES);
-                  vals.set([j], SA.get([m % BM === 0 ? r : T.min(r, m - 1), kb]));
-                }
-                // Lane 0: the tile's first 128-column block; lane 1: the next (clamped at the
-                // last: its columns past n are never stored).
-                const nb = T.min(T.add(T.floordiv(n0, SCALE_BLOCK), lane), nBlocks - 1);
-                T.if_(lane.lt(2), () => vals.set([per], SB.get([nb, kb])));
-                T.ptx.mbarrier.try_wait(empty.sub(st), T.sub(1, phase(it)));
-                for (let j = 0; j < per; j++) {
-                  scl!.set([st, T.add(lane, j * SCALE_LANES)], vals.get([j]));
-                }
-                T.if_(lane.lt(2), () => scl!.set([st, T.add(lane, BM)], vals.get([per])));
-                T.ptx.mbarrier.arrive(full.sub(st));
-              }
-            });
-          });
-        }
       },
       () => {
         T.ptx.setmaxnreg(true, 232);
@@ -636,26 +583,27 @@ export function makeGemm(s: GemmSizes): GemmKernels {
               T.add(T.mul(T.floordiv(t, 32), 16), T.floordiv(T.floormod(t, 32), 4)),
             ),
           );
-        // Stage st's scales for this thread's rows (sa0, sa1: rows r0 and r0 + 8 of the tile, at
-        // rl and rl + 8 of the stage's slot) and its columns' one or two n blocks (sb0, sb1), read
-        // from the slot the scale warp filled (ld.shared).
+        // K block kb's scales for this thread's rows r0 and r0 + 8 (sa0, sa1) and its columns'
+        // one or two n blocks (sb0, sb1), as plain loads (the file's header).
         const two = SCALE_BLOCK % BN !== 0;
-        const rl = block
-          ? T.let_(
-              "rl",
-              T.add(
-                cw ? T.mul(cw, 64) : 0,
-                T.add(T.mul(T.floordiv(t, 32), 16), T.floordiv(T.floormod(t, 32), 4)),
-              ),
-            )
-          : undefined;
-        const readBlockScales = (st: PrimExpr): PrimExpr[] => {
-          const at = (i: ExprLike): PrimExpr => T.let_("scl", scl!.get([st, i]));
-          const sa = [at(rl!), at(T.add(rl!, 8))];
-          return two ? [...sa, at(BM), at(BM + 1)] : [...sa, at(BM)];
+        const loadBlockScales = (r0: PrimExpr, n0: PrimExpr, kb: ExprLike): PrimExpr[] => {
+          const SA = h.scaleA!;
+          const SB = h.scaleB!;
+          const nBlocks = blockShapes.b[0];
+          const sa = [0, 1].map((i) => {
+            const r = T.add(r0, i * 8);
+            return SA.get([m % BM === 0 ? r : T.min(r, m - 1), kb]);
+          });
+          const nb0 = T.floordiv(n0, SCALE_BLOCK);
+          // n0 is a multiple of bn: a 64- or 128-column tile lies in one 128-column block, a
+          // 192- or 256-column one spans two (the second clamped at the last block: its columns
+          // past n are never stored).
+          const sb0 = SB.get([nb0, kb]);
+          const sb1 = two ? SB.get([T.min(T.add(nb0, 1), nBlocks - 1), kb]) : undefined;
+          return sb1 === undefined ? [...sa, sb0] : [...sa, sb0, sb1];
         };
         // The promotion acc = fma(tmp, sA · sB, acc) after a K block's wgmmas, with its scales
-        // [sa0, sa1, sb0, sb1?] (read from the stage's slot) and n0 the tile's column.
+        // [sa0, sa1, sb0, sb1?] (registers loaded a K-tile earlier) and n0 the tile's column.
         const promoteBlock = (v: readonly ExprLike[], n0: PrimExpr): void => {
           const [sa0, sa1, sb0, sb1] = v;
           const sa = [sa0!, sa1!];
@@ -692,11 +640,32 @@ export function makeGemm(s: GemmSizes): GemmKernels {
             }
           }
         };
+        // Block scales in registers, two sets used by alternate K-tiles (the K loop unrolled by 2):
+        // K-tile kt's promotion reads its set, then refills it with K-tile kt + 2's scales, so a
+        // load has two whole K-tiles (waits, wgmmas, promotions) to land before it is read. With
+        // one set refilled a K-tile ahead (the loads' first use was the copy into the set at the
+        // end of the same K-tile) the block-scaled kernel ran 6% slower at 8192³ and 17% at
+        // 1024 × 8192 × 8192 than with its scales loaded once per tile (H200,
+        // bench/results/gpu-runs-2026-12-02f.md): a load served by L2 outlasts one K-tile.
+        const NS = two ? 4 : 3;
+        const sets = block
+          ? [0, 1].map((i) => T.alloc_local([NS], "float32", { name: `scl${i}` }))
+          : undefined;
         eachUnit((u, turn) => {
           const { m0, n0, kt0 } = origin(u);
           T.tile.wg.zero(acc);
-          /** K-tile kt: wait for its stage, its wgmmas, free the stage, promote. */
-          const step = (kt: PrimExpr): void => {
+          const rb = block ? firstRow(m0) : undefined;
+          // K block kb's index, clamped at the last one (a split-K slice may run past the last
+          // K-tile, where TMA fills zeros; the loads two K-tiles ahead run past it too).
+          const kbOf = (kt: ExprLike, ahead: number): ExprLike => {
+            const kb = kt0 ? T.add(T.add(kt0, kt), ahead) : T.add(kt, ahead);
+            return ahead > 0 || SPLIT * kPer > kTiles ? T.min(kb, kTiles - 1) : kb;
+          };
+          /** Set `set` := K-tile kt + ahead's scales. */
+          const fill = (set: number, kt: ExprLike, ahead: number): void =>
+            loadBlockScales(rb!, n0, kbOf(kt, ahead)).forEach((x, i) => sets![set]!.set([i], x));
+          /** K-tile kt: wait for its stage, its wgmmas, free the stage, promote (set: its scales). */
+          const step = (kt: PrimExpr, set: number): void => {
             const it = T.let_("it", T.add(T.mul(turn, kPer), kt));
             const st = T.let_("st", T.floormod(it, STAGES));
             T.ptx.mbarrier.try_wait(full.sub(st), phase(it));
@@ -710,28 +679,30 @@ export function makeGemm(s: GemmSizes): GemmKernels {
               T.tile.wg.gemm_async(tmpTile!, opA, opB, { transA, transB, accum: false });
             } else T.tile.wg.gemm_async(acc, opA, opB, { transA, transB });
             T.ptx.wgmma.wait_group(0);
-            // The stage's scales are read before the stage is freed (the scale warp refills
-            // the slot after the "empty" barrier).
-            const v = block ? readBlockScales(st) : undefined;
-            // Every thread of the warpgroup has read the slot before its thread 0 frees the stage
-            // (named barrier 1 + cw over the warpgroup's 128 threads; an immediate id each).
-            if (block) {
-              if (cw === undefined) T.cuda.bar_sync(1, 128);
-              else {
-                T.if_(
-                  cw.eq(0),
-                  () => T.cuda.bar_sync(1, 128),
-                  () => T.cuda.bar_sync(2, 128),
-                );
-              }
-            }
             T.if_(t.eq(0), () => T.ptx.mbarrier.arrive(empty.sub(st)));
-            if (block) promoteBlock(v!, n0);
-            else if (promoted) T.tile.wg.add(acc, acc, tmpTile!);
+            if (block) {
+              promoteBlock(
+                Array.from({ length: NS }, (_, i) => sets![set]!.get([i])),
+                n0,
+              );
+              fill(set, kt, 2);
+            } else if (promoted) T.tile.wg.add(acc, acc, tmpTile!);
           };
-          for (const kt of T.range(kPer)) step(kt);
+          if (block) {
+            fill(0, 0, 0);
+            fill(1, 0, 1);
+            for (const kp of T.range(Math.ceil(kPer / 2))) {
+              const k0 = T.let_("kt", T.mul(kp, 2));
+              step(k0, 0);
+              const k1 = T.add(k0, 1);
+              if (kPer % 2 === 0) step(k1, 1);
+              else T.if_(k1.lt(kPer), () => step(k1, 1));
+            }
+          } else {
+            for (const kt of T.range(kPer)) step(kt, 0);
+          }
           // This thread's first row and column of the tile (see the header).
-          const r0 = firstRow(m0);
+          const r0 = rb ?? firstRow(m0);
           const c0 = T.let_("c0", T.add(n0, T.mul(T.floormod(t, 4), 2)));
           const put = (r: PrimExpr, c: PrimExpr, v: PrimExpr): void => {
             if (split) T.cuda.red_add(h.W!.ptr([r, c]), v);
