@@ -572,24 +572,44 @@ describe("the configuration table", () => {
     expect(errorOf(() => pickAttentionConfig("backward", sizes(64), "sm_80")).code).toBe("TX9001");
   });
 
-  test("forward at head dim 64 on sm_90: 192 × 192 tiles from seq 2048, 192 query rows for shorter non-causal, else 128 × 128", () => {
-    const at = (seq: number, causal: boolean) =>
-      pickAttentionConfig("forward", { ...sizes(64), seqQ: seq, seqK: seq, causal }, "sm_90").tune;
-    expect(at(4096, false)).toEqual({ blockM: 192, blockN: 192 });
-    expect(at(16384, true)).toEqual({ blockM: 192, blockN: 192 });
-    expect(at(1024, false)).toEqual({ blockM: 192 });
-    expect(at(1024, true)).toEqual({});
-    // Under a 192-row tile (a static varlen build needs packed totals ≥ blockM): 128 rows.
-    expect(at(128, false)).toEqual({});
-    // Each picked tuning builds (the builder takes its tiles at those sizes).
-    for (const [seq, causal] of [
-      [4096, true],
-      [1024, false],
-      [1024, true],
+  test("forward on sm_90: head dim 64 takes 192 × 192 tiles from seq 2048, a persistent grid below for dense lengths of 128s, else 192 query rows without causal; head dim 128 a persistent grid below 2048 keys without causal", () => {
+    const at = (
+      hd: 64 | 128,
+      seq: number,
+      causal: boolean,
+      more: Partial<FlashAttentionSizes> = {},
+    ) =>
+      pickAttentionConfig(
+        "forward",
+        { ...sizes(hd), seqQ: seq, seqK: seq, causal, ...more },
+        "sm_90",
+      ).tune;
+    expect(at(64, 4096, false)).toEqual({ blockM: 192, blockN: 192 });
+    expect(at(64, 16384, true)).toEqual({ blockM: 192, blockN: 192 });
+    expect(at(64, 1024, false)).toEqual({ ctas: 132 });
+    expect(at(64, 1024, true)).toEqual({ ctas: 132 });
+    // Lengths the static build does not take (not multiples of 128), a packed batch, a dynamic
+    // build: no persistent grid (the builder refuses ctas there).
+    expect(at(64, 1000, false)).toEqual({ blockM: 192 });
+    expect(at(64, 1000, true)).toEqual({});
+    expect(at(64, 1024, false, { varlen: { maxSeqQ: 512 } })).toEqual({ blockM: 192 });
+    expect(at(64, 1024, false, { dynamic: true })).toEqual({ blockM: 192 });
+    // Under a 192-row tile (a varlen build needs packed totals ≥ blockM): 128 rows.
+    expect(at(64, 128, false, { varlen: { maxSeqQ: 100 } })).toEqual({});
+    expect(at(128, 1024, false)).toEqual({ ctas: 132 });
+    expect(at(128, 1024, true)).toEqual({});
+    expect(at(128, 4096, false)).toEqual({});
+    // Each picked tuning builds (the builder takes its tiles and grid at those sizes).
+    for (const [hd, seq, causal, more] of [
+      [64, 4096, true, {}],
+      [64, 1024, false, {}],
+      [64, 1024, true, {}],
+      [64, 1000, false, {}],
+      [64, 1024, false, { varlen: { maxSeqQ: 512 } }],
+      [128, 1024, false, {}],
     ] as const) {
-      expect(() =>
-        makeFlashAttention({ ...sizes(64), seqQ: seq, seqK: seq, causal, ...at(seq, causal) }),
-      ).not.toThrow();
+      const s = { ...sizes(hd), seqQ: seq, seqK: seq, causal, ...more };
+      expect(() => makeFlashAttention({ ...s, ...at(hd, seq, causal, more) })).not.toThrow();
     }
   });
 
@@ -617,9 +637,12 @@ describe("the configuration table", () => {
     const table = [tuned, ...ATTENTION_CONFIGS];
     const long = { ...sizes(128), seqQ: 4096, seqK: 4096 };
     expect(pickAttentionConfig("forward", long, "sm_90", table)).toBe(tuned);
-    const general128 = ATTENTION_CONFIGS.find((c) => c.pass === "forward" && c.headDim === 128);
-    expect(general128?.when).toBeUndefined();
-    expect(pickAttentionConfig("forward", sizes(128), "sm_90", table)).toBe(general128);
+    const general128 = ATTENTION_CONFIGS.find(
+      (c) => c.pass === "forward" && c.headDim === 128 && c.when === undefined,
+    );
+    expect(general128).toBeDefined();
+    const causal128 = { ...sizes(128), causal: true };
+    expect(pickAttentionConfig("forward", causal128, "sm_90", table)).toBe(general128);
     const only64 = ATTENTION_CONFIGS.filter((c) => c.headDim === 64);
     expect(pickAttentionConfig("forward", sizes(128), "sm_90", only64)).toMatchObject({
       headDim: 128,

@@ -36,9 +36,11 @@ export type AttentionPass = "forward" | "backward";
  * zeros), `blockN` (its KV block at head dim 64, 128 or 192 keys: the online
  * softmax's blocks move, so the result moves within rounding) and `ctas` (the forward's
  * persistent grid of at most `ctas` CTAs, bit for bit the same output; offered by static builds
- * only, while this library call launches the `dynamic` build for dense tensors and the varlen one
- * for packed batches, both of which refuse it with TX9001, so a row that sets it fails there); a
- * tuning option a builder grows (pipeline stages) is added here and to {@link FlashAttentionSizes}.
+ * only: {@link attention} launches the static build of the call's sizes for a dense batch whose
+ * picked row sets it, where it otherwise launches the `dynamic` build, so a row that sets it must
+ * hold only for lengths the static build takes, multiples of 128, and never for a packed batch,
+ * whose varlen build refuses it with TX9001); a tuning option a builder grows (pipeline stages)
+ * is added here and to {@link FlashAttentionSizes}.
  */
 export type AttentionTuning = Partial<
   Pick<FlashAttentionSizes, "ctas" | "schedule" | "blockM" | "blockN">
@@ -94,6 +96,14 @@ export const ATTENTION_CONFIGS: readonly AttentionConfig[] = [
     pass: "forward",
     headDim: 64,
     arch: "sm_90",
+    when: (s) => persistable(s) && s.seqQ < 2048,
+    tune: { ctas: 132 },
+    note: "short dense sequences: a persistent grid of 132 CTAs (the H200's SMs), 128 × 128 tiles; H200 bf16 seq 1k 0.89× cuDNN (causal 0.88×) against 0.81× (0.75×) with a CTA a tile (bench/results/attention-persistent-2026-12-03.md)",
+  },
+  {
+    pass: "forward",
+    headDim: 64,
+    arch: "sm_90",
     when: (s) => s.causal !== true && s.seqQ >= 192 && s.seqK >= 128,
     tune: { blockM: 192 },
     note: "short sequences without causal: 192 query rows per CTA, 128-key blocks; H200 bf16 seq 1k 0.86× cuDNN against 0.82× with 128 rows (causal: 0.71× against 0.75×, so causal keeps 128; bench/results/attention-tiles-hd64-2026-12-02f.md)",
@@ -104,6 +114,14 @@ export const ATTENTION_CONFIGS: readonly AttentionConfig[] = [
     arch: "sm_90",
     tune: {},
     note: "128 query rows per CTA, 128-key blocks, a 2-stage K/V ring; a producer and two consumer warpgroups",
+  },
+  {
+    pass: "forward",
+    headDim: 128,
+    arch: "sm_90",
+    when: (s) => persistable(s) && s.causal !== true && s.seqK < 2048,
+    tune: { ctas: 132 },
+    note: "short dense sequences without causal: a persistent grid of 132 CTAs; H200 bf16 seq 1k 0.87× cuDNN against 0.83× with a CTA a tile (causal, and head dim 256, lost with it: 0.83× against 0.83×, 0.70× against 0.83×; bench/results/attention-persistent-2026-12-03.md)",
   },
   {
     pass: "forward",
@@ -134,6 +152,15 @@ export const ATTENTION_CONFIGS: readonly AttentionConfig[] = [
     note: "128 keys per CTA (two consumer warpgroups of 64), 64-query Q/dO blocks through a 2-stage ring; the consumers split dQ's columns",
   },
 ];
+
+/**
+ * Whether sizes `s` take a persistent forward (`ctas`): a dense batch (no `varlen`, no
+ * `dynamic`) whose lengths the static build takes, positive multiples of 128.
+ */
+function persistable(s: FlashAttentionSizes): boolean {
+  const dense = s.varlen === undefined && s.dynamic !== true;
+  return dense && [s.seqQ, s.seqK].every((n) => n >= 128 && n % 128 === 0);
+}
 
 /**
  * The configuration of `pass` for sizes `s` on a GPU of target `arch` (undefined: the simulated
@@ -707,6 +734,13 @@ function prepare(
   };
   const config = pickAttentionConfig("forward", sizes, archOf(c.Q, "attention"));
   const full: FlashAttentionSizes = { ...sizes, ...config.tune };
+  if (!packed && full.ctas !== undefined) {
+    // A persistent grid (the picked row's `ctas`): the static build of these sizes (its rows
+    // hold for lengths it takes), kept by sizes.
+    const fn = cached(BUILT, JSON.stringify(full), () => makeFlashAttention(full));
+    const lseShape = o.lse === true ? [c.batch, c.heads, c.seqQ] : undefined;
+    return { fn, o, lseShape, offsets: [], sizes: [] };
+  }
   if (!packed) {
     // One kernel per head dim, dtype, heads and options across batch and sequence lengths: the
     // dynamic build, kept without the sizes it takes at launch (any lengths ≥ 1, checked here).
