@@ -572,7 +572,7 @@ describe("the configuration table", () => {
     expect(errorOf(() => pickAttentionConfig("backward", sizes(64), "sm_80")).code).toBe("TX9001");
   });
 
-  test("forward on sm_90: head dim 64 takes 192 × 192 tiles from seq 2048, a persistent grid below for dense lengths of 128s, else 192 query rows without causal; head dim 128 a persistent grid below 2048 keys without causal", () => {
+  test("forward on sm_90: head dim 64 takes 192 × 192 tiles from seq 2048, a persistent grid below for dense lengths of 128s (192 query rows without causal), else 192 query rows without causal; head dim 128 a persistent grid below 2048 keys without causal", () => {
     const at = (
       hd: 64 | 128,
       seq: number,
@@ -586,7 +586,7 @@ describe("the configuration table", () => {
       ).tune;
     expect(at(64, 4096, false)).toEqual({ blockM: 192, blockN: 192 });
     expect(at(64, 16384, true)).toEqual({ blockM: 192, blockN: 192 });
-    expect(at(64, 1024, false)).toEqual({ ctas: 132 });
+    expect(at(64, 1024, false)).toEqual({ blockM: 192, ctas: 132 });
     expect(at(64, 1024, true)).toEqual({ ctas: 132 });
     // Lengths the static build does not take (not multiples of 128), a packed batch, a dynamic
     // build: no persistent grid (the builder refuses ctas there).

@@ -96,9 +96,17 @@ export const ATTENTION_CONFIGS: readonly AttentionConfig[] = [
     pass: "forward",
     headDim: 64,
     arch: "sm_90",
+    when: (s) => persistable(s) && s.seqQ < 2048 && s.causal !== true && s.seqQ >= 192,
+    tune: { blockM: 192, ctas: 132 },
+    note: "short dense sequences without causal: a persistent grid of 132 CTAs (the H200's SMs) of 192 query rows each; H200 seq 1k 331.7 µs against 351.0 with 128 rows (both persistent), 364.5 and 383.4 with a CTA a tile (bench/results/attention-persistent-2026-12-03b.md)",
+  },
+  {
+    pass: "forward",
+    headDim: 64,
+    arch: "sm_90",
     when: (s) => persistable(s) && s.seqQ < 2048,
     tune: { ctas: 132 },
-    note: "short dense sequences: a persistent grid of 132 CTAs (the H200's SMs), 128 × 128 tiles; H200 bf16 seq 1k 0.89× cuDNN (causal 0.88×) against 0.81× (0.75×) with a CTA a tile (bench/results/attention-persistent-2026-12-03.md)",
+    note: "short dense causal sequences: a persistent grid of 132 CTAs, 128 × 128 tiles; H200 bf16 seq 1k 0.88× cuDNN against 0.75× with a CTA a tile (192 rows: 252.2 µs against 228.0; bench/results/attention-persistent-2026-12-03.md, -03b.md)",
   },
   {
     pass: "forward",
