@@ -39,6 +39,12 @@
 //     thread reads 2 of A's scales and 1 or 2 of B's (a bn ≤ 128 tile lies in one 128-column
 //     block; a 192 or 256 tile spans two), L1/L2 hits after the first warp — cheaper than a TMA
 //     of a [bm] column of sA (a 4-byte-wide box with its own mbarrier and shared slot per stage).
+//     Two ways through shared memory measured slower on the H200 (block against per-tensor in
+//     one run, bench/results/gemm-sweep-fp8-block-*-2026-12-03.md): the consumers' own cp.async
+//     copies with cp.async.wait_group 1 before each promotion, 0.42-0.53× (against 0.83-0.93×
+//     here); a scale warp in the producer warpgroup staging each stage's scales (ld.global,
+//     st.shared, an arrival on the full barrier) read back with ld.shared after a named barrier
+//     of the warpgroup, 0.81-0.93×.
 //     A partial last K block is zero-filled by TMA: its scale multiplies zeros there. Rows past
 //     m read row m − 1's scale (their results are never stored). With split-K each slice adds
 //     its promoted blocks into W; the finishing kernel then applies no scale.
