@@ -77,7 +77,7 @@ function sameBits(s: FlashAttentionSizes, ctas: number, seed: number): number[] 
 }
 
 describe("flash_attention forward, persistent grid (ctas)", () => {
-  it("causal + LSE, 192-row tiles (a ring of three consumers), GQA 2 heads on 1, 384 queries on 192 keys: 4 units on 3 CTAs (2, 1, 1), tile 0 of each head sees no KV block", () => {
+  it("causal + LSE, 192-row tiles (a ring of three consumers), GQA 2 heads on 1, 384 queries on 192 keys: 4 units on 3 CTAs (1, 1, 2: the second turn snakes back), tile 0 of each head sees no KV block", () => {
     // Causal bottom-right: query i sees keys j ≤ i − 192, so query tile 0 (rows 0-191) reads no
     // KV block (O = 0, LSE −inf) and tile 1 both blocks. Longest first: units 0, 1 are tile 1 of
     // heads 0, 1 and units 2, 3 tile 0; CTA 0 runs units 0 and 3.
@@ -88,7 +88,7 @@ describe("flash_attention forward, persistent grid (ctas)", () => {
     expect(sameBits(s, 3, 5)).toEqual([3, 1, 1]);
   });
 
-  it("window [-1, -128] (longest first) on a long K, LSE, the ping-pong of two: sections of 2 of the 3 heads, the last of 1; 6 units on 4 CTAs (2, 2, 1, 1)", () => {
+  it("window [-1, -128] (longest first) on a long K, LSE, the ping-pong of two: sections of 2 of the 3 heads, the last of 1; 6 units on 4 CTAs (1, 1, 2, 2: the second turn snakes back)", () => {
     // K and V of one head (2 · 32896 keys · 64 · 2 bytes = 8.03 MiB) fit 32 MiB three times: the
     // L2 section is 2 heads (a power of two), so units 0-3 are heads 0-1 (tile 1, then tile 0)
     // and units 4-5 head 2. Query i sees keys j ≤ i − 128: tile 1 one KV block, tile 0 none.

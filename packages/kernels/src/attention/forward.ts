@@ -85,8 +85,9 @@
 // Persistent grid (`ctas`, FlashAttention-3's): a unit of work is one query tile of one (batch,
 // head), ⌈seq_q / blockM⌉ · heads · batch of them; with `ctas: N` the grid is min(N, units) CTAs
 // and CTA x runs units x, x + grid, x + 2·grid, … in turn (the units' order: causal longest
-// first in L2 sections of (batch, head) pairs, else the query tile fastest; FlashAttentionSizes
-// .ctas). A CTA pays its fixed costs once (launch, mbarrier init, setmaxnreg), and the producer
+// first in L2 sections of (batch, head) pairs, each odd turn then taken in reverse, unit
+// turn·grid + grid − 1 − x, so that no CTA takes the longest unit of every turn; else the query
+// tile fastest; FlashAttentionSizes.ctas). A CTA pays its fixed costs once (launch, mbarrier init, setmaxnreg), and the producer
 // runs ahead into the next unit: Q has its own full/empty mbarrier pair (qFull, qEmpty: each
 // consumer arrives on qEmpty once its last Q·Kᵀ wgmma of the unit has completed, or once Q has
 // landed in a unit that sees no KV block), and the producer loads the next unit's first K block,
@@ -190,7 +191,8 @@ export interface FlashAttentionSizes {
    * x + 2·grid, … (FlashAttention-3's static persistent scheduler). Causal (a window unbounded on
    * the left and bounded on the right) orders the units longest first within sections of
    * (batch, head) pairs whose K and V fit a 32 MiB share of L2 (FlashAttention-3's
-   * hopper/tile_scheduler.hpp); otherwise the query tile varies fastest, as the one-CTA-a-unit
+   * hopper/tile_scheduler.hpp), and CTA x takes unit turn · grid + grid − 1 − x on odd turns (a
+   * snake: FlashAttention-3 balances the lengths with an atomic counter instead); otherwise the query tile varies fastest, as the one-CTA-a-unit
    * grid is dispatched. The producer runs ahead into the CTA's next unit (its first K block and Q,
    * once the consumers have released Q, then the rest through the same K/V ring) while the
    * consumers finish the unit before, so one unit's epilogue overlaps the next one's loads. The
@@ -768,7 +770,15 @@ export function makeFlashAttention(s: FlashAttentionSizes): PrimFunc {
           return;
         }
         for (const turn of T.range(plan.turns)) {
-          const u = T.let_("u", T.add(T.cuda.block_idx("x"), T.mul(turn, plan.grid)));
+          // Longest first, CTA x takes unit x of even turns and grid − 1 − x of odd ones (a
+          // snake): with x of every turn the CTAs of low x take the longest unit of each turn,
+          // and a causal grid's first CTAs worked up to three times as long as its last (H200,
+          // bench/results/attention-persistent-2026-12-03.md).
+          const x = T.cuda.block_idx("x");
+          const at = longestFirst
+            ? T.if_then_else(T.floormod(turn, 2).eq(1), T.sub(plan.grid - 1, x), x)
+            : x;
+          const u = T.let_("u", T.add(at, T.mul(turn, plan.grid)));
           const run = () => {
             const unit = unitAt(u);
             body(
