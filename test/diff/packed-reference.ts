@@ -1,11 +1,11 @@
 // An independent reference of the packed 16-bit float pair ops (core ops/arith/packed.ts): lanes
-// decoded here (float16 through @petamoriken/float16, bfloat16 as the top half of a float32),
-// computed exactly with reference.ts's dyadic arithmetic and rounded once, then packed again.
-// Shares no code with the simulator. A pair travels as its uint32 bits (lane 0 low).
-import { getFloat16, setFloat16 } from "@petamoriken/float16";
+// decoded here (float16 through @petamoriken/float16's values, tabled in values.ts; bfloat16 as
+// the top half of a float32), computed exactly with reference.ts's dyadic arithmetic and rounded
+// once, then packed again. Shares no code with the simulator. A pair travels as its uint32 bits
+// (lane 0 low).
 import type { DType } from "@tirx-ts/core";
 import { fma, roundTo } from "./reference.js";
-import type { Value } from "./values.js";
+import { f16Code, f16Value, type Value } from "./values.js";
 
 type Pair = "float16x2" | "bfloat16x2";
 type Lane = "float16" | "bfloat16";
@@ -15,10 +15,7 @@ const dv = new DataView(new ArrayBuffer(4));
 
 /** The value of the 16-bit code `bits` in format `lane`. */
 export function codeValue(bits: number, lane: Lane): number {
-  if (lane === "float16") {
-    dv.setUint16(0, bits & 0xffff, true);
-    return getFloat16(dv, 0, true);
-  }
+  if (lane === "float16") return f16Value(bits);
   dv.setUint32(0, (bits & 0xffff) << 16, true);
   return dv.getFloat32(0, true);
 }
@@ -26,10 +23,7 @@ export function codeValue(bits: number, lane: Lane): number {
 /** The code of `x`, a value of format `lane` or NaN (the canonical NaN 0x7fff). */
 export function valueCode(x: number, lane: Lane): number {
   if (x !== x) return 0x7fff;
-  if (lane === "float16") {
-    setFloat16(dv, 0, x, true);
-    return dv.getUint16(0, true);
-  }
+  if (lane === "float16") return f16Code(x);
   dv.setFloat32(0, x, true);
   return dv.getUint32(0, true) >>> 16;
 }
