@@ -21,25 +21,29 @@ const FORMATS: Partial<Record<DType, Format>> = {
   float64: { p: 53, emin: -1022, emax: 1023 },
 };
 
+/** One scratch float64 for toDyadic's bit reads (the cases convert ~10^6 values). */
+const bits64 = new DataView(new ArrayBuffer(8));
+
 /** A finite float as m·2^e exactly (m a BigInt, possibly negative; -0 becomes 0). */
 export function toDyadic(x: number): { m: bigint; e: number } {
   if (x === 0) return { m: 0n, e: 0 };
-  const dv = new DataView(new ArrayBuffer(8));
-  dv.setFloat64(0, x);
-  const hi = dv.getUint32(0);
-  const lo = dv.getUint32(4);
+  bits64.setFloat64(0, x);
+  const hi = bits64.getUint32(0);
+  const lo = bits64.getUint32(4);
   const exp = (hi >>> 20) & 0x7ff;
-  let mant = (BigInt(hi & 0xfffff) << 32n) | BigInt(lo);
-  let e: number;
-  if (exp === 0) e = -1074;
-  else {
-    mant |= 1n << 52n;
-    e = exp - 1075;
-  }
+  // The significand's 52 stored bits (and the implicit bit of a normal number) as a float64
+  // integer below 2^53, exact, made a BigInt once.
+  const frac = (hi & 0xfffff) * 2 ** 32 + lo;
+  const mant = BigInt(exp === 0 ? frac : frac + 2 ** 52);
+  const e = exp === 0 ? -1074 : exp - 1075;
   return { m: x < 0 ? -mant : mant, e };
 }
 
-const bitLength = (v: bigint): number => v.toString(2).length;
+/** Bits of `v` > 0: its hexadecimal digits, 4 bits each but the leading one's own. */
+const bitLength = (v: bigint): number => {
+  const hex = v.toString(16);
+  return (hex.length - 1) * 4 + 32 - Math.clz32(parseInt(hex[0]!, 16));
+};
 
 /**
  * m·2^e rounded once, to nearest with ties to even, into `dt`'s format (overflow → ±inf; for the
