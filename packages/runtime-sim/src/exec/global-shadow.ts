@@ -50,17 +50,23 @@ function firstAfter(list: readonly GlobalEntry[], a: number): number {
 }
 
 /**
- * Per-byte shadow arrays of one tensor parameter, kept by the Machine and reused by every launch
- * (grown when a larger tensor comes), so a launch allocates nothing proportional to tensor bytes.
- * Writer and clock arrays need no reset (clocks are unique across launches, so an earlier
- * launch's record counts as ordered); pending-read counts are back to 0 at the end of every
- * launch (AsyncUnit/BulkUnit.dropAll).
+ * Per-byte shadow arrays of one tensor of a launch, taken from the process's idle pools when the
+ * launch begins and given back when it ends (takeShadowPool, giveShadowPools), so that launches
+ * of every Machine reuse them (grown when a larger tensor comes) and a launch allocates nothing
+ * proportional to tensor bytes. Writer and clock arrays need no reset (clocks are unique in the
+ * process, Clocks: an earlier launch's record, of any Machine, counts as ordered);
+ * pending-read counts are back to 0 at the end of every launch (AsyncUnit/BulkUnit.dropAll).
  */
 export class ShadowPool {
   #writer = new Int32Array(0);
   #epoch = new Int32Array(0);
   #pendingReads = new Int32Array(0);
   #readers: Int32Array[] = [];
+
+  /** Bytes the writer arrays hold now (what a tensor of that many bytes uses without growing). */
+  get capacity(): number {
+    return this.#writer.length;
+  }
 
   /** Writer and clock arrays of `n` bytes. */
   writers(n: number): { writer: Int32Array; epoch: Int32Array } {
@@ -87,6 +93,42 @@ export class ShadowPool {
     if (this.#pendingReads.length < n) this.#pendingReads = new Int32Array(n);
     return this.#pendingReads.subarray(0, n);
   }
+}
+
+/**
+ * Pools no launch holds. A launch is synchronous and takes a pool per tensor before it runs, so a
+ * pool is held by one launch at a time; the simulator compiles a Machine per kernel, and the
+ * pools, the largest part of a small kernel's set-up (filling the reader slots), move from one
+ * kernel's launches to the next.
+ */
+const idlePools: ShadowPool[] = [];
+
+/**
+ * An idle pool for a tensor of `bytes` bytes: the smallest one that holds it without growing,
+ * else the smallest one (which grows; larger idle ones stay for larger tensors), else a new one.
+ */
+export function takeShadowPool(bytes: number): ShadowPool {
+  let best = -1;
+  let bestFits = false;
+  for (let i = 0; i < idlePools.length; i++) {
+    const c = idlePools[i]!.capacity;
+    const fits = c >= bytes;
+    if (best < 0 || (fits && !bestFits) || (fits === bestFits && c < idlePools[best]!.capacity)) {
+      best = i;
+      bestFits = fits;
+    }
+  }
+  if (best < 0) return new ShadowPool();
+  const pool = idlePools[best]!;
+  idlePools[best] = idlePools[idlePools.length - 1]!;
+  idlePools.pop();
+  return pool;
+}
+
+/** Give back the pools a launch took (its pending-read counts back to 0), and empty `pools`. */
+export function giveShadowPools(pools: ShadowPool[]): void {
+  for (const p of pools) idlePools.push(p);
+  pools.length = 0;
 }
 
 /**

@@ -16,7 +16,7 @@ import { NamedBarriers } from "./named-barriers.js";
 import { POISON_BYTE } from "../tensor.js";
 import { Clocks } from "./clocks.js";
 import { SharedShadow } from "./shared-shadow.js";
-import { ShadowPool, TensorShadow } from "./global-shadow.js";
+import { giveShadowPools, takeShadowPool, TensorShadow, type ShadowPool } from "./global-shadow.js";
 import type { SimContext } from "./context.js";
 import type { GlobalMem } from "./memory.js";
 import { ClusterUnit } from "./cluster.js";
@@ -129,7 +129,7 @@ export class Machine implements SimContext {
   readonly localWritten: LocalWritten;
   /** Tensors of the current launch, by parameter index (refilled in place by each launch). */
   readonly globals: GlobalMem[] = [];
-  /** Tensor shadow arrays by parameter index, reused across launches. */
+  /** The tensor shadow arrays this launch took (given back when it ends). */
   readonly #pools: ShadowPool[] = [];
   #opts: LaunchOptions = NO_LAUNCH;
   /**
@@ -277,7 +277,8 @@ export class Machine implements SimContext {
       const dv = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
       let shadow = shadows.get(bytes);
       if (!shadow) {
-        const pool = (this.#pools[i] ??= new ShadowPool());
+        const pool = takeShadowPool(bytes.length);
+        this.#pools.push(pool);
         shadow = new TensorShadow(pool, this.clocks, bytes.length, written.has(bytes), this.stores);
         shadows.set(bytes, shadow);
       }
@@ -305,6 +306,7 @@ export class Machine implements SimContext {
     nextEpoch = this.epoch + 1;
     this.clocks.endCta();
     this.#opts = NO_LAUNCH;
+    giveShadowPools(this.#pools);
   }
 
   /**
