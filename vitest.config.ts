@@ -37,36 +37,36 @@ const ISOLATED = [
 
 /**
  * The slowest files, in the order they start (seconds each took in a full run on the 2-core
- * machine, 2026-12-02, both workers busy and other work beside them, with ptxas's record of
- * accepted modules empty as in a fresh clone; the lab's from runs of it alone and in that run).
+ * machine, 2026-12-03, both workers busy, import and setup included; the lab's and packaging's
+ * wall time, most of it Chromium's and npm's).
  * Vitest runs the files it has timings for longest first, but a fresh clone has none, and it
  * then runs the largest files first: these short files that spawn npm, tsx or ptxas would start
  * last and leave one core idle for their whole length at the end of the run. Most of the lab's
- * and packaging's time is Chromium's and npm's, less than a core: the lab comes first and
+ * and packaging's time is Chromium's and npm's, about a core: the lab comes first and
  * packaging after three files that keep a core busy, so that each has such a file beside it on
  * the other worker rather than each other (run together first, both took 51-56 s).
  */
 const SLOWEST = [
-  "packages/lab/test/lab-browser.test.ts", // 35 s alone, 55 s in the run: Chromium, every example
-  "test/diff/ops-cpu.test.ts", // 37 s: 1207 op × dtype cases built, run twice, assembled
-  "test/flash-attention.test.ts", // 33 s: the forward on the simulator, 9 builds for ptxas
-  "test/examples.test.ts", // 14 s
-  "test/packaging.test.ts", // 44 s (25 s alone): npm pack, npm install, tsx
-  "test/mutation.test.ts", // 22 s: with the replay tests
-  "test/readme-commands.test.ts", // 17 s: the README's commands
-  "test/diff/wgmma-cpu.test.ts", // 14 s
-  "test/printer-property.test.ts", // 12 s: both printers on 1000 random functions
-  "test/printer-roundtrip.test.ts", // 10 s: every example's pipeline stages, a node child
-  "packages/dsl/test/robustness.test.ts", // 12 s
-  "test/flash-attention-backward-varlen.test.ts", // 12 s
-  "test/conformance/cp-async-property.test.ts", // 11 s
-  "test/depth-limit.test.ts", // 11 s: ptxas on 2048-deep nests
-  "test/flash-attention-backward.test.ts", // 10 s
-  "test/range-checks.test.ts", // 10 s
-  "test/cli.test.ts", // 8 s: tirx processes
-  "test/tune-cache-hit.test.ts", // 8 s: four node processes
-  "test/mma/ptx.test.ts", // 8 s
-  "test/kernels-attention.test.ts", // 7 s
+  "packages/lab/test/lab-browser.test.ts", // 24 s: vite build, Chromium, every example
+  "test/diff/ops-cpu.test.ts", // 26 s: 1403 op × dtype cases built, run twice, assembled
+  "test/flash-attention.test.ts", // 13 s: the forward on the simulator, 9 builds for ptxas
+  "test/examples.test.ts", // 8 s
+  "test/packaging.test.ts", // 21 s: npm pack, npm install, tsx
+  "test/flash-attention-persistent.test.ts", // 14 s
+  "test/readme-commands.test.ts", // 13 s: the README's commands
+  "test/mutation.test.ts", // 9 s: with the replay tests
+  "test/flash-attention-192.test.ts", // 9 s
+  "test/diff/wgmma-cpu.test.ts", // 8 s
+  "packages/dsl/test/robustness.test.ts", // 8 s
+  "test/printer-roundtrip.test.ts", // 7 s: every example's pipeline stages, a node child
+  "test/range-checks.test.ts", // 6 s
+  "test/cli.test.ts", // 6 s: tirx processes
+  "test/tune-cache-hit.test.ts", // 6 s: four node processes
+  "test/flash-attention-backward-varlen.test.ts", // 6 s
+  "test/flash-attention-backward.test.ts", // 5 s
+  "test/kernels-gemm-persistent.test.ts", // 5 s
+  "test/kernels-attention.test.ts", // 4 s
+  "test/printer-property.test.ts", // 4 s: both printers on 300 random functions
 ];
 
 /** Vitest's order, with the files of SLOWEST moved first (in SLOWEST's order) in each project. */
