@@ -7,15 +7,10 @@
 // seq_k masked), causal (bottom-right aligned, longest tiles first) and not, GQA, LSE, each
 // schedule; the `dynamic` and varlen builds with 192-row tiles; the option errors; and ptxas -v
 // for sm_90a: 512 threads at launch (128 registers), no spills (P cast a column pair at a time).
-import { spawnSync } from "node:child_process";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { compileToPtx } from "@tirx-ts/codegen-ptx";
 import { compile, sim, tensor, type DeviceTensor } from "tirx-ts";
 import { verify } from "@tirx-ts/core";
-import { parsePtxasUsage, type PtxasUsage } from "@tirx-ts/runtime";
 import { findPtxas } from "@tirx-ts/runtime-cuda";
 import { makeFlashAttention, type FlashAttentionSizes } from "../examples/flash_attention.js";
 import {
@@ -25,21 +20,7 @@ import {
   type AttentionCase,
 } from "./util/attention-reference.js";
 import { errorOf } from "./util/error-of.js";
-import { simulated } from "./util/flash-attention-sim.js";
-
-/** `ptxas -v -arch=sm_90a` on `ptx`: its registers and spills (parsePtxasUsage). */
-function ptxasUsage(ptxas: string, ptx: string): PtxasUsage | undefined {
-  const dir = mkdtempSync(join(tmpdir(), "fa192-"));
-  try {
-    writeFileSync(join(dir, "k.ptx"), ptx);
-    const args = ["-v", "-arch=sm_90a", "-o", join(dir, "k.cubin"), join(dir, "k.ptx")];
-    const r = spawnSync(ptxas, args, { encoding: "utf8" });
-    expect(r.status, r.stderr).toBe(0);
-    return parsePtxasUsage(`${r.stderr}\n${r.stdout}`);
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
-}
+import { ptxasUsage, simulated } from "./util/flash-attention-sim.js";
 
 const BASE = { batch: 1, heads: 1, headDim: 64, dtype: "float16", blockM: 192 } as const;
 

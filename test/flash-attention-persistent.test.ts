@@ -11,14 +11,9 @@
 // bounded on both sides with 192-key blocks and the overlap schedule. Then the option's errors,
 // and the PTX of the bench's size (16 × 16 × 1024, ctas 132) at each head dim through ptxas -v
 // for sm_90a: no spills.
-import { spawnSync } from "node:child_process";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { compileToPtx } from "@tirx-ts/codegen-ptx";
 import { verify } from "@tirx-ts/core";
-import { parsePtxasUsage, type PtxasUsage } from "@tirx-ts/runtime";
 import { findPtxas } from "@tirx-ts/runtime-cuda";
 import { compile, sim, tensor, type DeviceTensor } from "tirx-ts";
 import { makeFlashAttention, type FlashAttentionSizes } from "../examples/flash_attention.js";
@@ -29,6 +24,7 @@ import {
   type AttentionCase,
 } from "./util/attention-reference.js";
 import { errorOf } from "./util/error-of.js";
+import { ptxasUsage } from "./util/flash-attention-sim.js";
 
 const dev = sim();
 const host = (t: DeviceTensor) => t.toArray() as Float32Array;
@@ -143,20 +139,6 @@ describe("flash_attention forward, persistent grid (ctas)", () => {
     }
   });
 });
-
-/** `ptxas -v -arch=sm_90a` on `ptx`: its registers and spills (parsePtxasUsage). */
-function ptxasUsage(ptxas: string, ptx: string): PtxasUsage | undefined {
-  const dir = mkdtempSync(join(tmpdir(), "fa-persistent-"));
-  try {
-    writeFileSync(join(dir, "k.ptx"), ptx);
-    const args = ["-v", "-arch=sm_90a", "-o", join(dir, "k.cubin"), join(dir, "k.ptx")];
-    const r = spawnSync(ptxas, args, { encoding: "utf8" });
-    expect(r.status, r.stderr).toBe(0);
-    return parsePtxasUsage(`${r.stderr}\n${r.stdout}`);
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
-}
 
 describe("PTX of the persistent builds at the bench's size (16 × 16 × 1024, ctas 132, sm_90a)", () => {
   const ptxas = findPtxas();

@@ -1,6 +1,12 @@
-// The flash-attention tests' run on the simulator against float64, shared by the files that
-// check makeFlashAttention's builds (flash-attention, flash-attention-192).
+// The flash-attention tests' run on the simulator against float64, and ptxas -v on a build's
+// PTX, shared by the files that check makeFlashAttention's builds (flash-attention,
+// flash-attention-192, flash-attention-persistent).
+import { spawnSync } from "node:child_process";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { expect } from "vitest";
+import { parsePtxasUsage, type PtxasUsage } from "@tirx-ts/runtime";
 import { sim } from "tirx-ts";
 import {
   checkFlashAttention,
@@ -27,4 +33,18 @@ export function simulated(
       : checkFlashAttentionVarlen(sim(), f, s, lensQ, lensK);
   expect(r.ok, r.summary).toBe(true);
   return r.summary;
+}
+
+/** `ptxas -v -arch=sm_90a` (the binary `ptxas`) on `ptx`: its registers and spills (parsePtxasUsage). */
+export function ptxasUsage(ptxas: string, ptx: string): PtxasUsage | undefined {
+  const dir = mkdtempSync(join(tmpdir(), "fa-ptxas-"));
+  try {
+    writeFileSync(join(dir, "k.ptx"), ptx);
+    const args = ["-v", "-arch=sm_90a", "-o", join(dir, "k.cubin"), join(dir, "k.ptx")];
+    const r = spawnSync(ptxas, args, { encoding: "utf8" });
+    expect(r.status, r.stderr).toBe(0);
+    return parsePtxasUsage(`${r.stderr}\n${r.stdout}`);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 }
