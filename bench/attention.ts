@@ -21,7 +21,11 @@ import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import type { DType, PrimFunc } from "@tirx-ts/core";
-import type { FlashAttentionBackward, backwardScratch } from "@tirx-ts/kernels";
+import type {
+  FlashAttentionBackward,
+  backwardScratch,
+  pickAttentionConfig,
+} from "@tirx-ts/kernels";
 import type { CudaTensor } from "@tirx-ts/runtime-cuda";
 import {
   BWD_BOUND,
@@ -127,11 +131,7 @@ try {
   const m = (await import("@tirx-ts/kernels")) as {
     makeFlashAttentionBackward?: MakeBackward;
     backwardScratch?: typeof backwardScratch;
-    pickAttentionConfig?: (
-      pass: "forward",
-      s: FlashAttentionSizes,
-      arch: string,
-    ) => { tune: Partial<FlashAttentionSizes> };
+    pickAttentionConfig?: typeof pickAttentionConfig;
   };
   const pick = m.pickAttentionConfig;
   if (pick) pickTuning = (s, arch) => pick("forward", s, arch).tune;

@@ -742,14 +742,8 @@ function prepare(
   };
   const config = pickAttentionConfig("forward", sizes, archOf(c.Q, "attention"));
   const full: FlashAttentionSizes = { ...sizes, ...config.tune };
-  if (!packed && full.ctas !== undefined) {
-    // A persistent grid (the picked row's `ctas`): the static build of these sizes (its rows
-    // hold for lengths it takes), kept by sizes.
-    const fn = cached(BUILT, JSON.stringify(full), () => makeFlashAttention(full));
-    const lseShape = o.lse === true ? [c.batch, c.heads, c.seqQ] : undefined;
-    return { fn, o, lseShape, offsets: [], sizes: [] };
-  }
-  if (!packed) {
+  const denseLse = o.lse === true ? [c.batch, c.heads, c.seqQ] : undefined;
+  if (!packed && full.ctas === undefined) {
     // One kernel per head dim, dtype, heads and options across batch and sequence lengths: the
     // dynamic build, kept without the sizes it takes at launch (any lengths ≥ 1, checked here).
     const { batch: _b, seqQ: _q, seqK: _k, ...rest } = full;
@@ -757,10 +751,12 @@ function prepare(
       makeFlashAttention({ ...full, dynamic: true }),
     );
     checkDynamicSeqs(c.seqQ, c.seqK);
-    const lseShape = o.lse === true ? [c.batch, c.heads, c.seqQ] : undefined;
-    return { fn, o, lseShape, offsets: [], sizes: [c.batch, c.seqQ, c.seqK] };
+    return { fn, o, lseShape: denseLse, offsets: [], sizes: [c.batch, c.seqQ, c.seqK] };
   }
+  // The static build of these sizes, kept by sizes: a packed batch's, or a dense batch's whose
+  // picked row sets a persistent grid (`ctas`; its rows hold only for lengths this build takes).
   const fn = cached(BUILT, JSON.stringify(full), () => makeFlashAttention(full));
+  if (!packed) return { fn, o, lseShape: denseLse, offsets: [], sizes: [] };
   // After the builder's checks (maxSeqQ an integer in 1 … totalQ, the totals): the offsets' values.
   checkOffsetValues(o, c);
   const lseShape = o.lse === true ? [c.heads, c.seqQ] : undefined;
