@@ -502,12 +502,12 @@ describe("attentionBackward() errors", () => {
     }
   });
 
-  test("TX9001: options the call does not take, and the builder's own (head dim 256 has no backward)", () => {
-    const d256 = t([1, 128, 1, 256]);
+  test("TX9001: options the call does not take, and the builder's own (a head dim other than 64, 128 and 256)", () => {
+    const d96 = t([1, 128, 1, 96]);
     const cases: [() => unknown, RegExp][] = [
       [
-        () => attentionBackward(d256, d256, d256, d256, d256, t([1, 1, 128], "float32")),
-        /flash_attention backward: head_dim is 64 or 128, got 256/,
+        () => attentionBackward(d96, d96, d96, d96, d96, t([1, 1, 128], "float32")),
+        /flash_attention backward: head_dim is 64, 128 or 256, got 96/,
       ],
       [
         () =>
@@ -613,16 +613,13 @@ describe("the configuration table", () => {
     }
   });
 
-  test("backward entries for head dims 64 and 128 on sm_90; 256 gets the builder's defaults (which refuse it)", () => {
-    for (const hd of [64, 128] as const) {
+  test("one backward entry per head dim (64, 128, 256) on sm_90; the simulator takes sm_90's", () => {
+    for (const hd of [64, 128, 256] as const) {
       const gpu = pickAttentionConfig("backward", sizes(hd), "sm_90");
       expect(ATTENTION_CONFIGS).toContain(gpu);
       expect([gpu.pass, gpu.headDim, gpu.arch]).toEqual(["backward", hd, "sm_90"]);
       expect(pickAttentionConfig("backward", sizes(hd), undefined)).toBe(gpu);
     }
-    const d256 = pickAttentionConfig("backward", sizes(256), "sm_90");
-    expect(ATTENTION_CONFIGS).not.toContain(d256);
-    expect(d256).toMatchObject({ pass: "backward", headDim: 256, tune: {} });
   });
 
   test("the first entry whose `when` holds wins; a head dim without one gets the builder's defaults", () => {

@@ -33,6 +33,19 @@ const CASES: readonly FlashAttentionSizes[] = [
     dtype: "bfloat16",
     window: [60, -30],
   },
+  // Head dim 256 (backward-wide.ts: a CTA per 64 keys, dKᵀ and dVᵀ split over the head dim).
+  { batch: 2, heads: 2, seqQ: 512, seqK: 512, headDim: 256, dtype: "bfloat16", causal: true },
+  // GQA 4 on 2, seq_q ≠ seq_k, a window bounded on both sides (queries see keys i − 100 … i + 20).
+  {
+    batch: 1,
+    heads: 4,
+    kvHeads: 2,
+    seqQ: 384,
+    seqK: 640,
+    headDim: 256,
+    dtype: "float16",
+    window: [100, 20],
+  },
 ];
 
 describe.skipIf(!probe.ok)("flash_attention backward on the GPU against float64", () => {
@@ -105,6 +118,24 @@ const VARLEN: readonly VarlenCase[] = [
     },
     lensQ: [800, 333, 1200],
     lensK: [600, 333, 1300],
+  },
+  // Head dim 256, causal, GQA 4 on 2, float16, through attentionBackward; a sequence with no
+  // keys (17 queries: dQ = 0), maxSeqK not a multiple of 64.
+  {
+    s: {
+      batch: 4,
+      heads: 4,
+      kvHeads: 2,
+      seqQ: 1700,
+      seqK: 1800,
+      headDim: 256,
+      dtype: "float16",
+      causal: true,
+      varlen: { maxSeqQ: 900, maxSeqK: 1000 },
+    },
+    lensQ: [900, 333, 400, 17],
+    lensK: [1000, 300, 480, 0],
+    library: true,
   },
 ];
 

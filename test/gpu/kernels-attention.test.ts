@@ -3,9 +3,9 @@
 // sliding window, each O (and LSE) against the float64 reference of
 // test/util/attention-reference.ts with examples/flash_attention.ts's bounds; calls again
 // without and with LSE give the same O bytes. attentionBackward(q, k, v, o, dO, lse, opts) after
-// the forward at head dims 64 and 128, causal and not, grouped-query: dQ, dK and dV against the
-// float64 gradients of examples/flash_attention_backward.ts within its bound; a second call into
-// `out` gives the same dK and dV bytes (no atomics there). Packed variable-length batches
+// the forward at head dims 64, 128 and 256, causal and not, grouped-query: dQ, dK and dV against
+// the float64 gradients of examples/flash_attention_backward.ts within its bound; a second call
+// into `out` gives the same dK and dV bytes (no atomics there). Packed variable-length batches
 // (cuSeqlensQ, cuSeqlensK, maxSeqQ) at head dims 64, 128 and 256, causal, a window and no mask,
 // sequences of 0 to 1000 rows: each sequence's O and LSE against the reference of that sequence
 // alone, padding rows of `out` untouched, a second call the same O bytes.
@@ -140,6 +140,17 @@ const BACKWARD_CASES: readonly AttentionCase[] = [
     scale: 0.1,
   },
   { batch: 1, heads: 4, kvHeads: 1, seqQ: 256, seqK: 256, headDim: 64, dtype: "bfloat16" },
+  // Head dim 256 (a CTA per 64 keys, dKᵀ and dVᵀ split over the head dim), causal, grouped-query.
+  {
+    batch: 2,
+    heads: 4,
+    kvHeads: 2,
+    seqQ: 384,
+    seqK: 384,
+    headDim: 256,
+    dtype: "bfloat16",
+    causal: true,
+  },
 ];
 
 describe.skipIf(!probe.ok)("attentionBackward() on the GPU against float64", () => {
@@ -156,7 +167,7 @@ describe.skipIf(!probe.ok)("attentionBackward() on the GPU against float64", () 
     const g = attentionBackward(q, k, v, o, dO, lse, opts);
     const host = (t: DeviceTensor) => t.toArray() as Float32Array;
     const ref = referenceGradients(
-      { ...c, headDim: c.headDim as 64 | 128 },
+      { ...c, headDim: c.headDim as 64 | 128 | 256 },
       host(q),
       host(k),
       host(v),

@@ -80,8 +80,8 @@ export const SIM_ARCH = "sm_90";
  * measured on an H200 in bench/results/attention-2026-12-02.md), and at head dim 64 tuned
  * entries for shape ranges before it, each with a `when` (bench/results/
  * attention-tiles-hd64-2026-12-02f.md). The backward kernels
- * (makeFlashAttentionBackward) have one entry per head dim they offer, 64 and 128 (their tiles
- * follow from the head dim); head dim 256 has none, and the builder refuses it (TX9001).
+ * (makeFlashAttentionBackward) have one entry per head dim, 64, 128 and 256 (their tiles follow
+ * from the head dim).
  */
 export const ATTENTION_CONFIGS: readonly AttentionConfig[] = [
   {
@@ -158,6 +158,13 @@ export const ATTENTION_CONFIGS: readonly AttentionConfig[] = [
     arch: "sm_90",
     tune: {},
     note: "128 keys per CTA (two consumer warpgroups of 64), 64-query Q/dO blocks through a 2-stage ring; the consumers split dQ's columns",
+  },
+  {
+    pass: "backward",
+    headDim: 256,
+    arch: "sm_90",
+    tune: {},
+    note: "64 keys per CTA (packages/kernels/src/attention/backward-wide.ts): two consumer warpgroups of 32 keys for S and dP, each accumulating dKᵀ and dVᵀ of half the head dim; a 2-stage Q ring, one dO stage",
   },
 ];
 
@@ -477,7 +484,7 @@ export interface AttentionGradients {
  * @param q [batch, seqQ, heads, headDim] ([totalQ, heads, headDim] packed), float16 or bfloat16.
  * @param k [batch, seqK, kvHeads, headDim] ([totalK, kvHeads, headDim] packed), q's dtype and
  *   device; seqQ and seqK positive multiples of 128 (equal when causal; packed: any lengths,
- *   totals ≥ 128), headDim 64 or 128, kvHeads dividing heads.
+ *   totals ≥ 128), headDim 64, 128 or 256, kvHeads dividing heads.
  * @param v k's shape, q's dtype and device.
  * @param o The forward's O: q's shape, dtype and device.
  * @param dO The gradient of O: q's shape, dtype and device.
@@ -499,7 +506,7 @@ export interface AttentionGradients {
  *   (an unknown option or out key, a non-boolean `causal`, a scale that is not a finite number,
  *   offsets without both of `maxSeqQ` and `maxSeqK` or either without offsets, one offset tensor
  *   without the other, a `maxSeqQ` or `maxSeqK` under the longest sequence's rows, and the
- *   builder's: head dim other than 64 or 128, sequence multiples or packed totals under 128,
+ *   builder's: head dim other than 64, 128 or 256, sequence multiples or packed totals under 128,
  *   causal with seqQ ≠ seqK (not packed), `maxSeqQ` / `maxSeqK` not integers in 1 … totalQ /
  *   totalK, heads not a multiple of kvHeads, the window), or a GPU the kernels are not written
  *   for; the launches' errors (TX5011 for a disposed tensor, CudaError).
