@@ -50,11 +50,30 @@ export interface AttentionCase {
 
 /**
  * A tile of makeFlashAttention: `blockM` query rows per CTA (128: two consumer warpgroups, 192:
- * three) and, when given, `blockN` keys per KV block (else the builder's default, 128 at hd 64).
+ * three) and, when given, `blockN` keys per KV block (else the builder's default, 128; 64 at hd
+ * 256).
  */
 export interface AttentionTile {
   readonly blockM: 128 | 192;
-  readonly blockN?: 128 | 192;
+  readonly blockN?: 64 | 80 | 128 | 176 | 192;
+}
+
+/** The KV blocks makeFlashAttention offers at each head dim. */
+const BLOCK_N: Record<HeadDim, readonly number[]> = {
+  64: [128, 192],
+  128: [128, 176, 192],
+  256: [64, 80],
+};
+
+/**
+ * Whether makeFlashAttention offers `tile` at head dim `hd`: 192 query rows at hd 64 only, and a
+ * KV block of BLOCK_N's.
+ */
+export function tileOffered(hd: HeadDim, tile: AttentionTile): boolean {
+  return (
+    (tile.blockM === 128 || hd === 64) &&
+    (tile.blockN === undefined || BLOCK_N[hd].includes(tile.blockN))
+  );
 }
 
 /** `tile` as --tiles spells it: "192", "192x128". */
@@ -79,9 +98,9 @@ export interface ForwardVariant {
 }
 
 /**
- * The tirx-ts forward rows of a case at head dim `hd`: each tile of `tiles` (at hd 64 only; other
- * head dims take the default tile) with each schedule of `schedules` and each grid of `ctas`
- * (undefined: one row with the default).
+ * The tirx-ts forward rows of a case at head dim `hd`: each tile of `tiles` the head dim offers
+ * ({@link tileOffered}; none: the default tile) with each schedule of `schedules` and each grid
+ * of `ctas` (undefined: one row with the default).
  * @example forwardVariants(128, ["pingpong"], [{ blockM: 192 }]); // [{ schedule: "pingpong" }]
  */
 export function forwardVariants(
@@ -90,7 +109,8 @@ export function forwardVariants(
   tiles: AttentionOptions["tiles"],
   ctas?: AttentionOptions["ctas"],
 ): ForwardVariant[] {
-  const ts = hd === 64 && tiles !== undefined ? tiles : [undefined];
+  const offered = tiles?.filter((t) => tileOffered(hd, t));
+  const ts = offered !== undefined && offered.length > 0 ? offered : [undefined];
   return ts.flatMap((tile) =>
     (schedules ?? [undefined]).flatMap((schedule) =>
       (ctas ?? [undefined]).map((c) => ({
@@ -137,6 +157,11 @@ export interface AttentionOptions {
    * (default: its own; other head dims take their default tile).
    */
   readonly tiles?: readonly AttentionTile[];
+  /**
+   * makeFlashAttentionBackward's `backwardMma` to time, each a backward row (default: its own,
+   * "ss").
+   */
+  readonly backwardMmas?: readonly ("ss" | "rs")[];
   readonly dryRun: boolean;
   readonly help: boolean;
 }
@@ -154,10 +179,13 @@ export const USAGE = `Usage: tsx -C source bench/attention.ts [options]
                   counts (a persistent grid), a forward row each (default: the library's)
   --schedules L   makeFlashAttention schedules to time, among serial,overlap,pingpong (default:
                   the builder's default), a forward row each
-  --tiles L       makeFlashAttention tiles to time at hd 64, query rows per CTA and optionally keys
-                  per KV block, among 128,192,128x128,128x192,192x128,192x192 (default: the
-                  builder's, 128x128), a forward row each with each schedule (192x192 takes
-                  serial only; the 192-row default schedule is serial); other hd take the default
+  --tiles L       makeFlashAttention tiles to time, query rows per CTA (192 at hd 64 only) and
+                  optionally keys per KV block (hd 64: 128, 192; hd 128: 128, 176, 192; hd 256:
+                  64, 80), e.g. 128,192,192x192,128x176,128x80 (default: the builder's), a forward
+                  row each with each schedule at each head dim that offers it (192x192 takes
+                  serial only; the 192-row default schedule is serial); the others take the default
+  --backward-mma L  the backward's main kernel, among ss,rs (S with the queries or the keys as
+                  wgmma M), a backward row each (default: the builder's, ss)
   --out FILE      also write the markdown table there
   --dry-run       print the planned cases and exit
   --help          this text`;
@@ -183,6 +211,7 @@ export function parseAttentionArgs(argv: readonly string[]): AttentionOptions {
       ctas: { type: "string" },
       schedules: { type: "string" },
       tiles: { type: "string" },
+      "backward-mma": { type: "string" },
       out: { type: "string" },
       "dry-run": { type: "boolean", default: false },
       help: { type: "boolean", default: false },
@@ -231,10 +260,23 @@ export function parseAttentionArgs(argv: readonly string[]): AttentionOptions {
     values.tiles === undefined
       ? undefined
       : list(values.tiles).map((x): AttentionTile => {
-          const m = /^(128|192)(?:x(128|192))?$/.exec(x);
-          if (!m) throw new Error(`--tiles: "${x}" is not 128 or 192, optionally x128 or x192`);
+          const m = /^(128|192)(?:x(64|80|128|176|192))?$/.exec(x);
+          if (!m) {
+            throw new Error(
+              `--tiles: "${x}" is not 128 or 192, optionally x64, x80, x128, x176 or x192`,
+            );
+          }
           const blockM = Number(m[1]) as 128 | 192;
-          return m[2] === undefined ? { blockM } : { blockM, blockN: Number(m[2]) as 128 | 192 };
+          return m[2] === undefined
+            ? { blockM }
+            : { blockM, blockN: Number(m[2]) as NonNullable<AttentionTile["blockN"]> };
+        });
+  const backwardMmas =
+    values["backward-mma"] === undefined
+      ? undefined
+      : list(values["backward-mma"]).map((x) => {
+          if (x !== "ss" && x !== "rs") throw new Error(`--backward-mma: "${x}" is not ss or rs`);
+          return x;
         });
   return {
     dtypes,
@@ -248,6 +290,7 @@ export function parseAttentionArgs(argv: readonly string[]): AttentionOptions {
     ...(ctas !== undefined ? { ctas } : {}),
     ...(schedules !== undefined ? { schedules } : {}),
     ...(tiles !== undefined ? { tiles } : {}),
+    ...(backwardMmas !== undefined ? { backwardMmas } : {}),
     dryRun: values["dry-run"]!,
     help: values.help!,
   };

@@ -12,7 +12,8 @@
 // (half when causal) and 2.5× that for the backward; × cuDNN / × flash = their time / this time.
 // Usage: tsx -C source bench/attention.ts [--dtypes bfloat16,float16] [--hd 64,128,256]
 //   [--seqs 1024,4096,16384] [--causal false,true] [--no-backward] [--no-peers] [--iters 20]
-//   [--ctas N] [--schedules serial,overlap,pingpong] [--tiles 128,192,192x192] [--out results.md]
+//   [--ctas N] [--schedules serial,overlap,pingpong] [--tiles 128,192,192x192] [--backward-mma ss,rs]
+//   [--out results.md]
 //   [--dry-run] [--help]
 import { spawn } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -60,7 +61,7 @@ if (opts.dryRun) {
   cases.forEach((c, i) => console.log(describeCase(c, i)));
   console.log(
     `variants: tirx-ts ${EXAMPLE} (${existsSync(repo(EXAMPLE)) ? "present" : "missing"}; the backward: @tirx-ts/kernels makeFlashAttentionBackward)` +
-      (opts.tiles ? ` at tiles ${opts.tiles.map(tileName).join(", ")} (hd 64)` : "") +
+      (opts.tiles ? ` at tiles ${opts.tiles.map(tileName).join(", ")} (where offered)` : "") +
       (opts.peers
         ? ", torch SDPA cuDNN, torch SDPA flash, Triton FA2 (bench/attention_peers.py)"
         : ""),
@@ -86,7 +87,7 @@ interface FlashAttentionSizes {
   lse?: boolean;
   schedule?: "serial" | "overlap" | "pingpong";
   blockM?: 128 | 192;
-  blockN?: 128 | 192;
+  blockN?: 64 | 80 | 128 | 176 | 192;
 }
 type MakeFlashAttention = (s: FlashAttentionSizes) => PrimFunc;
 
@@ -278,10 +279,17 @@ else {
     files: Inputs,
     index: Int32Array,
     gref: Float32Array,
+    mma: "ss" | "rs" | undefined,
   ): void => {
-    const sizes = sizesOf(c);
+    const sizes = { ...sizesOf(c), ...(mma !== undefined ? { backwardMma: mma } : {}) };
+    const suffix = mma !== undefined ? ` (${mma})` : "";
     const note = (why: string): void => {
-      rows.push({ case: ci, pass: "backward", variant: "tirx-ts", note: `tirx-ts: ${why}` });
+      rows.push({
+        case: ci,
+        pass: "backward",
+        variant: `tirx-ts${suffix}`,
+        note: `tirx-ts${suffix}: ${why}`,
+      });
     };
     if (!makeBackward || !scratchOf) return note(backwardWhy);
     const shape = [c.batch, c.seq, c.heads, c.hd];
@@ -345,7 +353,7 @@ else {
       const row: AttentionRow = {
         case: ci,
         pass: "backward",
-        variant: "tirx-ts @tirx-ts/kernels backward",
+        variant: `tirx-ts @tirx-ts/kernels backward${suffix}`,
         us: t.medianUs,
         err,
         bound: BWD_BOUND[c.dtype],
@@ -434,7 +442,11 @@ else {
         console.log(JSON.stringify(row));
       }
       const gref = grefs.get(ci);
-      if (c.backward && gref) backward(c, ci, { Q: Q!, K: K!, V: V!, O }, files, ref.index, gref);
+      if (c.backward && gref) {
+        for (const mma of opts.backwardMmas ?? [undefined]) {
+          backward(c, ci, { Q: Q!, K: K!, V: V!, O }, files, ref.index, gref, mma);
+        }
+      }
     } catch (err) {
       tirxRow(ci, String(err).split("\n")[0]!.slice(0, 240));
     } finally {

@@ -76,10 +76,15 @@ describe("tiles and schedules", () => {
       { blockM: 192, blockN: 192 },
       { blockM: 128, blockN: 192 },
     ]);
-    for (const bad of ["256", "192x64", "x192", "192x"])
+    for (const bad of ["256", "192x96", "x192", "192x"])
       expect(() => parseAttentionArgs(["--tiles", bad])).toThrow(`--tiles: "${bad}"`);
   });
-  test("a forward row per tile (hd 64 only) and schedule, named by both", () => {
+  test("--backward-mma: the backward's main kernels to time; bad values refused by name", () => {
+    expect(defaults.backwardMmas).toBeUndefined();
+    expect(parseAttentionArgs(["--backward-mma", "rs,ss"]).backwardMmas).toEqual(["rs", "ss"]);
+    expect(() => parseAttentionArgs(["--backward-mma", "sr"])).toThrow(`--backward-mma: "sr"`);
+  });
+  test("a forward row per tile the head dim offers and schedule, named by both", () => {
     const { schedules, tiles } = parseAttentionArgs([
       "--tiles",
       "128,192x192",
@@ -94,9 +99,15 @@ describe("tiles and schedules", () => {
       " (pingpong, 192x192)",
     ]);
     expect(forwardVariants(128, schedules, tiles).map(variantSuffix)).toEqual([
-      " (serial)",
-      " (pingpong)",
+      " (serial, 128)",
+      " (pingpong, 128)",
     ]);
+    // The wider KV blocks of hd 128 and 256; 192 query rows and 192-key blocks are not offered
+    // at 256, so it takes the default tile.
+    const wide = parseAttentionArgs(["--tiles", "128x176,128x80,192x192"]).tiles;
+    expect(forwardVariants(128, undefined, wide).map(variantSuffix)).toEqual([" (128x176)"]);
+    expect(forwardVariants(256, undefined, wide).map(variantSuffix)).toEqual([" (128x80)"]);
+    expect(forwardVariants(256, undefined, [{ blockM: 192 }])).toEqual([{}]);
     expect(forwardVariants(64, undefined, undefined)).toEqual([{}]);
     const { ctas } = parseAttentionArgs(["--ctas", "grid,132"]);
     expect(forwardVariants(128, ["pingpong"], undefined, ctas).map(variantSuffix)).toEqual([
@@ -228,6 +239,7 @@ describe("the script", () => {
       "--iters",
       "--schedules",
       "--tiles",
+      "--backward-mma",
       "--out",
       "--dry-run",
     ])

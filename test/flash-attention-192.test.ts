@@ -100,8 +100,12 @@ describe("flash_attention forward, 192-row query tiles and 192-key blocks at hea
       [{ ...big, blockM: 256 as never }, /blockM \(query rows per CTA\) is 128 or 192, got 256/],
       [{ ...big, headDim: 128 }, /blockM 192 .* head dim 64 only, got head dim 128/],
       [
-        { ...big, blockM: 128, headDim: 128, blockN: 192 },
-        /blockN .* is 128 at head dim 128, got 192/,
+        { ...big, blockM: 128, headDim: 128, blockN: 64 },
+        /blockN .* is 128, 176 or 192 at head dim 128, got 64/,
+      ],
+      [
+        { ...big, blockM: 128, headDim: 256, blockN: 128 },
+        /blockN .* is 64 or 80 at head dim 256, got 128/,
       ],
       [{ ...big, blockN: 64 as never }, /blockN .* is 128 or 192 at head dim 64, got 64/],
       [{ ...big, blockN: 192, schedule: "pingpong" }, /"serial" schedule only/],

@@ -32,15 +32,16 @@ describe("flash_attention backward", () => {
     expect(r.summary).toContain(`${(2 * 10 + 2 * 10) * 64} elements of unseen rows exactly 0`);
   });
 
-  it("head dim 128 (the consumers split dQ's columns), causal, bfloat16: within the bound", () => {
+  it('head dim 128 (the consumers split dQ\'s columns), causal, bfloat16, backwardMma "rs" (Pᵀ and dSᵀ as register A operands; "ss" at hd 128 runs in the varlen tests), seq 256 (four query blocks: the dQ staging blocks are reused): within the bound', () => {
     const r = checkFlashAttentionBackward(sim(), {
       batch: 1,
       heads: 1,
-      seqQ: 128,
-      seqK: 128,
+      seqQ: 256,
+      seqK: 256,
       headDim: 128,
       dtype: "bfloat16",
       causal: true,
+      backwardMma: "rs",
     });
     expect(r.ok, r.summary).toBe(true);
   });
@@ -54,8 +55,8 @@ describe("flash_attention backward", () => {
       headDim: 64,
       dtype: "float16",
     } as const;
-    expect(() => makeFlashAttentionBackward({ ...base, headDim: 256 })).toThrow(
-      /TX9001.*head_dim is 64 or 128, got 256/,
+    expect(() => makeFlashAttentionBackward({ ...base, headDim: 96 as 64 })).toThrow(
+      /TX9001.*head_dim is 64, 128 or 256, got 96/,
     );
     expect(() => makeFlashAttentionBackward({ ...base, seqK: 192 })).toThrow(
       /positive multiples of 128/,
@@ -75,12 +76,18 @@ describe("flash_attention backward", () => {
       { ...base, headDim: 64, causal: true },
       { ...base, headDim: 128 },
       { ...base, kvHeads: 2, seqK: 512, headDim: 128, dtype: "bfloat16", window: [256, 0] },
+      { ...base, headDim: 64, causal: true, backwardMma: "rs" },
+      { ...base, headDim: 128, backwardMma: "rs" },
     ];
     for (const s of sizes) {
       const k = makeFlashAttentionBackward(s);
       const main = compileToPtx(k.main, { arch: "sm_90a" }).text;
       expect(main).toMatch(/wgmma\.mma_async.*\.f32\.(b?f16)\.\1 \{/);
       expect(main).toMatch(/cp\.reduce\.async\.bulk\.global\.shared::cta\.bulk_group\.add\.f32/);
+      // wgmmas with A from registers ("}, {%r"): "rs" has dV's and dK's (4 K-steps each, 8 at
+      // hd 128; at hd 64 dQ's are shared-memory reads then), "ss" only dQ's at hd 64.
+      const rsCount = main.split("\n").filter((l) => /wgmma\.mma_async.*\}, \{%r/.test(l)).length;
+      expect(rsCount).toBe(s.backwardMma === "rs" ? 8 : s.headDim === 64 ? 4 : 0);
       const name = `bwd hd${s.headDim} ${JSON.stringify(s.window ?? s.causal)}`;
       assembleLater(main, "sm_90a", name);
       assembleLater(compileToPtx(k.preprocess, { arch: "sm_90a" }).text, "sm_90a", `${name} pre`);

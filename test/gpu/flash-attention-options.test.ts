@@ -125,6 +125,20 @@ const CASES: readonly FlashAttentionSizes[] = [
     causal: true,
     blockN: 192,
   },
+  // The wider KV blocks of head dims 128 (176, 192) and 256 (80): partial last blocks.
+  { batch: 2, heads: 4, seqQ: 1024, seqK: 1024, headDim: 128, dtype: "bfloat16", blockN: 176 },
+  {
+    batch: 1,
+    heads: 4,
+    seqQ: 768,
+    seqK: 1000,
+    headDim: 128,
+    dtype: "float16",
+    causal: true,
+    lse: true,
+    blockN: 192,
+  },
+  { batch: 2, heads: 2, seqQ: 1024, seqK: 1024, headDim: 256, dtype: "bfloat16", blockN: 80 },
 ];
 
 /** A varlen case: sizes and options, then the sequences' query and key lengths. */

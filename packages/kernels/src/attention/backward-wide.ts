@@ -55,6 +55,15 @@ import { T, type ExprLike, type ParamType, type PrimExpr, type TileView } from "
 import type { PrimFunc } from "@tirx-ts/core";
 import { W, blocked, cols, rows, rowsAt } from "./views.js";
 import type { FlashAttentionSizes } from "./forward.js";
+import {
+  BM,
+  keyTileSteps,
+  logitGradients,
+  maskBlock,
+  probabilities,
+  sequenceRows,
+  windowOffsets,
+} from "./backward-steps.js";
 
 /** Head dim of this kernel. */
 const D = 256;
@@ -62,8 +71,6 @@ const D = 256;
 const BN = 64;
 /** Keys of one consumer's S and dP. */
 const KW = 32;
-/** Query rows per step. */
-const BM = 64;
 /** Q ring stages. */
 const STAGES = 2;
 /** Column blocks of the head dim, and those of one consumer's dKᵀ, dVᵀ and dQ. */
@@ -142,78 +149,25 @@ export function makeFlashAttentionBackwardWide(s: FlashAttentionSizes): PrimFunc
       const b = T.cuda.block_idx("z");
       // With varlen: sequence b's first query row and length, the first 64-row block of its
       // rows in the scratch tensors' padded row space (⌊q0 / 64⌋ + b), its first key row and
-      // key count (backward.ts's queryRowsOf and main).
-      const seq = varlen
-        ? (() => {
-            const q0 = T.let_("seqQ0", cuSeqlensQ!.get([b]));
-            const lenQ = T.let_("lenQ", T.sub(cuSeqlensQ!.get([T.add(b, 1)]), q0));
-            const blk = T.let_("blkQ", T.add(T.floordiv(q0, BM), b));
-            const k0 = T.let_("seqK0", cuSeqlensK!.get([b]));
-            const lenK = T.let_("lenK", T.sub(cuSeqlensK!.get([T.add(b, 1)]), k0));
-            return { q0, lenQ, blk, k0, lenK };
-          })()
-        : undefined;
-      // Query q sees key k when q + shift − left ≤ k ≤ q + shift + right (−1: unbounded), shift
-      // lenK − lenQ with varlen (bottom-right aligned per sequence), else 0: rightOff = shift +
-      // right, leftOff = left − shift (backward.ts's main).
-      const shift = seq ? T.let_("shift", T.sub(seq.lenK, seq.lenQ)) : undefined;
-      const rightOff: ExprLike | undefined =
-        right === -1 ? undefined : shift ? (right === 0 ? shift : T.add(shift, right)) : right;
-      const leftOff: ExprLike | undefined =
-        left === -1 ? undefined : shift ? T.sub(left, shift) : left;
-      const plus = (a: ExprLike, n: number): ExprLike =>
-        typeof a === "number" ? a + n : n === 0 ? a : T.add(a, n);
+      // key count; the window as offsets (backward-steps.ts).
+      const seq = varlen ? sequenceRows(cuSeqlensQ!, cuSeqlensK!, b) : undefined;
+      const { rightOff, leftOff } = windowOffsets(left, right, seq);
       const qBlocks: ExprLike = seq ? T.let_("qBlocks", T.ceildiv(seq.lenQ, BM)) : qBlocksDense;
       const kernel = (): void => {
         const wg = T.let_("wg", tid.floordiv(128));
-        // Query blocks i0 ≤ i < i0 + blocks meet some key's window: query q sees key k when
-        // k − rightOff ≤ q ≤ k + leftOff; the keys are kb·64 .. kb·64 + 63.
-        const i0 =
-          rightOff === undefined
-            ? 0
-            : T.let_("i0", T.floordiv(T.max(T.sub(T.mul(kb, BN), rightOff), 0), BM).min(qBlocks));
-        const blocks =
-          leftOff === undefined
-            ? rightOff === undefined
-              ? qBlocks
-              : T.let_("blocks", T.sub(qBlocks, i0))
-            : T.let_(
-                "blocks",
-                T.max(
-                  T.sub(
-                    T.min(
-                      T.floordiv(T.max(T.add(T.mul(kb, BN), plus(leftOff, BN - 1 + BM)), 0), BM),
-                      qBlocks,
-                    ),
-                    i0,
-                  ),
-                  0,
-                ),
-              );
-        // The steps: for each query head hk·group + g of the KV head's group, the query blocks
-        // i0 + r (r < blocks); step n = g · blocks + r picks the Q ring stage and the phases.
-        const forSteps = (body: (n: ExprLike, h: ExprLike, i: ExprLike) => void) => {
-          const inner = (g: ExprLike, h: ExprLike) => {
-            for (const r of T.range(blocks)) {
-              const n = group === 1 ? r : T.let_("n", T.add(T.mul(g, blocks), r));
-              // i0 + r < qBlocks always; the min states it for the verifier's bounds analysis
-              // (dense; with varlen the block indexes only dynamic views).
-              body(
-                n,
-                h,
-                rightOff === undefined
-                  ? r
-                  : seq
-                    ? T.let_("i", T.add(i0, r))
-                    : T.let_("i", T.min(T.add(i0, r), qBlocksDense - 1)),
-              );
-            }
-          };
-          if (group === 1) inner(0, hk);
-          else {
-            for (const g of T.range(group)) inner(g, T.let_("h", T.add(T.mul(hk, group), g)));
-          }
-        };
+        // The query blocks that meet the tile's keys' windows, for each head of the group.
+        const { forSteps } = keyTileSteps({
+          kb,
+          bn: BN,
+          hk,
+          group,
+          heads,
+          qBlocks,
+          qBlocksDense,
+          varlen: seq !== undefined,
+          rightOff,
+          leftOff,
+        });
         const sw = T.swizzle_mode("128B");
         const shared = (shape: number[], name: string) =>
           T.alloc_shared(shape, dt, { name, align: 1024, layout: sw, dynamic: true });
@@ -371,47 +325,19 @@ export function makeFlashAttentionBackwardWide(s: FlashAttentionSizes): PrimFunc
               T.tile.wg.copy(dl, rowVec(Delta!));
               T.ptx.wgmma.wait_group(0);
               if (masked) {
-                // Key k = kb·64 + 32·cw + c is hidden from query q = 64·i + r when k > q +
-                // rightOff, k < q − leftOff or (varlen) k ≥ lenK (backward.ts's test).
-                const k0 = T.let_("k0", T.add(T.mul(kb, BN), T.mul(cw, KW)));
-                const q0 = T.mul(i, BM);
-                // The bounded edges, right, left, then the sequence's end: per block (does it
-                // cross the edge?) and per element.
-                const edges: [PrimExpr, (q: ExprLike, k: PrimExpr) => PrimExpr][] = [];
-                if (rightOff !== undefined) {
-                  edges.push([
-                    T.add(k0, KW - 1).gt(rightOff === 0 ? q0 : T.add(q0, rightOff)),
-                    (q, k) => k.gt(rightOff === 0 ? q : T.add(q, rightOff)),
-                  ]);
-                }
-                if (leftOff !== undefined) {
-                  edges.push([
-                    k0.lt(
-                      T.add(
-                        q0,
-                        typeof leftOff === "number" ? BM - 1 - leftOff : T.sub(BM - 1, leftOff),
-                      ),
-                    ),
-                    (q, k) => k.lt(T.sub(q, leftOff)),
-                  ]);
-                }
-                if (seq) edges.push([T.add(k0, KW).gt(seq.lenK), (_q, k) => k.ge(seq.lenK)]);
-                const any = (ps: PrimExpr[]): PrimExpr => ps.reduce((a, x) => T.or(a, x));
-                const hidden = (r: ExprLike, cc: ExprLike) => {
-                  const k = T.add(k0, cc);
-                  const q = T.add(q0, r);
-                  return any(edges.map(([, e]) => e(q, k)));
-                };
-                T.if_(any(edges.map(([x]) => x)), () =>
-                  T.tile.wg.select(S, ([r, cc]) => hidden(r!, cc!), -Infinity, S),
-                );
+                // Key k = kb·64 + 32·cw + c against query q = 64·i + r.
+                maskBlock(S, {
+                  k0: T.let_("k0", T.add(T.mul(kb, BN), T.mul(cw, KW))),
+                  i,
+                  width: KW,
+                  rightOff,
+                  leftOff,
+                  ...(seq ? { lenK: seq.lenK } : {}),
+                });
               }
               // P = exp2(c·S − LSE₂) (the forward's normalised probabilities); dS = P ∘ (dP − Δ).
-              T.tile.wg.mul(S, S, c);
-              T.tile.wg.sub(S, S, lse);
-              T.tile.wg.exp2(S, S, { approx: true });
-              T.tile.wg.sub(dP, dP, dl);
-              T.tile.wg.mul(dP, dP, S);
+              probabilities(S, lse, c);
+              logitGradients(dP, S, dl);
               T.tile.wg.cast(P16, S);
               T.tile.wg.cast(dS16, dP);
               // Barrier 8 (both consumers, 256 threads): every warp has passed step n − 1's

@@ -28,8 +28,9 @@
 // Masks and heads as the forward (packages/kernels/src/attention/forward.ts): causal = window
 // [-1, 0], `window: [left, right]` (a KV block loops over the query blocks that meet its keys'
 // windows, masking those that cross an edge), `kvHeads` (a CTA sums the gradients of its KV
-// head's query heads in registers: no atomics for dK, dV). Head dims 64 and 128 (256 would need
-// 256 float32 registers per thread for dK and dV in this split); seq_q and seq_k multiples of
+// head's query heads in registers: no atomics for dK, dV). Head dims 64 and 128; at 256 (dK and
+// dV would need 256 float32 registers a thread in this split) the main kernel is backward-wide.ts's
+// (a CTA per 64 keys, dKᵀ and dVᵀ split over the head dim); seq_q and seq_k multiples of
 // 128, or any packed lengths with varlen (totals ≥ 128).
 // Variable-length batches (`varlen: { maxSeqQ, maxSeqK }`, the forward's cu_seqlens convention:
 // Q, O, dO, dQ [totalQ, heads, hd], K, V, dK, dV [totalK, kvHeads, hd], LSE [heads, totalQ],
@@ -63,11 +64,20 @@ import { invariant, showValue, type DType, type PrimFunc } from "@tirx-ts/core";
 import { checkHeadsAndWindow, configError } from "./options.js";
 import { W, blocked, cols, rows, rowsAt } from "./views.js";
 import type { FlashAttentionSizes } from "./forward.js";
+import { makeFlashAttentionBackwardWide } from "./backward-wide.js";
+import {
+  BM,
+  keyTileSteps,
+  logitGradients,
+  maskBlock,
+  probabilities,
+  queryRowsOf,
+  sequenceRows,
+  windowOffsets,
+} from "./backward-steps.js";
 
 /** Keys per CTA (two consumer warpgroups of 64). */
 const BN = 128;
-/** Query rows per step of a consumer's loop. */
-const BM = 64;
 const STAGES = 2;
 /** Warps (query rows) per CTA of the pre- and postprocessing kernels. */
 const ROWS = 8;
@@ -90,21 +100,6 @@ function accRowPacked(acc: TileView, h: ExprLike, p: ExprLike): TileView {
   return acc
     .rearrange("h q k (r c) -> h q r k c", { c: W })
     .sub(h, T.floordiv(p, BM), T.floormod(p, BM));
-}
-
-/**
- * Sequence b's query rows of a varlen batch, read from cuSeqlensQ: its first packed row q0, its
- * length lenQ, and blk, the first 64-row block of its rows in the padded row space of the
- * scratch tensors (⌊q0 / 64⌋ + b: see {@link backwardScratch}).
- */
-function queryRowsOf(
-  cuSeqlensQ: TileView,
-  b: ExprLike,
-): { q0: PrimExpr; lenQ: PrimExpr; blk: PrimExpr } {
-  const q0 = T.let_("seqQ0", cuSeqlensQ.get([b]));
-  const lenQ = T.let_("lenQ", T.sub(cuSeqlensQ.get([T.add(b, 1)]), q0));
-  const blk = T.let_("blkQ", T.add(T.floordiv(q0, BM), b));
-  return { q0, lenQ, blk };
 }
 
 /** The three kernels of the backward pass, launched in this order. */
@@ -154,7 +149,7 @@ export interface FlashAttentionBackward {
  * @example
  *   makeFlashAttentionBackward({ batch: 3, heads: 8, seqQ: 4096, seqK: 4096, headDim: 128,
  *     dtype: "bfloat16", causal: true, varlen: { maxSeqQ: 2048, maxSeqK: 2048 } })
- * @throws TirxError TX9001 (kernels/config) for a head dim other than 64 or 128, sequence lengths
+ * @throws TirxError TX9001 (kernels/config) for a head dim other than 64, 128 or 256, lengths
  *   that are not positive multiples of 128 (with `varlen`: packed row counts under 128), a causal
  *   mask with seq_q ≠ seq_k (without `varlen`), a `varlen` that is not `{ maxSeqQ, maxSeqK }` with
  *   integers in 1 … seqQ and 1 … seqK, a `kvHeads` that is not a positive integer dividing
@@ -162,10 +157,8 @@ export interface FlashAttentionBackward {
  */
 export function makeFlashAttentionBackward(s: FlashAttentionSizes): FlashAttentionBackward {
   const { batch, heads, seqQ, seqK, headDim: D, dtype: dt } = s;
-  if (D !== 64 && D !== 128) {
-    throw configError(
-      `flash_attention backward: head_dim is 64 or 128, got ${D} (256 needs a split of dK and dV over the head dim, not written)`,
-    );
+  if (D !== 64 && D !== 128 && D !== 256) {
+    throw configError(`flash_attention backward: head_dim is 64, 128 or 256, got ${D}`);
   }
   const varlen = s.varlen;
   if (varlen !== undefined) {
@@ -338,6 +331,8 @@ export function makeFlashAttentionBackward(s: FlashAttentionSizes): FlashAttenti
     },
   );
 
+  // Head dim 256: backward-wide.ts's main kernel (these pre- and postprocessing kernels).
+  if (D === 256) return { preprocess, main: makeFlashAttentionBackwardWide(s), postprocess };
   const group = heads / kvHeads;
   const qBlocksDense = seqQ / BM;
   // exp(x · scale) = exp2(x · scale · log2 e).
@@ -350,6 +345,13 @@ export function makeFlashAttentionBackward(s: FlashAttentionSizes): FlashAttenti
   // consumer's dQ covers all 64 columns over its own keys (a split would give wgmma N = 32 of a
   // 128B-swizzled MN-major K, which no canonical layout holds).
   const splitD = D === 128;
+  // "rs": Sᵀ and dPᵀ with the keys as M, Pᵀ and dSᵀ as dV's and dK's A operands from registers.
+  const rs = (s.backwardMma ?? "ss") === "rs";
+  if (s.backwardMma !== undefined && s.backwardMma !== "ss" && s.backwardMma !== "rs") {
+    throw configError(
+      `flash_attention backward: backwardMma is "ss" or "rs", got ${showValue(s.backwardMma)}`,
+    );
+  }
   const main = T.function(
     "flash_attention_bwd",
     {
@@ -373,7 +375,9 @@ export function makeFlashAttentionBackward(s: FlashAttentionSizes): FlashAttenti
           grid: [varlen ? Math.ceil(varlen.maxSeqK! / BN) : seqK / BN, kvHeads, batch],
           block: 384,
           dynamic_shared_bytes:
-            (2 * BN + 2 * STAGES * BM) * D * 2 + STAGES * 2 * 2 * BM * 64 * 2 + 2 * BM * W * 4,
+            (2 * BN + 2 * STAGES * BM) * D * 2 +
+            STAGES * 2 * (rs ? 1 : 2) * BM * 64 * 2 +
+            (rs ? STAGES : 1) * 2 * BM * W * 4,
         }),
       });
       const tid = T.cuda.thread_idx("x");
@@ -382,77 +386,25 @@ export function makeFlashAttentionBackward(s: FlashAttentionSizes): FlashAttenti
       const b = T.cuda.block_idx("z");
       // With varlen: sequence b's query rows (and their first block in the padded row space of
       // the scratch tensors), its first key row and its key count.
-      const seq = varlen
-        ? (() => {
-            const sq = queryRowsOf(cuSeqlensQ!, b);
-            const k0 = T.let_("seqK0", cuSeqlensK!.get([b]));
-            const lenK = T.let_("lenK", T.sub(cuSeqlensK!.get([T.add(b, 1)]), k0));
-            return { ...sq, k0, lenK };
-          })()
-        : undefined;
-      // Query q sees key k when q + shift − left ≤ k ≤ q + shift + right (−1: unbounded): the
-      // window as given (dense: causal needs seq_q = seq_k), or with varlen shifted by lenK − lenQ
-      // (bottom-right aligned per sequence). rightOff = shift + right, leftOff = left − shift.
-      const shift = seq ? T.let_("shift", T.sub(seq.lenK, seq.lenQ)) : undefined;
-      const rightOff: ExprLike | undefined =
-        right === -1 ? undefined : shift ? (right === 0 ? shift : T.add(shift, right)) : right;
-      const leftOff: ExprLike | undefined =
-        left === -1 ? undefined : shift ? T.sub(left, shift) : left;
-      const plus = (a: ExprLike, n: number): ExprLike =>
-        typeof a === "number" ? a + n : n === 0 ? a : T.add(a, n);
+      const seq = varlen ? sequenceRows(cuSeqlensQ!, cuSeqlensK!, b) : undefined;
+      const { rightOff, leftOff } = windowOffsets(left, right, seq);
       // Query blocks of the sequence.
       const qBlocks: ExprLike = seq ? T.let_("qBlocks", T.ceildiv(seq.lenQ, BM)) : qBlocksDense;
       const kernel = (): void => {
         const wg = T.let_("wg", tid.floordiv(128));
-        // Query blocks i0 ≤ i < i0 + blocks meet some key's window: query q sees key k when
-        // k − rightOff ≤ q ≤ k + leftOff; the keys are kb·BN .. kb·BN + BN − 1.
-        const i0 =
-          rightOff === undefined
-            ? 0
-            : T.let_("i0", T.floordiv(T.max(T.sub(T.mul(kb, BN), rightOff), 0), BM).min(qBlocks));
-        const blocks =
-          leftOff === undefined
-            ? rightOff === undefined
-              ? qBlocks
-              : T.let_("blocks", T.sub(qBlocks, i0))
-            : T.let_(
-                "blocks",
-                T.max(
-                  T.sub(
-                    T.min(
-                      T.floordiv(T.max(T.add(T.mul(kb, BN), plus(leftOff, BN - 1 + BM)), 0), BM),
-                      qBlocks,
-                    ),
-                    i0,
-                  ),
-                  0,
-                ),
-              );
-        // The steps of a KV block: for each query head hk·group + g of the KV head's group, the
-        // query blocks i0 + r (r < blocks); step n = g · blocks + r picks the ring stage.
-        const forSteps = (body: (n: ExprLike, h: ExprLike, i: ExprLike) => void) => {
-          const inner = (g: ExprLike, h: ExprLike) => {
-            for (const r of T.range(blocks)) {
-              const n = group === 1 ? r : T.let_("n", T.add(T.mul(g, blocks), r));
-              // i0 + r < qBlocks always (blocks ≤ qBlocks − i0); the min states it for the
-              // verifier's bounds analysis, which does not relate i0 to blocks (dense; with
-              // varlen the block indexes only dynamic views).
-              body(
-                n,
-                h,
-                rightOff === undefined
-                  ? r
-                  : seq
-                    ? T.let_("i", T.add(i0, r))
-                    : T.let_("i", T.min(T.add(i0, r), qBlocksDense - 1)),
-              );
-            }
-          };
-          if (group === 1) inner(0, hk);
-          else {
-            for (const g of T.range(group)) inner(g, T.let_("h", T.add(T.mul(hk, group), g)));
-          }
-        };
+        // The query blocks that meet the tile's keys' windows, for each head of the group.
+        const { forSteps, total, stepAt } = keyTileSteps({
+          kb,
+          bn: BN,
+          hk,
+          group,
+          heads,
+          qBlocks,
+          qBlocksDense,
+          varlen: seq !== undefined,
+          rightOff,
+          leftOff,
+        });
         const sw = T.swizzle_mode("128B");
         const shared = (shape: number[], name: string) =>
           T.alloc_shared(shape, dt, { name, align: 1024, layout: sw, dynamic: true });
@@ -464,11 +416,15 @@ export function makeFlashAttentionBackward(s: FlashAttentionSizes): FlashAttenti
         // stage: step n + 1 writes the other buffer while a slower warp of the warpgroup may still
         // have step n's wgmma reading this one (the warpgroup's barrier of step n + 1 orders step
         // n + 2's writes after every warp's wait of step n).
-        const sP = shared([STAGES, 2, BM, 64], "sP");
+        // ("rs" keeps P in registers: no sP.)
+        const sP = rs ? undefined : shared([STAGES, 2, BM, 64], "sP");
         const sdS = shared([STAGES, 2, BM, 64], "sdS");
         // Each consumer's [64 queries, 64 columns] float32 block of dQ, row-major as the blocked
-        // accumulator holds it: the source of its bulk reduction.
-        const sdQ = T.alloc_shared([2, BM * W], "float32", {
+        // accumulator holds it: the source of its bulk reduction. "rs" (which has no sP) keeps
+        // one per ring stage, so that a step never waits for the previous step's reduction to
+        // read its block.
+        const dQStages = rs ? STAGES : 1;
+        const sdQ = T.alloc_shared([dQStages, 2, BM * W], "float32", {
           name: "sdQ",
           align: 128,
           dynamic: true,
@@ -540,15 +496,22 @@ export function makeFlashAttentionBackward(s: FlashAttentionSizes): FlashAttenti
             const ql = T.layout.wgmma_tile_layout("D", 64, W, "float32");
             const dQa = T.alloc_local([64, W], "float32", { name: "dQa", layout: ql });
             const out = T.alloc_local([64, D], dt, { name: "out", layout: ol });
-            const lse = T.alloc_local([64, 1], "float32", { name: "lse", layout: rl });
-            const dl = T.alloc_local([64, 1], "float32", { name: "dl", layout: rl });
+            // "rs": the query rows' LSE₂ and Δ along the columns of Sᵀ [64 keys, 64 queries]
+            // (each thread holds the 16 columns of its accumulator slots, replicated over the
+            // rows' threads).
+            const cl = T.TileLayout(
+              "S[(8, 4, 2) : (2, 1@tid_in_wg, 1)] + R[(4, 8) : (32@tid_in_wg, 4@tid_in_wg)]",
+            );
+            const vecShape = rs ? [1, 64] : [64, 1];
+            const vecLayout = rs ? cl : rl;
+            const lse = T.alloc_local(vecShape, "float32", { name: "lse", layout: vecLayout });
+            const dl = T.alloc_local(vecShape, "float32", { name: "dl", layout: vecLayout });
             T.tile.wg.zero(dKa);
             T.tile.wg.zero(dVa);
             // This consumer's 64 keys of K and V: [64, D / 64, 64] column-blocked views.
             const keys = (t: typeof sK) => t.rearrange("k (w r) c -> w r k c", { r: 64 }).sub(cw);
             const sKw = keys(sK);
             const sVw = keys(sV);
-            const sdQw = sdQ.sub(cw);
             // The warpgroup's named barrier 5 + cw (ids 1..15 are free; a warp-uniform branch
             // picks the immediate).
             const wgBarrier = () =>
@@ -558,98 +521,70 @@ export function makeFlashAttentionBackward(s: FlashAttentionSizes): FlashAttenti
                 () => T.cuda.bar_sync(6, 128),
               );
             T.ptx.mbarrier.try_wait(kvFull.sub(0), 0);
-            forSteps((n, h, i) => {
-              const st = T.let_("st", T.floormod(n, STAGES));
-              const ph = T.let_("ph", T.floormod(T.floordiv(n, STAGES), 2));
-              const sPw = sP.sub(st, cw);
-              const sdSw = sdS.sub(st, cw);
-              // S = Q·K_wᵀ and dP = dO·V_wᵀ, both in flight.
+            const stageOf = (n: ExprLike) => ({
+              st: T.let_("st", T.floormod(n, STAGES)),
+              ph: T.let_("ph", T.floormod(T.floordiv(n, STAGES), 2)),
+            });
+            // "ss": S = Q·K_wᵀ and dP = dO·V_wᵀ [64 queries, 64 keys]; "rs": Sᵀ = K_w·Qᵀ and
+            // dPᵀ = V_w·dOᵀ [64 keys, 64 queries]. Both in flight once their stage is loaded.
+            const issueS = (st: ExprLike, ph: ExprLike) => {
               T.ptx.mbarrier.try_wait(qFull.sub(st), ph);
-              T.tile.wg.gemm_async(S, blocked(sQ.sub(st)), sKw, { transB: true, accum: false });
+              if (rs) {
+                T.tile.wg.gemm_async(S, sKw, blocked(sQ.sub(st)), { transB: true, accum: false });
+              } else {
+                T.tile.wg.gemm_async(S, blocked(sQ.sub(st)), sKw, { transB: true, accum: false });
+              }
+            };
+            const issueDP = (st: ExprLike, ph: ExprLike) => {
               T.ptx.mbarrier.try_wait(oFull.sub(st), ph);
-              T.tile.wg.gemm_async(dP, blocked(sdO.sub(st)), sVw, { transB: true, accum: false });
-              // The block's LSE₂ and Δ rows, one per query row (with varlen, the block's rows in
-              // the padded row space: rows past the sequence's end have LSE₂ = +inf, Δ = 0).
-              const rowVec = (x: TileView) =>
-                seq
-                  ? x.rearrange("h (i r o) -> h i r o", { r: 64, o: 1 }).sub(h, T.add(seq.blk, i))
-                  : x.rearrange("b h (i r o) -> b h i r o", { r: 64, o: 1 }).sub(b, h, i);
-              T.tile.wg.copy(lse, rowVec(LSE2!));
-              T.tile.wg.copy(dl, rowVec(Delta!));
-              T.ptx.wgmma.wait_group(0);
-              if (masked) {
-                // Key k = kb·BN + 64·cw + c is hidden from query q = 64·i + r when k > q +
-                // rightOff, k < q − leftOff (the forward's test) or (varlen) k ≥ lenK.
-                const k0 = T.let_("k0", T.add(T.mul(kb, BN), T.mul(cw, 64)));
-                const q0 = T.mul(i, BM);
-                // The tests of the bounded edges, right, left, then the sequence's end: per block
-                // (does it cross the edge? its corner keys hidden from a corner query) and per
-                // element.
-                const edges: [PrimExpr, (q: ExprLike, k: PrimExpr) => PrimExpr][] = [];
-                if (rightOff !== undefined) {
-                  edges.push([
-                    T.add(k0, 63).gt(rightOff === 0 ? q0 : T.add(q0, rightOff)),
-                    (q, k) => k.gt(rightOff === 0 ? q : T.add(q, rightOff)),
-                  ]);
-                }
-                if (leftOff !== undefined) {
-                  edges.push([
-                    k0.lt(
-                      T.add(
-                        q0,
-                        typeof leftOff === "number" ? BM - 1 - leftOff : T.sub(BM - 1, leftOff),
-                      ),
-                    ),
-                    (q, k) => k.lt(T.sub(q, leftOff)),
-                  ]);
-                }
-                if (seq) edges.push([T.add(k0, 64).gt(seq.lenK), (_q, k) => k.ge(seq.lenK)]);
-                const any = (ps: PrimExpr[]): PrimExpr => ps.reduce((a, x) => T.or(a, x));
-                const hidden = (r: ExprLike, cc: ExprLike) => {
-                  const k = T.add(k0, cc);
-                  const q = T.add(q0, r);
-                  return any(edges.map(([, e]) => e(q, k)));
-                };
-                T.if_(any(edges.map(([x]) => x)), () =>
-                  T.tile.wg.select(S, ([r, cc]) => hidden(r!, cc!), -Infinity, S),
-                );
+              if (rs) {
+                T.tile.wg.gemm_async(dP, sVw, blocked(sdO.sub(st)), { transB: true, accum: false });
+              } else {
+                T.tile.wg.gemm_async(dP, blocked(sdO.sub(st)), sVw, { transB: true, accum: false });
               }
-              // P = exp2(c·S − LSE₂) (the forward's normalised probabilities).
-              T.tile.wg.mul(S, S, c);
-              T.tile.wg.sub(S, S, lse);
-              T.tile.wg.exp2(S, S, { approx: true });
-              // dS = P ∘ (dP − Δ).
-              T.tile.wg.sub(dP, dP, dl);
-              T.tile.wg.mul(dP, dP, S);
-              T.tile.wg.cast(P16, S);
-              T.tile.wg.cast(dS16, dP);
-              if (!splitD) {
-                // dQ_partial = dS · K_w (RS), issued first: it needs no shared P or dS.
-                T.tile.wg.gemm_async(dQa, dS16, sKw, { accum: false });
-              }
-              T.tile.wg.copy(sPw, P16);
-              T.tile.wg.copy(sdSw, dS16);
-              // The generic-proxy stores of P and dS, before the wgmma reads them: at hd 128 both
-              // consumers' (dQ reads all 128 keys' dS), else the warpgroup's.
-              T.ptx.fence.proxy_async("shared::cta");
-              if (splitD) T.cuda.bar_sync(7, 256);
-              else wgBarrier();
-              // dV_w += Pᵀ·dO, dK_w += dSᵀ·Q: P and dS [64 queries, 64 keys] read as [K, M].
-              T.tile.wg.gemm_async(dVa, sPw, blocked(sdO.sub(st)), { transA: true, accum: true });
-              T.tile.wg.gemm_async(dKa, sdSw, blocked(sQ.sub(st)), { transA: true, accum: true });
-              if (splitD) {
-                // dQ[:, 64·cw ..] = dS [64, 128 keys] · K[128 keys, 64·cw ..].
-                T.tile.wg.gemm_async(dQa, blocked(sdS.sub(st)), sK.sub(cw), { accum: false });
-              }
-              T.ptx.wgmma.wait_group(0);
-              T.if_(T.floormod(tid, 128).eq(0), () => T.ptx.mbarrier.arrive(qEmpty.sub(st)));
-              // dQ's block into the accumulator: the previous step's bulk reduction has read the
-              // staging block (wait_group.read by its issuing thread, then the warpgroup's
-              // barrier), the warpgroup stores the block, fences, meets again, and one thread
-              // issues the reduction.
+            };
+            // The block's LSE₂ and Δ, one per query row, as a column ([64, 1]; "rs": a row
+            // [1, 64]) (with varlen, the block's rows in the padded row space: rows past the
+            // sequence's end have LSE₂ = +inf, Δ = 0).
+            const loadRowVectors = (h: ExprLike, i: ExprLike) => {
+              const vec = (x: TileView) => {
+                const shape = rs ? { o: 1, r: 64 } : { r: 64, o: 1 };
+                const split = rs ? "(i o r)" : "(i r o)";
+                const tail = rs ? "o r" : "r o";
+                return seq
+                  ? x.rearrange(`h ${split} -> h i ${tail}`, shape).sub(h, T.add(seq.blk, i))
+                  : x.rearrange(`b h ${split} -> b h i ${tail}`, shape).sub(b, h, i);
+              };
+              T.tile.wg.copy(lse, vec(LSE2!));
+              T.tile.wg.copy(dl, vec(Delta!));
+            };
+            // The mask of query block i on S (Sᵀ with "rs").
+            const maskS = (i: ExprLike) => {
+              if (!masked) return;
+              maskBlock(S, {
+                k0: T.let_("k0", T.add(T.mul(kb, BN), T.mul(cw, 64))),
+                i,
+                width: 64,
+                rightOff,
+                leftOff,
+                ...(seq ? { lenK: seq.lenK } : {}),
+                keysAsRows: rs,
+              });
+            };
+            // dQ's block into the accumulator: the warpgroup stores the block, fences, meets, and
+            // one thread issues the reduction. One staging block ("ss"): the previous step's
+            // reduction has read it first (wait_group.read by its issuing thread, then the
+            // warpgroup's barrier). One per stage ("rs"): the issuer waits after each reduction
+            // until every reduction but that one has read its block; step n − 2's, which read
+            // this step's block, so precedes this step's barrier after the dS stores, which every
+            // thread of the warpgroup passed before storing.
+            const reduceDQ = (st: ExprLike, h: ExprLike, i: ExprLike) => {
               const leader = T.floormod(tid, 128).eq(0);
-              T.if_(leader, () => T.ptx.cp.async_.bulk.wait_group_read(0));
-              wgBarrier();
+              const sdQw = sdQ.sub(rs ? st : 0, cw);
+              if (!rs) {
+                T.if_(leader, () => T.ptx.cp.async_.bulk.wait_group_read(0));
+                wgBarrier();
+              }
               T.tile.wg.copy(sdQw.rearrange("(r c) -> r c", { c: W }), dQa);
               T.ptx.fence.proxy_async("shared::cta");
               wgBarrier();
@@ -663,8 +598,111 @@ export function makeFlashAttentionBackward(s: FlashAttentionSizes): FlashAttenti
                   { chunk_bytes: BM * W * 4 },
                 );
                 T.ptx.cp.async_.bulk.commit_group();
+                if (rs) T.ptx.cp.async_.bulk.wait_group_read(1);
               });
-            });
+            };
+            // P = exp2(c·S − LSE₂) (the forward's normalised probabilities).
+            const softmaxP = () => probabilities(S, lse, c);
+            // dS = P ∘ (dP − Δ), rounded.
+            const gradS = () => {
+              logitGradients(dP, S, dl);
+              T.tile.wg.cast(dS16, dP);
+            };
+            // The generic-proxy stores of P and dS, before the wgmma reads them: at hd 128 both
+            // consumers' (dQ reads all 128 keys' dS), else the warpgroup's.
+            const publishDS = () => {
+              T.ptx.fence.proxy_async("shared::cta");
+              if (splitD) T.cuda.bar_sync(7, 256);
+              else wgBarrier();
+            };
+            const arriveEmpty = (st: ExprLike) =>
+              T.if_(T.floormod(tid, 128).eq(0), () => T.ptx.mbarrier.arrive(qEmpty.sub(st)));
+            if (!rs) {
+              forSteps((n, h, i) => {
+                const { st, ph } = stageOf(n);
+                const sPw = sP!.sub(st, cw);
+                const sdSw = sdS.sub(st, cw);
+                issueS(st, ph);
+                issueDP(st, ph);
+                loadRowVectors(h, i);
+                T.ptx.wgmma.wait_group(0);
+                maskS(i);
+                softmaxP();
+                gradS();
+                T.tile.wg.cast(P16, S);
+                if (!splitD) {
+                  // dQ_partial = dS · K_w (RS), issued first: it needs no shared P or dS.
+                  T.tile.wg.gemm_async(dQa, dS16, sKw, { accum: false });
+                }
+                T.tile.wg.copy(sPw, P16);
+                T.tile.wg.copy(sdSw, dS16);
+                publishDS();
+                // dV_w += Pᵀ·dO, dK_w += dSᵀ·Q: P and dS [64 queries, 64 keys] read as [K, M].
+                T.tile.wg.gemm_async(dVa, sPw, blocked(sdO.sub(st)), { transA: true, accum: true });
+                T.tile.wg.gemm_async(dKa, sdSw, blocked(sQ.sub(st)), { transA: true, accum: true });
+                if (splitD) {
+                  // dQ[:, 64·cw ..] = dS [64, 128 keys] · K[128 keys, 64·cw ..].
+                  T.tile.wg.gemm_async(dQa, blocked(sdS.sub(st)), sK.sub(cw), { accum: false });
+                }
+                T.ptx.wgmma.wait_group(0);
+                arriveEmpty(st);
+                reduceDQ(st, h, i);
+              });
+            } else {
+              // "rs", software-pipelined over the flat steps n < total: step n + 1's Sᵀ is issued
+              // before step n's dQ block goes to the accumulator, so the tensor cores run it while
+              // the warpgroup stores the block; its dPᵀ at the top of step n + 1, running while
+              // the warpgroup computes P. (Issuing both early keeps 224 float32 accumulators
+              // live and spills at hd 128.)
+              T.if_(T.gt(total, 0), () => {
+                const { st, ph } = stageOf(0);
+                issueS(st, ph);
+              });
+              for (const n of T.range(total)) {
+                const { h, i } = stepAt(n);
+                const { st, ph } = stageOf(n);
+                const sdSw = sdS.sub(st, cw);
+                issueDP(st, ph);
+                loadRowVectors(h, i);
+                // Sᵀ done (dPᵀ may still run).
+                T.ptx.wgmma.wait_group(1);
+                maskS(i);
+                softmaxP();
+                // dV_w += Pᵀ·dO, Pᵀ [64 keys, 64 queries] from registers, issued now.
+                T.tile.wg.cast(P16, S);
+                T.tile.wg.gemm_async(dVa, P16, blocked(sdO.sub(st)), { accum: true });
+                // dPᵀ done (dV may still run).
+                T.ptx.wgmma.wait_group(1);
+                gradS();
+                // dK_w += dSᵀ·Q from registers; dSᵀ [64 keys, 64 queries] to shared memory for
+                // dQ = dS·K, which reads it transposed ([K, M]): at hd 128 columns 64·cw .. over
+                // both consumers' 128 keys, at hd 64 all columns over its own.
+                T.tile.wg.gemm_async(dKa, dS16, blocked(sQ.sub(st)), { accum: true });
+                T.tile.wg.copy(sdSw, dS16);
+                publishDS();
+                if (splitD) {
+                  T.tile.wg.gemm_async(dQa, sdS.sub(st).rearrange("w k q -> (w k) q"), sK.sub(cw), {
+                    transA: true,
+                    accum: false,
+                  });
+                } else {
+                  T.tile.wg.gemm_async(dQa, sdSw, sKw, { transA: true, accum: false });
+                }
+                // Step n + 1's Sᵀ, then wait for all but it: dV, dK and dQ done.
+                const next = T.let_("next", T.add(n, 1));
+                T.if_(
+                  next.lt(total),
+                  () => {
+                    const sn = stageOf(next);
+                    issueS(sn.st, sn.ph);
+                    T.ptx.wgmma.wait_group(1);
+                  },
+                  () => T.ptx.wgmma.wait_group(0),
+                );
+                arriveEmpty(st);
+                reduceDQ(st, h, i);
+              }
+            }
             // The last reduction completes before the CTA exits.
             T.if_(T.floormod(tid, 128).eq(0), () => T.ptx.cp.async_.bulk.wait_group(0));
             // dK = scale · Σ dSᵀ·Q (dS is the gradient of the scaled logits); dV = Σ Pᵀ·dO.

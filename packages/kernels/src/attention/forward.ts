@@ -213,6 +213,19 @@ export interface FlashAttentionSizes {
    */
   readonly schedule?: "serial" | "overlap" | "pingpong";
   /**
+   * The backward's main kernel at head dims 64 and 128 (`makeFlashAttentionBackward`; the
+   * forward ignores it), the same gradients either way up to float32 summation order:
+   * - "ss" (default): S = Q·K_wᵀ and dP = dO·V_wᵀ with the queries as wgmma M; P and dS go
+   *   through shared memory and dV += Pᵀ·dO, dK += dSᵀ·Q read them transposed (both operands
+   *   from shared memory), after a fence and a barrier;
+   * - "rs": Sᵀ = K_w·Qᵀ and dPᵀ = V_w·dOᵀ with the keys as wgmma M (FlashAttention-3's
+   *   SdP_swapAB, hopper/flash_bwd_launch_template.h), so Pᵀ and dSᵀ are in registers in the
+   *   layout of an A operand: dV += Pᵀ·dO is issued as soon as P is computed and dK += dSᵀ·Q as
+   *   soon as dS is, from registers (PTX ISA, wgmma: A in registers), while dSᵀ is stored for
+   *   dQ = dS·K (read transposed); P never goes to shared memory. LSE₂ and Δ are then per column.
+   */
+  readonly backwardMma?: "ss" | "rs";
+  /**
    * Batch and sequence lengths from kernel parameters (default false): the kernel takes three
    * int32 scalars after O (before LSE), `batch`, `seqQ` and `seqK`, the tensors' symbolic dims (Q
    * and O [batch, seqQ, heads, hd], K and V [batch, seqK, kvHeads, hd], LSE [batch, heads, seqQ]),
@@ -247,9 +260,14 @@ export interface FlashAttentionSizes {
    * "serial" schedule only (overlapped, S and the block before's P do not fit in 160 registers;
    * FlashAttention-3 keeps P in shared memory there, which this kernel does not). With 192 a
    * static build takes seq_k any integer ≥ 192: ⌈seq_k / 192⌉ blocks, the last one partial, its
-   * keys k ≥ seq_k masked to -inf (as with `dynamic`).
+   * keys k ≥ seq_k masked to -inf (as with `dynamic`). Wider blocks elsewhere, each with a
+   * partial last block likewise (seq_k any integer ≥ blockN), FlashAttention-3's tiles for those
+   * head dims without causal or a window (hopper/tile_size.h):
+   * - head dim 128: 176 or 192 (S 88 or 96 registers a thread, setmaxnreg 24 / 240; Q and two
+   *   stages of K and V: 208 or 224 KiB of shared memory);
+   * - head dim 256: 80 (S 40 registers; 224 KiB).
    */
-  readonly blockN?: 128 | 192;
+  readonly blockN?: 64 | 80 | 128 | 176 | 192;
 }
 
 /** A work unit of the forward: its query tile, query head and batch (sequence). */
@@ -385,7 +403,7 @@ export function checkDynamicSeqs(seqQ: number, seqK: number): void {
  *   1 … seqQ), a `kvHeads` that is not a positive integer dividing `heads`, a `window` that is
  *   not two integers or is given with `causal`, a non-boolean `lse` or `dynamic`, `dynamic`
  *   with `varlen`, a `blockM` other than 128 or 192 (192 at head dim 64 only), a `blockN` the
- *   head dim does not offer (128 or 192 at 64, 128 at 128, 64 at 256), `blockM` and `blockN`
+ *   head dim does not offer (128 or 192 at 64; 128, 176 or 192 at 128; 64 or 80 at 256), `blockM` and `blockN`
  *   both 192 with a schedule other than "serial", with a 192 tile, static sequence lengths
  *   under a tile (seq_q < blockM, seq_k < blockN; packed totals too with `varlen`), or a `ctas`
  *   that is not a positive integer or is given with `dynamic` or `varlen`.
@@ -414,11 +432,14 @@ export function makeFlashAttention(s: FlashAttentionSizes): PrimFunc {
   // shared memory, and O's 64 × 256 float32 accumulators are 128 registers per thread); 192 at
   // head dim 64 if asked.
   const BN = s.blockN ?? (D === 256 ? 64 : 128);
-  if (!(D === 64 ? [128, 192] : [D === 256 ? 64 : 128]).includes(BN)) {
+  const offeredBN = D === 64 ? [128, 192] : D === 128 ? [128, 176, 192] : [64, 80];
+  if (!offeredBN.includes(BN)) {
     throw configError(
-      `flash_attention: blockN (keys per KV block) is ${D === 64 ? "128 or 192" : D === 256 ? "64" : "128"} at head dim ${D}, got ${showValue(BN)}`,
+      `flash_attention: blockN (keys per KV block) is ${offeredBN.slice(0, -1).join(", ")}${offeredBN.length > 1 ? " or " : ""}${offeredBN.at(-1)} at head dim ${D}, got ${showValue(BN)}`,
     );
   }
+  // A KV block other than the head dim's default: the last one may be partial.
+  const wideBN = BN !== (D === 256 ? 64 : 128);
   const varlen = s.varlen;
   if (s.dynamic !== undefined && typeof s.dynamic !== "boolean") {
     throw configError(`flash_attention: dynamic is a boolean, got ${showValue(s.dynamic)}`);
@@ -444,7 +465,7 @@ export function makeFlashAttention(s: FlashAttentionSizes): PrimFunc {
       );
     }
   } else if (!dynamic) {
-    if (BM === BM128 && BN !== 192) checkDenseSeqs(seqQ, seqK, D);
+    if (BM === BM128 && !wideBN) checkDenseSeqs(seqQ, seqK, D);
     else if (!Number.isInteger(seqQ) || !Number.isInteger(seqK) || seqQ < BM || seqK < BN) {
       // With a 192-row or 192-key tile the last query tile and KV block may be partial (rows
       // guarded, keys masked); a tile's TMA box fits in the tensor.
@@ -495,7 +516,7 @@ export function makeFlashAttention(s: FlashAttentionSizes): PrimFunc {
   // at launch 65536 / threads each): 128·40 + 256·232 = 64512; 128·24 + 256·240 = 64512 with
   // 192-key blocks (S is 96 registers a thread); 128·32 + 384·160 = 65536 with three consumers
   // (FlashAttention-3's, hopper/flash_fwd_kernel_sm90.h).
-  const [producerRegs, consumerRegs] = NC === 3 ? [32, 160] : BN === 192 ? [24, 240] : [40, 232];
+  const [producerRegs, consumerRegs] = NC === 3 ? [32, 160] : BN > 128 ? [24, 240] : [40, 232];
   // Query heads per KV head.
   const group = heads / kvHeads;
   // The window [left, right]; undefined: unbounded on that side ([-1, -1] is no mask).
@@ -954,7 +975,7 @@ export function makeFlashAttention(s: FlashAttentionSizes): PrimFunc {
            * wgmma packs them, which is what fits the overlapped schedules in 160 registers.
            */
           const castP = (): void => {
-            if (BM === BM128 && BN !== 192) {
+            if (BM === BM128 && BN <= 128) {
               T.tile.wg.cast(P, S);
               return;
             }
