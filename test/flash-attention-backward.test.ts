@@ -67,6 +67,11 @@ describe("flash_attention backward", () => {
     expect(() => makeFlashAttentionBackward({ ...base, causal: true, window: [4, 0] })).toThrow(
       /give causal or window, not both/,
     );
+    for (const headDim of [64, 256] as const) {
+      expect(() =>
+        makeFlashAttentionBackward({ ...base, headDim, backwardMma: "sr" as "ss" }),
+      ).toThrow(/TX9001.*backwardMma is "ss" or "rs", got "sr"/);
+    }
   });
 
   it("assembles for sm_90a: head dims 64 (causal) and 128, GQA + window", () => {

@@ -153,7 +153,8 @@ export interface FlashAttentionBackward {
  *   that are not positive multiples of 128 (with `varlen`: packed row counts under 128), a causal
  *   mask with seq_q ≠ seq_k (without `varlen`), a `varlen` that is not `{ maxSeqQ, maxSeqK }` with
  *   integers in 1 … seqQ and 1 … seqK, a `kvHeads` that is not a positive integer dividing
- *   `heads`, or a `window` that is not two integers or is given with `causal`.
+ *   `heads`, a `window` that is not two integers or is given with `causal`, or a `backwardMma`
+ *   other than "ss" or "rs".
  */
 export function makeFlashAttentionBackward(s: FlashAttentionSizes): FlashAttentionBackward {
   const { batch, heads, seqQ, seqK, headDim: D, dtype: dt } = s;
@@ -331,7 +332,13 @@ export function makeFlashAttentionBackward(s: FlashAttentionSizes): FlashAttenti
     },
   );
 
-  // Head dim 256: backward-wide.ts's main kernel (these pre- and postprocessing kernels).
+  if (s.backwardMma !== undefined && s.backwardMma !== "ss" && s.backwardMma !== "rs") {
+    throw configError(
+      `flash_attention backward: backwardMma is "ss" or "rs", got ${showValue(s.backwardMma)}`,
+    );
+  }
+  // Head dim 256: backward-wide.ts's main kernel (these pre- and postprocessing kernels; it has
+  // one design: `backwardMma` does not apply).
   if (D === 256) return { preprocess, main: makeFlashAttentionBackwardWide(s), postprocess };
   const group = heads / kvHeads;
   const qBlocksDense = seqQ / BM;
@@ -347,11 +354,6 @@ export function makeFlashAttentionBackward(s: FlashAttentionSizes): FlashAttenti
   const splitD = D === 128;
   // "rs": Sᵀ and dPᵀ with the keys as M, Pᵀ and dSᵀ as dV's and dK's A operands from registers.
   const rs = (s.backwardMma ?? "ss") === "rs";
-  if (s.backwardMma !== undefined && s.backwardMma !== "ss" && s.backwardMma !== "rs") {
-    throw configError(
-      `flash_attention backward: backwardMma is "ss" or "rs", got ${showValue(s.backwardMma)}`,
-    );
-  }
   const main = T.function(
     "flash_attention_bwd",
     {
