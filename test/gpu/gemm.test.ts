@@ -1,7 +1,8 @@
 // On a GPU: gemm() of @tirx-ts/kernels over shapes of bench/gemm-sweep.ts's sweep (M ∈ {16, 128,
 // 1024}, N and K from {4096, 14336}: the split-K, 64-row and 128-row configurations gemm()
 // picks), bf16 and float16 in every layout, float8 e4m3 with per-tensor scales and with block
-// scales (DeepSeek-V3's 1 × 128 / 128 × 128, large and odd sizes, split-K), the bias + GELU
+// scales (DeepSeek-V3's 1 × 128 / 128 × 128, large and odd sizes, split-K; A's scales by
+// ld.global and, config.scaleLoad "tma", staged by TMA with each K-tile), the bias + GELU
 // epilogue, and odd sizes (m 17, n 40, k 24 in NN/NT/TN/TT; 333 × 517 × 999 with both operands
 // padded to TMA's 16-byte pitch), each against the float64 reference of
 // test/util/gemm-reference.ts on sampled rows and columns (float8 with the tensor cores' 13-bit alignment
@@ -157,6 +158,40 @@ const CASES: readonly (GemmSpec & { name: string })[] = [
     outDtype: "float32",
     blockScales: true,
     config: { bm: 128, bn: 192, stages: 4 },
+  },
+  {
+    name: "1024 × 4096 × 4096 float8 e4m3 block-scaled, A's scales staged by TMA (scaleLoad tma), 128 × 192 tiles",
+    m: 1024,
+    n: 4096,
+    k: 4096,
+    dtype: "float8_e4m3",
+    transB: true,
+    outDtype: "bfloat16",
+    blockScales: true,
+    config: { bm: 128, bn: 192, stages: 5, scaleLoad: "tma" },
+  },
+  {
+    name: "16 × 4096 × 14336 float8 e4m3 block-scaled, scaleLoad tma, split-K 4 on 64-row tiles",
+    m: 16,
+    n: 4096,
+    k: 14336,
+    dtype: "float8_e4m3",
+    transB: true,
+    outDtype: "bfloat16",
+    blockScales: true,
+    config: { bm: 64, bn: 128, stages: 6, splitK: 4, scaleLoad: "tma" },
+  },
+  {
+    name: "odd 130 × 200 × 300 float8 e5m2 × e4m3 block-scaled, scaleLoad tma, bn 192 (rows past m zero-filled by TMA, a partial K block)",
+    m: 130,
+    n: 200,
+    k: 300,
+    dtype: "float8_e5m2",
+    dtypeB: "float8_e4m3",
+    transB: true,
+    outDtype: "float32",
+    blockScales: true,
+    config: { bm: 128, bn: 192, stages: 4, scaleLoad: "tma" },
   },
   {
     name: "odd 130 × 200 × 300 float8 e4m3 block-scaled, gemm()'s choice, bias",

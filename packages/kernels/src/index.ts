@@ -23,6 +23,7 @@ export {
   makeGemm,
   checkGemmSizes,
   blockScaleShapes,
+  blockScaleShapeMN,
   SCALE_BLOCK,
   type GemmSizes,
   type GemmKernels,
@@ -33,12 +34,14 @@ export {
   GEMM_TUNE_EXTRA,
   GEMM_TUNED_DEFAULTS,
   MAX_GEMM_SHARED,
+  gemmStageBytes,
   gemmRowsBucket,
   gemmTuneKey,
   type GemmKeySizes,
   gemmTiles,
   pickGemmConfig,
   type GemmConfig,
+  type GemmScaleLoad,
   type GemmConfigEntry,
   type GemmShape,
 } from "./gemm/config.js";
@@ -58,3 +61,4 @@ export {
   type GemmTuneOptions,
 } from "./gemm/gemm.js";
 export { makePadRows, paddedPitch } from "./gemm/pad.js";
+export { makeScaleTransposeA } from "./gemm/scales.js";

@@ -5,9 +5,9 @@
 // every size (the simulator tests run each of them); the table only chooses which is fast.
 import { configError } from "../attention/options.js";
 import type { GemmSizes } from "./kernel.js";
-import { MAX_GEMM_SHARED, type GemmConfig } from "./tile.js";
+import { MAX_GEMM_SHARED, gemmStageBytes, type GemmConfig, type GemmScaleLoad } from "./tile.js";
 
-export { MAX_GEMM_SHARED, type GemmConfig };
+export { MAX_GEMM_SHARED, gemmStageBytes, type GemmConfig, type GemmScaleLoad };
 
 /** The sizes a configuration's `when` reads: D is m × n, the reduction k, and the input bytes. */
 export interface GemmShape {
@@ -27,6 +27,11 @@ export interface GemmShape {
    * multiple of 32 columns build (makeGemm), not only multiples of 64. Default false.
    */
   readonly kMajorB?: boolean;
+  /**
+   * Float8 with block scales (makeGemm's `scales: "block"`): tuning also tries each candidate
+   * with `scaleLoad: "tma"` (GemmConfig). Default false.
+   */
+  readonly blockScales?: boolean;
 }
 
 /** One row of {@link GEMM_CONFIGS}. */
@@ -92,7 +97,8 @@ export const GEMM_CONFIGS: readonly GemmConfigEntry[] = [
  * 64 × 256 tiles (small m with one consumer warpgroup and half the CTAs of 64 × 128), and, with a
  * K-major B, 128 × 224 and 128 × 160 tiles (wave counts of 132 CTAs that 64-column steps miss).
  * Each builds a correct kernel at every size (test/kernels-gemm-persistent.test.ts runs each on
- * the simulator at an odd size).
+ * the simulator at an odd size). For block-scaled float8, tuning tries every row of both tables
+ * a second time with `scaleLoad: "tma"` (gemm.ts's gemmTuneCandidates).
  */
 export const GEMM_TUNE_EXTRA: readonly GemmConfigEntry[] = [
   {

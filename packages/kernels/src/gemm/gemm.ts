@@ -46,6 +46,7 @@ import {
 } from "./config.js";
 import type { GemmActivation, GemmFloat } from "./epilogue.js";
 import {
+  blockScaleShapeMN,
   blockScaleShapes,
   makeGemm,
   type GemmInput,
@@ -53,6 +54,8 @@ import {
   type GemmSizes,
 } from "./kernel.js";
 import { makePadRows, paddedPitch } from "./pad.js";
+import { makeScaleTransposeA } from "./scales.js";
+import { MAX_GEMM_SHARED, gemmStageBytes } from "./tile.js";
 
 /** Options of {@link gemm}. */
 export interface GemmOptions {
@@ -87,7 +90,10 @@ export interface GemmOptions {
    * - per block (DeepSeek-V3's fine-grained scaling), [m, ⌈k/128⌉]: one scale per row of a and
    *   128-wide K block, with scaleB [⌈n/128⌉, ⌈k/128⌉] (one per 128 × 128 block of b's [n, k]):
    *   D = Σ_kb scaleA[i, kb] · scaleB[⌊j/128⌋, kb] · Σ_{x in kb} a[i, x] · b[x, j], each block's
-   *   sum promoted into float32 in the main loop (makeGemm's `scales: "block"`).
+   *   sum promoted into float32 in the main loop (makeGemm's `scales: "block"`). With a
+   *   configuration whose `scaleLoad` is "tma" (A's scales staged by TMA with each K-tile),
+   *   gemm() first transposes this scaleA into a float32 scratch [⌈k/128⌉, m rounded up to 4]
+   *   (one more small kernel and allocation per call); the layout given here stays [m, ⌈k/128⌉].
    */
   readonly scaleA?: DeviceTensor;
   /** b's scales: float32 [1] with a per-tensor scaleA, [⌈n/128⌉, ⌈k/128⌉] with a block one. */
@@ -245,6 +251,11 @@ interface Prepared {
   /** The main kernel's last arguments (block scales), after D's or W's epilogue arguments. */
   readonly mainArgs: DeviceTensor[];
   readonly pads: { readonly fn: PrimFunc; readonly x: DeviceTensor; readonly pitch: number }[];
+  /**
+   * With config.scaleLoad "tma": the kernel transposing scaleA (mainArgs[0]) into a scratch of
+   * `shape` that replaces it in the main kernel's arguments.
+   */
+  readonly scaleT?: { readonly fn: PrimFunc; readonly shape: readonly [number, number] };
   readonly choice: GemmChoice;
 }
 
@@ -468,7 +479,36 @@ function prepare(a: unknown, b: unknown, opts: unknown): Prepared {
     ...(scaleKind === "tensor" ? scales : []),
   ];
   const mainArgs = scaleKind === "block" ? scales : [];
-  return { kernels, m, n, outDtype, epilogueArgs, mainArgs, pads, choice };
+  const scaleT =
+    scaleKind === "block" && kernels.config.scaleLoad === "tma"
+      ? { fn: scaleTranspose(m, k), shape: blockScaleShapeMN(m, k) }
+      : undefined;
+  return {
+    kernels,
+    m,
+    n,
+    outDtype,
+    epilogueArgs,
+    mainArgs,
+    pads,
+    ...(scaleT ? { scaleT } : {}),
+    choice,
+  };
+}
+
+/** The built scale transpositions by (m, k). */
+const SCALE_TS = new Map<string, PrimFunc>();
+
+/** makeScaleTransposeA(m, k), built once per process (kept by sizes). */
+function scaleTranspose(m: number, k: number): PrimFunc {
+  const key = `${m},${k}`;
+  let fn = SCALE_TS.get(key);
+  if (fn === undefined) {
+    fn = makeScaleTransposeA(m, k);
+    if (SCALE_TS.size >= 64) SCALE_TS.clear();
+    SCALE_TS.set(key, fn);
+  }
+  return fn;
 }
 
 /** The tensors of a call besides a and b, for a tuning's timed launches (their shapes and dtypes). */
@@ -499,6 +539,9 @@ function atRows(base: Omit<GemmSizes, "config">, m: number): Omit<GemmSizes, "co
  * 2 K-tiles per slice, or D already has as many tiles as the H200 has SMs (132); for promoted
  * float8 (GemmShape's `promoted`), none over 192 columns (two float32 register tiles of 112 or
  * 128 each would spill); tiles of a 32-column step (not 64) only with GemmShape's `kMajorB`.
+ * With GemmShape's `blockScales`, each of those again with `scaleLoad: "tma"` (A's scales
+ * staged by TMA; kernel.ts's header), after all of them, where its stages still fit in shared
+ * memory with the bm · 4 bytes of scales each (gemmStageBytes).
  * @example gemmTuneCandidates({ m: 16, n: 256, k: 64, inBytes: 2 }) // no split-K row (1 K-tile)
  * @throws TirxError TX9001 as pickGemmConfig.
  */
@@ -521,6 +564,12 @@ export function gemmTuneCandidates(s: GemmShape): GemmConfig[] {
       if (kTiles < 2 * split || gemmTiles(s, c) >= SMS) continue;
     }
     out.push(c);
+  }
+  if (s.blockScales === true) {
+    for (const c of [...out]) {
+      const t: GemmConfig = { ...c, scaleLoad: "tma" };
+      if (c.scaleLoad === undefined && t.stages * gemmStageBytes(t) <= MAX_GEMM_SHARED) out.push(t);
+    }
   }
   return out;
 }
@@ -574,6 +623,7 @@ function chooseConfig(
     inBytes,
     promoted: inBytes === 1 && base.fastAccum !== true,
     kMajorB: base.transB === true && base.scales !== "block",
+    blockScales: base.scales === "block",
   };
   const tune = o.tune ?? process.env["TIRX_TUNE"] === "1";
   if (tune === false) {
@@ -658,6 +708,9 @@ function timedLaunch(
   let args: { A: DeviceTensor; B: DeviceTensor; D: DeviceTensor; W: DeviceTensor } | undefined;
   let epi: DeviceTensor[] = [];
   let tail: DeviceTensor[] = [];
+  // scaleLoad "tma" candidates: A's scales transposed into `tailT[0]` before each launch, as
+  // gemm() does (the transposition is part of what a call costs).
+  let tailT: DeviceTensor[] = [];
   const allocate = (): NonNullable<typeof args> => {
     const { m, n, k } = rep;
     const zeros = (shape: number[], dtype: string): DeviceTensor => {
@@ -680,20 +733,29 @@ function timedLaunch(
       ...(block ? [] : x.scales),
     ];
     tail = block ? [zeros([m, Math.ceil(k / 128)], "float32"), x.scales[1]!] : [];
+    tailT = block ? [zeros([...blockScaleShapeMN(m, k)], "float32"), x.scales[1]!] : [];
     return { A, B, D, W };
   };
-  // The finishing kernels, compiled once (outside the timed launches after the first).
+  // The finishing kernels and the scale transposition, compiled once (outside the timed
+  // launches after the first).
   const finishes = new Map<string, Compiled>();
+  let transpose: Compiled | undefined;
   return (kernel, config) => {
     const { A, B, D, W } = (args ??= allocate());
     const text = canonicalJson(config);
     const ks = kernels.get(text);
     invariant(ks !== undefined, "gemm: a tuned candidate was built by make");
-    if (ks.finish === undefined) kernel.launchAsync(A, B, D, ...epi, ...tail);
+    let last = tail;
+    if (ks.config.scaleLoad === "tma" && rep.scales === "block") {
+      transpose ??= compile(scaleTranspose(rep.m, rep.k), { target: "cuda" });
+      transpose.launchAsync(tail[0]!, tailT[0]!);
+      last = tailT;
+    }
+    if (ks.finish === undefined) kernel.launchAsync(A, B, D, ...epi, ...last);
     else {
       let fin = finishes.get(text);
       if (fin === undefined) finishes.set(text, (fin = compile(ks.finish, { target: "cuda" })));
-      kernel.launchAsync(A, B, W, ...tail);
+      kernel.launchAsync(A, B, W, ...last);
       fin.launchAsync(W, D, ...epi);
     }
   };
@@ -773,13 +835,21 @@ export function gemm(a: DeviceTensor, b: DeviceTensor, opts: GemmOptions = {}): 
       compile(pad.fn, cuda)(x, y);
       return y;
     });
+    // scaleLoad "tma": A's block scales transposed into an MN-major scratch first.
+    let mainArgs = p.mainArgs;
+    if (p.scaleT !== undefined) {
+      const y = tensor.empty([...p.scaleT.shape], "float32", dev);
+      temps.push(y);
+      compile(p.scaleT.fn, cuda)(p.mainArgs[0]!, y);
+      mainArgs = [y, ...p.mainArgs.slice(1)];
+    }
     const D = opts.out ?? tensor.empty([p.m, p.n], p.outDtype, dev);
     if (p.kernels.finish === undefined) {
-      compile(p.kernels.main, cuda)(ops[0]!, ops[1]!, D, ...p.epilogueArgs, ...p.mainArgs);
+      compile(p.kernels.main, cuda)(ops[0]!, ops[1]!, D, ...p.epilogueArgs, ...mainArgs);
     } else {
       const W = tensor.zeros([p.m, p.n], "float32", dev);
       temps.push(W);
-      compile(p.kernels.main, cuda)(ops[0]!, ops[1]!, W, ...p.mainArgs);
+      compile(p.kernels.main, cuda)(ops[0]!, ops[1]!, W, ...mainArgs);
       compile(p.kernels.finish, cuda)(W, D, ...p.epilogueArgs);
     }
     return D;

@@ -37,17 +37,38 @@
 //     two K-tiles ahead into one of two register sets (the K loop unrolled by 2) so that their
 //     latency hides behind two whole K-tiles: per K block a
 //     thread reads 2 of A's scales and 1 or 2 of B's (a bn ≤ 128 tile lies in one 128-column
-//     block; a 192 or 256 tile spans two), L1/L2 hits after the first warp — cheaper than a TMA
-//     of a [bm] column of sA (a 4-byte-wide box with its own mbarrier and shared slot per stage).
+//     block; a 192 or 256 tile spans two), L1/L2 hits after the first warp (a [bm] column of sA
+//     as stored is no TMA box: 4 bytes wide, where a box's inner extent is a multiple of 16; the
+//     third design below transposes sA first).
 //     Two ways through shared memory measured slower on the H200 (block against per-tensor in
 //     one run, bench/results/gemm-sweep-fp8-block-*-2026-12-03.md): the consumers' own cp.async
 //     copies with cp.async.wait_group 1 before each promotion, 0.42-0.53× (against 0.83-0.93×
 //     here); a scale warp in the producer warpgroup staging each stage's scales (ld.global,
 //     st.shared, an arrival on the full barrier) read back with ld.shared after a named barrier
 //     of the warpgroup, 0.81-0.93×.
+//     A third design, DeepGEMM's, is an option, not the default (config.scaleLoad "tma"; the
+//     default "global" is the design above): A's scales arrive by TMA with each stage, one
+//     more box on the stage's full mbarrier (its expect_tx grows by bm · 4 bytes), the K
+//     block's scales of the tile's bm rows. TMA's box needs an inner extent of a multiple of
+//     16 bytes, so that run must be contiguous: the kernel then takes A's scales MN-major,
+//     [⌈k/128⌉, m rounded up to 4] (blockScaleShapeMN; the layout of torch._scaled_mm's
+//     blockwise scale_a, stride (1, m)), and gemm() first transposes the [m, ⌈k/128⌉] scales it
+//     is given into such a scratch (scales.ts). The consumers read their two rows' scales with
+//     ld.shared right after the full-barrier wait they do anyway: no new barrier, no new warp.
+//     The stage's empty barrier covers the slot's reuse; so that every lane's read comes before
+//     the producer's next copy into the slot, it then counts one arrival per consumer warp, by
+//     lane 0 after __syncwarp (DeepGEMM arrives per warp too), instead of one per warpgroup.
+//     B's scales stay ld.global two K-tiles ahead (1 or 2 a K block, one address for every
+//     thread: a broadcast; staging them as well would need a second transposed copy, B's
+//     [⌈n/128⌉, ⌈k/128⌉] rows not being 16-byte multiples, for 4 or 8 bytes a stage). Rows
+//     past m get scale 0 (gemm()'s zero columns up to m rounded up to 4, TMA's zero fill past
+//     them), as does a K block past the last (a split-K slice past K: zero-filled by TMA); A's
+//     box is zero there too, so their products are 0, and those rows are never stored; nothing
+//     divides by a scale. Not measured on a GPU yet: whether it is faster than "global" is for
+//     bench/gemm-sweep.ts --kinds fp8-block --scale-load global,tma to say.
 //     A partial last K block is zero-filled by TMA: its scale multiplies zeros there. Rows past
-//     m read row m − 1's scale (their results are never stored). With split-K each slice adds
-//     its promoted blocks into W; the finishing kernel then applies no scale.
+//     m read row m − 1's scale with "global" (their results are never stored). With split-K
+//     each slice adds its promoted blocks into W; the finishing kernel then applies no scale.
 //   - float8 with per-tensor scales or none promotes too (unless `fastAccum`): each K-tile's
 //     wgmmas go into the second register tile and acc += tmp after the wait. The float8 tensor
 //     cores keep about 13 fraction bits aligned to the largest term, the accumulator included
@@ -58,7 +79,7 @@
 import { T, type ExprLike, type ParamType, type PrimExpr, type TileView } from "@tirx-ts/dsl";
 import { didYouMean, showValue, type PrimFunc } from "@tirx-ts/core";
 import { configError } from "../attention/options.js";
-import { MAX_GEMM_SHARED, type GemmConfig } from "./tile.js";
+import { MAX_GEMM_SHARED, gemmStageBytes, type GemmConfig } from "./tile.js";
 import {
   epilogueValue,
   scaleMode,
@@ -121,7 +142,8 @@ export interface GemmKernels {
    * scaleB (those the sizes ask for, in this order; scales "tensor": float32 [1] each); with
    * split-K: A, B, W [m, n] float32 (the workspace, zeroed by the caller before each launch).
    * With scales "block", last: scaleA float32 [m, ⌈k/128⌉] and scaleB float32 [⌈n/128⌉,
-   * ⌈k/128⌉] ({@link blockScaleShapes}), with or without split-K.
+   * ⌈k/128⌉] ({@link blockScaleShapes}), with or without split-K; with config.scaleLoad "tma"
+   * scaleA is MN-major instead, float32 [⌈k/128⌉, m rounded up to 4] ({@link blockScaleShapeMN}).
    */
   readonly main: PrimFunc;
   /**
@@ -150,6 +172,18 @@ export function blockScaleShapes(
 ): { readonly a: readonly [number, number]; readonly b: readonly [number, number] } {
   const kb = Math.ceil(k / SCALE_BLOCK);
   return { a: [m, kb], b: [Math.ceil(n / SCALE_BLOCK), kb] };
+}
+
+/**
+ * The shape of A's block scales as makeGemm's main kernel takes them with config.scaleLoad
+ * "tma": MN-major, float32 [⌈k/128⌉, m rounded up to a multiple of 4], element [kb, i] the scale
+ * of row i and K block kb (A's [m, ⌈k/128⌉] transposed; rows of a multiple of 16 bytes, TMA's
+ * pitch: CUDA Driver API, cuTensorMapEncodeTiled). Columns past m are read only for rows whose
+ * results are never stored (gemm() writes zeros there).
+ * @example blockScaleShapeMN(130, 300) // [3, 132]
+ */
+export function blockScaleShapeMN(m: number, k: number): readonly [number, number] {
+  return [Math.ceil(k / SCALE_BLOCK), Math.ceil(m / 4) * 4];
 }
 
 const LOAD_2D = "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes";
@@ -277,7 +311,7 @@ export function checkGemmSizes(s: GemmSizes): Required<GemmConfig> {
   if (typeof c !== "object" || c === null) {
     throw configError(`gemm: config is { bm, bn, stages, bk?, splitK? }, got ${showValue(c)}`);
   }
-  const CONFIG_KEYS = ["bm", "bn", "bk", "stages", "cluster", "splitK"];
+  const CONFIG_KEYS = ["bm", "bn", "bk", "stages", "cluster", "splitK", "scaleLoad"];
   for (const key of Object.keys(c)) {
     if (!CONFIG_KEYS.includes(key)) {
       const guess = didYouMean(key, CONFIG_KEYS);
@@ -308,13 +342,25 @@ export function checkGemmSizes(s: GemmSizes): Required<GemmConfig> {
       `gemm: config.bk is ${ROW / eb} for ${s.dtype} (one 128-byte swizzle row of K), got ${bk}`,
     );
   }
-  const stageBytes = (c.bm + c.bn) * bk * eb;
+  if (c.scaleLoad !== undefined && c.scaleLoad !== "global" && c.scaleLoad !== "tma") {
+    throw configError(
+      `gemm: config.scaleLoad is "global" or "tma" (how A's block scales are loaded), got ${showValue(c.scaleLoad)}`,
+    );
+  }
+  const scaleLoad = c.scaleLoad ?? "global";
+  if (scaleLoad === "tma" && scaleMode(s) !== "block") {
+    throw configError(
+      'gemm: config.scaleLoad "tma" stages A\'s block scales with each K-tile; it needs scales "block" (float8 block scales)',
+    );
+  }
+  // With scaleLoad "tma" each stage also holds the K block's bm float32 scales of A.
+  const stageBytes = gemmStageBytes(c);
   if (!Number.isInteger(c.stages) || c.stages < 2 || c.stages > 8) {
     throw configError(`gemm: config.stages is an integer in 2 … 8, got ${c.stages}`);
   }
   if (c.stages * stageBytes > MAX_GEMM_SHARED) {
     throw configError(
-      `gemm: ${c.stages} stages of ${c.bm} × ${c.bn} tiles take ${c.stages * stageBytes} bytes of shared memory, over ${MAX_GEMM_SHARED}; at most ${Math.floor(MAX_GEMM_SHARED / stageBytes)} stages`,
+      `gemm: ${c.stages} stages of ${c.bm} × ${c.bn} tiles take ${c.stages * stageBytes} bytes of shared memory${scaleLoad === "tma" ? " (with A's block scales)" : ""}, over ${MAX_GEMM_SHARED}; at most ${Math.floor(MAX_GEMM_SHARED / stageBytes)} stages`,
     );
   }
   if (c.cluster !== undefined && c.cluster !== 1) {
@@ -342,6 +388,7 @@ export function checkGemmSizes(s: GemmSizes): Required<GemmConfig> {
     stages: c.stages,
     cluster: 1,
     splitK: Math.ceil(kTiles / per),
+    scaleLoad,
   };
 }
 
@@ -364,6 +411,9 @@ export function checkGemmSizes(s: GemmSizes): Required<GemmConfig> {
  * @example
  *   const { main } = makeGemm({ m: 130, n: 200, k: 300, dtype: "float8_e4m3", transB: true,
  *     scales: "block", config: { bm: 128, bn: 128, stages: 4 } }); // main(A, B, D, sA, sB)
+ * @example // A's scales staged by TMA: main(A, B, D, sAᵀ [3, 132], sB [2, 3])
+ *   makeGemm({ m: 130, n: 200, k: 300, dtype: "float8_e4m3", transB: true, scales: "block",
+ *     pitchA: 304, pitchB: 304, config: { bm: 128, bn: 128, stages: 4, scaleLoad: "tma" } });
  * @throws TirxError TX9001 (kernels/config) for sizes that are not positive integers, an input
  *   dtype other than float16, bfloat16, float8_e4m3, float8_e5m2 (A and B one 16-bit dtype or
  *   both float8), a float8 operand that is not K-major (transA, or B without transB), an output
@@ -371,7 +421,8 @@ export function checkGemmSizes(s: GemmSizes): Required<GemmConfig> {
  *   c, scales with 16-bit inputs or other than true / false / "tensor" / "block", fastAccum not a
  *   boolean or true with 16-bit inputs or block scales, an unknown activation, a row pitch that is not a multiple of 16
  *   bytes, a configuration with a field GemmConfig lacks or outside {@link GemmConfig}'s ranges (bm, bn, bk, stages, shared memory,
- *   cluster, splitK), split-K with m · n of 2^31 − 256 or more.
+ *   cluster, splitK; scaleLoad other than "global" / "tma", or "tma" without block scales),
+ *   split-K with m · n of 2^31 − 256 or more.
  */
 export function makeGemm(s: GemmSizes): GemmKernels {
   const cfg = checkGemmSizes(s);
@@ -402,6 +453,10 @@ export function makeGemm(s: GemmSizes): GemmKernels {
   // Float8 K-tiles summed in a second register tile and promoted into acc (see fastAccum).
   const promoted = block || (fp8 && s.fastAccum !== true);
   const blockShapes = blockScaleShapes(m, n, k);
+  // A's block scales by TMA with each stage (config.scaleLoad "tma"; the file's header).
+  const tmaScales = block && cfg.scaleLoad === "tma";
+  // Bytes of a stage's A scales: the K block's scales of the tile's BM rows.
+  const scaleBytes = tmaScales ? BM * 4 : 0;
 
   const epiParams = (): Record<string, ParamType> => ({
     ...(s.c !== undefined ? { C: T.Tensor([m, n], s.c) } : {}),
@@ -428,7 +483,10 @@ export function makeGemm(s: GemmSizes): GemmKernels {
       : { D: T.Tensor([m, n], outDt), ...epiParams() }),
     ...(block
       ? {
-          scaleA: T.Tensor([...blockShapes.a], "float32"),
+          scaleA: T.Tensor(
+            tmaScales ? [...blockScaleShapeMN(m, k)] : [...blockShapes.a],
+            "float32",
+          ),
           scaleB: T.Tensor([...blockShapes.b], "float32"),
         }
       : {}),
@@ -441,7 +499,7 @@ export function makeGemm(s: GemmSizes): GemmKernels {
       launch: T.cuda.LaunchConfig({
         grid: ctas,
         block: 128 * (1 + consumers),
-        dynamic_shared_bytes: STAGES * stageBytes,
+        dynamic_shared_bytes: STAGES * (stageBytes + scaleBytes),
       }),
     });
     const tid = T.cuda.thread_idx("x");
@@ -454,6 +512,12 @@ export function makeGemm(s: GemmSizes): GemmKernels {
     const sB = transB
       ? T.alloc_shared([STAGES, BN, BK], dtB, { name: "sB", ...swz })
       : T.alloc_shared([STAGES, BN / E, BK, E], dtB, { name: "sB", ...swz });
+    // scaleLoad "tma": each stage's A scales, [1, BM] (one TMA box: a row of the MN-major
+    // scales), after the tiles; TMA writes shared memory at 128-byte aligned addresses (PTX
+    // ISA, cp.async.bulk.tensor), and BM · 4 is a multiple of 128.
+    const sScaleA = tmaScales
+      ? T.alloc_shared([STAGES, 1, BM], "float32", { name: "sScaleA", align: 128, dynamic: true })
+      : undefined;
     const full = T.alloc_shared([STAGES], "uint64", { name: "full" });
     const empty = T.alloc_shared([STAGES], "uint64", { name: "empty" });
     const mapA = T.tensormap_encode_tiled(A, {
@@ -464,10 +528,17 @@ export function makeGemm(s: GemmSizes): GemmKernels {
       box: transB ? [BN, BK] : [BK, E],
       swizzle: "128B",
     });
+    // A's MN-major scales [⌈k/128⌉, m rounded up to 4]: a box of one K block's BM rows
+    // (inner extent BM · 4 bytes, a multiple of 16: cuTensorMapEncodeTiled).
+    const mapScaleA = tmaScales
+      ? T.tensormap_encode_tiled(h.scaleA!, { box: [1, BM], swizzle: "none" })
+      : undefined;
     T.if_(tid.eq(0), () => {
       for (const st of T.unroll(STAGES)) {
         T.ptx.mbarrier.init(full.sub(st), 1);
-        T.ptx.mbarrier.init(empty.sub(st), consumers);
+        // scaleLoad "tma": one arrival per consumer warp (each after its lanes' ld.shared of the
+        // stage's scales, __syncwarp); else one per consumer warpgroup.
+        T.ptx.mbarrier.init(empty.sub(st), tmaScales ? 4 * consumers : consumers);
       }
       T.ptx.fence.mbarrier_init();
     });
@@ -517,9 +588,21 @@ export function makeGemm(s: GemmSizes): GemmKernels {
               const it = T.let_("it", T.add(T.mul(turn, kPer), kt));
               const st = T.let_("st", T.floormod(it, STAGES));
               T.ptx.mbarrier.try_wait(empty.sub(st), T.sub(1, phase(it)));
-              T.ptx.mbarrier.arrive.expect_tx(full.sub(st), stageBytes);
-              const k0 = T.let_("k0", T.mul(kt0 ? T.add(kt0, kt) : kt, BK));
+              T.ptx.mbarrier.arrive.expect_tx(full.sub(st), stageBytes + scaleBytes);
+              const kb = kt0 ? T.add(kt0, kt) : kt;
+              const k0 = T.let_("k0", T.mul(kb, BK));
               const bar = full.sub(st);
+              // A's scales of K block kb (a float8 K-tile is one K block) for the tile's rows
+              // m0 … m0 + BM − 1: rows past the tensor's m rounded up to 4 and a K block past the
+              // last (a split-K slice running past K) are zero-filled by TMA, as A's own box is
+              // there; the box's bytes complete on the full barrier either way.
+              if (tmaScales) {
+                T.cuda.tile.apply(T.ptx[LOAD_2D], sScaleA!.sub(st), h.scaleA!, {
+                  tensor_map: mapScaleA!,
+                  coords: [kb, m0],
+                  mbar: bar,
+                });
+              }
               if (transA) {
                 for (let b = 0; b < BM / E; b++) {
                   T.cuda.tile.apply(T.ptx[LOAD_2D], sA.sub(st, b), A, {
@@ -590,16 +673,19 @@ export function makeGemm(s: GemmSizes): GemmKernels {
             ),
           );
         // K block kb's scales for this thread's rows r0 and r0 + 8 (sa0, sa1) and its columns'
-        // one or two n blocks (sb0, sb1), as plain loads (the file's header).
+        // one or two n blocks (sb0, sb1), as plain loads (the file's header); with scaleLoad
+        // "tma" only B's (sb0, sb1): A's come with the stage.
         const two = SCALE_BLOCK % BN !== 0;
         const loadBlockScales = (r0: PrimExpr, n0: PrimExpr, kb: ExprLike): PrimExpr[] => {
           const SA = h.scaleA!;
           const SB = h.scaleB!;
           const nBlocks = blockShapes.b[0];
-          const sa = [0, 1].map((i) => {
-            const r = T.add(r0, i * 8);
-            return SA.get([m % BM === 0 ? r : T.min(r, m - 1), kb]);
-          });
+          const sa = tmaScales
+            ? []
+            : [0, 1].map((i) => {
+                const r = T.add(r0, i * 8);
+                return SA.get([m % BM === 0 ? r : T.min(r, m - 1), kb]);
+              });
           const nb0 = T.floordiv(n0, SCALE_BLOCK);
           // n0 is a multiple of bn: a 64- or 128-column tile lies in one 128-column block, a
           // 192- or 256-column one spans two (the second clamped at the last block: its columns
@@ -653,7 +739,18 @@ export function makeGemm(s: GemmSizes): GemmKernels {
         // end of the same K-tile) the block-scaled kernel ran 6% slower at 8192³ and 17% at
         // 1024 × 8192 × 8192 than with its scales loaded once per tile (H200,
         // bench/results/gpu-runs-2026-12-02f.md): a load served by L2 outlasts one K-tile.
-        const NS = two ? 4 : 3;
+        const NS = (two ? 2 : 1) + (tmaScales ? 0 : 2);
+        // With scaleLoad "tma" the sets hold B's scales only. This thread's first row within
+        // the tile: its rows' scales are elements rl and rl + 8 of the stage's [1, BM] slot.
+        const rl = tmaScales
+          ? T.let_(
+              "rl",
+              T.add(
+                cw ? T.mul(cw, 64) : 0,
+                T.add(T.mul(T.floordiv(t, 32), 16), T.floordiv(T.floormod(t, 32), 4)),
+              ),
+            )
+          : undefined;
         const sets = block
           ? [0, 1].map((i) => T.alloc_local([NS], "float32", { name: `scl${i}` }))
           : undefined;
@@ -675,6 +772,14 @@ export function makeGemm(s: GemmSizes): GemmKernels {
             const it = T.let_("it", T.add(T.mul(turn, kPer), kt));
             const st = T.let_("st", T.floormod(it, STAGES));
             T.ptx.mbarrier.try_wait(full.sub(st), phase(it));
+            // scaleLoad "tma": the stage's A scales of this thread's two rows, read as soon as
+            // the stage is full (each lane's reads come before its warp's arrival on the empty
+            // barrier below, which lets the producer overwrite the slot).
+            const sa = tmaScales
+              ? [0, 1].map((i) =>
+                  T.let_(`sa${i}`, sScaleA!.get([st, 0, i === 0 ? rl! : T.add(rl!, 8)])),
+                )
+              : [];
             const opA = transA
               ? sA.sub(st, cw ?? 0)
               : consumers === 1
@@ -685,10 +790,16 @@ export function makeGemm(s: GemmSizes): GemmKernels {
               T.tile.wg.gemm_async(tmpTile!, opA, opB, { transA, transB, accum: false });
             } else T.tile.wg.gemm_async(acc, opA, opB, { transA, transB });
             T.ptx.wgmma.wait_group(0);
-            T.if_(t.eq(0), () => T.ptx.mbarrier.arrive(empty.sub(st)));
+            if (tmaScales) {
+              // Every lane of the warp has read its scales (bar.warp.sync orders the lanes'
+              // reads before lane 0's arrival: PTX ISA, memory consistency model); then one
+              // arrival per warp (the empty barrier counts 4 per consumer warpgroup).
+              T.cuda.__syncwarp();
+              T.if_(T.floormod(t, 32).eq(0), () => T.ptx.mbarrier.arrive(empty.sub(st)));
+            } else T.if_(t.eq(0), () => T.ptx.mbarrier.arrive(empty.sub(st)));
             if (block) {
               promoteBlock(
-                Array.from({ length: NS }, (_, i) => sets![set]!.get([i])),
+                [...sa, ...Array.from({ length: NS }, (_, i) => sets![set]!.get([i]))],
                 n0,
               );
               fill(set, kt, 2);

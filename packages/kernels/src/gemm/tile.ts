@@ -12,13 +12,20 @@
  *   most two 128-column blocks per tile);
  * - `bk`: K elements per stage, 128 bytes' worth (64 for 16-bit inputs, 128 for float8: one
  *   128B-swizzle row of a K-major tile). Absent: that value;
- * - `stages`: depth of the TMA → wgmma ring (2 … 8; shared memory stages · (bm + bn) · 128 B
- *   must fit in 227 KiB);
+ * - `stages`: depth of the TMA → wgmma ring (2 … 8; shared memory stages · (bm + bn) · 128 B,
+ *   plus stages · bm · 4 B with `scaleLoad` "tma", must fit in 227 KiB);
  * - `cluster`: CTAs per cluster; only 1 today (multicast of B across a cluster, as the example
  *   does, is not in this kernel yet);
  * - `splitK`: K split over this many CTAs per tile (≥ 1); with more than 1 each CTA adds its
  *   float32 partial product into a zeroed float32 workspace with `red.global.add.f32` and a
- *   second kernel applies the epilogue (the small-M strategy: more CTAs than D's tiles).
+ *   second kernel applies the epilogue (the small-M strategy: more CTAs than D's tiles);
+ * - `scaleLoad`: float8 block scales only (makeGemm's `scales: "block"`), how A's scales reach
+ *   the consumers: "global" (the default) plain ld.global by the consumer threads two K-tiles
+ *   ahead into registers; "tma" one more TMA copy per stage, the K block's bm scales of the tile
+ *   on the stage's full mbarrier (DeepGEMM's staging), read back with ld.shared; then the main
+ *   kernel takes A's scales MN-major, [⌈k/128⌉, m rounded up to 4] (gemm() transposes them
+ *   first), and each stage takes bm · 4 more bytes of shared memory. B's scales are loaded as
+ *   with "global" either way. See kernel.ts's header.
  */
 export interface GemmConfig {
   readonly bm: 64 | 128;
@@ -27,7 +34,21 @@ export interface GemmConfig {
   readonly stages: number;
   readonly cluster?: 1;
   readonly splitK?: number;
+  readonly scaleLoad?: GemmScaleLoad;
 }
+
+/** How a block-scaled float8 GEMM loads A's scales ({@link GemmConfig}'s `scaleLoad`). */
+export type GemmScaleLoad = "global" | "tma";
 
 /** Shared memory a kernel may take per CTA on sm_90 (227 KiB: CUDA C Programming Guide, H.8.1). */
 export const MAX_GEMM_SHARED = 227 * 1024;
+
+/**
+ * Shared memory of one stage of the ring, in bytes: A's and B's K-tiles, (bm + bn) rows of 128
+ * bytes (bk is always one 128-byte row of K), and with `scaleLoad` "tma" A's bm float32 block
+ * scales of the K block. The ring takes `stages` of them (at most {@link MAX_GEMM_SHARED}).
+ * @example gemmStageBytes({ bm: 128, bn: 192, stages: 5, scaleLoad: "tma" }) // 41472
+ */
+export function gemmStageBytes(c: GemmConfig): number {
+  return (c.bm + c.bn) * 128 + (c.scaleLoad === "tma" ? c.bm * 4 : 0);
+}
