@@ -11,6 +11,12 @@ import { wgmmaFp8F32Bound } from "@tirx-ts/core";
  */
 export type GemmKind = "bf16" | "fp8" | "fp8-fast" | "fp8-block" | "bias-gelu";
 
+/**
+ * How an fp8-block case loads A's block scales (makeGemm's config.scaleLoad): "global" (ld.global
+ * by the consumers two K-tiles ahead) or "tma" (staged by TMA with each K-tile).
+ */
+export type GemmScaleLoadChoice = "global" | "tma";
+
 /** One case of the sweep: D [m, n] = A [m, k] · B [n, k]ᵀ (both K-major: torch's a @ b.T). */
 export interface GemmCase {
   readonly kind: GemmKind;
@@ -18,6 +24,11 @@ export interface GemmCase {
   readonly n: number;
   readonly k: number;
   readonly iters: number;
+  /**
+   * fp8-block only, with --scale-load: the scale load forced on the case's configuration (absent:
+   * the configuration's own, as gemm() would take it).
+   */
+  readonly scaleLoad?: GemmScaleLoadChoice;
 }
 
 /** The options of bench/gemm-sweep.ts. */
@@ -35,6 +46,12 @@ export interface GemmSweepOptions {
   readonly help: boolean;
   /** Tune each case's configuration first (runtime's autotune over gemmTuneCandidates). */
   readonly tune: boolean;
+  /**
+   * --scale-load: the fp8-block cases once per scale load listed, each forced on the case's
+   * configuration (with --tune, tuned among that load's candidates). Absent: one case each, the
+   * configuration's own.
+   */
+  readonly scaleLoads?: readonly GemmScaleLoadChoice[];
 }
 
 /** The issue's sweep: M ∈ {16, 128, 1024, 8192} × these (N, K). */
@@ -61,6 +78,9 @@ export const USAGE = `Usage: tsx -C source bench/gemm-sweep.ts [options]
   --iters N                      timed launches per case (default: by FLOPs, 10 … 100)
   --no-peers                     skip torch (python3 bench/gemm_peers.py)
   --tune                         tune each case's configuration before timing (the table names it)
+  --scale-load global,tma        fp8-block: time each case once per scale load of A's block scales
+                                 (global: ld.global two K-tiles ahead; tma: staged by TMA with each
+                                 K-tile, A's scales transposed first, inside the timed launch)
   --out FILE                     write the markdown table there
   --dry-run                      list the cases, launch nothing
   --help`;
@@ -94,6 +114,7 @@ export function parseGemmArgs(argv: readonly string[]): GemmSweepOptions {
       "dry-run": { type: "boolean" },
       help: { type: "boolean" },
       tune: { type: "boolean" },
+      "scale-load": { type: "string" },
     },
     strict: true,
   });
@@ -117,6 +138,20 @@ export function parseGemmArgs(argv: readonly string[]): GemmSweepOptions {
           return k.trim() as GemmKind;
         });
   const iters = values.iters === undefined ? undefined : ints(values.iters, "--iters")[0];
+  const loads: readonly string[] = ["global", "tma"];
+  const scaleLoads =
+    values["scale-load"] === undefined
+      ? undefined
+      : [
+          ...new Set(
+            values["scale-load"].split(",").map((x) => {
+              if (!loads.includes(x.trim())) {
+                throw new RangeError(`--scale-load takes global, tma, got "${x}"`);
+              }
+              return x.trim() as GemmScaleLoadChoice;
+            }),
+          ),
+        ];
   return {
     ms: values.ms === undefined ? [16, 128, 1024, 8192] : ints(values.ms, "--ms"),
     shapes,
@@ -131,6 +166,7 @@ export function parseGemmArgs(argv: readonly string[]): GemmSweepOptions {
     dryRun: values["dry-run"] === true,
     help: values.help === true,
     tune: values.tune === true,
+    ...(scaleLoads !== undefined ? { scaleLoads } : {}),
   };
 }
 
@@ -148,18 +184,41 @@ export function itersFor(c: { m: number; n: number; k: number }): number {
 }
 
 /**
- * The cases: bf16 and fp8 over ms × shapes (each kind asked for), then the epilogue pair at
- * epilogueSize³ (bias + GELU, and plain bf16 unless the sweep already has that shape).
+ * The cases: bf16 and fp8 over ms × shapes (each kind asked for; fp8-block once per scale load
+ * of `scaleLoads`, side by side), then the epilogue pair at epilogueSize³ (bias + GELU, and
+ * plain bf16 unless the sweep already has that shape).
  */
 export function gemmSweepCases(o: GemmSweepOptions): GemmCase[] {
   const out: GemmCase[] = [];
-  const add = (kind: GemmKind, m: number, n: number, k: number): void => {
-    if (out.some((c) => c.kind === kind && c.m === m && c.n === n && c.k === k)) return;
-    out.push({ kind, m, n, k, iters: o.iters ?? itersFor({ m, n, k }) });
+  const add = (
+    kind: GemmKind,
+    m: number,
+    n: number,
+    k: number,
+    scaleLoad?: GemmScaleLoadChoice,
+  ): void => {
+    if (
+      out.some(
+        (c) => c.kind === kind && c.m === m && c.n === n && c.k === k && c.scaleLoad === scaleLoad,
+      )
+    ) {
+      return;
+    }
+    out.push({
+      kind,
+      m,
+      n,
+      k,
+      iters: o.iters ?? itersFor({ m, n, k }),
+      ...(scaleLoad !== undefined ? { scaleLoad } : {}),
+    });
   };
   for (const kind of ["bf16", "fp8", "fp8-fast", "fp8-block"] as const) {
     if (!o.kinds.includes(kind)) continue;
-    for (const m of o.ms) for (const [n, k] of o.shapes) add(kind, m, n, k);
+    const loads = kind === "fp8-block" ? (o.scaleLoads ?? [undefined]) : [undefined];
+    for (const m of o.ms) {
+      for (const [n, k] of o.shapes) for (const load of loads) add(kind, m, n, k, load);
+    }
   }
   if (o.kinds.includes("bias-gelu")) {
     const s = o.epilogueSize;
@@ -169,9 +228,14 @@ export function gemmSweepCases(o: GemmSweepOptions): GemmCase[] {
   return out;
 }
 
+/** A case's kind as the table names it: fp8-block with a forced scale load names it. */
+export function gemmCaseKind(c: GemmCase): string {
+  return c.scaleLoad === undefined ? c.kind : `${c.kind} (${c.scaleLoad})`;
+}
+
 /** One line of a case's description. */
 export function describeGemmCase(c: GemmCase, i: number): string {
-  return `#${i} ${c.kind} m ${c.m} n ${c.n} k ${c.k} (${c.iters} iters)`;
+  return `#${i} ${gemmCaseKind(c)} m ${c.m} n ${c.n} k ${c.k} (${c.iters} iters)`;
 }
 
 /**
@@ -320,7 +384,7 @@ export function formatGemmTable(
     `- date: ${meta.date}`,
     `- GPU: ${meta.gpu}`,
     `- command: ${meta.command}`,
-    "- D = A·Bᵀ (A [m, k], B [n, k], both K-major), bf16 → bf16; fp8: e4m3 × e4m3 with per-tensor scales → bf16, each 128-wide K-tile's sum promoted into float32 (gemm()'s default; torch._scaled_mm's too); fp8-fast: the same with one accumulator over all of K (gemm()'s fastAccum, _scaled_mm's use_fast_accum); fp8-block: e4m3 × e4m3 with block scales (A 1 × 128, B 128 × 128) → bf16, its peer tirx-ts's per-tensor fp8; bias-gelu: bf16 with a bias per column and GELU (tanh) fused",
+    "- D = A·Bᵀ (A [m, k], B [n, k], both K-major), bf16 → bf16; fp8: e4m3 × e4m3 with per-tensor scales → bf16, each 128-wide K-tile's sum promoted into float32 (gemm()'s default; torch._scaled_mm's too); fp8-fast: the same with one accumulator over all of K (gemm()'s fastAccum, _scaled_mm's use_fast_accum); fp8-block: e4m3 × e4m3 with block scales (A 1 × 128, B 128 × 128) → bf16, its peer tirx-ts's per-tensor fp8 (fp8-block (global) / (tma): A's scales by ld.global, or staged by TMA with each K-tile after their transposition, which the time includes); bias-gelu: bf16 with a bias per column and GELU (tanh) fused",
     "- times: medians of CUDA-event-timed launches after warm-up; ratio = peer time / tirx-ts time",
     "",
     `| # | kind | m | n | k | tirx-ts µs | TFLOP/s | peer | peer µs | peer TFLOP/s | ratio | check |${tuned ? " config |" : ""}`,
@@ -335,7 +399,7 @@ export function formatGemmTable(
     const check =
       mine?.err === undefined ? "–" : mine.err <= 1 ? "ok" : `FAIL (${fmt(mine.err, 2)})`;
     out.push(
-      `| ${i} | ${c.kind} | ${c.m} | ${c.n} | ${c.k} | ${fmt(mine?.us)} | ${fmt(mine?.us && tflops(c, mine.us))} | ${PEER[c.kind]} | ${fmt(peer?.us)} | ${fmt(peer?.us && tflops(c, peer.us))} | ${fmt(ratio, 2)} | ${check} |${tuned ? ` ${mine?.config ?? "–"} |` : ""}`,
+      `| ${i} | ${gemmCaseKind(c)} | ${c.m} | ${c.n} | ${c.k} | ${fmt(mine?.us)} | ${fmt(mine?.us && tflops(c, mine.us))} | ${PEER[c.kind]} | ${fmt(peer?.us)} | ${fmt(peer?.us && tflops(c, peer.us))} | ${fmt(ratio, 2)} | ${check} |${tuned ? ` ${mine?.config ?? "–"} |` : ""}`,
     );
   });
   if (notes.length) out.push("", ...notes.map((n) => `- ${n}`));

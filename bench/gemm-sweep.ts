@@ -20,7 +20,11 @@
 // include the workspace's memset and the epilogue kernel.
 // Usage: tsx -C source bench/gemm-sweep.ts [--ms 16,128] [--shapes 4096x4096]
 //   [--kinds bf16,fp8,fp8-fast,fp8-block,bias-gelu] [--epilogue-size 8192] [--iters N] [--no-peers]
-//   [--tune] [--out results.md] [--dry-run] [--help]
+//   [--tune] [--scale-load global,tma] [--out results.md] [--dry-run] [--help]
+// --scale-load times each fp8-block case once per scale load of A's block scales (makeGemm's
+// config.scaleLoad: "global", ld.global two K-tiles ahead; "tma", staged by TMA with each K-tile,
+// A's scales first transposed to the MN-major layout it reads, inside the timed launch as gemm()
+// does; the transposition's own time is in the row's note).
 import { spawn } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -126,8 +130,15 @@ if (!probe.ok) cases.forEach((_, ci) => mine(ci, `no CUDA driver (${probe.reason
 else {
   const { T } = await import("@tirx-ts/dsl");
   const { decodeHost } = await import("@tirx-ts/core");
-  const { makeGemm, pickGemmConfig, gemmTuneCandidates, gemmTuneKey, GEMM_TUNED_DEFAULTS } =
-    await import("@tirx-ts/kernels");
+  const {
+    makeGemm,
+    makeScaleTransposeA,
+    blockScaleShapeMN,
+    pickGemmConfig,
+    gemmTuneCandidates,
+    gemmTuneKey,
+    GEMM_TUNED_DEFAULTS,
+  } = await import("@tirx-ts/kernels");
   /** gemm()'s untuned choice: the shipped default of the case's key, else pickGemmConfig's. */
   const untuned = (
     kind: GemmCase["kind"],
@@ -185,10 +196,17 @@ else {
   };
   type Kernels = ReturnType<typeof makeGemm>;
   type Config = GemmConfig;
-  /** makeGemm's sizes of a kind at c's sizes with `config`. */
+  /**
+   * makeGemm's sizes of a kind at c's sizes with `config` (an fp8-block case's forced scale
+   * load replacing the config's).
+   */
   const sizesOf = (kind: GemmCase["kind"], c: GemmCase, config: Config): GemmSizes =>
     ({
-      ...{ m: c.m, n: c.n, k: c.k, transB: true, outDtype: "bfloat16", config, ctas },
+      ...{ m: c.m, n: c.n, k: c.k, transB: true, outDtype: "bfloat16", ctas },
+      config:
+        kind === "fp8-block" && c.scaleLoad !== undefined
+          ? { ...config, scaleLoad: c.scaleLoad }
+          : config,
       dtype: kind === "bf16" || kind === "bias-gelu" ? "bfloat16" : "float8_e4m3",
       ...(kind === "bias-gelu" ? { bias: "bfloat16", activation: "gelu" } : {}),
       ...(kind === "fp8" || kind === "fp8-fast" ? { scales: true } : {}),
@@ -196,8 +214,20 @@ else {
       ...(kind === "fp8-block" ? { scales: "block" } : {}),
     }) as GemmSizes;
   /**
+   * The transposition of A's block scales `sa` [m, ⌈k/128⌉] into a new MN-major tensor (what a
+   * config with scaleLoad "tma" reads), as one launch: the tensor and the launch.
+   */
+  const scaleTransposer = (c: GemmCase, sa: unknown): { y: unknown; run: () => void } => {
+    const y = rt.cudaEmpty([...blockScaleShapeMN(c.m, c.k)], "float32", dev);
+    held.push(y);
+    const t = rt.compileCuda(makeScaleTransposeA(c.m, c.k), { device: dev });
+    const launch = t.launchAsync as (...x: unknown[]) => void;
+    return { y, run: () => launch(sa, y) };
+  };
+  /**
    * One run of kernels `k` (main compiled as `main`) for case `c`: D = A·Bᵀ with the epilogue's
-   * `args` and the main kernel's `tail` (block scales); split-K zeroes its workspace first.
+   * `args` and the main kernel's `tail` (block scales); split-K zeroes its workspace first; with
+   * scaleLoad "tma", A's scales (tail[0]) are transposed first, as gemm() does.
    */
   const launcher = (
     k: Kernels,
@@ -210,14 +240,23 @@ else {
     tail: readonly unknown[],
   ): (() => void) => {
     const run = main.launchAsync as (...x: unknown[]) => void;
-    if (!k.finish) return () => run(A, B, D, ...args, ...tail);
+    const t = k.config.scaleLoad === "tma" ? scaleTransposer(c, tail[0]) : undefined;
+    const last = t ? [t.y, ...tail.slice(1)] : tail;
+    const first = t?.run ?? (() => {});
+    if (!k.finish) {
+      return () => {
+        first();
+        run(A, B, D, ...args, ...last);
+      };
+    }
     const Wt = rt.cudaEmpty([c.m, c.n], "float32", dev);
     held.push(Wt);
     const finish = rt.compileCuda(k.finish, { device: dev });
     const fin = finish.launchAsync as (...x: unknown[]) => void;
     return () => {
+      first();
       rt.driver().memsetD8(Wt.ptr, 0, Wt.nbytes);
-      run(A, B, Wt, ...tail);
+      run(A, B, Wt, ...last);
       fin(Wt, D, ...args);
     };
   };
@@ -266,10 +305,13 @@ else {
         promoted: c.kind === "fp8" || c.kind === "fp8-block",
         // Every sweep case is A·Bᵀ (B stored [n, k]): 32-column tile steps, unless block scales.
         kMajorB: c.kind !== "fp8-block",
+        // Block scales: tuning tries each candidate with both scale loads of A's scales.
+        blockScales: c.kind === "fp8-block",
       } as const;
       const entry = untuned(c.kind, c, shape);
       let config: Config = entry.config;
-      let configNote = entry.name;
+      let configNote =
+        c.scaleLoad === undefined ? entry.name : `${entry.name}, scaleLoad ${c.scaleLoad}`;
       if (opts.tune) {
         const built = new Map<string, Kernels>();
         const runs = new Map<string, () => void>();
@@ -279,9 +321,16 @@ else {
             built.set(JSON.stringify(cfg), kk);
             return kk.main;
           },
-          gemmTuneCandidates(shape),
+          // A forced scale load keeps that load's candidates.
+          gemmTuneCandidates(shape).filter(
+            (cfg) => c.scaleLoad === undefined || (cfg.scaleLoad ?? "global") === c.scaleLoad,
+          ),
           {
-            key: gemmTuneKey(sizesOf(c.kind, c, config)),
+            // A forced scale load tunes among other candidates: a key of its own.
+            key: {
+              ...gemmTuneKey(sizesOf(c.kind, c, config)),
+              ...(c.scaleLoad !== undefined ? { scaleLoad: c.scaleLoad } : {}),
+            },
             name: "gemm-sweep",
             device: dev,
             launch: (kernel, cfg) => {
@@ -318,12 +367,20 @@ else {
         }
       }
       const t = rt.timeLaunches(launch, { iters: c.iters, device: dev });
+      // scaleLoad "tma": the transposition of A's scales alone (its share of the row's time).
+      let tNote = "";
+      if (k.config.scaleLoad === "tma") {
+        const tr = scaleTransposer(c, tail[0]);
+        tNote = `; A's scale transposition alone ${rt.timeLaunches(tr.run, { iters: c.iters, device: dev }).medianUs.toFixed(1)} µs`;
+      }
       const row: GemmRow = {
         case: ci,
         variant: "tirx-ts",
         us: t.medianUs,
         err,
-        ...(opts.tune ? { config: configNote } : { note: `config ${configNote}` }),
+        ...(opts.tune
+          ? { config: `${configNote}${tNote}` }
+          : { note: `config ${configNote}${tNote}` }),
       };
       rows.push(row);
       console.log(JSON.stringify(row));

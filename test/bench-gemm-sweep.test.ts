@@ -6,6 +6,7 @@ import { wgmmaFp8F32Bound } from "@tirx-ts/core";
 import {
   DEFAULT_SHAPES,
   FP8_SCALES,
+  describeGemmCase,
   blockScaleValue,
   boundAt,
   formatGemmTable,
@@ -58,6 +59,31 @@ describe("bench/gemm-sweep options and cases", () => {
       /--kinds takes bf16, fp8, fp8-fast, fp8-block, bias-gelu/,
     );
     expect([o.tune, parseGemmArgs(["--tune"]).tune]).toEqual([false, true]);
+  });
+  test("--scale-load times each fp8-block case once per scale load, side by side; other kinds once", () => {
+    const o = parseGemmArgs([
+      ...["--ms", "8192", "--shapes", "8192x8192", "--kinds", "fp8,fp8-block"],
+      ...["--scale-load", "global,tma", "--iters", "5"],
+    ]);
+    expect(o.scaleLoads).toEqual(["global", "tma"]);
+    const cases = gemmSweepCases(o);
+    expect(cases).toEqual([
+      { kind: "fp8", m: 8192, n: 8192, k: 8192, iters: 5 },
+      { kind: "fp8-block", m: 8192, n: 8192, k: 8192, iters: 5, scaleLoad: "global" },
+      { kind: "fp8-block", m: 8192, n: 8192, k: 8192, iters: 5, scaleLoad: "tma" },
+    ]);
+    expect(cases.map((c, i) => describeGemmCase(c, i))).toEqual([
+      "#0 fp8 m 8192 n 8192 k 8192 (5 iters)",
+      "#1 fp8-block (global) m 8192 n 8192 k 8192 (5 iters)",
+      "#2 fp8-block (tma) m 8192 n 8192 k 8192 (5 iters)",
+    ]);
+    // Without the flag: one fp8-block case, its configuration's own scale load.
+    const plain = gemmSweepCases(parseGemmArgs(["--ms", "16", "--kinds", "fp8-block"]));
+    expect(plain.every((c) => c.scaleLoad === undefined)).toBe(true);
+    expect(parseGemmArgs(["--scale-load", "tma,tma"]).scaleLoads).toEqual(["tma"]);
+    expect(() => parseGemmArgs(["--scale-load", "shared"])).toThrow(
+      /--scale-load takes global, tma, got "shared"/,
+    );
   });
   test("FLOPs and iterations", () => {
     const c = { m: 8192, n: 8192, k: 8192 };
@@ -165,5 +191,12 @@ describe("bench/gemm-sweep --tune's table", () => {
       /\| tirx-ts fp8 per-tensor \| 45\.0 \|.*\| 0\.90 \| ok \| m128-n128 \(tuned\) \|$/,
     );
     expect(text).toMatch(/\| check \| config \|/);
+    // A forced scale load is named in the kind column.
+    const forced = formatGemmTable(
+      [{ ...cases[0]!, scaleLoad: "tma" }],
+      [{ case: 0, variant: "tirx-ts", us: 50, err: 0.5 }],
+      { gpu: "H200", command: "tsx bench/gemm-sweep.ts --scale-load tma", date: "2026-12-03" },
+    );
+    expect(forced).toMatch(/^\| 0 \| fp8-block \(tma\) \| 128 \| 4096 \| 4096 \| 50\.0 \|/m);
   });
 });
