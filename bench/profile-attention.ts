@@ -1,6 +1,7 @@
 // Launch examples/flash_attention.ts a few times at one shape, for a profiler:
 //   ncu -k regex:flash_attention --set full tsx -C source bench/profile-attention.ts \
-//     [--seq 4096] [--hd 64] [--dtype bfloat16] [--causal] [--backward]
+//     [--seq 4096] [--hd 64] [--dtype bfloat16] [--causal] [--backward] [--block-n 176]
+//     [--backward-mma rs]
 // With --backward, the forward (with LSE) runs once, then the three backward kernels
 // (makeFlashAttentionBackward) `iters` times: profile the main one with -k regex:flash_attention_bwd$.
 // Times nothing itself: bench/attention.ts gives the medians beside cuDNN.
@@ -17,6 +18,8 @@ const { values } = parseArgs({
     causal: { type: "boolean", default: false },
     iters: { type: "string", default: "3" },
     backward: { type: "boolean", default: false },
+    "block-n": { type: "string" },
+    "backward-mma": { type: "string" },
   },
 });
 process.env["TIRX_DEVICE"] = "cuda"; // never a full-size attention on the simulator
@@ -38,6 +41,10 @@ const sizes = {
   headDim: hd,
   dtype,
   causal: values.causal,
+  ...(values["block-n"] !== undefined ? { blockN: Number(values["block-n"]) as 176 } : {}),
+  ...(values["backward-mma"] !== undefined
+    ? { backwardMma: values["backward-mma"] as "ss" | "rs" }
+    : {}),
 };
 const opts = { target: "cuda", arch: "sm_90a" } as const;
 if (!values.backward) {
