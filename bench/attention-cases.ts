@@ -142,6 +142,8 @@ export interface AttentionOptions {
   readonly seqs: readonly number[];
   readonly causal: readonly boolean[];
   readonly backward: boolean;
+  /** Head dims whose cases also time the backward (default [BACKWARD_HD]). */
+  readonly backwardHds: readonly HeadDim[];
   readonly peers: boolean;
   readonly iters: number;
   readonly out?: string;
@@ -172,7 +174,8 @@ export const USAGE = `Usage: tsx -C source bench/attention.ts [options]
   --hd LIST       head dims among 64,128,256 (default all); heads = ${HIDDEN} / hd
   --seqs LIST     sequence lengths dividing ${TOKENS} (default 1024,4096,16384); batch = ${TOKENS} / seq
   --causal LIST   false,true (default both)
-  --no-backward   skip the backward (timed at hd ${BACKWARD_HD} only)
+  --no-backward   skip the backward
+  --backward-hd L head dims whose cases also time the backward (default ${BACKWARD_HD}: the target's)
   --no-peers      time only tirx-ts (python still makes the inputs and references)
   --iters N       timed calls per variant (default 20, at least 5; halved at seq ≥ 16384, not below 10)
   --ctas L        makeFlashAttention grids to time, among grid (a CTA per query tile) and CTA
@@ -206,6 +209,7 @@ export function parseAttentionArgs(argv: readonly string[]): AttentionOptions {
       seqs: { type: "string", default: "1024,4096,16384" },
       causal: { type: "string", default: "false,true" },
       "no-backward": { type: "boolean", default: false },
+      "backward-hd": { type: "string", default: String(BACKWARD_HD) },
       "no-peers": { type: "boolean", default: false },
       iters: { type: "string", default: "20" },
       ctas: { type: "string" },
@@ -221,11 +225,15 @@ export function parseAttentionArgs(argv: readonly string[]): AttentionOptions {
     if (d !== "float16" && d !== "bfloat16") throw new Error(`--dtypes: unknown dtype "${d}"`);
     return d;
   });
-  const hds = list(values.hd!).map((x) => {
-    const n = Number(x);
-    if (n !== 64 && n !== 128 && n !== 256) throw new Error(`--hd: ${x} is not 64, 128 or 256`);
-    return n as HeadDim;
-  });
+  const headDims = (flag: string, s: string): HeadDim[] =>
+    list(s).map((x) => {
+      const n = Number(x);
+      if (n !== 64 && n !== 128 && n !== 256)
+        throw new Error(`--${flag}: ${x} is not 64, 128 or 256`);
+      return n as HeadDim;
+    });
+  const hds = headDims("hd", values.hd!);
+  const backwardHds = headDims("backward-hd", values["backward-hd"]!);
   const seqs = list(values.seqs!).map((x) => {
     const n = Number(x);
     if (!Number.isInteger(n) || n < 128 || TOKENS % n !== 0 || n % 128 !== 0)
@@ -284,6 +292,7 @@ export function parseAttentionArgs(argv: readonly string[]): AttentionOptions {
     seqs,
     causal,
     backward: !values["no-backward"],
+    backwardHds,
     peers: !values["no-peers"],
     iters,
     ...(values.out !== undefined ? { out: values.out } : {}),
@@ -303,7 +312,7 @@ export function itersFor(seq: number, iters: number): number {
 
 /**
  * The cases of a run, dtype-major (then head dim, seq, causal): batch = TOKENS / seq, heads =
- * HIDDEN / hd; backward only at hd BACKWARD_HD when `o.backward`.
+ * HIDDEN / hd; backward at the head dims of `o.backwardHds` when `o.backward`.
  */
 export function attentionCases(o: AttentionOptions): AttentionCase[] {
   const out: AttentionCase[] = [];
@@ -318,7 +327,7 @@ export function attentionCases(o: AttentionOptions): AttentionCase[] {
             seq,
             hd,
             causal,
-            backward: o.backward && hd === BACKWARD_HD,
+            backward: o.backward && o.backwardHds.includes(hd),
             iters: itersFor(seq, o.iters),
           });
   return out;

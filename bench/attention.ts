@@ -1,6 +1,6 @@
 // FlashAttention on the GPU, side by side, on the same inputs: 16384 tokens (batch × seq), hidden
 // 2048 (heads × hd), hd 64/128/256, seq 1024/4096/16384, causal and not, bfloat16 and float16;
-// forward, and backward at hd 128:
+// forward, and backward (at hd 128, the target's, unless --backward-hd says otherwise):
 //   tirx-ts examples/flash_attention.ts (makeFlashAttention, imported when present) and, for the
 //   backward, @tirx-ts/kernels' makeFlashAttentionBackward (its three kernels, timed together)
 //   torch SDPA with the cuDNN backend and with the flash backend, and the Triton FlashAttention-2
@@ -11,7 +11,8 @@
 // medians of CUDA-event-timed calls after 3 warm-ups; TFLOP/s count 4·b·h·s²·hd for the forward
 // (half when causal) and 2.5× that for the backward; × cuDNN / × flash = their time / this time.
 // Usage: tsx -C source bench/attention.ts [--dtypes bfloat16,float16] [--hd 64,128,256]
-//   [--seqs 1024,4096,16384] [--causal false,true] [--no-backward] [--no-peers] [--iters 20]
+//   [--seqs 1024,4096,16384] [--causal false,true] [--no-backward] [--backward-hd 64,128,256]
+//   [--no-peers] [--iters 20]
 //   [--ctas N] [--schedules serial,overlap,pingpong] [--tiles 128,192,192x192] [--backward-mma ss,rs]
 //   [--out results.md]
 //   [--dry-run] [--help]

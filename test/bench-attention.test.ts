@@ -48,6 +48,10 @@ describe("options and cases", () => {
     expect(attentionCases(parseAttentionArgs(["--no-backward"])).some((c) => c.backward)).toBe(
       false,
     );
+    // --backward-hd: the backward at other head dims too.
+    const all = attentionCases(parseAttentionArgs(["--backward-hd", "64,256"]));
+    expect(new Set(all.filter((c) => c.backward).map((c) => c.hd))).toEqual(new Set([64, 256]));
+    expect(() => parseAttentionArgs(["--backward-hd", "96"])).toThrow(/--backward-hd: 96/);
   });
   test("fewer timed calls at 16k, never below 10 there, never above --iters", () => {
     expect(itersFor(4096, 20)).toBe(20);
@@ -235,6 +239,7 @@ describe("the script", () => {
       "--seqs",
       "--causal",
       "--no-backward",
+      "--backward-hd",
       "--no-peers",
       "--iters",
       "--schedules",
