@@ -46,6 +46,30 @@ const CASES: readonly FlashAttentionSizes[] = [
     dtype: "float16",
     window: [100, 20],
   },
+  // backwardMma "rs" (Sᵀ with the keys as wgmma M, dV and dK from registers): the head dim 128
+  // cases above again, and the GQA window case at 64.
+  { batch: 2, heads: 2, seqQ: 512, seqK: 512, headDim: 128, dtype: "bfloat16", backwardMma: "rs" },
+  {
+    batch: 1,
+    heads: 4,
+    seqQ: 768,
+    seqK: 768,
+    headDim: 128,
+    dtype: "float16",
+    causal: true,
+    backwardMma: "rs",
+  },
+  {
+    batch: 1,
+    heads: 4,
+    kvHeads: 2,
+    seqQ: 512,
+    seqK: 512,
+    headDim: 64,
+    dtype: "bfloat16",
+    window: [60, -30],
+    backwardMma: "rs",
+  },
 ];
 
 describe.skipIf(!probe.ok)("flash_attention backward on the GPU against float64", () => {
@@ -83,6 +107,23 @@ const VARLEN: readonly VarlenCase[] = [
       dtype: "bfloat16",
       causal: true,
       varlen: { maxSeqQ: 1100, maxSeqK: 1024 },
+    },
+    lensQ: [700, 517, 0, 1100, 33],
+    lensK: [900, 517, 64, 1024, 0],
+  },
+  // The same with backwardMma "rs".
+  {
+    s: {
+      batch: 5,
+      heads: 2,
+      kvHeads: 1,
+      seqQ: 2400,
+      seqK: 2560,
+      headDim: 128,
+      dtype: "bfloat16",
+      causal: true,
+      varlen: { maxSeqQ: 1100, maxSeqK: 1024 },
+      backwardMma: "rs",
     },
     lensQ: [700, 517, 0, 1100, 33],
     lensK: [900, 517, 64, 1024, 0],
