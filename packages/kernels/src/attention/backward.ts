@@ -425,8 +425,7 @@ export function makeFlashAttentionBackward(s: FlashAttentionSizes): FlashAttenti
         // accumulator holds it: the source of its bulk reduction. "rs" (which has no sP) keeps
         // one per ring stage, so that a step never waits for the previous step's reduction to
         // read its block.
-        const dQStages = rs ? STAGES : 1;
-        const sdQ = T.alloc_shared([dQStages, 2, BM * W], "float32", {
+        const sdQ = T.alloc_shared(rs ? [STAGES, 2, BM * W] : [2, BM * W], "float32", {
           name: "sdQ",
           align: 128,
           dynamic: true,
@@ -582,7 +581,7 @@ export function makeFlashAttentionBackward(s: FlashAttentionSizes): FlashAttenti
             // thread of the warpgroup passed before storing.
             const reduceDQ = (st: ExprLike, h: ExprLike, i: ExprLike) => {
               const leader = T.floormod(tid, 128).eq(0);
-              const sdQw = sdQ.sub(rs ? st : 0, cw);
+              const sdQw = rs ? sdQ.sub(st, cw) : sdQ.sub(cw);
               if (!rs) {
                 T.if_(leader, () => T.ptx.cp.async_.bulk.wait_group_read(0));
                 wgBarrier();
@@ -606,10 +605,7 @@ export function makeFlashAttentionBackward(s: FlashAttentionSizes): FlashAttenti
             // P = exp2(c·S − LSE₂) (the forward's normalised probabilities).
             const softmaxP = () => probabilities(S, lse, c);
             // dS = P ∘ (dP − Δ), rounded.
-            const gradS = () => {
-              logitGradients(dP, S, dl);
-              T.tile.wg.cast(dS16, dP);
-            };
+            const gradS = () => logitGradients(dP, S, dl);
             // The generic-proxy stores of P and dS, before the wgmma reads them: at hd 128 both
             // consumers' (dQ reads all 128 keys' dS), else the warpgroup's.
             const publishDS = () => {
@@ -632,6 +628,7 @@ export function makeFlashAttentionBackward(s: FlashAttentionSizes): FlashAttenti
                 softmaxP();
                 gradS();
                 T.tile.wg.cast(P16, S);
+                T.tile.wg.cast(dS16, dP);
                 if (!splitD) {
                   // dQ_partial = dS · K_w (RS), issued first: it needs no shared P or dS.
                   T.tile.wg.gemm_async(dQa, dS16, sKw, { accum: false });
@@ -676,6 +673,7 @@ export function makeFlashAttentionBackward(s: FlashAttentionSizes): FlashAttenti
                 // dPᵀ done (dV may still run).
                 T.ptx.wgmma.wait_group(1);
                 gradS();
+                T.tile.wg.cast(dS16, dP);
                 // dK_w += dSᵀ·Q from registers; dSᵀ [64 keys, 64 queries] to shared memory for
                 // dQ = dS·K, which reads it transposed ([K, M]): at hd 128 columns 64·cw .. over
                 // both consumers' 128 keys, at hd 64 all columns over its own.
