@@ -56,10 +56,12 @@ const SLOWEST = [
   "test/readme-commands.test.ts", // 13 s: the README's commands
   "test/mutation.test.ts", // 9 s: with the replay tests
   "test/flash-attention-192.test.ts", // 9 s
+  "test/flash-attention-backward-256.test.ts", // 9 s: the hd 256 backward, three cases
   "test/diff/wgmma-cpu.test.ts", // 8 s
   "packages/dsl/test/robustness.test.ts", // 8 s
   "test/printer-roundtrip.test.ts", // 7 s: every example's pipeline stages, a node child
   "test/range-checks.test.ts", // 6 s
+  "test/flash-attention-wide-blocks.test.ts", // 6 s
   "test/cli.test.ts", // 6 s: tirx processes
   "test/tune-cache-hit.test.ts", // 6 s: four node processes
   "test/flash-attention-backward-varlen.test.ts", // 6 s
