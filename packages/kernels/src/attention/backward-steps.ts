@@ -70,8 +70,11 @@ export interface KeyTileSteps {
    * blocks i0 + r (r < blocks); step n = g · blocks + r (a ring stage's index and phase).
    */
   readonly forSteps: (body: (n: ExprLike, h: ExprLike, i: ExprLike) => void) => void;
-  /** Steps in all: blocks · group. */
-  readonly total: ExprLike;
+  /**
+   * Steps in all, blocks · group, bound (with a group of heads) where this is called: call it
+   * once, where a flat loop over the steps is built.
+   */
+  readonly stepCount: () => ExprLike;
   /** Step n's head and query block, for a flat loop over n < total. */
   readonly stepAt: (n: ExprLike) => { h: ExprLike; i: ExprLike };
 }
@@ -140,7 +143,7 @@ export function keyTileSteps(o: {
       for (const g of T.range(group)) inner(g, T.let_("h", T.add(T.mul(hk, group), g)));
     }
   };
-  const total: ExprLike = group === 1 ? blocks : T.let_("total", T.mul(blocks, group));
+  const stepCount = (): ExprLike => (group === 1 ? blocks : T.let_("total", T.mul(blocks, group)));
   const stepAt = (n: ExprLike) => {
     const r = group === 1 ? n : T.let_("r", T.floormod(n, blocks));
     // h < heads always (n < blocks · group); the min states it for the verifier.
@@ -150,7 +153,7 @@ export function keyTileSteps(o: {
         : T.let_("h", T.min(T.add(T.mul(hk, group), T.floordiv(n, blocks)), o.heads - 1));
     return { h, i: blockOf(r) };
   };
-  return { forSteps, total, stepAt };
+  return { forSteps, stepCount, stepAt };
 }
 
 /**

@@ -395,7 +395,7 @@ export function makeFlashAttentionBackward(s: FlashAttentionSizes): FlashAttenti
       const kernel = (): void => {
         const wg = T.let_("wg", tid.floordiv(128));
         // The query blocks that meet the tile's keys' windows, for each head of the group.
-        const { forSteps, total, stepAt } = keyTileSteps({
+        const { forSteps, stepCount, stepAt } = keyTileSteps({
           kb,
           bn: BN,
           hk,
@@ -527,23 +527,22 @@ export function makeFlashAttentionBackward(s: FlashAttentionSizes): FlashAttenti
               ph: T.let_("ph", T.floormod(T.floordiv(n, STAGES), 2)),
             });
             // "ss": S = Q·K_wᵀ and dP = dO·V_wᵀ [64 queries, 64 keys]; "rs": Sᵀ = K_w·Qᵀ and
-            // dPᵀ = V_w·dOᵀ [64 keys, 64 queries]. Both in flight once their stage is loaded.
-            const issueS = (st: ExprLike, ph: ExprLike) => {
-              T.ptx.mbarrier.try_wait(qFull.sub(st), ph);
-              if (rs) {
-                T.tile.wg.gemm_async(S, sKw, blocked(sQ.sub(st)), { transB: true, accum: false });
-              } else {
-                T.tile.wg.gemm_async(S, blocked(sQ.sub(st)), sKw, { transB: true, accum: false });
-              }
+            // dPᵀ = V_w·dOᵀ [64 keys, 64 queries]. Each once its stage of Q (dO) is loaded.
+            const issueAgainstKeys = (
+              acc: TileView,
+              full: TileView,
+              rowsTile: TileView,
+              keysTile: TileView,
+              ph: ExprLike,
+            ) => {
+              T.ptx.mbarrier.try_wait(full, ph);
+              const [a, b2] = rs ? [keysTile, rowsTile] : [rowsTile, keysTile];
+              T.tile.wg.gemm_async(acc, a, b2, { transB: true, accum: false });
             };
-            const issueDP = (st: ExprLike, ph: ExprLike) => {
-              T.ptx.mbarrier.try_wait(oFull.sub(st), ph);
-              if (rs) {
-                T.tile.wg.gemm_async(dP, sVw, blocked(sdO.sub(st)), { transB: true, accum: false });
-              } else {
-                T.tile.wg.gemm_async(dP, blocked(sdO.sub(st)), sVw, { transB: true, accum: false });
-              }
-            };
+            const issueS = (st: ExprLike, ph: ExprLike) =>
+              issueAgainstKeys(S, qFull.sub(st), blocked(sQ.sub(st)), sKw, ph);
+            const issueDP = (st: ExprLike, ph: ExprLike) =>
+              issueAgainstKeys(dP, oFull.sub(st), blocked(sdO.sub(st)), sVw, ph);
             // The block's LSE₂ and Δ, one per query row, as a column ([64, 1]; "rs": a row
             // [1, 64]) (with varlen, the block's rows in the padded row space: rows past the
             // sequence's end have LSE₂ = +inf, Δ = 0).
@@ -602,10 +601,6 @@ export function makeFlashAttentionBackward(s: FlashAttentionSizes): FlashAttenti
                 if (rs) T.ptx.cp.async_.bulk.wait_group_read(1);
               });
             };
-            // P = exp2(c·S − LSE₂) (the forward's normalised probabilities).
-            const softmaxP = () => probabilities(S, lse, c);
-            // dS = P ∘ (dP − Δ), rounded.
-            const gradS = () => logitGradients(dP, S, dl);
             // The generic-proxy stores of P and dS, before the wgmma reads them: at hd 128 both
             // consumers' (dQ reads all 128 keys' dS), else the warpgroup's.
             const publishDS = () => {
@@ -625,8 +620,8 @@ export function makeFlashAttentionBackward(s: FlashAttentionSizes): FlashAttenti
                 loadRowVectors(h, i);
                 T.ptx.wgmma.wait_group(0);
                 maskS(i);
-                softmaxP();
-                gradS();
+                probabilities(S, lse, c);
+                logitGradients(dP, S, dl);
                 T.tile.wg.cast(P16, S);
                 T.tile.wg.cast(dS16, dP);
                 if (!splitD) {
@@ -653,6 +648,7 @@ export function makeFlashAttentionBackward(s: FlashAttentionSizes): FlashAttenti
               // the warpgroup stores the block; its dPᵀ at the top of step n + 1, running while
               // the warpgroup computes P. (Issuing both early keeps 224 float32 accumulators
               // live and spills at hd 128.)
+              const total = stepCount();
               T.if_(T.gt(total, 0), () => {
                 const { st, ph } = stageOf(0);
                 issueS(st, ph);
@@ -666,13 +662,13 @@ export function makeFlashAttentionBackward(s: FlashAttentionSizes): FlashAttenti
                 // Sᵀ done (dPᵀ may still run).
                 T.ptx.wgmma.wait_group(1);
                 maskS(i);
-                softmaxP();
+                probabilities(S, lse, c);
                 // dV_w += Pᵀ·dO, Pᵀ [64 keys, 64 queries] from registers, issued now.
                 T.tile.wg.cast(P16, S);
                 T.tile.wg.gemm_async(dVa, P16, blocked(sdO.sub(st)), { accum: true });
                 // dPᵀ done (dV may still run).
                 T.ptx.wgmma.wait_group(1);
-                gradS();
+                logitGradients(dP, S, dl);
                 T.tile.wg.cast(dS16, dP);
                 // dK_w += dSᵀ·Q from registers; dSᵀ [64 keys, 64 queries] to shared memory for
                 // dQ = dS·K, which reads it transposed ([K, M]): at hd 128 columns 64·cw .. over
