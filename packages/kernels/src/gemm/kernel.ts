@@ -663,15 +663,13 @@ export function makeGemm(s: GemmSizes): GemmKernels {
           s.residual === undefined &&
           (s.activation === undefined || s.activation === "relu");
         const pairOut = split || direct ? undefined : T.alloc_local([2], outDt, { name: "pair" });
-        // This thread's first row of the tile (see the header).
+        // This thread's first row of its warpgroup's 64 (the wgmma D fragment: 16 per warp, 8
+        // lanes' groups of 4), and of the tile from row m0 (see the header).
+        const wgRow = cw ? T.mul(cw, 64) : 0;
+        const laneRow = (): PrimExpr =>
+          T.add(T.mul(T.floordiv(t, 32), 16), T.floordiv(T.floormod(t, 32), 4));
         const firstRow = (m0: PrimExpr): PrimExpr =>
-          T.let_(
-            "r0",
-            T.add(
-              T.add(m0, cw ? T.mul(cw, 64) : 0),
-              T.add(T.mul(T.floordiv(t, 32), 16), T.floordiv(T.floormod(t, 32), 4)),
-            ),
-          );
+          T.let_("r0", T.add(T.add(m0, wgRow), laneRow()));
         // K block kb's scales for this thread's rows r0 and r0 + 8 (sa0, sa1) and its columns'
         // one or two n blocks (sb0, sb1), as plain loads (the file's header); with scaleLoad
         // "tma" only B's (sb0, sb1): A's come with the stage.
@@ -742,15 +740,7 @@ export function makeGemm(s: GemmSizes): GemmKernels {
         const NS = (two ? 2 : 1) + (tmaScales ? 0 : 2);
         // With scaleLoad "tma" the sets hold B's scales only. This thread's first row within
         // the tile: its rows' scales are elements rl and rl + 8 of the stage's [1, BM] slot.
-        const rl = tmaScales
-          ? T.let_(
-              "rl",
-              T.add(
-                cw ? T.mul(cw, 64) : 0,
-                T.add(T.mul(T.floordiv(t, 32), 16), T.floordiv(T.floormod(t, 32), 4)),
-              ),
-            )
-          : undefined;
+        const rl = tmaScales ? T.let_("rl", T.add(wgRow, laneRow())) : undefined;
         const sets = block
           ? [0, 1].map((i) => T.alloc_local([NS], "float32", { name: `scl${i}` }))
           : undefined;
