@@ -24,6 +24,7 @@ import {
   type FlashAttentionBackward,
   type ScratchTensor,
 } from "./backward.js";
+import { cached } from "../cache.js";
 
 /** Which kernel builder an {@link AttentionConfig} configures. */
 export type AttentionPass = "forward" | "backward";
@@ -705,17 +706,6 @@ function sizesOf(c: Checked, o: AttentionOptions | AttentionBackwardOptions): Fl
     ...(o.scale !== undefined ? { scale: o.scale } : {}),
     ...(o.window !== undefined ? { window: o.window } : {}),
   };
-}
-
-/** `cache`'s entry for `key`, built by `make` when missing (at most 256 kept). */
-function cached<V>(cache: Map<string, V>, key: string, make: () => V): V {
-  let hit = cache.get(key);
-  if (hit === undefined) {
-    hit = make();
-    if (cache.size >= 256) cache.clear();
-    cache.set(key, hit);
-  }
-  return hit;
 }
 
 /**

@@ -55,6 +55,7 @@ import {
 } from "./kernel.js";
 import { makePadRows, paddedPitch } from "./pad.js";
 import { makeScaleTransposeA } from "./scales.js";
+import { cached } from "../cache.js";
 import { MAX_GEMM_SHARED, gemmStageBytes } from "./tile.js";
 
 /** Options of {@link gemm}. */
@@ -191,15 +192,11 @@ export const gemmBuildStats = { kernels: 0 };
  * @throws TirxError makeGemm's.
  */
 function builtKernels(sizes: GemmSizes): GemmKernels {
-  const key = canonicalJson(sizes);
-  let kernels = BUILT.get(key);
-  if (kernels === undefined) {
-    kernels = makeGemm(sizes);
+  return cached(BUILT, canonicalJson(sizes), () => {
+    const kernels = makeGemm(sizes);
     gemmBuildStats.kernels++;
-    if (BUILT.size >= 256) BUILT.clear();
-    BUILT.set(key, kernels);
-  }
-  return kernels;
+    return kernels;
+  });
 }
 /** The built padding kernels by their sizes. */
 const PADS = new Map<string, PrimFunc>();
@@ -432,13 +429,12 @@ function prepare(a: unknown, b: unknown, opts: unknown): Prepared {
         `${t === A ? "a" : "b"} ${show(t.shape)} needs a zero-padded copy (rows of ${cols} elements are not a multiple of 16 bytes), which takes fewer than 2^31 elements; pad it yourself to ${pitch} columns`,
       );
     }
-    const key = JSON.stringify([rows, cols, pitch, t.dtype]);
-    let fn = PADS.get(key);
-    if (fn === undefined) {
-      fn = makePadRows(rows, cols, pitch, t.dtype as GemmInput);
-      if (PADS.size >= 64) PADS.clear();
-      PADS.set(key, fn);
-    }
+    const fn = cached(
+      PADS,
+      JSON.stringify([rows, cols, pitch, t.dtype]),
+      () => makePadRows(rows, cols, pitch, t.dtype as GemmInput),
+      64,
+    );
     pads.push({ fn, x: t, pitch });
     return pitch;
   };
@@ -501,14 +497,7 @@ const SCALE_TS = new Map<string, PrimFunc>();
 
 /** makeScaleTransposeA(m, k), built once per process (kept by sizes). */
 function scaleTranspose(m: number, k: number): PrimFunc {
-  const key = `${m},${k}`;
-  let fn = SCALE_TS.get(key);
-  if (fn === undefined) {
-    fn = makeScaleTransposeA(m, k);
-    if (SCALE_TS.size >= 64) SCALE_TS.clear();
-    SCALE_TS.set(key, fn);
-  }
-  return fn;
+  return cached(SCALE_TS, `${m},${k}`, () => makeScaleTransposeA(m, k), 64);
 }
 
 /** The tensors of a call besides a and b, for a tuning's timed launches (their shapes and dtypes). */
