@@ -3,6 +3,7 @@
 // table. test/bench-gemm-sweep.test.ts runs them on the CPU.
 import { parseArgs } from "node:util";
 import { wgmmaFp8F32Bound } from "@tirx-ts/core";
+import type { GemmScaleLoad } from "@tirx-ts/kernels";
 
 /**
  * What a case times: bf16 A·Bᵀ, float8 e4m3 A·Bᵀ with per-tensor scales, float8 e4m3 A·Bᵀ with
@@ -10,12 +11,6 @@ import { wgmmaFp8F32Bound } from "@tirx-ts/core";
  * bf16 with bias + GELU.
  */
 export type GemmKind = "bf16" | "fp8" | "fp8-fast" | "fp8-block" | "bias-gelu";
-
-/**
- * How an fp8-block case loads A's block scales (makeGemm's config.scaleLoad): "global" (ld.global
- * by the consumers two K-tiles ahead) or "tma" (staged by TMA with each K-tile).
- */
-export type GemmScaleLoadChoice = "global" | "tma";
 
 /** One case of the sweep: D [m, n] = A [m, k] · B [n, k]ᵀ (both K-major: torch's a @ b.T). */
 export interface GemmCase {
@@ -28,7 +23,7 @@ export interface GemmCase {
    * fp8-block only, with --scale-load: the scale load forced on the case's configuration (absent:
    * the configuration's own, as gemm() would take it).
    */
-  readonly scaleLoad?: GemmScaleLoadChoice;
+  readonly scaleLoad?: GemmScaleLoad;
 }
 
 /** The options of bench/gemm-sweep.ts. */
@@ -51,7 +46,7 @@ export interface GemmSweepOptions {
    * configuration (with --tune, tuned among that load's candidates). Absent: one case each, the
    * configuration's own.
    */
-  readonly scaleLoads?: readonly GemmScaleLoadChoice[];
+  readonly scaleLoads?: readonly GemmScaleLoad[];
 }
 
 /** The issue's sweep: M ∈ {16, 128, 1024, 8192} × these (N, K). */
@@ -148,7 +143,7 @@ export function parseGemmArgs(argv: readonly string[]): GemmSweepOptions {
               if (!loads.includes(x.trim())) {
                 throw new RangeError(`--scale-load takes global, tma, got "${x}"`);
               }
-              return x.trim() as GemmScaleLoadChoice;
+              return x.trim() as GemmScaleLoad;
             }),
           ),
         ];
@@ -195,7 +190,7 @@ export function gemmSweepCases(o: GemmSweepOptions): GemmCase[] {
     m: number,
     n: number,
     k: number,
-    scaleLoad?: GemmScaleLoadChoice,
+    scaleLoad?: GemmScaleLoad,
   ): void => {
     if (
       out.some(
