@@ -2,6 +2,7 @@
 // counting, the accuracy bounds, the check of sampled output rows and the markdown table.
 // test/bench-attention.test.ts runs them on the CPU.
 import { parseArgs } from "node:util";
+import { FLASH_ATTENTION_BLOCK_N } from "@tirx-ts/kernels";
 
 /** A 16-bit input/output dtype of the attention benchmark. */
 export type AttentionDType = "float16" | "bfloat16";
@@ -58,13 +59,6 @@ export interface AttentionTile {
   readonly blockN?: 64 | 80 | 128 | 176 | 192;
 }
 
-/** The KV blocks makeFlashAttention offers at each head dim. */
-const BLOCK_N: Record<HeadDim, readonly number[]> = {
-  64: [128, 192],
-  128: [128, 176, 192],
-  256: [64, 80],
-};
-
 /**
  * Whether makeFlashAttention offers `tile` at head dim `hd`: 192 query rows at hd 64 only, and a
  * KV block of BLOCK_N's.
@@ -72,7 +66,7 @@ const BLOCK_N: Record<HeadDim, readonly number[]> = {
 export function tileOffered(hd: HeadDim, tile: AttentionTile): boolean {
   return (
     (tile.blockM === 128 || hd === 64) &&
-    (tile.blockN === undefined || BLOCK_N[hd].includes(tile.blockN))
+    (tile.blockN === undefined || FLASH_ATTENTION_BLOCK_N[hd].includes(tile.blockN))
   );
 }
 

@@ -1,4 +1,8 @@
-export { makeFlashAttention, type FlashAttentionSizes } from "./attention/forward.js";
+export {
+  FLASH_ATTENTION_BLOCK_N,
+  makeFlashAttention,
+  type FlashAttentionSizes,
+} from "./attention/forward.js";
 export {
   backwardScratch,
   makeFlashAttentionBackward,

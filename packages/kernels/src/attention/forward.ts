@@ -111,6 +111,20 @@ import { W, blocked, cols, rows, rowsAt } from "./views.js";
 /** The largest and the smallest normal float32. */
 const FLT_MAX = 3.4028234663852886e38;
 const FLT_MIN = 2 ** -126;
+/**
+ * The KV blocks (keys per block) makeFlashAttention offers at each head dim (64, 128, 256); the
+ * first is the default. Above the default the last block may be partial and is masked; 176 and 192
+ * at head dim 128 are FlashAttention-3's non-causal tiles (hopper/tile_size.h), 80 at head dim 256
+ * the widest whose two K/V stages fit 227 KiB of shared memory beside Q.
+ */
+export const FLASH_ATTENTION_BLOCK_N: Readonly<
+  Record<64 | 128 | 256, readonly [number, ...number[]]>
+> = {
+  64: [128, 192],
+  128: [128, 176, 192],
+  256: [64, 80],
+};
+
 /** Query rows per CTA by default (two consumer warpgroups of 64); `blockM` 192 takes three. */
 const BM128 = 128;
 const STAGES = 2;
@@ -431,15 +445,15 @@ export function makeFlashAttention(s: FlashAttentionSizes): PrimFunc {
   // Keys per KV block: 128, or 64 at head dim 256 (Q, two stages of K and V in 227 KiB of
   // shared memory, and O's 64 × 256 float32 accumulators are 128 registers per thread); 192 at
   // head dim 64 if asked.
-  const BN = s.blockN ?? (D === 256 ? 64 : 128);
-  const offeredBN = D === 64 ? [128, 192] : D === 128 ? [128, 176, 192] : [64, 80];
+  const offeredBN = FLASH_ATTENTION_BLOCK_N[D];
+  const BN = s.blockN ?? offeredBN[0];
   if (!offeredBN.includes(BN)) {
     throw configError(
       `flash_attention: blockN (keys per KV block) is ${offeredBN.slice(0, -1).join(", ")}${offeredBN.length > 1 ? " or " : ""}${offeredBN.at(-1)} at head dim ${D}, got ${showValue(BN)}`,
     );
   }
   // A KV block other than the head dim's default: the last one may be partial.
-  const wideBN = BN !== (D === 256 ? 64 : 128);
+  const wideBN = BN !== offeredBN[0];
   const varlen = s.varlen;
   if (s.dynamic !== undefined && typeof s.dynamic !== "boolean") {
     throw configError(`flash_attention: dynamic is a boolean, got ${showValue(s.dynamic)}`);
