@@ -572,9 +572,9 @@ describe("the configuration table", () => {
     expect(errorOf(() => pickAttentionConfig("backward", sizes(64), "sm_80")).code).toBe("TX9001");
   });
 
-  test("forward on sm_90: head dim 64 takes 192 × 192 tiles from seq 2048, a persistent grid below for dense lengths of 128s (192 query rows without causal), else 192 query rows without causal; head dim 128 a persistent grid below 2048 keys without causal", () => {
+  test("forward on sm_90: head dim 64 takes 192 × 192 tiles from seq 2048, a persistent grid below for dense lengths of 128s (192 query rows without causal), else 192 query rows without causal; head dim 128 a persistent grid below 2048 keys without causal and 192-key blocks from seq 2048; head dim 256 80-key blocks", () => {
     const at = (
-      hd: 64 | 128,
+      hd: 64 | 128 | 256,
       seq: number,
       causal: boolean,
       more: Partial<FlashAttentionSizes> = {},
@@ -598,7 +598,12 @@ describe("the configuration table", () => {
     expect(at(64, 128, false, { varlen: { maxSeqQ: 100 } })).toEqual({});
     expect(at(128, 1024, false)).toEqual({ ctas: 132 });
     expect(at(128, 1024, true)).toEqual({});
-    expect(at(128, 4096, false)).toEqual({});
+    expect(at(128, 4096, false)).toEqual({ blockN: 192 });
+    expect(at(128, 16384, true)).toEqual({ blockN: 192 });
+    expect(at(128, 2048, true, { varlen: { maxSeqQ: 1000 } })).toEqual({ blockN: 192 });
+    expect(at(128, 1000, true)).toEqual({});
+    expect(at(256, 1024, true)).toEqual({ blockN: 80 });
+    expect(at(256, 100, false, { dynamic: true })).toEqual({ blockN: 80 });
     // Each picked tuning builds (the builder takes its tiles and grid at those sizes).
     for (const [hd, seq, causal, more] of [
       [64, 4096, true, {}],
@@ -607,6 +612,10 @@ describe("the configuration table", () => {
       [64, 1000, false, {}],
       [64, 1024, false, { varlen: { maxSeqQ: 512 } }],
       [128, 1024, false, {}],
+      [128, 4096, true, {}],
+      [128, 2048, false, { varlen: { maxSeqQ: 1000 } }],
+      [256, 100, false, { dynamic: true }],
+      [256, 1000, true, {}],
     ] as const) {
       const s = { ...sizes(hd), seqQ: seq, seqK: seq, causal, ...more };
       expect(() => makeFlashAttention({ ...s, ...at(hd, seq, causal, more) })).not.toThrow();

@@ -72,8 +72,9 @@ export function randomTensor(
   dev: DeviceLike,
   rnd: () => number,
 ): DeviceTensor & Disposable {
-  const n = shape.reduce((p, x) => p * x, 1);
-  return tensor(Float32Array.from({ length: n }, rnd), {
+  const x = new Float32Array(shape.reduce((p, e) => p * e, 1));
+  for (let i = 0; i < x.length; i++) x[i] = rnd(); // a plain loop: Float32Array.from's is 2-3x slower
+  return tensor(x, {
     shape: [...shape],
     dtype: dtype as "float32",
     device: dev,

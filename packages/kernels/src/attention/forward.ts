@@ -237,6 +237,8 @@ export interface FlashAttentionSizes {
    *   layout of an A operand: dV += Pᵀ·dO is issued as soon as P is computed and dK += dSᵀ·Q as
    *   soon as dS is, from registers (PTX ISA, wgmma: A in registers), while dSᵀ is stored for
    *   dQ = dS·K (read transposed); P never goes to shared memory. LSE₂ and Δ are then per column.
+   *   Slower on the H200: hd 128 bf16 0.65–0.71× cuDNN against "ss"'s 0.72–0.81×
+   *   (bench/results/attention-bwd-mma-2026-12-03c.md).
    */
   readonly backwardMma?: "ss" | "rs";
   /**
