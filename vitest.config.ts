@@ -1,6 +1,6 @@
 import { configDefaults, defineConfig } from "vitest/config";
 import { BaseSequencer, type TestSpecification } from "vitest/node";
-import { explicitReexports } from "./test/util/explicit-reexports.js";
+import { BUILT_MODULE, builtPackageModules } from "./test/util/built-packages.js";
 
 /**
  * glibc malloc settings for the workers (forked from this process after it read this file) and
@@ -27,6 +27,26 @@ for (const [name, value] of Object.entries(MALLOC)) process.env[name] ??= value;
  * time on a 2-core machine; the GPU files alone, skipped where no driver loads, spent 15 s of a
  * 2-core machine importing it).
  */
+/**
+ * Files that run the tirx CLI in-process (its `main`), whose diagnostics name the author's lines
+ * of a kernel file bundled and imported by the CLI: they keep the packages' sources through
+ * Vite's module runner (the "sources" project), whose stack traces the runner maps through the
+ * bundle's source map. Loaded by Node (as the other files load the packages), the runner's
+ * stack-trace hook no longer finds the bundle, deleted once imported, and the lines came out in
+ * the bundle. The installed `tirx` command (test/packaging.test.ts, the cli tests that spawn it)
+ * maps them through Node's own source maps.
+ */
+const SOURCES = [
+  "test/cli.test.ts",
+  "test/cli-build-cost.test.ts",
+  "test/cli-files.test.ts",
+  "test/cli-fuzz.test.ts",
+  "test/cli-script.test.ts",
+  "test/readme-commands.test.ts",
+  "test/tile-first-hour.test.ts",
+  "test/tile-primitives.test.ts",
+];
+
 const ISOLATED = [
   "test/launch-stub.test.ts",
   "packages/runtime-cuda/test/compile.test.ts",
@@ -104,15 +124,11 @@ const shared = {
 };
 
 export default defineConfig({
-  // The packages' star exports spelled as names (test/util/explicit-reexports.ts): a call through
-  // a barrel no longer goes through the module runner's shared keyed getter.
-  plugins: [explicitReexports()],
-  resolve: { conditions: ["source"] },
-  ssr: { resolve: { conditions: ["source"] } },
   test: {
     // One test file per core (vitest's default leaves one core idle: on a 2-core machine the
     // suite ran in one worker, 1.7x longer).
     maxWorkers: "100%",
+    globalSetup: ["test/util/build-setup.ts"],
     sequence: { sequencer: SlowestFirst },
     // Transformed modules kept on disk (node_modules/.experimental-vitest-cache, keyed by each
     // file's content and this config): a run after the first transforms only what changed. The
@@ -122,15 +138,32 @@ export default defineConfig({
     projects: [
       {
         extends: true,
+        // The packages as built (test/util/built-packages.ts): Node loads packages/*/dist
+        // itself, and a test's import of a package's source file gets the built module.
+        plugins: [builtPackageModules()],
         test: {
           ...shared,
+          server: { deps: { external: [BUILT_MODULE] } },
           name: "shared",
           include: ["packages/*/test/**/*.test.ts", "test/**/*.test.ts"],
-          exclude: [...configDefaults.exclude, ...ISOLATED],
+          exclude: [...configDefaults.exclude, ...ISOLATED, ...SOURCES],
           isolate: false,
         },
       },
-      { extends: true, test: { ...shared, name: "isolated", include: ISOLATED, isolate: true } },
+      {
+        extends: true,
+        resolve: { conditions: ["source"] },
+        ssr: { resolve: { conditions: ["source"] } },
+        test: { ...shared, name: "sources", include: SOURCES, isolate: false },
+      },
+      // The packages' TypeScript sources through Vite's module runner, so that a file's vi.mock
+      // of a package reaches the packages that import it.
+      {
+        extends: true,
+        resolve: { conditions: ["source"] },
+        ssr: { resolve: { conditions: ["source"] } },
+        test: { ...shared, name: "isolated", include: ISOLATED, isolate: true },
+      },
     ],
   },
 });
