@@ -138,7 +138,9 @@ export class WgmmaReads {
     let any = false;
     for (let c = c0; c <= c1 && !any; c++) any = claims[c]! > 0;
     if (!any) return;
-    for (const r of [...this.#records]) {
+    // The loop deletes only the record it is at, which a Set's iteration allows (the rest are
+    // visited in order as in a copy).
+    for (const r of this.#records) {
       let hit = -1;
       for (let c = c0; c <= c1; c++) {
         if (claims[c]! > 0 && r.chunks.has(c << 4)) {

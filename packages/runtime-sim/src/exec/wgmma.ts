@@ -24,8 +24,32 @@ interface Pending {
   readonly chunks: Int32Array;
 }
 
-/** A Pending with the record of its warpgroup's shared reads. */
-type Issued = Pending & { readonly rec: ReturnType<WgmmaReads["issue"]> };
+/**
+ * A Pending with the record of its warpgroup's shared reads, and the local bytes [lo, hi)
+ * (relative to a thread's local memory, over the warp's lanes) of its accumulators and A fragment.
+ */
+type Issued = Pending & {
+  readonly rec: ReturnType<WgmmaReads["issue"]>;
+  readonly lo: number;
+  readonly hi: number;
+};
+
+/** The local bytes [lo, hi) of `p`'s accumulators and A fragment over its lanes (see Issued). */
+function spanOf(p: Pending): { lo: number; hi: number } {
+  let lo = Infinity;
+  let hi = -Infinity;
+  for (let l = 0; l < 32; l++) {
+    const a = p.accStart[l]!;
+    lo = Math.min(lo, a);
+    hi = Math.max(hi, a + p.accBytes);
+    if (p.aBytes > 0) {
+      const s0 = p.aStart[l]!;
+      lo = Math.min(lo, s0);
+      hi = Math.max(hi, s0 + p.aBytes);
+    }
+  }
+  return { lo, hi };
+}
 
 /**
  * The wgmma unit of a CTA (PTX ISA, wgmma.mma_async / commit_group / wait_group). The simulator
@@ -53,6 +77,13 @@ export class WgmmaUnit implements WgmmaPort {
   readonly reads: WgmmaReads;
   #uncommitted: Issued[][] = [];
   #groups: Issued[][][] = [];
+  /**
+   * Per warp: the local bytes [lo, hi) that its wgmmas not retired cover (the union of their
+   * Issued spans; lo = Infinity when none), so that checkLocal passes an access outside them
+   * without looking at each wgmma.
+   */
+  #lo: number[] = [];
+  #hi: number[] = [];
 
   /** Per warp: whether it executed a wgmma.fence (in this CTA). */
   #fenced: boolean[] = [];
@@ -85,6 +116,10 @@ export class WgmmaUnit implements WgmmaPort {
     this.live = 0;
     if (this.#uncommitted.length > 0) this.#uncommitted = [];
     if (this.#groups.length > 0) this.#groups = [];
+    if (this.#lo.length > 0) {
+      this.#lo = [];
+      this.#hi = [];
+    }
     if (this.#fenced.length > 0) this.#fenced = [];
     this.dirty?.fill(0);
     this.#dirtyWarp?.fill(0);
@@ -109,8 +144,13 @@ export class WgmmaUnit implements WgmmaPort {
 
   /** An ordinary write of thread-local bytes [a, a + n) (absolute in local memory) at `site`. */
   noteLocalWrite(a: number, n: number, site: number): void {
-    this.dirty!.fill(1, a, a + n);
-    this.#dirtySite!.fill(site, a, a + n);
+    const dirty = this.dirty!;
+    const dirtySite = this.#dirtySite!;
+    // A register write is a few bytes: a plain loop costs less than two fill calls.
+    for (let b = a; b < a + n; b++) {
+      dirty[b] = 1;
+      dirtySite[b] = site;
+    }
     // One thread's bytes: within one warp's.
     this.#dirtyWarp![Math.floor(a / this.#warpBytes)] = 1;
   }
@@ -173,7 +213,10 @@ export class WgmmaUnit implements WgmmaPort {
   /** Record an issued wgmma of `warp`. */
   issue(p: Pending): void {
     const rec = this.reads.issue(p.warp, p.site, p.chunks);
-    (this.#uncommitted[p.warp] ??= []).push({ ...p, rec });
+    const { lo, hi } = spanOf(p);
+    (this.#uncommitted[p.warp] ??= []).push({ ...p, rec, lo, hi });
+    this.#lo[p.warp] = Math.min(this.#lo[p.warp] ?? Infinity, lo);
+    this.#hi[p.warp] = Math.max(this.#hi[p.warp] ?? -Infinity, hi);
     this.live++;
   }
 
@@ -186,13 +229,28 @@ export class WgmmaUnit implements WgmmaPort {
   /** wgmma.wait_group `keep` by `warp` at `site`: retire all but its `keep` most recent groups. */
   wait(m: SimContext, warp: number, keep: number, site: number): void {
     const gs = this.#groups[warp];
-    if (!gs) return;
+    if (!gs || gs.length <= keep) return;
     while (gs.length > keep) {
       for (const p of gs.shift()!) {
         this.reads.retire(m, p.rec, warp, site);
         this.live--;
       }
     }
+    // The span of what is left.
+    let lo = Infinity;
+    let hi = -Infinity;
+    for (const p of this.#uncommitted[warp] ?? []) {
+      lo = Math.min(lo, p.lo);
+      hi = Math.max(hi, p.hi);
+    }
+    for (const g of gs) {
+      for (const p of g) {
+        lo = Math.min(lo, p.lo);
+        hi = Math.max(hi, p.hi);
+      }
+    }
+    this.#lo[warp] = lo;
+    this.#hi[warp] = hi;
   }
 
   /**
@@ -202,6 +260,9 @@ export class WgmmaUnit implements WgmmaPort {
    */
   checkLocal(acc: Access<Placed>): void {
     const warp = acc.thread >> 5;
+    // Bytes outside every not retired wgmma's registers of the warp: none can report them.
+    const lo = this.#lo[warp] ?? Infinity;
+    if (acc.addr + acc.n <= lo || acc.addr >= this.#hi[warp]!) return;
     // The warp's wgmmas not retired, uncommitted first, then by group: issue and commit keep
     // each warp's own at its index, so no other warp's need be looked at.
     const own = this.#uncommitted[warp];
