@@ -1,6 +1,6 @@
 import { configDefaults, defineConfig } from "vitest/config";
 import { BaseSequencer, type TestSpecification } from "vitest/node";
-import { BUILT_MODULE, builtPackageModules } from "./test/util/built-packages.js";
+import { BUILT_MODULE, builtPackageModules, packagesBuilt } from "./test/util/built-packages.js";
 
 /**
  * glibc malloc settings for the workers (forked from this process after it read this file) and
@@ -123,12 +123,32 @@ const shared = {
   hookTimeout: 60_000,
 };
 
+/** The packages' TypeScript sources (their exports' "source" condition) through Vite's module runner. */
+const SOURCE_CONDITIONS = {
+  resolve: { conditions: ["source"] },
+  ssr: { resolve: { conditions: ["source"] } },
+};
+
+/**
+ * Whether the tests load the built packages (test/util/built-packages.ts): every package built
+ * and not older than its sources, as `npm test` leaves them (`tsc -b && vitest run`). Otherwise
+ * (a fresh clone before its first build, an edit not built yet, a machine with the dependencies
+ * but no build) every project takes the sources.
+ */
+const BUILT = packagesBuilt();
+// Once per run (the file is read again for each project).
+if (!BUILT && process.env["TIRX_TEST_SOURCES_NOTED"] === undefined) {
+  process.env["TIRX_TEST_SOURCES_NOTED"] = "1";
+  console.log(
+    "vitest.config.ts: packages/*/dist missing or older than src; the tests run the packages' TypeScript sources (npm test builds first)",
+  );
+}
+
 export default defineConfig({
   test: {
     // One test file per core (vitest's default leaves one core idle: on a 2-core machine the
     // suite ran in one worker, 1.7x longer).
     maxWorkers: "100%",
-    globalSetup: ["test/util/build-setup.ts"],
     sequence: { sequencer: SlowestFirst },
     // Transformed modules kept on disk (node_modules/.experimental-vitest-cache, keyed by each
     // file's content and this config): a run after the first transforms only what changed. The
@@ -138,12 +158,17 @@ export default defineConfig({
     projects: [
       {
         extends: true,
-        // The packages as built (test/util/built-packages.ts): Node loads packages/*/dist
-        // itself, and a test's import of a package's source file gets the built module.
-        plugins: [builtPackageModules()],
+        ...(BUILT
+          ? {
+              // The packages as built (test/util/built-packages.ts): Node loads
+              // packages/*/dist itself, and a test's import of a package's source file gets the
+              // built module.
+              plugins: [builtPackageModules()],
+            }
+          : SOURCE_CONDITIONS),
         test: {
           ...shared,
-          server: { deps: { external: [BUILT_MODULE] } },
+          ...(BUILT ? { server: { deps: { external: [BUILT_MODULE] } } } : {}),
           name: "shared",
           include: ["packages/*/test/**/*.test.ts", "test/**/*.test.ts"],
           exclude: [...configDefaults.exclude, ...ISOLATED, ...SOURCES],
@@ -152,16 +177,14 @@ export default defineConfig({
       },
       {
         extends: true,
-        resolve: { conditions: ["source"] },
-        ssr: { resolve: { conditions: ["source"] } },
+        ...SOURCE_CONDITIONS,
         test: { ...shared, name: "sources", include: SOURCES, isolate: false },
       },
       // The packages' TypeScript sources through Vite's module runner, so that a file's vi.mock
       // of a package reaches the packages that import it.
       {
         extends: true,
-        resolve: { conditions: ["source"] },
-        ssr: { resolve: { conditions: ["source"] } },
+        ...SOURCE_CONDITIONS,
         test: { ...shared, name: "isolated", include: ISOLATED, isolate: true },
       },
     ],
