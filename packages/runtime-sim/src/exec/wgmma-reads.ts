@@ -69,9 +69,9 @@ export class WgmmaReads {
   }
 
   /**
-   * Warp `warp` issues its part of a wgmma.mma_async at `site` reading `chunks`: the record of
-   * its warpgroup's instruction (the warp's k-th issue is the warpgroup's k-th instruction, the
-   * .sync.aligned rule) that its retirement will end.
+   * Warp `warp` issues its part of a wgmma.mma_async at `site` reading `chunks` (a chunk listed
+   * again adds nothing): the record of its warpgroup's instruction (the warp's k-th issue is the
+   * warpgroup's k-th instruction, the .sync.aligned rule) that its retirement will end.
    */
   issue(warp: number, site: number, chunks: Int32Array): ReadRecord {
     const k = this.#issued[warp] ?? 0;

@@ -20,7 +20,10 @@ interface Pending {
   /** The A fragment's buffer (A from registers): its name and first byte, for messages. */
   readonly aName: string;
   readonly aBase: number;
-  /** Shared 16-byte chunks (absolute byte offsets) the instruction reads. */
+  /**
+   * Shared 16-byte chunks (absolute byte offsets) the instruction reads, in the order it reaches
+   * them; one may come more than once (WgmmaReads.issue keeps the first).
+   */
   readonly chunks: Int32Array;
 }
 

@@ -91,6 +91,61 @@ function warpgroupOp(c: UnitCall<WgmmaAction>): {
 }
 
 /**
+ * `D[o + c] = s + Σ_{k < 16} A[a + k]·B[c·K + k0 + k]` for each column c < n, the products
+ * added one by one in k order to s = `D[o + c]` (`add`) or 0 (float64 Arrays; K the elements
+ * of a row of B). The row of A is held in locals: the hot loop of wgmma.mma_async's math.
+ */
+function dot16(
+  A: Float64Array,
+  a: number,
+  B: Float64Array,
+  K: number,
+  k0: number,
+  n: number,
+  D: Float64Array,
+  o: number,
+  add: boolean,
+): void {
+  const a0 = A[a]!;
+  const a1 = A[a + 1]!;
+  const a2 = A[a + 2]!;
+  const a3 = A[a + 3]!;
+  const a4 = A[a + 4]!;
+  const a5 = A[a + 5]!;
+  const a6 = A[a + 6]!;
+  const a7 = A[a + 7]!;
+  const a8 = A[a + 8]!;
+  const a9 = A[a + 9]!;
+  const a10 = A[a + 10]!;
+  const a11 = A[a + 11]!;
+  const a12 = A[a + 12]!;
+  const a13 = A[a + 13]!;
+  const a14 = A[a + 14]!;
+  const a15 = A[a + 15]!;
+  for (let c = 0; c < n; c++) {
+    const b = c * K + k0;
+    let s = add ? D[o + c]! : 0;
+    s += a0 * B[b]!;
+    s += a1 * B[b + 1]!;
+    s += a2 * B[b + 2]!;
+    s += a3 * B[b + 3]!;
+    s += a4 * B[b + 4]!;
+    s += a5 * B[b + 5]!;
+    s += a6 * B[b + 6]!;
+    s += a7 * B[b + 7]!;
+    s += a8 * B[b + 8]!;
+    s += a9 * B[b + 9]!;
+    s += a10 * B[b + 10]!;
+    s += a11 * B[b + 11]!;
+    s += a12 * B[b + 12]!;
+    s += a13 * B[b + 13]!;
+    s += a14 * B[b + 14]!;
+    s += a15 * B[b + 15]!;
+    D[o + c] = s;
+  }
+}
+
+/**
  * wgmma.mma_async on the simulated machine (see WgmmaUnit). The math of `m64nNk16`, per warp q = warp % 4 of the warpgroup (its 16 rows of D):
  * `D[r][n] = scale_d·D[r][n] + Σ_k (scale_a·A[r][k])·(scale_b·B[n][k])`, exact products summed in
  * float64 in k order and rounded once to float32. A (rows 16q..16q+15) and B (N rows) are read
@@ -256,22 +311,90 @@ function compileMma(c: UnitCall<ActionOf<WgmmaAction, "mma">>): Exec {
   };
   /** The record of the operand reads' checks (buffer, address and thread set per element). */
   const operand = accessRecord<Placed>(m, undefined, eb, site, "reads");
-  /** Read an operand's rows [r0, r0 + rows) × K into `out`; the chunks it touches. */
-  const readOperand = (
+
+  /**
+   * What an operand's rows [r0, r0 + rows) × K read through a descriptor are, apart from the
+   * bytes there: the shared buffer its start lies in (undefined: none, TX6018), each element's
+   * CTA-local shared byte in (r, k) order (addressOf), the first element leaving the buffer (-1:
+   * none) and, when none does, the distinct 16-byte chunks of the elements (CTA-local, in the
+   * order the elements first reach them) and whether each chunk lies whole in the buffer.
+   */
+  interface OperandTable {
+    readonly d: ReturnType<typeof decodeMatrixDescriptor>;
+    readonly p: Placed | undefined;
+    readonly local: Int32Array;
+    readonly bad: number;
+    readonly chunks: Int32Array;
+    readonly whole: boolean;
+  }
+  const tableOf = (desc: bigint, mn: boolean, r0: number, rows: number): OperandTable => {
+    const d = decodeMatrixDescriptor(desc);
+    const p = placedAt(d.addr);
+    const local = new Int32Array(rows * K);
+    let bad = -1;
+    const chunks: number[] = [];
+    let whole = true;
+    if (p) {
+      const seen = new Set<number>();
+      for (let i = 0; i < rows * K; i++) {
+        const at = addressOf(d, mn, r0 + Math.floor(i / K), i % K);
+        local[i] = at;
+        if (bad >= 0) continue;
+        if (at < p.base || at + eb > p.base + p.size) {
+          bad = i;
+          continue;
+        }
+        const c = at & ~15;
+        if (seen.has(c)) continue;
+        seen.add(c);
+        chunks.push(c);
+        if (c < p.base || c + 16 > p.base + p.size) whole = false;
+      }
+    }
+    return { d, p, local, bad, chunks: Int32Array.from(chunks), whole };
+  };
+  /**
+   * The tables of B by descriptor, and of A by descriptor and the warp's place q in its
+   * warpgroup (rows 16q..16q+15); bounded: cleared when full.
+   */
+  const bTables = new Map<bigint, OperandTable>();
+  const aTables = [0, 1, 2, 3].map(() => new Map<bigint, OperandTable>());
+  const TABLES = 256;
+  const cachedTable = (
+    cache: Map<bigint, OperandTable>,
     desc: bigint,
     mn: boolean,
     r0: number,
     rows: number,
+  ): OperandTable => {
+    let tab = cache.get(desc);
+    if (!tab) {
+      if (cache.size >= TABLES) cache.clear();
+      tab = tableOf(desc, mn, r0, rows);
+      cache.set(desc, tab);
+    }
+    return tab;
+  };
+
+  /**
+   * Read an operand (its table `tab`: rows [r0, r0 + rows) × K) into `out` as thread `t`, its
+   * chunks added to `chunks`; with `fill` false `out` already holds those elements' values (the
+   * same bytes) and is left alone. False after a report that ends the warp's wgmma.
+   */
+  const readOperand = (
+    tab: OperandTable,
+    mn: boolean,
+    r0: number,
     t: number,
     out: Float64Array,
-    chunks: Set<number>,
+    fill: boolean,
+    chunks: number[],
     what: string,
     opRows: number,
   ): boolean => {
-    const d = decodeMatrixDescriptor(desc);
+    const { d, p, local: at } = tab;
     // Descriptors hold CTA-local addresses: the warp's CTA's shared window.
     const win = m.win[t]!;
-    const p = placedAt(d.addr);
     if (!p) {
       m.hazard(
         "TX6018",
@@ -282,53 +405,81 @@ function compileMma(c: UnitCall<ActionOf<WgmmaAction, "mma">>): Exec {
     }
     if (!agrees(d, p, mn, opRows, t, what)) return false;
     const load = what === "A" ? loadA : loadB;
+    const n = at.length;
+    if (tab.bad < 0 && (win & 15) === 0) {
+      // Every element inside the buffer, and, tracked, every chunk found ready
+      // (chunkReady, which nothing else reports in): no element has anything to report.
+      let ready = true;
+      if (m.opts.track) {
+        const cs = tab.chunks;
+        if (!tab.whole) ready = false;
+        for (let i = 0; i < cs.length && ready; i++) ready = chunkReady(cs[i]! + win, t);
+      }
+      if (ready) {
+        for (const c of tab.chunks) chunks.push(c + win);
+        if (fill) for (let i = 0; i < n; i++) out[i] = load(sdv, at[i]! + win);
+        return true;
+      }
+    }
     let last = -1;
     /** The chunk (absolute, 16-byte aligned) whose bytes chunkReady found ready; -1: none. */
     let clean = -1;
-    for (let r = 0; r < rows; r++) {
-      for (let k = 0; k < K; k++) {
-        const local = addressOf(d, mn, r0 + r, k);
-        if (local < p.base || local + eb > p.base + p.size) {
-          m.hazard(
-            "TX6018",
-            `${op.surface} in warp ${t >> 5} of CTA ${m.cta()}: ${what} element (${r0 + r}, ${k}) lies at shared byte ${local}, which leaves ${bufferName(p)} (bytes ${p.base}..${p.base + p.size - 1}) that the descriptor starts in (start ${d.addr}, LBO ${d.ldo}, SBO ${d.sdo}); the ${what === "A" ? `64×${K} A` : `${N}×${K} B`} operand must lie inside its buffer`,
-            site,
-            p.span ? [{ message: `${bufferName(p)} is allocated here`, span: p.span }] : [],
-          );
-          return false;
-        }
-        const a = local + win;
-        const chunk = a & ~15;
-        if (m.opts.track && chunk !== clean) {
-          // A K-major row's 16-byte chunk (consecutive k) checked whole at its first element:
-          // when none of its bytes has anything to report, neither has any element in it.
-          if (!mn && a === chunk && local + 16 <= p.base + p.size && chunkReady(chunk, t)) {
-            clean = chunk;
-          } else {
-            checkAsyncProxyRead(setAccess(operand, p, a, eb, t, site));
-            const b = m.shadow.unfenced(a, eb, t);
-            if (b >= 0) {
-              const w = m.shadow.writerAt(b);
-              const u = m.thread(w & THREAD_MASK);
-              m.hazard(
-                "TX6015",
-                `${op.surface} (async proxy) in warp ${t >> 5} of CTA ${m.cta()} reads shared ${bufferName(p)} byte ${m.ctaLocal(b) - p.base}, which thread ${u} wrote through the generic proxy with no fence.proxy.async (T.ptx.fence.proxy_async) between the write and this read (by the writer after it, or by a thread after synchronizing with the writer)`,
-                site,
-                [{ message: `thread ${u} writes it here`, span: m.sites[w >> THREAD_BITS] }],
-              );
-            }
+    for (let i = 0; i < n; i++) {
+      const local = at[i]!;
+      if (i === tab.bad) {
+        const r = Math.floor(i / K);
+        const k = i % K;
+        m.hazard(
+          "TX6018",
+          `${op.surface} in warp ${t >> 5} of CTA ${m.cta()}: ${what} element (${r0 + r}, ${k}) lies at shared byte ${local}, which leaves ${bufferName(p)} (bytes ${p.base}..${p.base + p.size - 1}) that the descriptor starts in (start ${d.addr}, LBO ${d.ldo}, SBO ${d.sdo}); the ${what === "A" ? `64×${K} A` : `${N}×${K} B`} operand must lie inside its buffer`,
+          site,
+          p.span ? [{ message: `${bufferName(p)} is allocated here`, span: p.span }] : [],
+        );
+        return false;
+      }
+      const a = local + win;
+      const chunk = a & ~15;
+      if (m.opts.track && chunk !== clean) {
+        // A K-major row's 16-byte chunk (consecutive k) checked whole at its first element:
+        // when none of its bytes has anything to report, neither has any element in it.
+        if (!mn && a === chunk && local + 16 <= p.base + p.size && chunkReady(chunk, t)) {
+          clean = chunk;
+        } else {
+          checkAsyncProxyRead(setAccess(operand, p, a, eb, t, site));
+          const b = m.shadow.unfenced(a, eb, t);
+          if (b >= 0) {
+            const w = m.shadow.writerAt(b);
+            const u = m.thread(w & THREAD_MASK);
+            m.hazard(
+              "TX6015",
+              `${op.surface} (async proxy) in warp ${t >> 5} of CTA ${m.cta()} reads shared ${bufferName(p)} byte ${m.ctaLocal(b) - p.base}, which thread ${u} wrote through the generic proxy with no fence.proxy.async (T.ptx.fence.proxy_async) between the write and this read (by the writer after it, or by a thread after synchronizing with the writer)`,
+              site,
+              [{ message: `thread ${u} writes it here`, span: m.sites[w >> THREAD_BITS] }],
+            );
           }
         }
-        // Elements come in 16-byte runs: a chunk already added is not looked up again.
-        if (chunk !== last) chunks.add((last = chunk));
-        out[r * K + k] = load(sdv, a);
       }
+      // Elements come in 16-byte runs: a chunk already added is not looked up again.
+      if (chunk !== last) chunks.push((last = chunk));
+      if (fill) out[i] = load(sdv, a);
     }
     return true;
   };
 
+  /** The warp's operands, times scale-a and scale-b, and its 16 × N sums Σ_k A[r][k]·B[n][k]. */
   const A = new Float64Array(16 * K);
   const B = new Float64Array(N * K);
+  const D = new Float64Array(16 * N);
+  /**
+   * The exec call in progress (a count), and the call, table and shared window of the values in
+   * B: the warps of one call see the same shared bytes (the op writes none, and nothing else runs
+   * between them), so a warp reading B through the same descriptor in the same window as an
+   * earlier warp of the call finds B's values already there (its checks still run).
+   */
+  let call = 0;
+  let bCall = -1;
+  let bTab: OperandTable | undefined;
+  let bWin = 0;
   /**
    * The fragment coordinates of the math loop, by lane: accumulator slot j (of a group of 4) of
    * lane l is row `cRow[4l + j]`, column `cCol[4l + j]` of its 8-column block (c.m16n8); A
@@ -360,96 +511,113 @@ function compileMma(c: UnitCall<ActionOf<WgmmaAction, "mma">>): Exec {
     const b = written.firstUnwritten(t * stride + rel, n);
     if (b >= 0) reportUnwrittenLocal(setAccess(regs, p, rel, n, t, site), b - t * stride);
   };
-  return (lanes, n) =>
-    eachWarp(lanes, n, (w) => {
-      const base = w << 5;
-      const q = (w - m.rank[base]! * (m.ctaThreads >> 5)) & 3; // the warp's place in its CTA's warpgroup
-      const chunks = new Set<number>();
-      const bd = bDesc(base);
-      const ad = aDesc?.(base);
-      for (let l = 1; l < 32; l++) {
-        if (bDesc(base + l) !== bd || (aDesc && aDesc(base + l) !== ad)) {
-          m.hazard(
-            "TX6011",
-            `${op.surface} in warp ${w} of CTA ${m.cta()}: lane ${l} passes other descriptors than lane 0; the warpgroup must pass one set`,
-            site,
-          );
-          return;
-        }
+  const each = (w: number): void => {
+    const base = w << 5;
+    const q = (w - m.rank[base]! * (m.ctaThreads >> 5)) & 3; // the warp's place in its CTA's warpgroup
+    // The operands' chunks, in the order the elements reach them (one may come more than once).
+    const chunks: number[] = [];
+    const bd = bDesc(base);
+    const ad = aDesc?.(base);
+    for (let l = 1; l < 32; l++) {
+      if (bDesc(base + l) !== bd || (aDesc && aDesc(base + l) !== ad)) {
+        m.hazard(
+          "TX6011",
+          `${op.surface} in warp ${w} of CTA ${m.cta()}: lane ${l} passes other descriptors than lane 0; the warpgroup must pass one set`,
+          site,
+        );
+        return;
       }
-      const accAt = new Int32Array(32);
+    }
+    const accAt = new Int32Array(32);
+    for (let l = 0; l < 32; l++)
+      accAt[l] = (base + l) * stride + dPlaced.base + dOff(base + l) * accEb;
+    const aAt = new Int32Array(32).fill(-1);
+    if (aRegs)
       for (let l = 0; l < 32; l++)
-        accAt[l] = (base + l) * stride + dPlaced.base + dOff(base + l) * accEb;
-      const aAt = new Int32Array(32).fill(-1);
-      if (aRegs)
-        for (let l = 0; l < 32; l++)
-          aAt[l] = (base + l) * stride + aPlaced!.base + aOff!(base + l) * 2;
-      const regs = [
-        {
-          start: accAt,
-          bytes: accCount * accEb,
-          what: "accumulator",
-          name: dPlaced.name,
-          base: dPlaced.base,
-          elem: accEb,
-        },
-      ];
-      if (aRegs) {
-        regs.push({
-          start: aAt,
-          bytes: 16,
-          what: "A fragment",
-          name: aPlaced!.name,
-          base: aPlaced!.base,
-          elem: 2,
-        });
-      }
-      if (!unit.checkFence(m, w, regs, site)) return;
-      if (!readOperand(bd, transB !== 0, 0, N, base, B, chunks, "B", N)) return;
-      if (ad !== undefined) {
-        if (!readOperand(ad, transA !== 0, 16 * q, 16, base, A, chunks, "A", 64)) return;
-      } else {
-        for (let l = 0; l < 32; l++) {
-          const t = base + l;
-          const at = t * stride + aPlaced!.base + aOff!(t) * 2;
-          checkWritten(aPlaced!, at - t * stride, 16, t);
-          for (let i = 0; i < 8; i++) A[aAt16[8 * l + i]!] = loadA(ldv, at + 2 * i);
-        }
-      }
-      const accStart = new Int32Array(32);
-      const aStart = new Int32Array(32).fill(-1);
-      if (aRegs) for (let l = 0; l < 32; l++) aStart[l] = aPlaced!.base + aOff!(base + l) * 2;
+        aAt[l] = (base + l) * stride + aPlaced!.base + aOff!(base + l) * 2;
+    const regs = [
+      {
+        start: accAt,
+        bytes: accCount * accEb,
+        what: "accumulator",
+        name: dPlaced.name,
+        base: dPlaced.base,
+        elem: accEb,
+      },
+    ];
+    if (aRegs) {
+      regs.push({
+        start: aAt,
+        bytes: 16,
+        what: "A fragment",
+        name: aPlaced!.name,
+        base: aPlaced!.base,
+        elem: 2,
+      });
+    }
+    if (!unit.checkFence(m, w, regs, site)) return;
+    const bt = cachedTable(bTables, bd, transB !== 0, 0, N);
+    const win = m.win[base]!;
+    const fillB = !(bCall === call && bTab === bt && bWin === win);
+    if (fillB) bCall = -1; // B changes below
+    if (!readOperand(bt, transB !== 0, 0, base, B, fillB, chunks, "B", N)) return;
+    if (fillB) {
+      if (sb !== 1) for (let i = 0; i < N * K; i++) B[i] = sb * B[i]!;
+      bCall = call;
+      bTab = bt;
+      bWin = win;
+    }
+    if (ad !== undefined) {
+      const at = cachedTable(aTables[q]!, ad, transA !== 0, 16 * q, 16);
+      if (!readOperand(at, transA !== 0, 16 * q, base, A, true, chunks, "A", 64)) return;
+    } else {
       for (let l = 0; l < 32; l++) {
         const t = base + l;
-        const rel = dPlaced.base + dOff(t) * accEb;
-        accStart[l] = rel;
-        const at = t * stride + rel;
-        const keep = scaleD(t) !== 0;
-        if (keep) checkWritten(dPlaced, rel, accCount * accEb, t);
-        written.mark(at, accCount * accEb);
-        for (let i = 0; i < accCount; i++) {
-          const ra = cRow[4 * l + (i & 3)]! * K;
-          const cb = (8 * (i >> 2) + cCol[4 * l + (i & 3)]!) * K;
-          let s = 0;
-          for (let k = 0; k < K; k++) s += sa * A[ra + k]! * (sb * B[cb + k]!);
-          if (keep) s += ldAcc(ldv, at + accEb * i);
-          stAcc(ldv, at + accEb * i, s); // the codec rounds once (RNE) to D's type
-        }
+        const at = t * stride + aPlaced!.base + aOff!(t) * 2;
+        checkWritten(aPlaced!, at - t * stride, 16, t);
+        for (let i = 0; i < 8; i++) A[aAt16[8 * l + i]!] = loadA(ldv, at + 2 * i);
       }
-      unit.issue({
-        site,
-        warp: w,
-        accStart,
-        accBytes: accCount * accEb,
-        accName: dPlaced.name,
-        accBase: dPlaced.base,
-        aStart,
-        aBytes: aRegs ? 16 : 0,
-        aName: aPlaced?.name ?? "",
-        aBase: aPlaced?.base ?? 0,
-        chunks: Int32Array.from(chunks),
-      });
+    }
+    if (sa !== 1) for (let i = 0; i < 16 * K; i++) A[i] = sa * A[i]!;
+    // The exact products summed in float64 in k order: (sa·a)·(sb·b) as the scaled operands'
+    // product, the same value; K in runs of 16.
+    for (let r = 0; r < 16; r++)
+      for (let k0 = 0; k0 < K; k0 += 16) dot16(A, r * K + k0, B, K, k0, N, D, r * N, k0 > 0);
+    const accStart = new Int32Array(32);
+    const aStart = new Int32Array(32).fill(-1);
+    if (aRegs) for (let l = 0; l < 32; l++) aStart[l] = aPlaced!.base + aOff!(base + l) * 2;
+    for (let l = 0; l < 32; l++) {
+      const t = base + l;
+      const rel = dPlaced.base + dOff(t) * accEb;
+      accStart[l] = rel;
+      const at = t * stride + rel;
+      const keep = scaleD(t) !== 0;
+      if (keep) checkWritten(dPlaced, rel, accCount * accEb, t);
+      written.mark(at, accCount * accEb);
+      for (let i = 0; i < accCount; i++) {
+        let s = D[cRow[4 * l + (i & 3)]! * N + 8 * (i >> 2) + cCol[4 * l + (i & 3)]!]!;
+        if (keep) s += ldAcc(ldv, at + accEb * i);
+        stAcc(ldv, at + accEb * i, s); // the codec rounds once (RNE) to D's type
+      }
+    }
+    unit.issue({
+      site,
+      warp: w,
+      accStart,
+      accBytes: accCount * accEb,
+      accName: dPlaced.name,
+      accBase: dPlaced.base,
+      aStart,
+      aBytes: aRegs ? 16 : 0,
+      aName: aPlaced?.name ?? "",
+      aBase: aPlaced?.base ?? 0,
+      chunks: Int32Array.from(chunks),
     });
+  };
+  return (lanes, n) => {
+    call++;
+    eachWarp(lanes, n, each);
+  };
 }
 
 /**
