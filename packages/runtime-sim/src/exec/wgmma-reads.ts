@@ -52,6 +52,8 @@ export class WgmmaReads {
   readonly #open = new Map<string, ReadRecord>();
   /** Per warp: its mma_async issues so far in this CTA. */
   #issued: number[] = [];
+  /** checkWrite's scratch: the chunk indexes of a write's range that some record claims. */
+  #claimed = new Int32Array(64);
 
   constructor(sharedBytes: number) {
     this.#claims = new Int32Array(Math.ceil(sharedBytes / 16));
@@ -135,25 +137,44 @@ export class WgmmaReads {
     const claims = this.#claims;
     const c0 = a >> 4;
     const c1 = (a + n - 1) >> 4;
-    let any = false;
-    for (let c = c0; c <= c1 && !any; c++) any = claims[c]! > 0;
-    if (!any) return;
+    // The claimed chunks of the range, ascending: a record's chunk is claimed (counted in
+    // `claims` while the record is kept), and the loop below only takes chunks away.
+    let k = 0;
+    for (let c = c0; c <= c1; c++) {
+      if (claims[c]! > 0) {
+        if (k === this.#claimed.length) {
+          const more = new Int32Array(2 * k);
+          more.set(this.#claimed);
+          this.#claimed = more;
+        }
+        this.#claimed[k++] = c;
+      }
+    }
+    if (k === 0) return;
+    const cs = this.#claimed;
     // The loop deletes only the record it is at, which a Set's iteration allows (the rest are
     // visited in order as in a copy).
     for (const r of this.#records) {
+      // The record's first chunk in the range: through its own chunks when they are fewer.
       let hit = -1;
-      for (let c = c0; c <= c1; c++) {
-        if (claims[c]! > 0 && r.chunks.has(c << 4)) {
-          hit = c << 4;
-          break;
+      if (r.chunks.size < k) {
+        const lo = c0 << 4;
+        const hi = c1 << 4;
+        for (const x of r.chunks) if (x >= lo && x <= hi && (hit < 0 || x < hit)) hit = x;
+      } else {
+        for (let i = 0; i < k; i++) {
+          if (r.chunks.has(cs[i]! << 4)) {
+            hit = cs[i]! << 4;
+            break;
+          }
         }
       }
       if (hit < 0) continue;
       if (this.#ordered(m, r, t)) {
         // Whole chunks this write covers are its own from now on.
-        for (let c = c0; c <= c1; c++) {
-          const at = c << 4;
-          if (at >= a && at + 16 <= a + n && r.chunks.delete(at)) claims[c]!--;
+        for (let i = 0; i < k; i++) {
+          const at = cs[i]! << 4;
+          if (at >= a && at + 16 <= a + n && r.chunks.delete(at)) claims[cs[i]!]!--;
         }
         if (r.chunks.size === 0) this.#records.delete(r);
         continue;

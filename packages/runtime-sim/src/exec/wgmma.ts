@@ -124,8 +124,15 @@ export class WgmmaUnit implements WgmmaPort {
       this.#hi = [];
     }
     if (this.#fenced.length > 0) this.#fenced = [];
-    this.dirty?.fill(0);
-    this.#dirtyWarp?.fill(0);
+    // Only warps with a mark have marked bytes.
+    const dw = this.#dirtyWarp;
+    if (dw) {
+      for (let w = 0; w < dw.length; w++) {
+        if (dw[w] === 0) continue;
+        this.dirty!.fill(0, w * this.#warpBytes, (w + 1) * this.#warpBytes);
+        dw[w] = 0;
+      }
+    }
     this.aligned.reset();
     // Set.prototype.clear allocates a new table even for an empty set.
     if (this.#reportedWrites.size > 0) this.#reportedWrites.clear();
@@ -139,7 +146,8 @@ export class WgmmaUnit implements WgmmaPort {
       this.#dirtySite = new Int32Array(threads * stride);
       this.#dirtyWarp = new Uint8Array(Math.ceil(threads / 32));
       this.#warpBytes = 32 * stride;
-    } else {
+    } else if (this.#dirtyWarp![warp] !== 0) {
+      // A warp with no mark since its last fence (or the CTA's start) has none to clear.
       this.dirty.fill(0, warp * 32 * stride, (warp + 1) * 32 * stride);
       this.#dirtyWarp![warp] = 0;
     }

@@ -481,18 +481,17 @@ function compileMma(c: UnitCall<ActionOf<WgmmaAction, "mma">>): Exec {
   let bTab: OperandTable | undefined;
   let bWin = 0;
   /**
-   * The fragment coordinates of the math loop, by lane: accumulator slot j (of a group of 4) of
-   * lane l is row `cRow[4l + j]`, column `cCol[4l + j]` of its 8-column block (c.m16n8); A
-   * register i of lane l is element `aAt16[8l + i]` (r · 16 + k) of A (a.m16n8k16).
+   * The fragment coordinates of the math loop, by lane: accumulator i of lane l is element
+   * `dAt[accCount·l + i]` (r · N + n) of the sums D (slot i % 4 of a group of 4 in the 8-column
+   * block ⌊i / 4⌋, c.m16n8); A register i of lane l is element `aAt16[8l + i]` (r · 16 + k) of A
+   * (a.m16n8k16).
    */
-  const cRow = new Int32Array(32 * 4);
-  const cCol = new Int32Array(32 * 4);
+  const dAt = new Int32Array(32 * accCount);
   const aAt16 = new Int32Array(32 * 8);
   for (let l = 0; l < 32; l++) {
     for (let j = 0; j < 4; j++) {
       const [r, c] = fragmentCoord("c.m16n8", l, j);
-      cRow[4 * l + j] = r;
-      cCol[4 * l + j] = c;
+      for (let i = j; i < accCount; i += 4) dAt[accCount * l + i] = r * N + 8 * (i >> 2) + c;
     }
     for (let i = 0; i < 8; i++) {
       const [r, k] = fragmentCoord("a.m16n8k16", l, i);
@@ -595,7 +594,7 @@ function compileMma(c: UnitCall<ActionOf<WgmmaAction, "mma">>): Exec {
       if (keep) checkWritten(dPlaced, rel, accCount * accEb, t);
       written.mark(at, accCount * accEb);
       for (let i = 0; i < accCount; i++) {
-        let s = D[cRow[4 * l + (i & 3)]! * N + 8 * (i >> 2) + cCol[4 * l + (i & 3)]!]!;
+        let s = D[dAt[accCount * l + i]!]!;
         if (keep) s += ldAcc(ldv, at + accEb * i);
         stAcc(ldv, at + accEb * i, s); // the codec rounds once (RNE) to D's type
       }
