@@ -19,6 +19,11 @@ interface ReadRecord {
   readonly retired: Retirement[];
   /** Warps of the warpgroup that issued their part (the record stops being matched at 4). */
   issuers: number;
+  /** Its place in the order records are made (the order of WgmmaReads' set of records). */
+  readonly seq: number;
+  /** checkWrite's scratch: the write that last found it (a count), and its first chunk there. */
+  seen: number;
+  hit: number;
 }
 
 /**
@@ -48,6 +53,16 @@ export class WgmmaReads {
   readonly #records = new Set<ReadRecord>();
   /** Per 16-byte chunk of shared memory: the number of records claiming it. */
   readonly #claims: Int32Array;
+  /**
+   * Per 16-byte chunk: the records claiming it (each counted in `#claims`), in no order; made
+   * at the first issue, a chunk's list at its first claim.
+   */
+  #claimers: (ReadRecord[] | undefined)[] | undefined;
+  /** Records made so far, and checkWrite calls that found a claimed chunk (ReadRecord.seen). */
+  #made = 0;
+  #writes = 0;
+  /** checkWrite's scratch: the records with a chunk in the write's range. */
+  readonly #hits: ReadRecord[] = [];
   /** Per warpgroup and issue index: the record its warps' k-th mma_async adds to. */
   readonly #open = new Map<string, ReadRecord>();
   /** Per warp: its mma_async issues so far in this CTA. */
@@ -63,6 +78,7 @@ export class WgmmaReads {
   reset(): void {
     if (this.#records.size > 0) {
       this.#claims.fill(0);
+      for (const list of this.#claimers ?? []) if (list && list.length > 0) list.length = 0;
       this.#records.clear();
     }
     // Map.prototype.clear allocates a new table even for an empty map.
@@ -82,16 +98,29 @@ export class WgmmaReads {
     const key = `${group}:${k}`;
     let r = this.#open.get(key);
     if (!r) {
-      r = { site, group, chunks: new Set(), retired: [], issuers: 0 };
+      r = {
+        site,
+        group,
+        chunks: new Set(),
+        retired: [],
+        issuers: 0,
+        seq: this.#made++,
+        seen: 0,
+        hit: 0,
+      };
       this.#open.set(key, r);
       this.#records.add(r);
     }
     if (++r.issuers === 4) this.#open.delete(key);
     const claims = this.#claims;
+    const claimers = (this.#claimers ??= new Array<ReadRecord[] | undefined>(claims.length).fill(
+      undefined,
+    ));
     for (const c of chunks) {
       if (r.chunks.has(c)) continue;
       r.chunks.add(c);
       claims[c >> 4]!++;
+      (claimers[c >> 4] ??= []).push(r);
     }
     return r;
   }
@@ -109,8 +138,19 @@ export class WgmmaReads {
 
   #drop(r: ReadRecord): void {
     const claims = this.#claims;
-    for (const c of r.chunks) claims[c >> 4]!--;
+    for (const c of r.chunks) {
+      claims[c >> 4]!--;
+      this.#unclaim(c >> 4, r);
+    }
     this.#records.delete(r);
+  }
+
+  /** Take `r` off the claimers of chunk index `c`. */
+  #unclaim(c: number, r: ReadRecord): void {
+    const list = this.#claimers![c]!;
+    const j = list.indexOf(r);
+    list[j] = list[list.length - 1]!;
+    list.pop();
   }
 
   /** Is a retirement of `r` ordered before thread `t`'s current point? */
@@ -152,29 +192,33 @@ export class WgmmaReads {
     }
     if (k === 0) return;
     const cs = this.#claimed;
-    // The loop deletes only the record it is at, which a Set's iteration allows (the rest are
-    // visited in order as in a copy).
-    for (const r of this.#records) {
-      // The record's first chunk in the range: through its own chunks when they are fewer.
-      let hit = -1;
-      if (r.chunks.size < k) {
-        const lo = c0 << 4;
-        const hi = c1 << 4;
-        for (const x of r.chunks) if (x >= lo && x <= hi && (hit < 0 || x < hit)) hit = x;
-      } else {
-        for (let i = 0; i < k; i++) {
-          if (r.chunks.has(cs[i]! << 4)) {
-            hit = cs[i]! << 4;
-            break;
-          }
-        }
+    // The records kept with a chunk in the range, each with its first one there (the range's
+    // claimed chunks ascending), in the order of the set of records (the order they were made):
+    // the records the loop over the set would stop at, and what it would find in each. Only the
+    // record at hand loses chunks in the loop, so the others' first chunks stay.
+    const stamp = ++this.#writes;
+    const hits = this.#hits;
+    hits.length = 0;
+    for (let i = 0; i < k; i++) {
+      for (const r of this.#claimers?.[cs[i]!] ?? []) {
+        if (r.seen === stamp) continue;
+        r.seen = stamp;
+        r.hit = cs[i]! << 4;
+        // A record no longer in the set (ended, or dropped at a barrier) claims nothing.
+        if (this.#records.has(r)) hits.push(r);
       }
-      if (hit < 0) continue;
+    }
+    if (hits.length > 1) hits.sort((x, y) => x.seq - y.seq);
+    for (const r of hits) {
+      const hit = r.hit;
       if (this.#ordered(m, r, t)) {
         // Whole chunks this write covers are its own from now on.
         for (let i = 0; i < k; i++) {
           const at = cs[i]! << 4;
-          if (at >= a && at + 16 <= a + n && r.chunks.delete(at)) claims[cs[i]!]!--;
+          if (at >= a && at + 16 <= a + n && r.chunks.delete(at)) {
+            claims[cs[i]!]!--;
+            this.#unclaim(cs[i]!, r);
+          }
         }
         if (r.chunks.size === 0) this.#records.delete(r);
         continue;
