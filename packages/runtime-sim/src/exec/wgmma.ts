@@ -225,7 +225,23 @@ export class WgmmaUnit implements WgmmaPort {
   issue(p: Pending): void {
     const rec = this.reads.issue(p.warp, p.site, p.chunks);
     const { lo, hi } = spanOf(p);
-    (this.#uncommitted[p.warp] ??= []).push({ ...p, rec, lo, hi });
+    // Field by field (no spread): one shape for every Issued.
+    (this.#uncommitted[p.warp] ??= []).push({
+      site: p.site,
+      warp: p.warp,
+      accStart: p.accStart,
+      accBytes: p.accBytes,
+      accName: p.accName,
+      accBase: p.accBase,
+      aStart: p.aStart,
+      aBytes: p.aBytes,
+      aName: p.aName,
+      aBase: p.aBase,
+      chunks: p.chunks,
+      rec,
+      lo,
+      hi,
+    });
     this.#lo[p.warp] = Math.min(this.#lo[p.warp] ?? Infinity, lo);
     this.#hi[p.warp] = Math.max(this.#hi[p.warp] ?? -Infinity, hi);
     this.live++;

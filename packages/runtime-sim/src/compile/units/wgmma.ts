@@ -90,6 +90,36 @@ function warpgroupOp(c: UnitCall<WgmmaAction>): {
   return { m, site, unit: m.wgmma, eachWarp: alignedWarps(m, c.op.surface, site) };
 }
 
+/** mathTables' tables by N. */
+const MATH_TABLES = new Map<number, { dAt: Int32Array; aAt16: Int32Array }>();
+
+/**
+ * The fragment coordinates of the math loop of an m64nNk16 (or k32) wgmma, by lane (made once
+ * per N): accumulator i of lane l (N / 2 per lane) is element `dAt[(N / 2)·l + i]` (r · N + n)
+ * of the warp's 16 × N sums (slot i % 4 of a group of 4 in the 8-column block ⌊i / 4⌋,
+ * c.m16n8); A register i of lane l is element `aAt16[8l + i]` (r · 16 + k) of A (a.m16n8k16).
+ */
+function mathTables(N: number): { dAt: Int32Array; aAt16: Int32Array } {
+  let tabs = MATH_TABLES.get(N);
+  if (tabs) return tabs;
+  const accCount = N / 2;
+  const dAt = new Int32Array(32 * accCount);
+  const aAt16 = new Int32Array(32 * 8);
+  for (let l = 0; l < 32; l++) {
+    for (let j = 0; j < 4; j++) {
+      const [r, c] = fragmentCoord("c.m16n8", l, j);
+      for (let i = j; i < accCount; i += 4) dAt[accCount * l + i] = r * N + 8 * (i >> 2) + c;
+    }
+    for (let i = 0; i < 8; i++) {
+      const [r, k] = fragmentCoord("a.m16n8k16", l, i);
+      aAt16[8 * l + i] = r * 16 + k;
+    }
+  }
+  tabs = { dAt, aAt16 };
+  MATH_TABLES.set(N, tabs);
+  return tabs;
+}
+
 /**
  * `D[o + c] = s + Σ_{k < 16} A[a + k]·B[c·K + k0 + k]` for each column c < n, the products
  * added one by one in k order to s = `D[o + c]` (`add`) or 0 (float64 Arrays; K the elements
@@ -480,24 +510,7 @@ function compileMma(c: UnitCall<ActionOf<WgmmaAction, "mma">>): Exec {
   let bCall = -1;
   let bTab: OperandTable | undefined;
   let bWin = 0;
-  /**
-   * The fragment coordinates of the math loop, by lane: accumulator i of lane l is element
-   * `dAt[accCount·l + i]` (r · N + n) of the sums D (slot i % 4 of a group of 4 in the 8-column
-   * block ⌊i / 4⌋, c.m16n8); A register i of lane l is element `aAt16[8l + i]` (r · 16 + k) of A
-   * (a.m16n8k16).
-   */
-  const dAt = new Int32Array(32 * accCount);
-  const aAt16 = new Int32Array(32 * 8);
-  for (let l = 0; l < 32; l++) {
-    for (let j = 0; j < 4; j++) {
-      const [r, c] = fragmentCoord("c.m16n8", l, j);
-      for (let i = j; i < accCount; i += 4) dAt[accCount * l + i] = r * N + 8 * (i >> 2) + c;
-    }
-    for (let i = 0; i < 8; i++) {
-      const [r, k] = fragmentCoord("a.m16n8k16", l, i);
-      aAt16[8 * l + i] = r * 16 + k;
-    }
-  }
+  const { dAt, aAt16 } = mathTables(N);
   const written = m.localWritten;
   /** The record of the register reads' TX6028 reports (buffer, bytes and thread set per read). */
   const regs = accessRecord<Placed>(m, undefined, 0, site, "reads");
