@@ -18,23 +18,13 @@ const MALLOC = {
 for (const [name, value] of Object.entries(MALLOC)) process.env[name] ??= value;
 
 /**
- * Files that change process-wide state another file would see: a stub libcuda loaded into the
- * driver binding (launch-stub, allocated-bytes, unavailable) and a mocked code generator
- * (runtime-cuda's compile test). They
- * run isolated (a fresh module graph per file), in workers of their own, so the GPU tests (which
- * must find the real driver or none) never meet the stub. Every other file shares its worker's
- * modules, which saves re-importing the compiler for each of them (about a third of the suite's
- * time on a 2-core machine; the GPU files alone, skipped where no driver loads, spent 15 s of a
- * 2-core machine importing it).
- */
-/**
- * Files that run the tirx CLI in-process (its `main`), whose diagnostics name the author's lines
- * of a kernel file bundled and imported by the CLI: they keep the packages' sources through
- * Vite's module runner (the "sources" project), whose stack traces the runner maps through the
- * bundle's source map. Loaded by Node (as the other files load the packages), the runner's
- * stack-trace hook no longer finds the bundle, deleted once imported, and the lines came out in
- * the bundle. The installed `tirx` command (test/packaging.test.ts, the cli tests that spawn it)
- * maps them through Node's own source maps.
+ * Files that run the tirx CLI in-process (its `main`), which bundles a kernel file and imports
+ * the bundle: they keep the packages' sources through Vite's module runner (the "sources"
+ * project). With the CLI loaded by Node, its diagnostics named lines of the bundle (through the
+ * runner's stack-trace hook) instead of the author's, a kernel file's throwing top level lost its
+ * location (TX8004), and a top-level await that never settles hung instead of giving TX8005. The
+ * installed `tirx` command (test/packaging.test.ts, and the cli tests that spawn it) runs on
+ * Node's own source maps.
  */
 const SOURCES = [
   "test/cli.test.ts",
@@ -47,6 +37,16 @@ const SOURCES = [
   "test/tile-primitives.test.ts",
 ];
 
+/**
+ * Files that change process-wide state another file would see: a stub libcuda loaded into the
+ * driver binding (launch-stub, allocated-bytes, unavailable) and a mocked code generator
+ * (runtime-cuda's compile test). They
+ * run isolated (a fresh module graph per file), in workers of their own, so the GPU tests (which
+ * must find the real driver or none) never meet the stub. Every other file shares its worker's
+ * modules, which saves re-importing the compiler for each of them (about a third of the suite's
+ * time on a 2-core machine; the GPU files alone, skipped where no driver loads, spent 15 s of a
+ * 2-core machine importing it).
+ */
 const ISOLATED = [
   "test/launch-stub.test.ts",
   "packages/runtime-cuda/test/compile.test.ts",

@@ -61,7 +61,7 @@ export interface AttentionTile {
 
 /**
  * Whether makeFlashAttention offers `tile` at head dim `hd`: 192 query rows at hd 64 only, and a
- * KV block of BLOCK_N's.
+ * KV block of FLASH_ATTENTION_BLOCK_N's.
  */
 export function tileOffered(hd: HeadDim, tile: AttentionTile): boolean {
   return (

@@ -1,7 +1,8 @@
 // A float64 reference of attention for the tests of the `attention` library call
 // (test/kernels-attention.test.ts on the simulator, test/gpu/kernels-attention.test.ts on a GPU),
 // with the bounds of examples/flash_attention.ts's checkFlashAttention.
-import { tensor, type DeviceLike, type DeviceTensor } from "tirx-ts";
+import type { DeviceLike, DeviceTensor } from "tirx-ts";
+import { randomTensor, uniform } from "./gemm-reference.js";
 import { attentionFloat64 } from "../../examples/flash_attention.js";
 
 /** The sizes and options of one attention case (q [batch, seqQ, heads, hd], k and v [batch, seqK, kvHeads, hd]). */
@@ -24,15 +25,9 @@ export function attentionInputs(
   dev: DeviceLike,
   seed = 7,
 ): { q: DeviceTensor & Disposable; k: DeviceTensor & Disposable; v: DeviceTensor & Disposable } {
-  let s = seed;
-  const rnd = (): number => ((s = (s * 1103515245 + 12345) >>> 0) / 2 ** 32) * 2 - 1;
-  const make = (seq: number, h: number) => {
-    // A plain loop: Float32Array.from's mapping callback went through the iterator protocol per
-    // element (half a second of a simulator file's CPU).
-    const x = new Float32Array(c.batch * seq * h * c.headDim);
-    for (let i = 0; i < x.length; i++) x[i] = rnd();
-    return tensor(x, { shape: [c.batch, seq, h, c.headDim], dtype: c.dtype, device: dev });
-  };
+  const rnd = uniform(seed);
+  const make = (seq: number, h: number) =>
+    randomTensor([c.batch, seq, h, c.headDim], c.dtype, dev, rnd);
   return { q: make(c.seqQ, c.heads), k: make(c.seqK, c.kvHeads), v: make(c.seqK, c.kvHeads) };
 }
 

@@ -444,9 +444,9 @@ export function makeFlashAttention(s: FlashAttentionSizes): PrimFunc {
   }
   /** Consumer warpgroups (64 query rows each). */
   const NC = BM / 64;
-  // Keys per KV block: 128, or 64 at head dim 256 (Q, two stages of K and V in 227 KiB of
-  // shared memory, and O's 64 × 256 float32 accumulators are 128 registers per thread); 192 at
-  // head dim 64 if asked.
+  // Keys per KV block: FLASH_ATTENTION_BLOCK_N's first by default, 128, or 64 at head dim 256
+  // (Q, two stages of K and V in 227 KiB of shared memory, and O's 64 × 256 float32 accumulators
+  // are 128 registers per thread); the others if asked.
   const offeredBN = FLASH_ATTENTION_BLOCK_N[D];
   const BN = s.blockN ?? offeredBN[0];
   if (!offeredBN.includes(BN)) {
