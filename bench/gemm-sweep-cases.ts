@@ -3,7 +3,7 @@
 // table. test/bench-gemm-sweep.test.ts runs them on the CPU.
 import { parseArgs } from "node:util";
 import { wgmmaFp8F32Bound } from "@tirx-ts/core";
-import type { GemmScaleLoad } from "@tirx-ts/kernels";
+import type { GemmConfig, GemmScaleLoad } from "@tirx-ts/kernels";
 
 /**
  * What a case times: bf16 A·Bᵀ, float8 e4m3 A·Bᵀ with per-tensor scales, float8 e4m3 A·Bᵀ with
@@ -24,6 +24,8 @@ export interface GemmCase {
    * the configuration's own, as gemm() would take it).
    */
   readonly scaleLoad?: GemmScaleLoad;
+  /** With --configs: the configuration forced on the case (absent: the shipped or picked one). */
+  readonly config?: GemmConfig;
 }
 
 /** The options of bench/gemm-sweep.ts. */
@@ -47,6 +49,8 @@ export interface GemmSweepOptions {
    * configuration's own.
    */
   readonly scaleLoads?: readonly GemmScaleLoad[];
+  /** --configs: every case once per configuration listed, forced (absent: one case each). */
+  readonly configs?: readonly GemmConfig[];
 }
 
 /** The issue's sweep: M ∈ {16, 128, 1024, 8192} × these (N, K). */
@@ -76,6 +80,8 @@ export const USAGE = `Usage: tsx -C source bench/gemm-sweep.ts [options]
   --scale-load global,tma        fp8-block: time each case once per scale load of A's block scales
                                  (global: ld.global two K-tiles ahead; tma: staged by TMA with each
                                  K-tile, A's scales transposed first, inside the timed launch)
+  --configs 128x128x6o,128x192x5 every case once per configuration, forced: bm x bn x stages,
+                                 "o" for config.overlap (float8 that promotes, bn ≤ 128)
   --out FILE                     write the markdown table there
   --dry-run                      list the cases, launch nothing
   --help`;
@@ -110,6 +116,7 @@ export function parseGemmArgs(argv: readonly string[]): GemmSweepOptions {
       help: { type: "boolean" },
       tune: { type: "boolean" },
       "scale-load": { type: "string" },
+      configs: { type: "string" },
     },
     strict: true,
   });
@@ -147,6 +154,16 @@ export function parseGemmArgs(argv: readonly string[]): GemmSweepOptions {
             }),
           ),
         ];
+  const configs = values.configs?.split(",").map((x): GemmConfig => {
+    const m = /^\s*(64|128)x(\d+)x(\d+)(o?)\s*$/.exec(x);
+    if (!m) {
+      throw new RangeError(
+        `--configs takes bm x bn x stages (o: overlap) like 128x128x6o, got "${x}"`,
+      );
+    }
+    const [bm, bn, stages] = [Number(m[1]) as 64 | 128, Number(m[2]), Number(m[3])];
+    return { bm, bn, stages, ...(m[4] === "o" ? { overlap: true } : {}) };
+  });
   return {
     ms: values.ms === undefined ? [16, 128, 1024, 8192] : ints(values.ms, "--ms"),
     shapes,
@@ -162,6 +179,7 @@ export function parseGemmArgs(argv: readonly string[]): GemmSweepOptions {
     help: values.help === true,
     tune: values.tune === true,
     ...(scaleLoads !== undefined ? { scaleLoads } : {}),
+    ...(configs !== undefined ? { configs } : {}),
   };
 }
 
@@ -191,10 +209,17 @@ export function gemmSweepCases(o: GemmSweepOptions): GemmCase[] {
     n: number,
     k: number,
     scaleLoad?: GemmScaleLoad,
+    config?: GemmConfig,
   ): void => {
     if (
       out.some(
-        (c) => c.kind === kind && c.m === m && c.n === n && c.k === k && c.scaleLoad === scaleLoad,
+        (c) =>
+          c.kind === kind &&
+          c.m === m &&
+          c.n === n &&
+          c.k === k &&
+          c.scaleLoad === scaleLoad &&
+          c.config === config,
       )
     ) {
       return;
@@ -206,13 +231,18 @@ export function gemmSweepCases(o: GemmSweepOptions): GemmCase[] {
       k,
       iters: o.iters ?? itersFor({ m, n, k }),
       ...(scaleLoad !== undefined ? { scaleLoad } : {}),
+      ...(config !== undefined ? { config } : {}),
     });
   };
   for (const kind of ["bf16", "fp8", "fp8-fast", "fp8-block"] as const) {
     if (!o.kinds.includes(kind)) continue;
     const loads = kind === "fp8-block" ? (o.scaleLoads ?? [undefined]) : [undefined];
     for (const m of o.ms) {
-      for (const [n, k] of o.shapes) for (const load of loads) add(kind, m, n, k, load);
+      for (const [n, k] of o.shapes) {
+        for (const load of loads) {
+          for (const config of o.configs ?? [undefined]) add(kind, m, n, k, load, config);
+        }
+      }
     }
   }
   if (o.kinds.includes("bias-gelu")) {
@@ -225,7 +255,11 @@ export function gemmSweepCases(o: GemmSweepOptions): GemmCase[] {
 
 /** A case's kind as the table names it: fp8-block with a forced scale load names it. */
 export function gemmCaseKind(c: GemmCase): string {
-  return c.scaleLoad === undefined ? c.kind : `${c.kind} (${c.scaleLoad})`;
+  const cfg = c.config
+    ? `${c.config.bm}x${c.config.bn}x${c.config.stages}${c.config.overlap === true ? "o" : ""}`
+    : undefined;
+  const tags = [c.scaleLoad, cfg].filter((x) => x !== undefined);
+  return tags.length === 0 ? c.kind : `${c.kind} (${tags.join(", ")})`;
 }
 
 /** One line of a case's description. */

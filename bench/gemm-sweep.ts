@@ -308,7 +308,9 @@ else {
         // Block scales: tuning tries each candidate with both scale loads of A's scales.
         blockScales: c.kind === "fp8-block",
       } as const;
-      const entry = untuned(c.kind, c, shape);
+      const entry = c.config
+        ? { config: c.config, name: `forced ${JSON.stringify(c.config)}` }
+        : untuned(c.kind, c, shape);
       let config: Config = entry.config;
       let configNote =
         c.scaleLoad === undefined ? entry.name : `${entry.name}, scaleLoad ${c.scaleLoad}`;

@@ -44,9 +44,12 @@ describe("every configuration verifies at tile-multiple sizes whatever its group
   const rows = [...GEMM_CONFIGS, ...GEMM_TUNE_EXTRA];
   for (const { name, config } of rows) {
     test(`${name}: m = 12 · bm, n = 3 · bn, k 256 builds and verifies`, () => {
+      // overlap (promoting float8 only): float8 with per-tensor scales.
       const k = makeGemm({
-        ...{ m: 12 * config.bm, n: 3 * config.bn, k: 256, dtype: "bfloat16" as const },
-        ...{ transB: true, config },
+        ...{ m: 12 * config.bm, n: 3 * config.bn, k: 256, transB: true, config },
+        ...(config.overlap === true
+          ? { dtype: "float8_e4m3" as const, scales: true }
+          : { dtype: "bfloat16" as const }),
       });
       expect(() => verify(k.main)).not.toThrow();
     });

@@ -31,10 +31,14 @@ describe("every GEMM_CONFIGS row on the simulator against float64", () => {
 describe("every GEMM_TUNE_EXTRA row on the simulator against float64", () => {
   // n 200: 128 × 192 and 64 × 256 tiles end in a partial column tile; k 136 gives split-K 2
   // uneven slices (3 K-tiles of 64).
+  // A row with overlap (promoting float8 only) runs on float8 with per-tensor scales at k 392:
+  // 4 K-tiles of 128 (the last partial), two pairs.
   for (const row of GEMM_TUNE_EXTRA) {
-    test(`${row.name} at m 70, n 200, k 136 (bias, GELU)`, () => {
+    const fp8 = row.config.overlap === true;
+    test(`${row.name} at m 70, n 200, k ${fp8 ? "392, float8" : 136} (bias, GELU)`, () => {
       const { ratio, at } = checkGemm(gemm, dev, {
-        ...{ m: 70, n: 200, k: 136, dtype: "bfloat16", transB: true, outDtype: "bfloat16" },
+        ...{ m: 70, n: 200, k: fp8 ? 392 : 136, transB: true, outDtype: "bfloat16" },
+        ...(fp8 ? { dtype: "float8_e4m3", scales: [0.5, 2] as const } : { dtype: "bfloat16" }),
         ...{ bias: "float32", activation: "gelu", config: row.config },
       });
       expect(ratio, at).toBeLessThanOrEqual(1);

@@ -2,7 +2,7 @@
 // 1024}, N and K from {4096, 14336}: the split-K, 64-row and 128-row configurations gemm()
 // picks), bf16 and float16 in every layout, float8 e4m3 with per-tensor scales and with block
 // scales (DeepSeek-V3's 1 × 128 / 128 × 128, large and odd sizes, split-K; A's scales by
-// ld.global and, config.scaleLoad "tma", staged by TMA with each K-tile), the bias + GELU
+// ld.global and, config.scaleLoad "tma", staged by TMA with each K-tile; config.overlap), the bias + GELU
 // epilogue, and odd sizes (m 17, n 40, k 24 in NN/NT/TN/TT; 333 × 517 × 999 with both operands
 // padded to TMA's 16-byte pitch), each against the float64 reference of
 // test/util/gemm-reference.ts on sampled rows and columns (float8 with the tensor cores' 13-bit alignment
@@ -180,6 +180,28 @@ const CASES: readonly (GemmSpec & { name: string })[] = [
     outDtype: "bfloat16",
     blockScales: true,
     config: { bm: 64, bn: 128, stages: 6, splitK: 4, scaleLoad: "tma" },
+  },
+  {
+    name: "1024 × 4096 × 4096 float8 e4m3 block-scaled, overlap (a K-tile pair's first promotion beside the second's wgmmas), scaleLoad tma, 128 × 128 tiles",
+    m: 1024,
+    n: 4096,
+    k: 4096,
+    dtype: "float8_e4m3",
+    transB: true,
+    outDtype: "bfloat16",
+    blockScales: true,
+    config: { bm: 128, bn: 128, stages: 6, scaleLoad: "tma", overlap: true },
+  },
+  {
+    name: "1024 × 4096 × 14336 float8 e4m3 scaled, overlap, 128 × 128 tiles",
+    m: 1024,
+    n: 4096,
+    k: 14336,
+    dtype: "float8_e4m3",
+    transB: true,
+    outDtype: "bfloat16",
+    scales: [0.5, 2],
+    config: { bm: 128, bn: 128, stages: 6, overlap: true },
   },
   {
     name: "odd 130 × 200 × 300 float8 e5m2 × e4m3 block-scaled, scaleLoad tma, bn 192 (rows past m zero-filled by TMA, a partial K block)",

@@ -64,6 +64,55 @@ describe("TMA on the simulator", () => {
     expect(bad.map((e) => (isTirxError(e) ? e.code : "?"))).toContain("TX6007");
   });
 
+  it("reports a copy whose innermost coordinate is not a multiple of 16 bytes (TX6031), which the GPU faults on", () => {
+    // A [8, 16] float32, a [4, 4] box (16-byte rows) at column `c0`: 4 (16 bytes) is legal, 1
+    // and 6 (4 and 24 bytes) are not (an illegal instruction on the H200).
+    const a = Array.from({ length: 128 }, (_, i) => i);
+    const fn = (c0: number) =>
+      T.function(
+        `tma_inner_${c0}`,
+        { A: T.Tensor([8, 16], "float32"), B: T.Tensor([16], "float32") },
+        ({ A, B }) => {
+          T.device_entry({ launch: T.cuda.LaunchConfig({ grid: 1, block: 32 }) });
+          const tid = T.cuda.thread_idx("x");
+          const tile = T.alloc_shared([4, 4], "float32", { name: "tile", align: 128 });
+          const bar = T.alloc_shared([1], "uint64", { name: "bar" });
+          const map = T.tensormap_encode_tiled(A, { box: [4, 4] });
+          T.if_(tid.eq(0), () => {
+            T.ptx.mbarrier.init(bar.sub(0), 1);
+            T.ptx.fence.mbarrier_init();
+          });
+          T.cuda.cta_sync();
+          T.if_(tid.eq(0), () => {
+            T.ptx.mbarrier.arrive.expect_tx(bar.sub(0), 4 * 4 * 4);
+            T.cuda.tile.apply(T.ptx[LOAD], tile, A, {
+              tensor_map: map,
+              coords: [2, c0],
+              mbar: bar.sub(0),
+            });
+          });
+          T.ptx.mbarrier.try_wait(bar.sub(0), 0);
+          T.if_(tid.lt(16), () => B.set([tid], tile.get([tid.floordiv(4), tid.floormod(4)])));
+        },
+      );
+    const run = (c0: number) => {
+      const out = simZeros([16], "float32");
+      const r = runSim(verify(fn(c0)), [simTensor(a, { shape: [8, 16], dtype: "float32" }), out], {
+        hazards: "collect",
+      });
+      return { reports: r.reports, out: Array.from(out.toArray() as ArrayLike<number>) };
+    };
+    const ok = run(4);
+    expect(ok.reports).toEqual([]);
+    expect(ok.out).toEqual(
+      Array.from({ length: 16 }, (_, i) => (2 + Math.floor(i / 4)) * 16 + 4 + (i % 4)),
+    );
+    for (const c0 of [1, 6]) {
+      const codes = run(c0).reports.map((e) => (isTirxError(e) ? e.code : "?"));
+      expect(codes[0]).toBe("TX6031");
+    }
+  });
+
   it("computes cluster registers from %ctaid and the cluster dims", () => {
     const fn = T.function("cluster_regs", { B: T.Tensor([8, 6], "int32") }, ({ B }) => {
       T.device_entry({

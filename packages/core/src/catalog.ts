@@ -522,6 +522,11 @@ export const CATALOG = {
     title:
       "a shared::cta → shared::cluster bulk copy whose destination and mbarrier are not in one CTA of the cluster, or whose bytes leave the destination's shared buffer",
   },
+  TX6031: {
+    rule: "hazard/tma-inner-coordinate",
+    title:
+      "a TMA copy's innermost coordinate is not a multiple of 16 bytes of the tensor's elements (the copy engine raises an illegal instruction)",
+  },
   TX7001: {
     rule: "mma/fragment-operand",
     title:

@@ -30,6 +30,7 @@ export {
   blockScaleShapeMN,
   SCALE_BLOCK,
   type GemmSizes,
+  type CheckedGemmConfig,
   type GemmKernels,
   type GemmInput,
 } from "./gemm/kernel.js";

@@ -122,6 +122,11 @@ export const GEMM_TUNE_EXTRA: readonly GemmConfigEntry[] = [
     note: "K-major B only: 128 × 224 tiles, 5 stages (220 KiB); n 14336 is 64 of them, so m 1024 fills 3.9 waves of 132 CTAs where 128 × 256 fills 3.4 (4 waves, the last 40% idle)",
   },
   {
+    name: "m128-n128-overlap",
+    config: { bm: 128, bn: 128, stages: 6, overlap: true },
+    note: "float8 that promotes only: 128 × 128 tiles whose K-tiles go in pairs, the first's promotion beside the second's wgmmas (two register tiles of sums)",
+  },
+  {
     name: "m128-n160",
     config: { bm: 128, bn: 160, stages: 6 },
     note: "K-major B only: 128 × 160 tiles, 6 stages (216 KiB), another wave count between 128 × 128 and 128 × 192",
@@ -206,8 +211,12 @@ function keyText(key: { readonly [k: string]: string | number }): string {
  * and GEMM_TUNE_EXTRA; bench/results/gemm-tune-2026-12-02.md: bf16 A·Bᵀ → bf16, with m 1024 and
  * 8192 re-tuned with the 224- and 160-column tiles in gemm-tune-bf16-2026-12-02f.md;
  * gemm-tune-fp8-2026-12-02.md: float8 e4m3 A·Bᵀ with per-tensor scales → bf16, each K-tile
- * promoted; gemm-tune-fp8-block-2026-12-02c.md: with block scales at m 1024 and 8192), as (kind,
- * m, n, k, config): what {@link GEMM_TUNED_DEFAULTS} ships for those keys.
+ * promoted; gemm-tune-fp8-block-2026-12-02c.md: with block scales at m 1024 and 8192; the rows
+ * with `overlap` at m 1024 beat the rows they replace, gemm-fp8-2026-12-03d.md: per-tensor 31.9
+ * against 33.4 µs at 4096 × 4096, 99.5 against 102.5 at 14336 × 4096, 86.7 against 89.4 at
+ * 4096 × 14336, in one run; block-scaled 108.7 against 111.6, 96.1 against 99.4, 376.4 against
+ * 398.5 at 8192 × 28672, the next run against the one before), as (kind, m, n, k,
+ * config): what {@link GEMM_TUNED_DEFAULTS} ships for those keys.
  */
 const H200_TUNED: readonly (readonly [
   "bf16" | "fp8" | "fp8-block",
@@ -252,9 +261,9 @@ const H200_TUNED: readonly (readonly [
   ["fp8", 128, 8192, 8192, { bm: 64, bn: 128, stages: 6 }],
   ["fp8", 128, 28672, 8192, { bm: 128, bn: 128, stages: 6 }],
   ["fp8", 128, 8192, 28672, { bm: 64, bn: 128, stages: 6 }],
-  ["fp8", 1024, 4096, 4096, { bm: 128, bn: 128, stages: 6 }],
-  ["fp8", 1024, 14336, 4096, { bm: 128, bn: 192, stages: 5 }],
-  ["fp8", 1024, 4096, 14336, { bm: 128, bn: 128, stages: 6 }],
+  ["fp8", 1024, 4096, 4096, { bm: 128, bn: 128, stages: 6, overlap: true }],
+  ["fp8", 1024, 14336, 4096, { bm: 128, bn: 128, stages: 6, overlap: true }],
+  ["fp8", 1024, 4096, 14336, { bm: 128, bn: 128, stages: 6, overlap: true }],
   ["fp8", 1024, 8192, 8192, { bm: 128, bn: 192, stages: 5 }],
   ["fp8", 1024, 28672, 8192, { bm: 128, bn: 192, stages: 5 }],
   ["fp8", 1024, 8192, 28672, { bm: 128, bn: 192, stages: 5 }],
@@ -265,11 +274,11 @@ const H200_TUNED: readonly (readonly [
   ["fp8", 8192, 28672, 8192, { bm: 128, bn: 192, stages: 5 }],
   ["fp8", 8192, 8192, 28672, { bm: 128, bn: 192, stages: 5 }],
   ["fp8-block", 1024, 4096, 4096, { bm: 128, bn: 128, stages: 6 }],
-  ["fp8-block", 1024, 14336, 4096, { bm: 128, bn: 128, stages: 6 }],
-  ["fp8-block", 1024, 4096, 14336, { bm: 128, bn: 128, stages: 6 }],
+  ["fp8-block", 1024, 14336, 4096, { bm: 128, bn: 128, stages: 6, overlap: true }],
+  ["fp8-block", 1024, 4096, 14336, { bm: 128, bn: 128, stages: 6, overlap: true }],
   ["fp8-block", 1024, 8192, 8192, { bm: 128, bn: 128, stages: 6 }],
   ["fp8-block", 1024, 28672, 8192, { bm: 128, bn: 192, stages: 5 }],
-  ["fp8-block", 1024, 8192, 28672, { bm: 128, bn: 192, stages: 5 }],
+  ["fp8-block", 1024, 8192, 28672, { bm: 128, bn: 128, stages: 6, overlap: true }],
   ["fp8-block", 8192, 4096, 4096, { bm: 128, bn: 192, stages: 5 }],
   ["fp8-block", 8192, 14336, 4096, { bm: 128, bn: 192, stages: 5 }],
   ["fp8-block", 8192, 4096, 14336, { bm: 128, bn: 192, stages: 5 }],

@@ -545,6 +545,8 @@ export function gemmTuneCandidates(s: GemmShape): GemmConfig[] {
     // A promoted float8 K-tile's second register tile: 2 · bn / 2 accumulator registers per
     // thread, over setmaxnreg's 232 at bn 224 and 256 (ptxas would spill).
     if (s.promoted === true && c.bn > 192) continue;
+    // config.overlap is for float8 that promotes only (makeGemm's rule).
+    if (c.overlap === true && s.promoted !== true) continue;
     // Tiles of 32-column steps read a K-major B only (makeGemm's bn rule).
     if (c.bn % 64 !== 0 && s.kMajorB !== true) continue;
     const split = c.splitK ?? 1;

@@ -75,6 +75,14 @@
 //     (DeepSeek-V3 report, 3.3.2), so one accumulator over all of K loses up to 2^-13 of D per
 //     k32 step; promotion bounds that by the K-tile's own sum. The second tile costs bn / 2
 //     registers per thread: 128 × 256 tiles do not fit beside it (config.ts).
+//   - config.overlap (promoting float8, bn ≤ 128): the K loop in pairs of K-tiles, both issuing
+//     their wgmmas into two register tiles of sums; wgmma.wait_group 1 retires the first, whose
+//     promotion FMAs then run beside the second's wgmmas, instead of every promotion waiting
+//     for its own K-tile with the tensor cores of its warpgroup idle. A pipeline across the
+//     loop's back edge (K-tile kt + 1 issued before kt's promotion in every iteration) made
+//     ptxas serialize every wgmma (C7514), so the pairs stop at the loop's end. H200: 1-5%
+//     faster at m 1024 (bench/results/gemm-fp8-2026-12-03d.md), slower on 8192-row shapes than
+//     serial 128 × 192 tiles.
 // Sizes are compile-time constants (tensor maps need static shapes: core patterns/tma.ts).
 import { T, type ExprLike, type ParamType, type PrimExpr, type TileView } from "@tirx-ts/dsl";
 import { didYouMean, showValue, type PrimFunc } from "@tirx-ts/core";
@@ -153,8 +161,11 @@ export interface GemmKernels {
    */
   readonly finish?: PrimFunc;
   /** The configuration's values as built (bk filled in, splitK the slices actually used). */
-  readonly config: Required<GemmConfig>;
+  readonly config: CheckedGemmConfig;
 }
+
+/** A checked configuration (checkGemmSizes): every field given, `overlap` only where true. */
+export type CheckedGemmConfig = Required<Omit<GemmConfig, "overlap">> & Pick<GemmConfig, "overlap">;
 
 /** Elements of K, and of N, per float8 block scale (DeepSeek-V3's 1 × 128 and 128 × 128 blocks). */
 export const SCALE_BLOCK = 128;
@@ -208,7 +219,7 @@ function positive(x: unknown, what: string): number {
  * Check the sizes and the configuration; the configuration with its defaults filled in.
  * @throws TirxError TX9001 as {@link makeGemm}.
  */
-export function checkGemmSizes(s: GemmSizes): Required<GemmConfig> {
+export function checkGemmSizes(s: GemmSizes): CheckedGemmConfig {
   positive(s.m, "m");
   positive(s.n, "n");
   positive(s.k, "k");
@@ -311,7 +322,7 @@ export function checkGemmSizes(s: GemmSizes): Required<GemmConfig> {
   if (typeof c !== "object" || c === null) {
     throw configError(`gemm: config is { bm, bn, stages, bk?, splitK? }, got ${showValue(c)}`);
   }
-  const CONFIG_KEYS = ["bm", "bn", "bk", "stages", "cluster", "splitK", "scaleLoad"];
+  const CONFIG_KEYS = ["bm", "bn", "bk", "stages", "cluster", "splitK", "scaleLoad", "overlap"];
   for (const key of Object.keys(c)) {
     if (!CONFIG_KEYS.includes(key)) {
       const guess = didYouMean(key, CONFIG_KEYS);
@@ -353,6 +364,16 @@ export function checkGemmSizes(s: GemmSizes): Required<GemmConfig> {
       'gemm: config.scaleLoad "tma" stages A\'s block scales with each K-tile; it needs scales "block" (float8 block scales)',
     );
   }
+  if (c.overlap !== undefined && typeof c.overlap !== "boolean") {
+    throw configError(`gemm: config.overlap is true or false, got ${showValue(c.overlap)}`);
+  }
+  const overlap = c.overlap === true;
+  const fp8Promoted = isFp8(s.dtype) && (s.fastAccum !== true || scaleMode(s) === "block");
+  if (overlap && (!fp8Promoted || c.bn > 128)) {
+    throw configError(
+      `gemm: config.overlap promotes a float8 K-tile while the next one's wgmmas run, in a second register tile of sums: it needs float8 inputs that promote (block scales, or no fastAccum) and bn ≤ 128 (three float32 register tiles of bn / 2 per thread under setmaxnreg's 232), got ${isFp8(s.dtype) ? (fp8Promoted ? `bn ${c.bn}` : "fastAccum") : s.dtype}`,
+    );
+  }
   // With scaleLoad "tma" each stage also holds the K block's bm float32 scales of A.
   const stageBytes = gemmStageBytes(c);
   if (!Number.isInteger(c.stages) || c.stages < 2 || c.stages > 8) {
@@ -389,6 +410,7 @@ export function checkGemmSizes(s: GemmSizes): Required<GemmConfig> {
     cluster: 1,
     splitK: Math.ceil(kTiles / per),
     scaleLoad,
+    ...(overlap ? { overlap: true } : {}),
   };
 }
 
@@ -455,6 +477,8 @@ export function makeGemm(s: GemmSizes): GemmKernels {
   const blockShapes = blockScaleShapes(m, n, k);
   // A's block scales by TMA with each stage (config.scaleLoad "tma"; the file's header).
   const tmaScales = block && cfg.scaleLoad === "tma";
+  // Promotion beside the next K-tile's wgmmas (config.overlap; the file's header).
+  const overlap = promoted && cfg.overlap === true;
   // Bytes of a stage's A scales: the K block's scales of the tile's BM rows.
   const scaleBytes = tmaScales ? BM * 4 : 0;
 
@@ -647,10 +671,13 @@ export function makeGemm(s: GemmSizes): GemmKernels {
         const slots = acc.flat();
         // Float8 (unless fastAccum): the K-tile's products, promoted into acc after each K-tile
         // (with block scales, scaled there).
-        const tmpTile = promoted
-          ? T.alloc_local([64, BN], "float32", { name: "tmp", layout: D })
+        // With config.overlap two of them, used by the two K-tiles of a pair.
+        const tmpTiles = promoted
+          ? (overlap ? [0, 1] : [0]).map((i) =>
+              T.alloc_local([64, BN], "float32", { name: `tmp${i}`, layout: D }),
+            )
           : undefined;
-        const tmp = tmpTile?.flat();
+        const tmps = tmpTiles?.map((x) => x.flat());
         const epi = split ? undefined : epiTensors(h);
         const t = T.let_("t", T.floormod(tid, 128));
         // The pair of columns a thread stores goes out as one 4- or 8-byte store when n is even.
@@ -694,7 +721,11 @@ export function makeGemm(s: GemmSizes): GemmKernels {
         };
         // The promotion acc = fma(tmp, sA · sB, acc) after a K block's wgmmas, with its scales
         // [sa0, sa1, sb0, sb1?] (registers loaded a K-tile earlier) and n0 the tile's column.
-        const promoteBlock = (v: readonly ExprLike[], n0: PrimExpr): void => {
+        const promoteBlock = (
+          v: readonly ExprLike[],
+          n0: PrimExpr,
+          tmp: NonNullable<typeof tmps>[number],
+        ): void => {
           const [sa0, sa1, sb0, sb1] = v;
           const sa = [sa0!, sa1!];
           {
@@ -711,7 +742,7 @@ export function makeGemm(s: GemmSizes): GemmKernels {
                   const f = sab[i]![8 * j < edge ? 0 : 1]!;
                   for (const e of [0, 1]) {
                     const slot = 4 * j + 2 * i + e;
-                    slots.set([slot], T.fma(tmp!.get([slot]), f, slots.get([slot])));
+                    slots.set([slot], T.fma(tmp.get([slot]), f, slots.get([slot])));
                   }
                 }
               }
@@ -744,6 +775,13 @@ export function makeGemm(s: GemmSizes): GemmKernels {
         const sets = block
           ? [0, 1].map((i) => T.alloc_local([NS], "float32", { name: `scl${i}` }))
           : undefined;
+        // scaleLoad "tma" with overlap: a K-tile's two A scales read from its stage, one pair
+        // per register tile of sums (the pair's second K-tile's are read before the first's
+        // promotion).
+        const stg =
+          tmaScales && overlap
+            ? [0, 1].map((i) => T.alloc_local([2], "float32", { name: `stg${i}` }))
+            : undefined;
         eachUnit((u, turn) => {
           const { m0, n0, kt0 } = origin(u);
           T.tile.wg.zero(acc);
@@ -757,19 +795,25 @@ export function makeGemm(s: GemmSizes): GemmKernels {
           /** Set `set` := K-tile kt + ahead's scales. */
           const fill = (set: number, kt: ExprLike, ahead: number): void =>
             loadBlockScales(rb!, n0, kbOf(kt, ahead)).forEach((x, i) => sets![set]!.set([i], x));
-          /** K-tile kt: wait for its stage, its wgmmas, free the stage, promote (set: its scales). */
-          const step = (kt: PrimExpr, set: number): void => {
+          /**
+           * K-tile kt's first half: wait for its stage and issue its wgmmas (into register tile
+           * `buf` of the sums when promoted); with scaleLoad "tma", read the stage's A scales of
+           * this thread's two rows as soon as the stage is full (each lane's reads come before
+           * its warp's arrival on the empty barrier in `finish`, which lets the producer
+           * overwrite the slot): returned, or with overlap kept in `stg[buf]`.
+           */
+          const issue = (kt: ExprLike, buf: number): { st: PrimExpr; sa: ExprLike[] } => {
             const it = T.let_("it", T.add(T.mul(turn, kPer), kt));
             const st = T.let_("st", T.floormod(it, STAGES));
             T.ptx.mbarrier.try_wait(full.sub(st), phase(it));
-            // scaleLoad "tma": the stage's A scales of this thread's two rows, read as soon as
-            // the stage is full (each lane's reads come before its warp's arrival on the empty
-            // barrier below, which lets the producer overwrite the slot).
-            const sa = tmaScales
-              ? [0, 1].map((i) =>
-                  T.let_(`sa${i}`, sScaleA!.get([st, 0, i === 0 ? rl! : T.add(rl!, 8)])),
-                )
-              : [];
+            let sa: ExprLike[] = [];
+            if (tmaScales) {
+              const read = [0, 1].map((i) => sScaleA!.get([st, 0, i === 0 ? rl! : T.add(rl!, 8)]));
+              if (stg) {
+                read.forEach((x, i) => stg[buf]!.set([i], x));
+                sa = [0, 1].map((i) => stg[buf]!.get([i]));
+              } else sa = read.map((x, i) => T.let_(`sa${i}`, x));
+            }
             const opA = transA
               ? sA.sub(st, cw ?? 0)
               : consumers === 1
@@ -777,36 +821,81 @@ export function makeGemm(s: GemmSizes): GemmKernels {
                 : sA.sub(st).rearrange("(w r) c -> w r c", { r: 64 }).sub(cw!);
             const opB = transB ? sB.sub(st) : sB.sub(st).rearrange("b k c -> k b c");
             if (promoted) {
-              T.tile.wg.gemm_async(tmpTile!, opA, opB, { transA, transB, accum: false });
+              T.tile.wg.gemm_async(tmpTiles![buf]!, opA, opB, { transA, transB, accum: false });
             } else T.tile.wg.gemm_async(acc, opA, opB, { transA, transB });
-            T.ptx.wgmma.wait_group(0);
+            return { st, sa };
+          };
+          /**
+           * K-tile kt's second half, after a wait that covers its wgmmas: free its stage, promote
+           * register tile `buf` (block scales: A's `sa` with scaleLoad "tma", the rest from
+           * register set `set`, which is then refilled two K-tiles ahead).
+           */
+          const finish = (
+            kt: ExprLike,
+            h: { st: PrimExpr; sa: ExprLike[] },
+            buf: number,
+            set: number,
+          ): void => {
             if (tmaScales) {
               // Every lane of the warp has read its scales (bar.warp.sync orders the lanes'
               // reads before lane 0's arrival: PTX ISA, memory consistency model); then one
               // arrival per warp (the empty barrier counts 4 per consumer warpgroup).
               T.cuda.__syncwarp();
-              T.if_(T.floormod(t, 32).eq(0), () => T.ptx.mbarrier.arrive(empty.sub(st)));
-            } else T.if_(t.eq(0), () => T.ptx.mbarrier.arrive(empty.sub(st)));
+              T.if_(T.floormod(t, 32).eq(0), () => T.ptx.mbarrier.arrive(empty.sub(h.st)));
+            } else T.if_(t.eq(0), () => T.ptx.mbarrier.arrive(empty.sub(h.st)));
             if (block) {
               promoteBlock(
-                [...sa, ...Array.from({ length: NS }, (_, i) => sets![set]!.get([i]))],
+                [...h.sa, ...Array.from({ length: NS }, (_, i) => sets![set]!.get([i]))],
                 n0,
+                tmps![buf]!,
               );
               fill(set, kt, 2);
-            } else if (promoted) T.tile.wg.add(acc, acc, tmpTile!);
+            } else if (promoted) T.tile.wg.add(acc, acc, tmpTiles![buf]!);
           };
           if (block) {
             fill(0, 0, 0);
             fill(1, 0, 1);
-            for (const kp of T.range(Math.ceil(kPer / 2))) {
+          }
+          if (overlap) {
+            // K-tiles in pairs: both issue their wgmmas (into the two register tiles of sums),
+            // then wgmma.wait_group 1 retires the first, whose promotion's FMAs run beside the
+            // second's wgmmas; then the second is waited for and promoted. (A pipeline across
+            // the loop's back edge, K-tile kt + 1 issued before kt's promotion in every
+            // iteration, made ptxas serialize every wgmma: C7514, an accumulator read while a
+            // wgmma group issued in the previous iteration may be in flight.) kPer is static:
+            // an odd last K-tile runs alone. The scale sets go by K-tile parity, as below.
+            for (const kp of T.range(Math.floor(kPer / 2))) {
               const k0 = T.let_("kt", T.mul(kp, 2));
-              step(k0, 0);
-              const k1 = T.add(k0, 1);
-              if (kPer % 2 === 0) step(k1, 1);
-              else T.if_(k1.lt(kPer), () => step(k1, 1));
+              const h0 = issue(k0, 0);
+              const h1 = issue(T.add(k0, 1), 1);
+              T.ptx.wgmma.wait_group(1);
+              finish(k0, h0, 0, 0);
+              T.ptx.wgmma.wait_group(0);
+              finish(T.add(k0, 1), h1, 1, 1);
+            }
+            if (kPer % 2 === 1) {
+              const h = issue(kPer - 1, 0);
+              T.ptx.wgmma.wait_group(0);
+              finish(kPer - 1, h, 0, 0);
             }
           } else {
-            for (const kt of T.range(kPer)) step(kt, 0);
+            /** K-tile kt whole: its wgmmas, their wait, its promotion (set: its scales). */
+            const step = (kt: PrimExpr, set: number): void => {
+              const h = issue(kt, 0);
+              T.ptx.wgmma.wait_group(0);
+              finish(kt, h, 0, set);
+            };
+            if (block) {
+              for (const kp of T.range(Math.ceil(kPer / 2))) {
+                const k0 = T.let_("kt", T.mul(kp, 2));
+                step(k0, 0);
+                const k1 = T.add(k0, 1);
+                if (kPer % 2 === 0) step(k1, 1);
+                else T.if_(k1.lt(kPer), () => step(k1, 1));
+              }
+            } else {
+              for (const kt of T.range(kPer)) step(kt, 0);
+            }
           }
           // This thread's first row and column of the tile (see the header).
           const r0 = rb ?? firstRow(m0);

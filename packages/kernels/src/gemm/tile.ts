@@ -25,7 +25,11 @@
  *   on the stage's full mbarrier (DeepGEMM's staging), read back with ld.shared; then the main
  *   kernel takes A's scales MN-major, [⌈k/128⌉, m rounded up to 4] (gemm() transposes them
  *   first), and each stage takes bm · 4 more bytes of shared memory. B's scales are loaded as
- *   with "global" either way. See kernel.ts's header.
+ *   with "global" either way. See kernel.ts's header;
+ * - `overlap`: float8 that promotes its K-tiles (block scales, or no `fastAccum`) only, bn ≤ 128:
+ *   true to take the K loop in pairs of K-tiles whose wgmmas are issued together, into two
+ *   register tiles of sums (bn / 2 more registers per thread), so that the first one's
+ *   promotion FMAs run beside the second one's wgmmas instead of after them. Default false.
  */
 export interface GemmConfig {
   readonly bm: 64 | 128;
@@ -35,6 +39,7 @@ export interface GemmConfig {
   readonly cluster?: 1;
   readonly splitK?: number;
   readonly scaleLoad?: GemmScaleLoad;
+  readonly overlap?: boolean;
 }
 
 /** How a block-scaled float8 GEMM loads A's scales ({@link GemmConfig}'s `scaleLoad`). */

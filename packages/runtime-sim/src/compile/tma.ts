@@ -137,6 +137,7 @@ export function compileTmaCopy(ec: ExprCompiler, s: TileApply, plan: TmaPlan): E
   const layout = tileSide.buffer.layout;
   const chunk = layout ? 16 : Number.MAX_SAFE_INTEGER;
   const fill = fillBytes(plan);
+  const elemBytes = dtypeBytes(plan.map.dtype);
   const bu = m.bulk;
   const k = gl.param;
   const placed = sh.placed;
@@ -195,12 +196,21 @@ export function compileTmaCopy(ec: ExprCompiler, s: TileApply, plan: TmaPlan): E
         );
         continue;
       }
-      const runs = boxRuns(
-        plan,
-        shapeOf(t),
-        coords.map((c) => c(t)),
-        chunk,
-      );
+      const at = coords.map((c) => c(t));
+      // The box's innermost coordinate in bytes must be a multiple of 16: on the H200 a copy
+      // at K block 1 of a float32 [rows, 4] box stopped the kernel with
+      // CUDA_ERROR_ILLEGAL_INSTRUCTION at its UTMALDG (compute-sanitizer, 2026-12-03;
+      // bench/results/gemm-fp8-2026-12-03d.md); Triton's Gluon TMA tutorial states the rule.
+      const inner = at[at.length - 1]! * elemBytes;
+      if (inner % 16 !== 0) {
+        m.hazard(
+          "TX6031",
+          `thread ${m.thread(t)} of CTA ${m.cta()} issues a TMA copy of tensor map "${plan.map.name}" at innermost coordinate ${at[at.length - 1]} (${inner} bytes of ${plan.map.dtype}), not a multiple of 16 bytes: on the GPU the copy is an illegal instruction; start the box at a multiple of ${16 / elemBytes} elements and read inside it`,
+          site,
+        );
+        continue;
+      }
+      const runs = boxRuns(plan, shapeOf(t), at, chunk);
       // The mbarrier's CTA-local address (the same offset in every destination CTA).
       const mbLocal = g2s ? bar!.addr(t) - m.win[t]! : 0;
       for (const r of ranks) {
