@@ -18,26 +18,6 @@ const MALLOC = {
 for (const [name, value] of Object.entries(MALLOC)) process.env[name] ??= value;
 
 /**
- * Files that run the tirx CLI in-process (its `main`), which bundles a kernel file and imports
- * the bundle: they keep the packages' sources through Vite's module runner (the "sources"
- * project). With the CLI loaded by Node, its diagnostics named lines of the bundle (through the
- * runner's stack-trace hook) instead of the author's, a kernel file's throwing top level lost its
- * location (TX8004), and a top-level await that never settles hung instead of giving TX8005. The
- * installed `tirx` command (test/packaging.test.ts, and the cli tests that spawn it) runs on
- * Node's own source maps.
- */
-const SOURCES = [
-  "test/cli.test.ts",
-  "test/cli-build-cost.test.ts",
-  "test/cli-files.test.ts",
-  "test/cli-fuzz.test.ts",
-  "test/cli-script.test.ts",
-  "test/readme-commands.test.ts",
-  "test/tile-first-hour.test.ts",
-  "test/tile-primitives.test.ts",
-];
-
-/**
  * Files that change process-wide state another file would see: a stub libcuda loaded into the
  * driver binding (launch-stub, allocated-bytes, unavailable) and a mocked code generator
  * (runtime-cuda's compile test). They
@@ -99,8 +79,7 @@ class SlowestFirst extends BaseSequencer {
       const i = SLOWEST.findIndex((s) => f.moduleId.endsWith(`/${s}`));
       return i < 0 ? SLOWEST.length : i;
     };
-    // Across the projects (a stable sort): the "sources" project's slow files (the README's
-    // commands, the CLI) start early too, not after every file of "shared".
+    // Across the projects (a stable sort).
     return [...sorted].sort((a, b) => rank(a) - rank(b));
   }
 }
@@ -166,14 +145,9 @@ export default defineConfig({
           ...(BUILT ? { server: { deps: { external: [BUILT_MODULE] } } } : {}),
           name: "shared",
           include: ["packages/*/test/**/*.test.ts", "test/**/*.test.ts"],
-          exclude: [...configDefaults.exclude, ...ISOLATED, ...SOURCES],
+          exclude: [...configDefaults.exclude, ...ISOLATED],
           isolate: false,
         },
-      },
-      {
-        extends: true,
-        ...SOURCE_CONDITIONS,
-        test: { ...shared, name: "sources", include: SOURCES, isolate: false },
       },
       // The packages' TypeScript sources through Vite's module runner, so that a file's vi.mock
       // of a package reaches the packages that import it.

@@ -119,11 +119,11 @@ const AT = /^\s*at (?:.*? \()?(.+):(\d+):(\d+)\)?$/;
 
 /**
  * The author's span of a capture: V8's position of the frame (the one costly step, counted in
- * `resolutions`), mapped the way the stack would have been formatted at the capture: by the
- * formatter then installed (a test runner maps its transformed files), with Node's source maps
- * as they were then (tsx, the CLI's bundled kernel files), and the text of its line and the
- * lines around it read now (withFileText: one read per file version, its diagnostics' code
- * frame).
+ * `resolutions`), mapped as at the capture (mapPosition: Node's source map of the module where
+ * Node's source maps were on and it has one, as for tsx and the CLI's bundled kernel files; else
+ * the formatter then installed, as a test runner maps its transformed files), and the text of
+ * its line and the lines around it read now (withFileText: one read per file version, its
+ * diagnostics' code frame).
  */
 function resolve(c: Capture): Span {
   spanCounters.resolutions++;
@@ -139,19 +139,26 @@ function resolve(c: Capture): Span {
   return span;
 }
 
+/**
+ * The position a capture's frame maps to: through Node's source map of the frame's module where
+ * Node's source maps were on at the capture and Node has one (a module Node loaded with them on:
+ * the CLI's bundled kernel files, tsx's transformed files), else through the formatter in force
+ * at the capture (a test runner's source-map support maps the modules it transformed itself;
+ * a formatter that does not know Node's maps would name the bundle's lines), else unmapped.
+ */
 function mapPosition(c: Capture, line: number, col: number): Span | undefined {
-  if (c.prepare === undefined) {
-    // No formatter to ask (Node before ErrorPrepareStackTrace): Node's source maps directly.
-    if (!c.maps) return undefined;
+  if (c.maps) {
     const find = nodeBuiltin("module")?.findSourceMap;
     const entry = find?.(c.site.getFileName() ?? c.file)?.findEntry(line - 1, col - 1);
-    if (!entry || !("originalSource" in entry)) return undefined;
-    return {
-      file: pathOf(entry.originalSource),
-      line: entry.originalLine + 1,
-      col: entry.originalColumn + 1,
-    };
+    if (entry && "originalSource" in entry) {
+      return {
+        file: pathOf(entry.originalSource),
+        line: entry.originalLine + 1,
+        col: entry.originalColumn + 1,
+      };
+    }
   }
+  if (c.prepare === undefined) return undefined;
   // Node's source-map setting as it was at the capture (off Node there is none to set).
   const proc = nodeProcess();
   const set = proc?.setSourceMapsEnabled?.bind(proc);

@@ -1,5 +1,5 @@
 import { createHook } from "node:async_hooks";
-import { createRequire, isBuiltin } from "node:module";
+import { createRequire, findSourceMap, isBuiltin } from "node:module";
 import { createHash } from "node:crypto";
 import { mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { homedir, tmpdir } from "node:os";
@@ -181,14 +181,18 @@ function bodiesStarted(): number {
  * body has started (it is suspended at an await, not loading) and every async resource created
  * since the import began (a timer, a file or network request, a child process, a worker:
  * tracked with async_hooks, promises aside) is gone: nothing it started is left to resolve the
- * promise. Checked on unref'd timers, which keep no process alive and are not tracked.
+ * promise. Not tracked either: an open file (FILEHANDLE), whose resource is destroyed only when
+ * it is garbage collected, long after it was closed (Node's module loader reads each module
+ * through one), while each read, write or close of it is a request of its own (FSREQPROMISE,
+ * FILEHANDLECLOSEREQ) that is tracked. Checked on unref'd timers, which keep no process alive and
+ * are not tracked.
  */
 function importWatched(url: string): Promise<Record<string, unknown>> {
   const started = bodiesStarted();
   const live = new Set<number>();
   const hook = createHook({
     init(id, type) {
-      if (type !== "PROMISE") live.add(id);
+      if (type !== "PROMISE" && type !== "FILEHANDLE") live.add(id);
     },
     destroy(id) {
       live.delete(id);
@@ -285,7 +289,7 @@ async function importBundle(file: string, bundled: string): Promise<Record<strin
     } catch (e) {
       if (e instanceof LoadError) throw e;
       if (e instanceof Error && e.name === "TirxError") throw e;
-      throw new LoadError(e instanceof Error ? e.message : String(e), locationIn(e, file), e);
+      throw new LoadError(e instanceof Error ? e.message : String(e), locationIn(e, file, out), e);
     } finally {
       process.setSourceMapsEnabled(mapping);
     }
@@ -294,16 +298,27 @@ async function importBundle(file: string, bundled: string): Promise<Record<strin
   }
 }
 
-/** The first stack frame of `e` in `file`, if any. */
-function locationIn(e: unknown, file: string): LoadError["location"] {
+/**
+ * The first stack frame of `e` in `file`, if any: a frame that names `file` (the stack as Node
+ * formats it, through the bundle's source map), or one that names `bundle`, the written module,
+ * mapped through Node's source map of it (a stack formatted by a formatter that does not apply
+ * Node's source maps, such as a test runner's).
+ */
+function locationIn(e: unknown, file: string, bundle: string): LoadError["location"] {
   const stack = e instanceof Error ? (e.stack ?? "") : "";
   const url = pathToFileURL(file).href;
+  const bundleUrl = pathToFileURL(bundle).href;
   for (const line of stack.split("\n")) {
-    for (const name of [url, file]) {
+    for (const name of [url, file, bundleUrl, bundle]) {
       const i = line.indexOf(name + ":");
       if (i < 0) continue;
       const m = /^:(\d+):(\d+)/.exec(line.slice(i + name.length));
-      if (m) return { file, line: Number(m[1]), col: Number(m[2]) };
+      if (!m) continue;
+      if (name === url || name === file) return { file, line: Number(m[1]), col: Number(m[2]) };
+      const entry = findSourceMap(bundle)?.findEntry(Number(m[1]) - 1, Number(m[2]) - 1);
+      if (entry && "originalSource" in entry && [url, file].includes(entry.originalSource)) {
+        return { file, line: entry.originalLine + 1, col: entry.originalColumn + 1 };
+      }
     }
   }
   return undefined;
