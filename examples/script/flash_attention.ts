@@ -3,7 +3,8 @@
 // softmax(Q·Kᵀ / 8) · V. A producer thread loads Q once and K, V blocks of 128 rows through a
 // 2-deep ring by TMA (T.tile.copy_async); two consumer warpgroups compute S = Q·Kᵀ (wgmma SS),
 // the online softmax in registers (row max and sum, exp2 with the scale folded in, broadcast
-// along rows), and O += P·V with P in registers (wgmma RS).
+// along rows), and O += P·V with P in registers (wgmma RS); each consumer writes its rows of O
+// into shared memory and one of its threads stores them by TMA.
 // Run: npx tsx examples/script/flash_attention.ts (its check is examples/flash_attention.ts's).
 import {
   device,
@@ -23,7 +24,8 @@ const D = 64;
 const STAGES = 2;
 const KV_BLOCKS = 2;
 const TILE_BYTES = BN * D * 2;
-const SMEM = (BM + 2 * STAGES * BN) * D * 2;
+/** Q, the K/V ring, and O's staging slot (one 64-row block per consumer). */
+const SMEM = (BM + 2 * STAGES * BN) * D * 2 + BM * D * 2;
 /** The softmax scale 1/√64 times log2(e): exp(x / 8) = exp2(x · C). */
 const C = 0.18033688011112042;
 
@@ -55,6 +57,12 @@ export const flash_attention = T.prim_func(function flash_attention(
   });
   const sV = T.alloc_shared([STAGES, 1, BN, D], "float16", {
     name: "sV",
+    align: 1024,
+    layout: T.swizzle_mode("128B"),
+    dynamic: true,
+  });
+  const sO = T.alloc_shared([2, 1, 64, D], "float16", {
+    name: "sO",
     align: 1024,
     layout: T.swizzle_mode("128B"),
     dynamic: true,
@@ -148,7 +156,29 @@ export const flash_attention = T.prim_func(function flash_attention(
     T.tile.wg.reciprocal(rs, l);
     T.tile.wg.mul(acc, acc, rs);
     T.tile.wg.cast(out, acc);
-    T.tile.wg.copy(rows(O, 64).sub(b, qt * 2 + cw, h), out);
+    // O into this consumer's slot (thread t holds rows 16·⌊t / 32⌋ + ⌊(t mod 32) / 4⌋ + 8·i and
+    // column pairs 8·n + 2·(t mod 4): the wgmma accumulator layout), then one TMA store.
+    const slot = sO.sub(cw);
+    const to = T.let_("to", T.floormod(tid, 128));
+    const r0 = T.let_("or0", T.floordiv(to, 32) * 16 + T.floordiv(T.floormod(to, 32), 4));
+    const c0 = T.let_("oc0", T.floormod(to, 4) * 2);
+    const outSlots = out.flat();
+    for (const i of T.unroll(2)) {
+      for (const n of T.unroll(D / 8)) {
+        for (const e of T.vectorized(2)) {
+          sO[cw]![T.floordiv(n, 8)]![r0 + i * 8]![T.floormod(n, 8) * 8 + c0 + e] =
+            outSlots[n * 4 + i * 2 + e]!;
+        }
+      }
+    }
+    T.ptx.fence.proxy_async();
+    if (cw === 0) T.cuda.bar_sync(4, 128);
+    else T.cuda.bar_sync(5, 128);
+    if (T.floormod(tid, 128) === 0) {
+      T.tile.copy_async(cols(rows(O, 64).sub(b, qt * 2 + cw, h)), blocked(slot));
+      T.ptx.cp.async_.bulk.commit_group();
+    }
+    if (T.floormod(tid, 128) === 0) T.ptx.cp.async_.bulk.wait_group(0);
   }
 });
 

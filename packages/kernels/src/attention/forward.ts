@@ -14,7 +14,10 @@
 //     broadcast along rows (exp2 with the scale folded in, log2(e) · scale), then O += P·V with
 //     P kept in registers (wgmma RS: the accumulator layout of S is the A operand's layout, so
 //     T.tile.wg.cast makes P in place);
-//   - the epilogue divides by the row sums and stores O with T.tile.wg.copy (32-bit stores).
+//   - the epilogue divides by the row sums, writes O into shared memory (a slot of its own, or
+//     the consumer's rows of Q's tile) and one thread per consumer stores it by TMA
+//     (FlashAttention-3's); varlen, `dynamic` and partial tiles store each thread's own rows
+//     under guards instead.
 // FlashAttention-3's intra-warpgroup overlap (block j's Q·Kᵀ issued with block j − 1's P·V)
 // and its ping-pong of the two consumers by named barriers are the `schedule` option. Measured
 // side by side on the H200 (bench/results/attention-schedules-2026-12-02.md), "pingpong" is the
@@ -130,6 +133,10 @@ const BM128 = 128;
 const STAGES = 2;
 /** Named barriers of the consumers' ping-pong: PING + cw is consumer cw's turn to issue. */
 const PING = 8;
+/** Named barriers of a consumer warpgroup's epilogue (EPI + cw, 128 threads: O's staging). */
+const EPI = 4;
+/** Dynamic shared memory a CTA may take on sm_90 (227 KiB: CUDA C Programming Guide, H.8.1). */
+const MAX_DYNAMIC_SHARED = 227 * 1024;
 
 /** Sizes and options of {@link makeFlashAttention}. */
 export interface FlashAttentionSizes {
@@ -493,6 +500,13 @@ export function makeFlashAttention(s: FlashAttentionSizes): PrimFunc {
   // A static build whose last query tile (KV block) is partial: 192 does not divide seq_q
   // (seq_k). Its rows past seq_q are not stored, its keys k ≥ seq_k masked (`partQ`, `partK`).
   const partQ = !varlen && !dynamic && seqQ % BM !== 0;
+  // O through shared memory and a TMA store (the dense static tiles, whose rows are all inside
+  // O; the others store each thread's own rows under guards): into a slot of its own when it
+  // fits beside Q and the K/V ring, else into the consumer's own rows of Q's tile, which no
+  // wgmma reads after its last Q·Kᵀ (not with `ctas`: the next unit's Q lands there).
+  const ringBytes = (BM + 2 * STAGES * BN) * D * 2;
+  const oSlotFits = ringBytes + BM * D * 2 + 2048 <= MAX_DYNAMIC_SHARED;
+  const tmaO = !varlen && !dynamic && !partQ && (oSlotFits || s.ctas === undefined);
   const partK = !varlen && !dynamic && seqK % BN !== 0;
   const causal = s.causal ?? false;
   const kvHeads = checkHeadsAndWindow(s, "flash_attention");
@@ -600,7 +614,7 @@ export function makeFlashAttention(s: FlashAttentionSizes): PrimFunc {
             ? [T.ceildiv(dyn.seqQ, BM), heads, dyn.batch]
             : [Math.ceil((varlen ? varlen.maxSeqQ : seqQ) / BM), heads, batch],
         block: 128 * (NC + 1),
-        dynamic_shared_bytes: (BM + 2 * STAGES * BN) * D * 2,
+        dynamic_shared_bytes: ringBytes + (tmaO && oSlotFits ? BM * D * 2 : 0),
       }),
     });
     const tid = T.cuda.thread_idx("x");
@@ -851,6 +865,16 @@ export function makeFlashAttention(s: FlashAttentionSizes): PrimFunc {
         layout: sw,
         dynamic: true,
       });
+      // O's staging slot (tmaO with room for it), [NC, D / W, 64, W] as TMA reads it.
+      const sO =
+        tmaO && oSlotFits
+          ? T.alloc_shared([NC, D / W, 64, W], dt, {
+              name: "sO",
+              align: 1024,
+              layout: sw,
+              dynamic: true,
+            })
+          : undefined;
       const qFull = T.alloc_shared([1], "uint64", { name: "qFull" });
       const kFull = T.alloc_shared([STAGES], "uint64", { name: "kFull" });
       const vFull = T.alloc_shared([STAGES], "uint64", { name: "vFull" });
@@ -1263,6 +1287,53 @@ export function makeFlashAttention(s: FlashAttentionSizes): PrimFunc {
                   }
                 });
               }
+            } else if (tmaO) {
+              // Into shared memory, then one TMA store per consumer (FlashAttention-3's
+              // epilogue): a thread's 32-bit stores of column pairs went to O directly before,
+              // and on the H200 the forward at seq 1k (head dim 128) ran 12-17% faster with
+              // those stores left out (bench/results/attention-2026-12-03d.md). Its slot: sO's,
+              // or its own rows of Q's tile (read by no wgmma after its last Q·Kᵀ).
+              const slot = sO
+                ? sO.sub(cw)
+                : sQ.rearrange("k (w r) c -> w k r c", { r: 64 }).sub(cw);
+              const epiSync = (): void => byConsumer((i) => T.cuda.bar_sync(EPI + i, 128));
+              if (sO && plan) {
+                // The unit before's store has read the slot (its issuing thread waits; the
+                // warpgroup's barrier passes that on).
+                T.if_(first, () => T.ptx.cp.async_.bulk.wait_group_read(0));
+                epiSync();
+              }
+              const to = T.let_("to", T.floormod(tid, 128));
+              const r0 = T.let_(
+                "or0",
+                T.add(T.mul(T.floordiv(to, 32), 16), T.floordiv(T.floormod(to, 32), 4)),
+              );
+              const c0 = T.let_("oc0", T.mul(T.floormod(to, 4), 2));
+              const outSlots = out.flat();
+              for (const i of T.unroll(2)) {
+                const r = T.add(r0, T.mul(i, 8));
+                for (const n of T.unroll(D / 8)) {
+                  // Column 8·n + c0 + e: block ⌊n / (W / 8)⌋ (c0 + e < 8 ≤ W), column
+                  // 8·(n mod W / 8) + c0 + e in it (so written, the verifier bounds it by W).
+                  const nb = W / 8;
+                  for (const e of T.vectorized(2)) {
+                    slot.set(
+                      [T.floordiv(n, nb), r, T.add(T.add(T.mul(T.floormod(n, nb), 8), c0), e)],
+                      outSlots.get([T.add(T.add(T.mul(n, 4), T.mul(i, 2)), e)]),
+                    );
+                  }
+                }
+              }
+              // The TMA store reads the slot through the async proxy.
+              T.ptx.fence.proxy_async();
+              epiSync();
+              T.if_(first, () => {
+                T.tile.copy_async(
+                  cols(rows(O!, 64).sub(b, T.add(T.mul(qt, NC), cw), h)),
+                  blocked(slot),
+                );
+                T.ptx.cp.async_.bulk.commit_group();
+              });
             } else {
               T.tile.wg.copy(rows(O!, 64).sub(b, T.add(T.mul(qt, NC), cw), h), out);
             }
@@ -1270,6 +1341,8 @@ export function makeFlashAttention(s: FlashAttentionSizes): PrimFunc {
           });
           // The turn the last consumer handed on after its last one.
           if (ping && plan) T.if_(cw.eq(0), () => T.cuda.bar_sync(PING, 256));
+          // O's TMA stores are complete before the CTA exits.
+          if (tmaO) T.if_(first, () => T.ptx.cp.async_.bulk.wait_group(0));
         },
       );
     };
