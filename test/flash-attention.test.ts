@@ -201,6 +201,43 @@ describe("flash_attention forward", () => {
     });
   }
 
+  it("dense static tiles store O from shared memory by TMA (no st.global of O); varlen keeps its guarded stores", () => {
+    const ptx = (s: Partial<FlashAttentionSizes>) =>
+      compileToPtx(
+        makeFlashAttention({
+          ...{ batch: 2, heads: 2, seqQ: 256, seqK: 256, headDim: 128, dtype: "bfloat16" },
+          ...s,
+        } as FlashAttentionSizes),
+        { arch: "sm_90a" },
+      ).text;
+    const count = (t: string, re: RegExp) => (t.match(re) ?? []).length;
+    const store = /cp\.async\.bulk\.tensor\.\dd\.global\.shared::cta\.tile\.bulk_group/g;
+    // hd 128: a slot of its own (sO) beside Q and the ring; one store per 64-column block per
+    // consumer (two blocks at hd 128, four at 256); the CTA waits for them before it exits.
+    const builds: Partial<FlashAttentionSizes>[] = [
+      {},
+      { causal: true, ctas: 3 },
+      { headDim: 256, blockN: 80 },
+    ];
+    for (const s of builds) {
+      const t = ptx(s);
+      const blocks = (s.headDim ?? 128) / 64;
+      expect(count(t, store), JSON.stringify(s)).toBe(blocks);
+      expect(count(t, /st\.global/g), JSON.stringify(s)).toBe(0);
+      expect(count(t, /cp\.async\.bulk\.wait_group 0;/g), JSON.stringify(s)).toBe(1);
+      expect(t.includes("fence.proxy.async"), JSON.stringify(s)).toBe(true);
+    }
+    // A persistent grid writes the slot once per unit: the store before must have read it.
+    expect(count(ptx({ ctas: 3 }), /cp\.async\.bulk\.wait_group\.read 0;/g)).toBe(1);
+    // hd 256 with 80-key blocks has no room for a slot: the consumer's rows of Q's tile (no
+    // wait for a read: one unit per CTA).
+    expect(ptx({ headDim: 256, blockN: 80 })).not.toMatch(/wait_group\.read/);
+    // varlen: each thread's own rows under guards, no TMA store.
+    const v = ptx({ batch: 3, seqQ: 216, seqK: 330, varlen: { maxSeqQ: 130 }, headDim: 64 });
+    expect(count(v, store)).toBe(0);
+    expect(count(v, /st\.global/g)).toBeGreaterThan(0);
+  });
+
   it("assembles for sm_90a: head dims 64, 128, 256, causal and not, each schedule; GQA + window + LSE", () => {
     // Each schedule at two head dims (serial, the default, also in the builds below).
     const schedules = {
