@@ -226,6 +226,15 @@ describe("T.tile.copy_async: TMA/bulk dispatch failures are TX2022", () => {
       /axis 0 of A \[64, 12\] has a stride of 24 bytes; a tensor map needs strides that are multiples of 16 bytes/,
     ],
     [
+      "a box starting 4 bytes into the innermost axis (an illegal instruction on the GPU)",
+      () =>
+        kernel("e_innercoord", [64, 72], ({ A, bar }) => {
+          const s = T.alloc_shared([64, 8], "float16", { align: 128 });
+          T.tile.copy_async(s, A.sub(":", "2:10"), { mbar: bar.sub(0) });
+        }),
+      /a TMA box of A starts at element 2 of its innermost axis \(4 bytes\); the copy engine needs a multiple of 16 bytes there \(8 float16 elements\); nearest that works: a view of A starting at innermost element 0 instead of 2/,
+    ],
+    [
       "dst not aligned to the swizzle atom",
       () =>
         kernel("e_align", [128, 64], ({ A, bar }) => {

@@ -477,6 +477,20 @@ export function planTma(shared: View, global: View, ctx: TileContext): TmaCopyPl
   };
   emit(map, box, issueDims, 0, 0);
   if (cut && tailMap && tailBox) emit(tailMap, tailBox, issueDims.slice(1), cut.ds, cut.gs);
+  // A box's innermost coordinate must be a multiple of 16 bytes: on the H200 a copy at 4 bytes
+  // stopped the kernel with an illegal instruction (the simulator's TX6031 at run time). Refused
+  // here where the coordinate is a constant.
+  for (const is of issues) {
+    const c = constInt(is.coords[is.coords.length - 1]!);
+    if (c !== undefined && (c * eb) % 16 !== 0) {
+      const unit = 16 / gcd(16, eb);
+      throw tileDispatchError(
+        ctx,
+        `a TMA box of ${gb.name} starts at element ${c} of its innermost axis (${c * eb} bytes); the copy engine needs a multiple of 16 bytes there (${unit} ${gb.dtype} elements)`,
+        `a view of ${gb.name} starting at innermost element ${Math.floor(c / unit) * unit} instead of ${c} (a multiple of ${unit} ${gb.dtype} elements; read inside the box from there), or the cp.async path (T.tile.warp.copy_async)`,
+      );
+    }
+  }
   const boxBytes = box.reduce((a, b) => a * b, eb);
   const tailBytes = tailBox ? tailBox.reduce((a, b) => a * b, eb) : 0;
   return {
