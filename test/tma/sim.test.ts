@@ -64,15 +64,16 @@ describe("TMA on the simulator", () => {
     expect(bad.map((e) => (isTirxError(e) ? e.code : "?"))).toContain("TX6007");
   });
 
-  it("reports a copy whose innermost coordinate is not a multiple of 16 bytes (TX6031), which the GPU faults on", () => {
-    // A [8, 16] float32, a [4, 4] box (16-byte rows) at column `c0`: 4 (16 bytes) is legal, 1
-    // and 6 (4 and 24 bytes) are not (an illegal instruction on the H200).
+  it("reports a copy whose innermost coordinate is not a multiple of 16 bytes (TX6031 at run time, TX4023 at build when constant), which the GPU faults on", () => {
+    // A [8, 16] float32, a [4, 4] box (16-byte rows) at column `col` (a scalar argument, or a
+    // constant): 4 (16 bytes) is legal, 1 and 6 (4 and 24 bytes) are not (an illegal
+    // instruction on the H200).
     const a = Array.from({ length: 128 }, (_, i) => i);
-    const fn = (c0: number) =>
+    const fn = (fixed?: number) =>
       T.function(
-        `tma_inner_${c0}`,
-        { A: T.Tensor([8, 16], "float32"), B: T.Tensor([16], "float32") },
-        ({ A, B }) => {
+        `tma_inner_${fixed ?? "arg"}`,
+        { A: T.Tensor([8, 16], "float32"), B: T.Tensor([16], "float32"), col: T.int32 },
+        ({ A, B, col }) => {
           T.device_entry({ launch: T.cuda.LaunchConfig({ grid: 1, block: 32 }) });
           const tid = T.cuda.thread_idx("x");
           const tile = T.alloc_shared([4, 4], "float32", { name: "tile", align: 128 });
@@ -87,7 +88,7 @@ describe("TMA on the simulator", () => {
             T.ptx.mbarrier.arrive.expect_tx(bar.sub(0), 4 * 4 * 4);
             T.cuda.tile.apply(T.ptx[LOAD], tile, A, {
               tensor_map: map,
-              coords: [2, c0],
+              coords: [2, fixed ?? col],
               mbar: bar.sub(0),
             });
           });
@@ -95,11 +96,13 @@ describe("TMA on the simulator", () => {
           T.if_(tid.lt(16), () => B.set([tid], tile.get([tid.floordiv(4), tid.floormod(4)])));
         },
       );
-    const run = (c0: number) => {
+    const run = (col: number) => {
       const out = simZeros([16], "float32");
-      const r = runSim(verify(fn(c0)), [simTensor(a, { shape: [8, 16], dtype: "float32" }), out], {
-        hazards: "collect",
-      });
+      const r = runSim(
+        verify(fn()),
+        [simTensor(a, { shape: [8, 16], dtype: "float32" }), out, col],
+        { hazards: "collect" },
+      );
       return { reports: r.reports, out: Array.from(out.toArray() as ArrayLike<number>) };
     };
     const ok = run(4);
@@ -107,10 +110,21 @@ describe("TMA on the simulator", () => {
     expect(ok.out).toEqual(
       Array.from({ length: 16 }, (_, i) => (2 + Math.floor(i / 4)) * 16 + 4 + (i % 4)),
     );
-    for (const c0 of [1, 6]) {
-      const codes = run(c0).reports.map((e) => (isTirxError(e) ? e.code : "?"));
+    for (const col of [1, 6]) {
+      const codes = run(col).reports.map((e) => (isTirxError(e) ? e.code : "?"));
       expect(codes[0]).toBe("TX6031");
     }
+    // A constant coordinate is refused when the kernel is verified.
+    expect(() => verify(fn(4))).not.toThrow();
+    let code = "";
+    try {
+      verify(fn(1));
+    } catch (e) {
+      code = isTirxError(e) ? e.message : String(e);
+    }
+    expect(code).toMatch(
+      /^TX4023 \[tma\/coords\] the innermost coordinate 1 is 4 bytes of float32/,
+    );
   });
 
   it("computes cluster registers from %ctaid and the cluster dims", () => {

@@ -315,7 +315,8 @@ export const CATALOG = {
   },
   TX4023: {
     rule: "tma/coords",
-    title: "coords holds one int32 coordinate per tensor axis",
+    title:
+      "coords holds one int32 coordinate per tensor axis; a constant innermost one is a multiple of 16 bytes",
   },
   TX4024: {
     rule: "tma/global-tensor",

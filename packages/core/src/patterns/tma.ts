@@ -391,6 +391,18 @@ export function planTmaCopy(s: TileApply, ctx: PatternContext): TmaPlan {
       s.span,
     );
   }
+  // The innermost coordinate of a copy, in bytes, is a multiple of 16: on the H200 a load at
+  // 4 bytes stopped the kernel with an illegal instruction (compute-sanitizer, 2026-12-03). A
+  // constant one is refused here; the simulator reports the others at run time (TX6031).
+  const inner = tile && c.length > 0 ? constInt(c[c.length - 1]!) : undefined;
+  const eb = dtypeBytes(m.dtype);
+  if (inner !== undefined && (inner * eb) % 16 !== 0) {
+    throw new TirxError(
+      "TX4023",
+      `the innermost coordinate ${inner} is ${inner * eb} bytes of ${m.dtype} into the row; a TMA copy's box starts at a multiple of 16 bytes there (${16 / Math.min(16, eb)} elements), or the copy engine raises an illegal instruction`,
+      s.span,
+    );
+  }
   const mbar = g2s ? mbarParam(s) : undefined;
   const ctaMask = exprParam(s, "cta_mask", ["uint16"], "TX4021");
   if (opcode.multicast !== (ctaMask !== undefined)) {
