@@ -79,7 +79,7 @@ describe("flash_attention forward, dynamic sizes", () => {
     const text = compileToPtx(fn, { arch: "sm_90a" }).text;
     assembleLater(text, "sm_90a", "flash_attention_dynamic");
     const params = (t: string) => t.split("\n").filter((l) => /\.param \./.test(l)).length;
-    expect(params(text)).toBe(5 + 3 + 3); // Q, K, V, O, LSE; batch, seqQ, seqK; Q's, K's, V's maps
+    expect(params(text)).toBe(5 + 3 + 4); // Q, K, V, O, LSE; batch, seqQ, seqK; Q's, K's, V's, O's maps
     const { dynamic: _, ...rest } = SIZES;
     const kinds = (f: typeof fn) => f.params.map((p) => p.kind).join(" ");
     expect(kinds(fn)).toBe("buffer buffer buffer buffer scalar scalar scalar buffer");

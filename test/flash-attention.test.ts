@@ -201,7 +201,7 @@ describe("flash_attention forward", () => {
     });
   }
 
-  it("dense static tiles store O from shared memory by TMA (no st.global of O); varlen keeps its guarded stores", () => {
+  it("O's 64-row blocks inside their sequence are stored from shared memory by TMA (no st.global of O in dense static builds); dynamic builds store a partial block, and varlen every block, under guards", () => {
     const ptx = (s: Partial<FlashAttentionSizes>) =>
       compileToPtx(
         makeFlashAttention({
@@ -232,6 +232,11 @@ describe("flash_attention forward", () => {
     // hd 256 with 80-key blocks has no room for a slot: the consumer's rows of Q's tile (no
     // wait for a read: one unit per CTA).
     expect(ptx({ headDim: 256, blockN: 80 })).not.toMatch(/wait_group\.read/);
+    // dynamic (any lengths): the TMA store for 64-row blocks wholly inside the sequence, each
+    // thread's guarded stores for a partial one.
+    const d = ptx({ dynamic: true, causal: true });
+    expect(count(d, store)).toBe(2);
+    expect(count(d, /st\.global/g)).toBeGreaterThan(0);
     // varlen: each thread's own rows under guards, no TMA store.
     const v = ptx({ batch: 3, seqQ: 216, seqK: 330, varlen: { maxSeqQ: 130 }, headDim: 64 });
     expect(count(v, store)).toBe(0);

@@ -16,8 +16,9 @@
 //     T.tile.wg.cast makes P in place);
 //   - the epilogue divides by the row sums, writes O into shared memory (a slot of its own, or
 //     the consumer's rows of Q's tile) and one thread per consumer stores it by TMA
-//     (FlashAttention-3's); varlen, `dynamic` and partial tiles store each thread's own rows
-//     under guards instead.
+//     (FlashAttention-3's); a block of 64 rows that is not wholly inside its sequence (with
+//     `dynamic` or a partial tile), and every block with varlen, is stored by each thread for
+//     its own rows under guards instead.
 // FlashAttention-3's intra-warpgroup overlap (block j's Q·Kᵀ issued with block j − 1's P·V)
 // and its ping-pong of the two consumers by named barriers are the `schedule` option. Measured
 // side by side on the H200 (bench/results/attention-schedules-2026-12-02.md), "pingpong" is the
@@ -500,13 +501,14 @@ export function makeFlashAttention(s: FlashAttentionSizes): PrimFunc {
   // A static build whose last query tile (KV block) is partial: 192 does not divide seq_q
   // (seq_k). Its rows past seq_q are not stored, its keys k ≥ seq_k masked (`partQ`, `partK`).
   const partQ = !varlen && !dynamic && seqQ % BM !== 0;
-  // O through shared memory and a TMA store (the dense static tiles, whose rows are all inside
-  // O; the others store each thread's own rows under guards): into a slot of its own when it
-  // fits beside Q and the K/V ring, else into the consumer's own rows of Q's tile, which no
-  // wgmma reads after its last Q·Kᵀ (not with `ctas`: the next unit's Q lands there).
+  // O through shared memory and a TMA store (every block of 64 rows wholly inside its sequence;
+  // with varlen, and a partial block's rows, each thread stores its own rows under guards):
+  // into a slot of its own when it fits beside Q and the K/V ring, else into the consumer's own
+  // rows of Q's tile, which no wgmma reads after its last Q·Kᵀ (not with `ctas`: the next
+  // unit's Q lands there).
   const ringBytes = (BM + 2 * STAGES * BN) * D * 2;
   const oSlotFits = ringBytes + BM * D * 2 + 2048 <= MAX_DYNAMIC_SHARED;
-  const tmaO = !varlen && !dynamic && !partQ && (oSlotFits || s.ctas === undefined);
+  const tmaO = !varlen && (oSlotFits || s.ctas === undefined);
   const partK = !varlen && !dynamic && seqK % BN !== 0;
   const causal = s.causal ?? false;
   const kvHeads = checkHeadsAndWindow(s, "flash_attention");
@@ -1269,7 +1271,9 @@ export function makeFlashAttention(s: FlashAttentionSizes): PrimFunc {
             T.tile.wg.reciprocal(rs, l);
             T.tile.wg.mul(acc, acc, rs);
             T.tile.wg.cast(out, acc);
-            if (own) {
+            /** Each thread's own rows of O under their guards (partial tiles, varlen). */
+            const guarded = (): void => {
+              if (own === undefined) return;
               // Column pairs as 32-bit stores (a vectorized pair), as T.tile.wg.copy makes them.
               const c0 = T.let_("c0", T.mul(T.floormod(own.t, 4), 2));
               const outSlots = out.flat();
@@ -1287,7 +1291,12 @@ export function makeFlashAttention(s: FlashAttentionSizes): PrimFunc {
                   }
                 });
               }
-            } else if (tmaO) {
+            };
+            /**
+             * O's 64 × D rows of this consumer into shared memory, then one TMA store to `dst`
+             * (an [64, D] view of O).
+             */
+            const staged = (dst: TileView): void => {
               // Into shared memory, then one TMA store per consumer (FlashAttention-3's
               // epilogue): a thread's 32-bit stores of column pairs went to O directly before,
               // and on the H200 the forward at seq 1k (head dim 128) ran 12-17% faster with
@@ -1328,15 +1337,25 @@ export function makeFlashAttention(s: FlashAttentionSizes): PrimFunc {
               T.ptx.fence.proxy_async();
               epiSync();
               T.if_(first, () => {
-                T.tile.copy_async(
-                  cols(rows(O!, 64).sub(b, T.add(T.mul(qt, NC), cw), h)),
-                  blocked(slot),
-                );
+                T.tile.copy_async(cols(dst), blocked(slot));
                 T.ptx.cp.async_.bulk.commit_group();
               });
-            } else {
-              T.tile.wg.copy(rows(O!, 64).sub(b, T.add(T.mul(qt, NC), cw), h), out);
-            }
+            };
+            if (own && tmaO) {
+              // A block of 64 rows wholly inside the sequence (and the batch) takes the TMA
+              // store (its box would write past a partial block's rows, into the next
+              // sequence's); the others store their own rows under guards.
+              const top = T.add(T.mul(qt, BM), T.mul(cw, 64));
+              const inside = T.add(top, 64).le(lenQ!);
+              const full = dyn ? inside.and(T.lt(b, dyn.batch)) : inside;
+              T.if_(
+                full,
+                () => staged(seqRows(O!, b, dyn ? dyn.seqQ : seqQ, top, h, 64, heads)),
+                guarded,
+              );
+            } else if (own) guarded();
+            else if (tmaO) staged(rows(O!, 64).sub(b, T.add(T.mul(qt, NC), cw), h));
+            else T.tile.wg.copy(rows(O!, 64).sub(b, T.add(T.mul(qt, NC), cw), h), out);
             if (ring) ring.set(T.add(ring, blocks));
           });
           // The turn the last consumer handed on after its last one.
