@@ -54,6 +54,7 @@
 import { T, type ExprLike, type ParamType, type PrimExpr, type TileView } from "@tirx-ts/dsl";
 import type { PrimFunc } from "@tirx-ts/core";
 import { W, blocked, cols, rows, rowsAt } from "./views.js";
+import { fragCol, fragRow } from "../fragment.js";
 import type { FlashAttentionSizes } from "./forward.js";
 import {
   BM,
@@ -393,17 +394,11 @@ export function makeFlashAttentionBackwardWide(s: FlashAttentionSizes): PrimFunc
               // 8·nn + 2·(t mod 4) + e at slot 4·nn + 2·ii + e of the wgmma accumulator layout;
               // each key under its own guard, 16-bit stores.
               const t = T.let_("t", T.floormod(tid, 128));
-              const key0 = T.let_("key0", T.add(T.mul(kb, BN), T.mul(T.floormod(t, 4), 2)));
+              const key0 = T.let_("key0", T.add(T.mul(kb, BN), fragCol(t)));
               const slots = out.flat();
               const store = (x: TileView, acc: TileView, j: number) => {
                 T.tile.wg.cast(out, acc);
-                const r0 = T.let_(
-                  "r0",
-                  T.add(
-                    T.mul(hbs[j]!, W),
-                    T.add(T.mul(T.floordiv(t, 32), 16), T.floordiv(T.floormod(t, 32), 4)),
-                  ),
-                );
+                const r0 = T.let_("r0", T.add(T.mul(hbs[j]!, W), fragRow(t)));
                 for (const nn of T.unroll(BN / 8)) {
                   for (const e of T.unroll(2)) {
                     const key = T.let_("key", T.add(key0, T.add(T.mul(nn, 8), e)));

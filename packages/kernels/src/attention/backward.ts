@@ -63,6 +63,7 @@ import { T, type ExprLike, type ParamType, type PrimExpr, type TileView } from "
 import { invariant, showValue, type DType, type PrimFunc } from "@tirx-ts/core";
 import { checkHeadsAndWindow, configError } from "./options.js";
 import { W, blocked, cols, rows, rowsAt } from "./views.js";
+import { fragCol, fragRow } from "../fragment.js";
 import type { FlashAttentionSizes } from "./forward.js";
 import { makeFlashAttentionBackwardWide } from "./backward-wide.js";
 import {
@@ -711,14 +712,8 @@ export function makeFlashAttentionBackward(s: FlashAttentionSizes): FlashAttenti
               // tile, column 8·n + 2·(t mod 4) + e), each row under its own guard, as the
               // forward stores O.
               const t = T.let_("t", T.floormod(tid, 128));
-              const r0 = T.let_(
-                "r0",
-                T.add(
-                  T.add(T.mul(kb, BN), T.mul(cw, 64)),
-                  T.add(T.mul(T.floordiv(t, 32), 16), T.floordiv(T.floormod(t, 32), 4)),
-                ),
-              );
-              const c0 = T.let_("c0", T.mul(T.floormod(t, 4), 2));
+              const r0 = T.let_("r0", T.add(T.add(T.mul(kb, BN), T.mul(cw, 64)), fragRow(t)));
+              const c0 = T.let_("c0", fragCol(t));
               const outSlots = out.flat();
               const store = (x: TileView) => {
                 for (const ii of T.unroll(2)) {

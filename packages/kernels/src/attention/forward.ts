@@ -108,9 +108,10 @@
 // `varlen`, whose units are known at launch only).
 // The runnable example: examples/flash_attention.ts.
 import { T, type ExprLike, type ParamType, type PrimExpr, type TileView } from "@tirx-ts/dsl";
-import { showValue, type PrimFunc } from "@tirx-ts/core";
+import { MAX_SHARED_PER_CTA, showValue, type PrimFunc } from "@tirx-ts/core";
 import { checkHeadsAndWindow, configError } from "./options.js";
 import { W, blocked, cols, rows, rowsAt } from "./views.js";
+import { fragCol, fragRow } from "../fragment.js";
 
 /** The largest and the smallest normal float32. */
 const FLT_MAX = 3.4028234663852886e38;
@@ -136,8 +137,11 @@ const STAGES = 2;
 const PING = 8;
 /** Named barriers of a consumer warpgroup's epilogue (EPI + cw, 128 threads: O's staging). */
 const EPI = 4;
-/** Dynamic shared memory a CTA may take on sm_90 (227 KiB: CUDA C Programming Guide, H.8.1). */
-const MAX_DYNAMIC_SHARED = 227 * 1024;
+/**
+ * Shared memory beside the dynamic buffers: up to 1008 bytes of padding that align the dynamic
+ * array to 1024 (codegen-ptx's module), and the static mbarriers.
+ */
+const SHARED_SLACK = 2048;
 
 /** Sizes and options of {@link makeFlashAttention}. */
 export interface FlashAttentionSizes {
@@ -507,8 +511,10 @@ export function makeFlashAttention(s: FlashAttentionSizes): PrimFunc {
   // rows of Q's tile, which no wgmma reads after its last Q·Kᵀ (not with `ctas`: the next
   // unit's Q lands there).
   const ringBytes = (BM + 2 * STAGES * BN) * D * 2;
-  const oSlotFits = ringBytes + BM * D * 2 + 2048 <= MAX_DYNAMIC_SHARED;
+  const oSlotFits = ringBytes + BM * D * 2 + SHARED_SLACK <= MAX_SHARED_PER_CTA;
   const tmaO = !varlen && (oSlotFits || s.ctas === undefined);
+  // O's staging in a slot of its own (else in Q's tile).
+  const oSlot = tmaO && oSlotFits;
   const partK = !varlen && !dynamic && seqK % BN !== 0;
   const causal = s.causal ?? false;
   const kvHeads = checkHeadsAndWindow(s, "flash_attention");
@@ -616,7 +622,7 @@ export function makeFlashAttention(s: FlashAttentionSizes): PrimFunc {
             ? [T.ceildiv(dyn.seqQ, BM), heads, dyn.batch]
             : [Math.ceil((varlen ? varlen.maxSeqQ : seqQ) / BM), heads, batch],
         block: 128 * (NC + 1),
-        dynamic_shared_bytes: ringBytes + (tmaO && oSlotFits ? BM * D * 2 : 0),
+        dynamic_shared_bytes: ringBytes + (oSlot ? BM * D * 2 : 0),
       }),
     });
     const tid = T.cuda.thread_idx("x");
@@ -867,16 +873,15 @@ export function makeFlashAttention(s: FlashAttentionSizes): PrimFunc {
         layout: sw,
         dynamic: true,
       });
-      // O's staging slot (tmaO with room for it), [NC, D / W, 64, W] as TMA reads it.
-      const sO =
-        tmaO && oSlotFits
-          ? T.alloc_shared([NC, D / W, 64, W], dt, {
-              name: "sO",
-              align: 1024,
-              layout: sw,
-              dynamic: true,
-            })
-          : undefined;
+      // O's staging slot, [NC, D / W, 64, W] as TMA reads it.
+      const sO = oSlot
+        ? T.alloc_shared([NC, D / W, 64, W], dt, {
+            name: "sO",
+            align: 1024,
+            layout: sw,
+            dynamic: true,
+          })
+        : undefined;
       const qFull = T.alloc_shared([1], "uint64", { name: "qFull" });
       const kFull = T.alloc_shared([STAGES], "uint64", { name: "kFull" });
       const vFull = T.alloc_shared([STAGES], "uint64", { name: "vFull" });
@@ -1235,13 +1240,7 @@ export function makeFlashAttention(s: FlashAttentionSizes): PrimFunc {
               lenQ !== undefined
                 ? (() => {
                     const t = T.let_("t", T.floormod(tid, 128));
-                    const r0 = T.let_(
-                      "r0",
-                      T.add(
-                        T.add(T.mul(qt, BM), T.mul(cw, 64)),
-                        T.add(T.mul(T.floordiv(t, 32), 16), T.floordiv(T.floormod(t, 32), 4)),
-                      ),
-                    );
+                    const r0 = T.let_("r0", T.add(T.add(T.mul(qt, BM), T.mul(cw, 64)), fragRow(t)));
                     const inRow = (r: PrimExpr): PrimExpr =>
                       dyn ? r.lt(lenQ).and(T.lt(b, dyn.batch)) : r.lt(lenQ);
                     return { t, r0, inRow };
@@ -1275,7 +1274,7 @@ export function makeFlashAttention(s: FlashAttentionSizes): PrimFunc {
             const guarded = (): void => {
               if (own === undefined) return;
               // Column pairs as 32-bit stores (a vectorized pair), as T.tile.wg.copy makes them.
-              const c0 = T.let_("c0", T.mul(T.floormod(own.t, 4), 2));
+              const c0 = T.let_("c0", fragCol(own.t));
               const outSlots = out.flat();
               for (const i of T.unroll(2)) {
                 const r = T.let_("r", T.add(own.r0, T.mul(i, 8)));
@@ -1313,11 +1312,8 @@ export function makeFlashAttention(s: FlashAttentionSizes): PrimFunc {
                 epiSync();
               }
               const to = T.let_("to", T.floormod(tid, 128));
-              const r0 = T.let_(
-                "or0",
-                T.add(T.mul(T.floordiv(to, 32), 16), T.floordiv(T.floormod(to, 32), 4)),
-              );
-              const c0 = T.let_("oc0", T.mul(T.floormod(to, 4), 2));
+              const r0 = T.let_("or0", fragRow(to));
+              const c0 = T.let_("oc0", fragCol(to));
               const outSlots = out.flat();
               for (const i of T.unroll(2)) {
                 const r = T.add(r0, T.mul(i, 8));

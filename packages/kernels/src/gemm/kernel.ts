@@ -88,6 +88,7 @@ import { T, type ExprLike, type ParamType, type PrimExpr, type TileView } from "
 import { didYouMean, showValue, type PrimFunc } from "@tirx-ts/core";
 import { configError } from "../attention/options.js";
 import { MAX_GEMM_SHARED, gemmStageBytes, type GemmConfig } from "./tile.js";
+import { fragCol, fragRow } from "../fragment.js";
 import {
   epilogueValue,
   scaleMode,
@@ -693,10 +694,8 @@ export function makeGemm(s: GemmSizes): GemmKernels {
         // This thread's first row of its warpgroup's 64 (the wgmma D fragment: 16 per warp, 8
         // lanes' groups of 4), and of the tile from row m0 (see the header).
         const wgRow = cw ? T.mul(cw, 64) : 0;
-        const laneRow = (): PrimExpr =>
-          T.add(T.mul(T.floordiv(t, 32), 16), T.floordiv(T.floormod(t, 32), 4));
         const firstRow = (m0: PrimExpr): PrimExpr =>
-          T.let_("r0", T.add(T.add(m0, wgRow), laneRow()));
+          T.let_("r0", T.add(T.add(m0, wgRow), fragRow(t)));
         // K block kb's scales for this thread's rows r0 and r0 + 8 (sa0, sa1) and its columns'
         // one or two n blocks (sb0, sb1), as plain loads (the file's header); with scaleLoad
         // "tma" only B's (sb0, sb1): A's come with the stage.
@@ -778,7 +777,7 @@ export function makeGemm(s: GemmSizes): GemmKernels {
         const NS = (two ? 2 : 1) + (tmaScales ? 0 : 2);
         // With scaleLoad "tma" the sets hold B's scales only. This thread's first row within
         // the tile: its rows' scales are elements rl and rl + 8 of the stage's [1, BM] slot.
-        const rl = tmaScales ? T.let_("rl", T.add(wgRow, laneRow())) : undefined;
+        const rl = tmaScales ? T.let_("rl", T.add(wgRow, fragRow(t))) : undefined;
         const sets = block
           ? [0, 1].map((i) => T.alloc_local([NS], "float32", { name: `scl${i}` }))
           : undefined;
@@ -906,7 +905,7 @@ export function makeGemm(s: GemmSizes): GemmKernels {
           }
           // This thread's first row and column of the tile (see the header).
           const r0 = rb ?? firstRow(m0);
-          const c0 = T.let_("c0", T.add(n0, T.mul(T.floormod(t, 4), 2)));
+          const c0 = T.let_("c0", T.add(n0, fragCol(t)));
           const put = (r: PrimExpr, c: PrimExpr, v: PrimExpr): void => {
             if (split) T.cuda.red_add(h.W!.ptr([r, c]), v);
             else h.D!.set([r, c], epilogueValue(v, r, c, s, epi!).cast(outDt));

@@ -1,6 +1,7 @@
 // A tile configuration of the Hopper GEMM (makeGemm) and the shared-memory limit it is checked
 // against: what both the kernel builder (kernel.ts) and the configuration table (config.ts) read,
 // in a file of its own so that neither imports the other both ways.
+import { MAX_SHARED_PER_CTA } from "@tirx-ts/core";
 
 /**
  * One tile configuration of makeGemm:
@@ -45,8 +46,8 @@ export interface GemmConfig {
 /** How a block-scaled float8 GEMM loads A's scales ({@link GemmConfig}'s `scaleLoad`). */
 export type GemmScaleLoad = "global" | "tma";
 
-/** Shared memory a kernel may take per CTA on sm_90 (227 KiB: CUDA C Programming Guide, H.8.1). */
-export const MAX_GEMM_SHARED = 227 * 1024;
+/** Shared memory a kernel may take per CTA on sm_90 (227 KiB: core's MAX_SHARED_PER_CTA). */
+export const MAX_GEMM_SHARED = MAX_SHARED_PER_CTA;
 
 /**
  * Shared memory of one stage of the ring, in bytes: A's and B's K-tiles, (bm + bn) rows of 128
