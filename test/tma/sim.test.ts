@@ -7,11 +7,15 @@ import { T } from "@tirx-ts/dsl";
 import { runSim, simTensor, simZeros } from "@tirx-ts/runtime-sim";
 import { TMA_CASES } from "./cases.js";
 import { simCase } from "./sim-run.js";
+import { rawLoad, rawLoadExpected, ramp } from "../util/tma-symbolic-kernels.js";
 
 const LOAD = "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes";
 
-/** One CTA loads the [16, 32] box at (0, 0) of A [16, 32] float32; `body` reads the tile. */
-function early(name: string, waitFirst: boolean): PrimFunc {
+/**
+ * One CTA loads the [16, 32] box at `coords` (default (0, 0)) of A [16, 32] float32, then reads
+ * the tile (before its mbarrier's phase completes unless `waitFirst`).
+ */
+function early(name: string, waitFirst: boolean, coords: readonly number[] = [0, 0]): PrimFunc {
   return T.function(
     name,
     { A: T.Tensor([16, 32], "float32"), B: T.Tensor([128], "float32") },
@@ -30,7 +34,7 @@ function early(name: string, waitFirst: boolean): PrimFunc {
         T.ptx.mbarrier.arrive.expect_tx(bar.sub(0), 16 * 32 * 4);
         T.cuda.tile.apply(T.ptx[LOAD], tile, A, {
           tensor_map: map,
-          coords: [0, 0],
+          coords: [...coords],
           mbar: bar.sub(0),
         });
       });
@@ -65,60 +69,29 @@ describe("TMA on the simulator", () => {
   });
 
   it("reports a copy whose innermost coordinate is not a multiple of 16 bytes (TX6031 at run time, TX4023 at build when constant), which the GPU faults on", () => {
-    // A [8, 16] float32, a [4, 4] box (16-byte rows) at column `col` (a scalar argument, or a
-    // constant): 4 (16 bytes) is legal, 1 and 6 (4 and 24 bytes) are not (an illegal
-    // instruction on the H200).
-    const a = Array.from({ length: 128 }, (_, i) => i);
-    const fn = (fixed?: number) =>
-      T.function(
-        `tma_inner_${fixed ?? "arg"}`,
-        { A: T.Tensor([8, 16], "float32"), B: T.Tensor([16], "float32"), col: T.int32 },
-        ({ A, B, col }) => {
-          T.device_entry({ launch: T.cuda.LaunchConfig({ grid: 1, block: 32 }) });
-          const tid = T.cuda.thread_idx("x");
-          const tile = T.alloc_shared([4, 4], "float32", { name: "tile", align: 128 });
-          const bar = T.alloc_shared([1], "uint64", { name: "bar" });
-          const map = T.tensormap_encode_tiled(A, { box: [4, 4] });
-          T.if_(tid.eq(0), () => {
-            T.ptx.mbarrier.init(bar.sub(0), 1);
-            T.ptx.fence.mbarrier_init();
-          });
-          T.cuda.cta_sync();
-          T.if_(tid.eq(0), () => {
-            T.ptx.mbarrier.arrive.expect_tx(bar.sub(0), 4 * 4 * 4);
-            T.cuda.tile.apply(T.ptx[LOAD], tile, A, {
-              tensor_map: map,
-              coords: [2, fixed ?? col],
-              mbar: bar.sub(0),
-            });
-          });
-          T.ptx.mbarrier.try_wait(bar.sub(0), 0);
-          T.if_(tid.lt(16), () => B.set([tid], tile.get([tid.floordiv(4), tid.floormod(4)])));
-        },
-      );
-    const run = (col: number) => {
-      const out = simZeros([16], "float32");
-      const r = runSim(
-        verify(fn()),
-        [simTensor(a, { shape: [8, 16], dtype: "float32" }), out, col],
-        { hazards: "collect" },
-      );
+    // A [8, 40] float32, the [16, 32] box of rawLoad at row 2 and column c0 (scalar arguments):
+    // 4 (16 bytes) is legal, 1 and 6 (4 and 24 bytes) are not (an illegal instruction on the
+    // H200).
+    const [m, n, r0] = [8, 40, 2];
+    const a = ramp(m * n);
+    const run = (c0: number) => {
+      const out = simZeros([16, 32], "float32");
+      const A = simTensor(a, { shape: [m, n], dtype: "float32" });
+      const r = runSim(verify(rawLoad), [m, n, r0, c0, A, out], { hazards: "collect" });
       return { reports: r.reports, out: Array.from(out.toArray() as ArrayLike<number>) };
     };
     const ok = run(4);
     expect(ok.reports).toEqual([]);
-    expect(ok.out).toEqual(
-      Array.from({ length: 16 }, (_, i) => (2 + Math.floor(i / 4)) * 16 + 4 + (i % 4)),
-    );
-    for (const col of [1, 6]) {
-      const codes = run(col).reports.map((e) => (isTirxError(e) ? e.code : "?"));
+    expect(ok.out).toEqual(rawLoadExpected(m, n, r0, 4));
+    for (const c0 of [1, 6]) {
+      const codes = run(c0).reports.map((e) => (isTirxError(e) ? e.code : "?"));
       expect(codes[0]).toBe("TX6031");
     }
     // A constant coordinate is refused when the kernel is verified.
-    expect(() => verify(fn(4))).not.toThrow();
+    expect(() => verify(early("tma_inner_4", true, [0, 4]))).not.toThrow();
     let code = "";
     try {
-      verify(fn(1));
+      verify(early("tma_inner_1", true, [0, 1]));
     } catch (e) {
       code = isTirxError(e) ? e.message : String(e);
     }
