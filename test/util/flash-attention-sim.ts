@@ -1,6 +1,6 @@
 // The flash-attention tests' run on the simulator against float64, and ptxas -v on a build's
 // PTX, shared by the files that check makeFlashAttention's builds (flash-attention,
-// flash-attention-192, flash-attention-persistent).
+// flash-attention-192, flash-attention-persistent; the GEMM's ptxas checks use ptxas -v too).
 import { spawnSync } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -35,16 +35,24 @@ export function simulated(
   return r.summary;
 }
 
-/** `ptxas -v -arch=sm_90a` (the binary `ptxas`) on `ptx`: its registers and spills (parsePtxasUsage). */
-export function ptxasUsage(ptxas: string, ptx: string): PtxasUsage | undefined {
+/**
+ * `ptxas -v -arch=sm_90a` (the binary `ptxas`) on `ptx`, expected to assemble: its report
+ * (stderr and stdout), with its warnings (such as C7514, wgmmas serialized).
+ */
+export function ptxasVerbose(ptxas: string, ptx: string): string {
   const dir = mkdtempSync(join(tmpdir(), "fa-ptxas-"));
   try {
     writeFileSync(join(dir, "k.ptx"), ptx);
     const args = ["-v", "-arch=sm_90a", "-o", join(dir, "k.cubin"), join(dir, "k.ptx")];
     const r = spawnSync(ptxas, args, { encoding: "utf8" });
     expect(r.status, r.stderr).toBe(0);
-    return parsePtxasUsage(`${r.stderr}\n${r.stdout}`);
+    return `${r.stderr}\n${r.stdout}`;
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
+}
+
+/** `ptxas -v -arch=sm_90a` (the binary `ptxas`) on `ptx`: its registers and spills (parsePtxasUsage). */
+export function ptxasUsage(ptxas: string, ptx: string): PtxasUsage | undefined {
+  return parsePtxasUsage(ptxasVerbose(ptxas, ptx));
 }
