@@ -253,7 +253,10 @@ export function gemmSweepCases(o: GemmSweepOptions): GemmCase[] {
   return out;
 }
 
-/** A case's kind as the table names it: fp8-block with a forced scale load names it. */
+/**
+ * A case's kind as the table names it, with its forced scale load and configuration (bm x bn x
+ * stages, "o" for overlap) if any.
+ */
 export function gemmCaseKind(c: GemmCase): string {
   const cfg = c.config
     ? `${c.config.bm}x${c.config.bn}x${c.config.stages}${c.config.overlap === true ? "o" : ""}`
