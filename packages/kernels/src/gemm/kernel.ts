@@ -80,9 +80,9 @@
 //     promotion FMAs then run beside the second's wgmmas, instead of every promotion waiting
 //     for its own K-tile with the tensor cores of its warpgroup idle. A pipeline across the
 //     loop's back edge (K-tile kt + 1 issued before kt's promotion in every iteration) made
-//     ptxas serialize every wgmma (C7514), so each pair is waited for within its iteration. H200: 1-5%
-//     faster at m 1024 (bench/results/gemm-fp8-2026-12-03d.md), slower on 8192-row shapes than
-//     serial 128 × 192 tiles.
+//     ptxas serialize every wgmma (C7514), so each pair is waited for within its iteration.
+//     H200: 1-5% faster at m 1024 (bench/results/gemm-fp8-2026-12-03d.md), slower on 8192-row
+//     shapes than serial 128 × 192 tiles.
 // Sizes are compile-time constants (tensor maps need static shapes: core patterns/tma.ts).
 import { T, type ExprLike, type ParamType, type PrimExpr, type TileView } from "@tirx-ts/dsl";
 import { didYouMean, showValue, type PrimFunc } from "@tirx-ts/core";
