@@ -93,6 +93,11 @@ describe("flash_attention backward", () => {
       // hd 128; at hd 64 dQ's are shared-memory reads then), "ss" only dQ's at hd 64.
       const rsCount = main.split("\n").filter((l) => /wgmma\.mma_async.*\}, \{%r/.test(l)).length;
       expect(rsCount).toBe(s.backwardMma === "rs" ? 8 : s.headDim === 64 ? 4 : 0);
+      // The dQ block staged in the wgmma fragment order (fragment.ts FRAG_BLOCK): each thread's
+      // 32 slots as eight 16-byte stores, no 8-byte float32 stores (a row-major block's, which
+      // took eight-way bank conflicts).
+      expect(main.match(/st\.shared\.v4\.f32/g)?.length).toBe(8);
+      expect(main).not.toMatch(/st\.shared\.v2\.f32/);
       const name = `bwd hd${s.headDim} ${JSON.stringify(s.window ?? s.causal)}`;
       assembleLater(main, "sm_90a", name);
       assembleLater(compileToPtx(k.preprocess, { arch: "sm_90a" }).text, "sm_90a", `${name} pre`);

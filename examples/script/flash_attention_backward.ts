@@ -6,9 +6,10 @@
 // a CTA per (128 keys, head): a producer thread loads K and V once and the Q and dO blocks of 64
 // rows through a 2-deep ring by TMA (T.tile.copy_async); two consumer warpgroups of 64 keys each
 // recompute S = Q·Kᵀ and dP = dO·Vᵀ (wgmma SS), mask the blocks that cross the diagonal, form
-// P = exp2(S · C − LSE₂) and dS = P ∘ (dP − Δ), compute dQ's partial sums dS·K (wgmma RS) while P
-// and dS go to shared memory for dV += Pᵀ·dO and dK += dSᵀ·Q (transposed A), and add dQ into the
-// accumulator by one bulk reduction per step (cp.reduce.async.bulk .add.f32).
+// P = exp2(S · C − LSE₂) while dP runs and store it for dV += Pᵀ·dO (transposed A), which runs
+// while dS = P ∘ (dP − Δ) is formed; then dQ's partial sums dS·K (wgmma RS) and dK += dSᵀ·Q, and
+// dQ's block goes to the accumulator (staged in the wgmma fragment order, the accumulator's) by one
+// bulk reduction per step (cp.reduce.async.bulk .add.f32) while dK runs.
 // flash_attention_bwd_post, a warp per query row: dQ = accumulator / 8, rounded to float16.
 // Run: npx tsx examples/script/flash_attention_backward.ts (its check is
 // examples/flash_attention_backward.ts's).
@@ -64,7 +65,10 @@ export const flash_attention_bwd_pre = T.prim_func(function flash_attention_bwd_
   const g = T.alloc_local([D], "float16", { name: "g", layout: rowLayout });
   const of = T.alloc_local([D], "float32", { name: "of", layout: rowLayout });
   const gf = T.alloc_local([D], "float32", { name: "gf", layout: rowLayout });
-  const z = T.alloc_local([1, 64], "float32", { name: "z", layout: rowLayout });
+  // A row of the accumulator as [1, 8, 4, 2] (column 8n + 2p + e at [0, n, p, e]): lane l holds
+  // columns 2l and 2l + 1, as rowLayout.
+  const accLayout = T.TileLayout(T.S([1, 8, 4, 2], ["2@m", "4@laneid", "1@laneid", "1@m"]));
+  const z = T.alloc_local([1, 8, 4, 2], "float32", { name: "z", layout: accLayout });
   const delta = T.alloc_local([1], "float32", { name: "delta", layout: oneLayout });
   T.tile.warp.copy(o, O.sub(b, i, h));
   T.tile.warp.copy(g, dO.sub(b, i, h));
@@ -74,10 +78,13 @@ export const flash_attention_bwd_pre = T.prim_func(function flash_attention_bwd_
   T.tile.warp.sum(delta, of, 0);
   T.tile.warp.copy(Delta.sub(b, h).rearrange("(s o) -> s o", { o: 1 }).sub(i), delta);
   T.tile.warp.zero(z);
-  // Row i of the blocked accumulator: block i / 64, row i % 64, as its [1, 64] column blocks.
+  // Row i of the blocked accumulator: block i / 64, row r = i % 64 of its fragment order
+  // (element (16w + 8j + q, 8n + 2p + e) at 512n + 128w + 16q + 4p + 2j + e), as [1, 8, 4, 2].
+  const r = T.floormod(i, BM);
   const accRow = dQacc
-    .rearrange("b h q k (r c) -> b h q r k c", { c: 64 })
-    .sub(b, h, T.floordiv(i, BM), T.floormod(i, BM));
+    .sub(b, h, T.floordiv(i, BM))
+    .rearrange("x0 (n w q p j e) -> w j q x0 n p e", { n: 8, w: 4, q: 8, p: 4, j: 2, e: 2 })
+    .sub(T.floordiv(r, 16), T.floormod(T.floordiv(r, 8), 2), T.floormod(r, 8));
   T.tile.warp.copy(accRow, z);
   if (T.floormod(T.cuda.thread_idx("x"), 32) === 0) {
     const l = T.let_("l", LSE[b]![h]![i]!);
@@ -230,39 +237,50 @@ export const flash_attention_bwd_main = T.prim_func(function flash_attention_bwd
       // The block's LSE₂ and Δ rows, one per query row.
       T.tile.wg.copy(lse, LSE2.rearrange("b h (i r o) -> b h i r o", { r: 64, o: 1 }).sub(b, h, i));
       T.tile.wg.copy(dl, Delta.rearrange("b h (i r o) -> b h i r o", { r: 64, o: 1 }).sub(b, h, i));
-      T.ptx.wgmma.wait_group(0);
+      // S done (dP may still run).
+      T.ptx.wgmma.wait_group(1);
       // Key k0 + c is hidden from query 64·i + r when it is greater; a block crosses the
       // diagonal when its last key is hidden from its first query.
       const k0 = T.let_("k0", kb * BN + cw * 64);
       if (k0 + 63 > i * BM) {
         T.tile.wg.select(S, ([row, col]) => k0 + col! > i * BM + row!, -Infinity, S);
       }
-      // P = exp2(C·S − LSE₂).
+      // P = exp2(C·S − LSE₂), to shared memory; then dV_w += Pᵀ·dO (P read as [K, M]) runs
+      // while dS is computed.
       T.tile.wg.mul(S, S, C);
       T.tile.wg.sub(S, S, lse);
       T.tile.wg.exp2(S, S, { approx: true });
-      // dS = P ∘ (dP − Δ).
-      T.tile.wg.sub(dP, dP, dl);
-      T.tile.wg.mul(dP, dP, S);
       T.tile.wg.cast(P16, S);
-      T.tile.wg.cast(dS16, dP);
-      // dQ_partial = dS · K_w (RS), issued first: it needs no shared P or dS.
-      T.tile.wg.gemm_async(dQa, dS16, sKw, { accum: false });
       T.tile.wg.copy(sPw, P16);
-      T.tile.wg.copy(sdSw, dS16);
-      // The generic-proxy stores of P and dS, before the wgmma reads them.
       T.ptx.fence.proxy_async("shared::cta");
       wgBarrier();
-      // dV_w += Pᵀ·dO, dK_w += dSᵀ·Q: P and dS [64 queries, 64 keys] read as [K, M].
       T.tile.wg.gemm_async(dVa, sPw, blocked(sdO.sub(st)), { transA: true, accum: true });
+      // dP done (dV may still run); dS = P ∘ (dP − Δ).
+      T.ptx.wgmma.wait_group(1);
+      T.tile.wg.sub(dP, dP, dl);
+      T.tile.wg.mul(dP, dP, S);
+      T.tile.wg.cast(dS16, dP);
+      // dQ_partial = dS · K_w (RS): it needs no shared dS.
+      T.tile.wg.gemm_async(dQa, dS16, sKw, { accum: false });
+      T.tile.wg.copy(sdSw, dS16);
+      // The generic-proxy stores of dS, before the wgmma reads them.
+      T.ptx.fence.proxy_async("shared::cta");
+      wgBarrier();
+      // dK_w += dSᵀ·Q, last: the dQ block goes to the accumulator while it runs.
       T.tile.wg.gemm_async(dKa, sdSw, blocked(sQ.sub(st)), { transA: true, accum: true });
-      T.ptx.wgmma.wait_group(0);
-      if (T.floormod(tid, 128) === 0) T.ptx.mbarrier.arrive(qEmpty.sub(st));
+      T.ptx.wgmma.wait_group(1);
       // dQ's block into the accumulator: once the previous reduction has read the staging
-      // block, the warpgroup stores it, fences, meets again, and one thread issues the reduction.
+      // block, the warpgroup stores it in the wgmma fragment order (thread t's slots 4n .. 4n + 3
+      // at 512n + 4t: 16-byte stores), fences, meets again, and one thread issues the reduction.
       if (T.floormod(tid, 128) === 0) T.ptx.cp.async_.bulk.wait_group_read(0);
       wgBarrier();
-      T.tile.wg.copy(sdQw.rearrange("(r c) -> r c", { c: 64 }), dQa);
+      const t = T.let_("tf", T.floormod(tid, 128));
+      const slots = dQa.flat();
+      for (const n of T.unroll(8)) {
+        for (const e of T.vectorized(4)) {
+          sdQ[cw]![n * 512 + t * 4 + e] = slots[n * 4 + e]!;
+        }
+      }
       T.ptx.fence.proxy_async("shared::cta");
       wgBarrier();
       if (T.floormod(tid, 128) === 0) {
@@ -274,6 +292,8 @@ export const flash_attention_bwd_main = T.prim_func(function flash_attention_bwd
         );
         T.ptx.cp.async_.bulk.commit_group();
       }
+      T.ptx.wgmma.wait_group(0);
+      if (T.floormod(tid, 128) === 0) T.ptx.mbarrier.arrive(qEmpty.sub(st));
     }
     // The last reduction completes before the CTA exits.
     if (T.floormod(tid, 128) === 0) T.ptx.cp.async_.bulk.wait_group(0);
@@ -294,16 +314,20 @@ export const flash_attention_bwd_post = T.prim_func(function flash_attention_bwd
   const i = T.let_("i", T.cuda.block_idx("x") * ROWS + T.floordiv(T.cuda.thread_idx("x"), 32));
   const h = T.cuda.block_idx("y");
   const b = T.cuda.block_idx("z");
-  const rowLayout = T.TileLayout(T.S([1, 32, 2], ["2@m", "1@laneid", "1@m"]));
-  const a = T.alloc_local([1, 64], "float32", { name: "a", layout: rowLayout });
-  const q = T.alloc_local([1, 64], "float16", { name: "q", layout: rowLayout });
+  // Row i of the accumulator as [1, 8, 4, 2] (see the preprocessing kernel): lane l holds
+  // columns 2l and 2l + 1.
+  const accLayout = T.TileLayout(T.S([1, 8, 4, 2], ["2@m", "4@laneid", "1@laneid", "1@m"]));
+  const a = T.alloc_local([1, 8, 4, 2], "float32", { name: "a", layout: accLayout });
+  const q = T.alloc_local([1, 8, 4, 2], "float16", { name: "q", layout: accLayout });
+  const r = T.floormod(i, BM);
   const accRow = dQacc
-    .rearrange("b h q k (r c) -> b h q r k c", { c: 64 })
-    .sub(b, h, T.floordiv(i, BM), T.floormod(i, BM));
+    .sub(b, h, T.floordiv(i, BM))
+    .rearrange("x0 (n w q p j e) -> w j q x0 n p e", { n: 8, w: 4, q: 8, p: 4, j: 2, e: 2 })
+    .sub(T.floordiv(r, 16), T.floormod(T.floordiv(r, 8), 2), T.floormod(r, 8));
   T.tile.warp.copy(a, accRow);
   T.tile.warp.mul(a, a, SCALE);
   T.tile.warp.cast(q, a);
-  T.tile.warp.copy(dQ.sub(b, i, h).rearrange("(k c) -> k c", { c: 64 }), q);
+  T.tile.warp.copy(dQ.sub(b, i, h).rearrange("(k n p e) -> k n p e", { n: 8, p: 4, e: 2 }), q);
 });
 
 /**

@@ -1,6 +1,6 @@
 // Where a thread's slots of a wgmma accumulator tile lie (the attention kernels' and the GEMM's
 // epilogues and row indices): PTX ISA, wgmma "Matrix fragments for accumulator D".
-import { T, type ExprLike, type PrimExpr } from "@tirx-ts/dsl";
+import { T, type ExprLike, type PrimExpr, type TileView } from "@tirx-ts/dsl";
 
 /**
  * Thread t's first row (of its two, r and r + 8) within its warpgroup's 64 rows of a wgmma
@@ -12,3 +12,42 @@ export const fragRow = (t: ExprLike): PrimExpr =>
 
 /** Thread t's first column of each 8-column group of a wgmma accumulator: 2·(t mod 4). */
 export const fragCol = (t: ExprLike): PrimExpr => T.mul(T.floormod(t, 4), 2);
+
+/**
+ * A [64, 64] float32 block in the fragment order of a warpgroup's m64n64 wgmma accumulator:
+ * element (r, c), r = 16·w + 8·j + q, c = 8·n + 2·p + e (w < 4, j < 2, q < 8, n < 8, p < 4,
+ * e < 2), at offset 512·n + 128·w + 16·q + 4·p + 2·j + e. Thread t = 32·w + 4·q + p holds it in
+ * slot 4·n + 2·j + e (PTX ISA, wgmma "Matrix fragments for accumulator D"), so that slots
+ * 4·n … 4·n + 3 of thread t lie at offsets 512·n + 4·t … + 3: each thread stores its 32 slots as
+ * eight 16-byte vectors, a warp 512 contiguous bytes a store (no bank conflicts, where a
+ * row-major block takes eight ways: a warp's eight rows 256 bytes apart). FlashAttention-3 keeps
+ * its dQ accumulator in this order for the same reason.
+ */
+export const FRAG_BLOCK = { n: 8, w: 4, q: 8, p: 4, j: 2, e: 2 } as const;
+
+/**
+ * Store a warpgroup's [64, 64] float32 wgmma accumulator tile `acc` (layout wgmma_tile_layout("D",
+ * 64, 64, "float32")) to `block`, a contiguous 4096-element float32 view (16-byte aligned), in
+ * {@link FRAG_BLOCK}'s order: thread t (`tid` mod 128) writes offsets 512·n + 4·t … + 3 from its
+ * slots 4·n … 4·n + 3, as 16-byte stores.
+ */
+export function storeFragmentBlock(block: TileView, acc: TileView, tid: ExprLike): void {
+  const t = T.let_("tf", T.floormod(tid, 128));
+  const slots = acc.flat();
+  for (const n of T.unroll(8)) {
+    for (const k of T.vectorized(4)) {
+      block.set([T.add(T.add(T.mul(n, 512), T.mul(t, 4)), k)], slots.get([T.add(T.mul(n, 4), k)]));
+    }
+  }
+}
+
+/**
+ * Row r (0 … 63) of a [64, 64] float32 block in {@link FRAG_BLOCK}'s order, given as `block`, a
+ * view whose last axis is the block's 4096 elements: the row's 64 columns as [8, 4, 2] (column
+ * 8·n + 2·p + e at [n, p, e]; strides 512, 4, 1), the leading axes of `block` kept.
+ */
+export function fragmentRow(block: TileView, r: ExprLike): TileView {
+  const lead = Array.from({ length: block.shape.length - 1 }, (_, i) => `x${i}`).join(" ");
+  const v = block.rearrange(`${lead} (n w q p j e) -> w j q ${lead} n p e`, FRAG_BLOCK);
+  return v.sub(T.floordiv(r, 16), T.floormod(T.floordiv(r, 8), 2), T.floormod(r, 8));
+}

@@ -54,7 +54,7 @@
 import { T, type ExprLike, type ParamType, type PrimExpr, type TileView } from "@tirx-ts/dsl";
 import type { PrimFunc } from "@tirx-ts/core";
 import { W, blocked, cols, rows, rowsAt } from "./views.js";
-import { fragCol, fragRow } from "../fragment.js";
+import { fragCol, fragRow, storeFragmentBlock } from "../fragment.js";
 import type { FlashAttentionSizes } from "./forward.js";
 import {
   BM,
@@ -180,8 +180,9 @@ export function makeFlashAttentionBackwardWide(s: FlashAttentionSizes): PrimFunc
         // (barrier 8 below orders a step's stores after the previous step's reads).
         const sP = shared([BM, BN], "sP");
         const sdS = shared([BM, BN], "sdS");
-        // Each consumer's [64 queries, 64 columns] float32 block of dQ, row-major as the blocked
-        // accumulator holds it: the source of its bulk reductions.
+        // Each consumer's [64 queries, 64 columns] float32 block of dQ, in the wgmma fragment
+        // order the blocked accumulator holds it in (fragment.ts FRAG_BLOCK: 16-byte stores, no
+        // bank conflicts): the source of its bulk reductions.
         const sdQ = T.alloc_shared([2, BM * W], "float32", {
           name: "sdQ",
           align: 128,
@@ -294,7 +295,7 @@ export function makeFlashAttentionBackwardWide(s: FlashAttentionSizes): PrimFunc
             ) => {
               T.if_(leader, () => T.ptx.cp.async_.bulk.wait_group_read(0));
               wgBarrier();
-              T.tile.wg.copy(sdQw.rearrange("(r c) -> r c", { c: W }), dQa);
+              storeFragmentBlock(sdQw, dQa, tid);
               then();
               T.ptx.fence.proxy_async("shared::cta");
               wgBarrier();

@@ -3,18 +3,24 @@
 //   1. `preprocess`, a warp per query row: Δ_i = Σ_d dO_id · O_id (float32), the forward's LSE
 //      in the log2 domain (LSE · log2 e; +inf for a row that saw no key, so exp2(s − LSE₂) = 0
 //      there, not NaN) and the float32 dQ accumulator zeroed (blocked: [64 queries, 64 columns]
-//      blocks, each contiguous);
+//      blocks, each contiguous and in the wgmma accumulator's fragment order, fragment.ts
+//      FRAG_BLOCK: a thread's slots are 16-byte vectors, so staging a block in shared memory has
+//      no bank conflicts; row-major, a warp's 8-byte stores of eight rows 256 bytes apart took
+//      eight ways);
 //   2. `main`, a CTA per 128 keys of one (batch, KV head); 384 threads: warpgroup 0 produces,
 //      warpgroups 1 and 2 consume 64 keys each (FlashAttention-3's split of the KV block):
 //      - the producer thread loads the CTA's K and V rows once, then Q and dO blocks of 64 query
 //        rows through a 2-deep ring by T.tile.copy_async (TMA, 128B swizzle), for each query
 //        head of the KV head's group in turn;
 //      - per query block a consumer recomputes S = Q·K_wᵀ and computes dP = dO·V_wᵀ (wgmma SS,
-//        64 × 64 float32 each, both in flight together), then P = exp2(scale·log2e·S − LSE₂)
-//        and dS = P ∘ (dP − Δ) with row vectors broadcast along the keys, and rounds P and dS
-//        to the 16-bit dtype; it stores both to shared memory (32-bit stores, 128B swizzle),
-//        and dV_w += Pᵀ·dO and dK_w += dSᵀ·Q read them as MN-major A operands (`transA`: P and
-//        dS are row-major, so Pᵀ is read transposed), after a proxy fence and a barrier;
+//        64 × 64 float32 each, both in flight), then, in FlashAttention-3's order so that the
+//        tensor cores run while the warpgroups compute: P = exp2(scale·log2e·S − LSE₂) while dP
+//        runs, rounded to the 16-bit dtype and stored to shared memory (32-bit stores, 128B
+//        swizzle); after a proxy fence and the warpgroup's barrier, dV_w += Pᵀ·dO (P read as an
+//        MN-major A operand, `transA`: P is row-major, so Pᵀ is read transposed) runs while
+//        dS = P ∘ (dP − Δ) is computed (row vectors broadcast along the keys) and stored as P;
+//        then dQ's product and dK_w += dSᵀ·Q, the dQ block staged while dK runs. Every wgmma
+//        group is waited for within its step;
 //      - dQ's partial sums of the block go through shared memory to the accumulator by one bulk
 //        reduction per consumer (`cp.reduce.async.bulk .add.f32`, 16 KiB, the L2 adds): at head
 //        dim 128 the consumers split dQ's columns, each computing dQ[:, 64·w ..] = dS · K[:,
@@ -63,7 +69,7 @@ import { T, type ExprLike, type ParamType, type PrimExpr, type TileView } from "
 import { invariant, showValue, type DType, type PrimFunc } from "@tirx-ts/core";
 import { checkHeadsAndWindow, configError } from "./options.js";
 import { W, blocked, cols, rows, rowsAt } from "./views.js";
-import { fragCol, fragRow } from "../fragment.js";
+import { fragCol, fragRow, fragmentRow, storeFragmentBlock } from "../fragment.js";
 import type { FlashAttentionSizes } from "./forward.js";
 import { makeFlashAttentionBackwardWide } from "./backward-wide.js";
 import {
@@ -85,22 +91,19 @@ const ROWS = 8;
 
 /**
  * Query row i of the blocked dQ accumulator [batch, heads, seqQ / 64, hd / 64, 64 · 64] of batch
- * b and head h, as its [hd / 64, 64] column blocks.
+ * b and head h (each block in the wgmma fragment order: fragment.ts FRAG_BLOCK), as its
+ * [hd / 64, 8, 4, 2] columns (column 64·k + 8·n + 2·p + e at [k, n, p, e]).
  */
 function accRow(acc: TileView, b: ExprLike, h: ExprLike, i: ExprLike): TileView {
-  return acc
-    .rearrange("b h q k (r c) -> b h q r k c", { c: W })
-    .sub(b, h, T.floordiv(i, BM), T.floormod(i, BM));
+  return fragmentRow(acc.sub(b, h, T.floordiv(i, BM)), T.floormod(i, BM));
 }
 
 /**
  * Padded row p of the varlen blocked dQ accumulator [heads, padQ / 64, hd / 64, 64 · 64] of head
- * h, as its [hd / 64, 64] column blocks.
+ * h, as {@link accRow}'s columns.
  */
 function accRowPacked(acc: TileView, h: ExprLike, p: ExprLike): TileView {
-  return acc
-    .rearrange("h q k (r c) -> h q r k c", { c: W })
-    .sub(h, T.floordiv(p, BM), T.floormod(p, BM));
+  return fragmentRow(acc.sub(h, T.floordiv(p, BM)), T.floormod(p, BM));
 }
 
 /** The three kernels of the backward pass, launched in this order. */
@@ -109,7 +112,8 @@ export interface FlashAttentionBackward {
    * (O, dO, LSE, Delta, LSE2, dQacc): O and dO [batch, seqQ, heads, hd] `dtype`, LSE [batch,
    * heads, seqQ] float32 (the forward's, natural log) → Delta and LSE2 [batch, heads, seqQ]
    * float32 (Δ = rowsum(dO ∘ O); LSE · log2 e, +inf where LSE = −inf), dQacc float32 zeroed
-   * ([batch, heads, seqQ / 64, hd / 64, 64 · 64]: blocks of 64 queries × 64 columns).
+   * ([batch, heads, seqQ / 64, hd / 64, 64 · 64]: blocks of 64 queries × 64 columns, each in
+   * the wgmma fragment order, fragment.ts FRAG_BLOCK).
    * With `varlen`: (O, dO, LSE, Delta, LSE2, dQacc, cuSeqlensQ), O and dO [totalQ, heads, hd],
    * LSE [heads, totalQ], the scratch tensors in the padded row space (see
    * {@link backwardScratch}: each sequence's padding rows get Δ = 0, LSE₂ = +inf, dQacc 0),
@@ -206,7 +210,7 @@ export function makeFlashAttentionBackward(s: FlashAttentionSizes): FlashAttenti
     : {
         rowF32: () => T.Tensor([batch, heads, seqQ], "float32"),
         // dQ's float32 accumulator, blocked: [batch, heads, seqQ / 64, D / 64, 64 · 64], each
-        // [64 queries, 64 columns] block row-major and contiguous (16 KiB), the unit one bulk
+        // [64 queries, 64 columns] block contiguous in fragment order (16 KiB), the unit one bulk
         // reduction adds.
         qF32: () => T.Tensor([batch, heads, seqQ / BM, D / W, BM * W], "float32"),
       };
@@ -218,6 +222,9 @@ export function makeFlashAttentionBackward(s: FlashAttentionSizes): FlashAttenti
   // 2l and 2l + 1 of each block.
   const rowLayout = T.TileLayout(T.S([D / W, 32, 2], ["2@m", "1@laneid", "1@m"]));
   const oneLayout = T.TileLayout(T.S([1]), T.R([32], ["1@laneid"]));
+  // A row of the dQ accumulator as [hd / 64, 8, 4, 2] (accRow): lane l holds columns 2l and
+  // 2l + 1 of each 64-column block, as rowLayout.
+  const accLayout = T.TileLayout(T.S([D / W, 8, 4, 2], ["2@m", "4@laneid", "1@laneid", "1@m"]));
   const rowLaunch = () =>
     T.device_entry({
       launch: T.cuda.LaunchConfig({
@@ -262,7 +269,7 @@ export function makeFlashAttentionBackward(s: FlashAttentionSizes): FlashAttenti
       const g = T.alloc_local([D], dt, { name: "g", layout: rowLayout });
       const of = T.alloc_local([D], "float32", { name: "of", layout: rowLayout });
       const gf = T.alloc_local([D], "float32", { name: "gf", layout: rowLayout });
-      const z = T.alloc_local([D / W, W], "float32", { name: "z", layout: rowLayout });
+      const z = T.alloc_local([D / W, 8, 4, 2], "float32", { name: "z", layout: accLayout });
       const delta = T.alloc_local([1], "float32", { name: "delta", layout: oneLayout });
       const acc = () => (p ? accRowPacked(dQacc!, h, p) : accRow(dQacc!, b, h, i));
       const row = () => {
@@ -315,13 +322,13 @@ export function makeFlashAttentionBackward(s: FlashAttentionSizes): FlashAttenti
       rowLaunch();
       const { i, h, b } = rowIndex();
       const sq = varlen ? queryRowsOf(cuSeqlensQ!, b) : undefined;
-      const a = T.alloc_local([D / W, W], "float32", { name: "a", layout: rowLayout });
-      const q = T.alloc_local([D / W, W], dt, { name: "q", layout: rowLayout });
+      const a = T.alloc_local([D / W, 8, 4, 2], "float32", { name: "a", layout: accLayout });
+      const q = T.alloc_local([D / W, 8, 4, 2], dt, { name: "q", layout: accLayout });
       const row = (acc: TileView, out: TileView) => {
         T.tile.warp.copy(a, acc);
         T.tile.warp.mul(a, a, scale);
         T.tile.warp.cast(q, a);
-        T.tile.warp.copy(out.rearrange("(k c) -> k c", { c: W }), q);
+        T.tile.warp.copy(out.rearrange("(k n p e) -> k n p e", { n: 8, p: 4, e: 2 }), q);
       };
       if (!sq) row(accRow(dQacc!, b, h, i), dQ!.sub(b, i, h));
       else {
@@ -422,8 +429,8 @@ export function makeFlashAttentionBackward(s: FlashAttentionSizes): FlashAttenti
         // ("rs" keeps P in registers: no sP.)
         const sP = rs ? undefined : shared([STAGES, 2, BM, 64], "sP");
         const sdS = shared([STAGES, 2, BM, 64], "sdS");
-        // Each consumer's [64 queries, 64 columns] float32 block of dQ, row-major as the blocked
-        // accumulator holds it: the source of its bulk reduction. "rs" (which has no sP) keeps
+        // Each consumer's [64 queries, 64 columns] float32 block of dQ, in fragment order as the
+        // blocked accumulator holds it: the source of its bulk reduction. "rs" (which has no sP) keeps
         // one per ring stage, so that a step never waits for the previous step's reduction to
         // read its block.
         const sdQ = T.alloc_shared(rs ? [STAGES, 2, BM * W] : [2, BM * W], "float32", {
@@ -586,7 +593,7 @@ export function makeFlashAttentionBackward(s: FlashAttentionSizes): FlashAttenti
                 T.if_(leader, () => T.ptx.cp.async_.bulk.wait_group_read(0));
                 wgBarrier();
               }
-              T.tile.wg.copy(sdQw.rearrange("(r c) -> r c", { c: W }), dQa);
+              storeFragmentBlock(sdQw, dQa, tid);
               T.ptx.fence.proxy_async("shared::cta");
               wgBarrier();
               T.if_(leader, () => {
@@ -612,6 +619,11 @@ export function makeFlashAttentionBackward(s: FlashAttentionSizes): FlashAttenti
             const arriveEmpty = (st: ExprLike) =>
               T.if_(T.floormod(tid, 128).eq(0), () => T.ptx.mbarrier.arrive(qEmpty.sub(st)));
             if (!rs) {
+              // FlashAttention-3's order, so that the tensor cores run while the warpgroups
+              // compute: dP runs while P is computed, dV = Pᵀ·dO (which needs only this
+              // warpgroup's P) while dS is, and dK while the dQ block goes to the accumulator.
+              // Every wgmma group is waited for within its step (a group in flight across the
+              // loop's back edge made ptxas serialize them all: C7518).
               forSteps((n, h, i) => {
                 const { st, ph } = stageOf(n);
                 const sPw = sP!.sub(st, cw);
@@ -619,29 +631,36 @@ export function makeFlashAttentionBackward(s: FlashAttentionSizes): FlashAttenti
                 issueS(st, ph);
                 issueDP(st, ph);
                 loadRowVectors(h, i);
-                T.ptx.wgmma.wait_group(0);
+                // S done (dP may still run).
+                T.ptx.wgmma.wait_group(1);
                 maskS(i);
                 probabilities(S, lse, c);
-                logitGradients(dP, S, dl);
                 T.tile.wg.cast(P16, S);
+                T.tile.wg.copy(sPw, P16);
+                T.ptx.fence.proxy_async("shared::cta");
+                wgBarrier();
+                // dV_w += Pᵀ·dO: P [64 queries, 64 keys] read as [K, M].
+                T.tile.wg.gemm_async(dVa, sPw, blocked(sdO.sub(st)), { transA: true, accum: true });
+                // dP done (dV may still run).
+                T.ptx.wgmma.wait_group(1);
+                logitGradients(dP, S, dl);
                 T.tile.wg.cast(dS16, dP);
                 if (!splitD) {
-                  // dQ_partial = dS · K_w (RS), issued first: it needs no shared P or dS.
+                  // dQ_partial = dS · K_w (RS): it needs no shared dS.
                   T.tile.wg.gemm_async(dQa, dS16, sKw, { accum: false });
                 }
-                T.tile.wg.copy(sPw, P16);
                 T.tile.wg.copy(sdSw, dS16);
                 publishDS();
-                // dV_w += Pᵀ·dO, dK_w += dSᵀ·Q: P and dS [64 queries, 64 keys] read as [K, M].
-                T.tile.wg.gemm_async(dVa, sPw, blocked(sdO.sub(st)), { transA: true, accum: true });
-                T.tile.wg.gemm_async(dKa, sdSw, blocked(sQ.sub(st)), { transA: true, accum: true });
                 if (splitD) {
                   // dQ[:, 64·cw ..] = dS [64, 128 keys] · K[128 keys, 64·cw ..].
                   T.tile.wg.gemm_async(dQa, blocked(sdS.sub(st)), sK.sub(cw), { accum: false });
                 }
+                // dK_w += dSᵀ·Q, last: the dQ block goes to the accumulator while it runs.
+                T.tile.wg.gemm_async(dKa, sdSw, blocked(sQ.sub(st)), { transA: true, accum: true });
+                T.ptx.wgmma.wait_group(1);
+                reduceDQ(st, h, i);
                 T.ptx.wgmma.wait_group(0);
                 arriveEmpty(st);
-                reduceDQ(st, h, i);
               });
             } else {
               // "rs", software-pipelined over the flat steps n < total: step n + 1's Sᵀ is issued
@@ -762,7 +781,8 @@ export interface ScratchTensor {
 /**
  * The scratch tensors the backward kernels `k` pass between them, as `preprocess` declares them:
  * Delta and LSE2 [batch, heads, seqQ] float32, and dQacc, the blocked float32 dQ accumulator
- * [batch, heads, seqQ / 64, hd / 64, 64 · 64]. With `varlen`, in the padded row space of the
+ * [batch, heads, seqQ / 64, hd / 64, 64 · 64] (blocks of 64 queries × 64 columns, each in the
+ * wgmma fragment order: fragment.ts FRAG_BLOCK). With `varlen`, in the padded row space of the
  * packed batch (sequence b's rows from row 64 · (⌊cuSeqlensQ[b] / 64⌋ + b), padQ = 64 ·
  * (⌈totalQ / 64⌉ + batch − 1)): Delta and LSE2 [heads, padQ], dQacc [heads, padQ / 64, hd / 64,
  * 64 · 64]. Allocate them with these shapes (contents are written by `preprocess`) and pass them
