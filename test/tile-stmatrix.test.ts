@@ -3,11 +3,20 @@
 // its hazard checks on, compared with the input; the PTX uses stmatrix (plain and .trans) and is
 // assembled by ptxas for sm_90. Without an sm_90 target the vectorized st.shared path serves.
 // Dispatch errors (TX2022) name the failed requirement and the nearest layout that works.
+// T.tile.wg.copy of a 16-bit tile in the wgmma accumulator layout takes stmatrix too (each warp
+// its 16 rows): bit-equal to the vectorized path through a plain and a 128B-swizzled tile.
 import { describe, expect, it } from "vitest";
 import { T, explainTile, sim, type PrimFunc } from "tirx-ts";
 import { compileToPtx } from "@tirx-ts/codegen-ptx";
 import { assembleLater } from "./util/ptxas-deferred.js";
-import { distinct, roundTrip, runRoundTrip } from "./util/stmatrix-kernels.js";
+import {
+  distinct,
+  distinctHalves,
+  roundTrip,
+  runRoundTrip,
+  runWgRoundTrip,
+  wgRoundTrip,
+} from "./util/stmatrix-kernels.js";
 import { errorOf } from "./util/error-of.js";
 
 const dev = sim();
@@ -177,5 +186,97 @@ describe("T.tile.warp.copy: mma fragments → shared by stmatrix (sm_90)", () =>
     );
     expect(e.code).toBe("TX5006");
     expect(e.message).toMatch(/arch must name a target \(sm_80, .*sm_90a\), got "sm_70"/);
+  });
+});
+
+describe("T.tile.wg.copy: a 16-bit wgmma D tile → shared by stmatrix (sm_90)", () => {
+  // [rows, cols, 128B swizzle, transposed view]: 64 × 64 is one swizzle row wide (backward's P
+  // and dS), 64 × 128 two, 128 × 64 two 64-row blocks; the transposed view is the hd-256
+  // backward's dK / dV staging (.trans).
+  const CASES: readonly [number, number, boolean, boolean][] = [
+    [64, 64, false, false],
+    [64, 64, true, false],
+    [64, 128, false, false],
+    [64, 128, true, false],
+    [128, 64, true, false],
+    [64, 64, true, true],
+  ];
+  it.each(CASES)(
+    "%i × %i (128B swizzle: %s, transposed: %s): equal to the vector path, bit for bit",
+    (r, c, swz, tr) => {
+      const tag = `${r}x${c}${swz ? "_swz" : ""}${tr ? "_t" : ""}`;
+      const opts = { swizzle128: swz, transposed: tr, arch: "sm_90" };
+      const fn = wgRoundTrip(r, c, `stm_wg_${tag}`, opts);
+      const vec = wgRoundTrip(r, c, `stm_wg_vec_${tag}`, { ...opts, dispatch: "vector" });
+      const ptx = ptxOf(fn);
+      // Each warp stores its 16 rows × c columns: c / 8 · 2 matrices, four a stmatrix.x4, in
+      // each 64-row block; the load back through the wgmma D tile is ldmatrix.x4 likewise.
+      const x4 = ((r / 64) * (c / 8) * 2) / 4;
+      const t = tr ? ".trans" : "";
+      const inst = (op: string): RegExp =>
+        new RegExp(
+          `${op}\\.sync\\.aligned\\.m8n8\\.x4${t.replace(".", "\\.")}\\.shared\\.b16`,
+          "g",
+        );
+      expect(ptx.match(inst("stmatrix"))).toHaveLength(x4);
+      expect(ptx.match(inst("ldmatrix"))).toHaveLength(x4);
+      expect(ptx).not.toMatch(/\bst\.shared\./);
+      const vptx = ptxOf(vec);
+      expect(vptx).not.toMatch(/stmatrix\.sync/);
+      // The vector path: a store per pair of columns ((r / 64) · c / 4 a thread), or two where
+      // codegen does not prove the pair 4-byte aligned (a transposed view: one per element).
+      const stores = vptx.match(/\bst\.shared\.b(16|32)\b/g) ?? [];
+      expect(stores.length).toBeGreaterThanOrEqual(((r / 64) * c) / 4);
+      expect(explainTile(fn)[1]).toMatch(
+        new RegExp(
+          `T\\.tile\\.wg\\.copy → stmatrix x4${t.replace(".", "\\.")} ×${x4} per warp: f is ${r} × ${c} wgmma D fragments .*\\(sm_90\\)`,
+        ),
+      );
+      const x = distinctHalves(r * c);
+      expect(new Set(x).size).toBe(r * c);
+      const got = runWgRoundTrip(fn, r, c, x, dev);
+      const want = runWgRoundTrip(vec, r, c, x, dev);
+      expect(got.rows).toEqual(want.rows);
+      expect(got.rows).toEqual(Array.from(x));
+      expect(got.ldmatrix).toEqual(Array.from(x));
+      expect(want.ldmatrix).toEqual(Array.from(x));
+    },
+  );
+
+  it("without an sm_90 target the vector path serves, and explain says why", () => {
+    const fn = wgRoundTrip(64, 64, "stm_wg_none");
+    expect(ptxOf(fn, "sm_80")).not.toMatch(/stmatrix\.sync/);
+    expect(explainTile(fn)[1]).toMatch(/st\.shared vectors of 4 B .*\(stmatrix needs sm_90: /);
+  });
+
+  it("a view whose rows are not 16-byte aligned is TX2022; a tile in another layout is not stmatrix", () => {
+    const e = errorOf(() =>
+      T.function("stm_wg_pitch", { X: T.Tensor([64, 64], "float16") }, ({ X }) => {
+        T.device_entry({ launch: T.cuda.LaunchConfig({ grid: 1, block: 128 }), arch: "sm_90" });
+        const s = T.alloc_shared([64, 68], "float16");
+        const f = T.alloc_local([64, 64], "float16", {
+          layout: T.layout.wgmma_tile_layout("D", 64, 64, "float32"),
+        });
+        T.tile.wg.copy(f, X);
+        T.tile.wg.copy(s.sub(":", "0:64"), f);
+      }),
+    );
+    expect(e.code).toBe("TX2022");
+    expect(e.message).toMatch(
+      /T\.tile\.wg\.copy: stmatrix from f .*\(wgmma D fragments\): .*byte 136: a stmatrix row must start 16-byte aligned/,
+    );
+    const forced = errorOf(() =>
+      T.function("stm_wg_forced", { X: T.Tensor([64, 64], "float16") }, ({ X }) => {
+        T.device_entry({ launch: T.cuda.LaunchConfig({ grid: 1, block: 128 }), arch: "sm_90" });
+        const s = T.alloc_shared([64, 64], "float16");
+        const f = T.alloc_local([64, 64], "float16", {
+          layout: T.layout.wg_local_layout(64, 64),
+        });
+        T.tile.wg.copy(f, X);
+        T.tile.wg.copy(s, f, { dispatch: "stmatrix" });
+      }),
+    );
+    expect(forced.code).toBe("TX2022");
+    expect(forced.message).toMatch(/nor a warpgroup tile of 16-bit wgmma D fragments/);
   });
 });

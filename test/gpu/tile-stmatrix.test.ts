@@ -1,11 +1,20 @@
 // T.tile.warp.copy through stmatrix (registers → shared) and ldmatrix (shared → registers) on the
 // GPU and on the simulated device: round trips of A, B and float16 C fragment tiles whose
-// elements are all distinct must return the input exactly on both. Needs an sm_90 device (the
+// elements are all distinct must return the input exactly on both; likewise T.tile.wg.copy of
+// float16 tiles in the wgmma accumulator layout (each warp's 16 rows by stmatrix), plain and
+// 128B-swizzled, read back through a row-per-thread tile and through ldmatrix. Needs an sm_90 device (the
 // kernels store by stmatrix); skipped, with the reason printed, where no CUDA driver loads or the
 // device is older.
 import { describe, expect, it } from "vitest";
 import { T, compile, cuda, cudaAvailable, sim, tensor } from "tirx-ts";
-import { distinct, roundTrip, type Operand } from "../util/stmatrix-kernels.js";
+import {
+  distinct,
+  distinctHalves,
+  roundTrip,
+  runWgRoundTrip,
+  wgRoundTrip,
+  type Operand,
+} from "../util/stmatrix-kernels.js";
 
 const probe = cudaAvailable();
 if (!probe.ok) console.log(`test/gpu/tile-stmatrix: skipped, no CUDA driver (${probe.reason})`);
@@ -47,5 +56,32 @@ describe.skipIf(!sm90)("stmatrix / ldmatrix round trips: GPU, simulator, input",
     const want = Array.from(distinct(r * c));
     expect(runOn(cuda(0), op, r, c, swz)).toEqual(want);
     expect(runOn(sim(), op, r, c, swz)).toEqual(want);
+  });
+});
+
+// [rows, cols, 128B swizzle, transposed view] of the wgmma D tiles (.trans for the transposed).
+const WG_CASES: readonly [number, number, boolean, boolean][] = [
+  [64, 64, true, false],
+  [64, 128, false, false],
+  [64, 128, true, false],
+  [128, 64, true, false],
+  [64, 64, true, true],
+];
+
+describe.skipIf(!sm90)("T.tile.wg.copy of wgmma D tiles by stmatrix: GPU, simulator, input", () => {
+  it.each(WG_CASES)("%i × %i (128B swizzle: %s, transposed: %s)", (r, c, swz, tr) => {
+    const tag = `${r}x${c}${swz ? "_swz" : ""}${tr ? "_t" : ""}`;
+    const fn = wgRoundTrip(r, c, `gpu_stm_wg_${tag}`, {
+      arch: "sm_90",
+      swizzle128: swz,
+      transposed: tr,
+    });
+    const x = distinctHalves(r * c);
+    const want = Array.from(x);
+    for (const dev of [cuda(0), sim()]) {
+      const got = runWgRoundTrip(fn, r, c, x, dev);
+      expect(got.rows).toEqual(want);
+      expect(got.ldmatrix).toEqual(want);
+    }
   });
 });

@@ -169,8 +169,9 @@ export function function_<P extends Record<string, ParamType>>(
  * Begin the device part of the kernel: every later statement runs on each thread of `launch`.
  * Call it once, first. (TIRx `T.device_entry(launch=...)`.) `arch` (optional, e.g. `"sm_90"`)
  * names the target the tile primitives dispatch for (TIRx reads the current target): with sm_90
- * or later `T.tile.warp.copy` stores mma fragments to shared memory by stmatrix; without it they
- * choose instructions every target has. Compiling for a lower arch than an instruction chosen
+ * or later `T.tile.warp.copy` stores mma fragments (and `T.tile.wg.copy` 16-bit tiles in the
+ * wgmma accumulator layout) to shared memory by stmatrix; without it they choose instructions
+ * every target has. Compiling for a lower arch than an instruction chosen
  * needs is the op table's arch error as usual.
  * @example T.device_entry({ launch: T.cuda.LaunchConfig({ grid: 1, block: 32 }), arch: "sm_90" });
  * @throws TirxError TX1006 when called twice or after other statements; TX5006 for an `arch`

@@ -69,10 +69,13 @@ function memoryStrides(t: RegisterTile, view: View, ctx: TileContext): number[] 
  * of a CTA for a layout over laneid only) are replicas too, and only the first of them stores.
  * Register to register copies need equal layouts.
  * Dispatch order between a register tile and shared memory: a warp tile of mma.sync fragments
- * (A, B, or C of a 16-bit dtype) moves by `ldmatrix` (shared → registers, sm_75) or `stmatrix`
- * (registers → shared, sm_90; the target is `T.device_entry`'s `arch`, and without one, or below
- * sm_90, the vectorized `st.shared` path serves and `explain` says why); see `matrixMoveCopy` in
- * `matrix-move.ts`. Every other pair takes the vector / scalar path. `{ dispatch }` forces one:
+ * (A, B, or C of a 16-bit dtype), or a warpgroup tile of a 16-bit dtype in the wgmma accumulator
+ * layout (`T.layout.wgmma_tile_layout("D", 64·k, N, "float32")`, e.g. P after `T.tile.wg.cast`:
+ * each warp's 16 rows are m16n8k16 C fragments, PTX ISA wgmma "Matrix fragments for accumulator
+ * D"), moves by `ldmatrix` (shared → registers, sm_75) or `stmatrix` (registers → shared, sm_90;
+ * PTX ISA, stmatrix: each 32-bit register an 8 × 8 b16 matrix, one 16-byte row per lane address;
+ * the target is `T.device_entry`'s `arch`, and without one, or below sm_90, the vectorized
+ * `st.shared` path serves and `explain` says why); see `matrixMoveCopy` in `matrix-move.ts`. Every other pair takes the vector / scalar path. `{ dispatch }` forces one:
  * `"ldmatrix"` / `"stmatrix"` (TX2022 naming why when the tile, the view or the target cannot
  * take it, e.g. stmatrix below sm_90 names the vectorized path) or `"vector"` (the vector / scalar
  * path even for fragment tiles).

@@ -7,7 +7,9 @@ import { bufferPtr } from "../layout/view.js";
 import { checkOpCall } from "../ops/check.js";
 import { ldmatrixName, stmatrixName, type MatrixCount } from "../ops/mma/ldmatrix.js";
 import { opOf } from "../ops/registry.js";
-import { laneSlots, matchMmaTiling, matrixShape, slotPtr, type MmaTiling } from "./mma-fragment.js";
+import { wgmmaTileLayout } from "../layout/fragments.js";
+import { applyLayout } from "../layout/tile-layout.js";
+import { laneSlots, matchMmaTiling, matrixShape, slotPtr } from "./mma-fragment.js";
 import {
   showTile,
   tileDispatchError,
@@ -38,34 +40,107 @@ export const MATRIX_MOVE_SM: Readonly<Record<MatrixMoveKind, number>> = {
 };
 
 /**
- * The mma.sync fragment tiling a matrix move serves for `t`: A or B fragments of m16n8k16, or
- * the C/accumulator fragments of m16n8k16 when `t` holds a 16-bit dtype (e.g. a float16 C tile
- * after `T.tile.cast`); every such fragment keeps two b16 elements of one matrix row per 32-bit
- * register. Undefined when `t` is none of them (or not a laid-out 16-bit tile).
+ * A register tile a matrix move serves: every 32-bit register (slots 2q, 2q + 1) of every warp
+ * that holds it is one 8 × 8 b16 matrix in ldmatrix / stmatrix's lane order.
+ * - `axis` `"laneid"`: a warp tile of mma.sync m16n8k16 fragments (A, B, or C of a 16-bit
+ *   dtype), one warp;
+ * - `axis` `"tid_in_wg"`: a warpgroup tile in the wgmma accumulator layout
+ *   (`T.layout.wgmma_tile_layout("D", 64·k, N, "float32")`, held as a 16-bit dtype, e.g. after
+ *   `T.tile.wg.cast`), four warps: warp w of a 64-row block holds its rows 16w..16w+15 exactly
+ *   as the m16n8k16 C fragments of a 16 × N warp tile (PTX ISA, wgmma "Matrix fragments for
+ *   accumulator D" of .m64nNk16: d_i of lane (g, t) at [16w + g + 8·((i >> 1) & 1),
+ *   8·(i >> 2) + 2t + (i & 1)]; mma.sync "Matrix fragments for mma.m16n8k16": c_i of lane (g, t)
+ *   at [g + 8·(i >> 1), 2t + (i & 1)]), so each of its registers is such a matrix too.
  */
-export function matrixTiling(t: RegisterTile): MmaTiling | undefined {
-  if (!t.laidOut || dtypeBytes(t.dtype) !== 2) return undefined;
-  for (const operand of ["A", "B", "C"] as const) {
-    const m = matchMmaTiling(t, operand, "m16n8k16");
-    if (typeof m !== "string") return m;
-  }
-  return undefined;
+export interface MatrixTiling {
+  /** The thread axis that names the holders: one warp's lanes, or a warpgroup's threads. */
+  readonly axis: "laneid" | "tid_in_wg";
+  /** The fragments, for messages: "m16n8k16 B fragments", "wgmma D fragments". */
+  readonly kind: string;
+  /** The whole tile, for explain: "2 × 2 m16n8k16 B fragments", "64 × 64 wgmma D fragments …". */
+  readonly grid: string;
+  /** The dim(s) the shared view must keep contiguous, for the TX2022 hint. */
+  readonly contiguous: string;
+  /** Per logical element (row-major over the tile's shape): its holder on `axis`, its slot. */
+  readonly thread: readonly number[];
+  readonly slot: readonly number[];
 }
 
 /**
- * Copy's rule between a warp register tile of mma.sync fragments and a shared view, one concept
- * for both directions: the fragment grid is a set of 8 × 8 b16 matrices. Each 32-bit register of
- * the lane's array (slots 2q, 2q + 1) is an 8 × 8 matrix whose lane (g, t) = (lane / 4, lane % 4)
- * holds [g][2t + h] (a memory row is 8 contiguous elements: the plain form) or [2t + h][g]
- * (`.trans`, e.g. B of a row-major K × N tile); runs of 4, 2 or 1 consecutive registers of one
- * orientation become one `.x4`, `.x2` or `.x1`, lane 8·j + r giving the address of row r of
- * matrix j. Row addresses go through the buffer's swizzle like any access.
+ * The matrix-move tiling of `t` (see {@link MatrixTiling}): A or B fragments of mma.sync
+ * m16n8k16, the C/accumulator fragments of m16n8k16 when `t` holds a 16-bit dtype (e.g. a
+ * float16 C tile after `T.tile.cast`), or a 16-bit warpgroup tile whose element → (tid_in_wg,
+ * slot) map is that of `wgmmaTileLayout("D", rows, cols, "float32")` (element by element, so any
+ * notation of that map). Every such fragment keeps two b16 elements of one matrix row per 32-bit
+ * register. Undefined when `t` is none of them (or not a laid-out 16-bit tile).
+ */
+export function matrixTiling(t: RegisterTile): MatrixTiling | undefined {
+  if (!t.laidOut || dtypeBytes(t.dtype) !== 2) return undefined;
+  for (const operand of ["A", "B", "C"] as const) {
+    const m = matchMmaTiling(t, operand, "m16n8k16");
+    if (typeof m === "string") continue;
+    const ls = laneSlots(t) as { lane: number[]; slot: number[] };
+    return {
+      axis: "laneid",
+      kind: `${m.shape} ${m.operand} fragments`,
+      grid: `${m.grid[0]} × ${m.grid[1]} ${m.shape} ${m.operand} fragments`,
+      contiguous: m.operand === "A" ? "K" : m.operand === "C" ? "N" : "N or K",
+      thread: ls.lane,
+      slot: ls.slot,
+    };
+  }
+  return wgmmaDTiling(t);
+}
+
+/** `t` as a warpgroup tile of wgmma D fragments (see {@link matrixTiling}), or undefined. */
+function wgmmaDTiling(t: RegisterTile): MatrixTiling | undefined {
+  const l = t.layout;
+  const dims = matrixShape(t.shape);
+  if (!dims || dims[0] % 64 !== 0 || dims[1] % 8 !== 0) return undefined;
+  if (l.replica.some((x) => x.extent > 1)) return undefined;
+  if (l.shard.some((x) => x.extent > 1 && x.axis !== "m" && x.axis !== "tid_in_wg")) {
+    return undefined;
+  }
+  if (Object.keys(l.offset).some((a) => a !== "m" && a !== "tid_in_wg")) return undefined;
+  const want = wgmmaTileLayout("D", dims[0], dims[1], "float32");
+  const thread: number[] = [];
+  const slot: number[] = [];
+  for (let e = 0; e < dims[0] * dims[1]; e++) {
+    const c = applyLayout(l, e);
+    const w = applyLayout(want, e);
+    if ((c.tid_in_wg ?? 0) !== w.tid_in_wg || (c.m ?? 0) !== w.m) return undefined;
+    thread.push(w.tid_in_wg!);
+    slot.push(w.m!);
+  }
+  return {
+    axis: "tid_in_wg",
+    kind: "wgmma D fragments",
+    grid: `${dims[0]} × ${dims[1]} wgmma D fragments (each warp's 16 rows of a 64-row block as m16n8k16 C fragments)`,
+    contiguous: "N",
+    thread,
+    slot,
+  };
+}
+
+/**
+ * Copy's rule between a register tile of fragments ({@link matrixTiling}) and a shared view, one
+ * concept for both directions: the fragment grid is a set of 8 × 8 b16 matrices. Each 32-bit
+ * register of the lane's array (slots 2q, 2q + 1) is an 8 × 8 matrix whose lane (g, t) =
+ * (lane / 4, lane % 4) holds [g][2t + h] (a memory row is 8 contiguous elements: the plain form)
+ * or [2t + h][g] (`.trans`, e.g. B of a row-major K × N tile); runs of 4, 2 or 1 consecutive
+ * registers of one orientation become one `.x4`, `.x2` or `.x1`, lane 8·j + r giving the address
+ * of row r of matrix j. Row addresses go through the buffer's swizzle like any access. For a
+ * warpgroup tile of wgmma D fragments every warp issues the same instructions on its own 16 rows
+ * of each 64-row block (its rows the m16n8k16 C fragments of a warp tile: PTX ISA, wgmma "Matrix
+ * fragments for accumulator D"); the row address is then affine in the bits of tid_in_wg.
  * - `ldmatrix` (PTX ISA, `ldmatrix.sync.aligned.m8n8.{x1,x2,x4}{.trans}.shared.b16`, sm_75):
  *   shared → `reg`;
  * - `stmatrix` (PTX ISA, `stmatrix.sync.aligned.m8n8.{x1,x2,x4}{.trans}.shared.b16`, sm_90, PTX
  *   7.8): `reg` → shared. When the scope has more warps than the layout names (e.g. a warp tile
- *   stored at cta scope), only the first of those implicit replicas stores (`storeOnceConds`).
- * `reg` is A, B or a 16-bit C tile (see {@link matrixTiling}).
+ *   stored at cta scope, or a warpgroup tile at cta scope with two warpgroups), only the first of
+ *   those implicit replicas stores (`storeOnceConds`).
+ * `reg` is A, B or a 16-bit C warp tile, or a 16-bit wgmma D warpgroup tile (see
+ * {@link matrixTiling}).
  * `forced` (copy's `{ dispatch: "ldmatrix" | "stmatrix" }`) turns each of those refusals into
  * TX2022; forced stmatrix without a known target is left to the op table's arch check.
  * @returns undefined when `reg` is not such a tile, `mem` is not shared, or the target is below
@@ -103,11 +178,11 @@ export function matrixMoveCopy(
   const tiling = matrixTiling(reg);
   if (!tiling) {
     return refuse(
-      `${showTile(reg)} is not a warp tile of m16n8k16 A, B or 16-bit C fragments`,
-      `T.layout.mma_sync_tile_layout("A" | "B" | "C", "m16n8k16", ...) over a ${reg.dtype === "float16" || reg.dtype === "bfloat16" ? reg.dtype : "16-bit"} tile, or ${vector}`,
+      `${showTile(reg)} is not a warp tile of m16n8k16 A, B or 16-bit C fragments, nor a warpgroup tile of 16-bit wgmma D fragments`,
+      `T.layout.mma_sync_tile_layout("A" | "B" | "C", "m16n8k16", ...) or T.layout.wgmma_tile_layout("D", 64, N, "float32") over a ${reg.dtype === "float16" || reg.dtype === "bfloat16" ? reg.dtype : "16-bit"} tile, or ${vector}`,
     );
   }
-  const what = `${kind} ${kind === "ldmatrix" ? "into" : "from"} ${showTile(reg)} (${tiling.shape} ${tiling.operand} fragments)`;
+  const what = `${kind} ${kind === "ldmatrix" ? "into" : "from"} ${showTile(reg)} (${tiling.kind})`;
   if (view.dtype !== reg.dtype || buf.dtype !== reg.dtype) {
     throw tileDispatchError(
       ctx,
@@ -131,31 +206,39 @@ export function matrixMoveCopy(
       `a swizzle that keeps 16-byte atoms, e.g. T.SwizzleLayout(3, ${buf.layout.swizzleLen}, ${Math.max(3 + buf.layout.swizzleLen, buf.layout.atomLen)}) in 16-bit elements`,
     );
   }
-  const ls = laneSlots(reg);
-  if (typeof ls === "string") return undefined;
-  // (lane, slot) → memory offset of the element in the view.
+  // (thread on tiling.axis, slot) → memory offset of the element in the view.
   const at = new Map<number, number>();
   const C = shape[1];
-  ls.slot.forEach((s, e) => {
-    at.set(ls.lane[e]! * 4096 + s, Math.floor(e / C) * vs.strides[0] + (e % C) * vs.strides[1]);
+  const KEY = 1 << 16;
+  tiling.slot.forEach((s, e) => {
+    at.set(
+      tiling.thread[e]! * KEY + s,
+      Math.floor(e / C) * vs.strides[0] + (e % C) * vs.strides[1],
+    );
   });
-  const maxSlot = Math.max(...ls.slot);
-  const regs: (MatrixReg | undefined)[] = [];
+  const maxSlot = Math.max(...tiling.slot);
+  const warps = tiling.axis === "laneid" ? 1 : 4;
+  // regs[q][w]: register q's matrix in warp w (every warp issues the same instructions).
+  const regs: (MatrixReg[] | undefined)[] = [];
   for (let q = 0; 2 * q <= maxSlot; q++) {
-    const off = (lane: number, h: number): number | undefined => at.get(lane * 4096 + 2 * q + h);
-    if (off(0, 0) === undefined) {
+    const off =
+      (w: number) =>
+      (lane: number, h: number): number | undefined =>
+        at.get((32 * w + lane) * KEY + 2 * q + h);
+    if (off(0)(0, 0) === undefined) {
       regs.push(undefined);
       continue;
     }
-    const m = matrixRows(off, false) ?? matrixRows(off, true);
-    if (!m) {
+    const first = matrixRows(off(0), false) ?? matrixRows(off(0), true);
+    const ms = first && [first, ...range(1, warps).map((w) => matrixRows(off(w), first.trans))];
+    if (!ms || ms.some((m) => m === undefined)) {
       throw tileDispatchError(
         ctx,
         `${what}: register ${q} (slots ${2 * q}, ${2 * q + 1}) of every lane is an 8 × 8 matrix whose 16-byte rows must each be 8 contiguous elements of ${buf.name}, but the view [${view.shape.join(", ")}] : [${view.strides.join(", ")}] splits them (neither its rows nor its columns are contiguous)`,
-        `a shared view whose ${tiling.operand === "A" ? "K" : tiling.operand === "C" ? "N" : "N or K"} dim is contiguous (stride 1) in runs of 8 elements`,
+        `a shared view whose ${tiling.contiguous} dim is contiguous (stride 1) in runs of 8 elements`,
       );
     }
-    const bad = m.rows.find((r) => (r * 2) % ROW_BYTES !== 0);
+    const bad = ms.flatMap((m) => m!.rows).find((r) => (r * 2) % ROW_BYTES !== 0);
     if (bad !== undefined) {
       throw tileDispatchError(
         ctx,
@@ -163,13 +246,13 @@ export function matrixMoveCopy(
         `row strides that are multiples of 8 elements (16 bytes)`,
       );
     }
-    regs.push(m);
+    regs.push(ms as MatrixReg[]);
   }
-  const lane = axisCoord("laneid", ctx);
+  const thread = axisCoord(tiling.axis, ctx);
   const stmts: Stmt[] = [];
   const counts: string[] = [];
   for (let q = 0; q < regs.length;) {
-    const r = regs[q];
+    const r = regs[q]?.[0];
     if (!r) {
       q++;
       continue;
@@ -177,14 +260,18 @@ export function matrixMoveCopy(
     const run = (n: number): boolean =>
       q % n === 0 &&
       q + n <= regs.length &&
-      regs.slice(q, q + n).every((x) => x !== undefined && x.trans === r.trans);
+      regs.slice(q, q + n).every((x) => x !== undefined && x[0]!.trans === r.trans);
     const num: MatrixCount = run(4) ? 4 : run(2) ? 2 : 1;
-    const table = Array.from({ length: 32 }, (_, l) => regs[q + ((l >> 3) % num)]!.rows[l & 7]!);
-    const addr = laneLinear(table, lane);
+    // Thread 32·w + l gives row l % 8 of matrix (l / 8) % num of warp w.
+    const table = Array.from(
+      { length: 32 * warps },
+      (_, i) => regs[q + (((i & 31) >> 3) % num)]![i >> 5]!.rows[i & 7]!,
+    );
+    const addr = laneLinear(table, thread);
     if (!addr) {
       throw tileDispatchError(
         ctx,
-        `${what}: the row addresses of registers ${q}..${q + num - 1} are not affine in the lane's bits`,
+        `${what}: the row addresses of registers ${q}..${q + num - 1} are not affine in the bits of ${tiling.axis}`,
         `T.layout.mma_sync_tile_layout over a row-major shared tile`,
       );
     }
@@ -213,7 +300,7 @@ export function matrixMoveCopy(
   const tally = [...new Set(counts)].map((c) => `${c} ×${counts.filter((x) => x === c).length}`);
   return {
     stmts: out,
-    explain: `${kind} ${tally.join(", ")}: ${reg.buffer.name} is ${tiling.grid[0]} × ${tiling.grid[1]} ${tiling.shape} ${tiling.operand} fragments and ${buf.name}${buf.layout ? ` (${showSwizzle(buf.layout)})` : ""} keeps each 16-byte row contiguous${kind === "stmatrix" ? " (sm_90)" : ""}${once.length > 0 ? "; one warp of the scope stores" : ""}`,
+    explain: `${kind} ${tally.join(", ")}${warps > 1 ? " per warp" : ""}: ${reg.buffer.name} is ${tiling.grid} and ${buf.name}${buf.layout ? ` (${showSwizzle(buf.layout)})` : ""} keeps each 16-byte row contiguous${kind === "stmatrix" ? " (sm_90)" : ""}${once.length > 0 ? "; one warp of the scope stores" : ""}`,
   };
 }
 
@@ -261,9 +348,10 @@ function matrixRows(
 }
 
 /**
- * `table[lane]` as an int32 expression of `lane` when it is linear in the lane's bits
- * (`Σ bit_b(lane) · table[2^b]`, table[0] = 0); runs of bits with doubling weights become one
- * `(lane >> b) % 2^n · w` term. Undefined otherwise.
+ * `table[lane]` as an int32 expression of `lane` (a thread coordinate of `table.length` values, a
+ * power of two: 32 lanes, or the 128 threads of a warpgroup) when it is affine in the lane's bits
+ * (`table[0] + Σ bit_b(lane) · (table[2^b] - table[0])`); runs of bits with doubling weights
+ * become one `(lane >> b) % 2^n · w` term. Undefined otherwise.
  */
 function laneLinear(table: readonly number[], lane: Expr): Expr | undefined {
   if (table[0] !== 0) {
@@ -274,24 +362,30 @@ function laneLinear(table: readonly number[], lane: Expr): Expr | undefined {
     );
     return rest && binary("add", rest, intImm(b0));
   }
-  const w = [1, 2, 4, 8, 16].map((b) => table[b]!);
-  for (let l = 0; l < 32; l++) {
+  const bits = Math.log2(table.length);
+  const w = range(0, bits).map((b) => table[1 << b]!);
+  for (let l = 0; l < table.length; l++) {
     const v = w.reduce((s, x, b) => s + ((l >> b) & 1) * x, 0);
     if (v !== table[l]) return undefined;
   }
   let e: Expr | undefined;
-  for (let b = 0; b < 5;) {
+  for (let b = 0; b < bits;) {
     if (w[b] === 0) {
       b++;
       continue;
     }
     let n = 1;
-    while (b + n < 5 && w[b + n] === w[b]! * 2 ** n) n++;
+    while (b + n < bits && w[b + n] === w[b]! * 2 ** n) n++;
     let digit: Expr = b === 0 ? lane : binary("floordiv", lane, intImm(2 ** b));
-    if (b + n < 5) digit = binary("floormod", digit, intImm(2 ** n));
+    if (b + n < bits) digit = binary("floormod", digit, intImm(2 ** n));
     const term = w[b] === 1 ? digit : binary("mul", digit, intImm(w[b]!));
     e = e ? binary("add", e, term) : term;
     b += n;
   }
   return e ?? intImm(0);
+}
+
+/** The integers lo, lo + 1, …, hi - 1. */
+function range(lo: number, hi: number): number[] {
+  return Array.from({ length: Math.max(0, hi - lo) }, (_, i) => lo + i);
 }
