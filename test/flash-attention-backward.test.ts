@@ -160,3 +160,24 @@ describe("T.tile.copy reduce", () => {
     );
   });
 });
+
+describe("flash_attention backward: P and dS stored by stmatrix", () => {
+  it('hd 128, "ss": the 16-bit P and dS tiles go to their 128B-swizzled shared tiles by stmatrix.x4 (4 a warp each); assembles for sm_90a', () => {
+    const k = makeFlashAttentionBackward({
+      ...{ batch: 2, heads: 8, seqQ: 1024, seqK: 1024, dtype: "bfloat16" as const },
+      ...{ headDim: 128, backwardMma: "ss" as const },
+    });
+    const lines = explainTile(k.main).filter((l) => /T\.tile\.wg\.copy → stmatrix/.test(l));
+    expect(lines.map((l) => l.replace(/^.*→ /, ""))).toEqual([
+      "stmatrix x4 ×4 per warp: P16 is 64 × 64 wgmma D fragments (each warp's 16 rows of a 64-row block as m16n8k16 C fragments) and sP (Swizzle<3, 4, 3> on bytes) keeps each 16-byte row contiguous (sm_90)",
+      "stmatrix x4 ×4 per warp: dS16 is 64 × 64 wgmma D fragments (each warp's 16 rows of a 64-row block as m16n8k16 C fragments) and sdS (Swizzle<3, 4, 3> on bytes) keeps each 16-byte row contiguous (sm_90)",
+    ]);
+    const main = compileToPtx(k.main, { arch: "sm_90a" }).text;
+    expect(
+      main.match(
+        /stmatrix\.sync\.aligned\.m8n8\.x4\.shared\.b16 \[%r\d+\], \{%r\d+, %r\d+, %r\d+, %r\d+\};/g,
+      ),
+    ).toHaveLength(8);
+    assembleLater(main, "sm_90a", "bwd hd128 ss stmatrix");
+  });
+});

@@ -41,8 +41,17 @@ const SCALE = 0.125;
 const C = 0.18033688011112042;
 const KV_BYTES = BN * D * 2;
 const Q_BYTES = BM * D * 2;
-/** K, V, the Q and dO rings, the P and dS rings of both consumers, their dQ staging blocks. */
-const SMEM = (2 * BN + 2 * STAGES * BM) * D * 2 + STAGES * 2 * 2 * BM * 64 * 2 + 2 * BM * D * 4;
+/** Bytes of a query block's LSE₂ or Δ (64 float32): one bulk copy. */
+const ROW_BYTES = 64 * 4;
+/**
+ * K, V, the Q and dO rings, the P and dS rings of both consumers, their dQ staging blocks, the
+ * LSE₂ and Δ rings.
+ */
+const SMEM =
+  (2 * BN + 2 * STAGES * BM) * D * 2 +
+  STAGES * 2 * 2 * BM * 64 * 2 +
+  2 * BM * D * 4 +
+  STAGES * 2 * ROW_BYTES;
 
 export const flash_attention_bwd_pre = T.prim_func(function flash_attention_bwd_pre(
   O: Tensor<[1, 128, 2, 64], "float16">,
@@ -105,6 +114,8 @@ export const flash_attention_bwd_main = T.prim_func(function flash_attention_bwd
 ) {
   T.device_entry({
     launch: T.cuda.LaunchConfig({ grid: [1, 2, 1], block: 384, dynamic_shared_bytes: SMEM }),
+    // sm_90a: P and dS go to shared memory by stmatrix.
+    arch: "sm_90a",
   });
   const tid = T.cuda.thread_idx("x");
   const kb = T.cuda.block_idx("x");
@@ -154,6 +165,9 @@ export const flash_attention_bwd_main = T.prim_func(function flash_attention_bwd
   });
   // Each consumer's [64 queries, 64 columns] float32 block of dQ: its bulk reduction's source.
   const sdQ = T.alloc_shared([2, BM * D], "float32", { name: "sdQ", align: 128, dynamic: true });
+  // The query block's LSE₂ and Δ per ring stage, loaded by the producer with Q and dO.
+  const sLse = T.alloc_shared([STAGES, BM], "float32", { name: "sLse", align: 128, dynamic: true });
+  const sDl = T.alloc_shared([STAGES, BM], "float32", { name: "sDl", align: 128, dynamic: true });
   const kvFull = T.alloc_shared([1], "uint64", { name: "kvFull" });
   const qFull = T.alloc_shared([STAGES], "uint64", { name: "qFull" });
   const oFull = T.alloc_shared([STAGES], "uint64", { name: "oFull" });
@@ -185,14 +199,26 @@ export const flash_attention_bwd_main = T.prim_func(function flash_attention_bwd
         const ph = T.let_("ph", T.floormod(T.floordiv(r, STAGES), 2));
         // The stage's Q and dO are freed together.
         T.ptx.mbarrier.try_wait(qEmpty.sub(st), 1 - ph);
-        T.ptx.mbarrier.arrive.expect_tx(qFull.sub(st), Q_BYTES);
+        T.ptx.mbarrier.arrive.expect_tx(qFull.sub(st), Q_BYTES + ROW_BYTES);
         T.tile.copy_async(blocked(sQ.sub(st)), cols(rows(Q, BM).sub(b, i, h)), {
           mbar: qFull.sub(st),
         });
-        T.ptx.mbarrier.arrive.expect_tx(oFull.sub(st), Q_BYTES);
+        T.cuda.tile.apply(
+          T.ptx["cp.async.bulk.shared::cta.global.mbarrier::complete_tx::bytes"],
+          sLse.sub(st),
+          LSE2.rearrange("b h (i r) -> b h i r", { r: BM }).sub(b, h, i),
+          { chunk_bytes: ROW_BYTES, mbar: qFull.sub(st) },
+        );
+        T.ptx.mbarrier.arrive.expect_tx(oFull.sub(st), Q_BYTES + ROW_BYTES);
         T.tile.copy_async(blocked(sdO.sub(st)), cols(rows(dO, BM).sub(b, i, h)), {
           mbar: oFull.sub(st),
         });
+        T.cuda.tile.apply(
+          T.ptx["cp.async.bulk.shared::cta.global.mbarrier::complete_tx::bytes"],
+          sDl.sub(st),
+          Delta.rearrange("b h (i r) -> b h i r", { r: BM }).sub(b, h, i),
+          { chunk_bytes: ROW_BYTES, mbar: oFull.sub(st) },
+        );
       }
     }
   } else {
@@ -234,9 +260,9 @@ export const flash_attention_bwd_main = T.prim_func(function flash_attention_bwd
       T.tile.wg.gemm_async(S, blocked(sQ.sub(st)), sKw, { transB: true, accum: false });
       T.ptx.mbarrier.try_wait(oFull.sub(st), ph);
       T.tile.wg.gemm_async(dP, blocked(sdO.sub(st)), sVw, { transB: true, accum: false });
-      // The block's LSE₂ and Δ rows, one per query row.
-      T.tile.wg.copy(lse, LSE2.rearrange("b h (i r o) -> b h i r o", { r: 64, o: 1 }).sub(b, h, i));
-      T.tile.wg.copy(dl, Delta.rearrange("b h (i r o) -> b h i r o", { r: 64, o: 1 }).sub(b, h, i));
+      // The block's LSE₂ and Δ, one per query row, from the stage's shared copies.
+      T.tile.wg.copy(lse, sLse.sub(st).rearrange("(r o) -> r o", { o: 1 }));
+      T.tile.wg.copy(dl, sDl.sub(st).rearrange("(r o) -> r o", { o: 1 }));
       // S done (dP may still run).
       T.ptx.wgmma.wait_group(1);
       // Key k0 + c is hidden from query 64·i + r when it is greater; a block crosses the

@@ -143,6 +143,9 @@ export function makeFlashAttentionBackwardWide(s: FlashAttentionSizes): PrimFunc
           block: 384,
           dynamic_shared_bytes: SHARED,
         }),
+        // sm_90a: the 16-bit P, dS and dK/dV staging tiles go to shared memory by stmatrix
+        // (T.tile.wg.copy picks it for a 16-bit wgmma accumulator tile where the target has it).
+        arch: "sm_90a",
       });
       const tid = T.cuda.thread_idx("x");
       const kb = T.cuda.block_idx("x");

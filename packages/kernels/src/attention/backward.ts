@@ -10,15 +10,19 @@
 //   2. `main`, a CTA per 128 keys of one (batch, KV head); 384 threads: warpgroup 0 produces,
 //      warpgroups 1 and 2 consume 64 keys each (FlashAttention-3's split of the KV block):
 //      - the producer thread loads the CTA's K and V rows once, then Q and dO blocks of 64 query
-//        rows through a 2-deep ring by T.tile.copy_async (TMA, 128B swizzle), for each query
-//        head of the KV head's group in turn;
+//        rows through a 2-deep ring by T.tile.copy_async (TMA, 128B swizzle), with the block's
+//        LSE₂ and Δ (one 256-byte bulk copy each, on the same barriers: the consumers read them
+//        from shared memory, as FlashAttention-3), for each query head of the KV head's group
+//        in turn;
 //      - per query block a consumer recomputes S = Q·K_wᵀ and computes dP = dO·V_wᵀ (wgmma SS,
 //        64 × 64 float32 each, both in flight), then, in FlashAttention-3's order so that the
 //        tensor cores run while the warpgroups compute: P = exp2(scale·log2e·S − LSE₂) while dP
-//        runs, rounded to the 16-bit dtype and stored to shared memory (32-bit stores, 128B
-//        swizzle); after a proxy fence and the warpgroup's barrier, dV_w += Pᵀ·dO (P read as an
-//        MN-major A operand, `transA`: P is row-major, so Pᵀ is read transposed) runs while
-//        dS = P ∘ (dP − Δ) is computed (row vectors broadcast along the keys) and stored as P;
+//        runs, rounded to the 16-bit dtype and stored to shared memory (stmatrix, 128B swizzle:
+//        the target is sm_90a; the vector path's 16-bit stores measured 0.87× cuDNN at hd 128
+//        seq 4k where removing them gave 1.39×); after a proxy fence and the warpgroup's
+//        barrier, dV_w += Pᵀ·dO (P read as an MN-major A operand, `transA`: P is row-major, so
+//        Pᵀ is read transposed) runs while dS = P ∘ (dP − Δ) is computed (row vectors broadcast
+//        along the keys) and stored as P;
 //        then dQ's product and dK_w += dSᵀ·Q, the dQ block staged while dK runs. Every wgmma
 //        group is waited for within its step;
 //      - dQ's partial sums of the block go through shared memory to the accumulator by one bulk
@@ -83,6 +87,8 @@ import {
   windowOffsets,
 } from "./backward-steps.js";
 
+/** Bytes of a query block's LSE₂ or Δ (64 float32): one bulk copy. */
+const ROW_BYTES = 64 * 4;
 /** Keys per CTA (two consumer warpgroups of 64). */
 const BN = 128;
 const STAGES = 2;
@@ -387,8 +393,12 @@ export function makeFlashAttentionBackward(s: FlashAttentionSizes): FlashAttenti
           dynamic_shared_bytes:
             (2 * BN + 2 * STAGES * BM) * D * 2 +
             STAGES * 2 * (rs ? 1 : 2) * BM * 64 * 2 +
-            (rs ? STAGES : 1) * 2 * BM * W * 4,
+            (rs ? STAGES : 1) * 2 * BM * W * 4 +
+            STAGES * 2 * ROW_BYTES,
         }),
+        // sm_90a: P and dS go to shared memory by stmatrix (T.tile.wg.copy picks it for a
+        // 16-bit wgmma accumulator tile where the target has it).
+        arch: "sm_90a",
       });
       const tid = T.cuda.thread_idx("x");
       const kb = T.cuda.block_idx("x");
@@ -438,6 +448,13 @@ export function makeFlashAttentionBackward(s: FlashAttentionSizes): FlashAttenti
           align: 128,
           dynamic: true,
         });
+        // The query block's LSE₂ and Δ (64 float32 each) per ring stage, loaded by the producer
+        // with Q and dO (one 256-byte bulk copy each, on the same barriers), as
+        // FlashAttention-3: the consumers read them from shared memory, not global memory.
+        const rowVec = (name: string) =>
+          T.alloc_shared([STAGES, BM], "float32", { name, align: 128, dynamic: true });
+        const sLse = rowVec("sLse");
+        const sDl = rowVec("sDl");
         const kvFull = T.alloc_shared([1], "uint64", { name: "kvFull" });
         const qFull = T.alloc_shared([STAGES], "uint64", { name: "qFull" });
         const oFull = T.alloc_shared([STAGES], "uint64", { name: "oFull" });
@@ -459,6 +476,25 @@ export function makeFlashAttentionBackward(s: FlashAttentionSizes): FlashAttenti
             : rows(x, BN).sub(b, kb, hk);
         const qTile = (x: TileView, i: ExprLike, h: ExprLike): TileView =>
           seq ? rowsAt(x, D, T.add(seq.q0, T.mul(i, BM)), h, BM, heads) : rows(x, BM).sub(b, i, h);
+        // Query block i's 64 values of head h of a row tensor (LSE2 or Delta) into `dst` by one
+        // bulk copy completing on `mbar` (with varlen, the block's rows in the padded row space).
+        const loadRow = (
+          dst: TileView,
+          x: TileView,
+          h: ExprLike,
+          i: ExprLike,
+          mbar: TileView,
+        ): void => {
+          const src = seq
+            ? x.rearrange("h (i r) -> h i r", { r: BM }).sub(h, T.add(seq.blk, i))
+            : x.rearrange("b h (i r) -> b h i r", { r: BM }).sub(b, h, i);
+          T.cuda.tile.apply(
+            T.ptx["cp.async.bulk.shared::cta.global.mbarrier::complete_tx::bytes"],
+            dst,
+            src,
+            { chunk_bytes: ROW_BYTES, mbar },
+          );
+        };
         T.if_(
           wg.eq(0),
           () => {
@@ -473,14 +509,16 @@ export function makeFlashAttentionBackward(s: FlashAttentionSizes): FlashAttenti
                 // The stage's Q and dO are freed together (the consumers' last reads of both
                 // are the same wgmma group).
                 T.ptx.mbarrier.try_wait(qEmpty.sub(st), T.sub(1, ph));
-                T.ptx.mbarrier.arrive.expect_tx(qFull.sub(st), qBytes);
+                T.ptx.mbarrier.arrive.expect_tx(qFull.sub(st), qBytes + ROW_BYTES);
                 T.tile.copy_async(blocked(sQ.sub(st)), cols(qTile(Q!, i, h)), {
                   mbar: qFull.sub(st),
                 });
-                T.ptx.mbarrier.arrive.expect_tx(oFull.sub(st), qBytes);
+                loadRow(sLse.sub(st), LSE2!, h, i, qFull.sub(st));
+                T.ptx.mbarrier.arrive.expect_tx(oFull.sub(st), qBytes + ROW_BYTES);
                 T.tile.copy_async(blocked(sdO.sub(st)), cols(qTile(dO!, i, h)), {
                   mbar: oFull.sub(st),
                 });
+                loadRow(sDl.sub(st), Delta!, h, i, oFull.sub(st));
               });
             });
           },
@@ -554,17 +592,11 @@ export function makeFlashAttentionBackward(s: FlashAttentionSizes): FlashAttenti
             // The block's LSE₂ and Δ, one per query row, as a column ([64, 1]; "rs": a row
             // [1, 64]) (with varlen, the block's rows in the padded row space: rows past the
             // sequence's end have LSE₂ = +inf, Δ = 0).
-            const loadRowVectors = (h: ExprLike, i: ExprLike) => {
-              const vec = (x: TileView) => {
-                const shape = rs ? { o: 1, r: 64 } : { r: 64, o: 1 };
-                const split = rs ? "(i o r)" : "(i r o)";
-                const tail = rs ? "o r" : "r o";
-                return seq
-                  ? x.rearrange(`h ${split} -> h i ${tail}`, shape).sub(h, T.add(seq.blk, i))
-                  : x.rearrange(`b h ${split} -> b h i ${tail}`, shape).sub(b, h, i);
-              };
-              T.tile.wg.copy(lse, vec(LSE2!));
-              T.tile.wg.copy(dl, vec(Delta!));
+            const loadRowVectors = (st: ExprLike) => {
+              const vec = (x: TileView) =>
+                rs ? x.rearrange("(o r) -> o r", { o: 1 }) : x.rearrange("(r o) -> r o", { o: 1 });
+              T.tile.wg.copy(lse, vec(sLse.sub(st)));
+              T.tile.wg.copy(dl, vec(sDl.sub(st)));
             };
             // The mask of query block i on S (Sᵀ with "rs").
             const maskS = (i: ExprLike) => {
@@ -630,7 +662,7 @@ export function makeFlashAttentionBackward(s: FlashAttentionSizes): FlashAttenti
                 const sdSw = sdS.sub(st, cw);
                 issueS(st, ph);
                 issueDP(st, ph);
-                loadRowVectors(h, i);
+                loadRowVectors(st);
                 // S done (dP may still run).
                 T.ptx.wgmma.wait_group(1);
                 maskS(i);
@@ -663,37 +695,30 @@ export function makeFlashAttentionBackward(s: FlashAttentionSizes): FlashAttenti
                 arriveEmpty(st);
               });
             } else {
-              // "rs", software-pipelined over the flat steps n < total: step n + 1's Sᵀ is issued
-              // before step n's dQ block goes to the accumulator, so the tensor cores run it while
-              // the warpgroup stores the block; its dPᵀ at the top of step n + 1, running while
-              // the warpgroup computes P. (Issuing both early keeps 224 float32 accumulators
-              // live and spills at hd 128.)
-              const total = stepCount();
-              T.if_(T.gt(total, 0), () => {
-                const { st, ph } = stageOf(0);
-                issueS(st, ph);
-              });
-              for (const n of T.range(total)) {
-                const { h, i } = stepAt(n);
+              // "rs", in the order of "ss": Pᵀ and dSᵀ in registers are dV's and dK's A operands;
+              // dV runs while dS is computed, dK while the dQ block goes to the accumulator. Every
+              // wgmma group is waited for within its step (issuing step n + 1's Sᵀ before step
+              // n's reduction made ptxas serialize every wgmma: C7518).
+              forSteps((n, h, i) => {
                 const { st, ph } = stageOf(n);
                 const sdSw = sdS.sub(st, cw);
+                issueS(st, ph);
                 issueDP(st, ph);
-                loadRowVectors(h, i);
+                loadRowVectors(st);
                 // Sᵀ done (dPᵀ may still run).
                 T.ptx.wgmma.wait_group(1);
                 maskS(i);
                 probabilities(S, lse, c);
-                // dV_w += Pᵀ·dO, Pᵀ [64 keys, 64 queries] from registers, issued now.
+                // dV_w += Pᵀ·dO, Pᵀ [64 keys, 64 queries] from registers.
                 T.tile.wg.cast(P16, S);
                 T.tile.wg.gemm_async(dVa, P16, blocked(sdO.sub(st)), { accum: true });
                 // dPᵀ done (dV may still run).
                 T.ptx.wgmma.wait_group(1);
                 logitGradients(dP, S, dl);
                 T.tile.wg.cast(dS16, dP);
-                // dK_w += dSᵀ·Q from registers; dSᵀ [64 keys, 64 queries] to shared memory for
-                // dQ = dS·K, which reads it transposed ([K, M]): at hd 128 columns 64·cw .. over
-                // both consumers' 128 keys, at hd 64 all columns over its own.
-                T.tile.wg.gemm_async(dKa, dS16, blocked(sQ.sub(st)), { accum: true });
+                // dSᵀ [64 keys, 64 queries] to shared memory for dQ = dS·K, which reads it
+                // transposed ([K, M]): at hd 128 columns 64·cw .. over both consumers' 128 keys,
+                // at hd 64 all columns over its own.
                 T.tile.wg.copy(sdSw, dS16);
                 publishDS();
                 if (splitD) {
@@ -704,20 +729,14 @@ export function makeFlashAttentionBackward(s: FlashAttentionSizes): FlashAttenti
                 } else {
                   T.tile.wg.gemm_async(dQa, sdSw, sKw, { transA: true, accum: false });
                 }
-                // Step n + 1's Sᵀ, then wait for all but it: dV, dK and dQ done.
-                const next = T.let_("next", T.add(n, 1));
-                T.if_(
-                  next.lt(total),
-                  () => {
-                    const sn = stageOf(next);
-                    issueS(sn.st, sn.ph);
-                    T.ptx.wgmma.wait_group(1);
-                  },
-                  () => T.ptx.wgmma.wait_group(0),
-                );
-                arriveEmpty(st);
+                // dK_w += dSᵀ·Q from registers, last: the dQ block goes to the accumulator while
+                // it runs.
+                T.tile.wg.gemm_async(dKa, dS16, blocked(sQ.sub(st)), { accum: true });
+                T.ptx.wgmma.wait_group(1);
                 reduceDQ(st, h, i);
-              }
+                T.ptx.wgmma.wait_group(0);
+                arriveEmpty(st);
+              });
             }
             // The last reduction completes before the CTA exits.
             T.if_(T.floormod(tid, 128).eq(0), () => T.ptx.cp.async_.bulk.wait_group(0));
