@@ -73,7 +73,69 @@ function copyThrough(layout: "default" | ReturnType<typeof T.swizzle_mode>): Pri
 
 const input = (n: number): number[] => Array.from({ length: n }, (_, i) => i);
 
+/**
+ * A [32, 64] float16 tile written by `T.vectorized(lanes)` stores (thread t's lanes at column
+ * `lanes · (t mod (64 / lanes)) + v` of row t / (64 / lanes), the column's base through a
+ * `T.let_`; `unproven` adds ⌊t / 1024⌋, 0 at run time, but no known multiple of the lanes) and
+ * read back element by element, each load swizzled on its own.
+ */
+function vectorStores(
+  layout: ReturnType<typeof T.swizzle_mode>,
+  lanes: number,
+  unproven: boolean,
+): PrimFunc {
+  return T.function(
+    "swz_vec",
+    { A: T.Tensor([32, 64], "float16"), B: T.Tensor([32, 64], "float16") },
+    ({ A, B }) => {
+      T.device_entry({ launch: T.cuda.LaunchConfig({ grid: 1, block: 128 }) });
+      const tid = T.cuda.thread_idx("x");
+      const S = T.alloc_shared([32, 64], "float16", { layout, name: "S", align: 1024 });
+      const per = 64 / lanes;
+      for (const k of T.unroll((32 * 64) / (128 * lanes))) {
+        const u = T.let_("u", tid.add(k.mul(128)));
+        const row = T.let_("row", u.floordiv(per));
+        const col = T.let_(
+          "col",
+          unproven
+            ? u.floormod(per).mul(lanes).add(tid.floordiv(1024))
+            : u.floormod(per).mul(lanes),
+        );
+        for (const v of T.vectorized(lanes)) {
+          S.set([row, T.add(col, v)], A.get([row, T.add(col, v)]));
+        }
+      }
+      T.cuda.cta_sync();
+      for (const j of T.range(16)) {
+        const e = T.let_("e", tid.mul(16).add(j));
+        B.set([e.floordiv(64), e.floormod(64)], S.get([e.floordiv(64), e.floormod(64)]));
+      }
+    },
+  );
+}
+
 describe("swizzled shared tiles", () => {
+  it.each([
+    ["128B", 2, false, "st.shared.b32"],
+    ["128B", 8, false, "st.shared.v4.b32"],
+    ["32B", 4, false, "st.shared.v2.b32"],
+    ["128B", 2, true, undefined],
+  ] as const)(
+    "T.vectorized stores into a %s-swizzled tile, %i lanes (a base not provably aligned: %s): swz(base + v) = swz(base) + v keeps one vector store (%s) where the lanes share a swizzle atom; the element-wise reads find every value",
+    (mode, lanes, unproven, vector) => {
+      const fn = vectorStores(T.swizzle_mode(mode), lanes, unproven);
+      const a = simTensor(input(2048), { shape: [32, 64], dtype: "float16" });
+      const b = simZeros([32, 64], "float16");
+      const r = runSim(verify(fn), [a, b], { hazards: "collect" });
+      expect(r.reports).toEqual([]);
+      expect(Array.from(b.toArray() as ArrayLike<number>)).toEqual(input(2048));
+      const ptx = compileToPtx(fn, { arch: "sm_90" }).text;
+      // A lane base not known to be a multiple of the lanes keeps 16-bit stores.
+      if (vector) expect(ptx).toContain(`${vector} [`);
+      else expect(ptx).not.toMatch(/st\.shared\.(v\d\.)?b32/);
+      assembleLater(ptx, "sm_90");
+    },
+  );
   it.each([
     ["the 128B swizzle", T.swizzle_mode("128B")],
     ["an outer swizzle (swizzle_inner = false)", T.SwizzleLayout(3, 3, 3, false)],

@@ -1,6 +1,8 @@
 import { describe, expect, test } from "vitest";
 import {
+  binary,
   constInt,
+  intImm,
   knownDivisor,
   mkBuffer,
   mkVar,
@@ -104,6 +106,21 @@ describe("reinterpreting views", () => {
     expect(reinterpret(rowOf(8), "uint32").shape).toEqual([4]);
     expect(knownDivisor(reinterpret(rowOf(8), "uint32").offset)).toBe(4);
     expect(code(() => reinterpret(rowOf(1), "uint32"))).toBe("TX1014");
+  });
+
+  test("known divisors through bitwise operators keep powers of two only", () => {
+    const tid = mkVar("tid", "int32");
+    const k = (x: number) => intImm(x, "int32");
+    const x24 = binary("mul", tid, k(24)); // a multiple of 8 (24 = 8 · 3)
+    const x16 = binary("mul", tid, k(16));
+    expect(knownDivisor(binary("bitxor", x24, x16))).toBe(8);
+    expect(knownDivisor(binary("bitor", x16, k(0)))).toBe(16);
+    // & a constant mask: its trailing zeros (0x70 = 16 · 7) or the other side's power of two.
+    expect(knownDivisor(binary("bitand", tid, k(0x70)))).toBe(16);
+    expect(knownDivisor(binary("bitand", x24, k(7)))).toBe(8);
+    // >> 3 of a multiple of 16 is even; of an odd number nothing is known.
+    expect(knownDivisor(binary("shr", x16, k(3)))).toBe(2);
+    expect(knownDivisor(binary("shr", tid, k(3)))).toBe(1);
   });
 
   test("an odd final axis cannot be seen as wider words", () => {

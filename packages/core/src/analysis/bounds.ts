@@ -139,6 +139,14 @@ export function knownDivisor(e: Expr): number {
   return bottomUp(e, divisorOf, arithmetic);
 }
 
+/** The largest power of two dividing d (d > 0; 2³⁰ for larger powers, 0 stays 0). */
+function pow2Of(d: number): number {
+  if (d === 0) return 0;
+  let p = 1;
+  while (p < 2 ** 30 && d % (p * 2) === 0) p *= 2;
+  return p;
+}
+
 function divisorOf(e: Expr, knownDivisor: (x: Expr) => number): number {
   switch (e.kind) {
     case "IntImm":
@@ -170,6 +178,19 @@ function divisorOf(e: Expr, knownDivisor: (x: Expr) => number): number {
         case "min":
         case "max":
           return gcd(a, b);
+        // Bitwise operators keep powers of two only: a bit below both operands' lowest possible
+        // set bit is clear in a ^ b and a | b; a & b clears every bit one of them clears (a
+        // constant mask's trailing zeros too); x >> s drops s of x's known zero bits.
+        case "bitxor":
+        case "bitor":
+          return a === 0 ? pow2Of(b) : b === 0 ? pow2Of(a) : Math.min(pow2Of(a), pow2Of(b));
+        case "bitand":
+          return a === 0 || b === 0 ? 0 : Math.max(pow2Of(a), pow2Of(b));
+        case "shr": {
+          const s = e.b.kind === "IntImm" ? Number(e.b.value) : undefined;
+          if (a === 0) return 0;
+          return s !== undefined && s >= 0 ? Math.max(1, pow2Of(a) / 2 ** s) : 1;
+        }
         default:
           return 1;
       }

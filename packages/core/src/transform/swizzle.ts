@@ -15,6 +15,8 @@ import {
 } from "../layout/swizzle.js";
 import type { Span } from "../span.js";
 import { mapStmt } from "./map.js";
+import { walkExpr, walkStmt } from "../visit.js";
+import { substitute } from "./substitute.js";
 import { entryPass, type Pass } from "./pass.js";
 
 /**
@@ -37,6 +39,24 @@ function addends(e: Expr): Expr[] {
   return [e];
 }
 
+/**
+ * The lanes of the body's `T.vectorized` loops (variable id → trip count, from 0) and a known
+ * divisor of an offset there (through let bindings): see {@link swizzledOffset}.
+ */
+export interface VectorLanes {
+  readonly extents: ReadonlyMap<number, number>;
+  readonly divisor: (e: Expr) => number;
+}
+
+/** Whether `e` reads a variable of `vars`. */
+function mentionsAny(e: Expr, vars: ReadonlyMap<number, number>): boolean {
+  let found = false;
+  walkExpr(e, (x) => {
+    if (x.kind === "Var" && vars.has(x.id)) found = true;
+  });
+  return found;
+}
+
 const sum = (xs: readonly Expr[]): Expr | undefined =>
   xs.reduce<Expr | undefined>((a, x) => (a ? binary("add", a, x) : x), undefined);
 
@@ -54,6 +74,7 @@ export function swizzledOffset(
   elemBytes: number,
   buffer: Buffer,
   span?: Span,
+  lanes?: VectorLanes,
 ): Expr {
   if (l.swizzleLen === 0) return off;
   const atom = swizzleAtomBytes(l);
@@ -63,6 +84,28 @@ export function swizzledOffset(
       `an access of ${elemBytes} bytes to ${bufferName(buffer)} would be split by its ${showSwizzle(l)} (atoms of ${atom} bytes)`,
       span ?? off.span,
     );
+  }
+  // base + v, v the variable of a `T.vectorized` loop of n lanes from 0, n · elemBytes within
+  // an atom and base a multiple of n: the lanes stay inside one atom, which the swizzle moves as
+  // a whole, so swz(base + v) = swz(base) + v. Keeping v outside the XOR keeps the access
+  // `base' + v`, which codegen turns into one vector access (PTX ISA "Vectors").
+  if (lanes && lanes.extents.size > 0) {
+    const terms = addends(off);
+    const at = terms.findIndex((t) => t.kind === "Var" && lanes.extents.has(t.id));
+    if (at >= 0) {
+      const v = terms[at]!;
+      const n = lanes.extents.get((v as { id: number }).id)!;
+      const base = sum(terms.filter((_, i) => i !== at));
+      if (
+        (n & (n - 1)) === 0 &&
+        n * elemBytes <= atom &&
+        (!base || lanes.divisor(base) % n === 0) &&
+        (!base || !mentionsAny(base, lanes.extents))
+      ) {
+        const b = base ? swizzledOffset(l, base, elemBytes, buffer, span) : intImm(0, off.dtype);
+        return binary("add", b, v);
+      }
+    }
   }
   const c = constInt(off);
   if (c !== undefined) return intImm(applySwizzle(l, c * elemBytes) / elemBytes, off.dtype);
@@ -111,13 +154,33 @@ export function splitAtPeriod(
  */
 export function applySwizzles(body: Stmt): Stmt {
   const memo = new Map<Expr, Expr>();
+  // The lanes of each `T.vectorized` loop from 0 with a constant trip count (see swizzledOffset).
+  const extents = new Map<number, number>();
+  const lets = new Map<number, Expr>();
+  walkStmt(body, (x) => {
+    if (x.kind === "Let") lets.set(x.var.id, x.value);
+    if (x.kind !== "For" || x.annotation !== "vectorized" || constInt(x.min) !== 0) return;
+    const n = constInt(x.extent);
+    if (n !== undefined && n > 1) extents.set(x.var.id, n);
+  });
+  // Divisors see through `T.let_` bindings (each binds a fresh variable), a few levels deep.
+  const divisor = (e: Expr): number => {
+    let x = e;
+    for (let i = 0; i < 8; i++) {
+      const y = substitute(x, lets);
+      if (y === x) break;
+      x = y;
+    }
+    return knownDivisor(x);
+  };
+  const lanes: VectorLanes = { extents, divisor };
   return mapStmt(
     body,
     {
       expr: (e) => {
         if ((e.kind !== "BufferLoad" && e.kind !== "BufferPtr") || !e.buffer.layout) return e;
         const eb = dtypeBytes(e.kind === "BufferLoad" ? e.dtype : e.buffer.dtype);
-        const offset = swizzledOffset(e.buffer.layout, e.offset, eb, e.buffer, e.span);
+        const offset = swizzledOffset(e.buffer.layout, e.offset, eb, e.buffer, e.span, lanes);
         return offset === e.offset ? e : { ...e, offset };
       },
       stmt: (s) => {
@@ -128,6 +191,7 @@ export function applySwizzles(body: Stmt): Stmt {
           dtypeBytes(s.dtype),
           s.buffer,
           s.span,
+          lanes,
         );
         return offset === s.offset ? s : { ...s, offset };
       },
