@@ -590,8 +590,9 @@ export function makeFlashAttentionBackward(s: FlashAttentionSizes): FlashAttenti
             const issueDP = (st: ExprLike, ph: ExprLike) =>
               issueAgainstKeys(dP, oFull.sub(st), blocked(sdO.sub(st)), sVw, ph);
             // The block's LSE₂ and Δ, one per query row, as a column ([64, 1]; "rs": a row
-            // [1, 64]) (with varlen, the block's rows in the padded row space: rows past the
-            // sequence's end have LSE₂ = +inf, Δ = 0).
+            // [1, 64]), from stage st's shared copies (the producer's bulk copies of the block's
+            // rows; with varlen, in the padded row space: rows past the sequence's end have
+            // LSE₂ = +inf, Δ = 0).
             const loadRowVectors = (st: ExprLike) => {
               const vec = (x: TileView) =>
                 rs ? x.rearrange("(o r) -> o r", { o: 1 }) : x.rearrange("(r o) -> r o", { o: 1 });
