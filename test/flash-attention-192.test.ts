@@ -122,7 +122,7 @@ describe("flash_attention forward, 192-row query tiles and 192-key blocks at hea
     }
     // The 128-row build keeps its multiples of 128.
     expect(errorOf(() => makeFlashAttention({ ...big, blockM: 128, seqQ: 200 })).message).toMatch(
-      /positive multiples of 128/,
+      /seq_q a positive multiple of 128 and seq_k of 128, got 200 and/,
     );
   });
 });

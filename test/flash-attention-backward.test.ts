@@ -59,7 +59,7 @@ describe("flash_attention backward", () => {
       /TX9001.*head_dim is 64, 128 or 256, got 96/,
     );
     expect(() => makeFlashAttentionBackward({ ...base, seqK: 192 })).toThrow(
-      /positive multiples of 128/,
+      /positive multiples of 128, got 128 and 192/,
     );
     expect(() => makeFlashAttentionBackward({ ...base, kvHeads: 3 })).toThrow(
       /kvHeads must be a positive integer dividing heads \(2\), got 3/,

@@ -142,7 +142,7 @@ describe("flash_attention forward", () => {
     );
     expect(() => makeFlashAttention({ ...base, varlen: { maxSeqQ: 301 } })).toThrow(/varlen is/);
     expect(() => makeFlashAttention({ ...base, seqQ: 100, varlen: { maxSeqQ: 60 } })).toThrow(
-      "flash_attention: with varlen, seq_q and seq_k are the packed row counts of Q and K, integers ≥ 128 and ≥ 128 (a tile's TMA box fits in the tensor: pad the packed tensors), got 100 and 300",
+      "flash_attention: with varlen, seq_q and seq_k are the packed row counts of Q and K, integers ≥ 128 and ≥ 128 respectively (a tile's TMA box fits in the tensor: pad the packed tensors), got 100 and 300",
     );
   });
 

@@ -193,7 +193,9 @@ export function makeFlashAttentionBackward(s: FlashAttentionSizes): FlashAttenti
       );
     }
   } else if (seqQ <= 0 || seqK <= 0 || seqQ % BN || seqK % BN) {
-    throw configError(`flash_attention backward needs seq_q and seq_k positive multiples of ${BN}`);
+    throw configError(
+      `flash_attention backward needs seq_q and seq_k positive multiples of ${BN}, got ${showValue(seqQ)} and ${showValue(seqK)} (the forward takes any lengths; pad the sequences, or give varlen)`,
+    );
   }
   const causal = s.causal ?? false;
   if (causal && seqQ !== seqK && varlen === undefined) {

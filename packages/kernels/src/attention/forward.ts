@@ -385,7 +385,9 @@ export function checkDenseSeqs(seqQ: number, seqK: number, headDim: number): voi
     seqQ % BM128 ||
     seqK % bn
   ) {
-    throw configError(`flash_attention needs seq_q and seq_k positive multiples of ${BM128}`);
+    throw configError(
+      `flash_attention needs seq_q a positive multiple of ${BM128} and seq_k of ${bn}, got ${showValue(seqQ)} and ${showValue(seqK)}`,
+    );
   }
 }
 
@@ -492,7 +494,7 @@ export function makeFlashAttention(s: FlashAttentionSizes): PrimFunc {
     // A TMA box of a tile's rows (128 queries, BN keys) must fit in the tensor's rows.
     if (!Number.isInteger(seqQ) || !Number.isInteger(seqK) || seqQ < BM || seqK < BN) {
       throw configError(
-        `flash_attention: with varlen, seq_q and seq_k are the packed row counts of Q and K, integers ≥ ${BM} and ≥ ${BN} (a tile's TMA box fits in the tensor: pad the packed tensors), got ${seqQ} and ${seqK}`,
+        `flash_attention: with varlen, seq_q and seq_k are the packed row counts of Q and K, integers ≥ ${BM} and ≥ ${BN} respectively (a tile's TMA box fits in the tensor: pad the packed tensors), got ${seqQ} and ${seqK}`,
       );
     }
   } else if (!dynamic) {
@@ -501,7 +503,7 @@ export function makeFlashAttention(s: FlashAttentionSizes): PrimFunc {
       // With a 192-row or 192-key tile the last query tile and KV block may be partial (rows
       // guarded, keys masked); a tile's TMA box fits in the tensor.
       throw configError(
-        `flash_attention: with blockM ${BM} and blockN ${BN}, seq_q and seq_k are integers ≥ ${BM} and ≥ ${BN} (not tile multiples: the last tiles are partial), got ${seqQ} and ${seqK}`,
+        `flash_attention: with blockM ${BM} and blockN ${BN}, seq_q and seq_k are integers ≥ ${BM} and ≥ ${BN} respectively (not tile multiples: the last tiles are partial), got ${seqQ} and ${seqK}`,
       );
     }
   }
