@@ -228,8 +228,9 @@ function checkAgainstFloat64(
  * rounded to the 16-bit dtype before P·V, a relative error of 2^-11 (float16) or 2^-8 (bfloat16)
  * per term; exp2 is approximate (ex2.approx, 2^-22 relative)); a row that sees no key exactly 0.
  * With `lse`, LSE within 2^-18 · max(1, |LSE|) (float32 logits; ex2.approx and lg2.approx), and
- * exactly −inf for a row that sees no key. Causal is bottom-right aligned (query i sees keys
- * j ≤ i + seqK − seqQ); a `window` is absolute.
+ * exactly −inf for a row that sees no key. Causal and a `window` are bottom-right aligned, as
+ * FlashAttention's (query i sees keys i + seqK − seqQ − left ≤ j ≤ i + seqK − seqQ + right;
+ * causal is [−1, 0]).
  */
 export function checkFlashAttention(
   dev: DeviceLike,
@@ -239,7 +240,7 @@ export function checkFlashAttention(
   const { batch, heads, seqQ, seqK, headDim: D } = s;
   const kvHeads = s.kvHeads ?? heads;
   const [left, right] = s.window ?? (s.causal ? [-1, 0] : [-1, -1]);
-  const shift = s.causal ? seqK - seqQ : 0;
+  const shift = seqK - seqQ;
   const sees = (i: number, j: number) =>
     (left === -1 || j >= i + shift - left) && (right === -1 || j <= i + shift + right);
   const seqs = Array.from({ length: batch }, (_, b) => ({

@@ -74,9 +74,11 @@ export function referenceGradients(
   const { batch, heads, seqQ, seqK, headDim: D } = s;
   const kvHeads = s.kvHeads ?? heads;
   const scale = s.scale ?? 1 / Math.sqrt(D);
+  // Bottom-right aligned, as FlashAttention's (causal needs seqQ = seqK here).
   const [left, right] = s.window ?? (s.causal ? [-1, 0] : [-1, -1]);
+  const shift = seqK - seqQ;
   const sees = (i: number, j: number) =>
-    (left === -1 || j >= i - left) && (right === -1 || j <= i + right);
+    (left === -1 || j >= i + shift - left) && (right === -1 || j <= i + shift + right);
   const qa = (b: number, i: number, h: number) => ((b * seqQ + i) * heads + h) * D;
   const ka = (b: number, j: number, h: number) => ((b * seqK + j) * kvHeads + h) * D;
   const dQ = new Float64Array(Q.length);

@@ -14,22 +14,23 @@ import {
 import { assembleLater } from "./util/ptxas-deferred.js";
 
 describe("flash_attention backward", () => {
-  it("bfloat16, GQA (2 heads on 1 KV head), window [20, -10]: within the bound; unseen rows exactly 0", () => {
-    // Query i sees keys i − 20 … i − 10: queries 0-9 see none, keys 118-127 no query; every
-    // query block crosses both edges of the KV block's windows.
+  it("bfloat16, GQA (2 heads on 1 KV head), window [148, -138] on 128 queries and 256 keys (bottom-right aligned): within the bound; unseen rows exactly 0", () => {
+    // Bottom-right aligned (seq_k − seq_q = 128): query i sees keys i − 20 … i − 10. Queries 0-9
+    // see none, keys 118-255 no query (the second key tile runs no step); the first tile's query
+    // block crosses both edges of its windows.
     const r = checkFlashAttentionBackward(sim(), {
       batch: 1,
       heads: 2,
       kvHeads: 1,
       seqQ: 128,
-      seqK: 128,
+      seqK: 256,
       headDim: 64,
       dtype: "bfloat16",
-      window: [20, -10],
+      window: [148, -138],
     });
     expect(r.ok, r.summary).toBe(true);
-    // dQ: 2 heads × 10 rows; dK and dV: 10 keys each (one KV head), 64 elements per row.
-    expect(r.summary).toContain(`${(2 * 10 + 2 * 10) * 64} elements of unseen rows exactly 0`);
+    // dQ: 2 heads × 10 rows; dK and dV: 138 keys each (one KV head), 64 elements per row.
+    expect(r.summary).toContain(`${(2 * 10 + 2 * 138) * 64} elements of unseen rows exactly 0`);
   });
 
   it('head dim 128 (the consumers split dQ\'s columns), causal, bfloat16, backwardMma "rs" (Pᵀ and dSᵀ as register A operands; "ss" at hd 128 runs in the varlen tests): within the bound (the staging blocks reused: the varlen rs case)', () => {

@@ -27,9 +27,10 @@ describe("flash_attention forward", () => {
   });
 
   it("GQA (4 heads on 2 KV heads), window [30, -20], LSE, seq_q 384 > seq_k 256, the overlap schedule: within the bound of float64, empty rows 0 and -inf", () => {
-    // Query i sees keys i − 30 … i − 20: rows 0-19 and 286-383 see none, row 255 none in KV
-    // block 0 (its running max stays -inf there); tile 0 skips KV block 1 and tile 2 block 0,
-    // blocks crossing both edges are masked. Query head h reads KV head ⌊h / 2⌋ (h mod 2 fails).
+    // Bottom-right aligned (seq_k − seq_q = −128): query i sees keys i − 158 … i − 148. Rows
+    // 0-147 see none (tile 0 reads no KV block at all), tile 1 reads block 0 only, tile 2 both
+    // blocks, each crossing both edges (masked). Query head h reads KV head ⌊h / 2⌋ (h mod 2
+    // fails).
     const s: FlashAttentionSizes = {
       batch: 1,
       heads: 4,
@@ -42,7 +43,7 @@ describe("flash_attention forward", () => {
       lse: true,
       schedule: "overlap",
     };
-    expect(simulated(s)).toContain(`${4 * (20 + 98)} rows see no key`);
+    expect(simulated(s)).toContain(`${4 * 148} rows see no key`);
   });
 
   it("a negative scale (−16) with logits spanning hundreds in the exponent: the running max is of scale · S, so no exp2 overflows", () => {

@@ -35,7 +35,8 @@ const CASES: readonly FlashAttentionSizes[] = [
   },
   // Head dim 256 (backward-wide.ts: a CTA per 64 keys, dKᵀ and dVᵀ split over the head dim).
   { batch: 2, heads: 2, seqQ: 512, seqK: 512, headDim: 256, dtype: "bfloat16", causal: true },
-  // GQA 4 on 2, seq_q ≠ seq_k, a window bounded on both sides (queries see keys i − 100 … i + 20).
+  // GQA 4 on 2, seq_q ≠ seq_k, a window bounded on both sides, bottom-right aligned (query i
+  // sees keys i + 156 … i + 276).
   {
     batch: 1,
     heads: 4,

@@ -214,7 +214,7 @@ interface VarlenCase {
   readonly headDim: number;
   readonly dtype: "float16" | "bfloat16";
   readonly causal?: boolean;
-  /** Only with lensQ[b] = lensK[b] for every b (the reference's window is absolute). */
+  /** Bottom-right aligned per sequence, as the reference aligns it by the sequence's lengths. */
   readonly window?: readonly [number, number];
 }
 
@@ -310,8 +310,8 @@ describe.skipIf(!probe.ok)("attention() on a packed variable-length batch on the
     const worst = { o: 0, lse: 0 };
     for (let b = 0; b < batch; b++) {
       const lenQ = c.lensQ[b]!;
-      // Sequence b alone as a batch of one: the reference's causal is bottom-right aligned by its
-      // own lengths (the varlen convention); its window is absolute (lenQ = lenK here).
+      // Sequence b alone as a batch of one: the reference's causal and window are bottom-right
+      // aligned by its own lengths (the varlen convention, and FlashAttention's dense one).
       const one: AttentionCase = {
         batch: 1,
         heads,

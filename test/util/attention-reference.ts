@@ -34,7 +34,8 @@ export function attentionInputs(
 /**
  * O [batch, seqQ, heads, hd] and LSE [batch, heads, seqQ] in float64 from the host values of Q,
  * K and V (as the device holds them, rounded to the 16-bit dtype): O = softmax(Q·Kᵀ · scale) · V
- * over the keys each row sees (causal: j ≤ i + seqK − seqQ; a window: i − left ≤ j ≤ i + right),
+ * over the keys each row sees (bottom-right aligned: causal j ≤ i + seqK − seqQ; a window
+ * i + seqK − seqQ − left ≤ j ≤ i + seqK − seqQ + right),
  * query head h reading KV head ⌊h / (heads / kvHeads)⌋; a row that sees no key has O = 0 and
  * LSE = −inf. The examples' reference (attentionFloat64 of examples/flash_attention.ts, which
  * checkFlashAttention uses), each batch a sequence.
@@ -46,9 +47,9 @@ export function attentionReference(
   V: ArrayLike<number>,
 ): { o: Float64Array; lse: Float64Array } {
   const { batch, heads, seqQ, seqK, headDim } = c;
-  // Causal: the window [-1, 0] aligned bottom-right (shifted by seqK − seqQ); a window: absolute.
+  // Causal is the window [-1, 0]; both aligned bottom-right (shifted by seqK − seqQ).
   const [left, right] = c.window ?? (c.causal ? [-1, 0] : [-1, -1]);
-  const shift = c.causal ? seqK - seqQ : 0;
+  const shift = seqK - seqQ;
   const sees = (i: number, j: number) =>
     (left === -1 || j >= i + shift - left) && (right === -1 || j <= i + shift + right);
   const seqs = Array.from({ length: batch }, (_, b) => ({

@@ -226,10 +226,10 @@ export interface AttentionOptions {
   /** Softmax scale, a finite number (default 1 / √headDim). */
   readonly scale?: number;
   /**
-   * Sliding window [left, right] in keys: query i sees keys i − left ≤ j ≤ i + right (absolute
-   * indices), −1 leaving that side unbounded (FlashAttention's convention; with `cuSeqlensQ`,
-   * bottom-right aligned per sequence: i + lenK − lenQ − left ≤ j ≤ i + lenK − lenQ + right,
-   * indices within the sequence). Not with `causal`. Default no window.
+   * Sliding window [left, right] in keys, −1 leaving that side unbounded, bottom-right aligned
+   * as FlashAttention's (and as `causal`, which is [−1, 0]): query i sees keys
+   * i + seqK − seqQ − left ≤ j ≤ i + seqK − seqQ + right (with `cuSeqlensQ`, per sequence:
+   * lenK − lenQ, indices within the sequence). Not with `causal`. Default no window.
    */
   readonly window?: readonly [number, number];
   /**

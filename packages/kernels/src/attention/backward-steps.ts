@@ -47,19 +47,27 @@ export function sequenceRows(
 /**
  * The window as offsets between a query and the keys it sees: query q sees key k when
  * k − rightOff ≤ q ≤ k + leftOff (undefined: unbounded), from `[left, right]` (−1: unbounded;
- * causal is [−1, 0]) as given (dense: causal needs seq_q = seq_k), or with varlen shifted by
- * lenK − lenQ (bottom-right aligned per sequence): rightOff = shift + right, leftOff =
- * left − shift.
+ * causal is [−1, 0]) bottom-right aligned as FlashAttention's: shifted by seq_k − seq_q
+ * (`denseShift`, a dense batch's), or with varlen by lenK − lenQ per sequence: rightOff =
+ * shift + right, leftOff = left − shift.
  */
 export function windowOffsets(
   left: number,
   right: number,
   seq: SequenceRows | undefined,
+  denseShift = 0,
 ): { rightOff: ExprLike | undefined; leftOff: ExprLike | undefined } {
   const shift = seq ? T.let_("shift", T.sub(seq.lenK, seq.lenQ)) : undefined;
   const rightOff: ExprLike | undefined =
-    right === -1 ? undefined : shift ? (right === 0 ? shift : T.add(shift, right)) : right;
-  const leftOff: ExprLike | undefined = left === -1 ? undefined : shift ? T.sub(left, shift) : left;
+    right === -1
+      ? undefined
+      : shift
+        ? right === 0
+          ? shift
+          : T.add(shift, right)
+        : denseShift + right;
+  const leftOff: ExprLike | undefined =
+    left === -1 ? undefined : shift ? T.sub(left, shift) : left - denseShift;
   return { rightOff, leftOff };
 }
 

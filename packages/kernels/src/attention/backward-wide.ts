@@ -155,7 +155,7 @@ export function makeFlashAttentionBackwardWide(s: FlashAttentionSizes): PrimFunc
       // rows in the scratch tensors' padded row space (⌊q0 / 64⌋ + b), its first key row and
       // key count; the window as offsets (backward-steps.ts).
       const seq = varlen ? sequenceRows(cuSeqlensQ!, cuSeqlensK!, b) : undefined;
-      const { rightOff, leftOff } = windowOffsets(left, right, seq);
+      const { rightOff, leftOff } = windowOffsets(left, right, seq, seqK - seqQ);
       const qBlocks: ExprLike = seq ? T.let_("qBlocks", T.ceildiv(seq.lenQ, BM)) : qBlocksDense;
       const kernel = (): void => {
         const wg = T.let_("wg", tid.floordiv(128));

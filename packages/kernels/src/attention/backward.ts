@@ -409,7 +409,7 @@ export function makeFlashAttentionBackward(s: FlashAttentionSizes): FlashAttenti
       // With varlen: sequence b's query rows (and their first block in the padded row space of
       // the scratch tensors), its first key row and its key count.
       const seq = varlen ? sequenceRows(cuSeqlensQ!, cuSeqlensK!, b) : undefined;
-      const { rightOff, leftOff } = windowOffsets(left, right, seq);
+      const { rightOff, leftOff } = windowOffsets(left, right, seq, seqK - seqQ);
       // Query blocks of the sequence.
       const qBlocks: ExprLike = seq ? T.let_("qBlocks", T.ceildiv(seq.lenQ, BM)) : qBlocksDense;
       const kernel = (): void => {

@@ -33,7 +33,8 @@
 // seq_q − seq_k rows see no key).
 // Options (FlashAttention's): `kvHeads` for grouped-query / multi-query attention (query head h
 // reads KV head ⌊h / (heads / kvHeads)⌋; only the producer's K and V views change); `window:
-// [left, right]`, query i seeing keys i − left ≤ j ≤ i + right (−1: unbounded on that side):
+// [left, right]`, query i seeing keys i + s − left ≤ j ≤ i + s + right, s = seq_k − seq_q
+// (bottom-right aligned, as causal; −1: unbounded on that side):
 // a query tile loops over the KV blocks that meet the union of its rows' windows (the producer
 // and both consumers over the same range), masking those that cross an edge; `lse` adds the
 // output LSE [batch, heads, seq_q] float32, log Σ_j exp(scale · q_i · k_j) (natural log).
@@ -183,13 +184,11 @@ export interface FlashAttentionSizes {
    */
   readonly kvHeads?: number;
   /**
-   * Sliding window [left, right] in keys (FlashAttention's convention): query i sees keys j with
-   * i − left ≤ j ≤ i + right, −1 leaving that side unbounded (any other integer bounds it, a
-   * negative right excluding the diagonal). Indices are absolute (row i of Q, row j of K), for
-   * any seq_q and seq_k; with `varlen` they are bottom-right aligned per sequence as in
-   * FlashAttention's varlen kernels (i + seqlen_k − seqlen_q − left ≤ j ≤ i + seqlen_k − seqlen_q
-   * + right). Not with `causal` (which is [-1, 0] bottom-right aligned, so for seq_q ≠ seq_k
-   * without varlen it differs from `window: [-1, 0]`). Default [-1, -1] (no mask).
+   * Sliding window [left, right] in keys, bottom-right aligned as FlashAttention's: query i sees
+   * keys j with i + seq_k − seq_q − left ≤ j ≤ i + seq_k − seq_q + right (with `varlen`, per
+   * sequence: seqlen_k − seqlen_q), −1 leaving that side unbounded (any other integer bounds
+   * it, a negative right excluding the diagonal). `causal` is [-1, 0] (not given with it).
+   * Default [-1, -1] (no mask).
    */
   readonly window?: readonly [number, number];
   /**
@@ -652,11 +651,12 @@ export function makeFlashAttention(s: FlashAttentionSizes): PrimFunc {
         ? { lenQ: dyn.seqQ, lenK: dyn.seqK }
         : undefined;
     // Query i sees keys j with i − leftOff ≤ j ≤ i + rightOff (undefined: unbounded): the
-    // window shifted by seq_k − seq_q where it is bottom-right aligned (causal; varlen), and,
-    // with varlen or `dynamic`, keys j < lenK only.
+    // window (causal: [-1, 0]) shifted by seq_k − seq_q, bottom-right aligned as
+    // FlashAttention's (per sequence with varlen), and, with varlen or `dynamic`, keys j < lenK
+    // only.
     const shift: ExprLike = seq
       ? T.let_("shift", T.sub(seq.lenK, seq.lenQ))
-      : causal
+      : causal || s.window !== undefined
         ? dyn
           ? T.let_("shift", T.sub(dyn.seqK, dyn.seqQ))
           : seqK - seqQ
