@@ -204,7 +204,7 @@ export function checkFlashAttentionBackward(
   return {
     ok,
     outputs,
-    summary: `worst error of the bound (${bound} · max|ref| per tensor) against float64: ${worst.join(", ")}${unseen ? `; ${unseen} elements of unseen rows exactly 0` : ""}`,
+    summary: `worst error against float64, as a fraction of the bound (${bound} · max|ref| per tensor): ${worst.join(", ")}${unseen ? `; ${unseen} elements of unseen rows exactly 0` : ""}`,
     approximate: "exp2 is ex2.approx; P and dS are rounded to the 16-bit dtype",
   };
 }
@@ -487,7 +487,7 @@ export function checkFlashAttentionBackwardVarlen(
   return {
     ok,
     outputs,
-    summary: `worst error of the bound (${bound} · max|ref| per tensor) against float64: ${worst.join(", ")}; ${compared}${zeros ? `; ${zeros} elements of unseen rows exactly 0` : ""}${strays ? `; ${strays} elements written outside every sequence` : ""}`,
+    summary: `worst error against float64, as a fraction of the bound (${bound} · max|ref| per tensor): ${worst.join(", ")}; ${compared}${zeros ? `; ${zeros} elements of unseen rows exactly 0` : ""}${strays ? `; ${strays} elements written outside every sequence` : ""}`,
     approximate: "exp2 is ex2.approx; P and dS are rounded to the 16-bit dtype",
   };
 }
