@@ -72,7 +72,7 @@ describe("flash_attention backward, varlen", () => {
     expect(r.summary).toContain("200 dQ rows, 278 dK and dV rows compared");
   });
 
-  it('causal (bottom-right per sequence), GQA 2 heads on 1, bfloat16, a sequence with no keys, backwardMma "rs" (its flat step loop crosses the heads of the group): dQ of rows that see none exactly 0', () => {
+  it('causal (bottom-right per sequence), GQA 2 heads on 1, bfloat16, a sequence with no keys, backwardMma "rs" (its step loop crosses the heads of the group): dQ of rows that see none exactly 0', () => {
     // Sequence 0 (130 queries on 90 keys): query i sees keys j ≤ i − 40, rows 0-39 none;
     // sequence 3 (5 queries, no keys) has no key tile: its dQ rows are the preprocessing's zeros.
     const r = checkFlashAttentionBackwardVarlen(

@@ -4,6 +4,7 @@
 // block that crosses a window edge or the sequence's end. Each builder calls these while it
 // builds its kernel (T.let_ bindings land where they are called).
 import { T, type ExprLike, type PrimExpr, type TileView } from "@tirx-ts/dsl";
+import { plus } from "./options.js";
 
 /** Query rows per step of the backward's loops (a wgmma M of 64). */
 export const BM = 64;
@@ -45,30 +46,11 @@ export function sequenceRows(
 }
 
 /**
- * The window as offsets between a query and the keys it sees: query q sees key k when
- * k − rightOff ≤ q ≤ k + leftOff (undefined: unbounded), from `[left, right]` (−1: unbounded;
- * causal is [−1, 0]) bottom-right aligned as FlashAttention's: shifted by seq_k − seq_q
- * (`denseShift`, a dense batch's), or with varlen by lenK − lenQ per sequence: rightOff =
- * shift + right, leftOff = left − shift.
+ * The window's shift seq_k − seq_q (options.ts windowOffsets): with varlen the sequence's
+ * lenK − lenQ (bound here), else `denseShift`, the dense batch's.
  */
-export function windowOffsets(
-  left: number,
-  right: number,
-  seq: SequenceRows | undefined,
-  denseShift = 0,
-): { rightOff: ExprLike | undefined; leftOff: ExprLike | undefined } {
-  const shift = seq ? T.let_("shift", T.sub(seq.lenK, seq.lenQ)) : undefined;
-  const rightOff: ExprLike | undefined =
-    right === -1
-      ? undefined
-      : shift
-        ? right === 0
-          ? shift
-          : T.add(shift, right)
-        : denseShift + right;
-  const leftOff: ExprLike | undefined =
-    left === -1 ? undefined : shift ? T.sub(left, shift) : left - denseShift;
-  return { rightOff, leftOff };
+export function windowShift(seq: SequenceRows | undefined, denseShift: number): ExprLike {
+  return seq ? T.let_("shift", T.sub(seq.lenK, seq.lenQ)) : denseShift;
 }
 
 /** The steps of a key tile ({@link keyTileSteps}). */
@@ -78,13 +60,6 @@ export interface KeyTileSteps {
    * blocks i0 + r (r < blocks); step n = g · blocks + r (a ring stage's index and phase).
    */
   readonly forSteps: (body: (n: ExprLike, h: ExprLike, i: ExprLike) => void) => void;
-  /**
-   * Steps in all, blocks · group, bound (with a group of heads) where this is called: call it
-   * once, where a flat loop over the steps is built.
-   */
-  readonly stepCount: () => ExprLike;
-  /** Step n's head and query block, for a flat loop over n < total. */
-  readonly stepAt: (n: ExprLike) => { h: ExprLike; i: ExprLike };
 }
 
 /**
@@ -99,7 +74,6 @@ export function keyTileSteps(o: {
   readonly bn: number;
   readonly hk: ExprLike;
   readonly group: number;
-  readonly heads: number;
   readonly qBlocks: ExprLike;
   readonly qBlocksDense: number;
   readonly varlen: boolean;
@@ -107,8 +81,6 @@ export function keyTileSteps(o: {
   readonly leftOff: ExprLike | undefined;
 }): KeyTileSteps {
   const { kb, bn, hk, group, qBlocks, rightOff, leftOff } = o;
-  const plus = (a: ExprLike, n: number): ExprLike =>
-    typeof a === "number" ? a + n : n === 0 ? a : T.add(a, n);
   const i0 =
     rightOff === undefined
       ? 0
@@ -151,17 +123,7 @@ export function keyTileSteps(o: {
       for (const g of T.range(group)) inner(g, T.let_("h", T.add(T.mul(hk, group), g)));
     }
   };
-  const stepCount = (): ExprLike => (group === 1 ? blocks : T.let_("total", T.mul(blocks, group)));
-  const stepAt = (n: ExprLike) => {
-    const r = group === 1 ? n : T.let_("r", T.floormod(n, blocks));
-    // h < heads always (n < blocks · group); the min states it for the verifier.
-    const h =
-      group === 1
-        ? hk
-        : T.let_("h", T.min(T.add(T.mul(hk, group), T.floordiv(n, blocks)), o.heads - 1));
-    return { h, i: blockOf(r) };
-  };
-  return { forSteps, stepCount, stepAt };
+  return { forSteps };
 }
 
 /**

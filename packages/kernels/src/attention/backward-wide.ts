@@ -53,6 +53,7 @@
 // descriptors' K- and MN-major layouts), cp.reduce.async.bulk, cp.async.bulk.tensor, setmaxnreg.
 import { T, type ExprLike, type ParamType, type PrimExpr, type TileView } from "@tirx-ts/dsl";
 import type { PrimFunc } from "@tirx-ts/core";
+import { windowOffsets } from "./options.js";
 import { W, blocked, cols, rows, rowsAt } from "./views.js";
 import { fragCol, fragRow, storeFragmentBlock } from "../fragment.js";
 import type { FlashAttentionSizes } from "./forward.js";
@@ -63,7 +64,7 @@ import {
   maskBlock,
   probabilities,
   sequenceRows,
-  windowOffsets,
+  windowShift,
 } from "./backward-steps.js";
 
 /** Head dim of this kernel. */
@@ -155,7 +156,7 @@ export function makeFlashAttentionBackwardWide(s: FlashAttentionSizes): PrimFunc
       // rows in the scratch tensors' padded row space (⌊q0 / 64⌋ + b), its first key row and
       // key count; the window as offsets (backward-steps.ts).
       const seq = varlen ? sequenceRows(cuSeqlensQ!, cuSeqlensK!, b) : undefined;
-      const { rightOff, leftOff } = windowOffsets(left, right, seq, seqK - seqQ);
+      const { rightOff, leftOff } = windowOffsets(left, right, windowShift(seq, seqK - seqQ));
       const qBlocks: ExprLike = seq ? T.let_("qBlocks", T.ceildiv(seq.lenQ, BM)) : qBlocksDense;
       const kernel = (): void => {
         const wg = T.let_("wg", tid.floordiv(128));
@@ -165,7 +166,6 @@ export function makeFlashAttentionBackwardWide(s: FlashAttentionSizes): PrimFunc
           bn: BN,
           hk,
           group,
-          heads,
           qBlocks,
           qBlocksDense,
           varlen: seq !== undefined,

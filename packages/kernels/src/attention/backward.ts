@@ -71,7 +71,7 @@
 //     dV = 0).
 import { T, type ExprLike, type ParamType, type PrimExpr, type TileView } from "@tirx-ts/dsl";
 import { invariant, showValue, type DType, type PrimFunc } from "@tirx-ts/core";
-import { checkHeadsAndWindow, configError } from "./options.js";
+import { checkHeadsAndWindow, configError, windowOffsets } from "./options.js";
 import { W, blocked, cols, rows, rowsAt } from "./views.js";
 import { fragCol, fragRow, fragmentRow, storeFragmentBlock } from "../fragment.js";
 import type { FlashAttentionSizes } from "./forward.js";
@@ -84,7 +84,7 @@ import {
   probabilities,
   queryRowsOf,
   sequenceRows,
-  windowOffsets,
+  windowShift,
 } from "./backward-steps.js";
 
 /** Bytes of a query block's LSE₂ or Δ (64 float32): one bulk copy. */
@@ -409,18 +409,17 @@ export function makeFlashAttentionBackward(s: FlashAttentionSizes): FlashAttenti
       // With varlen: sequence b's query rows (and their first block in the padded row space of
       // the scratch tensors), its first key row and its key count.
       const seq = varlen ? sequenceRows(cuSeqlensQ!, cuSeqlensK!, b) : undefined;
-      const { rightOff, leftOff } = windowOffsets(left, right, seq, seqK - seqQ);
+      const { rightOff, leftOff } = windowOffsets(left, right, windowShift(seq, seqK - seqQ));
       // Query blocks of the sequence.
       const qBlocks: ExprLike = seq ? T.let_("qBlocks", T.ceildiv(seq.lenQ, BM)) : qBlocksDense;
       const kernel = (): void => {
         const wg = T.let_("wg", tid.floordiv(128));
         // The query blocks that meet the tile's keys' windows, for each head of the group.
-        const { forSteps, stepCount, stepAt } = keyTileSteps({
+        const { forSteps } = keyTileSteps({
           kb,
           bn: BN,
           hk,
           group,
-          heads,
           qBlocks,
           qBlocksDense,
           varlen: seq !== undefined,

@@ -110,7 +110,7 @@
 // The runnable example: examples/flash_attention.ts.
 import { T, type ExprLike, type ParamType, type PrimExpr, type TileView } from "@tirx-ts/dsl";
 import { MAX_SHARED_PER_CTA, showValue, type PrimFunc } from "@tirx-ts/core";
-import { checkHeadsAndWindow, configError } from "./options.js";
+import { checkHeadsAndWindow, configError, plus, windowOffsets } from "./options.js";
 import { W, blocked, cols, rows, rowsAt } from "./views.js";
 import { fragCol, fragRow } from "../fragment.js";
 
@@ -661,15 +661,7 @@ export function makeFlashAttention(s: FlashAttentionSizes): PrimFunc {
           ? T.let_("shift", T.sub(dyn.seqK, dyn.seqQ))
           : seqK - seqQ
         : 0;
-    const plus = (a: ExprLike, n: number): ExprLike =>
-      typeof a === "number" ? a + n : n === 0 ? a : T.add(a, n);
-    const rightOff = winRight === undefined ? undefined : plus(shift, winRight);
-    const leftOff =
-      winLeft === undefined
-        ? undefined
-        : typeof shift === "number"
-          ? winLeft - shift
-          : T.sub(winLeft, shift);
+    const { rightOff, leftOff } = windowOffsets(winLeft ?? -1, winRight ?? -1, shift);
     // Keys j ≥ lenK are masked (a runtime length, or a static seq_k that BN does not divide).
     const lenK: ExprLike | undefined = lens ? lens.lenK : partK ? seqK : undefined;
     const masked = lenK !== undefined || winLeft !== undefined || winRight !== undefined;

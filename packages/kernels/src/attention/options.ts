@@ -1,6 +1,7 @@
 // The option checks the FlashAttention forward and backward builders share: the error kind, and
 // the heads and mask options (kvHeads, window, causal) both take alike.
 import { TirxError, showValue } from "@tirx-ts/core";
+import { T, type ExprLike } from "@tirx-ts/dsl";
 
 /** The heads and mask options of a FlashAttention builder's sizes (FlashAttentionSizes). */
 export interface HeadsAndWindow {
@@ -9,6 +10,28 @@ export interface HeadsAndWindow {
   readonly causal?: boolean;
   readonly window?: readonly [number, number];
 }
+
+/**
+ * The window `[left, right]` (−1: unbounded; causal is [−1, 0]) as offsets between a query and
+ * the keys it sees, bottom-right aligned as FlashAttention's: query q sees key k when
+ * k − rightOff ≤ q ≤ k + leftOff (undefined: unbounded), rightOff = shift + right, leftOff =
+ * left − shift, `shift` = seq_k − seq_q (a number for static lengths, else the runtime value:
+ * a varlen sequence's lenK − lenQ, a dynamic build's seq_k − seq_q).
+ */
+export function windowOffsets(
+  left: number,
+  right: number,
+  shift: ExprLike,
+): { rightOff: ExprLike | undefined; leftOff: ExprLike | undefined } {
+  const rightOff = right === -1 ? undefined : plus(shift, right);
+  const leftOff: ExprLike | undefined =
+    left === -1 ? undefined : typeof shift === "number" ? left - shift : T.sub(left, shift);
+  return { rightOff, leftOff };
+}
+
+/** a + n, folded where a is a number and kept as a where n is 0. */
+export const plus = (a: ExprLike, n: number): ExprLike =>
+  typeof a === "number" ? a + n : n === 0 ? a : T.add(a, n);
 
 /** TX9001 (kernels/config): sizes or options a kernel builder does not offer. */
 export function configError(message: string): TirxError {
