@@ -15,7 +15,8 @@ import {
 } from "../layout/swizzle.js";
 import type { Span } from "../span.js";
 import { mapStmt } from "./map.js";
-import { walkExpr, walkStmt } from "../visit.js";
+import { walkStmt } from "../visit.js";
+import { freeVars } from "../analysis/free-vars.js";
 import { substitute } from "./substitute.js";
 import { entryPass, type Pass } from "./pass.js";
 
@@ -46,15 +47,6 @@ function addends(e: Expr): Expr[] {
 export interface VectorLanes {
   readonly extents: ReadonlyMap<number, number>;
   readonly divisor: (e: Expr) => number;
-}
-
-/** Whether `e` reads a variable of `vars`. */
-function mentionsAny(e: Expr, vars: ReadonlyMap<number, number>): boolean {
-  let found = false;
-  walkExpr(e, (x) => {
-    if (x.kind === "Var" && vars.has(x.id)) found = true;
-  });
-  return found;
 }
 
 const sum = (xs: readonly Expr[]): Expr | undefined =>
@@ -100,7 +92,7 @@ export function swizzledOffset(
         (n & (n - 1)) === 0 &&
         n * elemBytes <= atom &&
         (!base || lanes.divisor(base) % n === 0) &&
-        (!base || !mentionsAny(base, lanes.extents))
+        (!base || !freeVars(base).some((id) => lanes.extents.has(id)))
       ) {
         const b = base ? swizzledOffset(l, base, elemBytes, buffer, span) : intImm(0, off.dtype);
         return binary("add", b, v);
