@@ -16,6 +16,7 @@ import {
   runRoundTrip,
   runWgRoundTrip,
   wgRoundTrip,
+  WG_CASES,
 } from "./util/stmatrix-kernels.js";
 import { errorOf } from "./util/error-of.js";
 
@@ -190,18 +191,7 @@ describe("T.tile.warp.copy: mma fragments → shared by stmatrix (sm_90)", () =>
 });
 
 describe("T.tile.wg.copy: a 16-bit wgmma D tile → shared by stmatrix (sm_90)", () => {
-  // [rows, cols, 128B swizzle, transposed view]: 64 × 64 is one swizzle row wide (backward's P
-  // and dS), 64 × 128 two, 128 × 64 two 64-row blocks; the transposed view is the hd-256
-  // backward's dK / dV staging (.trans).
-  const CASES: readonly [number, number, boolean, boolean][] = [
-    [64, 64, false, false],
-    [64, 64, true, false],
-    [64, 128, false, false],
-    [64, 128, true, false],
-    [128, 64, true, false],
-    [64, 64, true, true],
-  ];
-  it.each(CASES)(
+  it.each(WG_CASES)(
     "%i × %i (128B swizzle: %s, transposed: %s): equal to the vector path, bit for bit",
     (r, c, swz, tr) => {
       const tag = `${r}x${c}${swz ? "_swz" : ""}${tr ? "_t" : ""}`;

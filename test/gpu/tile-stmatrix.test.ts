@@ -13,6 +13,7 @@ import {
   roundTrip,
   runWgRoundTrip,
   wgRoundTrip,
+  WG_CASES,
   type Operand,
 } from "../util/stmatrix-kernels.js";
 
@@ -58,15 +59,6 @@ describe.skipIf(!sm90)("stmatrix / ldmatrix round trips: GPU, simulator, input",
     expect(runOn(sim(), op, r, c, swz)).toEqual(want);
   });
 });
-
-// [rows, cols, 128B swizzle, transposed view] of the wgmma D tiles (.trans for the transposed).
-const WG_CASES: readonly [number, number, boolean, boolean][] = [
-  [64, 64, true, false],
-  [64, 128, false, false],
-  [64, 128, true, false],
-  [128, 64, true, false],
-  [64, 64, true, true],
-];
 
 describe.skipIf(!sm90)("T.tile.wg.copy of wgmma D tiles by stmatrix: GPU, simulator, input", () => {
   it.each(WG_CASES)("%i × %i (128B swizzle: %s, transposed: %s)", (r, c, swz, tr) => {

@@ -44,6 +44,20 @@ export function roundTrip(
 }
 
 /**
+ * The wgmma D tiles the stmatrix tests move, [rows, cols, 128B swizzle, transposed view]: 64 × 64
+ * is one swizzle row wide (the backward's P and dS), 64 × 128 two, 128 × 64 two 64-row blocks;
+ * the transposed view is the hd-256 backward's dK / dV staging (.trans).
+ */
+export const WG_CASES: readonly [number, number, boolean, boolean][] = [
+  [64, 64, false, false],
+  [64, 64, true, false],
+  [64, 128, false, false],
+  [64, 128, true, false],
+  [128, 64, true, false],
+  [64, 64, true, true],
+];
+
+/**
  * global → registers → shared → global of an r × c float16 tile (r a multiple of 64, c of 8) in
  * the wgmma accumulator layout `T.layout.wgmma_tile_layout("D", r, c, "float32")` held as
  * float16, one warpgroup: the store to shared is `T.tile.wg.copy(s, f)` (stmatrix on sm_90, or
