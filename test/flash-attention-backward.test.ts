@@ -105,6 +105,49 @@ describe("flash_attention backward", () => {
       assembleLater(compileToPtx(k.postprocess, { arch: "sm_90a" }).text, "sm_90a", `${name} post`);
     }
   });
+
+  it('dense pre- and postprocessing move 16-byte vectors; "ss" issues each dQ reduction a step late', () => {
+    const ops = (ptx: string) => {
+      const n: Record<string, number> = {};
+      for (const m of ptx.matchAll(/^\s*((?:ld|st)\.global[\w.]*|stmatrix[\w.]*|cp\.[\w.:]+)/gm)) {
+        n[m[1]!] = (n[m[1]!] ?? 0) + 1;
+      }
+      return n;
+    };
+    for (const headDim of [64, 128, 256] as const) {
+      const k = makeFlashAttentionBackward({
+        batch: 2,
+        heads: 4,
+        seqQ: 1024,
+        seqK: 1024,
+        headDim,
+        dtype: "bfloat16",
+      });
+      // Preprocessing: a warp's 8 rows of O and dO as 16-byte vectors (hd / 32 a thread each),
+      // the block's accumulator (64 · hd float32) zeroed by 256 threads' 16-byte stores, and the
+      // only scalar accesses the LSE row's load and store and Δ's stores (hd 256: two 16-byte
+      // stores of a warp's 8 rows).
+      const pre = ops(compileToPtx(k.preprocess, { arch: "sm_90a" }).text);
+      expect(pre["ld.global.v4.b32"]).toBe(2 * (headDim / 32));
+      expect(pre["st.global.v4.f32"]).toBe(headDim / 16 + (headDim === 256 ? 2 : 0));
+      expect(pre["ld.global.f32"]).toBe(1);
+      expect(pre["st.global.f32"]).toBe(1 + (headDim === 256 ? 0 : (8 * headDim) / 256));
+      // Postprocessing: the block read as the wgmma accumulator tile (eight 16-byte loads a
+      // thread), written by stmatrix and one TMA store; no stores to global memory from registers.
+      expect(ops(compileToPtx(k.postprocess, { arch: "sm_90a" }).text)).toEqual({
+        "ld.global.v4.f32": 8,
+        "stmatrix.sync.aligned.m8n8.x4.shared.b16": 4,
+        "cp.async.bulk.tensor.4d.global.shared::cta.tile.bulk_group": 1,
+        "cp.async.bulk.commit_group": 1,
+        "cp.async.bulk.wait_group": 1,
+      });
+      if (headDim === 256) continue;
+      // The main kernel: one reduction in the loop (the previous step's block) and one after it
+      // (the last step's).
+      const main = compileToPtx(k.main, { arch: "sm_90a" }).text;
+      expect(main.match(/cp\.reduce\.async\.bulk\.global/g)?.length).toBe(2);
+    }
+  });
 });
 
 describe("T.tile.copy reduce", () => {

@@ -1,16 +1,20 @@
 // flash_attention backward in script mode (examples/flash_attention_backward.ts is the builder-mode
 // twin, at its example size: one batch, two heads, 128 queries and keys, head dim 64, float16,
 // causal): dQ, dK and dV of O = softmax(Q·Kᵀ / 8) · V, in three kernels launched in order.
-// flash_attention_bwd_pre, a warp per query row: Δ = rowsum(dO ∘ O), LSE₂ = LSE · log2 e (+inf
-// for a row that saw no key) and the blocked float32 dQ accumulator zeroed. flash_attention_bwd,
-// a CTA per (128 keys, head): a producer thread loads K and V once and the Q and dO blocks of 64
-// rows through a 2-deep ring by TMA (T.tile.copy_async); two consumer warpgroups of 64 keys each
-// recompute S = Q·Kᵀ and dP = dO·Vᵀ (wgmma SS), mask the blocks that cross the diagonal, form
-// P = exp2(S · C − LSE₂) while dP runs and store it for dV += Pᵀ·dO (transposed A), which runs
-// while dS = P ∘ (dP − Δ) is formed; then dQ's partial sums dS·K (wgmma RS) and dK += dSᵀ·Q, and
-// dQ's block goes to the accumulator (staged in the wgmma fragment order, the accumulator's) by one
-// bulk reduction per step (cp.reduce.async.bulk .add.f32) while dK runs.
-// flash_attention_bwd_post, a warp per query row: dQ = accumulator / 8, rounded to float16.
+// flash_attention_bwd_pre, a CTA of 256 threads per 64-row query block (each warp its 8 rows as
+// an [8, 64] tile of 16-byte vectors): Δ = rowsum(dO ∘ O), LSE₂ = LSE · log2 e (+inf for a row
+// that saw no key; one thread a row) and the block of the blocked float32 dQ accumulator zeroed by
+// 16-byte stores. flash_attention_bwd, a CTA per (128 keys, head): a producer thread loads K and V
+// once and the Q and dO blocks of 64 rows through a 2-deep ring by TMA (T.tile.copy_async); two
+// consumer warpgroups of 64 keys each recompute S = Q·Kᵀ and dP = dO·Vᵀ (wgmma SS), mask the
+// blocks that cross the diagonal, form P = exp2(S · C − LSE₂) while dP runs and store it for
+// dV += Pᵀ·dO (transposed A), which runs while dS = P ∘ (dP − Δ) is formed; then dQ's partial
+// sums dS·K (wgmma RS) and dK += dSᵀ·Q, and dQ's block is staged (in the wgmma fragment order, the
+// accumulator's) while dK runs; its bulk reduction (cp.reduce.async.bulk .add.f32) is issued in
+// the next step, right after P's barrier, and the last one after the loop.
+// flash_attention_bwd_post, a warpgroup per accumulator block: the block read as the wgmma
+// accumulator tile it was stored from (16-byte loads), dQ = accumulator / 8 rounded to float16,
+// through shared memory by stmatrix (128B swizzle) and one TMA store.
 // Run: npx tsx examples/script/flash_attention_backward.ts (its check is
 // examples/flash_attention_backward.ts's).
 import {
@@ -33,8 +37,6 @@ const D = 64;
 const STAGES = 2;
 /** Query blocks of 64 rows: 128 queries. */
 const Q_BLOCKS = 2;
-/** Warps (query rows) per CTA of the pre- and postprocessing kernels. */
-const ROWS = 8;
 /** The softmax scale 1/√64. */
 const SCALE = 0.125;
 /** The softmax scale times log2(e): exp(x / 8) = exp2(x · C). */
@@ -61,44 +63,55 @@ export const flash_attention_bwd_pre = T.prim_func(function flash_attention_bwd_
   LSE2: Tensor<[1, 2, 128], "float32">,
   dQacc: Tensor<[1, 2, 2, 1, 4096], "float32">,
 ) {
-  T.device_entry({ launch: T.cuda.LaunchConfig({ grid: [16, 2, 1], block: 256 }) });
-  // The warp's query row i, head h, batch b.
-  const i = T.let_("i", T.cuda.block_idx("x") * ROWS + T.floordiv(T.cuda.thread_idx("x"), 32));
+  T.device_entry({ launch: T.cuda.LaunchConfig({ grid: [Q_BLOCKS, 2, 1], block: 256 }) });
+  const tid = T.cuda.thread_idx("x");
+  // Query block x, head h, batch b; warp w holds the block's rows 8w .. 8w + 7.
+  const x = T.cuda.block_idx("x");
   const h = T.cuda.block_idx("y");
   const b = T.cuda.block_idx("z");
-  // One query row per warp, [64] or as one 64-column block [1, 64]: lane l holds columns 2l and
-  // 2l + 1.
-  const rowLayout = T.TileLayout(T.S([1, 32, 2], ["2@m", "1@laneid", "1@m"]));
-  const oneLayout = T.TileLayout(T.S([1]), T.R([32], ["1@laneid"]));
-  const o = T.alloc_local([D], "float16", { name: "o", layout: rowLayout });
-  const g = T.alloc_local([D], "float16", { name: "g", layout: rowLayout });
-  const of = T.alloc_local([D], "float32", { name: "of", layout: rowLayout });
-  const gf = T.alloc_local([D], "float32", { name: "gf", layout: rowLayout });
-  // A row of the accumulator as [1, 8, 4, 2] (column 8n + 2p + e at [0, n, p, e]): lane l holds
-  // columns 2l and 2l + 1, as rowLayout.
-  const accLayout = T.TileLayout(T.S([1, 8, 4, 2], ["2@m", "4@laneid", "1@laneid", "1@m"]));
-  const z = T.alloc_local([1, 8, 4, 2], "float32", { name: "z", layout: accLayout });
-  const delta = T.alloc_local([1], "float32", { name: "delta", layout: oneLayout });
-  T.tile.warp.copy(o, O.sub(b, i, h));
-  T.tile.warp.copy(g, dO.sub(b, i, h));
-  T.tile.warp.cast(of, o);
-  T.tile.warp.cast(gf, g);
-  T.tile.warp.mul(of, of, gf);
-  T.tile.warp.sum(delta, of, 0);
-  T.tile.warp.copy(Delta.sub(b, h).rearrange("(s o) -> s o", { o: 1 }).sub(i), delta);
-  T.tile.warp.zero(z);
-  // Row i of the blocked accumulator: block i / 64, row r = i % 64 of its fragment order
-  // (element (16w + 8j + q, 8n + 2p + e) at 512n + 128w + 16q + 4p + 2j + e), as [1, 8, 4, 2].
-  const r = T.floormod(i, BM);
-  const accRow = dQacc
-    .sub(b, h, T.floordiv(i, BM))
-    .rearrange("x0 (n w q p j e) -> w j q x0 n p e", { n: 8, w: 4, q: 8, p: 4, j: 2, e: 2 })
-    .sub(T.floordiv(r, 16), T.floormod(T.floordiv(r, 8), 2), T.floormod(r, 8));
-  T.tile.warp.copy(accRow, z);
-  if (T.floormod(T.cuda.thread_idx("x"), 32) === 0) {
+  const warp = T.let_("warp", T.floordiv(tid, 32));
+  // A warp's [8, 64] tile as 16-byte vectors: lane l holds row ⌊l / 8⌋ + 4a (a = 0, 1), columns
+  // 8·(l mod 8) .. + 7; its row sums [8, 1] likewise, replicated over a row's 8 lanes.
+  const tileLayout = T.TileLayout(T.S([2, 4, 8, 8], ["8@m", "8@laneid", "1@laneid", "1@m"]));
+  const rowLayout = T.TileLayout(
+    T.S([2, 4, 1], ["1@m", "8@laneid", "1@m"]),
+    T.R([8], ["1@laneid"]),
+  );
+  const o = T.alloc_local([8, D], "float16", { name: "o", layout: tileLayout });
+  const g = T.alloc_local([8, D], "float16", { name: "g", layout: tileLayout });
+  const of = T.alloc_local([8, D], "float32", { name: "of", layout: tileLayout });
+  const gf = T.alloc_local([8, D], "float32", { name: "gf", layout: tileLayout });
+  const delta = T.alloc_local([8, 1], "float32", { name: "delta", layout: rowLayout });
+  // The warp's 8 rows of a [batch, seq, heads, D] tensor: [8, D].
+  const warpRows = (t: Tile): Tile =>
+    t
+      .rearrange("b (i r) h d -> b i h r d", { r: BM })
+      .sub(b, x, h)
+      .rearrange("(w r) d -> w r d", { r: 8 })
+      .sub(warp);
+  T.tile.warp.copy(o, warpRows(O));
+  T.tile.warp.copy(g, warpRows(dO));
+  // The block's accumulator (64 · 64 float32, contiguous), zeroed while the loads fly: thread
+  // tid's 16-byte stores at 4 · (256j + tid).
+  for (const j of T.unroll(D / 16)) {
+    for (const e of T.vectorized(4)) {
+      dQacc[b]![h]![x]![0]![(j * 256 + tid) * 4 + e] = 0;
+    }
+  }
+  // LSE₂ of the block's row tid.
+  if (tid < BM) {
+    const i = T.let_("i", x * BM + tid);
     const l = T.let_("l", LSE[b]![h]![i]!);
     LSE2[b]![h]![i] = l === -Infinity ? Infinity : l * Math.LOG2E;
   }
+  T.tile.warp.cast(of, o);
+  T.tile.warp.cast(gf, g);
+  T.tile.warp.mul(of, of, gf);
+  T.tile.warp.sum(delta, of, 1);
+  T.tile.warp.copy(
+    Delta.sub(b, h).rearrange("(x w r o) -> x w r o", { w: 8, r: 8, o: 1 }).sub(x, warp),
+    delta,
+  );
 });
 
 export const flash_attention_bwd_main = T.prim_func(function flash_attention_bwd(
@@ -249,6 +262,25 @@ export const flash_attention_bwd_main = T.prim_func(function flash_attention_bwd
       else T.cuda.bar_sync(6, 128);
     };
     T.ptx.mbarrier.try_wait(kvFull.sub(0), 0);
+    // Step n's dQ block is staged in sdQw at the end of step n and its reduction issued in step
+    // n + 1, right after P's barrier (whose fence covers the staging stores), so that no warp
+    // waits for its staging stores to land; `pend` keeps its head and query block (h = −1: none).
+    const pend = T.alloc_local([2], "int32", { name: "pend" });
+    pend[0] = -1;
+    // One thread's bulk reduction of the staged block into the accumulator.
+    const flushDQ = () => {
+      if (pend[0]! >= 0) {
+        if (T.floormod(tid, 128) === 0) {
+          T.cuda.tile.apply(
+            T.ptx["cp.reduce.async.bulk.global.shared::cta.bulk_group.add.f32"],
+            dQacc.sub(b, pend[0]!, pend[1]!, 0),
+            sdQw,
+            { chunk_bytes: BM * D * 4 },
+          );
+          T.ptx.cp.async_.bulk.commit_group();
+        }
+      }
+    };
     for (const r of T.range(blocks)) {
       const i = T.let_("i", T.min(i0 + r, Q_BLOCKS - 1));
       const st = T.let_("st", T.floormod(r, STAGES));
@@ -280,6 +312,8 @@ export const flash_attention_bwd_main = T.prim_func(function flash_attention_bwd
       T.tile.wg.copy(sPw, P16);
       T.ptx.fence.proxy_async("shared::cta");
       wgBarrier();
+      // The previous step's dQ block into the accumulator.
+      flushDQ();
       T.tile.wg.gemm_async(dVa, sPw, blocked(sdO.sub(st)), { transA: true, accum: true });
       // dP done (dV may still run); dS = P ∘ (dP − Δ).
       T.ptx.wgmma.wait_group(1);
@@ -289,17 +323,17 @@ export const flash_attention_bwd_main = T.prim_func(function flash_attention_bwd
       // dQ_partial = dS · K_w (RS): it needs no shared dS.
       T.tile.wg.gemm_async(dQa, dS16, sKw, { accum: false });
       T.tile.wg.copy(sdSw, dS16);
-      // The generic-proxy stores of dS, before the wgmma reads them.
+      // The generic-proxy stores of dS, before the wgmma reads them. The previous step's reduction
+      // has read the staging block before this barrier, which every thread of the warpgroup
+      // passes before staging the next (its issuer waits here, a step after issuing it).
       T.ptx.fence.proxy_async("shared::cta");
-      wgBarrier();
-      // dK_w += dSᵀ·Q, last: the dQ block goes to the accumulator while it runs.
-      T.tile.wg.gemm_async(dKa, sdSw, blocked(sQ.sub(st)), { transA: true, accum: true });
-      T.ptx.wgmma.wait_group(1);
-      // dQ's block into the accumulator: once the previous reduction has read the staging
-      // block, the warpgroup stores it in the wgmma fragment order (thread t's slots 4n .. 4n + 3
-      // at 512n + 4t: 16-byte stores), fences, meets again, and one thread issues the reduction.
       if (T.floormod(tid, 128) === 0) T.ptx.cp.async_.bulk.wait_group_read(0);
       wgBarrier();
+      // dK_w += dSᵀ·Q, last: the dQ block is staged while it runs.
+      T.tile.wg.gemm_async(dKa, sdSw, blocked(sQ.sub(st)), { transA: true, accum: true });
+      T.ptx.wgmma.wait_group(1);
+      // dQ's block staged in the wgmma fragment order (thread t's slots 4n .. 4n + 3 at 512n + 4t:
+      // 16-byte stores); its reduction is issued in the next step.
       const t = T.let_("tf", T.floormod(tid, 128));
       const slots = dQa.flat();
       for (const n of T.unroll(8)) {
@@ -307,20 +341,15 @@ export const flash_attention_bwd_main = T.prim_func(function flash_attention_bwd
           sdQ[cw]![n * 512 + t * 4 + e] = slots[n * 4 + e]!;
         }
       }
-      T.ptx.fence.proxy_async("shared::cta");
-      wgBarrier();
-      if (T.floormod(tid, 128) === 0) {
-        T.cuda.tile.apply(
-          T.ptx["cp.reduce.async.bulk.global.shared::cta.bulk_group.add.f32"],
-          dQacc.sub(b, h, i, 0),
-          sdQw,
-          { chunk_bytes: BM * D * 4 },
-        );
-        T.ptx.cp.async_.bulk.commit_group();
-      }
+      pend[0] = h;
+      pend[1] = i;
       T.ptx.wgmma.wait_group(0);
       if (T.floormod(tid, 128) === 0) T.ptx.mbarrier.arrive(qEmpty.sub(st));
     }
+    // The last step's dQ block: fenced, the warpgroup meets, then its reduction.
+    T.ptx.fence.proxy_async("shared::cta");
+    wgBarrier();
+    flushDQ();
     // The last reduction completes before the CTA exits.
     if (T.floormod(tid, 128) === 0) T.ptx.cp.async_.bulk.wait_group(0);
     // dK = Σ dSᵀ·Q / 8; dV = Σ Pᵀ·dO.
@@ -336,24 +365,56 @@ export const flash_attention_bwd_post = T.prim_func(function flash_attention_bwd
   dQacc: Tensor<[1, 2, 2, 1, 4096], "float32">,
   dQ: Tensor<[1, 128, 2, 64], "float16">,
 ) {
-  T.device_entry({ launch: T.cuda.LaunchConfig({ grid: [16, 2, 1], block: 256 }) });
-  const i = T.let_("i", T.cuda.block_idx("x") * ROWS + T.floordiv(T.cuda.thread_idx("x"), 32));
+  T.device_entry({
+    launch: T.cuda.LaunchConfig({
+      grid: [Q_BLOCKS, 2, 1],
+      block: 128,
+      dynamic_shared_bytes: BM * 64 * 2,
+    }),
+    // sm_90a: the block goes to shared memory by stmatrix.
+    arch: "sm_90a",
+  });
+  const tid = T.cuda.thread_idx("x");
+  const x = T.cuda.block_idx("x");
   const h = T.cuda.block_idx("y");
   const b = T.cuda.block_idx("z");
-  // Row i of the accumulator as [1, 8, 4, 2] (see the preprocessing kernel): lane l holds
-  // columns 2l and 2l + 1.
-  const accLayout = T.TileLayout(T.S([1, 8, 4, 2], ["2@m", "4@laneid", "1@laneid", "1@m"]));
-  const a = T.alloc_local([1, 8, 4, 2], "float32", { name: "a", layout: accLayout });
-  const q = T.alloc_local([1, 8, 4, 2], "float16", { name: "q", layout: accLayout });
-  const r = T.floormod(i, BM);
-  const accRow = dQacc
-    .sub(b, h, T.floordiv(i, BM))
-    .rearrange("x0 (n w q p j e) -> w j q x0 n p e", { n: 8, w: 4, q: 8, p: 4, j: 2, e: 2 })
-    .sub(T.floordiv(r, 16), T.floormod(T.floordiv(r, 8), 2), T.floormod(r, 8));
-  T.tile.warp.copy(a, accRow);
-  T.tile.warp.mul(a, a, SCALE);
-  T.tile.warp.cast(q, a);
-  T.tile.warp.copy(dQ.sub(b, i, h).rearrange("(k n p e) -> k n p e", { n: 8, p: 4, e: 2 }), q);
+  // Accumulator block x: query block qb, column block k (one at head dim 64).
+  const qb = T.let_("qb", T.floordiv(x, D / 64));
+  const k = T.let_("k", T.floormod(x, D / 64));
+  const ql = T.layout.wgmma_tile_layout("D", 64, 64, "float32");
+  const a = T.alloc_local([64, 64], "float32", { name: "a", layout: ql });
+  const q = T.alloc_local([64, 64], "float16", { name: "q", layout: ql });
+  // The block as the wgmma accumulator tile it was stored from (fragment order: thread t's slots
+  // 4n .. 4n + 3 at 512n + 4t, 16-byte loads).
+  const t = T.let_("tf", T.floormod(tid, 128));
+  const slots = a.flat();
+  for (const n of T.unroll(8)) {
+    for (const e of T.vectorized(4)) {
+      slots[n * 4 + e] = dQacc[b]![h]![qb]![k]![n * 512 + t * 4 + e]!;
+    }
+  }
+  T.tile.wg.mul(a, a, SCALE);
+  T.tile.wg.cast(q, a);
+  // Through shared memory (stmatrix, 128B swizzle), then one TMA store of the block.
+  const dst = dQ
+    .rearrange("b (i r) h d -> b i h r d", { r: BM })
+    .sub(b, qb, h)
+    .rearrange("r (k c) -> k r c", { c: 64 })
+    .sub(k);
+  const sq = T.alloc_shared([BM, 64], "float16", {
+    name: "sq",
+    align: 1024,
+    layout: T.swizzle_mode("128B"),
+    dynamic: true,
+  });
+  T.tile.wg.copy(sq, q);
+  T.ptx.fence.proxy_async("shared::cta");
+  T.cuda.cta_sync();
+  if (tid === 0) {
+    T.tile.copy_async(dst, sq);
+    T.ptx.cp.async_.bulk.commit_group();
+    T.ptx.cp.async_.bulk.wait_group(0);
+  }
 });
 
 /**

@@ -42,6 +42,23 @@ export function storeFragmentBlock(block: TileView, acc: TileView, tid: ExprLike
 }
 
 /**
+ * Load a warpgroup's [64, 64] float32 wgmma accumulator tile `acc` (layout
+ * wgmma_tile_layout("D", 64, 64, "float32")) from `block`, a contiguous 4096-element float32 view
+ * (16-byte aligned) in {@link FRAG_BLOCK}'s order, as {@link storeFragmentBlock} wrote it: thread
+ * t (`tid` mod 128) reads offsets 512·n + 4·t … + 3 into its slots 4·n … 4·n + 3, as 16-byte
+ * loads (a warp 512 contiguous bytes a load).
+ */
+export function loadFragmentBlock(acc: TileView, block: TileView, tid: ExprLike): void {
+  const t = T.let_("tf", T.floormod(tid, 128));
+  const slots = acc.flat();
+  for (const n of T.unroll(8)) {
+    for (const k of T.vectorized(4)) {
+      slots.set([T.add(T.mul(n, 4), k)], block.get([T.add(T.add(T.mul(n, 512), T.mul(t, 4)), k)]));
+    }
+  }
+}
+
+/**
  * Row r (0 … 63) of a [64, 64] float32 block in {@link FRAG_BLOCK}'s order, given as `block`, a
  * view whose last axis is the block's 4096 elements: the row's 64 columns as [8, 4, 2] (column
  * 8·n + 2·p + e at [n, p, e]; strides 512, 4, 1), the leading axes of `block` kept.

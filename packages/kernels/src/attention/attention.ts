@@ -159,21 +159,21 @@ export const ATTENTION_CONFIGS: readonly AttentionConfig[] = [
     headDim: 64,
     arch: "sm_90",
     tune: {},
-    note: "128 keys per CTA (two consumer warpgroups of 64), 64-query Q/dO blocks through a 2-stage ring; H200 bf16 0.80-0.95x cuDNN at seq 1k-16k (bench/results/attention-2026-12-03e.md)",
+    note: "128 keys per CTA (two consumer warpgroups of 64), 64-query Q/dO blocks through a 2-stage ring; H200 bf16 0.93-1.02x cuDNN at seq 1k-16k (bench/results/attention-2026-12-03f.md, run 6)",
   },
   {
     pass: "backward",
     headDim: 128,
     arch: "sm_90",
     tune: {},
-    note: "128 keys per CTA (two consumer warpgroups of 64), 64-query Q/dO blocks through a 2-stage ring; the consumers split dQ's columns; H200 bf16 0.85-0.98x cuDNN at seq 1k-16k (bench/results/attention-2026-12-03e.md)",
+    note: "128 keys per CTA (two consumer warpgroups of 64), 64-query Q/dO blocks through a 2-stage ring; the consumers split dQ's columns; H200 bf16 0.95-1.01x cuDNN at seq 1k-16k (bench/results/attention-2026-12-03f.md, run 6)",
   },
   {
     pass: "backward",
     headDim: 256,
     arch: "sm_90",
     tune: {},
-    note: "64 keys per CTA (packages/kernels/src/attention/backward-wide.ts): two consumer warpgroups of 32 keys for S and dP, each accumulating dKᵀ and dVᵀ of half the head dim; a 2-stage Q ring, one dO stage; H200 bf16 0.89-1.03x cuDNN at seq 1k-16k (bench/results/attention-2026-12-03e.md)",
+    note: "64 keys per CTA (packages/kernels/src/attention/backward-wide.ts): two consumer warpgroups of 32 keys for S and dP, each accumulating dKᵀ and dVᵀ of half the head dim; a 2-stage Q ring, one dO stage; H200 bf16 0.92-1.04x cuDNN at seq 1k-16k (bench/results/attention-2026-12-03f.md, run 3)",
   },
 ];
 

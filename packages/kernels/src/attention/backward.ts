@@ -1,12 +1,12 @@
 // FlashAttention backward on Hopper with the tile layer: dQ, dK and dV of O = softmax(Q·Kᵀ ·
 // scale) · V from Q, K, V, O, dO and the forward's LSE, in three kernels:
-//   1. `preprocess`, a warp per query row: Δ_i = Σ_d dO_id · O_id (float32), the forward's LSE
-//      in the log2 domain (LSE · log2 e; +inf for a row that saw no key, so exp2(s − LSE₂) = 0
-//      there, not NaN) and the float32 dQ accumulator zeroed (blocked: [64 queries, 64 columns]
-//      blocks, each contiguous and in the wgmma accumulator's fragment order, fragment.ts
-//      FRAG_BLOCK: a thread's slots are 16-byte vectors, so staging a block in shared memory has
-//      no bank conflicts; row-major, a warp's 8-byte stores of eight rows 256 bytes apart took
-//      eight ways);
+//   1. `preprocess`, a CTA per 64-row query block (with varlen a warp per query row):
+//      Δ_i = Σ_d dO_id · O_id (float32), the forward's LSE in the log2 domain (LSE · log2 e; +inf
+//      for a row that saw no key, so exp2(s − LSE₂) = 0 there, not NaN) and the float32 dQ
+//      accumulator zeroed (blocked: [64 queries, 64 columns] blocks, each contiguous and in the
+//      wgmma accumulator's fragment order, fragment.ts FRAG_BLOCK: a thread's slots are 16-byte
+//      vectors, so staging a block in shared memory has no bank conflicts; row-major, a warp's
+//      8-byte stores of eight rows 256 bytes apart took eight ways);
 //   2. `main`, a CTA per 128 keys of one (batch, KV head); 384 threads: warpgroup 0 produces,
 //      warpgroups 1 and 2 consume 64 keys each (FlashAttention-3's split of the KV block):
 //      - the producer thread loads the CTA's K and V rows once, then Q and dO blocks of 64 query
@@ -26,7 +26,9 @@
 //        then dQ's product and dK_w += dSᵀ·Q, the dQ block staged while dK runs. Every wgmma
 //        group is waited for within its step;
 //      - dQ's partial sums of the block go through shared memory to the accumulator by one bulk
-//        reduction per consumer (`cp.reduce.async.bulk .add.f32`, 16 KiB, the L2 adds): at head
+//        reduction per consumer (`cp.reduce.async.bulk .add.f32`, 16 KiB, the L2 adds; "ss"
+//        stores the block at the end of a step and issues its reduction in the next, so that no
+//        warp waits for its staging stores to land): at head
 //        dim 128 the consumers split dQ's columns, each computing dQ[:, 64·w ..] = dS · K[:,
 //        64·w ..] over all 128 keys (SS, both consumers' dS from shared memory: a barrier of the
 //        256 consumer threads), as FlashAttention-3; at head dim 64 each computes all 64 columns
@@ -34,7 +36,9 @@
 //        red.global.add of the same sums measured 0.15–0.21× cuDNN on the H200
 //        (bench/results/attention-hd128-bwd-2026-12-02.md): the L2's atomic units were the limit;
 //      - the epilogue scales dK by the softmax scale and stores dK and dV (32-bit stores);
-//   3. `postprocess`, a warp per query row: dQ = scale · dQ_accumulator, rounded to the dtype.
+//   3. `postprocess`, a CTA per accumulator block (with varlen a warp per query row): dQ =
+//      scale · dQ_accumulator, rounded to the dtype (dense: through shared memory by stmatrix,
+//      then a TMA store).
 // Masks and heads as the forward (packages/kernels/src/attention/forward.ts): causal = window
 // [-1, 0], `window: [left, right]` (a KV block loops over the query blocks that meet its keys'
 // windows, masking those that cross an edge), `kvHeads` (a CTA sums the gradients of its KV
@@ -69,11 +73,24 @@
 //     lenK − lenQ, a runtime value in the block range and the mask); a sequence with no keys has
 //     no CTA (its dQ rows are the accumulator's zeros), one with no queries runs no step (dK =
 //     dV = 0).
-import { T, type ExprLike, type ParamType, type PrimExpr, type TileView } from "@tirx-ts/dsl";
+import {
+  T,
+  type ExprLike,
+  type ParamType,
+  type PrimExpr,
+  type Stride,
+  type TileView,
+} from "@tirx-ts/dsl";
 import { invariant, showValue, type DType, type PrimFunc } from "@tirx-ts/core";
 import { checkHeadsAndWindow, configError, windowOffsets } from "./options.js";
 import { W, blocked, cols, rows, rowsAt } from "./views.js";
-import { fragCol, fragRow, fragmentRow, storeFragmentBlock } from "../fragment.js";
+import {
+  fragCol,
+  fragRow,
+  fragmentRow,
+  loadFragmentBlock,
+  storeFragmentBlock,
+} from "../fragment.js";
 import type { FlashAttentionSizes } from "./forward.js";
 import { makeFlashAttentionBackwardWide } from "./backward-wide.js";
 import {
@@ -92,21 +109,13 @@ const ROW_BYTES = 64 * 4;
 /** Keys per CTA (two consumer warpgroups of 64). */
 const BN = 128;
 const STAGES = 2;
-/** Warps (query rows) per CTA of the pre- and postprocessing kernels. */
+/** Warps (query rows) per CTA of the varlen pre- and postprocessing kernels. */
 const ROWS = 8;
 
 /**
- * Query row i of the blocked dQ accumulator [batch, heads, seqQ / 64, hd / 64, 64 · 64] of batch
- * b and head h (each block in the wgmma fragment order: fragment.ts FRAG_BLOCK), as its
- * [hd / 64, 8, 4, 2] columns (column 64·k + 8·n + 2·p + e at [k, n, p, e]).
- */
-function accRow(acc: TileView, b: ExprLike, h: ExprLike, i: ExprLike): TileView {
-  return fragmentRow(acc.sub(b, h, T.floordiv(i, BM)), T.floormod(i, BM));
-}
-
-/**
  * Padded row p of the varlen blocked dQ accumulator [heads, padQ / 64, hd / 64, 64 · 64] of head
- * h, as {@link accRow}'s columns.
+ * h (each block in the wgmma fragment order: fragment.ts FRAG_BLOCK), as its [hd / 64, 8, 4, 2]
+ * columns (column 64·k + 8·n + 2·p + e at [k, n, p, e]).
  */
 function accRowPacked(acc: TileView, h: ExprLike, p: ExprLike): TileView {
   return fragmentRow(acc.sub(h, T.floordiv(p, BM)), T.floormod(p, BM));
@@ -233,11 +242,11 @@ export function makeFlashAttentionBackward(s: FlashAttentionSizes): FlashAttenti
   // A row of the dQ accumulator as [hd / 64, 8, 4, 2] (accRow): lane l holds columns 2l and
   // 2l + 1 of each 64-column block, as rowLayout.
   const accLayout = T.TileLayout(T.S([D / W, 8, 4, 2], ["2@m", "4@laneid", "1@laneid", "1@m"]));
-  const rowLaunch = () =>
+  // ⌈maxSeqQ / 64⌉ blocks of 64 rows per sequence (their padding rows too).
+  const rowLaunch = (vl: { maxSeqQ: number }) =>
     T.device_entry({
       launch: T.cuda.LaunchConfig({
-        // With varlen, ⌈maxSeqQ / 64⌉ blocks of 64 rows per sequence (their padding rows too).
-        grid: [varlen ? (BM / ROWS) * Math.ceil(varlen.maxSeqQ / BM) : seqQ / ROWS, heads, batch],
+        grid: [(BM / ROWS) * Math.ceil(vl.maxSeqQ / BM), heads, batch],
         block: 32 * ROWS,
       }),
     });
@@ -252,55 +261,124 @@ export function makeFlashAttentionBackward(s: FlashAttentionSizes): FlashAttenti
   });
   const lane0 = () => T.floormod(T.cuda.thread_idx("x"), 32).eq(0);
 
-  const preprocess = T.function(
-    "flash_attention_bwd_pre",
-    {
-      O: qRowsT(),
-      dO: qRowsT(),
-      LSE: T.Tensor(varlen ? [heads, seqQ] : [batch, heads, seqQ], "float32"),
-      Delta: rowTensors.rowF32(),
-      LSE2: rowTensors.rowF32(),
-      dQacc: rowTensors.qF32(),
-      ...(varlen ? { cuSeqlensQ: offsetsT() } : {}),
-    } as Record<string, ParamType>,
-    (args) => {
-      const { O, dO, LSE, Delta, LSE2, dQacc, cuSeqlensQ } = args as unknown as Record<
-        string,
-        TileView
-      >;
-      rowLaunch();
-      const { i, h, b } = rowIndex();
-      const sq = varlen ? queryRowsOf(cuSeqlensQ!, b) : undefined;
-      // With varlen: the row's place in the scratch tensors' padded row space.
-      const p = sq ? T.let_("p", T.add(T.mul(sq.blk, BM), i)) : undefined;
-      const o = T.alloc_local([D], dt, { name: "o", layout: rowLayout });
-      const g = T.alloc_local([D], dt, { name: "g", layout: rowLayout });
-      const of = T.alloc_local([D], "float32", { name: "of", layout: rowLayout });
-      const gf = T.alloc_local([D], "float32", { name: "gf", layout: rowLayout });
-      const z = T.alloc_local([D / W, 8, 4, 2], "float32", { name: "z", layout: accLayout });
-      const delta = T.alloc_local([1], "float32", { name: "delta", layout: oneLayout });
-      const acc = () => (p ? accRowPacked(dQacc!, h, p) : accRow(dQacc!, b, h, i));
-      const row = () => {
-        const x = sq ? T.add(sq.q0, i) : i;
-        T.tile.warp.copy(o, sq ? O!.sub(x, h) : O!.sub(b, i, h));
-        T.tile.warp.copy(g, sq ? dO!.sub(x, h) : dO!.sub(b, i, h));
+  // Dense: a CTA per 64-row query block (one dQ accumulator block), warp w its rows 8·w .. + 7
+  // as an [8, hd] tile of 16-byte vectors (lane l: row ⌊l / L⌋ + 32 / L · a, columns 8·(l mod L)
+  // .. + 7, L = hd / 8 lanes a row), so each thread has D / 16 loads of O and dO in flight;
+  // the block's accumulator is zeroed by 16-byte stores of consecutive addresses, and its LSE₂
+  // by one thread a row. (A warp a row with 4-byte vectors and the accumulator's rows in fragment
+  // order reached 46% of the H200's DRAM bandwidth at hd 128: 113 µs where 251 MB move.)
+  const blockPre = (): PrimFunc => {
+    const L = D / 8;
+    const lanesRows = 32 / L;
+    const strides: Stride[] = [
+      "8@m",
+      ...(lanesRows > 1 ? [`${L}@laneid` as const] : []),
+      "1@laneid",
+      "1@m",
+    ];
+    const extents = [8 / lanesRows, ...(lanesRows > 1 ? [lanesRows] : []), L, 8];
+    const tileLayout = T.TileLayout(T.S(extents, strides));
+    const rowLayout8 = T.TileLayout(
+      T.S(extents.slice(0, -2).concat([1]), ["1@m", ...strides.slice(1, -2), "1@m"]),
+      T.R([L], ["1@laneid"]),
+    );
+    return T.function(
+      "flash_attention_bwd_pre",
+      {
+        O: qRowsT(),
+        dO: qRowsT(),
+        LSE: T.Tensor([batch, heads, seqQ], "float32"),
+        Delta: rowTensors.rowF32(),
+        LSE2: rowTensors.rowF32(),
+        dQacc: rowTensors.qF32(),
+      },
+      ({ O, dO, LSE, Delta, LSE2, dQacc }) => {
+        T.device_entry({
+          launch: T.cuda.LaunchConfig({ grid: [seqQ / BM, heads, batch], block: 256 }),
+        });
+        const tid = T.cuda.thread_idx("x");
+        const x = T.cuda.block_idx("x");
+        const h = T.cuda.block_idx("y");
+        const b = T.cuda.block_idx("z");
+        const warp = T.let_("warp", tid.floordiv(32));
+        const o = T.alloc_local([8, D], dt, { name: "o", layout: tileLayout });
+        const g = T.alloc_local([8, D], dt, { name: "g", layout: tileLayout });
+        const of = T.alloc_local([8, D], "float32", { name: "of", layout: tileLayout });
+        const gf = T.alloc_local([8, D], "float32", { name: "gf", layout: tileLayout });
+        const delta = T.alloc_local([8, 1], "float32", { name: "delta", layout: rowLayout8 });
+        const warpRows = (t: TileView) =>
+          rows(t, BM).sub(b, x, h).rearrange("(w r) d -> w r d", { r: 8 }).sub(warp);
+        T.tile.warp.copy(o, warpRows(O));
+        T.tile.warp.copy(g, warpRows(dO));
+        // The block's accumulator (64 · D float32, contiguous), zeroed while the loads fly.
+        const acc = dQacc.sub(b, h, x).rearrange("k e -> (k e)");
+        for (const j of T.unroll(D / 16)) {
+          for (const e of T.vectorized(4)) {
+            acc.set([T.add(T.mul(T.add(T.mul(j, 256), tid), 4), e)], 0);
+          }
+        }
+        T.if_(tid.lt(BM), () => {
+          const i = T.let_("i", T.add(T.mul(x, BM), tid));
+          const l = T.let_("l", LSE.get([b, h, i]));
+          LSE2.set([b, h, i], T.if_then_else(l.eq(-Infinity), Infinity, l.mul(Math.LOG2E)));
+        });
         T.tile.warp.cast(of, o);
         T.tile.warp.cast(gf, g);
         T.tile.warp.mul(of, of, gf);
-        T.tile.warp.sum(delta, of, 0);
-        const dRow = p ? Delta!.sub(h) : Delta!.sub(b, h);
-        T.tile.warp.copy(dRow.rearrange("(s o) -> s o", { o: 1 }).sub(p ?? i), delta);
-        T.tile.warp.zero(z);
-        T.tile.warp.copy(acc(), z);
-        T.if_(lane0(), () => {
-          const l = T.let_("l", sq ? LSE!.get([h, x]) : LSE!.get([b, h, i]));
-          const v = T.if_then_else(l.eq(-Infinity), Infinity, l.mul(Math.LOG2E));
-          if (p) LSE2!.set([h, p], v);
-          else LSE2!.set([b, h, i], v);
-        });
-      };
-      if (!sq || !p) row();
-      else {
+        T.tile.warp.sum(delta, of, 1);
+        T.tile.warp.copy(
+          Delta.sub(b, h).rearrange("(x w r o) -> x w r o", { w: 8, r: 8, o: 1 }).sub(x, warp),
+          delta,
+        );
+      },
+    );
+  };
+
+  const preprocess = varlen ? rowPre(varlen) : blockPre();
+
+  // With varlen: a warp a query row (the rows of a sequence's last block past its end may lie
+  // past the packed tensors' end, so each row is guarded).
+  function rowPre(vl: NonNullable<FlashAttentionSizes["varlen"]>): PrimFunc {
+    return T.function(
+      "flash_attention_bwd_pre",
+      {
+        O: qRowsT(),
+        dO: qRowsT(),
+        LSE: T.Tensor([heads, seqQ], "float32"),
+        Delta: rowTensors.rowF32(),
+        LSE2: rowTensors.rowF32(),
+        dQacc: rowTensors.qF32(),
+        cuSeqlensQ: offsetsT(),
+      },
+      ({ O, dO, LSE, Delta, LSE2, dQacc, cuSeqlensQ }) => {
+        rowLaunch(vl);
+        const { i, h, b } = rowIndex();
+        const sq = queryRowsOf(cuSeqlensQ, b);
+        // The row's place in the scratch tensors' padded row space.
+        const p = T.let_("p", T.add(T.mul(sq.blk, BM), i));
+        const o = T.alloc_local([D], dt, { name: "o", layout: rowLayout });
+        const g = T.alloc_local([D], dt, { name: "g", layout: rowLayout });
+        const of = T.alloc_local([D], "float32", { name: "of", layout: rowLayout });
+        const gf = T.alloc_local([D], "float32", { name: "gf", layout: rowLayout });
+        const z = T.alloc_local([D / W, 8, 4, 2], "float32", { name: "z", layout: accLayout });
+        const delta = T.alloc_local([1], "float32", { name: "delta", layout: oneLayout });
+        const acc = () => accRowPacked(dQacc, h, p);
+        const row = () => {
+          const x = T.add(sq.q0, i);
+          T.tile.warp.copy(o, O.sub(x, h));
+          T.tile.warp.copy(g, dO.sub(x, h));
+          T.tile.warp.cast(of, o);
+          T.tile.warp.cast(gf, g);
+          T.tile.warp.mul(of, of, gf);
+          T.tile.warp.sum(delta, of, 0);
+          T.tile.warp.copy(Delta.sub(h).rearrange("(s o) -> s o", { o: 1 }).sub(p), delta);
+          T.tile.warp.zero(z);
+          T.tile.warp.copy(acc(), z);
+          T.if_(lane0(), () => {
+            const l = T.let_("l", LSE.get([h, x]));
+            LSE2.set([h, p], T.if_then_else(l.eq(-Infinity), Infinity, l.mul(Math.LOG2E)));
+          });
+        };
         // Rows of the sequence; then its padding rows up to its last 64-row block: Δ = 0 and
         // LSE₂ = +inf (P = exp2(c·S − LSE₂) = 0 there, so the main kernel's rows past the
         // sequence's end add nothing), dQacc zeroed; warps past the last block do nothing.
@@ -309,44 +387,91 @@ export function makeFlashAttentionBackward(s: FlashAttentionSizes): FlashAttenti
             T.tile.warp.zero(z);
             T.tile.warp.copy(acc(), z);
             T.if_(lane0(), () => {
-              Delta!.set([h, p], 0);
-              LSE2!.set([h, p], Infinity);
+              Delta.set([h, p], 0);
+              LSE2.set([h, p], Infinity);
             });
           }),
         );
-      }
-    },
-  );
+      },
+    );
+  }
 
-  const postprocess = T.function(
-    "flash_attention_bwd_post",
-    {
-      dQacc: rowTensors.qF32(),
-      dQ: qRowsT(),
-      ...(varlen ? { cuSeqlensQ: offsetsT() } : {}),
-    } as Record<string, ParamType>,
-    (args) => {
-      const { dQacc, dQ, cuSeqlensQ } = args as unknown as Record<string, TileView>;
-      rowLaunch();
-      const { i, h, b } = rowIndex();
-      const sq = varlen ? queryRowsOf(cuSeqlensQ!, b) : undefined;
-      const a = T.alloc_local([D / W, 8, 4, 2], "float32", { name: "a", layout: accLayout });
-      const q = T.alloc_local([D / W, 8, 4, 2], dt, { name: "q", layout: accLayout });
-      const row = (acc: TileView, out: TileView) => {
-        T.tile.warp.copy(a, acc);
-        T.tile.warp.mul(a, a, scale);
-        T.tile.warp.cast(q, a);
-        T.tile.warp.copy(out.rearrange("(k n p e) -> k n p e", { n: 8, p: 4, e: 2 }), q);
-      };
-      if (!sq) row(accRow(dQacc!, b, h, i), dQ!.sub(b, i, h));
-      else {
-        // The sequence's rows only (rows outside every sequence are not written).
-        T.if_(i.lt(sq.lenQ), () =>
-          row(accRowPacked(dQacc!, h, T.add(T.mul(sq.blk, BM), i)), dQ!.sub(T.add(sq.q0, i), h)),
-        );
-      }
-    },
-  );
+  // With varlen: a warp a query row, the sequence's rows only (rows outside every sequence are
+  // not written).
+  function rowPost(vl: NonNullable<FlashAttentionSizes["varlen"]>): PrimFunc {
+    return T.function(
+      "flash_attention_bwd_post",
+      { dQacc: rowTensors.qF32(), dQ: qRowsT(), cuSeqlensQ: offsetsT() },
+      ({ dQacc, dQ, cuSeqlensQ }) => {
+        rowLaunch(vl);
+        const { i, h, b } = rowIndex();
+        const sq = queryRowsOf(cuSeqlensQ, b);
+        const a = T.alloc_local([D / W, 8, 4, 2], "float32", { name: "a", layout: accLayout });
+        const q = T.alloc_local([D / W, 8, 4, 2], dt, { name: "q", layout: accLayout });
+        T.if_(i.lt(sq.lenQ), () => {
+          T.tile.warp.copy(a, accRowPacked(dQacc, h, T.add(T.mul(sq.blk, BM), i)));
+          T.tile.warp.mul(a, a, scale);
+          T.tile.warp.cast(q, a);
+          T.tile.warp.copy(
+            dQ.sub(T.add(sq.q0, i), h).rearrange("(k n p e) -> k n p e", { n: 8, p: 4, e: 2 }),
+            q,
+          );
+        });
+      },
+    );
+  }
+
+  // Dense: a CTA (one warpgroup) per [64 queries, 64 columns] block of the accumulator, read as
+  // the wgmma accumulator tile it was stored from (16-byte loads of consecutive addresses),
+  // scaled, rounded, and stored through shared memory by one TMA store. (A warp a row read 8-byte
+  // pieces of the fragment order: 57–72% of the H200's DRAM bandwidth; this, 80%.)
+  const blockPost = (): PrimFunc =>
+    T.function(
+      "flash_attention_bwd_post",
+      { dQacc: rowTensors.qF32(), dQ: qRowsT() },
+      ({ dQacc, dQ }) => {
+        T.device_entry({
+          launch: T.cuda.LaunchConfig({
+            grid: [(seqQ / BM) * (D / W), heads, batch],
+            block: 128,
+            dynamic_shared_bytes: BM * W * 2,
+          }),
+          arch: "sm_90a",
+        });
+        const tid = T.cuda.thread_idx("x");
+        const x = T.cuda.block_idx("x");
+        const h = T.cuda.block_idx("y");
+        const b = T.cuda.block_idx("z");
+        const qb = T.let_("qb", x.floordiv(D / W));
+        const k = T.let_("k", x.floormod(D / W));
+        const ql = T.layout.wgmma_tile_layout("D", 64, W, "float32");
+        const a = T.alloc_local([64, W], "float32", { name: "a", layout: ql });
+        const q = T.alloc_local([64, W], dt, { name: "q", layout: ql });
+        loadFragmentBlock(a, dQacc.sub(b, h, qb, k), tid);
+        T.tile.wg.mul(a, a, scale);
+        T.tile.wg.cast(q, a);
+        const dst = rows(dQ, BM).sub(b, qb, h).rearrange("r (k c) -> k r c", { c: W }).sub(k);
+        // Through shared memory (stmatrix, 128B swizzle), then one TMA store of the block
+        // (32-bit stores from the registers: 64% of the DRAM bandwidth, 59.6 µs at hd 128
+        // seq 4k; this: 80%, 46 µs).
+        const sq = T.alloc_shared([BM, W], dt, {
+          name: "sq",
+          align: 1024,
+          layout: T.swizzle_mode("128B"),
+          dynamic: true,
+        });
+        T.tile.wg.copy(sq, q);
+        T.ptx.fence.proxy_async("shared::cta");
+        T.cuda.cta_sync();
+        T.if_(tid.eq(0), () => {
+          T.tile.copy_async(dst, sq);
+          T.ptx.cp.async_.bulk.commit_group();
+          T.ptx.cp.async_.bulk.wait_group(0);
+        });
+      },
+    );
+
+  const postprocess = varlen ? rowPost(varlen) : blockPost();
 
   if (s.backwardMma !== undefined && s.backwardMma !== "ss" && s.backwardMma !== "rs") {
     throw configError(
@@ -613,40 +738,43 @@ export function makeFlashAttentionBackward(s: FlashAttentionSizes): FlashAttenti
                 keysAsRows: rs,
               });
             };
-            // dQ's block into the accumulator: the warpgroup stores the block, fences, meets, and
-            // one thread issues the reduction. One staging block ("ss"): the previous step's
-            // reduction has read it first (wait_group.read by its issuing thread, then the
-            // warpgroup's barrier). One per stage ("rs"): the issuer waits after each reduction
-            // until every reduction but that one has read its block; step n − 2's, which read
-            // this step's block, so precedes this step's barrier after the dS stores, which every
-            // thread of the warpgroup passed before storing.
+            // One thread's reduction of a staged dQ block `src` into the accumulator block of head
+            // h, query block i (this consumer's columns at hd 128).
+            const issueReduction = (src: TileView, h: ExprLike, i: ExprLike) => {
+              T.cuda.tile.apply(
+                T.ptx["cp.reduce.async.bulk.global.shared::cta.bulk_group.add.f32"],
+                seq
+                  ? dQacc!.sub(h, T.add(seq.blk, i), splitD ? cw : 0)
+                  : dQacc!.sub(b, h, i, splitD ? cw : 0),
+                src,
+                { chunk_bytes: BM * W * 4 },
+              );
+              T.ptx.cp.async_.bulk.commit_group();
+            };
+            // "rs": dQ's block into the accumulator within its step: the warpgroup stores the
+            // block (one staging block per stage), fences, meets, and one thread issues the
+            // reduction, then waits until every reduction but that one has read its block; step
+            // n − 2's, which read this step's block, so precedes this step's barrier after the dS
+            // stores, which every thread of the warpgroup passed before storing.
             const reduceDQ = (st: ExprLike, h: ExprLike, i: ExprLike) => {
-              const leader = T.floormod(tid, 128).eq(0);
-              const sdQw = rs ? sdQ.sub(st, cw) : sdQ.sub(cw);
-              if (!rs) {
-                T.if_(leader, () => T.ptx.cp.async_.bulk.wait_group_read(0));
-                wgBarrier();
-              }
+              const sdQw = sdQ.sub(st, cw);
               storeFragmentBlock(sdQw, dQa, tid);
               T.ptx.fence.proxy_async("shared::cta");
               wgBarrier();
-              T.if_(leader, () => {
-                T.cuda.tile.apply(
-                  T.ptx["cp.reduce.async.bulk.global.shared::cta.bulk_group.add.f32"],
-                  seq
-                    ? dQacc!.sub(h, T.add(seq.blk, i), splitD ? cw : 0)
-                    : dQacc!.sub(b, h, i, splitD ? cw : 0),
-                  sdQw,
-                  { chunk_bytes: BM * W * 4 },
-                );
-                T.ptx.cp.async_.bulk.commit_group();
-                if (rs) T.ptx.cp.async_.bulk.wait_group_read(1);
+              T.if_(T.floormod(tid, 128).eq(0), () => {
+                issueReduction(sdQw, h, i);
+                T.ptx.cp.async_.bulk.wait_group_read(1);
               });
             };
             // The generic-proxy stores of P and dS, before the wgmma reads them: at hd 128 both
             // consumers' (dQ reads all 128 keys' dS), else the warpgroup's.
             const publishDS = () => {
               T.ptx.fence.proxy_async("shared::cta");
+              // "ss": the previous step's reduction has read the staging block before this
+              // barrier, which every thread of the warpgroup passes before storing the block
+              // again (its issuer waits here, a step after issuing it: no extra barrier).
+              if (!rs)
+                T.if_(T.floormod(tid, 128).eq(0), () => T.ptx.cp.async_.bulk.wait_group_read(0));
               if (splitD) T.cuda.bar_sync(7, 256);
               else wgBarrier();
             };
@@ -658,6 +786,31 @@ export function makeFlashAttentionBackward(s: FlashAttentionSizes): FlashAttenti
               // warpgroup's P) while dS is, and dK while the dQ block goes to the accumulator.
               // Every wgmma group is waited for within its step (a group in flight across the
               // loop's back edge made ptxas serialize them all: C7518).
+              // Step n's dQ block is staged in sdQ at the end of step n and its reduction issued
+              // in step n + 1 (its head and query block kept in `pend`; h = −1: none), so that no
+              // warp waits for its staging stores to land (ncu: the proxy fence right after them
+              // and the barrier after it held 10% of the stall samples at hd 128, seq 4k). Where
+              // it is issued, as measured on the H200 (bench/results/attention-2026-12-03f.md): at
+              // hd 128 after the next step's S and dP are issued, behind a proxy fence and the
+              // warpgroup's barrier of its own (issued after P's barrier, its read held up the
+              // 256-thread barrier of dS: 0.88× of this); at hd 64 after P's barrier, whose fence
+              // covers the block's stores (0.93× the other way). One staging block: the
+              // reduction has read it before publishDS's barrier of its step, which every thread
+              // passes before staging the next.
+              const flushEarly = D !== 64;
+              const pend = T.alloc_local([2], "int32", { name: "pend" });
+              pend.set([0], -1);
+              const flushDQ = () =>
+                T.if_(pend.get([0]).ge(0), () => {
+                  T.if_(T.floormod(tid, 128).eq(0), () =>
+                    issueReduction(sdQ.sub(cw), pend.get([0]), pend.get([1])),
+                  );
+                });
+              const publishStaged = () => {
+                T.ptx.fence.proxy_async("shared::cta");
+                wgBarrier();
+                flushDQ();
+              };
               forSteps((n, h, i) => {
                 const { st, ph } = stageOf(n);
                 const sPw = sP!.sub(st, cw);
@@ -665,6 +818,7 @@ export function makeFlashAttentionBackward(s: FlashAttentionSizes): FlashAttenti
                 issueS(st, ph);
                 issueDP(st, ph);
                 loadRowVectors(st);
+                if (flushEarly) publishStaged();
                 // S done (dP may still run).
                 T.ptx.wgmma.wait_group(1);
                 maskS(i);
@@ -673,6 +827,7 @@ export function makeFlashAttentionBackward(s: FlashAttentionSizes): FlashAttenti
                 T.tile.wg.copy(sPw, P16);
                 T.ptx.fence.proxy_async("shared::cta");
                 wgBarrier();
+                if (!flushEarly) flushDQ();
                 // dV_w += Pᵀ·dO: P [64 queries, 64 keys] read as [K, M].
                 T.tile.wg.gemm_async(dVa, sPw, blocked(sdO.sub(st)), { transA: true, accum: true });
                 // dP done (dV may still run).
@@ -692,10 +847,13 @@ export function makeFlashAttentionBackward(s: FlashAttentionSizes): FlashAttenti
                 // dK_w += dSᵀ·Q, last: the dQ block goes to the accumulator while it runs.
                 T.tile.wg.gemm_async(dKa, sdSw, blocked(sQ.sub(st)), { transA: true, accum: true });
                 T.ptx.wgmma.wait_group(1);
-                reduceDQ(st, h, i);
+                storeFragmentBlock(sdQ.sub(cw), dQa, tid);
+                pend.set([0], h);
+                pend.set([1], i);
                 T.ptx.wgmma.wait_group(0);
                 arriveEmpty(st);
               });
+              publishStaged();
             } else {
               // "rs", in the order of "ss": Pᵀ and dSᵀ in registers are dV's and dK's A operands;
               // dV runs while dS is computed, dK while the dQ block goes to the accumulator. Every
