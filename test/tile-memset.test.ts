@@ -102,6 +102,37 @@ describe("T.tile.memset: a global view", () => {
   });
 });
 
+describe("T.tile.memset: a view at a runtime offset", () => {
+  // CTA c fills row c (of 32 or 33 float32) of Y [4, w]: the offset c · w is a multiple of 4
+  // elements at w = 32 (vector stores), only of 1 at w = 33 (scalar stores).
+  const rowFill = (w: number) =>
+    T.function(`ms_rt_${w}`, { Y: T.Tensor([4, w], "float32") }, ({ Y }) => {
+      T.device_entry({ launch: T.cuda.LaunchConfig({ grid: 4, block: 32 }) });
+      T.tile.cta.memset(Y.sub(T.cuda.block_idx("x")), 7);
+    });
+
+  it("a multiple of 4 elements (blockIdx.x · 32): 16-byte vectors; not one (· 33): scalar stores", () => {
+    const v = rowFill(32);
+    expect(explainTile(v)[0]).toMatch(
+      /st\.global vectors of 16 B \(4 × float32\) ×≤1 per thread over 32 threads/,
+    );
+    expect(ptxOf(v)).toMatch(/st\.global\.v4\.f32/);
+    const s = rowFill(33);
+    expect(explainTile(s)[0]).toMatch(
+      /scalar st\.global .* the view's runtime offset is not provably a multiple of 2 elements/,
+    );
+    expect(ptxOf(s)).not.toMatch(/st\.global\.v\d/);
+    for (const [fn, w] of [
+      [v, 32],
+      [s, 33],
+    ] as const) {
+      const Y = tensor(new Float32Array(4 * w), { shape: [4, w], dtype: "float32", device: dev });
+      compile(fn, { target: "cuda" })(Y);
+      expect(Array.from(Y.toArray() as Float32Array)).toEqual(new Array(4 * w).fill(7));
+    }
+  });
+});
+
 describe("T.tile.memset: a shared view", () => {
   /** memset a [16, cols] float16 shared tile at `scope`, then thread 0 copies it out. */
   function sharedFill(name: string, scope: Scope, cols: number, value: number): PrimFunc {

@@ -91,13 +91,9 @@ export const flash_attention_bwd_pre = T.prim_func(function flash_attention_bwd_
       .sub(warp);
   T.tile.warp.copy(o, warpRows(O));
   T.tile.warp.copy(g, warpRows(dO));
-  // The block's accumulator (64 · 64 float32, contiguous), zeroed while the loads fly: thread
-  // tid's 16-byte stores at 4 · (256j + tid).
-  for (const j of T.unroll(D / 16)) {
-    for (const e of T.vectorized(4)) {
-      dQacc[b]![h]![x]![0]![(j * 256 + tid) * 4 + e] = 0;
-    }
-  }
+  // The block's accumulator (64 · 64 float32, contiguous), zeroed while the loads fly (16-byte
+  // stores shared by the CTA's threads).
+  T.tile.cta.memset(dQacc.sub(b, h, x), 0);
   // LSE₂ of the block's row tid.
   if (tid < BM) {
     const i = T.let_("i", x * BM + tid);

@@ -1,6 +1,7 @@
 import { dtypeBytes } from "../dtype.js";
 import { binary, compare } from "../ir/arith.js";
 import { constInt, intImm, type Expr } from "../ir/expr.js";
+import { knownDivisor } from "../analysis/bounds.js";
 import type { View } from "../ir/buffer.js";
 import type { Stmt } from "../ir/stmt.js";
 import { showTile, tileDispatchError, type TileContext } from "./operand.js";
@@ -56,8 +57,9 @@ function rowOffset(row: Expr, outer: readonly { extent: number; stride: number }
  * up to 16 bytes: `st.v4.b32` for float32, PTX ISA "Vectors"), `v` the largest power of two whose
  * bytes fit 16 and that keeps every vector aligned (the view's static offset, every row stride and
  * the buffer's alignment multiples of v elements); the `run mod v` elements left at the end of a
- * row (a tail the author's shape forces) are scalar stores, and `explain` says so. A dynamic view
- * offset gives scalar stores (no alignment is known).
+ * row (a tail the author's shape forces) are scalar stores, and `explain` says so. A runtime view
+ * offset keeps vector stores where it is provably a multiple of v elements (analysis/bounds.ts
+ * knownDivisor: e.g. blockIdx.x · 4096), else gives scalar stores.
  * @example T.tile.cta.memset(S, 0) // S: T.alloc_shared([64, 64], "float32"): st.shared.v4 ×8 per thread
  * @throws TirxError TX2022 for a register tile dst (suggesting `T.tile.fill`), a register tile
  *   value (memset takes a scalar), or a local buffer view.
@@ -93,11 +95,12 @@ export const memset: TilePrimitive<typeof OPERANDS> = {
     const bytes = dtypeBytes(view.dtype);
     const { run, outer } = runsOf(view);
     const rows = outer.reduce((p, x) => p * x.extent, 1);
-    const base = constInt(view.offset);
+    // The offset's known divisor (a constant's own value; for a runtime offset, e.g. a block
+    // index times a block's size, what its terms share), as copy_async's chunks are proved.
+    const baseDivisor = knownDivisor(view.offset);
     let v = 1;
     const aligned = (w: number): boolean =>
-      base !== undefined &&
-      base % w === 0 &&
+      baseDivisor % w === 0 &&
       outer.every((x) => x.stride % w === 0) &&
       buf.align % (w * bytes) === 0;
     while (2 * v * bytes <= VECTOR_BYTES && 2 * v <= run && aligned(2 * v)) v *= 2;
@@ -160,8 +163,8 @@ export const memset: TilePrimitive<typeof OPERANDS> = {
     const why =
       v > 1
         ? `rows of ${run} contiguous elements`
-        : base === undefined
-          ? "the view's offset is not static, so no vector alignment is known"
+        : baseDivisor % 2 !== 0 && constInt(view.offset) === undefined
+          ? "the view's runtime offset is not provably a multiple of 2 elements, so no vector alignment is known"
           : run === 1
             ? "no dim of the view is contiguous"
             : `rows of ${run} contiguous elements whose start is not aligned to 2 elements`;

@@ -310,13 +310,9 @@ export function makeFlashAttentionBackward(s: FlashAttentionSizes): FlashAttenti
           rows(t, BM).sub(b, x, h).rearrange("(w r) d -> w r d", { r: 8 }).sub(warp);
         T.tile.warp.copy(o, warpRows(O));
         T.tile.warp.copy(g, warpRows(dO));
-        // The block's accumulator (64 · D float32, contiguous), zeroed while the loads fly.
-        const acc = dQacc.sub(b, h, x).rearrange("k e -> (k e)");
-        for (const j of T.unroll(D / 16)) {
-          for (const e of T.vectorized(4)) {
-            acc.set([T.add(T.mul(T.add(T.mul(j, 256), tid), 4), e)], 0);
-          }
-        }
+        // The block's accumulator (64 · D float32, contiguous), zeroed while the loads fly
+        // (16-byte stores shared by the CTA's threads).
+        T.tile.cta.memset(dQacc.sub(b, h, x), 0);
         T.if_(tid.lt(BM), () => {
           const i = T.let_("i", T.add(T.mul(x, BM), tid));
           const l = T.let_("l", LSE.get([b, h, i]));
