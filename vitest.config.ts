@@ -100,7 +100,21 @@ const shared = {
   // allocate short-lived objects fast, and fewer scavenges promote fewer of them. Profiles of
   // four heavy files (printer-roundtrip, range-checks, mma/ptx, dsl robustness) on the 2-core
   // machine: garbage collection 8.6-9.0 s → 6.0-6.4 s of CPU (32 and 128 MiB gave no more).
-  execArgv: ["--max-semi-space-size=64"],
+  // V8's optimizing compiler (TurboFan) spent 18% of the suite's CPU (70 of 381 CPU-s, perf, a
+  // fresh clone on the 2-core machine): the workers run a great deal of code (the compiler, the
+  // simulator, every kernel builder) a few hundred times each, and the default thresholds
+  // optimize most of it, with big inlined graphs, for a few hundred calls. An 8× interrupt budget
+  // (a function tiers up to TurboFan after 8× the bytecode executed) and a smaller inlining budget
+  // (300 bytecode bytes per function instead of 920) leave that code in the baseline tiers while
+  // the hot simulator loops still optimize. Eight heavy files (ops-cpu, flash-attention, mutation,
+  // range-checks, dsl robustness, examples, wgmma-cpu, flash-attention-persistent): 94 → 67-78
+  // CPU-s; the whole suite on a fresh clone: vitest 223 → 184 s (411 → 341 CPU-s). Maglev
+  // (--maglev, not yet V8's default in Node 20) gave no more on the whole suite.
+  execArgv: [
+    "--max-semi-space-size=64",
+    "--interrupt-budget=540672",
+    "--max-inlined-bytecode-size-cumulative=300",
+  ],
   setupFiles: ["test/util/ptxas-setup.ts"],
   testTimeout: 60_000,
   hookTimeout: 60_000,
