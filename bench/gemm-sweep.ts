@@ -16,7 +16,9 @@
 // reference (bench/gemm-sweep-cases.ts: referenceAt, boundAt) before it is timed. Inputs are
 // deterministic and exact in bf16 / float8 (inputValue): a small kernel fills them here, torch
 // makes the same bits in bench/gemm_peers.py (python3 subprocess). Times are medians of
-// CUDA-event-timed launches (timeLaunches) after one checked launch; split-K configurations
+// CUDA-event-timed launches (timeLaunches) after one checked launch (an fp8-block case and its
+// per-tensor peer in 6 rounds alternating ABBA, each side the median of its rounds' medians:
+// the ratio then holds under the GPU's clock drift); split-K configurations
 // include the workspace's memset and the epilogue kernel.
 // Usage: tsx -C source bench/gemm-sweep.ts [--ms 16,128] [--shapes 4096x4096]
 //   [--kinds bf16,fp8,fp8-fast,fp8-block,bias-gelu] [--epilogue-size 8192] [--iters N] [--no-peers]
@@ -65,6 +67,8 @@ if (opts.dryRun) {
   process.exit(0);
 }
 
+/** Rounds of an fp8-block case and its per-tensor peer, timed alternately (ABBA). */
+const ROUNDS = 6;
 const rows: GemmRow[] = [];
 let gpu = "unknown GPU";
 
@@ -368,7 +372,38 @@ else {
           err = Number.isNaN(q) ? Infinity : Math.max(err, q);
         }
       }
-      const t = rt.timeLaunches(launch, { iters: c.iters, device: dev });
+      // fp8-block: the peer, tirx-ts's per-tensor float8 kernel at the same sizes in the
+      // configuration gemm() picks for it (block scaling keeps to 128-column tiles: the cost is
+      // the promotion and the tile choice together), timed in rounds alternating with the
+      // block-scaled kernel (ABBA), each side's median of its rounds' medians: the H200's clocks
+      // drift over a long float8 sweep (the same kernel ran 2688-3259 µs at 8192 × 8192 × 28672
+      // in successive runs), and timing one side after the other put that drift into the ratio.
+      let t = { medianUs: NaN };
+      let peerUs: number | undefined;
+      if (c.kind === "fp8-block") {
+        const pk = makeGemm(
+          sizesOf("fp8", c, untuned("fp8", c, { ...shape, promoted: true }).config),
+        );
+        const pmain = rt.compileCuda(pk.main, { device: dev });
+        const plaunch = launcher(pk, pmain, c, A, B, D, perTensor, []);
+        const per = Math.max(1, Math.ceil(c.iters / ROUNDS));
+        const own: number[] = [];
+        const peer: number[] = [];
+        const time = (f: () => void, into: number[]): void => {
+          into.push(rt.timeLaunches(f, { iters: per, device: dev }).medianUs);
+        };
+        for (let r = 0; r < ROUNDS; r++) {
+          if (r % 2 === 0) {
+            time(launch, own);
+            time(plaunch, peer);
+          } else {
+            time(plaunch, peer);
+            time(launch, own);
+          }
+        }
+        t = { medianUs: rt.median(own) };
+        peerUs = rt.median(peer);
+      } else t = rt.timeLaunches(launch, { iters: c.iters, device: dev });
       // scaleLoad "tma": the transposition of A's scales alone (its share of the row's time).
       let tNote = "";
       if (k.config.scaleLoad === "tma") {
@@ -386,17 +421,8 @@ else {
       };
       rows.push(row);
       console.log(JSON.stringify(row));
-      if (c.kind === "fp8-block") {
-        // The peer: tirx-ts's per-tensor float8 kernel at the same sizes, in the configuration
-        // gemm() picks for it (block scaling keeps to 128-column tiles: the cost is the
-        // promotion and the tile choice together).
-        const pk = makeGemm(
-          sizesOf("fp8", c, untuned("fp8", c, { ...shape, promoted: true }).config),
-        );
-        const pmain = rt.compileCuda(pk.main, { device: dev });
-        const plaunch = launcher(pk, pmain, c, A, B, D, perTensor, []);
-        const pt = rt.timeLaunches(plaunch, { iters: c.iters, device: dev });
-        const prow: GemmRow = { case: ci, variant: PEER[c.kind], us: pt.medianUs };
+      if (peerUs !== undefined) {
+        const prow: GemmRow = { case: ci, variant: PEER[c.kind], us: peerUs };
         rows.push(prow);
         console.log(JSON.stringify(prow));
       }

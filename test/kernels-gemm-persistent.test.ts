@@ -5,7 +5,7 @@
 // against the float64 reference of test/util/gemm-reference.ts.
 import { describe, expect, test } from "vitest";
 import { compile, gemm, sim, tensor } from "tirx-ts";
-import { GEMM_CONFIGS, GEMM_TUNE_EXTRA, makeGemm } from "@tirx-ts/kernels";
+import { GEMM_CONFIGS, GEMM_TUNE_EXTRA, makeGemm, type GemmConfig } from "@tirx-ts/kernels";
 import {
   checkGemm,
   gemmReference,
@@ -33,7 +33,13 @@ describe("every GEMM_TUNE_EXTRA row on the simulator against float64", () => {
   // uneven slices (3 K-tiles of 64).
   // A row with overlap (promoting float8 only) runs on float8 with per-tensor scales at k 392:
   // 4 K-tiles of 128 (the last partial), two pairs.
-  for (const row of GEMM_TUNE_EXTRA) {
+  // A row that differs from an earlier one only in its ring depth builds the same kernel but for
+  // the ring's length (2-stage rings, which wrap most, are tested below): one of them runs.
+  const shape = (c: GemmConfig): string => JSON.stringify({ ...c, stages: 0 });
+  const rows = GEMM_TUNE_EXTRA.filter(
+    (r, i) => GEMM_TUNE_EXTRA.findIndex((x) => shape(x.config) === shape(r.config)) === i,
+  );
+  for (const row of rows) {
     const fp8 = row.config.overlap === true;
     test(`${row.name} at m 70, n 200, k ${fp8 ? "392, float8" : 136} (bias, GELU)`, () => {
       const { ratio, at } = checkGemm(gemm, dev, {

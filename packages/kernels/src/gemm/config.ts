@@ -95,9 +95,12 @@ export const GEMM_CONFIGS: readonly GemmConfigEntry[] = [
  * untuned): 128 × 128 tiles split in 2 over K (a few large tiles over a long K: 128 rows of D at
  * k 14336), 128 × 192 tiles (between 128 × 128's CTA count and 128 × 256's operand reuse),
  * 64 × 256 tiles (small m with one consumer warpgroup and half the CTAs of 64 × 128), and, with a
- * K-major B, 128 × 224 and 128 × 160 tiles (wave counts of 132 CTAs that 64-column steps miss).
+ * K-major B, 128 × 224 and 128 × 160 tiles (wave counts of 132 CTAs that 64-column steps miss);
+ * and 128 × 192 and 128 × 128 (overlap) with 4 stages, the block-scaled float8 winners on the
+ * H200 (fewer stages were faster there; why was not established: less shared memory leaves the
+ * SM's L1 more room for the scale loads, but "tma" scales, read from shared memory, gained too).
  * Each builds a correct kernel at every size (test/kernels-gemm-persistent.test.ts runs each on
- * the simulator at an odd size). For block-scaled float8, tuning tries every row of both tables
+ * the simulator at an odd size; of rows that differ only in ring depth, the first). For block-scaled float8, tuning tries every row of both tables
  * a second time with `scaleLoad: "tma"` (gemm.ts's gemmTuneCandidates).
  */
 export const GEMM_TUNE_EXTRA: readonly GemmConfigEntry[] = [
@@ -125,6 +128,16 @@ export const GEMM_TUNE_EXTRA: readonly GemmConfigEntry[] = [
     name: "m128-n128-overlap",
     config: { bm: 128, bn: 128, stages: 6, overlap: true },
     note: "float8 that promotes only: 128 × 128 tiles whose K-tiles go in pairs, the first's promotion beside the second's wgmmas (two register tiles of sums)",
+  },
+  {
+    name: "m128-n192-s4",
+    config: { bm: 128, bn: 192, stages: 4 },
+    note: "128 × 192 tiles, 4 stages (160 KiB): block-scaled float8 at m 8192 ran 2-9% faster than with 5 at k ≥ 14336 (H200), the other shapes within ±2%",
+  },
+  {
+    name: "m128-n128-overlap-s4",
+    config: { bm: 128, bn: 128, stages: 4, overlap: true },
+    note: "float8 that promotes only: m128-n128-overlap with 4 stages (128 KiB), block-scaled float8's fastest at m 1024 at five of six shapes (H200)",
   },
   {
     name: "m128-n160",
@@ -215,8 +228,12 @@ function keyText(key: { readonly [k: string]: string | number }): string {
  * with `overlap` at m 1024 beat the rows they replace, gemm-fp8-2026-12-03d.md: per-tensor 31.9
  * against 33.4 µs at 4096 × 4096, 99.5 against 102.5 at 14336 × 4096, 86.7 against 89.4 at
  * 4096 × 14336, in one run; block-scaled 108.7 against 111.6, 96.1 against 99.4, 376.4 against
- * 398.5 at 8192 × 28672, the next run against the one before), as (kind, m, n, k,
- * config): what {@link GEMM_TUNED_DEFAULTS} ships for those keys.
+ * 398.5 at 8192 × 28672, the next run against the one before; block-scaled rows re-measured with
+ * 4 stages, gemm-fp8-block-stages-2026-12-03g.md: 128 × 192 × 4 against × 5 at m 8192, in two
+ * runs 723–726 against 774–779 µs at 4096 × 14336 and 2688–2896 against 2948–3010 at
+ * 8192 × 28672, the other four within ±2%; 128 × 128 × 4 with overlap at m 1024 the fastest at
+ * five of six shapes, 358.6 against 378.9 µs (× 6 with overlap) at 8192 × 28672), as (kind, m, n,
+ * k, config): what {@link GEMM_TUNED_DEFAULTS} ships for those keys.
  */
 const H200_TUNED: readonly (readonly [
   "bf16" | "fp8" | "fp8-block",
@@ -273,18 +290,18 @@ const H200_TUNED: readonly (readonly [
   ["fp8", 8192, 8192, 8192, { bm: 128, bn: 192, stages: 5 }],
   ["fp8", 8192, 28672, 8192, { bm: 128, bn: 192, stages: 5 }],
   ["fp8", 8192, 8192, 28672, { bm: 128, bn: 192, stages: 5 }],
-  ["fp8-block", 1024, 4096, 4096, { bm: 128, bn: 128, stages: 6 }],
+  ["fp8-block", 1024, 4096, 4096, { bm: 128, bn: 128, stages: 4, overlap: true }],
   ["fp8-block", 1024, 14336, 4096, { bm: 128, bn: 128, stages: 6, overlap: true }],
-  ["fp8-block", 1024, 4096, 14336, { bm: 128, bn: 128, stages: 6, overlap: true }],
-  ["fp8-block", 1024, 8192, 8192, { bm: 128, bn: 128, stages: 6 }],
-  ["fp8-block", 1024, 28672, 8192, { bm: 128, bn: 192, stages: 5 }],
-  ["fp8-block", 1024, 8192, 28672, { bm: 128, bn: 128, stages: 6, overlap: true }],
-  ["fp8-block", 8192, 4096, 4096, { bm: 128, bn: 192, stages: 5 }],
-  ["fp8-block", 8192, 14336, 4096, { bm: 128, bn: 192, stages: 5 }],
-  ["fp8-block", 8192, 4096, 14336, { bm: 128, bn: 192, stages: 5 }],
-  ["fp8-block", 8192, 8192, 8192, { bm: 128, bn: 192, stages: 5 }],
-  ["fp8-block", 8192, 28672, 8192, { bm: 128, bn: 192, stages: 5 }],
-  ["fp8-block", 8192, 8192, 28672, { bm: 128, bn: 192, stages: 5 }],
+  ["fp8-block", 1024, 4096, 14336, { bm: 128, bn: 128, stages: 4, overlap: true }],
+  ["fp8-block", 1024, 8192, 8192, { bm: 128, bn: 128, stages: 4, overlap: true }],
+  ["fp8-block", 1024, 28672, 8192, { bm: 128, bn: 128, stages: 4, overlap: true }],
+  ["fp8-block", 1024, 8192, 28672, { bm: 128, bn: 128, stages: 4, overlap: true }],
+  ["fp8-block", 8192, 4096, 4096, { bm: 128, bn: 192, stages: 4 }],
+  ["fp8-block", 8192, 14336, 4096, { bm: 128, bn: 192, stages: 4 }],
+  ["fp8-block", 8192, 4096, 14336, { bm: 128, bn: 192, stages: 4 }],
+  ["fp8-block", 8192, 8192, 8192, { bm: 128, bn: 192, stages: 4 }],
+  ["fp8-block", 8192, 28672, 8192, { bm: 128, bn: 192, stages: 4 }],
+  ["fp8-block", 8192, 8192, 28672, { bm: 128, bn: 192, stages: 4 }],
 ];
 
 /**
