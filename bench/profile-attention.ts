@@ -1,7 +1,9 @@
 // Launch examples/flash_attention.ts a few times at one shape, for a profiler:
 //   ncu -k regex:flash_attention --set full tsx -C source bench/profile-attention.ts \
 //     [--seq 4096] [--hd 64] [--dtype bfloat16] [--causal] [--backward] [--block-n 176]
-//     [--backward-mma rs]
+//     [--block-m 192] [--ctas 132] [--backward-mma rs]
+// (--block-m, --ctas: the forward's query tile and persistent grid, as attention()'s tuned
+// entries set them: packages/kernels/src/attention/attention.ts ATTENTION_CONFIGS)
 // With --backward, the forward (with LSE) runs once, then the three backward kernels
 // (makeFlashAttentionBackward) `iters` times: profile the main one with -k regex:flash_attention_bwd$.
 // Times nothing itself: bench/attention.ts gives the medians beside cuDNN.
@@ -19,6 +21,8 @@ const { values } = parseArgs({
     iters: { type: "string", default: "3" },
     backward: { type: "boolean", default: false },
     "block-n": { type: "string" },
+    "block-m": { type: "string" },
+    ctas: { type: "string" },
     "backward-mma": { type: "string" },
   },
 });
@@ -42,6 +46,8 @@ const sizes = {
   dtype,
   causal: values.causal,
   ...(values["block-n"] !== undefined ? { blockN: Number(values["block-n"]) as 176 } : {}),
+  ...(values["block-m"] !== undefined ? { blockM: Number(values["block-m"]) as 192 } : {}),
+  ...(values.ctas !== undefined ? { ctas: Number(values.ctas) } : {}),
   ...(values["backward-mma"] !== undefined
     ? { backwardMma: values["backward-mma"] as "ss" | "rs" }
     : {}),

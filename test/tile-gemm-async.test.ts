@@ -21,19 +21,33 @@ function ptxOf(fn: PrimFunc): string {
   return text;
 }
 
-/** The wgmma and descriptor lines of a PTX text, registers renamed by first use. */
+/**
+ * The wgmma and descriptor lines of a PTX text (the encodings and the 64-bit adds that step a
+ * descriptor), registers renamed by first use.
+ */
 function wgmmaLines(ptx: string): string[] {
   const names = new Map<string, string>();
   return ptx
     .split("\n")
     .map((l) => l.trim())
-    .filter((l) => /^(wgmma\.|or\.b64|shr\.u32|cvt\.u64\.u32|and\.b32 .*262143)/.test(l))
+    .filter((l) => /^(wgmma\.|or\.b64|shr\.u32|cvt\.u64\.u32|add\.u64|and\.b32 .*262143)/.test(l))
     .map((l) =>
       l.replace(/\{[^}]*\}/g, "{acc}").replace(/%[a-z]+\d+/g, (r) => {
         if (!names.has(r)) names.set(r, `%r${names.size}`);
         return names.get(r)!;
       }),
     );
+}
+
+/**
+ * The PTX of a kernel's first wgmma group: from its first descriptor encoding (the `and` of a
+ * shared address into the start field, before the fence) to its commit.
+ */
+function region(ptx: string): string {
+  const fence = ptx.indexOf("wgmma.fence");
+  const first = ptx.search(/and\.b32 %r\d+, %r\d+, 262143;/);
+  const start = first >= 0 && first < fence ? ptx.lastIndexOf("\n", first) : fence;
+  return ptx.slice(start, ptx.indexOf("wgmma.commit_group", fence) + 40);
 }
 
 const CASES: readonly GemmAsyncCase[] = [
@@ -157,17 +171,17 @@ describe("T.tile.wg.gemm_async on the simulator", () => {
     `);
   });
 
-  it("PTX: fence, descriptors from the view, one wgmma per k16 step, commit; no wait", () => {
+  it("PTX: descriptors from the view, fence, one wgmma per k16 step, commit; no wait", () => {
     const c = CASES[0]!;
     const ptx = ptxOf(gemmAsyncKernel(c));
-    const body = ptx.slice(ptx.indexOf("wgmma.fence"), ptx.indexOf("wgmma.commit_group") + 40);
+    const body = region(ptx);
     const lines = wgmmaLines(body);
     expect(lines.filter((l) => l.startsWith("wgmma.mma_async"))).toHaveLength(4);
     expect(body).not.toContain("wgmma.wait_group");
-    // The first k16 step (A and B descriptors, one wgmma) and the commit.
-    expect([...lines.slice(0, 10), lines[lines.length - 1]]).toMatchInlineSnapshot(`
+    // A's and B's descriptors, encoded once before the fence; the first k16 step's wgmma, the
+    // second step's descriptors (each + its start's distance in 16-byte units), and the commit.
+    expect([...lines.slice(0, 13), lines[lines.length - 1]]).toMatchInlineSnapshot(`
       [
-        "wgmma.fence.sync.aligned;",
         "and.b32 %r0, %r1, 262143;",
         "shr.u32 %r0, %r0, 4;",
         "cvt.u64.u32 %r2, %r0;",
@@ -176,7 +190,11 @@ describe("T.tile.wg.gemm_async on the simulator", () => {
         "shr.u32 %r3, %r3, 4;",
         "cvt.u64.u32 %r5, %r3;",
         "or.b64 %r5, %r5, 0x4000004000010000;",
+        "wgmma.fence.sync.aligned;",
         "wgmma.mma_async.sync.aligned.m64n16k16.f32.f16.f16 {acc}, %r2, %r5, %r6, 1, 1, 1, 0;",
+        "add.u64 %r7, %r2, 128;",
+        "add.u64 %r8, %r5, 2;",
+        "wgmma.mma_async.sync.aligned.m64n16k16.f32.f16.f16 {acc}, %r7, %r8, %r9, 1, 1, 1, 0;",
         "wgmma.commit_group.sync.aligned;",
       ]
     `);
@@ -184,12 +202,15 @@ describe("T.tile.wg.gemm_async on the simulator", () => {
 });
 
 describe("gemm_async over 64-wide column blocks (FlashAttention head dim 128)", () => {
-  /** The start-address steps (add.s32 immediates) and descriptor fields (or.b64) of a body. */
+  /**
+   * The k16 steps' start addresses past their block's first (the descriptor adds, in bytes) and
+   * the descriptor fields (or.b64) of a gemm_async.
+   */
   const steps = (c: GemmAsyncCase): { adds: number[]; fields: string[] } => {
     const ptx = casePtx.get(c.name) ?? ptxOf(gemmAsyncKernel(c));
-    const body = ptx.slice(ptx.indexOf("wgmma.fence"), ptx.indexOf("wgmma.commit_group"));
+    const body = region(ptx);
     return {
-      adds: [...body.matchAll(/add\.s32 %r\d+, %r\d+, (\d+);/g)].map((m) => Number(m[1])),
+      adds: [...body.matchAll(/add\.u64 %rd\d+, %rd\d+, (\d+);/g)].map((m) => 16 * Number(m[1])),
       fields: [
         ...new Set([...body.matchAll(/or\.b64 %rd\d+, %rd\d+, (0x[0-9a-f]+);/g)].map((m) => m[1]!)),
       ],
@@ -363,33 +384,41 @@ function hopperInner(tile: boolean, accum = false): PrimFunc {
 }
 
 describe("gemm_async against the instruction-level gemm_hopper", () => {
-  it("the same descriptor and wgmma instructions (4 × m64n256k16, SBO 1024, +32 B a k16 step)", () => {
-    const tile = wgmmaLines(ptxOf(hopperInner(true)));
-    const hand = wgmmaLines(ptxOf(hopperInner(false)));
-    expect(tile.filter((l) => l.startsWith("wgmma"))).toEqual(
-      hand.filter((l) => l.startsWith("wgmma")),
-    );
-    expect(tile.filter((l) => l.startsWith("or.b64")).map((l) => l.split(", ").pop())).toEqual(
-      hand.filter((l) => l.startsWith("or.b64")).map((l) => l.split(", ").pop()),
-    );
-    expect(tile.filter((l) => l.startsWith("wgmma.mma_async"))).toHaveLength(4);
+  /**
+   * What the wgmmas read, whichever way the descriptors are made: the wgmma instructions
+   * (registers elided), the descriptor fields (or.b64), and each k16 step's start past the
+   * first, in bytes. The instruction level encodes a descriptor per step from its start address
+   * (add.s32 of the byte offset); gemm_async encodes each block's first and adds the distance in
+   * 16-byte units to it (add.u64).
+   */
+  const facts = (b: string) => ({
+    wgmma: b
+      .split("\n")
+      .map((l) => l.trim())
+      .filter((l) => l.startsWith("wgmma"))
+      .map((l) => l.replace(/\{[^}]*\}/g, "{acc}").replace(/%[a-z]+\d+/g, "%x")),
+    fields: [
+      ...new Set([...b.matchAll(/or\.b64 %rd\d+, %rd\d+, (0x[0-9a-f]+);/g)].map((m) => m[1])),
+    ],
+    steps: [
+      ...[...b.matchAll(/add\.s32 %r\d+, %r\d+, (\d+);/g)].map((m) => Number(m[1])),
+      ...[...b.matchAll(/add\.u64 %rd\d+, %rd\d+, (\d+);/g)].map((m) => 16 * Number(m[1])),
+    ],
+  });
+
+  it("the same descriptors and wgmma instructions (4 × m64n256k16, SBO 1024, +32 B a k16 step)", () => {
+    const tile = facts(region(ptxOf(hopperInner(true))));
+    const hand = facts(region(ptxOf(hopperInner(false))));
+    expect(tile).toEqual(hand);
+    expect(tile.wgmma.filter((l) => l.startsWith("wgmma.mma_async"))).toHaveLength(4);
+    expect(tile.steps).toEqual([32, 32, 64, 64, 96, 96]);
   });
 
   it("the same as examples/gemm_hopper.ts's consumer: descriptor fields, k16 address steps, wgmmas", () => {
-    const body = (ptx: string): string =>
-      ptx.slice(ptx.indexOf("wgmma.fence"), ptx.indexOf("wgmma.commit_group") + 40);
-    const example = body(
+    const example = region(
       compileToPtx(makeGemmHopper({ m: 128, n: 256, k: 64, ctas: 1 }), { arch: "sm_90a" }).text,
     );
-    const tile = body(ptxOf(hopperInner(true, true)));
-    const facts = (b: string) => ({
-      wgmma: wgmmaLines(b).filter((l) => l.startsWith("wgmma")),
-      fields: wgmmaLines(b)
-        .filter((l) => l.startsWith("or.b64"))
-        .map((l) => l.split(", ").pop()),
-      // The k16 steps: the start address + 32, 64, 96 bytes (A and B each).
-      steps: [...b.matchAll(/add\.s32 %r\d+, %r\d+, (\d+);/g)].map((m) => Number(m[1])),
-    });
+    const tile = region(ptxOf(hopperInner(true, true)));
     expect(facts(tile)).toEqual(facts(example));
     expect(facts(tile).steps).toEqual([32, 32, 64, 64, 96, 96]);
   });

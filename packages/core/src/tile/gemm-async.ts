@@ -359,7 +359,9 @@ function accumOption(
  *   starts at row 0 of an atom: base offset 0); without swizzle the 8 × 16-byte core matrices, which a 2-D strided view holds only in
  *   degenerate shapes. The trans bits are the derived major-ness. A k16 step moves the start
  *   address (32 bytes K-major for 2-byte types; 16 k rows MN-major).
- * - Emission: `wgmma.fence` (the registers of C, and of A in RS, may have been written by other
+ * - Emission: each operand block's descriptor encoded once, before the fence, and each later k16
+ *   step's as that one plus its start's distance in 16-byte units (one 64-bit add; fields that
+ *   differ by step are encoded afresh); `wgmma.fence` (the registers of C, and of A in RS, may have been written by other
  *   instructions: PTX ISA, wgmma.fence), the wgmmas (scale-d on the first k step: 0 when
  *   `accum: false`, the expression's value when `accum` is a runtime bool / int32 (e.g.
  *   `kt.gt(0)` in a k-tile loop), else 1; 1 on the later steps), then `wgmma.commit_group`. The wait is the author's
@@ -628,6 +630,40 @@ function lowerGemmAsync(args: readonly TileInput[], ctx: TileContext): TileLower
       [bufferPtr(x.view.buffer, start, ctx.span), intImm(d.ldo), intImm(d.sdo), intImm(d.swizzle)],
       ctx,
     );
+  // Each operand block's descriptor is encoded once, at its first k16 step, into a variable
+  // (before the fence); a later step whose fields (LBO, SBO, swizzle, major-ness) are the same
+  // adds its start's distance from that step in 16-byte units (CUTLASS's descriptor iterator).
+  // PTX ISA, wgmma, "Matrix Descriptor Format": the start address is bits 0–13, (addr & 0x3FFFF)
+  // >> 4; a .shared::cta address is below 2^18 (227 KiB of shared memory) and so is the later
+  // start inside the same buffer, so the add never carries out of the field and equals the
+  // encoding of the later start. Per wgmma that is one 64-bit add where the encoding took an
+  // and, a shift, a conversion and an or (LOP3, SHF and R2UR were 14% of the warp samples of the
+  // FlashAttention forward at head dim 64, causal, seq 1k: bench/results/
+  // attention-fwd-ncu-2026-12-03g.md).
+  const lets: Stmt[] = [];
+  const bases = new Map<string, { v: Expr; d: Derived; rel: number }>();
+  const sameFields = (p: Derived, q: Derived): boolean =>
+    p.ldo === q.ldo && p.sdo === q.sdo && p.swizzle === q.swizzle && p.mn === q.mn;
+  /** The descriptor of operand block `key` of `x` at (r, k), checked (startOf) either way. */
+  const descAt = (key: string, x: SharedOperand, d: Derived, r: number, k: number): Expr => {
+    const start = startOf(x, d, r, k);
+    const rel = x.off(r, k);
+    const b = bases.get(key);
+    if (b === undefined) {
+      const v = ctx.freshVar(`desc${key}`, "uint64");
+      lets.push({
+        kind: "Let",
+        var: v,
+        value: descExpr(x, d, start),
+        ...(ctx.span ? { span: ctx.span } : {}),
+      });
+      bases.set(key, { v, d, rel });
+      return v;
+    }
+    const bytes = (rel - b.rel) * eb;
+    if (!sameFields(b.d, d) || bytes < 0 || bytes % 16 !== 0) return descExpr(x, d, start);
+    return bytes === 0 ? b.v : binary("add", b.v, intImm(bytes / 16, "uint64"));
+  };
   const xa = rs ? undefined : operandOf("A", (a as { view: View }).view, transA);
   const xb = operandOf("B", b.view, transB);
   // One descriptor per k16 step and row (A) / column (B) block, each derived and checked: a
@@ -654,17 +690,17 @@ function lowerGemmAsync(args: readonly TileInput[], ctx: TileContext): TileLower
       });
   const op = opOf(name, "stmt", ctx.span);
   const at = ctx.span ? { span: ctx.span } : {};
-  const stmts: Stmt[] = [{ kind: "Call", op: "wgmma.fence.sync.aligned", args: [], ...at }];
+  const calls: Stmt[] = [];
   checkOpCall(opOf("wgmma.fence.sync.aligned", "stmt", ctx.span), [], ctx.span);
   for (let s = 0; s < steps; s++) {
     for (let I = 0; I < mBlocks; I++) {
       const da = das?.[I]![s];
       const aArg = xa
-        ? descExpr(xa, da!, startOf(xa, da!, 64 * I, kk * s))
+        ? descAt(`A${I}`, xa, da!, 64 * I, kk * s)
         : slotPtr(a as RegisterTile, aBase![I]![s]!, ctx.span);
       for (let J = 0; J < nBlocks; J++) {
         const db = dbs[J]![s]!;
-        const bArg = descExpr(xb, db, startOf(xb, db, nb * J, kk * s));
+        const bArg = descAt(`B${J}`, xb, db, nb * J, kk * s);
         const ops: Expr[] = [
           slotPtr(c, cBase[I]![J]!, ctx.span),
           aArg,
@@ -676,11 +712,16 @@ function lowerGemmAsync(args: readonly TileInput[], ctx: TileContext): TileLower
           ...(fp8 ? [] : [...(xa ? [intImm(da!.mn ? 1 : 0)] : []), intImm(db.mn ? 1 : 0)]),
         ];
         checkOpCall(op, ops, ctx.span);
-        stmts.push({ kind: "Call", op: name, args: ops, ...at });
+        calls.push({ kind: "Call", op: name, args: ops, ...at });
       }
     }
   }
-  stmts.push({ kind: "Call", op: "wgmma.commit_group.sync.aligned", args: [], ...at });
+  const stmts: Stmt[] = [
+    ...lets,
+    { kind: "Call", op: "wgmma.fence.sync.aligned", args: [], ...at },
+    ...calls,
+    { kind: "Call", op: "wgmma.commit_group.sync.aligned", args: [], ...at },
+  ];
   const count = (K / kk) * mBlocks * nBlocks;
   const side = (x: SharedOperand, ds: readonly (readonly Derived[])[]): string => {
     const d = ds[0]![0]!;
