@@ -114,10 +114,6 @@ const shared = {
     "--max-semi-space-size=64",
     "--interrupt-budget=540672",
     "--max-inlined-bytecode-size-cumulative=300",
-    // No parallel or concurrent GC threads: on 2 cores both workers are busy, and a worker's GC
-    // helpers only took time from the other (the eight files: 67 → 64 CPU-s and a third fewer
-    // context switches, medians of three runs alternating with the default).
-    "--single-threaded-gc",
   ],
   setupFiles: ["test/util/ptxas-setup.ts"],
   testTimeout: 60_000,
