@@ -378,7 +378,7 @@ else {
       // block-scaled kernel (ABBA), each side's median of its rounds' medians: the H200's clocks
       // drift over a long float8 sweep (the same kernel ran 2688-3259 µs at 8192 × 8192 × 28672
       // in successive runs), and timing one side after the other put that drift into the ratio.
-      let t = { medianUs: NaN };
+      let t: { medianUs: number };
       let peerUs: number | undefined;
       if (c.kind === "fp8-block") {
         const pk = makeGemm(

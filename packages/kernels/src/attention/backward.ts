@@ -689,6 +689,9 @@ export function makeFlashAttentionBackward(s: FlashAttentionSizes): FlashAttenti
                 () => T.cuda.bar_sync(5, 128),
                 () => T.cuda.bar_sync(6, 128),
               );
+            // The warpgroup's first thread: it issues and waits for the bulk reductions and
+            // arrives on the per-warpgroup mbarriers.
+            const leader = () => T.floormod(tid, 128).eq(0);
             T.ptx.mbarrier.try_wait(kvFull.sub(0), 0);
             const stageOf = (n: ExprLike) => ({
               st: T.let_("st", T.floormod(n, STAGES)),
@@ -757,7 +760,7 @@ export function makeFlashAttentionBackward(s: FlashAttentionSizes): FlashAttenti
               storeFragmentBlock(sdQw, dQa, tid);
               T.ptx.fence.proxy_async("shared::cta");
               wgBarrier();
-              T.if_(T.floormod(tid, 128).eq(0), () => {
+              T.if_(leader(), () => {
                 issueReduction(sdQw, h, i);
                 T.ptx.cp.async_.bulk.wait_group_read(1);
               });
@@ -769,13 +772,12 @@ export function makeFlashAttentionBackward(s: FlashAttentionSizes): FlashAttenti
               // "ss": the previous step's reduction has read the staging block before this
               // barrier, which every thread of the warpgroup passes before storing the block
               // again (its issuer waits here, a step after issuing it: no extra barrier).
-              if (!rs)
-                T.if_(T.floormod(tid, 128).eq(0), () => T.ptx.cp.async_.bulk.wait_group_read(0));
+              if (!rs) T.if_(leader(), () => T.ptx.cp.async_.bulk.wait_group_read(0));
               if (splitD) T.cuda.bar_sync(7, 256);
               else wgBarrier();
             };
             const arriveEmpty = (st: ExprLike) =>
-              T.if_(T.floormod(tid, 128).eq(0), () => T.ptx.mbarrier.arrive(qEmpty.sub(st)));
+              T.if_(leader(), () => T.ptx.mbarrier.arrive(qEmpty.sub(st)));
             if (!rs) {
               // FlashAttention-3's order, so that the tensor cores run while the warpgroups
               // compute: dP runs while P is computed, dV = Pᵀ·dO (which needs only this
@@ -798,9 +800,7 @@ export function makeFlashAttentionBackward(s: FlashAttentionSizes): FlashAttenti
               pend.set([0], -1);
               const flushDQ = () =>
                 T.if_(pend.get([0]).ge(0), () => {
-                  T.if_(T.floormod(tid, 128).eq(0), () =>
-                    issueReduction(sdQ.sub(cw), pend.get([0]), pend.get([1])),
-                  );
+                  T.if_(leader(), () => issueReduction(sdQ.sub(cw), pend.get([0]), pend.get([1])));
                 });
               const publishStaged = () => {
                 T.ptx.fence.proxy_async("shared::cta");
@@ -895,7 +895,7 @@ export function makeFlashAttentionBackward(s: FlashAttentionSizes): FlashAttenti
               });
             }
             // The last reduction completes before the CTA exits.
-            T.if_(T.floormod(tid, 128).eq(0), () => T.ptx.cp.async_.bulk.wait_group(0));
+            T.if_(leader(), () => T.ptx.cp.async_.bulk.wait_group(0));
             // dK = scale · Σ dSᵀ·Q (dS is the gradient of the scaled logits); dV = Σ Pᵀ·dO.
             T.tile.wg.mul(dKa, dKa, scale);
             T.tile.wg.cast(out, dKa);

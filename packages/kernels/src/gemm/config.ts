@@ -100,8 +100,9 @@ export const GEMM_CONFIGS: readonly GemmConfigEntry[] = [
  * H200 (fewer stages were faster there; why was not established: less shared memory leaves the
  * SM's L1 more room for the scale loads, but "tma" scales, read from shared memory, gained too).
  * Each builds a correct kernel at every size (test/kernels-gemm-persistent.test.ts runs each on
- * the simulator at an odd size; of rows that differ only in ring depth, the first). For block-scaled float8, tuning tries every row of both tables
- * a second time with `scaleLoad: "tma"` (gemm.ts's gemmTuneCandidates).
+ * the simulator at an odd size; of rows that differ only in ring depth, the first). For
+ * block-scaled float8, tuning tries every row of both tables a second time with
+ * `scaleLoad: "tma"` (gemm.ts's gemmTuneCandidates).
  */
 export const GEMM_TUNE_EXTRA: readonly GemmConfigEntry[] = [
   {
