@@ -47,6 +47,19 @@ describe("flash_attention backward", () => {
     expect(r.ok, r.summary).toBe(true);
   });
 
+  it("causal over 2 (batch, head) pairs × 2 key tiles: the CTAs dealt longest first (key tile 0 of every pair, then 1) compute every tile once, within the bound", () => {
+    const r = checkFlashAttentionBackward(sim(), {
+      batch: 2,
+      heads: 1,
+      seqQ: 256,
+      seqK: 256,
+      headDim: 64,
+      dtype: "bfloat16",
+      causal: true,
+    });
+    expect(r.ok, r.summary).toBe(true);
+  });
+
   it("option errors name what is offered", () => {
     const base = {
       batch: 1,
