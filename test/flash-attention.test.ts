@@ -12,9 +12,9 @@ import { assembleLater } from "./util/ptxas-deferred.js";
 import { simulated } from "./util/flash-attention-sim.js";
 
 describe("flash_attention forward", () => {
-  it("causal, head dim 128, bfloat16, two query tiles, the ping-pong schedule: within the stated bound of float64, no reports", () => {
+  it("causal, head dim 128, bfloat16, two query tiles of two batches (the grid dealt longest first: query tile 1 of both, then 0), the ping-pong schedule: within the stated bound of float64, no reports", () => {
     const s: FlashAttentionSizes = {
-      batch: 1,
+      batch: 2,
       heads: 1,
       seqQ: 256,
       seqK: 256,

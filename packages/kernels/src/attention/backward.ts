@@ -10,7 +10,7 @@
 //   2. `main`, a CTA per 128 keys of one (batch, KV head); 384 threads: warpgroup 0 produces,
 //      warpgroups 1 and 2 consume 64 keys each (FlashAttention-3's split of the KV block);
 //      causal, the CTAs are dealt longest first (key tile 0 of each pair of an L2 section, then
-//      key tile 1, …: keyTileOrder), so that the last to start are the shortest (H200, hd 128
+//      key tile 1, …: order.ts), so that the last to start are the shortest (H200, hd 128
 //      bf16 causal: seq 4k 3.8% and 1k 1.7% faster than key tile fastest):
 //      - the producer thread loads the CTA's K and V rows once, then Q and dO blocks of 64 query
 //        rows through a 2-deep ring by T.tile.copy_async (TMA, 128B swizzle), with the block's
@@ -96,6 +96,7 @@ import {
 } from "../fragment.js";
 import type { FlashAttentionSizes } from "./forward.js";
 import { makeFlashAttentionBackwardWide } from "./backward-wide.js";
+import { dealLongestFirst, l2Section } from "./order.js";
 import {
   BM,
   keyTileSteps,
@@ -114,64 +115,6 @@ const BN = 128;
 const STAGES = 2;
 /** Warps (query rows) per CTA of the varlen pre- and postprocessing kernels. */
 const ROWS = 8;
-
-/**
- * L2 bytes a section's streamed tensors may take. Half the forward's 32 MiB (FlashAttention-3's):
- * on the H200 (hd 128, causal, bf16) sections of 32 MiB ran seq 16k 3-6% slower than the grid's
- * own order (two pairs of 16 MiB each), 16 MiB ran seq 4k 3.8% faster and 8 MiB 1% (sections of
- * 4 and 2 pairs; bench/results/attention-bwd-order-2026-12-04.md).
- */
-const L2_SECTION_BYTES = 16 * 2 ** 20;
-
-/**
- * (batch, KV head) pairs per L2 section of the longest-first order: the largest divisor of
- * `pairs` whose pairs' `bytes` each fit in L2_SECTION_BYTES together (at least 1).
- */
-function l2Section(pairs: number, bytes: number): number {
-  let best = 1;
-  for (let d = 1; d <= pairs; d++) if (pairs % d === 0 && d * bytes <= L2_SECTION_BYTES) best = d;
-  return best;
-}
-
-/** The CTA's key tile, KV head and batch of the grid [key tiles, kvHeads, batch] as given. */
-function grid3(): { kb: PrimExpr; hk: PrimExpr; b: PrimExpr } {
-  return { kb: T.cuda.block_idx("x"), hk: T.cuda.block_idx("y"), b: T.cuda.block_idx("z") };
-}
-
-/**
- * The CTA's key tile, KV head and batch, longest first: the grid [tiles, kvHeads, batch] is
- * taken as one list of CTAs in launch order (x fastest) and dealt in sections of `section`
- * (batch, KV head) pairs (a divisor of `pairs`), key tile 0 of each of the section's pairs first,
- * then key tile 1, …, so that the CTAs that run longest start first and the last to start are
- * the shortest, while the CTAs resident together stream the Q and dO of a few pairs (an L2
- * section). The same CTAs as grid3(), in another order: the results are the same bits.
- */
-function keyTileOrder(o: {
-  readonly tiles: number;
-  readonly pairs: number;
-  readonly kvHeads: number;
-  readonly section: number;
-}): { kb: PrimExpr; hk: PrimExpr; b: PrimExpr } {
-  invariant(o.pairs % o.section === 0, "keyTileOrder: a section divides the pairs");
-  const lin = T.let_(
-    "lin",
-    T.add(
-      T.cuda.block_idx("x"),
-      T.mul(T.add(T.cuda.block_idx("y"), T.mul(T.cuda.block_idx("z"), o.kvHeads)), o.tiles),
-    ),
-  );
-  const run = o.section * o.tiles;
-  const rem = T.let_("rem", T.floormod(lin, run));
-  const pair = T.let_(
-    "pair",
-    T.add(T.mul(T.floordiv(lin, run), o.section), T.floormod(rem, o.section)),
-  );
-  return {
-    kb: T.let_("kb", T.floordiv(rem, o.section)),
-    hk: T.let_("hk", T.floormod(pair, o.kvHeads)),
-    b: T.let_("b", T.floordiv(pair, o.kvHeads)),
-  };
-}
 
 /**
  * Padded row p of the varlen blocked dQ accumulator [heads, padQ / 64, hd / 64, 64 · 64] of head
@@ -554,7 +497,7 @@ export function makeFlashAttentionBackward(s: FlashAttentionSizes): FlashAttenti
   const rs = (s.backwardMma ?? "ss") === "rs";
   // Causal (a window bounded on the right only): key tile kb meets the query blocks from its
   // diagonal on, so the lower kb the longer the CTA runs. The CTAs then run longest first in L2
-  // sections (keyTileOrder), not key tile fastest per (batch, KV head). (With one key tile, or
+  // sections (order.ts), not key tile fastest per (batch, KV head). (With one key tile, or
   // sections of one pair, that is the grid's own order: no remapping.)
   const tiles = seqK / BN;
   const section =
@@ -563,7 +506,7 @@ export function makeFlashAttentionBackward(s: FlashAttentionSizes): FlashAttenti
         // accumulator (the bulk reductions' read-modify-write in L2).
         l2Section(kvHeads * batch, group * seqQ * D * (2 * 2 + 4))
       : 1;
-  const order = section > 1 ? { tiles, pairs: kvHeads * batch, kvHeads, section } : undefined;
+  const order = section > 1 ? { tiles, y: kvHeads, pairs: kvHeads * batch, section } : undefined;
   const main = T.function(
     "flash_attention_bwd",
     {
@@ -597,7 +540,16 @@ export function makeFlashAttentionBackward(s: FlashAttentionSizes): FlashAttenti
         arch: "sm_90a",
       });
       const tid = T.cuda.thread_idx("x");
-      const { kb, hk, b } = order ? keyTileOrder(order) : grid3();
+      const { kb, hk, b } = order
+        ? (() => {
+            const { rank, pair } = dealLongestFirst(order);
+            return {
+              kb: T.let_("kb", rank),
+              hk: T.let_("hk", T.floormod(pair, kvHeads)),
+              b: T.let_("b", T.floordiv(pair, kvHeads)),
+            };
+          })()
+        : { kb: T.cuda.block_idx("x"), hk: T.cuda.block_idx("y"), b: T.cuda.block_idx("z") };
       // With varlen: sequence b's query rows (and their first block in the padded row space of
       // the scratch tensors), its first key row and its key count.
       const seq = varlen ? sequenceRows(cuSeqlensQ!, cuSeqlensK!, b) : undefined;

@@ -28,7 +28,8 @@
 // float16 inputs never overflow before it is subtracted.
 // Causal: a query tile reads the KV blocks up to its last row, those that cross the diagonal
 // masked to -inf by T.tile.wg.select with a function of the element's indices; tiles run longest
-// first. Causal is the sliding window [-1, 0] aligned bottom-right as in FlashAttention (query i
+// first (without `ctas`, the grid's CTAs dealt so in L2 sections of (batch, head) pairs:
+// order.ts). Causal is the sliding window [-1, 0] aligned bottom-right as in FlashAttention (query i
 // sees keys j ≤ i + seq_k − seq_q, so seq_q ≠ seq_k is allowed; with seq_q > seq_k the first
 // seq_q − seq_k rows see no key).
 // Options (FlashAttention's): `kvHeads` for grouped-query / multi-query attention (query head h
@@ -113,6 +114,7 @@ import { MAX_SHARED_PER_CTA, showValue, type PrimFunc } from "@tirx-ts/core";
 import { checkHeadsAndWindow, configError, plus, windowOffsets } from "./options.js";
 import { W, blocked, cols, rows, rowsAt } from "./views.js";
 import { fragCol, fragRow } from "../fragment.js";
+import { dealLongestFirst, l2Section } from "./order.js";
 
 /** The largest and the smallest normal float32. */
 const FLT_MAX = 3.4028234663852886e38;
@@ -573,6 +575,13 @@ export function makeFlashAttention(s: FlashAttentionSizes): PrimFunc {
   // blocks the later they are: such tiles run longest first.
   const longestFirst = winLeft === undefined && winRight !== undefined;
   const plan = ctas === undefined ? undefined : persistentPlan(s, BM, group, ctas);
+  // Causal without `ctas`: the grid's CTAs dealt longest first in L2 sections of (batch, head)
+  // pairs (order.ts; a pair streams its K and V, shared by the group's query heads). One query
+  // tile, or sections of one pair, is the grid's own order: no remapping.
+  const section =
+    plan || varlen || dynamic || !longestFirst || Math.ceil(seqQ / BM) === 1
+      ? 1
+      : l2Section(heads * batch, (2 * seqK * D * 2) / group);
   const lseParam = lse
     ? {
         LSE: T.Tensor(
@@ -689,19 +698,38 @@ export function makeFlashAttention(s: FlashAttentionSizes): PrimFunc {
     // (With `dynamic`, clamped at 0: the CTA's index is below qTiles, but the verifier's ranges
     // of a runtime grid do not show it, and O's and LSE's stores must be provably in bounds.)
     // (With `ctas`, each unit's own: unitAt.)
+    const dealt =
+      section > 1
+        ? (() => {
+            const nq = Math.ceil(seqQ / BM);
+            const { rank, pair } = dealLongestFirst({
+              tiles: nq,
+              y: heads,
+              pairs: heads * batch,
+              section,
+            });
+            return {
+              qt: T.let_("qt", T.sub(nq - 1, rank)),
+              h: T.let_("h", T.floormod(pair, heads)),
+              b: T.let_("b", T.floordiv(pair, heads)),
+            };
+          })()
+        : undefined;
     const qt = plan
       ? undefined
-      : longestFirst
-        ? T.let_(
-            "qt",
-            dyn
-              ? T.max(T.sub(T.sub(qTiles, 1), T.cuda.block_idx("x")), 0)
-              : T.sub(
-                  typeof qTiles === "number" ? qTiles - 1 : T.sub(qTiles, 1),
-                  T.cuda.block_idx("x"),
-                ),
-          )
-        : T.cuda.block_idx("x");
+      : dealt
+        ? dealt.qt
+        : longestFirst
+          ? T.let_(
+              "qt",
+              dyn
+                ? T.max(T.sub(T.sub(qTiles, 1), T.cuda.block_idx("x")), 0)
+                : T.sub(
+                    typeof qTiles === "number" ? qTiles - 1 : T.sub(qTiles, 1),
+                    T.cuda.block_idx("x"),
+                  ),
+            )
+          : T.cuda.block_idx("x");
     // With `dynamic`: `r` rows of batch b's sequence of `len` rows from `row` on, head `hh`, as a
     // [r, D] view of the [batch, len, nh, D] tensor, its offset a sum of one term per axis
     // (b · len · nh·D, row · nh·D, hh · D) so that TMA's coordinates come off it per axis.
@@ -812,8 +840,8 @@ export function makeFlashAttention(s: FlashAttentionSizes): PrimFunc {
         ? undefined
         : work(
             qt!,
-            () => T.cuda.block_idx("y"),
-            () => bz ?? T.cuda.block_idx("z"),
+            () => dealt?.h ?? T.cuda.block_idx("y"),
+            () => dealt?.b ?? bz ?? T.cuda.block_idx("z"),
           );
       /**
        * `body(w, turn)` for each unit of the CTA: its one unit (turn 0) without `ctas`; with it,
