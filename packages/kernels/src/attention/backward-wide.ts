@@ -54,6 +54,7 @@
 import { T, type ExprLike, type ParamType, type PrimExpr, type TileView } from "@tirx-ts/dsl";
 import type { PrimFunc } from "@tirx-ts/core";
 import { windowOffsets } from "./options.js";
+import { backwardKeyTile } from "./order.js";
 import { W, blocked, cols, rows, rowsAt } from "./views.js";
 import { fragCol, fragRow, storeFragmentBlock } from "../fragment.js";
 import type { FlashAttentionSizes } from "./forward.js";
@@ -149,9 +150,18 @@ export function makeFlashAttentionBackwardWide(s: FlashAttentionSizes): PrimFunc
         arch: "sm_90a",
       });
       const tid = T.cuda.thread_idx("x");
-      const kb = T.cuda.block_idx("x");
-      const hk = T.cuda.block_idx("y");
-      const b = T.cuda.block_idx("z");
+      // Causal: the CTAs dealt longest first (order.ts).
+      const { kb, hk, b } = backwardKeyTile({
+        varlen: varlen !== undefined,
+        left,
+        right,
+        tiles: seqK / BN,
+        kvHeads,
+        batch,
+        group,
+        seqQ,
+        headDim: D,
+      });
       // With varlen: sequence b's first query row and length, the first 64-row block of its
       // rows in the scratch tensors' padded row space (⌊q0 / 64⌋ + b), its first key row and
       // key count; the window as offsets (backward-steps.ts).

@@ -96,7 +96,7 @@ import {
 } from "../fragment.js";
 import type { FlashAttentionSizes } from "./forward.js";
 import { makeFlashAttentionBackwardWide } from "./backward-wide.js";
-import { dealLongestFirst, l2Section } from "./order.js";
+import { backwardKeyTile } from "./order.js";
 import {
   BM,
   keyTileSteps,
@@ -495,18 +495,6 @@ export function makeFlashAttentionBackward(s: FlashAttentionSizes): FlashAttenti
   const splitD = D === 128;
   // "rs": Sᵀ and dPᵀ with the keys as M, Pᵀ and dSᵀ as dV's and dK's A operands from registers.
   const rs = (s.backwardMma ?? "ss") === "rs";
-  // Causal (a window bounded on the right only): key tile kb meets the query blocks from its
-  // diagonal on, so the lower kb the longer the CTA runs. The CTAs then run longest first in L2
-  // sections (order.ts), not key tile fastest per (batch, KV head). (With one key tile, or
-  // sections of one pair, that is the grid's own order: no remapping.)
-  const tiles = seqK / BN;
-  const section =
-    varlen === undefined && left === -1 && right !== -1 && tiles > 1
-      ? // A pair's streamed bytes: Q and dO of its group's heads, and their float32 dQ
-        // accumulator (the bulk reductions' read-modify-write in L2).
-        l2Section(kvHeads * batch, group * seqQ * D * (2 * 2 + 4))
-      : 1;
-  const order = section > 1 ? { tiles, y: kvHeads, pairs: kvHeads * batch, section } : undefined;
   const main = T.function(
     "flash_attention_bwd",
     {
@@ -540,16 +528,18 @@ export function makeFlashAttentionBackward(s: FlashAttentionSizes): FlashAttenti
         arch: "sm_90a",
       });
       const tid = T.cuda.thread_idx("x");
-      const { kb, hk, b } = order
-        ? (() => {
-            const { rank, pair } = dealLongestFirst(order);
-            return {
-              kb: T.let_("kb", rank),
-              hk: T.let_("hk", T.floormod(pair, kvHeads)),
-              b: T.let_("b", T.floordiv(pair, kvHeads)),
-            };
-          })()
-        : { kb: T.cuda.block_idx("x"), hk: T.cuda.block_idx("y"), b: T.cuda.block_idx("z") };
+      // Causal: the CTAs dealt longest first (order.ts).
+      const { kb, hk, b } = backwardKeyTile({
+        varlen: varlen !== undefined,
+        left,
+        right,
+        tiles: seqK / BN,
+        kvHeads,
+        batch,
+        group,
+        seqQ,
+        headDim: D,
+      });
       // With varlen: sequence b's query rows (and their first block in the padded row space of
       // the scratch tensors), its first key row and its key count.
       const seq = varlen ? sequenceRows(cuSeqlensQ!, cuSeqlensK!, b) : undefined;

@@ -71,3 +71,41 @@ export function dealLongestFirst(o: {
     pair: T.let_("pair", T.add(T.mul(T.floordiv(lin, run), o.section), T.floormod(rem, o.section))),
   };
 }
+
+/**
+ * The key tile kb, KV head hk and batch b of a backward main kernel's CTA, its grid [seqK / bn,
+ * kvHeads, batch]: with a causal mask (a window bounded on the right only) and a dense batch,
+ * dealt longest first (key tile 0 meets the most query blocks) in sections of pairs whose Q, dO
+ * (16-bit) and float32 dQ accumulator rows (`group` query heads of seqQ rows × hd each) fit in
+ * {@link L2_SECTION_BYTES}; otherwise (and where that is the grid's own order: one key tile, or
+ * sections of one pair) the block indices themselves.
+ */
+export function backwardKeyTile(s: {
+  readonly varlen: boolean;
+  readonly left: number;
+  readonly right: number;
+  /** Key tiles per (batch, KV head): seqK / bn. */
+  readonly tiles: number;
+  readonly kvHeads: number;
+  readonly batch: number;
+  /** Query heads per KV head. */
+  readonly group: number;
+  readonly seqQ: number;
+  readonly headDim: number;
+}): { kb: PrimExpr; hk: PrimExpr; b: PrimExpr } {
+  const { kvHeads, tiles } = s;
+  const pairs = kvHeads * s.batch;
+  const section =
+    !s.varlen && s.left === -1 && s.right !== -1 && tiles > 1
+      ? l2Section(pairs, s.group * s.seqQ * s.headDim * (2 * 2 + 4))
+      : 1;
+  if (section === 1) {
+    return { kb: T.cuda.block_idx("x"), hk: T.cuda.block_idx("y"), b: T.cuda.block_idx("z") };
+  }
+  const { rank, pair } = dealLongestFirst({ tiles, y: kvHeads, pairs, section });
+  return {
+    kb: T.let_("kb", rank),
+    hk: T.let_("hk", T.floormod(pair, kvHeads)),
+    b: T.let_("b", T.floordiv(pair, kvHeads)),
+  };
+}
