@@ -11,7 +11,8 @@
 // dV += Pᵀ·dO (transposed A), which runs while dS = P ∘ (dP − Δ) is formed; then dQ's partial
 // sums dS·K (wgmma RS) and dK += dSᵀ·Q, and dQ's block is staged (in the wgmma fragment order, the
 // accumulator's) while dK runs; its bulk reduction (cp.reduce.async.bulk .add.f32) is issued in
-// the next step, right after P's barrier, and the last one after the loop.
+// the next step, right after P's barrier, and the last one after the loop. dK and dV go into the
+// consumer's rows of sK and sV and out by one TMA store each.
 // flash_attention_bwd_post, a warpgroup per accumulator block: the block read as the wgmma
 // accumulator tile it was stored from (16-byte loads), dQ = accumulator / 8 rounded to float16,
 // through shared memory by stmatrix (128B swizzle) and one TMA store.
@@ -346,14 +347,45 @@ export const flash_attention_bwd_main = T.prim_func(function flash_attention_bwd
     T.ptx.fence.proxy_async("shared::cta");
     wgBarrier();
     flushDQ();
-    // The last reduction completes before the CTA exits.
-    if (T.floormod(tid, 128) === 0) T.ptx.cp.async_.bulk.wait_group(0);
-    // dK = Σ dSᵀ·Q / 8; dV = Σ Pᵀ·dO.
+    // dK = Σ dSᵀ·Q / 8; dV = Σ Pᵀ·dO, each into this consumer's rows of sK and sV (its last
+    // wgmmas that read them are complete: the warpgroup meets first; thread t holds rows
+    // 16·⌊t / 32⌋ + ⌊(t mod 32) / 4⌋ + 8·i and column pairs 8·n + 2·(t mod 4)), then one TMA
+    // store each.
     T.tile.wg.mul(dKa, dKa, SCALE);
     T.tile.wg.cast(out, dKa);
-    T.tile.wg.copy(rows(dK, 64).sub(b, kb * 2 + cw, h), out);
+    wgBarrier();
+    const to = T.let_("to", T.floormod(tid, 128));
+    const r0 = T.let_("or0", T.floordiv(to, 32) * 16 + T.floordiv(T.floormod(to, 32), 4));
+    const c0 = T.let_("oc0", T.floormod(to, 4) * 2);
+    const outSlots = out.flat();
+    for (const i of T.unroll(2)) {
+      for (const n of T.unroll(D / 8)) {
+        for (const e of T.vectorized(2)) {
+          sK[T.floordiv(n, 8)]![cw * 64 + (r0 + i * 8)]![T.floormod(n, 8) * 8 + c0 + e] =
+            outSlots[n * 4 + i * 2 + e]!;
+        }
+      }
+    }
     T.tile.wg.cast(out, dVa);
-    T.tile.wg.copy(rows(dV, 64).sub(b, kb * 2 + cw, h), out);
+    for (const i of T.unroll(2)) {
+      for (const n of T.unroll(D / 8)) {
+        for (const e of T.vectorized(2)) {
+          sV[T.floordiv(n, 8)]![cw * 64 + (r0 + i * 8)]![T.floormod(n, 8) * 8 + c0 + e] =
+            outSlots[n * 4 + i * 2 + e]!;
+        }
+      }
+    }
+    T.ptx.fence.proxy_async();
+    wgBarrier();
+    if (T.floormod(tid, 128) === 0) {
+      const slotK = sK.rearrange("k (w r) c -> w k r c", { r: 64 }).sub(cw);
+      const slotV = sV.rearrange("k (w r) c -> w k r c", { r: 64 }).sub(cw);
+      T.tile.copy_async(cols(rows(dK, 64).sub(b, kb * 2 + cw, h)), blocked(slotK));
+      T.tile.copy_async(cols(rows(dV, 64).sub(b, kb * 2 + cw, h)), blocked(slotV));
+      T.ptx.cp.async_.bulk.commit_group();
+      // The last reduction and both stores complete before the CTA exits.
+      T.ptx.cp.async_.bulk.wait_group(0);
+    }
   }
 });
 

@@ -38,7 +38,9 @@
 //        over its own keys (RS: dS in registers is the A operand's layout). Per-element
 //        red.global.add of the same sums measured 0.15–0.21× cuDNN on the H200
 //        (bench/results/attention-hd128-bwd-2026-12-02.md): the L2's atomic units were the limit;
-//      - the epilogue scales dK by the softmax scale and stores dK and dV (32-bit stores);
+//      - the epilogue scales dK by the softmax scale and stores dK and dV: dense, through the
+//        CTA's K and V tiles in shared memory and one TMA store each per consumer; with varlen
+//        each thread its own rows (32-bit stores under guards);
 //   3. `postprocess`, a CTA per accumulator block (with varlen a warp per query row): dQ =
 //      scale · dQ_accumulator, rounded to the dtype (dense: through shared memory by stmatrix,
 //      then a TMA store).
@@ -907,12 +909,12 @@ export function makeFlashAttentionBackward(s: FlashAttentionSizes): FlashAttenti
                 arriveEmpty(st);
               });
             }
-            // The last reduction completes before the CTA exits.
-            T.if_(leader(), () => T.ptx.cp.async_.bulk.wait_group(0));
             // dK = scale · Σ dSᵀ·Q (dS is the gradient of the scaled logits); dV = Σ Pᵀ·dO.
             T.tile.wg.mul(dKa, dKa, scale);
             T.tile.wg.cast(out, dKa);
             if (seq) {
+              // The last reduction completes before the CTA exits.
+              T.if_(leader(), () => T.ptx.cp.async_.bulk.wait_group(0));
               // With varlen, keys past the sequence's end are not stored: each thread stores its
               // own rows of the wgmma accumulator layout (thread t of the warpgroup holds rows
               // 16·⌊t / 32⌋ + 8·i + ⌊(t mod 32) / 4⌋, i = 0, 1, slots 4·n + 2·i + e of a 64 × D
@@ -942,10 +944,52 @@ export function makeFlashAttentionBackward(s: FlashAttentionSizes): FlashAttenti
               T.tile.wg.cast(out, dVa);
               store(dV!);
             } else {
+              // Dense: this consumer's 64 rows of dK and dV into its rows of sK and sV, then one
+              // TMA store each (FlashAttention-3's epilogue, as the forward stores O; H200 hd 128
+              // bf16: seq 1k 7-9%, 4k 1-3.5% faster than 32-bit stores from the registers,
+              // bench/results/attention-order-2026-12-04.md). Every wgmma that read sK and sV was
+              // waited for within its step: after the warpgroup's barrier its own rows are free,
+              // at hd 128 (dQ reads the other consumer's K rows too) after the barrier of both.
+              if (splitD) T.cuda.bar_sync(7, 256);
+              else wgBarrier();
               const kRows = (x: TileView) => rows(x, 64).sub(b, T.add(T.mul(kb, 2), cw), hk);
-              T.tile.wg.copy(kRows(dK!), out);
+              const slot = (x: typeof sK) => x.rearrange("k (w r) c -> w k r c", { r: 64 }).sub(cw);
+              const to = T.let_("to", T.floormod(tid, 128));
+              const r0 = T.let_("or0", fragRow(to));
+              const c0 = T.let_("oc0", fragCol(to));
+              const outSlots = out.flat();
+              // Into `dst` (sK or sV [D / 64, 128, 64]) at this consumer's rows 64·cw + r.
+              const stage = (dst: TileView): void => {
+                for (const i of T.unroll(2)) {
+                  const r = T.add(T.mul(cw, 64), T.add(r0, T.mul(i, 8)));
+                  for (const n of T.unroll(D / 8)) {
+                    // Column 8·n + c0 + e: block ⌊n / 8⌋, column 8·(n mod 8) + c0 + e in it.
+                    for (const e of T.vectorized(2)) {
+                      dst.set(
+                        [
+                          T.floordiv(n, W / 8),
+                          r,
+                          T.add(T.add(T.mul(T.floormod(n, W / 8), 8), c0), e),
+                        ],
+                        outSlots.get([T.add(T.add(T.mul(n, 4), T.mul(i, 2)), e)]),
+                      );
+                    }
+                  }
+                }
+              };
+              stage(sK);
               T.tile.wg.cast(out, dVa);
-              T.tile.wg.copy(kRows(dV!), out);
+              stage(sV);
+              // The TMA stores read the slots through the async proxy.
+              T.ptx.fence.proxy_async();
+              wgBarrier();
+              T.if_(leader(), () => {
+                T.tile.copy_async(cols(kRows(dK!)), blocked(slot(sK)));
+                T.tile.copy_async(cols(kRows(dV!)), blocked(slot(sV)));
+                T.ptx.cp.async_.bulk.commit_group();
+                // The last reduction and both stores complete before the CTA exits.
+                T.ptx.cp.async_.bulk.wait_group(0);
+              });
             }
           },
         );
