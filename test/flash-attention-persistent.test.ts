@@ -84,14 +84,16 @@ describe("flash_attention forward, persistent grid (ctas)", () => {
     expect(sameBits(s, 3, 5)).toEqual([3, 1, 1]);
   });
 
-  it("window [-1, -32768] (longest first) on a long K, LSE, the ping-pong of two: sections of 2 of the 3 heads, the last of 1; 6 units on 4 CTAs (1, 1, 2, 2: the second turn snakes back)", () => {
-    // K and V of one head (2 · 32896 keys · 64 · 2 bytes = 8.03 MiB) fit 32 MiB three times: the
-    // L2 section is 2 heads (a power of two), so units 0-3 are heads 0-1 (tile 1, then tile 0)
-    // and units 4-5 head 2. Bottom-right aligned (seq_k − seq_q = 32640), query i sees keys
-    // j ≤ i + 32640 − 32768 = i − 128: tile 1 one KV block, tile 0 none.
+  it("window [-1, -40960] (longest first) on a long K, LSE, the ping-pong of two: sections of 2 of the 3 heads, the last of 1; 6 units on 4 CTAs (1, 1, 2, 2: the second turn snakes back)", () => {
+    // K and V of one head (2 · 41088 keys · 64 · 2 bytes = 10.03 MiB): those of the 4 CTAs'
+    // heads (40.1 MiB) do not all stay in L2 (40 MiB at most), so the order goes by sections; 32
+    // MiB fits three heads: the L2 section is 2 heads (a power of two), so units 0-3 are heads
+    // 0-1 (tile 1, then tile 0) and units 4-5 head 2. Bottom-right aligned (seq_k − seq_q =
+    // 40832), query i sees keys j ≤ i + 40832 − 40960 = i − 128: tile 1 one KV block, tile 0
+    // none.
     const s: FlashAttentionSizes = {
-      ...{ batch: 1, heads: 3, seqQ: 256, seqK: 32896, headDim: 64, dtype: "bfloat16" },
-      ...{ window: [-1, -32768], lse: true },
+      ...{ batch: 1, heads: 3, seqQ: 256, seqK: 41088, headDim: 64, dtype: "bfloat16" },
+      ...{ window: [-1, -40960], lse: true },
     };
     expect(sameBits(s, 4, 6)).toEqual([4, 1, 1]);
   });

@@ -332,9 +332,11 @@ interface PersistentPlan {
   /** Units per CTA at most: ⌈units / grid⌉ (CTA x runs x + turn · grid for each turn below). */
   readonly turns: number;
   /**
-   * (batch, head) pairs per L2 section of the longest-first order: the KV heads whose K and V
-   * (2 · seq_k · hd · 2 bytes each) fit in 32 MiB, rounded down to a power of two (at least one),
-   * times the query heads per KV head, at most `pairs` (FlashAttention-3's swizzle,
+   * (batch, head) pairs per L2 section of the longest-first order: every pair when the K and V
+   * of `grid` KV heads fit in {@link L2_RESIDENT_BYTES} (the CTAs running at once take units of
+   * one rank, each of another pair); else the KV heads whose K and V (2 · seq_k · hd · 2 bytes
+   * each) fit in {@link L2_SECTION_BYTES}, rounded down to a power of two (at least one), times
+   * the query heads per KV head, at most `pairs` (FlashAttention-3's swizzle,
    * hopper/tile_scheduler.hpp, DynamicPersistentTileScheduler).
    */
   readonly section: number;
@@ -342,6 +344,15 @@ interface PersistentPlan {
 
 /** L2 bytes a section's K and V may take (FlashAttention-3's 32 MB "for K & V"). */
 const L2_SECTION_BYTES = 32 * 2 ** 20;
+
+/**
+ * L2 bytes of K and V that the CTAs running at once may read, below the H200's (and H100's) 50
+ * MB L2: where `grid` pairs' K and V fit, the units are taken longest first over every pair. H200,
+ * hd 64 causal seq 1k bf16 (132 × 256 KiB = 33 MiB): 228.4-229.5 µs against 237.2-237.8 with
+ * sections of 128 pairs (32 MiB) and 309.6-309.7 with 32 (8 MiB)
+ * (bench/results/attention-order-2026-12-04.md).
+ */
+const L2_RESIDENT_BYTES = 40 * 2 ** 20;
 
 /**
  * The persistent grid of static sizes `s` with `ctas` CTAs at most, `bm` query rows per tile and
@@ -360,13 +371,15 @@ function persistentPlan(
   const kvBytes = 2 * s.seqK * s.headDim * 2;
   let heads = 1;
   while (2 * heads * kvBytes <= L2_SECTION_BYTES) heads *= 2;
+  // KV heads read by `grid` CTAs each on another query head: ⌈grid / group⌉.
+  const resident = Math.ceil(grid / group) * kvBytes <= L2_RESIDENT_BYTES;
   return {
     qTiles,
     pairs,
     units,
     grid,
     turns: Math.ceil(units / grid),
-    section: Math.min(pairs, heads * group),
+    section: resident ? pairs : Math.min(pairs, heads * group),
   };
 }
 
