@@ -151,17 +151,7 @@ export function makeFlashAttentionBackwardWide(s: FlashAttentionSizes): PrimFunc
       });
       const tid = T.cuda.thread_idx("x");
       // Causal: the CTAs dealt longest first (order.ts).
-      const { kb, hk, b } = backwardKeyTile({
-        varlen: varlen !== undefined,
-        left,
-        right,
-        tiles: seqK / BN,
-        kvHeads,
-        batch,
-        group,
-        seqQ,
-        headDim: D,
-      });
+      const { kb, hk, b } = backwardKeyTile(s, BN);
       // With varlen: sequence b's first query row and length, the first 64-row block of its
       // rows in the scratch tensors' padded row space (⌊q0 / 64⌋ + b), its first key row and
       // key count; the window as offsets (backward-steps.ts).

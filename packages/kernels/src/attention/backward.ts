@@ -531,17 +531,7 @@ export function makeFlashAttentionBackward(s: FlashAttentionSizes): FlashAttenti
       });
       const tid = T.cuda.thread_idx("x");
       // Causal: the CTAs dealt longest first (order.ts).
-      const { kb, hk, b } = backwardKeyTile({
-        varlen: varlen !== undefined,
-        left,
-        right,
-        tiles: seqK / BN,
-        kvHeads,
-        batch,
-        group,
-        seqQ,
-        headDim: D,
-      });
+      const { kb, hk, b } = backwardKeyTile(s, BN);
       // With varlen: sequence b's query rows (and their first block in the padded row space of
       // the scratch tensors), its first key row and its key count.
       const seq = varlen ? sequenceRows(cuSeqlensQ!, cuSeqlensK!, b) : undefined;

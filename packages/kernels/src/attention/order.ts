@@ -74,30 +74,34 @@ export function dealLongestFirst(o: {
 
 /**
  * The key tile kb, KV head hk and batch b of a backward main kernel's CTA, its grid [seqK / bn,
- * kvHeads, batch]: with a causal mask (a window bounded on the right only) and a dense batch,
- * dealt longest first (key tile 0 meets the most query blocks) in sections of pairs whose Q, dO
- * (16-bit) and float32 dQ accumulator rows (`group` query heads of seqQ rows × hd each) fit in
- * {@link L2_SECTION_BYTES}; otherwise (and where that is the grid's own order: one key tile, or
- * sections of one pair) the block indices themselves.
+ * kvHeads, batch], for the sizes `s` (FlashAttentionSizes' fields): with a causal mask (or a
+ * window bounded on the right only) and a dense batch, dealt longest first (key tile 0 meets the
+ * most query blocks) in sections of pairs whose Q, dO (16-bit) and float32 dQ accumulator rows
+ * (the KV head's query heads, seqQ × hd each) fit in {@link L2_SECTION_BYTES}; otherwise (and
+ * where that is the grid's own order: one key tile, or sections of one pair) the block indices
+ * themselves.
  */
-export function backwardKeyTile(s: {
-  readonly varlen: boolean;
-  readonly left: number;
-  readonly right: number;
-  /** Key tiles per (batch, KV head): seqK / bn. */
-  readonly tiles: number;
-  readonly kvHeads: number;
-  readonly batch: number;
-  /** Query heads per KV head. */
-  readonly group: number;
-  readonly seqQ: number;
-  readonly headDim: number;
-}): { kb: PrimExpr; hk: PrimExpr; b: PrimExpr } {
-  const { kvHeads, tiles } = s;
+export function backwardKeyTile(
+  s: {
+    readonly varlen?: unknown;
+    readonly causal?: boolean;
+    readonly window?: readonly [number, number];
+    readonly batch: number;
+    readonly heads: number;
+    readonly kvHeads?: number;
+    readonly seqQ: number;
+    readonly seqK: number;
+    readonly headDim: number;
+  },
+  bn: number,
+): { kb: PrimExpr; hk: PrimExpr; b: PrimExpr } {
+  const kvHeads = s.kvHeads ?? s.heads;
+  const [left, right] = s.window ?? (s.causal === true ? [-1, 0] : [-1, -1]);
+  const tiles = s.seqK / bn;
   const pairs = kvHeads * s.batch;
   const section =
-    !s.varlen && s.left === -1 && s.right !== -1 && tiles > 1
-      ? l2Section(pairs, s.group * s.seqQ * s.headDim * (2 * 2 + 4))
+    s.varlen === undefined && left === -1 && right !== -1 && tiles > 1
+      ? l2Section(pairs, (s.heads / kvHeads) * s.seqQ * s.headDim * (2 * 2 + 4))
       : 1;
   if (section === 1) {
     return { kb: T.cuda.block_idx("x"), hk: T.cuda.block_idx("y"), b: T.cuda.block_idx("z") };
