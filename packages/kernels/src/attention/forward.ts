@@ -335,15 +335,18 @@ interface PersistentPlan {
    * (batch, head) pairs per L2 section of the longest-first order: every pair when the K and V
    * of `grid` KV heads fit in {@link L2_RESIDENT_BYTES} (the CTAs running at once take units of
    * one rank, each of another pair); else the KV heads whose K and V (2 · seq_k · hd · 2 bytes
-   * each) fit in {@link L2_SECTION_BYTES}, rounded down to a power of two (at least one), times
-   * the query heads per KV head, at most `pairs` (FlashAttention-3's swizzle,
+   * each) fit in {@link PERSISTENT_SECTION_BYTES}, rounded down to a power of two (at least
+   * one), times the query heads per KV head, at most `pairs` (FlashAttention-3's swizzle,
    * hopper/tile_scheduler.hpp, DynamicPersistentTileScheduler).
    */
   readonly section: number;
 }
 
-/** L2 bytes a section's K and V may take (FlashAttention-3's 32 MB "for K & V"). */
-const L2_SECTION_BYTES = 32 * 2 ** 20;
+/**
+ * L2 bytes a persistent section's K and V may take (FlashAttention-3's 32 MB "for K & V"; the
+ * one-CTA-a-tile grid's sections are order.ts's).
+ */
+const PERSISTENT_SECTION_BYTES = 32 * 2 ** 20;
 
 /**
  * L2 bytes of K and V that the CTAs running at once may read, below the H200's (and H100's) 50
@@ -370,7 +373,7 @@ function persistentPlan(
   const grid = Math.min(ctas, units);
   const kvBytes = 2 * s.seqK * s.headDim * 2;
   let heads = 1;
-  while (2 * heads * kvBytes <= L2_SECTION_BYTES) heads *= 2;
+  while (2 * heads * kvBytes <= PERSISTENT_SECTION_BYTES) heads *= 2;
   // KV heads read by `grid` CTAs each on another query head: ⌈grid / group⌉.
   const resident = Math.ceil(grid / group) * kvBytes <= L2_RESIDENT_BYTES;
   return {
