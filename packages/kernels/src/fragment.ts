@@ -14,6 +14,43 @@ export const fragRow = (t: ExprLike): PrimExpr =>
 export const fragCol = (t: ExprLike): PrimExpr => T.mul(T.floormod(t, 4), 2);
 
 /**
+ * A stager of a warpgroup's [64, D] 16-bit wgmma accumulator tiles (layout
+ * wgmma_tile_layout("D", 64, D, …)) into shared memory for a TMA store: `stage(dst, acc)` writes
+ * row r of `acc` to row `row0` + r (0 when absent) of `dst`, a [D / 64, rows, 64] view of 64-column
+ * blocks (one 128-byte swizzle row each, as TMA reads them). Thread t (`tid` mod 128) holds rows
+ * fragRow(t) + 8·i (i < 2) and the column pairs 8·n + fragCol(t) (PTX ISA, wgmma "Matrix
+ * fragments for accumulator D"), each pair one 32-bit store. The thread's row and column are
+ * bound once, here, for every tile staged; the caller fences the async proxy and meets its
+ * warpgroup before the TMA store reads `dst`.
+ */
+export function fragmentStager(
+  tid: ExprLike,
+  row0?: ExprLike,
+): (dst: TileView, acc: TileView) => void {
+  const to = T.let_("to", T.floormod(tid, 128));
+  const r0 = T.let_("or0", fragRow(to));
+  const c0 = T.let_("oc0", fragCol(to));
+  // Column pairs per 64-column block: column 8·n + c0 + e is in block ⌊n / 8⌋ (c0 + e < 8),
+  // column 8·(n mod 8) + c0 + e of it (so written, the verifier bounds it by 64).
+  const nb = 8;
+  return (dst, acc) => {
+    const slots = acc.flat();
+    for (const i of T.unroll(2)) {
+      const r = T.add(r0, T.mul(i, 8));
+      const row = row0 === undefined ? r : T.add(row0, r);
+      for (const n of T.unroll(acc.shape[1]! / 8)) {
+        for (const e of T.vectorized(2)) {
+          dst.set(
+            [T.floordiv(n, nb), row, T.add(T.add(T.mul(T.floormod(n, nb), 8), c0), e)],
+            slots.get([T.add(T.add(T.mul(n, 4), T.mul(i, 2)), e)]),
+          );
+        }
+      }
+    }
+  };
+}
+
+/**
  * A [64, 64] float32 block in the fragment order of a warpgroup's m64n64 wgmma accumulator:
  * element (r, c), r = 16·w + 8·j + q, c = 8·n + 2·p + e (w < 4, j < 2, q < 8, n < 8, p < 4,
  * e < 2), at offset 512·n + 128·w + 16·q + 4·p + 2·j + e. Thread t = 32·w + 4·q + p holds it in

@@ -93,6 +93,7 @@ import {
   fragCol,
   fragRow,
   fragmentRow,
+  fragmentStager,
   loadFragmentBlock,
   storeFragmentBlock,
 } from "../fragment.js";
@@ -944,32 +945,11 @@ export function makeFlashAttentionBackward(s: FlashAttentionSizes): FlashAttenti
               else wgBarrier();
               const kRows = (x: TileView) => rows(x, 64).sub(b, T.add(T.mul(kb, 2), cw), hk);
               const slot = (x: typeof sK) => x.rearrange("k (w r) c -> w k r c", { r: 64 }).sub(cw);
-              const to = T.let_("to", T.floormod(tid, 128));
-              const r0 = T.let_("or0", fragRow(to));
-              const c0 = T.let_("oc0", fragCol(to));
-              const outSlots = out.flat();
-              // Into `dst` (sK or sV [D / 64, 128, 64]) at this consumer's rows 64·cw + r.
-              const stage = (dst: TileView): void => {
-                for (const i of T.unroll(2)) {
-                  const r = T.add(T.mul(cw, 64), T.add(r0, T.mul(i, 8)));
-                  for (const n of T.unroll(D / 8)) {
-                    // Column 8·n + c0 + e: block ⌊n / 8⌋, column 8·(n mod 8) + c0 + e in it.
-                    for (const e of T.vectorized(2)) {
-                      dst.set(
-                        [
-                          T.floordiv(n, W / 8),
-                          r,
-                          T.add(T.add(T.mul(T.floormod(n, W / 8), 8), c0), e),
-                        ],
-                        outSlots.get([T.add(T.add(T.mul(n, 4), T.mul(i, 2)), e)]),
-                      );
-                    }
-                  }
-                }
-              };
-              stage(sK);
+              // Into sK and sV ([D / 64, 128, 64]) at this consumer's rows 64·cw + r.
+              const stage = fragmentStager(tid, T.mul(cw, 64));
+              stage(sK, out);
               T.tile.wg.cast(out, dVa);
-              stage(sV);
+              stage(sV, out);
               // The TMA stores read the slots through the async proxy.
               T.ptx.fence.proxy_async();
               wgBarrier();

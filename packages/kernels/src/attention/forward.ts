@@ -113,7 +113,7 @@ import { T, type ExprLike, type ParamType, type PrimExpr, type TileView } from "
 import { MAX_SHARED_PER_CTA, showValue, type PrimFunc } from "@tirx-ts/core";
 import { checkHeadsAndWindow, configError, plus, windowOffsets } from "./options.js";
 import { W, blocked, cols, rows, rowsAt } from "./views.js";
-import { fragCol, fragRow } from "../fragment.js";
+import { fragCol, fragRow, fragmentStager } from "../fragment.js";
 import { dealLongestFirst, l2Section } from "./order.js";
 
 /** The largest and the smallest normal float32. */
@@ -1352,24 +1352,7 @@ export function makeFlashAttention(s: FlashAttentionSizes): PrimFunc {
                 T.if_(first, () => T.ptx.cp.async_.bulk.wait_group_read(0));
                 epiSync();
               }
-              const to = T.let_("to", T.floormod(tid, 128));
-              const r0 = T.let_("or0", fragRow(to));
-              const c0 = T.let_("oc0", fragCol(to));
-              const outSlots = out.flat();
-              for (const i of T.unroll(2)) {
-                const r = T.add(r0, T.mul(i, 8));
-                for (const n of T.unroll(D / 8)) {
-                  // Column 8·n + c0 + e: block ⌊n / (W / 8)⌋ (c0 + e < 8 ≤ W), column
-                  // 8·(n mod W / 8) + c0 + e in it (so written, the verifier bounds it by W).
-                  const nb = W / 8;
-                  for (const e of T.vectorized(2)) {
-                    slot.set(
-                      [T.floordiv(n, nb), r, T.add(T.add(T.mul(T.floormod(n, nb), 8), c0), e)],
-                      outSlots.get([T.add(T.add(T.mul(n, 4), T.mul(i, 2)), e)]),
-                    );
-                  }
-                }
-              }
+              fragmentStager(tid)(slot, out);
               // The TMA store reads the slot through the async proxy.
               T.ptx.fence.proxy_async();
               epiSync();
