@@ -114,7 +114,7 @@ import { MAX_SHARED_PER_CTA, showValue, type PrimFunc } from "@tirx-ts/core";
 import { checkHeadsAndWindow, configError, plus, windowOffsets } from "./options.js";
 import { W, blocked, cols, rows, rowsAt } from "./views.js";
 import { fragCol, fragRow, fragmentStager } from "../fragment.js";
-import { dealLongestFirst, l2Section } from "./order.js";
+import { dealLongestFirst, l2Section, launchIndex } from "./order.js";
 
 /** The largest and the smallest normal float32. */
 const FLT_MAX = 3.4028234663852886e38;
@@ -714,27 +714,10 @@ export function makeFlashAttention(s: FlashAttentionSizes): PrimFunc {
     // (With `dynamic`, clamped at 0: the CTA's index is below qTiles, but the verifier's ranges
     // of a runtime grid do not show it, and O's and LSE's stores must be provably in bounds.)
     // (With `ctas`, each unit's own: unitAt.)
-    const dealt =
-      section > 1
-        ? (() => {
-            const nq = Math.ceil(seqQ / BM);
-            const { rank, pair } = dealLongestFirst({
-              tiles: nq,
-              y: heads,
-              pairs: heads * batch,
-              section,
-            });
-            return {
-              qt: T.let_("qt", T.sub(nq - 1, rank)),
-              h: T.let_("h", T.floormod(pair, heads)),
-              b: T.let_("b", T.floordiv(pair, heads)),
-            };
-          })()
-        : undefined;
-    const qt = plan
-      ? undefined
-      : dealt
-        ? dealt.qt
+    // (Causal without `ctas`, from its launch index: `dealt` below.)
+    const qt =
+      plan || section > 1
+        ? undefined
         : longestFirst
           ? T.let_(
               "qt",
@@ -806,43 +789,20 @@ export function makeFlashAttention(s: FlashAttentionSizes): PrimFunc {
       return { qt, h, b: batch(), hk, blocks, kvBlock };
     };
     /**
-     * Unit u of the persistent grid (u < units): its query tile, head and batch, in the order
-     * FlashAttentionSizes.ctas describes. Longest first, in sections of sw pairs (pair = batch ·
-     * heads + head): with l = u mod sw·qTiles, unit u is rank ⌊l / sw⌋ (query tile qTiles − 1 −
-     * rank) of pair sw·⌊u / (sw·qTiles)⌋ + (l mod sw), and in the last section, of the remaining
-     * rem = pairs mod sw pairs, rank ⌊l / rem⌋ of pair sw·⌊u / (sw·qTiles)⌋ + (l mod rem)
-     * (FlashAttention-3's DynamicPersistentTileScheduler, its order without its atomic counter);
-     * otherwise query tile u mod qTiles of pair ⌊u / qTiles⌋.
+     * Unit u of `order` (its qTiles, pairs and section; the persistent plan, or the one-CTA-a-tile
+     * grid's with the CTA's launch index): its query tile, head and batch. Longest first: rank r
+     * (query tile qTiles − 1 − r) of its pair, dealt in L2 sections (order.ts,
+     * dealLongestFirst); otherwise query tile u mod qTiles of pair ⌊u / qTiles⌋ (pair = batch ·
+     * heads + head).
      */
-    const unitAt = (u: PrimExpr): Unit => {
-      const { qTiles: nq, pairs, section: sw } = plan!;
-      let rank: PrimExpr;
-      let pair: PrimExpr;
-      if (!longestFirst) {
-        rank = T.floormod(u, nq);
-        pair = T.floordiv(u, nq);
-      } else if (sw === pairs) {
-        rank = T.floordiv(u, pairs);
-        pair = T.floormod(u, pairs);
-      } else {
-        const sec = T.let_("sec", T.floordiv(u, sw * nq));
-        const l2 = T.let_("l2", T.floormod(u, sw * nq));
-        const rem = pairs % sw;
-        if (rem === 0) {
-          rank = T.floordiv(l2, sw);
-          pair = T.add(T.mul(sec, sw), T.floormod(l2, sw));
-        } else {
-          // The last section has the remaining rem pairs. (Clamped: no-ops for u < units, but
-          // the verifier's ranges of the two arms do not tie them to the section, and O's stores
-          // must be provably inside O, TX2006.)
-          const last = sec.ge(Math.floor(pairs / sw));
-          rank = T.min(T.if_then_else(last, T.floordiv(l2, rem), T.floordiv(l2, sw)), nq - 1);
-          pair = T.min(
-            T.add(T.mul(sec, sw), T.if_then_else(last, T.floormod(l2, rem), T.floormod(l2, sw))),
-            pairs - 1,
-          );
-        }
-      }
+    const unitAt = (
+      u: PrimExpr,
+      order: { readonly qTiles: number; readonly pairs: number; readonly section: number },
+    ): Unit => {
+      const { qTiles: nq, pairs, section } = order;
+      const { rank, pair } = longestFirst
+        ? dealLongestFirst({ lin: u, tiles: nq, pairs, section })
+        : { rank: T.floormod(u, nq), pair: T.floordiv(u, nq) };
       const pr = T.let_("pair", pair);
       return {
         qt: T.let_("qt", longestFirst ? T.sub(nq - 1, rank) : rank),
@@ -850,15 +810,30 @@ export function makeFlashAttention(s: FlashAttentionSizes): PrimFunc {
         b: T.let_("b", T.floordiv(pr, heads)),
       };
     };
+    // Causal without `ctas`: the CTA's unit, its launch index dealt as the persistent units are.
+    const dealt =
+      section > 1
+        ? unitAt(launchIndex(Math.ceil(seqQ / BM), heads), {
+            qTiles: Math.ceil(seqQ / BM),
+            pairs: heads * batch,
+            section,
+          })
+        : undefined;
     const kernel = (): void => {
       // Without `ctas`, the CTA's one unit (grid [query tiles, heads, batch]).
       const work0 = plan
         ? undefined
-        : work(
-            qt!,
-            () => dealt?.h ?? T.cuda.block_idx("y"),
-            () => dealt?.b ?? bz ?? T.cuda.block_idx("z"),
-          );
+        : dealt
+          ? work(
+              dealt.qt,
+              () => dealt.h,
+              () => dealt.b,
+            )
+          : work(
+              qt!,
+              () => T.cuda.block_idx("y"),
+              () => bz ?? T.cuda.block_idx("z"),
+            );
       /**
        * `body(w, turn)` for each unit of the CTA: its one unit (turn 0) without `ctas`; with it,
        * unit u = blockIdx.x + turn · grid of turn 0, 1, … while u < units (a prefix of the turns,
@@ -880,7 +855,7 @@ export function makeFlashAttention(s: FlashAttentionSizes): PrimFunc {
             : x;
           const u = T.let_("u", T.add(at, T.mul(turn, plan.grid)));
           const run = () => {
-            const unit = unitAt(u);
+            const unit = unitAt(u, plan);
             body(
               work(
                 unit.qt,

@@ -9,7 +9,6 @@
 // pairs only (FlashAttention-3's tile scheduler, hopper/tile_scheduler.hpp, orders its
 // persistent units the same way). The same CTAs in another order: the results are the same bits.
 import { T, type PrimExpr } from "@tirx-ts/dsl";
-import { invariant } from "@tirx-ts/core";
 
 /**
  * L2 bytes that a section's pairs may stream: 16 MiB, half FlashAttention-3's 32 MB. On the H200
@@ -31,44 +30,62 @@ export function l2Section(pairs: number, bytes: number): number {
   return best;
 }
 
-/** A CTA's place in the longest-first order: its rank among its pair's tiles, and its pair. */
+/** A unit's place in the longest-first order: its rank among its pair's tiles, and its pair. */
 export interface DealtTile {
   /** 0 for the pair's longest tile (dealt first), up to tiles − 1. */
   readonly rank: PrimExpr;
-  /** The (batch, head) pair y + Y · z of the grid's [tiles, Y, Z], in 0 … pairs − 1. */
+  /** Its (batch, head) pair, in 0 … pairs − 1 (an expression: the caller binds it). */
   readonly pair: PrimExpr;
 }
 
 /**
- * The CTA's tile rank and pair when the grid [tiles, y, pairs / y] is dealt longest first in
- * sections of `section` pairs (a divisor of `pairs`): the CTA of launch index l = x + tiles ·
- * (y + Y · z) is rank ⌊(l mod section·tiles) / section⌋ of pair section · ⌊l / (section·tiles)⌋
- * + (l mod section·tiles) mod section.
- * @throws invariant failure when `section` does not divide `pairs`.
+ * The launch index of the CTA in the grid [tiles, y, z]: x + tiles · (y + Y · z), the order in
+ * which the CTAs start (x fastest).
  */
-export function dealLongestFirst(o: {
-  /** Tiles per pair: the grid's x extent. */
-  readonly tiles: number;
-  /** The grid's y extent (heads, or KV heads). */
-  readonly y: number;
-  /** Pairs: the grid's y · z extents. */
-  readonly pairs: number;
-  /** Pairs per section ({@link l2Section}). */
-  readonly section: number;
-}): DealtTile {
-  invariant(o.pairs % o.section === 0, "dealLongestFirst: a section divides the pairs");
-  const lin = T.let_(
+export function launchIndex(tiles: number, y: number): PrimExpr {
+  return T.let_(
     "lin",
     T.add(
       T.cuda.block_idx("x"),
-      T.mul(T.add(T.cuda.block_idx("y"), T.mul(T.cuda.block_idx("z"), o.y)), o.tiles),
+      T.mul(T.add(T.cuda.block_idx("y"), T.mul(T.cuda.block_idx("z"), y)), tiles),
     ),
   );
-  const run = o.section * o.tiles;
-  const rem = T.let_("rem", T.floormod(lin, run));
+}
+
+/**
+ * Unit `lin` (below tiles · pairs) of `pairs` pairs of `tiles` tiles each, dealt longest first in
+ * sections of `section` pairs: with l = lin mod section·tiles, rank ⌊l / section⌋ of pair
+ * section·⌊lin / (section·tiles)⌋ + (l mod section); in a last section of the remaining
+ * rem = pairs mod section pairs, rank ⌊l / rem⌋ of pair section·⌊lin / (section·tiles)⌋ +
+ * (l mod rem) (FlashAttention-3's DynamicPersistentTileScheduler, its order without its atomic
+ * counter). One section of every pair: rank ⌊lin / pairs⌋ of pair lin mod pairs. The grids
+ * (lin: {@link launchIndex}) and the persistent forward's units take it alike.
+ */
+export function dealLongestFirst(o: {
+  readonly lin: PrimExpr;
+  /** Tiles per pair. */
+  readonly tiles: number;
+  readonly pairs: number;
+  /** Pairs per section, 1 … pairs. */
+  readonly section: number;
+}): DealtTile {
+  const { lin, tiles, pairs, section: sw } = o;
+  if (sw === pairs) return { rank: T.floordiv(lin, pairs), pair: T.floormod(lin, pairs) };
+  const sec = T.let_("sec", T.floordiv(lin, sw * tiles));
+  const l2 = T.let_("l2", T.floormod(lin, sw * tiles));
+  const rem = pairs % sw;
+  if (rem === 0)
+    return { rank: T.floordiv(l2, sw), pair: T.add(T.mul(sec, sw), T.floormod(l2, sw)) };
+  // The last section has the remaining rem pairs. (Clamped: no-ops for lin < tiles · pairs, but
+  // the verifier's ranges of the two arms do not tie them to the section, and the kernels' stores
+  // must be provably inside their tensors, TX2006.)
+  const last = sec.ge(Math.floor(pairs / sw));
   return {
-    rank: T.floordiv(rem, o.section),
-    pair: T.let_("pair", T.add(T.mul(T.floordiv(lin, run), o.section), T.floormod(rem, o.section))),
+    rank: T.min(T.if_then_else(last, T.floordiv(l2, rem), T.floordiv(l2, sw)), tiles - 1),
+    pair: T.min(
+      T.add(T.mul(sec, sw), T.if_then_else(last, T.floormod(l2, rem), T.floormod(l2, sw))),
+      pairs - 1,
+    ),
   };
 }
 
@@ -106,7 +123,13 @@ export function backwardKeyTile(
   if (section === 1) {
     return { kb: T.cuda.block_idx("x"), hk: T.cuda.block_idx("y"), b: T.cuda.block_idx("z") };
   }
-  const { rank, pair } = dealLongestFirst({ tiles, y: kvHeads, pairs, section });
+  const { rank, pair: p } = dealLongestFirst({
+    lin: launchIndex(tiles, kvHeads),
+    tiles,
+    pairs,
+    section,
+  });
+  const pair = T.let_("pair", p);
   return {
     kb: T.let_("kb", rank),
     hk: T.let_("hk", T.floormod(pair, kvHeads)),
