@@ -79,7 +79,8 @@ export const USAGE = `Usage: tsx -C source bench/gemm-sweep.ts [options]
   --tune                         tune each case's configuration before timing (the table names it)
   --scale-load global,tma        fp8-block: time each case once per scale load of A's block scales
                                  (global: ld.global two K-tiles ahead; tma: staged by TMA with each
-                                 K-tile, A's scales transposed first, inside the timed launch)
+                                 K-tile, A's scales transposed first where ⌈k/128⌉ is not a
+                                 multiple of 4, inside the timed launch)
   --configs 128x128x6o,128x192x5 every case once per configuration, forced: bm x bn x stages,
                                  "o" for config.overlap (float8 that promotes, bn ≤ 128)
   --out FILE                     write the markdown table there
@@ -416,7 +417,7 @@ export function formatGemmTable(
     `- date: ${meta.date}`,
     `- GPU: ${meta.gpu}`,
     `- command: ${meta.command}`,
-    "- D = A·Bᵀ (A [m, k], B [n, k], both K-major), bf16 → bf16; fp8: e4m3 × e4m3 with per-tensor scales → bf16, each 128-wide K-tile's sum promoted into float32 (gemm()'s default; torch._scaled_mm's too); fp8-fast: the same with one accumulator over all of K (gemm()'s fastAccum, _scaled_mm's use_fast_accum); fp8-block: e4m3 × e4m3 with block scales (A 1 × 128, B 128 × 128) → bf16, its peer tirx-ts's per-tensor fp8 (fp8-block (global) / (tma): A's scales by ld.global, or staged by TMA with each K-tile after their transposition, which the time includes); bias-gelu: bf16 with a bias per column and GELU (tanh) fused",
+    "- D = A·Bᵀ (A [m, k], B [n, k], both K-major), bf16 → bf16; fp8: e4m3 × e4m3 with per-tensor scales → bf16, each 128-wide K-tile's sum promoted into float32 (gemm()'s default; torch._scaled_mm's too); fp8-fast: the same with one accumulator over all of K (gemm()'s fastAccum, _scaled_mm's use_fast_accum); fp8-block: e4m3 × e4m3 with block scales (A 1 × 128, B 128 × 128) → bf16, its peer tirx-ts's per-tensor fp8 (fp8-block (global) / (tma): A's scales by ld.global, or staged by TMA with each K-tile: as given when ⌈k/128⌉ is a multiple of 4, else after their transposition, which the time includes); bias-gelu: bf16 with a bias per column and GELU (tanh) fused",
     "- times: medians of CUDA-event-timed launches after warm-up (fp8-block and its per-tensor peer: 6 rounds alternating ABBA, the median of each side's round medians); ratio = peer time / tirx-ts time",
     "",
     `| # | kind | m | n | k | tirx-ts µs | TFLOP/s | peer | peer µs | peer TFLOP/s | ratio | check |${tuned ? " config |" : ""}`,

@@ -25,8 +25,9 @@
 //   [--tune] [--scale-load global,tma] [--out results.md] [--dry-run] [--help]
 // --scale-load times each fp8-block case once per scale load of A's block scales (makeGemm's
 // config.scaleLoad: "global", ld.global two K-tiles ahead; "tma", staged by TMA with each K-tile,
-// A's scales first transposed to the MN-major layout it reads, inside the timed launch as gemm()
-// does; the transposition's own time is in the row's note).
+// as given when ⌈k/128⌉ is a multiple of 4, else first transposed to the MN-major layout the
+// kernel then reads, inside the timed launch as gemm() does, the transposition's own time in the
+// row's note).
 import { spawn } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -138,6 +139,7 @@ else {
     makeGemm,
     makeScaleTransposeA,
     blockScaleShapeMN,
+    tmaScalesAsGiven,
     pickGemmConfig,
     gemmTuneCandidates,
     gemmTuneKey,
@@ -231,7 +233,8 @@ else {
   /**
    * One run of kernels `k` (main compiled as `main`) for case `c`: D = A·Bᵀ with the epilogue's
    * `args` and the main kernel's `tail` (block scales); split-K zeroes its workspace first; with
-   * scaleLoad "tma", A's scales (tail[0]) are transposed first, as gemm() does.
+   * scaleLoad "tma" and a kernel that takes A's scales MN-major (⌈k/128⌉ not a multiple of 4:
+   * tmaScalesAsGiven), A's scales (tail[0]) are transposed first, as gemm() does.
    */
   const launcher = (
     k: Kernels,
@@ -244,7 +247,10 @@ else {
     tail: readonly unknown[],
   ): (() => void) => {
     const run = main.launchAsync as (...x: unknown[]) => void;
-    const t = k.config.scaleLoad === "tma" ? scaleTransposer(c, tail[0]) : undefined;
+    const t =
+      k.config.scaleLoad === "tma" && !tmaScalesAsGiven(c.k)
+        ? scaleTransposer(c, tail[0])
+        : undefined;
     const last = t ? [t.y, ...tail.slice(1)] : tail;
     const first = t?.run ?? (() => {});
     if (!k.finish) {
@@ -404,9 +410,10 @@ else {
         t = { medianUs: rt.median(own) };
         peerUs = rt.median(peer);
       } else t = rt.timeLaunches(launch, { iters: c.iters, device: dev });
-      // scaleLoad "tma": the transposition of A's scales alone (its share of the row's time).
+      // scaleLoad "tma" with A's scales MN-major: their transposition alone (its share of the
+      // row's time).
       let tNote = "";
-      if (k.config.scaleLoad === "tma") {
+      if (k.config.scaleLoad === "tma" && !tmaScalesAsGiven(c.k)) {
         const tr = scaleTransposer(c, tail[0]);
         tNote = `; A's scale transposition alone ${rt.timeLaunches(tr.run, { iters: c.iters, device: dev }).medianUs.toFixed(1)} µs`;
       }

@@ -38,6 +38,14 @@ describe('gemm() with block scales and scaleLoad "tma" on the simulator against 
       ...{ outDtype: "bfloat16", bias: "float32", blockScales: true, seed: 9 },
       config: { bm: 128, bn: 64, stages: 2, splitK: 2, scaleLoad: "tma" },
     },
+    // k 1000: 8 K blocks, so A's scales go in as given, [70, 8], a [128, 4] box a stage (rows
+    // 70 … 127 and the K blocks past the last zero-filled by TMA).
+    {
+      name: "e4m3, m 70, n 200, k 1000: A's scales as given (8 K blocks), split-K 2, 128 × 192 tiles across two n blocks, a partial K block",
+      ...{ m: 70, n: 200, k: 1000, dtype: "float8_e4m3", transB: true, outDtype: "float32" },
+      ...{ blockScales: true, seed: 5 },
+      config: { bm: 128, bn: 192, stages: 3, splitK: 2, scaleLoad: "tma" },
+    },
   ];
   for (const c of cases) {
     test(c.name, () => {
@@ -47,18 +55,25 @@ describe('gemm() with block scales and scaleLoad "tma" on the simulator against 
   }
 
   test("A's scales transposed into [⌈k/128⌉, m rounded up to 4], zeros past m", () => {
-    const [m, k] = [6, 300];
-    expect(blockScaleShapeMN(m, k)).toEqual([3, 8]);
-    const x = Float32Array.from({ length: m * 3 }, (_, i) => i + 1);
-    const X = tensor(x, { shape: [m, 3], dtype: "float32", device: dev });
-    const Y = tensor.empty([3, 8], "float32", dev);
-    compile(makeScaleTransposeA(m, k), { target: "cuda" })(X, Y);
-    // Y[b, i] = X[i, b] = 3i + b + 1 for i < 6; 0 at i = 6, 7.
-    const want = Array.from({ length: 24 }, (_, e) => {
-      const [b, i] = [Math.floor(e / 8), e % 8];
-      return i < m ? 3 * i + b + 1 : 0;
-    });
-    expect([...(Y.toArray() as Float32Array)]).toEqual(want);
+    expect(blockScaleShapeMN(6, 300)).toEqual([3, 8]);
+    // One 32 × 32 tile (m 6, 3 K blocks), and partial tiles on both sides (m 70: rows 64-69
+    // and the zero columns 70, 71; 40 K blocks: 32 + 8).
+    for (const [m, k] of [
+      [6, 300],
+      [70, 40 * 128],
+    ] as const) {
+      const [kb, mp] = blockScaleShapeMN(m, k);
+      const x = Float32Array.from({ length: m * kb }, (_, i) => i + 1);
+      const X = tensor(x, { shape: [m, kb], dtype: "float32", device: dev });
+      const Y = tensor.empty([kb, mp], "float32", dev);
+      compile(makeScaleTransposeA(m, k), { target: "cuda" })(X, Y);
+      // Y[b, i] = X[i, b] = kb·i + b + 1 for i < m; 0 past m.
+      const want = Array.from({ length: kb * mp }, (_, e) => {
+        const [b, i] = [Math.floor(e / mp), e % mp];
+        return i < m ? kb * i + b + 1 : 0;
+      });
+      expect([...(Y.toArray() as Float32Array)], `m ${m}, k ${k}`).toEqual(want);
+    }
   });
 });
 
@@ -78,9 +93,10 @@ describe('scaleLoad "tma": the configuration and its PTX', () => {
     const count = (re: RegExp) => ls.filter((l) => re.test(l)).length;
     // The producer: A's, B's and the scales' boxes, once each in its K loop.
     expect(count(/^cp\.async\.bulk\.tensor\.2d/)).toBe(3);
-    // expect_tx: (128 + 192) · 128 bytes of tiles and 128 · 4 of scales.
+    // expect_tx: (128 + 192) · 128 bytes of tiles and 128 · 16 of scales (k 8192: 64 K blocks,
+    // so A's scales as given, a box of 4 K blocks of each row).
     expect(text).toMatch(
-      new RegExp(`mbarrier\\.arrive\\.expect_tx\\S* \\S+, \\[[^\\]]+\\], ${41472}`),
+      new RegExp(`mbarrier\\.arrive\\.expect_tx\\S* \\S+, \\[[^\\]]+\\], ${43008}`),
     );
     // The consumers' loop, unrolled by 2: per K-tile the wait, the stage's two A scales by
     // ld.shared, 4 wgmmas, B's two scales (a 192-column tile spans two n blocks) refilled two

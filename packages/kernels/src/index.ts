@@ -28,6 +28,7 @@ export {
   checkGemmSizes,
   blockScaleShapes,
   blockScaleShapeMN,
+  tmaScalesAsGiven,
   SCALE_BLOCK,
   type GemmSizes,
   type CheckedGemmConfig,

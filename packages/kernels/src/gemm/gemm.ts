@@ -47,6 +47,7 @@ import {
 import type { GemmActivation, GemmFloat } from "./epilogue.js";
 import {
   blockScaleShapeMN,
+  tmaScalesAsGiven,
   blockScaleShapes,
   makeGemm,
   type GemmInput,
@@ -92,8 +93,8 @@ export interface GemmOptions {
    *   128-wide K block, with scaleB [⌈n/128⌉, ⌈k/128⌉] (one per 128 × 128 block of b's [n, k]):
    *   D = Σ_kb scaleA[i, kb] · scaleB[⌊j/128⌋, kb] · Σ_{x in kb} a[i, x] · b[x, j], each block's
    *   sum promoted into float32 in the main loop (makeGemm's `scales: "block"`). With a
-   *   configuration whose `scaleLoad` is "tma" (A's scales staged by TMA with each K-tile),
-   *   gemm() first transposes this scaleA into a float32 scratch [⌈k/128⌉, m rounded up to 4]
+   *   configuration whose `scaleLoad` is "tma" (A's scales staged by TMA with each K-tile) and
+   *   ⌈k/128⌉ not a multiple of 4, gemm() first transposes this scaleA into a float32 scratch [⌈k/128⌉, m rounded up to 4]
    *   (one more small kernel and allocation per call); the layout given here stays [m, ⌈k/128⌉].
    */
   readonly scaleA?: DeviceTensor;
@@ -476,7 +477,7 @@ function prepare(a: unknown, b: unknown, opts: unknown): Prepared {
   ];
   const mainArgs = scaleKind === "block" ? scales : [];
   const scaleT =
-    scaleKind === "block" && kernels.config.scaleLoad === "tma"
+    scaleKind === "block" && kernels.config.scaleLoad === "tma" && !tmaScalesAsGiven(k)
       ? { fn: scaleTranspose(m, k), shape: blockScaleShapeMN(m, k) }
       : undefined;
   return {
@@ -559,7 +560,8 @@ export function gemmTuneCandidates(s: GemmShape): GemmConfig[] {
   if (s.blockScales === true) {
     for (const c of [...out]) {
       const t: GemmConfig = { ...c, scaleLoad: "tma" };
-      if (c.scaleLoad === undefined && t.stages * gemmStageBytes(t) <= MAX_GEMM_SHARED) out.push(t);
+      if (c.scaleLoad === undefined && t.stages * gemmStageBytes(t, s.k) <= MAX_GEMM_SHARED)
+        out.push(t);
     }
   }
   return out;
@@ -699,8 +701,9 @@ function timedLaunch(
   let args: { A: DeviceTensor; B: DeviceTensor; D: DeviceTensor; W: DeviceTensor } | undefined;
   let epi: DeviceTensor[] = [];
   let tail: DeviceTensor[] = [];
-  // scaleLoad "tma" candidates: A's scales transposed into `tailT[0]` before each launch, as
-  // gemm() does (the transposition is part of what a call costs).
+  // scaleLoad "tma" candidates where the kernel takes A's scales MN-major (tmaScalesAsGiven):
+  // transposed into `tailT[0]` before each launch, as gemm() does (the transposition is part of
+  // what a call costs).
   let tailT: DeviceTensor[] = [];
   const allocate = (): NonNullable<typeof args> => {
     const { m, n, k } = rep;
@@ -737,7 +740,7 @@ function timedLaunch(
     const ks = kernels.get(text);
     invariant(ks !== undefined, "gemm: a tuned candidate was built by make");
     let last = tail;
-    if (ks.config.scaleLoad === "tma" && rep.scales === "block") {
+    if (ks.config.scaleLoad === "tma" && rep.scales === "block" && !tmaScalesAsGiven(rep.k)) {
       transpose ??= compile(scaleTranspose(rep.m, rep.k), { target: "cuda" });
       transpose.launchAsync(tail[0]!, tailT[0]!);
       last = tailT;

@@ -48,24 +48,33 @@
 //     of the warpgroup, 0.81-0.93×.
 //     A third design, DeepGEMM's, is an option, not the default (config.scaleLoad "tma"; the
 //     default "global" is the design above): A's scales arrive by TMA with each stage, one
-//     more box on the stage's full mbarrier (its expect_tx grows by bm · 4 bytes), the K
-//     block's scales of the tile's bm rows. TMA's box needs an inner extent of a multiple of
-//     16 bytes, so that run must be contiguous: the kernel then takes A's scales MN-major,
-//     [⌈k/128⌉, m rounded up to 4] (blockScaleShapeMN; the layout of torch._scaled_mm's
-//     blockwise scale_a, stride (1, m)), and gemm() first transposes the [m, ⌈k/128⌉] scales it
-//     is given into such a scratch (scales.ts). The consumers read their two rows' scales with
-//     ld.shared right after the full-barrier wait they do anyway: no new barrier, no new warp.
+//     more box on the stage's full mbarrier, the scales of the tile's bm rows. TMA's box needs
+//     an inner extent, and a tensor's row pitch, of a multiple of 16 bytes. When ⌈k/128⌉ is a
+//     multiple of 4 (tmaScalesAsGiven), the box is [bm, 4] of A's scales as given,
+//     [m, ⌈k/128⌉]: each row's 4 K blocks from the K-tile's rounded down to 4 (TMA's innermost
+//     coordinate is a multiple of 16 bytes), of which the consumers read the K-tile's (expect_tx
+//     grows by bm · 16 bytes). Otherwise the
+//     kernel takes A's scales MN-major, [⌈k/128⌉, m rounded up to 4] (blockScaleShapeMN; the
+//     layout of torch._scaled_mm's blockwise scale_a, stride (1, m)), a [1, bm] box of the K
+//     block's (bm · 4 bytes), and gemm() first transposes the [m, ⌈k/128⌉] scales it is given
+//     into such a scratch (scales.ts: one more kernel and allocation a call; H200 6.3-9.6 µs
+//     at m 8192, 9.6 at k 28672 where the untiled one took 16.4). The consumers read their two rows'
+//     scales with ld.shared right after the full-barrier wait they do anyway: no new barrier,
+//     no new warp.
 //     The stage's empty barrier covers the slot's reuse; so that every lane's read comes before
 //     the producer's next copy into the slot, it then counts one arrival per consumer warp, by
 //     lane 0 after __syncwarp (DeepGEMM arrives per warp too), instead of one per warpgroup.
 //     B's scales stay ld.global two K-tiles ahead (1 or 2 a K block, one address for every
 //     thread: a broadcast; staging them as well would need a second transposed copy, B's
 //     [⌈n/128⌉, ⌈k/128⌉] rows not being 16-byte multiples, for 4 or 8 bytes a stage). Rows
-//     past m get scale 0 (gemm()'s zero columns up to m rounded up to 4, TMA's zero fill past
-//     them), as does a K block past the last (a split-K slice past K: zero-filled by TMA); A's
-//     box is zero there too, so their products are 0, and those rows are never stored; nothing
-//     divides by a scale. Not measured on a GPU yet: whether it is faster than "global" is for
-//     bench/gemm-sweep.ts --kinds fp8-block --scale-load global,tma to say.
+//     past m get scale 0 (TMA's zero fill past m; MN-major, gemm()'s zero columns up to m
+//     rounded up to 4 and the zero fill past them), as does a K block past the last (a split-K
+//     slice past K: zero-filled by TMA); A's box is zero there too, so their products are 0,
+//     and those rows are never stored; nothing divides by a scale. H200, 128 × 192 × 4 at
+//     m 8192, MN-major (transposition included): 1-3% faster than "global" in most same-call
+//     comparisons at 4096², 8192², 14336 × 4096 and 28672 × 8192, slower at 4096 × 14336 and
+//     8192 × 28672 (bench/results/gemm-fp8-block-2026-12-04.md); gemm()'s defaults stay
+//     "global". The as-given box has run on the simulator only so far.
 //     A partial last K block is zero-filled by TMA: its scale multiplies zeros there. Rows past
 //     m read row m − 1's scale with "global" (their results are never stored). With split-K
 //     each slice adds its promoted blocks into W; the finishing kernel then applies no scale.
@@ -152,7 +161,8 @@ export interface GemmKernels {
    * split-K: A, B, W [m, n] float32 (the workspace, zeroed by the caller before each launch).
    * With scales "block", last: scaleA float32 [m, ⌈k/128⌉] and scaleB float32 [⌈n/128⌉,
    * ⌈k/128⌉] ({@link blockScaleShapes}), with or without split-K; with config.scaleLoad "tma"
-   * scaleA is MN-major instead, float32 [⌈k/128⌉, m rounded up to 4] ({@link blockScaleShapeMN}).
+   * and ⌈k/128⌉ not a multiple of 4 ({@link tmaScalesAsGiven}), scaleA is MN-major instead,
+   * float32 [⌈k/128⌉, m rounded up to 4] ({@link blockScaleShapeMN}).
    */
   readonly main: PrimFunc;
   /**
@@ -196,6 +206,20 @@ export function blockScaleShapes(
  */
 export function blockScaleShapeMN(m: number, k: number): readonly [number, number] {
   return [Math.ceil(k / SCALE_BLOCK), Math.ceil(m / 4) * 4];
+}
+
+/**
+ * Whether makeGemm's main kernel with config.scaleLoad "tma" takes A's block scales as given,
+ * [m, ⌈k/128⌉] ({@link blockScaleShapes}): when ⌈k/128⌉ is a multiple of 4, a row of them is a
+ * multiple of 16 bytes (TMA's pitch: CUDA Driver API, cuTensorMapEncodeTiled), and each stage
+ * takes a box of the tile's bm rows × 4 K blocks (the K-tile's first; bm · 16 bytes). Otherwise
+ * the kernel takes them MN-major ({@link blockScaleShapeMN}), one K block's bm scales a stage
+ * (bm · 4 bytes), and gemm() transposes them first.
+ * @example tmaScalesAsGiven(8192) // true (64 K blocks)
+ * @example tmaScalesAsGiven(300) // false (3 K blocks)
+ */
+export function tmaScalesAsGiven(k: number): boolean {
+  return Math.ceil(k / SCALE_BLOCK) % 4 === 0;
 }
 
 const LOAD_2D = "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes";
@@ -376,7 +400,7 @@ export function checkGemmSizes(s: GemmSizes): CheckedGemmConfig {
     );
   }
   // With scaleLoad "tma" each stage also holds the K block's bm float32 scales of A.
-  const stageBytes = gemmStageBytes(c);
+  const stageBytes = gemmStageBytes(c, s.k);
   if (!Number.isInteger(c.stages) || c.stages < 2 || c.stages > 8) {
     throw configError(`gemm: config.stages is an integer in 2 … 8, got ${c.stages}`);
   }
@@ -481,7 +505,10 @@ export function makeGemm(s: GemmSizes): GemmKernels {
   // Promotion beside the next K-tile's wgmmas (config.overlap; the file's header).
   const overlap = promoted && cfg.overlap === true;
   // Bytes of a stage's A scales: the K block's scales of the tile's BM rows.
-  const scaleBytes = tmaScales ? BM * 4 : 0;
+  // With "tma": A's [m, kb] scales as given, a [BM, 4] box of 4 K blocks a stage (the first
+  // used), when their rows are whole 16 bytes; else MN-major [kb, mp], a [1, BM] box.
+  const scalesAsGiven = tmaScales && tmaScalesAsGiven(k);
+  const scaleBytes = tmaScales ? (scalesAsGiven ? BM * 16 : BM * 4) : 0;
 
   const epiParams = (): Record<string, ParamType> => ({
     ...(s.c !== undefined ? { C: T.Tensor([m, n], s.c) } : {}),
@@ -509,7 +536,7 @@ export function makeGemm(s: GemmSizes): GemmKernels {
     ...(block
       ? {
           scaleA: T.Tensor(
-            tmaScales ? [...blockScaleShapeMN(m, k)] : [...blockShapes.a],
+            tmaScales && !scalesAsGiven ? [...blockScaleShapeMN(m, k)] : [...blockShapes.a],
             "float32",
           ),
           scaleB: T.Tensor([...blockShapes.b], "float32"),
@@ -540,8 +567,13 @@ export function makeGemm(s: GemmSizes): GemmKernels {
     // scaleLoad "tma": each stage's A scales, [1, BM] (one TMA box: a row of the MN-major
     // scales), after the tiles; TMA writes shared memory at 128-byte aligned addresses (PTX
     // ISA, cp.async.bulk.tensor), and BM · 4 is a multiple of 128.
+    // A stage's A scales: [BM, 4] (as given: row r's 4 K blocks from the K-tile's) or [1, BM].
     const sScaleA = tmaScales
-      ? T.alloc_shared([STAGES, 1, BM], "float32", { name: "sScaleA", align: 128, dynamic: true })
+      ? T.alloc_shared(scalesAsGiven ? [STAGES, BM, 4] : [STAGES, 1, BM], "float32", {
+          name: "sScaleA",
+          align: 128,
+          dynamic: true,
+        })
       : undefined;
     const full = T.alloc_shared([STAGES], "uint64", { name: "full" });
     const empty = T.alloc_shared([STAGES], "uint64", { name: "empty" });
@@ -553,10 +585,14 @@ export function makeGemm(s: GemmSizes): GemmKernels {
       box: transB ? [BN, BK] : [BK, E],
       swizzle: "128B",
     });
-    // A's MN-major scales [⌈k/128⌉, m rounded up to 4]: a box of one K block's BM rows
-    // (inner extent BM · 4 bytes, a multiple of 16: cuTensorMapEncodeTiled).
+    // A's scales as given [m, ⌈k/128⌉]: a box of the tile's BM rows × 4 K blocks (inner extent
+    // 16 bytes); MN-major [⌈k/128⌉, m rounded up to 4]: a box of one K block's BM rows (inner
+    // extent BM · 4 bytes). Both multiples of 16: cuTensorMapEncodeTiled.
     const mapScaleA = tmaScales
-      ? T.tensormap_encode_tiled(h.scaleA!, { box: [1, BM], swizzle: "none" })
+      ? T.tensormap_encode_tiled(h.scaleA!, {
+          box: scalesAsGiven ? [BM, 4] : [1, BM],
+          swizzle: "none",
+        })
       : undefined;
     T.if_(tid.eq(0), () => {
       for (const st of T.unroll(STAGES)) {
@@ -624,7 +660,9 @@ export function makeGemm(s: GemmSizes): GemmKernels {
               if (tmaScales) {
                 T.cuda.tile.apply(T.ptx[LOAD_2D], sScaleA!.sub(st), h.scaleA!, {
                   tensor_map: mapScaleA!,
-                  coords: [kb, m0],
+                  // As given: the box starts at K block kb rounded down to 4 (TMA's innermost
+                  // coordinate is a multiple of 16 bytes: PTX ISA, cp.async.bulk.tensor).
+                  coords: scalesAsGiven ? [m0, T.mul(T.floordiv(kb, 4), 4)] : [kb, m0],
                   mbar: bar,
                 });
               }
@@ -814,7 +852,12 @@ export function makeGemm(s: GemmSizes): GemmKernels {
             T.ptx.mbarrier.try_wait(full.sub(st), phase(it));
             let sa: ExprLike[] = [];
             if (tmaScales) {
-              const read = [0, 1].map((i) => sScaleA!.get([st, 0, i === 0 ? rl! : T.add(rl!, 8)]));
+              // As given, the K block's column of the stage's 4 (its index mod 4).
+              const col = scalesAsGiven ? T.floormod(kt0 ? T.add(kt0, kt) : kt, 4) : undefined;
+              const read = [0, 1].map((i) => {
+                const r = i === 0 ? rl! : T.add(rl!, 8);
+                return sScaleA!.get(col ? [st, r, col] : [st, 0, r]);
+              });
               if (stg) {
                 read.forEach((x, i) => stg[buf]!.set([i], x));
                 sa = [0, 1].map((i) => stg[buf]!.get([i]));

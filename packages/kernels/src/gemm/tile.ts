@@ -14,7 +14,7 @@ import { MAX_SHARED_PER_CTA } from "@tirx-ts/core";
  * - `bk`: K elements per stage, 128 bytes' worth (64 for 16-bit inputs, 128 for float8: one
  *   128B-swizzle row of a K-major tile). Absent: that value;
  * - `stages`: depth of the TMA → wgmma ring (2 … 8; shared memory stages · (bm + bn) · 128 B,
- *   plus stages · bm · 4 B with `scaleLoad` "tma", must fit in 227 KiB);
+ *   plus stages · bm · 16 B (or 4) with `scaleLoad` "tma", must fit in 227 KiB: gemmStageBytes);
  * - `cluster`: CTAs per cluster; only 1 today (multicast of B across a cluster, as the example
  *   does, is not in this kernel yet);
  * - `splitK`: K split over this many CTAs per tile (≥ 1); with more than 1 each CTA adds its
@@ -22,11 +22,11 @@ import { MAX_SHARED_PER_CTA } from "@tirx-ts/core";
  *   second kernel applies the epilogue (the small-M strategy: more CTAs than D's tiles);
  * - `scaleLoad`: float8 block scales only (makeGemm's `scales: "block"`), how A's scales reach
  *   the consumers: "global" (the default) plain ld.global by the consumer threads two K-tiles
- *   ahead into registers; "tma" one more TMA copy per stage, the K block's bm scales of the tile
- *   on the stage's full mbarrier (DeepGEMM's staging), read back with ld.shared; then the main
- *   kernel takes A's scales MN-major, [⌈k/128⌉, m rounded up to 4] (gemm() transposes them
- *   first), and each stage takes bm · 4 more bytes of shared memory. B's scales are loaded as
- *   with "global" either way. See kernel.ts's header;
+ *   ahead into registers; "tma" one more TMA copy per stage, the tile's bm rows of scales on the
+ *   stage's full mbarrier (DeepGEMM's staging), read back with ld.shared: A's [m, ⌈k/128⌉] as
+ *   given, 4 K blocks a row (bm · 16 more bytes a stage), when ⌈k/128⌉ is a multiple of 4; else
+ *   MN-major, [⌈k/128⌉, m rounded up to 4] (gemm() transposes them first), the K block's (bm · 4
+ *   bytes). B's scales are loaded as with "global" either way. See kernel.ts's header;
  * - `overlap`: float8 that promotes its K-tiles (block scales, or no `fastAccum`) only, bn ≤ 128:
  *   true to take the K loop in pairs of K-tiles whose wgmmas are issued together, into two
  *   register tiles of sums (bn / 2 more registers per thread), so that the first one's
@@ -51,10 +51,14 @@ export const MAX_GEMM_SHARED = MAX_SHARED_PER_CTA;
 
 /**
  * Shared memory of one stage of the ring, in bytes: A's and B's K-tiles, (bm + bn) rows of 128
- * bytes (bk is always one 128-byte row of K), and with `scaleLoad` "tma" A's bm float32 block
- * scales of the K block. The ring takes `stages` of them (at most {@link MAX_GEMM_SHARED}).
- * @example gemmStageBytes({ bm: 128, bn: 192, stages: 5, scaleLoad: "tma" }) // 41472
+ * bytes (bk is always one 128-byte row of K), and with `scaleLoad` "tma" A's float32 block
+ * scales of the tile's bm rows: 4 K blocks of each (bm · 16 bytes) when ⌈k/128⌉ is a multiple of
+ * 4, else the K block's one (bm · 4 bytes; kernel.ts, tmaScalesAsGiven); without `k`, the
+ * larger. The ring takes `stages` of them (at most {@link MAX_GEMM_SHARED}).
+ * @example gemmStageBytes({ bm: 128, bn: 192, stages: 5, scaleLoad: "tma" }, 8192) // 43008
+ * @example gemmStageBytes({ bm: 128, bn: 192, stages: 5, scaleLoad: "tma" }, 300) // 41472
  */
-export function gemmStageBytes(c: GemmConfig): number {
-  return (c.bm + c.bn) * 128 + (c.scaleLoad === "tma" ? c.bm * 4 : 0);
+export function gemmStageBytes(c: GemmConfig, k?: number): number {
+  const asGiven = k === undefined || Math.ceil(k / 128) % 4 === 0;
+  return (c.bm + c.bn) * 128 + (c.scaleLoad === "tma" ? c.bm * (asGiven ? 16 : 4) : 0);
 }
