@@ -25,6 +25,12 @@ describe("gemm() with config.overlap on the simulator against float64", () => {
       config: { bm: 64, bn: 128, stages: 3, scaleLoad: "tma", overlap: true },
     },
     {
+      name: "block scales by TMA as given (12 K blocks), m 20, n 136, k 1536 split-K 2: the second slice starts at K block 6, in its box of 4 from 4",
+      ...{ m: 20, n: 136, k: 1536, dtype: "float8_e4m3", transB: true, outDtype: "float32" },
+      ...{ blockScales: true, seed: 4 },
+      config: { bm: 64, bn: 128, stages: 3, splitK: 2, scaleLoad: "tma", overlap: true },
+    },
+    {
       name: "block scales by ld.global, m 70 on two consumer warpgroups, k 1024 split-K 2 (4 K-tiles a slice: two pairs) → bfloat16",
       ...{ m: 70, n: 64, k: 1024, dtype: "float8_e4m3", transB: true, outDtype: "bfloat16" },
       ...{ blockScales: true, seed: 5 },
