@@ -94,8 +94,9 @@ export interface GemmOptions {
    *   D = Σ_kb scaleA[i, kb] · scaleB[⌊j/128⌋, kb] · Σ_{x in kb} a[i, x] · b[x, j], each block's
    *   sum promoted into float32 in the main loop (makeGemm's `scales: "block"`). With a
    *   configuration whose `scaleLoad` is "tma" (A's scales staged by TMA with each K-tile) and
-   *   ⌈k/128⌉ not a multiple of 4, gemm() first transposes this scaleA into a float32 scratch [⌈k/128⌉, m rounded up to 4]
-   *   (one more small kernel and allocation per call); the layout given here stays [m, ⌈k/128⌉].
+   *   ⌈k/128⌉ not a multiple of 4, gemm() first transposes this scaleA into a float32 scratch
+   *   [⌈k/128⌉, m rounded up to 4] (one more small kernel and allocation per call); the layout
+   *   given here stays [m, ⌈k/128⌉].
    */
   readonly scaleA?: DeviceTensor;
   /** b's scales: float32 [1] with a per-tensor scaleA, [⌈n/128⌉, ⌈k/128⌉] with a block one. */

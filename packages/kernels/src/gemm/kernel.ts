@@ -52,15 +52,14 @@
 //     an inner extent, and a tensor's row pitch, of a multiple of 16 bytes. When ⌈k/128⌉ is a
 //     multiple of 4 (tmaScalesAsGiven), the box is [bm, 4] of A's scales as given,
 //     [m, ⌈k/128⌉]: each row's 4 K blocks from the K-tile's rounded down to 4 (TMA's innermost
-//     coordinate is a multiple of 16 bytes), of which the consumers read the K-tile's (expect_tx
-//     grows by bm · 16 bytes). Otherwise the
-//     kernel takes A's scales MN-major, [⌈k/128⌉, m rounded up to 4] (blockScaleShapeMN; the
-//     layout of torch._scaled_mm's blockwise scale_a, stride (1, m)), a [1, bm] box of the K
-//     block's (bm · 4 bytes), and gemm() first transposes the [m, ⌈k/128⌉] scales it is given
-//     into such a scratch (scales.ts: one more kernel and allocation a call; H200 6.3-9.6 µs
-//     at m 8192, 9.6 at k 28672 where the untiled one took 16.4). The consumers read their two rows'
-//     scales with ld.shared right after the full-barrier wait they do anyway: no new barrier,
-//     no new warp.
+//     coordinate is a multiple of 16 bytes), of which the consumers read the K-tile's
+//     (expect_tx grows by bm · 16 bytes). Otherwise the kernel takes A's scales MN-major,
+//     [⌈k/128⌉, m rounded up to 4] (blockScaleShapeMN; the layout of torch._scaled_mm's
+//     blockwise scale_a, stride (1, m)), a [1, bm] box of the K block's (bm · 4 bytes), and
+//     gemm() first transposes the [m, ⌈k/128⌉] scales it is given into such a scratch
+//     (scales.ts: one more kernel and allocation a call; H200 6.3-9.6 µs at m 8192, 9.6 at
+//     k 28672 where the untiled one took 16.4). The consumers read their two rows' scales with
+//     ld.shared right after the full-barrier wait they do anyway: no new barrier, no new warp.
 //     The stage's empty barrier covers the slot's reuse; so that every lane's read comes before
 //     the producer's next copy into the slot, it then counts one arrival per consumer warp, by
 //     lane 0 after __syncwarp (DeepGEMM arrives per warp too), instead of one per warpgroup.
@@ -96,7 +95,9 @@
 import { T, type ExprLike, type ParamType, type PrimExpr, type TileView } from "@tirx-ts/dsl";
 import { didYouMean, showValue, type PrimFunc } from "@tirx-ts/core";
 import { configError } from "../attention/options.js";
-import { MAX_GEMM_SHARED, gemmStageBytes, type GemmConfig } from "./tile.js";
+import { MAX_GEMM_SHARED, gemmStageBytes, tmaScalesAsGiven, type GemmConfig } from "./tile.js";
+
+export { tmaScalesAsGiven };
 import { fragCol, fragRow } from "../fragment.js";
 import {
   epilogueValue,
@@ -206,20 +207,6 @@ export function blockScaleShapes(
  */
 export function blockScaleShapeMN(m: number, k: number): readonly [number, number] {
   return [Math.ceil(k / SCALE_BLOCK), Math.ceil(m / 4) * 4];
-}
-
-/**
- * Whether makeGemm's main kernel with config.scaleLoad "tma" takes A's block scales as given,
- * [m, ⌈k/128⌉] ({@link blockScaleShapes}): when ⌈k/128⌉ is a multiple of 4, a row of them is a
- * multiple of 16 bytes (TMA's pitch: CUDA Driver API, cuTensorMapEncodeTiled), and each stage
- * takes a box of the tile's bm rows × 4 K blocks (the K-tile's first; bm · 16 bytes). Otherwise
- * the kernel takes them MN-major ({@link blockScaleShapeMN}), one K block's bm scales a stage
- * (bm · 4 bytes), and gemm() transposes them first.
- * @example tmaScalesAsGiven(8192) // true (64 K blocks)
- * @example tmaScalesAsGiven(300) // false (3 K blocks)
- */
-export function tmaScalesAsGiven(k: number): boolean {
-  return Math.ceil(k / SCALE_BLOCK) % 4 === 0;
 }
 
 const LOAD_2D = "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes";
@@ -399,7 +386,8 @@ export function checkGemmSizes(s: GemmSizes): CheckedGemmConfig {
       `gemm: config.overlap promotes a float8 K-tile while the next one's wgmmas run, in a second register tile of sums: it needs float8 inputs that promote (block scales, or no fastAccum) and bn ≤ 128 (three float32 register tiles of bn / 2 per thread under setmaxnreg's 232), got ${isFp8(s.dtype) ? (fp8Promoted ? `bn ${c.bn}` : "fastAccum") : s.dtype}`,
     );
   }
-  // With scaleLoad "tma" each stage also holds the K block's bm float32 scales of A.
+  // With scaleLoad "tma" each stage also holds A's float32 scales of the tile's bm rows
+  // (gemmStageBytes: 4 K blocks of each, or the K block's).
   const stageBytes = gemmStageBytes(c, s.k);
   if (!Number.isInteger(c.stages) || c.stages < 2 || c.stages > 8) {
     throw configError(`gemm: config.stages is an integer in 2 … 8, got ${c.stages}`);
@@ -504,9 +492,9 @@ export function makeGemm(s: GemmSizes): GemmKernels {
   const tmaScales = block && cfg.scaleLoad === "tma";
   // Promotion beside the next K-tile's wgmmas (config.overlap; the file's header).
   const overlap = promoted && cfg.overlap === true;
-  // Bytes of a stage's A scales: the K block's scales of the tile's BM rows.
-  // With "tma": A's [m, kb] scales as given, a [BM, 4] box of 4 K blocks a stage (the first
-  // used), when their rows are whole 16 bytes; else MN-major [kb, mp], a [1, BM] box.
+  // Bytes of a stage's A scales with "tma": A's [m, kb] scales as given, a [BM, 4] box of
+  // 4 K blocks (one of them used), when their rows are whole 16 bytes; else MN-major [kb, mp],
+  // a [1, BM] box of the K block's.
   const scalesAsGiven = tmaScales && tmaScalesAsGiven(k);
   const scaleBytes = tmaScales ? (scalesAsGiven ? BM * 16 : BM * 4) : 0;
 
@@ -564,10 +552,10 @@ export function makeGemm(s: GemmSizes): GemmKernels {
     const sB = transB
       ? T.alloc_shared([STAGES, BN, BK], dtB, { name: "sB", ...swz })
       : T.alloc_shared([STAGES, BN / E, BK, E], dtB, { name: "sB", ...swz });
-    // scaleLoad "tma": each stage's A scales, [1, BM] (one TMA box: a row of the MN-major
-    // scales), after the tiles; TMA writes shared memory at 128-byte aligned addresses (PTX
-    // ISA, cp.async.bulk.tensor), and BM · 4 is a multiple of 128.
-    // A stage's A scales: [BM, 4] (as given: row r's 4 K blocks from the K-tile's) or [1, BM].
+    // scaleLoad "tma": each stage's A scales, one TMA box after the tiles: [BM, 4] (as given:
+    // row r's 4 K blocks from the K-tile's, rounded down to 4) or [1, BM] (a row of the MN-major
+    // scales); TMA writes shared memory at 128-byte aligned addresses (PTX ISA,
+    // cp.async.bulk.tensor), and BM · 16 and BM · 4 are multiples of 128.
     const sScaleA = tmaScales
       ? T.alloc_shared(scalesAsGiven ? [STAGES, BM, 4] : [STAGES, 1, BM], "float32", {
           name: "sScaleA",

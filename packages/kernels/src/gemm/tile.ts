@@ -53,12 +53,26 @@ export const MAX_GEMM_SHARED = MAX_SHARED_PER_CTA;
  * Shared memory of one stage of the ring, in bytes: A's and B's K-tiles, (bm + bn) rows of 128
  * bytes (bk is always one 128-byte row of K), and with `scaleLoad` "tma" A's float32 block
  * scales of the tile's bm rows: 4 K blocks of each (bm · 16 bytes) when ⌈k/128⌉ is a multiple of
- * 4, else the K block's one (bm · 4 bytes; kernel.ts, tmaScalesAsGiven); without `k`, the
+ * 4, else the K block's one (bm · 4 bytes; {@link tmaScalesAsGiven}); without `k`, the
  * larger. The ring takes `stages` of them (at most {@link MAX_GEMM_SHARED}).
  * @example gemmStageBytes({ bm: 128, bn: 192, stages: 5, scaleLoad: "tma" }, 8192) // 43008
  * @example gemmStageBytes({ bm: 128, bn: 192, stages: 5, scaleLoad: "tma" }, 300) // 41472
  */
 export function gemmStageBytes(c: GemmConfig, k?: number): number {
-  const asGiven = k === undefined || Math.ceil(k / 128) % 4 === 0;
+  const asGiven = k === undefined || tmaScalesAsGiven(k);
   return (c.bm + c.bn) * 128 + (c.scaleLoad === "tma" ? c.bm * (asGiven ? 16 : 4) : 0);
+}
+
+/**
+ * Whether makeGemm's main kernel with config.scaleLoad "tma" takes A's block scales as given,
+ * [m, ⌈k/128⌉] (kernel.ts, blockScaleShapes): when ⌈k/128⌉ is a multiple of 4, a row of them is a
+ * multiple of 16 bytes (TMA's pitch: CUDA Driver API, cuTensorMapEncodeTiled), and each stage
+ * takes a box of the tile's bm rows × 4 K blocks (from the K-tile's rounded down to 4; bm · 16
+ * bytes). Otherwise the kernel takes them MN-major (kernel.ts, blockScaleShapeMN), one K block's
+ * bm scales a stage (bm · 4 bytes), and gemm() transposes them first.
+ * @example tmaScalesAsGiven(8192) // true (64 K blocks)
+ * @example tmaScalesAsGiven(300) // false (3 K blocks)
+ */
+export function tmaScalesAsGiven(k: number): boolean {
+  return Math.ceil(k / 128) % 4 === 0;
 }
