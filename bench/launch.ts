@@ -10,6 +10,8 @@
 //     tirx-ts's (15 each, medians), so that host noise between processes drops out;
 //   CUDA graph: 100 launches captured once (captureGraph), replayed; time per kernel, from the
 //     first replay to the end of the last one.
+//   the koffi floor: in the same rounds, a JavaScript loop of koffi calls that each launch once
+//     (launch_loop.c's launch_once, and cuLaunchKernelEx called bare), no tirx-ts code.
 // The kernel is tiny (256 threads, A[tid] += 1 on float32), so times are launch overheads.
 // Targets: launch + synchronize ≤ 1.05× C and queued ≤ 1.05× C (issue 20); graph ≤ 1.5 µs per
 // kernel.
@@ -29,6 +31,7 @@ import {
   cuda,
   cudaAvailable,
   cudaZeros,
+  driver,
   median,
 } from "@tirx-ts/runtime-cuda";
 import { compile } from "tirx-ts";
@@ -165,7 +168,10 @@ const cSyncUs = cSyncRounds.length > 0 ? median(cSyncRounds) : undefined;
 // the CUfunction tirx-ts loaded (cuLaunchKernel, as the C program), in the same context and
 // thread; rounds alternate C, tirx-ts, so that both sides see the same moments of the host.
 type Loop = (fn: bigint, grid: number, block: number, a: bigint, n: number, sync: number) => number;
+type Once = (fn: bigint, grid: number, block: number, a: bigint) => number;
 let cLoop: Loop | undefined;
+/** One cuLaunchKernel per koffi call (launch_loop.c's tirx_c_launch_once): the koffi floor. */
+let cOnce: Once | undefined;
 let inProcessNote = "";
 try {
   const dir = mkdtempSync(join(tmpdir(), "tirx-launch-loop-"));
@@ -193,6 +199,12 @@ try {
     "int",
     "int",
   ]) as Loop;
+  cOnce = lib.func("tirx_c_launch_once", "int", [
+    "uint64_t",
+    "uint32_t",
+    "uint32_t",
+    "uint64_t",
+  ]) as Once;
 } catch (e) {
   inProcessNote = `in-process C unavailable: ${(e as Error).message.split("\n")[0]}`;
 }
@@ -201,7 +213,22 @@ const inProc = {
   tSync: [] as number[],
   cQueued: [] as number[],
   tQueued: [] as number[],
+  /** A JavaScript loop of koffi calls of tirx_c_launch_once: no tirx-ts code, one FFI call each. */
+  onceQueued: [] as number[],
+  /** A JavaScript loop of bare koffi calls of cuLaunchKernelEx (config and params built once). */
+  exQueued: [] as number[],
 };
+// The bare cuLaunchKernelEx call: a CUlaunchConfig (grid 1, block N, default stream, no
+// attributes; 56 bytes) and a kernelParams array pointing at a slot that holds a.ptr.
+const bareEx = driver().cuLaunchKernelEx;
+const bareMem = koffi.alloc("uint8_t", 96) as bigint;
+{
+  const v = new DataView(koffi.view(bareMem, 96));
+  for (let i = 0; i < 96; i += 4) v.setUint32(i, 0, true);
+  [1, 1, 1, N, 1, 1, 0].forEach((x, i) => v.setUint32(4 * i, x, true));
+  v.setBigUint64(64, a.ptr, true);
+  v.setBigUint64(72, bareMem + 64n, true);
+}
 if (cLoop) {
   const loop = cLoop;
   const cRound = (sync: number, n: number): number => {
@@ -228,12 +255,32 @@ if (cLoop) {
       dev.synchronize();
     }
     inProc.tQueued.push(tUs / (16 * 256));
+    const jsRound = (launchOne: () => void): number => {
+      let us = 0;
+      for (let b = 0; b < 16; b++) {
+        const t = nowUs();
+        for (let i = 0; i < 256; i++) launchOne();
+        us += nowUs() - t;
+        dev.synchronize();
+      }
+      return us / (16 * 256);
+    };
+    const once = cOnce!;
+    const fnHandle = k0.handle;
+    const ptr = a.ptr;
+    inProc.onceQueued.push(jsRound(() => void once(fnHandle, 1, N, ptr)));
+    if (bareEx) {
+      const ex = bareEx;
+      inProc.exQueued.push(jsRound(() => void ex(bareMem, fnHandle, bareMem + 72n, 0n)));
+    }
   }
 }
 const inProcSyncC = inProc.cSync.length > 0 ? median(inProc.cSync) : undefined;
 const inProcSyncT = inProc.tSync.length > 0 ? median(inProc.tSync) : undefined;
 const inProcQueuedC = inProc.cQueued.length > 0 ? median(inProc.cQueued) : undefined;
 const inProcQueuedT = inProc.tQueued.length > 0 ? median(inProc.tQueued) : undefined;
+const inProcOnce = inProc.onceQueued.length > 0 ? median(inProc.onceQueued) : undefined;
+const inProcBareEx = inProc.exQueued.length > 0 ? median(inProc.exQueued) : undefined;
 let t0: number;
 
 // CUDA graph of 100 launches.
@@ -286,6 +333,12 @@ say(
   `| queued launch, same process: C (launch_loop.c via koffi) and tirx-ts rounds alternating, µs (median of 15 rounds each) | ${inProcQueuedT?.toFixed(2) ?? "n/a"} | ${inProcQueuedC?.toFixed(2) ?? "n/a"} | ${inProcQueuedT !== undefined ? ratio(inProcQueuedT, inProcQueuedC) : "n/a"} | ≤ 1.05× |`,
 );
 say(
+  `| queued launch, same process: a JavaScript loop of koffi calls of launch_loop.c's launch_once (no tirx-ts; the koffi floor), µs | ${inProcOnce?.toFixed(2) ?? "n/a"} | ${inProcQueuedC?.toFixed(2) ?? "n/a"} | ${inProcOnce !== undefined ? ratio(inProcOnce, inProcQueuedC) : "n/a"} | |`,
+);
+say(
+  `| queued launch, same process: a JavaScript loop of bare koffi calls of cuLaunchKernelEx (no tirx-ts), µs | ${inProcBareEx?.toFixed(2) ?? "n/a"} | ${inProcQueuedC?.toFixed(2) ?? "n/a"} | ${inProcBareEx !== undefined ? ratio(inProcBareEx, inProcQueuedC) : "n/a"} | |`,
+);
+say(
   `| launch + synchronize, same process: C (launch_loop.c via koffi) and tirx-ts rounds alternating, µs (median of 15 rounds each) | ${inProcSyncT?.toFixed(2) ?? "n/a"} | ${inProcSyncC?.toFixed(2) ?? "n/a"} | ${inProcSyncT !== undefined ? ratio(inProcSyncT, inProcSyncC) : "n/a"} | ≤ 1.05× |`,
 );
 say(`| CUDA graph of 100, µs per kernel | ${graphUs.toFixed(2)} | | | ≤ 1.5 µs |`);
@@ -303,6 +356,9 @@ say(
 );
 say(
   `same process, queued rounds, C / tirx-ts (µs): ${inProc.cQueued.map((x, i) => `${x.toFixed(2)}/${inProc.tQueued[i]!.toFixed(2)}`).join(", ")}`,
+);
+say(
+  `same process, queued rounds, koffi launch_once / bare koffi cuLaunchKernelEx (µs): ${inProc.onceQueued.map((x, i) => `${x.toFixed(2)}/${inProc.exQueued[i]?.toFixed(2) ?? "n/a"}`).join(", ")}`,
 );
 if (values.out) writeFileSync(values.out, lines.join("\n") + "\n");
 process.exitCode = graphOk ? 0 : 1;
