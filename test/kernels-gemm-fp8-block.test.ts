@@ -4,7 +4,9 @@
 // roundings per K block): several K blocks and a partial last one (k 300: blocks of 128, 128,
 // 44), a tile that straddles two n blocks (bn 192: columns 0 … 127 in block 0, 128 … 135 in
 // block 1, past n the rest), two consumer warpgroups (rows 64 … 69 read their own scales) with
-// split-K, and the shapes gemm() refuses (TX9002); the block-scaled main kernel's PTX (sm_90a,
+// split-K, and the shapes gemm() refuses (TX9002); scales that are not finite (±Inf in a real K
+// block gives ±Inf exactly, also where the last split-K slice runs past K: its K-tiles there add
+// nothing, not 0 · Inf = NaN); the block-scaled main kernel's PTX (sm_90a,
 // assembled by ptxas): the scale loads per K block and the promotion's arithmetic.
 import { describe, expect, test } from "vitest";
 import { gemm, sim, tensor } from "tirx-ts";
@@ -50,6 +52,62 @@ describe("gemm() with float8 block scales on the simulator against float64", () 
     );
     expect(e2.code).toBe("TX9002");
     expect(e2.message).toMatch(/scaleA must be float32 \[20, 3\]/);
+  });
+
+  // Small integers and power-of-two scales: every product and sum is exact in float32, so D is
+  // compared bit for bit with the float64 reference Σ_kb (sA·sB) · Σ_{x in kb} a·b. k 300 is 3
+  // K-tiles; split-K 2 gives slices of 2, the second running past K (its K-tile 3 is TMA's zero
+  // fill). A's scale of row 3 in K block 2, or B's of n block 0 in K block 2, is ±Inf.
+  describe("scales that are not finite, split-K past K", () => {
+    const m = 8;
+    const n = 64;
+    const k = 300;
+    const kb = 3;
+    /** Deterministic small integers (1 or 2 in [m, k] A and [n, k] B: every block sum > 0). */
+    const ints = (len: number, seed: number) =>
+      Float32Array.from({ length: len }, (_, i) => 1 + ((i * 7 + seed * 13 + ((i * i) % 5)) % 2));
+    const pow2 = (len: number, seed: number) =>
+      Float32Array.from({ length: len }, (_, i) => 2 ** (((i * 3 + seed) % 4) - 1));
+    const reference = (A: Float32Array, B: Float32Array, sA: Float32Array, sB: Float32Array) =>
+      Array.from({ length: m * n }, (_, e) => {
+        const [r, c] = [Math.floor(e / n), e % n];
+        let d = 0;
+        for (let b = 0; b < kb; b++) {
+          let sum = 0;
+          for (let x = 128 * b; x < Math.min(k, 128 * b + 128); x++)
+            sum += A[r * k + x]! * B[c * k + x]!;
+          d += sA[r * kb + b]! * sB[Math.floor(c / 128) * kb + b]! * sum;
+        }
+        return d;
+      });
+    for (const [name, scaleLoad, which, inf] of [
+      ["global: A's scale +Inf", "global", "a", Infinity],
+      ["global: A's scale −Inf", "global", "a", -Infinity],
+      ["tma: B's scale +Inf", "tma", "b", Infinity],
+    ] as const) {
+      test(name, () => {
+        const A = ints(m * k, 1);
+        const B = ints(n * k, 2);
+        const sA = pow2(m * kb, 3);
+        const sB = pow2(kb, 4);
+        if (which === "a") sA[3 * kb + 2] = inf;
+        else sB[2] = inf;
+        const f8 = (x: Float32Array, shape: number[]) =>
+          tensor(x, { shape, dtype: "float8_e4m3", device: dev });
+        const f32 = (x: Float32Array, shape: number[]) =>
+          tensor(x, { shape, dtype: "float32", device: dev });
+        const d = gemm(f8(A, [m, k]), f8(B, [n, k]), {
+          transB: true,
+          outDtype: "float32",
+          scaleA: f32(sA, [m, kb]),
+          scaleB: f32(sB, [1, kb]),
+          config: { bm: 64, bn: 64, stages: 2, splitK: 2, scaleLoad },
+        });
+        const want = reference(A, B, sA, sB);
+        expect(want.filter((x) => x === inf).length).toBe(which === "a" ? n : m * n);
+        expect(Array.from(d.toArray() as Float32Array)).toEqual(want);
+      });
+    }
   });
 
   test("block scales with 16-bit inputs are TX9001", () => {

@@ -1,11 +1,15 @@
 // Misuse of the library calls as a new user writes it, each caught before anything is built or
-// launched: gemm() with out being one of its operands (other tiles still read it: a race, wrong
-// data on the GPU) is TX9002; attention() with a batch or heads of 0 is TX9002 at the call (not
+// launched: an output that shares memory with an input other CTAs still read (a race, wrong data
+// on the GPU) is TX9002 — gemm()'s out over a, b, a scale or the bias (also a tensor over part
+// of the same buffer), attention()'s out over q, k or v, attentionBackward's gradients over an
+// input or each other — while gemm()'s out may be c or the residual itself (in place, right on
+// the simulator with split-K too); attention() with a batch or heads of 0 is TX9002 at the call (not
 // the tensor map's TX4024 from inside the kernel); option values in messages are shown as
 // values ("2" a string, NaN as NaN), not through String or JSON; a tensor without a dtype is
 // TX1003 saying so.
 import { describe, expect, test } from "vitest";
 import { attention, attentionBackward, gemm, sim, tensor } from "tirx-ts";
+import { SimTensor } from "@tirx-ts/runtime-sim";
 import { errorOf } from "./util/error-of.js";
 
 const dev = sim();
@@ -23,9 +27,64 @@ describe("gemm(): out that is an operand", () => {
       const e = errorOf(() => gemm(a, b, { out }));
       expect([e.code, e.message]).toEqual([
         "TX9002",
-        expect.stringMatching(new RegExp(`gemm: out is ${name}: D cannot overwrite an operand`)),
+        expect.stringMatching(
+          new RegExp(`gemm: out is ${name}: the output cannot be written over an input`),
+        ),
       ]);
       expect(e.span?.file).toMatch(/kernels-user-errors\.test\.ts$/);
+    }
+  });
+  test("out over part of the bias's or a scale's buffer is TX9002", () => {
+    // Two tensors over one buffer (Uint8Array views): out's bytes 64 … 127 are the bias's.
+    const storage = new Uint8Array(16 * 16 * 4);
+    const out = new SimTensor(storage, [16, 16], "float32");
+    const bias = new SimTensor(storage.subarray(64, 64 + 16 * 4), [16], "float32");
+    const e1 = errorOf(() => gemm(t([16, 16]), t([16, 16]), { out, bias }));
+    expect([e1.code, e1.message]).toEqual([
+      "TX9002",
+      expect.stringMatching(/gemm: out overlaps bias in memory/),
+    ]);
+    // Block scales: scaleA [m, ⌈k/128⌉] = [16, 1] over out's first 64 bytes.
+    const f8 = (shape: number[]) => tensor.zeros(shape, "float8_e4m3", dev);
+    const scaleA = new SimTensor(storage.subarray(0, 16 * 4), [16, 1], "float32");
+    const scaleB = tensor.zeros([1, 1], "float32", dev);
+    const e2 = errorOf(() =>
+      gemm(f8([16, 128]), f8([16, 128]), { transB: true, scaleA, scaleB, out: out as never }),
+    );
+    expect([e2.code, e2.message]).toEqual([
+      "TX9002",
+      expect.stringMatching(/gemm: out overlaps scaleA in memory/),
+    ]);
+    // The same buffer's two disjoint halves are two tensors that share nothing.
+    const lo = new SimTensor(storage.subarray(0, 512), [8, 16], "float32");
+    const hi = new SimTensor(storage.subarray(512), [8, 16], "float32");
+    expect(() => gemm(t([8, 16]), t([16, 16]), { c: lo, beta: 1, out: hi })).not.toThrow();
+  });
+  test("out === c (β = 1) and out === residual update in place, also with split-K", () => {
+    const [m, n, k] = [20, 64, 256];
+    const ints = (len: number, seed: number) =>
+      Float32Array.from({ length: len }, (_, i) => ((i * 5 + seed) % 5) - 2);
+    const A = ints(m * k, 1);
+    const B = ints(k * n, 2);
+    const C = ints(m * n, 3);
+    const want = Array.from({ length: m * n }, (_, e) => {
+      let d = C[e]!;
+      for (let x = 0; x < k; x++) d += A[Math.floor(e / n) * k + x]! * B[x * n + (e % n)]!;
+      return d;
+    });
+    const f16 = (x: Float32Array, shape: number[]) =>
+      tensor(x, { shape, dtype: "float16", device: dev });
+    for (const splitK of [1, 2]) {
+      for (const role of ["c", "residual"] as const) {
+        const c = tensor(C, { shape: [m, n], dtype: "float32", device: dev });
+        const inPlace = role === "c" ? { c, beta: 1 } : { residual: c };
+        gemm(f16(A, [m, k]), f16(B, [k, n]), {
+          ...inPlace,
+          out: c,
+          config: { bm: 64, bn: 64, stages: 2, splitK },
+        });
+        expect(Array.from(c.toArray() as Float32Array), `${role}, split-K ${splitK}`).toEqual(want);
+      }
     }
   });
   test("a string or NaN alpha is shown as what it is", () => {
@@ -54,6 +113,31 @@ describe("attention(): empty batch or heads, option values in messages", () => {
       "TX9002",
       expect.stringMatching(/batch, heads and kvHeads must be at least 1.*heads 0/),
     ]);
+  });
+  test("an out over q, k or v, and gradients over an input or each other, are TX9002", () => {
+    const q = t([1, 128, 1, 64]);
+    const k = t([1, 128, 1, 64]);
+    const v = t([1, 128, 1, 64]);
+    for (const [out, name] of [
+      [q, "q"],
+      [k, "k"],
+      [v, "v"],
+    ] as const) {
+      const e = errorOf(() => attention(q, k, v, { out }));
+      expect([e.code, e.message]).toEqual([
+        "TX9002",
+        expect.stringMatching(new RegExp(`attention: out is ${name}: the output cannot be`)),
+      ]);
+    }
+    const o = t([1, 128, 1, 64]);
+    const dO = t([1, 128, 1, 64]);
+    const lse = t([1, 1, 128], "float32");
+    const dq = t([1, 128, 1, 64]);
+    const bwd = (out: object) => errorOf(() => attentionBackward(q, k, v, o, dO, lse, { out }));
+    expect(bwd({ dq: dO }).message).toMatch(/attentionBackward: out\.dq is dO: the output cannot/);
+    expect(bwd({ dk: k }).message).toMatch(/attentionBackward: out\.dk is k/);
+    expect(bwd({ dq, dv: dq }).message).toMatch(/out\.dq and out\.dv share memory/);
+    expect(bwd({ dq, dv: dq }).code).toBe("TX9002");
   });
   test("lse, window and maxSeqQ values are shown as given", () => {
     const x = t([1, 128, 1, 64]);

@@ -68,3 +68,4 @@ export {
 } from "./gemm/gemm.js";
 export { makePadRows, paddedPitch } from "./gemm/pad.js";
 export { makeScaleTransposeA } from "./gemm/scales.js";
+export { memoryRelation, refuseAliasing } from "./memory.js";

@@ -25,6 +25,7 @@ import {
   type ScratchTensor,
 } from "./backward.js";
 import { cached } from "../cache.js";
+import { refuseAliasing } from "../memory.js";
 
 /** Which kernel builder an {@link AttentionConfig} configures. */
 export type AttentionPass = "forward" | "backward";
@@ -376,7 +377,8 @@ function rank4(x: unknown, name: string, what: string, who: Call = "attention"):
  * @throws TirxError TX9002 (kernels/tensors) for a q, k, v or out that is not a rank-4 device
  *   tensor (rank 3 for a packed batch), a dtype other than float16/bfloat16 or differing from
  *   q's, shapes that disagree (batch, head dim, k vs v, out vs q), a batch, heads or kvHeads of
- *   0, tensors on different devices;
+ *   0, tensors on different devices, an out that shares memory with q, k, v or the offsets
+ *   (other CTAs still read them while O is stored);
  *   offsets that are not rank-1 int32 tensors [batch + 1] (batch ≥ 1) of equal length on q's
  *   device, or whose values are not non-decreasing from 0 to at most totalQ / totalK; TX9001
  *   (kernels/config) for options or sizes the kernel does not offer (an unknown option, a
@@ -510,7 +512,8 @@ export interface AttentionGradients {
  *   dtype other than float16/bfloat16 or differing from q's (lse: other than float32), shapes
  *   that disagree (k vs q, v vs k, o and dO vs q, lse vs [batch, heads, seqQ] or [heads,
  *   totalQ], out.dq vs q, out.dk and out.dv vs k), a batch, heads or kvHeads of 0, tensors on
- *   different devices, offsets as
+ *   different devices, an out tensor that shares memory with an input or another out tensor,
+ *   offsets as
  *   {@link attention}'s; TX9001 (kernels/config) for options or sizes the kernels do not offer
  *   (an unknown option or out key, a non-boolean `causal`, a scale that is not a finite number,
  *   offsets without both of `maxSeqQ` and `maxSeqK` or either without offsets, one offset tensor
@@ -740,6 +743,18 @@ function prepare(
   const packed = checkVarlenOptions(o);
   const c = packed ? checkPackedQKV(q, k, v, o) : checkQKV(q, k, v, "attention");
   if (o.out !== undefined) checkLike(o.out, "out", c.Q, "q", c.Q, "attention");
+  // Other CTAs still read K and V (and their Q rows, and the offsets) while O is stored.
+  refuseAliasing(
+    "attention",
+    [["out", o.out]],
+    [
+      ["q", c.Q],
+      ["k", c.K],
+      ["v", v],
+      ["cuSeqlensQ", o.cuSeqlensQ],
+      ["cuSeqlensK", o.cuSeqlensK],
+    ],
+  );
   const sizes: FlashAttentionSizes = {
     ...sizesOf(c, o),
     ...(o.lse !== undefined ? { lse: o.lse } : {}),
@@ -995,6 +1010,25 @@ function prepareBackward(
   if (out.dq !== undefined) checkLike(out.dq, "out.dq", c.Q, "q", c.Q, who);
   if (out.dk !== undefined) checkLike(out.dk, "out.dk", c.K, "k", c.Q, who);
   if (out.dv !== undefined) checkLike(out.dv, "out.dv", c.K, "k", c.Q, who);
+  // The gradients are accumulated while other CTAs still read every input.
+  refuseAliasing(
+    who,
+    [
+      ["out.dq", out.dq],
+      ["out.dk", out.dk],
+      ["out.dv", out.dv],
+    ],
+    [
+      ["q", c.Q],
+      ["k", c.K],
+      ["v", v],
+      ["o", o],
+      ["dO", dO],
+      ["lse", L],
+      ["cuSeqlensQ", op.cuSeqlensQ],
+      ["cuSeqlensK", op.cuSeqlensK],
+    ],
+  );
   const sizes: FlashAttentionSizes = {
     ...sizesOf(c, op),
     ...(packed ? { varlen: { maxSeqQ: op.maxSeqQ!, maxSeqK: op.maxSeqK! } } : {}),

@@ -57,6 +57,7 @@ import {
 import { makePadRows, paddedPitch } from "./pad.js";
 import { makeScaleTransposeA } from "./scales.js";
 import { cached } from "../cache.js";
+import { refuseAliasing } from "../memory.js";
 import { MAX_GEMM_SHARED, gemmStageBytes } from "./tile.js";
 
 /** Options of {@link gemm}. */
@@ -76,7 +77,10 @@ export interface GemmOptions {
   readonly activation?: GemmActivation;
   /** Added after the activation: [m, n], float32, float16 or bfloat16. */
   readonly residual?: DeviceTensor;
-  /** Write D here: [m, n] of `outDtype` (default: its own dtype) on a's device. */
+  /**
+   * Write D here: [m, n] of `outDtype` (default: its own dtype) on a's device. It may be `c` or
+   * `residual` itself (updated in place), but shares no memory with a, b, the scales or bias.
+   */
   readonly out?: DeviceTensor;
   /** D's dtype: float32, float16 or bfloat16 (default: `out`'s, else a's for 16-bit inputs, bfloat16 for float8). */
   readonly outDtype?: GemmFloat;
@@ -394,18 +398,24 @@ function prepare(a: unknown, b: unknown, opts: unknown): Prepared {
       throw tensorError(`out's dtype must be outDtype (${outDtype}), got ${out.dtype}`);
     }
     sameDevice(out, "out");
-    // Other CTAs still read the operands while a tile of D is stored: D written over a or b is
-    // a race (wrong data on the GPU, TX6003 on the simulator).
-    for (const [name, t] of [
-      ["a", A],
-      ["b", B],
-    ] as const) {
-      if (out === t) {
-        throw tensorError(
-          `out is ${name}: D cannot overwrite an operand (other tiles still read it); give another tensor, or leave out unset for a new one`,
-        );
-      }
-    }
+    // Other CTAs still read the operands, scales and bias while a tile of D is stored: D written
+    // over one of them is a race (wrong data on the GPU, a hazard on the simulator). C and the
+    // residual are read element by element by the thread that then writes D's element (also
+    // through split-K's reduction), so out may be either of them, as the very same tensor.
+    refuseAliasing(
+      "gemm",
+      [["out", out]],
+      [
+        ["a", A],
+        ["b", B],
+        ["scaleA", scales[0]],
+        ["scaleB", scales[1]],
+        ["bias", bias],
+        ["c", C],
+        ["residual", R],
+      ],
+      ["c", "residual"],
+    );
   }
   let arch: string | undefined;
   try {
@@ -532,7 +542,7 @@ function atRows(base: Omit<GemmSizes, "config">, m: number): Omit<GemmSizes, "co
  * 128 each would spill); tiles of a 32-column step (not 64) only with GemmShape's `kMajorB`.
  * With GemmShape's `blockScales`, each of those again with `scaleLoad: "tma"` (A's scales
  * staged by TMA; kernel.ts's header), after all of them, where its stages still fit in shared
- * memory with the bm · 4 bytes of scales each (gemmStageBytes).
+ * memory with A's scales in each (gemmStageBytes: bm · 16 bytes as given, bm · 4 transposed).
  * @example gemmTuneCandidates({ m: 16, n: 256, k: 64, inBytes: 2 }) // no split-K row (1 K-tile)
  * @throws TirxError TX9001 as pickGemmConfig.
  */
@@ -805,8 +815,9 @@ export function gemmChoice(a: DeviceTensor, b: DeviceTensor, opts: GemmOptions =
  * @throws TirxError TX9002 (kernels/tensors) for an a, b, c, residual, out (rank 2), bias (rank
  *   1) or scale (float32: both [1], or scaleA [m, ⌈k/128⌉] with scaleB [⌈n/128⌉, ⌈k/128⌉]) that
  *   is not such a device tensor, shapes that disagree (k, [m, n],
- *   [n]), dtypes outside the lists, out's dtype other than outDtype, out that is a or b (other
- *   tiles still read the operand D would overwrite), tensors on different devices, an operand to pad of 2^31 − 256 elements or more; TX9001 (kernels/config) for an
+ *   [n]), dtypes outside the lists, out's dtype other than outDtype, out that shares memory
+ *   with a, b, a scale or bias (other tiles still read what D would overwrite; out may be c or
+ *   residual itself, an in-place update, but not overlap them otherwise), tensors on different devices, an operand to pad of 2^31 − 256 elements or more; TX9001 (kernels/config) for an
  *   unknown option, transA / transB / fastAccum not booleans, fastAccum with 16-bit inputs or
  *   block scales, tune not a boolean or an object, tune with config, one scale without the other, outDtype outside
  *   the list, a GPU that is not Hopper, and makeGemm's (float8 with an MN-major operand, scales

@@ -750,15 +750,21 @@ export function makeGemm(s: GemmSizes): GemmKernels {
           v: readonly ExprLike[],
           n0: PrimExpr,
           tmp: NonNullable<typeof tmps>[number],
+          live: PrimExpr | undefined,
         ): void => {
           const [sa0, sa1, sb0, sb1] = v;
           const sa = [sa0!, sa1!];
           {
             // sA·sB for this thread's two rows and the tile's one or two n blocks, once per K
-            // block (not per column group).
+            // block (not per column group). A K-tile past K (`live` false: the last split-K
+            // slice's tail) has sums of TMA's zero fill and scales of a block it does not own:
+            // its factor is 0, so that it adds nothing even when that block's scales are not
+            // finite (0 · ±Inf would be NaN).
+            const factor = (x: ExprLike): ExprLike =>
+              live === undefined ? x : T.if_then_else(live, x, 0);
             const sab = [0, 1].map((i) => [
-              T.let_(`sab${i}`, T.mul(sa[i]!, sb0!)),
-              sb1 === undefined ? undefined : T.let_(`sabn${i}`, T.mul(sa[i]!, sb1)),
+              T.let_(`sab${i}`, factor(T.mul(sa[i]!, sb0!))),
+              sb1 === undefined ? undefined : T.let_(`sabn${i}`, factor(T.mul(sa[i]!, sb1))),
             ]);
             /** The promotion, column group j (8 columns) of row i (0, 1) scaled by f(j, i). */
             const promoteBy = (f: (j: number, i: number) => ExprLike): void => {
@@ -802,7 +808,8 @@ export function makeGemm(s: GemmSizes): GemmKernels {
         // bench/results/gpu-runs-2026-12-02f.md): a load served by L2 outlasts one K-tile.
         const NS = (two ? 2 : 1) + (tmaScales ? 0 : 2);
         // With scaleLoad "tma" the sets hold B's scales only. This thread's first row within
-        // the tile: its rows' scales are elements rl and rl + 8 of the stage's [1, BM] slot.
+        // the tile: its rows' scales are rows rl and rl + 8 of the stage's slot ([BM, 4] as
+        // given: the K block's column; [1, BM] transposed: elements rl and rl + 8).
         const rl = tmaScales ? T.let_("rl", T.add(wgRow, fragRow(t))) : undefined;
         const sets = block
           ? [0, 1].map((i) => T.alloc_local([NS], "float32", { name: `scl${i}` }))
@@ -885,6 +892,7 @@ export function makeGemm(s: GemmSizes): GemmKernels {
                 [...h.sa, ...Array.from({ length: NS }, (_, i) => sets![set]!.get([i]))],
                 n0,
                 tmps![buf]!,
+                SPLIT * kPer > kTiles ? T.add(kt0 ?? 0, kt).lt(kTiles) : undefined,
               );
               fill(set, kt, 2);
             } else if (promoted) T.tile.wg.add(acc, acc, tmpTiles![buf]!);
