@@ -4,7 +4,8 @@
 //   ffi: the koffi call of cuLaunchKernel alone (CudaDriver.launchKernel);
 //   kernel: CudaKernel.launch (activate, argument packing, stream lookup, the call);
 //   bound / bound_ex: CudaKernel.launcher's function through cuLaunchKernel / cuLaunchKernelEx;
-//   launchAsync: tirx-ts's compiled kernel (argument check, device dispatch, all of the above).
+//   launchAsync: tirx-ts's compiled kernel (argument check, device dispatch, all of the above);
+//   bare_koffi_ex: a koffi call of cuLaunchKernelEx with a config built once (no tirx-ts code).
 // Usage: tsx -C source bench/launch-cpu.ts [--iters 200000]
 import { execFileSync } from "node:child_process";
 import { mkdtempSync } from "node:fs";
@@ -69,6 +70,18 @@ const bound = nsPer(() => classic([a]));
 const boundEx = nsPer(() => ex([a]));
 const args = [a];
 const top = nsPer(() => run.launchAsync(...args));
+// The bare koffi call of cuLaunchKernelEx: a CUlaunchConfig (grid 1, block N) and kernelParams
+// built once, no tirx-ts code (bench/launch.ts's koffi floor row).
+const koffi = (await import("koffi")).default;
+const mem = koffi.alloc("uint8_t", 96) as bigint;
+const view = new DataView(koffi.view(mem, 96));
+for (let i = 0; i < 96; i += 4) view.setUint32(i, 0, true);
+[1, 1, 1, N, 1, 1, 0].forEach((x, i) => view.setUint32(4 * i, x, true));
+view.setBigUint64(64, a.ptr, true);
+view.setBigUint64(72, mem + 64n, true);
+const launchEx = d.cuLaunchKernelEx!;
+const params = mem + 72n;
+const bareEx = nsPer(() => launchEx(mem, k.handle, params, 0n));
 console.log(
   JSON.stringify({
     host: `${cpus().length} × ${cpus()[0]?.model ?? "?"}`,
@@ -79,5 +92,6 @@ console.log(
     bound_ns: bound,
     bound_ex_ns: boundEx,
     launchAsync_ns: top,
+    bare_koffi_ex_ns: bareEx,
   }),
 );
