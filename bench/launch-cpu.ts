@@ -72,16 +72,10 @@ const args = [a];
 const top = nsPer(() => run.launchAsync(...args));
 // The bare koffi call of cuLaunchKernelEx: a CUlaunchConfig (grid 1, block N) and kernelParams
 // built once, no tirx-ts code (bench/launch.ts's koffi floor row).
-const koffi = (await import("koffi")).default;
-const mem = koffi.alloc("uint8_t", 96) as bigint;
-const view = new DataView(koffi.view(mem, 96));
-for (let i = 0; i < 96; i += 4) view.setUint32(i, 0, true);
-[1, 1, 1, N, 1, 1, 0].forEach((x, i) => view.setUint32(4 * i, x, true));
-view.setBigUint64(64, a.ptr, true);
-view.setBigUint64(72, mem + 64n, true);
+const { bareLaunch } = await import("./bare-launch.js");
+const { config: bareConfig, params: bareParams } = bareLaunch(N, a.ptr);
 const launchEx = d.cuLaunchKernelEx!;
-const params = mem + 72n;
-const bareEx = nsPer(() => launchEx(mem, k.handle, params, 0n));
+const bareEx = nsPer(() => launchEx(bareConfig, k.handle, bareParams, 0n));
 console.log(
   JSON.stringify({
     host: `${cpus().length} × ${cpus()[0]?.model ?? "?"}`,

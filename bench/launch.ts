@@ -36,6 +36,7 @@ import {
 } from "@tirx-ts/runtime-cuda";
 import { compile } from "tirx-ts";
 import koffi from "koffi";
+import { bareLaunch } from "./bare-launch.js";
 
 const { values } = parseArgs({
   options: { iters: { type: "string", default: "20000" }, out: { type: "string" } },
@@ -221,14 +222,7 @@ const inProc = {
 // The bare cuLaunchKernelEx call: a CUlaunchConfig (grid 1, block N, default stream, no
 // attributes; 56 bytes) and a kernelParams array pointing at a slot that holds a.ptr.
 const bareEx = driver().cuLaunchKernelEx;
-const bareMem = koffi.alloc("uint8_t", 96) as bigint;
-{
-  const v = new DataView(koffi.view(bareMem, 96));
-  for (let i = 0; i < 96; i += 4) v.setUint32(i, 0, true);
-  [1, 1, 1, N, 1, 1, 0].forEach((x, i) => v.setUint32(4 * i, x, true));
-  v.setBigUint64(64, a.ptr, true);
-  v.setBigUint64(72, bareMem + 64n, true);
-}
+const bare = bareLaunch(N, a.ptr);
 if (cLoop) {
   const loop = cLoop;
   const cRound = (sync: number, n: number): number => {
@@ -271,7 +265,7 @@ if (cLoop) {
     inProc.onceQueued.push(jsRound(() => void once(fnHandle, 1, N, ptr)));
     if (bareEx) {
       const ex = bareEx;
-      inProc.exQueued.push(jsRound(() => void ex(bareMem, fnHandle, bareMem + 72n, 0n)));
+      inProc.exQueued.push(jsRound(() => void ex(bare.config, fnHandle, bare.params, 0n)));
     }
   }
 }
