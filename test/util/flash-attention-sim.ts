@@ -14,6 +14,13 @@ import {
   makeFlashAttention,
   type FlashAttentionSizes,
 } from "../../examples/flash_attention.js";
+import {
+  acceptedKey,
+  recordAccepted,
+  recordedReport,
+  recordReport,
+  reportKey,
+} from "./ptxas-accepted.js";
 
 /**
  * Runs the kernel of `s` on the simulator against the float64 reference (checkFlashAttention; a
@@ -35,18 +42,30 @@ export function simulated(
   return r.summary;
 }
 
+/** ptxasVerbose's options, before its output and input files. */
+const VERBOSE = ["-v", "-arch=sm_90a"] as const;
+
 /**
  * `ptxas -v -arch=sm_90a` (the binary `ptxas`) on `ptx`, expected to assemble: its report
- * (stderr and stdout), with its warnings (such as C7514, wgmmas serialized).
+ * (stderr and stdout), with its warnings (such as C7514, wgmmas serialized). The report of a
+ * module this ptxas accepted before is the recorded one (ptxas-accepted.ts: the same ptxas, text
+ * and options; a refused module is assembled again every time), and the module counts as
+ * accepted for sm_90a.
  */
 export function ptxasVerbose(ptxas: string, ptx: string): string {
+  const key = reportKey(ptxas, ptx, VERBOSE);
+  const recorded = recordedReport(key);
+  if (recorded !== undefined) return recorded;
   const dir = mkdtempSync(join(tmpdir(), "fa-ptxas-"));
   try {
     writeFileSync(join(dir, "k.ptx"), ptx);
-    const args = ["-v", "-arch=sm_90a", "-o", join(dir, "k.cubin"), join(dir, "k.ptx")];
+    const args = [...VERBOSE, "-o", join(dir, "k.cubin"), join(dir, "k.ptx")];
     const r = spawnSync(ptxas, args, { encoding: "utf8" });
     expect(r.status, r.stderr).toBe(0);
-    return `${r.stderr}\n${r.stdout}`;
+    const report = `${r.stderr}\n${r.stdout}`;
+    recordReport(key, report);
+    recordAccepted(acceptedKey(ptxas, ptx, "sm_90a"));
+    return report;
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

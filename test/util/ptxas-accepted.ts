@@ -3,11 +3,14 @@
 // fifth of the CPU of the files that assemble most: the suite's modules barely change between
 // runs). A module ptxas refused is never recorded: it is assembled, and refused, every time.
 // One empty file per accepted module under node_modules/.cache/tirx-ptxas/, named by the
-// SHA-256 of ptxas's `--version`, the `-arch` and the text. TIRX_PTXAS_CACHE=off assembles every
+// SHA-256 of ptxas's `--version`, the `-arch` and the text. Likewise the report of `ptxas -v`
+// on a module it accepted (registers, spills, warnings: the same ptxas gives the same report for
+// the same text and options), in a file of its own named `<SHA-256>.report`, so that a test
+// reading a big kernel's report does not run ptxas again. TIRX_PTXAS_CACHE=off assembles every
 // module.
 import { spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
-import { existsSync, mkdirSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 
@@ -51,4 +54,36 @@ export function recordAccepted(key: string | undefined): void {
   if (key === undefined) return;
   mkdirSync(DIR, { recursive: true });
   writeFileSync(join(DIR, key), "");
+}
+
+/**
+ * The record's name for the report of `ptxas <args>` (a path) on `text`; undefined when
+ * TIRX_PTXAS_CACHE=off (nothing is read or recorded).
+ */
+export function reportKey(
+  ptxas: string,
+  text: string,
+  args: readonly string[],
+): string | undefined {
+  const key = acceptedKey(ptxas, text, args.join(" "));
+  return key === undefined ? undefined : `${key}.report`;
+}
+
+/** The report recorded under `key` (from reportKey), or undefined (none, or `key` undefined). */
+export function recordedReport(key: string | undefined): string | undefined {
+  if (key === undefined || !existsSync(join(DIR, key))) return undefined;
+  return readFileSync(join(DIR, key), "utf8");
+}
+
+/**
+ * Record `report`, what ptxas printed when it accepted a module, under `key` (nothing for
+ * undefined). Written to a file of its own and renamed into place, so that a worker reading the
+ * record never sees part of it.
+ */
+export function recordReport(key: string | undefined, report: string): void {
+  if (key === undefined) return;
+  mkdirSync(DIR, { recursive: true });
+  const part = join(DIR, `${key}.${process.pid}.part`);
+  writeFileSync(part, report);
+  renameSync(part, join(DIR, key));
 }
