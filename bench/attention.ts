@@ -8,7 +8,7 @@
 // The inputs (normal(0, 1), fixed seed, bshd) are made by bench/attention_peers.py, which also
 // writes them and float32 reference rows for the tirx-ts side; every output is checked on sampled
 // rows before it is timed (bounds: bench/attention-cases.ts FWD_BOUND / BWD_BOUND). Times are
-// medians of CUDA-event-timed calls after 3 warm-ups; TFLOP/s count 4·b·h·s²·hd for the forward
+// medians of CUDA-event-timed calls after 3 warm-ups and 300 ms of warm-up launches; TFLOP/s count 4·b·h·s²·hd for the forward
 // (half when causal) and 2.5× that for the backward; × cuDNN / × flash = their time / this time.
 // Usage: tsx -C source bench/attention.ts [--dtypes bfloat16,float16] [--hd 64,128,256]
 //   [--seqs 1024,4096,16384] [--causal false,true] [--no-backward] [--backward-hd 64,128,256]
@@ -89,6 +89,7 @@ interface FlashAttentionSizes {
   schedule?: "serial" | "overlap" | "pingpong";
   blockM?: 128 | 192;
   blockN?: 64 | 80 | 128 | 176 | 192;
+  backwardMma?: "ss" | "rs";
 }
 type MakeFlashAttention = (s: FlashAttentionSizes) => PrimFunc;
 
@@ -126,6 +127,8 @@ type MakeBackward = (s: FlashAttentionSizes) => FlashAttentionBackward;
 /** The library call's tuning of the forward for sizes on a GPU of target `arch` (its table). */
 type PickTuning = (s: FlashAttentionSizes, arch: string) => Partial<FlashAttentionSizes>;
 let pickTuning: PickTuning | undefined;
+/** The same for the backward (its `backwardMma`). */
+let pickBackwardTuning: PickTuning | undefined;
 let makeBackward: MakeBackward | undefined;
 let scratchOf: typeof backwardScratch | undefined;
 let backwardWhy = "";
@@ -137,6 +140,7 @@ try {
   };
   const pick = m.pickAttentionConfig;
   if (pick) pickTuning = (s, arch) => pick("forward", s, arch).tune;
+  if (pick) pickBackwardTuning = (s, arch) => pick("backward", s, arch).tune;
   makeBackward = m.makeFlashAttentionBackward;
   scratchOf = m.backwardScratch;
   if (!makeBackward || !scratchOf)
@@ -248,6 +252,22 @@ const tirxRow = (ci: number, note: string): void => {
   rows.push({ case: ci, pass: "forward", variant: "tirx-ts", note: `tirx-ts: ${note}` });
 };
 const rt = await import("@tirx-ts/runtime-cuda");
+/**
+ * Launches `launch` for at least WARM_MS of wall time (synchronizing every 10 launches) before it
+ * is timed. Three warm-ups were not enough on the H200: after the peers' process and our own
+ * build the GPU's clocks had dropped, and whichever tirx-ts variant ran first after them timed up
+ * to 5% slower than the same kernel run second (hd 128 seq 4k backward, "ss" and "rs" in either
+ * order, bench/results/attention-warmup-2026-12-04.md). bench/attention_peers.py warms each peer
+ * the same way.
+ */
+const WARM_MS = 300;
+const warmUp = (launch: () => void, dev: { synchronize(): void }): void => {
+  const end = performance.now() + WARM_MS;
+  while (performance.now() < end) {
+    for (let i = 0; i < 10; i++) launch();
+    dev.synchronize();
+  }
+};
 const probe = rt.cudaAvailable();
 if (!make) cases.forEach((_, ci) => tirxRow(ci, tirxWhy));
 else if (!probe.ok) cases.forEach((_, ci) => tirxRow(ci, `no CUDA driver (${probe.reason})`));
@@ -282,8 +302,19 @@ else {
     gref: Float32Array,
     mma: "ss" | "rs" | undefined,
   ): void => {
-    const sizes = { ...sizesOf(c), ...(mma !== undefined ? { backwardMma: mma } : {}) };
-    const suffix = mma !== undefined ? ` (${mma})` : "";
+    // --backward-mma's choice, else the library call's (attention()'s table for the shape).
+    const tuned = mma === undefined ? pickBackwardTuning?.(sizesOf(c), dev.arch) : undefined;
+    const sizes = {
+      ...sizesOf(c),
+      ...(mma !== undefined ? { backwardMma: mma } : (tuned ?? {})),
+    };
+    const picked = tuned?.backwardMma;
+    const suffix =
+      mma !== undefined
+        ? ` (${mma})`
+        : picked !== undefined
+          ? ` (attention() tuning ${picked})`
+          : "";
     const note = (why: string): void => {
       rows.push({
         case: ci,
@@ -350,6 +381,7 @@ else {
         }
         err = Math.max(err, worst / mag);
       });
+      warmUp(() => launch(false), dev);
       const t = rt.timeLaunches(() => launch(false), { iters: c.iters, device: dev });
       const row: AttentionRow = {
         case: ci,
@@ -427,6 +459,7 @@ else {
         const bits = new Uint16Array(ob.buffer, ob.byteOffset, n);
         const t16 = table(c.dtype);
         const err = worstRowError((i) => t16[bits[i]!]!, c, ref.index, ref.rows);
+        warmUp(() => run.launchAsync(Q!, K!, V!, O), dev);
         const t = rt.timeLaunches(() => run.launchAsync(Q!, K!, V!, O), {
           iters: c.iters,
           device: dev,

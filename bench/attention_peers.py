@@ -19,7 +19,8 @@ without TF32) on sampled rows: up to 3 (batch, head) pairs × ~17 sequence posit
   forward:  per sampled row, max |o - ref| / max |ref| over the row ≤ fwd_bound
   backward: per gradient (dQ, dK, dV), max |g - ref| over the sampled rows / max |ref| over them
             ≤ bwd_bound (the reference backward runs on the whole (batch, head) slice)
-Times: medians of `iters` CUDA-event-timed calls (one event pair per call) after 3 warm-ups,
+Times: medians of `iters` CUDA-event-timed calls (one event pair per call) after 3 warm-ups and
+warm-up calls for 0.3 s of wall time,
 like timeLaunches of @tirx-ts/runtime-cuda. Backward times cover only the backward
 (torch.autograd.grad on a retained graph; for Triton, its three kernels).
 
@@ -37,6 +38,7 @@ where <case> is "case" (the index in the plan), "dtype", "hd", "seq", "causal", 
 """
 
 import json
+import time
 import math
 import os
 import sys
@@ -56,10 +58,21 @@ def emit(**kw):
     print(json.dumps(kw), flush=True)
 
 
+WARM_S = 0.3
+
+
 def time_us(fn, iters, warmup=3):
+    # At least `warmup` calls, and calls for WARM_S of wall time: the GPU's clocks drop while it
+    # idles (inputs made on the CPU, another process's build), and a few calls do not bring them
+    # back (bench/attention.ts warms its kernels the same way).
     for _ in range(warmup):
         fn()
     torch.cuda.synchronize()
+    end = time.perf_counter() + WARM_S
+    while time.perf_counter() < end:
+        for _ in range(10):
+            fn()
+        torch.cuda.synchronize()
     ev = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True))
           for _ in range(iters)]
     for s, e in ev:

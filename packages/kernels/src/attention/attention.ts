@@ -41,11 +41,13 @@ export type AttentionPass = "forward" | "backward";
  * only: {@link attention} launches the static build of the call's sizes for a dense batch whose
  * picked row sets it, where it otherwise launches the `dynamic` build, so a row that sets it must
  * hold only for lengths the static build takes, multiples of 128, and never for a packed batch,
- * whose varlen build refuses it with TX9001); a tuning option a builder grows (pipeline stages)
+ * whose varlen build refuses it with TX9001) and `backwardMma` (the backward's "ss" or "rs"
+ * wgmma forms at head dims 64 and 128: the same products with the keys or the queries as wgmma
+ * M, so the gradients move within rounding); a tuning option a builder grows (pipeline stages)
  * is added here and to {@link FlashAttentionSizes}.
  */
 export type AttentionTuning = Partial<
-  Pick<FlashAttentionSizes, "ctas" | "schedule" | "blockM" | "blockN">
+  Pick<FlashAttentionSizes, "ctas" | "schedule" | "blockM" | "blockN" | "backwardMma">
 >;
 
 /** One configuration of an attention pass: what the library call builds for a head dim on a GPU. */
@@ -166,8 +168,8 @@ export const ATTENTION_CONFIGS: readonly AttentionConfig[] = [
     pass: "backward",
     headDim: 128,
     arch: "sm_90",
-    tune: {},
-    note: "128 keys per CTA (two consumer warpgroups of 64), 64-query Q/dO blocks through a 2-stage ring; the consumers split dQ's columns; H200 bf16 0.95-1.01x cuDNN at seq 1k-16k (bench/results/attention-2026-12-03f.md, run 6)",
+    tune: { backwardMma: "rs" },
+    note: '128 keys per CTA (two consumer warpgroups of 64), 64-query Q/dO blocks through a 2-stage ring; the consumers split dQ\'s columns; backwardMma "rs" (Sᵀ and dPᵀ with the keys as wgmma M, dV\'s and dK\'s A operands from registers): H200 0-4% faster than "ss" in 19 of 20 same-run comparisons at seq 1k-16k, both dtypes, and 1.01-1.10x cuDNN (bench/results/attention-warmup-2026-12-04.md)',
   },
   {
     pass: "backward",

@@ -250,11 +250,11 @@ export interface FlashAttentionSizes {
    *   layout of an A operand: dV += Pᵀ·dO is issued as soon as P is computed and dK += dSᵀ·Q as
    *   soon as dS is, from registers (PTX ISA, wgmma: A in registers), while dSᵀ is stored for
    *   dQ = dS·K (read transposed); P never goes to shared memory. LSE₂ and Δ are then per column.
-   *   Slower on the H200 by 1–7% (hd 128 bf16: 927.2 against 919.3 µs at seq 1k, 11169.2
-   *   against 11009.5 at 16k, 5433.6 against 5092.3 at 16k causal;
-   *   bench/results/attention-2026-12-03e.md). Both wait for every wgmma group within a step
-   *   (before, "rs" kept one in flight across the loop's back edge and ptxas serialized its
-   *   wgmmas, C7518).
+   *   On the H200 (bench/results/attention-warmup-2026-12-04.md, both in one run): at head
+   *   dim 128 0-4% faster than "ss" in 19 of 20 comparisons (seq 1k-16k, causal and not, both
+   *   dtypes; attention()'s default there); at head dim 64 2-10% slower. Both wait for every
+   *   wgmma group within a step (before, "rs" kept one in flight across the loop's back edge
+   *   and ptxas serialized its wgmmas, C7518).
    */
   readonly backwardMma?: "ss" | "rs";
   /**
