@@ -8,8 +8,9 @@
 // The inputs (normal(0, 1), fixed seed, bshd) are made by bench/attention_peers.py, which also
 // writes them and float32 reference rows for the tirx-ts side; every output is checked on sampled
 // rows before it is timed (bounds: bench/attention-cases.ts FWD_BOUND / BWD_BOUND). Times are
-// medians of CUDA-event-timed calls after 3 warm-ups and 300 ms of warm-up launches; TFLOP/s count 4·b·h·s²·hd for the forward
-// (half when causal) and 2.5× that for the backward; × cuDNN / × flash = their time / this time.
+// medians of CUDA-event-timed calls after 3 warm-ups and 300 ms of warm-up launches; TFLOP/s
+// count 4·b·h·s²·hd for the forward (half when causal) and 2.5× that for the backward; × cuDNN /
+// × flash = their time / this time.
 // Usage: tsx -C source bench/attention.ts [--dtypes bfloat16,float16] [--hd 64,128,256]
 //   [--seqs 1024,4096,16384] [--causal false,true] [--no-backward] [--backward-hd 64,128,256]
 //   [--no-peers] [--iters 20]
@@ -46,6 +47,7 @@ import {
   type AttentionDType,
   type AttentionRow,
 } from "./attention-cases.js";
+import { warmUpFor } from "./warm-up.js";
 
 const repo = (p: string): string => fileURLToPath(new URL(`../${p}`, import.meta.url));
 const EXAMPLE = "examples/flash_attention.ts";
@@ -253,21 +255,16 @@ const tirxRow = (ci: number, note: string): void => {
 };
 const rt = await import("@tirx-ts/runtime-cuda");
 /**
- * Launches `launch` for at least WARM_MS of wall time (synchronizing every 10 launches) before it
- * is timed. Three warm-ups were not enough on the H200: after the peers' process and our own
- * build the GPU's clocks had dropped, and whichever tirx-ts variant ran first after them timed up
- * to 5% slower than the same kernel run second (hd 128 seq 4k backward, "ss" and "rs" in either
- * order, bench/results/attention-warmup-2026-12-04.md). bench/attention_peers.py warms each peer
- * the same way.
+ * Each tirx-ts variant is launched for WARM_MS before it is timed (bench/warm-up.ts). Three
+ * warm-ups were not enough on the H200: after the peers' process and our own build the GPU's
+ * clocks had dropped, and whichever tirx-ts variant ran first after them timed 1-7% slower than
+ * the same kernel run second (hd 128 seq 4k backward, "ss" and "rs" in either order,
+ * bench/results/attention-warmup-2026-12-04.md). bench/attention_peers.py warms each peer the
+ * same way.
  */
 const WARM_MS = 300;
-const warmUp = (launch: () => void, dev: { synchronize(): void }): void => {
-  const end = performance.now() + WARM_MS;
-  while (performance.now() < end) {
-    for (let i = 0; i < 10; i++) launch();
-    dev.synchronize();
-  }
-};
+const warmUp = (launch: () => void, dev: { synchronize(): void }): void =>
+  warmUpFor(launch, () => dev.synchronize(), WARM_MS, 10);
 const probe = rt.cudaAvailable();
 if (!make) cases.forEach((_, ci) => tirxRow(ci, tirxWhy));
 else if (!probe.ok) cases.forEach((_, ci) => tirxRow(ci, `no CUDA driver (${probe.reason})`));

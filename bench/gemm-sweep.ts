@@ -52,6 +52,7 @@ import {
   type GemmCase,
   type GemmRow,
 } from "./gemm-sweep-cases.js";
+import { warmUpFor } from "./warm-up.js";
 
 const repo = (p: string): string => fileURLToPath(new URL(`../${p}`, import.meta.url));
 
@@ -275,21 +276,17 @@ else {
   // torch right after): 300 ms of memsets of 256 MiB first, and the first case's own kernel.
   {
     const scratch = rt.cudaEmpty([1 << 26], "float32", dev);
-    const end = performance.now() + 300;
-    while (performance.now() < end) {
-      rt.driver().memsetD8(scratch.ptr, 0, scratch.nbytes);
-      rt.driver().ctxSynchronize();
-    }
+    warmUpFor(
+      () => rt.driver().memsetD8(scratch.ptr, 0, scratch.nbytes),
+      () => rt.driver().ctxSynchronize(),
+      300,
+      1,
+    );
     scratch.dispose();
   }
   /** Launches `launch` for about 300 ms of wall time (synchronizing every 20 launches). */
-  const warmUp = (launch: () => void): void => {
-    const end = performance.now() + 300;
-    while (performance.now() < end) {
-      for (let i = 0; i < 20; i++) launch();
-      rt.driver().ctxSynchronize();
-    }
-  };
+  const warmUp = (launch: () => void): void =>
+    warmUpFor(launch, () => rt.driver().ctxSynchronize(), 300, 20);
   cases.forEach((c: GemmCase, ci) => {
     try {
       const fp8 = c.kind === "fp8" || c.kind === "fp8-fast" || c.kind === "fp8-block";
