@@ -22,20 +22,25 @@ function ptxOf(fn: PrimFunc): string {
 }
 
 /**
- * The wgmma and descriptor lines of a PTX text (the encodings and the 64-bit adds that step a
- * descriptor), registers renamed by first use.
+ * The wgmma and descriptor lines of a PTX text (the encodings, and the moves and 32-bit adds of
+ * `wgmma.advance_descriptor` that step a descriptor's low word), registers renamed by first use.
  */
 function wgmmaLines(ptx: string): string[] {
   const names = new Map<string, string>();
   return ptx
     .split("\n")
     .map((l) => l.trim())
-    .filter((l) => /^(wgmma\.|or\.b64|shr\.u32|cvt\.u64\.u32|add\.u64|and\.b32 .*262143)/.test(l))
+    .filter((l) =>
+      /^(wgmma\.|or\.b64|shr\.u32|cvt\.u64\.u32|mov\.b64|add\.u32|and\.b32 .*262143)/.test(l),
+    )
     .map((l) =>
-      l.replace(/\{[^}]*\}/g, "{acc}").replace(/%[a-z]+\d+/g, (r) => {
-        if (!names.has(r)) names.set(r, `%r${names.size}`);
-        return names.get(r)!;
-      }),
+      (l.startsWith("wgmma.") ? l.replace(/\{[^}]*\}/g, "{acc}") : l).replace(
+        /%[a-z]+\d+/g,
+        (r) => {
+          if (!names.has(r)) names.set(r, `%r${names.size}`);
+          return names.get(r)!;
+        },
+      ),
     );
 }
 
@@ -179,8 +184,9 @@ describe("T.tile.wg.gemm_async on the simulator", () => {
     expect(lines.filter((l) => l.startsWith("wgmma.mma_async"))).toHaveLength(4);
     expect(body).not.toContain("wgmma.wait_group");
     // A's and B's descriptors, encoded once before the fence; the first k16 step's wgmma, the
-    // second step's descriptors (each + its start's distance in 16-byte units), and the commit.
-    expect([...lines.slice(0, 13), lines[lines.length - 1]]).toMatchInlineSnapshot(`
+    // second step's descriptors (each one's low word + its start's distance in 16-byte units),
+    // and the commit.
+    expect([...lines.slice(0, 17), lines[lines.length - 1]]).toMatchInlineSnapshot(`
       [
         "and.b32 %r0, %r1, 262143;",
         "shr.u32 %r0, %r0, 4;",
@@ -192,9 +198,13 @@ describe("T.tile.wg.gemm_async on the simulator", () => {
         "or.b64 %r5, %r5, 0x4000004000010000;",
         "wgmma.fence.sync.aligned;",
         "wgmma.mma_async.sync.aligned.m64n16k16.f32.f16.f16 {acc}, %r2, %r5, %r6, 1, 1, 1, 0;",
-        "add.u64 %r7, %r2, 128;",
-        "add.u64 %r8, %r5, 2;",
-        "wgmma.mma_async.sync.aligned.m64n16k16.f32.f16.f16 {acc}, %r7, %r8, %r9, 1, 1, 1, 0;",
+        "mov.b64 {%r7, %r8}, %r2;",
+        "add.u32 %r7, %r7, 128;",
+        "mov.b64 %r9, {%r7, %r8};",
+        "mov.b64 {%r10, %r11}, %r5;",
+        "add.u32 %r10, %r10, 2;",
+        "mov.b64 %r12, {%r10, %r11};",
+        "wgmma.mma_async.sync.aligned.m64n16k16.f32.f16.f16 {acc}, %r9, %r12, %r13, 1, 1, 1, 0;",
         "wgmma.commit_group.sync.aligned;",
       ]
     `);
@@ -210,7 +220,7 @@ describe("gemm_async over 64-wide column blocks (FlashAttention head dim 128)", 
     const ptx = casePtx.get(c.name) ?? ptxOf(gemmAsyncKernel(c));
     const body = region(ptx);
     return {
-      adds: [...body.matchAll(/add\.u64 %rd\d+, %rd\d+, (\d+);/g)].map((m) => 16 * Number(m[1])),
+      adds: [...body.matchAll(/add\.u32 %r\d+, %r\d+, (\d+);/g)].map((m) => 16 * Number(m[1])),
       fields: [
         ...new Set([...body.matchAll(/or\.b64 %rd\d+, %rd\d+, (0x[0-9a-f]+);/g)].map((m) => m[1]!)),
       ],
@@ -389,7 +399,7 @@ describe("gemm_async against the instruction-level gemm_hopper", () => {
    * (registers elided), the descriptor fields (or.b64), and each k16 step's start past the
    * first, in bytes. The instruction level encodes a descriptor per step from its start address
    * (add.s32 of the byte offset); gemm_async encodes each block's first and adds the distance in
-   * 16-byte units to it (add.u64).
+   * 16-byte units to its low word (wgmma.advance_descriptor: add.u32 between two mov.b64).
    */
   const facts = (b: string) => ({
     wgmma: b
@@ -402,7 +412,7 @@ describe("gemm_async against the instruction-level gemm_hopper", () => {
     ],
     steps: [
       ...[...b.matchAll(/add\.s32 %r\d+, %r\d+, (\d+);/g)].map((m) => Number(m[1])),
-      ...[...b.matchAll(/add\.u64 %rd\d+, %rd\d+, (\d+);/g)].map((m) => 16 * Number(m[1])),
+      ...[...b.matchAll(/add\.u32 %r\d+, %r\d+, (\d+);/g)].map((m) => 16 * Number(m[1])),
     ],
   });
 

@@ -416,6 +416,14 @@ const EXACT_REFERENCES: Record<string, (args: Value[], rt: DType) => Value | "un
   ...roundingReferences(),
   ...packedReferences(),
   fma: ([a, b, c], rt) => fma(Number(a), Number(b), Number(c), rt),
+  // The low 32 bits plus n (mod 2^32), the high 32 bits as they were (PTX ISA, Matrix Descriptor
+  // Format: the start address is bits 0–13; CUTLASS's descriptor iterator).
+  "wgmma.advance_descriptor": ([d, n]) => {
+    const x = BigInt(d!);
+    const hi = x >> 32n;
+    const lo = (Number(x & 0xffffffffn) + Number(n)) % 2 ** 32;
+    return (hi << 32n) + BigInt(lo);
+  },
   // float64's sqrt is correctly rounded (IEEE 754), and rounding it again to a format of at most
   // 24 bits is innocuous (53 ≥ 2·24 + 2).
   sqrt: ([a], rt) => roundTo(Math.sqrt(Number(a)), rt),

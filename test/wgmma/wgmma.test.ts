@@ -186,6 +186,24 @@ const code = (f: () => unknown): string | undefined => {
   return undefined;
 };
 
+/**
+ * D[0] = s's descriptor at (0, 0) advanced by 2 (32 B, k 16 of a 128B-swizzled float16 tile),
+ * D[1] = the descriptor encoded at (0, 16), D[2] = the one at (0, 0).
+ */
+const advanceKernel = (): PrimFunc =>
+  T.function("advance", { D: T.Tensor([3], "uint64") }, ({ D }) => {
+    T.device_entry({ launch: T.cuda.LaunchConfig({ grid: 1, block: 1 }) });
+    const s = T.alloc_shared([8, 64], "float16", {
+      name: "s",
+      align: 1024,
+      layout: T.swizzle_mode("128B"),
+    });
+    const d0 = T.ptx.wgmma.encode_matrix_descriptor(s.ptr([0, 0]), 16, 1024, 3);
+    D.set([0], T.ptx.wgmma.advance_descriptor(d0, 2)); // + 32 B: k 16
+    D.set([1], T.ptx.wgmma.encode_matrix_descriptor(s.ptr([0, 16]), 16, 1024, 3));
+    D.set([2], d0);
+  });
+
 describe("wgmma descriptors", () => {
   it("pack the PTX ISA's fields and decode back", () => {
     const d = encodeMatrixDescriptor({ addr: 0x1230, ldo: 16, sdo: 1024, swizzle: 3 });
@@ -193,6 +211,29 @@ describe("wgmma descriptors", () => {
     expect(d).toBe(0x123n | (1n << 16n) | (64n << 32n) | (1n << 62n));
     expect(decodeMatrixDescriptor(d)).toEqual({ addr: 0x1230, ldo: 16, sdo: 1024, swizzle: 3 });
     expect(encodeMatrixDescriptor({ addr: 0, ldo: 0, sdo: 0, swizzle: 1 }) >> 62n).toBe(3n);
+  });
+
+  it("advance_descriptor: the low word + n (16-byte units) is the encoding of the later start, on the simulator; one add.u32 in the PTX", () => {
+    const fn = advanceKernel();
+    const out = simZeros([3], "uint64");
+    expect(runSim(verify(fn), [out], { hazards: "collect" }).reports).toEqual([]);
+    const [later, encoded, first] = Array.from(out.toArray() as ArrayLike<bigint>, (x) =>
+      BigInt(x),
+    );
+    expect(later).toBe(encoded);
+    expect(decodeMatrixDescriptor(later!).addr - decodeMatrixDescriptor(first!).addr).toBe(32);
+    const lines = compileToPtx(fn, { arch: "sm_90a" })
+      .text.split("\n")
+      .map((l) => l.trim());
+    const at = lines.findIndex((l) => l.startsWith("add.u32"));
+    expect(lines.slice(at - 1, at + 2).map((l) => l.replace(/%[a-z]+\d+/g, "%x")))
+      .toMatchInlineSnapshot(`
+      [
+        "mov.b64 {%x, %x}, %x;",
+        "add.u32 %x, %x, 2;",
+        "mov.b64 %x, {%x, %x};",
+      ]
+    `);
   });
 });
 
@@ -314,12 +355,13 @@ describe("wgmma PTX", () => {
     expect(text).toContain("or.b64");
   });
 
-  it("assembles for sm_90a (every N for one dtype, both A sources, setmaxnreg)", async () => {
+  it("assembles for sm_90a (every N for one dtype, both A sources, advance_descriptor, setmaxnreg)", async () => {
     const mods = [
       ...[8, 64, 136, 256].map((n) => kernel({ n, ab: "float16", swizzle: 3 }).fn),
       kernel({ n: 256, ab: "bfloat16", swizzle: 3, aRegs: true }).fn,
       kernel({ n: 24, ab: "bfloat16", swizzle: 2 }).fn,
       kernel({ n: 8, ab: "float16", swizzle: 0 }).fn,
+      advanceKernel(),
       T.function("regs", {}, () => {
         T.device_entry({ launch: T.cuda.LaunchConfig({ grid: 1, block: 384 }) });
         const w = T.cuda.thread_idx("x").floordiv(128);

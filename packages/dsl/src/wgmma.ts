@@ -14,7 +14,7 @@ import { builder } from "./builder.js";
 import { PrimExpr, show, toExpr, type ExprLike } from "./expr.js";
 import { callerSpan } from "./span.js";
 import { checkOptions } from "./check.js";
-import { recordStmtOp, staticOperand } from "./op-call.js";
+import { callValueOp, recordStmtOp, staticOperand } from "./op-call.js";
 import { TileView } from "./view.js";
 
 /** `frag.ptr([offset])` of a rank-1 register array (T.alloc_local), or TX7001. */
@@ -251,10 +251,23 @@ export function encode_matrix_descriptor(
   return new PrimExpr({ kind: "CallExpr", op: name, args, dtype, ...(span ? { span } : {}) });
 }
 
+/**
+ * `T.ptx.wgmma.advance_descriptor(desc, n)` → uint64: descriptor `desc` (uint64) with `n`
+ * (uint32, 16-byte units) added to its low 32 bits, its high 32 bits kept: the descriptor of the
+ * matrix `16 · n` bytes further on in the same shared buffer (PTX ISA, wgmma: Matrix Descriptor
+ * Format). One 32-bit add on the GPU, where `desc + n` on a uint64 is a 64-bit add with carry.
+ * @throws TirxError TX2005 for operands that are not (uint64, uint32-convertible), TX7006 below
+ *   sm_90.
+ */
+export function advance_descriptor(desc: ExprLike, n: ExprLike): PrimExpr {
+  return callValueOp("wgmma.advance_descriptor", [desc, n], callerSpan());
+}
+
 /** `T.ptx.wgmma`: warpgroup MMA (PTX ISA, wgmma; sm_90a). */
 export const wgmma = {
   mma_async,
   encode_matrix_descriptor,
+  advance_descriptor,
   /** `wgmma.fence.sync.aligned`: order register/shared accesses before the next wgmma.mma_async. */
   fence(): void {
     recordStmtOp("wgmma.fence.sync.aligned", [], callerSpan());

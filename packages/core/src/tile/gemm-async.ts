@@ -636,10 +636,13 @@ function lowerGemmAsync(args: readonly TileInput[], ctx: TileContext): TileLower
   // PTX ISA, wgmma, "Matrix Descriptor Format": the start address is bits 0–13, (addr & 0x3FFFF)
   // >> 4; a .shared::cta address is below 2^18 (227 KiB of shared memory) and so is the later
   // start inside the same buffer, so the add never carries out of the field and equals the
-  // encoding of the later start. Per wgmma that is one 64-bit add where the encoding took an
-  // and, a shift, a conversion and an or (LOP3, SHF and R2UR were 14% of the warp samples of the
+  // encoding of the later start. Per wgmma that is one add where the encoding took an and, a
+  // shift, a conversion and an or (LOP3, SHF and R2UR were 14% of the warp samples of the
   // FlashAttention forward at head dim 64, causal, seq 1k: bench/results/
-  // attention-fwd-ncu-2026-12-03g.md).
+  // attention-fwd-ncu-2026-12-03g.md). The add is 32-bit, on the low word
+  // (`wgmma.advance_descriptor`): a uint64 add took a 64-bit add with carry and moves of the
+  // register pair before each wgmma's R2UR (that kernel: 97.3 M → 94.9 M instructions executed,
+  // bench/results/attention-descriptor-2026-12-04.md).
   const lets: Stmt[] = [];
   const bases = new Map<string, { v: Expr; d: Derived; rel: number }>();
   const sameFields = (p: Derived, q: Derived): boolean =>
@@ -662,7 +665,9 @@ function lowerGemmAsync(args: readonly TileInput[], ctx: TileContext): TileLower
     }
     const bytes = (rel - b.rel) * eb;
     if (!sameFields(b.d, d) || bytes < 0 || bytes % 16 !== 0) return descExpr(x, d, start);
-    return bytes === 0 ? b.v : binary("add", b.v, intImm(bytes / 16, "uint64"));
+    return bytes === 0
+      ? b.v
+      : valueOp("wgmma.advance_descriptor", [b.v, intImm(bytes / 16, "uint32")], ctx);
   };
   const xa = rs ? undefined : operandOf("A", (a as { view: View }).view, transA);
   const xb = operandOf("B", b.view, transB);

@@ -159,3 +159,48 @@ export const WGMMA_DESCRIPTOR_OP: OpDef = {
       }),
   },
 };
+
+/**
+ * `T.ptx.wgmma.advance_descriptor(desc, n)` → uint64: the descriptor `desc` (uint64, as from
+ * {@link WGMMA_DESCRIPTOR_OP}) with `n` (uint32, in 16-byte units) added to its low 32 bits and
+ * its high 32 bits unchanged: `{lo + n (mod 2^32), hi}`. While the start address field (bits
+ * 0–13, address >> 4) does not overflow, which holds for any start inside one shared buffer (a
+ * `.shared::cta` address is below 2^18), that is the descriptor of the matrix `16 · n` bytes
+ * further on with the same offsets and swizzle (PTX ISA, wgmma: Matrix Descriptor Format; the
+ * way CUTLASS's GmmaDescriptor iterator advances, on the low word).
+ * Lowering: `mov.b64 {lo, hi}, desc`, `add.u32 lo, lo, n`, `mov.b64 d, {lo, hi}`. ptxas keeps
+ * that one 32-bit add, where an `add.u64` costs a 64-bit add with its carry and the register
+ * moves of the pair (per wgmma of the FlashAttention forward: IADD3, IMAD.X and two IMAD.MOV
+ * before the R2UR).
+ * @throws TirxError TX2005 for operands other than (uint64, uint32); TX7006 below sm_90.
+ */
+export const WGMMA_ADVANCE_DESCRIPTOR_OP: OpDef = {
+  name: "wgmma.advance_descriptor",
+  family: "wgmma",
+  surface: "T.ptx.wgmma.advance_descriptor",
+  form: "value",
+  operands: [valueArg("desc", ["uint64"]), valueArg("n", ["uint32"])],
+  result: () => "uint64",
+  signatures: [["uint64", "uint32"]],
+  sm: 90,
+  ptx: [8, 0],
+  source: "PTX ISA, wgmma: Matrix Descriptor Format (start address in bits 0–13); mov (b64 pairs)",
+  archCode: "TX7006",
+  lower: (c, d, ops) => {
+    const lo = c.tmp("uint32");
+    const hi = c.tmp("uint32");
+    c.ins(`mov.b64 {${lo}, ${hi}}, ${c.toReg(ops[0]!, "uint64")}`);
+    c.ins(`add.u32 ${lo}, ${lo}, ${ops[1]!}`);
+    c.ins(`mov.b64 ${d}, {${lo}, ${hi}}`);
+  },
+  sim: {
+    kind: "thread",
+    make: () => (desc, n) => advanceDescriptor(BigInt(desc), Number(n)),
+  },
+};
+
+/** `desc` with `n` added to its low 32 bits (mod 2^32), the high 32 bits kept. */
+export function advanceDescriptor(desc: bigint, n: number): bigint {
+  const LOW = 0xffffffffn;
+  return (desc & ~LOW & 0xffffffffffffffffn) | ((desc + BigInt(n >>> 0)) & LOW);
+}
