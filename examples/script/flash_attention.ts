@@ -42,7 +42,9 @@ export const flash_attention = T.prim_func(function flash_attention(
   const qt = T.cuda.block_idx("x");
   const h = T.cuda.block_idx("y");
   const b = T.cuda.block_idx("z");
-  const wg = T.let_("wg", T.floordiv(tid, 128));
+  // The warpgroup index from lane 0: warp-uniform, so ptxas keeps what derives from it in uniform
+  // registers (the builder twin says why).
+  const wg = T.let_("wg", T.cuda.__shfl_sync(0xffffffff, T.floordiv(tid, 128), 0));
   const sQ = T.alloc_shared([1, BM, D], "float16", {
     name: "sQ",
     align: 1024,

@@ -870,7 +870,15 @@ export function makeFlashAttention(s: FlashAttentionSizes): PrimFunc {
           else T.if_(u.lt(plan.units), run);
         }
       };
-      const wg = T.let_("wg", tid.floordiv(128));
+      // The warpgroup index, read back from lane 0 (shfl.sync.idx, as CUTLASS's
+      // canonical_warp_group_idx): ptxas then knows it is the same in every lane of a warp and
+      // keeps what derives from it (the consumer's Q rows, its wgmma descriptors, its barrier
+      // ids) in uniform registers, where tid / 128 put them in per-thread registers and each
+      // wgmma's descriptors had to be moved over (R2UR: 69 in the hd 64 causal kernel, 3 now).
+      // H200, same call, forward at seq 1k: hd 64 −4.7%, hd 64 causal −4.9%, hd 128 −2.4%
+      // (bench/results/attention-uniform-2026-12-04.md). The backward (within noise) and the GEMM
+      // (up to 5% slower at 8192³) keep tid / 128.
+      const wg = T.let_("wg", T.cuda.__shfl_sync(0xffffffff, tid.floordiv(128), 0));
       const sw = T.swizzle_mode("128B");
       const sQ = T.alloc_shared([D / W, BM, W], dt, {
         name: "sQ",
