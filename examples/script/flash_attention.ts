@@ -149,15 +149,10 @@ export const flash_attention = T.prim_func(function flash_attention(
       T.tile.wg.sum(rs, S, 1);
       T.tile.wg.fma(l, l, corr, rs);
       T.tile.wg.mul(acc, acc, corr);
-      // P = S rounded to float16 a column pair at a time (cvt.rn.f16x2.f32): a thread's slots
-      // 2i and 2i + 1 are adjacent columns of one row, a pair of wgmma's register A operand.
-      const sf = S.flat();
-      const pf = P.flat();
-      for (const i of T.unroll(BN / 4)) {
-        const pair = T.let_("p2", T.ptx.x2.cvt(sf[i * 2 + 1]!, sf[i * 2]!, "float16x2"));
-        pf[i * 2] = T.ptx.unpack(pair, 0);
-        pf[i * 2 + 1] = T.ptx.unpack(pair, 1);
-      }
+      // P = S rounded to float16; the tile cast converts a column pair at a time
+      // (cvt.rn.f16x2.f32): a thread's slots 2i and 2i + 1 are adjacent columns of one row, a
+      // pair of wgmma's register A operand.
+      T.tile.wg.cast(P, S);
       T.ptx.mbarrier.try_wait(vFull.sub(st), ph);
       T.tile.wg.gemm_async(acc, P, blocked(sV.sub(st)), { accum: true });
       T.ptx.wgmma.wait_group(0);

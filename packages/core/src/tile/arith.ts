@@ -1,6 +1,7 @@
 import type { DType } from "../dtype.js";
 import type { Expr } from "../ir/expr.js";
 import type { BinaryOp } from "../ir/expr.js";
+import { pairedCast } from "./cast-pair.js";
 import { binary, constant, elementwise, ifThenElse, maybeApprox } from "./elementwise.js";
 import { asDType, valueOp, type TilePrimitive } from "./primitive.js";
 
@@ -35,13 +36,34 @@ export const fill = elementwise("fill", "dst = value (a scalar)", ["value"], (in
 );
 /** `dst[i] = 0`. */
 export const zero = elementwise("zero", "dst = 0", [], (_ins, dtype) => constant(0, dtype));
-/** `dst[i] = (dst dtype) src[i]` (round to nearest even for floats; float → int truncates). */
-export const castPrim = elementwise(
+/** The element-wise cast: one conversion per slot (see {@link castPrim}). */
+const castSlots = elementwise(
   "cast",
-  "dst = src converted to dst's dtype",
+  "dst = src converted to dst's dtype (float32 → float16/bfloat16 two slots at a time: cvt.rn.{f16x2,bf16x2}.f32)",
   ["src"],
   (ins, dtype) => asDType(ins[0]!, dtype),
 );
+/**
+ * `T.tile.<scope>.cast(dst, src)`: `dst[i] = (dst dtype) src[i]`, dst a register tile, src a
+ * register tile of dst's shape and layout, one that broadcasts to it, or a scalar (the
+ * elementwise rules, {@link elementwise}); any dtypes the IR's cast converts. Floats round to
+ * nearest even (`cvt.rn`), float → int truncates (`cvt.rzi`), as the IR's cast (PTX ISA, cvt).
+ * Lowered per thread over its own slots:
+ * - float32 → float16 / bfloat16 with src in dst's layout (slot for slot) and an even extent on
+ *   dst's `m` iter of stride 1: two adjacent slots (2k, 2k + 1) at a time, `cvt.rn.f16x2.f32` /
+ *   `cvt.rn.bf16x2.f32 d, hi, lo` into one packed register and its halves into dst (PTX ISA, cvt:
+ *   sm_80, PTX 7.0, every target tirx-ts has; the same rounding per element, so the same bits:
+ *   {@link pairedCast}). For a wgmma accumulator those are adjacent columns of a row, the pairs
+ *   wgmma's register A operand takes (one F2FP per pair on sm_90, not one per element and PRMTs);
+ * - every other cast (other dtypes, a broadcast or scalar src, an odd extent): one scalar
+ *   conversion per slot (`cvt.rn.bf16.f32`, `cvt.f32.f16`, …).
+ * @throws TirxError TX2022 as {@link elementwise} (src of another shape or layout that does not
+ *   broadcast, a memory operand, a dst without a TileLayout at warp/wg/cta scope).
+ */
+export const castPrim: typeof castSlots = {
+  ...castSlots,
+  lower: (args, ctx) => pairedCast(args, ctx) ?? castSlots.lower(args, ctx),
+};
 /** `dst = a + b`. */
 export const add = bin("add", "add", "dst = a + b");
 /** `dst = a - b`. */

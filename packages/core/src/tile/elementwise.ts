@@ -52,8 +52,8 @@ export type ElementwiseOperands<
   ...(O extends readonly [] ? [] : [{ readonly name: "options"; readonly kind: "options" }]),
 ];
 
-/** The layout key two tiles must share to be combined slot by slot. */
-function layoutKey(t: RegisterTile): string {
+/** The layout key two tiles must share to be combined slot by slot (shape and layout, as text). */
+export function layoutKey(t: RegisterTile): string {
   return `${t.shape.join("x")} ${showTileLayout(t.layout)}`;
 }
 
@@ -108,7 +108,9 @@ export function storeSlot(t: RegisterTile, slot: Expr, value: Expr, ctx: TileCon
  * broadcast to every element, or (for a `predicate` operand) a function of dst's logical indices
  * evaluated per element ({@link IndexFnOperand}). Lowered to an unrolled
  * loop over the thread's own slots (the layout says each thread owns scalar elements, so a scalar
- * loop is the lowering, not a fallback); `f` converts the inputs it computes on to `dst`'s dtype.
+ * loop is the lowering, not a fallback; `cast` from float32 to float16/bfloat16 first tries two
+ * slots per instruction, tile/cast-pair.ts); `f` converts the inputs it computes on to `dst`'s
+ * dtype.
  * Register-tile inputs must have dst's dtype (except for `cast`, and `select`'s bool `cond`);
  * scalars are converted to it.
  * @throws TirxError TX2022 for an input whose shape or layout differs from dst's and does not

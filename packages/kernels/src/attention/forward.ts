@@ -62,11 +62,11 @@
 // consumers at setmaxnreg 24 / 240, or with three the "serial" schedule only). 192 divides none of
 // 1k, 4k, 16k: a static build with a 192 tile takes any lengths ≥ the tiles, its last query tile
 // or KV block partial as with `dynamic` (rows past seq_q loaded as TMA gives them, never stored;
-// keys k ≥ seq_k masked). P is cast a column pair at a time into 32-bit registers
-// (cvt.rn.{f16x2,bf16x2}.f32), the pairs wgmma's register A operand takes: ptxas -v then reports
-// no spills for every schedule at 192 × 128 in 160 registers (it spilled 140–170 bytes a thread
-// with P cast element by element, each element a register until the P·V wgmma packs them), and
-// with 128 × 128 tiles it saves ALU instructions (castP below).
+// keys k ≥ seq_k masked). The tile cast of P (T.tile.wg.cast from float32) converts a column
+// pair at a time into 32-bit registers (cvt.rn.{f16x2,bf16x2}.f32), the pairs wgmma's register A
+// operand takes: ptxas -v then reports no spills for every schedule at 192 × 128 in 160 registers
+// (it spilled 140–170 bytes a thread with P cast element by element, each element a register
+// until the P·V wgmma packs them), and with 128 × 128 tiles it saves ALU instructions (castP).
 // Head dims 64, 128 and 256 (KV blocks of 64 keys at 256); Q, K and V tiles are stored as
 // 64-wide column blocks (one 128-byte swizzle row each), as TMA writes them and wgmma reads them.
 // Shapes: seq_q and seq_k multiples of 128 (of 64 for seq_k at head dim 256), or any packed
@@ -1040,37 +1040,20 @@ export function makeFlashAttention(s: FlashAttentionSizes): PrimFunc {
             T.tile.wg.gemm_async(S, sQh, blocked(sK.sub(st)), { transB: true, accum: false });
           };
           /**
-           * P = S rounded to the 16-bit dtype, a column pair at a time into one 32-bit register
-           * (cvt.rn.{f16x2,bf16x2}.f32, the same rounding), then its halves: wgmma's register A
-           * operand takes those pairs. ptxas keeps P in 32 registers (BN = 128) instead of a
-           * register per element until the P·V wgmma packs them, which is what fits the
-           * overlapped schedules in 160 registers with the larger tiles (`blockM` or `blockN`
-           * 192); with 128 × 128 tiles they replace the element-wise cast's F2FP per element and
-           * the PRMTs that paired them (ncu: 7.8% of the warps' samples at hd 64 causal seq 1k,
-           * bench/results/attention-diagonal-2026-12-04.md). H200, bf16, seq 1k, same calls: hd 128
-           * 275.5 / 276.0 → 263.9 / 263.0 µs, causal 185.9 / 186.8 → 182.7 / 182.4; hd 64 causal
-           * 256.2 / 256.4 → 251.9 / 251.2 (bench/results/attention-paircast-2026-12-04.md).
+           * P = S rounded to the 16-bit dtype by the tile cast, which converts a column pair at a
+           * time into one 32-bit register (cvt.rn.{f16x2,bf16x2}.f32, the same rounding: core
+           * tile/cast-pair.ts) and takes its halves: wgmma's register A operand takes those pairs.
+           * ptxas keeps P in 32 registers (BN = 128) instead of a register per element until the
+           * P·V wgmma packs them, which is what fits the overlapped schedules in 160 registers
+           * with the larger tiles (`blockM` or `blockN` 192); with 128 × 128 tiles they replace
+           * the element-wise cast's F2FP per element and the PRMTs that paired them (ncu: 7.8% of
+           * the warps' samples at hd 64 causal seq 1k,
+           * bench/results/attention-diagonal-2026-12-04.md). H200, bf16, seq 1k, same calls: hd
+           * 128 275.5 / 276.0 → 263.9 / 263.0 µs, causal 185.9 / 186.8 → 182.7 / 182.4; hd 64
+           * causal 256.2 / 256.4 → 251.9 / 251.2 (bench/results/attention-paircast-2026-12-04.md,
+           * measured with the pairs written out here before the tile cast took them over).
            */
-          const castP = (): void => {
-            const sf = S.flat();
-            const pf = P.flat();
-            // A thread's slots 2i and 2i + 1 are adjacent columns of one row (8·⌊i / 2⌋ +
-            // 2·(t mod 4) + {0, 1}), a pair of the register A operand.
-            for (const i of T.unroll(BN / 4)) {
-              const lo = T.mul(i, 2);
-              const hi = T.add(lo, 1);
-              const pair = T.let_(
-                "p2",
-                T.ptx.x2.cvt(
-                  sf.get([hi]),
-                  sf.get([lo]),
-                  dt === "float16" ? "float16x2" : "bfloat16x2",
-                ),
-              );
-              pf.set([lo], T.ptx.unpack(pair, 0));
-              pf.set([hi], T.ptx.unpack(pair, 1));
-            }
-          };
+          const castP = (): void => T.tile.wg.cast(P, S);
           /** Wait for V_j (stage st, phase ph) and issue O += P·V_j (one wgmma group). */
           const issuePV = (st: ExprLike, ph: ExprLike): void => {
             T.ptx.mbarrier.try_wait(vFull.sub(st), ph);
