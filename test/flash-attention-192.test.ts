@@ -10,7 +10,6 @@
 import { describe, expect, it } from "vitest";
 import { compileToPtx } from "@tirx-ts/codegen-ptx";
 import { compile, sim, tensor, type DeviceTensor } from "tirx-ts";
-import { verify } from "@tirx-ts/core";
 import { findPtxas } from "@tirx-ts/runtime-cuda";
 import { makeFlashAttention, type FlashAttentionSizes } from "../examples/flash_attention.js";
 import {
@@ -71,8 +70,8 @@ describe("flash_attention forward, 192-row query tiles and 192-key blocks at hea
       lse: true,
       dynamic: true,
     };
-    const fn = makeFlashAttention(s);
-    expect(verify(fn).entry.launch.block).toEqual([512, 1, 1]);
+    const run = compile(makeFlashAttention(s), { target: "cuda", arch: "sm_90a" });
+    expect(run.verified.entry.launch.block).toEqual([512, 1, 1]);
     const c: AttentionCase = { ...s, seqQ: 100, seqK: 77, kvHeads: 1 };
     const { q, k, v } = attentionInputs(c, dev, 11);
     const nan = (shape: number[], dtype: "float16" | "float32") =>
@@ -83,7 +82,7 @@ describe("flash_attention forward, 192-row query tiles and 192-key blocks at hea
       });
     const o = nan([1, 100, 2, 64], "float16");
     const lse = nan([1, 2, 100], "float32");
-    compile(fn, { target: "cuda", arch: "sm_90a" })(q, k, v, o, 1, 100, 77, lse);
+    run(q, k, v, o, 1, 100, 77, lse);
     const err = attentionError(
       c,
       attentionReference(c, host(q), host(k), host(v)),

@@ -5,9 +5,8 @@
 // LSE; and non-causal), every row written; its grid ⌈seq_q / 128⌉ is computed at launch; a static
 // build's PTX has none of the runtime arithmetic; the option errors; the PTX assembles for sm_90a.
 import { describe, expect, it } from "vitest";
-import { compileToPtx } from "@tirx-ts/codegen-ptx";
 import { compile, sim, tensor, type DeviceTensor } from "tirx-ts";
-import { launchGrid, verify, type TirxError } from "@tirx-ts/core";
+import { launchGrid, type TirxError } from "@tirx-ts/core";
 import { makeFlashAttention, type FlashAttentionSizes } from "@tirx-ts/kernels";
 import {
   attentionError,
@@ -71,12 +70,14 @@ describe("flash_attention forward, dynamic sizes", () => {
   it("the grid is computed at launch: [⌈seq_q / 128⌉, heads, batch]", () => {
     const t = (shape: number[]) => ({ shape, dtype: "float16", device: dev }) as never;
     const args = [t([3, 385, 1, 64]), t([3, 256, 1, 64]), t([3, 256, 1, 64]), t([3, 385, 1, 64])];
-    const grid = launchGrid(fn, verify(fn).entry.launch, [...args, 3, 385, 256, t([3, 1, 385])]);
+    // The verified function of `run` (compile's), not a second verification of the build.
+    const grid = launchGrid(fn, run.verified.entry.launch, [...args, 3, 385, 256, t([3, 1, 385])]);
     expect(grid).toEqual([4, 1, 3]);
   });
 
   it("PTX: the dynamic build assembles, its sizes scalars after O; a static build takes only tensors", () => {
-    const text = compileToPtx(fn, { arch: "sm_90a" }).text;
+    // compile's module of the build: the PTX compileToPtx gives for sm_90a, emitted once.
+    const text = run.module.text;
     assembleLater(text, "sm_90a", "flash_attention_dynamic");
     const params = (t: string) => t.split("\n").filter((l) => /\.param \./.test(l)).length;
     expect(params(text)).toBe(5 + 3 + 4); // Q, K, V, O, LSE; batch, seqQ, seqK; Q's, K's, V's, O's maps

@@ -12,7 +12,7 @@
 // and the PTX of the bench's size (16 × 16 × 1024, ctas 132) at each head dim through ptxas -v
 // for sm_90a: no spills.
 import { describe, expect, it } from "vitest";
-import { compileToPtx } from "@tirx-ts/codegen-ptx";
+import { emitPtx } from "@tirx-ts/codegen-ptx";
 import { verify } from "@tirx-ts/core";
 import { findPtxas } from "@tirx-ts/runtime-cuda";
 import { compile, sim, tensor, type DeviceTensor } from "tirx-ts";
@@ -48,15 +48,10 @@ function sameBits(s: FlashAttentionSizes, ctas: number, seed: number): number[] 
       });
     const o = nan([s.batch, s.seqQ, s.heads, s.headDim], s.dtype);
     const lse = nan([s.batch, s.heads, s.seqQ], "float32");
-    const r = compile(fn, { target: "cuda", arch: "sm_90a", hazards: "collect" })(
-      q,
-      k,
-      v,
-      o,
-      ...(s.lse ? [lse] : []),
-    );
+    const c = compile(fn, { target: "cuda", arch: "sm_90a", hazards: "collect" });
+    const r = c(q, k, v, o, ...(s.lse ? [lse] : []));
     expect(r.reports.map((e) => e.message)).toEqual([]);
-    return { o, lse };
+    return { o, lse, vf: c.verified };
   };
   const persistent = makeFlashAttention({ ...s, ctas });
   const one = run(makeFlashAttention(s));
@@ -69,7 +64,7 @@ function sameBits(s: FlashAttentionSizes, ctas: number, seed: number): number[] 
   const err = attentionError(c, attentionReference(c, host(q), host(k), host(v)), O, L);
   expect(err.o).toBeLessThanOrEqual(1);
   expect(err.lse).toBeLessThanOrEqual(1);
-  return verify(persistent).entry.launch.grid.map(Number);
+  return many.vf.entry.launch.grid.map(Number);
 }
 
 describe("flash_attention forward, persistent grid (ctas)", () => {
@@ -151,10 +146,9 @@ describe("PTX of the persistent builds at the bench's size (16 × 16 × 1024, ct
       ctas: 132,
       ...s,
     } as FlashAttentionSizes);
-    return {
-      ptx: compileToPtx(fn, { arch: "sm_90a" }).text,
-      grid: verify(fn).entry.launch.grid.map(Number),
-    };
+    // One verification for both: compileToPtx is emitPtx of verify.
+    const vf = verify(fn);
+    return { ptx: emitPtx(vf, { arch: "sm_90a" }).text, grid: vf.entry.launch.grid.map(Number) };
   };
 
   it.skipIf(ptxas === undefined)(

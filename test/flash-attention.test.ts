@@ -203,14 +203,23 @@ describe("flash_attention forward", () => {
   }
 
   it("O's 64-row blocks inside their sequence are stored from shared memory by TMA (no st.global of O in dense static builds); dynamic builds store a partial block, and varlen every block, under guards", () => {
-    const ptx = (s: Partial<FlashAttentionSizes>) =>
-      compileToPtx(
-        makeFlashAttention({
-          ...{ batch: 2, heads: 2, seqQ: 256, seqK: 256, headDim: 128, dtype: "bfloat16" },
-          ...s,
-        } as FlashAttentionSizes),
-        { arch: "sm_90a" },
-      ).text;
+    // Each build's PTX made once (the hd 256 build is read twice below).
+    const built = new Map<string, string>();
+    const ptx = (s: Partial<FlashAttentionSizes>): string => {
+      const key = JSON.stringify(s);
+      let text = built.get(key);
+      if (text === undefined) {
+        text = compileToPtx(
+          makeFlashAttention({
+            ...{ batch: 2, heads: 2, seqQ: 256, seqK: 256, headDim: 128, dtype: "bfloat16" },
+            ...s,
+          } as FlashAttentionSizes),
+          { arch: "sm_90a" },
+        ).text;
+        built.set(key, text);
+      }
+      return text;
+    };
     const count = (t: string, re: RegExp) => (t.match(re) ?? []).length;
     const store = /cp\.async\.bulk\.tensor\.\dd\.global\.shared::cta\.tile\.bulk_group/g;
     // hd 128: a slot of its own (sO) beside Q and the ring; one store per 64-column block per
