@@ -154,7 +154,7 @@ describe("output paths", () => {
 });
 
 describe("the command line", () => {
-  test("options of another command, given twice or without a value: TX8001, exit 2, with the usage", async () => {
+  test("options of another command, given twice or without a value: TX8001, exit 2, with the synopsis", async () => {
     const cases: [string[], string][] = [
       [["build", CLI_FILES.one, "--out", "x.json"], "build takes no --out (trace and layout do)"],
       [["build", CLI_FILES.one, "--args", "n=1"], "build takes no --args (trace and layout do)"],
@@ -171,6 +171,10 @@ describe("the command line", () => {
       expectDiagnostic(r, "TX8001", 2);
       expect(r.err).toContain(why);
       expect(r.err).toContain("usage: tirx build");
+      // The synopsis, not the whole help under the error's one line.
+      expect(r.err).toContain("(tirx --help describes every option)");
+      expect(r.err).not.toContain("--emit ptx|ir|script  what to print");
+      expect(r.err.split("\n").length).toBeLessThan(12);
     }
   });
 

@@ -31,3 +31,22 @@ test("TIRX_DEVICE=cuda without a driver: npx tsx examples/copy_async.ts prints T
   expect(r.stderr).not.toContain("    at ");
   expect(r.stderr).not.toContain("CudaUnavailableError");
 });
+
+// An unknown value is a diagnostic too (it was ignored, and the device picked as if unset).
+test.each(["gpu", "CUDA"])(
+  "TIRX_DEVICE=%s: npx tsx examples/copy_async.ts prints TX5012 naming sim and cuda, and exits 1",
+  (value) => {
+    const r = spawnSync(process.execPath, [tsx, "examples/copy_async.ts"], {
+      cwd: root,
+      encoding: "utf8",
+      env: { ...process.env, TIRX_DEVICE: value },
+    });
+    expect(r.status, r.stderr).toBe(1);
+    expect(r.stderr).toContain(
+      `error TX5012 [runtime/device]: TIRX_DEVICE is "${value}"; it takes "sim" or "cuda"`,
+    );
+    expect(r.stderr).toContain("note: set TIRX_DEVICE=sim or TIRX_DEVICE=cuda");
+    expect(r.stderr).not.toContain("    at ");
+    expect(r.stdout).not.toContain("match");
+  },
+);

@@ -74,6 +74,13 @@ describe("script-mode errors", () => {
     const unknown = errorOf("  A[0] = B[0];");
     expect(unknown.code).toBe("TX1024");
     expect(unknown.span).toMatchObject({ line: 3, col: 10 });
+    // A misspelled member of T: TX1024 naming its owner and the nearest member (was TX1020).
+    const member = errorOf('  const t = T.cuda.thread_id("x");\n  A[t] = 0;');
+    expect(member.code).toBe("TX1024");
+    expect(member.message).toContain(
+      '"thread_id" is not a member of T.cuda (did you mean "thread_idx"?)',
+    );
+    expect(member.span).toMatchObject({ line: 3, col: 13 });
     const ann = (() => {
       try {
         parseScript(`${HEAD}export const k = T.prim_func(function k(A: number[]) {});`);

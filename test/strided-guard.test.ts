@@ -90,3 +90,23 @@ describe("a guard that is present but does not prove the access", () => {
     expect(r.notes).not.toMatch(/guard the access, e\.g\./);
   });
 });
+
+describe("the note names the bound's variables as the kernel does", () => {
+  it("a guard i < n on the README's vector add with A[i + 1]: '≤ n - 1', not an internal name", () => {
+    const fn = T.function(
+      "vadd",
+      { n: T.int32, A: T.Tensor(["n"], "float32"), C: T.Tensor(["n"], "float32") },
+      ({ n, A, C }) => {
+        T.device_entry({
+          launch: T.cuda.LaunchConfig({ grid: [T.ceildiv(n, 256)], block: 256 }),
+        });
+        const i = T.cuda.block_idx("x").mul(256).add(T.cuda.thread_idx("x"));
+        T.if_(i.lt(n), () => C.set([i], A.get([i.add(1)])));
+      },
+    );
+    const r = refusal(fn);
+    expect(r.code).toBe("TX2006");
+    expect(r.notes).toMatch(/already bounds .* ≤ n - 1 here/);
+    expect(r.notes).not.toMatch(/\bv\d+\b/);
+  });
+});

@@ -64,8 +64,9 @@ export const CATALOG = {
     title: "a stored value must have the element dtype (cast it explicitly)",
   },
   TX1024: {
-    rule: "script/unknown-name",
-    title: "a name in a script kernel must be a parameter, a local, T, or a module constant",
+    rule: "dsl/unknown-name",
+    title:
+      "a name in a kernel must exist: in script mode a parameter, a local, T, or a module constant; a member of T one that T has",
   },
   TX1025: {
     rule: "dsl/async-body",

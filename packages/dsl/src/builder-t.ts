@@ -26,6 +26,7 @@ import { SwizzleLayout, SwizzleMode, swizzle_mode } from "./swizzle.js";
 import { ComposeLayout, layout, O, R, S, TileLayout } from "./layout.js";
 import { tile } from "./tile.js";
 import { nvshmem } from "./nvshmem.js";
+import { registerT } from "./unknown-member.js";
 
 const dtypes = Object.fromEntries(DTYPES.map((d) => [d, dtypeFn(d)])) as Record<DType, DTypeFn>;
 
@@ -138,3 +139,6 @@ export const builderT = {
   call_value,
   ...dtypes,
 };
+
+// A misspelled member of T in a builder kernel body is TX1024 (function.ts, unknown-member.ts).
+registerT(builderT);

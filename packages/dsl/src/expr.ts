@@ -39,6 +39,25 @@ export class PrimExpr {
     return this.expr.dtype;
   }
 
+  /**
+   * JavaScript's own operators on a traced expression (`tid < 128`, `tid + 1`, `tid * 2`,
+   * `tid == 0`) convert it to a primitive and would trace a different kernel with no word: a
+   * comparison becomes the constant `false`, `tid + 1` the string "[object Object]1", `tid * 2`
+   * NaN. Each throws TX1002 naming the method instead. Conversion to a string (`${tid}`,
+   * `String(tid)`) still gives "[object Object]". Truthiness (`if (tid.lt(3))`, `c ? a : b`)
+   * converts nothing and cannot be caught: a traced condition goes to `T.if_` /
+   * `T.if_then_else`.
+   * @throws TirxError TX1002 for a number or default conversion (an operator).
+   */
+  [Symbol.toPrimitive](hint: "number" | "string" | "default"): string {
+    if (hint === "string") return "[object Object]";
+    throw new TirxError(
+      "TX1002",
+      `a traced ${this.dtype} expression was used with a JavaScript operator (it converts the expression to a ${hint === "number" ? "number" : "primitive"}); TypeScript has no operator overloading: write the method, e.g. a.add(b), a.mul(b), a.lt(b), a.eq(b)`,
+      callerSpan(),
+    );
+  }
+
   add(b: ExprLike): PrimExpr {
     return bin("add", this, b);
   }

@@ -31,6 +31,7 @@ import { checkIdent, checkOptInt, checkOptions, checkShape, isPlainObject } from
 import { checkLaunchConfig } from "./cuda.js";
 import { callerSpan } from "./span.js";
 import { bindingName } from "./binding-name.js";
+import { unknownTMember } from "./unknown-member.js";
 import type { DTypeFn, ScalarType, TensorType } from "./types.js";
 import { TileView } from "./view.js";
 
@@ -147,7 +148,14 @@ export function function_<P extends Record<string, ParamType>>(
     });
   }
   const b = new Builder();
-  withBuilder(b, () => refuseThenable(body(handles as ParamHandles<P>), span));
+  withBuilder(b, () => {
+    try {
+      refuseThenable(body(handles as ParamHandles<P>), span);
+    } catch (e) {
+      // A misspelled member of T (T.cuda.thread_id): TX1024 at it, not a TypeError.
+      throw unknownTMember(e) ?? e;
+    }
+  });
   const { top, device } = b.finish();
   const stmts: Stmt[] = [...top];
   if (device) {

@@ -235,6 +235,23 @@ function spanFromText(): Span | undefined {
 }
 
 /**
+ * The author's position in a formatted stack (`error.stack`: the first frame outside the tirx-ts
+ * packages), with its line's text where the file can be read; undefined when no frame is the
+ * author's.
+ * @param stack A V8 stack as `Error.prototype.stack` formats it (first line the message).
+ */
+export function authorSpanOfStack(stack: string): Span | undefined {
+  for (const line of stack.split("\n").slice(1)) {
+    const m = FRAME.exec(line.trim());
+    if (!m) continue;
+    const file = pathOf(m[1]!);
+    if (!foreign(file)) continue;
+    return withFileText({ file, line: Number(m[2]), col: Number(m[3]) });
+  }
+  return undefined;
+}
+
+/**
  * The author's source position of the current T.* (or `compile`) call: the first stack frame
  * outside the tirx-ts packages, mapped through source maps as the stack would be (the lines of
  * the author's .ts file under tsx, vitest and `tirx build`). The frame is captured now and its

@@ -9,7 +9,8 @@ let chosen: DeviceLike | undefined;
  * otherwise the simulated device `sim()`. Says once on stderr which it picked and why.
  * Set `TIRX_DEVICE=sim` or `TIRX_DEVICE=cuda` to force one.
  * @throws TirxError TX5010 (at the caller's line, with the fix in a note) when TIRX_DEVICE=cuda
- * and no CUDA driver or device is usable.
+ * and no CUDA driver or device is usable; TX5012 (likewise) when TIRX_DEVICE is set to anything
+ * else but "sim" or "cuda" (e.g. "gpu", "CUDA").
  */
 export function device(): DeviceLike {
   if (chosen) return chosen;
@@ -30,6 +31,18 @@ export function device(): DeviceLike {
     }
     chosen = cuda(0);
     why = "TIRX_DEVICE=cuda";
+  } else if (forced !== undefined && forced !== "") {
+    throw new TirxError(
+      "TX5012",
+      `TIRX_DEVICE is ${JSON.stringify(forced)}; it takes "sim" or "cuda"`,
+      callSite(),
+      [
+        {
+          message:
+            "set TIRX_DEVICE=sim or TIRX_DEVICE=cuda, or unset it to take the GPU when one is usable and the simulated device otherwise",
+        },
+      ],
+    );
   } else {
     const probe = cudaAvailable();
     if (probe.ok) {

@@ -108,6 +108,12 @@ const PROCESS_IO: CliIO = {
 };
 
 /** Diagnostics of the caller's command line and paths: exit code 2; every other one exits 1. */
+/**
+ * What a usage error (TX8001) prints under its one line: the commands' synopsis, not the whole
+ * help (80 lines that buried the error above them).
+ */
+const SYNOPSIS = `${USAGE.slice(0, USAGE.indexOf("\n\n"))}\n(tirx --help describes every option)`;
+
 const USAGE_EXIT: readonly DiagnosticCode[] = ["TX8001", "TX8002", "TX8003", "TX8007", "TX8008"];
 
 /** The exit code of an internal error (a bug in tirx-ts): sysexits' EX_SOFTWARE. */
@@ -148,7 +154,7 @@ export async function main(argv: readonly string[], io: CliIO = PROCESS_IO): Pro
         (spanless ? "tirx: " : "") +
           renderDiagnostics(e, { color, cwd: process.cwd() }) +
           "\n" +
-          (e.code === "TX8001" ? `${USAGE}\n` : ""),
+          (e.code === "TX8001" ? `${SYNOPSIS}\n` : ""),
       );
       return USAGE_EXIT.includes(e.code) ? 2 : 1;
     }

@@ -27,6 +27,8 @@ export interface RangeScopeInit {
    * verifier's bounds proofs need; without it only numeric ranges are kept.
    */
   readonly dims?: ReadonlySet<number>;
+  /** Names of variables by `Var.id` (the kernel's scalar parameters), for diagnostics. */
+  readonly names?: ReadonlyMap<number, string>;
 }
 
 /**
@@ -47,6 +49,12 @@ export class RangeScope implements SymEnv {
   readonly facts: Fact[] = [];
   readonly dims: ReadonlySet<number>;
   readonly launch?: LaunchConfig;
+  /**
+   * The name of each variable the scope has met (the init's, then every loop and let variable
+   * bound), by `Var.id`: what diagnostics print for a symbolic bound (`n - 1`, not `v1 - 1`).
+   * Only grows: names are the function's, not the scope's.
+   */
+  readonly names: Map<number, string>;
   private readonly symbolic: boolean;
   private readonly definedVars = new Set<number>();
   private readonly definedBuffers = new Set<number>();
@@ -58,6 +66,7 @@ export class RangeScope implements SymEnv {
     if (init.launch) this.launch = init.launch;
     this.dims = init.dims ?? new Set();
     this.symbolic = init.dims !== undefined;
+    this.names = new Map(init.names);
   }
 
   /** The current point, to {@link restore} later. */
@@ -121,6 +130,7 @@ export class RangeScope implements SymEnv {
   bindLoop(v: Var, min: Expr, extent: Expr): void {
     const lo = exprRange(min, this);
     const n = exprRange(extent, this);
+    this.names.set(v.id, v.name);
     this.defineVar(v.id);
     this.setRange(v.id, { min: lo.min, max: lo.max + n.max - 1 });
     if (!this.symbolic || min.dtype !== "int32" || extent.dtype !== "int32") return;
@@ -132,6 +142,7 @@ export class RangeScope implements SymEnv {
 
   /** Let variable `v` bound to `value`: defined, with `value`'s range and symbolic bounds. */
   bindLet(v: Var, value: Expr): void {
+    this.names.set(v.id, v.name);
     this.defineVar(v.id);
     this.setRange(v.id, exprRange(value, this));
     if (!this.symbolic) return;

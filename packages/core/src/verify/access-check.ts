@@ -142,7 +142,7 @@ function showIndex(e: Expr): string {
 function guardNote(offset: Expr, scope: RangeScope, limit: string): string | undefined {
   const f = factsWithin(offset, scope)[0];
   if (!f) return undefined;
-  const guarded = `a guard (or loop bound) already bounds ${showIndex(f.expr)} ≤ ${showPoly(f.max)} here`;
+  const guarded = `a guard (or loop bound) already bounds ${showIndex(f.expr)} ≤ ${showPoly(f.max, scope.names)} here`;
   const c = [...f.max.keys()].every((k) => k === "") ? (f.max.get("") ?? 0) : undefined;
   const lim = Number(limit);
   if (c !== undefined && Number.isFinite(lim) && c >= lim) {

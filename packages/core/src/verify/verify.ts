@@ -111,7 +111,9 @@ export function verify(fn: PrimFunc): VerifiedFunc {
     reqs.launch(90, [7, 8], "PTX ISA, .reqnctapercluster: sm_90, PTX 7.8", entry.span);
   }
   const dims = new Set<number>();
-  const scope = new RangeScope({ launch: entry.launch, dims });
+  const names = new Map<number, string>();
+  for (const p of fn.params) if (p.kind === "scalar") names.set(p.var.id, p.var.name);
+  const scope = new RangeScope({ launch: entry.launch, dims, names });
   const scalars = new Set<number>();
   for (const p of fn.params) if (p.kind === "scalar") scalars.add(p.var.id);
   for (const p of fn.params) {

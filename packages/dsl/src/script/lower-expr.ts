@@ -1,4 +1,5 @@
 import {
+  didYouMean,
   lineOfText,
   TirxError,
   withLineText,
@@ -10,6 +11,7 @@ import {
 import type * as TsMorph from "ts-morph";
 import { PrimExpr, freeBinary, freeCompare, if_then_else, type ExprLike } from "../expr.js";
 import { FlatView } from "../flat.js";
+import { memberNames } from "../members.js";
 import { PtxOp } from "../tile-apply.js";
 import { withSpan } from "../span.js";
 import { TileView } from "../view.js";
@@ -341,10 +343,15 @@ export abstract class ExprLowerer {
     }
     const v: unknown = withSpan(this.span(n), () => (obj as Record<string | number, unknown>)[key]);
     if (v === undefined) {
-      throw this.unsupported(
+      // A misspelled member (T.cuda.thread_id): an unknown name, with the nearest one.
+      const near =
+        typeof key === "string" ? didYouMean(key, memberNames(obj as object)) : undefined;
+      const owner = (n as TsMorph.ts.PropertyAccessExpression).expression.getText(this.sf);
+      throw this.error(
+        "TX1024",
         n,
-        `${String(key)}: no such member`,
-        "check the name against the builder's T",
+        `"${String(key)}" is not a member of ${owner}${near ? ` (did you mean "${near}"?)` : ""}`,
+        "check the name against the builder's T (README: the T namespace)",
       );
     }
     // Methods are bound to their object; an opcode (`T.ptx[opcode]`, callable) needs no `this`
