@@ -34,6 +34,18 @@ const dev = sim();
 const f32 = (xs: readonly number[]) =>
   tensor(xs, { shape: [xs.length], dtype: "float32", device: dev });
 
+describe("compile()", () => {
+  test("a target the kernel cannot take is TX5006 at the compile() call", () => {
+    const k = T.function("k", { A: T.Tensor([4], "float32") }, ({ A }) => {
+      T.device_entry({ launch: T.cuda.LaunchConfig({ grid: [1], block: 4 }) });
+      A.set([T.cuda.thread_idx("x")], T.float32(1));
+    });
+    expect(thrown(() => compile(k, { target: "cuda", arch: "sm_75" }))).toMatchObject(
+      coded("TX5006", true),
+    );
+  });
+});
+
 describe("tensor()", () => {
   test("a device that is not one is TX5012 (it was a TypeError from inside the runtime)", () => {
     for (const device of [{}, { kind: "cuda", name: "x" }, "sim", 0, null]) {
@@ -76,9 +88,9 @@ describe("tensor()", () => {
     ["null", null, "float32"],
     ["a number", 4, "float32"],
     ["an array-like with a bad length", { length: -1 }, "float32"],
-  ])("%s is TX5007", (_, data, dtype) => {
+  ])("%s is TX5007, at the tensor() call", (_, data, dtype) => {
     expect(thrown(() => tensor(data as never, { shape: [4], dtype, device: dev }))).toMatchObject(
-      coded("TX5007"),
+      coded("TX5007", true),
     );
   });
 
@@ -93,7 +105,11 @@ describe("tensor()", () => {
     ];
     for (const [shape, dtype, code] of bad) {
       const opts = { shape, dtype, device: dev } as never;
-      expect(thrown(() => tensor([1, 2, 3, 4], opts))).toMatchObject(coded(code));
+      // At the call (each had no source position: printed without file:line or code frame).
+      expect(thrown(() => tensor([1, 2, 3, 4], opts))).toMatchObject(coded(code, true));
+      expect(thrown(() => tensor.zeros(shape as never, dtype as never, dev))).toMatchObject(
+        coded(code, true),
+      );
     }
     const typo = { shape: [4], dtype: "float32", devcie: dev } as never;
     expect(thrown(() => tensor([1, 2, 3, 4], typo))).toMatchObject(coded("TX5007"));

@@ -5,6 +5,7 @@ import {
   dtypeKind,
   isDeviceTensor,
   writeElement,
+  withArticle,
   type DType,
   type DeviceTensor,
   type KernelArg,
@@ -119,7 +120,7 @@ export function packArgs(
     if (typeof a !== "number" && typeof a !== "bigint" && typeof a !== "boolean") {
       throw new TirxError(
         "TX5005",
-        `argument ${i} ("${p.name}") is a ${p.var.dtype} scalar; pass a number`,
+        `argument ${i} ("${p.name}") is ${withArticle(p.var.dtype)} scalar; pass a number`,
         callSite(),
       );
     }
@@ -129,7 +130,7 @@ export function packArgs(
       if (typeof a === "number" && !Number.isInteger(a)) {
         throw new TirxError(
           "TX5005",
-          `argument ${i} ("${p.name}") is a ${dt} scalar; ${a} is not an integer`,
+          `argument ${i} ("${p.name}") is ${withArticle(dt)} scalar; ${a} is not an integer`,
           callSite(),
         );
       }
@@ -137,7 +138,7 @@ export function packArgs(
       if (v < range[0] || v > range[1]) {
         throw new TirxError(
           "TX5005",
-          `argument ${i} ("${p.name}") is a ${dt} scalar; ${a} is outside [${range[0]}, ${range[1]}]`,
+          `argument ${i} ("${p.name}") is ${withArticle(dt)} scalar; ${a} is outside [${range[0]}, ${range[1]}]`,
           callSite(),
         );
       }

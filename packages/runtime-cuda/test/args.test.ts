@@ -117,7 +117,7 @@ describe("argument packing", () => {
     expect(err).toBeInstanceOf(TirxError);
     expect((err as TirxError).code).toBe("TX5005");
     expect((err as TirxError).text).toBe(
-      'argument 0 ("n") is a int32 scalar; 1.5 is not an integer',
+      'argument 0 ("n") is an int32 scalar; 1.5 is not an integer',
     );
     // At the caller's line (this file), not at no place at all.
     expect((err as TirxError).span?.file).toBe(fileURLToPath(import.meta.url));

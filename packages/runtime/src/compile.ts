@@ -33,6 +33,7 @@ import { runSim } from "@tirx-ts/runtime-sim";
 import { device as defaultDevice } from "./device.js";
 import { CompileCache } from "./cache.js";
 import { fastArgCheck } from "./fast-args.js";
+import { atCaller } from "./at-caller.js";
 
 /** Options of `compile`. */
 export interface CompileOptions {
@@ -118,7 +119,15 @@ export interface Compiled {
  * @throws TirxError from the verifier (TX1xxx–TX4xxx) or for bad arguments (TX5xxx); CudaError.
  */
 export function compile(fn: PrimFunc, opts: CompileOptions = { target: "cuda" }): Compiled {
-  checkCompileArgs(fn, opts, callerSpan());
+  const span = callerSpan();
+  checkCompileArgs(fn, opts, span);
+  // A check with no source position of its own (a target the kernel cannot take: TX5006 from
+  // codegen's resolveArch) is reported at this call.
+  return atCaller(span, () => compileAt(fn, opts));
+}
+
+/** {@link compile} after its argument checks. */
+function compileAt(fn: PrimFunc, opts: CompileOptions): Compiled {
   // Before the cache hashes the IR: a tree past the limits (TX2013, TX2018) would take the hash
   // exponential time (each use of a shared sub-expression is hashed).
   checkDepth(fn);

@@ -1,5 +1,6 @@
 import {
   TirxError,
+  callSite,
   checkTensorSpec,
   MAX_SIM_TENSOR_BYTES,
   MAX_TENSOR_BYTES,
@@ -12,6 +13,7 @@ import {
 import { CudaDevice, cudaEmpty, cudaTensor, cudaZeros } from "@tirx-ts/runtime-cuda";
 import { sim, simEmpty, simTensor, simZeros } from "@tirx-ts/runtime-sim";
 import { device as defaultDevice } from "./device.js";
+import { atCaller } from "./at-caller.js";
 
 /** Options of `tensor`: shape in elements (row-major), dtype, and device (default: `device()`). */
 export interface TensorOptions {
@@ -48,6 +50,11 @@ const TENSOR_OPTIONS = ["shape", "dtype", "device"];
  *   device that is not one).
  */
 export function tensor(data: HostData, opts: TensorOptions): DeviceTensor & Disposable {
+  return atCaller(callSite(), () => makeTensor(data, opts));
+}
+
+/** {@link tensor} without the caller's span. */
+function makeTensor(data: HostData, opts: TensorOptions): DeviceTensor & Disposable {
   if (typeof opts !== "object" || opts === null || Array.isArray(opts)) {
     throw new TirxError(
       "TX5007",
@@ -87,11 +94,12 @@ tensor.zeros = (
   shape: readonly number[],
   dtype: DType,
   device?: DeviceLike,
-): DeviceTensor & Disposable => {
-  const dev = deviceOf(device);
-  checkTensorSpec(shape, dtype, maxBytes(dev));
-  return dev.kind === "sim" ? simZeros(shape, dtype) : cudaZeros(shape, dtype, dev as CudaDevice);
-};
+): DeviceTensor & Disposable =>
+  atCaller(callSite(), () => {
+    const dev = deviceOf(device);
+    checkTensorSpec(shape, dtype, maxBytes(dev));
+    return dev.kind === "sim" ? simZeros(shape, dtype) : cudaZeros(shape, dtype, dev as CudaDevice);
+  });
 
 /**
  * A device tensor with unspecified contents (the simulator poisons them).
@@ -101,11 +109,12 @@ tensor.empty = (
   shape: readonly number[],
   dtype: DType,
   device?: DeviceLike,
-): DeviceTensor & Disposable => {
-  const dev = deviceOf(device);
-  checkTensorSpec(shape, dtype, maxBytes(dev));
-  return dev.kind === "sim" ? simEmpty(shape, dtype) : cudaEmpty(shape, dtype, dev as CudaDevice);
-};
+): DeviceTensor & Disposable =>
+  atCaller(callSite(), () => {
+    const dev = deviceOf(device);
+    checkTensorSpec(shape, dtype, maxBytes(dev));
+    return dev.kind === "sim" ? simEmpty(shape, dtype) : cudaEmpty(shape, dtype, dev as CudaDevice);
+  });
 
 /** Largest tensor on `dev`: 2^48 bytes on a GPU, 2^31 − 1 on the simulator. */
 function maxBytes(dev: DeviceLike): number {

@@ -3,7 +3,7 @@ import { launchArgError } from "./call-site.js";
 import { DTYPES, dtypeBits, dtypeBytes, dtypeKind, isDType, type DType } from "../dtype.js";
 import { MAX_TENSOR_BYTES } from "../limits.js";
 import { didYouMean } from "../suggest.js";
-import { showValue } from "../show.js";
+import { showValue, withArticle } from "../show.js";
 import type { PrimFunc } from "../ir/func.js";
 import { checkStorageDType, isStaticShape, showShape } from "../ir/buffer.js";
 import type { DeviceLike, DeviceTensor } from "./tensor.js";
@@ -183,7 +183,7 @@ export function checkArgs(fn: PrimFunc, args: readonly KernelArg[]): DeviceLike 
       if (problem !== undefined) {
         throw launchArgError(
           "TX5005",
-          `argument ${i} ("${p.name}") is a ${p.var.dtype} scalar; ${problem}`,
+          `argument ${i} ("${p.name}") is ${withArticle(p.var.dtype)} scalar; ${problem}`,
           fn,
         );
       }
