@@ -223,15 +223,7 @@ function spanFromText(): Span | undefined {
   // The stack without an Error object: V8 formats it on `frames` (first line a header).
   const frames: { stack?: string } = {};
   Error.captureStackTrace(frames);
-  const stack = frames.stack ?? "";
-  for (const line of stack.split("\n").slice(1)) {
-    const m = FRAME.exec(line.trim());
-    if (!m) continue;
-    const file = pathOf(m[1]!);
-    if (!foreign(file)) continue;
-    return withFileText({ file, line: Number(m[2]), col: Number(m[3]) });
-  }
-  return undefined;
+  return authorSpanOfStack(frames.stack ?? "");
 }
 
 /**
