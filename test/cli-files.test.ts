@@ -65,6 +65,14 @@ describe("the kernel file", () => {
     const value = await tirx("build", CLI_FILES.throwsValue);
     expectDiagnostic(value, "TX8004", 1);
     expect(value.err).toContain("cannot load the file: 42");
+    // A missing package: at the file's import of it, naming the file, not the bundle's
+    // temporary copy (it named /tmp/tirx-load-…/missing_package.mjs).
+    const pkg = await tirx("build", CLI_FILES.missingPackage);
+    expectDiagnostic(pkg, "TX8004", 1);
+    expect(pkg.err).toContain("missing_package.ts:2:19: error TX8004 [cli/load]");
+    expect(pkg.err).toContain("Cannot find package 'tirx-tss-not-installed' imported from");
+    expect(pkg.err).toMatch(/imported from \S*missing_package\.ts/);
+    expect(pkg.err).not.toContain("tirx-load-");
     // A T.* misuse while loading is that call's own diagnostic.
     const misuse = await tirx("build", CLI_FILES.tirxError);
     expect(misuse.code).toBe(1);

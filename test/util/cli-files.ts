@@ -52,6 +52,8 @@ export const CLI_FILES = {
   tirxError: "tirx_error.ts",
   /** A syntax error. */
   syntax: "syntax.ts",
+  /** An import of a package that is not installed (line 2). */
+  missingPackage: "missing_package.ts",
   /** A module that exports no kernel. */
   noKernels: "no_kernels.ts",
   /** An empty file. */
@@ -117,6 +119,10 @@ export function writeCliFiles(dir: string): void {
   w(CLI_FILES.throwsValue, `throw 42;\n`);
   w(CLI_FILES.tirxError, IMPORT + `T.float32("one" as unknown as number);\n`);
   w(CLI_FILES.syntax, `export const x = ;\n`);
+  w(
+    CLI_FILES.missingPackage,
+    IMPORT + `import { x } from "tirx-tss-not-installed";\nexport const y = x;\n`,
+  );
   w(CLI_FILES.noKernels, `export const answer = 42;\nexport default { kind: "not a kernel" };\n`);
   w(CLI_FILES.empty, ``);
   w(CLI_FILES.json, `{ "kind": "PrimFunc" }\n`);

@@ -289,7 +289,18 @@ async function importBundle(file: string, bundled: string): Promise<Record<strin
     } catch (e) {
       if (e instanceof LoadError) throw e;
       if (e instanceof Error && e.name === "TirxError") throw e;
-      throw new LoadError(e instanceof Error ? e.message : String(e), locationIn(e, file, out), e);
+      // The bundle's path is nothing of the user's: the message names the kernel file instead
+      // ("Cannot find package 'x' imported from /tmp/tirx-load-…/k.mjs"), and a missing package
+      // is placed at the kernel file's import of it.
+      const message = (e instanceof Error ? e.message : String(e))
+        .split(pathToFileURL(out).href)
+        .join(pathToFileURL(file).href)
+        .split(out)
+        .join(file);
+      const missing = /Cannot find (?:package|module) '([^']+)'/.exec(message)?.[1];
+      const where =
+        locationIn(e, file, out) ?? (missing ? importLocation(file, missing) : undefined);
+      throw new LoadError(message, where, e);
     } finally {
       process.setSourceMapsEnabled(mapping);
     }
@@ -320,6 +331,25 @@ function locationIn(e: unknown, file: string, bundle: string): LoadError["locati
         return { file, line: entry.originalLine + 1, col: entry.originalColumn + 1 };
       }
     }
+  }
+  return undefined;
+}
+
+/**
+ * Where `file` imports `pkg` (the first `"pkg"` or `'pkg'` string in its text, as an import's
+ * specifier is written), if it can be read and does.
+ */
+function importLocation(file: string, pkg: string): LoadError["location"] {
+  let text: string;
+  try {
+    text = readFileSync(file, "utf8");
+  } catch {
+    return undefined;
+  }
+  const lines = text.split(/\r?\n/);
+  for (let i = 0; i < lines.length; i++) {
+    const col = Math.max(lines[i]!.indexOf(`"${pkg}"`), lines[i]!.indexOf(`'${pkg}'`));
+    if (col >= 0) return { file, line: i + 1, col: col + 1, lineText: lines[i]! };
   }
   return undefined;
 }
