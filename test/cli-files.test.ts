@@ -151,13 +151,17 @@ describe("output paths", () => {
     expect(under.err).toMatch(/one\.ts is a file$/m);
   });
 
-  test("trace --out writes the trace; stdout and stderr stay empty", async () => {
+  test("trace --out writes the trace and says so in one line (as layout names its files); stderr stays empty", async () => {
     const out = join(dir, "written.json");
     const r = await tirx("trace", CLI_FILES.one, "--out", out);
     expect(r.err).toBe("");
     expect(r.code).toBe(0);
     expect(existsSync(out)).toBe(true);
-    expect(JSON.parse(readFileSync(out, "utf8")).otherData.kernel).toBe("one");
+    const trace = JSON.parse(readFileSync(out, "utf8"));
+    expect(trace.otherData.kernel).toBe("one");
+    expect(r.out).toBe(
+      `${out}: the trace of "one", ${trace.traceEvents.length} events (open it in chrome://tracing or Perfetto)\n`,
+    );
   });
 });
 

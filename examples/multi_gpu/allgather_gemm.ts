@@ -238,5 +238,8 @@ if (import.meta.url === `file://${process.argv[1]}`) {
     const r = checkAllgatherGemmOnGpus({ pes: 2, mp: 64, k: 64, n: 64 }, [0, 1]);
     console.log(`allgather_gemm on GPUs: ${r.summary}`);
     if (!r.ok) process.exitCode = 1;
-  } else console.log(`allgather_gemm on GPUs: not run (${gpus} GPU here, 2 needed)`);
+  } else
+    console.log(
+      `allgather_gemm on GPUs: not run (${gpus} GPU${gpus === 1 ? "" : "s"} here, 2 needed)`,
+    );
 }

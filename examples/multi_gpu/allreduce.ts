@@ -228,5 +228,6 @@ if (import.meta.url === `file://${process.argv[1]}`) {
       console.log(`allreduce on GPUs: ${r.summary}`);
       if (!r.ok) process.exitCode = 1;
     }
-  } else console.log(`allreduce on GPUs: not run (${gpus} GPU here, 2 needed)`);
+  } else
+    console.log(`allreduce on GPUs: not run (${gpus} GPU${gpus === 1 ? "" : "s"} here, 2 needed)`);
 }

@@ -428,8 +428,14 @@ async function run(argv: readonly string[], io: CliIO, color: boolean): Promise<
     }
     const { trace, reports } = traceRun(fn, scalars);
     const json = JSON.stringify(trace);
-    if (values.out !== undefined) writeOut("--out", values.out, json + "\n");
-    else io.out(json + "\n");
+    if (values.out !== undefined) {
+      writeOut("--out", values.out, json + "\n");
+      // As layout names each file it writes: what was written, where.
+      const events = trace.traceEvents.length;
+      io.out(
+        `${values.out}: the trace of "${fn.name}", ${events} events (open it in chrome://tracing or Perfetto)\n`,
+      );
+    } else io.out(json + "\n");
     return printHazards(
       reports,
       fn.name,
