@@ -89,7 +89,10 @@ describe("tirx trace", () => {
         { cwd: root, encoding: "utf8" },
       );
       expect(r.status).toBe(1);
-      expect(r.stdout).toBe("");
+      // One line naming what was written; the trace itself in the file only.
+      expect(r.stdout).toMatch(
+        /^\S+t\.json: the trace of "no_wait", \d+ events \(open it in chrome:\/\/tracing or Perfetto\)\n$/,
+      );
       const text = readFileSync(join(root, "test/fixtures/hazard_no_wait.ts"), "utf8").split("\n");
       const line = text.findIndex((l) => l.includes("// HAZARD")) + 1;
       // The format of every kernel error: file:line:col, code and rule, a code frame.
