@@ -102,9 +102,17 @@ export function rearrange(
     const factors = known.map((k) => k ?? len / prodKnown);
     const prod = factors.reduce((a, b) => a * b, 1);
     if (factors.some((f) => !Number.isInteger(f) || f <= 0) || prod !== len) {
+      // With one factor left to infer: "128 is not divisible by w = 3" (its size would be
+      // 42.67); else the sizes given, whose product is not the length.
+      const given = group
+        .filter((_, j) => known[j] !== undefined)
+        .map((n) => `${n} = ${own(n)}`)
+        .join(" · ");
       throw new TirxError(
         "TX1011",
-        `input axis ${i} has length ${len}, which "(${group.join(" ")})" with sizes {${group.map((n, j) => `${n}: ${factors[j]}`).join(", ")}} does not split exactly`,
+        unknown === 1
+          ? `input axis ${i} "(${group.join(" ")})" has length ${len}, which is not divisible by ${given || "1"}${prodKnown !== 1 && group.length > 2 ? ` (= ${prodKnown})` : ""}`
+          : `input axis ${i} "(${group.join(" ")})" has length ${len}, but the sizes ${given} multiply to ${prodKnown}`,
         span,
       );
     }
