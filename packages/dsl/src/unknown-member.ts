@@ -1,4 +1,4 @@
-import { didYouMean, TirxError } from "@tirx-ts/core";
+import { didYouMean, TirxError, type Span } from "@tirx-ts/core";
 import { memberNames } from "./members.js";
 import { authorSpanOfStack } from "./span.js";
 
@@ -11,6 +11,26 @@ let registered: object | undefined;
  */
 export function registerT(t: object): void {
   registered = t;
+}
+
+/**
+ * TX1024 for `key`, which `obj` (spelled `owner` in the kernel's text, e.g. `T.cuda`) lacks, at
+ * `span`, with the nearest of `obj`'s members for a name (none for an index). Builder mode ({@link unknownTMember}) and script
+ * mode (lower-expr.ts, `member`) report a misspelled member with it.
+ */
+export function unknownMemberError(
+  key: string | number,
+  owner: string,
+  obj: object,
+  span?: Span,
+): TirxError {
+  const near = typeof key === "string" ? didYouMean(key, memberNames(obj)) : undefined;
+  return new TirxError(
+    "TX1024",
+    `"${key}" is not a member of ${owner}${near ? ` (did you mean "${near}"?)` : ""}`,
+    span,
+    [{ message: "check the name against the builder's T (README: the T namespace)" }],
+  );
 }
 
 /** A member path of T in the author's line: `T.cuda.thread_id`. */
@@ -46,15 +66,8 @@ export function unknownTMember(e: unknown, t = registered): TirxError | undefine
     for (const key of keys) {
       col = text.indexOf(key, col) + 1;
       if ((typeof obj !== "object" && typeof obj !== "function") || obj === null) break;
-      if (!(key in obj)) {
-        const near = didYouMean(key, memberNames(obj));
-        return new TirxError(
-          "TX1024",
-          `"${key}" is not a member of ${owner}${near ? ` (did you mean "${near}"?)` : ""}`,
-          { ...at, col, length: key.length },
-          [{ message: "check the name against the builder's T (README: the T namespace)" }],
-        );
-      }
+      if (!(key in obj))
+        return unknownMemberError(key, owner, obj, { ...at, col, length: key.length });
       obj = (obj as Record<string, unknown>)[key];
       owner = `${owner}.${key}`;
     }

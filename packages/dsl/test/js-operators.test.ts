@@ -6,6 +6,7 @@
 import { describe, expect, it } from "vitest";
 import { T, type PrimExpr } from "@tirx-ts/dsl";
 import { isTirxError, verify } from "@tirx-ts/core";
+import { errorOf } from "../../../test/util/error-of.js";
 
 /** Build a one-block kernel whose body applies `f` to the thread index. */
 function build(f: (tid: PrimExpr) => unknown) {
@@ -15,16 +16,6 @@ function build(f: (tid: PrimExpr) => unknown) {
     f(tid);
     A.set([tid], T.float32(1));
   });
-}
-
-/** The error `fn` throws. */
-function thrown(fn: () => unknown): unknown {
-  try {
-    fn();
-  } catch (e) {
-    return e;
-  }
-  return undefined;
 }
 
 const OPERATORS: [string, (t: any) => unknown][] = [
@@ -43,9 +34,9 @@ const OPERATORS: [string, (t: any) => unknown][] = [
 
 describe("JavaScript operators on a traced expression", () => {
   it.each(OPERATORS)("%s throws TX1002 at its own line, naming the methods", (_, op) => {
-    const e = thrown(() => build(op));
-    expect(isTirxError(e)).toBe(true);
-    const err = e as { code: string; message: string; span?: { file?: string } };
+    // errorOf rethrows anything that is not a TirxError (a TypeError would fail the test).
+    const err = errorOf(() => build(op));
+    expect(isTirxError(err)).toBe(true);
     expect(err.code).toBe("TX1002");
     expect(err.message).toMatch(/JavaScript operator/);
     expect(err.message).toMatch(/a\.add\(b\).*a\.lt\(b\)/);

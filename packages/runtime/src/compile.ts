@@ -123,7 +123,10 @@ export function compile(fn: PrimFunc, opts: CompileOptions = { target: "cuda" })
   checkCompileArgs(fn, opts, span);
   // A check with no source position of its own (a target the kernel cannot take: TX5006 from
   // codegen's resolveArch) is reported at this call.
-  return atCaller(span, () => compileAt(fn, opts));
+  return atCaller(
+    () => span,
+    () => compileAt(fn, opts),
+  );
 }
 
 /** {@link compile} after its argument checks. */

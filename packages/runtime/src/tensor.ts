@@ -50,7 +50,7 @@ const TENSOR_OPTIONS = ["shape", "dtype", "device"];
  *   device that is not one).
  */
 export function tensor(data: HostData, opts: TensorOptions): DeviceTensor & Disposable {
-  return atCaller(callSite(), () => makeTensor(data, opts));
+  return atCaller(callSite, () => makeTensor(data, opts));
 }
 
 /** {@link tensor} without the caller's span. */
@@ -95,7 +95,7 @@ tensor.zeros = (
   dtype: DType,
   device?: DeviceLike,
 ): DeviceTensor & Disposable =>
-  atCaller(callSite(), () => {
+  atCaller(callSite, () => {
     const dev = deviceOf(device);
     checkTensorSpec(shape, dtype, maxBytes(dev));
     return dev.kind === "sim" ? simZeros(shape, dtype) : cudaZeros(shape, dtype, dev as CudaDevice);
@@ -110,7 +110,7 @@ tensor.empty = (
   dtype: DType,
   device?: DeviceLike,
 ): DeviceTensor & Disposable =>
-  atCaller(callSite(), () => {
+  atCaller(callSite, () => {
     const dev = deviceOf(device);
     checkTensorSpec(shape, dtype, maxBytes(dev));
     return dev.kind === "sim" ? simEmpty(shape, dtype) : cudaEmpty(shape, dtype, dev as CudaDevice);

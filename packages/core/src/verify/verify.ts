@@ -111,11 +111,11 @@ export function verify(fn: PrimFunc): VerifiedFunc {
     reqs.launch(90, [7, 8], "PTX ISA, .reqnctapercluster: sm_90, PTX 7.8", entry.span);
   }
   const dims = new Set<number>();
+  // The scalar parameters by Var.id, with their names (for the scope's diagnostics).
   const names = new Map<number, string>();
   for (const p of fn.params) if (p.kind === "scalar") names.set(p.var.id, p.var.name);
   const scope = new RangeScope({ launch: entry.launch, dims, names });
-  const scalars = new Set<number>();
-  for (const p of fn.params) if (p.kind === "scalar") scalars.add(p.var.id);
+  const scalars = new Set(names.keys());
   for (const p of fn.params) {
     declareParam(p, fn, scope, dims, scalars, attempt);
     attempt(() => checkTensorBytes(p, fn));

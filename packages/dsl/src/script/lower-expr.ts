@@ -1,5 +1,4 @@
 import {
-  didYouMean,
   lineOfText,
   TirxError,
   withLineText,
@@ -11,7 +10,7 @@ import {
 import type * as TsMorph from "ts-morph";
 import { PrimExpr, freeBinary, freeCompare, if_then_else, type ExprLike } from "../expr.js";
 import { FlatView } from "../flat.js";
-import { memberNames } from "../members.js";
+import { unknownMemberError } from "../unknown-member.js";
 import { PtxOp } from "../tile-apply.js";
 import { withSpan } from "../span.js";
 import { TileView } from "../view.js";
@@ -344,15 +343,8 @@ export abstract class ExprLowerer {
     const v: unknown = withSpan(this.span(n), () => (obj as Record<string | number, unknown>)[key]);
     if (v === undefined) {
       // A misspelled member (T.cuda.thread_id): an unknown name, with the nearest one.
-      const near =
-        typeof key === "string" ? didYouMean(key, memberNames(obj as object)) : undefined;
       const owner = (n as TsMorph.ts.PropertyAccessExpression).expression.getText(this.sf);
-      throw this.error(
-        "TX1024",
-        n,
-        `"${String(key)}" is not a member of ${owner}${near ? ` (did you mean "${near}"?)` : ""}`,
-        "check the name against the builder's T (README: the T namespace)",
-      );
+      throw unknownMemberError(key, owner, obj as object, this.span(n));
     }
     // Methods are bound to their object; an opcode (`T.ptx[opcode]`, callable) needs no `this`
     // and stays a PtxOp for tile.apply.
