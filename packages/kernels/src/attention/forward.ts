@@ -1037,9 +1037,13 @@ export function makeFlashAttention(s: FlashAttentionSizes): PrimFunc {
           const first = T.floormod(tid, 128).eq(0);
           // This thread's first row and column in the accumulator layouts: rows mRow + 8·i,
           // columns 8·j + mCol + e (slot 4·j + 2·i + e; fragment.ts).
-          const mt = T.let_("mt", T.floormod(tid, 128));
-          const mRow = T.let_("mrow", fragRow(mt));
-          const mCol = T.let_("mcol", fragCol(mt));
+          // (Bound only where a block may be masked.)
+          const maskAt = masked
+            ? (() => {
+                const mt = T.let_("mt", T.floormod(tid, 128));
+                return { mRow: T.let_("mrow", fragRow(mt)), mCol: T.let_("mcol", fragCol(mt)) };
+              })()
+            : undefined;
           const Sf = S.flat();
           /**
            * Block S (queries q0 + r, keys k0 + c: this warpgroup's 64 × BN tile) masked to -inf
@@ -1054,6 +1058,7 @@ export function makeFlashAttention(s: FlashAttentionSizes): PrimFunc {
            * 172.8; bench/results/attention-mask-2026-12-04.md).
            */
           const maskBlock = (q0: ExprLike, k0: ExprLike): void => {
+            const { mRow, mCol } = maskAt!;
             // Key k0 + mCol + cc against query q0 + mRow + 8·i: k − q = cc − (d + 8·i).
             const d = T.let_("md", T.sub(T.add(q0, mRow), T.add(k0, mCol)));
             const kq = T.let_("mkq", T.sub(k0, q0));
