@@ -45,3 +45,16 @@ test("TIRX_CACHE=off compiles every time", () => {
   process.env["TIRX_CACHE"] = "off";
   expect(compile(f)).not.toBe(compile(f));
 });
+
+test("a kernel equal but for an access's axis extents is verified again (TX2006), not served", () => {
+  // Row 1 of B seen as [4, w] with B's strides: the same flat offsets for every w.
+  const rows = (w: number) =>
+    T.function("cache_axis", { B: T.Tensor([4, 8], "float32") }, ({ B }) => {
+      T.device_entry({ launch: T.cuda.LaunchConfig({ grid: 1, block: 1 }) });
+      const v = B.as_strided({ shape: [4, w], strides: [8, 1] });
+      for (const j of T.range(6)) v.set([1, j], 1);
+    });
+  expect(() => compile(rows(8))).not.toThrow();
+  expect(spanFingerprint(rows(4))).not.toBe(spanFingerprint(rows(8)));
+  expect(() => compile(rows(4))).toThrow(expect.objectContaining({ code: "TX2006" }));
+});

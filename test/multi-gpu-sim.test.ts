@@ -31,6 +31,12 @@ function lineOf(file: string, text: string): number {
   return i + 1;
 }
 
+/** The 1-based line of this file that holds `marker`. */
+const lineOfThisFile = (marker: string): number =>
+  readFileSync(fileURLToPath(import.meta.url), "utf8")
+    .split("\n")
+    .findIndex((l) => l.includes(marker)) + 1;
+
 /** Codes of the reports. */
 const codes = (rs: readonly TirxError[]): string[] => rs.map((r) => r.code);
 
@@ -149,12 +155,23 @@ describe("T.nvshmem on the simulator", () => {
     ).toBe(true);
   });
 
-  it("a put past the peer's shard is out of bounds (TX6005); a dynamic peer out of range too", () => {
+  it("a put past the peer's shard is refused (TX2006) or out of bounds (TX6005); a dynamic peer out of range too", () => {
+    // Past the row of the shard at a start the verifier bounds: the row's axis names it.
     const past = peKernel(2, ({ Buf }) => {
       const me = T.nvshmem.my_pe();
-      T.nvshmem.put(Buf, [16], Buf, [me, 0], 32, T.sub(1, me), { scope: "warp" });
+      T.nvshmem.put(Buf, [16], Buf, [me, 0], 32, T.sub(1, me), { scope: "warp" }); // PUT-PAST
     });
-    expect(codes(runPe(past, 2).reports)).toContain("TX6005");
+    const e = errorOf(() => verify(past));
+    expect(e.code).toBe("TX2006");
+    expect(e.message).toContain('axis 1 of "Buf" (extent 32): index 16 + k reaches 47');
+    expect(e.span?.line).toBe(lineOfThisFile("// PUT-PAST"));
+    // At a start only the launch knows (n_pes · 8 = 16), the simulator names it.
+    const late = peKernel(2, ({ Buf }) => {
+      const me = T.nvshmem.my_pe();
+      const at = T.nvshmem.n_pes().mul(8);
+      T.nvshmem.put(Buf, [at], Buf, [me, 0], 32, T.sub(1, me), { scope: "warp" });
+    });
+    expect(codes(runPe(late, 2).reports)).toContain("TX6005");
     const peer = peKernel(2, ({ Buf }) => {
       const me = T.nvshmem.my_pe();
       T.nvshmem.put(Buf, [0], Buf, [me, 0], 1, me.add(2));

@@ -59,6 +59,14 @@ const MISTAKES: Record<string, Mistake> = {
     key: (k) => `load ${k}`,
     make: ({ B, C, t }, k) => B.set([t.floormod(64)], C.get([t.add(200 + k)])), // MISTAKE load
   },
+  // A column past A's row (32 wide) whose flat offset stays inside A (TX2006 names the axis and
+  // the index's range, unique per k).
+  axis: {
+    code: "TX2006",
+    line: mistakeLine("axis"),
+    key: (k) => `axis ${k}`,
+    make: ({ A, t }, k) => A.set([t.floordiv(2), t.floormod(2).add(31 + k)], T.float16(0)), // MISTAKE axis
+  },
   // More copies than T.unroll may emit (TX2012 names the count).
   unroll: {
     code: "TX2012",
@@ -129,7 +137,7 @@ function expected(steps: readonly string[]): { code: string; line: number }[] {
 
 describe("the verifier collects every error of a kernel", () => {
   test("random sequences of independent mistakes: every one, deduplicated, sorted; the first found heads them (fast-check, seed 42)", () => {
-    const step = fc.constantFrom("store", "load", "unroll", "cg", "fine");
+    const step = fc.constantFrom("store", "load", "axis", "unroll", "cg", "fine");
     fc.assert(
       fc.property(fc.array(step, { minLength: 1, maxLength: 12 }), (steps) => {
         const mistakes = steps.filter((s) => s !== "fine");

@@ -97,7 +97,10 @@ export const CATALOG = {
   },
   TX2004: { rule: "wf/device-entry", title: "a kernel needs exactly one T.device_entry" },
   TX2005: { rule: "wf/dtype", title: "an operand has the wrong dtype" },
-  TX2006: { rule: "wf/bounds", title: "a buffer access lies outside the buffer" },
+  TX2006: {
+    rule: "wf/bounds",
+    title: "a buffer access lies outside the buffer, or one of its indices outside its axis",
+  },
   TX2007: { rule: "wf/launch", title: "launch extents must be positive and within CUDA limits" },
   TX2008: { rule: "wf/shared-capacity", title: "shared memory use exceeds what a CTA may have" },
   TX2009: { rule: "wf/scope", title: "the buffer's state space does not allow this access" },

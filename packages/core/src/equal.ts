@@ -2,10 +2,15 @@
  * Structural equality and hashing of IR, in the manner of TVM's `structural_equal`: two trees
  * are equal when they have the same shape and fields, where variables and buffers are matched by
  * the position at which they are first met (so renaming is invisible) and source spans are
- * ignored.
+ * ignored, as is an access's author index (`AccessIndex`: the form the author wrote the access
+ * in, which the printer does not write; the flat offset is the access).
  */
 
 const IGNORED = new Set(["span", "id"]);
+
+/** Whether key `k` of node `o` is left out of equality and hashing. */
+const ignored = (o: { kind?: unknown }, k: string): boolean =>
+  IGNORED.has(k) || (k === "index" && (o.kind === "BufferLoad" || o.kind === "Store"));
 
 function isBinding(x: { kind?: unknown }): boolean {
   // A tensor map is a binding too: its uses share one kernel parameter.
@@ -46,8 +51,8 @@ export function structuralEqual(a: unknown, b: unknown): boolean {
       mapAB.set(xo, yo);
       mapBA.set(yo, xo);
     }
-    const kx = Object.keys(xo).filter((k) => !IGNORED.has(k) && xo[k] !== undefined);
-    const ky = Object.keys(yo).filter((k) => !IGNORED.has(k) && yo[k] !== undefined);
+    const kx = Object.keys(xo).filter((k) => !ignored(xo, k) && xo[k] !== undefined);
+    const ky = Object.keys(yo).filter((k) => !ignored(yo, k) && yo[k] !== undefined);
     if (kx.length !== ky.length) return false;
     for (let i = kx.length - 1; i >= 0; i--) {
       const k = kx[i]!;
@@ -104,7 +109,7 @@ export function structuralHash(node: unknown): string {
     work.push({ text: "}" });
     const keys = Object.keys(o)
       .sort()
-      .filter((k) => !(IGNORED.has(k) || o[k] === undefined || (isBinding(o) && k === "name")));
+      .filter((k) => !(ignored(o, k) || o[k] === undefined || (isBinding(o) && k === "name")));
     for (let i = keys.length - 1; i >= 0; i--) {
       work.push({ value: o[keys[i]!] });
       work.push({ text: keys[i]! + "=" });

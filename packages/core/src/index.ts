@@ -15,6 +15,7 @@ export * from "./ir/tile-plan.js";
 export * from "./ir/arith.js";
 export * from "./layout/rearrange.js";
 export * from "./layout/view.js";
+export * from "./layout/access-axes.js";
 export * from "./layout/swizzle.js";
 export * from "./layout/tile-layout.js";
 export * from "./layout/fragments.js";

@@ -1,6 +1,7 @@
 import {
   bufferElementOffset,
   bufferPtr,
+  type AccessIndex,
   type Buffer,
   type DType,
   type Expr,
@@ -11,13 +12,30 @@ import { PrimExpr, toExpr, type ExprLike } from "./expr.js";
 
 /** Element accesses at a flat element offset, shared by `TileView` and `FlatView`. */
 
-/** A load of the `dtype` element at `offset` of `buffer`. */
-export function loadAt(buffer: Buffer, dtype: DType, offset: Expr, span?: Span): PrimExpr {
-  return new PrimExpr({ kind: "BufferLoad", buffer, offset, dtype, ...(span ? { span } : {}) });
+/**
+ * A load of the `dtype` element at `offset` of `buffer`; `index`, the author's indices the
+ * offset does not bound (core's `accessAxes`), goes on the load for the verifier where not empty.
+ */
+export function loadAt(
+  buffer: Buffer,
+  dtype: DType,
+  offset: Expr,
+  span?: Span,
+  index: AccessIndex = [],
+): PrimExpr {
+  return new PrimExpr({
+    kind: "BufferLoad",
+    buffer,
+    offset,
+    dtype,
+    ...(index.length > 0 ? { index } : {}),
+    ...(span ? { span } : {}),
+  });
 }
 
 /**
- * Record a store of `value` (converted like a literal to `dtype`) at `offset` of `buffer`.
+ * Record a store of `value` (converted like a literal to `dtype`) at `offset` of `buffer`, with
+ * `index` as {@link loadAt} takes it.
  * @throws TirxError TX1001 outside a kernel body.
  */
 export function storeAt(
@@ -26,6 +44,7 @@ export function storeAt(
   offset: Expr,
   value: ExprLike,
   span?: Span,
+  index: AccessIndex = [],
 ): void {
   const b = builder("set", span);
   b.emit({
@@ -34,6 +53,7 @@ export function storeAt(
     dtype,
     offset,
     value: toExpr(value, dtype, span),
+    ...(index.length > 0 ? { index } : {}),
     ...(span ? { span } : {}),
   });
 }

@@ -186,7 +186,8 @@ export function n_pes(): PrimExpr {
 /**
  * `nvshmem_putmem` / `nvshmemx_putmem_warp` / `nvshmemx_putmem_block` (and `_nbi`: the direct
  * path's stores are the same): `count` elements from `src` at `srcIndex` (contiguous along its
- * innermost dim; a full index, so a symmetric source names its own PE) to PE `pe`'s copy of the
+ * innermost dim, within it on both sides: the verifier proves each index within its axis,
+ * TX2006; a full index, so a symmetric source names its own PE) to PE `pe`'s copy of the
  * symmetric tensor `dst` at `dstIndex` (an index into one shard, without the PE). Weak stores to
  * the peer's memory: nothing orders them before a peer's reads until a signal (put_signal,
  * signal_op after fence), quiet or barrier_all does; the simulator reports an unordered read

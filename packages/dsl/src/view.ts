@@ -1,14 +1,18 @@
 import {
+  accessAxes,
   bufferOffset,
   elementOffset,
+  isWholeView,
   layoutSlot,
   isTirxError,
   subBuffer,
   viewOf,
   rearrange,
   reinterpret,
+  subAxes,
   subView,
   TirxError,
+  type AccessIndex,
   type Buffer,
   type DType,
   type Expr,
@@ -86,25 +90,17 @@ export function checkSlice(s: Record<string, unknown>, span?: Span): Slice {
  * A tensor or a zero-copy view of one, as kernel code sees it: global parameters, shared
  * allocations, and everything `rearrange`, `sub` and `view` make from them.
  */
-/** True when `v` is its buffer's own row-major view (offset 0, same shape and dtype). */
-function isWholeView(v: View): boolean {
-  const shape = v.buffer.shape;
-  if (v.dtype !== v.buffer.dtype || v.shape.length !== shape.length) return false;
-  if (v.offset.kind !== "IntImm" || Number(v.offset.value) !== 0) return false;
-  let s = 1;
-  for (let i = shape.length - 1; i >= 0; i--) {
-    if (shape[i] !== v.shape[i] || (v.shape[i] !== 1 && v.strides[i] !== s)) return false;
-    s *= v.shape[i]!;
-  }
-  return true;
-}
-
 export class TileView {
   /**
    * `source` is a view, or a whole global tensor with symbolic dims (`T.Tensor(["n"], ...)`),
    * which can be indexed and sub-viewed but has no static view until its symbolic axes are indexed.
+   * `fixed`: the runtime indices the `sub` calls that made this view fixed (core's `subAxes`),
+   * which every element access through it carries for the verifier (TX2006).
    */
-  constructor(private readonly source: View | Buffer) {}
+  constructor(
+    private readonly source: View | Buffer,
+    private readonly fixed: AccessIndex = [],
+  ) {}
 
   /**
    * The static view; tile operations, rearrange and view_as read it.
@@ -170,7 +166,7 @@ export class TileView {
       }
       Object.defineProperty(known, k, { value: v, enumerable: true });
     }
-    return new TileView(rearrange(this.view, pattern, known, span));
+    return new TileView(rearrange(this.view, pattern, known, span), this.fixed);
   }
 
   /**
@@ -180,8 +176,12 @@ export class TileView {
   sub(...index: Index[]): TileView {
     const span = callerSpan();
     const items = Array.from(index, (i) => parseIndex(i, span));
-    if (this.source.kind === "Buffer") return new TileView(subBuffer(this.source, items, span));
-    return new TileView(subView(this.source, items, span));
+    const view =
+      this.source.kind === "Buffer"
+        ? subBuffer(this.source, items, span)
+        : subView(this.source, items, span);
+    const fixed = subAxes(this.source, items);
+    return new TileView(view, fixed.length === 0 ? this.fixed : [...this.fixed, ...fixed]);
   }
 
   /**
@@ -193,7 +193,7 @@ export class TileView {
   view_as(dtype: DType): TileView {
     const span = callerSpan();
     checkDType(dtype, "view_as", span);
-    return new TileView(reinterpret(this.view, dtype, span));
+    return new TileView(reinterpret(this.view, dtype, span), this.fixed);
   }
 
   /**
@@ -258,7 +258,19 @@ export class TileView {
     });
   }
 
-  private offset(indices: readonly ExprLike[], span?: Span): Expr {
+  /**
+   * The flat offset of `indices` (one per axis) and the author's indices it does not bound
+   * (core's `accessAxes`, with this view's `fixed` ones), which the access carries for the
+   * verifier.
+   */
+  private access(indices: readonly ExprLike[], span?: Span): { offset: Expr; index: AccessIndex } {
+    const items = this.indexExprs(indices, span);
+    const offset = this.offset(items, span);
+    return { offset, index: accessAxes(this.source, items, this.fixed) };
+  }
+
+  /** `indices` as int32 expressions. @throws TirxError TX1002 for a list of anything else. */
+  private indexExprs(indices: readonly ExprLike[], span?: Span): Expr[] {
     if (!Array.isArray(indices)) {
       throw new TirxError(
         "TX1002",
@@ -266,12 +278,16 @@ export class TileView {
         span,
       );
     }
-    const items = Array.from(indices as readonly unknown[], (i) => {
+    return Array.from(indices as readonly unknown[], (i) => {
       if (typeof i === "number" && !Number.isInteger(i)) {
         throw new TirxError("TX1002", `an index must be an integer, got ${show(i)}`, span);
       }
       return toExpr(i as ExprLike, "int32", span);
     });
+  }
+
+  /** The flat offset of `items`, one per axis. @throws TirxError TX1004, TX1005, TX2021. */
+  private offset(items: readonly Expr[], span?: Span): Expr {
     if (this.source.kind === "Buffer") return bufferOffset(this.source, items, span);
     const b = this.source.buffer;
     if (b.tileLayout && b.scope === "local") {
@@ -296,24 +312,30 @@ export class TileView {
     return elementOffset(this.source, items, span);
   }
 
-  /** Load one element: `shared.get([tid, j])` (TIRx `shared[tid, j]`). */
+  /**
+   * Load one element: `shared.get([tid, j])` (TIRx `shared[tid, j]`). Each index must stay
+   * within its axis (the verifier's TX2006), not only the element within the buffer.
+   */
   get(indices: readonly ExprLike[]): PrimExpr {
     const span = callerSpan();
-    const offset = this.offset(indices, span);
-    return loadAt(this.buffer, this.dtype, offset, span);
+    const { offset, index } = this.access(indices, span);
+    return loadAt(this.buffer, this.dtype, offset, span, index);
   }
 
-  /** Store one element: `B.set([tid, j], value)` (TIRx `B[tid, j] = value`). */
+  /**
+   * Store one element: `B.set([tid, j], value)` (TIRx `B[tid, j] = value`). Each index must stay
+   * within its axis (the verifier's TX2006), not only the element within the buffer.
+   */
   set(indices: readonly ExprLike[], value: ExprLike): void {
     const span = callerSpan();
-    const offset = this.offset(indices, span);
-    storeAt(this.buffer, this.dtype, offset, value, span);
+    const { offset, index } = this.access(indices, span);
+    storeAt(this.buffer, this.dtype, offset, value, span, index);
   }
 
   /** Address of an element in this buffer's state space (an operand for mbarrier and similar intrinsics). */
   ptr(indices: readonly ExprLike[] = this.source.shape.map(() => 0)): PrimExpr {
     const span = callerSpan();
-    const offset = this.offset(indices, span);
+    const offset = this.offset(this.indexExprs(indices, span), span);
     return ptrAt(this.buffer, this.dtype, offset, span);
   }
 }

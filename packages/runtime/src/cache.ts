@@ -16,9 +16,10 @@ export function funcHash(fn: PrimFunc): string {
 
 /**
  * A fingerprint of every source span in `fn` (file:line:col:length and its code frame's lines,
- * in visiting order): two functions that are structurally equal and have the same fingerprint
- * report every diagnostic and hazard at the same places with the same code frames, so one
- * compilation can serve both.
+ * in visiting order) and of every access's author index (core's `AccessIndex`, which structural
+ * equality leaves out as it does spans; the verifier proves each index within its axis): two
+ * functions that are structurally equal and have the same fingerprint report every diagnostic
+ * and hazard at the same places with the same code frames, so one compilation can serve both.
  */
 export function spanFingerprint(fn: PrimFunc): string {
   const h = createHash("sha1");
@@ -41,6 +42,9 @@ export function spanFingerprint(fn: PrimFunc): string {
       }
       h.update(";");
     } else h.update(".");
+    if ((o["kind"] === "BufferLoad" || o["kind"] === "Store") && o["index"] !== undefined) {
+      h.update(`index ${structuralHash(o["index"])};`);
+    }
     for (const k of Object.keys(o)) if (k !== "span") stack.push(o[k]);
   }
   return h.digest("hex");

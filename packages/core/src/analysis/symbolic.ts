@@ -1,4 +1,4 @@
-import type { Buffer } from "../ir/buffer.js";
+import type { Buffer, Dim } from "../ir/buffer.js";
 import type { Expr, Var } from "../ir/expr.js";
 import { impure } from "../visit.js";
 import { exprRange, type RangeEnv } from "./bounds.js";
@@ -301,8 +301,23 @@ export function provablyBelowNumel(
   env: SymEnv,
 ): boolean {
   if (!Number.isInteger(scale)) return false;
-  const limit = mulPoly(numelPoly(buffer), constPoly(scale));
-  return symMaxes(offset, env).some((m) =>
+  return provablyBelow(offset, mulPoly(numelPoly(buffer), constPoly(scale)), env);
+}
+
+/**
+ * True when every value `index` can take lies below `extent` (a static extent, or a dim
+ * variable: an axis of a tensor with symbolic dims), for every value of the dim variables: one
+ * of `index`'s symbolic upper bounds ({@link symMaxes}: guards, loop bounds, its parts) is at
+ * most `extent - 1`.
+ */
+export function provablyBelowExtent(index: Expr, extent: Dim, env: SymEnv): boolean {
+  const limit = typeof extent === "number" ? constPoly(extent) : poly([[String(extent.id), 1]]);
+  return provablyBelow(index, limit, env);
+}
+
+/** True when some symbolic upper bound of `e` is at most `limit - 1`. */
+function provablyBelow(e: Expr, limit: Poly, env: SymEnv): boolean {
+  return symMaxes(e, env).some((m) =>
     provablyNonNegative(addPoly(addPoly(limit, constPoly(1), -1), m, -1)),
   );
 }

@@ -159,7 +159,39 @@ export interface BufferLoad extends ExprBase {
   readonly kind: "BufferLoad";
   readonly buffer: Buffer;
   readonly offset: Expr;
+  /** The author's per-axis indices of the load, where the offset does not bound them. */
+  readonly index?: AccessIndex;
 }
+
+/**
+ * One index an author gave an element access (`B.get([i, j])`, `B.set([i, j], v)`, or a runtime
+ * index of the `sub` its view came from), with the extent of the axis it indexes: the verifier
+ * proves it within [0, extent) (TX2006), because a flat offset can stay inside the buffer while
+ * an index leaves its axis (`B[i, 32]` of a [128, 32] tensor is `B[i + 1, 0]`).
+ */
+export interface AxisIndex {
+  /** The index, int32, in elements of the access's dtype along the axis. */
+  readonly index: Expr;
+  /** The axis's extent: static, or a symbolic dim of a tensor parameter. */
+  readonly extent: Dim;
+  /** The axis's position in the tensor or view it indexes. */
+  readonly axis: number;
+  /** The axis's name from `rearrange`, "" where unnamed. */
+  readonly name: string;
+  /** True for an axis of a view (`sub`, `rearrange`, `view_as`, `as_strided`), false for one of the tensor or buffer itself. */
+  readonly view: boolean;
+  /** True for an index `sub` fixed (the axis is gone from the view that was accessed). */
+  readonly sub: boolean;
+}
+
+/**
+ * The author's indices of one element access whose flat offset does not bound them (core's
+ * `accessAxes` picks them: not constants, which the builder checks (TX1005), nor axis 0 of the
+ * tensor itself, which the offset bounds once the other axes are). Like a span, it records the
+ * author's form of the access for the verifier: structural equality and hashing ignore it, the
+ * printer writes the flat offset, and passes after the verifier leave it as the builder made it.
+ */
+export type AccessIndex = readonly AxisIndex[];
 
 /**
  * Address of the element at `offset` of `buffer`, in the buffer's state space: a 32-bit

@@ -1,7 +1,7 @@
 import type { DType } from "../dtype.js";
 import type { Span } from "../span.js";
 import type { Buffer, View } from "./buffer.js";
-import type { Expr, Var } from "./expr.js";
+import type { AccessIndex, Expr, Var } from "./expr.js";
 import type { TensorMap } from "./tensor-map.js";
 import type { TilePlan } from "./tile-plan.js";
 
@@ -88,6 +88,8 @@ export interface Store extends StmtBase {
   readonly dtype: DType;
   readonly offset: Expr;
   readonly value: Expr;
+  /** The author's per-axis indices of the store, where the offset does not bound them. */
+  readonly index?: AccessIndex;
 }
 
 /** Allocation of a shared or local buffer for the rest of the enclosing sequence. */

@@ -63,6 +63,21 @@ export function tensorView(buffer: Buffer, span?: Span): View {
   };
 }
 
+/**
+ * `index` (of `sub`) with its first `"..."` replaced by as many `":"` as make it `rank` items
+ * (none where it has `rank` or more without it); the rest as given.
+ */
+export function expandEllipsis(index: readonly SubIndex[], rank: number): SubIndex[] {
+  const ell = index.indexOf("...");
+  if (ell < 0) return [...index];
+  const fill = rank - (index.length - 1);
+  return [
+    ...index.slice(0, ell),
+    ...new Array<SubIndex>(Math.max(fill, 0)).fill(":"),
+    ...index.slice(ell + 1),
+  ];
+}
+
 function asIndex(i: Expr | number, span?: Span): Expr {
   if (typeof i === "number") {
     if (!Number.isInteger(i)) throw new TirxError("TX1002", `index ${i} is not an integer`, span);
@@ -86,16 +101,7 @@ function asIndex(i: Expr | number, span?: Span): Expr {
  * @throws TirxError TX1004 (too many indices), TX1005 (constant index out of range), TX1013 (slice).
  */
 export function subView(view: View, index: readonly SubIndex[], span?: Span): View {
-  const ell = index.indexOf("...");
-  let items = [...index];
-  if (ell >= 0) {
-    const fill = view.shape.length - (items.length - 1);
-    items = [
-      ...items.slice(0, ell),
-      ...new Array<SubIndex>(Math.max(fill, 0)).fill(":"),
-      ...items.slice(ell + 1),
-    ];
-  }
+  const items = expandEllipsis(index, view.shape.length);
   if (items.length > view.shape.length) {
     throw new TirxError(
       "TX1004",
@@ -319,16 +325,7 @@ export function rowMajorStrideExprs(buffer: Buffer, span?: Span): Expr[] {
  */
 export function subBuffer(buffer: Buffer, index: readonly SubIndex[], span?: Span): View {
   const rank = buffer.shape.length;
-  const ell = index.indexOf("...");
-  let items = [...index];
-  if (ell >= 0) {
-    const fill = rank - (items.length - 1);
-    items = [
-      ...items.slice(0, ell),
-      ...new Array<SubIndex>(Math.max(fill, 0)).fill(":"),
-      ...items.slice(ell + 1),
-    ];
-  }
+  const items = expandEllipsis(index, rank);
   if (items.length > rank) {
     throw new TirxError(
       "TX1004",

@@ -5,7 +5,7 @@ import type { RangeScope } from "../analysis/range-scope.js";
 import { exprRange } from "../analysis/bounds.js";
 import { factsWithin, provablyBelowNumel, showPoly } from "../analysis/symbolic.js";
 import { isStaticShape, numel, showShape, staticShape, type Buffer } from "../ir/buffer.js";
-import type { Expr } from "../ir/expr.js";
+import type { AccessIndex, Expr } from "../ir/expr.js";
 import type { Param, PrimFunc } from "../ir/func.js";
 import type { Alloc, LaunchConfig, Store } from "../ir/stmt.js";
 import {
@@ -15,23 +15,28 @@ import {
   STATIC_SHARED_LIMIT,
 } from "../limits.js";
 import type { Span } from "../span.js";
+import { checkAxes } from "./axis-check.js";
 import { checkBufferInScope, namesDefined } from "./scope-check.js";
+import { showIndex } from "./show-index.js";
 
 /**
  * One access to `buffer` as `dtype` elements at element `offset`: the buffer is in scope, and
  * the access provably lies inside it for every value the scope allows (`exprRange`; for a guard
  * on a whole index, or a tensor with symbolic dims, `provablyBelowNumel` with the scope's
- * facts). An access where no value satisfies the scope (under a guard that never holds) never
- * runs and is not checked, nor is one whose offset uses an undefined variable (`checkNames`
- * reports that). An unbounded end of a static-shaped access is left to code generation's
- * `checkBounds`.
+ * facts), and so does each of the author's indices that the offset does not bound (`index`,
+ * the access's `AccessIndex`) within its axis (`checkAxes`). An access where no value satisfies
+ * the scope (under a guard that never holds) never runs and is not checked, nor is one whose
+ * offset uses an undefined variable (`checkNames` reports that). An unbounded end of a
+ * static-shaped access's offset is left to code generation's `checkBounds`.
  * A vector access (a pair or vector dtype, `view_as("float32x4")`) moves its whole size in one
  * `ld`/`st.v2`/`.v4`, which must be aligned to that size (PTX ISA, "Vectors" and ld: "the address
  * must be naturally aligned to a multiple of the access size"): its offset counts whole vectors,
  * so the buffer's own alignment must be a multiple of the vector's bytes.
  * @throws TirxError TX2001 (wf/scope) for a buffer out of scope; TX2006 (wf/bounds) for an
- *   access that may lie outside, with a note on the guard that would prove it; TX1014
- *   (layout/reinterpret) for a vector access into a buffer aligned to fewer bytes than it moves.
+ *   index that may leave its axis (`checkAxes`, checked first: where the offset leaves the
+ *   buffer too, that index is the cause), or an access that may lie outside, with a note on the
+ *   guard that would prove it; TX1014 (layout/reinterpret) for a vector access into a buffer
+ *   aligned to fewer bytes than it moves.
  */
 export function checkAccess(
   buffer: Buffer,
@@ -39,6 +44,7 @@ export function checkAccess(
   dtype: DType,
   scope: RangeScope,
   span?: Span,
+  index?: AccessIndex,
 ): void {
   checkBufferInScope(buffer, scope, span);
   if (isLaneValue(dtype) && buffer.align % dtypeBytes(dtype) !== 0) {
@@ -55,6 +61,8 @@ export function checkAccess(
   }
   // Code under a guard no value satisfies never runs: nothing there can go out of bounds.
   if (scope.unreachable || !namesDefined(offset, scope)) return;
+  // An index past its axis is the cause to name where the offset leaves the buffer too.
+  if (index) checkAxes(buffer, index, scope, span);
   const r = exprRange(offset, scope);
   const scale = dtypeBytes(buffer.dtype) / dtypeBytes(dtype);
   if (!isStaticShape(buffer.shape)) {
@@ -103,35 +111,6 @@ export function checkAccess(
   }
 }
 
-/** Most characters of an expression shown in a note. */
-const MAX_SHOWN = 60;
-
-/** A short rendering of an index expression: names, constants, arithmetic; `…` past a limit. */
-function showIndex(e: Expr): string {
-  const go = (x: Expr, depth: number): string => {
-    if (depth > 6) return "…";
-    switch (x.kind) {
-      case "Var":
-        return x.name;
-      case "IntImm":
-        return String(x.value);
-      case "Special":
-        return `%${x.name}`;
-      case "Binary": {
-        const a = go(x.a, depth + 1);
-        const b = go(x.b, depth + 1);
-        const infix: Record<string, string> = { add: "+", sub: "-", mul: "*" };
-        const op = infix[x.op];
-        return op ? `(${a} ${op} ${b})` : `${x.op}(${a}, ${b})`;
-      }
-      default:
-        return "…";
-    }
-  };
-  const t = go(e, 0).replace(/^\((.*)\)$/, "$1");
-  return t.length > MAX_SHOWN ? `${t.slice(0, MAX_SHOWN)}…` : t;
-}
-
 /**
  * The note of a bounds error where a guard already bounds a sub-expression of the offset
  * (`T.if_(i.lt(120), ...)` around `O[i / 24, i % 24]`): it names the guard and what is missing
@@ -167,7 +146,7 @@ export function checkStore(s: Store, scope: RangeScope): void {
       s.span,
     );
   }
-  checkAccess(s.buffer, s.offset, s.dtype, scope, s.span);
+  checkAccess(s.buffer, s.offset, s.dtype, scope, s.span, s.index);
 }
 
 /**

@@ -188,7 +188,9 @@ function checkExpr(root: Expr, ctx: VerifyContext, span?: Span): void {
     const where = e.span ?? outer;
     ctx.log.attempt(() => {
       checkNames(e, ctx.scope, where);
-      if (e.kind === "BufferLoad") checkAccess(e.buffer, e.offset, e.dtype, ctx.scope, where);
+      if (e.kind === "BufferLoad") {
+        checkAccess(e.buffer, e.offset, e.dtype, ctx.scope, where, e.index);
+      }
       if (e.kind === "CallExpr") checkValueCall(e, ctx, where);
       if (e.kind === "Binary") checkOperator(e, where);
       if (e.kind === "Cast") checkCast(e, ctx, where);

@@ -1,0 +1,118 @@
+import { bufferName } from "../buffer-name.js";
+import { TirxError } from "../diagnostics.js";
+import type { RangeScope } from "../analysis/range-scope.js";
+import { exprRange, type Interval } from "../analysis/bounds.js";
+import { provablyBelowExtent } from "../analysis/symbolic.js";
+import { isStaticShape, type Buffer } from "../ir/buffer.js";
+import type { AccessIndex, AxisIndex, Expr } from "../ir/expr.js";
+import type { Span } from "../span.js";
+import { exprChildren } from "../visit.js";
+import { namesDefined } from "./scope-check.js";
+import { showIndex } from "./show-index.js";
+
+/**
+ * Each of an access's author indices (`index`, its `AccessIndex`: the `get` / `set` indices
+ * and the runtime `sub` indices its flat offset does not bound) lies within [0, extent) of its
+ * axis for every value the scope allows, by the prover of the flat offset: the numeric range
+ * (`exprRange`: loop ranges, `T.if_` guards, the launch), then, for the upper end, the symbolic
+ * bounds (`provablyBelowExtent`: guards and loop bounds on whole expressions, symbolic dims).
+ * Where the flat offset stays inside the buffer, an index past its axis reads or writes another
+ * element silently (`B[i, 32]` of a [128, 32] tensor is `B[i + 1, 0]`). As for the offset, an
+ * index of a static tensor whose range is unbounded on a side because it reads data (a gather's
+ * loaded index, a call such as `my_pe()`, a scalar parameter: `fromData`) is not refused on that
+ * side; one the analysis could not bound from bounded inputs is, and every index of a tensor
+ * with symbolic dims, and every index into a symbolic axis, must be proven. A constant index is
+ * checked where it is written (TX1005); one naming an undefined variable is `checkNames`'s.
+ * The source of the rule: indexing is row-major over the axes of the tensor or view the author
+ * indexed (TVM's `BufferLoad` indices, each in its axis), not over the flat buffer.
+ * @throws TirxError TX2006 (wf/bounds) at `span` (the access), naming the axis, its extent and
+ *   the index's range, with a note on the guard or loop bound that would prove it.
+ */
+export function checkAxes(
+  buffer: Buffer,
+  index: AccessIndex,
+  scope: RangeScope,
+  span?: Span,
+): void {
+  for (const a of index) {
+    if (a.index.kind === "IntImm") continue;
+    const r = exprRange(a.index, scope);
+    if (typeof a.extent === "number" && r.min >= 0 && r.max < a.extent) continue;
+    checkAxis(buffer, a, r, scope, span);
+  }
+}
+
+/** The slow path of {@link checkAxes} for one index whose numeric range is not enough. */
+function checkAxis(
+  buffer: Buffer,
+  a: AxisIndex,
+  r: Interval,
+  scope: RangeScope,
+  span?: Span,
+): void {
+  if (!namesDefined(a.index, scope)) return;
+  const extent = typeof a.extent === "number" ? String(a.extent) : a.extent.name;
+  // An unbounded end that data causes is a runtime fact, as for the offset (a static tensor's);
+  // one the analysis could not follow is reported, as is any end of a symbolic axis or tensor.
+  const strict =
+    typeof a.extent !== "number" || !isStaticShape(buffer.shape) || !fromData(a.index, scope);
+  const low = r.min < 0 && (strict || Number.isFinite(r.min));
+  const high =
+    !(typeof a.extent === "number" && r.max < a.extent) &&
+    (strict || Number.isFinite(r.max)) &&
+    !provablyBelowExtent(a.index, a.extent, scope);
+  if (!low && !high) return;
+  const i = showIndex(a.index);
+  const range = `${showEnd(r.min)}..${showEnd(r.max)}`;
+  const what = low
+    ? Number.isFinite(r.min)
+      ? `reaches ${r.min}`
+      : "is not bounded below by 0"
+    : typeof a.extent === "number" && Number.isFinite(r.max)
+      ? `reaches ${r.max}`
+      : `is not provably below ${extent}`;
+  const fix = low
+    ? `guard it, e.g. T.if_(i.ge(0), () => ...) for an index i`
+    : typeof a.extent === "number"
+      ? `guard it, e.g. T.if_(i.lt(${extent}), () => ...) for an index i, or bound the loop that drives it`
+      : `guard it by the dim, e.g. T.if_(i.lt(${extent}), () => ...) for an index i, or bound its loop by it, T.range(${extent})`;
+  throw new TirxError(
+    "TX2006",
+    `${axisName(buffer, a)} (extent ${extent}${a.sub ? ", fixed by sub" : ""}): index ${i} ${what} (its range is ${range})`,
+    span,
+    [
+      {
+        message: `an index past its axis can leave the flat offset inside ${bufferName(buffer)}, which then reads or writes another element silently: ${fix}; for a deliberate flat offset, index ${buffer.name}.flat()`,
+      },
+    ],
+  );
+}
+
+/**
+ * Whether `e` reads data the range analysis cannot know: a load, a value call (`my_pe()`), or a
+ * variable or special register whose own range is unbounded (a scalar parameter, a let of a
+ * load, a loop to a runtime count, `%ctaid` of a runtime grid). Below a load nothing counts.
+ */
+function fromData(e: Expr, scope: RangeScope): boolean {
+  const work: Expr[] = [e];
+  while (work.length > 0) {
+    const x = work.pop()!;
+    if (x.kind === "BufferLoad" || x.kind === "CallExpr") return true;
+    if (x.kind === "Var" || x.kind === "Special") {
+      const r = exprRange(x, scope);
+      if (!Number.isFinite(r.min) || !Number.isFinite(r.max)) return true;
+    } else work.push(...exprChildren(x));
+  }
+  return false;
+}
+
+/** `axis 1 of "B"`, `axis 0 (w) of a view of "S"`. */
+function axisName(buffer: Buffer, a: AxisIndex): string {
+  const name = a.name ? ` (${a.name})` : "";
+  return `axis ${a.axis}${name} of ${a.view ? "a view of " : ""}${bufferName(buffer)}`;
+}
+
+/** An end of a range as a message shows it: `∞` / `-∞` where unbounded. */
+function showEnd(x: number): string {
+  return x === Infinity ? "∞" : x === -Infinity ? "-∞" : String(x);
+}
