@@ -7,7 +7,11 @@
 import { describe, expect, it } from "vitest";
 import { compileToPtx } from "@tirx-ts/codegen-ptx";
 import { compile, sim, tensor } from "tirx-ts";
-import { makeFlashAttention, type FlashAttentionSizes } from "../examples/flash_attention.js";
+import {
+  attentionFloat64,
+  makeFlashAttention,
+  type FlashAttentionSizes,
+} from "../examples/flash_attention.js";
 import { assembleLater } from "./util/ptxas-deferred.js";
 import { simulated } from "./util/flash-attention-sim.js";
 
@@ -127,6 +131,42 @@ describe("flash_attention forward", () => {
       schedule: "overlap",
     };
     expect(simulated(s, [100, 77], [40, 150])).toContain("57 rows see no key");
+  });
+
+  it("the float64 reference of sampled rows (the GPU varlen checks' `sampleAbove`) equals the full one on those rows and computes no other", () => {
+    const rows = 300;
+    const D = 16;
+    let seed = 3;
+    const rnd = (): number => ((seed = (seed * 1103515245 + 12345) >>> 0) / 2 ** 32) * 2 - 1;
+    const [Q, K, V] = [0, 1, 2].map(() => Float64Array.from({ length: rows * D }, rnd));
+    const sees = (i: number, j: number): boolean => j <= i;
+    const checks = (i: number): boolean => i < 128 || i >= rows - 128 || i % 7 === 0;
+    const run = (sampled: boolean) =>
+      attentionFloat64(
+        Q!,
+        K!,
+        V!,
+        [{ qOff: 0, lenQ: rows, kOff: 0, lenK: rows, sees, ...(sampled ? { checks } : {}) }],
+        { heads: 1, kvHeads: 1, headDim: D },
+        0.25,
+        { length: rows, index: (_b, _h, i) => i },
+      );
+    const full = run(false);
+    const part = run(true);
+    let compared = 0;
+    for (let i = 0; i < rows; i++) {
+      const o = Array.from(part.o.subarray(i * D, (i + 1) * D));
+      if (checks(i)) {
+        compared++;
+        expect(o).toEqual(Array.from(full.o.subarray(i * D, (i + 1) * D)));
+        expect(part.lse[i]).toBe(full.lse[i]);
+      } else {
+        expect(o).toEqual(new Array<number>(D).fill(0));
+        expect(part.lse[i]).toBeNaN();
+      }
+    }
+    // The first and last 128 rows, and the multiples of 7 between (133, 140, …, 168).
+    expect(compared).toBe(128 + 128 + 6);
   });
 
   it("varlen errors: a malformed varlen, packed totals under one tile", () => {
