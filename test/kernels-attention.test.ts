@@ -104,6 +104,11 @@ describe("attention() on the simulator against float64", () => {
     expect(err.lse).toBeLessThanOrEqual(1);
     // Row 0 sees key 0 only: O's row is V's row 0, exactly.
     expect(Array.from(host(out).subarray(0, 64))).toEqual(Array.from(host(v).subarray(0, 64)));
+    // A window offset past the sequences means what it says: left 2^31 − 1 is unbounded, so this
+    // window is causal (it wrapped around in int32 before: every row saw no key).
+    const w = attention(q, k, v, { window: [2 ** 31 - 1, 0], scale: 0.3, lse: true });
+    expect(Array.from(host(w.o))).toEqual(Array.from(host(out)));
+    expect(Array.from(host(w.lse!))).toEqual(Array.from(host(r.lse!)));
   });
 });
 
@@ -305,6 +310,10 @@ describe("attention() errors", () => {
         /causal is a boolean, got 1/,
       ],
       [() => attention(q, k, k, { scale: Number.NaN }), /scale is a finite number, got NaN/],
+      [
+        () => attention(q, k, k, { scale: 1e300 }),
+        /scale 1e\+300 overflows float32 once multiplied by log2 e/,
+      ],
       [() => attention(d96, d96, d96), /head_dim is 64, 128 or 256, got 96/],
       [
         () => attention(t([1, 128, 3, 64]), t([1, 128, 2, 64]), t([1, 128, 2, 64])),
@@ -320,6 +329,30 @@ describe("attention() errors", () => {
       ],
     ];
     expectErrors(cases, "TX9001");
+  });
+
+  test("the builder refuses a window offset past 2^30 (int32 index arithmetic) with TX9001; attention() clamps it first", () => {
+    const e = errorOf(() =>
+      makeFlashAttention({
+        batch: 1,
+        heads: 1,
+        seqQ: 128,
+        seqK: 128,
+        headDim: 64,
+        dtype: "float16",
+        window: [2 ** 31 - 1, 0],
+      }),
+    );
+    expect(e.code).toBe("TX9001");
+    expect(e.message).toMatch(/window offsets are at most 2\^30 in magnitude/);
+  });
+
+  test("TX5004: a Proxy of a tensor, or an object whose prototype is one, is no tensor (not a raw TypeError)", () => {
+    for (const fake of [new Proxy(q, {}), Object.create(q) as DeviceTensor]) {
+      const e = errorOf(() => attention(fake, k, k));
+      expect(e.code, e.message).toBe("TX5004");
+      expect(e.message).toMatch(/passes for a sim tensor is not one/);
+    }
   });
 });
 

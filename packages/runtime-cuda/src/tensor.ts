@@ -1,4 +1,5 @@
 import {
+  notATensorError,
   TirxError,
   decodeHost,
   dtypeBytes,
@@ -109,20 +110,33 @@ export class CudaTensor implements DeviceTensor {
     return new CudaTensor(device, shape, dtype, { ptr, owner });
   }
 
-  /** The CUdeviceptr of the first element (0n for an empty tensor). @throws TirxError TX5011 after dispose(). */
+  /**
+   * Whether `x` is a CudaTensor itself (its private pointer is the brand: a Proxy of one, or an
+   * object whose prototype is one, is not).
+   */
+  static is(x: unknown): x is CudaTensor {
+    return typeof x === "object" && x !== null && #ptr in x;
+  }
+
+  /**
+   * The CUdeviceptr of the first element (0n for an empty tensor).
+   * @throws TirxError TX5011 after dispose(); TX5004 on a Proxy of a tensor or an object whose
+   * prototype is one.
+   */
   get ptr(): CuHandle {
-    this.#live();
+    CudaTensor.#live(this);
     return this.#ptr;
   }
 
   /** True once `dispose()` ran (for a borrowed tensor: or its owner was disposed). */
   get disposed(): boolean {
+    if (!CudaTensor.is(this)) throw notATensorError("CUDA");
     return this.#disposed || this.#owner?.disposed === true;
   }
 
   /** Copy the raw little-endian bytes to the host (cuMemcpyDtoH, synchronous). */
   toBytes(): Uint8Array {
-    this.#live();
+    CudaTensor.#live(this);
     const out = new Uint8Array(this.nbytes);
     if (this.nbytes > 0) {
       this.device.activate();
@@ -143,7 +157,7 @@ export class CudaTensor implements DeviceTensor {
    * @throws TirxError TX5007 when the data does not fit the shape and dtype.
    */
   copyFrom(data: HostData): this {
-    this.#live();
+    CudaTensor.#live(this);
     const bytes = encodeFor(data, this.shape, this.dtype);
     if (bytes.length > 0) {
       this.device.activate();
@@ -158,7 +172,7 @@ export class CudaTensor implements DeviceTensor {
    * sees the zeros.
    */
   zero(): this {
-    this.#live();
+    CudaTensor.#live(this);
     if (this.nbytes > 0) {
       this.device.activate();
       driver().memsetD8(this.#ptr, 0, this.nbytes);
@@ -174,6 +188,7 @@ export class CudaTensor implements DeviceTensor {
 
   /** Free the device memory now (cuMemFree); later use throws. Calling it twice is harmless. */
   dispose(): void {
+    if (!CudaTensor.is(this)) throw notATensorError("CUDA");
     if (this.#disposed) return;
     this.#disposed = true;
     if (this.#owner) return; // borrowed: the owner frees the memory
@@ -193,23 +208,26 @@ export class CudaTensor implements DeviceTensor {
     return `CudaTensor(${this.dtype}[${this.shape.join(", ")}] on ${this.device.name})`;
   }
 
-  #live(): void {
-    if (this.#owner?.disposed === true) {
+  static #live(t: CudaTensor): void {
+    // A Proxy of a tensor (or an object whose prototype is one) would fail at the first private
+    // field read with a raw TypeError.
+    if (!CudaTensor.is(t)) throw notATensorError("CUDA");
+    if (t.#owner?.disposed === true) {
       throw new TirxError(
         "TX5011",
-        `${this.dtype}[${this.shape.join(", ")}] CUDA tensor is a view of ${this.#owner.what}, which was disposed`,
+        `${t.dtype}[${t.shape.join(", ")}] CUDA tensor is a view of ${t.#owner.what}, which was disposed`,
       );
     }
-    if (this.#disposed) {
+    if (t.#disposed) {
       throw new TirxError(
         "TX5011",
-        `${this.dtype}[${this.shape.join(", ")}] CUDA tensor used after dispose()`,
+        `${t.dtype}[${t.shape.join(", ")}] CUDA tensor used after dispose()`,
       );
     }
-    if (this.#generation !== this.device.generation) {
+    if (t.#generation !== t.device.generation) {
       throw new TirxError(
         "TX5011",
-        `${this.dtype}[${this.shape.join(", ")}] CUDA tensor was allocated before cuda:${this.device.ordinal} was reset (device.reset()); its memory is gone: allocate it again`,
+        `${t.dtype}[${t.shape.join(", ")}] CUDA tensor was allocated before cuda:${t.device.ordinal} was reset (device.reset()); its memory is gone: allocate it again`,
       );
     }
   }

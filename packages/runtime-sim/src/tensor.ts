@@ -3,6 +3,7 @@ import {
   dtypeBytes,
   encodeHost,
   MAX_SIM_TENSOR_BYTES,
+  notATensorError,
   numel,
   TirxError,
   type DeviceTensor,
@@ -42,10 +43,20 @@ export class SimTensor implements DeviceTensor {
   }
 
   /**
+   * Whether `x` is a SimTensor itself (its private storage is the brand: a Proxy of one, or an
+   * object whose prototype is one, is not).
+   */
+  static is(x: unknown): x is SimTensor {
+    return typeof x === "object" && x !== null && #storage in x;
+  }
+
+  /**
    * The device memory itself (a live view: kernels see writes to it, and it sees theirs).
-   * @throws TirxError TX5011 after `dispose()`.
+   * @throws TirxError TX5011 after `dispose()`; TX5004 on a Proxy of a tensor or an object whose
+   * prototype is one.
    */
   get storage(): Uint8Array {
+    if (!SimTensor.is(this)) throw notATensorError("sim");
     if (!this.#storage) {
       throw new TirxError(
         "TX5011",
@@ -55,8 +66,9 @@ export class SimTensor implements DeviceTensor {
     return this.#storage;
   }
 
-  /** True once `dispose()` ran. */
+  /** True once `dispose()` ran. @throws TirxError TX5004 as {@link SimTensor.storage}. */
   get disposed(): boolean {
+    if (!SimTensor.is(this)) throw notATensorError("sim");
     return this.#storage === undefined;
   }
 
@@ -70,8 +82,9 @@ export class SimTensor implements DeviceTensor {
     return new Uint8Array(this.storage);
   }
 
-  /** Release the memory; later use throws TirxError TX5011. Idempotent. */
+  /** Release the memory; later use throws TirxError TX5011. Idempotent. @throws TirxError TX5004 as {@link SimTensor.storage}. */
   dispose(): void {
+    if (!SimTensor.is(this)) throw notATensorError("sim");
     this.#storage = undefined;
   }
 

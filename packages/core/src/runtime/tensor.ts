@@ -1,3 +1,4 @@
+import { TirxError } from "../diagnostics.js";
 import type { DType } from "../dtype.js";
 import type { HostArray } from "../host/encode.js";
 
@@ -29,4 +30,19 @@ export interface DeviceTensor {
   readonly disposed?: boolean;
   /** Free the device memory now; later use throws TirxError TX5011. */
   dispose(): void;
+}
+
+/**
+ * TX5004 for an object that passes for a tensor of `device` ("sim", "CUDA") but is not one: a
+ * Proxy of a tensor, or an object whose prototype is a tensor (Object.create(t)), has the
+ * tensor's methods but none of its device memory (the runtimes' tensors keep it in private
+ * fields, ECMAScript's brand).
+ */
+export function notATensorError(device: string): TirxError {
+  return new TirxError(
+    "TX5004",
+    `an object that passes for a ${device} tensor is not one (a Proxy of a tensor, or an object whose prototype is a tensor, has none of its memory)`,
+    undefined,
+    [{ message: "pass the tensor that tensor() returned itself" }],
+  );
 }

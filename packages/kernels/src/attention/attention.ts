@@ -25,6 +25,7 @@ import {
   type ScratchTensor,
 } from "./backward.js";
 import { cached } from "../cache.js";
+import { clampWindow, scaleProblem } from "./options.js";
 import { refuseAliasing } from "../memory.js";
 
 /** Which kernel builder an {@link AttentionConfig} configures. */
@@ -226,13 +227,21 @@ export interface AttentionOptions {
    * key gives O = 0 and LSE = −inf). Default false.
    */
   readonly causal?: boolean;
-  /** Softmax scale, a finite number (default 1 / √headDim). */
+  /**
+   * Softmax scale, a finite number whose product with log2 e is finite in float32 (|scale| ≤
+   * 2.36e38; default 1 / √headDim). The logits q·k · scale must be finite in float32 too (the
+   * dot products accumulate in float32): beyond that the output is NaN, as for every float32
+   * FlashAttention.
+   */
   readonly scale?: number;
   /**
    * Sliding window [left, right] in keys, −1 leaving that side unbounded, bottom-right aligned
    * as FlashAttention's (and as `causal`, which is [−1, 0]): query i sees keys
    * i + seqK − seqQ − left ≤ j ≤ i + seqK − seqQ + right (with `cuSeqlensQ`, per sequence:
-   * lenK − lenQ, indices within the sequence). Not with `causal`. Default no window.
+   * lenK − lenQ, indices within the sequence). Any other negative offset is literal (`[-3, 10]`:
+   * keys i + 3 … i + 10 of a square batch), and an offset past the sequences means what it says
+   * (left ≥ seqK or right ≥ seqQ: unbounded, e.g. `[2 ** 31 - 1, 0]` is causal). Not with
+   * `causal`. Default no window.
    */
   readonly window?: readonly [number, number];
   /**
@@ -717,7 +726,9 @@ function sizesOf(c: Checked, o: AttentionOptions | AttentionBackwardOptions): Fl
     kvHeads: c.kvHeads,
     ...(o.causal !== undefined ? { causal: o.causal } : {}),
     ...(o.scale !== undefined ? { scale: o.scale } : {}),
-    ...(o.window !== undefined ? { window: o.window } : {}),
+    ...(o.window !== undefined
+      ? { window: clampWindow(o.window, c.seqQ, c.seqK) as [number, number] }
+      : {}),
   };
 }
 
@@ -1073,9 +1084,8 @@ function checkOptions(opts: unknown, known: readonly string[], who: Call): objec
   if (o.causal !== undefined && typeof o.causal !== "boolean") {
     bad(`causal is a boolean, got ${showValue(o.causal)}`);
   }
-  if (o.scale !== undefined && !(typeof o.scale === "number" && Number.isFinite(o.scale))) {
-    bad(`scale is a finite number, got ${showValue(o.scale)}`);
-  }
+  const problem = o.scale === undefined ? undefined : scaleProblem(o.scale);
+  if (problem) bad(problem);
   return o;
 }
 

@@ -9,6 +9,54 @@ export interface HeadsAndWindow {
   readonly kvHeads?: number;
   readonly causal?: boolean;
   readonly window?: readonly [number, number];
+  readonly scale?: number;
+}
+
+/**
+ * The magnitude a window offset may take in a build: the kernels add offsets to row and key
+ * indices in int32 (PTX s32 arithmetic), which 2^30 plus any sequence of fewer than 2^30 rows
+ * keeps in range. attention() first clamps an offset past the sequences to what it means
+ * ({@link clampWindow}).
+ */
+export const WINDOW_LIMIT = 2 ** 30;
+
+/**
+ * `window` [left, right] with each offset that reaches past the sequences replaced by one that
+ * means the same for every query of every sequence of at most `seqQ` queries and `seqK` keys
+ * (query i of a sequence of lenQ ≤ seqQ queries and lenK ≤ seqK keys sees keys
+ * i + lenK − lenQ − left … i + lenK − lenQ + right): left ≥ seqK leaves no key out on the left
+ * (−1, unbounded), right ≥ seqQ none on the right (−1); an offset below −(seqQ + seqK) hides
+ * every key as −(seqQ + seqK) does. Anything but two integers is returned as given (the builder
+ * refuses it, TX9001).
+ * @example clampWindow([2147483647, 0], 128, 200); // [-1, 0]
+ */
+export function clampWindow(window: unknown, seqQ: number, seqK: number): unknown {
+  if (!Array.isArray(window) || window.length !== 2 || !window.every(Number.isInteger)) {
+    return window;
+  }
+  const [left, right] = window as [number, number];
+  const far = -(seqQ + seqK);
+  const clamp = (x: number, past: number): number =>
+    x >= past ? -1 : x < -1 ? Math.max(x, far) : x;
+  return [clamp(left, seqK), clamp(right, seqQ)];
+}
+
+/** The largest finite float32, (2 − 2^-23) · 2^127. */
+const FLT_MAX = 3.4028234663852886e38;
+
+/**
+ * Why `scale` is not a softmax scale the kernels take, or undefined: it must be a finite number
+ * whose product with log2 e is finite in float32 (the kernels compute exp(x · scale) as
+ * exp2(x · scale · log2 e) with that product a float32 constant).
+ */
+export function scaleProblem(scale: unknown): string | undefined {
+  if (typeof scale !== "number" || !Number.isFinite(scale)) {
+    return `scale is a finite number, got ${showValue(scale)}`;
+  }
+  if (!Number.isFinite(Math.fround(scale * Math.LOG2E))) {
+    return `scale ${scale} overflows float32 once multiplied by log2 e (the kernels compute exp2(x · scale · log2 e) in float32): |scale| is at most ${FLT_MAX / Math.LOG2E}`;
+  }
+  return undefined;
 }
 
 /**
@@ -39,8 +87,9 @@ export function configError(message: string): TirxError {
 }
 
 /**
- * Check `kvHeads` (a positive integer dividing `heads`; default `heads`) and `window` (two
- * integers, not given with `causal`), each error's message starting with `who` (e.g.
+ * Check `kvHeads` (a positive integer dividing `heads`; default `heads`), `window` (two
+ * integers of magnitude at most {@link WINDOW_LIMIT}, not given with `causal`) and `scale`
+ * ({@link scaleProblem}), each error's message starting with `who` (e.g.
  * "flash_attention"), and return the KV heads.
  * @throws TirxError TX9001 (kernels/config) naming the option and the value given.
  */
@@ -61,6 +110,15 @@ export function checkHeadsAndWindow(s: HeadsAndWindow, who: string): number {
     if (s.causal) {
       throw configError(`${who}: give causal or window, not both (causal is window [-1, 0])`);
     }
+    if (w.some((x) => Math.abs(x) > WINDOW_LIMIT)) {
+      throw configError(
+        `${who}: window offsets are at most 2^30 in magnitude (the kernel adds them to indices in int32), got ${showValue(w)}; -1 leaves a side unbounded (attention() clamps an offset past the sequences itself)`,
+      );
+    }
+  }
+  if (s.scale !== undefined) {
+    const problem = scaleProblem(s.scale);
+    if (problem) throw configError(`${who}: ${problem}`);
   }
   return kvHeads;
 }
