@@ -329,7 +329,7 @@ export const k = T.function("${name}", { A: T.Tensor([BLOCK], "float32") }, ({ A
     const bad = await tirx("build", "examples/copy_async.ts", "--emit", "ir", "--after", "unrol");
     expect(bad.code).toBe(2);
     expect(bad.err).toContain(
-      'unknown pass "unrol"; --after takes one of: verify, lower-tile, tile-storage, unroll, simplify, swizzle, upcast-half, storage',
+      'unknown pass "unrol"; --after takes one of: verify, lower-tile, axis-checks, tile-storage, unroll, simplify, swizzle, upcast-half, storage',
     );
     expect((await tirx("build", "examples/copy_async.ts", "--after", "unroll")).code).toBe(2);
   });

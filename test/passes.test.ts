@@ -137,9 +137,9 @@ describe("pipeline", () => {
       after: "unroll",
       onStage: (n) => void seen.push(n),
     });
-    expect(seen).toEqual(["lower-tile", "tile-storage", "unroll"]);
+    expect(seen).toEqual(["lower-tile", "axis-checks", "tile-storage", "unroll"]);
     expect(() => runPipeline(verify(copy_async), DEFAULT_PASSES, { after: "nope" })).toThrow(
-      /lower-tile, tile-storage, unroll, simplify, swizzle, upcast-half/,
+      /lower-tile, axis-checks, tile-storage, unroll, simplify, swizzle, upcast-half/,
     );
   });
   test("lower-tile moves each plan into a TileOp and empties plans", () => {

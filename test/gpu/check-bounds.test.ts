@@ -1,6 +1,7 @@
 // Real-GPU test of compile(fn, { checkBounds: true }): a gather with one index out of range
 // reports TX6005 with the same message, line and note as the simulator, skips the access (the
-// load reads 0) and leaves the context usable. Skipped (with the reason printed) where there is
+// load reads 0) and leaves the context usable; so does a column past its row whose flat offset
+// stays inside the tensor (an axis guard). Skipped (with the reason printed) where there is
 // no driver.
 import { describe, expect, it } from "vitest";
 import { T } from "@tirx-ts/dsl";
@@ -34,6 +35,17 @@ const histogram = T.function(
     const bin = T.let_("bin", A.get([t]));
     T.cuda.red_add(H.ptr([bin]), 1);
     Old.set([t], T.cuda.atomic_add(H.ptr([bin.add(1)]), 2));
+  },
+);
+
+/** B[t, col[t]] = 1 on B [64, 32]: a column past its row keeps the flat offset inside B. */
+const colStore = T.function(
+  "gpu_col_store",
+  { col: T.Tensor([M], "int32"), B: T.Tensor([M, 32], "float32") },
+  ({ col, B }) => {
+    T.device_entry({ launch: T.cuda.LaunchConfig({ grid: 1, block: M }) });
+    const t = T.cuda.thread_idx("x");
+    B.set([t, col.get([t])], T.float32(1));
   },
 );
 
@@ -83,6 +95,38 @@ describe.skipIf(!available.ok)("checkBounds on the GPU", () => {
     // A negative index is out of range too.
     using K = cudaTensor(indices(-3, 5), { shape: [M], dtype: "int32", device: dev });
     expect(errorOf(() => run(A, K, B)).message).toContain("thread (5, 0, 0)");
+  });
+
+  it("reports a column past its row (the flat offset inside B) as the simulator does, and skips the store", () => {
+    const dev = cuda(0);
+    const run = compile(colStore, { target: "cuda", checkBounds: true });
+    const cols = Array.from({ length: M }, (_, i) => (i === 5 ? 32 : i % 32));
+    using C = cudaTensor(cols, { shape: [M], dtype: "int32", device: dev });
+    using B = cudaZeros([M, 32], "float32", dev);
+    const gpu = errorOf(() => run(C, B));
+    const sim = errorOf(() =>
+      runSim(verify(colStore), [
+        simTensor(cols, { shape: [M], dtype: "int32" }),
+        simZeros([M, 32], "float32"),
+      ]),
+    );
+    expect(gpu.code).toBe("TX6005");
+    expect(gpu.message).toBe(sim.message);
+    expect(gpu.message).toContain(
+      'thread (5, 0, 0) of CTA (0, 0, 0) writes axis 1 of global "B" (extent 32) at index 32',
+    );
+    expect(gpu.span?.line).toBe(sim.span?.line);
+    expect(gpu.notes.slice(0, 2)).toEqual(sim.notes.slice(0, 2));
+    const b = B.toArray() as Float32Array;
+    expect(b[6 * 32]).toBe(0); // B[5, 32] would have been B[6, 0]
+    expect(b[6 * 32 + 6]).toBe(1);
+    // In range: no report.
+    using D = cudaTensor(
+      cols.map((c) => (c === 32 ? 31 : c)),
+      { shape: [M], dtype: "int32", device: dev },
+    );
+    run(D, B);
+    expect((B.toArray() as Float32Array)[5 * 32 + 31]).toBe(1);
   });
 
   it("reports an out-of-range atomic as the simulator does; the other atomics happen", () => {

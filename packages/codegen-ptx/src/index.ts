@@ -21,3 +21,4 @@ export {
 export { upcastHalf } from "./lower/upcast-half.js";
 export { INDEX32_MAX_BYTES, indexBits, widenIndex } from "./emit/index-width.js";
 export { OOB_RECORD, OOB_RECORD_BYTES, type BoundsSite } from "./emit/bounds-check.js";
+export type { AxisSite } from "./emit/bounds-site.js";

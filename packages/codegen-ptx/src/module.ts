@@ -34,7 +34,10 @@ export interface PtxOptions {
    * Guard every plain load and store whose index the verifier could not bound (data-dependent,
    * or built from a scalar parameter) on a tensor of static shape: an out-of-range access is
    * skipped (a load reads 0) and the first one is recorded in the module's `tirx_oob` global
-   * for the runtime to report (see `boundsSites`). Default false.
+   * for the runtime to report (see `boundsSites`). The same for each author index the verifier
+   * left to the run (core's `axis-checks` pass): one outside its axis skips the access even
+   * where the flat offset stays inside the buffer, and its site names the axis
+   * (`BoundsSite.axis`; `emit/axis-guard.ts`). Default false.
    */
   readonly checkBounds?: boolean;
 }
@@ -68,8 +71,9 @@ export interface PtxModule {
 }
 
 /**
- * The stages `emitPtx` runs after `verify`, in order: lower-tile → unroll → simplify →
- * upcast-half → storage. `--emit ir --after NAME` names one of them.
+ * The stages `emitPtx` runs after `verify`, in order: core's DEFAULT_PASSES (lower-tile →
+ * axis-checks → tile-storage → unroll → simplify → swizzle → upcast-half) → storage.
+ * `--emit ir --after NAME` names one of them.
  */
 export const PTX_PASSES: readonly Pass[] = [...DEFAULT_PASSES, storagePass];
 

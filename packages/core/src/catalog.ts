@@ -421,7 +421,10 @@ export const CATALOG = {
     rule: "hazard/uninitialized-shared",
     title: "shared memory read before anything wrote it",
   },
-  TX6005: { rule: "hazard/out-of-bounds", title: "access outside the buffer" },
+  TX6005: {
+    rule: "hazard/out-of-bounds",
+    title: "access outside the buffer, or one of its indices outside its axis",
+  },
   TX6006: { rule: "hazard/deadlock", title: "a wait can never complete" },
   TX6007: {
     rule: "hazard/bulk-pending",

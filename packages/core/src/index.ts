@@ -38,6 +38,12 @@ export * from "./patterns/tensor-map-contract.js";
 export * from "./ir/tensor-map.js";
 export * from "./verify/verify.js";
 export { layoutAxisExtent } from "./verify/launch-check.js";
+export {
+  axisOutOfRange,
+  axisOutOfRangeNote,
+  axisProven,
+  type AxisLabel,
+} from "./verify/axis-check.js";
 export * from "./target.js";
 export * from "./target-option.js";
 export * from "./verify/kernel-name.js";

@@ -1,4 +1,10 @@
-import { TirxError, bufferName, type Note } from "@tirx-ts/core";
+import {
+  axisOutOfRange,
+  axisOutOfRangeNote,
+  TirxError,
+  bufferName,
+  type Note,
+} from "@tirx-ts/core";
 import { OOB_RECORD, OOB_RECORD_BYTES, type PtxModule } from "@tirx-ts/codegen-ptx";
 import { driver } from "./driver.js";
 import type { CudaKernel, LoadedModule } from "./launch.js";
@@ -12,7 +18,10 @@ const RECORDS = new WeakMap<LoadedModule, bigint>();
  * return the report, or undefined when every guarded access was in range. The report has the
  * simulator's shape: TX6005, "thread (x, y, z) of CTA (x, y, z) reads global "A" bytes
  * b..b+n-1, outside its N bytes", at the access's source line, with a note at the buffer's
- * declaration. Synchronous (cuMemcpyDtoH); call it only after the launch has finished.
+ * declaration. For an axis guard's site (`BoundsSite.axis`), the simulator's report of an index
+ * past its axis: "thread (x, y, z) of CTA (x, y, z) reads axis 1 of global "B" (extent 32) at
+ * index 32, outside [0, 32)" (core's `axisOutOfRange`), with its note. Synchronous
+ * (cuMemcpyDtoH); call it only after the launch has finished.
  */
 export function takeBoundsReport(kernel: CudaKernel, mod: PtxModule): TirxError | undefined {
   if (mod.boundsSites.length === 0 || !kernel.module) return undefined;
@@ -49,13 +58,20 @@ export function boundsReport(mod: PtxModule, record: Uint8Array): TirxError | un
   const notes: Note[] = site.declared
     ? [{ message: `${name} is declared here`, span: site.declared }]
     : [];
+  if (site.axis) notes.push({ message: axisOutOfRangeNote(`${site.space} ${name}`) });
   notes.push({
     message:
       "found on the GPU by compile(fn, { checkBounds: true }): the access was skipped (a load reads 0); only the first out-of-range access of a launch is reported",
   });
+  const who = `thread (${w(2)}, ${w(3)}, ${w(4)}) of CTA (${w(5)}, ${w(6)}, ${w(7)})`;
+  if (site.axis) {
+    const { extent } = site.axis;
+    const message = axisOutOfRange(who, site.verb, `${site.space} ${name}`, site.axis, extent, rel);
+    return new TirxError("TX6005", message, site.span, notes);
+  }
   return new TirxError(
     "TX6005",
-    `thread (${w(2)}, ${w(3)}, ${w(4)}) of CTA (${w(5)}, ${w(6)}, ${w(7)}) ${site.verb} ${site.space} ${name} bytes ${rel}..${rel + BigInt(site.accessBytes - 1)}, outside its ${site.bufferBytes} bytes`,
+    `${who} ${site.verb} ${site.space} ${name} bytes ${rel}..${rel + BigInt(site.accessBytes - 1)}, outside its ${site.bufferBytes} bytes`,
     site.span,
     notes,
   );

@@ -225,7 +225,9 @@ function checkSimCall(vf: unknown, opts: unknown): void {
  * exec/clocks.ts and exec/shared-shadow.ts), or of a global write by another CTA of the launch
  * (also an mbarrier used by another thread than its initialiser without ordering);
  * TX6004 a read of never-written shared memory (also an mbarrier used before mbarrier.init);
- * TX6005 out of bounds (also a load in the arm of an if_then_else that is not selected); TX6006
+ * TX6005 out of bounds (also a load in the arm of an if_then_else that is not selected), or an
+ * author index outside its axis that the verifier left to the run because it reads data
+ * (compile/axis-check.ts: the access is skipped); TX6006
  * an mbarrier wait that can never complete (every thread blocked, no bulk copy in flight), or a
  * spin loop that never ends; TX6007 shared bytes of a global → shared bulk copy accessed before
  * the thread observed its mbarrier phase, shared bytes written before a pending shared → global
@@ -274,10 +276,10 @@ export function runSim(
   }
   const tensors = args.map((a, i) => {
     if (vf.fn.params[i]!.kind !== "buffer") return undefined;
-    if (!(a instanceof SimTensor)) {
+    if (!SimTensor.is(a)) {
       throw launchArgError(
         "TX5004",
-        `argument ${i} ("${vf.fn.params[i]!.name}") is not a sim tensor; make it with simTensor()`,
+        `argument ${i} ("${vf.fn.params[i]!.name}") is not a tensor of the simulated device; make it with tensor(x, { device: sim() }) (or simTensor())`,
         vf.fn,
       );
     }

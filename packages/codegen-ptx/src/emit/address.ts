@@ -1,4 +1,12 @@
-import { constInt, dtypeBits, type Buffer, type Expr, type Span } from "@tirx-ts/core";
+import {
+  constInt,
+  dtypeBits,
+  type AccessIndex,
+  type Buffer,
+  type Expr,
+  type Span,
+} from "@tirx-ts/core";
+import { emitAxisGuards, type ArmCondition } from "./axis-guard.js";
 import { cvtType } from "../types.js";
 import type { EmitContext } from "./context.js";
 import type { ValueEmitter } from "./value-emitter.js";
@@ -77,10 +85,22 @@ export interface ElementRef {
   readonly disp: number;
   readonly ref: string;
   /**
-   * Under `checkBounds`, for an access the verifier could not bound: a predicate true when the
-   * access is inside the buffer. Predicate the access on it (see `bounds-check.ts`).
+   * Under `checkBounds`, for an access the verifier could not bound (its flat offset, or an
+   * author index it left to the run): a predicate true when the access is inside the buffer and
+   * each such index inside its axis. Predicate the access on it (see `bounds-check.ts`,
+   * `axis-guard.ts`).
    */
   readonly guard?: string;
+}
+
+/** What a plain load or store tells {@link elementRef} for its guards under `checkBounds`. */
+export interface AccessCheck {
+  readonly verb: BoundsSite["verb"];
+  readonly span?: Span;
+  /** The access's author indices left to the run (core's `axis-checks` pass), if any. */
+  readonly index?: AccessIndex;
+  /** The arms of the selects the access is in (see `ArmCondition`). */
+  readonly arms?: readonly ArmCondition[];
 }
 
 /** Peel constant factors off `e`: `(x * 2048) * 4` is `x` scaled by 8192. */
@@ -133,8 +153,9 @@ export function addressOperand(
  * offsets ({@link indexBits}) has its whole index widened to int64 first (`mad.lo.s64`), and a
  * displacement outside the signed 32-bit range of a PTX address operand is added to the register.
  * An address already computed in an enclosing scope is reused. With `check` (a plain load or
- * store) under `checkBounds`, an index the verifier could not bound gets a guard
- * (`ElementRef.guard`).
+ * store) under `checkBounds`, an offset the verifier could not bound gets a guard, and so does
+ * each author index it left to the run (`check.index`), after the address and before the
+ * offset's guard (`ElementRef.guard`, the conjunction).
  */
 export function elementRef(
   ctx: EmitContext,
@@ -142,7 +163,7 @@ export function elementRef(
   buffer: Buffer,
   offset: Expr,
   elemBytes: number,
-  check?: { readonly verb: BoundsSite["verb"]; readonly span?: Span },
+  check?: AccessCheck,
 ): ElementRef {
   const base = ctx.bufferBase(buffer);
   const wide = base.space === "global" && indexBits(buffer, ctx.wideSymbolic) === 64;
@@ -157,7 +178,19 @@ export function elementRef(
     }
     return { space: base.space, reg, disp, ref: memRef(reg, disp) };
   };
-  if (!whole) return at(base.reg);
+  const axes = (): string | undefined =>
+    check?.index === undefined
+      ? undefined
+      : emitAxisGuards(ctx, ex, buffer, check.index, {
+          verb: check.verb,
+          accessBytes: elemBytes,
+          space: base.space,
+          ...(check.span ? { span: check.span } : {}),
+          ...(check.arms ? { arms: check.arms } : {}),
+        });
+  const guarded = (r: ElementRef, axisOk: string | undefined): ElementRef =>
+    axisOk === undefined ? r : { ...r, guard: axisOk };
+  if (!whole) return guarded(at(base.reg), axes());
   const { e: dyn, scale } = peelScale(whole, elemBytes);
   if (check && needsGuard(ctx, buffer, offset)) {
     // The byte offset from the buffer's start, in 64 bits, for both the guard and the address.
@@ -180,17 +213,23 @@ export function elementRef(
       reg = ctx.regs.fresh("rd");
       ctx.ins(`add.s64 ${reg}, ${base.reg}, ${rel}`);
     }
-    const guard = emitGuard(ctx, buffer, rel, {
+    const axisOk = axes();
+    let guard = emitGuard(ctx, buffer, rel, {
       space: base.space,
       verb: check.verb,
       accessBytes: elemBytes,
       ...(check.span ? { span: check.span } : {}),
     });
+    if (axisOk !== undefined) {
+      const both = ctx.reg("bool");
+      ctx.ins(`and.pred ${both}, ${axisOk}, ${guard}`);
+      guard = both;
+    }
     return { space: base.space, reg, disp: 0, ref: memRef(reg, 0), guard };
   }
   const k = exprKey(dyn);
   const key = k === undefined ? undefined : `addr ${buffer.id} ${scale} ${k}`;
-  return at(
+  const ref = at(
     ctx.memo(key, () => {
       const idx = ex.toReg(ex.emit(dyn), dyn.dtype); // an identity fold may leave an immediate
       if (base.space === "shared") {
@@ -210,6 +249,7 @@ export function elementRef(
       return addr;
     }),
   );
+  return guarded(ref, axes());
 }
 
 function narrow(ctx: EmitContext, op: string): string {

@@ -15,7 +15,8 @@ import type { BoundsSite } from "./bounds-site.js";
  * (`.global .u32 tirx_oob[10]`, 8-byte aligned), in 32-bit words: 0 a flag (0 until an access
  * is out of range, set with `atom.cas`), 1 the site (an index into `PtxModule.boundsSites`),
  * 2–4 `%tid.x/y/z`, 5–7 `%ctaid.x/y/z`, and at byte 32 the access's byte offset from the
- * buffer's start as a signed 64-bit integer. The runtime reads it after the launch.
+ * buffer's start as a signed 64-bit integer (for an axis guard, `BoundsSite.axis`, the index
+ * instead). The runtime reads it after the launch.
  */
 export const OOB_RECORD = "tirx_oob";
 
@@ -61,6 +62,16 @@ export function emitGuard(
   const ok = ctx.reg("bool");
   // Unsigned: a negative offset is a huge one.
   ctx.ins(`setp.lt.u64 ${ok}, ${rel}, ${Math.max(bufferBytes - site.accessBytes + 1, 0)}`);
+  recordFirst(ctx, ok, id, () => rel);
+  return ok;
+}
+
+/**
+ * Where predicate `ok` is false: the first such thread in the launch (`atom.global.cas` on the
+ * record's flag) writes site `id`, its thread and CTA, and the 64-bit register `value()` emits
+ * (a byte offset, or an axis guard's index) into {@link OOB_RECORD}. Branched around where `ok`.
+ */
+export function recordFirst(ctx: EmitContext, ok: string, id: number, value: () => string): void {
   const [inside] = ctx.newLabels("in_bounds");
   ctx.ins(`@${ok} bra ${inside}`);
   const old = ctx.regs.fresh("r");
@@ -72,7 +83,6 @@ export function emitGuard(
   who.forEach((s, i) =>
     ctx.ins(`@${first} st.global.u32 [${OOB_RECORD}+${8 + 4 * i}], ${ctx.special(s)}`),
   );
-  ctx.ins(`@${first} st.global.u64 [${OOB_RECORD}+32], ${rel}`);
+  ctx.ins(`@${first} st.global.u64 [${OOB_RECORD}+32], ${value()}`);
   ctx.label(inside);
-  return ok;
 }

@@ -41,6 +41,7 @@ import { elementReg, vectorElementRegs } from "./register-array.js";
 import { lowerCtx, prepareValueIntrinsic } from "./intrinsic.js";
 import type { EmitContext } from "./context.js";
 import type { ValueEmitter } from "./value-emitter.js";
+import type { ArmCondition } from "./axis-guard.js";
 
 /** Operators lowered to one instruction, which may write an operand's register in place. */
 const IN_PLACE = new Set(["add", "sub", "mul", "min", "max", "bitand", "bitor", "bitxor"]);
@@ -61,6 +62,18 @@ export class ExprEmitter implements ValueEmitter {
    * the order their uses ask for them.
    */
   private ready = new Map<Expr, string[]>();
+
+  /**
+   * The selects whose arm is being emitted, outermost first: an access there gives the value
+   * used only where its arms are selected (its axis guards ask for that, `axis-guard.ts`).
+   */
+  private arms: ArmCondition[] = [];
+
+  /**
+   * > 0 while a load is emitted ahead of a select it is an arm of (see {@link ahead}), where
+   * the select's condition is not known yet: its author indices get no guard.
+   */
+  private armless = 0;
 
   /**
    * True for a node whose emission emits each child, in order, through {@link emit} and nothing
@@ -120,7 +133,10 @@ export class ExprEmitter implements ValueEmitter {
   private ahead(e: Expr): void {
     // Post-order of occurrences through aheadKids, without recursion.
     const order: Expr[] = [];
+    // Whether each node of `order` lies in an arm of a select (see `armless`).
+    const inArm: boolean[] = [];
     const nodes: Expr[] = [e];
+    const arm: boolean[] = [false];
     const kids: (readonly Expr[])[] = [this.aheadKids(e)];
     const next: number[] = [0];
     while (nodes.length > 0) {
@@ -130,27 +146,34 @@ export class ExprEmitter implements ValueEmitter {
         next[top] = i + 1;
         const c = kids[top]![i]!;
         nodes.push(c);
+        arm.push(arm[top]! || (nodes[top]!.kind === "IfThenElse" && i > 0));
         kids.push(this.aheadKids(c));
         next.push(0);
         continue;
       }
       order.push(nodes.pop()!);
+      inArm.push(arm.pop()!);
       kids.pop();
       next.pop();
     }
     order.pop();
-    for (const x of order) {
+    for (const [k, x] of order.entries()) {
       let v: string;
-      if (this.transparent(x) || this.addressChild(x)) v = this.plain(x);
-      else {
-        // An opaque node's own sub-expressions must not take operands meant for others.
-        const saved = this.ready;
-        this.ready = new Map();
-        try {
-          v = this.emit(x);
-        } finally {
-          this.ready = saved;
+      if (inArm[k]) this.armless++;
+      try {
+        if (this.transparent(x) || this.addressChild(x)) v = this.plain(x);
+        else {
+          // An opaque node's own sub-expressions must not take operands meant for others.
+          const saved = this.ready;
+          this.ready = new Map();
+          try {
+            v = this.emit(x);
+          } finally {
+            this.ready = saved;
+          }
         }
+      } finally {
+        if (inArm[k]) this.armless--;
       }
       const q = this.ready.get(x);
       if (q) q.push(v);
@@ -181,6 +204,17 @@ export class ExprEmitter implements ValueEmitter {
     if (x.kind === "Binary" && exprKey(x) === undefined && this.binary(x, d) === d) return;
     const v = this.emit(x);
     if (v !== d) this.ctx.ins(`mov.${bitType(e.dtype)} ${d}, ${v}`);
+  }
+
+  /** Emit `e` once more for a second use of its value (see `ValueEmitter.again`). */
+  again(e: Expr): string {
+    const saved = this.ready;
+    this.ready = new Map();
+    try {
+      return this.emit(e);
+    } finally {
+      this.ready = saved;
+    }
   }
 
   /** `op` in a register of `dt`'s class. */
@@ -290,6 +324,7 @@ export class ExprEmitter implements ValueEmitter {
           {
             verb: "reads",
             ...(e.span ? { span: e.span } : {}),
+            ...(e.index && this.armless === 0 ? { index: e.index, arms: [...this.arms] } : {}),
           },
         );
         // A guarded load that is out of range is skipped and reads as 0.
@@ -405,8 +440,16 @@ export class ExprEmitter implements ValueEmitter {
   private select(e: IfThenElse): string {
     const ctx = this.ctx;
     const c = this.emit(e.cond);
-    const t = this.emit(e.t);
-    const f = this.emit(e.f);
+    const arm = (negate: boolean, x: Expr): string => {
+      this.arms.push({ cond: c, negate });
+      try {
+        return this.emit(x);
+      } finally {
+        this.arms.pop();
+      }
+    };
+    const t = arm(false, e.t);
+    const f = arm(true, e.f);
     const d = ctx.reg(e.dtype);
     if (e.dtype === "bool") {
       // selp has no .pred form: d = (c & t) | (!c & f).

@@ -156,7 +156,11 @@ export class StmtEmitter {
           s.buffer,
           s.offset,
           elemBytes(s.dtype),
-          { verb: "writes", ...(s.span ? { span: s.span } : {}) },
+          {
+            verb: "writes",
+            ...(s.span ? { span: s.span } : {}),
+            ...(s.index ? { index: s.index } : {}),
+          },
         );
         if (s.dtype === "bool") {
           // bool is one byte in memory: 1 or 0.

@@ -16,4 +16,9 @@ export interface ValueEmitter {
   register(e: Expr): string;
   /** `op` in a register of `dt`'s class. */
   toReg(op: string, dt: DType): string;
+  /**
+   * Emit `e` once more for a second use of its value (an axis guard's index): operands emitted
+   * ahead for the expression being emitted stay for their parents.
+   */
+  again(e: Expr): string;
 }

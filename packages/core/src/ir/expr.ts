@@ -159,7 +159,10 @@ export interface BufferLoad extends ExprBase {
   readonly kind: "BufferLoad";
   readonly buffer: Buffer;
   readonly offset: Expr;
-  /** The author's per-axis indices of the load, where the offset does not bound them. */
+  /**
+   * The author's per-axis indices of the load, where the offset does not bound them (after the
+   * `axis-checks` pass: those left to the run).
+   */
   readonly index?: AccessIndex;
 }
 
@@ -188,8 +191,11 @@ export interface AxisIndex {
  * The author's indices of one element access whose flat offset does not bound them (core's
  * `accessAxes` picks them: not constants, which the builder checks (TX1005), nor axis 0 of the
  * tensor itself, which the offset bounds once the other axes are). Like a span, it records the
- * author's form of the access for the verifier: structural equality and hashing ignore it, the
- * printer writes the flat offset, and passes after the verifier leave it as the builder made it.
+ * author's form of the access for the verifier: structural equality and hashing ignore it and
+ * the printer writes the flat offset. Passes rewrite its expressions with the offset's
+ * (`mapExpr` / `mapStmt`); the `axis-checks` pass, right after `lower-tile`, keeps only the
+ * indices the verifier left to the run (they read data), which the simulator checks (TX6005)
+ * and codegen's `checkBounds` guards.
  */
 export type AccessIndex = readonly AxisIndex[];
 

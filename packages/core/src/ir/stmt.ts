@@ -88,7 +88,10 @@ export interface Store extends StmtBase {
   readonly dtype: DType;
   readonly offset: Expr;
   readonly value: Expr;
-  /** The author's per-axis indices of the store, where the offset does not bound them. */
+  /**
+   * The author's per-axis indices of the store, where the offset does not bound them (after the
+   * `axis-checks` pass: those left to the run).
+   */
   readonly index?: AccessIndex;
 }
 

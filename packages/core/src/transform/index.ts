@@ -7,4 +7,5 @@ export * from "./unroll.js";
 export * from "./simplify.js";
 export * from "./swizzle.js";
 export * from "./upcast-half.js";
+export * from "./axis-checks.js";
 export * from "./pipeline.js";

@@ -1,5 +1,5 @@
 import type { View } from "../ir/buffer.js";
-import type { Expr } from "../ir/expr.js";
+import type { AccessIndex, Expr } from "../ir/expr.js";
 import type { Stmt, TileApply, TileParam } from "../ir/stmt.js";
 import { planExprFields, type AtomSide, type TilePlan } from "../ir/tile-plan.js";
 import { exprChildren, isExpr, isExprList, isView } from "../visit.js";
@@ -12,11 +12,18 @@ import { exprChildren, isExpr, isExprList, isView } from "../visit.js";
  * by several parents is rewritten once and stays shared.
  */
 
-/** A rewrite of one expression whose children were already rewritten; return `e` to keep it. */
-export type ExprRewrite = (e: Expr) => Expr;
+/**
+ * A rewrite of one expression whose children were already rewritten; return `e` to keep it.
+ * `original` is the node as it was before its children were rewritten (`e` itself when none
+ * changed): what a pass that analysed the input IR looks its findings up by.
+ */
+export type ExprRewrite = (e: Expr, original: Expr) => Expr;
 
-/** A rewrite of one statement whose children were already rewritten; return `s` to keep it. */
-export type StmtRewrite = (s: Stmt) => Stmt;
+/**
+ * A rewrite of one statement whose children were already rewritten; return `s` to keep it.
+ * `original` is the statement as it was in the input (see {@link ExprRewrite}).
+ */
+export type StmtRewrite = (s: Stmt, original: Stmt) => Stmt;
 
 /** `e` with its direct children replaced by `cs` (in `exprChildren` order); `e` if none changed. */
 export function withExprChildren(e: Expr, cs: readonly Expr[]): Expr {
@@ -44,9 +51,43 @@ export function withExprChildren(e: Expr, cs: readonly Expr[]): Expr {
 }
 
 /**
- * Rewrite `e` bottom-up: `f` sees every node after its children were rewritten. `memo` (shared
- * by callers that rewrite many expressions with one context-free `f`) maps an original node to
- * its result.
+ * The sub-expressions mapExpr rewrites: `exprChildren`, then a load's author indices (its
+ * `AccessIndex`, each an expression of the same variables as its offset: a pass that renames
+ * or substitutes variables must rewrite both, or the index would name a variable no longer bound).
+ */
+function mapKids(e: Expr): readonly Expr[] {
+  if (e.kind !== "BufferLoad" || e.index === undefined) return exprChildren(e);
+  return [e.offset, ...e.index.map((a) => a.index)];
+}
+
+/** `e` with the sub-expressions of {@link mapKids} replaced by `cs`; `e` if none changed. */
+function withMapKids(e: Expr, cs: readonly Expr[]): Expr {
+  if (e.kind !== "BufferLoad" || e.index === undefined) return withExprChildren(e, cs);
+  const offset = cs[0]!;
+  const index = withIndexExprs(e.index, cs.slice(1));
+  return offset === e.offset && index === e.index ? e : { ...e, offset, index };
+}
+
+/** `index` with its expressions replaced by `xs` (in order); `index` itself if none changed. */
+function withIndexExprs(index: AccessIndex, xs: readonly Expr[]): AccessIndex {
+  if (index.every((a, k) => a.index === xs[k])) return index;
+  return index.map((a, k) => (a.index === xs[k] ? a : { ...a, index: xs[k]! }));
+}
+
+/** A Store's author indices rewritten by `ex` (see {@link mapKids}); the same array if unchanged. */
+function mapIndex(index: AccessIndex | undefined, ex: (e: Expr) => Expr): AccessIndex | undefined {
+  return index === undefined
+    ? undefined
+    : withIndexExprs(
+        index,
+        index.map((a) => ex(a.index)),
+      );
+}
+
+/**
+ * Rewrite `e` bottom-up: `f` sees every node after its children (and a load's author indices,
+ * its `index`) were rewritten. `memo` (shared by callers that rewrite many expressions with one
+ * context-free `f`) maps an original node to its result.
  */
 export function mapExpr(e: Expr, f: ExprRewrite, memo: Map<Expr, Expr> = new Map()): Expr {
   return mapNear(e, f, memo, 0);
@@ -68,13 +109,13 @@ function mapNear(n: Expr, f: ExprRewrite, memo: Map<Expr, Expr>, depth: number):
   const done = memo.get(n);
   if (done) return done;
   if (depth >= RECURSE_HEIGHT) return mapFar(n, f, memo);
-  const cs = exprChildren(n);
+  const cs = mapKids(n);
   let r: Expr;
-  if (cs.length === 0) r = f(n);
+  if (cs.length === 0) r = f(n, n);
   else {
     const out = new Array<Expr>(cs.length);
     for (let i = 0; i < cs.length; i++) out[i] = mapNear(cs[i]!, f, memo, depth + 1);
-    r = f(withExprChildren(n, out));
+    r = f(withMapKids(n, out), n);
   }
   memo.set(n, r);
   return r;
@@ -95,7 +136,7 @@ function mapFar(e: Expr, f: ExprRewrite, memo: Map<Expr, Expr>): Expr {
       expanded.pop();
       continue;
     }
-    const cs = exprChildren(n);
+    const cs = mapKids(n);
     if (!expanded[top]) {
       expanded[top] = true;
       for (let i = cs.length - 1; i >= 0; i--) {
@@ -111,10 +152,11 @@ function mapFar(e: Expr, f: ExprRewrite, memo: Map<Expr, Expr>): Expr {
     memo.set(
       n,
       f(
-        withExprChildren(
+        withMapKids(
           n,
           cs.map((c) => memo.get(c)!),
         ),
+        n,
       ),
     );
   }
@@ -221,7 +263,7 @@ export function mapStmt(s: Stmt, rw: StmtRewrites, memo: Map<Expr, Expr> = new M
     }
     stack.pop();
     const y = rebuild(f, ex);
-    const r = rw.stmt ? rw.stmt(y) : y;
+    const r = rw.stmt ? rw.stmt(y, f.x) : y;
     if (stack.length > 0) stack[stack.length - 1]!.done.push(r);
     else result = r;
   }
@@ -270,7 +312,10 @@ function rebuild(f: Frame, ex: (e: Expr) => Expr): Stmt {
     case "Store": {
       const offset = ex(x.offset);
       const value = ex(x.value);
-      return offset === x.offset && value === x.value ? x : { ...x, offset, value };
+      const index = mapIndex(x.index, ex);
+      return offset === x.offset && value === x.value && index === x.index
+        ? x
+        : { ...x, offset, value, ...(index ? { index } : {}) };
     }
     case "Call": {
       const args = x.args.map(ex);

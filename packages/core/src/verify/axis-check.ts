@@ -20,9 +20,11 @@ import { showIndex } from "./show-index.js";
  * element silently (`B[i, 32]` of a [128, 32] tensor is `B[i + 1, 0]`). As for the offset, an
  * index of a static tensor whose range is unbounded on a side because it reads data (a gather's
  * loaded index, a call such as `my_pe()`, a scalar parameter: `fromData`) is not refused on that
- * side; one the analysis could not bound from bounded inputs is, and every index of a tensor
- * with symbolic dims, and every index into a symbolic axis, must be proven. A constant index is
- * checked where it is written (TX1005); one naming an undefined variable is `checkNames`'s.
+ * side but checked at run time (the `axis-checks` pass keeps it on the access for the
+ * simulator and `checkBounds`); one the analysis could not bound from bounded inputs is, and
+ * every index of a tensor with symbolic dims, and every index into a symbolic axis, must be
+ * proven. A constant index is checked where it is written (TX1005); one naming an undefined
+ * variable is `checkNames`'s.
  * The source of the rule: indexing is row-major over the axes of the tensor or view the author
  * indexed (TVM's `BufferLoad` indices, each in its axis), not over the flat buffer.
  * @throws TirxError TX2006 (wf/bounds) at `span` (the access), naming the axis, its extent and
@@ -40,6 +42,53 @@ export function checkAxes(
     if (typeof a.extent === "number" && r.min >= 0 && r.max < a.extent) continue;
     checkAxis(buffer, a, r, scope, span);
   }
+}
+
+/**
+ * Whether range analysis proves index `a` within [0, extent) of its axis in `scope`, as
+ * {@link checkAxes} proves it: its numeric range (`exprRange`), else, for the upper end, its
+ * symbolic bounds (`provablyBelowExtent`). What it does not prove of an index the verifier let
+ * through (one unbounded because it reads data) is checked at run time (`keepRuntimeAxes`).
+ */
+export function axisProven(a: AxisIndex, scope: RangeScope): boolean {
+  if (a.index.kind === "IntImm") return true;
+  const r = exprRange(a.index, scope);
+  if (r.min < 0) return false;
+  if (typeof a.extent === "number" && r.max < a.extent) return true;
+  return provablyBelowExtent(a.index, a.extent, scope);
+}
+
+/** What a runtime report of an index past its axis names of it (an `AxisIndex` less its index). */
+export type AxisLabel = Pick<AxisIndex, "axis" | "name" | "view" | "sub">;
+
+/**
+ * The runtime report (TX6005) of a thread whose index `value` on axis `a` (extent `extent`: its
+ * value, or a symbolic dim's name) lies outside [0, extent), for the simulator and for
+ * codegen-ptx's `checkBounds` record alike, so that both read the same:
+ * `thread (3, 0, 0) of CTA (0, 0, 0) reads axis 1 of global "B" (extent 32) at index 32, outside [0, 32)`.
+ * `who` is the thread and CTA as the flat report names them, `verb` "reads" / "writes",
+ * `buffer` the buffer as `bufferName` names it, after its state space (`global "B"`).
+ */
+export function axisOutOfRange(
+  who: string,
+  verb: string,
+  buffer: string,
+  a: AxisLabel,
+  extent: number | string,
+  value: number | bigint,
+): string {
+  const name = a.name ? ` (${a.name})` : "";
+  const view = a.view ? "a view of " : "";
+  const sub = a.sub ? ", fixed by sub" : "";
+  return `${who} ${verb} axis ${a.axis}${name} of ${view}${buffer} (extent ${extent}${sub}) at index ${value}, outside [0, ${extent})`;
+}
+
+/**
+ * The note of {@link axisOutOfRange}'s report: why an index past its axis is an error though the
+ * flat offset may stay inside the buffer, and what became of the access.
+ */
+export function axisOutOfRangeNote(buffer: string): string {
+  return `an index past its axis can leave the flat offset inside ${buffer}, which then reads or writes another element silently; the access was skipped (a load reads 0)`;
 }
 
 /** The slow path of {@link checkAxes} for one index whose numeric range is not enough. */

@@ -34,7 +34,8 @@ export type ThreadFn = (t: number) => void;
  * closure keeps one access record of its site (exec/context.ts) and sets its address and thread
  * (and tensor) before a check, so a check allocates nothing.
  * An access that reports in "collect" mode reads as the codec's zero / is dropped when out of
- * bounds, and proceeds otherwise.
+ * bounds, and proceeds otherwise. An offset of NaN is an access its axis check (compile/axis-check.ts)
+ * reported already: it is skipped the same way, with no report of its own.
  *
  * float32 shared and global accesses get closures of their own (the same code): V8 keeps one
  * type feedback per closure literal, so a literal that every dtype shares sees every codec at its
@@ -95,6 +96,7 @@ export function compileLoad(
   const acc = accessRecord(m, w.placed, eb, site, "reads");
   const g = accessRecord<GlobalMem>(m, undefined, eb, site, "reads");
   const oob = (t: number, rel: number, bytes: number): void => {
+    if (rel !== rel) return; // NaN: reported by its axis check
     acc.addr = rel;
     acc.thread = t;
     reportOob(acc, w.space, bytes);
@@ -220,6 +222,7 @@ export function compileStore(
   const acc = accessRecord(m, w.placed, eb, site, "writes");
   const g = accessRecord<GlobalMem>(m, undefined, eb, site, "writes");
   const oob = (t: number, rel: number, bytes: number): void => {
+    if (rel !== rel) return; // NaN: reported by its axis check
     acc.addr = rel;
     acc.thread = t;
     reportOob(acc, w.space, bytes);
@@ -339,6 +342,7 @@ function deferredLoad(
     return (t) => {
       const rel = off(t) * eb;
       if (!(rel >= 0 && rel + eb <= size)) {
+        if (rel !== rel) return zero as number; // NaN: reported by its axis check
         acc.addr = rel;
         acc.thread = t;
         reportOob(acc, "shared", size);
@@ -364,6 +368,7 @@ function deferredLoad(
     const rel = off(t) * eb;
     const gm = globals[k]!;
     if (!(rel >= 0 && rel + eb <= gm.dv.byteLength)) {
+      if (rel !== rel) return zero as number; // NaN: reported by its axis check
       acc.addr = rel;
       acc.thread = t;
       reportOob(acc, "global", gm.dv.byteLength);
@@ -403,6 +408,7 @@ function deferredStore(
       const rel = off(t) * eb;
       const v = val(t);
       if (!(rel >= 0 && rel + eb <= size)) {
+        if (rel !== rel) return; // NaN: reported by its axis check
         acc.addr = rel;
         acc.thread = t;
         return reportOob(acc, "shared", size);
@@ -428,6 +434,7 @@ function deferredStore(
     const v = val(t);
     const gm = globals[k]!;
     if (!(rel >= 0 && rel + eb <= gm.dv.byteLength)) {
+      if (rel !== rel) return; // NaN: reported by its axis check
       acc.addr = rel;
       acc.thread = t;
       return reportOob(acc, "global", gm.dv.byteLength);
@@ -443,6 +450,48 @@ function deferredStore(
       }
     }
     store(gm.dv, rel, v);
+  };
+}
+
+/**
+ * A load of one `dtype` element at element offset `off` of `buffer` with no check, report or
+ * record: the value an access's index reads when its axis check evaluates it a second time
+ * (compile/axis-check.ts), after the access's own evaluation read it with every check. Outside
+ * the buffer it reads the codec's zero, as a reported load does.
+ */
+export function compileRawLoad(
+  m: Machine,
+  layout: Layout,
+  buffer: Buffer,
+  dtype: DType,
+  off: NumFn,
+): NumFn | BigFn {
+  const w = where(layout, buffer, undefined);
+  const codec = codecOf(dtype);
+  const load = codec.load as (dv: DataView, a: number) => number;
+  const eb = dtypeBytes(dtype);
+  const { base, size } = w.placed;
+  const zero = (codec.wide ? 0n : 0) as number;
+  if (w.space === "shared") {
+    const win = m.win;
+    return (t) => {
+      const rel = off(t) * eb;
+      return rel >= 0 && rel + eb <= size ? load(m.sdv, base + rel + win[t]!) : zero;
+    };
+  }
+  if (w.space === "local") {
+    const stride = m.localStride;
+    return (t) => {
+      const rel = off(t) * eb;
+      return rel >= 0 && rel + eb <= size ? load(m.ldv, t * stride + base + rel) : zero;
+    };
+  }
+  const globals = m.globals;
+  const k = w.param;
+  return (t) => {
+    const rel = off(t) * eb;
+    const gm = globals[k]!;
+    return rel >= 0 && rel + eb <= gm.dv.byteLength ? load(gm.dv, rel) : zero;
   };
 }
 

@@ -55,6 +55,11 @@ export interface ExprCompiler {
   /** Compile either kind. */
   any(e: Expr, span?: Span): NumFn | BigFn;
   /**
+   * Compile an author index of an access for its axis check's second evaluation: its loads read
+   * memory with no check or record (see compile/axis-check.ts).
+   */
+  reread(e: Expr, span?: Span): NumFn;
+  /**
    * An mbarrier operand (the BufferPtr of a shared uint64 element): its shared byte address in
    * the thread's CTA's window, and the buffer.
    * @throws TirxError TX4011 when `e` is not a pointer into a shared buffer.

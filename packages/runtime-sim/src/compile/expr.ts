@@ -25,7 +25,8 @@ import { machineAction } from "./units.js";
 import { conversion, hostScalar } from "../numeric/cast.js";
 import type { Machine } from "../exec/machine.js";
 import type { BarBuffer } from "../exec/memory.js";
-import { compileLoad, placementOf, type BigFn, type NumFn } from "./access.js";
+import { compileLoad, compileRawLoad, placementOf, type BigFn, type NumFn } from "./access.js";
+import { axisCheck, checkedOffset } from "./axis-check.js";
 import type { Layout } from "./layout.js";
 import type { Shared } from "./jit.js";
 import type { LoopVar } from "./loop-var.js";
@@ -442,6 +443,33 @@ export class ExprCompiler {
   /** Set while a batched statement's expressions compile: their loads defer checks (compile/batched.ts). */
   batching = false;
 
+  /** Set while {@link reread} compiles: loads read memory without checks. */
+  #reread = false;
+
+  /**
+   * Compile `e` (int32, an author index of an access) for a second evaluation by the access's
+   * axis check (compile/axis-check.ts): the same values, but its loads read memory with no check,
+   * report, record or site (`compileRawLoad`), since the access's own evaluation of its offset
+   * made them. Nothing it compiles joins the statement's generated function or batch. `e` must
+   * call no op with effects and no warp collective (core's `reevaluable`, which the
+   * `axis-checks` pass ensures).
+   */
+  reread(e: Expr, span?: Span): NumFn {
+    const saved = { ready: this.#ready, shared: this.shared, batching: this.batching };
+    this.#ready = new Map();
+    this.shared = undefined;
+    this.batching = false;
+    this.#reread = true;
+    try {
+      return this.index(e, span);
+    } finally {
+      this.#reread = false;
+      this.#ready = saved.ready;
+      this.shared = saved.shared;
+      this.batching = saved.batching;
+    }
+  }
+
   /**
    * Set while a statement that moves to a generated function compiles (compile/jit.ts): each
    * load's element closure is registered there and reads its offset from a scratch array.
@@ -451,24 +479,31 @@ export class ExprCompiler {
   #load(e: Extract<Expr, { kind: "BufferLoad" }>, span?: Span): NumFn | BigFn {
     const m = this.m;
     const off = this.index(e.offset, span);
+    if (this.#reread) return compileRawLoad(m, this.layout, e.buffer, e.dtype, off);
     const shared = this.shared;
+    const site = m.site(span);
+    // The author indices the verifier left to the run (after the offset: its sites come first).
+    const axes = axisCheck(this, e.buffer, e.index, site, "reads", span);
     if (shared === undefined) {
-      return compileLoad(m, this.layout, e.buffer, e.dtype, off, m.site(span), this.batching);
+      const at = axes ? checkedOffset(off, axes) : off;
+      return compileLoad(m, this.layout, e.buffer, e.dtype, at, site, this.batching);
     }
     const offs = new Float64Array(m.threads);
-    const site = m.site(span);
+    const scratch: NumFn = (t) => offs[t]!;
     const load = compileLoad(
       m,
       this.layout,
       e.buffer,
       e.dtype,
-      (t) => offs[t]!,
+      axes ? checkedOffset(scratch, axes) : scratch,
       site,
       this.batching,
     ) as NumFn;
-    const vec = this.batching
-      ? vecAccess(m, this.layout, e.buffer, e.dtype, offs, site, false)
-      : undefined;
+    // A vector access reads no element closure: not for a load with indices to check.
+    const vec =
+      this.batching && !axes
+        ? vecAccess(m, this.layout, e.buffer, e.dtype, offs, site, false)
+        : undefined;
     shared.loads.push({ offs, load, vec });
     return (t) => {
       offs[t] = off(t);

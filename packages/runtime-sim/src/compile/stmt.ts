@@ -10,6 +10,7 @@ import {
   type VerifiedFunc,
 } from "@tirx-ts/core";
 import { compileStore } from "./access.js";
+import { axisCheck, checkedOffset } from "./axis-check.js";
 import { LoopVar } from "./loop-var.js";
 import { compileTilePlan } from "./tile-ops.js";
 import type { ExprCompiler } from "./expr.js";
@@ -130,25 +131,50 @@ function compileOne(ec: ExprCompiler, s: Stmt): Exec | Omit<Frame, "done"> {
           const off = ec.index(c.offset, c.span);
           const val = ec.any(c.value, c.span);
           const site = m.site(c.span);
-          if (shared === undefined) {
+          // The author indices the verifier left to the run, checked after the offset and value.
+          const axes = axisCheck(ec, c.buffer, c.index, site, "writes", c.span);
+          if (shared === undefined && axes === undefined) {
             return compileStore(m, ec.layout, c.buffer, c.dtype, off, val, site, batch);
           }
-          // Offset and value through scratch arrays, so the generated function shares the store.
+          // Offset and value through scratch arrays, so the generated function shares the store;
+          // an axis check runs after both (as in the generated function, and in codegen's order).
           const offs = new Float64Array(T);
+          const scratch: NumFn = (t) => offs[t]!;
+          const at = axes ? checkedOffset(scratch, axes) : scratch;
+          if (shared === undefined) {
+            const vs: (number | bigint)[] = new Array<number | bigint>(T).fill(0);
+            const st = compileStore(
+              m,
+              ec.layout,
+              c.buffer,
+              c.dtype,
+              at,
+              ((t: number) => vs[t]!) as NumFn,
+              site,
+              batch,
+            );
+            return (t: number): void => {
+              offs[t] = off(t);
+              vs[t] = val(t);
+              st(t);
+            };
+          }
           const vals = new Float64Array(T);
           const store = compileStore(
             m,
             ec.layout,
             c.buffer,
             c.dtype,
-            (t) => offs[t]!,
+            at,
             (t) => vals[t]!,
             site,
             batch,
           );
-          const vec = batch
-            ? vecAccess(m, ec.layout, c.buffer, c.dtype, offs, site, true)
-            : undefined;
+          // A vector access writes no element closure: not for a store with indices to check.
+          const vec =
+            batch && !axes
+              ? vecAccess(m, ec.layout, c.buffer, c.dtype, offs, site, true)
+              : undefined;
           shared.store = { offs, vals, st: store, vec };
           const value = val as NumFn;
           return (t: number): void => {

@@ -1,4 +1,12 @@
-import { bufferName, dtypeBytes, type Note, type Scope } from "@tirx-ts/core";
+import {
+  axisOutOfRange,
+  axisOutOfRangeNote,
+  bufferName,
+  dtypeBytes,
+  type AxisLabel,
+  type Note,
+  type Scope,
+} from "@tirx-ts/core";
 import type { Access, GlobalAccess, InFlightCopy, SharedAccess, SimContext } from "./context.js";
 import type { Placed } from "./memory.js";
 import { THREAD_BITS, THREAD_MASK, type RaceHit, type WriteHit } from "./packed.js";
@@ -251,6 +259,32 @@ export function reportOob(acc: Access<Placed>, space: string, size: number): voi
   m.hazard(
     "TX6005",
     `thread ${m.thread(acc.thread)} of CTA ${m.cta()} ${acc.verb} ${space} ${label} bytes ${rel}..${rel + acc.n - 1}, outside its ${size} bytes`,
+    acc.site,
+    notes,
+  );
+}
+
+/**
+ * TX6005: the access `acc` (`verb`, of its buffer in memory `space`) with `value` on axis `a`,
+ * outside [0, extent) (`extent` its value, or a symbolic dim's name), though its flat offset may
+ * lie inside the buffer; named as the verifier names an axis (core's `axisOutOfRange`), with the
+ * notes of reportOob's and why the access was skipped.
+ */
+export function reportAxis(
+  acc: Access<Placed>,
+  space: string,
+  a: AxisLabel,
+  extent: number | string,
+  value: number,
+): void {
+  const { m, buf } = acc;
+  const label = bufferName({ name: buf.name, span: buf.span, scope: scopeOf(space) });
+  const notes: Note[] = buf.span ? [{ message: `${label} is declared here`, span: buf.span }] : [];
+  notes.push({ message: axisOutOfRangeNote(`${space} ${label}`) });
+  const who = `thread ${m.thread(acc.thread)} of CTA ${m.cta()}`;
+  m.hazard(
+    "TX6005",
+    axisOutOfRange(who, acc.verb, `${space} ${label}`, a, extent, value),
     acc.site,
     notes,
   );
