@@ -4,7 +4,7 @@
 // range, for tensors, shared and local buffers, `sub` and `rearrange` views, symbolic axes and
 // the indices `sub` fixes; guarded and in-range accesses are accepted, as are indices that read
 // data (a gather), deliberate flat offsets (B.flat()) and vectorized ones.
-import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdirSync, writeFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import fc from "fast-check";
 import { describe, expect, test } from "vitest";
@@ -13,12 +13,10 @@ import { isTirxError, structuralEqual, verify, type PrimFunc } from "@tirx-ts/co
 import { compileToPtx } from "@tirx-ts/codegen-ptx";
 import { runSim, simZeros } from "@tirx-ts/runtime-sim";
 import { errorOf } from "./util/error-of.js";
+import { lineContaining } from "./util/markers.js";
 
 /** The line of this file that holds `marker`. */
-const lineOf = (marker: string): number =>
-  readFileSync(fileURLToPath(import.meta.url), "utf8")
-    .split("\n")
-    .findIndex((l) => l.includes(marker)) + 1;
+const lineOf = lineContaining(import.meta.url);
 
 const launch = (block = 128) => T.cuda.LaunchConfig({ grid: 1, block });
 

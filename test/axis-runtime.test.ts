@@ -6,8 +6,6 @@
 // `sub` fixed and a rearranged view's axis; the access is skipped. In-range indices run with no
 // report. codegen's checkBounds guards the same axes (PTX checked, assembled by ptxas), and its
 // report reads as the simulator's. The GPU run is in test/gpu/check-bounds.test.ts.
-import { readFileSync } from "node:fs";
-import { fileURLToPath } from "node:url";
 import { afterAll, describe, expect, test } from "vitest";
 import { T } from "@tirx-ts/dsl";
 import {
@@ -25,12 +23,10 @@ import { boundsReport } from "@tirx-ts/runtime-cuda";
 import { runSim, simTensor, simZeros, type SimOptions } from "@tirx-ts/runtime-sim";
 import { assembleAll, type PtxJob } from "./conformance/ptxas-pool.js";
 import { errorOf } from "./util/error-of.js";
+import { lineContaining } from "./util/markers.js";
 
 /** The line of this file that holds `marker`. */
-const lineOf = (marker: string): number =>
-  readFileSync(fileURLToPath(import.meta.url), "utf8")
-    .split("\n")
-    .findIndex((l) => l.includes(marker)) + 1;
+const lineOf = lineContaining(import.meta.url);
 
 const N = 128;
 const launch = () => T.cuda.LaunchConfig({ grid: 1, block: N });

@@ -18,3 +18,13 @@ export function markers(url: string): { at(name: string): number } {
     },
   };
 }
+
+/**
+ * For the test file at `url` (its `import.meta.url`): the 1-based line of the first line that
+ * contains `text` (0 when none does), for a test that asserts a diagnostic's line by a piece of
+ * the code on it.
+ */
+export function lineContaining(url: string): (text: string) => number {
+  const src = readFileSync(fileURLToPath(url), "utf8").split("\n");
+  return (text) => src.findIndex((l) => l.includes(text)) + 1;
+}
