@@ -6,7 +6,7 @@ import {
   type Expr,
   type Span,
 } from "@tirx-ts/core";
-import { emitAxisGuards, type ArmCondition } from "./axis-guard.js";
+import { andPred, emitAxisGuards, type ArmCondition } from "./axis-guard.js";
 import { cvtType } from "../types.js";
 import type { EmitContext } from "./context.js";
 import type { ValueEmitter } from "./value-emitter.js";
@@ -214,17 +214,16 @@ export function elementRef(
       ctx.ins(`add.s64 ${reg}, ${base.reg}, ${rel}`);
     }
     const axisOk = axes();
-    let guard = emitGuard(ctx, buffer, rel, {
-      space: base.space,
-      verb: check.verb,
-      accessBytes: elemBytes,
-      ...(check.span ? { span: check.span } : {}),
-    });
-    if (axisOk !== undefined) {
-      const both = ctx.reg("bool");
-      ctx.ins(`and.pred ${both}, ${axisOk}, ${guard}`);
-      guard = both;
-    }
+    const guard = andPred(
+      ctx,
+      axisOk,
+      emitGuard(ctx, buffer, rel, {
+        space: base.space,
+        verb: check.verb,
+        accessBytes: elemBytes,
+        ...(check.span ? { span: check.span } : {}),
+      }),
+    );
     return { space: base.space, reg, disp: 0, ref: memRef(reg, 0), guard };
   }
   const k = exprKey(dyn);

@@ -66,12 +66,7 @@ export function emitAxisGuards(
         ctx.ins(`not.pred ${n}, ${c}`);
         c = n;
       }
-      if (sel === undefined) sel = c;
-      else {
-        const both = ctx.reg("bool");
-        ctx.ins(`and.pred ${both}, ${sel}, ${c}`);
-        sel = both;
-      }
+      sel = andPred(ctx, sel, c);
     }
     discarded = ctx.reg("bool");
     ctx.ins(`not.pred ${discarded}, ${sel}`);
@@ -110,12 +105,18 @@ export function emitAxisGuards(
       ctx.ins(`cvt.s64.s32 ${wide}, ${i}`);
       return wide;
     });
-    if (all === undefined) all = ok;
-    else {
-      const both = ctx.reg("bool");
-      ctx.ins(`and.pred ${both}, ${all}, ${ok}`);
-      all = both;
-    }
+    all = andPred(ctx, all, ok);
   }
   return all;
+}
+
+/**
+ * The predicate `a && b` in a fresh register (`and.pred`), or `b` itself where `a` is undefined
+ * (nothing to combine yet).
+ */
+export function andPred(ctx: EmitContext, a: string | undefined, b: string): string {
+  if (a === undefined) return b;
+  const both = ctx.reg("bool");
+  ctx.ins(`and.pred ${both}, ${a}, ${b}`);
+  return both;
 }

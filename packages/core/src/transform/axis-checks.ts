@@ -1,10 +1,11 @@
-import { RangeScope } from "../analysis/range-scope.js";
+import type { RangeScope } from "../analysis/range-scope.js";
 import { walkScoped } from "../analysis/scope-walk.js";
 import type { AccessIndex, Expr } from "../ir/expr.js";
 import type { PrimFunc } from "../ir/func.js";
 import type { LaunchConfig, Stmt } from "../ir/stmt.js";
 import { findOp } from "../ops/registry.js";
 import { axisProven } from "../verify/axis-check.js";
+import { kernelScope } from "../verify/scope-check.js";
 import { stmtExprs, walkExpr, walkStmt } from "../visit.js";
 import { mapStmt } from "./map.js";
 import { entryPass, type Pass } from "./pass.js";
@@ -38,22 +39,6 @@ export function reevaluable(e: Expr): boolean {
 }
 
 /**
- * The scope the verifier proves indices in: the launch, and each tensor's symbolic dims as
- * non-negative int32 variables with symbolic facts (as `verify`'s `declareParam` sets them).
- */
-function verifierScope(fn: PrimFunc, launch: LaunchConfig): RangeScope {
-  const dims = new Set<number>();
-  const names = new Map<number, string>();
-  for (const p of fn.params) {
-    if (p.kind === "scalar") names.set(p.var.id, p.var.name);
-    else for (const d of p.buffer.shape) if (typeof d !== "number") dims.add(d.id);
-  }
-  const scope = new RangeScope({ launch, dims, names });
-  for (const id of dims) scope.setRange(id, { min: 0, max: 2 ** 31 - 1 });
-  return scope;
-}
-
-/**
  * `body` with each element access's author indices (`BufferLoad.index`, `Store.index`) cut down
  * to those the verifier's range analysis cannot prove within their axes (`axisProven`, in the
  * scope of the access: loops, lets, `T.if_` guards, the launch, symbolic dims) and that can be
@@ -74,7 +59,7 @@ export function keepRuntimeAxes(body: Stmt, fn: PrimFunc, launch: LaunchConfig):
       if (!set!.has(k) && !axisProven(a, scope) && reevaluable(a.index)) set!.add(k);
     });
   };
-  walkScoped(body, verifierScope(fn, launch), {
+  walkScoped(body, kernelScope(fn, launch, (check) => check()).scope, {
     enter(s, scope) {
       if (s.kind === "Store" && s.index) note(s, s.index, scope);
       for (const e of stmtExprs(s)) {

@@ -1,7 +1,7 @@
 import { bufferName } from "../buffer-name.js";
 import { TirxError } from "../diagnostics.js";
 import type { RangeScope } from "../analysis/range-scope.js";
-import { exprRange, type Interval } from "../analysis/bounds.js";
+import { exprRange } from "../analysis/bounds.js";
 import { provablyBelowExtent } from "../analysis/symbolic.js";
 import { isStaticShape, type Buffer } from "../ir/buffer.js";
 import type { AccessIndex, AxisIndex, Expr } from "../ir/expr.js";
@@ -36,12 +36,7 @@ export function checkAxes(
   scope: RangeScope,
   span?: Span,
 ): void {
-  for (const a of index) {
-    if (a.index.kind === "IntImm") continue;
-    const r = exprRange(a.index, scope);
-    if (typeof a.extent === "number" && r.min >= 0 && r.max < a.extent) continue;
-    checkAxis(buffer, a, r, scope, span);
-  }
+  for (const a of index) if (!axisProven(a, scope)) checkAxis(buffer, a, scope, span);
 }
 
 /**
@@ -77,10 +72,7 @@ export function axisOutOfRange(
   extent: number | string,
   value: number | bigint,
 ): string {
-  const name = a.name ? ` (${a.name})` : "";
-  const view = a.view ? "a view of " : "";
-  const sub = a.sub ? ", fixed by sub" : "";
-  return `${who} ${verb} axis ${a.axis}${name} of ${view}${buffer} (extent ${extent}${sub}) at index ${value}, outside [0, ${extent})`;
+  return `${who} ${verb} ${axisName(buffer, a)} (extent ${extent}${a.sub ? ", fixed by sub" : ""}) at index ${value}, outside [0, ${extent})`;
 }
 
 /**
@@ -88,18 +80,17 @@ export function axisOutOfRange(
  * flat offset may stay inside the buffer, and what became of the access.
  */
 export function axisOutOfRangeNote(buffer: string): string {
-  return `an index past its axis can leave the flat offset inside ${buffer}, which then reads or writes another element silently; the access was skipped (a load reads 0)`;
+  return `${pastAxis(buffer)}; the access was skipped (a load reads 0)`;
 }
 
-/** The slow path of {@link checkAxes} for one index whose numeric range is not enough. */
-function checkAxis(
-  buffer: Buffer,
-  a: AxisIndex,
-  r: Interval,
-  scope: RangeScope,
-  span?: Span,
-): void {
+/** Why an index past its axis is an error: the flat offset may stay inside `buffer`. */
+const pastAxis = (buffer: string): string =>
+  `an index past its axis can leave the flat offset inside ${buffer}, which then reads or writes another element silently`;
+
+/** The slow path of {@link checkAxes} for one index that {@link axisProven} does not prove. */
+function checkAxis(buffer: Buffer, a: AxisIndex, scope: RangeScope, span?: Span): void {
   if (!namesDefined(a.index, scope)) return;
+  const r = exprRange(a.index, scope);
   const extent = typeof a.extent === "number" ? String(a.extent) : a.extent.name;
   // An unbounded end that data causes is a runtime fact, as for the offset (a static tensor's);
   // one the analysis could not follow is reported, as is any end of a symbolic axis or tensor.
@@ -127,11 +118,11 @@ function checkAxis(
       : `guard it by the dim, e.g. T.if_(i.lt(${extent}), () => ...) for an index i, or bound its loop by it, T.range(${extent})`;
   throw new TirxError(
     "TX2006",
-    `${axisName(buffer, a)} (extent ${extent}${a.sub ? ", fixed by sub" : ""}): index ${i} ${what} (its range is ${range})`,
+    `${axisName(bufferName(buffer), a)} (extent ${extent}${a.sub ? ", fixed by sub" : ""}): index ${i} ${what} (its range is ${range})`,
     span,
     [
       {
-        message: `an index past its axis can leave the flat offset inside ${bufferName(buffer)}, which then reads or writes another element silently: ${fix}; for a deliberate flat offset, index ${buffer.name}.flat()`,
+        message: `${pastAxis(bufferName(buffer))}: ${fix}; for a deliberate flat offset, index ${buffer.name}.flat()`,
       },
     ],
   );
@@ -155,10 +146,10 @@ function fromData(e: Expr, scope: RangeScope): boolean {
   return false;
 }
 
-/** `axis 1 of "B"`, `axis 0 (w) of a view of "S"`. */
-function axisName(buffer: Buffer, a: AxisIndex): string {
+/** `axis 1 of "B"`, `axis 0 (w) of a view of "S"` (`buffer`: the buffer as a message names it). */
+function axisName(buffer: string, a: AxisLabel): string {
   const name = a.name ? ` (${a.name})` : "";
-  return `axis ${a.axis}${name} of ${a.view ? "a view of " : ""}${bufferName(buffer)}`;
+  return `axis ${a.axis}${name} of ${a.view ? "a view of " : ""}${buffer}`;
 }
 
 /** An end of a range as a message shows it: `∞` / `-∞` where unbounded. */

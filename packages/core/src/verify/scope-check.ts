@@ -1,10 +1,10 @@
 import { bufferName } from "../buffer-name.js";
 import { TirxError } from "../diagnostics.js";
-import type { RangeScope } from "../analysis/range-scope.js";
+import { RangeScope } from "../analysis/range-scope.js";
 import type { Buffer } from "../ir/buffer.js";
 import type { Expr } from "../ir/expr.js";
 import type { Param, PrimFunc } from "../ir/func.js";
-import type { DeviceEntry } from "../ir/stmt.js";
+import type { DeviceEntry, LaunchConfig } from "../ir/stmt.js";
 import type { Span } from "../span.js";
 import { freeVars } from "../analysis/free-vars.js";
 
@@ -41,6 +41,31 @@ export function checkNoHostCode(fn: PrimFunc): void {
       stray.span,
     );
   }
+}
+
+/**
+ * The scope a kernel's body is checked in: `launch`, the scalar parameters by name, and every
+ * parameter brought in by {@link declareParam} (each dim's check inside `attempt`), `also(p)`
+ * after each parameter. Returns the scope and the `Var.id`s of the scalar parameters.
+ * @throws TirxError as {@link declareParam}, through `attempt`.
+ */
+export function kernelScope(
+  fn: PrimFunc,
+  launch: LaunchConfig,
+  attempt: (check: () => void) => void,
+  also?: (p: Param) => void,
+): { scope: RangeScope; scalars: ReadonlySet<number> } {
+  const dims = new Set<number>();
+  // The scalar parameters by Var.id, with their names (for the scope's diagnostics).
+  const names = new Map<number, string>();
+  for (const p of fn.params) if (p.kind === "scalar") names.set(p.var.id, p.var.name);
+  const scope = new RangeScope({ launch, dims, names });
+  const scalars = new Set(names.keys());
+  for (const p of fn.params) {
+    declareParam(p, fn, scope, dims, scalars, attempt);
+    also?.(p);
+  }
+  return { scope, scalars };
 }
 
 /**

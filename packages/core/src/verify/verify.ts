@@ -3,7 +3,6 @@ import { DiagnosticLog } from "../diagnostic-log.js";
 import type { Expr } from "../ir/expr.js";
 import type { PrimFunc } from "../ir/func.js";
 import type { DeviceEntry, LaunchConfig, TileApply } from "../ir/stmt.js";
-import { RangeScope } from "../analysis/range-scope.js";
 import { walkScoped } from "../analysis/scope-walk.js";
 import type { TilePlan } from "../ir/tile-plan.js";
 import { checkExpectTx } from "./expect-tx.js";
@@ -22,7 +21,7 @@ import {
   checkNames,
   checkNoHostCode,
   checkNotNested,
-  declareParam,
+  kernelScope,
   deviceEntryOf,
 } from "./scope-check.js";
 import { AllocBudget, checkAccess, checkStore, checkTensorBytes } from "./access-check.js";
@@ -110,16 +109,9 @@ export function verify(fn: PrimFunc): VerifiedFunc {
   if (entry.launch.cluster) {
     reqs.launch(90, [7, 8], "PTX ISA, .reqnctapercluster: sm_90, PTX 7.8", entry.span);
   }
-  const dims = new Set<number>();
-  // The scalar parameters by Var.id, with their names (for the scope's diagnostics).
-  const names = new Map<number, string>();
-  for (const p of fn.params) if (p.kind === "scalar") names.set(p.var.id, p.var.name);
-  const scope = new RangeScope({ launch: entry.launch, dims, names });
-  const scalars = new Set(names.keys());
-  for (const p of fn.params) {
-    declareParam(p, fn, scope, dims, scalars, attempt);
-    attempt(() => checkTensorBytes(p, fn));
-  }
+  const { scope, scalars } = kernelScope(fn, entry.launch, attempt, (p) =>
+    attempt(() => checkTensorBytes(p, fn)),
+  );
   for (const g of entry.launch.grid) {
     if (typeof g !== "number") attempt(() => checkGridExpr(g, scalars, entry.span));
   }

@@ -4,7 +4,7 @@
 // block that crosses a window edge or the sequence's end. Each builder calls these while it
 // builds its kernel (T.let_ bindings land where they are called).
 import { T, type ExprLike, type PrimExpr, type TileView } from "@tirx-ts/dsl";
-import { plus } from "./options.js";
+import { minus, plus } from "./options.js";
 
 /** Query rows per step of the backward's loops (a wgmma M of 64). */
 export const BM = 64;
@@ -156,10 +156,7 @@ export function maskBlock(
     ]);
   }
   if (leftOff !== undefined) {
-    edges.push([
-      k0.lt(T.add(q0, typeof leftOff === "number" ? BM - 1 - leftOff : T.sub(BM - 1, leftOff))),
-      (q, k) => k.lt(T.sub(q, leftOff)),
-    ]);
+    edges.push([k0.lt(T.add(q0, minus(BM - 1, leftOff))), (q, k) => k.lt(T.sub(q, leftOff))]);
   }
   if (lenK !== undefined) edges.push([T.add(k0, width).gt(lenK), (_q, k) => k.ge(lenK)]);
   if (edges.length === 0) return;

@@ -113,7 +113,7 @@
 // The runnable example: examples/flash_attention.ts.
 import { T, type ExprLike, type ParamType, type PrimExpr, type TileView } from "@tirx-ts/dsl";
 import { MAX_SHARED_PER_CTA, showValue, type PrimFunc } from "@tirx-ts/core";
-import { checkHeadsAndWindow, configError, plus, windowOffsets } from "./options.js";
+import { anyOf, checkHeadsAndWindow, configError, minus, plus, windowOffsets } from "./options.js";
 import { W, blocked, cols, rows, rowsAt } from "./views.js";
 import { fragCol, fragRow, fragmentStager } from "../fragment.js";
 import { dealLongestFirst, l2Section, launchIndex } from "./order.js";
@@ -1076,11 +1076,8 @@ export function makeFlashAttention(s: FlashAttentionSizes): PrimFunc {
               if (tR) ps.push(tR[i]!.lt(cc));
               if (tL) ps.push(tL[i]!.gt(cc));
               if (tK) ps.push(tK.le(cc));
-              return ps.reduce((a, p) => a.or(p));
+              return anyOf(ps);
             };
-            // n − a, folded where a is a number.
-            const minus = (n: number, a: ExprLike): ExprLike =>
-              typeof a === "number" ? n - a : T.sub(n, a);
             const CW = BN % 64 === 0 ? 64 : BN;
             for (let c0 = 0; c0 < BN; c0 += CW) {
               // Keys k0 + c0 … k0 + c0 + CW − 1 against queries q0 … q0 + 63 (k − q = kq + c).
@@ -1104,15 +1101,13 @@ export function makeFlashAttention(s: FlashAttentionSizes): PrimFunc {
                     for (let e = 0; e < 2; e++) f(4 * j + 2 * i + e, i, 8 * j + e);
               };
               T.if_(
-                all.reduce((a, p) => a.or(p)),
+                anyOf(all),
                 () => slots((slot) => Sf.set([slot], -Infinity)),
                 () =>
-                  T.if_(
-                    some.reduce((a, p) => a.or(p)),
-                    () =>
-                      slots((slot, i, cc) =>
-                        Sf.set([slot], T.if_then_else(hides(i, cc), -Infinity, Sf.get([slot]))),
-                      ),
+                  T.if_(anyOf(some), () =>
+                    slots((slot, i, cc) =>
+                      Sf.set([slot], T.if_then_else(hides(i, cc), -Infinity, Sf.get([slot]))),
+                    ),
                   ),
               );
             }
@@ -1199,15 +1194,10 @@ export function makeFlashAttention(s: FlashAttentionSizes): PrimFunc {
                 if (rightOff !== undefined)
                   crosses.push(T.add(k0, BN - 1).gt(rightOff === 0 ? tq : T.add(tq, rightOff)));
                 if (leftOff !== undefined) {
-                  const lastRow =
-                    typeof leftOff === "number" ? BM - 1 - leftOff : T.sub(BM - 1, leftOff);
-                  crosses.push(k0.lt(T.add(tq, lastRow)));
+                  crosses.push(k0.lt(T.add(tq, minus(BM - 1, leftOff))));
                 }
                 if (lenK !== undefined) crosses.push(T.add(k0, BN).gt(lenK));
-                T.if_(
-                  crosses.reduce((a, p) => a.or(p)),
-                  () => maskBlock(q0, k0),
-                );
+                T.if_(anyOf(crosses), () => maskBlock(q0, k0));
               }
               // m' = max(m, max_k c · S); corr = exp2(m − m'); P = exp2(c · S − m'). The largest
               // scaled logit is c · rowmax(S), or c · rowmin(S) for a negative scale (c is a

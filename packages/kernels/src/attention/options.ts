@@ -1,7 +1,7 @@
 // The option checks the FlashAttention forward and backward builders share: the error kind, and
 // the heads and mask options (kvHeads, window, causal) both take alike.
 import { TirxError, showValue } from "@tirx-ts/core";
-import { T, type ExprLike } from "@tirx-ts/dsl";
+import { T, type ExprLike, type PrimExpr } from "@tirx-ts/dsl";
 
 /** The heads and mask options of a FlashAttention builder's sizes (FlashAttentionSizes). */
 export interface HeadsAndWindow {
@@ -72,14 +72,20 @@ export function windowOffsets(
   shift: ExprLike,
 ): { rightOff: ExprLike | undefined; leftOff: ExprLike | undefined } {
   const rightOff = right === -1 ? undefined : plus(shift, right);
-  const leftOff: ExprLike | undefined =
-    left === -1 ? undefined : typeof shift === "number" ? left - shift : T.sub(left, shift);
+  const leftOff = left === -1 ? undefined : minus(left, shift);
   return { rightOff, leftOff };
 }
 
 /** a + n, folded where a is a number and kept as a where n is 0. */
 export const plus = (a: ExprLike, n: number): ExprLike =>
   typeof a === "number" ? a + n : n === 0 ? a : T.add(a, n);
+
+/** Whether any of the conditions `ps` (at least one) holds: their `or`. */
+export const anyOf = (ps: readonly PrimExpr[]): PrimExpr => ps.reduce((a, p) => a.or(p));
+
+/** n − a, folded where a is a number. */
+export const minus = (n: number, a: ExprLike): ExprLike =>
+  typeof a === "number" ? n - a : T.sub(n, a);
 
 /** TX9001 (kernels/config): sizes or options a kernel builder does not offer. */
 export function configError(message: string): TirxError {
