@@ -156,13 +156,13 @@ export function parseGemmArgs(argv: readonly string[]): GemmSweepOptions {
           ),
         ];
   const configs = values.configs?.split(",").map((x): GemmConfig => {
-    const m = /^\s*(64|128)x(\d+)x(\d+)(o?)\s*$/.exec(x);
+    const m = /^\s*(64|128|192)x(\d+)x(\d+)(o?)\s*$/.exec(x);
     if (!m) {
       throw new RangeError(
         `--configs takes bm x bn x stages (o: overlap) like 128x128x6o, got "${x}"`,
       );
     }
-    const [bm, bn, stages] = [Number(m[1]) as 64 | 128, Number(m[2]), Number(m[3])];
+    const [bm, bn, stages] = [Number(m[1]) as 64 | 128 | 192, Number(m[2]), Number(m[3])];
     return { bm, bn, stages, ...(m[4] === "o" ? { overlap: true } : {}) };
   });
   return {

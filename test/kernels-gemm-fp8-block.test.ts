@@ -31,6 +31,11 @@ describe("gemm() with float8 block scales on the simulator against float64", () 
       ...{ outDtype: "bfloat16", bias: "float32", blockScales: true },
       config: { bm: 128, bn: 64, stages: 2, splitK: 2 },
     },
+    {
+      name: "e4m3, m 140 on three consumer warpgroups (bm 192: rows 128 … 139 in the third), n 72 in two tiles",
+      ...{ m: 140, n: 72, k: 300, dtype: "float8_e4m3", transB: true, outDtype: "bfloat16" },
+      ...{ blockScales: true, config: { bm: 192, bn: 64, stages: 2 } },
+    },
   ];
   for (const c of cases) {
     test(c.name, () => {

@@ -94,7 +94,9 @@ export const GEMM_CONFIGS: readonly GemmConfigEntry[] = [
  * Configurations only tuning tries, beside {@link GEMM_CONFIGS}' rows (no shape picks them
  * untuned): 128 × 128 tiles split in 2 over K (a few large tiles over a long K: 128 rows of D at
  * k 14336), 128 × 192 tiles (between 128 × 128's CTA count and 128 × 256's operand reuse),
- * 64 × 256 tiles (small m with one consumer warpgroup and half the CTAs of 64 × 128), and, with a
+ * 64 × 256 tiles (small m with one consumer warpgroup and half the CTAs of 64 × 128), 192 × 128
+ * tiles (three consumer warpgroups: another wave count, and three warpgroups to share the tensor
+ * cores while one promotes), and, with a
  * K-major B, 128 × 224 and 128 × 160 tiles (wave counts of 132 CTAs that 64-column steps miss);
  * and 128 × 192 and 128 × 128 (overlap) with 4 stages, the block-scaled float8 winners on the
  * H200 (fewer stages were faster there; why was not established: less shared memory leaves the
@@ -139,6 +141,11 @@ export const GEMM_TUNE_EXTRA: readonly GemmConfigEntry[] = [
     name: "m128-n128-overlap-s4",
     config: { bm: 128, bn: 128, stages: 4, overlap: true },
     note: "float8 that promotes only: m128-n128-overlap with 4 stages (128 KiB), block-scaled float8's fastest at m 1024 at five of six shapes (H200)",
+  },
+  {
+    name: "m192-n128-s4",
+    config: { bm: 192, bn: 128, stages: 4 },
+    note: "three consumer warpgroups (512 threads, setmaxnreg 160) on 192 × 128 tiles, 4 stages (160 KiB): H200, m 8192 × 4096 × 14336: block-scaled float8 5.5% faster than 128 × 192 × 4 (per-tensor with 5 stages, 4.5% faster than 128 × 192 × 5); within ±3% at the other large shapes (bench/results/gemm-bm192-2026-12-04.md)",
   },
   {
     name: "m128-n160",

@@ -343,8 +343,18 @@ export function checkGemmSizes(s: GemmSizes): CheckedGemmConfig {
       );
     }
   }
-  if (c.bm !== 64 && c.bm !== 128) {
-    throw configError(`gemm: config.bm is 64 or 128 (one or two consumer warpgroups), got ${c.bm}`);
+  if (c.bm !== 64 && c.bm !== 128 && c.bm !== 192) {
+    throw configError(
+      `gemm: config.bm is 64, 128 or 192 (one, two or three consumer warpgroups), got ${c.bm}`,
+    );
+  }
+  // Three consumer warpgroups share the register file at setmaxnreg 160 (beside the producer's
+  // 32: 4 · 128 threads, PTX ISA, setmaxnreg): 64 · bn / 128 accumulator registers per thread,
+  // twice that when float8 promotes, fit at bn ≤ 128.
+  if (c.bm === 192 && c.bn > 128) {
+    throw configError(
+      `gemm: config.bm 192 (three consumer warpgroups at setmaxnreg 160) takes bn ≤ 128, got ${c.bn}`,
+    );
   }
   // K-major B (transB) is read as [bn, bk] boxes: bn rows of one 128-byte swizzle row each, any
   // multiple of 32 (wgmma N a multiple of 8 up to 256: PTX ISA, wgmma.mma_async; whole 8-row
@@ -629,7 +639,7 @@ export function makeGemm(s: GemmSizes): GemmKernels {
     T.if_(
       wg.eq(0),
       () => {
-        T.ptx.setmaxnreg(false, 40);
+        T.ptx.setmaxnreg(false, consumers === 3 ? 32 : 40);
         T.if_(tid.eq(0), () =>
           eachUnit((u, turn) => {
             const { m0, n0, kt0 } = origin(u);
@@ -689,10 +699,14 @@ export function makeGemm(s: GemmSizes): GemmKernels {
         );
       },
       () => {
-        T.ptx.setmaxnreg(true, 232);
+        // The register file (64K) holds the producer's 40 and two consumers' 232, or the
+        // producer's 32 and three consumers' 160 (PTX ISA, setmaxnreg: .inc blocks until the
+        // registers are free).
+        T.ptx.setmaxnreg(true, consumers === 3 ? 160 : 232);
         // Consumer cw = wg − 1: 0 with one consumer; with two, spelled (wg + 1) mod 2 so that
-        // bounds analysis sees it non-negative (as the example does).
-        const cw = consumers === 1 ? undefined : T.let_("cw", wg.add(1).floormod(2));
+        // bounds analysis sees it non-negative (as the example does); with three, (wg + 2) mod 3.
+        const cw =
+          consumers === 1 ? undefined : T.let_("cw", wg.add(consumers - 1).floormod(consumers));
         const D = T.layout.wgmma_tile_layout("D", 64, BN, "float32");
         const acc = T.alloc_local([64, BN], "float32", { name: "acc", layout: D });
         const slots = acc.flat();

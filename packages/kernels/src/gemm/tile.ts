@@ -5,8 +5,9 @@ import { MAX_SHARED_PER_CTA } from "@tirx-ts/core";
 
 /**
  * One tile configuration of makeGemm:
- * - `bm`: rows of D per CTA tile, 64 (one consumer warpgroup, 256 threads) or 128 (two, 384
- *   threads: examples/tile/gemm_hopper.ts's design);
+ * - `bm`: rows of D per CTA tile, 64 (one consumer warpgroup, 256 threads), 128 (two, 384
+ *   threads: examples/tile/gemm_hopper.ts's design) or 192 (three, 512 threads, at setmaxnreg
+ *   160: bn ≤ 128);
  * - `bn`: columns per tile, in 64 … 256 (one wgmma m64nNk16 of N = bn per k16 step): a
  *   multiple of 32 with a K-major B (transB, no block scales: whole 8-row swizzle atoms), else
  *   of 64 (an MN-major B of 16-bit elements in whole 128-byte swizzle rows; block scales meet at
@@ -33,7 +34,7 @@ import { MAX_SHARED_PER_CTA } from "@tirx-ts/core";
  *   promotion FMAs run beside the second one's wgmmas instead of after them. Default false.
  */
 export interface GemmConfig {
-  readonly bm: 64 | 128;
+  readonly bm: 64 | 128 | 192;
   readonly bn: number;
   readonly bk?: number;
   readonly stages: number;
