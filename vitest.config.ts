@@ -19,7 +19,7 @@ for (const [name, value] of Object.entries(MALLOC)) process.env[name] ??= value;
 
 /**
  * Files that change process-wide state another file would see: a stub libcuda loaded into the
- * driver binding (launch-stub, allocated-bytes, unavailable) and a mocked code generator
+ * driver binding (launch-stub, allocated-bytes, unavailable, launch-shim) and a mocked code generator
  * (runtime-cuda's compile test). They
  * run isolated (a fresh module graph per file), in workers of their own, so the GPU tests (which
  * must find the real driver or none) never meet the stub. Every other file shares its worker's
@@ -33,6 +33,7 @@ const ISOLATED = [
   // A stub libcuda (TIRX_LIBCUDA) in the driver binding, and a binding that found none.
   "packages/runtime-cuda/test/allocated-bytes.test.ts",
   "packages/runtime-cuda/test/unavailable.test.ts",
+  "packages/runtime-cuda/test/launch-shim.test.ts",
 ];
 
 /**

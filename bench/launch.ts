@@ -11,7 +11,12 @@
 //   CUDA graph: 100 launches captured once (captureGraph), replayed; time per kernel, from the
 //     first replay to the end of the last one.
 //   the koffi floor: in the same rounds, a JavaScript loop of koffi calls that each launch once
-//     (launch_loop.c's launch_once, and cuLaunchKernelEx called bare), no tirx-ts code.
+//     (launch_loop.c's launch_once, and cuLaunchKernelEx called bare), no tirx-ts code;
+//   the launch stub (runtime-cuda's launch-shim.ts, C compiled at first use): in the same rounds,
+//     queued launches of the bound launcher through the stub (one koffi call of tirx_launch) beside
+//     bare koffi cuLaunchKernelEx and C, and launch + synchronize through the stub (one koffi call
+//     of tirx_launch_sync) beside the bound launcher's two koffi calls (launch, then
+//     device.synchronize) and C.
 // The kernel is tiny (256 threads, A[tid] += 1 on float32), so times are launch overheads.
 // Targets: launch + synchronize ≤ 1.05× C and queued ≤ 1.05× C (issue 20); graph ≤ 1.5 µs per
 // kernel.
@@ -32,6 +37,7 @@ import {
   cudaAvailable,
   cudaZeros,
   driver,
+  launchShim,
   median,
 } from "@tirx-ts/runtime-cuda";
 import { compile } from "tirx-ts";
@@ -143,18 +149,24 @@ const boundCfg = { ...run.module.launch, dynamicSharedBytes: run.module.dynamicS
 const k0 = compileCuda(inc, { module: run.module }).kernel(dev);
 const argsA = [a];
 const classicL = k0.launcher(kernelParams, boundCfg, { ex: false });
-const exL = k0.launcher(kernelParams, boundCfg, { ex: true });
+const exL = k0.launcher(kernelParams, boundCfg, { ex: true, shim: false });
+/** The same bound launcher through the launch stub (launch-shim.ts), where it loads. */
+const shimL = k0.launcher(kernelParams, boundCfg, { ex: true });
+const shim = launchShim(driver().library);
 const classicUs = queuedPer(() => classicL(argsA));
 const exUs = queuedPer(() => exL(argsA));
 // Launch + synchronize: blocks of 5 rounds of SYNC_ROUND synchronous launches (as the C
 // program's), interleaved with runs of the C program so that both sides see the same host
 // conditions; each side's figure is the median of all its rounds.
 const SYNC_ROUND = 1000;
-const syncRound = (): number => {
+/** µs per call of a launch + synchronize `f`, over SYNC_ROUND calls. */
+const syncRoundOf = (f: () => void): number => {
   const t = nowUs();
-  for (let i = 0; i < SYNC_ROUND; i++) run(a);
+  for (let i = 0; i < SYNC_ROUND; i++) f();
   return (nowUs() - t) / SYNC_ROUND;
 };
+const syncRound = (): number => syncRoundOf(() => run(a));
+const afterKernel = 'after kernel "launch_inc"';
 for (let i = 0; i < 200; i++) run(a);
 const tirxSyncRounds: number[] = [];
 const cSyncRounds: number[] = [...(c?.launch_sync_rounds ?? [])];
@@ -218,6 +230,12 @@ const inProc = {
   onceQueued: [] as number[],
   /** A JavaScript loop of bare koffi calls of cuLaunchKernelEx (config and params built once). */
   exQueued: [] as number[],
+  /** The bound launcher through the launch stub: one koffi call (tirx_launch) per launch. */
+  shimQueued: [] as number[],
+  /** The bound launcher's `sync` through the stub: one koffi call (tirx_launch_sync). */
+  shimSync: [] as number[],
+  /** The bound launcher's `sync` through koffi: cuLaunchKernelEx, then device.synchronize. */
+  koffiSync: [] as number[],
 };
 // The bare cuLaunchKernelEx call: a CUlaunchConfig (grid 1, block N, default stream, no
 // attributes; 56 bytes) and a kernelParams array pointing at a slot that holds a.ptr.
@@ -234,6 +252,8 @@ if (cLoop) {
   for (let r = 0; r < 15; r++) {
     inProc.cSync.push(cRound(1, SYNC_ROUND));
     inProc.tSync.push(syncRound());
+    if (shim) inProc.shimSync.push(syncRoundOf(() => shimL.sync(argsA, afterKernel)));
+    inProc.koffiSync.push(syncRoundOf(() => exL.sync(argsA, afterKernel)));
   }
   // Queued rounds: 16 batches of 256 launches, a synchronize after each batch (not timed), the
   // same on both sides; C and tirx-ts rounds alternate.
@@ -267,6 +287,7 @@ if (cLoop) {
       const ex = bareEx;
       inProc.exQueued.push(jsRound(() => void ex(bare.config, fnHandle, bare.params, 0n)));
     }
+    if (shim) inProc.shimQueued.push(jsRound(() => shimL(argsA)));
   }
 }
 const inProcSyncC = inProc.cSync.length > 0 ? median(inProc.cSync) : undefined;
@@ -275,6 +296,11 @@ const inProcQueuedC = inProc.cQueued.length > 0 ? median(inProc.cQueued) : undef
 const inProcQueuedT = inProc.tQueued.length > 0 ? median(inProc.tQueued) : undefined;
 const inProcOnce = inProc.onceQueued.length > 0 ? median(inProc.onceQueued) : undefined;
 const inProcBareEx = inProc.exQueued.length > 0 ? median(inProc.exQueued) : undefined;
+const medianOr = (xs: readonly number[]): number | undefined =>
+  xs.length > 0 ? median(xs) : undefined;
+const inProcShimQueued = medianOr(inProc.shimQueued);
+const inProcShimSync = medianOr(inProc.shimSync);
+const inProcKoffiSync = medianOr(inProc.koffiSync);
 let t0: number;
 
 // CUDA graph of 100 launches.
@@ -308,6 +334,9 @@ say(
 );
 if (cNote) say(`- ${cNote}`);
 if (inProcessNote) say(`- ${inProcessNote}`);
+say(
+  `- launch stub: ${shim ? shim.path : "not loaded (no C compiler, or TIRX_LAUNCH_SHIM=off; TIRX_DEBUG=1 says why)"}`,
+);
 say("");
 say("| measure | tirx-ts | C (cuLaunchKernel) | tirx-ts / C | target |");
 say("|---|---|---|---|---|");
@@ -318,7 +347,7 @@ say(
   `| queued, bound launcher via cuLaunchKernel, µs | ${classicUs.toFixed(2)} | ${c?.queued_us.toFixed(2) ?? "n/a"} | ${ratio(classicUs, c?.queued_us)} | |`,
 );
 say(
-  `| queued, bound launcher via cuLaunchKernelEx, µs (C column: C through cuLaunchKernelEx) | ${exUs.toFixed(2)} | ${c?.queued_ex_us.toFixed(2) ?? "n/a"} | ${ratio(exUs, c?.queued_ex_us)} | |`,
+  `| queued, bound launcher via cuLaunchKernelEx through koffi, µs (C column: C through cuLaunchKernelEx) | ${exUs.toFixed(2)} | ${c?.queued_ex_us.toFixed(2) ?? "n/a"} | ${ratio(exUs, c?.queued_ex_us)} | |`,
 );
 say(
   `| launch + synchronize, µs (median of ${tirxSyncRounds.length} and ${cSyncRounds.length} rounds of ${SYNC_ROUND}) | ${syncUs.toFixed(2)} | ${cSyncUs?.toFixed(2) ?? "n/a"} | ${ratio(syncUs, cSyncUs)} | ≤ 1.05× |`,
@@ -334,6 +363,18 @@ say(
 );
 say(
   `| launch + synchronize, same process: C (launch_loop.c via koffi) and tirx-ts rounds alternating, µs (median of 15 rounds each) | ${inProcSyncT?.toFixed(2) ?? "n/a"} | ${inProcSyncC?.toFixed(2) ?? "n/a"} | ${inProcSyncT !== undefined ? ratio(inProcSyncT, inProcSyncC) : "n/a"} | ≤ 1.05× |`,
+);
+const cell = (x: number | undefined): string => x?.toFixed(2) ?? "n/a";
+const sameProcess = (x: number | undefined, y: number | undefined): string =>
+  x !== undefined ? ratio(x, y) : "n/a";
+say(
+  `| queued launch, same process: the bound launcher through the launch stub (one koffi call of tirx_launch), µs | ${cell(inProcShimQueued)} | ${cell(inProcQueuedC)} | ${sameProcess(inProcShimQueued, inProcQueuedC)} | ≤ 1.05× |`,
+);
+say(
+  `| launch + synchronize, same process: the bound launcher through the launch stub (one koffi call of tirx_launch_sync), µs | ${cell(inProcShimSync)} | ${cell(inProcSyncC)} | ${sameProcess(inProcShimSync, inProcSyncC)} | ≤ 1.05× |`,
+);
+say(
+  `| launch + synchronize, same process: the bound launcher through koffi (cuLaunchKernelEx, then device.synchronize: two koffi calls), µs | ${cell(inProcKoffiSync)} | ${cell(inProcSyncC)} | ${sameProcess(inProcKoffiSync, inProcSyncC)} | |`,
 );
 say(`| CUDA graph of 100, µs per kernel | ${graphUs.toFixed(2)} | | | ≤ 1.5 µs |`);
 say("");
@@ -353,6 +394,12 @@ say(
 );
 say(
   `same process, queued rounds, koffi launch_once / bare koffi cuLaunchKernelEx (µs): ${inProc.onceQueued.map((x, i) => `${x.toFixed(2)}/${inProc.exQueued[i]?.toFixed(2) ?? "n/a"}`).join(", ")}`,
+);
+say(
+  `same process, queued rounds through the launch stub (µs): ${inProc.shimQueued.map((x) => x.toFixed(2)).join(", ")}`,
+);
+say(
+  `same process, launch + synchronize rounds, launch stub / two koffi calls (µs): ${inProc.koffiSync.map((x, i) => `${inProc.shimSync[i]?.toFixed(2) ?? "n/a"}/${x.toFixed(2)}`).join(", ")}`,
 );
 if (values.out) writeFileSync(values.out, lines.join("\n") + "\n");
 process.exitCode = graphOk ? 0 : 1;

@@ -6,9 +6,11 @@
 // (STUB_CUDA_DEVICES=2), a launch on several GPUs (compile(fn).launchAll) must load one module
 // per GPU, write each its PE state (and barrier_all's counters) under that GPU's context, launch
 // each PE under its context with the symmetric tensors' one pointer and each PE's own tensors,
-// and refuse what cannot run (TX5015).
+// and refuse what cannot run (TX5015). A synchronous launch's fast path is one call of
+// runtime-cuda's launch stub (built in a temporary directory under TIRX_CACHE=off) for the launch
+// and its cuCtxSynchronize, with device.synchronize's error when that fails.
 import { execFileSync } from "node:child_process";
-import { mkdtempSync } from "node:fs";
+import { existsSync, mkdtempSync } from "node:fs";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -51,6 +53,12 @@ let launchesSince: (start: number) => LoggedLaunch[];
 let copiesSince: (start: number) => LoggedCopy[];
 let counts: () => { launches: number; copies: number };
 let setParamCount: (n: number) => void;
+let setSyncResult: (code: number) => void;
+let syncCount: () => number;
+/** The stub libcuda's counting cuLaunchKernelEx and cuCtxSynchronize, and their calls. */
+let countedEntries: () => BigUint64Array;
+let countedCalls: () => number[];
+let koffi: typeof import("koffi");
 
 beforeAll(async () => {
   execFileSync("gcc", ["-O2", "-shared", "-fPIC", "-o", lib, source]);
@@ -59,8 +67,22 @@ beforeAll(async () => {
   process.env["STUB_CUDA_DEVICES"] = "2";
   rt = await import("@tirx-ts/runtime-cuda");
   tirx = await import("tirx-ts");
-  const koffi = createRequire(import.meta.url)("koffi") as typeof import("koffi");
+  koffi = createRequire(import.meta.url)("koffi") as typeof import("koffi");
   const stub = koffi.load(lib);
+  setSyncResult = stub.func("stub_set_sync_result", "void", ["int"]) as (c: number) => void;
+  syncCount = stub.func("stub_sync_count", "int", []) as () => number;
+  const entries = stub.func("stub_counted_entries", "void", ["void *"]);
+  countedEntries = () => {
+    const out = new BigUint64Array(2);
+    entries(out);
+    return out;
+  };
+  const calls = stub.func("stub_counted_calls", "void", ["void *"]);
+  countedCalls = () => {
+    const out = new Int32Array(2);
+    calls(out);
+    return Array.from(out);
+  };
   const read = stub.func("stub_last_launch", "void", ["void *"]);
   const launchCount = stub.func("stub_launch_count", "int", []) as () => number;
   const launchAt = stub.func("stub_launch_at", "void", ["int", "void *"]);
@@ -196,6 +218,53 @@ describe("launch routes reach cuLaunchKernel with the same launch", () => {
     expect(lastLaunch().arg0).toBe(a.ptr);
     c.launchAsync(b);
     expect(lastLaunch().arg0).toBe(b.ptr);
+  });
+});
+
+describe("the launch stub", () => {
+  test("a synchronous run's fast path is one call of the stub; a failed synchronize is device.synchronize's error", () => {
+    const shim = rt.launchShim(rt.driver().library);
+    expect(shim).toBeDefined();
+    expect(existsSync(shim!.path)).toBe(false); // TIRX_CACHE=off: its directory went once loaded
+    const dev = rt.cuda(0);
+    const run = tirx.compile(inc, { target: "cuda" });
+    const a = rt.cudaZeros([256], "float32", dev);
+    run(a);
+    run(a); // the fast path is bound now
+    const table = new BigUint64Array(koffi.view(shim!.driverTable, 16));
+    const saved = table.slice();
+    table.set(countedEntries());
+    try {
+      const [calls, syncs, launches] = [countedCalls(), syncCount(), counts().launches];
+      run(a);
+      expect(countedCalls()).toEqual([calls[0]! + 1, calls[1]! + 1]);
+      expect([syncCount(), counts().launches]).toEqual([syncs + 1, launches + 1]);
+      setSyncResult(1);
+      const fused = (() => {
+        try {
+          run(a);
+        } catch (e) {
+          return e as Error;
+        }
+      })();
+      table.set(saved);
+      const apart = (() => {
+        try {
+          run.launchAsync(a);
+          dev.synchronize('after kernel "stub_inc"');
+        } catch (e) {
+          return e as Error;
+        }
+      })();
+      expect(fused).toBeInstanceOf(rt.CudaError);
+      expect(fused).toEqual(apart);
+      expect(fused!.message).toMatch(
+        /^cuCtxSynchronize failed with .* \(after kernel "stub_inc"\)/,
+      );
+    } finally {
+      setSyncResult(0);
+      table.set(saved);
+    }
   });
 });
 

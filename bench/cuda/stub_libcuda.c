@@ -6,6 +6,11 @@
 // (default 1) sets the device count, each with its own context handle; launches and host-to-device
 // copies are logged with the context current when they were made (stub_launch_at, stub_htod_at),
 // for tests of launches on several GPUs; the virtual memory API maps nothing (granularity 2 MiB).
+// For tests of runtime-cuda's launch stub (src/launch-shim-source.ts): stub_set_launch_result and
+// stub_set_sync_result make the launches and cuCtxSynchronize return a CUresult of the test's
+// choosing; stub_counted_entries gives a cuLaunchKernelEx and a cuCtxSynchronize that count their
+// calls (stub_counted_calls) before doing what the plain ones do, to put in the stub's driver
+// table; stub_last_ex_args is the last cuLaunchKernelEx's four arguments.
 // Build: gcc -O2 -shared -fPIC -o stub_libcuda.so stub_libcuda.c
 #include <stddef.h>
 #include <stdint.h>
@@ -50,7 +55,14 @@ static uint64_t live_bytes;
 uint64_t stub_live_bytes(void) { return live_bytes; }
 CUresult cuDevicePrimaryCtxReset_v2(int d) { (void)d; live_n = 0; live_bytes = 0; return 0; }
 CUresult cuCtxSetCurrent(void *c) { current_ctx = (uint64_t)c; return 0; }
-CUresult cuCtxSynchronize(void) { return 0; }
+// What the launches and cuCtxSynchronize return (CUDA_SUCCESS unless a test sets another).
+static CUresult launch_result, sync_result;
+static int sync_n;
+void stub_set_launch_result(int code) { launch_result = code; }
+void stub_set_sync_result(int code) { sync_result = code; }
+/** Calls of cuCtxSynchronize, counted ones included. */
+int stub_sync_count(void) { return sync_n; }
+CUresult cuCtxSynchronize(void) { sync_n++; return sync_result; }
 CUresult cuModuleLoadDataEx(uint64_t *m, const void *img, unsigned n, void *o, void *v) {
   (void)img; (void)n; (void)o; (void)v; *m = handle(); return 0;
 }
@@ -128,6 +140,7 @@ static void record(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, 
 CUresult cuLaunchKernel(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
                         unsigned bz, unsigned shmem, void *stream, void **params, void **extra) {
   (void)extra;
+  if (launch_result) return launch_result;
   record(f, gx, gy, gz, bx, by, bz, shmem, stream, params, 0);
   return 0;
 }
@@ -137,13 +150,35 @@ typedef struct {
   void *attrs;
   unsigned numAttrs;
 } CUlaunchConfig;
+static uint64_t last_ex[4];
+void stub_last_ex_args(uint64_t out[4]) { memcpy(out, last_ex, sizeof last_ex); }
 CUresult cuLaunchKernelEx(const CUlaunchConfig *c, void *f, void **params, void **extra) {
-  (void)extra;
+  last_ex[0] = (uint64_t)c;
+  last_ex[1] = (uint64_t)f;
+  last_ex[2] = (uint64_t)params;
+  last_ex[3] = (uint64_t)extra;
+  if (launch_result) return launch_result;
   if (c->attrs || c->numAttrs) return 1; // CUDA_ERROR_INVALID_VALUE: none are passed
   record(f, c->gridDimX, c->gridDimY, c->gridDimZ, c->blockDimX, c->blockDimY, c->blockDimZ,
          c->sharedMemBytes, c->hStream, params, 1);
   return 0;
 }
+static int counted[2];
+static CUresult counted_launch_ex(const CUlaunchConfig *c, void *f, void **params, void **extra) {
+  counted[0]++;
+  return cuLaunchKernelEx(c, f, params, extra);
+}
+static CUresult counted_ctx_synchronize(void) {
+  counted[1]++;
+  return cuCtxSynchronize();
+}
+/** The counting cuLaunchKernelEx and cuCtxSynchronize, in the order of the launch stub's driver table. */
+void stub_counted_entries(void *out[2]) {
+  out[0] = (void *)counted_launch_ex;
+  out[1] = (void *)counted_ctx_synchronize;
+}
+/** Calls of the counting cuLaunchKernelEx and cuCtxSynchronize. */
+void stub_counted_calls(int out[2]) { memcpy(out, counted, sizeof counted); }
 CUresult cuEventCreate(uint64_t *e, unsigned f) { (void)f; *e = handle(); return 0; }
 CUresult cuEventRecord(void *e, void *s) { (void)e; (void)s; return 0; }
 CUresult cuEventSynchronize(void *e) { (void)e; return 0; }

@@ -9,7 +9,7 @@ import {
 } from "@tirx-ts/core";
 import { compileToPtx, INDEX32_MAX_BYTES, type PtxModule } from "@tirx-ts/codegen-ptx";
 import { cuda, CudaDevice } from "./device.js";
-import type { CudaKernel } from "./launch.js";
+import type { BoundLaunch, CudaKernel } from "./launch.js";
 import { loadModule } from "./module.js";
 import { takeBoundsReport } from "./bounds.js";
 import { currentStream, type CudaStream } from "./stream.js";
@@ -73,7 +73,7 @@ export interface CudaCompiled {
    * `CudaKernel.launcher`), for arguments the caller has checked; it reloads the module after a
    * `device.reset()` or an unload. Tensor parameters must all have static shapes.
    */
-  launcher(device: CudaDevice): (args: readonly KernelArg[], stream?: CudaStream | null) => void;
+  launcher(device: CudaDevice): CompiledLaunch;
   /** The loaded kernel on `device` (loading the module on first use). */
   kernel(device?: CudaDevice): CudaKernel;
   /**
@@ -83,6 +83,22 @@ export interface CudaCompiled {
    */
   kernelFor(device: CudaDevice, args: readonly KernelArg[]): CudaKernel;
 }
+
+/**
+ * A launch function of `CudaCompiled.launcher`: `launch(args, stream?)` queues one launch on
+ * `stream` (default: the current stream; null: the default stream) and does not wait.
+ */
+export type CompiledLaunch = ((args: readonly KernelArg[], stream?: CudaStream | null) => void) & {
+  /**
+   * Queue one launch on the current stream, then wait for the device (cuCtxSynchronize; CUDA
+   * Driver API), as `launch(args); device.synchronize(context)` does and with the same errors:
+   * one FFI call for both where the launch stub is loaded (`BoundLaunch.sync`), two calls for a
+   * kernel with tensor maps or clusters (tma.ts's launch) or without the stub. `context` is the
+   * text a failed synchronize names, e.g. `after kernel "name"`.
+   * @throws TirxError as the launch; CudaError from cuLaunchKernelEx or cuCtxSynchronize.
+   */
+  readonly sync: (args: readonly KernelArg[], context?: string) => void;
+};
 
 /**
  * Verify `fn` and emit PTX (`compileToPtx` of @tirx-ts/codegen-ptx) now; JIT-load the module on
@@ -186,20 +202,31 @@ export function compileCuda(fn: PrimFunc, opts: CudaCompileOptions = {}): CudaCo
     return device;
   };
 
-  const launcher = (
-    device: CudaDevice,
-  ): ((args: readonly KernelArg[], stream?: CudaStream | null) => void) => {
+  const launcher = (device: CudaDevice): CompiledLaunch => {
     // Tensor maps and clusters go through cuLaunchKernelEx with per-launch encoding.
-    if (extended) return (args, stream) => launchOn(device, args, stream);
+    if (extended) {
+      const go = (args: readonly KernelArg[], stream?: CudaStream | null): void =>
+        launchOn(device, args, stream);
+      const sync = (args: readonly KernelArg[], context?: string): void => {
+        go(args);
+        device.synchronize(context);
+      };
+      return Object.assign(go, { sync });
+    }
     let k = kernel(device);
     let bound = k.launcher(mod.params, launch);
-    return (args, stream) => {
+    const current = (): BoundLaunch => {
       if (k.generation !== device.generation || k.module?.unloaded) {
         k = kernel(device);
         bound = k.launcher(mod.params, launch);
       }
-      bound(args, stream);
+      return bound;
     };
+    const go = (args: readonly KernelArg[], stream?: CudaStream | null): void =>
+      current()(args, stream);
+    const sync = (args: readonly KernelArg[], context?: string): void =>
+      current().sync(args, context);
+    return Object.assign(go, { sync });
   };
 
   const checkBoundsRecord = (device: CudaDevice): void => {

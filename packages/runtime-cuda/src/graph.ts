@@ -1,6 +1,6 @@
 import { TirxError } from "@tirx-ts/core";
 import { cuda, type CudaDevice } from "./device.js";
-import { driver, type CuHandle } from "./driver.js";
+import type { CuHandle } from "./driver.js";
 import { CudaStream, currentStream, live } from "./stream.js";
 
 const registry = new FinalizationRegistry<() => void>((destroy) => {
@@ -32,14 +32,14 @@ export class CudaGraph implements Disposable {
     this.device = device;
     this.graph = graph;
     this.exec = exec;
-    this.nodeCount = driver().graphNodeCount(graph);
+    this.nodeCount = device.driver.graphNodeCount(graph);
     const gen = (this.#generation = device.generation);
     registry.register(
       this,
       () => {
         if (!live(device, gen)) return;
-        driver().graphExecDestroy(exec);
-        driver().graphDestroy(graph);
+        device.driver.graphExecDestroy(exec);
+        device.driver.graphDestroy(graph);
       },
       this,
     );
@@ -48,7 +48,7 @@ export class CudaGraph implements Disposable {
   /** Queue one replay on `stream` (default: the current stream, else the default stream). */
   launch(stream: CudaStream | null = currentStream()): void {
     if (this.#destroyed) throw new TirxError("TX5011", "CudaGraph used after dispose()");
-    driver().graphLaunch(this.exec, stream?.handle ?? 0n);
+    this.device.driver.graphLaunch(this.exec, stream?.handle ?? 0n);
   }
 
   dispose(): void {
@@ -57,8 +57,8 @@ export class CudaGraph implements Disposable {
     registry.unregister(this);
     if (!live(this.device, this.#generation)) return;
     this.device.activate();
-    driver().graphExecDestroy(this.exec);
-    driver().graphDestroy(this.graph);
+    this.device.driver.graphExecDestroy(this.exec);
+    this.device.driver.graphDestroy(this.graph);
   }
 
   [Symbol.dispose](): void {
@@ -75,7 +75,7 @@ export class CudaGraph implements Disposable {
  */
 export function captureGraph(fn: () => void, device: CudaDevice = cuda(0)): CudaGraph {
   const stream = new CudaStream(device);
-  const d = driver();
+  const d = device.driver;
   try {
     d.streamBeginCapture(stream.handle);
     try {

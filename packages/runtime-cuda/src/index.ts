@@ -39,11 +39,18 @@ export {
   DEFAULT_SHARED_BYTES,
   median,
   timeLaunches,
+  type BoundLaunch,
   type LaunchTimes,
   type LoadedModule,
   type TimeOptions,
 } from "./launch.js";
-export { compileCuda, type CudaCompileOptions, type CudaCompiled } from "./compile.js";
+export {
+  compileCuda,
+  type CompiledLaunch,
+  type CudaCompileOptions,
+  type CudaCompiled,
+} from "./compile.js";
+export { launchShim, type LaunchShim } from "./launch-shim.js";
 export { findPtxas, ptxasTag } from "./ptxas.js";
 export { CudaStream, CudaEvent, currentStream } from "./stream.js";
 export { CudaGraph, captureGraph } from "./graph.js";

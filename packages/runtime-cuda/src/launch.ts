@@ -12,6 +12,7 @@ import { cuda, CudaDevice } from "./device.js";
 import { CU_FUNC_ATTRIBUTE, driver, koffi, type CudaDriver, type CuHandle } from "./driver.js";
 import { CudaTensor } from "./tensor.js";
 import { currentStream, type CudaStream } from "./stream.js";
+import { LAUNCH_RECORD_BYTES, launchShim, SYNC_FAILED } from "./launch-shim.js";
 
 /** Shared memory a CTA gets without opting in (CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES needed above it), bytes. */
 export const DEFAULT_SHARED_BYTES = 48 * 1024;
@@ -153,10 +154,14 @@ function pointerOn(device: CudaDevice): (t: DeviceTensor, i: number) => bigint {
 /** `CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION` (cuda.h, CUDA 12.0). */
 const PROGRAMMATIC_STREAM_SERIALIZATION = 6;
 
+/** Where the launch stub's record lies in a {@link launchConfigBlock}, bytes from its start. */
+const RECORD_OFFSET = 56 + 72;
+
 /**
  * A CUlaunchConfig (cuda.h, CUDA 12.0) for `launch` in memory that never moves: gridDimX/Y/Z,
  * blockDimX/Y/Z and sharedMemBytes as u32 at bytes 0–24, hStream at 32, attrs at 40, numAttrs at
- * 48; 56 bytes, then one 72-byte CUlaunchAttribute (id u32 at 56, value at 64). The attribute is
+ * 48; 56 bytes, then one 72-byte CUlaunchAttribute (id u32 at 56, value at 64), then the launch
+ * stub's record (`RECORD_OFFSET`, `LAUNCH_RECORD_BYTES`, written by the caller). The attribute is
  * used (attrs, numAttrs 1) for a programmatic dependent launch:
  * `CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION` with value 1, so the launch may start
  * before the previous kernel on its stream completes, once that kernel's CTAs all executed
@@ -169,8 +174,9 @@ function launchConfigBlock(
   programmatic = false,
 ): { address: bigint; view: DataView } {
   const k = koffi();
-  const address = k.alloc("uint8_t", 56 + 72) as bigint;
-  const view = new DataView(k.view(address, 56 + 72));
+  const bytes = RECORD_OFFSET + LAUNCH_RECORD_BYTES;
+  const address = k.alloc("uint8_t", bytes) as bigint;
+  const view = new DataView(k.view(address, bytes));
   const g = launch.grid;
   const fields = [
     typeof g[0] === "number" ? g[0] : 0,
@@ -184,7 +190,7 @@ function launchConfigBlock(
   view.setBigUint64(32, 0n, true);
   view.setBigUint64(40, programmatic ? address + 56n : 0n, true);
   view.setBigUint64(48, programmatic ? 1n : 0n, true);
-  for (let b = 56; b < 56 + 72; b += 4) view.setUint32(b, 0, true);
+  for (let b = 56; b < bytes; b += 4) view.setUint32(b, 0, true);
   if (programmatic) {
     view.setUint32(56, PROGRAMMATIC_STREAM_SERIALIZATION, true);
     view.setInt32(64, 1, true);
@@ -192,10 +198,24 @@ function launchConfigBlock(
   return { address, view };
 }
 
-/** A launch function of {@link CudaKernel.launcher}, with the parameters and launch it is for. */
+/**
+ * A launch function of {@link CudaKernel.launcher}, with the parameters and launch it is for.
+ * Called as `bound(args, stream?)`, it queues one launch on `stream` (default: the current stream;
+ * null: the default stream) and does not wait.
+ */
 export type BoundLaunch = ((args: readonly KernelArg[], stream?: CudaStream | null) => void) & {
   readonly params: readonly Param[];
   readonly launch: LaunchConfig;
+  /**
+   * Queue the launch as the function does, then wait for all work of the device's context
+   * (cuCtxSynchronize; CUDA Driver API), as `bound(args, stream); device.synchronize(context)`
+   * does and with the same errors, in one FFI call where the launch stub is loaded
+   * (launch-shim.ts) and the launch goes through cuLaunchKernelEx. `context` is the text a
+   * failed synchronize names, e.g. `after kernel "name"`.
+   * @throws as the function; CudaError from cuCtxSynchronize (a kernel's fault, e.g.
+   *   CUDA_ERROR_ILLEGAL_ADDRESS, which marks the context lost as `device.synchronize` does).
+   */
+  readonly sync: (args: readonly KernelArg[], context?: string, stream?: CudaStream | null) => void;
 };
 
 /**
@@ -288,6 +308,13 @@ export class CudaKernel {
    * eleven (about 0.2 µs less per queued launch on the H200 host, bench/results/gpu-runs.md);
    * cuLaunchKernel is used when the driver lacks cuLaunchKernelEx (before CUDA 12.0).
    *
+   * `opts.shim` (default: true) makes each cuLaunchKernelEx launch one FFI call of the launch
+   * stub (launch-shim.ts: C compiled at first use, as Triton's launcher), `tirx_launch` of a
+   * record kept beside the CUlaunchConfig, one argument instead of four, and `sync` one call for
+   * the launch and cuCtxSynchronize instead of two. Where the stub cannot be built or loaded, or
+   * with `TIRX_LAUNCH_SHIM=off`, the same calls go through koffi; the driver sees the same
+   * arguments and an error is the same CudaError either way.
+   *
    * `opts.programmaticDependent` launches with the programmatic stream serialization attribute
    * (programmatic dependent launch, sm_90): the kernel may start while the previous kernel on the
    * stream still runs, once every CTA of that kernel executed
@@ -299,7 +326,11 @@ export class CudaKernel {
   launcher(
     params: readonly Param[],
     launch: LaunchConfig,
-    opts: { readonly ex?: boolean; readonly programmaticDependent?: boolean } = {},
+    opts: {
+      readonly ex?: boolean;
+      readonly programmaticDependent?: boolean;
+      readonly shim?: boolean;
+    } = {},
   ): BoundLaunch {
     const dev = this.device;
     const stale = (): Error =>
@@ -337,11 +368,20 @@ export class CudaKernel {
     }
     if (ex) {
       const config = launchConfigBlock(launch, programmatic);
+      const shim = opts.shim === false ? undefined : launchShim(this.#driver.library);
+      // The stub's record: driver table, CUlaunchConfig, CUfunction, kernelParams.
+      const record = shim ? config.address + BigInt(RECORD_OFFSET) : 0n;
+      if (shim) {
+        config.view.setBigUint64(RECORD_OFFSET, shim.driverTable, true);
+        config.view.setBigUint64(RECORD_OFFSET + 8, config.address, true);
+        config.view.setBigUint64(RECORD_OFFSET + 16, handle, true);
+        config.view.setBigUint64(RECORD_OFFSET + 24, kernelParams, true);
+      }
+      const shimLaunch = shim?.launch;
+      const shimLaunchSync = shim?.launchSync;
       let lastStream = 0n;
-      const run = (
-        args: readonly KernelArg[],
-        stream: CudaStream | null = currentStream(),
-      ): void => {
+      /** Everything of a launch before the driver call: checks, runtime grid, stream, arguments. */
+      const begin = (args: readonly KernelArg[], stream: CudaStream | null): void => {
         if (generation !== dev.generation) throw stale();
         dev.activate();
         dev.lastKernel = name;
@@ -357,10 +397,37 @@ export class CudaKernel {
           lastStream = s;
         }
         packer.pack(args);
-        const code = ex(config.address, handle, kernelParams, 0n);
+      };
+      const run = (
+        args: readonly KernelArg[],
+        stream: CudaStream | null = currentStream(),
+      ): void => {
+        begin(args, stream);
+        const code = shimLaunch ? shimLaunch(record) : ex(config.address, handle, kernelParams, 0n);
         if (code !== 0) this.#driver.check("cuLaunchKernelEx", code, { context: this.#context });
       };
-      return Object.assign(run, { params, launch });
+      const sync = (
+        args: readonly KernelArg[],
+        after?: string,
+        stream: CudaStream | null = currentStream(),
+      ): void => {
+        if (!shimLaunchSync) {
+          run(args, stream);
+          return dev.synchronize(after);
+        }
+        begin(args, stream);
+        const code = shimLaunchSync(record);
+        if (code === 0) return;
+        // The same checks as the koffi path's (driver.ctxSynchronize for the synchronize), so
+        // that the error and the lost-context marking are the same.
+        if (code < SYNC_FAILED) {
+          this.#driver.check("cuLaunchKernelEx", code, { context: this.#context });
+        } else {
+          const syncCode = code - SYNC_FAILED;
+          this.#driver.check("cuCtxSynchronize", syncCode, after ? { context: after } : {});
+        }
+      };
+      return Object.assign(run, { params, launch, sync });
     }
     const run = (args: readonly KernelArg[], stream: CudaStream | null = currentStream()): void => {
       if (generation !== dev.generation) throw stale();
@@ -383,7 +450,15 @@ export class CudaKernel {
       );
       if (code !== 0) this.#driver.check("cuLaunchKernel", code, { context: this.#context });
     };
-    return Object.assign(run, { params, launch });
+    const sync = (
+      args: readonly KernelArg[],
+      after?: string,
+      stream: CudaStream | null = currentStream(),
+    ): void => {
+      run(args, stream);
+      dev.synchronize(after);
+    };
+    return Object.assign(run, { params, launch, sync });
   }
 
   /**

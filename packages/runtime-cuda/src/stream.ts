@@ -1,5 +1,5 @@
 import { cuda, type CudaDevice } from "./device.js";
-import { driver, type CuHandle } from "./driver.js";
+import type { CuHandle } from "./driver.js";
 
 /** Streams and events that were garbage-collected without `dispose()`. */
 const registry = new FinalizationRegistry<() => void>((destroy) => {
@@ -52,26 +52,26 @@ export class CudaEvent implements Disposable {
   constructor(device: CudaDevice = cuda(0), timing = true) {
     this.device = device;
     device.activate();
-    this.handle = driver().eventCreate(timing ? 0 : 2);
+    this.handle = device.driver.eventCreate(timing ? 0 : 2);
     const h = this.handle;
     const gen = (this.#generation = device.generation);
-    registry.register(this, () => live(device, gen) && driver().eventDestroy(h), this);
+    registry.register(this, () => live(device, gen) && device.driver.eventDestroy(h), this);
   }
 
   /** Record the event on `stream` (default: the current stream). */
   record(stream: CudaStream | null = currentStream()): this {
-    driver().eventRecord(this.handle, stream?.handle ?? 0n);
+    this.device.driver.eventRecord(this.handle, stream?.handle ?? 0n);
     return this;
   }
 
   /** Whether the recorded work has completed. */
   query(): boolean {
-    return driver().eventQuery(this.handle);
+    return this.device.driver.eventQuery(this.handle);
   }
 
   /** Block until the recorded work has completed. */
   synchronize(): void {
-    driver().eventSynchronize(this.handle);
+    this.device.driver.eventSynchronize(this.handle);
   }
 
   /** A promise resolved when the recorded work has completed (polls; never blocks the thread). */
@@ -81,14 +81,14 @@ export class CudaEvent implements Disposable {
 
   /** Milliseconds from `start` to this event, both recorded and completed (resolution ~0.5 µs). */
   elapsedMsSince(start: CudaEvent): number {
-    return driver().eventElapsedMs(start.handle, this.handle);
+    return this.device.driver.eventElapsedMs(start.handle, this.handle);
   }
 
   dispose(): void {
     if (this.#destroyed) return;
     this.#destroyed = true;
     registry.unregister(this);
-    if (live(this.device, this.#generation)) driver().eventDestroy(this.handle);
+    if (live(this.device, this.#generation)) this.device.driver.eventDestroy(this.handle);
   }
 
   [Symbol.dispose](): void {
@@ -112,21 +112,21 @@ export class CudaStream implements Disposable {
   constructor(device: CudaDevice = cuda(0), blocking = false) {
     this.device = device;
     device.activate();
-    this.handle = driver().streamCreate(blocking ? 0 : 1);
+    this.handle = device.driver.streamCreate(blocking ? 0 : 1);
     const h = this.handle;
     const gen = (this.#generation = device.generation);
-    registry.register(this, () => live(device, gen) && driver().streamDestroy(h), this);
+    registry.register(this, () => live(device, gen) && device.driver.streamDestroy(h), this);
   }
 
   /** Block until every launch queued on the stream has completed. @throws CudaError of a failed kernel. */
   synchronize(): void {
     this.device.activate();
-    driver().streamSynchronize(this.handle);
+    this.device.driver.streamSynchronize(this.handle);
   }
 
   /** Whether every launch queued on the stream has completed. */
   query(): boolean {
-    return driver().streamQuery(this.handle);
+    return this.device.driver.streamQuery(this.handle);
   }
 
   /** A promise resolved when the work queued so far has completed (an event recorded now, polled). */
@@ -142,7 +142,7 @@ export class CudaStream implements Disposable {
    */
   wait(event: CudaEvent): this {
     this.device.activate();
-    driver().streamWaitEvent(this.handle, event.handle);
+    this.device.driver.streamWaitEvent(this.handle, event.handle);
     return this;
   }
 
@@ -163,7 +163,7 @@ export class CudaStream implements Disposable {
     registry.unregister(this);
     if (!live(this.device, this.#generation)) return;
     this.device.activate();
-    driver().streamDestroy(this.handle);
+    this.device.driver.streamDestroy(this.handle);
   }
 
   [Symbol.dispose](): void {

@@ -25,6 +25,7 @@ import {
   CudaDevice,
   launchPes,
   peDevices,
+  type CompiledLaunch,
   type CudaCompiled,
   type CudaStream,
   type PeArg,
@@ -212,7 +213,7 @@ function compileUncached(fn: PrimFunc, opts: CompileOptions): Compiled {
   // quick check, launches with arguments of the same kinds on the same device go straight to
   // the kernel's bound launch function (no dispatch, no lookups).
   let fastDevice: DeviceLike | undefined;
-  let fastLaunch: ((args: readonly KernelArg[]) => void) | undefined;
+  let fastLaunch: CompiledLaunch | undefined;
   const symbolic = fn.params.some((p) => p.kind === "buffer" && !isStaticShape(p.buffer.shape));
   const prime = (checked: DeviceLike | null | undefined): void => {
     if (checked && checked.kind === "cuda" && !symbolic) {
@@ -226,7 +227,8 @@ function compileUncached(fn: PrimFunc, opts: CompileOptions): Compiled {
     launch(args, false);
     prime(checked);
   };
-  // A synchronous launch takes the same fast path, then waits (and reads the bounds record).
+  // A synchronous launch takes the same fast path and waits (cuCtxSynchronize, in the same FFI
+  // call as the launch where runtime-cuda's launch stub is loaded), then reads the bounds record.
   const run = (...args: KernelArg[]): LaunchResult => {
     const checked = quickCheck(args);
     if (checked === undefined || checked !== fastDevice) {
@@ -234,9 +236,8 @@ function compileUncached(fn: PrimFunc, opts: CompileOptions): Compiled {
       prime(checked);
       return r;
     }
-    fastLaunch!(args);
+    fastLaunch!.sync(args, afterKernel);
     const dev = checked as CudaDevice;
-    dev.synchronize(afterKernel);
     if (checkBounds) cudaFor(dev).checkBoundsRecord(dev);
     return CUDA;
   };
