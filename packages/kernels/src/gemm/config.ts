@@ -145,7 +145,7 @@ export const GEMM_TUNE_EXTRA: readonly GemmConfigEntry[] = [
   {
     name: "m192-n128-s4",
     config: { bm: 192, bn: 128, stages: 4 },
-    note: "three consumer warpgroups (512 threads, setmaxnreg 160) on 192 × 128 tiles, 4 stages (160 KiB): H200, m 8192 × 4096 × 14336: block-scaled float8 5.5% faster than 128 × 192 × 4 (per-tensor with 5 stages, 4.5% faster than 128 × 192 × 5); within ±3% at the other large shapes (bench/results/gemm-bm192-2026-12-04.md)",
+    note: "three consumer warpgroups (512 threads, setmaxnreg 160) on 192 × 128 tiles, 4 stages (160 KiB): H200, m 8192 × 4096 × 14336: block-scaled float8 3-6% faster than 128 × 192 × 4 in two runs (its shipped default there), per-tensor 3-4% faster than 128 × 192 × 5; within ±6% either way at the other large shapes (bench/results/gemm-bm192-2026-12-04.md)",
   },
   {
     name: "m128-n160",
@@ -240,8 +240,10 @@ function keyText(key: { readonly [k: string]: string | number }): string {
  * 4 stages, gemm-fp8-block-stages-2026-12-03g.md: 128 × 192 × 4 against × 5 at m 8192, in two
  * runs 723–726 against 774–779 µs at 4096 × 14336 and 2688–2896 against 2948–3010 at
  * 8192 × 28672, the other four within ±2%; 128 × 128 × 4 with overlap at m 1024 the fastest at
- * five of six shapes, 358.6 against 378.9 µs (× 6 with overlap) at 8192 × 28672), as (kind, m, n,
- * k, config): what {@link GEMM_TUNED_DEFAULTS} ships for those keys.
+ * five of six shapes, 358.6 against 378.9 µs (× 6 with overlap) at 8192 × 28672; block-scaled
+ * 192 × 128 × 4 at m 8192 × 4096 × 14336, 3-6% faster than 128 × 192 × 4 in two runs,
+ * gemm-bm192-2026-12-04.md), as (kind, m, n, k, config): what {@link GEMM_TUNED_DEFAULTS} ships
+ * for those keys.
  */
 const H200_TUNED: readonly (readonly [
   "bf16" | "fp8" | "fp8-block",
@@ -306,7 +308,7 @@ const H200_TUNED: readonly (readonly [
   ["fp8-block", 1024, 8192, 28672, { bm: 128, bn: 128, stages: 4, overlap: true }],
   ["fp8-block", 8192, 4096, 4096, { bm: 128, bn: 192, stages: 4 }],
   ["fp8-block", 8192, 14336, 4096, { bm: 128, bn: 192, stages: 4 }],
-  ["fp8-block", 8192, 4096, 14336, { bm: 128, bn: 192, stages: 4 }],
+  ["fp8-block", 8192, 4096, 14336, { bm: 192, bn: 128, stages: 4 }],
   ["fp8-block", 8192, 8192, 8192, { bm: 128, bn: 192, stages: 4 }],
   ["fp8-block", 8192, 28672, 8192, { bm: 128, bn: 192, stages: 4 }],
   ["fp8-block", 8192, 8192, 28672, { bm: 128, bn: 192, stages: 4 }],
