@@ -101,11 +101,12 @@ const { bareLaunch } = await import("./bare-launch.js");
 const { config: bareConfig, params: bareParams } = bareLaunch(N, a.ptr);
 const launchEx = d.cuLaunchKernelEx!;
 const bareEx = nsPer(() => launchEx(bareConfig, k.handle, bareParams, 0n));
-// The stub's record for the same call: driver table, config, CUfunction, kernelParams.
+// The stub's record for the same call: driver table, config, CUfunction, kernelParams, and the
+// int32 tirx_launch_sync writes (40 bytes: launch-shim.ts's LAUNCH_RECORD_BYTES).
 let bareShim: { min: number; median: number } | undefined;
 if (shim) {
-  const record = koffi.alloc("uint8_t", 32) as bigint;
-  new BigUint64Array(koffi.view(record, 32)).set([
+  const record = koffi.alloc("uint8_t", 40) as bigint;
+  new BigUint64Array(koffi.view(record, 40)).set([
     shim.driverTable,
     bareConfig,
     k.handle,

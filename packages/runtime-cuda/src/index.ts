@@ -32,7 +32,14 @@ export {
 export { CudaDevice, cuda } from "./device.js";
 export { CudaTensor, cudaTensor, cudaEmpty, cudaZeros, type CudaTensorOptions } from "./tensor.js";
 export { CudaModule, loadModule, loadedModuleCount, moduleLoadStats, ptxHash } from "./module.js";
-export { binaryCacheDir, binaryKey, forgetBinary, readBinary, writeBinary } from "./disk-cache.js";
+export {
+  binaryCacheDir,
+  binaryKey,
+  ensureDir,
+  forgetBinary,
+  readBinary,
+  writeBinary,
+} from "./disk-cache.js";
 export { ARG_SLOT_BYTES, argLayout, packArgs, ptxParamType, type ArgSlot } from "./args.js";
 export {
   CudaKernel,

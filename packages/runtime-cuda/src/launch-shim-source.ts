@@ -3,7 +3,9 @@
  * `tirx_launch` and `tirx_launch_sync` (CUDA Driver API: cuLaunchKernelEx, cuCtxSynchronize).
  * A string, not a .c file, so that it is built into dist/ with the package and an edit of it
  * rebuilds the package; its hash is part of the built library's name. It declares the little of
- * cuda.h it uses, so that no CUDA toolkit is needed.
+ * cuda.h it uses, so that no CUDA toolkit is needed. The three functions are marked
+ * `visibility("default")`, so that a `CC` with `-fvisibility=hidden` still exports them (GCC and
+ * Clang, "Function Attributes").
  */
 export const LAUNCH_SHIM_C = `// runtime-cuda's launch stub (launch-shim.ts builds and loads it): one FFI call from JavaScript per
 // queued launch, and one per launch + synchronize, where calling the driver through koffi takes
@@ -14,7 +16,10 @@ export const LAUNCH_SHIM_C = `// runtime-cuda's launch stub (launch-shim.ts buil
 #include <dlfcn.h>
 #include <stddef.h>
 
-typedef int CUresult; // CUDA_SUCCESS is 0; every CUresult is below 1 << 20
+// Exported whatever -fvisibility the compiler was given (GCC and Clang).
+#define TIRX_EXPORT __attribute__((visibility("default")))
+
+typedef int CUresult; // CUDA_SUCCESS is 0; any other value of the int is an error
 
 // cuLaunchKernelEx(const CUlaunchConfig *config, CUfunction f, void **kernelParams, void **extra)
 typedef CUresult (*launch_ex_fn)(const void *, void *, void **, void **);
@@ -27,22 +32,25 @@ typedef struct {
   ctx_synchronize_fn ctx_synchronize;
 } tirx_driver;
 
-// One bound launch (32 bytes, written by CudaKernel.launcher in memory that never moves).
+// One bound launch (40 bytes, written by CudaKernel.launcher in memory that never moves).
 typedef struct {
-  const tirx_driver *driver;
-  const void *config; // const CUlaunchConfig *: grid, block, shared bytes, stream, attributes
-  void *fn;           // CUfunction
-  void **params;      // kernelParams: one pointer per parameter, each to its value
+  const tirx_driver *driver; // at 0
+  const void *config;        // at 8: const CUlaunchConfig *: grid, block, shared bytes, stream, attributes
+  void *fn;                  // at 16: CUfunction
+  void **params;             // at 24: kernelParams: one pointer per parameter, each to its value
+  CUresult result;           // at 32: the failed call's CUresult, written by tirx_launch_sync
+  int unused;                // at 36
 } tirx_launch_record;
 
-// Added to the CUresult of a failed cuCtxSynchronize by tirx_launch_sync.
-#define TIRX_SYNC_FAILED (1 << 20)
+// What tirx_launch_sync returns besides 0: which call failed (its CUresult is in the record).
+#define TIRX_LAUNCH_FAILED 1
+#define TIRX_SYNC_FAILED 2
 
 // Open library (the path the koffi binding loaded: dlopen returns the library already loaded)
 // and fill out with its cuLaunchKernelEx and cuCtxSynchronize. 0 on success; 1 when the
 // library does not open, 2 when it lacks cuLaunchKernelEx (a driver before CUDA 12.0) or
 // cuCtxSynchronize. The library stays open for the life of the process.
-int tirx_shim_init(const char *library, tirx_driver *out) {
+TIRX_EXPORT int tirx_shim_init(const char *library, tirx_driver *out) {
   void *lib = dlopen(library, RTLD_NOW | RTLD_LOCAL);
   if (!lib) return 1;
   *(void **)&out->launch_ex = dlsym(lib, "cuLaunchKernelEx");
@@ -51,17 +59,24 @@ int tirx_shim_init(const char *library, tirx_driver *out) {
 }
 
 // cuLaunchKernelEx(config, fn, params, NULL): the CUresult.
-int tirx_launch(const tirx_launch_record *r) {
+TIRX_EXPORT int tirx_launch(const tirx_launch_record *r) {
   return r->driver->launch_ex(r->config, r->fn, r->params, NULL);
 }
 
 // cuLaunchKernelEx as tirx_launch, then, when it succeeded, cuCtxSynchronize: 0 when both
-// succeeded, the launch's CUresult when it failed (no synchronize then), the synchronize's
-// CUresult + TIRX_SYNC_FAILED when that failed.
-int tirx_launch_sync(const tirx_launch_record *r) {
+// succeeded; TIRX_LAUNCH_FAILED when the launch failed (no synchronize then), TIRX_SYNC_FAILED
+// when the synchronize failed, with that call's CUresult in r->result (any int, exactly).
+TIRX_EXPORT int tirx_launch_sync(tirx_launch_record *r) {
   CUresult code = r->driver->launch_ex(r->config, r->fn, r->params, NULL);
-  if (code != 0) return code;
+  if (code != 0) {
+    r->result = code;
+    return TIRX_LAUNCH_FAILED;
+  }
   code = r->driver->ctx_synchronize();
-  return code == 0 ? 0 : code | TIRX_SYNC_FAILED;
+  if (code != 0) {
+    r->result = code;
+    return TIRX_SYNC_FAILED;
+  }
+  return 0;
 }
 `;

@@ -6,45 +6,97 @@
  * Driver API). Triton builds its launcher the same way. Without a compiler, or with
  * `TIRX_LAUNCH_SHIM=off`, launches take the koffi path: nothing here throws, and nothing prints
  * unless `TIRX_DEBUG` is set (then why the stub is not used, on stderr).
+ *
+ * The cache holds, per key (a hash of the C source, the compiler, its flags and the platform):
+ * `launch-shim-<key>.so`, the library (mode 0o755), and `launch-shim-<key>.so.sha256`, the
+ * SHA-256 of its bytes (mode 0o644), each written to a temporary name, fsync'ed and renamed, the
+ * library first. A cached library is loaded only when
+ * - the cache directory is owned by the current user (or root) and not writable by others (a
+ *   shared, world-writable directory such as /tmp is not used at all: the stub is then built in
+ *   a private temporary directory, as with `TIRX_CACHE=off`, and loaded from there);
+ * - the library and its checksum file are regular files owned by the current user (or root) and
+ *   writable by no one else (`process.getuid`; not checked where it does not exist);
+ * - the library's bytes hash to the checksum file's digest (a truncated or zero-filled file, from
+ *   a crash or a partial copy, makes dlopen fault: it is never handed to dlopen).
+ * The checks are made on an open file descriptor, and the library is loaded through that
+ * descriptor (`/proc/self/fd/N`, Linux), so that the file checked is the file loaded. A cached
+ * library that fails a check, or does not load, is deleted with its checksum file and built again.
+ * Processes that build at once each install a whole file; one that finds the library before its
+ * checksum file deletes it and builds too.
+ *
+ * A library that builds but does not load (a `CC` for another architecture, a cache on a noexec
+ * mount) is not installed: `launch-shim-<key>.failed`, holding the reason, is written beside it,
+ * and later processes with the same key fall back to koffi without running the compiler
+ * (`TIRX_DEBUG` prints the reason and the marker's path: delete it to try again). A fresh build
+ * that loads removes the marker; a temporary build (`TIRX_CACHE=off`, an untrusted directory)
+ * writes none.
+ *
+ * The compiler runs with `CC`'s flags first, then `-fno-sanitize=all -fvisibility=default
+ * -fno-lto` (a sanitizer's runtime must be loaded before everything else, and a library built
+ * with `-fsanitize=address` aborts the process at dlopen; hidden symbols cannot be looked up; an
+ * LTO build depends on the linker plugin). It is killed (SIGKILL) after
+ * {@link BUILD_TIMEOUT_MS}; processes it started itself (cc1, as, ld) may outlive it.
  */
 import { execFileSync } from "node:child_process";
 import { createHash, randomBytes } from "node:crypto";
 import {
   accessSync,
+  closeSync,
   constants,
-  mkdirSync,
+  existsSync,
+  fchmodSync,
+  fstatSync,
+  fsyncSync,
   mkdtempSync,
+  openSync,
+  readFileSync,
   renameSync,
   rmSync,
   statSync,
+  writeSync,
+  type Stats,
 } from "node:fs";
 import { tmpdir } from "node:os";
-import { delimiter, dirname, join } from "node:path";
-import { binaryCacheDir } from "./disk-cache.js";
+import { delimiter, join, resolve } from "node:path";
+import { binaryCacheDir, ensureDir } from "./disk-cache.js";
 import { koffi } from "./driver.js";
 import { LAUNCH_SHIM_C } from "./launch-shim-source.js";
 
-/** Added by `tirx_launch_sync` to the CUresult of a failed cuCtxSynchronize (a launch's is below it). */
-export const SYNC_FAILED = 1 << 20;
+/** `tirx_launch_sync`'s result when cuLaunchKernelEx failed (its CUresult at {@link RECORD_RESULT_OFFSET}). */
+export const LAUNCH_FAILED = 1;
+
+/** `tirx_launch_sync`'s result when cuCtxSynchronize failed (its CUresult at {@link RECORD_RESULT_OFFSET}). */
+export const SYNC_FAILED = 2;
 
 /**
  * Bytes of a launch record, in memory that never moves: the driver table
  * ({@link LaunchShim.driverTable}) at 0, the `const CUlaunchConfig *` at 8, the CUfunction at 16,
- * kernelParams at 24 (the stub's `tirx_launch_record`).
+ * kernelParams at 24, the CUresult of a failed `tirx_launch_sync` (int32) at 32, 4 unused bytes
+ * (the stub's `tirx_launch_record`).
  */
-export const LAUNCH_RECORD_BYTES = 32;
+export const LAUNCH_RECORD_BYTES = 40;
+
+/** Where `tirx_launch_sync` writes the failed call's CUresult (int32), bytes into a record. */
+export const RECORD_RESULT_OFFSET = 32;
+
+/**
+ * How long the compiler may run, in milliseconds, before it is killed (SIGKILL) and the launches
+ * take the koffi path; the first launch of a process waits that long at most.
+ */
+export const BUILD_TIMEOUT_MS = 30_000;
 
 /** The loaded stub, initialized for one driver library. */
 export interface LaunchShim {
-  /** The shared library that was loaded. */
+  /** The shared library that was loaded (for a temporary build, a path since removed). */
   readonly path: string;
   /** Address of the driver's entry points (cuLaunchKernelEx, cuCtxSynchronize), for records. */
   readonly driverTable: bigint;
   /** `tirx_launch(record)`: cuLaunchKernelEx of the record; the CUresult. */
   readonly launch: (record: bigint) => number;
   /**
-   * `tirx_launch_sync(record)`: cuLaunchKernelEx, then cuCtxSynchronize when it succeeded; 0, the
-   * launch's CUresult, or the synchronize's plus {@link SYNC_FAILED}.
+   * `tirx_launch_sync(record)`: cuLaunchKernelEx, then cuCtxSynchronize when it succeeded; 0 when
+   * both succeeded, else {@link LAUNCH_FAILED} or {@link SYNC_FAILED}, with the failed call's
+   * CUresult written into the record at {@link RECORD_RESULT_OFFSET}.
    */
   readonly launchSync: (record: bigint) => number;
 }
@@ -88,66 +140,363 @@ function onPath(name: string, path: string): string | undefined {
   return undefined;
 }
 
+/**
+ * The compiler's arguments after `CC`'s own (GCC and Clang accept them all): the last of
+ * conflicting flags wins, so these undo a `CC` with a sanitizer, hidden visibility or LTO. The
+ * source comes on stdin, so that what is compiled is what was hashed.
+ */
+function compilerFlags(out: string): string[] {
+  return [
+    "-O2",
+    "-shared",
+    "-fPIC",
+    "-fno-sanitize=all",
+    "-fvisibility=default",
+    "-fno-lto",
+    "-x",
+    "c",
+    "-o",
+    out,
+    "-",
+    "-x",
+    "none",
+    "-ldl",
+  ];
+}
+
 /** Options of {@link buildLaunchShim}. */
 export interface BuildOptions {
-  /** Environment read for `CC`, `PATH` and the cache settings (default: `process.env`). */
+  /** Environment read for `CC`, `PATH`, `TIRX_DEBUG` and the cache settings (default: `process.env`). */
   readonly env?: NodeJS.ProcessEnv;
   /** Directory of the built library (default: the binary cache, `binaryCacheDir`). */
   readonly dir?: string;
+  /** @internal for tests: the compiler's time limit, milliseconds (default {@link BUILD_TIMEOUT_MS}). */
+  readonly timeoutMs?: number;
+}
+
+/** The stub's three functions, bound with koffi. */
+interface ShimFunctions {
+  readonly init: (library: string, table: bigint) => number;
+  readonly launch: (record: bigint) => number;
+  readonly launchSync: (record: bigint) => number;
+}
+
+/** A loaded stub library: where it was, whether the compiler ran, and its functions. */
+export interface ShimLibrary extends ShimFunctions {
+  /** The library loaded (for a temporary build, a path since removed). */
+  readonly path: string;
+  /** Whether the compiler ran (false: the cached library was loaded). */
+  readonly built: boolean;
+  /** Whether it was built in a temporary directory (`TIRX_CACHE=off`, or an untrusted cache). */
+  readonly temporary: boolean;
 }
 
 /**
- * The stub's shared library, built unless the cache holds it: named by a hash of the C source,
- * the compiler and the platform, compiled with `-O2 -shared -fPIC ... -ldl` to a temporary name
- * and renamed, so that processes building it at once never see half a file. With the disk cache
- * off (`TIRX_CACHE=off`) it is built in a new temporary directory (`temporary`: the caller removes
- * it once loaded). `built` says whether the compiler ran. Undefined when it cannot be built (no
- * compiler, a compile error, no directory to write); never throws.
+ * The stub's shared library, loaded (dlopen(3), through koffi) from the cache, or built and
+ * loaded: the rules of this module's header (checksum, ownership, failure marker). With the disk
+ * cache off (`TIRX_CACHE=off`), or a cache directory that is not trusted, it is built in a new
+ * temporary directory, removed once loaded. Undefined when it cannot be built or loaded (no
+ * compiler, a compile error or timeout, a library that does not load, a failure marker); never
+ * throws.
  * @internal exported for tests.
  */
-export function buildLaunchShim(
-  opts: BuildOptions = {},
-): { path: string; built: boolean; temporary: boolean } | undefined {
+export function buildLaunchShim(opts: BuildOptions = {}): ShimLibrary | undefined {
   const env = opts.env ?? process.env;
   let temporary: string | undefined;
   try {
     const cc = findCCompiler(env);
     if (!cc) return fail(env, "no C compiler (CC, cc or gcc)");
     const key = createHash("sha256")
-      .update([LAUNCH_SHIM_C, cc.command, ...cc.args, process.platform, process.arch].join("\0"))
+      .update(
+        [
+          LAUNCH_SHIM_C,
+          cc.command,
+          ...cc.args,
+          ...compilerFlags(""),
+          process.platform,
+          process.arch,
+        ].join("\0"),
+      )
       .digest("hex")
       .slice(0, 24);
-    const cached = opts.dir ?? binaryCacheDir(env);
-    const dir = cached ?? (temporary = mkdtempSync(join(tmpdir(), "tirx-launch-shim-")));
-    const path = join(dir, `launch-shim-${key}.so`);
-    if (cached && isFile(path)) return { path, built: false, temporary: false };
-    mkdirSync(dir, { recursive: true });
-    const tmp = `${path}.${process.pid}.${randomBytes(4).toString("hex")}.tmp`;
+    const name = `launch-shim-${key}.so`;
+    // Absolute: dlopen(3) looks a name without a slash up on the library path, not in the cwd.
+    let dir: string | undefined = opts.dir ?? binaryCacheDir(env);
+    let writable = false;
+    if (dir !== undefined) {
+      dir = resolve(dir);
+      const why = untrustedDirectory(dir);
+      if (why) {
+        note(env, `not using the cache directory ${dir} (${why}): building in a private one`);
+        dir = undefined;
+      } else {
+        writable = canWrite(dir);
+      }
+    }
+    if (dir !== undefined) {
+      const path = join(dir, name);
+      const marker = markerOf(path);
+      const reason = readMarker(marker);
+      if (reason !== undefined) {
+        return fail(
+          env,
+          `${path} built before but did not load (${reason}); delete ${marker} to build it again`,
+        );
+      }
+      const cached = openCached(path);
+      if (typeof cached === "number") {
+        try {
+          return { path, built: false, temporary: false, ...openFunctions(cached, path) };
+        } catch (e) {
+          note(env, `${path} did not load (${(e as Error).message}): building it again`);
+        }
+      } else if (cached !== "missing") {
+        note(env, `${path} not used (${cached}): building it again`);
+      }
+      if (cached !== "missing" && writable) removeCached(path);
+    }
+    const buildDir =
+      dir !== undefined && writable
+        ? dir
+        : (temporary = mkdtempSync(join(tmpdir(), "tirx-launch-shim-")));
+    const path = join(buildDir, name);
+    // In a private directory no other process renames: the file's own name.
+    const tmp =
+      temporary === undefined
+        ? `${path}.${process.pid}.${randomBytes(4).toString("hex")}.tmp`
+        : path;
     try {
-      // The source on stdin: what is compiled is what was hashed.
-      const flags = ["-O2", "-shared", "-fPIC", "-x", "c", "-o", tmp, "-", "-x", "none", "-ldl"];
-      execFileSync(cc.command, [...cc.args, ...flags], {
+      execFileSync(cc.command, [...cc.args, ...compilerFlags(tmp)], {
         input: LAUNCH_SHIM_C,
         stdio: ["pipe", "pipe", "pipe"],
         env,
-        timeout: 120_000,
+        timeout: opts.timeoutMs ?? BUILD_TIMEOUT_MS,
+        killSignal: "SIGKILL",
       });
+      const fd = openSync(tmp, constants.O_RDONLY | constants.O_NOFOLLOW);
+      let digest: string;
+      try {
+        // 0o755 whatever the umask; on disk before it is renamed into place.
+        fchmodSync(fd, 0o755);
+        fsyncSync(fd);
+        digest = sha256(readFileSync(fd));
+      } catch (e) {
+        closeSync(fd);
+        throw e;
+      }
+      let functions: ShimFunctions;
+      try {
+        functions = openFunctions(fd, tmp);
+      } catch (e) {
+        const why = (e as Error).message;
+        if (temporary !== undefined) return fail(env, `the library built did not load: ${why}`);
+        const marker = markerOf(path);
+        writeFileAtomically(marker, `${why}\n`, 0o644);
+        return fail(
+          env,
+          `${path} built but did not load (${why}); later processes will not build it while ${marker} exists`,
+        );
+      }
+      if (temporary !== undefined) return { path, built: true, temporary: true, ...functions };
       renameSync(tmp, path);
+      writeFileAtomically(`${path}.sha256`, `${digest}\n`, 0o644);
+      syncDirectory(buildDir);
+      rmSync(markerOf(path), { force: true });
+      return { path, built: true, temporary: false, ...functions };
     } finally {
       rmSync(tmp, { force: true });
     }
-    return { path, built: true, temporary: temporary !== undefined };
   } catch (e) {
-    if (temporary) rmSync(temporary, { recursive: true, force: true });
     return fail(env, `build failed: ${(e as Error).message}`);
+  } finally {
+    // dlopen keeps the library mapped: a temporary build's directory can go now.
+    if (temporary !== undefined) rmSync(temporary, { recursive: true, force: true });
   }
 }
 
-function isFile(path: string): boolean {
+function sha256(bytes: Uint8Array): string {
+  return createHash("sha256").update(bytes).digest("hex");
+}
+
+/** The failure marker of the library `path`: `launch-shim-<key>.failed`. */
+function markerOf(path: string): string {
+  return path.replace(/\.so$/, ".failed");
+}
+
+/**
+ * Why the cache directory `dir` (created when missing, mode 0o755 less the umask) is not to be
+ * used, or undefined: not a directory, owned by another user than the current one or root, or
+ * writable by others (the mode's o+w bit). A group-writable directory of the current user's is
+ * used (umask 002 makes them): its files are checked one by one, through their descriptors.
+ */
+function untrustedDirectory(dir: string): string | undefined {
   try {
-    return statSync(path).isFile();
+    // Bounded, not mkdirSync's recursion, which loops on procfs (disk-cache.ts, ensureDir).
+    if (!ensureDir(dir)) return "cannot be created";
+    const st = statSync(dir);
+    if (!st.isDirectory()) return "not a directory";
+    const owner = foreignOwner(st);
+    if (owner) return owner;
+    // Without /proc/self/fd a library is loaded by its path: then no one else may rename in it.
+    const others = existsSync("/proc/self/fd") ? 0o002 : 0o022;
+    if (st.mode & others) return `writable by others (mode ${modeOf(st)})`;
+    return undefined;
+  } catch (e) {
+    return (e as Error).message;
+  }
+}
+
+/** Whether the current user may create files in `dir` (access(2), W_OK). */
+function canWrite(dir: string): boolean {
+  try {
+    accessSync(dir, constants.W_OK);
+    return true;
   } catch {
     return false;
+  }
+}
+
+/** "owned by uid N" when `st` belongs to neither the current user nor root; undefined otherwise. */
+function foreignOwner(st: Stats): string | undefined {
+  const uid = process.getuid?.();
+  if (uid === undefined || st.uid === uid || st.uid === 0) return undefined;
+  return `owned by uid ${st.uid}, not ${uid}`;
+}
+
+function modeOf(st: Stats): string {
+  return (st.mode & 0o7777).toString(8).padStart(4, "0");
+}
+
+/**
+ * Why the open file `fd` is not to be trusted, or undefined: not a regular file, owned by
+ * another user than the current one or root, or writable by group or others.
+ */
+function untrustedFile(fd: number): string | undefined {
+  const st = fstatSync(fd);
+  if (!st.isFile()) return "not a regular file";
+  const owner = foreignOwner(st);
+  if (owner) return owner;
+  if (st.mode & 0o022) return `writable by group or others (mode ${modeOf(st)})`;
+  return undefined;
+}
+
+/** The text of the trusted file `path` (opened without following a symlink); undefined when missing. */
+function readTrusted(path: string): { text: string } | { untrusted: string } | undefined {
+  let fd: number;
+  try {
+    fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW);
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === "ENOENT") return undefined;
+    return { untrusted: (e as Error).message };
+  }
+  try {
+    const why = untrustedFile(fd);
+    return why ? { untrusted: why } : { text: readFileSync(fd, "utf8") };
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** The reason a failure marker holds, or undefined without one (or with one not to be trusted). */
+function readMarker(marker: string): string | undefined {
+  const read = readTrusted(marker);
+  return read && "text" in read ? read.text.trim() || "no reason given" : undefined;
+}
+
+/**
+ * The cached library `path`, opened (a file descriptor) once checked: a regular file owned by the
+ * current user (or root) and writable by no one else, with a checksum file `path.sha256` of the
+ * same kind whose SHA-256 digest its bytes have. `"missing"` when there is no library; else the
+ * reason it is not to be loaded (then it should be deleted with its checksum file).
+ * @internal exported for tests.
+ */
+export function openCached(path: string): number | string {
+  let fd: number;
+  try {
+    fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW);
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === "ENOENT" ? "missing" : (e as Error).message;
+  }
+  let why: string | undefined;
+  try {
+    why = untrustedFile(fd);
+    if (!why) {
+      const sum = readTrusted(`${path}.sha256`);
+      if (!sum) why = "no checksum file";
+      else if ("untrusted" in sum) why = `checksum file ${sum.untrusted}`;
+      else if (sum.text.trim() !== sha256(readFileSync(fd)))
+        why = "its bytes do not match its checksum";
+    }
+  } catch (e) {
+    why = (e as Error).message;
+  }
+  if (why === undefined) return fd;
+  closeSync(fd);
+  return why;
+}
+
+/** Delete the cached library `path` and its checksum file. */
+function removeCached(path: string): void {
+  rmSync(path, { force: true });
+  rmSync(`${path}.sha256`, { force: true });
+}
+
+/**
+ * Load the library open as `fd` (file `path`) and bind its three functions. It is loaded through
+ * the descriptor, `/proc/self/fd/<fd>`, where that exists (Linux), so that the file loaded is the
+ * one checked; the descriptor then stays open while the process lives (dlopen(3) takes a name it
+ * loaded before for that library: the name must not come to mean another file). The descriptor
+ * is closed when the library does not load.
+ * @throws Error from koffi when it does not load or lacks a function.
+ */
+function openFunctions(fd: number, path: string): ShimFunctions {
+  const byFd = `/proc/self/fd/${fd}`;
+  let so: ReturnType<ReturnType<typeof koffi>["load"]>;
+  try {
+    so = koffi().load(existsSync(byFd) ? byFd : path);
+  } catch (e) {
+    closeSync(fd);
+    throw e;
+  }
+  return {
+    init: so.func("tirx_shim_init", "int", ["const char *", "void *"]) as (
+      library: string,
+      table: bigint,
+    ) => number,
+    launch: so.func("tirx_launch", "int", ["void *"]) as (record: bigint) => number,
+    launchSync: so.func("tirx_launch_sync", "int", ["void *"]) as (record: bigint) => number,
+  };
+}
+
+/** Write `text` to `path` with `mode` (whatever the umask): a temporary name, fsync, rename. */
+function writeFileAtomically(path: string, text: string, mode: number): void {
+  const tmp = `${path}.${process.pid}.${randomBytes(4).toString("hex")}.tmp`;
+  try {
+    const fd = openSync(tmp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL, mode);
+    try {
+      fchmodSync(fd, mode);
+      writeSync(fd, text);
+      fsyncSync(fd);
+    } finally {
+      closeSync(fd);
+    }
+    renameSync(tmp, path);
+  } finally {
+    rmSync(tmp, { force: true });
+  }
+}
+
+/** fsync the directory `dir`, so that its renames are on disk; ignored where it fails. */
+function syncDirectory(dir: string): void {
+  try {
+    const fd = openSync(dir, constants.O_RDONLY);
+    try {
+      fsyncSync(fd);
+    } finally {
+      closeSync(fd);
+    }
+  } catch {
+    // not every file system syncs a directory
   }
 }
 
@@ -156,44 +505,14 @@ function fail(env: NodeJS.ProcessEnv, why: string): undefined {
   return undefined;
 }
 
+function note(env: NodeJS.ProcessEnv, what: string): void {
+  if (env["TIRX_DEBUG"]) process.stderr.write(`tirx-ts: launch stub: ${what}\n`);
+}
+
 /** The stub's functions, loaded once per process; null when it could not be built or loaded. */
-let loaded:
-  | {
-      path: string;
-      init: (library: string, table: bigint) => number;
-      launch: (record: bigint) => number;
-      launchSync: (record: bigint) => number;
-    }
-  | null
-  | undefined;
+let loaded: ShimLibrary | null | undefined;
 /** The stub initialized per driver library; undefined where init failed. */
 const shims = new Map<string, LaunchShim | undefined>();
-
-function load(): typeof loaded {
-  const lib = buildLaunchShim();
-  if (!lib) return null;
-  try {
-    const k = koffi();
-    const so = k.load(lib.path);
-    return {
-      path: lib.path,
-      init: so.func("tirx_shim_init", "int", ["const char *", "void *"]) as (
-        library: string,
-        table: bigint,
-      ) => number,
-      launch: so.func("tirx_launch", "int", ["void *"]) as (record: bigint) => number,
-      launchSync: so.func("tirx_launch_sync", "int", ["void *"]) as (record: bigint) => number,
-    };
-  } catch (e) {
-    // A cached file that does not load (another machine's, a damaged disk): the next process rebuilds.
-    if (!lib.temporary) rmSync(lib.path, { force: true });
-    fail(process.env, `loading ${lib.path} failed: ${(e as Error).message}`);
-    return null;
-  } finally {
-    // dlopen keeps the library mapped: a temporary build's directory can go now.
-    if (lib.temporary) rmSync(dirname(lib.path), { recursive: true, force: true });
-  }
-}
 
 /**
  * The launch stub for the driver library `library` (the `library` of the `CudaDriver` that
@@ -208,9 +527,9 @@ export function launchShim(library: string): LaunchShim | undefined {
   if (shims.has(library)) return shims.get(library);
   if (loaded === undefined) {
     try {
-      loaded = load();
+      loaded = buildLaunchShim() ?? null;
     } catch (e) {
-      loaded = null; // a cache file that could not be removed, say
+      loaded = null; // a temporary directory that could not be removed, say
       fail(process.env, (e as Error).message);
     }
   }

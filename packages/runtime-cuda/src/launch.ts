@@ -12,7 +12,12 @@ import { cuda, CudaDevice } from "./device.js";
 import { CU_FUNC_ATTRIBUTE, driver, koffi, type CudaDriver, type CuHandle } from "./driver.js";
 import { CudaTensor } from "./tensor.js";
 import { currentStream, type CudaStream } from "./stream.js";
-import { LAUNCH_RECORD_BYTES, launchShim, SYNC_FAILED } from "./launch-shim.js";
+import {
+  LAUNCH_FAILED,
+  LAUNCH_RECORD_BYTES,
+  launchShim,
+  RECORD_RESULT_OFFSET,
+} from "./launch-shim.js";
 
 /** Shared memory a CTA gets without opting in (CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES needed above it), bytes. */
 export const DEFAULT_SHARED_BYTES = 48 * 1024;
@@ -158,6 +163,28 @@ const PROGRAMMATIC_STREAM_SERIALIZATION = 6;
 const RECORD_OFFSET = 56 + 72;
 
 /**
+ * @internal Counts for tests: `launchers`, the bound launchers made (`CudaKernel.launcher`
+ * calls that got that far); `configBlocks`, the {@link launchConfigBlock}s allocated with
+ * koffi.alloc and not yet freed (one per cuLaunchKernelEx launcher, freed once it is garbage
+ * collected).
+ */
+export const launchCounts = { launchers: 0, configBlocks: 0 };
+
+/**
+ * Frees a launcher's {@link launchConfigBlock} (its address, held here: not the launcher) once
+ * the launcher is garbage collected. A queued launch does not need it: the driver reads the
+ * CUlaunchConfig and the parameter values during the cuLaunchKernelEx call (the argument buffer
+ * is rewritten by the next launch while earlier ones may still be queued, as it always was).
+ */
+const configBlocks = new FinalizationRegistry<bigint>((address) => {
+  koffi().free(address);
+  launchCounts.configBlocks--;
+});
+
+/** How many bound launchers `CudaKernel.launch` keeps per kernel, for as many launch configurations. */
+const LAUNCHERS_KEPT = 4;
+
+/**
  * A CUlaunchConfig (cuda.h, CUDA 12.0) for `launch` in memory that never moves: gridDimX/Y/Z,
  * blockDimX/Y/Z and sharedMemBytes as u32 at bytes 0–24, hStream at 32, attrs at 40, numAttrs at
  * 48; 56 bytes, then one 72-byte CUlaunchAttribute (id u32 at 56, value at 64), then the launch
@@ -176,6 +203,7 @@ function launchConfigBlock(
   const k = koffi();
   const bytes = RECORD_OFFSET + LAUNCH_RECORD_BYTES;
   const address = k.alloc("uint8_t", bytes) as bigint;
+  launchCounts.configBlocks++;
   const view = new DataView(k.view(address, bytes));
   const g = launch.grid;
   const fields = [
@@ -243,7 +271,8 @@ export class CudaKernel {
   /** The device's generation when the kernel was loaded (it does not survive `device.reset()`). */
   readonly generation: number;
   #args: ArgPacker | undefined;
-  #launcher: BoundLaunch | undefined;
+  /** The bound launchers of `launch`, most recent first, at most LAUNCHERS_KEPT. */
+  readonly #launchers: BoundLaunch[] = [];
   #dynamicLimit = 0;
   #launch: LaunchConfig | undefined;
   #staticGrid: readonly [number, number, number] | undefined;
@@ -279,7 +308,10 @@ export class CudaKernel {
    * the kernel first opts in with CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES. Errors of the
    * kernel itself surface at the next synchronization. Runtime grid extents are evaluated from
    * the scalar arguments (core's `launchGrid`); a static grid is computed once. A repeated launch
-   * with the same parameters and launch configuration allocates nothing for tensor arguments.
+   * with the same parameters and launch configuration allocates nothing for tensor arguments: the
+   * kernel keeps the bound launchers ({@link launcher}) of its last four launch configurations
+   * (equal grids, blocks and shared bytes, or the same object), so that alternating between a few
+   * binds each once.
    * @throws TirxError TX5004 (tensor on another device), TX5005 (bad scalar), TX5009 (grid),
    *   TX2008 (shared memory above the device's opt-in limit); CudaError from the driver.
    */
@@ -289,9 +321,18 @@ export class CudaKernel {
     launch: LaunchConfig,
     stream: CudaStream | null = currentStream(),
   ): void {
-    let l = this.#launcher;
+    const kept = this.#launchers;
+    let l = kept[0];
     if (!l || !sameLaunch(l.launch, launch) || !sameParams(l.params, params)) {
-      l = this.#launcher = this.launcher(params, launch);
+      const i = kept.findIndex((k) => sameLaunch(k.launch, launch) && sameParams(k.params, params));
+      if (i >= 0) {
+        l = kept[i]!;
+        kept.splice(i, 1);
+      } else {
+        l = this.launcher(params, launch);
+        if (kept.length >= LAUNCHERS_KEPT) kept.pop();
+      }
+      kept.unshift(l);
     }
     l(args, stream);
   }
@@ -301,7 +342,9 @@ export class CudaKernel {
    * per-configuration work done here, once): the argument packer, the static grid, the
    * shared-memory opt-in and the block are resolved now, so a call only packs the arguments and
    * calls cuLaunchKernel. Used by the launch fast paths of `compileCuda` and tirx-ts's `compile`.
-   * The packer lives as long as the kernel. Same errors as {@link launch}.
+   * The packer lives as long as the kernel; the CUlaunchConfig of a cuLaunchKernelEx launcher (a
+   * koffi.alloc block) is freed once the launcher is garbage collected (the function and its
+   * `sync` hold it). Same errors as {@link launch}.
    *
    * `opts.ex` (default: true, unless `TIRX_LAUNCH=classic` is in the environment) launches with
    * cuLaunchKernelEx and a CUlaunchConfig kept beside the packer, four FFI arguments instead of
@@ -355,6 +398,7 @@ export class CudaKernel {
     const name = this.name;
     const generation = this.generation;
     const fn = { name, params };
+    launchCounts.launchers++;
     const programmatic = opts.programmaticDependent === true;
     const ex =
       programmatic || (opts.ex ?? process.env["TIRX_LAUNCH"] !== "classic")
@@ -369,7 +413,8 @@ export class CudaKernel {
     if (ex) {
       const config = launchConfigBlock(launch, programmatic);
       const shim = opts.shim === false ? undefined : launchShim(this.#driver.library);
-      // The stub's record: driver table, CUlaunchConfig, CUfunction, kernelParams.
+      // The stub's record: driver table, CUlaunchConfig, CUfunction, kernelParams, then the
+      // CUresult tirx_launch_sync writes (zeroed with the block).
       const record = shim ? config.address + BigInt(RECORD_OFFSET) : 0n;
       if (shim) {
         config.view.setBigUint64(RECORD_OFFSET, shim.driverTable, true);
@@ -419,15 +464,19 @@ export class CudaKernel {
         const code = shimLaunchSync(record);
         if (code === 0) return;
         // The same checks as the koffi path's (driver.ctxSynchronize for the synchronize), so
-        // that the error and the lost-context marking are the same.
-        if (code < SYNC_FAILED) {
-          this.#driver.check("cuLaunchKernelEx", code, { context: this.#context });
+        // that the error and the lost-context marking are the same. The failed call's CUresult
+        // is in the record (any int32: koffi's is the same int).
+        const result = config.view.getInt32(RECORD_OFFSET + RECORD_RESULT_OFFSET, true);
+        if (code === LAUNCH_FAILED) {
+          this.#driver.check("cuLaunchKernelEx", result, { context: this.#context });
         } else {
-          const syncCode = code - SYNC_FAILED;
-          this.#driver.check("cuCtxSynchronize", syncCode, after ? { context: after } : {});
+          this.#driver.check("cuCtxSynchronize", result, after ? { context: after } : {});
         }
       };
-      return Object.assign(run, { params, launch, sync });
+      const bound = Object.assign(run, { params, launch, sync });
+      // `sync` refers to `run` (the koffi branch), so either keeps the block alive.
+      configBlocks.register(bound, config.address);
+      return bound;
     }
     const run = (args: readonly KernelArg[], stream: CudaStream | null = currentStream()): void => {
       if (generation !== dev.generation) throw stale();

@@ -3,15 +3,32 @@
 // is built once with the host C compiler into a temporary cache directory (TIRX_CACHE_DIR). Its
 // driver table is pointed at the stub libcuda's counting cuLaunchKernelEx and cuCtxSynchronize, so
 // that a count says which launches went through it. A launch through it and one through koffi
-// must hand the driver the same call and fail with the same CudaError; TIRX_LAUNCH_SHIM=off and a
-// missing compiler leave launches on koffi; a second build in the same directory reuses the
-// first's file.
+// must hand the driver the same call and fail with the same CudaError, whatever the CUresult
+// (negative, or above 1 << 20); TIRX_LAUNCH_SHIM=off and a missing compiler leave launches on
+// koffi; a second build in the same directory reuses the first's file, also named by a relative
+// directory; a damaged copy of it is built again, never loaded. A bound launcher's CUlaunchConfig
+// block is freed once the launcher is collected, and CudaKernel.launch binds each of a few
+// alternating launch configurations once. (More of the cache's rules: launch-shim-cache.test.ts.)
 import { execFileSync } from "node:child_process";
-import { existsSync, mkdtempSync, readdirSync, rmSync, statSync } from "node:fs";
+import { createHash } from "node:crypto";
+import {
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  truncateSync,
+  writeFileSync,
+} from "node:fs";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
-import { dirname, join } from "node:path";
+import { basename, dirname, join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
+import { runInNewContext } from "node:vm";
+import { setFlagsFromString } from "node:v8";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { T } from "@tirx-ts/dsl";
 
@@ -25,6 +42,7 @@ type Koffi = typeof import("koffi");
 let k: Koffi;
 let rt: typeof import("../src/index.js");
 let shimModule: typeof import("../src/launch-shim.js");
+let launchModule: typeof import("../src/launch.js");
 let stub: {
   setLaunchResult: (code: number) => void;
   setSyncResult: (code: number) => void;
@@ -45,6 +63,7 @@ beforeAll(async () => {
   delete process.env["CC"];
   rt = await import("../src/index.js");
   shimModule = await import("../src/launch-shim.js");
+  launchModule = await import("../src/launch.js");
   k = createRequire(import.meta.url)("koffi") as Koffi;
   const so = k.load(lib);
   const words = (name: string, n: number, type = "void *") => {
@@ -255,6 +274,38 @@ describe("the launch stub", () => {
     expect(lost(false)).toEqual(viaShim);
   });
 
+  test("any CUresult of a failed launch or synchronize is the koffi path's CudaError, exactly", () => {
+    // tirx_launch_sync returns which call failed and writes its CUresult (any int32) into the
+    // record: no code is mistaken for another, or for the other call's (700: context lost).
+    const codes = [1 << 20, (1 << 20) + 700, -1, -700, 2147483647, -2147483648, 700];
+    const outcome = (code: number, failing: "launch" | "sync", useShim: boolean) => {
+      const { dev, viaShim, viaKoffi } = launchers(inc);
+      const a = rt.cudaZeros([256], "float32");
+      (failing === "launch" ? stub.setLaunchResult : stub.setSyncResult)(code);
+      try {
+        const err = errorOf(() => (useShim ? viaShim : viaKoffi).sync([a], "after X"));
+        return { err, lost: dev.lost };
+      } finally {
+        stub.setLaunchResult(0);
+        stub.setSyncResult(0);
+        if (dev.lost) dev.reset();
+      }
+    };
+    for (const code of codes) {
+      for (const failing of ["launch", "sync"] as const) {
+        const viaShim = outcome(code, failing, true);
+        expect(viaShim.err).toMatchObject({
+          call: failing === "launch" ? "cuLaunchKernelEx" : "cuCtxSynchronize",
+          code,
+        });
+        expect(viaShim.lost).toEqual(
+          code === 700 ? { code, name: "CUDA_ERROR_STUB", kernel: "shim_inc" } : undefined,
+        );
+        expect(outcome(code, failing, false)).toEqual(viaShim);
+      }
+    }
+  });
+
   test("TIRX_LAUNCH_SHIM=off: no stub, launches through koffi", () => {
     const { c } = launchers(inc);
     const a = rt.cudaZeros([256], "float32");
@@ -289,13 +340,109 @@ describe("the launch stub", () => {
     expect(readdirSync(dir)).toEqual([]);
   });
 
-  test("a second build in the same cache directory reuses the first's library", () => {
+  test("a second build in the same cache directory reuses the first's library, checked by its SHA-256", () => {
     const shim = rt.launchShim(rt.driver().library)!;
     const before = statSync(shim.path);
+    expect(before.mode & 0o777).toBe(0o755);
+    expect(statSync(`${shim.path}.sha256`).mode & 0o777).toBe(0o644);
+    const digest = createHash("sha256").update(readFileSync(shim.path)).digest("hex");
+    expect(readFileSync(`${shim.path}.sha256`, "utf8")).toBe(`${digest}\n`);
     const again = shimModule.buildLaunchShim({ dir: cacheDir });
-    expect(again).toEqual({ path: shim.path, built: false, temporary: false });
+    expect(again).toMatchObject({ path: shim.path, built: false, temporary: false });
+    // A relative directory (TIRX_CACHE_DIR=.) names the same file by its absolute path: dlopen
+    // looks a bare name up on the library path, not in the working directory.
+    const rel = relative(process.cwd(), cacheDir);
+    expect(shimModule.buildLaunchShim({ dir: rel })).toMatchObject({
+      path: shim.path,
+      built: false,
+    });
+    const env = { ...process.env, TIRX_CACHE_DIR: rel };
+    expect(shimModule.buildLaunchShim({ env })).toMatchObject({ path: shim.path, built: false });
     const after = statSync(shim.path);
     expect([after.ino, after.mtimeMs]).toEqual([before.ino, before.mtimeMs]);
     expect(existsSync(shim.path)).toBe(true);
+  });
+
+  test("a damaged cached library is never loaded: it is deleted and built again", () => {
+    // Copies (the loaded library must not change under its mapping): truncated, zero-tailed, or
+    // without its checksum file, as a crash or a partial copy leaves it. dlopen faults on such a
+    // file (SIGBUS, SIGSEGV), so it must be rejected before.
+    const shim = rt.launchShim(rt.driver().library)!;
+    const copy = (name: string): string => {
+      const dir = join(root, name);
+      mkdirSync(dir);
+      const path = join(dir, basename(shim.path));
+      copyFileSync(shim.path, path);
+      copyFileSync(`${shim.path}.sha256`, `${path}.sha256`);
+      return path;
+    };
+    const size = statSync(shim.path).size;
+    const zeroed = copy("zero-tailed");
+    writeFileSync(
+      zeroed,
+      Buffer.concat([readFileSync(zeroed).subarray(0, 4096), Buffer.alloc(size - 4096)]),
+    );
+    expect(shimModule.openCached(zeroed)).toBe("its bytes do not match its checksum");
+    const unsummed = copy("no-checksum");
+    rmSync(`${unsummed}.sha256`);
+    expect(shimModule.openCached(unsummed)).toBe("no checksum file");
+    expect(shimModule.openCached(join(root, "none.so"))).toBe("missing");
+    const truncated = copy("truncated");
+    truncateSync(truncated, 4096);
+    const rebuilt = shimModule.buildLaunchShim({ dir: dirname(truncated) });
+    expect(rebuilt).toMatchObject({ path: truncated, built: true, temporary: false });
+    expect(statSync(truncated).size).toBe(size);
+    expect(typeof shimModule.openCached(truncated)).toBe("number"); // a descriptor, left open
+  });
+});
+
+describe("bound launchers", () => {
+  /** Collect garbage and let FinalizationRegistry callbacks run until `done` (at most `rounds`). */
+  async function collectUntil(done: () => boolean, rounds = 50): Promise<void> {
+    setFlagsFromString("--expose-gc");
+    const gc = runInNewContext("gc") as () => void;
+    for (let i = 0; i < rounds && !done(); i++) {
+      gc();
+      await new Promise((r) => setImmediate(r));
+    }
+  }
+
+  test("a launcher's CUlaunchConfig block is freed once the launcher is collected", async () => {
+    const { c, kernel } = launchers(inc);
+    const counts = launchModule.launchCounts;
+    await collectUntil(() => false, 5); // earlier tests' launchers
+    const base = counts.configBlocks;
+    const a = rt.cudaZeros([256], "float32");
+    for (let i = 0; i < 50; i++) kernel.launcher(c.module.params, c.module.launch)([a]);
+    expect(counts.configBlocks).toBe(base + 50);
+    const kept = kernel.launcher(c.module.params, c.module.launch).sync;
+    await collectUntil(() => counts.configBlocks <= base + 1);
+    expect(counts.configBlocks).toBe(base + 1); // the one whose sync is still held
+    kept([a]);
+  });
+
+  test("CudaKernel.launch binds each of alternating launch configurations once", () => {
+    const { c, kernel } = launchers(inc);
+    const a = rt.cudaZeros([256], "float32");
+    const counts = launchModule.launchCounts;
+    const one = { ...c.module.launch, dynamicSharedBytes: 0 };
+    const other = { ...one, block: [128, 2, 1] as const };
+    const made = counts.launchers;
+    const launches = stub.launchCount();
+    for (let i = 0; i < 100; i++) {
+      kernel.launch(c.module.params, [a], one);
+      kernel.launch(c.module.params, [a], other);
+      kernel.launch(c.module.params, [a], { ...other }); // equal: the same launcher
+    }
+    expect(counts.launchers).toBe(made + 2);
+    expect(stub.launchCount()).toBe(launches + 300);
+    expect(stub.lastLaunch().slice(5, 8)).toEqual([128n, 2n, 1n]);
+    // Five configurations: the oldest is bound again when it comes back.
+    const more = [1, 2, 4, 8, 16].map((n) => ({ ...one, block: [n, 1, 1] as const }));
+    for (const l of more) kernel.launch(c.module.params, [a], l);
+    kernel.launch(c.module.params, [a], more[4]!);
+    expect(counts.launchers).toBe(made + 7);
+    kernel.launch(c.module.params, [a], more[0]!);
+    expect(counts.launchers).toBe(made + 8);
   });
 });

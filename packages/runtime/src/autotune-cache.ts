@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
-import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { binaryCacheDir } from "@tirx-ts/runtime-cuda";
+import { binaryCacheDir, ensureDir } from "@tirx-ts/runtime-cuda";
 
 /** A value of a config: JSON (finite numbers, strings, booleans, null, arrays, plain objects). */
 export type TuneValue =
@@ -167,7 +167,9 @@ export function readTuneCache(file: string): TuneCacheRead {
 export function writeTuneCache(file: string, entry: TuneCacheEntry): string | undefined {
   const tmp = `${file}.${process.pid}.tmp`;
   try {
-    mkdirSync(join(file, ".."), { recursive: true });
+    // Bounded (runtime-cuda's ensureDir): mkdirSync's recursion loops on procfs.
+    const dir = join(file, "..");
+    if (!ensureDir(dir)) return `${dir} cannot be created`;
     writeFileSync(tmp, `${JSON.stringify(entry, null, 2)}\n`);
     renameSync(tmp, file);
     return undefined;

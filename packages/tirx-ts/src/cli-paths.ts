@@ -11,6 +11,7 @@ import {
 } from "node:fs";
 import { dirname, extname, join, resolve } from "node:path";
 import { TirxError } from "@tirx-ts/core";
+import { ensureDir } from "@tirx-ts/runtime-cuda";
 
 /** The extensions of a kernel file: what esbuild loads as TypeScript or JavaScript. */
 export const KERNEL_EXTENSIONS = [".ts", ".mts", ".cts", ".tsx", ".js", ".mjs", ".cjs", ".jsx"];
@@ -185,9 +186,13 @@ export function writeOut(option: string, path: string, text: string): void {
  * @throws TirxError TX8003 when the file system refuses.
  */
 export function makeOutDir(option: string, dir: string): void {
+  // Bounded (runtime-cuda's ensureDir): mkdirSync's recursion loops forever on procfs.
+  if (ensureDir(dir)) return;
+  let why = "a parent is not a folder, or the file system refuses";
   try {
-    mkdirSync(dir, { recursive: true });
+    mkdirSync(dir); // only for the file system's reason
   } catch (e) {
-    throw new TirxError("TX8003", `${option} ${dir}: cannot be created: ${reason(e)}`);
+    why = reason(e);
   }
+  throw new TirxError("TX8003", `${option} ${dir}: cannot be created: ${why}`);
 }

@@ -1,11 +1,12 @@
 import { createHook } from "node:async_hooks";
 import { createRequire, findSourceMap, isBuiltin } from "node:module";
 import { createHash } from "node:crypto";
-import { mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { homedir, tmpdir } from "node:os";
 import { basename, dirname, join, relative, resolve as resolvePath } from "node:path";
 import { pathToFileURL } from "node:url";
 import { chunkLongBlocks } from "@tirx-ts/dsl";
+import { ensureDir } from "@tirx-ts/runtime-cuda";
 
 /**
  * Why a kernel file could not be loaded: a syntax error (with its location), an error its
@@ -440,7 +441,7 @@ function writeBundleCache(
       inputs: inputs.map((p) => ({ path: p, sha256: contentHash(p) })),
       text,
     };
-    mkdirSync(dir, { recursive: true });
+    if (!ensureDir(dir)) return; // bounded: mkdirSync's recursion loops on procfs
     const tmp = join(dir, `${key}.${process.pid}.tmp`);
     writeFileSync(tmp, JSON.stringify(entry));
     renameSync(tmp, join(dir, `${key}.json`));
