@@ -3,12 +3,14 @@
 // package); one spawns the real command, as a user runs it (`npm test` builds first).
 import { spawnSync } from "node:child_process";
 import {
+  chmodSync,
   existsSync,
   mkdirSync,
   mkdtempSync,
   readFileSync,
   readdirSync,
   rmSync,
+  statSync,
   writeFileSync,
 } from "node:fs";
 import { tmpdir } from "node:os";
@@ -277,6 +279,17 @@ export const k = T.function("${name}", { A: T.Tensor([BLOCK], "float32") }, ({ A
       expect(a.code, a.err).toBe(0);
       expect(a.out).toContain(".entry first(");
       expect(readdirSync(join(cache, "bundles")).length).toBe(1);
+      // The bundle's text is run on a hit, so it is written 0o644 and read back only while no
+      // one else can write it: a bundle made writable by others, its text replaced, is not run.
+      const [name] = readdirSync(join(cache, "bundles"));
+      const bundle = join(cache, "bundles", name!);
+      expect(statSync(bundle).mode & 0o777).toBe(0o644);
+      const entry = JSON.parse(readFileSync(bundle, "utf8")) as { text: string };
+      writeFileSync(bundle, JSON.stringify({ ...entry, text: 'throw new Error("PLANTED")' }));
+      chmodSync(bundle, 0o666);
+      const planted = await tirx("build", join(dir, "k.ts"));
+      expect([planted.code, planted.err]).toEqual([0, expect.not.stringContaining("PLANTED")]);
+      expect(planted.out).toContain(".entry first(");
       writeFileSync(join(dir, "k.ts"), kernel("second_name"));
       const b = await tirx("build", join(dir, "k.ts"));
       expect(b.out).toContain(".entry second_name(");
@@ -443,6 +456,41 @@ describe("tirx layout", () => {
       expect(existsSync(dir)).toBe(false);
     } finally {
       rmSync(join(dir, ".."), { recursive: true, force: true });
+    }
+  });
+
+  test("a kernel with a hazard and nothing to draw prints the reports without speaking of pictures", async () => {
+    const src = join(root, "test", ".printed", "cli-layout-hazard");
+    mkdirSync(src, { recursive: true });
+    const file = join(src, "hz.ts");
+    // Every thread writes the one shared element, then reads it, with no barrier.
+    writeFileSync(
+      file,
+      `import { T } from "tirx-ts";
+export const hz = T.function("hz", { B: T.Tensor([64], "int32") }, ({ B }) => {
+  T.device_entry({ launch: T.cuda.LaunchConfig({ grid: 1, block: 64 }) });
+  const tid = T.cuda.thread_idx("x");
+  const s = T.alloc_shared([1], "int32", { name: "s" });
+  s.set([0], tid);
+  B.set([tid], s.get([0]));
+});
+`,
+    );
+    const dir = join(src, "pictures");
+    try {
+      const { code, out, err } = await tirx("layout", file, "--kernel", "hz", "--out", dir);
+      expect(code).toBe(1);
+      expect(out).toMatch(
+        /^tirx layout: nothing to draw: "hz" .*; no SVG written, .* not created\n$/,
+      );
+      expect(existsSync(dir)).toBe(false);
+      expect(err).toMatch(/: error TX60\d\d \[hazard\//);
+      expect(err).toMatch(
+        /\ntirx: \d+ hazard reports? \(\d+ distinct\) in the simulated run of "hz"; no picture was drawn\n$/,
+      );
+      expect(err).not.toContain("the pictures are");
+    } finally {
+      rmSync(src, { recursive: true, force: true });
     }
   });
 });

@@ -1,6 +1,9 @@
 import { randomBytes } from "node:crypto";
 import {
   closeSync,
+  constants,
+  fchmodSync,
+  fstatSync,
   mkdirSync,
   openSync,
   readFileSync,
@@ -136,19 +139,44 @@ export function binaryKey(ptxHash: string, arch: string, driverVersion: number):
   return `${ptxHash}-${arch}-cuda${driverVersion}.cubin`;
 }
 
-/** The cached bytes for `key`, or undefined (no cache, no file, or unreadable). */
+/**
+ * The cached bytes for `key`, or undefined (no cache, no file, unreadable, or not trusted: see
+ * {@link readOwnFile}).
+ */
 export function readBinary(key: string, dir = binaryCacheDir()): Uint8Array | undefined {
-  if (!dir) return undefined;
+  return dir ? readOwnFile(join(dir, key)) : undefined;
+}
+
+/**
+ * The bytes of the cache file `path` when it can be trusted, else undefined (also when missing or
+ * unreadable; never throws): opened without following a symbolic link (O_NOFOLLOW), then checked
+ * through the open descriptor (fstat), so that the file checked is the file read: a regular file,
+ * owned by the current user or root, and writable by neither group nor others. In a cache
+ * directory others can write to, another user could otherwise plant a file under a predictable
+ * name (a cubin the driver loads, a kernel bundle the CLI runs). Files this package writes are
+ * created 0o644 ({@link writeBinary}).
+ * @internal for the binary cache, the autotune cache and the CLI's bundle cache.
+ */
+export function readOwnFile(path: string): Buffer | undefined {
+  let fd: number | undefined;
   try {
-    return readFileSync(join(dir, key));
+    fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW);
+    const st = fstatSync(fd);
+    if (!st.isFile() || st.mode & 0o022) return undefined;
+    const uid = process.getuid?.();
+    if (uid !== undefined && st.uid !== uid && st.uid !== 0) return undefined;
+    return readFileSync(fd);
   } catch {
     return undefined;
+  } finally {
+    const open = fd;
+    if (open !== undefined) quietly(() => closeSync(open));
   }
 }
 
 /**
  * Store `bytes` under `key` in `dir` (created as by {@link ensureDir}): written to
- * `<key>.<pid>.<random>.tmp`, created exclusively, and renamed to `key`. Failures (a read-only
+ * `<key>.<pid>.<random>.tmp`, created exclusively with mode 0o644, and renamed to `key`. Failures (a read-only
  * home, a full disk, a directory that cannot be created) are ignored, it is a cache, and leave no
  * temporary file behind.
  */
@@ -161,6 +189,7 @@ export function writeBinary(key: string, bytes: Uint8Array, dir = binaryCacheDir
   try {
     fd = openSync(tmp, "wx"); // exclusive: never another's file, nor a planted symbolic link
     created = true;
+    fchmodSync(fd, 0o644); // whatever the umask: readOwnFile refuses group- or other-writable files
     writeFileSync(fd, bytes);
     const written = fd;
     fd = undefined; // closed even when close reports an error: never closed twice

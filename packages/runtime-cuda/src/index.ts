@@ -38,6 +38,7 @@ export {
   ensureDir,
   forgetBinary,
   readBinary,
+  readOwnFile,
   writeBinary,
 } from "./disk-cache.js";
 export { ARG_SLOT_BYTES, argLayout, packArgs, ptxParamType, type ArgSlot } from "./args.js";

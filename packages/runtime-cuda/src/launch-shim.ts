@@ -205,7 +205,16 @@ export function buildLaunchShim(opts: BuildOptions = {}): ShimLibrary | undefine
   let temporary: string | undefined;
   try {
     const cc = findCCompiler(env);
-    if (!cc) return fail(env, "no C compiler (CC, cc or gcc)");
+    if (!cc) {
+      const named = env["CC"]?.trim();
+      // A CC that is set is the compiler to use: no fall back to cc or gcc.
+      return fail(
+        env,
+        named
+          ? `CC=${named} is not an executable C compiler (CC, when set, is the only one tried)`
+          : "no C compiler (CC unset; neither cc nor gcc on PATH)",
+      );
+    }
     const key = createHash("sha256")
       .update(
         [
@@ -317,6 +326,9 @@ export function buildLaunchShim(opts: BuildOptions = {}): ShimLibrary | undefine
 function sha256(bytes: Uint8Array): string {
   return createHash("sha256").update(bytes).digest("hex");
 }
+
+/** Whether TIRX_DEBUG was told once that TIRX_LAUNCH_SHIM=off keeps the stub out. */
+let saidOff = false;
 
 /** The failure marker of the library `path`: `launch-shim-<key>.failed`. */
 function markerOf(path: string): string {
@@ -523,7 +535,11 @@ const shims = new Map<string, LaunchShim | undefined>();
  * through koffi. Never throws.
  */
 export function launchShim(library: string): LaunchShim | undefined {
-  if (process.env["TIRX_LAUNCH_SHIM"] === "off") return undefined;
+  if (process.env["TIRX_LAUNCH_SHIM"] === "off") {
+    if (!saidOff) fail(process.env, "TIRX_LAUNCH_SHIM=off");
+    saidOff = true;
+    return undefined;
+  }
   if (shims.has(library)) return shims.get(library);
   if (loaded === undefined) {
     try {

@@ -7,6 +7,7 @@ import {
   readdirSync,
   rmSync,
   statSync,
+  symlinkSync,
   writeFileSync,
 } from "node:fs";
 import { tmpdir, userInfo } from "node:os";
@@ -19,6 +20,7 @@ import {
   forgetBinary,
   homeDir,
   readBinary,
+  readOwnFile,
   writeBinary,
 } from "../src/disk-cache.js";
 
@@ -173,4 +175,31 @@ test.skipIf(!existsSync("/proc/self"))("ensureDir under /proc returns false", ()
   expect(ensureDir("/proc/self/nonexistent/x")).toBe(false);
   // writeBinary there gives up too (TIRX_CACHE_DIR=/proc/self/nonexistent/x).
   writeBinary("k.cubin", Uint8Array.from([1]), "/proc/self/nonexistent/x");
+});
+
+test("a cache file is read only while no one else can write it: 0o644 files, no symbolic links", () => {
+  withTempDir((dir) => {
+    const old = process.umask(0);
+    try {
+      writeBinary("k.cubin", Uint8Array.of(1, 2, 3), dir);
+    } finally {
+      process.umask(old);
+    }
+    // Created 0o644 whatever the umask, so that it passes the check below.
+    expect(statSync(join(dir, "k.cubin")).mode & 0o777).toBe(0o644);
+    expect([...(readBinary("k.cubin", dir) ?? [])]).toEqual([1, 2, 3]);
+    // Writable by group or others: another user could have put the bytes there.
+    for (const mode of [0o664, 0o646, 0o666]) {
+      chmodSync(join(dir, "k.cubin"), mode);
+      expect(readBinary("k.cubin", dir), mode.toString(8)).toBeUndefined();
+    }
+    chmodSync(join(dir, "k.cubin"), 0o644);
+    // A symbolic link under the key's name is not followed; a directory is not a file.
+    symlinkSync(join(dir, "k.cubin"), join(dir, "link.cubin"));
+    expect(readOwnFile(join(dir, "link.cubin"))).toBeUndefined();
+    mkdirSync(join(dir, "d.cubin"));
+    expect(readOwnFile(join(dir, "d.cubin"))).toBeUndefined();
+    expect(readOwnFile(join(dir, "missing"))).toBeUndefined();
+    expect([...(readOwnFile(join(dir, "k.cubin")) ?? [])]).toEqual([1, 2, 3]);
+  });
 });

@@ -176,4 +176,15 @@ describe("the launch stub's cache", () => {
     expect(() => process.kill(pid, 0)).toThrow(/ESRCH/);
     expect(readdirSync(dir)).toEqual([]); // no marker: the compiler may work next time
   });
+
+  test("a CC that names no compiler is the reason given, with no fall back to cc or gcc", () => {
+    const dir = directory("no-cc");
+    const env = { PATH: process.env["PATH"], CC: "/nonexistent/cc -O1", TIRX_DEBUG: "1" };
+    const { lib, said } = debugged(() => buildLaunchShim({ dir, env }));
+    expect(lib).toBeUndefined();
+    expect(said).toContain(
+      "launch stub not used: CC=/nonexistent/cc -O1 is not an executable C compiler (CC, when set, is the only one tried)",
+    );
+    expect(readdirSync(dir)).toEqual([]);
+  });
 });

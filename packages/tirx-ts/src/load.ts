@@ -1,12 +1,12 @@
 import { createHook } from "node:async_hooks";
 import { createRequire, findSourceMap, isBuiltin } from "node:module";
 import { createHash } from "node:crypto";
-import { mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
-import { homedir, tmpdir } from "node:os";
+import { chmodSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { basename, dirname, join, relative, resolve as resolvePath } from "node:path";
 import { pathToFileURL } from "node:url";
 import { chunkLongBlocks } from "@tirx-ts/dsl";
-import { ensureDir } from "@tirx-ts/runtime-cuda";
+import { binaryCacheDir, ensureDir, readOwnFile } from "@tirx-ts/runtime-cuda";
 
 /**
  * Why a kernel file could not be loaded: a syntax error (with its location), an error its
@@ -355,15 +355,14 @@ function importLocation(file: string, pkg: string): LoadError["location"] {
   return undefined;
 }
 
-/** Where bundles of kernel files are kept between runs (undefined: TIRX_CACHE=off). */
+/**
+ * Where bundles of kernel files are kept between runs: `bundles/` in runtime-cuda's cache
+ * directory (binaryCacheDir: TIRX_CACHE_DIR, an absolute XDG_CACHE_HOME, or the user's home);
+ * undefined under TIRX_CACHE=off or without one.
+ */
 function bundleCacheDir(): string | undefined {
-  if (process.env["TIRX_CACHE"] === "off") return undefined;
-  const own = process.env["TIRX_CACHE_DIR"];
-  const xdg = process.env["XDG_CACHE_HOME"];
-  const base = own
-    ? own
-    : join(xdg && xdg.startsWith("/") ? xdg : join(homedir(), ".cache"), "tirx-ts");
-  return join(base, "bundles");
+  const base = binaryCacheDir();
+  return base === undefined ? undefined : join(base, "bundles");
 }
 
 /** A package import of the bundle and the file it resolved to ("" when it did not resolve). */
@@ -409,7 +408,10 @@ function readBundleCache(file: string): string | undefined {
   if (!dir) return undefined;
   const key = bundleKey(file);
   try {
-    const e = JSON.parse(readFileSync(join(dir, `${key}.json`), "utf8")) as BundleEntry;
+    // Only a file of this user's that no one else can write: its text is run (readOwnFile).
+    const bytes = readOwnFile(join(dir, `${key}.json`));
+    if (bytes === undefined) return undefined;
+    const e = JSON.parse(bytes.toString("utf8")) as BundleEntry;
     if (e.key !== key) return undefined;
     for (const i of e.inputs) if (contentHash(i.path) !== i.sha256) return undefined;
     // Package imports must resolve as they did (another process may use other conditions).
@@ -443,7 +445,8 @@ function writeBundleCache(
     };
     if (!ensureDir(dir)) return; // bounded: mkdirSync's recursion loops on procfs
     const tmp = join(dir, `${key}.${process.pid}.tmp`);
-    writeFileSync(tmp, JSON.stringify(entry));
+    writeFileSync(tmp, JSON.stringify(entry), { mode: 0o644 });
+    chmodSync(tmp, 0o644); // whatever the umask: readOwnFile refuses group-writable files
     renameSync(tmp, join(dir, `${key}.json`));
   } catch {
     // a cache that cannot be written is no cache
