@@ -69,9 +69,24 @@ describe("tensor()", () => {
       expect(t.disposed).toBe(false);
     }
     expect(kept.disposed).toBe(true);
-    expect(thrown(() => kept!.toArray())).toMatchObject(coded("TX5011"));
-    expect(thrown(() => kept!.toBytes())).toMatchObject(coded("TX5011"));
+    expect(thrown(() => kept!.toArray())).toMatchObject(coded("TX5011", true));
+    expect(thrown(() => kept!.toBytes())).toMatchObject(coded("TX5011", true));
     kept.dispose(); // idempotent
+  });
+
+  test("a use after dispose() is TX5011 at the user's line, with the fix in a note", () => {
+    const t = f32([1, 2, 3, 4]);
+    t.dispose();
+    const line = new Error().stack!.split("\n")[1]!.match(/:(\d+):\d+\)?$/)![1]!;
+    const e = thrown(() => t.toArray());
+    expect(e).toMatchObject({
+      ...coded("TX5011", true),
+      span: { line: Number(line) + 1 },
+      notes: [{ message: expect.stringContaining("make it again") }],
+    });
+    expect(thrown(() => (t as unknown as { storage: unknown }).storage)).toMatchObject(
+      coded("TX5011", true),
+    );
   });
 
   test.each<[string, unknown, DType]>([

@@ -388,7 +388,8 @@ export const CATALOG = {
   },
   TX5012: {
     rule: "runtime/device",
-    title: "a device is one that sim() or cuda(n) returned",
+    title:
+      "a device is one that sim() or cuda(n) returned; TIRX_DEVICE and TIRX_SIM_SEED hold values they take",
   },
   TX5013: {
     rule: "runtime/autotune",

@@ -1,6 +1,7 @@
 import {
   notATensorError,
   TirxError,
+  callSite,
   decodeHost,
   dtypeBytes,
   encodeHost,
@@ -216,18 +217,27 @@ export class CudaTensor implements DeviceTensor {
       throw new TirxError(
         "TX5011",
         `${t.dtype}[${t.shape.join(", ")}] CUDA tensor is a view of ${t.#owner.what}, which was disposed`,
+        callSite(),
       );
     }
     if (t.#disposed) {
       throw new TirxError(
         "TX5011",
         `${t.dtype}[${t.shape.join(", ")}] CUDA tensor used after dispose()`,
+        callSite(),
+        [
+          {
+            message:
+              "dispose() (or the end of its `using` block) frees the tensor; make it again, or dispose it after its last use",
+          },
+        ],
       );
     }
     if (t.#generation !== t.device.generation) {
       throw new TirxError(
         "TX5011",
         `${t.dtype}[${t.shape.join(", ")}] CUDA tensor was allocated before cuda:${t.device.ordinal} was reset (device.reset()); its memory is gone: allocate it again`,
+        callSite(),
       );
     }
   }

@@ -1,4 +1,5 @@
 import {
+  callSite,
   decodeHost,
   dtypeBytes,
   encodeHost,
@@ -12,6 +13,10 @@ import {
   type HostData,
 } from "@tirx-ts/core";
 import { sim, type SimDevice } from "./device.js";
+
+/** The fix of a use after dispose(). */
+const DISPOSED_FIX =
+  "dispose() (or the end of its `using` block) frees the tensor; make it again, or dispose it after its last use";
 
 /** The byte a `simEmpty` tensor and a CTA's shared memory start as (0xff: NaN in every float). */
 export const POISON_BYTE = 0xff;
@@ -52,8 +57,8 @@ export class SimTensor implements DeviceTensor {
 
   /**
    * The device memory itself (a live view: kernels see writes to it, and it sees theirs).
-   * @throws TirxError TX5011 after `dispose()`; TX5004 on a Proxy of a tensor or an object whose
-   * prototype is one.
+   * @throws TirxError TX5011 after `dispose()` (at the caller's line); TX5004 on a Proxy of a
+   * tensor or an object whose prototype is one.
    */
   get storage(): Uint8Array {
     if (!SimTensor.is(this)) throw notATensorError("sim");
@@ -61,6 +66,8 @@ export class SimTensor implements DeviceTensor {
       throw new TirxError(
         "TX5011",
         `sim tensor [${this.shape.join(", ")}] ${this.dtype} used after dispose()`,
+        callSite(),
+        [{ message: DISPOSED_FIX }],
       );
     }
     return this.#storage;

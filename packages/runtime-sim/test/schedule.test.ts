@@ -72,6 +72,38 @@ describe("schedules", () => {
     expect(order(0)).toEqual([0, 1, 2, 3, 4, 5, 6, 7]);
   });
 
+  it("TIRX_SIM_SEED that is not a seed from 0 to 2^32 - 1 is TX5012 at the launch, with the fix", () => {
+    for (const bad of ["abc", "-1", "1.5", " ", "0x10", "1e3", "4294967296"]) {
+      process.env["TIRX_SIM_SEED"] = bad;
+      let e: unknown;
+      try {
+        order();
+      } catch (x) {
+        e = x;
+      }
+      expect((e as { text?: string }).text, bad).toBe(
+        `TIRX_SIM_SEED is ${JSON.stringify(bad)}; it takes a whole number from 0 to 4294967295 (0 runs the threads of a CTA in lockstep)`,
+      );
+      expect(e, bad).toMatchObject({
+        code: "TX5012",
+        span: { file: expect.stringMatching(/schedule\.test\.ts$/) },
+        notes: [
+          { message: expect.stringContaining("set TIRX_SIM_SEED to a seed from 0 to 4294967295") },
+        ],
+      });
+    }
+    // The largest seed runs, as does a seed with blanks around it; empty is unset (vitest.config
+    // sets it so); the option still wins.
+    process.env["TIRX_SIM_SEED"] = "4294967295";
+    expect(order()).toEqual(order(4294967295));
+    process.env["TIRX_SIM_SEED"] = " 5 ";
+    expect(order()).toEqual(order(5));
+    process.env["TIRX_SIM_SEED"] = "";
+    expect(order()).toEqual([0, 1, 2, 3, 4, 5, 6, 7]);
+    process.env["TIRX_SIM_SEED"] = "abc";
+    expect(order(0)).toEqual([0, 1, 2, 3, 4, 5, 6, 7]);
+  });
+
   it("warps do not run past a cta_sync: a correct kernel gives the same result on every seed", () => {
     const want = Array.from({ length: 256 }, (_, t) => ((t + 32) % 256) * 3);
     for (const seed of [0, 1, 2, 3, 99]) {

@@ -411,7 +411,7 @@ async function run(argv: readonly string[], io: CliIO, color: boolean): Promise<
         io.out(
           `tirx layout: nothing to draw: "${fn.name}" executed no cp.async tile.apply, ldmatrix or stmatrix (the instructions layout draws) in the simulated launch; no SVG written, ${dir} not created\n`,
         );
-        return printHazards(reports, fn.name, "the pictures are of this run");
+        return printHazards(reports, fn.name, "no picture was drawn");
       }
       makeOutDir("--out", dir);
       const used = new Map<string, number>();

@@ -1,4 +1,12 @@
-import { envVar, someStmt, stmtExprs, walkExpr, type Stmt } from "@tirx-ts/core";
+import {
+  TirxError,
+  callSite,
+  envVar,
+  someStmt,
+  stmtExprs,
+  walkExpr,
+  type Stmt,
+} from "@tirx-ts/core";
 import type { Machine } from "../exec/machine.js";
 import type { Exec } from "./compiled.js";
 import { actionTraits } from "./units.js";
@@ -16,12 +24,31 @@ import { actionTraits } from "./units.js";
  * scheduler of compile/blocking.ts.
  */
 
-/** The seed of a launch: the option, else TIRX_SIM_SEED, else 0. */
+/** The largest seed: seeds are 32-bit (the xorshift32 state). */
+const MAX_SEED = 2 ** 32 - 1;
+
+/**
+ * The seed of a launch: the option (any integer, taken mod 2^32), else TIRX_SIM_SEED (unset or
+ * empty: 0), else 0.
+ * @throws TirxError TX5012 (at the caller's line, with the fix in a note) when TIRX_SIM_SEED is
+ *   set but is not a decimal integer from 0 to 2^32 − 1 (e.g. "abc", "-1", "1.5", " ").
+ */
 export function seedOf(option: number | undefined): number {
   if (option !== undefined) return option >>> 0;
   const env = envVar("TIRX_SIM_SEED");
-  if (env !== undefined && /^\d+$/.test(env.trim())) return Number(env.trim()) >>> 0;
-  return 0;
+  if (env === undefined || env === "") return 0; // set but empty is unset, as for TIRX_DEVICE
+  const text = env.trim();
+  if (/^\d+$/.test(text) && Number(text) <= MAX_SEED) return Number(text);
+  throw new TirxError(
+    "TX5012",
+    `TIRX_SIM_SEED is ${JSON.stringify(env)}; it takes a whole number from 0 to ${MAX_SEED} (0 runs the threads of a CTA in lockstep)`,
+    callSite(),
+    [
+      {
+        message: `set TIRX_SIM_SEED to a seed from 0 to ${MAX_SEED} (a hazard report's last note names the seed to replay), or unset it for lockstep (seed 0)`,
+      },
+    ],
+  );
 }
 
 /** Next value of the launch's xorshift32 generator. */
