@@ -4,6 +4,7 @@ import {
   constants,
   fchmodSync,
   fstatSync,
+  fsyncSync,
   mkdirSync,
   openSync,
   readFileSync,
@@ -11,6 +12,7 @@ import {
   rmSync,
   statSync,
   writeFileSync,
+  type Stats,
 } from "node:fs";
 import { userInfo } from "node:os";
 import { dirname, isAbsolute, join, resolve } from "node:path";
@@ -150,22 +152,17 @@ export function readBinary(key: string, dir = binaryCacheDir()): Uint8Array | un
 /**
  * The bytes of the cache file `path` when it can be trusted, else undefined (also when missing or
  * unreadable; never throws): opened without following a symbolic link (O_NOFOLLOW), then checked
- * through the open descriptor (fstat), so that the file checked is the file read: a regular file,
- * owned by the current user or root, and writable by neither group nor others. In a cache
- * directory others can write to, another user could otherwise plant a file under a predictable
- * name (a cubin the driver loads, a kernel bundle the CLI runs). Files this package writes are
- * created 0o644 ({@link writeBinary}).
- * @internal for the binary cache, the autotune cache and the CLI's bundle cache.
+ * through the open descriptor ({@link untrustedFile}), so that the file checked is the file read.
+ * In a cache directory others can write to, another user could otherwise plant a file under a
+ * predictable name (a cubin the driver loads, a kernel bundle the CLI runs). Files this package
+ * writes are created 0o644 ({@link writeFileAtomically}).
+ * @internal for the binary cache, the CLI's bundle cache and the launch stub.
  */
 export function readOwnFile(path: string): Buffer | undefined {
   let fd: number | undefined;
   try {
     fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW);
-    const st = fstatSync(fd);
-    if (!st.isFile() || st.mode & 0o022) return undefined;
-    const uid = process.getuid?.();
-    if (uid !== undefined && st.uid !== uid && st.uid !== 0) return undefined;
-    return readFileSync(fd);
+    return untrustedFile(fd) === undefined ? readFileSync(fd) : undefined;
   } catch {
     return undefined;
   } finally {
@@ -175,34 +172,79 @@ export function readOwnFile(path: string): Buffer | undefined {
 }
 
 /**
- * Store `bytes` under `key` in `dir` (created as by {@link ensureDir}): written to
- * `<key>.<pid>.<random>.tmp`, created exclusively with mode 0o644, and renamed to `key`. Failures (a read-only
- * home, a full disk, a directory that cannot be created) are ignored, it is a cache, and leave no
- * temporary file behind.
+ * Why the open file `fd` is not to be trusted as a cache file, or undefined: not a regular file,
+ * owned by another user than the current one or root ({@link foreignOwner}), or writable by group
+ * or others.
+ * @internal for readOwnFile and the launch stub.
  */
-export function writeBinary(key: string, bytes: Uint8Array, dir = binaryCacheDir()): void {
-  if (!dir || !ensureDir(dir)) return;
-  // pid and random: worker threads share the pid.
-  const tmp = join(dir, `${key}.${process.pid}.${randomBytes(4).toString("hex")}.tmp`);
+export function untrustedFile(fd: number): string | undefined {
+  const st = fstatSync(fd);
+  if (!st.isFile()) return "not a regular file";
+  const owner = foreignOwner(st);
+  if (owner) return owner;
+  if (st.mode & 0o022) return `writable by group or others (mode ${modeOf(st)})`;
+  return undefined;
+}
+
+/**
+ * "owned by uid N, not M" when `st` belongs to neither the current user nor root; undefined
+ * otherwise, and where `process.getuid` does not exist.
+ * @internal for untrustedFile and the launch stub's directory check.
+ */
+export function foreignOwner(st: Stats): string | undefined {
+  const uid = process.getuid?.();
+  if (uid === undefined || st.uid === uid || st.uid === 0) return undefined;
+  return `owned by uid ${st.uid}, not ${uid}`;
+}
+
+/** `st`'s permission bits in octal, e.g. "0755". @internal */
+export function modeOf(st: Stats): string {
+  return (st.mode & 0o7777).toString(8).padStart(4, "0");
+}
+
+/**
+ * Write `data` to `path` as a whole: to `<path>.<pid>.<random>.tmp` (pid and random: worker
+ * threads share the pid), created exclusively (never another's file, nor a planted symbolic
+ * link) with `mode` whatever the umask, then renamed over `path`, so that a reader sees the old
+ * file or the new one, never half of one. `durable` fsyncs the file before the rename. The
+ * temporary file is removed on any failure (only when this call created it).
+ * @throws Error from the file system (a read-only or full disk, a missing directory).
+ * @internal for the binary cache, the CLI's bundle cache and the launch stub.
+ */
+export function writeFileAtomically(
+  path: string,
+  data: string | Uint8Array,
+  mode: number,
+  durable = false,
+): void {
+  const tmp = `${path}.${process.pid}.${randomBytes(4).toString("hex")}.tmp`;
   let fd: number | undefined;
   let created = false;
   try {
-    fd = openSync(tmp, "wx"); // exclusive: never another's file, nor a planted symbolic link
+    fd = openSync(tmp, "wx", mode);
     created = true;
-    fchmodSync(fd, 0o644); // whatever the umask: readOwnFile refuses group- or other-writable files
-    writeFileSync(fd, bytes);
+    fchmodSync(fd, mode); // whatever the umask: readOwnFile refuses group- or other-writable files
+    writeFileSync(fd, data);
+    if (durable) fsyncSync(fd);
     const written = fd;
     fd = undefined; // closed even when close reports an error: never closed twice
     closeSync(written);
-    renameSync(tmp, join(dir, key));
+    renameSync(tmp, path);
     created = false;
-  } catch {
-    // a cache that cannot be written is no cache
   } finally {
     const left = fd;
     if (left !== undefined) quietly(() => closeSync(left));
     if (created) quietly(() => rmSync(tmp, { force: true }));
   }
+}
+
+/**
+ * Store `bytes` under `key` in `dir` (created as by {@link ensureDir}), mode 0o644, through
+ * {@link writeFileAtomically}. Failures (a read-only home, a full disk, a directory that cannot
+ * be created) are ignored, it is a cache, and leave no temporary file behind.
+ */
+export function writeBinary(key: string, bytes: Uint8Array, dir = binaryCacheDir()): void {
+  if (dir && ensureDir(dir)) quietly(() => writeFileAtomically(join(dir, key), bytes, 0o644));
 }
 
 /** Remove the file of `key` (after it failed to load); a failure to remove it is ignored. */

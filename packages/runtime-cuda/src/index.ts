@@ -40,6 +40,7 @@ export {
   readBinary,
   readOwnFile,
   writeBinary,
+  writeFileAtomically,
 } from "./disk-cache.js";
 export { ARG_SLOT_BYTES, argLayout, packArgs, ptxParamType, type ArgSlot } from "./args.js";
 export {

@@ -45,7 +45,6 @@ import {
   constants,
   existsSync,
   fchmodSync,
-  fstatSync,
   fsyncSync,
   mkdtempSync,
   openSync,
@@ -53,12 +52,17 @@ import {
   renameSync,
   rmSync,
   statSync,
-  writeSync,
-  type Stats,
 } from "node:fs";
 import { tmpdir } from "node:os";
 import { delimiter, join, resolve } from "node:path";
-import { binaryCacheDir, ensureDir } from "./disk-cache.js";
+import {
+  binaryCacheDir,
+  ensureDir,
+  foreignOwner,
+  modeOf,
+  untrustedFile,
+  writeFileAtomically,
+} from "./disk-cache.js";
 import { koffi } from "./driver.js";
 import { LAUNCH_SHIM_C } from "./launch-shim-source.js";
 
@@ -300,7 +304,7 @@ export function buildLaunchShim(opts: BuildOptions = {}): ShimLibrary | undefine
         const why = (e as Error).message;
         if (temporary !== undefined) return fail(env, `the library built did not load: ${why}`);
         const marker = markerOf(path);
-        writeFileAtomically(marker, `${why}\n`, 0o644);
+        writeFileAtomically(marker, `${why}\n`, 0o644, true);
         return fail(
           env,
           `${path} built but did not load (${why}); later processes will not build it while ${marker} exists`,
@@ -308,7 +312,7 @@ export function buildLaunchShim(opts: BuildOptions = {}): ShimLibrary | undefine
       }
       if (temporary !== undefined) return { path, built: true, temporary: true, ...functions };
       renameSync(tmp, path);
-      writeFileAtomically(`${path}.sha256`, `${digest}\n`, 0o644);
+      writeFileAtomically(`${path}.sha256`, `${digest}\n`, 0o644, true);
       syncDirectory(buildDir);
       rmSync(markerOf(path), { force: true });
       return { path, built: true, temporary: false, ...functions };
@@ -366,30 +370,6 @@ function canWrite(dir: string): boolean {
   } catch {
     return false;
   }
-}
-
-/** "owned by uid N" when `st` belongs to neither the current user nor root; undefined otherwise. */
-function foreignOwner(st: Stats): string | undefined {
-  const uid = process.getuid?.();
-  if (uid === undefined || st.uid === uid || st.uid === 0) return undefined;
-  return `owned by uid ${st.uid}, not ${uid}`;
-}
-
-function modeOf(st: Stats): string {
-  return (st.mode & 0o7777).toString(8).padStart(4, "0");
-}
-
-/**
- * Why the open file `fd` is not to be trusted, or undefined: not a regular file, owned by
- * another user than the current one or root, or writable by group or others.
- */
-function untrustedFile(fd: number): string | undefined {
-  const st = fstatSync(fd);
-  if (!st.isFile()) return "not a regular file";
-  const owner = foreignOwner(st);
-  if (owner) return owner;
-  if (st.mode & 0o022) return `writable by group or others (mode ${modeOf(st)})`;
-  return undefined;
 }
 
 /** The text of the trusted file `path` (opened without following a symlink); undefined when missing. */
@@ -478,24 +458,6 @@ function openFunctions(fd: number, path: string): ShimFunctions {
     launch: so.func("tirx_launch", "int", ["void *"]) as (record: bigint) => number,
     launchSync: so.func("tirx_launch_sync", "int", ["void *"]) as (record: bigint) => number,
   };
-}
-
-/** Write `text` to `path` with `mode` (whatever the umask): a temporary name, fsync, rename. */
-function writeFileAtomically(path: string, text: string, mode: number): void {
-  const tmp = `${path}.${process.pid}.${randomBytes(4).toString("hex")}.tmp`;
-  try {
-    const fd = openSync(tmp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL, mode);
-    try {
-      fchmodSync(fd, mode);
-      writeSync(fd, text);
-      fsyncSync(fd);
-    } finally {
-      closeSync(fd);
-    }
-    renameSync(tmp, path);
-  } finally {
-    rmSync(tmp, { force: true });
-  }
 }
 
 /** fsync the directory `dir`, so that its renames are on disk; ignored where it fails. */

@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
-import { readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { binaryCacheDir, ensureDir } from "@tirx-ts/runtime-cuda";
+import { binaryCacheDir, ensureDir, writeFileAtomically } from "@tirx-ts/runtime-cuda";
 
 /** A value of a config: JSON (finite numbers, strings, booleans, null, arrays, plain objects). */
 export type TuneValue =
@@ -159,26 +159,19 @@ export function readTuneCache(file: string): TuneCacheRead {
 }
 
 /**
- * Write `entry` to `file` atomically: to `<file>.<pid>.tmp` in the same folder (created if
- * missing), then renamed over `file`, so that a concurrent reader sees the old file or the new
- * one, never half of one.
+ * Write `entry` to `file` atomically (runtime-cuda's writeFileAtomically, mode 0o644): to a
+ * temporary file in the same folder (created if missing), then renamed over `file`, so that a
+ * concurrent reader sees the old file or the new one, never half of one.
  * @returns undefined, or the reason the file could not be written (a read-only or full disk).
  */
 export function writeTuneCache(file: string, entry: TuneCacheEntry): string | undefined {
-  const tmp = `${file}.${process.pid}.tmp`;
   try {
     // Bounded (runtime-cuda's ensureDir): mkdirSync's recursion loops on procfs.
     const dir = join(file, "..");
     if (!ensureDir(dir)) return `${dir} cannot be created`;
-    writeFileSync(tmp, `${JSON.stringify(entry, null, 2)}\n`);
-    renameSync(tmp, file);
+    writeFileAtomically(file, `${JSON.stringify(entry, null, 2)}\n`, 0o644);
     return undefined;
   } catch (e) {
-    try {
-      rmSync(tmp, { force: true });
-    } catch {
-      // the reason below is the one to report
-    }
     return (e as Error).message;
   }
 }

@@ -1,12 +1,12 @@
 import { createHook } from "node:async_hooks";
 import { createRequire, findSourceMap, isBuiltin } from "node:module";
 import { createHash } from "node:crypto";
-import { chmodSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { basename, dirname, join, relative, resolve as resolvePath } from "node:path";
 import { pathToFileURL } from "node:url";
 import { chunkLongBlocks } from "@tirx-ts/dsl";
-import { binaryCacheDir, ensureDir, readOwnFile } from "@tirx-ts/runtime-cuda";
+import { binaryCacheDir, ensureDir, readOwnFile, writeFileAtomically } from "@tirx-ts/runtime-cuda";
 
 /**
  * Why a kernel file could not be loaded: a syntax error (with its location), an error its
@@ -444,10 +444,8 @@ function writeBundleCache(
       text,
     };
     if (!ensureDir(dir)) return; // bounded: mkdirSync's recursion loops on procfs
-    const tmp = join(dir, `${key}.${process.pid}.tmp`);
-    writeFileSync(tmp, JSON.stringify(entry), { mode: 0o644 });
-    chmodSync(tmp, 0o644); // whatever the umask: readOwnFile refuses group-writable files
-    renameSync(tmp, join(dir, `${key}.json`));
+    // 0o644 whatever the umask: readOwnFile refuses group-writable files.
+    writeFileAtomically(join(dir, `${key}.json`), JSON.stringify(entry), 0o644);
   } catch {
     // a cache that cannot be written is no cache
   }
