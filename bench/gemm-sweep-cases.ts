@@ -77,10 +77,11 @@ export const USAGE = `Usage: tsx -C source bench/gemm-sweep.ts [options]
   --iters N                      timed launches per case (default: by FLOPs, 10 … 100)
   --no-peers                     skip torch (python3 bench/gemm_peers.py)
   --tune                         tune each case's configuration before timing (the table names it)
-  --scale-load global,tma        fp8-block: time each case once per scale load of A's block scales
-                                 (global: ld.global two K-tiles ahead; tma: staged by TMA with each
-                                 K-tile, A's scales transposed first where ⌈k/128⌉ is not a
-                                 multiple of 4, inside the timed launch)
+  --scale-load global,tma,shared fp8-block: time each case once per scale load of the block
+                                 scales (global: ld.global two K-tiles ahead; tma: A's staged by
+                                 TMA with each K-tile, A's scales transposed first where ⌈k/128⌉
+                                 is not a multiple of 4, inside the timed launch; shared: as tma,
+                                 and B's copied into shared memory once per tile)
   --configs 128x128x6o,128x192x5 every case once per configuration, forced: bm x bn x stages,
                                  "o" for config.overlap (float8 that promotes, bn ≤ 128)
   --out FILE                     write the markdown table there
@@ -141,7 +142,7 @@ export function parseGemmArgs(argv: readonly string[]): GemmSweepOptions {
           return k.trim() as GemmKind;
         });
   const iters = values.iters === undefined ? undefined : ints(values.iters, "--iters")[0];
-  const loads: readonly string[] = ["global", "tma"];
+  const loads: readonly string[] = ["global", "tma", "shared"];
   const scaleLoads =
     values["scale-load"] === undefined
       ? undefined
@@ -149,7 +150,7 @@ export function parseGemmArgs(argv: readonly string[]): GemmSweepOptions {
           ...new Set(
             values["scale-load"].split(",").map((x) => {
               if (!loads.includes(x.trim())) {
-                throw new RangeError(`--scale-load takes global, tma, got "${x}"`);
+                throw new RangeError(`--scale-load takes global, tma, shared, got "${x}"`);
               }
               return x.trim() as GemmScaleLoad;
             }),

@@ -22,12 +22,12 @@
 // include the workspace's memset and the epilogue kernel.
 // Usage: tsx -C source bench/gemm-sweep.ts [--ms 16,128] [--shapes 4096x4096]
 //   [--kinds bf16,fp8,fp8-fast,fp8-block,bias-gelu] [--epilogue-size 8192] [--iters N] [--no-peers]
-//   [--tune] [--scale-load global,tma] [--out results.md] [--dry-run] [--help]
-// --scale-load times each fp8-block case once per scale load of A's block scales (makeGemm's
-// config.scaleLoad: "global", ld.global two K-tiles ahead; "tma", staged by TMA with each K-tile,
-// as given when ⌈k/128⌉ is a multiple of 4, else first transposed to the MN-major layout the
-// kernel then reads, inside the timed launch as gemm() does, the transposition's own time in the
-// row's note).
+//   [--tune] [--scale-load global,tma,shared] [--out results.md] [--dry-run] [--help]
+// --scale-load times each fp8-block case once per scale load of the block scales (makeGemm's
+// config.scaleLoad: "global", ld.global two K-tiles ahead; "tma", A's staged by TMA with each
+// K-tile, as given when ⌈k/128⌉ is a multiple of 4, else first transposed to the MN-major layout
+// the kernel then reads, inside the timed launch as gemm() does, the transposition's own time in
+// the row's note; "shared", as "tma" and B's copied into shared memory once per tile).
 import { spawn } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -141,6 +141,7 @@ else {
     makeScaleTransposeA,
     blockScaleShapeMN,
     tmaScalesAsGiven,
+    scalesByTma,
     pickGemmConfig,
     gemmTuneCandidates,
     gemmTuneKey,
@@ -222,7 +223,7 @@ else {
     }) as GemmSizes;
   /**
    * The transposition of A's block scales `sa` [m, ⌈k/128⌉] into a new MN-major tensor (what a
-   * config with scaleLoad "tma" reads), as one launch: the tensor and the launch.
+   * config with scaleLoad "tma" or "shared" reads), as one launch: the tensor and the launch.
    */
   const scaleTransposer = (c: GemmCase, sa: unknown): { y: unknown; run: () => void } => {
     const y = rt.cudaEmpty([...blockScaleShapeMN(c.m, c.k)], "float32", dev);
@@ -234,7 +235,7 @@ else {
   /**
    * One run of kernels `k` (main compiled as `main`) for case `c`: D = A·Bᵀ with the epilogue's
    * `args` and the main kernel's `tail` (block scales); split-K zeroes its workspace first; with
-   * scaleLoad "tma" and a kernel that takes A's scales MN-major (⌈k/128⌉ not a multiple of 4:
+   * scaleLoad "tma" or "shared" and a kernel that takes A's scales MN-major (⌈k/128⌉ not a multiple of 4:
    * tmaScalesAsGiven), A's scales (tail[0]) are transposed first, as gemm() does.
    */
   const launcher = (
@@ -249,7 +250,7 @@ else {
   ): (() => void) => {
     const run = main.launchAsync as (...x: unknown[]) => void;
     const t =
-      k.config.scaleLoad === "tma" && !tmaScalesAsGiven(c.k)
+      scalesByTma(k.config.scaleLoad) && !tmaScalesAsGiven(c.k)
         ? scaleTransposer(c, tail[0])
         : undefined;
     const last = t ? [t.y, ...tail.slice(1)] : tail;
@@ -407,10 +408,10 @@ else {
         t = { medianUs: rt.median(own) };
         peerUs = rt.median(peer);
       } else t = rt.timeLaunches(launch, { iters: c.iters, device: dev });
-      // scaleLoad "tma" with A's scales MN-major: their transposition alone (its share of the
+      // scaleLoad "tma" or "shared" with A's scales MN-major: their transposition alone (its share of the
       // row's time).
       let tNote = "";
-      if (k.config.scaleLoad === "tma" && !tmaScalesAsGiven(c.k)) {
+      if (scalesByTma(k.config.scaleLoad) && !tmaScalesAsGiven(c.k)) {
         const tr = scaleTransposer(c, tail[0]);
         tNote = `; A's scale transposition alone ${rt.timeLaunches(tr.run, { iters: c.iters, device: dev }).medianUs.toFixed(1)} µs`;
       }

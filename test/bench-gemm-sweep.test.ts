@@ -81,8 +81,9 @@ describe("bench/gemm-sweep options and cases", () => {
     const plain = gemmSweepCases(parseGemmArgs(["--ms", "16", "--kinds", "fp8-block"]));
     expect(plain.every((c) => c.scaleLoad === undefined)).toBe(true);
     expect(parseGemmArgs(["--scale-load", "tma,tma"]).scaleLoads).toEqual(["tma"]);
-    expect(() => parseGemmArgs(["--scale-load", "shared"])).toThrow(
-      /--scale-load takes global, tma, got "shared"/,
+    expect(parseGemmArgs(["--scale-load", "shared"]).scaleLoads).toEqual(["shared"]);
+    expect(() => parseGemmArgs(["--scale-load", "smem"])).toThrow(
+      /--scale-load takes global, tma, shared, got "smem"/,
     );
   });
   test("--configs times every case once per forced configuration, named in the kind column", () => {

@@ -130,18 +130,18 @@ describe('scaleLoad "tma": the configuration and its PTX', () => {
     },
   );
 
-  test('scaleLoad other than "global" / "tma", "tma" without block scales, and shared memory are TX9001', () => {
+  test('scaleLoad other than "global" / "tma" / "shared", "tma" without block scales, and shared memory are TX9001', () => {
     const base = { m: 256, n: 256, k: 256, dtype: "float8_e4m3", transB: true } as const;
     const bad = errorOf(() =>
       makeGemm({
         ...base,
         scales: "block",
-        config: { bm: 128, bn: 128, stages: 4, scaleLoad: "shared" as "tma" },
+        config: { bm: 128, bn: 128, stages: 4, scaleLoad: "smem" as "tma" },
       }),
     );
     expect([bad.code, bad.message]).toEqual([
       "TX9001",
-      expect.stringMatching(/config\.scaleLoad is "global" or "tma"/),
+      expect.stringMatching(/config\.scaleLoad is "global", "tma" or "shared"/),
     ]);
     const noBlock = errorOf(() =>
       makeGemm({
@@ -168,11 +168,15 @@ describe('scaleLoad "tma": the configuration and its PTX', () => {
     ]);
   });
 
-  test("tuning a block-scaled shape tries every candidate with each scale load", () => {
+  test("tuning a block-scaled shape tries every candidate with each of the three scale loads", () => {
     const shape = { m: 8192, n: 8192, k: 8192, inBytes: 1, promoted: true } as const;
     const plain = gemmTuneCandidates(shape);
     const both = gemmTuneCandidates({ ...shape, blockScales: true });
-    expect(both).toEqual([...plain, ...plain.map((c) => ({ ...c, scaleLoad: "tma" }))]);
+    expect(both).toEqual([
+      ...plain,
+      ...plain.map((c) => ({ ...c, scaleLoad: "tma" })),
+      ...plain.map((c) => ({ ...c, scaleLoad: "shared" })),
+    ]);
     expect(plain.every((c) => c.scaleLoad === undefined)).toBe(true);
   });
 });

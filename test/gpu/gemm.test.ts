@@ -2,7 +2,8 @@
 // 1024}, N and K from {4096, 14336}: the split-K, 64-row and 128-row configurations gemm()
 // picks), bf16 and float16 in every layout, float8 e4m3 with per-tensor scales and with block
 // scales (DeepSeek-V3's 1 × 128 / 128 × 128, large and odd sizes, split-K; A's scales by
-// ld.global and, config.scaleLoad "tma", staged by TMA with each K-tile; config.overlap), the bias + GELU
+// ld.global and, config.scaleLoad "tma", staged by TMA with each K-tile, "shared", B's also in shared
+// memory per tile; config.overlap), the bias + GELU
 // epilogue, and odd sizes (m 17, n 40, k 24 in NN/NT/TN/TT; 333 × 517 × 999 with both operands
 // padded to TMA's 16-byte pitch), each against the float64 reference of
 // test/util/gemm-reference.ts on sampled rows and columns (float8 with the tensor cores' 13-bit alignment
@@ -169,6 +170,28 @@ const CASES: readonly (GemmSpec & { name: string })[] = [
     outDtype: "bfloat16",
     blockScales: true,
     config: { bm: 128, bn: 192, stages: 5, scaleLoad: "tma" },
+  },
+  {
+    name: "2048 × 4096 × 4096 float8 e4m3 block-scaled, B's scales in shared memory per tile (scaleLoad shared), 128 × 192 tiles: 352 tiles in 3 turns of the persistent grid",
+    m: 2048,
+    n: 4096,
+    k: 4096,
+    dtype: "float8_e4m3",
+    transB: true,
+    outDtype: "bfloat16",
+    blockScales: true,
+    config: { bm: 128, bn: 192, stages: 4, scaleLoad: "shared" },
+  },
+  {
+    name: "odd 400 × 200 × 700 float8 e4m3 block-scaled, scaleLoad shared on 192-row tiles (A's scales transposed: 6 K blocks)",
+    m: 400,
+    n: 200,
+    k: 700,
+    dtype: "float8_e4m3",
+    transB: true,
+    outDtype: "float32",
+    blockScales: true,
+    config: { bm: 192, bn: 128, stages: 4, scaleLoad: "shared" },
   },
   {
     name: "16 × 4096 × 14336 float8 e4m3 block-scaled, scaleLoad tma, split-K 4 on 64-row tiles",

@@ -39,8 +39,6 @@ export {
   GEMM_CONFIGS,
   GEMM_TUNE_EXTRA,
   GEMM_TUNED_DEFAULTS,
-  MAX_GEMM_SHARED,
-  gemmStageBytes,
   gemmRowsBucket,
   gemmTuneKey,
   type GemmKeySizes,
@@ -51,6 +49,13 @@ export {
   type GemmConfigEntry,
   type GemmShape,
 } from "./gemm/config.js";
+export {
+  MAX_GEMM_SHARED,
+  gemmScaleTileBytes,
+  gemmSharedBytes,
+  gemmStageBytes,
+  scalesByTma,
+} from "./gemm/tile.js";
 export {
   scaleMode,
   type GemmActivation,

@@ -5,9 +5,9 @@
 // every size (the simulator tests run each of them); the table only chooses which is fast.
 import { configError } from "../attention/options.js";
 import type { GemmSizes } from "./kernel.js";
-import { MAX_GEMM_SHARED, gemmStageBytes, type GemmConfig, type GemmScaleLoad } from "./tile.js";
+import type { GemmConfig } from "./tile.js";
 
-export { MAX_GEMM_SHARED, gemmStageBytes, type GemmConfig, type GemmScaleLoad };
+export type { GemmConfig, GemmScaleLoad } from "./tile.js";
 
 /** The sizes a configuration's `when` reads: D is m × n, the reduction k, and the input bytes. */
 export interface GemmShape {
@@ -29,7 +29,7 @@ export interface GemmShape {
   readonly kMajorB?: boolean;
   /**
    * Float8 with block scales (makeGemm's `scales: "block"`): tuning also tries each candidate
-   * with `scaleLoad: "tma"` (GemmConfig). Default false.
+   * with `scaleLoad: "tma"` and with "shared" (GemmConfig). Default false.
    */
   readonly blockScales?: boolean;
 }
@@ -103,8 +103,8 @@ export const GEMM_CONFIGS: readonly GemmConfigEntry[] = [
  * SM's L1 more room for the scale loads, but "tma" scales, read from shared memory, gained too).
  * Each builds a correct kernel at every size (test/kernels-gemm-persistent.test.ts runs each on
  * the simulator at an odd size; of rows that differ only in ring depth, the first). For
- * block-scaled float8, tuning tries every row of both tables a second time with
- * `scaleLoad: "tma"` (gemm.ts's gemmTuneCandidates).
+ * block-scaled float8, tuning tries every row of both tables twice more, with `scaleLoad: "tma"`
+ * and with "shared" (gemm.ts's gemmTuneCandidates).
  */
 export const GEMM_TUNE_EXTRA: readonly GemmConfigEntry[] = [
   {

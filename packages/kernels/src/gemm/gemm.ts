@@ -58,7 +58,7 @@ import { makePadRows, paddedPitch } from "./pad.js";
 import { makeScaleTransposeA } from "./scales.js";
 import { cached } from "../cache.js";
 import { refuseAliasing } from "../memory.js";
-import { MAX_GEMM_SHARED, gemmStageBytes } from "./tile.js";
+import { MAX_GEMM_SHARED, gemmSharedBytes, scalesByTma } from "./tile.js";
 
 /** Options of {@link gemm}. */
 export interface GemmOptions {
@@ -97,7 +97,7 @@ export interface GemmOptions {
    *   128-wide K block, with scaleB [⌈n/128⌉, ⌈k/128⌉] (one per 128 × 128 block of b's [n, k]):
    *   D = Σ_kb scaleA[i, kb] · scaleB[⌊j/128⌋, kb] · Σ_{x in kb} a[i, x] · b[x, j], each block's
    *   sum promoted into float32 in the main loop (makeGemm's `scales: "block"`). With a
-   *   configuration whose `scaleLoad` is "tma" (A's scales staged by TMA with each K-tile) and
+   *   configuration whose `scaleLoad` is "tma" or "shared" (A's scales staged by TMA with each K-tile) and
    *   ⌈k/128⌉ not a multiple of 4, gemm() first transposes this scaleA into a float32 scratch
    *   [⌈k/128⌉, m rounded up to 4] (one more small kernel and allocation per call); the layout
    *   given here stays [m, ⌈k/128⌉].
@@ -255,7 +255,7 @@ interface Prepared {
   readonly mainArgs: DeviceTensor[];
   readonly pads: { readonly fn: PrimFunc; readonly x: DeviceTensor; readonly pitch: number }[];
   /**
-   * With config.scaleLoad "tma": the kernel transposing scaleA (mainArgs[0]) into a scratch of
+   * With config.scaleLoad "tma" or "shared": the kernel transposing scaleA (mainArgs[0]) into a scratch of
    * `shape` that replaces it in the main kernel's arguments.
    */
   readonly scaleT?: { readonly fn: PrimFunc; readonly shape: readonly [number, number] };
@@ -488,7 +488,7 @@ function prepare(a: unknown, b: unknown, opts: unknown): Prepared {
   ];
   const mainArgs = scaleKind === "block" ? scales : [];
   const scaleT =
-    scaleKind === "block" && kernels.config.scaleLoad === "tma" && !tmaScalesAsGiven(k)
+    scaleKind === "block" && scalesByTma(kernels.config.scaleLoad) && !tmaScalesAsGiven(k)
       ? { fn: scaleTranspose(m, k), shape: blockScaleShapeMN(m, k) }
       : undefined;
   return {
@@ -541,8 +541,9 @@ function atRows(base: Omit<GemmSizes, "config">, m: number): Omit<GemmSizes, "co
  * float8 (GemmShape's `promoted`), none over 192 columns (two float32 register tiles of 112 or
  * 128 each would spill); tiles of a 32-column step (not 64) only with GemmShape's `kMajorB`.
  * With GemmShape's `blockScales`, each of those again with `scaleLoad: "tma"` (A's scales
- * staged by TMA; kernel.ts's header), after all of them, where its stages still fit in shared
- * memory with A's scales in each (gemmStageBytes: bm · 16 bytes as given, bm · 4 transposed).
+ * staged by TMA; kernel.ts's header), after all of them, then again with "shared" (B's scales
+ * in shared memory too), where its stages still fit in shared memory with the scales
+ * (gemmSharedBytes: bm · 16 bytes a stage as given, bm · 4 transposed; "shared" B's per tile).
  * @example gemmTuneCandidates({ m: 16, n: 256, k: 64, inBytes: 2 }) // no split-K row (1 K-tile)
  * @throws TirxError TX9001 as pickGemmConfig.
  */
@@ -569,10 +570,12 @@ export function gemmTuneCandidates(s: GemmShape): GemmConfig[] {
     out.push(c);
   }
   if (s.blockScales === true) {
-    for (const c of [...out]) {
-      const t: GemmConfig = { ...c, scaleLoad: "tma" };
-      if (c.scaleLoad === undefined && t.stages * gemmStageBytes(t, s.k) <= MAX_GEMM_SHARED)
-        out.push(t);
+    const plain = out.filter((c) => c.scaleLoad === undefined);
+    for (const scaleLoad of ["tma", "shared"] as const) {
+      for (const c of plain) {
+        const t: GemmConfig = { ...c, scaleLoad };
+        if (gemmSharedBytes(t, s.k) <= MAX_GEMM_SHARED) out.push(t);
+      }
     }
   }
   return out;
@@ -712,7 +715,7 @@ function timedLaunch(
   let args: { A: DeviceTensor; B: DeviceTensor; D: DeviceTensor; W: DeviceTensor } | undefined;
   let epi: DeviceTensor[] = [];
   let tail: DeviceTensor[] = [];
-  // scaleLoad "tma" candidates where the kernel takes A's scales MN-major (tmaScalesAsGiven):
+  // scaleLoad "tma" / "shared" candidates where the kernel takes A's scales MN-major (tmaScalesAsGiven):
   // transposed into `tailT[0]` before each launch, as gemm() does (the transposition is part of
   // what a call costs).
   let tailT: DeviceTensor[] = [];
@@ -751,7 +754,7 @@ function timedLaunch(
     const ks = kernels.get(text);
     invariant(ks !== undefined, "gemm: a tuned candidate was built by make");
     let last = tail;
-    if (ks.config.scaleLoad === "tma" && rep.scales === "block" && !tmaScalesAsGiven(rep.k)) {
+    if (scalesByTma(ks.config.scaleLoad) && rep.scales === "block" && !tmaScalesAsGiven(rep.k)) {
       transpose ??= compile(scaleTranspose(rep.m, rep.k), { target: "cuda" });
       transpose.launchAsync(tail[0]!, tailT[0]!);
       last = tailT;
@@ -841,7 +844,7 @@ export function gemm(a: DeviceTensor, b: DeviceTensor, opts: GemmOptions = {}): 
       compile(pad.fn, cuda)(x, y);
       return y;
     });
-    // scaleLoad "tma": A's block scales transposed into an MN-major scratch first.
+    // scaleLoad "tma" / "shared": A's block scales transposed into an MN-major scratch first.
     let mainArgs = p.mainArgs;
     if (p.scaleT !== undefined) {
       const y = tensor.empty([...p.scaleT.shape], "float32", dev);

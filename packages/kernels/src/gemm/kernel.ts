@@ -74,6 +74,22 @@
 //     comparisons at 4096², 8192², 14336 × 4096 and 28672 × 8192, slower at 4096 × 14336 and
 //     8192 × 28672 (bench/results/gemm-fp8-block-2026-12-04.md); gemm()'s defaults stay
 //     "global". The as-given box has run on the simulator only so far.
+//     A fourth, config.scaleLoad "shared" (DeepGEMM's whole design), takes A's scales as "tma"
+//     does and copies B's into shared memory once per tile, so that the K loop issues no
+//     ld.global at all. The reason, read off the SASS of 128 × 192 × 4 at 8192³ (ptxas 13.0):
+//     ptxas hoists the promotion's sA · sB multiplies above the K-tile's wgmmas, and every
+//     ld.global of the loop shares one scoreboard, so the first multiply waits for all scale
+//     loads in flight, including those issued at the end of the K-tile before ("two K-tiles
+//     ahead" is one in effect), before the K-tile's first wgmma issues ("tma": after its first
+//     one). The per-tensor kernel's loop has no load to wait for. ("global" and "tma" stay for
+//     comparison until the H200 has timed "shared".) The copy: sScaleB, two buffers of float32
+//     [blocks · kPer] (the tile's one or two 128-column blocks, its slice's K-tiles; clamped at
+//     the last block and K block), alternating by turn of the persistent loop; the consumer
+//     threads load the next unit's into registers (at most 8 each, else they copy after the
+//     epilogue) before this unit's epilogue, store them after it into the other buffer, and a
+//     named barrier of the consumer threads publishes them; one barrier a tile suffices because
+//     the buffer written at the end of unit u was last read in unit u − 1, before the barrier
+//     that ended it. The K loop then reads B's one or two scales with ld.shared (a broadcast).
 //     A partial last K block is zero-filled by TMA: its scale multiplies zeros there. Rows past
 //     m read row m − 1's scale with "global" (their results are never stored). With split-K
 //     each slice adds its promoted blocks into W; the finishing kernel then applies no scale.
@@ -95,7 +111,16 @@
 import { T, type ExprLike, type ParamType, type PrimExpr, type TileView } from "@tirx-ts/dsl";
 import { didYouMean, showValue, type PrimFunc } from "@tirx-ts/core";
 import { configError } from "../attention/options.js";
-import { MAX_GEMM_SHARED, gemmStageBytes, tmaScalesAsGiven, type GemmConfig } from "./tile.js";
+import {
+  MAX_GEMM_SHARED,
+  gemmScaleTileBytes,
+  gemmSharedBytes,
+  gemmStageBytes,
+  scaleTileBlocks,
+  scalesByTma,
+  tmaScalesAsGiven,
+  type GemmConfig,
+} from "./tile.js";
 
 export { tmaScalesAsGiven };
 import { fragCol, fragRow } from "../fragment.js";
@@ -375,15 +400,20 @@ export function checkGemmSizes(s: GemmSizes): CheckedGemmConfig {
       `gemm: config.bk is ${ROW / eb} for ${s.dtype} (one 128-byte swizzle row of K), got ${bk}`,
     );
   }
-  if (c.scaleLoad !== undefined && c.scaleLoad !== "global" && c.scaleLoad !== "tma") {
+  if (
+    c.scaleLoad !== undefined &&
+    c.scaleLoad !== "global" &&
+    c.scaleLoad !== "tma" &&
+    c.scaleLoad !== "shared"
+  ) {
     throw configError(
-      `gemm: config.scaleLoad is "global" or "tma" (how A's block scales are loaded), got ${showValue(c.scaleLoad)}`,
+      `gemm: config.scaleLoad is "global", "tma" or "shared" (how the block scales are loaded), got ${showValue(c.scaleLoad)}`,
     );
   }
   const scaleLoad = c.scaleLoad ?? "global";
-  if (scaleLoad === "tma" && scaleMode(s) !== "block") {
+  if (scalesByTma(scaleLoad) && scaleMode(s) !== "block") {
     throw configError(
-      'gemm: config.scaleLoad "tma" stages A\'s block scales with each K-tile; it needs scales "block" (float8 block scales)',
+      `gemm: config.scaleLoad "${scaleLoad}" stages A's block scales with each K-tile; it needs scales "block" (float8 block scales)`,
     );
   }
   if (c.overlap !== undefined && typeof c.overlap !== "boolean") {
@@ -396,15 +426,18 @@ export function checkGemmSizes(s: GemmSizes): CheckedGemmConfig {
       `gemm: config.overlap promotes a float8 K-tile while the next one's wgmmas run, in a second register tile of sums: it needs float8 inputs that promote (block scales, or no fastAccum) and bn ≤ 128 (three float32 register tiles of bn / 2 per thread under setmaxnreg's 232), got ${isFp8(s.dtype) ? (fp8Promoted ? `bn ${c.bn}` : "fastAccum") : s.dtype}`,
     );
   }
-  // With scaleLoad "tma" each stage also holds A's float32 scales of the tile's bm rows
-  // (gemmStageBytes: 4 K blocks of each, or the K block's).
+  // With scaleLoad "tma" or "shared" each stage also holds A's float32 scales of the tile's bm
+  // rows (gemmStageBytes: 4 K blocks of each, or the K block's); with "shared", B's scales of
+  // the tile take gemmScaleTileBytes beside the ring.
   const stageBytes = gemmStageBytes(c, s.k);
   if (!Number.isInteger(c.stages) || c.stages < 2 || c.stages > 8) {
     throw configError(`gemm: config.stages is an integer in 2 … 8, got ${c.stages}`);
   }
-  if (c.stages * stageBytes > MAX_GEMM_SHARED) {
+  const sharedBytes = gemmSharedBytes(c, s.k);
+  if (sharedBytes > MAX_GEMM_SHARED) {
+    const fixed = sharedBytes - c.stages * stageBytes;
     throw configError(
-      `gemm: ${c.stages} stages of ${c.bm} × ${c.bn} tiles take ${c.stages * stageBytes} bytes of shared memory${scaleLoad === "tma" ? " (with A's block scales)" : ""}, over ${MAX_GEMM_SHARED}; at most ${Math.floor(MAX_GEMM_SHARED / stageBytes)} stages`,
+      `gemm: ${c.stages} stages of ${c.bm} × ${c.bn} tiles take ${sharedBytes} bytes of shared memory${scalesByTma(scaleLoad) ? ` (with A's block scales${fixed > 0 ? `, and ${fixed} of B's` : ""})` : ""}, over ${MAX_GEMM_SHARED}; at most ${Math.max(0, Math.floor((MAX_GEMM_SHARED - fixed) / stageBytes))} stages`,
     );
   }
   if (c.cluster !== undefined && c.cluster !== 1) {
@@ -466,7 +499,8 @@ export function checkGemmSizes(s: GemmSizes): CheckedGemmConfig {
  *   c, scales with 16-bit inputs or other than true / false / "tensor" / "block", fastAccum not a
  *   boolean or true with 16-bit inputs or block scales, an unknown activation, a row pitch that is not a multiple of 16
  *   bytes, a configuration with a field GemmConfig lacks or outside {@link GemmConfig}'s ranges (bm, bn, bk, stages, shared memory,
- *   cluster, splitK; scaleLoad other than "global" / "tma", or "tma" without block scales),
+ *   cluster, splitK; scaleLoad other than "global" / "tma" / "shared", or "tma" / "shared"
+ *   without block scales),
  *   split-K with m · n of 2^31 − 256 or more.
  */
 export function makeGemm(s: GemmSizes): GemmKernels {
@@ -498,8 +532,10 @@ export function makeGemm(s: GemmSizes): GemmKernels {
   // Float8 K-tiles summed in a second register tile and promoted into acc (see fastAccum).
   const promoted = block || (fp8 && s.fastAccum !== true);
   const blockShapes = blockScaleShapes(m, n, k);
-  // A's block scales by TMA with each stage (config.scaleLoad "tma"; the file's header).
-  const tmaScales = block && cfg.scaleLoad === "tma";
+  // A's block scales by TMA with each stage (config.scaleLoad "tma" or "shared"; the file's
+  // header); with "shared" B's are copied into shared memory once per tile.
+  const tmaScales = block && scalesByTma(cfg.scaleLoad);
+  const sharedScales = block && cfg.scaleLoad === "shared";
   // Promotion beside the next K-tile's wgmmas (config.overlap; the file's header).
   const overlap = promoted && cfg.overlap === true;
   // Bytes of a stage's A scales with "tma": A's [m, kb] scales as given, a [BM, 4] box of
@@ -549,7 +585,7 @@ export function makeGemm(s: GemmSizes): GemmKernels {
       launch: T.cuda.LaunchConfig({
         grid: ctas,
         block: 128 * (1 + consumers),
-        dynamic_shared_bytes: STAGES * (stageBytes + scaleBytes),
+        dynamic_shared_bytes: STAGES * (stageBytes + scaleBytes) + gemmScaleTileBytes(cfg, k),
       }),
     });
     const tid = T.cuda.thread_idx("x");
@@ -570,6 +606,15 @@ export function makeGemm(s: GemmSizes): GemmKernels {
       ? T.alloc_shared(scalesAsGiven ? [STAGES, BM, 4] : [STAGES, 1, BM], "float32", {
           name: "sScaleA",
           align: 128,
+          dynamic: true,
+        })
+      : undefined;
+    // scaleLoad "shared": B's scales of a tile, [blocks · kPer] (block j's K-tile kt at
+    // j · kPer + kt), in two buffers used by alternate turns of the persistent loop.
+    const sScaleB = sharedScales
+      ? T.alloc_shared([2, scaleTileBlocks(BN) * kPer], "float32", {
+          name: "sScaleB",
+          align: 16,
           dynamic: true,
         })
       : undefined;
@@ -820,14 +865,69 @@ export function makeGemm(s: GemmSizes): GemmKernels {
         // end of the same K-tile) the block-scaled kernel ran 6% slower at 8192³ and 17% at
         // 1024 × 8192 × 8192 than with its scales loaded once per tile (H200,
         // bench/results/gpu-runs-2026-12-02f.md): a load served by L2 outlasts one K-tile.
-        const NS = (two ? 2 : 1) + (tmaScales ? 0 : 2);
+        // With scaleLoad "shared" there are none: both scales are read from shared memory.
+        const NS = sharedScales ? 0 : (two ? 2 : 1) + (tmaScales ? 0 : 2);
         // With scaleLoad "tma" the sets hold B's scales only. This thread's first row within
         // the tile: its rows' scales are rows rl and rl + 8 of the stage's slot ([BM, 4] as
         // given: the K block's column; [1, BM] transposed: elements rl and rl + 8).
         const rl = tmaScales ? T.let_("rl", T.add(wgRow, fragRow(t))) : undefined;
-        const sets = block
-          ? [0, 1].map((i) => T.alloc_local([NS], "float32", { name: `scl${i}` }))
+        const sets =
+          block && NS > 0
+            ? [0, 1].map((i) => T.alloc_local([NS], "float32", { name: `scl${i}` }))
+            : undefined;
+        // scaleLoad "shared": B's block scales of a unit's tile in sScaleB's buffer of its turn's
+        // parity, element j · kPer + kt the scale of the tile's 128-column block j (nb0 + j,
+        // clamped at the last: its columns past n are never stored) and of its slice's K-tile
+        // kt (clamped at the last K block: a K-tile past K has factor 0, promoteBlock's `live`).
+        // The consumer threads copy them, thread tc (its index among them) elements tc + CT · r;
+        // the next unit's are loaded into registers before this unit's epilogue and stored
+        // after it (their latency hidden behind the epilogue; more than 8 a thread are copied
+        // at the unit's end instead), then one named barrier of the consumers publishes them.
+        // Two buffers: unit u + 1's copy, at unit u's end, goes into the buffer unit u − 1 read,
+        // and every consumer thread's reads of unit u − 1 came before the barrier that ended it.
+        const tileScales = scaleTileBlocks(BN) * kPer;
+        const CT = 128 * consumers;
+        const perThread = Math.ceil(tileScales / CT);
+        // tid − 128, spelled (tid + CT − 128) mod CT so that bounds analysis sees it in 0 … CT − 1
+        // (as cw above).
+        const tc = sharedScales ? T.let_("tc", T.add(tid, CT - 128).floormod(CT)) : undefined;
+        const tileScale = (n0: PrimExpr, kt0: PrimExpr | undefined, i: PrimExpr): PrimExpr => {
+          const nb = T.min(
+            T.add(T.floordiv(n0, SCALE_BLOCK), T.floordiv(i, kPer)),
+            blockShapes.b[0] - 1,
+          );
+          const kt = T.floormod(i, kPer);
+          return h.scaleB!.get([nb, kt0 ? T.min(T.add(kt0, kt), kTiles - 1) : kt]);
+        };
+        /** `body(i, r)` for this thread's elements i = tc + CT · r of a tile's B scales. */
+        const eachTileScale = (body: (i: PrimExpr, r: number) => void): void => {
+          for (let r = 0; r < perThread; r++) {
+            const i = T.let_("si", T.add(tc!, r * CT));
+            if ((r + 1) * CT <= tileScales) body(i, r);
+            else T.if_(i.lt(tileScales), () => body(i, r));
+          }
+        };
+        const prefetch = sharedScales && perThread <= 8;
+        const nextScales = prefetch
+          ? T.alloc_local([perThread], "float32", { name: "sbNext" })
           : undefined;
+        /**
+         * Copy unit (n0, kt0)'s B scales into buffer `par`, global → shared directly (a loop: the
+         * first unit's, and every unit's when they are more than 8 a thread).
+         */
+        const copyTileScales = (n0: PrimExpr, kt0: PrimExpr | undefined, par: ExprLike): void => {
+          for (const r of T.range(perThread)) {
+            const i = T.let_("si", T.add(tc!, T.mul(r, CT)));
+            T.if_(i.lt(tileScales), () => sScaleB!.set([par, i], tileScale(n0, kt0, i)));
+          }
+        };
+        if (sharedScales) {
+          // The first unit's (this CTA's first, blockIdx.x: there are at least as many units as
+          // CTAs) into buffer 0.
+          const o = origin(T.cuda.block_idx("x"));
+          copyTileScales(o.n0, o.kt0, 0);
+          T.cuda.bar_sync(1, CT);
+        }
         // scaleLoad "tma" with overlap: a K-tile's two A scales read from its stage, one pair
         // per register tile of sums (the pair's second K-tile's are read before the first's
         // promotion).
@@ -837,6 +937,8 @@ export function makeGemm(s: GemmSizes): GemmKernels {
             : undefined;
         eachUnit((u, turn) => {
           const { m0, n0, kt0 } = origin(u);
+          // scaleLoad "shared": this unit's buffer of B's scales.
+          const par = sharedScales ? T.let_("par", T.floormod(turn, 2)) : undefined;
           T.tile.wg.zero(acc);
           const rb = block ? firstRow(m0) : undefined;
           // K block kb's index, clamped at the last one (a split-K slice may run past the last
@@ -902,16 +1004,23 @@ export function makeGemm(s: GemmSizes): GemmKernels {
               T.if_(T.floormod(t, 32).eq(0), () => T.ptx.mbarrier.arrive(empty.sub(h.st)));
             } else T.if_(t.eq(0), () => T.ptx.mbarrier.arrive(empty.sub(h.st)));
             if (block) {
+              // B's scales: with "shared" from this unit's buffer (one address for every thread:
+              // a broadcast), else from register set `set`.
+              const sb = sharedScales
+                ? Array.from({ length: scaleTileBlocks(BN) }, (_, j) =>
+                    T.let_(`sb${j}`, sScaleB!.get([par!, T.add(kt, j * kPer)])),
+                  )
+                : Array.from({ length: NS }, (_, i) => sets![set]!.get([i]));
               promoteBlock(
-                [...h.sa, ...Array.from({ length: NS }, (_, i) => sets![set]!.get([i]))],
+                [...h.sa, ...sb],
                 n0,
                 tmps![buf]!,
                 SPLIT * kPer > kTiles ? T.add(kt0 ?? 0, kt).lt(kTiles) : undefined,
               );
-              fill(set, kt, 2);
+              if (NS > 0) fill(set, kt, 2);
             } else if (promoted) T.tile.wg.add(acc, acc, tmpTiles![buf]!);
           };
-          if (block) {
+          if (block && NS > 0) {
             fill(0, 0, 0);
             fill(1, 0, 1);
           }
@@ -944,7 +1053,7 @@ export function makeGemm(s: GemmSizes): GemmKernels {
               T.ptx.wgmma.wait_group(0);
               finish(kt, h, 0, set);
             };
-            if (block) {
+            if (block && NS > 0) {
               for (const kp of T.range(Math.ceil(kPer / 2))) {
                 const k0 = T.let_("kt", T.mul(kp, 2));
                 step(k0, 0);
@@ -955,6 +1064,15 @@ export function makeGemm(s: GemmSizes): GemmKernels {
             } else {
               for (const kt of T.range(kPer)) step(kt, 0);
             }
+          }
+          // scaleLoad "shared": the next unit's B scales, loaded now, stored after the epilogue.
+          const next = sharedScales ? T.let_("un", T.add(u, ctas)) : undefined;
+          const nextOrigin = (): ReturnType<typeof origin> => origin(next!);
+          if (prefetch) {
+            T.if_(next!.lt(units), () => {
+              const o = nextOrigin();
+              eachTileScale((i, r) => nextScales!.set([r], tileScale(o.n0, o.kt0, i)));
+            });
           }
           // This thread's first row and column of the tile (see the header).
           const r0 = rb ?? firstRow(m0);
@@ -1014,6 +1132,19 @@ export function makeGemm(s: GemmSizes): GemmKernels {
                 T.if_(c.lt(n), () => rows((i, r) => put(r, c, v(i, 0)))),
               );
             }
+          }
+          if (sharedScales) {
+            // The next unit's B scales into the other buffer, then the consumers' barrier (every
+            // consumer thread runs the same units: a uniform barrier).
+            T.if_(next!.lt(units), () => {
+              const other = T.sub(1, par!);
+              if (prefetch) eachTileScale((i, r) => sScaleB!.set([other, i], nextScales!.get([r])));
+              else {
+                const o = nextOrigin();
+                copyTileScales(o.n0, o.kt0, other);
+              }
+            });
+            T.cuda.bar_sync(1, CT);
           }
         });
       },

@@ -15,19 +15,22 @@ import { MAX_SHARED_PER_CTA } from "@tirx-ts/core";
  * - `bk`: K elements per stage, 128 bytes' worth (64 for 16-bit inputs, 128 for float8: one
  *   128B-swizzle row of a K-major tile). Absent: that value;
  * - `stages`: depth of the TMA → wgmma ring (2 … 8; shared memory stages · (bm + bn) · 128 B,
- *   plus stages · bm · 16 B (or 4) with `scaleLoad` "tma", must fit in 227 KiB: gemmStageBytes);
+ *   plus stages · bm · 16 B (or 4) with `scaleLoad` "tma" or "shared", and B's scales with
+ *   "shared", must fit in 227 KiB: gemmSharedBytes);
  * - `cluster`: CTAs per cluster; only 1 today (multicast of B across a cluster, as the example
  *   does, is not in this kernel yet);
  * - `splitK`: K split over this many CTAs per tile (≥ 1); with more than 1 each CTA adds its
  *   float32 partial product into a zeroed float32 workspace with `red.global.add.f32` and a
  *   second kernel applies the epilogue (the small-M strategy: more CTAs than D's tiles);
- * - `scaleLoad`: float8 block scales only (makeGemm's `scales: "block"`), how A's scales reach
+ * - `scaleLoad`: float8 block scales only (makeGemm's `scales: "block"`), how the scales reach
  *   the consumers: "global" (the default) plain ld.global by the consumer threads two K-tiles
- *   ahead into registers; "tma" one more TMA copy per stage, the tile's bm rows of scales on the
- *   stage's full mbarrier (DeepGEMM's staging), read back with ld.shared: A's [m, ⌈k/128⌉] as
- *   given, 4 K blocks a row (bm · 16 more bytes a stage), when ⌈k/128⌉ is a multiple of 4; else
- *   MN-major, [⌈k/128⌉, m rounded up to 4] (gemm() transposes them first), the K block's (bm · 4
- *   bytes). B's scales are loaded as with "global" either way. See kernel.ts's header;
+ *   ahead into registers, A's and B's; "tma" A's by one more TMA copy per stage, the tile's bm
+ *   rows of scales on the stage's full mbarrier (DeepGEMM's staging), read back with ld.shared:
+ *   A's [m, ⌈k/128⌉] as given, 4 K blocks a row (bm · 16 more bytes a stage), when ⌈k/128⌉ is a
+ *   multiple of 4; else MN-major, [⌈k/128⌉, m rounded up to 4] (gemm() transposes them first),
+ *   the K block's (bm · 4 bytes); B's as with "global". "shared": A's as with "tma", and B's
+ *   copied into shared memory once per tile by the consumer threads (DeepGEMM's), so that the K
+ *   loop has no global load at all (gemmScaleTileBytes more bytes). See kernel.ts's header;
  * - `overlap`: float8 that promotes its K-tiles (block scales, or no `fastAccum`) only, bn ≤ 128:
  *   true to take the K loop in pairs of K-tiles whose wgmmas are issued together, into two
  *   register tiles of sums (bn / 2 more registers per thread), so that the first one's
@@ -44,15 +47,20 @@ export interface GemmConfig {
   readonly overlap?: boolean;
 }
 
-/** How a block-scaled float8 GEMM loads A's scales ({@link GemmConfig}'s `scaleLoad`). */
-export type GemmScaleLoad = "global" | "tma";
+/** How a block-scaled float8 GEMM loads its scales ({@link GemmConfig}'s `scaleLoad`). */
+export type GemmScaleLoad = "global" | "tma" | "shared";
+
+/** Whether `scaleLoad` stages A's block scales by TMA with each stage ("tma" and "shared"). */
+export function scalesByTma(scaleLoad: GemmScaleLoad | undefined): boolean {
+  return scaleLoad === "tma" || scaleLoad === "shared";
+}
 
 /** Shared memory a kernel may take per CTA on sm_90 (227 KiB: core's MAX_SHARED_PER_CTA). */
 export const MAX_GEMM_SHARED = MAX_SHARED_PER_CTA;
 
 /**
  * Shared memory of one stage of the ring, in bytes: A's and B's K-tiles, (bm + bn) rows of 128
- * bytes (bk is always one 128-byte row of K), and with `scaleLoad` "tma" A's float32 block
+ * bytes (bk is always one 128-byte row of K), and with `scaleLoad` "tma" or "shared" A's float32 block
  * scales of the tile's bm rows: 4 K blocks of each (bm · 16 bytes) when ⌈k/128⌉ is a multiple of
  * 4, else the K block's one (bm · 4 bytes; {@link tmaScalesAsGiven}); without `k`, the
  * larger. The ring takes `stages` of them (at most {@link MAX_GEMM_SHARED}).
@@ -61,11 +69,39 @@ export const MAX_GEMM_SHARED = MAX_SHARED_PER_CTA;
  */
 export function gemmStageBytes(c: GemmConfig, k?: number): number {
   const asGiven = k === undefined || tmaScalesAsGiven(k);
-  return (c.bm + c.bn) * 128 + (c.scaleLoad === "tma" ? c.bm * (asGiven ? 16 : 4) : 0);
+  return (c.bm + c.bn) * 128 + (scalesByTma(c.scaleLoad) ? c.bm * (asGiven ? 16 : 4) : 0);
 }
 
 /**
- * Whether makeGemm's main kernel with config.scaleLoad "tma" takes A's block scales as given,
+ * Shared memory of B's block scales with `scaleLoad` "shared", in bytes (0 otherwise): two
+ * buffers (alternate tiles of the persistent grid: one is read while the next tile's are
+ * written), each float32 [blocks, kPer], the scales of the tile's 128-column blocks (1 for bn 64
+ * or 128, 2 for 192 or 256) for the kPer K-tiles of its K slice (⌈k/128⌉ split `splitK` ways).
+ * @example gemmScaleTileBytes({ bm: 128, bn: 192, stages: 4, scaleLoad: "shared" }, 8192) // 1024
+ */
+export function gemmScaleTileBytes(c: GemmConfig, k: number): number {
+  if (c.scaleLoad !== "shared") return 0;
+  const kTiles = Math.ceil(k / 128);
+  const kPer = Math.ceil(kTiles / Math.min(c.splitK ?? 1, kTiles));
+  return 2 * scaleTileBlocks(c.bn) * kPer * 4;
+}
+
+/** B's 128-column scale blocks a tile of bn columns meets: 1 (bn 64, 128) or 2 (192, 256). */
+export function scaleTileBlocks(bn: number): 1 | 2 {
+  return 128 % bn === 0 ? 1 : 2;
+}
+
+/**
+ * All of a configuration's shared memory in bytes: `stages` ring stages (gemmStageBytes) and,
+ * with `scaleLoad` "shared", B's block scales (gemmScaleTileBytes); at most MAX_GEMM_SHARED.
+ * @example gemmSharedBytes({ bm: 128, bn: 192, stages: 4 }, 8192) // 163840
+ */
+export function gemmSharedBytes(c: GemmConfig, k: number): number {
+  return c.stages * gemmStageBytes(c, k) + gemmScaleTileBytes(c, k);
+}
+
+/**
+ * Whether makeGemm's main kernel with config.scaleLoad "tma" or "shared" takes A's block scales as given,
  * [m, ⌈k/128⌉] (kernel.ts, blockScaleShapes): when ⌈k/128⌉ is a multiple of 4, a row of them is a
  * multiple of 16 bytes (TMA's pitch: CUDA Driver API, cuTensorMapEncodeTiled), and each stage
  * takes a box of the tile's bm rows × 4 K blocks (from the K-tile's rounded down to 4; bm · 16

@@ -1,0 +1,199 @@
+// Float8 block scales with config.scaleLoad "shared" (kernel.ts's header: A's scales staged by
+// TMA with each K-tile as with "tma", B's copied into shared memory once per tile by the consumer
+// threads, so that the consumers' K loop has no global load): gemm() on the simulated device
+// against the float64 reference of the same scaling (test/util/gemm-reference.ts) at odd sizes;
+// a persistent grid of 2 CTAs walking 8 units (4 turns each: both buffers of B's scales reused,
+// the next unit's scales loaded before the epilogue and stored after it; a 192-column tile that
+// starts a 128-column block and one that starts 64 columns into one; split-K past the last K
+// block); the PTX at 8192³ (no ld.global in the innermost loop that issues wgmmas, where "global"
+// and "tma" have them) through ptxas -v; the shared-memory budget and the configuration's errors.
+import { describe, expect, test } from "vitest";
+import { compileToPtx } from "@tirx-ts/codegen-ptx";
+import { compile, gemm, sim, tensor } from "tirx-ts";
+import {
+  blockScaleShapes,
+  gemmScaleTileBytes,
+  gemmSharedBytes,
+  gemmStageBytes,
+  makeGemm,
+  MAX_GEMM_SHARED,
+  type GemmScaleLoad,
+  type GemmSizes,
+} from "@tirx-ts/kernels";
+import {
+  checkGemm,
+  gemmReference,
+  gemmWorst,
+  randomTensor,
+  uniform,
+  type GemmSpec,
+} from "./util/gemm-reference.js";
+import { errorOf } from "./util/error-of.js";
+import { findPtxas } from "./util/ptxas.js";
+import { ptxasUsage } from "./util/flash-attention-sim.js";
+
+const dev = sim();
+
+describe('gemm() with block scales and scaleLoad "shared" on the simulator against float64', () => {
+  const cases: readonly (GemmSpec & { name: string })[] = [
+    {
+      name: "e4m3, m 20, n 136, k 300, 64 × 192 tiles: one consumer warpgroup, rows past m, a partial K block, a tile across two n blocks",
+      ...{ m: 20, n: 136, k: 300, dtype: "float8_e4m3", transB: true, outDtype: "float32" },
+      ...{ blockScales: true, config: { bm: 64, bn: 192, stages: 2, scaleLoad: "shared" } },
+    },
+    {
+      name: "e5m2 × e4m3, m 70 on two consumer warpgroups, split-K 2 past the last K block, bias → bfloat16",
+      ...{ m: 70, n: 40, k: 300, dtype: "float8_e5m2", dtypeB: "float8_e4m3", transB: true },
+      ...{ outDtype: "bfloat16", bias: "float32", blockScales: true, seed: 9 },
+      config: { bm: 128, bn: 64, stages: 2, splitK: 2, scaleLoad: "shared" },
+    },
+    {
+      name: "e4m3, m 140 on three consumer warpgroups, n 136 (two n blocks on 128-column tiles), k 1000: A's scales as given",
+      ...{ m: 140, n: 136, k: 1000, dtype: "float8_e4m3", transB: true, outDtype: "float32" },
+      ...{
+        blockScales: true,
+        seed: 5,
+        config: { bm: 192, bn: 128, stages: 2, scaleLoad: "shared" },
+      },
+    },
+    {
+      name: "e4m3, m 20, n 200, k 700 with overlap (K-tiles in pairs, a lone last), split-K 2, 64 × 128 tiles",
+      ...{ m: 20, n: 200, k: 700, dtype: "float8_e4m3", transB: true, outDtype: "float32" },
+      ...{ blockScales: true, seed: 3 },
+      config: { bm: 64, bn: 128, stages: 3, splitK: 2, scaleLoad: "shared", overlap: true },
+    },
+  ];
+  for (const c of cases) {
+    test(c.name, () => {
+      const { ratio, at } = checkGemm(gemm, dev, c);
+      expect(ratio, at).toBeLessThanOrEqual(1);
+    });
+  }
+
+  test("a persistent grid of 2 CTAs: 8 units of 128 × 192 tiles split in 2 over K, 4 turns each", () => {
+    // m 130: 2 tile rows; n 320: tiles at columns 0 (starting a 128-column block) and 192 (64
+    // columns into one; its last 64 columns past n); k 1008: 8 K blocks, slices of 4 (the last
+    // K block partial).
+    const [m, n, k] = [130, 320, 1008];
+    const built = makeGemm({
+      ...{ m, n, k, dtype: "float8_e4m3", transB: true, scales: "block", ctas: 2 },
+      outDtype: "float32",
+      config: { bm: 128, bn: 192, stages: 2, splitK: 2, scaleLoad: "shared" },
+    });
+    expect(built.config.splitK).toBe(2);
+    const rnd = uniform(21);
+    const a = randomTensor([m, k], "float8_e4m3", dev, rnd);
+    const b = randomTensor([n, k], "float8_e4m3", dev, rnd);
+    const shapes = blockScaleShapes(m, n, k);
+    const srnd = uniform(22, 0.25, 4);
+    const sa = randomTensor([...shapes.a], "float32", dev, srnd);
+    const sb = randomTensor([...shapes.b], "float32", dev, srnd);
+    const w = tensor.zeros([m, n], "float32", dev);
+    const d = tensor.zeros([m, n], "float32", dev);
+    compile(built.main, { target: "cuda" })(a, b, w, sa, sb);
+    compile(built.finish!, { target: "cuda" })(w, d);
+    const host = (t: typeof a) => t.toArray() as Float32Array;
+    const c = { m, n, k, outDtype: "float32", transB: true } as const;
+    const r = gemmReference(c, { a: host(a), b: host(b), sa: host(sa), sb: host(sb) });
+    const { ratio, at } = gemmWorst(host(d), r, n);
+    expect(ratio, at).toBeLessThanOrEqual(1);
+  });
+});
+
+describe('scaleLoad "shared": the PTX, the shared memory and the errors', () => {
+  const big = (scaleLoad: GemmScaleLoad, k = 8192): GemmSizes => ({
+    ...{ m: 8192, n: 8192, k, dtype: "float8_e4m3", transB: true, scales: "block" },
+    config: { bm: 128, bn: 192, stages: 4, scaleLoad },
+  });
+  const ptxOf = (s: GemmSizes): string => compileToPtx(makeGemm(s).main, { arch: "sm_90a" }).text;
+  /** The instructions of the innermost loop whose body issues wgmmas (the consumers' K loop). */
+  const kLoop = (text: string): string[] => {
+    const ls = text.split("\n").map((l) => l.trim());
+    const loops: string[][] = [];
+    const open: { label: string; body: string[] }[] = [];
+    for (const l of ls) {
+      const head = /^(\$L__loop\d+):$/.exec(l);
+      const end = /^\$L__loop_end(\d+):$/.exec(l);
+      if (head) open.push({ label: head[1]!, body: [] });
+      else if (end && open.at(-1)?.label === `$L__loop${end[1]}`) loops.push(open.pop()!.body);
+      else for (const o of open) o.body.push(l);
+    }
+    const withWgmma = loops.filter((b) => b.some((l) => l.startsWith("wgmma.mma_async")));
+    expect(withWgmma.length).toBeGreaterThan(0);
+    return withWgmma.reduce((a, b) => (b.length < a.length ? b : a));
+  };
+  const count = (body: string[], re: RegExp): number => body.filter((l) => re.test(l)).length;
+
+  test("no ld.global in the consumers' K loop (2 of A's and 2 of B's scales by ld.shared), where the other scale loads have them", () => {
+    const shared = kLoop(ptxOf(big("shared")));
+    expect(count(shared, /^ld\.global/)).toBe(0);
+    // Per K-tile (not unrolled): A's two rows by ld.shared from the stage, B's two n blocks (a
+    // 192-column tile spans two) by ld.shared from the tile's buffer; 4 wgmmas.
+    expect(count(shared, /^ld\.shared\.f32/)).toBe(4);
+    expect(count(shared, /^wgmma\.mma_async/)).toBe(4);
+    // "tma": B's scales two K-tiles ahead by ld.global (the loop unrolled by 2); "global": A's too.
+    expect(count(kLoop(ptxOf(big("tma"))), /^ld\.global/)).toBe(4);
+    expect(count(kLoop(ptxOf(big("global"))), /^ld\.global/)).toBe(8);
+  });
+
+  const ptxas = findPtxas();
+  test.skipIf(ptxas === undefined)(
+    "ptxas -v (sm_90a): no spills at 8192³ and 8192² × 28672 on 128 × 192 tiles, 168 registers at launch",
+    () => {
+      for (const k of [8192, 28672]) {
+        expect(ptxasUsage(ptxas!, ptxOf(big("shared", k))), `k ${k}`).toEqual({
+          registers: 168,
+          spillStores: 0,
+          spillLoads: 0,
+        });
+      }
+    },
+  );
+
+  test("B's scales take two buffers of the tile's blocks × its K-tiles beside the ring", () => {
+    const c = { bm: 128, bn: 192, stages: 4, scaleLoad: "shared" } as const;
+    // k 28672: 224 K blocks; two 128-column blocks; two buffers of float32.
+    expect(gemmScaleTileBytes(c, 28672)).toBe(2 * 2 * 224 * 4);
+    // Split-K 3: slices of 75 K-tiles.
+    expect(gemmScaleTileBytes({ ...c, splitK: 3 }, 28672)).toBe(2 * 2 * 75 * 4);
+    // 128 columns meet one block; other scale loads take none.
+    expect(gemmScaleTileBytes({ ...c, bn: 128 }, 28672)).toBe(2 * 1 * 224 * 4);
+    expect(gemmScaleTileBytes({ ...c, scaleLoad: "tma" }, 28672)).toBe(0);
+    expect(gemmSharedBytes(c, 28672)).toBe(4 * gemmStageBytes(c, 28672) + 3584);
+    // The launch asks for exactly that.
+    const mod = compileToPtx(makeGemm(big("shared", 28672)).main, { arch: "sm_90a" });
+    expect(mod.launch.dynamicSharedBytes).toBe(gemmSharedBytes(c, 28672));
+  });
+
+  test('"shared" without block scales, and a ring that fits only without B\'s scales, are TX9001', () => {
+    const base = { m: 256, n: 256, k: 256, dtype: "float8_e4m3", transB: true } as const;
+    const noBlock = errorOf(() =>
+      makeGemm({
+        ...base,
+        scales: true,
+        config: { bm: 128, bn: 128, stages: 4, scaleLoad: "shared" },
+      }),
+    );
+    expect([noBlock.code, noBlock.message]).toEqual([
+      "TX9001",
+      expect.stringMatching(
+        /config\.scaleLoad "shared" stages A's block scales .* needs scales "block"/,
+      ),
+    ]);
+    // 5 stages of 128 × 192 tiles with A's scales: 5 · (40960 + 2048) = 215040 bytes; at k
+    // 2^20 B's scales add 2 · 2 · 8192 · 4 = 131072 (16384 at split-K 8).
+    const huge = { ...base, k: 2 ** 20, scales: "block" as const };
+    const cfg = { bm: 128, bn: 192, stages: 5 } as const;
+    expect(() => makeGemm({ ...huge, config: { ...cfg, scaleLoad: "tma" } })).not.toThrow();
+    const over = errorOf(() => makeGemm({ ...huge, config: { ...cfg, scaleLoad: "shared" } }));
+    expect([over.code, over.message]).toEqual([
+      "TX9001",
+      expect.stringMatching(
+        /346112 bytes of shared memory \(with A's block scales, and 131072 of B's\), over 232448; at most 2 stages/,
+      ),
+    ]);
+    expect(
+      gemmSharedBytes({ ...cfg, scaleLoad: "shared", splitK: 8 }, 2 ** 20),
+    ).toBeLessThanOrEqual(MAX_GEMM_SHARED);
+  });
+});
