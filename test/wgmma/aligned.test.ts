@@ -129,6 +129,76 @@ describe("wgmma .sync.aligned over the warpgroup (simulator)", () => {
   });
 });
 
+describe("wgmma.wait_group waits for the warpgroup's group (PTX ISA, wgmma.commit_group)", () => {
+  /**
+   * 128 threads with warps as coroutines (an mbarrier phase every thread waits for, which the
+   * first arrival of each thread completes); then `body`.
+   */
+  const threaded = (body: (c: { tid: Idx; acc: Acc; sA: Tile; sB: Tile }) => void, seed: number) =>
+    run(
+      128,
+      (c) => {
+        const bar = T.alloc_shared([1], "uint64", { name: "bar" });
+        T.if_(c.tid.eq(0), () => T.ptx.mbarrier.init(bar.sub(0), 128));
+        T.cuda.cta_sync();
+        T.ptx.mbarrier.arrive(bar.sub(0));
+        T.ptx.mbarrier.try_wait(bar.sub(0), 0);
+        body(c);
+      },
+      seed,
+    );
+
+  it("a warp whose sibling never commits the group it retires waits forever: one TX6011 naming the warp", () => {
+    for (const seed of [0, 1, 7]) {
+      const { reports } = threaded(({ tid, acc, sA, sB }) => {
+        T.if_(tid.lt(opaque(96)), () => {
+          T.ptx.wgmma.fence();
+          T.ptx.wgmma.mma_async(
+            "m64n8k16",
+            "float16",
+            acc,
+            0,
+            desc(sA.ptr([0, 0]), 16, 1024, 3),
+            desc(sB.ptr([0, 0]), 16, 1024, 3),
+          );
+          T.ptx.wgmma.commit_group();
+          T.ptx.wgmma.wait_group(0); // @lonelyWait
+        });
+      }, seed);
+      expect(reports.map(tag)).toEqual([`TX6011@${at("lonelyWait")}`]);
+      expect(reports[0]!.message).toMatch(
+        /wgmma\.wait_group 0 in warp [012] of CTA \(0, 0, 0\) waits forever: it retires its wgmma-group 1, which belongs to the whole warpgroup, but warp 3 of the warpgroup never commits it/,
+      );
+    }
+  });
+
+  it("warp by warp (no coroutines), a warp's wait ends its stretch: a write of B after it is clean", () => {
+    // Warp 0 overwrites B after its wait_group: on the GPU every warp's part of the group is
+    // complete by then. Varied schedules run stretches warp by warp; the wait ends one, so no
+    // warp's wgmma is issued after warp 0's write (it would read the new B: 15, not 16).
+    for (const seed of [0, 1, 2, 3, 7, 12]) {
+      const { reports, d } = run(
+        128,
+        ({ tid, acc, sA, sB }) => {
+          wgmma(acc, sA, sB, "plain");
+          T.if_(tid.lt(32), () => sB.set([0, tid], T.float16(0)));
+        },
+        seed,
+      );
+      expect(reports.map(tag)).toEqual([]);
+      expect([0, 32, 64, 96].map((t) => d[t])).toEqual([16, 16, 16, 16]);
+    }
+  });
+
+  it("the whole warpgroup's wgmmas, each warp's wait: clean on every schedule, D right", () => {
+    for (const seed of [0, 1, 2, 3, 7, 12]) {
+      const { reports, d } = threaded(({ acc, sA, sB }) => wgmma(acc, sA, sB, "plain"), seed);
+      expect(reports.map(tag)).toEqual([]);
+      expect([d[0], d[127]]).toEqual([16, 16]);
+    }
+  });
+});
+
 describe("setmaxnreg is .sync.aligned over the warpgroup too (PTX ISA, setmaxnreg)", () => {
   /** Run `body` in a 256-thread CTA on the simulator; the reports' code@line. */
   const reports = (body: (tid: Idx) => void, seed = 0): string[] => {

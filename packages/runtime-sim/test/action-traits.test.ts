@@ -13,13 +13,16 @@ function byName(op: OpDef, fx: MachineAction): Record<string, unknown> {
     syncs:
       (unit === "barrier" && op.form === "stmt") ||
       (unit === "mbarrier" && op.form === "value") ||
-      (unit === "nvshmem" && action === "signal_test"),
+      (unit === "nvshmem" && action === "signal_test") ||
+      // wgmma.wait_group waits for the warpgroup's group (exec/wgmma.ts).
+      (unit === "wgmma" && action === "wait"),
     // An NVSHMEM signal wait polls its word as an mbarrier wait polls its phase.
     polls: (unit === "mbarrier" && action === "try_wait") || action === "signal_test",
     stateless:
       (unit === "cluster" && (action === "register" || action === "mapa")) ||
       (unit === "nvshmem" && action === "pe"),
     waitsForCluster: unit === "cluster" && action === "wait",
+    waitsForWarpgroup: unit === "wgmma" && action === "wait",
     ctaBarrier:
       unit !== "barrier" || action === "warp"
         ? undefined
@@ -44,6 +47,7 @@ describe("ActionTraits", () => {
           polls: t!.polls === true,
           stateless: t!.stateless === true,
           waitsForCluster: t!.waitsForCluster === true,
+          waitsForWarpgroup: t!.waitsForWarpgroup === true,
           ctaBarrier: t!.ctaBarrier,
           warpWide: t!.warpWide === true,
         },

@@ -43,6 +43,14 @@ function isClusterWait(s: Stmt): boolean {
   return s.kind === "Call" && actionTraits(s.op)?.waitsForCluster === true;
 }
 
+/**
+ * A wgmma.wait_group (ActionTraits `waitsForWarpgroup`): with warps as coroutines a warp waits
+ * there for the other warps of its warpgroup.
+ */
+function isWarpgroupWait(s: Stmt): boolean {
+  return s.kind === "Call" && actionTraits(s.op)?.waitsForWarpgroup === true;
+}
+
 /** True when `s` contains an mbarrier wait loop or a cluster barrier wait. */
 export function blocks(s: Stmt): boolean {
   return someStmt(s, (x) => isWaitLoop(x) || isClusterWait(x), blocking);
@@ -69,7 +77,7 @@ const blockingThreaded = new WeakMap<Stmt, boolean>();
 function blocksThreaded(s: Stmt): boolean {
   return someStmt(
     s,
-    (x) => isWaitLoop(x) || isClusterWait(x) || ctaBarrier(x) !== undefined,
+    (x) => isWaitLoop(x) || isClusterWait(x) || ctaBarrier(x) !== undefined || isWarpgroupWait(x),
     blockingThreaded,
   );
 }
@@ -105,7 +113,7 @@ function compileGen(
       return compileGen(ec, vf, s.body, th, busy, fork);
     case "Call": {
       if (th) {
-        const g = barrierGen(ec, s);
+        const g = barrierGen(ec, s) ?? warpgroupWaitGen(ec, s);
         if (g) return g;
       }
       // barrier.cluster.wait: lanes whose phase has not completed yield until it does.
@@ -314,6 +322,34 @@ function barrierGen(ec: ExprCompiler, s: Extract<Stmt, { kind: "Call" }>): GenEx
 }
 
 /**
+ * wgmma.wait_group with warps as coroutines: the warp (its lanes run it together: the op is warp
+ * wide) yields until every warp of its warpgroup has committed the wgmma-groups it retires
+ * (WgmmaUnit.siblingsCommitted), then runs it. A round in which it waited is no progress; when
+ * every thread is blocked, WgmmaUnit.reportDeadlock names the warps that never commit.
+ */
+function warpgroupWaitGen(
+  ec: ExprCompiler,
+  s: Extract<Stmt, { kind: "Call" }>,
+): GenExec | undefined {
+  if (!isWarpgroupWait(s)) return undefined;
+  const m = ec.m;
+  const e = compileStmt(ec, s);
+  const keep = constInt(s.args[0]!) ?? 0;
+  const site = m.site(s.span);
+  const unit = m.wgmma;
+  const warps = Math.ceil(m.threads / 32);
+  return function* (lanes, n) {
+    const warp = lanes[0]! >> 5;
+    while (n > 0 && !unit.siblingsCommitted(warp, keep, warps)) {
+      unit.blocked(warp, keep, site, lanes[0]!);
+      yield undefined;
+    }
+    e(lanes, n);
+    return undefined;
+  };
+}
+
+/**
  * Most statements that may block (an mbarrier wait, a barrier with warps as coroutines) one
  * inside another that the simulator runs. Each such statement is a generator that resumes the
  * one it nests by a call, so resuming the innermost takes JS stack for every level; a few
@@ -401,6 +437,7 @@ export function compileRoot(ec: ExprCompiler, vf: VerifiedFunc, s: Stmt): Exec {
       m.signals.blocked.length = 0;
       bars.busy = false;
       cu.blockedSite = -1;
+      m.wgmma.blockedWarp = -1;
       if (th && m.opts.seed !== 0) {
         for (let i = order.length - 1; i > 0; i--) {
           const j = nextRandom(m) % (i + 1);
@@ -434,6 +471,7 @@ export function compileRoot(ec: ExprCompiler, vf: VerifiedFunc, s: Stmt): Exec {
         return;
       }
       if (bars.blocked.length === 0 && cu.reportDeadlock(m)) return;
+      if (bars.blocked.length === 0 && m.wgmma.reportDeadlock(m, Math.ceil(m.threads / 32))) return;
       // Signal waits (T.nvshmem.signal_wait_until) name the signal and the waiting PE.
       if (m.signals.reportDeadlock(m)) {
         bars.deadlocked = true;

@@ -132,6 +132,13 @@ export interface ActionTraits {
    */
   readonly waitsForCluster?: true;
   /**
+   * wgmma.wait_group: its wgmma-groups belong to the warpgroup (PTX ISA, wgmma.commit_group), so
+   * a warp's wait completes only once every warp of its warpgroup has committed the groups it
+   * retires. With warps as coroutines the warp yields until then (compile/blocking.ts); in
+   * varied schedules it also ends a warp-by-warp stretch (it `syncs`).
+   */
+  readonly waitsForWarpgroup?: true;
+  /**
    * A CTA barrier statement (PTX ISA, bar/barrier): `whole` when every thread of the CTA takes
    * part (cta_sync), else a named barrier by id and count, under which warps run as coroutines;
    * `waits` unless it only arrives (bar.arrive). compile/blocking.ts.

@@ -49,6 +49,11 @@ export class WarpgroupAligned {
     if (this.#broken.size > 0) this.#broken.clear();
   }
 
+  /** Whether the warpgroup of `warp` was reported (TX6011) in this CTA. */
+  isBroken(warp: number): boolean {
+    return this.#broken.has(Math.floor(warp / WARPS));
+  }
+
   /** Stop checking the warpgroup of `warp` in this CTA (it was reported otherwise). */
   breakGroupOf(warp: number): void {
     this.#broken.add(Math.floor(warp / WARPS));

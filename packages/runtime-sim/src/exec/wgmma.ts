@@ -63,6 +63,12 @@ function spanOf(p: Pending): { lo: number; hi: number } {
  * - any write to those shared bytes (a store, an async copy) is TX6024.
  * Groups are per warp: the 4 warps of a warpgroup run the same commit/wait sequence
  * (`.sync.aligned`), and each warp's part of the instruction (its 16 rows of D) is kept apart.
+ * A wgmma-group belongs to the warpgroup (PTX ISA, wgmma.commit_group: "a new wgmma-group per
+ * warpgroup"), so a warp's wait_group completes only once every warp of its warpgroup has
+ * issued and committed its part of the groups it retires (siblingsCommitted): with warps as
+ * coroutines the waiting warp yields until then (compile/blocking.ts), as the GPU's wait blocks
+ * until the warpgroup's MMAs have run. Its shared operands are then complete for the whole
+ * warpgroup (WgmmaReads); each warp's registers still wait for its own wait_group.
  *
  * wgmma.fence (PTX ISA, wgmma.fence): a warp's wgmma.mma_async needs a fence of the warp before
  * it, and none of its accumulator (or A) registers written by other instructions since that
@@ -87,6 +93,14 @@ export class WgmmaUnit implements WgmmaPort {
    */
   #lo: number[] = [];
   #hi: number[] = [];
+
+  /** Per warp: its wgmma.commit_group count (in this CTA). */
+  #commits: number[] = [];
+  /** A warp that waited in wgmma.wait_group for its warpgroup in the last round (-1: none). */
+  blockedWarp = -1;
+  /** That wait's site and its first thread. */
+  blockedSite = -1;
+  blockedThread = -1;
 
   /** Per warp: whether it executed a wgmma.fence (in this CTA). */
   #fenced: boolean[] = [];
@@ -119,6 +133,8 @@ export class WgmmaUnit implements WgmmaPort {
     this.live = 0;
     if (this.#uncommitted.length > 0) this.#uncommitted = [];
     if (this.#groups.length > 0) this.#groups = [];
+    if (this.#commits.length > 0) this.#commits = [];
+    this.blockedWarp = -1;
     if (this.#lo.length > 0) {
       this.#lo = [];
       this.#hi = [];
@@ -251,6 +267,57 @@ export class WgmmaUnit implements WgmmaPort {
   commit(warp: number): void {
     (this.#groups[warp] ??= []).push(this.#uncommitted[warp] ?? []);
     this.#uncommitted[warp] = [];
+    this.#commits[warp] = (this.#commits[warp] ?? 0) + 1;
+  }
+
+  /**
+   * Whether wgmma.wait_group `keep` by `warp` can complete: every other warp of its warpgroup
+   * (warps 4⌊warp/4⌋ … + 3 of the CTA's `warps`) has committed the groups it retires, all but
+   * its `keep` most recent.
+   */
+  siblingsCommitted(warp: number, keep: number, warps: number): boolean {
+    const need = (this.#commits[warp] ?? 0) - keep;
+    // A warpgroup already reported for breaking .sync.aligned is not waited for.
+    if (need <= 0 || this.aligned.isBroken(warp)) return true;
+    const first = warp & ~3;
+    for (let w = first; w < Math.min(first + 4, warps); w++) {
+      if ((this.#commits[w] ?? 0) < need) return false;
+    }
+    return true;
+  }
+
+  /**
+   * TX6011 when a warp waited in wgmma.wait_group for the other warps of its warpgroup in the
+   * last round and every thread is blocked (a warp of the warpgroup never commits the group:
+   * the instructions are `.sync.aligned`); true if it reported.
+   */
+  reportDeadlock(m: SimContext, warps: number): boolean {
+    const w = this.blockedWarp;
+    if (w < 0) return false;
+    const keep = this.#blockedKeep;
+    const need = (this.#commits[w] ?? 0) - keep;
+    const first = w & ~3;
+    const behind: number[] = [];
+    for (let x = first; x < Math.min(first + 4, warps); x++) {
+      if ((this.#commits[x] ?? 0) < need) behind.push(x);
+    }
+    m.hazard(
+      "TX6011",
+      `wgmma.wait_group ${keep} in warp ${w} of CTA ${m.cta()} waits forever: it retires its wgmma-group ${need}, which belongs to the whole warpgroup, but warp${behind.length > 1 ? "s" : ""} ${behind.join(", ")} of the warpgroup never commit${behind.length > 1 ? "" : "s"} it and every thread is blocked; .sync.aligned needs every thread of the warpgroup to execute the same wgmma sequence (PTX ISA, wgmma.commit_group)`,
+      this.blockedSite,
+    );
+    m.bars.deadlocked = true;
+    return true;
+  }
+
+  #blockedKeep = 0;
+
+  /** Warp `warp` (first thread `thread`) waits at `site` in wgmma.wait_group `keep` this round. */
+  blocked(warp: number, keep: number, site: number, thread: number): void {
+    this.blockedWarp = warp;
+    this.#blockedKeep = keep;
+    this.blockedSite = site;
+    this.blockedThread = thread;
   }
 
   /** wgmma.wait_group `keep` by `warp` at `site`: retire all but its `keep` most recent groups. */

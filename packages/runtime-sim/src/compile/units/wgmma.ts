@@ -649,12 +649,19 @@ export const WGMMA_UNIT = {
   commit: {
     warpWide: true,
     stmt(c) {
-      const { unit, eachWarp } = warpgroupOp(c);
-      return (lanes, n) => eachWarp(lanes, n, (w) => unit.commit(w));
+      const { m, unit, eachWarp } = warpgroupOp(c);
+      // A commit can let a sibling's wgmma.wait_group complete: progress for the scheduler.
+      return (lanes, n) =>
+        eachWarp(lanes, n, (w) => {
+          unit.commit(w);
+          m.bars.progress++;
+        });
     },
   },
   wait: {
     warpWide: true,
+    syncs: true,
+    waitsForWarpgroup: true,
     stmt(c) {
       const { m, site, unit, eachWarp } = warpgroupOp(c);
       const exprs = c.args;
