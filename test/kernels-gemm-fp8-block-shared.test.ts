@@ -15,6 +15,7 @@ import {
   gemmScaleTileBytes,
   gemmSharedBytes,
   gemmStageBytes,
+  gemmTuneCandidates,
   makeGemm,
   MAX_GEMM_SHARED,
   type GemmScaleLoad,
@@ -159,10 +160,11 @@ describe('scaleLoad "shared": the PTX, the shared memory and the errors', () => 
     // 128 columns meet one block; other scale loads take none.
     expect(gemmScaleTileBytes({ ...c, bn: 128 }, 28672)).toBe(2 * 1 * 224 * 4);
     expect(gemmScaleTileBytes({ ...c, scaleLoad: "tma" }, 28672)).toBe(0);
-    expect(gemmSharedBytes(c, 28672)).toBe(4 * gemmStageBytes(c, 28672) + 3584);
-    // The launch asks for exactly that.
+    // The ring, B's scales, and the static mbarriers (4 "full" and 4 "empty", 32 bytes each).
+    expect(gemmSharedBytes(c, 28672)).toBe(4 * gemmStageBytes(c, 28672) + 3584 + 64);
+    // The launch asks for the ring and B's scales as dynamic shared memory.
     const mod = compileToPtx(makeGemm(big("shared", 28672)).main, { arch: "sm_90a" });
-    expect(mod.launch.dynamicSharedBytes).toBe(gemmSharedBytes(c, 28672));
+    expect(mod.launch.dynamicSharedBytes).toBe(gemmSharedBytes(c, 28672) - 64);
   });
 
   test('"shared" without block scales, and a ring that fits only without B\'s scales, are TX9001', () => {
@@ -180,8 +182,8 @@ describe('scaleLoad "shared": the PTX, the shared memory and the errors', () => 
         /config\.scaleLoad "shared" stages A's block scales .* needs scales "block"/,
       ),
     ]);
-    // 5 stages of 128 × 192 tiles with A's scales: 5 · (40960 + 2048) = 215040 bytes; at k
-    // 2^20 B's scales add 2 · 2 · 8192 · 4 = 131072 (16384 at split-K 8).
+    // 5 stages of 128 × 192 tiles with A's scales: 5 · (40960 + 2048) = 215040 bytes, and 96 of
+    // mbarriers; at k 2^20 B's scales add 2 · 2 · 8192 · 4 = 131072 (16384 at split-K 8).
     const huge = { ...base, k: 2 ** 20, scales: "block" as const };
     const cfg = { bm: 128, bn: 192, stages: 5 } as const;
     expect(() => makeGemm({ ...huge, config: { ...cfg, scaleLoad: "tma" } })).not.toThrow();
@@ -189,11 +191,32 @@ describe('scaleLoad "shared": the PTX, the shared memory and the errors', () => 
     expect([over.code, over.message]).toEqual([
       "TX9001",
       expect.stringMatching(
-        /346112 bytes of shared memory \(with A's block scales, and 131072 of B's\), over 232448; at most 2 stages/,
+        /346208 bytes of shared memory \(with A's block scales, and 131072 of B's\), over 232448; at most 2 stages/,
       ),
     ]);
     expect(
       gemmSharedBytes({ ...cfg, scaleLoad: "shared", splitK: 8 }, 2 ** 20),
     ).toBeLessThanOrEqual(MAX_GEMM_SHARED);
+    // Within the mbarriers' bytes of the limit: k 139264 (1088 K-tiles) takes 5 · 43008 + 2 · 2
+    // · 1088 · 4 = 232448 dynamic bytes, the limit, and 96 of mbarriers: refused by makeGemm
+    // (not at verification), and not a tuning candidate.
+    const edge = { ...cfg, scaleLoad: "shared" } as const;
+    const k = 139264;
+    expect(gemmSharedBytes(edge, k)).toBe(MAX_GEMM_SHARED + 96);
+    const atEdge = errorOf(() => makeGemm({ ...huge, k, config: edge }));
+    expect([atEdge.code, atEdge.message]).toEqual([
+      "TX9001",
+      expect.stringMatching(/232544 bytes of shared memory .* at most 4 stages/),
+    ]);
+    const shape = { m: 256, n: 4096, k, inBytes: 1, promoted: true, blockScales: true } as const;
+    expect(gemmTuneCandidates(shape)).not.toContainEqual(edge);
+    // B's scales alone leave no room for 2 stages: split K.
+    const tooLong = errorOf(() => makeGemm({ ...huge, k: 2 ** 22, config: edge }));
+    expect(tooLong.message).toMatch(
+      /fewer than 2 stages fit beside B's scales: split K \(config\.splitK\) or use "tma"/,
+    );
+    // A bad splitK is named as such, before the shared memory it would size.
+    const zero = errorOf(() => makeGemm({ ...huge, config: { ...edge, splitK: 0 } }));
+    expect(zero.message).toMatch(/config\.splitK is a positive integer, got 0/);
   });
 });

@@ -433,11 +433,24 @@ export function checkGemmSizes(s: GemmSizes): CheckedGemmConfig {
   if (!Number.isInteger(c.stages) || c.stages < 2 || c.stages > 8) {
     throw configError(`gemm: config.stages is an integer in 2 … 8, got ${c.stages}`);
   }
+  // Split-K first: B's scales with "shared" take shared memory by K slice.
+  const split = c.splitK ?? 1;
+  if (!Number.isInteger(split) || split < 1) {
+    throw configError(`gemm: config.splitK is a positive integer, got ${String(split)}`);
+  }
   const sharedBytes = gemmSharedBytes(c, s.k);
   if (sharedBytes > MAX_GEMM_SHARED) {
-    const fixed = sharedBytes - c.stages * stageBytes;
+    const bScales = gemmScaleTileBytes(c, s.k);
+    let most = 0;
+    while (most < 8 && gemmSharedBytes({ ...c, stages: most + 1 }, s.k) <= MAX_GEMM_SHARED) most++;
+    const fix =
+      most >= 2
+        ? `at most ${most} stages`
+        : bScales > 0
+          ? `fewer than 2 stages fit beside B's scales: split K (config.splitK) or use "tma"`
+          : "fewer than 2 stages fit: smaller tiles";
     throw configError(
-      `gemm: ${c.stages} stages of ${c.bm} × ${c.bn} tiles take ${sharedBytes} bytes of shared memory${scalesByTma(scaleLoad) ? ` (with A's block scales${fixed > 0 ? `, and ${fixed} of B's` : ""})` : ""}, over ${MAX_GEMM_SHARED}; at most ${Math.max(0, Math.floor((MAX_GEMM_SHARED - fixed) / stageBytes))} stages`,
+      `gemm: ${c.stages} stages of ${c.bm} × ${c.bn} tiles take ${sharedBytes} bytes of shared memory${scalesByTma(scaleLoad) ? ` (with A's block scales${bScales > 0 ? `, and ${bScales} of B's` : ""})` : ""}, over ${MAX_GEMM_SHARED}; ${fix}`,
     );
   }
   if (c.cluster !== undefined && c.cluster !== 1) {
@@ -446,10 +459,6 @@ export function checkGemmSizes(s: GemmSizes): CheckedGemmConfig {
     );
   }
   const kTiles = Math.ceil(s.k / bk);
-  const split = c.splitK ?? 1;
-  if (!Number.isInteger(split) || split < 1) {
-    throw configError(`gemm: config.splitK is a positive integer, got ${String(split)}`);
-  }
   // The split-K epilogue kernel numbers D's elements with one int32 per thread.
   if (split > 1 && s.m * s.n > 2 ** 31 - 256) {
     throw configError(
