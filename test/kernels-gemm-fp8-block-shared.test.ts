@@ -215,6 +215,14 @@ describe('scaleLoad "shared": the PTX, the shared memory and the errors', () => 
     expect(tooLong.message).toMatch(
       /fewer than 2 stages fit beside B's scales: split K \(config\.splitK\) or use "tma"/,
     );
+    // A grid of no CTAs, or of a fraction of one, is the configuration's error, not the launch's.
+    for (const ctas of [0, 1.5]) {
+      const bad = errorOf(() => makeGemm({ ...base, scales: "block", ctas, config: cfg }));
+      expect([bad.code, bad.message], String(ctas)).toEqual([
+        "TX9001",
+        `TX9001 [kernels/config] gemm: ctas (the persistent grid's CTAs) must be a positive integer, got ${ctas}`,
+      ]);
+    }
     // A bad splitK is named as such, before the shared memory it would size.
     const zero = errorOf(() => makeGemm({ ...huge, config: { ...edge, splitK: 0 } }));
     expect(zero.message).toMatch(/config\.splitK is a positive integer, got 0/);

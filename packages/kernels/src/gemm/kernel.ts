@@ -175,7 +175,10 @@ export interface GemmSizes extends GemmEpilogue {
   readonly fastAccum?: boolean;
   /** The tiles, ring and split (see {@link GemmConfig}). */
   readonly config: GemmConfig;
-  /** CTAs of the persistent grid at most (the GPU's SM count; default 132, the H200's). */
+  /**
+   * CTAs of the persistent grid at most, a positive integer (the GPU's SM count; default 132, the
+   * H200's).
+   */
   readonly ctas?: number;
 }
 
@@ -260,6 +263,7 @@ export function checkGemmSizes(s: GemmSizes): CheckedGemmConfig {
   positive(s.m, "m");
   positive(s.n, "n");
   positive(s.k, "k");
+  if (s.ctas !== undefined) positive(s.ctas, "ctas (the persistent grid's CTAs)");
   const dtB = s.dtypeB ?? s.dtype;
   for (const [name, d] of [
     ["dtype", s.dtype],
@@ -501,7 +505,7 @@ export function checkGemmSizes(s: GemmSizes): CheckedGemmConfig {
  * @example // A's scales staged by TMA: main(A, B, D, sAᵀ [3, 132], sB [2, 3])
  *   makeGemm({ m: 130, n: 200, k: 300, dtype: "float8_e4m3", transB: true, scales: "block",
  *     pitchA: 304, pitchB: 304, config: { bm: 128, bn: 128, stages: 4, scaleLoad: "tma" } });
- * @throws TirxError TX9001 (kernels/config) for sizes that are not positive integers, an input
+ * @throws TirxError TX9001 (kernels/config) for sizes (and `ctas`) that are not positive integers, an input
  *   dtype other than float16, bfloat16, float8_e4m3, float8_e5m2 (A and B one 16-bit dtype or
  *   both float8), a float8 operand that is not K-major (transA, or B without transB), an output
  *   or epilogue dtype other than float32/float16/bfloat16, alpha / beta not finite, beta without
