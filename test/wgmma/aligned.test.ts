@@ -31,9 +31,12 @@ type Idx = ReturnType<typeof T.cuda.thread_idx>;
 type Acc = ReturnType<typeof T.alloc_local>;
 type Tile = ReturnType<typeof T.alloc_shared>;
 
-/** One m64n8k16 wgmma of the warpgroup into `acc`, committed and waited. */
-function wgmma(acc: Acc, sA: Tile, sB: Tile, fenceMarker: "plain" | "half"): void {
-  if (fenceMarker === "half")
+/**
+ * One m64n8k16 wgmma of the warpgroup into `acc`, committed and waited; `marker` "half" puts the
+ * fence on the @halfFence line, "lonely" the wait_group on the @lonelyWait line.
+ */
+function wgmma(acc: Acc, sA: Tile, sB: Tile, marker: "plain" | "half" | "lonely"): void {
+  if (marker === "half")
     T.ptx.wgmma.fence(); // @halfFence
   else T.ptx.wgmma.fence();
   T.ptx.wgmma.mma_async(
@@ -45,7 +48,9 @@ function wgmma(acc: Acc, sA: Tile, sB: Tile, fenceMarker: "plain" | "half"): voi
     desc(sB.ptr([0, 0]), 16, 1024, 3),
   );
   T.ptx.wgmma.commit_group();
-  T.ptx.wgmma.wait_group(0);
+  if (marker === "lonely")
+    T.ptx.wgmma.wait_group(0); // @lonelyWait
+  else T.ptx.wgmma.wait_group(0);
 }
 
 /**
@@ -150,21 +155,10 @@ describe("wgmma.wait_group waits for the warpgroup's group (PTX ISA, wgmma.commi
 
   it("a warp whose sibling never commits the group it retires waits forever: one TX6011 naming the warp", () => {
     for (const seed of [0, 1, 7]) {
-      const { reports } = threaded(({ tid, acc, sA, sB }) => {
-        T.if_(tid.lt(opaque(96)), () => {
-          T.ptx.wgmma.fence();
-          T.ptx.wgmma.mma_async(
-            "m64n8k16",
-            "float16",
-            acc,
-            0,
-            desc(sA.ptr([0, 0]), 16, 1024, 3),
-            desc(sB.ptr([0, 0]), 16, 1024, 3),
-          );
-          T.ptx.wgmma.commit_group();
-          T.ptx.wgmma.wait_group(0); // @lonelyWait
-        });
-      }, seed);
+      const { reports } = threaded(
+        ({ tid, acc, sA, sB }) => T.if_(tid.lt(opaque(96)), () => wgmma(acc, sA, sB, "lonely")),
+        seed,
+      );
       expect(reports.map(tag)).toEqual([`TX6011@${at("lonelyWait")}`]);
       expect(reports[0]!.message).toMatch(
         /wgmma\.wait_group 0 in warp [012] of CTA \(0, 0, 0\) waits forever: it retires its wgmma-group 1, which belongs to the whole warpgroup, but warp 3 of the warpgroup never commits it/,
