@@ -204,7 +204,8 @@ export function gemmReference(
 /**
  * The worst error of `got` against the reference, as a fraction of each element's bound (≤ 1
  * passes), with the element that reaches it; only the rows in `rows` and the columns in `cols`
- * (default all).
+ * (default all). A non-finite element on either side counts 0 when both are the same (NaN and
+ * NaN, or one infinity), else Infinity.
  */
 export function gemmWorst(
   got: ArrayLike<number>,
@@ -220,7 +221,15 @@ export function gemmWorst(
   for (const i of all) {
     for (const j of allCols) {
       const e = i * n + j;
-      const q = Number.isNaN(got[e]!) ? Infinity : Math.abs(got[e]! - r.ref[e]!) / r.bound[e]!;
+      const [g, want] = [got[e]!, r.ref[e]!];
+      // A non-finite value on either side must be the same on both (NaN for NaN, an infinity of
+      // the same sign); |g − NaN| would compare false with every ratio and pass unseen.
+      const q =
+        Number.isFinite(g) && Number.isFinite(want)
+          ? Math.abs(g - want) / r.bound[e]!
+          : g === want || (Number.isNaN(g) && Number.isNaN(want))
+            ? 0
+            : Infinity;
       if (q > ratio) {
         ratio = q;
         at = `D[${i}, ${j}] = ${got[e]}, reference ${r.ref[e]}, bound ${r.bound[e]}`;
