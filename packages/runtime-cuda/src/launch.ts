@@ -247,6 +247,20 @@ export type BoundLaunch = ((args: readonly KernelArg[], stream?: CudaStream | nu
 };
 
 /**
+ * BoundLaunch's `sync` for a launcher without a one-call launch and synchronize: `run`, then
+ * the device's synchronize (its errors name `context`).
+ */
+function launchThenSync(
+  run: (args: readonly KernelArg[], stream?: CudaStream | null) => void,
+  dev: CudaDevice,
+): BoundLaunch["sync"] {
+  return (args, context, stream = currentStream()) => {
+    run(args, stream);
+    dev.synchronize(context);
+  };
+}
+
+/**
  * What a kernel keeps of the module it was loaded from, a `CudaModule`, seen through the members
  * the launch path reads (module.ts makes kernels, so this file does not import it).
  */
@@ -451,32 +465,26 @@ export class CudaKernel {
         const code = shimLaunch ? shimLaunch(record) : ex(config.address, handle, kernelParams, 0n);
         if (code !== 0) this.#driver.check("cuLaunchKernelEx", code, { context: this.#context });
       };
-      const sync = (
-        args: readonly KernelArg[],
-        after?: string,
-        stream: CudaStream | null = currentStream(),
-      ): void => {
-        if (!shimLaunchSync) {
-          run(args, stream);
-          return dev.synchronize(after);
-        }
-        begin(args, stream);
-        const code = shimLaunchSync(record);
-        if (code === 0) return;
-        // The same checks as the koffi path's (driver.ctxSynchronize for the synchronize), so
-        // that the error and the lost-context marking are the same. The failed call's CUresult
-        // is in the record (any int32: koffi's is the same int).
-        const result = config.view.getInt32(RECORD_OFFSET + RECORD_RESULT_OFFSET, true);
-        if (code === LAUNCH_FAILED) {
-          this.#driver.check("cuLaunchKernelEx", result, { context: this.#context });
-        } else {
-          this.#driver.check("cuCtxSynchronize", result, after ? { context: after } : {});
-        }
-      };
-      const bound = Object.assign(run, { params, launch, sync });
-      // `sync` refers to `run` (the koffi branch), so either keeps the block alive.
-      configBlocks.register(bound, config.address);
-      return bound;
+      const sync: BoundLaunch["sync"] = !shimLaunchSync
+        ? launchThenSync(run, dev)
+        : (args, after, stream = currentStream()) => {
+            begin(args, stream);
+            const code = shimLaunchSync(record);
+            if (code === 0) return;
+            // The same checks as the koffi path's (driver.ctxSynchronize for the synchronize),
+            // so that the error and the lost-context marking are the same. The failed call's
+            // CUresult is in the record (any int32: koffi's is the same int).
+            const result = config.view.getInt32(RECORD_OFFSET + RECORD_RESULT_OFFSET, true);
+            if (code === LAUNCH_FAILED) {
+              this.#driver.check("cuLaunchKernelEx", result, { context: this.#context });
+            } else {
+              this.#driver.check("cuCtxSynchronize", result, after ? { context: after } : {});
+            }
+          };
+      // The block is freed once `config` is collected: `run` and `sync` both read it (begin,
+      // the record), so it lives as long as either of them is held.
+      configBlocks.register(config, config.address);
+      return Object.assign(run, { params, launch, sync });
     }
     const run = (args: readonly KernelArg[], stream: CudaStream | null = currentStream()): void => {
       if (generation !== dev.generation) throw stale();
@@ -499,15 +507,7 @@ export class CudaKernel {
       );
       if (code !== 0) this.#driver.check("cuLaunchKernel", code, { context: this.#context });
     };
-    const sync = (
-      args: readonly KernelArg[],
-      after?: string,
-      stream: CudaStream | null = currentStream(),
-    ): void => {
-      run(args, stream);
-      dev.synchronize(after);
-    };
-    return Object.assign(run, { params, launch, sync });
+    return Object.assign(run, { params, launch, sync: launchThenSync(run, dev) });
   }
 
   /**
