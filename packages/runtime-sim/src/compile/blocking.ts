@@ -341,7 +341,7 @@ function warpgroupWaitGen(
   return function* (lanes, n) {
     const warp = lanes[0]! >> 5;
     while (n > 0 && !unit.siblingsCommitted(warp, keep, warps)) {
-      unit.blocked(warp, keep, site, lanes[0]!);
+      unit.blocked(warp, keep, site);
       yield undefined;
     }
     e(lanes, n);

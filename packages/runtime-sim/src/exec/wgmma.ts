@@ -98,9 +98,9 @@ export class WgmmaUnit implements WgmmaPort {
   #commits: number[] = [];
   /** A warp that waited in wgmma.wait_group for its warpgroup in the last round (-1: none). */
   blockedWarp = -1;
-  /** That wait's site and its first thread. */
-  blockedSite = -1;
-  blockedThread = -1;
+  /** That wait's site and its `keep`. */
+  #blockedSite = -1;
+  #blockedKeep = 0;
 
   /** Per warp: whether it executed a wgmma.fence (in this CTA). */
   #fenced: boolean[] = [];
@@ -304,20 +304,17 @@ export class WgmmaUnit implements WgmmaPort {
     m.hazard(
       "TX6011",
       `wgmma.wait_group ${keep} in warp ${w} of CTA ${m.cta()} waits forever: it retires its wgmma-group ${need}, which belongs to the whole warpgroup, but warp${behind.length > 1 ? "s" : ""} ${behind.join(", ")} of the warpgroup never commit${behind.length > 1 ? "" : "s"} it and every thread is blocked; .sync.aligned needs every thread of the warpgroup to execute the same wgmma sequence (PTX ISA, wgmma.commit_group)`,
-      this.blockedSite,
+      this.#blockedSite,
     );
     m.bars.deadlocked = true;
     return true;
   }
 
-  #blockedKeep = 0;
-
-  /** Warp `warp` (first thread `thread`) waits at `site` in wgmma.wait_group `keep` this round. */
-  blocked(warp: number, keep: number, site: number, thread: number): void {
+  /** Warp `warp` waits at `site` in wgmma.wait_group `keep` in this round. */
+  blocked(warp: number, keep: number, site: number): void {
     this.blockedWarp = warp;
     this.#blockedKeep = keep;
-    this.blockedSite = site;
-    this.blockedThread = thread;
+    this.#blockedSite = site;
   }
 
   /** wgmma.wait_group `keep` by `warp` at `site`: retire all but its `keep` most recent groups. */
