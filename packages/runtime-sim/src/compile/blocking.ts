@@ -73,7 +73,10 @@ export function hasNamedBarrier(s: Stmt): boolean {
 
 const blockingThreaded = new WeakMap<Stmt, boolean>();
 
-/** With warps as coroutines: blocks(s), or `s` contains a CTA barrier of any kind. */
+/**
+ * With warps as coroutines: blocks(s), or `s` contains a CTA barrier of any kind or a
+ * wgmma.wait_group (which waits for the warp's warpgroup).
+ */
 function blocksThreaded(s: Stmt): boolean {
   return someStmt(
     s,
