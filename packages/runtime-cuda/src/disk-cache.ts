@@ -151,23 +151,41 @@ export function readBinary(key: string, dir = binaryCacheDir()): Uint8Array | un
 
 /**
  * The bytes of the cache file `path` when it can be trusted, else undefined (also when missing or
- * unreadable; never throws): opened without following a symbolic link (O_NOFOLLOW), then checked
- * through the open descriptor ({@link untrustedFile}), so that the file checked is the file read.
- * In a cache directory others can write to, another user could otherwise plant a file under a
- * predictable name (a cubin the driver loads, a kernel bundle the CLI runs). Files this package
- * writes are created 0o644 ({@link writeFileAtomically}).
- * @internal for the binary cache, the CLI's bundle cache and the launch stub.
+ * unreadable; never throws): {@link readCacheFile} without the reason.
+ * @internal for the binary cache and the CLI's bundle cache.
  */
 export function readOwnFile(path: string): Buffer | undefined {
-  let fd: number | undefined;
+  const read = readCacheFile(path);
+  return read && "bytes" in read ? read.bytes : undefined;
+}
+
+/**
+ * The cache file `path`: its bytes when it can be trusted, else why not (`untrusted`: the open
+ * or the read failed, or {@link untrustedFile}'s reason); undefined when it is missing. Never
+ * throws. It is opened without following a symbolic link (O_NOFOLLOW), then checked through the
+ * open descriptor, so that the file checked is the file read. In a cache directory others can
+ * write to, another user could otherwise plant a file under a predictable name (a cubin the
+ * driver loads, a kernel bundle the CLI runs). Files this package writes are created 0o644
+ * ({@link writeFileAtomically}).
+ * @internal for readOwnFile and the launch stub (which reports the reason under TIRX_DEBUG).
+ */
+export function readCacheFile(
+  path: string,
+): { readonly bytes: Buffer } | { readonly untrusted: string } | undefined {
+  let fd: number;
   try {
     fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW);
-    return untrustedFile(fd) === undefined ? readFileSync(fd) : undefined;
-  } catch {
-    return undefined;
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === "ENOENT") return undefined;
+    return { untrusted: (e as Error).message };
+  }
+  try {
+    const why = untrustedFile(fd);
+    return why ? { untrusted: why } : { bytes: readFileSync(fd) };
+  } catch (e) {
+    return { untrusted: (e as Error).message };
   } finally {
-    const open = fd;
-    if (open !== undefined) quietly(() => closeSync(open));
+    quietly(() => closeSync(fd));
   }
 }
 
@@ -175,7 +193,7 @@ export function readOwnFile(path: string): Buffer | undefined {
  * Why the open file `fd` is not to be trusted as a cache file, or undefined: not a regular file,
  * owned by another user than the current one or root ({@link foreignOwner}), or writable by group
  * or others.
- * @internal for readOwnFile and the launch stub.
+ * @internal for readCacheFile and the launch stub's library.
  */
 export function untrustedFile(fd: number): string | undefined {
   const st = fstatSync(fd);

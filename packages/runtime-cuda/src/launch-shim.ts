@@ -60,6 +60,7 @@ import {
   ensureDir,
   foreignOwner,
   modeOf,
+  readCacheFile,
   untrustedFile,
   writeFileAtomically,
 } from "./disk-cache.js";
@@ -372,27 +373,12 @@ function canWrite(dir: string): boolean {
   }
 }
 
-/** The text of the trusted file `path` (opened without following a symlink); undefined when missing. */
-function readTrusted(path: string): { text: string } | { untrusted: string } | undefined {
-  let fd: number;
-  try {
-    fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW);
-  } catch (e) {
-    if ((e as NodeJS.ErrnoException).code === "ENOENT") return undefined;
-    return { untrusted: (e as Error).message };
-  }
-  try {
-    const why = untrustedFile(fd);
-    return why ? { untrusted: why } : { text: readFileSync(fd, "utf8") };
-  } finally {
-    closeSync(fd);
-  }
-}
-
 /** The reason a failure marker holds, or undefined without one (or with one not to be trusted). */
 function readMarker(marker: string): string | undefined {
-  const read = readTrusted(marker);
-  return read && "text" in read ? read.text.trim() || "no reason given" : undefined;
+  const read = readCacheFile(marker);
+  return read && "bytes" in read
+    ? read.bytes.toString("utf8").trim() || "no reason given"
+    : undefined;
 }
 
 /**
@@ -413,10 +399,10 @@ export function openCached(path: string): number | string {
   try {
     why = untrustedFile(fd);
     if (!why) {
-      const sum = readTrusted(`${path}.sha256`);
+      const sum = readCacheFile(`${path}.sha256`);
       if (!sum) why = "no checksum file";
       else if ("untrusted" in sum) why = `checksum file ${sum.untrusted}`;
-      else if (sum.text.trim() !== sha256(readFileSync(fd)))
+      else if (sum.bytes.toString("utf8").trim() !== sha256(readFileSync(fd)))
         why = "its bytes do not match its checksum";
     }
   } catch (e) {
