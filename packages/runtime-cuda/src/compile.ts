@@ -9,7 +9,7 @@ import {
 } from "@tirx-ts/core";
 import { compileToPtx, INDEX32_MAX_BYTES, type PtxModule } from "@tirx-ts/codegen-ptx";
 import { cuda, CudaDevice } from "./device.js";
-import type { BoundLaunch, CudaKernel } from "./launch.js";
+import { launchThenSync, type BoundLaunch, type CudaKernel } from "./launch.js";
 import { loadModule } from "./module.js";
 import { takeBoundsReport } from "./bounds.js";
 import { currentStream, type CudaStream } from "./stream.js";
@@ -207,11 +207,7 @@ export function compileCuda(fn: PrimFunc, opts: CudaCompileOptions = {}): CudaCo
     if (extended) {
       const go = (args: readonly KernelArg[], stream?: CudaStream | null): void =>
         launchOn(device, args, stream);
-      const sync = (args: readonly KernelArg[], context?: string): void => {
-        go(args);
-        device.synchronize(context);
-      };
-      return Object.assign(go, { sync });
+      return Object.assign(go, { sync: launchThenSync(go, device) });
     }
     let k = kernel(device);
     let bound = k.launcher(mod.params, launch);

@@ -104,15 +104,15 @@ export class CudaDevice implements DeviceLike {
     return this.#lost;
   }
 
-  /**
-   * Make this device's context current. @throws CudaError when the context was lost to a fault,
-   * without calling the driver: say which kernel and how to recover.
-   */
   /** @internal The driver binding of this device's context (see the field). */
   get driver(): CudaDriver {
     return this.#driver;
   }
 
+  /**
+   * Make this device's context current. @throws CudaError when the context was lost to a fault,
+   * without calling the driver: say which kernel and how to recover.
+   */
   activate(): void {
     if (this.#lost) throw this.#lostError();
     if (current === this) return;

@@ -249,8 +249,9 @@ export type BoundLaunch = ((args: readonly KernelArg[], stream?: CudaStream | nu
 /**
  * BoundLaunch's `sync` for a launcher without a one-call launch and synchronize: `run`, then
  * the device's synchronize (its errors name `context`).
+ * @internal also for compile.ts's launchers of kernels with tensor maps or clusters.
  */
-function launchThenSync(
+export function launchThenSync(
   run: (args: readonly KernelArg[], stream?: CudaStream | null) => void,
   dev: CudaDevice,
 ): BoundLaunch["sync"] {
