@@ -113,6 +113,7 @@ import { didYouMean, showValue, type PrimFunc } from "@tirx-ts/core";
 import { configError } from "../attention/options.js";
 import {
   MAX_GEMM_SHARED,
+  gemmDynamicSharedBytes,
   gemmScaleTileBytes,
   gemmSharedBytes,
   gemmStageBytes,
@@ -536,7 +537,6 @@ export function makeGemm(s: GemmSizes): GemmKernels {
   const units = tiles * SPLIT;
   const ctas = Math.min(units, s.ctas ?? 132);
   const turns = Math.ceil(units / ctas);
-  const stageBytes = (BM + BN) * BK * eb;
   // Columns per 128-byte block of an MN-major 16-bit operand.
   const E = ROW / eb;
   const split = SPLIT > 1;
@@ -549,13 +549,17 @@ export function makeGemm(s: GemmSizes): GemmKernels {
   // header); with "shared" B's are copied into shared memory once per tile.
   const tmaScales = block && scalesByTma(cfg.scaleLoad);
   const sharedScales = block && cfg.scaleLoad === "shared";
+  // B's 128-column scale blocks a tile meets (1, or 2 for 192- and 256-column tiles).
+  const nbt = scaleTileBlocks(BN);
   // Promotion beside the next K-tile's wgmmas (config.overlap; the file's header).
   const overlap = promoted && cfg.overlap === true;
-  // Bytes of a stage's A scales with "tma": A's [m, kb] scales as given, a [BM, 4] box of
-  // 4 K blocks (one of them used), when their rows are whole 16 bytes; else MN-major [kb, mp],
-  // a [1, BM] box of the K block's.
+  // A's scales with "tma" / "shared": as given, [m, kb], a [BM, 4] box of 4 K blocks (one of
+  // them used) a stage, when their rows are whole 16 bytes; else MN-major [kb, mp], a [1, BM] box
+  // of the K block's.
   const scalesAsGiven = tmaScales && tmaScalesAsGiven(k);
-  const scaleBytes = tmaScales ? (scalesAsGiven ? BM * 16 : BM * 4) : 0;
+  // A stage's bytes, its full barrier's transaction bytes: A's and B's K-tiles, and A's scales
+  // with "tma" / "shared" (gemmStageBytes).
+  const stageBytes = gemmStageBytes(cfg, k);
 
   const epiParams = (): Record<string, ParamType> => ({
     ...(s.c !== undefined ? { C: T.Tensor([m, n], s.c) } : {}),
@@ -598,7 +602,7 @@ export function makeGemm(s: GemmSizes): GemmKernels {
       launch: T.cuda.LaunchConfig({
         grid: ctas,
         block: 128 * (1 + consumers),
-        dynamic_shared_bytes: STAGES * (stageBytes + scaleBytes) + gemmScaleTileBytes(cfg, k),
+        dynamic_shared_bytes: gemmDynamicSharedBytes(cfg, k),
       }),
     });
     const tid = T.cuda.thread_idx("x");
@@ -625,7 +629,7 @@ export function makeGemm(s: GemmSizes): GemmKernels {
     // scaleLoad "shared": B's scales of a tile, [blocks · kPer] (block j's K-tile kt at
     // j · kPer + kt), in two buffers used by alternate turns of the persistent loop.
     const sScaleB = sharedScales
-      ? T.alloc_shared([2, scaleTileBlocks(BN) * kPer], "float32", {
+      ? T.alloc_shared([2, nbt * kPer], "float32", {
           name: "sScaleB",
           align: 16,
           dynamic: true,
@@ -705,7 +709,7 @@ export function makeGemm(s: GemmSizes): GemmKernels {
               const it = T.let_("it", T.add(T.mul(turn, kPer), kt));
               const st = T.let_("st", T.floormod(it, STAGES));
               T.ptx.mbarrier.try_wait(empty.sub(st), T.sub(1, phase(it)));
-              T.ptx.mbarrier.arrive.expect_tx(full.sub(st), stageBytes + scaleBytes);
+              T.ptx.mbarrier.arrive.expect_tx(full.sub(st), stageBytes);
               const kb = kt0 ? T.add(kt0, kt) : kt;
               const k0 = T.let_("k0", T.mul(kb, BK));
               const bar = full.sub(st);
@@ -797,7 +801,7 @@ export function makeGemm(s: GemmSizes): GemmKernels {
         // K block kb's scales for this thread's rows r0 and r0 + 8 (sa0, sa1) and its columns'
         // one or two n blocks (sb0, sb1), as plain loads (the file's header); with scaleLoad
         // "tma" only B's (sb0, sb1): A's come with the stage.
-        const two = SCALE_BLOCK % BN !== 0;
+        const two = nbt === 2;
         const loadBlockScales = (r0: PrimExpr, n0: PrimExpr, kb: ExprLike): PrimExpr[] => {
           const SA = h.scaleA!;
           const SB = h.scaleB!;
@@ -898,7 +902,7 @@ export function makeGemm(s: GemmSizes): GemmKernels {
         // at the unit's end instead), then one named barrier of the consumers publishes them.
         // Two buffers: unit u + 1's copy, at unit u's end, goes into the buffer unit u − 1 read,
         // and every consumer thread's reads of unit u − 1 came before the barrier that ended it.
-        const tileScales = scaleTileBlocks(BN) * kPer;
+        const tileScales = nbt * kPer;
         const CT = 128 * consumers;
         const perThread = Math.ceil(tileScales / CT);
         // tid − 128, spelled (tid + CT − 128) mod CT so that bounds analysis sees it in 0 … CT − 1
@@ -1020,7 +1024,7 @@ export function makeGemm(s: GemmSizes): GemmKernels {
               // B's scales: with "shared" from this unit's buffer (one address for every thread:
               // a broadcast), else from register set `set`.
               const sb = sharedScales
-                ? Array.from({ length: scaleTileBlocks(BN) }, (_, j) =>
+                ? Array.from({ length: nbt }, (_, j) =>
                     T.let_(`sb${j}`, sScaleB!.get([par!, T.add(kt, j * kPer)])),
                   )
                 : Array.from({ length: NS }, (_, i) => sets![set]!.get([i]));

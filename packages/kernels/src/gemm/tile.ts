@@ -92,18 +92,23 @@ export function scaleTileBlocks(bn: number): 1 | 2 {
 }
 
 /**
- * All of a configuration's shared memory in bytes, at most MAX_GEMM_SHARED: `stages` ring stages
- * (gemmStageBytes), with `scaleLoad` "shared" B's block scales (gemmScaleTileBytes), and the
- * ring's mbarriers (static: a "full" and an "empty" uint64 per stage, each array 16-byte
- * aligned).
+ * The dynamic shared memory of makeGemm's main kernel in bytes (what its launch asks for):
+ * `stages` ring stages (gemmStageBytes) and, with `scaleLoad` "shared", B's block scales
+ * (gemmScaleTileBytes).
+ * @example gemmDynamicSharedBytes({ bm: 128, bn: 192, stages: 4 }, 8192) // 163840
+ */
+export function gemmDynamicSharedBytes(c: GemmConfig, k: number): number {
+  return c.stages * gemmStageBytes(c, k) + gemmScaleTileBytes(c, k);
+}
+
+/**
+ * All of a configuration's shared memory in bytes, at most MAX_GEMM_SHARED: the dynamic part
+ * (gemmDynamicSharedBytes) and the ring's mbarriers (static: a "full" and an "empty" uint64 per
+ * stage, each array 16-byte aligned).
  * @example gemmSharedBytes({ bm: 128, bn: 192, stages: 4 }, 8192) // 163904
  */
 export function gemmSharedBytes(c: GemmConfig, k: number): number {
-  return (
-    c.stages * gemmStageBytes(c, k) +
-    gemmScaleTileBytes(c, k) +
-    2 * Math.ceil((8 * c.stages) / 16) * 16
-  );
+  return gemmDynamicSharedBytes(c, k) + 2 * Math.ceil((8 * c.stages) / 16) * 16;
 }
 
 /**
