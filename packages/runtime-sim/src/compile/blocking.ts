@@ -474,7 +474,7 @@ export function compileRoot(ec: ExprCompiler, vf: VerifiedFunc, s: Stmt): Exec {
         return;
       }
       if (bars.blocked.length === 0 && cu.reportDeadlock(m)) return;
-      if (bars.blocked.length === 0 && m.wgmma.reportDeadlock(m, Math.ceil(m.threads / 32))) return;
+      if (bars.blocked.length === 0 && m.wgmma.reportDeadlock(m)) return;
       // Signal waits (T.nvshmem.signal_wait_until) name the signal and the waiting PE.
       if (m.signals.reportDeadlock(m)) {
         bars.deadlocked = true;

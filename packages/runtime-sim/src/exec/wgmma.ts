@@ -291,9 +291,10 @@ export class WgmmaUnit implements WgmmaPort {
    * last round and every thread is blocked (a warp of the warpgroup never commits the group:
    * the instructions are `.sync.aligned`); true if it reported.
    */
-  reportDeadlock(m: SimContext, warps: number): boolean {
+  reportDeadlock(m: SimContext): boolean {
     const w = this.blockedWarp;
     if (w < 0) return false;
+    const warps = Math.ceil(m.threads / 32);
     const keep = this.#blockedKeep;
     const need = (this.#commits[w] ?? 0) - keep;
     const first = w & ~3;
