@@ -1,5 +1,6 @@
 import {
   notATensorError,
+  usedAfterDisposeError,
   TirxError,
   callSite,
   decodeHost,
@@ -221,17 +222,7 @@ export class CudaTensor implements DeviceTensor {
       );
     }
     if (t.#disposed) {
-      throw new TirxError(
-        "TX5011",
-        `${t.dtype}[${t.shape.join(", ")}] CUDA tensor used after dispose()`,
-        callSite(),
-        [
-          {
-            message:
-              "dispose() (or the end of its `using` block) frees the tensor; make it again, or dispose it after its last use",
-          },
-        ],
-      );
+      throw usedAfterDisposeError(`${t.dtype}[${t.shape.join(", ")}] CUDA tensor`);
     }
     if (t.#generation !== t.device.generation) {
       throw new TirxError(

@@ -1,10 +1,10 @@
 import {
-  callSite,
   decodeHost,
   dtypeBytes,
   encodeHost,
   MAX_SIM_TENSOR_BYTES,
   notATensorError,
+  usedAfterDisposeError,
   numel,
   TirxError,
   type DeviceTensor,
@@ -13,10 +13,6 @@ import {
   type HostData,
 } from "@tirx-ts/core";
 import { sim, type SimDevice } from "./device.js";
-
-/** The fix of a use after dispose(). */
-const DISPOSED_FIX =
-  "dispose() (or the end of its `using` block) frees the tensor; make it again, or dispose it after its last use";
 
 /** The byte a `simEmpty` tensor and a CTA's shared memory start as (0xff: NaN in every float). */
 export const POISON_BYTE = 0xff;
@@ -63,12 +59,7 @@ export class SimTensor implements DeviceTensor {
   get storage(): Uint8Array {
     if (!SimTensor.is(this)) throw notATensorError("sim");
     if (!this.#storage) {
-      throw new TirxError(
-        "TX5011",
-        `sim tensor [${this.shape.join(", ")}] ${this.dtype} used after dispose()`,
-        callSite(),
-        [{ message: DISPOSED_FIX }],
-      );
+      throw usedAfterDisposeError(`sim tensor [${this.shape.join(", ")}] ${this.dtype}`);
     }
     return this.#storage;
   }

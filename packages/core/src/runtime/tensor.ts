@@ -1,4 +1,5 @@
 import { TirxError } from "../diagnostics.js";
+import { callSite } from "./call-site.js";
 import type { DType } from "../dtype.js";
 import type { HostArray } from "../host/encode.js";
 
@@ -30,6 +31,19 @@ export interface DeviceTensor {
   readonly disposed?: boolean;
   /** Free the device memory now; later use throws TirxError TX5011. */
   dispose(): void;
+}
+
+/**
+ * TX5011 for a tensor used after `dispose()`, `what` naming it (e.g. `float32[4] CUDA tensor`),
+ * at the caller's line, with the fix in a note. The runtimes' tensors throw it.
+ */
+export function usedAfterDisposeError(what: string): TirxError {
+  return new TirxError("TX5011", `${what} used after dispose()`, callSite(), [
+    {
+      message:
+        "dispose() (or the end of its `using` block) frees the tensor; make it again, or dispose it after its last use",
+    },
+  ]);
 }
 
 /**
