@@ -21,6 +21,7 @@ import {
 import { checkGemm, type GemmSpec } from "./util/gemm-reference.js";
 import { errorOf } from "./util/error-of.js";
 import { findPtxas } from "./util/ptxas.js";
+import { mbarrierInitCounts } from "./util/ptx-lines.js";
 import { ptxasUsage } from "./util/flash-attention-sim.js";
 
 const dev = sim();
@@ -111,8 +112,7 @@ describe('scaleLoad "tma": the configuration and its PTX', () => {
     ];
     expect(loop).toEqual([...Array<string>(4).fill("ld.global.f32"), ...k, ...k]);
     // The empty barriers count 4 arrivals per consumer warpgroup (8), the full ones 1.
-    const inits = text.match(/mbarrier\.init\.shared::cta\.b64 \[[^\]]+\], \d+;/g) ?? [];
-    expect(inits.map((l) => l.replace(/.*, (\d+);/, "$1")).sort()).toEqual([
+    expect(mbarrierInitCounts(text)).toEqual([
       ...Array<string>(5).fill("1"),
       ...Array<string>(5).fill("8"),
     ]);

@@ -11,6 +11,7 @@ import { makeGemm, type GemmSizes } from "@tirx-ts/kernels";
 import { checkGemm, type GemmSpec } from "./util/gemm-reference.js";
 import { errorOf } from "./util/error-of.js";
 import { findPtxas } from "./util/ptxas.js";
+import { mbarrierInitCounts } from "./util/ptx-lines.js";
 import { ptxasUsage } from "./util/flash-attention-sim.js";
 
 const dev = sim();
@@ -51,8 +52,7 @@ describe("192-row tiles: PTX and configuration", () => {
       "setmaxnreg.dec.sync.aligned.u32 32",
       "setmaxnreg.inc.sync.aligned.u32 160",
     ]);
-    const inits = t.match(/mbarrier\.init\.shared::cta\.b64 \[[^\]]+\], \d+;/g) ?? [];
-    expect(inits.map((l) => l.replace(/.*, (\d+);/, "$1")).sort()).toEqual([
+    expect(mbarrierInitCounts(t)).toEqual([
       ...Array<string>(4).fill("1"),
       ...Array<string>(4).fill("3"),
     ]);
