@@ -43,7 +43,8 @@ export function takeBoundsReport(kernel: CudaKernel, mod: PtxModule): TirxError 
 
 /**
  * The report in a copy of a module's out-of-range record (`OOB_RECORD_BYTES` bytes, layout in
- * codegen-ptx `emit/bounds-check.ts`), or undefined when its flag is clear.
+ * codegen-ptx `emit/bounds-check.ts`), or undefined when its flag is clear. Returns the error
+ * (TX6005), never throws it.
  */
 export function boundsReport(mod: PtxModule, record: Uint8Array): TirxError | undefined {
   const view = new DataView(record.buffer, record.byteOffset, record.byteLength);

@@ -154,7 +154,10 @@ export function compare(op: CompareOp, a: Expr, b: Expr, span?: Span): Expr {
   return { kind: "Compare", op, a, b, dtype: "bool", ...sp(span) };
 }
 
-/** Logical and/or of two bools. */
+/**
+ * Logical and/or of two bools; the result is bool.
+ * @throws TirxError TX1007 for an operand that is not bool.
+ */
 export function logical(op: "and" | "or", a: Expr, b: Expr, span?: Span): Expr {
   for (const x of [a, b]) {
     if (x.dtype !== "bool") {
@@ -164,7 +167,10 @@ export function logical(op: "and" | "or", a: Expr, b: Expr, span?: Span): Expr {
   return { kind: "Logical", op, a, b, dtype: "bool", ...sp(span) };
 }
 
-/** Logical not of a bool. */
+/**
+ * Logical not of a bool.
+ * @throws TirxError TX1007 for an operand that is not bool.
+ */
 export function not(a: Expr, span?: Span): Expr {
   if (a.dtype !== "bool") throw new TirxError("TX1007", `not needs a bool, got ${a.dtype}`, span);
   return { kind: "Not", a, dtype: "bool", ...sp(span) };

@@ -107,6 +107,7 @@ export const BINARY_OPERATORS: readonly BinaryOp[] = [
   "shr",
 ];
 
+/** Arithmetic or bitwise `a op b` (BinaryOp), e.g. `add`, `shl`. */
 export interface Binary extends ExprBase {
   readonly kind: "Binary";
   readonly op: BinaryOp;
@@ -114,6 +115,7 @@ export interface Binary extends ExprBase {
   readonly b: Expr;
 }
 
+/** A comparison's operator: ==, !=, <, <=, >, >=. */
 export type CompareOp = "eq" | "ne" | "lt" | "le" | "gt" | "ge";
 
 /** Every comparison operator, in a stable order. */
@@ -135,6 +137,7 @@ export interface Logical extends ExprBase {
   readonly b: Expr;
 }
 
+/** Logical negation of a bool. */
 export interface Not extends ExprBase {
   readonly kind: "Not";
   readonly a: Expr;

@@ -38,6 +38,7 @@ interface StmtBase {
   readonly span?: Span;
 }
 
+/** Statements run in order. */
 export interface Seq extends StmtBase {
   readonly kind: "Seq";
   readonly stmts: readonly Stmt[];
@@ -67,6 +68,7 @@ export interface While extends StmtBase {
   readonly body: Stmt;
 }
 
+/** `if (cond) then else otherwise`, with a bool `cond`. */
 export interface If extends StmtBase {
   readonly kind: "If";
   readonly cond: Expr;

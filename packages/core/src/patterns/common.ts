@@ -30,7 +30,10 @@ export function ctaThreads(launch: LaunchConfig): number {
   return launch.block[0] * launch.block[1] * launch.block[2];
 }
 
-/** Refuse parameters outside `allowed`, suggesting the nearest known name. */
+/**
+ * Refuse parameters outside `allowed`, suggesting the nearest known name.
+ * @throws TirxError `code` (the tile op's own) for the first unknown parameter.
+ */
 export function checkParamNames(
   s: TileApply,
   allowed: readonly string[],
@@ -48,7 +51,11 @@ export function checkParamNames(
   }
 }
 
-/** The runtime expression parameter `key`, checked against the accepted dtypes. */
+/**
+ * The runtime expression parameter `key`, checked against the accepted dtypes (a boolean or an
+ * integer literal becomes an immediate of the first accepted dtype, int32 for a negative one).
+ * @throws TirxError `code` for a value that is not an expression of an accepted dtype.
+ */
 export function exprParam(
   s: TileApply,
   key: string,
@@ -125,7 +132,11 @@ export function viewElementRange(
   return { min: lo, max: hi };
 }
 
-/** Refuse a view that provably reaches outside its buffer. */
+/**
+ * Refuse a view that provably reaches outside its buffer (element ranges over `env`'s variable
+ * bounds, in the view's dtype).
+ * @throws TirxError `code` for a view reaching outside; TX2003 for a buffer of symbolic shape.
+ */
 export function checkViewBounds(
   view: View,
   env: RangeEnv,
