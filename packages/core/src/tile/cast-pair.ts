@@ -13,7 +13,7 @@ import {
   type TileLowering,
 } from "./operand.js";
 import { checkLaidOut, checkScope, valueOp, type TileInput } from "./primitive.js";
-import { loopNest } from "./threads.js";
+import { loopNest, ownedOnly } from "./threads.js";
 
 /** The packed pair a 16-bit float dst is converted into, two float32 at a time. */
 const PAIR_OF: Partial<Record<DType, PackedDType>> = {
@@ -93,7 +93,7 @@ export function pairedCast(args: readonly TileInput[], ctx: TileContext): TileLo
   );
   const slots = ms.reduce((n, x) => n * x.extent, 1);
   return {
-    stmts,
+    stmts: ownedOnly(dst.layout, ctx, stmts),
     explain: `per-thread loop, ${slots} slots as ${slots / 2} pairs of adjacent slots (${op}: two float32 into one packed register, then its halves): ${dst.buffer.name} ${showTileLayout(dst.layout)}`,
   };
 }

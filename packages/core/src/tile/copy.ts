@@ -18,7 +18,14 @@ import {
   DST_SRC,
   type TilePrimitive,
 } from "./primitive.js";
-import { iterValue, loopNest, ownsGuard, storeOnceConds } from "./threads.js";
+import {
+  iterValue,
+  loopNest,
+  ownedOnly,
+  ownsGuard,
+  storeOnceConds,
+  underGuard,
+} from "./threads.js";
 
 const VECTOR_BYTES = 16;
 
@@ -131,7 +138,7 @@ export const copy: TilePrimitive<typeof OPERANDS> = {
       checkScope(dst, ctx);
       const n = dst.layout.shard.filter((x) => x.axis === "m").reduce((p, x) => p * x.extent, 1);
       return {
-        stmts: slotLoopCopy(dst, src, ctx),
+        stmts: ownedOnly(dst.layout, ctx, slotLoopCopy(dst, src, ctx)),
         explain: `register moves, ${n} slots per thread: ${dst.buffer.name} ${showTileLayout(dst.layout)}`,
       };
     }
@@ -262,15 +269,7 @@ export const copy: TilePrimitive<typeof OPERANDS> = {
       // buffer is each thread's own, so there every holder stores its copy).
       for (const c of storeOnceConds(reg.layout, ctx)) guard = guard ? logical("and", guard, c) : c;
     }
-    if (guard)
-      body = [
-        {
-          kind: "If",
-          cond: guard,
-          then: seqOf(body, ctx),
-          ...(ctx.span ? { span: ctx.span } : {}),
-        },
-      ];
+    body = underGuard(guard, body, ctx);
     const count = loops.reduce((p, l) => p * l.extent, 1) / vec;
     const space = view.buffer.scope.startsWith("shared") ? "shared" : view.buffer.scope;
     const verb = reduce ? "red" : toMemory ? "st" : "ld";
@@ -294,12 +293,6 @@ function redAdd(view: View, off: Expr, value: Expr, ctx: TileContext): Stmt {
   const args = [bufferPtr(view.buffer, off, ctx.span), value];
   checkOpCall(opOf("red.add", "stmt", ctx.span), args, ctx.span);
   return { kind: "Call", op: "red.add", args, ...(ctx.span ? { span: ctx.span } : {}) };
-}
-
-function seqOf(stmts: readonly Stmt[], ctx: TileContext): Stmt {
-  return stmts.length === 1
-    ? stmts[0]!
-    : { kind: "Seq", stmts, ...(ctx.span ? { span: ctx.span } : {}) };
 }
 
 function slotLoopCopy(dst: RegisterTile, src: RegisterTile, ctx: TileContext): Stmt[] {

@@ -26,7 +26,7 @@ import {
   type TileInput,
   type TilePrimitive,
 } from "./primitive.js";
-import { iterValue, loopNest } from "./threads.js";
+import { iterValue, loopNest, ownedOnly } from "./threads.js";
 
 /**
  * The per-element computation of an elementwise primitive: `ins` as loaded (their own dtypes),
@@ -204,7 +204,8 @@ export function elementwise<
         });
         return [storeSlot(dst, slot, f(vals, dst.dtype, opts ?? {}, ctx), ctx)];
       });
-      const stmts = [...lets, ...loop];
+      // Only the threads holding elements compute (a layout may leave threads out).
+      const stmts = [...lets, ...ownedOnly(dst.layout, ctx, loop)];
       const slots = memoryIters(dst.layout).reduce((p, x) => p * x.iter.extent, 1);
       return {
         stmts,

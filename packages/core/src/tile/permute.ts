@@ -8,7 +8,7 @@ import { opOf } from "../ops/registry.js";
 import { copy } from "./copy.js";
 import { tileDispatchError, type RegisterTile, type TileContext } from "./operand.js";
 import { loadSlot, storeSlot } from "./elementwise.js";
-import { inThreadSlots } from "./threads.js";
+import { inThreadSlots, ownedOnly } from "./threads.js";
 import { ALL_SCOPES, checkScope, needRegister, type TilePrimitive } from "./primitive.js";
 
 function barrier(ctx: TileContext): Stmt {
@@ -71,7 +71,8 @@ export const permute_layout: TilePrimitive<
         from === undefined ? [] : [storeSlot(dst, intImm(to), loadSlot(src, intImm(from)), ctx)],
       );
       return {
-        stmts,
+        // Threads that hold no element of dst move nothing (their src slots were never written).
+        stmts: ownedOnly(dst.layout, ctx, stmts),
         explain: `in-thread register moves (${stmts.length} slots per thread; every element stays on its threads): ${showTileLayout(src.layout)} → ${showTileLayout(dst.layout)}`,
       };
     }

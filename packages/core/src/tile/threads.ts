@@ -244,6 +244,29 @@ export function ownsGuard(l: TileLayout, ctx: TileContext): Expr | undefined {
 }
 
 /**
+ * `stmts` under `guard` (one If, its span the primitive's), or `stmts` as they are when there is
+ * no guard.
+ */
+export function underGuard(guard: Expr | undefined, stmts: Stmt[], ctx: TileContext): Stmt[] {
+  if (guard === undefined || stmts.length === 0) return stmts;
+  const span = ctx.span ? { span: ctx.span } : {};
+  const then: Stmt = stmts.length === 1 ? stmts[0]! : { kind: "Seq", stmts, ...span };
+  return [{ kind: "If", cond: guard, then, ...span }];
+}
+
+/**
+ * `stmts` run only by the threads that hold elements of `l` ({@link ownsGuard}): a register-only
+ * primitive (element-wise, a register copy, a cast) touches the registers of its own elements
+ * only. A thread outside a layout with gaps or an offset (e.g. `S[(16, 4):(1@laneid, 1@m)]`
+ * in a warp: lanes 16–31) holds none, so reading its slots would read registers nothing wrote
+ * (undefined on the GPU; the simulator's TX6028).
+ * @throws TirxError TX2022 as ownsGuard.
+ */
+export function ownedOnly(l: TileLayout, ctx: TileContext, stmts: Stmt[]): Stmt[] {
+  return underGuard(ownsGuard(l, ctx), stmts, ctx);
+}
+
+/**
  * A thread iter split into its lane part and its warp part (for reductions): laneid iters are
  * lanes, warpid iters warps; tid, tid_in_wg and wgid iters are split at the warp boundary (32
  * threads). Strides in the result count lanes and warps.
