@@ -16,7 +16,15 @@ import {
   type TilePrimitive,
 } from "./primitive.js";
 import { layoutText } from "./layout-name.js";
-import { axisCoord, laneWarpParts, linearThreads, loopNest, ownsGuard } from "./threads.js";
+import {
+  axisCoord,
+  laneWarpParts,
+  linearOffset,
+  linearThreads,
+  loopNest,
+  ownsGuard,
+  underGuard,
+} from "./threads.js";
 
 /** The reduction operators (TIRx `Tx.tile.sum` / `max` / `min`). */
 export type TileReduceOp = "sum" | "max" | "min";
@@ -67,7 +75,9 @@ const key = (x: LayoutIter): string => `${x.extent}:${x.stride}@${x.axis}`;
  * 1. within each thread over the `m` iters of the axis (a sum alternates two accumulators, each
  *    starting at 0, for instruction-level parallelism; max/min run in slot order);
  * 2. across the lanes of the axis with `shfl.sync.bfly` butterflies, one per lane bit, highest
- *    first (PTX ISA, shfl.sync; the order of `T.cuda.warp_sum`);
+ *    first (PTX ISA, shfl.sync; the order of `T.cuda.warp_sum`); after a lane offset that is not
+ *    a multiple of the butterfly's span (`O[8@laneid]` over 16 lanes), `shfl.sync.idx` from lane
+ *    off + ((lane − off) XOR mask), the same butterfly on the layout's digits;
  * 3. across the warps of the axis through a shared scratch of one partial per warp: lane 0
  *    writes (every lane, a partial per lane and warp, when other elements stay on lanes, e.g.
  *    a column sum of a tile whose rows lie on warps and columns on lanes), one barrier, and every thread combines the partials in warp order (a second
@@ -78,11 +88,14 @@ const key = (x: LayoutIter): string => `${x.extent}:${x.stride}@${x.axis}`;
  * `axis` may be negative: -1 is the last dim (Python's and TIRx's indexing).
  * `dst` has `src`'s shape with the axis dropped or 1, and the layout that replicates over the
  * reduced thread axes: src's thread iters of the axis become replicas `R[...]`; its `m` iters of
- * the axis drop.
+ * the axis drop; src's thread offset stays (the threads that held the elements hold the results;
+ * partials of a warp offset are read back past it).
  * `dst` and `src` must have one dtype (partials accumulate in it).
  * @throws TirxError TX2022 for dst and src of different dtypes (suggesting `T.tile.cast`); a
- *   tile without a TileLayout at warp/wg/cta scope; an axis out of range; a `dst` whose layout does not replicate
- *   over the reduced axes (naming the dst allocation, shape and layout, that does); a reduction
+ *   tile without a TileLayout at warp/wg/cta scope; an axis out of range; a `dst` of another
+ *   shape, or whose layout does not replicate over the reduced axes or lacks src's thread offset
+ *   (naming the dst allocation, shape and layout, that works); lanes that an offset pushes past
+ *   lane 31; a reduction
  *   wider than the scope (lanes need warp, warps need wg or cta; at wg scope an axis over wgid or
  *   warpid, naming the layouts over tid_in_wg that name the same threads, or a CTA that is not
  *   whole warpgroups); thread axes whose digits overlap (see `linearThreads`).
@@ -139,20 +152,26 @@ function reduction(op: TileReduceOp): TilePrimitive<ReduceOperands> {
         if (p.lane) lanes.push(p.lane);
         if (p.warp) warps.push(p.warp);
       }
-      // The layout dst must have: kept iters, reduced thread iters as replicas.
+      // The layout dst must have: kept iters, reduced thread iters as replicas, src's thread
+      // offset (the same threads hold the results).
+      const threadOffset = Object.fromEntries(
+        Object.entries(src.layout.offset).filter(([a, v]) => a !== "m" && v !== 0),
+      );
       const expected = {
         kind: "TileLayout" as const,
         shard:
           keptM.length + kept.length > 0 ? kept : [{ extent: 1, stride: 1, axis: "m" as const }],
         replica: [...src.layout.replica, ...red.filter((x) => x.axis !== "m")],
-        offset: {},
+        offset: threadOffset,
       };
       const dShape = src.shape.map((n, d) => (d === axis ? 1 : n));
+      const dropped = src.shape.filter((_, d) => d !== axis);
       const nearest = `T.alloc_local([${dShape.join(", ")}], "${src.dtype}") laid out as ${showTileLayout(compactM(expected))}${src.shape.length > 1 ? ` (or the shape [${src.shape.filter((_, d) => d !== axis).join(", ")}] without the reduced dim)` : ""}`;
       const dKept = dst.layout.shard.filter((x) => x.extent > 1);
       const same =
-        dst.shape.reduce((a, b) => a * b, 1) * src.shape[axis]! ===
-          src.shape.reduce((a, b) => a * b, 1) &&
+        (dst.shape.join() === dShape.join() ||
+          (dropped.length > 0 && dst.shape.join() === dropped.join())) &&
+        linearOffset(dst.layout) === linearOffset(src.layout) &&
         dKept.length === kept.length &&
         dKept.every((x, i) => {
           const y = kept[i]!;
@@ -206,6 +225,24 @@ function reduction(op: TileReduceOp): TilePrimitive<ReduceOperands> {
           ctx,
           `axis ${axis} of ${src.buffer.name} ${showTileLayout(src.layout)} spreads over lanes, so the reduction shuffles across a warp`,
           `T.tile.warp.${op}`,
+        );
+      }
+      // The layout's thread offset in lanes and warps of the scope (a wg reduction's warps are
+      // those of each warpgroup). The owners' lanes must stay in their warp.
+      const scopeOff =
+        ctx.scope === "wg" ? linearOffset(src.layout) % 128 : linearOffset(src.layout);
+      const laneOff = scopeOff % 32;
+      const warpOff = Math.floor(scopeOff / 32);
+      let laneReach = laneOff;
+      for (const x of [...src.layout.shard, ...src.layout.replica]) {
+        const l = x.axis === "m" ? undefined : laneWarpParts(x, ctx).lane;
+        if (l) laneReach += (l.extent - 1) * l.stride;
+      }
+      if (laneReach >= 32) {
+        throw tileDispatchError(
+          ctx,
+          `${src.buffer.name} ${showTileLayout(src.layout)} puts elements on lanes ${laneOff}..${laneReach} after its offset, past the 32 lanes of a warp, so no shuffle pattern reduces them`,
+          "an offset that keeps each warp's lanes in 0..31 (a multiple of 32 moves whole warps)",
         );
       }
       // Kept elements on lanes (e.g. a column sum across warps): each lane keeps its own
@@ -303,14 +340,30 @@ function reduction(op: TileReduceOp): TilePrimitive<ReduceOperands> {
         for (let b = l.stride; b < l.stride * l.extent; b *= 2) masks.push(b);
       }
       masks.sort((a, b) => b - a);
+      // A thread offset on lanes (e.g. 16 lanes from lane 8, O[8@laneid]) shifts the reduced
+      // digits off the lane id's bits: unless it leaves the masks' bits clear, each lane reads
+      // lane off + ((lane - off) ^ mask) by shfl.sync.idx, the partner a butterfly on the
+      // digits would give (PTX ISA, shfl.sync: the source lane is b's low 5 bits).
+      const byIdx = masks.length > 0 && laneOff % (2 * masks[0]!) !== 0;
+      const partner = (mask: number): Expr =>
+        binary(
+          "add",
+          binary("bitxor", binary("sub", axisCoord("laneid", ctx), intImm(laneOff)), intImm(mask)),
+          intImm(laneOff),
+        );
       if (masks.length > 0) {
         stmts.push(
           ...perKept((_sb, ds) =>
             masks.flatMap((mask) => {
               const p = ctx.freshVar("shfl", dst.dtype);
               const val = valueOp(
-                "shfl.sync.bfly",
-                [intImm(0xffffffff, "uint32"), loadSlot(dst, ds), intImm(mask), intImm(32)],
+                byIdx ? "shfl.sync.idx" : "shfl.sync.bfly",
+                [
+                  intImm(0xffffffff, "uint32"),
+                  loadSlot(dst, ds),
+                  byIdx ? partner(mask) : intImm(mask),
+                  intImm(32),
+                ],
                 ctx,
               );
               return [
@@ -332,6 +385,9 @@ function reduction(op: TileReduceOp): TilePrimitive<ReduceOperands> {
         const warpid = wgScope
           ? binary("floordiv", axisCoord("tid_in_wg", ctx), intImm(32))
           : axisCoord("warpid", ctx);
+        // Its index past the layout's warp offset (the reduced digits are digits of this one);
+        // partials are read back at the offset plus the digits.
+        const vwarp = warpOff === 0 ? warpid : binary("sub", warpid, intImm(warpOff));
         const groupBase: Expr | undefined =
           groups > 1
             ? binary("mul", axisCoord("wgid", ctx), intImm(nKept * laneSlots * warpCount))
@@ -362,7 +418,7 @@ function reduction(op: TileReduceOp): TilePrimitive<ReduceOperands> {
         const sorted = [...warps].sort((a, b) => a.stride - b.stride);
         let reach = 1;
         for (const w of sorted) reach = w.stride === reach ? reach * w.extent : -1;
-        let wbase: Expr = reach === warpCount ? intImm(0) : warpid;
+        let wbase: Expr = reach === warpCount ? intImm(0) : vwarp;
         // The warp index with the reduced digits cleared, as a sum of the digits between them
         // (each term ≥ 0, so the scratch index provably stays in range) when they nest.
         let pos = 1;
@@ -377,7 +433,7 @@ function reduction(op: TileReduceOp): TilePrimitive<ReduceOperands> {
           if (pos < warpCount) pieces.push({ lo: pos });
           wbase = intImm(0);
           for (const p of pieces) {
-            let d: Expr = p.lo === 1 ? warpid : binary("floordiv", warpid, intImm(p.lo));
+            let d: Expr = p.lo === 1 ? vwarp : binary("floordiv", vwarp, intImm(p.lo));
             if (p.hi !== undefined) d = binary("floormod", d, intImm(p.hi / p.lo));
             wbase = binary("add", wbase, p.lo === 1 ? d : binary("mul", d, intImm(p.lo)));
           }
@@ -385,7 +441,7 @@ function reduction(op: TileReduceOp): TilePrimitive<ReduceOperands> {
           for (const w of warps) {
             const digit = binary(
               "floormod",
-              w.stride === 1 ? warpid : binary("floordiv", warpid, intImm(w.stride)),
+              w.stride === 1 ? vwarp : binary("floordiv", vwarp, intImm(w.stride)),
               intImm(w.extent),
             );
             wbase = binary(
@@ -399,21 +455,40 @@ function reduction(op: TileReduceOp): TilePrimitive<ReduceOperands> {
           kind: "BufferLoad",
           buffer: scratch,
           dtype: scratch.dtype,
-          offset: at(k, binary("add", wbase, decode(r, warps))),
+          offset: at(
+            k,
+            binary(
+              "add",
+              warpOff === 0 ? wbase : binary("add", intImm(warpOff), wbase),
+              decode(r, warps),
+            ),
+          ),
         });
+        // Threads that hold no element of src combine nothing (past a warp offset their
+        // partials' index would leave the scratch).
         stmts.push(
-          ...perKept((_sb, ds, k) => [
-            storeSlot(dst, ds, part(k, intImm(0)), ctx),
-            ...forRange(ctx, 1, nw - 1, (r) => [
-              storeSlot(dst, ds, combine(op, loadSlot(dst, ds), part(k, r)), ctx),
+          ...underGuard(
+            owns,
+            perKept((_sb, ds, k) => [
+              storeSlot(dst, ds, part(k, intImm(0)), ctx),
+              ...forRange(ctx, 1, nw - 1, (r) => [
+                storeSlot(dst, ds, combine(op, loadSlot(dst, ds), part(k, r)), ctx),
+              ]),
             ]),
-          ]),
+            ctx,
+          ),
         );
         if (ctx.nested) stmts.push(...barrier(ctx, groups));
       }
       const steps: string[] = [];
       if (n > 1) steps.push(`${n} slots in-thread${pairs ? " (2 accumulators)" : ""}`);
-      if (masks.length > 0) steps.push(`warp shfl.sync.bfly ×${masks.length}`);
+      if (masks.length > 0) {
+        steps.push(
+          byIdx
+            ? `warp shfl.sync.idx ×${masks.length} (a butterfly on the digits past lane offset ${laneOff})`
+            : `warp shfl.sync.bfly ×${masks.length}`,
+        );
+      }
       if (scratch && wgScope)
         steps.push(
           `shared scratch (${nw(warps)} warps per warpgroup${laneSlots > 1 ? ", a partial per lane" : ""}) + named bar.sync (1 + wgid, ${Math.min(128, threads)})${ctx.nested ? " ×2" : ""}`,

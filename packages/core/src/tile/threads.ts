@@ -51,6 +51,19 @@ const LINEAR: Partial<Record<LayoutAxis, { base: number; span?: number }>> = {
   tid: { base: 1 },
 };
 
+/**
+ * The thread offset of `l` (its `O[...]` terms on thread axes) in units of the linear thread
+ * index: `k@laneid` is k, `k@warpid` 32·k, `k@tid_in_wg` k, `k@wgid` 128·k, `k@tid` k (PTX ISA,
+ * "Thread hierarchy"). 0 when the layout has none.
+ */
+export function linearOffset(l: TileLayout): number {
+  let off = 0;
+  for (const [a, v] of Object.entries(l.offset) as [LayoutAxis, number][]) {
+    if (a !== "m") off += v * (LINEAR[a]?.base ?? 0);
+  }
+  return off;
+}
+
 /** The thread axes `l` binds: iters of extent > 1 (shard or replica) and offsets. */
 function boundThreadAxes(l: TileLayout): Set<LayoutAxis> {
   const axes = new Set<LayoutAxis>();
