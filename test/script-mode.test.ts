@@ -145,6 +145,27 @@ describe("non-null assertions", () => {
   });
 });
 
+describe("conditions known while lowering", () => {
+  const kernelOf = (body: string): PrimFunc => {
+    const text = `${HEAD}const W = 4;\nexport const k = T.prim_func(function k(A: Tensor<[4, 8], "float32">) {\n  T.device_entry({ launch: T.cuda.LaunchConfig({ grid: 1, block: 4 }) });\n  const t = T.cuda.thread_idx("x");\n${body}\n});\n`;
+    return parseScript(text, "constcond.ts")[0]!;
+  };
+
+  test("T.if_then_else on constants picks its arm, as ?: does (the builder's T.if_then_else refuses a JavaScript boolean)", () => {
+    const picked = kernelOf("  A[t][0] = T.if_then_else(W === 4, 1, 2);");
+    expect(structuralEqual(picked, kernelOf("  A[t][0] = 1;"))).toBe(true);
+    expect(structuralEqual(picked, kernelOf("  A[t][0] = W === 4 ? 1 : 2;"))).toBe(true);
+    expect(structuralEqual(picked, kernelOf("  A[t][0] = 2;"))).toBe(false);
+    // A traced condition still traces.
+    expect(
+      structuralEqual(
+        kernelOf("  A[t][0] = T.if_then_else(t === 0, T.float32(1), T.float32(2));"),
+        picked,
+      ),
+    ).toBe(false);
+  });
+});
+
 /** The seed kernel in script mode, built by the same T.prim_func call site every time. */
 function seedScript() {
   return T.prim_func(function copy_async(

@@ -11,7 +11,7 @@ import {
   type ForAnnotation,
 } from "@tirx-ts/core";
 import { builder, refuseThenable, type Builder } from "./builder.js";
-import { checkFunction, PrimExpr, show, toExpr, type ExprLike } from "./expr.js";
+import { checkFunction, jsConditionError, PrimExpr, show, toExpr, type ExprLike } from "./expr.js";
 import { checkIdent } from "./check.js";
 import { callerSpan } from "./span.js";
 
@@ -196,7 +196,12 @@ export function vectorized(start: ExprLike, stop?: ExprLike): Iterable<PrimExpr>
   return loop(start, stop, 1, "vectorized", "T.vectorized");
 }
 
-/** `if (cond) { then } else { otherwise }`, with both bodies traced once. */
+/**
+ * `if (cond) { then } else { otherwise }`, with both bodies traced once; `cond` a traced bool.
+ * @throws TirxError TX1002 for a JavaScript boolean `cond` (`i === 0` on a traced `i` is the
+ *   JavaScript `false`: jsConditionError) or branches that are not functions; TX2005 for a
+ *   condition that is not bool.
+ */
 export function if_(cond: ExprLike, then: () => void, otherwise?: () => void): void {
   // The checks live in a helper: this frame stays small, since nested T.if_ bodies stack it.
   const head = ifHead(cond, then, otherwise);
@@ -228,13 +233,14 @@ function ifHead(
 ): { b: Builder; c: Expr; span: Span | undefined } {
   const span = callerSpan();
   const b = builder("T.if_", span);
-  const c = toExpr(cond, "bool", span);
-  if (c.dtype !== "bool")
-    throw new TirxError("TX2005", `if condition must be bool, got ${c.dtype}`, span);
   checkFunction(then, "T.if_ needs a function for the then-branch", span);
   if (otherwise !== undefined) {
     checkFunction(otherwise, "T.if_ needs a function (or nothing) for the else-branch", span);
   }
+  if (typeof cond === "boolean") throw jsConditionError("T.if_", cond, span);
+  const c = toExpr(cond, "bool", span);
+  if (c.dtype !== "bool")
+    throw new TirxError("TX2005", `if condition must be bool, got ${c.dtype}`, span);
   return { b, c, span };
 }
 
@@ -243,7 +249,11 @@ function ifStmt(head: { c: Expr; span: Span | undefined }, t: Stmt, e: Stmt | un
   return { kind: "If", cond: c, then: t, ...(e ? { else: e } : {}), ...(span ? { span } : {}) };
 }
 
-/** `while (cond()) { body }`; `cond` is traced once. */
+/**
+ * `while (cond()) { body }`; `cond` is traced once and returns a traced bool.
+ * @throws TirxError TX1002 for a `cond` or `body` that is not a function, or a `cond` that
+ *   returns a JavaScript boolean (jsConditionError); TX2005 for a condition that is not bool.
+ */
 export function while_(cond: () => ExprLike, body: () => void): void {
   const span = callerSpan();
   const b = builder("T.while_", span);
@@ -253,7 +263,9 @@ export function while_(cond: () => ExprLike, body: () => void): void {
     span,
   );
   checkFunction(body, "T.while_ needs a function for the loop body", span);
-  const c = toExpr(cond(), "bool", span);
+  const given = cond();
+  if (typeof given === "boolean") throw jsConditionError("T.while_", given, span);
+  const c = toExpr(given, "bool", span);
   if (c.dtype !== "bool")
     throw new TirxError("TX2005", `while condition must be bool, got ${c.dtype}`, span);
   // Builder.block inlined: one frame per nesting level instead of two.

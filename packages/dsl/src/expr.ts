@@ -252,9 +252,27 @@ export const freeBinary = bin;
 /** `a cmp b` as a free function. */
 export const freeCompare = cmp;
 
-/** `cond ? t : f` with both arms evaluated (TIR `if_then_else`). */
+/**
+ * TX1002 for a JavaScript boolean where `what` (T.if_, T.while_, T.if_then_else) needs a traced
+ * condition: such a condition decides nothing on the device, and most often comes from `===` or
+ * `!==` on a traced value, which JavaScript evaluates on the object (always false / true) with
+ * no hook to catch it (the other operators throw TX1002 themselves).
+ */
+export function jsConditionError(what: string, cond: boolean, span: Span | undefined): TirxError {
+  return new TirxError(
+    "TX1002",
+    `${what} got the JavaScript boolean ${cond} as its condition, not a traced one: === and !== on a traced value compare the object itself (always ${cond}; TypeScript's type check reports it, tsx does not). Write a method such as i.eq(0), i.ne(n), i.lt(n); for a condition known while tracing, use a JavaScript if or ?:`,
+    span,
+  );
+}
+
+/**
+ * `cond ? t : f` with both arms evaluated (TIR `if_then_else`); `cond` a traced bool.
+ * @throws TirxError TX1002 for a JavaScript boolean `cond` ({@link jsConditionError}).
+ */
 export function if_then_else(cond: ExprLike, t: ExprLike, f: ExprLike): PrimExpr {
   const span = callerSpan();
+  if (typeof cond === "boolean") throw jsConditionError("T.if_then_else", cond, span);
   const like = dtypeOf(t) ?? dtypeOf(f);
   return new PrimExpr(
     tracked(

@@ -55,3 +55,45 @@ describe("JavaScript operators on a traced expression", () => {
     expect(verify(fn).entry.launch.block).toEqual([128, 1, 1]);
   });
 });
+
+// `===` and `!==` cannot be hooked: on a traced value they give the JavaScript false / true,
+// which then reached T.if_ as a constant condition (the branch silently never or always ran).
+// Every T.* that takes a condition refuses a JavaScript boolean at the author's line.
+describe("a JavaScript boolean where a traced condition is needed", () => {
+  const CASES: [string, (t: any) => unknown][] = [
+    ["T.if_(tid === 0, …)", (t) => T.if_(t === 0, () => undefined)],
+    [
+      "T.if_(tid !== 0, …, …)",
+      (t) =>
+        T.if_(
+          t !== 0,
+          () => undefined,
+          () => undefined,
+        ),
+    ],
+    ["T.if_then_else(tid === 0, 1, 2)", (t) => T.if_then_else(t === 0, 1, 2)],
+    [
+      "T.while_(() => tid === 0, …)",
+      (t) =>
+        T.while_(
+          () => t === 0,
+          () => undefined,
+        ),
+    ],
+  ];
+  it.each(CASES)("%s is TX1002 at its own line, naming the method", (_, f) => {
+    const err = errorOf(() => build(f));
+    expect(err.code).toBe("TX1002");
+    expect(err.message).toMatch(/got the JavaScript boolean (true|false) as its condition/);
+    expect(err.message).toMatch(/i\.eq\(0\)/);
+    expect(String(err.span?.file)).toMatch(/js-operators\.test\.ts$/);
+  });
+
+  it("a traced condition still builds", () => {
+    const fn = build((t) => {
+      T.if_(t.eq(0), () => undefined);
+      return T.if_then_else(t.ne(0), 1, 2);
+    });
+    expect(verify(fn).entry.launch.block).toEqual([128, 1, 1]);
+  });
+});

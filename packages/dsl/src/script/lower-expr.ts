@@ -347,8 +347,8 @@ export abstract class ExprLowerer {
       throw unknownMemberError(key, owner, obj as object, this.span(n));
     }
     // Methods are bound to their object; an opcode (`T.ptx[opcode]`, callable) needs no `this`
-    // and stays a PtxOp for tile.apply.
-    return typeof v === "function" && !(v instanceof PtxOp)
+    // and stays a PtxOp for tile.apply; T.if_then_else stays itself, for `call` to fold.
+    return typeof v === "function" && !(v instanceof PtxOp) && v !== if_then_else
       ? Object.assign((...a: unknown[]) => Reflect.apply(v, obj, a), v)
       : v;
   }
@@ -367,6 +367,8 @@ export abstract class ExprLowerer {
         throw this.unsupported(a, "spread arguments", "list the arguments");
       return this.expr(a, scope);
     });
+    // T.if_then_else on a condition known while lowering picks its arm, as `c ? t : f` does.
+    if (f === if_then_else && typeof args[0] === "boolean") return args[0] ? args[1] : args[2];
     return withSpan(this.span(n), () => (f as (...a: unknown[]) => unknown)(...args));
   }
 
