@@ -16,6 +16,24 @@ const dev = sim();
 const t = (shape: number[], dtype: "float16" | "float32" = "float16") =>
   tensor(new Float32Array(shape.reduce((p, q) => p * q, 1)), { shape, dtype, device: dev });
 
+describe("gemm(): operand dtypes wgmma does not multiply together", () => {
+  test("float16 with bfloat16, or a 16-bit dtype with float8, is TX9002 naming both", () => {
+    const f8 = tensor.zeros([16, 32], "float8_e4m3", dev);
+    const bf = tensor.zeros([32, 16], "bfloat16", dev);
+    for (const [a, b, want] of [
+      [t([16, 32]), bf, /got float16 and bfloat16/],
+      [f8, t([32, 16]), /got float8_e4m3 and float16/],
+    ] as const) {
+      const e = errorOf(() => gemm(a, b));
+      expect([e.code, e.message]).toEqual([
+        "TX9002",
+        expect.stringMatching(/gemm: a and b must have one 16-bit dtype, or both be float8/),
+      ]);
+      expect(e.message).toMatch(want);
+    }
+  });
+});
+
 describe("gemm(): out that is an operand", () => {
   test("out === a or out === b is TX9002 at the caller's line", () => {
     const a = t([16, 16]);

@@ -307,6 +307,14 @@ function prepare(a: unknown, b: unknown, opts: unknown): Prepared {
   if (!INPUTS.includes(B.dtype)) {
     throw tensorError(`b's dtype must be one of ${INPUTS.join(", ")}, got ${B.dtype}`);
   }
+  // The operand kinds wgmma multiplies (PTX ISA, wgmma.mma_async): one 16-bit dtype, or two
+  // float8 (e4m3 and e5m2 may mix).
+  const f8 = (d: string): boolean => d.startsWith("float8");
+  if (f8(A.dtype) !== f8(B.dtype) || (!f8(A.dtype) && A.dtype !== B.dtype)) {
+    throw tensorError(
+      `a and b must have one 16-bit dtype, or both be float8 (wgmma's operand kinds: PTX ISA, wgmma.mma_async), got ${A.dtype} and ${B.dtype}`,
+    );
+  }
   const dev = A.device;
   const sameDevice = (t: DeviceTensor, name: string): void => {
     if (t.device !== dev) {
