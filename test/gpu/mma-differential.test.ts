@@ -5,12 +5,15 @@
 // form's documented bound of the exact D = A·B + C on both (MMA_F32_BOUND; f16 C, float8 and f64
 // forms: core's mmaFormBound), and the run prints
 // how many elements equal the once-rounded exact value on each (the PTX ISA does not specify
-// the accumulation order or internal precision). Skipped, with the reason printed, where no
-// CUDA driver loads.
+// the accumulation order or internal precision). T.tile.warp.gemm with a float16 C
+// (mma.sync ... .f16.f16.f16.f16, test/util/f16acc-kernels.ts) runs the same inputs on both,
+// each within MMA_F16_BOUND of float64 host math per instruction. Skipped, with the reason
+// printed, where no CUDA driver loads.
 import { describe, expect, it } from "vitest";
 import { cuda, cudaAvailable, sim } from "tirx-ts";
 import { mmaCases, runMmaCase } from "../diff/mma-cases.js";
 import { mmaFormCases } from "../diff/mma-form-cases.js";
+import { f16AccGemm, judgeF16Acc, runF16AccGemm } from "../util/f16acc-kernels.js";
 
 const probe = cudaAvailable();
 if (!probe.ok) console.log(`test/gpu/mma-differential: skipped, no CUDA driver (${probe.reason})`);
@@ -85,5 +88,30 @@ describe.skipIf(!probe.ok)("examples/gemm_mma.ts on the GPU at a shape with tail
     );
     for (const x of [a, b, c]) x.dispose();
     expect(worst).toBeLessThanOrEqual(1);
+  });
+});
+
+describe.skipIf(!probe.ok)("T.tile.warp.gemm into a float16 C: GPU and simulator", () => {
+  // The simulator test's shapes (test/tile-gemm-f16acc.test.ts): one atom, 2 × 2 × 2 atoms, and
+  // an odd grid of 3 × 3 × 3; A, B and the initial C uniform in [-1, 1), the same on both.
+  it.each([
+    [16, 8, 16, 11],
+    [32, 16, 32, 23],
+    [48, 24, 48, 37],
+  ])("%i × %i × %i within MMA_F16_BOUND of float64 on both", (m, n, k, seed) => {
+    const fn = f16AccGemm(m, n, k);
+    const g = runF16AccGemm(fn, m, n, k, cuda(0), seed);
+    const s = runF16AccGemm(fn, m, n, k, sim(), seed);
+    expect(Array.from(g.a)).toEqual(Array.from(s.a));
+    expect(Array.from(g.b)).toEqual(Array.from(s.b));
+    expect(Array.from(g.c0)).toEqual(Array.from(s.c0));
+    const gv = judgeF16Acc(g, m, n, k);
+    const sv = judgeF16Acc(s, m, n, k);
+    const same = g.got.reduce((t, v, i) => t + (Object.is(v, s.got[i]) ? 1 : 0), 0);
+    console.log(
+      `tile gemm f16 C ${m}×${n}×${k} on ${cuda(0).name}: ${gv.exact}/${gv.checked} equal to float64 rounded once (simulator ${sv.exact}), worst ${gv.worst.toFixed(3)} of the bound (simulator ${sv.worst.toFixed(3)}), ${same}/${g.got.length} outputs bit-equal to the simulator's`,
+    );
+    expect(gv.bad, gv.bad.join("\n")).toEqual([]);
+    expect(sv.bad, sv.bad.join("\n")).toEqual([]);
   });
 });

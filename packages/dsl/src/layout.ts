@@ -166,8 +166,8 @@ export function ComposeLayout(
  * - `wg_local_layout(cols, rows = 128)` (TIRx's): one row per thread of the warpgroup;
  * - `mma_sync_operand_layout(operand, shape, dtype)` (TIRx style; TIRx has none): the warp's
  *   mma.sync fragment of operand "A" | "B" | "C" for "m16n8k16" (float16 / bfloat16 A and B),
- *   "m16n8k8" (tf32 in float32), "m16n8k32" (int8), C float32 or int32 (PTX ISA, "Matrix
- *   Fragments for mma.m16n8k16 / m16n8k8 / m16n8k32");
+ *   "m16n8k8" (tf32 in float32), "m16n8k32" (int8), C float32 (or float16 at m16n8k16) or
+ *   int32 (PTX ISA, "Matrix Fragments for mma.m16n8k16 / m16n8k8 / m16n8k32");
  * - `mma_sync_tile_layout(operand, shape, dtype, rows, cols)` (TIRx style): a warp tile of
  *   those fragments, atoms row-major (what `T.tile.warp.gemm` reads);
  * - `wgmma_operand_layout(operand, n, dtype)` (TIRx style; TIRx has none): the warpgroup's

@@ -31,39 +31,50 @@ export type MmaOperand = "A" | "B" | "C";
 interface MmaFragments {
   /** Element dtypes of the A and B register arrays (`tf32` lives in float32 registers). */
   readonly ab: readonly DType[];
-  /** Element dtype of C/D. */
-  readonly cd: DType;
+  /**
+   * Element dtypes of C/D, all in the one C/D layout: the PTX ISA gives a .f16 C/D (two .f16x2
+   * registers, c0..c3 low to high) the [row, col] of each c_i of the .f32 C/D (four .f32
+   * registers), so float16 slots are the float32 slots, two to a 32-bit register.
+   */
+  readonly cd: readonly DType[];
   readonly A: readonly [number, number, string];
   readonly B: readonly [number, number, string];
 }
 
-/** The C/D fragment of every m16n8 shape: c_i at [g + 8·(i >> 1), 2t + (i & 1)]. */
+/**
+ * The C/D fragment of every m16n8 shape: c_i at [g + 8·(i >> 1), 2t + (i & 1)], for a .f32 and
+ * .s32 C/D (one register per c_i) and a .f16 C/D (c0, c1 in the first .f16x2 register, c2, c3 in
+ * the second) alike (PTX ISA, "Matrix Fragments for mma.m16n8k16 with floating point type" and
+ * "... mma.m16n8k8": one figure, "accumulator matrix C/D with .f16x2/.f32 type").
+ */
 const C_M16N8 = "S[(2, 8, 4, 2) : (2, 4@laneid, 1@laneid, 1)]";
 
 /**
- * Rows, columns and the layout of each fragment, written from the PTX ISA's figures:
+ * Rows, columns and the layout of each fragment, written from the PTX ISA's figures, and the
+ * dtypes each shape's C/D takes (mma.sync has no bfloat16 accumulator):
  * - m16n8k16 .f16/.bf16: a_i at [g + 8·((i >> 1) & 1), 2t + (i & 1) + 8·(i >> 2)],
- *   b_i at [2t + (i & 1) + 8·(i >> 1), g];
- * - m16n8k8 .tf32: a_i at [g + 8·(i & 1), t + 4·(i >> 1)], b_i at [t + 4·i, g];
+ *   b_i at [2t + (i & 1) + 8·(i >> 1), g]; C/D .f32 (f16 or bf16 A/B) or .f16 (f16 A/B);
+ * - m16n8k8 .tf32: a_i at [g + 8·(i & 1), t + 4·(i >> 1)], b_i at [t + 4·i, g]; C/D .f32 (the
+ *   only C/D of a .tf32 mma; the f16/bf16 forms of m16n8k8 are not in the table);
  * - m16n8k32 .s8: a_i at [g + 8·((i >> 2) & 1), 4t + (i & 3) + 16·(i >> 3)],
- *   b_i at [4t + (i & 3) + 16·(i >> 2), g].
+ *   b_i at [4t + (i & 3) + 16·(i >> 2), g]; C/D .s32.
  */
 const MMA_SYNC_FRAGMENTS: Readonly<Record<MmaSyncShape, MmaFragments>> = {
   m16n8k16: {
     ab: ["float16", "bfloat16"],
-    cd: "float32",
+    cd: ["float32", "float16"],
     A: [16, 16, "S[(2, 8, 2, 4, 2) : (2, 4@laneid, 4, 1@laneid, 1)]"],
     B: [16, 8, "S[(2, 4, 2, 8) : (2, 1@laneid, 1, 4@laneid)]"],
   },
   m16n8k8: {
     ab: ["float32"],
-    cd: "float32",
+    cd: ["float32"],
     A: [16, 8, "S[(2, 8, 2, 4) : (1, 4@laneid, 2, 1@laneid)]"],
     B: [8, 8, "S[(2, 4, 8) : (1, 1@laneid, 4@laneid)]"],
   },
   m16n8k32: {
     ab: ["int8"],
-    cd: "int32",
+    cd: ["int32"],
     A: [16, 32, "S[(2, 8, 2, 4, 4) : (4, 4@laneid, 8, 1@laneid, 1)]"],
     B: [32, 8, "S[(2, 4, 4, 8) : (4, 1@laneid, 1, 4@laneid)]"],
   },
@@ -110,12 +121,18 @@ export function mmaSyncOperandShape(
  * (32 lanes) and `m` (the slot in the lane's array: 8/4/4 for m16n8k16 A/B/C, 4/2/4 for m16n8k8,
  * 16/8/4 for m16n8k32). Named in TIRx's style (TIRx has no mma.sync fragment layout).
  * `dtype` is the array's element dtype: float16 or bfloat16 (m16n8k16 A/B), float32 (tf32 A/B of
- * m16n8k8, and C of the float shapes), int8 (m16n8k32 A/B), int32 (m16n8k32 C).
+ * m16n8k8, and C of both float shapes), float16 (C of m16n8k16: the accumulator of
+ * `mma.sync.aligned.m16n8k16.row.col.f16.f16.f16.f16`, e.g. a float32 C cast to float16 before
+ * it is permuted into an A fragment), int8 (m16n8k32 A/B), int32 (m16n8k32 C). A float16 C has
+ * the float32 C's layout (PTX ISA: the same [row, col] for c0..c3 of .f16 and .f32 C/D; the
+ * .f16 C/D packs c0, c1 and c2, c3 in two .f16x2 registers). No mma.sync has a bfloat16 C/D.
  * Source: PTX ISA, "Matrix Fragments for mma.m16n8k16 with floating point type",
  * "... mma.m16n8k8" (.tf32), "... mma.m16n8k32" (.s8).
  * @example mmaSyncOperandLayout("C", "m16n8k16", "float32") // S[(2, 8, 4, 2) : (2, 4@laneid, 1@laneid, 1)]
+ * @example mmaSyncOperandLayout("C", "m16n8k16", "float16") // the same layout
  * @throws TirxError TX1026 at `span` for another shape, operand, or a dtype the shape's operand
- *   does not take.
+ *   does not take (the message lists every dtype it takes; for a bfloat16 C it says that no
+ *   mma.sync accumulates in bfloat16).
  */
 export function mmaSyncOperandLayout(
   operand: MmaOperand,
@@ -125,11 +142,15 @@ export function mmaSyncOperandLayout(
 ): TileLayout {
   const [, , text] = mmaEntry(shape, operand, span);
   const f = MMA_SYNC_FRAGMENTS[shape];
-  const ok = operand === "C" ? [f.cd] : f.ab;
+  const ok = operand === "C" ? f.cd : f.ab;
   if (!ok.includes(dtype)) {
+    const why =
+      operand === "C" && dtype === "bfloat16"
+        ? " (mma.sync has no bfloat16 accumulator: bfloat16 A and B accumulate into float32)"
+        : "";
     throw new TirxError(
       "TX1026",
-      `mma_sync_operand_layout: operand ${operand} of ${shape} holds ${ok.join(" or ")}, not ${String(dtype)}`,
+      `mma_sync_operand_layout: operand ${operand} of ${shape} holds ${ok.join(" or ")}, not ${String(dtype)}${why}`,
       span,
     );
   }
@@ -146,7 +167,11 @@ export function mmaSyncOperandLayout(
  * contiguous slots in the fragment's order serves them; this one is the row-major choice).
  * Named in TIRx's style (TIRx has no mma.sync fragment layout).
  * Source: PTX ISA, "Matrix Fragments for mma.m16n8k16 / mma.m16n8k8 / mma.m16n8k32".
+ * A float16 C tile (`dtype` "float16") is the float32 C tile's layout: the accumulator of the
+ * f16.f16.f16.f16 mma, or a float32 C tile cast to float16 (then `T.tile.warp.permute_layout` to
+ * the A tile of the same rows × cols is register moves: the FlashAttention P·V chain).
  * @example mmaSyncTileLayout("C", "m16n8k16", "float32", 32, 16) // 2 × 2 atoms, 16 slots a lane
+ * @example mmaSyncTileLayout("C", "m16n8k16", "float16", 16, 16) // 1 × 2 atoms, 8 slots a lane
  * @throws TirxError TX1026 at `span` as {@link mmaSyncOperandLayout}, and when rows or cols is
  *   not a positive multiple of the atom's.
  */

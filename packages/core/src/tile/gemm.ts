@@ -19,7 +19,11 @@ import type { MmaOperand, MmaSyncShape } from "../layout/fragments.js";
  * tiles, C (M × N), A (M × K), B (K × N), each a grid of mma.sync fragments
  * (`T.layout.mma_sync_tile_layout`). Dispatch reads the layouts and dtypes: A and B float16 or
  * bfloat16 with C float32 → `mma.sync.aligned.m16n8k16.row.col.f32.{f16,bf16}...`; A and B
- * float32 (tf32) → m16n8k8; int8 with int32 C → m16n8k32. One mma per (k atom, m atom, n atom),
+ * float16 with C float16 → `mma.sync.aligned.m16n8k16.row.col.f16.f16.f16.f16` (C in the float32
+ * C's layout, `mma_sync_tile_layout("C", "m16n8k16", "float16", M, N)`: each atom's 4 slots
+ * start at an even slot and travel as two .f16x2 registers, c0 c1 and c2 c3; each instruction
+ * within MMA_F16_BOUND of its exact `A·B + C`); A and B float32 (tf32) → m16n8k8; int8 with
+ * int32 C → m16n8k32. No mma.sync accumulates in bfloat16. One mma per (k atom, m atom, n atom),
  * k outermost, then m, then n (so each C atom accumulates its k atoms in order: the same
  * results as the instruction-level loop of examples/gemm_mma.ts). Every lane of the warp must
  * make the call (mma.sync is `.aligned`). Source: PTX ISA, mma ("Matrix Fragments for mma.m16n8k16 /
@@ -36,7 +40,7 @@ export const gemm: TilePrimitive<
   ]
 > = {
   name: "gemm",
-  doc: "C += A · B on tensor cores (mma.sync) over register tiles in mma fragment layouts",
+  doc: "C += A · B on tensor cores (mma.sync) over register tiles in mma fragment layouts (C float32, or float16 with float16 A and B)",
   scopes: ["warp"],
   operands: [
     { name: "C", kind: "register" },
@@ -50,9 +54,13 @@ export const gemm: TilePrimitive<
     for (const t of [c, a, b]) checkScope(t, ctx);
     const v = MMA_VARIANTS.find((x) => x.abDtype === a.dtype && x.cdDtype === c.dtype);
     if (!v || b.dtype !== a.dtype) {
+      const why =
+        c.dtype === "bfloat16"
+          ? " (mma.sync has no bfloat16 accumulator: bfloat16 A and B accumulate into a float32 C)"
+          : "";
       throw tileDispatchError(
         ctx,
-        `no mma.sync takes A ${a.dtype}, B ${b.dtype} into C ${c.dtype}`,
+        `no mma.sync takes A ${a.dtype}, B ${b.dtype} into C ${c.dtype}${why}`,
         MMA_VARIANTS.map((x) => `${x.shape}: ${x.abDtype} · ${x.abDtype} → ${x.cdDtype}`).join(
           "; ",
         ),

@@ -69,7 +69,8 @@ export function laneSlots(t: RegisterTile): { lane: number[]; slot: number[] } |
  * Recognise `t` as a warp tile of mma.sync `operand` fragments of `shape` (see
  * {@link MmaTiling}): every element of atom (I, J) must sit at the lane the PTX ISA's fragment
  * gives it and at slot `base[I][J] + k` where k is its slot in the fragment, `base` a multiple
- * of the elements of one 32-bit register (the fragment operands are b32 registers).
+ * of the elements of one 32-bit register (the fragment operands are b32 registers: a float16 C
+ * atom's 4 slots are two .f16x2 registers, so its base is even).
  * @returns the tiling, or one sentence saying which element breaks it (for TX2022).
  */
 export function matchMmaTiling(
@@ -126,6 +127,11 @@ function abOf(shape: MmaSyncShape): DType {
   return MMA_VARIANTS.find((v) => v.shape === shape)!.abDtype;
 }
 
+/**
+ * The C/D dtype of the first variant of `shape` (for the atom's layout; a float16 C of m16n8k16
+ * has the float32 C's layout, PTX ISA "Matrix Fragments for mma.m16n8k16 with floating point
+ * type", so one atom serves both).
+ */
 function cdOf(shape: MmaSyncShape): DType {
   return MMA_VARIANTS.find((v) => v.shape === shape)!.cdDtype;
 }

@@ -21,9 +21,9 @@ import type { FragmentKind } from "./layout.js";
  */
 export interface MmaVariant {
   readonly shape: "m16n8k16" | "m16n8k8" | "m16n8k32";
-  /** PTX type token of A and B (`f16`, `bf16`, `tf32`, `s8`) and of C/D (`f32`, `s32`). */
+  /** PTX type token of A and B (`f16`, `bf16`, `tf32`, `s8`) and of C/D (`f32`, `f16`, `s32`). */
   readonly ab: "f16" | "bf16" | "tf32" | "s8";
-  readonly cd: "f32" | "s32";
+  readonly cd: "f32" | "f16" | "s32";
   /** Element dtype of the A and B register arrays and of C/D. */
   readonly abDtype: DType;
   readonly cdDtype: DType;
@@ -31,7 +31,12 @@ export interface MmaVariant {
   readonly b: FragmentKind;
 }
 
-/** The mma.sync variants of the tile layer (row.col layouts; PTX ISA, mma), each a form of `MMA_FORMS`. */
+/**
+ * The mma.sync variants of the tile layer (row.col layouts; PTX ISA, mma), each a form of
+ * `MMA_FORMS` (whose op record lowers and simulates it). m16n8k16 f16 · f16 accumulates into
+ * float32 or float16 (`.f16` C/D: two .f16x2 registers, each c_i where the .f32 C/D has it, so
+ * one C layout serves both); bf16 · bf16 into float32 only (mma.sync has no bfloat16 C/D).
+ */
 export const MMA_VARIANTS: readonly MmaVariant[] = [
   {
     shape: "m16n8k16",
@@ -39,6 +44,15 @@ export const MMA_VARIANTS: readonly MmaVariant[] = [
     cd: "f32",
     abDtype: "float16",
     cdDtype: "float32",
+    a: "a.m16n8k16",
+    b: "b.m16n8k16",
+  },
+  {
+    shape: "m16n8k16",
+    ab: "f16",
+    cd: "f16",
+    abDtype: "float16",
+    cdDtype: "float16",
     a: "a.m16n8k16",
     b: "b.m16n8k16",
   },
