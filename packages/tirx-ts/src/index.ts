@@ -69,6 +69,10 @@ export {
   makeGemm,
   type GemmSizes,
   type GemmConfig,
+  GEMM_CONFIGS,
+  GEMM_TUNE_EXTRA,
+  GEMM_TUNED_DEFAULTS,
+  pickGemmConfig,
 } from "@tirx-ts/kernels";
 export {
   compile,
