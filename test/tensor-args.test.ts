@@ -130,6 +130,15 @@ describe("tensor()", () => {
     expect(thrown(() => tensor([1, 2, 3, 4], typo))).toMatchObject(coded("TX5007"));
     expect(thrown(() => tensor([1, 2, 3, 4], null as never))).toMatchObject(coded("TX5007"));
   });
+
+  test("without a shape the data's length is the one dimension", () => {
+    const t = tensor(Float32Array.of(1, 2, 3), { dtype: "float32", device: dev });
+    expect(t.shape).toEqual([3]);
+    expect(Array.from(t.toArray() as Float32Array)).toEqual([1, 2, 3]);
+    expect(thrown(() => tensor(7 as never, { dtype: "float32", device: dev }))).toMatchObject(
+      coded("TX5007", true),
+    );
+  });
 });
 
 // C[i] = A[i] * s + n for i < 4 (and flag chooses A or 0).

@@ -17,7 +17,8 @@ import { atCaller } from "./at-caller.js";
 
 /** Options of `tensor`: shape in elements (row-major), dtype, and device (default: `device()`). */
 export interface TensorOptions {
-  readonly shape: readonly number[];
+  /** The tensor's shape; default `[data.length]` (one dimension). */
+  readonly shape?: readonly number[];
   readonly dtype: DType;
   readonly device?: DeviceLike;
 }
@@ -42,7 +43,8 @@ const TENSOR_OPTIONS = ["shape", "dtype", "device"];
 
 /**
  * A device tensor holding `data` (one value per element, row-major; float16/bfloat16 are rounded
- * to nearest even). On `opts.device`, or the default device. `using t = tensor(...)` disposes it
+ * to nearest even), of `opts.shape` (default `[data.length]`). On `opts.device`, or the default
+ * device. `using t = tensor(...)` disposes it
  * at the end of the block, on either device.
  * @throws TirxError TX1003 (dtype), TX5007 (options not an object or with an unknown key, shape,
  *   size over 2^48 bytes, or 2^31 − 1 on the simulator, data that is not array-like, an element
@@ -58,7 +60,7 @@ function makeTensor(data: HostData, opts: TensorOptions): DeviceTensor & Disposa
   if (typeof opts !== "object" || opts === null || Array.isArray(opts)) {
     throw new TirxError(
       "TX5007",
-      `tensor(data, { shape, dtype, device? }) needs its options, got ${showValue(opts)}`,
+      `tensor(data, { shape?, dtype, device? }) needs its options, got ${showValue(opts)}`,
     );
   }
   const unknown = Object.keys(opts).find((k) => !TENSOR_OPTIONS.includes(k));
@@ -69,21 +71,23 @@ function makeTensor(data: HostData, opts: TensorOptions): DeviceTensor & Disposa
     );
   }
   const dev = deviceOf(opts.device);
-  const n = checkTensorSpec(opts.shape, opts.dtype, maxBytes(dev));
-  if (
-    typeof data !== "object" ||
-    data === null ||
-    typeof (data as { length?: unknown }).length !== "number"
-  ) {
+  const arrayLike =
+    typeof data === "object" &&
+    data !== null &&
+    typeof (data as { length?: unknown }).length === "number";
+  // Without a shape, the data's own length: one dimension.
+  const shape = opts.shape ?? (arrayLike ? [data.length] : undefined);
+  const n = shape === undefined ? undefined : checkTensorSpec(shape, opts.dtype, maxBytes(dev));
+  if (!arrayLike || shape === undefined) {
     throw new TirxError(
       "TX5007",
-      `tensor data must be a typed array or an array of ${n} numbers, got ${showValue(data)}`,
+      `tensor data must be a typed array or an array of ${n === undefined ? "" : `${n} `}numbers, got ${showValue(data)}`,
     );
   }
   // Each runtime checks that the data fits the shape (TX5007).
   return dev.kind === "sim"
-    ? simTensor(data, { shape: opts.shape, dtype: opts.dtype })
-    : cudaTensor(data, { shape: opts.shape, dtype: opts.dtype, device: dev as CudaDevice });
+    ? simTensor(data, { shape, dtype: opts.dtype })
+    : cudaTensor(data, { shape, dtype: opts.dtype, device: dev as CudaDevice });
 }
 
 /**
