@@ -82,18 +82,27 @@ function memoryStrides(t: RegisterTile, view: View, ctx: TileContext): number[] 
  * D"), moves by `ldmatrix` (shared → registers, sm_75) or `stmatrix` (registers → shared, sm_90;
  * PTX ISA, stmatrix: each 32-bit register an 8 × 8 b16 matrix, one 16-byte row per lane address;
  * the target is `T.device_entry`'s `arch`, and without one, or below sm_90, the vectorized
- * `st.shared` path serves and `explain` says why); see `matrixMoveCopy` in `matrix-move.ts`. Every other pair takes the vector / scalar path. `{ dispatch }` forces one:
+ * `st.shared` path serves and `explain` says why); see `matrixMoveCopy` in `matrix-move.ts`.
+ * Either is chosen only when every 16-byte matrix row address is provably 16-byte aligned (PTX
+ * ISA, ldmatrix / stmatrix): the view's element offset (its constant value, or a runtime offset's
+ * evident factors) and the buffer's alignment put its first element on the 16-byte grid, so no
+ * swizzle of 16-byte atoms splits a row; otherwise (e.g. `s.sub(":", "4:20")` of float16, rows at
+ * byte 8 of 16) the vectorized path serves and `explain` says which row starts at which byte.
+ * Every other pair takes the vector / scalar path. `{ dispatch }` forces one:
  * `"ldmatrix"` / `"stmatrix"` (TX2022 naming why when the tile, the view or the target cannot
- * take it, e.g. stmatrix below sm_90 names the vectorized path) or `"vector"` (the vector / scalar
- * path even for fragment tiles).
+ * take it, e.g. stmatrix below sm_90 names the vectorized path, and a view whose rows are not
+ * provably 16-byte aligned names the row's byte and suggests `{ dispatch: "vector" }` or an
+ * aligned slice) or `"vector"` (the vector / scalar path even for fragment tiles).
  * `{ reduce: "add" }` (registers → global or shared memory, float32, int32, uint32 or uint64)
  * adds each element into memory with `red.add` instead of storing it (PTX ISA, red: relaxed, gpu
  * scope; one replica adds, so an element is added once): the accumulation of partial results of
  * several CTAs, e.g. FlashAttention backward's dQ. Scalar, one `red` per element.
  * @throws TirxError TX2022 for two memory operands, different dtypes or shapes, layouts
  *   spread beyond the scope, a tile without a TileLayout at warp/wg/cta scope, or a shared layout
- *   that splits a 16-byte ldmatrix / stmatrix row; an unknown dispatch, or a forced one that
- *   cannot serve the call.
+ *   that splits a 16-byte ldmatrix / stmatrix row whatever the view's offset (rows not contiguous,
+ *   a row pitch off the 16-byte grid, a swizzle of atoms under 16 bytes); an unknown dispatch, or
+ *   a forced one that cannot serve the call (including forced ldmatrix / stmatrix on a view whose
+ *   rows are not provably 16-byte aligned).
  */
 export const copy: TilePrimitive<typeof OPERANDS> = {
   name: "copy",
@@ -187,10 +196,12 @@ export const copy: TilePrimitive<typeof OPERANDS> = {
       forced === "vector" || reduce !== undefined
         ? undefined
         : matrixMoveCopy(kind, reg, mem, ctx, forced === kind);
-    if (matrices) return matrices;
-    // Why a fragment tile stored to shared memory did not take stmatrix (for explain).
-    const noStmatrix =
-      toMemory && mem.view.buffer.scope.startsWith("shared") && matrixTiling(reg)
+    if (matrices && "stmts" in matrices) return matrices;
+    // Why a fragment tile did not take ldmatrix / stmatrix (for explain): rows not provably
+    // 16-byte aligned, or (stored to shared memory) the target or the dispatch option.
+    const noMatrixMove = matrices
+      ? ` (not ${kind}: ${matrices.declined})`
+      : toMemory && mem.view.buffer.scope.startsWith("shared") && matrixTiling(reg)
         ? forced === "vector"
           ? ` ({ dispatch: "vector" })`
           : ctx.sm === undefined
@@ -280,7 +291,7 @@ export const copy: TilePrimitive<typeof OPERANDS> = {
         : `scalar ${verb}.${space} ×${count} per thread: no m iter is contiguous in both registers and memory`;
     return {
       stmts: body,
-      explain: `${how}; ${reg.buffer.name} ${showTileLayout(reg.layout)}${noStmatrix}`,
+      explain: `${how}; ${reg.buffer.name} ${showTileLayout(reg.layout)}${noMatrixMove}`,
     };
   },
 };

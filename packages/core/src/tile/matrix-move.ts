@@ -1,6 +1,8 @@
+import { knownDivisor, residueMod } from "../analysis/bounds.js";
 import { dtypeBytes } from "../dtype.js";
 import { binary, logical } from "../ir/arith.js";
-import { intImm, type Expr } from "../ir/expr.js";
+import type { View } from "../ir/buffer.js";
+import { constInt, intImm, type Expr } from "../ir/expr.js";
 import type { Stmt } from "../ir/stmt.js";
 import { showSwizzle, swizzleAtomBytes } from "../layout/swizzle.js";
 import { bufferPtr } from "../layout/view.js";
@@ -28,6 +30,15 @@ interface MatrixReg {
   readonly trans: boolean;
   /** Element offset (in the view, before any swizzle) of row r of the matrix, r = 0..7. */
   readonly rows: readonly number[];
+}
+
+/**
+ * A copy the matrix move would serve but declines (not forced): its rows are not provably
+ * 16-byte aligned. `declined` says which row starts at which byte, for `explain`; the vectorized
+ * path serves the copy.
+ */
+export interface MatrixMoveDeclined {
+  readonly declined: string;
 }
 
 /** The direction of a matrix move: shared → registers (ldmatrix) or registers → shared (stmatrix). */
@@ -141,15 +152,33 @@ function wgmmaDTiling(t: RegisterTile): MatrixTiling | undefined {
  *   those implicit replicas stores (`storeOnceConds`).
  * `reg` is A, B or a 16-bit C warp tile, or a 16-bit wgmma D warpgroup tile (see
  * {@link matrixTiling}).
+ * Row addresses (PTX ISA, ldmatrix / stmatrix: each of the 8 rows of an 8 × 8 b16 matrix is 16
+ * contiguous bytes whose shared address must be 16-byte aligned; the simulator checks each lane's,
+ * TX6018): the instruction is chosen only when every row is provably aligned, i.e. the view keeps
+ * each row's 8 elements contiguous (stride 1), the rows' offsets within the view are multiples of
+ * 8 elements, and the view's first element is 16-byte aligned: the buffer's alignment is a
+ * multiple of 16 and the view's element offset a multiple of 8, proved from its constant value or,
+ * when it is known only at run time, from its evident factors (`residueMod`: constant factors,
+ * shifts, exact divisions; see {@link rowMisalignment}). An aligned row lies in one atom of any
+ * swizzle that keeps at least 16 bytes together (the atoms are aligned to their size), so it stays
+ * 16 contiguous bytes after the swizzle; a row off the 16-byte grid would be split by a swizzle of
+ * 16-byte atoms (e.g. TMA's 128B) and is misaligned anyway.
  * `forced` (copy's `{ dispatch: "ldmatrix" | "stmatrix" }`) turns each of those refusals into
  * TX2022; forced stmatrix without a known target is left to the op table's arch check.
  * @returns undefined when `reg` is not such a tile, `mem` is not shared, or the target is below
- *   the instruction's sm (for stmatrix: `ctx.sm` unknown or below 90): the plain copy then serves.
- * @throws TirxError TX2022 when a 16-byte matrix row would be split: the shared view does not
- *   keep the 8 elements of each matrix row contiguous, a row does not start 16-byte aligned, or
- *   the buffer's swizzle keeps fewer than 16 bytes together; the message names the register and
- *   the nearest layout that works; when `forced`, also for each refusal above (a target below the
- *   instruction's sm names the vectorized path).
+ *   the instruction's sm (for stmatrix: `ctx.sm` unknown or below 90); `{ declined }` (not
+ *   forced) when the view's first element is not provably 16-byte aligned (a static offset off
+ *   the 16-byte grid, a runtime offset without a factor of 8 elements, a buffer aligned to less
+ *   than 16 bytes), `declined` saying which row and byte for explain. The vectorized path then
+ *   serves.
+ * @throws TirxError TX2022 when a 16-byte matrix row would be split whatever the view's offset:
+ *   the shared view does not keep the 8 elements of each matrix row contiguous, a row's offset
+ *   within the view is not a multiple of 8 elements (16 bytes: e.g. a row pitch of 36 float16),
+ *   or the buffer's swizzle keeps fewer than 16 bytes together; the message names the register
+ *   and the nearest layout that works; when `forced`, also for each refusal above (a target below
+ *   the instruction's sm names the vectorized path; a view whose first element is not provably
+ *   16-byte aligned names the row, its byte within 16, and `{ dispatch: "vector" }` or a slice
+ *   that starts on the 16-byte grid).
  */
 export function matrixMoveCopy(
   kind: MatrixMoveKind,
@@ -157,7 +186,7 @@ export function matrixMoveCopy(
   mem: MemoryTile,
   ctx: TileContext,
   forced = false,
-): TileLowering | undefined {
+): TileLowering | MatrixMoveDeclined | undefined {
   const view = mem.view;
   const buf = view.buffer;
   const vector = `the vectorized ${kind === "ldmatrix" ? "ld" : "st"}.shared path (no dispatch option, or { dispatch: "vector" })`;
@@ -248,6 +277,18 @@ export function matrixMoveCopy(
     }
     regs.push(ms as MatrixReg[]);
   }
+  // Every row is 16-byte aligned relative to the view: the view's first element decides.
+  const q0 = regs.findIndex((r) => r !== undefined);
+  const off = q0 < 0 ? undefined : rowMisalignment(view, q0, regs[q0]![0]!.rows[0]!);
+  if (off) {
+    const rule = `${kind === "ldmatrix" ? "an ldmatrix" : "a stmatrix"} row address must be 16-byte aligned (PTX ISA, ${kind})`;
+    if (!forced) return { declined: `${off.why}; ${rule}` };
+    throw tileDispatchError(
+      ctx,
+      `{ dispatch: "${kind}" }: ${what}: ${off.why}; ${rule}`,
+      `{ dispatch: "vector" } (or no dispatch option: the vectorized ${kind === "ldmatrix" ? "ld" : "st"}.shared path), or ${off.fix}`,
+    );
+  }
   const thread = axisCoord(tiling.axis, ctx);
   const stmts: Stmt[] = [];
   const counts: string[] = [];
@@ -301,6 +342,62 @@ export function matrixMoveCopy(
   return {
     stmts: out,
     explain: `${kind} ${tally.join(", ")}${warps > 1 ? " per warp" : ""}: ${reg.buffer.name} is ${tiling.grid} and ${buf.name}${buf.layout ? ` (${showSwizzle(buf.layout)})` : ""} keeps each 16-byte row contiguous${kind === "stmatrix" ? " (sm_90)" : ""}${once.length > 0 ? "; one warp of the scope stores" : ""}`,
+  };
+}
+
+/**
+ * Why the 16-byte rows of a matrix move through `view` are not provably 16-byte aligned, or
+ * undefined when they are. The caller has checked that every row starts a multiple of 16 bytes
+ * after the view's first element, so the rows are aligned exactly when that element is: the
+ * buffer starts `align`-aligned (a multiple of 16 needed) and the view's element offset is a
+ * multiple of 16 bytes, from its constant value or, for an offset known only at run time, from its
+ * residue modulo the elements of 16 bytes where evident (`residueMod`: constant factors, shifts,
+ * exact divisions). `q` and `row` (the offset within the view of row 0 of register q's matrix)
+ * name the row in the message. `why` says which row starts at which byte of 16 (and, under a
+ * swizzle of 16-byte atoms, that the row would straddle two atoms); `fix` an aligned slice.
+ * Rule: PTX ISA, ldmatrix / stmatrix (each row's 16 bytes at a 16-byte aligned shared address).
+ */
+function rowMisalignment(
+  view: View,
+  q: number,
+  row: number,
+): { why: string; fix: string } | undefined {
+  const buf = view.buffer;
+  const eb = dtypeBytes(buf.dtype);
+  const per = ROW_BYTES / eb;
+  const which = `row 0 of register ${q}'s 8 × 8 matrix (element ${row} of the view)`;
+  if (buf.align % ROW_BYTES !== 0) {
+    return {
+      why: `${buf.name} is only ${buf.align}-byte aligned, so no row of the view (e.g. ${which}) is provably 16-byte aligned`,
+      fix: `a ${buf.name} allocated 16-byte aligned ({ align: 16 })`,
+    };
+  }
+  const c = constInt(view.offset);
+  const sw = buf.layout && buf.layout.swizzleLen > 0 ? buf.layout : undefined;
+  const split = (byte: string): string =>
+    sw && swizzleAtomBytes(sw) === ROW_BYTES
+      ? `, and ${buf.name}'s ${showSwizzle(sw)} moves each 16-byte atom on its own, so a row from ${byte} would be split across two atoms`
+      : "";
+  if (c !== undefined) {
+    const b = ((((c + row) * eb) % ROW_BYTES) + ROW_BYTES) % ROW_BYTES;
+    if (b === 0) return undefined;
+    const lo = c - b / eb;
+    return {
+      why: `the view starts at element ${c} of ${buf.name} (byte ${c * eb}), so its rows start at byte ${b} of 16: ${which} is byte ${(c + row) * eb} of ${buf.name}${split(`byte ${b} of an atom`)}`,
+      fix: `a slice of ${buf.name} that starts on a multiple of ${per} elements (16 bytes): element ${lo} or ${lo + per} instead of ${c}`,
+    };
+  }
+  const r = residueMod(view.offset, per);
+  if (r === 0) return undefined;
+  const d = knownDivisor(view.offset);
+  const at =
+    r !== undefined ? `byte ${((r + row) * eb) % ROW_BYTES} of 16` : "an unknown byte of 16";
+  return {
+    why:
+      r !== undefined
+        ? `the view's offset is known only at run time and is ${r} modulo ${per} elements, so its rows start at ${at} (e.g. ${which})${split(at)}`
+        : `the view's offset is known only at run time and provably a multiple of ${d} element${d === 1 ? "" : "s"} (${d * eb} bytes), not of ${per} (16 bytes), so ${which} may start off the 16-byte grid${split("such a byte")}`,
+    fix: `a view offset that is evidently a multiple of ${per} elements (e.g. ${per}·k + a multiple of ${per})`,
   };
 }
 
