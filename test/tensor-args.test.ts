@@ -131,6 +131,14 @@ describe("tensor()", () => {
     expect(thrown(() => tensor([1, 2, 3, 4], null as never))).toMatchObject(coded("TX5007"));
   });
 
+  test("messages spell a dtype with its article: an int32, a uint8, a float16", () => {
+    const msg = (dtype: DType, v: number) =>
+      (thrown(() => tensor([v], { dtype, device: dev })) as Error).message;
+    expect(msg("int32", 1.5)).toMatch(/which an int32 element cannot hold/);
+    expect(msg("uint8", 0.5)).toMatch(/which a uint8 element cannot hold/);
+    expect(msg("int8", NaN)).toMatch(/which an int8 element cannot hold/);
+  });
+
   test("without a shape the data's length is the one dimension", () => {
     const t = tensor(Float32Array.of(1, 2, 3), { dtype: "float32", device: dev });
     expect(t.shape).toEqual([3]);

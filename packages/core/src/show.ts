@@ -90,8 +90,9 @@ function irNode(x: object): string | undefined {
     const v: unknown = Object.getOwnPropertyDescriptor(x, "value")?.value;
     return `${show(v, 2)} (${String(dtype)})`;
   }
-  if (kind === "View" || kind === "Buffer") return `a ${String(dtype)} ${kind.toLowerCase()}`;
-  if (typeof dtype === "string") return `a ${dtype} expression`;
+  if (kind === "View" || kind === "Buffer")
+    return `${withArticle(String(dtype))} ${kind.toLowerCase()}`;
+  if (typeof dtype === "string") return `${withArticle(dtype)} expression`;
   return undefined;
 }
 

@@ -23,6 +23,7 @@ import {
 } from "@tirx-ts/core";
 import { callerSpan } from "./span.js";
 import { tracked } from "./depth.js";
+import { withArticle } from "@tirx-ts/core";
 
 /** Anything usable where an expression is expected: a PrimExpr, or a JS literal. */
 export type ExprLike = PrimExpr | number | bigint | boolean;
@@ -207,7 +208,7 @@ export function show(x: unknown): string {
     if (o instanceof PrimExpr) return `an expression of dtype ${String(o.dtype)}`;
     const v = o as { view?: { kind?: unknown; shape?: unknown; dtype?: unknown } };
     if (o.constructor?.name === "TileView" && v.view?.kind === "View") {
-      return `a ${String(v.view.dtype)} view of shape ${showValue(v.view.shape)}`;
+      return `${withArticle(String(v.view.dtype))} view of shape ${showValue(v.view.shape)}`;
     }
     return undefined;
   });

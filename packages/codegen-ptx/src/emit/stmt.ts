@@ -29,6 +29,7 @@ import {
   prepareValueIntrinsic,
   type PackedFragments,
 } from "./intrinsic.js";
+import { withArticle } from "@tirx-ts/core";
 
 /** True when `e` reads memory (a value that may change between two tests of a loop). */
 function hasLoad(e: Expr): boolean {
@@ -137,7 +138,8 @@ export class StmtEmitter {
         // The verifier checked the value has the stored dtype (TX2005).
         invariant(
           s.value.dtype === s.dtype,
-          () => `a ${s.value.dtype} value stored into ${s.dtype} elements of "${s.buffer.name}"`,
+          () =>
+            `${withArticle(s.value.dtype)} value stored into ${s.dtype} elements of "${s.buffer.name}"`,
         );
         const regs = ctx.elementRegs(s.buffer);
         if (regs && isVector(s.dtype)) {

@@ -3,6 +3,7 @@ import { dtypeBits, dtypeBytes, dtypeKind, isFloat8, type DType } from "../dtype
 import { TirxError } from "../diagnostics.js";
 import { showValue } from "../show.js";
 import { fp8Bits, fp8Format, fp8Value } from "../numeric/fp8.js";
+import { withArticle } from "../show.js";
 
 /**
  * Host-side element encoding shared by every runtime: little-endian bytes with each dtype's
@@ -210,7 +211,7 @@ function checkElements(data: HostData, dtype: DType): void {
     if (t !== "number" && t !== "bigint" && t !== "boolean") {
       why = `is ${v === undefined && !(i in data) ? "a hole" : showValue(v)}, not a number`;
     } else if (integer && t === "number" && !Number.isInteger(v)) {
-      why = `is ${String(v)}, which a ${dtype} element cannot hold`;
+      why = `is ${String(v)}, which ${withArticle(dtype)} element cannot hold`;
     }
     if (why !== undefined) throw new TirxError("TX5007", `element ${i} of the data ${why}`);
   }

@@ -2,6 +2,7 @@ import { dtypeBits, isFloat, isFloat8, isSigned, isVector, type DType } from "..
 import { fp8Format, fp8Max, roundFp8Unsaturated } from "../numeric/fp8.js";
 import { TirxError } from "../diagnostics.js";
 import type { Span } from "../span.js";
+import { withArticle } from "../show.js";
 
 /** Largest finite float16 and bfloat16, and the magnitude from which rounding gives infinity. */
 const HALF_LIMITS: Partial<Record<DType, { max: number; inf: number }>> = {
@@ -24,7 +25,7 @@ export function checkLiteral(value: number | bigint, dtype: DType, span?: Span):
   if (isVector(dtype)) {
     throw new TirxError(
       "TX1007",
-      `a ${dtype} has no literal (${value}): PTX has no vector immediate; build one with T.ptx.vec.broadcast(x, n) or T.ptx.vec.make(...)`,
+      `${withArticle(dtype)} has no literal (${value}): PTX has no vector immediate; build one with T.ptx.vec.broadcast(x, n) or T.ptx.vec.make(...)`,
       span,
     );
   }

@@ -7,6 +7,7 @@ import { constInt, intImm, type Expr } from "../ir/expr.js";
 import { knownDivisor, residueMod } from "../analysis/bounds.js";
 import type { DiagnosticCode } from "../catalog.js";
 import type { Span } from "../span.js";
+import { withArticle } from "../show.js";
 
 /** A static slice `start:stop:step` of one axis (stop exclusive). */
 export interface Slice {
@@ -215,10 +216,10 @@ export function bufferElementOffset(
   const why =
     r !== undefined
       ? `its ${dtype} offset is ${r} more than a multiple of ${k} (byte ${r * eb} of a ${bb}-byte ${buffer.dtype} element)`
-      : `its ${dtype} offset is not provably a multiple of ${k} (the expression shows a factor of ${knownDivisor(offset)} only); write it from multiples of ${k} or take it of a ${buffer.dtype} view`;
+      : `its ${dtype} offset is not provably a multiple of ${k} (the expression shows a factor of ${knownDivisor(offset)} only); write it from multiples of ${k} or take it of ${withArticle(buffer.dtype)} view`;
   throw new TirxError(
     code,
-    `${what} of a ${dtype} view into ${bufferName(buffer)} (${buffer.dtype}) must start on a whole ${buffer.dtype} element (${bb} bytes): ${why}`,
+    `${what} of ${withArticle(dtype)} view into ${bufferName(buffer)} (${buffer.dtype}) must start on a whole ${buffer.dtype} element (${bb} bytes): ${why}`,
     span,
   );
 }

@@ -18,6 +18,7 @@ import {
   type PatternContext,
 } from "./common.js";
 import type { AtomSide, CpAsyncOpcode, CpAsyncPlan } from "../ir/tile-plan.js";
+import { withArticle } from "../show.js";
 
 /** Parameters of the cp.async tile pattern (seed: "Call parameters"). */
 export const CP_ASYNC_PARAMS = [
@@ -178,7 +179,7 @@ export function planCpAsync(s: TileApply, ctx: PatternContext): CpAsyncPlan {
         : typeof chunkParam === "string"
           ? showValue(chunkParam)
           : !Array.isArray(chunkParam) && (chunkParam as { kind: string }).kind === "IntImm"
-            ? `a ${(chunkParam as { dtype: string }).dtype} constant`
+            ? `${withArticle((chunkParam as { dtype: string }).dtype)} constant`
             : "a runtime value";
     throw new TirxError(
       "TX3006",

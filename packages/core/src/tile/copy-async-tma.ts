@@ -6,6 +6,7 @@ import { intImm, type Expr } from "../ir/expr.js";
 import type { Stmt, TileParam } from "../ir/stmt.js";
 import { tileDispatchError, type TileContext, type TileLowering } from "./operand.js";
 import { planTma, viewAlignment } from "./tma-plan.js";
+import { withArticle } from "../show.js";
 
 /** TMA and bulk copies need sm_90 (PTX ISA, cp.async.bulk / cp.async.bulk.tensor). */
 const SM_TMA = 90;
@@ -79,7 +80,7 @@ function checkCommon(shared: View, global: View, ctx: TileContext, what: string)
     if (v.dtype !== v.buffer.dtype) {
       throw tileDispatchError(
         ctx,
-        `${what} moves ${v.buffer.name}'s own elements (${v.buffer.dtype}), not a ${v.dtype} reinterpretation`,
+        `${what} moves ${v.buffer.name}'s own elements (${v.buffer.dtype}), not ${withArticle(v.dtype)} reinterpretation`,
         `a view of ${v.buffer.name} in ${v.buffer.dtype}`,
       );
     }

@@ -1,4 +1,5 @@
 import { dtypeBytes } from "../dtype.js";
+import { withArticle } from "../show.js";
 import { binary, logical } from "../ir/arith.js";
 import { intImm, type Expr } from "../ir/expr.js";
 import { bufferPtr } from "../layout/view.js";
@@ -213,7 +214,7 @@ export const copy: TilePrimitive<typeof OPERANDS> = {
       throw tileDispatchError(
         ctx,
         `copy moves bits: ${reg.buffer.name} is ${reg.dtype}, ${view.buffer.name} ${view.dtype}`,
-        `T.tile.cast into a ${view.dtype} tile first`,
+        `T.tile.cast into ${withArticle(view.dtype)} tile first`,
       );
     }
     const strides = memoryStrides(reg, view, ctx);

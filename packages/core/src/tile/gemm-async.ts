@@ -32,6 +32,7 @@ import {
   type TileInput,
   type TilePrimitive,
 } from "./primitive.js";
+import { withArticle } from "../show.js";
 
 /** The largest N of one wgmma.mma_async (PTX ISA, wgmma.mma_async: m64nNk16, N ≤ 256). */
 const MAX_N = 256;
@@ -308,7 +309,7 @@ function accumOption(
     if (e.dtype === "bool" || e.dtype === "int32") return v as Expr;
     throw tileDispatchError(
       ctx,
-      `accum is a ${String(e.dtype)} expression; wgmma's scale-d takes a bool or int32`,
+      `accum is ${withArticle(String(e.dtype))} expression; wgmma's scale-d takes a bool or int32`,
       "accum: true, false, or a bool expression such as kt.gt(0)",
     );
   }
@@ -466,7 +467,7 @@ function lowerGemmAsync(args: readonly TileInput[], ctx: TileContext): TileLower
       throw tileDispatchError(
         ctx,
         `${x.view.buffer.name} is ${x.view.buffer.dtype}, read as ${x.view.dtype}; a descriptor reads the buffer's own elements`,
-        `a ${ab} shared buffer`,
+        `${withArticle(ab)} shared buffer`,
       );
     }
   }

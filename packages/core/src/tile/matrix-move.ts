@@ -1,4 +1,5 @@
 import { knownDivisor, residueMod } from "../analysis/bounds.js";
+import { withArticle } from "../show.js";
 import { dtypeBytes } from "../dtype.js";
 import { binary, logical } from "../ir/arith.js";
 import type { View } from "../ir/buffer.js";
@@ -216,7 +217,7 @@ export function matrixMoveCopy(
     throw tileDispatchError(
       ctx,
       `${what} moves ${reg.dtype} bits; ${buf.name} holds ${buf.dtype} (view ${view.dtype})`,
-      `a ${reg.dtype} shared tile`,
+      `${withArticle(reg.dtype)} shared tile`,
     );
   }
   const vs = viewMatrix(view.shape, view.strides);

@@ -21,6 +21,7 @@ import {
   type TileLowering,
   type TileScope,
 } from "./operand.js";
+import { withArticle } from "../show.js";
 
 /**
  * The kind of one operand of a tile primitive, as the dsl surface takes it:
@@ -205,7 +206,7 @@ export function checkSameDType(
   throw tileDispatchError(
     ctx,
     `register tiles must have one dtype: ${first.role} ${first.tile.buffer.name} is ${first.tile.dtype}, ${other.role} ${other.tile.buffer.name} ${other.tile.dtype}`,
-    `T.tile.cast ${other.tile.buffer.name} into a ${first.tile.dtype} tile first`,
+    `T.tile.cast ${other.tile.buffer.name} into ${withArticle(first.tile.dtype)} tile first`,
   );
 }
 

@@ -18,6 +18,7 @@ import type { Span } from "../span.js";
 import { checkAxes } from "./axis-check.js";
 import { checkBufferInScope, namesDefined } from "./scope-check.js";
 import { showIndex } from "./show-index.js";
+import { withArticle } from "../show.js";
 
 /**
  * One access to `buffer` as `dtype` elements at element `offset`: the buffer is in scope, and
@@ -50,7 +51,7 @@ export function checkAccess(
   if (isLaneValue(dtype) && buffer.align % dtypeBytes(dtype) !== 0) {
     throw new TirxError(
       "TX1014",
-      `a ${dtype} access moves ${dtypeBytes(dtype)} bytes at once, but ${bufferName(buffer)} is aligned to only ${buffer.align} bytes`,
+      `${withArticle(dtype)} access moves ${dtypeBytes(dtype)} bytes at once, but ${bufferName(buffer)} is aligned to only ${buffer.align} bytes`,
       span,
       [
         {
@@ -142,7 +143,7 @@ export function checkStore(s: Store, scope: RangeScope): void {
   if (s.value.dtype !== s.dtype) {
     throw new TirxError(
       "TX2005",
-      `storing a ${s.value.dtype} value into ${s.dtype} elements of ${bufferName(s.buffer)}; cast it explicitly`,
+      `storing ${withArticle(s.value.dtype)} value into ${s.dtype} elements of ${bufferName(s.buffer)}; cast it explicitly`,
       s.span,
     );
   }
@@ -164,7 +165,7 @@ export function checkTensorBytes(p: Param, fn: PrimFunc): void {
       p.var.span ?? fn.span,
       [
         {
-          message: `pass its lanes in a ${laneDType(p.var.dtype)} tensor and load them with view_as("${p.var.dtype}"), or as ${laneCount(p.var.dtype)} scalars joined by T.ptx.vec.make`,
+          message: `pass its lanes in ${withArticle(laneDType(p.var.dtype))} tensor and load them with view_as("${p.var.dtype}"), or as ${laneCount(p.var.dtype)} scalars joined by T.ptx.vec.make`,
         },
       ],
     );

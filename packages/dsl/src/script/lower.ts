@@ -6,6 +6,7 @@ import { withSpan } from "../span.js";
 import { withBindingName } from "../binding-name.js";
 import { builderT as T } from "../builder-t.js";
 import { ExprLowerer, Scope, isJs, type Node } from "./lower-expr.js";
+import { withArticle } from "@tirx-ts/core";
 
 /**
  * The script-mode lowering: walks a kernel function's syntax tree (never running it) and makes
@@ -163,7 +164,7 @@ export class Lowerer extends ExprLowerer {
         n,
         what
           ? `${what}: ${dtype} cannot hold a value of dtype ${bad}`
-          : `a ${dtype} element cannot store a value of dtype ${bad}`,
+          : `${withArticle(dtype)} element cannot store a value of dtype ${bad}`,
         `convert it explicitly: T.${dtype}(...)`,
       );
     }
