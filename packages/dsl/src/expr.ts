@@ -54,7 +54,7 @@ export class PrimExpr {
     if (hint === "string") return "[object Object]";
     throw new TirxError(
       "TX1002",
-      `a traced ${this.dtype} expression was used with a JavaScript operator (it converts the expression to a ${hint === "number" ? "number" : "primitive"}); TypeScript has no operator overloading: write the method, e.g. a.add(b), a.mul(b), a.lt(b), a.eq(b)`,
+      `a traced ${this.dtype} expression was used with a JavaScript operator (it converts the expression to a ${hint === "number" ? "number" : "primitive"}); TypeScript has no operator overloading: write the method, e.g. a.add(b), a.mul(b), a.lt(b), a.eq(b), and T.max(a, b) / T.min(a, b) for Math.max / Math.min`,
       callerSpan(),
     );
   }

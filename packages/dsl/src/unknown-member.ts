@@ -29,7 +29,12 @@ export function unknownMemberError(
     "TX1024",
     `"${key}" is not a member of ${owner}${near ? ` (did you mean "${near}"?)` : ""}`,
     span,
-    [{ message: "check the name against the builder's T (README: the T namespace)" }],
+    [
+      {
+        message:
+          "check the name against the builder's T: README.md's \"A kernel\" and the sections after it name its members, and an editor completes them from its types",
+      },
+    ],
   );
 }
 
