@@ -221,13 +221,15 @@ describe("T.alloc_local(shape, dtype, { layout })", () => {
     );
   });
 
-  it("the verifier reports at the allocation's line", () => {
-    const fn = T.function("k", { Out: T.Tensor([32], "float32") }, ({ Out }) => {
-      T.device_entry({ launch: T.cuda.LaunchConfig({ grid: 1, block: 32 }) });
-      const acc = T.alloc_local([16, 4], "float32", { layout: C() }); // marker: alloc-line
-      Out.set([T.cuda.thread_idx("x")], acc.get([0, 0]));
-    });
-    const e = errorOf(() => verify(fn));
+  it("T.alloc_local reports it at its own line while building, before any T.tile call reads the tile", () => {
+    const e = errorOf(() =>
+      T.function("k", { Out: T.Tensor([32], "float32") }, ({ Out }) => {
+        T.device_entry({ launch: T.cuda.LaunchConfig({ grid: 1, block: 32 }) });
+        const acc = T.alloc_local([16, 4], "float32", { layout: C() }); // marker: alloc-line
+        T.tile.warp.fill(acc, T.float32(0));
+        Out.set([T.cuda.thread_idx("x")], acc.get([0, 0]));
+      }),
+    );
     expect(e.code).toBe("TX2021");
     expect(e.span?.line).toBe(lineOf("marker: alloc-line"));
   });

@@ -10,6 +10,7 @@ import {
   isDType,
   isTileLayout,
   isStaticShape,
+  groupLayout,
   mkBuffer,
   mkVar,
   seq,
@@ -350,10 +351,12 @@ export function alloc_shared(
  * `T.alloc_shared` (default: the variable the call is bound to, else "local"). `layout` (a
  * `T.TileLayout` or a built-in `T.layout.*`) makes it a register tile: the IR records which
  * thread holds each logical element and at which slot of its array (TIRx
- * `T.alloc_local(shape, dtype, layout=...)`). The verifier checks that the layout groups by
- * `shape` and that its thread axes fit the launch (TX2021). Without `layout`, every thread holds
+ * `T.alloc_local(shape, dtype, layout=...)`). A static shape the layout does not group by (its
+ * size, or dims that no run of its iters covers: groupLayout) is TX2021 here, at this line; the
+ * verifier checks that its thread axes fit the launch (TX2021 too). Without `layout`, every thread holds
  * the whole row-major array, as before; the storage and accesses are the same either way today.
- * @throws TirxError TX1003, TX2003, TX1002 for a `layout` that is not a TileLayout.
+ * @throws TirxError TX1003, TX2003, TX1002 for a `layout` that is not a TileLayout, TX2021 for a
+ *   shape the layout does not group by.
  */
 export function alloc_local(
   shape: readonly number[],
@@ -369,7 +372,7 @@ export function alloc_local(
       span,
     );
   }
-  return alloc(
+  const view = alloc(
     "local",
     shape,
     dtype,
@@ -380,6 +383,20 @@ export function alloc_local(
     undefined,
     o.layout as TileLayout | undefined,
   );
+  // A layout that cannot hold the shape is the allocation's error, at its line (not at the
+  // first T.tile call that reads it).
+  if (o.layout !== undefined && shape.every((d) => typeof d === "number")) {
+    try {
+      groupLayout(o.layout as TileLayout, shape, span);
+    } catch (e) {
+      // The verifier's rule for a local tile (TX2021), reported while building.
+      if (e instanceof TirxError && e.code === "TX1026") {
+        throw new TirxError("TX2021", e.text, span, e.notes);
+      }
+      throw e;
+    }
+  }
+  return view;
 }
 
 function isParamType<K extends "TensorType" | "ScalarType">(
