@@ -385,8 +385,9 @@ describe("dispatch explains itself (TX2022)", () => {
     const e = errorOf(() =>
       kernel(() => {
         const a = T.alloc_local([4, 64], "float32", { layout: ROWS_L() });
+        // Rows in every other slot: another map (S[(4, 64) : (1, 1@tid)] is ROWS_L's own).
         const b = T.alloc_local([4, 64], "float32", {
-          layout: T.TileLayout(T.S([4, 64], [1, "1@tid"])),
+          layout: T.TileLayout(T.S([4, 64], [2, "1@tid"])),
         });
         T.tile.cta.add(a, a, b);
       }),

@@ -4,7 +4,7 @@ import { intImm, type Expr } from "../ir/expr.js";
 import type { Stmt } from "../ir/stmt.js";
 import { showTileLayout } from "../layout/tile-layout.js";
 import { opOf } from "../ops/registry.js";
-import { layoutKey, loadSlot, storeSlot } from "./elementwise.js";
+import { loadSlot, storeSlot } from "./elementwise.js";
 import {
   memoryIters,
   type RegisterTile,
@@ -14,6 +14,7 @@ import {
 } from "./operand.js";
 import { checkLaidOut, checkScope, valueOp, type TileInput } from "./primitive.js";
 import { loopNest, ownedOnly } from "./threads.js";
+import { sameElementMap } from "./same-map.js";
 
 /** The packed pair a 16-bit float dst is converted into, two float32 at a time. */
 const PAIR_OF: Partial<Record<DType, PackedDType>> = {
@@ -56,7 +57,7 @@ export function pairedCast(args: readonly TileInput[], ctx: TileContext): TileLo
   const [dst, src] = args;
   if (!isRegister(dst) || !isRegister(src) || src.dtype !== "float32") return undefined;
   const pair = PAIR_OF[dst.dtype];
-  if (pair === undefined || layoutKey(src) !== layoutKey(dst)) return undefined;
+  if (pair === undefined || !sameElementMap(dst, src, ctx)) return undefined;
   checkLaidOut(dst, ctx);
   checkScope(dst, ctx);
   const op = CVT_OP[pair];

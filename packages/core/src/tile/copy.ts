@@ -11,6 +11,7 @@ import { showTileLayout } from "../layout/tile-layout.js";
 import { loadSlot, storeSlot } from "./elementwise.js";
 import { matrixMoveCopy, matrixTiling, MATRIX_MOVE_SM } from "./matrix-move.js";
 import { tileDispatchError, type RegisterTile, type TileContext } from "./operand.js";
+import { sameElementMap } from "./same-map.js";
 import {
   ALL_SCOPES,
   asArg,
@@ -137,7 +138,7 @@ export const copy: TilePrimitive<typeof OPERANDS> = {
     const dst = asArg(args[0]);
     const src = asArg(args[1]);
     if (dst?.kind === "register" && src?.kind === "register") {
-      if (showTileLayout(dst.layout) !== showTileLayout(src.layout) || dst.dtype !== src.dtype) {
+      if (!sameElementMap(dst, src, ctx) || dst.dtype !== src.dtype) {
         throw tileDispatchError(
           ctx,
           `a register-to-register copy needs one dtype and one layout; ${src.buffer.name} has ${src.dtype} ${showTileLayout(src.layout)}, ${dst.buffer.name} ${dst.dtype} ${showTileLayout(dst.layout)}`,

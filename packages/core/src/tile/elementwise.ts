@@ -27,6 +27,7 @@ import {
   type TilePrimitive,
 } from "./primitive.js";
 import { iterValue, loopNest, ownedOnly } from "./threads.js";
+import { sameElementMap } from "./same-map.js";
 
 /**
  * The per-element computation of an elementwise primitive: `ins` as loaded (their own dtypes),
@@ -162,7 +163,10 @@ export function elementwise<
           );
         }
         if (a.kind === "register") {
-          slotOf[i] = layoutKey(a) === key ? (slot) => slot : broadcastSlot(dst, a, n, ctx);
+          slotOf[i] =
+            layoutKey(a) === key || sameElementMap(dst, a, ctx)
+              ? (slot) => slot
+              : broadcastSlot(dst, a, n, ctx);
         }
         return a;
       });

@@ -1,0 +1,100 @@
+// Register tiles whose layouts are one element → (thread, slot) map written two ways combine slot
+// for slot (element-wise inputs, casts, register copies), as TIRx aligns operands after
+// canonicalizing them: an iter split in two, an iter of extent 1 with any stride, 1@warpid for
+// 32@tid. Maps that differ stay TX2022. On the simulated device against host math.
+import { describe, expect, it } from "vitest";
+import { T, compile, explainTile, sim, tensor } from "tirx-ts";
+import { errorOf } from "./util/error-of.js";
+
+const dev = sim();
+
+/** Integers in [-20, 20]. */
+function ints(n: number, seed: number): Float32Array {
+  let s = seed >>> 0;
+  return Float32Array.from(
+    { length: n },
+    () => (((s = (Math.imul(s, 1103515245) + 12345) >>> 0) >>> 16) % 41) - 20,
+  );
+}
+
+/** Y = X + X, X loaded into `la` and again into `lb`, added, cast to float16 and back. */
+function kernel(
+  scope: "warp" | "cta",
+  block: number,
+  shape: [number, number],
+  la: string,
+  lb: string,
+) {
+  return T.function(
+    "same_map",
+    { X: T.Tensor(shape, "float32"), Y: T.Tensor(shape, "float32") },
+    ({ X, Y }) => {
+      T.device_entry({ launch: T.cuda.LaunchConfig({ grid: 1, block }) });
+      const a = T.alloc_local(shape, "float32", { layout: T.TileLayout(la) });
+      const b = T.alloc_local(shape, "float32", { layout: T.TileLayout(lb) });
+      const h = T.alloc_local(shape, "float16", { layout: T.TileLayout(lb) });
+      T.tile[scope].copy(a, X);
+      T.tile[scope].copy(b, X);
+      T.tile[scope].add(a, a, b);
+      T.tile[scope].cast(h, a);
+      T.tile[scope].cast(b, h);
+      T.tile[scope].copy(a, b);
+      T.tile[scope].copy(Y, a);
+    },
+  );
+}
+
+function check(
+  scope: "warp" | "cta",
+  block: number,
+  shape: [number, number],
+  la: string,
+  lb: string,
+) {
+  const n = shape[0] * shape[1];
+  const x = ints(n, n + la.length);
+  const X = tensor(x, { shape, dtype: "float32", device: dev });
+  const Y = tensor.zeros(shape, "float32", dev);
+  compile(kernel(scope, block, shape, la, lb), { target: "cuda" })(X, Y);
+  expect(Array.from(Y.toArray() as Float32Array)).toEqual(Array.from(x, (v) => 2 * v));
+}
+
+describe("one element map in two notations combines slot for slot", () => {
+  it("an m iter split in two, and an extent-1 iter of any stride (the trial's)", () => {
+    const base = "S[(32, 4) : (1@laneid, 1)]";
+    for (const other of ["S[(32, 2, 2) : (1@laneid, 2, 1)]", "S[(32, 1, 4) : (1@laneid, 7, 1)]"]) {
+      check("warp", 32, [32, 4], base, other);
+      // The cast takes the paired form, as it does for equal notations.
+      expect(explainTile(kernel("warp", 32, [32, 4], base, other))[3]).toMatch(
+        /pairs of adjacent slots/,
+      );
+    }
+  });
+
+  it("1@warpid for 32@tid, and a lane iter split in two, at cta scope", () => {
+    check(
+      "cta",
+      128,
+      [4, 32],
+      "S[(4, 32) : (32@tid, 1@laneid)]",
+      "S[(4, 32) : (1@warpid, 1@laneid)]",
+    );
+    check(
+      "cta",
+      128,
+      [4, 32],
+      "S[(4, 32) : (1@warpid, 1@laneid)]",
+      "S[(4, 4, 8) : (1@warpid, 8@laneid, 1@laneid)]",
+    );
+  });
+
+  it("maps that differ stay TX2022", () => {
+    for (const [la, lb] of [
+      ["S[(32, 4) : (1@laneid, 1)]", "S[(32, 4) : (1@laneid, 2)]"],
+      ["S[(32, 4) : (1@laneid, 1)]", "S[(32, 4) : (1, 1@laneid)]"],
+    ] as const) {
+      const e = errorOf(() => kernel("warp", 32, [32, 4], la, lb));
+      expect(e.code).toBe("TX2022");
+    }
+  });
+});
