@@ -1,5 +1,7 @@
 import {
   composeLayout,
+  isDType,
+  isTileLayout,
   mmaSyncOperandLayout,
   mmaSyncTileLayout,
   parseTileLayout,
@@ -151,14 +153,36 @@ export function TileLayout(
 /**
  * TIRx `ComposeLayout(swizzle, tile)`: `tile`, then the XOR swizzle on its memory coordinate
  * `m`; a byte swizzle (`T.swizzle_mode("128B")`) needs the tile's `dtype`.
- * @throws TirxError TX1016 for a byte swizzle without a dtype whose elements it can count.
+ * @throws TirxError TX1002 for a `swizzle` that is no swizzle layout (`T.SwizzleLayout`,
+ *   `T.swizzle_mode`), a `tile` that is no TileLayout, or a `dtype` that is no dtype name;
+ *   TX1016 for a byte swizzle without a dtype whose elements it can count.
  */
 export function ComposeLayout(
   swizzle: SwizzleLayout,
   tile: TileLayoutT,
   dtype?: DType,
 ): ComposeLayoutT {
-  return composeLayout(swizzle, tile, dtype, callerSpan());
+  const span = callerSpan();
+  const kindOf = (x: unknown): unknown =>
+    typeof x === "object" && x !== null ? (x as { kind?: unknown }).kind : undefined;
+  if (kindOf(swizzle) !== "SwizzleLayout") {
+    throw new TirxError(
+      "TX1002",
+      `T.ComposeLayout: swizzle ${show(swizzle)} is not a swizzle layout; use T.SwizzleLayout(...) or T.swizzle_mode("128B")`,
+      span,
+    );
+  }
+  if (!isTileLayout(tile)) {
+    throw new TirxError(
+      "TX1002",
+      `T.ComposeLayout: tile ${show(tile)} is not a TileLayout; use T.TileLayout(...)`,
+      span,
+    );
+  }
+  if (dtype !== undefined && !isDType(dtype)) {
+    throw new TirxError("TX1002", `T.ComposeLayout: dtype ${show(dtype)} is not a dtype`, span);
+  }
+  return composeLayout(swizzle, tile, dtype, span);
 }
 
 /**

@@ -218,6 +218,45 @@ const entries: Entry[] = [
     args: p(any([4]), any("int32"), any({ name: "regs" })),
     call: (_c, [s, d, o]) => call(T.alloc_local, s, d, o),
   },
+  // Layouts: the constructors and the built-ins take any value too.
+  { name: "T.S", args: p(any([4, 8]), any([1, "1@laneid"])), call: (_c, a) => call(T.S, ...a) },
+  { name: "T.R", args: p(any([2]), any(["1@warpid"])), call: (_c, a) => call(T.R, ...a) },
+  { name: "T.O", args: p(any("1@laneid")), call: (_c, a) => call(T.O, ...a) },
+  {
+    name: "T.TileLayout",
+    args: p(any("S[(4, 8) : (1, 1@laneid)]"), any(undefined), any(undefined)),
+    call: (_c, a) => call(T.TileLayout, ...a),
+  },
+  {
+    name: "T.ComposeLayout",
+    args: p(any(T.swizzle_mode("128B")), any(T.TileLayout("S[(8, 64) : (64, 1)]")), any("float16")),
+    call: (_c, a) => call(T.ComposeLayout, ...a),
+  },
+  { name: "T.swizzle_mode", args: p(any("128B")), call: (_c, a) => call(T.swizzle_mode, ...a) },
+  {
+    name: "T.SwizzleLayout",
+    args: p(any(3), any(3), any(3)),
+    call: (_c, a) => call(T.SwizzleLayout, ...a),
+  },
+  {
+    name: "T.layout.mma_sync_tile_layout",
+    args: p(any("C"), any("m16n8k16"), any("float32"), any(16), any(8)),
+    call: (_c, a) => call(T.layout.mma_sync_tile_layout, ...a),
+  },
+  {
+    name: "T.layout.wgmma_tile_layout",
+    args: p(any("D"), any(64), any(64), any("float32")),
+    call: (_c, a) => call(T.layout.wgmma_tile_layout, ...a),
+  },
+  {
+    name: "T.alloc_local with a layout",
+    args: p(
+      any([32, 4]),
+      any("float32"),
+      any({ layout: T.TileLayout("S[(32, 4) : (1@laneid, 1)]") }),
+    ),
+    call: (_c, [s, d, o]) => call(T.alloc_local, s, d, o),
+  },
   {
     name: "T.range",
     args: p(any(4), any(undefined)),

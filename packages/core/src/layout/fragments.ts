@@ -1,5 +1,6 @@
 import type { DType } from "../dtype.js";
 import { TirxError } from "../diagnostics.js";
+import { showValue } from "../show.js";
 import type { Span } from "../span.js";
 import type { LayoutIter, TileLayout } from "../ir/tile-layout.js";
 import {
@@ -80,18 +81,22 @@ const MMA_SYNC_FRAGMENTS: Readonly<Record<MmaSyncShape, MmaFragments>> = {
   },
 };
 
-const shapeName = (s: unknown): string => (typeof s === "string" ? s : String(s));
+/** A value as a message names it: a string as it is, anything else by showValue (never throws). */
+const shapeName = (s: unknown): string => (typeof s === "string" ? s : showValue(s));
 
 function mmaEntry(
   shape: MmaSyncShape,
   operand: MmaOperand,
   span?: Span,
 ): readonly [number, number, string] {
-  const f = Object.hasOwn(MMA_SYNC_FRAGMENTS, shape) ? MMA_SYNC_FRAGMENTS[shape] : undefined;
+  const f =
+    typeof shape === "string" && Object.hasOwn(MMA_SYNC_FRAGMENTS, shape)
+      ? MMA_SYNC_FRAGMENTS[shape]
+      : undefined;
   if (!f) {
     throw new TirxError(
       "TX1026",
-      `mma_sync_operand_layout: shape ${JSON.stringify(shapeName(shape))} is not one of ${Object.keys(MMA_SYNC_FRAGMENTS).join(", ")}`,
+      `mma_sync_operand_layout: shape ${typeof shape === "string" ? JSON.stringify(shape) : showValue(shape)} is not one of ${Object.keys(MMA_SYNC_FRAGMENTS).join(", ")}`,
       span,
     );
   }
@@ -100,7 +105,7 @@ function mmaEntry(
   if (operand === "C") return [16, 8, C_M16N8];
   throw new TirxError(
     "TX1026",
-    `mma_sync_operand_layout: operand ${JSON.stringify(shapeName(operand))} is not "A", "B" or "C"`,
+    `mma_sync_operand_layout: operand ${typeof operand === "string" ? JSON.stringify(operand) : showValue(operand)} is not "A", "B" or "C"`,
     span,
   );
 }
@@ -150,7 +155,7 @@ export function mmaSyncOperandLayout(
         : "";
     throw new TirxError(
       "TX1026",
-      `mma_sync_operand_layout: operand ${operand} of ${shape} holds ${ok.join(" or ")}, not ${String(dtype)}${why}`,
+      `mma_sync_operand_layout: operand ${operand} of ${shape} holds ${ok.join(" or ")}, not ${shapeName(dtype)}${why}`,
       span,
     );
   }
@@ -189,7 +194,7 @@ export function mmaSyncTileLayout(
   if (!ok(rows, r) || !ok(cols, c)) {
     throw new TirxError(
       "TX1026",
-      `mma_sync_tile_layout: a tile of ${operand} atoms of ${shape} is a multiple of ${r} × ${c}, got ${String(rows)} × ${String(cols)}`,
+      `mma_sync_tile_layout: a tile of ${operand} atoms of ${shape} is a multiple of ${r} × ${c}, got ${shapeName(rows)} × ${shapeName(cols)}`,
       span,
     );
   }
@@ -243,7 +248,7 @@ export function wgmmaOperandLayout(
     if (dtype !== "float16" && dtype !== "bfloat16") {
       throw new TirxError(
         "TX1026",
-        `wgmma_operand_layout: register A holds float16 or bfloat16, not ${String(dtype)}`,
+        `wgmma_operand_layout: register A holds float16 or bfloat16, not ${shapeName(dtype)}`,
         span,
       );
     }
@@ -255,21 +260,21 @@ export function wgmmaOperandLayout(
   if (operand !== "D") {
     throw new TirxError(
       "TX1026",
-      `wgmma_operand_layout: operand ${JSON.stringify(shapeName(operand))} is not "A" or "D"`,
+      `wgmma_operand_layout: operand ${typeof operand === "string" ? JSON.stringify(operand) : showValue(operand)} is not "A" or "D"`,
       span,
     );
   }
   if (typeof n !== "number" || !Number.isInteger(n) || n < 8 || n > 256 || n % 8 !== 0) {
     throw new TirxError(
       "TX1026",
-      `wgmma_operand_layout: N of m64nNk16 is a multiple of 8 in 8..256, got ${String(n)}`,
+      `wgmma_operand_layout: N of m64nNk16 is a multiple of 8 in 8..256, got ${shapeName(n)}`,
       span,
     );
   }
   if (dtype !== "float32") {
     throw new TirxError(
       "TX1026",
-      `wgmma_operand_layout: the accumulator D of the f16/bf16 wgmma is float32, not ${String(dtype)}`,
+      `wgmma_operand_layout: the accumulator D of the f16/bf16 wgmma is float32, not ${shapeName(dtype)}`,
       span,
     );
   }
@@ -310,7 +315,7 @@ export function wgmmaTileLayout(
   if (!ok(rows, 64) || !ok(cols, step)) {
     throw new TirxError(
       "TX1026",
-      `wgmma_tile_layout: a tile of ${operand} fragments is a multiple of 64 × ${step}, got ${String(rows)} × ${String(cols)}`,
+      `wgmma_tile_layout: a tile of ${operand} fragments is a multiple of 64 × ${step}, got ${shapeName(rows)} × ${shapeName(cols)}`,
       span,
     );
   }

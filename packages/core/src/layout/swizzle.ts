@@ -1,5 +1,6 @@
 import { dtypeBytes, type DType } from "../dtype.js";
 import { TirxError } from "../diagnostics.js";
+import { showValue } from "../show.js";
 import { binary } from "../ir/arith.js";
 import { intImm, type Expr } from "../ir/expr.js";
 import type { Span } from "../span.js";
@@ -29,7 +30,7 @@ export function swizzleLayout(
   if (!isBits(perElement) || !isBits(swizzleLen) || !isBits(atomLen)) {
     throw new TirxError(
       "TX1016",
-      `SwizzleLayout(${String(perElement)}, ${String(swizzleLen)}, ${String(atomLen)}): the bit counts must be integers in 0..16`,
+      `SwizzleLayout(${showValue(perElement)}, ${showValue(swizzleLen)}, ${showValue(atomLen)}): the bit counts must be integers in 0..16`,
       span,
     );
   }
@@ -63,8 +64,8 @@ export function swizzleMode(
     throw new TirxError(
       "TX1016",
       (mode as unknown) === "none" || mode === 0
-        ? `swizzle mode ${JSON.stringify(mode)} is no swizzle: leave the layout out (an unswizzled buffer) instead of T.swizzle_mode; modes are "32B", "64B", "128B" (or 1, 2, 3)`
-        : `swizzle mode ${JSON.stringify(mode)} is not one of "32B", "64B", "128B" (or 1, 2, 3)`,
+        ? `swizzle mode ${typeof mode === "string" ? JSON.stringify(mode) : showValue(mode)} is no swizzle: leave the layout out (an unswizzled buffer) instead of T.swizzle_mode; modes are "32B", "64B", "128B" (or 1, 2, 3)`
+        : `swizzle mode ${typeof mode === "string" ? JSON.stringify(mode) : showValue(mode)} is not one of "32B", "64B", "128B" (or 1, 2, 3)`,
       span,
     );
   }
