@@ -3,6 +3,7 @@ import {
   mkBuffer,
   mkVar,
   registerTile,
+  registerView,
   TILE_PRIMITIVES,
   TirxError,
   tileDispatchError,
@@ -62,9 +63,11 @@ export type TileNamespace = {
 };
 
 /**
- * Resolve one surface argument of kind `kind`: a TileView of a local buffer is a register tile,
- * of a shared/global buffer a memory view; an expression or number a scalar; a function (for a
- * `predicate`) a function of the indices, its result converted to an Expr; options are
+ * Resolve one surface argument of kind `kind`: a TileView of a local buffer is a register tile
+ * (a sub-view `f.sub(...)` the part it selects, with its own shape and layout; TX2022 for a
+ * part no layout of the registers expresses), of a shared/global buffer a memory view; an
+ * expression or number a scalar; a function (for a `predicate`) a function of the indices, its
+ * result converted to an Expr; options are
  * checked against the record's `optionNames` (TX1002 for another name), their TileView values
  * passed as core Views and PrimExpr values as Exprs.
  */
@@ -105,7 +108,11 @@ function resolve(
     };
   }
   if (a instanceof TileView) {
-    if (a.buffer.scope === "local") return registerTile(a.buffer, ctx);
+    // A local buffer's view is a register operand: the tile itself or a part of it, never
+    // widened to the whole tile (core's registerView: its own shape and layout, or TX2022).
+    if (a.buffer.scope === "local") {
+      return a.symbolicTensor ? registerTile(a.buffer, ctx) : registerView(a.view, spec.name, ctx);
+    }
     return { kind: "memory", view: a.view };
   }
   if (kind !== "value" && kind !== "predicate") {
