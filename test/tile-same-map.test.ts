@@ -98,3 +98,35 @@ describe("one element map in two notations combines slot for slot", () => {
     }
   });
 });
+
+describe("two parts of one tile at different slots", () => {
+  it("add, cast and copy between rows of one register tile", () => {
+    const fn = T.function(
+      "parts",
+      { X: T.Tensor([2, 32], "float32"), Y: T.Tensor([32], "float32") },
+      ({ X, Y }) => {
+        T.device_entry({ launch: T.cuda.LaunchConfig({ grid: 1, block: 32 }) });
+        const L = T.TileLayout("S[(2, 32) : (1, 1@laneid)]");
+        const f = T.alloc_local([2, 32], "float32", { layout: L });
+        const h = T.alloc_local([2, 32], "float16", { layout: L });
+        const g = T.alloc_local([32], "float32", { layout: T.TileLayout("S[32 : 1@laneid]") });
+        T.tile.warp.copy(f, X);
+        // g = row 0 + row 1; row 0 = g (a copy into a part); row 1's float16 = row 0 as float16.
+        T.tile.warp.add(g, f.sub(0, ":"), f.sub(1, ":"));
+        T.tile.warp.copy(f.sub(0, ":"), g);
+        T.tile.warp.cast(h.sub(1, ":"), f.sub(0, ":"));
+        T.tile.warp.cast(f.sub(1, ":"), h.sub(1, ":"));
+        T.tile.warp.add(g, f.sub(1, ":"), f.sub(0, ":"));
+        T.tile.warp.copy(Y, g);
+      },
+    );
+    const x = ints(64, 21);
+    const X = tensor(x, { shape: [2, 32], dtype: "float32", device: dev });
+    const Y = tensor.zeros([32], "float32", dev);
+    compile(fn, { target: "cuda" })(X, Y);
+    // Each column: 2 · (x0 + x1), exact for these integers in float16 too.
+    expect(Array.from(Y.toArray() as Float32Array)).toEqual(
+      Array.from({ length: 32 }, (_, j) => 2 * (x[j]! + x[32 + j]!)),
+    );
+  });
+});

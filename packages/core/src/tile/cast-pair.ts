@@ -14,7 +14,7 @@ import {
 } from "./operand.js";
 import { checkLaidOut, checkScope, valueOp, type TileInput } from "./primitive.js";
 import { loopNest, ownedOnly } from "./threads.js";
-import { sameElementMap } from "./same-map.js";
+import { elementMapShift } from "./same-map.js";
 
 /** The packed pair a 16-bit float dst is converted into, two float32 at a time. */
 const PAIR_OF: Partial<Record<DType, PackedDType>> = {
@@ -57,7 +57,8 @@ export function pairedCast(args: readonly TileInput[], ctx: TileContext): TileLo
   const [dst, src] = args;
   if (!isRegister(dst) || !isRegister(src) || src.dtype !== "float32") return undefined;
   const pair = PAIR_OF[dst.dtype];
-  if (pair === undefined || !sameElementMap(dst, src, ctx)) return undefined;
+  const shift = pair === undefined ? undefined : elementMapShift(dst, src, ctx);
+  if (pair === undefined || shift === undefined) return undefined;
   checkLaidOut(dst, ctx);
   checkScope(dst, ctx);
   const op = CVT_OP[pair];
@@ -83,7 +84,9 @@ export function pairedCast(args: readonly TileInput[], ctx: TileContext): TileLo
       const hi = binary("add", lo, intImm(1));
       const v = ctx.freshVar("p2", pair);
       const span = ctx.span ? { span: ctx.span } : {};
-      const cvt = valueOp(op, [loadSlot(src, hi), loadSlot(src, lo)], ctx);
+      // src holds dst's slot s at s + shift (0 unless two parts of one tile).
+      const at = (x: Expr): Expr => (shift === 0 ? x : binary("add", x, intImm(shift)));
+      const cvt = valueOp(op, [loadSlot(src, at(hi)), loadSlot(src, at(lo))], ctx);
       const body: Stmt[] = [
         { kind: "Let", var: v, value: cvt, ...span },
         storeSlot(dst, lo, valueOp("x2.unpack.0", [v], ctx), ctx),

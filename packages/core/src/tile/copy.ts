@@ -11,7 +11,7 @@ import { showTileLayout } from "../layout/tile-layout.js";
 import { loadSlot, storeSlot } from "./elementwise.js";
 import { matrixMoveCopy, matrixTiling, MATRIX_MOVE_SM } from "./matrix-move.js";
 import { tileDispatchError, type RegisterTile, type TileContext } from "./operand.js";
-import { sameElementMap } from "./same-map.js";
+import { elementMapShift } from "./same-map.js";
 import {
   ALL_SCOPES,
   asArg,
@@ -138,7 +138,8 @@ export const copy: TilePrimitive<typeof OPERANDS> = {
     const dst = asArg(args[0]);
     const src = asArg(args[1]);
     if (dst?.kind === "register" && src?.kind === "register") {
-      if (!sameElementMap(dst, src, ctx) || dst.dtype !== src.dtype) {
+      const shift = elementMapShift(dst, src, ctx);
+      if (shift === undefined || dst.dtype !== src.dtype) {
         throw tileDispatchError(
           ctx,
           `a register-to-register copy needs one dtype and one layout; ${src.buffer.name} has ${src.dtype} ${showTileLayout(src.layout)}, ${dst.buffer.name} ${dst.dtype} ${showTileLayout(dst.layout)}`,
@@ -149,7 +150,7 @@ export const copy: TilePrimitive<typeof OPERANDS> = {
       checkScope(dst, ctx);
       const n = dst.layout.shard.filter((x) => x.axis === "m").reduce((p, x) => p * x.extent, 1);
       return {
-        stmts: ownedOnly(dst.layout, ctx, slotLoopCopy(dst, src, ctx)),
+        stmts: ownedOnly(dst.layout, ctx, slotLoopCopy(dst, src, shift, ctx)),
         explain: `register moves, ${n} slots per thread: ${dst.buffer.name} ${showTileLayout(dst.layout)}`,
       };
     }
@@ -308,7 +309,13 @@ function redAdd(view: View, off: Expr, value: Expr, ctx: TileContext): Stmt {
   return { kind: "Call", op: "red.add", args, ...(ctx.span ? { span: ctx.span } : {}) };
 }
 
-function slotLoopCopy(dst: RegisterTile, src: RegisterTile, ctx: TileContext): Stmt[] {
+/** dst's slots from src's, src's slot `shift` past dst's (two parts of one tile). */
+function slotLoopCopy(
+  dst: RegisterTile,
+  src: RegisterTile,
+  shift: number,
+  ctx: TileContext,
+): Stmt[] {
   const ms = dst.layout.shard.filter((x) => x.axis === "m");
   return loopNest(
     ctx,
@@ -316,7 +323,8 @@ function slotLoopCopy(dst: RegisterTile, src: RegisterTile, ctx: TileContext): S
     (vars) => {
       let slot: Expr = intImm(dst.layout.offset.m ?? 0);
       vars.forEach((v, i) => (slot = binary("add", slot, binary("mul", v, intImm(ms[i]!.stride)))));
-      return [storeSlot(dst, slot, loadSlot(src, slot), ctx)];
+      const from = shift === 0 ? slot : binary("add", slot, intImm(shift));
+      return [storeSlot(dst, slot, loadSlot(src, from), ctx)];
     },
   );
 }

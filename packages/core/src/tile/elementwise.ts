@@ -27,7 +27,7 @@ import {
   type TilePrimitive,
 } from "./primitive.js";
 import { iterValue, loopNest, ownedOnly } from "./threads.js";
-import { sameElementMap } from "./same-map.js";
+import { elementMapShift } from "./same-map.js";
 
 /**
  * The per-element computation of an elementwise primitive: `ins` as loaded (their own dtypes),
@@ -163,10 +163,13 @@ export function elementwise<
           );
         }
         if (a.kind === "register") {
+          // The same map (or the same but for a slot offset: two parts of one tile), else a
+          // broadcast.
+          const shift = layoutKey(a) === key ? 0 : elementMapShift(dst, a, ctx);
           slotOf[i] =
-            layoutKey(a) === key || sameElementMap(dst, a, ctx)
-              ? (slot) => slot
-              : broadcastSlot(dst, a, n, ctx);
+            shift === undefined
+              ? broadcastSlot(dst, a, n, ctx)
+              : (slot) => (shift === 0 ? slot : binary("add", slot, intImm(shift)));
         }
         return a;
       });

@@ -8,36 +8,65 @@ import { linearThreads } from "./threads.js";
 const MAX_COPIES = 1 << 16;
 
 /**
- * Whether register tiles `a` and `b` of one shape put every logical element on the same threads
- * at the same slot, however their layouts are written: iters split or merged
- * (`S[(32, 2, 2) : (1@laneid, 2, 1)]` is `S[(32, 4) : (1@laneid, 1)]`), iters of extent 1 with any
- * stride, or one thread axis for another (`1@warpid` is `32@tid`). TIRx aligns elementwise
- * operands after canonicalizing their layouts (tile_primitives/elementwise/reg); here the maps
- * themselves are compared: equal notations at once, else every element's physical coordinates
- * (replicas included) on the scope's linear thread index ({@link linearThreads}) and `m`. Tiles
- * of more than 65536 element copies are compared by notation only (false when it differs).
+ * The constant `δ` such that register tile `b` holds every logical element on the threads where
+ * `a` holds it, at `a`'s slot plus `δ`; undefined when there is none. Two parts of one tile
+ * (`f.sub(0, ":")`, `f.sub(1, ":")`) differ by their `m` offsets; one map written two ways
+ * (iters split or merged, `1@warpid` for `32@tid`) has `δ` 0. Notations equal but for the `m`
+ * offset are read at once; otherwise every element's physical coordinates (replicas included) on
+ * the scope's linear thread index ({@link linearThreads}) are compared. TIRx aligns elementwise
+ * operands after canonicalizing their layouts (tile_primitives/elementwise/reg). Tiles of more
+ * than 65536 element copies are compared by notation only.
  * @throws TirxError TX2022 as linearThreads (thread iters whose digits overlap).
  */
-export function sameElementMap(a: RegisterTile, b: RegisterTile, ctx: TileContext): boolean {
-  if (a.shape.join() !== b.shape.join()) return false;
-  if (showTileLayout(a.layout) === showTileLayout(b.layout)) return true;
+export function elementMapShift(
+  a: RegisterTile,
+  b: RegisterTile,
+  ctx: TileContext,
+): number | undefined {
+  if (a.shape.join() !== b.shape.join()) return undefined;
+  const mOff = (l: TileLayout): number => l.offset.m ?? 0;
+  const noM = (l: TileLayout): string => {
+    const offset = Object.fromEntries(Object.entries(l.offset).filter(([k]) => k !== "m"));
+    return showTileLayout({ ...l, offset });
+  };
+  if (noM(a.layout) === noM(b.layout)) return mOff(b.layout) - mOff(a.layout);
   const la = linearThreads(a.layout, ctx, true);
   const lb = linearThreads(b.layout, ctx, true);
   const copies = (l: TileLayout): number => l.replica.reduce((p, x) => p * x.extent, 1);
   const n = numel(a.shape);
-  if (n * Math.max(copies(la), copies(lb)) > MAX_COPIES) return false;
-  /** The element's coordinates, each as text with its axes in one order, as a sorted set. */
-  const at = (l: TileLayout, e: number): string =>
+  if (n * Math.max(copies(la), copies(lb)) > MAX_COPIES) return undefined;
+  /** The element's copies as (threads, slot), sorted by their threads. */
+  const at = (l: TileLayout, e: number): { threads: string; m: number }[] =>
     layoutCoordinates(l, e)
-      .map((c) =>
-        Object.entries(c)
-          .filter(([, v]) => v !== 0)
+      .map((c) => ({
+        threads: Object.entries(c)
+          .filter(([k, v]) => k !== "m" && v !== 0)
           .sort(([x], [y]) => (x < y ? -1 : 1))
           .map(([k, v]) => `${k}=${v}`)
           .join(","),
-      )
-      .sort()
-      .join("|");
-  for (let e = 0; e < n; e++) if (at(la, e) !== at(lb, e)) return false;
-  return true;
+        m: c.m ?? 0,
+      }))
+      .sort((x, y) => (x.threads < y.threads ? -1 : x.threads > y.threads ? 1 : x.m - y.m));
+  let shift: number | undefined;
+  for (let e = 0; e < n; e++) {
+    const ca = at(la, e);
+    const cb = at(lb, e);
+    if (ca.length !== cb.length) return undefined;
+    for (let i = 0; i < ca.length; i++) {
+      if (ca[i]!.threads !== cb[i]!.threads) return undefined;
+      const d = cb[i]!.m - ca[i]!.m;
+      if (shift === undefined) shift = d;
+      else if (d !== shift) return undefined;
+    }
+  }
+  return shift ?? 0;
+}
+
+/**
+ * Whether register tiles `a` and `b` put every logical element on the same threads at the same
+ * slot, however their layouts are written ({@link elementMapShift} is 0).
+ * @throws TirxError TX2022 as linearThreads.
+ */
+export function sameElementMap(a: RegisterTile, b: RegisterTile, ctx: TileContext): boolean {
+  return elementMapShift(a, b, ctx) === 0;
 }
