@@ -644,3 +644,39 @@ describe("permute_layout", () => {
     expect(e.message).toMatch(/nearest that works: T\.tile\.cta\.permute_layout/);
   });
 });
+
+describe("errors name the primitive as the author called it", () => {
+  const body = (f: () => void) => () =>
+    T.function("k", { X: T.Tensor([32], "float32") }, () => {
+      T.device_entry({ launch: T.cuda.LaunchConfig({ grid: 1, block: 32 }) });
+      f();
+    });
+  const lanes = () => T.TileLayout("S[32 : 1@laneid]");
+
+  it("a select condition written (j) => … instead of ([j]) => … is TX1002 saying so", () => {
+    const e = errorOf(
+      body(() => {
+        const f = T.alloc_local([32], "float32", { layout: lanes() });
+        T.tile.warp.fill(f, 0);
+        T.tile.warp.select(f, ((j: any) => j.lt(16)) as never, f, -Infinity);
+      }),
+    );
+    expect(e.code).toBe("TX1002");
+    expect(e.message).toMatch(
+      /T\.tile\.warp\.select: cond's function threw .*it takes dst's indices as one array .*\(\[i, j\]\) => j\.lt\(i\)/,
+    );
+    expect(e.span?.file).toMatch(/tile-primitives\.test\.ts$/);
+  });
+
+  it("an operand of the wrong kind names T.tile.warp.gemm, not T.tile.gemm", () => {
+    const e = errorOf(
+      body(() => {
+        const c = T.alloc_local([16, 8], "float32", {
+          layout: T.layout.mma_sync_tile_layout("C", "m16n8k16", "float32", 16, 8),
+        });
+        T.tile.warp.gemm(c, 1 as never, 2 as never);
+      }),
+    );
+    expect(e.message).toMatch(/\] T\.tile\.warp\.gemm: A must be a tile/);
+  });
+});

@@ -80,19 +80,17 @@ function resolve(
   optionNames: readonly string[] = [],
 ): TileInput {
   const span = ctx.span;
+  // The primitive as the author called it: T.tile.warp.gemm, or T.tile.fill at thread scope.
+  const surface = ctx.scope === "thread" ? `T.tile.${ctx.name}` : `T.tile.${ctx.scope}.${ctx.name}`;
   if (kind === "axis") {
     if (typeof a !== "number" || !Number.isSafeInteger(a)) {
-      throw new TirxError(
-        "TX2022",
-        `T.tile.${ctx.name}: ${spec.name} must be a static integer`,
-        span,
-      );
+      throw new TirxError("TX2022", `${surface}: ${spec.name} must be a static integer`, span);
     }
     return a;
   }
   if (kind === "options") {
     if (a === undefined) return undefined;
-    const o = checkOptions(a, optionNames, `T.tile.${ctx.name}`, span);
+    const o = checkOptions(a, optionNames, surface, span);
     // Views and expressions among the values reach core as its IR (a View, an Expr).
     const out: Record<string, unknown> = {};
     for (const [k, v] of Object.entries(o)) {
@@ -102,9 +100,24 @@ function resolve(
   }
   if (kind === "predicate" && typeof a === "function") {
     const f0 = a as IndexFn;
+    const call = (idx: PrimExpr[]): ExprLike => {
+      try {
+        return f0(idx);
+      } catch (e) {
+        // `(j) => j.lt(n)`: the function gets dst's indices as one array, not as arguments.
+        if (e instanceof TypeError) {
+          throw new TirxError(
+            "TX1002",
+            `${surface}: ${spec.name}'s function threw "${e.message}"; it takes dst's indices as one array of int32 expressions, one per dim: ([i, j]) => j.lt(i)`,
+            span,
+          );
+        }
+        throw e;
+      }
+    };
     return {
       kind: "index_fn",
-      fn: (idx) => toExpr(f0(idx.map((e) => new PrimExpr(e))), "bool", span),
+      fn: (idx) => toExpr(call(idx.map((e) => new PrimExpr(e))), "bool", span),
     };
   }
   if (a instanceof TileView) {
@@ -118,7 +131,7 @@ function resolve(
   if (kind !== "value" && kind !== "predicate") {
     throw new TirxError(
       "TX2022",
-      `T.tile.${ctx.name}: ${spec.name} must be a tile (T.alloc_local, T.alloc_shared or a tensor view)`,
+      `${surface}: ${spec.name} must be a tile (T.alloc_local, T.alloc_shared or a tensor view)`,
       span,
     );
   }

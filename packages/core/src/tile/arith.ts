@@ -110,7 +110,7 @@ const select0 = elementwise("select", "dst = cond ? a : b", ["cond", "a", "b"], 
  */
 export const select = {
   ...select0,
-  doc: "dst = cond ? a : b (cond: a bool tile, a scalar, or a function of dst's indices)",
+  doc: "dst = cond ? a : b (cond: a bool tile, a scalar, or a function of dst's indices as one array: ([i, j]) => j.lt(i))",
   operands: [
     { name: "dst", kind: "register" },
     { name: "cond", kind: "predicate" },
