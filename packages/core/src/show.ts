@@ -1,6 +1,9 @@
 import type { PrimFunc } from "./ir/func.js";
 import { TirxError } from "./diagnostics.js";
 import type { Span } from "./span.js";
+import { withArticle } from "./article.js";
+
+export { withArticle };
 
 const IDENT = /^[A-Za-z_$][A-Za-z0-9_$]*$/;
 const MAX_STRING = 40;
@@ -117,14 +120,4 @@ export function checkPrimFunc(fn: unknown, what: string, span?: Span): asserts f
       span,
     );
   }
-}
-
-/**
- * `word` with its indefinite article, as English spells it before a dtype's name: "an int32",
- * "a uint8" (said "you-int"), "a float16", "a bfloat16".
- * @param word A dtype or another lower-case word. Never throws.
- */
-export function withArticle(word: string): string {
-  // A vowel sound: a, e, i, o (int32, index); "u" here is "you" (uint8, u32).
-  return `${/^[aeio]/.test(word) ? "an" : "a"} ${word}`;
 }

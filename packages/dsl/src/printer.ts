@@ -59,7 +59,9 @@ const BUILDER: KernelSyntax = {
     Not: (p, x) => `${p.e(x.a)}.not()`,
     Cast: (p, x) => `${p.e(x.value)}.cast("${x.dtype}")`,
     IfThenElse: (p, x) =>
-      `T.if_then_else(${p.arg(x.cond, "bool")}, ${p.e(x.t)}, ${p.arg(x.f, x.t.dtype)})`,
+      // A constant condition prints as T.bool(...): T.if_then_else, T.if_ and T.while_ refuse
+      // a JavaScript boolean (the value of `===` on a traced expression).
+      `T.if_then_else(${p.e(x.cond)}, ${p.e(x.t)}, ${p.arg(x.f, x.t.dtype)})`,
     BufferLoad: (p, x) => `${p.flat(x.buffer, x.dtype)}.get([${p.arg(x.offset, "int32")}])`,
   },
   stmt: {
@@ -70,8 +72,8 @@ const BUILDER: KernelSyntax = {
       const head = r ? (r.zero ? `${fn}(${r.hi})` : `${fn}(${r.lo}, ${r.hi})`) : rawLoop(p, x);
       return `for (const ${p.bind(x.var)} of ${head}) {`;
     },
-    While: (p, x) => `T.while_(() => ${p.arg(x.cond, "bool")}, () => {`,
-    If: (p, x) => `T.if_(${p.arg(x.cond, "bool")}, () => {`,
+    While: (p, x) => `T.while_(() => ${p.e(x.cond)}, () => {`,
+    If: (p, x) => `T.if_(${p.e(x.cond)}, () => {`,
   },
   close: { For: "}", While: "});", If: "});", Else: "}, () => {" },
 };

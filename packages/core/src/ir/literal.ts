@@ -2,7 +2,7 @@ import { dtypeBits, isFloat, isFloat8, isSigned, isVector, type DType } from "..
 import { fp8Format, fp8Max, roundFp8Unsaturated } from "../numeric/fp8.js";
 import { TirxError } from "../diagnostics.js";
 import type { Span } from "../span.js";
-import { withArticle } from "../show.js";
+import { withArticle } from "../article.js";
 
 /** Largest finite float16 and bfloat16, and the magnitude from which rounding gives infinity. */
 const HALF_LIMITS: Partial<Record<DType, { max: number; inf: number }>> = {

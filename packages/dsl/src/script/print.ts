@@ -77,7 +77,8 @@ function scriptSyntax(dtypes: Set<string>): KernelSyntax {
         if (r) return `for (const ${v} of ${LOOP_FN[x.annotation]}(${r.lo}, ${r.hi})) {`;
         return `for (const ${v} of ${rawLoop(p, x)}) {`;
       },
-      While: (p, x) => `while (${p.arg(x.cond, "bool")}) {`,
+      // A constant condition as T.bool(...): a JavaScript one would be folded while lowering.
+      While: (p, x) => `while (${p.e(x.cond)}) {`,
       If: (p, x) => `if (${p.e(x.cond)}) {`,
     },
     close: { For: "}", While: "}", If: "}", Else: "} else {" },
