@@ -5,17 +5,9 @@
 import { describe, expect, it } from "vitest";
 import { T, compile, explainTile, sim, tensor } from "tirx-ts";
 import { errorOf } from "./util/error-of.js";
+import { smallInts as ints } from "./util/small-ints.js";
 
 const dev = sim();
-
-/** Integers in [-20, 20]. */
-function ints(n: number, seed: number): Float32Array {
-  let s = seed >>> 0;
-  return Float32Array.from(
-    { length: n },
-    () => (((s = (Math.imul(s, 1103515245) + 12345) >>> 0) >>> 16) % 41) - 20,
-  );
-}
 
 /** Y = X + X, X loaded into `la` and again into `lb`, added, cast to float16 and back. */
 function kernel(

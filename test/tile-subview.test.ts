@@ -9,17 +9,11 @@
 import { describe, expect, it } from "vitest";
 import { T, compile, explainTile, sim, tensor } from "tirx-ts";
 import { errorOf } from "./util/error-of.js";
+import { smallInts as ints } from "./util/small-ints.js";
 
 const dev = sim();
 
 /** Integers in [-20, 20] (every float32 sum of a few hundred is exact). */
-function ints(n: number, seed: number): Float32Array {
-  let s = seed >>> 0;
-  return Float32Array.from(
-    { length: n },
-    () => (((s = (Math.imul(s, 1103515245) + 12345) >>> 0) >>> 16) % 41) - 20,
-  );
-}
 
 /** A float32 tensor on the simulated device. */
 const f32 = (x: Float32Array, shape: number[]) =>
