@@ -13,8 +13,6 @@ import { smallInts as ints } from "./util/small-ints.js";
 
 const dev = sim();
 
-/** Integers in [-20, 20] (every float32 sum of a few hundred is exact). */
-
 /** A float32 tensor on the simulated device. */
 const f32 = (x: Float32Array, shape: number[]) =>
   tensor(x, { shape, dtype: "float32", device: dev });
