@@ -1,4 +1,5 @@
 export * from "./operand.js";
+export { registerView } from "./register-view.js";
 export * from "./primitive.js";
 export * from "./threads.js";
 export { slotLoop, loadSlot, storeSlot, elementwise } from "./elementwise.js";
