@@ -536,6 +536,10 @@ export const CATALOG = {
     title:
       "a TMA copy's innermost coordinate is not a multiple of 16 bytes of the tensor's elements (the copy engine raises an illegal instruction)",
   },
+  TX6032: {
+    rule: "contract/mbarrier-parity",
+    title: "a runtime mbarrier.try_wait.parity phase parity other than 0 or 1",
+  },
   TX7001: {
     rule: "mma/fragment-operand",
     title:

@@ -163,6 +163,7 @@ export class BulkUnit implements BulkPort {
       checkAsyncWrite(
         setAccess(this.#sharedAccess(m, buf), buf, dst, len, t, site, "issues a bulk copy to"),
       );
+      this.#checkSharedProxy(m, t, buf, dst, len, site, "writing");
     }
     const id = this.#g2s.length;
     this.#g2s.push({ dst, tens, src, len, slot, site, thread: t, phase: -1, fill });
@@ -235,9 +236,11 @@ export class BulkUnit implements BulkPort {
   }
 
   /**
-   * TX6015 for shared memory: the async proxy reads bytes [a, a + n) of `buf` that a thread
-   * wrote through the generic proxy with no fence.proxy.async on a causality path from the write
-   * to thread `t`'s issue (SharedShadow.unfenced).
+   * TX6015 for shared memory: the async proxy reads (`how` "reading") or writes ("writing": a
+   * bulk copy's or TMA load's destination) bytes [a, a + n) of `buf` that a thread wrote through
+   * the generic proxy with no fence.proxy.async on a causality path from the write to thread
+   * `t`'s issue (SharedShadow.unfenced; PTX ISA, fence.proxy.async: "accessing the same memory
+   * location across multiple proxies needs a cross-proxy fence").
    */
   #checkSharedProxy(
     m: SimContext,
@@ -246,6 +249,7 @@ export class BulkUnit implements BulkPort {
     a: number,
     n: number,
     site: number,
+    how = "reading",
   ): void {
     const b = m.shadow.unfenced(a, n, t);
     if (b < 0) return;
@@ -253,20 +257,22 @@ export class BulkUnit implements BulkPort {
     const u = m.thread(w & THREAD_MASK);
     m.hazard(
       "TX6015",
-      `thread ${m.thread(t)} of CTA ${m.cta()} issues a bulk copy (async proxy) reading shared ${bufferName(buf)} byte ${m.ctaLocal(b) - buf.base}, which thread ${u} wrote through the generic proxy with no fence.proxy.async (T.ptx.fence.proxy_async) between the write and this read (by the writer after it, or by a thread after synchronizing with the writer)`,
+      `thread ${m.thread(t)} of CTA ${m.cta()} issues a bulk copy (async proxy) ${how} shared ${bufferName(buf)} byte ${m.ctaLocal(b) - buf.base}, which thread ${u} wrote through the generic proxy with no fence.proxy.async (T.ptx.fence.proxy_async) between that write and this access (by the writer after it, or by a thread after synchronizing with the writer)`,
       site,
       [{ message: `thread ${u} writes it here`, span: m.sites[w >> THREAD_BITS] }],
     );
   }
 
   /**
-   * TX6015 for global memory: the async proxy reads the bytes of `acc` (an issue's read of its
-   * tensor) that a thread of this CTA wrote through the generic proxy in this launch with no
-   * proxy fence covering global memory on a causality path from the write to this issue (PTX
-   * ISA, fence.proxy.async: `fence.proxy.async.global` or `fence.proxy.async`; `.shared::cta`
+   * TX6015 for global memory: the async proxy reads (`how` "reading": an issue's read of its
+   * tensor), writes or updates (a bulk store's or reduction's destination) the bytes of `acc`
+   * that a thread of this CTA wrote through the generic proxy in this launch with no proxy fence
+   * covering global memory on a causality path from the write to this issue (PTX ISA,
+   * fence.proxy.async: "accessing the same memory location across multiple proxies needs a
+   * cross-proxy fence"; `fence.proxy.async.global` or `fence.proxy.async`; `.shared::cta`
    * covers shared memory only).
    */
-  #checkGlobalProxy(acc: GlobalAccess): void {
+  #checkGlobalProxy(acc: GlobalAccess, how = "reading", what = "bulk copy"): void {
     const { m, buf: gm, thread: t, site } = acc;
     const clocks = m.clocks;
     const hit = gm.shadow.genericWriteIn(
@@ -279,7 +285,7 @@ export class BulkUnit implements BulkPort {
     const u = m.thread(hit.w & THREAD_MASK);
     m.hazard(
       "TX6015",
-      `thread ${m.thread(t)} of CTA ${m.cta()} issues a bulk copy (async proxy) reading global "${gm.name}" byte ${hit.b}, which thread ${u} wrote through the generic proxy in this launch with no fence.proxy.async.global between the write and this read (T.ptx.fence.proxy_async("global") by the writer after it, or by a thread after synchronizing with the writer; the default T.ptx.fence.proxy_async() covers shared memory only)`,
+      `thread ${m.thread(t)} of CTA ${m.cta()} issues a ${what} (async proxy) ${how} global "${gm.name}" byte ${hit.b}, which thread ${u} wrote through the generic proxy in this launch with no fence.proxy.async.global between that write and this access (T.ptx.fence.proxy_async("global") by the writer after it, or by a thread after synchronizing with the writer; the default T.ptx.fence.proxy_async() covers shared memory only)`,
       site,
       [{ message: `thread ${u} writes it here`, span: m.sites[hit.w >> THREAD_BITS] }],
     );
@@ -477,6 +483,11 @@ export class BulkUnit implements BulkPort {
     const g = setAccess(this.#globalAccess(m, gm), gm, dst, len, t, site, verb);
     const hit = firstPendingRead(m, gm, dst, len);
     if (hit >= 0) globalPendingRead(g, hit, verb);
+    // The async proxy writes (or reads and writes) the destination: generic-proxy writes of it
+    // need a fence.proxy.async covering global memory first.
+    if (m.opts.track && gm.shadow.tracksWriters) {
+      this.#checkGlobalProxy(g, red ? "updating" : "writing", red ? "bulk reduction" : "bulk copy");
+    }
     // Pending bulk stores writing these bytes (an interval scan); reductions among themselves
     // are atomics, which never conflict.
     g.atomic = red !== undefined;

@@ -109,7 +109,19 @@ export const MBARRIER_UNIT = {
       const { addr, bb } = ec.bar(args[0]!, span);
       const parity = ec.num(args[1]!, span);
       const bars = m.bars;
-      return (t) => bars.tryWait(m, t, addr(t), parity(t), bb, site);
+      return (t) => {
+        const p = parity(t);
+        // PTX ISA, mbarrier.test_wait/try_wait: "the valid values of phaseParity operand are 0
+        // and 1" (a phase index passed whole is undefined behaviour on the GPU).
+        if (p !== 0 && p !== 1) {
+          m.hazard(
+            "TX6032",
+            `thread ${m.thread(t)} of CTA ${m.cta()} waits on an mbarrier with phase parity ${p}, not 0 or 1 (PTX ISA, mbarrier.try_wait: the valid values of phaseParity are 0 and 1); pass the phase's parity, e.g. phase & 1`,
+            site,
+          );
+        }
+        return bars.tryWait(m, t, addr(t), p, bb, site);
+      };
     },
   },
 } as const satisfies UnitCompiler<UnitAction<"mbarrier">>;
