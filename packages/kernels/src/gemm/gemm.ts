@@ -14,6 +14,7 @@ import {
   invariant,
   showValue,
   type DeviceLike,
+  type DType,
   type DeviceTensor,
   type PrimFunc,
 } from "@tirx-ts/core";
@@ -262,11 +263,25 @@ interface Prepared {
   readonly choice: GemmChoice;
 }
 
+/** What {@link prepare} returns for m, n or k of 0: the checked sizes and operands, no kernel. */
+interface EmptyCall {
+  readonly empty: true;
+  readonly m: number;
+  readonly n: number;
+  readonly k: number;
+  readonly outDtype: GemmFloat;
+  readonly A: DeviceTensor;
+  readonly B: DeviceTensor;
+  readonly transA: boolean;
+  readonly transB: boolean;
+  readonly scaleKind: "tensor" | "block" | undefined;
+}
+
 /**
- * The checks and the kernels of a call.
+ * The checks and the kernels of a call (none when m, n or k is 0).
  * @throws TirxError TX9001, TX9002 as {@link gemm}.
  */
-function prepare(a: unknown, b: unknown, opts: unknown): Prepared {
+function prepare(a: unknown, b: unknown, opts: unknown): Prepared | EmptyCall {
   if (typeof opts !== "object" || opts === null || Array.isArray(opts)) {
     throw configError(
       `gemm: options must be an object like { bias, activation: "gelu" }, got ${showValue(opts)}`,
@@ -332,9 +347,8 @@ function prepare(a: unknown, b: unknown, opts: unknown): Prepared {
     );
   }
   const k = ka;
-  if (m < 1 || n < 1 || k < 1) {
-    throw tensorError(`m, n and k must be at least 1, got m ${m}, n ${n}, k ${k}`);
-  }
+  // An empty m or n: D is empty; an empty k: D = epilogue(0) (gemm() below), as torch.matmul.
+  const empty = m === 0 || n === 0 || k === 0;
   const mn = (x: unknown, name: string): DeviceTensor => {
     const t = ranked(x, name, `[m, n] = ${show([m, n])}`, 2);
     if (t.shape[0] !== m || t.shape[1] !== n) {
@@ -409,21 +423,24 @@ function prepare(a: unknown, b: unknown, opts: unknown): Prepared {
     // Other CTAs still read the operands, scales and bias while a tile of D is stored: D written
     // over one of them is a race (wrong data on the GPU, a hazard on the simulator). C and the
     // residual are read element by element by the thread that then writes D's element (also
-    // through split-K's reduction), so out may be either of them, as the very same tensor.
-    refuseAliasing(
-      "gemm",
-      [["out", out]],
-      [
-        ["a", A],
-        ["b", B],
-        ["scaleA", scales[0]],
-        ["scaleB", scales[1]],
-        ["bias", bias],
-        ["c", C],
-        ["residual", R],
-      ],
-      ["c", "residual"],
-    );
+    // through split-K's reduction), so out may be either of them, as the very same tensor. An
+    // empty D is never written (and empty tensors may share an address).
+    if (m > 0 && n > 0) {
+      refuseAliasing(
+        "gemm",
+        [["out", out]],
+        [
+          ["a", A],
+          ["b", B],
+          ["scaleA", scales[0]],
+          ["scaleB", scales[1]],
+          ["bias", bias],
+          ["c", C],
+          ["residual", R],
+        ],
+        ["c", "residual"],
+      );
+    }
   }
   let arch: string | undefined;
   try {
@@ -436,6 +453,9 @@ function prepare(a: unknown, b: unknown, opts: unknown): Prepared {
     throw configError(
       `gemm: the kernel is written for Hopper (sm_90a: wgmma, TMA), the GPU's target is ${arch}`,
     );
+  }
+  if (empty) {
+    return { empty: true, m, n, k, outDtype, A, B, transA, transB, scaleKind };
   }
   const inBytes = fp8 ? 1 : 2;
   // Rows that are not a multiple of 16 bytes are read from zero-padded copies.
@@ -797,13 +817,24 @@ function timedLaunch(
  * @throws TirxError as {@link gemm} before its launches, and autotune's (TX5013: no candidate fits).
  */
 export function gemmChoice(a: DeviceTensor, b: DeviceTensor, opts: GemmOptions = {}): GemmChoice {
-  return atCaller(() => prepare(a, b, opts)).choice;
+  return atCaller(() => {
+    const p = prepare(a, b, opts);
+    if (!("empty" in p)) return p.choice;
+    if (p.m === 0 || p.n === 0) {
+      throw configError(
+        `gemmChoice: m ${p.m}, n ${p.n}: D is empty and gemm() launches no kernel, so there is no configuration`,
+      );
+    }
+    // k = 0: gemm() computes the epilogue of a zero product with k = 1 (emptyK).
+    return withZeroOperands(p, opts, (a1, b1, o1) => gemmChoice(a1, b1, o1));
+  });
 }
 
 /**
  * D = epilogue(a · b) on device tensors (the Hopper GEMM of makeGemm: TMA, wgmma, float32
  * accumulation; see GemmEpilogue for the epilogue's order: scales, α, β·C, bias, activation,
- * residual, the conversion to D's dtype). Any m, n, k ≥ 1; float16, bfloat16 (a and b one
+ * residual, the conversion to D's dtype). Any m, n, k ≥ 0 (m or n of 0: an empty D, no launch;
+ * k of 0: D = the epilogue of a zero product, computed as k = 1 over zeros); float16, bfloat16 (a and b one
  * dtype), or float8_e4m3 / float8_e5m2 (any pair; then a [m, k] and b [n, k] with `transB`:
  * wgmma reads float8 only K-major). An operand whose rows are not a multiple of 16 bytes is
  * first copied into a zero-padded tensor (one extra kernel and allocation per call). With a
@@ -840,6 +871,12 @@ export function gemmChoice(a: DeviceTensor, b: DeviceTensor, opts: GemmOptions =
 export function gemm(a: DeviceTensor, b: DeviceTensor, opts: GemmOptions = {}): DeviceTensor {
   const p = atCaller(() => prepare(a, b, opts));
   const dev = a.device;
+  if ("empty" in p) {
+    // m or n of 0: an empty D, nothing to launch. k of 0: A·B is 0, D the epilogue of 0
+    // (α·0 + β·C, bias, activation, residual), as torch.matmul gives for an empty k.
+    if (p.m === 0 || p.n === 0) return opts.out ?? tensor.empty([p.m, p.n], p.outDtype, dev);
+    return withZeroOperands(p, opts, (a1, b1, o1) => gemm(a1, b1, o1));
+  }
   const cuda = { target: "cuda" } as const;
   const temps: ReturnType<typeof tensor.empty>[] = [];
   try {
@@ -872,6 +909,44 @@ export function gemm(a: DeviceTensor, b: DeviceTensor, opts: GemmOptions = {}): 
     return D;
   } finally {
     // compile's launches synchronize: the temporaries are no longer read.
+    for (const t of temps) t.dispose();
+  }
+}
+
+/**
+ * `f` on the call with k = 1 that `p` (k = 0, m and n ≥ 1) equals: zero operands [m, 1] and
+ * [1, n] (transposed as given) of the operands' dtypes, block scales of 1 over them (a zero
+ * product whatever they are), the other options as given; the temporaries disposed after.
+ */
+function withZeroOperands<R>(
+  p: EmptyCall,
+  opts: GemmOptions,
+  f: (a: DeviceTensor, b: DeviceTensor, opts: GemmOptions) => R,
+): R {
+  const dev = p.A.device;
+  const temps: ReturnType<typeof tensor.empty>[] = [];
+  const zeros = (shape: number[], dtype: DType): DeviceTensor => {
+    const t = tensor.zeros(shape, dtype, dev);
+    temps.push(t);
+    return t;
+  };
+  const ones = (shape: number[]): DeviceTensor => {
+    const t = tensor(new Float32Array(shape[0]! * shape[1]!).fill(1), {
+      shape,
+      dtype: "float32",
+      device: dev,
+    });
+    temps.push(t);
+    return t;
+  };
+  try {
+    const a1 = zeros(p.transA ? [1, p.m] : [p.m, 1], p.A.dtype);
+    const b1 = zeros(p.transB ? [p.n, 1] : [1, p.n], p.B.dtype);
+    const bs = blockScaleShapes(p.m, p.n, 1);
+    const scales =
+      p.scaleKind === "block" ? { scaleA: ones([...bs.a]), scaleB: ones([...bs.b]) } : {};
+    return f(a1, b1, { ...opts, ...scales });
+  } finally {
     for (const t of temps) t.dispose();
   }
 }
