@@ -12,6 +12,7 @@ import { loadSlot, storeSlot } from "./elementwise.js";
 import { matrixMoveCopy, matrixTiling, MATRIX_MOVE_SM } from "./matrix-move.js";
 import { tileDispatchError, type RegisterTile, type TileContext } from "./operand.js";
 import { elementMapShift } from "./same-map.js";
+import { slotScratch } from "./slot-scratch.js";
 import {
   ALL_SCOPES,
   asArg,
@@ -149,8 +150,18 @@ export const copy: TilePrimitive<typeof OPERANDS> = {
       checkLaidOut(dst, ctx);
       checkScope(dst, ctx);
       const n = dst.layout.shard.filter((x) => x.axis === "m").reduce((p, x) => p * x.extent, 1);
+      // Overlapping parts of one tile: through a scratch, so no slot is overwritten before it
+      // is read.
+      const scratch =
+        shift !== 0 && src.buffer.id === dst.buffer.id ? slotScratch(dst, ctx) : undefined;
+      const moves = scratch
+        ? [
+            ...slotLoopCopy(scratch.tile, src, shift, ctx),
+            ...slotLoopCopy(dst, scratch.tile, 0, ctx),
+          ]
+        : slotLoopCopy(dst, src, shift, ctx);
       return {
-        stmts: ownedOnly(dst.layout, ctx, slotLoopCopy(dst, src, shift, ctx)),
+        stmts: [...(scratch ? [scratch.alloc] : []), ...ownedOnly(dst.layout, ctx, moves)],
         explain: `register moves, ${n} slots per thread: ${dst.buffer.name} ${showTileLayout(dst.layout)}`,
       };
     }

@@ -28,6 +28,7 @@ import {
 } from "./primitive.js";
 import { iterValue, loopNest, ownedOnly } from "./threads.js";
 import { elementMapShift } from "./same-map.js";
+import { slotScratch } from "./slot-scratch.js";
 
 /**
  * The per-element computation of an elementwise primitive: `ins` as loaded (their own dtypes),
@@ -150,6 +151,8 @@ export function elementwise<
       // Per register input: its slot as a function of dst's slot and loop variables (dst's own
       // slot when the layouts are equal; the kept dims' digits when it broadcasts).
       const slotOf: (((slot: Expr, vars: readonly Expr[]) => Expr) | undefined)[] = [];
+      // Whether input i reads dst's own slots (the same map, no shift): safe in place.
+      const inPlace: boolean[] = [];
       const ins: (TileArg | IndexFnOperand)[] = inputs.map((n, i) => {
         const raw = args[i + 1];
         if (typeof raw === "object" && raw !== null && raw.kind === "index_fn") {
@@ -166,6 +169,7 @@ export function elementwise<
           // The same map (or the same but for a slot offset: two parts of one tile), else a
           // broadcast.
           const shift = layoutKey(a) === key ? 0 : elementMapShift(dst, a, ctx);
+          inPlace[i] = shift === 0;
           slotOf[i] =
             shift === undefined
               ? broadcastSlot(dst, a, n, ctx)
@@ -203,20 +207,36 @@ export function elementwise<
       const indices = ins.some((a) => a.kind === "index_fn")
         ? logicalIndices(dst, ctx, lets)
         : undefined;
+      // An input in dst's registers at other slots (a broadcast or another part of the tile)
+      // would be overwritten before it is read: compute into a scratch, then copy into dst.
+      const aliased = ins.some(
+        (a, i) => a.kind === "register" && a.buffer.id === dst.buffer.id && inPlace[i] !== true,
+      );
+      const scratch = aliased ? slotScratch(dst, ctx) : undefined;
+      const out = scratch?.tile ?? dst;
       const loop = slotLoop(dst, ctx, (slot, vars) => {
         const vals = ins.map((a, i) => {
           if (a.kind === "index_fn") return a.fn(indices!(vars));
           if (a.kind === "scalar") return scalars[i] ?? a.expr;
           return loadSlot(a as RegisterTile, slotOf[i]!(slot, vars));
         });
-        return [storeSlot(dst, slot, f(vals, dst.dtype, opts ?? {}, ctx), ctx)];
+        return [storeSlot(out, slot, f(vals, dst.dtype, opts ?? {}, ctx), ctx)];
       });
+      if (scratch) {
+        loop.push(
+          ...slotLoop(dst, ctx, (slot) => [storeSlot(dst, slot, loadSlot(out, slot), ctx)]),
+        );
+      }
       // Only the threads holding elements compute (a layout may leave threads out).
-      const stmts = [...lets, ...ownedOnly(dst.layout, ctx, loop)];
+      const stmts = [
+        ...lets,
+        ...(scratch ? [scratch.alloc] : []),
+        ...ownedOnly(dst.layout, ctx, loop),
+      ];
       const slots = memoryIters(dst.layout).reduce((p, x) => p * x.iter.extent, 1);
       return {
         stmts,
-        explain: `per-thread loop, ${slots} slot${slots === 1 ? "" : "s"} (the layout gives each thread scalar elements): ${dst.buffer.name} ${showTileLayout(dst.layout)}`,
+        explain: `per-thread loop, ${slots} slot${slots === 1 ? "" : "s"} (the layout gives each thread scalar elements${scratch ? "; through a scratch, as an input shares dst's registers at other slots" : ""}): ${dst.buffer.name} ${showTileLayout(dst.layout)}`,
       };
     },
   };

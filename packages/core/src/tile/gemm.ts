@@ -30,7 +30,8 @@ import type { MmaOperand, MmaSyncShape } from "../layout/fragments.js";
  * m16n8k8 / m16n8k32").
  * @throws TirxError TX2022 when an operand is not a register tile, its dtype has no mma.sync
  *   variant, its layout is not a grid of the shape's fragments (the message names the element
- *   that breaks it and the nearest layout), or the shapes M, N, K disagree.
+ *   that breaks it and the nearest layout), the shapes M, N, K disagree, or C shares its register
+ *   tile with A or B.
  */
 export const gemm: TilePrimitive<
   readonly [
@@ -52,6 +53,20 @@ export const gemm: TilePrimitive<
     const a = needRegister(args[1], "A", ctx);
     const b = needRegister(args[2], "B", ctx);
     for (const t of [c, a, b]) checkScope(t, ctx);
+    // One mma per atom writes C's slots while later atoms still read A and B: C may not share
+    // their registers (parts of one tile).
+    for (const [x, name] of [
+      [a, "A"],
+      [b, "B"],
+    ] as const) {
+      if (x.buffer.id === c.buffer.id) {
+        throw tileDispatchError(
+          ctx,
+          `C and ${name} are parts of one register tile ${c.buffer.name}: the mma of one atom writes C's registers while the mmas of later atoms still read ${name}'s`,
+          `C in a tile of its own (T.alloc_local), copied back after the gemm`,
+        );
+      }
+    }
     const v = MMA_VARIANTS.find((x) => x.abDtype === a.dtype && x.cdDtype === c.dtype);
     if (!v || b.dtype !== a.dtype) {
       const why =

@@ -1,5 +1,5 @@
 import { dtypeBytes } from "../dtype.js";
-import { intImm } from "../ir/expr.js";
+import { intImm, type Expr } from "../ir/expr.js";
 import type { Stmt } from "../ir/stmt.js";
 import { viewOf } from "../layout/view.js";
 import { showTileLayout } from "../layout/tile-layout.js";
@@ -66,14 +66,27 @@ export const permute_layout: TilePrimitive<
     const slots = inThreadSlots(dst, src, ctx);
     const local = mOnly || slots !== undefined;
     if (slots && slots.every((v) => v === undefined || v >= 0)) {
-      // The same src slot on every thread: straight register moves.
-      const stmts = slots.flatMap((from, to) =>
-        from === undefined ? [] : [storeSlot(dst, intImm(to), loadSlot(src, intImm(from)), ctx)],
-      );
+      // The same src slot on every thread: straight register moves. In place (dst and src in
+      // one register array), every value is read into a variable before any slot is written.
+      const inPlace = dst.buffer.id === src.buffer.id;
+      const span = ctx.span ? { span: ctx.span } : {};
+      const reads: Stmt[] = [];
+      const stmts = slots.flatMap((from, to) => {
+        if (from === undefined) return [];
+        let v: Expr = loadSlot(src, intImm(from));
+        if (inPlace) {
+          const x = ctx.freshVar("mv", src.dtype);
+          reads.push({ kind: "Let", var: x, value: v, ...span });
+          v = x;
+        }
+        return [storeSlot(dst, intImm(to), v, ctx)];
+      });
+      const moves = stmts.length;
+      stmts.unshift(...reads);
       return {
         // Threads that hold no element of dst move nothing (their src slots were never written).
         stmts: ownedOnly(dst.layout, ctx, stmts),
-        explain: `in-thread register moves (${stmts.length} slots per thread; every element stays on its threads): ${showTileLayout(src.layout)} → ${showTileLayout(dst.layout)}`,
+        explain: `in-thread register moves (${moves} slots per thread; every element stays on its threads${inPlace ? ", read before written: in place" : ""}): ${showTileLayout(src.layout)} → ${showTileLayout(dst.layout)}`,
       };
     }
     if (!local) {
