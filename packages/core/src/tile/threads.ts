@@ -79,18 +79,33 @@ const showIter = (x: LayoutIter): string => `${x.extent}:${x.stride}@${x.axis}`;
 /**
  * The threads of `ctx`'s scope that share a piece of work (cp.async chunks, memset stores): their
  * count and the calling thread's index among them (int32): 1 and 0 for a thread, the lane for a
- * warp, tid_in_wg for a warpgroup, the linear tid for the CTA.
+ * warp, tid_in_wg for a warpgroup, the linear tid for the CTA. A CTA smaller than one warp (or
+ * warpgroup) is that one scope, of its own size.
+ * @throws TirxError TX2022 at warp or wg scope when the CTA is more than one but not whole warps
+ *   (warpgroups): the last one's missing threads would leave their share undone.
  */
 export function scopeThreads(ctx: TileContext): { n: number; index: Expr } {
+  const threads = ctx.launch.block.reduce((a, b) => a * b, 1);
+  const part = (size: number, what: string, index: Expr): { n: number; index: Expr } => {
+    if (threads < size) return { n: threads, index };
+    if (threads % size !== 0) {
+      throw tileDispatchError(
+        ctx,
+        `the work is shared by the ${size} threads of each ${what}, but the CTA's ${threads} threads are not whole ${what}s, so the last ${what}'s missing threads would leave their share undone`,
+        `a block of a multiple of ${size} threads, or T.tile.cta.${ctx.name} (the CTA's threads share it)`,
+      );
+    }
+    return { n: size, index };
+  };
   switch (ctx.scope) {
     case "thread":
       return { n: 1, index: intImm(0) };
     case "warp":
-      return { n: 32, index: axisCoord("laneid", ctx) };
+      return part(32, "warp", axisCoord("laneid", ctx));
     case "wg":
-      return { n: 128, index: axisCoord("tid_in_wg", ctx) };
+      return part(128, "warpgroup", axisCoord("tid_in_wg", ctx));
     case "cta":
-      return { n: ctx.launch.block.reduce((a, b) => a * b, 1), index: ctx.tid };
+      return { n: threads, index: ctx.tid };
   }
 }
 
