@@ -122,3 +122,49 @@ describe("two parts of one tile at different slots", () => {
     );
   });
 });
+
+describe("a reduction's dst and a broadcast input in another notation of the expected map", () => {
+  /** acc [8, 32] over 256 threads (rows replicated over 8 groups); s [8, 1] in `ls`. */
+  const rowOp = (ls: string, what: "sum" | "bcast") =>
+    T.function(
+      "rows",
+      { X: T.Tensor([8, 32], "float32"), Y: T.Tensor([8, 32], "float32") },
+      ({ X, Y }) => {
+        T.device_entry({ launch: T.cuda.LaunchConfig({ grid: 1, block: 256 }) });
+        const acc = T.alloc_local([8, 32], "float32", {
+          layout: T.TileLayout("S[(8, 32) : (1, 1@tid)] + R[8 : 32@tid]"),
+        });
+        const s = T.alloc_local([8, 1], "float32", { layout: T.TileLayout(ls) });
+        T.tile.cta.copy(acc, X);
+        if (what === "sum") T.tile.cta.sum(s, acc, 1);
+        else T.tile.cta.fill(s, 2);
+        T.tile.cta.add(acc, acc, s);
+        T.tile.cta.copy(Y, acc);
+      },
+    );
+
+  it("R[256 : 1@tid] for R[(8, 32) : (32@tid, 1@tid)], an m iter in two, warpid for tid", () => {
+    for (const ls of [
+      "S[8 : 1] + R[256 : 1@tid]",
+      "S[(2, 4) : (4, 1)] + R[(8, 32) : (32@tid, 1@tid)]",
+      "S[8 : 1] + R[(8, 32) : (1@warpid, 1@laneid)]",
+    ]) {
+      for (const what of ["sum", "bcast"] as const) {
+        const x = ints(256, ls.length);
+        const X = tensor(x, { shape: [8, 32], dtype: "float32", device: dev });
+        const Y = tensor.zeros([8, 32], "float32", dev);
+        compile(rowOp(ls, what), { target: "cuda" })(X, Y);
+        const rowSum = (r: number) => x.slice(r * 32, r * 32 + 32).reduce((a, b) => a + b, 0);
+        expect(Array.from(Y.toArray() as Float32Array), `${what} ${ls}`).toEqual(
+          Array.from(x, (v, i) => v + (what === "sum" ? rowSum(Math.floor(i / 32)) : 2)),
+        );
+      }
+    }
+  });
+
+  it("another map is still TX2022 naming the one that works", () => {
+    const e = errorOf(() => rowOp("S[8 : 1] + R[128 : 1@tid]", "sum"));
+    expect(e.code).toBe("TX2022");
+    expect(e.message).toMatch(/nearest that works/);
+  });
+});

@@ -27,7 +27,7 @@ import {
   type TilePrimitive,
 } from "./primitive.js";
 import { iterValue, loopNest, ownedOnly } from "./threads.js";
-import { elementMapShift } from "./same-map.js";
+import { elementMapShift, inLayout } from "./same-map.js";
 import { slotScratch } from "./slot-scratch.js";
 
 /**
@@ -303,6 +303,9 @@ function broadcastSlot(
     replica: [...dst.layout.replica, ...dropped.filter((x) => x.axis !== "m")],
     offset: Object.fromEntries(Object.entries(dst.layout.offset).filter(([k]) => k !== "m")),
   });
+  // The same element → (thread, slot) map written another way is that layout (its m offset
+  // kept): read with the expected iters below.
+  if (showTileLayout(a.layout) !== showTileLayout(expected)) a = inLayout(a, expected, ctx) ?? a;
   const axis = [...bcast].join(", ");
   const nearest = `T.alloc_local([${a.shape.join(", ")}], "${a.dtype}") laid out as ${showTileLayout(expected)} (what T.tile.${ctx.scope === "thread" ? "" : `${ctx.scope}.`}max(${a.buffer.name}, ${dst.buffer.name}, ${axis}) writes)`;
   const fail = (why: string): never => {

@@ -16,6 +16,7 @@ import {
   type TilePrimitive,
 } from "./primitive.js";
 import { layoutText } from "./layout-name.js";
+import { inLayout } from "./same-map.js";
 import {
   axisCoord,
   laneWarpParts,
@@ -118,7 +119,7 @@ function reduction(op: TileReduceOp): TilePrimitive<ReduceOperands> {
       { name: "axis", kind: "axis" },
     ] as const,
     lower: (args, ctx) => {
-      const dst = needRegister(args[0], "dst", ctx);
+      let dst = needRegister(args[0], "dst", ctx);
       const src = needRegister(args[1], "src", ctx);
       checkLaidOut(src, ctx);
       checkSameDType(
@@ -181,7 +182,14 @@ function reduction(op: TileReduceOp): TilePrimitive<ReduceOperands> {
           dst.layout.replica.filter((x) => x.extent > 1).map(key),
           expected.replica.filter((x) => x.extent > 1).map(key),
         );
-      if (!same) {
+      // The same element → (thread, slot) map written another way (a replica split or merged,
+      // an m iter in two) is that layout: the lowering then reads the expected iters.
+      const shapeOk =
+        dst.shape.join() === dShape.join() ||
+        (dropped.length > 0 && dst.shape.join() === dropped.join());
+      const canon = !same && shapeOk ? inLayout(dst, compactM(expected), ctx) : undefined;
+      if (canon) dst = canon;
+      else if (!same) {
         throw tileDispatchError(
           ctx,
           `dst ${dst.buffer.name} [${dst.shape.join(", ")}] ${showTileLayout(dst.layout)} must hold src's elements reduced along axis ${axis}, replicated over the threads that reduced them`,

@@ -1,7 +1,8 @@
 import { numel } from "../ir/buffer.js";
 import type { TileLayout } from "../ir/tile-layout.js";
 import { layoutCoordinates, showTileLayout } from "../layout/tile-layout.js";
-import type { RegisterTile, TileContext } from "./operand.js";
+import { TirxError } from "../diagnostics.js";
+import { groupedTile, type RegisterTile, type TileContext } from "./operand.js";
 import { linearThreads } from "./threads.js";
 
 /** The most (element, copy) pairs {@link sameElementMap} compares one by one. */
@@ -69,4 +70,30 @@ export function elementMapShift(
  */
 export function sameElementMap(a: RegisterTile, b: RegisterTile, ctx: TileContext): boolean {
   return elementMapShift(a, b, ctx) === 0;
+}
+
+/**
+ * `t` under layout `l` when `l` is `t`'s element → (thread, slot) map written another way (up to
+ * `l`'s `m` offset, which is taken from `t`): a primitive that needs its operand in one notation
+ * (a reduction's dst, a broadcast input) then reads `l`'s iters; undefined when the maps differ
+ * or `l` does not group by `t`'s shape.
+ * @throws TirxError TX2022 as linearThreads.
+ */
+export function inLayout(
+  t: RegisterTile,
+  l: TileLayout,
+  ctx: TileContext,
+): RegisterTile | undefined {
+  let canon: RegisterTile;
+  try {
+    canon = groupedTile(t.buffer, t.shape, l, ctx.span);
+  } catch (e) {
+    if (e instanceof TirxError) return undefined;
+    throw e;
+  }
+  const shift = elementMapShift(canon, t, ctx);
+  if (shift === undefined) return undefined;
+  if (shift === 0) return canon;
+  const offset = { ...l.offset, m: (l.offset.m ?? 0) + shift };
+  return groupedTile(t.buffer, t.shape, { ...l, offset }, ctx.span);
 }
