@@ -146,7 +146,7 @@ export function checkViewBounds(
 ): void {
   // Code under a guard no value satisfies never runs: nothing there can go out of bounds.
   // Tile operands must come from static tensors: their bounds are proved numerically.
-  const shape = staticShape(view.buffer, `a ${what} operand`, span);
+  const shape = staticShape(view.buffer, `${what} operand`, span);
   if ([...env.vars.values()].some((v) => v.min > v.max)) return;
   const r = viewElementRange(view, env);
   if (!r) return;

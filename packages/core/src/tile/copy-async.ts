@@ -2,7 +2,7 @@ import { dtypeBytes } from "../dtype.js";
 import { binary, compare } from "../ir/arith.js";
 import { constInt, intImm, type Expr } from "../ir/expr.js";
 import { knownDivisor } from "../analysis/bounds.js";
-import type { View } from "../ir/buffer.js";
+import { isStaticShape, showShape, type View } from "../ir/buffer.js";
 import type { Stmt } from "../ir/stmt.js";
 import { showSwizzle, swizzleAtomBytes } from "../layout/swizzle.js";
 import { tileDispatchError, viewRows, type TileContext, type TileLowering } from "./operand.js";
@@ -180,8 +180,12 @@ function lowerLdgsts(d: View, s: View, ctx: TileContext): TileLowering {
  * Completion is always the author's: commit/wait for cp.async, `mbarrier.arrive.expect_tx` and
  * a wait for loads, `cp.async.bulk.commit_group`/`wait_group` for stores.
  * @example T.if_(tid.eq(0), () => T.tile.copy_async(sA, A.sub(...), { mbar: bar.sub(0) }))
+ * A global tensor with a symbolic dim takes TMA (its tensor map is encoded with the launch's
+ * sizes); cp.async chunks and bulk copies, whose bounds are proved when the kernel is built,
+ * refuse it.
  * @throws TirxError TX2022 for operands that are not one shared and one global view, dtypes or
- *   extents that differ, an unknown dispatch, and each variant's requirements.
+ *   extents that differ, an unknown dispatch, cp.async or bulk from a tensor with a symbolic
+ *   dim, and each variant's requirements.
  */
 export const copy_async: TilePrimitive<typeof OPERANDS> = {
   name: "copy_async",
@@ -230,7 +234,19 @@ export const copy_async: TilePrimitive<typeof OPERANDS> = {
       );
     }
     const async = o.mbar !== undefined || o.cta_mask !== undefined || dir === "s2g";
+    // cp.async chunks and bulk copies have their global bounds proved when the kernel is built;
+    // a tensor with a symbolic dim has them only at launch, where a tensor map takes the sizes.
+    const symbolic = isStaticShape(gv.buffer.shape)
+      ? undefined
+      : `${gv.buffer.name} has the symbolic shape ${showShape(gv.buffer.shape)}, and the ${how === "bulk" ? "bulk copy's" : "cp.async chunks'"} global bounds are proved when the kernel is built`;
     if (how === "ldgsts" || (how === undefined && !async)) {
+      if (symbolic !== undefined) {
+        throw tileDispatchError(
+          ctx,
+          symbolic,
+          `T.tile.copy_async(${d.buffer.name}, ..., { mbar, dispatch: "tma" }) from one thread (a tensor map takes the launch's sizes), or a tensor of static shape`,
+        );
+      }
       if (dir === "s2g") {
         throw tileDispatchError(
           ctx,
@@ -240,8 +256,22 @@ export const copy_async: TilePrimitive<typeof OPERANDS> = {
       }
       return lowerLdgsts(d, s, ctx);
     }
-    if (how === "bulk") return lowerBulk(dir, sv, gv, o, ctx);
-    if (how === undefined && o.cta_mask === undefined && bulkFits(sv, gv)) {
+    if (how === "bulk") {
+      if (symbolic !== undefined) {
+        throw tileDispatchError(
+          ctx,
+          symbolic,
+          `{ mbar, dispatch: "tma" } (a tensor map takes the launch's sizes)`,
+        );
+      }
+      return lowerBulk(dir, sv, gv, o, ctx);
+    }
+    if (
+      how === undefined &&
+      o.cta_mask === undefined &&
+      symbolic === undefined &&
+      bulkFits(sv, gv)
+    ) {
       return lowerBulk(dir, sv, gv, o, ctx);
     }
     return lowerTma(dir, sv, gv, o, ctx);
