@@ -76,22 +76,24 @@ export function sameElementMap(a: RegisterTile, b: RegisterTile, ctx: TileContex
  * `t` under layout `l` when `l` is `t`'s element → (thread, slot) map written another way (up to
  * `l`'s `m` offset, which is taken from `t`): a primitive that needs its operand in one notation
  * (a reduction's dst, a broadcast input) then reads `l`'s iters; undefined when the maps differ
- * or `l` does not group by `t`'s shape.
- * @throws TirxError TX2022 as linearThreads.
+ * or `l` does not group by `t`'s shape (or `t` has no TileLayout). Never throws a TirxError.
  */
 export function inLayout(
   t: RegisterTile,
   l: TileLayout,
   ctx: TileContext,
 ): RegisterTile | undefined {
+  if (!t.laidOut) return undefined;
   let canon: RegisterTile;
+  let shift: number | undefined;
   try {
     canon = groupedTile(t.buffer, t.shape, l, ctx.span);
+    shift = elementMapShift(canon, t, ctx);
   } catch (e) {
+    // A layout that does not group by the shape, or digits that overlap: not the same map.
     if (e instanceof TirxError) return undefined;
     throw e;
   }
-  const shift = elementMapShift(canon, t, ctx);
   if (shift === undefined) return undefined;
   if (shift === 0) return canon;
   const offset = { ...l.offset, m: (l.offset.m ?? 0) + shift };
