@@ -3,6 +3,7 @@ import { withArticle } from "../show.js";
 import { binary, logical } from "../ir/arith.js";
 import { intImm, type Expr } from "../ir/expr.js";
 import { bufferPtr } from "../layout/view.js";
+import { knownDivisor } from "../analysis/bounds.js";
 import { checkOpCall } from "../ops/check.js";
 import { opOf } from "../ops/registry.js";
 import type { View } from "../ir/buffer.js";
@@ -255,6 +256,15 @@ export const copy: TilePrimitive<typeof OPERANDS> = {
       if (l.extent / vec > 1) loops.push({ extent: l.extent / vec, m: l.m * vec, g: l.g * vec });
       loops.push({ extent: vec, m: 1, g: 1 });
     }
+    // Codegen issues the vectors only where it proves each start aligned to the vector's bytes,
+    // else scalar accesses with a PTX comment: say so when the start's known factors fall short.
+    const known = knownDivisor(thread);
+    const vecBytes = vec * dtypeBytes(reg.dtype);
+    const startBytes = known === 0 ? vecBytes : known * dtypeBytes(reg.dtype);
+    const vecNote =
+      vec > 1 && (startBytes % vecBytes !== 0 || view.buffer.align % vecBytes !== 0)
+        ? ` where codegen proves them ${vecBytes}-byte aligned (the start is known to be a multiple of ${Math.min(startBytes & -startBytes, view.buffer.align)} B only: scalar accesses otherwise)`
+        : "";
     const mBase = reg.layout.offset.m ?? 0;
     let body = loopNest(
       ctx,
@@ -301,7 +311,7 @@ export const copy: TilePrimitive<typeof OPERANDS> = {
     const how = reduce
       ? `red.${space}.add.${reg.dtype} ×${count} per thread (one replica adds each element)`
       : vec > 1
-        ? `${verb}.${space} vectors of ${vec * dtypeBytes(reg.dtype)} B (${vec} × ${reg.dtype}) ×${count} per thread: the innermost m iter is contiguous in registers and memory`
+        ? `${verb}.${space} vectors of ${vec * dtypeBytes(reg.dtype)} B (${vec} × ${reg.dtype}) ×${count} per thread: the innermost m iter is contiguous in registers and memory${vecNote}`
         : `scalar ${verb}.${space} ×${count} per thread: no m iter is contiguous in both registers and memory`;
     return {
       stmts: body,
