@@ -668,6 +668,26 @@ describe("errors name the primitive as the author called it", () => {
     expect(e.span?.file).toMatch(/tile-primitives\.test\.ts$/);
   });
 
+  it("a reduction of a bool tile is TX2022 at the call, suggesting a cast to int32", () => {
+    const e = errorOf(
+      body(() => {
+        const f = T.alloc_local([1, 32], "bool", {
+          layout: T.TileLayout("S[(1, 32) : (1, 1@laneid)]"),
+        });
+        const d = T.alloc_local([1, 1], "bool", {
+          layout: T.TileLayout("S[(1, 1) : (1, 1)] + R[32 : 1@laneid]"),
+        });
+        T.tile.warp.fill(f, true as never);
+        T.tile.warp.sum(d, f, 1);
+      }),
+    );
+    expect([e.code, e.message]).toEqual([
+      "TX2022",
+      expect.stringMatching(/sum of bool tile f.*cast into an int32 tile first/),
+    ]);
+    expect(e.span?.file).toMatch(/tile-primitives\.test\.ts$/);
+  });
+
   it("an operand of the wrong kind names T.tile.warp.gemm, not T.tile.gemm", () => {
     const e = errorOf(
       body(() => {

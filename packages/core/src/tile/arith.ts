@@ -70,8 +70,12 @@ export const add = bin("add", "add", "dst = a + b");
 export const sub = bin("sub", "sub", "dst = a - b");
 /** `dst = a * b`. */
 export const mul = bin("mul", "mul", "dst = a * b");
-/** `dst = a / b`, correctly rounded (PTX div.rn for floats). */
-export const fdiv = bin("fdiv", "div", "dst = a / b (IEEE division)");
+/** `dst = a / b`: floats correctly rounded (PTX div.rn), integers truncated toward zero (C's /). */
+export const fdiv = bin(
+  "fdiv",
+  "div",
+  "dst = a / b (floats: IEEE division; integers: truncating, C's /)",
+);
 /** `dst = max(a, b)` (PTX max: a NaN operand yields the other). */
 export const maximum = bin("maximum", "max", "dst = max(a, b)");
 /** `dst = min(a, b)`. */

@@ -92,7 +92,8 @@ const key = (x: LayoutIter): string => `${x.extent}:${x.stride}@${x.axis}`;
  * the axis drop; src's thread offset stays (the threads that held the elements hold the results;
  * partials of a warp offset are read back past it).
  * `dst` and `src` must have one dtype (partials accumulate in it).
- * @throws TirxError TX2022 for dst and src of different dtypes (suggesting `T.tile.cast`); a
+ * @throws TirxError TX2022 for dst and src of different dtypes (suggesting `T.tile.cast`), a bool
+ *   src; a
  *   tile without a TileLayout at warp/wg/cta scope; an axis out of range; a `dst` of another
  *   shape, or whose layout does not replicate over the reduced axes or lacks src's thread offset
  *   (naming the dst allocation, shape and layout, that works); lanes that an offset pushes past
@@ -129,6 +130,13 @@ function reduction(op: TileReduceOp): TilePrimitive<ReduceOperands> {
         ],
         ctx,
       );
+      if (src.dtype === "bool") {
+        throw tileDispatchError(
+          ctx,
+          `${op} of bool tile ${src.buffer.name}: partials accumulate in the tile's dtype, and bool has no ${op === "sum" ? "add" : op}`,
+          `T.tile.cast into an int32 tile first (a count of true elements is its sum; any / all its max / min)`,
+        );
+      }
       const given = typeof args[2] === "number" ? args[2] : -1;
       // A negative axis counts from the last dim (-1 = last), as Python and TIRx index.
       const axis = given < 0 ? given + src.shape.length : given;

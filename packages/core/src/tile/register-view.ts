@@ -63,7 +63,7 @@ export function registerView(
   if (constInt(view.offset) === undefined) {
     refuse(
       "its start is a runtime index, but the slots of a register tile are fixed when the kernel is compiled",
-      `constant indices (a JavaScript loop unrolls: for (let i = 0; i < n; i++) ... ${name}.sub(i, ...)), or the whole tile ${name}`,
+      `constant indices (in a builder body a JavaScript loop unrolls: for (let i = 0; i < n; i++) ... ${name}.sub(i, ...); script mode has no compile-time loop, so name each part there), or the whole tile ${name}`,
     );
   }
   const got = subLayout(whole, view);
