@@ -7,6 +7,7 @@ import type { ExprCompiler } from "./expr.js";
 import type { Exec } from "./compiled.js";
 import { Tracer } from "../exec/trace.js";
 import { bulkReducer } from "../exec/bulk-reduce.js";
+import { SCOPE_GPU } from "../exec/strong-sites.js";
 
 /**
  * A cp.async.bulk `tile.apply` (PTX ISA, "cp.async.bulk"): every active thread whose `pred`
@@ -14,7 +15,8 @@ import { bulkReducer } from "../exec/bulk-reduce.js";
  * on each side. Global → shared copies complete on the mbarrier `mbar` (complete_tx of the chunk
  * when they land); shared → global copies join the thread's bulk async-group. A bulk reduction
  * (cp.reduce.async.bulk) is a shared → global copy whose completion combines each element with
- * the destination's (bulkReducer), its site an atomic one (atomics never race with it). Timing
+ * the destination's (bulkReducer), its site a strong one, relaxed at gpu scope (atomics of gpu
+ * or sys scope do not race with it: exec/strong-sites.ts). Timing
  * and hazards: see BulkUnit and Mbarriers.
  */
 export function compileBulkCopy(ec: ExprCompiler, s: TileApply, plan: BulkCopyPlan): Exec {
@@ -47,7 +49,14 @@ export function compileBulkCopy(ec: ExprCompiler, s: TileApply, plan: BulkCopyPl
   const bu = m.bulk;
   const shBase = sh.placed.base;
   const red = plan.opcode.reduce ? bulkReducer(plan.opcode.reduce) : undefined;
-  if (red) m.atomicSites.add(site);
+  // Each element's reduction is relaxed at gpu scope (PTX ISA, cp.reduce.async.bulk): strong.
+  if (red)
+    m.strong.add(
+      site,
+      SCOPE_GPU,
+      0,
+      `cp.reduce.async.bulk.${plan.opcode.reduce!.op} (relaxed.gpu)`,
+    );
   const what = g2s
     ? "cp.async.bulk global → shared"
     : red

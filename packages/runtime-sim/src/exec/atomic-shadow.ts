@@ -1,15 +1,18 @@
 import type { Clocks } from "./clocks.js";
 import { THREAD_BITS, THREAD_MASK, type RaceHit } from "./packed.js";
+import type { StrongSites } from "./strong-sites.js";
 
 /**
  * The race records atomics need beyond a byte's last-writer record, for shared memory
  * (SharedShadow) and for each global tensor (TensorShadow); only those two shadows call it, with
- * their own writer arrays (take).
+ * their own writer arrays (take). "Atomics" here are the strong writes (atom, red, st.relaxed /
+ * st.release, bulk reductions: StrongSites).
  *
  * Rule (PTX ISA, Memory Consistency Model, "Data races"): two conflicting accesses (one a write)
- * that happens-before does not order are a data race unless both are morally strong; `atom` and
- * `red` are, `ld` and `st` are not. So atomics never race with each other, but each races with
- * every unordered plain load or store of its bytes.
+ * that happens-before does not order are a data race unless they are morally strong: both strong,
+ * each one's scope including the other's thread, overlapping completely (StrongSites.moral). So
+ * two atomics of one word race when a scope is too narrow (`atom.cta` of two CTAs), and each
+ * atomic races with every unordered plain load or store of its bytes.
  *
  * The last-writer record alone (FastTrack's epoch) summarises a byte's writes only when every
  * later write would race with an access that raced with an earlier one. Atomics break that twice:
@@ -17,24 +20,50 @@ import { THREAD_BITS, THREAD_MASK, type RaceHit } from "./packed.js";
  *   is not ordered before (thread 0 initialises a counter, then every thread adds to it with no
  *   barrier between): `plain` keeps it until a plain write of the byte;
  * - atomics of different threads are concurrent with each other, so they form a set, like reads:
- *   an atomic that a concurrent atomic pushes out of the writer record moves to `more`, so a
- *   plain access ordered after one of them but not another is still a race.
+ *   an atomic that a later atomic pushes out of the writer record moves to `more` when the two
+ *   are concurrent, so a plain access ordered after one of them but not another is still a race,
+ *   and so is a strong access not morally strong with one of them (strongHit). One ordered
+ *   before the later atomic moves there too unless the later one stands for it (its thread's CTA,
+ *   a scope no wider, the same size: StrongSites.dominates), since an access morally strong with
+ *   the later one may not be with it (`atom.cta` then `atom.gpu` in one thread, then `atom.gpu`
+ *   of another CTA).
  * Atomic writes leave the byte's readers in place (a plain read races with any later unordered
  * atomic, whichever atomics came between). Each time a list of `more` doubles it drops the
- * entries ordered before the thread pushing (its atomic stands for them) and all but one entry
- * of other CTAs (all of them are unordered with every thread of this CTA), so it stays within
- * about twice one entry per thread of the CTA, at amortised O(1) per atomic.
+ * entries ordered before the thread pushing that its atomic stands for, all but the latest entry
+ * of each thread and kind of site (scope and size: the later one of a thread stands for its
+ * earlier one), and all but the latest entry of other CTAs per kind of site, PE, and whether the
+ * pushing thread acquired it (the others are unordered alike with every thread of this CTA, but
+ * for what its threads acquired, and morally strong with the same accesses), so it stays within
+ * about twice one entry per thread of the CTA and kind of site, at amortised O(1) per atomic. The
+ * atomics of other CTAs the pushing thread acquired stay (one per kind): its atomic stands for
+ * them only towards plain accesses. Each list keeps a summary
+ * (its entries' narrowest scope and common size, CTA and earliest clock) so that a strong access
+ * morally strong with all of them skips the list in O(1) (the hot counter of one CTA, or gpu-scope
+ * atomics across CTAs).
  */
 export class AtomicShadow {
+  readonly #strong: StrongSites;
   /** Byte → `[packed, clock]` of the plain write an atomic's record replaced. */
   readonly plain = new Map<number, number[]>();
   /**
-   * First byte of a run → flat `[packed, clock, end, ...]` of atomics concurrent with a later
-   * atomic of the bytes [first, end) (an atomic's element: at most MAX_ATOMIC bytes).
+   * First byte of a run → the atomics concurrent with a later atomic of the bytes [first, end)
+   * (an atomic's element: at most MAX_ATOMIC bytes), or that a later one does not stand for.
    */
-  readonly more = new Map<number, number[]>();
-  /** Per key of `more`: its list's length after its last pruning. */
-  readonly #kept = new Map<number, number>();
+  readonly more = new Map<number, Concurrent>();
+  /** Scratch of prune: the (thread, kind of site) pairs seen. */
+  readonly #seen = new Set<number>();
+  /**
+   * Of every atomic put in `more` since the last clear: the narrowest scope (4: none yet), and
+   * the set of sizes (bit 1 << bytes), so that strongHit skips the lists at once when all of them
+   * are morally strong with any access of its scope and size.
+   */
+  #lowScope = 4;
+  #sizes = 0;
+
+  /** The atomic records of a shadow whose strong sites are `strong`. */
+  constructor(strong: StrongSites) {
+    this.#strong = strong;
+  }
 
   get size(): number {
     return this.plain.size + this.more.size;
@@ -45,12 +74,14 @@ export class AtomicShadow {
     // Map.prototype.clear allocates a new table even for an empty map.
     if (this.plain.size > 0) this.plain.clear();
     if (this.more.size > 0) this.more.clear();
-    if (this.#kept.size > 0) this.#kept.clear();
+    this.#lowScope = 4;
+    this.#sizes = 0;
   }
 
   /**
-   * Thread `t`'s atomic replaces the writer record (`w`, `c`) of bytes [b, e): keep a plain
-   * write (as `plain`, per byte), or an atomic not ordered before `t` (in `more`, at `b`).
+   * Thread `t`'s atomic at `site` replaces the writer record (`w`, `c`) of bytes [b, e): keep a
+   * plain write (as `plain`, per byte), or an atomic not ordered before `t` or that `t`'s does not
+   * stand for (in `more`, at `b`).
    */
   displaced(
     clocks: Clocks,
@@ -59,6 +90,7 @@ export class AtomicShadow {
     w: number,
     c: number,
     t: number,
+    site: number,
     isAtomic: (site: number) => boolean,
   ): void {
     // Never written in this launch, an earlier launch, or the async proxy (stamp 0): ordered.
@@ -67,16 +99,22 @@ export class AtomicShadow {
       for (let i = b; i < e; i++) this.plain.set(i, [w, c]);
       return;
     }
-    if (clocks.ordered(w & THREAD_MASK, c, t)) return;
-    const list = this.more.get(b);
-    if (!list) {
-      this.more.set(b, [w, c, e]);
+    const strong = this.#strong;
+    if (clocks.ordered(w & THREAD_MASK, c, t) && strong.dominates(site, t, w, c)) return;
+    const scope = strong.scopeOf(w >> THREAD_BITS);
+    if (scope < this.#lowScope) this.#lowScope = scope;
+    this.#sizes |= 1 << strong.bytesOf(w >> THREAD_BITS);
+    const entry = this.more.get(b);
+    if (!entry) {
+      this.more.set(b, newConcurrent(strong, w, c, e));
       return;
     }
+    const list = entry.list;
     list.push(w, c, e);
+    note(strong, entry, w, c);
     // Prune when the list doubled since its last pruning (amortised O(1) per atomic; a hot
     // counter's list stays within twice the entries that are not ordered before the thread).
-    if (list.length >= 2 * (this.#kept.get(b) ?? 24)) this.#kept.set(b, prune(clocks, list, t));
+    if (list.length >= 2 * entry.kept) this.#prune(clocks, entry, t, site);
   }
 
   /**
@@ -95,10 +133,11 @@ export class AtomicShadow {
     t: number,
     isAtomic: (site: number) => boolean,
   ): void {
+    const site = w >> THREAD_BITS;
     let s = a;
     for (let b = a + 1; b <= a + n; b++) {
       if (b === a + n || wr[b] !== wr[s] || wc[b] !== wc[s]) {
-        this.displaced(clocks, s, b, wr[s]!, wc[s]!, t, isAtomic);
+        this.displaced(clocks, s, b, wr[s]!, wc[s]!, t, site, isAtomic);
         s = b;
       }
     }
@@ -113,8 +152,9 @@ export class AtomicShadow {
     const more = this.more;
     if (more.size === 0) return;
     for (let k = a; k < a + n; k++) {
-      const list = more.get(k);
-      if (!list) continue;
+      const entry = more.get(k);
+      if (!entry) continue;
+      const list = entry.list;
       let kept = 0;
       for (let i = 0; i < list.length; i += 3) {
         if (list[i + 2]! <= a + n) continue;
@@ -123,10 +163,8 @@ export class AtomicShadow {
         list[kept++] = list[i + 2]!;
       }
       list.length = kept;
-      if (kept === 0) {
-        more.delete(k);
-        this.#kept.delete(k);
-      }
+      if (kept === 0) more.delete(k);
+      else summarise(this.#strong, entry);
     }
   }
 
@@ -144,7 +182,7 @@ export class AtomicShadow {
   moreHit(clocks: Clocks, a: number, n: number, t: number): RaceHit | undefined {
     if (this.more.size === 0) return undefined;
     for (let k = a - MAX_ATOMIC + 1; k < a + n; k++) {
-      const list = this.more.get(k);
+      const list = this.more.get(k)?.list;
       if (!list) continue;
       for (let i = 0; i < list.length; i += 3) {
         if (list[i + 2]! > a && !ordered(clocks, list[i]!, list[i + 1]!, t)) {
@@ -154,6 +192,145 @@ export class AtomicShadow {
     }
     return undefined;
   }
+
+  /**
+   * For a strong access of thread `t` at `site` (-1: a bulk reduction) to [a, a + n): the first
+   * atomic in `more` neither ordered before it nor morally strong with it (StrongSites.moral).
+   * A list whose summary shows every entry morally strong with the access is skipped.
+   */
+  strongHit(clocks: Clocks, a: number, n: number, t: number, site: number): RaceHit | undefined {
+    if (this.more.size === 0) return undefined;
+    const strong = this.#strong;
+    const scope = strong.scopeOf(site);
+    const bytes = strong.bytesOf(site);
+    // Every atomic kept is of a scope that includes every thread, and of this size (or any).
+    const lo = scope < this.#lowScope ? scope : this.#lowScope;
+    if (lo >= strong.widest && (bytes === 0 || (this.#sizes & ~(1 | (1 << bytes))) === 0)) {
+      return undefined;
+    }
+    for (let k = a - MAX_ATOMIC + 1; k < a + n; k++) {
+      const entry = this.more.get(k);
+      if (!entry) continue;
+      if (allMoral(clocks, strong, entry, t, scope, bytes)) continue;
+      const list = entry.list;
+      for (let i = 0; i < list.length; i += 3) {
+        const q = list[i]!;
+        const qc = list[i + 1]!;
+        if (list[i + 2]! > a && !strong.moral(q, qc, t, site) && !ordered(clocks, q, qc, t)) {
+          return { other: q, clock: qc };
+        }
+      }
+    }
+    return undefined;
+  }
+
+  /**
+   * Drop the entries of `entry` that thread `t`'s atomic at `site` stands for (ordered before it
+   * and StrongSites.dominates), all but the latest entry of each thread of this CTA and kind of
+   * site, and all but one entry of other CTAs per scope and size; then its summary anew.
+   */
+  #prune(clocks: Clocks, entry: Concurrent, t: number, site: number): void {
+    const strong = this.#strong;
+    const list = entry.list;
+    const seen = this.#seen;
+    seen.clear();
+    // From the latest entry back: the first of each kind is the one kept.
+    let kept = list.length;
+    for (let i = list.length - 3; i >= 0; i -= 3) {
+      const q = list[i]!;
+      const qc = list[i + 1]!;
+      const s = q >> THREAD_BITS;
+      const kind = strong.scopeOf(s) + 4 * strong.bytesOf(s);
+      let key: number;
+      if (clocks.otherCta(qc)) {
+        // Other CTAs: one entry per scope and size (and PE), ordered before t or not, stands for
+        // the others (t's atomic does not stand for one ordered before it: another CTA's).
+        const before = clocks.ordered(q & THREAD_MASK, qc, t) ? 1 : 0;
+        key = -1 - (kind + 256 * (2 * strong.peOf(q & THREAD_MASK) + before));
+      } else {
+        if (clocks.ordered(q & THREAD_MASK, qc, t) && strong.dominates(site, t, q, qc)) continue;
+        key = (q & THREAD_MASK) * 256 + kind;
+      }
+      if (seen.has(key)) continue;
+      seen.add(key);
+      list[--kept] = list[i + 2]!;
+      list[--kept] = qc;
+      list[--kept] = q;
+    }
+    list.splice(0, kept);
+    entry.kept = list.length;
+    summarise(strong, entry);
+  }
+}
+
+/**
+ * The atomics of `more` at one first byte: flat `[packed, clock, end, ...]`, and a summary of
+ * them (allMoral): the narrowest scope, the common size (-1: mixed), the common CTA rank (-1:
+ * mixed) and the earliest clock.
+ */
+interface Concurrent {
+  readonly list: number[];
+  /** The list's length after its last pruning (24 before the first: it waits for 48). */
+  kept: number;
+  scope: number;
+  bytes: number;
+  rank: number;
+  clock: number;
+}
+
+/** A list of one entry (`w`, `c`, `e`). */
+function newConcurrent(strong: StrongSites, w: number, c: number, e: number): Concurrent {
+  const s = w >> THREAD_BITS;
+  return {
+    list: [w, c, e],
+    kept: 24,
+    scope: strong.scopeOf(s),
+    bytes: strong.bytesOf(s),
+    rank: strong.rankOf(w & THREAD_MASK),
+    clock: c,
+  };
+}
+
+/** Fold entry (`w`, `c`) into `entry`'s summary. */
+function note(strong: StrongSites, entry: Concurrent, w: number, c: number): void {
+  const s = w >> THREAD_BITS;
+  const scope = strong.scopeOf(s);
+  if (scope < entry.scope) entry.scope = scope;
+  if (strong.bytesOf(s) !== entry.bytes) entry.bytes = -1;
+  if (strong.rankOf(w & THREAD_MASK) !== entry.rank) entry.rank = -1;
+  if (c < entry.clock) entry.clock = c;
+}
+
+/** `entry`'s summary from its list (not empty) anew. */
+function summarise(strong: StrongSites, entry: Concurrent): void {
+  const list = entry.list;
+  const s = list[0]! >> THREAD_BITS;
+  entry.scope = strong.scopeOf(s);
+  entry.bytes = strong.bytesOf(s);
+  entry.rank = strong.rankOf(list[0]! & THREAD_MASK);
+  entry.clock = list[1]!;
+  for (let i = 3; i < list.length; i += 3) note(strong, entry, list[i]!, list[i + 1]!);
+}
+
+/**
+ * Is every entry of `entry` morally strong with a strong access of thread `t` of `scope` on
+ * `bytes` bytes (0: any), by its summary alone? (False: look at each entry.)
+ */
+function allMoral(
+  clocks: Clocks,
+  strong: StrongSites,
+  entry: Concurrent,
+  t: number,
+  scope: number,
+  bytes: number,
+): boolean {
+  if (bytes !== 0 && entry.bytes !== bytes) return false;
+  const lo = scope < entry.scope ? scope : entry.scope;
+  if (lo >= strong.widest) return true;
+  // Every entry of the running group, of t's CTA: any scope includes both.
+  if (entry.clock >= clocks.ctaBase && entry.rank === strong.rankOf(t)) return true;
+  // Every entry of the running cluster (not a group of PEs).
+  return entry.clock >= clocks.ctaBase && lo >= strong.clusterWide;
 }
 
 /** The widest atomic's bytes (atom.u64). */
@@ -162,28 +339,4 @@ const MAX_ATOMIC = 8;
 /** Is the access packed as `w` at clock `c` ordered before thread `t`'s current point? */
 function ordered(clocks: Clocks, w: number, c: number, t: number): boolean {
   return clocks.ordered(w & THREAD_MASK, c, t);
-}
-
-/**
- * Drop the entries of `list` ordered before thread `t` (its atomic stands for them) and all but
- * one entry of other CTAs (every one is unordered with every thread of this CTA); returns the
- * new length.
- */
-function prune(clocks: Clocks, list: number[], t: number): number {
-  let kept = 0;
-  let otherKept = false;
-  for (let i = 0; i < list.length; i += 3) {
-    const q = list[i]!;
-    const qc = list[i + 1]!;
-    if (clocks.ordered(q & THREAD_MASK, qc, t)) continue;
-    if (clocks.otherCta(qc)) {
-      if (otherKept) continue;
-      otherKept = true;
-    }
-    list[kept++] = q;
-    list[kept++] = qc;
-    list[kept++] = list[i + 2]!;
-  }
-  list.length = kept;
-  return kept;
 }

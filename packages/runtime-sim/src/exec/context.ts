@@ -5,6 +5,7 @@ import type { MemoryOrder } from "./memory-order.js";
 import type { BarBuffer, GlobalMem, Placed } from "./memory.js";
 import type { Guards } from "./shared-bytes.js";
 import type { SharedShadow } from "./shared-shadow.js";
+import type { StrongSites } from "./strong-sites.js";
 
 /**
  * The contract between the Machine (exec/machine.ts) and what runs inside it: the checks
@@ -166,6 +167,8 @@ export interface SimContext extends Reporter {
   /** > 0 while evaluating the arm of an IfThenElse that is not selected. */
   readonly speculative: number;
   readonly isAtomicSite: (site: number) => boolean;
+  /** Strong sites' scopes and sizes (exec/strong-sites.ts). */
+  readonly strong: StrongSites;
   readonly asyncWriteSites: Set<number>;
   readonly clocks: Clocks;
   /** Release and acquire patterns (exec/memory-order.ts). */

@@ -2,6 +2,7 @@ import type { Clocks } from "./clocks.js";
 import { AtomicShadow } from "./atomic-shadow.js";
 import { THREAD_BITS, THREAD_MASK, type RaceHit } from "./packed.js";
 import type { StoreInstances } from "./store-instances.js";
+import type { StrongSites } from "./strong-sites.js";
 
 /**
  * Lazy uniform ranges of a tensor's writer records are at least this many bytes (a bulk copy's,
@@ -147,6 +148,8 @@ export class TensorShadow {
   readonly #clocks: Clocks;
   /** Stores of one instruction by lanes of one warp, which do not race (StoreInstances). */
   readonly #stores: StoreInstances;
+  /** The strong sites' scopes and sizes (StrongSites: when two strong accesses race). */
+  readonly #strong: StrongSites;
   readonly #bytes: number;
   /**
    * True when the kernel may write this tensor (through any parameter it is passed as): only
@@ -185,7 +188,7 @@ export class TensorShadow {
   /**
    * The shadow of a tensor of `bytes` bytes for one launch (`recordReads`: see the field); plain
    * writes noted in `stores` (lanes of one warp storing to the same bytes in one instruction do
-   * not race).
+   * not race); strong accesses' scopes in `strong`.
    */
   constructor(
     pool: ShadowPool,
@@ -193,10 +196,12 @@ export class TensorShadow {
     bytes: number,
     recordReads: boolean,
     stores: StoreInstances,
+    strong: StrongSites,
   ) {
     this.#pool = pool;
     this.#clocks = clocks;
     this.#stores = stores;
+    this.#strong = strong;
     this.#bytes = bytes;
     this.recordReads = recordReads;
     this.#watched = recordReads;
@@ -376,11 +381,13 @@ export class TensorShadow {
 
   /**
    * The first write to [a, a + n) (writers tracked) not ordered before thread `t`'s access:
-   * same CTA without synchronization, or any other CTA of this launch; atomics (`atomic`) do not
-   * race with atomics (`isAtomic` of the earlier site). A plain store at `site` (-1: a read, or
-   * no store) does not race with the store of another lane of its warp in the same instance of
-   * the same store instruction (StoreInstances.same). Over an entry its one record decides; then
-   * the atomic records (checkAtomics).
+   * same CTA without synchronization, or any other CTA of this launch. A strong access
+   * (`atomic`: an atomic, a strong load or store) at `site` (-1: a bulk reduction, relaxed.gpu)
+   * does not race with an earlier strong write (`isAtomic` of its site) when the two are morally
+   * strong (StrongSites.moral: each one's scope includes the other's thread). A plain store at
+   * `site` (-1: a read, or no store) does not race with the store of another lane of its warp in
+   * the same instance of the same store instruction (StoreInstances.same). Over an entry its one
+   * record decides; then the atomic records (checkAtomics).
    */
   checkWriters(
     a: number,
@@ -394,11 +401,13 @@ export class TensorShadow {
     if (u !== undefined && u.k < 0) {
       return (
         this.#checkRecord(u.w, u.c, t, atomic, isAtomic, site, a) ??
-        this.#checkAtomics(a, n, t, atomic)
+        this.#checkAtomics(a, n, t, atomic, site)
       );
     }
     this.#materialise(a, n);
-    return this.#checkBytes(a, n, t, atomic, isAtomic, site) ?? this.#checkAtomics(a, n, t, atomic);
+    return (
+      this.#checkBytes(a, n, t, atomic, isAtomic, site) ?? this.#checkAtomics(a, n, t, atomic, site)
+    );
   }
 
   /**
@@ -414,7 +423,9 @@ export class TensorShadow {
     site = -1,
   ): RaceHit | undefined {
     this.#materialise(a, n);
-    return this.#checkBytes(a, n, t, atomic, isAtomic, site) ?? this.#checkAtomics(a, n, t, atomic);
+    return (
+      this.#checkBytes(a, n, t, atomic, isAtomic, site) ?? this.#checkAtomics(a, n, t, atomic, site)
+    );
   }
 
   /**
@@ -454,7 +465,7 @@ export class TensorShadow {
       // Fast paths: an earlier launch, or this thread's own write in this CTA.
       if (c < lb || (c >= base && (w & THREAD_MASK) === t)) continue;
       if (hb.ordered(w & THREAD_MASK, c, t)) continue;
-      if (atomic && isAtomic(w >> THREAD_BITS)) continue;
+      if (atomic && isAtomic(w >> THREAD_BITS) && this.#strong.moral(w, c, t, site)) continue;
       if (st?.same(w, c, t, site, b, hb.clock)) continue;
       return { other: w, clock: c };
     }
@@ -476,20 +487,31 @@ export class TensorShadow {
       return undefined;
     }
     if (hb.ordered(w & THREAD_MASK, c, t)) return undefined;
-    if (atomic && isAtomic(w >> THREAD_BITS)) return undefined;
+    if (atomic && isAtomic(w >> THREAD_BITS) && this.#strong.moral(w, c, t, site)) {
+      return undefined;
+    }
     if (this.#instance(atomic, site)?.same(w, c, t, site, a, hb.clock)) return undefined;
     return { other: w, clock: c };
   }
 
   /**
    * The atomic records of [a, a + n) beyond the writer record (AtomicShadow) not ordered before
-   * thread `t`'s access: for an atomic, a plain write that atomics replaced; for a plain access,
-   * an atomic concurrent with the recorded one.
+   * thread `t`'s access: for a strong access at `site`, a plain write that atomics replaced or an
+   * atomic not morally strong with it; for a plain access, an atomic concurrent with the recorded
+   * one.
    */
-  #checkAtomics(a: number, n: number, t: number, atomic: boolean): RaceHit | undefined {
+  #checkAtomics(
+    a: number,
+    n: number,
+    t: number,
+    atomic: boolean,
+    site: number,
+  ): RaceHit | undefined {
     const sh = this.#atomics;
     if (sh === undefined || sh.size === 0) return undefined;
-    return atomic ? sh.plainHit(this.#clocks, a, n, t) : sh.moreHit(this.#clocks, a, n, t);
+    const hb = this.#clocks;
+    if (!atomic) return sh.moreHit(hb, a, n, t);
+    return sh.plainHit(hb, a, n, t) ?? sh.strongHit(hb, a, n, t, site);
   }
 
   /**
@@ -504,7 +526,7 @@ export class TensorShadow {
     isAtomic: (site: number) => boolean,
   ): void {
     this.#materialise(a, n);
-    const sh = (this.#atomics ??= new AtomicShadow());
+    const sh = (this.#atomics ??= new AtomicShadow(this.#strong));
     const hb = this.#clocks;
     sh.take(hb, this.#writer!, this.#epoch!, a, n, w, hb.clock[t]!, t, isAtomic);
   }

@@ -127,9 +127,9 @@ export function checkSharedWrite(acc: SharedAccess): void {
 }
 
 /**
- * The shared bytes an atomic reads: TX6004 when never written. Races with plain accesses are
- * checked by checkSharedWrite / checkGlobalWrite with `atomic` set (atomics never race with
- * each other).
+ * The shared bytes an atomic reads: TX6004 when never written. Races are checked by
+ * checkSharedWrite / checkGlobalWrite with `atomic` set (atomics race with unordered plain
+ * accesses, and with unordered strong ones they are not morally strong with: exec/strong-sites.ts).
  */
 export function checkAtomicAccess(acc: SharedAccess): void {
   const m = acc.m;
@@ -153,7 +153,8 @@ export function checkGlobalRead(acc: GlobalAccess): void {
 
 /**
  * checkGlobalRead (`strong` false) and checkStrongGlobalRead (`strong` true): a strong read races
- * only with unordered plain writes and is not recorded for write-after-read.
+ * only with unordered writes it is not morally strong with (plain ones, and strong ones whose
+ * scope or its own does not include the other's thread) and is not recorded for write-after-read.
  */
 function checkGlobalReadOf(acc: GlobalAccess, strong: boolean): void {
   const m = acc.m;
@@ -165,7 +166,8 @@ function checkGlobalReadOf(acc: GlobalAccess, strong: boolean): void {
   checkGlobalBulkWrite(acc, "reads");
   if (m.speculative > 0) return;
   const focus = m.order.live ? focusOn(m, sh, acc.addr, acc.thread) : false;
-  const hit = sh.checkWriters(acc.addr, acc.n, acc.thread, strong, m.isAtomicSite);
+  const site = strong ? acc.site : -1;
+  const hit = sh.checkWriters(acc.addr, acc.n, acc.thread, strong, m.isAtomicSite, site);
   if (focus) m.clocks.focus = undefined;
   if (hit) reportRace(acc, "TX6003", "reads", globalAt(acc), hit, "wrote");
   if (!strong && sh.recordReads) sh.recordRead(acc.addr, acc.n, acc.thread, acc.site);
@@ -185,8 +187,10 @@ function focusOn(m: GlobalAccess["m"], key: object | undefined, addr: number, t:
 
 /**
  * A strong global read (ld.relaxed / ld.acquire): as checkGlobalRead, but morally strong with
- * atomics and strong stores, so only an unordered plain write is a race (TX6003: PTX ISA, "Data
- * races"); the read is not recorded for write-after-read.
+ * atomics and strong stores whose scopes and its own include each other's thread, so only an
+ * unordered plain write, or an unordered strong one of too narrow a scope (`st.relaxed.cta` of
+ * another CTA), is a race (TX6003: PTX ISA, "Data races", "Morally strong operations"); the
+ * read is not recorded for write-after-read.
  */
 export function checkStrongGlobalRead(acc: GlobalAccess): void {
   checkGlobalReadOf(acc, true);
@@ -194,7 +198,8 @@ export function checkStrongGlobalRead(acc: GlobalAccess): void {
 
 /**
  * A strong shared read (ld.relaxed / ld.acquire): TX6004 for never-written bytes, TX6003 for an
- * unordered plain write (atomics and strong stores do not race with it); not recorded as a read.
+ * unordered plain write, or an unordered strong one it is not morally strong with (another CTA
+ * of the cluster, a scope too narrow: SharedShadow.strongReadHit); not recorded as a read.
  */
 export function checkStrongSharedRead(acc: SharedAccess): void {
   const m = acc.m;
@@ -203,18 +208,17 @@ export function checkStrongSharedRead(acc: SharedAccess): void {
     checkAtomicAccess(acc);
     return;
   }
-  const hit = m.shadow.writeHit(acc.thread, acc.addr, acc.n);
-  if (hit && !m.isAtomicSite(hit.other >> THREAD_BITS)) {
-    reportRace(acc, "TX6003", "reads", sharedAt(m, acc.buf, acc.addr, acc.n), hit, "wrote");
-  }
+  const hit = m.shadow.strongReadHit(acc.thread, acc.site, acc.addr, acc.n);
+  if (hit) reportRace(acc, "TX6003", "reads", sharedAt(m, acc.buf, acc.addr, acc.n), hit, "wrote");
 }
 
 /**
  * A global store (`acc.verb` "writes"; an atomic's write when `acc.atomic`) of `n` bytes at byte
  * `addr` of the tensor; records the writer. TX6014 when an earlier write by another thread of the
- * CTA is not ordered before it, or by a thread of another CTA (atomics do not race with atomics,
- * nor a plain store with the store of another lane of its warp in the same instance of the same
- * store instruction, exec/store-instances.ts);
+ * CTA is not ordered before it, or by a thread of another CTA (a strong write does not race with
+ * a strong write it is morally strong with, exec/strong-sites.ts, nor a plain store with the
+ * store of another lane of its warp in the same instance of the same store instruction,
+ * exec/store-instances.ts);
  * TX6013 after an unordered recorded read; TX6002 while an async copy reads the bytes; TX6007
  * while a pending shared → global bulk copy writes them.
  */

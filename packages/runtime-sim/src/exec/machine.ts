@@ -24,6 +24,7 @@ import { AccessBatch } from "./access-batch.js";
 import { NO_LAUNCH, type LaunchOptions } from "./launch-options.js";
 import { MemoryOrder } from "./memory-order.js";
 import { StoreInstances } from "./store-instances.js";
+import { StrongSites } from "./strong-sites.js";
 import { LocalWritten } from "./local-written.js";
 
 /**
@@ -152,10 +153,13 @@ export class Machine implements SimContext {
   epoch = 0;
   /** Source spans of the statements and loads that can report, by site index. */
   readonly sites: (Span | undefined)[] = [];
-  /** Sites of atomics: their writes never race with each other (see compileAtomic). */
-  readonly atomicSites = new Set<number>();
-  /** True for the site of an atomic (races between atomics are not races). */
-  readonly isAtomicSite = (site: number): boolean => this.atomicSites.has(site);
+  /**
+   * Strong sites (atomics, strong loads and stores, bulk reductions) with their scopes and sizes:
+   * two strong accesses race unless they are morally strong (exec/strong-sites.ts).
+   */
+  readonly strong: StrongSites;
+  /** True for the site of a strong access (atomic, strong load or store, bulk reduction). */
+  readonly isAtomicSite = (site: number): boolean => this.strong.isStrong(site);
   /** Sites of shared → global bulk and TMA stores: their global writes are async-proxy writes. */
   readonly asyncWriteSites = new Set<number>();
   reports: TirxError[] = [];
@@ -235,7 +239,8 @@ export class Machine implements SimContext {
     this.clocks = new Clocks(n);
     this.order = new MemoryOrder(this.clocks);
     this.stores = new StoreInstances(n, per);
-    this.shadow = new SharedShadow(this.clocks, total, this.stores);
+    this.strong = new StrongSites(this.clocks, this.rank, pes);
+    this.shadow = new SharedShadow(this.clocks, total, this.stores, this.strong);
     this.localStride = localStride;
     this.local = new Uint8Array(localStride * n);
     this.ldv = new DataView(this.local.buffer);
@@ -279,7 +284,14 @@ export class Machine implements SimContext {
       if (!shadow) {
         const pool = takeShadowPool(bytes.length);
         this.#pools.push(pool);
-        shadow = new TensorShadow(pool, this.clocks, bytes.length, written.has(bytes), this.stores);
+        shadow = new TensorShadow(
+          pool,
+          this.clocks,
+          bytes.length,
+          written.has(bytes),
+          this.stores,
+          this.strong,
+        );
         shadows.set(bytes, shadow);
       }
       this.globals[i] = {

@@ -79,16 +79,16 @@ export function reportRace(
   const theirs = otherVerb === "read" ? "read" : "write";
   const why =
     cta !== undefined
-      ? `; no release/acquire or fence orders ${m.ctas > 1 ? "the cluster of " : ""}CTA ${cta}'s ${theirs} before this ${mine} (${m.ctas > 1 ? "clusters" : "CTAs"} of one launch are not ordered with each other unless a release there after the ${theirs}, st.release, atom.release/acq_rel, or fence.acq_rel/fence.sc then a strong write such as an atomic, is observed by an acquire on this side before the ${mine}, ld.acquire, atom.acquire/acq_rel, or a strong read then a fence, in this thread or one a barrier orders before it; PTX ISA, Memory Consistency Model, "Release and Acquire Patterns"; atomics never race with each other)`
+      ? `; no release/acquire or fence orders ${m.ctas > 1 ? "the cluster of " : ""}CTA ${cta}'s ${theirs} before this ${mine} (${m.ctas > 1 ? "clusters" : "CTAs"} of one launch are not ordered with each other unless a release there after the ${theirs}, st.release, atom.release/acq_rel, or fence.acq_rel/fence.sc then a strong write such as an atomic, is observed by an acquire on this side before the ${mine}, ld.acquire, atom.acquire/acq_rel, or a strong read then a fence, in this thread or one a barrier orders before it; PTX ISA, Memory Consistency Model, "Release and Acquire Patterns"; atomics and other strong accesses of one element with .gpu or .sys scope never race with each other)`
       : m.pes > 1 && m.rank[u] !== m.rank[acc.thread]
         ? ` with nothing ordering the two across PEs (a put_signal or signal_op the reader waited for with signal_wait_until, barrier_all, or another release the reader's acquire observed; NVSHMEM memory model, PTX ISA "Release and Acquire Patterns")`
         : ` with no synchronization ordering the two (cta_sync, a named barrier, an mbarrier phase, __syncwarp${m.ctas > 1 ? ", barrier.cluster" : ""})`;
-  m.hazard(
-    code,
-    `thread ${m.thread(acc.thread)} of CTA ${m.cta()} ${verb} ${at}, which ${other} ${otherVerb}${why}`,
-    acc.site,
-    [{ message: `${other} ${otherVerb} it here`, span: m.sites[hit.other >> THREAD_BITS] }],
-  );
+  // Two strong accesses race only when they are not morally strong: say why (scope, size).
+  const me = `thread ${m.thread(acc.thread)} of CTA ${m.cta()}`;
+  const moral = m.strong.whyNot(hit.other, hit.clock, other, acc.thread, acc.site, me) ?? "";
+  m.hazard(code, `${me} ${verb} ${at}, which ${other} ${otherVerb}${why}${moral}`, acc.site, [
+    { message: `${other} ${otherVerb} it here`, span: m.sites[hit.other >> THREAD_BITS] },
+  ]);
 }
 
 /** Report a write's race (SharedShadow.onWrite): TX6013 after a read, TX6014 after a write. */

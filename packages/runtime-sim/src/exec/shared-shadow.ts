@@ -30,6 +30,7 @@ import type { Clocks } from "./clocks.js";
 import { THREAD_BITS, THREAD_MASK, type RaceHit, type WriteHit } from "./packed.js";
 import { SharedBytes, UNIFORM_MIN, freshEntry, type Uniform } from "./shared-bytes.js";
 import type { StoreInstances } from "./store-instances.js";
+import type { StrongSites } from "./strong-sites.js";
 
 /**
  * Entry `v` becomes a run's write at `site` as of clock `now`: thread t0's 2^sh bytes from `a`,
@@ -60,6 +61,8 @@ export class SharedShadow extends SharedBytes {
   readonly #clocks: Clocks;
   /** Stores of one instruction by lanes of one warp, which do not race (StoreInstances). */
   readonly #stores: StoreInstances;
+  /** The strong sites' scopes and sizes (StrongSites: when two strong accesses race). */
+  readonly #strong: StrongSites;
 
   /**
    * Readers beyond the two slots, by shared byte: flat `[packed, clock, ...]` of earlier readers
@@ -73,7 +76,7 @@ export class SharedShadow extends SharedBytes {
    * Shared bytes' atomic records beyond the writer record (see AtomicShadow): plain writes an
    * atomic replaced, and atomics concurrent with a later one. Cleared by cta_sync.
    */
-  readonly #atomics = new AtomicShadow();
+  readonly #atomics: AtomicShadow;
 
   /** Atomic records beyond the writer records (0 in a CTA with no atomic since its last cta_sync). */
   get atomicRecords(): number {
@@ -82,12 +85,15 @@ export class SharedShadow extends SharedBytes {
 
   /**
    * The shadow of `sharedBytes` bytes, its accesses ordered by `clocks`; plain writes noted in
-   * `stores` (lanes of one warp storing to the same bytes in one instruction do not race).
+   * `stores` (lanes of one warp storing to the same bytes in one instruction do not race);
+   * strong accesses' scopes in `strong`.
    */
-  constructor(clocks: Clocks, sharedBytes: number, stores: StoreInstances) {
+  constructor(clocks: Clocks, sharedBytes: number, stores: StoreInstances, strong: StrongSites) {
     super(sharedBytes);
     this.#clocks = clocks;
     this.#stores = stores;
+    this.#strong = strong;
+    this.#atomics = new AtomicShadow(strong);
   }
 
   // ---------------------------------------------------------------- CTA start, cta_sync
@@ -318,14 +324,17 @@ export class SharedShadow extends SharedBytes {
 
   /**
    * A write of shared bytes [a, a + n) by thread `t`: the first unordered earlier access, as
-   * `{ other, clock, read }` (read: write-after-read, else write-after-write); `atomic` writes do
-   * not race with earlier atomic writes (`isAtomic` of the earlier site), and a plain write does
-   * not race with the write of another lane of its warp in the same instance of the same store
+   * `{ other, clock, read }` (read: write-after-read, else write-after-write); a strong write
+   * (`atomic`: an atomic, a strong store) at `site` does not race with an earlier strong write
+   * (`isAtomic` of its site) morally strong with it (StrongSites.moral: each one's scope includes
+   * the other's thread and the two have one size: here only CTAs of a cluster, or two sizes,
+   * fail it), and a plain write does not
+   * race with the write of another lane of its warp in the same instance of the same store
    * instruction (StoreInstances.same). With `record` false only
-   * checks (an async copy's issue: its write lands later, see recordWrite). An atomic is also
-   * checked against the plain write its byte's atomics replaced, a plain write against every
-   * atomic concurrent with the recorded one (AtomicShadow); an atomic is recorded by
-   * recordAtomic.
+   * checks (an async copy's issue: its write lands later, see recordWrite). A strong write is also
+   * checked against the plain write its byte's atomics replaced and the atomics not morally
+   * strong with it, a plain write against every atomic concurrent with the recorded one
+   * (AtomicShadow); a strong write is recorded by recordAtomic.
    */
   onWrite(
     t: number,
@@ -348,7 +357,10 @@ export class SharedShadow extends SharedBytes {
       // Over a uniform range its entry decides.
       const w = u.wr;
       if (w >= 0 && (w & THREAD_MASK) !== t && !clocks.ordered(w & THREAD_MASK, u.wc, t)) {
-        if (!(atomic && isAtomic(w >> THREAD_BITS)) && !st?.same(w, u.wc, t, site, a, clocks.clock))
+        if (
+          !this.#exempt(atomic, isAtomic, w, u.wc, t, site) &&
+          !st?.same(w, u.wc, t, site, a, clocks.clock)
+        )
           hit = { other: w, clock: u.wc, read: false };
       }
       const r = u.r1;
@@ -375,7 +387,7 @@ export class SharedShadow extends SharedBytes {
       const w = wr[b]!;
       if (w >= 0 && (w & THREAD_MASK) !== t && !clocks.ordered(w & THREAD_MASK, wc[b]!, t)) {
         if (
-          !(atomic && isAtomic(w >> THREAD_BITS)) &&
+          !this.#exempt(atomic, isAtomic, w, wc[b]!, t, site) &&
           !st?.same(w, wc[b]!, t, site, b, clocks.clock)
         )
           hit = { other: w, clock: wc[b]!, read: false };
@@ -398,7 +410,8 @@ export class SharedShadow extends SharedBytes {
     }
     if (hit === undefined && this.#atomics.size > 0) {
       const h = atomic
-        ? this.#atomics.plainHit(clocks, a, n, t)
+        ? (this.#atomics.plainHit(clocks, a, n, t) ??
+          this.#atomics.strongHit(clocks, a, n, t, site))
         : this.#atomics.moreHit(clocks, a, n, t);
       if (h) hit = { ...h, read: false };
     }
@@ -407,6 +420,66 @@ export class SharedShadow extends SharedBytes {
       else this.recordWrite(t, site, a, n);
     }
     return hit;
+  }
+
+  /**
+   * True when a strong write (`atomic`) at `site` by thread `t` does not race with the earlier
+   * write packed `w` at clock `c` (unordered): that one is strong too (`isAtomic`) and the two
+   * are morally strong (StrongSites.moral).
+   */
+  #exempt(
+    atomic: boolean,
+    isAtomic: (site: number) => boolean,
+    w: number,
+    c: number,
+    t: number,
+    site: number,
+  ): boolean {
+    return atomic && isAtomic(w >> THREAD_BITS) && this.#strong.moral(w, c, t, site);
+  }
+
+  /**
+   * A strong read (ld.relaxed / ld.acquire) of shared bytes [a, a + n) by thread `t` at `site`:
+   * the first earlier write not ordered before it that is plain (an async-proxy write, stamp 0,
+   * aside) or strong but not morally strong with it (StrongSites.moral), a plain write that
+   * atomics replaced, or an atomic beside the writer record not morally strong with it
+   * (AtomicShadow); undefined when none. Records nothing (a strong load is not a reader).
+   */
+  strongReadHit(t: number, site: number, a: number, n: number): RaceHit | undefined {
+    const clocks = this.#clocks;
+    const strong = this.#strong;
+    const u = this.uniformAt(a, n);
+    if (u !== undefined) {
+      // A lazy range's writer is plain (a bulk copy, a run of stores): atomics are never ranges.
+      const w = u.wr;
+      if (
+        w >= 0 &&
+        (w & THREAD_MASK) !== t &&
+        u.wc !== 0 &&
+        !clocks.ordered(w & THREAD_MASK, u.wc, t) &&
+        !strong.moral(w, u.wc, t, site)
+      )
+        return { other: w, clock: u.wc };
+      return undefined;
+    }
+    this.materialise(a, n);
+    const wr = this.wr;
+    const wc = this.wc;
+    for (let b = a; b < a + n; b++) {
+      const w = wr[b]!;
+      const cw = wc[b]!;
+      if (
+        w >= 0 &&
+        (w & THREAD_MASK) !== t &&
+        cw !== 0 &&
+        !clocks.ordered(w & THREAD_MASK, cw, t) &&
+        !strong.moral(w, cw, t, site)
+      )
+        return { other: w, clock: cw };
+    }
+    const at = this.#atomics;
+    if (at.size === 0) return undefined;
+    return at.plainHit(clocks, a, n, t) ?? at.strongHit(clocks, a, n, t, site);
   }
 
   /**

@@ -83,7 +83,8 @@ function rmwOf(
 /**
  * An atomic (`atom` with a result, `red` without) by thread t on the element `exprs[0]` points
  * at: bounds (TX6005), then the race checks of an atomic (another thread's plain write with no
- * barrier between is TX6003; never-written shared memory TX6004; other atomics never race), then
+ * barrier between is TX6003; never-written shared memory TX6004; other strong accesses race only
+ * when not morally strong: a scope that does not include the other's thread), then
  * the read-modify-write. Threads run a statement in lane order, so a statement's atomics apply in
  * thread order within a warp and warp order within the CTA.
  * @returns per thread, the old value of the element.
@@ -123,7 +124,14 @@ function compileAtomic(
   const a = vals[0]!;
   const b = vals[1] ?? a;
   const site = m.site(span);
-  m.atomicSites.add(site);
+  // A strong site: it races with another strong access only when the two are not morally
+  // strong (its scope and size, exec/strong-sites.ts).
+  m.strong.add(
+    site,
+    scope,
+    el.eb,
+    `${fx.returns ? "atom" : "red"}.${order.sem}.${order.scope}.${action}`,
+  );
   const codec = codecOf(dt) as unknown as NumCodec;
   const rmw = rmwOf(action, dt, fx.packed);
   const zero: SimValue = dt === "uint64" ? 0n : 0;

@@ -20,7 +20,8 @@ import { nothing, type ExprCompiler, type UnitAction, type UnitCompiler } from "
 /**
  * A strong load or store (`ld.sem` / `st.sem`) by thread t on the element `exprs[0]` points at:
  * bounds (TX6005), the race checks of a strong access (morally strong with atomics and other
- * strong accesses: only unordered plain accesses race; exec/hazards.ts), the access, then its
+ * strong accesses whose scopes and its own include each other's thread: only unordered plain
+ * accesses, and strong ones of too narrow a scope, race; exec/hazards.ts), the access, then its
  * part in the release and acquire patterns (exec/memory-order.ts): a load observes the location's
  * release chains (acquiring them at once, or at the thread's next fence when relaxed), a store
  * heads a new chain (a release, or after a fence of the thread).
@@ -41,7 +42,9 @@ export function compileStrong(
   const scope = MEMORY_SCOPES.indexOf(scopeName);
   const value = store ? (ec.any(exprs[1]!, span) as (t: number) => SimValue) : undefined;
   const site = m.site(span);
-  if (store) m.atomicSites.add(site);
+  // A strong site: it races with another strong access only when the two are not morally
+  // strong (its scope and size, exec/strong-sites.ts).
+  m.strong.add(site, scope, el.eb, `${store ? "st" : "ld"}.${sem}.${scopeName}`);
   const codec = codecOf(dt) as unknown as NumCodec;
   const zero: SimValue = dt === "uint64" || dt === "int64" ? 0n : 0;
   const verb = store ? "writes" : "reads";
