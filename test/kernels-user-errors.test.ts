@@ -8,7 +8,10 @@
 // values ("2" a string, NaN as NaN), not through String or JSON; a tensor without a dtype is
 // TX1003 saying so.
 import { describe, expect, test } from "vitest";
-import { attention, attentionBackward, gemm, sim, tensor } from "tirx-ts";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { attention, attentionBackward, gemm, gemmChoice, sim, tensor } from "tirx-ts";
 import { SimTensor } from "@tirx-ts/runtime-sim";
 import { errorOf } from "./util/error-of.js";
 
@@ -189,5 +192,57 @@ describe("gemm(): a config field it lacks", () => {
       "TX9001",
       expect.stringMatching(/config has no field "splitk"; did you mean "splitK"\?/),
     ]);
+  });
+});
+
+describe("gemm(): options checked whatever the sizes, tuning errors at the caller's line", () => {
+  test("an unknown tune option is TX9001 with the nearest name", () => {
+    const e = errorOf(() => gemm(t([16, 16]), t([16, 16]), { tune: { retnue: true } as never }));
+    expect([e.code, e.message]).toEqual([
+      "TX9001",
+      expect.stringMatching(/tune has no option "retnue"; did you mean "retune"\?/),
+    ]);
+  });
+
+  test("an empty D still refuses options a launching call refuses (fastAccum on bfloat16, beta without c)", () => {
+    const a = tensor.zeros([0, 16], "bfloat16", dev);
+    const b = tensor.zeros([16, 8], "bfloat16", dev);
+    expect(errorOf(() => gemm(a, b, { fastAccum: true })).code).toBe("TX9001");
+    expect(errorOf(() => gemm(a, b, { activation: "tanh" as never })).code).toBe("TX9001");
+    expect(gemm(a, b).shape).toEqual([0, 8]);
+  });
+
+  test("a tuning option autotune refuses is reported at the caller's line", () => {
+    const e = errorOf(() =>
+      gemm(t([16, 16]), t([16, 16]), { tune: { iters: 0, measure: () => 1, cacheDir: false } }),
+    );
+    expect(e.code).toBe("TX1002");
+    expect(e.span?.file).toMatch(/kernels-user-errors\.test\.ts$/);
+  });
+
+  test("beta 0 reads no C: a NaN there does not reach D", () => {
+    const c = tensor(new Float32Array(256).fill(Number.NaN), {
+      shape: [16, 16],
+      dtype: "float32",
+      device: dev,
+    });
+    const d = gemm(t([16, 16]), t([16, 16]), { c, beta: 0, outDtype: "float32" });
+    expect(Array.from(d.toArray() as Float32Array).every((v) => v === 0)).toBe(true);
+  });
+
+  test("a cache folder that is a file, or a cached config the kernel no longer takes, is no cache", () => {
+    const dir = mkdtempSync(join(tmpdir(), "tirx-gemm-cache-"));
+    const before = process.env["TIRX_CACHE_DIR"];
+    process.env["TIRX_CACHE_DIR"] = dir;
+    try {
+      writeFileSync(join(dir, "autotune"), "not a folder");
+      // Sizes of their own, so that no earlier call's memo answers.
+      expect(gemmChoice(t([24, 16]), t([16, 40])).source).not.toBe("cache");
+      expect(gemm(t([24, 16]), t([16, 40])).shape).toEqual([24, 40]);
+    } finally {
+      if (before === undefined) delete process.env["TIRX_CACHE_DIR"];
+      else process.env["TIRX_CACHE_DIR"] = before;
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

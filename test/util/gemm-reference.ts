@@ -177,8 +177,11 @@ export function gemmReference(
       let v = dot * (c.alpha ?? 1) * (c.scale ?? 1);
       let S = as * mag;
       if (h.c) {
-        v += beta * h.c[i * n + j]!;
-        S += Math.abs(beta * h.c[i * n + j]!);
+        // β = 0 reads no C (gemm()'s epilogue, as cuBLAS).
+        if (beta !== 0) {
+          v += beta * h.c[i * n + j]!;
+          S += Math.abs(beta * h.c[i * n + j]!);
+        }
       }
       if (h.bias) {
         v += h.bias[j]!;

@@ -307,6 +307,25 @@ type Fit =
   | { readonly ok: false; readonly reason: string; readonly code?: DiagnosticCode };
 
 /**
+ * The device part of a tuning's cache key: the GPU's name, arch and driver version ("sim",
+ * "sim", "none" on the simulated device). A cached choice is used only where all three match.
+ * @throws TirxError as deviceArch for a device that is not one.
+ */
+export function tuneDeviceKey(dev: DeviceLike): {
+  readonly device: string;
+  readonly arch: string;
+  readonly driver: string;
+} {
+  const arch = deviceArch(dev);
+  const gpu = dev instanceof CudaDevice ? dev : undefined;
+  return {
+    device: gpu ? gpu.name : "sim",
+    arch: arch ?? "sim",
+    driver: gpu ? String(driver().driverVersion()) : "none",
+  };
+}
+
+/**
  * Choose the fastest of `configs` for `make`, per key, and remember the choice on disk.
  *
  * Order: (1) this process's earlier result for the same `name` (without one, the same `make`
@@ -358,7 +377,6 @@ export function autotune<C extends object>(
   const span = callerSpan();
   checkAutotuneArgs(make, configs, options, span);
   const dev = options.device ?? defaultDevice();
-  const gpuArch = deviceArch(dev);
   const gpu = dev instanceof CudaDevice ? dev : undefined;
   if (gpu && !options.measure && !options.args && !options.launch) {
     throw new TirxError(
@@ -389,9 +407,7 @@ export function autotune<C extends object>(
   const name = options.name ?? builds.firstName();
   const key: Omit<TuneKeyRecord, "source"> = {
     user,
-    device: gpu ? gpu.name : "sim",
-    arch: gpuArch ?? "sim",
-    driver: gpu ? String(driver().driverVersion()) : "none",
+    ...tuneDeviceKey(dev),
     target: options.arch ?? "default",
   };
   const tuner = new Tuner(make, options, dev, gpu, name, key, builds, dir, span);
@@ -597,7 +613,7 @@ class Tuner<C extends object> {
     const cached = e.candidates;
     if (
       cached.length !== texts.length ||
-      !cached.every((c, i) => c.hash !== undefined && canonicalJson(c.config) === texts[i])
+      !cached.every((c, i) => typeof c.hash === "string" && canonicalJson(c.config) === texts[i])
     ) {
       return undefined;
     }

@@ -5,6 +5,7 @@ export {
   autotune,
   familyHash,
   registerTunedDefaults,
+  tuneDeviceKey,
   tuneKeyText,
   type AutotuneLimits,
   type AutotuneOptions,

@@ -17,7 +17,8 @@ export type GemmFloat = "float32" | "float16" | "bfloat16";
  *    per-tensor scales, torch._scaled_mm's scale_a and scale_b); "block" (FP8 block scales,
  *    DeepSeek-V3's) is applied in the main loop instead (kernel.ts), not here;
  * 2. `alpha` (default 1): v ·= alpha;
- * 3. `c` (C's dtype; D's shape): v += beta · C[r, c] (`beta` default 1);
+ * 3. `c` (C's dtype; D's shape): v += beta · C[r, c] (`beta` default 1; β = 0 reads no C, so a
+ *    NaN or Inf there does not reach D, as cuBLAS and torch.addmm);
  * 4. `bias` (its dtype; length n): v += bias[c];
  * 5. `activation`: "relu" max(v, 0); "gelu" the tanh approximation 0.5·v·(1 + tanh(√(2/π)·(v +
  *    0.044715·v³))) with `tanh.approx.f32` (PTX ISA, tanh: relative error 2^-10.987; PyTorch's
@@ -99,7 +100,8 @@ export function epilogueValue(
   let v = v0;
   if (x.scale !== undefined) v = T.mul(v, x.scale);
   if (spec.alpha !== undefined && spec.alpha !== 1) v = T.mul(v, spec.alpha);
-  if (x.C !== undefined) {
+  // β = 0 reads no C (as cuBLAS and torch.addmm: a NaN or Inf in C does not reach D).
+  if (x.C !== undefined && spec.beta !== 0) {
     const cv = x.C.get([r, c]).cast("float32");
     const beta = spec.beta ?? 1;
     v = T.add(v, beta === 1 ? cv : T.mul(cv, beta));

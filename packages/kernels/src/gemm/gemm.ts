@@ -27,6 +27,7 @@ import {
   readTuneCache,
   registerTunedDefaults,
   tensor,
+  tuneDeviceKey,
   tuneKeyText,
   type AutotuneOptions,
   type Compiled,
@@ -50,6 +51,7 @@ import {
   blockScaleShapeMN,
   tmaScalesAsGiven,
   blockScaleShapes,
+  checkGemmSizes,
   makeGemm,
   type GemmInput,
   type GemmKernels,
@@ -129,6 +131,17 @@ export interface GemmOptions {
 }
 
 /** The options of gemm()'s tuning: these of runtime's autotune (packages/runtime/src/autotune.ts). */
+/** The keys of {@link GemmTuneOptions}. */
+const TUNE_OPTIONS = [
+  "measure",
+  "cacheDir",
+  "retune",
+  "progress",
+  "warmup",
+  "iters",
+  "rounds",
+] as const satisfies readonly (keyof GemmTuneOptions)[];
+
 export type GemmTuneOptions = Pick<
   AutotuneOptions<GemmConfig>,
   "measure" | "cacheDir" | "retune" | "progress" | "warmup" | "iters" | "rounds"
@@ -309,6 +322,15 @@ function prepare(a: unknown, b: unknown, opts: unknown): Prepared | EmptyCall {
       `gemm: tune is true, false or the tuning's options ({ measure, cacheDir, retune, progress, warmup, iters, rounds }), got ${showValue(o.tune)}`,
     );
   }
+  if (typeof o.tune === "object") {
+    for (const key of Object.keys(o.tune)) {
+      if ((TUNE_OPTIONS as readonly string[]).includes(key)) continue;
+      const guess = didYouMean(key, TUNE_OPTIONS);
+      throw configError(
+        `gemm: tune has no option ${showValue(key)}${guess ? `; did you mean "${guess}"?` : ""} (options: ${TUNE_OPTIONS.join(", ")})`,
+      );
+    }
+  }
   if (o.tune !== undefined && o.tune !== false && o.config !== undefined) {
     throw configError("gemm: give config or tune, not both (tuning chooses the config)");
   }
@@ -454,7 +476,50 @@ function prepare(a: unknown, b: unknown, opts: unknown): Prepared | EmptyCall {
       `gemm: the kernel is written for Hopper (sm_90a: wgmma, TMA), the GPU's target is ${arch}`,
     );
   }
+  // The options as makeGemm takes them (sizes and pitches aside).
+  const opts1: Omit<GemmSizes, "config" | "m" | "n" | "k"> = {
+    dtype: A.dtype as GemmInput,
+    dtypeB: B.dtype as GemmInput,
+    outDtype,
+    transA,
+    transB,
+    ...(o.alpha !== undefined ? { alpha: o.alpha } : {}),
+    ...(o.beta !== undefined ? { beta: o.beta } : {}),
+    ...(C ? { c: C.dtype as GemmFloat } : {}),
+    ...(bias ? { bias: bias.dtype as GemmFloat } : {}),
+    ...(o.activation !== undefined ? { activation: o.activation } : {}),
+    ...(R ? { residual: R.dtype as GemmFloat } : {}),
+    ...(scaleKind === "tensor" ? { scales: true } : {}),
+    ...(scaleKind === "block" ? { scales: "block" as const } : {}),
+    ...(o.fastAccum === true ? { fastAccum: true } : {}),
+  };
   if (empty) {
+    // No kernel runs, but the options are checked as for a call that launches (makeGemm's
+    // rules, on sizes of at least 1): an option refused there is refused here too.
+    const one = { m: Math.max(m, 1), n: Math.max(n, 1), k: Math.max(k, 1) };
+    const blockScales = scaleKind === "block";
+    const config =
+      o.config ??
+      pickGemmConfig({
+        ...one,
+        inBytes: fp8 ? 1 : 2,
+        promoted: fp8 && o.fastAccum !== true,
+        kMajorB: transB && !blockScales,
+        blockScales,
+      }).config;
+    // Rows the library pads (its zero-padded copies) are checked with the padded pitch.
+    const inB = fp8 ? 1 : 2;
+    const colsA = transA ? one.m : one.k;
+    const colsB = transB ? one.k : one.n;
+    const pitchA = paddedPitch(colsA, inB);
+    const pitchB = paddedPitch(colsB, inB);
+    checkGemmSizes({
+      ...opts1,
+      ...one,
+      ...(pitchA !== colsA ? { pitchA } : {}),
+      ...(pitchB !== colsB ? { pitchB } : {}),
+      config,
+    });
     return { empty: true, m, n, k, outDtype, A, B, transA, transB, scaleKind };
   }
   const inBytes = fp8 ? 1 : 2;
@@ -484,22 +549,9 @@ function prepare(a: unknown, b: unknown, opts: unknown): Prepared | EmptyCall {
     m,
     n,
     k,
-    dtype: A.dtype as GemmInput,
-    dtypeB: B.dtype as GemmInput,
-    outDtype,
-    transA,
-    transB,
+    ...opts1,
     ...(pitchA !== undefined ? { pitchA } : {}),
     ...(pitchB !== undefined ? { pitchB } : {}),
-    ...(o.alpha !== undefined ? { alpha: o.alpha } : {}),
-    ...(o.beta !== undefined ? { beta: o.beta } : {}),
-    ...(C ? { c: C.dtype as GemmFloat } : {}),
-    ...(bias ? { bias: bias.dtype as GemmFloat } : {}),
-    ...(o.activation !== undefined ? { activation: o.activation } : {}),
-    ...(R ? { residual: R.dtype as GemmFloat } : {}),
-    ...(scaleKind === "tensor" ? { scales: true } : {}),
-    ...(scaleKind === "block" ? { scales: "block" as const } : {}),
-    ...(o.fastAccum === true ? { fastAccum: true } : {}),
   };
   const choice = chooseConfig(o, base, dev, {
     ...(C ? { c: C } : {}),
@@ -614,21 +666,33 @@ function cachedConfig(
   dir: string | undefined,
   key: string,
   dev: DeviceLike,
+  fits: (c: GemmConfig) => boolean,
 ): GemmConfig | undefined {
   if (dir === undefined || !existsSync(dir)) return undefined;
-  const device = dev.kind === "sim" ? "sim" : dev.name;
-  for (const f of readdirSync(dir)) {
+  const here = tuneDeviceKey(dev);
+  let files: string[];
+  try {
+    files = readdirSync(dir).sort();
+  } catch {
+    // Not a folder, or unreadable: no cache (a tuning reports it and goes on too).
+    return undefined;
+  }
+  for (const f of files) {
     if (!f.startsWith(`${FAMILY}-`) || !f.endsWith(".json")) continue;
     const r = readTuneCache(join(dir, f));
     if (r.kind !== "entry") continue;
     const e = r.entry;
+    const c = e.config as unknown as GemmConfig;
     if (
       e.name === FAMILY &&
       e.key.user === key &&
-      e.key.device === device &&
-      e.key.target === "default"
+      e.key.device === here.device &&
+      e.key.arch === here.arch &&
+      e.key.driver === here.driver &&
+      e.key.target === "default" &&
+      fits(c)
     ) {
-      return e.config as unknown as GemmConfig;
+      return c;
     }
   }
   return undefined;
@@ -666,7 +730,18 @@ function chooseConfig(
     const memoKey = `${text}|${dev.kind === "sim" ? "sim" : dev.name}|${dir ?? ""}`;
     const memo = UNTUNED.get(memoKey);
     if (memo !== undefined) return memo;
-    const cached = cachedConfig(dir, text, dev);
+    // A cached config must still be one this kernel takes (a hand-edited file, or a newer
+    // release that narrowed the configs): otherwise it is no choice.
+    const fits = (c: GemmConfig): boolean => {
+      try {
+        checkGemmSizes({ ...base, config: c });
+        return true;
+      } catch (e) {
+        if (e instanceof TirxError) return false;
+        throw e;
+      }
+    };
+    const cached = cachedConfig(dir, text, dev, fits);
     const shipped = GEMM_TUNED_DEFAULTS[text];
     const pick = pickGemmConfig(shape);
     const choice: GemmChoice =
@@ -698,19 +773,21 @@ function chooseConfig(
   try {
     const gpu = dev.kind !== "sim" && t.measure === undefined;
     const launch = gpu ? timedLaunch(rep, dev, x, kernels, temps) : undefined;
-    const r = autotune(make, candidates, {
-      key,
-      name: FAMILY,
-      device: dev,
-      ...(launch ? { launch } : {}),
-      ...(t.measure !== undefined ? { measure: t.measure } : {}),
-      ...(t.cacheDir !== undefined ? { cacheDir: t.cacheDir } : {}),
-      ...(t.retune !== undefined ? { retune: t.retune } : {}),
-      ...(t.progress !== undefined ? { progress: t.progress } : {}),
-      ...(t.warmup !== undefined ? { warmup: t.warmup } : {}),
-      ...(t.iters !== undefined ? { iters: t.iters } : {}),
-      ...(t.rounds !== undefined ? { rounds: t.rounds } : {}),
-    });
+    const r = atUser(() =>
+      autotune(make, candidates, {
+        key,
+        name: FAMILY,
+        device: dev,
+        ...(launch ? { launch } : {}),
+        ...(t.measure !== undefined ? { measure: t.measure } : {}),
+        ...(t.cacheDir !== undefined ? { cacheDir: t.cacheDir } : {}),
+        ...(t.retune !== undefined ? { retune: t.retune } : {}),
+        ...(t.progress !== undefined ? { progress: t.progress } : {}),
+        ...(t.warmup !== undefined ? { warmup: t.warmup } : {}),
+        ...(t.iters !== undefined ? { iters: t.iters } : {}),
+        ...(t.rounds !== undefined ? { rounds: t.rounds } : {}),
+      }),
+    );
     // A tuning may have written the cache: untuned calls look again.
     UNTUNED.clear();
     return {
@@ -948,6 +1025,20 @@ function withZeroOperands<R>(
     return f(a1, b1, { ...opts, ...scales });
   } finally {
     for (const t of temps) t.dispose();
+  }
+}
+
+/**
+ * `f()` (autotune called from here), its TirxError stripped of the position autotune gives it
+ * (this file: autotune's caller), so that gemm()'s atCaller places it at the user's line.
+ */
+function atUser<R>(f: () => R): R {
+  try {
+    return f();
+  } catch (e) {
+    if (e instanceof TirxError && e.span !== undefined)
+      throw new TirxError(e.code, e.text, undefined, e.notes);
+    throw e;
   }
 }
 
