@@ -14,6 +14,23 @@ import {
 import { assembleLater } from "./util/ptxas-deferred.js";
 
 describe("flash_attention backward", () => {
+  it("a negative scale (−0.2) with causal masking: masked logits are +inf before the scaling, so c · S is −inf there; within the bound", () => {
+    for (const backwardMma of ["ss", "rs"] as const) {
+      const r = checkFlashAttentionBackward(sim(), {
+        batch: 1,
+        heads: 1,
+        seqQ: 128,
+        seqK: 128,
+        headDim: 64,
+        dtype: "float16",
+        causal: true,
+        scale: -0.2,
+        ...(backwardMma === "rs" ? { backwardMma } : {}),
+      } as never);
+      expect(r.ok, r.summary).toBe(true);
+    }
+  });
+
   it("bfloat16, GQA (2 heads on 1 KV head), window [148, -138] on 128 queries and 256 keys (bottom-right aligned): within the bound; unseen rows exactly 0", () => {
     // Bottom-right aligned (seq_k − seq_q = 128): query i sees keys i − 20 … i − 10. Queries 0-9
     // see none, keys 118-255 no query (the second key tile runs no step); the first tile's query

@@ -62,6 +62,14 @@ describe("flash_attention forward", () => {
     simulated(s);
   });
 
+  it("a negative scale with causal masking: masked logits are +inf before the scaling, not NaN", () => {
+    const s: FlashAttentionSizes = {
+      ...{ batch: 1, heads: 1, seqQ: 128, seqK: 128, headDim: 64, dtype: "float16" },
+      ...{ scale: -0.5, causal: true, lse: true },
+    };
+    simulated(s);
+  });
+
   it("causal with seq_q ≠ seq_k, bottom-right aligned: 256 queries on 128 keys, rows 0-127 see none, LSE", () => {
     // Query i sees keys j ≤ i − 128: query tile 0 reads no KV block (O = 0 and LSE −inf from an
     // empty loop), tile 1 one block crossing the diagonal.

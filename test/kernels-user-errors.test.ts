@@ -246,3 +246,16 @@ describe("gemm(): options checked whatever the sizes, tuning errors at the calle
     }
   });
 });
+
+describe("attention(): a scale whose product with log2 e is 0", () => {
+  test("scale 0 and one that underflows float32 are TX9001 (0 · inf would be NaN where masked)", () => {
+    const q = tensor.zeros([1, 1, 128, 64], "float16", dev);
+    for (const scale of [0, 3e-46]) {
+      const e = errorOf(() => attention(q, q, q, { causal: true, scale }));
+      expect([e.code, e.message]).toEqual([
+        "TX9001",
+        expect.stringMatching(/scale · log2 e is 0 in float32/),
+      ]);
+    }
+  });
+});

@@ -128,6 +128,7 @@ export function keyTileSteps(o: {
 
 /**
  * Mask an S block of query block i (rows q0 = 64·i …) against keys k0 … k0 + width − 1 to −inf
+ * (+inf for a negative scale: c · S is −inf either way)
  * where a key is hidden from a query: k > q + rightOff, k < q − leftOff (the forward's test), or
  * (varlen) k ≥ lenK; only when the block crosses one of those edges (tested at its corners).
  * `keysAsRows`: S is Sᵀ, [keys, queries] (the "rs" backward), else [queries, keys].
@@ -142,6 +143,11 @@ export function maskBlock(
     readonly leftOff: ExprLike | undefined;
     readonly lenK?: PrimExpr;
     readonly keysAsRows?: boolean;
+    /**
+     * c = scale · log2 e: hidden logits become −inf, or +inf when c < 0, so that c · S is −inf
+     * (exp2 of it 0) either way.
+     */
+    readonly c: number;
   },
 ): void {
   const { k0, width, rightOff, leftOff, lenK } = o;
@@ -170,7 +176,7 @@ export function maskBlock(
     T.tile.wg.select(
       S,
       o.keysAsRows ? ([kr, qc]) => hidden(qc!, kr!) : ([r, cc]) => hidden(r!, cc!),
-      -Infinity,
+      o.c < 0 ? Infinity : -Infinity,
       S,
     ),
   );

@@ -338,6 +338,7 @@ export function makeFlashAttentionBackwardWide(s: FlashAttentionSizes): PrimFunc
                   rightOff,
                   leftOff,
                   ...(seq ? { lenK: seq.lenK } : {}),
+                  c,
                 });
               }
               // P = exp2(c·S − LSE₂) (the forward's normalised probabilities); dS = P ∘ (dP − Δ).

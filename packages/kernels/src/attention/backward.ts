@@ -741,6 +741,7 @@ export function makeFlashAttentionBackward(s: FlashAttentionSizes): FlashAttenti
                 leftOff,
                 ...(seq ? { lenK: seq.lenK } : {}),
                 keysAsRows: rs,
+                c,
               });
             };
             // One thread's reduction of a staged dQ block `src` into the accumulator block of head

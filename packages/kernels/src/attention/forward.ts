@@ -588,6 +588,9 @@ export function makeFlashAttention(s: FlashAttentionSizes): PrimFunc {
   const scale = s.scale ?? 1 / Math.sqrt(D);
   // exp(x · scale) = exp2(x · scale · log2 e): the scale and log2 e folded into one multiply.
   const c = scale * Math.LOG2E;
+  // A hidden logit: −inf, or +inf for a negative scale, so that c · S is −inf (exp2 gives 0)
+  // and the running max of c · S skips it either way.
+  const HIDDEN = c < 0 ? Infinity : -Infinity;
   const tileBytes = BN * D * 2;
   // Tiles whose windows are unbounded on the left and bounded on the right (causal) read more KV
   // blocks the later they are: such tiles run longest first.
@@ -1102,11 +1105,11 @@ export function makeFlashAttention(s: FlashAttentionSizes): PrimFunc {
               };
               T.if_(
                 anyOf(all),
-                () => slots((slot) => Sf.set([slot], -Infinity)),
+                () => slots((slot) => Sf.set([slot], HIDDEN)),
                 () =>
                   T.if_(anyOf(some), () =>
                     slots((slot, i, cc) =>
-                      Sf.set([slot], T.if_then_else(hides(i, cc), -Infinity, Sf.get([slot]))),
+                      Sf.set([slot], T.if_then_else(hides(i, cc), HIDDEN, Sf.get([slot]))),
                     ),
                   ),
               );

@@ -46,12 +46,18 @@ const FLT_MAX = 3.4028234663852886e38;
 
 /**
  * Why `scale` is not a softmax scale the kernels take, or undefined: it must be a finite number
- * whose product with log2 e is finite in float32 (the kernels compute exp(x · scale) as
- * exp2(x · scale · log2 e) with that product a float32 constant).
+ * whose product with log2 e is finite and not 0 in float32 (the kernels compute exp(x · scale)
+ * as exp2(x · scale · log2 e) with that product a float32 constant, after setting masked logits
+ * to −inf, or +inf for a negative scale).
  */
 export function scaleProblem(scale: unknown): string | undefined {
   if (typeof scale !== "number" || !Number.isFinite(scale)) {
     return `scale is a finite number, got ${showValue(scale)}`;
+  }
+  // Masked logits are ∓inf before the scaling by c = scale · log2 e: c = 0 (a scale of 0, or
+  // one that rounds to 0 in float32) would make them NaN.
+  if (Math.fround(scale * Math.LOG2E) === 0) {
+    return `scale · log2 e is 0 in float32 (masked logits are ±inf before the scaling, and 0 · inf is NaN), got scale ${showValue(scale)}; for a uniform softmax, give q of zeros`;
   }
   if (!Number.isFinite(Math.fround(scale * Math.LOG2E))) {
     return `scale ${scale} overflows float32 once multiplied by log2 e (the kernels compute exp2(x · scale · log2 e) in float32): |scale| is at most ${FLT_MAX / Math.LOG2E}`;
