@@ -216,7 +216,7 @@ export function makeFlashAttentionBackward(s: FlashAttentionSizes): FlashAttenti
   const causal = s.causal ?? false;
   if (causal && seqQ !== seqK && varlen === undefined) {
     throw configError(
-      "flash_attention backward: a causal mask needs seq_q = seq_k (not written otherwise)",
+      "flash_attention backward: causal needs seq_q = seq_k here; give window: [-1, 0] instead, the same bottom-right causal mask, which the backward takes at any lengths",
     );
   }
   const kvHeads = checkHeadsAndWindow(s, "flash_attention backward");
