@@ -189,6 +189,15 @@ export function autotuneCacheDir(): string | undefined {
   return undefined;
 }
 
+/** The device part of a tuning's key: the simulated device's in the lab (runtime's tuneDeviceKey). */
+export function tuneDeviceKey(_dev: unknown): {
+  readonly device: string;
+  readonly arch: string;
+  readonly driver: string;
+} {
+  return { device: "sim", arch: "sim", driver: "none" };
+}
+
 /** A tuning cache file: never one in the lab (runtime's readTuneCache's "none"). */
 export function readTuneCache(_file: string): { readonly kind: "none" } {
   return { kind: "none" };
