@@ -508,3 +508,12 @@ describe("argument checks", () => {
     }
   });
 });
+
+describe("tuneKeyText", () => {
+  test('two keys never share a text: parts holding , = or " are quoted', () => {
+    expect(tuneKeyText({ a: "x,b=y" })).not.toBe(tuneKeyText({ a: "x", b: "y" }));
+    expect(tuneKeyText({ a: "x,b=y" })).toBe('a="x,b=y"');
+    // Plain parts are written as before (the shipped defaults' keys).
+    expect(tuneKeyText({ n: 4096, dtype: "float16" })).toBe("dtype=float16,n=4096");
+  });
+});

@@ -162,12 +162,16 @@ export type TuneKey = string | { readonly [k: string]: string | number };
  */
 export function registerTunedDefaults(_name: string, _table: object): void {}
 
-/** A tuning key's text: `k=v` pairs, names sorted, joined by commas (runtime's tuneKeyText). */
+/**
+ * A tuning key's text: `k=v` pairs, names sorted, joined by commas, a part holding `,`, `=` or
+ * `"` written as JSON (runtime's tuneKeyText).
+ */
 export function tuneKeyText(key: TuneKey): string {
   if (typeof key === "string") return key;
+  const part = (x: string): string => (/[,="]/.test(x) ? JSON.stringify(x) : x);
   return Object.keys(key)
     .sort()
-    .map((k) => `${k}=${String(key[k])}`)
+    .map((k) => `${part(k)}=${part(String(key[k]))}`)
     .join(",");
 }
 

@@ -243,14 +243,17 @@ export function registerTunedDefaults<C extends object>(
 
 /**
  * The text of a tuning key: a string as is; an object as `k=v` pairs, names sorted, joined by
- * commas. The keys of a `TunedDefaults` table are written this way.
+ * commas. The keys of a `TunedDefaults` table are written this way. A name or value holding `,`,
+ * `=` or `"` is written as JSON (quoted), so that two keys never share a text
+ * (`{ a: "x,b=y" }` and `{ a: "x", b: "y" }` differ).
  * @example tuneKeyText({ n: 4096, dtype: "float16" }); // "dtype=float16,n=4096"
  */
 export function tuneKeyText(key: TuneKey): string {
   if (typeof key === "string") return key;
+  const part = (x: string): string => (/[,="]/.test(x) ? JSON.stringify(x) : x);
   return Object.keys(key)
     .sort()
-    .map((k) => `${k}=${String(key[k])}`)
+    .map((k) => `${part(k)}=${part(String(key[k]))}`)
     .join(",");
 }
 

@@ -219,11 +219,15 @@ export function gemmTuneKey(s: GemmKeySizes): { readonly [k: string]: string | n
   };
 }
 
-/** The text of a key as runtime's tuneKeyText writes it (names sorted, `k=v` joined by commas). */
+/**
+ * The text of a key as runtime's tuneKeyText writes it (names sorted, `k=v` joined by commas, a
+ * part holding `,`, `=` or `"` as JSON: none of gemm's does).
+ */
 function keyText(key: { readonly [k: string]: string | number }): string {
+  const part = (x: string): string => (/[,="]/.test(x) ? JSON.stringify(x) : x);
   return Object.keys(key)
     .sort()
-    .map((k) => `${k}=${String(key[k])}`)
+    .map((k) => `${part(k)}=${part(String(key[k]))}`)
     .join(",");
 }
 
