@@ -259,3 +259,10 @@ describe("attention(): a scale whose product with log2 e is 0", () => {
     }
   });
 });
+
+describe("gemm(): alpha and beta are float32 values", () => {
+  test("an alpha past float32's range is TX9001 (it would be Inf in the epilogue)", () => {
+    const e = errorOf(() => gemm(t([16, 16]), t([16, 16]), { alpha: 1e39 }));
+    expect([e.code, e.message]).toEqual(["TX9001", expect.stringMatching(/past float32's range/)]);
+  });
+});

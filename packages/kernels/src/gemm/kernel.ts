@@ -302,6 +302,12 @@ export function checkGemmSizes(s: GemmSizes): CheckedGemmConfig {
     if (v !== undefined && !(typeof v === "number" && Number.isFinite(v))) {
       throw configError(`gemm: ${name} is a finite number, got ${showValue(v)}`);
     }
+    // The epilogue multiplies in float32: a value past its range would be ±Inf there.
+    if (v !== undefined && !Number.isFinite(Math.fround(v))) {
+      throw configError(
+        `gemm: ${name} ${v} is past float32's range (the epilogue computes in float32: |${name}| ≤ 3.4028234663852886e38)`,
+      );
+    }
   }
   if (s.beta !== undefined && s.c === undefined) {
     throw configError("gemm: beta scales C: give c (an input of D's shape) with beta");
@@ -509,7 +515,7 @@ export function checkGemmSizes(s: GemmSizes): CheckedGemmConfig {
  * @throws TirxError TX9001 (kernels/config) for sizes (and `ctas`) that are not positive integers, an input
  *   dtype other than float16, bfloat16, float8_e4m3, float8_e5m2 (A and B one 16-bit dtype or
  *   both float8), a float8 operand that is not K-major (transA, or B without transB), an output
- *   or epilogue dtype other than float32/float16/bfloat16, alpha / beta not finite, beta without
+ *   or epilogue dtype other than float32/float16/bfloat16, alpha / beta not finite in float32, beta without
  *   c, scales with 16-bit inputs or other than true / false / "tensor" / "block", fastAccum not a
  *   boolean or true with 16-bit inputs or block scales, an unknown activation, a row pitch that is not a multiple of 16
  *   bytes, a configuration with a field GemmConfig lacks or outside {@link GemmConfig}'s ranges (bm, bn, bk, stages, shared memory,
