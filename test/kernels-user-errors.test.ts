@@ -266,3 +266,21 @@ describe("gemm(): alpha and beta are float32 values", () => {
     expect([e.code, e.message]).toEqual(["TX9001", expect.stringMatching(/past float32's range/)]);
   });
 });
+
+describe("attention(): grid extents", () => {
+  test("heads or a batch past 65535 is TX9001 at the call (CUDA's grid y and z limits)", () => {
+    const wide = tensor.zeros([1, 1, 65536, 64], "float16", dev);
+    const e1 = errorOf(() => attention(wide, wide, wide));
+    expect([e1.code, e1.message]).toEqual([
+      "TX9001",
+      expect.stringMatching(/heads 65536 is past 65535/),
+    ]);
+    expect(e1.span?.file).toMatch(/kernels-user-errors\.test\.ts$/);
+    const tall = tensor.zeros([65536, 1, 1, 64], "float16", dev);
+    const e2 = errorOf(() => attention(tall, tall, tall));
+    expect([e2.code, e2.message]).toEqual([
+      "TX9001",
+      expect.stringMatching(/batch 65536 is past 65535/),
+    ]);
+  });
+});

@@ -25,7 +25,7 @@ import {
   type ScratchTensor,
 } from "./backward.js";
 import { cached } from "../cache.js";
-import { clampWindow, scaleProblem } from "./options.js";
+import { clampWindow, configError, scaleProblem } from "./options.js";
 import { refuseAliasing } from "../memory.js";
 
 /** Which kernel builder an {@link AttentionConfig} configures. */
@@ -644,7 +644,27 @@ function checkQKV(q: unknown, k: unknown, v: unknown, who: Call): Checked {
       who,
     );
   }
+  checkGridDims(heads, batch, "batch", who);
   return { Q, K, dtype, batch, seqQ, heads, headDim, seqK, kvHeads };
+}
+
+/**
+ * The kernels' grids are [query tiles, heads, batch] (varlen: sequences): CUDA's grid y and z
+ * extents are at most 65535 (CUDA C++ Programming Guide, "Features and Technical
+ * Specifications").
+ * @throws TirxError TX9001 for heads or a batch past that.
+ */
+function checkGridDims(heads: number, batch: number, batchName: string, who: string): void {
+  for (const [name, v] of [
+    ["heads", heads],
+    [batchName, batch],
+  ] as const) {
+    if (v > 65535) {
+      throw configError(
+        `${who}: ${name} ${v} is past 65535, the largest grid extent the kernels' CTAs can index by (CUDA's grid y and z limits): split the call`,
+      );
+    }
+  }
 }
 
 /** `t`'s dtype is `dtype` (q's) and its device q's. @throws TirxError TX9002. */
@@ -916,6 +936,7 @@ function checkPackedQKV(
       );
     }
   }
+  checkGridDims(heads, batch, "the number of sequences", who);
   return { Q, K, dtype, batch, seqQ, heads, headDim, seqK, kvHeads };
 }
 
