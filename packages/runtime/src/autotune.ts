@@ -402,7 +402,17 @@ export function autotune<C extends object>(
   let memo = options.name !== undefined ? MEMO_BY_NAME : MEMO.get(make);
   if (!memo) MEMO.set(make, (memo = new Map()));
   const earlier = memo.get(memoKey);
-  if (earlier && options.retune !== true) return earlier as unknown as AutotuneResult<C>;
+  if (earlier && options.retune !== true) {
+    // This process's earlier answer: nothing is timed by this call.
+    const e = earlier as unknown as AutotuneResult<C>;
+    return e.measurements === 0
+      ? e
+      : {
+          ...e,
+          measurements: 0,
+          why: `${e.why}; answered again from this process's tuning, nothing timed now`,
+        };
+  }
 
   // The candidates are built lazily: a cache hit builds only the cached choice (its IR's hash is
   // checked against the one the tuning recorded), a shipped default only itself.
