@@ -177,9 +177,11 @@ function reduction(op: TileReduceOp): TilePrimitive<ReduceOperands> {
       const dropped = src.shape.filter((_, d) => d !== axis);
       const nearest = `T.alloc_local([${dShape.join(", ")}], "${src.dtype}") laid out as ${showTileLayout(compactM(expected))}${src.shape.length > 1 ? ` (or the shape [${src.shape.filter((_, d) => d !== axis).join(", ")}] without the reduced dim)` : ""}`;
       const dKept = dst.layout.shard.filter((x) => x.extent > 1);
+      const shapeOk =
+        dst.shape.join() === dShape.join() ||
+        (dropped.length > 0 && dst.shape.join() === dropped.join());
       const same =
-        (dst.shape.join() === dShape.join() ||
-          (dropped.length > 0 && dst.shape.join() === dropped.join())) &&
+        shapeOk &&
         linearOffset(dst.layout) === linearOffset(src.layout) &&
         dKept.length === kept.length &&
         dKept.every((x, i) => {
@@ -192,9 +194,6 @@ function reduction(op: TileReduceOp): TilePrimitive<ReduceOperands> {
         );
       // The same element → (thread, slot) map written another way (a replica split or merged,
       // an m iter in two) is that layout: the lowering then reads the expected iters.
-      const shapeOk =
-        dst.shape.join() === dShape.join() ||
-        (dropped.length > 0 && dst.shape.join() === dropped.join());
       const canon = !same && shapeOk ? inLayout(dst, compactM(expected), ctx) : undefined;
       if (canon) dst = canon;
       else if (!same) {

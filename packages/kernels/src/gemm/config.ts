@@ -3,6 +3,7 @@
 // wins), and the picker; the tuning key of gemm() (gemmTuneKey, m bucketed by gemmRowsBucket) and
 // the shipped tuned choices (GEMM_TUNED_DEFAULTS). Every candidate builds a correct kernel for
 // every size (the simulator tests run each of them); the table only chooses which is fast.
+import { tuneKeyText } from "@tirx-ts/runtime";
 import { configError } from "../attention/options.js";
 import type { GemmSizes } from "./kernel.js";
 import type { GemmConfig } from "./tile.js";
@@ -220,18 +221,6 @@ export function gemmTuneKey(s: GemmKeySizes): { readonly [k: string]: string | n
 }
 
 /**
- * The text of a key as runtime's tuneKeyText writes it (names sorted, `k=v` joined by commas, a
- * part holding `,`, `=` or `"` as JSON: none of gemm's does).
- */
-function keyText(key: { readonly [k: string]: string | number }): string {
-  const part = (x: string): string => (/[,="]/.test(x) ? JSON.stringify(x) : x);
-  return Object.keys(key)
-    .sort()
-    .map((k) => `${part(k)}=${part(String(key[k]))}`)
-    .join(",");
-}
-
-/**
  * The winners of `bench/gemm-sweep.ts --tune` on the H200 (autotune's medians over GEMM_CONFIGS
  * and GEMM_TUNE_EXTRA; bench/results/gemm-tune-2026-12-02.md: bf16 A·Bᵀ → bf16, with m 1024 and
  * 8192 re-tuned with the 224- and 160-column tiles in gemm-tune-bf16-2026-12-02f.md;
@@ -343,7 +332,7 @@ export const GEMM_TUNED_DEFAULTS: Readonly<Record<string, GemmConfig>> = (() => 
         const s: GemmKeySizes = fp8
           ? { m, n, k, dtype: "float8_e4m3", transB: true, scales: true }
           : { m, n, k, dtype: "bfloat16", transB: true };
-        table[keyText(gemmTuneKey(s))] = pickGemmConfig({
+        table[tuneKeyText(gemmTuneKey(s))] = pickGemmConfig({
           m,
           n,
           k,
@@ -360,7 +349,7 @@ export const GEMM_TUNED_DEFAULTS: Readonly<Record<string, GemmConfig>> = (() => 
         : kind === "fp8-block"
           ? { m, n, k, dtype: "float8_e4m3", transB: true, scales: "block" }
           : { m, n, k, dtype: "bfloat16", transB: true };
-    table[keyText(gemmTuneKey(s))] = config;
+    table[tuneKeyText(gemmTuneKey(s))] = config;
   }
   return table;
 })();

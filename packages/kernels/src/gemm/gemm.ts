@@ -493,26 +493,17 @@ function prepare(a: unknown, b: unknown, opts: unknown): Prepared | EmptyCall {
     ...(scaleKind === "block" ? { scales: "block" as const } : {}),
     ...(o.fastAccum === true ? { fastAccum: true } : {}),
   };
+  const inBytes = fp8 ? 1 : 2;
   if (empty) {
     // No kernel runs, but the options are checked as for a call that launches (makeGemm's
     // rules, on sizes of at least 1): an option refused there is refused here too.
     const one = { m: Math.max(m, 1), n: Math.max(n, 1), k: Math.max(k, 1) };
-    const blockScales = scaleKind === "block";
-    const config =
-      o.config ??
-      pickGemmConfig({
-        ...one,
-        inBytes: fp8 ? 1 : 2,
-        promoted: fp8 && o.fastAccum !== true,
-        kMajorB: transB && !blockScales,
-        blockScales,
-      }).config;
+    const config = o.config ?? pickGemmConfig(gemmShapeOf({ ...opts1, ...one })).config;
     // Rows the library pads (its zero-padded copies) are checked with the padded pitch.
-    const inB = fp8 ? 1 : 2;
     const colsA = transA ? one.m : one.k;
     const colsB = transB ? one.k : one.n;
-    const pitchA = paddedPitch(colsA, inB);
-    const pitchB = paddedPitch(colsB, inB);
+    const pitchA = paddedPitch(colsA, inBytes);
+    const pitchB = paddedPitch(colsB, inBytes);
     checkGemmSizes({
       ...opts1,
       ...one,
@@ -522,7 +513,6 @@ function prepare(a: unknown, b: unknown, opts: unknown): Prepared | EmptyCall {
     });
     return { empty: true, m, n, k, outDtype, A, B, transA, transB, scaleKind };
   }
-  const inBytes = fp8 ? 1 : 2;
   // Rows that are not a multiple of 16 bytes are read from zero-padded copies.
   const pads: Prepared["pads"] = [];
   const pitchOf = (t: DeviceTensor): number | undefined => {
@@ -698,6 +688,20 @@ function cachedConfig(
   return undefined;
 }
 
+/** What pickGemmConfig and the tuning candidates read of a call's sizes. */
+function gemmShapeOf(s: Omit<GemmSizes, "config">): GemmShape {
+  const inBytes: 1 | 2 = s.dtype.startsWith("float8") ? 1 : 2;
+  return {
+    m: s.m,
+    n: s.n,
+    k: s.k,
+    inBytes,
+    promoted: inBytes === 1 && s.fastAccum !== true,
+    kMajorB: s.transB === true && s.scales !== "block",
+    blockScales: s.scales === "block",
+  };
+}
+
 /**
  * The configuration of a call (see {@link gemmChoice}).
  * @throws TirxError autotune's (TX1002 for bad tuning options, TX5013 when no candidate fits).
@@ -714,16 +718,7 @@ function chooseConfig(
   if (o.config !== undefined) {
     return { config: o.config, source: "given", why: "the config option", ...plain };
   }
-  const inBytes: 1 | 2 = base.dtype.startsWith("float8") ? 1 : 2;
-  const shape: GemmShape = {
-    m: base.m,
-    n: base.n,
-    k: base.k,
-    inBytes,
-    promoted: inBytes === 1 && base.fastAccum !== true,
-    kMajorB: base.transB === true && base.scales !== "block",
-    blockScales: base.scales === "block",
-  };
+  const shape = gemmShapeOf(base);
   const tune = o.tune ?? process.env["TIRX_TUNE"] === "1";
   if (tune === false) {
     const dir = autotuneCacheDir();
