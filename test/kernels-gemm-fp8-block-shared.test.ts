@@ -125,13 +125,23 @@ describe('scaleLoad "shared": the PTX, the shared memory and the errors', () => 
   };
   const count = (body: string[], re: RegExp): number => body.filter((l) => re.test(l)).length;
 
-  test("no ld.global in the consumers' K loop (2 of A's and 2 of B's scales by ld.shared), where the other scale loads have them", () => {
+  test("no ld.global in the consumers' K loop (2 of A's and 2 of B's scales by ld.shared, before the wgmmas), where the other scale loads have them", () => {
     const shared = kLoop(ptxOf(big("shared")));
     expect(count(shared, /^ld\.global/)).toBe(0);
     // Per K-tile (not unrolled): A's two rows by ld.shared from the stage, B's two n blocks (a
     // 192-column tile spans two) by ld.shared from the tile's buffer; 4 wgmmas.
     expect(count(shared, /^ld\.shared\.f32/)).toBe(4);
     expect(count(shared, /^wgmma\.mma_async/)).toBe(4);
+    // The scales are read and multiplied (sA · sB: 2 rows × 2 n blocks) before the K-tile's first
+    // wgmma, so that after wgmma.wait_group the promotion's FMAs wait for no load.
+    const firstWgmma = shared.findIndex((l) => l.startsWith("wgmma.mma_async"));
+    const before = shared.slice(0, firstWgmma);
+    expect(count(before, /^ld\.shared\.f32/)).toBe(4);
+    expect(count(before, /^mul\.rn\.f32/)).toBe(4);
+    const waits = shared.flatMap((l, i) => (l.startsWith("wgmma.wait_group") ? [i] : []));
+    const after = shared.slice(waits.at(-1));
+    expect(count(after, /^ld\.shared/)).toBe(0);
+    expect(count(after, /^fma\.rn\.f32/)).toBe(96);
     // "tma": B's scales two K-tiles ahead by ld.global (the loop unrolled by 2); "global": A's too.
     expect(count(kLoop(ptxOf(big("tma"))), /^ld\.global/)).toBe(4);
     expect(count(kLoop(ptxOf(big("global"))), /^ld\.global/)).toBe(8);

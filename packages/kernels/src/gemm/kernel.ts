@@ -109,7 +109,7 @@
 //     shapes than serial 128 × 192 tiles.
 // Sizes are compile-time constants (tensor maps need static shapes: core patterns/tma.ts).
 import { T, type ExprLike, type ParamType, type PrimExpr, type TileView } from "@tirx-ts/dsl";
-import { didYouMean, showValue, type PrimFunc } from "@tirx-ts/core";
+import { didYouMean, invariant, showValue, type PrimFunc } from "@tirx-ts/core";
 import { configError } from "../attention/options.js";
 import {
   MAX_GEMM_SHARED,
@@ -205,8 +205,12 @@ export interface GemmKernels {
   readonly config: CheckedGemmConfig;
 }
 
-/** A checked configuration (checkGemmSizes): every field given, `overlap` only where true. */
-export type CheckedGemmConfig = Required<Omit<GemmConfig, "overlap">> & Pick<GemmConfig, "overlap">;
+/**
+ * A checked configuration (checkGemmSizes): every field given, `overlap` and `halves` only where
+ * true.
+ */
+export type CheckedGemmConfig = Required<Omit<GemmConfig, "overlap" | "halves">> &
+  Pick<GemmConfig, "overlap" | "halves">;
 
 /** Elements of K, and of N, per float8 block scale (DeepSeek-V3's 1 × 128 and 128 × 128 blocks). */
 export const SCALE_BLOCK = 128;
@@ -370,7 +374,17 @@ export function checkGemmSizes(s: GemmSizes): CheckedGemmConfig {
   if (typeof c !== "object" || c === null) {
     throw configError(`gemm: config is { bm, bn, stages, bk?, splitK? }, got ${showValue(c)}`);
   }
-  const CONFIG_KEYS = ["bm", "bn", "bk", "stages", "cluster", "splitK", "scaleLoad", "overlap"];
+  const CONFIG_KEYS = [
+    "bm",
+    "bn",
+    "bk",
+    "stages",
+    "cluster",
+    "splitK",
+    "scaleLoad",
+    "overlap",
+    "halves",
+  ];
   for (const key of Object.keys(c)) {
     if (!CONFIG_KEYS.includes(key)) {
       const guess = didYouMean(key, CONFIG_KEYS);
@@ -437,6 +451,15 @@ export function checkGemmSizes(s: GemmSizes): CheckedGemmConfig {
       `gemm: config.overlap promotes a float8 K-tile while the next one's wgmmas run, in a second register tile of sums: it needs float8 inputs that promote (block scales, or no fastAccum) and bn ≤ 128 (three float32 register tiles of bn / 2 per thread under setmaxnreg's 232), got ${isFp8(s.dtype) ? (fp8Promoted ? `bn ${c.bn}` : "fastAccum") : s.dtype}`,
     );
   }
+  if (c.halves !== undefined && typeof c.halves !== "boolean") {
+    throw configError(`gemm: config.halves is true or false, got ${showValue(c.halves)}`);
+  }
+  const halves = c.halves === true;
+  if (halves && (!fp8Promoted || overlap)) {
+    throw configError(
+      `gemm: config.halves issues a float8 K-tile's wgmmas as two column halves and promotes the first while the second's run: it needs float8 inputs that promote (block scales, or no fastAccum)${overlap ? ", and not config.overlap (two ways of overlapping the promotion)" : ""}, got ${isFp8(s.dtype) ? (fp8Promoted ? "overlap" : "fastAccum") : s.dtype}`,
+    );
+  }
   // With scaleLoad "tma" or "shared" each stage also holds A's float32 scales of the tile's bm
   // rows (gemmStageBytes: 4 K blocks of each, or the K block's); with "shared", B's scales of
   // the tile take gemmScaleTileBytes beside the ring.
@@ -487,6 +510,7 @@ export function checkGemmSizes(s: GemmSizes): CheckedGemmConfig {
     splitK: Math.ceil(kTiles / per),
     scaleLoad,
     ...(overlap ? { overlap: true } : {}),
+    ...(halves ? { halves: true } : {}),
   };
 }
 
@@ -559,6 +583,8 @@ export function makeGemm(s: GemmSizes): GemmKernels {
   const nbt = scaleTileBlocks(BN);
   // Promotion beside the next K-tile's wgmmas (config.overlap; the file's header).
   const overlap = promoted && cfg.overlap === true;
+  // The K-tile's wgmmas in two column halves (config.halves; the file's header).
+  const halves = promoted && cfg.halves === true;
   // A's scales with "tma" / "shared": as given, [m, kb], a [BM, 4] box of 4 K blocks (one of
   // them used) a stage, when their rows are whole 16 bytes; else MN-major [kb, mp], a [1, BM] box
   // of the K block's.
@@ -781,9 +807,13 @@ export function makeGemm(s: GemmSizes): GemmKernels {
         // Float8 (unless fastAccum): the K-tile's products, promoted into acc after each K-tile
         // (with block scales, scaled there).
         // With config.overlap two of them, used by the two K-tiles of a pair.
+        // With config.halves two of half the columns, the K-tile's two halves'.
+        const DH = halves ? T.layout.wgmma_tile_layout("D", 64, BN / 2, "float32") : undefined;
         const tmpTiles = promoted
-          ? (overlap ? [0, 1] : [0]).map((i) =>
-              T.alloc_local([64, BN], "float32", { name: `tmp${i}`, layout: D }),
+          ? (overlap || halves ? [0, 1] : [0]).map((i) =>
+              halves
+                ? T.alloc_local([64, BN / 2], "float32", { name: `tmp${i}`, layout: DH! })
+                : T.alloc_local([64, BN], "float32", { name: `tmp${i}`, layout: D }),
             )
           : undefined;
         const tmps = tmpTiles?.map((x) => x.flat());
@@ -826,58 +856,66 @@ export function makeGemm(s: GemmSizes): GemmKernels {
           const sb1 = two ? SB.get([T.min(T.add(nb0, 1), nBlocks - 1), kb]) : undefined;
           return sb1 === undefined ? [...sa, sb0] : [...sa, sb0, sb1];
         };
-        // The promotion acc = fma(tmp, sA · sB, acc) after a K block's wgmmas, with its scales
-        // [sa0, sa1, sb0, sb1?] (registers loaded a K-tile earlier) and n0 the tile's column.
-        const promoteBlock = (
+        // A K block's promotion factors sA · sB, from its scales [sa0, sa1, sb0, sb1?] and n0 the
+        // tile's column: f(j, i) scales column group j (8 columns) of this thread's row i (0, 1).
+        const blockFactors = (
           v: readonly ExprLike[],
           n0: PrimExpr,
-          tmp: NonNullable<typeof tmps>[number],
           live: PrimExpr | undefined,
-        ): void => {
+        ): ((j: number, i: number) => ExprLike) => {
           const [sa0, sa1, sb0, sb1] = v;
           const sa = [sa0!, sa1!];
-          {
-            // sA·sB for this thread's two rows and the tile's one or two n blocks, once per K
-            // block (not per column group). A K-tile past K (`live` false: the last split-K
-            // slice's tail) has sums of TMA's zero fill and scales of a block it does not own:
-            // its factor is 0, so that it adds nothing even when that block's scales are not
-            // finite (0 · ±Inf would be NaN).
-            const factor = (x: ExprLike): ExprLike =>
-              live === undefined ? x : T.if_then_else(live, x, 0);
-            const sab = [0, 1].map((i) => [
-              T.let_(`sab${i}`, factor(T.mul(sa[i]!, sb0!))),
-              sb1 === undefined ? undefined : T.let_(`sabn${i}`, factor(T.mul(sa[i]!, sb1))),
-            ]);
-            /** The promotion, column group j (8 columns) of row i (0, 1) scaled by f(j, i). */
-            const promoteBy = (f: (j: number, i: number) => ExprLike): void => {
-              for (let j = 0; j < BN / 8; j++) {
-                for (const i of [0, 1]) {
-                  for (const e of [0, 1]) {
-                    const slot = 4 * j + 2 * i + e;
-                    slots.set([slot], T.fma(tmp.get([slot]), f(j, i), slots.get([slot])));
-                  }
-                }
+          // sA·sB for this thread's two rows and the tile's one or two n blocks, once per K
+          // block (not per column group). A K-tile past K (`live` false: the last split-K
+          // slice's tail) has sums of TMA's zero fill and scales of a block it does not own:
+          // its factor is 0, so that it adds nothing even when that block's scales are not
+          // finite (0 · ±Inf would be NaN).
+          const factor = (x: ExprLike): ExprLike =>
+            live === undefined ? x : T.if_then_else(live, x, 0);
+          const sab = [0, 1].map((i) => [
+            T.let_(`sab${i}`, factor(T.mul(sa[i]!, sb0!))),
+            sb1 === undefined ? undefined : T.let_(`sabn${i}`, factor(T.mul(sa[i]!, sb1))),
+          ]);
+          // n0 is a multiple of bn (a multiple of 64), so it starts a 128-column block or
+          // sits 64 columns into one: the tile's columns cross into the next block at 128 or
+          // 64 (only 192-column tiles meet both; 256-column ones always start a block).
+          if (sb1 === undefined) return (_, i) => sab[i]![0]!;
+          if (BN % (2 * SCALE_BLOCK) === 0) return (j, i) => sab[i]![8 * j < SCALE_BLOCK ? 0 : 1]!;
+          // 192 columns: 0 … 63 in block nb0 and 128 … 191 in nb0 + 1 either way; 64 … 127
+          // in nb0 when the tile starts a block, else in nb0 + 1. One selected factor per
+          // row for those, so that one promotion serves both tiles: H200, 1.3-2.5% faster
+          // at m 8192 than a branch between two copies of it in every K-tile
+          // (bench/results/gemm-fp8-2026-12-03d.md, table 4).
+          const starts = T.floormod(n0, SCALE_BLOCK).eq(0);
+          const mid = [0, 1].map((i) =>
+            T.let_(`sabm${i}`, T.if_then_else(starts, sab[i]![0]!, sab[i]![1]!)),
+          );
+          return (j, i) =>
+            8 * j < SCALE_BLOCK / 2 ? sab[i]![0]! : 8 * j < SCALE_BLOCK ? mid[i]! : sab[i]![1]!;
+        };
+        /**
+         * The promotion of column groups j0 … j1 − 1 (8 columns each) from register tile `tmp`,
+         * whose column group 0 is group j0: acc = fma(tmp, f(j, i), acc), or acc + tmp without
+         * `f` (per-tensor scales apply in the epilogue). Slots as in the header's D fragment.
+         */
+        const promoteGroups = (
+          tmp: NonNullable<typeof tmps>[number],
+          f: ((j: number, i: number) => ExprLike) | undefined,
+          j0: number,
+          j1: number,
+        ): void => {
+          for (let j = j0; j < j1; j++) {
+            for (const i of [0, 1]) {
+              for (const e of [0, 1]) {
+                const slot = 4 * j + 2 * i + e;
+                const x = tmp.get([4 * (j - j0) + 2 * i + e]);
+                slots.set(
+                  [slot],
+                  f === undefined
+                    ? T.add(slots.get([slot]), x)
+                    : T.fma(x, f(j, i), slots.get([slot])),
+                );
               }
-            };
-            // n0 is a multiple of bn (a multiple of 64), so it starts a 128-column block or
-            // sits 64 columns into one: the tile's columns cross into the next block at 128 or
-            // 64 (only 192-column tiles meet both; 256-column ones always start a block).
-            if (sb1 === undefined) promoteBy((_, i) => sab[i]![0]!);
-            else if (BN % (2 * SCALE_BLOCK) === 0) {
-              promoteBy((j, i) => sab[i]![8 * j < SCALE_BLOCK ? 0 : 1]!);
-            } else {
-              // 192 columns: 0 … 63 in block nb0 and 128 … 191 in nb0 + 1 either way; 64 … 127
-              // in nb0 when the tile starts a block, else in nb0 + 1. One selected factor per
-              // row for those, so that one promotion serves both tiles: H200, 1.3-2.5% faster
-              // at m 8192 than a branch between two copies of it in every K-tile
-              // (bench/results/gemm-fp8-2026-12-03d.md, table 4).
-              const starts = T.floormod(n0, SCALE_BLOCK).eq(0);
-              const mid = [0, 1].map((i) =>
-                T.let_(`sabm${i}`, T.if_then_else(starts, sab[i]![0]!, sab[i]![1]!)),
-              );
-              promoteBy((j, i) =>
-                8 * j < SCALE_BLOCK / 2 ? sab[i]![0]! : 8 * j < SCALE_BLOCK ? mid[i]! : sab[i]![1]!,
-              );
             }
           }
         };
@@ -901,7 +939,7 @@ export function makeGemm(s: GemmSizes): GemmKernels {
         // scaleLoad "shared": B's block scales of a unit's tile in sScaleB's buffer of its turn's
         // parity, element j · kPer + kt the scale of the tile's 128-column block j (nb0 + j,
         // clamped at the last: its columns past n are never stored) and of its slice's K-tile
-        // kt (clamped at the last K block: a K-tile past K has factor 0, promoteBlock's `live`).
+        // kt (clamped at the last K block: a K-tile past K has factor 0, blockFactors' `live`).
         // The consumer threads copy them, thread tc (its index among them) elements tc + CT · r;
         // the next unit's are loaded into registers before this unit's epilogue and stored
         // after it (their latency hidden behind the epilogue; more than 8 a thread are copied
@@ -973,14 +1011,31 @@ export function makeGemm(s: GemmSizes): GemmKernels {
           /** Set `set` := K-tile kt + ahead's scales. */
           const fill = (set: number, kt: ExprLike, ahead: number): void =>
             loadBlockScales(rb!, n0, kbOf(kt, ahead)).forEach((x, i) => sets![set]!.set([i], x));
+          /** Whether K-tile kt holds K (false only in the last split-K slice's tail). */
+          const liveOf = (kt: ExprLike): PrimExpr | undefined =>
+            SPLIT * kPer > kTiles ? T.add(kt0 ?? 0, kt).lt(kTiles) : undefined;
+          /** The factors of K-tile kt's promotion from A's scales `sa` and B's `sb`. */
+          const factorsOf = (kt: ExprLike, sa: ExprLike[], sb: ExprLike[]) =>
+            blockFactors([...sa, ...sb], n0, liveOf(kt));
+          /** What `issue` hands to the K-tile's promotion. */
+          interface Issued {
+            readonly st: PrimExpr;
+            readonly sa: ExprLike[];
+            /** With scaleLoad "shared": the factors, computed before the wgmmas. */
+            readonly f?: (j: number, i: number) => ExprLike;
+          }
           /**
            * K-tile kt's first half: wait for its stage and issue its wgmmas (into register tile
-           * `buf` of the sums when promoted); with scaleLoad "tma", read the stage's A scales of
-           * this thread's two rows as soon as the stage is full (each lane's reads come before
-           * its warp's arrival on the empty barrier in `finish`, which lets the producer
-           * overwrite the slot): returned, or with overlap kept in `stg[buf]`.
+           * `buf` of the sums when promoted; with config.halves into both, one wgmma group per
+           * column half); with scaleLoad "tma", read the stage's A scales of this thread's two
+           * rows as soon as the stage is full (each lane's reads come before its warp's arrival
+           * on the empty barrier in `release`, which lets the producer overwrite the slot):
+           * returned, or with overlap kept in `stg[buf]`. With "shared", B's scales are read
+           * too and the promotion's factors computed here, before the wgmmas, so that after
+           * their wait the promotion's FMAs depend on no load (a K-tile's ld.shared and
+           * multiplies after the wait delayed them by the load's latency each K-tile).
            */
-          const issue = (kt: ExprLike, buf: number): { st: PrimExpr; sa: ExprLike[] } => {
+          const issue = (kt: ExprLike, buf: number): Issued => {
             const it = T.let_("it", T.add(T.mul(turn, kPer), kt));
             const st = T.let_("st", T.floormod(it, STAGES));
             T.ptx.mbarrier.try_wait(full.sub(st), phase(it));
@@ -997,51 +1052,87 @@ export function makeGemm(s: GemmSizes): GemmKernels {
                 sa = [0, 1].map((i) => stg[buf]!.get([i]));
               } else sa = read.map((x, i) => T.let_(`sa${i}`, x));
             }
+            // B's scales with "shared": from this unit's buffer (one address for every
+            // thread: a broadcast).
+            const f = sharedScales
+              ? factorsOf(
+                  kt,
+                  sa,
+                  Array.from({ length: nbt }, (_, j) =>
+                    T.let_(`sb${j}`, sScaleB!.get([par!, T.add(kt, j * kPer)])),
+                  ),
+                )
+              : undefined;
             const opA = transA
               ? sA.sub(st, cw ?? 0)
               : consumers === 1
                 ? sA.sub(st)
                 : sA.sub(st).rearrange("(w r) c -> w r c", { r: 64 }).sub(cw!);
             const opB = transB ? sB.sub(st) : sB.sub(st).rearrange("b k c -> k b c");
-            if (promoted) {
+            if (halves) {
+              // Float8's B is K-major (transB): a half is rows of whole 8-row swizzle atoms.
+              invariant(transB, "gemm: config.halves with an MN-major B");
+              for (const hf of [0, 1]) {
+                const rows = `${(hf * BN) / 2}:${((hf + 1) * BN) / 2}`;
+                T.tile.wg.gemm_async(tmpTiles![hf]!, opA, sB.sub(st).sub(rows, ":"), {
+                  transA,
+                  transB,
+                  accum: false,
+                });
+              }
+            } else if (promoted) {
               T.tile.wg.gemm_async(tmpTiles![buf]!, opA, opB, { transA, transB, accum: false });
             } else T.tile.wg.gemm_async(acc, opA, opB, { transA, transB });
-            return { st, sa };
+            return { st, sa, ...(f ? { f } : {}) };
           };
-          /**
-           * K-tile kt's second half, after a wait that covers its wgmmas: free its stage, promote
-           * register tile `buf` (block scales: A's `sa` with scaleLoad "tma", the rest from
-           * register set `set`, which is then refilled two K-tiles ahead).
-           */
-          const finish = (
-            kt: ExprLike,
-            h: { st: PrimExpr; sa: ExprLike[] },
-            buf: number,
-            set: number,
-          ): void => {
+          /** Free K-tile stage `st` for the producer, after a wait that covers its wgmmas. */
+          const release = (st: PrimExpr): void => {
             if (tmaScales) {
               // Every lane of the warp has read its scales (bar.warp.sync orders the lanes'
               // reads before lane 0's arrival: PTX ISA, memory consistency model); then one
               // arrival per warp (the empty barrier counts 4 per consumer warpgroup).
               T.cuda.__syncwarp();
-              T.if_(T.floormod(t, 32).eq(0), () => T.ptx.mbarrier.arrive(empty.sub(h.st)));
-            } else T.if_(t.eq(0), () => T.ptx.mbarrier.arrive(empty.sub(h.st)));
+              T.if_(T.floormod(t, 32).eq(0), () => T.ptx.mbarrier.arrive(empty.sub(st)));
+            } else T.if_(t.eq(0), () => T.ptx.mbarrier.arrive(empty.sub(st)));
+          };
+          /**
+           * K-tile kt's promotion factors (block scales: computed in `issue` with "shared";
+           * else A's `sa` with scaleLoad "tma", the rest from register set `set`); undefined
+           * without block scales.
+           */
+          const factors = (kt: ExprLike, h: Issued, set: number) =>
+            !block
+              ? undefined
+              : (h.f ??
+                factorsOf(
+                  kt,
+                  h.sa,
+                  Array.from({ length: NS }, (_, i) => sets![set]!.get([i])),
+                ));
+          /**
+           * K-tile kt's second half, after a wait that covers its wgmmas: free its stage, promote
+           * register tile `buf` (block scales: see `factors`; register set `set` is then
+           * refilled two K-tiles ahead).
+           */
+          const finish = (kt: ExprLike, h: Issued, buf: number, set: number): void => {
+            release(h.st);
             if (block) {
-              // B's scales: with "shared" from this unit's buffer (one address for every thread:
-              // a broadcast), else from register set `set`.
-              const sb = sharedScales
-                ? Array.from({ length: nbt }, (_, j) =>
-                    T.let_(`sb${j}`, sScaleB!.get([par!, T.add(kt, j * kPer)])),
-                  )
-                : Array.from({ length: NS }, (_, i) => sets![set]!.get([i]));
-              promoteBlock(
-                [...h.sa, ...sb],
-                n0,
-                tmps![buf]!,
-                SPLIT * kPer > kTiles ? T.add(kt0 ?? 0, kt).lt(kTiles) : undefined,
-              );
+              promoteGroups(tmps![buf]!, factors(kt, h, set), 0, BN / 8);
               if (NS > 0) fill(set, kt, 2);
             } else if (promoted) T.tile.wg.add(acc, acc, tmpTiles![buf]!);
+          };
+          /**
+           * config.halves: K-tile kt's second half. wgmma.wait_group 1 retires the first column
+           * half, whose promotion runs while the second half's wgmmas do; then the second.
+           */
+          const finishHalves = (kt: ExprLike, h: Issued, set: number): void => {
+            T.ptx.wgmma.wait_group(1);
+            const f = factors(kt, h, set);
+            promoteGroups(tmps![0]!, f, 0, BN / 16);
+            T.ptx.wgmma.wait_group(0);
+            release(h.st);
+            promoteGroups(tmps![1]!, f, BN / 16, BN / 8);
+            if (block && NS > 0) fill(set, kt, 2);
           };
           if (block && NS > 0) {
             fill(0, 0, 0);
@@ -1073,8 +1164,11 @@ export function makeGemm(s: GemmSizes): GemmKernels {
             /** K-tile kt whole: its wgmmas, their wait, its promotion (set: its scales). */
             const step = (kt: PrimExpr, set: number): void => {
               const h = issue(kt, 0);
-              T.ptx.wgmma.wait_group(0);
-              finish(kt, h, 0, set);
+              if (halves) finishHalves(kt, h, set);
+              else {
+                T.ptx.wgmma.wait_group(0);
+                finish(kt, h, 0, set);
+              }
             };
             if (block && NS > 0) {
               for (const kp of T.range(Math.ceil(kPer / 2))) {
