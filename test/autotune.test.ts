@@ -392,6 +392,54 @@ process.stdout.write(JSON.stringify({ measured, source: r.source, config: r.conf
   });
 });
 
+describe("a cache file that is not a regular file", () => {
+  test.skipIf(process.platform === "win32")(
+    "a FIFO in the cache's place is never read (a read would wait for a writer forever): a warning, a new tuning that replaces it",
+    () => {
+      const d = freshDir();
+      const first = autotune(fam.makeInc, fam.CONFIGS, {
+        key: "fifo",
+        device: sim(),
+        measure: fam.fakeUs,
+        cacheDir: d,
+        progress: false,
+      });
+      rmSync(first.cacheFile!);
+      expect(spawnSync("mkfifo", [first.cacheFile!]).status).toBe(0);
+      // First in a child process, so that a read that blocks (on the FIFO, with no writer) fails
+      // this test through the watchdog instead of hanging the test worker.
+      const child = join(base, "fifo.mjs");
+      writeFileSync(
+        child,
+        `import { readTuneCache } from "@tirx-ts/runtime";
+process.stdout.write(JSON.stringify(readTuneCache(${JSON.stringify(first.cacheFile!)})));
+`,
+      );
+      const p = spawnSync(process.execPath, [child], {
+        cwd: root,
+        encoding: "utf8",
+        timeout: 60_000,
+      });
+      expect([p.status, p.signal], p.stderr).toEqual([0, null]);
+      const read = { kind: "corrupt", why: "not a regular file" };
+      expect(JSON.parse(p.stdout)).toEqual(read);
+      expect(readTuneCache(first.cacheFile!)).toEqual(read);
+      const out = sink();
+      const r = autotune(fam.makeInc, fam.CONFIGS, {
+        key: "fifo",
+        device: sim(),
+        measure: fam.fakeUs,
+        cacheDir: d,
+        progress: out,
+        name: "tune_inc",
+      });
+      expect(r.source).toBe("tuned");
+      expect(out.text).toMatch(/is unreadable \(not a regular file\); tuning again/);
+      expect(readTuneCache(r.cacheFile!).kind).toBe("entry");
+    },
+  );
+});
+
 describe("choices without timing", () => {
   test("a shipped default (passed, or registered by name; an arch-prefixed entry first) is used without tuning", () => {
     const { calls, measure } = counted();

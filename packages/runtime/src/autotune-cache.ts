@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import { readFileSync } from "node:fs";
+import { closeSync, constants, fstatSync, openSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { binaryCacheDir, ensureDir, writeFileAtomically } from "@tirx-ts/runtime-cuda";
 
@@ -136,15 +136,22 @@ function entryProblem(x: unknown): string | undefined {
 
 /**
  * Read and check the cache file `file`: a missing file is `none`; a file that cannot be read, is
- * not JSON or not a format-1 entry is `corrupt` with why. Never throws.
+ * not a regular file (a FIFO or a device: opened without blocking and never read, since reading
+ * a FIFO with no writer waits forever), is not JSON or not a format-1 entry is `corrupt` with
+ * why. Never throws.
  */
 export function readTuneCache(file: string): TuneCacheRead {
   let text: string;
+  let fd: number | undefined;
   try {
-    text = readFileSync(file, "utf8");
+    fd = openSync(file, constants.O_RDONLY | constants.O_NONBLOCK);
+    if (!fstatSync(fd).isFile()) return { kind: "corrupt", why: "not a regular file" };
+    text = readFileSync(fd, "utf8");
   } catch (e) {
     if ((e as NodeJS.ErrnoException).code === "ENOENT") return { kind: "none" };
     return { kind: "corrupt", why: (e as Error).message };
+  } finally {
+    if (fd !== undefined) closeSync(fd);
   }
   let parsed: unknown;
   try {
