@@ -4,7 +4,7 @@
 // the cached choice; a shipped default taken without timing; TIRX_TUNE=1 turning tuning on.
 import { describe, expect, test } from "vitest";
 import { spawnSync } from "node:child_process";
-import { writeFileSync } from "node:fs";
+import { readFileSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { gemm, sim, tensor, type GemmConfig } from "tirx-ts";
 import {
@@ -101,6 +101,49 @@ process.stdout.write(JSON.stringify({ measured, plain, tuned }));
     expect(got.tuned.measurements).toBe(0);
     expect(got.tuned.source).toBe("cache");
     expect(got.tuned.config).toEqual(FASTEST);
+  });
+
+  test("a cached config the kernel no longer takes is skipped: the call takes what it would without the cache", () => {
+    const [file] = readdirSync(cacheDir).filter(
+      (f) => f.startsWith("gemm-") && f.endsWith(".json"),
+    );
+    const path = join(cacheDir, file!);
+    const saved = readFileSync(path, "utf8");
+    const child = join(base, "child-bad.mjs");
+    writeFileSync(
+      child,
+      `import { sim, tensor } from "tirx-ts";
+import { gemmChoice } from "@tirx-ts/kernels";
+const dev = sim();
+const a = tensor.zeros([${SHAPE.m}, ${SHAPE.k}], "bfloat16", dev);
+const b = tensor.zeros([${SHAPE.n}, ${SHAPE.k}], "bfloat16", dev);
+process.stdout.write(JSON.stringify(gemmChoice(a, b, { transB: true })));
+`,
+    );
+    const run = (cache: string) =>
+      spawnSync(process.execPath, [child], {
+        cwd: root,
+        encoding: "utf8",
+        env: { ...process.env, TIRX_CACHE_DIR: cache, TIRX_TUNE: "", TIRX_PTXAS: "off" },
+      });
+    try {
+      // A float8-only option on this bfloat16 GEMM, and a tile that makeGemm refuses.
+      for (const bad of [
+        { ...FASTEST, halves: true },
+        { ...FASTEST, bn: 999 },
+      ]) {
+        writeFileSync(path, JSON.stringify({ ...JSON.parse(saved), config: bad }));
+        const p = run(cacheRoot);
+        expect(p.status, p.stderr).toBe(0);
+        const got = JSON.parse(p.stdout) as { source: string; config: GemmConfig };
+        // The same as with no cache at all.
+        const none = run(join(base, "no-cache"));
+        expect(got.source, JSON.stringify(bad)).not.toBe("cache");
+        expect(got).toEqual(JSON.parse(none.stdout));
+      }
+    } finally {
+      writeFileSync(path, saved);
+    }
   });
 
   test("a shipped default is taken without timing, with or without tune", () => {
