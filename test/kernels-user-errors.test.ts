@@ -284,3 +284,32 @@ describe("attention(): grid extents", () => {
     ]);
   });
 });
+
+describe("library calls: a launch's error is placed at the user's line", () => {
+  test("a Proxy of a tensor (TX5004) and a disposed tensor (TX5011) name this file's line, for gemm, attention and attentionBackward", () => {
+    const here = /kernels-user-errors\.test\.ts$/;
+    const a = t([16, 16]);
+    // [batch, seq, heads, headDim], lse [batch, heads, seq].
+    const q = tensor.zeros([1, 128, 1, 64], "float16", dev);
+    const lse = tensor.zeros([1, 1, 128], "float32", dev);
+    const calls: [string, (x: typeof a) => unknown, typeof a][] = [
+      ["gemm", (x) => gemm(x, a), a],
+      ["attention", (x) => attention(x, q, q), q],
+      ["attentionBackward", (x) => attentionBackward(x, q, q, q, q, lse), q],
+    ];
+    for (const [name, call, x] of calls) {
+      const proxied = errorOf(() => call(new Proxy(x, {})));
+      expect([proxied.code, proxied.span?.file], name).toEqual([
+        "TX5004",
+        expect.stringMatching(here),
+      ]);
+      const gone = tensor.zeros([...x.shape], x.dtype, dev);
+      gone.dispose();
+      const disposed = errorOf(() => call(gone));
+      expect([disposed.code, disposed.span?.file], name).toEqual([
+        "TX5011",
+        expect.stringMatching(here),
+      ]);
+    }
+  });
+});

@@ -9,7 +9,6 @@
 // backward: FlashAttention's varlen convention).
 import {
   TirxError,
-  callSite,
   didYouMean,
   showValue,
   type DeviceLike,
@@ -27,6 +26,7 @@ import {
 import { cached } from "../cache.js";
 import { clampWindow, configError, scaleProblem } from "./options.js";
 import { refuseAliasing } from "../memory.js";
+import { atCaller } from "../at-caller.js";
 
 /** Which kernel builder an {@link AttentionConfig} configures. */
 export type AttentionPass = "forward" | "backward";
@@ -418,12 +418,14 @@ export function attention(
   v: DeviceTensor,
   opts: AttentionOptions = {},
 ): AttentionResult {
-  const { fn, o, lseShape, offsets, sizes } = atCaller(() => prepare(q, k, v, opts));
-  const dev = q.device;
-  const O = o.out ?? tensor.empty(q.shape, q.dtype, dev);
-  const lse = lseShape ? tensor.empty(lseShape, "float32", dev) : undefined;
-  compile(fn, { target: "cuda" })(q, k, v, O, ...offsets, ...sizes, ...(lse ? [lse] : []));
-  return lse ? { o: O, lse } : { o: O };
+  return atCaller(() => {
+    const { fn, o, lseShape, offsets, sizes } = prepare(q, k, v, opts);
+    const dev = q.device;
+    const O = o.out ?? tensor.empty(q.shape, q.dtype, dev);
+    const lse = lseShape ? tensor.empty(lseShape, "float32", dev) : undefined;
+    compile(fn, { target: "cuda" })(q, k, v, O, ...offsets, ...sizes, ...(lse ? [lse] : []));
+    return lse ? { o: O, lse } : { o: O };
+  });
 }
 
 /** Options of {@link attentionBackward}: the forward call's mask and scale, and where to write. */
@@ -543,46 +545,32 @@ export function attentionBackward(
   lse: DeviceTensor,
   opts: AttentionBackwardOptions = {},
 ): AttentionGradients {
-  const { kernels, out, offsets } = atCaller(() => prepareBackward(q, k, v, o, dO, lse, opts));
-  const dev = q.device;
-  const dq = out.dq ?? tensor.empty(q.shape, q.dtype, dev);
-  const dk = out.dk ?? tensor.empty(k.shape, k.dtype, dev);
-  const dv = out.dv ?? tensor.empty(k.shape, k.dtype, dev);
-  // The scratch tensors as the kernels declare them (preprocess writes all three: Δ, LSE₂ and
-  // the zeroed dQ accumulator).
-  const scratch = backwardScratch(kernels);
-  const empty = (b: ScratchTensor) => tensor.empty(b.shape, b.dtype, dev);
-  const delta = empty(scratch.Delta);
-  const lse2 = empty(scratch.LSE2);
-  const dQacc = empty(scratch.dQacc);
-  try {
-    const cuda = { target: "cuda" } as const;
-    // A packed batch's kernels take cuSeqlensQ last (the main kernel cuSeqlensK after it).
-    const offQ = offsets.slice(0, 1);
-    compile(kernels.preprocess, cuda)(o, dO, lse, delta, lse2, dQacc, ...offQ);
-    compile(kernels.main, cuda)(q, k, v, dO, lse2, delta, dQacc, dk, dv, ...offsets);
-    compile(kernels.postprocess, cuda)(dQacc, dq, ...offQ);
-  } finally {
-    // Each launch has finished (compile's launches synchronize).
-    for (const t of [delta, lse2, dQacc]) t.dispose();
-  }
-  return { dq, dk, dv };
-}
-
-/**
- * `f()`, with a TirxError it throws without a position placed at the caller's line that called
- * `attention` or `attentionBackward` (core's `callSite`: the first frame outside the tirx-ts
- * packages).
- */
-function atCaller<R>(f: () => R): R {
-  try {
-    return f();
-  } catch (e) {
-    if (e instanceof TirxError && e.span === undefined) {
-      throw new TirxError(e.code, e.text, callSite(), e.notes);
+  return atCaller(() => {
+    const { kernels, out, offsets } = prepareBackward(q, k, v, o, dO, lse, opts);
+    const dev = q.device;
+    const dq = out.dq ?? tensor.empty(q.shape, q.dtype, dev);
+    const dk = out.dk ?? tensor.empty(k.shape, k.dtype, dev);
+    const dv = out.dv ?? tensor.empty(k.shape, k.dtype, dev);
+    // The scratch tensors as the kernels declare them (preprocess writes all three: Δ, LSE₂ and
+    // the zeroed dQ accumulator).
+    const scratch = backwardScratch(kernels);
+    const empty = (b: ScratchTensor) => tensor.empty(b.shape, b.dtype, dev);
+    const delta = empty(scratch.Delta);
+    const lse2 = empty(scratch.LSE2);
+    const dQacc = empty(scratch.dQacc);
+    try {
+      const cuda = { target: "cuda" } as const;
+      // A packed batch's kernels take cuSeqlensQ last (the main kernel cuSeqlensK after it).
+      const offQ = offsets.slice(0, 1);
+      compile(kernels.preprocess, cuda)(o, dO, lse, delta, lse2, dQacc, ...offQ);
+      compile(kernels.main, cuda)(q, k, v, dO, lse2, delta, dQacc, dk, dv, ...offsets);
+      compile(kernels.postprocess, cuda)(dQacc, dq, ...offQ);
+    } finally {
+      // Each launch has finished (compile's launches synchronize).
+      for (const t of [delta, lse2, dQacc]) t.dispose();
     }
-    throw e;
-  }
+    return { dq, dk, dv };
+  });
 }
 
 /** q, k and v checked against each other, and the sizes they give. */

@@ -9,7 +9,6 @@
 // on the simulated device.
 import {
   TirxError,
-  callSite,
   didYouMean,
   invariant,
   showValue,
@@ -35,6 +34,7 @@ import {
 import { existsSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { configError } from "../attention/options.js";
+import { atCaller } from "../at-caller.js";
 import {
   GEMM_CONFIGS,
   GEMM_TUNE_EXTRA,
@@ -941,48 +941,50 @@ export function gemmChoice(a: DeviceTensor, b: DeviceTensor, opts: GemmOptions =
  *   for a disposed tensor, CudaError).
  */
 export function gemm(a: DeviceTensor, b: DeviceTensor, opts: GemmOptions = {}): DeviceTensor {
-  const p = atCaller(() => prepare(a, b, opts));
-  const dev = a.device;
-  if ("empty" in p) {
-    // m or n of 0: an empty D, nothing to launch. k of 0: A·B is 0, D the epilogue of 0
-    // (α·0 + β·C, bias, activation, residual), as torch.matmul gives for an empty k.
-    if (p.m === 0 || p.n === 0) return opts.out ?? tensor.empty([p.m, p.n], p.outDtype, dev);
-    return withZeroOperands(p, opts, (a1, b1, o1) => gemm(a1, b1, o1));
-  }
-  const cuda = { target: "cuda" } as const;
-  const temps: ReturnType<typeof tensor.empty>[] = [];
-  try {
-    // The padded copies replace a and b, in order.
-    const ops = [a, b].map((x) => {
-      const pad = p.pads.find((q) => q.x === x);
-      if (pad === undefined) return x;
-      const y = tensor.empty([x.shape[0]!, pad.pitch], x.dtype, dev);
-      temps.push(y);
-      compile(pad.fn, cuda)(x, y);
-      return y;
-    });
-    // scaleLoad "tma" / "shared": A's block scales transposed into an MN-major scratch first.
-    let mainArgs = p.mainArgs;
-    if (p.scaleT !== undefined) {
-      const y = tensor.empty([...p.scaleT.shape], "float32", dev);
-      temps.push(y);
-      compile(p.scaleT.fn, cuda)(p.mainArgs[0]!, y);
-      mainArgs = [y, ...p.mainArgs.slice(1)];
+  return atCaller(() => {
+    const p = prepare(a, b, opts);
+    const dev = a.device;
+    if ("empty" in p) {
+      // m or n of 0: an empty D, nothing to launch. k of 0: A·B is 0, D the epilogue of 0
+      // (α·0 + β·C, bias, activation, residual), as torch.matmul gives for an empty k.
+      if (p.m === 0 || p.n === 0) return opts.out ?? tensor.empty([p.m, p.n], p.outDtype, dev);
+      return withZeroOperands(p, opts, (a1, b1, o1) => gemm(a1, b1, o1));
     }
-    const D = opts.out ?? tensor.empty([p.m, p.n], p.outDtype, dev);
-    if (p.kernels.finish === undefined) {
-      compile(p.kernels.main, cuda)(ops[0]!, ops[1]!, D, ...p.epilogueArgs, ...mainArgs);
-    } else {
-      const W = tensor.zeros([p.m, p.n], "float32", dev);
-      temps.push(W);
-      compile(p.kernels.main, cuda)(ops[0]!, ops[1]!, W, ...mainArgs);
-      compile(p.kernels.finish, cuda)(W, D, ...p.epilogueArgs);
+    const cuda = { target: "cuda" } as const;
+    const temps: ReturnType<typeof tensor.empty>[] = [];
+    try {
+      // The padded copies replace a and b, in order.
+      const ops = [a, b].map((x) => {
+        const pad = p.pads.find((q) => q.x === x);
+        if (pad === undefined) return x;
+        const y = tensor.empty([x.shape[0]!, pad.pitch], x.dtype, dev);
+        temps.push(y);
+        compile(pad.fn, cuda)(x, y);
+        return y;
+      });
+      // scaleLoad "tma" / "shared": A's block scales transposed into an MN-major scratch first.
+      let mainArgs = p.mainArgs;
+      if (p.scaleT !== undefined) {
+        const y = tensor.empty([...p.scaleT.shape], "float32", dev);
+        temps.push(y);
+        compile(p.scaleT.fn, cuda)(p.mainArgs[0]!, y);
+        mainArgs = [y, ...p.mainArgs.slice(1)];
+      }
+      const D = opts.out ?? tensor.empty([p.m, p.n], p.outDtype, dev);
+      if (p.kernels.finish === undefined) {
+        compile(p.kernels.main, cuda)(ops[0]!, ops[1]!, D, ...p.epilogueArgs, ...mainArgs);
+      } else {
+        const W = tensor.zeros([p.m, p.n], "float32", dev);
+        temps.push(W);
+        compile(p.kernels.main, cuda)(ops[0]!, ops[1]!, W, ...mainArgs);
+        compile(p.kernels.finish, cuda)(W, D, ...p.epilogueArgs);
+      }
+      return D;
+    } finally {
+      // compile's launches synchronize: the temporaries are no longer read.
+      for (const t of temps) t.dispose();
     }
-    return D;
-  } finally {
-    // compile's launches synchronize: the temporaries are no longer read.
-    for (const t of temps) t.dispose();
-  }
+  });
 }
 
 /**
@@ -1033,18 +1035,6 @@ function atUser<R>(f: () => R): R {
   } catch (e) {
     if (e instanceof TirxError && e.span !== undefined)
       throw new TirxError(e.code, e.text, undefined, e.notes);
-    throw e;
-  }
-}
-
-/** `f()`, a TirxError without a position placed at the caller's line (core's callSite). */
-function atCaller<R>(f: () => R): R {
-  try {
-    return f();
-  } catch (e) {
-    if (e instanceof TirxError && e.span === undefined) {
-      throw new TirxError(e.code, e.text, callSite(), e.notes);
-    }
     throw e;
   }
 }
