@@ -52,7 +52,7 @@ describe("T.tile.wg reductions across the warpgroup's warps", () => {
     check(fn, 1, 3);
   });
 
-  it("nested in a loop (a second barrier frees the scratch), axis -1", () => {
+  it("nested in a loop (a barrier first frees the scratch), axis -1", () => {
     const fn = wgReduce("wg_reduce_loop", 2, -1);
     expect(explainTile(fn)[1]).toMatch(/named bar\.sync \(1 \+ wgid, 128\) ×2: reduces axis 1/);
     check(fn, 2, 11);

@@ -1,6 +1,8 @@
 import {
+  constInt,
   MAX_EXPR_DEPTH,
   seq,
+  SharedScratch,
   TirxError,
   type LaunchConfig,
   type PrimFunc,
@@ -48,6 +50,38 @@ export class Builder {
   sm: number | undefined;
   /** The tile primitive calls traced so far. */
   readonly tileNotes: TileNote[] = [];
+  /** The shared scratch of the kernel's tile primitives (one region per scope; core SharedScratch). */
+  readonly scratch = new SharedScratch();
+  /** How many statements the device body's top level held after the last call that took scratch. */
+  private scratchMark = 0;
+
+  /** After a tile call that took shared scratch: a barrier traced from here on follows its reads. */
+  markScratch(): void {
+    this.scratchMark = this.deviceStmts().length;
+  }
+
+  /**
+   * True when a barrier of every thread of the CTA (`bar.sync id`, or `bar.sync id, count` with
+   * count the CTA's threads; PTX ISA, bar.sync) was traced at the device body's top level since
+   * the last call that took shared scratch: every thread has finished that call's reads.
+   * Barriers inside loops and branches are not counted (they may not run).
+   */
+  ctaBarrierSinceScratch(): boolean {
+    const threads = this.launch ? this.launch.block.reduce((a, b) => a * b, 1) : 0;
+    return this.deviceStmts()
+      .slice(this.scratchMark)
+      .some(
+        (s) =>
+          s.kind === "Call" &&
+          (s.op === "bar.sync" ||
+            (s.op === "bar.sync.named" && s.args[1] && constInt(s.args[1]) === threads)),
+      );
+  }
+
+  /** The device body's top-level statements traced so far (none before T.device_entry). */
+  private deviceStmts(): readonly Stmt[] {
+    return this.frames.find((f) => f.kind === "device")?.stmts ?? [];
+  }
 
   emit(s: Stmt): void {
     this.frames[this.frames.length - 1]!.stmts.push(s);

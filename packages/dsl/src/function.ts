@@ -161,7 +161,8 @@ export function function_<P extends Record<string, ParamType>>(
   const stmts: Stmt[] = [...top];
   if (device) {
     const entry = top.find((s) => s.kind === "DeviceEntry");
-    if (entry) stmts.splice(stmts.indexOf(entry), 1, { ...entry, body: device });
+    // The tile primitives' shared scratch, sized now that every call is traced.
+    if (entry) stmts.splice(stmts.indexOf(entry), 1, { ...entry, body: b.scratch.finish(device) });
   }
   const fn: PrimFunc = {
     kind: "PrimFunc",

@@ -205,18 +205,29 @@ function callTile(
   // kernel (builder and script mode) name their scratch buffers and variables alike.
   const call = b.tileNotes.length;
   let fresh = 0;
+  const nested = b.depth > 2;
+  let claimed = false;
   const ctx: TileContext = {
     ...base,
     launch: b.launch,
     ...(b.sm !== undefined ? { sm: b.sm } : {}),
     tid: linearTid(b.launch.block),
-    nested: b.depth > 2,
+    nested,
+    sharedScratch: (req) => {
+      // A CTA barrier the author traced at the top level since the last such call (before
+      // this one, and before the loop or branch this one is in) ordered every read before it.
+      if (b.ctaBarrierSinceScratch()) b.scratch.fence();
+      claimed = true;
+      return b.scratch.claim({ ...req, nested, ...(span ? { span } : {}) });
+    },
     fresh: (hint, shape, dtype, sc) =>
       mkBuffer(`${hint}_${call}_${++fresh}`, shape, dtype, sc, span ? { span } : {}),
     freshVar: (hint, dtype) => mkVar(`${hint}_${call}_${++fresh}`, dtype, span),
   };
   const low = rec.lower(inputs, ctx);
   for (const s of low.stmts) b.emit(s);
+  // Its own barriers are traced: only a later one follows its reads of the scratch.
+  if (claimed) b.markScratch();
   b.tileNotes.push({ ...(span ? { span } : {}), surface, explain: low.explain });
 }
 

@@ -7,4 +7,5 @@ export { copy } from "./copy.js";
 export type { TileReduceOp } from "./reduce.js";
 export * from "./registry.js";
 export * from "./slots.js";
+export * from "./shared-scratch.js";
 export * from "./layout-name.js";

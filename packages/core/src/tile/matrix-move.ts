@@ -6,7 +6,7 @@ import type { View } from "../ir/buffer.js";
 import { constInt, intImm, type Expr } from "../ir/expr.js";
 import type { Stmt } from "../ir/stmt.js";
 import { showSwizzle, swizzleAtomBytes } from "../layout/swizzle.js";
-import { bufferPtr } from "../layout/view.js";
+import { bufferElementOffset, bufferPtr } from "../layout/view.js";
 import { checkOpCall } from "../ops/check.js";
 import { ldmatrixName, stmatrixName, type MatrixCount } from "../ops/mma/ldmatrix.js";
 import { opOf } from "../ops/registry.js";
@@ -213,7 +213,9 @@ export function matrixMoveCopy(
     );
   }
   const what = `${kind} ${kind === "ldmatrix" ? "into" : "from"} ${showTile(reg)} (${tiling.kind})`;
-  if (view.dtype !== reg.dtype || buf.dtype !== reg.dtype) {
+  // A view of a buffer of narrower elements (a byte buffer as float16: the kernel's shared
+  // scratch) addresses whole view elements; a wider buffer element would split a row's address.
+  if (view.dtype !== reg.dtype || dtypeBytes(buf.dtype) > dtypeBytes(reg.dtype)) {
     throw tileDispatchError(
       ctx,
       `${what} moves ${reg.dtype} bits; ${buf.name} holds ${buf.dtype} (view ${view.dtype})`,
@@ -320,7 +322,11 @@ export function matrixMoveCopy(
     const name = kind === "ldmatrix" ? ldmatrixName(num, r.trans) : stmatrixName(num, r.trans);
     const args = [
       slotPtr(reg, 2 * q, ctx.span),
-      bufferPtr(buf, binary("add", view.offset, addr), ctx.span),
+      bufferPtr(
+        buf,
+        bufferElementOffset(buf, view.dtype, binary("add", view.offset, addr), what, ctx.span),
+        ctx.span,
+      ),
     ];
     checkOpCall(opOf(name, "stmt", ctx.span), args, ctx.span);
     stmts.push({ kind: "Call", op: name, args, ...(ctx.span ? { span: ctx.span } : {}) });
@@ -364,7 +370,8 @@ function rowMisalignment(
   row: number,
 ): { why: string; fix: string } | undefined {
   const buf = view.buffer;
-  const eb = dtypeBytes(buf.dtype);
+  // A view's offset counts its own elements (a byte buffer's view as float16 included).
+  const eb = dtypeBytes(view.dtype);
   const per = ROW_BYTES / eb;
   const which = `row 0 of register ${q}'s 8 × 8 matrix (element ${row} of the view)`;
   if (buf.align % ROW_BYTES !== 0) {

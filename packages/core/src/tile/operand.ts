@@ -7,6 +7,7 @@ import type { LayoutAxis, LayoutIter, TileLayout } from "../ir/tile-layout.js";
 import { defaultLayout, groupLayout, showTileLayout } from "../layout/tile-layout.js";
 import { numel } from "../ir/buffer.js";
 import type { Span } from "../span.js";
+import type { ScratchClaim, ScratchScope } from "./shared-scratch.js";
 
 /**
  * The set of threads that run a tile primitive together (TIRx's scope namespaces): `thread`
@@ -75,16 +76,24 @@ export interface TileContext {
   readonly tid: Expr;
   /** The compile target's sm when known (dispatch rules that need a newer instruction read it). */
   readonly sm?: number;
-  /** True when the call is nested in a loop or branch (a reused scratch needs a trailing barrier). */
+  /** True when the call is nested in a loop or branch (its shared scratch waits for a barrier first). */
   readonly nested: boolean;
   readonly span?: Span;
-  /** A fresh buffer (e.g. shared scratch) named after `hint`; the lowering emits its Alloc. */
-  readonly fresh: (
-    hint: string,
-    shape: readonly number[],
-    dtype: DType,
-    scope: "shared" | "local",
-  ) => Buffer;
+  /**
+   * The call's part of the kernel's shared scratch of `scope` (`SharedScratch.claim`: one region
+   * per scope for every call, sized by the largest; the kernel allocates it), and whether the
+   * call's barrier must come before its first store into it.
+   */
+  readonly sharedScratch: (req: {
+    readonly scope: ScratchScope;
+    readonly bytes: number;
+    readonly groups?: number;
+  }) => ScratchClaim;
+  /**
+   * A fresh local buffer (e.g. a per-thread scratch) named after `hint`; the lowering emits its
+   * Alloc. Shared scratch comes from `sharedScratch` only, so that every call shares it.
+   */
+  readonly fresh: (hint: string, shape: readonly number[], dtype: DType, scope: "local") => Buffer;
   /** A fresh int32 or float variable named after `hint`. */
   readonly freshVar: (hint: string, dtype: DType) => import("../ir/expr.js").Var;
 }

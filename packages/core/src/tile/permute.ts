@@ -6,6 +6,7 @@ import { showTileLayout } from "../layout/tile-layout.js";
 import { checkOpCall } from "../ops/check.js";
 import { opOf } from "../ops/registry.js";
 import { copy } from "./copy.js";
+import { scratchView } from "./shared-scratch.js";
 import { tileDispatchError, type RegisterTile, type TileContext } from "./operand.js";
 import { loadSlot, storeSlot } from "./elementwise.js";
 import { inThreadSlots, ownedOnly } from "./threads.js";
@@ -27,8 +28,10 @@ function barrier(ctx: TileContext): Stmt {
  * fragment of the same thread mapping), at any scope: register moves when each dst slot reads one
  * src slot on every thread, else through the local scratch. Other layouts over threads go
  * through a shared scratch of the tile, row-major: each thread stores its elements of src (one
- * replica each, `T.tile.copy`'s rule), `bar.sync 0`, each loads its elements of dst (and a second
- * barrier when the call is nested, so a loop may reuse the scratch): `T.tile.cta.permute_layout`.
+ * replica each, `T.tile.copy`'s rule), `bar.sync 0`, each loads its elements of dst:
+ * `T.tile.cta.permute_layout`. The scratch is the call's part of the kernel's cta scratch
+ * (`SharedScratch`: one region for every call), with a `bar.sync 0` before the stores when an
+ * earlier call may still be reading those bytes (always in a loop or branch).
  * @throws TirxError TX2022 for different shapes or dtypes, or thread layouts below cta scope.
  */
 export const permute_layout: TilePrimitive<
@@ -99,19 +102,34 @@ export const permute_layout: TilePrimitive<
       }
     }
     const n = dst.shape.reduce((a, b) => a * b, 1);
-    const scratch = ctx.fresh("permute", dst.shape, dst.dtype, local ? "local" : "shared");
-    const mem = { kind: "memory" as const, view: viewOf(scratch, ctx.span) };
+    if (local) {
+      const scratch = ctx.fresh("permute", dst.shape, dst.dtype, "local");
+      const mem = { kind: "memory" as const, view: viewOf(scratch, ctx.span) };
+      const put = copy.lower([mem, src], ctx);
+      const get = copy.lower([dst, mem], ctx);
+      return {
+        stmts: [{ kind: "Alloc", buffer: scratch }, ...put.stmts, ...get.stmts],
+        explain: `in-thread permutation through a per-thread scratch of ${n} elements (the slot depends on the thread): ${showTileLayout(src.layout)} → ${showTileLayout(dst.layout)}`,
+      };
+    }
+    // The kernel's cta scratch, shared with its other calls: the barrier comes first when an
+    // earlier call may still be reading these bytes (SharedScratch).
+    const claim = ctx.sharedScratch({ scope: "cta", bytes: n * dtypeBytes(dst.dtype) });
+    const mem = {
+      kind: "memory" as const,
+      view: scratchView(claim, dst.shape, dst.dtype, ctx.span),
+    };
     const put = copy.lower([mem, src], ctx);
     const get = copy.lower([dst, mem], ctx);
-    const stmts: Stmt[] = [{ kind: "Alloc", buffer: scratch }, ...put.stmts];
-    if (!local) stmts.push(barrier(ctx));
-    stmts.push(...get.stmts);
-    if (!local && ctx.nested) stmts.push(barrier(ctx));
+    const stmts: Stmt[] = [
+      ...(claim.wait ? [barrier(ctx)] : []),
+      ...put.stmts,
+      barrier(ctx),
+      ...get.stmts,
+    ];
     return {
       stmts,
-      explain: local
-        ? `in-thread permutation through a per-thread scratch of ${n} elements (the slot depends on the thread): ${showTileLayout(src.layout)} → ${showTileLayout(dst.layout)}`
-        : `shared scratch (${n * dtypeBytes(dst.dtype)} B) + bar.sync${ctx.nested ? " ×2" : ""}: ${showTileLayout(src.layout)} → ${showTileLayout(dst.layout)}`,
+      explain: `shared scratch (${n * dtypeBytes(dst.dtype)} B) + bar.sync${claim.wait ? " ×2" : ""}: ${showTileLayout(src.layout)} → ${showTileLayout(dst.layout)}`,
     };
   },
 };

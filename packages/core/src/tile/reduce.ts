@@ -1,5 +1,6 @@
 import { binary, compare, ifThenElse } from "../ir/arith.js";
-import { intImm, type Expr, type Var } from "../ir/expr.js";
+import { dtypeBytes } from "../dtype.js";
+import { constInt, intImm, type Expr, type Var } from "../ir/expr.js";
 import type { Stmt } from "../ir/stmt.js";
 import type { LayoutIter } from "../ir/tile-layout.js";
 import { showTileLayout } from "../layout/tile-layout.js";
@@ -17,6 +18,7 @@ import {
 } from "./primitive.js";
 import { layoutText } from "./layout-name.js";
 import { inLayout } from "./same-map.js";
+import { scratchIndex } from "./shared-scratch.js";
 import {
   axisCoord,
   laneWarpParts,
@@ -81,11 +83,14 @@ const key = (x: LayoutIter): string => `${x.extent}:${x.stride}@${x.axis}`;
  *    off + ((lane − off) XOR mask), the same butterfly on the layout's digits;
  * 3. across the warps of the axis through a shared scratch of one partial per warp: lane 0
  *    writes (every lane, a partial per lane and warp, when other elements stay on lanes, e.g.
- *    a column sum of a tile whose rows lie on warps and columns on lanes), one barrier, and every thread combines the partials in warp order (a second
- *    barrier follows when the call is nested in a loop, so the scratch is free again). At cta
- *    scope the barrier is `bar.sync 0`; at wg scope (warps of one warpgroup, a layout over
- *    tid_in_wg) each warpgroup has its own scratch and its named barrier `bar.sync 1 + wgid, 128`
- *    (PTX ISA, bar/barrier), so warpgroups reduce independently.
+ *    a column sum of a tile whose rows lie on warps and columns on lanes), one barrier, and
+ *    every thread combines the partials in warp order. At cta scope the barrier is
+ *    `bar.sync 0`; at wg scope (warps of one warpgroup, a layout over tid_in_wg) each
+ *    warpgroup has its own slice of scratch and its named barrier `bar.sync 1 + wgid, 128`
+ *    (PTX ISA, bar/barrier), so warpgroups reduce independently. The scratch is the call's
+ *    part of the kernel's scratch of its scope (`SharedScratch`: one region for every call),
+ *    and the barrier also comes before the writes when an earlier call may still be reading
+ *    those bytes (always in a loop or branch).
  * `axis` may be negative: -1 is the last dim (Python's and TIRx's indexing).
  * `dst` has `src`'s shape with the axis dropped or 1, and the layout that replicates over the
  * reduced thread axes: src's thread iters of the axis become replicas `R[...]`; its `m` iters of
@@ -277,16 +282,16 @@ function reduction(op: TileReduceOp): TilePrimitive<ReduceOperands> {
       const warpCount = wgScope ? Math.min(4, ctaWarps) : ctaWarps;
       const groups = wgScope ? Math.ceil(ctaWarps / 4) : 1;
       const nKept = keptM.reduce((p, x) => p * x.extent, 1);
+      // The call's part of the kernel's scratch of its scope (SharedScratch), a slice per
+      // warpgroup at wg scope.
       const scratch =
         warps.length > 0
-          ? ctx.fresh(
-              `${op}_scratch`,
-              [nKept * laneSlots * warpCount * groups],
-              dst.dtype,
-              "shared",
-            )
+          ? ctx.sharedScratch({
+              scope: wgScope ? "wg" : "cta",
+              bytes: nKept * laneSlots * warpCount * dtypeBytes(dst.dtype),
+              ...(wgScope ? { groups } : {}),
+            })
           : undefined;
-      if (scratch) stmts.push({ kind: "Alloc", buffer: scratch });
       const dM = dst.layout.shard.filter((x) => x.axis === "m" && x.extent > 1);
       // For each kept slot: (src base slot, dst slot, kept linear index).
       const perKept = (body: (srcBase: Expr, dSlot: Expr, k: Expr) => Stmt[]): Stmt[] =>
@@ -403,10 +408,11 @@ function reduction(op: TileReduceOp): TilePrimitive<ReduceOperands> {
         // Its index past the layout's warp offset (the reduced digits are digits of this one);
         // partials are read back at the offset plus the digits.
         const vwarp = warpOff === 0 ? warpid : binary("sub", warpid, intImm(warpOff));
-        const groupBase: Expr | undefined =
-          groups > 1
-            ? binary("mul", axisCoord("wgid", ctx), intImm(nKept * laneSlots * warpCount))
-            : undefined;
+        const groupBase = scratchIndex(
+          scratch,
+          dst.dtype,
+          groups > 1 ? axisCoord("wgid", ctx) : undefined,
+        );
         const lane0 = compare("eq", axisCoord("laneid", ctx), intImm(0));
         const at = (k: Expr, w: Expr): Expr => {
           const kl =
@@ -414,18 +420,20 @@ function reduction(op: TileReduceOp): TilePrimitive<ReduceOperands> {
               ? binary("add", binary("mul", k, intImm(laneSlots)), axisCoord("laneid", ctx))
               : k;
           const e = binary("add", binary("mul", kl, intImm(warpCount)), w);
-          return groupBase ? binary("add", groupBase, e) : e;
+          return constInt(groupBase) === 0 ? e : binary("add", groupBase, e);
         };
         const write = perKept((_sb, ds, k) => [
           {
             kind: "Store",
-            buffer: scratch,
-            dtype: scratch.dtype,
+            buffer: scratch.buffer,
+            dtype: dst.dtype,
             offset: at(k, warpid),
             value: loadSlot(dst, ds),
           },
         ]);
         const written = write.length === 1 ? write[0]! : { kind: "Seq" as const, stmts: write };
+        // An earlier call may still be reading these bytes: its readers pass this barrier first.
+        if (scratch.wait) stmts.push(...barrier(ctx, groups));
         // One writer per warp, or every lane when lanes keep their own partials.
         stmts.push(laneSlots > 1 ? written : { kind: "If", cond: lane0, then: written });
         stmts.push(...barrier(ctx, groups));
@@ -468,8 +476,8 @@ function reduction(op: TileReduceOp): TilePrimitive<ReduceOperands> {
         const nw = warps.reduce((p, w) => p * w.extent, 1);
         const part = (k: Expr, r: Expr): Expr => ({
           kind: "BufferLoad",
-          buffer: scratch,
-          dtype: scratch.dtype,
+          buffer: scratch.buffer,
+          dtype: dst.dtype,
           offset: at(
             k,
             binary(
@@ -493,7 +501,6 @@ function reduction(op: TileReduceOp): TilePrimitive<ReduceOperands> {
             ctx,
           ),
         );
-        if (ctx.nested) stmts.push(...barrier(ctx, groups));
       }
       const steps: string[] = [];
       if (n > 1) steps.push(`${n} slots in-thread${pairs ? " (2 accumulators)" : ""}`);
@@ -506,11 +513,11 @@ function reduction(op: TileReduceOp): TilePrimitive<ReduceOperands> {
       }
       if (scratch && wgScope)
         steps.push(
-          `shared scratch (${nw(warps)} warps per warpgroup${laneSlots > 1 ? ", a partial per lane" : ""}) + named bar.sync (1 + wgid, ${Math.min(128, threads)})${ctx.nested ? " ×2" : ""}`,
+          `shared scratch (${nw(warps)} warps per warpgroup${laneSlots > 1 ? ", a partial per lane" : ""}) + named bar.sync (1 + wgid, ${Math.min(128, threads)})${scratch.wait ? " ×2" : ""}`,
         );
       else if (scratch)
         steps.push(
-          `shared scratch (${nw(warps)} warps${laneSlots > 1 ? ", a partial per lane" : ""}) + bar.sync${ctx.nested ? " ×2" : ""}`,
+          `shared scratch (${nw(warps)} warps${laneSlots > 1 ? ", a partial per lane" : ""}) + bar.sync${scratch.wait ? " ×2" : ""}`,
         );
       return {
         stmts,
