@@ -152,7 +152,7 @@ export const CATALOG = {
   TX2021: {
     rule: "layout/local-tile",
     title:
-      "a local tile's TileLayout must group by the tile's shape, keep m inside the tile, and bind thread axes within the launch",
+      "a local tile's TileLayout must hold the tile's size, keep m inside the tile, and bind thread axes within the launch",
   },
   TX2022: {
     rule: "tile/dispatch",

@@ -10,7 +10,7 @@ import {
   isDType,
   isTileLayout,
   isStaticShape,
-  groupLayout,
+  checkLayoutShape,
   mkBuffer,
   mkVar,
   seq,
@@ -352,12 +352,14 @@ export function alloc_shared(
  * `T.alloc_shared` (default: the variable the call is bound to, else "local"). `layout` (a
  * `T.TileLayout` or a built-in `T.layout.*`) makes it a register tile: the IR records which
  * thread holds each logical element and at which slot of its array (TIRx
- * `T.alloc_local(shape, dtype, layout=...)`). A static shape the layout does not group by (its
- * size, or dims that no run of its iters covers: groupLayout) is TX2021 here, at this line; the
- * verifier checks that its thread axes fit the launch (TX2021 too). Without `layout`, every thread holds
- * the whole row-major array, as before; the storage and accesses are the same either way today.
+ * `T.alloc_local(shape, dtype, layout=...)`). Any static shape of the layout's size is admitted
+ * (TIRx docs, "Tensor Layout": an element's row-major index over the shape is its index over the
+ * shard extents, so the dims need not line up with runs of the iters: `[2, 48]` over
+ * `S[(3, 32) : (1, 1@laneid)]`); another size is TX2021 here, at this line; the verifier checks
+ * that its thread axes fit the launch (TX2021 too). Without `layout`, every thread holds the
+ * whole row-major array, as before; the storage and accesses are the same either way today.
  * @throws TirxError TX1003, TX2003, TX1002 for a `layout` that is not a TileLayout, TX2021 for a
- *   shape the layout does not group by.
+ *   shape whose size is not the layout's.
  */
 export function alloc_local(
   shape: readonly number[],
@@ -388,7 +390,7 @@ export function alloc_local(
   // first T.tile call that reads it).
   if (o.layout !== undefined && shape.every((d) => typeof d === "number")) {
     try {
-      groupLayout(o.layout as TileLayout, shape, span);
+      checkLayoutShape(o.layout as TileLayout, shape, span);
     } catch (e) {
       // The verifier's rule for a local tile (TX2021), reported while building.
       if (e instanceof TirxError && e.code === "TX1026") {

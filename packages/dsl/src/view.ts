@@ -303,7 +303,7 @@ export class TileView {
       try {
         return layoutSlot(b, this.source.shape, items, span);
       } catch (e) {
-        // A layout that does not group by the shape: the verifier reports it at the allocation
+        // A layout of another size than the shape: the verifier reports it at the allocation
         // (TX2021); the access keeps its row-major offset until then.
         if (isTirxError(e)) return elementOffset(this.source, items, span);
         throw e;

@@ -1,7 +1,7 @@
 import {
   applySwizzle,
   dtypeBytes,
-  groupLayout,
+  checkLayoutShape,
   isDType,
   isTileLayout,
   isTirxError,
@@ -338,7 +338,7 @@ const LINE = 11;
  * `row,col` of its first element and coloured by that element's logical 16-byte chunk.
  * Each cell is `<g data-at="i,j">` with a `<text class="o">` of one `<tspan>` per owner.
  * @throws TirxError TX8008 for a layout {@link checkDrawable} refuses (too many cells, a thread
- *   axis past its hardware range); TX1026 when the layout does not group by the shape (or a dim
+ *   axis past its hardware range); TX1026 when the shape's size is not the layout's (or a dim
  *   is no positive integer); TX1016 when a ComposeLayout's swizzle meets a negative `m`.
  */
 export function tileLayoutPicture(
@@ -355,7 +355,7 @@ export function tileLayoutPicture(
       : extents.length <= 1
         ? [1, extents[0] ?? 1]
         : [extents.slice(0, -1).reduce((a, b) => a * b, 1), extents[extents.length - 1]!];
-  groupLayout(tile, shape);
+  checkLayoutShape(tile, shape);
   const dtype = opts.dtype ?? "float32";
   const eb = dtypeBytes(dtype);
   const axes = layoutAxes(tile);

@@ -292,7 +292,8 @@ function asVarPlusConst(e: Expr): { v: Var; c: number } | undefined {
 /**
  * True when every element `offset` can take lies below the element count of `buffer` (in
  * elements of the access; `scale` = buffer element bytes / access element bytes), for every
- * value of the dim variables.
+ * value of the dim variables. An access in wider elements than the buffer's (a uint8 scratch
+ * read as float32) counts the whole access elements of a static buffer.
  */
 export function provablyBelowNumel(
   buffer: Buffer,
@@ -300,7 +301,12 @@ export function provablyBelowNumel(
   scale: number,
   env: SymEnv,
 ): boolean {
-  if (!Number.isInteger(scale)) return false;
+  if (!Number.isInteger(scale)) {
+    const n = buffer.shape.every((d) => typeof d === "number")
+      ? Math.floor((buffer.shape as number[]).reduce((a, b) => a * b, 1) * scale)
+      : undefined;
+    return n !== undefined && provablyBelow(offset, constPoly(n), env);
+  }
   return provablyBelow(offset, mulPoly(numelPoly(buffer), constPoly(scale)), env);
 }
 

@@ -511,14 +511,14 @@ export interface GroupedLayout {
 }
 
 /**
- * The shard grouped by logical shape `shape` (TIRx `group(shape)`): consecutive shard iters
- * whose extents multiply to each dim, outermost first. An iter across a dim boundary is split
- * (extent `a·b`, stride s → `a` with stride `b·s`, then `b` with stride s) when the boundary
- * divides it. Extent-1 iters join the dim before them (the first dim when leading).
- * @throws TirxError TX1026 at `span` when a dim is not a positive integer, the shard's size is
- *   not the shape's, or a boundary does not divide an iter.
+ * Checks that `l` admits the logical shape `shape`: positive integer dims whose product is the
+ * layout's size. TIRx docs, "Tensor Layout": "A shape is admitted by a layout when its total size
+ * equals ∏ e_k; the same layout then works for any such shape (the flatten/split re-derives the
+ * per-iter components)": an element's row-major index over the shape is its index over the
+ * shard extents, whether or not the dims line up with runs of the iters ({@link layoutGroups}).
+ * @throws TirxError TX1026 at `span` when a dim is not a positive integer or the sizes differ.
  */
-export function groupLayout(l: TileLayout, shape: readonly number[], span?: Span): GroupedLayout {
+export function checkLayoutShape(l: TileLayout, shape: readonly number[], span?: Span): void {
   for (const d of shape) {
     if (typeof d !== "number" || !Number.isSafeInteger(d) || d <= 0) {
       throw bad(`the logical shape [${shape.join(", ")}] must have positive integer dims`, span);
@@ -526,11 +526,55 @@ export function groupLayout(l: TileLayout, shape: readonly number[], span?: Span
   }
   const total = shape.reduce((a, b) => a * b, 1);
   const size = layoutSize(l);
-  const mismatch = (why: string): TirxError =>
-    bad(`${showTileLayout(l)} does not group by the shape [${shape.join(", ")}]: ${why}`, span);
   if (total !== size) {
-    throw mismatch(`the shard has ${size} elements, the shape ${total}`);
+    throw bad(
+      `${showTileLayout(l)} does not group by the shape [${shape.join(", ")}]: the shard has ${size} elements, the shape ${total}`,
+      span,
+    );
   }
+}
+
+/**
+ * The shard grouped by logical shape `shape` (TIRx `group(shape)`): consecutive shard iters
+ * whose extents multiply to each dim, outermost first. An iter across a dim boundary is split
+ * (extent `a·b`, stride s → `a` with stride `b·s`, then `b` with stride s) when the boundary
+ * divides it. Extent-1 iters join the dim before them (the first dim when leading).
+ * `undefined` when a dim boundary falls inside an iter that it does not divide (`[2, 48]` over
+ * `S[(3, 32) : (1, 1@laneid)]`): the shape is still admitted (its elements are the shard's by
+ * their row-major index), but no dim is a run of iters.
+ * @throws TirxError TX1026 as {@link checkLayoutShape}.
+ */
+export function layoutGroups(
+  l: TileLayout,
+  shape: readonly number[],
+  span?: Span,
+): GroupedLayout | undefined {
+  const g = grouping(l, shape, span);
+  return "cut" in g ? undefined : g;
+}
+
+/**
+ * {@link layoutGroups}, required to group.
+ * @throws TirxError TX1026 as {@link checkLayoutShape}, and when a boundary does not divide an
+ *   iter.
+ */
+export function groupLayout(l: TileLayout, shape: readonly number[], span?: Span): GroupedLayout {
+  const g = grouping(l, shape, span);
+  if (!("cut" in g)) return g;
+  const { d, x } = g.cut;
+  throw bad(
+    `${showTileLayout(l)} does not group by the shape [${shape.join(", ")}]: dim ${d} (${shape[d]}) ends inside the iter ${x.extent}:${strideText(x.stride, x.axis)}, which it does not divide`,
+    span,
+  );
+}
+
+/** The grouping of {@link layoutGroups}, or the dim and iter where it fails. */
+function grouping(
+  l: TileLayout,
+  shape: readonly number[],
+  span?: Span,
+): GroupedLayout | { cut: { d: number; x: LayoutIter } } {
+  checkLayoutShape(l, shape, span);
   const queue = [...l.shard];
   const out: LayoutIter[] = [];
   const seps = [0];
@@ -548,9 +592,7 @@ export function groupLayout(l: TileLayout, shape: readonly number[], span?: Span
         queue.unshift({ extent: inner, stride: x.stride, axis: x.axis });
         rem = 1;
       } else {
-        throw mismatch(
-          `dim ${d} (${shape[d]}) ends inside the iter ${x.extent}:${strideText(x.stride, x.axis)}, which it does not divide`,
-        );
+        return { cut: { d, x } };
       }
     }
     // Extent-1 iters directly after a filled dim belong to it.
@@ -605,7 +647,7 @@ function iterValues(
   if (typeof coord === "number") {
     linear = linearIndex([coord], [layoutSize(l)], span);
   } else if (shape !== undefined) {
-    groupLayout(l, shape, span);
+    checkLayoutShape(l, shape, span);
     linear = linearIndex(coord, shape, span);
   } else {
     linear = linearIndex(coord, extents, span);

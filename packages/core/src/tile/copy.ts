@@ -11,8 +11,9 @@ import type { Stmt } from "../ir/stmt.js";
 import { showTileLayout } from "../layout/tile-layout.js";
 import { loadSlot, storeSlot } from "./elementwise.js";
 import { matrixMoveCopy, matrixTiling, MATRIX_MOVE_SM } from "./matrix-move.js";
-import { tileDispatchError, type RegisterTile, type TileContext } from "./operand.js";
+import { reshapedTile, tileDispatchError, type RegisterTile, type TileContext } from "./operand.js";
 import { elementMapShift } from "./same-map.js";
+import { shardPlaces, threadIndexPart, unflatten } from "./flat-index.js";
 import { slotScratch } from "./slot-scratch.js";
 import {
   ALL_SCOPES,
@@ -42,10 +43,19 @@ function bigDims(shape: readonly number[]): number[] {
 }
 
 /**
- * The memory stride of each shard iter of `t` when its logical element (row-major over
- * `t.shape`) is element `coord` of `view` (the two shapes equal once extent-1 dims are dropped).
+ * The register tile `t` as view `view` reads it, and the memory stride of each of its shard
+ * iters when its logical element (row-major over `t.shape`) is element `coord` of `view` (the
+ * two shapes equal once extent-1 dims are dropped). A shape whose dims do not line up with runs
+ * of the layout's iters is read as the view's shape with its contiguous dims merged (a view
+ * `[2, 48]` of rows 48 apart is `[96]`), when that groups the layout; `undefined` when it does
+ * not either: each element is then addressed through its row-major index ({@link flatCopy}).
+ * @throws TirxError TX2022 when the shapes differ.
  */
-function memoryStrides(t: RegisterTile, view: View, ctx: TileContext): number[] {
+function memoryStrides(
+  t: RegisterTile,
+  view: View,
+  ctx: TileContext,
+): { tile: RegisterTile; strides: number[] } | undefined {
   const a = bigDims(t.shape);
   const b = bigDims(view.shape);
   const same = a.length === b.length && a.every((d, i) => t.shape[d] === view.shape[b[i]!]);
@@ -56,14 +66,44 @@ function memoryStrides(t: RegisterTile, view: View, ctx: TileContext): number[] 
       `a view of shape [${t.shape.join(", ")}] (sub / rearrange the tensor)`,
     );
   }
-  const toView = new Map(a.map((d, i) => [d, b[i]!]));
+  if (t.dims) {
+    return { tile: t, strides: iterStrides(t, t.dims, new Map(a.map((d, i) => [d, b[i]!])), view) };
+  }
+  // The view's dims merged where one steps by the whole of the next (row-major contiguous).
+  const merged: { n: number; s: number }[] = [];
+  for (const d of b) {
+    const last = merged[merged.length - 1];
+    const n = view.shape[d]!;
+    const s = view.strides[d]!;
+    if (last && last.s === s * n) merged[merged.length - 1] = { n: last.n * n, s };
+    else merged.push({ n, s });
+  }
+  const r = reshapedTile(t, merged.length > 0 ? merged.map((m) => m.n) : [1]);
+  if (!r?.dims) return undefined;
+  const asView: View = {
+    ...view,
+    shape: merged.map((m) => m.n),
+    strides: merged.map((m) => m.s),
+    axes: merged.map(() => ""),
+  };
+  const toView = new Map(merged.map((_, i) => [i, i]));
+  return { tile: r, strides: iterStrides(r, r.dims, toView, asView) };
+}
+
+/** Each shard iter's memory stride: its dim's view stride times the extents inside it. */
+function iterStrides(
+  t: RegisterTile,
+  dims: readonly number[],
+  toView: ReadonlyMap<number, number>,
+  view: View,
+): number[] {
   return t.layout.shard.map((x, i) => {
-    const d = t.dims[i]!;
+    const d = dims[i]!;
     const vd = toView.get(d);
     if (vd === undefined) return 0;
     let inner = 1;
     for (let k = i + 1; k < t.layout.shard.length; k++)
-      if (t.dims[k] === d) inner *= t.layout.shard[k]!.extent;
+      if (dims[k] === d) inner *= t.layout.shard[k]!.extent;
     return view.strides[vd]! * inner;
   });
 }
@@ -75,7 +115,11 @@ function memoryStrides(t: RegisterTile, view: View, ctx: TileContext): number[] 
  * contiguous in both the registers (stride 1) and memory (stride 1), it becomes vectorized
  * accesses of up to 16 bytes (`T.vectorized`; codegen emits `ld/st.v*` where it proves the
  * alignment, PTX ISA "Vectors"); otherwise the layout gives each thread scalar elements and the
- * loop is scalar. Stores to shared or global memory are made by one replica only (replicas never
+ * loop is scalar. A tile whose shape's dims do not line up with runs of its layout's iters
+ * (`[2, 48]` over `S[(3, 32) : (1, 1@laneid)]`; TIRx maps an element by its row-major index) is
+ * read as the view's shape with its contiguous dims merged (`[96]` for a contiguous view) when
+ * that lines up, else each element is addressed through its row-major index, one scalar access
+ * each (`flatCopy`). Stores to shared or global memory are made by one replica only (replicas never
  * race) and only by threads that hold elements (a local buffer is per thread: every holder stores); threads of the scope the layout does not name (e.g. the other warps
  * of a CTA for a layout over laneid only) are replicas too, and only the first of them stores.
  * Register to register copies need equal layouts.
@@ -231,12 +275,51 @@ export const copy: TilePrimitive<typeof OPERANDS> = {
         `T.tile.cast into ${withArticle(view.dtype)} tile first`,
       );
     }
-    const strides = memoryStrides(reg, view, ctx);
-    const shard = reg.layout.shard;
+    const read = memoryStrides(reg, view, ctx);
+    // One element between slot `slot` of the registers and offset `off` of the view.
+    const move = (slot: Expr, off: Expr): Stmt =>
+      reduce
+        ? redAdd(view, off, loadSlot(reg, slot), ctx)
+        : toMemory
+          ? {
+              kind: "Store",
+              buffer: view.buffer,
+              dtype: view.dtype,
+              offset: off,
+              value: loadSlot(reg, slot),
+              ...(ctx.span ? { span: ctx.span } : {}),
+            }
+          : storeSlot(
+              reg,
+              slot,
+              { kind: "BufferLoad", buffer: view.buffer, offset: off, dtype: view.dtype },
+              ctx,
+            );
+    // Only holders move, and one copy of each element stores: explicit replicas and unnamed
+    // threads alike (a local buffer is each thread's own, so there every holder stores its copy).
+    const holders = (): Expr | undefined => {
+      let guard = ownsGuard(reg.layout, ctx);
+      if (toMemory && view.buffer.scope !== "local") {
+        for (const c of storeOnceConds(reg.layout, ctx))
+          guard = guard ? logical("and", guard, c) : c;
+      }
+      return guard;
+    };
+    const space = view.buffer.scope.startsWith("shared") ? "shared" : view.buffer.scope;
+    const verb = reduce ? "red" : toMemory ? "st" : "ld";
+    if (!read) {
+      const flat = flatCopy(reg, view, move, ctx);
+      return {
+        stmts: underGuard(holders(), flat.stmts, ctx),
+        explain: `scalar ${verb}.${space} ×${flat.count} per thread, each address through the element's row-major index: the dims of [${reg.shape.join(", ")}] do not line up with the layout's iters, nor do the view's (contiguous dims merged); ${reg.buffer.name} ${showTileLayout(reg.layout)}${noMatrixMove}`,
+      };
+    }
+    const { tile, strides } = read;
+    const shard = tile.layout.shard;
     let thread: Expr = view.offset;
     shard.forEach((x, i) => {
       if (x.axis === "m" || strides[i] === 0 || x.extent === 1) return;
-      const v = iterValue(reg.layout, x, ctx);
+      const v = iterValue(tile.layout, x, ctx);
       thread = binary("add", thread, binary("mul", v, intImm(strides[i]!)));
     });
     // The m iters, outermost first; the innermost may split into a vector.
@@ -277,48 +360,78 @@ export const copy: TilePrimitive<typeof OPERANDS> = {
           slot = binary("add", slot, l.m === 1 ? v : binary("mul", v, intImm(l.m)));
           off = binary("add", off, l.g === 1 ? v : binary("mul", v, intImm(l.g)));
         });
-        const s: Stmt = reduce
-          ? redAdd(view, off, loadSlot(reg, slot), ctx)
-          : toMemory
-            ? {
-                kind: "Store",
-                buffer: view.buffer,
-                dtype: view.dtype,
-                offset: off,
-                value: loadSlot(reg, slot),
-                ...(ctx.span ? { span: ctx.span } : {}),
-              }
-            : storeSlot(
-                reg,
-                slot,
-                { kind: "BufferLoad", buffer: view.buffer, offset: off, dtype: view.dtype },
-                ctx,
-              );
-        return [s];
+        return [move(slot, off)];
       },
       vec > 1 ? "vectorized" : "unroll",
     );
-    let guard = ownsGuard(reg.layout, ctx);
-    if (toMemory && view.buffer.scope !== "local") {
-      // One copy of each element stores: explicit replicas and unnamed threads alike (a local
-      // buffer is each thread's own, so there every holder stores its copy).
-      for (const c of storeOnceConds(reg.layout, ctx)) guard = guard ? logical("and", guard, c) : c;
-    }
-    body = underGuard(guard, body, ctx);
+    body = underGuard(holders(), body, ctx);
     const count = loops.reduce((p, l) => p * l.extent, 1) / vec;
-    const space = view.buffer.scope.startsWith("shared") ? "shared" : view.buffer.scope;
-    const verb = reduce ? "red" : toMemory ? "st" : "ld";
     const how = reduce
       ? `red.${space}.add.${reg.dtype} ×${count} per thread (one replica adds each element)`
       : vec > 1
         ? `${verb}.${space} vectors of ${vec * dtypeBytes(reg.dtype)} B (${vec} × ${reg.dtype}) ×${count} per thread: the innermost m iter is contiguous in registers and memory${vecNote}`
         : `scalar ${verb}.${space} ×${count} per thread: no m iter is contiguous in both registers and memory`;
+    const readAs =
+      tile === reg
+        ? ""
+        : ` (read as [${tile.shape.join(", ")}], the view's contiguous dims merged)`;
     return {
       stmts: body,
-      explain: `${how}; ${reg.buffer.name} ${showTileLayout(reg.layout)}${noMatrixMove}`,
+      explain: `${how}; ${reg.buffer.name} ${showTileLayout(reg.layout)}${readAs}${noMatrixMove}`,
     };
   },
 };
+
+/**
+ * A copy between register tile `t` and `view` when no reading of the tile's shape lines up with
+ * the view ({@link memoryStrides}): per slot, the element's row-major index (the thread's part,
+ * bound once, plus the `m` iters' values times their places), its indices over the view's
+ * shape, and their offset in the view; one scalar access each (`move`). TIRx docs, "Tensor
+ * Layout": a tile's elements are the shard's by row-major index.
+ * @throws TirxError TX2022 as iterValue.
+ */
+function flatCopy(
+  t: RegisterTile,
+  view: View,
+  move: (slot: Expr, off: Expr) => Stmt,
+  ctx: TileContext,
+): { stmts: Stmt[]; count: number } {
+  const places = shardPlaces(t.layout);
+  const ms = t.layout.shard.flatMap((x, i) =>
+    x.axis === "m" && x.extent > 1 ? [{ x, place: places[i]! }] : [],
+  );
+  const stmts: Stmt[] = [];
+  let base = threadIndexPart(t, ctx);
+  if (base.kind !== "IntImm") {
+    const v = ctx.freshVar("elem", "int32");
+    stmts.push({ kind: "Let", var: v, value: base, ...(ctx.span ? { span: ctx.span } : {}) });
+    base = v;
+  }
+  const mBase = t.layout.offset.m ?? 0;
+  stmts.push(
+    ...loopNest(
+      ctx,
+      ms.map((m) => m.x.extent),
+      (vars) => {
+        let slot: Expr = intImm(mBase);
+        let f: Expr = base;
+        vars.forEach((v, i) => {
+          const { x, place } = ms[i]!;
+          slot = binary("add", slot, x.stride === 1 ? v : binary("mul", v, intImm(x.stride)));
+          f = binary("add", f, place === 1 ? v : binary("mul", v, intImm(place)));
+        });
+        let off: Expr = view.offset;
+        unflatten(f, view.shape).forEach((idx, d) => {
+          const s = view.strides[d]!;
+          if (view.shape[d]! > 1 && s !== 0)
+            off = binary("add", off, s === 1 ? idx : binary("mul", idx, intImm(s)));
+        });
+        return [move(slot, off)];
+      },
+    ),
+  );
+  return { stmts, count: ms.reduce((p, m) => p * m.x.extent, 1) };
+}
 
 /** The dtypes `{ reduce: "add" }` takes: those of `red.add` (PTX ISA, red). */
 const REDUCE_DTYPES: readonly string[] = ["float32", "int32", "uint32", "uint64"];

@@ -7,7 +7,9 @@ import type { LayoutIter, TileLayout } from "../ir/tile-layout.js";
 import { showTileLayout } from "../layout/tile-layout.js";
 import { layoutText } from "./layout-name.js";
 import {
+  groupedTile,
   memoryIters,
+  reshapedTile,
   tileDispatchError,
   type IndexFnOperand,
   type RegisterTile,
@@ -29,6 +31,8 @@ import {
 import { iterValue, loopNest, ownedOnly } from "./threads.js";
 import { elementMapShift, inLayout } from "./same-map.js";
 import { slotScratch } from "./slot-scratch.js";
+import { shardPlaces, threadIndexPart, unflatten } from "./flat-index.js";
+import { invariant } from "../invariant.js";
 
 /**
  * The per-element computation of an elementwise primitive: `ins` as loaded (their own dtypes),
@@ -114,12 +118,16 @@ export function storeSlot(t: RegisterTile, slot: Expr, value: Expr, ctx: TileCon
  * slots per instruction, tile/cast-pair.ts); `f` converts the inputs it computes on to `dst`'s
  * dtype.
  * Register-tile inputs must have dst's dtype (except for `cast`, and `select`'s bool `cond`);
- * scalars are converted to it.
+ * scalars are converted to it. A tile whose shape's dims do not line up with runs of its
+ * layout's iters (TIRx maps an element by its row-major index) is served as any other: the
+ * slots are the same; a function of the indices splits the element's row-major index; a
+ * broadcast reads dst and its input with their dims merged where they broadcast alike
+ * (`broadcastReading`).
  * @throws TirxError TX2022 for an input whose shape or layout differs from dst's and does not
  *   broadcast to it (naming dst's layout, or for a broadcast the element and thread that break
  *   the rule and the layout that works), a register-tile input of another dtype (suggesting
- *   `T.tile.cast` first), a tile without a TileLayout at warp/wg/cta scope, or a layout spread
- *   beyond the scope's threads.
+ *   `T.tile.cast` first), a tile without a TileLayout at warp/wg/cta scope, a layout spread
+ *   beyond the scope's threads, or a broadcast whose dims, merged, still do not line up.
  */
 export function elementwise<
   const I extends readonly string[],
@@ -144,9 +152,20 @@ export function elementwise<
     operands,
     options: opts0,
     lower: (args: readonly TileInput[], ctx: TileContext) => {
-      const dst = needRegister(args[0], "dst", ctx);
-      checkLaidOut(dst, ctx);
-      checkScope(dst, ctx);
+      const given = needRegister(args[0], "dst", ctx);
+      checkLaidOut(given, ctx);
+      checkScope(given, ctx);
+      // A shape whose dims do not line up with the layout's iters is read under one that does
+      // when an input broadcasts (see broadcastReading).
+      const read = broadcastReading(
+        given,
+        inputs.map((_, i) => {
+          const a = asArg(args[i + 1]);
+          return a?.kind === "register" ? a : undefined;
+        }),
+        ctx,
+      );
+      const dst = read.dst;
       const key = layoutKey(dst);
       // Per register input: its slot as a function of dst's slot and loop variables (dst's own
       // slot when the layouts are equal; the kept dims' digits when it broadcasts).
@@ -158,7 +177,7 @@ export function elementwise<
         if (typeof raw === "object" && raw !== null && raw.kind === "index_fn") {
           return raw as IndexFnOperand;
         }
-        const a = asArg(raw);
+        let a = asArg(raw);
         if (a === undefined || a.kind === "memory") {
           throw tileDispatchError(
             ctx,
@@ -166,6 +185,7 @@ export function elementwise<
           );
         }
         if (a.kind === "register") {
+          a = read.ins[i] ?? a;
           // The same map (or the same but for a slot offset: two parts of one tile), else a
           // broadcast.
           const shift = layoutKey(a) === key ? 0 : elementMapShift(dst, a, ctx);
@@ -205,7 +225,7 @@ export function elementwise<
       });
       // A function of the indices: dst's per-dim thread part bound once, before the loop.
       const indices = ins.some((a) => a.kind === "index_fn")
-        ? logicalIndices(dst, ctx, lets)
+        ? logicalIndices(dst, given.shape, ctx, lets)
         : undefined;
       // An input in dst's registers at other slots (a broadcast or another part of the tile)
       // would be overwritten before it is read: compute into a scratch, then copy into dst.
@@ -236,7 +256,7 @@ export function elementwise<
       const slots = memoryIters(dst.layout).reduce((p, x) => p * x.iter.extent, 1);
       return {
         stmts,
-        explain: `per-thread loop, ${slots} slot${slots === 1 ? "" : "s"} (the layout gives each thread scalar elements${scratch ? "; through a scratch, as an input shares dst's registers at other slots" : ""}): ${dst.buffer.name} ${showTileLayout(dst.layout)}`,
+        explain: `per-thread loop, ${slots} slot${slots === 1 ? "" : "s"} (the layout gives each thread scalar elements${scratch ? "; through a scratch, as an input shares dst's registers at other slots" : ""}): ${dst.buffer.name} ${showTileLayout(dst.layout)}${dst === given ? "" : ` (dst [${given.shape.join(", ")}] read as [${dst.shape.join(", ")}] for the broadcast: its dims do not line up with the layout's iters)`}`,
       };
     },
   };
@@ -292,10 +312,16 @@ function broadcastSlot(
       `${n} allocated as [${dst.shape.join(", ")}] with ${layoutText(dst.layout, dst.shape, dst.dtype)} (dst's), or T.tile.permute_layout into it${same ? "" : `; a per-row operand as [${dst.shape.map((e, d) => (d === dst.shape.length - 1 ? 1 : e)).join(", ")}]`}`,
     );
   }
+  const dDims = dst.dims;
+  const aDims = a.dims;
+  invariant(
+    dDims !== undefined && aDims !== undefined,
+    "broadcastSlot: broadcastReading reads both tiles under a shape that groups",
+  );
   const bcast = new Set(a.shape.flatMap((e, d) => (e === 1 && dst.shape[d]! > 1 ? [d] : [])));
   const shard = dst.layout.shard;
-  const kept = shard.flatMap((x, i) => (x.extent > 1 && !bcast.has(dst.dims[i]!) ? [i] : []));
-  const dropped = shard.filter((x, i) => x.extent > 1 && bcast.has(dst.dims[i]!));
+  const kept = shard.flatMap((x, i) => (x.extent > 1 && !bcast.has(dDims[i]!) ? [i] : []));
+  const dropped = shard.filter((x, i) => x.extent > 1 && bcast.has(dDims[i]!));
   // The layout that works: dst's kept iters, its broadcast thread iters as replicas.
   const expected: TileLayout = compactM({
     kind: "TileLayout",
@@ -305,7 +331,14 @@ function broadcastSlot(
   });
   // The same element → (thread, slot) map written another way is that layout (its m offset
   // kept): read with the expected iters below.
-  if (showTileLayout(a.layout) !== showTileLayout(expected)) a = inLayout(a, expected, ctx) ?? a;
+  let aIterDims: readonly number[] = aDims;
+  if (showTileLayout(a.layout) !== showTileLayout(expected)) {
+    const canon = inLayout(a, expected, ctx);
+    if (canon?.dims) {
+      a = canon;
+      aIterDims = canon.dims;
+    }
+  }
   const axis = [...bcast].join(", ");
   const nearest = `T.alloc_local([${a.shape.join(", ")}], "${a.dtype}") laid out as ${showTileLayout(expected)} (what T.tile.${ctx.scope === "thread" ? "" : `${ctx.scope}.`}max(${a.buffer.name}, ${dst.buffer.name}, ${axis}) writes)`;
   const fail = (why: string): never => {
@@ -317,16 +350,16 @@ function broadcastSlot(
   };
   /** The element of dst whose digit on shard iter `i` is 1 (others 0), shown as indices. */
   const elementAt = (i: number): string => {
-    const d = dst.dims[i]!;
+    const d = dDims[i]!;
     let inner = 1;
-    for (let k = i + 1; k < shard.length && dst.dims[k] === d; k++) inner *= shard[k]!.extent;
+    for (let k = i + 1; k < shard.length && dDims[k] === d; k++) inner *= shard[k]!.extent;
     return `[${dst.shape.map((_, e) => (e === d ? inner : 0)).join(", ")}]`;
   };
   const holder = (x: LayoutIter): string =>
     x.axis === "m"
       ? `slot digit ${x.extent}:${x.stride}`
       : `the thread with ${x.axis} = ${x.stride + (dst.layout.offset[x.axis] ?? 0)}`;
-  const aIters = a.layout.shard.flatMap((x, j) => (x.extent > 1 ? [{ x, d: a.dims[j]! }] : []));
+  const aIters = a.layout.shard.flatMap((x, j) => (x.extent > 1 ? [{ x, d: aIterDims[j]! }] : []));
   const pairs: { dm?: number; am: LayoutIter }[] = [];
   const ms = memoryIters(dst.layout);
   kept.forEach((i, k) => {
@@ -334,11 +367,11 @@ function broadcastSlot(
     const y = aIters[k];
     const ok =
       y !== undefined &&
-      y.d === dst.dims[i] &&
+      y.d === dDims[i] &&
       (x.axis === "m" ? y.x.axis === "m" && y.x.extent === x.extent : iterKey(x) === iterKey(y.x));
     if (!ok) {
       fail(
-        `dst element ${elementAt(i)} is held by ${holder(x)} (dst's iter ${iterKey(x)} of dim ${dst.dims[i]}), where ${n} has ${y ? `the iter ${iterKey(y.x)} of dim ${y.d}` : "no iter"}`,
+        `dst element ${elementAt(i)} is held by ${holder(x)} (dst's iter ${iterKey(x)} of dim ${dDims[i]}), where ${n} has ${y ? `the iter ${iterKey(y.x)} of dim ${y.d}` : "no iter"}`,
       );
     }
     if (x.axis === "m") pairs.push({ dm: ms.findIndex((z) => z.index === i), am: y!.x });
@@ -383,21 +416,44 @@ function broadcastSlot(
 
 /**
  * The logical indices of dst's element at a slot-loop iteration, for a function-of-the-indices
- * operand: per dim, the sum over its shard iters (outermost first) of the iter's digit times the
- * extents inside it; a thread iter's digit is the calling thread's ({@link iterValue}), bound to
- * one int32 variable per dim before the loop (pushed on `lets`); an `m` iter's digit is its loop
- * variable.
+ * operand, over dst's own shape `shape` (`dst` may be read under a coarser one for a
+ * broadcast): per dim, the sum over its shard iters (outermost first) of the iter's digit times
+ * the extents inside it; a thread iter's digit is the calling thread's ({@link iterValue}), bound
+ * to one int32 variable per dim before the loop (pushed on `lets`); an `m` iter's digit is its
+ * loop variable. When `shape` does not group dst's layout, the element's row-major index (the
+ * thread's part bound once, plus the `m` iters' values times their places) split over `shape`.
  */
 function logicalIndices(
   dst: RegisterTile,
+  shape: readonly number[],
   ctx: TileContext,
   lets: Stmt[],
 ): (vars: readonly Expr[]) => Expr[] {
-  const shard = dst.layout.shard;
   const ms = memoryIters(dst.layout);
+  const dims = dst.dims;
+  if (dims === undefined || shape.join() !== dst.shape.join()) {
+    const places = shardPlaces(dst.layout);
+    let base = threadIndexPart(dst, ctx);
+    if (base.kind !== "IntImm") {
+      const v = ctx.freshVar("elem", "int32");
+      lets.push({ kind: "Let", var: v, value: base, ...(ctx.span ? { span: ctx.span } : {}) });
+      base = v;
+    }
+    const at = base;
+    return (vars) => {
+      let f: Expr = at;
+      ms.forEach((z, k) => {
+        const p = places[z.index]!;
+        if (z.iter.extent > 1)
+          f = binary("add", f, p === 1 ? vars[k]! : binary("mul", vars[k]!, intImm(p)));
+      });
+      return unflatten(f, shape.length > 0 ? shape : [1]);
+    };
+  }
+  const shard = dst.layout.shard;
   const inner = shard.map((_, i) => {
     let p = 1;
-    for (let k = i + 1; k < shard.length && dst.dims[k] === dst.dims[i]; k++) p *= shard[k]!.extent;
+    for (let k = i + 1; k < shard.length && dims[k] === dims[i]; k++) p *= shard[k]!.extent;
     return p;
   });
   const rank = Math.max(1, dst.shape.length);
@@ -405,7 +461,7 @@ function logicalIndices(
   for (let d = 0; d < rank; d++) {
     let e: Expr | undefined;
     shard.forEach((x, i) => {
-      if (dst.dims[i] !== d || x.axis === "m" || x.extent === 1) return;
+      if (dims[i] !== d || x.axis === "m" || x.extent === 1) return;
       const v = iterValue(dst.layout, x, ctx);
       const t = inner[i] === 1 ? v : binary("mul", v, intImm(inner[i]!));
       e = e ? binary("add", e, t) : t;
@@ -422,12 +478,67 @@ function logicalIndices(
     threadPart.map((t, d) => {
       let e = t;
       ms.forEach((z, k) => {
-        if (dst.dims[z.index] !== d || z.iter.extent === 1) return;
+        if (dims[z.index] !== d || z.iter.extent === 1) return;
         const v = vars[k]!;
         e = binary("add", e, inner[z.index] === 1 ? v : binary("mul", v, intImm(inner[z.index]!)));
       });
       return e;
     });
+}
+
+/**
+ * dst and its register inputs (`ins`, undefined for other operands) read under one shape whose
+ * dims line up with the layouts' iters, when an input broadcasts (its shape differs from dst's)
+ * and dst's shape or the input's does not group its layout (TIRx docs, "Tensor Layout": a
+ * tile's elements are the shard's by row-major index, whatever its dims): dst's dims of extent
+ * above 1, merged into runs that every broadcast input keeps whole or broadcasts whole (`[2, 3,
+ * 16]` with a per-row `[2, 3, 1]` is `[6, 16]` with `[6, 1]`). As given otherwise (no broadcast,
+ * every shape grouping, or shapes that do not broadcast: broadcastSlot says why).
+ * @throws TirxError TX2022 when dst or a broadcast input does not group under the merged shape
+ *   either (naming the shape and a layout that works).
+ */
+function broadcastReading(
+  dst: RegisterTile,
+  ins: readonly (RegisterTile | undefined)[],
+  ctx: TileContext,
+): { dst: RegisterTile; ins: readonly (RegisterTile | undefined)[] } {
+  const bcast = ins.filter(
+    (a): a is RegisterTile => a !== undefined && a.shape.join() !== dst.shape.join(),
+  );
+  const fits = (a: RegisterTile): boolean =>
+    a.shape.length === dst.shape.length && a.shape.every((e, d) => e === dst.shape[d] || e === 1);
+  if (bcast.length === 0 || (dst.dims && bcast.every((a) => a.dims)) || !bcast.every(fits)) {
+    return { dst, ins };
+  }
+  const status = (d: number): string => bcast.map((a) => (a.shape[d] === 1 ? "b" : "k")).join();
+  const runs: { dims: number[]; n: number }[] = [];
+  dst.shape.forEach((n, d) => {
+    if (n === 1) return;
+    const last = runs[runs.length - 1];
+    if (last && status(last.dims[0]!) === status(d)) {
+      last.dims.push(d);
+      last.n *= n;
+    } else runs.push({ dims: [d], n });
+  });
+  const merged = runs.length > 0 ? runs.map((r) => r.n) : [1];
+  const of = (a: RegisterTile): number[] =>
+    runs.length > 0 ? runs.map((r) => (a.shape[r.dims[0]!] === 1 ? 1 : r.n)) : [1];
+  const refuse = (t: RegisterTile, role: string, shape: readonly number[]): never => {
+    throw tileDispatchError(
+      ctx,
+      `${role} ${t.buffer.name} [${t.shape.join(", ")}] ${showTileLayout(t.layout)} takes part in a broadcast, which reads each dim's iters, but its dims do not line up with the layout's iters even as [${shape.join(", ")}] (the dims that broadcast alike merged)`,
+      `${role} with a shape whose dims line up with its layout's iters (its shard's [${t.layout.shard.map((x) => x.extent).join(", ")}]), or a layout whose iters line up with [${t.shape.join(", ")}]`,
+    );
+  };
+  const d2 = reshapedTile(dst, merged) ?? refuse(dst, "dst", merged);
+  return {
+    dst: d2,
+    ins: ins.map((a) => {
+      if (a === undefined) return undefined;
+      if (a.shape.join() === dst.shape.join()) return groupedTile(a.buffer, merged, a.layout);
+      return reshapedTile(a, of(a)) ?? refuse(a, "an input", of(a));
+    }),
+  };
 }
 
 /** A float constant of `dtype` (an integer dtype takes the integer). */

@@ -4,7 +4,7 @@ import type { Buffer, Expr } from "../ir/expr.js";
 import type { View } from "../ir/buffer.js";
 import type { LaunchConfig, Stmt } from "../ir/stmt.js";
 import type { LayoutAxis, LayoutIter, TileLayout } from "../ir/tile-layout.js";
-import { defaultLayout, groupLayout, showTileLayout } from "../layout/tile-layout.js";
+import { defaultLayout, layoutGroups, showTileLayout } from "../layout/tile-layout.js";
 import { numel } from "../ir/buffer.js";
 import type { Span } from "../span.js";
 import type { ScratchClaim, ScratchScope } from "./shared-scratch.js";
@@ -22,16 +22,21 @@ export const TILE_SCOPES: readonly TileScope[] = ["thread", "warp", "wg", "cta"]
 /**
  * A register tile operand: a local buffer, its static logical shape, and its TileLayout (a
  * buffer without one is the row-major layout of every thread holding the whole array).
- * `layout` is grouped by `shape` and normalized (see {@link registerTile}).
+ * `layout` is grouped by `shape` when the shape's dims line up with runs of its iters (see
+ * {@link registerTile}); else it is the layout as given and `dims` is undefined: the tile's
+ * elements are the shard's by their row-major index (TIRx docs, "Tensor Layout"), and a
+ * primitive that needs dims reads the tile under another shape ({@link reshapedTile}) or says
+ * why it cannot.
  */
 export interface RegisterTile {
   readonly kind: "register";
   readonly buffer: Buffer;
   readonly shape: readonly number[];
   readonly dtype: DType;
-  /** The layout, grouped by `shape`; `dims[i]` is the logical dim of shard iter i. */
+  /** The layout, grouped by `shape` when it groups. */
   readonly layout: TileLayout;
-  readonly dims: readonly number[];
+  /** `dims[i]` is the logical dim of shard iter i; undefined when `shape` does not group. */
+  readonly dims: readonly number[] | undefined;
   /** True when the buffer records a TileLayout (else the default row-major one). */
   readonly laidOut: boolean;
 }
@@ -124,9 +129,10 @@ export function tileDispatchError(
 
 /**
  * A local buffer as a register tile: its TileLayout (or the default row-major one) grouped by
- * its static shape.
+ * its static shape when the shape's dims line up with runs of its iters (else ungrouped, `dims`
+ * undefined).
  * @throws TirxError TX2022 for a buffer that is not local or has a symbolic shape; TX1026 when the
- *   layout does not group by the shape (the verifier's TX2021 says the same later).
+ *   shape's size is not the layout's (the verifier's TX2021 says the same later).
  */
 export function registerTile(
   buffer: Buffer,
@@ -145,8 +151,9 @@ export function registerTile(
 }
 
 /**
- * The register tile of `buffer` seen as `shape` with `layout` (grouped by `shape`).
- * @throws TirxError TX1026 when the layout does not group by the shape.
+ * The register tile of `buffer` seen as `shape` with `layout`: grouped by `shape` when it
+ * groups ({@link layoutGroups}), else the layout as given with `dims` undefined.
+ * @throws TirxError TX1026 when the shape's size is not the layout's.
  */
 export function groupedTile(
   buffer: Buffer,
@@ -154,7 +161,18 @@ export function groupedTile(
   layout: TileLayout,
   span?: Span,
 ): RegisterTile {
-  const g = groupLayout(layout, shape.length > 0 ? shape : [1], span);
+  const g = layoutGroups(layout, shape.length > 0 ? shape : [1], span);
+  if (!g) {
+    return {
+      kind: "register",
+      buffer,
+      shape,
+      dtype: buffer.dtype,
+      layout,
+      dims: undefined,
+      laidOut: buffer.tileLayout !== undefined,
+    };
+  }
   const dims: number[] = [];
   for (let d = 0; d + 1 < g.seps.length; d++) {
     for (let i = g.seps[d]!; i < g.seps[d + 1]!; i++) dims.push(d);
@@ -169,6 +187,18 @@ export function groupedTile(
     dims,
     laidOut: buffer.tileLayout !== undefined,
   };
+}
+
+/**
+ * The same registers read as another shape of the same size (TIRx docs, "Tensor Layout": a
+ * layout admits every shape of its size, element by row-major index), grouped by it; undefined
+ * when that shape does not group either. Primitives that need dims (a reduction's axis, a
+ * broadcast, a view's strides) read a tile whose own shape does not group under a coarser one.
+ * @throws TirxError TX1026 when the sizes differ (an internal error of the caller).
+ */
+export function reshapedTile(t: RegisterTile, shape: readonly number[]): RegisterTile | undefined {
+  const r = groupedTile(t.buffer, shape, t.layout);
+  return r.dims === undefined ? undefined : { ...r, laidOut: t.laidOut };
 }
 
 /** The tile's layout in TIRx notation, for messages. */

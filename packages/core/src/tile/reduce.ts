@@ -3,11 +3,19 @@ import { dtypeBytes } from "../dtype.js";
 import { constInt, intImm, type Expr, type Var } from "../ir/expr.js";
 import type { Stmt } from "../ir/stmt.js";
 import type { LayoutIter } from "../ir/tile-layout.js";
-import { showTileLayout } from "../layout/tile-layout.js";
+import { groupLayout, showTileLayout } from "../layout/tile-layout.js";
+import { TirxError } from "../diagnostics.js";
 import { checkOpCall } from "../ops/check.js";
 import { opOf } from "../ops/registry.js";
 import { compactM, constant, loadSlot, storeSlot } from "./elementwise.js";
-import { tileDispatchError, type RegisterTile, type TileContext } from "./operand.js";
+import {
+  reshapedTile,
+  showTile,
+  tileDispatchError,
+  type RegisterTile,
+  type TileContext,
+  type TileLowering,
+} from "./operand.js";
 import {
   checkLaidOut,
   checkSameDType,
@@ -17,6 +25,8 @@ import {
   type TilePrimitive,
 } from "./primitive.js";
 import { layoutText } from "./layout-name.js";
+import { butterflyStmts, laneButterfly, type LanePart } from "./reduce-lanes.js";
+import { digitRead } from "./thread-digits.js";
 import { inLayout } from "./same-map.js";
 import { scratchIndex } from "./shared-scratch.js";
 import {
@@ -92,6 +102,10 @@ const key = (x: LayoutIter): string => `${x.extent}:${x.stride}@${x.axis}`;
  *    and the barrier also comes before the writes when an earlier call may still be reading
  *    those bytes (always in a loop or branch).
  * `axis` may be negative: -1 is the last dim (Python's and TIRx's indexing).
+ * Lanes that do not fill a power of two (24 lanes beside warp iters) pad the butterfly to one;
+ * the lanes past the extent hold nothing and never enter a result (reduce-lanes.ts). A tile
+ * whose shape's dims do not line up with its layout's iters is reduced as [outer, axis, inner]
+ * when that lines up (`viaRun`).
  * `dst` has `src`'s shape with the axis dropped or 1, and the layout that replicates over the
  * reduced thread axes: src's thread iters of the axis become replicas `R[...]`; its `m` iters of
  * the axis drop; src's thread offset stays (the threads that held the elements hold the results;
@@ -105,7 +119,9 @@ const key = (x: LayoutIter): string => `${x.extent}:${x.stride}@${x.axis}`;
  *   lane 31; a reduction
  *   wider than the scope (lanes need warp, warps need wg or cta; at wg scope an axis over wgid or
  *   warpid, naming the layouts over tid_in_wg that name the same threads, or a CTA that is not
- *   whole warpgroups); thread axes whose digits overlap (see `linearThreads`).
+ *   whole warpgroups); thread axes whose digits overlap (see `linearThreads`); a lane iter
+ *   whose stride is no power of two, or whose padding to one would reach the next lane iter;
+ *   an axis whose elements are no run of the layout's iters.
  */
 /** The operands of a reduction: dst and src register tiles, and the logical axis. */
 export type ReduceOperands = readonly [
@@ -115,7 +131,7 @@ export type ReduceOperands = readonly [
 ];
 
 function reduction(op: TileReduceOp): TilePrimitive<ReduceOperands> {
-  return {
+  const prim: TilePrimitive<ReduceOperands> = {
     name: op,
     doc: `dst = the ${op} of src along one axis (within threads, lane butterflies, warps through shared memory)`,
     scopes: ["thread", "warp", "wg", "cta"],
@@ -152,11 +168,15 @@ function reduction(op: TileReduceOp): TilePrimitive<ReduceOperands> {
           `an axis in 0..${src.shape.length - 1}, or -${src.shape.length}..-1 counted from the last`,
         );
       }
+      if (src.dims === undefined || dst.dims === undefined) {
+        return viaRun(prim, dst, src, axis, ctx);
+      }
+      const srcDims = src.dims;
       // Validates a mix of thread axes as digits of the thread index (TX2022 on overlaps).
       linearThreads(src.layout, ctx);
       const shard = src.layout.shard;
-      const red = shard.filter((x, i) => src.dims[i] === axis && x.extent > 1);
-      const kept = shard.filter((x, i) => src.dims[i] !== axis && x.extent > 1);
+      const red = shard.filter((x, i) => srcDims[i] === axis && x.extent > 1);
+      const kept = shard.filter((x, i) => srcDims[i] !== axis && x.extent > 1);
       const redM = red.filter((x) => x.axis === "m");
       const keptM = kept.filter((x) => x.axis === "m");
       const lanes: { extent: number; stride: number }[] = [];
@@ -218,8 +238,7 @@ function reduction(op: TileReduceOp): TilePrimitive<ReduceOperands> {
         );
       }
       const wgSpread = src.layout.shard.find(
-        (x, i) =>
-          src.dims[i] === axis && x.extent > 1 && (x.axis === "wgid" || x.axis === "warpid"),
+        (x, i) => srcDims[i] === axis && x.extent > 1 && (x.axis === "wgid" || x.axis === "warpid"),
       );
       if (warps.length > 0 && ctx.scope === "wg" && wgSpread) {
         // The same threads inside each warpgroup, over tid_in_wg (warpid < 4, no wgid).
@@ -253,15 +272,18 @@ function reduction(op: TileReduceOp): TilePrimitive<ReduceOperands> {
         ctx.scope === "wg" ? linearOffset(src.layout) % 128 : linearOffset(src.layout);
       const laneOff = scopeOff % 32;
       const warpOff = Math.floor(scopeOff / 32);
-      let laneReach = laneOff;
+      const allLanes: LanePart[] = [];
       for (const x of [...src.layout.shard, ...src.layout.replica]) {
         const l = x.axis === "m" ? undefined : laneWarpParts(x, ctx).lane;
-        if (l) laneReach += (l.extent - 1) * l.stride;
+        if (l) allLanes.push(l);
       }
+      const butterfly = laneButterfly(lanes, allLanes, laneOff, ctx);
+      let laneReach = laneOff + butterfly.extraReach;
+      for (const l of allLanes) laneReach += (l.extent - 1) * l.stride;
       if (laneReach >= 32) {
         throw tileDispatchError(
           ctx,
-          `${src.buffer.name} ${showTileLayout(src.layout)} puts elements on lanes ${laneOff}..${laneReach} after its offset, past the 32 lanes of a warp, so no shuffle pattern reduces them`,
+          `${src.buffer.name} ${showTileLayout(src.layout)} puts elements on lanes ${laneOff}..${laneReach} after its offset${butterfly.extraReach > 0 ? ` (its reduced lanes padded to a power of two)` : ""}, past the 32 lanes of a warp, so no shuffle pattern reduces them`,
           "an offset that keeps each warp's lanes in 0..31 (a multiple of 32 moves whole warps)",
         );
       }
@@ -347,55 +369,11 @@ function reduction(op: TileReduceOp): TilePrimitive<ReduceOperands> {
           ];
         }),
       );
-      // 2. Across lanes: one butterfly per lane bit of the axis, highest first.
-      const masks: number[] = [];
-      for (const l of lanes) {
-        if ((l.extent & (l.extent - 1)) !== 0 || (l.stride & (l.stride - 1)) !== 0) {
-          throw tileDispatchError(
-            ctx,
-            `a lane iter ${l.extent}:${l.stride}@laneid is not a power of two, so no butterfly pattern covers it`,
-            "lane iters with power-of-two extents and strides",
-          );
-        }
-        for (let b = l.stride; b < l.stride * l.extent; b *= 2) masks.push(b);
-      }
-      masks.sort((a, b) => b - a);
-      // A thread offset on lanes (e.g. 16 lanes from lane 8, O[8@laneid]) shifts the reduced
-      // digits off the lane id's bits: unless it leaves the masks' bits clear, each lane reads
-      // lane off + ((lane - off) ^ mask) by shfl.sync.idx, the partner a butterfly on the
-      // digits would give (PTX ISA, shfl.sync: the source lane is b's low 5 bits).
-      const byIdx = masks.length > 0 && laneOff % (2 * masks[0]!) !== 0;
-      const partner = (mask: number): Expr =>
-        binary(
-          "add",
-          binary("bitxor", binary("sub", axisCoord("laneid", ctx), intImm(laneOff)), intImm(mask)),
-          intImm(laneOff),
-        );
-      if (masks.length > 0) {
+      // 2. Across lanes: one butterfly per lane bit of the axis, highest first (reduce-lanes.ts).
+      if (butterfly.steps.length > 0) {
         stmts.push(
           ...perKept((_sb, ds) =>
-            masks.flatMap((mask) => {
-              const p = ctx.freshVar("shfl", dst.dtype);
-              const val = valueOp(
-                byIdx ? "shfl.sync.idx" : "shfl.sync.bfly",
-                [
-                  intImm(0xffffffff, "uint32"),
-                  loadSlot(dst, ds),
-                  byIdx ? partner(mask) : intImm(mask),
-                  intImm(32),
-                ],
-                ctx,
-              );
-              return [
-                {
-                  kind: "Let",
-                  var: p,
-                  value: val,
-                  ...(ctx.span ? { span: ctx.span } : {}),
-                } as Stmt,
-                storeSlot(dst, ds, combine(op, loadSlot(dst, ds), p), ctx),
-              ];
-            }),
+            butterflyStmts(butterfly, dst, ds, laneOff, (a, b) => combine(op, a, b), ctx),
           ),
         );
       }
@@ -442,6 +420,26 @@ function reduction(op: TileReduceOp): TilePrimitive<ReduceOperands> {
         let reach = 1;
         for (const w of sorted) reach = w.stride === reach ? reach * w.extent : -1;
         let wbase: Expr = reach === warpCount ? intImm(0) : vwarp;
+        // Each reduced digit's modulus among every warp iter of the layout: its extent, or its
+        // radix up to the next warp iter when warps between them hold nothing (digitRead).
+        const allWarps: { extent: number; stride: number }[] = [];
+        for (const x of [...src.layout.shard, ...src.layout.replica]) {
+          const w = x.axis === "m" ? undefined : laneWarpParts(x, ctx).warp;
+          if (w) allWarps.push(w);
+        }
+        allWarps.sort((a, b) => a.stride - b.stride);
+        const modulus = (w: { extent: number; stride: number }): number => {
+          const i = allWarps.findIndex((y) => y.stride === w.stride && y.extent === w.extent);
+          const read = digitRead(allWarps, i, "warpid");
+          if (read?.kind !== "mod") {
+            throw tileDispatchError(
+              ctx,
+              `the warp iter ${w.extent}:${w.stride}@warpid of ${src.buffer.name} ${showTileLayout(src.layout)} is no digit of the warp index that a division and a modulo read, so its warps' partials cannot be found`,
+              "warp iters whose strides are multiples of the one below",
+            );
+          }
+          return read.modulus;
+        };
         // The warp index with the reduced digits cleared, as a sum of the digits between them
         // (each term ≥ 0, so the scratch index provably stays in range) when they nest.
         let pos = 1;
@@ -449,11 +447,13 @@ function reduction(op: TileReduceOp): TilePrimitive<ReduceOperands> {
         const nests = sorted.every((w) => {
           if (w.stride % pos !== 0) return false;
           if (w.stride > pos) pieces.push({ lo: pos, hi: w.stride });
-          pos = w.stride * w.extent;
+          pos = w.stride * modulus(w);
           return true;
         });
         if (reach !== warpCount && nests) {
-          if (pos < warpCount) pieces.push({ lo: pos });
+          // Warps past the layout's top warp iter hold nothing (their reads are guarded off): a
+          // piece there would be 0 on every owner and only widen the index's range.
+          if (pos < warpCount && allWarps.some((w) => w.stride >= pos)) pieces.push({ lo: pos });
           wbase = intImm(0);
           for (const p of pieces) {
             let d: Expr = p.lo === 1 ? vwarp : binary("floordiv", vwarp, intImm(p.lo));
@@ -465,7 +465,7 @@ function reduction(op: TileReduceOp): TilePrimitive<ReduceOperands> {
             const digit = binary(
               "floormod",
               w.stride === 1 ? vwarp : binary("floordiv", vwarp, intImm(w.stride)),
-              intImm(w.extent),
+              intImm(modulus(w)),
             );
             wbase = binary(
               "sub",
@@ -504,11 +504,16 @@ function reduction(op: TileReduceOp): TilePrimitive<ReduceOperands> {
       }
       const steps: string[] = [];
       if (n > 1) steps.push(`${n} slots in-thread${pairs ? " (2 accumulators)" : ""}`);
-      if (masks.length > 0) {
+      if (butterfly.steps.length > 0) {
+        const masks = butterfly.steps;
+        const pads = masks.flatMap((m) => (m.pad ? [`${m.pad.extent} of ${m.pad.size}`] : []));
         steps.push(
-          byIdx
+          (butterfly.byIdx
             ? `warp shfl.sync.idx ×${masks.length} (a butterfly on the digits past lane offset ${laneOff})`
-            : `warp shfl.sync.bfly ×${masks.length}`,
+            : `warp shfl.sync.bfly ×${masks.length}`) +
+            (pads.length > 0
+              ? ` (padded to a power of two: ${pads.join(", ")} lanes hold elements; the lanes past them take their partner's partial)`
+              : ""),
         );
       }
       if (scratch && wgScope)
@@ -524,6 +529,65 @@ function reduction(op: TileReduceOp): TilePrimitive<ReduceOperands> {
         explain: `${steps.join(" + ") || "copy (nothing to reduce)"}: reduces axis ${axis} of ${showTileLayout(src.layout)}`,
       };
     },
+  };
+  return prim;
+}
+
+/**
+ * A reduction of a tile whose shape's dims do not line up with runs of its layout's iters (or a
+ * dst's that do not): the same registers read as [outer, n, inner] (the dims before `axis`
+ * merged, the axis, the dims after it merged; dst as [outer, 1, inner]), reduced along the
+ * middle dim, when that shape groups both layouts (TIRx docs, "Tensor Layout": a tile's
+ * elements are the shard's by row-major index, whatever its dims).
+ * @throws TirxError TX2022 when dst's shape is not src's with the axis 1 or dropped, or when the
+ *   axis's elements are no run of the layout's iters (naming the shape that groups); the
+ *   reduction's own errors otherwise.
+ */
+function viaRun(
+  prim: TilePrimitive<ReduceOperands>,
+  dst: RegisterTile,
+  src: RegisterTile,
+  axis: number,
+  ctx: TileContext,
+): TileLowering {
+  const outer = src.shape.slice(0, axis).reduce((a, b) => a * b, 1);
+  const n = src.shape[axis]!;
+  const inner = src.shape.slice(axis + 1).reduce((a, b) => a * b, 1);
+  const dShape = src.shape.map((e, d) => (d === axis ? 1 : e));
+  const dropped = src.shape.filter((_, d) => d !== axis);
+  const shapeOk =
+    dst.shape.join() === dShape.join() ||
+    (dropped.length > 0 && dst.shape.join() === dropped.join());
+  if (!shapeOk) {
+    throw tileDispatchError(
+      ctx,
+      `dst ${dst.buffer.name} [${dst.shape.join(", ")}] must have src's shape [${src.shape.join(", ")}] with axis ${axis} of extent 1 (or dropped)`,
+      `T.alloc_local([${dShape.join(", ")}], "${src.dtype}", { layout })`,
+    );
+  }
+  const run = [outer, n, inner];
+  const s3 = reshapedTile(src, run);
+  const d3 = s3 && reshapedTile(dst, [outer, 1, inner]);
+  if (!s3 || !d3) {
+    const which = s3 ? dst : src;
+    const as = s3 ? [outer, 1, inner] : run;
+    let why = "";
+    try {
+      groupLayout(which.layout, as);
+    } catch (e) {
+      if (!(e instanceof TirxError)) throw e;
+      why = e.text.slice(e.text.indexOf("]: ") + 3);
+    }
+    throw tileDispatchError(
+      ctx,
+      `${s3 ? "dst" : "src"} ${showTile(which)} [${which.shape.join(", ")}]: a reduction along axis ${axis} needs the axis's elements to be a run of the layout's iters, but read as [${as.join(", ")}] (the dims before the axis merged, the axis, the dims after it merged)${why ? `, ${why}` : ""}, so no slot, lane or warp pattern reduces it`,
+      `a shape whose dims line up with the layout's iters (its shard's [${which.layout.shard.map((x) => x.extent).join(", ")}]), or a layout whose iters line up with [${which.shape.join(", ")}]`,
+    );
+  }
+  const low = prim.lower([d3, s3, 1], ctx);
+  return {
+    stmts: low.stmts,
+    explain: `${low.explain} (src [${src.shape.join(", ")}] read as [${run.join(", ")}]: its dims do not line up with the layout's iters)`,
   };
 }
 

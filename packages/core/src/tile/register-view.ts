@@ -7,6 +7,7 @@ import type { LayoutAxis, LayoutIter, TileLayout } from "../ir/tile-layout.js";
 import { layoutFromIters, showTileLayout } from "../layout/tile-layout.js";
 import { isWholeView } from "../layout/access-axes.js";
 import { invariant } from "../invariant.js";
+import { iterDims } from "./flat-index.js";
 import {
   groupedTile,
   registerTile,
@@ -206,8 +207,9 @@ function nearestBox(whole: RegisterTile, view: View, box: readonly BoxDim[]): Bo
     if (fits(d, it)) return it;
     // The dim's digits inside out: runs of 1, e_last, e_last · e_prev, …, the whole dim.
     const grains = [1];
+    const dims = iterDims(whole);
     whole.layout.shard.forEach((x, i) => {
-      if (whole.dims[i] === d && x.extent > 1) grains.push(x.extent);
+      if (dims[i] === d && x.extent > 1) grains.push(x.extent);
     });
     const runs: number[] = [];
     let p = 1;
@@ -281,8 +283,9 @@ function subLayout(whole: RegisterTile, view: View): { layout: TileLayout } | { 
   });
   if (lo < 0 || hi >= numel(whole.shape)) return { cut: { kind: "bounds" } };
   const digits: Digit[] = [];
+  const dims = iterDims(whole);
   whole.layout.shard.forEach((x, i) => {
-    if (x.extent > 1) digits.push({ ...x, place: 0, iter: x, dim: whole.dims[i]! });
+    if (x.extent > 1) digits.push({ ...x, place: 0, iter: x, dim: dims[i]! });
   });
   let place = 1;
   for (let i = digits.length - 1; i >= 0; i--) {

@@ -75,8 +75,9 @@ export function sameElementMap(a: RegisterTile, b: RegisterTile, ctx: TileContex
 /**
  * `t` under layout `l` when `l` is `t`'s element → (thread, slot) map written another way (up to
  * `l`'s `m` offset, which is taken from `t`): a primitive that needs its operand in one notation
- * (a reduction's dst, a broadcast input) then reads `l`'s iters; undefined when the maps differ
- * or `l` does not group by `t`'s shape (or `t` has no TileLayout). Never throws a TirxError.
+ * (a reduction's dst, a broadcast input) then reads `l`'s iters (grouped by `t`'s shape when
+ * they line up, else as given: `dims` undefined); undefined when the maps differ or `l` is of
+ * another size (or `t` has no TileLayout). Never throws a TirxError.
  */
 export function inLayout(
   t: RegisterTile,
@@ -90,7 +91,7 @@ export function inLayout(
     canon = groupedTile(t.buffer, t.shape, l, ctx.span);
     shift = elementMapShift(canon, t, ctx);
   } catch (e) {
-    // A layout that does not group by the shape, or digits that overlap: not the same map.
+    // A layout of another size, or digits that overlap: not the same map.
     if (e instanceof TirxError) return undefined;
     throw e;
   }

@@ -6,6 +6,7 @@ import { layoutCoordinates } from "../layout/tile-layout.js";
 import { layoutAxisExtent } from "../verify/launch-check.js";
 import { invariant } from "../invariant.js";
 import { tileDispatchError, type RegisterTile, type TileContext } from "./operand.js";
+import { digitRead, exactRead, unreadDigit } from "./thread-digits.js";
 
 /**
  * The coordinate of the calling thread on a layout axis, from the linear thread index `tid`:
@@ -117,10 +118,14 @@ export function scopeThreads(ctx: TileContext): { n: number; index: Expr } {
  * PTX ISA, "Thread hierarchy"), offsets likewise, and the parts of the scope's threads no axis of
  * `l` names (see {@link unnamedParts}) become explicit replica iters, so owners, replicas and
  * digits of the result are those of `l`. Shard and replica iters keep their order (new replicas
- * appended). `l` itself when it binds at most one thread axis (unless `always`).
+ * appended). `l` itself when it binds at most one thread axis (unless `always`). The digits
+ * may leave gaps, threads that hold nothing (`S[(4, 24) : (1@warpid, 1@laneid)]` is 24:1 and
+ * 4:32 on tid: lanes 24..31 idle), as long as a division and a modulo read each
+ * (thread-digits.ts `digitRead`).
  * @throws TirxError TX2022 when an axis's iters reach past its field (laneid values ≥ 32,
  *   tid_in_wg values ≥ 128), when two iters name the same bits of the thread index (naming both
- *   and the overlap), or when the iters do not nest as mixed-radix digits.
+ *   and the overlap), or when a digit is read by no division and modulo (its stride no multiple
+ *   of the one below, nor past a warp or warpgroup boundary that the one below stays under).
  */
 export function linearThreads(l: TileLayout, ctx: TileContext, always = false): TileLayout {
   const axes = boundThreadAxes(l);
@@ -163,28 +168,34 @@ export function linearThreads(l: TileLayout, ctx: TileContext, always = false): 
     replica,
     offset: { ...(l.offset.m !== undefined ? { m: l.offset.m } : {}), [target]: offset },
   };
-  // The digits must not overlap: each stride at least the reach of the iter below.
+  // The digits must not overlap (each stride at least the reach of the iter below), and each
+  // must be read by a division and a modulo (thread-digits.ts): its stride a multiple of the
+  // one below, or past a boundary of the thread index's fields (a lane in its warp) that the
+  // one below stays under. A gap between them (24 lanes beside warps: 24:1 and 4:32 on tid) is
+  // threads that hold nothing.
   const orig = [...l.shard, ...l.replica];
   const all = [...out.shard, ...out.replica]
     .map((x, i) => ({ x, from: orig[i] }))
     .filter((e) => e.x.axis !== "m" && e.x.extent > 1)
     .sort((a, b) => a.x.stride - b.x.stride);
-  let below: { x: LayoutIter; from?: LayoutIter } | undefined;
-  for (const e of all) {
-    const reach = below ? below.x.stride * below.x.extent : 1;
-    if (e.x.stride < reach || e.x.stride % reach !== 0) {
-      const name = (f: { x: LayoutIter; from?: LayoutIter }): string =>
-        f.from ? showIter(f.from) : `the threads ${showIter(f.x)} that no axis names`;
-      const overlap = e.x.stride < reach;
-      throw tileDispatchError(
-        ctx,
-        overlap
-          ? `${name(below!)} and ${name(e)} name the same threads: as digits of the linear thread index (${target}) they are ${showIter(below!.x)} and ${showIter(e.x)}, which overlap on ${target} ${e.x.stride}..${Math.min(reach, e.x.stride * e.x.extent) - 1}`
-          : `${name(below!)} and ${name(e)} do not nest as digits of the linear thread index (${target}): ${showIter(e.x)} starts at no multiple of ${reach}`,
-        `iters whose ${target} digits (k@laneid = k, k@warpid = 32·k, k@tid_in_wg = k, k@wgid = 128·k) do not overlap, e.g. (32@tid_in_wg, 1@laneid) for a [4, 32] tile`,
-      );
-    }
-    below = e;
+  const bad = unreadDigit(
+    all.map((e) => e.x),
+    target,
+  );
+  if (bad >= 0 && bad + 1 < all.length) {
+    const below = all[bad]!;
+    const e = all[bad + 1]!;
+    const reach = below.x.stride * below.x.extent;
+    const name = (f: { x: LayoutIter; from?: LayoutIter }): string =>
+      f.from ? showIter(f.from) : `the threads ${showIter(f.x)} that no axis names`;
+    const overlap = e.x.stride < reach;
+    throw tileDispatchError(
+      ctx,
+      overlap
+        ? `${name(below)} and ${name(e)} name the same threads: as digits of the linear thread index (${target}) they are ${showIter(below.x)} and ${showIter(e.x)}, which overlap on ${target} ${e.x.stride}..${Math.min(reach, e.x.stride * e.x.extent) - 1}`
+        : `${name(below)} and ${name(e)} are no digits of the linear thread index (${target}): ${showIter(e.x)} starts at no multiple of ${below.x.stride}, the stride of ${showIter(below.x)}, nor at a warp or warpgroup boundary past it, so no division and modulo reads its value`,
+      `iters whose ${target} digits (k@laneid = k, k@warpid = 32·k, k@tid_in_wg = k, k@wgid = 128·k) do not overlap, each stride a multiple of the one below or of the warp, e.g. (32@tid_in_wg, 1@laneid) for a [4, 32] tile`,
+    );
   }
   return out;
 }
@@ -197,42 +208,56 @@ function itersOn(l: TileLayout, axis: LayoutAxis): LayoutIter[] {
 }
 
 /**
- * The value of thread iter `x` (on a thread axis) for the calling thread:
- * `((coord - offset) / stride) % extent`. The iters of one axis must nest (each stride a
- * multiple of the previous stride × extent), so the value is a mixed-radix digit of the coordinate.
- * A layout over several thread axes is read on the linear thread index ({@link linearThreads}).
- * @throws TirxError TX2022 when the iters of the axis overlap or do not nest (as linearThreads).
+ * The index of iter `x` among `all` (the same object, else the same extent, stride and axis).
+ */
+function indexOfIter(all: readonly LayoutIter[], x: LayoutIter): number {
+  const i = all.indexOf(x);
+  return i >= 0 ? i : all.findIndex((y) => showIter(y) === showIter(x));
+}
+
+/**
+ * The value of thread iter `x` (on a thread axis) for the calling thread, read off its axis's
+ * coordinate less the offset `c` as {@link digitRead} says: `(c / stride) % modulus` (the extent,
+ * or the radix up to the next iter's stride when threads between them hold nothing), or
+ * `(c % field) / stride` below a warp or warpgroup boundary of the thread index. The iters of
+ * one axis must be such digits: positive strides, each at least the reach (stride × extent) of
+ * the one below. A layout over several thread axes is read on the linear thread index
+ * ({@link linearThreads}). On a thread that holds no element of `l` the value may lie outside
+ * 0..extent - 1 ({@link ownsGuard} is false there).
+ * @throws TirxError TX2022 when the iters of the axis overlap or are no digits (as linearThreads).
  */
 export function iterValue(l: TileLayout, x: LayoutIter, ctx: TileContext): Expr {
   if (x.extent === 1) return intImm(0);
   const lin = linearThreads(l, ctx);
   if (lin !== l) {
     const from = [...l.shard, ...l.replica];
-    let i = from.indexOf(x);
-    if (i < 0) i = from.findIndex((y) => showIter(y) === showIter(x));
+    const i = indexOfIter(from, x);
     invariant(i >= 0, `iterValue: ${showIter(x)} is not an iter of the layout`);
     return iterValue(lin, [...lin.shard, ...lin.replica][i]!, ctx);
   }
   const all = itersOn(l, x.axis);
-  let reach = 1;
-  for (const y of all) {
-    if (y.stride <= 0 || y.stride % reach !== 0) {
-      throw tileDispatchError(
-        ctx,
-        `the iters of ${x.axis} must nest (positive strides, each a multiple of the one below times its extent) to find a thread's elements`,
-        `strides ${all.map((z) => z.stride).join(", ")} → 1, ${all[0]?.extent ?? 1}, …`,
-      );
-    }
-    reach = y.stride * y.extent;
+  if (unreadDigit(all, x.axis) >= 0) {
+    throw tileDispatchError(
+      ctx,
+      `the iters of ${x.axis} must be digits of its coordinate (positive strides, each at least the one below times its extent and a multiple of its stride, or of a warp or warpgroup boundary past it) to find a thread's elements`,
+      `strides ${all.map((z) => z.stride).join(", ")} → 1, ${all[0]?.extent ?? 1}, …`,
+    );
   }
+  const i = indexOfIter(all, x);
+  invariant(i >= 0, `iterValue: ${showIter(x)} is not an iter of its axis`);
+  const read = digitRead(all, i, x.axis)!;
   const off = l.offset[x.axis] ?? 0;
   let c = axisCoord(x.axis, ctx);
   if (off !== 0) c = binary("sub", c, intImm(off));
+  if (read.kind === "field") {
+    const r = binary("floormod", c, intImm(read.field));
+    return x.stride === 1 ? r : binary("floordiv", r, intImm(x.stride));
+  }
   let v = x.stride === 1 ? c : binary("floordiv", c, intImm(x.stride));
   const extent = layoutAxisExtent(x.axis, ctx.launch) ?? 1;
   // The outermost iter covering the whole axis needs no modulo.
-  if (!(off === 0 && x === all[all.length - 1] && x.stride * x.extent >= extent)) {
-    v = binary("floormod", v, intImm(x.extent));
+  if (!(off === 0 && i === all.length - 1 && x.stride * x.extent >= extent)) {
+    v = binary("floormod", v, intImm(read.modulus));
   }
   return v;
 }
@@ -240,14 +265,19 @@ export function iterValue(l: TileLayout, x: LayoutIter, ctx: TileContext): Expr 
 /**
  * A predicate true on the threads that hold elements of `l`: on each thread axis whose iters
  * leave coordinates out (an offset, gaps between strides, fewer values than the launch has),
- * the coordinate must equal its own digits. A layout over several thread axes is read on the
- * linear thread index ({@link linearThreads}), so e.g. `(32@tid_in_wg, 1@laneid)` needs no guard.
+ * the coordinate must equal its own digits, and a digit whose reading can pass its extent
+ * (lanes 24..31 beside warp iters, {@link digitRead}) must be below it. A layout over several
+ * thread axes is read on the linear thread index ({@link linearThreads}), so e.g.
+ * `(32@tid_in_wg, 1@laneid)` needs no guard.
  * `undefined` when every thread holds elements.
  * @throws TirxError TX2022 as linearThreads.
  */
 export function ownsGuard(l: TileLayout, ctx: TileContext): Expr | undefined {
   l = linearThreads(l, ctx);
   let guard: Expr | undefined;
+  const and = (e: Expr): void => {
+    guard = guard ? logical("and", guard, e) : e;
+  };
   const axes = new Set<LayoutAxis>();
   for (const x of [...l.shard, ...l.replica]) if (x.axis !== "m" && x.extent > 1) axes.add(x.axis);
   for (const a of Object.keys(l.offset) as LayoutAxis[]) if (a !== "m") axes.add(a);
@@ -262,11 +292,23 @@ export function ownsGuard(l: TileLayout, ctx: TileContext): Expr | undefined {
     }
     if (dense && reach >= extent) continue;
     let rebuilt: Expr = intImm(l.offset[a] ?? 0);
-    for (const y of all) {
-      rebuilt = binary("add", rebuilt, binary("mul", iterValue(l, y, ctx), intImm(y.stride)));
-    }
-    const eq = compare("eq", axisCoord(a, ctx), rebuilt);
-    guard = guard ? logical("and", guard, eq) : eq;
+    const below: Expr[] = [];
+    // Whether the readings drop part of the coordinate (an offset, bits below the first
+    // stride or between digits, values past the top), so that only the coordinate rebuilt
+    // from the digits tells an owner; else each digit below its extent does.
+    let drops = (l.offset[a] ?? 0) !== 0 || (all[0]?.stride ?? 1) !== 1 || reach < extent;
+    all.forEach((y, i) => {
+      const v = iterValue(l, y, ctx);
+      rebuilt = binary("add", rebuilt, binary("mul", v, intImm(y.stride)));
+      const read = digitRead(all, i, a);
+      const next = all[i + 1];
+      if (read && !exactRead(read)) below.push(compare("lt", v, intImm(y.extent)));
+      if (read?.kind === "field" && next && next.stride > read.field) drops = true;
+      if (read?.kind === "mod" && read.exact && next && next.stride > y.stride * y.extent)
+        drops = true;
+    });
+    if (drops || below.length === 0) and(compare("eq", axisCoord(a, ctx), rebuilt));
+    for (const b of below) and(b);
   }
   return guard;
 }

@@ -4,7 +4,7 @@ import { isStaticShape, numel } from "../ir/buffer.js";
 import type { Buffer, Expr } from "../ir/expr.js";
 import type { LayoutAxis } from "../ir/tile-layout.js";
 import {
-  groupLayout,
+  checkLayoutShape,
   layoutAxes,
   layoutAxisRange,
   layoutInjective,
@@ -120,7 +120,8 @@ export function layoutAxisExtent(axis: LayoutAxis, launch: LaunchConfig): number
 
 /**
  * A buffer's TileLayout (`Buffer.tileLayout`) against the buffer and the launch: only a local
- * buffer has one; its shard groups by the buffer's shape (TIRx `group`); its memory coordinate
+ * buffer has one; its size is the buffer's (TIRx docs, "Tensor Layout": a shape is admitted when
+ * its total size equals the shard's, whatever its dims); its memory coordinate
  * `m` (the slot in the thread's array) lies in 0..numel(shape) - 1; and on every thread axis its
  * coordinates, replicas and offset included, lie in 0..extent - 1 of that axis in the launch
  * ({@link layoutAxisExtent}). Source: TIRx docs, "Tensor Layout" (a layout binds elements to
@@ -143,7 +144,7 @@ export function checkTileLayoutLaunch(b: Buffer, launch: LaunchConfig, span?: Sp
   if (!isStaticShape(b.shape)) return;
   const shape = b.shape;
   try {
-    groupLayout(l, shape, span);
+    checkLayoutShape(l, shape, span);
   } catch (e) {
     if (isTirxError(e)) throw new TirxError("TX2021", `${name}: ${e.text}`, span);
     throw e;
