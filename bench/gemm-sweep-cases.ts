@@ -82,9 +82,8 @@ export const USAGE = `Usage: tsx -C source bench/gemm-sweep.ts [options]
                                  TMA with each K-tile, A's scales transposed first where ⌈k/128⌉
                                  is not a multiple of 4, inside the timed launch; shared: as tma,
                                  and B's copied into shared memory once per tile)
-  --configs 128x128x6o,128x192x5h every case once per configuration, forced: bm x bn x stages,
-                                 "o" for config.overlap (float8 that promotes, bn ≤ 128),
-                                 "h" for config.halves (float8 that promotes)
+  --configs 128x128x6o,128x192x5 every case once per configuration, forced: bm x bn x stages,
+                                 "o" for config.overlap (float8 that promotes, bn ≤ 128)
   --out FILE                     write the markdown table there
   --dry-run                      list the cases, launch nothing
   --help`;
@@ -158,15 +157,14 @@ export function parseGemmArgs(argv: readonly string[]): GemmSweepOptions {
           ),
         ];
   const configs = values.configs?.split(",").map((x): GemmConfig => {
-    const m = /^\s*(64|128|192)x(\d+)x(\d+)([oh]?)\s*$/.exec(x);
+    const m = /^\s*(64|128|192)x(\d+)x(\d+)(o?)\s*$/.exec(x);
     if (!m) {
       throw new RangeError(
-        `--configs takes bm x bn x stages (o: overlap, h: halves) like 128x128x6o, got "${x}"`,
+        `--configs takes bm x bn x stages (o: overlap) like 128x128x6o, got "${x}"`,
       );
     }
     const [bm, bn, stages] = [Number(m[1]) as 64 | 128 | 192, Number(m[2]), Number(m[3])];
-    const flag = m[4] === "o" ? { overlap: true } : m[4] === "h" ? { halves: true } : {};
-    return { bm, bn, stages, ...flag };
+    return { bm, bn, stages, ...(m[4] === "o" ? { overlap: true } : {}) };
   });
   return {
     ms: values.ms === undefined ? [16, 128, 1024, 8192] : ints(values.ms, "--ms"),
@@ -259,11 +257,11 @@ export function gemmSweepCases(o: GemmSweepOptions): GemmCase[] {
 
 /**
  * A case's kind as the table names it, with its forced scale load and configuration (bm x bn x
- * stages, "o" for overlap, "h" for halves) if any.
+ * stages, "o" for overlap) if any.
  */
 export function gemmCaseKind(c: GemmCase): string {
   const cfg = c.config
-    ? `${c.config.bm}x${c.config.bn}x${c.config.stages}${c.config.overlap === true ? "o" : c.config.halves === true ? "h" : ""}`
+    ? `${c.config.bm}x${c.config.bn}x${c.config.stages}${c.config.overlap === true ? "o" : ""}`
     : undefined;
   const tags = [c.scaleLoad, cfg].filter((x) => x !== undefined);
   return tags.length === 0 ? c.kind : `${c.kind} (${tags.join(", ")})`;

@@ -8,7 +8,6 @@ import {
   FP8_SCALES,
   describeGemmCase,
   blockScaleValue,
-  gemmCaseKind,
   boundAt,
   formatGemmTable,
   gemmSweepCases,
@@ -96,11 +95,6 @@ describe("bench/gemm-sweep options and cases", () => {
       { bm: 128, bn: 128, stages: 6, overlap: true },
       { bm: 64, bn: 192, stages: 5 },
     ]);
-    const h = parseGemmArgs(["--kinds", "fp8", "--ms", "8192", "--configs", "128x192x4h"]);
-    expect(h.configs).toEqual([{ bm: 128, bn: 192, stages: 4, halves: true }]);
-    expect(gemmSweepCases({ ...h, shapes: [[4096, 4096]] }).map((c) => gemmCaseKind(c))).toEqual([
-      "fp8 (128x192x4h)",
-    ]);
     expect(gemmSweepCases(o).map((c, i) => describeGemmCase(c, i))).toEqual([
       "#0 fp8 (128x128x6o) m 1024 n 4096 k 4096 (5 iters)",
       "#1 fp8 (64x192x5) m 1024 n 4096 k 4096 (5 iters)",
@@ -108,7 +102,7 @@ describe("bench/gemm-sweep options and cases", () => {
       "#3 fp8-block (tma, 64x192x5) m 1024 n 4096 k 4096 (5 iters)",
     ]);
     expect(() => parseGemmArgs(["--configs", "96x128x4"])).toThrow(
-      /--configs takes bm x bn x stages \(o: overlap, h: halves\) like 128x128x6o, got "96x128x4"/,
+      /--configs takes bm x bn x stages \(o: overlap\) like 128x128x6o, got "96x128x4"/,
     );
   });
   test("FLOPs and iterations", () => {

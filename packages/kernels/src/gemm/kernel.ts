@@ -81,15 +81,26 @@
 //     ld.global of the loop shares one scoreboard, so the first multiply waits for all scale
 //     loads in flight, including those issued at the end of the K-tile before ("two K-tiles
 //     ahead" is one in effect), before the K-tile's first wgmma issues ("tma": after its first
-//     one). The per-tensor kernel's loop has no load to wait for. ("global" and "tma" stay for
-//     comparison until the H200 has timed "shared".) The copy: sScaleB, two buffers of float32
+//     one). The per-tensor kernel's loop has no load to wait for. The copy: sScaleB, two buffers of float32
 //     [blocks · kPer] (the tile's one or two 128-column blocks, its slice's K-tiles; clamped at
 //     the last block and K block), alternating by turn of the persistent loop; the consumer
 //     threads load the next unit's into registers (at most 8 each, else they copy after the
 //     epilogue) before this unit's epilogue, store them after it into the other buffer, and a
 //     named barrier of the consumer threads publishes them; one barrier a tile suffices because
 //     the buffer written at the end of unit u was last read in unit u − 1, before the barrier
-//     that ended it. The K loop then reads B's one or two scales with ld.shared (a broadcast).
+//     that ended it. The K loop then reads B's one or two scales with ld.shared (a broadcast),
+//     and A's, and forms the products before the K-tile's wgmmas (the SASS: the FFMAs right
+//     after the wgmma wait, as the per-tensor kernel's FADDs are).
+//     H200 (bench/results/gemm-fp8-block-2026-12-05.md): "shared" is no faster than "global";
+//     block against per-tensor, both 0.84-0.94 in same-run comparisons. ncu at base clocks
+//     (8192³): 1.355 M cycles against the per-tensor kernel's 1.203 M, tensor pipe 76.6%
+//     against 86.5% (about 113 more cycles per K-tile of each SM), SM clock 1980 MHz for both
+//     outside ncu (no power limit). Three ways to overlap the promotion measured no better at
+//     m 8192 and are not kept: each K-tile's wgmmas as two column-half groups with the first
+//     half promoted beside the second's (0.86-0.90 at 5 stages, 0.77-0.91 at 4); the consumer
+//     warpgroups taking turns issuing their K-tiles (named barriers, FlashAttention-3's
+//     ping-pong: 0.83-0.89, and per-tensor no faster); the scale loads and products before the
+//     wgmmas instead of after their wait (the same ratios).
 //     A partial last K block is zero-filled by TMA: its scale multiplies zeros there. Rows past
 //     m read row m − 1's scale with "global" (their results are never stored). With split-K
 //     each slice adds its promoted blocks into W; the finishing kernel then applies no scale.
@@ -109,7 +120,7 @@
 //     shapes than serial 128 × 192 tiles.
 // Sizes are compile-time constants (tensor maps need static shapes: core patterns/tma.ts).
 import { T, type ExprLike, type ParamType, type PrimExpr, type TileView } from "@tirx-ts/dsl";
-import { didYouMean, invariant, showValue, type PrimFunc } from "@tirx-ts/core";
+import { didYouMean, showValue, type PrimFunc } from "@tirx-ts/core";
 import { configError } from "../attention/options.js";
 import {
   MAX_GEMM_SHARED,
@@ -206,11 +217,9 @@ export interface GemmKernels {
 }
 
 /**
- * A checked configuration (checkGemmSizes): every field given, `overlap` and `halves` only where
- * true.
+ * A checked configuration (checkGemmSizes): every field given, `overlap` only where true.
  */
-export type CheckedGemmConfig = Required<Omit<GemmConfig, "overlap" | "halves">> &
-  Pick<GemmConfig, "overlap" | "halves">;
+export type CheckedGemmConfig = Required<Omit<GemmConfig, "overlap">> & Pick<GemmConfig, "overlap">;
 
 /** Elements of K, and of N, per float8 block scale (DeepSeek-V3's 1 × 128 and 128 × 128 blocks). */
 export const SCALE_BLOCK = 128;
@@ -374,17 +383,7 @@ export function checkGemmSizes(s: GemmSizes): CheckedGemmConfig {
   if (typeof c !== "object" || c === null) {
     throw configError(`gemm: config is { bm, bn, stages, bk?, splitK? }, got ${showValue(c)}`);
   }
-  const CONFIG_KEYS = [
-    "bm",
-    "bn",
-    "bk",
-    "stages",
-    "cluster",
-    "splitK",
-    "scaleLoad",
-    "overlap",
-    "halves",
-  ];
+  const CONFIG_KEYS = ["bm", "bn", "bk", "stages", "cluster", "splitK", "scaleLoad", "overlap"];
   for (const key of Object.keys(c)) {
     if (!CONFIG_KEYS.includes(key)) {
       const guess = didYouMean(key, CONFIG_KEYS);
@@ -451,15 +450,6 @@ export function checkGemmSizes(s: GemmSizes): CheckedGemmConfig {
       `gemm: config.overlap promotes a float8 K-tile while the next one's wgmmas run, in a second register tile of sums: it needs float8 inputs that promote (block scales, or no fastAccum) and bn ≤ 128 (three float32 register tiles of bn / 2 per thread under setmaxnreg's 232), got ${isFp8(s.dtype) ? (fp8Promoted ? `bn ${c.bn}` : "fastAccum") : s.dtype}`,
     );
   }
-  if (c.halves !== undefined && typeof c.halves !== "boolean") {
-    throw configError(`gemm: config.halves is true or false, got ${showValue(c.halves)}`);
-  }
-  const halves = c.halves === true;
-  if (halves && (!fp8Promoted || overlap)) {
-    throw configError(
-      `gemm: config.halves issues a float8 K-tile's wgmmas as two column halves and promotes the first while the second's run: it needs float8 inputs that promote (block scales, or no fastAccum)${overlap ? ", and not config.overlap (two ways of overlapping the promotion)" : ""}, got ${isFp8(s.dtype) ? (fp8Promoted ? "overlap" : "fastAccum") : s.dtype}`,
-    );
-  }
   // With scaleLoad "tma" or "shared" each stage also holds A's float32 scales of the tile's bm
   // rows (gemmStageBytes: 4 K blocks of each, or the K block's); with "shared", B's scales of
   // the tile take gemmScaleTileBytes beside the ring.
@@ -510,7 +500,6 @@ export function checkGemmSizes(s: GemmSizes): CheckedGemmConfig {
     splitK: Math.ceil(kTiles / per),
     scaleLoad,
     ...(overlap ? { overlap: true } : {}),
-    ...(halves ? { halves: true } : {}),
   };
 }
 
@@ -583,8 +572,6 @@ export function makeGemm(s: GemmSizes): GemmKernels {
   const nbt = scaleTileBlocks(BN);
   // Promotion beside the next K-tile's wgmmas (config.overlap; the file's header).
   const overlap = promoted && cfg.overlap === true;
-  // The K-tile's wgmmas in two column halves (config.halves; the file's header).
-  const halves = promoted && cfg.halves === true;
   // A's scales with "tma" / "shared": as given, [m, kb], a [BM, 4] box of 4 K blocks (one of
   // them used) a stage, when their rows are whole 16 bytes; else MN-major [kb, mp], a [1, BM] box
   // of the K block's.
@@ -807,13 +794,9 @@ export function makeGemm(s: GemmSizes): GemmKernels {
         // Float8 (unless fastAccum): the K-tile's products, promoted into acc after each K-tile
         // (with block scales, scaled there).
         // With config.overlap two of them, used by the two K-tiles of a pair.
-        // With config.halves two of half the columns, the K-tile's two halves'.
-        const DH = halves ? T.layout.wgmma_tile_layout("D", 64, BN / 2, "float32") : undefined;
         const tmpTiles = promoted
-          ? (overlap || halves ? [0, 1] : [0]).map((i) =>
-              halves
-                ? T.alloc_local([64, BN / 2], "float32", { name: `tmp${i}`, layout: DH! })
-                : T.alloc_local([64, BN], "float32", { name: `tmp${i}`, layout: D }),
+          ? (overlap ? [0, 1] : [0]).map((i) =>
+              T.alloc_local([64, BN], "float32", { name: `tmp${i}`, layout: D }),
             )
           : undefined;
         const tmps = tmpTiles?.map((x) => x.flat());
@@ -894,27 +877,18 @@ export function makeGemm(s: GemmSizes): GemmKernels {
             8 * j < SCALE_BLOCK / 2 ? sab[i]![0]! : 8 * j < SCALE_BLOCK ? mid[i]! : sab[i]![1]!;
         };
         /**
-         * The promotion of column groups j0 … j1 − 1 (8 columns each) from register tile `tmp`,
-         * whose column group 0 is group j0: acc = fma(tmp, f(j, i), acc), or acc + tmp without
-         * `f` (per-tensor scales apply in the epilogue). Slots as in the header's D fragment.
+         * The promotion acc = fma(tmp, f(j, i), acc) after a K block's wgmmas, for every column
+         * group j (8 columns) of this thread's rows i (0, 1); slots as in the header's D fragment.
          */
-        const promoteGroups = (
+        const promoteBy = (
           tmp: NonNullable<typeof tmps>[number],
-          f: ((j: number, i: number) => ExprLike) | undefined,
-          j0: number,
-          j1: number,
+          f: (j: number, i: number) => ExprLike,
         ): void => {
-          for (let j = j0; j < j1; j++) {
+          for (let j = 0; j < BN / 8; j++) {
             for (const i of [0, 1]) {
               for (const e of [0, 1]) {
                 const slot = 4 * j + 2 * i + e;
-                const x = tmp.get([4 * (j - j0) + 2 * i + e]);
-                slots.set(
-                  [slot],
-                  f === undefined
-                    ? T.add(slots.get([slot]), x)
-                    : T.fma(x, f(j, i), slots.get([slot])),
-                );
+                slots.set([slot], T.fma(tmp.get([slot]), f(j, i), slots.get([slot])));
               }
             }
           }
@@ -1026,14 +1000,13 @@ export function makeGemm(s: GemmSizes): GemmKernels {
           }
           /**
            * K-tile kt's first half: wait for its stage and issue its wgmmas (into register tile
-           * `buf` of the sums when promoted; with config.halves into both, one wgmma group per
-           * column half); with scaleLoad "tma", read the stage's A scales of this thread's two
-           * rows as soon as the stage is full (each lane's reads come before its warp's arrival
-           * on the empty barrier in `release`, which lets the producer overwrite the slot):
-           * returned, or with overlap kept in `stg[buf]`. With "shared", B's scales are read
-           * too and the promotion's factors computed here, before the wgmmas, so that after
-           * their wait the promotion's FMAs depend on no load (a K-tile's ld.shared and
-           * multiplies after the wait delayed them by the load's latency each K-tile).
+           * `buf` of the sums when promoted); with scaleLoad "tma", read the stage's A scales of
+           * this thread's two rows as soon as the stage is full (each lane's reads come before
+           * its warp's arrival on the empty barrier in `release`, which lets the producer
+           * overwrite the slot): returned, or with overlap kept in `stg[buf]`. With "shared",
+           * B's scales are read too and the promotion's factors computed here, before the
+           * wgmmas, so that after their wait the promotion's FMAs depend on no load (the SASS
+           * then has the FFMAs right after the wgmma wait; ld.shared and FMUL after it before).
            */
           const issue = (kt: ExprLike, buf: number): Issued => {
             const it = T.let_("it", T.add(T.mul(turn, kPer), kt));
@@ -1069,18 +1042,7 @@ export function makeGemm(s: GemmSizes): GemmKernels {
                 ? sA.sub(st)
                 : sA.sub(st).rearrange("(w r) c -> w r c", { r: 64 }).sub(cw!);
             const opB = transB ? sB.sub(st) : sB.sub(st).rearrange("b k c -> k b c");
-            if (halves) {
-              // Float8's B is K-major (transB): a half is rows of whole 8-row swizzle atoms.
-              invariant(transB, "gemm: config.halves with an MN-major B");
-              for (const hf of [0, 1]) {
-                const rows = `${(hf * BN) / 2}:${((hf + 1) * BN) / 2}`;
-                T.tile.wg.gemm_async(tmpTiles![hf]!, opA, sB.sub(st).sub(rows, ":"), {
-                  transA,
-                  transB,
-                  accum: false,
-                });
-              }
-            } else if (promoted) {
+            if (promoted) {
               T.tile.wg.gemm_async(tmpTiles![buf]!, opA, opB, { transA, transB, accum: false });
             } else T.tile.wg.gemm_async(acc, opA, opB, { transA, transB });
             return { st, sa, ...(f ? { f } : {}) };
@@ -1096,19 +1058,16 @@ export function makeGemm(s: GemmSizes): GemmKernels {
             } else T.if_(t.eq(0), () => T.ptx.mbarrier.arrive(empty.sub(st)));
           };
           /**
-           * K-tile kt's promotion factors (block scales: computed in `issue` with "shared";
-           * else A's `sa` with scaleLoad "tma", the rest from register set `set`); undefined
-           * without block scales.
+           * K-tile kt's promotion factors with block scales: computed in `issue` with "shared";
+           * else from A's `sa` with scaleLoad "tma" and the rest of register set `set`.
            */
           const factors = (kt: ExprLike, h: Issued, set: number) =>
-            !block
-              ? undefined
-              : (h.f ??
-                factorsOf(
-                  kt,
-                  h.sa,
-                  Array.from({ length: NS }, (_, i) => sets![set]!.get([i])),
-                ));
+            h.f ??
+            factorsOf(
+              kt,
+              h.sa,
+              Array.from({ length: NS }, (_, i) => sets![set]!.get([i])),
+            );
           /**
            * K-tile kt's second half, after a wait that covers its wgmmas: free its stage, promote
            * register tile `buf` (block scales: see `factors`; register set `set` is then
@@ -1117,22 +1076,9 @@ export function makeGemm(s: GemmSizes): GemmKernels {
           const finish = (kt: ExprLike, h: Issued, buf: number, set: number): void => {
             release(h.st);
             if (block) {
-              promoteGroups(tmps![buf]!, factors(kt, h, set), 0, BN / 8);
+              promoteBy(tmps![buf]!, factors(kt, h, set));
               if (NS > 0) fill(set, kt, 2);
             } else if (promoted) T.tile.wg.add(acc, acc, tmpTiles![buf]!);
-          };
-          /**
-           * config.halves: K-tile kt's second half. wgmma.wait_group 1 retires the first column
-           * half, whose promotion runs while the second half's wgmmas do; then the second.
-           */
-          const finishHalves = (kt: ExprLike, h: Issued, set: number): void => {
-            T.ptx.wgmma.wait_group(1);
-            const f = factors(kt, h, set);
-            promoteGroups(tmps![0]!, f, 0, BN / 16);
-            T.ptx.wgmma.wait_group(0);
-            release(h.st);
-            promoteGroups(tmps![1]!, f, BN / 16, BN / 8);
-            if (block && NS > 0) fill(set, kt, 2);
           };
           if (block && NS > 0) {
             fill(0, 0, 0);
@@ -1164,11 +1110,8 @@ export function makeGemm(s: GemmSizes): GemmKernels {
             /** K-tile kt whole: its wgmmas, their wait, its promotion (set: its scales). */
             const step = (kt: PrimExpr, set: number): void => {
               const h = issue(kt, 0);
-              if (halves) finishHalves(kt, h, set);
-              else {
-                T.ptx.wgmma.wait_group(0);
-                finish(kt, h, 0, set);
-              }
+              T.ptx.wgmma.wait_group(0);
+              finish(kt, h, 0, set);
             };
             if (block && NS > 0) {
               for (const kp of T.range(Math.ceil(kPer / 2))) {

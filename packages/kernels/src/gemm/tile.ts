@@ -35,10 +35,6 @@ import { MAX_SHARED_PER_CTA } from "@tirx-ts/core";
  *   true to take the K loop in pairs of K-tiles whose wgmmas are issued together, into two
  *   register tiles of sums (bn / 2 more registers per thread), so that the first one's
  *   promotion FMAs run beside the second one's wgmmas instead of after them. Default false.
- * - `halves`: float8 that promotes its K-tiles only, not with `overlap`: true to issue each
- *   K-tile's wgmmas as two groups of bn / 2 columns each (two register tiles of bn / 4 registers
- *   per thread, the registers of one of bn / 2), so that the first half's promotion FMAs run
- *   beside the second half's wgmmas. Default false.
  */
 export interface GemmConfig {
   readonly bm: 64 | 128 | 192;
@@ -49,7 +45,6 @@ export interface GemmConfig {
   readonly splitK?: number;
   readonly scaleLoad?: GemmScaleLoad;
   readonly overlap?: boolean;
-  readonly halves?: boolean;
 }
 
 /** How a block-scaled float8 GEMM loads its scales ({@link GemmConfig}'s `scaleLoad`). */
