@@ -263,6 +263,36 @@ const REDUCES: readonly ReduceCase[] = [
     dst: "S[(1, 2, 32) : (1, 4@warpid, 1@laneid)] + R[3 : 1@warpid]",
     axis: 0,
   },
+  // On tid these lane digits sit below 4:32, no multiple of their reach: each is read within
+  // the warp, (tid % 32) % 10, as every higher iter's place must vanish (tid % 10 took 32 · warp
+  // into the lane's digit, and the columns summed wrong elements).
+  {
+    what: "columns over 4 warps of 3 × 10 lanes (lanes 30, 31 idle; digits read in the warp)",
+    scope: "cta",
+    block: 128,
+    shape: [4, 30],
+    src: "S[(4, 3, 10) : (1@warpid, 10@laneid, 1@laneid)]",
+    dst: "S[(1, 3, 10) : (1, 10@laneid, 1@laneid)] + R[4 : 1@warpid]",
+    axis: 0,
+  },
+  {
+    what: "columns over 4 warps of lanes 0..4 and 6..10 (the radix 6 read in the warp)",
+    scope: "cta",
+    block: 128,
+    shape: [4, 10],
+    src: "S[(4, 2, 5) : (1@warpid, 6@laneid, 1@laneid)]",
+    dst: "S[(1, 2, 5) : (1, 6@laneid, 1@laneid)] + R[4 : 1@warpid]",
+    axis: 0,
+  },
+  {
+    what: "columns over 2 warpgroups of lanes 0..4 and 6..10 (tid_in_wg beside wgid)",
+    scope: "cta",
+    block: 256,
+    shape: [2, 10],
+    src: "S[(2, 2, 5) : (1@wgid, 6@tid_in_wg, 1@tid_in_wg)]",
+    dst: "S[(1, 2, 5) : (1, 6@tid_in_wg, 1@tid_in_wg)] + R[2 : 1@wgid]",
+    axis: 0,
+  },
 ];
 
 function reduceKernel(c: ReduceCase, op: Op): PrimFunc {

@@ -156,14 +156,14 @@ function structural(e: Expr, env: SymEnv, symMaxes: (x: Expr) => readonly Poly[]
   if (e.kind !== "Binary") return numeric();
   if (e.op === "add") {
     // floordiv(x, c)·c + floormod(x, c) is x (floor division): the flat index of a 2-D split.
+    // x's bounds, and the sum's (a guard on the quotient bounds the sum below x's: the lane's
+    // digits 3:10 and 10:1 of lanes 0..29, `(lane / 10)·10 + lane % 10` under `lane / 10 < 3`).
     const whole = splitIndexOf(e);
-    if (whole) {
-      const w = symMaxes(whole);
-      if (w.length) return [...w];
-    }
+    const w = whole ? symMaxes(whole) : [];
     const a = symMaxes(e.a);
     const b = symMaxes(e.b);
-    return a.length && b.length ? distinctBounds(pairs(a, b, (x, y) => addPoly(x, y))) : numeric();
+    const sums = a.length && b.length ? [...pairs(a, b, (x, y) => addPoly(x, y))] : [];
+    return w.length || sums.length ? distinctBounds([...w, ...sums]) : numeric();
   }
   if (e.op === "sub") {
     const a = symMaxes(e.a);

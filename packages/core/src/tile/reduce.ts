@@ -431,7 +431,7 @@ function reduction(op: TileReduceOp): TilePrimitive<ReduceOperands> {
         const modulus = (w: { extent: number; stride: number }): number => {
           const i = allWarps.findIndex((y) => y.stride === w.stride && y.extent === w.extent);
           const read = digitRead(allWarps, i, "warpid");
-          if (read?.kind !== "mod") {
+          if (read === undefined || read.field !== undefined || read.modulus === undefined) {
             throw tileDispatchError(
               ctx,
               `the warp iter ${w.extent}:${w.stride}@warpid of ${src.buffer.name} ${showTileLayout(src.layout)} is no digit of the warp index that a division and a modulo read, so its warps' partials cannot be found`,

@@ -25,22 +25,55 @@ const FIELDS: Partial<Record<LayoutAxis, readonly number[]>> = {
 };
 
 /**
- * How the value of iter `all[i]` (one axis's iters by increasing stride) is read off `c`, the
- * coordinate less the axis's offset:
- * - `mod`: `(c / stride) % modulus`. The modulus is the extent when the next iter's stride is a
- *   multiple of stride × extent (mixed-radix digits; the top iter too), else the digit's radix,
- *   next stride / stride, whose values from the extent up hold nothing (`exact` false): 24:1
- *   beside 4:32 on tid is `tid % 32`, lanes 24..31 idle.
- * - `field`: `(c % field) / stride` when the next iter's stride is no multiple of this one's but
- *   starts at a field boundary of the axis ({@link FIELDS}) that this iter stays below; values
- *   up to (field − 1) / stride, those from the extent up holding nothing.
+ * How the value of iter `all[i]` (one axis's iters by increasing stride, the digits of its
+ * coordinate) is read off `c`, the coordinate less the axis's offset:
+ * `((field ? c % field : c) / stride) % modulus` (no modulo where `modulus` is undefined).
+ * Every higher iter's place must vanish from the reading, not only the next one's: `10:1` below
+ * `3:10` and `4:32` on tid (`S[(4, 3, 10) : (1@warpid, 10@laneid, 1@laneid)]`) is
+ * `(tid % 32) % 10`, where `tid % 10` would take 32 · warp mod 10 into the lane's digit.
+ * - Without a field: every higher iter's stride is a multiple of this one's, and the modulus
+ *   divides each of their quotients: the extent where it divides them all (mixed-radix digits;
+ *   the top iter too), else their greatest common divisor when that reaches the extent, whose
+ *   values from the extent up hold nothing (`exact` false): 24:1 beside 4:32 on tid is
+ *   `tid % 32`, lanes 24..31 idle.
+ * - Within a field (a warp or warpgroup boundary of the axis, {@link FIELDS}): when no such
+ *   modulus exists, the first boundary at or past this iter's reach that every higher iter's
+ *   stride either stays below (its reach too) or is a multiple of, the iters below it read as
+ *   above among themselves; with none of them above this one, no modulo (values up to
+ *   field / stride − 1, those from the extent up holding nothing).
  * undefined when no such reading exists: a stride that is not positive, an iter that overlaps
- * the next (its stride below stride × extent), or a next stride that is neither a multiple of
- * this one's nor past a field boundary that it is a multiple of.
+ * the next (its stride below stride × extent), or neither reading.
  */
-export type DigitRead =
-  | { readonly kind: "mod"; readonly modulus: number; readonly exact: boolean }
-  | { readonly kind: "field"; readonly field: number };
+export interface DigitRead {
+  /** The boundary the coordinate is reduced modulo first; undefined for none. */
+  readonly field?: number;
+  /** The modulus after the division; undefined for none (the value stays below field / stride). */
+  readonly modulus?: number;
+  /** Whether the value is below the extent on every thread. */
+  readonly exact: boolean;
+}
+
+const gcd = (a: number, b: number): number => (b === 0 ? a : gcd(b, a % b));
+
+/**
+ * The modulus reading iter `x` among `higher` (the iters above it that the reading sees), or
+ * undefined: the extent when it divides every quotient of their strides by x's, else their gcd
+ * when it reaches the extent; `top` (no modulo needed) when `higher` is empty.
+ */
+function modulusAmong(
+  x: Digit,
+  higher: readonly Digit[],
+  top: number | undefined,
+): { modulus?: number; exact: boolean } | undefined {
+  if (higher.length === 0) {
+    return top === undefined ? { modulus: x.extent, exact: true } : { exact: top <= x.extent };
+  }
+  if (higher.some((y) => y.stride % x.stride !== 0)) return undefined;
+  const q = higher.map((y) => y.stride / x.stride);
+  if (q.every((n) => n % x.extent === 0)) return { modulus: x.extent, exact: true };
+  const g = q.reduce(gcd);
+  return g >= x.extent ? { modulus: g, exact: false } : undefined;
+}
 
 /** See {@link DigitRead}. */
 export function digitRead(
@@ -52,20 +85,54 @@ export function digitRead(
   if (x.stride <= 0) return undefined;
   const reach = x.stride * x.extent;
   const next = all[i + 1];
-  if (!next) return { kind: "mod", modulus: x.extent, exact: true };
-  if (next.stride < reach) return undefined;
-  if (next.stride % reach === 0) return { kind: "mod", modulus: x.extent, exact: true };
-  if (next.stride % x.stride === 0) {
-    return { kind: "mod", modulus: next.stride / x.stride, exact: false };
+  if (next && next.stride < reach) return undefined;
+  const higher = all.slice(i + 1);
+  const plain = modulusAmong(x, higher, undefined);
+  if (plain) return plain;
+  for (const field of FIELDS[axis] ?? []) {
+    if (field < reach) continue;
+    const inside = higher.filter((y) => y.stride < field);
+    const outside = higher.filter((y) => y.stride >= field);
+    if (inside.some((y) => y.stride * y.extent > field)) continue;
+    if (outside.some((y) => y.stride % field !== 0)) continue;
+    const read = modulusAmong(x, inside, Math.ceil(field / x.stride));
+    if (read) return { field, ...read };
   }
-  const field = (FIELDS[axis] ?? []).find((f) => reach <= f && f <= next.stride);
-  if (field !== undefined && next.stride % field === 0) return { kind: "field", field };
   return undefined;
+}
+
+/** The value {@link digitRead}'s `read` gives for coordinate `c` (≥ 0) off stride `stride`. */
+export function readDigit(c: number, stride: number, read: DigitRead): number {
+  const v = Math.floor((read.field !== undefined ? c % read.field : c) / stride);
+  return read.modulus !== undefined ? v % read.modulus : v;
+}
+
+/**
+ * Whether the digits' readings of every coordinate in 0..extent − 1 that leaves each digit below
+ * its extent rebuild that coordinate: then a thread whose digits are all in range holds elements,
+ * and no comparison of the coordinate with the rebuilt one is needed to tell an owner.
+ * False when a reading drops part of the coordinate (bits below the first stride or between
+ * digits, values past the top) or a digit is unread.
+ */
+export function readsRebuild(all: readonly Digit[], axis: LayoutAxis, extent: number): boolean {
+  const reads = all.map((_, i) => digitRead(all, i, axis));
+  if (reads.some((r) => r === undefined)) return false;
+  for (let c = 0; c < extent; c++) {
+    let rebuilt = 0;
+    let held = true;
+    all.forEach((d, i) => {
+      const v = readDigit(c, d.stride, reads[i]!);
+      if (v >= d.extent) held = false;
+      rebuilt += v * d.stride;
+    });
+    if (held && rebuilt !== c) return false;
+  }
+  return true;
 }
 
 /** Whether the value {@link digitRead} gives is below the extent on every thread. */
 export function exactRead(r: DigitRead): boolean {
-  return r.kind === "mod" && r.exact;
+  return r.exact;
 }
 
 /**

@@ -6,7 +6,7 @@ import { layoutCoordinates } from "../layout/tile-layout.js";
 import { layoutAxisExtent } from "../verify/launch-check.js";
 import { invariant } from "../invariant.js";
 import { tileDispatchError, type RegisterTile, type TileContext } from "./operand.js";
-import { digitRead, exactRead, unreadDigit } from "./thread-digits.js";
+import { digitRead, exactRead, readsRebuild, unreadDigit } from "./thread-digits.js";
 
 /**
  * The coordinate of the calling thread on a layout axis, from the linear thread index `tid`:
@@ -218,8 +218,8 @@ function indexOfIter(all: readonly LayoutIter[], x: LayoutIter): number {
 /**
  * The value of thread iter `x` (on a thread axis) for the calling thread, read off its axis's
  * coordinate less the offset `c` as {@link digitRead} says: `(c / stride) % modulus` (the extent,
- * or the radix up to the next iter's stride when threads between them hold nothing), or
- * `(c % field) / stride` below a warp or warpgroup boundary of the thread index. The iters of
+ * or a radix up to the higher iters' strides when threads between them hold nothing), after
+ * `c % field` where a higher iter's place vanishes only within a warp or warpgroup. The iters of
  * one axis must be such digits: positive strides, each at least the reach (stride × extent) of
  * the one below. A layout over several thread axes is read on the linear thread index
  * ({@link linearThreads}). On a thread that holds no element of `l` the value may lie outside
@@ -249,14 +249,12 @@ export function iterValue(l: TileLayout, x: LayoutIter, ctx: TileContext): Expr 
   const off = l.offset[x.axis] ?? 0;
   let c = axisCoord(x.axis, ctx);
   if (off !== 0) c = binary("sub", c, intImm(off));
-  if (read.kind === "field") {
-    const r = binary("floormod", c, intImm(read.field));
-    return x.stride === 1 ? r : binary("floordiv", r, intImm(x.stride));
-  }
+  if (read.field !== undefined) c = binary("floormod", c, intImm(read.field));
   let v = x.stride === 1 ? c : binary("floordiv", c, intImm(x.stride));
   const extent = layoutAxisExtent(x.axis, ctx.launch) ?? 1;
   // The outermost iter covering the whole axis needs no modulo.
-  if (!(off === 0 && i === all.length - 1 && x.stride * x.extent >= extent)) {
+  const whole = read.field === undefined && off === 0 && i === all.length - 1;
+  if (read.modulus !== undefined && !(whole && x.stride * x.extent >= extent)) {
     v = binary("floormod", v, intImm(read.modulus));
   }
   return v;
@@ -296,16 +294,12 @@ export function ownsGuard(l: TileLayout, ctx: TileContext): Expr | undefined {
     // Whether the readings drop part of the coordinate (an offset, bits below the first
     // stride or between digits, values past the top), so that only the coordinate rebuilt
     // from the digits tells an owner; else each digit below its extent does.
-    let drops = (l.offset[a] ?? 0) !== 0 || (all[0]?.stride ?? 1) !== 1 || reach < extent;
+    const drops = (l.offset[a] ?? 0) !== 0 || !readsRebuild(all, a, extent);
     all.forEach((y, i) => {
       const v = iterValue(l, y, ctx);
       rebuilt = binary("add", rebuilt, binary("mul", v, intImm(y.stride)));
       const read = digitRead(all, i, a);
-      const next = all[i + 1];
       if (read && !exactRead(read)) below.push(compare("lt", v, intImm(y.extent)));
-      if (read?.kind === "field" && next && next.stride > read.field) drops = true;
-      if (read?.kind === "mod" && read.exact && next && next.stride > y.stride * y.extent)
-        drops = true;
     });
     if (drops || below.length === 0) and(compare("eq", axisCoord(a, ctx), rebuilt));
     for (const b of below) and(b);
