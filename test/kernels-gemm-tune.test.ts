@@ -13,6 +13,7 @@ import {
   gemmRowsBucket,
   gemmTuneCandidates,
   gemmTuneKey,
+  makeGemm,
 } from "@tirx-ts/kernels";
 import { tuneKeyText } from "@tirx-ts/runtime";
 import { randomTensor, uniform } from "./util/gemm-reference.js";
@@ -164,6 +165,30 @@ process.stdout.write(JSON.stringify(gemmChoice(a, b, { transB: true })));
     expect(tuned.config).toEqual(GEMM_TUNED_DEFAULTS[key]);
     const plain = gemmChoice(a16, b16, { transB: true });
     expect(plain.source).toBe("default");
+  });
+
+  test("every shipped float8 default of the issue's shapes builds: block scales ('shared' at 8192 × 8192 × 28672) and per-tensor", () => {
+    const shapes = [
+      [4096, 4096],
+      [14336, 4096],
+      [4096, 14336],
+      [8192, 8192],
+      [28672, 8192],
+      [8192, 28672],
+    ] as const;
+    const built: string[] = [];
+    for (const m of [1024, 8192]) {
+      for (const [n, k] of shapes) {
+        for (const scales of ["block", true] as const) {
+          const sizes = { m, n, k, dtype: "float8_e4m3", transB: true, scales } as const;
+          const config = GEMM_TUNED_DEFAULTS[tuneKeyText(gemmTuneKey(sizes))];
+          expect(config, `${m} ${n} ${k} ${String(scales)}`).toBeDefined();
+          expect(() => makeGemm({ ...sizes, config: config! })).not.toThrow();
+          if (config!.scaleLoad !== undefined) built.push(`${m}x${n}x${k}:${config!.scaleLoad}`);
+        }
+      }
+    }
+    expect(built).toContain("8192x8192x28672:shared");
   });
 
   test("TIRX_TUNE=1 tunes without the option (the simulator without measure: first fit)", () => {

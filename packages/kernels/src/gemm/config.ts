@@ -235,8 +235,10 @@ export function gemmTuneKey(s: GemmKeySizes): { readonly [k: string]: string | n
  * 8192 × 28672, the other four within ±2%; 128 × 128 × 4 with overlap at m 1024 the fastest at
  * five of six shapes, 358.6 against 378.9 µs (× 6 with overlap) at 8192 × 28672; block-scaled
  * 192 × 128 × 4 at m 8192 × 4096 × 14336, 3-6% faster than 128 × 192 × 4 in two runs,
- * gemm-bm192-2026-12-04.md), as (kind, m, n, k, config): what {@link GEMM_TUNED_DEFAULTS} ships
- * for those keys.
+ * gemm-bm192-2026-12-04.md; block-scaled 128 × 192 × 4 with scaleLoad "shared" at m 8192 ×
+ * 8192 × 28672, 0.90 of per-tensor in two same-run comparisons against 0.86-0.87 with "global",
+ * gemm-fp8-block-2026-12-05.md runs C and F), as (kind, m, n, k, config): what
+ * {@link GEMM_TUNED_DEFAULTS} ships for those keys.
  */
 const H200_TUNED: readonly (readonly [
   "bf16" | "fp8" | "fp8-block",
@@ -304,7 +306,7 @@ const H200_TUNED: readonly (readonly [
   ["fp8-block", 8192, 4096, 14336, { bm: 192, bn: 128, stages: 4 }],
   ["fp8-block", 8192, 8192, 8192, { bm: 128, bn: 192, stages: 4 }],
   ["fp8-block", 8192, 28672, 8192, { bm: 128, bn: 192, stages: 4 }],
-  ["fp8-block", 8192, 8192, 28672, { bm: 128, bn: 192, stages: 4 }],
+  ["fp8-block", 8192, 8192, 28672, { bm: 128, bn: 192, stages: 4, scaleLoad: "shared" }],
 ];
 
 /**
