@@ -18,6 +18,7 @@ import {
 import { tuneKeyText } from "@tirx-ts/runtime";
 import { randomTensor, uniform } from "./util/gemm-reference.js";
 import { errorOf } from "./util/error-of.js";
+import { DEFAULT_SHAPES } from "../bench/gemm-sweep-cases.js";
 import { repoRoot, tuneChildDir } from "./util/tune-child-dir.js";
 
 const dev = sim();
@@ -29,6 +30,13 @@ const base = tuneChildDir("gemm-tune");
 const fakeUs = (c: GemmConfig): number => (c.bm === 128 && c.bn === 128 ? 1 : 2 + c.bn / 64);
 const FASTEST: GemmConfig = { bm: 128, bn: 128, stages: 6 };
 const SHAPE = { m: 20, n: 72, k: 40 } as const;
+/** A child process's first lines: SHAPE's bfloat16 operands a [m, k] and b [n, k] on the simulator. */
+const CHILD_HEAD = `import { sim, tensor } from "tirx-ts";
+import { gemmChoice } from "@tirx-ts/kernels";
+const dev = sim();
+const a = tensor.zeros([${SHAPE.m}, ${SHAPE.k}], "bfloat16", dev);
+const b = tensor.zeros([${SHAPE.n}, ${SHAPE.k}], "bfloat16", dev);
+`;
 
 describe("gemm() tuned on the simulator with an injected measure", () => {
   test("the candidates: GEMM_CONFIGS' rows, pickGemmConfig's first, split-K only for long K", () => {
@@ -74,12 +82,7 @@ describe("gemm() tuned on the simulator with an injected measure", () => {
     const child = join(base, "child.mjs");
     writeFileSync(
       child,
-      `import { sim, tensor } from "tirx-ts";
-import { gemmChoice } from "@tirx-ts/kernels";
-const dev = sim();
-const a = tensor.zeros([${SHAPE.m}, ${SHAPE.k}], "bfloat16", dev);
-const b = tensor.zeros([${SHAPE.n}, ${SHAPE.k}], "bfloat16", dev);
-const plain = gemmChoice(a, b, { transB: true });
+      `${CHILD_HEAD}const plain = gemmChoice(a, b, { transB: true });
 let measured = 0;
 const tuned = gemmChoice(a, b, { transB: true, tune: { progress: false, measure: () => (measured++, 1) } });
 process.stdout.write(JSON.stringify({ measured, plain, tuned }));
@@ -113,12 +116,7 @@ process.stdout.write(JSON.stringify({ measured, plain, tuned }));
     const child = join(base, "child-bad.mjs");
     writeFileSync(
       child,
-      `import { sim, tensor } from "tirx-ts";
-import { gemmChoice } from "@tirx-ts/kernels";
-const dev = sim();
-const a = tensor.zeros([${SHAPE.m}, ${SHAPE.k}], "bfloat16", dev);
-const b = tensor.zeros([${SHAPE.n}, ${SHAPE.k}], "bfloat16", dev);
-process.stdout.write(JSON.stringify(gemmChoice(a, b, { transB: true })));
+      `${CHILD_HEAD}process.stdout.write(JSON.stringify(gemmChoice(a, b, { transB: true })));
 `,
     );
     const run = (cache: string) =>
@@ -168,17 +166,9 @@ process.stdout.write(JSON.stringify(gemmChoice(a, b, { transB: true })));
   });
 
   test("every shipped float8 default of the issue's shapes builds: block scales ('shared' at 8192 × 8192 × 28672) and per-tensor", () => {
-    const shapes = [
-      [4096, 4096],
-      [14336, 4096],
-      [4096, 14336],
-      [8192, 8192],
-      [28672, 8192],
-      [8192, 28672],
-    ] as const;
     const built: string[] = [];
     for (const m of [1024, 8192]) {
-      for (const [n, k] of shapes) {
+      for (const [n, k] of DEFAULT_SHAPES) {
         for (const scales of ["block", true] as const) {
           const sizes = { m, n, k, dtype: "float8_e4m3", transB: true, scales } as const;
           const config = GEMM_TUNED_DEFAULTS[tuneKeyText(gemmTuneKey(sizes))];
