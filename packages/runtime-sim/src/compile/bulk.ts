@@ -49,13 +49,15 @@ export function compileBulkCopy(ec: ExprCompiler, s: TileApply, plan: BulkCopyPl
   const bu = m.bulk;
   const shBase = sh.placed.base;
   const red = plan.opcode.reduce ? bulkReducer(plan.opcode.reduce) : undefined;
-  // Each element's reduction is relaxed at gpu scope (PTX ISA, cp.reduce.async.bulk): strong.
+  // Each element's reduction is relaxed at gpu scope (PTX ISA, cp.reduce.async.bulk): strong,
+  // through the async proxy.
   if (red)
     m.strong.add(
       site,
       SCOPE_GPU,
       0,
       `cp.reduce.async.bulk.${plan.opcode.reduce!.op} (relaxed.gpu)`,
+      true,
     );
   const what = g2s
     ? "cp.async.bulk global → shared"

@@ -23,8 +23,10 @@ import { THREAD_BITS, THREAD_MASK } from "./packed.js";
  * overlapping accesses overlap completely exactly when they have the same size. A site of no
  * fixed size (a bulk reduction's chunk, 0 bytes here) is taken to overlap completely.
  *
- * Not modelled: the proxy condition. A bulk reduction (async proxy) counts as morally strong
- * with generic-proxy atomics of a wide enough scope, as before.
+ * The proxy condition: a bulk reduction is performed through the async proxy, atomics and
+ * strong loads and stores through the generic proxy, so a bulk reduction is morally strong only
+ * with another bulk reduction (of a wide enough scope), never with a generic atomic on the same
+ * bytes: those race unless ordered (a `fence.proxy.async` and a synchronization between them).
  *
  * Costs: one typed-array read per site; moral() is a few integer comparisons.
  */
@@ -45,6 +47,8 @@ export class StrongSites {
   #scope = new Int8Array(64).fill(-1);
   /** Per site: its element's bytes (0: any). */
   #bytes = new Uint8Array(64);
+  /** Per site: 1 when performed through the async proxy (a bulk reduction), 0 the generic one. */
+  #proxy = new Uint8Array(64);
   /** Per site: its PTX name for messages (`atom.relaxed.cta.add`, `st.release.gpu`, ...). */
   readonly #names: string[] = [];
 
@@ -75,8 +79,11 @@ export class StrongSites {
     return this.#pes > 1 ? this.#rank[u]! : 0;
   }
 
-  /** Site `site` is strong, of scope `scope` (SCOPE_*) on elements of `bytes` bytes (0: any). */
-  add(site: number, scope: number, bytes: number, name: string): void {
+  /**
+   * Site `site` is strong, of scope `scope` (SCOPE_*) on elements of `bytes` bytes (0: any),
+   * performed through the async proxy when `async` (a bulk reduction), else the generic proxy.
+   */
+  add(site: number, scope: number, bytes: number, name: string, async = false): void {
     if (site >= this.#scope.length) {
       let n = this.#scope.length;
       while (n <= site) n *= 2;
@@ -86,9 +93,13 @@ export class StrongSites {
       const b = new Uint8Array(n);
       b.set(this.#bytes);
       this.#bytes = b;
+      const p = new Uint8Array(n);
+      p.set(this.#proxy);
+      this.#proxy = p;
     }
     this.#scope[site] = scope;
     this.#bytes[site] = bytes;
+    this.#proxy[site] = async ? 1 : 0;
     this.#names[site] = name;
   }
 
@@ -104,6 +115,12 @@ export class StrongSites {
   scopeOf(site: number): number {
     if (site < 0) return SCOPE_GPU;
     return site < this.#scope.length ? this.#scope[site]! : -1;
+  }
+
+  /** 1 when `site` is performed through the async proxy (site -1: a bulk reduction), else 0. */
+  proxyOf(site: number): number {
+    if (site < 0) return 1;
+    return site < this.#proxy.length ? this.#proxy[site]! : 0;
   }
 
   /** The element bytes of `site` (0: any). */
@@ -128,10 +145,12 @@ export class StrongSites {
   /**
    * Are the earlier access packed `w` (site and thread) at clock `c` and thread `t`'s access at
    * `site` (-1: a bulk reduction, relaxed.gpu on any size) morally strong? Both strong, the
-   * narrower scope including both threads, the same size. False when either is not strong.
+   * narrower scope including both threads, the same size, the same proxy. False when either is
+   * not strong.
    */
   moral(w: number, c: number, t: number, site: number): boolean {
     const s = w >> THREAD_BITS;
+    if (this.proxyOf(s) !== this.proxyOf(site)) return false;
     const sb = this.bytesOf(s);
     const xb = this.bytesOf(site);
     if (sb !== xb && sb !== 0 && xb !== 0) return false;
@@ -149,7 +168,11 @@ export class StrongSites {
   dominates(site: number, t: number, w: number, c: number): boolean {
     const s = w >> THREAD_BITS;
     if (c < this.#clocks.ctaBase || this.#rank[w & THREAD_MASK] !== this.#rank[t]) return false;
-    return this.bytesOf(s) === this.bytesOf(site) && this.scopeOf(s) >= this.scopeOf(site);
+    return (
+      this.bytesOf(s) === this.bytesOf(site) &&
+      this.proxyOf(s) === this.proxyOf(site) &&
+      this.scopeOf(s) >= this.scopeOf(site)
+    );
   }
 
   /**
@@ -172,6 +195,10 @@ export class StrongSites {
     const sb = this.bytesOf(s);
     const xb = this.bytesOf(site);
     const cite = `PTX ISA, Memory Consistency Model, "Morally strong operations"`;
+    if (this.proxyOf(s) !== this.proxyOf(site)) {
+      const [bulk, generic] = this.proxyOf(site) === 1 ? [mine, theirs] : [theirs, mine];
+      return `; both are strong, but not morally strong: the ${bulk} is performed through the async proxy and the ${generic} through the generic proxy (${cite}: both must be performed through the same proxy); order them with fence.proxy.async and a synchronization`;
+    }
     if (sb !== xb && sb !== 0 && xb !== 0) {
       return `; both are strong, but not morally strong: this ${mine} of ${xb} bytes and the ${theirs} of ${sb} bytes do not overlap completely (${cite})`;
     }
