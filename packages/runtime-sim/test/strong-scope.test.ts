@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { verify, type KernelArg, type PrimFunc, type TirxError } from "@tirx-ts/core";
-import { T } from "@tirx-ts/dsl";
+import { T, type ParamHandles } from "@tirx-ts/dsl";
 import { runSim, SimTensor, simZeros } from "@tirx-ts/runtime-sim";
 import { lineOf } from "./helpers.js";
 
@@ -55,30 +55,49 @@ function expectRace(
 
 const word = () => [simZeros([4], "int32")];
 
-/** Two CTAs: thread 0 of CTA 0 adds to A[0] with scope `first`, thread 0 of CTA 1 with `second`. */
-function twoCtaAdds(first: Scope | "default", second: Scope | "default", red: boolean): PrimFunc {
-  return T.function(`adds_${first}_${second}_${red}`, { A: T.Tensor([4], "int32") }, ({ A }) => {
+const INT4 = { A: T.Tensor([4], "int32") };
+type IntTensor = ParamHandles<typeof INT4>["A"];
+
+/**
+ * `name`: two CTAs of 32 threads over A int32 [4]; thread 0 of CTA 0 runs `first(A)`, thread 0
+ * of CTA 1 runs `second(A)`.
+ */
+function twoCtas(
+  name: string,
+  first: (A: IntTensor) => void,
+  second: (A: IntTensor) => void,
+): PrimFunc {
+  return T.function(name, INT4, ({ A }) => {
     T.device_entry({ launch: T.cuda.LaunchConfig({ grid: 2, block: 32 }) });
     const tid = T.cuda.thread_idx("x");
     const cta = T.cuda.block_idx("x");
-    const opt = (scope: Scope | "default") =>
-      scope === "default" ? undefined : { sem: "relaxed" as const, scope };
     T.if_(tid.eq(0), () => {
       T.if_(
         cta.eq(0),
-        () => {
-          if (red)
-            T.cuda.red_add(A.ptr([0]), 1, opt(first)); // @first-red
-          else T.cuda.atomic_add(A.ptr([0]), 1, opt(first)); // @first-atom
-        },
-        () => {
-          if (red)
-            T.cuda.red_add(A.ptr([0]), 1, opt(second)); // @second-red
-          else T.cuda.atomic_add(A.ptr([0]), 1, opt(second)); // @second-atom
-        },
+        () => first(A),
+        () => second(A),
       );
     });
   });
+}
+
+/** Two CTAs: thread 0 of CTA 0 adds to A[0] with scope `first`, thread 0 of CTA 1 with `second`. */
+function twoCtaAdds(first: Scope | "default", second: Scope | "default", red: boolean): PrimFunc {
+  const opt = (scope: Scope | "default") =>
+    scope === "default" ? undefined : { sem: "relaxed" as const, scope };
+  return twoCtas(
+    `adds_${first}_${second}_${red}`,
+    (A) => {
+      if (red)
+        T.cuda.red_add(A.ptr([0]), 1, opt(first)); // @first-red
+      else T.cuda.atomic_add(A.ptr([0]), 1, opt(first)); // @first-atom
+    },
+    (A) => {
+      if (red)
+        T.cuda.red_add(A.ptr([0]), 1, opt(second)); // @second-red
+      else T.cuda.atomic_add(A.ptr([0]), 1, opt(second)); // @second-atom
+    },
+  );
 }
 
 describe("atomics of two CTAs on one word", () => {
@@ -129,40 +148,26 @@ describe("atomics of two CTAs on one word", () => {
   });
 
   it("atom.cas of cta scope: TX6014", () => {
-    const k = T.function("cas_cta", { A: T.Tensor([4], "int32") }, ({ A }) => {
-      T.device_entry({ launch: T.cuda.LaunchConfig({ grid: 2, block: 32 }) });
-      const tid = T.cuda.thread_idx("x");
-      const cta = T.cuda.block_idx("x");
-      const o = { sem: "relaxed" as const, scope: "cta" as const };
-      T.if_(tid.eq(0), () => {
-        T.if_(
-          cta.eq(0),
-          () => A.set([1], T.cuda.atomic_cas(A.ptr([0]), 0, 1, o)), // @cas-0
-          () => A.set([2], T.cuda.atomic_cas(A.ptr([0]), 0, 2, o)), // @cas-1
-        );
-      });
-    });
+    const o = { sem: "relaxed" as const, scope: "cta" as const };
+    const k = twoCtas(
+      "cas_cta",
+      (A) => A.set([1], T.cuda.atomic_cas(A.ptr([0]), 0, 1, o)), // @cas-0
+      (A) => A.set([2], T.cuda.atomic_cas(A.ptr([0]), 0, 2, o)), // @cas-1
+    );
     expectRace(k, word, "TX6014", "// @cas-1", "// @cas-0", /atom\.relaxed\.cta\.cas/);
   });
 
   it("a thread's cta-scope atomic, then its gpu-scope one, then another CTA's: TX6014", () => {
     // The gpu-scope atomic replaces the cta-scope one as the word's last write; another CTA's
     // gpu-scope atomic is morally strong with it but not with the cta-scope one before it.
-    const k = T.function("cta_then_gpu", { A: T.Tensor([4], "int32") }, ({ A }) => {
-      T.device_entry({ launch: T.cuda.LaunchConfig({ grid: 2, block: 32 }) });
-      const tid = T.cuda.thread_idx("x");
-      const cta = T.cuda.block_idx("x");
-      T.if_(tid.eq(0), () => {
-        T.if_(
-          cta.eq(0),
-          () => {
-            T.cuda.red_add(A.ptr([0]), 1, { sem: "relaxed", scope: "cta" }); // @narrow
-            T.cuda.red_add(A.ptr([0]), 1);
-          },
-          () => T.cuda.red_add(A.ptr([0]), 1), // @wide
-        );
-      });
-    });
+    const k = twoCtas(
+      "cta_then_gpu",
+      (A) => {
+        T.cuda.red_add(A.ptr([0]), 1, { sem: "relaxed", scope: "cta" }); // @narrow
+        T.cuda.red_add(A.ptr([0]), 1);
+      },
+      (A) => T.cuda.red_add(A.ptr([0]), 1), // @wide
+    );
     expectRace(k, word, "TX6014", "// @wide", "// @narrow", /red\.relaxed\.cta\.add/);
   });
 
@@ -200,18 +205,11 @@ describe("atomics of two CTAs on one word", () => {
 
 describe("strong loads and stores of two CTAs", () => {
   const storeLoad = (scope: Scope) =>
-    T.function(`st_ld_${scope}`, { A: T.Tensor([4], "int32") }, ({ A }) => {
-      T.device_entry({ launch: T.cuda.LaunchConfig({ grid: 2, block: 32 }) });
-      const tid = T.cuda.thread_idx("x");
-      const cta = T.cuda.block_idx("x");
-      T.if_(tid.eq(0), () => {
-        T.if_(
-          cta.eq(0),
-          () => T.ptx.st(A.ptr([0]), 1, { sem: "relaxed", scope }), // @st
-          () => A.set([1], T.ptx.ld(A.ptr([0]), { sem: "relaxed", scope })), // @ld
-        );
-      });
-    });
+    twoCtas(
+      `st_ld_${scope}`,
+      (A) => T.ptx.st(A.ptr([0]), 1, { sem: "relaxed", scope }), // @st
+      (A) => A.set([1], T.ptx.ld(A.ptr([0]), { sem: "relaxed", scope })), // @ld
+    );
 
   it("st.relaxed.cta then ld.relaxed.cta of another CTA: TX6003", () => {
     expectRace(
@@ -229,18 +227,11 @@ describe("strong loads and stores of two CTAs", () => {
   });
 
   it("a cta-scope atomic, then a gpu-scope load of another CTA: TX6003", () => {
-    const k = T.function("atom_cta_ld_gpu", { A: T.Tensor([4], "int32") }, ({ A }) => {
-      T.device_entry({ launch: T.cuda.LaunchConfig({ grid: 2, block: 32 }) });
-      const tid = T.cuda.thread_idx("x");
-      const cta = T.cuda.block_idx("x");
-      T.if_(tid.eq(0), () => {
-        T.if_(
-          cta.eq(0),
-          () => T.cuda.red_add(A.ptr([0]), 1, { sem: "relaxed", scope: "cta" }), // @red-cta
-          () => A.set([1], T.ptx.ld(A.ptr([0]), { sem: "relaxed", scope: "gpu" })), // @ld-gpu
-        );
-      });
-    });
+    const k = twoCtas(
+      "atom_cta_ld_gpu",
+      (A) => T.cuda.red_add(A.ptr([0]), 1, { sem: "relaxed", scope: "cta" }), // @red-cta
+      (A) => A.set([1], T.ptx.ld(A.ptr([0]), { sem: "relaxed", scope: "gpu" })), // @ld-gpu
+    );
     expectRace(k, word, "TX6003", "// @ld-gpu", "// @red-cta", /red\.relaxed\.cta\.add/);
   });
 });
