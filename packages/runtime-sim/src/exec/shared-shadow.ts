@@ -188,29 +188,42 @@ export class SharedShadow extends SharedBytes {
    * caller tracks itself (a wgmma's shared operands, read until a wgmma.wait_group retires it).
    */
   writeHit(t: number, a: number, n: number): RaceHit | undefined {
+    return this.#lastWriteHit(t, a, n, undefined, () =>
+      this.#atomics.moreHit(this.#clocks, a, n, t),
+    );
+  }
+
+  /**
+   * The walk writeHit and strongReadHit share: the first last-writer record of shared bytes
+   * [a, a + n) of another thread, not ordered before thread `t`'s current point (an async-proxy
+   * write, stamp 0, aside) and, with a `site` (a strong read's), not morally strong with it.
+   * Bytes under a lazy range (plain writes: atomics are never ranges) end there; otherwise the
+   * bytes are materialised and, with no hit among them, `beside()` checks the atomics kept
+   * beside the records.
+   */
+  #lastWriteHit(
+    t: number,
+    a: number,
+    n: number,
+    site: number | undefined,
+    beside: () => RaceHit | undefined,
+  ): RaceHit | undefined {
     const clocks = this.#clocks;
+    const strong = this.#strong;
+    const hits = (w: number, c: number): boolean =>
+      w >= 0 &&
+      (w & THREAD_MASK) !== t &&
+      c !== 0 &&
+      !clocks.ordered(w & THREAD_MASK, c, t) &&
+      (site === undefined || !strong.moral(w, c, t, site));
     const u = this.uniformAt(a, n);
-    if (u !== undefined) {
-      const w = u.wr;
-      if (
-        w >= 0 &&
-        (w & THREAD_MASK) !== t &&
-        u.wc !== 0 &&
-        !clocks.ordered(w & THREAD_MASK, u.wc, t)
-      )
-        return { other: w, clock: u.wc };
-      return undefined;
-    }
+    if (u !== undefined) return hits(u.wr, u.wc) ? { other: u.wr, clock: u.wc } : undefined;
     this.materialise(a, n);
     const wr = this.wr;
     const wc = this.wc;
-    for (let b = a; b < a + n; b++) {
-      const w = wr[b]!;
-      const cw = wc[b]!;
-      if (w >= 0 && (w & THREAD_MASK) !== t && cw !== 0 && !clocks.ordered(w & THREAD_MASK, cw, t))
-        return { other: w, clock: cw };
-    }
-    return this.#atomics.moreHit(clocks, a, n, t);
+    for (let b = a; b < a + n; b++)
+      if (hits(wr[b]!, wc[b]!)) return { other: wr[b]!, clock: wc[b]! };
+    return beside();
   }
 
   /**
@@ -446,40 +459,12 @@ export class SharedShadow extends SharedBytes {
    * (AtomicShadow); undefined when none. Records nothing (a strong load is not a reader).
    */
   strongReadHit(t: number, site: number, a: number, n: number): RaceHit | undefined {
-    const clocks = this.#clocks;
-    const strong = this.#strong;
-    const u = this.uniformAt(a, n);
-    if (u !== undefined) {
-      // A lazy range's writer is plain (a bulk copy, a run of stores): atomics are never ranges.
-      const w = u.wr;
-      if (
-        w >= 0 &&
-        (w & THREAD_MASK) !== t &&
-        u.wc !== 0 &&
-        !clocks.ordered(w & THREAD_MASK, u.wc, t) &&
-        !strong.moral(w, u.wc, t, site)
-      )
-        return { other: w, clock: u.wc };
-      return undefined;
-    }
-    this.materialise(a, n);
-    const wr = this.wr;
-    const wc = this.wc;
-    for (let b = a; b < a + n; b++) {
-      const w = wr[b]!;
-      const cw = wc[b]!;
-      if (
-        w >= 0 &&
-        (w & THREAD_MASK) !== t &&
-        cw !== 0 &&
-        !clocks.ordered(w & THREAD_MASK, cw, t) &&
-        !strong.moral(w, cw, t, site)
-      )
-        return { other: w, clock: cw };
-    }
     const at = this.#atomics;
-    if (at.size === 0) return undefined;
-    return at.plainHit(clocks, a, n, t) ?? at.strongHit(clocks, a, n, t, site);
+    return this.#lastWriteHit(t, a, n, site, () =>
+      at.size === 0
+        ? undefined
+        : (at.plainHit(this.#clocks, a, n, t) ?? at.strongHit(this.#clocks, a, n, t, site)),
+    );
   }
 
   /**
