@@ -3,7 +3,8 @@
 // picks), bf16 and float16 in every layout, float8 e4m3 with per-tensor scales and with block
 // scales (DeepSeek-V3's 1 × 128 / 128 × 128, large and odd sizes, split-K; A's scales by
 // ld.global and, config.scaleLoad "tma", staged by TMA with each K-tile, "shared", B's also in shared
-// memory per tile; config.overlap), the bias + GELU
+// memory per tile; config.overlap; config.cluster 2, B's K-tiles multicast to vertically
+// adjacent tiles, on float8 and bf16), the bias + GELU
 // epilogue, and odd sizes (m 17, n 40, k 24 in NN/NT/TN/TT; 333 × 517 × 999 with both operands
 // padded to TMA's 16-byte pitch), each against the float64 reference of
 // test/util/gemm-reference.ts on sampled rows and columns (float8 with the tensor cores' 13-bit alignment
@@ -281,6 +282,50 @@ const CASES: readonly (GemmSpec & { name: string })[] = [
     transB: true,
     outDtype: "bfloat16",
     config: { bm: 128, bn: 192, stages: 5 },
+  },
+  {
+    name: "2048 × 4096 × 4096 float8 e4m3 scaled, cluster 2 (B's halves multicast to vertically adjacent tiles), 128 × 192 tiles",
+    m: 2048,
+    n: 4096,
+    k: 4096,
+    dtype: "float8_e4m3",
+    transB: true,
+    outDtype: "bfloat16",
+    scales: [0.5, 2],
+    config: { bm: 128, bn: 192, stages: 5, cluster: 2 },
+  },
+  {
+    name: "odd 400 × 200 × 700 float8 e4m3 block-scaled, cluster 2, scaleLoad shared (4 tile rows of 128: the second pair's last rows past m)",
+    m: 400,
+    n: 200,
+    k: 700,
+    dtype: "float8_e4m3",
+    transB: true,
+    outDtype: "float32",
+    blockScales: true,
+    config: { bm: 128, bn: 192, stages: 4, cluster: 2, scaleLoad: "shared" },
+  },
+  {
+    name: "odd 300 × 264 × 200 bf16 Aᵀ·B (both MN-major), cluster 2 on 128 × 256 tiles (3 tile rows: the last pair's second past m), split-K 2",
+    m: 300,
+    n: 264,
+    k: 200,
+    dtype: "bfloat16",
+    transA: true,
+    outDtype: "float32",
+    config: { bm: 128, bn: 256, stages: 4, cluster: 2, splitK: 2 },
+  },
+  {
+    name: "2048 × 4096 × 4096 bf16 A·Bᵀ, cluster 2 on 128 × 256 tiles, bias and GELU",
+    m: 2048,
+    n: 4096,
+    k: 4096,
+    dtype: "bfloat16",
+    transB: true,
+    outDtype: "bfloat16",
+    bias: "float32",
+    activation: "gelu",
+    config: { bm: 128, bn: 256, stages: 4, cluster: 2 },
   },
   { name: "odd NN 17 × 40 × 24", m: 17, n: 40, k: 24, dtype: "bfloat16", outDtype: "float32" },
   {

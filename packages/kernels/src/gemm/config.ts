@@ -101,9 +101,12 @@ export const GEMM_CONFIGS: readonly GemmConfigEntry[] = [
  * K-major B, 128 × 224 and 128 × 160 tiles (wave counts of 132 CTAs that 64-column steps miss);
  * and 128 × 192 and 128 × 128 (overlap) with 4 stages, the block-scaled float8 winners on the
  * H200 (fewer stages were faster there; why was not established: less shared memory leaves the
- * SM's L1 more room for the scale loads, but "tma" scales, read from shared memory, gained too).
- * Each builds a correct kernel at every size (test/kernels-gemm-persistent.test.ts runs each on
- * the simulator at an odd size; of rows that differ only in ring depth, the first). For
+ * SM's L1 more room for the scale loads, but "tma" scales, read from shared memory, gained too);
+ * and 128 × 256, 128 × 192 and 128 × 192 × 4 in clusters of 2 (B's K-tiles multicast to a pair
+ * of vertically adjacent tiles: GemmConfig's `cluster`; not yet timed against their cluster-1
+ * rows, which is what tuning does; tuning leaves them out with an MN-major B of 192 columns).
+ * Each builds a correct kernel at every size it is tried at (test/kernels-gemm-persistent.test.ts
+ * runs each on the simulator at an odd size; of rows that differ only in ring depth, the first). For
  * block-scaled float8, tuning tries every row of both tables twice more, with `scaleLoad: "tma"`
  * and with "shared" (gemm.ts's gemmTuneCandidates).
  */
@@ -152,6 +155,21 @@ export const GEMM_TUNE_EXTRA: readonly GemmConfigEntry[] = [
     name: "m128-n160",
     config: { bm: 128, bn: 160, stages: 6 },
     note: "K-major B only: 128 × 160 tiles, 6 stages (216 KiB), another wave count between 128 × 128 and 128 × 192",
+  },
+  {
+    name: "m128-n256-c2",
+    config: { bm: 128, bn: 256, stages: 4, cluster: 2 },
+    note: "m128-n256 in clusters of 2: vertically adjacent tiles, each CTA loading half of B's K-tile and multicasting it to both (B's bytes cross L2 once per pair)",
+  },
+  {
+    name: "m128-n192-c2",
+    config: { bm: 128, bn: 192, stages: 5, cluster: 2 },
+    note: "m128-n192 in clusters of 2 (B multicast; K-major B, or an MN-major one's 64-column blocks split evenly: not at 192 columns)",
+  },
+  {
+    name: "m128-n192-s4-c2",
+    config: { bm: 128, bn: 192, stages: 4, cluster: 2 },
+    note: "m128-n192-s4 in clusters of 2 (B multicast)",
   },
 ];
 

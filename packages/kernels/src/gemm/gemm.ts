@@ -632,6 +632,9 @@ export function gemmTuneCandidates(s: GemmShape): GemmConfig[] {
     if (c.overlap === true && s.promoted !== true) continue;
     // Tiles of 32-column steps read a K-major B only (makeGemm's bn rule).
     if (c.bn % 64 !== 0 && s.kMajorB !== true) continue;
+    // A cluster of 2 splits an MN-major B's 64-column blocks evenly (makeGemm's cluster rule;
+    // float8's B is always K-major).
+    if ((c.cluster ?? 1) > 1 && s.inBytes === 2 && s.kMajorB !== true && c.bn % 128 !== 0) continue;
     const split = c.splitK ?? 1;
     if (split > 1) {
       const kTiles = Math.ceil(s.k / (128 / s.inBytes));

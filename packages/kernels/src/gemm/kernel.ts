@@ -18,6 +18,20 @@
 //     as 64-wide column blocks [rows / 64, bk, 64] (one 128-byte swizzle row each), one box
 //     [bk, 64] per block, read by wgmma through the MN-major descriptor (gemm_async transA /
 //     transB: no transpose pass);
+//   - config.cluster 2: the grid is 2-CTA clusters whose work unit is a pair of vertically
+//     adjacent tiles (tile rows 2p and 2p + 1 of one tile column; grouped by 4 pair rows). Both
+//     read the same K-tiles of B, so each CTA loads half of B's K-tile (bn / 2 rows of a K-major
+//     B, half of the 64-column blocks of an MN-major one) with cp.async.bulk.tensor
+//     .multicast::cluster into both CTAs' stage, at the same offset and completing on the full
+//     mbarrier at the same offset in each (PTX ISA, cp.async.bulk.tensor): a full barrier still
+//     expects the whole stage. Either CTA's producer writes both CTAs' stage, so a stage's empty
+//     barrier counts the consumers of both: consumer thread (or lane) c < 2 arrives on it in CTA c
+//     (mbarrier.arrive.shared::cluster). barrier.cluster after the barriers' init (no remote
+//     arrive or multicast before the peer initialised its barriers) and before the exit (no CTA
+//     leaves while its peer may multicast into it or arrive on its barriers). With an odd count
+//     of tile rows the last pair's second tile lies past m: TMA zero-fills its A, its rows are
+//     never stored, and it still loads and multicasts its half of B. B's bytes cross L2 once
+//     per pair (examples/tile/gemm_hopper.ts's design, DeepGEMM's and CUTLASS's multicast);
 //   - bm / 64 consumer warpgroups own 64 rows each: T.tile.wg.gemm_async per K-tile
 //     (wgmma.mma_async m64nNk16, or m64nNk32 for float8, N = bn), wait, free the stage;
 //   - the epilogue: each thread takes its accumulator slots (the wgmma D fragment: thread t of
@@ -477,9 +491,22 @@ export function checkGemmSizes(s: GemmSizes): CheckedGemmConfig {
       `gemm: ${c.stages} stages of ${c.bm} × ${c.bn} tiles take ${sharedBytes} bytes of shared memory${scalesByTma(scaleLoad) ? ` (with A's block scales${bScales > 0 ? `, and ${bScales} of B's` : ""})` : ""}, over ${MAX_GEMM_SHARED}; ${fix}`,
     );
   }
-  if (c.cluster !== undefined && c.cluster !== 1) {
+  if (c.cluster !== undefined && c.cluster !== 1 && c.cluster !== 2) {
     throw configError(
-      `gemm: config.cluster is 1 (clusters of 2 with a multicast B are examples/tile/gemm_hopper.ts's, not this kernel's yet), got ${String(c.cluster)}`,
+      `gemm: config.cluster is 1 or 2 (CTAs per cluster; 2 multicasts B's K-tiles to a pair of vertically adjacent tiles), got ${showValue(c.cluster)}`,
+    );
+  }
+  const cluster = c.cluster ?? 1;
+  // An MN-major B (16-bit, no transB) is loaded in 64-column blocks: a cluster's ranks take
+  // half of them each, so that every copy's bytes are known where the stage's expect_tx is.
+  if (cluster > 1 && s.transB !== true && (c.bn / (ROW / eb)) % cluster !== 0) {
+    throw configError(
+      `gemm: config.cluster ${cluster} splits B's K-tile between the cluster's CTAs: with an MN-major B (transB false) in ${ROW / eb}-column blocks, bn must be a multiple of ${(cluster * ROW) / eb}, got ${c.bn}`,
+    );
+  }
+  if (cluster > 1 && s.ctas !== undefined && s.ctas < cluster) {
+    throw configError(
+      `gemm: config.cluster ${cluster} needs ctas ≥ ${cluster} (the persistent grid is whole clusters), got ctas ${s.ctas}`,
     );
   }
   const kTiles = Math.ceil(s.k / bk);
@@ -496,7 +523,7 @@ export function checkGemmSizes(s: GemmSizes): CheckedGemmConfig {
     bn: c.bn,
     bk,
     stages: c.stages,
-    cluster: 1,
+    cluster,
     splitK: Math.ceil(kTiles / per),
     scaleLoad,
     ...(overlap ? { overlap: true } : {}),
@@ -533,13 +560,14 @@ export function checkGemmSizes(s: GemmSizes): CheckedGemmConfig {
  *   boolean or true with 16-bit inputs or block scales, an unknown activation, a row pitch that is not a multiple of 16
  *   bytes, a configuration with a field GemmConfig lacks or outside {@link GemmConfig}'s ranges (bm, bn, bk, stages, shared memory,
  *   cluster, splitK; scaleLoad other than "global" / "tma" / "shared", or "tma" / "shared"
- *   without block scales),
+ *   without block scales; cluster 2 with ctas below 2, or with an MN-major B whose bn is not a
+ *   multiple of 2 · 64 columns (128 bytes each)),
  *   split-K with m · n of 2^31 − 256 or more.
  */
 export function makeGemm(s: GemmSizes): GemmKernels {
   const cfg = checkGemmSizes(s);
   const { m, n, k } = s;
-  const { bm: BM, bn: BN, bk: BK, stages: STAGES, splitK: SPLIT } = cfg;
+  const { bm: BM, bn: BN, bk: BK, stages: STAGES, splitK: SPLIT, cluster: CL } = cfg;
   const dtA = s.dtype;
   const dtB = s.dtypeB ?? dtA;
   const fp8 = isFp8(dtA);
@@ -550,12 +578,20 @@ export function makeGemm(s: GemmSizes): GemmKernels {
   const consumers = BM / 64;
   const mTiles = Math.ceil(m / BM);
   const nTiles = Math.ceil(n / BN);
-  const tiles = mTiles * nTiles;
   const kTiles = Math.ceil(k / BK);
   const kPer = Math.ceil(kTiles / SPLIT);
-  const units = tiles * SPLIT;
-  const ctas = Math.min(units, s.ctas ?? 132);
-  const turns = Math.ceil(units / ctas);
+  // With config.cluster 2 a work unit is a pair of vertically adjacent tiles, CTA rank r of the
+  // cluster taking tile row CL · p + r of pair row p (with mTiles odd the last pair's second
+  // tile lies past m: its loads of A are TMA's zero fill, its rows never stored).
+  const mPairs = Math.ceil(mTiles / CL);
+  const units = mPairs * nTiles * SPLIT;
+  // Clusters of the persistent grid (CTAs, with clusters of 1).
+  const clusters = Math.min(units, Math.floor((s.ctas ?? 132) / CL));
+  const turns = Math.ceil(units / clusters);
+  // Every tile row lies inside D: no row guard on D's stores (nor clamp of A's scale rows).
+  const wholeRows = m % (BM * CL) === 0;
+  // A multicast B load (cluster 2) into both CTAs' stage.
+  const LOAD_2D_MC = `${LOAD_2D}.multicast::cluster`;
   // Columns per 128-byte block of an MN-major 16-bit operand.
   const E = ROW / eb;
   const split = SPLIT > 1;
@@ -619,9 +655,10 @@ export function makeGemm(s: GemmSizes): GemmKernels {
     const B = h.B!;
     T.device_entry({
       launch: T.cuda.LaunchConfig({
-        grid: ctas,
+        grid: clusters * CL,
         block: 128 * (1 + consumers),
         dynamic_shared_bytes: gemmDynamicSharedBytes(cfg, k),
+        ...(CL > 1 ? { cluster: [CL, 1, 1] as [number, number, number] } : {}),
       }),
     });
     const tid = T.cuda.thread_idx("x");
@@ -660,8 +697,10 @@ export function makeGemm(s: GemmSizes): GemmKernels {
       box: transA ? [BK, E] : [BM, BK],
       swizzle: "128B",
     });
+    // K-major B with a cluster of 2: each CTA loads BN / 2 rows (whole 8-row swizzle atoms:
+    // BN is a multiple of 32).
     const mapB = T.tensormap_encode_tiled(B, {
-      box: transB ? [BN, BK] : [BK, E],
+      box: transB ? [BN / CL, BK] : [BK, E],
       swizzle: "128B",
     });
     // A's scales as given [m, ⌈k/128⌉]: a box of the tile's BM rows × 4 K blocks (inner extent
@@ -677,29 +716,44 @@ export function makeGemm(s: GemmSizes): GemmKernels {
       for (const st of T.unroll(STAGES)) {
         T.ptx.mbarrier.init(full.sub(st), 1);
         // scaleLoad "tma": one arrival per consumer warp (each after its lanes' ld.shared of the
-        // stage's scales, __syncwarp); else one per consumer warpgroup.
-        T.ptx.mbarrier.init(empty.sub(st), tmaScales ? 4 * consumers : consumers);
+        // stage's scales, __syncwarp); else one per consumer warpgroup. With a cluster of 2,
+        // those of both CTAs: either CTA's producer multicasts into both CTAs' stage.
+        T.ptx.mbarrier.init(empty.sub(st), (tmaScales ? 4 * consumers : consumers) * CL);
       }
       T.ptx.fence.mbarrier_init();
     });
-    T.cuda.cta_sync();
-    // Work unit u → its tile (grouped order: GROUP tile rows at a time) and K slice.
+    // With a cluster, no CTA's barriers are armed, arrived on or multicast into before both
+    // CTAs initialised them (PTX ISA, barrier.cluster: arrive has release, wait acquire
+    // semantics by default).
+    const clusterSync = (): void => {
+      T.ptx.barrier.cluster.arrive();
+      T.ptx.barrier.cluster.wait();
+    };
+    if (CL > 1) clusterSync();
+    else T.cuda.cta_sync();
+    const rank = CL > 1 ? T.let_("rank", T.cuda.cluster_ctarank()) : undefined;
+    // This CTA's cluster (its CTA index, with clusters of 1): the persistent loop's first unit.
+    const unit0 = CL > 1 ? T.let_("unit0", T.cuda.block_idx("x").floordiv(CL)) : undefined;
+    // Work unit u → its tile (grouped order: GROUP tile rows at a time; with a cluster, GROUP / CL
+    // rows of pairs) and K slice.
+    const GP = GROUP / CL;
     const tileOf = (u: ExprLike): PrimExpr => (split ? T.floordiv(u, SPLIT) : T.add(u, 0));
-    const g = GROUP * nTiles;
-    const rowsOf = (t: ExprLike) => T.min(T.sub(mTiles, T.floordiv(t, g).mul(GROUP)), GROUP);
+    const g = GP * nTiles;
+    const rowsOf = (t: ExprLike) => T.min(T.sub(mPairs, T.floordiv(t, g).mul(GP)), GP);
     const origin = (u: ExprLike) => {
       const t = T.let_("t", tileOf(u));
       const rows = T.let_("rows", rowsOf(t));
       const grouped = T.floordiv(t, g)
-        .mul(GROUP)
+        .mul(GP)
         .add(T.floormod(T.floormod(t, g), rows));
-      // Below mTiles for every tile (the last group has mTiles mod GROUP rows), but the
-      // verifier's ranges do not tie `rows` to the group: with mTiles not a multiple of GROUP
+      // Below mPairs for every tile (the last group has mPairs mod GP rows), but the
+      // verifier's ranges do not tie `rows` to the group: with mPairs not a multiple of GP
       // the tile row is clamped (a no-op at run time) so that D's stores are provably inside it
       // when m and n are tile multiples and they have no guard (TX2006 otherwise).
       // (One group, or whole groups: provable as it is.)
-      const whole = mTiles <= GROUP || mTiles % GROUP === 0;
-      const mt = whole ? grouped : T.min(grouped, mTiles - 1);
+      const whole = mPairs <= GP || mPairs % GP === 0;
+      const mp = whole ? grouped : T.min(grouped, mPairs - 1);
+      const mt = rank ? mp.mul(CL).add(rank) : mp;
       // The tile column likewise: (t mod g) / rows is below nTiles, rows being the group's.
       const byRows = T.floordiv(T.floormod(t, g), rows);
       const nt = whole ? byRows : T.min(byRows, nTiles - 1);
@@ -713,7 +767,7 @@ export function makeGemm(s: GemmSizes): GemmKernels {
     const phase = (i: ExprLike) => T.floormod(T.floordiv(i, STAGES), 2);
     const eachUnit = (body: (u: PrimExpr, turn: PrimExpr) => void): void => {
       for (const turn of T.range(turns)) {
-        const u = T.let_("u", T.add(T.cuda.block_idx("x"), turn.mul(ctas)));
+        const u = T.let_("u", T.add(unit0 ?? T.cuda.block_idx("x"), turn.mul(clusters)));
         T.if_(u.lt(units), () => body(u, turn));
       }
     };
@@ -760,18 +814,33 @@ export function makeGemm(s: GemmSizes): GemmKernels {
                   mbar: bar,
                 });
               }
+              // With a cluster of 2, B's K-tile in two parts, this CTA's (rank r's) multicast into
+              // both CTAs' stage at the same offset, completing its bytes on the full barrier at
+              // the same offset in each (PTX ISA, cp.async.bulk.tensor: .multicast::cluster):
+              // rows r · BN / 2 … of a K-major B, column blocks r · BN / 128 … of an MN-major one.
+              // Each CTA's full barrier thus expects the whole stage's bytes, as without.
+              const mc = rank ? { cta_mask: T.uint16((1 << CL) - 1) } : {};
+              const loadB = rank ? T.ptx[LOAD_2D_MC] : T.ptx[LOAD_2D];
               if (transB) {
-                T.cuda.tile.apply(T.ptx[LOAD_2D], sB.sub(st), B, {
+                const part = rank
+                  ? sB.sub(st).rearrange("(p r) c -> p r c", { p: CL }).sub(rank)
+                  : sB.sub(st);
+                T.cuda.tile.apply(loadB, part, B, {
                   tensor_map: mapB,
-                  coords: [n0, k0],
+                  coords: [rank ? T.add(n0, rank.mul(BN / CL)) : n0, k0],
                   mbar: bar,
+                  ...mc,
                 });
               } else {
-                for (let b = 0; b < BN / E; b++) {
-                  T.cuda.tile.apply(T.ptx[LOAD_2D], sB.sub(st, b), B, {
+                // Rank r's blocks r · BN / (E · CL) + i (checkGemmSizes: an even count).
+                const per = BN / E / CL;
+                for (let i = 0; i < per; i++) {
+                  const b = rank ? T.let_("bb", rank.mul(per).add(i)) : i;
+                  T.cuda.tile.apply(loadB, sB.sub(st, b), B, {
                     tensor_map: mapB,
-                    coords: [k0, T.add(n0, b * E)],
+                    coords: [k0, T.add(n0, T.mul(b, E))],
                     mbar: bar,
+                    ...mc,
                   });
                 }
               }
@@ -829,7 +898,7 @@ export function makeGemm(s: GemmSizes): GemmKernels {
             ? []
             : [0, 1].map((i) => {
                 const r = T.add(r0, i * 8);
-                return SA.get([m % BM === 0 ? r : T.min(r, m - 1), kb]);
+                return SA.get([wholeRows ? r : T.min(r, m - 1), kb]);
               });
           const nb0 = T.floordiv(n0, SCALE_BLOCK);
           // n0 is a multiple of bn: a 64- or 128-column tile lies in one 128-column block, a
@@ -959,7 +1028,7 @@ export function makeGemm(s: GemmSizes): GemmKernels {
         if (sharedScales) {
           // The first unit's (this CTA's first, blockIdx.x: there are at least as many units as
           // CTAs) into buffer 0.
-          const o = origin(T.cuda.block_idx("x"));
+          const o = origin(unit0 ?? T.cuda.block_idx("x"));
           copyTileScales(o.n0, o.kt0, 0);
           T.cuda.bar_sync(1, CT);
         }
@@ -1049,13 +1118,23 @@ export function makeGemm(s: GemmSizes): GemmKernels {
           };
           /** Free K-tile stage `st` for the producer, after a wait that covers its wgmmas. */
           const release = (st: PrimExpr): void => {
+            // With a cluster of 2, thread (lane) c arrives on the stage's empty barrier in CTA
+            // c: either CTA's producer multicasts into this CTA's stage (a remote arrive,
+            // mbarrier.arrive.shared::cluster, as the example's).
+            const arrive = (x: PrimExpr): void => {
+              if (CL > 1) {
+                T.if_(x.lt(CL), () =>
+                  T.ptx.mbarrier.arrive.cluster(empty.sub(st), x.cast("uint32")),
+                );
+              } else T.if_(x.eq(0), () => T.ptx.mbarrier.arrive(empty.sub(st)));
+            };
             if (tmaScales) {
               // Every lane of the warp has read its scales (bar.warp.sync orders the lanes'
               // reads before lane 0's arrival: PTX ISA, memory consistency model); then one
               // arrival per warp (the empty barrier counts 4 per consumer warpgroup).
               T.cuda.__syncwarp();
-              T.if_(T.floormod(t, 32).eq(0), () => T.ptx.mbarrier.arrive(empty.sub(st)));
-            } else T.if_(t.eq(0), () => T.ptx.mbarrier.arrive(empty.sub(st)));
+              arrive(T.floormod(t, 32));
+            } else arrive(t);
           };
           /**
            * K-tile kt's promotion factors with block scales: computed in `issue` with "shared";
@@ -1126,7 +1205,7 @@ export function makeGemm(s: GemmSizes): GemmKernels {
             }
           }
           // scaleLoad "shared": the next unit's B scales, loaded now, stored after the epilogue.
-          const next = sharedScales ? T.let_("un", T.add(u, ctas)) : undefined;
+          const next = sharedScales ? T.let_("un", T.add(u, clusters)) : undefined;
           const nextOrigin = (): ReturnType<typeof origin> => origin(next!);
           if (prefetch) {
             T.if_(next!.lt(units), () => {
@@ -1151,7 +1230,7 @@ export function makeGemm(s: GemmSizes): GemmKernels {
             const rows = (body: (i: number, r: PrimExpr) => void): void => {
               for (const i of [0, 1]) {
                 const r = T.let_("r", T.add(r0, i * 8));
-                if (m % BM === 0) body(i, r);
+                if (wholeRows) body(i, r);
                 else T.if_(r.lt(m), () => body(i, r));
               }
             };
@@ -1209,6 +1288,8 @@ export function makeGemm(s: GemmSizes): GemmKernels {
         });
       },
     );
+    // No CTA exits while its peer may still multicast into it or arrive on its barriers.
+    if (CL > 1) clusterSync();
   });
   if (!split) return { main, config: cfg };
   const finishParams: Record<string, ParamType> = {

@@ -17,8 +17,13 @@ import { MAX_SHARED_PER_CTA } from "@tirx-ts/core";
  * - `stages`: depth of the TMA → wgmma ring (2 … 8; shared memory stages · (bm + bn) · 128 B,
  *   plus stages · bm · 16 B (or 4) with `scaleLoad` "tma" or "shared", and B's scales with
  *   "shared", must fit in 227 KiB: gemmSharedBytes);
- * - `cluster`: CTAs per cluster; only 1 today (multicast of B across a cluster, as the example
- *   does, is not in this kernel yet);
+ * - `cluster`: CTAs per cluster, 1 (the default) or 2. With 2 the CTAs of a cluster take
+ *   vertically adjacent tiles (tile rows 2i and 2i + 1 of one tile column), which read the same
+ *   K-tiles of B: each CTA loads half of B's K-tile (bn / 2 rows of a K-major B; half of the
+ *   64-column blocks of an MN-major one, whose bn is then a multiple of 128) and multicasts it into both (cp.async.bulk.tensor
+ *   .multicast::cluster), so that B's bytes cross L2 once per pair (examples/tile/gemm_hopper.ts's
+ *   design; DeepGEMM's and CUTLASS's multicast). Each CTA still loads its own A tile (and A's
+ *   block scales);
  * - `splitK`: K split over this many CTAs per tile (≥ 1); with more than 1 each CTA adds its
  *   float32 partial product into a zeroed float32 workspace with `red.global.add.f32` and a
  *   second kernel applies the epilogue (the small-M strategy: more CTAs than D's tiles);
@@ -41,7 +46,7 @@ export interface GemmConfig {
   readonly bn: number;
   readonly bk?: number;
   readonly stages: number;
-  readonly cluster?: 1;
+  readonly cluster?: 1 | 2;
   readonly splitK?: number;
   readonly scaleLoad?: GemmScaleLoad;
   readonly overlap?: boolean;
