@@ -53,8 +53,11 @@ describe("gemm() with config.cluster 2 on the simulator against float64", () => 
       config: { bm: 64, bn: 96, stages: 2, cluster: 2 },
     },
     ...(["global", "tma", "shared"] as const).map((scaleLoad) => ({
-      name: `float8 block scales, scaleLoad "${scaleLoad}", m 150 on 128-row tiles (the pair's second tile partial), n 136, k 300`,
-      ...{ m: 150, n: 136, k: 300, dtype: "float8_e4m3" as const, transB: true },
+      // k 300: 3 K blocks, A's scales transposed for "tma" and "shared"; k 512 for "tma": 4 K
+      // blocks, A's scales as given (a [128, 4] box a stage).
+      name: `float8 block scales, scaleLoad "${scaleLoad}", m 150 on 128-row tiles (the pair's second tile partial), n 136, k ${scaleLoad === "tma" ? 512 : 300}`,
+      ...{ m: 150, n: 136, k: scaleLoad === "tma" ? 512 : 300 },
+      ...{ dtype: "float8_e4m3" as const, transB: true },
       outDtype: "float32" as const,
       ...{ blockScales: true, seed: 7 },
       config: { bm: 128, bn: 128, stages: 2, cluster: 2, scaleLoad } as const,
