@@ -10,7 +10,8 @@ import { lineOf } from "./helpers.js";
  * a scope that includes the other's thread, and they overlap completely. So `atom.cta` / `red.cta`
  * / `st.relaxed.cta` of two CTAs on one word race (TX6014, TX6003) like plain accesses, as do a
  * cta-scope and a gpu-scope atomic of two CTAs; gpu-scope atomics never do, nor any scope within
- * one CTA; cluster scope covers the CTAs of one cluster.
+ * one CTA; cluster scope covers the CTAs of one cluster. A strong load is a reader: a later write
+ * not ordered after it races with it (TX6013) when plain, or strong but not morally strong with it.
  */
 const here = import.meta.url;
 const seeds = [0, 1, 2, 3];
@@ -327,5 +328,202 @@ describe("cluster scope covers the CTAs of one cluster", () => {
       /red\.relaxed\.cta\.add does not include thread \(0, 0, 0\) of CTA \(\d, 0, 0\).*\.cluster or wider here/,
     );
     expectClean(clusterAdds("gpu", false), word);
+  });
+});
+
+describe("strong loads are readers: a later write races with them unless morally strong", () => {
+  /** Thread 0 of CTA 0 loads A[0] (ld.relaxed.gpu); thread 0 of CTA 1 then runs `write(A)`. */
+  const loadThen = (name: string, write: (A: IntTensor) => void) =>
+    twoCtas(
+      name,
+      (A) => A.set([1], T.ptx.ld(A.ptr([0]), { sem: "relaxed", scope: "gpu" })), // @war-ld
+      write,
+    );
+  /** Both accesses, as a write-after-read report names them (`verb`: the write's). */
+  const names = (verb: string) =>
+    `thread (0, 0, 0) of CTA (1, 0, 0) ${verb} global "A" bytes 0..3, which thread (0, 0, 0) of CTA (0, 0, 0) read`;
+
+  it("ld.relaxed.gpu, then a plain store of another CTA: TX6013 naming the load", () => {
+    const k = loadThen("ld_then_plain", (A) => A.set([0], 5)); // @war-plain
+    const msg = expectRace(
+      k,
+      word,
+      "TX6013",
+      "// @war-plain",
+      "// @war-ld",
+      /the ld\.relaxed\.gpu is strong, but this write is not a strong operation of the generic proxy/,
+    );
+    expect(msg).toContain(names("writes"));
+    expect(msg).toContain(
+      "no release/acquire or fence orders CTA (0, 0, 0)'s read before this write",
+    );
+  });
+
+  it("ld.relaxed.gpu, then st.relaxed.gpu, st.release.gpu or an atomic of another CTA: clean", () => {
+    expectClean(
+      loadThen("ld_then_st_gpu", (A) => T.ptx.st(A.ptr([0]), 5, { sem: "relaxed", scope: "gpu" })),
+      word,
+    );
+    expectClean(
+      loadThen("ld_then_rel_gpu", (A) => T.ptx.st(A.ptr([0]), 5, { sem: "release", scope: "gpu" })),
+      word,
+    );
+    expectClean(
+      loadThen("ld_then_atom", (A) => A.set([2], T.cuda.atomic_add(A.ptr([0]), 1))),
+      word,
+    );
+  });
+
+  it("ld.relaxed.gpu, then st.relaxed.cta of another CTA: TX6013, the cta scope misses the load", () => {
+    const k = loadThen(
+      "ld_then_st_cta",
+      (A) => T.ptx.st(A.ptr([0]), 5, { sem: "relaxed", scope: "cta" }), // @war-st-cta
+    );
+    const msg = expectRace(
+      k,
+      word,
+      "TX6013",
+      "// @war-st-cta",
+      "// @war-ld",
+      /both are strong, but not morally strong: the scope of this st\.relaxed\.cta does not include thread \(0, 0, 0\) of CTA \(0, 0, 0\) \(/,
+    );
+    expect(msg).toContain(names("atomically updates"));
+    // The load's gpu scope includes the writer: only the store's scope is named.
+    expect(msg).not.toMatch(/that of the ld/);
+  });
+
+  it("ld.relaxed.cta, then red.relaxed.gpu of another CTA: TX6013 naming the load's scope", () => {
+    const k = twoCtas(
+      "ld_cta_then_red",
+      (A) => A.set([1], T.ptx.ld(A.ptr([0]), { sem: "relaxed", scope: "cta" })), // @war-ld-cta
+      (A) => T.cuda.red_add(A.ptr([0]), 1), // @war-red
+    );
+    expectRace(
+      k,
+      word,
+      "TX6013",
+      "// @war-red",
+      "// @war-ld-cta",
+      /the scope of the ld\.relaxed\.cta does not include thread \(0, 0, 0\) of CTA \(1, 0, 0\)/,
+    );
+  });
+
+  it("a load the writer's acquire orders before it (st.release then ld.acquire of a flag): clean", () => {
+    // CTA 0 loads A[0] then releases A[3]; CTA 1 acquires A[3] and stores A[0] only if it saw 1.
+    const k = twoCtas(
+      "ld_release_acquire_plain",
+      (A) => {
+        A.set([1], T.ptx.ld(A.ptr([0]), { sem: "relaxed", scope: "gpu" }));
+        T.ptx.st(A.ptr([3]), 1, { sem: "release", scope: "gpu" });
+      },
+      (A) => {
+        const f = T.ptx.ld(A.ptr([3]), { sem: "acquire", scope: "gpu" });
+        T.if_(f.eq(1), () => A.set([0], 5));
+      },
+    );
+    expectClean(k, word);
+  });
+
+  it("a thread's ld.relaxed.cta, then its ld.relaxed.gpu, then st.relaxed.gpu of another CTA: TX6013", () => {
+    // The gpu-scope load does not stand for the cta-scope one before it: the store is morally
+    // strong with the later load only.
+    const k = twoCtas(
+      "ld_cta_then_gpu",
+      (A) => {
+        A.set([1], T.ptx.ld(A.ptr([0]), { sem: "relaxed", scope: "cta" })); // @ld-narrow
+        A.set([2], T.ptx.ld(A.ptr([0]), { sem: "relaxed", scope: "gpu" }));
+      },
+      (A) => T.ptx.st(A.ptr([0]), 5, { sem: "relaxed", scope: "gpu" }), // @st-wide
+    );
+    expectRace(
+      k,
+      word,
+      "TX6013",
+      "// @st-wide",
+      "// @ld-narrow",
+      /the scope of the ld\.relaxed\.cta does not include thread \(0, 0, 0\) of CTA \(1, 0, 0\)/,
+    );
+  });
+
+  it("a spin of many strong loads, then another CTA's plain store: TX6013", () => {
+    // Thread 0 of CTA 0 loads A[0] 100 times (its own loads stand for each other: one record).
+    const k = twoCtas(
+      "ld_spin_then_plain",
+      (A) => {
+        for (const i of T.range(100)) {
+          A.set([1], T.ptx.ld(A.ptr([0]), { sem: "acquire", scope: "gpu" }).add(i)); // @spin-ld
+        }
+      },
+      (A) => A.set([0], 5), // @spin-plain
+    );
+    expectRace(k, word, "TX6013", "// @spin-plain", "// @spin-ld", /ld\.acquire\.gpu is strong/);
+  });
+});
+
+describe("strong loads of shared memory within one CTA", () => {
+  /**
+   * One CTA of 64 threads: thread 0 (warp 0) loads s[0] with ld.relaxed.cta, thread 32 (warp 1)
+   * then runs `write(s)`, nothing ordering the two unless `sync`; then s[0] goes to A[0].
+   */
+  const sharedLoadThen = (
+    name: string,
+    write: (s: ReturnType<typeof T.alloc_shared>) => void,
+    sync = false,
+  ) =>
+    T.function(name, INT4, ({ A }) => {
+      T.device_entry({ launch: T.cuda.LaunchConfig({ grid: 1, block: 64 }) });
+      const tid = T.cuda.thread_idx("x");
+      const s = T.alloc_shared([1], "int32", { name: "s" });
+      T.if_(tid.eq(0), () => s.set([0], 0));
+      T.cuda.cta_sync();
+      T.if_(tid.eq(0), () => A.set([1], T.ptx.ld(s.ptr([0]), { sem: "relaxed", scope: "cta" }))); // @sh-ld
+      if (sync) T.cuda.cta_sync();
+      T.if_(tid.eq(32), () => write(s));
+      T.cuda.cta_sync();
+      T.if_(tid.eq(0), () => A.set([0], s.get([0])));
+    });
+
+  it("warp 0's ld.relaxed.cta, then warp 1's plain store: TX6013 (lockstep), both lines on every schedule", () => {
+    const k = sharedLoadThen("sh_ld_then_plain", (s) => s.set([0], 7)); // @sh-plain
+    const store = lineOf(here, "// @sh-plain");
+    const load = lineOf(here, "// @sh-ld");
+    const codes = new Set<string>();
+    reports(k, word).forEach((r, seed) => {
+      const e = r.find((x) => x.code === "TX6013" || x.code === "TX6003");
+      expect(e, `seed ${seed}: ${r.map(String).join("\n")}`).toBeDefined();
+      codes.add(e!.code);
+      // Lockstep (seed 0) runs the load's statement first: the store finds it (TX6013). Another
+      // schedule may run warp 1 first: the load finds the store (TX6003), as before.
+      if (seed === 0) expect(e!.code).toBe("TX6013");
+      const [at, other] = e!.code === "TX6013" ? [store, load] : [load, store];
+      expect(e!.span?.line, `seed ${seed}`).toBe(at);
+      expect(e!.notes[0]?.span?.line, `seed ${seed}`).toBe(other);
+      if (e!.code === "TX6013") {
+        expect(e!.message).toContain(
+          'thread (32, 0, 0) of CTA (0, 0, 0) writes shared "s" bytes 0..3, which thread (0, 0, 0) read',
+        );
+        expect(e!.message).toMatch(/the ld\.relaxed\.cta is strong, but this write is not/);
+      }
+    });
+    expect(codes.has("TX6013")).toBe(true);
+  });
+
+  it("warp 1's st.relaxed.cta or atomic instead (morally strong in one CTA), or a cta_sync between: clean", () => {
+    expectClean(
+      sharedLoadThen("sh_ld_then_st", (s) =>
+        T.ptx.st(s.ptr([0]), 7, { sem: "relaxed", scope: "cta" }),
+      ),
+      word,
+    );
+    expectClean(
+      sharedLoadThen("sh_ld_then_red", (s) =>
+        T.cuda.red_add(s.ptr([0]), 1, { sem: "relaxed", scope: "cta" }),
+      ),
+      word,
+    );
+    expectClean(
+      sharedLoadThen("sh_ld_sync_plain", (s) => s.set([0], 7), true),
+      word,
+    );
   });
 });

@@ -40,6 +40,12 @@ import type { StrongSites } from "./strong-sites.js";
  * (its entries' narrowest scope and common size, CTA and earliest clock) so that a strong access
  * morally strong with all of them skips the list in O(1) (the hot counter of one CTA, or gpu-scope
  * atomics across CTAs).
+ *
+ * Strong loads (ld.relaxed / ld.acquire) are a set of the same kind: a second AtomicShadow of each
+ * shadow keeps them in `more` (addLoad), with the same pruning, so that a later write is checked
+ * against every one not ordered before it (moreHit for a plain write, strongHit for a strong one:
+ * a plain read's reader slots know no moral strength, so a strong load never takes one). Reads do
+ * not consult it; a plain write of the bytes drops them (drop), cta_sync clears shared memory's.
  */
 export class AtomicShadow {
   readonly #strong: StrongSites;
@@ -99,8 +105,39 @@ export class AtomicShadow {
       for (let i = b; i < e; i++) this.plain.set(i, [w, c]);
       return;
     }
+    if (clocks.ordered(w & THREAD_MASK, c, t) && this.#strong.dominates(site, t, w, c)) return;
+    this.#keep(clocks, b, e, w, c, t, site, false);
+  }
+
+  /**
+   * Keep thread `t`'s strong load at `site` (packed `w`, clock `c`: now) of bytes [b, e) in
+   * `more`, the records of a shadow of strong loads (SharedShadow, TensorShadow): later writes
+   * check it as moreHit (a plain write) or strongHit (a strong write) do, reads never. The list's
+   * entries the load stands for (StrongSites.dominates: its own earlier loads at a scope no
+   * narrower, as a spin loop makes) are pruned before it is pushed, as an atomic's are.
+   */
+  addLoad(clocks: Clocks, b: number, e: number, w: number, c: number, t: number): void {
+    this.#keep(clocks, b, e, w, c, t, w >> THREAD_BITS, true);
+  }
+
+  /**
+   * Put (`w`, `c`, end `e`) into the list of `more` at `b`, pruned for thread `t`'s access at
+   * `site` when the list doubled since its last pruning (amortised O(1) per record; a hot
+   * counter's list stays within twice the entries not ordered before the thread): after the push
+   * for a displaced atomic, before it for `t`'s own load (`own`), which pruning would drop as a
+   * record its access stands for.
+   */
+  #keep(
+    clocks: Clocks,
+    b: number,
+    e: number,
+    w: number,
+    c: number,
+    t: number,
+    site: number,
+    own: boolean,
+  ): void {
     const strong = this.#strong;
-    if (clocks.ordered(w & THREAD_MASK, c, t) && strong.dominates(site, t, w, c)) return;
     const scope = strong.scopeOf(w >> THREAD_BITS);
     if (scope < this.#lowScope) this.#lowScope = scope;
     this.#sizes |= 1 << strong.bytesOf(w >> THREAD_BITS);
@@ -110,11 +147,16 @@ export class AtomicShadow {
       return;
     }
     const list = entry.list;
+    if (own && list.length + 3 >= 2 * entry.kept) {
+      this.#prune(clocks, entry, t, site);
+      if (list.length === 0) {
+        this.more.set(b, newConcurrent(strong, w, c, e));
+        return;
+      }
+    }
     list.push(w, c, e);
     note(strong, entry, w, c);
-    // Prune when the list doubled since its last pruning (amortised O(1) per atomic; a hot
-    // counter's list stays within twice the entries that are not ordered before the thread).
-    if (list.length >= 2 * entry.kept) this.#prune(clocks, entry, t, site);
+    if (!own && list.length >= 2 * entry.kept) this.#prune(clocks, entry, t, site);
   }
 
   /**
@@ -259,7 +301,8 @@ export class AtomicShadow {
     }
     list.splice(0, kept);
     entry.kept = list.length;
-    summarise(strong, entry);
+    // A load's pruning (before its push) may leave nothing to summarise.
+    if (list.length > 0) summarise(strong, entry);
   }
 }
 

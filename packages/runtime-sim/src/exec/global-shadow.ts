@@ -136,9 +136,9 @@ export function giveShadowPools(pools: ShadowPool[]): void {
  * The shadow of one tensor during a launch (one per distinct tensor: a tensor passed as two
  * parameters shares it): per byte, which thread last wrote it (packed `site << THREAD_BITS |
  * thread`) at which clock, two reader slots when the kernel may write the tensor (write after
- * read, TX6013), the atomics' extra records, and how many pending async copies (cp.async, global
- * → shared bulk) read the byte (pending shared → global bulk copies are found by interval,
- * BulkUnit). Every array is private to this module and made at its first use, from the
+ * read, TX6013), the atomics' extra records and the strong loads' (AtomicShadow, one each), and
+ * how many pending async copies (cp.async, global → shared bulk) read the byte (pending shared →
+ * global bulk copies are found by interval, BulkUnit). Every array is private to this module and made at its first use, from the
  * parameter's ShadowPool; the checks (exec/hazards.ts), access runs and copy units change them
  * through the methods here. Happens-before is decided by the launch's Clocks: a record of another
  * CTA of the launch is never ordered, one of an earlier launch always.
@@ -181,6 +181,11 @@ export class TensorShadow {
   #more: Map<number, number[]> | undefined;
   /** Atomic records beyond the writers (exec/atomic-shadow.ts), from the launch's first atomic. */
   #atomics: AtomicShadow | undefined;
+  /**
+   * The strong loads of the launch (AtomicShadow.addLoad: ld.relaxed / ld.acquire, reads
+   * recorded), from its first one; a plain write of their bytes drops them.
+   */
+  #loads: AtomicShadow | undefined;
   /** The bytes [#readLo, #readHi) hold every read recorded in this launch (empty: none). */
   #readLo = 0;
   #readHi = 0;
@@ -534,8 +539,10 @@ export class TensorShadow {
   /** Record writer `w` at clock `c` for bytes [a, a + n) (writers tracked). */
   recordWrite(a: number, n: number, w: number, c: number): void {
     this.#stores.note(w & THREAD_MASK, a, n);
-    // A plain write: the atomics' records of its bytes are ordered before it, or reported.
+    // A plain write: the atomics' and strong loads' records of its bytes are ordered before it,
+    // or reported.
     if (this.#atomics !== undefined && this.#atomics.size > 0) this.#atomics.drop(a, n);
+    if (this.#loads !== undefined && this.#loads.size > 0) this.#loads.drop(a, n);
     if (n >= GLOBAL_RANGE_MIN) {
       this.#addEntry({ s: a, f: a + n, w, c, k: -1, o: 0 });
       return;
@@ -631,8 +638,35 @@ export class TensorShadow {
     }
   }
 
-  /** The first recorded read of [a, a + n) not ordered before thread `t`'s write, or undefined. */
-  checkReaders(a: number, n: number, t: number): RaceHit | undefined {
+  /**
+   * Record thread `t`'s strong load (ld.relaxed / ld.acquire) of [a, a + n) at `site` (reads
+   * recorded, writers tracked) among the tensor's strong loads (AtomicShadow.addLoad), not in the
+   * reader slots: a later write not ordered after it races with it (TX6013) when plain, or
+   * strong but not morally strong with it (PTX ISA, Memory Consistency Model, "Data races",
+   * "Morally strong operations"). Kept for the launch, until a plain write of the bytes.
+   */
+  recordStrongRead(a: number, n: number, t: number, site: number): void {
+    const hb = this.#clocks;
+    const loads = (this.#loads ??= new AtomicShadow(this.#strong));
+    loads.addLoad(hb, a, a + n, (site << THREAD_BITS) | t, hb.clock[t]!, t);
+  }
+
+  /**
+   * The first recorded read of [a, a + n) not ordered before thread `t`'s write, or undefined;
+   * then the first strong load not ordered before it (recordStrongRead) that a plain write
+   * (`strongSite` -1) races with, or a strong write at `strongSite` is not morally strong with
+   * (StrongSites.moral).
+   */
+  checkReaders(a: number, n: number, t: number, strongSite = -1): RaceHit | undefined {
+    const loads = this.#loads;
+    const hit = this.#checkSlots(a, n, t);
+    if (hit !== undefined || loads === undefined || loads.size === 0) return hit;
+    const hb = this.#clocks;
+    return strongSite < 0 ? loads.moreHit(hb, a, n, t) : loads.strongHit(hb, a, n, t, strongSite);
+  }
+
+  /** checkReaders over the reader slots and overflow lists (plain reads). */
+  #checkSlots(a: number, n: number, t: number): RaceHit | undefined {
     const r1 = this.#r1;
     if (!r1) return undefined;
     // Only bytes inside the span of this launch's recorded reads can hold a record of it.
@@ -670,8 +704,8 @@ export class TensorShadow {
   /**
    * A run of stores (`count` elements of `eb` bytes, `step` bytes apart from `a`; `step` is `eb`
    * for consecutive elements) finds nothing here: no async copy reads an element (per-byte
-   * counts), no atomic record, no recorded read in the run's span. (Bulk stores in flight are
-   * the caller's condition.)
+   * counts), no atomic or strong-load record, no recorded read in the run's span. (Bulk stores in
+   * flight are the caller's condition.)
    */
   quiet(a: number, count: number, eb: number, step: number): boolean {
     const pr = this.#pendingReads;
@@ -681,6 +715,7 @@ export class TensorShadow {
       }
     }
     if (this.#atomics !== undefined && this.#atomics.size > 0) return false;
+    if (this.#loads !== undefined && this.#loads.size > 0) return false;
     const end = a + (count - 1) * step + eb;
     return !(this.#r1 && this.#readHi > this.#readLo && a < this.#readHi && this.#readLo < end);
   }

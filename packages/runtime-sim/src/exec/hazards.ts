@@ -154,7 +154,8 @@ export function checkGlobalRead(acc: GlobalAccess): void {
 /**
  * checkGlobalRead (`strong` false) and checkStrongGlobalRead (`strong` true): a strong read races
  * only with unordered writes it is not morally strong with (plain ones, and strong ones whose
- * scope or its own does not include the other's thread) and is not recorded for write-after-read.
+ * scope or its own does not include the other's thread), and is recorded for write-after-read
+ * among the strong loads (TensorShadow.recordStrongRead), a plain read in the reader slots.
  */
 function checkGlobalReadOf(acc: GlobalAccess, strong: boolean): void {
   const m = acc.m;
@@ -170,7 +171,9 @@ function checkGlobalReadOf(acc: GlobalAccess, strong: boolean): void {
   const hit = sh.checkWriters(acc.addr, acc.n, acc.thread, strong, m.isAtomicSite, site);
   if (focus) m.clocks.focus = undefined;
   if (hit) reportRace(acc, "TX6003", "reads", globalAt(acc), hit, "wrote");
-  if (!strong && sh.recordReads) sh.recordRead(acc.addr, acc.n, acc.thread, acc.site);
+  if (!sh.recordReads) return;
+  if (strong) sh.recordStrongRead(acc.addr, acc.n, acc.thread, acc.site);
+  else sh.recordRead(acc.addr, acc.n, acc.thread, acc.site);
 }
 
 /**
@@ -189,8 +192,8 @@ function focusOn(m: GlobalAccess["m"], key: object | undefined, addr: number, t:
  * A strong global read (ld.relaxed / ld.acquire): as checkGlobalRead, but morally strong with
  * atomics and strong stores whose scopes and its own include each other's thread, so only an
  * unordered plain write, or an unordered strong one of too narrow a scope (`st.relaxed.cta` of
- * another CTA), is a race (TX6003: PTX ISA, "Data races", "Morally strong operations"); the
- * read is not recorded for write-after-read.
+ * another CTA), is a race (TX6003: PTX ISA, "Data races", "Morally strong operations"). The read
+ * is recorded as a strong load: a later write races with it by the same rule (TX6013, checkReads).
  */
 export function checkStrongGlobalRead(acc: GlobalAccess): void {
   checkGlobalReadOf(acc, true);
@@ -199,17 +202,21 @@ export function checkStrongGlobalRead(acc: GlobalAccess): void {
 /**
  * A strong shared read (ld.relaxed / ld.acquire): TX6004 for never-written bytes, TX6003 for an
  * unordered plain write, or an unordered strong one it is not morally strong with (another CTA
- * of the cluster, a scope too narrow: SharedShadow.strongReadHit); not recorded as a read.
+ * of the cluster, a scope too narrow: SharedShadow.strongReadHit). Recorded as a strong load
+ * (SharedShadow.recordStrongRead; a read of never-written bytes too, as checkSharedRead records
+ * one): a later write races with it by the same rule (TX6013, SharedShadow.onWrite).
  */
 export function checkStrongSharedRead(acc: SharedAccess): void {
   const m = acc.m;
   if (m.speculative > 0) return;
-  if (m.shadow.firstUnwritten(acc.addr, acc.n) >= 0) {
-    checkAtomicAccess(acc);
-    return;
+  const sh = m.shadow;
+  if (sh.firstUnwritten(acc.addr, acc.n) >= 0) checkAtomicAccess(acc);
+  else {
+    const hit = sh.strongReadHit(acc.thread, acc.site, acc.addr, acc.n);
+    if (hit)
+      reportRace(acc, "TX6003", "reads", sharedAt(m, acc.buf, acc.addr, acc.n), hit, "wrote");
   }
-  const hit = m.shadow.strongReadHit(acc.thread, acc.site, acc.addr, acc.n);
-  if (hit) reportRace(acc, "TX6003", "reads", sharedAt(m, acc.buf, acc.addr, acc.n), hit, "wrote");
+  sh.recordStrongRead(acc.thread, acc.site, acc.addr, acc.n);
 }
 
 /**
@@ -259,10 +266,13 @@ export function checkGlobalWrite(acc: GlobalAccess): void {
 
 /**
  * TX6013: a write (`verb`, by default the record's) of the global bytes of `acc` after a recorded
- * read not ordered before it (another thread of the CTA without synchronization, or another CTA).
+ * read not ordered before it (another thread of the CTA without synchronization, or another CTA),
+ * or after such a strong load that the write, a strong one (`acc.atomic`), is not morally strong
+ * with (TensorShadow.checkReaders).
  */
 export function checkReads(acc: GlobalAccess, verb = acc.verb): void {
-  const hit = acc.buf.shadow.checkReaders(acc.addr, acc.n, acc.thread);
+  const site = acc.atomic ? acc.site : -1;
+  const hit = acc.buf.shadow.checkReaders(acc.addr, acc.n, acc.thread, site);
   if (hit) reportRace(acc, "TX6013", verb, globalAt(acc), hit, "read");
 }
 

@@ -85,7 +85,11 @@ export function reportRace(
         : ` with no synchronization ordering the two (cta_sync, a named barrier, an mbarrier phase, __syncwarp${m.ctas > 1 ? ", barrier.cluster" : ""})`;
   // Two strong accesses race only when they are not morally strong: say why (scope, size).
   const me = `thread ${m.thread(acc.thread)} of CTA ${m.cta()}`;
-  const moral = m.strong.whyNot(hit.other, hit.clock, other, acc.thread, acc.site, me) ?? "";
+  // A strong load's record (write-after-read) and a write that is not strong: say so.
+  const moral =
+    m.strong.whyNot(hit.other, hit.clock, other, acc.thread, acc.site, me) ??
+    (code === "TX6013" ? m.strong.whyNotWithLoad(hit.other, acc.site) : undefined) ??
+    "";
   m.hazard(code, `${me} ${verb} ${at}, which ${other} ${otherVerb}${why}${moral}`, acc.site, [
     { message: `${other} ${otherVerb} it here`, span: m.sites[hit.other >> THREAD_BITS] },
   ]);

@@ -16,7 +16,9 @@
  * Readers beyond the two slots: a reader that a new concurrent reader would push out of the
  * second slot moves to an overflow list of the byte, so a write is checked against every reader
  * not ordered before a later one of its slot (complete write-after-read); cta_sync clears the
- * lists (onBarrier). Atomics keep their own records (exec/atomic-shadow.ts).
+ * lists (onBarrier). Atomics keep their own records (exec/atomic-shadow.ts), and so do strong
+ * loads (recordStrongRead: a second AtomicShadow, since a strong load does not race with a later
+ * strong write it is morally strong with, which the reader slots cannot tell).
  *
  * New access paths (ldmatrix / stmatrix reads and writes, TMA tiles) plug in through onRead /
  * onWrite (record false at an async issue, recordWrite at its completion, recordAsyncProxyWrite
@@ -78,9 +80,18 @@ export class SharedShadow extends SharedBytes {
    */
   readonly #atomics: AtomicShadow;
 
-  /** Atomic records beyond the writer records (0 in a CTA with no atomic since its last cta_sync). */
+  /**
+   * The strong loads (ld.relaxed / ld.acquire) of shared bytes since the bytes' last plain write
+   * (AtomicShadow.addLoad): a later write checks them, a read does not. Cleared by cta_sync.
+   */
+  readonly #loads: AtomicShadow;
+
+  /**
+   * Atomic and strong-load records beyond the writer records (0 in a CTA with neither since its
+   * last cta_sync).
+   */
   get atomicRecords(): number {
-    return this.#atomics.size;
+    return this.#atomics.size + this.#loads.size;
   }
 
   /**
@@ -94,37 +105,45 @@ export class SharedShadow extends SharedBytes {
     this.#stores = stores;
     this.#strong = strong;
     this.#atomics = new AtomicShadow(strong);
+    this.#loads = new AtomicShadow(strong);
   }
 
   // ---------------------------------------------------------------- CTA start, cta_sync
 
   /**
    * A new CTA: the bytes' CTA-start records (SharedBytes.resetBytes, `guarded` and `uniform` as
-   * there), no overflow reader, no atomic record.
+   * there), no overflow reader, no atomic or strong-load record.
    */
   beginCta(guarded: boolean, uniform: boolean): void {
     this.resetBytes(guarded, uniform);
     if (this.#more.size > 0) this.#more.clear();
     this.#atomics.clear();
+    this.#loads.clear();
   }
 
-  /** cta_sync: every read and atomic so far is ordered before everything after (Clocks.onBarrier). */
+  /**
+   * cta_sync: every read, strong load and atomic so far is ordered before everything after
+   * (Clocks.onBarrier).
+   */
   onBarrier(): void {
     // Map.prototype.clear allocates a new table even for an empty map.
     if (this.#more.size > 0) this.#more.clear();
     this.#atomics.clear();
+    this.#loads.clear();
   }
 
   /**
    * Entry `u` becomes the records of its bytes [u.s, u.f), a write of all of them (see
-   * recordWrite): entries there are cut (their parts outside kept), the bytes' overflow readers
-   * and atomic records dropped. No cp.async may target the bytes (the caller's condition).
+   * recordWrite): entries there are cut (their parts outside kept), the bytes' overflow readers,
+   * atomic and strong-load records dropped. No cp.async may target the bytes (the caller's
+   * condition).
    */
   #setEntry(u: Uniform): void {
     const a = u.s;
     const n = u.f - u.s;
     this.#dropMore(a, n);
     if (this.#atomics.size > 0) this.#atomics.drop(a, n);
+    if (this.#loads.size > 0) this.#loads.drop(a, n);
     this.replaceEntries(u);
   }
 
@@ -389,6 +408,7 @@ export class SharedShadow extends SharedBytes {
       ) {
         hit = { other: r2, clock: u.c2, read: true };
       }
+      if (!hit && this.#loads.size > 0) hit = this.#loadHit(a, n, t, atomic, site);
       if (record) this.recordWrite(t, site, a, n);
       return hit;
     }
@@ -428,11 +448,25 @@ export class SharedShadow extends SharedBytes {
         : this.#atomics.moreHit(clocks, a, n, t);
       if (h) hit = { ...h, read: false };
     }
+    if (hit === undefined && this.#loads.size > 0) hit = this.#loadHit(a, n, t, atomic, site);
     if (record) {
       if (atomic) this.recordAtomic(t, site, a, n, isAtomic);
       else this.recordWrite(t, site, a, n);
     }
     return hit;
+  }
+
+  /**
+   * The first strong load of [a, a + n) (the loads' AtomicShadow) that thread `t`'s write races
+   * with, as a read: one not ordered before it and, for a strong write (`atomic`) at `site`, not
+   * morally strong with it (StrongSites.moral); undefined when none.
+   */
+  #loadHit(a: number, n: number, t: number, atomic: boolean, site: number): WriteHit | undefined {
+    const clocks = this.#clocks;
+    const h = atomic
+      ? this.#loads.strongHit(clocks, a, n, t, site)
+      : this.#loads.moreHit(clocks, a, n, t);
+    return h ? { ...h, read: true } : undefined;
   }
 
   /**
@@ -456,7 +490,7 @@ export class SharedShadow extends SharedBytes {
    * the first earlier write not ordered before it that is plain (an async-proxy write, stamp 0,
    * aside) or strong but not morally strong with it (StrongSites.moral), a plain write that
    * atomics replaced, or an atomic beside the writer record not morally strong with it
-   * (AtomicShadow); undefined when none. Records nothing (a strong load is not a reader).
+   * (AtomicShadow); undefined when none. Records nothing (recordStrongRead records the load).
    */
   strongReadHit(t: number, site: number, a: number, n: number): RaceHit | undefined {
     const at = this.#atomics;
@@ -465,6 +499,18 @@ export class SharedShadow extends SharedBytes {
         ? undefined
         : (at.plainHit(this.#clocks, a, n, t) ?? at.strongHit(this.#clocks, a, n, t, site)),
     );
+  }
+
+  /**
+   * Record thread `t`'s strong load (ld.relaxed / ld.acquire) of [a, a + n) at `site` as of now,
+   * among the bytes' strong loads (AtomicShadow.addLoad), not in the reader slots: a later write
+   * not ordered after it races with it (write-after-read, TX6013) when plain, or strong but not
+   * morally strong with it (PTX ISA, Memory Consistency Model, "Data races", "Morally strong
+   * operations"). Kept until a plain write of the bytes or cta_sync.
+   */
+  recordStrongRead(t: number, site: number, a: number, n: number): void {
+    const clocks = this.#clocks;
+    this.#loads.addLoad(clocks, a, a + n, (site << THREAD_BITS) | t, clocks.clock[t]!, t);
   }
 
   /**
@@ -488,8 +534,9 @@ export class SharedShadow extends SharedBytes {
   }
 
   /**
-   * Record thread `t`'s write of [a, a + n) at `site` as of now: readers of the phase end, and so
-   * do the bytes' bulk guards (an ordinary write by a thread that passed the guard: BulkUnit).
+   * Record thread `t`'s write of [a, a + n) at `site` as of now: readers and strong loads of the
+   * phase end, and so do the bytes' bulk guards (an ordinary write by a thread that passed the
+   * guard: BulkUnit).
    */
   recordWrite(t: number, site: number, a: number, n: number): void {
     const w = (site << THREAD_BITS) | t;
@@ -497,6 +544,7 @@ export class SharedShadow extends SharedBytes {
     this.#stores.note(t, a, n);
     this.#dropMore(a, n);
     if (this.#atomics.size > 0) this.#atomics.drop(a, n);
+    if (this.#loads.size > 0) this.#loads.drop(a, n);
     const u = this.uniformAt(a, n);
     if (u !== undefined) {
       const v = this.isolate(u, a, n);
@@ -535,8 +583,8 @@ export class SharedShadow extends SharedBytes {
   /**
    * The race records of a landed cp.async chunk, shared bytes [a, a + n) written by thread `t`
    * at `site` as of clock `now` (recordWrite's records, in one loop over the chunk's bytes,
-   * materialised first so any lazy range is cut around them); the bytes' overflow readers and
-   * atomic records stay (a later access is checked against them).
+   * materialised first so any lazy range is cut around them); the bytes' overflow readers, atomic
+   * and strong-load records stay (a later access is checked against them).
    */
   recordLanded(t: number, site: number, a: number, n: number, now: number): void {
     this.materialise(a, n);
@@ -558,6 +606,7 @@ export class SharedShadow extends SharedBytes {
   recordAsyncProxyWrite(t: number, site: number, a: number, n: number): void {
     this.#dropMore(a, n);
     if (this.#atomics.size > 0) this.#atomics.drop(a, n);
+    if (this.#loads.size > 0) this.#loads.drop(a, n);
     const u = this.uniformAt(a, n);
     if (u !== undefined) {
       const v = this.isolate(u, a, n);
@@ -634,14 +683,14 @@ export class SharedShadow extends SharedBytes {
 
   /**
    * A run of shared stores (see readRun): taken when the bytes are fresh or one entry holds them,
-   * nothing is pending or guarded, no overflow reader or atomic record exists, the threads share
-   * one clock and every earlier writer and reader is ordered before the element's thread: the
-   * run becomes the writer of its bytes. (Pending bulk stores and wgmma operands are the
-   * caller's conditions.)
+   * nothing is pending or guarded, no overflow reader, atomic or strong-load record exists, the
+   * threads share one clock and every earlier writer and reader is ordered before the element's
+   * thread: the run becomes the writer of its bytes. (Pending bulk stores and wgmma operands are
+   * the caller's conditions.)
    */
   writeRun(site: number, t0: number, count: number, a: number, sh: number): boolean {
     const n = count << sh;
-    if (n < UNIFORM_MIN || this.#atomics.size > 0 || this.#more.size > 0) return false;
+    if (n < UNIFORM_MIN || this.atomicRecords > 0 || this.#more.size > 0) return false;
     const clocks = this.#clocks;
     if (!clocks.oneClock(t0, count)) return false;
     const u = this.entryAt(a, n);
@@ -667,8 +716,8 @@ export class SharedShadow extends SharedBytes {
    * ...) at `site` as of clock `now`, whatever they held (recordWrite's records for each
    * thread's bytes, as one entry): a cp.async completion. Returns false, recording nothing,
    * when the bytes are too few for an entry, a cp.async still targets one of them (`inFlight`
-   * false: the caller knows none is in flight anywhere), or the CTA has overflow readers or atomic
-   * records (which a landing keeps, see recordLanded).
+   * false: the caller knows none is in flight anywhere), or the CTA has overflow readers, atomic
+   * or strong-load records (which a landing keeps, see recordLanded).
    */
   landRun(
     site: number,
@@ -679,9 +728,9 @@ export class SharedShadow extends SharedBytes {
     now: number,
     inFlight: boolean,
   ): boolean {
-    // A landing keeps the bytes' overflow readers and atomic records (a later access is checked
-    // against them); an entry would drop them.
-    if (n < UNIFORM_MIN || this.#more.size > 0 || this.#atomics.size > 0) return false;
+    // A landing keeps the bytes' overflow readers, atomic and strong-load records (a later access
+    // is checked against them); an entry would drop them.
+    if (n < UNIFORM_MIN || this.#more.size > 0 || this.atomicRecords > 0) return false;
     const pend = this.pend;
     if (inFlight) for (let b = a, e = a + n; b < e; b++) if (pend[b] !== 0) return false;
     const v = freshEntry(a, a + n);
@@ -745,10 +794,10 @@ export class SharedShadow extends SharedBytes {
 
   /**
    * A strided run of shared stores (see readStrided): taken when no lazy entry lies over the
-   * bytes, no cp.async is pending and no bulk copy guards them, no overflow reader or atomic
-   * record exists, and every earlier writer and reader of each element is ordered before its
-   * thread; then each element's bytes record their thread as writer with no reader, as the
-   * element checks would. (Pending bulk stores and wgmma operands are the caller's conditions.)
+   * bytes, no cp.async is pending and no bulk copy guards them, no overflow reader, atomic or
+   * strong-load record exists, and every earlier writer and reader of each element is ordered
+   * before its thread; then each element's bytes record their thread as writer with no reader, as
+   * the element checks would. (Pending bulk stores and wgmma operands are the caller's conditions.)
    */
   writeStrided(
     site: number,
@@ -759,7 +808,7 @@ export class SharedShadow extends SharedBytes {
     step: number,
   ): boolean {
     const eb = 1 << sh;
-    if (this.#atomics.size > 0 || this.#more.size > 0) return false;
+    if (this.atomicRecords > 0 || this.#more.size > 0) return false;
     const span = (count - 1) * step + eb;
     if (this.uni.length > 0 && this.overlapsEntry(a, span)) return false;
     const clocks = this.#clocks;

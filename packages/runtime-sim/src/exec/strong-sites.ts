@@ -176,6 +176,18 @@ export class StrongSites {
   }
 
   /**
+   * Why the strong load packed `r` (a read record: ld.relaxed / ld.acquire) and a write at `site`
+   * that is not strong (a plain store, a copy, a bulk reduction, which the async proxy performs)
+   * are not morally strong, for a write-after-read report; undefined when `r` is not strong or
+   * `site` is.
+   */
+  whyNotWithLoad(r: number, site: number): string | undefined {
+    const s = r >> THREAD_BITS;
+    if (!this.isStrong(s) || this.isStrong(site)) return undefined;
+    return `; the ${this.#names[s]!} is strong, but this write is not a strong operation of the generic proxy, and two operations are morally strong only when both are strong and performed through the same proxy (PTX ISA, Memory Consistency Model, "Morally strong operations", "Data races")`;
+  }
+
+  /**
    * Why the strong accesses packed `w` (clock `c`; `other` names its thread) and thread `t`'s at
    * `site` (`me` names the thread) are not morally strong, for a race report; undefined when
    * either is not strong (or they are morally strong).
