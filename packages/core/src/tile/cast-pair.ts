@@ -4,7 +4,7 @@ import { intImm, type Expr } from "../ir/expr.js";
 import type { Stmt } from "../ir/stmt.js";
 import { showTileLayout } from "../layout/tile-layout.js";
 import { opOf } from "../ops/registry.js";
-import { loadSlot, storeSlot } from "./elementwise.js";
+import { loadSlot, storeSlot } from "./slot-loop.js";
 import {
   memoryIters,
   type RegisterTile,

@@ -9,7 +9,7 @@ import { opOf } from "../ops/registry.js";
 import type { View } from "../ir/buffer.js";
 import type { Stmt } from "../ir/stmt.js";
 import { showTileLayout } from "../layout/tile-layout.js";
-import { loadSlot, storeSlot } from "./elementwise.js";
+import { loadSlot, storeSlot } from "./slot-loop.js";
 import { matrixMoveCopy, matrixTiling, MATRIX_MOVE_SM } from "./matrix-move.js";
 import { reshapedTile, tileDispatchError, type RegisterTile, type TileContext } from "./operand.js";
 import { elementMapShift } from "./same-map.js";

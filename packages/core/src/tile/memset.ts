@@ -4,6 +4,7 @@ import { constInt, intImm, type Expr } from "../ir/expr.js";
 import { knownDivisor } from "../analysis/bounds.js";
 import type { View } from "../ir/buffer.js";
 import type { Stmt } from "../ir/stmt.js";
+import { decode } from "./for-range.js";
 import { showTile, tileDispatchError, type TileContext } from "./operand.js";
 import { asArg, asDType, ALL_SCOPES, type TilePrimitive } from "./primitive.js";
 import { loopNest, scopeThreads } from "./threads.js";
@@ -31,20 +32,6 @@ function runsOf(v: View): { run: number; outer: { extent: number; stride: number
     k--;
   }
   return { run, outer: dims.slice(0, k) };
-}
-
-/** `Σ digit_j(row) · stride_j` over `outer` (row-major, outermost first). */
-function rowOffset(row: Expr, outer: readonly { extent: number; stride: number }[]): Expr {
-  let e: Expr = intImm(0);
-  let inner = 1;
-  for (let j = outer.length - 1; j >= 0; j--) {
-    const x = outer[j]!;
-    let d: Expr = inner === 1 ? row : binary("floordiv", row, intImm(inner));
-    if (j > 0) d = binary("floormod", d, intImm(x.extent));
-    e = binary("add", e, x.stride === 1 ? d : binary("mul", d, intImm(x.stride)));
-    inner *= x.extent;
-  }
-  return e;
 }
 
 /**
@@ -133,7 +120,7 @@ export const memset: TilePrimitive<typeof OPERANDS> = {
           const col = per === 1 ? intImm(0) : binary("floormod", kc, intImm(per));
           const off = binary(
             "add",
-            rowOffset(row, outer),
+            decode(row, outer),
             binary("add", binary("mul", col, intImm(width)), intImm(first)),
           );
           const body =

@@ -8,7 +8,7 @@ import { opOf } from "../ops/registry.js";
 import { copy } from "./copy.js";
 import { scratchView } from "./shared-scratch.js";
 import { tileDispatchError, type RegisterTile, type TileContext } from "./operand.js";
-import { loadSlot, storeSlot } from "./elementwise.js";
+import { loadSlot, storeSlot } from "./slot-loop.js";
 import { inThreadSlots, ownedOnly } from "./threads.js";
 import { ALL_SCOPES, checkScope, needRegister, type TilePrimitive } from "./primitive.js";
 

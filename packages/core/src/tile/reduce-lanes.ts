@@ -3,7 +3,7 @@
 import { binary, compare, ifThenElse } from "../ir/arith.js";
 import { intImm, type Expr } from "../ir/expr.js";
 import type { Stmt } from "../ir/stmt.js";
-import { loadSlot, storeSlot } from "./elementwise.js";
+import { loadSlot, storeSlot } from "./slot-loop.js";
 import { tileDispatchError, type RegisterTile, type TileContext } from "./operand.js";
 import { valueOp } from "./primitive.js";
 import { axisCoord } from "./threads.js";

@@ -1,43 +1,25 @@
-import { binary, compare, ifThenElse } from "../ir/arith.js";
+import { binary, ifThenElse } from "../ir/arith.js";
 import { dtypeBytes } from "../dtype.js";
-import { constInt, intImm, type Expr, type Var } from "../ir/expr.js";
+import { intImm, type Expr } from "../ir/expr.js";
 import type { Stmt } from "../ir/stmt.js";
-import type { LayoutIter } from "../ir/tile-layout.js";
-import { groupLayout, showTileLayout } from "../layout/tile-layout.js";
-import { TirxError } from "../diagnostics.js";
-import { checkOpCall } from "../ops/check.js";
-import { opOf } from "../ops/registry.js";
-import { compactM, constant, loadSlot, storeSlot } from "./elementwise.js";
-import {
-  reshapedTile,
-  showTile,
-  tileDispatchError,
-  type RegisterTile,
-  type TileContext,
-  type TileLowering,
-} from "./operand.js";
+import { showTileLayout } from "../layout/tile-layout.js";
+import { constant } from "./elementwise.js";
+import { tileDispatchError, type RegisterTile } from "./operand.js";
 import {
   checkLaidOut,
   checkSameDType,
   layoutForScope,
   needRegister,
-  valueOp,
   type TilePrimitive,
 } from "./primitive.js";
 import { layoutText } from "./layout-name.js";
 import { butterflyStmts, laneButterfly, type LanePart } from "./reduce-lanes.js";
-import { digitRead } from "./thread-digits.js";
-import { inLayout } from "./same-map.js";
-import { scratchIndex } from "./shared-scratch.js";
-import {
-  axisCoord,
-  laneWarpParts,
-  linearOffset,
-  linearThreads,
-  loopNest,
-  ownsGuard,
-  underGuard,
-} from "./threads.js";
+import { decode, forRange } from "./for-range.js";
+import { reduceDst } from "./reduce-dst.js";
+import { reduceViaRun } from "./reduce-via-run.js";
+import { reduceWarps } from "./reduce-warps.js";
+import { loadSlot, storeSlot } from "./slot-loop.js";
+import { laneWarpParts, linearOffset, linearThreads, loopNest, ownsGuard } from "./threads.js";
 
 /** The reduction operators (TIRx `Tx.tile.sum` / `max` / `min`). */
 export type TileReduceOp = "sum" | "max" | "min";
@@ -48,39 +30,12 @@ function combine(op: TileReduceOp, a: Expr, b: Expr): Expr {
   return binary(COMBINE[op], a, b);
 }
 
-/** A `For` from `min` to `min + extent` (unrolled) whose body `f` builds from the variable. */
-function forRange(ctx: TileContext, min: number, extent: number, f: (v: Var) => Stmt[]): Stmt[] {
-  if (extent <= 0) return [];
-  const v = ctx.freshVar("r", "int32");
-  const body = f(v);
-  return [
-    {
-      kind: "For",
-      var: v,
-      min: intImm(min),
-      extent: intImm(extent),
-      annotation: "unroll",
-      body: body.length === 1 ? body[0]! : { kind: "Seq", stmts: body },
-      ...(ctx.span ? { span: ctx.span } : {}),
-    },
-  ];
-}
-
-/** `Σ digit_j(k) · stride_j`: the offset of linear index `k` over `iters` (row-major). */
-function decode(k: Expr, iters: readonly { extent: number; stride: number }[]): Expr {
-  let e: Expr = intImm(0);
-  let inner = 1;
-  for (let j = iters.length - 1; j >= 0; j--) {
-    const x = iters[j]!;
-    let d: Expr = inner === 1 ? k : binary("floordiv", k, intImm(inner));
-    if (j > 0) d = binary("floormod", d, intImm(x.extent));
-    e = binary("add", e, x.stride === 1 ? d : binary("mul", d, intImm(x.stride)));
-    inner *= x.extent;
-  }
-  return e;
-}
-
-const key = (x: LayoutIter): string => `${x.extent}:${x.stride}@${x.axis}`;
+/** The operands of a reduction: dst and src register tiles, and the logical axis. */
+export type ReduceOperands = readonly [
+  { readonly name: "dst"; readonly kind: "register" },
+  { readonly name: "src"; readonly kind: "register" },
+  { readonly name: "axis"; readonly kind: "axis" },
+];
 
 /**
  * A reduction along logical axis `axis` of a register tile (TIRx `Tx.tile.sum` / `max` /
@@ -105,7 +60,7 @@ const key = (x: LayoutIter): string => `${x.extent}:${x.stride}@${x.axis}`;
  * Lanes that do not fill a power of two (24 lanes beside warp iters) pad the butterfly to one;
  * the lanes past the extent hold nothing and never enter a result (reduce-lanes.ts). A tile
  * whose shape's dims do not line up with its layout's iters is reduced as [outer, axis, inner]
- * when that lines up (`viaRun`).
+ * when that lines up (`reduceViaRun`).
  * `dst` has `src`'s shape with the axis dropped or 1, and the layout that replicates over the
  * reduced thread axes: src's thread iters of the axis become replicas `R[...]`; its `m` iters of
  * the axis drop; src's thread offset stays (the threads that held the elements hold the results;
@@ -123,13 +78,6 @@ const key = (x: LayoutIter): string => `${x.extent}:${x.stride}@${x.axis}`;
  *   whose stride is no power of two, or whose padding to one would reach the next lane iter;
  *   an axis whose elements are no run of the layout's iters.
  */
-/** The operands of a reduction: dst and src register tiles, and the logical axis. */
-export type ReduceOperands = readonly [
-  { readonly name: "dst"; readonly kind: "register" },
-  { readonly name: "src"; readonly kind: "register" },
-  { readonly name: "axis"; readonly kind: "axis" },
-];
-
 function reduction(op: TileReduceOp): TilePrimitive<ReduceOperands> {
   const prim: TilePrimitive<ReduceOperands> = {
     name: op,
@@ -169,7 +117,7 @@ function reduction(op: TileReduceOp): TilePrimitive<ReduceOperands> {
         );
       }
       if (src.dims === undefined || dst.dims === undefined) {
-        return viaRun(prim, dst, src, axis, ctx);
+        return reduceViaRun(dst, src, axis, ctx, (d3, s3) => prim.lower([d3, s3, 1], ctx));
       }
       const srcDims = src.dims;
       // Validates a mix of thread axes as digits of the thread index (TX2022 on overlaps).
@@ -186,48 +134,8 @@ function reduction(op: TileReduceOp): TilePrimitive<ReduceOperands> {
         if (p.lane) lanes.push(p.lane);
         if (p.warp) warps.push(p.warp);
       }
-      // The layout dst must have: kept iters, reduced thread iters as replicas, src's thread
-      // offset (the same threads hold the results).
-      const threadOffset = Object.fromEntries(
-        Object.entries(src.layout.offset).filter(([a, v]) => a !== "m" && v !== 0),
-      );
-      const expected = {
-        kind: "TileLayout" as const,
-        shard:
-          keptM.length + kept.length > 0 ? kept : [{ extent: 1, stride: 1, axis: "m" as const }],
-        replica: [...src.layout.replica, ...red.filter((x) => x.axis !== "m")],
-        offset: threadOffset,
-      };
-      const dShape = src.shape.map((n, d) => (d === axis ? 1 : n));
-      const dropped = src.shape.filter((_, d) => d !== axis);
-      const nearest = `T.alloc_local([${dShape.join(", ")}], "${src.dtype}") laid out as ${showTileLayout(compactM(expected))}${src.shape.length > 1 ? ` (or the shape [${src.shape.filter((_, d) => d !== axis).join(", ")}] without the reduced dim)` : ""}`;
-      const dKept = dst.layout.shard.filter((x) => x.extent > 1);
-      const shapeOk =
-        dst.shape.join() === dShape.join() ||
-        (dropped.length > 0 && dst.shape.join() === dropped.join());
-      const same =
-        shapeOk &&
-        linearOffset(dst.layout) === linearOffset(src.layout) &&
-        dKept.length === kept.length &&
-        dKept.every((x, i) => {
-          const y = kept[i]!;
-          return x.axis === "m" ? y.axis === "m" && x.extent === y.extent : key(x) === key(y);
-        }) &&
-        sameSet(
-          dst.layout.replica.filter((x) => x.extent > 1).map(key),
-          expected.replica.filter((x) => x.extent > 1).map(key),
-        );
-      // The same element → (thread, slot) map written another way (a replica split or merged,
-      // an m iter in two) is that layout: the lowering then reads the expected iters.
-      const canon = !same && shapeOk ? inLayout(dst, compactM(expected), ctx) : undefined;
-      if (canon) dst = canon;
-      else if (!same) {
-        throw tileDispatchError(
-          ctx,
-          `dst ${dst.buffer.name} [${dst.shape.join(", ")}] ${showTileLayout(dst.layout)} must hold src's elements reduced along axis ${axis}, replicated over the threads that reduced them`,
-          nearest,
-        );
-      }
+      // dst read in the layout the reduction writes: kept iters, reduced thread iters as replicas.
+      dst = reduceDst(dst, src, axis, red, kept, ctx);
       checkLaidOut(dst, ctx);
       const threads = ctx.launch.block.reduce((a, b) => a * b, 1);
       if (warps.length > 0 && ctx.scope !== "cta" && ctx.scope !== "wg") {
@@ -377,127 +285,23 @@ function reduction(op: TileReduceOp): TilePrimitive<ReduceOperands> {
           ),
         );
       }
-      // 3. Across warps.
+      // 3. Across warps, through shared scratch (reduce-warps.ts).
       if (scratch) {
-        // The warp's index among the warps combined, and its group's first scratch element.
-        const warpid = wgScope
-          ? binary("floordiv", axisCoord("tid_in_wg", ctx), intImm(32))
-          : axisCoord("warpid", ctx);
-        // Its index past the layout's warp offset (the reduced digits are digits of this one);
-        // partials are read back at the offset plus the digits.
-        const vwarp = warpOff === 0 ? warpid : binary("sub", warpid, intImm(warpOff));
-        const groupBase = scratchIndex(
-          scratch,
-          dst.dtype,
-          groups > 1 ? axisCoord("wgid", ctx) : undefined,
-        );
-        const lane0 = compare("eq", axisCoord("laneid", ctx), intImm(0));
-        const at = (k: Expr, w: Expr): Expr => {
-          const kl =
-            laneSlots > 1
-              ? binary("add", binary("mul", k, intImm(laneSlots)), axisCoord("laneid", ctx))
-              : k;
-          const e = binary("add", binary("mul", kl, intImm(warpCount)), w);
-          return constInt(groupBase) === 0 ? e : binary("add", groupBase, e);
-        };
-        const write = perKept((_sb, ds, k) => [
-          {
-            kind: "Store",
-            buffer: scratch.buffer,
-            dtype: dst.dtype,
-            offset: at(k, warpid),
-            value: loadSlot(dst, ds),
-          },
-        ]);
-        const written = write.length === 1 ? write[0]! : { kind: "Seq" as const, stmts: write };
-        // An earlier call may still be reading these bytes: its readers pass this barrier first.
-        if (scratch.wait) stmts.push(...barrier(ctx, groups));
-        // One writer per warp, or every lane when lanes keep their own partials.
-        stmts.push(laneSlots > 1 ? written : { kind: "If", cond: lane0, then: written });
-        stmts.push(...barrier(ctx, groups));
-        // The first warp of this thread's reduced group: 0 when the axis spans every warp.
-        const sorted = [...warps].sort((a, b) => a.stride - b.stride);
-        let reach = 1;
-        for (const w of sorted) reach = w.stride === reach ? reach * w.extent : -1;
-        let wbase: Expr = reach === warpCount ? intImm(0) : vwarp;
-        // Each reduced digit's modulus among every warp iter of the layout: its extent, or its
-        // radix up to the next warp iter when warps between them hold nothing (digitRead).
-        const allWarps: { extent: number; stride: number }[] = [];
-        for (const x of [...src.layout.shard, ...src.layout.replica]) {
-          const w = x.axis === "m" ? undefined : laneWarpParts(x, ctx).warp;
-          if (w) allWarps.push(w);
-        }
-        allWarps.sort((a, b) => a.stride - b.stride);
-        const modulus = (w: { extent: number; stride: number }): number => {
-          const i = allWarps.findIndex((y) => y.stride === w.stride && y.extent === w.extent);
-          const read = digitRead(allWarps, i, "warpid");
-          if (read === undefined || read.field !== undefined || read.modulus === undefined) {
-            throw tileDispatchError(
-              ctx,
-              `the warp iter ${w.extent}:${w.stride}@warpid of ${src.buffer.name} ${showTileLayout(src.layout)} is no digit of the warp index that a division and a modulo read, so its warps' partials cannot be found`,
-              "warp iters whose strides are multiples of the one below",
-            );
-          }
-          return read.modulus;
-        };
-        // The warp index with the reduced digits cleared, as a sum of the digits between them
-        // (each term ≥ 0, so the scratch index provably stays in range) when they nest.
-        let pos = 1;
-        const pieces: { lo: number; hi?: number }[] = [];
-        const nests = sorted.every((w) => {
-          if (w.stride % pos !== 0) return false;
-          if (w.stride > pos) pieces.push({ lo: pos, hi: w.stride });
-          pos = w.stride * modulus(w);
-          return true;
-        });
-        if (reach !== warpCount && nests) {
-          // Warps past the layout's top warp iter hold nothing (their reads are guarded off): a
-          // piece there would be 0 on every owner and only widen the index's range.
-          if (pos < warpCount && allWarps.some((w) => w.stride >= pos)) pieces.push({ lo: pos });
-          wbase = intImm(0);
-          for (const p of pieces) {
-            let d: Expr = p.lo === 1 ? vwarp : binary("floordiv", vwarp, intImm(p.lo));
-            if (p.hi !== undefined) d = binary("floormod", d, intImm(p.hi / p.lo));
-            wbase = binary("add", wbase, p.lo === 1 ? d : binary("mul", d, intImm(p.lo)));
-          }
-        } else if (reach !== warpCount)
-          for (const w of warps) {
-            const digit = binary(
-              "floormod",
-              w.stride === 1 ? vwarp : binary("floordiv", vwarp, intImm(w.stride)),
-              intImm(modulus(w)),
-            );
-            wbase = binary(
-              "sub",
-              wbase,
-              w.stride === 1 ? digit : binary("mul", digit, intImm(w.stride)),
-            );
-          }
-        const nw = warps.reduce((p, w) => p * w.extent, 1);
-        const part = (k: Expr, r: Expr): Expr => ({
-          kind: "BufferLoad",
-          buffer: scratch.buffer,
-          dtype: dst.dtype,
-          offset: at(
-            k,
-            binary(
-              "add",
-              warpOff === 0 ? wbase : binary("add", intImm(warpOff), wbase),
-              decode(r, warps),
-            ),
-          ),
-        });
-        // Threads that hold no element of src combine nothing (past a warp offset their
-        // partials' index would leave the scratch).
         stmts.push(
-          ...underGuard(
-            owns,
-            perKept((_sb, ds, k) => [
-              storeSlot(dst, ds, part(k, intImm(0)), ctx),
-              ...forRange(ctx, 1, nw - 1, (r) => [
-                storeSlot(dst, ds, combine(op, loadSlot(dst, ds), part(k, r)), ctx),
-              ]),
-            ]),
+          ...reduceWarps(
+            src,
+            dst,
+            {
+              warps,
+              scratch,
+              warpOff,
+              warpCount,
+              groups,
+              laneSlots,
+              owns,
+              perKept,
+              combine: (a, b) => combine(op, a, b),
+            },
             ctx,
           ),
         );
@@ -533,105 +337,8 @@ function reduction(op: TileReduceOp): TilePrimitive<ReduceOperands> {
   return prim;
 }
 
-/**
- * A reduction of a tile whose shape's dims do not line up with runs of its layout's iters (or a
- * dst's that do not): the same registers read as [outer, n, inner] (the dims before `axis`
- * merged, the axis, the dims after it merged; dst as [outer, 1, inner]), reduced along the
- * middle dim, when that shape groups both layouts (TIRx docs, "Tensor Layout": a tile's
- * elements are the shard's by row-major index, whatever its dims).
- * @throws TirxError TX2022 when dst's shape is not src's with the axis 1 or dropped, or when the
- *   axis's elements are no run of the layout's iters (naming the shape that groups); the
- *   reduction's own errors otherwise.
- */
-function viaRun(
-  prim: TilePrimitive<ReduceOperands>,
-  dst: RegisterTile,
-  src: RegisterTile,
-  axis: number,
-  ctx: TileContext,
-): TileLowering {
-  const outer = src.shape.slice(0, axis).reduce((a, b) => a * b, 1);
-  const n = src.shape[axis]!;
-  const inner = src.shape.slice(axis + 1).reduce((a, b) => a * b, 1);
-  const dShape = src.shape.map((e, d) => (d === axis ? 1 : e));
-  const dropped = src.shape.filter((_, d) => d !== axis);
-  const shapeOk =
-    dst.shape.join() === dShape.join() ||
-    (dropped.length > 0 && dst.shape.join() === dropped.join());
-  if (!shapeOk) {
-    throw tileDispatchError(
-      ctx,
-      `dst ${dst.buffer.name} [${dst.shape.join(", ")}] must have src's shape [${src.shape.join(", ")}] with axis ${axis} of extent 1 (or dropped)`,
-      `T.alloc_local([${dShape.join(", ")}], "${src.dtype}", { layout })`,
-    );
-  }
-  const run = [outer, n, inner];
-  const s3 = reshapedTile(src, run);
-  const d3 = s3 && reshapedTile(dst, [outer, 1, inner]);
-  if (!s3 || !d3) {
-    const which = s3 ? dst : src;
-    const as = s3 ? [outer, 1, inner] : run;
-    let why = "";
-    try {
-      groupLayout(which.layout, as);
-    } catch (e) {
-      if (!(e instanceof TirxError)) throw e;
-      why = e.text.slice(e.text.indexOf("]: ") + 3);
-    }
-    throw tileDispatchError(
-      ctx,
-      `${s3 ? "dst" : "src"} ${showTile(which)} [${which.shape.join(", ")}]: a reduction along axis ${axis} needs the axis's elements to be a run of the layout's iters, but read as [${as.join(", ")}] (the dims before the axis merged, the axis, the dims after it merged)${why ? `, ${why}` : ""}, so no slot, lane or warp pattern reduces it`,
-      `a shape whose dims line up with the layout's iters (its shard's [${which.layout.shard.map((x) => x.extent).join(", ")}]), or a layout whose iters line up with [${which.shape.join(", ")}]`,
-    );
-  }
-  const low = prim.lower([d3, s3, 1], ctx);
-  return {
-    stmts: low.stmts,
-    explain: `${low.explain} (src [${src.shape.join(", ")}] read as [${run.join(", ")}]: its dims do not line up with the layout's iters)`,
-  };
-}
-
 function nw(warps: readonly { extent: number }[]): number {
   return warps.reduce((p, w) => p * w.extent, 1);
-}
-
-/**
- * The barrier of the threads that combine partials: at cta scope `bar.sync 0` (the CTA barrier);
- * at wg scope the warpgroup's named barrier `bar.sync 1 + wgid, 128` (PTX ISA, bar/barrier: ids
- * 1..15 are free for such groups; id 0 is the CTA's), so warpgroups reduce independently. The id
- * is an immediate of the op record, so for several warpgroups it is picked by a warp-uniform
- * branch on wgid.
- */
-function barrier(ctx: TileContext, groups: number): Stmt[] {
-  const at = ctx.span ? { span: ctx.span } : {};
-  if (ctx.scope !== "wg") {
-    const args = [intImm(0)];
-    checkOpCall(opOf("bar.sync", "stmt", ctx.span), args, ctx.span);
-    return [{ kind: "Call", op: "bar.sync", args, ...at }];
-  }
-  const threads = ctx.launch.block.reduce((a, b) => a * b, 1);
-  const named = (g: number): Stmt => {
-    const args = [intImm(1 + g), intImm(Math.min(128, threads))];
-    checkOpCall(opOf("bar.sync.named", "stmt", ctx.span), args, ctx.span);
-    return { kind: "Call", op: "bar.sync.named", args, ...at };
-  };
-  if (groups === 1) return [named(0)];
-  const wgid = axisCoord("wgid", ctx);
-  let chain: Stmt = named(groups - 1);
-  for (let g = groups - 2; g >= 0; g--) {
-    chain = {
-      kind: "If",
-      cond: compare("eq", wgid, intImm(g)),
-      then: named(g),
-      else: chain,
-      ...at,
-    };
-  }
-  return [chain];
-}
-
-function sameSet(a: readonly string[], b: readonly string[]): boolean {
-  return a.length === b.length && [...a].sort().join() === [...b].sort().join();
 }
 
 /** `T.tile.sum(dst, src, axis)`. */
