@@ -114,7 +114,12 @@
 //     half promoted beside the second's (0.86-0.90 at 5 stages, 0.77-0.91 at 4); the consumer
 //     warpgroups taking turns issuing their K-tiles (named barriers, FlashAttention-3's
 //     ping-pong: 0.83-0.89, and per-tensor no faster); the scale loads and products before the
-//     wgmmas instead of after their wait (the same ratios).
+//     wgmmas instead of after their wait (the same ratios). The two K loops' SASS (ptxas 13.0,
+//     128 × 192 tiles) differ by about 24 instructions per warp and K-tile (4 ld.shared, 4 FMUL,
+//     2 FSEL, addressing): the 13-cycle gaps ptxas leaves between a K-tile's four wgmmas are in
+//     both, and the promotion's FFMAs carry the same alternating yield hints as the per-tensor
+//     FADDs (so DeepGEMM's rewrite of FFMA yield and reuse bits has nothing to add to this
+//     ptxas's output); what the other 113 cycles per K-tile are is not known.
 //     A partial last K block is zero-filled by TMA: its scale multiplies zeros there. Rows past
 //     m read row m − 1's scale with "global" (their results are never stored). With split-K
 //     each slice adds its promoted blocks into W; the finishing kernel then applies no scale.
