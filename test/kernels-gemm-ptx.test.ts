@@ -77,8 +77,20 @@ describe("gemm()'s errors", () => {
   test("tensors that disagree are TX9002 at the caller's line", () => {
     const cases: readonly [() => unknown, RegExp][] = [
       [() => gemm({} as never, b), /a must be a device tensor \[m, k\]/],
-      [() => gemm(a, t([32, 40])), /a's k \(24.*b's k \(32/],
-      [() => gemm(a, b, { transB: true }), /a's k \(24.*b's k \(40.*stored \[n, k\]/],
+      [() => gemm(a, t([32, 40])), /a's k \(24.*b's k \(32, of \[32, 40\]\) differ \(at /],
+      [
+        () => gemm(a, b, { transB: true }),
+        /a's k \(24.*b's k \(40.*stored \[n, k\]\) differ; b read as \[k, n\] would agree: pass transB: false \(at /,
+      ],
+      // B given [n, k] (a weight) without transB, and A given [k, m] without transA.
+      [
+        () => gemm(a, t([40, 24])),
+        /differ; b read as \[n, k\] would agree: pass transB: true \(at /,
+      ],
+      [
+        () => gemm(t([24, 17]), b),
+        /differ; a read as \[k, m\] would agree: pass transA: true \(at /,
+      ],
       [() => gemm(t([17, 24], "float32"), b), /a's dtype must be one of float16/],
       [() => gemm(a, b, { bias: t([17]) }), /bias must be \[n\] = \[40\]/],
       [() => gemm(a, b, { c: t([40, 17]) }), /c must be \[m, n\] = \[17, 40\]/],

@@ -364,8 +364,17 @@ function prepare(a: unknown, b: unknown, opts: unknown): Prepared | EmptyCall {
   const [m, ka] = (transA ? [A.shape[1], A.shape[0]] : A.shape) as [number, number];
   const [kb, n] = (transB ? [B.shape[1], B.shape[0]] : B.shape) as [number, number];
   if (ka !== kb) {
+    // The other layout of an operand that would make the k's agree: the likely fix.
+    const otherA = transA ? A.shape[1] : A.shape[0];
+    const otherB = transB ? B.shape[0] : B.shape[1];
+    const hint =
+      ka === otherB
+        ? `; b read as ${transB ? "[k, n]" : "[n, k]"} would agree: pass transB: ${!transB}`
+        : otherA === kb
+          ? `; a read as ${transA ? "[m, k]" : "[k, m]"} would agree: pass transA: ${!transA}`
+          : "";
     throw tensorError(
-      `a's k (${ka}, of ${show(A.shape)}${transA ? " stored [k, m]" : ""}) and b's k (${kb}, of ${show(B.shape)}${transB ? " stored [n, k]" : ""}) differ`,
+      `a's k (${ka}, of ${show(A.shape)}${transA ? " stored [k, m]" : ""}) and b's k (${kb}, of ${show(B.shape)}${transB ? " stored [n, k]" : ""}) differ${hint}`,
     );
   }
   const k = ka;

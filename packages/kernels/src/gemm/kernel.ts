@@ -400,7 +400,9 @@ export function checkGemmSizes(s: GemmSizes): CheckedGemmConfig {
   }
   const c = s.config;
   if (typeof c !== "object" || c === null) {
-    throw configError(`gemm: config is { bm, bn, stages, bk?, splitK? }, got ${showValue(c)}`);
+    throw configError(
+      `gemm: config is { bm, bn, stages, bk?, cluster?, splitK?, scaleLoad?, overlap? } (GemmConfig), got ${showValue(c)}`,
+    );
   }
   const CONFIG_KEYS = ["bm", "bn", "bk", "stages", "cluster", "splitK", "scaleLoad", "overlap"];
   for (const key of Object.keys(c)) {
