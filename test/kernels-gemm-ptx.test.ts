@@ -126,6 +126,11 @@ describe("gemm()'s errors", () => {
         () => gemm(a, b, { config: { bm: 128, bn: 256, stages: 8 } }),
         /over 232448; at most 4 stages/,
       ],
+      [
+        () => gemm(a, b, { config: { cluster: 2 } as never }),
+        /config needs bm, bn and stages .*, missing bm, bn, stages/,
+      ],
+      [() => gemm(a, b, { config: null as never }), /config is \{ bm, bn, stages, bk\?, cluster\?/],
     ];
     for (const [f, re] of cases) {
       const e = errorOf(f);

@@ -413,6 +413,12 @@ export function checkGemmSizes(s: GemmSizes): CheckedGemmConfig {
       );
     }
   }
+  const missing = (["bm", "bn", "stages"] as const).filter((f) => c[f] === undefined);
+  if (missing.length > 0) {
+    throw configError(
+      `gemm: config needs bm, bn and stages (GemmConfig; the other fields have defaults), missing ${missing.join(", ")}`,
+    );
+  }
   if (c.bm !== 64 && c.bm !== 128 && c.bm !== 192) {
     throw configError(
       `gemm: config.bm is 64, 128 or 192 (one, two or three consumer warpgroups), got ${c.bm}`,
@@ -565,7 +571,7 @@ export function checkGemmSizes(s: GemmSizes): CheckedGemmConfig {
  *   or epilogue dtype other than float32/float16/bfloat16, alpha / beta not finite in float32, beta without
  *   c, scales with 16-bit inputs or other than true / false / "tensor" / "block", fastAccum not a
  *   boolean or true with 16-bit inputs or block scales, an unknown activation, a row pitch that is not a multiple of 16
- *   bytes, a configuration with a field GemmConfig lacks or outside {@link GemmConfig}'s ranges (bm, bn, bk, stages, shared memory,
+ *   bytes, a configuration that is not an object, lacks bm, bn or stages, has a field GemmConfig lacks or is outside {@link GemmConfig}'s ranges (bm, bn, bk, stages, shared memory,
  *   cluster, splitK; scaleLoad other than "global" / "tma" / "shared", or "tma" / "shared"
  *   without block scales; cluster 2 with ctas below 2, or with an MN-major B whose bn is not a
  *   multiple of 2 · 64 columns (128 bytes each)),
