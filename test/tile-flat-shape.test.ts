@@ -11,14 +11,18 @@
 import { describe, expect, it } from "vitest";
 import { T, compile, explainTile, sim, tensor, type PrimFunc } from "tirx-ts";
 import { compileToPtx } from "@tirx-ts/codegen-ptx";
-import { applyLayout, layoutGroups, parseTileLayout, roundF16, verify } from "@tirx-ts/core";
+import { applyLayout, layoutGroups, parseTileLayout, verify } from "@tirx-ts/core";
 import { assembleLater } from "./util/ptxas-deferred.js";
 import { errorOf } from "./util/error-of.js";
 import { smallInts } from "./util/small-ints.js";
+import {
+  elementwiseKernel,
+  runElementwise,
+  type ElementwiseCase,
+  type Scope,
+} from "./util/tile-elementwise.js";
 
 const dev = sim();
-type Scope = "warp" | "wg" | "cta";
-const numel = (s: readonly number[]): number => s.reduce((a, b) => a * b, 1);
 
 describe("the layout admits every shape of its size", () => {
   const L = parseTileLayout("S[(3, 32) : (1, 1@laneid)]");
@@ -59,17 +63,7 @@ describe("the layout admits every shape of its size", () => {
   });
 });
 
-interface Case {
-  what: string;
-  scope: Scope;
-  block: number;
-  shape: number[];
-  layout: string;
-  /** Columns of the tensor the tile is a part of (rows `viewCols` apart), when wider. */
-  viewCols?: number;
-}
-
-const CASES: readonly Case[] = [
+const CASES: readonly ElementwiseCase[] = [
   {
     what: "[2, 48] over 3 slots × 32 lanes, a contiguous tensor",
     scope: "warp",
@@ -109,83 +103,20 @@ const CASES: readonly Case[] = [
   },
 ];
 
-/**
- * Y = 2 · (j < last ? 2x + 3 : 3) (j the last index) through fill, fma, select, a shared
- * round trip and add; H the float16 cast before the round trip.
- */
-function elementwiseKernel(c: Case): PrimFunc {
-  const { shape, scope } = c;
-  const rows = shape[0]!;
-  const cols = numel(shape) / rows;
-  const wide = c.viewCols ?? cols;
-  const last = shape[shape.length - 1]!;
-  return T.function(
-    "flat_ew",
-    {
-      X: T.Tensor([rows, wide], "float32"),
-      Y: T.Tensor([rows, wide], "float32"),
-      H: T.Tensor([rows, wide], "float16"),
-    },
-    ({ X, Y, H }) => {
-      T.device_entry({ launch: T.cuda.LaunchConfig({ grid: 1, block: c.block }) });
-      const layout = T.TileLayout(c.layout);
-      const f = T.alloc_local(shape, "float32", { layout });
-      const g = T.alloc_local(shape, "float32", { layout });
-      const f2 = T.alloc_local(shape, "float32", { layout });
-      const h = T.alloc_local(shape, "float16", { layout });
-      const s = T.alloc_shared(shape, "float32");
-      const [xs, ys, hs] = [X, Y, H].map((v) => (c.viewCols ? v.sub(":", `0:${cols}`) : v));
-      T.tile[scope].copy(f, xs!);
-      T.tile[scope].fill(g, 3);
-      T.tile[scope].fma(f, f, 2, g);
-      T.tile[scope].select(f, (idx) => idx[idx.length - 1]!.lt(last - 1), f, g);
-      T.tile[scope].cast(h, f);
-      T.tile[scope].copy(hs!, h);
-      T.tile[scope].copy(s, f);
-      T.cuda.cta_sync();
-      T.tile[scope].copy(f2, s);
-      T.tile[scope].add(f, f, f2);
-      T.tile[scope].copy(ys!, f);
-    },
-  );
-}
-
-function runElementwise(c: Case, seed: number): void {
-  const fn = elementwiseKernel(c);
-  assembleLater(compileToPtx(fn, { arch: "sm_80" }).text, "sm_80", `${fn.name} ${c.what}`);
-  const rows = c.shape[0]!;
-  const cols = numel(c.shape) / rows;
-  const wide = c.viewCols ?? cols;
-  const last = c.shape[c.shape.length - 1]!;
-  const x = smallInts(rows * wide, seed);
-  const X = tensor(x, { shape: [rows, wide], dtype: "float32", device: dev });
-  const Y = tensor.zeros([rows, wide], "float32", dev);
-  const H = tensor.zeros([rows, wide], "float16", dev);
-  const r = compile(fn, { target: "cuda", hazards: "collect" })(X, Y, H);
-  expect(r.reports.map((e) => `${e.code} ${e.message}`)).toEqual([]);
-  const before = Array.from(x, (v, k) => {
-    const col = k % wide;
-    if (col >= cols) return 0;
-    return col % last < last - 1 ? 2 * v + 3 : 3;
-  });
-  expect(Array.from(Y.toArray() as Float32Array)).toEqual(before.map((v) => 2 * v));
-  expect(Array.from(H.toArray() as Float32Array, Number)).toEqual(before.map(roundF16));
-}
-
 describe("element-wise primitives, casts and copies of a tile whose dims do not line up", () => {
   for (const [i, c] of CASES.entries()) {
     it(`${c.what}: ${c.scope} scope, [${c.shape.join(", ")}] ${c.layout}`, () => {
-      runElementwise(c, 40 + i);
+      runElementwise(c, "flat_ew", dev, 40 + i);
     });
   }
 
   it("explain: a contiguous view is read as one run (vectors where the slots are), a strided one element by element", () => {
-    const merged = explainTile(elementwiseKernel(CASES[3]!));
+    const merged = explainTile(elementwiseKernel(CASES[3]!, "flat_ew"));
     expect(merged[0]).toMatch(
       /ld\.global vectors of 8 B .*\(read as \[96\], the view's contiguous dims merged\)/,
     );
     expect(merged.find((l) => l.includes("cast"))).toMatch(/pairs of adjacent slots/);
-    const strided = explainTile(elementwiseKernel(CASES[1]!));
+    const strided = explainTile(elementwiseKernel(CASES[1]!, "flat_ew"));
     expect(strided[0]).toMatch(
       /scalar ld\.global ×3 per thread, each address through the element's row-major index: the dims of \[2, 48\] do not line up/,
     );

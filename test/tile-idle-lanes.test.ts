@@ -9,23 +9,19 @@
 import { describe, expect, it } from "vitest";
 import { T, compile, explainTile, sim, tensor, type PrimFunc } from "tirx-ts";
 import { compileToPtx } from "@tirx-ts/codegen-ptx";
-import { roundF16 } from "@tirx-ts/core";
 import { assembleLater } from "./util/ptxas-deferred.js";
 import { errorOf } from "./util/error-of.js";
 import { smallInts } from "./util/small-ints.js";
+import {
+  elementwiseKernel,
+  runElementwise,
+  type ElementwiseCase,
+  type Scope,
+} from "./util/tile-elementwise.js";
 
 const dev = sim();
-type Scope = "warp" | "wg" | "cta";
 
-interface Case {
-  what: string;
-  scope: Scope;
-  block: number;
-  shape: number[];
-  layout: string;
-}
-
-const CASES: readonly Case[] = [
+const CASES: readonly ElementwiseCase[] = [
   {
     what: "24 lanes beside 4 warps",
     scope: "cta",
@@ -84,67 +80,15 @@ const CASES: readonly Case[] = [
   },
 ];
 
-const numel = (s: readonly number[]): number => s.reduce((a, b) => a * b, 1);
-
-/**
- * Y = 2 · (j < last ? 2x + 3 : 3) through zero, add, fma, select (j the last index), a round trip
- * through shared memory and add; H = the float16 cast before the round trip.
- */
-function elementwiseKernel(c: Case): PrimFunc {
-  const { shape, scope } = c;
-  const last = shape[shape.length - 1]!;
-  return T.function(
-    "idle_lanes_ew",
-    { X: T.Tensor(shape, "float32"), Y: T.Tensor(shape, "float32"), H: T.Tensor(shape, "float16") },
-    ({ X, Y, H }) => {
-      T.device_entry({ launch: T.cuda.LaunchConfig({ grid: 1, block: c.block }) });
-      const layout = T.TileLayout(c.layout);
-      const f = T.alloc_local(shape, "float32", { layout });
-      const g = T.alloc_local(shape, "float32", { layout });
-      const f2 = T.alloc_local(shape, "float32", { layout });
-      const h = T.alloc_local(shape, "float16", { layout });
-      const s = T.alloc_shared(shape, "float32");
-      T.tile[scope].copy(f, X);
-      T.tile[scope].zero(g);
-      T.tile[scope].add(g, g, 3);
-      T.tile[scope].fma(f, f, 2, g);
-      T.tile[scope].select(f, (idx) => idx[idx.length - 1]!.lt(last - 1), f, g);
-      T.tile[scope].cast(h, f);
-      T.tile[scope].copy(H, h);
-      T.tile[scope].copy(s, f);
-      T.cuda.cta_sync();
-      T.tile[scope].copy(f2, s);
-      T.tile[scope].add(f, f, f2);
-      T.tile[scope].copy(Y, f);
-    },
-  );
-}
-
-function runElementwise(c: Case, seed: number): void {
-  const fn = elementwiseKernel(c);
-  assembleLater(compileToPtx(fn, { arch: "sm_80" }).text, "sm_80", `${fn.name} ${c.what}`);
-  const n = numel(c.shape);
-  const last = c.shape[c.shape.length - 1]!;
-  const x = smallInts(n, seed);
-  const X = tensor(x, { shape: c.shape, dtype: "float32", device: dev });
-  const Y = tensor.zeros(c.shape, "float32", dev);
-  const H = tensor.zeros(c.shape, "float16", dev);
-  const r = compile(fn, { target: "cuda", hazards: "collect" })(X, Y, H);
-  expect(r.reports.map((e) => `${e.code} ${e.message}`)).toEqual([]);
-  const before = Array.from(x, (v, i) => (i % last < last - 1 ? 2 * v + 3 : 3));
-  expect(Array.from(Y.toArray() as Float32Array)).toEqual(before.map((v) => 2 * v));
-  expect(Array.from(H.toArray() as Float32Array, Number)).toEqual(before.map(roundF16));
-}
-
 describe("element-wise primitives, casts and copies over lanes that do not fill their warp", () => {
   for (const [i, c] of CASES.entries()) {
     it(`${c.what}: ${c.scope} scope, ${c.block} threads, [${c.shape.join(", ")}] ${c.layout}`, () => {
-      runElementwise(c, 11 + i);
+      runElementwise(c, "idle_lanes_ew", dev, 11 + i);
     });
   }
 
   it("the copies are scalar per lane, two slots a vector, and the cast takes pairs", () => {
-    const ex = explainTile(elementwiseKernel(CASES[6]!));
+    const ex = explainTile(elementwiseKernel(CASES[6]!, "idle_lanes_ew"));
     expect(ex[0]).toMatch(/ld\.global vectors of 8 B/);
     expect(ex.find((l) => l.includes("T.tile.cta.cast"))).toMatch(/pairs of adjacent slots/);
   });
@@ -537,6 +481,8 @@ describe("what stays refused, and why", () => {
         shape: [4, 3, 10],
         layout: "S[(4, 3, 10) : (1@warpid, 10@laneid, 1@laneid)]",
       },
+      "idle_lanes_ew",
+      dev,
       77,
     );
   });
