@@ -6,21 +6,14 @@
 // per-tensor and with block scales (each scale load), and a persistent grid of one cluster
 // whose ring wraps; then the PTX and the configuration's errors.
 import { describe, expect, test } from "vitest";
-import { compile, gemm, sim, tensor } from "tirx-ts";
+import { gemm, sim } from "tirx-ts";
 import { makeGemm, type GemmSizes } from "@tirx-ts/kernels";
 import { compileToPtx } from "@tirx-ts/codegen-ptx";
 import { assembleLater } from "./util/ptxas-deferred.js";
 import { errorOf } from "./util/error-of.js";
 import { findPtxas } from "./util/ptxas.js";
 import { ptxasUsage } from "./util/flash-attention-sim.js";
-import {
-  checkGemm,
-  gemmReference,
-  gemmWorst,
-  randomTensor,
-  uniform,
-  type GemmSpec,
-} from "./util/gemm-reference.js";
+import { checkGemm, checkMakeGemm, type GemmSpec } from "./util/gemm-reference.js";
 
 const ptxOf = (s: GemmSizes): string => compileToPtx(makeGemm(s).main, { arch: "sm_90a" }).text;
 const count = (text: string, re: RegExp): number =>
@@ -71,23 +64,15 @@ describe("gemm() with config.cluster 2 on the simulator against float64", () => 
   }
 
   test("one cluster of 2 CTAs walks 6 pairs of 64 × 64 tiles in 6 turns: the 2-stage ring wraps", () => {
-    const [m, n, k] = [260, 190, 200];
-    const built = makeGemm({
-      ...{ m, n, k, dtype: "bfloat16", transB: true, outDtype: "float32", ctas: 2 },
-      config: { bm: 64, bn: 64, stages: 2, cluster: 2 },
-    });
-    expect(built.config.cluster).toBe(2);
-    const rnd = uniform(13);
-    const a = randomTensor([m, k], "bfloat16", dev, rnd);
-    const b = randomTensor([n, k], "bfloat16", dev, rnd);
-    const d = tensor.zeros([m, n], "float32", dev);
-    compile(built.main, { target: "cuda" })(a, b, d);
-    const host = (t: typeof a) => t.toArray() as Float32Array;
-    const r = gemmReference(
-      { m, n, k, outDtype: "float32", transB: true },
-      { a: host(a), b: host(b) },
+    const { ratio, at, built } = checkMakeGemm(
+      dev,
+      {
+        ...{ m: 260, n: 190, k: 200, dtype: "bfloat16", transB: true, outDtype: "float32" },
+        ...{ ctas: 2, config: { bm: 64, bn: 64, stages: 2, cluster: 2 } },
+      },
+      13,
     );
-    const { ratio, at } = gemmWorst(host(d), r, n);
+    expect(built.config.cluster).toBe(2);
     expect(ratio, at).toBeLessThanOrEqual(1);
   });
 });

@@ -9,9 +9,8 @@
 // and "tma" have them) through ptxas -v; the shared-memory budget and the configuration's errors.
 import { describe, expect, test } from "vitest";
 import { compileToPtx } from "@tirx-ts/codegen-ptx";
-import { compile, gemm, sim, tensor } from "tirx-ts";
+import { gemm, sim } from "tirx-ts";
 import {
-  blockScaleShapes,
   gemmScaleTileBytes,
   gemmSharedBytes,
   gemmStageBytes,
@@ -21,14 +20,7 @@ import {
   type GemmScaleLoad,
   type GemmSizes,
 } from "@tirx-ts/kernels";
-import {
-  checkGemm,
-  gemmReference,
-  gemmWorst,
-  randomTensor,
-  uniform,
-  type GemmSpec,
-} from "./util/gemm-reference.js";
+import { checkGemm, checkMakeGemm, type GemmSpec } from "./util/gemm-reference.js";
 import { errorOf } from "./util/error-of.js";
 import { findPtxas } from "./util/ptxas.js";
 import { ptxasUsage } from "./util/flash-attention-sim.js";
@@ -75,28 +67,16 @@ describe('gemm() with block scales and scaleLoad "shared" on the simulator again
     // m 130: 2 tile rows; n 320: tiles at columns 0 (starting a 128-column block) and 192 (64
     // columns into one; its last 64 columns past n); k 1008: 8 K blocks, slices of 4 (the last
     // K block partial).
-    const [m, n, k] = [130, 320, 1008];
-    const built = makeGemm({
-      ...{ m, n, k, dtype: "float8_e4m3", transB: true, scales: "block", ctas: 2 },
-      outDtype: "float32",
-      config: { bm: 128, bn: 192, stages: 2, splitK: 2, scaleLoad: "shared" },
-    });
+    const { ratio, at, built } = checkMakeGemm(
+      dev,
+      {
+        ...{ m: 130, n: 320, k: 1008, dtype: "float8_e4m3", transB: true, scales: "block" },
+        ...{ ctas: 2, outDtype: "float32" },
+        config: { bm: 128, bn: 192, stages: 2, splitK: 2, scaleLoad: "shared" },
+      },
+      21,
+    );
     expect(built.config.splitK).toBe(2);
-    const rnd = uniform(21);
-    const a = randomTensor([m, k], "float8_e4m3", dev, rnd);
-    const b = randomTensor([n, k], "float8_e4m3", dev, rnd);
-    const shapes = blockScaleShapes(m, n, k);
-    const srnd = uniform(22, 0.25, 4);
-    const sa = randomTensor([...shapes.a], "float32", dev, srnd);
-    const sb = randomTensor([...shapes.b], "float32", dev, srnd);
-    const w = tensor.zeros([m, n], "float32", dev);
-    const d = tensor.zeros([m, n], "float32", dev);
-    compile(built.main, { target: "cuda" })(a, b, w, sa, sb);
-    compile(built.finish!, { target: "cuda" })(w, d);
-    const host = (t: typeof a) => t.toArray() as Float32Array;
-    const c = { m, n, k, outDtype: "float32", transB: true } as const;
-    const r = gemmReference(c, { a: host(a), b: host(b), sa: host(sa), sb: host(sb) });
-    const { ratio, at } = gemmWorst(host(d), r, n);
     expect(ratio, at).toBeLessThanOrEqual(1);
   });
 });

@@ -4,15 +4,9 @@
 // ring's phases wrap; the float32 workspace, then the epilogue kernel) through makeGemm, each
 // against the float64 reference of test/util/gemm-reference.ts.
 import { describe, expect, test } from "vitest";
-import { compile, gemm, sim, tensor } from "tirx-ts";
-import { GEMM_CONFIGS, GEMM_TUNE_EXTRA, makeGemm, type GemmConfig } from "@tirx-ts/kernels";
-import {
-  checkGemm,
-  gemmReference,
-  gemmWorst,
-  randomTensor,
-  uniform,
-} from "./util/gemm-reference.js";
+import { gemm, sim } from "tirx-ts";
+import { GEMM_CONFIGS, GEMM_TUNE_EXTRA, type GemmConfig } from "@tirx-ts/kernels";
+import { checkGemm, checkMakeGemm } from "./util/gemm-reference.js";
 
 const dev = sim();
 
@@ -54,23 +48,15 @@ describe("every GEMM_TUNE_EXTRA row on the simulator against float64", () => {
 
 describe("makeGemm's persistent grid", () => {
   test("2 CTAs walk 6 tiles of 64 × 64 split in 2 over K: 12 units in 6 turns, a 2-stage ring", () => {
-    const [m, n, k] = [130, 72, 72];
-    const built = makeGemm({
-      ...{ m, n, k, dtype: "float16", outDtype: "bfloat16", ctas: 2, alpha: 0.5 },
-      config: { bm: 64, bn: 64, stages: 2, splitK: 2 },
-    });
+    const { ratio, at, built } = checkMakeGemm(
+      dev,
+      {
+        ...{ m: 130, n: 72, k: 72, dtype: "float16", outDtype: "bfloat16", ctas: 2, alpha: 0.5 },
+        config: { bm: 64, bn: 64, stages: 2, splitK: 2 },
+      },
+      9,
+    );
     expect(built.config.splitK).toBe(2);
-    const rnd = uniform(9);
-    const a = randomTensor([m, k], "float16", dev, rnd);
-    const b = randomTensor([k, n], "float16", dev, rnd);
-    const w = tensor.zeros([m, n], "float32", dev);
-    const d = tensor.zeros([m, n], "bfloat16", dev);
-    compile(built.main, { target: "cuda" })(a, b, w);
-    compile(built.finish!, { target: "cuda" })(w, d);
-    const host = (t: typeof a) => t.toArray() as Float32Array;
-    const c = { m, n, k, outDtype: "bfloat16", alpha: 0.5 } as const;
-    const r = gemmReference(c, { a: host(a), b: host(b) });
-    const { ratio, at } = gemmWorst(host(d), r, n);
     expect(ratio, at).toBeLessThanOrEqual(1);
   });
 });

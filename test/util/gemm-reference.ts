@@ -25,7 +25,8 @@
 // the last promotion (128-wide K-tiles: gemm()'s default and block scales; all of K so far with
 // `fastAccum`), times |α·s| (and the K block's scales).
 import { wgmmaFp8F32Bound } from "@tirx-ts/core";
-import { tensor, type DeviceLike, type DeviceTensor } from "tirx-ts";
+import { compile, tensor, type DeviceLike, type DeviceTensor } from "tirx-ts";
+import { blockScaleShapes, makeGemm, type GemmKernels, type GemmSizes } from "@tirx-ts/kernels";
 
 /** A float dtype of D or of an epilogue tensor. */
 export type Float = "float32" | "float16" | "bfloat16";
@@ -328,4 +329,72 @@ export function checkGemm(
   const c: GemmCase = s.scales ? { ...s, scale: Math.fround(s.scales[0] * s.scales[1]) } : s;
   const r = gemmReference(c, h, opts);
   return { ...gemmWorst(host(d)!, r, n, opts.rows, opts.cols), d, ...(again ? { again } : {}) };
+}
+
+/**
+ * Run makeGemm(`s`)'s kernels themselves on `dev`, for what gemm() does not take (`ctas`, the
+ * persistent grid's size): A and B uniform in [-1, 1) from `seed` (stored as transA / transB
+ * say), block scales (`scales: "block"`, as given: A's [m, ⌈k/128⌉], B's [⌈n/128⌉, ⌈k/128⌉])
+ * uniform in [0.25, 4) from seed + 1; with split-K the float32 workspace, then the finishing
+ * kernel. Compared with {@link gemmReference} on every element.
+ * @returns the worst error as a fraction of the bound, with where, and the built kernels.
+ * @throws Error for sizes this runner does not feed: an epilogue tensor (c, bias, residual),
+ *   per-tensor scales, or A's block scales MN-major (scaleLoad "tma" / "shared" with ⌈k/128⌉
+ *   not a multiple of 4).
+ */
+export function checkMakeGemm(
+  dev: DeviceLike,
+  s: GemmSizes,
+  seed: number,
+): { readonly ratio: number; readonly at: string; readonly built: GemmKernels } {
+  const { m, n, k } = s;
+  const block = s.scales === "block";
+  const mnScales =
+    block &&
+    s.config.scaleLoad !== undefined &&
+    s.config.scaleLoad !== "global" &&
+    Math.ceil(k / 128) % 4 !== 0;
+  if (s.c || s.bias || s.residual || s.scales === true || s.scales === "tensor" || mnScales) {
+    throw new Error("checkMakeGemm feeds A, B and block scales as given only");
+  }
+  const built = makeGemm(s);
+  const rnd = uniform(seed);
+  const a = randomTensor(s.transA ? [k, m] : [m, k], s.dtype, dev, rnd);
+  const b = randomTensor(s.transB ? [n, k] : [k, n], s.dtypeB ?? s.dtype, dev, rnd);
+  const srnd = uniform(seed + 1, 0.25, 4);
+  const shapes = blockScaleShapes(m, n, k);
+  const scales = block
+    ? [
+        randomTensor([...shapes.a], "float32", dev, srnd),
+        randomTensor([...shapes.b], "float32", dev, srnd),
+      ]
+    : [];
+  const fp8 = s.dtype.startsWith("float8");
+  const outDtype = s.outDtype ?? (fp8 ? "bfloat16" : (s.dtype as Float));
+  const d = tensor.zeros([m, n], outDtype, dev);
+  if (built.finish) {
+    const w = tensor.zeros([m, n], "float32", dev);
+    compile(built.main, { target: "cuda" })(a, b, w, ...scales);
+    compile(built.finish, { target: "cuda" })(w, d);
+  } else {
+    compile(built.main, { target: "cuda" })(a, b, d, ...scales);
+  }
+  const host = (t: DeviceTensor) => t.toArray() as Float32Array;
+  const c: GemmCase = {
+    m,
+    n,
+    k,
+    outDtype,
+    ...(s.transA !== undefined ? { transA: s.transA } : {}),
+    ...(s.transB !== undefined ? { transB: s.transB } : {}),
+    ...(s.alpha !== undefined ? { alpha: s.alpha } : {}),
+    ...(s.activation !== undefined ? { activation: s.activation } : {}),
+  };
+  const [sa, sb] = scales;
+  const r = gemmReference(c, {
+    a: host(a),
+    b: host(b),
+    ...(sa && sb ? { sa: host(sa), sb: host(sb) } : {}),
+  });
+  return { ...gemmWorst(host(d), r, n), built };
 }
