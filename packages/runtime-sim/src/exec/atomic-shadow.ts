@@ -236,6 +236,23 @@ export class AtomicShadow {
   }
 
   /**
+   * For thread `t`'s write of [a, a + n) against the strong loads of a loads' shadow (addLoad):
+   * a plain write (`site` undefined) races with any not ordered before it (moreHit), a strong
+   * one at `site` with those it is not morally strong with too (strongHit).
+   */
+  loadHit(
+    clocks: Clocks,
+    a: number,
+    n: number,
+    t: number,
+    site: number | undefined,
+  ): RaceHit | undefined {
+    return site === undefined
+      ? this.moreHit(clocks, a, n, t)
+      : this.strongHit(clocks, a, n, t, site);
+  }
+
+  /**
    * For a strong access of thread `t` at `site` (-1: a bulk reduction) to [a, a + n): the first
    * atomic in `more` neither ordered before it nor morally strong with it (StrongSites.moral).
    * A list whose summary shows every entry morally strong with the access is skipped.

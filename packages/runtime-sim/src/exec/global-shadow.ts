@@ -661,8 +661,7 @@ export class TensorShadow {
     const loads = this.#loads;
     const hit = this.#checkSlots(a, n, t);
     if (hit !== undefined || loads === undefined || loads.size === 0) return hit;
-    const hb = this.#clocks;
-    return strongSite < 0 ? loads.moreHit(hb, a, n, t) : loads.strongHit(hb, a, n, t, strongSite);
+    return loads.loadHit(this.#clocks, a, n, t, strongSite < 0 ? undefined : strongSite);
   }
 
   /** checkReaders over the reader slots and overflow lists (plain reads). */

@@ -462,10 +462,7 @@ export class SharedShadow extends SharedBytes {
    * morally strong with it (StrongSites.moral); undefined when none.
    */
   #loadHit(a: number, n: number, t: number, atomic: boolean, site: number): WriteHit | undefined {
-    const clocks = this.#clocks;
-    const h = atomic
-      ? this.#loads.strongHit(clocks, a, n, t, site)
-      : this.#loads.moreHit(clocks, a, n, t);
+    const h = this.#loads.loadHit(this.#clocks, a, n, t, atomic ? site : undefined);
     return h ? { ...h, read: true } : undefined;
   }
 
