@@ -88,11 +88,7 @@ export function makeTileGemmHopper(s: GemmHopperSizes, name = "gemm_hopper"): Pr
         }
         T.ptx.fence.mbarrier_init();
       });
-      const clusterSync = (): void => {
-        T.ptx.barrier.cluster.arrive();
-        T.ptx.barrier.cluster.wait();
-      };
-      if (CL > 1) clusterSync();
+      if (CL > 1) T.cuda.cluster_sync();
       else T.cuda.cta_sync();
       // x (rows × cols) as a grid of r × c tiles: tiles(x, r, c).sub(i, j) is tile (i, j).
       const tiles = (x: typeof A, r: number, c: number) =>
@@ -188,7 +184,7 @@ export function makeTileGemmHopper(s: GemmHopperSizes, name = "gemm_hopper"): Pr
         },
       );
       // No CTA exits while a peer may still multicast into it or arrive on its barriers.
-      if (CL > 1) clusterSync();
+      if (CL > 1) T.cuda.cluster_sync();
     },
   );
 }

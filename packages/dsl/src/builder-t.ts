@@ -124,6 +124,7 @@ export const builderT = {
     cluster_dim: clusterOps.cluster_dim,
     cluster_idx: clusterOps.cluster_idx,
     cluster_grid_dim: clusterOps.cluster_grid_dim,
+    cluster_sync: clusterOps.cluster_sync,
     threadfence: memoryOrder.threadfence,
     threadfence_block: memoryOrder.threadfence_block,
     threadfence_system: memoryOrder.threadfence_system,

@@ -60,6 +60,18 @@ export const barrierCluster = {
 };
 
 /**
+ * `T.cuda.cluster_sync()`: `barrier.cluster.arrive` (release) then `barrier.cluster.wait`
+ * (acquire), CUDA's `cluster.sync()`: every thread of every CTA of the cluster waits here, and
+ * each one's accesses before it are ordered before every thread's after it (PTX ISA,
+ * barrier.cluster; sm_90).
+ */
+export function cluster_sync(): void {
+  const span = callerSpan();
+  callStmtOp("barrier.cluster.arrive", [], span);
+  callStmtOp("barrier.cluster.wait", [], span);
+}
+
+/**
  * `mapa.shared::cluster.u32`: the shared::cluster address of the variable at shared address
  * `addr` (e.g. `bars.ptr([i])`) in the CTA of cluster rank `rank` (PTX ISA, mapa; sm_90).
  */

@@ -738,11 +738,7 @@ export function makeGemm(s: GemmSizes): GemmKernels {
     // With a cluster, no CTA's barriers are armed, arrived on or multicast into before both
     // CTAs initialised them (PTX ISA, barrier.cluster: arrive has release, wait acquire
     // semantics by default).
-    const clusterSync = (): void => {
-      T.ptx.barrier.cluster.arrive();
-      T.ptx.barrier.cluster.wait();
-    };
-    if (CL > 1) clusterSync();
+    if (CL > 1) T.cuda.cluster_sync();
     else T.cuda.cta_sync();
     const rank = CL > 1 ? T.let_("rank", T.cuda.cluster_ctarank()) : undefined;
     // This CTA's cluster (its CTA index, with clusters of 1): the persistent loop's first unit.
@@ -1302,7 +1298,7 @@ export function makeGemm(s: GemmSizes): GemmKernels {
       },
     );
     // No CTA exits while its peer may still multicast into it or arrive on its barriers.
-    if (CL > 1) clusterSync();
+    if (CL > 1) T.cuda.cluster_sync();
   });
   if (!split) return { main, config: cfg };
   const finishParams: Record<string, ParamType> = {
