@@ -24,7 +24,7 @@ import {
   type ScratchTensor,
 } from "./backward.js";
 import { cached } from "../cache.js";
-import { clampWindow, configError, scaleProblem } from "./options.js";
+import { clampWindow, configError, launchScale, scaleProblem } from "./options.js";
 import { refuseAliasing } from "../memory.js";
 import { atCaller } from "../at-caller.js";
 
@@ -357,7 +357,9 @@ function rank4(x: unknown, name: string, what: string, who: Call = "attention"):
  * tensors live: on the GPU (an sm_90 one: Hopper) or on the simulated device. One kernel serves
  * every batch and sequence length of a head dim, dtype, head count and options
  * (makeFlashAttention's `dynamic` build: the sizes are launch arguments), so a new length
- * compiles nothing. Sequence lengths are any integers ≥ 1, tile multiples or not (the last query
+ * compiles nothing; every positive softmax scale shares it too (built with `scaleAtLaunch`: the
+ * scale is a launch argument; a negative scale, whose kernel masks and takes the running max
+ * differently, builds one per value). Sequence lengths are any integers ≥ 1, tile multiples or not (the last query
  * tile and KV block are partial: keys past seqK are masked, rows past seqQ not stored).
  *
  * Variable-length batches (FlashAttention's varlen convention, `flash_attn_varlen_func`): with
@@ -423,7 +425,17 @@ export function attention(
     const dev = q.device;
     const O = o.out ?? tensor.empty(q.shape, q.dtype, dev);
     const lse = lseShape ? tensor.empty(lseShape, "float32", dev) : undefined;
-    compile(fn, { target: "cuda" })(q, k, v, O, ...offsets, ...sizes, ...(lse ? [lse] : []));
+    const sc = scaleArgs(o, q.shape[q.shape.length - 1]!);
+    compile(fn, { target: "cuda" })(
+      q,
+      k,
+      v,
+      O,
+      ...offsets,
+      ...sizes,
+      ...(lse ? [lse] : []),
+      ...(sc ? [sc.scaleLog2] : []),
+    );
     return lse ? { o: O, lse } : { o: O };
   });
 }
@@ -496,7 +508,8 @@ export interface AttentionGradients {
  * (examples/flash_attention_backward.ts). Launches makeFlashAttentionBackward's three kernels in
  * turn (Δ = rowsum(dO ∘ O) and a float32 dQ accumulator, then dK, dV and the accumulator, then
  * dQ) on scratch tensors it allocates and frees; runs where the tensors live, on the GPU (an
- * sm_90 one: Hopper) or on the simulated device.
+ * sm_90 one: Hopper) or on the simulated device. Kernels are kept by sizes and options, with one
+ * for every positive scale (a launch argument, as {@link attention}'s).
  *
  * Variable-length batches, as {@link attention}'s (give the forward call's `cuSeqlensQ`,
  * `cuSeqlensK` and `maxSeqQ`, and `maxSeqK`, FlashAttention's `max_seqlen_k`): q, o, dO and dq
@@ -562,9 +575,14 @@ export function attentionBackward(
       const cuda = { target: "cuda" } as const;
       // A packed batch's kernels take cuSeqlensQ last (the main kernel cuSeqlensK after it).
       const offQ = offsets.slice(0, 1);
+      // Built for a launch scale (every positive one), the main kernel takes scale and
+      // scaleLog2 last, the postprocessing kernel scale.
+      const sc = scaleArgs(opts, q.shape[q.shape.length - 1]!);
+      const sMain = sc ? [sc.scale, sc.scaleLog2] : [];
+      const sPost = sc ? [sc.scale] : [];
       compile(kernels.preprocess, cuda)(o, dO, lse, delta, lse2, dQacc, ...offQ);
-      compile(kernels.main, cuda)(q, k, v, dO, lse2, delta, dQacc, dk, dv, ...offsets);
-      compile(kernels.postprocess, cuda)(dQacc, dq, ...offQ);
+      compile(kernels.main, cuda)(q, k, v, dO, lse2, delta, dQacc, dk, dv, ...offsets, ...sMain);
+      compile(kernels.postprocess, cuda)(dQacc, dq, ...offQ, ...sPost);
     } finally {
       // Each launch has finished (compile's launches synchronize).
       for (const t of [delta, lse2, dQacc]) t.dispose();
@@ -722,7 +740,12 @@ function archOf(Q: DeviceTensor, who: Call): string | undefined {
   }
 }
 
-/** The sizes of the checked tensors with the mask and scale options that are given. */
+/**
+ * The sizes of the checked tensors with the mask options that are given, and the scale the
+ * kernels are built for: a launch argument (`scaleAtLaunch`) for a positive scale (the default 1 / √headDim included), so
+ * that one kernel serves every positive scale, else the negative scale itself (those kernels
+ * mask to +inf and take the running max from rowmin(S): built per value).
+ */
 function sizesOf(c: Checked, o: AttentionOptions | AttentionBackwardOptions): FlashAttentionSizes {
   return {
     batch: c.batch,
@@ -733,11 +756,24 @@ function sizesOf(c: Checked, o: AttentionOptions | AttentionBackwardOptions): Fl
     dtype: c.dtype,
     kvHeads: c.kvHeads,
     ...(o.causal !== undefined ? { causal: o.causal } : {}),
-    ...(o.scale !== undefined ? { scale: o.scale } : {}),
+    ...(o.scale !== undefined && o.scale < 0 ? { scale: o.scale } : { scaleAtLaunch: true }),
     ...(o.window !== undefined
       ? { window: clampWindow(o.window, c.seqQ, c.seqK) as [number, number] }
       : {}),
   };
+}
+
+/**
+ * The launch arguments of the softmax scale for kernels built by {@link sizesOf}: the positive
+ * scale's float32 `scale` and `scaleLog2` (`launchScale`), or none for a negative scale's build.
+ * @throws TirxError TX9001 as `launchScale` (not reached: the options were checked).
+ */
+function scaleArgs(
+  o: AttentionOptions | AttentionBackwardOptions,
+  headDim: number,
+): { scale: number; scaleLog2: number } | undefined {
+  if (o.scale !== undefined && o.scale < 0) return undefined;
+  return launchScale(o.scale ?? 1 / Math.sqrt(headDim), "attention");
 }
 
 /**

@@ -144,10 +144,10 @@ export function maskBlock(
     readonly lenK?: PrimExpr;
     readonly keysAsRows?: boolean;
     /**
-     * c = scale · log2 e: hidden logits become −inf, or +inf when c < 0, so that c · S is −inf
-     * (exp2 of it 0) either way.
+     * The softmax scale is negative (c = scale · log2 e < 0): hidden logits become +inf, else
+     * −inf, so that c · S is −inf (exp2 of it 0) either way.
      */
-    readonly c: number;
+    readonly negativeScale: boolean;
   },
 ): void {
   const { k0, width, rightOff, leftOff, lenK } = o;
@@ -176,7 +176,7 @@ export function maskBlock(
     T.tile.wg.select(
       S,
       o.keysAsRows ? ([kr, qc]) => hidden(qc!, kr!) : ([r, cc]) => hidden(r!, cc!),
-      o.c < 0 ? Infinity : -Infinity,
+      o.negativeScale ? Infinity : -Infinity,
       S,
     ),
   );
@@ -187,7 +187,7 @@ export function maskBlock(
  * log2 e folded into c and LSE₂; ex2.approx): S float32 [64, n] (or Sᵀ), `lse` LSE₂ broadcasting
  * along S's keys.
  */
-export function probabilities(S: TileView, lse: TileView, c: number): void {
+export function probabilities(S: TileView, lse: TileView, c: ExprLike): void {
   T.tile.wg.mul(S, S, c);
   T.tile.wg.sub(S, S, lse);
   T.tile.wg.exp2(S, S, { approx: true });

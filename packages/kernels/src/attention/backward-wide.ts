@@ -100,7 +100,10 @@ export function makeFlashAttentionBackwardWide(s: FlashAttentionSizes): PrimFunc
   const kvHeads = s.kvHeads ?? heads;
   const causal = s.causal ?? false;
   const [left, right] = s.window ?? (causal ? [-1, 0] : [-1, -1]);
-  const scale = s.scale ?? 1 / Math.sqrt(D);
+  // The softmax scale: a constant, or (scaleAtLaunch) the launch's positive float32 `scale` and
+  // `scaleLog2` = scale · log2 e, the last parameters.
+  const atLaunch = s.scaleAtLaunch === true;
+  const scaleConst = atLaunch ? 1 : (s.scale ?? 1 / Math.sqrt(D));
   // The parameters as backward.ts's main declares them (the scratch tensors as its preprocess:
   // with varlen in the padded row space of 64 · (⌈totalQ / 64⌉ + batch − 1) rows).
   const padQ = BM * (Math.ceil(seqQ / BM) + batch - 1);
@@ -116,7 +119,7 @@ export function makeFlashAttentionBackwardWide(s: FlashAttentionSizes): PrimFunc
   const group = heads / kvHeads;
   const qBlocksDense = seqQ / BM;
   // exp(x · scale) = exp2(x · scale · log2 e).
-  const c = scale * Math.LOG2E;
+  const cConst = scaleConst * Math.LOG2E;
   const kvBytes = BN * D * 2;
   const qBytes = BM * D * 2;
   // With varlen, keys past the sequence's end are masked in its last key tile.
@@ -134,10 +137,14 @@ export function makeFlashAttentionBackwardWide(s: FlashAttentionSizes): PrimFunc
       dK: kRowsT(),
       dV: kRowsT(),
       ...(varlen ? { cuSeqlensQ: offsetsT(), cuSeqlensK: offsetsT() } : {}),
+      ...(atLaunch ? { scale: T.float32, scaleLog2: T.float32 } : {}),
     } as Record<string, ParamType>,
     (args) => {
       const { Q, K, V, dO, LSE2, Delta, dQacc, dK, dV, cuSeqlensQ, cuSeqlensK } =
         args as unknown as Record<string, TileView>;
+      const launched = args as unknown as { scale: PrimExpr; scaleLog2: PrimExpr };
+      const scale: ExprLike = atLaunch ? launched.scale : scaleConst;
+      const c: ExprLike = atLaunch ? launched.scaleLog2 : cConst;
       T.device_entry({
         launch: T.cuda.LaunchConfig({
           // With varlen, ⌈maxSeqK / 64⌉ key tiles per sequence (maxSeqK checked by the caller).
@@ -338,7 +345,7 @@ export function makeFlashAttentionBackwardWide(s: FlashAttentionSizes): PrimFunc
                   rightOff,
                   leftOff,
                   ...(seq ? { lenK: seq.lenK } : {}),
-                  c,
+                  negativeScale: cConst < 0,
                 });
               }
               // P = exp2(c·S − LSE₂) (the forward's normalised probabilities); dS = P ∘ (dP − Δ).

@@ -180,8 +180,8 @@ export interface FlashAttentionBackward {
  *   that are not positive multiples of 128 (with `varlen`: packed row counts under 128), a causal
  *   mask with seq_q ≠ seq_k (without `varlen`), a `varlen` that is not `{ maxSeqQ, maxSeqK }` with
  *   integers in 1 … seqQ and 1 … seqK, a `kvHeads` that is not a positive integer dividing
- *   `heads`, a `window` that is not two integers or is given with `causal`, or a `backwardMma`
- *   other than "ss" or "rs".
+ *   `heads`, a `window` that is not two integers or is given with `causal`, a `backwardMma`
+ *   other than "ss" or "rs", or a `scale` / `scaleAtLaunch` as the forward refuses them.
  */
 export function makeFlashAttentionBackward(s: FlashAttentionSizes): FlashAttentionBackward {
   const { batch, heads, seqQ, seqK, headDim: D, dtype: dt } = s;
@@ -221,7 +221,14 @@ export function makeFlashAttentionBackward(s: FlashAttentionSizes): FlashAttenti
   }
   const kvHeads = checkHeadsAndWindow(s, "flash_attention backward");
   const [left, right] = s.window ?? (causal ? [-1, 0] : [-1, -1]);
-  const scale = s.scale ?? 1 / Math.sqrt(D);
+  // The softmax scale: a constant, or (scaleAtLaunch) the launch's positive float32 `scale`, the
+  // last parameter of the postprocessing kernel and, before `scaleLog2`, of the main one.
+  const atLaunch = s.scaleAtLaunch === true;
+  const scaleConst = atLaunch ? 1 : (s.scale ?? 1 / Math.sqrt(D));
+  const scaleParam: Record<string, ParamType> = atLaunch ? { scale: T.float32 } : {};
+  /** The scale a kernel body multiplies by: its `scale` parameter, or the constant. */
+  const scaleOf = (args: object): ExprLike =>
+    atLaunch ? (args as { scale: PrimExpr }).scale : scaleConst;
   // With varlen, the scratch tensors' padded row space: sequence b's rows start at row
   // 64 · (⌊cuSeqlensQ[b] / 64⌋ + b), which is past the previous sequence's last block, and the
   // last sequence's blocks end by block ⌈totalQ / 64⌉ + batch − 1.
@@ -404,8 +411,10 @@ export function makeFlashAttentionBackward(s: FlashAttentionSizes): FlashAttenti
   function rowPost(vl: NonNullable<FlashAttentionSizes["varlen"]>): PrimFunc {
     return T.function(
       "flash_attention_bwd_post",
-      { dQacc: rowTensors.qF32(), dQ: qRowsT(), cuSeqlensQ: offsetsT() },
-      ({ dQacc, dQ, cuSeqlensQ }) => {
+      { dQacc: rowTensors.qF32(), dQ: qRowsT(), cuSeqlensQ: offsetsT(), ...scaleParam },
+      (args) => {
+        const { dQacc, dQ, cuSeqlensQ } = args;
+        const scale = scaleOf(args);
         rowLaunch(vl);
         const { i, h, b } = rowIndex();
         const sq = queryRowsOf(cuSeqlensQ, b);
@@ -431,8 +440,10 @@ export function makeFlashAttentionBackward(s: FlashAttentionSizes): FlashAttenti
   const blockPost = (): PrimFunc =>
     T.function(
       "flash_attention_bwd_post",
-      { dQacc: rowTensors.qF32(), dQ: qRowsT() },
-      ({ dQacc, dQ }) => {
+      { dQacc: rowTensors.qF32(), dQ: qRowsT(), ...scaleParam },
+      (args) => {
+        const { dQacc, dQ } = args;
+        const scale = scaleOf(args);
         T.device_entry({
           launch: T.cuda.LaunchConfig({
             grid: [(seqQ / BM) * (D / W), heads, batch],
@@ -486,8 +497,8 @@ export function makeFlashAttentionBackward(s: FlashAttentionSizes): FlashAttenti
   if (D === 256) return { preprocess, main: makeFlashAttentionBackwardWide(s), postprocess };
   const group = heads / kvHeads;
   const qBlocksDense = seqQ / BM;
-  // exp(x · scale) = exp2(x · scale · log2 e).
-  const c = scale * Math.LOG2E;
+  // exp(x · scale) = exp2(x · scale · log2 e): c, a constant or the launch's `scaleLog2`.
+  const cConst = scaleConst * Math.LOG2E;
   const kvBytes = BN * D * 2;
   const qBytes = BM * D * 2;
   // With varlen, keys past the sequence's end are masked in its last key tile.
@@ -511,10 +522,13 @@ export function makeFlashAttentionBackward(s: FlashAttentionSizes): FlashAttenti
       dK: kRowsT(),
       dV: kRowsT(),
       ...(varlen ? { cuSeqlensQ: offsetsT(), cuSeqlensK: offsetsT() } : {}),
+      ...(atLaunch ? { scale: T.float32, scaleLog2: T.float32 } : {}),
     } as Record<string, ParamType>,
     (args) => {
       const { Q, K, V, dO, LSE2, Delta, dQacc, dK, dV, cuSeqlensQ, cuSeqlensK } =
         args as unknown as Record<string, TileView>;
+      const scale = scaleOf(args);
+      const c: ExprLike = atLaunch ? (args as { scaleLog2: PrimExpr }).scaleLog2 : cConst;
       T.device_entry({
         launch: T.cuda.LaunchConfig({
           // With varlen, ⌈maxSeqK / 128⌉ key tiles per sequence (maxSeqK checked above).
@@ -741,7 +755,7 @@ export function makeFlashAttentionBackward(s: FlashAttentionSizes): FlashAttenti
                 leftOff,
                 ...(seq ? { lenK: seq.lenK } : {}),
                 keysAsRows: rs,
-                c,
+                negativeScale: cConst < 0,
               });
             };
             // One thread's reduction of a staged dQ block `src` into the accumulator block of head

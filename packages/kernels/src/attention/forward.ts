@@ -179,8 +179,16 @@ export interface FlashAttentionSizes {
    * false.
    */
   readonly causal?: boolean;
-  /** Softmax scale (default 1 / √head_dim). */
+  /** Softmax scale, a build-time constant (default 1 / √head_dim; not given with `scaleAtLaunch`). */
   readonly scale?: number;
+  /**
+   * The softmax scale is a launch argument instead, positive: one kernel for every scale
+   * (attention()'s build). The forward takes the float32 scalar `scaleLog2` = scale · log2 e
+   * last, the backward's main kernel `scale` and `scaleLog2` last and its postprocessing kernel
+   * `scale` last (`launchScale` rounds them as a build-time scale's constants are rounded).
+   * Default false.
+   */
+  readonly scaleAtLaunch?: boolean;
   /**
    * KV heads (grouped-query attention; 1: multi-query), an integer ≥ 1 dividing `heads`
    * (default `heads`): K and V are [batch, seqK, kvHeads, hd] ([totalK, kvHeads, hd] with
@@ -457,8 +465,9 @@ export function checkDynamicSeqs(seqQ: number, seqK: number): void {
  *   with `varlen`, a `blockM` other than 128 or 192 (192 at head dim 64 only), a `blockN` the
  *   head dim does not offer (128 or 192 at 64; 128, 176 or 192 at 128; 64 or 80 at 256), `blockM` and `blockN`
  *   both 192 with a schedule other than "serial", with a 192 tile, static sequence lengths
- *   under a tile (seq_q < blockM, seq_k < blockN; packed totals too with `varlen`), or a `ctas`
- *   that is not a positive integer or is given with `dynamic` or `varlen`.
+ *   under a tile (seq_q < blockM, seq_k < blockN; packed totals too with `varlen`), a `ctas`
+ *   that is not a positive integer or is given with `dynamic` or `varlen`, a `scale` it cannot
+ *   take (options.ts's scaleProblem), or a non-boolean `scaleAtLaunch` or one given with `scale`.
  */
 export function makeFlashAttention(s: FlashAttentionSizes): PrimFunc {
   const { batch, heads, seqQ, seqK, headDim: D, dtype: dt } = s;
@@ -585,12 +594,13 @@ export function makeFlashAttention(s: FlashAttentionSizes): PrimFunc {
   const [wl, wr] = s.window ?? (causal ? [-1, 0] : [-1, -1]);
   const winLeft = wl === -1 ? undefined : wl;
   const winRight = wr === -1 ? undefined : wr;
-  const scale = s.scale ?? 1 / Math.sqrt(D);
-  // exp(x · scale) = exp2(x · scale · log2 e): the scale and log2 e folded into one multiply.
-  const c = scale * Math.LOG2E;
+  // exp(x · scale) = exp2(x · scale · log2 e): the scale and log2 e folded into one multiply, c,
+  // a constant, or the launch's float32 `scaleLog2` (positive).
+  const atLaunch = s.scaleAtLaunch === true;
+  const cConst = atLaunch ? 1 : (s.scale ?? 1 / Math.sqrt(D)) * Math.LOG2E;
   // A hidden logit: −inf, or +inf for a negative scale, so that c · S is −inf (exp2 gives 0)
   // and the running max of c · S skips it either way.
-  const HIDDEN = c < 0 ? Infinity : -Infinity;
+  const HIDDEN = cConst < 0 ? Infinity : -Infinity;
   const tileBytes = BN * D * 2;
   // Tiles whose windows are unbounded on the left and bounded on the right (causal) read more KV
   // blocks the later they are: such tiles run longest first.
@@ -639,11 +649,13 @@ export function makeFlashAttention(s: FlashAttentionSizes): PrimFunc {
           O: T.Tensor([batch, seqQ, heads, D], dt),
           ...lseParam,
         };
-  return T.function("flash_attention", params as Record<string, ParamType>, (args) => {
+  const allParams = { ...params, ...(atLaunch ? { scaleLog2: T.float32 } : {}) };
+  return T.function("flash_attention", allParams as Record<string, ParamType>, (args) => {
     const { Q, K, V, O, LSE, cuSeqlensQ, cuSeqlensK } = args as unknown as Record<
       string,
       TileView | undefined
     >;
+    const c: ExprLike = atLaunch ? (args as unknown as { scaleLog2: PrimExpr }).scaleLog2 : cConst;
     // With `dynamic`: batch, seq_q and seq_k, the kernel's scalar parameters.
     const dyn = dynamic
       ? (args as unknown as Record<"batch" | "seqQ" | "seqK", PrimExpr>)
@@ -1203,10 +1215,10 @@ export function makeFlashAttention(s: FlashAttentionSizes): PrimFunc {
                 T.if_(anyOf(crosses), () => maskBlock(q0, k0));
               }
               // m' = max(m, max_k c · S); corr = exp2(m − m'); P = exp2(c · S − m'). The largest
-              // scaled logit is c · rowmax(S), or c · rowmin(S) for a negative scale (c is a
-              // build-time constant; rounding is monotonic, so it is also the largest of the
+              // scaled logit is c · rowmax(S), or c · rowmin(S) for a negative scale (c's sign
+              // is known at build time; rounding is monotonic, so it is also the largest of the
               // rounded c · S below).
-              if (c >= 0) T.tile.wg.max(mNew, S, 1);
+              if (cConst >= 0) T.tile.wg.max(mNew, S, 1);
               else T.tile.wg.min(mNew, S, 1);
               T.tile.wg.mul(mNew, mNew, c);
               T.tile.wg.maximum(mNew, mNew, m);

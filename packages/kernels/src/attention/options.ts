@@ -10,6 +10,7 @@ export interface HeadsAndWindow {
   readonly causal?: boolean;
   readonly window?: readonly [number, number];
   readonly scale?: number;
+  readonly scaleAtLaunch?: boolean;
 }
 
 /**
@@ -63,6 +64,26 @@ export function scaleProblem(scale: unknown): string | undefined {
     return `scale ${scale} overflows float32 once multiplied by log2 e (the kernels compute exp2(x · scale · log2 e) in float32): |scale| is at most ${FLT_MAX / Math.LOG2E}`;
   }
   return undefined;
+}
+
+/**
+ * The launch arguments of a positive softmax scale, for kernels built with `scaleAtLaunch`:
+ * `scale` and `scaleLog2` = scale · log2 e, each rounded once to float32 from the double (the
+ * bits a build-time scale gives its constants, so both builds compute the same).
+ * @throws TirxError TX9001 (kernels/config) for a scale that {@link scaleProblem} rejects or that
+ *   is not positive (a kernel built for a launch scale masks logits to −inf before the scaling
+ *   and takes c · rowmax(S) as the running max, both right for c > 0 only), each message
+ *   starting with `who`.
+ */
+export function launchScale(scale: number, who: string): { scale: number; scaleLog2: number } {
+  const problem = scaleProblem(scale);
+  if (problem) throw configError(`${who}: ${problem}`);
+  if (!(scale > 0)) {
+    throw configError(
+      `${who}: a kernel built with scaleAtLaunch takes a positive scale, got ${showValue(scale)}; build with the scale itself for a negative one`,
+    );
+  }
+  return { scale: Math.fround(scale), scaleLog2: Math.fround(scale * Math.LOG2E) };
 }
 
 /**
@@ -127,6 +148,14 @@ export function checkHeadsAndWindow(s: HeadsAndWindow, who: string): number {
         `${who}: window offsets are at most 2^30 in magnitude (the kernel adds them to indices in int32), got ${showValue(w)}; -1 leaves a side unbounded (attention() clamps an offset past the sequences itself)`,
       );
     }
+  }
+  if (s.scaleAtLaunch !== undefined && typeof s.scaleAtLaunch !== "boolean") {
+    throw configError(`${who}: scaleAtLaunch is a boolean, got ${showValue(s.scaleAtLaunch)}`);
+  }
+  if (s.scaleAtLaunch === true && s.scale !== undefined) {
+    throw configError(
+      `${who}: give scale (a build-time constant) or scaleAtLaunch (a launch argument), not both`,
+    );
   }
   if (s.scale !== undefined) {
     const problem = scaleProblem(s.scale);

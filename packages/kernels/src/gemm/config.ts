@@ -220,8 +220,10 @@ export function gemmTuneKey(s: GemmKeySizes): { readonly [k: string]: string | n
   const epi = [
     s.scales === "block" ? "blockscale" : s.scales === true || s.scales === "tensor" ? "scale" : "",
     fp8 && s.fastAccum === true ? "fastaccum" : "",
-    s.alpha !== undefined && s.alpha !== 1 ? "alpha" : "",
-    s.c !== undefined ? `c:${s.c}${s.beta !== undefined && s.beta !== 1 ? "*beta" : ""}` : "",
+    (s.alpha !== undefined && s.alpha !== 1) || s.alphaAtLaunch === true ? "alpha" : "",
+    s.c !== undefined
+      ? `c:${s.c}${(s.beta !== undefined && s.beta !== 1) || s.betaAtLaunch === true ? "*beta" : ""}`
+      : "",
     s.bias !== undefined ? `bias:${s.bias}` : "",
     s.activation ?? "",
     s.residual !== undefined ? `residual:${s.residual}` : "",

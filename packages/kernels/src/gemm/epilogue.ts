@@ -2,7 +2,9 @@
 // accumulator and D, written once as a function of the element's row and column so that the
 // main kernel (on its wgmma accumulators) and the split-K finishing kernel (on the float32
 // workspace) apply the same instructions in the same order.
+import { invariant, showValue } from "@tirx-ts/core";
 import { T, type ExprLike, type PrimExpr, type TileView } from "@tirx-ts/dsl";
+import { configError } from "../attention/options.js";
 
 /** An activation of the epilogue. */
 export type GemmActivation = "relu" | "gelu" | "silu";
@@ -29,8 +31,18 @@ export type GemmFloat = "float32" | "float16" | "bfloat16";
  * Every step is float32 arithmetic rounded once (mul.rn / add.rn / div.rn).
  */
 export interface GemmEpilogue {
+  /** α (step 2), a constant of the kernel (not given with `alphaAtLaunch`). */
   readonly alpha?: number;
+  /** β (step 3), a constant of the kernel (not given with `betaAtLaunch`). */
   readonly beta?: number;
+  /**
+   * α is a launch argument instead: the float32 scalar parameter `alpha` after the epilogue's
+   * tensors (C, bias, residual, per-tensor scales), of the main kernel (of split-K's finishing
+   * kernel instead), so that one kernel serves every α (gemm()'s build for α ≠ 1).
+   */
+  readonly alphaAtLaunch?: boolean;
+  /** β is a launch argument: the float32 parameter `beta`, after `alpha`'s place (with `c`). */
+  readonly betaAtLaunch?: boolean;
   readonly c?: GemmFloat;
   readonly bias?: GemmFloat;
   readonly activation?: GemmActivation;
@@ -56,6 +68,33 @@ export interface EpilogueTensors {
   readonly residual?: TileView;
   /** scaleA[0] · scaleB[0] (float32), read once per thread. */
   readonly scale?: PrimExpr;
+  /** The kernel's float32 parameter `alpha` (a spec's alpha "launch"). */
+  readonly alpha?: PrimExpr;
+  /** The kernel's float32 parameter `beta` (a spec's beta "launch"). */
+  readonly beta?: PrimExpr;
+}
+
+/**
+ * Check a value of α or β (`name`): a finite number, finite in float32 too (the epilogue
+ * multiplies in float32, where a larger one would be ±Inf). Undefined passes (the default).
+ * @throws TirxError TX9001 (kernels/config) naming `name` and the value.
+ */
+export function checkEpilogueScalar(name: "alpha" | "beta", v: unknown): void {
+  if (v === undefined) return;
+  if (!(typeof v === "number" && Number.isFinite(v))) {
+    throw configError(`gemm: ${name} is a finite number, got ${showValue(v)}`);
+  }
+  if (!Number.isFinite(Math.fround(v))) {
+    throw configError(
+      `gemm: ${name} ${v} is past float32's range (the epilogue computes in float32: |${name}| ≤ 3.4028234663852886e38)`,
+    );
+  }
+}
+
+/** The kernel's parameter α or β of a spec that takes it at launch. */
+function launched(param: PrimExpr | undefined): PrimExpr {
+  invariant(param !== undefined, "gemm epilogue: a launch scalar without its parameter");
+  return param;
 }
 
 /** √(2/π), GELU's tanh-approximation constant. */
@@ -99,11 +138,12 @@ export function epilogueValue(
 ): PrimExpr {
   let v = v0;
   if (x.scale !== undefined) v = T.mul(v, x.scale);
-  if (spec.alpha !== undefined && spec.alpha !== 1) v = T.mul(v, spec.alpha);
+  if (spec.alphaAtLaunch === true) v = T.mul(v, launched(x.alpha));
+  else if (spec.alpha !== undefined && spec.alpha !== 1) v = T.mul(v, spec.alpha);
   // β = 0 reads no C (as cuBLAS and torch.addmm: a NaN or Inf in C does not reach D).
   if (x.C !== undefined && spec.beta !== 0) {
     const cv = x.C.get([r, c]).cast("float32");
-    const beta = spec.beta ?? 1;
+    const beta = spec.betaAtLaunch === true ? launched(x.beta) : (spec.beta ?? 1);
     v = T.add(v, beta === 1 ? cv : T.mul(cv, beta));
   }
   if (x.bias !== undefined) v = T.add(v, pre?.bias ?? x.bias.get([c]).cast("float32"));

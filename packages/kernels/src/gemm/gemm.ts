@@ -46,7 +46,7 @@ import {
   type GemmConfig,
   type GemmShape,
 } from "./config.js";
-import type { GemmActivation, GemmFloat } from "./epilogue.js";
+import { checkEpilogueScalar, type GemmActivation, type GemmFloat } from "./epilogue.js";
 import {
   blockScaleShapeMN,
   tmaScalesAsGiven,
@@ -67,9 +67,15 @@ import { MAX_GEMM_SHARED, gemmSharedBytes, scalesByTma } from "./tile.js";
 export interface GemmOptions {
   /** An input of D's shape [m, n] (float32, float16 or bfloat16): D = α·a·b + β·C + … */
   readonly c?: DeviceTensor;
-  /** α, a finite number multiplying a·b (default 1; a compile-time constant of the kernel). */
+  /**
+   * α, a finite number multiplying a·b (default 1). A launch argument of the kernel: every α ≠ 1
+   * shares one kernel.
+   */
   readonly alpha?: number;
-  /** β, a finite number multiplying `c` (default 1; only with `c`). */
+  /**
+   * β, a finite number multiplying `c` (default 1; only with `c`). A launch argument, as α; β = 0
+   * builds a kernel that reads no C.
+   */
   readonly beta?: number;
   /** A bias per column of D: [n], float32, float16 or bfloat16, added after α·a·b + β·C. */
   readonly bias?: DeviceTensor;
@@ -264,7 +270,8 @@ interface Prepared {
   readonly m: number;
   readonly n: number;
   readonly outDtype: GemmFloat;
-  readonly epilogueArgs: DeviceTensor[];
+  /** The epilogue's tensors, then α's and β's float32 values where they are launch arguments. */
+  readonly epilogueArgs: (DeviceTensor | number)[];
   /** The main kernel's last arguments (block scales), after D's or W's epilogue arguments. */
   readonly mainArgs: DeviceTensor[];
   readonly pads: { readonly fn: PrimFunc; readonly x: DeviceTensor; readonly pitch: number }[];
@@ -485,6 +492,15 @@ function prepare(a: unknown, b: unknown, opts: unknown): Prepared | EmptyCall {
       `gemm: the kernel is written for Hopper (sm_90a: wgmma, TMA), the GPU's target is ${arch}`,
     );
   }
+  checkEpilogueScalar("alpha", o.alpha);
+  checkEpilogueScalar("beta", o.beta);
+  const alphaArg = o.alpha !== undefined && o.alpha !== 1 ? o.alpha : undefined;
+  const betaArg = C && o.beta !== undefined && o.beta !== 0 && o.beta !== 1 ? o.beta : undefined;
+  // α and β's launch arguments, after the epilogue's tensors.
+  const scalars = [
+    ...(alphaArg !== undefined ? [alphaArg] : []),
+    ...(betaArg !== undefined ? [betaArg] : []),
+  ];
   // The options as makeGemm takes them (sizes and pitches aside).
   const opts1: Omit<GemmSizes, "config" | "m" | "n" | "k"> = {
     dtype: A.dtype as GemmInput,
@@ -492,8 +508,11 @@ function prepare(a: unknown, b: unknown, opts: unknown): Prepared | EmptyCall {
     outDtype,
     transA,
     transB,
-    ...(o.alpha !== undefined ? { alpha: o.alpha } : {}),
-    ...(o.beta !== undefined ? { beta: o.beta } : {}),
+    // α ≠ 1 and β ∉ {0, 1} (with c) are launch arguments (one kernel for every value); β = 0
+    // reads no C, and β without c is refused by makeGemm's checks.
+    ...(alphaArg !== undefined ? { alphaAtLaunch: true } : {}),
+    ...(betaArg !== undefined ? { betaAtLaunch: true } : {}),
+    ...(o.beta !== undefined && betaArg === undefined && o.beta !== 1 ? { beta: o.beta } : {}),
     ...(C ? { c: C.dtype as GemmFloat } : {}),
     ...(bias ? { bias: bias.dtype as GemmFloat } : {}),
     ...(o.activation !== undefined ? { activation: o.activation } : {}),
@@ -557,6 +576,7 @@ function prepare(a: unknown, b: unknown, opts: unknown): Prepared | EmptyCall {
     ...(bias ? { bias } : {}),
     ...(R ? { residual: R } : {}),
     scales,
+    scalars,
   });
   const kernels = builtKernels({ ...base, config: choice.config });
   const epilogueArgs = [
@@ -564,6 +584,7 @@ function prepare(a: unknown, b: unknown, opts: unknown): Prepared | EmptyCall {
     ...(bias ? [bias] : []),
     ...(R ? [R] : []),
     ...(scaleKind === "tensor" ? scales : []),
+    ...scalars,
   ];
   const mainArgs = scaleKind === "block" ? scales : [];
   const scaleT =
@@ -597,6 +618,8 @@ interface CallTensors {
   readonly bias?: DeviceTensor;
   readonly residual?: DeviceTensor;
   readonly scales: readonly DeviceTensor[];
+  /** α's and β's values where they are launch arguments (after the epilogue's tensors). */
+  readonly scalars: readonly number[];
 }
 
 /** Choices of this process without `tune`, by key text and device (a cache folder read once). */
@@ -825,7 +848,7 @@ function timedLaunch(
   temps: DeviceTensor[],
 ): (kernel: Compiled, config: GemmConfig) => void {
   let args: { A: DeviceTensor; B: DeviceTensor; D: DeviceTensor; W: DeviceTensor } | undefined;
-  let epi: DeviceTensor[] = [];
+  let epi: (DeviceTensor | number)[] = [];
   let tail: DeviceTensor[] = [];
   // scaleLoad "tma" / "shared" candidates where the kernel takes A's scales MN-major (tmaScalesAsGiven):
   // transposed into `tailT[0]` before each launch, as gemm() does (the transposition is part of
@@ -851,6 +874,7 @@ function timedLaunch(
       ...(x.bias ? [x.bias] : []),
       ...(x.residual ? [zeros([m, n], x.residual.dtype)] : []),
       ...(block ? [] : x.scales),
+      ...x.scalars,
     ];
     tail = block ? [zeros([m, Math.ceil(k / 128)], "float32"), x.scales[1]!] : [];
     tailT = block ? [zeros([...blockScaleShapeMN(m, k)], "float32"), x.scales[1]!] : [];

@@ -158,6 +158,7 @@ import { fragCol, fragRow } from "../fragment.js";
 import {
   epilogueValue,
   scaleMode,
+  checkEpilogueScalar,
   type EpilogueTensors,
   type GemmEpilogue,
   type GemmFloat,
@@ -327,19 +328,22 @@ export function checkGemmSizes(s: GemmSizes): CheckedGemmConfig {
       throw configError(`gemm: ${name}'s dtype is one of ${FLOATS.join(", ")}, got ${String(d)}`);
     }
   }
-  for (const [name, v] of [
-    ["alpha", s.alpha],
-    ["beta", s.beta],
+  for (const [name, v, atLaunch] of [
+    ["alpha", s.alpha, s.alphaAtLaunch],
+    ["beta", s.beta, s.betaAtLaunch],
   ] as const) {
-    if (v !== undefined && !(typeof v === "number" && Number.isFinite(v))) {
-      throw configError(`gemm: ${name} is a finite number, got ${showValue(v)}`);
+    checkEpilogueScalar(name, v);
+    if (atLaunch !== undefined && typeof atLaunch !== "boolean") {
+      throw configError(`gemm: ${name}AtLaunch is a boolean, got ${showValue(atLaunch)}`);
     }
-    // The epilogue multiplies in float32: a value past its range would be ±Inf there.
-    if (v !== undefined && !Number.isFinite(Math.fround(v))) {
+    if (atLaunch === true && v !== undefined) {
       throw configError(
-        `gemm: ${name} ${v} is past float32's range (the epilogue computes in float32: |${name}| ≤ 3.4028234663852886e38)`,
+        `gemm: give ${name} (a constant of the kernel) or ${name}AtLaunch (a launch argument), not both`,
       );
     }
+  }
+  if (s.betaAtLaunch === true && s.c === undefined) {
+    throw configError("gemm: beta scales C: give c (an input of D's shape) with betaAtLaunch");
   }
   if (s.beta !== undefined && s.c === undefined) {
     throw configError("gemm: beta scales C: give c (an input of D's shape) with beta");
@@ -568,8 +572,9 @@ export function checkGemmSizes(s: GemmSizes): CheckedGemmConfig {
  * @throws TirxError TX9001 (kernels/config) for sizes (and `ctas`) that are not positive integers, an input
  *   dtype other than float16, bfloat16, float8_e4m3, float8_e5m2 (A and B one 16-bit dtype or
  *   both float8), a float8 operand that is not K-major (transA, or B without transB), an output
- *   or epilogue dtype other than float32/float16/bfloat16, alpha / beta not finite in float32, beta without
- *   c, scales with 16-bit inputs or other than true / false / "tensor" / "block", fastAccum not a
+ *   or epilogue dtype other than float32/float16/bfloat16, alpha / beta not finite in float32, beta
+ *   (or betaAtLaunch) without c, alphaAtLaunch / betaAtLaunch not booleans or given with alpha /
+ *   beta, scales with 16-bit inputs or other than true / false / "tensor" / "block", fastAccum not a
  *   boolean or true with 16-bit inputs or block scales, an unknown activation, a row pitch that is not a multiple of 16
  *   bytes, a configuration that is not an object, lacks bm, bn or stages, has a field GemmConfig lacks or is outside {@link GemmConfig}'s ranges (bm, bn, bk, stages, shared memory,
  *   cluster, splitK; scaleLoad other than "global" / "tma" / "shared", or "tma" / "shared"
@@ -636,6 +641,8 @@ export function makeGemm(s: GemmSizes): GemmKernels {
     ...(mode === "tensor"
       ? { scaleA: T.Tensor([1], "float32"), scaleB: T.Tensor([1], "float32") }
       : {}),
+    ...(s.alphaAtLaunch === true ? { alpha: T.float32 } : {}),
+    ...(s.c !== undefined && s.betaAtLaunch === true ? { beta: T.float32 } : {}),
   });
   const epiTensors = (h: Record<string, TileView | undefined>): EpilogueTensors => ({
     ...(h.C ? { C: h.C } : {}),
@@ -644,6 +651,8 @@ export function makeGemm(s: GemmSizes): GemmKernels {
     ...(mode === "tensor" && h.scaleA && h.scaleB
       ? { scale: T.let_("sab", T.mul(h.scaleA.get([0]), h.scaleB.get([0]))) }
       : {}),
+    ...(s.alphaAtLaunch === true ? { alpha: (h as unknown as { alpha: PrimExpr }).alpha } : {}),
+    ...(s.betaAtLaunch === true ? { beta: (h as unknown as { beta: PrimExpr }).beta } : {}),
   });
 
   const params: Record<string, ParamType> = {

@@ -1,0 +1,198 @@
+// The softmax scale is a launch argument of attention()'s and attentionBackward()'s kernels: one
+// kernel serves every positive scale (the default 1 / √headDim included), counted by the runtime's
+// compile cache, not timed. On the simulator: a second and third positive scale compile nothing
+// and give the same bits as makeFlashAttention's build with that scale as a constant (the launch
+// arguments round scale · log2 e once, as the constant does), and O, LSE and the gradients are
+// within the float64 reference's bounds at each scale; a negative scale builds a kernel per value
+// (its kernel masks to +inf and takes the running max from rowmin(S)); the builders' scaleAtLaunch
+// kernels take the scalars last, and launchScale refuses what they cannot take.
+import { describe, expect, test } from "vitest";
+import {
+  attention,
+  attentionBackward,
+  compile,
+  sim,
+  tensor,
+  type AttentionResult,
+  type DeviceTensor,
+} from "tirx-ts";
+import { makeFlashAttention, makeFlashAttentionBackward } from "@tirx-ts/kernels";
+import { COMPILED } from "../packages/runtime/dist/compile.js";
+import { launchScale } from "../packages/kernels/dist/attention/options.js";
+import {
+  attentionError,
+  attentionInputs,
+  attentionReference,
+  type AttentionCase,
+} from "./util/attention-reference.js";
+import { gradientBound, referenceGradients } from "../examples/flash_attention_backward.js";
+import { errorOf } from "./util/error-of.js";
+
+const dev = sim();
+const host = (t: DeviceTensor) => t.toArray() as Float32Array;
+
+/** How many kernels `f` compiles (entries it adds to the runtime's compile cache) and its value. */
+function compiles<R>(f: () => R): { added: number; value: R } {
+  const before = COMPILED.size;
+  const value = f();
+  return { added: COMPILED.size - before, value };
+}
+
+// Grouped-query, causal, 100 queries on 77 keys (a partial tile and block): mask, rescale and the
+// bottom-right alignment all depend on the scale's handling.
+const base: AttentionCase = {
+  batch: 1,
+  heads: 2,
+  kvHeads: 1,
+  seqQ: 100,
+  seqK: 77,
+  headDim: 64,
+  dtype: "bfloat16",
+  causal: true,
+};
+
+describe("attention(): one kernel for every positive scale", () => {
+  test("scales 0.3, 0.05 and the default: the later two compile nothing; each the bits of the constant-scale build and within the float64 bounds", () => {
+    const { q, k, v } = attentionInputs(base, dev, 5);
+    const first = compiles(() => attention(q, k, v, { causal: true, scale: 0.3, lse: true }));
+    expect(first.added).toBeLessThanOrEqual(1);
+    const results: [number, AttentionResult][] = [[0.3, first.value]];
+    for (const scale of [0.05, undefined]) {
+      const r = compiles(() => attention(q, k, v, { causal: true, lse: true, scale }));
+      expect(r.added, `scale ${scale}`).toBe(0);
+      results.push([scale ?? 1 / 8, r.value]);
+    }
+    for (const [scale, r] of results) {
+      const c = { ...base, scale };
+      const err = attentionError(
+        c,
+        attentionReference(c, host(q), host(k), host(v)),
+        host(r.o),
+        host(r.lse!),
+      );
+      expect(err.o, `O at scale ${scale}`).toBeLessThanOrEqual(1);
+      expect(err.lse, `LSE at scale ${scale}`).toBeLessThanOrEqual(1);
+      // The same sizes built with the scale as a constant (scale · log2 e rounded once at the
+      // build, as launchScale rounds it): the same bits.
+      const fixed = makeFlashAttention({ ...base, headDim: 64, scale, lse: true, dynamic: true });
+      const o = tensor.zeros(q.shape, "bfloat16", dev);
+      const lse = tensor.zeros([1, 2, 100], "float32", dev);
+      compile(fixed)(q, k, v, o, 1, 100, 77, lse);
+      expect(Array.from(host(r.o)), `O bits at scale ${scale}`).toEqual(Array.from(host(o)));
+      expect(Array.from(host(r.lse!)), `LSE bits at scale ${scale}`).toEqual(Array.from(host(lse)));
+    }
+    // The scales give different results (the scale reaches the kernel).
+    expect(Array.from(host(results[0]![1].o))).not.toEqual(Array.from(host(results[1]![1].o)));
+  });
+
+  test("a negative scale builds its own kernel per value (−0.3, −0.05), each within the float64 bounds", () => {
+    const { q, k, v } = attentionInputs(base, dev, 6);
+    for (const scale of [-0.3, -0.05]) {
+      const r = compiles(() => attention(q, k, v, { causal: true, scale, lse: true }));
+      expect(r.added, `scale ${scale}`).toBe(1);
+      const c = { ...base, scale };
+      const ref = attentionReference(c, host(q), host(k), host(v));
+      const err = attentionError(c, ref, host(r.value.o), host(r.value.lse!));
+      expect(err.o, `O at scale ${scale}`).toBeLessThanOrEqual(1);
+      expect(err.lse, `LSE at scale ${scale}`).toBeLessThanOrEqual(1);
+    }
+  });
+});
+
+describe("attentionBackward(): one set of kernels for every positive scale", () => {
+  test("scales 0.2 and 0.6, causal, float16: the second compiles nothing; dQ, dK and dV within the bound of float64 gradients at each", () => {
+    const c: AttentionCase = { ...base, heads: 1, seqQ: 128, seqK: 128, dtype: "float16" };
+    const { q, k, v } = attentionInputs(c, dev, 8);
+    const dO = attentionInputs(c, dev, 9).q;
+    const grads: Float32Array[] = [];
+    for (const [i, scale] of [0.2, 0.6].entries()) {
+      const cs = { ...c, scale };
+      // O and LSE from the float64 forward (the backward is what is tested).
+      const fwd = attentionReference(cs, host(q), host(k), host(v));
+      const o = tensor(Float32Array.from(fwd.o), { shape: q.shape, dtype: "float16", device: dev });
+      const lse = tensor(Float32Array.from(fwd.lse), {
+        shape: [1, 1, 128],
+        dtype: "float32",
+        device: dev,
+      });
+      const r = compiles(() => attentionBackward(q, k, v, o, dO, lse, { causal: true, scale }));
+      if (i > 0) expect(r.added, `scale ${scale}`).toBe(0);
+      const ref = referenceGradients({ ...cs, headDim: 64 }, host(q), host(k), host(v), host(dO));
+      const bound = gradientBound("float16");
+      for (const [name, got, want] of [
+        ["dq", r.value.dq, ref.dQ],
+        ["dk", r.value.dk, ref.dK],
+        ["dv", r.value.dv, ref.dV],
+      ] as const) {
+        const x = host(got);
+        const top = want.reduce((a, w) => Math.max(a, Math.abs(w)), 0);
+        let worst = 0;
+        for (let e = 0; e < x.length; e++) {
+          const err = Math.abs(x[e]! - want[e]!) / (bound * top);
+          worst = Number.isNaN(err) ? Infinity : Math.max(worst, err);
+        }
+        expect(worst, `${name} at scale ${scale}: worst error / bound`).toBeLessThanOrEqual(1);
+      }
+      grads.push(host(r.value.dq));
+    }
+    expect(Array.from(grads[0]!)).not.toEqual(Array.from(grads[1]!));
+  });
+});
+
+describe("the builders' scaleAtLaunch", () => {
+  test("the kernels take the float32 scalars last: forward scaleLog2; backward main scale, scaleLog2; postprocess scale (hd 64, 128 and 256, varlen)", () => {
+    const names = (f: { params: readonly { name: string }[] }) => f.params.map((p) => p.name);
+    const s = {
+      batch: 1,
+      heads: 2,
+      seqQ: 128,
+      seqK: 128,
+      dtype: "float16",
+      scaleAtLaunch: true,
+    } as const;
+    expect(names(makeFlashAttention({ ...s, headDim: 64, lse: true })).slice(-2)).toEqual([
+      "LSE",
+      "scaleLog2",
+    ]);
+    for (const headDim of [64, 128, 256] as const) {
+      for (const varlen of [undefined, { maxSeqQ: 128, maxSeqK: 128 }]) {
+        const b = makeFlashAttentionBackward({ ...s, headDim, ...(varlen ? { varlen } : {}) });
+        expect(names(b.main).slice(-2), `hd ${headDim}`).toEqual(["scale", "scaleLog2"]);
+        expect(names(b.postprocess).slice(-1), `hd ${headDim}`).toEqual(["scale"]);
+        expect(names(b.preprocess)).not.toContain("scale");
+      }
+    }
+  });
+
+  test("TX9001: scaleAtLaunch with a scale, or not a boolean, in the forward and the backward builders", () => {
+    const s = { batch: 1, heads: 2, seqQ: 128, seqK: 128, headDim: 64, dtype: "float16" } as const;
+    for (const make of [makeFlashAttention, makeFlashAttentionBackward] as const) {
+      for (const [extra, message] of [
+        [{ scaleAtLaunch: true, scale: 0.5 }, /give scale .* or scaleAtLaunch .*, not both/],
+        [{ scaleAtLaunch: "yes" }, /scaleAtLaunch is a boolean, got "yes"/],
+      ] as const) {
+        const e = errorOf(() => make({ ...s, ...(extra as object) }));
+        expect(e.code, e.message).toBe("TX9001");
+        expect(e.message).toMatch(message);
+      }
+    }
+  });
+
+  test("launchScale rounds scale and scale · log2 e once to float32, and refuses a scale the kernels cannot take (TX9001)", () => {
+    expect(launchScale(0.125, "attention")).toEqual({
+      scale: 0.125,
+      scaleLog2: Math.fround(0.125 * Math.LOG2E),
+    });
+    expect(launchScale(0.1, "x").scale).toBe(Math.fround(0.1));
+    for (const [bad, message] of [
+      [-0.5, /takes a positive scale, got -0\.5/],
+      [0, /scale · log2 e is 0 in float32/],
+      [Number.NaN, /scale is a finite number, got NaN/],
+      [1e300, /overflows float32/],
+    ] as const) {
+      const e = errorOf(() => launchScale(bad, "attention"));
+      expect(e.code).toBe("TX9001");
+      expect(e.message).toMatch(message);
+    }
+  });
+});
