@@ -2,8 +2,8 @@
 // (gemmBuildStats.kernels and the runtime's compile cache), not timed. On the simulator, odd sizes
 // (m 17, n 40, k 136) against the float64 reference at each value, with and without split-K (the
 // finishing kernel takes them), and the same bits as makeGemm's build with the values as
-// constants; β = 0 keeps its own kernel that reads no C (a NaN there does not reach D); the
-// builder's alphaAtLaunch / betaAtLaunch errors.
+// constants; β = 0 keeps its own kernel that reads no C (a NaN there does not reach D), β without c
+// is refused at any value; the builder's alphaAtLaunch / betaAtLaunch errors.
 import { describe, expect, test } from "vitest";
 import { compile, gemm, makeGemm, sim, tensor, type DeviceTensor } from "tirx-ts";
 import { gemmBuildStats } from "@tirx-ts/kernels";
@@ -77,12 +77,30 @@ describe("gemm(): α and β at launch", () => {
       c,
       config: { bm: 64, bn: 64, stages: 2 },
     } as const;
-    const zero = counted(() => gemm(a, b, { ...opts, beta: 0 }));
-    expect(zero.built).toBe(1);
-    const plain = gemm(a, b, { transB: true, outDtype: "float32", config: opts.config });
-    expect(host(zero.value)).toEqual(host(plain));
-    // A β ≠ 0 reads C: NaN everywhere.
+    // A β ≠ 0 reads C: NaN everywhere. Then β = 0 after it: not that kernel launched with 0
+    // (0 · NaN is NaN), but one that reads no C, so D is A·B.
     expect(host(gemm(a, b, { ...opts, beta: 0.5 })).every(Number.isNaN)).toBe(true);
+    const zero = gemm(a, b, { ...opts, beta: 0 });
+    const plain = gemm(a, b, { transB: true, outDtype: "float32", config: opts.config });
+    expect(host(zero)).toEqual(host(plain));
+    expect(host(zero).every(Number.isFinite)).toBe(true);
+  });
+
+  test("TX9001: β without c, whatever its value (1, the default, included)", () => {
+    const a = tensor.zeros([16, 16], "float16", dev);
+    const b = tensor.zeros([16, 16], "float16", dev);
+    for (const beta of [1, 2, 0]) {
+      const e = errorOf(() => gemm(a, b, { beta }));
+      expect(e.code, `β ${beta}`).toBe("TX9001");
+      expect(e.message).toMatch(/beta scales C: give c/);
+      // k = 0 (the epilogue of a zero product) checks it too.
+      const e0 = errorOf(() =>
+        gemm(tensor.zeros([16, 0], "float16", dev), tensor.zeros([0, 16], "float16", dev), {
+          beta,
+        }),
+      );
+      expect(e0.code, `k 0, β ${beta}`).toBe("TX9001");
+    }
   });
 });
 

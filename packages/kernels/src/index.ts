@@ -23,6 +23,7 @@ export {
   type AttentionPass,
   type AttentionTuning,
 } from "./attention/attention.js";
+export { launchScale } from "./attention/options.js";
 export {
   makeGemm,
   checkGemmSizes,

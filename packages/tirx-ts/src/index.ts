@@ -53,6 +53,7 @@ export {
   makeFlashAttention,
   backwardScratch,
   makeFlashAttentionBackward,
+  launchScale,
   type FlashAttentionSizes,
   type FlashAttentionBackward,
   attention,

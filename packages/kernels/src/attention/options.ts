@@ -48,8 +48,8 @@ const FLT_MAX = 3.4028234663852886e38;
 /**
  * Why `scale` is not a softmax scale the kernels take, or undefined: it must be a finite number
  * whose product with log2 e is finite and not 0 in float32 (the kernels compute exp(x · scale)
- * as exp2(x · scale · log2 e) with that product a float32 constant, after setting masked logits
- * to −inf, or +inf for a negative scale).
+ * as exp2(x · scale · log2 e) with that product a float32 value, a constant or a launch
+ * argument, after setting masked logits to −inf, or +inf for a negative scale).
  */
 export function scaleProblem(scale: unknown): string | undefined {
   if (typeof scale !== "number" || !Number.isFinite(scale)) {

@@ -41,7 +41,11 @@ export interface GemmEpilogue {
    * kernel instead), so that one kernel serves every α (gemm()'s build for α ≠ 1).
    */
   readonly alphaAtLaunch?: boolean;
-  /** β is a launch argument: the float32 parameter `beta`, after `alpha`'s place (with `c`). */
+  /**
+   * β is a launch argument: the float32 parameter `beta`, after `alpha`'s place (with `c`). Such
+   * a kernel reads C whatever β is: launched with β = 0, a NaN or Inf in C reaches D (0 · NaN);
+   * only a build with the constant `beta: 0` reads no C (gemm() builds that one for β = 0).
+   */
   readonly betaAtLaunch?: boolean;
   readonly c?: GemmFloat;
   readonly bias?: GemmFloat;
@@ -68,9 +72,9 @@ export interface EpilogueTensors {
   readonly residual?: TileView;
   /** scaleA[0] · scaleB[0] (float32), read once per thread. */
   readonly scale?: PrimExpr;
-  /** The kernel's float32 parameter `alpha` (a spec's alpha "launch"). */
+  /** The kernel's float32 parameter `alpha` (a spec with `alphaAtLaunch`). */
   readonly alpha?: PrimExpr;
-  /** The kernel's float32 parameter `beta` (a spec's beta "launch"). */
+  /** The kernel's float32 parameter `beta` (a spec with `betaAtLaunch`). */
   readonly beta?: PrimExpr;
 }
 

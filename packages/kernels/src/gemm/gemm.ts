@@ -509,10 +509,13 @@ function prepare(a: unknown, b: unknown, opts: unknown): Prepared | EmptyCall {
     transA,
     transB,
     // α ≠ 1 and β ∉ {0, 1} (with c) are launch arguments (one kernel for every value); β = 0
-    // reads no C, and β without c is refused by makeGemm's checks.
+    // is a constant (its kernel reads no C), β = 1 with c the default, and β without c (any
+    // value) goes to makeGemm's checks, which refuse it.
     ...(alphaArg !== undefined ? { alphaAtLaunch: true } : {}),
     ...(betaArg !== undefined ? { betaAtLaunch: true } : {}),
-    ...(o.beta !== undefined && betaArg === undefined && o.beta !== 1 ? { beta: o.beta } : {}),
+    ...(o.beta !== undefined && betaArg === undefined && (o.beta !== 1 || !C)
+      ? { beta: o.beta }
+      : {}),
     ...(C ? { c: C.dtype as GemmFloat } : {}),
     ...(bias ? { bias: bias.dtype as GemmFloat } : {}),
     ...(o.activation !== undefined ? { activation: o.activation } : {}),
