@@ -138,7 +138,8 @@ function checkAgainstFloat64(
   const kvHeads = s.kvHeads ?? heads;
   const rowsQ = shapes.q.slice(0, -2).reduce((a, x) => a * x, 1);
   let seed = 7;
-  const rnd = (): number => ((seed = (seed * 1103515245 + 12345) >>> 0) / 2 ** 32) * 2 - 1;
+  const rnd = (): number =>
+    ((seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) / 2 ** 32) * 2 - 1;
   const make = (shape: number[]) =>
     tensor(Float32Array.from({ length: shape.reduce((a, x) => a * x, 1) }, rnd), {
       shape,

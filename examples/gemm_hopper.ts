@@ -281,7 +281,8 @@ export function checkGemmHopper(
   const dt = sizes.dtype ?? "float16";
   const run = compile(fn, { target: "cuda", arch: "sm_90a" });
   let seed = 5;
-  const rnd = (): number => ((seed = (seed * 1103515245 + 12345) >>> 0) / 2 ** 32) * 2 - 1;
+  const rnd = (): number =>
+    ((seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) / 2 ** 32) * 2 - 1;
   const ha = tensor(Float32Array.from({ length: m * k }, rnd), {
     shape: [m, k],
     dtype: dt,

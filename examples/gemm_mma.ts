@@ -316,7 +316,8 @@ export function runExample(dev: DeviceLike = device(), kernel: PrimFunc = gemm_m
   const [m, n, k] = [128, 128, 64];
   const run = compile(kernel, { target: "cuda" });
   let seed = 11;
-  const rnd = (): number => ((seed = (seed * 1103515245 + 12345) >>> 0) / 2 ** 32) * 2 - 1;
+  const rnd = (): number =>
+    ((seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) / 2 ** 32) * 2 - 1;
   const ha = tensor(Float32Array.from({ length: m * k }, rnd), {
     shape: [m, k],
     dtype: "float16",

@@ -80,7 +80,8 @@ export function runExample(
   const cols = 1024;
   const run = compile(kernel, { target: "cuda" });
   let seed = 7;
-  const rnd = (): number => ((seed = (seed * 1103515245 + 12345) >>> 0) / 2 ** 32) * 2 - 1;
+  const rnd = (): number =>
+    ((seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) / 2 ** 32) * 2 - 1;
   const x = Float32Array.from({ length: rows * cols }, rnd);
   const a = tensor(x, { shape: [rows, cols], dtype: "float32", device: dev });
   const y = tensor.zeros([rows], "float32", dev);

@@ -117,7 +117,8 @@ export function runExample(dev: DeviceLike = device(), kernel: PrimFunc = softma
   const [rows, cols] = [32, 2048];
   const run = compile(kernel, { target: "cuda" });
   let seed = 5;
-  const rnd = (): number => ((seed = (seed * 1103515245 + 12345) >>> 0) / 2 ** 32) * 8 - 4;
+  const rnd = (): number =>
+    ((seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) / 2 ** 32) * 8 - 4;
   const xt = tensor(Float32Array.from({ length: rows * cols }, rnd), {
     shape: [rows, cols],
     dtype: "float16",

@@ -14,6 +14,7 @@ import {
 } from "../examples/flash_attention.js";
 import { assembleLater } from "./util/ptxas-deferred.js";
 import { simulated } from "./util/flash-attention-sim.js";
+import { uniformFrom } from "./util/lcg.js";
 
 describe("flash_attention forward", () => {
   it("causal, head dim 128, bfloat16, two query tiles of two batches (the grid dealt longest first: query tile 1 of both, then 0), the ping-pong schedule: within the stated bound of float64, no reports", () => {
@@ -144,8 +145,7 @@ describe("flash_attention forward", () => {
   it("the float64 reference of sampled rows (the GPU varlen checks' `sampleAbove`) equals the full one on those rows and computes no other", () => {
     const rows = 300;
     const D = 16;
-    let seed = 3;
-    const rnd = (): number => ((seed = (seed * 1103515245 + 12345) >>> 0) / 2 ** 32) * 2 - 1;
+    const rnd = uniformFrom(3);
     const [Q, K, V] = [0, 1, 2].map(() => Float64Array.from({ length: rows * D }, rnd));
     const sees = (i: number, j: number): boolean => j <= i;
     const checks = (i: number): boolean => i < 128 || i >= rows - 128 || i % 7 === 0;

@@ -34,6 +34,7 @@ import { deviceArch } from "@tirx-ts/runtime";
 import type { TirxError } from "@tirx-ts/core";
 import { errorOf } from "./util/error-of.js";
 import { gradientBound, referenceGradients } from "../examples/flash_attention_backward.js";
+import { uniformFrom } from "./util/lcg.js";
 
 const dev = sim();
 const host = (t: DeviceTensor) => t.toArray() as Float32Array;
@@ -125,8 +126,7 @@ describe("attention() on a packed variable-length batch, on the simulator agains
     const cuK = cum(lensK);
     const totalQ = cuQ[3]! + 7;
     const totalK = cuK[3]! + 4;
-    let seed = 5;
-    const rnd = (): number => ((seed = (seed * 1103515245 + 12345) >>> 0) / 2 ** 32) * 2 - 1;
+    const rnd = uniformFrom(5);
     const packed = (rows: number, h: number) =>
       tensor(Float32Array.from({ length: rows * h * D }, rnd), {
         shape: [rows, h, D],

@@ -11,6 +11,7 @@ import { type TirxError } from "@tirx-ts/core";
 import { compileToPtx } from "@tirx-ts/codegen-ptx";
 import { assembleLater } from "./util/ptxas-deferred.js";
 import { errorOf } from "./util/error-of.js";
+import { intsFrom } from "./util/lcg.js";
 
 const dev = sim();
 const f = Math.fround;
@@ -26,11 +27,7 @@ const rowLayout = () =>
 
 /** Integers in [-8, 8] (every max, difference and scaled value exact in float32). */
 function ints(n: number, seed: number): Float32Array {
-  let s = seed;
-  return Float32Array.from({ length: n }, () => {
-    s = (s * 1103515245 + 12345) % 2 ** 31;
-    return (s % 17) - 8;
-  });
+  return Float32Array.from({ length: n }, intsFrom(seed, -8, 8));
 }
 
 /** The message without its " (at file:line:col)" suffix (the checkout's path). */

@@ -20,6 +20,7 @@ import { builtinLayout } from "../packages/tirx-ts/src/tile-picture.js";
 import { assembleLater } from "./util/ptxas-deferred.js";
 import { errorOf } from "./util/error-of.js";
 import { f16AccGemm, judgeF16Acc, runF16AccGemm } from "./util/f16acc-kernels.js";
+import { intsFrom } from "./util/lcg.js";
 
 const dev = sim();
 const MMA_F16 = /mma\.sync\.aligned\.m16n8k16\.row\.col\.f16\.f16\.f16\.f16/;
@@ -171,8 +172,7 @@ describe("T.tile.warp.gemm into a float16 C: mma.sync ... .f16.f16.f16.f16", () 
 
 /** Small integers in [-1, 1]: |S| = |Q·K| ≤ 16 and |O| = |P·V| ≤ 512, all exact in float16. */
 function ints(n: number, seed: number): Float32Array {
-  let s = seed;
-  return Float32Array.from({ length: n }, () => ((s = (s * 1103515245 + 12345) >>> 0) % 3) - 1);
+  return Float32Array.from({ length: n }, intsFrom(seed, -1, 1));
 }
 
 describe("FlashAttention's P·V chain: float32 C → cast → float16 C tile → A fragment → gemm", () => {

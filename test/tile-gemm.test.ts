@@ -9,13 +9,13 @@ import { compileToPtx } from "@tirx-ts/codegen-ptx";
 import { assembleLater } from "./util/ptxas-deferred.js";
 import { errorOf } from "./util/error-of.js";
 import { runRoundTrip } from "./util/stmatrix-kernels.js";
+import { intsFrom } from "./util/lcg.js";
 
 const dev = sim();
 
 /** Small integers in [-4, 4]: every product and sum of a few hundred is exact in float32. */
 function ints(n: number, seed: number): Float32Array {
-  let s = seed;
-  return Float32Array.from({ length: n }, () => ((s = (s * 1103515245 + 12345) >>> 0) % 9) - 4);
+  return Float32Array.from({ length: n }, intsFrom(seed, -4, 4));
 }
 
 function ptxOf(fn: PrimFunc): string {

@@ -10,6 +10,7 @@ import { fma32, roundF16 } from "@tirx-ts/core";
 import { compileToPtx } from "@tirx-ts/codegen-ptx";
 import { assembleLater } from "./util/ptxas-deferred.js";
 import { errorOf } from "./util/error-of.js";
+import { uniformFrom } from "./util/lcg.js";
 
 const f = Math.fround;
 const dev = sim();
@@ -17,8 +18,7 @@ const dev = sim();
 /** Deterministic inputs: edge values first, then uniform in [-8, 8). */
 function inputs(n: number, seed: number): Float32Array {
   const edges = [0, -0, 1, -1, Infinity, -Infinity, NaN, 1e-40, -3e38, 0.5, 2, -88, 100];
-  let s = seed;
-  const rnd = (): number => ((s = (s * 1103515245 + 12345) >>> 0) / 2 ** 32) * 16 - 8;
+  const rnd = uniformFrom(seed, -8, 8);
   return Float32Array.from({ length: n }, (_, i) =>
     i < edges.length && seed % 2 === 1 ? edges[i]! : rnd(),
   );

@@ -27,6 +27,7 @@ import {
   attentionReference,
   type AttentionCase,
 } from "../util/attention-reference.js";
+import { uniformFrom } from "../util/lcg.js";
 
 const probe = cudaAvailable();
 if (!probe.ok) {
@@ -278,8 +279,7 @@ describe.skipIf(!probe.ok)("attention() on a packed variable-length batch on the
     const batch = c.lensQ.length;
     const totalQ = cuQ[batch]! + c.padQ;
     const totalK = cuK[batch]! + c.padK;
-    let seed = 7;
-    const rnd = (): number => ((seed = (seed * 1103515245 + 12345) >>> 0) / 2 ** 32) * 2 - 1;
+    const rnd = uniformFrom(7);
     const packed = (rows: number, h: number) =>
       tensor(Float32Array.from({ length: rows * h * D }, rnd), {
         shape: [rows, h, D],

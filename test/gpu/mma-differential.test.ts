@@ -14,6 +14,7 @@ import { cuda, cudaAvailable, sim } from "tirx-ts";
 import { mmaCases, runMmaCase } from "../diff/mma-cases.js";
 import { mmaFormCases } from "../diff/mma-form-cases.js";
 import { f16AccGemm, judgeF16Acc, runF16AccGemm } from "../util/f16acc-kernels.js";
+import { uniformFrom } from "../util/lcg.js";
 
 const probe = cudaAvailable();
 if (!probe.ok) console.log(`test/gpu/mma-differential: skipped, no CUDA driver (${probe.reason})`);
@@ -54,8 +55,7 @@ describe.skipIf(!probe.ok)("examples/gemm_mma.ts on the GPU at a shape with tail
     const { makeGemm } = await import("../../examples/gemm_mma.js");
     const { compile, tensor } = await import("tirx-ts");
     const dev = cuda(0);
-    let seed = 5;
-    const rnd = (): number => ((seed = (seed * 1103515245 + 12345) >>> 0) / 2 ** 32) * 2 - 1;
+    const rnd = uniformFrom(5);
     const a = tensor(Float32Array.from({ length: m * k }, rnd), {
       shape: [m, k],
       dtype: "float16",

@@ -5,6 +5,7 @@ import { describe, expect, it } from "vitest";
 import { verify, type DType, type PrimFunc } from "@tirx-ts/core";
 import { T, type PrimExpr } from "@tirx-ts/dsl";
 import { runSim, simTensor, simZeros } from "@tirx-ts/runtime-sim";
+import { uniformFrom } from "../util/lcg.js";
 
 // --- The PTX ISA's figures, as tables of (row, col) per lane and element -------------------
 // "Matrix Fragments for mma.m16n8k16 with floating point type": A's a0..a7 sit at rows
@@ -131,8 +132,7 @@ function mmaKernel(
   );
 }
 
-let seed = 7;
-const rnd = (): number => ((seed = (seed * 1103515245 + 12345) >>> 0) / 2 ** 32) * 2 - 1;
+const rnd = uniformFrom(7);
 
 /** D = A·B + C in float64 (row-major A m×k, B k×n). */
 function ref(

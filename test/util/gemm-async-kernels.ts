@@ -8,6 +8,7 @@
 // stays float32).
 import { T, compile, tensor, type DeviceLike } from "tirx-ts";
 import type { PrimFunc } from "@tirx-ts/core";
+import { uniformFrom } from "./lcg.js";
 
 /**
  * One gemm_async case: C [M, N] = A · B, A stored [M, K] or [K, M] (`aMNMajor`), B stored [N, K]
@@ -128,11 +129,7 @@ export function gemmAsyncKernel(c: GemmAsyncCase): PrimFunc {
 
 /** Inputs in [-1, 1) from a fixed LCG. */
 function values(n: number, seed: number): Float32Array {
-  let s = seed;
-  return Float32Array.from(
-    { length: n },
-    () => ((s = (s * 1103515245 + 12345) >>> 0) / 2 ** 32) * 2 - 1,
-  );
+  return Float32Array.from({ length: n }, uniformFrom(seed));
 }
 
 /**

@@ -27,6 +27,7 @@
 import { wgmmaFp8F32Bound } from "@tirx-ts/core";
 import { compile, tensor, type DeviceLike, type DeviceTensor } from "tirx-ts";
 import { blockScaleShapes, makeGemm, type GemmKernels, type GemmSizes } from "@tirx-ts/kernels";
+import { uniformFrom } from "./lcg.js";
 
 /** A float dtype of D or of an epilogue tensor. */
 export type Float = "float32" | "float16" | "bfloat16";
@@ -60,11 +61,8 @@ export interface GemmHost {
   readonly sb?: ArrayLike<number>;
 }
 
-/** A pseudo-random generator of values in [lo, hi) (an LCG seeded by `seed`). */
-export function uniform(seed: number, lo = -1, hi = 1): () => number {
-  let s = seed >>> 0;
-  return () => lo + ((s = (s * 1103515245 + 12345) >>> 0) / 2 ** 32) * (hi - lo);
-}
+/** A pseudo-random generator of values in [lo, hi) (lcg.ts's uniformFrom, seeded by `seed`). */
+export const uniform: (seed: number, lo?: number, hi?: number) => () => number = uniformFrom;
 
 /** A device tensor of `shape` and `dtype` with values from `rnd` (rounded by the device). */
 export function randomTensor(

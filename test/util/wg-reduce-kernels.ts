@@ -1,11 +1,11 @@
 // The warpgroup-scope reduction kernel shared by the simulator test (test/tile-reduce-wg.test.ts)
 // and the GPU differential test (test/gpu/tile-reduce-wg.test.ts).
 import { T, type PrimFunc } from "tirx-ts";
+import { intsFrom } from "./lcg.js";
 
 /** Integers in [-50, 50], distinct enough that a wrong partial changes a result. */
 export function ints(n: number, seed: number): Float32Array {
-  let s = seed;
-  return Float32Array.from({ length: n }, () => ((s = (s * 1103515245 + 12345) >>> 0) % 101) - 50);
+  return Float32Array.from({ length: n }, intsFrom(seed, -50, 50));
 }
 
 export const ROWS = 4;

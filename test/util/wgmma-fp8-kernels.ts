@@ -5,6 +5,7 @@ import { fp8Value, type PrimFunc } from "@tirx-ts/core";
 import { T } from "@tirx-ts/dsl";
 import { storeAccumulators } from "../wgmma/fragment.js";
 import { roundTo } from "../diff/reference.js";
+import { lcg } from "./lcg.js";
 
 export type F8 = "float8_e4m3" | "float8_e5m2";
 
@@ -79,11 +80,10 @@ export function fp8WgmmaKernel(o: Fp8Wgmma): { fn: PrimFunc; K: number } {
 /** Finite values of `dt`, drawn from its codes by a seeded generator. */
 export function fp8Values(dt: F8, count: number, seed: number): number[] {
   const fmt = dt === "float8_e4m3" ? "e4m3" : "e5m2";
-  let s = seed;
+  const next = lcg(seed);
   const out: number[] = [];
   while (out.length < count) {
-    s = (s * 1103515245 + 12345) % 2 ** 31;
-    const v = fp8Value((s >> 8) & 0xff, fmt);
+    const v = fp8Value(next() >>> 24, fmt);
     if (Number.isFinite(v)) out.push(v);
   }
   return out;

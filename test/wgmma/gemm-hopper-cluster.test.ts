@@ -8,6 +8,7 @@ import { isTirxError, mapStmt, verify, type PrimFunc, type Stmt } from "@tirx-ts
 import { runSim, simTensor, simZeros } from "@tirx-ts/runtime-sim";
 import { sim } from "tirx-ts";
 import { checkGemmHopper, makeGemmHopper } from "../../examples/gemm_hopper.js";
+import { uniformFrom } from "../util/lcg.js";
 
 const SIZES = { m: 256, n: 256, k: 128 } as const;
 
@@ -30,8 +31,7 @@ function withoutFinalClusterBarrier(fn: PrimFunc): PrimFunc {
 }
 
 function inputs() {
-  let seed = 11;
-  const rnd = (): number => ((seed = (seed * 1103515245 + 12345) >>> 0) / 2 ** 32) * 2 - 1;
+  const rnd = uniformFrom(11);
   return [
     simTensor(Float32Array.from({ length: SIZES.m * SIZES.k }, rnd), {
       shape: [SIZES.m, SIZES.k],

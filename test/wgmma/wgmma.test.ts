@@ -16,6 +16,7 @@ import { runSim, simTensor, simZeros } from "@tirx-ts/runtime-sim";
 import { assembleMerged } from "../util/ptx-merge.js";
 import { makeGemmHopper } from "../../examples/gemm_hopper.js";
 import { storeAccumulators } from "./fragment.js";
+import { intsFrom } from "../util/lcg.js";
 
 type AB = "float16" | "bfloat16";
 
@@ -149,11 +150,8 @@ function kernel(o: Opts): { fn: PrimFunc; K: number } {
 
 function run(o: Opts) {
   const { fn, K } = kernel(o);
-  let s = 7;
-  const rnd = (): number => {
-    s = (s * 1103515245 + 12345) % 2 ** 31;
-    return ((s >> 8) % 17) / 8 - 1; // multiples of 1/8 in [-1, 1]: exact in f16 and bf16
-  };
+  const int = intsFrom(7, 0, 16);
+  const rnd = (): number => int() / 8 - 1; // multiples of 1/8 in [-1, 1]: exact in f16 and bf16
   const av = Array.from({ length: 64 * K }, rnd);
   const bv = Array.from({ length: o.n * K }, rnd);
   const d = simZeros([64, o.n], "float32");

@@ -4,6 +4,7 @@
 import { describe, expect, it } from "vitest";
 import { binaryOp, lowerFloatRem, type DType, type ThreadFn } from "@tirx-ts/core";
 import { bitsF32, bitsF64, f32bits, f64bits, Recorder, runPtx } from "./util/ptx-interp.js";
+import { lcg } from "../../../test/util/lcg.js";
 
 type Kind = "mod" | "floormod" | "floordiv";
 const FLOATS = ["float16", "bfloat16", "float32", "float64"] as const;
@@ -96,11 +97,9 @@ function reference(kind: Kind, a: number, b: number, f: F): number {
 }
 
 // --- inputs ----------------------------------------------------------------------------------
-let seed = 12345;
-const rnd = (): number => {
-  seed = (seed * 1103515245 + 12345) & 0x7fffffff;
-  return seed;
-};
+// 31-bit states (the high 31 of the generator's 32).
+const next = lcg(12345);
+const rnd = (): number => next() >>> 1;
 const randomBits = (f: F): bigint =>
   FMT[f].bits === 64
     ? (BigInt(rnd()) << 33n) ^ (BigInt(rnd()) << 2n) ^ BigInt(rnd() & 3)

@@ -4,6 +4,7 @@
 // products of float16 subnormals, which the tensor cores drop whole.
 import { describe, expect, it } from "vitest";
 import { MMA_F32_BOUND, mmaF32Bound } from "../src/index.js";
+import { uniformFrom } from "../../../test/util/lcg.js";
 
 /** The alignment model: truncate every addend to 24 bits below the largest one's leading bit. */
 function alignedSum(addends: readonly number[]): number {
@@ -28,8 +29,7 @@ describe("mmaF32Bound", () => {
   });
 
   it("covers the alignment model on random addends spread over 40 binades", () => {
-    let seed = 7;
-    const rnd = (): number => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
+    const rnd = uniformFrom(7, 0, 1);
     for (let t = 0; t < 2000; t++) {
       const ps = Array.from({ length: 16 }, () => (rnd() - 0.5) * 2 ** Math.floor(rnd() * 40 - 20));
       const c = (rnd() - 0.5) * 2 ** Math.floor(rnd() * 40 - 20);

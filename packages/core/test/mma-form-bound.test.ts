@@ -13,6 +13,7 @@ import {
   roundDyadic,
   roundF16,
 } from "../src/index.js";
+import { uniformFrom } from "../../../test/util/lcg.js";
 
 const form = (name: string) => MMA_FORMS.find((f) => mmaFormName(f) === name)!;
 
@@ -48,8 +49,7 @@ function alignedSum(addends: readonly number[]): number {
   return Math.fround(addends.reduce((s, x) => s + Math.trunc(x / unit) * unit, 0));
 }
 
-let seed = 11;
-const rnd = (): number => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
+const rnd = uniformFrom(11, 0, 1);
 
 describe("mmaFormBound", () => {
   it("f64: covers fma.rn.f64 chains in any order, over 100 binades", () => {

@@ -504,8 +504,11 @@ export interface AttentionGradients {
  * O and LSE (`attention(q, k, v, { ...opts, lse: true })`), with the forward's options. Grouped
  * query heads add into their KV head's dK and dV. Float32 accumulation; P and dS are rounded to
  * the 16-bit dtype before their products; the gradients within 2^-9 (float16) or 2^-6 (bfloat16)
- * of each tensor's largest magnitude of a float64 reference for inputs in [-1, 1)
- * (examples/flash_attention_backward.ts). Launches makeFlashAttentionBackward's three kernels in
+ * of each tensor's largest magnitude of a float64 reference for random inputs uniform in
+ * [-1, 1) (examples/flash_attention_backward.ts; measured at scales 0.125 to 50). Where dP − Δ
+ * cancels (a softmax nearly one-hot over tied keys) the gradients are near 0 and the same
+ * absolute error, set by the 16-bit O and dS (FlashAttention's design), can be many times
+ * that bound. Launches makeFlashAttentionBackward's three kernels in
  * turn (Δ = rowsum(dO ∘ O) and a float32 dQ accumulator, then dK, dV and the accumulator, then
  * dQ) on scratch tensors it allocates and frees; runs where the tensors live, on the GPU (an
  * sm_90 one: Hopper) or on the simulated device. Kernels are kept by sizes and options, with one
