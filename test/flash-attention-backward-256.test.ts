@@ -13,7 +13,6 @@
 import { describe, expect, it } from "vitest";
 import { compileToPtx } from "@tirx-ts/codegen-ptx";
 import {
-  attentionBackward,
   backwardScratch,
   compile,
   sim,
@@ -23,56 +22,43 @@ import {
 } from "tirx-ts";
 import {
   checkFlashAttentionBackwardVarlen,
-  gradientBound,
   makeFlashAttentionBackward,
-  referenceGradients,
 } from "../examples/flash_attention_backward.js";
 import {
-  attentionInputs,
-  attentionReference,
+  attentionBackwardErrors,
   type AttentionCase,
+  type BackwardInputs,
 } from "./util/attention-reference.js";
 import { ptxasUsage } from "./util/flash-attention-sim.js";
 import { findPtxas } from "./util/ptxas.js";
 
 const dev = sim();
-const host = (t: DeviceTensor) => t.toArray() as Float32Array;
 
 /**
  * The backward of case `c` at head dim 256 on the simulator (its three kernels, or
- * attentionBackward with `library`), against referenceGradients: each tensor's worst error as a
- * fraction of gradientBound · max|ref| (at most 1 passes), and the count of elements of rows
- * that see no key (dQ) or no query (dK, dV), which must be exactly 0 (Infinity when one is not).
+ * attentionBackward with `library`) against float64 gradients (attentionBackwardErrors): each
+ * tensor's worst error as a fraction of its bound (at most 1 passes), and the count of elements
+ * of rows that see no key (dQ) or no query (dK, dV), which must be exactly 0 (Infinity when one
+ * is not).
  */
 function backward256(
   c: AttentionCase,
   library = false,
 ): { dq: number; dk: number; dv: number; unseen: number } {
-  const { q, k, v } = attentionInputs(c, dev);
-  // dO: another seed's values of Q's shape.
-  const dO = attentionInputs({ ...c, kvHeads: c.heads }, dev, 23).q;
-  const fwd = attentionReference(c, host(q), host(k), host(v));
-  const o = tensor(Float32Array.from(fwd.o), { shape: q.shape, dtype: c.dtype, device: dev });
-  const lse = tensor(Float32Array.from(fwd.lse), {
-    shape: [c.batch, c.heads, c.seqQ],
-    dtype: "float32",
-    device: dev,
-  });
-  const opts = {
-    ...(c.causal ? { causal: true } : {}),
-    ...(c.window ? { window: c.window } : {}),
-  };
-  let g: { dq: DeviceTensor; dk: DeviceTensor; dv: DeviceTensor };
   const made: DeviceTensor[] = [];
-  if (library) g = attentionBackward(q, k, v, o, dO, lse, opts);
-  else {
-    const s: FlashAttentionSizes = { ...c, headDim: 256, ...opts };
+  const kernelsRun = ({ q, k, v, dO, o, lse }: BackwardInputs) => {
+    const s: FlashAttentionSizes = {
+      ...c,
+      headDim: 256,
+      ...(c.causal ? { causal: true } : {}),
+      ...(c.window ? { window: c.window } : {}),
+    };
     const kernels = makeFlashAttentionBackward(s);
     const shapes = backwardScratch(kernels);
     const [delta, lse2, dQacc] = [shapes.Delta, shapes.LSE2, shapes.dQacc].map((x) =>
       tensor.zeros([...x.shape], x.dtype, dev),
     ) as unknown as [DeviceTensor, DeviceTensor, DeviceTensor];
-    g = {
+    const g = {
       dq: tensor.zeros(q.shape, c.dtype, dev),
       dk: tensor.zeros(k.shape, c.dtype, dev),
       dv: tensor.zeros(k.shape, c.dtype, dev),
@@ -82,29 +68,11 @@ function backward256(
     compile(kernels.main, cuda)(q, k, v, dO, lse2, delta, dQacc, g.dk, g.dv);
     compile(kernels.postprocess, cuda)(dQacc, g.dq);
     made.push(delta, lse2, dQacc);
-  }
-  const ref = referenceGradients({ ...c, headDim: 256 }, host(q), host(k), host(v), host(dO));
-  const bound = gradientBound(c.dtype);
-  const worst = { dq: 0, dk: 0, dv: 0, unseen: 0 };
-  for (const [name, want, zero] of [
-    ["dq", ref.dQ, ref.unseenQ],
-    ["dk", ref.dK, ref.unseenK],
-    ["dv", ref.dV, ref.unseenK],
-  ] as const) {
-    const x = host(g[name]);
-    const top = want.reduce((a, w) => Math.max(a, Math.abs(w)), 0);
-    expect(top, name).toBeGreaterThan(0);
-    for (let e = 0; e < x.length; e++) {
-      if (zero[e]) {
-        worst.unseen = x[e] === 0 ? worst.unseen + 1 : Infinity;
-        continue;
-      }
-      const err = Math.abs(x[e]! - want[e]!) / (bound * top);
-      worst[name] = Number.isNaN(err) ? Infinity : Math.max(worst[name], err);
-    }
-  }
-  for (const t of [q, k, v, dO, o, lse, g.dq, g.dk, g.dv, ...made]) t.dispose();
-  return worst;
+    return g;
+  };
+  const r = attentionBackwardErrors(c, dev, library ? {} : { run: kernelsRun });
+  for (const t of [...Object.values(r.inputs), ...Object.values(r.grads), ...made]) t.dispose();
+  return { dq: r.dq, dk: r.dk, dv: r.dv, unseen: r.unseen };
 }
 
 /** Each tensor's worst error within the bound (a fraction ≤ 1). */

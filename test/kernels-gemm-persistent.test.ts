@@ -1,8 +1,9 @@
 // The GEMM's two-consumer tile configurations on the simulated device: the GEMM_CONFIGS rows of
 // 128-row tiles (128 × 256, 128 × 128) at m 70 (the second consumer stores nothing past row 69),
 // and a persistent grid of 2 CTAs walking 6 tiles split in 2 over K (12 units, 6 turns: the
-// ring's phases wrap; the float32 workspace, then the epilogue kernel) through makeGemm, each
-// against the float64 reference of test/util/gemm-reference.ts.
+// ring's phases wrap; the float32 workspace, then the epilogue kernel), of 4 CTAs walking 6 tiles
+// (a partial last turn), and 10 tile rows (the grouped order's second, partial group of 8) through
+// makeGemm, each against the float64 reference of test/util/gemm-reference.ts.
 import { describe, expect, test } from "vitest";
 import { gemm, sim } from "tirx-ts";
 import { GEMM_CONFIGS, GEMM_TUNE_EXTRA, type GemmConfig } from "@tirx-ts/kernels";
@@ -57,6 +58,30 @@ describe("makeGemm's persistent grid", () => {
       9,
     );
     expect(built.config.splitK).toBe(2);
+    expect(ratio, at).toBeLessThanOrEqual(1);
+  });
+
+  test("4 CTAs walk 6 tiles: the units are no multiple of the CTAs (2 turns, the second partial)", () => {
+    const { ratio, at } = checkMakeGemm(
+      dev,
+      {
+        ...{ m: 130, n: 72, k: 72, dtype: "float16", outDtype: "bfloat16", ctas: 4 },
+        config: { bm: 64, bn: 64, stages: 2 },
+      },
+      9,
+    );
+    expect(ratio, at).toBeLessThanOrEqual(1);
+  });
+
+  test("10 tile rows: the grouped order's second group of 8 rows, partial (m 600, 64 × 64 tiles)", () => {
+    const { ratio, at } = checkMakeGemm(
+      dev,
+      {
+        ...{ m: 600, n: 130, k: 64, dtype: "float16", outDtype: "float32", transB: true },
+        config: { bm: 64, bn: 64, stages: 2 },
+      },
+      9,
+    );
     expect(ratio, at).toBeLessThanOrEqual(1);
   });
 });

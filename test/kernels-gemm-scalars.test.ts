@@ -7,7 +7,7 @@
 import { describe, expect, test } from "vitest";
 import { compile, gemm, makeGemm, sim, tensor, type DeviceTensor } from "tirx-ts";
 import { gemmBuildStats } from "@tirx-ts/kernels";
-import { COMPILED } from "../packages/runtime/dist/compile.js";
+import { COMPILED } from "../packages/runtime/src/compile.js";
 import { checkGemm, randomTensor, uniform, type GemmSpec } from "./util/gemm-reference.js";
 import { errorOf } from "./util/error-of.js";
 

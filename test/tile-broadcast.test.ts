@@ -310,4 +310,36 @@ describe("at thread scope (per-thread tiles, default layouts)", () => {
     });
     expect(y).toEqual(want);
   });
+
+  it("a broadcast operand that is a sub-view at a slot offset (r.sub(1) of r [2, 4, 1]) reads its own slots", () => {
+    const fn = T.function(
+      "thread_broadcast_sub",
+      {
+        X: T.Tensor([4, 3], "float32"),
+        R: T.Tensor([2, 4, 1], "float32"),
+        Y: T.Tensor([4, 3], "float32"),
+      },
+      ({ X, R, Y }) => {
+        T.device_entry({ launch: T.cuda.LaunchConfig({ grid: 1, block: 1 }) });
+        const x = T.alloc_local([4, 3], "float32");
+        const r = T.alloc_local([2, 4, 1], "float32");
+        T.tile.copy(x, X);
+        T.tile.copy(r, R);
+        // r.sub(1) is r's slots 4..7: a [4, 1] column broadcast along x's 3 columns.
+        T.tile.add(x, x, r.sub(1));
+        T.tile.copy(Y, x);
+      },
+    );
+    const x = ints(12, 5);
+    const rv = ints(8, 6);
+    const ts = [
+      tensor(x, { shape: [4, 3], dtype: "float32", device: dev }),
+      tensor(rv, { shape: [2, 4, 1], dtype: "float32", device: dev }),
+      tensor.zeros([4, 3], "float32", dev),
+    ] as const;
+    compile(fn, { target: "cuda" })(...ts);
+    const y = Array.from(ts[2].toArray() as Float32Array);
+    for (const t of ts) t.dispose();
+    expect(y).toEqual(Array.from(x, (v, at) => v + rv[4 + Math.floor(at / 3)]!));
+  });
 });

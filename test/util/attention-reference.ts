@@ -1,9 +1,18 @@
 // A float64 reference of attention for the tests of the `attention` library call
 // (test/kernels-attention.test.ts on the simulator, test/gpu/kernels-attention.test.ts on a GPU),
-// with the bounds of examples/flash_attention.ts's checkFlashAttention.
-import type { DeviceLike, DeviceTensor } from "tirx-ts";
+// with the bounds of examples/flash_attention.ts's checkFlashAttention, and attentionBackward's
+// check against float64 gradients (examples/flash_attention_backward.ts's reference and bound).
+import {
+  attentionBackward,
+  tensor,
+  type AttentionBackwardOptions,
+  type AttentionGradients,
+  type DeviceLike,
+  type DeviceTensor,
+} from "tirx-ts";
 import { randomTensor, uniform } from "./gemm-reference.js";
 import { attentionFloat64 } from "../../examples/flash_attention.js";
+import { gradientBound, referenceGradients } from "../../examples/flash_attention_backward.js";
 
 /** The sizes and options of one attention case (q [batch, seqQ, heads, hd], k and v [batch, seqK, kvHeads, hd]). */
 export interface AttentionCase {
@@ -103,4 +112,107 @@ export function attentionError(
     }
   }
   return { o: wo, lse: wl };
+}
+
+/** The inputs of a backward check: Q, K, V, dO, and O and LSE from the float64 forward. */
+export interface BackwardInputs {
+  readonly q: DeviceTensor;
+  readonly k: DeviceTensor;
+  readonly v: DeviceTensor;
+  readonly dO: DeviceTensor;
+  readonly o: DeviceTensor;
+  readonly lse: DeviceTensor;
+}
+
+/** The gradients a backward produced. */
+export interface Gradients {
+  readonly dq: DeviceTensor;
+  readonly dk: DeviceTensor;
+  readonly dv: DeviceTensor;
+}
+
+/**
+ * A backward of case `c` on `dev` against float64 gradients: Q, K, V from
+ * {@link attentionInputs} (`seed`), dO the values of another seed (`dOSeed`, default 23) in Q's
+ * shape, O and LSE from the float64 forward (O rounded to the dtype, LSE to float32; the backward
+ * is what is tested). `run` computes the gradients from them (default: attentionBackward with the
+ * case's mask and scale, and `out`). Returns the gradients, each one's worst error as a fraction
+ * of gradientBound · max|ref| (examples/flash_attention_backward.ts; Infinity for a NaN, or for a
+ * nonzero gradient against a reference of zeros): at most 1 passes; and `unseen`, the count of
+ * elements of rows that see no key (dQ) or no query (dK, dV), which must be exactly 0 (Infinity
+ * when one is not). The tensors it made are the caller's (the simulator frees them with `dev`).
+ */
+export function attentionBackwardErrors(
+  c: AttentionCase,
+  dev: DeviceLike,
+  opts: {
+    readonly seed?: number;
+    readonly dOSeed?: number;
+    readonly out?: AttentionBackwardOptions["out"];
+    readonly run?: (x: BackwardInputs) => Gradients;
+  } = {},
+): {
+  dq: number;
+  dk: number;
+  dv: number;
+  unseen: number;
+  grads: Gradients;
+  inputs: BackwardInputs;
+} {
+  const host = (t: DeviceTensor) => t.toArray() as Float32Array;
+  const { q, k, v } = attentionInputs(c, dev, opts.seed);
+  const dO = attentionInputs({ ...c, kvHeads: c.heads }, dev, opts.dOSeed ?? 23).q;
+  const fwd = attentionReference(c, host(q), host(k), host(v));
+  const o = tensor(Float32Array.from(fwd.o), { shape: q.shape, dtype: c.dtype, device: dev });
+  const lse = tensor(Float32Array.from(fwd.lse), {
+    shape: [c.batch, c.heads, c.seqQ],
+    dtype: "float32",
+    device: dev,
+  });
+  const inputs = { q, k, v, dO, o, lse };
+  const grads =
+    opts.run?.(inputs) ??
+    attentionBackward(q, k, v, o, dO, lse, {
+      ...(c.causal ? { causal: true } : {}),
+      ...(c.window ? { window: c.window } : {}),
+      ...(c.scale !== undefined ? { scale: c.scale } : {}),
+      ...(opts.out ? { out: opts.out } : {}),
+    });
+  const ref = referenceGradients(
+    { ...c, headDim: c.headDim as 64 },
+    host(q),
+    host(k),
+    host(v),
+    host(dO),
+  );
+  let unseen = 0;
+  const worst = (got: DeviceTensor, want: Float64Array, zero: Uint8Array): number => {
+    const x = host(got);
+    let top = 0;
+    for (let e = 0; e < x.length; e++) if (!zero[e]) top = Math.max(top, Math.abs(want[e]!));
+    let w = 0;
+    for (let e = 0; e < x.length; e++) {
+      if (zero[e]) {
+        unseen = x[e] === 0 ? unseen + 1 : Infinity;
+        continue;
+      }
+      // A reference of zeros bounds nothing: the gradient must be exactly 0 then.
+      const err =
+        top === 0
+          ? x[e] === 0
+            ? 0
+            : Infinity
+          : Math.abs(x[e]! - want[e]!) / (gradientBound(c.dtype) * top);
+      w = Number.isNaN(err) ? Infinity : Math.max(w, err);
+    }
+    return w;
+  };
+  return {
+    dq: worst(grads.dq, ref.dQ, ref.unseenQ),
+    dk: worst(grads.dk, ref.dK, ref.unseenK),
+    dv: worst(grads.dv, ref.dV, ref.unseenK),
+    unseen,
+    grads,
+    inputs,
+  };
 }
