@@ -1,20 +1,13 @@
 // The softmax scale is a launch argument of attention()'s and attentionBackward()'s kernels: one
 // kernel serves every positive scale (the default 1 / √headDim included), counted by the runtime's
-// compile cache, not timed. On the simulator: a second and third positive scale compile nothing
-// and give the same bits as makeFlashAttention's build with that scale as a constant (the launch
-// arguments round scale · log2 e once, as the constant does), and O, LSE and the gradients are
+// compile cache, not timed. On the simulator: a second and third positive scale compile nothing,
+// the second gives the same bits as makeFlashAttention's build with that scale as a constant (the
+// launch arguments round scale · log2 e once, as the constant does), and O, LSE and the gradients are
 // within the float64 reference's bounds at each scale; a negative scale builds a kernel per value
 // (its kernel masks to +inf and takes the running max from rowmin(S)); the builders' scaleAtLaunch
 // kernels take the scalars last, and launchScale refuses what they cannot take.
 import { describe, expect, test } from "vitest";
-import {
-  attention,
-  compile,
-  sim,
-  tensor,
-  type AttentionResult,
-  type DeviceTensor,
-} from "tirx-ts";
+import { attention, compile, sim, tensor, type AttentionResult, type DeviceTensor } from "tirx-ts";
 import { launchScale, makeFlashAttention, makeFlashAttentionBackward } from "@tirx-ts/kernels";
 import { COMPILED } from "../packages/runtime/src/compile.js";
 import {
@@ -50,7 +43,7 @@ const base: AttentionCase = {
 };
 
 describe("attention(): one kernel for every positive scale", () => {
-  test("scales 0.3, 0.05 and the default: the later two compile nothing; each the bits of the constant-scale build and within the float64 bounds", () => {
+  test("scales 0.3, 0.05 and the default: the later two compile nothing; each within the float64 bounds, 0.05 the bits of the constant-scale build", () => {
     const { q, k, v } = attentionInputs(base, dev, 5);
     const first = compiles(() => attention(q, k, v, { causal: true, scale: 0.3, lse: true }));
     expect(first.added).toBeLessThanOrEqual(1);
@@ -71,7 +64,8 @@ describe("attention(): one kernel for every positive scale", () => {
       expect(err.o, `O at scale ${scale}`).toBeLessThanOrEqual(1);
       expect(err.lse, `LSE at scale ${scale}`).toBeLessThanOrEqual(1);
       // The same sizes built with the scale as a constant (scale · log2 e rounded once at the
-      // build, as launchScale rounds it): the same bits.
+      // build, as launchScale rounds it): the same bits (checked at one scale: each build costs).
+      if (scale !== 0.05) continue;
       const fixed = makeFlashAttention({ ...base, headDim: 64, scale, lse: true, dynamic: true });
       const o = tensor.zeros(q.shape, "bfloat16", dev);
       const lse = tensor.zeros([1, 2, 100], "float32", dev);
