@@ -39,6 +39,15 @@ describe("makeGemm's PTX (sm_90a, ptxas)", () => {
     // Four k16 steps per 64-wide K-tile; one tanh per accumulator (64 × 256 / 128 threads).
     expect(count(text, /wgmma\.mma_async/)).toBe(4);
     expect(count(text, /tanh\.approx\.f32/)).toBe(128);
+    // GELU's constants as PyTorch's gelu(approximate="tanh") defines them, √(2/π) and
+    // 0.044715·√(2/π), float32 (PTX's 0f form): a wrong digit is below the numeric tests' bound.
+    const f32 = (x: number) => {
+      const b = new DataView(new ArrayBuffer(4));
+      b.setFloat32(0, x);
+      return `0f${b.getUint32(0).toString(16).toUpperCase().padStart(8, "0")}`;
+    };
+    const k = Math.sqrt(2 / Math.PI);
+    for (const c of [f32(k), f32(k * 0.044715)]) expect(text, c).toContain(c);
     // Whole tiles (4096 is a multiple of 128 and 256): no guard per element, and each pair of
     // bfloat16 columns is one 4-byte store.
     expect(count(text, /st\.global/)).toBe(64);
