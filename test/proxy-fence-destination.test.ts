@@ -6,6 +6,7 @@
 // mbarrier.try_wait parity other than 0 or 1 is TX6032 (PTX ISA, mbarrier.try_wait: "the valid
 // values of phaseParity operand are 0 and 1").
 import { describe, expect, it } from "vitest";
+import { simCodes } from "./util/sim-codes.js";
 import { T } from "tirx-ts";
 import { verify, type PrimFunc } from "@tirx-ts/core";
 import { runSim, simZeros } from "@tirx-ts/runtime-sim";
@@ -13,15 +14,6 @@ import { runSim, simZeros } from "@tirx-ts/runtime-sim";
 const STORE = "cp.async.bulk.global.shared::cta.bulk_group";
 const RED = "cp.reduce.async.bulk.global.shared::cta.bulk_group.add.f32";
 const LOAD = "cp.async.bulk.shared::cta.global.mbarrier::complete_tx::bytes";
-
-/** The report codes of `fn` on the simulator, for each schedule seed. */
-function codes(fn: PrimFunc, args: () => unknown[], seeds = [0, 1, 3]): string[][] {
-  const vf = verify(fn);
-  return seeds.map((simSeed) => {
-    const r = runSim(vf, args() as never, { hazards: "collect", simSeed });
-    return [...new Set(r.reports.map((e) => e.code))];
-  });
-}
 
 describe("a bulk store or reduction onto global bytes written through the generic proxy", () => {
   /** B written by plain stores, then a bulk store or reduction of S into it, fenced or not. */
@@ -48,13 +40,13 @@ describe("a bulk store or reduction onto global bytes written through the generi
 
   it("with fence.proxy.async over all state spaces: no report", () => {
     for (const op of [STORE, RED] as const) {
-      expect(codes(kernel(op, "all"), B)).toEqual([[], [], []]);
+      expect(simCodes(kernel(op, "all"), B)).toEqual([[], [], []]);
     }
   });
 
   it("with the shared-memory fence only: TX6015 naming the write", () => {
     for (const op of [STORE, RED] as const) {
-      for (const c of codes(kernel(op, "shared::cta"), B)) expect(c).toEqual(["TX6015"]);
+      for (const c of simCodes(kernel(op, "shared::cta"), B)) expect(c).toEqual(["TX6015"]);
     }
     const r = runSim(verify(kernel(RED, "shared::cta")), B() as never, { hazards: "collect" });
     expect(r.reports[0]!.message).toMatch(
@@ -91,8 +83,8 @@ describe("a bulk load into shared bytes written through the generic proxy", () =
   const AB = () => [simZeros([64], "float32"), simZeros([64], "float32")];
 
   it("fenced: no report; unfenced: TX6015", () => {
-    expect(codes(kernel(true), AB)).toEqual([[], [], []]);
-    for (const c of codes(kernel(false), AB)) expect(c).toContain("TX6015");
+    expect(simCodes(kernel(true), AB)).toEqual([[], [], []]);
+    for (const c of simCodes(kernel(false), AB)) expect(c).toContain("TX6015");
   });
 });
 
@@ -108,7 +100,7 @@ describe("mbarrier.try_wait's phase parity", () => {
   });
 
   it("the completed phase's parity 0 is taken; 2 (a phase index passed whole) is TX6032", () => {
-    expect(codes(kernel, () => [0], [0])).toEqual([[]]);
-    expect(codes(kernel, () => [2], [0])[0]).toContain("TX6032");
+    expect(simCodes(kernel, () => [0], [0])).toEqual([[]]);
+    expect(simCodes(kernel, () => [2], [0])[0]).toContain("TX6032");
   });
 });
