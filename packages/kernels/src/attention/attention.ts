@@ -421,11 +421,10 @@ export function attention(
   opts: AttentionOptions = {},
 ): AttentionResult {
   return atCaller(() => {
-    const { fn, o, lseShape, offsets, sizes } = prepare(q, k, v, opts);
+    const { fn, o, lseShape, offsets, sizes, scale } = prepare(q, k, v, opts);
     const dev = q.device;
     const O = o.out ?? tensor.empty(q.shape, q.dtype, dev);
     const lse = lseShape ? tensor.empty(lseShape, "float32", dev) : undefined;
-    const sc = scaleArgs(o, q.shape[q.shape.length - 1]!);
     compile(fn, { target: "cuda" })(
       q,
       k,
@@ -434,7 +433,7 @@ export function attention(
       ...offsets,
       ...sizes,
       ...(lse ? [lse] : []),
-      ...(sc ? [sc.scaleLog2] : []),
+      ...(scale ? [scale.scaleLog2] : []),
     );
     return lse ? { o: O, lse } : { o: O };
   });
@@ -562,7 +561,7 @@ export function attentionBackward(
   opts: AttentionBackwardOptions = {},
 ): AttentionGradients {
   return atCaller(() => {
-    const { kernels, out, offsets } = prepareBackward(q, k, v, o, dO, lse, opts);
+    const { kernels, out, offsets, scale } = prepareBackward(q, k, v, o, dO, lse, opts);
     const dev = q.device;
     const dq = out.dq ?? tensor.empty(q.shape, q.dtype, dev);
     const dk = out.dk ?? tensor.empty(k.shape, k.dtype, dev);
@@ -580,9 +579,8 @@ export function attentionBackward(
       const offQ = offsets.slice(0, 1);
       // Built for a launch scale (every positive one), the main kernel takes scale and
       // scaleLog2 last, the postprocessing kernel scale.
-      const sc = scaleArgs(opts, q.shape[q.shape.length - 1]!);
-      const sMain = sc ? [sc.scale, sc.scaleLog2] : [];
-      const sPost = sc ? [sc.scale] : [];
+      const sMain = scale ? [scale.scale, scale.scaleLog2] : [];
+      const sPost = scale ? [scale.scale] : [];
       compile(kernels.preprocess, cuda)(o, dO, lse, delta, lse2, dQacc, ...offQ);
       compile(kernels.main, cuda)(q, k, v, dO, lse2, delta, dQacc, dk, dv, ...offsets, ...sMain);
       compile(kernels.postprocess, cuda)(dQacc, dq, ...offQ, ...sPost);
@@ -766,17 +764,21 @@ function sizesOf(c: Checked, o: AttentionOptions | AttentionBackwardOptions): Fl
   };
 }
 
+/** A positive softmax scale's launch arguments (`launchScale`). */
+type ScaleArgs = { scale: number; scaleLog2: number };
+
 /**
- * The launch arguments of the softmax scale for kernels built by {@link sizesOf}: the positive
- * scale's float32 `scale` and `scaleLog2` (`launchScale`), or none for a negative scale's build.
+ * The launch arguments of the softmax scale for the kernels of sizes `s` ({@link sizesOf}'s):
+ * with `scaleAtLaunch`, the call's scale (default 1 / √headDim) as float32 `scale` and
+ * `scaleLog2`; none for a build with the scale as a constant.
  * @throws TirxError TX9001 as `launchScale` (not reached: the options were checked).
  */
 function scaleArgs(
+  s: FlashAttentionSizes,
   o: AttentionOptions | AttentionBackwardOptions,
-  headDim: number,
-): { scale: number; scaleLog2: number } | undefined {
-  if (o.scale !== undefined && o.scale < 0) return undefined;
-  return launchScale(o.scale ?? 1 / Math.sqrt(headDim), "attention");
+): ScaleArgs | undefined {
+  if (s.scaleAtLaunch !== true) return undefined;
+  return launchScale(o.scale ?? 1 / Math.sqrt(s.headDim), "attention");
 }
 
 /**
@@ -798,6 +800,7 @@ function prepare(
   lseShape: number[] | undefined;
   offsets: DeviceTensor[];
   sizes: number[];
+  scale: ScaleArgs | undefined;
 } {
   const o = checkOptions(opts, OPTIONS, "attention") as AttentionOptions;
   const packed = checkVarlenOptions(o);
@@ -822,6 +825,7 @@ function prepare(
   };
   const config = pickAttentionConfig("forward", sizes, archOf(c.Q, "attention"));
   const full: FlashAttentionSizes = { ...sizes, ...config.tune };
+  const scale = scaleArgs(full, o);
   const denseLse = o.lse === true ? [c.batch, c.heads, c.seqQ] : undefined;
   if (!packed && full.ctas === undefined) {
     // One kernel per head dim, dtype, heads and options across batch and sequence lengths: the
@@ -831,16 +835,16 @@ function prepare(
       makeFlashAttention({ ...full, dynamic: true }),
     );
     checkDynamicSeqs(c.seqQ, c.seqK);
-    return { fn, o, lseShape: denseLse, offsets: [], sizes: [c.batch, c.seqQ, c.seqK] };
+    return { fn, o, lseShape: denseLse, offsets: [], sizes: [c.batch, c.seqQ, c.seqK], scale };
   }
   // The static build of these sizes, kept by sizes: a packed batch's, or a dense batch's whose
   // picked row sets a persistent grid (`ctas`; its rows hold only for lengths this build takes).
   const fn = cached(BUILT, JSON.stringify(full), () => makeFlashAttention(full));
-  if (!packed) return { fn, o, lseShape: denseLse, offsets: [], sizes: [] };
+  if (!packed) return { fn, o, lseShape: denseLse, offsets: [], sizes: [], scale };
   // After the builder's checks (maxSeqQ an integer in 1 … totalQ, the totals): the offsets' values.
   checkOffsetValues(o, c);
   const lseShape = o.lse === true ? [c.heads, c.seqQ] : undefined;
-  return { fn, o, lseShape, offsets: [o.cuSeqlensQ!, o.cuSeqlensK!], sizes: [] };
+  return { fn, o, lseShape, offsets: [o.cuSeqlensQ!, o.cuSeqlensK!], sizes: [], scale };
 }
 
 /** The varlen options of a call: the offsets and the longest sequences' rows. */
@@ -1030,6 +1034,7 @@ function prepareBackward(
   kernels: FlashAttentionBackward;
   out: NonNullable<AttentionBackwardOptions["out"]>;
   offsets: DeviceTensor[];
+  scale: ScaleArgs | undefined;
 } {
   const who = "attentionBackward";
   const op = checkOptions(opts, BACKWARD_OPTIONS, who) as AttentionBackwardOptions;
@@ -1096,14 +1101,15 @@ function prepareBackward(
   };
   const config = pickAttentionConfig("backward", sizes, archOf(c.Q, who));
   const full: FlashAttentionSizes = { ...sizes, ...config.tune };
+  const scale = scaleArgs(full, op);
   const kernels = cached(BUILT_BACKWARD, JSON.stringify(full), () =>
     makeFlashAttentionBackward(full),
   );
-  if (!packed) return { kernels, out, offsets: [] };
+  if (!packed) return { kernels, out, offsets: [], scale };
   // After the builder's checks (maxSeqQ and maxSeqK integers in 1 … the totals): the offsets'
   // values.
   checkOffsetValues(op, c, who);
-  return { kernels, out, offsets: [op.cuSeqlensQ!, op.cuSeqlensK!] };
+  return { kernels, out, offsets: [op.cuSeqlensQ!, op.cuSeqlensK!], scale };
 }
 
 /**
