@@ -86,6 +86,7 @@ interface FlashAttentionSizes {
   dtype: "float16" | "bfloat16";
   causal?: boolean;
   scale?: number;
+  scaleAtLaunch?: boolean;
   ctas?: number;
   lse?: boolean;
   schedule?: "serial" | "overlap" | "pingpong";
@@ -95,7 +96,11 @@ interface FlashAttentionSizes {
 }
 type MakeFlashAttention = (s: FlashAttentionSizes) => PrimFunc;
 
-/** The kernel sizes of case `c`: seq_q = seq_k = `c.seq`, softmax scale 1/√hd. */
+/**
+ * The kernel sizes of case `c`: seq_q = seq_k = `c.seq`; the softmax scale (1/√hd) a launch
+ * argument (`scaleAtLaunch`), as attention() and attentionBackward() build their kernels for every
+ * positive scale. The launch arguments are {@link scaleArgs}.
+ */
 function sizesOf(c: AttentionCase): FlashAttentionSizes {
   return {
     batch: c.batch,
@@ -105,8 +110,19 @@ function sizesOf(c: AttentionCase): FlashAttentionSizes {
     headDim: c.hd,
     dtype: c.dtype,
     causal: c.causal,
-    scale: 1 / Math.sqrt(c.hd),
+    scaleAtLaunch: true,
   };
+}
+
+/**
+ * The launch arguments of case `c`'s softmax scale 1/√hd for the scaleAtLaunch kernels: float32
+ * `scale` and `scaleLog2` (the library's launchScale; the forward takes `scaleLog2` last, the
+ * backward's main kernel `scale` and `scaleLog2`, its postprocessing kernel `scale`).
+ * @throws Error when @tirx-ts/kernels did not load (the rows then carry the reason).
+ */
+function scaleArgs(c: AttentionCase): { scale: number; scaleLog2: number } {
+  if (!launchScale) throw new Error(`@tirx-ts/kernels has no launchScale: ${backwardWhy}`);
+  return launchScale(1 / Math.sqrt(c.hd), "bench/attention");
 }
 let make: MakeFlashAttention | undefined;
 let tirxWhy = "";
@@ -133,13 +149,16 @@ let pickTuning: PickTuning | undefined;
 let pickBackwardTuning: PickTuning | undefined;
 let makeBackward: MakeBackward | undefined;
 let scratchOf: typeof backwardScratch | undefined;
+let launchScale: ((scale: number, who: string) => { scale: number; scaleLog2: number }) | undefined;
 let backwardWhy = "";
 try {
   const m = (await import("@tirx-ts/kernels")) as {
     makeFlashAttentionBackward?: MakeBackward;
     backwardScratch?: typeof backwardScratch;
     pickAttentionConfig?: typeof pickAttentionConfig;
+    launchScale?: typeof launchScale;
   };
+  launchScale = m.launchScale;
   const pick = m.pickAttentionConfig;
   if (pick) pickTuning = (s, arch) => pick("forward", s, arch).tune;
   if (pick) pickBackwardTuning = (s, arch) => pick("backward", s, arch).tune;
@@ -345,13 +364,14 @@ else {
       const lse2 = empty(scratch.LSE2.shape, scratch.LSE2.dtype);
       const dQacc = empty(scratch.dQacc.shape, scratch.dQacc.dtype);
       const [dQ, dK, dV] = [0, 1, 2].map(() => empty(shape, c.dtype));
-      fwd(x.Q, x.K, x.V, x.O, lse);
+      const sa = scaleArgs(c);
+      fwd(x.Q, x.K, x.V, x.O, lse, sa.scaleLog2);
       for (const g of [dQ!, dK!, dV!]) rt.driver().memsetD8(g.ptr, 0xff, g.nbytes);
       // The three kernels in order: synchronous for the check, queued for the timing.
       const argsOf = [
         [x.O, dO, lse, delta, lse2, dQacc],
-        [x.Q, x.K, x.V, dO, lse2, delta, dQacc, dK!, dV!],
-        [dQacc, dQ!],
+        [x.Q, x.K, x.V, dO, lse2, delta, dQacc, dK!, dV!, sa.scale, sa.scaleLog2],
+        [dQacc, dQ!, sa.scale],
       ];
       const kernels = [pre!, main!, post!];
       const launch = (sync: boolean) =>
@@ -451,13 +471,14 @@ else {
         const run = rt.compileCuda(fn, { device: dev });
         // NaN everywhere first, so that rows the kernel does not write fail the check.
         rt.driver().memsetD8(O.ptr, 0xff, O.nbytes);
-        run(Q!, K!, V!, O);
+        const { scaleLog2 } = scaleArgs(c);
+        run(Q!, K!, V!, O, scaleLog2);
         const ob = O.toBytes();
         const bits = new Uint16Array(ob.buffer, ob.byteOffset, n);
         const t16 = table(c.dtype);
         const err = worstRowError((i) => t16[bits[i]!]!, c, ref.index, ref.rows);
-        warmUp(() => run.launchAsync(Q!, K!, V!, O), dev);
-        const t = rt.timeLaunches(() => run.launchAsync(Q!, K!, V!, O), {
+        warmUp(() => run.launchAsync(Q!, K!, V!, O, scaleLog2), dev);
+        const t = rt.timeLaunches(() => run.launchAsync(Q!, K!, V!, O, scaleLog2), {
           iters: c.iters,
           device: dev,
         });
@@ -510,7 +531,7 @@ const text = [
   "",
   `- GPU: ${gpu}`,
   `- command: ${command}`,
-  `- shapes: batch × seq = 16384 tokens, heads × hd = 2048; Q, K, V, O bshd; inputs normal(0, 1), seed 0; scale 1/√hd`,
+  `- shapes: batch × seq = 16384 tokens, heads × hd = 2048; Q, K, V, O bshd; inputs normal(0, 1), seed 0; scale 1/√hd (tirx-ts: a launch argument, as attention() builds)`,
   `- checks (sampled rows against float32 SDPA): forward max |o − ref| ≤ bound · max |ref| per row (bf16 2^-7, fp16 2^-9); backward per gradient, bound · max |ref| over the rows (bf16 2^-6, fp16 2^-8)`,
   ...notes.map((n) => `- ${n}`),
   "",

@@ -9,7 +9,6 @@
 import { describe, expect, test } from "vitest";
 import { attention, compile, sim, tensor, type AttentionResult, type DeviceTensor } from "tirx-ts";
 import { launchScale, makeFlashAttention, makeFlashAttentionBackward } from "@tirx-ts/kernels";
-import { COMPILED } from "../packages/runtime/src/compile.js";
 import {
   attentionBackwardErrors,
   attentionError,
@@ -17,17 +16,11 @@ import {
   attentionReference,
   type AttentionCase,
 } from "./util/attention-reference.js";
+import { counted } from "./util/counted.js";
 import { errorOf } from "./util/error-of.js";
 
 const dev = sim();
 const host = (t: DeviceTensor) => t.toArray() as Float32Array;
-
-/** How many kernels `f` compiles (entries it adds to the runtime's compile cache) and its value. */
-function compiles<R>(f: () => R): { added: number; value: R } {
-  const before = COMPILED.size;
-  const value = f();
-  return { added: COMPILED.size - before, value };
-}
 
 // Grouped-query, causal, 100 queries on 77 keys (a partial tile and block): mask, rescale and the
 // bottom-right alignment all depend on the scale's handling.
@@ -45,12 +38,12 @@ const base: AttentionCase = {
 describe("attention(): one kernel for every positive scale", () => {
   test("scales 0.3, 0.05 and the default: the later two compile nothing; each within the float64 bounds, 0.05 the bits of the constant-scale build", () => {
     const { q, k, v } = attentionInputs(base, dev, 5);
-    const first = compiles(() => attention(q, k, v, { causal: true, scale: 0.3, lse: true }));
-    expect(first.added).toBeLessThanOrEqual(1);
+    const first = counted(() => attention(q, k, v, { causal: true, scale: 0.3, lse: true }));
+    expect(first.compiled).toBeLessThanOrEqual(1);
     const results: [number, AttentionResult][] = [[0.3, first.value]];
     for (const scale of [0.05, undefined]) {
-      const r = compiles(() => attention(q, k, v, { causal: true, lse: true, scale }));
-      expect(r.added, `scale ${scale}`).toBe(0);
+      const r = counted(() => attention(q, k, v, { causal: true, lse: true, scale }));
+      expect(r.compiled, `scale ${scale}`).toBe(0);
       results.push([scale ?? 1 / 8, r.value]);
     }
     for (const [scale, r] of results) {
@@ -81,8 +74,8 @@ describe("attention(): one kernel for every positive scale", () => {
     const { q, k, v } = attentionInputs(base, dev, 6);
     // Values no other test builds (the shared vitest project keeps kernels across files).
     for (const scale of [-0.2917, -0.0433]) {
-      const r = compiles(() => attention(q, k, v, { causal: true, scale, lse: true }));
-      expect(r.added, `scale ${scale}`).toBe(1);
+      const r = counted(() => attention(q, k, v, { causal: true, scale, lse: true }));
+      expect(r.compiled, `scale ${scale}`).toBe(1);
       const c = { ...base, scale };
       const ref = attentionReference(c, host(q), host(k), host(v));
       const err = attentionError(c, ref, host(r.value.o), host(r.value.lse!));
@@ -97,10 +90,10 @@ describe("attentionBackward(): one set of kernels for every positive scale", () 
     const c: AttentionCase = { ...base, heads: 1, seqQ: 128, seqK: 128, dtype: "float16" };
     const grads: Float32Array[] = [];
     for (const [i, scale] of [0.2, 0.6].entries()) {
-      const r = compiles(() =>
+      const r = counted(() =>
         attentionBackwardErrors({ ...c, scale }, dev, { seed: 8, dOSeed: 9 }),
       );
-      if (i > 0) expect(r.added, `scale ${scale}`).toBe(0);
+      if (i > 0) expect(r.compiled, `scale ${scale}`).toBe(0);
       for (const name of ["dq", "dk", "dv"] as const) {
         expect(r.value[name], `${name} at scale ${scale}: worst error / bound`).toBeLessThanOrEqual(
           1,

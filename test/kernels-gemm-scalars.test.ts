@@ -6,20 +6,13 @@
 // is refused at any value; the builder's alphaAtLaunch / betaAtLaunch errors.
 import { describe, expect, test } from "vitest";
 import { compile, gemm, makeGemm, sim, tensor, type DeviceTensor } from "tirx-ts";
-import { gemmBuildStats } from "@tirx-ts/kernels";
-import { COMPILED } from "../packages/runtime/src/compile.js";
-import { checkGemm, randomTensor, uniform, type GemmSpec } from "./util/gemm-reference.js";
+import { checkGemm, randomTensor, type GemmSpec } from "./util/gemm-reference.js";
+import { uniformFrom } from "./util/lcg.js";
+import { counted } from "./util/counted.js";
 import { errorOf } from "./util/error-of.js";
 
 const dev = sim();
 const host = (t: DeviceTensor) => Array.from(t.toArray() as Float32Array);
-
-/** Kernels built (gemm's builds) and compiled (the runtime's cache) while `f` runs. */
-function counted<R>(f: () => R): { built: number; compiled: number; value: R } {
-  const [b0, c0] = [gemmBuildStats.kernels, COMPILED.size];
-  const value = f();
-  return { built: gemmBuildStats.kernels - b0, compiled: COMPILED.size - c0, value };
-}
 
 const base = {
   ...{ m: 17, n: 40, k: 24, dtype: "float16", transB: true, outDtype: "float32" },
@@ -46,7 +39,7 @@ describe("gemm(): α and β at launch", () => {
   }
 
   test("the same bits as makeGemm with α and β constants", () => {
-    const rnd = uniform(3);
+    const rnd = uniformFrom(3);
     const a = randomTensor([17, 24], "float16", dev, rnd);
     const b = randomTensor([40, 24], "float16", dev, rnd);
     const c = randomTensor([17, 40], "float16", dev, rnd);
@@ -63,7 +56,7 @@ describe("gemm(): α and β at launch", () => {
   });
 
   test("β = 0 is its own kernel, which reads no C: a NaN in C does not reach D", () => {
-    const rnd = uniform(4);
+    const rnd = uniformFrom(4);
     const a = randomTensor([17, 24], "float16", dev, rnd);
     const b = randomTensor([40, 24], "float16", dev, rnd);
     const c = tensor(new Float32Array(17 * 40).fill(Number.NaN), {

@@ -10,7 +10,8 @@ import {
   type DeviceLike,
   type DeviceTensor,
 } from "tirx-ts";
-import { randomTensor, uniform } from "./gemm-reference.js";
+import { randomTensor } from "./gemm-reference.js";
+import { uniformFrom } from "./lcg.js";
 import { attentionFloat64 } from "../../examples/flash_attention.js";
 import { gradientBound, referenceGradients } from "../../examples/flash_attention_backward.js";
 
@@ -34,7 +35,7 @@ export function attentionInputs(
   dev: DeviceLike,
   seed = 7,
 ): { q: DeviceTensor & Disposable; k: DeviceTensor & Disposable; v: DeviceTensor & Disposable } {
-  const rnd = uniform(seed);
+  const rnd = uniformFrom(seed);
   const make = (seq: number, h: number) =>
     randomTensor([c.batch, seq, h, c.headDim], c.dtype, dev, rnd);
   return { q: make(c.seqQ, c.heads), k: make(c.seqK, c.kvHeads), v: make(c.seqK, c.kvHeads) };

@@ -61,9 +61,6 @@ export interface GemmHost {
   readonly sb?: ArrayLike<number>;
 }
 
-/** A pseudo-random generator of values in [lo, hi) (lcg.ts's uniformFrom, seeded by `seed`). */
-export const uniform: (seed: number, lo?: number, hi?: number) => () => number = uniformFrom;
-
 /** A device tensor of `shape` and `dtype` with values from `rnd` (rounded by the device). */
 export function randomTensor(
   shape: readonly number[],
@@ -281,7 +278,7 @@ export function checkGemm(
   readonly d: DeviceTensor;
   readonly again?: DeviceTensor;
 } {
-  const rnd = uniform(s.seed ?? 5);
+  const rnd = uniformFrom(s.seed ?? 5);
   const { m, n, k } = s;
   const a = randomTensor(s.transA ? [k, m] : [m, k], s.dtype, dev, rnd);
   const b = randomTensor(s.transB ? [n, k] : [k, n], s.dtypeB ?? s.dtype, dev, rnd);
@@ -291,7 +288,7 @@ export function checkGemm(
   const scale = (x: number) =>
     tensor(Float32Array.of(x), { shape: [1], dtype: "float32", device: dev });
   const kBlocks = Math.ceil(k / 128);
-  const srnd = uniform((s.seed ?? 5) + 1, 0.25, 4);
+  const srnd = uniformFrom((s.seed ?? 5) + 1, 0.25, 4);
   const sa = s.blockScales ? randomTensor([m, kBlocks], "float32", dev, srnd) : undefined;
   const sb = s.blockScales
     ? randomTensor([Math.ceil(n / 128), kBlocks], "float32", dev, srnd)
@@ -356,10 +353,10 @@ export function checkMakeGemm(
     throw new Error("checkMakeGemm feeds A, B and block scales as given only");
   }
   const built = makeGemm(s);
-  const rnd = uniform(seed);
+  const rnd = uniformFrom(seed);
   const a = randomTensor(s.transA ? [k, m] : [m, k], s.dtype, dev, rnd);
   const b = randomTensor(s.transB ? [n, k] : [k, n], s.dtypeB ?? s.dtype, dev, rnd);
-  const srnd = uniform(seed + 1, 0.25, 4);
+  const srnd = uniformFrom(seed + 1, 0.25, 4);
   const shapes = blockScaleShapes(m, n, k);
   const scales = block
     ? [
