@@ -105,23 +105,30 @@ describe('scaleLoad "shared": the PTX, the shared memory and the errors', () => 
   };
   const count = (body: string[], re: RegExp): number => body.filter((l) => re.test(l)).length;
 
-  test("no ld.global in the consumers' K loop (2 of A's and 2 of B's scales by ld.shared, before the wgmmas), where the other scale loads have them", () => {
+  test("no ld.global in the consumers' K loop; each K-tile's wgmmas issue, then the next K-tile's scales are read (2 of A's, 2 of B's by ld.shared) and multiplied before the wait, and the promotion after it reads no load; the other scale loads have ld.global there", () => {
     const shared = kLoop(ptxOf(big("shared")));
     expect(count(shared, /^ld\.global/)).toBe(0);
-    // Per K-tile (not unrolled): A's two rows by ld.shared from the stage, B's two n blocks (a
-    // 192-column tile spans two) by ld.shared from the tile's buffer; 4 wgmmas.
-    expect(count(shared, /^ld\.shared\.f32/)).toBe(4);
-    expect(count(shared, /^wgmma\.mma_async/)).toBe(4);
-    // The scales are read and multiplied (sA · sB: 2 rows × 2 n blocks) before the K-tile's first
-    // wgmma, so that after wgmma.wait_group the promotion's FMAs wait for no load.
-    const firstWgmma = shared.findIndex((l) => l.startsWith("wgmma.mma_async"));
-    const before = shared.slice(0, firstWgmma);
-    expect(count(before, /^ld\.shared\.f32/)).toBe(4);
-    expect(count(before, /^mul\.rn\.f32/)).toBe(4);
+    // The loop unrolled by 2: per K-tile 4 wgmmas, then K-tile kt + 1's A scales (its two rows,
+    // from its stage) and B's (two n blocks: a 192-column tile spans two, from the tile's
+    // buffer) by ld.shared and their 4 products sA · sB, then wgmma.wait_group and the 96 FMAs of
+    // the promotion, which read factors formed a K-tile before.
     const waits = shared.flatMap((l, i) => (l.startsWith("wgmma.wait_group") ? [i] : []));
-    const after = shared.slice(waits.at(-1));
-    expect(count(after, /^ld\.shared/)).toBe(0);
-    expect(count(after, /^fma\.rn\.f32/)).toBe(96);
+    expect(waits.length).toBe(2);
+    const wgmmas = shared.flatMap((l, i) => (l.startsWith("wgmma.mma_async") ? [i] : []));
+    expect(wgmmas.length).toBe(8);
+    // Nothing read from shared memory and no multiply before the first wgmma of the iteration.
+    const before = shared.slice(0, wgmmas[0]);
+    expect(count(before, /^ld\.shared/)).toBe(0);
+    expect(count(before, /^mul\.rn\.f32/)).toBe(0);
+    for (const h of [0, 1]) {
+      const issued = shared.slice(wgmmas[4 * h + 3]!, waits[h]);
+      expect(count(issued, /^mbarrier\.try_wait/), `K-tile ${h}`).toBe(1);
+      expect(count(issued, /^ld\.shared\.f32/), `K-tile ${h}`).toBe(4);
+      expect(count(issued, /^mul\.rn\.f32/), `K-tile ${h}`).toBe(4);
+      const after = shared.slice(waits[h], h === 0 ? wgmmas[4] : undefined);
+      expect(count(after, /^ld\.shared/), `K-tile ${h}`).toBe(0);
+      expect(count(after, /^fma\.rn\.f32/), `K-tile ${h}`).toBe(96);
+    }
     // "tma": B's scales two K-tiles ahead by ld.global (the loop unrolled by 2); "global": A's too.
     expect(count(kLoop(ptxOf(big("tma"))), /^ld\.global/)).toBe(4);
     expect(count(kLoop(ptxOf(big("global"))), /^ld\.global/)).toBe(8);

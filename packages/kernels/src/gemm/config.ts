@@ -257,7 +257,10 @@ export function gemmTuneKey(s: GemmKeySizes): { readonly [k: string]: string | n
  * 192 × 128 × 4 at m 8192 × 4096 × 14336, 3-6% faster than 128 × 192 × 4 in two runs,
  * gemm-bm192-2026-12-04.md; block-scaled 128 × 192 × 4 with scaleLoad "shared" at m 8192 ×
  * 8192 × 28672, 0.90 of per-tensor in two same-run comparisons against 0.86-0.87 with "global",
- * gemm-fp8-block-2026-12-05.md runs C and F), as (kind, m, n, k, config): what
+ * gemm-fp8-block-2026-12-05.md runs C and F; and, its factors formed a K-tile ahead, at
+ * 14336 × 4096 and 28672 × 8192, medians 0.89 and 0.91 against 0.88 and 0.89 with "global" in
+ * three alternating rounds, level at 28672 × 8192 in five longer ones,
+ * gemm-fp8-block-2026-12-05b.md runs L and K), as (kind, m, n, k, config): what
  * {@link GEMM_TUNED_DEFAULTS} ships for those keys.
  */
 const H200_TUNED: readonly (readonly [
@@ -322,10 +325,10 @@ const H200_TUNED: readonly (readonly [
   ["fp8-block", 1024, 28672, 8192, { bm: 128, bn: 128, stages: 4, overlap: true }],
   ["fp8-block", 1024, 8192, 28672, { bm: 128, bn: 128, stages: 4, overlap: true }],
   ["fp8-block", 8192, 4096, 4096, { bm: 128, bn: 192, stages: 4 }],
-  ["fp8-block", 8192, 14336, 4096, { bm: 128, bn: 192, stages: 4 }],
+  ["fp8-block", 8192, 14336, 4096, { bm: 128, bn: 192, stages: 4, scaleLoad: "shared" }],
   ["fp8-block", 8192, 4096, 14336, { bm: 192, bn: 128, stages: 4 }],
   ["fp8-block", 8192, 8192, 8192, { bm: 128, bn: 192, stages: 4 }],
-  ["fp8-block", 8192, 28672, 8192, { bm: 128, bn: 192, stages: 4 }],
+  ["fp8-block", 8192, 28672, 8192, { bm: 128, bn: 192, stages: 4, scaleLoad: "shared" }],
   ["fp8-block", 8192, 8192, 28672, { bm: 128, bn: 192, stages: 4, scaleLoad: "shared" }],
 ];
 

@@ -87,7 +87,7 @@
 //     m 8192, MN-major (transposition included): 1-3% faster than "global" in most same-call
 //     comparisons at 4096², 8192², 14336 × 4096 and 28672 × 8192, slower at 4096 × 14336 and
 //     8192 × 28672 (bench/results/gemm-fp8-block-2026-12-04.md); gemm()'s defaults stay
-//     "global". The as-given box has run on the simulator only so far.
+//     "global". The as-given box ran on the H200 from 2026-12-05 (the GPU tests, the sweep).
 //     A fourth, config.scaleLoad "shared" (DeepGEMM's whole design), takes A's scales as "tma"
 //     does and copies B's into shared memory once per tile, so that the K loop issues no
 //     ld.global at all. The reason, read off the SASS of 128 × 192 × 4 at 8192³ (ptxas 13.0):
@@ -103,23 +103,35 @@
 //     named barrier of the consumer threads publishes them; one barrier a tile suffices because
 //     the buffer written at the end of unit u was last read in unit u − 1, before the barrier
 //     that ended it. The K loop then reads B's one or two scales with ld.shared (a broadcast),
-//     and A's, and forms the products before the K-tile's wgmmas (the SASS: the FFMAs right
-//     after the wgmma wait, as the per-tensor kernel's FADDs are).
-//     H200 (bench/results/gemm-fp8-block-2026-12-05.md): "shared" is no faster than "global";
-//     block against per-tensor, both 0.84-0.94 in same-run comparisons. ncu at base clocks
-//     (8192³): 1.355 M cycles against the per-tensor kernel's 1.203 M, tensor pipe 76.6%
-//     against 86.5% (about 113 more cycles per K-tile of each SM), SM clock 1980 MHz for both
-//     outside ncu (no power limit). Three ways to overlap the promotion measured no better at
-//     m 8192 and are not kept: each K-tile's wgmmas as two column-half groups with the first
-//     half promoted beside the second's (0.86-0.90 at 5 stages, 0.77-0.91 at 4); the consumer
-//     warpgroups taking turns issuing their K-tiles (named barriers, FlashAttention-3's
-//     ping-pong: 0.83-0.89, and per-tensor no faster); the scale loads and products before the
-//     wgmmas instead of after their wait (the same ratios). The two K loops' SASS (ptxas 13.0,
-//     128 × 192 tiles) differ by about 24 instructions per warp and K-tile (4 ld.shared, 4 FMUL,
-//     2 FSEL, addressing): the 13-cycle gaps ptxas leaves between a K-tile's four wgmmas are in
-//     both, and the promotion's FFMAs carry the same alternating yield hints as the per-tensor
+//     and A's, and forms the products a K-tile ahead: right after K-tile kt's wgmmas issue,
+//     K-tile kt + 1's stage is waited for and its factors formed into the other of two register
+//     sets, so that kt's promotion FFMAs follow the wgmma wait with no load or multiply before
+//     them, and none sits between the wgmma issues (formed in the K-tile itself, before its
+//     wgmmas, ptxas interleaved the ld.shared and FMULs with the wgmma issues: H200 0.85-0.92 of
+//     per-tensor at the sweep's six m 8192 shapes, against 0.87-0.95 a K-tile ahead,
+//     bench/results/gemm-fp8-block-2026-12-05b.md).
+//     H200 (gemm-fp8-block-2026-12-05.md, -05b.md): block against per-tensor 0.86-0.95 in
+//     same-run comparisons, "shared" and "global" within each other's spread at most shapes
+//     (gemm()'s defaults take "shared" at 14336 × 4096, 28672 × 8192 and 8192 × 28672). ncu at
+//     base clocks (8192³): 1.355 M cycles against the per-tensor kernel's 1.203 M, tensor pipe
+//     76.6% against 86.5% (about 113 more cycles per K-tile of each SM), SM clock 1980 MHz for
+//     both outside ncu. Warp-state samples per SASS line (SourceCounters, 8192³): the block
+//     kernel's 96 promotion FFMAs hold 20.5 k of 84.4 k samples, the per-tensor kernel's 96
+//     FADDs 15.2 k of 74.5 k; the difference is mostly "dispatch" stalls (7.5 k against 3.7 k:
+//     an eligible instruction the dispatcher holds back) and "not selected" (1.6 k against
+//     0.2 k), the wgmmas' own waits next (+1.7 k). The per-tensor kernel promoting by FFMA
+//     (acc = fma(tmp, 1, acc), the 1 a runtime value) instead of FADD ran 3-4% slower at
+//     28672 × 8192 (3048 µs against 2929-2949 in the calls beside it; at 8192² within the FADD
+//     kernel's spread): there the three-operand FFMA is about a third of the gap. Not kept,
+//     measured no better at m 8192: each K-tile's wgmmas as
+//     two column-half groups with the first half promoted beside the second's (0.86-0.90 at 5
+//     stages, 0.77-0.91 at 4); the consumer warpgroups taking turns issuing their K-tiles
+//     (named barriers, FlashAttention-3's ping-pong: 0.83-0.89, and per-tensor no faster); a
+//     cluster of 2 CTAs multicasting B (block 0.85-0.89 of per-tensor, 0.91 once with "tma",
+//     against 0.87-0.90 without in the same runs); A's scales MN-major (transposed) instead of
+//     as given (0.88-0.92, as given's spread). The promotion's FFMAs carry the same alternating yield hints as the per-tensor
 //     FADDs (so DeepGEMM's rewrite of FFMA yield and reuse bits has nothing to add to this
-//     ptxas's output); what the other 113 cycles per K-tile are is not known.
+//     ptxas's output).
 //     A partial last K block is zero-filled by TMA: its scale multiplies zeros there. Rows past
 //     m read row m − 1's scale with "global" (their results are never stored). With split-K
 //     each slice adds its promoted blocks into W; the finishing kernel then applies no scale.
@@ -1085,44 +1097,49 @@ export function makeGemm(s: GemmSizes): GemmKernels {
             /** With scaleLoad "shared": the factors, computed before the wgmmas. */
             readonly f?: (j: number, i: number) => ExprLike;
           }
-          /**
-           * K-tile kt's first half: wait for its stage and issue its wgmmas (into register tile
-           * `buf` of the sums when promoted); with scaleLoad "tma", read the stage's A scales of
-           * this thread's two rows as soon as the stage is full (each lane's reads come before
-           * its warp's arrival on the empty barrier in `release`, which lets the producer
-           * overwrite the slot): returned, or with overlap kept in `stg[buf]`. With "shared",
-           * B's scales are read too and the promotion's factors computed here, before the
-           * wgmmas, so that after their wait the promotion's FMAs depend on no load (the SASS
-           * then has the FFMAs right after the wgmma wait; ld.shared and FMUL after it before).
-           */
-          const issue = (kt: ExprLike, buf: number): Issued => {
+          /** K-tile kt's stage: `it` its place in the CTA's sequence of K-tiles, `st` its slot. */
+          const stageOf = (kt: ExprLike): { it: PrimExpr; st: PrimExpr } => {
             const it = T.let_("it", T.add(T.mul(turn, kPer), kt));
-            const st = T.let_("st", T.floormod(it, STAGES));
+            return { it, st: T.let_("st", T.floormod(it, STAGES)) };
+          };
+          /** Wait until K-tile kt's stage is full (its slot `st` returned). */
+          const waitFull = (kt: ExprLike): PrimExpr => {
+            const { it, st } = stageOf(kt);
             T.ptx.mbarrier.try_wait(full.sub(st), phase(it));
-            let sa: ExprLike[] = [];
-            if (tmaScales) {
-              // As given, the K block's column of the stage's 4 (its index mod 4).
-              const col = scalesAsGiven ? T.floormod(kt0 ? T.add(kt0, kt) : kt, 4) : undefined;
-              const read = [0, 1].map((i) => {
-                const r = i === 0 ? rl! : T.add(rl!, 8);
-                return sScaleA!.get(col ? [st, r, col] : [st, 0, r]);
-              });
-              if (stg) {
-                read.forEach((x, i) => stg[buf]!.set([i], x));
-                sa = [0, 1].map((i) => stg[buf]!.get([i]));
-              } else sa = read.map((x, i) => T.let_(`sa${i}`, x));
-            }
-            // B's scales with "shared": from this unit's buffer (one address for every
-            // thread: a broadcast).
-            const f = sharedScales
-              ? factorsOf(
-                  kt,
-                  sa,
-                  Array.from({ length: nbt }, (_, j) =>
-                    T.let_(`sb${j}`, sScaleB!.get([par!, T.add(kt, j * kPer)])),
-                  ),
-                )
-              : undefined;
+            return st;
+          };
+          /**
+           * With scaleLoad "tma" or "shared": A's scales of this thread's two rows for K-tile kt,
+           * read from its full stage `st` (each lane's reads come before its warp's arrival on
+           * the empty barrier in `release`, which lets the producer overwrite the slot); with
+           * overlap kept in `stg[buf]`. None otherwise.
+           */
+          const readScalesA = (kt: ExprLike, st: PrimExpr, buf: number): ExprLike[] => {
+            if (!tmaScales) return [];
+            // As given, the K block's column of the stage's 4 (its index mod 4).
+            const col = scalesAsGiven ? T.floormod(kt0 ? T.add(kt0, kt) : kt, 4) : undefined;
+            const read = [0, 1].map((i) => {
+              const r = i === 0 ? rl! : T.add(rl!, 8);
+              return sScaleA!.get(col ? [st, r, col] : [st, 0, r]);
+            });
+            if (!stg) return read.map((x, i) => T.let_(`sa${i}`, x));
+            read.forEach((x, i) => stg[buf]!.set([i], x));
+            return [0, 1].map((i) => stg[buf]!.get([i]));
+          };
+          /**
+           * With scaleLoad "shared": K-tile kt's promotion factors from A's scales `sa` and B's,
+           * read from this unit's buffer (one address for every thread: a broadcast).
+           */
+          const sharedFactors = (kt: ExprLike, sa: ExprLike[]) =>
+            factorsOf(
+              kt,
+              sa,
+              Array.from({ length: nbt }, (_, j) =>
+                T.let_(`sb${j}`, sScaleB!.get([par!, T.add(kt, j * kPer)])),
+              ),
+            );
+          /** Issue the wgmmas of the K-tile in stage `st` (into register tile `buf` of the sums when promoted). */
+          const issueMma = (st: PrimExpr, buf: number): void => {
             const opA = transA
               ? sA.sub(st, cw ?? 0)
               : consumers === 1
@@ -1132,6 +1149,20 @@ export function makeGemm(s: GemmSizes): GemmKernels {
             if (promoted) {
               T.tile.wg.gemm_async(tmpTiles![buf]!, opA, opB, { transA, transB, accum: false });
             } else T.tile.wg.gemm_async(acc, opA, opB, { transA, transB });
+          };
+          /**
+           * K-tile kt's first half: wait for its stage and issue its wgmmas (into register tile
+           * `buf` of the sums when promoted); with scaleLoad "tma", read the stage's A scales of
+           * this thread's two rows as soon as the stage is full: returned, or with overlap kept
+           * in `stg[buf]`. With "shared" (in the overlap loop; the serial loop reads a K-tile
+           * ahead, below), B's scales are read too and the promotion's factors computed here,
+           * before the wgmmas, so that after their wait the promotion's FMAs depend on no load.
+           */
+          const issue = (kt: ExprLike, buf: number): Issued => {
+            const st = waitFull(kt);
+            const sa = readScalesA(kt, st, buf);
+            const f = sharedScales ? sharedFactors(kt, sa) : undefined;
+            issueMma(st, buf);
             return { st, sa, ...(f ? { f } : {}) };
           };
           /** Free K-tile stage `st` for the producer, after a wait that covers its wgmmas. */
@@ -1217,6 +1248,57 @@ export function makeGemm(s: GemmSizes): GemmKernels {
                 const k1 = T.add(k0, 1);
                 if (kPer % 2 === 0) step(k1, 1);
                 else T.if_(k1.lt(kPer), () => step(k1, 1));
+              }
+            } else if (sharedScales) {
+              // scaleLoad "shared", a K-tile ahead: right after K-tile kt's wgmmas are issued,
+              // while they run, K-tile kt + 1's stage is waited for, its scales read and its
+              // promotion factors formed into the other of two register sets (the loop unrolled
+              // by 2); kt's promotion then reads the factors formed during K-tile kt − 1. Formed
+              // in the K-tile itself (`issue`), ptxas placed the ld.shared and multiplies between
+              // the K-tile's wgmma issues, each wgmma after the first waiting for them (SASS,
+              // ptxas 13.0); the mbarrier wait loop before them here keeps them after the last.
+              // H200, 128 × 192 × 4 at m 8192, block against per-tensor in alternation
+              // (bench/results/gemm-fp8-block-2026-12-05b.md): 0.89-0.95 against 0.85-0.92 with
+              // the factors formed in the K-tile, at the six shapes of the sweep.
+              // The two register sets of a K-tile's distinct factors (2, 4 or 6: see
+              // blockFactors), allocated at the first K-tile's, and which of them scales column
+              // group j of row i (the same in every K-tile).
+              let facs: ReturnType<typeof T.alloc_local>[] | undefined;
+              let pick: ((j: number, i: number) => number) | undefined;
+              /** Wait for K-tile kt's stage; its distinct factors into register set `set`. */
+              const prepare = (kt: ExprLike, set: number): void => {
+                const f = sharedFactors(kt, readScalesA(kt, waitFull(kt), 0));
+                const distinct = new Map<ExprLike, number>();
+                const at = Array.from({ length: BN / 8 }, (_, j) =>
+                  [0, 1].map((i) => {
+                    const x = f(j, i);
+                    if (!distinct.has(x)) distinct.set(x, distinct.size);
+                    return distinct.get(x)!;
+                  }),
+                );
+                pick ??= (j, i) => at[j]![i]!;
+                facs ??= [0, 1].map((q) =>
+                  T.alloc_local([distinct.size], "float32", { name: `fac${q}` }),
+                );
+                for (const [x, q] of distinct) facs[set]!.set([q], x);
+              };
+              /** K-tile kt (its stage full): wgmmas, kt + 1's factors, wait, promotion. */
+              const body = (kt: PrimExpr, cur: number): void => {
+                const { st } = stageOf(kt);
+                issueMma(st, 0);
+                const k1 = T.add(kt, 1);
+                T.if_(k1.lt(kPer), () => prepare(k1, 1 - cur));
+                T.ptx.wgmma.wait_group(0);
+                release(st);
+                promoteBy(tmps![0]!, (j, i) => facs![cur]!.get([pick!(j, i)]));
+              };
+              prepare(0, 0);
+              for (const kp of T.range(Math.ceil(kPer / 2))) {
+                const k0 = T.let_("kt", T.mul(kp, 2));
+                body(k0, 0);
+                const k1 = T.add(k0, 1);
+                if (kPer % 2 === 0) body(k1, 1);
+                else T.if_(k1.lt(kPer), () => body(k1, 1));
               }
             } else {
               for (const kt of T.range(kPer)) step(kt, 0);
