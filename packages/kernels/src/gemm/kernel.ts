@@ -1235,6 +1235,20 @@ export function makeGemm(s: GemmSizes): GemmKernels {
               finish(kPer - 1, h, 0, 0);
             }
           } else {
+            /**
+             * The K loop unrolled by 2: `f(kt, 0)` for the even K-tiles and `f(kt, 1)` for the odd
+             * ones (the last pair's second guarded when kPer is odd), so that alternate K-tiles use
+             * alternate register sets.
+             */
+            const inPairs = (f: (kt: PrimExpr, set: number) => void): void => {
+              for (const kp of T.range(Math.ceil(kPer / 2))) {
+                const k0 = T.let_("kt", T.mul(kp, 2));
+                f(k0, 0);
+                const k1 = T.add(k0, 1);
+                if (kPer % 2 === 0) f(k1, 1);
+                else T.if_(k1.lt(kPer), () => f(k1, 1));
+              }
+            };
             /** K-tile kt whole: its wgmmas, their wait, its promotion (set: its scales). */
             const step = (kt: PrimExpr, set: number): void => {
               const h = issue(kt, 0);
@@ -1242,13 +1256,7 @@ export function makeGemm(s: GemmSizes): GemmKernels {
               finish(kt, h, 0, set);
             };
             if (block && NS > 0) {
-              for (const kp of T.range(Math.ceil(kPer / 2))) {
-                const k0 = T.let_("kt", T.mul(kp, 2));
-                step(k0, 0);
-                const k1 = T.add(k0, 1);
-                if (kPer % 2 === 0) step(k1, 1);
-                else T.if_(k1.lt(kPer), () => step(k1, 1));
-              }
+              inPairs(step);
             } else if (sharedScales) {
               // scaleLoad "shared", a K-tile ahead: right after K-tile kt's wgmmas are issued,
               // while they run, K-tile kt + 1's stage is waited for, its scales read and its
@@ -1293,13 +1301,7 @@ export function makeGemm(s: GemmSizes): GemmKernels {
                 promoteBy(tmps![0]!, (j, i) => facs![cur]!.get([pick!(j, i)]));
               };
               prepare(0, 0);
-              for (const kp of T.range(Math.ceil(kPer / 2))) {
-                const k0 = T.let_("kt", T.mul(kp, 2));
-                body(k0, 0);
-                const k1 = T.add(k0, 1);
-                if (kPer % 2 === 0) body(k1, 1);
-                else T.if_(k1.lt(kPer), () => body(k1, 1));
-              }
+              inPairs(body);
             } else {
               for (const kt of T.range(kPer)) step(kt, 0);
             }
