@@ -3,9 +3,10 @@
 // compile cache, not timed. On the simulator: a second and third positive scale compile nothing,
 // the second gives the same bits as makeFlashAttention's build with that scale as a constant (the
 // launch arguments round scale · log2 e once, as the constant does), and O, LSE and the gradients are
-// within the float64 reference's bounds at each scale; a negative scale builds a kernel per value
-// (its kernel masks to +inf and takes the running max from rowmin(S)); the builders' scaleAtLaunch
-// kernels take the scalars last, and launchScale refuses what they cannot take.
+// within the float64 reference's bounds at each scale; negative scales share a second kernel
+// (negativeScale: it masks to +inf and takes the running max from rowmin(S)), the same way; the
+// builders' scaleAtLaunch kernels take the scalars last, and launchScale and the builders refuse
+// what they cannot take (a scale of the other sign, negativeScale without scaleAtLaunch).
 import { describe, expect, test } from "vitest";
 import { attention, compile, sim, tensor, type AttentionResult, type DeviceTensor } from "tirx-ts";
 import { launchScale, makeFlashAttention, makeFlashAttentionBackward } from "@tirx-ts/kernels";
@@ -35,7 +36,7 @@ const base: AttentionCase = {
   causal: true,
 };
 
-describe("attention(): one kernel for every positive scale", () => {
+describe("attention(): one kernel for every positive scale and one for every negative scale", () => {
   test("scales 0.3, 0.05 and the default: the later two compile nothing; each within the float64 bounds, 0.05 the bits of the constant-scale build", () => {
     const { q, k, v } = attentionInputs(base, dev, 5);
     const first = counted(() => attention(q, k, v, { causal: true, scale: 0.3, lse: true }));
@@ -70,22 +71,35 @@ describe("attention(): one kernel for every positive scale", () => {
     expect(Array.from(host(results[0]![1].o))).not.toEqual(Array.from(host(results[1]![1].o)));
   });
 
-  test("a negative scale builds its own kernel per value (−0.2917, −0.0433), each within the float64 bounds", () => {
+  test("negative scales share a second kernel (−0.2917, −0.0433, −3.5: the later two compile nothing), each within the float64 bounds, −0.0433 the bits of the constant-scale build", () => {
     const { q, k, v } = attentionInputs(base, dev, 6);
-    // Values no other test builds (the shared vitest project keeps kernels across files).
-    for (const scale of [-0.2917, -0.0433]) {
+    const outs: Float32Array[] = [];
+    for (const [i, scale] of [-0.2917, -0.0433, -3.5].entries()) {
       const r = counted(() => attention(q, k, v, { causal: true, scale, lse: true }));
-      expect(r.compiled, `scale ${scale}`).toBe(1);
+      if (i === 0) expect(r.compiled, `scale ${scale}`).toBeLessThanOrEqual(1);
+      else expect(r.compiled, `scale ${scale}`).toBe(0);
       const c = { ...base, scale };
       const ref = attentionReference(c, host(q), host(k), host(v));
       const err = attentionError(c, ref, host(r.value.o), host(r.value.lse!));
       expect(err.o, `O at scale ${scale}`).toBeLessThanOrEqual(1);
       expect(err.lse, `LSE at scale ${scale}`).toBeLessThanOrEqual(1);
+      outs.push(host(r.value.o));
+      if (scale !== -0.0433) continue;
+      // The build with the scale as a constant (its sign chooses the same mask and running max).
+      const fixed = makeFlashAttention({ ...base, headDim: 64, scale, lse: true, dynamic: true });
+      const o = tensor.zeros(q.shape, "bfloat16", dev);
+      const lse = tensor.zeros([1, 2, 100], "float32", dev);
+      compile(fixed)(q, k, v, o, 1, 100, 77, lse);
+      expect(Array.from(host(r.value.o)), `O bits at scale ${scale}`).toEqual(Array.from(host(o)));
+      expect(Array.from(host(r.value.lse!)), `LSE bits at scale ${scale}`).toEqual(
+        Array.from(host(lse)),
+      );
     }
+    expect(Array.from(outs[0]!)).not.toEqual(Array.from(outs[1]!));
   });
 });
 
-describe("attentionBackward(): one set of kernels for every positive scale", () => {
+describe("attentionBackward(): one set of kernels for every scale of a sign", () => {
   test("scales 0.2 and 0.6, causal, float16: the second compiles nothing; dQ, dK and dV within the bound of float64 gradients at each", () => {
     const c: AttentionCase = { ...base, heads: 1, seqQ: 128, seqK: 128, dtype: "float16" };
     const grads: Float32Array[] = [];
@@ -102,6 +116,21 @@ describe("attentionBackward(): one set of kernels for every positive scale", () 
       grads.push(host(r.value.grads.dq));
     }
     expect(Array.from(grads[0]!)).not.toEqual(Array.from(grads[1]!));
+  });
+
+  test("scales −0.25 and −0.7, causal, float16: the second compiles nothing; dQ, dK and dV within the bound of float64 gradients at each", () => {
+    const c: AttentionCase = { ...base, heads: 1, seqQ: 128, seqK: 128, dtype: "float16" };
+    for (const [i, scale] of [-0.25, -0.7].entries()) {
+      const r = counted(() =>
+        attentionBackwardErrors({ ...c, scale }, dev, { seed: 10, dOSeed: 11 }),
+      );
+      if (i > 0) expect(r.compiled, `scale ${scale}`).toBe(0);
+      for (const name of ["dq", "dk", "dv"] as const) {
+        expect(r.value[name], `${name} at scale ${scale}: worst error / bound`).toBeLessThanOrEqual(
+          1,
+        );
+      }
+    }
   });
 });
 
@@ -130,12 +159,15 @@ describe("the builders' scaleAtLaunch", () => {
     }
   });
 
-  test("TX9001: scaleAtLaunch with a scale, or not a boolean, in the forward and the backward builders", () => {
+  test("TX9001: scaleAtLaunch with a scale, or not a boolean; negativeScale without scaleAtLaunch, or not a boolean; in the forward and the backward builders", () => {
     const s = { batch: 1, heads: 2, seqQ: 128, seqK: 128, headDim: 64, dtype: "float16" } as const;
     for (const make of [makeFlashAttention, makeFlashAttentionBackward] as const) {
       for (const [extra, message] of [
         [{ scaleAtLaunch: true, scale: 0.5 }, /give scale .* or scaleAtLaunch .*, not both/],
         [{ scaleAtLaunch: "yes" }, /scaleAtLaunch is a boolean, got "yes"/],
+        [{ negativeScale: true }, /negativeScale is the sign of a launch-time scale/],
+        [{ negativeScale: true, scale: -0.5 }, /negativeScale is the sign of a launch-time scale/],
+        [{ scaleAtLaunch: true, negativeScale: 1 }, /negativeScale is a boolean, got 1/],
       ] as const) {
         const e = errorOf(() => make({ ...s, ...(extra as object) }));
         expect(e.code, e.message).toBe("TX9001");
@@ -144,14 +176,21 @@ describe("the builders' scaleAtLaunch", () => {
     }
   });
 
-  test("launchScale rounds scale and scale · log2 e once to float32, and refuses a scale the kernels cannot take (TX9001)", () => {
+  test("launchScale rounds scale and scale · log2 e once to float32, and refuses a scale the kernels cannot take or of the other sign (TX9001)", () => {
     expect(launchScale(0.125, "attention")).toEqual({
       scale: 0.125,
       scaleLog2: Math.fround(0.125 * Math.LOG2E),
     });
     expect(launchScale(0.1, "x").scale).toBe(Math.fround(0.1));
+    expect(launchScale(-0.125, "attention", true)).toEqual({
+      scale: -0.125,
+      scaleLog2: Math.fround(-0.125 * Math.LOG2E),
+    });
+    const e = errorOf(() => launchScale(0.5, "attention", true));
+    expect(e.code).toBe("TX9001");
+    expect(e.message).toMatch(/scaleAtLaunch and negativeScale takes a negative scale, got 0\.5/);
     for (const [bad, message] of [
-      [-0.5, /takes a positive scale, got -0\.5/],
+      [-0.5, /takes a positive scale, got -0\.5; build with negativeScale/],
       [0, /scale · log2 e is 0 in float32/],
       [Number.NaN, /scale is a finite number, got NaN/],
       [1e300, /overflows float32/],

@@ -358,8 +358,8 @@ function rank4(x: unknown, name: string, what: string, who: Call = "attention"):
  * every batch and sequence length of a head dim, dtype, head count and options
  * (makeFlashAttention's `dynamic` build: the sizes are launch arguments), so a new length
  * compiles nothing; every positive softmax scale shares it too (built with `scaleAtLaunch`: the
- * scale is a launch argument; a negative scale, whose kernel masks and takes the running max
- * differently, builds one per value). Sequence lengths are any integers ≥ 1, tile multiples or not (the last query
+ * scale is a launch argument), and every negative one shares a second kernel (its kernel masks
+ * and takes the running max differently: `negativeScale`). Sequence lengths are any integers ≥ 1, tile multiples or not (the last query
  * tile and KV block are partial: keys past seqK are masked, rows past seqQ not stored).
  *
  * Variable-length batches (FlashAttention's varlen convention, `flash_attn_varlen_func`): with
@@ -433,7 +433,7 @@ export function attention(
       ...offsets,
       ...sizes,
       ...(lse ? [lse] : []),
-      ...(scale ? [scale.scaleLog2] : []),
+      scale.scaleLog2,
     );
     return lse ? { o: O, lse } : { o: O };
   });
@@ -511,7 +511,8 @@ export interface AttentionGradients {
  * turn (Δ = rowsum(dO ∘ O) and a float32 dQ accumulator, then dK, dV and the accumulator, then
  * dQ) on scratch tensors it allocates and frees; runs where the tensors live, on the GPU (an
  * sm_90 one: Hopper) or on the simulated device. Kernels are kept by sizes and options, with one
- * for every positive scale (a launch argument, as {@link attention}'s).
+ * for every positive scale and one for every negative scale (a launch argument, as
+ * {@link attention}'s).
  *
  * Variable-length batches, as {@link attention}'s (give the forward call's `cuSeqlensQ`,
  * `cuSeqlensK` and `maxSeqQ`, and `maxSeqK`, FlashAttention's `max_seqlen_k`): q, o, dO and dq
@@ -579,8 +580,8 @@ export function attentionBackward(
       const offQ = offsets.slice(0, 1);
       // Built for a launch scale (every positive one), the main kernel takes scale and
       // scaleLog2 last, the postprocessing kernel scale.
-      const sMain = scale ? [scale.scale, scale.scaleLog2] : [];
-      const sPost = scale ? [scale.scale] : [];
+      const sMain = [scale.scale, scale.scaleLog2];
+      const sPost = [scale.scale];
       compile(kernels.preprocess, cuda)(o, dO, lse, delta, lse2, dQacc, ...offQ);
       compile(kernels.main, cuda)(q, k, v, dO, lse2, delta, dQacc, dk, dv, ...offsets, ...sMain);
       compile(kernels.postprocess, cuda)(dQacc, dq, ...offQ, ...sPost);
@@ -742,10 +743,10 @@ function archOf(Q: DeviceTensor, who: Call): string | undefined {
 }
 
 /**
- * The sizes of the checked tensors with the mask options that are given, and the scale the
- * kernels are built for: a launch argument (`scaleAtLaunch`) for a positive scale (the default 1 / √headDim included), so
- * that one kernel serves every positive scale, else the negative scale itself (those kernels
- * mask to +inf and take the running max from rowmin(S): built per value).
+ * The sizes of the checked tensors with the mask options that are given; the softmax scale a
+ * launch argument (`scaleAtLaunch`), so that one kernel serves every positive scale (the default
+ * 1 / √headDim included) and one, built with `negativeScale`, every negative one (those kernels
+ * mask to +inf and take the running max from rowmin(S)).
  */
 function sizesOf(c: Checked, o: AttentionOptions | AttentionBackwardOptions): FlashAttentionSizes {
   return {
@@ -757,28 +758,28 @@ function sizesOf(c: Checked, o: AttentionOptions | AttentionBackwardOptions): Fl
     dtype: c.dtype,
     kvHeads: c.kvHeads,
     ...(o.causal !== undefined ? { causal: o.causal } : {}),
-    ...(o.scale !== undefined && o.scale < 0 ? { scale: o.scale } : { scaleAtLaunch: true }),
+    scaleAtLaunch: true,
+    ...(o.scale !== undefined && o.scale < 0 ? { negativeScale: true } : {}),
     ...(o.window !== undefined
       ? { window: clampWindow(o.window, c.seqQ, c.seqK) as [number, number] }
       : {}),
   };
 }
 
-/** A positive softmax scale's launch arguments (`launchScale`). */
+/** A softmax scale's launch arguments (`launchScale`). */
 type ScaleArgs = { scale: number; scaleLog2: number };
 
 /**
- * The launch arguments of the softmax scale for the kernels of sizes `s` ({@link sizesOf}'s):
- * with `scaleAtLaunch`, the call's scale (default 1 / √headDim) as float32 `scale` and
- * `scaleLog2`; none for a build with the scale as a constant.
+ * The launch arguments of the softmax scale for the kernels of sizes `s` ({@link sizesOf}'s,
+ * built with `scaleAtLaunch` and the scale's sign): the call's scale (default 1 / √headDim) as
+ * float32 `scale` and `scaleLog2`.
  * @throws TirxError TX9001 as `launchScale` (not reached: the options were checked).
  */
 function scaleArgs(
   s: FlashAttentionSizes,
   o: AttentionOptions | AttentionBackwardOptions,
-): ScaleArgs | undefined {
-  if (s.scaleAtLaunch !== true) return undefined;
-  return launchScale(o.scale ?? 1 / Math.sqrt(s.headDim), "attention");
+): ScaleArgs {
+  return launchScale(o.scale ?? 1 / Math.sqrt(s.headDim), "attention", s.negativeScale === true);
 }
 
 /**
@@ -800,7 +801,7 @@ function prepare(
   lseShape: number[] | undefined;
   offsets: DeviceTensor[];
   sizes: number[];
-  scale: ScaleArgs | undefined;
+  scale: ScaleArgs;
 } {
   const o = checkOptions(opts, OPTIONS, "attention") as AttentionOptions;
   const packed = checkVarlenOptions(o);
@@ -1034,7 +1035,7 @@ function prepareBackward(
   kernels: FlashAttentionBackward;
   out: NonNullable<AttentionBackwardOptions["out"]>;
   offsets: DeviceTensor[];
-  scale: ScaleArgs | undefined;
+  scale: ScaleArgs;
 } {
   const who = "attentionBackward";
   const op = checkOptions(opts, BACKWARD_OPTIONS, who) as AttentionBackwardOptions;

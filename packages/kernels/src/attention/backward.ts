@@ -87,7 +87,7 @@ import {
   type TileView,
 } from "@tirx-ts/dsl";
 import { invariant, showValue, type DType, type PrimFunc } from "@tirx-ts/core";
-import { checkHeadsAndWindow, configError, windowOffsets } from "./options.js";
+import { checkHeadsAndWindow, configError, scaleSign, windowOffsets } from "./options.js";
 import { W, blocked, cols, rows, rowsAt } from "./views.js";
 import {
   fragCol,
@@ -181,7 +181,8 @@ export interface FlashAttentionBackward {
  *   mask with seq_q ≠ seq_k (without `varlen`), a `varlen` that is not `{ maxSeqQ, maxSeqK }` with
  *   integers in 1 … seqQ and 1 … seqK, a `kvHeads` that is not a positive integer dividing
  *   `heads`, a `window` that is not two integers or is given with `causal`, a `backwardMma`
- *   other than "ss" or "rs", or a `scale` / `scaleAtLaunch` as the forward refuses them.
+ *   other than "ss" or "rs", or a `scale` / `scaleAtLaunch` / `negativeScale` as the forward
+ *   refuses them.
  */
 export function makeFlashAttentionBackward(s: FlashAttentionSizes): FlashAttentionBackward {
   const { batch, heads, seqQ, seqK, headDim: D, dtype: dt } = s;
@@ -221,10 +222,12 @@ export function makeFlashAttentionBackward(s: FlashAttentionSizes): FlashAttenti
   }
   const kvHeads = checkHeadsAndWindow(s, "flash_attention backward");
   const [left, right] = s.window ?? (causal ? [-1, 0] : [-1, -1]);
-  // The softmax scale: a constant, or (scaleAtLaunch) the launch's positive float32 `scale`, the
-  // last parameter of the postprocessing kernel and, before `scaleLog2`, of the main one.
+  // The softmax scale: a constant, or (scaleAtLaunch) the launch's float32 `scale` (of the
+  // build's sign), the last parameter of the postprocessing kernel and, before `scaleLog2`, of
+  // the main one; with a launch scale, scaleConst is a stand-in of its sign (all the build reads
+  // of it).
   const atLaunch = s.scaleAtLaunch === true;
-  const scaleConst = atLaunch ? 1 : (s.scale ?? 1 / Math.sqrt(D));
+  const scaleConst = atLaunch ? scaleSign(s) : (s.scale ?? 1 / Math.sqrt(D));
   const scaleParam: Record<string, ParamType> = atLaunch ? { scale: T.float32 } : {};
   /** The scale a kernel body multiplies by: its `scale` parameter, or the constant. */
   const scaleOf = (args: object): ExprLike =>

@@ -113,7 +113,15 @@
 // The runnable example: examples/flash_attention.ts.
 import { T, type ExprLike, type ParamType, type PrimExpr, type TileView } from "@tirx-ts/dsl";
 import { MAX_SHARED_PER_CTA, showValue, type PrimFunc } from "@tirx-ts/core";
-import { anyOf, checkHeadsAndWindow, configError, minus, plus, windowOffsets } from "./options.js";
+import {
+  anyOf,
+  checkHeadsAndWindow,
+  configError,
+  minus,
+  plus,
+  scaleSign,
+  windowOffsets,
+} from "./options.js";
 import { W, blocked, cols, rows, rowsAt } from "./views.js";
 import { fragCol, fragRow, fragmentStager } from "../fragment.js";
 import { dealLongestFirst, l2Section, launchIndex } from "./order.js";
@@ -182,13 +190,19 @@ export interface FlashAttentionSizes {
   /** Softmax scale, a build-time constant (default 1 / √head_dim; not given with `scaleAtLaunch`). */
   readonly scale?: number;
   /**
-   * The softmax scale is a launch argument instead, positive: one kernel for every scale
-   * (attention()'s build). The forward takes the float32 scalar `scaleLog2` = scale · log2 e
-   * last, the backward's main kernel `scale` and `scaleLog2` last and its postprocessing kernel
-   * `scale` last (`launchScale` rounds them as a build-time scale's constants are rounded).
-   * Default false.
+   * The softmax scale is a launch argument instead: one kernel for every positive scale, or with
+   * `negativeScale` every negative one (attention()'s builds). The forward takes the float32
+   * scalar `scaleLog2` = scale · log2 e last, the backward's main kernel `scale` and `scaleLog2`
+   * last and its postprocessing kernel `scale` last (`launchScale` rounds them as a build-time
+   * scale's constants are rounded). Default false.
    */
   readonly scaleAtLaunch?: boolean;
+  /**
+   * With `scaleAtLaunch`: the launch scale is negative (the kernels mask logits to +inf instead
+   * of −inf and take the running max from rowmin(S) instead of rowmax(S), both chosen at build
+   * time). Only with `scaleAtLaunch` (a build-time scale carries its own sign). Default false.
+   */
+  readonly negativeScale?: boolean;
   /**
    * KV heads (grouped-query attention; 1: multi-query), an integer ≥ 1 dividing `heads`
    * (default `heads`): K and V are [batch, seqK, kvHeads, hd] ([totalK, kvHeads, hd] with
@@ -467,7 +481,8 @@ export function checkDynamicSeqs(seqQ: number, seqK: number): void {
  *   both 192 with a schedule other than "serial", with a 192 tile, static sequence lengths
  *   under a tile (seq_q < blockM, seq_k < blockN; packed totals too with `varlen`), a `ctas`
  *   that is not a positive integer or is given with `dynamic` or `varlen`, a `scale` it cannot
- *   take (options.ts's scaleProblem), or a non-boolean `scaleAtLaunch` or one given with `scale`.
+ *   take (options.ts's scaleProblem), a non-boolean `scaleAtLaunch` or one given with `scale`,
+ *   or a non-boolean `negativeScale` or one given without `scaleAtLaunch`.
  */
 export function makeFlashAttention(s: FlashAttentionSizes): PrimFunc {
   const { batch, heads, seqQ, seqK, headDim: D, dtype: dt } = s;
@@ -595,9 +610,10 @@ export function makeFlashAttention(s: FlashAttentionSizes): PrimFunc {
   const winLeft = wl === -1 ? undefined : wl;
   const winRight = wr === -1 ? undefined : wr;
   // exp(x · scale) = exp2(x · scale · log2 e): the scale and log2 e folded into one multiply, c,
-  // a constant, or the launch's float32 `scaleLog2` (positive).
+  // a constant, or the launch's float32 `scaleLog2` (of the build's sign).
   const atLaunch = s.scaleAtLaunch === true;
-  const cConst = atLaunch ? 1 : (s.scale ?? 1 / Math.sqrt(D)) * Math.LOG2E;
+  // With a launch scale, a stand-in of its sign (the sign is all the build reads of it).
+  const cConst = atLaunch ? scaleSign(s) : (s.scale ?? 1 / Math.sqrt(D)) * Math.LOG2E;
   // A hidden logit: −inf, or +inf for a negative scale, so that c · S is −inf (exp2 gives 0)
   // and the running max of c · S skips it either way.
   const HIDDEN = cConst < 0 ? Infinity : -Infinity;

@@ -11,6 +11,7 @@ export interface HeadsAndWindow {
   readonly window?: readonly [number, number];
   readonly scale?: number;
   readonly scaleAtLaunch?: boolean;
+  readonly negativeScale?: boolean;
 }
 
 /**
@@ -67,23 +68,43 @@ export function scaleProblem(scale: unknown): string | undefined {
 }
 
 /**
- * The launch arguments of a positive softmax scale, for kernels built with `scaleAtLaunch`:
- * `scale` and `scaleLog2` = scale · log2 e, each rounded once to float32 from the double (the
- * bits a build-time scale gives its constants, so both builds compute the same).
- * @throws TirxError TX9001 (kernels/config) for a scale that {@link scaleProblem} rejects or that
- *   is not positive (a kernel built for a launch scale masks logits to −inf before the scaling
- *   and takes c · rowmax(S) as the running max, both right for c > 0 only), each message
- *   starting with `who`.
+ * The launch arguments of a softmax scale, for kernels built with `scaleAtLaunch`: `scale` and
+ * `scaleLog2` = scale · log2 e, each rounded once to float32 from the double (the bits a
+ * build-time scale gives its constants, so both builds compute the same). `negative` is the
+ * build's `negativeScale`: the sign its kernels were built for.
+ * @throws TirxError TX9001 (kernels/config) for a scale that {@link scaleProblem} rejects, or
+ *   whose sign is not the build's (a kernel built for a positive launch scale masks logits to
+ *   −inf before the scaling and takes c · rowmax(S) as the running max, right for c > 0 only;
+ *   one built with `negativeScale` masks to +inf and takes c · rowmin(S), right for c < 0
+ *   only), each message starting with `who`.
  */
-export function launchScale(scale: number, who: string): { scale: number; scaleLog2: number } {
+export function launchScale(
+  scale: number,
+  who: string,
+  negative = false,
+): { scale: number; scaleLog2: number } {
   const problem = scaleProblem(scale);
   if (problem) throw configError(`${who}: ${problem}`);
-  if (!(scale > 0)) {
+  if (negative ? !(scale < 0) : !(scale > 0)) {
     throw configError(
-      `${who}: a kernel built with scaleAtLaunch takes a positive scale, got ${showValue(scale)}; build with the scale itself for a negative one`,
+      negative
+        ? `${who}: a kernel built with scaleAtLaunch and negativeScale takes a negative scale, got ${showValue(scale)}; build without negativeScale for a positive one`
+        : `${who}: a kernel built with scaleAtLaunch takes a positive scale, got ${showValue(scale)}; build with negativeScale for a negative one`,
     );
   }
   return { scale: Math.fround(scale), scaleLog2: Math.fround(scale * Math.LOG2E) };
+}
+
+/**
+ * The sign that the kernels of sizes `s` assume for the softmax scale: the constant's (default
+ * positive: 1 / √head_dim), or with `scaleAtLaunch` the build's `negativeScale` (−1 when true).
+ * The kernels choose by it the value of a masked logit (−inf, or +inf for a negative scale, so
+ * that the scaled logit is −inf either way) and the running max (c · rowmax(S), or
+ * c · rowmin(S)).
+ */
+export function scaleSign(s: HeadsAndWindow): 1 | -1 {
+  if (s.scaleAtLaunch === true) return s.negativeScale === true ? -1 : 1;
+  return s.scale !== undefined && s.scale < 0 ? -1 : 1;
 }
 
 /**
@@ -151,6 +172,14 @@ export function checkHeadsAndWindow(s: HeadsAndWindow, who: string): number {
   }
   if (s.scaleAtLaunch !== undefined && typeof s.scaleAtLaunch !== "boolean") {
     throw configError(`${who}: scaleAtLaunch is a boolean, got ${showValue(s.scaleAtLaunch)}`);
+  }
+  if (s.negativeScale !== undefined && typeof s.negativeScale !== "boolean") {
+    throw configError(`${who}: negativeScale is a boolean, got ${showValue(s.negativeScale)}`);
+  }
+  if (s.negativeScale === true && s.scaleAtLaunch !== true) {
+    throw configError(
+      `${who}: negativeScale is the sign of a launch-time scale: give it with scaleAtLaunch (a build-time scale carries its own sign)`,
+    );
   }
   if (s.scaleAtLaunch === true && s.scale !== undefined) {
     throw configError(
