@@ -211,13 +211,13 @@ export function makeFlashAttentionBackward(s: FlashAttentionSizes): FlashAttenti
     }
   } else if (seqQ <= 0 || seqK <= 0 || seqQ % BN || seqK % BN) {
     throw configError(
-      `flash_attention backward needs seq_q and seq_k positive multiples of ${BN}, got ${showValue(seqQ)} and ${showValue(seqK)} (the forward takes any lengths; pad the sequences, or give varlen)`,
+      `flash_attention backward needs seq_q and seq_k positive multiples of ${BN}, got ${showValue(seqQ)} and ${showValue(seqK)} (the forward takes any lengths; give the batch packed, with varlen's offsets, which the backward takes at any lengths: keys padded into a dense batch would join the softmax)`,
     );
   }
   const causal = s.causal ?? false;
   if (causal && seqQ !== seqK && varlen === undefined) {
     throw configError(
-      "flash_attention backward: causal needs seq_q = seq_k here; give window: [-1, 0] instead, the same bottom-right causal mask, which the backward takes at any lengths",
+      "flash_attention backward: causal needs seq_q = seq_k here; give window: [-1, 0] instead, the same bottom-right causal mask, which the backward takes with seq_q ≠ seq_k",
     );
   }
   const kvHeads = checkHeadsAndWindow(s, "flash_attention backward");

@@ -413,7 +413,7 @@ function prepare(a: unknown, b: unknown, opts: unknown): Prepared | EmptyCall {
   const hasScales = o.scaleA !== undefined || o.scaleB !== undefined;
   if (hasScales && (o.scaleA === undefined || o.scaleB === undefined)) {
     throw configError(
-      `gemm: ${o.scaleA === undefined ? "scaleB" : "scaleA"} given without ${o.scaleA === undefined ? "scaleA" : "scaleB"}: per-tensor scales come in pairs (torch._scaled_mm's scale_a, scale_b)`,
+      `gemm: ${o.scaleA === undefined ? "scaleB" : "scaleA"} given without ${o.scaleA === undefined ? "scaleA" : "scaleB"}: float8 scales come in pairs, per-tensor (torch._scaled_mm's scale_a, scale_b) or block (A's [m, ⌈k/128⌉] and B's [⌈n/128⌉, ⌈k/128⌉]: blockScaleShapes)`,
     );
   }
   const scales: DeviceTensor[] = [];
