@@ -8,7 +8,7 @@
 // builders' scaleAtLaunch kernels take the scalars last, and launchScale and the builders refuse
 // what they cannot take (a scale of the other sign, negativeScale without scaleAtLaunch).
 import { describe, expect, test } from "vitest";
-import { attention, compile, sim, tensor, type AttentionResult, type DeviceTensor } from "tirx-ts";
+import { attention, compile, sim, tensor, type DeviceTensor } from "tirx-ts";
 import { launchScale, makeFlashAttention, makeFlashAttentionBackward } from "@tirx-ts/kernels";
 import {
   attentionBackwardErrors,
@@ -36,101 +36,81 @@ const base: AttentionCase = {
   causal: true,
 };
 
+/**
+ * attention() at each of `scales` (of one sign; undefined: the default 1 / √headDim) on inputs
+ * from `seed`: the first compiles at most the sign's kernel, the others nothing; O and LSE within
+ * the float64 reference's bounds at each; at scale `bitsAt` the bits of makeFlashAttention's build
+ * with that scale as a constant (scale · log2 e rounded once at the build, as launchScale rounds
+ * it; checked at one scale: each build costs); and the first two scales' O differ (the scale
+ * reaches the kernel).
+ */
+function checkForwardScales(scales: readonly (number | undefined)[], seed: number, bitsAt: number) {
+  const { q, k, v } = attentionInputs(base, dev, seed);
+  const outs: Float32Array[] = [];
+  for (const [i, given] of scales.entries()) {
+    const r = counted(() => attention(q, k, v, { causal: true, lse: true, scale: given }));
+    if (i === 0) expect(r.compiled, `scale ${given}`).toBeLessThanOrEqual(1);
+    else expect(r.compiled, `scale ${given}`).toBe(0);
+    const scale = given ?? 1 / Math.sqrt(base.headDim);
+    const c = { ...base, scale };
+    const ref = attentionReference(c, host(q), host(k), host(v));
+    const err = attentionError(c, ref, host(r.value.o), host(r.value.lse!));
+    expect(err.o, `O at scale ${scale}`).toBeLessThanOrEqual(1);
+    expect(err.lse, `LSE at scale ${scale}`).toBeLessThanOrEqual(1);
+    outs.push(host(r.value.o));
+    if (scale !== bitsAt) continue;
+    const fixed = makeFlashAttention({ ...base, headDim: 64, scale, lse: true, dynamic: true });
+    const o = tensor.zeros(q.shape, "bfloat16", dev);
+    const lse = tensor.zeros([1, 2, 100], "float32", dev);
+    compile(fixed)(q, k, v, o, 1, 100, 77, lse);
+    expect(Array.from(host(r.value.o)), `O bits at scale ${scale}`).toEqual(Array.from(host(o)));
+    expect(Array.from(host(r.value.lse!)), `LSE bits at scale ${scale}`).toEqual(
+      Array.from(host(lse)),
+    );
+  }
+  expect(Array.from(outs[0]!)).not.toEqual(Array.from(outs[1]!));
+}
+
+/**
+ * attentionBackward() (causal, float16, 128 × 128) at each of `scales` (of one sign) on inputs
+ * from `seed` and dO from seed + 1: the later scales compile nothing; dQ, dK and dV within the
+ * bound of float64 gradients at each; the first two scales' dQ differ.
+ */
+function checkBackwardScales(scales: readonly number[], seed: number) {
+  const c: AttentionCase = { ...base, heads: 1, seqQ: 128, seqK: 128, dtype: "float16" };
+  const dqs: Float32Array[] = [];
+  for (const [i, scale] of scales.entries()) {
+    const r = counted(() =>
+      attentionBackwardErrors({ ...c, scale }, dev, { seed, dOSeed: seed + 1 }),
+    );
+    if (i > 0) expect(r.compiled, `scale ${scale}`).toBe(0);
+    for (const name of ["dq", "dk", "dv"] as const) {
+      expect(r.value[name], `${name} at scale ${scale}: worst error / bound`).toBeLessThanOrEqual(
+        1,
+      );
+    }
+    dqs.push(host(r.value.grads.dq));
+  }
+  expect(Array.from(dqs[0]!)).not.toEqual(Array.from(dqs[1]!));
+}
+
 describe("attention(): one kernel for every positive scale and one for every negative scale", () => {
   test("scales 0.3, 0.05 and the default: the later two compile nothing; each within the float64 bounds, 0.05 the bits of the constant-scale build", () => {
-    const { q, k, v } = attentionInputs(base, dev, 5);
-    const first = counted(() => attention(q, k, v, { causal: true, scale: 0.3, lse: true }));
-    expect(first.compiled).toBeLessThanOrEqual(1);
-    const results: [number, AttentionResult][] = [[0.3, first.value]];
-    for (const scale of [0.05, undefined]) {
-      const r = counted(() => attention(q, k, v, { causal: true, lse: true, scale }));
-      expect(r.compiled, `scale ${scale}`).toBe(0);
-      results.push([scale ?? 1 / 8, r.value]);
-    }
-    for (const [scale, r] of results) {
-      const c = { ...base, scale };
-      const err = attentionError(
-        c,
-        attentionReference(c, host(q), host(k), host(v)),
-        host(r.o),
-        host(r.lse!),
-      );
-      expect(err.o, `O at scale ${scale}`).toBeLessThanOrEqual(1);
-      expect(err.lse, `LSE at scale ${scale}`).toBeLessThanOrEqual(1);
-      // The same sizes built with the scale as a constant (scale · log2 e rounded once at the
-      // build, as launchScale rounds it): the same bits (checked at one scale: each build costs).
-      if (scale !== 0.05) continue;
-      const fixed = makeFlashAttention({ ...base, headDim: 64, scale, lse: true, dynamic: true });
-      const o = tensor.zeros(q.shape, "bfloat16", dev);
-      const lse = tensor.zeros([1, 2, 100], "float32", dev);
-      compile(fixed)(q, k, v, o, 1, 100, 77, lse);
-      expect(Array.from(host(r.o)), `O bits at scale ${scale}`).toEqual(Array.from(host(o)));
-      expect(Array.from(host(r.lse!)), `LSE bits at scale ${scale}`).toEqual(Array.from(host(lse)));
-    }
-    // The scales give different results (the scale reaches the kernel).
-    expect(Array.from(host(results[0]![1].o))).not.toEqual(Array.from(host(results[1]![1].o)));
+    checkForwardScales([0.3, 0.05, undefined], 5, 0.05);
   });
 
   test("negative scales share a second kernel (−0.2917, −0.0433, −3.5: the later two compile nothing), each within the float64 bounds, −0.0433 the bits of the constant-scale build", () => {
-    const { q, k, v } = attentionInputs(base, dev, 6);
-    const outs: Float32Array[] = [];
-    for (const [i, scale] of [-0.2917, -0.0433, -3.5].entries()) {
-      const r = counted(() => attention(q, k, v, { causal: true, scale, lse: true }));
-      if (i === 0) expect(r.compiled, `scale ${scale}`).toBeLessThanOrEqual(1);
-      else expect(r.compiled, `scale ${scale}`).toBe(0);
-      const c = { ...base, scale };
-      const ref = attentionReference(c, host(q), host(k), host(v));
-      const err = attentionError(c, ref, host(r.value.o), host(r.value.lse!));
-      expect(err.o, `O at scale ${scale}`).toBeLessThanOrEqual(1);
-      expect(err.lse, `LSE at scale ${scale}`).toBeLessThanOrEqual(1);
-      outs.push(host(r.value.o));
-      if (scale !== -0.0433) continue;
-      // The build with the scale as a constant (its sign chooses the same mask and running max).
-      const fixed = makeFlashAttention({ ...base, headDim: 64, scale, lse: true, dynamic: true });
-      const o = tensor.zeros(q.shape, "bfloat16", dev);
-      const lse = tensor.zeros([1, 2, 100], "float32", dev);
-      compile(fixed)(q, k, v, o, 1, 100, 77, lse);
-      expect(Array.from(host(r.value.o)), `O bits at scale ${scale}`).toEqual(Array.from(host(o)));
-      expect(Array.from(host(r.value.lse!)), `LSE bits at scale ${scale}`).toEqual(
-        Array.from(host(lse)),
-      );
-    }
-    expect(Array.from(outs[0]!)).not.toEqual(Array.from(outs[1]!));
+    checkForwardScales([-0.2917, -0.0433, -3.5], 6, -0.0433);
   });
 });
 
 describe("attentionBackward(): one set of kernels for every scale of a sign", () => {
   test("scales 0.2 and 0.6, causal, float16: the second compiles nothing; dQ, dK and dV within the bound of float64 gradients at each", () => {
-    const c: AttentionCase = { ...base, heads: 1, seqQ: 128, seqK: 128, dtype: "float16" };
-    const grads: Float32Array[] = [];
-    for (const [i, scale] of [0.2, 0.6].entries()) {
-      const r = counted(() =>
-        attentionBackwardErrors({ ...c, scale }, dev, { seed: 8, dOSeed: 9 }),
-      );
-      if (i > 0) expect(r.compiled, `scale ${scale}`).toBe(0);
-      for (const name of ["dq", "dk", "dv"] as const) {
-        expect(r.value[name], `${name} at scale ${scale}: worst error / bound`).toBeLessThanOrEqual(
-          1,
-        );
-      }
-      grads.push(host(r.value.grads.dq));
-    }
-    expect(Array.from(grads[0]!)).not.toEqual(Array.from(grads[1]!));
+    checkBackwardScales([0.2, 0.6], 8);
   });
 
   test("scales −0.25 and −0.7, causal, float16: the second compiles nothing; dQ, dK and dV within the bound of float64 gradients at each", () => {
-    const c: AttentionCase = { ...base, heads: 1, seqQ: 128, seqK: 128, dtype: "float16" };
-    for (const [i, scale] of [-0.25, -0.7].entries()) {
-      const r = counted(() =>
-        attentionBackwardErrors({ ...c, scale }, dev, { seed: 10, dOSeed: 11 }),
-      );
-      if (i > 0) expect(r.compiled, `scale ${scale}`).toBe(0);
-      for (const name of ["dq", "dk", "dv"] as const) {
-        expect(r.value[name], `${name} at scale ${scale}: worst error / bound`).toBeLessThanOrEqual(
-          1,
-        );
-      }
-    }
+    checkBackwardScales([-0.25, -0.7], 10);
   });
 });
 

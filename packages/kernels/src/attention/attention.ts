@@ -766,8 +766,8 @@ function sizesOf(c: Checked, o: AttentionOptions | AttentionBackwardOptions): Fl
   };
 }
 
-/** A softmax scale's launch arguments (`launchScale`). */
-type ScaleArgs = { scale: number; scaleLog2: number };
+/** A softmax scale's launch arguments (`launchScale`'s). */
+type ScaleArgs = ReturnType<typeof launchScale>;
 
 /**
  * The launch arguments of the softmax scale for the kernels of sizes `s` ({@link sizesOf}'s,

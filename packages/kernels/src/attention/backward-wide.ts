@@ -53,7 +53,7 @@
 // descriptors' K- and MN-major layouts), cp.reduce.async.bulk, cp.async.bulk.tensor, setmaxnreg.
 import { T, type ExprLike, type ParamType, type PrimExpr, type TileView } from "@tirx-ts/dsl";
 import type { PrimFunc } from "@tirx-ts/core";
-import { scaleSign, windowOffsets } from "./options.js";
+import { launchScaleSign, windowOffsets } from "./options.js";
 import { backwardKeyTile } from "./order.js";
 import { W, blocked, cols, rows, rowsAt } from "./views.js";
 import { fragCol, fragRow, storeFragmentBlock } from "../fragment.js";
@@ -104,7 +104,7 @@ export function makeFlashAttentionBackwardWide(s: FlashAttentionSizes): PrimFunc
   // `scaleLog2` = scale · log2 e (of the build's sign), the last parameters; with a launch scale,
   // scaleConst is a stand-in of its sign (all the build reads of it).
   const atLaunch = s.scaleAtLaunch === true;
-  const scaleConst = atLaunch ? scaleSign(s) : (s.scale ?? 1 / Math.sqrt(D));
+  const scaleConst = atLaunch ? launchScaleSign(s) : (s.scale ?? 1 / Math.sqrt(D));
   // The parameters as backward.ts's main declares them (the scratch tensors as its preprocess:
   // with varlen in the padded row space of 64 · (⌈totalQ / 64⌉ + batch − 1) rows).
   const padQ = BM * (Math.ceil(seqQ / BM) + batch - 1);

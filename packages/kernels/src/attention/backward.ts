@@ -87,7 +87,7 @@ import {
   type TileView,
 } from "@tirx-ts/dsl";
 import { invariant, showValue, type DType, type PrimFunc } from "@tirx-ts/core";
-import { checkHeadsAndWindow, configError, scaleSign, windowOffsets } from "./options.js";
+import { checkHeadsAndWindow, configError, launchScaleSign, windowOffsets } from "./options.js";
 import { W, blocked, cols, rows, rowsAt } from "./views.js";
 import {
   fragCol,
@@ -227,7 +227,7 @@ export function makeFlashAttentionBackward(s: FlashAttentionSizes): FlashAttenti
   // the main one; with a launch scale, scaleConst is a stand-in of its sign (all the build reads
   // of it).
   const atLaunch = s.scaleAtLaunch === true;
-  const scaleConst = atLaunch ? scaleSign(s) : (s.scale ?? 1 / Math.sqrt(D));
+  const scaleConst = atLaunch ? launchScaleSign(s) : (s.scale ?? 1 / Math.sqrt(D));
   const scaleParam: Record<string, ParamType> = atLaunch ? { scale: T.float32 } : {};
   /** The scale a kernel body multiplies by: its `scale` parameter, or the constant. */
   const scaleOf = (args: object): ExprLike =>

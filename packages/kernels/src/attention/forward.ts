@@ -119,7 +119,7 @@ import {
   configError,
   minus,
   plus,
-  scaleSign,
+  launchScaleSign,
   windowOffsets,
 } from "./options.js";
 import { W, blocked, cols, rows, rowsAt } from "./views.js";
@@ -613,7 +613,7 @@ export function makeFlashAttention(s: FlashAttentionSizes): PrimFunc {
   // a constant, or the launch's float32 `scaleLog2` (of the build's sign).
   const atLaunch = s.scaleAtLaunch === true;
   // With a launch scale, a stand-in of its sign (the sign is all the build reads of it).
-  const cConst = atLaunch ? scaleSign(s) : (s.scale ?? 1 / Math.sqrt(D)) * Math.LOG2E;
+  const cConst = atLaunch ? launchScaleSign(s) : (s.scale ?? 1 / Math.sqrt(D)) * Math.LOG2E;
   // A hidden logit: −inf, or +inf for a negative scale, so that c · S is −inf (exp2 gives 0)
   // and the running max of c · S skips it either way.
   const HIDDEN = cConst < 0 ? Infinity : -Infinity;

@@ -96,15 +96,13 @@ export function launchScale(
 }
 
 /**
- * The sign that the kernels of sizes `s` assume for the softmax scale: the constant's (default
- * positive: 1 / √head_dim), or with `scaleAtLaunch` the build's `negativeScale` (−1 when true).
- * The kernels choose by it the value of a masked logit (−inf, or +inf for a negative scale, so
- * that the scaled logit is −inf either way) and the running max (c · rowmax(S), or
- * c · rowmin(S)).
+ * For sizes `s` built with `scaleAtLaunch`: the sign the kernels assume for the launch scale, −1
+ * with `negativeScale`, else 1. The kernels choose by it the value of a masked logit (−inf, or
+ * +inf for a negative scale, so that the scaled logit is −inf either way) and the running max
+ * (c · rowmax(S), or c · rowmin(S)), as a build-time scale's own sign chooses them.
  */
-export function scaleSign(s: HeadsAndWindow): 1 | -1 {
-  if (s.scaleAtLaunch === true) return s.negativeScale === true ? -1 : 1;
-  return s.scale !== undefined && s.scale < 0 ? -1 : 1;
+export function launchScaleSign(s: HeadsAndWindow): 1 | -1 {
+  return s.negativeScale === true ? -1 : 1;
 }
 
 /**

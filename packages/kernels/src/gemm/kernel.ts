@@ -1266,7 +1266,7 @@ export function makeGemm(s: GemmSizes): GemmKernels {
               // the K-tile's wgmma issues, each wgmma after the first waiting for them (SASS,
               // ptxas 13.0); the mbarrier wait loop before them here keeps them after the last.
               // H200, 128 × 192 × 4 at m 8192, block against per-tensor in alternation
-              // (bench/results/gemm-fp8-block-2026-12-05b.md): 0.89-0.95 against 0.85-0.92 with
+              // (bench/results/gemm-fp8-block-2026-12-05b.md): 0.87-0.95 against 0.85-0.92 with
               // the factors formed in the K-tile, at the six shapes of the sweep.
               // The two register sets of a K-tile's distinct factors (2, 4 or 6: see
               // blockFactors), allocated at the first K-tile's, and which of them scales column
