@@ -1,6 +1,6 @@
 // On a GPU: the library call attention(q, k, v, opts) of @tirx-ts/kernels at head dims 64, 128
 // and 256, causal (seqQ = seqK, and seqQ > seqK bottom-right aligned) and not, grouped-query, a
-// sliding window, each O (and LSE) against the float64 reference of
+// sliding window, negative softmax scales, each O (and LSE) against the float64 reference of
 // test/util/attention-reference.ts with examples/flash_attention.ts's bounds; calls again
 // without and with LSE give the same O bytes. attentionBackward(q, k, v, o, dO, lse, opts) after
 // the forward at head dims 64, 128 and 256, causal and not, grouped-query: dQ, dK and dV against
@@ -87,6 +87,30 @@ const CASES: readonly AttentionCase[] = [
     dtype: "float16",
     window: [100, 50],
   },
+  // Negative softmax scales (attention()'s negative launch-scale kernel set: +inf mask, running
+  // minimum): causal, and grouped-query with a window.
+  {
+    batch: 1,
+    heads: 2,
+    kvHeads: 2,
+    seqQ: 512,
+    seqK: 512,
+    headDim: 128,
+    dtype: "bfloat16",
+    causal: true,
+    scale: -0.0625,
+  },
+  {
+    batch: 1,
+    heads: 4,
+    kvHeads: 2,
+    seqQ: 384,
+    seqK: 448,
+    headDim: 64,
+    dtype: "float16",
+    window: [64, 32],
+    scale: -0.3,
+  },
 ];
 
 describe.skipIf(!probe.ok)("attention() on the GPU against float64", () => {
@@ -151,6 +175,18 @@ const BACKWARD_CASES: readonly AttentionCase[] = [
     headDim: 256,
     dtype: "bfloat16",
     causal: true,
+  },
+  // A negative softmax scale (the backward's negative launch-scale kernel set), causal.
+  {
+    batch: 1,
+    heads: 2,
+    kvHeads: 2,
+    seqQ: 384,
+    seqK: 384,
+    headDim: 128,
+    dtype: "float16",
+    causal: true,
+    scale: -0.15,
   },
 ];
 
