@@ -129,9 +129,13 @@
 //     (named barriers, FlashAttention-3's ping-pong: 0.83-0.89, and per-tensor no faster); a
 //     cluster of 2 CTAs multicasting B (block 0.85-0.89 of per-tensor, 0.91 once with "tma",
 //     against 0.87-0.90 without in the same runs); A's scales MN-major (transposed) instead of
-//     as given (0.88-0.92, as given's spread). The promotion's FFMAs carry the same alternating yield hints as the per-tensor
-//     FADDs (so DeepGEMM's rewrite of FFMA yield and reuse bits has nothing to add to this
-//     ptxas's output).
+//     as given (0.88-0.92, as given's spread). The promotion's FFMAs carry the same alternating
+//     yield hints as the per-tensor FADDs (ptxas 13.0 yields at every other one, the way
+//     DeepGEMM rewrote older ptxas's output): rewriting the cubin so that every one yields, or
+//     none does (with or without the factor kept in the reuse cache), ran up to 6% and 16%
+//     slower on an H100, and promoting row by row (a row's FFMAs reading one factor in turn:
+//     fewer register-bank conflicts) instead of in slot order was within ±0.03 of it
+//     (gemm-fp8-block-2026-12-05c.md).
 //     A partial last K block is zero-filled by TMA: its scale multiplies zeros there. Rows past
 //     m read row m − 1's scale with "global" (their results are never stored). With split-K
 //     each slice adds its promoted blocks into W; the finishing kernel then applies no scale.
