@@ -359,8 +359,9 @@ function rank4(x: unknown, name: string, what: string, who: Call = "attention"):
  * (makeFlashAttention's `dynamic` build: the sizes are launch arguments), so a new length
  * compiles nothing; every positive softmax scale shares it too (built with `scaleAtLaunch`: the
  * scale is a launch argument), and every negative one shares a second kernel (its kernel masks
- * and takes the running max differently: `negativeScale`). Sequence lengths are any integers ≥ 1, tile multiples or not (the last query
- * tile and KV block are partial: keys past seqK are masked, rows past seqQ not stored).
+ * and takes the running max differently: `negativeScale`). Sequence lengths are any integers
+ * ≥ 1, tile multiples or not (the last query tile and KV block are partial: keys past seqK are
+ * masked, rows past seqQ not stored).
  *
  * Variable-length batches (FlashAttention's varlen convention, `flash_attn_varlen_func`): with
  * `cuSeqlensQ`, `cuSeqlensK` and `maxSeqQ`, q and O are packed [totalQ, heads, headDim] and k, v

@@ -1142,7 +1142,10 @@ export function makeGemm(s: GemmSizes): GemmKernels {
                 T.let_(`sb${j}`, sScaleB!.get([par!, T.add(kt, j * kPer)])),
               ),
             );
-          /** Issue the wgmmas of the K-tile in stage `st` (into register tile `buf` of the sums when promoted). */
+          /**
+           * Issue the wgmmas of the K-tile in stage `st` (into register tile `buf` of the sums
+           * when promoted).
+           */
           const issueMma = (st: PrimExpr, buf: number): void => {
             const opA = transA
               ? sA.sub(st, cw ?? 0)
@@ -1269,9 +1272,7 @@ export function makeGemm(s: GemmSizes): GemmKernels {
               // in the K-tile itself (`issue`), ptxas placed the ld.shared and multiplies between
               // the K-tile's wgmma issues, each wgmma after the first waiting for them (SASS,
               // ptxas 13.0); the mbarrier wait loop before them here keeps them after the last.
-              // H200, 128 × 192 × 4 at m 8192, block against per-tensor in alternation
-              // (bench/results/gemm-fp8-block-2026-12-05b.md): 0.87-0.95 against 0.85-0.92 with
-              // the factors formed in the K-tile, at the six shapes of the sweep.
+              // Measured against forming them in the K-tile: the file header's scaleLoad "shared".
               // The two register sets of a K-tile's distinct factors (2, 4 or 6: see
               // blockFactors), allocated at the first K-tile's, and which of them scales column
               // group j of row i (the same in every K-tile).
