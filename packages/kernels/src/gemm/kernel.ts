@@ -133,9 +133,13 @@
 //     yield hints as the per-tensor FADDs (ptxas 13.0 yields at every other one, the way
 //     DeepGEMM rewrote older ptxas's output): rewriting the cubin so that every one yields, or
 //     none does (with or without the factor kept in the reuse cache), ran up to 6% and 16%
-//     slower on an H100, and promoting row by row (a row's FFMAs reading one factor in turn:
-//     fewer register-bank conflicts) instead of in slot order was within ±0.03 of it
-//     (gemm-fp8-block-2026-12-05c.md).
+//     slower on an H100 (gemm-fp8-block-2026-12-05c.md). Promotion order: row by row (a row's
+//     FFMAs read one factor in turn, which ptxas keeps in the operand reuse cache; FFMAs with
+//     two source registers in one bank 50 of 192 against 91 in slot order, SASS of ptxas 13.0
+//     at 8192³). On an H100 with gemm()'s shipped configs, in three alternating pairs of
+//     processes, block against per-tensor 0.91-1.00 against slot order's 0.89-0.99, the
+//     weakest shape (8192 × 28672) 0.92-0.93 against 0.89-0.91; within ±0.03 of slot order at
+//     the forced 128 × 192 × 4 "shared" (gemm-fp8-block-2026-12-05c.md, -05d.md).
 //     A partial last K block is zero-filled by TMA: its scale multiplies zeros there. Rows past
 //     m read row m − 1's scale with "global" (their results are never stored). With split-K
 //     each slice adds its promoted blocks into W; the finishing kernel then applies no scale.
@@ -980,15 +984,17 @@ export function makeGemm(s: GemmSizes): GemmKernels {
             8 * j < SCALE_BLOCK / 2 ? sab[i]![0]! : 8 * j < SCALE_BLOCK ? mid[i]! : sab[i]![1]!;
         };
         /**
-         * The promotion acc = fma(tmp, f(j, i), acc) after a K block's wgmmas, for every column
-         * group j (8 columns) of this thread's rows i (0, 1); slots as in the header's D fragment.
+         * The promotion acc = fma(tmp, f(j, i), acc) after a K block's wgmmas, row by row: this
+         * thread's rows i (0, 1) outer, their column groups j (8 columns) inner, so that a row's
+         * FFMAs read one factor in turn (see the header's promotion order); slots as in the
+         * header's D fragment.
          */
         const promoteBy = (
           tmp: NonNullable<typeof tmps>[number],
           f: (j: number, i: number) => ExprLike,
         ): void => {
-          for (let j = 0; j < BN / 8; j++) {
-            for (const i of [0, 1]) {
+          for (const i of [0, 1]) {
+            for (let j = 0; j < BN / 8; j++) {
               for (const e of [0, 1]) {
                 const slot = 4 * j + 2 * i + e;
                 slots.set([slot], T.fma(tmp.get([slot]), f(j, i), slots.get([slot])));
