@@ -193,11 +193,14 @@ function filesUnder(path: string): string[] {
 
 const before = strays();
 const outExisted = existsSync(join(root, "out"));
+// The author's own files in out/ (the README's place for scratch files), kept as they are.
+const outBefore = new Set(outExisted ? filesUnder("out") : []);
 const results = new Map<string, ShRun>();
 
 afterAll(() => {
-  // What the commands wrote goes; a folder the author had before stays.
+  // What the commands wrote goes; a folder the author had before stays, with their files.
   if (!outExisted) rmSync(join(root, "out"), { recursive: true, force: true });
+  else for (const f of filesUnder("out")) if (!outBefore.has(f)) rmSync(join(root, f));
 });
 
 describe("the READMEs' sh commands, as written", () => {
@@ -252,9 +255,11 @@ describe("the READMEs' sh commands, as written", () => {
       .map((l) => l.slice(3))
       .filter((p) => !before.has(p));
     expect(untracked, "new files git would show").toEqual([]);
-    // The documented outputs (out/) are among what appeared, and prettier's check skips them.
-    expect(added).toContain("out/");
-    for (const f of added.flatMap(filesUnder)) {
+    // The documented outputs (out/) are among what appeared (or out/ was there already, the
+    // author's), and prettier's check skips everything in it.
+    if (!outExisted) expect(added).toContain("out/");
+    const written = [...added, ...(outExisted ? ["out/"] : [])].flatMap(filesUnder);
+    for (const f of written) {
       const info = await prettier.getFileInfo(join(root, f), {
         ignorePath: [join(root, ".gitignore"), join(root, ".prettierignore")],
       });

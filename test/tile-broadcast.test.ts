@@ -92,7 +92,7 @@ const causal = T.function(
     T.device_entry({ launch: T.cuda.LaunchConfig({ grid: 1, block: 128 }) });
     const S = T.alloc_local([ROWS, COLS], "float32", { layout: sLayout() });
     T.tile.wg.copy(S, X);
-    T.tile.wg.select(S, ([i, j]) => j!.gt(i!.add(off)), -Infinity, S);
+    T.tile.wg.select(S, ([i, j]) => j.gt(i.add(off)), -Infinity, S);
     T.tile.wg.copy(Y, S);
   },
 );
@@ -286,7 +286,7 @@ describe("at thread scope (per-thread tiles, default layouts)", () => {
         T.tile.copy(c, Cl);
         T.tile.mul(x, x, r);
         T.tile.sub(x, x, c);
-        T.tile.select(x, ([i, j]) => j!.lt(i!), 0, x);
+        T.tile.select(x, ([i, j]) => j.lt(i), 0, x);
         T.tile.copy(Y, x);
       },
     );

@@ -227,7 +227,7 @@ function rowsKernel(c: RowCase, op: "max" | "sum"): PrimFunc {
       T.tile[c.scope].copy(f, X);
       T.tile[c.scope][op](m, f, 2);
       T.tile[c.scope].sub(f, f, m);
-      T.tile[c.scope].select(f, ([i, j, k]) => k!.lt(j!.add(i!.mul(3))), f, 100);
+      T.tile[c.scope].select(f, ([i, j, k]) => k.lt(j.add(i.mul(3))), f, 100);
       T.tile[c.scope].copy(Y, f);
       T.tile[c.scope].copy(Z, m);
     },

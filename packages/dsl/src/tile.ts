@@ -36,10 +36,29 @@ type ArgOf<K extends TileOperandKind> = K extends "register" | "tile"
         : Readonly<Record<string, unknown>>;
 
 /**
- * A function of the destination's logical indices (one int32 per dim), e.g. a mask predicate:
- * `([i, j]) => j.gt(i.add(off))`. Called once while tracing, inside the slot loop.
+ * The logical indices of a destination element, one int32 expression per dim of the tile. Typed
+ * so that destructuring up to 8 of them (`([i, j]) => …`) gives PrimExprs under
+ * `noUncheckedIndexedAccess`; a name past the tile's rank holds undefined at run time (its use
+ * is TX1002, see {@link IndexFn}).
  */
-export type IndexFn = (idx: PrimExpr[]) => ExprLike;
+export type TileIndices = readonly PrimExpr[] & {
+  readonly 0: PrimExpr;
+  readonly 1: PrimExpr;
+  readonly 2: PrimExpr;
+  readonly 3: PrimExpr;
+  readonly 4: PrimExpr;
+  readonly 5: PrimExpr;
+  readonly 6: PrimExpr;
+  readonly 7: PrimExpr;
+};
+
+/**
+ * A function of the destination's logical indices (one int32 per dim), e.g. a mask predicate:
+ * `([i, j]) => j.gt(i.add(off))`. Called once while tracing, inside the slot loop; a TypeError
+ * it throws (an index past the tile's rank read, `(j) => j.lt(n)` taking the array for one
+ * index) is TX1002.
+ */
+export type IndexFn = (idx: TileIndices) => ExprLike;
 
 type MapArgs<Ops extends readonly unknown[]> = {
   -readonly [I in keyof Ops]: Ops[I] extends { readonly kind: infer K extends TileOperandKind }
@@ -102,7 +121,7 @@ function resolve(
     const f0 = a as IndexFn;
     const call = (idx: PrimExpr[]): ExprLike => {
       try {
-        return f0(idx);
+        return f0(idx as readonly PrimExpr[] as TileIndices);
       } catch (e) {
         // `(j) => j.lt(n)`: the function gets dst's indices as one array, not as arguments.
         if (e instanceof TypeError) {
