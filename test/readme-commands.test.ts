@@ -195,12 +195,21 @@ const before = strays();
 const outExisted = existsSync(join(root, "out"));
 // The author's own files in out/ (the README's place for scratch files), kept as they are.
 const outBefore = new Set(outExisted ? filesUnder("out") : []);
+const outTop = new Set(outExisted ? readdirSync(join(root, "out")) : []);
 const results = new Map<string, ShRun>();
 
 afterAll(() => {
   // What the commands wrote goes; a folder the author had before stays, with their files.
   if (!outExisted) rmSync(join(root, "out"), { recursive: true, force: true });
-  else for (const f of filesUnder("out")) if (!outBefore.has(f)) rmSync(join(root, f));
+  else {
+    // New entries of out/ go whole (a layout folder with its pictures); new files inside the
+    // author's own folders go one by one.
+    for (const name of readdirSync(join(root, "out"))) {
+      const p = join("out", name);
+      if (!outTop.has(name)) rmSync(join(root, p), { recursive: true, force: true });
+      else for (const f of filesUnder(p)) if (!outBefore.has(f)) rmSync(join(root, f));
+    }
+  }
 });
 
 describe("the READMEs' sh commands, as written", () => {
