@@ -4,6 +4,7 @@
 import { execFile } from "node:child_process";
 import { promisify } from "node:util";
 import { fileURLToPath } from "node:url";
+import { packagesBuilt } from "./util/built-packages.js";
 import { describe, expect, test } from "vitest";
 import {
   BACKWARD_HD,
@@ -216,10 +217,13 @@ describe("formatAttentionTable", () => {
 });
 
 describe("the script", () => {
-  const tsx = fileURLToPath(new URL("../node_modules/tsx/dist/cli.mjs", import.meta.url));
   const script = fileURLToPath(new URL("../bench/attention.ts", import.meta.url));
+  // tsx as a loader in the child itself (its CLI starts a second node), over the packages as
+  // built when they are (npm test builds first: none of their TypeScript to transform), else
+  // their sources, as vitest.config.ts takes them.
+  const source = packagesBuilt() ? [] : ["--conditions=source"];
   const run = (...args: string[]) =>
-    promisify(execFile)(process.execPath, [tsx, "-C", "source", script, ...args], {
+    promisify(execFile)(process.execPath, ["--import", "tsx", ...source, script, ...args], {
       encoding: "utf8",
     });
   test("--dry-run prints the planned cases and launches nothing; --help lists the options", async () => {
