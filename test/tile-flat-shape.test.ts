@@ -60,6 +60,31 @@ describe("the layout admits every shape of its size", () => {
         /does not group by the shape \[2, 47\]: the shard has 96 elements, the shape 94/,
       ),
     ]);
+    // No one extent of (3, 32) gives 94: the fix offered is the layout's own shape and a sub-view.
+    expect(e.notes.at(-1)?.message).toBe(
+      "take the shape [3, 32] of the layout's 96 elements and a sub-view (.sub) of those you use",
+    );
+  });
+
+  it("a size mismatch offers a layout of the shape's size that one changed extent gives, and it builds", () => {
+    const kernel = (shape: number[], layout: string) =>
+      T.function("alloc", { Y: T.Tensor([1], "float32") }, ({ Y }) => {
+        T.device_entry({ launch: T.cuda.LaunchConfig({ grid: 1, block: 32 }) });
+        const f = T.alloc_local(shape, "float32", { layout: T.TileLayout(layout) });
+        T.tile.warp.fill(f, 1);
+        T.if_(T.cuda.thread_idx("x").eq(0), () => Y.set([0], f.get(shape.map(() => 0))));
+      });
+    // 40 elements over 2 slots × 32 lanes: 20 lanes of 2 (the memory extent alone cannot: 40/32).
+    const e = errorOf(() => kernel([40], "S[(2, 32) : (1, 1@laneid)]"));
+    const note = e.notes.at(-1)?.message ?? "";
+    expect(note).toBe(
+      "take a layout of 40 elements, S[(2, 20) : (1, 1@laneid)] (one extent changed), or the shape [2, 32] of the layout's 64 elements and a sub-view (.sub) of those you use",
+    );
+    const offered = /elements, (S\[.*?\]) \(one extent/.exec(note)![1]!;
+    expect(() => verify(kernel([40], offered))).not.toThrow();
+    // 96 over 4 slots × 32 lanes: the memory extent is the one changed (every lane keeps its 3).
+    const m = errorOf(() => kernel([96], "S[(4, 32) : (1, 1@laneid)]"));
+    expect(m.notes.at(-1)?.message).toContain("S[(3, 32) : (1, 1@laneid)] (one extent changed)");
   });
 });
 

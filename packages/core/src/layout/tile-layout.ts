@@ -59,13 +59,14 @@ export function isLayoutAxis(x: unknown): x is LayoutAxis {
   return typeof x === "string" && AXIS_SET.has(x);
 }
 
-const bad = (message: string, span?: Span): TirxError =>
+const bad = (message: string, span?: Span, fix?: string): TirxError =>
   new TirxError("TX1026", message, span, [
     {
       message:
         'a TileLayout is S[(extents) : (strides)] + R[...] + O[...]; a stride is an integer on the memory axis m or "k@axis" with axis one of ' +
         LAYOUT_AXES.join(", "),
     },
+    ...(fix ? [{ message: fix }] : []),
   ]);
 
 const show = (x: unknown): string => {
@@ -527,11 +528,40 @@ export function checkLayoutShape(l: TileLayout, shape: readonly number[], span?:
   const total = shape.reduce((a, b) => a * b, 1);
   const size = layoutSize(l);
   if (total !== size) {
+    const fit = resizedLayout(l, total);
+    const fixes = [
+      ...(fit
+        ? [`a layout of ${total} elements, ${showTileLayout(fit)} (one extent changed)`]
+        : []),
+      `the shape [${l.shard.map((x) => x.extent).join(", ")}] of the layout's ${size} elements and a sub-view (.sub) of those you use`,
+    ];
     throw bad(
       `${showTileLayout(l)} does not group by the shape [${shape.join(", ")}]: the shard has ${size} elements, the shape ${total}`,
       span,
+      `take ${fixes.join(", or ")}`,
     );
   }
+}
+
+/**
+ * `l` with the extent of one shard iter changed so that the shard holds `total` elements: the
+ * first iter on the memory axis that allows it, else the first on a thread axis (its other
+ * threads then hold none); undefined when no single extent does.
+ */
+function resizedLayout(l: TileLayout, total: number): TileLayout | undefined {
+  const size = layoutSize(l);
+  const order = [
+    ...l.shard.flatMap((x, i) => (x.axis === "m" ? [i] : [])),
+    ...l.shard.flatMap((x, i) => (x.axis !== "m" ? [i] : [])),
+  ];
+  for (const i of order) {
+    const rest = size / l.shard[i]!.extent;
+    const extent = total / rest;
+    if (!Number.isInteger(extent) || extent < 1) continue;
+    if (l.shard[i]!.axis !== "m" && extent > l.shard[i]!.extent) continue;
+    return { ...l, shard: l.shard.map((x, j) => (j === i ? { ...x, extent } : x)) };
+  }
+  return undefined;
 }
 
 /**
