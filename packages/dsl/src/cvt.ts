@@ -1,3 +1,4 @@
+import { PROBE_KEYS, readByAuthor } from "./author-read.js";
 import { TirxError } from "@tirx-ts/core";
 import { callValueOp } from "./op-call.js";
 import type { ExprLike, PrimExpr } from "./expr.js";
@@ -38,9 +39,10 @@ const cvtOps = {
  */
 export const cvt: typeof cvtOps = new Proxy(cvtOps, {
   get(t, key, receiver) {
-    if (typeof key !== "string" || key in t || key === "then" || key === "toJSON") {
+    if (typeof key !== "string" || key in t || PROBE_KEYS.has(key)) {
       return Reflect.get(t, key, receiver) as unknown;
     }
+    if (!readByAuthor()) return undefined;
     const members = Object.keys(t).join(", ");
     if (key.includes("bf16")) {
       throw new TirxError(

@@ -1,3 +1,4 @@
+import { PROBE_KEYS, readByAuthor } from "./author-read.js";
 import { allOps, didYouMean, numel, opOf, TirxError, viewStartPtr, type Expr } from "@tirx-ts/core";
 import { builder } from "./builder.js";
 import { recordStmtOp, staticOperand } from "./op-call.js";
@@ -217,29 +218,14 @@ const bulk = {
   },
 };
 
-/**
- * Names a JS runtime or test framework may probe on any object (thenables, JSON, matchers,
- * pretty-printers); reading them from a T.ptx namespace gives undefined instead of an error.
- */
-const PROTOCOL = new Set([
-  "then",
-  "toJSON",
-  "asymmetricMatch",
-  "nodeType",
-  "tagName",
-  "$$typeof",
-  "@@__IMMUTABLE_ITERABLE__@@",
-  "@@__IMMUTABLE_RECORD__@@",
-  "_isMockFunction",
-]);
-
 /** A namespace whose unknown members are errors with a "did you mean" over its members. */
 function strict<N extends object>(path: string, target: N): N {
   return new Proxy(target, {
     get(t, key, receiver) {
-      if (typeof key !== "string" || key in t || PROTOCOL.has(key)) {
+      if (typeof key !== "string" || key in t || PROBE_KEYS.has(key)) {
         return Reflect.get(t, key, receiver) as unknown;
       }
+      if (!readByAuthor()) return undefined;
       throw unknownMember(path, key, Object.keys(t));
     },
   });
@@ -341,10 +327,11 @@ type PtxTable = typeof namespace & { readonly [K in BulkOpcodeName]: PtxOp } & R
  */
 export const ptx: PtxTable = new Proxy(namespace as PtxTable, {
   get(target, key, receiver) {
-    if (typeof key !== "string" || key in target || PROTOCOL.has(key)) {
+    if (typeof key !== "string" || key in target || PROBE_KEYS.has(key)) {
       return Reflect.get(target, key, receiver) as unknown;
     }
     if (key.includes(".")) return new PtxOp(key);
+    if (!readByAuthor()) return undefined;
     throw unknownMember("T.ptx", key, Object.keys(target));
   },
 });

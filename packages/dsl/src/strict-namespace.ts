@@ -1,28 +1,6 @@
+import { PROBE_KEYS, readByAuthor } from "./author-read.js";
 import { callerSpan } from "./span.js";
 import { unknownMemberError } from "./unknown-member.js";
-
-/**
- * Keys that libraries read off any object to learn what it is (promise adoption, JSON, module
- * interop, inspectors, test matchers): reading one of them off a namespace of T yields undefined,
- * as off a plain object, instead of TX1024.
- */
-const PROBES = new Set([
-  "then",
-  "toJSON",
-  "default",
-  "__esModule",
-  "$$typeof",
-  "asymmetricMatch",
-  "nodeType",
-  "nodeName",
-  "tagName",
-  "inspect",
-  "_isMockFunction",
-  "@@__IMMUTABLE_ITERABLE__@@",
-  "@@__IMMUTABLE_RECORD__@@",
-  "@@__IMMUTABLE_KEYED__@@",
-  "@@__IMMUTABLE_ORDERED__@@",
-]);
 
 /** The proxy of each namespace object met under T, made on its first read. */
 const wrapped = new WeakMap<object, object>();
@@ -39,8 +17,9 @@ function isNamespace(v: unknown): v is object {
  * member it has as before and throws TX1024 for a string key it lacks, with the nearest member
  * name, at the author's line; its namespace members (plain objects: `T.cuda`, `T.tile.warp`) are
  * wrapped the same way, once each, so a misspelled member read through an alias
- * (`const w = T.tile.warp; w.sums(…)`) is TX1024 too, not a TypeError. Symbol keys and the
- * well-known probe keys of other libraries (`then`, `toJSON`, `$$typeof`, …) read as on `obj`.
+ * (`const w = T.tile.warp; w.sums(…)`) is TX1024 too, not a TypeError. Symbol keys, the
+ * well-known probe keys (`then`, `toJSON`, `$$typeof`, …) and any key read by code that is not the
+ * author's (Node's modules, installed libraries, tirx-ts's own packages) read as on `obj`.
  * @param obj A namespace object: the builder's T or one of its members.
  * @param owner Its spelling in a kernel, for the message.
  * @returns The proxy; its type is `obj`'s.
@@ -52,7 +31,7 @@ export function strictNamespace<X extends object>(obj: X, owner: string): X {
       // Read first: a namespace may answer keys it does not list (T.ptx's PTX spellings,
       // `T.ptx["cp.async.cg.shared.global"]`, come from its own proxy).
       const v: unknown = Reflect.get(target, key, receiver);
-      if (v !== undefined || typeof key === "symbol" || key in target || PROBES.has(key)) {
+      if (v !== undefined || typeof key === "symbol" || key in target || PROBE_KEYS.has(key)) {
         if (typeof key !== "string" || !isNamespace(v)) return v;
         // A non-configurable read-only member must read as itself (a Proxy invariant).
         const d = Object.getOwnPropertyDescriptor(target, key);
@@ -63,6 +42,7 @@ export function strictNamespace<X extends object>(obj: X, owner: string): X {
         if (w === undefined) wrapped.set(v, (w = strictNamespace(v, `${owner}.${key}`)));
         return w;
       }
+      if (!readByAuthor()) return v;
       throw unknownMemberError(key, owner, target, callerSpan());
     },
   });

@@ -4,7 +4,9 @@
 // throws passes through unchanged. The same holds through an alias or a cast of a namespace
 // (`const w = T.tile.warp; w.sums(…)`, `(T as any).alloc_shard`), which the source line's
 // `T.a.b` path did not show, and outside a kernel body; reading what other libraries probe
-// objects for (then, toJSON, symbols) still yields undefined.
+// objects for (then, toJSON, symbols, and any key util.inspect or another library reads) still
+// yields undefined.
+import { format, inspect } from "node:util";
 import { describe, expect, it } from "vitest";
 import { T } from "@tirx-ts/dsl";
 import { isTirxError, type TirxError } from "@tirx-ts/core";
@@ -107,5 +109,14 @@ describe("a misspelled member of T in a builder kernel", () => {
     // A namespace goes through promise adoption and JSON as a plain object does.
     expect(await Promise.resolve(T.tile.warp)).toBe(T.tile.warp);
     expect(() => JSON.stringify(T.cuda)).not.toThrow();
+    // Code that is not the author's reads what a namespace may lack to learn what it is
+    // (util.inspect reads "0"): undefined there, as on a plain object.
+    expect(inspect(T.cuda, { depth: 0 })).toContain("thread_idx");
+    expect(inspect(T, { depth: 1 })).toContain("cuda");
+    expect(format("%o", T.tile.warp)).toContain("sum");
+    // T.ptx's own namespaces likewise (inspecting T.ptx read "0" and threw TX1002).
+    expect(inspect(T.ptx, { depth: 0 })).toContain("wgmma");
+    expect(inspect(T.ptx.cp.async_)).toContain("commit_group");
+    expect(inspect(T.ptx.cvt)).toContain("e4m3x2_f32");
   });
 });
