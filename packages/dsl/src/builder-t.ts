@@ -27,7 +27,6 @@ import { ComposeLayout, layout, O, R, S, TileLayout } from "./layout.js";
 import { tile } from "./tile.js";
 import { nvshmem } from "./nvshmem.js";
 import { registerT } from "./unknown-member.js";
-import { strictNamespace } from "./strict-namespace.js";
 
 const dtypes = Object.fromEntries(DTYPES.map((d) => [d, dtypeFn(d)])) as Record<DType, DTypeFn>;
 
@@ -47,105 +46,100 @@ function freeLogical(op: "and" | "or", a: ExprLike, b: ExprLike): PrimExpr {
 /**
  * The builder's `T`: every name of the `T` namespace but `prim_func`. Statements are recorded
  * while a `T.function` body runs. Script-mode lowering (`script/`) resolves `T` in a kernel body
- * to this object; `T.ts` adds `prim_func`, which sits above script lowering. Reading a member it
- * lacks, directly or through an alias of one of its namespaces, throws TirxError TX1024 with the
- * nearest name (strict-namespace.ts).
+ * to this object; `T.ts` adds `prim_func`, which sits above script lowering.
  */
-export const builderT = strictNamespace(
-  {
-    function: function_,
-    Tensor,
-    Scalar,
-    device_entry,
-    alloc_shared,
-    alloc_local,
-    SwizzleLayout,
-    SwizzleMode,
-    swizzle_mode,
-    TileLayout,
-    ComposeLayout,
-    S,
-    R,
-    O,
-    layout,
-    tile,
-    local_scalar,
-    range: control.range,
-    serial: control.serial,
-    grid: control.grid,
-    unroll: control.unroll,
-    vectorized: control.vectorized,
-    if_: control.if_,
-    while_: control.while_,
-    let_: control.let_,
-    if_then_else,
-    ceildiv,
-    slice,
-    add: (a: ExprLike, b: ExprLike): PrimExpr => freeBinary("add", a, b),
-    sub: (a: ExprLike, b: ExprLike): PrimExpr => freeBinary("sub", a, b),
-    mul: (a: ExprLike, b: ExprLike): PrimExpr => freeBinary("mul", a, b),
-    floordiv: (a: ExprLike, b: ExprLike): PrimExpr => freeBinary("floordiv", a, b),
-    floormod: (a: ExprLike, b: ExprLike): PrimExpr => freeBinary("floormod", a, b),
-    min: (a: ExprLike, b: ExprLike): PrimExpr => freeBinary("min", a, b),
-    max: (a: ExprLike, b: ExprLike): PrimExpr => freeBinary("max", a, b),
-    /** C division `a / b`: truncates toward zero for integers. */
-    div: (a: ExprLike, b: ExprLike): PrimExpr => freeBinary("div", a, b),
-    /** C remainder `a % b`: takes the sign of the dividend. */
-    mod: (a: ExprLike, b: ExprLike): PrimExpr => freeBinary("mod", a, b),
-    /** `a < b` (bool). */
-    lt: (a: ExprLike, b: ExprLike): PrimExpr => freeCompare("lt", a, b),
-    /** `a <= b` (bool). */
-    le: (a: ExprLike, b: ExprLike): PrimExpr => freeCompare("le", a, b),
-    /** `a > b` (bool). */
-    gt: (a: ExprLike, b: ExprLike): PrimExpr => freeCompare("gt", a, b),
-    /** `a >= b` (bool). */
-    ge: (a: ExprLike, b: ExprLike): PrimExpr => freeCompare("ge", a, b),
-    /** `a == b` (bool). */
-    eq: (a: ExprLike, b: ExprLike): PrimExpr => freeCompare("eq", a, b),
-    /** `a != b` (bool). */
-    ne: (a: ExprLike, b: ExprLike): PrimExpr => freeCompare("ne", a, b),
-    /** Logical `a && b` of two bools (both sides are evaluated). */
-    and: (a: ExprLike, b: ExprLike): PrimExpr => freeLogical("and", a, b),
-    /** Logical `a || b` of two bools (both sides are evaluated). */
-    or: (a: ExprLike, b: ExprLike): PrimExpr => freeLogical("or", a, b),
-    /** Logical `!a` of a bool. */
-    not: (a: ExprLike): PrimExpr => {
-      const span = callerSpan();
-      return new PrimExpr(not(toExpr(a, "bool", span), span));
-    },
-    cuda: {
-      LaunchConfig: cuda.LaunchConfig,
-      thread_idx: cuda.thread_idx,
-      block_idx: cuda.block_idx,
-      block_dim: cuda.block_dim,
-      grid_dim: cuda.grid_dim,
-      cta_sync: cuda.cta_sync,
-      tile: cuda.tile,
-      tensormap_encode_tiled,
-      cluster_ctarank: clusterOps.cluster_ctarank,
-      cluster_nctarank: clusterOps.cluster_nctarank,
-      cluster_cta_idx: clusterOps.cluster_cta_idx,
-      cluster_dim: clusterOps.cluster_dim,
-      cluster_idx: clusterOps.cluster_idx,
-      cluster_grid_dim: clusterOps.cluster_grid_dim,
-      cluster_sync: clusterOps.cluster_sync,
-      threadfence: memoryOrder.threadfence,
-      threadfence_block: memoryOrder.threadfence_block,
-      threadfence_system: memoryOrder.threadfence_system,
-      ...warp,
-    },
-    tensormap_encode_tiled,
-    ptx,
-    // NVSHMEM's device API on symmetric tensors (dsl nvshmem.ts).
-    nvshmem,
-    ...math,
-    raw,
-    call_op,
-    call_value,
-    ...dtypes,
+export const builderT = {
+  function: function_,
+  Tensor,
+  Scalar,
+  device_entry,
+  alloc_shared,
+  alloc_local,
+  SwizzleLayout,
+  SwizzleMode,
+  swizzle_mode,
+  TileLayout,
+  ComposeLayout,
+  S,
+  R,
+  O,
+  layout,
+  tile,
+  local_scalar,
+  range: control.range,
+  serial: control.serial,
+  grid: control.grid,
+  unroll: control.unroll,
+  vectorized: control.vectorized,
+  if_: control.if_,
+  while_: control.while_,
+  let_: control.let_,
+  if_then_else,
+  ceildiv,
+  slice,
+  add: (a: ExprLike, b: ExprLike): PrimExpr => freeBinary("add", a, b),
+  sub: (a: ExprLike, b: ExprLike): PrimExpr => freeBinary("sub", a, b),
+  mul: (a: ExprLike, b: ExprLike): PrimExpr => freeBinary("mul", a, b),
+  floordiv: (a: ExprLike, b: ExprLike): PrimExpr => freeBinary("floordiv", a, b),
+  floormod: (a: ExprLike, b: ExprLike): PrimExpr => freeBinary("floormod", a, b),
+  min: (a: ExprLike, b: ExprLike): PrimExpr => freeBinary("min", a, b),
+  max: (a: ExprLike, b: ExprLike): PrimExpr => freeBinary("max", a, b),
+  /** C division `a / b`: truncates toward zero for integers. */
+  div: (a: ExprLike, b: ExprLike): PrimExpr => freeBinary("div", a, b),
+  /** C remainder `a % b`: takes the sign of the dividend. */
+  mod: (a: ExprLike, b: ExprLike): PrimExpr => freeBinary("mod", a, b),
+  /** `a < b` (bool). */
+  lt: (a: ExprLike, b: ExprLike): PrimExpr => freeCompare("lt", a, b),
+  /** `a <= b` (bool). */
+  le: (a: ExprLike, b: ExprLike): PrimExpr => freeCompare("le", a, b),
+  /** `a > b` (bool). */
+  gt: (a: ExprLike, b: ExprLike): PrimExpr => freeCompare("gt", a, b),
+  /** `a >= b` (bool). */
+  ge: (a: ExprLike, b: ExprLike): PrimExpr => freeCompare("ge", a, b),
+  /** `a == b` (bool). */
+  eq: (a: ExprLike, b: ExprLike): PrimExpr => freeCompare("eq", a, b),
+  /** `a != b` (bool). */
+  ne: (a: ExprLike, b: ExprLike): PrimExpr => freeCompare("ne", a, b),
+  /** Logical `a && b` of two bools (both sides are evaluated). */
+  and: (a: ExprLike, b: ExprLike): PrimExpr => freeLogical("and", a, b),
+  /** Logical `a || b` of two bools (both sides are evaluated). */
+  or: (a: ExprLike, b: ExprLike): PrimExpr => freeLogical("or", a, b),
+  /** Logical `!a` of a bool. */
+  not: (a: ExprLike): PrimExpr => {
+    const span = callerSpan();
+    return new PrimExpr(not(toExpr(a, "bool", span), span));
   },
-  "T",
-);
+  cuda: {
+    LaunchConfig: cuda.LaunchConfig,
+    thread_idx: cuda.thread_idx,
+    block_idx: cuda.block_idx,
+    block_dim: cuda.block_dim,
+    grid_dim: cuda.grid_dim,
+    cta_sync: cuda.cta_sync,
+    tile: cuda.tile,
+    tensormap_encode_tiled,
+    cluster_ctarank: clusterOps.cluster_ctarank,
+    cluster_nctarank: clusterOps.cluster_nctarank,
+    cluster_cta_idx: clusterOps.cluster_cta_idx,
+    cluster_dim: clusterOps.cluster_dim,
+    cluster_idx: clusterOps.cluster_idx,
+    cluster_grid_dim: clusterOps.cluster_grid_dim,
+    cluster_sync: clusterOps.cluster_sync,
+    threadfence: memoryOrder.threadfence,
+    threadfence_block: memoryOrder.threadfence_block,
+    threadfence_system: memoryOrder.threadfence_system,
+    ...warp,
+  },
+  tensormap_encode_tiled,
+  ptx,
+  // NVSHMEM's device API on symmetric tensors (dsl nvshmem.ts).
+  nvshmem,
+  ...math,
+  raw,
+  call_op,
+  call_value,
+  ...dtypes,
+};
 
 // A misspelled member of T in a builder kernel body is TX1024 (function.ts, unknown-member.ts).
 registerT(builderT);

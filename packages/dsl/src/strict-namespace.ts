@@ -20,7 +20,7 @@ function isNamespace(v: unknown): v is object {
  * (`const w = T.tile.warp; w.sums(…)`) is TX1024 too, not a TypeError. Symbol keys, the
  * well-known probe keys (`then`, `toJSON`, `$$typeof`, …) and any key read by code that is not the
  * author's (Node's modules, installed libraries, tirx-ts's own packages) read as on `obj`.
- * @param obj A namespace object: the builder's T or one of its members.
+ * @param obj A namespace object: T (T.ts: the builder's members and prim_func) or one of its members.
  * @param owner Its spelling in a kernel, for the message.
  * @returns The proxy; its type is `obj`'s.
  * @throws TirxError TX1024 (dsl/unknown-name) from the proxy, when a missing member is read.
