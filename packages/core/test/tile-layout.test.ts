@@ -14,8 +14,10 @@ import {
   isTrivialLayout,
   LAYOUT_AXES,
   layoutAxisRange,
+  layoutAxisValues,
   layoutCoordinates,
   layoutFromIters,
+  layoutInjective,
   layoutSize,
   layoutSpan,
   parseTileLayout,
@@ -314,5 +316,80 @@ describe("TileLayout properties (fast-check, seed 22)", () => {
       }),
       { seed: 22, numRuns: 80 },
     );
+  });
+  it("layoutAxisValues gives every element's coordinate on each axis, as applyLayout does", () => {
+    fc.assert(
+      fc.property(layoutArb, (l) => {
+        const n = layoutSize(l);
+        let wrong = 0;
+        for (const a of LAYOUT_AXES) {
+          const values = layoutAxisValues(l, a);
+          expect(values.length).toBe(n);
+          for (let x = 0; x < n; x++) if (values[x] !== (applyLayout(l, x)[a] ?? 0)) wrong++;
+        }
+        expect(wrong).toBe(0);
+      }),
+      { seed: 22, numRuns: 150 },
+    );
+  });
+
+  it("layoutInjective reports the first collision that enumerating every coordinate finds, or none", () => {
+    // Small strides (collisions common, the dense owner array) and the wide ones of layoutArb
+    // (codes spread over a range too sparse for it: the Map), and injective layouts.
+    const smallArb = fc
+      .tuple(
+        fc.array(
+          fc.record({
+            extent: fc.integer({ min: 1, max: 6 }),
+            stride: fc.integer({ min: -3, max: 3 }),
+            axis: fc.constantFrom<LayoutAxis>("m", "laneid", "warpid"),
+          }),
+          { minLength: 1, maxLength: 4 },
+        ),
+        fc.array(
+          fc.record({
+            extent: fc.integer({ min: 1, max: 3 }),
+            stride: fc.integer({ min: -4, max: 4 }),
+            axis: fc.constantFrom<LayoutAxis>("laneid", "warpid"),
+          }),
+          { maxLength: 2 },
+        ),
+      )
+      .map(([s, r]) => layoutFromIters(s, r));
+    const named = (l: TileLayout): LayoutAxis[] =>
+      LAYOUT_AXES.filter(
+        (a) =>
+          a === "m" ||
+          l.offset[a] !== undefined ||
+          [...l.shard, ...l.replica].some((x) => x.axis === a),
+      );
+    let clashes = 0;
+    fc.assert(
+      fc.property(fc.oneof(smallArb, layoutArb, injectiveArb), (l) => {
+        const axes = named(l);
+        const owner = new Map<string, number>();
+        let want: { a: number; b: number; at: string } | undefined;
+        for (let e = 0; e < layoutSize(l) && !want; e++) {
+          for (const c of layoutCoordinates(l, e)) {
+            const k = axes.map((a) => c[a] ?? 0).join(",");
+            const prev = owner.get(k);
+            if (prev !== undefined && prev !== e) {
+              want = { a: prev, b: e, at: k };
+              break;
+            }
+            owner.set(k, e);
+          }
+        }
+        const got = layoutInjective(l);
+        if (want) clashes++;
+        expect(
+          got && { a: got.a, b: got.b, at: axes.map((a) => got.at[a] ?? 0).join(",") },
+        ).toEqual(want);
+      }),
+      { seed: 22, numRuns: 400 },
+    );
+    // Both outcomes were drawn.
+    expect(clashes).toBeGreaterThan(50);
+    expect(clashes).toBeLessThan(350);
   });
 });

@@ -830,12 +830,54 @@ export interface LayoutCollision {
 }
 
 /**
+ * Largest code range (product of the axes' ranges) that {@link layoutInjective} checks with a
+ * dense array of owners (4 bytes each): 2^22, 16 MiB at most.
+ */
+const DENSE_CODES = 2 ** 22;
+
+/**
+ * `Σ_i c_i · weight(xs[i])` for every combination of iter values `c`, in row-major order (the
+ * first iter outermost), as one array of `product(extents)` numbers: built outward from the
+ * innermost iter, each step one pass over the array so far.
+ */
+function iterSums(xs: readonly LayoutIter[], weight: (x: LayoutIter) => number): Float64Array {
+  let out = new Float64Array(1);
+  for (let i = xs.length - 1; i >= 0; i--) {
+    const x = xs[i]!;
+    const w = weight(x);
+    const next = new Float64Array(out.length * x.extent);
+    for (let c = 0; c < x.extent; c++) {
+      const add = c * w;
+      const at = c * out.length;
+      for (let j = 0; j < out.length; j++) next[at + j] = out[j]! + add;
+    }
+    out = next;
+  }
+  return out;
+}
+
+/**
+ * The coordinate on `axis` of every logical element of `l`, by row-major linear index over the
+ * shard: element `e`'s is `applyLayout(l, e)[axis]` (its offset included; 0 on an axis the
+ * layout does not name), in one pass without a record per element. Replicas are left out, as
+ * in {@link applyLayout}.
+ * @returns `layoutSize(l)` values. Throws nothing.
+ */
+export function layoutAxisValues(l: TileLayout, axis: LayoutAxis): Float64Array {
+  const out = iterSums(l.shard, (x) => (x.axis === axis ? x.stride : 0));
+  const offset = l.offset[axis] ?? 0;
+  if (offset !== 0) for (let e = 0; e < out.length; e++) out[e] = out[e]! + offset;
+  return out;
+}
+
+/**
  * Whether the layout is injective: distinct logical elements reach distinct physical
  * coordinates (the tuple of every axis it names, `m` included), replicas included: no thread
  * slot holds two elements. A register tile whose layout is not would silently overwrite one
  * element with another (TIRx docs, "Tensor Layout": the shard maps each logical element to its
  * own physical place; replicas add copies, never sharing). Linear in the number of physical
- * coordinates (a Set of encoded coordinates).
+ * coordinates: each encoded as a mixed-radix code over the axes' ranges, owners kept in a dense
+ * array where the codes' range is at most 2^22 and 64 times the coordinates, else in a Map.
  * @returns undefined when injective, or when the layout has more than
  *   {@link INJECTIVE_CHECK_LIMIT} physical coordinates (not checked: such a layout is no register
  *   tile, and the verifier bounds `m` separately); else the first {@link LayoutCollision} in
@@ -865,6 +907,33 @@ export function layoutInjective(l: TileLayout): LayoutCollision | undefined {
     total *= max - min + 1;
   }
   const numeric = total <= Number.MAX_SAFE_INTEGER;
+  const los = axes.map((a) => lo.get(a)!);
+  const radixes = axes.map((a) => radix.get(a)!);
+  // The common case (every register tile): codes in a range small enough for a dense array of
+  // first owners, each element's code the sum of a shard part and a replica part
+  // (iterSums), no Map and no per-element record. A collision is then reported by the general
+  // walk below, which finds the same first one.
+  if (total <= DENSE_CODES && total <= 64 * n * reps) {
+    const codeOf = (x: LayoutIter): number => x.stride * radixes[axes.indexOf(x.axis)]!;
+    const base = axes.reduce((s, a, j) => s - los[j]! * radixes[j]!, 0);
+    const shardCodes = iterSums(l.shard, codeOf);
+    const repCodes = iterSums(l.replica, codeOf);
+    const owner = new Int32Array(total);
+    let clash = false;
+    for (let e = 0; e < n && !clash; e++) {
+      const s = base + shardCodes[e]!;
+      for (let k = 0; k < reps; k++) {
+        const v = s + repCodes[k]!;
+        const prev = owner[v]!;
+        if (prev !== 0 && prev !== e + 1) {
+          clash = true;
+          break;
+        }
+        owner[v] = e + 1;
+      }
+    }
+    if (!clash) return undefined;
+  }
   const seen = new Map<number | string, number>();
   const extents = l.shard.map((x) => x.extent);
   const idx = new Array<number>(extents.length).fill(0);
@@ -880,8 +949,6 @@ export function layoutInjective(l: TileLayout): LayoutCollision | undefined {
   // its iterators' steps, which is the coordinate less the offset (integers: exact).
   const shardAxis = l.shard.map((x) => axes.indexOf(x.axis));
   const repAxis = l.replica.map((x) => axes.indexOf(x.axis));
-  const los = axes.map((a) => lo.get(a)!);
-  const radixes = axes.map((a) => radix.get(a)!);
   const sums = new Float64Array(axes.length);
   for (let e = 0; e < n; e++) {
     const r = new Array<number>(repExt.length).fill(0);

@@ -7,7 +7,7 @@ import { residueMod } from "../analysis/bounds.js";
 import { MAX_REGISTER_ARRAY } from "../analysis/register-arrays.js";
 import { wgmmaOperandLayout, wgmmaTileLayout } from "../layout/fragments.js";
 import { swizzleModeOf } from "../layout/swizzle.js";
-import { applyLayout, showTileLayout } from "../layout/tile-layout.js";
+import { layoutAxisValues, layoutSize, showTileLayout } from "../layout/tile-layout.js";
 import { bufferPtr } from "../layout/view.js";
 import { checkOpCall } from "../ops/check.js";
 import { opOf } from "../ops/registry.js";
@@ -231,6 +231,37 @@ function matchGrid(
   const dims = matrixShape(t.shape);
   if (!dims) return `${t.buffer.name} [${t.shape.join(", ")}] is not a matrix`;
   const [R, C] = dims;
+  // A kernel issues many wgmmas on one accumulator tile (every K step, every unrolled
+  // iteration): its grid is matched once per layout, atom and shape.
+  const key = `${showTileLayout(t.layout)}|${R}x${C}|${showTileLayout(atom)}|${ar}x${ac}|${align}`;
+  const hit = matched.get(key);
+  if (hit) return hit.map((row) => [...row]);
+  const got = matchGridUncached(t, R, C, atom, ar, ac, what, align);
+  if (typeof got !== "string") {
+    if (matched.size >= MATCHED_LIMIT) matched.clear();
+    matched.set(
+      key,
+      got.map((row) => [...row]),
+    );
+  }
+  return got;
+}
+
+/** matchGrid's successful matches by layout, shape, atom and alignment. */
+const matched = new Map<string, number[][]>();
+const MATCHED_LIMIT = 1000;
+
+/** {@link matchGrid} of the `R` × `C` tile `t`, matched element by element. */
+function matchGridUncached(
+  t: RegisterTile,
+  R: number,
+  C: number,
+  atom: TileLayout,
+  ar: number,
+  ac: number,
+  what: string,
+  align: number,
+): number[][] | string {
   if (R % ar !== 0 || C % ac !== 0) {
     return `${t.buffer.name} is ${R} × ${C}, not a grid of ${ar} × ${ac} ${what} fragments`;
   }
@@ -241,11 +272,15 @@ function matchGrid(
   if (other)
     return `${t.buffer.name} binds ${other.axis}; a wgmma fragment binds only tid_in_wg and m`;
   if (l.replica.some((x) => x.extent > 1)) return `${t.buffer.name} has a replica`;
-  const at: { tid: number; slot: number }[] = [];
-  for (let e = 0; e < ar * ac; e++) {
-    const c = applyLayout(atom, e);
-    at.push({ tid: c.tid_in_wg ?? 0, slot: c.m ?? 0 });
+  // Each element's thread and slot, the atom's and the tile's, by row-major index (one pass
+  // over each layout: a fragment grid of 64 × 256 has 16,384 elements).
+  if (layoutSize(l) !== R * C) {
+    return `${t.buffer.name} is ${R} × ${C}, but its layout ${showTileLayout(l)} holds ${layoutSize(l)} elements`;
   }
+  const atTid = layoutAxisValues(atom, "tid_in_wg");
+  const atSlot = layoutAxisValues(atom, "m");
+  const tids = layoutAxisValues(l, "tid_in_wg");
+  const slots = layoutAxisValues(l, "m");
   const base: number[][] = [];
   for (let I = 0; I < R / ar; I++) {
     const row: number[] = [];
@@ -253,10 +288,10 @@ function matchGrid(
       let b: number | undefined;
       for (let r = 0; r < ar; r++) {
         for (let c = 0; c < ac; c++) {
-          const g = applyLayout(l, (I * ar + r) * C + J * ac + c);
-          const a = at[r * ac + c]!;
-          const tid = g.tid_in_wg ?? 0;
-          const slot = g.m ?? 0;
+          const e = (I * ar + r) * C + J * ac + c;
+          const a = { tid: atTid[r * ac + c]!, slot: atSlot[r * ac + c]! };
+          const tid = tids[e]!;
+          const slot = slots[e]!;
           b ??= slot - a.slot;
           if (tid !== a.tid || slot !== b + a.slot) {
             return `element [${I * ar + r}, ${J * ac + c}] of ${t.buffer.name} is at thread ${tid} slot ${slot}, but the ${what} fragment of its block puts it at thread ${a.tid} slot ${b + a.slot}`;
