@@ -95,3 +95,26 @@ describe("gemm() with an empty dimension", () => {
     expect(gemmChoice(a, b).config).toEqual(one.config);
   });
 });
+
+describe("the activations on a NaN sum", () => {
+  test('"relu" is max.f32 with 0, so a NaN row becomes 0 (CUDA\'s fmaxf); no activation, "gelu" and "silu" keep NaN', () => {
+    // Row 0 sums NaN · 1 + 1 · 1; row 1 sums 2 · 1 + (−3) · 1 = −1.
+    const a = tensor(Float32Array.of(NaN, 1, 2, -3), {
+      shape: [2, 2],
+      dtype: "float16",
+      device: dev,
+    });
+    const b = tensor(Float32Array.of(1, 1, 1, 1), { shape: [2, 2], dtype: "float16", device: dev });
+    const run = (activation?: "relu" | "gelu" | "silu"): number[] =>
+      Array.from(
+        gemm(a, b, {
+          outDtype: "float32",
+          config: small,
+          ...(activation ? { activation } : {}),
+        }).toArray() as Float32Array,
+      );
+    expect(run()).toEqual([NaN, NaN, -1, -1]);
+    expect(run("relu")).toEqual([0, 0, 0, 0]);
+    for (const act of ["gelu", "silu"] as const) expect(run(act).slice(0, 2)).toEqual([NaN, NaN]);
+  });
+});

@@ -65,6 +65,8 @@ describe("config.overlap: the PTX and the configuration's errors", () => {
           config: { bm: 128, bn: 128, stages: 6, scaleLoad: "tma", overlap: true },
         },
         { ...base, scales: true, config: { bm: 128, bn: 128, stages: 6, overlap: true } },
+        // Three consumer warpgroups (setmaxnreg 160): the widest tiles overlap takes there.
+        { ...base, scales: "block", config: { bm: 192, bn: 64, stages: 6, overlap: true } },
       ];
       for (const v of variants) {
         const text = compileToPtx(makeGemm(v).main, { arch: "sm_90a" }).text;
@@ -77,12 +79,17 @@ describe("config.overlap: the PTX and the configuration's errors", () => {
     },
   );
 
-  test("overlap with bn over 128, 16-bit inputs, fastAccum or a non-boolean is TX9001", () => {
+  test("overlap with register tiles over the consumers' registers, 16-bit inputs, fastAccum or a non-boolean is TX9001", () => {
     const base = { m: 256, n: 256, k: 256, dtype: "float8_e4m3", transB: true } as const;
     const cases: [GemmSizes, RegExp][] = [
       [
         { ...base, scales: "block", config: { bm: 128, bn: 192, stages: 4, overlap: true } },
-        /bn ≤ 128.*got bn 192/,
+        /bm 128, bn 192, overlap needs 288 float32 registers .* over the 200 .*; bn 128 fits, and bn 192 without overlap/,
+      ],
+      [
+        // Three consumer warpgroups: 3 · 64 registers over setmaxnreg 160's 128.
+        { ...base, scales: "block", config: { bm: 192, bn: 128, stages: 4, overlap: true } },
+        /bm 192, bn 128, overlap needs 192 float32 registers .* over the 128 .*; bn 64 fits, and bn 128 without overlap/,
       ],
       [
         { ...base, dtype: "bfloat16", config: { bm: 128, bn: 128, stages: 4, overlap: true } },

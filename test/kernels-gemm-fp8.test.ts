@@ -5,7 +5,13 @@
 // transposed float8 operand) refused with TX9001 naming the fix.
 import { describe, expect, test } from "vitest";
 import { gemm, sim, tensor } from "tirx-ts";
-import { gemmTuneKey, makeGemm } from "@tirx-ts/kernels";
+import {
+  gemmTileRegisterBudget,
+  gemmTileRegisters,
+  gemmTuneCandidates,
+  gemmTuneKey,
+  makeGemm,
+} from "@tirx-ts/kernels";
 import { checkGemm, type GemmSpec } from "./util/gemm-reference.js";
 import { errorOf } from "./util/error-of.js";
 import { assembleLater } from "./util/ptxas-deferred.js";
@@ -105,5 +111,56 @@ describe("float8 accumulation: promoted per K-tile by default, fastAccum on requ
     const eo = errorOf(() => gemm(a, b, { transB: true, fastAccum: 1 as unknown as boolean }));
     expect(eo.code).toBe("TX9001");
     expect(eo.message).toMatch(/fastAccum is a boolean/);
+  });
+});
+
+describe("register tiles of sums within the consumers' registers (makeGemm's rule)", () => {
+  const base = { m: 8192, n: 8192, k: 8192, dtype: "float8_e4m3", transB: true } as const;
+
+  test("promoted float8 takes bn ≤ 192 beside one or two consumer warpgroups; fastAccum and 16-bit inputs take 256", () => {
+    // Two tiles of bn / 2: 256 at bn 256, 224 at bn 224, over setmaxnreg 232's 200.
+    for (const [scales, bn] of [
+      ["tensor", 256],
+      ["tensor", 224],
+      ["block", 256],
+    ] as const) {
+      for (const bm of [64, 128] as const) {
+        const e = errorOf(() => makeGemm({ ...base, scales, config: { bm, bn, stages: 3 } }));
+        expect([e.code, e.message]).toEqual([
+          "TX9001",
+          expect.stringMatching(
+            new RegExp(
+              `bm ${bm}, bn ${bn} needs ${bn} float32 registers .* over the 200 .*; bn 192 fits$`,
+            ),
+          ),
+        ]);
+      }
+    }
+    // One tile: the accumulator's 128.
+    const ok = [
+      { ...base, scales: "tensor", fastAccum: true, config: { bm: 128, bn: 256, stages: 3 } },
+      { ...base, dtype: "bfloat16", config: { bm: 128, bn: 256, stages: 3 } },
+      { ...base, scales: "block", config: { bm: 128, bn: 192, stages: 3 } },
+      { ...base, scales: "block", config: { bm: 192, bn: 128, stages: 3 } },
+    ] as const;
+    for (const s of ok) {
+      const text = compileToPtx(makeGemm(s).main, { arch: "sm_90a" }).text;
+      assembleLater(text, "sm_90a", `${s.dtype} bm ${s.config.bm} bn ${s.config.bn}`);
+    }
+  });
+
+  test("gemmTileRegisters counts the accumulator, a promoted K-tile's sums and overlap's second tile; the budget is setmaxnreg's less 32", () => {
+    expect(gemmTileRegisters({ bm: 128, bn: 256, stages: 3 }, false)).toBe(128);
+    expect(gemmTileRegisters({ bm: 128, bn: 192, stages: 3 }, true)).toBe(192);
+    expect(gemmTileRegisters({ bm: 192, bn: 128, stages: 3, overlap: true }, true)).toBe(192);
+    expect([64, 128, 192].map((bm) => gemmTileRegisterBudget(bm as 64 | 128 | 192))).toEqual([
+      200, 200, 128,
+    ]);
+    // gemm()'s tuning tries no configuration the rule refuses.
+    for (const promoted of [false, true]) {
+      const shape = { m: 8192, n: 8192, k: 8192, inBytes: 1 as const, kMajorB: true, promoted };
+      for (const c of gemmTuneCandidates(shape))
+        expect(gemmTileRegisters(c, promoted)).toBeLessThanOrEqual(gemmTileRegisterBudget(c.bm));
+    }
   });
 });

@@ -107,6 +107,10 @@ describe("gemm()'s errors", () => {
         () => gemm(a, b, { out: t([17, 40], "float16"), outDtype: "float32" }),
         /out's dtype must be outDtype \(float32\)/,
       ],
+      [
+        () => gemm(a, b, { out: t([17, 40], "int32") }),
+        /out's dtype is D's, one of float32, float16, bfloat16 \(without outDtype, out's own sets D's\), got int32/,
+      ],
     ];
     for (const [f, re] of cases) {
       const e = errorOf(f);

@@ -80,5 +80,14 @@ describe("192-row tiles: PTX and configuration", () => {
     ]);
     const b = errorOf(() => makeGemm({ ...big, config: { bm: 96 as 64, bn: 128, stages: 4 } }));
     expect(b.message).toMatch(/config\.bm is 64, 128 or 192/);
+    // A field of the wrong type is shown as given: a string keeps its quotes.
+    for (const [config, re] of [
+      [{ bm: "64" as never, bn: 128, stages: 4 }, /config\.bm is 64, 128 or 192 .*got "64"$/],
+      [{ bm: 128, bn: "128" as never, stages: 4 }, /config\.bn is a multiple .*got "128"$/],
+      [{ bm: 128, bn: 128, stages: "4" as never }, /config\.stages is an integer .*got "4"$/],
+      [{ bm: 128, bn: 128, stages: 4, splitK: "2" as never }, /config\.splitK .*got "2"$/],
+    ] as const) {
+      expect(errorOf(() => makeGemm({ ...big, config })).message).toMatch(re);
+    }
   });
 });

@@ -54,6 +54,8 @@ export {
   MAX_GEMM_SHARED,
   gemmScaleTileBytes,
   gemmSharedBytes,
+  gemmTileRegisterBudget,
+  gemmTileRegisters,
   gemmStageBytes,
   scalesByTma,
 } from "./gemm/tile.js";

@@ -22,7 +22,8 @@ export type GemmFloat = "float32" | "float16" | "bfloat16";
  * 3. `c` (C's dtype; D's shape): v += beta · C[r, c] (`beta` default 1; β = 0 reads no C, so a
  *    NaN or Inf there does not reach D, as cuBLAS and torch.addmm);
  * 4. `bias` (its dtype; length n): v += bias[c];
- * 5. `activation`: "relu" max(v, 0); "gelu" the tanh approximation 0.5·v·(1 + tanh(√(2/π)·(v +
+ * 5. `activation`: "relu" max(v, 0) by `max.f32` (PTX ISA, max: a NaN operand gives the other,
+ *    so NaN → 0, as CUDA's fmaxf; torch.relu keeps NaN); "gelu" the tanh approximation 0.5·v·(1 + tanh(√(2/π)·(v +
  *    0.044715·v³))) with `tanh.approx.f32` (PTX ISA, tanh: relative error 2^-10.987; PyTorch's
  *    gelu(approximate="tanh")); "silu" v / (1 + e^-v) with e^-v by `ex2.approx.ftz.f32` of
  *    −v·log2 e (CUDA's __expf) and a correctly rounded division;

@@ -61,7 +61,13 @@ import { makePadRows, paddedPitch } from "./pad.js";
 import { makeScaleTransposeA } from "./scales.js";
 import { cached } from "../cache.js";
 import { refuseAliasing } from "../memory.js";
-import { MAX_GEMM_SHARED, gemmSharedBytes, scalesByTma } from "./tile.js";
+import {
+  MAX_GEMM_SHARED,
+  gemmSharedBytes,
+  gemmTileRegisterBudget,
+  gemmTileRegisters,
+  scalesByTma,
+} from "./tile.js";
 
 /** Options of {@link gemm}. */
 export interface GemmOptions {
@@ -455,7 +461,11 @@ function prepare(a: unknown, b: unknown, opts: unknown): Prepared | EmptyCall {
     }
     if (o.outDtype === undefined && FLOATS.includes(out.dtype)) outDtype = out.dtype as GemmFloat;
     if (out.dtype !== outDtype) {
-      throw tensorError(`out's dtype must be outDtype (${outDtype}), got ${out.dtype}`);
+      throw tensorError(
+        o.outDtype === undefined
+          ? `out's dtype is D's, one of ${FLOATS.join(", ")} (without outDtype, out's own sets D's), got ${out.dtype}`
+          : `out's dtype must be outDtype (${outDtype}), got ${out.dtype}`,
+      );
     }
     sameDevice(out, "out");
     // Other CTAs still read the operands, scales and bias while a tile of D is stored: D written
@@ -660,9 +670,9 @@ export function gemmTuneCandidates(s: GemmShape): GemmConfig[] {
     const text = canonicalJson(c);
     if (seen.has(text)) continue;
     seen.add(text);
-    // A promoted float8 K-tile's second register tile: 2 · bn / 2 accumulator registers per
-    // thread, over setmaxnreg's 232 at bn 224 and 256 (ptxas would spill).
-    if (s.promoted === true && c.bn > 192) continue;
+    // Register tiles of sums beyond the consumers' registers (makeGemm's rule: ptxas would
+    // spill them), e.g. a promoted float8 K-tile's second tile at bn 224 and 256.
+    if (gemmTileRegisters(c, s.promoted === true) > gemmTileRegisterBudget(c.bm)) continue;
     // config.overlap is for float8 that promotes only (makeGemm's rule).
     if (c.overlap === true && s.promoted !== true) continue;
     // Tiles of 32-column steps read a K-major B only (makeGemm's bn rule).

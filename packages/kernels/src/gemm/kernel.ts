@@ -167,6 +167,8 @@ import {
   gemmScaleTileBytes,
   gemmSharedBytes,
   gemmStageBytes,
+  gemmTileRegisterBudget,
+  gemmTileRegisters,
   scaleTileBlocks,
   scalesByTma,
   tmaScalesAsGiven,
@@ -445,7 +447,7 @@ export function checkGemmSizes(s: GemmSizes): CheckedGemmConfig {
   }
   if (c.bm !== 64 && c.bm !== 128 && c.bm !== 192) {
     throw configError(
-      `gemm: config.bm is 64, 128 or 192 (one, two or three consumer warpgroups), got ${c.bm}`,
+      `gemm: config.bm is 64, 128 or 192 (one, two or three consumer warpgroups), got ${showValue(c.bm)}`,
     );
   }
   // Three consumer warpgroups share the register file at setmaxnreg 160 (beside the producer's
@@ -453,7 +455,7 @@ export function checkGemmSizes(s: GemmSizes): CheckedGemmConfig {
   // twice that when float8 promotes, fit at bn ≤ 128.
   if (c.bm === 192 && c.bn > 128) {
     throw configError(
-      `gemm: config.bm 192 (three consumer warpgroups at setmaxnreg 160) takes bn ≤ 128, got ${c.bn}`,
+      `gemm: config.bm 192 (three consumer warpgroups at setmaxnreg 160) takes bn ≤ 128, got ${showValue(c.bn)}`,
     );
   }
   // K-major B (transB) is read as [bn, bk] boxes: bn rows of one 128-byte swizzle row each, any
@@ -465,14 +467,14 @@ export function checkGemmSizes(s: GemmSizes): CheckedGemmConfig {
   if (!Number.isInteger(c.bn) || c.bn < 64 || c.bn > 256 || c.bn % step !== 0) {
     throw configError(
       step === 32
-        ? `gemm: config.bn is a multiple of 32 in 64 … 256 with a K-major B (wgmma N ≤ 256; whole 8-row swizzle atoms), got ${c.bn}`
-        : `gemm: config.bn is a multiple of 64 in 64 … 256 (wgmma N ≤ 256; whole 128-byte swizzle rows of an MN-major B${s.scales === "block" ? ", and at most two 128-column block scales per tile" : ""}), got ${c.bn}`,
+        ? `gemm: config.bn is a multiple of 32 in 64 … 256 with a K-major B (wgmma N ≤ 256; whole 8-row swizzle atoms), got ${showValue(c.bn)}`
+        : `gemm: config.bn is a multiple of 64 in 64 … 256 (wgmma N ≤ 256; whole 128-byte swizzle rows of an MN-major B${s.scales === "block" ? ", and at most two 128-column block scales per tile" : ""}), got ${showValue(c.bn)}`,
     );
   }
   const bk = c.bk ?? ROW / eb;
   if (bk * eb !== ROW) {
     throw configError(
-      `gemm: config.bk is ${ROW / eb} for ${s.dtype} (one 128-byte swizzle row of K), got ${bk}`,
+      `gemm: config.bk is ${ROW / eb} for ${s.dtype} (one 128-byte swizzle row of K), got ${showValue(bk)}`,
     );
   }
   if (
@@ -496,9 +498,23 @@ export function checkGemmSizes(s: GemmSizes): CheckedGemmConfig {
   }
   const overlap = c.overlap === true;
   const fp8Promoted = isFp8(s.dtype) && (s.fastAccum !== true || scaleMode(s) === "block");
-  if (overlap && (!fp8Promoted || c.bn > 128)) {
+  if (overlap && !fp8Promoted) {
     throw configError(
-      `gemm: config.overlap promotes a float8 K-tile while the next one's wgmmas run, in a second register tile of sums: it needs float8 inputs that promote (block scales, or no fastAccum) and bn ≤ 128 (three float32 register tiles of bn / 2 per thread under setmaxnreg's 232), got ${isFp8(s.dtype) ? (fp8Promoted ? `bn ${c.bn}` : "fastAccum") : s.dtype}`,
+      `gemm: config.overlap promotes a float8 K-tile while the next one's wgmmas run, in a second register tile of sums: it needs float8 inputs that promote (block scales, or no fastAccum), got ${isFp8(s.dtype) ? "fastAccum" : s.dtype}`,
+    );
+  }
+  // The register tiles of sums within the consumers' registers (ptxas would spill them).
+  const tileRegs = gemmTileRegisters(c, fp8Promoted);
+  if (tileRegs > gemmTileRegisterBudget(c.bm)) {
+    const tiles = [
+      `the accumulator's ${c.bn / 2}`,
+      ...(fp8Promoted ? [`a promoted float8 K-tile's ${c.bn / 2}`] : []),
+      ...(overlap ? [`overlap's second tile's ${c.bn / 2}`] : []),
+    ];
+    // The widest bn of the config's step whose tiles fit.
+    const fits = Math.floor((2 * gemmTileRegisterBudget(c.bm)) / tiles.length / step) * step;
+    throw configError(
+      `gemm: config bm ${c.bm}, bn ${c.bn}${overlap ? ", overlap" : ""} needs ${tileRegs} float32 registers of sums per consumer thread (${tiles.join(" + ")}), over the ${gemmTileRegisterBudget(c.bm)} its setmaxnreg of ${c.bm === 192 ? 160 : 232} leaves (ptxas would spill them); bn ${fits} fits${overlap && gemmTileRegisters({ ...c, overlap: false }, fp8Promoted) <= gemmTileRegisterBudget(c.bm) ? `, and bn ${c.bn} without overlap` : ""}`,
     );
   }
   // With scaleLoad "tma" or "shared" each stage also holds A's float32 scales of the tile's bm
@@ -506,12 +522,12 @@ export function checkGemmSizes(s: GemmSizes): CheckedGemmConfig {
   // the tile take gemmScaleTileBytes beside the ring.
   const stageBytes = gemmStageBytes(c, s.k);
   if (!Number.isInteger(c.stages) || c.stages < 2 || c.stages > 8) {
-    throw configError(`gemm: config.stages is an integer in 2 … 8, got ${c.stages}`);
+    throw configError(`gemm: config.stages is an integer in 2 … 8, got ${showValue(c.stages)}`);
   }
   // Split-K first: B's scales with "shared" take shared memory by K slice.
   const split = c.splitK ?? 1;
   if (!Number.isInteger(split) || split < 1) {
-    throw configError(`gemm: config.splitK is a positive integer, got ${String(split)}`);
+    throw configError(`gemm: config.splitK is a positive integer, got ${showValue(split)}`);
   }
   const sharedBytes = gemmSharedBytes(c, s.k);
   if (sharedBytes > MAX_GEMM_SHARED) {
@@ -538,7 +554,7 @@ export function checkGemmSizes(s: GemmSizes): CheckedGemmConfig {
   // half of them each, so that every copy's bytes are known where the stage's expect_tx is.
   if (cluster > 1 && s.transB !== true && (c.bn / (ROW / eb)) % cluster !== 0) {
     throw configError(
-      `gemm: config.cluster ${cluster} splits B's K-tile between the cluster's CTAs: with an MN-major B (transB false) in ${ROW / eb}-column blocks, bn must be a multiple of ${(cluster * ROW) / eb}, got ${c.bn}`,
+      `gemm: config.cluster ${cluster} splits B's K-tile between the cluster's CTAs: with an MN-major B (transB false) in ${ROW / eb}-column blocks, bn must be a multiple of ${(cluster * ROW) / eb}, got ${showValue(c.bn)}`,
     );
   }
   if (cluster > 1 && s.ctas !== undefined && s.ctas < cluster) {
@@ -584,8 +600,10 @@ export function checkGemmSizes(s: GemmSizes): CheckedGemmConfig {
  *   const { main } = makeGemm({ m: 17, n: 40, k: 24, dtype: "bfloat16", bias: "float32",
  *     activation: "gelu", config: { bm: 64, bn: 64, stages: 2 } });
  * @example
+ *   // k 300 of 1 byte is no multiple of 16 bytes: A and B stored with rows of 304
  *   const { main } = makeGemm({ m: 130, n: 200, k: 300, dtype: "float8_e4m3", transB: true,
- *     scales: "block", config: { bm: 128, bn: 128, stages: 4 } }); // main(A, B, D, sA, sB)
+ *     scales: "block", pitchA: 304, pitchB: 304, config: { bm: 128, bn: 128, stages: 4 } });
+ *   // main(A, B, D, sA, sB)
  * @example // A's scales staged by TMA: main(A, B, D, sAᵀ [3, 132], sB [2, 3])
  *   makeGemm({ m: 130, n: 200, k: 300, dtype: "float8_e4m3", transB: true, scales: "block",
  *     pitchA: 304, pitchB: 304, config: { bm: 128, bn: 128, stages: 4, scaleLoad: "tma" } });
@@ -599,7 +617,9 @@ export function checkGemmSizes(s: GemmSizes): CheckedGemmConfig {
  *   bytes, a configuration that is not an object, lacks bm, bn or stages, has a field GemmConfig lacks or is outside {@link GemmConfig}'s ranges (bm, bn, bk, stages, shared memory,
  *   cluster, splitK; scaleLoad other than "global" / "tma" / "shared", or "tma" / "shared"
  *   without block scales; cluster 2 with ctas below 2, or with an MN-major B whose bn is not a
- *   multiple of 2 · 64 columns (128 bytes each)),
+ *   multiple of 2 · 64 columns (128 bytes each); register tiles of sums over the consumers'
+ *   registers: gemmTileRegisters over gemmTileRegisterBudget, e.g. promoted float8 at bn 224 or
+ *   256, overlap at bn 192 or at bm 192 and bn 128),
  *   split-K with m · n of 2^31 − 256 or more.
  */
 export function makeGemm(s: GemmSizes): GemmKernels {

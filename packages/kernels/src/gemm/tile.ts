@@ -36,7 +36,9 @@ import { MAX_SHARED_PER_CTA } from "@tirx-ts/core";
  *   the K block's (bm · 4 bytes); B's as with "global". "shared": A's as with "tma", and B's
  *   copied into shared memory once per tile by the consumer threads (DeepGEMM's), so that the K
  *   loop has no global load at all (gemmScaleTileBytes more bytes). See kernel.ts's header;
- * - `overlap`: float8 that promotes its K-tiles (block scales, or no `fastAccum`) only, bn ≤ 128:
+ * - `overlap`: float8 that promotes its K-tiles (block scales, or no `fastAccum`) only, its three
+ *   register tiles within the consumers' registers (bn ≤ 128, or 64 with bm 192:
+ *   {@link gemmTileRegisters}):
  *   true to take the K loop in pairs of K-tiles whose wgmmas are issued together, into two
  *   register tiles of sums (bn / 2 more registers per thread), so that the first one's
  *   promotion FMAs run beside the second one's wgmmas instead of after them. Default false.
@@ -58,6 +60,32 @@ export type GemmScaleLoad = "global" | "tma" | "shared";
 /** Whether `scaleLoad` stages A's block scales by TMA with each stage ("tma" and "shared"). */
 export function scalesByTma(scaleLoad: GemmScaleLoad | undefined): boolean {
   return scaleLoad === "tma" || scaleLoad === "shared";
+}
+
+/**
+ * Registers a consumer thread has for its float32 register tiles of sums: its setmaxnreg budget
+ * (232 beside one or two consumer warpgroups, 160 beside three: the 64K-register file shared with
+ * the producer's 40 or 32, PTX ISA, setmaxnreg) less 32 for the loop's addresses, scales and
+ * counters. Measured with ptxas -v (13.0, sm_90a, every accepted configuration at 8192³, with and
+ * without an epilogue): 192 registers of tiles at 232 and 128 at 160 assemble without spills;
+ * 224 at 232 (promoted float8, bn 224) spilled 8-16 bytes, 256 at 232 (bn 256) 300-620, and
+ * 192 at 160 (bm 192, bn 128, overlap) 400-580.
+ */
+export function gemmTileRegisterBudget(bm: GemmConfig["bm"]): number {
+  return (bm === 192 ? 160 : 232) - 32;
+}
+
+/**
+ * Float32 registers per consumer thread that a configuration's register tiles of sums take: the
+ * accumulator's bn / 2 (a warpgroup's 64 × bn tile over 128 threads), as many again for a
+ * promoted float8 K-tile's sums (`promoted`: block scales, or float8 without `fastAccum`), and
+ * again for `overlap`'s second tile.
+ * @example gemmTileRegisters({ bm: 128, bn: 192, stages: 4 }, true) // 192
+ * @example gemmTileRegisters({ bm: 192, bn: 128, stages: 4, overlap: true }, true) // 192
+ */
+export function gemmTileRegisters(c: GemmConfig, promoted: boolean): number {
+  const tiles = 1 + (promoted ? 1 : 0) + (promoted && c.overlap === true ? 1 : 0);
+  return tiles * (c.bn / 2);
 }
 
 /** Shared memory a kernel may take per CTA on sm_90 (227 KiB: core's MAX_SHARED_PER_CTA). */
