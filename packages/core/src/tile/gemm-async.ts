@@ -236,32 +236,6 @@ function matchGrid(
   const key = `${showTileLayout(t.layout)}|${R}x${C}|${showTileLayout(atom)}|${ar}x${ac}|${align}`;
   const hit = matched.get(key);
   if (hit) return hit.map((row) => [...row]);
-  const got = matchGridUncached(t, R, C, atom, ar, ac, what, align);
-  if (typeof got !== "string") {
-    if (matched.size >= MATCHED_LIMIT) matched.clear();
-    matched.set(
-      key,
-      got.map((row) => [...row]),
-    );
-  }
-  return got;
-}
-
-/** matchGrid's successful matches by layout, shape, atom and alignment. */
-const matched = new Map<string, number[][]>();
-const MATCHED_LIMIT = 1000;
-
-/** {@link matchGrid} of the `R` × `C` tile `t`, matched element by element. */
-function matchGridUncached(
-  t: RegisterTile,
-  R: number,
-  C: number,
-  atom: TileLayout,
-  ar: number,
-  ac: number,
-  what: string,
-  align: number,
-): number[][] | string {
   if (R % ar !== 0 || C % ac !== 0) {
     return `${t.buffer.name} is ${R} × ${C}, not a grid of ${ar} × ${ac} ${what} fragments`;
   }
@@ -305,8 +279,17 @@ function matchGridUncached(
     }
     base.push(row);
   }
+  if (matched.size >= MATCHED_LIMIT) matched.clear();
+  matched.set(
+    key,
+    base.map((row) => [...row]),
+  );
   return base;
 }
+
+/** matchGrid's successful matches by layout, shape, atom and alignment. */
+const matched = new Map<string, number[][]>();
+const MATCHED_LIMIT = 1000;
 
 /** The largest multiple of 8 that divides `n` and is at most 256: N of each wgmma. */
 function blockN(n: number): number {
