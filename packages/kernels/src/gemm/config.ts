@@ -260,7 +260,9 @@ export function gemmTuneKey(s: GemmKeySizes): { readonly [k: string]: string | n
  * gemm-fp8-block-2026-12-05.md runs C and F; and, its factors formed a K-tile ahead, at
  * 14336 × 4096 and 28672 × 8192, medians 0.89 and 0.91 against 0.88 and 0.89 with "global" in
  * three alternating rounds, level at 28672 × 8192 in five longer ones,
- * gemm-fp8-block-2026-12-05b.md runs L and K), as (kind, m, n, k, config): what
+ * gemm-fp8-block-2026-12-05b.md runs L and K; and at 8192³, its promotion row by row: medians
+ * 0.91 (7 processes, 0.88-0.95) against 0.89 (7, 0.88-0.90) with "global",
+ * gemm-fp8-block-2026-12-05e.md), as (kind, m, n, k, config): what
  * {@link GEMM_TUNED_DEFAULTS} ships for those keys.
  */
 const H200_TUNED: readonly (readonly [
@@ -327,7 +329,7 @@ const H200_TUNED: readonly (readonly [
   ["fp8-block", 8192, 4096, 4096, { bm: 128, bn: 192, stages: 4 }],
   ["fp8-block", 8192, 14336, 4096, { bm: 128, bn: 192, stages: 4, scaleLoad: "shared" }],
   ["fp8-block", 8192, 4096, 14336, { bm: 192, bn: 128, stages: 4 }],
-  ["fp8-block", 8192, 8192, 8192, { bm: 128, bn: 192, stages: 4 }],
+  ["fp8-block", 8192, 8192, 8192, { bm: 128, bn: 192, stages: 4, scaleLoad: "shared" }],
   ["fp8-block", 8192, 28672, 8192, { bm: 128, bn: 192, stages: 4, scaleLoad: "shared" }],
   ["fp8-block", 8192, 8192, 28672, { bm: 128, bn: 192, stages: 4, scaleLoad: "shared" }],
 ];
