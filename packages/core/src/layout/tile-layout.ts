@@ -876,8 +876,9 @@ export function layoutAxisValues(l: TileLayout, axis: LayoutAxis): Float64Array 
  * slot holds two elements. A register tile whose layout is not would silently overwrite one
  * element with another (TIRx docs, "Tensor Layout": the shard maps each logical element to its
  * own physical place; replicas add copies, never sharing). Linear in the number of physical
- * coordinates: each encoded as a mixed-radix code over the axes' ranges, owners kept in a dense
- * array where the codes' range is at most 2^22 and 64 times the coordinates, else in a Map.
+ * coordinates: each encoded as a mixed-radix code over the axes' ranges, first owners kept in a
+ * dense array where the codes' range is at most 2^22 and 64 times the coordinates, else in a
+ * Map.
  * @returns undefined when injective, or when the layout has more than
  *   {@link INJECTIVE_CHECK_LIMIT} physical coordinates (not checked: such a layout is no register
  *   tile, and the verifier bounds `m` separately); else the first {@link LayoutCollision} in
@@ -907,76 +908,56 @@ export function layoutInjective(l: TileLayout): LayoutCollision | undefined {
     total *= max - min + 1;
   }
   const numeric = total <= Number.MAX_SAFE_INTEGER;
-  const los = axes.map((a) => lo.get(a)!);
-  const radixes = axes.map((a) => radix.get(a)!);
-  // The common case (every register tile): codes in a range small enough for a dense array of
-  // first owners, each element's code the sum of a shard part and a replica part
-  // (iterSums), no Map and no per-element record. A collision is then reported by the general
-  // walk below, which finds the same first one.
-  if (total <= DENSE_CODES && total <= 64 * n * reps) {
-    const codeOf = (x: LayoutIter): number => x.stride * radixes[axes.indexOf(x.axis)]!;
-    const base = axes.reduce((s, a, j) => s - los[j]! * radixes[j]!, 0);
-    const shardCodes = iterSums(l.shard, codeOf);
-    const repCodes = iterSums(l.replica, codeOf);
-    const owner = new Int32Array(total);
-    let clash = false;
-    for (let e = 0; e < n && !clash; e++) {
-      const s = base + shardCodes[e]!;
-      for (let k = 0; k < reps; k++) {
-        const v = s + repCodes[k]!;
-        const prev = owner[v]!;
-        if (prev !== 0 && prev !== e + 1) {
-          clash = true;
-          break;
-        }
-        owner[v] = e + 1;
-      }
+  /** The values of iters `xs` at row-major index `x` over their extents. */
+  const digits = (x: number, xs: readonly LayoutIter[]): number[] => {
+    const out = new Array<number>(xs.length);
+    for (let i = xs.length - 1; i >= 0; i--) {
+      out[i] = x % xs[i]!.extent;
+      x = Math.floor(x / xs[i]!.extent);
     }
-    if (!clash) return undefined;
-  }
-  const seen = new Map<number | string, number>();
-  const extents = l.shard.map((x) => x.extent);
-  const idx = new Array<number>(extents.length).fill(0);
-  const repExt = l.replica.map((x) => x.extent);
-  const coord = (reps: readonly number[]): Record<string, number> => {
+    return out;
+  };
+  /** The physical coordinate of element `e` in replica combination `k` (offset included). */
+  const coord = (e: number, k: number): Record<string, number> => {
     const c: Record<string, number> = {};
     for (const a of axes) c[a] = l.offset[a] ?? 0;
-    l.shard.forEach((x, i) => (c[x.axis] = c[x.axis]! + idx[i]! * x.stride));
-    l.replica.forEach((x, i) => (c[x.axis] = c[x.axis]! + reps[i]! * x.stride));
+    for (const [xs, v] of [
+      [l.shard, digits(e, l.shard)],
+      [l.replica, digits(k, l.replica)],
+    ] as const)
+      xs.forEach((x, i) => (c[x.axis] = c[x.axis]! + v[i]! * x.stride));
     return c;
   };
-  // The numeric key without the coordinate record: per axis (by index in `axes`) the sum of
-  // its iterators' steps, which is the coordinate less the offset (integers: exact).
-  const shardAxis = l.shard.map((x) => axes.indexOf(x.axis));
-  const repAxis = l.replica.map((x) => axes.indexOf(x.axis));
-  const sums = new Float64Array(axes.length);
+  // The numeric code of (e, k): a shard part and a replica part (iterSums, integers: exact).
+  const radixes = axes.map((a) => radix.get(a)!);
+  const codeOf = (x: LayoutIter): number => x.stride * radixes[axes.indexOf(x.axis)]!;
+  const base = axes.reduce((s, a, j) => s - lo.get(a)! * radixes[j]!, 0);
+  const shardCodes = numeric ? iterSums(l.shard, codeOf) : undefined;
+  const repCodes = numeric ? iterSums(l.replica, codeOf) : undefined;
+  // First owners (e + 1, 0 for none) in a dense array where the codes' range is small enough
+  // (every register tile), else in a Map (codes, or the coordinate as text past 2^53).
+  const dense =
+    numeric && total <= DENSE_CODES && total <= 64 * n * reps ? new Int32Array(total) : undefined;
+  const seen = new Map<number | string, number>();
   for (let e = 0; e < n; e++) {
-    const r = new Array<number>(repExt.length).fill(0);
     for (let k = 0; k < reps; k++) {
-      let key: number | string;
-      if (numeric) {
-        sums.fill(0);
-        for (let i = 0; i < shardAxis.length; i++)
-          sums[shardAxis[i]!]! += idx[i]! * l.shard[i]!.stride;
-        for (let i = 0; i < repAxis.length; i++) sums[repAxis[i]!]! += r[i]! * l.replica[i]!.stride;
-        let v = 0;
-        for (let j = 0; j < axes.length; j++) v += (sums[j]! - los[j]!) * radixes[j]!;
-        key = v;
+      let prev: number | undefined;
+      if (dense) {
+        const v = base + shardCodes![e]! + repCodes![k]!;
+        const o = dense[v]!;
+        if (o === 0) dense[v] = e + 1;
+        else prev = o - 1;
       } else {
-        const c = coord(r);
-        key = axes.map((a) => c[a]).join(",");
+        let key: number | string;
+        if (shardCodes) key = base + shardCodes[e]! + repCodes![k]!;
+        else {
+          const c = coord(e, k);
+          key = axes.map((a) => c[a]).join(",");
+        }
+        prev = seen.get(key);
+        if (prev === undefined) seen.set(key, e);
       }
-      const prev = seen.get(key);
-      if (prev !== undefined && prev !== e) return { a: prev, b: e, at: coord(r) };
-      seen.set(key, e);
-      for (let i = r.length - 1; i >= 0; i--) {
-        if (++r[i]! < repExt[i]!) break;
-        r[i] = 0;
-      }
-    }
-    for (let i = idx.length - 1; i >= 0; i--) {
-      if (++idx[i]! < extents[i]!) break;
-      idx[i] = 0;
+      if (prev !== undefined && prev !== e) return { a: prev, b: e, at: coord(e, k) };
     }
   }
   return undefined;

@@ -263,12 +263,13 @@ function matchGrid(
       for (let r = 0; r < ar; r++) {
         for (let c = 0; c < ac; c++) {
           const e = (I * ar + r) * C + J * ac + c;
-          const a = { tid: atTid[r * ac + c]!, slot: atSlot[r * ac + c]! };
+          const aTid = atTid[r * ac + c]!;
+          const aSlot = atSlot[r * ac + c]!;
           const tid = tids[e]!;
           const slot = slots[e]!;
-          b ??= slot - a.slot;
-          if (tid !== a.tid || slot !== b + a.slot) {
-            return `element [${I * ar + r}, ${J * ac + c}] of ${t.buffer.name} is at thread ${tid} slot ${slot}, but the ${what} fragment of its block puts it at thread ${a.tid} slot ${b + a.slot}`;
+          b ??= slot - aSlot;
+          if (tid !== aTid || slot !== b + aSlot) {
+            return `element [${I * ar + r}, ${J * ac + c}] of ${t.buffer.name} is at thread ${tid} slot ${slot}, but the ${what} fragment of its block puts it at thread ${aTid} slot ${b + aSlot}`;
           }
         }
       }

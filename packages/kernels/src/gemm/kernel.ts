@@ -505,16 +505,21 @@ export function checkGemmSizes(s: GemmSizes): CheckedGemmConfig {
   }
   // The register tiles of sums within the consumers' registers (ptxas would spill them).
   const tileRegs = gemmTileRegisters(c, fp8Promoted);
-  if (tileRegs > gemmTileRegisterBudget(c.bm)) {
+  const regBudget = gemmTileRegisterBudget(c.bm);
+  if (tileRegs > regBudget) {
     const tiles = [
       `the accumulator's ${c.bn / 2}`,
       ...(fp8Promoted ? [`a promoted float8 K-tile's ${c.bn / 2}`] : []),
       ...(overlap ? [`overlap's second tile's ${c.bn / 2}`] : []),
     ];
-    // The widest bn of the config's step whose tiles fit.
-    const fits = Math.floor((2 * gemmTileRegisterBudget(c.bm)) / tiles.length / step) * step;
+    // The widest bn of the config's step whose tiles fit (bn is a multiple of the step).
+    let fits = c.bn;
+    while (fits > step && gemmTileRegisters({ ...c, bn: fits }, fp8Promoted) > regBudget)
+      fits -= step;
+    const without =
+      overlap && gemmTileRegisters({ ...c, overlap: false }, fp8Promoted) <= regBudget;
     throw configError(
-      `gemm: config bm ${c.bm}, bn ${c.bn}${overlap ? ", overlap" : ""} needs ${tileRegs} float32 registers of sums per consumer thread (${tiles.join(" + ")}), over the ${gemmTileRegisterBudget(c.bm)} its setmaxnreg of ${c.bm === 192 ? 160 : 232} leaves (ptxas would spill them); bn ${fits} fits${overlap && gemmTileRegisters({ ...c, overlap: false }, fp8Promoted) <= gemmTileRegisterBudget(c.bm) ? `, and bn ${c.bn} without overlap` : ""}`,
+      `gemm: config bm ${c.bm}, bn ${c.bn}${overlap ? ", overlap" : ""} needs ${tileRegs} float32 registers of sums per consumer thread (${tiles.join(" + ")}), over the ${regBudget} its setmaxnreg of ${c.bm === 192 ? 160 : 232} leaves (ptxas would spill them); bn ${fits} fits${without ? `, and bn ${c.bn} without overlap` : ""}`,
     );
   }
   // With scaleLoad "tma" or "shared" each stage also holds A's float32 scales of the tile's bm
