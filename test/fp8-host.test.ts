@@ -119,6 +119,67 @@ describe("float8 host encode and decode", () => {
     },
   );
 
+  it.each(FORMATS)(
+    "%s: at every midpoint of adjacent codes, and one float64 and one float32 ulp either side, fp8Bits and encodeHost give the nearest code",
+    (fmt, dt) => {
+      const up = (x: number, by: "f64" | "f32", dir: 1 | -1): number => {
+        // The next float64 (or float32) from x > 0 towards dir · ∞ (the midpoints, of at most 5
+        // significant bits, are float32 values).
+        if (by === "f32") {
+          const f = new Float32Array([x]);
+          const u = new Uint32Array(f.buffer);
+          u[0] = u[0]! + dir;
+          return f[0]!;
+        }
+        const f = new Float64Array([x]);
+        const u = new BigUint64Array(f.buffer);
+        u[0] = u[0]! + BigInt(dir);
+        return f[0]!;
+      };
+      const finite = Array.from({ length: 0x80 }, (_, c) => fp8Value(c, fmt)).filter((v) =>
+        Number.isFinite(v),
+      );
+      const xs: number[] = [];
+      for (let i = 0; i + 1 < finite.length; i++) {
+        const mid = (finite[i]! + finite[i + 1]!) / 2;
+        xs.push(mid);
+        for (const by of ["f64", "f32"] as const) {
+          if (mid > 0) xs.push(up(mid, by, 1), up(mid, by, -1));
+        }
+      }
+      // Half the smallest subnormal, and past the largest finite value by half an ulp.
+      const max = fp8Max(fmt);
+      xs.push(finite[1]! / 2, max + (max - finite.at(-2)!) / 2, max * 2, 2 ** 300, 2 ** -1074);
+      const all = xs.flatMap((x) => [x, -x]);
+      const bytes = encodeHost(Float64Array.from(all), dt, all.length);
+      all.forEach((x, i) => {
+        const want = nearestCode(x, fmt);
+        expect([x, fp8Bits(x, fmt), bytes[i]]).toEqual([x, want, want]);
+      });
+    },
+  );
+
+  it.each(FORMATS)(
+    "%s: random float64 values (any exponent, and near the format's range) encode to the nearest code (fast-check)",
+    (fmt) => {
+      fc.assert(
+        fc.property(
+          fc.double({ noDefaultInfinity: false, noNaN: false }),
+          fc.double({ min: -70000, max: 70000, noNaN: true }),
+          (wide, near) => {
+            for (const x of [wide, near, near * 2 ** -12, near * 2 ** -20]) {
+              const want = nearestCode(x, fmt);
+              const got = fp8Bits(x, fmt);
+              if (want === "nan") expect(got).toBe(0x7f);
+              else expect([x, got]).toEqual([x, want]);
+            }
+          },
+        ),
+        { numRuns: 400, seed: fmt === "e4m3" ? 18 : 19 },
+      );
+    },
+  );
+
   it("tensor(Float32Array, { dtype: float8 }) round-trips through the simulator", () => {
     const xs = Float32Array.from([0.5, -3, 448, 1000, NaN, -0]);
     using t = tensor(xs, { shape: [6], dtype: "float8_e4m3", device: sim() });

@@ -38,7 +38,7 @@ describe("host encoding", () => {
   });
 });
 
-describe("bulk float16 / bfloat16 encoding and decoding agree with the per-element path", () => {
+describe("bulk float16 / bfloat16 / float8 encoding and decoding agree with the per-element path", () => {
   // Edge values: signed zeros, float16 subnormals and their rounding ties, the largest finite
   // values and the first that overflow, infinities, NaN; then random values of every magnitude.
   const edge = [
@@ -66,28 +66,50 @@ describe("bulk float16 / bfloat16 encoding and decoding agree with the per-eleme
     1 / 3,
     -2 / 3,
     Math.PI,
+    // bfloat16 ties (to even: down, up), float8 ties and saturation.
+    1 + 2 ** -8,
+    1 + 3 * 2 ** -8,
+    1 + 2 ** -4,
+    1 + 3 * 2 ** -4,
+    464,
+    480,
+    -61440,
+    2 ** -10,
+    3 * 2 ** -10,
+    2 ** -17,
   ];
+  // float32 NaNs with payloads (quiet, signalling, negative), read as bits by the bulk path.
+  const nans = new Float32Array(
+    Uint32Array.of(0x7f800001, 0x7fa00000, 0xffc00123, 0xff800400).buffer,
+  );
   const random = Array.from({ length: 4000 }, (_, i) => {
     const m = Math.sin(i * 12.9898) * 43758.5453;
     return (m - Math.floor(m) - 0.5) * 2 ** ((i % 80) - 40);
   });
-  const values = [...edge, ...random];
-  const perElement = (data: ArrayLike<number>, dtype: "float16" | "bfloat16"): Uint8Array => {
-    const out = new Uint8Array(data.length * 2);
+  const values = [...edge, ...nans, ...random];
+  type Bulk = "float16" | "bfloat16" | "float8_e4m3" | "float8_e5m2";
+  const bytesOf = (dtype: Bulk): number => (dtype.startsWith("float8") ? 1 : 2);
+  const perElement = (data: ArrayLike<number>, dtype: Bulk): Uint8Array => {
+    const eb = bytesOf(dtype);
+    const out = new Uint8Array(data.length * eb);
     const dv = new DataView(out.buffer);
-    for (let i = 0; i < data.length; i++) writeElement(dv, i * 2, dtype, data[i]!);
+    for (let i = 0; i < data.length; i++) writeElement(dv, i * eb, dtype, data[i]!);
     return out;
   };
-  for (const dtype of ["float16", "bfloat16"] as const) {
+  for (const dtype of ["float16", "bfloat16", "float8_e4m3", "float8_e5m2"] as const) {
     test(`${dtype}: plain arrays, Float32Array and Float64Array inputs`, () => {
-      for (const data of [values, Float32Array.from(values), Float64Array.from(values)]) {
+      const eb = bytesOf(dtype);
+      const f32 = Float32Array.from(values);
+      f32.set(nans, edge.length);
+      for (const data of [values, f32, Float64Array.from(values)]) {
         const want = perElement(data, dtype);
         const got = encodeHost(data, dtype, data.length);
         expect(Buffer.from(got).equals(Buffer.from(want))).toBe(true);
         const back = decodeHost(got, dtype);
         const dv = new DataView(want.buffer);
         for (let i = 0; i < data.length; i++) {
-          expect(Object.is(back[i], readElement(dv, i * 2, dtype) as number)).toBe(true);
+          const one = readElement(dv, i * eb, dtype) as number;
+          expect(Object.is(back[i], one) || (one !== one && back[i] !== back[i])).toBe(true);
         }
       }
     });

@@ -175,8 +175,12 @@ export function encodeHost(data: HostData, dtype: DType, count: number): Uint8Ar
     throw new TirxError("TX5007", `expected ${count} elements of ${dtype}, got ${data.length}`);
   }
   checkElements(data, dtype);
-  if ((dtype === "float16" || dtype === "bfloat16") && allNumbers(data)) {
-    return dtype === "float16" ? encodeFloat16(data) : encodeBfloat16(data);
+  if ((dtype === "float16" || dtype === "bfloat16" || isFloat8(dtype)) && allNumbers(data)) {
+    return dtype === "float16"
+      ? encodeFloat16(data)
+      : dtype === "bfloat16"
+        ? encodeBfloat16(data)
+        : encodeFloat8(data, fp8Format(dtype as "float8_e4m3" | "float8_e5m2"));
   }
   const out = new Uint8Array(count * eb);
   const dv = new DataView(out.buffer);
@@ -238,11 +242,31 @@ function encodeFloat16(data: ArrayLike<number>): Uint8Array {
   return new Uint8Array(bits.buffer, bits.byteOffset, bits.byteLength);
 }
 
-/** bfloat16 bytes of `data`: {@link float32ToBfloat16Bits} per element into a Uint16Array. */
+/**
+ * bfloat16 bytes of `data`: {@link float32ToBfloat16Bits} per element into a Uint16Array; a
+ * Float32Array's elements are read as their bits directly (the same rounding, without a DataView
+ * round trip per element).
+ */
 function encodeBfloat16(data: ArrayLike<number>): Uint8Array {
   const bits = new Uint16Array(data.length);
-  for (let i = 0; i < data.length; i++) bits[i] = float32ToBfloat16Bits(data[i]!);
+  if (data instanceof Float32Array) {
+    const u = new Uint32Array(data.buffer, data.byteOffset, data.length);
+    for (let i = 0; i < u.length; i++) {
+      const x = u[i]!;
+      bits[i] =
+        (x & 0x7f800000) === 0x7f800000 && (x & 0x007fffff) !== 0
+          ? ((x >>> 16) | 0x40) & 0xffff
+          : ((x + 0x7fff + ((x >>> 16) & 1)) >>> 16) & 0xffff;
+    }
+  } else for (let i = 0; i < data.length; i++) bits[i] = float32ToBfloat16Bits(data[i]!);
   return new Uint8Array(bits.buffer);
+}
+
+/** float8 bytes of `data`: {@link fp8Bits} per element. */
+function encodeFloat8(data: ArrayLike<number>, fmt: "e4m3" | "e5m2"): Uint8Array {
+  const out = new Uint8Array(data.length);
+  for (let i = 0; i < data.length; i++) out[i] = fp8Bits(data[i]!, fmt);
+  return out;
 }
 
 /** float16 bits → float32 value, for all 65536 patterns (built on first use; 256 KiB). */

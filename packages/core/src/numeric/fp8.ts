@@ -1,4 +1,4 @@
-import { exponentOf, roundToFormat } from "./round.js";
+import { roundToFormat } from "./round.js";
 
 /**
  * The two 8-bit float formats of the OCP "8-bit Floating Point Specification (OFP8)" v1.0, as PTX
@@ -107,22 +107,51 @@ export function fp8Value(bits: number, fmt: Fp8Format): number {
   return valueTable(fmt)[bits & 0xff]!;
 }
 
+/** A float64's two 32-bit halves (little-endian hosts: word 1 holds sign, exponent and 20 bits). */
+const f64 = new Float64Array(1);
+const words = new Uint32Array(f64.buffer);
+const HI = new Uint8Array(Uint16Array.of(1).buffer)[0] === 1 ? 1 : 0;
+
+/** Per format: mantissa bits, emin, bias and the largest finite code (0x7e, 0x7b). */
+const E4M3 = Int32Array.of(3, -6, 7, 0x7e);
+const E5M2 = Int32Array.of(2, -14, 15, 0x7b);
+
 /**
  * The bits of `x` in `fmt` after {@link roundFp8} (round to nearest even, satfinite): NaN →
  * {@link FP8_NAN_BITS}, ±inf → ±max finite. A number already a value of `fmt` keeps its exact code
- * (-0 is 0x80).
+ * (-0 is 0x80). Computed from x's float64 bits, rounded once: the kept significand bits, the
+ * first dropped bit and whether any bit below it is set (IEEE 754 roundTiesToEven); a carry out
+ * of the significand moves into the exponent field, and a code past the largest finite one
+ * saturates (e4m3's 0x7f is NaN, e5m2's 0x7c is inf).
  */
 export function fp8Bits(x: number, fmt: Fp8Format): number {
-  const y = roundFp8(x, fmt);
-  if (y !== y) return FP8_NAN_BITS;
-  const s = SPECS[fmt];
-  const mBits = s.p - 1;
-  const sign = y < 0 || Object.is(y, -0) ? 0x80 : 0;
-  const a = Math.abs(y);
-  if (a === 0) return sign;
-  // a = f · 2^(e - mBits) with f an integer of p bits (normal) or fewer (subnormal), exactly.
-  const e = Math.max(exponentOf(a), s.emin);
-  const f = a / 2 ** (e - mBits);
-  if (f < 1 << mBits) return sign | f; // subnormal: exponent field 0
-  return sign | ((e + s.bias) << mBits) | (f - (1 << mBits));
+  const c = fmt === "e4m3" ? E4M3 : E5M2;
+  const mBits = c[0]!;
+  const emin = c[1]!;
+  const bias = c[2]!;
+  const maxCode = c[3]!;
+  f64[0] = x;
+  const hi = words[HI]!;
+  const lo = words[1 - HI]!;
+  const sign = (hi >>> 24) & 0x80;
+  const field = (hi >>> 20) & 0x7ff;
+  if (field === 0x7ff) return (hi & 0xfffff) !== 0 || lo !== 0 ? FP8_NAN_BITS : sign | maxCode;
+  // ±0 and float64 subnormals (below 2^-1022: far under half the smallest float8 subnormal).
+  if (field === 0) return sign;
+  const e = field - 1023;
+  // |x| = (H + lo · 2^-32) · 2^(e − 20), H the implicit one and the top 20 fraction bits (21
+  // bits); the float8 quantum is 2^(max(e, emin) − mBits): keep H's top d + 1 bits.
+  const d = e < emin ? e - emin + mBits : mBits;
+  // Below half the smallest subnormal's quantum (d < −1): zero of x's sign.
+  if (d < -1) return sign;
+  const H = 0x100000 | (hi & 0xfffff);
+  const drop = 20 - d; // 20 − mBits … 21
+  let n = drop === 21 ? 0 : H >>> drop;
+  const rest = drop === 21 ? H : H & ((1 << drop) - 1);
+  const half = 1 << (drop - 1);
+  if (rest > half || (rest === half && (lo !== 0 || (n & 1) === 1))) n++;
+  // Normal: ((e + bias) << mBits) + n − 2^mBits (a carry to 2^(mBits+1) is the next binade's
+  // first code); subnormal: n itself (2^mBits is the smallest normal's code; emin + bias = 1).
+  const code = ((e < emin ? 0 : e + bias - 1) << mBits) + n;
+  return sign | (code > maxCode ? maxCode : code);
 }
