@@ -1,9 +1,10 @@
 // config.stagger (kernel.ts's header): consumer warpgroup c > 0 starts each unit's K loop once
 // warpgroup c − 1's first K-tile has completed, on named barrier 1 + c. On the simulated device
 // against the float64 reference of the same scaling: block scales with each scale load, three
-// consumer warpgroups, per-tensor scales, and a persistent grid of 2 CTAs whose units take turns
-// (the barrier reused by every unit); the PTX (the barriers, only where a unit has at least as
-// many K-tiles as stages) through ptxas -v; the configuration's errors.
+// consumer warpgroups, per-tensor scales in a cluster of 2, and persistent grids whose units take
+// turns (the barrier reused by every unit; none with fewer K-tiles than stages); the PTX (the
+// barriers, only where a unit has at least as many K-tiles as stages) through ptxas -v; the
+// configuration's errors.
 import { describe, expect, test } from "vitest";
 import { compileToPtx } from "@tirx-ts/codegen-ptx";
 import { gemm, sim } from "tirx-ts";
@@ -31,10 +32,10 @@ describe("gemm() with config.stagger on the simulator against float64", () => {
       config: { bm: 192, bn: 128, stages: 3, scaleLoad: "shared", stagger: true },
     },
     {
-      name: "per-tensor scales, e5m2 × e4m3, 128 × 192 tiles",
-      ...{ ...base, dtype: "float8_e5m2", dtypeB: "float8_e4m3", outDtype: "float32" },
+      name: "per-tensor scales, e5m2 × e4m3, 128 × 192 tiles in a cluster of 2 (B multicast to the two tile rows)",
+      ...{ ...base, m: 200, dtype: "float8_e5m2", dtypeB: "float8_e4m3", outDtype: "float32" },
       ...{ scales: [0.5, 3] as const, seed: 11 },
-      config: { bm: 128, bn: 192, stages: 2, stagger: true },
+      config: { bm: 128, bn: 192, stages: 2, cluster: 2, stagger: true },
     },
   ];
   for (const c of cases) {
