@@ -3,7 +3,7 @@
 // several seeds, with no repeated state there (the recurrence written with `*` on doubles lost the
 // product's low bits and fell into cycles of a few hundred states); no file of the repository
 // writes that recurrence with `*` again (of the files git tracks); uniformFrom and intsFrom stay
-// in their ranges.
+// in their ranges, and uniformFrom's bulk fill continues the sequence of its calls.
 import { execFileSync } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
 import { join, relative } from "node:path";
@@ -36,6 +36,29 @@ describe("lcg", () => {
     const counts = new Map<number, number>();
     for (let i = 0; i < 9_000; i++) counts.set(int(), (counts.get(int()) ?? 0) + 1);
     expect([...counts.keys()].sort((a, b) => a - b)).toEqual([-4, -3, -2, -1, 0, 1, 2, 3, 4]);
+  });
+
+  test("uniformFrom's calls and its bulk fill give lo + state / 2^32 · (hi − lo) of lcg's states, in one sequence", () => {
+    for (const [seed, lo, hi] of [
+      [5, -1, 1],
+      [9, 0.25, 4],
+      [2 ** 32 - 1, -8, 8],
+    ] as const) {
+      const next = lcg(seed);
+      const want = Array.from({ length: 1000 }, () => lo + (next() / 2 ** 32) * (hi - lo));
+      const u = uniformFrom(seed, lo, hi);
+      // 100 calls, a Float32Array of 300 and a Float64Array of 500 filled, 100 calls.
+      const f32 = new Float32Array(300);
+      const f64 = new Float64Array(500);
+      const head = Array.from({ length: 100 }, () => u());
+      u.fill(f32);
+      u.fill(f64);
+      const tail = Array.from({ length: 100 }, () => u());
+      expect(head).toEqual(want.slice(0, 100));
+      expect(Array.from(f32)).toEqual(want.slice(100, 400).map(Math.fround));
+      expect(Array.from(f64)).toEqual(want.slice(400, 900));
+      expect(tail).toEqual(want.slice(900));
+    }
   });
 
   test("no TypeScript file of the repository writes the recurrence with a double product", () => {
