@@ -78,6 +78,21 @@ describe("config.stagger: the PTX and the errors", () => {
     ...{ m: 8192, n: 8192, k, dtype: "float8_e4m3", transB: true, scales: "block", config },
   });
   const ptxOf = (s: GemmSizes): string => compileToPtx(makeGemm(s).main, { arch: "sm_90a" }).text;
+  /** The instructions of the innermost loop that issues wgmmas (the consumers' K loop). */
+  const kLoop = (text: string): string[] => {
+    const loops: string[][] = [];
+    const open: { label: string; body: string[] }[] = [];
+    for (const l of text.split("\n").map((x) => x.trim())) {
+      const head = /^(\$L__loop\d+):$/.exec(l);
+      const end = /^\$L__loop_end(\d+):$/.exec(l);
+      if (head) open.push({ label: head[1]!, body: [] });
+      else if (end && open.at(-1)?.label === `$L__loop${end[1]}`) loops.push(open.pop()!.body);
+      else for (const o of open) o.body.push(l);
+    }
+    const withWgmma = loops.filter((b) => b.some((l) => l.startsWith("wgmma.mma_async")));
+    expect(withWgmma.length).toBeGreaterThan(0);
+    return withWgmma.reduce((a, b) => (b.length < a.length ? b : a));
+  };
   const named = (text: string): string[] =>
     text
       .split("\n")
@@ -86,8 +101,10 @@ describe("config.stagger: the PTX and the errors", () => {
 
   test("consumer c − 1 arrives and consumer c syncs on barrier 1 + c, once each a unit; none without stagger or with fewer K-tiles than stages", () => {
     const two = { bm: 128, bn: 192, stages: 4, stagger: true } as const;
-    // The serial K loop unrolled by 2: the arrival only in the copy that runs K-tile 0.
+    // The K loop's first pair of K-tiles (it is unrolled by 2) runs before the loop, the arrival
+    // after its K-tile 0's wait; the loop itself has no barrier and no test of the K-tile.
     expect(named(ptxOf(sizes(two)))).toEqual(["bar.sync 2, 256;", "bar.arrive 2, 256;"]);
+    expect(kLoop(ptxOf(sizes(two))).filter((l) => /^bar\./.test(l))).toEqual([]);
     const three = { bm: 192, bn: 128, stages: 4, scaleLoad: "shared", stagger: true } as const;
     expect(named(ptxOf(sizes(three))).sort()).toEqual([
       "bar.arrive 2, 256;",
@@ -99,9 +116,19 @@ describe("config.stagger: the PTX and the errors", () => {
     // k 384: 3 K-tiles a unit, 4 stages.
     expect(named(ptxOf(sizes(two, 384)))).toEqual([]);
     expect(named(ptxOf(sizes(two, 512)))).toHaveLength(2);
-    // Per-tensor scales: the K loop not unrolled, one arrival.
+    // Per-tensor scales: the K loop not unrolled, its first K-tile before it.
     const perTensor = { ...sizes({ bm: 128, bn: 192, stages: 5, stagger: true }), scales: true };
     expect(named(ptxOf(perTensor))).toEqual(["bar.sync 2, 256;", "bar.arrive 2, 256;"]);
+    expect(kLoop(ptxOf(perTensor)).filter((l) => /^bar\./.test(l))).toEqual([]);
+    // The loop is the one without stagger, but for its index arithmetic (the unit's first
+    // K-tile's position, computed before it): the same wgmmas, waits, FMAs / adds and arrivals.
+    const ops = (text: string): string[] =>
+      kLoop(text)
+        .map((l) => l.split(/\s/)[0]!)
+        .filter((op) => /^(wgmma|fma|add\.f32|mbarrier|ld\.shared|mul\.rn)/.test(op));
+    for (const s of [sizes(two), perTensor]) {
+      expect(ops(ptxOf(s))).toEqual(ops(ptxOf({ ...s, config: { ...s.config, stagger: false } })));
+    }
   });
 
   const ptxas = findPtxas();

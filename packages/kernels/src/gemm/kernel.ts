@@ -160,7 +160,8 @@
 //   - config.stagger (promoting float8, two or three consumer warpgroups, serial K loop): each
 //     consumer warpgroup c > 0 starts a unit's K loop only when warpgroup c − 1's first K-tile
 //     has completed (a named barrier a unit: c − 1 arrives after its first wgmma wait, c syncs
-//     before its first wgmma). The warpgroups' wgmmas share each SM sub-partition's tensor core;
+//     before its first wgmma; the K loop's first iteration, a pair of K-tiles where it is
+//     unrolled by 2, runs before the loop, so that the loop is the one without stagger). The warpgroups' wgmmas share each SM sub-partition's tensor core;
 //     started together, they complete together and promote together, and the tensor cores idle
 //     for the promotion (ncu at 8192³, above: about 113 cycles a K-tile more idle in the block
 //     kernel, whose FFMA promotion is the longer, than in the per-tensor one). Offset by one
@@ -1142,14 +1143,15 @@ export function makeGemm(s: GemmSizes): GemmKernels {
         // the next unit's first K-tile (whose slot consumer c frees with this unit's K-tile
         // kPer − STAGES, after its sync) and arrive twice before c syncs once.
         const stagger = cfg.stagger === true && consumers > 1 && !overlap && kPer >= STAGES;
-        /** After K-tile kt's wgmma wait (`even`: kt may be 0; the odd copy of an unrolled pair is not). */
-        const staggerArrive = (kt: PrimExpr, even: boolean): void => {
-          if (!stagger || !even) return;
-          T.if_(kt.eq(0), () => {
-            for (let c = 0; c + 1 < consumers; c++) {
-              T.if_(cw!.eq(c), () => T.cuda.bar_arrive(2 + c, 256));
-            }
-          });
+        /**
+         * After the wgmma wait of a unit's first K-tile (`first`; the K loop's first iteration is
+         * peeled off with stagger, so that the loop itself is the one without it).
+         */
+        const staggerArrive = (first: boolean): void => {
+          if (!stagger || !first) return;
+          for (let c = 0; c + 1 < consumers; c++) {
+            T.if_(cw!.eq(c), () => T.cuda.bar_arrive(2 + c, 256));
+          }
         };
         eachUnit((u, turn) => {
           const { m0, n0, kt0 } = origin(u);
@@ -1330,20 +1332,24 @@ export function makeGemm(s: GemmSizes): GemmKernels {
              * ones (the last pair's second guarded when kPer is odd), so that alternate K-tiles use
              * alternate register sets.
              */
-            const inPairs = (f: (kt: PrimExpr, set: number) => void): void => {
-              for (const kp of T.range(Math.ceil(kPer / 2))) {
-                const k0 = T.let_("kt", T.mul(kp, 2));
-                f(k0, 0);
+            const inPairs = (f: (kt: PrimExpr, set: number, first: boolean) => void): void => {
+              const pair = (k0: PrimExpr, first: boolean): void => {
+                f(k0, 0, first);
                 const k1 = T.add(k0, 1);
-                if (kPer % 2 === 0) f(k1, 1);
-                else T.if_(k1.lt(kPer), () => f(k1, 1));
+                if (kPer % 2 === 0) f(k1, 1, false);
+                else T.if_(k1.lt(kPer), () => f(k1, 1, false));
+              };
+              // With stagger the first pair runs before the loop (kPer ≥ STAGES ≥ 2: whole).
+              if (stagger) pair(T.let_("kt", 0), true);
+              for (const kp of T.range(stagger ? 1 : 0, Math.ceil(kPer / 2))) {
+                pair(T.let_("kt", T.mul(kp, 2)), false);
               }
             };
             /** K-tile kt whole: its wgmmas, their wait, its promotion (set: its scales). */
-            const step = (kt: PrimExpr, set: number): void => {
+            const step = (kt: PrimExpr, set: number, first: boolean): void => {
               const h = issue(kt, 0);
               T.ptx.wgmma.wait_group(0);
-              staggerArrive(kt, set === 0);
+              staggerArrive(first);
               finish(kt, h, 0, set);
             };
             if (block && NS > 0) {
@@ -1380,20 +1386,21 @@ export function makeGemm(s: GemmSizes): GemmKernels {
                 for (const [x, q] of distinct) facs[set]!.set([q], x);
               };
               /** K-tile kt (its stage full): wgmmas, kt + 1's factors, wait, promotion. */
-              const body = (kt: PrimExpr, cur: number): void => {
+              const body = (kt: PrimExpr, cur: number, first: boolean): void => {
                 const { st } = stageOf(kt);
                 issueMma(st, 0);
                 const k1 = T.add(kt, 1);
                 T.if_(k1.lt(kPer), () => prepare(k1, 1 - cur));
                 T.ptx.wgmma.wait_group(0);
-                staggerArrive(kt, cur === 0);
+                staggerArrive(first);
                 release(st);
                 promoteBy(tmps![0]!, (j, i) => facs![cur]!.get([pick!(j, i)]));
               };
               prepare(0, 0);
               inPairs(body);
             } else {
-              for (const kt of T.range(kPer)) step(kt, 0);
+              if (stagger) step(T.let_("kt", 0), 0, true);
+              for (const kt of T.range(stagger ? 1 : 0, kPer)) step(kt, 0, false);
             }
           }
           // scaleLoad "shared": the next unit's B scales, loaded now, stored after the epilogue.
