@@ -12,6 +12,7 @@ import { makeGemm, type GemmSizes } from "@tirx-ts/kernels";
 import { checkGemm, checkMakeGemm, type GemmSpec } from "./util/gemm-reference.js";
 import { errorOf } from "./util/error-of.js";
 import { findPtxas } from "./util/ptxas.js";
+import { wgmmaLoop } from "./util/ptx-lines.js";
 import { ptxasUsage } from "./util/flash-attention-sim.js";
 
 const dev = sim();
@@ -78,20 +79,11 @@ describe("config.stagger: the PTX and the errors", () => {
     ...{ m: 8192, n: 8192, k, dtype: "float8_e4m3", transB: true, scales: "block", config },
   });
   const ptxOf = (s: GemmSizes): string => compileToPtx(makeGemm(s).main, { arch: "sm_90a" }).text;
-  /** The instructions of the innermost loop that issues wgmmas (the consumers' K loop). */
+  /** The consumers' K loop (the innermost loop that issues wgmmas). */
   const kLoop = (text: string): string[] => {
-    const loops: string[][] = [];
-    const open: { label: string; body: string[] }[] = [];
-    for (const l of text.split("\n").map((x) => x.trim())) {
-      const head = /^(\$L__loop\d+):$/.exec(l);
-      const end = /^\$L__loop_end(\d+):$/.exec(l);
-      if (head) open.push({ label: head[1]!, body: [] });
-      else if (end && open.at(-1)?.label === `$L__loop${end[1]}`) loops.push(open.pop()!.body);
-      else for (const o of open) o.body.push(l);
-    }
-    const withWgmma = loops.filter((b) => b.some((l) => l.startsWith("wgmma.mma_async")));
-    expect(withWgmma.length).toBeGreaterThan(0);
-    return withWgmma.reduce((a, b) => (b.length < a.length ? b : a));
+    const body = wgmmaLoop(text);
+    expect(body).toBeDefined();
+    return body!;
   };
   const named = (text: string): string[] =>
     text
