@@ -14,7 +14,12 @@
  */
 export function lcg(seed: number): () => number {
   let s = seed >>> 0;
-  return () => (s = (Math.imul(s, 1103515245) + 12345) >>> 0);
+  return () => (s = lcgStep(s));
+}
+
+/** The state after `s` (a uint32): the recurrence itself, for {@link lcg} and {@link uniformFrom}. */
+function lcgStep(s: number): number {
+  return (Math.imul(s, 1103515245) + 12345) >>> 0;
 }
 
 /** A generator of reals with a bulk form: `fill(out)` stores the next out.length values. */
@@ -34,14 +39,14 @@ export function uniformFrom(seed: number, lo = -1, hi = 1): Uniform {
   let s = seed >>> 0;
   const span = hi - lo;
   const one = (): number => {
-    s = (Math.imul(s, 1103515245) + 12345) >>> 0;
+    s = lcgStep(s);
     return lo + (s / 2 ** 32) * span;
   };
   return Object.assign(one, {
     fill(out: Float32Array | Float64Array): void {
       let t = s;
       for (let i = 0; i < out.length; i++) {
-        t = (Math.imul(t, 1103515245) + 12345) >>> 0;
+        t = lcgStep(t);
         out[i] = lo + (t / 2 ** 32) * span;
       }
       s = t;

@@ -19,7 +19,11 @@ const scratch = new DataView(new ArrayBuffer(8));
 /** float32 bits → bfloat16 bits, round to nearest even (NaN stays a quiet NaN). */
 export function float32ToBfloat16Bits(x: number): number {
   scratch.setFloat32(0, x, true);
-  const u = scratch.getUint32(0, true);
+  return bfloat16OfFloat32Bits(scratch.getUint32(0, true));
+}
+
+/** {@link float32ToBfloat16Bits} of the float32 whose bits are `u` (a uint32). */
+function bfloat16OfFloat32Bits(u: number): number {
   if ((u & 0x7f800000) === 0x7f800000 && (u & 0x007fffff) !== 0)
     return ((u >>> 16) | 0x40) & 0xffff;
   const rounded = u + 0x7fff + ((u >>> 16) & 1);
@@ -251,13 +255,7 @@ function encodeBfloat16(data: ArrayLike<number>): Uint8Array {
   const bits = new Uint16Array(data.length);
   if (data instanceof Float32Array) {
     const u = new Uint32Array(data.buffer, data.byteOffset, data.length);
-    for (let i = 0; i < u.length; i++) {
-      const x = u[i]!;
-      bits[i] =
-        (x & 0x7f800000) === 0x7f800000 && (x & 0x007fffff) !== 0
-          ? ((x >>> 16) | 0x40) & 0xffff
-          : ((x + 0x7fff + ((x >>> 16) & 1)) >>> 16) & 0xffff;
-    }
+    for (let i = 0; i < u.length; i++) bits[i] = bfloat16OfFloat32Bits(u[i]!);
   } else for (let i = 0; i < data.length; i++) bits[i] = float32ToBfloat16Bits(data[i]!);
   return new Uint8Array(bits.buffer);
 }

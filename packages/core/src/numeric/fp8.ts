@@ -112,9 +112,13 @@ const f64 = new Float64Array(1);
 const words = new Uint32Array(f64.buffer);
 const HI = new Uint8Array(Uint16Array.of(1).buffer)[0] === 1 ? 1 : 0;
 
-/** Per format: mantissa bits, emin, bias and the largest finite code (0x7e, 0x7b). */
-const E4M3 = Int32Array.of(3, -6, 7, 0x7e);
-const E5M2 = Int32Array.of(2, -14, 15, 0x7b);
+/** `fmt`'s mantissa bits, emin, bias and largest finite code (0x7e, 0x7b), from its spec. */
+function codeSpec(fmt: Fp8Format): Int32Array {
+  const s = SPECS[fmt];
+  return Int32Array.of(s.p - 1, s.emin, s.bias, valueTable(fmt).indexOf(s.max));
+}
+const E4M3 = codeSpec("e4m3");
+const E5M2 = codeSpec("e5m2");
 
 /**
  * The bits of `x` in `fmt` after {@link roundFp8} (round to nearest even, satfinite): NaN →

@@ -161,9 +161,9 @@
 //     consumer warpgroup c > 0 starts a unit's K loop only when warpgroup c − 1's first K-tile
 //     has completed (a named barrier a unit: c − 1 arrives after its first wgmma wait, c syncs
 //     before its first wgmma; the K loop's first iteration, a pair of K-tiles where it is
-//     unrolled by 2, runs before the loop, so that the loop is the one without stagger). The warpgroups' wgmmas share each SM sub-partition's tensor core;
-//     started together, they complete together and promote together, and the tensor cores idle
-//     for the promotion (ncu at 8192³, above: about 113 cycles a K-tile more idle in the block
+//     unrolled by 2, runs before the loop, so that the loop is the one without stagger). The
+//     warpgroups' wgmmas share each SM sub-partition's tensor core; started together, they
+//     complete together and promote together, and the tensor cores idle for the promotion (ncu at 8192³, above: about 113 cycles a K-tile more idle in the block
 //     kernel, whose FFMA promotion is the longer, than in the per-tensor one). Offset by one
 //     K-tile's wgmmas, one warpgroup's promotion can run while the other's wgmmas do. Skipped
 //     (no barrier) when a unit has fewer K-tiles than stages (see the kernel). Not yet timed on
@@ -1143,12 +1143,18 @@ export function makeGemm(s: GemmSizes): GemmKernels {
         // the next unit's first K-tile (whose slot consumer c frees with this unit's K-tile
         // kPer − STAGES, after its sync) and arrive twice before c syncs once.
         const stagger = cfg.stagger === true && consumers > 1 && !overlap && kPer >= STAGES;
+        /** Before a unit's K loop: consumer c > 0 waits for c − 1's arrival. */
+        const staggerWait = (): void => {
+          for (let c = 1; c < consumers; c++) {
+            T.if_(cw!.eq(c), () => T.cuda.bar_sync(1 + c, 256));
+          }
+        };
         /**
-         * After the wgmma wait of a unit's first K-tile (`first`; the K loop's first iteration is
-         * peeled off with stagger, so that the loop itself is the one without it).
+         * After the wgmma wait of a unit's first K-tile (`first`: true only with stagger, whose
+         * K loop's first iteration runs before the loop, so that the loop is the one without it).
          */
         const staggerArrive = (first: boolean): void => {
-          if (!stagger || !first) return;
+          if (!first) return;
           for (let c = 0; c + 1 < consumers; c++) {
             T.if_(cw!.eq(c), () => T.cuda.bar_arrive(2 + c, 256));
           }
@@ -1299,11 +1305,7 @@ export function makeGemm(s: GemmSizes): GemmKernels {
             fill(0, 0, 0);
             fill(1, 0, 1);
           }
-          if (stagger) {
-            for (let c = 1; c < consumers; c++) {
-              T.if_(cw!.eq(c), () => T.cuda.bar_sync(1 + c, 256));
-            }
-          }
+          if (stagger) staggerWait();
           if (overlap) {
             // K-tiles in pairs: both issue their wgmmas (into the two register tiles of sums),
             // then wgmma.wait_group 1 retires the first, whose promotion's FMAs run beside the
