@@ -84,8 +84,7 @@ export const USAGE = `Usage: tsx -C source bench/gemm-sweep.ts [options]
                                  and B's copied into shared memory once per tile)
   --configs 128x128x6o,128x192x5 every case once per configuration, forced: bm x bn x stages,
                                  "o" for config.overlap (float8 that promotes, bn ≤ 128),
-                                 "c2" for config.cluster 2 (B multicast to tile pairs),
-                                 "s" for config.stagger (float8 that promotes, bm ≥ 128)
+                                 "c2" for config.cluster 2 (B multicast to tile pairs)
   --out FILE                     write the markdown table there
   --dry-run                      list the cases, launch nothing
   --help`;
@@ -159,10 +158,10 @@ export function parseGemmArgs(argv: readonly string[]): GemmSweepOptions {
           ),
         ];
   const configs = values.configs?.split(",").map((x): GemmConfig => {
-    const m = /^\s*(64|128|192)x(\d+)x(\d+)(o?)(c2)?(s?)\s*$/.exec(x);
+    const m = /^\s*(64|128|192)x(\d+)x(\d+)(o?)(c2)?\s*$/.exec(x);
     if (!m) {
       throw new RangeError(
-        `--configs takes bm x bn x stages (o: overlap, c2: cluster 2, s: stagger) like 128x128x6o, 128x192x5c2 or 128x192x4s, got "${x}"`,
+        `--configs takes bm x bn x stages (o: overlap, c2: cluster 2) like 128x128x6o or 128x192x5c2, got "${x}"`,
       );
     }
     const [bm, bn, stages] = [Number(m[1]) as 64 | 128 | 192, Number(m[2]), Number(m[3])];
@@ -170,7 +169,6 @@ export function parseGemmArgs(argv: readonly string[]): GemmSweepOptions {
       ...{ bm, bn, stages },
       ...(m[4] === "o" ? { overlap: true } : {}),
       ...(m[5] === "c2" ? { cluster: 2 as const } : {}),
-      ...(m[6] === "s" ? { stagger: true } : {}),
     };
   });
   return {
@@ -264,11 +262,11 @@ export function gemmSweepCases(o: GemmSweepOptions): GemmCase[] {
 
 /**
  * A case's kind as the table names it, with its forced scale load and configuration (bm x bn x
- * stages, "o" for overlap, "c2" for cluster 2, "s" for stagger) if any.
+ * stages, "o" for overlap, "c2" for cluster 2) if any.
  */
 export function gemmCaseKind(c: GemmCase): string {
   const cfg = c.config
-    ? `${c.config.bm}x${c.config.bn}x${c.config.stages}${c.config.overlap === true ? "o" : ""}${c.config.cluster === 2 ? "c2" : ""}${c.config.stagger === true ? "s" : ""}`
+    ? `${c.config.bm}x${c.config.bn}x${c.config.stages}${c.config.overlap === true ? "o" : ""}${c.config.cluster === 2 ? "c2" : ""}`
     : undefined;
   const tags = [c.scaleLoad, cfg].filter((x) => x !== undefined);
   return tags.length === 0 ? c.kind : `${c.kind} (${tags.join(", ")})`;

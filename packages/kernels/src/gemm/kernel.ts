@@ -157,17 +157,6 @@
 //     ptxas serialize every wgmma (C7514), so each pair is waited for within its iteration.
 //     H200: 1-5% faster at m 1024 (bench/results/gemm-fp8-2026-12-03d.md), slower on 8192-row
 //     shapes than serial 128 × 192 tiles.
-//   - config.stagger (promoting float8, two or three consumer warpgroups, serial K loop): each
-//     consumer warpgroup c > 0 starts a unit's K loop only when warpgroup c − 1's first K-tile
-//     has completed (a named barrier a unit: c − 1 arrives after its first wgmma wait, c syncs
-//     before its first wgmma; the K loop's first iteration, a pair of K-tiles where it is
-//     unrolled by 2, runs before the loop, so that the loop is the one without stagger). The
-//     warpgroups' wgmmas share each SM sub-partition's tensor core; started together, they
-//     complete together and promote together, and the tensor cores idle for the promotion (ncu at 8192³, above: about 113 cycles a K-tile more idle in the block
-//     kernel, whose FFMA promotion is the longer, than in the per-tensor one). Offset by one
-//     K-tile's wgmmas, one warpgroup's promotion can run while the other's wgmmas do. Skipped
-//     (no barrier) when a unit has fewer K-tiles than stages (see the kernel). Not yet timed on
-//     a GPU: no shipped configuration sets it.
 // Sizes are compile-time constants (tensor maps need static shapes: core patterns/tma.ts).
 import { T, type ExprLike, type ParamType, type PrimExpr, type TileView } from "@tirx-ts/dsl";
 import { didYouMean, showValue, type PrimFunc } from "@tirx-ts/core";
@@ -270,11 +259,9 @@ export interface GemmKernels {
 }
 
 /**
- * A checked configuration (checkGemmSizes): every field given, `overlap` and `stagger` only where
- * true.
+ * A checked configuration (checkGemmSizes): every field given, `overlap` only where true.
  */
-export type CheckedGemmConfig = Required<Omit<GemmConfig, "overlap" | "stagger">> &
-  Pick<GemmConfig, "overlap" | "stagger">;
+export type CheckedGemmConfig = Required<Omit<GemmConfig, "overlap">> & Pick<GemmConfig, "overlap">;
 
 /** Elements of K, and of N, per float8 block scale (DeepSeek-V3's 1 × 128 and 128 × 128 blocks). */
 export const SCALE_BLOCK = 128;
@@ -440,20 +427,10 @@ export function checkGemmSizes(s: GemmSizes): CheckedGemmConfig {
   const c = s.config;
   if (typeof c !== "object" || c === null) {
     throw configError(
-      `gemm: config is { bm, bn, stages, bk?, cluster?, splitK?, scaleLoad?, overlap?, stagger? } (GemmConfig), got ${showValue(c)}`,
+      `gemm: config is { bm, bn, stages, bk?, cluster?, splitK?, scaleLoad?, overlap? } (GemmConfig), got ${showValue(c)}`,
     );
   }
-  const CONFIG_KEYS = [
-    "bm",
-    "bn",
-    "bk",
-    "stages",
-    "cluster",
-    "splitK",
-    "scaleLoad",
-    "overlap",
-    "stagger",
-  ];
+  const CONFIG_KEYS = ["bm", "bn", "bk", "stages", "cluster", "splitK", "scaleLoad", "overlap"];
   for (const key of Object.keys(c)) {
     if (!CONFIG_KEYS.includes(key)) {
       const guess = didYouMean(key, CONFIG_KEYS);
@@ -524,14 +501,6 @@ export function checkGemmSizes(s: GemmSizes): CheckedGemmConfig {
   if (overlap && !fp8Promoted) {
     throw configError(
       `gemm: config.overlap promotes a float8 K-tile while the next one's wgmmas run, in a second register tile of sums: it needs float8 inputs that promote (block scales, or no fastAccum), got ${isFp8(s.dtype) ? "fastAccum" : s.dtype}`,
-    );
-  }
-  if (c.stagger !== undefined && typeof c.stagger !== "boolean") {
-    throw configError(`gemm: config.stagger is true or false, got ${showValue(c.stagger)}`);
-  }
-  if (c.stagger === true && (!fp8Promoted || c.bm === 64 || overlap)) {
-    throw configError(
-      `gemm: config.stagger offsets the consumer warpgroups' K loops so that one's promotion runs beside another's wgmmas: it needs float8 inputs that promote (block scales, or no fastAccum), two or three consumer warpgroups (bm 128 or 192) and no overlap, got ${!fp8Promoted ? (isFp8(s.dtype) ? "fastAccum" : s.dtype) : c.bm === 64 ? "bm 64" : "overlap"}`,
     );
   }
   // The register tiles of sums within the consumers' registers (ptxas would spill them).
@@ -616,7 +585,6 @@ export function checkGemmSizes(s: GemmSizes): CheckedGemmConfig {
     splitK: Math.ceil(kTiles / per),
     scaleLoad,
     ...(overlap ? { overlap: true } : {}),
-    ...(c.stagger === true ? { stagger: true } : {}),
   };
 }
 
@@ -656,8 +624,7 @@ export function checkGemmSizes(s: GemmSizes): CheckedGemmConfig {
  *   without block scales; cluster 2 with ctas below 2, or with an MN-major B whose bn is not a
  *   multiple of 2 · 64 columns (128 bytes each); register tiles of sums over the consumers'
  *   registers: gemmTileRegisters over gemmTileRegisterBudget, e.g. promoted float8 at bn 224 or
- *   256, overlap at bn 192 or at bm 192 and bn 128; overlap or stagger not booleans, or true
- *   without promoted float8; stagger at bm 64 or with overlap),
+ *   256, overlap at bn 192 or at bm 192 and bn 128),
  *   split-K with m · n of 2^31 − 256 or more.
  */
 export function makeGemm(s: GemmSizes): GemmKernels {
@@ -1137,28 +1104,6 @@ export function makeGemm(s: GemmSizes): GemmKernels {
           tmaScales && overlap
             ? [0, 1].map((i) => T.alloc_local([2], "float32", { name: `stg${i}` }))
             : undefined;
-        // config.stagger (the file's header): consumer c > 0 starts a unit's K loop once consumer
-        // c − 1's first K-tile has completed (named barrier 1 + c: c − 1 arrives, c syncs).
-        // Only with at least as many K-tiles a unit as stages: then consumer c − 1 cannot reach
-        // the next unit's first K-tile (whose slot consumer c frees with this unit's K-tile
-        // kPer − STAGES, after its sync) and arrive twice before c syncs once.
-        const stagger = cfg.stagger === true && consumers > 1 && !overlap && kPer >= STAGES;
-        /** Before a unit's K loop: consumer c > 0 waits for c − 1's arrival. */
-        const staggerWait = (): void => {
-          for (let c = 1; c < consumers; c++) {
-            T.if_(cw!.eq(c), () => T.cuda.bar_sync(1 + c, 256));
-          }
-        };
-        /**
-         * After the wgmma wait of a unit's first K-tile (`first`: true only with stagger, whose
-         * K loop's first iteration runs before the loop, so that the loop is the one without it).
-         */
-        const staggerArrive = (first: boolean): void => {
-          if (!first) return;
-          for (let c = 0; c + 1 < consumers; c++) {
-            T.if_(cw!.eq(c), () => T.cuda.bar_arrive(2 + c, 256));
-          }
-        };
         eachUnit((u, turn) => {
           const { m0, n0, kt0 } = origin(u);
           // scaleLoad "shared": this unit's buffer of B's scales.
@@ -1305,7 +1250,6 @@ export function makeGemm(s: GemmSizes): GemmKernels {
             fill(0, 0, 0);
             fill(1, 0, 1);
           }
-          if (stagger) staggerWait();
           if (overlap) {
             // K-tiles in pairs: both issue their wgmmas (into the two register tiles of sums),
             // then wgmma.wait_group 1 retires the first, whose promotion's FMAs run beside the
@@ -1334,24 +1278,19 @@ export function makeGemm(s: GemmSizes): GemmKernels {
              * ones (the last pair's second guarded when kPer is odd), so that alternate K-tiles use
              * alternate register sets.
              */
-            const inPairs = (f: (kt: PrimExpr, set: number, first: boolean) => void): void => {
-              const pair = (k0: PrimExpr, first: boolean): void => {
-                f(k0, 0, first);
+            const inPairs = (f: (kt: PrimExpr, set: number) => void): void => {
+              for (const kp of T.range(Math.ceil(kPer / 2))) {
+                const k0 = T.let_("kt", T.mul(kp, 2));
+                f(k0, 0);
                 const k1 = T.add(k0, 1);
-                if (kPer % 2 === 0) f(k1, 1, false);
-                else T.if_(k1.lt(kPer), () => f(k1, 1, false));
-              };
-              // With stagger the first pair runs before the loop (kPer ≥ STAGES ≥ 2: whole).
-              if (stagger) pair(T.let_("kt", 0), true);
-              for (const kp of T.range(stagger ? 1 : 0, Math.ceil(kPer / 2))) {
-                pair(T.let_("kt", T.mul(kp, 2)), false);
+                if (kPer % 2 === 0) f(k1, 1);
+                else T.if_(k1.lt(kPer), () => f(k1, 1));
               }
             };
             /** K-tile kt whole: its wgmmas, their wait, its promotion (set: its scales). */
-            const step = (kt: PrimExpr, set: number, first: boolean): void => {
+            const step = (kt: PrimExpr, set: number): void => {
               const h = issue(kt, 0);
               T.ptx.wgmma.wait_group(0);
-              staggerArrive(first);
               finish(kt, h, 0, set);
             };
             if (block && NS > 0) {
@@ -1388,21 +1327,19 @@ export function makeGemm(s: GemmSizes): GemmKernels {
                 for (const [x, q] of distinct) facs[set]!.set([q], x);
               };
               /** K-tile kt (its stage full): wgmmas, kt + 1's factors, wait, promotion. */
-              const body = (kt: PrimExpr, cur: number, first: boolean): void => {
+              const body = (kt: PrimExpr, cur: number): void => {
                 const { st } = stageOf(kt);
                 issueMma(st, 0);
                 const k1 = T.add(kt, 1);
                 T.if_(k1.lt(kPer), () => prepare(k1, 1 - cur));
                 T.ptx.wgmma.wait_group(0);
-                staggerArrive(first);
                 release(st);
                 promoteBy(tmps![0]!, (j, i) => facs![cur]!.get([pick!(j, i)]));
               };
               prepare(0, 0);
               inPairs(body);
             } else {
-              if (stagger) step(T.let_("kt", 0), 0, true);
-              for (const kt of T.range(stagger ? 1 : 0, kPer)) step(kt, 0, false);
+              for (const kt of T.range(kPer)) step(kt, 0);
             }
           }
           // scaleLoad "shared": the next unit's B scales, loaded now, stored after the epilogue.

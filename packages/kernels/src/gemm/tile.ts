@@ -41,12 +41,7 @@ import { MAX_SHARED_PER_CTA } from "@tirx-ts/core";
  *   {@link gemmTileRegisters}):
  *   true to take the K loop in pairs of K-tiles whose wgmmas are issued together, into two
  *   register tiles of sums (bn / 2 more registers per thread), so that the first one's
- *   promotion FMAs run beside the second one's wgmmas instead of after them. Default false;
- * - `stagger`: float8 that promotes, bm 128 or 192, without `overlap`: true to start consumer
- *   warpgroup c's K loop of each unit once warpgroup c − 1's first K-tile has completed (a
- *   named barrier a unit), so that the warpgroups' promotions fall beside each other's wgmmas
- *   instead of all at once (kernel.ts's header). No effect when a unit has fewer K-tiles than
- *   `stages`. Default false.
+ *   promotion FMAs run beside the second one's wgmmas instead of after them. Default false.
  */
 export interface GemmConfig {
   readonly bm: 64 | 128 | 192;
@@ -57,7 +52,6 @@ export interface GemmConfig {
   readonly splitK?: number;
   readonly scaleLoad?: GemmScaleLoad;
   readonly overlap?: boolean;
-  readonly stagger?: boolean;
 }
 
 /** How a block-scaled float8 GEMM loads its scales ({@link GemmConfig}'s `scaleLoad`). */
