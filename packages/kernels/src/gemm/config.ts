@@ -103,8 +103,10 @@ export const GEMM_CONFIGS: readonly GemmConfigEntry[] = [
  * H200 (fewer stages were faster there; why was not established: less shared memory leaves the
  * SM's L1 more room for the scale loads, but "tma" scales, read from shared memory, gained too);
  * and 128 × 256, 128 × 192 and 128 × 192 × 4 in clusters of 2 (B's K-tiles multicast to a pair
- * of vertically adjacent tiles: GemmConfig's `cluster`; not yet timed against their cluster-1
- * rows, which is what tuning does; tuning leaves them out with an MN-major B of 192 columns).
+ * of vertically adjacent tiles: GemmConfig's `cluster`; tuning times them against their
+ * cluster-1 rows, and leaves them out with an MN-major B of 192 columns. On the H200 with float8 at
+ * m 8192, per-tensor 128 × 192 × 5 in clusters of 2 ran within ±2.5% of cluster 1 and block-scaled
+ * 128 × 192 × 4 1-5% slower: bench/results/gemm-fp8-block-2026-12-05b.md).
  * Each builds a correct kernel at every size it is tried at (test/kernels-gemm-persistent.test.ts
  * runs each on the simulator at an odd size; of rows that differ only in ring depth, the first). For
  * block-scaled float8, tuning tries every row of both tables twice more, with `scaleLoad: "tma"`
