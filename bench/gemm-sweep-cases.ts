@@ -37,6 +37,11 @@ export interface GemmSweepOptions {
   /** m = n = k of the epilogue cases (bias + GELU and plain, side by side). */
   readonly epilogueSize: number;
   readonly iters?: number;
+  /**
+   * fp8-block: rounds of the ABBA alternation with its per-tensor peer (even, at least 2; default
+   * 6), each of ⌈iters / rounds⌉ launches a side.
+   */
+  readonly rounds: number;
   readonly peers: boolean;
   readonly out?: string;
   readonly dryRun: boolean;
@@ -75,6 +80,8 @@ export const USAGE = `Usage: tsx -C source bench/gemm-sweep.ts [options]
                                  --epilogue-size³, with plain bf16 beside it)
   --epilogue-size 8192           m = n = k of the epilogue cases
   --iters N                      timed launches per case (default: by FLOPs, 10 … 100)
+  --rounds N                     fp8-block: rounds alternating with its per-tensor peer, ABBA
+                                 (even; default 6), ⌈iters / N⌉ launches a side each
   --no-peers                     skip torch (python3 bench/gemm_peers.py)
   --tune                         tune each case's configuration before timing (the table names it)
   --scale-load global,tma,shared fp8-block: time each case once per scale load of the block
@@ -113,6 +120,7 @@ export function parseGemmArgs(argv: readonly string[]): GemmSweepOptions {
       kinds: { type: "string" },
       "epilogue-size": { type: "string" },
       iters: { type: "string" },
+      rounds: { type: "string" },
       "no-peers": { type: "boolean" },
       out: { type: "string" },
       "dry-run": { type: "boolean" },
@@ -143,6 +151,12 @@ export function parseGemmArgs(argv: readonly string[]): GemmSweepOptions {
           return k.trim() as GemmKind;
         });
   const iters = values.iters === undefined ? undefined : ints(values.iters, "--iters")[0];
+  const rounds = values.rounds === undefined ? 6 : ints(values.rounds, "--rounds")[0]!;
+  if (rounds % 2 !== 0) {
+    throw new RangeError(
+      `--rounds takes an even count (ABBA: each side first in half the rounds), got ${rounds}`,
+    );
+  }
   const loads: readonly string[] = ["global", "tma", "shared"];
   const scaleLoads =
     values["scale-load"] === undefined
@@ -180,6 +194,7 @@ export function parseGemmArgs(argv: readonly string[]): GemmSweepOptions {
         ? 8192
         : ints(values["epilogue-size"], "--epilogue-size")[0]!,
     ...(iters !== undefined ? { iters } : {}),
+    rounds,
     peers: values["no-peers"] !== true,
     ...(values.out !== undefined ? { out: values.out } : {}),
     dryRun: values["dry-run"] === true,
@@ -414,7 +429,13 @@ const fmt = (x: number | undefined, d = 1): string =>
 export function formatGemmTable(
   cases: readonly GemmCase[],
   rows: readonly GemmRow[],
-  meta: { readonly gpu: string; readonly command: string; readonly date: string },
+  meta: {
+    readonly gpu: string;
+    readonly command: string;
+    readonly date: string;
+    /** fp8-block's ABBA rounds (--rounds). */
+    readonly rounds: number;
+  },
 ): string {
   const tuned = rows.some((r) => r.config !== undefined);
   const out = [
@@ -424,7 +445,7 @@ export function formatGemmTable(
     `- GPU: ${meta.gpu}`,
     `- command: ${meta.command}`,
     "- D = A·Bᵀ (A [m, k], B [n, k], both K-major), bf16 → bf16; fp8: e4m3 × e4m3 with per-tensor scales → bf16, each 128-wide K-tile's sum promoted into float32 (gemm()'s default; torch._scaled_mm's too); fp8-fast: the same with one accumulator over all of K (gemm()'s fastAccum, _scaled_mm's use_fast_accum); fp8-block: e4m3 × e4m3 with block scales (A 1 × 128, B 128 × 128) → bf16, its peer tirx-ts's per-tensor fp8 (fp8-block (global) / (tma): A's scales by ld.global, or staged by TMA with each K-tile: as given when ⌈k/128⌉ is a multiple of 4, else after their transposition, which the time includes); bias-gelu: bf16 with a bias per column and GELU (tanh) fused",
-    "- times: medians of CUDA-event-timed launches after warm-up (fp8-block and its per-tensor peer: 6 rounds alternating ABBA, the median of each side's round medians); ratio = peer time / tirx-ts time",
+    `- times: medians of CUDA-event-timed launches after warm-up (fp8-block and its per-tensor peer: ${meta.rounds} rounds alternating ABBA, the median of each side's round medians); ratio = peer time / tirx-ts time`,
     "",
     `| # | kind | m | n | k | tirx-ts µs | TFLOP/s | peer | peer µs | peer TFLOP/s | ratio | check |${tuned ? " config |" : ""}`,
     `| - | ---- | - | - | - | ---------- | ------- | ---- | ------- | ------------ | ----- | ----- |${tuned ? " ------ |" : ""}`,

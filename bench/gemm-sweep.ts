@@ -17,11 +17,12 @@
 // deterministic and exact in bf16 / float8 (inputValue): a small kernel fills them here, torch
 // makes the same bits in bench/gemm_peers.py (python3 subprocess). Times are medians of
 // CUDA-event-timed launches (timeLaunches) after one checked launch (an fp8-block case and its
-// per-tensor peer in 6 rounds alternating ABBA, each side the median of its rounds' medians:
+// per-tensor peer in --rounds rounds (6) alternating ABBA, each side the median of its rounds' medians:
 // the ratio then holds under the GPU's clock drift); split-K configurations
 // include the workspace's memset and the epilogue kernel.
 // Usage: tsx -C source bench/gemm-sweep.ts [--ms 16,128] [--shapes 4096x4096]
-//   [--kinds bf16,fp8,fp8-fast,fp8-block,bias-gelu] [--epilogue-size 8192] [--iters N] [--no-peers]
+//   [--kinds bf16,fp8,fp8-fast,fp8-block,bias-gelu] [--epilogue-size 8192] [--iters N]
+//   [--rounds N] [--no-peers]
 //   [--tune] [--scale-load global,tma,shared] [--out results.md] [--dry-run] [--help]
 // --scale-load times each fp8-block case once per scale load of the block scales (makeGemm's
 // config.scaleLoad: "global", ld.global two K-tiles ahead; "tma", A's staged by TMA with each
@@ -70,7 +71,7 @@ if (opts.dryRun) {
 }
 
 /** Rounds of an fp8-block case and its per-tensor peer, timed alternately (ABBA). */
-const ROUNDS = 6;
+const ROUNDS = opts.rounds;
 const rows: GemmRow[] = [];
 let gpu = "unknown GPU";
 
@@ -443,6 +444,7 @@ const table = formatGemmTable(cases, rows, {
   gpu,
   command,
   date: new Date().toISOString(),
+  rounds: ROUNDS,
 });
 console.log(table);
 if (opts.out) writeFileSync(opts.out, table);

@@ -52,7 +52,10 @@ describe("bench/gemm-sweep options and cases", () => {
       "x.md",
     ]);
     expect(gemmSweepCases(o)).toEqual([{ kind: "fp8", m: 16, n: 4096, k: 14336, iters: 5 }]);
-    expect([o.peers, o.out]).toEqual([false, "x.md"]);
+    expect([o.peers, o.out, o.rounds]).toEqual([false, "x.md", 6]);
+    expect(parseGemmArgs(["--rounds", "20"]).rounds).toBe(20);
+    expect(() => parseGemmArgs(["--rounds", "5"])).toThrow(/--rounds takes an even count/);
+    expect(() => parseGemmArgs(["--rounds", "0"])).toThrow(/--rounds takes positive integers/);
     expect(() => parseGemmArgs(["--shapes", "4096"])).toThrow(/--shapes takes \(n\)x\(k\) pairs/);
     expect(() => parseGemmArgs(["--ms", "0"])).toThrow(/--ms takes positive integers/);
     expect(() => parseGemmArgs(["--kinds", "int8"])).toThrow(
@@ -185,7 +188,7 @@ describe("bench/gemm-sweep inputs and table", () => {
         { case: 1, variant: "tirx-ts", note: "no CUDA driver" },
         { case: 1, variant: "torch._scaled_mm", us: 20 },
       ],
-      { gpu: "H200", command: "tsx bench/gemm-sweep.ts", date: "2026-12-02" },
+      { gpu: "H200", command: "tsx bench/gemm-sweep.ts", date: "2026-12-02", rounds: 6 },
     );
     expect(text.split("\n").filter((l) => /^\| \d/.test(l))).toEqual([
       "| 0 | bf16 | 1024 | 4096 | 4096 | 100.0 | 343.6 | torch.matmul | 110.0 | 312.4 | 1.10 | ok |",
@@ -204,18 +207,24 @@ describe("bench/gemm-sweep --tune's table", () => {
         { case: 0, variant: "tirx-ts", us: 50, err: 0.5, config: "m128-n128 (tuned)" },
         { case: 0, variant: "tirx-ts fp8 per-tensor", us: 45 },
       ],
-      { gpu: "H200", command: "tsx bench/gemm-sweep.ts --tune", date: "2026-12-02" },
+      { gpu: "H200", command: "tsx bench/gemm-sweep.ts --tune", date: "2026-12-02", rounds: 20 },
     );
     const line = text.split("\n").find((l) => /^\| 0/.test(l));
     expect(line).toMatch(
       /\| tirx-ts fp8 per-tensor \| 45\.0 \|.*\| 0\.90 \| ok \| m128-n128 \(tuned\) \|$/,
     );
     expect(text).toMatch(/\| check \| config \|/);
+    expect(text).toMatch(/fp8-block and its per-tensor peer: 20 rounds alternating ABBA/);
     // A forced scale load is named in the kind column.
     const forced = formatGemmTable(
       [{ ...cases[0]!, scaleLoad: "tma" }],
       [{ case: 0, variant: "tirx-ts", us: 50, err: 0.5 }],
-      { gpu: "H200", command: "tsx bench/gemm-sweep.ts --scale-load tma", date: "2026-12-03" },
+      {
+        gpu: "H200",
+        command: "tsx bench/gemm-sweep.ts --scale-load tma",
+        date: "2026-12-03",
+        rounds: 6,
+      },
     );
     expect(forced).toMatch(/^\| 0 \| fp8-block \(tma\) \| 128 \| 4096 \| 4096 \| 50\.0 \|/m);
   });
