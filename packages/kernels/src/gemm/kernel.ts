@@ -126,7 +126,10 @@
 //     measured no better at m 8192: each K-tile's wgmmas as
 //     two column-half groups with the first half promoted beside the second's (0.86-0.90 at 5
 //     stages, 0.77-0.91 at 4); the consumer warpgroups taking turns issuing their K-tiles
-//     (named barriers, FlashAttention-3's ping-pong: 0.83-0.89, and per-tensor no faster); a
+//     (named barriers, FlashAttention-3's ping-pong: 0.83-0.89, and per-tensor no faster), or
+//     offset once a unit (consumer c > 0 starting its K loop after c − 1's first K-tile, one
+//     named barrier a unit: the block kernel −6% to +2.5%, 5-6% slower at 8192², H200,
+//     bench/results/gemm-fp8-stagger-2026-12-05.md); a
 //     cluster of 2 CTAs multicasting B (block 0.85-0.89 of per-tensor, 0.91 once with "tma",
 //     against 0.87-0.90 without in the same runs); A's scales MN-major (transposed) instead of
 //     as given (0.88-0.92, as given's spread). The promotion's FFMAs carry the same alternating
