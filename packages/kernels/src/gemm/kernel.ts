@@ -129,7 +129,10 @@
 //     (named barriers, FlashAttention-3's ping-pong: 0.83-0.89, and per-tensor no faster), or
 //     offset once a unit (consumer c > 0 starting its K loop after c − 1's first K-tile, one
 //     named barrier a unit: the block kernel −6% to +2.5%, 5-6% slower at 8192², H200,
-//     bench/results/gemm-fp8-stagger-2026-12-05.md); a
+//     bench/results/gemm-fp8-stagger-2026-12-05.md); with "shared", a B-scale buffer pair and
+//     a named barrier per consumer warpgroup instead of the consumers' one barrier a tile (so
+//     that nothing ties them at a tile's end: H100, 0.87-0.96 against the shared barrier's
+//     0.86-0.98, 0.02-0.04 lower at 4096 × 14336 and 8192², gemm-fp8-block-2026-12-05d.md); a
 //     cluster of 2 CTAs multicasting B (block 0.85-0.89 of per-tensor, 0.91 once with "tma",
 //     against 0.87-0.90 without in the same runs); A's scales MN-major (transposed) instead of
 //     as given (0.88-0.92, as given's spread). The promotion's FFMAs carry the same alternating
