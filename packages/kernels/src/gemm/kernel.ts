@@ -132,7 +132,11 @@
 //     bench/results/gemm-fp8-stagger-2026-12-05.md); with "shared", a B-scale buffer pair and
 //     a named barrier per consumer warpgroup instead of the consumers' one barrier a tile (so
 //     that nothing ties them at a tile's end: H100, 0.87-0.96 against the shared barrier's
-//     0.86-0.98, 0.02-0.04 lower at 4096 × 14336 and 8192², gemm-fp8-block-2026-12-05d.md); a
+//     0.86-0.98, 0.02-0.04 lower at 4096 × 14336 and 8192², gemm-fp8-block-2026-12-05d.md);
+//     with "shared", the K loop in pairs reading a pair's scales by vector (A's two K blocks by
+//     one ld.shared.v2 a row, B's for both K-tiles by one ld.shared.v4: 3 ld.shared a pair
+//     instead of 8; the block kernel's time within 0.7% of this one's at 4096², 8192² and
+//     14336 × 4096, H200, gemm-fp8-block-2026-12-06.md); a
 //     cluster of 2 CTAs multicasting B (block 0.85-0.89 of per-tensor, 0.91 once with "tma",
 //     against 0.87-0.90 without in the same runs); A's scales MN-major (transposed) instead of
 //     as given (0.88-0.92, as given's spread). The promotion's FFMAs carry the same alternating
