@@ -44,19 +44,39 @@ describe("gemm() with float8 block scales on the simulator against float64", () 
     });
   }
 
-  test("scale tensors of other shapes are TX9002 naming both forms", () => {
+  test("scale tensors of other shapes are TX9002: scaleA's rank sets the kind, and the message names the shape each must have", () => {
     const a = tensor.zeros([20, 300], "float8_e4m3", dev);
     const b = tensor.zeros([136, 300], "float8_e4m3", dev);
     const f32 = (shape: number[]) => tensor.zeros(shape, "float32", dev);
+    const both =
+      "the scales are float32 [1] each (per tensor), or scaleA [20, 3] and scaleB [2, 3]";
     const e = errorOf(() => gemm(a, b, { transB: true, scaleA: f32([20, 3]), scaleB: f32([1]) }));
-    expect(e.code).toBe("TX9002");
-    expect(e.message).toMatch(/scaleB must be .*scaleA \[20, 3\] and scaleB \[2, 3\]/);
+    expect([e.code, e.message]).toEqual([
+      "TX9002",
+      expect.stringContaining(
+        `gemm: scaleB must be float32 [2, 3] (with a block scaleA [20, 3]), got float32 [1]; ${both}`,
+      ),
+    ]);
     expect(e.span?.file).toMatch(/kernels-gemm-fp8-block\.test\.ts$/);
-    const e2 = errorOf(() =>
-      gemm(a, b, { transB: true, scaleA: f32([20, 2]), scaleB: f32([2, 3]) }),
-    );
-    expect(e2.code).toBe("TX9002");
-    expect(e2.message).toMatch(/scaleA must be float32 \[20, 3\]/);
+    // A per-tensor scaleA with a block scaleB (a rank mismatch, once refused by a message that
+    // named [1] both as the shape wanted and the shape got).
+    const e1 = errorOf(() => gemm(a, b, { transB: true, scaleA: f32([1]), scaleB: f32([2, 3]) }));
+    expect([e1.code, e1.message]).toEqual([
+      "TX9002",
+      expect.stringContaining(
+        "gemm: scaleB must be float32 [1] (with a per-tensor scaleA [1]), got float32 [2, 3]",
+      ),
+    ]);
+    const scaleAWant = "scaleA must be float32 [1] (per tensor) or [20, 3] (per 1 × 128 block";
+    for (const shape of [[20, 2], [], [1, 1, 1]]) {
+      const e2 = errorOf(() =>
+        gemm(a, b, { transB: true, scaleA: f32(shape), scaleB: f32([2, 3]) }),
+      );
+      expect([e2.code, e2.message], `scaleA [${shape}]`).toEqual([
+        "TX9002",
+        expect.stringContaining(`${scaleAWant}: [m, ⌈k/128⌉]), got float32 [${shape.join(", ")}]`),
+      ]);
+    }
   });
 
   // Small integers and power-of-two scales: every product and sum is exact in float32, so D is

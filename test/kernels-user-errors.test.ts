@@ -285,6 +285,54 @@ describe("attention(): grid extents", () => {
   });
 });
 
+describe("library calls: a disposed tensor is TX5011 naming its role, not a kernel parameter", () => {
+  test("gemm (a read through its padded copy, out, c, a block scaleA transposed, an empty call), attention's out, attentionBackward's lse and out.dq", () => {
+    const gone = (shape: number[], dtype: "float16" | "float32" | "float8_e4m3" = "float16") => {
+      const x = tensor.zeros(shape, dtype, dev);
+      x.dispose();
+      return x;
+    };
+    const a = t([16, 16]);
+    const q = tensor.zeros([1, 128, 1, 64], "float16", dev);
+    const lse = tensor.zeros([1, 1, 128], "float32", dev);
+    const f8 = (shape: number[]) => tensor.zeros(shape, "float8_e4m3", dev);
+    const f32 = (shape: number[]) => tensor.zeros(shape, "float32", dev);
+    const cases: [string, () => unknown][] = [
+      // [16, 15] float16: rows of 30 bytes, read from a zero-padded copy (the launch's "X").
+      ["gemm: a was disposed", () => gemm(gone([16, 15]), t([15, 16]))],
+      ["gemm: out was disposed", () => gemm(a, a, { out: gone([16, 16]) })],
+      ["gemm: c was disposed", () => gemm(a, a, { c: gone([16, 16]), beta: 1 })],
+      // k 640: 5 K blocks, A's scales transposed for "tma" (the transposition's input).
+      [
+        "gemm: scaleA was disposed",
+        () =>
+          gemm(f8([16, 640]), f8([16, 640]), {
+            transB: true,
+            scaleA: gone([16, 5], "float32"),
+            scaleB: f32([1, 5]),
+            config: { bm: 64, bn: 64, stages: 2, scaleLoad: "tma" },
+          }),
+      ],
+      // m 0: nothing launches, and the tensor is refused all the same.
+      ["gemm: a was disposed", () => gemm(gone([0, 16]), a)],
+      ["attention: out was disposed", () => attention(q, q, q, { out: gone([1, 128, 1, 64]) })],
+      [
+        "attentionBackward: lse was disposed",
+        () => attentionBackward(q, q, q, q, q, gone([1, 1, 128], "float32")),
+      ],
+      [
+        "attentionBackward: out.dq was disposed",
+        () => attentionBackward(q, q, q, q, q, lse, { out: { dq: gone([1, 128, 1, 64]) } }),
+      ],
+    ];
+    for (const [want, call] of cases) {
+      const e = errorOf(call);
+      expect([e.code, e.message], want).toEqual(["TX5011", expect.stringContaining(want)]);
+      expect(e.span?.file, want).toMatch(/kernels-user-errors\.test\.ts$/);
+    }
+  });
+});
+
 describe("library calls: a launch's error is placed at the user's line", () => {
   test("a Proxy of a tensor (TX5004) and a disposed tensor (TX5011) name this file's line, for gemm, attention and attentionBackward", () => {
     const here = /kernels-user-errors\.test\.ts$/;

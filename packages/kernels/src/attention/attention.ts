@@ -25,6 +25,7 @@ import {
 } from "./backward.js";
 import { cached } from "../cache.js";
 import { clampWindow, configError, launchScale, scaleProblem } from "./options.js";
+import { refuseDisposed } from "../disposed.js";
 import { refuseAliasing } from "../memory.js";
 import { atCaller } from "../at-caller.js";
 
@@ -400,8 +401,8 @@ function rank4(x: unknown, name: string, what: string, who: Call = "attention"):
  *   other, offsets without `maxSeqQ` or `maxSeqQ` without offsets, a `maxSeqQ` under the longest
  *   sequence's query rows, a dense seqQ or seqK of 0 (a tensor map's dims are at least 1), and
  *   the builder's: head dim, packed totals under 128, `maxSeqQ` not an integer in 1 … totalQ,
- *   heads not a multiple of kvHeads, the window), or a GPU the kernel is not written for; the launch's errors (TX5011 for a disposed
- *   tensor, CudaError).
+ *   heads not a multiple of kvHeads, the window), or a GPU the kernel is not written for; TX5011
+ *   for a disposed tensor, naming its role (refuseDisposed); the launch's errors (CudaError).
  */
 export function attention(
   q: DeviceTensor,
@@ -551,7 +552,8 @@ export interface AttentionGradients {
  *   builder's: head dim other than 64, 128 or 256, sequence multiples or packed totals under 128,
  *   causal with seqQ ≠ seqK (not packed), `maxSeqQ` / `maxSeqK` not integers in 1 … totalQ /
  *   totalK, heads not a multiple of kvHeads, the window), or a GPU the kernels are not written
- *   for; the launches' errors (TX5011 for a disposed tensor, CudaError).
+ *   for; TX5011 for a disposed tensor, naming its role (refuseDisposed); the launches' errors
+ *   (CudaError).
  */
 export function attentionBackward(
   q: DeviceTensor,
@@ -808,18 +810,16 @@ function prepare(
   const packed = checkVarlenOptions(o);
   const c = packed ? checkPackedQKV(q, k, v, o) : checkQKV(q, k, v, "attention");
   if (o.out !== undefined) checkLike(o.out, "out", c.Q, "q", c.Q, "attention");
+  const inputs: [string, DeviceTensor | undefined][] = [
+    ["q", c.Q],
+    ["k", c.K],
+    ["v", v],
+    ["cuSeqlensQ", o.cuSeqlensQ],
+    ["cuSeqlensK", o.cuSeqlensK],
+  ];
+  refuseDisposed("attention", [...inputs, ["out", o.out]]);
   // Other CTAs still read K and V (and their Q rows, and the offsets) while O is stored.
-  refuseAliasing(
-    "attention",
-    [["out", o.out]],
-    [
-      ["q", c.Q],
-      ["k", c.K],
-      ["v", v],
-      ["cuSeqlensQ", o.cuSeqlensQ],
-      ["cuSeqlensK", o.cuSeqlensK],
-    ],
-  );
+  refuseAliasing("attention", [["out", o.out]], inputs);
   const sizes: FlashAttentionSizes = {
     ...sizesOf(c, o),
     ...(o.lse !== undefined ? { lse: o.lse } : {}),
@@ -1078,25 +1078,24 @@ function prepareBackward(
   if (out.dq !== undefined) checkLike(out.dq, "out.dq", c.Q, "q", c.Q, who);
   if (out.dk !== undefined) checkLike(out.dk, "out.dk", c.K, "k", c.Q, who);
   if (out.dv !== undefined) checkLike(out.dv, "out.dv", c.K, "k", c.Q, who);
+  const outputs: [string, DeviceTensor | undefined][] = [
+    ["out.dq", out.dq],
+    ["out.dk", out.dk],
+    ["out.dv", out.dv],
+  ];
+  const inputs: [string, DeviceTensor | undefined][] = [
+    ["q", c.Q],
+    ["k", c.K],
+    ["v", v],
+    ["o", o],
+    ["dO", dO],
+    ["lse", L],
+    ["cuSeqlensQ", op.cuSeqlensQ],
+    ["cuSeqlensK", op.cuSeqlensK],
+  ];
+  refuseDisposed(who, [...inputs, ...outputs]);
   // The gradients are accumulated while other CTAs still read every input.
-  refuseAliasing(
-    who,
-    [
-      ["out.dq", out.dq],
-      ["out.dk", out.dk],
-      ["out.dv", out.dv],
-    ],
-    [
-      ["q", c.Q],
-      ["k", c.K],
-      ["v", v],
-      ["o", o],
-      ["dO", dO],
-      ["lse", L],
-      ["cuSeqlensQ", op.cuSeqlensQ],
-      ["cuSeqlensK", op.cuSeqlensK],
-    ],
-  );
+  refuseAliasing(who, outputs, inputs);
   const sizes: FlashAttentionSizes = {
     ...sizesOf(c, op),
     ...(packed ? { varlen: { maxSeqQ: op.maxSeqQ!, maxSeqK: op.maxSeqK! } } : {}),

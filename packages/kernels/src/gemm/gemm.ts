@@ -60,6 +60,7 @@ import {
 import { makePadRows, paddedPitch } from "./pad.js";
 import { makeScaleTransposeA } from "./scales.js";
 import { cached } from "../cache.js";
+import { refuseDisposed } from "../disposed.js";
 import { refuseAliasing } from "../memory.js";
 import {
   MAX_GEMM_SHARED,
@@ -437,10 +438,19 @@ function prepare(a: unknown, b: unknown, opts: unknown): Prepared | EmptyCall {
       ["scaleA", o.scaleA, scaleKind === "block" ? bs.a : [1]],
       ["scaleB", o.scaleB, scaleKind === "block" ? bs.b : [1]],
     ] as const) {
-      const t = ranked(x, name, want, shape.length);
-      if (t.dtype !== "float32" || t.shape.some((d, i) => d !== shape[i])) {
+      const t = ranked(x, name, want, (shapeOf(x) ?? shape).length);
+      if (
+        t.dtype !== "float32" ||
+        t.shape.length !== shape.length ||
+        t.shape.some((d, i) => d !== shape[i])
+      ) {
+        // scaleA sets the kind (rank 2: block, else per tensor); scaleB must follow it.
+        const must =
+          name === "scaleA"
+            ? `float32 [1] (per tensor) or ${show(bs.a)} (per 1 × 128 block: [m, ⌈k/128⌉])`
+            : `float32 ${show(shape)} (with ${scaleKind === "block" ? `a block scaleA ${show(bs.a)}` : "a per-tensor scaleA [1]"})`;
         throw tensorError(
-          `${name} must be float32 ${show(shape)} (with ${scaleKind === "block" ? "a block" : "a per-tensor"} scaleA), got ${t.dtype} ${show(t.shape)}; the scales are ${want}`,
+          `${name} must be ${must}, got ${t.dtype} ${show(t.shape)}; the scales are ${want}`,
         );
       }
       sameDevice(t, name);
@@ -454,6 +464,16 @@ function prepare(a: unknown, b: unknown, opts: unknown): Prepared | EmptyCall {
   }
   const fp8 = A.dtype.startsWith("float8");
   let outDtype: GemmFloat = o.outDtype ?? (fp8 ? "bfloat16" : (A.dtype as GemmFloat));
+  // The inputs by role, for the refusals of an output over one and of a disposed one.
+  const inputs: [string, DeviceTensor | undefined][] = [
+    ["a", A],
+    ["b", B],
+    ["scaleA", scales[0]],
+    ["scaleB", scales[1]],
+    ["bias", bias],
+    ["c", C],
+    ["residual", R],
+  ];
   if (o.out !== undefined) {
     const out = ranked(o.out, "out", `[m, n] = ${show([m, n])}`, 2);
     if (out.shape[0] !== m || out.shape[1] !== n) {
@@ -474,22 +494,11 @@ function prepare(a: unknown, b: unknown, opts: unknown): Prepared | EmptyCall {
     // through split-K's reduction), so out may be either of them, as the very same tensor. An
     // empty D is never written (and empty tensors may share an address).
     if (m > 0 && n > 0) {
-      refuseAliasing(
-        "gemm",
-        [["out", out]],
-        [
-          ["a", A],
-          ["b", B],
-          ["scaleA", scales[0]],
-          ["scaleB", scales[1]],
-          ["bias", bias],
-          ["c", C],
-          ["residual", R],
-        ],
-        ["c", "residual"],
-      );
+      refuseAliasing("gemm", [["out", out]], inputs, ["c", "residual"]);
     }
   }
+  // A disposed tensor by its role here: a launch would name the kernel's parameter ("X", "D").
+  refuseDisposed("gemm", [...inputs, ["out", o.out as DeviceTensor | undefined]]);
   let arch: string | undefined;
   try {
     arch = deviceArch(dev);
@@ -986,8 +995,8 @@ export function gemmChoice(a: DeviceTensor, b: DeviceTensor, opts: GemmOptions =
  *   the list, a GPU that is not Hopper, and makeGemm's (float8 with an MN-major operand, scales
  *   with 16-bit inputs, beta without c, alpha / beta not finite, an unknown activation, a config
  *   outside its ranges, split-K with m · n of 2^31 − 256 or more); with tune, autotune's (TX1002 for
- *   bad tuning options, TX5013 when no candidate fits); the launches' errors (TX5011
- *   for a disposed tensor, CudaError).
+ *   bad tuning options, TX5013 when no candidate fits); TX5011 for a disposed tensor, naming its
+ *   option (refuseDisposed); the launches' errors (CudaError).
  */
 export function gemm(a: DeviceTensor, b: DeviceTensor, opts: GemmOptions = {}): DeviceTensor {
   return atCaller(() => {
