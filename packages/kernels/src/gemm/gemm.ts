@@ -242,8 +242,8 @@ function tensorError(message: string): TirxError {
 /** `[a, b]` for a message. */
 const show = (s: readonly number[]) => `[${s.join(", ")}]`;
 
-/** `x` as a device tensor (`name`'s role `what`) of rank `rank`. @throws TirxError TX9002. */
-function ranked(x: unknown, name: string, what: string, rank: number): DeviceTensor {
+/** `x` as a device tensor (`name`'s role `what`), of any rank. @throws TirxError TX9002. */
+function deviceTensor(x: unknown, name: string, what: string): DeviceTensor {
   const t = x as Partial<DeviceTensor> | null;
   if (
     typeof x !== "object" ||
@@ -254,10 +254,16 @@ function ranked(x: unknown, name: string, what: string, rank: number): DeviceTen
   ) {
     throw tensorError(`${name} must be a device tensor ${what}, got ${showValue(x)}`);
   }
+  return x as DeviceTensor;
+}
+
+/** `x` as a device tensor (`name`'s role `what`) of rank `rank`. @throws TirxError TX9002. */
+function ranked(x: unknown, name: string, what: string, rank: number): DeviceTensor {
+  const t = deviceTensor(x, name, what);
   if (t.shape.length !== rank) {
     throw tensorError(`${name} must be ${what}, got shape ${show(t.shape)}`);
   }
-  return x as DeviceTensor;
+  return t;
 }
 
 /** A device's name for a message. */
@@ -438,7 +444,8 @@ function prepare(a: unknown, b: unknown, opts: unknown): Prepared | EmptyCall {
       ["scaleA", o.scaleA, scaleKind === "block" ? bs.a : [1]],
       ["scaleB", o.scaleB, scaleKind === "block" ? bs.b : [1]],
     ] as const) {
-      const t = ranked(x, name, want, (shapeOf(x) ?? shape).length);
+      // Any rank here: the message below names the shape this scale must have.
+      const t = deviceTensor(x, name, want);
       if (
         t.dtype !== "float32" ||
         t.shape.length !== shape.length ||
